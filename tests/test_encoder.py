@@ -1,0 +1,80 @@
+import numpy as np
+import pytest
+
+from indexer.encoder import Encoder, EmbeddingCache, canonical_name
+from indexer.errors import EncoderError, InputError
+from indexer.records import prompt_hash
+
+
+def test_paraphrases_are_closer_than_unrelated(encoder):
+    texts = [
+        "How do I bake a loaf of bread at home?",
+        "What is a good recipe for homemade bread?",
+        "The central bank raised interest rates by half a point.",
+        "Which planet is closest to the sun?",
+    ]
+    E = encoder.encode(texts)
+    assert E.shape == (4, 384) and E.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(E, axis=1), 1.0, atol=1e-6)
+    sim = E @ E.T
+    assert sim[0, 1] > 0.6
+    assert sim[0, 1] > sim[0, 2] + 0.3 and sim[0, 1] > sim[0, 3] + 0.3
+
+
+def test_id_is_name_and_content_revision(encoder):
+    assert encoder.name == "sentence-transformers/all-MiniLM-L6-v2"
+    assert encoder.id.startswith("sentence-transformers/all-MiniLM-L6-v2@")
+    assert len(encoder.revision) == 16
+    assert encoder.dim == 384
+
+
+def test_cache_encodes_each_text_once(tmp_path, encoder, monkeypatch):
+    enc = Encoder("all-MiniLM-L6-v2", cache_dir=tmp_path / "cache")
+    enc._model = encoder._load()  # share the loaded weights; the cache is the new folder
+    enc._path, enc._revision = encoder._path, encoder._revision
+    calls = []
+    real = enc._encode_raw
+    monkeypatch.setattr(enc, "_encode_raw", lambda texts, progress: calls.append(list(texts)) or real(texts, progress=progress))
+    a = enc.encode(["alpha question", "beta question", "alpha question"])
+    assert calls == [["alpha question", "beta question"]]  # duplicates encoded once
+    np.testing.assert_array_equal(a[0], a[2])
+    b = enc.encode(["beta question", "gamma question"])
+    assert calls[-1] == ["gamma question"]
+    np.testing.assert_array_equal(a[1], b[0])
+    assert enc.cached_count() == 3
+    # a second encoder object on the same folder (another process, later) reads the cache
+    enc2 = Encoder("all-MiniLM-L6-v2", cache_dir=tmp_path / "cache")
+    enc2._model, enc2._path, enc2._revision = enc._model, enc._path, enc._revision
+    monkeypatch.setattr(enc2, "_encode_raw", lambda texts, progress: pytest.fail(f"re-encoded {texts}"))
+    np.testing.assert_array_equal(enc2.encode(["alpha question"])[0], a[0])
+
+
+def test_cache_roundtrip_and_dim_guard(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c.sqlite", dim=3)
+    cache.put_many([("h1", np.array([1, 0, 0], np.float32)), ("h2", np.array([0, 1, 0], np.float32))])
+    got = cache.get_many(["h1", "h2", "h3"])
+    assert set(got) == {"h1", "h2"}
+    np.testing.assert_array_equal(got["h2"], [0, 1, 0])
+    # a vector of another dimension under the same key is ignored (re-encoded), never returned wrong
+    wrong = EmbeddingCache(tmp_path / "c.sqlite", dim=4)
+    assert wrong.get_many(["h1"]) == {}
+
+
+def test_empty_text_is_rejected_by_position(encoder):
+    with pytest.raises(InputError, match="prompt #1"):
+        encoder.encode(["fine", "   "])
+
+
+def test_unknown_local_folder_fails_clearly(tmp_path):
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    enc = Encoder(str(folder), cache_dir=tmp_path / "cache")
+    with pytest.raises(EncoderError, match="cannot load encoder"):
+        enc.encode(["x"])
+
+
+def test_aliases():
+    assert canonical_name("all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
+    assert canonical_name("all-mpnet-base-v2") == "sentence-transformers/all-mpnet-base-v2"
+    assert canonical_name("org/other") == "org/other"
+    assert prompt_hash("a") == "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
