@@ -1,0 +1,68 @@
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from indexer import errors
+from indexer.config import ENV_VARS, env_table_markdown, get_settings, reset_settings
+from indexer.errors import ConfigError, IndexerError, InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_defaults(taskspace_home):
+    s = get_settings()
+    assert s.home == taskspace_home.resolve()
+    assert s.database_url == f"sqlite:///{taskspace_home.resolve() / 'taskspace.db'}"
+    assert s.qdrant_url is None and s.qdrant_path == s.home / "qdrant"
+    assert s.encoder == "all-MiniLM-L6-v2" and s.lam == 1.0 and s.eps == 0.0
+
+
+def test_settings_are_built_lazily_and_cached(monkeypatch):
+    first = get_settings()
+    monkeypatch.setenv("TASKSPACE_LAMBDA", "0.5")
+    assert get_settings() is first  # cached until reset
+    reset_settings()
+    assert get_settings().lam == 0.5
+
+
+@pytest.mark.parametrize(
+    "name,value,match",
+    [
+        ("TASKSPACE_LAMBDA", "abc", "TASKSPACE_LAMBDA='abc' is not a number"),
+        ("TASKSPACE_LAMBDA", "-1", "must be >= 0"),
+        ("TASKSPACE_BATCH_SIZE", "0", "must be at least 1"),
+        ("TASKSPACE_LOG_LEVEL", "LOUD", "use DEBUG, INFO"),
+    ],
+)
+def test_bad_settings_name_the_variable(monkeypatch, name, value, match):
+    monkeypatch.setenv(name, value)
+    reset_settings()
+    with pytest.raises(ConfigError, match=match):
+        get_settings()
+
+
+def test_every_setting_is_documented():
+    doc = (ROOT / "docs" / "CONFIGURATION.md").read_text()
+    assert env_table_markdown() in doc, "regenerate docs/CONFIGURATION.md from ENV_VARS"
+    used = set(re.findall(r'"(TASKSPACE_[A-Z_]+)"', (ROOT / "indexer" / "config.py").read_text()))
+    assert used <= set(ENV_VARS)
+
+
+def test_error_tree():
+    for cls in [getattr(errors, n) for n in dir(errors) if n.endswith("Error") and n != "IndexerError"]:
+        assert issubclass(cls, IndexerError)
+        assert any(issubclass(cls, b) for b in (ValueError, LookupError, RuntimeError, ConnectionError)), cls
+    e = InputError("bad value", file="a.csv", line=3)
+    assert str(e) == "a.csv:3: bad value" and isinstance(e, ValueError)
+
+
+def test_import_and_help_do_not_load_torch():
+    code = "import sys, indexer, indexer.cli, indexer.config, indexer.solver; print('torch' in sys.modules, 'sqlalchemy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+    script = Path(sys.executable).parent / "taskspace"
+    res = subprocess.run([str(script), "--help"], capture_output=True, text=True)
+    assert res.returncode == 0 and "Usage: taskspace" in res.stdout
