@@ -1,0 +1,46 @@
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from indexer.errors import ConfigError
+from indexer.schedule import Cron, next_run, parse_interval
+
+T = datetime(2026, 11, 29, 16, 47, 30, tzinfo=timezone.utc)  # a Sunday
+
+
+@pytest.mark.parametrize("text,seconds", [("6h", 21600), ("30m", 1800), ("1d", 86400), ("90s", 90), ("1h30m", 5400)])
+def test_intervals(text, seconds):
+    assert parse_interval(text) == timedelta(seconds=seconds)
+
+
+@pytest.mark.parametrize("text", ["", "6", "six hours", "0h", "5x"])
+def test_bad_intervals(text):
+    with pytest.raises(ConfigError):
+        parse_interval(text)
+
+
+@pytest.mark.parametrize(
+    "expr,expected",
+    [
+        ("*/15 * * * *", datetime(2026, 11, 29, 17, 0)),
+        ("0 */6 * * *", datetime(2026, 11, 29, 18, 0)),
+        ("30 2 * * *", datetime(2026, 11, 30, 2, 30)),
+        ("0 0 1 * *", datetime(2026, 12, 1, 0, 0)),
+        ("0 9 * * 1-5", datetime(2026, 11, 30, 9, 0)),  # next weekday
+        ("0 9 * * 7", datetime(2026, 12, 6, 9, 0)),  # Sunday as 7, today's 9:00 has passed
+        ("5,10 17 * * *", datetime(2026, 11, 29, 17, 5)),
+    ],
+)
+def test_cron(expr, expected):
+    assert Cron(expr).next_after(T) == expected.replace(tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("expr", ["* * * *", "60 * * * *", "* 24 * * *", "a * * * *", "*/0 * * * *", "0 0 31 2 *"])
+def test_bad_cron(expr):
+    with pytest.raises(ConfigError):
+        Cron(expr).next_after(T)
+
+
+def test_next_run_picks_kind():
+    assert next_run("6h", T) == T + timedelta(hours=6)
+    assert next_run("0 * * * *", T) == datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc)
