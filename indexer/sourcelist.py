@@ -73,7 +73,11 @@ def load(path: Path) -> list[SourceSpec]:
         limit = item.get("limit")
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise ConfigError(f"{path}: source #{n} limit must be a positive integer")
-        out.append(SourceSpec(spec=normalise(str(item["spec"])), format=item.get("format"), limit=limit))
+        try:
+            spec = normalise(str(item["spec"]))
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: source #{n}: {exc}") from None
+        out.append(SourceSpec(spec=spec, format=item.get("format"), limit=limit))
     return out
 
 
