@@ -210,8 +210,11 @@ class Encoder:
 
     @property
     def revision(self) -> str:
-        if self._revision is None:
-            self._load()
+        """Content fingerprint of the weights (local/packaged models: no model load needed)."""
+        if self._revision is None or self._revision == "hub":
+            _, rev = self._resolve()
+            if rev == "hub":
+                self._load()
         return self._revision  # type: ignore[return-value]
 
     @property
