@@ -9,7 +9,9 @@ wherever it comes from.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def prompt_hash(text: str) -> str:
@@ -69,10 +71,161 @@ class RowError:
 
 
 @dataclass
+class OutcomeTable:
+    """Columnar outcomes for big tables (millions of cells): the same meaning as a list of
+    :class:`Outcome`, without a Python object per cell.
+
+    Cell ``k`` is ``Outcome(model=models[model_idx[k]], benchmark=benchmarks[prompt_idx[k]],
+    text=texts[prompt_idx[k]], score=scores[k], prompt_id=prompt_ids[prompt_idx[k]],
+    revision=revisions[model_idx[k]] if revisions else None)``.
+
+    ``model_idx``/``prompt_idx`` are numpy int32 arrays of shape (n,), ``scores`` numpy float64 (n,)
+    in [0, 1]. Per-prompt lists (``prompt_ids``, ``benchmarks``, ``texts``) have one entry per prompt.
+    """
+
+    models: list[str]
+    prompt_ids: list[str | None]
+    benchmarks: list[str]
+    texts: list[str]
+    model_idx: Any
+    prompt_idx: Any
+    scores: Any
+    revisions: list[str | None] | None = None
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def __iter__(self) -> Iterator[Outcome]:
+        revs = self.revisions
+        for m, p, s in zip(self.model_idx.tolist(), self.prompt_idx.tolist(), self.scores.tolist()):
+            yield Outcome(
+                model=self.models[m],
+                benchmark=self.benchmarks[p],
+                text=self.texts[p],
+                score=s,
+                revision=revs[m] if revs else None,
+                prompt_id=self.prompt_ids[p],
+            )
+
+    @classmethod
+    def from_outcomes(cls, outcomes: Iterable[Outcome]) -> "OutcomeTable":
+        """Columns from Outcome rows (prompts keyed by (benchmark, text, prompt_id); models by (model, revision))."""
+        import numpy as np
+
+        models: dict[tuple, int] = {}
+        prompts: dict[tuple, int] = {}
+        mi: list[int] = []
+        pi: list[int] = []
+        sc: list[float] = []
+        for o in outcomes:
+            mi.append(models.setdefault((o.model, o.revision), len(models)))
+            pi.append(prompts.setdefault((o.benchmark, o.text, o.prompt_id), len(prompts)))
+            sc.append(float(o.score))
+        mkeys = list(models)
+        pkeys = list(prompts)
+        return cls(
+            models=[m for m, _ in mkeys],
+            revisions=[r for _, r in mkeys],
+            prompt_ids=[k[2] for k in pkeys],
+            benchmarks=[k[0] for k in pkeys],
+            texts=[k[1] for k in pkeys],
+            model_idx=np.asarray(mi, dtype=np.int32),
+            prompt_idx=np.asarray(pi, dtype=np.int32),
+            scores=np.asarray(sc, dtype=np.float64),
+        )
+
+    @staticmethod
+    def concat(tables: "list[OutcomeTable]") -> "OutcomeTable":
+        """One table from several (models and prompts re-indexed; nothing merged)."""
+        import numpy as np
+
+        models: dict[tuple, int] = {}
+        prompts: dict[tuple, int] = {}
+        mi, pi, sc = [], [], []
+        for t in tables:
+            revs = t.revisions or [None] * len(t.models)
+            mmap = np.asarray([models.setdefault((m, r), len(models)) for m, r in zip(t.models, revs)], dtype=np.int32)
+            pmap = np.asarray(
+                [prompts.setdefault(k, len(prompts)) for k in zip(t.benchmarks, t.texts, t.prompt_ids)], dtype=np.int32
+            )
+            mi.append(mmap[t.model_idx] if len(mmap) else np.zeros(0, np.int32))
+            pi.append(pmap[t.prompt_idx] if len(pmap) else np.zeros(0, np.int32))
+            sc.append(np.asarray(t.scores, dtype=np.float64))
+        mkeys, pkeys = list(models), list(prompts)
+        return OutcomeTable(
+            models=[m for m, _ in mkeys],
+            revisions=[r for _, r in mkeys],
+            prompt_ids=[k[2] for k in pkeys],
+            benchmarks=[k[0] for k in pkeys],
+            texts=[k[1] for k in pkeys],
+            model_idx=np.concatenate(mi) if mi else np.zeros(0, np.int32),
+            prompt_idx=np.concatenate(pi) if pi else np.zeros(0, np.int32),
+            scores=np.concatenate(sc) if sc else np.zeros(0, np.float64),
+        )
+
+    def merged(self) -> "OutcomeTable":
+        """The same prompt text is one prompt: copies of a text (within a benchmark) become one prompt
+        (the first copy's prompt_id) and a model's outcomes on the copies are averaged into one
+        graded score. Result: at most one cell per (model, benchmark, text)."""
+        import numpy as np
+
+        key_of: dict[tuple, int] = {}
+        pmap = np.asarray(
+            [key_of.setdefault((b, t), len(key_of)) for b, t in zip(self.benchmarks, self.texts)], dtype=np.int64
+        )
+        first = {}
+        for old, new in enumerate(pmap.tolist()):
+            first.setdefault(new, old)
+        n_new = len(key_of)
+        new_p = pmap[self.prompt_idx] if len(pmap) else np.zeros(0, np.int64)
+        key = self.model_idx.astype(np.int64) * max(n_new, 1) + new_p
+        uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+        sums = np.bincount(inverse, weights=self.scores, minlength=len(uniq))
+        olds = [first[i] for i in range(n_new)]
+        return OutcomeTable(
+            models=list(self.models),
+            revisions=list(self.revisions) if self.revisions else None,
+            prompt_ids=[self.prompt_ids[o] for o in olds],
+            benchmarks=[self.benchmarks[o] for o in olds],
+            texts=[self.texts[o] for o in olds],
+            model_idx=(uniq // max(n_new, 1)).astype(np.int32),
+            prompt_idx=(uniq % max(n_new, 1)).astype(np.int32),
+            scores=sums / counts,
+        )
+
+
+@dataclass
 class SourceBatch:
-    """Everything read from one source, ready to be stored whole (or not at all)."""
+    """Everything read from one source, ready to be stored whole (or not at all).
+
+    Outcomes come as :class:`Outcome` rows (``outcomes``), as a columnar :class:`OutcomeTable`
+    (``table``, used by big plain tables), or both; :meth:`iter_outcomes` yields all of them and
+    :meth:`to_table` gives one columnar table.
+    """
 
     source: SourceInfo
     benchmarks: dict[str, BenchmarkInfo] = field(default_factory=dict)
     outcomes: list[Outcome] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
+    table: OutcomeTable | None = None
+    skipped: int = 0  # input rows dropped without error (exact duplicates, superseded runs, ...)
+
+    @property
+    def n_outcomes(self) -> int:
+        return len(self.outcomes) + (len(self.table) if self.table is not None else 0)
+
+    def iter_outcomes(self) -> Iterator[Outcome]:
+        yield from self.outcomes
+        if self.table is not None:
+            yield from self.table
+
+    def to_table(self) -> OutcomeTable:
+        """All outcomes as one columnar table (no merging; see :meth:`OutcomeTable.merged`)."""
+        parts = []
+        if self.outcomes:
+            parts.append(OutcomeTable.from_outcomes(self.outcomes))
+        if self.table is not None:
+            parts.append(self.table)
+        if len(parts) == 1:
+            return parts[0]
+        return OutcomeTable.concat(parts)

@@ -1,0 +1,601 @@
+"""Plain tables of per-sample results -> :class:`~indexer.records.SourceBatch`.
+
+Two shapes, in CSV / TSV / JSONL / Parquet (``.gz`` for the text formats):
+
+* **long form** (exactly the format of ``../shared/data/*``): an outcomes file with columns
+  ``model, prompt_id`` and ``correct`` (0/1, also true/false) or ``score`` (graded, in [0, 1]);
+* **matrix form**: one row per model, first column ``model``, one column per prompt id, cells
+  ``correct``-like (0/1) or scores; an empty cell is unobserved (never "wrong").
+
+Both need a prompts file with ``prompt_id, benchmark, text`` (extra fields are ignored): passed
+explicitly, or found beside the outcomes file as ``prompts.<ext>``. A folder holds
+``outcomes.<ext>`` (or ``matrix.<ext>``) and ``prompts.<ext>``.
+
+Outcomes are read in blocks with pyarrow and kept columnar (:class:`~indexer.records.OutcomeTable`),
+so a 5-million-cell file costs a few seconds and a few numpy arrays, not an object per cell.
+Line numbers in errors count the header as line 1 (for Parquet: the row number, 1-based).
+
+Bad rows become :class:`~indexer.records.RowError` (file, line, message) and are dropped; the
+rest is read. The same (model, prompt_id) twice with the same outcome is skipped; with a
+different outcome it is a data error and both rows are dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo
+
+OUTCOME_NAMES = ("outcomes", "matrix")
+PROMPT_NAMES = ("prompts",)
+EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
+VALUE_COLUMNS = ("correct", "score")
+MAX_ERRORS_PER_PROBLEM = 20  # detailed errors per (file, problem); the rest are counted in one summary line
+BLOCK_SIZE = 1 << 24  # bytes per pyarrow CSV block
+
+
+def table_ext(path: Path) -> str | None:
+    """The table extension of ``path`` (``.csv.gz`` ...) or None."""
+    name = path.name.lower()
+    for ext in sorted(EXTENSIONS, key=len, reverse=True):
+        if name.endswith(ext):
+            return ext
+    return None
+
+
+def find_table_files(folder: Path) -> tuple[Path | None, Path | None]:
+    """``(outcomes_file, prompts_file)`` in a folder (either may be None)."""
+    outcomes = prompts = None
+    for ext in EXTENSIONS:
+        for stem in OUTCOME_NAMES:
+            if outcomes is None and (folder / f"{stem}{ext}").is_file():
+                outcomes = folder / f"{stem}{ext}"
+        for stem in PROMPT_NAMES:
+            if prompts is None and (folder / f"{stem}{ext}").is_file():
+                prompts = folder / f"{stem}{ext}"
+    return outcomes, prompts
+
+
+def looks_like_table_folder(folder: Path) -> bool:
+    o, p = find_table_files(folder)
+    return o is not None and p is not None
+
+
+class _Errors:
+    """Collects RowErrors, keeping at most MAX_ERRORS_PER_PROBLEM detailed ones per (file, problem)
+    and one summary line for the rest."""
+
+    def __init__(self) -> None:
+        self.errors: list[RowError] = []
+        self._counts: dict[tuple[str, str], int] = {}
+
+    def add(self, file: str, line: int | None, message: str, problem: str | None = None) -> None:
+        key = (file, problem or message)
+        n = self._counts.get(key, 0) + 1
+        self._counts[key] = n
+        if n <= MAX_ERRORS_PER_PROBLEM:
+            self.errors.append(RowError(file, line, message))
+
+    def add_rows(self, file: str, lines, problem: str, detail=None) -> None:
+        """The same problem on many rows (``lines``: numpy array of line numbers); ``detail(k)`` gives
+        the message of the k-th of them (default: the problem itself)."""
+        if not len(lines):
+            return
+        key = (file, problem)
+        before = self._counts.get(key, 0)
+        for k, line in enumerate(lines[: max(0, MAX_ERRORS_PER_PROBLEM - before)].tolist()):
+            self.errors.append(RowError(file, int(line), detail(k) if detail else problem))
+        self._counts[key] = before + len(lines)
+
+    def finish(self) -> list[RowError]:
+        self.errors.sort(key=lambda e: (e.file, e.line if e.line is not None else -1))
+        for (file, problem), n in self._counts.items():
+            if n > MAX_ERRORS_PER_PROBLEM:
+                self.errors.append(RowError(file, None, f"{n - MAX_ERRORS_PER_PROBLEM} more rows rejected: {problem}"))
+        self._counts = {}
+        return self.errors
+
+
+def _open_text(path: Path):
+    if path.name.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+def _fingerprint(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        with open(p, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+    return "sha256:" + h.hexdigest()
+
+
+# --------------------------------------------------------------------------------------- prompts
+
+
+def read_prompts(path: Path, errors: _Errors | None = None) -> tuple[dict[str, tuple[str, str]], list[RowError]]:
+    """``{prompt_id: (benchmark, text)}`` from a prompts file, and the rows rejected."""
+    own = errors is None
+    errors = errors or _Errors()
+    fname = str(path)
+    prompts: dict[str, tuple[str, str]] = {}
+    first_line: dict[str, int] = {}
+    for line, row in _iter_rows(path, errors):
+        missing = [k for k in ("prompt_id", "benchmark", "text") if row.get(k) in (None, "")]
+        if missing:
+            errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)",
+                       "prompt rows with missing fields")
+            continue
+        pid, bench, text = str(row["prompt_id"]), str(row["benchmark"]), str(row["text"])
+        if pid in prompts:
+            if prompts[pid] != (bench, text):
+                errors.add(fname, line, f"prompt_id {pid!r} repeated with a different benchmark or text "
+                           f"(first at line {first_line[pid]}); both dropped", "conflicting prompt ids")
+                prompts[pid] = None  # type: ignore[assignment]
+            continue
+        prompts[pid] = (bench, text)
+        first_line[pid] = line
+    prompts = {k: v for k, v in prompts.items() if v is not None}
+    if not prompts and not errors.errors:
+        errors.add(fname, None, "empty prompts file: no rows")
+    return prompts, (errors.finish() if own else [])
+
+
+def _iter_rows(path: Path, errors: _Errors):
+    """(line, dict) for each row of a small table file (prompts); parse errors go to ``errors``."""
+    fname = str(path)
+    ext = table_ext(path)
+    if ext == ".parquet":
+        pq = _parquet_file(path, errors)
+        if pq is None:
+            return
+        row_no = 0
+        for batch in pq.iter_batches(batch_size=65536):
+            for row in batch.to_pylist():
+                row_no += 1
+                yield row_no, row
+        return
+    try:
+        with _open_text(path) as f:
+            if ext in (".csv", ".csv.gz", ".tsv", ".tsv.gz"):
+                reader = csv.DictReader(f, delimiter="\t" if ext.startswith(".tsv") else ",")
+                for row in reader:
+                    yield reader.line_num, row
+            elif ext in (".json", ".json.gz") and _starts_with_bracket(path):
+                try:
+                    data = json.load(f)
+                except json.JSONDecodeError as exc:
+                    errors.add(fname, exc.lineno, f"malformed JSON: {exc.msg}")
+                    return
+                for i, row in enumerate(data if isinstance(data, list) else [], 1):
+                    if isinstance(row, dict):
+                        yield i, row
+                    else:
+                        errors.add(fname, i, f"item {i} is not a JSON object", "non-object JSON items")
+            else:
+                for i, raw in enumerate(f, 1):
+                    if not raw.strip():
+                        continue
+                    try:
+                        row = json.loads(raw)
+                    except json.JSONDecodeError as exc:
+                        errors.add(fname, i, f"malformed JSON line: {exc.msg}", "malformed JSON lines")
+                        continue
+                    if not isinstance(row, dict):
+                        errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
+                        continue
+                    yield i, row
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        errors.add(fname, None, f"cannot read file ({exc}); is it truncated or not {ext}?")
+
+
+def _starts_with_bracket(path: Path) -> bool:
+    with _open_text(path) as f:
+        head = f.read(4096).lstrip()
+    return head.startswith("[")
+
+
+def _parquet_file(path: Path, errors: _Errors):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        errors.add(str(path), None, f"not a readable Parquet file ({exc}); is it truncated? re-download or re-export it")
+        return None
+
+
+# -------------------------------------------------------------------------------------- outcomes
+
+
+class _Builder:
+    """Accumulates outcome blocks (arrow arrays) into global int/float columns."""
+
+    def __init__(self, fname: str, prompts: dict[str, tuple[str, str]], errors: _Errors):
+        self.fname = fname
+        self.prompts = prompts
+        self.errors = errors
+        self.models: dict[str, int] = {}
+        self.pids: dict[str, int] = {}  # prompt_id -> local index (only ids found in prompts)
+        self.pid_list: list[str] = []
+        self.unknown_pids: set[str] = set()
+        self.m_parts: list[np.ndarray] = []
+        self.p_parts: list[np.ndarray] = []
+        self.s_parts: list[np.ndarray] = []
+        self.l_parts: list[np.ndarray] = []
+        self.value_kind: str | None = None
+
+    def _pid_index(self, pid: str, line: int) -> int:
+        idx = self.pids.get(pid)
+        if idx is not None:
+            return idx
+        if pid in self.prompts:
+            self.pids[pid] = len(self.pid_list)
+            self.pid_list.append(pid)
+            return self.pids[pid]
+        if pid not in self.unknown_pids:
+            self.errors.add(self.fname, line, f"prompt_id {pid!r} is not in the prompts file; its rows are dropped",
+                            "unknown prompt ids")
+            self.unknown_pids.add(pid)
+        return -1
+
+    def add_long(self, model_arr, pid_arr, value_arr, lines: np.ndarray, kind: str) -> None:
+        """One block of long-form rows (arrow arrays of equal length, ``lines`` their line numbers)."""
+        ok = np.ones(len(lines), dtype=bool)
+        m_idx = self._encode(model_arr, lines, ok, "model", lambda v, line: self.models.setdefault(v, len(self.models)))
+        p_idx = self._encode(pid_arr, lines, ok, "prompt_id", self._pid_index)
+        scores = _to_scores(value_arr, kind, lines, ok, self.fname, self.errors)
+        self.m_parts.append(m_idx[ok])
+        self.p_parts.append(p_idx[ok])
+        self.s_parts.append(scores[ok])
+        self.l_parts.append(lines[ok])
+
+    def _encode(self, arr, lines: np.ndarray, ok: np.ndarray, what: str, index_of) -> np.ndarray:
+        """Global int index per row via dictionary encoding (one Python call per distinct value per block).
+        ``index_of(value, first_line) -> int`` (-1 = rejected); empty values are reported as missing."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(_as_string(arr))
+        if isinstance(enc, pa.ChunkedArray):
+            enc = enc.combine_chunks()
+        values = enc.dictionary.to_pylist()
+        nulls = enc.indices.is_null().to_numpy(zero_copy_only=False)
+        codes = np.where(nulls, 0, enc.indices.fill_null(0).to_numpy(zero_copy_only=False)).astype(np.int64)
+        first = np.full(len(values), -1, dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # first row of each distinct value
+        local = np.asarray(
+            [index_of(v.strip(), int(lines[first[i]])) if v and v.strip() and first[i] >= 0 else -2
+             for i, v in enumerate(values)],
+            dtype=np.int64,
+        )
+        out = np.where(nulls, -2, local[codes]) if len(values) else np.full(len(codes), -2, dtype=np.int64)
+        self.errors.add_rows(self.fname, lines[(out == -2) & ok], f"missing {what}")
+        ok &= out >= 0
+        return out
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Concatenate blocks, resolve repeated (model, prompt_id) pairs. Returns m, p, s, skipped."""
+        m = np.concatenate(self.m_parts) if self.m_parts else np.zeros(0, np.int64)
+        p = np.concatenate(self.p_parts) if self.p_parts else np.zeros(0, np.int64)
+        s = np.concatenate(self.s_parts) if self.s_parts else np.zeros(0, np.float64)
+        lines = np.concatenate(self.l_parts) if self.l_parts else np.zeros(0, np.int64)
+        skipped = 0
+        if len(s):
+            key = m.astype(np.int64) * max(len(self.pid_list), 1) + p
+            order = np.argsort(key, kind="stable")
+            ks = key[order]
+            dup = np.r_[False, ks[1:] == ks[:-1]]
+            if dup.any():
+                keep = np.ones(len(s), dtype=bool)
+                group_start = np.flatnonzero(~dup)
+                group_id = np.cumsum(~dup) - 1
+                dup_groups = np.unique(group_id[dup])
+                models = list(self.models)
+                for g in dup_groups.tolist():
+                    start = group_start[g]
+                    end = group_start[g + 1] if g + 1 < len(group_start) else len(order)
+                    rows = order[start:end]
+                    vals = s[rows]
+                    if np.all(vals == vals[0]):
+                        keep[rows[1:]] = False
+                        skipped += len(rows) - 1
+                    else:
+                        keep[rows] = False
+                        r0, r1 = int(rows[0]), int(rows[1])
+                        self.errors.add(
+                            self.fname, int(lines[r1]),
+                            f"model {models[int(m[r0])]!r}, prompt_id {self.pid_list[int(p[r0])]!r} repeated with a "
+                            f"different outcome ({vals[0]:g} at line {int(lines[r0])}, {vals[1]:g} here); all its rows "
+                            "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
+                m, p, s = m[keep], p[keep], s[keep]
+        return m, p, s, skipped
+
+
+def _as_string(arr):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        arr = pc.cast(arr, pa.string())
+    return arr
+
+
+_TRUE = {"1", "1.0", "true", "True", "TRUE", "yes"}
+_FALSE = {"0", "0.0", "false", "False", "FALSE", "no"}
+
+
+def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, errors: _Errors) -> np.ndarray:
+    """float64 scores from an arrow array; bad cells are reported and cleared in ``ok``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    vals = None
+    try:
+        if pa.types.is_boolean(arr.type):
+            arr = pc.cast(arr, pa.int8())
+        vals = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        vals = None
+    if vals is None:  # slow path: some cells are not numbers; find and report them
+        out = np.empty(len(arr), dtype=np.float64)
+        for i, v in enumerate(arr.to_pylist()):
+            if isinstance(v, str):
+                v = v.strip()
+                if v in _TRUE:
+                    v = 1.0
+                elif v in _FALSE:
+                    v = 0.0
+            try:
+                out[i] = float(v) if v not in (None, "") else np.nan
+            except (TypeError, ValueError):
+                out[i] = np.nan
+                if ok[i]:
+                    errors.add(fname, int(lines[i]), f"{kind} value {v!r} is not a number", f"non-numeric {kind} values")
+                    ok[i] = False
+        vals = out
+    errors.add_rows(fname, lines[np.isnan(vals) & ok], f"missing {kind} value")
+    ok &= ~np.isnan(vals)
+    if kind == "correct":
+        bad = ok & (vals != 0) & (vals != 1)
+        why = "is not binary (expected 0 or 1; put graded outcomes in a `score` column)"
+    else:
+        bad = ok & ((vals < 0) | (vals > 1))
+        why = "is outside [0, 1]"
+    rows = np.flatnonzero(bad)
+    errors.add_rows(fname, lines[rows], f"{kind} value {why}", lambda k: f"{kind} value {vals[rows[k]]:g} {why}")
+    ok &= ~bad
+    return vals
+
+
+def _read_long_blocks(path: Path, errors: _Errors):
+    """Yield (columns: dict name->arrow array, lines ndarray) blocks of an outcomes/matrix file."""
+    import pyarrow as pa
+
+    fname = str(path)
+    ext = table_ext(path)
+    if ext == ".parquet":
+        pq = _parquet_file(path, errors)
+        if pq is None:
+            return
+        row = 0
+        try:
+            for batch in pq.iter_batches(batch_size=1 << 20):
+                lines = np.arange(row + 1, row + 1 + batch.num_rows, dtype=np.int64)
+                row += batch.num_rows
+                yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
+        except (pa.ArrowException, OSError) as exc:
+            errors.add(fname, row + 1, f"Parquet data unreadable after row {row} ({exc}); is the file truncated?")
+        return
+    if ext in (".csv", ".csv.gz", ".tsv", ".tsv.gz"):
+        yield from _read_csv_blocks(path, ext, errors)
+        return
+    # JSON lines (or a JSON array): Python parsing in chunks, converted to arrow columns
+    chunk: list[dict] = []
+    chunk_lines: list[int] = []
+    for line, row in _iter_rows(path, errors):
+        chunk.append(row)
+        chunk_lines.append(line)
+        if len(chunk) >= 200_000:
+            yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
+            chunk, chunk_lines = [], []
+    if chunk:
+        yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
+
+
+def _rows_to_columns(rows: list[dict]) -> dict:
+    import pyarrow as pa
+
+    names: dict[str, None] = {}
+    for r in rows:
+        for k in r:
+            names.setdefault(k, None)
+    cols = {}
+    for k in names:
+        vals = [r.get(k) for r in rows]
+        try:
+            cols[k] = pa.array(vals)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            cols[k] = pa.array([None if v is None else str(v) for v in vals], type=pa.string())
+    return cols
+
+
+def _read_csv_blocks(path: Path, ext: str, errors: _Errors):
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    fname = str(path)
+    delim = "\t" if ext.startswith(".tsv") else ","
+    try:
+        with _open_text(path) as f:
+            header = next(csv.reader(f, delimiter=delim), None)
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        errors.add(fname, None, f"cannot read file ({exc}); is it truncated or not {ext}?")
+        return
+    if not header:
+        errors.add(fname, None, "empty file: no header and no rows")
+        return
+    try:
+        reader = pacsv.open_csv(
+            path,
+            read_options=pacsv.ReadOptions(block_size=BLOCK_SIZE),
+            parse_options=pacsv.ParseOptions(delimiter=delim),
+            convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header}, strings_can_be_null=False),
+        )
+        row = 0
+        for batch in reader:
+            lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)
+            row += batch.num_rows
+            yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
+    except (pa.ArrowInvalid, OSError, EOFError) as exc:
+        line = _csv_error_line(str(exc))
+        errors.add(fname, line, f"malformed CSV ({exc}); rows from here on are not read")
+
+
+def _csv_error_line(msg: str) -> int | None:
+    import re
+
+    m = re.search(r"[Rr]ow #?(\d+)", msg)
+    return int(m.group(1)) if m else None
+
+
+def read_table(
+    path: str | Path,
+    prompts: str | Path | None = None,
+    *,
+    shape: str | None = None,
+) -> SourceBatch:
+    """Read a plain table (long or matrix form) and its prompts file into one SourceBatch.
+
+    ``path``: a folder (``outcomes.<ext>`` or ``matrix.<ext>`` + ``prompts.<ext>``) or an outcomes file
+    (prompts found beside it unless ``prompts`` is given). ``shape``: "long", "matrix" or None (detect:
+    a ``prompt_id`` column means long form). Raises :class:`~indexer.errors.InputError` only when
+    nothing can be read at all (no file, no prompts file); row problems go to ``batch.errors``.
+    """
+    from ..errors import InputError
+
+    path = Path(path)
+    if path.is_dir():
+        outcomes_file, prompts_file = find_table_files(path)
+        if outcomes_file is None:
+            raise InputError(
+                f"no outcomes.<ext> or matrix.<ext> in this folder (ext: {', '.join(EXTENSIONS)})", file=str(path)
+            )
+    elif path.is_file():
+        outcomes_file, prompts_file = path, find_table_files(path.parent)[1]
+    else:
+        raise InputError("no such file or folder", file=str(path))
+    if prompts is not None:
+        prompts_file = Path(prompts)
+    if prompts_file is None or not prompts_file.is_file():
+        raise InputError(
+            "no prompts file (prompts.jsonl / .csv / .parquet with prompt_id, benchmark, text) beside the outcomes; "
+            "put one there or pass it explicitly", file=str(outcomes_file)
+        )
+    errors = _Errors()
+    prompt_map, _ = read_prompts(prompts_file, errors)
+    fname = str(outcomes_file)
+    builder = _Builder(fname, prompt_map, errors)
+    detected: str | None = shape
+    n_rows = 0
+    for cols, lines in _read_long_blocks(outcomes_file, errors):
+        n_rows += len(lines)
+        if detected is None:
+            detected = "long" if "prompt_id" in cols else "matrix"
+        if detected == "long":
+            _add_long_block(builder, cols, lines, fname, errors)
+        else:
+            _add_matrix_block(builder, cols, lines, fname, errors)
+    if n_rows == 0 and not any(e.file == fname for e in errors.errors):
+        errors.add(fname, None, "empty file: no rows")
+    m, p, s, skipped = builder.finish()
+    # compact the prompt list to the ids used, in first-seen order
+    pid_list = builder.pid_list
+    table = OutcomeTable(
+        models=list(builder.models),
+        prompt_ids=list(pid_list),
+        benchmarks=[prompt_map[pid][0] for pid in pid_list],
+        texts=[prompt_map[pid][1] for pid in pid_list],
+        model_idx=m.astype(np.int32),
+        prompt_idx=p.astype(np.int32),
+        scores=s.astype(np.float64),
+    )
+    kind = builder.value_kind or "correct"
+    benchmarks = {
+        b: BenchmarkInfo(name=b, group=b.split("/", 1)[0] if "/" in b else None, metric=kind)
+        for b in dict.fromkeys(table.benchmarks)
+    }
+    info = SourceInfo(kind="table", location=str(path.resolve()), revision=_fingerprint([outcomes_file, prompts_file]))
+    return SourceBatch(source=info, benchmarks=benchmarks, table=table, errors=errors.finish(), skipped=skipped)
+
+
+def _value_column(cols: dict, fname: str, errors: _Errors, builder: _Builder) -> str | None:
+    for c in VALUE_COLUMNS:
+        if c in cols:
+            if builder.value_kind not in (None, c):
+                errors.add(fname, None, f"mixed value columns {builder.value_kind!r} and {c!r}")
+            builder.value_kind = c
+            return c
+    return None
+
+
+def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: _Errors) -> None:
+    missing = [c for c in ("model", "prompt_id") if c not in cols]
+    value = _value_column(cols, fname, errors, builder)
+    if value is None:
+        missing.append("correct|score")
+    if missing:
+        if not any(e.message.startswith("missing column") for e in errors.errors if e.file == fname):
+            errors.add(fname, int(lines[0]) if len(lines) else None,
+                       f"missing column(s) {', '.join(missing)}: long form needs model, prompt_id and correct (0/1) "
+                       f"or score ([0, 1]); found {', '.join(cols)}")
+        return
+    builder.add_long(cols["model"], cols["prompt_id"], cols[value], lines, value)
+
+
+def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: _Errors) -> None:
+    """Matrix form: first column = model name, every other column = one prompt id."""
+    import pyarrow as pa
+
+    names = list(cols)
+    if len(names) < 2:
+        errors.add(fname, None, f"matrix form needs a model column and one column per prompt id; found {names}")
+        return
+    model_col = "model" if "model" in cols else names[0]
+    builder.value_kind = "score"  # cells may be 0/1 or graded in [0, 1]
+    for name in names:
+        if name == model_col:
+            continue
+        col = cols[name]
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        present = ~_blank_to_null(col).is_null().to_numpy(zero_copy_only=False)
+        if not present.any():
+            continue  # an empty cell is unobserved
+        mask = pa.array(present)
+        idx = np.flatnonzero(present)
+        builder.add_long(cols[model_col].filter(mask), pa.array([name] * len(idx), type=pa.string()),
+                         col.filter(mask), lines[idx], "score")
+
+
+def _blank_to_null(col):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        stripped = pc.utf8_trim_whitespace(col)
+        return pc.if_else(pc.equal(stripped, ""), pa.scalar(None, type=col.type), col)
+    return col
