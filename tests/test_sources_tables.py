@@ -1,0 +1,268 @@
+"""Plain tables (long and matrix form) -> SourceBatch, including the bad-input cases."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from indexer.errors import InputError
+from indexer.records import OutcomeTable
+from indexer.sources import detect_format, read_source
+from indexer.sources.tables import MAX_ERRORS_PER_PROBLEM
+
+PROMPTS = [
+    {"prompt_id": "p1", "benchmark": "demo/a", "text": "What is 1+1?"},
+    {"prompt_id": "p2", "benchmark": "demo/a", "text": "What is 2+2?"},
+    {"prompt_id": "p3", "benchmark": "demo/b", "text": "Name a prime."},
+    {"prompt_id": "p4", "benchmark": "demo/a", "text": "What is 1+1?"},  # same text as p1
+]
+ROWS = [("m1", "p1", 1), ("m1", "p2", 0), ("m1", "p3", 1), ("m1", "p4", 0), ("m2", "p1", 0), ("m2", "p3", 1)]
+
+
+def write_prompts(folder, ext="jsonl"):
+    if ext == "jsonl":
+        (folder / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PROMPTS))
+    elif ext == "csv":
+        lines = ["prompt_id,benchmark,text"] + [f'{p["prompt_id"]},{p["benchmark"]},"{p["text"]}"' for p in PROMPTS]
+        (folder / "prompts.csv").write_text("\n".join(lines) + "\n")
+    elif ext == "parquet":
+        pq.write_table(pa.Table.from_pylist(PROMPTS), folder / "prompts.parquet")
+
+
+def write_outcomes(folder, ext, rows=ROWS, value="correct"):
+    if ext in ("csv", "csv.gz"):
+        text = f"model,prompt_id,{value}\n" + "".join(f"{m},{p},{c}\n" for m, p, c in rows)
+        if ext == "csv":
+            (folder / "outcomes.csv").write_text(text)
+        else:
+            with gzip.open(folder / "outcomes.csv.gz", "wt") as f:
+                f.write(text)
+    elif ext == "jsonl":
+        (folder / "outcomes.jsonl").write_text(
+            "".join(json.dumps({"model": m, "prompt_id": p, value: c}) + "\n" for m, p, c in rows)
+        )
+    elif ext == "parquet":
+        pq.write_table(
+            pa.table({"model": [r[0] for r in rows], "prompt_id": [r[1] for r in rows], value: [r[2] for r in rows]}),
+            folder / "outcomes.parquet",
+        )
+
+
+def cells(batch):
+    return sorted((o.model, o.prompt_id, o.benchmark, o.text, o.score) for o in batch.iter_outcomes())
+
+
+EXPECTED = sorted(
+    (m, p, next(x["benchmark"] for x in PROMPTS if x["prompt_id"] == p), next(x["text"] for x in PROMPTS if x["prompt_id"] == p), float(c))
+    for m, p, c in ROWS
+)
+
+
+@pytest.mark.parametrize("out_ext", ["csv", "csv.gz", "jsonl", "parquet"])
+@pytest.mark.parametrize("prompt_ext", ["jsonl", "csv", "parquet"])
+def test_long_form_every_format_reads_the_same(tmp_path, out_ext, prompt_ext):
+    write_prompts(tmp_path, prompt_ext)
+    write_outcomes(tmp_path, out_ext)
+    assert detect_format(tmp_path) == "table"
+    batch = read_source(tmp_path)
+    assert batch.errors == []
+    assert cells(batch) == EXPECTED
+    assert batch.source.kind == "table" and batch.source.revision.startswith("sha256:")
+    assert set(batch.benchmarks) == {"demo/a", "demo/b"}
+    assert batch.benchmarks["demo/a"].group == "demo"
+    assert batch.n_outcomes == len(ROWS)
+
+
+def test_outcomes_file_path_finds_prompts_beside_it_and_revision_tracks_content(tmp_path):
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv")
+    a = read_source(tmp_path / "outcomes.csv")
+    assert cells(a) == EXPECTED
+    write_outcomes(tmp_path, "csv", ROWS[:-1])
+    b = read_source(tmp_path / "outcomes.csv")
+    assert a.source.revision != b.source.revision
+
+
+def test_score_column_accepts_graded_values(tmp_path):
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 0.25), ("m1", "p2", 1)], value="score")
+    batch = read_source(tmp_path)
+    assert batch.errors == []
+    assert sorted(o.score for o in batch.iter_outcomes()) == [0.25, 1.0]
+    assert batch.benchmarks["demo/a"].metric == "score"
+
+
+def test_copies_of_a_text_are_averaged_by_merged(tmp_path):
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv")
+    table = read_source(tmp_path).to_table().merged()
+    got = sorted((table.models[m], table.texts[p], s) for m, p, s in zip(table.model_idx, table.prompt_idx, table.scores))
+    # m1 answered p1 right and its copy p4 wrong: one prompt, graded 0.5
+    assert ("m1", "What is 1+1?", 0.5) in got
+    assert ("m2", "What is 1+1?", 0.0) in got
+    assert len(table.texts) == 3 and len(got) == 5
+
+
+def test_matrix_form(tmp_path):
+    write_prompts(tmp_path)
+    (tmp_path / "matrix.csv").write_text("model,p1,p2,p3\nm1,1,0,\nm2,0.5,,1\n")
+    batch = read_source(tmp_path)
+    assert batch.errors == []
+    got = sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes())
+    assert got == [("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m2", "p1", 0.5), ("m2", "p3", 1.0)]  # empty = unobserved
+
+
+def test_matrix_form_parquet_with_bad_cells(tmp_path):
+    write_prompts(tmp_path)
+    pq.write_table(pa.table({"model": ["m1", "m2"], "p1": [1.0, 2.0], "p9": [1.0, None]}), tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    msgs = [str(e) for e in batch.errors]
+    assert any("matrix.parquet:2:" in m and "outside [0, 1]" in m for m in msgs)
+    assert any("'p9' is not in the prompts file" in m for m in msgs)
+    assert [(o.model, o.prompt_id) for o in batch.iter_outcomes()] == [("m1", "p1")]
+
+
+# ------------------------------------------------------------------ bad input: file, line and what is wrong
+
+
+def errors_of(batch):
+    return [(e.file.rsplit("/", 1)[-1], e.line, e.message) for e in batch.errors]
+
+
+def test_malformed_json_line_is_reported_and_the_rest_read(tmp_path):
+    write_prompts(tmp_path)
+    good = [json.dumps({"model": "m1", "prompt_id": "p1", "correct": 1}), "{not json", json.dumps({"model": "m1", "prompt_id": "p2", "correct": 0})]
+    (tmp_path / "outcomes.jsonl").write_text("\n".join(good) + "\n")
+    batch = read_source(tmp_path)
+    (f, line, msg), = errors_of(batch)
+    assert (f, line) == ("outcomes.jsonl", 2) and "malformed JSON" in msg
+    assert len(list(batch.iter_outcomes())) == 2
+
+
+def test_missing_fields_and_columns(tmp_path):
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n,p2,1\nm1,,1\nm1,p3,\n")
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [
+        ("outcomes.csv", 3, "missing model"),
+        ("outcomes.csv", 4, "missing prompt_id"),
+        ("outcomes.csv", 5, "missing correct value"),
+    ]
+    assert len(list(batch.iter_outcomes())) == 1
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,pass1\nm1,p1,1\n")
+    (e,) = read_source(tmp_path).errors
+    assert "missing column(s) correct|score" in e.message and "pass1" in e.message
+
+
+def test_prompt_rows_with_missing_fields(tmp_path):
+    (tmp_path / "prompts.jsonl").write_text(
+        json.dumps({"prompt_id": "p1", "benchmark": "b", "text": "Q?"}) + "\n" + json.dumps({"prompt_id": "p2", "text": "Q2?"}) + "\n"
+    )
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1)])
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [
+        ("outcomes.csv", 3, "prompt_id 'p2' is not in the prompts file; its rows are dropped"),
+        ("prompts.jsonl", 2, "missing field(s) benchmark (a prompt needs prompt_id, benchmark, text)"),
+    ]
+
+
+def test_non_binary_and_non_numeric_values(tmp_path):
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,0.5\nm1,p2,yes\nm1,p3,abc\nm2,p1,true\n")
+    batch = read_source(tmp_path)
+    errs = errors_of(batch)
+    assert errs[0][:2] == ("outcomes.csv", 2) and "0.5 is not binary" in errs[0][2]
+    assert errs[1][:2] == ("outcomes.csv", 4) and "'abc' is not a number" in errs[1][2]
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p2", 1.0), ("m2", "p1", 1.0)]
+
+
+def test_repeated_pair_with_different_outcome_is_a_data_error(tmp_path):
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0), ("m1", "p1", 0), ("m2", "p1", 1), ("m2", "p1", 1)])
+    batch = read_source(tmp_path)
+    ((f, line, msg),) = errors_of(batch)
+    assert (f, line) == ("outcomes.csv", 4)
+    assert "'m1', prompt_id 'p1' repeated with a different outcome (1 at line 2, 0 here)" in msg
+    # the conflicting pair is dropped, the exact repeat counted as skipped
+    assert sorted((o.model, o.prompt_id) for o in batch.iter_outcomes()) == [("m1", "p2"), ("m2", "p1")]
+    assert batch.skipped == 1
+
+
+@pytest.mark.parametrize("name", ["outcomes.csv", "outcomes.jsonl", "outcomes.csv.gz"])
+def test_empty_outcomes_file(tmp_path, name):
+    write_prompts(tmp_path)
+    if name.endswith(".gz"):
+        with gzip.open(tmp_path / name, "wt"):
+            pass
+    else:
+        (tmp_path / name).write_text("")
+    batch = read_source(tmp_path)
+    ((f, line, msg),) = errors_of(batch)
+    assert f == name and "empty file" in msg
+    assert batch.n_outcomes == 0
+
+
+def test_truncated_parquet(tmp_path):
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "parquet")
+    data = (tmp_path / "outcomes.parquet").read_bytes()
+    (tmp_path / "outcomes.parquet").write_bytes(data[: len(data) // 2])
+    batch = read_source(tmp_path)
+    ((f, line, msg),) = errors_of(batch)
+    assert f == "outcomes.parquet" and "truncated" in msg
+    assert batch.n_outcomes == 0
+
+
+def test_truncated_gzip(tmp_path):
+    write_prompts(tmp_path)
+    rows = [(f"m{i}", "p1", 1) for i in range(5000)]
+    write_outcomes(tmp_path, "csv.gz", rows)
+    data = (tmp_path / "outcomes.csv.gz").read_bytes()
+    (tmp_path / "outcomes.csv.gz").write_bytes(data[: len(data) - 20])
+    batch = read_source(tmp_path)
+    assert batch.errors and batch.errors[0].file.endswith("outcomes.csv.gz")
+
+
+def test_many_errors_are_summarised(tmp_path):
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv", [(f"m{i}", "p1", 7) for i in range(100)])
+    errs = read_source(tmp_path).errors
+    assert len(errs) == MAX_ERRORS_PER_PROBLEM + 1
+    assert errs[-1].line is None and errs[-1].message.startswith(f"{100 - MAX_ERRORS_PER_PROBLEM} more rows rejected")
+
+
+def test_unreadable_sources_raise_input_error(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_source(tmp_path / "nope")
+    write_outcomes(tmp_path, "csv")
+    with pytest.raises(InputError, match="no prompts file"):
+        read_source(tmp_path / "outcomes.csv")
+    (tmp_path / "x.bin").write_text("?")
+    with pytest.raises(InputError, match="unknown file type"):
+        read_source(tmp_path / "x.bin")
+
+
+def test_outcome_table_round_trip():
+    from indexer.records import Outcome
+
+    rows = [Outcome("m", "b", "t1", 1.0, prompt_id="a"), Outcome("n", "b", "t2", 0.0, revision="r1", prompt_id="c")]
+    table = OutcomeTable.from_outcomes(rows)
+    assert list(table) == rows
+    both = OutcomeTable.concat([table, table])
+    assert len(both) == 4 and len(both.models) == 2
+    assert np.array_equal(both.merged().scores, np.array([1.0, 0.0]))
+
+
+def test_shared_mmlu_pro(shared_data):
+    batch = read_source(shared_data / "mmlu_pro")
+    assert batch.errors == []
+    t = batch.table
+    assert (len(t.models), len(t.prompt_ids), len(t)) == (31, 12032, 371244)
+    merged = t.merged()
+    assert len(merged.texts) == 12032 - 159
+    assert set(np.unique(merged.scores)) >= {0.0, 0.5, 1.0}
