@@ -1,0 +1,297 @@
+"""The Qdrant vector store, with the real qdrant-client in local mode (a tmp folder) and ':memory:'."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from indexer.errors import BusyError, DimensionError, InputError, NotFoundError, StoreError
+from indexer.store.vectors import KINDS, Point, VectorStore, build_filter, point_id, space_slug
+
+DIM = 8
+
+
+def make_points(n=20, seed=0, dim=DIM):
+    rng = np.random.default_rng(seed)
+    licenses = ["mit", "apache-2.0", "llama3", None]
+    pts = []
+    for i in range(n):
+        pts.append(Point(
+            key=f"org/model-{i}",
+            vector=rng.normal(size=dim).astype(np.float32),
+            payload={"license": licenses[i % 4], "num_parameters": (i + 1) * 1_000_000_000 if i % 5 else None,
+                     "gated": i % 3 == 0, "tags": ["chat"] if i % 2 else ["base", "code"],
+                     "benchmarks": ["mmlu_pro/law", "mmlu_pro/math"] if i < 10 else ["mmlu_pro/law"],
+                     "downloads": np.int64(i * 10), "accuracy": float(i) / n},
+        ))
+    return pts
+
+
+@pytest.fixture
+def store(tmp_path):
+    vs = VectorStore(path=tmp_path / "qdrant")
+    yield vs
+    vs.close()
+
+
+def test_point_ids_are_deterministic_and_distinct():
+    a = point_id("minilm", "models", "org/m")
+    assert a == point_id("minilm", "models", "org/m")
+    assert len({a, point_id("mpnet", "models", "org/m"), point_id("minilm", "prompts", "org/m"),
+                point_id("minilm", "models", "org/n")}) == 4
+
+
+def test_space_slug_is_safe_and_injective():
+    assert space_slug("minilm-abc123") == "minilm-abc123"
+    s1, s2 = space_slug("sentence-transformers/all-MiniLM-L6-v2@1a2b"), space_slug("sentence-transformers_all-MiniLM-L6-v2@1a2b")
+    assert s1 != s2
+    for s in (s1, s2):
+        assert all(c.isalnum() or c == "-" for c in s)
+    with pytest.raises(InputError):
+        space_slug("")
+
+
+def test_rebuild_search_matches_numpy_inner_products(store):
+    pts = make_points()
+    res = store.rebuild("s", "models", pts, dim=DIM)
+    assert res.count == 20 and res.dropped == [] and store.count("s", "models") == 20
+    q = np.random.default_rng(1).normal(size=DIM)
+    hits = store.search("s", "models", q, limit=5)
+    scores = np.array([np.dot(np.asarray(p.vector, np.float64), q) for p in pts])
+    expected = [pts[i].key for i in np.argsort(-scores)[:5]]
+    assert [h.key for h in hits] == expected
+    np.testing.assert_allclose([h.score for h in hits], np.sort(scores)[::-1][:5], rtol=1e-5, atol=1e-5)
+    assert hits[0].payload["key"] == hits[0].key
+    assert isinstance(hits[0].payload["downloads"], int)  # numpy scalars become JSON numbers
+
+
+def test_upsert_is_idempotent(store):
+    pts = make_points(10)
+    assert store.upsert("s", "models", pts, dim=DIM) == 10
+    target = store.alias_target("s", "models")
+    store.upsert("s", "models", pts, dim=DIM)
+    store.upsert("s", "models", pts[:3], dim=DIM)
+    assert store.count("s", "models") == 10 and store.alias_target("s", "models") == target
+    # a changed point replaces the old one under the same id
+    changed = Point(pts[0].key, np.ones(DIM), {"license": "changed"})
+    store.upsert("s", "models", [changed], dim=DIM)
+    got = store.get("s", "models", [pts[0].key], with_vectors=True)[pts[0].key]
+    assert got.payload["license"] == "changed" and got.id == point_id("s", "models", pts[0].key)
+    np.testing.assert_allclose(got.vector, np.ones(DIM))
+    assert store.count("s", "models") == 10
+    # rebuilding the same points twice gives the same ids and count
+    store.rebuild("s", "models", pts, dim=DIM)
+    ids1 = sorted(h.id for h in store.scan("s", "models"))
+    store.rebuild("s", "models", pts, dim=DIM)
+    assert sorted(h.id for h in store.scan("s", "models")) == ids1 and len(ids1) == 10
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"license": ["mit", "apache-2.0"]}, lambda p: p["license"] in ("mit", "apache-2.0")),
+    ({"license": "llama3"}, lambda p: p["license"] == "llama3"),
+    ({"gated": False}, lambda p: p["gated"] is False),
+    ({"num_parameters": {"lte": 8_000_000_000}}, lambda p: p["num_parameters"] is not None and p["num_parameters"] <= 8e9),
+    ({"num_parameters": {"gt": 3_000_000_000, "lt": 12_000_000_000}},
+     lambda p: p["num_parameters"] is not None and 3e9 < p["num_parameters"] < 12e9),
+    ({"tags": "code"}, lambda p: "code" in p["tags"]),
+    ({"benchmarks": {"all": ["mmlu_pro/law", "mmlu_pro/math"]}}, lambda p: "mmlu_pro/math" in p["benchmarks"]),
+    ({"key": {"not": ["org/model-1", "org/model-2"]}}, lambda p: p["key"] not in ("org/model-1", "org/model-2")),
+    ({"license": ["mit"], "gated": False, "num_parameters": {"gte": 1}, "downloads": None},
+     lambda p: p["license"] == "mit" and not p["gated"] and p["num_parameters"] is not None),
+    ({}, lambda p: True),
+])
+def test_search_filters(filters, expected):
+    pts = make_points()
+    with VectorStore.memory() as vs:
+        vs.rebuild("s", "models", pts, dim=DIM)
+        hits = vs.search("s", "models", np.ones(DIM), filters=filters, limit=100)
+    want = {p.key for p in pts if expected({**p.payload, "key": p.key})}
+    assert want  # every case selects something, so the test can fail
+    assert {h.key for h in hits} == want
+
+
+def test_bad_filters_raise_input_error():
+    with pytest.raises(InputError, match="unknown filter operator"):
+        build_filter({"num_parameters": {"below": 3}})
+    with pytest.raises(InputError, match="filter"):
+        build_filter({"license": 1.5})
+    assert build_filter({"license": None}) is None
+
+
+def test_search_many_equals_search(store):
+    store.rebuild("s", "benchmarks", make_points(15), dim=DIM)
+    qs = np.random.default_rng(3).normal(size=(4, DIM))
+    many = store.search_many("s", "benchmarks", qs, limit=3, filters={"gated": False})
+    for q, hits in zip(qs, many):
+        assert [h.key for h in hits] == [h.key for h in store.search("s", "benchmarks", q, limit=3, filters={"gated": False})]
+
+
+def test_alias_switch_reader_sees_old_index_during_rebuild(store):
+    old = make_points(10, seed=0)
+    store.rebuild("s", "models", old, dim=DIM)
+    old_target = store.alias_target("s", "models")
+    q = np.ones(DIM)
+    before = [h.key for h in store.search("s", "models", q, limit=10)]
+    seen_midway = {}
+    new = make_points(30, seed=5)
+
+    def slow_points():
+        for i, p in enumerate(new):
+            if i == 15:  # a reader halfway through the rebuild
+                seen_midway["target"] = store.alias_target("s", "models")
+                seen_midway["count"] = store.count("s", "models")
+                seen_midway["keys"] = [h.key for h in store.search("s", "models", q, limit=10)]
+                seen_midway["physical"] = store.physical_collections("s", "models")
+            yield p
+
+    res = store.rebuild("s", "models", slow_points(), dim=DIM)
+    assert seen_midway["target"] == old_target and seen_midway["count"] == 10 and seen_midway["keys"] == before
+    assert len(seen_midway["physical"]) == 2  # the old one serving + the new one being written
+    assert store.alias_target("s", "models") == res.collection != old_target
+    assert res.dropped == [old_target] and store.physical_collections("s", "models") == [res.collection]
+    assert store.count("s", "models") == 30
+
+
+def test_rebuild_that_fails_midway_leaves_old_index_serving(store):
+    store.rebuild("s", "models", make_points(10), dim=DIM)
+    old_target = store.alias_target("s", "models")
+
+    def broken():
+        yield from make_points(300, seed=9)[:299]  # more than one batch is written before the failure
+        raise RuntimeError("source went away")
+
+    with pytest.raises(RuntimeError, match="source went away"):
+        store.rebuild("s", "models", broken(), dim=DIM, batch_size=64)
+    assert store.alias_target("s", "models") == old_target and store.count("s", "models") == 10
+    assert store.physical_collections("s", "models") == [old_target]  # the partial one was dropped
+
+    bad = make_points(5) + [Point("org/nan", np.full(DIM, np.nan))]
+    with pytest.raises(InputError, match="org/nan"):
+        store.rebuild("s", "models", bad, dim=DIM)
+    assert store.alias_target("s", "models") == old_target and store.count("s", "models") == 10
+
+
+def test_dimension_mismatch(store):
+    store.rebuild("s", "models", make_points(5), dim=DIM)
+    with pytest.raises(DimensionError, match="new space"):
+        store.rebuild("s", "models", make_points(5, dim=16), dim=16)
+    with pytest.raises(DimensionError, match="new space"):
+        store.upsert("s", "models", make_points(5, dim=16), dim=16)
+    with pytest.raises(DimensionError, match="org/model-0"):
+        store.upsert("s", "models", make_points(1, dim=16), dim=DIM)
+    with pytest.raises(DimensionError, match="query vector has 3"):
+        store.search("s", "models", np.ones(3))
+    assert store.count("s", "models") == 5 and store.dim("s", "models") == DIM
+    # another space may have another dimension
+    store.rebuild("t", "models", make_points(5, dim=16), dim=16)
+    assert store.dim("t", "models") == 16 and store.spaces() == ["s", "t"]
+
+
+def test_missing_index_and_drop_space(store):
+    with pytest.raises(NotFoundError, match="taskspace reindex"):
+        store.search("nope", "models", np.ones(DIM))
+    assert store.count("nope", "models") == 0 and list(store.scan("nope", "prompts")) == []
+    for kind in KINDS:
+        store.rebuild("s", kind, make_points(3), dim=DIM)
+    assert len(store.physical_collections("s")) == 3
+    assert len(store.drop_space("s")) == 3
+    assert store.spaces() == [] and store.physical_collections() == []
+    with pytest.raises(InputError, match="unknown collection kind"):
+        store.count("s", "model")
+
+
+def test_local_index_persists_across_reopen(tmp_path):
+    with VectorStore(path=tmp_path / "q") as vs:
+        vs.rebuild("s", "prompts", make_points(7), dim=DIM)
+        target = vs.alias_target("s", "prompts")
+    with VectorStore(path=tmp_path / "q") as vs:
+        assert vs.alias_target("s", "prompts") == target and vs.count("s", "prompts") == 7
+
+
+def test_from_settings_local_and_server(monkeypatch, taskspace_home):
+    from indexer.config import reset_settings
+
+    with VectorStore.from_settings() as vs:
+        assert vs.local and vs.path == (taskspace_home / "qdrant").resolve()
+    monkeypatch.setenv("TASKSPACE_QDRANT_URL", "http://127.0.0.1:9")
+    reset_settings()
+    t0 = time.monotonic()
+    with pytest.raises(StoreError, match=r"http://127.0.0.1:9.*TASKSPACE_QDRANT_URL"):
+        VectorStore.from_settings()
+    assert time.monotonic() - t0 < 10
+
+
+def test_bad_url_fails_fast():
+    t0 = time.monotonic()
+    with pytest.raises(StoreError, match="127.0.0.1:1"):
+        VectorStore(url="http://127.0.0.1:1", timeout=2)
+    assert time.monotonic() - t0 < 10
+    with pytest.raises(StoreError):
+        VectorStore(url="not a url at all", timeout=2)
+
+
+def _spawn(code: str, *args) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_second_process_gets_busy_error(tmp_path):
+    path = tmp_path / "q"
+    holder = _spawn("""
+        import sys, time
+        from indexer.store.vectors import VectorStore
+        vs = VectorStore(path=sys.argv[1])
+        print("ready", flush=True)
+        time.sleep(60)
+    """, path)
+    try:
+        assert holder.stdout.readline().strip() == "ready", holder.stderr.read()
+        with pytest.raises(BusyError, match=f"another taskspace process is using the index at {path}"):
+            VectorStore(path=path)
+    finally:
+        holder.kill()
+        holder.wait()
+    with VectorStore(path=path) as vs:  # the kernel released the lock with the process
+        assert vs.spaces() == []
+
+
+def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path):
+    path = tmp_path / "q"
+    with VectorStore(path=path) as vs:
+        vs.rebuild("s", "models", make_points(10), dim=DIM)
+        old_target = vs.alias_target("s", "models")
+    writer = _spawn("""
+        import sys, time
+        import numpy as np
+        from indexer.store.vectors import Point, VectorStore
+        vs = VectorStore(path=sys.argv[1])
+        def points():
+            for i in range(100000):
+                if i == 600:
+                    print("midway", flush=True)
+                    time.sleep(60)
+                yield Point(f"k{i}", np.ones(8), {"i": i})
+        vs.rebuild("s", "models", points(), dim=8, batch_size=100)
+    """, path)
+    try:
+        assert writer.stdout.readline().strip() == "midway", writer.stderr.read()
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait()
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+    with VectorStore(path=path) as vs:
+        assert vs.alias_target("s", "models") == old_target and vs.count("s", "models") == 10
+        orphans = [c for c in vs.physical_collections("s", "models") if c != old_target]
+        assert len(orphans) == 1  # the half-written one, not served
+        res = vs.rebuild("s", "models", make_points(12), dim=DIM)
+        assert sorted(res.dropped) == sorted([old_target, *orphans])
+        assert vs.physical_collections("s", "models") == [res.collection] and vs.count("s", "models") == 12
