@@ -88,3 +88,366 @@ Schema (tables; ``id`` integer primary keys; times are timezone-aware UTC)
 - ``benchmark_vectors``: (space_id, benchmark_id) unique, dim, vector, n_prompts, computed_at.
 - ``runs``: kind, started_at, finished_at, status, pid, counts (JSON), errors (JSON).
 """
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import numpy as np
+from sqlalchemy import delete, func, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from ..errors import InputError, StoreError
+from ..records import SourceBatch, prompt_hash
+from . import sql_migrate as migrate
+from . import sql_lock
+from .sql_derived import DerivedMixin
+from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source, utcnow
+from .sql_reads import ReadMixin, model_record, source_record
+from .sql_types import (
+    MODEL_FIELDS,
+    BenchmarkRecord,
+    BenchmarkVector,
+    IngestResult,
+    ModelRecord,
+    ModelVector,
+    OutcomeMatrix,
+    RunRecord,
+    SourceRecord,
+    SpaceRecord,
+    chunks as _chunks,
+    looks_like_repo_id,
+)
+
+__all__ = [
+    "Store", "open_store", "IngestResult", "OutcomeMatrix", "SourceRecord", "ModelRecord", "BenchmarkRecord",
+    "SpaceRecord", "ModelVector", "BenchmarkVector", "RunRecord", "looks_like_repo_id",
+]
+
+log = logging.getLogger(__name__)
+_MODEL_ALIASES = {"repo_id": "key", "id": "key", "modelId": "key", "sha": "revision", "library_name": "library",
+                  "lastModified": "last_modified", "createdAt": "created_at"}
+
+
+def _pack(ids: np.ndarray, scores: np.ndarray) -> tuple[bytes, bytes, str]:
+    a = np.ascontiguousarray(ids, dtype="<i4").tobytes()
+    b = np.ascontiguousarray(scores, dtype="<f4").tobytes()
+    return a, b, hashlib.sha256(a + b).hexdigest()
+
+
+def _parse_time(value, key: str, field: str):
+    if value is None or isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{field}={value!r} is not an ISO date-time", item=key) from None
+
+
+class Store(ReadMixin, DerivedMixin):
+    """The SQL store. See the module docstring for the API."""
+
+    def __init__(self, url: str | None = None, *, upgrade: bool | None = None):
+        from ..config import get_settings
+
+        settings = get_settings()
+        if url is None:
+            url = settings.database_url
+            if upgrade is None:
+                upgrade = settings.is_default_database
+            if settings.is_default_database:
+                settings.home.mkdir(parents=True, exist_ok=True)
+        self.url = url
+        self.engine: Engine = migrate.make_engine(url)
+        self.dialect = self.engine.dialect.name
+        try:
+            self._check_schema(bool(upgrade))
+        except BaseException:
+            self.engine.dispose()
+            raise
+
+    def _check_schema(self, upgrade: bool) -> None:
+        cur = migrate.current(self.engine)  # also the fail-fast connectivity check
+        head = migrate.head()
+        if cur == head:
+            return
+        if upgrade and (cur is None or cur in migrate.known_revisions()):
+            log.info("migrating %s from %s to %s", migrate.safe_url(self.url), cur, head)
+            migrate.upgrade(self.engine)
+            return
+        where = migrate.safe_url(self.url)
+        if cur is None:
+            raise StoreError(f"the database at {where} has no taskspace tables; run `taskspace db upgrade` first")
+        if cur not in migrate.known_revisions():
+            raise StoreError(f"the database at {where} is at schema {cur}, newer than this taskspace (head {head}); upgrade taskspace")
+        raise StoreError(f"the database at {where} is at schema {cur}, this taskspace needs {head}; run `taskspace db upgrade`")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({migrate.safe_url(self.url)!r})"
+
+    # -- transactions -------------------------------------------------------------------------------------
+
+    def _write(self):
+        """A write transaction (SQLite: BEGIN IMMEDIATE). Use as ``with self._write() as conn:``."""
+        return _Tx(self.engine, write=True)
+
+    def _read(self):
+        return _Tx(self.engine, write=False)
+
+    def _insert_ignore(self, conn: Session, table, rows: list[dict], keys: list[str]) -> None:
+        if not rows:
+            return
+        ins = (postgresql.insert if self.dialect == "postgresql" else sqlite.insert)(table)
+        for chunk in _chunks(rows, 1000):
+            conn.execute(ins.on_conflict_do_nothing(index_elements=keys), chunk)
+
+    def _ids_by(self, conn: Session, column, id_column, values: Sequence) -> dict:
+        out: dict = {}
+        for chunk in _chunks(list(values)):
+            out.update(conn.execute(select(column, id_column).where(column.in_(chunk))).all())
+        return out
+
+    # -- ingest -------------------------------------------------------------------------------------------
+
+    def ingest(self, batch: SourceBatch) -> IngestResult:
+        """Store one source whole or not at all (see the module docstring)."""
+        src = batch.source
+        if not src.location or not src.kind:
+            raise InputError("a source needs a kind and a location", item=repr(src))
+        texts: dict[str, str] = {}  # text -> hash
+        cells: dict[tuple[str, str], tuple[list[str], list[float]]] = {}
+        revisions: dict[tuple[str, str], str] = {}
+        order: dict[str, dict[str, str | None]] = {}  # benchmark -> prompt hash -> source prompt id (first seen)
+        fp = hashlib.sha256() if src.revision is None else None
+        for o in batch.outcomes:
+            h = texts.get(o.text)
+            if h is None:
+                if not o.text or not o.text.strip():
+                    raise InputError(f"empty prompt text in {src.location}", item=f"{o.model} / {o.benchmark} / {o.prompt_id}")
+                h = texts[o.text] = prompt_hash(o.text)
+            s = o.score
+            if not isinstance(s, (int, float)) or not (0.0 <= s <= 1.0):  # also rejects NaN
+                raise InputError(f"score {s!r} is not in [0, 1] in {src.location}", item=f"{o.model} / {o.benchmark} / {o.prompt_id or h[:12]}")
+            if not o.model or not o.benchmark:
+                raise InputError(f"an outcome without a model or benchmark in {src.location}", item=f"prompt {o.prompt_id or h[:12]}")
+            key = (o.model, o.benchmark)
+            c = cells.get(key)
+            if c is None:
+                c = cells[key] = ([], [])
+            c[0].append(h)
+            c[1].append(float(s))
+            if o.revision:
+                revisions[key] = o.revision
+            po = order.setdefault(o.benchmark, {})
+            if h not in po:
+                po[h] = o.prompt_id
+            if fp is not None:
+                fp.update(f"{o.model}\x1f{o.benchmark}\x1f{h}\x1f{s!r}\x1f{o.revision}\x1e".encode())
+        revision = src.revision or f"content:{fp.hexdigest()[:40]}"
+        by_hash = {h: t for t, h in texts.items()}
+        try:
+            with self._write() as conn:
+                return self._ingest_tx(conn, batch, revision, by_hash, cells, revisions, order)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"ingesting {src.location} failed and nothing of it was stored: {exc}") from exc
+
+    def _ingest_tx(self, conn, batch, revision, by_hash, cells, revisions, order) -> IngestResult:
+        src = batch.source
+        if self.dialect == "postgresql":  # serialise ingests of the same source
+            conn.execute(text("select pg_advisory_xact_lock(hashtext(:k))"), {"k": "taskspace-source:" + src.location})
+        existing = conn.execute(select(Source).where(Source.location == src.location)).scalar()
+        if existing is not None and existing.revision == revision:
+            return IngestResult(0, 0, 0, skipped=True, source_id=existing.id)
+        now = utcnow()
+        # benchmarks: create the missing ones, refresh the metadata the batch gives
+        names = sorted(set(order) | set(batch.benchmarks))
+        self._insert_ignore(conn, Benchmark.__table__, [{"name": n, "config": {}} for n in names], ["name"])
+        bench_ids = self._ids_by(conn, Benchmark.name, Benchmark.id, names)
+        for name, info in batch.benchmarks.items():
+            values = {f: getattr(info, f) for f in ("group", "source_task", "metric", "num_fewshot") if getattr(info, f) is not None}
+            if info.config:
+                values["config"] = info.config
+            if values:
+                conn.execute(update(Benchmark).where(Benchmark.id == bench_ids[name]).values(**values))
+        # prompts
+        hashes = list(by_hash)
+        pids = self._ids_by(conn, Prompt.hash, Prompt.id, hashes)
+        new = [h for h in hashes if h not in pids]
+        self._insert_ignore(conn, Prompt.__table__, [{"hash": h, "text": by_hash[h]} for h in new], ["hash"])
+        pids.update(self._ids_by(conn, Prompt.hash, Prompt.id, new))
+        # benchmark membership, positions continuing after the existing ones
+        for name, prompts in order.items():
+            bid = bench_ids[name]
+            have = set(conn.execute(select(BenchmarkPrompt.prompt_id).where(BenchmarkPrompt.benchmark_id == bid)).scalars())
+            top = conn.execute(select(func.max(BenchmarkPrompt.position)).where(BenchmarkPrompt.benchmark_id == bid)).scalar()
+            pos = -1 if top is None else top
+            rows = []
+            for h, spid in prompts.items():
+                if pids[h] not in have:
+                    pos += 1
+                    rows.append({"benchmark_id": bid, "prompt_id": pids[h], "position": pos,
+                                 "source_prompt_id": None if spid is None else str(spid)[:512]})
+            self._insert_ignore(conn, BenchmarkPrompt.__table__, rows, ["benchmark_id", "prompt_id"])
+        # models
+        keys = sorted({m for m, _ in cells})
+        model_rev = {m: r for (m, _), r in revisions.items()}
+        mids = self._ids_by(conn, Model.key, Model.id, keys)
+        new_models = [k for k in keys if k not in mids]
+        self._insert_ignore(conn, Model.__table__, [
+            {"key": k, "kind": "hub" if looks_like_repo_id(k) else "name",
+             "revision": model_rev.get(k)}
+            for k in new_models], ["key"])
+        mids.update(self._ids_by(conn, Model.key, Model.id, new_models))
+        # the source row: replace a previous revision's outcomes
+        if existing is not None:
+            conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == existing.id))
+            source_id = existing.id
+        else:
+            source_id = conn.execute(Source.__table__.insert().values(kind=src.kind, location=src.location, n_outcomes=0)
+                                     .returning(Source.id)).scalar_one()
+        blocks, total = [], 0
+        for (model, bench), (hs, scores) in cells.items():
+            ids = np.fromiter((pids[h] for h in hs), dtype=np.int64, count=len(hs))
+            sc = np.asarray(scores, dtype=np.float64)
+            uniq, inv = np.unique(ids, return_inverse=True)
+            if len(uniq) != len(ids):  # copies of one prompt within a benchmark: one averaged, graded outcome
+                sc = np.bincount(inv, weights=sc, minlength=len(uniq)) / np.bincount(inv, minlength=len(uniq))
+            else:
+                sc = sc[np.argsort(ids, kind="stable")]
+            a, b, digest = _pack(uniq, sc)
+            blocks.append({"source_id": source_id, "model_id": mids[model], "benchmark_id": bench_ids[bench],
+                           "n": len(uniq), "prompt_ids": a, "scores": b, "digest": digest,
+                           "model_revision": revisions.get((model, bench))})
+            total += len(uniq)
+        self._insert_blocks(conn, blocks)
+        conn.execute(update(Source).where(Source.id == source_id).values(
+            kind=src.kind, revision=revision, seen_revision=revision, checked_at=now, ingested_at=now, n_outcomes=total))
+        return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None, source_id=source_id)
+
+    def _insert_blocks(self, conn: Session, blocks: list[dict]) -> None:
+        for chunk in _chunks(blocks, 200):
+            conn.execute(OutcomeBlock.__table__.insert(), chunk)
+
+    # -- models and sources -------------------------------------------------------------------------------
+
+    def upsert_models(self, rows: Iterable[dict]) -> int:
+        """Insert or update Hub metadata; returns the number of rows written. Fields left out keep their value."""
+        clean: dict[str, dict] = {}
+        for row in rows:
+            values: dict = {}
+            for k, v in row.items():
+                k = _MODEL_ALIASES.get(k, k)
+                if k != "key" and k not in MODEL_FIELDS:
+                    raise InputError(f"unknown model field {k!r}; known: key, {', '.join(MODEL_FIELDS)}",
+                                     item=str(row.get("key") or row.get("repo_id") or row.get("id")))
+                values[k] = v
+            key = values.pop("key", None)
+            if not key or not isinstance(key, str):
+                raise InputError("a model row needs a 'key' (the Hub repo id)", item=repr(row)[:200])
+            for f in ("created_at", "last_modified", "fetched_at"):
+                if f in values:
+                    values[f] = _parse_time(values[f], key, f)
+            if "gated" in values and values["gated"] is not None:
+                g = values["gated"]
+                values["gated"] = ("true" if g else "false") if isinstance(g, bool) else str(g)
+            if isinstance(values.get("base_model"), (list, tuple)):
+                values["base_model"] = ",".join(map(str, values["base_model"])) or None
+            if values.get("tags") is not None:
+                values["tags"] = list(values["tags"])
+            values.setdefault("kind", "hub")
+            values.setdefault("fetched_at", utcnow())
+            clean.setdefault(key, {}).update(values)
+        if not clean:
+            return 0
+        try:
+            with self._write() as conn:
+                ids = self._ids_by(conn, Model.key, Model.id, list(clean))
+                inserts = [{f: None for f in MODEL_FIELDS} | v | {"key": k} for k, v in clean.items() if k not in ids]
+                for chunk in _chunks(inserts, 1000):
+                    conn.execute(Model.__table__.insert(), chunk)
+                for k, v in clean.items():
+                    if k in ids:
+                        conn.execute(update(Model).where(Model.id == ids[k]).values(**v))
+        except SQLAlchemyError as exc:
+            raise StoreError(f"saving model metadata failed (nothing saved): {exc}") from exc
+        return len(clean)
+
+    def get_source(self, location: str) -> SourceRecord | None:
+        with self._read() as conn:
+            row = conn.execute(select(Source).where(Source.location == location)).scalar()
+            return source_record(row) if row else None
+
+    def list_sources(self) -> list[SourceRecord]:
+        with self._read() as conn:
+            return [source_record(r) for r in conn.execute(select(Source).order_by(Source.location)).scalars()]
+
+    def record_checked(self, location: str, *, kind: str | None = None, revision: str | None = None) -> SourceRecord:
+        """Note that a source was checked (``checked_at`` = now, ``seen_revision``) without ingesting it."""
+        now = utcnow()
+        with self._write() as conn:
+            row = conn.execute(select(Source.id).where(Source.location == location)).scalar()
+            if row is None:
+                if not kind:
+                    raise InputError("a source checked for the first time needs its kind", item=location)
+                conn.execute(Source.__table__.insert().values(kind=kind, location=location, seen_revision=revision,
+                                                              checked_at=now, n_outcomes=0))
+            else:
+                values = {"checked_at": now, "seen_revision": revision}
+                if kind:
+                    values["kind"] = kind
+                conn.execute(update(Source).where(Source.id == row).values(**values))
+        return self.get_source(location)
+
+    def lock(self, name: str = "index"):
+        """Context manager: hold the per-database ``name`` lock or raise BusyError (see :mod:`.sql_lock`)."""
+        if self.dialect == "postgresql":
+            return sql_lock.pg_lock(self.engine, name)
+        return sql_lock.sqlite_lock(self.engine.url.database, name)
+
+
+class _Tx:
+    """``with _Tx(engine, write=...) as session``: one transaction, committed on success, rolled back on error.
+    The ORM session is bound to one connection (SQLite writes: BEGIN IMMEDIATE)."""
+
+    def __init__(self, engine: Engine, write: bool):
+        self.engine, self.write = engine, write
+
+    def __enter__(self) -> Session:
+        try:
+            self.conn = migrate.write_connection(self.engine) if self.write else self.engine.connect()
+            self.tx = self.conn.begin()
+        except SQLAlchemyError as exc:
+            raise migrate.connect_error(self.engine.url, exc) from exc
+        self.session = Session(bind=self.conn, autoflush=False)
+        return self.session
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            self.session.close()
+            if exc_type is None:
+                self.tx.commit()
+            else:
+                self.tx.rollback()
+        finally:
+            self.conn.close()
+
+
+def open_store(url: str | None = None) -> Store:
+    """The store at ``url`` (default: the configured one; the embedded SQLite is migrated automatically)."""
+    return Store(url)

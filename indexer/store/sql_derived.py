@@ -1,0 +1,190 @@
+"""Derived state in the SQL store (mixed into :class:`indexer.store.sql.Store`): embedding spaces, model
+and benchmark vectors with provenance, and indexing runs. Qdrant is rebuilt from these tables."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..errors import DimensionError, InputError, NotFoundError, StoreError
+from .sql_models import Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, utcnow
+from .sql_types import BenchmarkVector, ModelVector, RunRecord, SpaceRecord, chunks
+
+RUN_STATUSES = ("running", "ok", "partial", "failed")
+
+
+def _space_record(s: Space) -> SpaceRecord:
+    return SpaceRecord(s.id, s.encoder, s.dim, s.lam, s.eps, s.method, dict(s.params or {}), s.created_at)
+
+
+def _run_record(r: Run) -> RunRecord:
+    return RunRecord(r.id, r.kind, r.started_at, r.finished_at, r.status, r.pid, dict(r.counts or {}), list(r.errors or []))
+
+
+def _vector(v, dim: int, item: str) -> bytes:
+    a = np.asarray(v, dtype="<f4").reshape(-1)
+    if a.shape[0] != dim:
+        raise DimensionError(f"vector has dimension {a.shape[0]}, the space has {dim}", item=item)
+    if not np.isfinite(a).all():
+        raise InputError("vector has NaN or infinite entries", item=item)
+    return a.tobytes()
+
+
+class DerivedMixin:
+    # -- spaces ---------------------------------------------------------------------------------------------
+
+    def get_or_create_space(self, encoder: str, dim: int, lam: float, eps: float, method: str = "hyperplane",
+                            params: dict | None = None) -> SpaceRecord:
+        """The embedding space with exactly these settings, created on first use."""
+        if dim <= 0 or not all(math.isfinite(x) and x >= 0 for x in (lam, eps)):
+            raise InputError(f"invalid space: dim={dim}, lambda={lam}, eps={eps}", item=encoder)
+        params = dict(params or {})
+        canon = json.dumps([encoder, int(dim), float(lam), float(eps), method, params], sort_keys=True, default=str)
+        key = hashlib.sha256(canon.encode()).hexdigest()
+        with self._write() as conn:
+            row = conn.execute(select(Space).where(Space.key == key)).scalar()
+            if row is None:
+                self._insert_ignore(conn, Space.__table__, [dict(key=key, encoder=encoder, dim=int(dim), lam=float(lam),
+                                                                 eps=float(eps), method=method, params=params,
+                                                                 created_at=utcnow())], ["key"])
+                row = conn.execute(select(Space).where(Space.key == key)).scalar_one()
+            return _space_record(row)
+
+    def get_space(self, space_id: int) -> SpaceRecord:
+        with self._read() as conn:
+            row = conn.execute(select(Space).where(Space.id == space_id)).scalar()
+            if row is None:
+                raise NotFoundError(f"unknown embedding space id {space_id}")
+            return _space_record(row)
+
+    def list_spaces(self) -> list[SpaceRecord]:
+        with self._read() as conn:
+            return [_space_record(s) for s in conn.execute(select(Space).order_by(Space.id)).scalars()]
+
+    # -- model vectors --------------------------------------------------------------------------------------
+
+    def save_model_vectors(self, space_id: int, vectors: Iterable[ModelVector]) -> int:
+        """Upsert one vector per model in one transaction; returns how many were written."""
+        space = self.get_space(space_id)
+        vectors = list(vectors)
+        rows = {}
+        for v in vectors:
+            rows[v.model] = dict(dim=space.dim, vector=_vector(v.vector, space.dim, v.model), n_prompts=int(v.n_prompts),
+                                 benchmarks=list(v.benchmarks), accuracy={k: float(x) for k, x in v.accuracy.items()},
+                                 inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow())
+        if not rows:
+            return 0
+        try:
+            with self._write() as conn:
+                mids = self._ids_by(conn, Model.key, Model.id, list(rows))
+                missing = set(rows) - set(mids)
+                if missing:
+                    raise NotFoundError(f"vectors for unknown model(s): {', '.join(sorted(missing)[:10])}")
+                have = set(conn.execute(select(ModelVectorRow.model_id).where(ModelVectorRow.space_id == space_id)).scalars())
+                inserts = [dict(space_id=space_id, model_id=mids[k], **r) for k, r in rows.items() if mids[k] not in have]
+                for c in chunks(inserts, 500):
+                    conn.execute(ModelVectorRow.__table__.insert(), c)
+                for k, r in rows.items():
+                    if mids[k] in have:
+                        conn.execute(update(ModelVectorRow).where(ModelVectorRow.space_id == space_id,
+                                                                  ModelVectorRow.model_id == mids[k]).values(**r))
+        except SQLAlchemyError as exc:
+            raise StoreError(f"saving model vectors failed (nothing saved): {exc}") from exc
+        return len(rows)
+
+    def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
+        """Stored vectors of a space, by model key (all models when ``models`` is None)."""
+        q = (select(Model.key, ModelVectorRow).join(Model, Model.id == ModelVectorRow.model_id)
+             .where(ModelVectorRow.space_id == space_id).order_by(Model.key))
+        with self._read() as conn:
+            if models is None:
+                rows = conn.execute(q).all()
+            else:
+                rows = []
+                for c in chunks(list(dict.fromkeys(models))):
+                    rows.extend(conn.execute(q.where(Model.key.in_(c))).all())
+        return [ModelVector(k, np.frombuffer(r.vector, dtype="<f4").copy(), r.n_prompts, list(r.benchmarks or []),
+                            dict(r.accuracy or {}), r.inputs_digest, r.computed_at) for k, r in rows]
+
+    def delete_model_vectors(self, space_id: int, models: Sequence[str]) -> int:
+        with self._write() as conn:
+            mids = list(self._ids_by(conn, Model.key, Model.id, list(models)).values())
+            n = 0
+            for c in chunks(mids):
+                n += conn.execute(delete(ModelVectorRow).where(ModelVectorRow.space_id == space_id,
+                                                               ModelVectorRow.model_id.in_(c))).rowcount
+        return n
+
+    def stale_models(self, space_id: int) -> list[str]:
+        """Models with outcomes whose vector in this space is missing or was computed from other inputs."""
+        self.get_space(space_id)
+        current = self.model_digests()
+        q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)
+        with self._read() as conn:
+            stored = dict(conn.execute(q.where(ModelVectorRow.space_id == space_id)).all())
+        return sorted(k for k, d in current.items() if stored.get(k) != d)
+
+    # -- benchmark vectors ----------------------------------------------------------------------------------
+
+    def save_benchmark_vectors(self, space_id: int, vectors: Iterable[BenchmarkVector]) -> int:
+        space = self.get_space(space_id)
+        rows = {v.benchmark: dict(dim=space.dim, vector=_vector(v.vector, space.dim, v.benchmark),
+                                  n_prompts=int(v.n_prompts), computed_at=v.computed_at or utcnow()) for v in vectors}
+        if not rows:
+            return 0
+        with self._write() as conn:
+            bids = self._ids_by(conn, Benchmark.name, Benchmark.id, list(rows))
+            missing = set(rows) - set(bids)
+            if missing:
+                raise NotFoundError(f"vectors for unknown benchmark(s): {', '.join(sorted(missing)[:10])}")
+            conn.execute(delete(BenchmarkVectorRow).where(BenchmarkVectorRow.space_id == space_id,
+                                                          BenchmarkVectorRow.benchmark_id.in_(list(bids.values()))))
+            conn.execute(BenchmarkVectorRow.__table__.insert(),
+                         [dict(space_id=space_id, benchmark_id=bids[k], **r) for k, r in rows.items()])
+        return len(rows)
+
+    def load_benchmark_vectors(self, space_id: int) -> list[BenchmarkVector]:
+        q = (select(Benchmark.name, BenchmarkVectorRow).join(Benchmark, Benchmark.id == BenchmarkVectorRow.benchmark_id)
+             .where(BenchmarkVectorRow.space_id == space_id).order_by(Benchmark.name))
+        with self._read() as conn:
+            return [BenchmarkVector(n, np.frombuffer(r.vector, dtype="<f4").copy(), r.n_prompts, r.computed_at)
+                    for n, r in conn.execute(q).all()]
+
+    # -- runs -----------------------------------------------------------------------------------------------
+
+    def start_run(self, kind: str = "index") -> int:
+        with self._write() as conn:
+            return conn.execute(Run.__table__.insert().values(kind=kind, started_at=utcnow(), status="running",
+                                                              pid=os.getpid(), counts={}, errors=[])
+                                .returning(Run.id)).scalar_one()
+
+    def finish_run(self, run_id: int, status: str, counts: dict | None = None, errors: list | None = None) -> RunRecord:
+        if status not in RUN_STATUSES[1:]:
+            raise InputError(f"run status {status!r}; use one of {', '.join(RUN_STATUSES[1:])}", item=f"run {run_id}")
+        errors = [e.as_dict() if hasattr(e, "as_dict") else e for e in (errors or [])]
+        with self._write() as conn:
+            n = conn.execute(update(Run).where(Run.id == run_id).values(
+                finished_at=utcnow(), status=status, counts=json.loads(json.dumps(counts or {}, default=str)),
+                errors=json.loads(json.dumps(errors, default=str)))).rowcount
+        if not n:
+            raise NotFoundError(f"unknown run id {run_id}")
+        return self.get_run(run_id)
+
+    def get_run(self, run_id: int) -> RunRecord:
+        with self._read() as conn:
+            r = conn.execute(select(Run).where(Run.id == run_id)).scalar()
+            if r is None:
+                raise NotFoundError(f"unknown run id {run_id}")
+            return _run_record(r)
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        """The newest runs first."""
+        with self._read() as conn:
+            return [_run_record(r) for r in conn.execute(select(Run).order_by(Run.id.desc()).limit(limit)).scalars()]

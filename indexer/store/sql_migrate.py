@@ -1,0 +1,156 @@
+"""Engines and migrations: build a checked SQLAlchemy engine from a URL, run Alembic programmatically.
+
+``make_engine(url)`` turns every way a URL can be wrong into a :class:`~indexer.errors.StoreError` that says
+what to fix, and sets SQLite up for safe concurrent use (WAL, foreign keys, ``BEGIN IMMEDIATE`` for writes).
+``upgrade(engine)`` / ``downgrade(engine, rev)`` / ``current(engine)`` / ``head()`` drive Alembic with the
+scripts in ``migrations/`` (no ``alembic.ini`` needed).
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+
+from ..errors import StoreError
+
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+CONNECT_TIMEOUT_S = 5
+SQLITE_BUSY_TIMEOUT_S = 30
+_URL_HELP = "set TASKSPACE_DATABASE_URL to e.g. sqlite:////abs/path/taskspace.db or postgresql+psycopg://user@host:5432/db"
+
+
+def safe_url(url) -> str:
+    """The URL with any password masked, for messages and logs."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<unparseable URL>"
+
+
+def make_engine(url: str) -> Engine:
+    """A SQLAlchemy engine for ``url``; raises StoreError for a malformed URL, unknown driver or missing folder."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError(f"database URL {url!r} is not a valid SQLAlchemy URL; {_URL_HELP}") from None
+    backend = parsed.get_backend_name()
+    connect_args: dict = {}
+    if backend == "sqlite":
+        db = parsed.database
+        if db and db != ":memory:" and not db.startswith("file:"):
+            folder = Path(db).expanduser().resolve().parent
+            if not folder.is_dir():
+                raise StoreError(f"the folder of the SQLite database {db} does not exist; create it or {_URL_HELP}")
+        connect_args["timeout"] = SQLITE_BUSY_TIMEOUT_S
+    elif backend == "postgresql":
+        if parsed.get_driver_name() not in {"psycopg", "psycopg2"} and parsed.drivername == "postgresql":
+            parsed = parsed.set(drivername="postgresql+psycopg")  # plain postgresql:// means psycopg 3 here
+        connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
+    try:
+        engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend != "sqlite")
+    except (NoSuchModuleError, ImportError) as exc:
+        raise StoreError(f"database URL {safe_url(url)}: no driver for {parsed.drivername!r} ({exc}); {_URL_HELP}") from None
+    except (ArgumentError, TypeError) as exc:
+        raise StoreError(f"database URL {safe_url(url)} is not usable: {exc}; {_URL_HELP}") from None
+    if backend == "sqlite":
+        _sqlite_setup(engine)
+    return engine
+
+
+def _sqlite_setup(engine: Engine) -> None:
+    """WAL (readers never block the writer; a killed process loses only its uncommitted transaction),
+    foreign keys on, and our own BEGIN so a write transaction can take the write lock up front."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None  # let the "begin" hook below emit BEGIN
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA foreign_keys=ON")
+        if engine.url.database not in (None, "", ":memory:"):
+            cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("sqlite_immediate") else "BEGIN")
+
+
+def write_connection(engine: Engine) -> Connection:
+    """A connection whose transactions take the SQLite write lock at BEGIN (no upgrade deadlocks)."""
+    return engine.connect().execution_options(sqlite_immediate=True)
+
+
+def connect_error(url, exc: Exception) -> StoreError:
+    """Turn a driver error at connect time into a StoreError that says what to fix."""
+    detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StoreError(
+        f"cannot use the database at {safe_url(url)}: {detail}. Check TASKSPACE_DATABASE_URL "
+        "(host, port, user, database name, file path) and that the server is running and reachable"
+    )
+
+
+def _config(connection: Connection | None = None):
+    from alembic.config import Config
+
+    if not (MIGRATIONS_DIR / "env.py").is_file():
+        raise StoreError(f"Alembic migrations not found at {MIGRATIONS_DIR}; reinstall taskspace from its source tree")
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head() -> str:
+    """The newest migration revision in ``migrations/versions``."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_config()).get_current_head()
+
+
+def known_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
+
+    return {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
+
+
+def current(engine: Engine) -> str | None:
+    """The database's migration revision (None for an empty database)."""
+    from alembic.runtime.migration import MigrationContext
+
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except SQLAlchemyError as exc:
+        raise connect_error(engine.url, exc) from exc
+
+
+def _migrate(engine: Engine, fn, rev: str) -> None:
+    try:
+        with write_connection(engine) as conn:
+            with conn.begin():
+                if conn.dialect.name == "postgresql":  # one migrator at a time per database + schema
+                    key = zlib.crc32(b"taskspace-migrate:" + str(conn.exec_driver_sql("select current_schema()").scalar()).encode())
+                    conn.execute(text("select pg_advisory_xact_lock(:k)"), {"k": key})
+                fn(_config(conn), rev)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"migrating {safe_url(engine.url)} to {rev} failed: {exc}") from exc
+
+
+def upgrade(engine: Engine, rev: str = "head") -> None:
+    """Migrate the database up to ``rev`` (default: head), creating every table."""
+    from alembic import command
+
+    _migrate(engine, command.upgrade, rev)
+
+
+def downgrade(engine: Engine, rev: str) -> None:
+    """Migrate the database down to ``rev`` (``base`` drops every table)."""
+    from alembic import command
+
+    _migrate(engine, command.downgrade, rev)

@@ -1,0 +1,207 @@
+"""SQLAlchemy 2 typed ORM tables of the SQL store (see :mod:`indexer.store.sql` for the schema notes).
+
+Alembic (``migrations/versions``) creates these tables; the ORM never calls ``create_all``.
+Times are stored timezone-aware (UTC). Packed arrays are little-endian int32 / float32 bytes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class UTCDateTime(TypeDecorator):
+    """A timezone-aware UTC datetime on every backend (SQLite keeps no zone: store naive UTC, read back as UTC)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        value = value.astimezone(timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Model(Base):
+    __tablename__ = "models"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(512), unique=True)
+    kind: Mapped[str] = mapped_column(String(16), default="hub")
+    revision: Mapped[str | None] = mapped_column(String(128))
+    author: Mapped[str | None] = mapped_column(String(256))
+    license: Mapped[str | None] = mapped_column(String(256))
+    num_parameters: Mapped[int | None] = mapped_column(BigInteger)
+    pipeline_tag: Mapped[str | None] = mapped_column(String(128))
+    library: Mapped[str | None] = mapped_column(String(128))
+    tags: Mapped[list | None] = mapped_column(JSON)
+    downloads: Mapped[int | None] = mapped_column(BigInteger)
+    likes: Mapped[int | None] = mapped_column(BigInteger)
+    gated: Mapped[str | None] = mapped_column(String(16))
+    created_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_modified: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    base_model: Mapped[str | None] = mapped_column(String(512))
+    fetched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Benchmark(Base):
+    __tablename__ = "benchmarks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(512), unique=True)
+    group: Mapped[str | None] = mapped_column(String(256))
+    source_task: Mapped[str | None] = mapped_column(String(512))
+    metric: Mapped[str | None] = mapped_column(String(128))
+    num_fewshot: Mapped[int | None] = mapped_column(Integer)
+    config: Mapped[dict | None] = mapped_column(JSON)
+
+
+class Prompt(Base):
+    __tablename__ = "prompts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class BenchmarkPrompt(Base):
+    __tablename__ = "benchmark_prompts"
+
+    benchmark_id: Mapped[int] = mapped_column(ForeignKey("benchmarks.id", ondelete="CASCADE"), primary_key=True)
+    prompt_id: Mapped[int] = mapped_column(ForeignKey("prompts.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer)
+    source_prompt_id: Mapped[str | None] = mapped_column(String(512))
+
+    __table_args__ = (Index("ix_benchmark_prompts_prompt_id", "prompt_id"),)
+
+
+class Source(Base):
+    __tablename__ = "sources"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    location: Mapped[str] = mapped_column(String(1024), unique=True)
+    revision: Mapped[str | None] = mapped_column(String(128))
+    seen_revision: Mapped[str | None] = mapped_column(String(128))
+    checked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    ingested_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    n_outcomes: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class OutcomeBlock(Base):
+    """One (source, model, benchmark): ``n`` cells as packed sorted int32 prompt ids + float32 scores."""
+
+    __tablename__ = "outcomes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    source_id: Mapped[int] = mapped_column(ForeignKey("sources.id", ondelete="CASCADE"))
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    benchmark_id: Mapped[int] = mapped_column(ForeignKey("benchmarks.id", ondelete="CASCADE"))
+    n: Mapped[int] = mapped_column(Integer)
+    prompt_ids: Mapped[bytes] = mapped_column(LargeBinary)
+    scores: Mapped[bytes] = mapped_column(LargeBinary)
+    model_revision: Mapped[str | None] = mapped_column(String(128))
+    digest: Mapped[str] = mapped_column(String(64))
+
+    __table_args__ = (
+        UniqueConstraint("source_id", "model_id", "benchmark_id", name="uq_outcomes_source_model_benchmark"),
+        Index("ix_outcomes_model_id", "model_id"),
+        Index("ix_outcomes_benchmark_id", "benchmark_id"),
+    )
+
+
+class Space(Base):
+    __tablename__ = "spaces"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), unique=True)
+    encoder: Mapped[str] = mapped_column(String(512))
+    dim: Mapped[int] = mapped_column(Integer)
+    lam: Mapped[float] = mapped_column(Float)
+    eps: Mapped[float] = mapped_column(Float)
+    method: Mapped[str] = mapped_column(String(64))
+    params: Mapped[dict | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ModelVectorRow(Base):
+    __tablename__ = "model_vectors"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    space_id: Mapped[int] = mapped_column(ForeignKey("spaces.id", ondelete="CASCADE"))
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    dim: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    n_prompts: Mapped[int] = mapped_column(Integer)
+    benchmarks: Mapped[list | None] = mapped_column(JSON)
+    accuracy: Mapped[dict | None] = mapped_column(JSON)
+    inputs_digest: Mapped[str | None] = mapped_column(String(64))
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (UniqueConstraint("space_id", "model_id", name="uq_model_vectors_space_model"),)
+
+
+class BenchmarkVectorRow(Base):
+    __tablename__ = "benchmark_vectors"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    space_id: Mapped[int] = mapped_column(ForeignKey("spaces.id", ondelete="CASCADE"))
+    benchmark_id: Mapped[int] = mapped_column(ForeignKey("benchmarks.id", ondelete="CASCADE"))
+    dim: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    n_prompts: Mapped[int] = mapped_column(Integer)
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    __table_args__ = (UniqueConstraint("space_id", "benchmark_id", name="uq_benchmark_vectors_space_benchmark"),)
+
+
+class Run(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    pid: Mapped[int | None] = mapped_column(Integer)
+    counts: Mapped[dict | None] = mapped_column(JSON)
+    errors: Mapped[list | None] = mapped_column(JSON)

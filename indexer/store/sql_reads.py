@@ -1,0 +1,184 @@
+"""Bulk reads of the SQL store (mixed into :class:`indexer.store.sql.Store`): the outcome matrix, prompt
+texts, models, benchmarks and the per-model inputs digest."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+from sqlalchemy import func, select
+
+from ..errors import NotFoundError
+from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source
+from .sql_types import MODEL_FIELDS, BenchmarkRecord, ModelRecord, OutcomeMatrix, SourceRecord, chunks
+
+
+def model_record(m: Model) -> ModelRecord:
+    return ModelRecord(key=m.key, **{f: getattr(m, f) for f in MODEL_FIELDS})
+
+
+def source_record(s: Source) -> SourceRecord:
+    return SourceRecord(s.id, s.kind, s.location, s.revision, s.seen_revision, s.checked_at, s.ingested_at, s.n_outcomes)
+
+
+class ReadMixin:
+    def _filter_ids(self, conn, models, benchmarks):
+        """Model and benchmark id maps (id -> name), restricted to the given names; unknown names raise."""
+        mq, bq = select(Model.id, Model.key), select(Benchmark.id, Benchmark.name)
+        mmap = bmap = None
+        if models is not None:
+            models = list(dict.fromkeys(models))
+            mmap = {}
+            for c in chunks(models):
+                mmap.update(conn.execute(mq.where(Model.key.in_(c))).all())
+            missing = set(models) - set(mmap.values())
+            if missing:
+                raise NotFoundError(f"unknown model(s): {', '.join(sorted(missing)[:10])}; `taskspace models` lists the stored ones")
+        if benchmarks is not None:
+            benchmarks = list(dict.fromkeys(benchmarks))
+            bmap = dict(conn.execute(bq.where(Benchmark.name.in_(benchmarks))).all())
+            missing = set(benchmarks) - set(bmap.values())
+            if missing:
+                raise NotFoundError(f"unknown benchmark(s): {', '.join(sorted(missing)[:10])}; `taskspace benchmarks` lists them")
+        else:
+            bmap = dict(conn.execute(bq).all())
+        return mmap, bmap
+
+    def load_outcomes(self, models: Sequence[str] | None = None, benchmarks: Sequence[str] | None = None) -> OutcomeMatrix:
+        """All stored outcomes as a dense (M, N) float32 matrix with NaN = not observed (see the module doc)."""
+        with self._read() as conn:
+            mmap, bmap = self._filter_ids(conn, models, benchmarks)
+            q = select(OutcomeBlock.model_id, OutcomeBlock.benchmark_id, OutcomeBlock.prompt_ids, OutcomeBlock.scores)
+            if benchmarks is not None:
+                q = q.where(OutcomeBlock.benchmark_id.in_(list(bmap)))
+            blocks = []
+            if mmap is None:
+                blocks = conn.execute(q).all()
+            else:
+                for c in chunks(list(mmap)):
+                    blocks.extend(conn.execute(q.where(OutcomeBlock.model_id.in_(c))).all())
+            if mmap is None:
+                used = {b[0] for b in blocks}
+                mmap = {}
+                for c in chunks(sorted(used)):
+                    mmap.update(conn.execute(select(Model.id, Model.key).where(Model.id.in_(c))).all())
+            # membership of the selected benchmarks: (benchmark name, position) orders the columns
+            mq = select(BenchmarkPrompt.prompt_id, BenchmarkPrompt.benchmark_id, BenchmarkPrompt.position)
+            if benchmarks is not None:
+                mq = mq.where(BenchmarkPrompt.benchmark_id.in_(list(bmap)))
+            member = conn.execute(mq).all()
+            decoded = [(m, b, np.frombuffer(p, dtype="<i4"), np.frombuffer(s, dtype="<f4")) for m, b, p, s in blocks]
+            all_ids = np.unique(np.concatenate([d[2] for d in decoded])) if decoded else np.zeros(0, np.int64)
+            hashes = {}
+            for c in chunks(all_ids.tolist()):
+                hashes.update(conn.execute(select(Prompt.id, Prompt.hash).where(Prompt.id.in_(c))).all())
+        # column order: each prompt's first selected benchmark by name, then its position there
+        bname_rank = {bid: r for r, bid in enumerate(sorted(bmap, key=bmap.get))}
+        best: dict[int, tuple[int, int, int]] = {}
+        for pid, bid, pos in member:
+            key = (bname_rank[bid], pos, bid)
+            if pid not in best or key < best[pid]:
+                best[pid] = key
+        observed = set(all_ids.tolist())
+        cols = sorted((p for p in best if p in observed), key=best.__getitem__)
+        col_ids = np.asarray(cols, dtype=np.int64)
+        col_of_sorted = np.empty(len(all_ids), dtype=np.int64)
+        col_of_sorted[np.searchsorted(all_ids, col_ids)] = np.arange(len(col_ids))
+        model_keys = sorted(mmap.values()) if models is None else list(dict.fromkeys(models))
+        index = {k: r for r, k in enumerate(model_keys)}
+        row = {mid: index[k] for mid, k in mmap.items()}
+        S = np.full((len(model_keys), len(col_ids)), np.nan, dtype=np.float32)
+        counts: dict[int, np.ndarray] = {}  # rows observed more than once (several sources): running mean
+        for mid, _bid, pids, sc in decoded:
+            r = row[mid]
+            c = col_of_sorted[np.searchsorted(all_ids, pids)]
+            cur = S[r, c]
+            seen = ~np.isnan(cur)
+            if not seen.any():
+                S[r, c] = sc
+                continue
+            cnt = counts.get(r)
+            if cnt is None:
+                cnt = counts[r] = (~np.isnan(S[r])).astype(np.uint32)
+            k = cnt[c] + 1
+            S[r, c] = np.where(seen, cur + (sc - cur) / k, sc)
+            cnt[c] = k
+        names = [bmap[best[p][2]] for p in cols]
+        return OutcomeMatrix(col_ids, [hashes[p] for p in cols], model_keys, S, names)
+
+    def prompt_texts(self, prompt_ids: Sequence[int]) -> list[str]:
+        """Texts of the given prompt ids, in the same order (NotFoundError for an unknown id)."""
+        ids = [int(i) for i in prompt_ids]
+        out: dict[int, str] = {}
+        with self._read() as conn:
+            for c in chunks(sorted(set(ids))):
+                out.update(conn.execute(select(Prompt.id, Prompt.text).where(Prompt.id.in_(c))).all())
+        missing = [i for i in ids if i not in out]
+        if missing:
+            raise NotFoundError(f"unknown prompt id(s): {missing[:10]}")
+        return [out[i] for i in ids]
+
+    def prompt_ids(self, hashes: Sequence[str]) -> dict[str, int]:
+        """Prompt ids of the given content hashes (unknown hashes are left out)."""
+        out: dict[str, int] = {}
+        with self._read() as conn:
+            for c in chunks(list(dict.fromkeys(hashes))):
+                out.update(conn.execute(select(Prompt.hash, Prompt.id).where(Prompt.hash.in_(c))).all())
+        return out
+
+    def list_models(self, kind: str | None = None) -> list[ModelRecord]:
+        q = select(Model).order_by(Model.key)
+        if kind is not None:
+            q = q.where(Model.kind == kind)
+        with self._read() as conn:
+            return [model_record(m) for m in conn.execute(q).scalars()]
+
+    def get_model(self, key: str) -> ModelRecord | None:
+        with self._read() as conn:
+            m = conn.execute(select(Model).where(Model.key == key)).scalar()
+            return model_record(m) if m is not None else None
+
+    def list_benchmarks(self) -> list[BenchmarkRecord]:
+        n = (select(BenchmarkPrompt.benchmark_id, func.count().label("n")).group_by(BenchmarkPrompt.benchmark_id).subquery())
+        q = select(Benchmark, func.coalesce(n.c.n, 0)).outerjoin(n, n.c.benchmark_id == Benchmark.id).order_by(Benchmark.name)
+        with self._read() as conn:
+            return [BenchmarkRecord(b.name, b.group, b.source_task, b.metric, b.num_fewshot, dict(b.config or {}), int(k))
+                    for b, k in conn.execute(q).all()]
+
+    def benchmark_prompts(self, name: str) -> list[int]:
+        """Prompt ids of a benchmark in position order."""
+        with self._read() as conn:
+            bid = conn.execute(select(Benchmark.id).where(Benchmark.name == name)).scalar()
+            if bid is None:
+                raise NotFoundError(f"unknown benchmark {name!r}; `taskspace benchmarks` lists them")
+            return list(conn.execute(select(BenchmarkPrompt.prompt_id).where(BenchmarkPrompt.benchmark_id == bid)
+                                     .order_by(BenchmarkPrompt.position)).scalars())
+
+    def model_digests(self, models: Sequence[str] | None = None) -> dict[str, str]:
+        """Hex sha256 per model over its stored outcome blocks; changes iff that model's outcomes changed."""
+        q = (select(Model.key, Source.location, Benchmark.name, OutcomeBlock.digest)
+             .join(Model, Model.id == OutcomeBlock.model_id).join(Source, Source.id == OutcomeBlock.source_id)
+             .join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id))
+        parts: dict[str, list[str]] = {}
+        with self._read() as conn:
+            if models is None:
+                rows = conn.execute(q).all()
+            else:
+                rows = []
+                for c in chunks(list(dict.fromkeys(models))):
+                    rows.extend(conn.execute(q.where(Model.key.in_(c))).all())
+        for key, loc, bench, digest in rows:
+            parts.setdefault(key, []).append(f"{loc}\x1f{bench}\x1f{digest}")
+        return {k: hashlib.sha256("\x1e".join(sorted(v)).encode()).hexdigest() for k, v in sorted(parts.items())}
+
+    def counts(self) -> dict:
+        """Rows per table plus the number of stored outcome cells."""
+        from .sql_models import Base
+
+        out = {}
+        with self._read() as conn:
+            for name, table in Base.metadata.tables.items():
+                out[name] = conn.execute(select(func.count()).select_from(table)).scalar()
+            out["outcome_cells"] = conn.execute(select(func.coalesce(func.sum(OutcomeBlock.n), 0))).scalar()
+        return out

@@ -1,0 +1,133 @@
+"""Plain records the SQL store returns and accepts (no SQLAlchemy here): import them from
+:mod:`indexer.store.sql`, which re-exports them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
+
+import numpy as np
+
+CHUNK = 5000
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+MODEL_FIELDS = (
+    "kind", "revision", "author", "license", "num_parameters", "pipeline_tag", "library", "tags", "downloads",
+    "likes", "gated", "created_at", "last_modified", "base_model", "fetched_at",
+)
+
+
+def looks_like_repo_id(key: str) -> bool:
+    """True for "org/name" Hub repo ids; False for plain names such as "gpt-4o(eval_results/gpt4o)"."""
+    return bool(_REPO_ID.match(key)) and ".." not in key and len(key) <= 96
+
+
+def chunks(seq: Sequence, n: int = CHUNK):
+    for i in range(0, len(seq), n):
+        yield seq[i : i + n]
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    models: int  # model rows newly created
+    prompts: int  # prompt rows newly created
+    outcomes: int  # (model, benchmark, prompt) cells stored, after averaging duplicates
+    skipped: bool = False  # location + revision already ingested: nothing changed
+    replaced: bool = False  # a previous revision's outcomes were replaced
+    source_id: int | None = None
+
+
+class OutcomeMatrix(NamedTuple):
+    prompt_ids: np.ndarray  # int64 (N,) DB ids of the prompts (columns)
+    prompt_hashes: list[str]  # (N,)
+    models: list[str]  # (M,) model keys (rows)
+    scores: np.ndarray  # float32 (M, N) in [0, 1]; NaN = not observed
+    benchmarks: list[str]  # (N,) benchmark of each prompt
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    id: int
+    kind: str
+    location: str
+    revision: str | None
+    seen_revision: str | None
+    checked_at: datetime | None
+    ingested_at: datetime | None
+    n_outcomes: int
+
+
+@dataclass(frozen=True)
+class ModelRecord:
+    key: str
+    kind: str
+    revision: str | None = None
+    author: str | None = None
+    license: str | None = None
+    num_parameters: int | None = None
+    pipeline_tag: str | None = None
+    library: str | None = None
+    tags: list | None = None
+    downloads: int | None = None
+    likes: int | None = None
+    gated: str | None = None
+    created_at: datetime | None = None
+    last_modified: datetime | None = None
+    base_model: str | None = None
+    fetched_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class BenchmarkRecord:
+    name: str
+    group: str | None
+    source_task: str | None
+    metric: str | None
+    num_fewshot: int | None
+    config: dict
+    n_prompts: int
+
+
+@dataclass(frozen=True)
+class SpaceRecord:
+    id: int
+    encoder: str  # encoder id including its revision
+    dim: int
+    lam: float
+    eps: float
+    method: str
+    params: dict
+    created_at: datetime | None = None
+
+
+@dataclass
+class ModelVector:
+    model: str  # model key
+    vector: np.ndarray  # float32 (dim,)
+    n_prompts: int
+    benchmarks: list[str] = field(default_factory=list)
+    accuracy: dict[str, float] = field(default_factory=dict)  # observed accuracy per benchmark
+    inputs_digest: str | None = None  # Store.model_digests()[model] when the vector was computed
+    computed_at: datetime | None = None
+
+
+@dataclass
+class BenchmarkVector:
+    benchmark: str
+    vector: np.ndarray  # float32 (dim,): mean of the benchmark's prompt embeddings
+    n_prompts: int
+    computed_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    kind: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    pid: int | None
+    counts: dict
+    errors: list
