@@ -46,3 +46,65 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared datasets not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+# -- SQL store: a `store` fixture over SQLite and PostgreSQL -------------------------------------------------
+
+POSTGRES_URL = os.environ.get("TASKSPACE_TEST_POSTGRES_URL") or "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+_pg_state: dict = {}
+
+
+def _postgres_unavailable() -> str | None:
+    """None when the test PostgreSQL answers, else the reason (checked once per session)."""
+    if "reason" not in _pg_state:
+        from indexer.errors import StoreError
+        from indexer.store.sql_migrate import create_schema, drop_schema
+
+        try:
+            create_schema(POSTGRES_URL, "taskspace_probe_%d" % os.getpid())
+            drop_schema(POSTGRES_URL, "taskspace_probe_%d" % os.getpid())
+            _pg_state["reason"] = None
+        except StoreError as exc:
+            _pg_state["reason"] = f"PostgreSQL not reachable at TASKSPACE_TEST_POSTGRES_URL={POSTGRES_URL}: {exc}"
+    return _pg_state["reason"]
+
+
+@pytest.fixture
+def pg_url():
+    """A PostgreSQL URL private to this test: a fresh schema (search_path) dropped afterwards.
+    Skips when the server is unreachable, except with TASKSPACE_REQUIRE_POSTGRES=1 (CI), where it fails."""
+    import uuid
+
+    from indexer.store.sql_migrate import create_schema, drop_schema, with_search_path
+
+    reason = _postgres_unavailable()
+    if reason:
+        if os.environ.get("TASKSPACE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(reason + " (TASKSPACE_REQUIRE_POSTGRES=1: PostgreSQL tests must run here)")
+        pytest.skip(reason)
+    schema = "t_" + uuid.uuid4().hex[:16]
+    create_schema(POSTGRES_URL, schema)
+    try:
+        yield with_search_path(POSTGRES_URL, schema)
+    finally:
+        drop_schema(POSTGRES_URL, schema)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request, tmp_path):
+    """An empty database URL: a SQLite file in tmp_path, or a private PostgreSQL schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'test.db'}"
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def store(db_url):
+    """A migrated, empty :class:`indexer.store.sql.Store` on SQLite and on PostgreSQL."""
+    from indexer.store.sql import Store
+
+    s = Store(db_url, upgrade=True)
+    try:
+        yield s
+    finally:
+        s.close()

@@ -154,3 +154,28 @@ def downgrade(engine: Engine, rev: str) -> None:
     from alembic import command
 
     _migrate(engine, command.downgrade, rev)
+
+
+def with_search_path(url: str, schema: str) -> str:
+    """A PostgreSQL URL whose connections use ``schema`` (tests give each test its own schema)."""
+    return make_url(url).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
+
+
+def create_schema(url: str, schema: str) -> None:
+    """Create a PostgreSQL schema (raises StoreError when the server is unreachable)."""
+    _schema_ddl(url, f'create schema "{schema}"')
+
+
+def drop_schema(url: str, schema: str) -> None:
+    _schema_ddl(url, f'drop schema if exists "{schema}" cascade')
+
+
+def _schema_ddl(url: str, ddl: str) -> None:
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(ddl)
+    except SQLAlchemyError as exc:
+        raise connect_error(url, exc) from exc
+    finally:
+        engine.dispose()
