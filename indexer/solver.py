@@ -16,7 +16,14 @@ Notation (``docs/METHOD.md`` and ``DESIGN.md`` §1):
   which equals the paper's ``P U S' V^T`` (``S'_k = s_k / (s_k^2 + 2 lambda)`` above the threshold) exactly.
 
 Models that observe the same prompts share one ``G`` and hence one projection matrix
-``V diag(phi) V^T``; the solver groups models by coverage pattern and decomposes each pattern once.
+``V diag(phi) V^T``; the solver groups models by coverage pattern and builds each pattern's projection once.
+When several patterns exist, the prompts are split into *atoms* (prompts covered by exactly the same
+patterns, e.g. one benchmark) whose Gram blocks are computed in one pass over ``D``; a pattern's Gram is the
+sum of its atoms' blocks.
+
+Speed notes: ``D`` is kept in the dtype it was given (float32 halves the memory traffic of the ``b`` pass);
+products with it are accumulated in float64 over cache-sized row blocks.  Models are processed in chunks of
+``_CHUNK`` rows with reused float64 buffers, so a fit never holds a float64 copy of the whole ``S``.
 """
 
 from __future__ import annotations
@@ -38,32 +45,58 @@ __all__ = [
     "validate_embeddings",
 ]
 
-#: Models are processed in chunks of this many rows so (chunk, N) float64 temporaries stay small.
+#: Models are processed in chunks of this many rows so (chunk, N) float64 temporaries stay bounded.
 _CHUNK = 512
+#: More atoms than this (and than 4 x the patterns) and pattern Grams are computed directly instead.
+_MAX_ATOMS = 256
 
 
 def validate_embeddings(D: np.ndarray, *, dim: int | None = None, ids: Sequence[Hashable] | None = None) -> np.ndarray:
-    """Check an (N, d) embedding matrix: 2-D, finite, of the expected dimension. Returns it as an array.
+    """Check an (N, d) embedding matrix: 2-D, finite, of the expected dimension. Returns it as an array
+    (float32 and float64 are kept, other dtypes become float64).
 
-    Raises :class:`InputError` naming the first bad row (by id when ``ids`` is given).
+    Raises :class:`DimensionError` for a wrong shape and :class:`InputError` naming the first bad row (by id
+    when ``ids`` is given).
     """
     D = np.asarray(D)
-    if D.ndim != 2:
-        raise DimensionError(f"embeddings must be a 2-D (prompts, dim) array, got shape {D.shape}")
+    if D.dtype not in (np.float32, np.float64):
+        D = D.astype(np.float64)
+    if D.ndim != 2 or D.shape[1] == 0:
+        raise DimensionError(f"embeddings must be a 2-D (prompts, dim) array with dim >= 1, got shape {D.shape}")
     if dim is not None and D.shape[1] != dim:
         raise DimensionError(
             f"embeddings have dimension {D.shape[1]} but this space has dimension {dim}; "
             "embed with the space's encoder or create a new space"
         )
-    finite = np.isfinite(D).all(axis=1)
-    if not finite.all():
-        row = int(np.flatnonzero(~finite)[0])
-        name = ids[row] if ids is not None else row
-        raise InputError(
-            f"embedding of prompt {name!r} contains NaN or inf; re-encode it (clear its cache entry)",
-            item=f"prompt {name}",
-        )
+    if not np.isfinite(D.sum()):  # one cheap pass; NaN/inf (or an overflow) shows up in the sum
+        finite = np.isfinite(D).all(axis=1)
+        if not finite.all():
+            row = int(np.flatnonzero(~finite)[0])
+            name = ids[row] if ids is not None else row
+            raise InputError(
+                f"embedding of prompt {name!r} contains NaN or inf; re-encode it (clear its cache entry)",
+                item=f"prompt {name}",
+            )
     return D
+
+
+def _signed_into(S: np.ndarray, Y: np.ndarray, missing: np.ndarray, ids: Sequence[Hashable]) -> None:
+    """Fill ``Y`` (k, n) float64 with ``2s-1`` (0 where missing) and ``missing`` (k, n) bool from ``S`` (k, n).
+
+    Raises :class:`InputError` naming the model (``ids[row]``) and prompt column of a value outside [0, 1].
+    """
+    np.multiply(S, 2.0, out=Y, casting="unsafe")  # y = 2s - 1, NaN stays NaN
+    np.subtract(Y, 1.0, out=Y)
+    np.isnan(Y, out=missing)
+    hi, lo = np.fmax.reduce(Y, axis=None), np.fmin.reduce(Y, axis=None)  # NaN-ignoring min/max, no temporaries
+    if hi > 1.0 or lo < -1.0:
+        r, c = np.argwhere((Y > 1.0) | (Y < -1.0))[0]
+        raise InputError(
+            f"outcome {float(S[r, c])!r} on prompt column {int(c)} is outside [0, 1]; "
+            "outcomes are 0/1 or a graded score in [0, 1] (use NaN for not observed)",
+            item=f"model {ids[r]}",
+        )
+    np.copyto(Y, 0.0, where=missing)
 
 
 def signed_outcomes(S: np.ndarray, *, model_ids: Sequence[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -71,27 +104,22 @@ def signed_outcomes(S: np.ndarray, *, model_ids: Sequence[Hashable] | None = Non
 
     Parameters
     ----------
-    S : (M, N) array of float, values in [0, 1] or NaN.
+    S : (M, N) or (N,) array of float, values in [0, 1] or NaN.
 
     Returns
     -------
     Y : (M, N) float64, 2s-1 on observed cells and 0 elsewhere.
     observed : (M, N) bool.
     """
-    S = np.asarray(S, dtype=np.float64)
+    S = np.asarray(S)
     if S.ndim == 1:
         S = S[None, :]
-    observed = ~np.isnan(S)
-    if np.isinf(S).any() or ((S[observed] < 0) | (S[observed] > 1)).any():
-        bad = np.argwhere(np.isinf(S) | (observed & ((S < 0) | (S > 1))))[0]
-        name = model_ids[bad[0]] if model_ids is not None else int(bad[0])
-        raise InputError(
-            f"outcome {S[bad[0], bad[1]]!r} on prompt column {int(bad[1])} is outside [0, 1]; "
-            "outcomes are 0/1 or a graded score in [0, 1] (use NaN for not observed)",
-            item=f"model {name}",
-        )
-    Y = np.where(observed, 2.0 * np.nan_to_num(S) - 1.0, 0.0)
-    return Y, observed
+    if S.dtype.kind not in "fbiu":
+        S = S.astype(np.float64)
+    Y = np.empty(S.shape)
+    missing = np.empty(S.shape, dtype=bool)
+    _signed_into(S, Y, missing, model_ids if model_ids is not None else range(S.shape[0]))
+    return Y, ~missing
 
 
 def shrinkage(w: np.ndarray, lam: float, eps: float) -> np.ndarray:
@@ -111,7 +139,16 @@ def shrinkage(w: np.ndarray, lam: float, eps: float) -> np.ndarray:
 
 
 def projection(G: np.ndarray, lam: float, eps: float) -> np.ndarray:
-    """The (d, d) matrix ``V diag(phi(w)) V^T`` of a Gram matrix ``G = V diag(w) V^T``; ``e = b @ it``."""
+    """The (d, d) matrix ``V diag(phi(w)) V^T`` of a Gram matrix ``G = V diag(w) V^T``; ``e = b @ it``.
+
+    With ``eps == 0`` and ``lam > 0`` every component is kept, so this is ``(G + 2 lambda I)^-1``, computed
+    by an LU inverse (several times faster than the eigendecomposition, same result to round-off).
+    """
+    G = np.asarray(G, dtype=np.float64)
+    d = G.shape[0]
+    if eps == 0 and lam > 0 and 2.0 * lam >= 1e-8 * max(float(np.abs(np.diag(G)).max(initial=0.0)), 1.0):
+        P = np.linalg.inv(G + 2.0 * lam * np.eye(d))
+        return (P + P.T) * 0.5
     w, V = np.linalg.eigh(G)
     phi = shrinkage(w, lam, eps)
     return (V * phi) @ V.T
@@ -120,19 +157,72 @@ def projection(G: np.ndarray, lam: float, eps: float) -> np.ndarray:
 def paper_normals(D: np.ndarray, S: np.ndarray, lam: float = 1.0, eps: float = 0.0) -> np.ndarray:
     """The paper's formula computed the direct way, for dense outcomes: ``E = P U S' V^T``.
 
-    ``D`` (N, d), ``S`` (M, N) in [0, 1] without NaN. Returns E (M, d). Used as the reference in tests
-    and benchmarks; the solver never calls it.
+    ``D`` (N, d), ``S`` (M, N) in [0, 1] without NaN. Returns E (M, d) float64. Used as the reference in
+    tests and benchmarks; the solver never calls it. ``P U`` is formed in chunks of models.
     """
-    Y, observed = signed_outcomes(S)
-    if not observed.all():
-        raise InputError("paper_normals needs dense outcomes (no NaN)")
+    S = np.asarray(S)
+    if S.ndim == 1:
+        S = S[None, :]
     U, s, Vt = np.linalg.svd(np.asarray(D, dtype=np.float64), full_matrices=False)
     keep = s >= eps
     if lam == 0:
         keep &= s > s.max(initial=0.0) * 1e-6
     s_prime = np.zeros_like(s)
-    s_prime[keep] = s[keep] / (s[keep] ** 2 + 2.0 * lam)
-    return ((Y @ U) * s_prime) @ Vt
+    s_prime[keep] = s[keep] / (s[keep] ** 2 + 2.0 * lam)  # S'_k = s_k / (s_k^2 + 2 lambda)
+    E = np.empty((S.shape[0], Vt.shape[1]))
+    for lo in range(0, S.shape[0], _CHUNK):
+        Y, observed = signed_outcomes(S[lo : lo + _CHUNK], model_ids=range(lo, lo + _CHUNK))
+        if not observed.all():
+            raise InputError("paper_normals needs dense outcomes (no NaN)")
+        E[lo : lo + _CHUNK] = ((Y @ U) * s_prime) @ Vt  # E = P U S' V^T
+    return E
+
+
+def _dot_rows(Y: np.ndarray, D: np.ndarray, segments: list[tuple[int, int]]) -> np.ndarray:
+    """``Y @ D`` restricted to the prompt ranges ``segments``, float64: Y (k, N) float64, D (N, d) -> (k, d).
+
+    A float32 ``D`` is cast block by block into a reused float64 buffer (cache-sized for a few rows, larger
+    for a wide GEMM), so the sum is accumulated in float64 without a float64 copy of ``D``.
+    """
+    k, d = Y.shape[0], D.shape[1]
+    out = np.zeros((k, d))
+    if D.dtype == np.float64:
+        for lo, hi in segments:
+            out += Y[:, lo:hi] @ D[lo:hi]
+        return out
+    block = 256 if k < 16 else 4096
+    buf = np.empty((block, d))
+    for lo, hi in segments:
+        for a in range(lo, hi, block):
+            z = min(block, hi - a)
+            np.copyto(buf[:z], D[a : a + z])
+            out += Y[:, a : a + z] @ buf[:z]
+    return out
+
+
+def _gram(D: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+    """``D[rows]^T D[rows]`` in float64, (d, d), accumulated over row blocks cast into one reused float64
+    buffer (no float64 copy of ``D``)."""
+    d = D.shape[1]
+    G = np.zeros((d, d))
+    if isinstance(rows, slice):
+        lo, hi, _ = rows.indices(D.shape[0])
+        blocks = [slice(a, min(a + 4096, hi)) for a in range(lo, hi, 4096)]
+    else:
+        blocks = [rows[a : a + 4096] for a in range(0, rows.size, 4096)]
+    buf = np.empty((4096, d))
+    for rows_block in blocks:
+        part = D[rows_block]
+        z = part.shape[0]
+        np.copyto(buf[:z], part)
+        G += buf[:z].T @ buf[:z]  # symmetric rank-z update (numpy uses syrk for A.T @ A)
+    return G
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Contiguous [lo, hi) ranges where ``mask`` (N,) is True."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], mask, [False]]).astype(np.int8)))
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
 
 
 def _pattern_key(mask: np.ndarray) -> bytes:
@@ -146,7 +236,6 @@ def _pattern_key(mask: np.ndarray) -> bytes:
 class _Pattern:
     mask: np.ndarray  # (N,) bool
     proj: np.ndarray | None = None  # (d, d) float64 projection, computed lazily
-    n: int = 0
 
 
 class HyperplaneSolver:
@@ -172,20 +261,39 @@ class HyperplaneSolver:
         ``D^T D`` over all prompts.
     model_ids_ : list
         Model identifiers in row order (default 0..M-1).
+    D_ : (N, d) float32 or float64
+        The prompt embeddings (kept in the dtype given).
     """
 
     def __init__(self, lam: float = 1.0, eps: float = 0.0):
         self.lam = lam
         self.eps = eps
 
+    # Row-wise state lives in over-allocated buffers so adding one model does not copy all the others.
+    @property
+    def b_(self) -> np.ndarray:
+        return self._b[: len(self.model_ids_)]
+
+    @b_.setter
+    def b_(self, value: np.ndarray) -> None:
+        self._b = np.array(value, dtype=np.float64, ndmin=2)
+
+    @property
+    def normals_(self) -> np.ndarray:
+        return self._normals[: len(self.model_ids_)]
+
+    @normals_.setter
+    def normals_(self, value: np.ndarray) -> None:
+        self._normals = np.array(value, dtype=np.float64, ndmin=2)
+
     # ------------------------------------------------------------------ fitting
     def fit(self, D: np.ndarray, S: np.ndarray, model_ids: Sequence[Hashable] | None = None) -> "HyperplaneSolver":
-        """Fit every model from scratch.
+        """Fit every model from scratch. On bad input nothing of a previous fit is changed.
 
         Parameters
         ----------
         D : (N, d) prompt embeddings (float32 or float64).
-        S : (M, N) outcomes in [0, 1], NaN where not observed.
+        S : (M, N) outcomes in [0, 1], NaN where not observed (float32 saves memory for large M x N).
         model_ids : M hashable ids (default ``range(M)``).
         """
         self._check_params()
@@ -195,69 +303,109 @@ class HyperplaneSolver:
             raise DimensionError(
                 f"outcomes have shape {S.shape}; expected (models, {D.shape[0]}) to match {D.shape[0]} prompts"
             )
-        self.D_ = D
-        self.gram_ = self._gram(D)
-        self.patterns_: dict[bytes, _Pattern] = {}
-        self.model_ids_: list = []
-        self.pattern_of_: list[bytes] = []
-        M, d = S.shape[0], D.shape[1]
-        self.b_ = np.zeros((0, d))
-        self.n_observed_ = np.zeros(0, dtype=np.int64)
-        self.normals_ = np.zeros((0, d))
-        ids = list(model_ids) if model_ids is not None else list(range(M))
-        if len(ids) != M:
-            raise InputError(f"{len(ids)} model ids for {M} outcome rows")
-        return self.add_models(S, ids)
+        ids = list(model_ids) if model_ids is not None else list(range(S.shape[0]))
+        if len(ids) != S.shape[0]:
+            raise InputError(f"{len(ids)} model ids for {S.shape[0]} outcome rows")
+        saved = dict(self.__dict__)
+        try:
+            d = D.shape[1]
+            self.D_ = D
+            self.gram_ = None
+            self.patterns_: dict[bytes, _Pattern] = {}
+            self.model_ids_: list = []
+            self._index: dict = {}
+            self.pattern_of_: list[bytes] = []
+            self._b = np.zeros((0, d))
+            self._normals = np.zeros((0, d))
+            self.n_observed_ = np.zeros(0, dtype=np.int64)
+            self._atoms = None
+            self.add_models(S, ids)
+            self._full_gram()
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
 
     def add_models(self, S: np.ndarray, model_ids: Sequence[Hashable] | None = None) -> "HyperplaneSolver":
         """Add models (one pass over their outcomes, no refit of the others).
 
-        ``S`` (K, N) or (N,) outcomes over the current prompts, NaN where not observed.
+        ``S`` (K, N) or (N,) outcomes over the current prompts, NaN where not observed. On bad input no model
+        is added.
         """
         self._check_fitted()
-        S = np.asarray(S, dtype=np.float64)
+        S = np.asarray(S)
         if S.ndim == 1:
             S = S[None, :]
+        if S.dtype.kind not in "fbiu":
+            S = S.astype(np.float64)
         N = self.D_.shape[0]
-        if S.shape[1] != N:
-            raise DimensionError(f"outcomes cover {S.shape[1]} prompts; the solver has {N}")
+        if S.ndim != 2 or S.shape[1] != N:
+            raise DimensionError(f"outcomes cover {S.shape[-1]} prompts; the solver has {N}")
         start = len(self.model_ids_)
         ids = list(model_ids) if model_ids is not None else list(range(start, start + S.shape[0]))
         if len(ids) != S.shape[0]:
             raise InputError(f"{len(ids)} model ids for {S.shape[0]} outcome rows")
-        known = set(self.model_ids_)
+        seen: set = set()
         for mid in ids:
-            if mid in known:
-                raise InputError("model is already fitted; use replace_model", item=f"model {mid}")
-            known.add(mid)
-        b_parts, n_parts, keys = [], [], []
-        for lo in range(0, S.shape[0], _CHUNK):
-            chunk_ids = ids[lo : lo + _CHUNK]
-            Y, observed = signed_outcomes(S[lo : lo + _CHUNK], model_ids=chunk_ids)
-            n = observed.sum(axis=1)
-            if (n == 0).any():
-                bad = chunk_ids[int(np.flatnonzero(n == 0)[0])]
+            if mid in self._index or mid in seen:
+                raise InputError("model id is already in the solver; use replace_model", item=f"model {mid}")
+            seen.add(mid)
+        K = S.shape[0]
+        b = np.empty((K, self.D_.shape[1]))
+        n = np.empty(K, dtype=np.int64)
+        keys: list[bytes] = []
+        new_patterns: dict[bytes, _Pattern] = {}
+        Ybuf = np.empty((min(K, _CHUNK), N))
+        Mbuf = np.empty((min(K, _CHUNK), N), dtype=bool)
+        for lo in range(0, K, _CHUNK):
+            k = min(_CHUNK, K - lo)
+            Y, missing = Ybuf[:k], Mbuf[:k]
+            chunk_ids = ids[lo : lo + k]
+            _signed_into(S[lo : lo + k], Y, missing, chunk_ids)
+            n[lo : lo + k] = N - missing.sum(axis=1)
+            if (n[lo : lo + k] == 0).any():
+                bad = chunk_ids[int(np.flatnonzero(n[lo : lo + k] == 0)[0])]
                 raise InputError("model has no observed outcome; drop it or add its results", item=f"model {bad}")
-            b_parts.append(Y @ self.D_)  # b_i = sum_j y_ij d_j   (K, d)
-            n_parts.append(n)
-            for row in observed:
-                keys.append(self._register_pattern(row))
-        b = np.concatenate(b_parts).astype(np.float64, copy=False)
-        self.model_ids_.extend(ids)
+            if not missing.any():
+                keys.extend([b"all"] * k)
+                segments = [(0, N)]
+            else:
+                for row in missing:
+                    observed = ~row
+                    key = _pattern_key(observed)
+                    if key not in self.patterns_ and key not in new_patterns:
+                        new_patterns[key] = _Pattern(mask=observed)
+                    keys.append(key)
+                segments = _runs(~missing.all(axis=0))
+                if len(segments) > 64:
+                    segments = [(0, N)]
+            b[lo : lo + k] = _dot_rows(Y, self.D_, segments)  # b_i = sum_j y_ij d_j   (k, d)
+        if b"all" in keys and b"all" not in self.patterns_:
+            new_patterns[b"all"] = _Pattern(mask=np.ones(N, dtype=bool))
+        # commit: nothing above changed the solver's state
+        self.patterns_.update(new_patterns)
+        for mid in ids:
+            self._index[mid] = len(self.model_ids_)
+            self.model_ids_.append(mid)
         self.pattern_of_.extend(keys)
-        self.b_ = np.vstack([self.b_, b])
-        self.n_observed_ = np.concatenate([self.n_observed_, np.concatenate(n_parts)])
-        self.normals_ = np.vstack([self.normals_, np.zeros_like(b)])
-        self._solve(range(start, start + len(ids)))
+        self._append_rows(start, b)
+        self.n_observed_ = np.concatenate([self.n_observed_, n])
+        self._solve(range(start, start + K))
         return self
 
     def replace_model(self, model_id: Hashable, s: np.ndarray) -> "HyperplaneSolver":
         """Replace one model's outcomes (N,) and re-solve only that model."""
+        self._check_fitted()
         i = self.index_of(model_id)
-        Y, observed = signed_outcomes(np.asarray(s, dtype=np.float64)[None, :], model_ids=[model_id])
+        s = np.asarray(s)
+        N = self.D_.shape[0]
+        if s.ndim != 1 or s.shape[0] != N:
+            raise DimensionError(f"outcomes of model {model_id!r} have shape {s.shape}; expected ({N},)")
+        Y, observed = signed_outcomes(s[None, :], model_ids=[model_id])
         if observed.sum() == 0:
             raise InputError("model has no observed outcome; use remove_models", item=f"model {model_id}")
-        self.b_[i] = (Y @ self.D_)[0]
+        self.b_[i] = _dot_rows(Y, self.D_, _runs(observed[0]) if not observed.all() else [(0, N)])[0]
         self.n_observed_[i] = int(observed.sum())
         self.pattern_of_[i] = self._register_pattern(observed[0])
         self._solve([i])
@@ -265,14 +413,16 @@ class HyperplaneSolver:
         return self
 
     def remove_models(self, model_ids: Sequence[Hashable]) -> "HyperplaneSolver":
-        """Remove models; the others are untouched."""
+        """Remove models; the others are untouched. Unknown ids raise :class:`NotFoundError` (nothing removed)."""
+        self._check_fitted()
         drop = {self.index_of(m) for m in model_ids}
         keep = np.array([i for i in range(len(self.model_ids_)) if i not in drop], dtype=np.int64)
+        b, normals = self.b_[keep], self.normals_[keep]
         self.model_ids_ = [self.model_ids_[i] for i in keep]
+        self._index = {m: i for i, m in enumerate(self.model_ids_)}
         self.pattern_of_ = [self.pattern_of_[i] for i in keep]
-        self.b_ = self.b_[keep]
+        self._b, self._normals = b, normals
         self.n_observed_ = self.n_observed_[keep]
-        self.normals_ = self.normals_[keep]
         self._drop_unused_patterns()
         return self
 
@@ -285,90 +435,146 @@ class HyperplaneSolver:
         self._check_fitted()
         D_new = validate_embeddings(D_new, dim=self.D_.shape[1])
         S_new = np.asarray(S_new, dtype=np.float64)
-        if S_new.ndim == 1:
-            S_new = S_new[:, None]
         M = len(self.model_ids_)
+        if S_new.ndim == 1:
+            S_new = S_new[None, :] if M == 1 else S_new[:, None]
         if S_new.shape != (M, D_new.shape[0]):
             raise DimensionError(f"new outcomes have shape {S_new.shape}; expected ({M}, {D_new.shape[0]})")
         Y, observed = signed_outcomes(S_new, model_ids=self.model_ids_)
-        self.D_ = np.vstack([self.D_, D_new.astype(self.D_.dtype, copy=False)])
-        self.gram_ = self.gram_ + self._gram(D_new)
-        self.b_ += Y @ D_new
+        K = D_new.shape[0]
+        self.D_ = np.concatenate([self.D_, D_new.astype(self.D_.dtype, copy=False)])
+        self.gram_ = self._full_gram() + _gram(D_new)
+        self.b_[:] += _dot_rows(Y, D_new, [(0, K)])
         self.n_observed_ += observed.sum(axis=1)
+        self._atoms = None
         # Extend every coverage pattern with the new columns; a model that saw a new prompt gets a new pattern.
-        old_masks = {k: p.mask for k, p in self.patterns_.items()}
+        # A pattern nobody extends keeps its projection (its prompts and hence its Gram are unchanged).
+        old = self.patterns_
         self.patterns_ = {}
         touched = []
         for i in range(M):
-            mask = np.concatenate([old_masks[self.pattern_of_[i]], observed[i]])
-            self.pattern_of_[i] = self._register_pattern(mask)
+            old_pat = old[self.pattern_of_[i]]
+            key = self._register_pattern(np.concatenate([old_pat.mask, observed[i]]))
+            self.pattern_of_[i] = key
             if observed[i].any():
                 touched.append(i)
+            elif self.patterns_[key].proj is None:
+                self.patterns_[key].proj = old_pat.proj
         self._solve(touched)
         return self
 
     # ------------------------------------------------------------------ use
     def predict(self, Q: np.ndarray) -> np.ndarray:
-        """Predicted success scores ``Q @ normals_.T``: Q (n, d) -> (n, M)."""
+        """Predicted success scores ``Q @ normals_.T``: Q (n, d) or (d,) -> (n, M)."""
         self._check_fitted()
         Q = validate_embeddings(np.atleast_2d(Q), dim=self.D_.shape[1])
         return Q @ self.normals_.T
 
     def index_of(self, model_id: Hashable) -> int:
+        """Row of ``model_id`` in ``normals_``; :class:`NotFoundError` when it is not in the solver."""
+        self._check_fitted()
         try:
-            return self.model_ids_.index(model_id)
-        except ValueError:
-            raise NotFoundError(f"model {model_id!r} is not in the solver") from None
+            return self._index[model_id]
+        except (KeyError, TypeError):
+            raise NotFoundError(f"model {model_id!r} is not in the solver; check the id or add the model") from None
 
     # ------------------------------------------------------------------ internals
     def _check_params(self) -> None:
-        if not np.isfinite(self.lam) or self.lam < 0:
-            raise InputError(f"lam={self.lam!r} must be a finite number >= 0")
-        if not np.isfinite(self.eps) or self.eps < 0:
-            raise InputError(f"eps={self.eps!r} must be a finite number >= 0")
+        for name in ("lam", "eps"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value) or value < 0:
+                raise InputError(f"{name}={value!r} must be a finite number >= 0")
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "D_"):
             raise NotFoundError("the solver is not fitted; call fit(D, S) first")
 
-    @staticmethod
-    def _gram(D: np.ndarray) -> np.ndarray:
-        """``D^T D`` in float64, (d, d), accumulated in row chunks to bound the float64 copy."""
-        d = D.shape[1]
-        G = np.zeros((d, d))
-        for lo in range(0, D.shape[0], 65536):
-            part = np.asarray(D[lo : lo + 65536], dtype=np.float64)
-            G += part.T @ part
-        return G
+    def _append_rows(self, M: int, b: np.ndarray) -> None:
+        """Put ``b`` (K, d) in rows M..M+K of the b / normals buffers, growing them geometrically."""
+        K = b.shape[0]
+        if M + K > self._b.shape[0]:
+            cap = max(M + K, int(self._b.shape[0] * 1.5) + 16)
+            for name in ("_b", "_normals"):
+                grown = np.zeros((cap, b.shape[1]))
+                grown[:M] = getattr(self, name)[:M]
+                setattr(self, name, grown)
+        self._b[M : M + K] = b
+        self._normals[M : M + K] = 0.0
+
+    def _full_gram(self) -> np.ndarray:
+        if self.gram_ is None:
+            self.gram_ = _gram(self.D_)
+        return self.gram_
 
     def _register_pattern(self, mask: np.ndarray) -> bytes:
         key = _pattern_key(mask)
-        pat = self.patterns_.get(key)
-        if pat is None:
-            self.patterns_[key] = pat = _Pattern(mask=mask.copy())
+        if key not in self.patterns_:
+            self.patterns_[key] = _Pattern(mask=mask.copy())
         return key
 
+    def _build_atoms(self) -> None:
+        """Split the prompts into atoms (same membership in every pattern) and compute each atom's Gram.
+
+        Costs one pass over ``D`` (like ``D^T D``, which it also yields). Leaves ``_atoms = None`` when the
+        coverage is too irregular for atoms to pay off.
+        """
+        keys = list(self.patterns_)
+        masks = np.stack([self.patterns_[k].mask for k in keys])  # (P, N)
+        sig = np.packbits(masks, axis=0)  # (ceil(P/8), N) membership signature of each prompt
+        _, labels = np.unique(sig, axis=1, return_inverse=True)
+        labels = labels.ravel()
+        A = int(labels.max()) + 1
+        if A > max(_MAX_ATOMS, 4 * len(keys)):
+            self._atoms = None
+            return
+        order = np.argsort(labels, kind="stable")
+        bounds = np.searchsorted(labels[order], np.arange(A + 1))
+        grams = np.empty((A, self.D_.shape[1], self.D_.shape[1]))
+        for a in range(A):
+            rows = order[bounds[a] : bounds[a + 1]]
+            contiguous = rows[-1] - rows[0] + 1 == rows.size
+            grams[a] = _gram(self.D_, slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows)
+        self._atoms = (labels, np.bincount(labels, minlength=A), grams)
+        if self.gram_ is None:
+            self.gram_ = grams.sum(axis=0)
+
     def _pattern_gram(self, mask: np.ndarray) -> np.ndarray:
-        """``G`` over the prompts in ``mask``: the full Gram minus the missing rows when few are missing."""
+        """``G`` over the prompts in ``mask``: from the atoms when it is a union of atoms, else directly."""
+        if mask.all():
+            return self._full_gram()
+        if self._atoms is not None:
+            labels, counts, grams = self._atoms
+            if labels.size == mask.size:
+                inside = np.bincount(labels, weights=mask, minlength=counts.size)
+                full = inside == counts
+                if np.all(full | (inside == 0)):
+                    return grams[full].sum(axis=0)  # G_i = sum of the atom blocks it covers
         missing = ~mask
-        n_missing = int(missing.sum())
-        if n_missing == 0:
-            return self.gram_
-        if n_missing < mask.size // 2:
-            return self.gram_ - self._gram(self.D_[missing])
-        return self._gram(self.D_[mask])
+        if int(missing.sum()) < mask.size // 4:
+            return self._full_gram() - _gram(self.D_, np.flatnonzero(missing))
+        runs = _runs(mask)
+        if len(runs) <= 64:
+            return sum(_gram(self.D_, slice(lo, hi)) for lo, hi in runs)
+        return _gram(self.D_, np.flatnonzero(mask))
 
     def _solve(self, rows) -> None:
         rows = list(rows)
         by_pattern: dict[bytes, list[int]] = {}
         for i in rows:
             by_pattern.setdefault(self.pattern_of_[i], []).append(i)
+        todo = [k for k in by_pattern if self.patterns_[k].proj is None]
+        if len(todo) > 1 and self._atoms is None:
+            self._build_atoms()
         for key, idx in by_pattern.items():
             pat = self.patterns_[key]
             if pat.proj is None:
                 # e_i = b_i V diag(phi(w)) V^T with G_i = V diag(w) V^T
                 pat.proj = projection(self._pattern_gram(pat.mask), self.lam, self.eps)
-            self.normals_[idx] = self.b_[idx] @ pat.proj
+            idx_arr = np.asarray(idx)
+            if idx_arr.size and idx_arr[-1] - idx_arr[0] + 1 == idx_arr.size:
+                self._normals[idx_arr[0] : idx_arr[-1] + 1] = self._b[idx_arr[0] : idx_arr[-1] + 1] @ pat.proj
+            else:
+                self._normals[idx_arr] = self._b[idx_arr] @ pat.proj
 
     def _drop_unused_patterns(self) -> None:
         used = set(self.pattern_of_)
