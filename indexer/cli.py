@@ -67,6 +67,84 @@ def demo(
             typer.echo(f"  {rank:>2}. {row['model']:<40} predicted {row['score']:+.3f}   observed acc {row['accuracy']:.3f}")
 
 
+db_app = typer.Typer(
+    help="Schema migrations (Alembic) of the SQL store at TASKSPACE_DATABASE_URL (default: the SQLite file).",
+    no_args_is_help=True,
+)
+app.add_typer(db_app, name="db")
+_DB_URL = typer.Option(None, "--url", help="SQLAlchemy URL; default: TASKSPACE_DATABASE_URL or the SQLite file in TASKSPACE_HOME.")
+
+
+@db_app.command("upgrade")
+def db_upgrade(
+    revision: str = typer.Argument("head", help="Target revision (default: the newest)."),
+    url: Optional[str] = _DB_URL,
+) -> None:
+    """Create or migrate every table up to REVISION (safe to repeat)."""
+    from .store.sql_migrate import upgrade_url
+
+    r = upgrade_url(url, revision)
+    typer.echo(f"{r['url']}: {r['from'] or '(empty)'} -> {r['to']}")
+
+
+@db_app.command("current")
+def db_current(url: Optional[str] = _DB_URL) -> None:
+    """Show the database's schema revision and the newest one this taskspace knows."""
+    from .store.sql_migrate import status
+
+    r = status(url)
+    state = "up to date" if r["current"] == r["head"] else "run `taskspace db upgrade`"
+    typer.echo(f"{r['url']}: current {r['current'] or '(empty)'}, head {r['head']} ({state})")
+
+
+@db_app.command("downgrade")
+def db_downgrade(
+    revision: str = typer.Argument(..., help="Target revision; 'base' drops every taskspace table."),
+    url: Optional[str] = _DB_URL,
+    yes: bool = typer.Option(False, "--yes", help="Confirm: a downgrade deletes the data of the dropped tables."),
+) -> None:
+    """Migrate the schema down to REVISION (destroys data in dropped tables; needs --yes)."""
+    from .errors import ConfigError
+    from .store.sql_migrate import downgrade_url
+
+    if not yes:
+        raise ConfigError(f"`taskspace db downgrade {revision}` deletes stored data; repeat with --yes to confirm")
+    r = downgrade_url(url, revision)
+    typer.echo(f"{r['url']}: {r['from'] or '(empty)'} -> {r['to'] or '(empty)'}")
+
+
+@app.command()
+def evaluate(
+    data: Path = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads."),
+    split: str = typer.Option("oos", "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), or both."),
+    seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample split."),
+    encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
+    group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
+    eps: Optional[float] = typer.Option(None, "--eps", help="eps of the `paper` method (default 0)."),
+    lam: Optional[float] = typer.Option(None, "--lambda", help="lambda of the `paper` method (default 1)."),
+    method: Optional[str] = typer.Option(None, "--method", help="The `default` method's name (default TASKSPACE_METHOD)."),
+    sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
+    as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
+    plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, eps/lambda sweep, per-benchmark bars) into this folder."),
+) -> None:
+    """Measure success prediction and model selection on real outcomes (the paper's protocol, DESIGN.md §3)."""
+    from .evaluate import evaluate as run_evaluate
+    from .evaluation.report import format_result
+
+    result = run_evaluate(
+        data, split=split, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
+        sweep=sweep, plots_dir=plots,
+    )
+    if as_json:
+        echo_json(result)
+        return
+    parts = [result["in-sample"], result["oos"]] if result["split"] == "both" else [result]
+    typer.echo("\n\n".join(format_result(r) for r in parts))
+    for r in parts:
+        for p in r.get("plots", []):
+            typer.echo(f"wrote {p}")
+
+
 def main() -> None:
     """Console-script entry point: run the app, mapping library errors to exit codes."""
     try:

@@ -8,6 +8,7 @@ scripts in ``migrations/`` (no ``alembic.ini`` needed).
 
 from __future__ import annotations
 
+import logging
 import zlib
 from pathlib import Path
 
@@ -94,8 +95,16 @@ def connect_error(url, exc: Exception) -> StoreError:
     )
 
 
+def _quiet_alembic() -> None:
+    """Alembic's INFO chatter only with --verbose (DEBUG)."""
+    if not logging.getLogger().isEnabledFor(logging.DEBUG):
+        logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
 def _config(connection: Connection | None = None):
     from alembic.config import Config
+
+    _quiet_alembic()
 
     if not (MIGRATIONS_DIR / "env.py").is_file():
         raise StoreError(f"Alembic migrations not found at {MIGRATIONS_DIR}; reinstall taskspace from its source tree")
@@ -123,6 +132,7 @@ def current(engine: Engine) -> str | None:
     """The database's migration revision (None for an empty database)."""
     from alembic.runtime.migration import MigrationContext
 
+    _quiet_alembic()
     try:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
@@ -177,5 +187,78 @@ def _schema_ddl(url: str, ddl: str) -> None:
             conn.exec_driver_sql(ddl)
     except SQLAlchemyError as exc:
         raise connect_error(url, exc) from exc
+    finally:
+        engine.dispose()
+
+
+# -- by URL: what `taskspace db ...` calls ---------------------------------------------------------------------
+
+
+def _url_or_default(url: str | None) -> str:
+    from ..config import get_settings
+
+    settings = get_settings()
+    if url is None:
+        if settings.is_default_database:
+            settings.home.mkdir(parents=True, exist_ok=True)
+        return settings.database_url
+    return url
+
+
+def status(url: str | None = None) -> dict:
+    """``{"url", "current", "head"}`` of the database at ``url`` (default: the configured one)."""
+    url = _url_or_default(url)
+    engine = make_engine(url)
+    try:
+        return {"url": safe_url(url), "current": current(engine), "head": head()}
+    finally:
+        engine.dispose()
+
+
+def upgrade_url(url: str | None = None, rev: str = "head") -> dict:
+    url = _url_or_default(url)
+    engine = make_engine(url)
+    try:
+        before = current(engine)
+        upgrade(engine, rev)
+        return {"url": safe_url(url), "from": before, "to": current(engine)}
+    finally:
+        engine.dispose()
+
+
+def downgrade_url(url: str | None, rev: str) -> dict:
+    url = _url_or_default(url)
+    engine = make_engine(url)
+    try:
+        before = current(engine)
+        downgrade(engine, rev)
+        return {"url": safe_url(url), "from": before, "to": current(engine)}
+    finally:
+        engine.dispose()
+
+
+def schema_diff(url: str) -> list:
+    """Differences between the migrated database and the ORM tables (empty when the migrations are complete)."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    from .sql_models import Base
+
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+            return [d for d in compare_metadata(ctx, Base.metadata)]
+    finally:
+        engine.dispose()
+
+
+def table_names(url: str) -> list[str]:
+    """Tables in the database's current schema (for tests and diagnostics)."""
+    from sqlalchemy import inspect
+
+    engine = make_engine(url)
+    try:
+        return sorted(inspect(engine).get_table_names())
     finally:
         engine.dispose()
