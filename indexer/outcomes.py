@@ -1,0 +1,186 @@
+"""An in-memory outcome matrix (models x prompts) built from a :class:`~indexer.records.SourceBatch`. No I/O.
+
+Prompts are identified by content hash (:func:`~indexer.records.prompt_hash`): the same text read twice (two
+ids, two benchmarks, two files) is one prompt, and a model's outcomes on the copies are averaged. A cell a model
+was never observed on is ``NaN`` -- never "wrong".
+
+Each prompt keeps a group label (its benchmark: the first one it was seen in) and any extra per-prompt fields
+the caller supplies (e.g. ``src`` of MMLU-Pro), so an evaluation can group prompts by any of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from .errors import InputError
+from .records import SourceBatch, prompt_hash
+
+__all__ = ["OutcomeMatrix", "from_batch", "from_arrays"]
+
+
+@dataclass
+class OutcomeMatrix:
+    """Outcomes of M models on N distinct prompts.
+
+    Attributes
+    ----------
+    models : list of M model names (sorted).
+    texts : list of N prompt texts (order of first appearance).
+    hashes : list of N content hashes of ``texts``.
+    S : (M, N) float64, outcome in [0, 1] (mean over copies), NaN where not observed.
+    groups : (N,) object array, the prompt's benchmark.
+    fields : extra per-prompt labels, name -> (N,) object array (None where a prompt lacks the field).
+    copies : (N,) int, how many (prompt id, benchmark) copies of the text were read.
+    """
+
+    models: list[str]
+    texts: list[str]
+    hashes: list[str]
+    S: np.ndarray
+    groups: np.ndarray
+    fields: dict[str, np.ndarray] = field(default_factory=dict)
+    copies: np.ndarray | None = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.S.shape
+
+    @property
+    def observed(self) -> np.ndarray:
+        """(M, N) bool."""
+        return ~np.isnan(self.S)
+
+    @property
+    def density(self) -> float:
+        return float(self.observed.mean()) if self.S.size else 0.0
+
+    def labels(self, group_by: str | None = None) -> np.ndarray:
+        """(N,) group labels: the benchmark (``None``/``"benchmark"``) or an extra field.
+
+        Raises :class:`InputError` naming the available fields when ``group_by`` is unknown or missing on
+        some prompts.
+        """
+        if group_by in (None, "benchmark"):
+            return self.groups
+        if group_by not in self.fields:
+            have = ", ".join(["benchmark", *sorted(self.fields)])
+            raise InputError(f"prompts have no field {group_by!r} to group by; available: {have}")
+        values = self.fields[group_by]
+        missing = np.array([v is None or v == "" for v in values])
+        if missing.any():
+            j = int(np.flatnonzero(missing)[0])
+            raise InputError(
+                f"{int(missing.sum())} prompt(s) lack the field {group_by!r}; group by a field every prompt has",
+                item=f"prompt {self.hashes[j][:12]}",
+            )
+        return values
+
+    def subset(self, models: np.ndarray | None = None, prompts: np.ndarray | None = None) -> "OutcomeMatrix":
+        """A copy restricted to the given model / prompt indices (or boolean masks)."""
+        mi = np.arange(len(self.models)) if models is None else np.flatnonzero(_as_mask(models, len(self.models)))
+        pj = np.arange(len(self.texts)) if prompts is None else np.flatnonzero(_as_mask(prompts, len(self.texts)))
+        return OutcomeMatrix(
+            models=[self.models[i] for i in mi],
+            texts=[self.texts[j] for j in pj],
+            hashes=[self.hashes[j] for j in pj],
+            S=self.S[np.ix_(mi, pj)],
+            groups=self.groups[pj],
+            fields={k: v[pj] for k, v in self.fields.items()},
+            copies=None if self.copies is None else self.copies[pj],
+        )
+
+
+def _as_mask(sel: np.ndarray, n: int) -> np.ndarray:
+    sel = np.asarray(sel)
+    if sel.dtype == bool:
+        return sel
+    mask = np.zeros(n, dtype=bool)
+    mask[sel] = True
+    return mask
+
+
+def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, object]] | None = None) -> OutcomeMatrix:
+    """Build the matrix from a batch's outcomes (its ``outcomes`` rows and/or columnar ``table``).
+
+    Parameters
+    ----------
+    batch : the outcomes (model, benchmark, text, score in [0, 1]).
+    prompt_fields : optional extra labels, keyed by prompt hash or by the source's ``prompt_id``, each a
+        dict of field -> value (e.g. ``{"src": "ori_mmlu-law"}``). Looked up by hash first, then by id.
+
+    Raises :class:`InputError` if the batch has no outcomes or a score is outside [0, 1].
+    """
+    if not batch.n_outcomes:
+        raise InputError("no outcomes to evaluate", file=batch.source.location)
+    t = batch.to_table()
+    scores = np.asarray(t.scores, dtype=np.float64)
+    bad = ~((scores >= 0.0) & (scores <= 1.0))  # also catches NaN
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        m, p = t.models[int(t.model_idx[k])], int(t.prompt_idx[k])
+        raise InputError(
+            f"model {m}, prompt {t.prompt_ids[p] or prompt_hash(t.texts[p])[:12]}: score {float(scores[k])!r} is outside "
+            "[0, 1]; outcomes are 0/1 or a graded score in [0, 1]",
+            file=batch.source.location,
+        )
+    # prompts: one per distinct text (content hash), first-seen benchmark and id
+    prompt_index: dict[str, int] = {}
+    texts: list[str] = []
+    hashes: list[str] = []
+    groups: list[str] = []
+    ids: list[str | None] = []
+    pmap = np.empty(len(t.texts), dtype=np.int64)
+    for p, text in enumerate(t.texts):
+        h = prompt_hash(text)
+        j = prompt_index.get(h)
+        if j is None:
+            j = prompt_index[h] = len(texts)
+            texts.append(text)
+            hashes.append(h)
+            groups.append(t.benchmarks[p])
+            ids.append(t.prompt_ids[p])
+        pmap[p] = j
+    # models: by name (sorted); revisions of one name are one model here
+    order = sorted(set(t.models), key=str)
+    row_of = {m: i for i, m in enumerate(order)}
+    mmap = np.asarray([row_of[m] for m in t.models], dtype=np.int64)
+    M, N = len(order), len(texts)
+    rows = mmap[np.asarray(t.model_idx, dtype=np.int64)]
+    cols = pmap[np.asarray(t.prompt_idx, dtype=np.int64)]
+    flat = rows * N + cols
+    total = np.bincount(flat, weights=scores, minlength=M * N)
+    count = np.bincount(flat, minlength=M * N)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        S = np.where(count > 0, total / np.maximum(count, 1), np.nan).reshape(M, N)
+    n_copies = np.bincount(pmap, minlength=N).astype(np.int64)  # table prompts (benchmark, text, id) per text
+    fields = _extra_fields(hashes, ids, prompt_fields) if prompt_fields else {}
+    return OutcomeMatrix(order, texts, hashes, S, np.array(groups, dtype=object), fields, n_copies)
+
+
+def _extra_fields(hashes, ids, prompt_fields) -> dict[str, np.ndarray]:
+    per_prompt = [prompt_fields.get(h) or (prompt_fields.get(i) if i is not None else None) or {} for h, i in zip(hashes, ids)]
+    names = sorted({k for d in per_prompt for k in d})
+    out = {}
+    for name in names:
+        out[name] = np.array([None if d.get(name) is None else str(d.get(name)) for d in per_prompt], dtype=object)
+    return out
+
+
+def from_arrays(S: np.ndarray, texts: list[str], groups, models: list[str] | None = None, fields=None) -> OutcomeMatrix:
+    """A matrix from arrays (tests, synthetic data): ``S`` (M, N), ``texts`` N distinct strings, ``groups`` (N,)."""
+    S = np.asarray(S, dtype=np.float64)
+    if S.ndim != 2 or S.shape[1] != len(texts) or len(groups) != len(texts):
+        raise InputError(f"outcomes {S.shape} do not match {len(texts)} texts and {len(groups)} group labels")
+    models = list(models) if models is not None else [f"m{i}" for i in range(S.shape[0])]
+    return OutcomeMatrix(
+        models=models,
+        texts=list(texts),
+        hashes=[prompt_hash(t) for t in texts],
+        S=S,
+        groups=np.array(list(groups), dtype=object),
+        fields={k: np.array(list(v), dtype=object) for k, v in (fields or {}).items()},
+        copies=np.ones(len(texts), dtype=np.int64),
+    )
