@@ -1,0 +1,247 @@
+"""The SQL store on SQLite and PostgreSQL (the ``store`` fixture runs every test on both)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+
+from indexer.errors import BusyError, DimensionError, InputError, NotFoundError
+from indexer.records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo, prompt_hash
+from indexer.store.sql import BenchmarkVector, ModelVector, looks_like_repo_id
+
+
+def batch(location="/data/a.csv", revision="r1", outcomes=(), benchmarks=None, kind="table"):
+    return SourceBatch(SourceInfo(kind, location, revision), benchmarks or {}, list(outcomes))
+
+
+def grid(models, prompts, bench="math", fn=lambda i, j: float((i + j) % 2)):
+    return [Outcome(m, bench, p, fn(i, j), prompt_id=str(j)) for i, m in enumerate(models) for j, p in enumerate(prompts)]
+
+
+A = ["org/alpha", "org/beta", "gpt-4o(eval_results/gpt4o)"]
+P = ["What is 2+2?", "Solve x^2 = 9.", "Integrate sin(x).", "Is 7 prime?"]
+
+
+def test_ingest_and_load_dense_matrix(store):
+    r = store.ingest(batch(outcomes=grid(A, P), benchmarks={"math": BenchmarkInfo("math", group="g", metric="acc", num_fewshot=5)}))
+    assert (r.models, r.prompts, r.outcomes, r.skipped, r.replaced) == (3, 4, 12, False, False)
+    m = store.load_outcomes()
+    assert m.models == sorted(A)
+    assert m.scores.shape == (3, 4) and m.scores.dtype == np.float32
+    assert m.prompt_hashes == [prompt_hash(p) for p in P]  # benchmark position order
+    assert m.benchmarks == ["math"] * 4
+    assert store.prompt_texts(m.prompt_ids) == P
+    assert store.prompt_texts(list(reversed(m.prompt_ids))) == P[::-1]
+    for i, model in enumerate(A):
+        row = m.scores[m.models.index(model)]
+        np.testing.assert_array_equal(row, [float((i + j) % 2) for j in range(4)])
+    (b,) = store.list_benchmarks()
+    assert (b.name, b.group, b.metric, b.num_fewshot, b.n_prompts) == ("math", "g", "acc", 5, 4)
+    assert store.benchmark_prompts("math") == list(m.prompt_ids)
+    assert store.prompt_ids([prompt_hash(P[1]), "0" * 64]) == {prompt_hash(P[1]): int(m.prompt_ids[1])}
+
+
+def test_missing_cells_are_nan_not_wrong(store):
+    store.ingest(batch(outcomes=grid(A[:2], P[:2]) + grid(A[2:], P[2:], bench="logic")))
+    m = store.load_outcomes()
+    assert np.isnan(m.scores).sum() == 6
+    r = m.models.index(A[2])
+    assert m.benchmarks == ["logic", "logic", "math", "math"]  # columns by (benchmark name, position)
+    assert np.isnan(m.scores[r, 2:]).all() and not np.isnan(m.scores[r, :2]).any()
+    sub = store.load_outcomes(benchmarks=["math"])
+    assert sub.models == sorted(A[:2]) and sub.scores.shape == (2, 2)
+    sub = store.load_outcomes(models=[A[2], A[0]])
+    assert sub.models == [A[2], A[0]] and sub.scores.shape == (2, 4)
+    with pytest.raises(NotFoundError, match="nobody"):
+        store.load_outcomes(models=["nobody"])
+    with pytest.raises(NotFoundError, match="nothing"):
+        store.load_outcomes(benchmarks=["nothing"])
+
+
+def test_duplicate_ingest_changes_nothing(store):
+    b = batch(outcomes=grid(A, P))
+    store.ingest(b)
+    before = (store.counts(), store.model_digests(), store.get_source("/data/a.csv"))
+    r = store.ingest(b)
+    assert r.skipped and (r.models, r.prompts, r.outcomes) == (0, 0, 0)
+    assert (store.counts(), store.model_digests(), store.get_source("/data/a.csv")) == before
+
+
+def test_content_fingerprint_when_revision_unknown(store):
+    b = batch(revision=None, outcomes=grid(A, P))
+    assert not store.ingest(b).skipped
+    assert store.ingest(batch(revision=None, outcomes=grid(A, P))).skipped
+    assert store.get_source("/data/a.csv").revision.startswith("content:")
+    r = store.ingest(batch(revision=None, outcomes=grid(A, P, fn=lambda i, j: 1.0)))
+    assert r.replaced and not r.skipped
+    assert np.all(store.load_outcomes().scores == 1.0)
+
+
+def test_new_revision_replaces_that_sources_outcomes(store):
+    store.ingest(batch(outcomes=grid(A, P)))
+    store.ingest(batch(location="/data/other.csv", outcomes=grid(["org/zeta"], P)))
+    r = store.ingest(batch(revision="r2", outcomes=grid(A[:1], P[:2], fn=lambda i, j: 1.0)))
+    assert r.replaced and r.outcomes == 2
+    m = store.load_outcomes()
+    assert set(m.models) == {A[0], "org/zeta"}  # beta and gpt-4o had outcomes only in r1
+    assert m.scores[m.models.index(A[0])].tolist()[:2] == [1.0, 1.0]
+    assert np.isnan(m.scores[m.models.index(A[0]), 2:]).all()
+    assert store.get_source("/data/a.csv").revision == "r2"
+    assert store.get_source("/data/other.csv").n_outcomes == 4
+
+
+def test_duplicate_texts_are_one_prompt_and_average(store):
+    outs = [
+        Outcome("org/alpha", "math", "Same?", 1.0, prompt_id="1"),
+        Outcome("org/alpha", "math", "Same?", 0.0, prompt_id="2"),
+        Outcome("org/alpha", "math", "Same?", 1.0, prompt_id="3"),
+        Outcome("org/beta", "math", "Same?", 0.0, prompt_id="1"),
+        Outcome("org/alpha", "logic", "Same?", 0.0, prompt_id="L1"),
+    ]
+    r = store.ingest(batch(outcomes=outs))
+    assert r.prompts == 1 and r.outcomes == 3  # alpha/math, beta/math, alpha/logic
+    m = store.load_outcomes(benchmarks=["math"])
+    assert m.scores.shape == (2, 1)
+    np.testing.assert_allclose(m.scores[m.models.index("org/alpha"), 0], 2 / 3, rtol=1e-6)
+    both = store.load_outcomes()  # the prompt is in both benchmarks: one column, mean of every observation
+    assert both.benchmarks == ["logic"] and both.scores.shape == (2, 1)
+    np.testing.assert_allclose(both.scores[both.models.index("org/alpha"), 0], (2 / 3 + 0.0) / 2, rtol=1e-6)
+    assert store.benchmark_prompts("math") == store.benchmark_prompts("logic")
+
+
+def test_same_cell_from_two_sources_is_their_mean(store):
+    store.ingest(batch(outcomes=grid(A[:1], P, fn=lambda i, j: 1.0)))
+    store.ingest(batch(location="/data/b.csv", outcomes=grid(A[:1], P[:2], fn=lambda i, j: 0.0)))
+    m = store.load_outcomes()
+    np.testing.assert_allclose(m.scores[0], [0.5, 0.5, 1.0, 1.0])
+
+
+def test_bad_scores_raise_and_store_nothing(store):
+    for bad in (1.5, -0.1, float("nan")):
+        outs = grid(A, P) + [Outcome("org/alpha", "math", "Another?", bad, prompt_id="99")]
+        with pytest.raises(InputError, match="org/alpha / math / 99"):
+            store.ingest(batch(outcomes=outs))
+    with pytest.raises(InputError, match="empty prompt"):
+        store.ingest(batch(outcomes=[Outcome("org/alpha", "math", "  ", 1.0)]))
+    assert store.counts()["prompts"] == 0 and store.get_source("/data/a.csv") is None
+
+
+def test_model_kind_and_revision(store):
+    store.ingest(batch(outcomes=[Outcome("org/alpha", "math", "q", 1.0, revision="abc123"),
+                                 Outcome("gpt-4o(eval_results/gpt4o)", "math", "q", 1.0)]))
+    assert store.get_model("org/alpha").kind == "hub" and store.get_model("org/alpha").revision == "abc123"
+    assert store.get_model("gpt-4o(eval_results/gpt4o)").kind == "name"
+    assert [m.key for m in store.list_models(kind="name")] == ["gpt-4o(eval_results/gpt4o)"]
+    assert store.get_model("missing/model") is None
+    assert looks_like_repo_id("meta-llama/Llama-3.1-8B") and not looks_like_repo_id("gpt-4o") and not looks_like_repo_id("a/b/c")
+
+
+def test_upsert_models(store):
+    t = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
+    n = store.upsert_models([{"repo_id": "org/alpha", "license": "mit", "num_parameters": 7_000_000_000, "tags": ["a", "b"],
+                              "gated": False, "last_modified": "2024-05-01T12:00:00Z", "downloads": 10}])
+    assert n == 1
+    m = store.get_model("org/alpha")
+    assert (m.license, m.num_parameters, m.tags, m.gated, m.last_modified, m.downloads) == ("mit", 7_000_000_000, ["a", "b"], "false", t, 10)
+    assert m.fetched_at is not None and m.fetched_at.tzinfo is not None
+    store.upsert_models([{"key": "org/alpha", "downloads": 11, "gated": "manual"}])
+    m = store.get_model("org/alpha")
+    assert (m.license, m.downloads, m.gated) == ("mit", 11, "manual")  # fields left out keep their value
+    with pytest.raises(InputError, match="unknown model field 'colour'"):
+        store.upsert_models([{"key": "org/x", "colour": "red"}])
+    with pytest.raises(InputError, match="key"):
+        store.upsert_models([{"license": "mit"}])
+    with pytest.raises(InputError, match="ISO"):
+        store.upsert_models([{"key": "org/x", "created_at": "yesterday"}])
+    assert store.get_model("org/x") is None
+
+
+def test_digest_changes_iff_that_models_outcomes_change(store):
+    store.ingest(batch(outcomes=grid(A, P)))
+    d1 = store.model_digests()
+    assert set(d1) == set(A)
+    store.ingest(batch(location="/data/b.csv", outcomes=grid(A[:1], ["New prompt"])))
+    d2 = store.model_digests()
+    assert d2[A[0]] != d1[A[0]] and all(d2[k] == d1[k] for k in A[1:])
+    store.ingest(batch(location="/data/b.csv", revision="r2", outcomes=grid(A[:1], ["New prompt"])))  # same content
+    assert store.model_digests() == d2
+    store.ingest(batch(revision="r2", outcomes=grid(A, P, fn=lambda i, j: 1.0 if i == 1 else float((i + j) % 2))))
+    d3 = store.model_digests([A[1], A[2]])
+    assert d3[A[1]] != d2[A[1]] and d3[A[2]] == d2[A[2]] and A[0] not in d3
+
+
+def test_spaces_and_model_vectors(store):
+    store.ingest(batch(outcomes=grid(A, P)))
+    s = store.get_or_create_space("all-MiniLM-L6-v2@abc", 4, 1.0, 0.0)
+    assert store.get_or_create_space("all-MiniLM-L6-v2@abc", 4, 1.0, 0.0) == s
+    assert store.get_or_create_space("all-MiniLM-L6-v2@abc", 4, 0.5, 0.0).id != s.id
+    assert [x.id for x in store.list_spaces()] == [s.id, s.id + 1]
+    digests = store.model_digests()
+    assert store.stale_models(s.id) == sorted(A)
+    vecs = [ModelVector(k, np.arange(4, dtype=np.float32) + i, 4, ["math"], {"math": 0.5}, digests[k]) for i, k in enumerate(A)]
+    assert store.save_model_vectors(s.id, vecs) == 3
+    got = {v.model: v for v in store.load_model_vectors(s.id)}
+    np.testing.assert_array_equal(got[A[1]].vector, np.arange(4) + 1)
+    assert got[A[1]].accuracy == {"math": 0.5} and got[A[1]].benchmarks == ["math"] and got[A[1]].computed_at is not None
+    assert store.stale_models(s.id) == []
+    store.ingest(batch(location="/data/b.csv", outcomes=grid(A[:1], ["New prompt"])))
+    assert store.stale_models(s.id) == [A[0]]
+    store.save_model_vectors(s.id, [ModelVector(A[0], np.ones(4), 5, ["math"], {}, store.model_digests()[A[0]])])
+    assert store.stale_models(s.id) == [] and store.load_model_vectors(s.id, [A[0]])[0].n_prompts == 5
+    with pytest.raises(DimensionError, match="dimension 3"):
+        store.save_model_vectors(s.id, [ModelVector(A[0], np.ones(3), 1)])
+    with pytest.raises(NotFoundError, match="org/ghost"):
+        store.save_model_vectors(s.id, [ModelVector("org/ghost", np.ones(4), 1)])
+    assert store.delete_model_vectors(s.id, [A[0]]) == 1
+    assert store.stale_models(s.id) == [A[0]]
+
+
+def test_benchmark_vectors(store):
+    store.ingest(batch(outcomes=grid(A, P) + grid(A, ["Is it raining?"], bench="weather")))
+    s = store.get_or_create_space("enc@1", 3, 1.0, 0.0)
+    store.save_benchmark_vectors(s.id, [BenchmarkVector("math", np.ones(3), 4), BenchmarkVector("weather", np.zeros(3), 1)])
+    store.save_benchmark_vectors(s.id, [BenchmarkVector("math", np.full(3, 2.0), 4)])
+    got = {b.benchmark: b for b in store.load_benchmark_vectors(s.id)}
+    np.testing.assert_array_equal(got["math"].vector, [2, 2, 2])
+    assert got["weather"].n_prompts == 1
+    with pytest.raises(DimensionError):
+        store.save_benchmark_vectors(s.id, [BenchmarkVector("math", np.ones(5), 4)])
+
+
+def test_runs(store):
+    r1 = store.start_run()
+    r2 = store.start_run("reindex")
+    done = store.finish_run(r1, "partial", {"sources": 2}, [{"file": "x.csv", "line": 3, "message": "bad"}])
+    assert done.status == "partial" and done.counts == {"sources": 2} and done.errors[0]["line"] == 3
+    assert done.finished_at >= done.started_at
+    runs = store.list_runs()
+    assert [r.id for r in runs] == [r2, r1] and runs[0].status == "running" and runs[0].finished_at is None
+    with pytest.raises(InputError, match="status"):
+        store.finish_run(r2, "great")
+    with pytest.raises(NotFoundError):
+        store.finish_run(9999, "ok")
+
+
+def test_record_checked(store):
+    with pytest.raises(InputError, match="kind"):
+        store.record_checked("hub:org/results")
+    s = store.record_checked("hub:org/results", kind="leaderboard", revision="sha1")
+    assert (s.seen_revision, s.revision, s.ingested_at, s.checked_at is not None) == ("sha1", None, None, True)
+    r = store.ingest(batch(location="hub:org/results", revision="sha1", kind="leaderboard", outcomes=grid(A, P)))
+    assert not r.skipped  # checked is not ingested
+    s = store.record_checked("hub:org/results", revision="sha2")
+    assert (s.seen_revision, s.revision) == ("sha2", "sha1")
+    assert [x.location for x in store.list_sources()] == ["hub:org/results"]
+
+
+def test_lock_is_exclusive_and_released(store):
+    with store.lock("index"):
+        with pytest.raises(BusyError, match="another taskspace process holds the 'index' lock"):
+            with store.lock("index"):
+                pass
+        with store.lock("other"):
+            pass
+    with store.lock("index"):
+        pass
