@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from indexer.errors import BusyError, DimensionError, InputError, NotFoundError, StoreError
-from indexer.store.vectors import KINDS, Point, VectorStore, build_filter, point_id, space_slug
+from indexer.vs.vectors import KINDS, Point, VectorStore, build_filter, point_id, space_slug
 
 DIM = 8
 
@@ -35,7 +35,7 @@ def make_points(n=20, seed=0, dim=DIM):
 
 
 @pytest.fixture
-def store(tmp_path):
+def vs(tmp_path):
     vs = VectorStore(path=tmp_path / "qdrant")
     yield vs
     vs.close()
@@ -58,12 +58,12 @@ def test_space_slug_is_safe_and_injective():
         space_slug("")
 
 
-def test_rebuild_search_matches_numpy_inner_products(store):
+def test_rebuild_search_matches_numpy_inner_products(vs):
     pts = make_points()
-    res = store.rebuild("s", "models", pts, dim=DIM)
-    assert res.count == 20 and res.dropped == [] and store.count("s", "models") == 20
+    res = vs.rebuild("s", "models", pts, dim=DIM)
+    assert res.count == 20 and res.dropped == [] and vs.count("s", "models") == 20
     q = np.random.default_rng(1).normal(size=DIM)
-    hits = store.search("s", "models", q, limit=5)
+    hits = vs.search("s", "models", q, limit=5)
     scores = np.array([np.dot(np.asarray(p.vector, np.float64), q) for p in pts])
     expected = [pts[i].key for i in np.argsort(-scores)[:5]]
     assert [h.key for h in hits] == expected
@@ -72,25 +72,25 @@ def test_rebuild_search_matches_numpy_inner_products(store):
     assert isinstance(hits[0].payload["downloads"], int)  # numpy scalars become JSON numbers
 
 
-def test_upsert_is_idempotent(store):
+def test_upsert_is_idempotent(vs):
     pts = make_points(10)
-    assert store.upsert("s", "models", pts, dim=DIM) == 10
-    target = store.alias_target("s", "models")
-    store.upsert("s", "models", pts, dim=DIM)
-    store.upsert("s", "models", pts[:3], dim=DIM)
-    assert store.count("s", "models") == 10 and store.alias_target("s", "models") == target
+    assert vs.upsert("s", "models", pts, dim=DIM) == 10
+    target = vs.alias_target("s", "models")
+    vs.upsert("s", "models", pts, dim=DIM)
+    vs.upsert("s", "models", pts[:3], dim=DIM)
+    assert vs.count("s", "models") == 10 and vs.alias_target("s", "models") == target
     # a changed point replaces the old one under the same id
     changed = Point(pts[0].key, np.ones(DIM), {"license": "changed"})
-    store.upsert("s", "models", [changed], dim=DIM)
-    got = store.get("s", "models", [pts[0].key], with_vectors=True)[pts[0].key]
+    vs.upsert("s", "models", [changed], dim=DIM)
+    got = vs.get("s", "models", [pts[0].key], with_vectors=True)[pts[0].key]
     assert got.payload["license"] == "changed" and got.id == point_id("s", "models", pts[0].key)
     np.testing.assert_allclose(got.vector, np.ones(DIM))
-    assert store.count("s", "models") == 10
+    assert vs.count("s", "models") == 10
     # rebuilding the same points twice gives the same ids and count
-    store.rebuild("s", "models", pts, dim=DIM)
-    ids1 = sorted(h.id for h in store.scan("s", "models"))
-    store.rebuild("s", "models", pts, dim=DIM)
-    assert sorted(h.id for h in store.scan("s", "models")) == ids1 and len(ids1) == 10
+    vs.rebuild("s", "models", pts, dim=DIM)
+    ids1 = sorted(h.id for h in vs.scan("s", "models"))
+    vs.rebuild("s", "models", pts, dim=DIM)
+    assert sorted(h.id for h in vs.scan("s", "models")) == ids1 and len(ids1) == 10
 
 
 @pytest.mark.parametrize("filters, expected", [
@@ -125,86 +125,86 @@ def test_bad_filters_raise_input_error():
     assert build_filter({"license": None}) is None
 
 
-def test_search_many_equals_search(store):
-    store.rebuild("s", "benchmarks", make_points(15), dim=DIM)
+def test_search_many_equals_search(vs):
+    vs.rebuild("s", "benchmarks", make_points(15), dim=DIM)
     qs = np.random.default_rng(3).normal(size=(4, DIM))
-    many = store.search_many("s", "benchmarks", qs, limit=3, filters={"gated": False})
+    many = vs.search_many("s", "benchmarks", qs, limit=3, filters={"gated": False})
     for q, hits in zip(qs, many):
-        assert [h.key for h in hits] == [h.key for h in store.search("s", "benchmarks", q, limit=3, filters={"gated": False})]
+        assert [h.key for h in hits] == [h.key for h in vs.search("s", "benchmarks", q, limit=3, filters={"gated": False})]
 
 
-def test_alias_switch_reader_sees_old_index_during_rebuild(store):
+def test_alias_switch_reader_sees_old_index_during_rebuild(vs):
     old = make_points(10, seed=0)
-    store.rebuild("s", "models", old, dim=DIM)
-    old_target = store.alias_target("s", "models")
+    vs.rebuild("s", "models", old, dim=DIM)
+    old_target = vs.alias_target("s", "models")
     q = np.ones(DIM)
-    before = [h.key for h in store.search("s", "models", q, limit=10)]
+    before = [h.key for h in vs.search("s", "models", q, limit=10)]
     seen_midway = {}
     new = make_points(30, seed=5)
 
     def slow_points():
         for i, p in enumerate(new):
             if i == 15:  # a reader halfway through the rebuild
-                seen_midway["target"] = store.alias_target("s", "models")
-                seen_midway["count"] = store.count("s", "models")
-                seen_midway["keys"] = [h.key for h in store.search("s", "models", q, limit=10)]
-                seen_midway["physical"] = store.physical_collections("s", "models")
+                seen_midway["target"] = vs.alias_target("s", "models")
+                seen_midway["count"] = vs.count("s", "models")
+                seen_midway["keys"] = [h.key for h in vs.search("s", "models", q, limit=10)]
+                seen_midway["physical"] = vs.physical_collections("s", "models")
             yield p
 
-    res = store.rebuild("s", "models", slow_points(), dim=DIM)
+    res = vs.rebuild("s", "models", slow_points(), dim=DIM)
     assert seen_midway["target"] == old_target and seen_midway["count"] == 10 and seen_midway["keys"] == before
     assert len(seen_midway["physical"]) == 2  # the old one serving + the new one being written
-    assert store.alias_target("s", "models") == res.collection != old_target
-    assert res.dropped == [old_target] and store.physical_collections("s", "models") == [res.collection]
-    assert store.count("s", "models") == 30
+    assert vs.alias_target("s", "models") == res.collection != old_target
+    assert res.dropped == [old_target] and vs.physical_collections("s", "models") == [res.collection]
+    assert vs.count("s", "models") == 30
 
 
-def test_rebuild_that_fails_midway_leaves_old_index_serving(store):
-    store.rebuild("s", "models", make_points(10), dim=DIM)
-    old_target = store.alias_target("s", "models")
+def test_rebuild_that_fails_midway_leaves_old_index_serving(vs):
+    vs.rebuild("s", "models", make_points(10), dim=DIM)
+    old_target = vs.alias_target("s", "models")
 
     def broken():
         yield from make_points(300, seed=9)[:299]  # more than one batch is written before the failure
         raise RuntimeError("source went away")
 
     with pytest.raises(RuntimeError, match="source went away"):
-        store.rebuild("s", "models", broken(), dim=DIM, batch_size=64)
-    assert store.alias_target("s", "models") == old_target and store.count("s", "models") == 10
-    assert store.physical_collections("s", "models") == [old_target]  # the partial one was dropped
+        vs.rebuild("s", "models", broken(), dim=DIM, batch_size=64)
+    assert vs.alias_target("s", "models") == old_target and vs.count("s", "models") == 10
+    assert vs.physical_collections("s", "models") == [old_target]  # the partial one was dropped
 
     bad = make_points(5) + [Point("org/nan", np.full(DIM, np.nan))]
     with pytest.raises(InputError, match="org/nan"):
-        store.rebuild("s", "models", bad, dim=DIM)
-    assert store.alias_target("s", "models") == old_target and store.count("s", "models") == 10
+        vs.rebuild("s", "models", bad, dim=DIM)
+    assert vs.alias_target("s", "models") == old_target and vs.count("s", "models") == 10
 
 
-def test_dimension_mismatch(store):
-    store.rebuild("s", "models", make_points(5), dim=DIM)
+def test_dimension_mismatch(vs):
+    vs.rebuild("s", "models", make_points(5), dim=DIM)
     with pytest.raises(DimensionError, match="new space"):
-        store.rebuild("s", "models", make_points(5, dim=16), dim=16)
+        vs.rebuild("s", "models", make_points(5, dim=16), dim=16)
     with pytest.raises(DimensionError, match="new space"):
-        store.upsert("s", "models", make_points(5, dim=16), dim=16)
+        vs.upsert("s", "models", make_points(5, dim=16), dim=16)
     with pytest.raises(DimensionError, match="org/model-0"):
-        store.upsert("s", "models", make_points(1, dim=16), dim=DIM)
+        vs.upsert("s", "models", make_points(1, dim=16), dim=DIM)
     with pytest.raises(DimensionError, match="query vector has 3"):
-        store.search("s", "models", np.ones(3))
-    assert store.count("s", "models") == 5 and store.dim("s", "models") == DIM
+        vs.search("s", "models", np.ones(3))
+    assert vs.count("s", "models") == 5 and vs.dim("s", "models") == DIM
     # another space may have another dimension
-    store.rebuild("t", "models", make_points(5, dim=16), dim=16)
-    assert store.dim("t", "models") == 16 and store.spaces() == ["s", "t"]
+    vs.rebuild("t", "models", make_points(5, dim=16), dim=16)
+    assert vs.dim("t", "models") == 16 and vs.spaces() == ["s", "t"]
 
 
-def test_missing_index_and_drop_space(store):
+def test_missing_index_and_drop_space(vs):
     with pytest.raises(NotFoundError, match="taskspace reindex"):
-        store.search("nope", "models", np.ones(DIM))
-    assert store.count("nope", "models") == 0 and list(store.scan("nope", "prompts")) == []
+        vs.search("nope", "models", np.ones(DIM))
+    assert vs.count("nope", "models") == 0 and list(vs.scan("nope", "prompts")) == []
     for kind in KINDS:
-        store.rebuild("s", kind, make_points(3), dim=DIM)
-    assert len(store.physical_collections("s")) == 3
-    assert len(store.drop_space("s")) == 3
-    assert store.spaces() == [] and store.physical_collections() == []
+        vs.rebuild("s", kind, make_points(3), dim=DIM)
+    assert len(vs.physical_collections("s")) == 3
+    assert len(vs.drop_space("s")) == 3
+    assert vs.spaces() == [] and vs.physical_collections() == []
     with pytest.raises(InputError, match="unknown collection kind"):
-        store.count("s", "model")
+        vs.count("s", "model")
 
 
 def test_local_index_persists_across_reopen(tmp_path):
@@ -247,7 +247,7 @@ def test_second_process_gets_busy_error(tmp_path):
     path = tmp_path / "q"
     holder = _spawn("""
         import sys, time
-        from indexer.store.vectors import VectorStore
+        from indexer.vs.vectors import VectorStore
         vs = VectorStore(path=sys.argv[1])
         print("ready", flush=True)
         time.sleep(60)
@@ -271,7 +271,7 @@ def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path):
     writer = _spawn("""
         import sys, time
         import numpy as np
-        from indexer.store.vectors import Point, VectorStore
+        from indexer.vs.vectors import Point, VectorStore
         vs = VectorStore(path=sys.argv[1])
         def points():
             for i in range(100000):

@@ -1,0 +1,289 @@
+"""Keep the Qdrant index (derived) in step with the SQL store (the source of truth).
+
+- ``space_name(space) -> str``: the name of an SQL embedding space (:class:`SpaceRecord`) in the vector
+  index, e.g. ``all-minilm-l6-v2-3f2a9c1b0d``: the encoder's short name + 10 hex of a digest of
+  (encoder id, dim, lambda, eps, method, params). Query code searches ``VectorStore`` under this name.
+- ``resolve_spaces(sql, space=None) -> list[SpaceRecord]``: all spaces, or the one named by its
+  :func:`space_name`, its SQL id, or an encoder name when that picks exactly one space.
+- ``reindex(sql, vectors, space=None, *, kinds=KINDS, encoder=None) -> list[ReindexResult]``: rebuild the
+  ``models`` / ``benchmarks`` / ``prompts`` collections of one space (or all) from SQL, each with
+  :meth:`VectorStore.rebuild` (fresh collection + atomic alias switch), under the SQL lock ``"reindex"``.
+  - models: one point per SQL model vector; vector = the hyperplane normal; payload = the model's Hub
+    metadata (license, num_parameters, pipeline_tag, library, tags, gated (bool) + gated_mode, downloads,
+    likes, revision, kind, base_model, last_modified) and the vector's provenance (benchmarks, n_prompts,
+    accuracy = unweighted mean of accuracy_by_benchmark, inputs_digest, computed_at).
+  - benchmarks: one point per SQL benchmark vector (mean prompt embedding); payload group, metric,
+    num_fewshot, n_prompts, computed_at.
+  - prompts: one point per prompt of any benchmark, key = prompt hash, vector from the encoder cache of
+    the space's encoder (encoded now if not cached); payload benchmark (first by name), benchmarks, snippet
+    (first 300 characters of the text), encoder.
+  Every payload carries ``digest``: sha256 of the payload and (models, benchmarks) the float32 vector.
+- ``push_models(sql, vectors, space, models=None) -> int``: upsert the given models' points into the
+  live collection (after the worker saved new vectors) without a rebuild; models without a vector in SQL
+  are deleted from the index.
+- ``check(sql, vectors) -> list[Drift]``: per space (every SQL space, plus any index space that SQL does
+  not know), ``Drift(space, missing, stale, extra, problems)``; each of missing/stale/extra maps a kind to
+  sorted keys. *missing*: in SQL, not in the index; *extra*: in the index, not in SQL; *stale*: in both,
+  but the payload digest or (models, benchmarks) the stored vector differs from what SQL gives.
+  Prompt vectors are not recomputed by ``check`` (that needs the encoder): their digest covers hash,
+  benchmarks, text snippet and encoder id. ``Drift.clean`` is True when nothing differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from .errors import DimensionError, EncoderError, NotFoundError
+from .records import prompt_hash
+from .store.vectors import KINDS, Point, VectorStore, space_slug
+
+log = logging.getLogger(__name__)
+SNIPPET = 300
+
+
+def space_name(space) -> str:
+    """The vector-index name of an SQL embedding space (see the module docstring)."""
+    canon = json.dumps([space.encoder, int(space.dim), float(space.lam), float(space.eps), space.method,
+                        dict(space.params or {})], sort_keys=True, default=str)
+    short = re.sub(r"[^a-z0-9-]+", "-", space.encoder.rsplit("@", 1)[0].rsplit("/", 1)[-1].lower()).strip("-")
+    return f"{short[:40] or 'space'}-{hashlib.sha256(canon.encode()).hexdigest()[:10]}"
+
+
+def resolve_spaces(sql, space=None) -> list:
+    spaces = sql.list_spaces()
+    if space is None:
+        return spaces
+    if not isinstance(space, (str, int)):
+        return [space]  # a SpaceRecord already
+    s = str(space)
+    by_name = [r for r in spaces if space_name(r) == s or str(r.id) == s]
+    if not by_name:
+        by_name = [r for r in spaces if r.encoder.rsplit("@", 1)[0].lower().endswith(s.lower())]
+    if len(by_name) != 1:
+        known = ", ".join(f"{space_name(r)} (id {r.id}, {r.encoder})" for r in spaces) or "none"
+        what = "matches several spaces" if by_name else "is not a known space"
+        raise NotFoundError(f"--space {s!r} {what}; spaces in SQL: {known}")
+    return by_name
+
+
+def _digest(payload: dict, vector: np.ndarray | None = None) -> str:
+    h = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
+    if vector is not None:
+        h.update(np.asarray(vector, dtype="<f4").tobytes())
+    return h.hexdigest()[:32]
+
+
+def _iso(t):
+    return t.isoformat() if t is not None else None
+
+
+def _model_point(mv, rec) -> Point:
+    acc = {k: float(v) for k, v in (mv.accuracy or {}).items() if v is not None and np.isfinite(v)}
+    gated = getattr(rec, "gated", None)
+    payload = {
+        "kind": getattr(rec, "kind", None), "revision": getattr(rec, "revision", None),
+        "license": getattr(rec, "license", None), "num_parameters": getattr(rec, "num_parameters", None),
+        "pipeline_tag": getattr(rec, "pipeline_tag", None), "library": getattr(rec, "library", None),
+        "tags": list(getattr(rec, "tags", None) or []),
+        "gated": gated not in (None, "", "false", "False", False), "gated_mode": gated,
+        "downloads": getattr(rec, "downloads", None), "likes": getattr(rec, "likes", None),
+        "base_model": getattr(rec, "base_model", None), "last_modified": _iso(getattr(rec, "last_modified", None)),
+        "benchmarks": sorted(mv.benchmarks or []), "n_prompts": int(mv.n_prompts),
+        "accuracy": float(np.mean(list(acc.values()))) if acc else None, "accuracy_by_benchmark": acc,
+        "inputs_digest": mv.inputs_digest, "computed_at": _iso(mv.computed_at),
+    }
+    vec = np.asarray(mv.vector, dtype=np.float32)
+    payload["digest"] = _digest({"key": mv.model, **payload}, vec)
+    return Point(mv.model, vec, payload)
+
+
+def _benchmark_point(bv, rec) -> Point:
+    payload = {"group": getattr(rec, "group", None), "metric": getattr(rec, "metric", None),
+               "num_fewshot": getattr(rec, "num_fewshot", None), "n_prompts": int(bv.n_prompts),
+               "computed_at": _iso(bv.computed_at)}
+    vec = np.asarray(bv.vector, dtype=np.float32)
+    payload["digest"] = _digest({"key": bv.benchmark, **payload}, vec)
+    return Point(bv.benchmark, vec, payload)
+
+
+def _prompt_payload(h: str, benchmarks: list[str], text: str, encoder_id: str) -> dict:
+    payload = {"benchmark": benchmarks[0], "benchmarks": benchmarks, "snippet": text[:SNIPPET], "encoder": encoder_id}
+    payload["digest"] = _digest({"key": h, **payload})
+    return payload
+
+
+def _prompts(sql) -> dict[str, tuple[list[str], str]]:
+    """prompt hash -> (sorted benchmarks, text) for every prompt of every SQL benchmark."""
+    out: dict[str, tuple[list[str], str]] = {}
+    for b in sorted(sql.list_benchmarks(), key=lambda r: r.name):
+        ids = sql.benchmark_prompts(b.name)
+        for text in sql.prompt_texts(ids) if ids else []:
+            h = prompt_hash(text)
+            if h in out:
+                if b.name not in out[h][0]:
+                    out[h][0].append(b.name)
+            else:
+                out[h] = ([b.name], text)
+    return out
+
+
+def _model_points(sql, space) -> Iterator[Point]:
+    records = {m.key: m for m in sql.list_models()}
+    for mv in sql.load_model_vectors(space.id):
+        yield _model_point(mv, records.get(mv.model))
+
+
+def _benchmark_points(sql, space) -> Iterator[Point]:
+    records = {b.name: b for b in sql.list_benchmarks()}
+    for bv in sql.load_benchmark_vectors(space.id):
+        yield _benchmark_point(bv, records.get(bv.benchmark))
+
+
+def _space_encoder(space, encoder=None):
+    if encoder is None:
+        from .encoder import get_encoder
+
+        encoder = get_encoder(space.encoder.rsplit("@", 1)[0])
+    if encoder.id != space.encoder:
+        raise EncoderError(f"space {space_name(space)} was embedded with {space.encoder} but the encoder at hand "
+                           f"is {encoder.id}; prompt vectors would not match its model vectors: install that "
+                           "encoder revision, or re-run indexing so a space for this encoder is built")
+    return encoder
+
+
+def _prompt_points(sql, space, encoder, batch: int = 2048) -> Iterator[Point]:
+    prompts = _prompts(sql)
+    if not prompts:
+        return
+    enc = _space_encoder(space, encoder)
+    items = list(prompts.items())
+    for lo in range(0, len(items), batch):
+        chunk = items[lo:lo + batch]
+        vecs = enc.encode([text for _, (_, text) in chunk])
+        if vecs.shape[1] != space.dim:
+            raise DimensionError(f"encoder {enc.id} gives {vecs.shape[1]}-dim vectors, space has {space.dim}",
+                                 item=space_name(space))
+        for (h, (bench, text)), v in zip(chunk, vecs):
+            yield Point(h, v, _prompt_payload(h, bench, text, space.encoder))
+
+
+@dataclass
+class ReindexResult:
+    space: str
+    space_id: int
+    counts: dict[str, int]
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return {"space": self.space, "space_id": self.space_id, "counts": self.counts, "seconds": round(self.seconds, 3)}
+
+
+def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KINDS, encoder=None) -> list[ReindexResult]:
+    """Rebuild the index of one space (or every space) from SQL. See the module docstring."""
+    results = []
+    lock = sql.lock("reindex") if hasattr(sql, "lock") else nullcontext()
+    with lock:
+        for rec in resolve_spaces(sql, space):
+            t0, name, counts = time.perf_counter(), space_name(rec), {}
+            for kind in kinds:
+                if kind == "models":
+                    points = _model_points(sql, rec)
+                elif kind == "benchmarks":
+                    points = _benchmark_points(sql, rec)
+                else:
+                    points = _prompt_points(sql, rec, encoder)
+                counts[kind] = vectors.rebuild(name, kind, points, dim=rec.dim).count
+            results.append(ReindexResult(name, rec.id, counts, time.perf_counter() - t0))
+            log.info("reindexed space %s: %s", name, counts)
+    return results
+
+
+def push_models(sql, vectors: VectorStore, space, models: Sequence[str] | None = None) -> int:
+    """Upsert these models' points (all when None) into the live index; drop those SQL has no vector for."""
+    (rec,) = resolve_spaces(sql, space)
+    name = space_name(rec)
+    records = {m.key: m for m in sql.list_models()}
+    mvs = sql.load_model_vectors(rec.id, models)
+    n = vectors.upsert(name, "models", (_model_point(mv, records.get(mv.model)) for mv in mvs), dim=rec.dim)
+    if models is not None:
+        gone = set(models) - {mv.model for mv in mvs}
+        vectors.delete(name, "models", sorted(gone))
+    return n
+
+
+@dataclass
+class Drift:
+    space: str
+    missing: dict[str, list[str]] = field(default_factory=dict)
+    stale: dict[str, list[str]] = field(default_factory=dict)
+    extra: dict[str, list[str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not (any(self.missing.values()) or any(self.stale.values()) or any(self.extra.values()) or self.problems)
+
+    def counts(self) -> dict:
+        return {k: {kind: len(v) for kind, v in getattr(self, k).items() if v} for k in ("missing", "stale", "extra")}
+
+    def as_dict(self, limit: int = 20) -> dict:
+        """JSON-able summary: counts and up to ``limit`` keys per (category, kind)."""
+        return {"space": self.space, "clean": self.clean, "counts": self.counts(), "problems": self.problems,
+                **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
+                   for k in ("missing", "stale", "extra")}}
+
+
+def _compare(drift: Drift, kind: str, expected: dict[str, tuple[str, np.ndarray | None]], actual) -> None:
+    seen = set()
+    stale, extra = [], []
+    for hit in actual:
+        seen.add(hit.key)
+        want = expected.get(hit.key)
+        if want is None:
+            extra.append(hit.key)
+        elif hit.payload.get("digest") != want[0] or (
+                want[1] is not None and (hit.vector is None or not np.array_equal(hit.vector, want[1]))):
+            stale.append(hit.key)
+    drift.missing[kind] = sorted(set(expected) - seen)
+    drift.stale[kind] = sorted(stale)
+    drift.extra[kind] = sorted(extra)
+
+
+def check(sql, vectors: VectorStore) -> list[Drift]:
+    """Compare every space's index with SQL (see the module docstring)."""
+    out = []
+    known = set()
+    prompts = None
+    for rec in sql.list_spaces():
+        name = space_name(rec)
+        known.add(space_slug(name))
+        drift = Drift(name)
+        for kind in KINDS:
+            have = vectors.dim(name, kind)
+            if have is not None and have != rec.dim:
+                drift.problems.append(f"{kind} index holds {have}-dim vectors, the space has {rec.dim}")
+        expected_models = {p.key: (p.payload["digest"], np.asarray(p.vector, np.float32)) for p in _model_points(sql, rec)}
+        _compare(drift, "models", expected_models, vectors.scan(name, "models", with_vectors=True))
+        expected_b = {p.key: (p.payload["digest"], np.asarray(p.vector, np.float32)) for p in _benchmark_points(sql, rec)}
+        _compare(drift, "benchmarks", expected_b, vectors.scan(name, "benchmarks", with_vectors=True))
+        if prompts is None:
+            prompts = _prompts(sql)
+        expected_p = {h: (_prompt_payload(h, b, t, rec.encoder)["digest"], None) for h, (b, t) in prompts.items()}
+        _compare(drift, "prompts", expected_p, vectors.scan(name, "prompts"))
+        out.append(drift)
+    for slug in vectors.spaces():
+        if slug not in known:
+            drift = Drift(slug, problems=[f"index space {slug} has no embedding space in SQL"])
+            for kind in KINDS:
+                drift.extra[kind] = sorted(h.key for h in vectors.scan(slug, kind))
+            out.append(drift)
+    return out

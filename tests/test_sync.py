@@ -1,0 +1,220 @@
+"""Rebuilding and checking the Qdrant index from the SQL store (real SQL store, real local-mode Qdrant,
+real MiniLM for prompt vectors)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from indexer.errors import EncoderError, NotFoundError
+from indexer.records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
+from indexer.store.vectors import VectorStore
+from indexer.sync import check, push_models, reindex, resolve_spaces, space_name
+
+BENCHES = {
+    "toy/arith": ["What is 2 + 2?", "What is 7 times 6?", "What is 10 minus 3?", "What is 9 divided by 3?"],
+    "toy/geo": ["What is the capital of France?", "Which river flows through Cairo?", "Where is Mount Fuji?"],
+    "toy/code": ["Write a Python function that reverses a list.", "What does `len([1, 2])` return?",
+                 "What is 2 + 2?"],  # a prompt shared with toy/arith
+}
+MODELS = ["org/alpha", "org/beta", "org/gamma", "plain-name-model"]
+
+
+def fill(sql, encoder):
+    """Ingest toy outcomes, Hub metadata, a space, model and benchmark vectors. Returns the space record."""
+    rng = np.random.default_rng(0)
+    outcomes = [Outcome(model=m, benchmark=b, text=t, score=float(rng.integers(0, 2)))
+                for m in MODELS for b, texts in BENCHES.items() for t in texts]
+    sql.ingest(SourceBatch(SourceInfo("table", "mem:toy", "r1"), {b: BenchmarkInfo(b, group="toy") for b in BENCHES},
+                           outcomes))
+    sql.upsert_models([
+        {"key": "org/alpha", "license": "mit", "num_parameters": 7_000_000_000, "gated": "false", "tags": ["chat"]},
+        {"key": "org/beta", "license": "llama3", "num_parameters": 70_000_000_000, "gated": "manual"},
+        {"key": "org/gamma", "license": "apache-2.0", "num_parameters": 1_000_000_000, "gated": "false"},
+    ])
+    space = sql.get_or_create_space(encoder.id, encoder.dim, 1.0, 0.0)
+    save_vectors(sql, space, MODELS, seed=1)
+    from indexer.store.sql import BenchmarkVector
+
+    sql.save_benchmark_vectors(space.id, [BenchmarkVector(b, encoder.encode(t).mean(axis=0), len(t))
+                                          for b, t in BENCHES.items()])
+    return space
+
+
+def save_vectors(sql, space, models, seed):
+    from indexer.store.sql import ModelVector
+
+    rng = np.random.default_rng(seed)
+    digests = sql.model_digests(models)
+    sql.save_model_vectors(space.id, [
+        ModelVector(m, rng.normal(size=space.dim).astype(np.float32), n_prompts=10, benchmarks=sorted(BENCHES),
+                    accuracy={b: 0.5 for b in BENCHES}, inputs_digest=digests.get(m)) for m in models])
+
+
+@pytest.fixture
+def vs(tmp_path):
+    v = VectorStore(path=tmp_path / "qdrant")
+    yield v
+    v.close()
+
+
+def only(drifts):
+    assert len(drifts) == 1
+    return drifts[0]
+
+
+def test_reindex_builds_every_collection_and_check_is_clean(store, vs, encoder):
+    space = fill(store, encoder)
+    name = space_name(space)
+    (res,) = reindex(store, vs, encoder=encoder)
+    n_prompts = len({t for ts in BENCHES.values() for t in ts})
+    assert res.space == name and res.counts == {"models": 4, "benchmarks": 3, "prompts": n_prompts}
+    assert only(check(store, vs)).clean
+    # model points carry the Hub metadata and filter on it
+    hits = vs.search(name, "models", np.ones(space.dim), filters={"gated": False, "num_parameters": {"lte": 8e9}})
+    assert {h.key for h in hits} == {"org/alpha", "org/gamma"}
+    alpha = vs.get(name, "models", ["org/alpha"])["org/alpha"].payload
+    assert alpha["license"] == "mit" and alpha["tags"] == ["chat"] and alpha["accuracy"] == 0.5
+    assert alpha["inputs_digest"] == store.model_digests(["org/alpha"])["org/alpha"]
+    assert vs.get(name, "models", ["org/beta"])["org/beta"].payload["gated"] is True
+    # model vectors are SQL's, exactly
+    sql_vec = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}
+    got = vs.get(name, "models", MODELS, with_vectors=True)
+    for m in MODELS:
+        np.testing.assert_array_equal(got[m].vector, sql_vec[m])
+    # a prompt finds itself; the shared prompt lists both its benchmarks
+    q = encoder.encode(["Which river flows through Cairo?"])[0]
+    top = vs.search(name, "prompts", q, limit=1)[0]
+    assert top.payload["snippet"] == "Which river flows through Cairo?" and top.score == pytest.approx(1.0, abs=1e-5)
+    shared = vs.search(name, "prompts", encoder.encode(["What is 2 + 2?"])[0], limit=1)[0]
+    assert shared.payload["benchmarks"] == ["toy/arith", "toy/code"]
+    assert vs.search(name, "benchmarks", q, limit=1)[0].key == "toy/geo"
+
+
+def test_reindex_is_idempotent(store, vs, encoder):
+    space = fill(store, encoder)
+    reindex(store, vs, encoder=encoder)
+    ids = {k: sorted(h.id for h in vs.scan(space_name(space), k)) for k in ("models", "benchmarks", "prompts")}
+    reindex(store, vs, space_name(space), encoder=encoder)
+    assert {k: sorted(h.id for h in vs.scan(space_name(space), k)) for k in ids} == ids
+    assert len(vs.physical_collections(space_name(space))) == 3 and only(check(store, vs)).clean
+
+
+def test_check_detects_missing_stale_and_extra(store, vs, encoder):
+    space = fill(store, encoder)
+    name = space_name(space)
+    reindex(store, vs, encoder=encoder)
+    # missing: a new vector in SQL; stale: changed metadata and a changed vector; extra: deleted in SQL
+    store.ingest(SourceBatch(SourceInfo("table", "mem:toy2", "r1"), {"toy/geo": BenchmarkInfo("toy/geo")},
+                             [Outcome("org/delta", "toy/geo", "Where is Mount Fuji?", 1.0)]))
+    save_vectors(store, space, ["org/delta", "org/gamma"], seed=7)
+    store.upsert_models([{"key": "org/alpha", "license": "apache-2.0"}])
+    store.delete_model_vectors(space.id, ["plain-name-model"])
+    drift = only(check(store, vs))
+    assert not drift.clean
+    assert drift.missing["models"] == ["org/delta"]
+    assert drift.stale["models"] == ["org/alpha", "org/gamma"]
+    assert drift.extra["models"] == ["plain-name-model"]
+    assert not any(drift.missing[k] or drift.stale[k] or drift.extra[k] for k in ("benchmarks", "prompts"))
+    assert drift.as_dict()["counts"] == {"missing": {"models": 1}, "stale": {"models": 2}, "extra": {"models": 1}}
+    # a point written behind SQL's back is extra; a tampered vector is stale
+    from indexer.store.vectors import Point
+
+    vs.upsert(name, "benchmarks", [Point("toy/ghost", np.ones(space.dim), {})], dim=space.dim)
+    b = vs.get(name, "benchmarks", ["toy/arith"], with_vectors=True)["toy/arith"]
+    vs.upsert(name, "benchmarks", [Point("toy/arith", b.vector * 2, {k: v for k, v in b.payload.items() if k != "key"})],
+              dim=space.dim)
+    drift = only(check(store, vs))
+    assert drift.extra["benchmarks"] == ["toy/ghost"] and drift.stale["benchmarks"] == ["toy/arith"]
+    reindex(store, vs, encoder=encoder)
+    assert only(check(store, vs)).clean
+
+
+def test_check_reports_index_space_unknown_to_sql_and_missing_index(store, vs, encoder):
+    space = fill(store, encoder)
+    drift = only(check(store, vs))  # nothing indexed yet: everything is missing
+    assert len(drift.missing["models"]) == 4 and len(drift.missing["prompts"]) == 9 and not drift.clean
+    reindex(store, vs, encoder=encoder, kinds=["models"])
+    from indexer.store.vectors import Point
+
+    vs.rebuild("orphan-space", "models", [Point("x", np.ones(4), {})], dim=4)
+    drifts = {d.space: d for d in check(store, vs)}
+    assert set(drifts) == {space_name(space), "orphan-space"}
+    assert drifts["orphan-space"].extra["models"] == ["x"] and drifts["orphan-space"].problems
+    assert not drifts[space_name(space)].missing["models"] and drifts[space_name(space)].missing["benchmarks"]
+
+
+def test_push_models_updates_the_live_index(store, vs, encoder):
+    space = fill(store, encoder)
+    reindex(store, vs, encoder=encoder)
+    target = vs.alias_target(space_name(space), "models")
+    save_vectors(store, space, ["org/alpha"], seed=3)
+    store.delete_model_vectors(space.id, ["org/beta"])
+    assert push_models(store, vs, space, ["org/alpha", "org/beta"]) == 1
+    assert vs.alias_target(space_name(space), "models") == target  # in place, no rebuild
+    assert only(check(store, vs)).clean
+
+
+def test_resolve_spaces_and_encoder_mismatch(store, vs, encoder):
+    space = fill(store, encoder)
+    assert resolve_spaces(store, space_name(space)) == [space]
+    assert resolve_spaces(store, space.id) == [space]
+    assert resolve_spaces(store, "all-MiniLM-L6-v2") == [space]
+    with pytest.raises(NotFoundError, match=space_name(space)):
+        resolve_spaces(store, "nope")
+    other = store.get_or_create_space("sentence-transformers/all-MiniLM-L6-v2@0000000000000000", encoder.dim, 1.0, 0.0)
+    with pytest.raises(NotFoundError, match="several"):
+        resolve_spaces(store, "all-MiniLM-L6-v2")
+    with pytest.raises(EncoderError, match="0000000000000000"):
+        reindex(store, vs, other, encoder=encoder)
+
+
+def test_sigkill_mid_reindex_then_reindex_is_clean(tmp_path, vs, encoder):
+    from indexer.store.sql import Store
+
+    url = f"sqlite:///{tmp_path / 'sql.db'}"
+    with Store(url, upgrade=True) as sql:
+        space = fill(sql, encoder)
+        reindex(sql, vs, encoder=encoder)
+        old = {k: vs.alias_target(space_name(space), k) for k in ("models", "benchmarks", "prompts")}
+        save_vectors(sql, space, MODELS, seed=11)  # SQL moves on; the index is now stale
+    vs.close()
+    code = """
+        import sys, time
+        from indexer.store.sql import Store
+        from indexer.store.vectors import VectorStore
+        from indexer.sync import reindex
+        sql, vs = Store(sys.argv[1]), VectorStore(path=sys.argv[2])
+        orig = vs._client.upsert
+        def upsert_then_hang(*a, **k):
+            out = orig(*a, **k)
+            print("midway", flush=True)
+            time.sleep(60)
+            return out
+        vs._client.upsert = upsert_then_hang
+        reindex(sql, vs)
+    """
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), url, str(tmp_path / "qdrant")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert proc.stdout.readline().strip() == "midway", proc.stderr.read()
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    with Store(url) as sql, VectorStore(path=tmp_path / "qdrant") as vs2:
+        name = space_name(space)
+        assert {k: vs2.alias_target(name, k) for k in old} == old  # the old complete index still serves
+        drift = only(check(sql, vs2))
+        assert drift.stale["models"] == sorted(MODELS) and not drift.missing["models"] and not drift.extra["models"]
+        assert len(vs2.physical_collections(name)) == 4  # + the killed rebuild's orphan
+        reindex(sql, vs2, encoder=encoder)
+        assert only(check(sql, vs2)).clean and len(vs2.physical_collections(name)) == 3
