@@ -68,7 +68,7 @@ def looks_like_table_folder(folder: Path) -> bool:
     return o is not None and p is not None
 
 
-class _Errors:
+class ErrorLog:
     """Collects RowErrors, keeping at most MAX_ERRORS_PER_PROBLEM detailed ones per (file, problem)
     and one summary line for the rest."""
 
@@ -121,10 +121,10 @@ def _fingerprint(paths: list[Path]) -> str:
 # --------------------------------------------------------------------------------------- prompts
 
 
-def read_prompts(path: Path, errors: _Errors | None = None) -> tuple[dict[str, tuple[str, str]], list[RowError]]:
+def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[dict[str, tuple[str, str]], list[RowError]]:
     """``{prompt_id: (benchmark, text)}`` from a prompts file, and the rows rejected."""
     own = errors is None
-    errors = errors or _Errors()
+    errors = errors or ErrorLog()
     fname = str(path)
     prompts: dict[str, tuple[str, str]] = {}
     first_line: dict[str, int] = {}
@@ -149,7 +149,7 @@ def read_prompts(path: Path, errors: _Errors | None = None) -> tuple[dict[str, t
     return prompts, (errors.finish() if own else [])
 
 
-def _iter_rows(path: Path, errors: _Errors):
+def _iter_rows(path: Path, errors: ErrorLog):
     """(line, dict) for each row of a small table file (prompts); parse errors go to ``errors``."""
     fname = str(path)
     ext = table_ext(path)
@@ -203,7 +203,7 @@ def _starts_with_bracket(path: Path) -> bool:
     return head.startswith("[")
 
 
-def _parquet_file(path: Path, errors: _Errors):
+def _parquet_file(path: Path, errors: ErrorLog):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -220,7 +220,7 @@ def _parquet_file(path: Path, errors: _Errors):
 class _Builder:
     """Accumulates outcome blocks (arrow arrays) into global int/float columns."""
 
-    def __init__(self, fname: str, prompts: dict[str, tuple[str, str]], errors: _Errors):
+    def __init__(self, fname: str, prompts: dict[str, tuple[str, str]], errors: ErrorLog):
         self.fname = fname
         self.prompts = prompts
         self.errors = errors
@@ -336,7 +336,7 @@ _TRUE = {"1", "1.0", "true", "True", "TRUE", "yes"}
 _FALSE = {"0", "0.0", "false", "False", "FALSE", "no"}
 
 
-def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, errors: _Errors) -> np.ndarray:
+def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, errors: ErrorLog) -> np.ndarray:
     """float64 scores from an arrow array; bad cells are reported and cleared in ``ok``."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -381,7 +381,7 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
     return vals
 
 
-def _read_long_blocks(path: Path, errors: _Errors):
+def _read_long_blocks(path: Path, errors: ErrorLog):
     """Yield (columns: dict name->arrow array, lines ndarray) blocks of an outcomes/matrix file."""
     import pyarrow as pa
 
@@ -433,7 +433,7 @@ def _rows_to_columns(rows: list[dict]) -> dict:
     return cols
 
 
-def _read_csv_blocks(path: Path, ext: str, errors: _Errors):
+def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -505,7 +505,7 @@ def read_table(
             "no prompts file (prompts.jsonl / .csv / .parquet with prompt_id, benchmark, text) beside the outcomes; "
             "put one there or pass it explicitly", file=str(outcomes_file)
         )
-    errors = _Errors()
+    errors = ErrorLog()
     prompt_map, _ = read_prompts(prompts_file, errors)
     fname = str(outcomes_file)
     builder = _Builder(fname, prompt_map, errors)
@@ -542,7 +542,7 @@ def read_table(
     return SourceBatch(source=info, benchmarks=benchmarks, table=table, errors=errors.finish(), skipped=skipped)
 
 
-def _value_column(cols: dict, fname: str, errors: _Errors, builder: _Builder) -> str | None:
+def _value_column(cols: dict, fname: str, errors: ErrorLog, builder: _Builder) -> str | None:
     for c in VALUE_COLUMNS:
         if c in cols:
             if builder.value_kind not in (None, c):
@@ -552,7 +552,7 @@ def _value_column(cols: dict, fname: str, errors: _Errors, builder: _Builder) ->
     return None
 
 
-def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: _Errors) -> None:
+def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
     missing = [c for c in ("model", "prompt_id") if c not in cols]
     value = _value_column(cols, fname, errors, builder)
     if value is None:
@@ -566,7 +566,7 @@ def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str
     builder.add_long(cols["model"], cols["prompt_id"], cols[value], lines, value)
 
 
-def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: _Errors) -> None:
+def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
     """Matrix form: first column = model name, every other column = one prompt id."""
     import pyarrow as pa
 
