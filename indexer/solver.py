@@ -200,11 +200,11 @@ def _dot_rows(Y: np.ndarray, D: np.ndarray, segments: list[tuple[int, int]]) -> 
     return out
 
 
-def _gram(D: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
-    """``D[rows]^T D[rows]`` in float64, (d, d), accumulated over row blocks cast into one reused float64
-    buffer (no float64 copy of ``D``)."""
+def _gram(D: np.ndarray, rows: np.ndarray | slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+    """``(D[rows]^T D[rows], sum of D[rows])`` in float64, (d, d) and (d,), accumulated over row blocks cast
+    into one reused float64 buffer (no float64 copy of ``D``)."""
     d = D.shape[1]
-    G = np.zeros((d, d))
+    G, total = np.zeros((d, d)), np.zeros(d)
     if isinstance(rows, slice):
         lo, hi, _ = rows.indices(D.shape[0])
         blocks = [slice(a, min(a + 4096, hi)) for a in range(lo, hi, 4096)]
@@ -216,7 +216,19 @@ def _gram(D: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
         z = part.shape[0]
         np.copyto(buf[:z], part)
         G += buf[:z].T @ buf[:z]  # symmetric rank-z update (numpy uses syrk for A.T @ A)
-    return G
+        total += buf[:z].sum(axis=0)
+    return G, total
+
+
+def _gather_dot(D: np.ndarray, idx: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``sum_k w_k D[idx_k]`` (d,) in float64, reading only the rows ``idx`` in cache-sized blocks."""
+    acc = np.zeros(D.shape[1])
+    buf = np.empty((256, D.shape[1]))
+    for a in range(0, idx.size, 256):
+        z = min(256, idx.size - a)
+        np.copyto(buf[:z], D[idx[a : a + z]])
+        acc += w[a : a + z] @ buf[:z]
+    return acc
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -236,6 +248,7 @@ def _pattern_key(mask: np.ndarray) -> bytes:
 class _Pattern:
     mask: np.ndarray  # (N,) bool
     proj: np.ndarray | None = None  # (d, d) float64 projection, computed lazily
+    colsum: np.ndarray | None = None  # (d,) float64 sum of the pattern's prompt vectors, computed lazily
 
 
 class HyperplaneSolver:
@@ -380,6 +393,11 @@ class HyperplaneSolver:
                 segments = _runs(~missing.all(axis=0))
                 if len(segments) > 64:
                     segments = [(0, N)]
+            if k <= 4 and all(key in self.patterns_ for key in keys[lo : lo + k]):
+                sparse = [self._sparse_b(Y[r], ~missing[r], self.patterns_[keys[lo + r]]) for r in range(k)]
+                if all(v is not None for v in sparse):
+                    b[lo : lo + k] = sparse
+                    continue
             b[lo : lo + k] = _dot_rows(Y, self.D_, segments)  # b_i = sum_j y_ij d_j   (k, d)
         if b"all" in keys and b"all" not in self.patterns_:
             new_patterns[b"all"] = _Pattern(mask=np.ones(N, dtype=bool))
@@ -443,7 +461,9 @@ class HyperplaneSolver:
         Y, observed = signed_outcomes(S_new, model_ids=self.model_ids_)
         K = D_new.shape[0]
         self.D_ = np.concatenate([self.D_, D_new.astype(self.D_.dtype, copy=False)])
-        self.gram_ = self._full_gram() + _gram(D_new)
+        G_new, sum_new = _gram(D_new)
+        self._full_gram()
+        self.gram_, self._colsum = self.gram_ + G_new, self._colsum + sum_new
         self.b_[:] += _dot_rows(Y, D_new, [(0, K)])
         self.n_observed_ += observed.sum(axis=1)
         self._atoms = None
@@ -503,8 +523,49 @@ class HyperplaneSolver:
 
     def _full_gram(self) -> np.ndarray:
         if self.gram_ is None:
-            self.gram_ = _gram(self.D_)
+            self.gram_, self._colsum = _gram(self.D_)
         return self.gram_
+
+    def _pattern_sum(self, pat: _Pattern) -> np.ndarray:
+        """``sum_{j in pattern} d_j`` (d,), cached on the pattern (the pre-summed block of :meth:`_sparse_b`)."""
+        if pat.colsum is None:
+            mask = pat.mask
+            union = self._atoms_in(mask)
+            if mask.all():
+                self._full_gram()
+                pat.colsum = self._colsum
+            elif union is not None:
+                pat.colsum = self._atoms[3][union].sum(axis=0)
+            else:
+                idx = np.flatnonzero(mask)
+                pat.colsum = _gather_dot(self.D_, idx, np.ones(idx.size))
+        return pat.colsum
+
+    def _atoms_in(self, mask: np.ndarray) -> np.ndarray | None:
+        """(A,) bool: the atoms whose union is ``mask``; None when there are no atoms or it is not a union."""
+        if self._atoms is None or self._atoms[0].size != mask.size:
+            return None
+        labels, counts = self._atoms[0], self._atoms[1]
+        inside = np.bincount(labels, weights=mask, minlength=counts.size)
+        full = inside == counts
+        return full if np.all(full | (inside == 0)) else None
+
+    def _sparse_b(self, y: np.ndarray, observed: np.ndarray, pat: _Pattern) -> np.ndarray | None:
+        """``b = sum_j y_j d_j`` (d,) of one model on a known pattern, reading only part of ``D``.
+
+        With the pattern's pre-summed ``P = sum_{j observed} d_j``:  b = sum (y_j + 1) d_j - P  (only rows with
+        s_j > 0) or  b = P - sum (1 - y_j) d_j  (only rows with s_j < 1), whichever reads fewer rows; for 0/1
+        outcomes that is at most half of them. Returns None when neither saves much (graded outcomes).
+        """
+        up, down = observed & (y > -1.0), observed & (y < 1.0)
+        n_up, n_down = int(up.sum()), int(down.sum())
+        if min(n_up, n_down) > 0.7 * int(observed.sum()):
+            return None
+        if n_up <= n_down:
+            idx = np.flatnonzero(up)
+            return _gather_dot(self.D_, idx, y[idx] + 1.0) - self._pattern_sum(pat)
+        idx = np.flatnonzero(down)
+        return self._pattern_sum(pat) - _gather_dot(self.D_, idx, 1.0 - y[idx])
 
     def _register_pattern(self, mask: np.ndarray) -> bytes:
         key = _pattern_key(mask)
@@ -530,32 +591,29 @@ class HyperplaneSolver:
         order = np.argsort(labels, kind="stable")
         bounds = np.searchsorted(labels[order], np.arange(A + 1))
         grams = np.empty((A, self.D_.shape[1], self.D_.shape[1]))
+        sums = np.empty((A, self.D_.shape[1]))
         for a in range(A):
             rows = order[bounds[a] : bounds[a + 1]]
             contiguous = rows[-1] - rows[0] + 1 == rows.size
-            grams[a] = _gram(self.D_, slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows)
-        self._atoms = (labels, np.bincount(labels, minlength=A), grams)
+            grams[a], sums[a] = _gram(self.D_, slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows)
+        self._atoms = (labels, np.bincount(labels, minlength=A), grams, sums)
         if self.gram_ is None:
-            self.gram_ = grams.sum(axis=0)
+            self.gram_, self._colsum = grams.sum(axis=0), sums.sum(axis=0)
 
     def _pattern_gram(self, mask: np.ndarray) -> np.ndarray:
         """``G`` over the prompts in ``mask``: from the atoms when it is a union of atoms, else directly."""
         if mask.all():
             return self._full_gram()
-        if self._atoms is not None:
-            labels, counts, grams = self._atoms
-            if labels.size == mask.size:
-                inside = np.bincount(labels, weights=mask, minlength=counts.size)
-                full = inside == counts
-                if np.all(full | (inside == 0)):
-                    return grams[full].sum(axis=0)  # G_i = sum of the atom blocks it covers
+        union = self._atoms_in(mask)
+        if union is not None:
+            return self._atoms[2][union].sum(axis=0)  # G_i = sum of the atom blocks it covers
         missing = ~mask
         if int(missing.sum()) < mask.size // 4:
-            return self._full_gram() - _gram(self.D_, np.flatnonzero(missing))
+            return self._full_gram() - _gram(self.D_, np.flatnonzero(missing))[0]
         runs = _runs(mask)
         if len(runs) <= 64:
-            return sum(_gram(self.D_, slice(lo, hi)) for lo, hi in runs)
-        return _gram(self.D_, np.flatnonzero(mask))
+            return sum(_gram(self.D_, slice(lo, hi))[0] for lo, hi in runs)
+        return _gram(self.D_, np.flatnonzero(mask))[0]
 
     def _solve(self, rows) -> None:
         rows = list(rows)

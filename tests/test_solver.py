@@ -152,6 +152,31 @@ def test_add_models_equals_from_scratch(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_adding_one_model_on_a_known_pattern(seed, dtype):
+    """One model on an existing coverage pattern takes the pre-summed path (reads only its correct or its
+    wrong prompts); it must give the same b and normal as the plain pass, for 0/1 and graded outcomes."""
+    D, S = _data(seed)
+    S = _with_coverage(seed, D, S)
+    D = D.astype(dtype)
+    solver = HyperplaneSolver().fit(D, S)
+    rng = np.random.default_rng(seed)
+    for row, p_correct in [(0, 0.9), (1, 0.1), (2, 0.5), (5, 0.5), (3, None)]:
+        s = (rng.random(D.shape[0]) < (p_correct or 0.5)).astype(float)
+        if p_correct is None:
+            s = rng.random(D.shape[0])  # graded
+        s[np.isnan(S[row])] = np.nan  # the coverage of an existing model
+        solver.add_models(s, [f"new{row}"])
+        y = np.where(np.isnan(s), 0.0, 2 * s - 1)
+        np.testing.assert_allclose(solver.b_[-1], y @ D.astype(np.float64), **TOL)
+        np.testing.assert_allclose(solver.normals_[-1], _own_paper(D.astype(np.float64), s, 1.0, 0.0), **TOL)
+    solver.add_prompts(D[:5], np.full((len(solver.model_ids_), 5), np.nan))  # drops the atoms
+    s = np.where(np.isnan(S[0]), np.nan, 1.0)
+    solver.add_models(np.concatenate([s, np.full(5, np.nan)]), ["after"])
+    np.testing.assert_allclose(solver.normals_[-1], _own_paper(D.astype(np.float64), s, 1.0, 0.0), **TOL)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_add_prompts_new_benchmark_equals_from_scratch(seed):
     D, S = _data(seed, N=300)
     S = _with_coverage(seed, D, S)
