@@ -1,0 +1,62 @@
+"""Alembic creates every table: an empty database goes to head and back to base, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+
+from indexer.errors import StoreError
+from indexer.store import sql_migrate as migrate
+
+TABLES = ["benchmark_prompts", "benchmark_vectors", "benchmarks", "model_vectors", "models", "outcomes", "prompts",
+          "runs", "sources", "spaces"]
+
+
+def test_upgrade_to_head_and_back_to_base(db_url):
+    assert [t for t in migrate.table_names(db_url) if t != "alembic_version"] == []
+    assert migrate.status(db_url)["current"] is None
+    r = migrate.upgrade_url(db_url)
+    assert (r["from"], r["to"]) == (None, migrate.head())
+    assert [t for t in migrate.table_names(db_url) if t != "alembic_version"] == TABLES
+    assert migrate.schema_diff(db_url) == []  # the migrations create exactly the ORM tables
+    migrate.upgrade_url(db_url)  # repeatable
+    assert migrate.status(db_url)["current"] == migrate.head()
+    r = migrate.downgrade_url(db_url, "base")
+    assert r["to"] is None
+    assert [t for t in migrate.table_names(db_url) if t != "alembic_version"] == []
+    migrate.upgrade_url(db_url)
+    assert [t for t in migrate.table_names(db_url) if t != "alembic_version"] == TABLES
+
+
+def test_store_refuses_an_unmigrated_database(db_url):
+    from indexer.store.sql import Store
+
+    with pytest.raises(StoreError, match="taskspace db upgrade"):
+        Store(db_url)
+    assert migrate.table_names(db_url) in ([], ["alembic_version"])  # nothing was created behind our back
+
+
+def test_embedded_default_is_migrated_on_first_use(taskspace_home):
+    from indexer.store.sql import Store
+
+    with Store() as store:
+        assert store.url == f"sqlite:///{taskspace_home / 'taskspace.db'}"
+        assert store.counts()["models"] == 0
+    assert migrate.status()["current"] == migrate.head()
+
+
+def test_cli_db_commands(tmp_path):
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    run = CliRunner().invoke
+    r = run(app, ["db", "current", "--url", url])
+    assert r.exit_code == 0 and "current (empty)" in r.output and "run `taskspace db upgrade`" in r.output
+    r = run(app, ["db", "upgrade", "--url", url])
+    assert r.exit_code == 0 and f"(empty) -> {migrate.head()}" in r.output
+    assert "up to date" in run(app, ["db", "current", "--url", url]).output
+    r = run(app, ["db", "downgrade", "base", "--url", url])
+    assert r.exit_code != 0 and migrate.status(url)["current"] == migrate.head()  # refused without --yes
+    r = run(app, ["db", "downgrade", "base", "--url", url, "--yes"])
+    assert r.exit_code == 0 and migrate.status(url)["current"] is None

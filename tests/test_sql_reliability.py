@@ -1,0 +1,151 @@
+"""Reliability of the SQL store: all-or-nothing ingests, SIGKILL mid-ingest, the worker lock across
+processes, and bad configuration failing fast with a message that says what to fix."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from indexer.config import reset_settings
+from indexer.errors import BusyError, StoreError
+from indexer.records import Outcome, SourceBatch, SourceInfo
+from indexer.store.sql import Store
+
+MODELS = [f"org/m{i}" for i in range(5)]
+
+
+def batch(location, revision="r1", n_prompts=20, score=1.0):
+    outs = [Outcome(m, f"bench{j % 3}", f"{location} question {j}", score, prompt_id=str(j))
+            for m in MODELS for j in range(n_prompts)]
+    return SourceBatch(SourceInfo("table", location, revision), {}, outs)
+
+
+def snapshot(store: Store):
+    return store.counts(), store.model_digests(), [(s.location, s.revision, s.n_outcomes) for s in store.list_sources()]
+
+
+def test_failure_midway_leaves_no_partial_source(store, monkeypatch):
+    store.ingest(batch("/d/a.csv"))
+    before = snapshot(store)
+    real = Store._insert_blocks
+
+    def half_then_fail(self, conn, blocks):
+        real(self, conn, blocks[: len(blocks) // 2])  # some blocks are written inside the transaction...
+        raise RuntimeError("disk on fire")  # ...then the insert fails
+
+    monkeypatch.setattr(Store, "_insert_blocks", half_then_fail)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        store.ingest(batch("/d/b.csv"))  # a new source
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        store.ingest(batch("/d/a.csv", revision="r2", score=0.0))  # a new revision of a known one
+    assert snapshot(store) == before
+    assert store.get_source("/d/b.csv") is None
+    monkeypatch.setattr(Store, "_insert_blocks", real)
+    assert store.ingest(batch("/d/b.csv")).outcomes == len(MODELS) * 20
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from indexer.records import Outcome, SourceBatch, SourceInfo
+    from indexer.store.sql import Store
+    sys.path.insert(0, {tests!r})
+    from test_sql_reliability import batch
+
+    store = Store({url!r})
+    mode = {mode!r}
+    if mode == "ingest":
+        store.ingest(batch("/d/a.csv"))
+        real = Store._insert_blocks
+        def slow(self, conn, blocks):
+            real(self, conn, blocks[:2])
+            print("inserting", flush=True)
+            time.sleep(120)
+        Store._insert_blocks = slow
+        store.ingest(batch("/d/b.csv"))
+    else:
+        with store.lock("index"):
+            print("locked", flush=True)
+            time.sleep(120)
+    """
+)
+
+
+def _child(url: str, mode: str, marker: str) -> subprocess.Popen:
+    code = CHILD.format(url=url, mode=mode, tests=os.path.dirname(__file__))
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    if line.strip() != marker:
+        p.kill()
+        raise AssertionError(f"child did not reach {marker!r}: {line!r} {p.stderr.read()}")
+    return p
+
+
+def test_sigkill_mid_ingest_loses_nothing_committed(store):
+    p = _child(store.url, "ingest", "inserting")
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(timeout=30)
+    assert store.get_source("/d/a.csv").n_outcomes == len(MODELS) * 20  # committed before the kill
+    assert store.get_source("/d/b.csv") is None  # the killed transaction left nothing
+    counts = store.counts()
+    assert counts["outcome_cells"] == len(MODELS) * 20 and counts["prompts"] == 20
+    r = store.ingest(batch("/d/b.csv"))  # the next run completes it (the database is not locked by the dead process)
+    assert not r.skipped and store.counts()["outcome_cells"] == 2 * len(MODELS) * 20
+    assert store.ingest(batch("/d/a.csv")).skipped
+
+
+def test_lock_across_processes_and_released_by_kill(store):
+    p = _child(store.url, "lock", "locked")
+    try:
+        with pytest.raises(BusyError, match="holds the 'index' lock"):
+            with store.lock("index"):
+                pass
+    finally:
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+    deadline = time.monotonic() + 10  # PostgreSQL notices the dropped connection within moments
+    while True:
+        try:
+            with store.lock("index"):
+                break
+        except BusyError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+@pytest.mark.parametrize(
+    "url, needle",
+    [
+        ("not a url", "not a valid SQLAlchemy URL"),
+        ("nosuchdb://x/y", "no driver"),
+        ("sqlite:////nonexistent-folder-xyz/taskspace.db", "does not exist"),
+        ("postgresql+psycopg://postgres@127.0.0.1:1/test", "Connection refused"),
+    ],
+)
+def test_bad_urls_fail_fast_and_say_what_to_fix(url, needle):
+    t = time.monotonic()
+    with pytest.raises(StoreError, match=needle) as info:
+        Store(url)
+    assert time.monotonic() - t < 10
+    assert "TASKSPACE_DATABASE_URL" in str(info.value)
+
+
+def test_unroutable_host_times_out_quickly():
+    t = time.monotonic()
+    with pytest.raises(StoreError, match="TASKSPACE_DATABASE_URL"):
+        Store("postgresql+psycopg://postgres@10.255.255.1:5432/test")
+    assert time.monotonic() - t < 12  # 5 s connect timeout (+ slack), not the OS default of minutes
+
+
+def test_bad_url_from_the_environment(monkeypatch):
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:1/test")
+    reset_settings()
+    with pytest.raises(StoreError, match="127.0.0.1:1"):
+        Store()
