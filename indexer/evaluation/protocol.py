@@ -1,0 +1,122 @@
+"""The evaluation protocol: fit every method on each fold's source prompts, score its target prompts, and
+aggregate the metrics (mean and standard deviation over folds). Numpy only, no I/O.
+
+A model takes part in a fold only if it has at least one observed outcome among the fold's source prompts
+(a method cannot say anything about a model it has never seen); its target cells count only where observed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import metrics
+from .splits import Fold
+
+__all__ = ["METRICS", "FoldResult", "run_folds", "aggregate"]
+
+METRICS = ("auc", "accuracy", "correlation", "selection_accuracy", "selection_recall")
+
+
+@dataclass
+class FoldResult:
+    name: str
+    models: int
+    prompts: int
+    cells: int
+    methods: dict[str, dict[str, float]]  # method -> metric -> value
+    oracle: dict[str, float]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Pooled:
+    """Held-out predictions of one method over all folds (for ROC curves and per-benchmark breakdowns)."""
+
+    scores: list = field(default_factory=list)  # arrays of observed-cell scores
+    outcomes: list = field(default_factory=list)
+    groups: list = field(default_factory=list)  # benchmark of each cell
+    sel_outcome: list = field(default_factory=list)  # picked model's outcome per prompt
+    sel_groups: list = field(default_factory=list)
+
+    def arrays(self):
+        cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0)  # noqa: E731
+        return cat(self.scores), cat(self.outcomes), cat(self.groups), cat(self.sel_outcome), cat(self.sel_groups)
+
+
+def run_folds(
+    D: np.ndarray,
+    S: np.ndarray,
+    benchmarks: np.ndarray,
+    folds: list[Fold],
+    methods: dict,
+    *,
+    pooled: dict[str, Pooled] | None = None,
+) -> list[FoldResult]:
+    """Evaluate ``methods`` (name -> object with ``fit(D, S)``) on every fold.
+
+    ``D`` (N, d) unit rows, ``S`` (M, N) outcomes with NaN, ``benchmarks`` (N,) the benchmark of each prompt
+    (the unit of the benchmark-score correlation). ``pooled``, if given, collects held-out predictions.
+    """
+    results = []
+    for fold in folds:
+        S_src = S[:, fold.train]
+        keep = (~np.isnan(S_src)).any(axis=1)
+        S_src = S_src[keep]
+        S_tgt = S[keep][:, fold.test]
+        obs = ~np.isnan(S_tgt)
+        D_src, D_tgt = D[fold.train], D[fold.test]
+        bench = benchmarks[fold.test]
+        res = FoldResult(fold.name, int(keep.sum()), int(fold.test.size), int(obs.sum()), {}, metrics.oracle(S_tgt))
+        for name, method in methods.items():
+            t0 = time.perf_counter()
+            fitted = method.fit(D_src, S_src)
+            P = fitted.predict(D_tgt)  # (M, n_tgt)
+            res.seconds[name] = time.perf_counter() - t0
+            sel = metrics.selection(P, S_tgt, tie_break=fitted.source_mean)
+            r, _ = metrics.benchmark_correlation(P, S_tgt, bench)
+            res.methods[name] = {
+                "auc": metrics.roc_auc(P[obs], S_tgt[obs]),
+                "accuracy": metrics.sign_accuracy(P[obs], S_tgt[obs]),
+                "correlation": r,
+                "selection_accuracy": sel["selection_accuracy"],
+                "selection_recall": sel["selection_recall"],
+            }
+            if pooled is not None:
+                pool = pooled.setdefault(name, Pooled())
+                pool.scores.append(P[obs])
+                pool.outcomes.append(S_tgt[obs])
+                pool.groups.append(np.broadcast_to(bench[None, :], obs.shape)[obs])
+                pick, has = metrics._picks(P, S_tgt, fitted.source_mean)
+                pool.sel_outcome.append(S_tgt[pick, np.arange(S_tgt.shape[1])][has])
+                pool.sel_groups.append(bench[has])
+        results.append(res)
+    return results
+
+
+def _stats(values: list[float]) -> tuple[float, float]:
+    arr = np.array([v for v in values if v is not None and np.isfinite(v)], dtype=np.float64)
+    if arr.size == 0:
+        return float("nan"), float("nan")
+    return float(arr.mean()), float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+
+
+def aggregate(results: list[FoldResult]) -> dict:
+    """Mean (and ``*_std``) over folds of every metric of every method, plus the oracle."""
+    names = list(results[0].methods) if results else []
+    out: dict = {"methods": {}, "oracle": None}
+    for name in names:
+        entry = {}
+        for m in METRICS:
+            mean, std = _stats([r.methods[name][m] for r in results])
+            entry[m] = mean
+            entry[m + "_std"] = std
+        entry["seconds"] = float(sum(r.seconds.get(name, 0.0) for r in results))
+        out["methods"][name] = entry
+    sel, _ = _stats([r.oracle["selection_accuracy"] for r in results])
+    rec, _ = _stats([r.oracle["selection_recall"] for r in results])
+    out["oracle"] = sel
+    out["oracle_detail"] = {"selection_accuracy": sel, "selection_recall": rec}
+    return out

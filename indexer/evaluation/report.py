@@ -1,0 +1,57 @@
+"""Plain-text tables of an evaluation result (the dict :func:`indexer.evaluate.evaluate` returns)."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["format_result", "format_sweep"]
+
+_COLS = [
+    ("auc", "AUC"),
+    ("accuracy", "sign acc"),
+    ("correlation", "bench r"),
+    ("selection_accuracy", "sel acc"),
+    ("selection_recall", "sel recall"),
+]
+
+
+def _num(x: float | None, std: float | None = None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if std is None or (isinstance(std, float) and math.isnan(std)):
+        return f"{x:.3f}"
+    return f"{x:.3f}±{std:.3f}"
+
+
+def format_result(res: dict) -> str:
+    """The method x metric table of one split (mean ± std over folds or seeds), the oracle and fold details."""
+    lines = [
+        f"{res['data']}: {res['models']} models x {res['prompts']} prompts (density {res['density']:.3f}), "
+        f"encoder {res['encoder']}",
+        f"split {res['split']}: {res['protocol']}",
+        "",
+    ]
+    header = f"{'method':<10}" + "".join(f"{label:>15}" for _, label in _COLS)
+    lines += [header, "-" * len(header)]
+    for name, m in res["methods"].items():
+        lines.append(f"{name:<10}" + "".join(f"{_num(m[k], m.get(k + '_std')):>15}" for k, _ in _COLS))
+    o = res["oracle_detail"]
+    lines.append(f"{'oracle':<10}" + f"{'':>15}" * 3 + f"{_num(o['selection_accuracy']):>15}{_num(o['selection_recall']):>15}")
+    d = res["methods"].get("default", {}).get("options")
+    if d is not None:
+        lines.append(f"\ndefault = {res['default_method']} {d}; paper = lambda {res['paper']['lam']}, eps {res['paper']['eps']}")
+    if res.get("sweep"):
+        lines += ["", format_sweep(res["sweep"])]
+    lines.append(f"\n{res['seconds']['total']:.1f}s (encode {res['seconds']['encode']:.1f}s)")
+    return "\n".join(lines)
+
+
+def format_sweep(rows: list[dict]) -> str:
+    """The eps / lambda ablation of the paper's method."""
+    out = [f"paper-method ablation over eps and lambda (mean over folds)", f"{'lambda':>8} {'eps':>6} {'AUC':>7} {'sign acc':>9} {'sel acc':>8} {'sel recall':>11}"]
+    for r in rows:
+        out.append(
+            f"{r['lam']:>8g} {r['eps']:>6g} {_num(r['auc']):>7} {_num(r['accuracy']):>9} "
+            f"{_num(r['selection_accuracy']):>8} {_num(r['selection_recall']):>11}"
+        )
+    return "\n".join(out)

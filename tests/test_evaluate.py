@@ -1,0 +1,179 @@
+"""The evaluation harness: metrics with known answers, splits, baselines, the protocol on synthetic data,
+and `taskspace evaluate` end to end on the bundled real sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.errors import InputError
+from indexer.evaluation import metrics, protocol, splits
+from indexer.evaluation.methods import BSPMethod, KNNMethod, SolverMethod, source_means
+from indexer.outcomes import from_arrays
+
+SAMPLE = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+
+
+# ----------------------------------------------------------------------------------------- metrics
+def _auc_brute(scores, y):
+    pos, neg = scores[y == 1], scores[y == 0]
+    diff = pos[:, None] - neg[None, :]
+    return ((diff > 0).sum() + 0.5 * (diff == 0).sum()) / diff.size
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_auc_matches_pairwise_definition_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, 6, 300).astype(float)  # many ties
+    y = (rng.random(300) < 0.4).astype(float)
+    assert metrics.roc_auc(scores, y) == pytest.approx(_auc_brute(scores, y), abs=1e-12)
+
+
+def test_auc_graded_outcome_counts_fractionally_and_edge_cases():
+    # a cell with s = 0.5 is half a positive and half a negative: the same as every cell twice, the graded
+    # one once as a success and once as a failure
+    scores = np.array([0.1, 0.4, 0.35, 0.8])
+    s = np.array([0.0, 0.5, 1.0, 1.0])
+    doubled = metrics.roc_auc(np.r_[scores, scores], np.r_[[0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0]])
+    assert metrics.roc_auc(scores, s) == pytest.approx(doubled)
+    assert metrics.roc_auc([1, 2, 3], [1, 1, 1]) != metrics.roc_auc([1, 2, 3], [1, 1, 1])  # NaN: no negatives
+    assert metrics.roc_auc([1, 2], [0, 1]) == 1.0 and metrics.roc_auc([2, 1], [0, 1]) == 0.0
+    assert metrics.roc_auc([1, np.nan, 3], [0, 1, np.nan]) != metrics.roc_auc([1, np.nan, 3], [0, 1, np.nan])
+
+
+def test_roc_curve_ends_and_area():
+    rng = np.random.default_rng(0)
+    scores, y = rng.random(200), (rng.random(200) < 0.5).astype(float)
+    fpr, tpr = metrics.roc_curve(scores, y)
+    assert (fpr[0], tpr[0], fpr[-1], tpr[-1]) == (0.0, 0.0, 1.0, 1.0)
+    assert np.trapezoid(tpr, fpr) == pytest.approx(metrics.roc_auc(scores, y))
+
+
+def test_sign_accuracy():
+    assert metrics.sign_accuracy([0.5, -0.2, 0.0, 0.1], [1, 0, 0, 0]) == pytest.approx(0.75)
+    assert metrics.sign_accuracy([0.3, -0.3], [0.8, 0.8]) == pytest.approx((0.8 + 0.2) / 2)
+
+
+def test_selection_recall_oracle_and_ties():
+    # 3 models x 4 prompts; model 2 not observed on prompt 0; prompt 3 solved by nobody
+    S = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [np.nan, 0, 1, 0]], dtype=float)
+    P = np.array([[0.1, 0.9, 0.0, 0.0], [0.2, 0.1, 0.0, 0.0], [5.0, 0.0, 0.5, 0.0]])
+    sel = metrics.selection(P, S)
+    # prompt 0: model 2 unobserved, model 1 picked (wrong); prompt 1: model 0 (wrong); prompt 2: model 2 (right);
+    # prompt 3: all tie at 0 -> first index, wrong
+    assert sel["selection_accuracy"] == pytest.approx(1 / 4)
+    assert sel["selection_recall"] == pytest.approx(1 / 3)
+    # a tie-break (e.g. the source mean) decides between equal scores
+    sel_tb = metrics.selection(np.zeros((3, 4)), S, tie_break=np.array([0.0, 1.0, 0.5]))
+    assert sel_tb["selection_accuracy"] == pytest.approx((0 + 1 + 0 + 0) / 4)
+    orc = metrics.oracle(S)
+    assert orc["selection_accuracy"] == pytest.approx(3 / 4) and orc["selection_recall"] == 1.0
+
+
+def test_benchmark_correlation():
+    S = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0]], dtype=float)
+    groups = np.array(["a", "a", "b", "b"])
+    r, n = metrics.benchmark_correlation(S * 2 - 1, S, groups)  # predicted = truth, affine: r = 1
+    assert n == 6 and r == pytest.approx(1.0)
+    r, _ = metrics.benchmark_correlation(-S, S, groups)
+    assert r == pytest.approx(-1.0)
+    S_missing = S.copy()
+    S_missing[0, :2] = np.nan  # model 0 unobserved on benchmark a: one pair fewer
+    assert metrics.benchmark_correlation(S, S_missing, groups)[1] == 5
+
+
+# ----------------------------------------------------------------------------------------- splits
+def test_in_sample_split_sizes_disjoint_and_deterministic():
+    folds = splits.in_sample(103, seeds=3)
+    assert len(folds) == 3
+    for f in folds:
+        assert f.test.size == 21 and f.train.size == 82
+        assert not set(f.test) & set(f.train)
+    assert np.array_equal(splits.in_sample(103, 3)[1].test, folds[1].test)
+    assert not np.array_equal(folds[0].test, folds[1].test)
+    with pytest.raises(InputError):
+        splits.in_sample(10, seeds=0)
+
+
+def test_leave_one_group_out():
+    labels = np.array(["b", "a", "b", "c", "a"], dtype=object)
+    folds = splits.leave_one_group_out(labels)
+    assert [f.name for f in folds] == ["a", "b", "c"]
+    assert sorted(np.concatenate([f.test for f in folds]).tolist()) == list(range(5))
+    assert folds[0].test.tolist() == [1, 4] and folds[0].train.tolist() == [0, 2, 3]
+    with pytest.raises(InputError, match="at least 2 groups"):
+        splits.leave_one_group_out(np.array(["a", "a"], dtype=object))
+
+
+# ----------------------------------------------------------------------------------------- baselines
+def test_knn_uses_observed_neighbours_and_falls_back_to_the_mean():
+    # 1-d-like embeddings on the unit circle; the query sits next to prompts 0..2
+    ang = np.array([0.0, 0.05, 0.1, 2.0, 2.1, 2.2])
+    D = np.c_[np.cos(ang), np.sin(ang)]
+    S = np.array(
+        [
+            [1, 1, 0, 0, 0, 0],  # model 0 sees all
+            [np.nan, np.nan, np.nan, 1, 1, 0],  # model 1 sees none of the neighbours -> its mean 2/3
+        ],
+        dtype=float,
+    )
+    P = KNNMethod(k=3).fit(D, S).predict(np.array([[1.0, 0.0]]))
+    assert P.shape == (2, 1)
+    assert P[0, 0] == pytest.approx(2 * (2 / 3) - 1)
+    assert P[1, 0] == pytest.approx(2 * (2 / 3) - 1)
+    P5 = KNNMethod(k=5).fit(D, S).predict(np.array([[1.0, 0.0]]))  # 5 nearest: 0,1,2,3,4 -> model 1 sees 3, 4
+    assert P5[1, 0] == pytest.approx(1.0) and P5[0, 0] == pytest.approx(2 * 0.4 - 1)
+
+
+def test_bsp_is_the_source_mean_everywhere():
+    S = np.array([[1, 0, np.nan, 1], [0, 0, 0, 1]], dtype=float)
+    fitted = BSPMethod().fit(np.eye(4), S)
+    np.testing.assert_allclose(fitted.source_mean, [2 / 3, 1 / 4])
+    np.testing.assert_allclose(fitted.predict(np.eye(4)[:2]), [[1 / 3, 1 / 3], [-0.5, -0.5]])
+    np.testing.assert_allclose(source_means(S), fitted.source_mean)
+
+
+# ----------------------------------------------------------------------------------------- protocol
+def synthetic(seed=0, M=12, per_group=60, groups=4, d=16, missing=0.0):
+    """Prompts in clustered groups, models with true hyperplanes and different base rates."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(groups, d))
+    D = np.concatenate([c + 0.8 * rng.normal(size=(per_group, d)) for c in centres])
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    labels = np.repeat([f"g{k}" for k in range(groups)], per_group)
+    E = rng.normal(size=(M, d)) * 2.0
+    a = rng.normal(size=M)
+    p = 1 / (1 + np.exp(-(a[:, None] + E @ D.T)))
+    S = (rng.random(p.shape) < p).astype(float)
+    if missing:
+        S[rng.random(S.shape) < missing] = np.nan
+    return D, S, labels
+
+
+def test_protocol_on_synthetic_data_beats_chance_and_respects_the_oracle():
+    D, S, labels = synthetic()
+    methods = {"paper": SolverMethod({"lam": 1.0}), "knn": KNNMethod(), "bsp": BSPMethod()}
+    res = protocol.run_folds(D, S, labels, splits.in_sample(S.shape[1], 3), methods)
+    agg = protocol.aggregate(res)
+    m = agg["methods"]
+    assert m["paper"]["auc"] > 0.75 and m["paper"]["auc"] > m["bsp"]["auc"]
+    assert m["paper"]["selection_accuracy"] > m["bsp"]["selection_accuracy"]
+    for name in methods:
+        assert m[name]["selection_accuracy"] <= agg["oracle"] + 1e-12
+        assert m[name]["auc_std"] >= 0
+    assert all(r.cells == r.prompts * S.shape[0] for r in res)
+
+
+def test_protocol_drops_models_unseen_in_the_source_and_ignores_missing_cells():
+    D, S, labels = synthetic(missing=0.3)
+    S[0, labels != "g0"] = np.nan  # model 0 only observed on g0: it cannot take part when g0 is the target
+    folds = splits.leave_one_group_out(labels)
+    res = protocol.run_folds(D, S, labels, folds, {"paper": SolverMethod({"lam": 1.0}), "bsp": BSPMethod()})
+    by_name = {r.name: r for r in res}
+    assert by_name["g0"].models == S.shape[0] - 1
+    assert by_name["g1"].models == S.shape[0]
+    assert by_name["g1"].cells == int((~np.isnan(S[:, labels == "g1"])).sum())
+    assert np.isfinite(protocol.aggregate(res)["methods"]["paper"]["auc"])
