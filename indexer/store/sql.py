@@ -230,6 +230,10 @@ class Store(ReadMixin, DerivedMixin):
         src = batch.source
         if not src.location or not src.kind:
             raise InputError("a source needs a kind and a location", item=repr(src))
+        if src.revision is not None:  # cheap early exit; re-checked inside the write transaction
+            known = self.get_source(src.location)
+            if known is not None and known.revision == src.revision:
+                return IngestResult(0, 0, 0, skipped=True, source_id=known.id)
         texts: dict[str, str] = {}  # text -> hash
         cells: dict[tuple[str, str], tuple[list[str], list[float]]] = {}
         revisions: dict[tuple[str, str], str] = {}

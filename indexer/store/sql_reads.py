@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from ..errors import NotFoundError
 from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source
@@ -171,6 +171,18 @@ class ReadMixin:
         for key, loc, bench, digest in rows:
             parts.setdefault(key, []).append(f"{loc}\x1f{bench}\x1f{digest}")
         return {k: hashlib.sha256("\x1e".join(sorted(v)).encode()).hexdigest() for k, v in sorted(parts.items())}
+
+    def database_size(self) -> int:
+        """Bytes on disk: the SQLite file (pages in use) or the PostgreSQL tables + indexes of the current schema."""
+        with self._read() as conn:
+            if self.dialect == "sqlite":
+                pages = conn.execute(text("pragma page_count")).scalar()
+                free = conn.execute(text("pragma freelist_count")).scalar()
+                return int((pages - free) * conn.execute(text("pragma page_size")).scalar())
+            return int(conn.execute(text(
+                "select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c "
+                "join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relkind = 'r'"
+            )).scalar())
 
     def counts(self) -> dict:
         """Rows per table plus the number of stored outcome cells."""
