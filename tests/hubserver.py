@@ -1,0 +1,215 @@
+"""A local HTTP server that speaks the part of the Hugging Face Hub API that huggingface_hub 2.4 uses,
+serving repos from a folder laid out as ``<root>/models/<org>/<name>/...`` and ``<root>/datasets/<org>/<name>/...``.
+
+A repo folder may hold ``_info.json``: fields merged into the ``/api/{type}s/{id}`` answer (cardData,
+safetensors, pipeline_tag, gated, downloads, ...). ``"gated": "manual"`` (or "auto") makes file downloads
+answer 401 (no token) / 403 (a token not in ``_info.json``'s ``"_allowed_tokens"``) with ``X-Error-Code: GatedRepo``.
+The commit sha of a repo is the sha1 of its files (names and contents), so editing a file makes a new revision.
+
+Endpoints: ``GET /api/{models|datasets}?author=&search=&limit=``, ``GET /api/{type}s/{id}[/revision/{rev}]``,
+``GET /api/{type}s/{id}/tree/{rev}[/{path}]?recursive=``, ``HEAD``/``GET /[datasets/]{id}/resolve/{rev}/{path}``.
+Unknown repo -> 404 ``X-Error-Code: RepoNotFound``; unknown revision -> ``RevisionNotFound``; unknown file ->
+``EntryNotFound``. ``server.fail(prefix, [429, 503])`` makes the next requests whose path starts with ``prefix``
+answer those statuses first (to test retries); ``server.log`` records ``(method, path, auth_present)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlparse
+
+
+class HubServer:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.log: list[tuple[str, str, bool]] = []
+        self._faults: list[tuple[str, list[int]]] = []
+        self._lock = threading.Lock()
+        handler = type("Handler", (_Handler,), {"hub": self})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def start(self) -> "HubServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def fail(self, prefix: str, statuses: list[int]) -> None:
+        with self._lock:
+            self._faults.append((prefix, list(statuses)))
+
+    def _fault_for(self, path: str) -> int | None:
+        with self._lock:
+            for prefix, statuses in self._faults:
+                if path.startswith(prefix) and statuses:
+                    return statuses.pop(0)
+        return None
+
+    def downloads(self, contains: str = "") -> list[str]:
+        """Paths of file GETs (``/resolve/``) so far."""
+        return [p for m, p, _ in self.log if m == "GET" and "/resolve/" in p and contains in p]
+
+    # -- repos ------------------------------------------------------------------------------------------
+
+    def repo_dir(self, rtype: str, repo_id: str) -> Path | None:
+        d = self.root / f"{rtype}s" / repo_id
+        return d if d.is_dir() and "/" in repo_id else None
+
+    def files(self, d: Path) -> list[str]:
+        return sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file() and p.name != "_info.json")
+
+    def sha(self, d: Path) -> str:
+        h = hashlib.sha1()
+        for f in self.files(d):
+            h.update(f.encode() + b"\0" + (d / f).read_bytes())
+        return h.hexdigest()
+
+    def meta(self, d: Path) -> dict:
+        p = d / "_info.json"
+        return json.loads(p.read_text()) if p.is_file() else {}
+
+    def info(self, rtype: str, repo_id: str, d: Path) -> dict:
+        meta = {k: v for k, v in self.meta(d).items() if not k.startswith("_")}
+        out = {"_id": hashlib.md5(repo_id.encode()).hexdigest()[:24], "id": repo_id, "author": repo_id.split("/")[0],
+               "sha": self.sha(d), "private": False, "gated": False, "disabled": False, "downloads": 0, "likes": 0,
+               "tags": [], "createdAt": "2024-01-01T00:00:00.000Z", "lastModified": "2024-06-01T00:00:00.000Z",
+               "siblings": [{"rfilename": f} for f in self.files(d)]}
+        if rtype == "model":
+            out["modelId"] = repo_id
+        out.update(meta)
+        return out
+
+    def list(self, rtype: str, author: str | None, search: str | None) -> list[dict]:
+        base = self.root / f"{rtype}s"
+        out = []
+        if not base.is_dir():
+            return out
+        for org in sorted(p for p in base.iterdir() if p.is_dir()):
+            if author and org.name != author:
+                continue
+            for repo in sorted(p for p in org.iterdir() if p.is_dir()):
+                rid = f"{org.name}/{repo.name}"
+                if search and search.lower() not in rid.lower():
+                    continue
+                info = self.info(rtype, rid, repo)
+                info.pop("siblings", None)
+                out.append(info)
+        return out
+
+
+class _Handler(BaseHTTPRequestHandler):
+    hub: HubServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+    def _send(self, status: int, body: bytes = b"", headers: dict | None = None, head: bool = False) -> None:
+        self.send_response(status)
+        hdrs = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+        hdrs.update(headers or {})
+        for k, v in hdrs.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if not head and body:
+            self.wfile.write(body)
+
+    def _json(self, status: int, obj, headers: dict | None = None, head: bool = False) -> None:
+        self._send(status, json.dumps(obj).encode(), headers, head)
+
+    def _error(self, status: int, code: str | None, message: str, head: bool = False) -> None:
+        headers = {"X-Error-Message": message}
+        if code:
+            headers["X-Error-Code"] = code
+        self._json(status, {"error": message}, headers, head)
+
+    def do_HEAD(self):
+        self._route(head=True)
+
+    def do_GET(self):
+        self._route(head=False)
+
+    def _route(self, head: bool) -> None:
+        url = urlparse(self.path)
+        path = unquote(url.path)
+        auth = self.headers.get("Authorization")
+        self.hub.log.append((self.command, path, bool(auth)))
+        fault = self.hub._fault_for(path)
+        if fault is not None:
+            return self._send(fault, b"{}", {"Retry-After": "0"}, head)
+        q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        parts = path.strip("/").split("/")
+        if parts[0] == "api" and len(parts) >= 2 and parts[1] in ("models", "datasets"):
+            rtype = parts[1][:-1]
+            if len(parts) == 2:
+                items = self.hub.list(rtype, q.get("author"), q.get("search"))
+                if q.get("limit"):
+                    items = items[: int(q["limit"])]
+                return self._json(200, items, head=head)
+            if len(parts) < 4:
+                return self._error(404, "RepoNotFound", "Repository not found", head)
+            repo_id = "/".join(parts[2:4])
+            d = self.hub.repo_dir(rtype, repo_id)
+            if d is None:
+                return self._error(404, "RepoNotFound", "Repository not found", head)
+            rest = parts[4:]
+            if not rest or rest[0] == "revision":
+                rev = rest[1] if len(rest) > 1 else "main"
+                if rev not in ("main", self.hub.sha(d)):
+                    return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+                return self._json(200, self.hub.info(rtype, repo_id, d), head=head)
+            if rest[0] == "tree":
+                rev = rest[1] if len(rest) > 1 else "main"
+                if rev not in ("main", self.hub.sha(d)):
+                    return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+                sub = "/".join(rest[2:])
+                recursive = q.get("recursive", "false").lower() in ("1", "true")
+                entries = []
+                for f in self.hub.files(d):
+                    if sub and not f.startswith(sub + "/"):
+                        continue
+                    rel = f[len(sub) + 1:] if sub else f
+                    if not recursive and "/" in rel:
+                        continue
+                    data = (d / f).read_bytes()
+                    entries.append({"type": "file", "path": f, "size": len(data), "oid": hashlib.sha1(data).hexdigest()})
+                return self._json(200, entries, head=head)
+            return self._error(404, None, "Not found", head)
+        # file resolve: /{datasets/}{org}/{name}/resolve/{rev}/{path}
+        rtype = "model"
+        if parts[0] in ("datasets", "spaces"):
+            rtype = parts[0][:-1]
+            parts = parts[1:]
+        if len(parts) >= 5 and parts[2] == "resolve":
+            repo_id = "/".join(parts[:2])
+            d = self.hub.repo_dir(rtype, repo_id)
+            if d is None:
+                return self._error(404, "RepoNotFound", "Repository not found", head)
+            meta = self.hub.meta(d)
+            if meta.get("gated") not in (None, False, "false"):
+                token = (auth or "").removeprefix("Bearer ").strip()
+                if not token:
+                    return self._error(401, "GatedRepo", "Access to this gated repo is restricted: log in", head)
+                if token not in meta.get("_allowed_tokens", []):
+                    return self._error(403, "GatedRepo", "Access to this gated repo is restricted", head)
+            rev = parts[3]
+            sha = self.hub.sha(d)
+            if rev not in ("main", sha):
+                return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+            fpath = "/".join(parts[4:])
+            f = d / fpath
+            if not f.is_file() or f.name == "_info.json":
+                return self._error(404, "EntryNotFound", f"{fpath} does not exist on {rev}", head)
+            data = f.read_bytes()
+            etag = hashlib.sha1(data).hexdigest()
+            return self._send(200, data, {"Content-Type": "application/octet-stream", "X-Repo-Commit": sha,
+                                          "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}, head)
+        return self._error(404, None, "Not found", head)
