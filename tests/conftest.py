@@ -108,3 +108,25 @@ def store(db_url):
         yield s
     finally:
         s.close()
+
+
+@pytest.fixture
+def hub_server(tmp_path, monkeypatch):
+    """A local server speaking the Hub's HTTP API over a copy of tests/fixtures/hub (tests may edit the copy).
+    Sets HF_ENDPOINT to it, HF_HUB_OFFLINE=0, no HF_TOKEN and a private HF_HOME (no login token leaks in)."""
+    import shutil
+
+    from hubserver import HubServer
+
+    root = tmp_path / "hubrepos"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "hub", root)
+    server = HubServer(root).start()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        yield server
+    finally:
+        server.stop()
