@@ -102,9 +102,8 @@ def _quiet_alembic() -> None:
 
 
 def _config(connection: Connection | None = None):
-    from alembic.config import Config
-
     _quiet_alembic()
+    from alembic.config import Config
 
     if not (MIGRATIONS_DIR / "env.py").is_file():
         raise StoreError(f"Alembic migrations not found at {MIGRATIONS_DIR}; reinstall taskspace from its source tree")
@@ -117,12 +116,14 @@ def _config(connection: Connection | None = None):
 
 def head() -> str:
     """The newest migration revision in ``migrations/versions``."""
+    _quiet_alembic()
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
 def known_revisions() -> set[str]:
+    _quiet_alembic()
     from alembic.script import ScriptDirectory
 
     return {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
@@ -130,9 +131,9 @@ def known_revisions() -> set[str]:
 
 def current(engine: Engine) -> str | None:
     """The database's migration revision (None for an empty database)."""
+    _quiet_alembic()
     from alembic.runtime.migration import MigrationContext
 
-    _quiet_alembic()
     try:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
@@ -154,6 +155,7 @@ def _migrate(engine: Engine, fn, rev: str) -> None:
 
 def upgrade(engine: Engine, rev: str = "head") -> None:
     """Migrate the database up to ``rev`` (default: head), creating every table."""
+    _quiet_alembic()
     from alembic import command
 
     _migrate(engine, command.upgrade, rev)
@@ -161,6 +163,7 @@ def upgrade(engine: Engine, rev: str = "head") -> None:
 
 def downgrade(engine: Engine, rev: str) -> None:
     """Migrate the database down to ``rev`` (``base`` drops every table)."""
+    _quiet_alembic()
     from alembic import command
 
     _migrate(engine, command.downgrade, rev)
