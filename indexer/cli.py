@@ -145,10 +145,70 @@ def evaluate(
             typer.echo(f"wrote {p}")
 
 
+@app.command()
+def reindex(
+    space: Optional[str] = typer.Option(None, "--space", help="Only this space: its index name, SQL id or encoder name (default: every space)."),
+    kind: list[str] = typer.Option(None, "--kind", help="Only these collections (repeatable): models, benchmarks, prompts."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+) -> None:
+    """Rebuild the Qdrant index from SQL (fresh collections, then an atomic alias switch)."""
+    from .store.sql import open_store
+    from .store.vectors import KINDS, VectorStore
+    from .sync import reindex as run_reindex
+
+    with open_store() as sql, VectorStore.from_settings() as vectors:
+        results = run_reindex(sql, vectors, space, kinds=kind or KINDS)
+    if as_json:
+        echo_json([r.as_dict() for r in results])
+        return
+    if not results:
+        typer.echo("no embedding spaces in SQL yet: index some results first")
+    for r in results:
+        counts = ", ".join(f"{n} {k}" for k, n in r.counts.items())
+        typer.echo(f"space {r.space} (id {r.space_id}): {counts} in {r.seconds:.1f}s")
+
+
+@app.command()
+def check(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+) -> None:
+    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra."""
+    from .store.sql import open_store
+    from .store.vectors import VectorStore
+    from .sync import check as run_check
+
+    with open_store() as sql, VectorStore.from_settings() as vectors:
+        drifts = run_check(sql, vectors)
+    clean = all(d.clean for d in drifts)
+    if as_json:
+        echo_json({"clean": clean, "spaces": [d.as_dict() for d in drifts]})
+    else:
+        if not drifts:
+            typer.echo("no embedding spaces in SQL and none in the index")
+        for d in drifts:
+            if d.clean:
+                typer.echo(f"space {d.space}: clean")
+                continue
+            typer.echo(f"space {d.space}: drift")
+            for problem in d.problems:
+                typer.echo(f"  {problem}")
+            for what in ("missing", "stale", "extra"):
+                for k, keys in getattr(d, what).items():
+                    if keys:
+                        more = f" (+{len(keys) - 5} more)" if len(keys) > 5 else ""
+                        typer.echo(f"  {what} {k}: {len(keys)}: {', '.join(keys[:5])}{more}")
+        if not clean:
+            typer.echo("run `taskspace reindex` to rebuild the index from SQL", err=True)
+    if not clean:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     """Console-script entry point: run the app, mapping library errors to exit codes."""
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)
+        if isinstance(rc, int) and rc:  # typer.Exit(code) comes back as a return value here
+            sys.exit(rc)
     except IndexerError as exc:
         if _state["debug"]:
             raise

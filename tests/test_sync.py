@@ -218,3 +218,52 @@ def test_sigkill_mid_reindex_then_reindex_is_clean(tmp_path, vs, encoder):
         assert len(vs2.physical_collections(name)) == 4  # + the killed rebuild's orphan
         reindex(sql, vs2, encoder=encoder)
         assert only(check(sql, vs2)).clean and len(vs2.physical_collections(name)) == 3
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run `taskspace ARGS` in this process through the console entry point: (exit code, stdout, stderr)."""
+    from indexer.cli import main
+
+    def run(*args):
+        monkeypatch.setattr(sys, "argv", ["taskspace", *args])
+        try:
+            main()
+            rc = 0
+        except SystemExit as exc:
+            rc = exc.code or 0
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+    return run
+
+
+def test_cli_reindex_and_check(encoder, taskspace_home, cli):
+    import json
+
+    from indexer.store.sql import open_store
+
+    with open_store() as sql:
+        space = fill(sql, encoder)
+    name = space_name(space)
+    rc, out, err = cli("check", "--json")
+    assert rc == 1, err
+    out = json.loads(out)
+    assert out["clean"] is False and out["spaces"][0]["counts"]["missing"] == {"models": 4, "benchmarks": 3, "prompts": 9}
+    rc, out, err = cli("reindex", "--space", name, "--json")
+    assert rc == 0, err
+    assert json.loads(out)[0]["counts"] == {"models": 4, "benchmarks": 3, "prompts": 9}
+    rc, out, err = cli("check")
+    assert rc == 0 and f"space {name}: clean" in out, err
+    with open_store() as sql:
+        sql.delete_model_vectors(space.id, ["org/beta"])
+    rc, out, err = cli("check")
+    assert rc == 1 and "extra models: 1: org/beta" in out and "taskspace reindex" in err
+    rc, out, err = cli("reindex", "--kind", "models")
+    assert rc == 0 and "3 models" in out, err
+    assert cli("check")[0] == 0
+    rc, out, err = cli("reindex", "--space", "nope")
+    assert rc == 1 and "is not a known space" in err
+    # another holder of the local index: a one-line BusyError, exit code 6
+    with VectorStore.from_settings():
+        rc, out, err = cli("check")
+    assert rc == 6 and "another taskspace process is using the index at" in err and "Traceback" not in err
