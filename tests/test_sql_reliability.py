@@ -149,3 +149,40 @@ def test_bad_url_from_the_environment(monkeypatch):
     reset_settings()
     with pytest.raises(StoreError, match="127.0.0.1:1"):
         Store()
+
+
+def test_concurrent_ingests_of_overlapping_sources(store):
+    """Four threads ingest sources that share prompts, models and benchmarks (in different orders) at once."""
+    import threading
+
+    def source(k):
+        outs = [Outcome(m, f"bench{j % 3}", f"shared question {(j * (k + 1)) % 30}", float((j + k) % 2), prompt_id=str(j))
+                for m in (MODELS[::-1] if k % 2 else MODELS) for j in range(30)]
+        return SourceBatch(SourceInfo("table", f"/d/{k}.csv", "r1"), {}, outs)
+
+    errors = []
+
+    def work(k):
+        try:
+            store.ingest(source(k))
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    c = store.counts()
+    assert c["sources"] == 4 and c["prompts"] == 30 and c["models"] == len(MODELS)
+    assert all(s.n_outcomes > 0 for s in store.list_sources())
+
+
+def test_delete_source(store):
+    store.ingest(batch("/d/a.csv"))
+    store.ingest(batch("/d/b.csv"))
+    cells = store.counts()["outcome_cells"]
+    assert store.delete_source("/d/a.csv") and not store.delete_source("/d/a.csv")
+    assert store.get_source("/d/a.csv") is None and store.counts()["outcome_cells"] == cells // 2
+    assert store.ingest(batch("/d/a.csv")).outcomes == cells // 2  # can come back

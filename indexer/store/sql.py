@@ -26,6 +26,7 @@ Writing results (input = :mod:`indexer.records`)
   Rows upserted this way get ``kind="hub"``; models first seen in outcomes get ``kind="hub"`` when the key
   looks like a repo id ("org/name") and ``kind="name"`` otherwise (e.g. "gpt-4o(eval_results/gpt4o)").
 - ``store.get_source(location) -> SourceRecord | None``; ``store.list_sources()``;
+  ``store.delete_source(location) -> bool`` (the source and its outcomes; models and prompts stay);
   ``store.record_checked(location, *, kind=None, revision=None)``: note that a source was looked at
   (``checked_at`` = now, ``seen_revision`` = what was seen) without ingesting.
 
@@ -283,20 +284,22 @@ class Store(ReadMixin, DerivedMixin):
         names = sorted(set(order) | set(batch.benchmarks))
         self._insert_ignore(conn, Benchmark.__table__, [{"name": n, "config": {}} for n in names], ["name"])
         bench_ids = self._ids_by(conn, Benchmark.name, Benchmark.id, names)
-        for name, info in batch.benchmarks.items():
+        for name, info in sorted(batch.benchmarks.items()):
             values = {f: getattr(info, f) for f in ("group", "source_task", "metric", "num_fewshot") if getattr(info, f) is not None}
             if info.config:
                 values["config"] = info.config
             if values:
                 conn.execute(update(Benchmark).where(Benchmark.id == bench_ids[name]).values(**values))
         # prompts
-        hashes = list(by_hash)
+        hashes = sorted(by_hash)  # every insert in key order: concurrent PostgreSQL ingests cannot deadlock
         pids = self._ids_by(conn, Prompt.hash, Prompt.id, hashes)
         new = [h for h in hashes if h not in pids]
         self._insert_ignore(conn, Prompt.__table__, [{"hash": h, "text": by_hash[h]} for h in new], ["hash"])
         pids.update(self._ids_by(conn, Prompt.hash, Prompt.id, new))
+        if pids and max(pids.values()) >= 2**31:
+            raise StoreError("prompt ids passed 2^31: the packed int32 outcome format needs a migration to int64")
         # benchmark membership, positions continuing after the existing ones
-        for name, prompts in order.items():
+        for name, prompts in sorted(order.items()):
             bid = bench_ids[name]
             have = set(conn.execute(select(BenchmarkPrompt.prompt_id).where(BenchmarkPrompt.benchmark_id == bid)).scalars())
             top = conn.execute(select(func.max(BenchmarkPrompt.position)).where(BenchmarkPrompt.benchmark_id == bid)).scalar()
@@ -307,6 +310,7 @@ class Store(ReadMixin, DerivedMixin):
                     pos += 1
                     rows.append({"benchmark_id": bid, "prompt_id": pids[h], "position": pos,
                                  "source_prompt_id": None if spid is None else str(spid)[:512]})
+            rows.sort(key=lambda r: r["prompt_id"])
             self._insert_ignore(conn, BenchmarkPrompt.__table__, rows, ["benchmark_id", "prompt_id"])
         # models
         keys = sorted({m for m, _ in cells})
@@ -326,7 +330,7 @@ class Store(ReadMixin, DerivedMixin):
             source_id = conn.execute(Source.__table__.insert().values(kind=src.kind, location=src.location, n_outcomes=0)
                                      .returning(Source.id)).scalar_one()
         blocks, total = [], 0
-        for (model, bench), (hs, scores) in cells.items():
+        for (model, bench), (hs, scores) in sorted(cells.items()):
             ids = np.fromiter((pids[h] for h in hs), dtype=np.int64, count=len(hs))
             sc = np.asarray(scores, dtype=np.float64)
             uniq, inv = np.unique(ids, return_inverse=True)
@@ -417,6 +421,16 @@ class Store(ReadMixin, DerivedMixin):
                     values["kind"] = kind
                 conn.execute(update(Source).where(Source.id == row).values(**values))
         return self.get_source(location)
+
+    def delete_source(self, location: str) -> bool:
+        """Remove a source and all its outcomes in one transaction (models and prompts stay). False if unknown."""
+        with self._write() as conn:
+            sid = conn.execute(select(Source.id).where(Source.location == location)).scalar()
+            if sid is None:
+                return False
+            conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == sid))
+            conn.execute(delete(Source).where(Source.id == sid))
+        return True
 
     def lock(self, name: str = "index"):
         """Context manager: hold the per-database ``name`` lock or raise BusyError (see :mod:`.sql_lock`)."""
