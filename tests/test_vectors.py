@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from indexer.errors import BusyError, DimensionError, InputError, NotFoundError, StoreError
-from indexer.vs.vectors import KINDS, Point, VectorStore, build_filter, point_id, space_slug
+from indexer.store.vectors import KINDS, Point, VectorStore, build_filter, point_id, space_slug
 
 DIM = 8
 
@@ -247,7 +247,7 @@ def test_second_process_gets_busy_error(tmp_path):
     path = tmp_path / "q"
     holder = _spawn("""
         import sys, time
-        from indexer.vs.vectors import VectorStore
+        from indexer.store.vectors import VectorStore
         vs = VectorStore(path=sys.argv[1])
         print("ready", flush=True)
         time.sleep(60)
@@ -271,7 +271,7 @@ def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path):
     writer = _spawn("""
         import sys, time
         import numpy as np
-        from indexer.vs.vectors import Point, VectorStore
+        from indexer.store.vectors import Point, VectorStore
         vs = VectorStore(path=sys.argv[1])
         def points():
             for i in range(100000):

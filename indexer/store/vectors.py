@@ -162,6 +162,7 @@ class VectorStore:
         if sum(x is not None and x is not False for x in (path, url, memory or None)) != 1:
             raise StoreError("VectorStore needs exactly one of path=, url= or memory=True")
         self._lock = threading.RLock()
+        self._dims: dict[str, int] = {}
         self.url = url
         self.path = Path(path).expanduser().resolve() if path is not None else None
         self.where = url or (str(self.path) if self.path else ":memory:")
@@ -356,6 +357,7 @@ class VectorStore:
                 batch_size: int = 256) -> RebuildResult:
         """Write ``points`` into a fresh collection, then atomically point the alias at it (see module doc)."""
         alias = self.alias_name(space, kind)
+        self._dims.pop(alias, None)
         old = self._check_dim(space, kind, dim)
         new = self._create(space, kind, dim)
         try:
@@ -397,6 +399,8 @@ class VectorStore:
     def drop_space(self, space: str) -> list[str]:
         """Delete every alias and collection of a space. Returns the collections dropped."""
         aliases = [self.alias_name(space, k) for k in KINDS]
+        for a in aliases:
+            self._dims.pop(a, None)
         ops = [models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=a))
                for a in aliases if a in self._aliases()]
         if ops:
@@ -421,36 +425,53 @@ class VectorStore:
         return Hit(key=payload.get("key", str(p.id)), score=float(score if score is not None else getattr(p, "score", 0.0) or 0.0),
                    payload=payload, vector=vec, id=str(p.id))
 
-    def _query_vector(self, space: str, kind: str, target: str, vector) -> list[float]:
-        vec = np.asarray(vector, dtype=np.float32).reshape(-1)
-        dim = self._collection_dim(target)
-        if vec.size != dim:
-            raise DimensionError(f"query vector has {vec.size} dimensions, the {kind} index of space {space!r} "
+    def _query_dim(self, space: str, kind: str) -> int:
+        """The dimension of the live (space, kind) collection, cached per alias (a space has one dimension;
+        the cache is dropped on rebuild/drop here and whenever a query fails)."""
+        alias = self.alias_name(space, kind)
+        dim = self._dims.get(alias)
+        if dim is None:
+            dim = self._dims[alias] = self._collection_dim(self._target(space, kind))
+        return dim
+
+    def _query_rows(self, space: str, kind: str, vectors) -> list[list[float]]:
+        arr = np.asarray(vectors, dtype=np.float32)
+        arr = arr.reshape(1, -1) if arr.ndim <= 1 else arr
+        dim = self._query_dim(space, kind)
+        if arr.shape[1] != dim:
+            raise DimensionError(f"query vector has {arr.shape[1]} dimensions, the {kind} index of space {space!r} "
                                  f"has {dim}; embed the query with the space's encoder", item=space)
-        if not np.isfinite(vec).all():
+        if not np.isfinite(arr).all():
             raise InputError("query vector has NaN/inf entries", item=space)
-        return vec.tolist()
+        return arr.tolist()
+
+    def _query(self, space: str, kind: str, fn, *args, **kwargs):
+        """Query through the alias (one round trip); on failure re-check that the index exists."""
+        try:
+            return self._call(fn, self.alias_name(space, kind), *args, **kwargs)
+        except Exception:
+            self._dims.pop(self.alias_name(space, kind), None)
+            self._target(space, kind)  # NotFoundError when the index is gone
+            raise
 
     def search(self, space: str, kind: str, vector, *, filters: dict | None = None, limit: int = 10,
                with_vectors: bool = False) -> list[Hit]:
         """Points of highest inner product with ``vector`` (dim,) that pass ``filters``."""
-        target = self._target(space, kind)
-        res = self._call(self._client.query_points, target, query=self._query_vector(space, kind, target, vector),
-                         query_filter=build_filter(filters), limit=int(limit), with_payload=True,
-                         with_vectors=with_vectors)
+        (row,) = self._query_rows(space, kind, np.asarray(vector, dtype=np.float32).reshape(-1))
+        res = self._query(space, kind, self._client.query_points, query=row, query_filter=build_filter(filters),
+                          limit=int(limit), with_payload=True, with_vectors=with_vectors)
         return [self._hit(p) for p in res.points]
 
     def search_many(self, space: str, kind: str, vectors, *, filters: dict | None = None, limit: int = 10,
                     with_vectors: bool = False, batch_size: int = 256) -> list[list[Hit]]:
         """:meth:`search` for each row of ``vectors`` (n, dim), batched."""
-        target = self._target(space, kind)
         flt = build_filter(filters)
-        rows = [self._query_vector(space, kind, target, v) for v in np.asarray(vectors, dtype=np.float32)]
+        rows = self._query_rows(space, kind, vectors)
         out: list[list[Hit]] = []
         for lo in range(0, len(rows), batch_size):
             reqs = [models.QueryRequest(query=r, filter=flt, limit=int(limit), with_payload=True,
                                         with_vector=with_vectors) for r in rows[lo:lo + batch_size]]
-            for res in self._call(self._client.query_batch_points, target, requests=reqs):
+            for res in self._query(space, kind, self._client.query_batch_points, requests=reqs):
                 out.append([self._hit(p) for p in res.points])
         return out
 
