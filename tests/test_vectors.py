@@ -295,3 +295,17 @@ def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path):
         res = vs.rebuild("s", "models", make_points(12), dim=DIM)
         assert sorted(res.dropped) == sorted([old_target, *orphans])
         assert vs.physical_collections("s", "models") == [res.collection] and vs.count("s", "models") == 12
+
+
+def test_search_follows_rebuilds_and_drops(vs):
+    vs.rebuild("s", "models", make_points(5), dim=DIM)
+    assert len(vs.search("s", "models", np.ones(DIM))) == 5
+    vs.rebuild("s", "models", make_points(3, seed=4), dim=DIM)
+    assert {h.key for h in vs.search("s", "models", np.ones(DIM))} == {p.key for p in make_points(3, seed=4)}
+    vs.drop_space("s")
+    with pytest.raises(NotFoundError):
+        vs.search("s", "models", np.ones(DIM))
+    vs.rebuild("s", "models", make_points(4, dim=16), dim=16)  # a dropped space may come back with another dim
+    assert len(vs.search_many("s", "models", np.ones((2, 16)))[1]) == 4
+    with pytest.raises(DimensionError):
+        vs.search("s", "models", np.ones(DIM))
