@@ -245,3 +245,21 @@ def test_lock_is_exclusive_and_released(store):
             pass
     with store.lock("index"):
         pass
+
+
+@pytest.mark.parametrize("require, code, word", [("", 0, "skipped"), ("1", 1, "failed")])
+def test_unreachable_postgres_skips_locally_and_fails_on_ci(require, code, word):
+    """Without a server the PostgreSQL tests skip with the reason; with TASKSPACE_REQUIRE_POSTGRES=1 (.ci/run) they fail."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, TASKSPACE_TEST_POSTGRES_URL="postgresql+psycopg://postgres@127.0.0.1:1/test",
+               TASKSPACE_REQUIRE_POSTGRES=require)
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                        "tests/test_sql.py::test_runs[postgresql]"], cwd=root, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == code, p.stdout[-2000:]
+    assert f"1 {word}" in p.stdout and "PostgreSQL not reachable" in p.stdout

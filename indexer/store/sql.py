@@ -44,7 +44,7 @@ Bulk reads (solver, worker, evaluator)
   ``store.benchmark_prompts(name) -> list[int]`` (prompt ids in position order).
 - ``store.model_digests(models=None) -> dict[model key, str]``: hex sha256 over the model's stored
   outcomes; it changes iff that model's outcomes changed (any source, any benchmark).
-- ``store.counts() -> dict`` (rows per table, outcome cells).
+- ``store.counts() -> dict`` (rows per table, outcome cells); ``store.database_size() -> int`` (bytes).
 
 Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt from these)
 -------------------------------------------------------------------------------------------
@@ -65,10 +65,14 @@ Indexing runs and the worker lock
 ---------------------------------
 - ``store.start_run(kind="index") -> int``; ``store.finish_run(run_id, status, counts=None, errors=None)``
   (status e.g. "ok" | "failed" | "partial"; errors = list of JSON-able dicts, e.g. ``RowError.as_dict()``);
-  ``store.list_runs(limit=20) -> list[RunRecord]``.
+  ``store.get_run(run_id)``; ``store.list_runs(limit=20) -> list[RunRecord]`` (newest first).
 - ``with store.lock("index"):`` one holder per database: a PostgreSQL advisory lock (session level,
   released if the process dies), or an exclusive file lock next to the SQLite file. A second holder gets
   :class:`~indexer.errors.BusyError` naming the holder's pid.
+
+Migrations: :mod:`indexer.store.sql_migrate` (``upgrade_url``, ``downgrade_url``, ``status``; the
+``taskspace db upgrade|current|downgrade`` commands). Tests: the ``store`` fixture (tests/conftest.py) gives an
+empty migrated Store on SQLite and on PostgreSQL (own schema per test); ``db_url`` / ``pg_url`` give bare URLs.
 
 Schema (tables; ``id`` integer primary keys; times are timezone-aware UTC)
 -------------------------------------------------------------------------
