@@ -67,6 +67,44 @@ def demo(
             typer.echo(f"  {rank:>2}. {row['model']:<40} predicted {row['score']:+.3f}   observed acc {row['accuracy']:.3f}")
 
 
+@app.command()
+def ingest(
+    source: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO[@REV] (a Hub dataset) or hub-org:ORG (its datasets)."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="hub-org: ingest at most N datasets."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help="table, lm_eval or lighteval (default: detected)."),
+    prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
+    model: Optional[str] = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file)."),
+    filter: Optional[str] = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter)."),
+    metric: Optional[str] = typer.Option(None, "--metric", help="lm-eval/lighteval: the per-sample metric to read (default: rules.toml)."),
+    metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Fetch Hub metadata for ingested models that are Hub repo ids."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Read per-sample results (plain tables, lm-eval samples, leaderboard details) into the SQL store.
+
+    Exit code 0 when no input was rejected, 1 when some was (the rest is still ingested)."""
+    from .ingest import ingest as run_ingest
+
+    options = {k: v for k, v in {"prompts": prompts, "model": model, "filter": filter, "metric": metric}.items() if v is not None}
+    summary = run_ingest(source, format=format, limit=limit, fetch_metadata=metadata, **options)
+    if as_json:
+        echo_json(summary.as_dict())
+    else:
+        s = summary
+        typer.echo(f"added {s.models} models, {s.prompts} prompts, {s.outcomes} outcomes from {s.sources} source(s); "
+                   f"{s.skipped} unchanged source(s) skipped; {s.duplicates} repeated row(s) dropped; "
+                   f"Hub metadata for {s.metadata} model(s)")
+        for w in s.warnings:
+            typer.echo(f"warning: {w}", err=True)
+        if s.errors:
+            typer.echo(f"{len(s.errors)} error(s): this input was rejected, the rest was ingested", err=True)
+            for e in s.errors[:50]:
+                typer.echo(f"  {e}", err=True)
+            if len(s.errors) > 50:
+                typer.echo(f"  ... {len(s.errors) - 50} more (use --json for all)", err=True)
+    if summary.exit_code:
+        raise typer.Exit(summary.exit_code)
+
+
 db_app = typer.Typer(
     help="Schema migrations (Alembic) of the SQL store at TASKSPACE_DATABASE_URL (default: the SQLite file).",
     no_args_is_help=True,

@@ -32,6 +32,10 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][\w\-.]{0,95}/[\w\-.]{1,96}$")
 RETRY_STATUS = (429, 500, 502, 503, 504)
 
 
+class HubUnreachableError(HubError):
+    """The Hub endpoint cannot be connected to at all (DNS, refused, no network): not retried."""
+
+
 def is_valid_repo_id(value: str) -> bool:
     """True for a Hub repo id "org/name" (letters, digits, ``-_.``, no ``--`` or ``..``, no leading/trailing ``-.``)."""
     if not isinstance(value, str) or not _REPO_ID.match(value):
@@ -226,8 +230,11 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
             if status == 404:
                 return NotFoundError(f"not found on the Hub: {repo} ({what})"), None
             return HubError(f"cannot {what} {repo}: the Hub answered {status}"), None
-        if isinstance(e, httpx2.TransportError):
-            return HubError(f"cannot {what} {repo}: cannot reach {endpoint} ({type(e).__name__})"), 0.0
+        if isinstance(e, httpx2.ConnectError):
+            return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or HF_ENDPOINT, "
+                                       "or set HF_HUB_OFFLINE=1 to work without the Hub"), None
+        if isinstance(e, httpx2.TransportError):  # a dropped or timed-out connection: retried like a 5xx
+            return HubError(f"cannot {what} {repo}: the connection to {endpoint} failed ({type(e).__name__})"), 0.0
     return None, None
 
 

@@ -1,0 +1,321 @@
+"""Sources -> the SQL store: ``ingest(spec)`` reads every source a spec names and stores each whole or not at all.
+
+Specs:
+
+- a local file or folder (format detected, or ``format=``): plain tables, lm-eval output, lighteval details;
+- ``hub:ORG/REPO`` or ``hub:ORG/REPO@REVISION``: a Hub dataset repo (leaderboard details, lm-eval output pushed
+  to the Hub, a plain table). Its commit sha is the source revision: a repo whose sha is already ingested is
+  skipped before anything is downloaded, and only the files needed (the latest run per task) are fetched;
+- ``hub-org:ORG``: the organisation's datasets (for ``open-llm-leaderboard``: its ``*-details`` repos; for
+  ``open-llm-leaderboard-old``: its ``details_*`` repos), at most ``limit`` of them.
+
+A source is one store transaction; a failure (bad input rejected by the store, a Hub error) is recorded
+against that source and the next one is tried. Rows a reader rejects come back as errors (file, line, what)
+and the rest of the source is stored. Afterwards Hub metadata is fetched for the ingested models whose
+names are Hub repo ids and that have none yet (plain names such as API models are skipped silently).
+The :class:`IngestSummary` counts what this ingest added.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .errors import HubError, IndexerError, InputError, NotFoundError
+from .records import RowError, SourceBatch, SourceInfo
+
+log = logging.getLogger(__name__)
+
+LEADERBOARD_ORGS = {"open-llm-leaderboard": ("search", "-details"), "open-llm-leaderboard-old": ("search", "details_")}
+
+
+@dataclass
+class IngestSummary:
+    models: int = 0  # model rows this ingest created
+    prompts: int = 0  # prompt rows this ingest created
+    outcomes: int = 0  # outcome cells stored (after averaging copies)
+    skipped: int = 0  # sources already ingested at this revision (nothing downloaded or changed)
+    sources: int = 0  # sources stored (new or replaced)
+    duplicates: int = 0  # input rows repeated with the same outcome (dropped without error)
+    metadata: int = 0  # models whose Hub metadata was fetched
+    errors: list[RowError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing was rejected, 1 when some input was (the rest was still ingested)."""
+        return 1 if self.errors else 0
+
+    def as_dict(self) -> dict:
+        return {
+            "models": self.models, "prompts": self.prompts, "outcomes": self.outcomes, "skipped": self.skipped,
+            "sources": self.sources, "duplicates": self.duplicates, "metadata": self.metadata,
+            "errors": [e.as_dict() for e in self.errors], "warnings": list(self.warnings),
+        }
+
+
+def parse_spec(spec: str) -> tuple[str, str, str | None]:
+    """``(kind, target, revision)``: ("path", path, None) | ("hub", "ORG/REPO", rev) | ("hub-org", "ORG", None)."""
+    if spec.startswith("hub-org:"):
+        org = spec[len("hub-org:"):].strip("/")
+        if not org or "/" in org:
+            raise InputError("hub-org: needs an organisation name, e.g. hub-org:open-llm-leaderboard", item=spec)
+        return "hub-org", org, None
+    if spec.startswith("hub:"):
+        from .hub import is_valid_repo_id
+
+        target, _, rev = spec[len("hub:"):].partition("@")
+        if not is_valid_repo_id(target):
+            raise InputError("hub: needs a dataset repo id ORG/NAME (optionally @REVISION)", item=spec)
+        return "hub", target, rev or None
+    return "path", spec, None
+
+
+def leaderboard_model_id(repo_id: str) -> str | None:
+    """The model a leaderboard details repo is about: ``open-llm-leaderboard/<org>__<model>-details`` and
+    ``open-llm-leaderboard-old/details_<org>__<model>`` -> ``org/model``; None for other repos."""
+    name = repo_id.split("/", 1)[1]
+    m = re.fullmatch(r"(.*)-details", name) or re.fullmatch(r"details_(.*)", name)
+    if not m or not repo_id.startswith("open-llm-leaderboard"):
+        return None
+    return m.group(1).replace("__", "/", 1)
+
+
+def plan_files(files: list[str]) -> tuple[str | None, list[str]]:
+    """``(format, files to download)`` for a Hub repo's file list: the latest run per task (plus its results
+    file, and any newer samples file lacking one, so the reader can report it); None if no known format."""
+    from .sources.lighteval import DETAILS_RE
+    from .sources.lm_eval import RESULTS_RE, SAMPLES_RE
+    from .sources.tables import OUTCOME_NAMES, PROMPT_NAMES, table_ext
+
+    samples: dict[tuple[str, str], dict[str, str]] = {}
+    results: dict[str, set[str]] = {}
+    details: dict[str, dict[str, str]] = {}  # task -> ts -> file (one model per details repo)
+    for f in files:
+        folder, _, base = f.rpartition("/")
+        if m := SAMPLES_RE.match(base):
+            samples.setdefault((folder, m["task"]), {})[m["ts"]] = f
+        elif m := RESULTS_RE.match(base):
+            results.setdefault(folder, set()).add(m["ts"])
+        elif m := DETAILS_RE.match(base):
+            details.setdefault(m["task"], {})[m["ts"]] = f
+    if samples:
+        out: set[str] = set()
+        for (folder, _task), runs in samples.items():
+            res_ts = results.get(folder, set())
+            have = [ts for ts in runs if ts in res_ts]
+            best = max(have) if have else None
+            for ts, f in runs.items():
+                # the latest complete run; newer samples lacking their results file too, so the reader reports them
+                if ts == best or (ts not in res_ts and (best is None or ts > best)):
+                    out.add(f)
+            if best:
+                out.add(f"{folder}/results_{best}.json" if folder else f"results_{best}.json")
+        return "lm_eval", sorted(out)
+    if details:
+        out = {runs[max(runs)] for runs in details.values()}
+        out |= {f for f in files if RESULTS_RE.match(f.rpartition("/")[2])}
+        return "lighteval", sorted(out)
+    tables = [f for f in files if "/" not in f and table_ext(Path(f)) and Path(f).name.split(".")[0] in OUTCOME_NAMES + PROMPT_NAMES]
+    if tables:
+        return "table", sorted(tables)
+    return None, []
+
+
+class Ingester:
+    """One ingest run over a store (and a Hub client, made on first use)."""
+
+    def __init__(self, store, *, hub=None, fetch_metadata: bool = True, refresh_metadata: bool = False):
+        self.store = store
+        self._hub = hub
+        self.fetch_metadata = fetch_metadata
+        self.refresh_metadata = refresh_metadata
+        self.summary = IngestSummary()
+        self._models: set[str] = set()
+
+    @property
+    def hub(self):
+        if self._hub is None:
+            from .hub import HubClient
+
+            self._hub = HubClient()
+        return self._hub
+
+    # -- one source -------------------------------------------------------------------------------------
+
+    def store_batch(self, batch: SourceBatch) -> None:
+        s = self.summary
+        s.errors.extend(batch.errors)
+        s.duplicates += batch.skipped
+        if batch.n_outcomes == 0:
+            if not batch.errors:
+                s.warnings.append(f"{batch.source.location}: no outcomes to store")
+            return
+        if batch.table is not None:  # Store.ingest reads Outcome rows
+            batch = SourceBatch(source=batch.source, benchmarks=batch.benchmarks,
+                                outcomes=list(batch.iter_outcomes()), errors=[], skipped=0)
+        try:
+            res = self.store.ingest(batch)
+        except IndexerError as exc:
+            s.errors.append(RowError(batch.source.location, getattr(exc, "line", None),
+                                     f"source not stored (nothing of it was written): {exc}"))
+            return
+        if res.skipped:
+            s.skipped += 1
+            return
+        s.sources += 1
+        s.models += res.models
+        s.prompts += res.prompts
+        s.outcomes += res.outcomes
+        self._models.update(o.model for o in batch.outcomes)
+
+    def ingest_path(self, path: str, format: str | None = None, **options) -> None:
+        from .sources import read_sources
+
+        if not Path(path).exists():
+            raise InputError("no such file or folder (for a Hub dataset write hub:ORG/REPO)", file=str(path))
+        try:
+            for batch in read_sources(path, format, **options):
+                self.store_batch(batch)
+        except InputError as exc:
+            self.summary.errors.append(RowError(exc.file or str(path), exc.line, exc.message))
+
+    def ingest_hub_repo(self, repo_id: str, revision: str | None = None, format: str | None = None, **options) -> None:
+        from .hub import is_valid_repo_id
+        from .sources import read_source
+
+        location = f"hub:{repo_id}"
+        s = self.summary
+        try:
+            snap = self.hub.repo_snapshot(repo_id, revision)
+            known = self.store.get_source(location)
+            if known is not None and known.revision == snap.sha:
+                s.skipped += 1
+                self.store.record_checked(location, revision=snap.sha)
+                return
+            fmt, files = plan_files(list(snap.files))
+            fmt = format or fmt
+            if fmt is None:
+                s.errors.append(RowError(location, None, "no lm-eval samples, lighteval details or plain table files in "
+                                         "this repo; nothing to read"))
+                return
+            model = leaderboard_model_id(repo_id)
+            if model is not None and not is_valid_repo_id(model):
+                s.errors.append(RowError(location, None, f"the model id {model!r} derived from the repo name is not a valid "
+                                         "Hub repo id (ORG/NAME); this source is skipped"))
+                return
+            root = self.hub.download(snap, files)
+        except (HubError, NotFoundError) as exc:
+            s.errors.append(RowError(location, None, str(exc)))
+            return
+        kind = "leaderboard" if repo_id.startswith("open-llm-leaderboard") else ("lm_eval" if fmt == "lm_eval" else fmt)
+        opts = dict(options)
+        if fmt in ("lm_eval", "lighteval"):
+            opts.update(kind=kind, location=location, revision=snap.sha)
+            if model:
+                opts.setdefault("model", model)
+        try:
+            batch = read_source(root, fmt, **opts)
+        except InputError as exc:
+            s.errors.append(RowError(location, exc.line, exc.message))
+            return
+        batch.source = SourceInfo(kind=kind, location=location, revision=snap.sha)
+        batch.errors = [replace(e, file=_hub_file(e.file, root, location)) for e in batch.errors]
+        bad = sorted({o.model for o in batch.iter_outcomes() if not is_valid_repo_id(o.model)})
+        for m in bad:
+            s.errors.append(RowError(location, None, f"model id {m!r} is not a valid Hub repo id (ORG/NAME); its outcomes are skipped"))
+        if bad:
+            batch = SourceBatch(source=batch.source, benchmarks=batch.benchmarks, errors=batch.errors, skipped=batch.skipped,
+                                outcomes=[o for o in batch.iter_outcomes() if o.model not in bad])
+        self.store_batch(batch)
+
+    def ingest_hub_org(self, org: str, limit: int | None = None, format: str | None = None, **options) -> None:
+        mode = LEADERBOARD_ORGS.get(org)
+        try:
+            repos = self.hub.list_datasets(org, search=mode[1] if mode else None, limit=limit)
+        except (HubError, NotFoundError) as exc:
+            self.summary.errors.append(RowError(f"hub-org:{org}", None, str(exc)))
+            return
+        if mode:
+            suffix = mode[1]
+            repos = [r for r in repos if r.endswith(suffix) or r.split("/", 1)[1].startswith(suffix)]
+        for repo in repos[:limit] if limit else repos:
+            self.ingest_hub_repo(repo, format=format, **options)
+
+    # -- Hub metadata -----------------------------------------------------------------------------------
+
+    def fetch_model_metadata(self) -> None:
+        from .hub import HubUnreachableError, is_valid_repo_id
+
+        names = sorted(m for m in self._models if is_valid_repo_id(m))
+        if not names or not self.fetch_metadata:
+            return
+        if self._hub is None:
+            from .hub import _offline
+
+            if _offline():
+                self.summary.warnings.append("HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models")
+                return
+        rows = []
+        for name in names:
+            if not self.refresh_metadata:
+                rec = self.store.get_model(name)
+                if rec is not None and rec.fetched_at is not None:
+                    continue
+            try:
+                rows.append(self.hub.model_info(name))
+            except NotFoundError:
+                self.summary.warnings.append(f"{name}: not a model on the Hub; no metadata")
+            except HubUnreachableError as exc:
+                self.summary.warnings.append(f"no Hub metadata fetched: {exc}")
+                break
+            except HubError as exc:
+                self.summary.warnings.append(f"{name}: no Hub metadata ({exc})")
+        if rows:
+            self.summary.metadata += self.store.upsert_models(rows)
+
+
+def _hub_file(file: str, root: Path, location: str) -> str:
+    """A downloaded file's path as ``hub:ORG/REPO/<path in repo>`` (for error messages)."""
+    try:
+        return f"{location}/{Path(file).resolve().relative_to(root.resolve())}"
+    except ValueError:
+        return file
+
+
+def ingest(
+    spec: str,
+    *,
+    store=None,
+    format: str | None = None,
+    limit: int | None = None,
+    hub=None,
+    fetch_metadata: bool = True,
+    **options,
+) -> IngestSummary:
+    """Ingest a local path, ``hub:ORG/REPO[@REV]`` or ``hub-org:ORG`` into the store (default: ``open_store()``).
+
+    ``options`` go to the readers (``prompts=``, ``shape=``, ``model=``, ``filter=``, ``metric=``).
+    Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
+    """
+    kind, target, rev = parse_spec(str(spec))
+    own = store is None
+    if own:
+        from .store.sql import open_store
+
+        store = open_store()
+    try:
+        ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata)
+        if kind == "path":
+            ing.ingest_path(target, format, **options)
+        elif kind == "hub":
+            ing.ingest_hub_repo(target, rev, format, **options)
+        else:
+            ing.ingest_hub_org(target, limit, format, **options)
+        ing.fetch_model_metadata()
+        return ing.summary
+    finally:
+        if own:
+            store.close()
