@@ -1,0 +1,303 @@
+"""lm-eval --log_samples, Open LLM Leaderboard v2 details, lighteval details, and the per-task rules."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from indexer.errors import InputError
+from indexer.sources import detect_format, read_source, read_sources
+from indexer.sources.rules import extract_text, last_example, load_rules
+
+FIX = Path(__file__).parent / "fixtures"
+LM_OUT = FIX / "lm_eval" / "lm_eval_out"
+LB = FIX / "hub" / "datasets" / "open-llm-leaderboard"
+V1 = FIX / "hub" / "datasets" / "open-llm-leaderboard-old" / "details_fake-org__tiny-v1"
+
+
+def means(batch):
+    acc = defaultdict(list)
+    for o in batch.iter_outcomes():
+        acc[o.benchmark].append(o.score)
+    return {k: sum(v) / len(v) for k, v in acc.items()}
+
+
+def latest_results(folder: Path) -> dict:
+    return json.loads(sorted(folder.glob("results_*.json"))[-1].read_text())["results"]
+
+
+# ----------------------------------------------------------------------------------- real harness output
+
+
+def test_detects_and_reads_one_source_per_model_folder():
+    assert detect_format(LM_OUT) == "lm_eval"
+    assert detect_format(LM_OUT / "fake-org__dummy-b") == "lm_eval"
+    batches = list(read_sources(LM_OUT))
+    assert sorted({o.model for b in batches for o in b.outcomes}) == [
+        "fake-org/dummy-a", "fake-org/dummy-b", "fake-org/dummy-c", "fake-org/noisy-oracle-70"]
+    assert all(b.errors == [] and b.source.kind == "lm_eval" for b in batches)
+    # 15 + 12 + 15 docs per model; one line per doc (the generation task's second filter is not double counted)
+    assert [len(b.outcomes) for b in batches] == [42] * 4
+    # the same question is one prompt across models
+    assert len({o.prompt_hash for b in batches for o in b.outcomes}) == 42
+
+
+@pytest.mark.parametrize("model", ["fake-org__dummy-a", "fake-org__dummy-b", "fake-org__dummy-c", "fake-org__noisy-oracle-70"])
+def test_per_sample_scores_reproduce_the_harness_aggregates(model):
+    """Mean of the per-sample outcomes == the harness's own aggregate in the latest results file."""
+    batch = read_source(LM_OUT / model)
+    res = latest_results(LM_OUT / model)
+    got = means(batch)
+    assert got["tiny_mc_science"] == pytest.approx(res["tiny_mc_science"]["acc,none"])
+    assert got["tiny_mc_yesno"] == pytest.approx(res["tiny_mc_yesno"]["acc,none"])
+    # generation: the answer-extracting filter (strict-match) is the default
+    assert got["tiny_gen_arith"] == pytest.approx(res["tiny_gen_arith"]["exact_match,strict-match"])
+    assert batch.benchmarks["tiny_gen_arith"].config["filter"] == "strict-match"
+    assert batch.benchmarks["tiny_mc_science"].group == "tiny_suite"
+    assert batch.benchmarks["tiny_mc_science"].metric == "acc"
+    assert batch.benchmarks["tiny_mc_science"].num_fewshot == 0
+
+
+def test_latest_run_wins():
+    batch = read_source(LM_OUT / "fake-org__dummy-a")
+    runs = {b.config["run"] for b in batch.benchmarks.values()}
+    assert runs == {"2026-11-29T15-39-35.667140"}
+    assert means(batch)["tiny_mc_yesno"] == pytest.approx(latest_results(LM_OUT / "fake-org__dummy-a")["tiny_mc_yesno"]["acc,none"])
+
+
+def test_filter_and_metric_overrides():
+    res = latest_results(LM_OUT / "fake-org__noisy-oracle-70")
+    b = read_source(LM_OUT / "fake-org__noisy-oracle-70", filter="none", metric=None)
+    assert means(b)["tiny_gen_arith"] == pytest.approx(res["tiny_gen_arith"]["exact_match,none"])
+    b = read_source(LM_OUT / "fake-org__dummy-b", metric="acc_norm")
+    assert means(b)["tiny_mc_science"] == pytest.approx(latest_results(LM_OUT / "fake-org__dummy-b")["tiny_mc_science"]["acc_norm,none"])
+
+
+def test_prompt_text_is_the_question_with_options():
+    texts = {o.prompt_id: o.text for o in read_source(LM_OUT / "fake-org__dummy-b").outcomes}
+    assert texts["tiny_mc_science:0"] == "What is the chemical symbol for gold?\nA. Ag\nB. Au\nC. Gd\nD. Go"
+    assert texts["tiny_mc_yesno:0"] == "Is the Pacific Ocean the largest ocean on Earth?\nA. no\nB. yes"  # doc_to_choice list
+    assert texts["tiny_gen_arith:0"] == "A baker made 24 muffins and sold 17 of them. How many muffins are left?"
+    assert all("Answer:" not in t for t in texts.values())  # not the prompt scaffolding
+
+
+def test_model_name_override_and_single_file(tmp_path):
+    f = next((LM_OUT / "fake-org__dummy-b").glob("samples_tiny_mc_science_*.jsonl"))
+    b = read_source(f, model="my-local-ckpt")
+    assert {o.model for o in b.outcomes} == {"my-local-ckpt"} and set(b.benchmarks) == {"tiny_mc_science"}
+
+
+# ------------------------------------------------------------------------------ leaderboard v2 details
+
+
+def test_leaderboard_details_normalised_with_per_group_metrics():
+    b = read_source(LB / "fake-org__tiny-lb-details")
+    assert b.errors == []
+    info = {k: (v.group, v.metric, v.source_task) for k, v in b.benchmarks.items()}
+    assert info == {
+        "bbh/boolean_expressions": ("bbh", "acc_norm", "leaderboard_bbh_boolean_expressions"),
+        "gpqa/diamond": ("gpqa", "acc_norm", "leaderboard_gpqa_diamond"),
+        "math_hard/algebra": ("math_hard", "exact_match", "leaderboard_math_algebra_hard"),
+        "mmlu_pro/law": ("mmlu_pro", "acc", "leaderboard_mmlu_pro"),
+        "mmlu_pro/math": ("mmlu_pro", "acc", "leaderboard_mmlu_pro"),
+        "musr/murder_mysteries": ("musr", "acc_norm", "leaderboard_musr_murder_mysteries"),
+        "ifeval": ("ifeval", "prompt_level_strict_acc", "leaderboard_ifeval"),
+    }
+    assert b.benchmarks["bbh/boolean_expressions"].num_fewshot == 3
+    # the older run (all zeros, old .json format) is ignored: the latest run's values
+    bbh = [o.score for o in b.outcomes if o.benchmark == "bbh/boolean_expressions"]
+    assert bbh == [1.0, 0.0, 1.0]
+    o = {x.benchmark: x for x in b.outcomes if x.prompt_id.endswith(":0")}
+    assert o["gpqa/diamond"].text.endswith("\nA. Photon\nB. Gluon\nC. W boson\nD. Graviton")
+    assert o["musr/murder_mysteries"].text.startswith("In the quiet town of Elm")
+    assert o["musr/murder_mysteries"].text.endswith("Who is the most likely murderer?\nA. Anna\nB. Ben")
+    assert o["mmlu_pro/law"].text.startswith("Which of the following is a primary source of law in the United States?\nA. The Constitution")
+    assert {x.model for x in b.outcomes} == {"fake-org/tiny-lb"}
+    assert {x.revision for x in b.outcomes} == {"a" * 40}  # model_sha from the results file
+
+
+def test_older_harness_json_array_without_filter_and_metrics_keys():
+    b = read_source(LB / "fake-org__old-harness-details")
+    assert b.errors == []
+    assert sorted((o.benchmark, o.score) for o in b.outcomes) == [
+        ("bbh/boolean_expressions", 0.0), ("bbh/boolean_expressions", 1.0), ("bbh/boolean_expressions", 1.0),
+        ("mmlu_pro/law", 0.0), ("mmlu_pro/math", 1.0)]
+
+
+def test_lighteval_details_parquet():
+    assert detect_format(V1) == "lighteval"
+    b = read_source(V1)
+    assert b.errors == []
+    assert {k: (v.metric, v.num_fewshot) for k, v in b.benchmarks.items()} == {
+        "arc_challenge": ("acc_norm", 25), "mmlu/anatomy": ("acc", 5), "truthfulqa_mc": ("mc2", 0)}
+    assert sorted((o.benchmark, o.score) for o in b.outcomes) == [
+        ("arc_challenge", 1.0), ("arc_challenge", 1.0), ("mmlu/anatomy", 1.0), ("truthfulqa_mc", 0.75)]
+    assert {o.model for o in b.outcomes} == {"fake-org/tiny-v1"}
+
+
+# ------------------------------------------------------------------------------------------- rules
+
+
+@pytest.mark.parametrize("task,bench,group,metric", [
+    ("leaderboard_bbh_boolean_expressions", "bbh/boolean_expressions", "bbh", "acc_norm"),
+    ("leaderboard_gpqa_main", "gpqa/main", "gpqa", "acc_norm"),
+    ("leaderboard_math_counting_and_prob_hard", "math_hard/counting_and_prob", "math_hard", "exact_match"),
+    ("leaderboard_mmlu_pro", "mmlu_pro", "mmlu_pro", "acc"),
+    ("leaderboard_musr_team_allocation", "musr/team_allocation", "musr", "acc_norm"),
+    ("leaderboard_ifeval", "ifeval", "ifeval", "prompt_level_strict_acc"),
+    ("harness|hendrycksTest-college_physics|5", "mmlu/college_physics", "mmlu", "acc"),
+    ("my_task", "my_task", None, None),
+])
+def test_rules_normalise_task_names(task, bench, group, metric):
+    r = load_rules().for_task(task)
+    assert (r.benchmark, r.group, r.metric) == (bench, group, metric)
+
+
+def test_text_falls_back_to_the_last_example_of_the_full_prompt():
+    rule = load_rules().for_task("unknown_task")
+    prompt = "Q: 1+1?\nA: 2\n\nQ: 2+2?\nA: 4\n\nQ: 3+3?\nA:"
+    assert extract_text({"weird_field": "x"}, rule, prompt) == "Q: 3+3?\nA:"
+    assert last_example("one\n###\ntwo", "\n###\n") == "two"
+    assert extract_text({"question": " Why? ", "choices": {"text": ["a", "b"], "label": ["A", "B"]}}, rule) == "Why?\nA. a\nB. b"
+
+
+def test_custom_rules_table(tmp_path):
+    path = tmp_path / "rules.toml"
+    path.write_text('[defaults]\ntext_fields = ["q"]\nmetric_preference = ["acc", "exact_match"]\nbinary_metrics = ["acc", "exact_match"]\n'
+                    '[[task]]\nmatch = "tiny_(?P<rest>.+)"\nbenchmark = "tiny/{rest}"\ngroup = "tiny"\n')
+    rules = load_rules(path)
+    assert rules.for_task("tiny_mc_science").benchmark == "tiny/mc_science"
+    b = read_source(LM_OUT / "fake-org__dummy-b", rules=rules)
+    # no doc field "q": the text falls back to the last example of arg_0
+    assert set(b.benchmarks) == {"tiny/mc_science", "tiny/mc_yesno", "tiny/gen_arith"}
+    assert {o.text for o in b.outcomes if o.prompt_id == "tiny_mc_science:0"} == {"Question: What is the chemical symbol for gold?\nAnswer:"}
+
+
+# --------------------------------------------------------------------------------------- bad input
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+    d = tmp_path / "out" / "fake-org__dummy-b"
+    shutil.copytree(LM_OUT / "fake-org__dummy-b", d)
+    return d
+
+
+def samples(d: Path, task: str) -> Path:
+    return next(d.glob(f"samples_{task}_*.jsonl"))
+
+
+def edit_lines(path: Path, fn) -> None:
+    lines = path.read_text().splitlines()
+    fn(lines)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def errs(batch):
+    return [(Path(e.file).name, e.line, e.message) for e in batch.errors]
+
+
+def test_malformed_json_line(model_dir):
+    f = samples(model_dir, "tiny_mc_science")
+    edit_lines(f, lambda ls: ls.__setitem__(2, ls[2][:40]))
+    b = read_source(model_dir)
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (f.name, 3) and "malformed JSON line" in msg
+    assert len(b.outcomes) == 41
+
+
+def test_missing_fields(model_dir):
+    f = samples(model_dir, "tiny_mc_science")
+
+    def drop(ls):
+        row = json.loads(ls[0]); del row["doc_id"]; ls[0] = json.dumps(row)
+        row = json.loads(ls[1]); row["doc"] = {}; row["arguments"] = {}; ls[1] = json.dumps(row)
+
+    edit_lines(f, drop)
+    e = errs(read_source(model_dir))
+    assert e[0][:2] == (f.name, 1) and "missing field doc_id" in e[0][2]
+    assert e[1][:2] == (f.name, 2) and "no prompt text" in e[1][2]
+
+
+def test_unknown_metric(model_dir):
+    f = samples(model_dir, "tiny_mc_yesno")
+
+    def rename(ls):
+        for i, l in enumerate(ls):
+            row = json.loads(l)
+            row["bleu"] = row.pop("acc"); row.pop("acc_norm"); row["metrics"] = ["bleu"]
+            ls[i] = json.dumps(row)
+
+    edit_lines(f, rename)
+    b = read_source(model_dir)
+    e = [x for x in errs(b) if x[0] == f.name]
+    assert e[0][1] == 1 and "unknown metric" in e[0][2] and "bleu" in e[0][2]
+    assert "tiny_mc_yesno" not in b.benchmarks and "tiny_mc_science" in b.benchmarks
+    e2 = errs(read_source(model_dir, metric="bleu"))
+    assert any("unknown metric 'bleu'" in m for _, _, m in e2)
+
+
+def test_non_binary_value(model_dir):
+    f = samples(model_dir, "tiny_mc_science")
+
+    def half(ls):
+        row = json.loads(ls[4]); row["acc"] = 0.5; ls[4] = json.dumps(row)
+
+    edit_lines(f, half)
+    ((name, line, msg),) = errs(read_source(model_dir))
+    assert (name, line) == (f.name, 5) and "acc value 0.5 is not binary" in msg
+
+
+def test_repeated_doc_with_different_outcome(model_dir):
+    f = samples(model_dir, "tiny_mc_science")
+
+    def dup(ls):
+        same = json.loads(ls[0])
+        other = json.loads(ls[1]); other["acc"] = 1.0 - other["acc"]
+        ls.append(json.dumps(same))
+        ls.append(json.dumps(other))
+
+    edit_lines(f, dup)
+    b = read_source(model_dir)
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (f.name, 17) and "doc_id 1 repeated with a different acc" in msg
+    assert b.skipped == 1  # the exact repeat
+    ids = [o.prompt_id for o in b.outcomes if o.benchmark == "tiny_mc_science"]
+    assert "tiny_mc_science:1" not in ids and len(ids) == 14
+
+
+def test_empty_samples_file(model_dir):
+    f = samples(model_dir, "tiny_mc_yesno")
+    f.write_text("")
+    b = read_source(model_dir)
+    ((name, line, msg),) = errs(b)
+    assert name == f.name and "empty file" in msg
+    assert len(b.outcomes) == 30
+
+
+def test_samples_file_without_results(model_dir):
+    f = samples(model_dir, "tiny_mc_yesno")
+    orphan = model_dir / f.name.replace("2026-11-29T15-39-05.196841", "2026-12-01T00-00-00.000000")
+    shutil.copy(f, orphan)
+    b = read_source(model_dir)
+    ((name, line, msg),) = errs(b)
+    assert name == orphan.name and "no results_2026-12-01T00-00-00.000000.json beside this samples file" in msg
+    assert len(b.outcomes) == 42  # the complete older run is read
+
+
+def test_unreadable_results_file(model_dir):
+    r = next(model_dir.glob("results_*.json"))
+    r.write_text("{ nope")
+    b = read_source(model_dir)
+    assert errs(b)[0][0] == r.name and "unreadable results file" in errs(b)[0][2]
+    assert b.outcomes == []
+
+
+def test_not_lm_eval_output(tmp_path):
+    (tmp_path / "x.txt").write_text("hi")
+    with pytest.raises(InputError, match="cannot tell the format"):
+        read_source(tmp_path)
