@@ -20,7 +20,7 @@
   Every payload carries ``digest``: sha256 of the payload and (models, benchmarks) the float32 vector.
 - ``push_models(sql, vectors, space, models=None) -> int``: upsert the given models' points into the
   live collection (after the worker saved new vectors) without a rebuild; models without a vector in SQL
-  are deleted from the index.
+  are deleted from the index. Takes the same SQL lock ``"reindex"`` (BusyError while a reindex runs).
 - ``check(sql, vectors) -> list[Drift]``: per space (every SQL space, plus any index space that SQL does
   not know), ``Drift(space, missing, stale, extra, problems)``; each of missing/stale/extra maps a kind to
   sorted keys. *missing*: in SQL, not in the index; *extra*: in the index, not in SQL; *stale*: in both,
@@ -211,12 +211,14 @@ def push_models(sql, vectors: VectorStore, space, models: Sequence[str] | None =
     """Upsert these models' points (all when None) into the live index; drop those SQL has no vector for."""
     (rec,) = resolve_spaces(sql, space)
     name = space_name(rec)
-    records = {m.key: m for m in sql.list_models()}
-    mvs = sql.load_model_vectors(rec.id, models)
-    n = vectors.upsert(name, "models", (_model_point(mv, records.get(mv.model)) for mv in mvs), dim=rec.dim)
-    if models is not None:
-        gone = set(models) - {mv.model for mv in mvs}
-        vectors.delete(name, "models", sorted(gone))
+    # the same lock as reindex: a push into a collection that a concurrent rebuild is about to drop would be lost
+    with sql.lock("reindex") if hasattr(sql, "lock") else nullcontext():
+        records = {m.key: m for m in sql.list_models()}
+        mvs = sql.load_model_vectors(rec.id, models)
+        n = vectors.upsert(name, "models", (_model_point(mv, records.get(mv.model)) for mv in mvs), dim=rec.dim)
+        if models is not None:
+            gone = set(models) - {mv.model for mv in mvs}
+            vectors.delete(name, "models", sorted(gone))
     return n
 
 

@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from indexer.errors import EncoderError, NotFoundError
+from indexer.errors import BusyError, EncoderError, NotFoundError
 from indexer.records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from indexer.store.vectors import VectorStore
 from indexer.sync import check, push_models, reindex, resolve_spaces, space_name
@@ -159,6 +159,11 @@ def test_push_models_updates_the_live_index(store, vs, encoder):
     assert push_models(store, vs, space, ["org/alpha", "org/beta"]) == 1
     assert vs.alias_target(space_name(space), "models") == target  # in place, no rebuild
     assert only(check(store, vs)).clean
+    with store.lock("reindex"):  # a reindex in progress elsewhere
+        with pytest.raises(BusyError):
+            push_models(store, vs, space, ["org/alpha"])
+        with pytest.raises(BusyError):
+            reindex(store, vs, encoder=encoder)
 
 
 def test_resolve_spaces_and_encoder_mismatch(store, vs, encoder):
