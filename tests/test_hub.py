@@ -1,0 +1,132 @@
+"""indexer.hub against tests/hubserver.py: the real huggingface_hub client over HTTP, no mocks."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from indexer.errors import GatedRepoError, HubError, NotFoundError
+from indexer.hub import HubClient, HubUnreachableError, is_valid_repo_id
+
+LB = "open-llm-leaderboard/fake-org__tiny-lb-details"
+GATED = "open-llm-leaderboard/fake-org__gated-details"
+TOKEN = "hf_test_allowed_token"
+
+
+@pytest.fixture
+def sleeps():
+    return []
+
+
+@pytest.fixture
+def client(hub_server, sleeps):
+    return HubClient(backoff=0.5, sleep=sleeps.append)
+
+
+def test_model_info_maps_metadata_for_filters(client):
+    info = client.model_info("fake-org/tiny-lb")
+    assert info["key"] == "fake-org/tiny-lb" and len(info["revision"]) == 40
+    assert (info["license"], info["num_parameters"], info["pipeline_tag"], info["library"]) == (
+        "apache-2.0", 1234567, "text-generation", "transformers")
+    assert info["tags"] == ["transformers", "safetensors", "text-generation"]
+    assert (info["downloads"], info["likes"], info["gated"], info["base_model"]) == (42, 7, "false", "fake-org/base-lb")
+    assert info["created_at"].year == 2024 and info["last_modified"].month == 6 and info["author"] == "fake-org"
+    assert client.model_info("fake-org/dummy-b")["gated"] == "auto"
+    assert client.model_info("fake-org/noisy-oracle-70")["license"] == "apache-2.0,mit"
+
+
+def test_list_datasets_of_an_org(client):
+    assert client.list_datasets("open-llm-leaderboard") == [
+        "open-llm-leaderboard/fake-org__-details", GATED,
+        "open-llm-leaderboard/fake-org__old-harness-details", LB]
+    assert client.list_datasets("open-llm-leaderboard", search="tiny") == [LB]
+    assert client.list_datasets("open-llm-leaderboard", limit=1) == ["open-llm-leaderboard/fake-org__-details"]
+    assert client.list_datasets("nobody") == []
+
+
+def test_snapshot_and_download_at_a_commit_are_cached(client, hub_server):
+    snap = client.repo_snapshot(LB)
+    assert len(snap.sha) == 40 and "README.md" in snap.files
+    assert client.repo_snapshot(LB, snap.sha) == snap
+    want = [f for f in snap.files if "ifeval" in f or f.endswith(".md")]
+    root = client.download(snap, want)
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == sorted(want)
+    before = len(hub_server.downloads())
+    assert before == len(want)
+    assert client.download(snap, want) == root
+    assert len(hub_server.downloads()) == before  # nothing fetched twice
+
+
+def test_not_found_errors(client):
+    with pytest.raises(NotFoundError, match="fake-org/nope does not exist"):
+        client.model_info("fake-org/nope")
+    with pytest.raises(NotFoundError, match="revision not found"):
+        client.repo_snapshot(LB, "0" * 40)
+    snap = client.repo_snapshot(LB)
+    with pytest.raises(NotFoundError, match="no such file"):
+        client.download(snap, ["missing.json"])
+
+
+def test_gated_repo_without_and_with_a_token(hub_server, monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG)
+    anon = HubClient(backoff=0, sleep=lambda s: None)
+    snap = anon.repo_snapshot(GATED)  # the listing is public, the files are not
+    with pytest.raises(GatedRepoError) as e:
+        anon.download(snap, ["README.md"])
+    msg = str(e.value)
+    assert GATED in msg and "request access" in msg and "HF_TOKEN" in msg and f"{hub_server.url}/datasets/{GATED}" in msg
+    wrong = HubClient(token="hf_wrong_token_123", backoff=0, sleep=lambda s: None)
+    with pytest.raises(GatedRepoError, match="has no access yet"):
+        wrong.download(snap, ["README.md"])
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    ok = HubClient(backoff=0, sleep=lambda s: None)
+    root = ok.download(snap, ["README.md"])
+    assert (root / "README.md").read_text().startswith("# Details of fake-org/gated")
+    assert any(auth for m, p, auth in hub_server.log if "/resolve/" in p)
+    # the token is never logged nor shown
+    assert TOKEN not in caplog.text and "hf_wrong_token_123" not in caplog.text
+    assert TOKEN not in repr(ok) and "hf_wrong_token_123" not in str(e.value)
+
+
+def test_retries_429_and_5xx_with_backoff(client, hub_server, sleeps):
+    hub_server.fail("/api/models/fake-org/tiny-lb", [429, 503, 500])
+    assert client.model_info("fake-org/tiny-lb")["likes"] == 7
+    assert sleeps == [0.5, 1.0, 2.0]  # exponential backoff
+    hub_server.fail(f"/datasets/{LB}/resolve", [502])
+    snap = client.repo_snapshot(LB)
+    assert (client.download(snap, ["README.md"]) / "README.md").is_file()
+
+
+def test_gives_up_after_the_retries(hub_server, sleeps):
+    c = HubClient(retries=2, backoff=0.1, sleep=sleeps.append)
+    hub_server.fail("/api/models/fake-org/tiny-lb", [503] * 5)
+    with pytest.raises(HubError, match="answered 503.*gave up after 3 tries"):
+        c.model_info("fake-org/tiny-lb")
+    assert len(sleeps) == 2
+
+
+def test_offline_mode_sends_nothing(hub_server, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    c = HubClient()
+    n = len(hub_server.log)
+    with pytest.raises(HubError, match="HF_HUB_OFFLINE"):
+        c.model_info("fake-org/tiny-lb")
+    assert len(hub_server.log) == n
+
+
+def test_unreachable_endpoint_is_not_retried(monkeypatch, sleeps):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    c = HubClient(endpoint="http://127.0.0.1:9", sleep=sleeps.append)
+    with pytest.raises(HubUnreachableError, match="cannot connect"):
+        c.model_info("fake-org/tiny-lb")
+    assert sleeps == []
+
+
+@pytest.mark.parametrize("value,ok", [
+    ("meta-llama/Llama-3.1-8B", True), ("fake-org/noisy-oracle-70", True), ("a/b", True),
+    ("gpt-4o(eval_results/gpt4o)", False), ("fake-org/", False), ("no-slash", False), ("a/b/c", False),
+    ("org/na..me", False), ("org/-name", False), ("org/name.", False), ("org/na--me", False), ("", False),
+])
+def test_is_valid_repo_id(value, ok):
+    assert is_valid_repo_id(value) is ok
