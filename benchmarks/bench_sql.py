@@ -1,6 +1,7 @@
-"""Benchmark the SQL store on the full MMLU-Pro set: 31 models x 12,032 prompts = 371,244 cells.
+"""Benchmark the SQL store on a shared dataset, by default the full MMLU-Pro set (31 models x 12,032 prompts =
+371,244 cells); ``--data ../shared/data/metabench_openllm`` is the 5.1M-cell scale run.
 
-Reads ../shared/data/mmlu_pro (prompts.jsonl.gz + outcomes.csv.gz) with csv/json into one SourceBatch,
+Reads the folder (prompts.jsonl[.gz] + outcomes.csv[.gz]) with csv/json into one SourceBatch,
 then for SQLite (a fresh file) and PostgreSQL (a fresh schema, dropped afterwards) measures:
 ingest (one transaction), a duplicate ingest (skipped), load_outcomes (dense matrix) with a check that
 every cell reads back exactly, model_digests, and the database size.
@@ -33,20 +34,25 @@ from indexer.store.sql import Store  # noqa: E402
 PG_DEFAULT = os.environ.get("TASKSPACE_TEST_POSTGRES_URL") or "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
 
+def _open(folder: Path, name: str):
+    gz = folder / (name + ".gz")
+    return gzip.open(gz, "rt", encoding="utf-8", newline="") if gz.exists() else open(folder / name, encoding="utf-8", newline="")
+
+
 def read_batch(folder: Path) -> SourceBatch:
     prompts = {}
-    with gzip.open(folder / "prompts.jsonl.gz", "rt", encoding="utf-8") as f:
+    with _open(folder, "prompts.jsonl") as f:
         for line in f:
             r = json.loads(line)
             prompts[r["prompt_id"]] = (r["benchmark"], r["text"])
     outcomes = []
-    with gzip.open(folder / "outcomes.csv.gz", "rt", encoding="utf-8", newline="") as f:
+    with _open(folder, "outcomes.csv") as f:
         rows = csv.reader(f)
         assert next(rows) == ["model", "prompt_id", "correct"]
         for model, pid, correct in rows:
             bench, text = prompts[pid]
             outcomes.append(Outcome(model, bench, text, float(correct), prompt_id=pid))
-    benches = {b: BenchmarkInfo(b, group="mmlu_pro", metric="exact_match", num_fewshot=5) for b, _ in prompts.values()}
+    benches = {b: BenchmarkInfo(b, group=folder.name) for b, _ in prompts.values()}
     return SourceBatch(SourceInfo("table", str(folder), "bench-1"), benches, outcomes)
 
 
@@ -96,7 +102,8 @@ def run(url: str, batch: SourceBatch, expected: dict) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "mmlu_pro")
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "mmlu_pro",
+                    help="a folder in the shared long format (prompts.jsonl[.gz] + outcomes.csv[.gz])")
     ap.add_argument("--postgres", default=PG_DEFAULT, help="admin URL; a fresh schema is created and dropped")
     ap.add_argument("--no-postgres", action="store_true")
     args = ap.parse_args()
