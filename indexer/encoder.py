@@ -111,7 +111,7 @@ def _fingerprint(path: Path) -> str:
 class EmbeddingCache:
     """Embeddings by text hash for one encoder, in a SQLite file. Safe across processes."""
 
-    def __init__(self, path: Path, dim: int):
+    def __init__(self, path: Path, dim: int | None = None):
         self.path = Path(path)
         self.dim = dim
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +135,7 @@ class EmbeddingCache:
             q = f"SELECT hash, vec FROM embedding WHERE hash IN ({','.join('?' * len(chunk))})"
             for h, blob in con.execute(q, chunk):
                 vec = np.frombuffer(blob, dtype=np.float32)
-                if vec.size == self.dim:
+                if self.dim is None or vec.size == self.dim:
                     out[h] = vec
         return out
 
@@ -257,7 +257,8 @@ class Encoder:
             return None
         if self._cache is None:
             slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.id)
-            self._cache = EmbeddingCache(self._cache_dir / f"{slug}.sqlite", self.dim)
+            # one file per encoder id (name@content revision): every vector in it has the model's dimension
+            self._cache = EmbeddingCache(self._cache_dir / f"{slug}.sqlite")
         return self._cache
 
     # -- encoding -------------------------------------------------------------
@@ -284,11 +285,9 @@ class Encoder:
             if cache is not None:
                 cache.put_many(fresh.items())
             found.update(fresh)
-        dim = self.dim
-        out = np.empty((len(texts), dim), dtype=np.float32)
-        for i, h in enumerate(hashes):
-            out[i] = found[h]
-        return out
+        if not hashes:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)  # no model load when all cached
 
     def _encode_raw(self, texts: list[str], *, progress: bool) -> np.ndarray:
         model = self._load()
@@ -305,6 +304,11 @@ class Encoder:
         if not np.isfinite(vecs).all():
             raise EncoderError(f"encoder {self.name} produced NaN/inf embeddings")
         return vecs
+
+    def cached(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached embeddings of these text hashes (missing ones are left out); never loads the model."""
+        cache = self._get_cache()
+        return cache.get_many(list(dict.fromkeys(hashes))) if cache is not None else {}
 
     def cached_count(self) -> int:
         cache = self._get_cache()

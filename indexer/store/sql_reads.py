@@ -119,6 +119,18 @@ class ReadMixin:
             raise NotFoundError(f"unknown prompt id(s): {missing[:10]}")
         return [out[i] for i in ids]
 
+    def prompt_hashes(self, prompt_ids: Sequence[int]) -> list[str]:
+        """Content hashes of the given prompt ids, in the same order (NotFoundError for an unknown id)."""
+        ids = [int(i) for i in prompt_ids]
+        out: dict[int, str] = {}
+        with self._read() as conn:
+            for c in chunks(sorted(set(ids))):
+                out.update(conn.execute(select(Prompt.id, Prompt.hash).where(Prompt.id.in_(c))).all())
+        missing = [i for i in ids if i not in out]
+        if missing:
+            raise NotFoundError(f"unknown prompt id(s): {missing[:10]}")
+        return [out[i] for i in ids]
+
     def prompt_ids(self, hashes: Sequence[str]) -> dict[str, int]:
         """Prompt ids of the given content hashes (unknown hashes are left out)."""
         out: dict[str, int] = {}
