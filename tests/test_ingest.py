@@ -1,0 +1,208 @@
+"""indexer.ingest and `taskspace ingest`: sources -> the SQL store (SQLite and PostgreSQL), local and Hub."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from indexer.errors import InputError, StoreError
+from indexer.ingest import ingest, leaderboard_model_id, parse_spec, plan_files
+
+FIX = Path(__file__).parent / "fixtures"
+LM_OUT = FIX / "lm_eval" / "lm_eval_out"
+LB = "open-llm-leaderboard/fake-org__tiny-lb-details"
+
+
+def write_table(folder: Path, rows, prompts=None):
+    folder.mkdir(parents=True, exist_ok=True)
+    prompts = prompts or [("p1", "demo/a", "What is 1+1?"), ("p2", "demo/a", "What is 2+2?"), ("p3", "demo/b", "What is 1+1?")]
+    (folder / "prompts.jsonl").write_text("".join(json.dumps({"prompt_id": p, "benchmark": b, "text": t}) + "\n" for p, b, t in prompts))
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"{m},{p},{c}\n" for m, p, c in rows))
+    return folder
+
+
+def test_local_table_then_unchanged_then_changed(store, tmp_path):
+    d = write_table(tmp_path / "t", [("gpt-4o", "p1", 1), ("gpt-4o", "p2", 0), ("org/model", "p1", 0), ("org/model", "p3", 1)])
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert (s.models, s.prompts, s.outcomes, s.skipped, s.sources, s.errors) == (2, 2, 4, 0, 1, [])
+    assert s.exit_code == 0
+    again = ingest(str(d), store=store, fetch_metadata=False)
+    assert (again.models, again.outcomes, again.skipped, again.sources) == (0, 0, 1, 0)
+    write_table(d, [("gpt-4o", "p1", 1), ("gpt-4o", "p2", 1), ("new/model", "p2", 1)])
+    changed = ingest(str(d), store=store, fetch_metadata=False)
+    assert (changed.models, changed.outcomes, changed.sources) == (1, 3, 1)
+    # the new revision replaced the source's outcomes; the model row seen before stays
+    assert sorted(store.load_outcomes().models) == ["gpt-4o", "new/model"]
+    assert store.get_model("org/model") is not None
+
+
+def test_bad_rows_are_reported_and_the_rest_is_stored(store, tmp_path):
+    d = write_table(tmp_path / "t", [("m1", "p1", 1), ("m1", "p2", 2), ("m2", "p1", 1), ("m2", "p1", 0), ("m3", "p9", 1)])
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert s.exit_code == 1
+    assert [(Path(e.file).name, e.line) for e in s.errors] == [("outcomes.csv", 3), ("outcomes.csv", 5), ("outcomes.csv", 6)]
+    assert s.outcomes == 1 and s.models == 1  # only m1/p1 survives
+    d = s.as_dict()
+    assert set(d) >= {"models", "prompts", "outcomes", "skipped", "errors"}
+    assert set(d["errors"][0]) == {"file", "line", "message"}
+
+
+def test_lm_eval_folder_one_source_per_model(store):
+    s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
+    assert (s.sources, s.models, s.prompts, s.outcomes, s.errors) == (4, 4, 42, 168, [])
+    assert sorted(b.name for b in store.list_benchmarks()) == ["tiny_gen_arith", "tiny_mc_science", "tiny_mc_yesno"]
+
+
+def test_a_source_that_fails_midway_leaves_nothing_behind(store, tmp_path, monkeypatch):
+    """The store fails while writing the second model's source: that source is absent, the others are whole."""
+    calls = {"n": 0}
+    real = store._insert_blocks
+
+    def flaky(conn, blocks):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            real(conn, blocks[:1])  # half written, then the failure
+            raise StoreError("disk full (simulated)")
+        return real(conn, blocks)
+
+    monkeypatch.setattr(store, "_insert_blocks", flaky)
+    s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
+    assert s.sources == 3 and s.exit_code == 1
+    (err,) = s.errors
+    assert err.file.endswith("fake-org__dummy-b") and "nothing of it was written" in err.message and "disk full" in err.message
+    assert store.get_source(err.file) is None
+    assert "fake-org/dummy-b" not in store.load_outcomes().models
+    assert len(store.load_outcomes().models) == 3
+
+
+@pytest.mark.slow
+def test_shared_mmlu_pro_counts(tmp_path, shared_data):
+    """The real 371k-cell table into SQLite (PostgreSQL: benchmarks/bench_ingest.py)."""
+    from indexer.store.sql import Store
+
+    with Store(f"sqlite:///{tmp_path / 'mmlu.db'}", upgrade=True) as store:
+        s = ingest(str(shared_data / "mmlu_pro"), store=store, fetch_metadata=False)
+    # 12,032 prompt ids, 159 repeated texts -> 11,873 prompts; copies averaged into one graded outcome
+    assert (s.models, s.prompts, s.errors) == (31, 11873, [])
+    assert s.outcomes == 366317
+
+
+# ------------------------------------------------------------------------------------------------- Hub
+
+
+def test_hub_leaderboard_repo_skipped_by_commit_sha(store, hub_server):
+    s = ingest(f"hub:{LB}", store=store)
+    assert s.errors == [] and s.sources == 1 and s.outcomes == 12
+    src = store.get_source(f"hub:{LB}")
+    assert src.kind == "leaderboard" and len(src.revision) == 40
+    # only the latest run was fetched (not the older .json run)
+    got = hub_server.downloads(LB)
+    assert got and not any("2024-06-26" in p for p in got)
+    # Hub metadata for the model (a valid repo id)
+    m = store.get_model("fake-org/tiny-lb")
+    assert (m.license, m.num_parameters, m.base_model, m.kind) == ("apache-2.0", 1234567, "fake-org/base-lb", "hub")
+    assert s.metadata == 1
+    # unchanged sha: nothing downloaded again, nothing changed
+    n = len(hub_server.downloads())
+    again = ingest(f"hub:{LB}", store=store)
+    assert (again.skipped, again.sources, again.outcomes) == (1, 0, 0)
+    assert len(hub_server.downloads()) == n
+    # a new commit (a file changed) is ingested again and replaces the source
+    readme = hub_server.root / "datasets" / LB / "README.md"
+    readme.write_text(readme.read_text() + "\nupdated\n")
+    third = ingest(f"hub:{LB}", store=store)
+    assert third.sources == 1 and store.get_source(f"hub:{LB}").revision != src.revision
+
+
+def test_hub_org_discovery_with_limit_and_bad_repos(store, hub_server):
+    s = ingest("hub-org:open-llm-leaderboard", store=store, limit=1)
+    assert s.sources == 0 and len(s.errors) == 1  # the first listed repo is the invalid-id one
+    assert s.errors[0].file == "hub:open-llm-leaderboard/fake-org__-details"
+    assert "'fake-org/'" in s.errors[0].message and "not a valid Hub repo id" in s.errors[0].message
+    s = ingest("hub-org:open-llm-leaderboard", store=store)
+    assert s.sources == 2 and s.exit_code == 1
+    files = {e.file: e.message for e in s.errors}
+    gated = files["hub:open-llm-leaderboard/fake-org__gated-details"]
+    assert "gated" in gated and "request access" in gated and "HF_TOKEN" in gated
+    assert sorted(store.load_outcomes().models) == ["fake-org/old-harness", "fake-org/tiny-lb"]
+
+
+def test_hub_gated_repo_with_token(store, hub_server, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_test_allowed_token")
+    s = ingest("hub:open-llm-leaderboard/fake-org__gated-details", store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 2
+
+
+def test_hub_lm_eval_and_lighteval_repos(store, hub_server):
+    s = ingest("hub:fake-org/lm-eval-results", store=store)
+    assert s.errors == [] and s.models == 2 and s.outcomes == 84
+    assert store.get_source("hub:fake-org/lm-eval-results").kind == "lm_eval"
+    assert store.get_model("fake-org/dummy-b").gated == "auto"
+    v1 = ingest("hub:open-llm-leaderboard-old/details_fake-org__tiny-v1", store=store, fetch_metadata=False)
+    assert v1.errors == [] and v1.outcomes == 4 and v1.models == 1
+    assert "fake-org/tiny-v1" in store.load_outcomes().models
+
+
+def test_hub_missing_repo_and_offline(store, hub_server, monkeypatch):
+    s = ingest("hub:fake-org/does-not-exist", store=store)
+    (e,) = s.errors
+    assert e.file == "hub:fake-org/does-not-exist" and "does not exist" in e.message
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    s = ingest(f"hub:{LB}", store=store)
+    assert "HF_HUB_OFFLINE" in s.errors[0].message
+
+
+def test_metadata_skipped_for_plain_names_and_offline(store, tmp_path, monkeypatch):
+    d = write_table(tmp_path / "t", [("gpt-4o(api)", "p1", 1), ("org/model", "p1", 0)])
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    s = ingest(str(d), store=store)
+    assert s.errors == [] and s.warnings == ["HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models"]
+    d2 = write_table(tmp_path / "u", [("gpt-4o(api)", "p2", 1)])
+    assert ingest(str(d2), store=store).warnings == []  # a plain name never asks the Hub
+
+
+# ----------------------------------------------------------------------------------- helpers and CLI
+
+
+def test_parse_spec_and_helpers():
+    assert parse_spec("hub:org/repo@abc") == ("hub", "org/repo", "abc")
+    assert parse_spec("hub-org:open-llm-leaderboard") == ("hub-org", "open-llm-leaderboard", None)
+    assert parse_spec("./data") == ("path", "./data", None)
+    with pytest.raises(InputError):
+        parse_spec("hub:not a repo")
+    assert leaderboard_model_id(LB) == "fake-org/tiny-lb"
+    assert leaderboard_model_id("open-llm-leaderboard-old/details_a__b") == "a/b"
+    assert leaderboard_model_id("fake-org/lm-eval-results") is None
+    fmt, files = plan_files(["m/results_2024-01-01T00-00-00.json", "m/samples_t_2024-01-01T00-00-00.jsonl",
+                             "m/results_2024-02-01T00-00-00.json", "m/samples_t_2024-02-01T00-00-00.jsonl",
+                             "m/samples_t_2024-03-01T00-00-00.jsonl", "README.md"])
+    assert fmt == "lm_eval"
+    assert files == ["m/results_2024-02-01T00-00-00.json", "m/samples_t_2024-02-01T00-00-00.jsonl",
+                     "m/samples_t_2024-03-01T00-00-00.jsonl"]
+
+
+def test_missing_path_is_an_input_error(store):
+    with pytest.raises(InputError, match="no such file"):
+        ingest("/nonexistent/folder", store=store)
+
+
+def test_cli_ingest_json_and_exit_codes(tmp_path, monkeypatch):
+    from indexer.cli import app
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    runner = CliRunner()
+    good = write_table(tmp_path / "good", [("m1", "p1", 1), ("m2", "p2", 0)])
+    r = runner.invoke(app, ["ingest", str(good), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert (out["models"], out["prompts"], out["outcomes"], out["skipped"], out["errors"]) == (2, 2, 2, 0, [])
+    bad = write_table(tmp_path / "bad", [("m1", "p1", 1), ("m3", "p1", "x")])
+    r = runner.invoke(app, ["ingest", str(bad), "--json"])
+    assert r.exit_code == 1
+    out = json.loads(r.stdout)
+    assert out["outcomes"] == 1 and out["errors"][0]["line"] == 3 and out["errors"][0]["file"].endswith("outcomes.csv")
+    r = runner.invoke(app, ["ingest", str(good)])
+    assert r.exit_code == 0 and "1 unchanged source(s) skipped" in r.stdout
