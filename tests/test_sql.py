@@ -263,3 +263,29 @@ def test_unreachable_postgres_skips_locally_and_fails_on_ci(require, code, word)
                        timeout=120)
     assert p.returncode == code, p.stdout[-2000:]
     assert f"1 {word}" in p.stdout and "PostgreSQL not reachable" in p.stdout
+
+
+def test_numpy_scores_and_name_limits(store):
+    outs = [Outcome("org/alpha", "math", "q1", np.float32(1.0)), Outcome("org/alpha", "math", "q2", np.int64(0)),
+            Outcome("org/alpha", "math", "q3", True)]
+    assert store.ingest(batch(outcomes=outs)).outcomes == 3
+    with pytest.raises(InputError, match="longer than 512"):
+        store.ingest(batch(location="/d/long.csv", outcomes=[Outcome("o/" + "x" * 600, "math", "q1", 1.0)]))
+    with pytest.raises(InputError, match="without a model"):
+        store.ingest(batch(location="/d/nomodel.csv", outcomes=[Outcome("", "math", "q1", 1.0)]))
+    with pytest.raises(InputError, match="score 'yes'"):
+        store.ingest(batch(location="/d/str.csv", outcomes=[Outcome("org/alpha", "math", "q1", "yes")]))
+    assert [s.location for s in store.list_sources()] == ["/data/a.csv"]
+
+
+def test_database_errors_become_store_errors(store):
+    from indexer.errors import StoreError
+
+    store.ingest(batch(outcomes=grid(A, P)))
+    from indexer.store import sql_migrate
+
+    sql_migrate.downgrade(store.engine, "base")  # the tables vanish under the store
+    with pytest.raises(StoreError, match="reading from the database failed"):
+        store.list_models()
+    with pytest.raises(StoreError, match="ingesting /data/b.csv failed, nothing of it was saved"):
+        store.ingest(batch(location="/data/b.csv", revision=None, outcomes=grid(A, P)))  # no early read

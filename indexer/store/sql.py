@@ -98,14 +98,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
+import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import numpy as np
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -115,7 +115,7 @@ from . import sql_migrate as migrate
 from . import sql_lock
 from .sql_derived import DerivedMixin
 from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source, utcnow
-from .sql_reads import ReadMixin, model_record, source_record
+from .sql_reads import ReadMixin, source_record
 from .sql_types import (
     MODEL_FIELDS,
     BenchmarkRecord,
@@ -145,6 +145,16 @@ def _pack(ids: np.ndarray, scores: np.ndarray) -> tuple[bytes, bytes, str]:
     a = np.ascontiguousarray(ids, dtype="<i4").tobytes()
     b = np.ascontiguousarray(scores, dtype="<f4").tobytes()
     return a, b, hashlib.sha256(a + b).hexdigest()
+
+
+def _check_names(o, location: str, h: str) -> None:
+    """Model keys and benchmark names must be non-empty and fit their columns (checked once per pair)."""
+    item = f"prompt {o.prompt_id or h[:12]}"
+    for what, value, limit in (("model", o.model, 512), ("benchmark", o.benchmark, 512), ("model revision", o.revision, 128)):
+        if what != "model revision" and (not isinstance(value, str) or not value.strip()):
+            raise InputError(f"an outcome without a {what} name in {location}", item=item)
+        if value is not None and len(value) > limit:
+            raise InputError(f"{what} {value[:60]!r}... is longer than {limit} characters in {location}", item=item)
 
 
 def _parse_time(value, key: str, field: str):
@@ -208,12 +218,13 @@ class Store(ReadMixin, DerivedMixin):
 
     # -- transactions -------------------------------------------------------------------------------------
 
-    def _write(self):
-        """A write transaction (SQLite: BEGIN IMMEDIATE). Use as ``with self._write() as conn:``."""
-        return _Tx(self.engine, write=True)
+    def _write(self, what: str = "writing to the database"):
+        """A write transaction (SQLite: BEGIN IMMEDIATE). Use as ``with self._write() as conn:``;
+        a database error inside becomes a StoreError saying ``what`` failed and that nothing was saved."""
+        return _Tx(self.engine, write=True, what=what)
 
     def _read(self):
-        return _Tx(self.engine, write=False)
+        return _Tx(self.engine, write=False, what="reading from the database")
 
     def _insert_ignore(self, conn: Session, table, rows: list[dict], keys: list[str]) -> None:
         if not rows:
@@ -235,6 +246,8 @@ class Store(ReadMixin, DerivedMixin):
         src = batch.source
         if not src.location or not src.kind:
             raise InputError("a source needs a kind and a location", item=repr(src))
+        if len(src.location) > 1024 or len(src.kind) > 64 or len(src.revision or "") > 128:
+            raise InputError("source location (1024), kind (64) or revision (128 characters) too long", item=src.location[:200])
         if src.revision is not None:  # cheap early exit; re-checked inside the write transaction
             known = self.get_source(src.location)
             if known is not None and known.revision == src.revision:
@@ -250,14 +263,16 @@ class Store(ReadMixin, DerivedMixin):
                 if not o.text or not o.text.strip():
                     raise InputError(f"empty prompt text in {src.location}", item=f"{o.model} / {o.benchmark} / {o.prompt_id}")
                 h = texts[o.text] = prompt_hash(o.text)
-            s = o.score
-            if not isinstance(s, (int, float)) or not (0.0 <= s <= 1.0):  # also rejects NaN
-                raise InputError(f"score {s!r} is not in [0, 1] in {src.location}", item=f"{o.model} / {o.benchmark} / {o.prompt_id or h[:12]}")
-            if not o.model or not o.benchmark:
-                raise InputError(f"an outcome without a model or benchmark in {src.location}", item=f"prompt {o.prompt_id or h[:12]}")
+            try:
+                s = float(o.score)
+            except (TypeError, ValueError):
+                s = math.nan
+            if not (0.0 <= s <= 1.0):  # also rejects NaN
+                raise InputError(f"score {o.score!r} is not in [0, 1] in {src.location}", item=f"{o.model} / {o.benchmark} / {o.prompt_id or h[:12]}")
             key = (o.model, o.benchmark)
             c = cells.get(key)
             if c is None:
+                _check_names(o, src.location, h)
                 c = cells[key] = ([], [])
             c[0].append(h)
             c[1].append(float(s))
@@ -270,11 +285,8 @@ class Store(ReadMixin, DerivedMixin):
                 fp.update(f"{o.model}\x1f{o.benchmark}\x1f{h}\x1f{s!r}\x1f{o.revision}\x1e".encode())
         revision = src.revision or f"content:{fp.hexdigest()[:40]}"
         by_hash = {h: t for t, h in texts.items()}
-        try:
-            with self._write() as conn:
-                return self._ingest_tx(conn, batch, revision, by_hash, cells, revisions, order)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"ingesting {src.location} failed and nothing of it was stored: {exc}") from exc
+        with self._write(f"ingesting {src.location}") as conn:
+            return self._ingest_tx(conn, batch, revision, by_hash, cells, revisions, order)
 
     def _ingest_tx(self, conn, batch, revision, by_hash, cells, revisions, order) -> IngestResult:
         src = batch.source
@@ -387,17 +399,14 @@ class Store(ReadMixin, DerivedMixin):
             clean.setdefault(key, {}).update(values)
         if not clean:
             return 0
-        try:
-            with self._write() as conn:
-                ids = self._ids_by(conn, Model.key, Model.id, list(clean))
-                inserts = [{f: None for f in MODEL_FIELDS} | v | {"key": k} for k, v in clean.items() if k not in ids]
-                for chunk in _chunks(inserts, 1000):
-                    conn.execute(Model.__table__.insert(), chunk)
-                for k, v in clean.items():
-                    if k in ids:
-                        conn.execute(update(Model).where(Model.id == ids[k]).values(**v))
-        except SQLAlchemyError as exc:
-            raise StoreError(f"saving model metadata failed (nothing saved): {exc}") from exc
+        with self._write("saving model metadata") as conn:
+            ids = self._ids_by(conn, Model.key, Model.id, list(clean))
+            inserts = [{f: None for f in MODEL_FIELDS} | v | {"key": k} for k, v in clean.items() if k not in ids]
+            for chunk in _chunks(inserts, 1000):
+                conn.execute(Model.__table__.insert(), chunk)
+            for k, v in sorted(clean.items()):
+                if k in ids:
+                    conn.execute(update(Model).where(Model.id == ids[k]).values(**v))
         return len(clean)
 
     def get_source(self, location: str) -> SourceRecord | None:
@@ -447,8 +456,8 @@ class _Tx:
     """``with _Tx(engine, write=...) as session``: one transaction, committed on success, rolled back on error.
     The ORM session is bound to one connection (SQLite writes: BEGIN IMMEDIATE)."""
 
-    def __init__(self, engine: Engine, write: bool):
-        self.engine, self.write = engine, write
+    def __init__(self, engine: Engine, write: bool, what: str):
+        self.engine, self.write, self.what = engine, write, what
 
     def __enter__(self) -> Session:
         try:
@@ -461,13 +470,21 @@ class _Tx:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
-            self.session.close()
-            if exc_type is None:
-                self.tx.commit()
-            else:
-                self.tx.rollback()
-        finally:
-            self.conn.close()
+            try:
+                self.session.close()
+                if exc_type is None:
+                    self.tx.commit()
+                else:
+                    self.tx.rollback()
+            finally:
+                self.conn.close()
+        except SQLAlchemyError as err:  # the commit (or rollback) itself failed
+            if exc is None:
+                exc = err
+        if isinstance(exc, SQLAlchemyError):
+            detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+            saved = ", nothing of it was saved" if self.write else ""
+            raise StoreError(f"{self.what} failed{saved}: {detail} ({migrate.safe_url(self.engine.url)})") from exc
 
 
 def open_store(url: str | None = None) -> Store:

@@ -11,9 +11,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 from sqlalchemy import delete, select, update
-from sqlalchemy.exc import SQLAlchemyError
 
-from ..errors import DimensionError, InputError, NotFoundError, StoreError
+from ..errors import DimensionError, InputError, NotFoundError
 from .sql_models import Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, utcnow
 from .sql_types import BenchmarkVector, ModelVector, RunRecord, SpaceRecord, chunks
 
@@ -81,22 +80,19 @@ class DerivedMixin:
                                  inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow())
         if not rows:
             return 0
-        try:
-            with self._write() as conn:
-                mids = self._ids_by(conn, Model.key, Model.id, list(rows))
-                missing = set(rows) - set(mids)
-                if missing:
-                    raise NotFoundError(f"vectors for unknown model(s): {', '.join(sorted(missing)[:10])}")
-                have = set(conn.execute(select(ModelVectorRow.model_id).where(ModelVectorRow.space_id == space_id)).scalars())
-                inserts = [dict(space_id=space_id, model_id=mids[k], **r) for k, r in rows.items() if mids[k] not in have]
-                for c in chunks(inserts, 500):
-                    conn.execute(ModelVectorRow.__table__.insert(), c)
-                for k, r in rows.items():
-                    if mids[k] in have:
-                        conn.execute(update(ModelVectorRow).where(ModelVectorRow.space_id == space_id,
-                                                                  ModelVectorRow.model_id == mids[k]).values(**r))
-        except SQLAlchemyError as exc:
-            raise StoreError(f"saving model vectors failed (nothing saved): {exc}") from exc
+        with self._write("saving model vectors") as conn:
+            mids = self._ids_by(conn, Model.key, Model.id, list(rows))
+            missing = set(rows) - set(mids)
+            if missing:
+                raise NotFoundError(f"vectors for unknown model(s): {', '.join(sorted(missing)[:10])}")
+            have = set(conn.execute(select(ModelVectorRow.model_id).where(ModelVectorRow.space_id == space_id)).scalars())
+            inserts = [dict(space_id=space_id, model_id=mids[k], **r) for k, r in sorted(rows.items()) if mids[k] not in have]
+            for c in chunks(inserts, 500):
+                conn.execute(ModelVectorRow.__table__.insert(), c)
+            for k, r in sorted(rows.items()):
+                if mids[k] in have:
+                    conn.execute(update(ModelVectorRow).where(ModelVectorRow.space_id == space_id,
+                                                              ModelVectorRow.model_id == mids[k]).values(**r))
         return len(rows)
 
     def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
