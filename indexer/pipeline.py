@@ -1,0 +1,326 @@
+"""One indexing pass: sources -> SQL -> encoder -> solver -> SQL vectors -> Qdrant, recorded as a run.
+
+Stages (each idempotent, so a pass killed anywhere is completed by the next one):
+
+1. **ingest**: every configured source (``sources.toml``) is read when new or changed (Hub: by dataset commit,
+   checked before any download; local: by content fingerprint) and stored whole or not at all.
+2. **embed**: prompts not yet in the encoder's cache are embedded (the cache is keyed by text hash).
+3. **solve**: only models whose stored outcomes changed since their vector was computed (the SQL
+   ``inputs_digest``) are re-solved. A model's normal depends only on its own outcomes and the embeddings of
+   the prompts it was observed on, so solving a subset gives exactly what a from-scratch fit gives.
+4. **vectors**: the new model vectors and the benchmark mean vectors are saved in SQL (the source of truth).
+5. **index**: Qdrant is brought in step with SQL: changed models are pushed; the benchmarks and prompts
+   collections are rebuilt (fresh collection + alias switch) when they drift. After a pass that did not finish
+   (killed), the next pass checks every collection against SQL and repairs the drift.
+
+A pass holds the SQL lock ``"index"``: one pass per database at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import sourcelist
+from .errors import BusyError, IndexerError
+from .sourcelist import SourceSpec
+
+log = logging.getLogger(__name__)
+
+STAGES = ("ingest", "embed", "solve", "vectors", "index")
+
+
+@dataclass
+class RunReport:
+    """What one pass did. ``errors`` are per-item (file/source, line, message)."""
+
+    run_id: int | None = None
+    status: str = "running"
+    sources: list[dict] = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    errors: list[dict] = field(default_factory=list)
+    seconds: dict = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status == "ok" else 1
+
+    def as_dict(self) -> dict:
+        return {"run_id": self.run_id, "status": self.status, "counts": self.counts, "sources": self.sources,
+                "errors": self.errors, "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
+
+
+class Progress:
+    """Progress reporting: tqdm bars on a terminal, plain log lines otherwise (cron, CI)."""
+
+    def __init__(self, enabled: bool | None = None):
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+
+    def stage(self, name: str, detail: str = "") -> None:
+        log.info("stage %s%s", name, f": {detail}" if detail else "")
+
+    def bar(self, total: int, desc: str):
+        if not self.enabled:
+            return None
+        from tqdm import tqdm
+
+        return tqdm(total=total, desc=desc, unit="item", leave=False)
+
+
+@contextmanager
+def _timed(report: RunReport, stage: str):
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        report.seconds[stage] = report.seconds.get(stage, 0.0) + time.perf_counter() - t0
+
+
+def make_solver(settings):
+    """The solver and the space's (method, params) for the configured method."""
+    from .solver import HyperplaneSolver
+
+    return HyperplaneSolver(lam=settings.lam, eps=settings.eps), "hyperplane", {}
+
+
+class Indexer:
+    """Runs indexing passes over one SQL store and one vector store.
+
+    ``stop`` (a :class:`threading.Event`) asks a pass to finish the current item and return early
+    (the worker sets it on SIGTERM/SIGINT); what was committed stays, the next pass continues.
+    """
+
+    def __init__(self, store, vectors, *, encoder=None, settings=None, progress: Progress | None = None,
+                 stop: threading.Event | None = None, hub=None):
+        from .config import get_settings
+
+        self.store = store
+        self.vectors = vectors
+        self.settings = settings or get_settings()
+        self._encoder = encoder
+        self.progress = progress or Progress(False)
+        self.stop = stop or threading.Event()
+        self.hub = hub
+
+    @property
+    def encoder(self):
+        if self._encoder is None:
+            from .encoder import get_encoder
+
+            self._encoder = get_encoder(self.settings.encoder)
+        return self._encoder
+
+    # ------------------------------------------------------------------ the pass
+    def run(self, extra_sources: list[SourceSpec] | None = None) -> RunReport:
+        """One pass over the configured sources (plus ``extra_sources``, which are added to the configuration)."""
+        cfg = self.settings.sources_file
+        specs = sourcelist.add(cfg, extra_sources) if extra_sources else sourcelist.load(cfg)
+        report = RunReport()
+        with self.store.lock("index"):
+            previous = self.store.list_runs(limit=1)
+            clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
+            report.run_id = self.store.start_run("index")
+            try:
+                self._pass(specs, report, verify_index=not clean_before)
+            except BaseException as exc:
+                report.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+                report.errors.append({"file": None, "line": None, "message": f"run aborted: {exc}"})
+                self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
+                raise
+            if self.stop.is_set():
+                report.status = "stopped"
+            else:
+                report.status = "ok" if not report.errors else "partial"
+            self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
+        return report
+
+    def _pass(self, specs: list[SourceSpec], report: RunReport, *, verify_index: bool) -> None:
+        from .ingest import Ingester
+
+        counts = report.counts
+        counts.update(sources=0, sources_unchanged=0, models_added=0, prompts_added=0, outcomes_added=0,
+                      embedded=0, solved=0, removed=0, benchmarks=0, pushed=0, rebuilt=[])
+        # 1. ingest
+        with _timed(report, "ingest"):
+            self.progress.stage("ingest", f"{len(specs)} source(s)")
+            ing = Ingester(self.store, hub=self.hub)
+            for spec in specs:
+                if self.stop.is_set():
+                    return
+                before = (ing.summary.sources, ing.summary.skipped, len(ing.summary.errors))
+                self._ingest_one(ing, spec)
+                s = ing.summary
+                report.sources.append({
+                    "spec": spec.spec,
+                    "status": "failed" if len(s.errors) > before[2] and s.sources == before[0] and s.skipped == before[1]
+                    else ("ingested" if s.sources > before[0] else "unchanged"),
+                    "errors": len(s.errors) - before[2],
+                })
+            ing.fetch_model_metadata()
+            s = ing.summary
+            counts.update(sources=s.sources, sources_unchanged=s.skipped, models_added=s.models,
+                          prompts_added=s.prompts, outcomes_added=s.outcomes)
+            report.errors.extend(e.as_dict() for e in s.errors)
+        if self.stop.is_set():
+            return
+        space = self._space()
+        counts["space"] = space.id
+        # 2-4. embed, solve, save vectors for the models whose inputs changed
+        stale = self.store.stale_models(space.id)
+        if stale:
+            self._solve(space, stale, report)
+        gone = self._drop_orphan_vectors(space)
+        counts["removed"] = len(gone)
+        with _timed(report, "vectors"):
+            bench_changed = self._benchmark_vectors(space, report)
+        if self.stop.is_set():
+            return
+        # 5. Qdrant
+        with _timed(report, "index"):
+            self._sync_index(space, changed=stale + gone, bench_changed=bench_changed or s.prompts > 0,
+                             verify=verify_index, report=report)
+
+    def _ingest_one(self, ing, spec: SourceSpec) -> None:
+        from .ingest import parse_spec
+
+        kind, target, rev = parse_spec(spec.spec)
+        try:
+            if kind == "path":
+                ing.ingest_path(target, spec.format)
+            elif kind == "hub":
+                ing.ingest_hub_repo(target, rev, spec.format)
+            else:
+                ing.ingest_hub_org(target, spec.limit, spec.format)
+        except IndexerError as exc:  # one failing source is recorded; the run goes on
+            from .records import RowError
+
+            ing.summary.errors.append(RowError(spec.spec, getattr(exc, "line", None), str(exc)))
+
+    # ------------------------------------------------------------------ space and embeddings
+    def _space(self):
+        """The SQL embedding space of the configured encoder and method (the model loads only for a new one)."""
+        _, method, params = make_solver(self.settings)
+        enc_id = self.encoder.id
+        for sp in self.store.list_spaces():
+            if (sp.encoder == enc_id and sp.lam == self.settings.lam and sp.eps == self.settings.eps
+                    and sp.method == method and (sp.params or {}) == params):
+                return sp
+        return self.store.get_or_create_space(enc_id, self.encoder.dim, self.settings.lam, self.settings.eps,
+                                              method=method, params=params)
+
+    def embeddings(self, prompt_ids: np.ndarray, hashes: list[str], report: RunReport | None = None) -> np.ndarray:
+        """(N, dim) float32 embeddings of these prompts; only texts missing from the cache are read and encoded."""
+        enc = self.encoder
+        found = enc.cached(hashes)
+        missing = [i for i, h in enumerate(hashes) if h not in found]
+        if missing:
+            texts = self.store.prompt_texts([int(prompt_ids[i]) for i in missing])
+            self.progress.stage("embed", f"{len(missing)} new prompt(s)")
+            vecs = enc.encode(texts, progress=self.progress.enabled)
+            for i, v in zip(missing, vecs):
+                found[hashes[i]] = v
+            if report is not None:
+                report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)
+        return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)
+
+    # ------------------------------------------------------------------ solving
+    def _solve(self, space, models: list[str], report: RunReport) -> None:
+        from .store.sql import ModelVector
+
+        om = self.store.load_outcomes(models=models)
+        digests = self.store.model_digests(om.models)
+        with _timed(report, "embed"):
+            D = self.embeddings(om.prompt_ids, om.prompt_hashes, report)
+        with _timed(report, "solve"):
+            self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
+            solver, _, _ = make_solver(self.settings)
+            solver.fit(D, om.scores, model_ids=om.models)
+            bench = np.asarray(om.benchmarks)
+            vectors = []
+            for i, m in enumerate(om.models):
+                row = om.scores[i]
+                seen = ~np.isnan(row)
+                names = sorted(set(bench[seen].tolist()))
+                acc = {b: float(np.mean(row[seen & (bench == b)])) for b in names}
+                vectors.append(ModelVector(model=m, vector=solver.normals_[i].astype(np.float32),
+                                           n_prompts=int(seen.sum()), benchmarks=names, accuracy=acc,
+                                           inputs_digest=digests[m]))
+        with _timed(report, "vectors"):
+            self.store.save_model_vectors(space.id, vectors)
+        report.counts["solved"] = len(vectors)
+
+    def _drop_orphan_vectors(self, space) -> list[str]:
+        """Vectors of models that no longer have any outcome (their source was replaced without them)."""
+        have = {mv.model for mv in self.store.load_model_vectors(space.id)}
+        with_outcomes = set(self.store.model_digests())
+        gone = sorted(have - with_outcomes)
+        if gone:
+            self.store.delete_model_vectors(space.id, gone)
+        return gone
+
+    def _benchmark_vectors(self, space, report: RunReport) -> bool:
+        """Save benchmark mean vectors that are missing or out of date; True when any changed."""
+        from .store.sql import BenchmarkVector
+
+        stored = {bv.benchmark: bv for bv in self.store.load_benchmark_vectors(space.id)}
+        changed = []
+        for b in self.store.list_benchmarks():
+            old = stored.get(b.name)
+            if old is not None and old.n_prompts == b.n_prompts:
+                continue
+            ids = self.store.benchmark_prompts(b.name)
+            hashes = self.store.prompt_hashes(ids)
+            D = self.embeddings(np.asarray(ids), hashes, report)
+            changed.append(BenchmarkVector(benchmark=b.name, vector=D.mean(axis=0).astype(np.float32),
+                                           n_prompts=len(ids)))
+        if changed:
+            self.store.save_benchmark_vectors(space.id, changed)
+        report.counts["benchmarks"] = len(changed)
+        return bool(changed)
+
+    # ------------------------------------------------------------------ Qdrant
+    def _sync_index(self, space, *, changed: list[str], bench_changed: bool, verify: bool, report: RunReport) -> None:
+        from . import sync
+
+        name = sync.space_name(space)
+        missing_collections = [k for k in ("models", "benchmarks", "prompts") if self.vectors.alias_target(name, k) is None]
+        rebuild = set(missing_collections)
+        if verify:
+            for drift in sync.check(self.store, self.vectors):
+                if drift.space != name:
+                    continue
+                for kind in ("models", "benchmarks", "prompts"):
+                    if drift.missing.get(kind) or drift.stale.get(kind) or drift.extra.get(kind) or drift.problems:
+                        rebuild.add(kind)
+        elif bench_changed:
+            rebuild.update({"benchmarks", "prompts"})
+        if rebuild:
+            self.progress.stage("index", f"rebuild {sorted(rebuild)}")
+            sync.reindex(self.store, self.vectors, space.id, kinds=sorted(rebuild), encoder=self.encoder)
+            report.counts["rebuilt"] = sorted(rebuild)
+        if changed and "models" not in rebuild:
+            self.progress.stage("index", f"push {len(changed)} model(s)")
+            report.counts["pushed"] = sync.push_models(self.store, self.vectors, space.id, changed)
+
+
+def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,
+              stop: threading.Event | None = None) -> RunReport:
+    """Open the configured stores and run one pass (the ``taskspace index`` command)."""
+    from .store.sql import open_store
+    from .store.vectors import VectorStore
+
+    store = open_store()
+    try:
+        with VectorStore.from_settings() as vectors:
+            return Indexer(store, vectors, progress=progress, stop=stop).run(extra_sources)
+    finally:
+        store.close()
+
+
+__all__ = ["Indexer", "RunReport", "Progress", "run_index", "make_solver", "STAGES", "BusyError"]

@@ -1,0 +1,75 @@
+"""The scheduled worker: ``taskspace worker --every 6h`` (or a cron expression) runs indexing passes forever.
+
+- SIGTERM / SIGINT set a stop flag: the current item (source, stage) finishes, the pass records itself as
+  ``stopped`` and the worker exits 0. A second signal exits at once (what was committed stays committed).
+- One pass per database at a time (the SQL lock ``"index"``): when another process holds it, the worker
+  waits and tries again (``wait=True``) or exits with a clear message.
+- A pass that fails (a bug, a lost database) is logged and retried at the next scheduled time; one failing
+  source or model never stops a pass (it is recorded with the run and retried next time).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from datetime import datetime, timezone
+from typing import Callable
+
+from .errors import BusyError, IndexerError
+from .schedule import next_run
+
+log = logging.getLogger(__name__)
+
+
+class Worker:
+    """Runs ``run_pass()`` on a schedule until stopped. ``run_pass`` gets the stop event."""
+
+    def __init__(self, schedule: str, run_pass: Callable[[threading.Event], object], *, wait_for_lock: bool = True,
+                 busy_retry_seconds: float = 30.0, max_passes: int | None = None):
+        next_run(schedule, datetime.now(timezone.utc))  # validate now: a bad schedule fails before any work
+        self.schedule = schedule
+        self.run_pass = run_pass
+        self.wait_for_lock = wait_for_lock
+        self.busy_retry_seconds = busy_retry_seconds
+        self.max_passes = max_passes
+        self.stop = threading.Event()
+        self.passes = 0
+
+    def _on_signal(self, signum, frame) -> None:
+        if self.stop.is_set():
+            raise KeyboardInterrupt  # second signal: leave now
+        log.info("signal %s: finishing the current item, then exiting", signal.Signals(signum).name)
+        self.stop.set()
+
+    def install_signal_handlers(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+
+    def serve(self) -> int:
+        """Loop until stopped (or ``max_passes``). Returns the exit code."""
+        while not self.stop.is_set():
+            try:
+                report = self.run_pass(self.stop)
+                self.passes += 1
+                log.info("pass finished: %s", getattr(report, "status", report))
+            except BusyError as exc:
+                if not self.wait_for_lock:
+                    log.error("%s", exc)
+                    return exc.exit_code
+                log.warning("%s; trying again in %.0f s", exc, self.busy_retry_seconds)
+                self.stop.wait(self.busy_retry_seconds)
+                continue
+            except IndexerError as exc:
+                self.passes += 1
+                log.error("pass failed: %s (retrying at the next scheduled time)", exc)
+            if self.max_passes is not None and self.passes >= self.max_passes:
+                break
+            due = next_run(self.schedule, datetime.now(timezone.utc))
+            log.info("next pass at %s", due.isoformat(timespec="seconds"))
+            while not self.stop.is_set():
+                left = (due - datetime.now(timezone.utc)).total_seconds()
+                if left <= 0:
+                    break
+                self.stop.wait(min(left, 60.0))
+        return 0
