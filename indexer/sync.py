@@ -25,6 +25,7 @@
   not know), ``Drift(space, missing, stale, extra, problems)``; each of missing/stale/extra maps a kind to
   sorted keys. *missing*: in SQL, not in the index; *extra*: in the index, not in SQL; *stale*: in both,
   but the payload digest or (models, benchmarks) the stored vector differs from what SQL gives.
+  ``orphans`` lists collections left by an interrupted rebuild (not drift; the next rebuild drops them).
   Prompt vectors are not recomputed by ``check`` (that needs the encoder): their digest covers hash,
   benchmarks, text snippet and encoder id. ``Drift.clean`` is True when nothing differs.
 """
@@ -229,6 +230,8 @@ class Drift:
     stale: dict[str, list[str]] = field(default_factory=dict)
     extra: dict[str, list[str]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    #: physical collections no alias points at (left by an interrupted rebuild; not drift, the next rebuild drops them)
+    orphans: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -240,6 +243,7 @@ class Drift:
     def as_dict(self, limit: int = 20) -> dict:
         """JSON-able summary: counts and up to ``limit`` keys per (category, kind)."""
         return {"space": self.space, "clean": self.clean, "counts": self.counts(), "problems": self.problems,
+                "orphans": self.orphans,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -281,6 +285,8 @@ def check(sql, vectors: VectorStore) -> list[Drift]:
             prompts = _prompts(sql)
         expected_p = {h: (_prompt_payload(h, b, t, rec.encoder)["digest"], None) for h, (b, t) in prompts.items()}
         _compare(drift, "prompts", expected_p, vectors.scan(name, "prompts"))
+        live = {vectors.alias_target(name, k) for k in KINDS}
+        drift.orphans = [c for c in vectors.physical_collections(name) if c not in live]
         out.append(drift)
     for slug in vectors.spaces():
         if slug not in known:

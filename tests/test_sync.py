@@ -221,8 +221,10 @@ def test_sigkill_mid_reindex_then_reindex_is_clean(tmp_path, vs, encoder):
         drift = only(check(sql, vs2))
         assert drift.stale["models"] == sorted(MODELS) and not drift.missing["models"] and not drift.extra["models"]
         assert len(vs2.physical_collections(name)) == 4  # + the killed rebuild's orphan
+        assert len(drift.orphans) == 1 and drift.orphans[0].startswith(f"ts_{name}__models__v")
         reindex(sql, vs2, encoder=encoder)
-        assert only(check(sql, vs2)).clean and len(vs2.physical_collections(name)) == 3
+        drift = only(check(sql, vs2))
+        assert drift.clean and not drift.orphans and len(vs2.physical_collections(name)) == 3
 
 
 @pytest.fixture
