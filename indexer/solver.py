@@ -28,6 +28,7 @@ products with it are accumulated in float64 over cache-sized row blocks.  Models
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass
 from typing import Hashable, Sequence
@@ -84,19 +85,22 @@ def _signed_into(S: np.ndarray, Y: np.ndarray, missing: np.ndarray, ids: Sequenc
     """Fill ``Y`` (k, n) float64 with ``2s-1`` (0 where missing) and ``missing`` (k, n) bool from ``S`` (k, n).
 
     Raises :class:`InputError` naming the model (``ids[row]``) and prompt column of a value outside [0, 1].
+    The checks run on ``S`` itself (float32 S: half the memory traffic of checking ``Y``).
     """
-    np.multiply(S, 2.0, out=Y, casting="unsafe")  # y = 2s - 1, NaN stays NaN
+    np.isnan(S, out=missing)
+    if S.size:
+        hi, lo = np.fmax.reduce(S, axis=None), np.fmin.reduce(S, axis=None)  # NaN-ignoring, no temporaries
+        if hi > 1 or lo < 0:
+            r, c = np.argwhere((S > 1) | (S < 0))[0]
+            raise InputError(
+                f"outcome {float(S[r, c])!r} on prompt column {int(c)} is outside [0, 1]; "
+                "outcomes are 0/1 or a graded score in [0, 1] (use NaN for not observed)",
+                item=f"model {ids[r]}",
+            )
+    np.multiply(S, 2.0, out=Y, casting="unsafe")  # y = 2s - 1
     np.subtract(Y, 1.0, out=Y)
-    np.isnan(Y, out=missing)
-    hi, lo = np.fmax.reduce(Y, axis=None), np.fmin.reduce(Y, axis=None)  # NaN-ignoring min/max, no temporaries
-    if hi > 1.0 or lo < -1.0:
-        r, c = np.argwhere((Y > 1.0) | (Y < -1.0))[0]
-        raise InputError(
-            f"outcome {float(S[r, c])!r} on prompt column {int(c)} is outside [0, 1]; "
-            "outcomes are 0/1 or a graded score in [0, 1] (use NaN for not observed)",
-            item=f"model {ids[r]}",
-        )
-    np.copyto(Y, 0.0, where=missing)
+    if missing.any():
+        np.copyto(Y, 0.0, where=missing)
 
 
 def signed_outcomes(S: np.ndarray, *, model_ids: Sequence[Hashable] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -176,6 +180,20 @@ def paper_normals(D: np.ndarray, S: np.ndarray, lam: float = 1.0, eps: float = 0
             raise InputError("paper_normals needs dense outcomes (no NaN)")
         E[lo : lo + _CHUNK] = ((Y @ U) * s_prime) @ Vt  # E = P U S' V^T
     return E
+
+
+def _single_threaded_lapack():
+    """A context in which BLAS/LAPACK use one thread, when threadpoolctl is installed (else a no-op).
+
+    The d x d factorisations (LU inverse, eigh) are chains of small BLAS calls; on a 2-core machine that is
+    also busy, OpenBLAS's thread hand-offs made them 3-6x slower than one thread (measured, d = 384 and 768).
+    The big products (``Y @ D``, ``D^T D``) keep all threads.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is optional
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _dot_rows(Y: np.ndarray, D: np.ndarray, segments: list[tuple[int, int]]) -> np.ndarray:
@@ -275,7 +293,8 @@ class HyperplaneSolver:
     model_ids_ : list
         Model identifiers in row order (default 0..M-1).
     D_ : (N, d) float32 or float64
-        The prompt embeddings (kept in the dtype given).
+        The prompt embeddings, kept in the dtype given and by reference (``fit`` does not copy ``D``; do not
+        modify it in place afterwards). ``add_prompts`` replaces it with a new array.
     """
 
     def __init__(self, lam: float = 1.0, eps: float = 0.0):
@@ -623,16 +642,18 @@ class HyperplaneSolver:
         todo = [k for k in by_pattern if self.patterns_[k].proj is None]
         if len(todo) > 1 and self._atoms is None:
             self._build_atoms()
-        for key, idx in by_pattern.items():
-            pat = self.patterns_[key]
-            if pat.proj is None:
+        with _single_threaded_lapack():
+            for key in todo:
+                pat = self.patterns_[key]
                 # e_i = b_i V diag(phi(w)) V^T with G_i = V diag(w) V^T
                 pat.proj = projection(self._pattern_gram(pat.mask), self.lam, self.eps)
+        for key, idx in by_pattern.items():
+            proj = self.patterns_[key].proj
             idx_arr = np.asarray(idx)
-            if idx_arr.size and idx_arr[-1] - idx_arr[0] + 1 == idx_arr.size:
-                self._normals[idx_arr[0] : idx_arr[-1] + 1] = self._b[idx_arr[0] : idx_arr[-1] + 1] @ pat.proj
+            if idx_arr[-1] - idx_arr[0] + 1 == idx_arr.size:
+                self._normals[idx_arr[0] : idx_arr[-1] + 1] = self._b[idx_arr[0] : idx_arr[-1] + 1] @ proj
             else:
-                self._normals[idx_arr] = self._b[idx_arr] @ pat.proj
+                self._normals[idx_arr] = self._b[idx_arr] @ proj
 
     def _drop_unused_patterns(self) -> None:
         used = set(self.pattern_of_)

@@ -256,6 +256,19 @@ def test_any_sequence_of_updates_equals_from_scratch(seed):
 
 
 # ---------------------------------------------------------------------------------------- degenerate inputs
+def test_no_models_and_integer_or_bool_outcomes():
+    D, S = _data(0)
+    empty = HyperplaneSolver().fit(D, np.zeros((0, D.shape[0])))
+    assert empty.normals_.shape == (0, 12) and empty.predict(D[:3]).shape == (3, 0)
+    np.testing.assert_allclose(empty.gram_, D.T @ D, **TOL)
+    empty.add_models(S[0], ["first"])
+    np.testing.assert_allclose(empty.normals_[0], paper_normals(D, S[:1])[0], **TOL)
+    np.testing.assert_allclose(HyperplaneSolver().fit(D, S.astype(bool)).normals_, paper_normals(D, S), **TOL)
+    np.testing.assert_allclose(HyperplaneSolver().fit(D, S.astype(np.int64)).normals_, paper_normals(D, S), **TOL)
+    with pytest.raises(InputError, match="model 0: model has no observed outcome"):
+        HyperplaneSolver().fit(np.zeros((0, 4)), np.zeros((1, 0)))
+
+
 def test_one_prompt():
     d = np.array([[0.6, 0.8, 0.0]])
     solver = HyperplaneSolver(lam=1.0).fit(d, np.array([[1.0], [0.0]]))
