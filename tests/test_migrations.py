@@ -60,3 +60,17 @@ def test_cli_db_commands(tmp_path):
     assert r.exit_code != 0 and migrate.status(url)["current"] == migrate.head()  # refused without --yes
     r = run(app, ["db", "downgrade", "base", "--url", url, "--yes"])
     assert r.exit_code == 0 and migrate.status(url)["current"] is None
+
+
+def test_concurrent_first_use_migrates_once(db_url):
+    """Several processes opening a fresh database at once: one migrates, the others wait and find it done."""
+    import subprocess
+    import sys
+
+    code = "import sys; from indexer.store.sql import Store; s = Store(sys.argv[1], upgrade=True); print(s.counts()['models'])"
+    procs = [subprocess.Popen([sys.executable, "-c", code, db_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [e for _, e in outs]
+    assert [o.strip() for o, _ in outs] == ["0", "0", "0"]
+    assert migrate.status(db_url)["current"] == migrate.head()
