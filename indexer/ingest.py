@@ -171,12 +171,20 @@ class Ingester:
         s.outcomes += res.outcomes
         self._models.update(o.model for o in batch.outcomes)
 
+    def _unchanged(self, location: str, revision: str | None) -> bool:
+        known = self.store.get_source(location)
+        return known is not None and revision is not None and known.revision == revision
+
     def ingest_path(self, path: str, format: str | None = None, **options) -> None:
-        from .sources import read_sources
+        from .sources import read_sources, source_infos
 
         if not Path(path).exists():
             raise InputError("no such file or folder (for a Hub dataset write hub:ORG/REPO)", file=str(path))
         try:
+            infos = source_infos(path, format, **options)
+            if infos and all(self._unchanged(i.location, i.revision) for i in infos):
+                self.summary.skipped += len(infos)  # nothing to read
+                return
             for batch in read_sources(path, format, **options):
                 self.store_batch(batch)
         except InputError as exc:
@@ -190,8 +198,7 @@ class Ingester:
         s = self.summary
         try:
             snap = self.hub.repo_snapshot(repo_id, revision)
-            known = self.store.get_source(location)
-            if known is not None and known.revision == snap.sha:
+            if self._unchanged(location, snap.sha):
                 s.skipped += 1
                 self.store.record_checked(location, revision=snap.sha)
                 return

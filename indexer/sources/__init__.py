@@ -79,6 +79,22 @@ def read_sources(path_or_spec: str | Path, format: str | None = None, **options)
         raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}", item=str(path_or_spec))
 
 
+def source_infos(path_or_spec: str | Path, format: str | None = None, **options) -> list | None:
+    """The :class:`~indexer.records.SourceInfo` (location + revision) of every source under a path, computed
+    from file names and content hashes without parsing, so an unchanged source need not be read at all;
+    None for formats without this shortcut."""
+    fmt = format or detect_format(path_or_spec)
+    if fmt == "table":
+        from .tables import table_source_info
+
+        return [table_source_info(path_or_spec, **options)]
+    if fmt == "lm_eval":
+        from .lm_eval import lm_eval_source_infos
+
+        return lm_eval_source_infos(path_or_spec, **options)
+    return None
+
+
 def read_source(path_or_spec: str | Path, format: str | None = None, **options) -> SourceBatch:
     """Everything under a local file or folder as ONE SourceBatch (outcome rows and tables concatenated,
     errors and skips summed; the source identity is the path). See :func:`read_sources` for the options."""

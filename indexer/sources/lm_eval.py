@@ -281,6 +281,25 @@ def read_task_file(
     return outcomes, skipped, chosen, used_metric
 
 
+def chosen_runs(mf: ModelFolder) -> dict[str, str]:
+    """task -> the timestamp read: the latest run that has its results file."""
+    out = {}
+    for task, runs in mf.samples.items():
+        have = [ts for ts in runs if ts in mf.results]
+        if have:
+            out[task] = max(have)
+    return out
+
+
+def model_folder_info(mf: ModelFolder, *, kind: str = "lm_eval", location: str | None = None,
+                      revision: str | None = None, **_ignored) -> SourceInfo:
+    """The identity and revision (fingerprint of the files read) of a model folder, without parsing it."""
+    if revision is None:
+        runs = chosen_runs(mf)
+        revision = _fingerprint([mf.samples[t][ts] for t, ts in runs.items()] + [mf.results[ts] for ts in set(runs.values())])
+    return SourceInfo(kind=kind, location=location or str(mf.path.resolve()), revision=revision)
+
+
 def read_model_folder(
     mf: ModelFolder, *, rules: Rules | None = None, model: str | None = None, filter: str | None = None,
     metric: str | None = None, kind: str = "lm_eval", location: str | None = None, revision: str | None = None,
@@ -291,7 +310,6 @@ def read_model_folder(
     outcomes: list[Outcome] = []
     benchmarks: dict[str, BenchmarkInfo] = {}
     skipped = 0
-    used: list[Path] = []
     results_cache: dict[str, dict] = {}
     for task in sorted(mf.samples):
         runs = mf.samples[task]
@@ -307,7 +325,6 @@ def read_model_folder(
         if ts not in results_cache:
             try:
                 results_cache[ts] = json.loads(mf.results[ts].read_text(encoding="utf-8"))
-                used.append(mf.results[ts])
             except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
                 errors.add(str(mf.results[ts]), getattr(exc, "lineno", None), f"unreadable results file: {exc}")
                 results_cache[ts] = None
@@ -325,7 +342,6 @@ def read_model_folder(
         choices = cfg.get("doc_to_choice") if isinstance(cfg.get("doc_to_choice"), list) else None
         got, dup, used_filter, used_metric = read_task_file(
             path, task, rule, name, rev, errors=errors, filter=filter, metric=metric, delimiter=delim, choices=choices)
-        used.append(path)
         skipped += dup
         outcomes.extend(got)
         nshot = (results.get("n-shot") or {}).get(task)
@@ -335,9 +351,7 @@ def read_model_folder(
                 num_fewshot=nshot if isinstance(nshot, int) else None,
                 config={"filter": used_filter, "run": ts} if used_filter else {"run": ts},
             )
-    if revision is None:
-        revision = _fingerprint(used)
-    info = SourceInfo(kind=kind, location=location or str(mf.path.resolve()), revision=revision)
+    info = model_folder_info(mf, kind=kind, location=location, revision=revision)
     return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped)
 
 
@@ -357,24 +371,31 @@ def _fingerprint(paths: list[Path]) -> str:
     return "sha256:" + h.hexdigest()
 
 
+def lm_eval_folders(path: str | Path) -> list[ModelFolder]:
+    """The model folders a path names (a samples file: its folder, restricted to that file)."""
+    path = Path(path)
+    if path.is_file():
+        m = SAMPLES_RE.match(path.name)
+        if not m:
+            raise InputError("not an lm-eval samples file (samples_<task>_<timestamp>.jsonl)", file=str(path))
+        mf = scan_folder(path.parent)
+        mf.samples = {m["task"]: {m["ts"]: path}}
+        return [mf]
+    folders = find_model_folders(path)
+    if not folders:
+        raise InputError("no lm-eval samples files (samples_<task>_<timestamp>.jsonl) in this folder", file=str(path))
+    return folders
+
+
+def lm_eval_source_infos(path: str | Path, **options) -> list[SourceInfo]:
+    return [model_folder_info(mf, **options) for mf in lm_eval_folders(path)]
+
+
 def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
     """Every model folder under ``path`` (or the folder of one samples file) -> SourceBatch each.
 
     ``options``: ``model`` (override the name), ``filter``, ``metric`` (override the rules),
     ``rules`` (a :class:`~indexer.sources.rules.Rules`), ``kind``, ``location``, ``revision``.
     """
-    path = Path(path)
-    if path.is_file():
-        if not SAMPLES_RE.match(path.name):
-            raise InputError("not an lm-eval samples file (samples_<task>_<timestamp>.jsonl)", file=str(path))
-        mf = scan_folder(path.parent)
-        task = SAMPLES_RE.match(path.name)["task"]
-        ts = SAMPLES_RE.match(path.name)["ts"]
-        mf.samples = {task: {ts: path}}
-        folders = [mf]
-    else:
-        folders = find_model_folders(path)
-        if not folders:
-            raise InputError("no lm-eval samples files (samples_<task>_<timestamp>.jsonl) in this folder", file=str(path))
-    for mf in folders:
+    for mf in lm_eval_folders(path):
         yield read_model_folder(mf, **options)

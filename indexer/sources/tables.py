@@ -472,19 +472,8 @@ def _csv_error_line(msg: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def read_table(
-    path: str | Path,
-    prompts: str | Path | None = None,
-    *,
-    shape: str | None = None,
-) -> SourceBatch:
-    """Read a plain table (long or matrix form) and its prompts file into one SourceBatch.
-
-    ``path``: a folder (``outcomes.<ext>`` or ``matrix.<ext>`` + ``prompts.<ext>``) or an outcomes file
-    (prompts found beside it unless ``prompts`` is given). ``shape``: "long", "matrix" or None (detect:
-    a ``prompt_id`` column means long form). Raises :class:`~indexer.errors.InputError` only when
-    nothing can be read at all (no file, no prompts file); row problems go to ``batch.errors``.
-    """
+def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> tuple[Path, Path]:
+    """``(outcomes_file, prompts_file)`` of a table source, or an InputError saying what is missing."""
     from ..errors import InputError
 
     path = Path(path)
@@ -505,6 +494,30 @@ def read_table(
             "no prompts file (prompts.jsonl / .csv / .parquet with prompt_id, benchmark, text) beside the outcomes; "
             "put one there or pass it explicitly", file=str(outcomes_file)
         )
+    return outcomes_file, prompts_file
+
+
+def table_source_info(path: str | Path, prompts: str | Path | None = None, **_ignored) -> SourceInfo:
+    """The identity and revision (content fingerprint) of a table source, without parsing it."""
+    outcomes_file, prompts_file = resolve_table_files(path, prompts)
+    return SourceInfo(kind="table", location=str(Path(path).resolve()), revision=_fingerprint([outcomes_file, prompts_file]))
+
+
+def read_table(
+    path: str | Path,
+    prompts: str | Path | None = None,
+    *,
+    shape: str | None = None,
+) -> SourceBatch:
+    """Read a plain table (long or matrix form) and its prompts file into one SourceBatch.
+
+    ``path``: a folder (``outcomes.<ext>`` or ``matrix.<ext>`` + ``prompts.<ext>``) or an outcomes file
+    (prompts found beside it unless ``prompts`` is given). ``shape``: "long", "matrix" or None (detect:
+    a ``prompt_id`` column means long form). Raises :class:`~indexer.errors.InputError` only when
+    nothing can be read at all (no file, no prompts file); row problems go to ``batch.errors``.
+    """
+    path = Path(path)
+    outcomes_file, prompts_file = resolve_table_files(path, prompts)
     errors = ErrorLog()
     prompt_map, _ = read_prompts(prompts_file, errors)
     fname = str(outcomes_file)
@@ -538,7 +551,7 @@ def read_table(
         b: BenchmarkInfo(name=b, group=b.split("/", 1)[0] if "/" in b else None, metric=kind)
         for b in dict.fromkeys(table.benchmarks)
     }
-    info = SourceInfo(kind="table", location=str(path.resolve()), revision=_fingerprint([outcomes_file, prompts_file]))
+    info = table_source_info(path, prompts)
     return SourceBatch(source=info, benchmarks=benchmarks, table=table, errors=errors.finish(), skipped=skipped)
 
 
