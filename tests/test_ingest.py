@@ -39,6 +39,19 @@ def test_local_table_then_unchanged_then_changed(store, tmp_path):
     assert store.get_model("org/model") is not None
 
 
+def test_unchanged_local_source_is_not_even_read(store, tmp_path, monkeypatch):
+    d = write_table(tmp_path / "t", [("m1", "p1", 1)])
+    assert ingest(str(d), store=store, fetch_metadata=False).sources == 1
+    assert ingest(str(LM_OUT), store=store, fetch_metadata=False).sources == 4
+
+    def boom(*a, **k):
+        raise AssertionError("an unchanged source was parsed")
+
+    monkeypatch.setattr("indexer.sources.read_sources", boom)
+    assert ingest(str(d), store=store, fetch_metadata=False).skipped == 1
+    assert ingest(str(LM_OUT), store=store, fetch_metadata=False).skipped == 4
+
+
 def test_bad_rows_are_reported_and_the_rest_is_stored(store, tmp_path):
     d = write_table(tmp_path / "t", [("m1", "p1", 1), ("m1", "p2", 2), ("m2", "p1", 1), ("m2", "p1", 0), ("m3", "p9", 1)])
     s = ingest(str(d), store=store, fetch_metadata=False)

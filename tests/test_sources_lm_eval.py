@@ -301,3 +301,19 @@ def test_not_lm_eval_output(tmp_path):
     (tmp_path / "x.txt").write_text("hi")
     with pytest.raises(InputError, match="cannot tell the format"):
         read_source(tmp_path)
+
+
+def test_lighteval_truncated_parquet_and_missing_columns(tmp_path):
+    d = tmp_path / "details_fake-org__tiny-v1"
+    shutil.copytree(V1, d)
+    arc = next(d.glob("*/details_harness|arc:challenge|25_*.parquet"))
+    arc.write_bytes(arc.read_bytes()[:100])
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    mmlu = next(d.glob("*/details_harness|hendrycksTest-anatomy|5_*.parquet"))
+    pq.write_table(pa.table({"example": ["q?"]}), mmlu)
+    b = read_source(d)
+    e = {Path(x.file).name: x.message for x in b.errors}
+    assert "truncated" in e[arc.name] and "missing column(s)" in e[mmlu.name]
+    assert [o.benchmark for o in b.outcomes] == ["truthfulqa_mc"]  # the intact file is still read

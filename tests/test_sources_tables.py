@@ -218,14 +218,27 @@ def test_truncated_parquet(tmp_path):
     assert batch.n_outcomes == 0
 
 
-def test_truncated_gzip(tmp_path):
+def test_truncated_gzip_keeps_the_rows_before(tmp_path):
     write_prompts(tmp_path)
-    rows = [(f"m{i}", "p1", 1) for i in range(5000)]
+    rows = [(f"m{i}", "p1", 1) for i in range(50000)]
     write_outcomes(tmp_path, "csv.gz", rows)
     data = (tmp_path / "outcomes.csv.gz").read_bytes()
-    (tmp_path / "outcomes.csv.gz").write_bytes(data[: len(data) - 20])
+    (tmp_path / "outcomes.csv.gz").write_bytes(data[: len(data) // 2])
     batch = read_source(tmp_path)
-    assert batch.errors and batch.errors[0].file.endswith("outcomes.csv.gz")
+    ((f, line, msg),) = errors_of(batch)
+    assert f == "outcomes.csv.gz" and line > 1000 and "truncated" in msg
+    assert batch.n_outcomes == line - 2  # every complete row before the cut
+
+
+def test_malformed_csv_rows_name_their_true_lines(tmp_path):
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text('model,prompt_id,correct\nm1,p1,1\nm1,p2,0,9\n"m2\nstill m2",p1,1\nm3,p2,1\nm4,p3\n')
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [
+        ("outcomes.csv", 3, "malformed CSV row: 4 fields, the header has 3"),
+        ("outcomes.csv", 7, "malformed CSV row: 2 fields, the header has 3"),
+    ]
+    assert sorted(o.model for o in batch.iter_outcomes()) == ["m1", "m2\nstill m2", "m3"]
 
 
 def test_many_errors_are_summarised(tmp_path):

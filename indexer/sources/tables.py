@@ -448,28 +448,76 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
         return
+    # fast path: pyarrow; any malformed row (wrong field count, stray quote) sends the whole file to the
+    # line-exact Python reader below, so every error names its true line
+    bad_rows: list = []
+
+    def on_invalid(row):
+        bad_rows.append(row)
+        return "skip"
+
+    batches = []
     try:
         reader = pacsv.open_csv(
             path,
             read_options=pacsv.ReadOptions(block_size=BLOCK_SIZE),
-            parse_options=pacsv.ParseOptions(delimiter=delim),
+            parse_options=pacsv.ParseOptions(delimiter=delim, invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header}, strings_can_be_null=False),
         )
-        row = 0
         for batch in reader:
+            batches.append(batch)
+            if bad_rows:
+                break
+    except (pa.ArrowInvalid, OSError, EOFError):
+        bad_rows.append(None)
+    if not bad_rows:
+        row = 0
+        for batch in batches:
             lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)
             row += batch.num_rows
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
-    except (pa.ArrowInvalid, OSError, EOFError) as exc:
-        line = _csv_error_line(str(exc))
-        errors.add(fname, line, f"malformed CSV ({exc}); rows from here on are not read")
+        return
+    del batches
+    yield from _read_csv_python(path, delim, header, errors)
 
 
-def _csv_error_line(msg: str) -> int | None:
-    import re
+def _read_csv_python(path: Path, delim: str, header: list[str], errors: ErrorLog, chunk: int = 200_000):
+    """The slow, line-exact CSV reader (used when a file has malformed rows)."""
+    import pyarrow as pa
 
-    m = re.search(r"[Rr]ow #?(\d+)", msg)
-    return int(m.group(1)) if m else None
+    fname = str(path)
+    n = len(header)
+    cols: list[list] = [[] for _ in header]
+    lines: list[int] = []
+
+    def flush():
+        out = {h: pa.array(c, type=pa.string()) for h, c in zip(header, cols)}, np.asarray(lines, dtype=np.int64)
+        for c in cols:
+            c.clear()
+        lines.clear()
+        return out
+
+    try:
+        with _open_text(path) as f:
+            reader = csv.reader(f, delimiter=delim)
+            next(reader, None)
+            start = 2
+            for rec in reader:
+                line, start = start, reader.line_num + 1
+                if not rec:
+                    continue
+                if len(rec) != n:
+                    errors.add(fname, line, f"malformed CSV row: {len(rec)} fields, the header has {n}", "malformed CSV rows")
+                    continue
+                for c, v in zip(cols, rec):
+                    c.append(v)
+                lines.append(line)
+                if len(lines) >= chunk:
+                    yield flush()
+    except (csv.Error, OSError, EOFError, UnicodeDecodeError) as exc:
+        errors.add(fname, start, f"unreadable from here on ({exc}); is the file truncated? the rows before are read")
+    if lines:
+        yield flush()
 
 
 def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> tuple[Path, Path]:
