@@ -103,6 +103,17 @@ class ErrorLog:
         return self.errors
 
 
+_Errors = ErrorLog  # the earlier name (indexer/evaluate.py uses it)
+
+
+def iter_table_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[RowError]]:
+    """Every row of a small table file (a prompts file, with all its extra fields) as ``(line, dict)``,
+    and the rows that could not be parsed."""
+    errors = ErrorLog()
+    rows = list(_iter_rows(Path(path), errors))
+    return rows, errors.finish()
+
+
 def _open_text(path: Path):
     if path.name.lower().endswith(".gz"):
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
