@@ -1,0 +1,213 @@
+"""The indexing pass: incremental runs equal a from-scratch rebuild; nothing new means no work; failures are
+recorded per item; a pass killed anywhere is completed by the next one."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer import sync
+from indexer.pipeline import Indexer
+from indexer.solver import HyperplaneSolver
+from indexer.sourcelist import SourceSpec
+from indexer.store.vectors import VectorStore
+
+TOPICS = ["algebra", "biology", "contract law", "chemistry", "poetry", "astronomy", "economics", "history"]
+
+
+def write_table(folder: Path, benchmark: str, models: dict[str, list[int]], n: int, offset: int = 0) -> list[str]:
+    """A long-form table source: prompts.jsonl + outcomes.csv. models: name -> outcomes (0/1) per prompt."""
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = [f"Question {offset + j} on {TOPICS[(offset + j) % len(TOPICS)]}: what is item {j} of {benchmark}?" for j in range(n)]
+    with open(folder / "prompts.jsonl", "w") as f:
+        for j, t in enumerate(texts):
+            f.write(json.dumps({"prompt_id": f"{benchmark}-{j}", "benchmark": benchmark, "text": t}) + "\n")
+    with open(folder / "outcomes.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["model", "prompt_id", "correct"])
+        for m, ys in models.items():
+            for j, y in enumerate(ys):
+                w.writerow([m, f"{benchmark}-{j}", y])
+    return texts
+
+
+def outcomes(rng, names, n):
+    return {m: rng.integers(0, 2, n).tolist() for m in names}
+
+
+@pytest.fixture
+def env(tmp_path, encoder):
+    """An Indexer over a fresh SQLite store and local Qdrant in this test's TASKSPACE_HOME."""
+    from indexer.store.sql import open_store
+
+    made = []
+
+    def make(home_name="home"):
+        store = open_store()
+        vectors = VectorStore.from_settings()
+        made.append((store, vectors))
+        return Indexer(store, vectors, encoder=encoder)
+
+    yield make
+    for store, vectors in made:
+        vectors.close()
+        store.close()
+
+
+def model_vectors(indexer) -> dict[str, np.ndarray]:
+    (space,) = indexer.store.list_spaces()
+    return {mv.model: mv.vector for mv in indexer.store.load_model_vectors(space.id)}
+
+
+def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch):
+    rng = np.random.default_rng(0)
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    write_table(a, "alpha", outcomes(rng, ["m1", "m2", "m3", "m4"], 12), 12)
+    write_table(b, "beta", outcomes(rng, ["m1", "m2", "m5"], 10), 10, offset=100)
+    write_table(c, "alpha", outcomes(rng, ["m6"], 12), 12)  # one more model on the same prompts
+
+    ix = env()
+    r1 = ix.run([SourceSpec(str(a))])
+    assert r1.status == "ok" and r1.counts["solved"] == 4 and r1.counts["sources"] == 1
+    r2 = ix.run([SourceSpec(str(b))])
+    assert r2.counts["solved"] == 3  # m1, m2 (new benchmark) and m5; m3, m4 untouched
+    assert r2.counts["sources_unchanged"] == 1
+    r3 = ix.run([SourceSpec(str(c))])
+    assert r3.counts["solved"] == 1 and r3.counts["embedded"] == 0  # same texts: nothing to embed
+    incremental = model_vectors(ix)
+    assert sorted(incremental) == ["m1", "m2", "m3", "m4", "m5", "m6"]
+    assert all(d.clean for d in sync.check(ix.store, ix.vectors))
+
+    # from scratch: all three sources in one pass, in another data directory
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "fresh"))
+    from indexer.config import reset_settings
+
+    reset_settings()
+    fresh = env()
+    rf = fresh.run([SourceSpec(str(a)), SourceSpec(str(b)), SourceSpec(str(c))])
+    assert rf.counts["solved"] == 6
+    scratch = model_vectors(fresh)
+    for m in incremental:
+        np.testing.assert_allclose(incremental[m], scratch[m], rtol=0, atol=1e-6)
+
+    # and both equal the solver fitted directly on the same data
+    om = fresh.store.load_outcomes()
+    D = encoder.encode(fresh.store.prompt_texts(om.prompt_ids))
+    direct = HyperplaneSolver().fit(D, om.scores, model_ids=om.models)
+    for i, m in enumerate(om.models):
+        np.testing.assert_allclose(scratch[m], direct.normals_[i], atol=1e-5)
+
+
+def test_second_run_with_nothing_new_does_no_work(tmp_path, env):
+    rng = np.random.default_rng(1)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 8), 8)
+    ix = env()
+    first = ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert first.counts["embedded"] == 0 or first.counts["embedded"] == 8  # cache may be warm from other tests
+    again = ix.run()
+    c = again.counts
+    assert again.status == "ok" and again.exit_code == 0
+    assert (c["sources"], c["sources_unchanged"], c["embedded"], c["solved"], c["benchmarks"], c["pushed"]) == (0, 1, 0, 0, 0, 0)
+    assert c["rebuilt"] == []
+    runs = ix.store.list_runs()
+    assert [r.status for r in runs[:2]] == ["ok", "ok"]
+
+
+def test_replaced_source_drops_a_models_vector_and_point(tmp_path, env):
+    rng = np.random.default_rng(2)
+    src = tmp_path / "a"
+    write_table(src, "alpha", outcomes(rng, ["m1", "m2", "m3"], 8), 8)
+    ix = env()
+    ix.run([SourceSpec(str(src))])
+    write_table(src, "alpha", outcomes(rng, ["m1", "m2"], 8), 8)  # m3 gone, m1/m2 changed
+    r = ix.run()
+    assert r.counts["removed"] == 1 and r.counts["solved"] == 2
+    assert sorted(model_vectors(ix)) == ["m1", "m2"]
+    assert all(d.clean for d in sync.check(ix.store, ix.vectors))
+
+
+def test_a_failing_source_is_recorded_and_the_rest_indexed(tmp_path, env):
+    rng = np.random.default_rng(3)
+    write_table(tmp_path / "good", "alpha", outcomes(rng, ["m1"], 6), 6)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "outcomes.csv").write_text("model,prompt_id,correct\nm9,p1,2\n")
+    (bad / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "x", "text": "Is this fine?"}\n')
+    ix = env()
+    r = ix.run([SourceSpec(str(bad)), SourceSpec(str(tmp_path / "good"))])
+    assert r.status == "partial" and r.exit_code == 1
+    assert any("outcomes.csv" in (e["file"] or "") for e in r.errors)
+    assert "m1" in model_vectors(ix)
+    assert ix.store.list_runs()[0].status == "partial"
+
+
+KILL_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys
+    from indexer import pipeline, sync
+    from indexer.store import sql_derived, vectors
+    point = sys.argv[1]
+
+    def die(*a, **k):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if point == "after-ingest":
+        pipeline.Indexer._space = die
+    elif point == "after-vectors":
+        real = sql_derived.DerivedMixin.save_model_vectors
+        def save(self, *a, **k):
+            real(self, *a, **k)
+            die()
+        sql_derived.DerivedMixin.save_model_vectors = save
+    elif point == "mid-rebuild":
+        real_rebuild = vectors.VectorStore.rebuild
+        def rebuild(self, space, kind, points, **k):
+            def gen():
+                for i, p in enumerate(points):
+                    if kind == "prompts" and i == 5:
+                        die()
+                    yield p
+            return real_rebuild(self, space, kind, gen(), **k)
+        vectors.VectorStore.rebuild = rebuild
+    from indexer.cli import main
+    sys.argv = ["taskspace", "index"] + sys.argv[2:]
+    main()
+    """
+)
+
+
+@pytest.mark.parametrize("point", ["after-ingest", "after-vectors", "mid-rebuild"])
+def test_kill_9_mid_run_then_next_run_completes(tmp_path, env, point, monkeypatch):
+    rng = np.random.default_rng(4)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2", "m3"], 10), 10)
+    script = tmp_path / "kill.py"
+    script.write_text(KILL_SCRIPT)
+    res = subprocess.run([sys.executable, str(script), point, "--source", str(tmp_path / "a")],
+                         capture_output=True, text=True, env=dict(os.environ), timeout=300)
+    assert res.returncode == -signal.SIGKILL, res.stderr[-2000:]
+    ix = env()
+    assert ix.store.list_runs()[0].status == "running"  # the killed run is visible as unfinished
+    r = ix.run()
+    assert r.status == "ok", r.errors
+    assert all(d.clean for d in sync.check(ix.store, ix.vectors))
+    got = model_vectors(ix)
+    assert sorted(got) == ["m1", "m2", "m3"]
+    # equal to an uninterrupted run in another data directory
+    from indexer.config import reset_settings
+
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "clean"))
+    reset_settings()
+    clean = env()
+    clean.run([SourceSpec(str(tmp_path / "a"))])
+    want = model_vectors(clean)
+    for m in want:
+        np.testing.assert_allclose(got[m], want[m], atol=1e-6)
