@@ -29,7 +29,7 @@ _local_guard = threading.Lock()
 def _busy(name: str, where: str, holder: str) -> BusyError:
     return BusyError(
         f"another taskspace process holds the {name!r} lock on {where} ({holder}); wait for it to finish "
-        "(`taskspace status` shows the running pass) or stop it, then retry"
+        "(`taskspace runs` shows the running pass) or stop it, then retry"
     )
 
 
