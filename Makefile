@@ -18,9 +18,12 @@ setup: $(BIN)/.installed
 
 # The main job on the embedded defaults (SQLite file + Qdrant local mode) over the bundled real sample.
 run: setup
-	$(BIN)/taskspace demo
+	$(BIN)/taskspace index --source indexer/data/sample
+	$(BIN)/taskspace search "Compute the derivative of x^3 sin(x) with respect to x." --top 5
+	$(BIN)/taskspace search --benchmark "mmlu_pro/law" --top 5
 
-demo: run
+demo: setup
+	$(BIN)/taskspace demo
 
 test: setup
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

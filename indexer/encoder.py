@@ -235,6 +235,9 @@ class Encoder:
         target, revision = self._resolve()
         try:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # the weight-loading bar is noise in logs and cron output
         except ImportError as exc:  # pragma: no cover - dependency missing
             raise EncoderError(f"sentence-transformers is not installed ({exc}); run `pip install -e .`") from exc
         try:

@@ -1,0 +1,84 @@
+"""Find models for a task: one or more example prompts (averaged) or a benchmark name -> one query vector ->
+inner-product search over the models collection of an embedding space, with payload filters.
+
+A model's score is ``e_i . q``: its predicted success (in [-1, 1] units of the outcome scale) on the prompt,
+or, for a benchmark or several prompts, its mean predicted success over them (linearity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError, NotFoundError
+
+
+@dataclass
+class Match:
+    model: str
+    score: float
+    payload: dict
+
+    def as_dict(self) -> dict:
+        keep = ("license", "num_parameters", "pipeline_tag", "gated", "downloads", "n_prompts", "accuracy", "benchmarks")
+        return {"model": self.model, "score": round(self.score, 6), **{k: self.payload.get(k) for k in keep}}
+
+
+def _space(store, space=None):
+    from .sync import resolve_spaces
+
+    spaces = resolve_spaces(store, space)
+    if not spaces:
+        raise NotFoundError("the index is empty: run `taskspace index` first")
+    if len(spaces) > 1:
+        from .config import get_settings
+        from .encoder import get_encoder
+
+        enc_id = get_encoder(get_settings().encoder).id
+        mine = [s for s in spaces if s.encoder == enc_id]
+        spaces = mine[-1:] or spaces[-1:]
+    return spaces[0]
+
+
+def query_vector(store, vectors, space, *, prompts: list[str] | None = None, benchmark: str | None = None) -> np.ndarray:
+    """The (dim,) query vector of example prompts (mean of their embeddings) or of a benchmark (its mean vector)."""
+    from .sync import space_name
+
+    if bool(prompts) == bool(benchmark):
+        raise InputError("give prompts or a benchmark name (not both)")
+    if benchmark:
+        hit = vectors.get(space_name(space), "benchmarks", [benchmark], with_vectors=True).get(benchmark)
+        if hit is None:
+            raise NotFoundError(f"benchmark {benchmark!r} is not in the index; `taskspace runs` / `taskspace index`")
+        return np.asarray(hit.vector, dtype=np.float32)
+    from .encoder import Encoder
+
+    enc_name = space.encoder.rsplit("@", 1)[0]
+    enc = Encoder(enc_name)
+    if enc.id != space.encoder:
+        raise InputError(f"the space was built with {space.encoder} but the installed encoder is {enc.id}; "
+                         "re-index with the installed encoder")
+    return enc.encode(prompts).mean(axis=0)
+
+
+def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
+                filters: dict | None = None, space=None, store=None, vectors=None) -> list[Match]:
+    """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`."""
+    from .store.sql import open_store
+    from .store.vectors import VectorStore
+    from .sync import space_name
+
+    own_store, own_vectors = store is None, vectors is None
+    store = store or open_store()
+    vectors = vectors or VectorStore.from_settings()
+    try:
+        sp = _space(store, space)
+        q = query_vector(store, vectors, sp, prompts=prompts, benchmark=benchmark)
+        hits = vectors.search(space_name(sp), "models", q, filters=filters, limit=top)
+        return [Match(h.key, float(h.score), dict(h.payload)) for h in hits]
+    finally:
+        if own_vectors:
+            vectors.close()
+        if own_store:
+            store.close()

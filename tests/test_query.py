@@ -1,0 +1,57 @@
+"""Queries over an indexed store: prompts or a benchmark -> ranked models, equal to e_i . q computed directly."""
+
+import numpy as np
+import pytest
+
+from indexer.errors import NotFoundError
+from indexer.pipeline import Indexer
+from indexer.query import find_models
+from indexer.sourcelist import SourceSpec
+from indexer.store.sql import open_store
+from indexer.store.vectors import VectorStore
+from tests.test_pipeline import outcomes, write_table
+
+
+@pytest.fixture
+def indexed(tmp_path, encoder):
+    rng = np.random.default_rng(5)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2", "m3", "m4"], 16), 16)
+    store, vectors = open_store(), VectorStore.from_settings()
+    Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a"))])
+    store.upsert_models([{"key": "m1", "license": "mit", "num_parameters": 7_000_000_000},
+                         {"key": "m2", "license": "apache-2.0", "num_parameters": 70_000_000_000}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    yield store, vectors
+    vectors.close()
+    store.close()
+
+
+def test_prompt_query_ranks_by_inner_product(indexed, encoder):
+    store, vectors = indexed
+    prompts = ["What is item 3 of alpha about chemistry?", "A question on poetry"]
+    got = find_models(prompts, top=4, store=store, vectors=vectors)
+    (space,) = store.list_spaces()
+    q = encoder.encode(prompts).mean(axis=0)
+    want = {mv.model: float(mv.vector @ q) for mv in store.load_model_vectors(space.id)}
+    assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
+    for m in got:
+        assert m.score == pytest.approx(want[m.model], abs=1e-5)
+
+
+def test_benchmark_query_and_filters(indexed):
+    store, vectors = indexed
+    ranked = find_models(benchmark="alpha", top=10, store=store, vectors=vectors)
+    assert len(ranked) == 4
+    only_mit = find_models(benchmark="alpha", filters={"license": ["mit"]}, store=store, vectors=vectors)
+    assert [m.model for m in only_mit] == ["m1"]
+    small = find_models(benchmark="alpha", filters={"num_parameters": {"lte": 8e9}}, store=store, vectors=vectors)
+    assert [m.model for m in small] == ["m1"]
+    with pytest.raises(NotFoundError, match="benchmark 'nope'"):
+        find_models(benchmark="nope", store=store, vectors=vectors)
+
+
+def test_empty_index_says_what_to_do():
+    with pytest.raises(NotFoundError, match="taskspace index"):
+        find_models(["anything"])
