@@ -27,6 +27,10 @@ def test_upgrade_to_head_and_back_to_base(db_url):
     assert [t for t in migrate.table_names(db_url) if t != "alembic_version"] == TABLES
 
 
+def test_head_constant_matches_the_scripts():
+    assert migrate.HEAD == migrate.head(), "bump sql_migrate.HEAD to the newest revision in migrations/versions"
+
+
 def test_store_refuses_an_unmigrated_database(db_url):
     from indexer.store.sql import Store
 

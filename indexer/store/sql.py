@@ -190,9 +190,9 @@ class Store(ReadMixin, DerivedMixin):
 
     def _check_schema(self, upgrade: bool) -> None:
         cur = migrate.current(self.engine)  # also the fail-fast connectivity check
-        head = migrate.head()
-        if cur == head:
+        if cur == migrate.HEAD:
             return
+        head = migrate.head()
         if upgrade and (cur is None or cur in migrate.known_revisions()):
             log.info("migrating %s from %s to %s", migrate.safe_url(self.url), cur, head)
             migrate.upgrade(self.engine)

@@ -12,7 +12,7 @@ import logging
 import zlib
 from pathlib import Path
 
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
@@ -114,8 +114,13 @@ def _config(connection: Connection | None = None):
     return cfg
 
 
+#: The newest revision in migrations/versions (a test keeps it equal to Alembic's head); opening a store
+#: compares against it without importing Alembic.
+HEAD = "0001"
+
+
 def head() -> str:
-    """The newest migration revision in ``migrations/versions``."""
+    """The newest migration revision in ``migrations/versions`` (asks Alembic; see also :data:`HEAD`)."""
     _quiet_alembic()
     from alembic.script import ScriptDirectory
 
@@ -130,15 +135,18 @@ def known_revisions() -> set[str]:
 
 
 def current(engine: Engine) -> str | None:
-    """The database's migration revision (None for an empty database)."""
-    _quiet_alembic()
-    from alembic.runtime.migration import MigrationContext
-
+    """The database's migration revision (None for an empty database). Plain SQL, so opening a store does not
+    import Alembic; the first connection is also the fail-fast connectivity check."""
     try:
         with engine.connect() as conn:
-            return MigrationContext.configure(conn).get_current_revision()
+            if not inspect(conn).has_table("alembic_version"):
+                return None
+            rows = conn.execute(text("select version_num from alembic_version")).scalars().all()
     except SQLAlchemyError as exc:
         raise connect_error(engine.url, exc) from exc
+    if len(rows) > 1:
+        raise StoreError(f"the database at {safe_url(engine.url)} has several Alembic heads {rows}; fix alembic_version")
+    return rows[0] if rows else None
 
 
 def _migrate(engine: Engine, fn, rev: str) -> None:
