@@ -78,3 +78,13 @@ def test_concurrent_first_use_migrates_once(db_url):
     assert [p.returncode for p in procs] == [0, 0, 0], [e for _, e in outs]
     assert [o.strip() for o, _ in outs] == ["0", "0", "0"]
     assert migrate.status(db_url)["current"] == migrate.head()
+
+
+def test_store_refuses_a_newer_schema(db_url):
+    from indexer.store.sql import Store
+
+    with Store(db_url, upgrade=True) as store:
+        with store.engine.begin() as conn:
+            conn.exec_driver_sql("update alembic_version set version_num = 'ffff_future'")
+    with pytest.raises(StoreError, match="ffff_future, newer than this taskspace"):
+        Store(db_url, upgrade=True)  # never "upgrades" a database it does not understand
