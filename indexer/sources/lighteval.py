@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .lm_eval import TS, _choose_metric, _value
 from .rules import Rules, last_example, load_rules
-from .tables import ErrorLog
+from .common import ErrorLog
 
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<ts>{TS})\.parquet$")
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .rules import Rules, TaskRule, extract_text, load_rules
-from .tables import ErrorLog
+from .common import ErrorLog
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 SAMPLES_RE = re.compile(rf"^samples_(?P<task>.+)_(?P<ts>{TS})\.(?P<ext>jsonl|json)$")
