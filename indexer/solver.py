@@ -44,6 +44,8 @@ __all__ = [
     "paper_normals",
     "signed_outcomes",
     "validate_embeddings",
+    "method_options",
+    "GCV_LAMBDAS",
 ]
 
 #: Models are processed in chunks of this many rows so (chunk, N) float64 temporaries stay bounded.
@@ -267,6 +269,7 @@ class _Pattern:
     mask: np.ndarray  # (N,) bool
     proj: np.ndarray | None = None  # (d, d) float64 projection, computed lazily
     colsum: np.ndarray | None = None  # (d,) float64 sum of the pattern's prompt vectors, computed lazily
+    eig: tuple | None = None  # (w, V, mu) of the (centred) Gram, for the intercept / GCV options, lazily
 
 
 class HyperplaneSolver:
@@ -297,9 +300,23 @@ class HyperplaneSolver:
         modify it in place afterwards). ``add_prompts`` replaces it with a new array.
     """
 
-    def __init__(self, lam: float = 1.0, eps: float = 0.0):
+    def __init__(self, lam: float = 1.0, eps: float = 0.0, *, intercept: bool = False, select: str | None = None,
+                 lambdas: Sequence[float] | None = None):
         self.lam = lam
         self.eps = eps
+        self.intercept = intercept
+        self.select = select
+        self.lambdas = lambdas
+
+    @classmethod
+    def from_settings(cls, settings=None) -> "HyperplaneSolver":
+        """The solver taskspace uses: ``TASKSPACE_METHOD`` (see :func:`method_options`) with
+        ``TASKSPACE_LAMBDA`` / ``TASKSPACE_EPS``."""
+        if settings is None:
+            from .config import get_settings
+
+            settings = get_settings()
+        return cls(**method_options(settings.method, lam=settings.lam, eps=settings.eps))
 
     # Row-wise state lives in over-allocated buffers so adding one model does not copy all the others.
     @property
@@ -350,6 +367,8 @@ class HyperplaneSolver:
             self._b = np.zeros((0, d))
             self._normals = np.zeros((0, d))
             self.n_observed_ = np.zeros(0, dtype=np.int64)
+            self.sum_y_, self.sum_yy_ = np.zeros(0), np.zeros(0)
+            self.intercept_, self.lam_ = np.zeros(0), np.zeros(0)
             self._atoms = None
             self.add_models(S, ids)
             self._full_gram()
@@ -386,6 +405,7 @@ class HyperplaneSolver:
         K = S.shape[0]
         b = np.empty((K, self.D_.shape[1]))
         n = np.empty(K, dtype=np.int64)
+        sy, syy = np.empty(K), np.empty(K)  # sum_j y_ij and sum_j y_ij^2 (the intercept / GCV statistics)
         keys: list[bytes] = []
         new_patterns: dict[bytes, _Pattern] = {}
         Ybuf = np.empty((min(K, _CHUNK), N))
@@ -395,6 +415,8 @@ class HyperplaneSolver:
             Y, missing = Ybuf[:k], Mbuf[:k]
             chunk_ids = ids[lo : lo + k]
             _signed_into(S[lo : lo + k], Y, missing, chunk_ids)
+            sy[lo : lo + k] = Y.sum(axis=1)
+            syy[lo : lo + k] = np.einsum("ij,ij->i", Y, Y)
             n[lo : lo + k] = N - missing.sum(axis=1)
             if (n[lo : lo + k] == 0).any():
                 bad = chunk_ids[int(np.flatnonzero(n[lo : lo + k] == 0)[0])]
@@ -428,6 +450,8 @@ class HyperplaneSolver:
         self.pattern_of_.extend(keys)
         self._append_rows(start, b)
         self.n_observed_ = np.concatenate([self.n_observed_, n])
+        self.sum_y_, self.sum_yy_ = np.concatenate([self.sum_y_, sy]), np.concatenate([self.sum_yy_, syy])
+        self.intercept_, self.lam_ = np.concatenate([self.intercept_, np.zeros(K)]), np.concatenate([self.lam_, np.zeros(K)])
         self._solve(range(start, start + K))
         return self
 
@@ -444,6 +468,7 @@ class HyperplaneSolver:
             raise InputError("model has no observed outcome; use remove_models", item=f"model {model_id}")
         self.b_[i] = _dot_rows(Y, self.D_, _runs(observed[0]) if not observed.all() else [(0, N)])[0]
         self.n_observed_[i] = int(observed.sum())
+        self.sum_y_[i], self.sum_yy_[i] = float(Y.sum()), float((Y * Y).sum())
         self.pattern_of_[i] = self._register_pattern(observed[0])
         self._solve([i])
         self._drop_unused_patterns()
@@ -460,6 +485,8 @@ class HyperplaneSolver:
         self.pattern_of_ = [self.pattern_of_[i] for i in keep]
         self._b, self._normals = b, normals
         self.n_observed_ = self.n_observed_[keep]
+        self.sum_y_, self.sum_yy_ = self.sum_y_[keep], self.sum_yy_[keep]
+        self.intercept_, self.lam_ = self.intercept_[keep], self.lam_[keep]
         self._drop_unused_patterns()
         return self
 
@@ -485,6 +512,8 @@ class HyperplaneSolver:
         self.gram_, self._colsum = self.gram_ + G_new, self._colsum + sum_new
         self.b_[:] += _dot_rows(Y, D_new, [(0, K)])
         self.n_observed_ += observed.sum(axis=1)
+        self.sum_y_ += Y.sum(axis=1)
+        self.sum_yy_ += (Y * Y).sum(axis=1)
         self._atoms = None
         # Extend every coverage pattern with the new columns; a model that saw a new prompt gets a new pattern.
         # A pattern nobody extends keeps its projection (its prompts and hence its Gram are unchanged).
@@ -499,6 +528,7 @@ class HyperplaneSolver:
                 touched.append(i)
             elif self.patterns_[key].proj is None:
                 self.patterns_[key].proj = old_pat.proj
+                self.patterns_[key].eig = old_pat.eig
         self._solve(touched)
         return self
 
@@ -507,6 +537,8 @@ class HyperplaneSolver:
         """Predicted success scores ``Q @ normals_.T``: Q (n, d) or (d,) -> (n, M)."""
         self._check_fitted()
         Q = validate_embeddings(np.atleast_2d(Q), dim=self.D_.shape[1])
+        if self.intercept:
+            return Q @ self.normals_.T + self.intercept_
         return Q @ self.normals_.T
 
     def index_of(self, model_id: Hashable) -> int:
@@ -519,10 +551,19 @@ class HyperplaneSolver:
 
     # ------------------------------------------------------------------ internals
     def _check_params(self) -> None:
+        self._check_options()
         for name in ("lam", "eps"):
             value = getattr(self, name)
             if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value) or value < 0:
                 raise InputError(f"{name}={value!r} must be a finite number >= 0")
+
+    def _check_options(self) -> None:
+        if self.select not in (None, "gcv"):
+            raise InputError(f"select={self.select!r}: use None (fixed lambda) or 'gcv'")
+        if self.lambdas is not None:
+            grid = np.asarray(self.lambdas, dtype=np.float64)
+            if grid.ndim != 1 or grid.size == 0 or not np.isfinite(grid).all() or (grid < 0).any():
+                raise InputError(f"lambdas={self.lambdas!r} must be a non-empty list of finite numbers >= 0")
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "D_"):
@@ -635,6 +676,9 @@ class HyperplaneSolver:
         return _gram(self.D_, np.flatnonzero(mask))[0]
 
     def _solve(self, rows) -> None:
+        if getattr(self, "intercept", False) or getattr(self, "select", None):
+            self._solve_general(list(rows))
+            return
         rows = list(rows)
         by_pattern: dict[bytes, list[int]] = {}
         for i in rows:
@@ -659,3 +703,79 @@ class HyperplaneSolver:
         used = set(self.pattern_of_)
         for key in [k for k in self.patterns_ if k not in used]:
             del self.patterns_[key]
+
+    def _solve_general(self, rows: list[int]) -> None:
+        """Solve ``rows`` with the per-model intercept and/or the lambda chosen by GCV (see :func:`method_options`).
+
+        Per coverage pattern (n prompts, mean vector mu, centred Gram ``G_c = G - n mu mu^T = V diag(w) V^T``,
+        or ``G`` itself without the intercept) and per model (``c = V^T (b_i - sum_y_i mu)``):
+
+            e_i = V diag(phi(w; lambda_i)) c,    intercept_i = sum_y_i / n - e_i . mu
+
+        which minimises ``sum_j (y_ij - a_i - e_i . d_j)^2 + 2 lambda ||e_i||^2`` with an unpenalised ``a_i``.
+        With ``select='gcv'``, lambda_i minimises GCV(lambda) = n RSS / (n - df)^2 over ``lambdas``, where
+        ``RSS = ss - sum_k c_k^2 (2 phi_k - w_k phi_k^2)``, ``ss = sum_yy - sum_y^2 / n`` and
+        ``df = 1 + sum_k w_k phi_k``: all from the sufficient statistics, so an incremental update equals a
+        fit from scratch.
+        """
+        by_pattern: dict[bytes, list[int]] = {}
+        for i in rows:
+            by_pattern.setdefault(self.pattern_of_[i], []).append(i)
+        todo = [k for k in by_pattern if self.patterns_[k].eig is None]
+        if len(todo) > 1 and self._atoms is None:
+            self._build_atoms()
+        grid = np.asarray(self.lambdas if self.lambdas is not None else GCV_LAMBDAS, dtype=np.float64)
+        for key, idx in by_pattern.items():
+            pat = self.patterns_[key]
+            n = int(pat.mask.sum())
+            if pat.eig is None:
+                G = self._pattern_gram(pat.mask)
+                mu = self._pattern_sum(pat) / n if self.intercept else np.zeros(G.shape[0])
+                if self.intercept:
+                    G = G - n * np.outer(mu, mu)  # centred Gram
+                w, V = np.linalg.eigh(G)
+                pat.eig = (np.clip(w, 0.0, None), V, mu)
+            w, V, mu = pat.eig
+            idx_arr = np.asarray(idx)
+            sy, syy = self.sum_y_[idx_arr], self.sum_yy_[idx_arr]
+            b = self._b[idx_arr] - sy[:, None] * mu[None, :] if self.intercept else self._b[idx_arr]
+            c = b @ V  # (k, d) coordinates in the eigenbasis
+            if self.select == "gcv":
+                phis = np.stack([shrinkage(w, float(lam), self.eps) for lam in grid])  # (L, d)
+                red = (c * c) @ (2.0 * phis - w * phis * phis).T  # (k, L) explained sum of squares
+                ss = syy - (sy * sy / n if self.intercept else 0.0)
+                rss = np.maximum(ss[:, None] - red, 0.0)
+                df = (1.0 if self.intercept else 0.0) + (w * phis).sum(axis=1)  # (L,) trace of the hat matrix
+                resid_df = n - df
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    gcv = np.where(resid_df > 0.5, n * rss / np.maximum(resid_df, 0.5) ** 2, np.inf)
+                best = np.argmin(gcv, axis=1)
+                best[~np.isfinite(gcv).any(axis=1)] = int(np.argmax(grid))  # too few prompts: most shrinkage
+                lam_i = grid[best]
+                phi = phis[best]  # (k, d)
+            else:
+                lam_i = np.full(idx_arr.size, float(self.lam))
+                phi = np.broadcast_to(shrinkage(w, float(self.lam), self.eps), c.shape)
+            E = (c * phi) @ V.T  # e_i = V diag(phi) V^T (b_i - sum_y_i mu)
+            self._normals[idx_arr] = E
+            self.lam_[idx_arr] = lam_i
+            self.intercept_[idx_arr] = sy / n - E @ mu if self.intercept else 0.0
+
+
+#: The lambda grid of ``select='gcv'`` (log-spaced; the largest is close to "the model's mean only").
+GCV_LAMBDAS = tuple(float(x) for x in np.logspace(-2, 4, 25))
+
+
+def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
+    """Constructor options of :class:`HyperplaneSolver` for a method name (``TASKSPACE_METHOD``).
+
+    - ``paper``: the paper's exact method, ``lam`` and ``eps`` as given (no intercept).
+    - ``auto``: centred embeddings with an unpenalised per-model intercept, lambda chosen per model by
+      generalised cross-validation over :data:`GCV_LAMBDAS`, ``eps`` as given. Measured in docs/RESULTS.md.
+    """
+    key = (name or "").strip().lower()
+    if key == "paper":
+        return {"lam": lam, "eps": eps}
+    if key == "auto":
+        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv"}
+    raise InputError(f"unknown solver method {name!r}; use auto or paper")

@@ -177,3 +177,95 @@ def test_protocol_drops_models_unseen_in_the_source_and_ignores_missing_cells():
     assert by_name["g1"].models == S.shape[0]
     assert by_name["g1"].cells == int((~np.isnan(S[:, labels == "g1"])).sum())
     assert np.isfinite(protocol.aggregate(res)["methods"]["paper"]["auc"])
+
+
+def test_solver_methods_on_synthetic_data_auto_beats_paper_out_of_sample():
+    from indexer.solver import method_options
+
+    D, S, labels = synthetic(seed=3, M=10, per_group=80)
+    methods = {"auto": SolverMethod(method_options("auto")), "paper": SolverMethod(method_options("paper"))}
+    agg = protocol.aggregate(protocol.run_folds(D, S, labels, splits.leave_one_group_out(labels), methods))
+    # models differ in base rate (intercepts): the intercept must help pooled AUC
+    assert agg["methods"]["auto"]["auc"] > agg["methods"]["paper"]["auc"]
+
+
+# ----------------------------------------------------------------------------------------- end to end
+METHOD_KEYS = {"auc", "accuracy", "correlation", "selection_accuracy", "selection_recall"}
+
+
+@pytest.fixture
+def sample_embeddings(encoder):
+    """The bundled sample's matrix and its MiniLM embeddings (cached per session)."""
+    from indexer.evaluate import load_matrix
+
+    m = load_matrix(SAMPLE)
+    return m, encoder.encode(m.texts)
+
+
+def test_evaluate_oos_on_the_bundled_sample_json_shape(sample_embeddings):
+    from indexer.evaluate import evaluate
+
+    m, D = sample_embeddings
+    res = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False)
+    assert res["split"] == "oos"
+    assert set(res["methods"]) == {"default", "paper", "knn", "bsp"}
+    for entry in res["methods"].values():
+        assert METHOD_KEYS <= set(entry)
+        assert 0.3 < entry["auc"] < 1.0 and 0 <= entry["selection_accuracy"] <= res["oracle"] + 1e-12
+    assert len(res["folds"]) == 14 and res["models"] == 25 and res["prompts"] == 420
+    json.dumps(res)  # serialisable as it is
+
+
+def test_evaluate_in_sample_group_by_sweep_and_plots(sample_embeddings, tmp_path):
+    from indexer.evaluate import evaluate, sweep_grid
+
+    m, D = sample_embeddings
+    res = evaluate(SAMPLE, split="both", seeds=2, matrix=m, embeddings=D, plots_dir=tmp_path / "plots")
+    assert res["split"] == "both" and len(res["in-sample"]["folds"]) == 2
+    assert len(res["oos"]["sweep"]) == len(sweep_grid(1.0, 0.0))
+    pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
+    assert pngs == sorted(f"sample_{s}_{k}.png" for s in ("in-sample", "oos") for k in ("roc", "sweep", "benchmarks"))
+    assert all((tmp_path / "plots" / p).stat().st_size > 5000 for p in pngs)
+    with pytest.raises(InputError, match="no field 'src'"):
+        evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, group_by="src")
+    with pytest.raises(InputError, match="unknown split"):
+        evaluate(SAMPLE, split="sideways", matrix=m, embeddings=D)
+
+
+def test_group_by_an_extra_prompt_field(tmp_path, sample_embeddings):
+    """--group-by reads extra fields (here `half`) from the folder's prompts file."""
+    from indexer.evaluate import evaluate, load_matrix
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    lines = (SAMPLE / "prompts.jsonl").read_text().splitlines()
+    out = []
+    for k, line in enumerate(lines):
+        row = json.loads(line)
+        row["half"] = "first" if k < len(lines) // 2 else "second"
+        out.append(json.dumps(row))
+    (folder / "prompts.jsonl").write_text("\n".join(out) + "\n")
+    (folder / "outcomes.csv").write_text((SAMPLE / "outcomes.csv").read_text())
+    m = load_matrix(folder, group_by="half")
+    assert sorted(set(m.labels("half"))) == ["first", "second"]
+    _, D = sample_embeddings
+    res = evaluate(folder, split="oos", group_by="half", matrix=m, embeddings=D, sweep=False)
+    assert [f["name"] for f in res["folds"]] == ["first", "second"] and res["group_by"] == "half"
+
+
+def test_cli_evaluate_table_and_json(monkeypatch):
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["evaluate", str(SAMPLE), "--split", "in-sample", "--seeds", "2", "--no-sweep"])
+    assert out.exit_code == 0, out.output
+    for word in ("default", "paper", "knn", "bsp", "oracle", "sel acc"):
+        assert word in out.output
+    out = runner.invoke(app, ["evaluate", str(SAMPLE), "--json", "--no-sweep", "--eps", "0.5", "--lambda", "2"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output[out.output.index("{") :])
+    assert data["split"] == "oos" and set(data["methods"]) == {"default", "paper", "knn", "bsp"}
+    assert data["methods"]["paper"]["options"] == {"lam": 2.0, "eps": 0.5}
+    assert isinstance(data["oracle"], float)

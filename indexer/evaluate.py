@@ -1,0 +1,202 @@
+"""``taskspace evaluate``: the paper's protocol (DESIGN.md §3) on a folder of real outcomes.
+
+I/O lives here (read the data, encode the prompts through the embedding cache, write plots); the logic is in
+:mod:`indexer.evaluation` (splits, metrics, methods, protocol, report, plots).
+
+Methods compared in one run:
+
+- ``default``: what taskspace uses (``TASKSPACE_METHOD``, see :func:`indexer.solver.method_options`);
+- ``paper``: the paper's exact method (lambda 1, eps 0 unless ``lam``/``eps`` say otherwise);
+- ``knn``: k = 5 nearest source prompts by cosine, the model's mean outcome there;
+- ``bsp``: best source performer (each model's mean source outcome, the same for every prompt);
+
+plus the oracle (the best observed model on every prompt) as the ceiling.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError
+from .evaluation import protocol, splits
+from .evaluation.methods import BSPMethod, KNNMethod, SolverMethod
+from .outcomes import OutcomeMatrix, from_batch
+
+__all__ = ["SPLITS", "evaluate", "load_matrix", "sweep_grid"]
+
+SPLITS = ("in-sample", "oos", "both")
+#: the eps / lambda ablation: eps at the paper's lambda, lambda at the paper's eps
+SWEEP_EPS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
+SWEEP_LAMBDA = (0.01, 0.1, 1.0, 10.0, 100.0)
+
+
+def load_matrix(data: str | Path, group_by: str | None = None) -> OutcomeMatrix:
+    """Read DATA with the ingest layer and build the outcome matrix.
+
+    Extra prompt fields (``src``, ``category`` ...) are read from the folder's prompts file when ``group_by``
+    asks for one, since the ingest layer keeps only prompt_id, benchmark and text.
+    """
+    from .sources import read_source
+
+    batch = read_source(data)
+    if not batch.n_outcomes:
+        detail = "; ".join(str(e) for e in batch.errors[:3])
+        raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
+    fields = _prompt_fields(Path(data)) if group_by not in (None, "benchmark") else None
+    return from_batch(batch, fields)
+
+
+def _prompt_fields(data: Path) -> dict[str, dict]:
+    """``{prompt_id: {field: value}}`` of every extra field in DATA's prompts file (or {} when there is none)."""
+    from .sources import tables
+
+    try:
+        _, prompts_file = tables.resolve_table_files(data)
+    except InputError:
+        return {}
+    rows, _ = tables.iter_table_rows(prompts_file)
+    out = {}
+    for _, row in rows:
+        pid = row.get("prompt_id")
+        if pid not in (None, ""):
+            out[str(pid)] = {k: v for k, v in row.items() if k not in ("prompt_id", "text", "benchmark") and v not in (None, "")}
+    return out
+
+
+def sweep_grid(lam: float, eps: float) -> list[tuple[float, float]]:
+    """(lambda, eps) pairs of the ablation: the eps grid at ``lam`` and the lambda grid at ``eps``."""
+    grid = [(lam, e) for e in sorted(set(SWEEP_EPS) | {eps})]
+    grid += [(l, eps) for l in sorted(set(SWEEP_LAMBDA) | {lam}) if (l, eps) not in grid]
+    return grid
+
+
+def _methods(lam: float, eps: float, method: str | None, knn_k: int) -> tuple[dict, str, dict]:
+    from .config import get_settings
+    from .solver import method_options
+
+    settings = get_settings()
+    name = method or settings.method
+    default_opts = method_options(name, lam=settings.lam, eps=settings.eps)
+    methods = {
+        "default": SolverMethod(default_opts),
+        "paper": SolverMethod({"lam": lam, "eps": eps}),
+        "knn": KNNMethod(knn_k),
+        "bsp": BSPMethod(),
+    }
+    return methods, name, default_opts
+
+
+def evaluate(
+    data: str | Path,
+    *,
+    split: str = "oos",
+    seeds: int = 5,
+    encoder: str | None = None,
+    group_by: str | None = None,
+    lam: float | None = None,
+    eps: float | None = None,
+    method: str | None = None,
+    sweep: bool = True,
+    plots_dir: str | Path | None = None,
+    knn_k: int = 5,
+    matrix: OutcomeMatrix | None = None,
+    embeddings: np.ndarray | None = None,
+) -> dict:
+    """Run the protocol on DATA and return every number (see the module docstring for the methods).
+
+    ``split``: ``in-sample`` (a random 20% of prompts held out, ``seeds`` times), ``oos`` (leave one group out:
+    the benchmark, or ``group_by`` field) or ``both`` (returns ``{"split": "both", "in-sample": .., "oos": ..}``).
+    ``lam``/``eps``: the paper method's lambda and eps (default 1 and 0). ``method``: the default method's name
+    (default ``TASKSPACE_METHOD``). ``matrix``/``embeddings``: skip reading/encoding (tests, benchmarks).
+    """
+    if split not in SPLITS:
+        raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+    if knn_k < 1:
+        raise InputError(f"knn k={knn_k} must be at least 1")
+    lam = 1.0 if lam is None else float(lam)
+    eps = 0.0 if eps is None else float(eps)
+    if not (np.isfinite(lam) and lam >= 0 and np.isfinite(eps) and eps >= 0):
+        raise InputError(f"--lambda {lam} and --eps {eps} must be finite numbers >= 0")
+    t0 = time.perf_counter()
+    m = matrix if matrix is not None else load_matrix(data, group_by)
+    labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
+    t_read = time.perf_counter() - t0
+    enc_name = "given"
+    if embeddings is None:
+        from .encoder import get_encoder
+
+        enc = get_encoder(encoder)
+        D = enc.encode(m.texts)
+        enc_name = enc.id
+    else:
+        D = np.asarray(embeddings)
+        if D.shape[0] != len(m.texts):
+            raise InputError(f"{D.shape[0]} embeddings for {len(m.texts)} prompts")
+    t_enc = time.perf_counter() - t0 - t_read
+    base = {
+        "data": str(data),
+        "encoder": enc_name,
+        "models": len(m.models),
+        "prompts": len(m.texts),
+        "cells": int(m.observed.sum()),
+        "density": m.density,
+        "group_by": group_by or "benchmark",
+    }
+    splits_todo = ["in-sample", "oos"] if split == "both" else [split]
+    out = {}
+    for sp in splits_todo:
+        t1 = time.perf_counter()
+        res = dict(base, split=sp)
+        res.update(_run_split(m, D, labels, sp, seeds, lam, eps, method, sweep, knn_k, plots_dir, res))
+        res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
+        res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
+        out[sp] = res
+    if split == "both":
+        return {"split": "both", "in-sample": out["in-sample"], "oos": out["oos"]}
+    return out[split]
+
+
+def _run_split(m, D, labels, split, seeds, lam, eps, method, sweep, knn_k, plots_dir, header) -> dict:
+    if split == "in-sample":
+        folds = splits.in_sample(len(m.texts), seeds)
+        desc = f"random 20% of prompts held out, {seeds} seed(s); mean ± std over seeds"
+    else:
+        folds = splits.leave_one_group_out(labels)
+        desc = f"leave one {header['group_by']} out ({len(folds)} folds); mean ± std over folds"
+    methods, default_name, default_opts = _methods(lam, eps, method, knn_k)
+    pooled: dict = {} if plots_dir is not None else None
+    results = protocol.run_folds(D, m.S, m.groups, folds, methods, pooled=pooled)
+    agg = protocol.aggregate(results)
+    agg["methods"]["default"]["options"] = default_opts
+    agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
+    out = {
+        "protocol": desc,
+        "methods": agg["methods"],
+        "oracle": agg["oracle"],
+        "oracle_detail": agg["oracle_detail"],
+        "default_method": default_name,
+        "paper": {"lam": lam, "eps": eps},
+        "folds": [
+            {"name": r.name, "models": r.models, "prompts": r.prompts, "cells": r.cells, "methods": r.methods, "oracle": r.oracle}
+            for r in results
+        ],
+        "sweep": _sweep(m, D, folds, lam, eps) if sweep else [],
+    }
+    if plots_dir is not None:
+        from .evaluation.plots import write_plots
+
+        slug = f"{Path(str(header['data'])).name or 'data'}_{split}"
+        out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
+    return out
+
+
+def _sweep(m: OutcomeMatrix, D: np.ndarray, folds, lam: float, eps: float) -> list[dict]:
+    rows = []
+    for l, e in sweep_grid(lam, eps):
+        agg = protocol.aggregate(protocol.run_folds(D, m.S, m.groups, folds, {"paper": SolverMethod({"lam": l, "eps": e})}))
+        entry = agg["methods"]["paper"]
+        rows.append({"lam": l, "eps": e, **{k: entry[k] for k in protocol.METRICS}})
+    return rows
