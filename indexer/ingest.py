@@ -286,8 +286,10 @@ class Ingester:
 
 def _hub_file(file: str, root: Path, location: str) -> str:
     """A downloaded file's path as ``hub:ORG/REPO/<path in repo>`` (for error messages)."""
-    try:
-        return f"{location}/{Path(file).resolve().relative_to(root.resolve())}"
+    import os
+
+    try:  # abspath, not resolve: the Hub cache's files are symlinks into its blob store
+        return f"{location}/{Path(os.path.abspath(file)).relative_to(os.path.abspath(root))}"
     except ValueError:
         return file
 

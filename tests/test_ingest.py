@@ -130,6 +130,17 @@ def test_hub_leaderboard_repo_skipped_by_commit_sha(store, hub_server):
     assert third.sources == 1 and store.get_source(f"hub:{LB}").revision != src.revision
 
 
+def test_hub_row_errors_name_the_file_in_the_repo(store, hub_server):
+    repo = hub_server.root / "datasets" / LB
+    f = next(repo.glob("*/samples_leaderboard_ifeval_2024-07-01*.jsonl"))
+    lines = f.read_text().splitlines()
+    f.write_text(lines[0] + "\n{broken\n")
+    s = ingest(f"hub:{LB}", store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (e.file, e.line) == (f"hub:{LB}/fake-org__tiny-lb/{f.name}", 2) and "malformed JSON line" in e.message
+    assert s.outcomes == 11 and s.exit_code == 1
+
+
 def test_hub_org_discovery_with_limit_and_bad_repos(store, hub_server):
     s = ingest("hub-org:open-llm-leaderboard", store=store, limit=1)
     assert s.sources == 0 and len(s.errors) == 1  # the first listed repo is the invalid-id one
