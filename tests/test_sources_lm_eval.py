@@ -64,8 +64,9 @@ def test_per_sample_scores_reproduce_the_harness_aggregates(model):
 
 def test_latest_run_wins():
     batch = read_source(LM_OUT / "fake-org__dummy-a")
-    runs = {b.config["run"] for b in batch.benchmarks.values()}
-    assert runs == {"2026-11-29T15-39-35.667140"}
+    older = json.loads((LM_OUT / "fake-org__dummy-a" / "results_2026-11-29T15-38-50.303025.json").read_text())["results"]
+    assert older["tiny_mc_science"]["acc,none"] != latest_results(LM_OUT / "fake-org__dummy-a")["tiny_mc_science"]["acc,none"]
+    assert means(batch)["tiny_mc_science"] == pytest.approx(latest_results(LM_OUT / "fake-org__dummy-a")["tiny_mc_science"]["acc,none"])
     assert means(batch)["tiny_mc_yesno"] == pytest.approx(latest_results(LM_OUT / "fake-org__dummy-a")["tiny_mc_yesno"]["acc,none"])
 
 

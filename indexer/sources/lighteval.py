@@ -125,7 +125,7 @@ def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | 
             outcomes.append(Outcome(model=model, benchmark=rule.benchmark, text=text, score=score, prompt_id=f"{task}:{i - 1}"))
         benchmarks[rule.benchmark] = BenchmarkInfo(
             name=rule.benchmark, group=rule.group, source_task=task, metric=used_metric,
-            num_fewshot=int(shots) if shots.isdigit() else None, config={"run": ts})
+            num_fewshot=int(shots) if shots.isdigit() else None)
     if revision is None:
         h = hashlib.sha256()
         for p in used:

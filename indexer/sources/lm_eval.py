@@ -349,7 +349,7 @@ def read_model_folder(
             benchmarks[bench] = BenchmarkInfo(
                 name=bench, group=rule.group, source_task=task, metric=used_metric,
                 num_fewshot=nshot if isinstance(nshot, int) else None,
-                config={"filter": used_filter, "run": ts} if used_filter else {"run": ts},
+                config={"filter": used_filter} if used_filter else {},
             )
     info = model_folder_info(mf, kind=kind, location=location, revision=revision)
     return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped)
