@@ -69,7 +69,7 @@ def demo(
 
 @app.command()
 def ingest(
-    source: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO[@REV] (a Hub dataset) or hub-org:ORG (its datasets)."),
+    source: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", help="hub-org: ingest at most N datasets."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help="table, lm_eval or lighteval (default: detected)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
