@@ -170,10 +170,16 @@ def test_hub_lm_eval_and_lighteval_repos(store, hub_server):
     assert "fake-org/tiny-v1" in store.load_outcomes().models
 
 
-def test_hub_missing_repo_and_offline(store, hub_server, monkeypatch):
+def test_hub_missing_repo_revision_and_offline(store, hub_server, monkeypatch):
     s = ingest("hub:fake-org/does-not-exist", store=store)
     (e,) = s.errors
     assert e.file == "hub:fake-org/does-not-exist" and "does not exist" in e.message
+    (e,) = ingest(f"hub:{LB}@{'0' * 40}", store=store).errors
+    assert "revision not found" in e.message
+    from indexer.hub import HubClient
+
+    sha = HubClient().repo_snapshot(LB).sha
+    assert ingest(f"hub:{LB}@{sha}", store=store, fetch_metadata=False).outcomes == 12
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     s = ingest(f"hub:{LB}", store=store)
     assert "HF_HUB_OFFLINE" in s.errors[0].message
