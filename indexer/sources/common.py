@@ -17,6 +17,7 @@ from ..records import RowError
 EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
 MAX_ERRORS_PER_PROBLEM = 20  # detailed errors per (file, problem); the rest are counted in one summary line
 BLOCK_SIZE = 1 << 24  # bytes per pyarrow CSV block
+RESTART = (None, None)  # yielded by the block readers: forget this file's blocks so far, it is read again
 
 
 def table_ext(path: Path) -> str | None:
@@ -53,6 +54,15 @@ class ErrorLog:
         for k, line in enumerate(lines[: max(0, MAX_ERRORS_PER_PROBLEM - before)].tolist()):
             self.errors.append(RowError(file, int(line), detail(k) if detail else problem))
         self._counts[key] = before + len(lines)
+
+    def mark(self) -> tuple:
+        """A point to :meth:`rollback` to."""
+        return len(self.errors), dict(self._counts)
+
+    def rollback(self, mark: tuple) -> None:
+        n, counts = mark
+        del self.errors[n:]
+        self._counts = dict(counts)
 
     def finish(self) -> list[RowError]:
         self.errors.sort(key=lambda e: (e.file, e.line if e.line is not None else -1))
@@ -216,15 +226,15 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
         return
-    # fast path: pyarrow; any malformed row (wrong field count, stray quote) sends the whole file to the
-    # line-exact Python reader below, so every error names its true line
+    # fast path: pyarrow, streamed block by block. A malformed row (wrong field count, stray quote) makes
+    # this yield RESTART: the consumer discards what it built from this file and the line-exact Python
+    # reader below reads it again, so every error names its true line.
     bad_rows: list = []
 
     def on_invalid(row):
         bad_rows.append(row)
         return "skip"
 
-    batches = []
     try:
         reader = pacsv.open_csv(
             path,
@@ -232,20 +242,18 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             parse_options=pacsv.ParseOptions(delimiter=delim, invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header}, strings_can_be_null=False),
         )
+        row = 0
         for batch in reader:
-            batches.append(batch)
             if bad_rows:
                 break
-    except (pa.ArrowInvalid, OSError, EOFError):
-        bad_rows.append(None)
-    if not bad_rows:
-        row = 0
-        for batch in batches:
             lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)
             row += batch.num_rows
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
+    except (pa.ArrowInvalid, OSError, EOFError):
+        bad_rows.append(None)
+    if not bad_rows:
         return
-    del batches
+    yield RESTART
     yield from _read_csv_python(path, delim, header, errors)
 
 

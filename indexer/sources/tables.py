@@ -136,10 +136,10 @@ class _Builder:
         m_idx = self._encode(model_arr, lines, ok, "model", lambda v, line: self.models.setdefault(v, len(self.models)))
         p_idx = self._encode(pid_arr, lines, ok, "prompt_id", self._pid_index)
         scores = _to_scores(value_arr, kind, lines, ok, self.fname, self.errors)
-        self.m_parts.append(m_idx[ok])
-        self.p_parts.append(p_idx[ok])
+        self.m_parts.append(m_idx[ok].astype(np.int32))
+        self.p_parts.append(p_idx[ok].astype(np.int32))
         self.s_parts.append(scores[ok])
-        self.l_parts.append(lines[ok])
+        self.l_parts.append(lines[ok].astype(np.int32))
 
     def _encode(self, arr, lines: np.ndarray, ok: np.ndarray, what: str, index_of) -> np.ndarray:
         """Global int index per row via dictionary encoding (one Python call per distinct value per block).
@@ -167,10 +167,11 @@ class _Builder:
 
     def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """Concatenate blocks, resolve repeated (model, prompt_id) pairs. Returns m, p, s, skipped."""
-        m = np.concatenate(self.m_parts) if self.m_parts else np.zeros(0, np.int64)
-        p = np.concatenate(self.p_parts) if self.p_parts else np.zeros(0, np.int64)
+        m = np.concatenate(self.m_parts) if self.m_parts else np.zeros(0, np.int32)
+        p = np.concatenate(self.p_parts) if self.p_parts else np.zeros(0, np.int32)
         s = np.concatenate(self.s_parts) if self.s_parts else np.zeros(0, np.float64)
-        lines = np.concatenate(self.l_parts) if self.l_parts else np.zeros(0, np.int64)
+        lines = np.concatenate(self.l_parts) if self.l_parts else np.zeros(0, np.int32)
+        self.m_parts, self.p_parts, self.s_parts, self.l_parts = [], [], [], []
         skipped = 0
         if len(s):
             key = m.astype(np.int64) * max(len(self.pid_list), 1) + p
@@ -315,7 +316,13 @@ def read_table(
     builder = _Builder(fname, prompt_map, errors)
     detected: str | None = shape
     n_rows = 0
+    mark = errors.mark()
     for cols, lines in _read_long_blocks(outcomes_file, errors):
+        if cols is None:  # RESTART: the file is read again by the line-exact reader
+            errors.rollback(mark)
+            builder = _Builder(fname, prompt_map, errors)
+            detected, n_rows = shape, 0
+            continue
         n_rows += len(lines)
         if detected is None:
             detected = "long" if "prompt_id" in cols else "matrix"
