@@ -186,3 +186,23 @@ def test_delete_source(store):
     assert store.delete_source("/d/a.csv") and not store.delete_source("/d/a.csv")
     assert store.get_source("/d/a.csv") is None and store.counts()["outcome_cells"] == cells // 2
     assert store.ingest(batch("/d/a.csv")).outcomes == cells // 2  # can come back
+
+
+def test_sqlite_writer_blocked_too_long_gets_busy_error(tmp_path, monkeypatch):
+    from indexer.store import sql_migrate
+
+    url = f"sqlite:///{tmp_path / 'busy.db'}"
+    holder = Store(url, upgrade=True)
+    monkeypatch.setattr(sql_migrate, "SQLITE_BUSY_TIMEOUT_S", 0.3)
+    waiter = Store(url)
+    conn = sql_migrate.write_connection(holder.engine)
+    tx = conn.begin()  # BEGIN IMMEDIATE: holds the write lock
+    try:
+        with pytest.raises(BusyError, match="locked for over 0.3 s"):
+            waiter.ingest(batch("/d/a.csv", revision=None))
+    finally:
+        tx.rollback()
+        conn.close()
+    assert waiter.ingest(batch("/d/a.csv")).outcomes == len(MODELS) * 20
+    holder.close()
+    waiter.close()

@@ -108,7 +108,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ..errors import InputError, StoreError
+from ..errors import BusyError, InputError, StoreError
 from . import sql_lock
 from . import sql_migrate as migrate
 from .sql_derived import DerivedMixin
@@ -316,9 +316,13 @@ class _Tx:
     def __enter__(self) -> Session:
         try:
             self.conn = migrate.write_connection(self.engine) if self.write else self.engine.connect()
-            self.tx = self.conn.begin()
         except SQLAlchemyError as exc:
             raise migrate.connect_error(self.engine.url, exc) from exc
+        try:
+            self.tx = self.conn.begin()  # SQLite writers wait here for the write lock (busy timeout)
+        except SQLAlchemyError as exc:
+            self.conn.close()
+            raise self._error(exc) from exc
         self.session = Session(bind=self.conn, autoflush=False)
         return self.session
 
@@ -336,9 +340,17 @@ class _Tx:
             if exc is None:
                 exc = err
         if isinstance(exc, SQLAlchemyError):
-            detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-            saved = ", nothing of it was saved" if self.write else ""
-            raise StoreError(f"{self.what} failed{saved}: {detail} ({migrate.safe_url(self.engine.url)})") from exc
+            raise self._error(exc) from exc
+
+    def _error(self, exc: SQLAlchemyError) -> StoreError:
+        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        saved = ", nothing of it was saved" if self.write else ""
+        if "database is locked" in detail:
+            return BusyError(
+                f"{self.what} failed{saved}: another process kept the SQLite database {self.engine.url.database} "
+                f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
+                "(TASKSPACE_DATABASE_URL) for concurrent writers")
+        return StoreError(f"{self.what} failed{saved}: {detail} ({migrate.safe_url(self.engine.url)})")
 
 
 def open_store(url: str | None = None) -> Store:
