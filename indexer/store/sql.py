@@ -13,6 +13,9 @@ The embedded default SQLite is migrated to head automatically on first use; any 
 at head already (``taskspace db upgrade``), else :class:`~indexer.errors.StoreError` says so. A bad or
 unreachable URL fails fast (5 s connect timeout) with a StoreError that says what to fix.
 ``store.close()`` (or ``with Store(...) as store:``) disposes the engine.
+Any database failure inside an operation raises StoreError naming the operation ("ingesting X failed,
+nothing of it was saved: ..."); a SQLite writer blocked past the 30 s busy timeout gets BusyError.
+Bad input raises InputError naming the item (score outside [0, 1], empty text, over-long names).
 
 Writing results (input = :mod:`indexer.records`)
 -----------------------------------------------
