@@ -733,7 +733,8 @@ class HyperplaneSolver:
                 mu = self._pattern_sum(pat) / n if self.intercept else np.zeros(G.shape[0])
                 if self.intercept:
                     G = G - n * np.outer(mu, mu)  # centred Gram
-                w, V = np.linalg.eigh(G)
+                with _single_threaded_lapack():  # multi-threaded eigh of a small matrix is slower under load
+                    w, V = np.linalg.eigh(G)
                 pat.eig = (np.clip(w, 0.0, None), V, mu)
             w, V, mu = pat.eig
             idx_arr = np.asarray(idx)
