@@ -96,17 +96,36 @@ class Indexer:
     (the worker sets it on SIGTERM/SIGINT); what was committed stays, the next pass continues.
     """
 
-    def __init__(self, store, vectors, *, encoder=None, settings=None, progress: Progress | None = None,
-                 stop: threading.Event | None = None, hub=None):
+    def __init__(self, store, vectors=None, *, encoder=None, settings=None, progress: Progress | None = None,
+                 stop: threading.Event | None = None, hub=None, open_vectors=None):
         from .config import get_settings
 
         self.store = store
-        self.vectors = vectors
+        self._vectors = vectors
+        self._open_vectors = open_vectors
         self.settings = settings or get_settings()
         self._encoder = encoder
         self.progress = progress or Progress(False)
         self.stop = stop or threading.Event()
         self.hub = hub
+
+    @property
+    def vectors(self):
+        """The vector store, opened on first use: a pass with nothing to write never opens it (opening Qdrant's
+        local mode loads every collection into memory)."""
+        if self._vectors is None:
+            if self._open_vectors is None:
+                from .store.vectors import VectorStore
+
+                self._open_vectors = VectorStore.from_settings
+            self._vectors = self._open_vectors()
+        return self._vectors
+
+    def close(self) -> None:
+        """Close the vector store if this indexer opened it."""
+        if self._vectors is not None and self._open_vectors is not None:
+            self._vectors.close()
+            self._vectors = None
 
     @property
     def encoder(self):
@@ -122,6 +141,7 @@ class Indexer:
         cfg = self.settings.sources_file
         specs = sourcelist.add(cfg, extra_sources) if extra_sources else sourcelist.load(cfg)
         report = RunReport()
+        t_start = time.perf_counter()
         with self.store.lock("index"):
             previous = self.store.list_runs(limit=1)
             clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
@@ -137,6 +157,7 @@ class Indexer:
                 report.status = "stopped"
             else:
                 report.status = "ok" if not report.errors else "partial"
+            report.seconds["total"] = time.perf_counter() - t_start
             self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
         return report
 
@@ -288,6 +309,8 @@ class Indexer:
     def _sync_index(self, space, *, changed: list[str], bench_changed: bool, verify: bool, report: RunReport) -> None:
         from . import sync
 
+        if not (changed or bench_changed or verify):
+            return  # SQL did not change and the last pass finished: the index is current, do not open it
         name = sync.space_name(space)
         missing_collections = [k for k in ("models", "benchmarks", "prompts") if self.vectors.alias_target(name, k) is None]
         rebuild = set(missing_collections)
@@ -316,10 +339,11 @@ def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progre
     from .store.vectors import VectorStore
 
     store = open_store()
+    indexer = Indexer(store, progress=progress, stop=stop, open_vectors=VectorStore.from_settings)
     try:
-        with VectorStore.from_settings() as vectors:
-            return Indexer(store, vectors, progress=progress, stop=stop).run(extra_sources)
+        return indexer.run(extra_sources)
     finally:
+        indexer.close()
         store.close()
 
 
