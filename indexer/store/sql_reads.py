@@ -109,23 +109,18 @@ class ReadMixin:
 
     def prompt_texts(self, prompt_ids: Sequence[int]) -> list[str]:
         """Texts of the given prompt ids, in the same order (NotFoundError for an unknown id)."""
-        ids = [int(i) for i in prompt_ids]
-        out: dict[int, str] = {}
-        with self._read() as conn:
-            for c in chunks(sorted(set(ids))):
-                out.update(conn.execute(select(Prompt.id, Prompt.text).where(Prompt.id.in_(c))).all())
-        missing = [i for i in ids if i not in out]
-        if missing:
-            raise NotFoundError(f"unknown prompt id(s): {missing[:10]}")
-        return [out[i] for i in ids]
+        return self._prompt_column(prompt_ids, Prompt.text)
 
     def prompt_hashes(self, prompt_ids: Sequence[int]) -> list[str]:
         """Content hashes of the given prompt ids, in the same order (NotFoundError for an unknown id)."""
+        return self._prompt_column(prompt_ids, Prompt.hash)
+
+    def _prompt_column(self, prompt_ids: Sequence[int], column) -> list:
         ids = [int(i) for i in prompt_ids]
-        out: dict[int, str] = {}
+        out: dict[int, object] = {}
         with self._read() as conn:
             for c in chunks(sorted(set(ids))):
-                out.update(conn.execute(select(Prompt.id, Prompt.hash).where(Prompt.id.in_(c))).all())
+                out.update(conn.execute(select(Prompt.id, column).where(Prompt.id.in_(c))).all())
         missing = [i for i in ids if i not in out]
         if missing:
             raise NotFoundError(f"unknown prompt id(s): {missing[:10]}")
