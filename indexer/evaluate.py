@@ -194,9 +194,4 @@ def _run_split(m, D, labels, split, seeds, lam, eps, method, sweep, knn_k, plots
 
 
 def _sweep(m: OutcomeMatrix, D: np.ndarray, folds, lam: float, eps: float) -> list[dict]:
-    rows = []
-    for l, e in sweep_grid(lam, eps):
-        agg = protocol.aggregate(protocol.run_folds(D, m.S, m.groups, folds, {"paper": SolverMethod({"lam": l, "eps": e})}))
-        entry = agg["methods"]["paper"]
-        rows.append({"lam": l, "eps": e, **{k: entry[k] for k in protocol.METRICS}})
-    return rows
+    return protocol.run_sweep(D, m.S, m.groups, folds, sweep_grid(lam, eps))

@@ -541,6 +541,29 @@ class HyperplaneSolver:
             return Q @ self.normals_.T + self.intercept_
         return Q @ self.normals_.T
 
+    def resolve(self, **params) -> "HyperplaneSolver":
+        """Change hyper-parameters (``lam``, ``eps``, ``intercept``, ``select``, ``lambdas``) and re-solve every
+        model from the stored sufficient statistics: no pass over ``D`` or the outcomes. Equals a fresh ``fit``
+        with the new parameters. Used by the eps/lambda ablation of ``taskspace evaluate``."""
+        self._check_fitted()
+        unknown = set(params) - {"lam", "eps", "intercept", "select", "lambdas"}
+        if unknown:
+            raise InputError(f"unknown solver parameter(s) {sorted(unknown)}")
+        saved = {k: getattr(self, k) for k in params}
+        for k, v in params.items():
+            setattr(self, k, v)
+        try:
+            self._check_params()
+        except InputError:
+            for k, v in saved.items():
+                setattr(self, k, v)
+            raise
+        for pat in self.patterns_.values():
+            pat.proj = None
+            pat.eig = None
+        self._solve(range(len(self.model_ids_)))
+        return self
+
     def index_of(self, model_id: Hashable) -> int:
         """Row of ``model_id`` in ``normals_``; :class:`NotFoundError` when it is not in the solver."""
         self._check_fitted()

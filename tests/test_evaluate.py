@@ -269,3 +269,17 @@ def test_cli_evaluate_table_and_json(monkeypatch):
     assert data["split"] == "oos" and set(data["methods"]) == {"default", "paper", "knn", "bsp"}
     assert data["methods"]["paper"]["options"] == {"lam": 2.0, "eps": 0.5}
     assert isinstance(data["oracle"], float)
+
+
+def test_sweep_equals_separate_fits_per_config():
+    from indexer.evaluate import sweep_grid
+
+    D, S, labels = synthetic(seed=5, missing=0.2)
+    folds = splits.leave_one_group_out(labels)
+    grid = sweep_grid(1.0, 0.0)[:4] + [(10.0, 0.0)]
+    rows = protocol.run_sweep(D, S, labels, folds, grid)
+    assert [(r["lam"], r["eps"]) for r in rows] == grid
+    for row, (lam, eps) in zip(rows, grid):
+        agg = protocol.aggregate(protocol.run_folds(D, S, labels, folds, {"p": SolverMethod({"lam": lam, "eps": eps})}))
+        for k in protocol.METRICS:
+            assert row[k] == pytest.approx(agg["methods"]["p"][k], abs=1e-9)

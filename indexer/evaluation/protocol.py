@@ -15,7 +15,7 @@ import numpy as np
 from . import metrics
 from .splits import Fold
 
-__all__ = ["METRICS", "FoldResult", "run_folds", "aggregate"]
+__all__ = ["METRICS", "FoldResult", "run_folds", "run_sweep", "score_fold", "aggregate"]
 
 METRICS = ("auc", "accuracy", "correlation", "selection_accuracy", "selection_recall")
 
@@ -75,15 +75,7 @@ def run_folds(
             fitted = method.fit(D_src, S_src)
             P = fitted.predict(D_tgt)  # (M, n_tgt)
             res.seconds[name] = time.perf_counter() - t0
-            sel = metrics.selection(P, S_tgt, tie_break=fitted.source_mean)
-            r, _ = metrics.benchmark_correlation(P, S_tgt, bench)
-            res.methods[name] = {
-                "auc": metrics.roc_auc(P[obs], S_tgt[obs]),
-                "accuracy": metrics.sign_accuracy(P[obs], S_tgt[obs]),
-                "correlation": r,
-                "selection_accuracy": sel["selection_accuracy"],
-                "selection_recall": sel["selection_recall"],
-            }
+            res.methods[name] = score_fold(P, S_tgt, bench, fitted.source_mean)
             if pooled is not None:
                 pool = pooled.setdefault(name, Pooled())
                 pool.scores.append(P[obs])
@@ -94,6 +86,46 @@ def run_folds(
                 pool.sel_groups.append(bench[has])
         results.append(res)
     return results
+
+
+def score_fold(P: np.ndarray, S_tgt: np.ndarray, bench: np.ndarray, source_mean: np.ndarray | None) -> dict:
+    """Every metric of one fold: predictions ``P`` and outcomes ``S_tgt`` (M, n), ``bench`` (n,) benchmarks."""
+    obs = ~np.isnan(S_tgt)
+    sel = metrics.selection(P, S_tgt, tie_break=source_mean)
+    r, _ = metrics.benchmark_correlation(P, S_tgt, bench)
+    return {
+        "auc": metrics.roc_auc(P[obs], S_tgt[obs]),
+        "accuracy": metrics.sign_accuracy(P[obs], S_tgt[obs]),
+        "correlation": r,
+        "selection_accuracy": sel["selection_accuracy"],
+        "selection_recall": sel["selection_recall"],
+    }
+
+
+def run_sweep(D: np.ndarray, S: np.ndarray, benchmarks: np.ndarray, folds: list[Fold], grid) -> list[dict]:
+    """The paper method over (lambda, eps) pairs ``grid``: one fit per fold, then
+    :meth:`~indexer.solver.HyperplaneSolver.resolve` per pair (no second pass over the data).
+    Returns one row per pair: ``{"lam", "eps", <metric>: mean over folds}``."""
+    from ..solver import HyperplaneSolver
+    from .methods import source_means
+
+    grid = list(grid)
+    per: list[list[dict]] = [[] for _ in grid]
+    for fold in folds:
+        S_src = S[:, fold.train]
+        keep = (~np.isnan(S_src)).any(axis=1)
+        S_src = S_src[keep]
+        S_tgt = S[keep][:, fold.test]
+        D_tgt, bench, mean = D[fold.test], benchmarks[fold.test], source_means(S_src)
+        solver = HyperplaneSolver(lam=grid[0][0], eps=grid[0][1]).fit(D[fold.train], S_src)
+        for k, (lam, eps) in enumerate(grid):
+            if k:
+                solver.resolve(lam=lam, eps=eps)
+            per[k].append(score_fold(solver.predict(D_tgt).T, S_tgt, bench, mean))
+    rows = []
+    for (lam, eps), results in zip(grid, per):
+        rows.append({"lam": lam, "eps": eps, **{m: _stats([r[m] for r in results])[0] for m in METRICS}})
+    return rows
 
 
 def _stats(values: list[float]) -> tuple[float, float]:
