@@ -309,3 +309,19 @@ def test_search_follows_rebuilds_and_drops(vs):
     assert len(vs.search_many("s", "models", np.ones((2, 16)))[1]) == 4
     with pytest.raises(DimensionError):
         vs.search("s", "models", np.ones(DIM))
+
+
+def test_payload_indexes_are_created_for_filter_fields(monkeypatch):
+    """Local mode ignores payload indexes (a server uses them), so record what the store asks for."""
+    from indexer.store.vectors import PAYLOAD_INDEXES
+
+    with VectorStore.memory() as vs:
+        asked = []
+        real = vs._client.create_payload_index
+        monkeypatch.setattr(vs._client, "create_payload_index",
+                            lambda name, field, field_schema: asked.append((name, field, str(field_schema))) or real(name, field, field_schema=field_schema))
+        res = vs.rebuild("s", "models", make_points(3), dim=DIM)
+    got = {f: s for n, f, s in asked if n == res.collection}
+    assert got["license"].endswith("keyword") and got["num_parameters"].endswith("integer")
+    assert got["gated"].endswith("bool") and got["accuracy"].endswith("float")
+    assert set(got) == set(PAYLOAD_INDEXES["models"])
