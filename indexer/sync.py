@@ -21,8 +21,8 @@
 - ``push_models(sql, vectors, space, models=None) -> int``: upsert the given models' points into the
   live collection (after the worker saved new vectors) without a rebuild; models without a vector in SQL
   are deleted from the index. Takes the same SQL lock ``"reindex"`` (BusyError while a reindex runs).
-- ``check(sql, vectors) -> list[Drift]``: per space (every SQL space, plus any index space that SQL does
-  not know), ``Drift(space, missing, stale, extra, problems)``; each of missing/stale/extra maps a kind to
+- ``check(sql, vectors, space=None) -> list[Drift]``: per space (every SQL space, plus any index space that
+  SQL does not know; or just ``space``), ``Drift(space, missing, stale, extra, problems)``; each of missing/stale/extra maps a kind to
   sorted keys. *missing*: in SQL, not in the index; *extra*: in the index, not in SQL; *stale*: in both,
   but the payload digest or (models, benchmarks) the stored vector differs from what SQL gives.
   ``orphans`` lists collections left by an interrupted rebuild (not drift; the next rebuild drops them).
@@ -264,12 +264,13 @@ def _compare(drift: Drift, kind: str, expected: dict[str, tuple[str, np.ndarray 
     drift.extra[kind] = sorted(extra)
 
 
-def check(sql, vectors: VectorStore) -> list[Drift]:
-    """Compare every space's index with SQL (see the module docstring)."""
+def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
+    """Compare every space's index with SQL (see the module docstring); ``space`` (as in :func:`reindex`)
+    checks only that one and skips index spaces unknown to SQL."""
     out = []
     known = set()
     prompts = None
-    for rec in sql.list_spaces():
+    for rec in resolve_spaces(sql, space):
         name = space_name(rec)
         known.add(space_slug(name))
         drift = Drift(name)
@@ -288,7 +289,7 @@ def check(sql, vectors: VectorStore) -> list[Drift]:
         live = {vectors.alias_target(name, k) for k in KINDS}
         drift.orphans = [c for c in vectors.physical_collections(name) if c not in live]
         out.append(drift)
-    for slug in vectors.spaces():
+    for slug in vectors.spaces() if space is None else []:
         if slug not in known:
             drift = Drift(slug, problems=[f"index space {slug} has no embedding space in SQL"])
             for kind in KINDS:

@@ -148,6 +148,8 @@ def test_check_reports_index_space_unknown_to_sql_and_missing_index(store, vs, e
     assert set(drifts) == {space_name(space), "orphan-space"}
     assert drifts["orphan-space"].extra["models"] == ["x"] and drifts["orphan-space"].problems
     assert not drifts[space_name(space)].missing["models"] and drifts[space_name(space)].missing["benchmarks"]
+    (one,) = check(store, vs, space.id)
+    assert one.space == space_name(space) and one.missing == drifts[space_name(space)].missing
 
 
 def test_push_models_updates_the_live_index(store, vs, encoder):
