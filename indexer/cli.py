@@ -208,6 +208,7 @@ def reindex(
 
 @app.command()
 def check(
+    space: Optional[str] = typer.Option(None, "--space", help="Only this space: its index name, SQL id or encoder name (default: every space)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
     """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra."""
@@ -216,7 +217,7 @@ def check(
     from .sync import check as run_check
 
     with open_store() as sql, VectorStore.from_settings() as vectors:
-        drifts = run_check(sql, vectors)
+        drifts = run_check(sql, vectors, space)
     clean = all(d.clean for d in drifts)
     if as_json:
         echo_json({"clean": clean, "spaces": [d.as_dict() for d in drifts]})

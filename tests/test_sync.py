@@ -261,7 +261,7 @@ def test_cli_reindex_and_check(encoder, taskspace_home, cli):
     rc, out, err = cli("reindex", "--space", name, "--json")
     assert rc == 0, err
     assert json.loads(out)[0]["counts"] == {"models": 4, "benchmarks": 3, "prompts": 9}
-    rc, out, err = cli("check")
+    rc, out, err = cli("check", "--space", name)
     assert rc == 0 and f"space {name}: clean" in out, err
     with open_store() as sql:
         sql.delete_model_vectors(space.id, ["org/beta"])
