@@ -83,10 +83,12 @@ def _timed(report: RunReport, stage: str):
 
 
 def make_solver(settings):
-    """The solver and the space's (method, params) for the configured method."""
-    from .solver import HyperplaneSolver
+    """The configured solver (``TASKSPACE_METHOD``) and the space's (method, params) that identify it."""
+    from .solver import HyperplaneSolver, method_options
 
-    return HyperplaneSolver(lam=settings.lam, eps=settings.eps), "hyperplane", {}
+    opts = method_options(settings.method, lam=settings.lam, eps=settings.eps)
+    params = {k: v for k, v in opts.items() if k not in ("lam", "eps")}
+    return HyperplaneSolver(**opts), settings.method, params
 
 
 class Indexer:
@@ -232,7 +234,9 @@ class Indexer:
             if (sp.encoder == enc_id and sp.lam == self.settings.lam and sp.eps == self.settings.eps
                     and sp.method == method and (sp.params or {}) == params):
                 return sp
-        return self.store.get_or_create_space(enc_id, self.encoder.dim, self.settings.lam, self.settings.eps,
+        # with an intercept, model vectors are [e_i, c_i] and prompt/query vectors [q, 1] (sync.lift)
+        dim = self.encoder.dim + (1 if params.get("intercept") else 0)
+        return self.store.get_or_create_space(enc_id, dim, self.settings.lam, self.settings.eps,
                                               method=method, params=params)
 
     def embeddings(self, prompt_ids: np.ndarray, hashes: list[str], report: RunReport | None = None) -> np.ndarray:
@@ -260,8 +264,11 @@ class Indexer:
             D = self.embeddings(om.prompt_ids, om.prompt_hashes, report)
         with _timed(report, "solve"):
             self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
-            solver, _, _ = make_solver(self.settings)
+            solver, _, params = make_solver(self.settings)
             solver.fit(D, om.scores, model_ids=om.models)
+            stored = solver.normals_
+            if params.get("intercept"):
+                stored = np.hstack([solver.normals_, solver.intercept_[:, None]])  # [e_i, c_i]
             bench = np.asarray(om.benchmarks)
             vectors = []
             for i, m in enumerate(om.models):
@@ -269,7 +276,7 @@ class Indexer:
                 seen = ~np.isnan(row)
                 names = sorted(set(bench[seen].tolist()))
                 acc = {b: float(np.mean(row[seen & (bench == b)])) for b in names}
-                vectors.append(ModelVector(model=m, vector=solver.normals_[i].astype(np.float32),
+                vectors.append(ModelVector(model=m, vector=stored[i].astype(np.float32),
                                            n_prompts=int(seen.sum()), benchmarks=names, accuracy=acc,
                                            inputs_digest=digests[m]))
         with _timed(report, "vectors"):
@@ -288,6 +295,7 @@ class Indexer:
     def _benchmark_vectors(self, space, report: RunReport) -> bool:
         """Save benchmark mean vectors that are missing or out of date; True when any changed."""
         from .store.sql import BenchmarkVector
+        from .sync import lift
 
         stored = {bv.benchmark: bv for bv in self.store.load_benchmark_vectors(space.id)}
         changed = []
@@ -298,7 +306,7 @@ class Indexer:
             ids = self.store.benchmark_prompts(b.name)
             hashes = self.store.prompt_hashes(ids)
             D = self.embeddings(np.asarray(ids), hashes, report)
-            changed.append(BenchmarkVector(benchmark=b.name, vector=D.mean(axis=0).astype(np.float32),
+            changed.append(BenchmarkVector(benchmark=b.name, vector=lift(D.mean(axis=0), space)[0],
                                            n_prompts=len(ids)))
         if changed:
             self.store.save_benchmark_vectors(space.id, changed)

@@ -43,7 +43,7 @@ def _space(store, space=None):
 
 def query_vector(store, vectors, space, *, prompts: list[str] | None = None, benchmark: str | None = None) -> np.ndarray:
     """The (dim,) query vector of example prompts (mean of their embeddings) or of a benchmark (its mean vector)."""
-    from .sync import space_name
+    from .sync import lift, space_name
 
     if bool(prompts) == bool(benchmark):
         raise InputError("give prompts or a benchmark name (not both)")
@@ -59,7 +59,7 @@ def query_vector(store, vectors, space, *, prompts: list[str] | None = None, ben
     if enc.id != space.encoder:
         raise InputError(f"the space was built with {space.encoder} but the installed encoder is {enc.id}; "
                          "re-index with the installed encoder")
-    return enc.encode(prompts).mean(axis=0)
+    return lift(enc.encode(prompts).mean(axis=0), space)[0]
 
 
 def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,

@@ -59,6 +59,21 @@ def space_name(space) -> str:
     return f"{short[:40] or 'space'}-{hashlib.sha256(canon.encode()).hexdigest()[:10]}"
 
 
+def has_intercept(space) -> bool:
+    """True when the space's models carry a per-model intercept (``TASKSPACE_METHOD=auto``)."""
+    return bool((space.params or {}).get("intercept"))
+
+
+def lift(X: np.ndarray, space) -> np.ndarray:
+    """Prompt or query vectors (n, d) in the space's index form. With an intercept a model is stored as
+    ``[e_i, c_i]`` and a query as ``[q, 1]``, so the inner product is the model's predicted score
+    ``e_i . q + c_i`` and Qdrant's Dot search ranks by it (a mean of lifted queries is still lifted)."""
+    X = np.atleast_2d(np.asarray(X, dtype=np.float32))
+    if not has_intercept(space):
+        return X
+    return np.hstack([X, np.ones((X.shape[0], 1), dtype=np.float32)])
+
+
 def resolve_spaces(sql, space=None) -> list:
     spaces = sql.list_spaces()
     if space is None:
@@ -169,7 +184,7 @@ def _prompt_points(sql, space, encoder, batch: int = 2048) -> Iterator[Point]:
     items = list(prompts.items())
     for lo in range(0, len(items), batch):
         chunk = items[lo:lo + batch]
-        vecs = enc.encode([text for _, (_, text) in chunk])
+        vecs = lift(enc.encode([text for _, (_, text) in chunk]), space)
         if vecs.shape[1] != space.dim:
             raise DimensionError(f"encoder {enc.id} gives {vecs.shape[1]}-dim vectors, space has {space.dim}",
                                  item=space_name(space))

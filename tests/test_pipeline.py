@@ -68,7 +68,12 @@ def model_vectors(indexer) -> dict[str, np.ndarray]:
     return {mv.model: mv.vector for mv in indexer.store.load_model_vectors(space.id)}
 
 
-def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch):
+@pytest.mark.parametrize("method", ["auto", "paper"])
+def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch, method):
+    from indexer.config import reset_settings
+
+    monkeypatch.setenv("TASKSPACE_METHOD", method)
+    reset_settings()
     rng = np.random.default_rng(0)
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     write_table(a, "alpha", outcomes(rng, ["m1", "m2", "m3", "m4"], 12), 12)
@@ -89,8 +94,6 @@ def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch):
 
     # from scratch: all three sources in one pass, in another data directory
     monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "fresh"))
-    from indexer.config import reset_settings
-
     reset_settings()
     fresh = env()
     rf = fresh.run([SourceSpec(str(a)), SourceSpec(str(b)), SourceSpec(str(c))])
@@ -102,9 +105,14 @@ def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch):
     # and both equal the solver fitted directly on the same data
     om = fresh.store.load_outcomes()
     D = encoder.encode(fresh.store.prompt_texts(om.prompt_ids))
-    direct = HyperplaneSolver().fit(D, om.scores, model_ids=om.models)
+    direct = HyperplaneSolver.from_settings().fit(D, om.scores, model_ids=om.models)
+    (space,) = fresh.store.list_spaces()
+    assert space.method == method and space.dim == 384 + (method == "auto")
     for i, m in enumerate(om.models):
-        np.testing.assert_allclose(scratch[m], direct.normals_[i], atol=1e-5)
+        want = direct.normals_[i]
+        if method == "auto":  # stored as [e_i, c_i] so that [q, 1] . it is the predicted score
+            want = np.append(want, direct.intercept_[i])
+        np.testing.assert_allclose(scratch[m], want, atol=1e-5)
 
 
 def test_second_run_with_nothing_new_does_no_work(tmp_path, env):

@@ -6,6 +6,8 @@ import pytest
 from indexer.errors import NotFoundError
 from indexer.pipeline import Indexer
 from indexer.query import find_models
+from indexer.solver import HyperplaneSolver
+from indexer.sync import lift
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
 from indexer.store.vectors import VectorStore
@@ -34,7 +36,12 @@ def test_prompt_query_ranks_by_inner_product(indexed, encoder):
     got = find_models(prompts, top=4, store=store, vectors=vectors)
     (space,) = store.list_spaces()
     q = encoder.encode(prompts).mean(axis=0)
-    want = {mv.model: float(mv.vector @ q) for mv in store.load_model_vectors(space.id)}
+    solver = HyperplaneSolver.from_settings()
+    om = store.load_outcomes()
+    solver.fit(encoder.encode(store.prompt_texts(om.prompt_ids)), om.scores, model_ids=om.models)
+    predicted = solver.predict(q[None, :])[0]  # e_i . q (+ c_i): what the index must rank by
+    want = dict(zip(om.models, predicted.tolist()))
+    assert {mv.model: float(lift(q, space)[0] @ mv.vector) for mv in store.load_model_vectors(space.id)} == pytest.approx(want, abs=1e-5)
     assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
     for m in got:
         assert m.score == pytest.approx(want[m.model], abs=1e-5)
