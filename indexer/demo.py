@@ -39,15 +39,13 @@ def load_sample(folder: Path = SAMPLE_DIR) -> tuple[list[dict], list[str], np.nd
 
 def run_demo(queries: list[str], top: int = 5) -> dict:
     """Fit the sample and rank its models for each query prompt."""
-    from .config import get_settings
     from .encoder import get_encoder
     from .solver import HyperplaneSolver
 
-    settings = get_settings()
     prompts, models, S = load_sample()
     enc = get_encoder()
     D = enc.encode([p["text"] for p in prompts])
-    solver = HyperplaneSolver(lam=settings.lam, eps=settings.eps).fit(D, S, model_ids=models)
+    solver = HyperplaneSolver.from_settings().fit(D, S, model_ids=models)  # TASKSPACE_METHOD
     Q = enc.encode(queries)
     scores = solver.predict(Q)  # (queries, models)
     acc = np.nanmean(S, axis=1)
