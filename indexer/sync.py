@@ -3,6 +3,8 @@
 - ``space_name(space) -> str``: the name of an SQL embedding space (:class:`SpaceRecord`) in the vector
   index, e.g. ``all-minilm-l6-v2-3f2a9c1b0d``: the encoder's short name + 10 hex of a digest of
   (encoder id, dim, lambda, eps, method, params). Query code searches ``VectorStore`` under this name.
+- ``has_intercept(space)``, ``lift(X, space)``: a space whose params carry ``intercept`` stores models as
+  ``[e_i, c_i]`` (dim = encoder dim + 1); prompt and query vectors go in as ``[q, 1]`` (``lift``).
 - ``resolve_spaces(sql, space=None) -> list[SpaceRecord]``: all spaces, or the one named by its
   :func:`space_name`, its SQL id, or an encoder name when that picks exactly one space.
 - ``reindex(sql, vectors, space=None, *, kinds=KINDS, encoder=None) -> list[ReindexResult]``: rebuild the
