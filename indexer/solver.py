@@ -564,6 +564,14 @@ class HyperplaneSolver:
         self._solve(range(len(self.model_ids_)))
         return self
 
+    def augmented_normals(self) -> np.ndarray:
+        """(M, d + 1) rows ``[e_i, a_i]`` (``a_i`` = ``intercept_``, 0 without the intercept option), so that a
+        plain dot product with ``[q, 1]`` gives :meth:`predict`'s score (for a vector index that only does
+        dot products)."""
+        self._check_fitted()
+        a = self.intercept_ if self.intercept else np.zeros(len(self.model_ids_))
+        return np.hstack([self.normals_, a[:, None]])
+
     def index_of(self, model_id: Hashable) -> int:
         """Row of ``model_id`` in ``normals_``; :class:`NotFoundError` when it is not in the solver."""
         self._check_fitted()

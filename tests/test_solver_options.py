@@ -149,3 +149,13 @@ def test_resolve_equals_a_fresh_fit(params):
     assert solver.lam == params.get("lam", 1.0)  # a rejected change leaves the parameters as they were
     with pytest.raises(InputError, match="unknown solver parameter"):
         solver.resolve(gamma=2)
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+def test_augmented_normals_reproduce_predict_by_a_dot_product(intercept):
+    D, S = _data(2)
+    solver = HyperplaneSolver(intercept=intercept, select="gcv").fit(D, S)
+    A = solver.augmented_normals()
+    assert A.shape == (S.shape[0], D.shape[1] + 1)
+    Q = np.c_[D[:6], np.ones(6)]
+    np.testing.assert_allclose(Q @ A.T, solver.predict(D[:6]), atol=1e-12)
