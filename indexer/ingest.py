@@ -153,9 +153,6 @@ class Ingester:
             if not batch.errors:
                 s.warnings.append(f"{batch.source.location}: no outcomes to store")
             return
-        if batch.table is not None:  # Store.ingest reads Outcome rows
-            batch = SourceBatch(source=batch.source, benchmarks=batch.benchmarks,
-                                outcomes=list(batch.iter_outcomes()), errors=[], skipped=0)
         try:
             res = self.store.ingest(batch)
         except IndexerError as exc:
@@ -170,6 +167,8 @@ class Ingester:
         s.prompts += res.prompts
         s.outcomes += res.outcomes
         self._models.update(o.model for o in batch.outcomes)
+        if batch.table is not None:
+            self._models.update(batch.table.models)
 
     def _unchanged(self, location: str, revision: str | None) -> bool:
         known = self.store.get_source(location)

@@ -289,3 +289,19 @@ def test_database_errors_become_store_errors(store):
         store.list_models()
     with pytest.raises(StoreError, match="ingesting /data/b.csv failed, nothing of it was saved"):
         store.ingest(batch(location="/data/b.csv", revision=None, outcomes=grid(A, P)))  # no early read
+
+
+def test_ingest_reads_a_columnar_table_batch(store, tmp_path):
+    """A reader's big-table form (SourceBatch.table) is stored like Outcome rows, never silently dropped."""
+    from indexer.sources import read_source
+
+    (tmp_path / "prompts.jsonl").write_text(
+        '{"prompt_id": "p1", "benchmark": "b", "text": "What is 2+2?"}\n'
+        '{"prompt_id": "p2", "benchmark": "b", "text": "Name a prime number."}\n')
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\nm1,p2,0\nm2,p1,1\n")
+    batch = read_source(tmp_path)
+    assert batch.table is not None and not batch.outcomes  # the columnar path
+    res = store.ingest(batch)
+    assert res.outcomes == 3
+    om = store.load_outcomes()
+    assert om.models == ["m1", "m2"] and int((~np.isnan(om.scores)).sum()) == 3

@@ -50,7 +50,7 @@ class IngestMixin:
         revisions: dict[tuple[str, str], str] = {}
         order: dict[str, dict[str, str | None]] = {}  # benchmark -> prompt hash -> source prompt id (first seen)
         fp = hashlib.sha256() if src.revision is None else None
-        for o in batch.outcomes:
+        for o in batch.iter_outcomes():  # Outcome rows and/or the columnar table
             h = texts.get(o.text)
             if h is None:
                 if not o.text or not o.text.strip():
