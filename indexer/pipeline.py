@@ -320,8 +320,9 @@ class Indexer:
         if not (changed or bench_changed or verify):
             return  # SQL did not change and the last pass finished: the index is current, do not open it
         name = sync.space_name(space)
-        missing_collections = [k for k in ("models", "benchmarks", "prompts") if self.vectors.alias_target(name, k) is None]
-        rebuild = set(missing_collections)
+        # only the kinds this pass touches are opened (local mode loads a collection's points when opened)
+        needed = {"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"}
+        rebuild = {k for k in needed if self.vectors.alias_target(name, k) is None}
         if verify:
             for drift in sync.check(self.store, self.vectors):
                 if drift.space != name:

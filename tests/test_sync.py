@@ -198,13 +198,14 @@ def test_sigkill_mid_reindex_then_reindex_is_clean(tmp_path, vs, encoder):
         from indexer.store.vectors import VectorStore
         from indexer.sync import reindex
         sql, vs = Store(sys.argv[1]), VectorStore(path=sys.argv[2])
-        orig = vs._client.upsert
+        client = vs._c("models")  # local mode: one client per kind
+        orig = client.upsert
         def upsert_then_hang(*a, **k):
             out = orig(*a, **k)
             print("midway", flush=True)
             time.sleep(60)
             return out
-        vs._client.upsert = upsert_then_hang
+        client.upsert = upsert_then_hang
         reindex(sql, vs)
     """
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), url, str(tmp_path / "qdrant")],

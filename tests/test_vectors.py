@@ -325,3 +325,16 @@ def test_payload_indexes_are_created_for_filter_fields(monkeypatch):
     assert got["license"].endswith("keyword") and got["num_parameters"].endswith("integer")
     assert got["gated"].endswith("bool") and got["accuracy"].endswith("float")
     assert set(got) == set(PAYLOAD_INDEXES["models"])
+
+
+def test_local_mode_opens_only_the_kinds_it_uses(tmp_path):
+    """Opening a local collection loads all its points, so a models query must not load the prompts."""
+    with VectorStore(path=tmp_path / "q") as vs:
+        for kind in ("models", "benchmarks", "prompts"):
+            vs.rebuild("s", kind, make_points(5), dim=DIM)
+    assert sorted(p.name for p in (tmp_path / "q").iterdir() if p.is_dir()) == ["benchmarks", "models", "prompts"]
+    with VectorStore(path=tmp_path / "q") as vs:
+        hits = vs.search("s", "models", np.ones(DIM, np.float32), limit=2)
+        assert len(hits) == 2
+        assert set(vs._clients) == {"models"}
+        assert vs.spaces() == ["s"] and set(vs._clients) == {"models", "benchmarks", "prompts"}

@@ -5,6 +5,9 @@ Opening
 -------
 ``VectorStore.from_settings(settings=None)``: a Qdrant server when ``TASKSPACE_QDRANT_URL`` is set (with
 ``TASKSPACE_QDRANT_API_KEY``), else embedded local mode in ``settings.qdrant_path`` ($TASKSPACE_HOME/qdrant).
+Local mode keeps one folder per kind (``qdrant/models``, ``qdrant/benchmarks``, ``qdrant/prompts``), each
+opened on first use: opening a local collection loads all its points, and a models query or a push of a few
+model vectors should not pay for loading every prompt.
 ``VectorStore(path=...)``, ``VectorStore(url=..., api_key=..., timeout=5)``, ``VectorStore.memory()`` (':memory:').
 Use it as a context manager or call ``close()``: local mode holds an exclusive lock on its folder, and a
 second opener (another process, or a second store in the same process) gets
@@ -59,6 +62,7 @@ Reading
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import math
 import os
@@ -183,16 +187,49 @@ class VectorStore:
         elif memory:
             self._client = QdrantClient(location=":memory:")
         else:
+            # Local mode: one folder per kind (path/models, path/benchmarks, path/prompts), each opened on first
+            # use, because opening a local collection loads all its points: a query or a push of a few models
+            # must not pay for loading every prompt. One process at a time holds the whole index (a lock file).
+            self._client = None
             self.path.mkdir(parents=True, exist_ok=True)
+            self._lockfile = open(self.path / ".taskspace.lock", "a+")
             try:
-                self._client = QdrantClient(path=str(self.path))
+                fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                self._lockfile.close()
+                self._lockfile = None
+                raise BusyError(
+                    f"another taskspace process is using the index at {self.path}; "
+                    "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access"
+                ) from None
+        self._clients: dict[str, QdrantClient] = {}
+
+    def _c(self, kind: str) -> QdrantClient:
+        """The client holding collections of this kind (the one client on a server or in memory)."""
+        if self._client is not None:
+            return self._client
+        client = self._clients.get(kind)
+        if client is None:
+            if kind not in KINDS:
+                raise InputError(f"unknown collection kind {kind!r}; use one of {', '.join(KINDS)}")
+            try:
+                client = self._clients[kind] = QdrantClient(path=str(self.path / kind))
             except RuntimeError as exc:
                 if "already accessed" in str(exc):
                     raise BusyError(
-                        f"another taskspace process is using the index at {self.path}; "
+                        f"another taskspace process is using the index at {self.path / kind}; "
                         "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access"
                     ) from None
-                raise StoreError(f"cannot open the local Qdrant index at {self.path}: {exc}") from exc
+                raise StoreError(f"cannot open the local Qdrant index at {self.path / kind}: {exc}") from exc
+        return client
+
+    @staticmethod
+    def _kind_of(name: str) -> str:
+        """The kind of an alias ``ts_<slug>__<kind>`` or collection ``ts_<slug>__<kind>__v<stamp>``."""
+        m = re.search(r"__(models|benchmarks|prompts)(?:__v[0-9a-f]+)?$", name)
+        if m is None:
+            raise InputError(f"{name!r} is not a taskspace collection name")
+        return m.group(1)
 
     @classmethod
     def from_settings(cls, settings=None) -> "VectorStore":
@@ -210,7 +247,13 @@ class VectorStore:
 
     def close(self) -> None:
         with self._lock:
-            self._client.close()
+            for client in [self._client, *self._clients.values()]:
+                if client is not None:
+                    client.close()
+            self._clients = {}
+            if getattr(self, "_lockfile", None) is not None:
+                self._lockfile.close()  # releases the flock
+                self._lockfile = None
 
     def __enter__(self) -> "VectorStore":
         return self
@@ -236,15 +279,21 @@ class VectorStore:
             except (ResponseHandlingException, UnexpectedResponse) as exc:
                 raise StoreError(f"Qdrant at {self.where} failed: {exc}") from exc
 
-    def _aliases(self) -> dict[str, str]:
-        return {a.alias_name: a.collection_name for a in self._call(self._client.get_aliases).aliases}
+    def _clients_for(self, kind: str | None) -> list[QdrantClient]:
+        if self._client is not None:
+            return [self._client]
+        return [self._c(k) for k in ([kind] if kind else KINDS)]
 
-    def _collections(self) -> list[str]:
-        return [c.name for c in self._call(self._client.get_collections).collections]
+    def _aliases(self, kind: str | None = None) -> dict[str, str]:
+        return {a.alias_name: a.collection_name for c in self._clients_for(kind)
+                for a in self._call(c.get_aliases).aliases}
+
+    def _collections(self, kind: str | None = None) -> list[str]:
+        return [col.name for c in self._clients_for(kind) for col in self._call(c.get_collections).collections]
 
     def alias_target(self, space: str, kind: str) -> str | None:
         """The physical collection the (space, kind) alias points at, or None."""
-        return self._aliases().get(self.alias_name(space, kind))
+        return self._aliases(kind).get(self.alias_name(space, kind))
 
     def spaces(self) -> list[str]:
         """Slugs of the spaces that have at least one alias."""
@@ -256,7 +305,7 @@ class VectorStore:
         return sorted(out)
 
     def physical_collections(self, space: str | None = None, kind: str | None = None) -> list[str]:
-        names = [c for c in self._collections() if c.startswith("ts_")]
+        names = [c for c in self._collections(kind) if c.startswith("ts_")]
         if space is not None:
             kinds = [kind] if kind else list(KINDS)
             prefixes = tuple(self.alias_name(space, k) + "__v" for k in kinds)
@@ -268,7 +317,7 @@ class VectorStore:
         return None if target is None else self._collection_dim(target)
 
     def _collection_dim(self, name: str) -> int:
-        info = self._call(self._client.get_collection, name)
+        info = self._call(self._c(self._kind_of(name)).get_collection, name)
         vectors = info.config.params.vectors
         return int(vectors.size if hasattr(vectors, "size") else next(iter(vectors.values())).size)
 
@@ -288,12 +337,12 @@ class VectorStore:
         if not isinstance(dim, (int, np.integer)) or dim < 1:
             raise DimensionError(f"dimension must be a positive integer, got {dim!r}", item=space)
         name = f"{self.alias_name(space, kind)}__v{time.time_ns()}{uuid.uuid4().hex[:4]}"
-        self._call(self._client.create_collection, name,
+        self._call(self._c(kind).create_collection, name,
                    vectors_config=models.VectorParams(size=int(dim), distance=models.Distance.DOT))
         with warnings.catch_warnings():  # local mode: "payload indexes have no effect" (they do on a server)
             warnings.simplefilter("ignore", UserWarning)
             for field_name, schema in PAYLOAD_INDEXES[kind].items():
-                self._call(self._client.create_payload_index, name, field_name, field_schema=schema)
+                self._call(self._c(kind).create_payload_index, name, field_name, field_schema=schema)
         return name
 
     def _structs(self, space: str, kind: str, points: Iterable[Point], dim: int) -> Iterator[models.PointStruct]:
@@ -314,7 +363,7 @@ class VectorStore:
         """The sqlite connection of a persistent local-mode collection (qdrant-client internals), or None."""
         if self.path is None:
             return None
-        coll = getattr(getattr(self._client, "_client", None), "collections", {}).get(collection)
+        coll = getattr(getattr(self._c(self._kind_of(collection)), "_client", None), "collections", {}).get(collection)
         con = getattr(getattr(coll, "storage", None), "storage", None)
         return con if hasattr(con, "execute") else None
 
@@ -331,17 +380,17 @@ class VectorStore:
             for s in structs:
                 batch.append(s)
                 if len(batch) >= batch_size:
-                    self._call(self._client.upsert, collection, points=batch, wait=True)
+                    self._call(self._c(self._kind_of(collection)).upsert, collection, points=batch, wait=True)
                     n += len(batch)
                     batch = []
             if batch:
-                self._call(self._client.upsert, collection, points=batch, wait=True)
+                self._call(self._c(self._kind_of(collection)).upsert, collection, points=batch, wait=True)
                 n += len(batch)
         finally:
             if con is not None:
                 with self._lock:
                     con.execute("PRAGMA synchronous=FULL")
-                    db = self.path / "collection" / collection / "storage.sqlite"
+                    db = self.path / self._kind_of(collection) / "collection" / collection / "storage.sqlite"
                     if db.exists():
                         fd = os.open(db, os.O_RDONLY)
                         try:
@@ -367,16 +416,16 @@ class VectorStore:
                 ops.append(models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=alias)))
             ops.append(models.CreateAliasOperation(
                 create_alias=models.CreateAlias(collection_name=new, alias_name=alias)))
-            self._call(self._client.update_collection_aliases, change_aliases_operations=ops)
+            self._call(self._c(kind).update_collection_aliases, change_aliases_operations=ops)
         except BaseException:
             try:
-                self._call(self._client.delete_collection, new)
+                self._call(self._c(kind).delete_collection, new)
             except Exception:  # the next rebuild drops it as an orphan
                 log.warning("could not drop the partial collection %s", new)
             raise
         dropped = [c for c in self.physical_collections(space, kind) if c != new]
         for c in dropped:  # the previous target, and orphans of interrupted rebuilds
-            self._call(self._client.delete_collection, c)
+            self._call(self._c(kind).delete_collection, c)
         log.info("rebuilt %s -> %s (%d points, dropped %s)", alias, new, n, dropped or "nothing")
         return RebuildResult(alias=alias, collection=new, count=n, dropped=dropped)
 
@@ -385,7 +434,7 @@ class VectorStore:
         target = self._check_dim(space, kind, dim)
         if target is None:
             target = self._create(space, kind, dim)
-            self._call(self._client.update_collection_aliases, change_aliases_operations=[
+            self._call(self._c(kind).update_collection_aliases, change_aliases_operations=[
                 models.CreateAliasOperation(create_alias=models.CreateAlias(
                     collection_name=target, alias_name=self.alias_name(space, kind)))])
         return self._write(target, self._structs(space, kind, points, dim), batch_size)
@@ -394,21 +443,22 @@ class VectorStore:
         target = self.alias_target(space, kind)
         ids = [point_id(space, kind, k) for k in keys]
         if target is not None and ids:
-            self._call(self._client.delete, target, points_selector=models.PointIdsList(points=ids), wait=True)
+            self._call(self._c(kind).delete, target, points_selector=models.PointIdsList(points=ids), wait=True)
 
     def drop_space(self, space: str) -> list[str]:
         """Delete every alias and collection of a space. Returns the collections dropped."""
         aliases = [self.alias_name(space, k) for k in KINDS]
         for a in aliases:
             self._dims.pop(a, None)
-        ops = [models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=a))
-               for a in aliases if a in self._aliases()]
-        if ops:
-            self._call(self._client.update_collection_aliases, change_aliases_operations=ops)
-        names = self.physical_collections(space)
-        for c in names:
-            self._call(self._client.delete_collection, c)
-        return names
+        names = []
+        for kind, a in zip(KINDS, aliases):
+            if a in self._aliases(kind):
+                self._call(self._c(kind).update_collection_aliases, change_aliases_operations=[
+                    models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=a))])
+            for c in self.physical_collections(space, kind):
+                self._call(self._c(kind).delete_collection, c)
+                names.append(c)
+        return sorted(names)
 
     # -- reading --------------------------------------------------------------
     def _target(self, space: str, kind: str) -> str:
@@ -458,7 +508,7 @@ class VectorStore:
                with_vectors: bool = False) -> list[Hit]:
         """Points of highest inner product with ``vector`` (dim,) that pass ``filters``."""
         (row,) = self._query_rows(space, kind, np.asarray(vector, dtype=np.float32).reshape(-1))
-        res = self._query(space, kind, self._client.query_points, query=row, query_filter=build_filter(filters),
+        res = self._query(space, kind, self._c(kind).query_points, query=row, query_filter=build_filter(filters),
                           limit=int(limit), with_payload=True, with_vectors=with_vectors)
         return [self._hit(p) for p in res.points]
 
@@ -471,7 +521,7 @@ class VectorStore:
         for lo in range(0, len(rows), batch_size):
             reqs = [models.QueryRequest(query=r, filter=flt, limit=int(limit), with_payload=True,
                                         with_vector=with_vectors) for r in rows[lo:lo + batch_size]]
-            for res in self._query(space, kind, self._client.query_batch_points, requests=reqs):
+            for res in self._query(space, kind, self._c(kind).query_batch_points, requests=reqs):
                 out.append([self._hit(p) for p in res.points])
         return out
 
@@ -480,7 +530,7 @@ class VectorStore:
         ids = [point_id(space, kind, k) for k in keys]
         out = {}
         for lo in range(0, len(ids), 1024):
-            for p in self._call(self._client.retrieve, target, ids=ids[lo:lo + 1024], with_payload=True,
+            for p in self._call(self._c(kind).retrieve, target, ids=ids[lo:lo + 1024], with_payload=True,
                                 with_vectors=with_vectors):
                 h = self._hit(p, 0.0)
                 out[h.key] = h
@@ -493,7 +543,7 @@ class VectorStore:
             return
         offset = None
         while True:
-            points, offset = self._call(self._client.scroll, target, limit=batch_size, offset=offset,
+            points, offset = self._call(self._c(kind).scroll, target, limit=batch_size, offset=offset,
                                         with_payload=True, with_vectors=with_vectors)
             for p in points:
                 yield self._hit(p, 0.0)
@@ -502,7 +552,7 @@ class VectorStore:
 
     def count(self, space: str, kind: str) -> int:
         target = self.alias_target(space, kind)
-        return 0 if target is None else int(self._call(self._client.count, target, exact=True).count)
+        return 0 if target is None else int(self._call(self._c(kind).count, target, exact=True).count)
 
 
 def build_filter(filters: dict | None) -> models.Filter | None:
