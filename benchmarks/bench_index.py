@@ -85,14 +85,14 @@ def main() -> None:
     c = first.counts
     print(f"\nfirst pass: {c['models_added']} models, {c['prompts_added']} prompts, {c['outcomes_added']} outcomes, "
           f"{c['embedded']} prompts embedded, {c['solved']} models solved\n")
-    print("| pass | ingest | embed | solve | vectors | index | pass total (in lock) | wall |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| pass | ingest | setup | load | embed | solve | vectors | index | pass total (in lock) | wall |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, rep, total in [("from scratch", first, t_first), ("nothing new (in-process)", second, t_second),
                              (f"one model added ({copied} renamed)", third, t_third)]:
         s = rep.seconds
-        cells = " | ".join(f"{s.get(k, 0.0):.2f}" for k in ("ingest", "embed", "solve", "vectors", "index"))
+        cells = " | ".join(f"{s.get(k, 0.0):.2f}" for k in ("ingest", "setup", "load", "embed", "solve", "vectors", "index"))
         print(f"| {name} | {cells} | {s.get('total', 0.0):.2f} | {total:.2f} |")
-    print(f"| nothing new (`taskspace index`, process start included) | | | | | | | {t_cli:.2f} |")
+    print(f"| nothing new (`taskspace index`, process start included) | | | | | | | | | {t_cli:.2f} |")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from .sourcelist import SourceSpec
 
 log = logging.getLogger(__name__)
 
-STAGES = ("ingest", "embed", "solve", "vectors", "index")
+STAGES = ("ingest", "setup", "load", "embed", "solve", "vectors", "index")
 
 
 @dataclass
@@ -192,13 +192,16 @@ class Indexer:
             report.errors.extend(e.as_dict() for e in s.errors)
         if self.stop.is_set():
             return
-        space = self._space()
-        counts["space"] = space.id
+        with _timed(report, "setup"):  # the embedding space (the encoder loads only for a new space)
+            space = self._space()
+            counts["space"] = space.id
         # 2-4. embed, solve, save vectors for the models whose inputs changed
-        stale = self.store.stale_models(space.id)
+        with _timed(report, "load"):
+            stale = self.store.stale_models(space.id)
         if stale:
             self._solve(space, stale, report)
-        gone = self._drop_orphan_vectors(space)
+        with _timed(report, "load"):
+            gone = self._drop_orphan_vectors(space)
         counts["removed"] = len(gone)
         with _timed(report, "vectors"):
             bench_changed = self._benchmark_vectors(space, report)
@@ -258,8 +261,9 @@ class Indexer:
     def _solve(self, space, models: list[str], report: RunReport) -> None:
         from .store.sql import ModelVector
 
-        om = self.store.load_outcomes(models=models)
-        digests = self.store.model_digests(om.models)
+        with _timed(report, "load"):
+            om = self.store.load_outcomes(models=models)
+            digests = self.store.model_digests(om.models)
         with _timed(report, "embed"):
             D = self.embeddings(om.prompt_ids, om.prompt_hashes, report)
         with _timed(report, "solve"):
