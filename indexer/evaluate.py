@@ -144,6 +144,7 @@ def evaluate(
         "cells": int(m.observed.sum()),
         "density": m.density,
         "group_by": group_by or "benchmark",
+        "rejected_rows": [str(e) for e in m.errors],
     }
     splits_todo = ["in-sample", "oos"] if split == "both" else [split]
     out = {}

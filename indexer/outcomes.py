@@ -34,6 +34,7 @@ class OutcomeMatrix:
     groups : (N,) object array, the prompt's benchmark.
     fields : extra per-prompt labels, name -> (N,) object array (None where a prompt lacks the field).
     copies : (N,) int, how many (prompt id, benchmark) copies of the text were read.
+    errors : rows the reader rejected (:class:`~indexer.records.RowError`), carried over from the batch.
     """
 
     models: list[str]
@@ -43,6 +44,7 @@ class OutcomeMatrix:
     groups: np.ndarray
     fields: dict[str, np.ndarray] = field(default_factory=dict)
     copies: np.ndarray | None = None
+    errors: list = field(default_factory=list)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -157,7 +159,7 @@ def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, obje
         S = np.where(count > 0, total / np.maximum(count, 1), np.nan).reshape(M, N)
     n_copies = np.bincount(pmap, minlength=N).astype(np.int64)  # table prompts (benchmark, text, id) per text
     fields = _extra_fields(hashes, ids, prompt_fields) if prompt_fields else {}
-    return OutcomeMatrix(order, texts, hashes, S, np.array(groups, dtype=object), fields, n_copies)
+    return OutcomeMatrix(order, texts, hashes, S, np.array(groups, dtype=object), fields, n_copies, list(batch.errors))
 
 
 def _extra_fields(hashes, ids, prompt_fields) -> dict[str, np.ndarray]:

@@ -283,3 +283,21 @@ def test_sweep_equals_separate_fits_per_config():
         agg = protocol.aggregate(protocol.run_folds(D, S, labels, folds, {"p": SolverMethod({"lam": lam, "eps": eps})}))
         for k in protocol.METRICS:
             assert row[k] == pytest.approx(agg["methods"]["p"][k], abs=1e-9)
+
+
+def test_rejected_rows_are_reported_not_silently_dropped(tmp_path, sample_embeddings):
+    from indexer.evaluate import evaluate, load_matrix
+    from indexer.evaluation.report import format_result
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "prompts.jsonl").write_text((SAMPLE / "prompts.jsonl").read_text())
+    rows = (SAMPLE / "outcomes.csv").read_text().splitlines()
+    rows.insert(5, "Llama-2-13b-hf,no-such-prompt,1")
+    (folder / "outcomes.csv").write_text("\n".join(rows) + "\n")
+    m = load_matrix(folder)
+    assert m.errors and m.shape == (25, 420)
+    _, D = sample_embeddings
+    res = evaluate(folder, split="oos", matrix=m, embeddings=D, sweep=False)
+    assert len(res["rejected_rows"]) == len(m.errors)
+    assert "warning: " in format_result(res)

@@ -31,6 +31,9 @@ def format_result(res: dict) -> str:
         f"split {res['split']}: {res['protocol']}",
         "",
     ]
+    if res.get("rejected_rows"):
+        rej = res["rejected_rows"]
+        lines[-1:-1] = [f"warning: {len(rej)} input problem(s) skipped, first: {rej[0]}"]
     header = f"{'method':<10}" + "".join(f"{label:>15}" for _, label in _COLS)
     lines += [header, "-" * len(header)]
     for name, m in res["methods"].items():
