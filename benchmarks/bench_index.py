@@ -39,7 +39,7 @@ def one_model_source(data: Path, out: Path) -> str:
             if r["model"] == first:
                 w.writerow(["bench-org/new-model", r["prompt_id"], r["correct"]])
     prompts = next(p for p in data.iterdir() if p.name.startswith("prompts.jsonl"))
-    os.symlink(prompts, out / prompts.name)
+    os.symlink(prompts.resolve(), out / prompts.name)
     return first
 
 
@@ -80,7 +80,7 @@ def main() -> None:
     t0 = time.perf_counter()
     third = run_index([SourceSpec(str(work / "one-model"))], progress=Progress(False))
     t_third = time.perf_counter() - t0
-    assert third.counts["solved"] == 1, third.counts
+    assert third.status == "ok" and third.counts["solved"] == 1, (third.counts, third.errors)
 
     c = first.counts
     print(f"\nfirst pass: {c['models_added']} models, {c['prompts_added']} prompts, {c['outcomes_added']} outcomes, "
