@@ -33,6 +33,7 @@ from .sourcelist import SourceSpec
 
 log = logging.getLogger(__name__)
 
+SOLVE_CHUNK = 256  # models per solver call (progress granularity)
 STAGES = ("ingest", "setup", "load", "embed", "solve", "vectors", "index")
 
 
@@ -65,12 +66,20 @@ class Progress:
     def stage(self, name: str, detail: str = "") -> None:
         log.info("stage %s%s", name, f": {detail}" if detail else "")
 
+    def wrap(self, items, desc: str):
+        """``items`` with a bar of unknown length on a terminal (Qdrant upserts), unchanged otherwise."""
+        if not self.enabled:
+            return items
+        from tqdm import tqdm
+
+        return tqdm(items, desc=f"upsert {desc}", unit="point", leave=False, file=sys.stderr)
+
     def bar(self, total: int, desc: str):
         if not self.enabled:
             return None
         from tqdm import tqdm
 
-        return tqdm(total=total, desc=desc, unit="item", leave=False)
+        return tqdm(total=total, desc=desc, unit="item", leave=False, file=sys.stderr)
 
 
 @contextmanager
@@ -173,9 +182,12 @@ class Indexer:
         with _timed(report, "ingest"):
             self.progress.stage("ingest", f"{len(specs)} source(s)")
             ing = Ingester(self.store, hub=self.hub)
+            bar = self.progress.bar(len(specs), "ingest")
             for spec in specs:
                 if self.stop.is_set():
                     return
+                if bar is not None:
+                    bar.update(1)
                 before = (ing.summary.sources, ing.summary.skipped, len(ing.summary.errors))
                 self._ingest_one(ing, spec)
                 s = ing.summary
@@ -185,6 +197,8 @@ class Indexer:
                     else ("ingested" if s.sources > before[0] else "unchanged"),
                     "errors": len(s.errors) - before[2],
                 })
+            if bar is not None:
+                bar.close()
             ing.fetch_model_metadata()
             s = ing.summary
             counts.update(sources=s.sources, sources_unchanged=s.skipped, models_added=s.models,
@@ -269,7 +283,15 @@ class Indexer:
         with _timed(report, "solve"):
             self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
             solver, _, params = make_solver(self.settings)
-            solver.fit(D, om.scores, model_ids=om.models)
+            # models are independent given D: fitting them in chunks gives the same vectors and lets a bar move
+            solver.fit(D, om.scores[:0], model_ids=[])
+            bar = self.progress.bar(len(om.models), "solve")
+            for lo in range(0, len(om.models), SOLVE_CHUNK):
+                solver.add_models(om.scores[lo:lo + SOLVE_CHUNK], model_ids=om.models[lo:lo + SOLVE_CHUNK])
+                if bar is not None:
+                    bar.update(min(SOLVE_CHUNK, len(om.models) - lo))
+            if bar is not None:
+                bar.close()
             stored = solver.normals_
             if params.get("intercept"):
                 stored = np.hstack([solver.normals_, solver.intercept_[:, None]])  # [e_i, c_i]
@@ -338,7 +360,8 @@ class Indexer:
             rebuild.update({"benchmarks", "prompts"})
         if rebuild:
             self.progress.stage("index", f"rebuild {sorted(rebuild)}")
-            sync.reindex(self.store, self.vectors, space.id, kinds=sorted(rebuild), encoder=self.encoder)
+            sync.reindex(self.store, self.vectors, space.id, kinds=sorted(rebuild), encoder=self.encoder,
+                         progress=self.progress.wrap)
             report.counts["rebuilt"] = sorted(rebuild)
         if changed and "models" not in rebuild:
             self.progress.stage("index", f"push {len(changed)} model(s)")

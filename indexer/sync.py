@@ -205,8 +205,11 @@ class ReindexResult:
         return {"space": self.space, "space_id": self.space_id, "counts": self.counts, "seconds": round(self.seconds, 3)}
 
 
-def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KINDS, encoder=None) -> list[ReindexResult]:
-    """Rebuild the index of one space (or every space) from SQL. See the module docstring."""
+def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KINDS, encoder=None,
+            progress=None) -> list[ReindexResult]:
+    """Rebuild the index of one space (or every space) from SQL. See the module docstring.
+
+    ``progress(points, kind)``, when given, wraps each kind's point iterator (e.g. a progress bar)."""
     results = []
     lock = sql.lock("reindex") if hasattr(sql, "lock") else nullcontext()
     with lock:
@@ -219,6 +222,8 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
                     points = _benchmark_points(sql, rec)
                 else:
                     points = _prompt_points(sql, rec, encoder)
+                if progress is not None:
+                    points = progress(points, kind)
                 counts[kind] = vectors.rebuild(name, kind, points, dim=rec.dim).count
             results.append(ReindexResult(name, rec.id, counts, time.perf_counter() - t0))
             log.info("reindexed space %s: %s", name, counts)

@@ -219,3 +219,23 @@ def test_kill_9_mid_run_then_next_run_completes(tmp_path, env, point, monkeypatc
     want = model_vectors(clean)
     for m in want:
         np.testing.assert_allclose(got[m], want[m], atol=1e-6)
+
+
+def test_progress_bars_on_a_terminal_give_the_same_result(tmp_path, env, capsys):
+    """With progress enabled (a terminal), bars wrap ingest, solve (in model chunks) and upserts; same vectors."""
+    from indexer.pipeline import Progress
+
+    rng = np.random.default_rng(6)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, [f"m{i}" for i in range(300)], 6), 6)
+    ix = env()
+    ix.progress = Progress(True)
+    r = ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert r.status == "ok" and r.counts["solved"] == 300
+    err = capsys.readouterr().err
+    assert "solve" in err and "upsert" in err
+    om = ix.store.load_outcomes()
+    D = ix.encoder.encode(ix.store.prompt_texts(om.prompt_ids))
+    direct = HyperplaneSolver.from_settings().fit(D, om.scores, model_ids=om.models)
+    got = model_vectors(ix)
+    for i, m in enumerate(om.models):
+        np.testing.assert_allclose(got[m][:384], direct.normals_[i], atol=1e-5)
