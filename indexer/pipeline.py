@@ -287,22 +287,33 @@ class Indexer:
             solver.fit(D, om.scores[:0], model_ids=[])
             bar = self.progress.bar(len(om.models), "solve")
             for lo in range(0, len(om.models), SOLVE_CHUNK):
-                solver.add_models(om.scores[lo:lo + SOLVE_CHUNK], model_ids=om.models[lo:lo + SOLVE_CHUNK])
+                ids = om.models[lo:lo + SOLVE_CHUNK]
+                try:
+                    solver.add_models(om.scores[lo:lo + SOLVE_CHUNK], model_ids=ids)
+                except IndexerError:  # one bad model must not stop the others: retry the chunk one by one
+                    for k, m in enumerate(ids):
+                        try:
+                            solver.add_models(om.scores[lo + k:lo + k + 1], model_ids=[m])
+                        except IndexerError as exc:
+                            report.errors.append({"file": None, "line": None, "item": m,
+                                                  "message": f"model {m}: not solved: {exc}"})
                 if bar is not None:
-                    bar.update(min(SOLVE_CHUNK, len(om.models) - lo))
+                    bar.update(len(ids))
             if bar is not None:
                 bar.close()
             stored = solver.normals_
             if params.get("intercept"):
                 stored = np.hstack([solver.normals_, solver.intercept_[:, None]])  # [e_i, c_i]
             bench = np.asarray(om.benchmarks)
+            row_of = {m: i for i, m in enumerate(om.models)}
             vectors = []
-            for i, m in enumerate(om.models):
+            for j, m in enumerate(solver.model_ids_):
+                i = row_of[m]
                 row = om.scores[i]
                 seen = ~np.isnan(row)
                 names = sorted(set(bench[seen].tolist()))
                 acc = {b: float(np.mean(row[seen & (bench == b)])) for b in names}
-                vectors.append(ModelVector(model=m, vector=stored[i].astype(np.float32),
+                vectors.append(ModelVector(model=m, vector=stored[j].astype(np.float32),
                                            n_prompts=int(seen.sum()), benchmarks=names, accuracy=acc,
                                            inputs_digest=digests[m]))
         with _timed(report, "vectors"):

@@ -239,3 +239,29 @@ def test_progress_bars_on_a_terminal_give_the_same_result(tmp_path, env, capsys)
     got = model_vectors(ix)
     for i, m in enumerate(om.models):
         np.testing.assert_allclose(got[m][:384], direct.normals_[i], atol=1e-5)
+
+
+def test_a_model_that_cannot_be_solved_is_recorded_and_the_others_saved(tmp_path, env, monkeypatch):
+    """A failing model (here: the solver rejects it) is an error of the run; the others get vectors; the next
+    pass retries it (its vector is still missing, so it is still stale)."""
+    from indexer.errors import InputError
+
+    rng = np.random.default_rng(7)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["good1", "bad", "good2"], 6), 6)
+    real = HyperplaneSolver.add_models
+
+    def add_models(self, S, model_ids=None):
+        if "bad" in list(model_ids or []):
+            raise InputError("rejected for the test", item="model bad")
+        return real(self, S, model_ids)
+
+    monkeypatch.setattr(HyperplaneSolver, "add_models", add_models)
+    ix = env()
+    r = ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert r.status == "partial" and r.counts["solved"] == 2
+    assert any(e.get("item") == "bad" for e in r.errors)
+    assert sorted(model_vectors(ix)) == ["good1", "good2"]
+    monkeypatch.setattr(HyperplaneSolver, "add_models", real)
+    again = ix.run()
+    assert again.status == "ok" and again.counts["solved"] == 1
+    assert sorted(model_vectors(ix)) == ["bad", "good1", "good2"]
