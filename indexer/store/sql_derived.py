@@ -14,7 +14,7 @@ from sqlalchemy import delete, select, update
 
 from ..errors import DimensionError, InputError, NotFoundError
 from .sql_models import Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, utcnow
-from .sql_types import BenchmarkVector, ModelVector, RunRecord, SpaceRecord, chunks
+from .sql_types import BenchmarkVector, ModelVector, RunRecord, SpaceRecord, chunks, rows_for_keys
 
 RUN_STATUSES = ("running", "ok", "partial", "failed")
 
@@ -100,12 +100,7 @@ class DerivedMixin:
         q = (select(Model.key, ModelVectorRow).join(Model, Model.id == ModelVectorRow.model_id)
              .where(ModelVectorRow.space_id == space_id).order_by(Model.key))
         with self._read() as conn:
-            if models is None:
-                rows = conn.execute(q).all()
-            else:
-                rows = []
-                for c in chunks(list(dict.fromkeys(models))):
-                    rows.extend(conn.execute(q.where(Model.key.in_(c))).all())
+            rows = rows_for_keys(conn, q, Model.key, models)
         return [ModelVector(k, np.frombuffer(r.vector, dtype="<f4").copy(), r.n_prompts, list(r.benchmarks or []),
                             dict(r.accuracy or {}), r.inputs_digest, r.computed_at) for k, r in rows]
 

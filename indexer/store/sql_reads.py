@@ -11,7 +11,7 @@ from sqlalchemy import func, select, text
 
 from ..errors import NotFoundError
 from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source
-from .sql_types import MODEL_FIELDS, BenchmarkRecord, ModelRecord, OutcomeMatrix, SourceRecord, chunks
+from .sql_types import MODEL_FIELDS, BenchmarkRecord, ModelRecord, OutcomeMatrix, SourceRecord, chunks, rows_for_keys
 
 
 def model_record(m: Model) -> ModelRecord:
@@ -169,12 +169,7 @@ class ReadMixin:
              .join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id))
         parts: dict[str, list[str]] = {}
         with self._read() as conn:
-            if models is None:
-                rows = conn.execute(q).all()
-            else:
-                rows = []
-                for c in chunks(list(dict.fromkeys(models))):
-                    rows.extend(conn.execute(q.where(Model.key.in_(c))).all())
+            rows = rows_for_keys(conn, q, Model.key, models)
         for key, loc, bench, digest in rows:
             parts.setdefault(key, []).append(f"{loc}\x1f{bench}\x1f{digest}")
         return {k: hashlib.sha256("\x1e".join(sorted(v)).encode()).hexdigest() for k, v in sorted(parts.items())}

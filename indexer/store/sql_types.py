@@ -29,6 +29,16 @@ def chunks(seq: Sequence, n: int = CHUNK):
         yield seq[i : i + n]
 
 
+def rows_for_keys(conn, query, column, keys: Sequence | None) -> list:
+    """All rows of ``query``, or (``keys`` given) those whose ``column`` is in ``keys``, in IN-list chunks."""
+    if keys is None:
+        return conn.execute(query).all()
+    rows: list = []
+    for c in chunks(list(dict.fromkeys(keys))):
+        rows.extend(conn.execute(query.where(column.in_(c))).all())
+    return rows
+
+
 @dataclass(frozen=True)
 class IngestResult:
     models: int  # model rows newly created
