@@ -301,9 +301,8 @@ class Indexer:
                     bar.update(len(ids))
             if bar is not None:
                 bar.close()
-            stored = solver.normals_
-            if params.get("intercept"):
-                stored = np.hstack([solver.normals_, solver.intercept_[:, None]])  # [e_i, c_i]
+            # with an intercept the index stores [e_i, c_i] (queried with [q, 1]: sync.lift)
+            stored = solver.augmented_normals() if params.get("intercept") else solver.normals_
             bench = np.asarray(om.benchmarks)
             row_of = {m: i for i, m in enumerate(om.models)}
             vectors = []
