@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import sourcelist
-from .errors import BusyError, IndexerError
+from .errors import IndexerError
 from .sourcelist import SourceSpec
 
 log = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ class Indexer:
             bar = self.progress.bar(len(specs), "ingest")
             for spec in specs:
                 if self.stop.is_set():
-                    return
+                    break  # what was ingested so far is committed and counted below
                 if bar is not None:
                     bar.update(1)
                 before = (ing.summary.sources, ing.summary.skipped, len(ing.summary.errors))
@@ -393,4 +393,4 @@ def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progre
         store.close()
 
 
-__all__ = ["Indexer", "RunReport", "Progress", "run_index", "make_solver", "STAGES", "BusyError"]
+__all__ = ["Indexer", "RunReport", "Progress", "run_index", "make_solver", "STAGES"]

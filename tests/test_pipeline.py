@@ -265,3 +265,43 @@ def test_a_model_that_cannot_be_solved_is_recorded_and_the_others_saved(tmp_path
     again = ix.run()
     assert again.status == "ok" and again.counts["solved"] == 1
     assert sorted(model_vectors(ix)) == ["bad", "good1", "good2"]
+
+
+def test_stop_between_sources_records_a_stopped_run_and_the_next_pass_finishes(tmp_path, env):
+    rng = np.random.default_rng(8)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1"], 6), 6)
+    write_table(tmp_path / "b", "beta", outcomes(rng, ["m2"], 6), 6, offset=50)
+    ix = env()
+    from indexer import ingest
+
+    real = ingest.Ingester.ingest_path
+
+    def ingest_then_stop(self, *a, **k):
+        real(self, *a, **k)
+        ix.stop.set()  # as SIGTERM would, while the first source is being read
+
+    ingest.Ingester.ingest_path = ingest_then_stop
+    try:
+        r = ix.run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))])
+    finally:
+        ingest.Ingester.ingest_path = real
+    assert r.status == "stopped" and r.counts["sources"] == 1 and r.counts["solved"] == 0
+    ix.stop.clear()
+    again = ix.run()
+    assert again.status == "ok" and again.counts["sources"] == 1 and again.counts["solved"] == 2
+    assert sorted(model_vectors(ix)) == ["m1", "m2"]
+
+
+def test_an_interrupt_is_recorded_and_reraised(tmp_path, env, monkeypatch):
+    rng = np.random.default_rng(9)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1"], 6), 6)
+    ix = env()
+
+    def ctrl_c(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Indexer, "_space", ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        ix.run([SourceSpec(str(tmp_path / "a"))])
+    run = ix.store.list_runs()[0]
+    assert run.status == "interrupted" and "run aborted" in run.errors[0]["message"]

@@ -16,7 +16,7 @@ from ..errors import DimensionError, InputError, NotFoundError
 from .sql_models import Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, utcnow
 from .sql_types import BenchmarkVector, ModelVector, RunRecord, SpaceRecord, chunks, rows_for_keys
 
-RUN_STATUSES = ("running", "ok", "partial", "failed")
+RUN_STATUSES = ("running", "ok", "partial", "failed", "stopped", "interrupted")  # stopped: SIGTERM; interrupted: Ctrl-C
 
 
 def _space_record(s: Space) -> SpaceRecord:
