@@ -279,3 +279,25 @@ def test_shared_mmlu_pro(shared_data):
     merged = t.merged()
     assert len(merged.texts) == 12032 - 159
     assert set(np.unique(merged.scores)) >= {0.0, 0.5, 1.0}
+
+
+@pytest.mark.parametrize(
+    "text,array,rows,messages",
+    [
+        ('{"a": 1}\n\n[1]\nnot json\n{"b": 2}\n', False, [(1, {"a": 1}), (5, {"b": 2})],
+         ["line is not a JSON object", "malformed JSON line"]),
+        ('[{"a": 1}, 2, {"b": 2}]', True, [(1, {"a": 1}), (3, {"b": 2})], ["item 2 is not a JSON object"]),
+        ('{"a": 1}', True, [], ["not an array of objects"]),
+        ('[{"a": 1},', True, [], ["malformed JSON"]),
+    ],
+)
+def test_json_objects_lines_and_arrays(text, array, rows, messages):
+    import io
+
+    from indexer.sources.common import ErrorLog, json_objects
+
+    errors = ErrorLog()
+    assert list(json_objects(io.StringIO(text), "f.jsonl", errors, array=array)) == rows
+    assert len(errors.errors) == len(messages)
+    for err, msg in zip(errors.errors, messages):
+        assert err.file == "f.jsonl" and msg in err.message

@@ -91,6 +91,38 @@ def _fingerprint(paths: list[Path]) -> str:
 # --------------------------------------------------------------------------------------- prompts
 
 
+def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
+    """(line or item number, dict) of an open JSON file: one JSON array (``array``) or JSON lines. Malformed
+    lines and items that are not objects go to ``errors``; a malformed array rejects the whole file."""
+    if array:
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError as exc:
+            errors.add(fname, exc.lineno, f"malformed JSON: {exc.msg}; the file is skipped")
+            return
+        if not isinstance(data, list):
+            errors.add(fname, None, "the JSON file is not an array of objects (nor JSON lines); the file is skipped")
+            return
+        for i, row in enumerate(data, 1):
+            if isinstance(row, dict):
+                yield i, row
+            else:
+                errors.add(fname, i, f"item {i} is not a JSON object", "non-object JSON items")
+        return
+    for i, raw in enumerate(f, 1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            errors.add(fname, i, f"malformed JSON line: {exc.msg}", "malformed JSON lines")
+            continue
+        if isinstance(row, dict):
+            yield i, row
+        else:
+            errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
+
+
 def _iter_rows(path: Path, errors: ErrorLog):
     """(line, dict) for each row of a small table file (prompts); parse errors go to ``errors``."""
     fname = str(path)
@@ -111,30 +143,9 @@ def _iter_rows(path: Path, errors: ErrorLog):
                 reader = csv.DictReader(f, delimiter="\t" if ext.startswith(".tsv") else ",")
                 for row in reader:
                     yield reader.line_num, row
-            elif ext in (".json", ".json.gz") and _starts_with_bracket(path):
-                try:
-                    data = json.load(f)
-                except json.JSONDecodeError as exc:
-                    errors.add(fname, exc.lineno, f"malformed JSON: {exc.msg}")
-                    return
-                for i, row in enumerate(data if isinstance(data, list) else [], 1):
-                    if isinstance(row, dict):
-                        yield i, row
-                    else:
-                        errors.add(fname, i, f"item {i} is not a JSON object", "non-object JSON items")
             else:
-                for i, raw in enumerate(f, 1):
-                    if not raw.strip():
-                        continue
-                    try:
-                        row = json.loads(raw)
-                    except json.JSONDecodeError as exc:
-                        errors.add(fname, i, f"malformed JSON line: {exc.msg}", "malformed JSON lines")
-                        continue
-                    if not isinstance(row, dict):
-                        errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
-                        continue
-                    yield i, row
+                yield from json_objects(f, fname, errors,
+                                        array=ext in (".json", ".json.gz") and _starts_with_bracket(path))
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         errors.add(fname, None, f"cannot read file ({exc}); is it truncated or not {ext}?")
 

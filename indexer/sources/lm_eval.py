@@ -24,7 +24,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .rules import Rules, TaskRule, extract_text, load_rules
-from .common import ErrorLog
+from .common import ErrorLog, json_objects
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 SAMPLES_RE = re.compile(rf"^samples_(?P<task>.+)_(?P<ts>{TS})\.(?P<ext>jsonl|json)$")
@@ -127,33 +127,10 @@ def iter_sample_rows(path: Path, errors: ErrorLog) -> Iterator[tuple[int, dict]]
             while head and head.isspace():
                 head = f.read(1)
             f.seek(0)
-            if head == "[":
-                try:
-                    data = json.load(f)
-                except json.JSONDecodeError as exc:
-                    errors.add(fname, exc.lineno, f"malformed JSON: {exc.msg}; the file is skipped")
-                    return
-                for i, row in enumerate(data, 1):
-                    if isinstance(row, dict):
-                        yield i, row
-                    else:
-                        errors.add(fname, i, "item is not a JSON object", "non-object items")
-                return
             if not head:
                 errors.add(fname, None, "empty file: no samples")
                 return
-            for i, raw in enumerate(f, 1):
-                if not raw.strip():
-                    continue
-                try:
-                    row = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    errors.add(fname, i, f"malformed JSON line: {exc.msg}", "malformed JSON lines")
-                    continue
-                if isinstance(row, dict):
-                    yield i, row
-                else:
-                    errors.add(fname, i, "line is not a JSON object", "non-object lines")
+            yield from json_objects(f, fname, errors, array=head == "[")
     except (OSError, UnicodeDecodeError) as exc:
         errors.add(fname, None, f"cannot read file: {exc}")
 
