@@ -1,0 +1,142 @@
+"""The indexing commands of the ``taskspace`` CLI: index, worker, runs, search (registered in :mod:`indexer.cli`).
+
+Thin adapters: parse, call :mod:`indexer.pipeline` / :mod:`indexer.worker` / :mod:`indexer.query`, format.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+
+def echo_json(obj) -> None:
+    """Print an object as indented JSON on stdout."""
+    typer.echo(json.dumps(obj, indent=2, sort_keys=False, default=str))
+
+
+def index(
+    source: list[str] = typer.Option(
+        None, "--source", "-s",
+        help="Add a source (a path, hub:ORG/REPO or hub-org:ORG) to the configuration and index it. Repeatable.",
+    ),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Reader for the --source paths (default: detected)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per hub-org: source."),
+    as_json: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
+) -> None:
+    """One indexing pass: ingest new/changed sources, embed new prompts, re-solve changed models, update Qdrant.
+
+    Sources are configured in $TASKSPACE_HOME/sources.toml (see docs/WORKER.md). Exit code 0 when the index
+    is current, 1 when any item failed (the rest is indexed; the next pass retries the failures).
+    """
+    from .pipeline import Progress, run_index
+    from .sourcelist import SourceSpec
+
+    extra = [SourceSpec(spec=s, format=fmt, limit=limit) for s in source or []]
+    report = run_index(extra or None, progress=Progress(None if not as_json else False))
+    if as_json:
+        echo_json(report.as_dict())
+    else:
+        _print_run(report)
+    raise typer.Exit(report.exit_code)
+
+
+def _print_run(report) -> None:
+    c = report.counts
+    typer.echo(f"run {report.run_id}: {report.status}")
+    for src in report.sources:
+        typer.echo(f"  {src['status']:<10} {src['spec']}" + (f"  ({src['errors']} error(s))" if src["errors"] else ""))
+    rows = [
+        ("sources ingested", c.get("sources", 0)), ("sources unchanged", c.get("sources_unchanged", 0)),
+        ("models added", c.get("models_added", 0)), ("prompts added", c.get("prompts_added", 0)),
+        ("outcomes added", c.get("outcomes_added", 0)), ("prompts embedded", c.get("embedded", 0)),
+        ("models solved", c.get("solved", 0)), ("models removed", c.get("removed", 0)),
+        ("benchmark vectors", c.get("benchmarks", 0)), ("models pushed", c.get("pushed", 0)),
+        ("collections rebuilt", ", ".join(c.get("rebuilt", [])) or "-"),
+    ]
+    for name, value in rows:
+        typer.echo(f"  {name:<20} {value}")
+    times = "  ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
+    if times:
+        typer.echo(f"  time: {times}")
+    for err in report.errors[:20]:
+        where = err.get("file") or ""
+        if err.get("line") is not None:
+            where += f":{err['line']}"
+        typer.echo(f"  error: {where}: {err['message']}" if where else f"  error: {err['message']}", err=True)
+    if len(report.errors) > 20:
+        typer.echo(f"  ... and {len(report.errors) - 20} more error(s) (--json lists all)", err=True)
+
+
+def worker(
+    every: Optional[str] = typer.Option(None, "--every", help="Interval between passes, e.g. 6h, 30m, 1d."),
+    cron: Optional[str] = typer.Option(None, "--cron", help='5-field cron expression in UTC, e.g. "0 */6 * * *".'),
+    no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
+    max_passes: Optional[int] = typer.Option(None, "--max-passes", help="Stop after this many passes (default: run forever)."),
+) -> None:
+    """Run indexing passes on a schedule until SIGTERM/SIGINT (finishes the current item, then exits)."""
+    from .errors import ConfigError
+    from .pipeline import Progress, run_index
+    from .worker import Worker
+
+    if bool(every) == bool(cron):
+        raise ConfigError("give exactly one of --every INTERVAL or --cron EXPRESSION")
+    w = Worker(every or cron, lambda stop: run_index(progress=Progress(False), stop=stop),
+               wait_for_lock=not no_wait, max_passes=max_passes)
+    w.install_signal_handlers()
+    raise typer.Exit(w.serve())
+
+
+def runs(
+    limit: int = typer.Option(20, "--limit", "-n", help="How many recent runs."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List recent indexing runs with their status and counts."""
+    from .store.sql import open_store
+
+    store = open_store()
+    try:
+        recs = store.list_runs(limit=limit)
+    finally:
+        store.close()
+    if as_json:
+        echo_json([{"id": r.id, "kind": r.kind, "status": r.status, "started_at": r.started_at,
+                    "finished_at": r.finished_at, "pid": r.pid, "counts": r.counts, "errors": len(r.errors or [])}
+                   for r in recs])
+        return
+    if not recs:
+        typer.echo("no runs yet (taskspace index starts one)")
+        return
+    typer.echo(f"{'id':>5}  {'status':<11} {'started (UTC)':<20} {'took':>8}  {'solved':>6} {'embedded':>8} {'errors':>6}")
+    for r in recs:
+        took = f"{(r.finished_at - r.started_at).total_seconds():.1f}s" if r.finished_at else "-"
+        c = r.counts or {}
+        typer.echo(f"{r.id:>5}  {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  {c.get('solved', 0):>6} "
+                   f"{c.get('embedded', 0):>8} {len(r.errors or []):>6}")
+
+
+def search(
+    prompt: list[str] = typer.Argument(None, help="Example prompt(s) of the task (several are averaged)."),
+    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Use a benchmark's mean vector as the task."),
+    top: int = typer.Option(10, "--top", "-k", help="How many models."),
+    license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
+    max_params: Optional[float] = typer.Option(None, "--max-params", help="Only models with at most this many parameters (e.g. 8e9)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Find the models most likely to succeed on a task (prompts or a benchmark) in the index."""
+    from .query import find_models
+
+    filters = {"license": license or None,
+               "num_parameters": {"lte": max_params} if max_params is not None else None}
+    matches = find_models(prompt or None, benchmark=benchmark, top=top, filters=filters)
+    if as_json:
+        echo_json([m.as_dict() for m in matches])
+        return
+    if not matches:
+        typer.echo("no model matches (check the filters, or run `taskspace index`)")
+    for rank, m in enumerate(matches, 1):
+        acc = m.payload.get("accuracy")
+        extra = f"observed acc {acc:.3f}" if isinstance(acc, (int, float)) else ""
+        lic = m.payload.get("license") or "-"
+        typer.echo(f"{rank:>3}. {m.model:<45} predicted {m.score:+.3f}  {extra}  license {lic}")
