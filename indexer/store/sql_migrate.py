@@ -226,26 +226,24 @@ def status(url: str | None = None) -> dict:
         engine.dispose()
 
 
-def upgrade_url(url: str | None = None, rev: str = "head") -> dict:
+def _migrate_url(url: str | None, step, rev: str) -> dict:
+    """Run ``step(engine, rev)`` (upgrade or downgrade) on the database at ``url``; report from/to revisions."""
     url = _url_or_default(url)
     engine = make_engine(url)
     try:
         before = current(engine)
-        upgrade(engine, rev)
+        step(engine, rev)
         return {"url": safe_url(url), "from": before, "to": current(engine)}
     finally:
         engine.dispose()
+
+
+def upgrade_url(url: str | None = None, rev: str = "head") -> dict:
+    return _migrate_url(url, upgrade, rev)
 
 
 def downgrade_url(url: str | None, rev: str) -> dict:
-    url = _url_or_default(url)
-    engine = make_engine(url)
-    try:
-        before = current(engine)
-        downgrade(engine, rev)
-        return {"url": safe_url(url), "from": before, "to": current(engine)}
-    finally:
-        engine.dispose()
+    return _migrate_url(url, downgrade, rev)
 
 
 def schema_diff(url: str) -> list:
