@@ -270,6 +270,7 @@ class _Pattern:
     proj: np.ndarray | None = None  # (d, d) float64 projection, computed lazily
     colsum: np.ndarray | None = None  # (d,) float64 sum of the pattern's prompt vectors, computed lazily
     eig: tuple | None = None  # (w, V, mu) of the (centred) Gram, for the intercept / GCV options, lazily
+    free: tuple | None = None  # (Bm, K, Cinv, rank) of the unpenalised columns (option ``free``), with ``eig``
 
 
 class HyperplaneSolver:
@@ -282,6 +283,13 @@ class HyperplaneSolver:
     eps : float, default 0.0
         Threshold on the singular values ``sqrt(w)`` of each model's prompt matrix; components below it
         are dropped.
+    intercept : bool, default False
+        Centre the embeddings and fit an unpenalised per-model intercept (``intercept_``).
+    select : None or 'gcv'
+        Choose lambda per model by generalised cross-validation over ``lambdas`` (default :data:`GCV_LAMBDAS`).
+    free : int, default 0
+        The last ``free`` columns of ``D`` are prompt covariates (e.g. :mod:`indexer.features`) whose
+        coefficients are not penalised; the first ``d - free`` columns (the embedding) are. 0 = none.
 
     Attributes (after ``fit``)
     --------------------------
@@ -301,12 +309,13 @@ class HyperplaneSolver:
     """
 
     def __init__(self, lam: float = 1.0, eps: float = 0.0, *, intercept: bool = False, select: str | None = None,
-                 lambdas: Sequence[float] | None = None):
+                 lambdas: Sequence[float] | None = None, free: int = 0):
         self.lam = lam
         self.eps = eps
         self.intercept = intercept
         self.select = select
         self.lambdas = lambdas
+        self.free = free
 
     @classmethod
     def from_settings(cls, settings=None) -> "HyperplaneSolver":
@@ -529,6 +538,7 @@ class HyperplaneSolver:
             elif self.patterns_[key].proj is None:
                 self.patterns_[key].proj = old_pat.proj
                 self.patterns_[key].eig = old_pat.eig
+                self.patterns_[key].free = old_pat.free
         self._solve(touched)
         return self
 
@@ -561,6 +571,7 @@ class HyperplaneSolver:
         for pat in self.patterns_.values():
             pat.proj = None
             pat.eig = None
+            pat.free = None
         self._solve(range(len(self.model_ids_)))
         return self
 
@@ -589,6 +600,11 @@ class HyperplaneSolver:
                 raise InputError(f"{name}={value!r} must be a finite number >= 0")
 
     def _check_options(self) -> None:
+        free = getattr(self, "free", 0)
+        if isinstance(free, bool) or not isinstance(free, (int, np.integer)) or free < 0:
+            raise InputError(f"free={free!r} must be a whole number >= 0 (trailing unpenalised columns)")
+        if free and hasattr(self, "D_") and free >= self.D_.shape[1]:
+            raise InputError(f"free={free} leaves no embedding column of the {self.D_.shape[1]} in D")
         if self.select not in (None, "gcv"):
             raise InputError(f"select={self.select!r}: use None (fixed lambda) or 'gcv'")
         if self.lambdas is not None:
@@ -707,7 +723,7 @@ class HyperplaneSolver:
         return _gram(self.D_, np.flatnonzero(mask))[0]
 
     def _solve(self, rows) -> None:
-        if getattr(self, "intercept", False) or getattr(self, "select", None):
+        if getattr(self, "intercept", False) or getattr(self, "select", None) or getattr(self, "free", 0):
             self._solve_general(list(rows))
             return
         rows = list(rows)
@@ -748,6 +764,11 @@ class HyperplaneSolver:
         ``RSS = ss - sum_k c_k^2 (2 phi_k - w_k phi_k^2)``, ``ss = sum_yy - sum_y^2 / n`` and
         ``df = 1 + sum_k w_k phi_k``: all from the sufficient statistics, so an incremental update equals a
         fit from scratch.
+
+        With ``free = k`` the (centred) Gram is split into the embedding block ``A``, the covariate block ``C``
+        and their cross block ``B``; the covariates are partialled out (Frisch-Waugh) in statistics space:
+        ``A_r = A - B C^+ B^T`` takes the place of ``G_c`` and ``b_D - B C^+ b_F`` of ``b``; then the covariate
+        coefficients are ``f_i = C^+ (b_F - B^T e_i)``, ``ss`` loses ``b_F^T C^+ b_F`` and ``df`` gains rank(C).
         """
         by_pattern: dict[bytes, list[int]] = {}
         for i in rows:
@@ -759,11 +780,19 @@ class HyperplaneSolver:
         for key, idx in by_pattern.items():
             pat = self.patterns_[key]
             n = int(pat.mask.sum())
+            free = int(self.free or 0)
             if pat.eig is None:
                 G = self._pattern_gram(pat.mask)
                 mu = self._pattern_sum(pat) / n if self.intercept else np.zeros(G.shape[0])
                 if self.intercept:
                     G = G - n * np.outer(mu, mu)  # centred Gram
+                if free:  # partial the unpenalised covariates out of the embedding block
+                    p = G.shape[0] - free
+                    Bm, C = G[:p, p:], G[p:, p:]
+                    Cinv = np.linalg.pinv(C, hermitian=True)
+                    K = Bm @ Cinv  # (p, free)
+                    pat.free = (Bm, K, Cinv, float(np.linalg.matrix_rank(C, hermitian=True)))
+                    G = G[:p, :p] - K @ Bm.T
                 with _single_threaded_lapack():  # multi-threaded eigh of a small matrix is slower under load
                     w, V = np.linalg.eigh(G)
                 pat.eig = (np.clip(w, 0.0, None), V, mu)
@@ -771,13 +800,20 @@ class HyperplaneSolver:
             idx_arr = np.asarray(idx)
             sy, syy = self.sum_y_[idx_arr], self.sum_yy_[idx_arr]
             b = self._b[idx_arr] - sy[:, None] * mu[None, :] if self.intercept else self._b[idx_arr]
+            ss = syy - (sy * sy / n if self.intercept else 0.0)
+            df0 = 1.0 if self.intercept else 0.0
+            if free:
+                Bm, K, Cinv, rank = pat.free
+                bF = b[:, -free:]
+                b = b[:, :-free] - bF @ K.T  # the embedding part of b with the covariates partialled out
+                ss = ss - ((bF @ Cinv) * bF).sum(axis=1)
+                df0 += rank
             c = b @ V  # (k, d) coordinates in the eigenbasis
             if self.select == "gcv":
                 phis = np.stack([shrinkage(w, float(lam), self.eps) for lam in grid])  # (L, d)
                 red = (c * c) @ (2.0 * phis - w * phis * phis).T  # (k, L) explained sum of squares
-                ss = syy - (sy * sy / n if self.intercept else 0.0)
                 rss = np.maximum(ss[:, None] - red, 0.0)
-                df = (1.0 if self.intercept else 0.0) + (w * phis).sum(axis=1)  # (L,) trace of the hat matrix
+                df = df0 + (w * phis).sum(axis=1)  # (L,) trace of the hat matrix
                 resid_df = n - df
                 with np.errstate(divide="ignore", invalid="ignore"):
                     gcv = np.where(resid_df > 0.5, n * rss / np.maximum(resid_df, 0.5) ** 2, np.inf)
@@ -789,6 +825,8 @@ class HyperplaneSolver:
                 lam_i = np.full(idx_arr.size, float(self.lam))
                 phi = np.broadcast_to(shrinkage(w, float(self.lam), self.eps), c.shape)
             E = (c * phi) @ V.T  # e_i = V diag(phi) V^T (b_i - sum_y_i mu)
+            if free:
+                E = np.hstack([E, (bF - E @ Bm) @ Cinv])  # f_i = C^+ (b_F - B^T e_i)
             self._normals[idx_arr] = E
             self.lam_[idx_arr] = lam_i
             self.intercept_[idx_arr] = sy / n - E @ mu if self.intercept else 0.0
@@ -804,10 +842,17 @@ def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
     - ``paper``: the paper's exact method, ``lam`` and ``eps`` as given (no intercept).
     - ``auto``: centred embeddings with an unpenalised per-model intercept, lambda chosen per model by
       generalised cross-validation over :data:`GCV_LAMBDAS`, ``eps`` as given. Measured in docs/RESULTS.md.
+    - ``auto-text`` (the default): ``auto`` plus the prompt covariates of :mod:`indexer.features` as
+      ``free`` (unpenalised) trailing columns of ``D``; the caller appends them
+      (:func:`indexer.sync.design`); a space records the set's name (``features`` in its params).
     """
     key = (name or "").strip().lower()
     if key == "paper":
         return {"lam": lam, "eps": eps}
     if key == "auto":
         return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv"}
-    raise InputError(f"unknown solver method {name!r}; use auto or paper")
+    if key == "auto-text":
+        from .features import TEXT_FEATURES, n_features
+
+        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "free": n_features(TEXT_FEATURES)}
+    raise InputError(f"unknown solver method {name!r}; use auto-text, auto or paper")
