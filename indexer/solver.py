@@ -356,6 +356,8 @@ class HyperplaneSolver:
         """
         self._check_params()
         D = validate_embeddings(D)
+        if self.free and self.free >= D.shape[1]:
+            raise InputError(f"free={self.free} leaves no embedding column of the {D.shape[1]} in D")
         S = np.asarray(S)
         if S.ndim != 2 or S.shape[1] != D.shape[0]:
             raise DimensionError(
@@ -603,8 +605,6 @@ class HyperplaneSolver:
         free = getattr(self, "free", 0)
         if isinstance(free, bool) or not isinstance(free, (int, np.integer)) or free < 0:
             raise InputError(f"free={free!r} must be a whole number >= 0 (trailing unpenalised columns)")
-        if free and hasattr(self, "D_") and free >= self.D_.shape[1]:
-            raise InputError(f"free={free} leaves no embedding column of the {self.D_.shape[1]} in D")
         if self.select not in (None, "gcv"):
             raise InputError(f"select={self.select!r}: use None (fixed lambda) or 'gcv'")
         if self.lambdas is not None:
