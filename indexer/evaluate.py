@@ -169,7 +169,12 @@ def _run_split(m, D, labels, split, seeds, lam, eps, method, sweep, knn_k, plots
         desc = f"leave one {header['group_by']} out ({len(folds)} folds); mean ± std over folds"
     methods, default_name, default_opts = _methods(lam, eps, method, knn_k)
     pooled: dict = {} if plots_dir is not None else None
-    results = protocol.run_folds(D, m.S, m.groups, folds, methods, pooled=pooled)
+    covariates = None
+    if default_opts.get("free"):
+        from .features import text_features
+
+        covariates = text_features(m.texts)
+    results = protocol.run_folds(D, m.S, m.groups, folds, methods, pooled=pooled, covariates=covariates)
     agg = protocol.aggregate(results)
     agg["methods"]["default"]["options"] = default_opts
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}

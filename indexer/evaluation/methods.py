@@ -46,6 +46,11 @@ class SolverMethod:
 
     options: dict = field(default_factory=dict)
 
+    @property
+    def uses_covariates(self) -> bool:
+        """True when the options have ``free`` columns: ``D`` must carry the prompt covariates (protocol)."""
+        return bool(self.options.get("free"))
+
     def fit(self, D: np.ndarray, S: np.ndarray) -> _Fitted:
         from ..solver import HyperplaneSolver
 

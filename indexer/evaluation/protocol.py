@@ -54,11 +54,14 @@ def run_folds(
     methods: dict,
     *,
     pooled: dict[str, Pooled] | None = None,
+    covariates: np.ndarray | None = None,
 ) -> list[FoldResult]:
     """Evaluate ``methods`` (name -> object with ``fit(D, S)``) on every fold.
 
     ``D`` (N, d) unit rows, ``S`` (M, N) outcomes with NaN, ``benchmarks`` (N,) the benchmark of each prompt
     (the unit of the benchmark-score correlation). ``pooled``, if given, collects held-out predictions.
+    ``covariates`` (N, k): prompt covariates (:mod:`indexer.features`) appended to ``D`` for the methods whose
+    ``uses_covariates`` is true (the solver's ``free`` option); the others see ``D`` alone.
     """
     results = []
     for fold in folds:
@@ -68,12 +71,17 @@ def run_folds(
         S_tgt = S[keep][:, fold.test]
         obs = ~np.isnan(S_tgt)
         D_src, D_tgt = D[fold.train], D[fold.test]
+        if covariates is not None:
+            X_src, X_tgt = np.c_[D_src, covariates[fold.train]], np.c_[D_tgt, covariates[fold.test]]
         bench = benchmarks[fold.test]
         res = FoldResult(fold.name, int(keep.sum()), int(fold.test.size), int(obs.sum()), {}, metrics.oracle(S_tgt))
         for name, method in methods.items():
             t0 = time.perf_counter()
-            fitted = method.fit(D_src, S_src)
-            P = fitted.predict(D_tgt)  # (M, n_tgt)
+            wide = getattr(method, "uses_covariates", False)
+            if wide and covariates is None:
+                raise ValueError(f"method {name!r} needs prompt covariates; pass covariates=")
+            fitted = method.fit(X_src if wide else D_src, S_src)
+            P = fitted.predict(X_tgt if wide else D_tgt)  # (M, n_tgt)
             res.seconds[name] = time.perf_counter() - t0
             res.methods[name] = score_fold(P, S_tgt, bench, fitted.source_mean)
             if pooled is not None:
