@@ -39,15 +39,18 @@ def load_sample(folder: Path = SAMPLE_DIR) -> tuple[list[dict], list[str], np.nd
 
 def run_demo(queries: list[str], top: int = 5) -> dict:
     """Fit the sample and rank its models for each query prompt."""
+    from .config import get_settings
     from .encoder import get_encoder
-    from .solver import HyperplaneSolver
+    from .pipeline import make_solver
+    from .sync import design
 
     prompts, models, S = load_sample()
     enc = get_encoder()
-    D = enc.encode([p["text"] for p in prompts])
-    solver = HyperplaneSolver.from_settings().fit(D, S, model_ids=models)  # TASKSPACE_METHOD
-    Q = enc.encode(queries)
-    scores = solver.predict(Q)  # (queries, models)
+    texts = [p["text"] for p in prompts]
+    solver, _, params = make_solver(get_settings())  # TASKSPACE_METHOD
+    # with the default method the prompt-length covariates are columns of D (and of the queries)
+    solver.fit(design(enc.encode(texts), texts, params), S, model_ids=models)
+    scores = solver.predict(design(enc.encode(queries), queries, params))  # (queries, models)
     acc = np.nanmean(S, axis=1)
     out = []
     for q, row in zip(queries, scores):

@@ -92,11 +92,17 @@ def _timed(report: RunReport, stage: str):
 
 
 def make_solver(settings):
-    """The configured solver (``TASKSPACE_METHOD``) and the space's (method, params) that identify it."""
+    """The configured solver (``TASKSPACE_METHOD``) and the space's (method, params) that identify it.
+
+    With ``free`` covariate columns (method ``auto-text``) the params also name the feature set
+    (``features``): the solver is fitted on ``sync.design(D, texts, params)`` and queried with ``sync.lift``."""
+    from .features import TEXT_FEATURES
     from .solver import HyperplaneSolver, method_options
 
     opts = method_options(settings.method, lam=settings.lam, eps=settings.eps)
     params = {k: v for k, v in opts.items() if k not in ("lam", "eps")}
+    if opts.get("free"):
+        params["features"] = TEXT_FEATURES
     return HyperplaneSolver(**opts), settings.method, params
 
 
@@ -251,8 +257,11 @@ class Indexer:
             if (sp.encoder == enc_id and sp.lam == self.settings.lam and sp.eps == self.settings.eps
                     and sp.method == method and (sp.params or {}) == params):
                 return sp
-        # with an intercept, model vectors are [e_i, c_i] and prompt/query vectors [q, 1] (sync.lift)
-        dim = self.encoder.dim + (1 if params.get("intercept") else 0)
+        # model vectors are [e_i, f_i, c_i] and prompt/query vectors [q, text_features, 1] (sync.lift), with
+        # f_i only when the method has prompt features and c_i only with an intercept
+        from .features import n_features
+
+        dim = self.encoder.dim + n_features(params.get("features")) + (1 if params.get("intercept") else 0)
         return self.store.get_or_create_space(enc_id, dim, self.settings.lam, self.settings.eps,
                                               method=method, params=params)
 
@@ -274,15 +283,19 @@ class Indexer:
     # ------------------------------------------------------------------ solving
     def _solve(self, space, models: list[str], report: RunReport) -> None:
         from .store.sql import ModelVector
+        from .sync import design, feature_set
 
         with _timed(report, "load"):
             om = self.store.load_outcomes(models=models)
             digests = self.store.model_digests(om.models)
         with _timed(report, "embed"):
             D = self.embeddings(om.prompt_ids, om.prompt_hashes, report)
+        solver, _, params = make_solver(self.settings)
+        if feature_set(params):  # the prompt covariates are columns of what the solver is fitted on
+            with _timed(report, "load"):
+                D = design(D, self.store.prompt_texts(om.prompt_ids), params)
         with _timed(report, "solve"):
             self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
-            solver, _, params = make_solver(self.settings)
             # models are independent given D: fitting them in chunks gives the same vectors and lets a bar move
             solver.fit(D, om.scores[:0], model_ids=[])
             bar = self.progress.bar(len(om.models), "solve")
@@ -301,7 +314,8 @@ class Indexer:
                     bar.update(len(ids))
             if bar is not None:
                 bar.close()
-            # with an intercept the index stores [e_i, c_i] (queried with [q, 1]: sync.lift)
+            # with an intercept the index stores [e_i, (f_i,) c_i] (queried with [q, (features,) 1]: sync.lift);
+            # normals_ already holds the covariate coefficients f_i after e_i
             stored = solver.augmented_normals() if params.get("intercept") else solver.normals_
             bench = np.asarray(om.benchmarks)
             row_of = {m: i for i, m in enumerate(om.models)}
@@ -331,7 +345,7 @@ class Indexer:
     def _benchmark_vectors(self, space, report: RunReport) -> bool:
         """Save benchmark mean vectors that are missing or out of date; True when any changed."""
         from .store.sql import BenchmarkVector
-        from .sync import lift
+        from .sync import feature_set, lift
 
         stored = {bv.benchmark: bv for bv in self.store.load_benchmark_vectors(space.id)}
         changed = []
@@ -342,8 +356,10 @@ class Indexer:
             ids = self.store.benchmark_prompts(b.name)
             hashes = self.store.prompt_hashes(ids)
             D = self.embeddings(np.asarray(ids), hashes, report)
-            changed.append(BenchmarkVector(benchmark=b.name, vector=lift(D.mean(axis=0), space)[0],
-                                           n_prompts=len(ids)))
+            texts = self.store.prompt_texts(ids) if feature_set(space) else None
+            # the mean of the prompts' lifted vectors: a model's score for it is its mean predicted score
+            vec = lift(D, space, texts).mean(axis=0, dtype=np.float64).astype(np.float32)
+            changed.append(BenchmarkVector(benchmark=b.name, vector=vec, n_prompts=len(ids)))
         if changed:
             self.store.save_benchmark_vectors(space.id, changed)
         report.counts["benchmarks"] = len(changed)

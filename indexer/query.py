@@ -1,8 +1,10 @@
 """Find models for a task: one or more example prompts (averaged) or a benchmark name -> one query vector ->
 inner-product search over the models collection of an embedding space, with payload filters.
 
-A model's score is ``e_i . q``: its predicted success (in [-1, 1] units of the outcome scale) on the prompt,
-or, for a benchmark or several prompts, its mean predicted success over them (linearity).
+A model's score is the inner product of its stored vector with the query's lifted vector (:func:`indexer.sync.lift`:
+``[e_i, f_i, c_i] . [q, text_features(prompt), 1]`` with the default method): its predicted success (in [-1, 1]
+units of the outcome scale) on the prompt, or, for a benchmark or several prompts, its mean predicted success
+over them (the query is the mean of their lifted vectors; linearity).
 """
 
 from __future__ import annotations
@@ -34,15 +36,21 @@ def _space(store, space=None):
     if len(spaces) > 1:
         from .config import get_settings
         from .encoder import get_encoder
+        from .pipeline import make_solver
 
-        enc_id = get_encoder(get_settings().encoder).id
+        settings = get_settings()
+        enc_id = get_encoder(settings.encoder).id
         mine = [s for s in spaces if s.encoder == enc_id]
-        spaces = mine[-1:] or spaces[-1:]
+        # the space the configured method builds (TASKSPACE_METHOD=auto after auto-text: the auto space)
+        _, method, params = make_solver(settings)
+        configured = [s for s in mine if s.method == method and (s.params or {}) == params
+                      and s.lam == settings.lam and s.eps == settings.eps]
+        spaces = configured[-1:] or mine[-1:] or spaces[-1:]
     return spaces[0]
 
 
 def query_vector(store, vectors, space, *, prompts: list[str] | None = None, benchmark: str | None = None) -> np.ndarray:
-    """The (dim,) query vector of example prompts (mean of their embeddings) or of a benchmark (its mean vector)."""
+    """The (dim,) query vector of example prompts (mean of their lifted vectors) or of a benchmark (its vector)."""
     from .sync import lift, space_name
 
     if bool(prompts) == bool(benchmark):
@@ -59,7 +67,7 @@ def query_vector(store, vectors, space, *, prompts: list[str] | None = None, ben
     if enc.id != space.encoder:
         raise InputError(f"the space was built with {space.encoder} but the installed encoder is {enc.id}; "
                          "re-index with the installed encoder")
-    return lift(enc.encode(prompts).mean(axis=0), space)[0]
+    return lift(enc.encode(prompts), space, prompts).mean(axis=0, dtype=np.float64).astype(np.float32)
 
 
 def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,

@@ -68,7 +68,7 @@ def model_vectors(indexer) -> dict[str, np.ndarray]:
     return {mv.model: mv.vector for mv in indexer.store.load_model_vectors(space.id)}
 
 
-@pytest.mark.parametrize("method", ["auto", "paper"])
+@pytest.mark.parametrize("method", ["auto-text", "auto", "paper"])
 def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch, method):
     from indexer.config import reset_settings
 
@@ -104,13 +104,16 @@ def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch, m
 
     # and both equal the solver fitted directly on the same data
     om = fresh.store.load_outcomes()
-    D = encoder.encode(fresh.store.prompt_texts(om.prompt_ids))
-    direct = HyperplaneSolver.from_settings().fit(D, om.scores, model_ids=om.models)
+    texts = fresh.store.prompt_texts(om.prompt_ids)
     (space,) = fresh.store.list_spaces()
-    assert space.method == method and space.dim == 384 + (method == "auto")
+    D = sync.design(encoder.encode(texts), texts, space)  # auto-text: [embedding, text features]
+    direct = HyperplaneSolver.from_settings().fit(D, om.scores, model_ids=om.models)
+    n_cov = 2 if method == "auto-text" else 0
+    assert space.method == method and space.dim == 384 + n_cov + (method != "paper")
+    assert sync.feature_set(space) == ("text-length-v1" if n_cov else None)
     for i, m in enumerate(om.models):
         want = direct.normals_[i]
-        if method == "auto":  # stored as [e_i, c_i] so that [q, 1] . it is the predicted score
+        if method != "paper":  # stored as [e_i, (f_i,) c_i] so that [q, (features,) 1] . it is the predicted score
             want = np.append(want, direct.intercept_[i])
         np.testing.assert_allclose(scratch[m], want, atol=1e-5)
 
@@ -234,11 +237,12 @@ def test_progress_bars_on_a_terminal_give_the_same_result(tmp_path, env, capsys)
     err = capsys.readouterr().err
     assert "solve" in err and "upsert" in err
     om = ix.store.load_outcomes()
-    D = ix.encoder.encode(ix.store.prompt_texts(om.prompt_ids))
+    texts = ix.store.prompt_texts(om.prompt_ids)
+    D = sync.design(ix.encoder.encode(texts), texts, ix.store.list_spaces()[0])
     direct = HyperplaneSolver.from_settings().fit(D, om.scores, model_ids=om.models)
     got = model_vectors(ix)
     for i, m in enumerate(om.models):
-        np.testing.assert_allclose(got[m][:384], direct.normals_[i], atol=1e-5)
+        np.testing.assert_allclose(got[m], direct.augmented_normals()[i], atol=1e-5)
 
 
 def test_a_model_that_cannot_be_solved_is_recorded_and_the_others_saved(tmp_path, env, monkeypatch):

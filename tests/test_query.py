@@ -7,7 +7,7 @@ from indexer.errors import NotFoundError
 from indexer.pipeline import Indexer
 from indexer.query import find_models
 from indexer.solver import HyperplaneSolver
-from indexer.sync import lift
+from indexer.sync import design, lift
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
 from indexer.store.vectors import VectorStore
@@ -35,13 +35,15 @@ def test_prompt_query_ranks_by_inner_product(indexed, encoder):
     prompts = ["What is item 3 of alpha about chemistry?", "A question on poetry"]
     got = find_models(prompts, top=4, store=store, vectors=vectors)
     (space,) = store.list_spaces()
-    q = encoder.encode(prompts).mean(axis=0)
     solver = HyperplaneSolver.from_settings()
     om = store.load_outcomes()
-    solver.fit(encoder.encode(store.prompt_texts(om.prompt_ids)), om.scores, model_ids=om.models)
-    predicted = solver.predict(q[None, :])[0]  # e_i . q (+ c_i): what the index must rank by
+    texts = store.prompt_texts(om.prompt_ids)
+    solver.fit(design(encoder.encode(texts), texts, space), om.scores, model_ids=om.models)
+    # e_i . q + f_i . text_features + c_i, averaged over the prompts: what the index must rank by
+    predicted = solver.predict(design(encoder.encode(prompts), prompts, space)).mean(axis=0)
     want = dict(zip(om.models, predicted.tolist()))
-    assert {mv.model: float(lift(q, space)[0] @ mv.vector) for mv in store.load_model_vectors(space.id)} == pytest.approx(want, abs=1e-5)
+    q = lift(encoder.encode(prompts), space, prompts).mean(axis=0)
+    assert {mv.model: float(q @ mv.vector) for mv in store.load_model_vectors(space.id)} == pytest.approx(want, abs=1e-5)
     assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
     for m in got:
         assert m.score == pytest.approx(want[m.model], abs=1e-5)
