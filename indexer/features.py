@@ -1,6 +1,6 @@
 """Prompt covariates beside the embedding: fixed functions of a prompt's text, no fitting, no I/O.
 
-The default method (``TASKSPACE_METHOD=auto-text``, see :func:`indexer.solver.method_options`) appends these
+The method ``auto-text`` (``TASKSPACE_METHOD=auto-text``, see :func:`indexer.solver.method_options`) appends these
 columns to each prompt's embedding and leaves their coefficients unpenalised (the solver's ``free`` option).
 A model is then stored as ``[e_i, f_i, c_i]`` and a query as ``[q, text_features(query), 1]``
 (:func:`indexer.sync.lift`), so an inner product is still the model's predicted score.
@@ -9,6 +9,12 @@ Why these two: MiniLM embeddings say little about how long and how involved a pr
 long prompts), and length predicts difficulty on both evaluation datasets, out of sample too. A larger set
 (digits, symbols, options, word length) helped on mmlu_pro but hurt leave-one-benchmark-out on
 evalarena_code; docs/RESULTS.md has the numbers.
+
+Not the default: the covariates' coefficients are unpenalised and linear, so a query far outside the indexed
+prompts' lengths (a one-line question against 10-option multiple-choice prompts) is extrapolated, and the
+ranking is then driven by how length-sensitive each model was on the benchmarks rather than by the prompt's
+content (seen on the bundled sample: a one-line calculus question ranked Phi-3-mini first with a predicted
+score of +1.6). ``auto`` has no such term.
 """
 
 from __future__ import annotations

@@ -842,7 +842,7 @@ def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
     - ``paper``: the paper's exact method, ``lam`` and ``eps`` as given (no intercept).
     - ``auto``: centred embeddings with an unpenalised per-model intercept, lambda chosen per model by
       generalised cross-validation over :data:`GCV_LAMBDAS`, ``eps`` as given. Measured in docs/RESULTS.md.
-    - ``auto-text`` (the default): ``auto`` plus the prompt covariates of :mod:`indexer.features` as
+    - ``auto-text``: ``auto`` plus the prompt covariates of :mod:`indexer.features` as
       ``free`` (unpenalised) trailing columns of ``D``; the caller appends them
       (:func:`indexer.sync.design`); a space records the set's name (``features`` in its params).
     """

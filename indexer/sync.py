@@ -6,7 +6,7 @@
 - ``has_intercept(space)``, ``feature_set(space)``, ``design(D, texts, space)``, ``lift(X, space, texts)``: the
   index form of a space's vectors, chosen so that Qdrant's Dot product is the model's predicted score.
   A space whose params carry ``intercept`` stores models as ``[e_i, c_i]``; one whose params also name a
-  prompt feature set (``features``, :mod:`indexer.features`; method ``auto-text``, the default) stores
+  prompt feature set (``features``, :mod:`indexer.features`; method ``auto-text``) stores
   ``[e_i, f_i, c_i]`` (dim = encoder dim + covariates + 1). ``design`` appends the covariate columns to the
   embeddings (what the solver is fitted on); ``lift`` gives prompt and query vectors as ``[q, 1]`` or
   ``[q, text_features(text), 1]``, so it needs the texts on a feature space. A mean of lifted vectors is a

@@ -1,4 +1,4 @@
-"""The prompt covariates (method auto-text, the default) through indexing and queries: a model is stored as
+"""The prompt covariates (method auto-text) through indexing and queries: a model is stored as
 [e_i, f_i, c_i], every prompt/query/benchmark vector as [q, text_features(text), 1], so Qdrant's Dot score is
 the solver's prediction on [embedding, text features]."""
 
@@ -57,8 +57,10 @@ def length_driven(rng, names, texts):
 
 
 @pytest.fixture
-def indexed(tmp_path, encoder):
-    """Two benchmarks indexed with the default method (auto-text)."""
+def indexed(tmp_path, encoder, monkeypatch):
+    """Two benchmarks indexed with the method auto-text."""
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-text")
+    reset_settings()
     rng = np.random.default_rng(11)
     names = ["m1", "m2", "m3", "m4", "m5"]
     ta, tb = varied_texts("alpha", 20), varied_texts("beta", 14, offset=40)
@@ -79,7 +81,7 @@ def direct_solver(store, encoder, space) -> HyperplaneSolver:
                                                 model_ids=om.models)
 
 
-def test_default_space_records_the_feature_set_and_its_dimension(indexed, encoder):
+def test_auto_text_space_records_the_feature_set_and_its_dimension(indexed, encoder):
     store, _ = indexed
     (space,) = store.list_spaces()
     assert space.method == "auto-text" and sync.feature_set(space) == TEXT_FEATURES
@@ -172,8 +174,8 @@ def test_lift_and_design_need_the_texts_on_a_feature_space():
 
 
 def test_an_auto_index_keeps_working_and_auto_text_makes_its_own_space(tmp_path, encoder, monkeypatch):
-    """(3) an index built with auto stays as it was with TASKSPACE_METHOD=auto; the default builds a second
-    space (another name, dim + 2); each method's query uses its own space."""
+    """(3) an index built with auto stays as it was with TASKSPACE_METHOD=auto; auto-text builds a second
+    space with auto-text (another name, dim + 2); each method's query uses its own space."""
     rng = np.random.default_rng(12)
     texts = varied_texts("alpha", 16)
     write_source(tmp_path / "a", "alpha", texts, length_driven(rng, ["m1", "m2", "m3"], texts))
