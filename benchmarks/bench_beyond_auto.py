@@ -1,10 +1,14 @@
-"""Variants of the default method (``auto``) measured against issue 5's "go beyond the paper" targets.
+"""Variants of ``auto-text`` measured against issue 5's "go beyond the paper" targets.
 
     TASKSPACE_CACHE_DIR=.taskspace/cache python benchmarks/bench_beyond_auto.py [DATA ...] [--split oos|in-sample]
 
 DATA defaults to ../shared/data/mmlu_pro and ../shared/data/evalarena_code (leave one benchmark out).
-Every variant keeps the index form ``score = e_i . lift(q) + c_i``; the diagnostics at the end do not (they use
-held-out information or all models' outcomes) and only bound what any per-model hyperplane can reach.
+Reference rows: ``auto`` (the default: centred embeddings, unpenalised per-model intercept, per-model GCV
+lambda) and ``auto-text`` (``auto`` plus the unpenalised prompt covariates of :mod:`indexer.features`, the
+solver's ``free=2``; better on held-out benchmarks, not the default because short queries are extrapolated).
+The variants are built on ``auto-text``. Every variant keeps the index form
+``score = [e_i, f_i] . [q, t(q)] + c_i``; the diagnostics at the end do not (they use held-out information or
+all models' outcomes) and only bound what any per-model hyperplane can reach.
 Prints one line per (dataset, variant): mean over folds of pooled AUC and selection accuracy.
 Results: docs/RESULTS.md ("Also tried").
 """
@@ -22,66 +26,113 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from indexer.evaluation import metrics, splits  # noqa: E402
+from indexer.features import text_features  # noqa: E402
 from indexer.solver import HyperplaneSolver, method_options, shrinkage  # noqa: E402
 
 AUTO = method_options("auto")
+AUTO_TEXT = method_options("auto-text")  # AUTO plus free=2
+_OPTION = re.compile(r"^[A-J]\. ")
 
 
-def text_features(texts: list[str], rich: bool) -> np.ndarray:
-    """Fixed per-prompt features, standardised over all prompts: log chars and log lines (``rich``: 8 features)."""
-    rows = []
+def covariates(texts: list[str]) -> dict[str, np.ndarray]:
+    """Per-prompt covariates, all used as unpenalised (``free``) columns, so their scale does not matter.
+
+    ``2``: :func:`indexer.features.text_features` (log1p characters, log1p lines; ``auto-text``'s set);
+    ``3``: those plus log(number of answer options), the lines matching ``^[A-J]. `` (0 without options);
+    ``8``: the 2 plus log1p words, digit and symbol fractions, the option count, log1p first-line length and
+    mean word length (standardised for the conditioning of the covariate Gram only).
+    """
+    F2 = text_features(texts).astype(np.float64)
+    opts, extra = [], []
     for t in texts:
         lines, words = t.split("\n"), t.split()
-        row = [np.log1p(len(t)), np.log1p(len(lines))]
-        if rich:
-            n = max(len(t), 1)
-            row += [np.log1p(len(words)), sum(c.isdigit() for c in t) / n, sum(c in "=+-*/^()[]{}<>$%" for c in t) / n,
-                    sum(bool(re.match(r"^[A-J]\. ", x)) for x in lines), np.log1p(len(lines[0])),
-                    float(np.mean([len(w) for w in words])) if words else 0.0]
-        rows.append(row)
-    F = np.array(rows, dtype=np.float64)
-    sd = F.std(axis=0)
-    return (F - F.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        k = sum(bool(_OPTION.match(x)) for x in lines)
+        n = max(len(t), 1)
+        opts.append(np.log(max(k, 1)))
+        extra.append([np.log1p(len(words)), sum(c.isdigit() for c in t) / n, sum(c in "=+-*/^()[]{}<>$%" for c in t) / n,
+                      k, np.log1p(len(lines[0])), float(np.mean([len(w) for w in words])) if words else 0.0])
+    F8 = np.c_[F2, np.array(extra)]
+    sd = F8.std(axis=0)
+    F8 = (F8 - F8.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    return {"2": F2, "3": np.c_[F2, np.array(opts)], "8": F8}
 
 
-def _auto(D, S):
-    return HyperplaneSolver(**AUTO).fit(D, S)
+def _fit(X, S, free):
+    return HyperplaneSolver(**(dict(AUTO, free=free) if free else AUTO)).fit(X, S)
 
 
 def _mu(s: HyperplaneSolver) -> np.ndarray:
+    """(M, d) each model's mean design row over its observed prompts."""
     return np.stack([s.patterns_[s.pattern_of_[i]].eig[2] for i in range(len(s.model_ids_))])
 
 
-def loo_calibrated(Ds, Ss, Dt, slope_only):
-    """auto, then per model y ~ alpha + beta * (closed-form leave-one-out prediction), folded into (e, c)."""
-    s = _auto(Ds, Ss)
-    E, a = s.normals_.copy(), s.intercept_.copy()
+def _hat_diag(s: HyperplaneSolver, i: int, X: np.ndarray) -> np.ndarray:
+    """Diagonal of model i's hat matrix on its observed rows ``X`` (design rows), from the pattern statistics:
+    1/n (intercept) + f^T C^+ f (free covariates, centred) + z^T diag(phi) z, z = V^T (a - K f) (partialled
+    embedding part)."""
+    pat = s.patterns_[s.pattern_of_[i]]
+    w, V, mu = pat.eig
+    Xc = X - mu
+    h = np.full(X.shape[0], 1.0 / X.shape[0])
+    if s.free:
+        Bm, K, Cinv, _ = pat.free
+        A, F = Xc[:, : -s.free], Xc[:, -s.free :]
+        h += ((F @ Cinv) * F).sum(axis=1)
+        A = A - F @ K.T
+    else:
+        A = Xc
+    Z = A @ V
+    return h + (Z * Z) @ shrinkage(w, float(s.lam_[i]), 0.0)
+
+
+def loo_calibrated(Xs, Ss, Xt, free, slope_only):
+    """auto-text, then per model y ~ alpha + beta * (closed-form leave-one-out prediction), folded into (e, c)."""
+    s = _fit(Xs, Ss, free)
+    E, a, mu = s.normals_.copy(), s.intercept_.copy(), _mu(s)
     for i in range(Ss.shape[0]):
         obs = ~np.isnan(Ss[i])
         y = 2.0 * Ss[i, obs] - 1.0
-        w, V, mu = s.patterns_[s.pattern_of_[i]].eig
-        Z = (Ds[obs] - mu) @ V
-        h = 1.0 / obs.sum() + (Z * Z) @ shrinkage(w, float(s.lam_[i]), 0.0)  # hat-matrix diagonal
-        fit = a[i] + Ds[obs] @ E[i]
+        h = _hat_diag(s, i, Xs[obs])
+        fit = a[i] + Xs[obs] @ E[i]
         loo = y - (y - fit) / (1.0 - h)
         alpha, beta = np.linalg.lstsq(np.c_[np.ones(y.size), loo], y, rcond=None)[0]
         if slope_only:
             E[i] *= max(beta, 0.0)
-            a[i] = y.mean() - E[i] @ mu
+            a[i] = y.mean() - E[i] @ mu[i]
         else:
             E[i], a[i] = beta * E[i], alpha + beta * a[i]
-    return Dt @ E.T + a
+    return Xt @ E.T + a
 
 
-def slope_shrink(Ds, Ss, Dt, beta):
-    s = _auto(Ds, Ss)
+def slope_shrink(Xs, Ss, Xt, free, beta):
+    """Every coefficient (embedding and covariates) x beta, intercept reset to the source mean."""
+    s = _fit(Xs, Ss, free)
     E = s.normals_ * beta
     ybar = np.nanmean(2.0 * Ss - 1.0, axis=1)
-    return Dt @ E.T + (ybar - (E * _mu(s)).sum(axis=1))
+    return Xt @ E.T + (ybar - (E * _mu(s)).sum(axis=1))
 
 
-def transformed(Ds, Ss, Dt, kind, arg):
-    """auto on globally transformed embeddings (statistics of the source prompts)."""
+def mean_normal_shrunk(Ds, Ss, Dt, Fs, Ft):
+    """Shrink each model toward the models' mean normal: fit auto-text; u = mean over models of the embedding
+    part of the normals; per model refit the residual target y - (D - m) @ u (m = source mean prompt) with the
+    same solver (unpenalised intercept and covariates, penalised embedding, lambda by GCV on GCV_LAMBDAS,
+    penalty 2 lambda); add u back. Exact: the solver takes outcomes in [0, 1], so the residuals r are passed as
+    s' = (r / R + 1) / 2 with R = max |r|; the fit is linear in y and GCV's argmin is invariant to scaling y,
+    so R x (the fitted normals, intercepts) is the ridge fit of r itself."""
+    Xs, Xt = np.c_[Ds, Fs], np.c_[Dt, Ft]
+    free = Fs.shape[1]
+    u = _fit(Xs, Ss, free).normals_[:, :-free].mean(axis=0)
+    m = Ds.mean(axis=0)
+    R = 2.0 * Ss - 1.0 - ((Ds - m) @ u)[None, :]  # NaN stays NaN
+    scale = float(np.nanmax(np.abs(R)))
+    r = _fit(Xs, (R / scale + 1.0) / 2.0, free)
+    E, a = r.normals_ * scale, r.intercept_ * scale
+    E[:, :-free] += u
+    return Xt @ E.T + (a - m @ u)
+
+
+def transformed(Ds, Ss, Dt, Fs, Ft, kind, arg):
+    """auto-text on globally transformed embeddings (statistics of the source prompts), covariates appended."""
     m = Ds.mean(axis=0)
     w, V = np.linalg.eigh(np.cov((Ds - m).T))
     w = np.clip(w, 0.0, None)
@@ -97,26 +148,7 @@ def transformed(Ds, Ss, Dt, kind, arg):
         rng = np.random.default_rng(0)
         R, b = rng.normal(0.0, 1.0 / sigma, (Ds.shape[1], k)), rng.uniform(0.0, 2 * np.pi, k)
         tf = lambda X: np.c_[X, scale * np.sqrt(2.0 / k) * np.cos(X @ R + b)]  # noqa: E731
-    return _auto(tf(Ds), Ss).predict(tf(Dt))
-
-
-def variants(F2, F8):
-    return {
-        "auto (default)": lambda Ds, Ss, Dt, tr, te, gs: _auto(Ds, Ss).predict(Dt),
-        "LOO calibration a+b*score": lambda Ds, Ss, Dt, tr, te, gs: loo_calibrated(Ds, Ss, Dt, False),
-        "LOO calibration, slope only": lambda Ds, Ss, Dt, tr, te, gs: loo_calibrated(Ds, Ss, Dt, True),
-        "slope x 0.5 (toward source mean)": lambda Ds, Ss, Dt, tr, te, gs: slope_shrink(Ds, Ss, Dt, 0.5),
-        "whitening (C + 0.1 I)^-1/2": lambda Ds, Ss, Dt, tr, te, gs: transformed(Ds, Ss, Dt, "whiten", (0.1, 0.5)),
-        "anti-whitening C^1/4": lambda Ds, Ss, Dt, tr, te, gs: transformed(Ds, Ss, Dt, "whiten", (0.0, -0.25)),
-        "global PCA, 32 dims": lambda Ds, Ss, Dt, tr, te, gs: transformed(Ds, Ss, Dt, "pca", 32),
-        "+512 random Fourier features": lambda Ds, Ss, Dt, tr, te, gs: transformed(Ds, Ss, Dt, "rff", (512, 1.0, 1.0)),
-        "per-benchmark centring (transductive)": within_centred,
-        "project out benchmark-mean span": project_out,
-        "+2 text features (log chars, lines)": lambda Ds, Ss, Dt, tr, te, gs: _auto(
-            np.c_[Ds, 0.2 * F2[tr]], Ss).predict(np.c_[Dt, 0.2 * F2[te]]),
-        "+8 text features": lambda Ds, Ss, Dt, tr, te, gs: _auto(
-            np.c_[Ds, 0.2 * F8[tr]], Ss).predict(np.c_[Dt, 0.2 * F8[te]]),
-    }
+    return _fit(np.c_[tf(Ds), Fs], Ss, Fs.shape[1]).predict(np.c_[tf(Dt), Ft])
 
 
 def _bench_means(Ds, gs):
@@ -124,33 +156,70 @@ def _bench_means(Ds, gs):
     return labs, np.stack([Ds[gs == g].mean(axis=0) for g in labs])
 
 
-def within_centred(Ds, Ss, Dt, tr, te, gs):
+def within_centred(Ds, Ss, Dt, Fs, Ft, gs):
     labs, Mu = _bench_means(Ds, gs)
-    s = _auto(Ds - Mu[np.searchsorted(labs, gs)], Ss)
-    return s.predict(Dt - Dt.mean(axis=0))  # the target benchmark's own mean (needs all its prompts)
+    s = _fit(np.c_[Ds - Mu[np.searchsorted(labs, gs)], Fs], Ss, Fs.shape[1])
+    return s.predict(np.c_[Dt - Dt.mean(axis=0), Ft])  # the target benchmark's own mean (needs all its prompts)
 
 
-def project_out(Ds, Ss, Dt, tr, te, gs):
+def project_out(Ds, Ss, Dt, Fs, Ft, gs):
     _, Mu = _bench_means(Ds, gs)
     U, sv, _ = np.linalg.svd((Mu - Mu.mean(axis=0)).T, full_matrices=False)
     U = U[:, sv > 1e-8]
     proj = lambda X: X - (X @ U) @ U.T  # noqa: E731
-    return _auto(proj(Ds), Ss).predict(proj(Dt))
+    return _fit(np.c_[proj(Ds), Fs], Ss, Fs.shape[1]).predict(np.c_[proj(Dt), Ft])
 
 
-def diagnostics(Ds, Ss, Dt, St):
-    """Not index-compatible: bounds. 'true mean' = each model's mean outcome on the held-out group."""
-    sm = np.nanmean(2.0 * Ss - 1.0, axis=1)
+def variants(F: dict[str, np.ndarray]):
+    """name -> fn(Ds, Ss, Dt, train, test, source groups) -> (M, n_test) scores."""
+    F2 = F["2"]
+
+    def text(fn):  # an auto-text variant: fn(Ds, Ss, Dt, Fs, Ft, gs) with auto-text's 2 covariates
+        return lambda Ds, Ss, Dt, tr, te, gs: fn(Ds, Ss, Dt, F2[tr], F2[te], gs)
+
+    def wide(key):  # auto + the covariate set `key` as free columns
+        return lambda Ds, Ss, Dt, tr, te, gs: _fit(np.c_[Ds, F[key][tr]], Ss, F[key].shape[1]).predict(
+            np.c_[Dt, F[key][te]])
+
+    return {
+        "auto (default)": lambda Ds, Ss, Dt, tr, te, gs: _fit(Ds, Ss, 0).predict(Dt),
+        "auto-text": wide("2"),
+        "LOO calibration a+b*score": text(lambda Ds, Ss, Dt, Fs, Ft, gs: loo_calibrated(
+            np.c_[Ds, Fs], Ss, np.c_[Dt, Ft], Fs.shape[1], False)),
+        "LOO calibration, slope only": text(lambda Ds, Ss, Dt, Fs, Ft, gs: loo_calibrated(
+            np.c_[Ds, Fs], Ss, np.c_[Dt, Ft], Fs.shape[1], True)),
+        "slope x 0.5 (toward source mean)": text(lambda Ds, Ss, Dt, Fs, Ft, gs: slope_shrink(
+            np.c_[Ds, Fs], Ss, np.c_[Dt, Ft], Fs.shape[1], 0.5)),
+        "shrink toward the models' mean normal": text(lambda Ds, Ss, Dt, Fs, Ft, gs: mean_normal_shrunk(
+            Ds, Ss, Dt, Fs, Ft)),
+        "whitening (C + 0.1 I)^-1/2": text(lambda Ds, Ss, Dt, Fs, Ft, gs: transformed(
+            Ds, Ss, Dt, Fs, Ft, "whiten", (0.1, 0.5))),
+        "anti-whitening C^1/4": text(lambda Ds, Ss, Dt, Fs, Ft, gs: transformed(
+            Ds, Ss, Dt, Fs, Ft, "whiten", (0.0, -0.25))),
+        "global PCA, 32 dims": text(lambda Ds, Ss, Dt, Fs, Ft, gs: transformed(Ds, Ss, Dt, Fs, Ft, "pca", 32)),
+        "+512 random Fourier features": text(lambda Ds, Ss, Dt, Fs, Ft, gs: transformed(
+            Ds, Ss, Dt, Fs, Ft, "rff", (512, 1.0, 1.0))),
+        "per-benchmark centring (transductive)": text(within_centred),
+        "project out benchmark-mean span": text(project_out),
+        "+ log(answer options), free=3": wide("3"),
+        "8 text features, free=8": wide("8"),
+    }
+
+
+def diagnostics(Ds, Ss, Dt, St, Fs, Ft):
+    """Not index-compatible: bounds. 'true mean' = each model's mean outcome on the held-out group; the slope
+    and the pooled ridge are auto-text's."""
+    Xs, Xt, free = np.c_[Ds, Fs], np.c_[Dt, Ft], Fs.shape[1]
     with np.errstate(all="ignore"):
         tm = np.nan_to_num(np.nanmean(2.0 * St - 1.0, axis=1))
         diff = np.nanmean(2.0 * St - 1.0, axis=0)
-    pooled = _auto(Ds, ((np.nanmean(2.0 * Ss - 1.0, axis=0) + 1.0) / 2.0)[None]).predict(Dt)[:, 0]
-    s = _auto(Ds, Ss)
-    slope = s.predict(Dt).T - (s.intercept_ + (s.normals_ * _mu(s)).sum(axis=1))[:, None]
+    pooled = _fit(Xs, ((np.nanmean(2.0 * Ss - 1.0, axis=0) + 1.0) / 2.0)[None], free).predict(Xt)[:, 0]
+    s = _fit(Xs, Ss, free)
+    slope = s.predict(Xt).T - (s.intercept_ + (s.normals_ * _mu(s)).sum(axis=1))[:, None]
     n = St.shape[1]
     return {
         "[diag] true held-out mean per model": np.repeat(tm[:, None], n, axis=1),
-        "[diag] true mean + auto's slope": tm[:, None] + slope,
+        "[diag] true mean + auto-text's slope": tm[:, None] + slope,
         "[diag] true mean + difficulty from all models' ridge": tm[:, None] + pooled[None],
         "[diag] true mean + true prompt difficulty": tm[:, None] + diff[None],
     }
@@ -168,7 +237,7 @@ def main() -> None:
     for data in args.data:
         m = load_matrix(data)
         D = np.asarray(get_encoder(None).encode(m.texts), dtype=np.float64)
-        F2, F8 = text_features(m.texts, False), text_features(m.texts, True)
+        F = covariates(m.texts)
         g = np.asarray(m.groups, dtype=str)
         folds = splits.leave_one_group_out(g) if args.split == "oos" else splits.in_sample(len(g), 5)
         scores: dict[str, list] = {}
@@ -178,9 +247,9 @@ def main() -> None:
             Ss, St = Ss[keep], m.S[keep][:, f.test]
             obs, sm = ~np.isnan(St), np.nanmean(Ss, axis=1)
             Ds, Dt = D[f.train], D[f.test]
-            preds = {k: fn(Ds, Ss, Dt, f.train, f.test, g[f.train]).T for k, fn in variants(F2, F8).items()}
+            preds = {k: fn(Ds, Ss, Dt, f.train, f.test, g[f.train]).T for k, fn in variants(F).items()}
             if args.split == "oos":
-                preds.update(diagnostics(Ds, Ss, Dt, St))
+                preds.update(diagnostics(Ds, Ss, Dt, St, F["2"][f.train], F["2"][f.test]))
             for k, P in preds.items():
                 row = scores.setdefault(k, [[], []])
                 row[0].append(metrics.roc_auc(P[obs], St[obs]))
