@@ -121,13 +121,14 @@ def mean_normal_shrunk(Ds, Ss, Dt, Fs, Ft):
     so R x (the fitted normals, intercepts) is the ridge fit of r itself."""
     Xs, Xt = np.c_[Ds, Fs], np.c_[Dt, Ft]
     free = Fs.shape[1]
-    u = _fit(Xs, Ss, free).normals_[:, :-free].mean(axis=0)
+    d = Ds.shape[1]
+    u = _fit(Xs, Ss, free).normals_[:, :d].mean(axis=0)
     m = Ds.mean(axis=0)
     R = 2.0 * Ss - 1.0 - ((Ds - m) @ u)[None, :]  # NaN stays NaN
     scale = float(np.nanmax(np.abs(R)))
     r = _fit(Xs, (R / scale + 1.0) / 2.0, free)
     E, a = r.normals_ * scale, r.intercept_ * scale
-    E[:, :-free] += u
+    E[:, :d] += u
     return Xt @ E.T + (a - m @ u)
 
 
@@ -190,6 +191,8 @@ def variants(F: dict[str, np.ndarray]):
             np.c_[Ds, Fs], Ss, np.c_[Dt, Ft], Fs.shape[1], True)),
         "slope x 0.5 (toward source mean)": text(lambda Ds, Ss, Dt, Fs, Ft, gs: slope_shrink(
             np.c_[Ds, Fs], Ss, np.c_[Dt, Ft], Fs.shape[1], 0.5)),
+        "auto + shrink toward the models' mean normal": lambda Ds, Ss, Dt, tr, te, gs: mean_normal_shrunk(
+            Ds, Ss, Dt, np.zeros((len(tr), 0)), np.zeros((len(te), 0))),
         "shrink toward the models' mean normal": text(lambda Ds, Ss, Dt, Fs, Ft, gs: mean_normal_shrunk(
             Ds, Ss, Dt, Fs, Ft)),
         "whitening (C + 0.1 I)^-1/2": text(lambda Ds, Ss, Dt, Fs, Ft, gs: transformed(
@@ -230,6 +233,7 @@ def main() -> None:
     shared = ROOT.parent / "shared" / "data"
     ap.add_argument("data", nargs="*", default=[str(shared / "mmlu_pro"), str(shared / "evalarena_code")])
     ap.add_argument("--split", choices=("oos", "in-sample"), default="oos")
+    ap.add_argument("--only", default=None, help="Run only the variants whose name contains this text (no diagnostics).")
     args = ap.parse_args()
     from indexer.encoder import get_encoder
     from indexer.evaluate import load_matrix
@@ -247,8 +251,9 @@ def main() -> None:
             Ss, St = Ss[keep], m.S[keep][:, f.test]
             obs, sm = ~np.isnan(St), np.nanmean(Ss, axis=1)
             Ds, Dt = D[f.train], D[f.test]
-            preds = {k: fn(Ds, Ss, Dt, f.train, f.test, g[f.train]).T for k, fn in variants(F).items()}
-            if args.split == "oos":
+            preds = {k: fn(Ds, Ss, Dt, f.train, f.test, g[f.train]).T for k, fn in variants(F).items()
+                     if args.only is None or args.only in k}
+            if args.split == "oos" and args.only is None:
                 preds.update(diagnostics(Ds, Ss, Dt, St, F["2"][f.train], F["2"][f.test]))
             for k, P in preds.items():
                 row = scores.setdefault(k, [[], []])
