@@ -4,9 +4,6 @@ the solver's prediction on [embedding, text features]."""
 
 from __future__ import annotations
 
-import csv
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +18,7 @@ from indexer.solver import HyperplaneSolver
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
 from indexer.store.vectors import VectorStore
+from tests.test_pipeline import write_source
 
 WORDS = ["algebra", "enzyme", "contract", "orbit", "sonnet", "tariff", "treaty", "proton"]
 
@@ -34,19 +32,6 @@ def varied_texts(benchmark: str, n: int, offset: int = 0) -> list[str]:
         lines = "\n".join(f"({c}) option {c} of {k}" for c in "ABCD"[: k % 4])
         out.append(f"{benchmark} question {k}: {body}?" + (f"\n{lines}" if lines else ""))
     return out
-
-
-def write_source(folder: Path, benchmark: str, texts: list[str], outcomes: dict[str, np.ndarray]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "prompts.jsonl", "w") as f:
-        for j, t in enumerate(texts):
-            f.write(json.dumps({"prompt_id": f"{benchmark}-{j}", "benchmark": benchmark, "text": t}) + "\n")
-    with open(folder / "outcomes.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["model", "prompt_id", "correct"])
-        for m, ys in outcomes.items():
-            for j, y in enumerate(ys):
-                w.writerow([m, f"{benchmark}-{j}", int(y)])
 
 
 def length_driven(rng, names, texts):

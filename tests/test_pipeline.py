@@ -26,18 +26,23 @@ TOPICS = ["algebra", "biology", "contract law", "chemistry", "poetry", "astronom
 
 def write_table(folder: Path, benchmark: str, models: dict[str, list[int]], n: int, offset: int = 0) -> list[str]:
     """A long-form table source: prompts.jsonl + outcomes.csv. models: name -> outcomes (0/1) per prompt."""
-    folder.mkdir(parents=True, exist_ok=True)
     texts = [f"Question {offset + j} on {TOPICS[(offset + j) % len(TOPICS)]}: what is item {j} of {benchmark}?" for j in range(n)]
+    write_source(folder, benchmark, texts, models)
+    return texts
+
+
+def write_source(folder: Path, benchmark: str, texts: list[str], outcomes: dict) -> None:
+    """prompts.jsonl (ids ``<benchmark>-<j>``) + outcomes.csv; outcomes: model -> 0/1 per prompt."""
+    folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "prompts.jsonl", "w") as f:
         for j, t in enumerate(texts):
             f.write(json.dumps({"prompt_id": f"{benchmark}-{j}", "benchmark": benchmark, "text": t}) + "\n")
     with open(folder / "outcomes.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["model", "prompt_id", "correct"])
-        for m, ys in models.items():
+        for m, ys in outcomes.items():
             for j, y in enumerate(ys):
-                w.writerow([m, f"{benchmark}-{j}", y])
-    return texts
+                w.writerow([m, f"{benchmark}-{j}", int(y)])
 
 
 def outcomes(rng, names, n):
