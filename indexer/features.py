@@ -14,7 +14,8 @@ Not the default: the covariates' coefficients are unpenalised and linear, so a q
 prompts' lengths (a one-line question against 10-option multiple-choice prompts) is extrapolated, and the
 ranking is then driven by how length-sensitive each model was on the benchmarks rather than by the prompt's
 content (seen on the bundled sample: a one-line calculus question ranked Phi-3-mini first with a predicted
-score of +1.6). ``auto`` has no such term.
+score of +1.6; clipping the query's covariates to the indexed range still ranked it first).
+``auto`` has no such term.
 """
 
 from __future__ import annotations
