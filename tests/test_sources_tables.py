@@ -218,6 +218,21 @@ def test_truncated_parquet(tmp_path):
     assert batch.n_outcomes == 0
 
 
+
+def test_corrupt_prompts_parquet_is_reported_not_raised(tmp_path):
+    """A prompts file whose footer reads but whose data pages do not: an error naming the file and row."""
+    texts = [f"prompt text number {i} " * 20 for i in range(5000)]
+    pq.write_table(pa.table({"prompt_id": [f"p{i}" for i in range(5000)], "benchmark": ["b"] * 5000, "text": texts}),
+                   tmp_path / "prompts.parquet", compression="snappy", row_group_size=1000)
+    data = bytearray((tmp_path / "prompts.parquet").read_bytes())
+    mid = len(data) // 3
+    data[mid:mid + 3000] = b"\xab" * 3000
+    (tmp_path / "prompts.parquet").write_bytes(bytes(data))
+    write_outcomes(tmp_path, "csv")
+    batch = read_source(tmp_path)
+    bad = [(f, line, msg) for f, line, msg in errors_of(batch) if f == "prompts.parquet"]
+    assert bad and "unreadable after row" in bad[0][2] and bad[0][1] >= 1
+
 def test_truncated_gzip_keeps_the_rows_before(tmp_path):
     write_prompts(tmp_path)
     rows = [(f"m{i}", "p1", 1) for i in range(50000)]

@@ -128,14 +128,9 @@ def _iter_rows(path: Path, errors: ErrorLog):
     fname = str(path)
     ext = table_ext(path)
     if ext == ".parquet":
-        pq = _parquet_file(path, errors)
-        if pq is None:
-            return
-        row_no = 0
-        for batch in pq.iter_batches(batch_size=65536):
-            for row in batch.to_pylist():
-                row_no += 1
-                yield row_no, row
+        for first, batch in _parquet_batches(path, errors, 65536):
+            for k, row in enumerate(batch.to_pylist()):
+                yield first + k, row
         return
     try:
         with _open_text(path) as f:
@@ -156,15 +151,24 @@ def _starts_with_bracket(path: Path) -> bool:
     return head.startswith("[")
 
 
-def _parquet_file(path: Path, errors: ErrorLog):
+def _parquet_batches(path: Path, errors: ErrorLog, batch_size: int):
+    """Yield (line of the first row, 1-based; record batch) of a Parquet file. An unreadable file or a batch that
+    fails to decode (truncated, corrupt) goes to ``errors`` naming the file and row, and ends the iteration."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        return pq.ParquetFile(path)
+        pf = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
         errors.add(str(path), None, f"not a readable Parquet file ({exc}); is it truncated? re-download or re-export it")
-        return None
+        return
+    row = 0
+    try:
+        for batch in pf.iter_batches(batch_size=batch_size):
+            yield row + 1, batch
+            row += batch.num_rows
+    except (pa.ArrowException, OSError) as exc:
+        errors.add(str(path), row + 1, f"Parquet data unreadable after row {row} ({exc}); is the file truncated?")
 
 
 # -------------------------------------------------------------------------------------- outcomes
@@ -172,22 +176,11 @@ def _parquet_file(path: Path, errors: ErrorLog):
 
 def _read_long_blocks(path: Path, errors: ErrorLog):
     """Yield (columns: dict name->arrow array, lines ndarray) blocks of an outcomes/matrix file."""
-    import pyarrow as pa
-
-    fname = str(path)
     ext = table_ext(path)
     if ext == ".parquet":
-        pq = _parquet_file(path, errors)
-        if pq is None:
-            return
-        row = 0
-        try:
-            for batch in pq.iter_batches(batch_size=1 << 20):
-                lines = np.arange(row + 1, row + 1 + batch.num_rows, dtype=np.int64)
-                row += batch.num_rows
-                yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
-        except (pa.ArrowException, OSError) as exc:
-            errors.add(fname, row + 1, f"Parquet data unreadable after row {row} ({exc}); is the file truncated?")
+        for first, batch in _parquet_batches(path, errors, 1 << 20):
+            lines = np.arange(first, first + batch.num_rows, dtype=np.int64)
+            yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
         return
     if ext in (".csv", ".csv.gz", ".tsv", ".tsv.gz"):
         yield from _read_csv_blocks(path, ext, errors)
