@@ -726,13 +726,7 @@ class HyperplaneSolver:
         if getattr(self, "intercept", False) or getattr(self, "select", None) or getattr(self, "free", 0):
             self._solve_general(list(rows))
             return
-        rows = list(rows)
-        by_pattern: dict[bytes, list[int]] = {}
-        for i in rows:
-            by_pattern.setdefault(self.pattern_of_[i], []).append(i)
-        todo = [k for k in by_pattern if self.patterns_[k].proj is None]
-        if len(todo) > 1 and self._atoms is None:
-            self._build_atoms()
+        by_pattern, todo = self._rows_by_pattern(rows, "proj")
         with _single_threaded_lapack():
             for key in todo:
                 pat = self.patterns_[key]
@@ -745,6 +739,18 @@ class HyperplaneSolver:
                 self._normals[idx_arr[0] : idx_arr[-1] + 1] = self._b[idx_arr[0] : idx_arr[-1] + 1] @ proj
             else:
                 self._normals[idx_arr] = self._b[idx_arr] @ proj
+
+    def _rows_by_pattern(self, rows, cached: str) -> tuple[dict[bytes, list[int]], list[bytes]]:
+        """``rows`` grouped by coverage pattern, and the patterns whose ``cached`` factorisation (``proj`` or
+        ``eig``) is still to be computed; with several of those, the atom Gram blocks are built first (one pass
+        over ``D`` for all of them)."""
+        by_pattern: dict[bytes, list[int]] = {}
+        for i in rows:
+            by_pattern.setdefault(self.pattern_of_[i], []).append(i)
+        todo = [k for k in by_pattern if getattr(self.patterns_[k], cached) is None]
+        if len(todo) > 1 and self._atoms is None:
+            self._build_atoms()
+        return by_pattern, todo
 
     def _drop_unused_patterns(self) -> None:
         used = set(self.pattern_of_)
@@ -770,12 +776,7 @@ class HyperplaneSolver:
         ``A_r = A - B C^+ B^T`` takes the place of ``G_c`` and ``b_D - B C^+ b_F`` of ``b``; then the covariate
         coefficients are ``f_i = C^+ (b_F - B^T e_i)``, ``ss`` loses ``b_F^T C^+ b_F`` and ``df`` gains rank(C).
         """
-        by_pattern: dict[bytes, list[int]] = {}
-        for i in rows:
-            by_pattern.setdefault(self.pattern_of_[i], []).append(i)
-        todo = [k for k in by_pattern if self.patterns_[k].eig is None]
-        if len(todo) > 1 and self._atoms is None:
-            self._build_atoms()
+        by_pattern, _ = self._rows_by_pattern(rows, "eig")
         grid = np.asarray(self.lambdas if self.lambdas is not None else GCV_LAMBDAS, dtype=np.float64)
         for key, idx in by_pattern.items():
             pat = self.patterns_[key]
