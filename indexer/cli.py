@@ -160,6 +160,7 @@ def evaluate(
     lam: Optional[float] = typer.Option(None, "--lambda", help="lambda of the `paper` method (default 1)."),
     method: Optional[str] = typer.Option(None, "--method", help="The `default` method's name (default TASKSPACE_METHOD)."),
     sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
+    queries: str = typer.Option("full", "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
@@ -169,7 +170,7 @@ def evaluate(
 
     result = run_evaluate(
         data, split=split, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
-        sweep=sweep, plots_dir=plots,
+        sweep=sweep, plots_dir=plots, queries=queries,
     )
     if as_json:
         echo_json(result)

@@ -11,6 +11,10 @@ Methods compared in one run:
 - ``bsp``: best source performer (each model's mean source outcome, the same for every prompt);
 
 plus the oracle (the best observed model on every prompt) as the ceiling.
+
+``queries="stem"`` queries every held-out prompt with its question alone (the text before its answer options,
+:mod:`indexer.evaluation.queries`) instead of its full text: closer to what a person types, still judged on the
+outcomes of the full prompt.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import numpy as np
 from .errors import InputError
 from .evaluation import protocol, splits
 from .evaluation.methods import BSPMethod, KNNMethod, SolverMethod
+from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch
 
 __all__ = ["SPLITS", "evaluate", "load_matrix", "sweep_grid"]
@@ -104,6 +109,8 @@ def evaluate(
     knn_k: int = 5,
     matrix: OutcomeMatrix | None = None,
     embeddings: np.ndarray | None = None,
+    queries: str = "full",
+    query_embeddings: np.ndarray | None = None,
 ) -> dict:
     """Run the protocol on DATA and return every number (see the module docstring for the methods).
 
@@ -111,6 +118,8 @@ def evaluate(
     the benchmark, or ``group_by`` field) or ``both`` (returns ``{"split": "both", "in-sample": .., "oos": ..}``).
     ``lam``/``eps``: the paper method's lambda and eps (default 1 and 0). ``method``: the default method's name
     (default ``TASKSPACE_METHOD``). ``matrix``/``embeddings``: skip reading/encoding (tests, benchmarks).
+    ``queries``: what a held-out prompt is queried with, ``full`` (its text, the paper's protocol) or ``stem``
+    (its question without the answer options); ``query_embeddings`` skips encoding those texts.
     """
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
@@ -123,6 +132,8 @@ def evaluate(
     t0 = time.perf_counter()
     m = matrix if matrix is not None else load_matrix(data, group_by)
     labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
+    qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
+    changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
     t_read = time.perf_counter() - t0
     enc_name = "given"
     if embeddings is None:
@@ -135,6 +146,16 @@ def evaluate(
         D = np.asarray(embeddings)
         if D.shape[0] != len(m.texts):
             raise InputError(f"{D.shape[0]} embeddings for {len(m.texts)} prompts")
+    Q = D
+    if query_embeddings is not None:
+        Q = np.asarray(query_embeddings)
+        if Q.shape != np.shape(D):
+            raise InputError(f"query embeddings of shape {Q.shape} for embeddings of shape {np.shape(D)}")
+    elif changed:  # only the prompts whose query differs from their text need encoding
+        from .encoder import get_encoder
+
+        Q = np.array(D, copy=True)
+        Q[changed] = get_encoder(encoder).encode([qtexts[i] for i in changed])
     t_enc = time.perf_counter() - t0 - t_read
     base = {
         "data": str(data),
@@ -144,6 +165,8 @@ def evaluate(
         "cells": int(m.observed.sum()),
         "density": m.density,
         "group_by": group_by or "benchmark",
+        "queries": queries,
+        "queries_changed": len(changed),
         "rejected_rows": [str(e) for e in m.errors],
     }
     splits_todo = ["in-sample", "oos"] if split == "both" else [split]
@@ -151,7 +174,7 @@ def evaluate(
     for sp in splits_todo:
         t1 = time.perf_counter()
         res = dict(base, split=sp)
-        res.update(_run_split(m, D, labels, sp, seeds, lam, eps, method, sweep, knn_k, plots_dir, res))
+        res.update(_run_split(m, D, (Q, qtexts), labels, sp, seeds, lam, eps, method, sweep, knn_k, plots_dir, res))
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
         out[sp] = res
@@ -160,7 +183,8 @@ def evaluate(
     return out[split]
 
 
-def _run_split(m, D, labels, split, seeds, lam, eps, method, sweep, knn_k, plots_dir, header) -> dict:
+def _run_split(m, D, query, labels, split, seeds, lam, eps, method, sweep, knn_k, plots_dir, header) -> dict:
+    Q, qtexts = query
     if split == "in-sample":
         folds = splits.in_sample(len(m.texts), seeds)
         desc = f"random 20% of prompts held out, {seeds} seed(s); mean ± std over seeds"
@@ -169,12 +193,13 @@ def _run_split(m, D, labels, split, seeds, lam, eps, method, sweep, knn_k, plots
         desc = f"leave one {header['group_by']} out ({len(folds)} folds); mean ± std over folds"
     methods, default_name, default_opts = _methods(lam, eps, method, knn_k)
     pooled: dict = {} if plots_dir is not None else None
-    covariates = None
+    covariates = query_covariates = None
     if default_opts.get("free"):
         from .features import text_features
 
-        covariates = text_features(m.texts)
-    results = protocol.run_folds(D, m.S, m.groups, folds, methods, pooled=pooled, covariates=covariates)
+        covariates, query_covariates = text_features(m.texts), text_features(qtexts)
+    results = protocol.run_folds(D, m.S, m.groups, folds, methods, pooled=pooled, covariates=covariates,
+                                 queries=Q, query_covariates=query_covariates)
     agg = protocol.aggregate(results)
     agg["methods"]["default"]["options"] = default_opts
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
@@ -189,7 +214,7 @@ def _run_split(m, D, labels, split, seeds, lam, eps, method, sweep, knn_k, plots
             {"name": r.name, "models": r.models, "prompts": r.prompts, "cells": r.cells, "methods": r.methods, "oracle": r.oracle}
             for r in results
         ],
-        "sweep": _sweep(m, D, folds, lam, eps) if sweep else [],
+        "sweep": _sweep(m, D, Q, folds, lam, eps) if sweep else [],
     }
     if plots_dir is not None:
         from .evaluation.plots import write_plots
@@ -199,5 +224,5 @@ def _run_split(m, D, labels, split, seeds, lam, eps, method, sweep, knn_k, plots
     return out
 
 
-def _sweep(m: OutcomeMatrix, D: np.ndarray, folds, lam: float, eps: float) -> list[dict]:
-    return protocol.run_sweep(D, m.S, m.groups, folds, sweep_grid(lam, eps))
+def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, eps: float) -> list[dict]:
+    return protocol.run_sweep(D, m.S, m.groups, folds, sweep_grid(lam, eps), queries=Q)

@@ -301,3 +301,86 @@ def test_rejected_rows_are_reported_not_silently_dropped(tmp_path, sample_embedd
     res = evaluate(folder, split="oos", matrix=m, embeddings=D, sweep=False)
     assert len(res["rejected_rows"]) == len(m.errors)
     assert "warning: " in format_result(res)
+
+
+# ----------------------------------------------------------------------------------------- query forms
+def test_question_stem_cuts_at_the_answer_options_only():
+    from indexer.evaluation.queries import query_texts, question_stem
+
+    mc = "Which gas do plants absorb?\nThink about photosynthesis.\nA. Oxygen\nB. Carbon dioxide\nC. Argon"
+    assert question_stem(mc) == "Which gas do plants absorb?\nThink about photosynthesis."
+    assert question_stem("Pick one:\n(A) red\n(B) blue") == "Pick one:"
+    assert question_stem("Pick one:\nA) red\nB) blue") == "Pick one:"
+    code = "def f(x):\n    return x\nassert f(??) == 3"
+    assert question_stem(code) == code  # no options: the full text
+    lone = "Plan A. is not an option list\nA. only one option\nC. and no B"
+    assert question_stem(lone) == lone  # an A line not followed by a B line is not an option block
+    headless = "\nA. first\nB. second"
+    assert question_stem(headless) == headless  # empty question part: keep the text
+    assert query_texts([mc, code], "full") == [mc, code]
+    assert query_texts([mc, code], "stem") == [question_stem(mc), code]
+    with pytest.raises(InputError, match="unknown query form 'short'.*full, stem"):
+        query_texts([mc], "short")
+
+
+def test_protocol_scores_targets_from_the_query_rows_but_fits_on_the_prompts():
+    D, S, labels = synthetic(seed=2, missing=0.1)
+    rng = np.random.default_rng(0)
+    Q = D + 0.3 * rng.normal(size=D.shape)
+    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+    folds = splits.leave_one_group_out(labels)
+    method = SolverMethod({"lam": 1.0})
+    same = protocol.run_folds(D, S, labels, folds, {"p": method}, queries=D)
+    plain = protocol.run_folds(D, S, labels, folds, {"p": method})
+    moved = protocol.run_folds(D, S, labels, folds, {"p": method}, queries=Q)
+    for a, b, c, fold in zip(plain, same, moved, folds):
+        assert a.methods == b.methods
+        keep = (~np.isnan(S[:, fold.train])).any(axis=1)
+        fitted = method.fit(D[fold.train], S[keep][:, fold.train])  # fitted on the prompts' own rows
+        want = protocol.score_fold(fitted.predict(Q[fold.test]), S[keep][:, fold.test], labels[fold.test], fitted.source_mean)
+        assert c.methods["p"] == pytest.approx(want)
+    assert protocol.aggregate(moved)["methods"]["p"]["auc"] != protocol.aggregate(plain)["methods"]["p"]["auc"]
+    with pytest.raises(ValueError, match="shapes"):
+        protocol.run_folds(D, S, labels, folds, {"p": method}, queries=Q[:-1])
+
+
+def test_evaluate_stem_queries_use_the_query_covariates(sample_embeddings, encoder):
+    """auto-text lifts each held-out query with the covariates of its own (short) text, not the prompt's."""
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.queries import query_texts
+
+    m, D = sample_embeddings
+    Q = encoder.encode(query_texts(m.texts, "stem"))
+    kw = dict(split="oos", matrix=m, embeddings=D, sweep=False, method="auto-text")
+    full = evaluate(SAMPLE, **kw)
+    stem = evaluate(SAMPLE, queries="stem", query_embeddings=Q, **kw)
+    assert full["queries"] == "full" and full["queries_changed"] == 0
+    assert stem["queries"] == "stem" and stem["queries_changed"] == 420  # every sample prompt has options
+    # a query that only changed its covariates (same embedding) still moves auto-text's scores ...
+    cov_only = evaluate(SAMPLE, queries="stem", query_embeddings=D, **kw)
+    assert cov_only["methods"]["default"]["auc"] != pytest.approx(full["methods"]["default"]["auc"], abs=1e-6)
+    # ... and nothing else's
+    for name in ("paper", "knn", "bsp"):
+        assert cov_only["methods"][name]["auc"] == pytest.approx(full["methods"][name]["auc"])
+    assert stem["methods"]["paper"]["auc"] != pytest.approx(full["methods"]["paper"]["auc"], abs=1e-6)
+    from indexer.evaluation.report import format_result
+
+    assert "queries: stem (420 of 420 prompts" in format_result(stem)
+    assert "queries:" not in format_result(full)
+    with pytest.raises(InputError, match="query embeddings of shape"):
+        evaluate(SAMPLE, queries="stem", query_embeddings=Q[:10], **kw)
+    with pytest.raises(InputError, match="unknown query form"):
+        evaluate(SAMPLE, queries="first-words", **kw)
+
+
+def test_cli_evaluate_stem_queries_encodes_the_questions():
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    out = CliRunner().invoke(app, ["evaluate", str(SAMPLE), "--split", "in-sample", "--seeds", "1", "--no-sweep",
+                                   "--queries", "stem", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output[out.output.index("{") :])
+    assert data["queries"] == "stem" and data["queries_changed"] == 420
+    assert 0.3 < data["methods"]["default"]["auc"] < 1.0

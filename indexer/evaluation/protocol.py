@@ -55,6 +55,8 @@ def run_folds(
     *,
     pooled: dict[str, Pooled] | None = None,
     covariates: np.ndarray | None = None,
+    queries: np.ndarray | None = None,
+    query_covariates: np.ndarray | None = None,
 ) -> list[FoldResult]:
     """Evaluate ``methods`` (name -> object with ``fit(D, S)``) on every fold.
 
@@ -62,7 +64,13 @@ def run_folds(
     (the unit of the benchmark-score correlation). ``pooled``, if given, collects held-out predictions.
     ``covariates`` (N, k): prompt covariates (:mod:`indexer.features`) appended to ``D`` for the methods whose
     ``uses_covariates`` is true (the solver's ``free`` option); the others see ``D`` alone.
+    ``queries`` (N, d) / ``query_covariates`` (N, k): what a held-out prompt is queried with when it is not its
+    own text (:mod:`indexer.evaluation.queries`); methods are still fitted on ``D`` and judged on ``S``.
     """
+    Q = D if queries is None else queries
+    QC = covariates if query_covariates is None else query_covariates
+    if Q.shape != D.shape or (covariates is not None and QC.shape != covariates.shape):
+        raise ValueError("queries / query_covariates must have the shapes of D / covariates")
     results = []
     for fold in folds:
         S_src = S[:, fold.train]
@@ -70,9 +78,9 @@ def run_folds(
         S_src = S_src[keep]
         S_tgt = S[keep][:, fold.test]
         obs = ~np.isnan(S_tgt)
-        D_src, D_tgt = D[fold.train], D[fold.test]
+        D_src, D_tgt = D[fold.train], Q[fold.test]
         if covariates is not None:
-            X_src, X_tgt = np.c_[D_src, covariates[fold.train]], np.c_[D_tgt, covariates[fold.test]]
+            X_src, X_tgt = np.c_[D_src, covariates[fold.train]], np.c_[D_tgt, QC[fold.test]]
         bench = benchmarks[fold.test]
         res = FoldResult(fold.name, int(keep.sum()), int(fold.test.size), int(obs.sum()), {}, metrics.oracle(S_tgt))
         for name, method in methods.items():
@@ -110,10 +118,13 @@ def score_fold(P: np.ndarray, S_tgt: np.ndarray, bench: np.ndarray, source_mean:
     }
 
 
-def run_sweep(D: np.ndarray, S: np.ndarray, benchmarks: np.ndarray, folds: list[Fold], grid) -> list[dict]:
+def run_sweep(D: np.ndarray, S: np.ndarray, benchmarks: np.ndarray, folds: list[Fold], grid,
+              queries: np.ndarray | None = None) -> list[dict]:
     """The paper method over (lambda, eps) pairs ``grid``: one fit per fold, then
     :meth:`~indexer.solver.HyperplaneSolver.resolve` per pair (no second pass over the data).
-    Returns one row per pair: ``{"lam", "eps", <metric>: mean over folds}``."""
+    Returns one row per pair: ``{"lam", "eps", <metric>: mean over folds}``. ``queries``: as in
+    :func:`run_folds`."""
+    Q = D if queries is None else queries
     from ..solver import HyperplaneSolver
     from .methods import source_means
 
@@ -124,7 +135,7 @@ def run_sweep(D: np.ndarray, S: np.ndarray, benchmarks: np.ndarray, folds: list[
         keep = (~np.isnan(S_src)).any(axis=1)
         S_src = S_src[keep]
         S_tgt = S[keep][:, fold.test]
-        D_tgt, bench, mean = D[fold.test], benchmarks[fold.test], source_means(S_src)
+        D_tgt, bench, mean = Q[fold.test], benchmarks[fold.test], source_means(S_src)
         solver = HyperplaneSolver(lam=grid[0][0], eps=grid[0][1]).fit(D[fold.train], S_src)
         for k, (lam, eps) in enumerate(grid):
             if k:

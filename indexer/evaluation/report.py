@@ -31,6 +31,9 @@ def format_result(res: dict) -> str:
         f"split {res['split']}: {res['protocol']}",
         "",
     ]
+    if res.get("queries", "full") != "full":
+        lines[-1:-1] = [f"queries: {res['queries']} ({res['queries_changed']} of {res['prompts']} prompts queried with "
+                        f"a shorter text than the one the models answered)"]
     if res.get("rejected_rows"):
         rej = res["rejected_rows"]
         lines[-1:-1] = [f"warning: {len(rej)} input problem(s) skipped, first: {rej[0]}"]
