@@ -290,6 +290,13 @@ class HyperplaneSolver:
     free : int, default 0
         The last ``free`` columns of ``D`` are prompt covariates (e.g. :mod:`indexer.features`) whose
         coefficients are not penalised; the first ``d - free`` columns (the embedding) are. 0 = none.
+    prior : None, 'mean' or array of length ``d - free``
+        Shrink the embedding part of every normal toward ``u`` instead of toward 0: the penalty becomes
+        ``2 lambda ||e_i - u||^2`` (with ``select='gcv'`` lambda is chosen for the residual target
+        ``y - X u``). An array is used as it is. ``'mean'``: ``fit`` first solves every model without a prior,
+        takes ``u`` = the mean of their embedding parts (the models' mean normal) and re-solves them all
+        toward it; ``u`` is then held fixed (``prior_``) by ``add_models`` / ``replace_model`` /
+        ``add_prompts``, so the models stay independent of each other until :meth:`refresh_prior`.
 
     Attributes (after ``fit``)
     --------------------------
@@ -303,19 +310,22 @@ class HyperplaneSolver:
         ``D^T D`` over all prompts.
     model_ids_ : list
         Model identifiers in row order (default 0..M-1).
+    prior_ : (d - free,) float64 or None
+        The shrinkage target in use (option ``prior``).
     D_ : (N, d) float32 or float64
         The prompt embeddings, kept in the dtype given and by reference (``fit`` does not copy ``D``; do not
         modify it in place afterwards). ``add_prompts`` replaces it with a new array.
     """
 
     def __init__(self, lam: float = 1.0, eps: float = 0.0, *, intercept: bool = False, select: str | None = None,
-                 lambdas: Sequence[float] | None = None, free: int = 0):
+                 lambdas: Sequence[float] | None = None, free: int = 0, prior=None):
         self.lam = lam
         self.eps = eps
         self.intercept = intercept
         self.select = select
         self.lambdas = lambdas
         self.free = free
+        self.prior = prior
 
     @classmethod
     def from_settings(cls, settings=None) -> "HyperplaneSolver":
@@ -381,7 +391,10 @@ class HyperplaneSolver:
             self.sum_y_, self.sum_yy_ = np.zeros(0), np.zeros(0)
             self.intercept_, self.lam_ = np.zeros(0), np.zeros(0)
             self._atoms = None
+            self.prior_ = self._fixed_prior(d)
             self.add_models(S, ids)
+            if self._prior_kind() == "mean":
+                self._estimate_prior()
             self._full_gram()
         except BaseException:
             self.__dict__.clear()
@@ -558,7 +571,7 @@ class HyperplaneSolver:
         model from the stored sufficient statistics: no pass over ``D`` or the outcomes. Equals a fresh ``fit``
         with the new parameters. Used by the eps/lambda ablation of ``taskspace evaluate``."""
         self._check_fitted()
-        unknown = set(params) - {"lam", "eps", "intercept", "select", "lambdas"}
+        unknown = set(params) - {"lam", "eps", "intercept", "select", "lambdas", "prior"}
         if unknown:
             raise InputError(f"unknown solver parameter(s) {sorted(unknown)}")
         saved = {k: getattr(self, k) for k in params}
@@ -574,7 +587,21 @@ class HyperplaneSolver:
             pat.proj = None
             pat.eig = None
             pat.free = None
-        self._solve(range(len(self.model_ids_)))
+        self.prior_ = self._fixed_prior(self.D_.shape[1])
+        if self._prior_kind() == "mean":
+            self._estimate_prior()
+        else:
+            self._solve(range(len(self.model_ids_)))
+        return self
+
+    def refresh_prior(self) -> "HyperplaneSolver":
+        """Re-estimate the ``'mean'`` prior from the models now in the solver and re-solve every model toward it
+        (equals a fresh ``fit``); with a fixed array prior (or none) this only re-solves."""
+        self._check_fitted()
+        if self._prior_kind() == "mean":
+            self._estimate_prior()
+        else:
+            self._solve(range(len(self.model_ids_)))
         return self
 
     def augmented_normals(self) -> np.ndarray:
@@ -607,10 +634,41 @@ class HyperplaneSolver:
             raise InputError(f"free={free!r} must be a whole number >= 0 (trailing unpenalised columns)")
         if self.select not in (None, "gcv"):
             raise InputError(f"select={self.select!r}: use None (fixed lambda) or 'gcv'")
+        prior = getattr(self, "prior", None)
+        if isinstance(prior, str) and prior != "mean":
+            raise InputError(f"prior={prior!r}: use None, 'mean' or an array (the shrinkage target)")
+        if prior is not None and not isinstance(prior, str):
+            u = np.asarray(prior)
+            if u.ndim != 1 or u.dtype.kind not in "fiu" or not np.isfinite(u).all():
+                raise InputError("prior must be a 1-d array of finite numbers (the shrinkage target)")
         if self.lambdas is not None:
             grid = np.asarray(self.lambdas, dtype=np.float64)
             if grid.ndim != 1 or grid.size == 0 or not np.isfinite(grid).all() or (grid < 0).any():
                 raise InputError(f"lambdas={self.lambdas!r} must be a non-empty list of finite numbers >= 0")
+
+    def _prior_kind(self) -> str | None:
+        prior = getattr(self, "prior", None)
+        return None if prior is None else ("mean" if isinstance(prior, str) else "fixed")
+
+    def _fixed_prior(self, d: int) -> np.ndarray | None:
+        """The array prior as float64 of the embedding width ``d - free`` (None for no prior or ``'mean'``)."""
+        if self._prior_kind() != "fixed":
+            return None
+        u = np.asarray(self.prior, dtype=np.float64)
+        p = d - int(self.free or 0)
+        if u.shape != (p,):
+            raise DimensionError(f"prior has shape {u.shape}; expected ({p},), the embedding part of the normals")
+        return u
+
+    def _estimate_prior(self) -> None:
+        """``prior='mean'``: solve every model without a prior, then toward the mean of their embedding parts."""
+        rows = range(len(self.model_ids_))
+        self.prior_ = None
+        self._solve(rows)
+        if len(self.model_ids_):
+            p = self.D_.shape[1] - int(self.free or 0)
+            self.prior_ = self.normals_[:, :p].mean(axis=0)
+            self._solve(rows)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "D_"):
@@ -723,7 +781,8 @@ class HyperplaneSolver:
         return _gram(self.D_, np.flatnonzero(mask))[0]
 
     def _solve(self, rows) -> None:
-        if getattr(self, "intercept", False) or getattr(self, "select", None) or getattr(self, "free", 0):
+        if (getattr(self, "intercept", False) or getattr(self, "select", None) or getattr(self, "free", 0)
+                or getattr(self, "prior_", None) is not None):
             self._solve_general(list(rows))
             return
         by_pattern, todo = self._rows_by_pattern(rows, "proj")
@@ -775,6 +834,10 @@ class HyperplaneSolver:
         and their cross block ``B``; the covariates are partialled out (Frisch-Waugh) in statistics space:
         ``A_r = A - B C^+ B^T`` takes the place of ``G_c`` and ``b_D - B C^+ b_F`` of ``b``; then the covariate
         coefficients are ``f_i = C^+ (b_F - B^T e_i)``, ``ss`` loses ``b_F^T C^+ b_F`` and ``df`` gains rank(C).
+
+        With a prior ``u`` (``prior_``) the embedding part is ``e_i = u + delta_i``, delta_i the ridge fit of the
+        residual target ``y - X u``: in statistics space ``b -> b - A u`` and ``ss -> ss - 2 b.u + u^T A u``
+        (``A`` the centred, partialled Gram above), so GCV picks lambda for the residual target.
         """
         by_pattern, _ = self._rows_by_pattern(rows, "eig")
         grid = np.asarray(self.lambdas if self.lambdas is not None else GCV_LAMBDAS, dtype=np.float64)
@@ -809,6 +872,11 @@ class HyperplaneSolver:
                 b = b[:, :-free] - bF @ K.T  # the embedding part of b with the covariates partialled out
                 ss = ss - ((bF @ Cinv) * bF).sum(axis=1)
                 df0 += rank
+            u = getattr(self, "prior_", None)
+            if u is not None:  # e_i = u + ridge fit of the residual target y - X u (same A, so same V and w)
+                Au = V @ (w * (V.T @ u))
+                ss = ss - 2.0 * (b @ u) + float(u @ Au)
+                b = b - Au[None, :]
             c = b @ V  # (k, d) coordinates in the eigenbasis
             if self.select == "gcv":
                 phis = np.stack([shrinkage(w, float(lam), self.eps) for lam in grid])  # (L, d)
@@ -826,6 +894,8 @@ class HyperplaneSolver:
                 lam_i = np.full(idx_arr.size, float(self.lam))
                 phi = np.broadcast_to(shrinkage(w, float(self.lam), self.eps), c.shape)
             E = (c * phi) @ V.T  # e_i = V diag(phi) V^T (b_i - sum_y_i mu)
+            if u is not None:
+                E = E + u[None, :]
             if free:
                 E = np.hstack([E, (bF - E @ Bm) @ Cinv])  # f_i = C^+ (b_F - B^T e_i)
             self._normals[idx_arr] = E
@@ -843,6 +913,9 @@ def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
     - ``paper``: the paper's exact method, ``lam`` and ``eps`` as given (no intercept).
     - ``auto``: centred embeddings with an unpenalised per-model intercept, lambda chosen per model by
       generalised cross-validation over :data:`GCV_LAMBDAS`, ``eps`` as given. Measured in docs/RESULTS.md.
+    - ``auto-mean``: ``auto`` with every model shrunk toward the models' mean normal instead of toward 0
+      (``prior='mean'``): estimated by ``fit`` and stored with the space by the worker, held fixed between
+      re-estimations so models stay independent (docs/RESULTS.md).
     - ``auto-text``: ``auto`` plus the prompt covariates of :mod:`indexer.features` as
       ``free`` (unpenalised) trailing columns of ``D``; the caller appends them
       (:func:`indexer.sync.design`); a space records the set's name (``features`` in its params).
@@ -852,8 +925,10 @@ def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
         return {"lam": lam, "eps": eps}
     if key == "auto":
         return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv"}
+    if key == "auto-mean":
+        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "prior": "mean"}
     if key == "auto-text":
         from .features import TEXT_FEATURES, n_features
 
         return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "free": n_features(TEXT_FEATURES)}
-    raise InputError(f"unknown solver method {name!r}; use auto-text, auto or paper")
+    raise InputError(f"unknown solver method {name!r}; use auto-mean, auto, auto-text or paper")
