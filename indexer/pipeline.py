@@ -8,6 +8,10 @@ Stages (each idempotent, so a pass killed anywhere is completed by the next one)
 3. **solve**: only models whose stored outcomes changed since their vector was computed (the SQL
    ``inputs_digest``) are re-solved. A model's normal depends only on its own outcomes and the embeddings of
    the prompts it was observed on, so solving a subset gives exactly what a from-scratch fit gives.
+   With ``auto-mean`` it also depends on the space's prior (the models' mean normal, SQL ``space_priors``),
+   which is held fixed between estimations: a pass re-estimates it from all models, and re-solves them all,
+   only when there is none yet or the number of models has doubled or halved since (:data:`PRIOR_GROWTH`),
+   so adding one model stays one solve and the total work stays linear in the number of models.
 4. **vectors**: the new model vectors and the benchmark mean vectors are saved in SQL (the source of truth).
 5. **index**: Qdrant is brought in step with SQL: changed models are pushed; the benchmarks and prompts
    collections are rebuilt (fresh collection + alias switch) when they drift. After a pass that did not finish
@@ -34,6 +38,7 @@ from .sourcelist import SourceSpec
 log = logging.getLogger(__name__)
 
 SOLVE_CHUNK = 256  # models per solver call (progress granularity)
+PRIOR_GROWTH = 2.0  # auto-mean: re-estimate the prior when the model count grew or shrank by this factor
 STAGES = ("ingest", "setup", "load", "embed", "solve", "vectors", "index")
 
 
@@ -218,8 +223,9 @@ class Indexer:
         # 2-4. embed, solve, save vectors for the models whose inputs changed
         with _timed(report, "load"):
             stale = self.store.stale_models(space.id)
+            stale, refresh = self._prior_plan(space, stale)
         if stale:
-            self._solve(space, stale, report)
+            stale = self._solve(space, stale, report, refresh_prior=refresh)
         with _timed(report, "load"):
             gone = self._drop_orphan_vectors(space)
         counts["removed"] = len(gone)
@@ -281,8 +287,25 @@ class Indexer:
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)
 
     # ------------------------------------------------------------------ solving
-    def _solve(self, space, models: list[str], report: RunReport) -> None:
-        from .store.sql import ModelVector
+    def _prior_plan(self, space, stale: list[str]) -> tuple[list[str], bool]:
+        """(models to solve, whether to re-estimate the space's prior). Without a ``'mean'`` prior: the stale
+        models. With one: every model when there is no stored prior yet or the model count has changed by
+        :data:`PRIOR_GROWTH` since it was estimated, else the stale ones (solved toward the stored prior)."""
+        if (space.params or {}).get("prior") != "mean":
+            return stale, False
+        prior = self.store.get_space_prior(space.id)
+        models = sorted(self.store.model_digests())
+        n = len(models)
+        if n and (prior is None or n >= PRIOR_GROWTH * prior.n_models or n * PRIOR_GROWTH <= prior.n_models):
+            return models, True
+        return stale, False
+
+    def _solve(self, space, models: list[str], report: RunReport, refresh_prior: bool = False) -> list[str]:
+        """Solve ``models`` and save their vectors; returns the models whose vector was saved. With
+        ``refresh_prior`` (``auto-mean``), ``models`` are all models: the prior is estimated from them and saved
+        with their vectors; otherwise a space with a ``'mean'`` prior solves toward its stored prior."""
+        from .store.sql import ModelVector, SpacePrior
+        from .store.sql_types import vector_digest
         from .sync import design, feature_set
 
         with _timed(report, "load"):
@@ -291,6 +314,10 @@ class Indexer:
         with _timed(report, "embed"):
             D = self.embeddings(om.prompt_ids, om.prompt_hashes, report)
         solver, _, params = make_solver(self.settings)
+        prior = None
+        if params.get("prior") == "mean" and not refresh_prior:
+            prior = self.store.get_space_prior(space.id)
+            solver.prior = prior.vector  # held fixed: each model is solved toward the stored prior
         if feature_set(params):  # the prompt covariates are columns of what the solver is fitted on
             with _timed(report, "load"):
                 D = design(D, self.store.prompt_texts(om.prompt_ids), params)
@@ -314,6 +341,9 @@ class Indexer:
                     bar.update(len(ids))
             if bar is not None:
                 bar.close()
+            if refresh_prior and solver.model_ids_:  # the models' mean normal, then every model toward it
+                solver.refresh_prior()
+                prior = SpacePrior(solver.prior_, len(solver.model_ids_), SpacePrior.digest_of(solver.prior_))
             # with an intercept the index stores [e_i, (f_i,) c_i] (queried with [q, (features,) 1]: sync.lift);
             # normals_ already holds the covariate coefficients f_i after e_i
             stored = solver.augmented_normals() if params.get("intercept") else solver.normals_
@@ -328,10 +358,13 @@ class Indexer:
                 acc = {b: float(np.mean(row[seen & (bench == b)])) for b in names}
                 vectors.append(ModelVector(model=m, vector=stored[j].astype(np.float32),
                                            n_prompts=int(seen.sum()), benchmarks=names, accuracy=acc,
-                                           inputs_digest=digests[m]))
+                                           inputs_digest=vector_digest(digests[m], prior)))
         with _timed(report, "vectors"):
-            self.store.save_model_vectors(space.id, vectors)
+            self.store.save_model_vectors(space.id, vectors, prior=prior if refresh_prior else None)
         report.counts["solved"] = len(vectors)
+        if refresh_prior and prior is not None:
+            report.counts["prior_models"] = prior.n_models
+        return [v.model for v in vectors]
 
     def _drop_orphan_vectors(self, space) -> list[str]:
         """Vectors of models that no longer have any outcome (their source was replaced without them)."""

@@ -198,6 +198,36 @@ def test_spaces_and_model_vectors(store):
     assert store.stale_models(s.id) == [A[0]]
 
 
+def test_space_prior_is_saved_with_the_vectors_and_makes_other_vectors_stale(store):
+    from indexer.store.sql import SpacePrior
+    from indexer.store.sql_types import vector_digest
+
+    store.ingest(batch(outcomes=grid(A, P)))
+    s = store.get_or_create_space("enc@1", 4, 1.0, 0.0, method="auto-mean", params={"prior": "mean"})
+    assert store.get_space_prior(s.id) is None
+    digests = store.model_digests()
+    u = np.array([0.1, -0.2, 1 / 3])  # float64 kept exactly (the embedding part: dim - 1 with the intercept)
+    prior = SpacePrior(u, 3, SpacePrior.digest_of(u))
+    vecs = [ModelVector(k, np.ones(4), 4, ["math"], {}, vector_digest(digests[k], prior)) for k in A]
+    # a bad prior is refused before anything is written: no vector, no prior
+    with pytest.raises(InputError, match="invalid prior: 5 entries for a space of dimension 4"):
+        store.save_model_vectors(s.id, vecs, prior=SpacePrior(np.zeros(5), 3))
+    assert store.load_model_vectors(s.id) == [] and store.get_space_prior(s.id) is None
+    assert store.save_model_vectors(s.id, vecs, prior=prior) == 3
+    got = store.get_space_prior(s.id)
+    np.testing.assert_array_equal(got.vector, u)
+    assert (got.n_models, got.digest) == (3, prior.digest) and got.computed_at is not None
+    assert store.stale_models(s.id) == []
+    # another prior: every vector solved toward the old one is stale
+    u2 = u + 1.0
+    store.save_model_vectors(s.id, [], prior=SpacePrior(u2, 3))
+    np.testing.assert_array_equal(store.get_space_prior(s.id).vector, u2)
+    assert store.stale_models(s.id) == sorted(A)
+    # a space without a prior is unaffected
+    plain = store.get_or_create_space("enc@1", 4, 1.0, 0.0)
+    assert store.get_space_prior(plain.id) is None
+
+
 def test_benchmark_vectors(store):
     store.ingest(batch(outcomes=grid(A, P) + grid(A, ["Is it raining?"], bench="weather")))
     s = store.get_or_create_space("enc@1", 3, 1.0, 0.0)

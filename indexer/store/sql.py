@@ -57,7 +57,9 @@ Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt
   (``encoder`` is the encoder id including its revision); ``store.get_space(id)``; ``store.list_spaces()``.
 - ``store.save_model_vectors(space_id, vectors: Iterable[ModelVector])`` (upsert per model; a vector of the
   wrong dimension raises DimensionError); ``store.load_model_vectors(space_id, models=None) -> list[ModelVector]``;
-  ``store.delete_model_vectors(space_id, models)``.
+  ``store.delete_model_vectors(space_id, models)``. ``save_model_vectors(..., prior=SpacePrior(vector, n_models))``
+  also stores the space's shrinkage target (method ``auto-mean``) in the same transaction;
+  ``store.get_space_prior(space_id) -> SpacePrior | None``.
   ``ModelVector(model, vector float32 (dim,), n_prompts, benchmarks list[str], accuracy dict[str, float],
   inputs_digest str, computed_at datetime | None)``.
 - ``store.stale_models(space_id) -> list[str]``: models with outcomes whose vector is missing or whose
@@ -96,6 +98,7 @@ Schema (tables; ``id`` integer primary keys; times are timezone-aware UTC)
 - ``model_vectors``: (space_id, model_id) unique, dim, vector (float32 packed), n_prompts, benchmarks (JSON),
   accuracy (JSON), inputs_digest, computed_at.
 - ``benchmark_vectors``: (space_id, benchmark_id) unique, dim, vector, n_prompts, computed_at.
+- ``space_priors``: space_id (primary key), dim, vector (float64 packed), n_models, digest, computed_at.
 - ``runs``: kind, started_at, finished_at, status, pid, counts (JSON), errors (JSON).
 """
 
@@ -128,6 +131,7 @@ from .sql_types import (
     OutcomeMatrix,
     RunRecord,
     SourceRecord,
+    SpacePrior,
     SpaceRecord,
     chunks as _chunks,
     looks_like_repo_id,
@@ -135,7 +139,7 @@ from .sql_types import (
 
 __all__ = [  # the records are defined in sql_types (no SQLAlchemy there) and re-exported here
     "Store", "open_store", "IngestResult", "OutcomeMatrix", "SourceRecord", "ModelRecord", "BenchmarkRecord",
-    "SpaceRecord", "ModelVector", "BenchmarkVector", "RunRecord", "looks_like_repo_id",
+    "SpaceRecord", "SpacePrior", "ModelVector", "BenchmarkVector", "RunRecord", "looks_like_repo_id",
 ]
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,9 @@ import numpy as np
 from sqlalchemy import delete, select, update
 
 from ..errors import DimensionError, InputError, NotFoundError
-from .sql_models import Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, utcnow
-from .sql_types import BenchmarkVector, ModelVector, RunRecord, SpaceRecord, chunks, rows_for_keys
+from .sql_models import Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpacePriorRow, utcnow
+from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, rows_for_keys,
+                        vector_digest)
 
 RUN_STATUSES = ("running", "ok", "partial", "failed", "stopped", "interrupted")  # stopped: SIGTERM; interrupted: Ctrl-C
 
@@ -69,18 +70,39 @@ class DerivedMixin:
 
     # -- model vectors --------------------------------------------------------------------------------------
 
-    def save_model_vectors(self, space_id: int, vectors: Iterable[ModelVector]) -> int:
-        """Upsert one vector per model in one transaction; returns how many were written."""
+    def get_space_prior(self, space_id: int) -> SpacePrior | None:
+        """The space's stored shrinkage target (method ``auto-mean``), or None."""
+        with self._read() as conn:
+            row = conn.execute(select(SpacePriorRow).where(SpacePriorRow.space_id == space_id)).scalar()
+            if row is None:
+                return None
+            return SpacePrior(np.frombuffer(row.vector, dtype="<f8").copy(), row.n_models, row.digest, row.computed_at)
+
+    def save_model_vectors(self, space_id: int, vectors: Iterable[ModelVector], prior: SpacePrior | None = None) -> int:
+        """Upsert one vector per model in one transaction; returns how many were written. ``prior``: the space's
+        new shrinkage target, stored in the same transaction (so vectors and the prior they were solved toward
+        change together)."""
         space = self.get_space(space_id)
         vectors = list(vectors)
+        prior_row = None
+        if prior is not None:
+            u = np.asarray(prior.vector, dtype="<f8").reshape(-1)
+            if not np.isfinite(u).all() or u.shape[0] >= space.dim or prior.n_models < 1:
+                raise InputError(f"invalid prior: {u.shape[0]} entries for a space of dimension {space.dim}, "
+                                 f"{prior.n_models} model(s)", item=f"space {space_id}")
+            prior_row = dict(space_id=space_id, dim=int(u.shape[0]), vector=u.tobytes(), n_models=int(prior.n_models),
+                             digest=SpacePrior.digest_of(u), computed_at=prior.computed_at or utcnow())
         rows = {}
         for v in vectors:
             rows[v.model] = dict(dim=space.dim, vector=_vector(v.vector, space.dim, v.model), n_prompts=int(v.n_prompts),
                                  benchmarks=list(v.benchmarks), accuracy={k: float(x) for k, x in v.accuracy.items()},
                                  inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow())
-        if not rows:
+        if not rows and prior_row is None:
             return 0
         with self._write("saving model vectors") as conn:
+            if prior_row is not None:
+                conn.execute(delete(SpacePriorRow).where(SpacePriorRow.space_id == space_id))
+                conn.execute(SpacePriorRow.__table__.insert(), [prior_row])
             mids = self._ids_by(conn, Model.key, Model.id, list(rows))
             missing = set(rows) - set(mids)
             if missing:
@@ -114,9 +136,11 @@ class DerivedMixin:
         return n
 
     def stale_models(self, space_id: int) -> list[str]:
-        """Models with outcomes whose vector in this space is missing or was computed from other inputs."""
+        """Models with outcomes whose vector in this space is missing or was computed from other inputs (other
+        outcomes, or another prior of the space: :func:`~indexer.store.sql_types.vector_digest`)."""
         self.get_space(space_id)
-        current = self.model_digests()
+        prior = self.get_space_prior(space_id)
+        current = {k: vector_digest(d, prior) for k, d in self.model_digests().items()}
         q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)
         with self._read() as conn:
             stored = dict(conn.execute(q.where(ModelVectorRow.space_id == space_id)).all())

@@ -180,6 +180,19 @@ class ModelVectorRow(Base):
     __table_args__ = (UniqueConstraint("space_id", "model_id", name="uq_model_vectors_space_model"),)
 
 
+class SpacePriorRow(Base):
+    """The shrinkage target of a space with a ``'mean'`` prior (method ``auto-mean``): float64 packed."""
+
+    __tablename__ = "space_priors"
+
+    space_id: Mapped[int] = mapped_column(ForeignKey("spaces.id", ondelete="CASCADE"), primary_key=True)
+    dim: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    n_models: Mapped[int] = mapped_column(Integer)
+    digest: Mapped[str] = mapped_column(String(64))
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class BenchmarkVectorRow(Base):
     __tablename__ = "benchmark_vectors"
 

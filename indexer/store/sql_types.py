@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -121,6 +122,28 @@ class ModelVector:
     accuracy: dict[str, float] = field(default_factory=dict)  # observed accuracy per benchmark
     inputs_digest: str | None = None  # Store.model_digests()[model] when the vector was computed
     computed_at: datetime | None = None
+
+
+@dataclass
+class SpacePrior:
+    """A space's shrinkage target (method ``auto-mean``): the models' mean normal when it was estimated."""
+
+    vector: np.ndarray  # float64 (p,): the embedding part of the normals
+    n_models: int  # how many models it was estimated from
+    digest: str = ""  # sha256 of the float64 vector; part of every model vector's inputs digest
+    computed_at: datetime | None = None
+
+    @staticmethod
+    def digest_of(vector: np.ndarray) -> str:
+        return hashlib.sha256(np.asarray(vector, dtype="<f8").tobytes()).hexdigest()
+
+
+def vector_digest(model_digest: str, prior: SpacePrior | None) -> str:
+    """The inputs digest of a model vector: its outcomes' digest, combined with the prior's when there is one
+    (a vector solved toward another prior is stale)."""
+    if prior is None:
+        return model_digest
+    return hashlib.sha256(f"{model_digest}:{prior.digest}".encode()).hexdigest()
 
 
 @dataclass
