@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from indexer.evaluation import metrics, splits  # noqa: E402
 from indexer.features import text_features  # noqa: E402
-from indexer.solver import HyperplaneSolver, method_options, shrinkage  # noqa: E402
+from indexer.solver import GCV_LAMBDAS, HyperplaneSolver, method_options, shrinkage  # noqa: E402
 
 AUTO = method_options("auto")
 AUTO_TEXT = method_options("auto-text")  # AUTO plus free=2
@@ -195,6 +195,64 @@ def knn_covariate(Ds, Ss, Dt, gs, k):
     return _fit(np.c_[Ds, src], Ss, 1).predict(np.c_[Dt, knn_difficulty(Dt, Ds, pooled, k)])
 
 
+RANKS = (0, 1, 2, 4, 8)
+
+
+def _toward(s: HyperplaneSolver, U: np.ndarray):
+    """Re-solve every model of the fitted ``auto`` solver ``s`` toward its own prior row ``U[i]`` (the solver's
+    ``prior`` takes one vector for all models; this is the same statistics-space update per row, with lambda
+    by GCV on the residual target). Returns (normals, intercepts)."""
+    grid = np.asarray(GCV_LAMBDAS)
+    E, A = np.empty_like(s.normals_), np.empty(len(s.model_ids_))
+    by: dict = {}
+    for i, key in enumerate(s.pattern_of_):
+        by.setdefault(key, []).append(i)
+    for key, idx in by.items():
+        idx = np.asarray(idx)
+        pat = s.patterns_[key]
+        w, V, mu = pat.eig
+        n = int(pat.mask.sum())
+        sy = s.sum_y_[idx]
+        b = s.b_[idx] - sy[:, None] * mu[None, :]
+        u = U[idx]
+        Au = ((u @ V) * w) @ V.T
+        ss = s.sum_yy_[idx] - sy * sy / n - 2 * (b * u).sum(1) + (u * Au).sum(1)
+        c = (b - Au) @ V
+        phis = np.stack([shrinkage(w, float(lam), 0.0) for lam in grid])
+        rss = np.maximum(ss[:, None] - (c * c) @ (2.0 * phis - w * phis * phis).T, 0.0)
+        df = 1.0 + (w * phis).sum(1)
+        gcv = np.where(n - df > 0.5, n * rss / np.maximum(n - df, 0.5) ** 2, np.inf)
+        E[idx] = (c * phis[np.argmin(gcv, axis=1)]) @ V.T + u
+        A[idx] = sy / n - E[idx] @ mu
+    return E, A
+
+
+def rank_priors(Ds, Ss):
+    """{r: (normals, intercepts)}: every model shrunk toward u + P_r (e_i - u), e_i its ``auto`` normal, u their
+    mean, P_r the projection on the top r directions in which the models' normals differ (r = 0: auto-mean)."""
+    s = _fit(Ds, Ss, 0)
+    u = s.normals_.mean(axis=0)
+    dev = s.normals_ - u
+    _, _, Vt = np.linalg.svd(dev, full_matrices=False)
+    return {r: _toward(s, u + dev @ Vt[:r].T @ Vt[:r]) for r in RANKS}
+
+
+def rank_prior_cv(Ds, Ss, Dt, gs):
+    """The rank of :func:`rank_priors` chosen by nested leave-one-source-group-out CV on selection accuracy
+    (ties to the smaller rank): no hand-picked value. Returns (scores, r)."""
+    sel = {r: [] for r in RANKS}
+    for g in np.unique(gs):
+        tr, te = gs != g, gs == g
+        S_in = Ss[:, tr]
+        keep = (~np.isnan(S_in)).any(axis=1)
+        for r, (E, A) in rank_priors(Ds[tr], S_in[keep]).items():
+            P = (Ds[te] @ E.T + A).T
+            sel[r].append(metrics.selection(P, Ss[keep][:, te], tie_break=np.nanmean(S_in[keep], axis=1))["selection_accuracy"])
+    r = max(RANKS, key=lambda k: (round(float(np.nanmean(sel[k])), 4), -k))
+    E, A = rank_priors(Ds, Ss)[r]
+    return Dt @ E.T + A, r
+
+
 def _logit(P, c=0.05):
     p = np.clip((P + 1.0) / 2.0, c, 1.0 - c)
     return np.log(p / (1.0 - p))
@@ -241,6 +299,9 @@ def variants(F: dict[str, np.ndarray], Fq: dict[str, np.ndarray] | None = None):
         "auto, scores on the logit scale": lambda Ds, Ss, Dt, tr, te, gs: _logit(_fit(Ds, Ss, 0).predict(Dt)),
         "auto, eps = 8 (truncate sqrt(w) < 8)": lambda Ds, Ss, Dt, tr, te, gs: HyperplaneSolver(
             **dict(AUTO, eps=8.0)).fit(Ds, Ss).predict(Dt),
+        **{f"auto-mean + rank-{r} model prior": (lambda r: lambda Ds, Ss, Dt, tr, te, gs: (
+            lambda E, A: Dt @ E.T + A)(*rank_priors(Ds, Ss)[r]))(r) for r in RANKS[1:]},
+        "auto-mean + rank prior, rank by nested CV": lambda Ds, Ss, Dt, tr, te, gs: rank_prior_cv(Ds, Ss, Dt, gs)[0],
     }
 
 
