@@ -48,7 +48,7 @@ def run_demo(queries: list[str], top: int = 5) -> dict:
     enc = get_encoder()
     texts = [p["text"] for p in prompts]
     solver, _, params = make_solver(get_settings())  # TASKSPACE_METHOD
-    # with the default method the prompt-length covariates are columns of D (and of the queries)
+    # with auto-text the prompt-length covariates are columns of D (and of the queries); design() adds them
     solver.fit(design(enc.encode(texts), texts, params), S, model_ids=models)
     scores = solver.predict(design(enc.encode(queries), queries, params))  # (queries, models)
     acc = np.nanmean(S, axis=1)

@@ -2,7 +2,7 @@
 inner-product search over the models collection of an embedding space, with payload filters.
 
 A model's score is the inner product of its stored vector with the query's lifted vector (:func:`indexer.sync.lift`:
-``[e_i, c_i] . [q, 1]`` with the default method, ``[e_i, f_i, c_i] . [q, text_features(prompt), 1]`` with auto-text): its predicted success (in [-1, 1]
+``[e_i, c_i] . [q, 1]`` with the default method (auto-mean) and auto, ``[e_i, f_i, c_i] . [q, text_features(prompt), 1]`` with auto-text): its predicted success (in [-1, 1]
 units of the outcome scale) on the prompt, or, for a benchmark or several prompts, its mean predicted success
 over them (the query is the mean of their lifted vectors; linearity).
 """
