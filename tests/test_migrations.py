@@ -88,3 +88,33 @@ def test_store_refuses_a_newer_schema(db_url):
             conn.exec_driver_sql("update alembic_version set version_num = 'ffff_future'")
     with pytest.raises(StoreError, match="ffff_future, newer than this taskspace"):
         Store(db_url, upgrade=True)  # never "upgrades" a database it does not understand
+
+
+def test_upgrade_from_0001_keeps_the_data_and_adds_space_priors(db_url):
+    """A database made by the first release (0001) keeps its spaces through 0002 (space_priors) and back."""
+    from datetime import datetime, timezone
+
+    from sqlalchemy import MetaData, Table, create_engine, select
+
+    from indexer.store.sql import Store
+
+    migrate.upgrade_url(db_url, "0001")
+    engine = create_engine(db_url)
+    try:
+        spaces = Table("spaces", MetaData(), autoload_with=engine)
+        with engine.begin() as conn:
+            conn.execute(spaces.insert().values(key="k" * 64, encoder="enc@1", dim=385, lam=1.0, eps=0.0, method="auto",
+                                                params={"intercept": True}, created_at=datetime.now(timezone.utc)))
+        assert "space_priors" not in migrate.table_names(db_url)
+        r = migrate.upgrade_url(db_url)
+        assert (r["from"], r["to"]) == ("0001", migrate.head()) and "space_priors" in migrate.table_names(db_url)
+        with Store(db_url) as store:
+            (space,) = store.list_spaces()
+            assert (space.method, space.params) == ("auto", {"intercept": True})
+            assert store.get_space_prior(space.id) is None
+        migrate.downgrade_url(db_url, "0001")
+        assert "space_priors" not in migrate.table_names(db_url)
+        with engine.connect() as conn:
+            assert conn.execute(select(spaces.c.method)).scalars().all() == ["auto"]
+    finally:
+        engine.dispose()
