@@ -1,7 +1,7 @@
 """Variants of ``auto-text`` measured against issue 5's "go beyond the paper" targets.
 
     TASKSPACE_CACHE_DIR=.taskspace/cache python benchmarks/bench_beyond_auto.py [DATA ...] [--split oos|in-sample]
-        [--queries full|stem] [--long-prompts truncate|windows] [--only "NAME|NAME"]
+        [--queries full|stem] [--embed full|stem+options] [--long-prompts truncate|windows] [--only "NAME|NAME"]
 
 DATA defaults to ../shared/data/mmlu_pro and ../shared/data/evalarena_code (leave one benchmark out).
 Reference rows: ``auto`` (centred embeddings, unpenalised per-model intercept, per-model GCV lambda; the
@@ -358,6 +358,10 @@ def main() -> None:
     ap.add_argument("--only", default=None, help="Run only the variants whose name contains one of these |-separated texts (no diagnostics).")
     ap.add_argument("--queries", choices=("full", "stem"), default="full",
                     help="stem: query held-out prompts with their question alone (as `taskspace evaluate --queries`).")
+    ap.add_argument("--embed", choices=("full", "stem+options"), default="full",
+                    help="stem+options: a prompt is [E(question), E(its answer options)] (2 x 384 columns; a prompt "
+                         "without an option block has the options text '(no options)'); with --queries stem the "
+                         "options half of a query is the mean over the fold's source prompts.")
     ap.add_argument("--long-prompts", choices=("truncate", "windows"), default="truncate",
                     help="windows: re-embed prompts longer than MiniLM's window as the mean over windows (slow).")
     args = ap.parse_args()
@@ -371,10 +375,15 @@ def main() -> None:
             D = window_embeddings(m.texts, D)
         F = covariates(m.texts)
         Q, Fq = D, F
-        if args.queries == "stem":
-            from indexer.evaluation.queries import query_texts
+        from indexer.evaluation.queries import query_texts
 
-            qt = query_texts(m.texts, "stem")
+        qt = query_texts(m.texts, "stem")
+        if args.embed == "stem+options":
+            opts = [t[len(q):].strip() if t != q and t.startswith(q) else "(no options)" for t, q in zip(m.texts, qt)]
+            Qs = np.asarray(get_encoder(None).encode(qt), dtype=np.float64)
+            Op = np.asarray(get_encoder(None).encode(opts), dtype=np.float64)
+            D = Q = np.c_[Qs, Op]
+        if args.queries == "stem":
             both = covariates(list(m.texts) + qt)  # one standardisation for prompts and queries (the 8-set)
             n = len(m.texts)
             F, Fq = {k: v[:n] for k, v in both.items()}, {k: v[n:] for k, v in both.items()}
@@ -388,6 +397,8 @@ def main() -> None:
             Ss, St = Ss[keep], m.S[keep][:, f.test]
             obs, sm = ~np.isnan(St), np.nanmean(Ss, axis=1)
             Ds, Dt = D[f.train], Q[f.test]
+            if args.embed == "stem+options" and args.queries == "stem":  # the question, options unknown: their mean
+                Dt = np.c_[Q[f.test], np.tile(Op[f.train].mean(axis=0), (f.test.size, 1))]
             preds = {k: fn(Ds, Ss, Dt, f.train, f.test, g[f.train]).T for k, fn in variants(F, Fq).items()
                      if args.only is None or any(o in k for o in args.only.split("|"))}
             if args.split == "oos" and args.only is None and args.queries == "full":
@@ -397,7 +408,7 @@ def main() -> None:
                 row[0].append(metrics.roc_auc(P[obs], St[obs]))
                 row[1].append(metrics.selection(P, St, tie_break=sm)["selection_accuracy"])
         for k, (auc, sel) in scores.items():
-            print(f"{Path(data).name:15s} {args.split:9s} {k:48s} AUC {np.mean(auc):.3f}  sel {np.nanmean(sel):.3f}", flush=True)
+            print(f"{Path(data).name:15s} {args.split:9s} {k:48s} AUC {np.mean(auc):.4f}  sel {np.nanmean(sel):.4f}", flush=True)
 
 
 if __name__ == "__main__":
