@@ -289,14 +289,19 @@ class Indexer:
     # ------------------------------------------------------------------ solving
     def _prior_plan(self, space, stale: list[str]) -> tuple[list[str], bool]:
         """(models to solve, whether to re-estimate the space's prior). Without a ``'mean'`` prior: the stale
-        models. With one: every model when there is no stored prior yet or the model count has changed by
-        :data:`PRIOR_GROWTH` since it was estimated, else the stale ones (solved toward the stored prior)."""
+        models. With one: every model when the model count has changed by :data:`PRIOR_GROWTH` since the stored
+        prior was estimated, or when there is none yet and there are at least ``PRIOR_MIN_MODELS`` models (fewer
+        get no prior: plain ``auto``); else the stale ones (solved toward the stored prior, if any)."""
+        from .solver import PRIOR_MIN_MODELS
+
         if (space.params or {}).get("prior") != "mean":
             return stale, False
         prior = self.store.get_space_prior(space.id)
         models = sorted(self.store.model_digests())
         n = len(models)
-        if n and (prior is None or n >= PRIOR_GROWTH * prior.n_models or n * PRIOR_GROWTH <= prior.n_models):
+        if prior is None:
+            return (models, True) if n >= PRIOR_MIN_MODELS else (stale, False)
+        if n >= PRIOR_GROWTH * prior.n_models or n * PRIOR_GROWTH <= prior.n_models:
             return models, True
         return stale, False
 
@@ -317,7 +322,8 @@ class Indexer:
         prior = None
         if params.get("prior") == "mean" and not refresh_prior:
             prior = self.store.get_space_prior(space.id)
-            solver.prior = prior.vector  # held fixed: each model is solved toward the stored prior
+            # held fixed: each model is solved toward the stored prior (none yet: too few models, plain auto)
+            solver.prior = prior.vector if prior is not None else None
         if feature_set(params):  # the prompt covariates are columns of what the solver is fitted on
             with _timed(report, "load"):
                 D = design(D, self.store.prompt_texts(om.prompt_ids), params)
@@ -343,7 +349,8 @@ class Indexer:
                 bar.close()
             if refresh_prior and solver.model_ids_:  # the models' mean normal, then every model toward it
                 solver.refresh_prior()
-                prior = SpacePrior(solver.prior_, len(solver.model_ids_), SpacePrior.digest_of(solver.prior_))
+                if solver.prior_ is not None:  # None: fewer than PRIOR_MIN_MODELS models could be solved
+                    prior = SpacePrior(solver.prior_, len(solver.model_ids_), SpacePrior.digest_of(solver.prior_))
             # with an intercept the index stores [e_i, (f_i,) c_i] (queried with [q, (features,) 1]: sync.lift);
             # normals_ already holds the covariate coefficients f_i after e_i
             stored = solver.augmented_normals() if params.get("intercept") else solver.normals_
@@ -360,7 +367,8 @@ class Indexer:
                                            n_prompts=int(seen.sum()), benchmarks=names, accuracy=acc,
                                            inputs_digest=vector_digest(digests[m], prior)))
         with _timed(report, "vectors"):
-            self.store.save_model_vectors(space.id, vectors, prior=prior if refresh_prior else None)
+            # a re-estimation replaces the stored prior (removes it when there is none now)
+            self.store.save_model_vectors(space.id, vectors, prior=prior, replace_prior=refresh_prior)
         report.counts["solved"] = len(vectors)
         if refresh_prior and prior is not None:
             report.counts["prior_models"] = prior.n_models

@@ -296,7 +296,9 @@ class HyperplaneSolver:
         ``y - X u``). An array is used as it is. ``'mean'``: ``fit`` first solves every model without a prior,
         takes ``u`` = the mean of their embedding parts (the models' mean normal) and re-solves them all
         toward it; ``u`` is then held fixed (``prior_``) by ``add_models`` / ``replace_model`` /
-        ``add_prompts``, so the models stay independent of each other until :meth:`refresh_prior`.
+        ``add_prompts``, so the models stay independent of each other until :meth:`refresh_prior`. With fewer
+        than :data:`PRIOR_MIN_MODELS` models the mean would be mostly each model's own normal (with one model,
+        shrinking toward itself undoes the shrinkage), so there is no prior then.
 
     Attributes (after ``fit``)
     --------------------------
@@ -661,11 +663,12 @@ class HyperplaneSolver:
         return u
 
     def _estimate_prior(self) -> None:
-        """``prior='mean'``: solve every model without a prior, then toward the mean of their embedding parts."""
+        """``prior='mean'``: solve every model without a prior, then toward the mean of their embedding parts.
+        With fewer than :data:`PRIOR_MIN_MODELS` models there is no prior (``prior_`` None: plain ridge)."""
         rows = range(len(self.model_ids_))
         self.prior_ = None
         self._solve(rows)
-        if len(self.model_ids_):
+        if len(self.model_ids_) >= PRIOR_MIN_MODELS:
             p = self.D_.shape[1] - int(self.free or 0)
             self.prior_ = self.normals_[:, :p].mean(axis=0)
             self._solve(rows)
@@ -902,6 +905,9 @@ class HyperplaneSolver:
             self.lam_[idx_arr] = lam_i
             self.intercept_[idx_arr] = sy / n - E @ mu if self.intercept else 0.0
 
+
+#: ``prior='mean'`` needs at least this many models; with fewer, no prior is used (plain ridge toward 0).
+PRIOR_MIN_MODELS = 5
 
 #: The lambda grid of ``select='gcv'`` (log-spaced; the largest is close to "the model's mean only").
 GCV_LAMBDAS = tuple(float(x) for x in np.logspace(-2, 4, 25))

@@ -25,49 +25,81 @@ def _direct(ix, encoder, prior):
 def test_auto_mean_holds_the_prior_while_models_are_added_and_refreshes_it_when_they_double(tmp_path, env, encoder):
     assert get_settings().method == "auto-mean"
     rng = np.random.default_rng(3)
-    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
-    write_table(a, "alpha", outcomes(rng, ["m1", "m2", "m3", "m4"], 14), 14)
-    write_table(b, "alpha", outcomes(rng, ["m5"], 14), 14)  # same prompts, one more model
-    write_table(c, "alpha", outcomes(rng, ["m6", "m7", "m8"], 14), 14)
+    src = {name: tmp_path / name for name in "abcd"}
+    write_table(src["a"], "alpha", outcomes(rng, ["m1", "m2", "m3", "m4"], 14), 14)
+    write_table(src["b"], "alpha", outcomes(rng, ["m5"], 14), 14)  # same prompts, one more model
+    write_table(src["c"], "alpha", outcomes(rng, ["m6", "m7", "m8"], 14), 14)
+    write_table(src["d"], "alpha", outcomes(rng, ["m9", "m10"], 14), 14)
 
     ix = env()
-    r1 = ix.run([SourceSpec(str(a))])
-    assert r1.status == "ok" and r1.counts["solved"] == 4 and r1.counts["prior_models"] == 4
+    # four models: fewer than PRIOR_MIN_MODELS, so no prior yet (plain auto), nothing stored
+    r1 = ix.run([SourceSpec(str(src["a"]))])
+    assert r1.status == "ok" and r1.counts["solved"] == 4 and "prior_models" not in r1.counts
     (space,) = ix.store.list_spaces()
     assert space.method == "auto-mean" and space.params["prior"] == "mean" and space.dim == 385
-    prior1 = ix.store.get_space_prior(space.id)
-    want, solver = _direct(ix, encoder, "mean")
-    np.testing.assert_allclose(prior1.vector, solver.prior_, atol=1e-6)
-    first = model_vectors(ix)
-    for m in want:
-        np.testing.assert_allclose(first[m], want[m], atol=1e-5)
+    assert ix.store.get_space_prior(space.id) is None
+    want, _ = _direct(ix, encoder, None)
+    for m, v in model_vectors(ix).items():
+        np.testing.assert_allclose(v, want[m], atol=1e-5)
+    assert ix.run().counts["solved"] == 0  # nothing new: no work, even without a prior
 
-    # one model more (5 < 2 x 4): only it is solved, toward the stored prior; the others are untouched
-    r2 = ix.run([SourceSpec(str(b))])
-    assert r2.counts["solved"] == 1 and "prior_models" not in r2.counts
-    assert ix.store.get_space_prior(space.id).digest == prior1.digest
+    # the fifth model: the prior is estimated from all five and every model re-solved toward it
+    r2 = ix.run([SourceSpec(str(src["b"]))])
+    assert r2.counts["solved"] == 5 and r2.counts["prior_models"] == 5 and r2.counts["pushed"] == 5
+    prior = ix.store.get_space_prior(space.id)
+    want, solver = _direct(ix, encoder, "mean")
+    np.testing.assert_allclose(prior.vector, solver.prior_, atol=1e-6)
     second = model_vectors(ix)
-    for m in ("m1", "m2", "m3", "m4"):
-        np.testing.assert_array_equal(second[m], first[m])
-    fixed, _ = _direct(ix, encoder, prior1.vector)
-    for m in fixed:  # all five equal a fit with the stored prior held fixed
-        np.testing.assert_allclose(second[m], fixed[m], atol=1e-5)
+    for m in want:
+        np.testing.assert_allclose(second[m], want[m], atol=1e-5)
+
+    # three more (8 < 2 x 5): only they are solved, toward the stored prior; the others are untouched
+    r3 = ix.run([SourceSpec(str(src["c"]))])
+    assert r3.counts["solved"] == 3 and "prior_models" not in r3.counts
+    assert ix.store.get_space_prior(space.id).digest == prior.digest
+    third = model_vectors(ix)
+    for m in second:
+        np.testing.assert_array_equal(third[m], second[m])
+    fixed, _ = _direct(ix, encoder, prior.vector)
+    for m in fixed:  # all eight equal a fit with the stored prior held fixed
+        np.testing.assert_allclose(third[m], fixed[m], atol=1e-5)
     assert all(d.clean for d in sync.check(ix.store, ix.vectors))
 
-    # three more (8 >= 2 x 4): the prior is re-estimated from all eight and every model re-solved toward it
-    r3 = ix.run([SourceSpec(str(c))])
-    assert r3.counts["solved"] == 8 and r3.counts["prior_models"] == 8 and r3.counts["pushed"] == 8
-    prior3 = ix.store.get_space_prior(space.id)
-    assert prior3.n_models == 8 and prior3.digest != prior1.digest
+    # two more (10 >= 2 x 5): re-estimated from all ten, every model re-solved
+    r4 = ix.run([SourceSpec(str(src["d"]))])
+    assert r4.counts["solved"] == 10 and r4.counts["prior_models"] == 10
+    prior4 = ix.store.get_space_prior(space.id)
+    assert prior4.n_models == 10 and prior4.digest != prior.digest
     want, solver = _direct(ix, encoder, "mean")
-    np.testing.assert_allclose(prior3.vector, solver.prior_, atol=1e-6)
-    third = model_vectors(ix)
+    np.testing.assert_allclose(prior4.vector, solver.prior_, atol=1e-6)
+    fourth = model_vectors(ix)
     for m in want:
-        np.testing.assert_allclose(third[m], want[m], atol=1e-5)
+        np.testing.assert_allclose(fourth[m], want[m], atol=1e-5)
     assert ix.store.stale_models(space.id) == []
     assert all(d.clean for d in sync.check(ix.store, ix.vectors))
     # the index answers with the re-estimated vectors: Qdrant's Dot score is the solver's prediction
     q = encoder.encode(["Question 3 on chemistry: what is item 3 of alpha?"])
-    hits = ix.vectors.search(sync.space_name(space), "models", sync.lift(q, space)[0], limit=8)
+    hits = ix.vectors.search(sync.space_name(space), "models", sync.lift(q, space)[0], limit=10)
     scores = dict(zip(solver.model_ids_, solver.predict(q)[0]))
     assert {h.key: round(h.score, 4) for h in hits} == {m: round(float(v), 4) for m, v in scores.items()}
+
+
+def test_a_re_estimation_with_too_few_models_removes_the_stored_prior(tmp_path, env, encoder):
+    """Eight models, then the source replaced by three of them (3 x 2 <= 8): the prior is re-estimated, there are
+    too few models for one, so it is removed and the three are plain auto; the next pass does no work."""
+    rng = np.random.default_rng(4)
+    names = [f"m{k}" for k in range(8)]
+    table = outcomes(rng, names, 12)
+    write_table(tmp_path / "a", "alpha", table, 12)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "a"))]).counts["prior_models"] == 8
+    (space,) = ix.store.list_spaces()
+    write_table(tmp_path / "a", "alpha", {m: table[m] for m in names[:3]}, 12)
+    r = ix.run()
+    assert r.status == "ok" and r.counts["solved"] == 3 and r.counts["removed"] == 5
+    assert ix.store.get_space_prior(space.id) is None and ix.store.stale_models(space.id) == []
+    want, _ = _direct(ix, encoder, None)
+    assert sorted(model_vectors(ix)) == names[:3]
+    for m, v in model_vectors(ix).items():
+        np.testing.assert_allclose(v, want[m], atol=1e-5)
+    assert ix.run().counts["solved"] == 0

@@ -144,3 +144,15 @@ def test_bad_priors_are_refused_and_change_nothing():
     with pytest.raises(InputError, match="prior="):
         s.resolve(prior="median")
     np.testing.assert_array_equal(s.normals_, before)
+
+
+def test_mean_prior_needs_enough_models():
+    from indexer.solver import PRIOR_MIN_MODELS
+
+    X, S = _data(8, M=PRIOR_MIN_MODELS)
+    few = HyperplaneSolver(**method_options("auto-mean")).fit(X, S[:-1])  # one model short: plain auto
+    assert few.prior_ is None
+    np.testing.assert_allclose(few.normals_, HyperplaneSolver(**method_options("auto")).fit(X, S[:-1]).normals_, atol=1e-12)
+    few.add_models(S[-1:]).refresh_prior()  # now there are enough
+    np.testing.assert_allclose(few.normals_, HyperplaneSolver(**method_options("auto-mean")).fit(X, S).normals_, atol=1e-10)
+    assert few.prior_ is not None

@@ -78,10 +78,13 @@ class DerivedMixin:
                 return None
             return SpacePrior(np.frombuffer(row.vector, dtype="<f8").copy(), row.n_models, row.digest, row.computed_at)
 
-    def save_model_vectors(self, space_id: int, vectors: Iterable[ModelVector], prior: SpacePrior | None = None) -> int:
+    def save_model_vectors(self, space_id: int, vectors: Iterable[ModelVector], prior: SpacePrior | None = None,
+                           replace_prior: bool | None = None) -> int:
         """Upsert one vector per model in one transaction; returns how many were written. ``prior``: the space's
         new shrinkage target, stored in the same transaction (so vectors and the prior they were solved toward
-        change together)."""
+        change together). ``replace_prior`` (default: whether ``prior`` is given): replace the stored prior by
+        ``prior``, i.e. delete it when ``prior`` is None."""
+        replace_prior = prior is not None if replace_prior is None else replace_prior
         space = self.get_space(space_id)
         vectors = list(vectors)
         prior_row = None
@@ -97,12 +100,13 @@ class DerivedMixin:
             rows[v.model] = dict(dim=space.dim, vector=_vector(v.vector, space.dim, v.model), n_prompts=int(v.n_prompts),
                                  benchmarks=list(v.benchmarks), accuracy={k: float(x) for k, x in v.accuracy.items()},
                                  inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow())
-        if not rows and prior_row is None:
+        if not rows and not replace_prior:
             return 0
         with self._write("saving model vectors") as conn:
-            if prior_row is not None:
+            if replace_prior:
                 conn.execute(delete(SpacePriorRow).where(SpacePriorRow.space_id == space_id))
-                conn.execute(SpacePriorRow.__table__.insert(), [prior_row])
+                if prior_row is not None:
+                    conn.execute(SpacePriorRow.__table__.insert(), [prior_row])
             mids = self._ids_by(conn, Model.key, Model.id, list(rows))
             missing = set(rows) - set(mids)
             if missing:
