@@ -24,6 +24,11 @@ def index(
     fmt: Optional[str] = typer.Option(None, "--format", help="Reader for the --source paths (default: detected)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per hub-org: source."),
     as_json: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
+    refresh_prior: bool = typer.Option(
+        False, "--refresh-prior",
+        help="auto-mean: re-estimate the space's prior (the models' mean normal) now and re-solve every model toward "
+             "it (otherwise only when the number of models has doubled or halved).",
+    ),
 ) -> None:
     """One indexing pass: ingest new/changed sources, embed new prompts, re-solve changed models, update Qdrant.
 
@@ -34,7 +39,7 @@ def index(
     from .sourcelist import SourceSpec
 
     extra = [SourceSpec(spec=s, format=fmt, limit=limit) for s in source or []]
-    report = run_index(extra or None, progress=Progress(None if not as_json else False))
+    report = run_index(extra or None, progress=Progress(None if not as_json else False), refresh_prior=refresh_prior)
     if as_json:
         echo_json(report.as_dict())
     else:

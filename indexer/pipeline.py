@@ -158,8 +158,10 @@ class Indexer:
         return self._encoder
 
     # ------------------------------------------------------------------ the pass
-    def run(self, extra_sources: list[SourceSpec] | None = None) -> RunReport:
-        """One pass over the configured sources (plus ``extra_sources``, which are added to the configuration)."""
+    def run(self, extra_sources: list[SourceSpec] | None = None, *, refresh_prior: bool = False) -> RunReport:
+        """One pass over the configured sources (plus ``extra_sources``, which are added to the configuration).
+        ``refresh_prior`` (``auto-mean``): re-estimate the space's prior now and re-solve every model toward it,
+        whatever the model count (``taskspace index --refresh-prior``)."""
         cfg = self.settings.sources_file
         specs = sourcelist.add(cfg, extra_sources) if extra_sources else sourcelist.load(cfg)
         report = RunReport()
@@ -169,7 +171,7 @@ class Indexer:
             clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
             report.run_id = self.store.start_run("index")
             try:
-                self._pass(specs, report, verify_index=not clean_before)
+                self._pass(specs, report, verify_index=not clean_before, refresh_prior=refresh_prior)
             except BaseException as exc:
                 report.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
                 report.errors.append({"file": None, "line": None, "message": f"run aborted: {exc}"})
@@ -183,7 +185,8 @@ class Indexer:
             self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
         return report
 
-    def _pass(self, specs: list[SourceSpec], report: RunReport, *, verify_index: bool) -> None:
+    def _pass(self, specs: list[SourceSpec], report: RunReport, *, verify_index: bool,
+              refresh_prior: bool = False) -> None:
         from .ingest import Ingester
 
         counts = report.counts
@@ -223,7 +226,7 @@ class Indexer:
         # 2-4. embed, solve, save vectors for the models whose inputs changed
         with _timed(report, "load"):
             stale = self.store.stale_models(space.id)
-            stale, refresh = self._prior_plan(space, stale)
+            stale, refresh = self._prior_plan(space, stale, force=refresh_prior)
         if stale:
             stale = self._solve(space, stale, report, refresh_prior=refresh)
         with _timed(report, "load"):
@@ -287,11 +290,12 @@ class Indexer:
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)
 
     # ------------------------------------------------------------------ solving
-    def _prior_plan(self, space, stale: list[str]) -> tuple[list[str], bool]:
+    def _prior_plan(self, space, stale: list[str], force: bool = False) -> tuple[list[str], bool]:
         """(models to solve, whether to re-estimate the space's prior). Without a ``'mean'`` prior: the stale
         models. With one: every model when the model count has changed by :data:`PRIOR_GROWTH` since the stored
         prior was estimated, or when there is none yet and there are at least ``PRIOR_MIN_MODELS`` models (fewer
-        get no prior: plain ``auto``); else the stale ones (solved toward the stored prior, if any)."""
+        get no prior: plain ``auto``); else the stale ones (solved toward the stored prior, if any). ``force``:
+        re-estimate now (with too few models that removes the stored prior)."""
         from .solver import PRIOR_MIN_MODELS
 
         if (space.params or {}).get("prior") != "mean":
@@ -299,6 +303,8 @@ class Indexer:
         prior = self.store.get_space_prior(space.id)
         models = sorted(self.store.model_digests())
         n = len(models)
+        if force and n:
+            return models, True
         if prior is None:
             return (models, True) if n >= PRIOR_MIN_MODELS else (stale, False)
         if n >= PRIOR_GROWTH * prior.n_models or n * PRIOR_GROWTH <= prior.n_models:
@@ -436,7 +442,7 @@ class Indexer:
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,
-              stop: threading.Event | None = None) -> RunReport:
+              stop: threading.Event | None = None, refresh_prior: bool = False) -> RunReport:
     """Open the configured stores and run one pass (the ``taskspace index`` command)."""
     from .store.sql import open_store
     from .store.vectors import VectorStore
@@ -444,7 +450,7 @@ def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progre
     store = open_store()
     indexer = Indexer(store, progress=progress, stop=stop, open_vectors=VectorStore.from_settings)
     try:
-        return indexer.run(extra_sources)
+        return indexer.run(extra_sources, refresh_prior=refresh_prior)
     finally:
         indexer.close()
         store.close()

@@ -4,6 +4,8 @@ when the number of models doubles; the stored vectors always equal the solver wi
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from indexer import sync
@@ -103,3 +105,34 @@ def test_a_re_estimation_with_too_few_models_removes_the_stored_prior(tmp_path, 
     for m, v in model_vectors(ix).items():
         np.testing.assert_allclose(v, want[m], atol=1e-5)
     assert ix.run().counts["solved"] == 0
+
+
+def test_index_refresh_prior_re_estimates_now(tmp_path, monkeypatch):
+    """`taskspace index --refresh-prior`: 6 models, then 2 more (8 < 12: held), then the flag re-estimates from 8."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+    from indexer.config import reset_settings
+    from indexer.store.sql import open_store
+
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "home"))
+    reset_settings()
+    rng = np.random.default_rng(5)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, [f"m{k}" for k in range(6)], 10), 10)
+    write_table(tmp_path / "b", "alpha", outcomes(rng, ["m6", "m7"], 10), 10)
+    run = CliRunner().invoke
+
+    def index(*args):
+        out = run(app, ["index", "--json", *args])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output[out.output.index("{"):])["counts"]
+
+    assert index("--source", str(tmp_path / "a"))["prior_models"] == 6
+    c = index("--source", str(tmp_path / "b"))
+    assert c["solved"] == 2 and "prior_models" not in c
+    c = index("--refresh-prior")
+    assert c["solved"] == 8 and c["prior_models"] == 8
+    with open_store() as store:
+        (space,) = store.list_spaces()
+        assert store.get_space_prior(space.id).n_models == 8 and store.stale_models(space.id) == []
+    assert index()["solved"] == 0
