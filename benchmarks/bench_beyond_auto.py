@@ -58,6 +58,31 @@ def covariates(texts: list[str]) -> dict[str, np.ndarray]:
     return {"2": F2, "3": np.c_[F2, np.array(opts)], "8": F8}
 
 
+def mc_covariates(texts: list[str], stems: list[str], options_known: bool = True) -> np.ndarray:
+    """(n, 4) multiple-choice covariates, all 0 for a prompt without an option block (so they drop out with the
+    intercept on data without options): [is_mc, is_mc * log1p(question chars), is_mc * log1p(option chars),
+    is_mc * log(number of options)]. ``options_known=False`` (a question asked alone): is_mc = 1 and the two
+    option columns NaN, for the caller to fill with the source prompts' mean."""
+    out = np.zeros((len(texts), 4))
+    for i, (t, q) in enumerate(zip(texts, stems)):
+        if t == q:
+            continue
+        opts = t[len(q):].strip()
+        k = sum(bool(_OPTION.match(x)) for x in opts.split("\n"))
+        out[i] = (1.0, np.log1p(len(q)), np.log1p(len(opts)) if options_known else np.nan,
+                  np.log(max(k, 1)) if options_known else np.nan)
+    return out
+
+
+def mc_shrunk(Ds, Ss, Dt, tr, te, F, Fq):
+    """``auto-mean`` with the multiple-choice covariates (:func:`mc_covariates`) as free columns; option columns
+    a query does not have (NaN) are the source prompts' mean."""
+    Fs, Ft = F["mc"][tr], Fq["mc"][te].copy()
+    fill = np.nanmean(np.where(Fs[:, :1] > 0, Fs, np.nan), axis=0)  # the mean over source prompts with options
+    Ft = np.where(np.isnan(Ft), fill[None, :], Ft)
+    return mean_normal_shrunk(Ds, Ss, Dt, Fs, Ft)
+
+
 def _fit(X, S, free):
     return HyperplaneSolver(**(dict(AUTO, free=free) if free else AUTO)).fit(X, S)
 
@@ -295,6 +320,8 @@ def variants(F: dict[str, np.ndarray], Fq: dict[str, np.ndarray] | None = None):
         "project out benchmark-mean span": text(project_out),
         "+ log(answer options), free=3": wide("3"),
         "8 text features, free=8": wide("8"),
+        **({"auto-mean + multiple-choice covariates": lambda Ds, Ss, Dt, tr, te, gs: mc_shrunk(Ds, Ss, Dt, tr, te, F, Fq)}
+           if "mc" in F else {}),
         "auto + kNN pooled difficulty (k=50), free=1": lambda Ds, Ss, Dt, tr, te, gs: knn_covariate(Ds, Ss, Dt, gs, 50),
         "auto, scores on the logit scale": lambda Ds, Ss, Dt, tr, te, gs: _logit(_fit(Ds, Ss, 0).predict(Dt)),
         "auto, eps = 8 (truncate sqrt(w) < 8)": lambda Ds, Ss, Dt, tr, te, gs: HyperplaneSolver(
@@ -383,10 +410,14 @@ def main() -> None:
             Qs = np.asarray(get_encoder(None).encode(qt), dtype=np.float64)
             Op = np.asarray(get_encoder(None).encode(opts), dtype=np.float64)
             D = Q = np.c_[Qs, Op]
+            F["mc"] = Fq["mc"] = mc_covariates(m.texts, qt)
         if args.queries == "stem":
             both = covariates(list(m.texts) + qt)  # one standardisation for prompts and queries (the 8-set)
             n = len(m.texts)
-            F, Fq = {k: v[:n] for k, v in both.items()}, {k: v[n:] for k, v in both.items()}
+            F2, Fq2 = {k: v[:n] for k, v in both.items()}, {k: v[n:] for k, v in both.items()}
+            if "mc" in F:  # a question asked alone: a multiple-choice prompt whose options are unknown
+                F2["mc"], Fq2["mc"] = F["mc"], mc_covariates(m.texts, qt, options_known=False)
+            F, Fq = F2, Fq2
             Q = np.asarray(get_encoder(None).encode(qt), dtype=np.float64)
         g = np.asarray(m.groups, dtype=str)
         folds = splits.leave_one_group_out(g) if args.split == "oos" else splits.in_sample(len(g), 5)
