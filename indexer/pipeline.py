@@ -356,7 +356,7 @@ class Indexer:
             if refresh_prior and solver.model_ids_:  # the models' mean normal, then every model toward it
                 solver.refresh_prior()
                 if solver.prior_ is not None:  # None: fewer than PRIOR_MIN_MODELS models could be solved
-                    prior = SpacePrior(solver.prior_, len(solver.model_ids_), SpacePrior.digest_of(solver.prior_))
+                    prior = SpacePrior(solver.prior_, len(solver.model_ids_))
             # with an intercept the index stores [e_i, (f_i,) c_i] (queried with [q, (features,) 1]: sync.lift);
             # normals_ already holds the covariate coefficients f_i after e_i
             stored = solver.augmented_normals() if params.get("intercept") else solver.normals_

@@ -207,7 +207,7 @@ def test_space_prior_is_saved_with_the_vectors_and_makes_other_vectors_stale(sto
     assert store.get_space_prior(s.id) is None
     digests = store.model_digests()
     u = np.array([0.1, -0.2, 1 / 3])  # float64 kept exactly (the embedding part: dim - 1 with the intercept)
-    prior = SpacePrior(u, 3, SpacePrior.digest_of(u))
+    prior = SpacePrior(u, 3)
     vecs = [ModelVector(k, np.ones(4), 4, ["math"], {}, vector_digest(digests[k], prior)) for k in A]
     # a bad prior is refused before anything is written: no vector, no prior
     with pytest.raises(InputError, match="invalid prior: 5 entries for a space of dimension 4"):

@@ -98,7 +98,7 @@ Schema (tables; ``id`` integer primary keys; times are timezone-aware UTC)
 - ``model_vectors``: (space_id, model_id) unique, dim, vector (float32 packed), n_prompts, benchmarks (JSON),
   accuracy (JSON), inputs_digest, computed_at.
 - ``benchmark_vectors``: (space_id, benchmark_id) unique, dim, vector, n_prompts, computed_at.
-- ``space_priors``: space_id (primary key), dim, vector (float64 packed), n_models, digest, computed_at.
+- ``space_priors``: space_id (primary key), dim, vector (float64 packed), n_models, computed_at.
 - ``runs``: kind, started_at, finished_at, status, pid, counts (JSON), errors (JSON).
 """
 

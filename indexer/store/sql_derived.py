@@ -76,7 +76,7 @@ class DerivedMixin:
             row = conn.execute(select(SpacePriorRow).where(SpacePriorRow.space_id == space_id)).scalar()
             if row is None:
                 return None
-            return SpacePrior(np.frombuffer(row.vector, dtype="<f8").copy(), row.n_models, row.digest, row.computed_at)
+            return SpacePrior(np.frombuffer(row.vector, dtype="<f8").copy(), row.n_models, row.computed_at)
 
     def save_model_vectors(self, space_id: int, vectors: Iterable[ModelVector], prior: SpacePrior | None = None,
                            replace_prior: bool | None = None) -> int:
@@ -94,7 +94,7 @@ class DerivedMixin:
                 raise InputError(f"invalid prior: {u.shape[0]} entries for a space of dimension {space.dim}, "
                                  f"{prior.n_models} model(s)", item=f"space {space_id}")
             prior_row = dict(space_id=space_id, dim=int(u.shape[0]), vector=u.tobytes(), n_models=int(prior.n_models),
-                             digest=SpacePrior.digest_of(u), computed_at=prior.computed_at or utcnow())
+                             computed_at=prior.computed_at or utcnow())
         rows = {}
         for v in vectors:
             rows[v.model] = dict(dim=space.dim, vector=_vector(v.vector, space.dim, v.model), n_prompts=int(v.n_prompts),

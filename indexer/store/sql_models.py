@@ -189,7 +189,6 @@ class SpacePriorRow(Base):
     dim: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
     n_models: Mapped[int] = mapped_column(Integer)
-    digest: Mapped[str] = mapped_column(String(64))
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

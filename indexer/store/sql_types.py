@@ -130,12 +130,12 @@ class SpacePrior:
 
     vector: np.ndarray  # float64 (p,): the embedding part of the normals
     n_models: int  # how many models it was estimated from
-    digest: str = ""  # sha256 of the float64 vector; part of every model vector's inputs digest
     computed_at: datetime | None = None
 
-    @staticmethod
-    def digest_of(vector: np.ndarray) -> str:
-        return hashlib.sha256(np.asarray(vector, dtype="<f8").tobytes()).hexdigest()
+    @property
+    def digest(self) -> str:
+        """sha256 of the float64 vector; part of every model vector's inputs digest (:func:`vector_digest`)."""
+        return hashlib.sha256(np.asarray(self.vector, dtype="<f8").tobytes()).hexdigest()
 
 
 def vector_digest(model_digest: str, prior: SpacePrior | None) -> str:

@@ -1,5 +1,5 @@
 """space_priors: the shrinkage target of a space whose method shrinks toward the models' mean normal
-(``auto-mean``), with the number of models and the digest it was estimated from.
+(``auto-mean``), with the number of models it was estimated from.
 
 Revision ID: 0002
 Revises: 0001
@@ -24,7 +24,6 @@ def upgrade() -> None:
     sa.Column('dim', sa.Integer(), nullable=False),
     sa.Column('vector', sa.LargeBinary(), nullable=False),
     sa.Column('n_models', sa.Integer(), nullable=False),
-    sa.Column('digest', sa.String(length=64), nullable=False),
     sa.Column('computed_at', sa.DateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['space_id'], ['spaces.id'], name=op.f('fk_space_priors_space_id_spaces'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('space_id', name=op.f('pk_space_priors'))
