@@ -226,9 +226,9 @@ class Indexer:
         # 2-4. embed, solve, save vectors for the models whose inputs changed
         with _timed(report, "load"):
             stale = self.store.stale_models(space.id)
-            stale, refresh = self._prior_plan(space, stale, force=refresh_prior)
+            stale, refresh, prior = self._prior_plan(space, stale, force=refresh_prior)
         if stale:
-            stale = self._solve(space, stale, report, refresh_prior=refresh)
+            stale = self._solve(space, stale, report, refresh_prior=refresh, prior=prior)
         with _timed(report, "load"):
             gone = self._drop_orphan_vectors(space)
         counts["removed"] = len(gone)
@@ -290,31 +290,33 @@ class Indexer:
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)
 
     # ------------------------------------------------------------------ solving
-    def _prior_plan(self, space, stale: list[str], force: bool = False) -> tuple[list[str], bool]:
-        """(models to solve, whether to re-estimate the space's prior). Without a ``'mean'`` prior: the stale
-        models. With one: every model when the model count has changed by :data:`PRIOR_GROWTH` since the stored
-        prior was estimated, or when there is none yet and there are at least ``PRIOR_MIN_MODELS`` models (fewer
-        get no prior: plain ``auto``); else the stale ones (solved toward the stored prior, if any). ``force``:
-        re-estimate now (with too few models that removes the stored prior)."""
+    def _prior_plan(self, space, stale: list[str], force: bool = False) -> tuple[list[str], bool, object]:
+        """(models to solve, whether to re-estimate the space's prior, the stored prior or None). Without a
+        ``'mean'`` prior: the stale models. With one: every model when the model count has changed by
+        :data:`PRIOR_GROWTH` since the stored prior was estimated, or when there is none yet and there are at least
+        ``PRIOR_MIN_MODELS`` models (fewer get no prior: plain ``auto``); else the stale ones (solved toward the
+        stored prior, if any). ``force``: re-estimate now (with too few models that removes the stored prior)."""
         from .solver import PRIOR_MIN_MODELS
 
         if (space.params or {}).get("prior") != "mean":
-            return stale, False
+            return stale, False, None
         prior = self.store.get_space_prior(space.id)
         models = sorted(self.store.model_digests())
         n = len(models)
         if force and n:
-            return models, True
+            return models, True, prior
         if prior is None:
-            return (models, True) if n >= PRIOR_MIN_MODELS else (stale, False)
+            return (models, True, None) if n >= PRIOR_MIN_MODELS else (stale, False, None)
         if n >= PRIOR_GROWTH * prior.n_models or n * PRIOR_GROWTH <= prior.n_models:
-            return models, True
-        return stale, False
+            return models, True, prior
+        return stale, False, prior
 
-    def _solve(self, space, models: list[str], report: RunReport, refresh_prior: bool = False) -> list[str]:
+    def _solve(self, space, models: list[str], report: RunReport, refresh_prior: bool = False,
+               prior=None) -> list[str]:
         """Solve ``models`` and save their vectors; returns the models whose vector was saved. With
         ``refresh_prior`` (``auto-mean``), ``models`` are all models: the prior is estimated from them and saved
-        with their vectors; otherwise a space with a ``'mean'`` prior solves toward its stored prior."""
+        with their vectors; otherwise a space with a ``'mean'`` prior solves toward ``prior``, its stored prior
+        (None: too few models for one, plain ``auto``)."""
         from .store.sql import ModelVector, SpacePrior
         from .store.sql_types import vector_digest
         from .sync import design, feature_set
@@ -325,10 +327,9 @@ class Indexer:
         with _timed(report, "embed"):
             D = self.embeddings(om.prompt_ids, om.prompt_hashes, report)
         solver, _, params = make_solver(self.settings)
-        prior = None
-        if params.get("prior") == "mean" and not refresh_prior:
-            prior = self.store.get_space_prior(space.id)
-            # held fixed: each model is solved toward the stored prior (none yet: too few models, plain auto)
+        if refresh_prior:
+            prior = None  # estimated below from the models solved here
+        elif params.get("prior") == "mean":  # held fixed: each model is solved toward the stored prior
             solver.prior = prior.vector if prior is not None else None
         if feature_set(params):  # the prompt covariates are columns of what the solver is fitted on
             with _timed(report, "load"):
