@@ -396,7 +396,7 @@ class HyperplaneSolver:
             self.prior_ = self._fixed_prior(d)
             self.add_models(S, ids)
             if self._prior_kind() == "mean":
-                self._estimate_prior()
+                self._estimate_prior(base_solved=True)  # add_models solved them with prior_ None
             self._full_gram()
         except BaseException:
             self.__dict__.clear()
@@ -591,7 +591,7 @@ class HyperplaneSolver:
             pat.free = None
         self.prior_ = self._fixed_prior(self.D_.shape[1])
         if self._prior_kind() == "mean":
-            self._estimate_prior()
+            self._estimate_prior(base_solved=False)  # new parameters: every model is solved again
         else:
             self._solve(range(len(self.model_ids_)))
         return self
@@ -601,7 +601,8 @@ class HyperplaneSolver:
         (equals a fresh ``fit``); with a fixed array prior (or none) this only re-solves."""
         self._check_fitted()
         if self._prior_kind() == "mean":
-            self._estimate_prior()
+            # with no prior in use the normals are already the prior-free fits the estimate starts from
+            self._estimate_prior(base_solved=self.prior_ is None)
         else:
             self._solve(range(len(self.model_ids_)))
         return self
@@ -662,12 +663,14 @@ class HyperplaneSolver:
             raise DimensionError(f"prior has shape {u.shape}; expected ({p},), the embedding part of the normals")
         return u
 
-    def _estimate_prior(self) -> None:
-        """``prior='mean'``: solve every model without a prior, then toward the mean of their embedding parts.
-        With fewer than :data:`PRIOR_MIN_MODELS` models there is no prior (``prior_`` None: plain ridge)."""
+    def _estimate_prior(self, base_solved: bool) -> None:
+        """``prior='mean'``: solve every model without a prior (skipped when ``base_solved``: the normals already
+        are those fits), then toward the mean of their embedding parts. With fewer than
+        :data:`PRIOR_MIN_MODELS` models there is no prior (``prior_`` None: plain ridge)."""
         rows = range(len(self.model_ids_))
         self.prior_ = None
-        self._solve(rows)
+        if not base_solved:
+            self._solve(rows)
         if len(self.model_ids_) >= PRIOR_MIN_MODELS:
             p = self.D_.shape[1] - int(self.free or 0)
             self.prior_ = self.normals_[:, :p].mean(axis=0)
