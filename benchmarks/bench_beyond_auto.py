@@ -58,6 +58,11 @@ def covariates(texts: list[str]) -> dict[str, np.ndarray]:
     return {"2": F2, "3": np.c_[F2, np.array(opts)], "8": F8}
 
 
+def options_of(text: str, stem: str) -> str | None:
+    """The answer-option part of a prompt whose question is ``stem`` (``question_stem``); None without options."""
+    return None if text == stem else text.lstrip()[len(stem):].strip()
+
+
 def mc_covariates(texts: list[str], stems: list[str], options_known: bool = True) -> np.ndarray:
     """(n, 4) multiple-choice covariates, all 0 for a prompt without an option block (so they drop out with the
     intercept on data without options): [is_mc, is_mc * log1p(question chars), is_mc * log1p(option chars),
@@ -65,9 +70,9 @@ def mc_covariates(texts: list[str], stems: list[str], options_known: bool = True
     option columns NaN, for the caller to fill with the source prompts' mean."""
     out = np.zeros((len(texts), 4))
     for i, (t, q) in enumerate(zip(texts, stems)):
-        if t == q:
+        opts = options_of(t, q)
+        if opts is None:
             continue
-        opts = t[len(q):].strip()
         k = sum(bool(_OPTION.match(x)) for x in opts.split("\n"))
         out[i] = (1.0, np.log1p(len(q)), np.log1p(len(opts)) if options_known else np.nan,
                   np.log(max(k, 1)) if options_known else np.nan)
@@ -406,7 +411,7 @@ def main() -> None:
 
         qt = query_texts(m.texts, "stem")
         if args.embed == "stem+options":
-            opts = [t[len(q):].strip() if t != q and t.startswith(q) else "(no options)" for t, q in zip(m.texts, qt)]
+            opts = [options_of(t, q) or "(no options)" for t, q in zip(m.texts, qt)]
             Qs = np.asarray(get_encoder(None).encode(qt), dtype=np.float64)
             Op = np.asarray(get_encoder(None).encode(opts), dtype=np.float64)
             D = Q = np.c_[Qs, Op]
