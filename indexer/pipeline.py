@@ -225,12 +225,14 @@ class Indexer:
             counts["space"] = space.id
         # 2-4. embed, solve, save vectors for the models whose inputs changed
         with _timed(report, "load"):
-            stale = self.store.stale_models(space.id)
-            stale, refresh, prior = self._prior_plan(space, stale, force=refresh_prior)
+            # every model with outcomes and their digests, read once: solving does not change outcomes
+            digests = self.store.model_digests()
+            stale = self.store.stale_models(space.id, digests)
+            stale, refresh, prior = self._prior_plan(space, stale, sorted(digests), force=refresh_prior)
         if stale:
             stale = self._solve(space, stale, report, refresh_prior=refresh, prior=prior)
         with _timed(report, "load"):
-            gone = self._drop_orphan_vectors(space)
+            gone = self._drop_orphan_vectors(space, set(digests))
         counts["removed"] = len(gone)
         with _timed(report, "vectors"):
             bench_changed = self._benchmark_vectors(space, report)
@@ -290,18 +292,19 @@ class Indexer:
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)
 
     # ------------------------------------------------------------------ solving
-    def _prior_plan(self, space, stale: list[str], force: bool = False) -> tuple[list[str], bool, object]:
+    def _prior_plan(self, space, stale: list[str], models: list[str],
+                    force: bool = False) -> tuple[list[str], bool, object]:
         """(models to solve, whether to re-estimate the space's prior, the stored prior or None). Without a
         ``'mean'`` prior: the stale models. With one: every model when the model count has changed by
         :data:`PRIOR_GROWTH` since the stored prior was estimated, or when there is none yet and there are at least
         ``PRIOR_MIN_MODELS`` models (fewer get no prior: plain ``auto``); else the stale ones (solved toward the
-        stored prior, if any). ``force``: re-estimate now (with too few models that removes the stored prior)."""
+        stored prior, if any). ``models``: every model with outcomes. ``force``: re-estimate now (with too few
+        models that removes the stored prior)."""
         from .solver import PRIOR_MIN_MODELS
 
         if (space.params or {}).get("prior") != "mean":
             return stale, False, None
         prior = self.store.get_space_prior(space.id)
-        models = sorted(self.store.model_digests())
         n = len(models)
         if force and n:
             return models, True, prior
@@ -381,10 +384,10 @@ class Indexer:
             report.counts["prior_models"] = prior.n_models
         return [v.model for v in vectors]
 
-    def _drop_orphan_vectors(self, space) -> list[str]:
-        """Vectors of models that no longer have any outcome (their source was replaced without them)."""
+    def _drop_orphan_vectors(self, space, with_outcomes: set[str]) -> list[str]:
+        """Vectors of models that no longer have any outcome (their source was replaced without them);
+        ``with_outcomes``: the models that have some."""
         have = {mv.model for mv in self.store.load_model_vectors(space.id)}
-        with_outcomes = set(self.store.model_digests())
         gone = sorted(have - with_outcomes)
         if gone:
             self.store.delete_model_vectors(space.id, gone)

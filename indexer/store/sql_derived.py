@@ -139,12 +139,14 @@ class DerivedMixin:
                                                                ModelVectorRow.model_id.in_(c))).rowcount
         return n
 
-    def stale_models(self, space_id: int) -> list[str]:
+    def stale_models(self, space_id: int, digests: dict[str, str] | None = None) -> list[str]:
         """Models with outcomes whose vector in this space is missing or was computed from other inputs (other
-        outcomes, or another prior of the space: :func:`~indexer.store.sql_types.vector_digest`)."""
+        outcomes, or another prior of the space: :func:`~indexer.store.sql_types.vector_digest`). ``digests``:
+        :meth:`model_digests` when the caller already has them (read here otherwise)."""
         self.get_space(space_id)
         prior = self.get_space_prior(space_id)
-        current = {k: vector_digest(d, prior) for k, d in self.model_digests().items()}
+        digests = self.model_digests() if digests is None else digests
+        current = {k: vector_digest(d, prior) for k, d in digests.items()}
         q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)
         with self._read() as conn:
             stored = dict(conn.execute(q.where(ModelVectorRow.space_id == space_id)).all())
