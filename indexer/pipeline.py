@@ -230,7 +230,7 @@ class Indexer:
             stale = self.store.stale_models(space.id, digests)
             stale, refresh, prior = self._prior_plan(space, stale, sorted(digests), force=refresh_prior)
         if stale:
-            stale = self._solve(space, stale, report, refresh_prior=refresh, prior=prior)
+            stale = self._solve(space, stale, digests, report, refresh_prior=refresh, prior=prior)
         with _timed(report, "load"):
             gone = self._drop_orphan_vectors(space, set(digests))
         counts["removed"] = len(gone)
@@ -314,9 +314,10 @@ class Indexer:
             return models, True, prior
         return stale, False, prior
 
-    def _solve(self, space, models: list[str], report: RunReport, refresh_prior: bool = False,
-               prior=None) -> list[str]:
-        """Solve ``models`` and save their vectors; returns the models whose vector was saved. With
+    def _solve(self, space, models: list[str], digests: dict[str, str], report: RunReport,
+               refresh_prior: bool = False, prior=None) -> list[str]:
+        """Solve ``models`` (``digests``: their outcome digests, :meth:`Store.model_digests`, recorded with the
+        vectors) and save their vectors; returns the models whose vector was saved. With
         ``refresh_prior`` (``auto-mean``), ``models`` are all models: the prior is estimated from them and saved
         with their vectors; otherwise a space with a ``'mean'`` prior solves toward ``prior``, its stored prior
         (None: too few models for one, plain ``auto``)."""
@@ -326,7 +327,6 @@ class Indexer:
 
         with _timed(report, "load"):
             om = self.store.load_outcomes(models=models)
-            digests = self.store.model_digests(om.models)
         with _timed(report, "embed"):
             D = self.embeddings(om.prompt_ids, om.prompt_hashes, report)
         solver, _, params = make_solver(self.settings)
