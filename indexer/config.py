@@ -15,7 +15,7 @@ from pathlib import Path
 from .errors import ConfigError
 
 #: solver methods TASKSPACE_METHOD accepts (indexer.solver.method_options maps each to solver options)
-METHODS = ("auto-mean", "auto", "auto-text", "paper")
+METHODS = ("auto-mean", "auto-mc", "auto", "auto-text", "paper")
 
 #: name -> (default shown in the docs, description). The docs table is generated from this.
 ENV_VARS: dict[str, tuple[str, str]] = {

@@ -42,15 +42,16 @@ def run_demo(queries: list[str], top: int = 5) -> dict:
     from .config import get_settings
     from .encoder import get_encoder
     from .pipeline import make_solver
-    from .sync import design
+    from .represent import query_rows, rows
 
     prompts, models, S = load_sample()
     enc = get_encoder()
     texts = [p["text"] for p in prompts]
     solver, _, params = make_solver(get_settings())  # TASKSPACE_METHOD
-    # with auto-text the prompt-length covariates are columns of D (and of the queries); design() adds them
-    solver.fit(design(enc.encode(texts), texts, params), S, model_ids=models)
-    scores = solver.predict(design(enc.encode(queries), queries, params))  # (queries, models)
+    # the rows of the method's representation (indexer.represent): embeddings, and covariates with a feature set
+    X = rows(texts, enc.encode, params)
+    solver.fit(X, S, model_ids=models)
+    scores = solver.predict(query_rows(queries, enc.encode, params, X.mean(axis=0)))  # (queries, models)
     acc = np.nanmean(S, axis=1)
     out = []
     for q, row in zip(queries, scores):

@@ -156,6 +156,7 @@ def evaluate(
 
         Q = np.array(D, copy=True)
         Q[changed] = get_encoder(encoder).encode([qtexts[i] for i in changed])
+    own = _default_rows(m.texts, qtexts, D, Q, method, encoder)
     t_enc = time.perf_counter() - t0 - t_read
     base = {
         "data": str(data),
@@ -174,7 +175,7 @@ def evaluate(
     for sp in splits_todo:
         t1 = time.perf_counter()
         res = dict(base, split=sp)
-        res.update(_run_split(m, D, (Q, qtexts), labels, sp, seeds, lam, eps, method, sweep, knn_k, plots_dir, res))
+        res.update(_run_split(m, D, (Q, own), labels, sp, seeds, lam, eps, method, sweep, knn_k, plots_dir, res))
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
         out[sp] = res
@@ -183,8 +184,30 @@ def evaluate(
     return out[split]
 
 
+def _default_rows(texts, qtexts, D, Q, method, encoder) -> tuple | None:
+    """``(X, XQ, fill)``: the default method's own rows of the prompts and of their queries when its
+    representation is not the plain embedding (:mod:`indexer.represent`: covariates, the question/options split,
+    whose queries without options are completed per fold by ``fill``); None when it is."""
+    from . import represent
+    from .config import get_settings
+    from .solver import method_options
+
+    settings = get_settings()
+    name = method or settings.method
+    params = represent.space_params(name, method_options(name, lam=settings.lam, eps=settings.eps))
+    if not represent.feature_set(params):
+        return None
+    if represent.is_split(params):  # question and options embedded apart (through the encoder's cache)
+        from .encoder import get_encoder
+
+        encode = get_encoder(encoder).encode
+        X = represent.rows(texts, encode, params)
+        return X, represent.query_rows(qtexts, encode, params), represent.fill_unknown
+    return represent.design(D, texts, params), represent.design(Q, qtexts, params), None
+
+
 def _run_split(m, D, query, labels, split, seeds, lam, eps, method, sweep, knn_k, plots_dir, header) -> dict:
-    Q, qtexts = query
+    Q, own = query
     if split == "in-sample":
         folds = splits.in_sample(len(m.texts), seeds)
         desc = f"random 20% of prompts held out, {seeds} seed(s); mean ± std over seeds"
@@ -193,13 +216,9 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, method, sweep, knn_k
         desc = f"leave one {header['group_by']} out ({len(folds)} folds); mean ± std over folds"
     methods, default_name, default_opts = _methods(lam, eps, method, knn_k)
     pooled: dict = {} if plots_dir is not None else None
-    covariates = query_covariates = None
-    if default_opts.get("free"):
-        from .features import text_features
-
-        covariates, query_covariates = text_features(m.texts), text_features(qtexts)
-    results = protocol.run_folds(D, m.S, m.groups, folds, methods, pooled=pooled, covariates=covariates,
-                                 queries=Q, query_covariates=query_covariates)
+    if own is not None:  # the default method's representation has covariates or the question/options split
+        methods["default"] = SolverMethod(default_opts, rows=own[:2], fill=own[2])
+    results = protocol.run_folds(D, m.S, m.groups, folds, methods, pooled=pooled, queries=Q)
     agg = protocol.aggregate(results)
     agg["methods"]["default"]["options"] = default_opts
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}

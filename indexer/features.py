@@ -1,5 +1,9 @@
 """Prompt covariates beside the embedding: fixed functions of a prompt's text, no fitting, no I/O.
 
+Two sets, named in a space's params (``features``) so that a change of a set makes a new space:
+``text-length-v1`` (method ``auto-text``, below) and ``multiple-choice-v1`` (method ``auto-mc``, the answer-option
+split and its covariates, :func:`split_options` / :func:`mc_covariates`; :mod:`indexer.represent` builds the rows).
+
 The method ``auto-text`` (``TASKSPACE_METHOD=auto-text``, see :func:`indexer.solver.method_options`) appends these
 columns to each prompt's embedding and leaves their coefficients unpenalised (the solver's ``free`` option).
 A model is then stored as ``[e_i, f_i, c_i]`` and a query as ``[q, text_features(query), 1]``
@@ -20,26 +24,33 @@ score of +1.6; clipping the query's covariates to the indexed range still ranked
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
 
-__all__ = ["TEXT_FEATURES", "text_features", "n_features"]
+__all__ = ["TEXT_FEATURES", "MULTIPLE_CHOICE", "text_features", "n_features", "question_stem", "split_options",
+           "mc_covariates"]
 
-#: the covariate set's name, recorded in a space's params so a later change of the set makes a new space
+#: the covariate sets' names, recorded in a space's params so a later change of a set makes a new space
 TEXT_FEATURES = "text-length-v1"
+MULTIPLE_CHOICE = "multiple-choice-v1"
 _NAMES = ("log1p(characters)", "log1p(lines)")
+_MC_NAMES = ("is_mc", "is_mc*log1p(question characters)", "is_mc*log1p(option characters)", "is_mc*log(options)")
+_SETS = {TEXT_FEATURES: _NAMES, MULTIPLE_CHOICE: _MC_NAMES}
+_OPTION = re.compile(r"^\s*\(?([A-Z])[.)]\s")
 
 
 def n_features(name: str | None) -> int:
     """Number of covariate columns of the set ``name`` (0 for None)."""
     if not name:
         return 0
-    if name != TEXT_FEATURES:
+    if name not in _SETS:
         from .errors import ConfigError
 
-        raise ConfigError(f"unknown prompt feature set {name!r}; this version knows {TEXT_FEATURES!r}")
-    return len(_NAMES)
+        raise ConfigError(f"unknown prompt feature set {name!r}; this version knows {', '.join(_SETS)} "
+                          "(the space was built by another version of taskspace: re-index)")
+    return len(_SETS[name])
 
 
 def text_features(texts: Sequence[str]) -> np.ndarray:
@@ -49,4 +60,48 @@ def text_features(texts: Sequence[str]) -> np.ndarray:
         t = t or ""
         out[i, 0] = np.log1p(len(t))
         out[i, 1] = np.log1p(t.count("\n") + 1 if t else 0)
+    return out
+
+
+def _letter(line: str) -> str | None:
+    m = _OPTION.match(line)
+    return m.group(1) if m else None
+
+
+def _option_block(lines: list[str]) -> int | None:
+    """Index of the first line of the answer-option block (a line ``A.``/``A)`` followed by ``B.``/``B)``) that has
+    some question text before it; None without one."""
+    for i in range(1, len(lines) - 1):
+        if _letter(lines[i]) == "A" and _letter(lines[i + 1]) == "B" and "\n".join(lines[:i]).strip():
+            return i
+    return None
+
+
+def question_stem(text: str) -> str:
+    """The question part of a multiple-choice prompt: everything before its ``A.``/``B.`` option lines (the
+    text itself when it has no such block, or nothing before it)."""
+    return split_options(text)[0]
+
+
+def split_options(text: str) -> tuple[str, str | None]:
+    """``(question, options)`` of a prompt: the text before its answer-option block and the block (from its
+    ``A.`` line to the end), both stripped; ``(text, None)`` for a prompt without one (code, open questions)."""
+    lines = text.split("\n")
+    i = _option_block(lines)
+    if i is None:
+        return text, None
+    return "\n".join(lines[:i]).strip(), "\n".join(lines[i:]).strip()
+
+
+def mc_covariates(questions: Sequence[str], options: Sequence[str | None]) -> np.ndarray:
+    """(n, 4) float64 covariates of the ``multiple-choice-v1`` set, from :func:`split_options`' parts:
+    ``[is_mc, is_mc log1p(question characters), is_mc log1p(option characters), is_mc log(number of options)]``,
+    all 0 for a prompt without options (``None``), so on data without options they are constant and drop out
+    with the intercept. The options are the block's lines starting with a letter (``A.``, ``B)`` ...)."""
+    out = np.zeros((len(questions), len(_MC_NAMES)))
+    for i, (q, o) in enumerate(zip(questions, options)):
+        if o is None:
+            continue
+        k = sum(_letter(line) is not None for line in o.split("\n"))
+        out[i] = (1.0, np.log1p(len(q)), np.log1p(len(o)), np.log(max(k, 1)))
     return out

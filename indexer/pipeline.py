@@ -99,16 +99,13 @@ def _timed(report: RunReport, stage: str):
 def make_solver(settings):
     """The configured solver (``TASKSPACE_METHOD``) and the space's (method, params) that identify it.
 
-    With ``free`` covariate columns (method ``auto-text``) the params also name the feature set
-    (``features``): the solver is fitted on ``sync.design(D, texts, params)`` and queried with ``sync.lift``."""
-    from .features import TEXT_FEATURES
+    A method with a prompt feature set (``auto-text``, ``auto-mc``) names it in the params (``features``): the
+    solver is fitted on :func:`indexer.represent.rows` and queried with :func:`indexer.represent.query_rows`."""
+    from .represent import space_params
     from .solver import HyperplaneSolver, method_options
 
     opts = method_options(settings.method, lam=settings.lam, eps=settings.eps)
-    params = {k: v for k, v in opts.items() if k not in ("lam", "eps")}
-    if opts.get("free"):
-        params["features"] = TEXT_FEATURES
-    return HyperplaneSolver(**opts), settings.method, params
+    return HyperplaneSolver(**opts), settings.method, space_params(settings.method, opts)
 
 
 class Indexer:
@@ -268,11 +265,11 @@ class Indexer:
             if (sp.encoder == enc_id and sp.lam == self.settings.lam and sp.eps == self.settings.eps
                     and sp.method == method and (sp.params or {}) == params):
                 return sp
-        # model vectors are [e_i, f_i, c_i] and prompt/query vectors [q, text_features, 1] (sync.lift), with
+        # model vectors are [e_i, f_i, c_i] and prompt/query vectors [q, covariates, 1] (indexer.represent), with
         # f_i only when the method has prompt features and c_i only with an intercept
-        from .features import n_features
+        from .represent import index_dim
 
-        dim = self.encoder.dim + n_features(params.get("features")) + (1 if params.get("intercept") else 0)
+        dim = index_dim(self.encoder.dim, params)
         return self.store.get_or_create_space(enc_id, dim, self.settings.lam, self.settings.eps,
                                               method=method, params=params)
 
@@ -290,6 +287,36 @@ class Indexer:
             if report is not None:
                 report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)
+
+    def rows(self, prompt_ids: np.ndarray, hashes: list[str], params: dict, report: RunReport | None = None,
+             *, lifted: bool = False) -> np.ndarray:
+        """Design rows of these prompts in the representation of the space ``params`` (:mod:`indexer.represent`;
+        ``lifted``: in the index form). Embeddings come from the encoder cache; texts are read only when the
+        representation needs them (covariates, or the question/options split)."""
+        from . import represent
+
+        if represent.is_split(params):  # question and options embedded apart: by text, through the cache
+            texts = self.store.prompt_texts([int(i) for i in prompt_ids])
+            E = represent.embed(texts, lambda t: self._encode(t, report), params)
+        else:
+            E = self.embeddings(prompt_ids, hashes, report)
+            texts = self.store.prompt_texts([int(i) for i in prompt_ids]) if represent.feature_set(params) else None
+        if lifted:
+            return represent.lift(E, params, texts)
+        return represent.design(E, texts, params)
+
+    def _encode(self, texts: list[str], report: RunReport | None) -> np.ndarray:
+        """Embeddings of texts through the encoder's cache, counting the ones it had to encode."""
+        from .records import prompt_hash
+
+        enc = self.encoder
+        hashes = [prompt_hash(t) for t in texts]
+        new = set(hashes) - set(enc.cached(hashes))
+        if new:
+            self.progress.stage("embed", f"{len(new)} new text(s)")
+            if report is not None:
+                report.counts["embedded"] = report.counts.get("embedded", 0) + len(new)
+        return enc.encode(texts, progress=self.progress.enabled if new else False)
 
     # ------------------------------------------------------------------ solving
     def _prior_plan(self, space, stale: list[str], models: list[str],
@@ -323,20 +350,16 @@ class Indexer:
         (None: too few models for one, plain ``auto``)."""
         from .store.sql import ModelVector, SpacePrior
         from .store.sql_types import vector_digest
-        from .sync import design, feature_set
 
         with _timed(report, "load"):
             om = self.store.load_outcomes(models=models)
-        with _timed(report, "embed"):
-            D = self.embeddings(om.prompt_ids, om.prompt_hashes, report)
         solver, _, params = make_solver(self.settings)
+        with _timed(report, "embed"):  # the rows in the space's representation (covariates are columns of them)
+            D = self.rows(om.prompt_ids, om.prompt_hashes, params, report)
         if refresh_prior:
             prior = None  # estimated below from the models solved here
         elif params.get("prior") == "mean":  # held fixed: each model is solved toward the stored prior
             solver.prior = prior.vector if prior is not None else None
-        if feature_set(params):  # the prompt covariates are columns of what the solver is fitted on
-            with _timed(report, "load"):
-                D = design(D, self.store.prompt_texts(om.prompt_ids), params)
         with _timed(report, "solve"):
             self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
             # models are independent given D: fitting them in chunks gives the same vectors and lets a bar move
@@ -396,7 +419,6 @@ class Indexer:
     def _benchmark_vectors(self, space, report: RunReport) -> bool:
         """Save benchmark mean vectors that are missing or out of date; True when any changed."""
         from .store.sql import BenchmarkVector
-        from .sync import feature_set, lift
 
         stored = {bv.benchmark: bv for bv in self.store.load_benchmark_vectors(space.id)}
         changed = []
@@ -406,10 +428,9 @@ class Indexer:
                 continue
             ids = self.store.benchmark_prompts(b.name)
             hashes = self.store.prompt_hashes(ids)
-            D = self.embeddings(np.asarray(ids), hashes, report)
-            texts = self.store.prompt_texts(ids) if feature_set(space) else None
             # the mean of the prompts' lifted vectors: a model's score for it is its mean predicted score
-            vec = lift(D, space, texts).mean(axis=0, dtype=np.float64).astype(np.float32)
+            X = self.rows(np.asarray(ids), hashes, space.params or {}, report, lifted=True)
+            vec = X.mean(axis=0, dtype=np.float64).astype(np.float32)
             changed.append(BenchmarkVector(benchmark=b.name, vector=vec, n_prompts=len(ids)))
         if changed:
             self.store.save_benchmark_vectors(space.id, changed)

@@ -1,10 +1,12 @@
 """Find models for a task: one or more example prompts (averaged) or a benchmark name -> one query vector ->
 inner-product search over the models collection of an embedding space, with payload filters.
 
-A model's score is the inner product of its stored vector with the query's lifted vector (:func:`indexer.sync.lift`:
-``[e_i, c_i] . [q, 1]`` with the default method (auto-mean) and auto, ``[e_i, f_i, c_i] . [q, text_features(prompt), 1]`` with auto-text): its predicted success (in [-1, 1]
-units of the outcome scale) on the prompt, or, for a benchmark or several prompts, its mean predicted success
-over them (the query is the mean of their lifted vectors; linearity).
+A model's score is the inner product of its stored vector with the query's lifted row
+(:func:`indexer.represent.query_rows`: ``[e_i, c_i] . [q, 1]`` with auto-mean and auto,
+``[e_i, f_i, c_i] . [q, covariates(prompt), 1]`` with auto-text and auto-mc, whose query without answer options
+takes the indexed prompts' average options, :mod:`indexer.represent`): its predicted success (in [-1, 1] units of
+the outcome scale) on the prompt, or, for a benchmark or several prompts, its mean predicted success over them
+(the query is the mean of their lifted rows; linearity).
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ def _space(store, space=None):
 
 def query_vector(store, vectors, space, *, prompts: list[str] | None = None, benchmark: str | None = None) -> np.ndarray:
     """The (dim,) query vector of example prompts (mean of their lifted vectors) or of a benchmark (its vector)."""
-    from .sync import lift, space_name
+    from . import represent
+    from .sync import space_name
 
     if bool(prompts) == bool(benchmark):
         raise InputError("give prompts or a benchmark name (not both)")
@@ -67,7 +70,11 @@ def query_vector(store, vectors, space, *, prompts: list[str] | None = None, ben
     if enc.id != space.encoder:
         raise InputError(f"the space was built with {space.encoder} but the installed encoder is {enc.id}; "
                          "re-index with the installed encoder")
-    return lift(enc.encode(prompts), space, prompts).mean(axis=0, dtype=np.float64).astype(np.float32)
+    mean = None
+    if represent.is_split(space):  # a query without answer options: its options are the indexed prompts' average
+        mean = represent.mean_row(store.load_benchmark_vectors(space.id), space)
+    X = represent.query_rows(prompts, enc.encode, space, mean, lifted=True)
+    return X.mean(axis=0, dtype=np.float64).astype(np.float32)
 
 
 def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,

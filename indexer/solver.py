@@ -927,7 +927,10 @@ def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
       re-estimations so models stay independent (docs/RESULTS.md).
     - ``auto-text``: ``auto`` plus the prompt covariates of :mod:`indexer.features` as
       ``free`` (unpenalised) trailing columns of ``D``; the caller appends them
-      (:func:`indexer.sync.design`); a space records the set's name (``features`` in its params).
+      (:func:`indexer.represent.design`); a space records the set's name (``features`` in its params).
+    - ``auto-mc``: ``auto-mean`` on the question/options split representation (:mod:`indexer.represent`,
+      ``multiple-choice-v1``): ``D`` is ``[E(question), E(options)]`` plus 4 multiple-choice covariates as
+      ``free`` columns; on prompts without answer options it is ``auto-mean``.
     """
     key = (name or "").strip().lower()
     if key == "paper":
@@ -940,4 +943,11 @@ def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
         from .features import TEXT_FEATURES, n_features
 
         return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "free": n_features(TEXT_FEATURES)}
-    raise InputError(f"unknown solver method {name!r}; use auto-mean, auto, auto-text or paper")
+    if key == "auto-mc":
+        from .features import MULTIPLE_CHOICE, n_features
+
+        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "prior": "mean",
+                "free": n_features(MULTIPLE_CHOICE)}
+    from .config import METHODS
+
+    raise InputError(f"unknown solver method {name!r}; use {', '.join(METHODS)}")

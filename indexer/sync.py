@@ -3,15 +3,9 @@
 - ``space_name(space) -> str``: the name of an SQL embedding space (:class:`SpaceRecord`) in the vector
   index, e.g. ``all-minilm-l6-v2-3f2a9c1b0d``: the encoder's short name + 10 hex of a digest of
   (encoder id, dim, lambda, eps, method, params). Query code searches ``VectorStore`` under this name.
-- ``has_intercept(space)``, ``feature_set(space)``, ``design(D, texts, space)``, ``lift(X, space, texts)``: the
-  index form of a space's vectors, chosen so that Qdrant's Dot product is the model's predicted score.
-  A space whose params carry ``intercept`` stores models as ``[e_i, c_i]``; one whose params also name a
-  prompt feature set (``features``, :mod:`indexer.features`; method ``auto-text``) stores
-  ``[e_i, f_i, c_i]`` (dim = encoder dim + covariates + 1). ``design`` appends the covariate columns to the
-  embeddings (what the solver is fitted on); ``lift`` gives prompt and query vectors as ``[q, 1]`` or
-  ``[q, text_features(text), 1]``, so it needs the texts on a feature space. A mean of lifted vectors is a
-  lifted vector: a benchmark's vector is the mean of its prompts' lifted vectors, a query by several
-  example prompts the mean of theirs, and its score the mean predicted score.
+- ``has_intercept``, ``feature_set``, ``design``, ``lift``: the index form of a space's vectors, re-exported
+  from :mod:`indexer.represent` (which says how a prompt becomes a row), chosen so that Qdrant's Dot product is
+  the model's predicted score: models ``[e_i, (f_i,) c_i]``, prompts and queries ``[q, (covariates,) 1]``.
 - ``resolve_spaces(sql, space=None) -> list[SpaceRecord]``: all spaces, or the one named by its
   :func:`space_name`, its SQL id, or an encoder name when that picks exactly one space.
 - ``reindex(sql, vectors, space=None, *, kinds=KINDS, encoder=None) -> list[ReindexResult]``: rebuild the
@@ -53,7 +47,9 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .errors import DimensionError, EncoderError, InputError, NotFoundError
+from . import represent
 from .records import prompt_hash
+from .represent import design, feature_set, has_intercept, lift  # noqa: F401  (the index form; re-exported)
 from .store.vectors import KINDS, Point, VectorStore, space_slug
 
 log = logging.getLogger(__name__)
@@ -66,59 +62,6 @@ def space_name(space) -> str:
                         dict(space.params or {})], sort_keys=True, default=str)
     short = re.sub(r"[^a-z0-9-]+", "-", space.encoder.rsplit("@", 1)[0].rsplit("/", 1)[-1].lower()).strip("-")
     return f"{short[:40] or 'space'}-{hashlib.sha256(canon.encode()).hexdigest()[:10]}"
-
-
-def has_intercept(space) -> bool:
-    """True when the space's models carry a per-model intercept (``TASKSPACE_METHOD=auto`` or ``auto-text``)."""
-    return bool(_params(space).get("intercept"))
-
-
-def _params(space_or_params) -> dict:
-    if isinstance(space_or_params, dict):
-        return space_or_params
-    return dict(getattr(space_or_params, "params", None) or {})
-
-
-def feature_set(space) -> str | None:
-    """The name of the space's prompt covariate set (``features`` in its params, :mod:`indexer.features`),
-    None when its vectors carry no covariates (methods ``auto`` and ``paper``)."""
-    return _params(space).get("features") or None
-
-
-def design(D: np.ndarray, texts: Sequence[str] | None, params_or_space) -> np.ndarray:
-    """The matrix the solver is fitted on (and predicts from): the embeddings ``D`` (n, d) of ``texts`` with the
-    covariate columns of the space's (or params') feature set appended, ``[D, text_features(texts)]``;
-    ``D`` unchanged when there is no feature set."""
-    name = feature_set(params_or_space)
-    if not name:
-        return D
-    from .features import n_features, text_features
-
-    n_features(name)  # an unknown set (written by another version) is a ConfigError, not wrong vectors
-    if texts is None:
-        raise InputError(f"prompt feature set {name!r}: the prompts' texts are needed as well as their embeddings")
-    if isinstance(texts, str):
-        texts = [texts]
-    D = np.atleast_2d(np.asarray(D))
-    if len(texts) != D.shape[0]:
-        raise DimensionError(f"{len(texts)} text(s) for {D.shape[0]} embedding row(s)")
-    return np.hstack([D, text_features(texts).astype(D.dtype, copy=False)])
-
-
-def lift(X: np.ndarray, space, texts: Sequence[str] | None = None) -> np.ndarray:
-    """Prompt or query vectors (n, d) of ``texts`` in the space's index form (see the module docstring):
-    ``[q, 1]`` with an intercept, ``[q, text_features(texts), 1]`` on a space with a feature set (then
-    ``texts`` is required), ``q`` otherwise. The inner product with a stored model vector is the model's
-    predicted score, so Qdrant's Dot search ranks by it."""
-    X = np.atleast_2d(np.asarray(X, dtype=np.float32))
-    name = feature_set(space)
-    if name and texts is None:
-        raise InputError(f"the space's vectors carry the prompt features {name!r} (method auto-text): lift needs "
-                         f"the texts of the {X.shape[0]} prompt vector(s) as well (texts=...)")
-    X = design(X, texts, space).astype(np.float32, copy=False)
-    if not has_intercept(space):
-        return X
-    return np.hstack([X, np.ones((X.shape[0], 1), dtype=np.float32)])
 
 
 def resolve_spaces(sql, space=None) -> list:
@@ -232,7 +175,7 @@ def _prompt_points(sql, space, encoder, batch: int = 2048) -> Iterator[Point]:
     for lo in range(0, len(items), batch):
         chunk = items[lo:lo + batch]
         texts = [text for _, (_, text) in chunk]
-        vecs = lift(enc.encode(texts), space, texts)
+        vecs = lift(represent.embed(texts, enc.encode, space), space, texts)
         if vecs.shape[1] != space.dim:
             raise DimensionError(f"encoder {enc.id} gives {vecs.shape[1]}-dim vectors, space has {space.dim}",
                                  item=space_name(space))

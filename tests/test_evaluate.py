@@ -340,7 +340,7 @@ def test_protocol_scores_targets_from_the_query_rows_but_fits_on_the_prompts():
         want = protocol.score_fold(fitted.predict(Q[fold.test]), S[keep][:, fold.test], labels[fold.test], fitted.source_mean)
         assert c.methods["p"] == pytest.approx(want)
     assert protocol.aggregate(moved)["methods"]["p"]["auc"] != protocol.aggregate(plain)["methods"]["p"]["auc"]
-    with pytest.raises(ValueError, match="shapes"):
+    with pytest.raises(ValueError, match="shape of D"):
         protocol.run_folds(D, S, labels, folds, {"p": method}, queries=Q[:-1])
 
 

@@ -42,14 +42,16 @@ class _Fitted:
 
 @dataclass
 class SolverMethod:
-    """The hyperplane solver with constructor options (``lam``, ``eps``, and any option the solver takes)."""
+    """The hyperplane solver with constructor options (``lam``, ``eps``, and any option the solver takes).
+
+    ``rows``: the method's own design rows ``(X, XQ)``, each (N, k), of every prompt and of every prompt's query,
+    when they are not the embeddings the protocol has (a representation with covariates or the question/options
+    split, :mod:`indexer.represent`); ``fill(XQ_fold, source_mean_row)`` completes a fold's query rows from its
+    source rows' mean (unknown answer options, :func:`indexer.represent.fill_unknown`)."""
 
     options: dict = field(default_factory=dict)
-
-    @property
-    def uses_covariates(self) -> bool:
-        """True when the options have ``free`` columns: ``D`` must carry the prompt covariates (protocol)."""
-        return bool(self.options.get("free"))
+    rows: tuple | None = None
+    fill: object = None
 
     def fit(self, D: np.ndarray, S: np.ndarray) -> _Fitted:
         from ..solver import HyperplaneSolver

@@ -54,23 +54,25 @@ def run_folds(
     methods: dict,
     *,
     pooled: dict[str, Pooled] | None = None,
-    covariates: np.ndarray | None = None,
     queries: np.ndarray | None = None,
-    query_covariates: np.ndarray | None = None,
 ) -> list[FoldResult]:
     """Evaluate ``methods`` (name -> object with ``fit(D, S)``) on every fold.
 
     ``D`` (N, d) unit rows, ``S`` (M, N) outcomes with NaN, ``benchmarks`` (N,) the benchmark of each prompt
     (the unit of the benchmark-score correlation). ``pooled``, if given, collects held-out predictions.
-    ``covariates`` (N, k): prompt covariates (:mod:`indexer.features`) appended to ``D`` for the methods whose
-    ``uses_covariates`` is true (the solver's ``free`` option); the others see ``D`` alone.
-    ``queries`` (N, d) / ``query_covariates`` (N, k): what a held-out prompt is queried with when it is not its
-    own text (:mod:`indexer.evaluation.queries`); methods are still fitted on ``D`` and judged on ``S``.
+    ``queries`` (N, d): what a held-out prompt is queried with when it is not its own text
+    (:mod:`indexer.evaluation.queries`); methods are still fitted on ``D`` and judged on ``S``.
+    A method with its own ``rows = (X, XQ)`` (:class:`~indexer.evaluation.methods.SolverMethod`: covariates, the
+    question/options split) is fitted on ``X`` and queried with ``XQ`` instead, completed by its ``fill`` from
+    the fold's source rows when it has one.
     """
     Q = D if queries is None else queries
-    QC = covariates if query_covariates is None else query_covariates
-    if Q.shape != D.shape or (covariates is not None and QC.shape != covariates.shape):
-        raise ValueError("queries / query_covariates must have the shapes of D / covariates")
+    if Q.shape != D.shape:
+        raise ValueError("queries must have the shape of D")
+    for name, method in methods.items():
+        own = getattr(method, "rows", None)
+        if own is not None and (own[0].shape[0] != D.shape[0] or own[1].shape != own[0].shape):
+            raise ValueError(f"method {name!r}: its rows must be two arrays of the same shape, one row per prompt")
     results = []
     for fold in folds:
         S_src = S[:, fold.train]
@@ -79,17 +81,13 @@ def run_folds(
         S_tgt = S[keep][:, fold.test]
         obs = ~np.isnan(S_tgt)
         D_src, D_tgt = D[fold.train], Q[fold.test]
-        if covariates is not None:
-            X_src, X_tgt = np.c_[D_src, covariates[fold.train]], np.c_[D_tgt, QC[fold.test]]
         bench = benchmarks[fold.test]
         res = FoldResult(fold.name, int(keep.sum()), int(fold.test.size), int(obs.sum()), {}, metrics.oracle(S_tgt))
         for name, method in methods.items():
             t0 = time.perf_counter()
-            wide = getattr(method, "uses_covariates", False)
-            if wide and covariates is None:
-                raise ValueError(f"method {name!r} needs prompt covariates; pass covariates=")
-            fitted = method.fit(X_src if wide else D_src, S_src)
-            P = fitted.predict(X_tgt if wide else D_tgt)  # (M, n_tgt)
+            X_src, X_tgt = _rows(method, fold, D_src, D_tgt)
+            fitted = method.fit(X_src, S_src)
+            P = fitted.predict(X_tgt)  # (M, n_tgt)
             res.seconds[name] = time.perf_counter() - t0
             res.methods[name] = score_fold(P, S_tgt, bench, fitted.source_mean)
             if pooled is not None:
@@ -102,6 +100,18 @@ def run_folds(
                 pool.sel_groups.append(bench[has])
         results.append(res)
     return results
+
+
+def _rows(method, fold: Fold, D_src: np.ndarray, D_tgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A method's source and query rows in a fold: the embeddings, or the method's own rows (filled)."""
+    own = getattr(method, "rows", None)
+    if own is None:
+        return D_src, D_tgt
+    X_src, X_tgt = own[0][fold.train], own[1][fold.test]
+    fill = getattr(method, "fill", None)
+    if fill is not None:
+        X_tgt = fill(X_tgt, X_src.mean(axis=0))
+    return X_src, X_tgt
 
 
 def score_fold(P: np.ndarray, S_tgt: np.ndarray, bench: np.ndarray, source_mean: np.ndarray | None) -> dict:

@@ -13,28 +13,13 @@ indexed prompts. People asking taskspace "which model for this?" usually type th
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
+
+from ..features import question_stem
 
 __all__ = ["QUERY_FORMS", "question_stem", "query_texts"]
 
 QUERY_FORMS = ("full", "stem")
-_OPTION = re.compile(r"^\s*\(?([A-Z])[.)]\s")
-
-
-def _letter(line: str) -> str | None:
-    m = _OPTION.match(line)
-    return m.group(1) if m else None
-
-
-def question_stem(text: str) -> str:
-    """The question part of a multiple-choice prompt: everything before its ``A.``/``B.`` option lines."""
-    lines = text.split("\n")
-    for i in range(1, len(lines) - 1):
-        if _letter(lines[i]) == "A" and _letter(lines[i + 1]) == "B":
-            stem = "\n".join(lines[:i]).strip()
-            return stem or text
-    return text
 
 
 def query_texts(texts: Sequence[str], form: str) -> list[str]:

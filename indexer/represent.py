@@ -1,0 +1,214 @@
+"""A space's representation: how a prompt becomes a row of the solver's design matrix and a vector of the index.
+Pure functions, no I/O: the encoder comes in as ``encode`` (a list of texts -> (n, d) unit rows, e.g.
+:meth:`indexer.encoder.Encoder.encode`, which caches by text).
+
+A space's params (:func:`indexer.pipeline.make_solver`) name its representation:
+
+- no ``features`` (methods ``paper``, ``auto``, ``auto-mean``): the prompt's embedding ``E(text)``;
+- ``features = text-length-v1`` (``auto-text``): ``[E(text), log1p(characters), log1p(lines)]``;
+- ``features = multiple-choice-v1`` (``auto-mc``): a prompt with an answer-option block
+  (:func:`indexer.features.split_options`) is embedded as its question and its options apart,
+  ``[E(question), E(options), 1, log1p(question chars), log1p(option chars), log(number of options)]``; a
+  prompt without one as ``[E(text), E("(no options)"), 0, 0, 0, 0]`` (the covariates are
+  :func:`indexer.features.mc_covariates`). Width ``2 d + 4``.
+
+The covariate columns are the solver's ``free`` (unpenalised) columns. With an intercept (every method but
+``paper``) the index form of a prompt or query row ends with a 1 (:func:`lift`) and a model is stored as
+``[e_i, (f_i,) c_i]``, so Qdrant's Dot product is the model's predicted score. A mean of lifted rows is a lifted
+row: a benchmark's vector is the mean of its prompts' rows, a query by several prompts the mean of theirs.
+
+**Queries** (:func:`query_rows`). A query is represented like an indexed prompt, except on a
+``multiple-choice-v1`` space when it has no option block: it may be a question asked without its options (what
+people type) or a prompt that has none (code). Its unknown parts are their average over the indexed prompts,
+from ``mean``, the mean design row of the indexed prompts (:func:`fill_unknown`): the options half is the mean
+options embedding, ``is_mc`` is ``p`` (the share of indexed prompts with options), the question-length column
+``p log1p(question chars)``, and the two option columns their means. With ``p = 0`` (nothing indexed has
+options) that is exactly the query's own row; with ``p = 1`` it is the question with average options. The
+score is linear in the row, so this is each model's score at the average of what the query leaves open.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .errors import DimensionError, InputError
+from .features import MULTIPLE_CHOICE, TEXT_FEATURES, mc_covariates, n_features, split_options, text_features
+
+__all__ = ["NO_OPTIONS", "METHOD_FEATURES", "space_params", "feature_set", "has_intercept", "is_split", "embed_width", "index_dim", "embed",
+           "design", "rows", "lift", "query_rows", "fill_unknown", "mean_row"]
+
+#: the text whose embedding stands for the options of a prompt without any
+NO_OPTIONS = "(no options)"
+
+Encode = Callable[[Sequence[str]], np.ndarray]
+
+#: the prompt feature set of each method that has one (the others embed the prompt whole, with no covariates)
+METHOD_FEATURES = {"auto-text": TEXT_FEATURES, "auto-mc": MULTIPLE_CHOICE}
+
+
+def space_params(method: str, options: dict) -> dict:
+    """A space's params for a method and its solver ``options`` (:func:`indexer.solver.method_options`): the
+    options but ``lam``/``eps`` (columns of their own), plus ``features`` for a method with a feature set."""
+    params = {k: v for k, v in options.items() if k not in ("lam", "eps")}
+    name = METHOD_FEATURES.get((method or "").strip().lower())
+    if name:
+        params["features"] = name
+    return params
+
+
+def _params(space_or_params) -> dict:
+    if isinstance(space_or_params, dict):
+        return space_or_params
+    return dict(getattr(space_or_params, "params", None) or {})
+
+
+def feature_set(space_or_params) -> str | None:
+    """The name of the space's prompt covariate set (``features`` in its params, :mod:`indexer.features`),
+    None when its vectors carry no covariates (methods ``auto``, ``auto-mean`` and ``paper``)."""
+    name = _params(space_or_params).get("features") or None
+    n_features(name)  # an unknown set (written by another version) is a ConfigError, not wrong vectors
+    return name
+
+
+def has_intercept(space_or_params) -> bool:
+    """True when the space's models carry a per-model intercept (every method but ``paper``)."""
+    return bool(_params(space_or_params).get("intercept"))
+
+
+def is_split(space_or_params) -> bool:
+    """True when a prompt is embedded as its question and its options apart (``multiple-choice-v1``)."""
+    return feature_set(space_or_params) == MULTIPLE_CHOICE
+
+
+def embed_width(encoder_dim: int, space_or_params) -> int:
+    """Width of the embedding part of a row: ``d``, or ``2 d`` for the question/options split."""
+    return encoder_dim * (2 if is_split(space_or_params) else 1)
+
+
+def index_dim(encoder_dim: int, space_or_params) -> int:
+    """Width of a stored vector: embedding part + covariates + 1 with an intercept."""
+    p = _params(space_or_params)
+    return embed_width(encoder_dim, p) + n_features(feature_set(p)) + (1 if has_intercept(p) else 0)
+
+
+def _texts(texts) -> list[str]:
+    return [texts] if isinstance(texts, str) else list(texts)
+
+
+def embed(texts: Sequence[str], encode: Encode, space_or_params) -> np.ndarray:
+    """The embedding part of the rows of ``texts``: ``E(text)``, or ``[E(question), E(options)]`` on a split
+    space (``E("(no options)")`` for a prompt without options)."""
+    texts = _texts(texts)
+    if not is_split(space_or_params):
+        return np.asarray(encode(texts))
+    parts = [split_options(t) for t in texts]
+    Eq = np.asarray(encode([q for q, _ in parts]))
+    Eo = np.asarray(encode([o if o is not None else NO_OPTIONS for _, o in parts]))
+    return np.hstack([Eq, Eo])
+
+
+def design(E: np.ndarray, texts: Sequence[str] | None, space_or_params) -> np.ndarray:
+    """The rows the solver is fitted on (and predicts from): the embedding part ``E`` (:func:`embed`) of
+    ``texts`` with the covariate columns of the space's feature set appended; ``E`` unchanged without one."""
+    name = feature_set(space_or_params)
+    if not name:
+        return E
+    if texts is None:
+        raise InputError(f"prompt feature set {name!r}: the prompts' texts are needed as well as their embeddings")
+    texts = _texts(texts)
+    E = np.atleast_2d(np.asarray(E))
+    if len(texts) != E.shape[0]:
+        raise DimensionError(f"{len(texts)} text(s) for {E.shape[0]} embedding row(s)")
+    if name == MULTIPLE_CHOICE:
+        parts = [split_options(t) for t in texts]
+        F = mc_covariates([q for q, _ in parts], [o for _, o in parts])
+    else:
+        F = text_features(texts)
+    return np.hstack([E, F.astype(E.dtype, copy=False)])
+
+
+def rows(texts: Sequence[str], encode: Encode, space_or_params) -> np.ndarray:
+    """Design rows of indexed prompts (their options known): ``design(embed(texts), texts)``."""
+    texts = _texts(texts)
+    return design(embed(texts, encode, space_or_params), texts, space_or_params)
+
+
+def lift(X: np.ndarray, space, texts: Sequence[str] | None = None) -> np.ndarray:
+    """Prompt vectors in the space's index form from their embedding part ``X`` (:func:`embed`): ``[X, 1]``
+    with an intercept, ``[X, covariates(texts), 1]`` with a feature set (then ``texts`` is required), ``X``
+    otherwise. The inner product with a stored model vector is the model's predicted score."""
+    X = np.atleast_2d(np.asarray(X, dtype=np.float32))
+    name = feature_set(space)
+    if name and texts is None:
+        raise InputError(f"the space's vectors carry the prompt features {name!r}: lift needs the texts of the "
+                         f"{X.shape[0]} prompt vector(s) as well (texts=...)")
+    X = design(X, texts, space).astype(np.float32, copy=False)
+    return _with_intercept(X, space)
+
+
+def _with_intercept(X: np.ndarray, space) -> np.ndarray:
+    if not has_intercept(space):
+        return X
+    return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
+
+
+def query_rows(texts: Sequence[str], encode: Encode, space_or_params, mean: np.ndarray | None = None,
+               *, lifted: bool = False) -> np.ndarray:
+    """Design rows of queries (see the module docstring): like :func:`rows`, except that on a split space a query
+    without an option block has unknown options, filled from ``mean`` (the indexed prompts' mean design row,
+    :func:`mean_row`) by :func:`fill_unknown`; ``mean=None`` leaves them NaN (the evaluation fills them per fold).
+    ``lifted``: in the index form (a trailing 1 with an intercept)."""
+    texts = _texts(texts)
+    X = rows(texts, encode, space_or_params).astype(np.float64)
+    if is_split(space_or_params):
+        d = X.shape[1] - n_features(MULTIPLE_CHOICE)
+        bare = np.array([split_options(t)[1] is None for t in texts], dtype=bool)
+        if bare.any():
+            X[bare, d // 2:d] = np.nan  # the options half
+            X[bare, d] = np.nan  # is_mc
+            X[bare, d + 1] = np.log1p([len(t) for t, b in zip(texts, bare) if b])  # the question's length, known
+            X[bare, d + 2:d + 4] = np.nan
+        if mean is not None:
+            X = fill_unknown(X, mean)
+    return _with_intercept(X, space_or_params) if lifted else X
+
+
+def fill_unknown(X: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Query rows of a split space with unknown options (the rows :func:`query_rows` marks: NaN options half,
+    NaN ``is_mc``, the question's ``log1p(chars)`` in its column) filled from ``mean`` (the indexed prompts' mean
+    design row, width ``2 d + 4``): options half and option columns = the mean's, ``is_mc = p`` (the mean's
+    ``is_mc``, the share of prompts with options), question-length column times ``p``. Other rows unchanged."""
+    X = np.array(X, dtype=np.float64, copy=True)
+    mean = np.asarray(mean, dtype=np.float64)
+    if mean.shape != (X.shape[1],):
+        raise DimensionError(f"mean row of width {mean.shape} for query rows of width {X.shape[1]}")
+    if not np.isfinite(mean).all():
+        raise InputError("the indexed prompts' mean row has NaN entries: re-run `taskspace index`")
+    d = X.shape[1] - n_features(MULTIPLE_CHOICE)
+    bare = np.isnan(X[:, d])
+    if bare.any():
+        p = mean[d]
+        X[np.ix_(bare, np.arange(d // 2, d))] = mean[d // 2:d]
+        X[bare, d] = p
+        X[bare, d + 1] *= p
+        X[np.ix_(bare, [d + 2, d + 3])] = mean[d + 2:d + 4]
+    return X
+
+
+def mean_row(benchmark_vectors: Sequence, space) -> np.ndarray:
+    """The indexed prompts' mean design row from the space's benchmark vectors (each the mean lifted row of its
+    prompts, with its ``n_prompts``): their prompt-weighted mean, without the intercept's 1. A prompt in two
+    benchmarks counts twice."""
+    vs = [b for b in benchmark_vectors if b.n_prompts]
+    if not vs:
+        from .errors import NotFoundError
+
+        raise NotFoundError("the space has no benchmark vectors yet: run `taskspace index`")
+    w = np.array([b.n_prompts for b in vs], dtype=np.float64)
+    V = np.stack([np.asarray(b.vector, dtype=np.float64) for b in vs])
+    m = (w[:, None] * V).sum(axis=0) / w.sum()
+    if has_intercept(space):
+        m = m[:-1]
+    return m

@@ -1,0 +1,144 @@
+"""Method auto-mc through indexing and queries: prompts are embedded as question and options apart
+(``multiple-choice-v1``, :mod:`indexer.represent`), a model is stored as ``[e_q, e_o, f, c]``, and Qdrant's Dot
+score is the solver's prediction: on a full prompt from its own row, on a question without options from the row
+completed with the indexed prompts' average options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from indexer import represent, sync
+from indexer.config import reset_settings
+from indexer.features import MULTIPLE_CHOICE
+from indexer.pipeline import Indexer
+from indexer.query import find_models
+from indexer.records import prompt_hash
+from indexer.solver import HyperplaneSolver
+from indexer.sourcelist import SourceSpec
+from indexer.store.sql import open_store
+from indexer.store.vectors import VectorStore
+from tests.test_pipeline import write_source
+
+TOPICS = ["enzymes", "orbits", "tariffs", "sonnets", "treaties", "protons", "algebra", "contracts"]
+NAMES = ["m1", "m2", "m3", "m4", "m5", "m6"]
+
+
+def mc_texts(n: int) -> list[str]:
+    out = []
+    for k in range(n):
+        topic = TOPICS[k % len(TOPICS)]
+        opts = "\n".join(f"{c}. {topic} answer {c.lower()}{' with a long explanation' * (k % 3)}"
+                         for c in "ABCDEFGHIJ"[: 3 + k % 5])
+        out.append(f"Question {k} about {topic}: which statement is true?\n{opts}")
+    return out
+
+
+def open_texts(n: int) -> list[str]:
+    return [f"Write a short function number {k} that handles {TOPICS[k % len(TOPICS)]}." for k in range(n)]
+
+
+def driven(rng, texts):
+    """Outcomes that depend on the number of options and the topic, plus noise."""
+    k = np.array([t.count("\n") for t in texts])
+    topic = np.array([TOPICS.index(next(w for w in TOPICS if w in t)) for t in texts])
+    return {m: (((k + topic * (i % 3)) % (2 + i % 3) == 0) ^ (rng.random(len(texts)) < 0.15)).astype(int)
+            for i, m in enumerate(NAMES)}
+
+
+@pytest.fixture
+def indexed(tmp_path, encoder, monkeypatch):
+    """A multiple-choice benchmark and an open one indexed with auto-mc (6 models: a 'mean' prior)."""
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mc")
+    reset_settings()
+    rng = np.random.default_rng(5)
+    ta, tb = mc_texts(24), open_texts(12)
+    write_source(tmp_path / "a", "mcq", ta, driven(rng, ta))
+    write_source(tmp_path / "b", "code", tb, driven(rng, tb))
+    store, vectors = open_store(), VectorStore.from_settings()
+    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))])
+    assert r.status == "ok", r.errors
+    yield store, vectors
+    vectors.close()
+    store.close()
+
+
+def direct(store, encoder, space):
+    """The solver fitted directly on the representation's rows of every prompt with outcomes."""
+    om = store.load_outcomes()
+    texts = store.prompt_texts(om.prompt_ids)
+    X = represent.rows(texts, encoder.encode, space)
+    return HyperplaneSolver.from_settings().fit(X, om.scores, model_ids=om.models), X
+
+
+def test_space_and_vectors_are_the_solvers(indexed, encoder):
+    store, _ = indexed
+    (space,) = store.list_spaces()
+    assert space.method == "auto-mc" and sync.feature_set(space) == MULTIPLE_CHOICE
+    assert space.dim == 2 * encoder.dim + 4 + 1
+    solver, _ = direct(store, encoder, space)
+    assert solver.free == 4 and solver.prior_ is not None and solver.prior_.shape == (2 * encoder.dim,)
+    prior = store.get_space_prior(space.id)
+    np.testing.assert_allclose(prior.vector, solver.prior_, atol=1e-6)
+    stored = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}
+    for j, m in enumerate(solver.model_ids_):
+        np.testing.assert_allclose(stored[m], solver.augmented_normals()[j], atol=1e-4)
+
+
+def test_qdrant_score_is_the_prediction_for_full_prompts_and_bare_questions(indexed, encoder):
+    store, vectors = indexed
+    (space,) = store.list_spaces()
+    solver, X = direct(store, encoder, space)
+    name = sync.space_name(space)
+    mean = represent.mean_row(store.load_benchmark_vectors(space.id), space)
+    np.testing.assert_allclose(mean, X.mean(axis=0), atol=1e-5)  # no prompt is in both benchmarks
+    full = mc_texts(30)[-1]  # not indexed, with 10 options
+    question = "Which statement about enzymes is true?"
+    for text, row in ((full, represent.rows([full], encoder.encode, space)),
+                      (question, represent.fill_unknown(represent.query_rows([question], encoder.encode, space),
+                                                        X.mean(axis=0)))):
+        want = dict(zip(solver.model_ids_, solver.predict(row)[0].tolist()))
+        got = find_models([text], top=10, store=store, vectors=vectors)
+        assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
+        assert {m.model: m.score for m in got} == pytest.approx(want, abs=1e-4)
+        q = represent.query_rows([text], encoder.encode, space, mean, lifted=True)[0]
+        assert q.shape == (space.dim,) and q[-1] == 1.0
+        hits = vectors.search(name, "models", q.astype(np.float32), limit=10)
+        assert {h.key: h.score for h in hits} == pytest.approx(want, abs=1e-4)
+    # the bare question: is_mc is the share of indexed prompts with options (24 of 36)
+    q = represent.query_rows([question], encoder.encode, space, mean)[0]
+    assert q[2 * encoder.dim] == pytest.approx(24 / 36, abs=1e-6)
+
+
+def test_prompt_and_benchmark_points_are_lifted_rows(indexed, encoder):
+    store, vectors = indexed
+    (space,) = store.list_spaces()
+    name = sync.space_name(space)
+    solver, _ = direct(store, encoder, space)
+    for b in ("mcq", "code"):
+        texts = store.prompt_texts(store.benchmark_prompts(b))
+        L = represent.lift(represent.embed(texts, encoder.encode, space), space, texts)
+        hashes = [prompt_hash(t) for t in texts]
+        got = vectors.get(name, "prompts", hashes, with_vectors=True)
+        for h, w in zip(hashes, L):
+            np.testing.assert_allclose(got[h].vector, w, atol=1e-6)
+        bench = vectors.get(name, "benchmarks", [b], with_vectors=True)[b]
+        np.testing.assert_allclose(bench.vector, L.mean(axis=0), atol=1e-6)
+        want = dict(zip(solver.model_ids_, solver.predict(L[:, :-1]).mean(axis=0).tolist()))
+        got_b = find_models(benchmark=b, top=10, store=store, vectors=vectors)
+        assert {m.model: m.score for m in got_b} == pytest.approx(want, abs=1e-4)
+
+
+def test_adding_a_model_solves_only_it_toward_the_stored_prior(indexed, encoder, tmp_path):
+    store, vectors = indexed
+    (space,) = store.list_spaces()
+    before = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}
+    texts = mc_texts(24)
+    write_source(tmp_path / "c", "mcq", texts, {"m7": np.random.default_rng(9).integers(0, 2, 24).tolist()})
+    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "c"))])
+    assert r.status == "ok" and r.counts["solved"] == 1
+    after = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}
+    assert set(after) == set(before) | {"m7"}
+    for m in before:
+        np.testing.assert_array_equal(after[m], before[m])
+    assert all(d.clean for d in sync.check(store, vectors))

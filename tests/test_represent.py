@@ -1,0 +1,126 @@
+"""The question/options split (method auto-mc, feature set multiple-choice-v1) as pure functions: how a prompt
+and a query become rows, and how a query without options is completed from the indexed prompts' mean row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from indexer import represent
+from indexer.errors import ConfigError, DimensionError, NotFoundError
+from indexer.features import MULTIPLE_CHOICE, TEXT_FEATURES, mc_covariates, question_stem, split_options
+from indexer.pipeline import make_solver
+from indexer.solver import method_options
+
+MC = represent.space_params("auto-mc", method_options("auto-mc"))
+QUESTION = "Which gas do plants take in for photosynthesis?"
+PROMPT = QUESTION + "\nA. Oxygen\nB. Carbon dioxide\nC. Nitrogen\nD. Helium"
+CODE = "def add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\""
+
+
+def test_split_options_cuts_before_the_option_block():
+    assert split_options(PROMPT) == (QUESTION, "A. Oxygen\nB. Carbon dioxide\nC. Nitrogen\nD. Helium")
+    assert split_options("Pick one:\n\n(A) red\n(B) blue\nAnswer:") == ("Pick one:", "(A) red\n(B) blue\nAnswer:")
+    assert split_options("Q?\nA) x\nB) y") == ("Q?", "A) x\nB) y")
+    # no block, a lone A. line, or options with no question before them: the text is its own question
+    for text in (CODE, "Q?\nA. only one option", "A. x\nB. y"):
+        assert split_options(text) == (text, None) and question_stem(text) == text
+    assert question_stem(PROMPT) == QUESTION
+
+
+def test_mc_covariates_are_zero_without_options():
+    q, o = split_options(PROMPT)
+    F = mc_covariates([q, CODE], [o, None])
+    np.testing.assert_allclose(F[0], [1.0, np.log1p(len(q)), np.log1p(len(o)), np.log(4)])
+    np.testing.assert_array_equal(F[1], 0.0)
+
+
+def test_space_params_and_dimensions():
+    assert MC["features"] == MULTIPLE_CHOICE and MC["free"] == 4 and MC["prior"] == "mean" and MC["intercept"]
+    assert "lam" not in MC and "eps" not in MC
+    assert represent.index_dim(384, MC) == 2 * 384 + 4 + 1 and represent.embed_width(384, MC) == 768
+    text = represent.space_params("auto-text", method_options("auto-text"))
+    assert text["features"] == TEXT_FEATURES and represent.index_dim(384, text) == 384 + 2 + 1
+    plain = represent.space_params("auto-mean", method_options("auto-mean"))
+    assert "features" not in plain and represent.index_dim(384, plain) == 385
+    assert represent.index_dim(384, represent.space_params("paper", method_options("paper"))) == 384
+    # the pipeline's space params are these
+    _, _, params = make_solver(type("S", (), {"method": "auto-mc", "lam": 1.0, "eps": 0.0})())
+    assert params == MC
+    with pytest.raises(ConfigError, match="unknown prompt feature set"):
+        represent.is_split({"features": "multiple-choice-v0"})
+
+
+def test_rows_embed_question_and_options_apart(encoder):
+    X = represent.rows([PROMPT, CODE], encoder.encode, MC)
+    d = encoder.dim
+    assert X.shape == (2, 2 * d + 4)
+    q, o = split_options(PROMPT)
+    np.testing.assert_allclose(X[0, :d], encoder.encode([q])[0], atol=1e-7)
+    np.testing.assert_allclose(X[0, d:2 * d], encoder.encode([o])[0], atol=1e-7)
+    np.testing.assert_allclose(X[0, 2 * d:], mc_covariates([q], [o])[0], atol=1e-6)
+    # a prompt without options: its whole text, the "(no options)" embedding, covariates 0
+    np.testing.assert_allclose(X[1, :d], encoder.encode([CODE])[0], atol=1e-7)
+    np.testing.assert_allclose(X[1, d:2 * d], encoder.encode([represent.NO_OPTIONS])[0], atol=1e-7)
+    np.testing.assert_array_equal(X[1, 2 * d:], 0.0)
+    lifted = represent.lift(represent.embed([PROMPT, CODE], encoder.encode, MC), MC, [PROMPT, CODE])
+    np.testing.assert_allclose(lifted[:, :-1], X, atol=1e-6)
+    np.testing.assert_array_equal(lifted[:, -1], 1.0)
+
+
+def test_a_query_with_options_is_a_prompt_and_one_without_takes_the_average_options(encoder):
+    d = encoder.dim
+    indexed = [PROMPT, "What is 2 + 2?\nA. 3\nB. 4\nC. 5", CODE, "Write a haiku about rain."]
+    X = represent.rows(indexed, encoder.encode, MC)
+    mean = X.mean(axis=0)
+    p = mean[2 * d]
+    assert p == pytest.approx(0.5)  # two of the four indexed prompts have options
+    unfilled = represent.query_rows([PROMPT, QUESTION], encoder.encode, MC)
+    np.testing.assert_allclose(unfilled[0], X[0], atol=1e-6)  # options given: the prompt's own row
+    assert np.isnan(unfilled[1, d:2 * d]).all() and np.isnan(unfilled[1, 2 * d]) and np.isnan(unfilled[1, -2:]).all()
+    assert unfilled[1, 2 * d + 1] == pytest.approx(np.log1p(len(QUESTION)))
+    Q = represent.query_rows([PROMPT, QUESTION], encoder.encode, MC, mean)
+    np.testing.assert_allclose(Q[0], X[0], atol=1e-6)
+    np.testing.assert_allclose(Q[1, :d], encoder.encode([QUESTION])[0], atol=1e-7)
+    np.testing.assert_allclose(Q[1, d:2 * d], mean[d:2 * d])
+    np.testing.assert_allclose(Q[1, 2 * d:], [p, p * np.log1p(len(QUESTION)), mean[-2], mean[-1]])
+    lifted = represent.query_rows([QUESTION], encoder.encode, MC, mean, lifted=True)
+    assert lifted.shape == (1, 2 * d + 5) and lifted[0, -1] == 1.0
+
+
+def test_with_nothing_indexed_having_options_a_bare_query_is_its_own_row(encoder):
+    """p = 0: the fill gives exactly the row of the text as an indexed prompt without options."""
+    indexed = [CODE, "Write a haiku about rain.", "Sort a list in Python."]
+    mean = represent.rows(indexed, encoder.encode, MC).mean(axis=0)
+    Q = represent.query_rows(["Reverse a string."], encoder.encode, MC, mean)
+    np.testing.assert_allclose(Q[0], represent.rows(["Reverse a string."], encoder.encode, MC)[0], atol=1e-6)
+
+
+def test_other_spaces_query_rows_are_their_rows(encoder):
+    for name in ("auto-mean", "auto-text", "paper"):
+        params = represent.space_params(name, method_options(name))
+        texts = [QUESTION, PROMPT]
+        np.testing.assert_array_equal(represent.query_rows(texts, encoder.encode, params),
+                                      represent.rows(texts, encoder.encode, params))
+
+
+def test_fill_unknown_checks_the_mean_row():
+    X = np.full((1, 2 * 3 + 4), np.nan)
+    with pytest.raises(DimensionError):
+        represent.fill_unknown(X, np.zeros(5))
+    with pytest.raises(Exception, match="re-run"):
+        represent.fill_unknown(X, np.full(10, np.nan))
+
+
+def test_mean_row_weights_benchmarks_by_their_prompts():
+    bv = type("BV", (), {})
+
+    def b(vec, n):
+        o = bv()
+        o.vector, o.n_prompts = np.asarray(vec, np.float32), n
+        return o
+
+    m = represent.mean_row([b([1.0, 0.0, 1.0], 3), b([0.0, 2.0, 1.0], 1), b([9.0, 9.0, 1.0], 0)], {"intercept": True})
+    np.testing.assert_allclose(m, [0.75, 0.5])
+    with pytest.raises(NotFoundError, match="taskspace index"):
+        represent.mean_row([], {"intercept": True})
