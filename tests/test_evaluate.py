@@ -384,3 +384,41 @@ def test_cli_evaluate_stem_queries_encodes_the_questions():
     data = json.loads(out.output[out.output.index("{") :])
     assert data["queries"] == "stem" and data["queries_changed"] == 420
     assert 0.3 < data["methods"]["default"]["auc"] < 1.0
+
+
+@pytest.mark.parametrize("queries", ["full", "stem"])
+def test_evaluate_auto_mc_fits_on_the_split_rows_and_fills_each_folds_queries(sample_embeddings, encoder, queries):
+    """auto-mc: fitted on [E(question), E(options), covariates] of the source prompts; a held-out question asked
+    without its options is completed with the average options of that fold's source prompts (not of all)."""
+    from indexer import represent
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.queries import query_texts
+    from indexer.solver import HyperplaneSolver, method_options
+
+    m, D = sample_embeddings
+    Q = encoder.encode(query_texts(m.texts, queries))
+    res = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, query_embeddings=Q, sweep=False, method="auto-mc",
+                   queries=queries)
+    opts = method_options("auto-mc")
+    assert res["default_method"] == "auto-mc" and res["methods"]["default"]["options"] == opts
+    params = represent.space_params("auto-mc", opts)
+    X = represent.rows(m.texts, encoder.encode, params)
+    XQ = represent.query_rows(query_texts(m.texts, queries), encoder.encode, params)
+    assert np.isnan(XQ).any() == (queries == "stem")
+    folds = splits.leave_one_group_out(m.labels(None))
+    want = []
+    for fold in folds:
+        keep = (~np.isnan(m.S[:, fold.train])).any(axis=1)
+        S_src, S_tgt = m.S[keep][:, fold.train], m.S[keep][:, fold.test]
+        solver = HyperplaneSolver(**opts).fit(X[fold.train], S_src)
+        rows = represent.fill_unknown(XQ[fold.test], X[fold.train].mean(axis=0))
+        assert not np.isnan(rows).any()
+        want.append(protocol.score_fold(solver.predict(rows).T, S_tgt, m.groups[fold.test], source_means(S_src)))
+    for metric in ("auc", "selection_accuracy"):
+        assert res["methods"]["default"][metric] == pytest.approx(np.mean([w[metric] for w in want]), abs=1e-9)
+    # the other methods see the whole prompt's embedding, as with any default method
+    plain = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, query_embeddings=Q, sweep=False, method="auto-mean",
+                     queries=queries)
+    for name in ("paper", "knn", "bsp"):
+        assert res["methods"][name]["auc"] == pytest.approx(plain["methods"][name]["auc"])
+    assert res["methods"]["default"]["auc"] != pytest.approx(plain["methods"]["default"]["auc"], abs=1e-6)
