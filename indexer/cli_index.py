@@ -26,7 +26,7 @@ def index(
     as_json: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
     refresh_prior: bool = typer.Option(
         False, "--refresh-prior",
-        help="auto-mean: re-estimate the space's prior (the models' mean normal) now and re-solve every model toward "
+        help="auto-mc, auto-mean: re-estimate the space's prior (the models' mean normal) now and re-solve every model toward "
              "it (otherwise only when the number of models has doubled or halved).",
     ),
 ) -> None:

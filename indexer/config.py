@@ -15,7 +15,7 @@ from pathlib import Path
 from .errors import ConfigError
 
 #: solver methods TASKSPACE_METHOD accepts (indexer.solver.method_options maps each to solver options)
-METHODS = ("auto-mean", "auto-mc", "auto", "auto-text", "paper")
+METHODS = ("auto-mc", "auto-mean", "auto", "auto-text", "paper")
 
 #: name -> (default shown in the docs, description). The docs table is generated from this.
 ENV_VARS: dict[str, tuple[str, str]] = {
@@ -29,7 +29,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_CACHE_DIR": ("$TASKSPACE_HOME/cache", "Embedding cache directory (one store per encoder)."),
     "TASKSPACE_LAMBDA": ("1.0", "Tikhonov regularisation lambda of the solver."),
     "TASKSPACE_EPS": ("0.0", "Singular-value threshold eps of the solver."),
-    "TASKSPACE_METHOD": ("auto-mean", "Solver method: `auto-mean` (`auto` with every model shrunk toward the models' mean normal, which is stored with the space and re-estimated when the number of models doubles or halves; below 5 models it is `auto`; docs/RESULTS.md), `auto` (centred, per-model intercept, lambda chosen per model by generalised cross-validation), `auto-text` (`auto` plus two unpenalised prompt-length covariates, indexer/features.py; better on held-out benchmark prompts, unreliable for queries much shorter than the indexed prompts) or `paper` (the paper's exact method with TASKSPACE_LAMBDA / TASKSPACE_EPS)."),
+    "TASKSPACE_METHOD": ("auto-mc", "Solver method: `auto-mc` (`auto-mean` with multiple-choice prompts embedded as their question and their answer options apart plus four option covariates; on prompts without an option block it is `auto-mean`; a query without options takes the indexed prompts' average options; indexer/represent.py, docs/RESULTS.md), `auto-mean` (`auto` with every model shrunk toward the models' mean normal, which is stored with the space and re-estimated when the number of models doubles or halves; below 5 models it is `auto`), `auto` (centred, per-model intercept, lambda chosen per model by generalised cross-validation), `auto-text` (`auto` plus two unpenalised prompt-length covariates, indexer/features.py; better on held-out benchmark prompts, unreliable for queries much shorter than the indexed prompts) or `paper` (the paper's exact method with TASKSPACE_LAMBDA / TASKSPACE_EPS)."),
     "TASKSPACE_LOG_LEVEL": ("INFO", "Log level (DEBUG, INFO, WARNING, ERROR)."),
     "TASKSPACE_TEST_POSTGRES_URL": ("postgresql+psycopg://postgres@127.0.0.1:5432/test", "Tests only: the PostgreSQL the SQL tests use (each test in its own schema)."),
     "TASKSPACE_REQUIRE_POSTGRES": ("(unset)", "Tests only: 1 makes the PostgreSQL tests fail instead of skip when the server is unreachable (.ci/run sets it)."),
@@ -75,7 +75,7 @@ class Settings:
     lam: float
     eps: float
     log_level: str
-    method: str = "auto-mean"
+    method: str = "auto-mc"
 
     @property
     def qdrant_path(self) -> Path:
@@ -105,7 +105,7 @@ class Settings:
         if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
             raise ConfigError(f"TASKSPACE_LOG_LEVEL={level!r}: use DEBUG, INFO, WARNING or ERROR")
         cache = os.environ.get("TASKSPACE_CACHE_DIR")
-        method = (os.environ.get("TASKSPACE_METHOD") or "auto-mean").strip().lower()
+        method = (os.environ.get("TASKSPACE_METHOD") or "auto-mc").strip().lower()
         if method not in METHODS:
             raise ConfigError(f"TASKSPACE_METHOD={method!r}: use one of {', '.join(METHODS)}")
         return cls(

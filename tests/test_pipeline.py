@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer import sync
+from indexer import represent, sync
 from indexer.pipeline import Indexer
 from indexer.solver import HyperplaneSolver
 from indexer.sourcelist import SourceSpec
@@ -243,7 +243,7 @@ def test_progress_bars_on_a_terminal_give_the_same_result(tmp_path, env, capsys)
     assert "solve" in err and "upsert" in err
     om = ix.store.load_outcomes()
     texts = ix.store.prompt_texts(om.prompt_ids)
-    D = sync.design(ix.encoder.encode(texts), texts, ix.store.list_spaces()[0])
+    D = represent.rows(texts, ix.encoder.encode, ix.store.list_spaces()[0])  # the default method's rows
     direct = HyperplaneSolver.from_settings().fit(D, om.scores, model_ids=om.models)
     got = model_vectors(ix)
     for i, m in enumerate(om.models):

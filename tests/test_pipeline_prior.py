@@ -7,13 +7,22 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from indexer import sync
-from indexer.config import get_settings
+from indexer.config import get_settings, reset_settings
 from indexer.solver import HyperplaneSolver, method_options
 from indexer.sourcelist import SourceSpec
 
 from test_pipeline import env, model_vectors, outcomes, write_table  # noqa: F401  (env is a fixture)
+
+
+@pytest.fixture(autouse=True)
+def auto_mean(monkeypatch):
+    """These tests are about auto-mean's stored prior on plain embeddings (auto-mc holds it the same way:
+    tests/test_mc_path.py)."""
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mean")
+    reset_settings()
 
 
 def _direct(ix, encoder, prior):

@@ -7,7 +7,7 @@ from indexer.errors import NotFoundError
 from indexer.pipeline import Indexer
 from indexer.query import find_models
 from indexer.solver import HyperplaneSolver
-from indexer.sync import design, lift
+from indexer import represent
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
 from indexer.store.vectors import VectorStore
@@ -38,11 +38,12 @@ def test_prompt_query_ranks_by_inner_product(indexed, encoder):
     solver = HyperplaneSolver.from_settings()
     om = store.load_outcomes()
     texts = store.prompt_texts(om.prompt_ids)
-    solver.fit(design(encoder.encode(texts), texts, space), om.scores, model_ids=om.models)
-    # e_i . q + f_i . text_features + c_i, averaged over the prompts: what the index must rank by
-    predicted = solver.predict(design(encoder.encode(prompts), prompts, space)).mean(axis=0)
+    solver.fit(represent.rows(texts, encoder.encode, space), om.scores, model_ids=om.models)
+    # e_i . q + f_i . covariates + c_i, averaged over the prompts: what the index must rank by
+    mean = represent.mean_row(store.load_benchmark_vectors(space.id), space)
+    predicted = solver.predict(represent.query_rows(prompts, encoder.encode, space, mean)).mean(axis=0)
     want = dict(zip(om.models, predicted.tolist()))
-    q = lift(encoder.encode(prompts), space, prompts).mean(axis=0)
+    q = represent.query_rows(prompts, encoder.encode, space, mean, lifted=True).mean(axis=0)
     assert {mv.model: float(q @ mv.vector) for mv in store.load_model_vectors(space.id)} == pytest.approx(want, abs=1e-5)
     assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
     for m in got:

@@ -107,7 +107,7 @@ def test_free_needs_an_embedding_column():
 
 def test_auto_text_is_auto_plus_free_columns():
     assert method_options("auto-text") == dict(method_options("auto"), free=n_features(TEXT_FEATURES))
-    with pytest.raises(InputError, match="auto-mean, auto-mc, auto, auto-text, paper"):
+    with pytest.raises(InputError, match="auto-mc, auto-mean, auto, auto-text, paper"):
         method_options("magic")
 
 
