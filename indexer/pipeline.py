@@ -297,7 +297,7 @@ class Indexer:
 
         if represent.is_split(params):  # question and options embedded apart: by text, through the cache
             texts = self.store.prompt_texts([int(i) for i in prompt_ids])
-            E = represent.embed(texts, lambda t: self._encode(t, report), params)
+            return represent.rows(texts, lambda t: self._encode(t, report), params, lifted=lifted)
         else:
             E = self.embeddings(prompt_ids, hashes, report)
             texts = self.store.prompt_texts([int(i) for i in prompt_ids]) if represent.feature_set(params) else None
@@ -311,12 +311,17 @@ class Indexer:
 
         enc = self.encoder
         hashes = [prompt_hash(t) for t in texts]
-        new = set(hashes) - set(enc.cached(hashes))
-        if new:
-            self.progress.stage("embed", f"{len(new)} new text(s)")
+        found = enc.cached(hashes)  # one cache read; only the missing texts go to the encoder
+        missing = list({h: t for h, t in zip(hashes, texts) if h not in found}.items())
+        if missing:
+            self.progress.stage("embed", f"{len(missing)} new text(s)")
+            vecs = enc.encode([t for _, t in missing], progress=self.progress.enabled)
+            found.update((h, v) for (h, _), v in zip(missing, vecs))
             if report is not None:
-                report.counts["embedded"] = report.counts.get("embedded", 0) + len(new)
-        return enc.encode(texts, progress=self.progress.enabled if new else False)
+                report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)
+        if not hashes:
+            return np.zeros((0, enc.dim), np.float32)
+        return np.stack([found[h] for h in hashes])
 
     # ------------------------------------------------------------------ solving
     def _prior_plan(self, space, stale: list[str], models: list[str],

@@ -129,10 +129,21 @@ def design(E: np.ndarray, texts: Sequence[str] | None, space_or_params) -> np.nd
     return np.hstack([E, F.astype(E.dtype, copy=False)])
 
 
-def rows(texts: Sequence[str], encode: Encode, space_or_params) -> np.ndarray:
-    """Design rows of indexed prompts (their options known): ``design(embed(texts), texts)``."""
+def rows(texts: Sequence[str], encode: Encode, space_or_params, *, lifted: bool = False) -> np.ndarray:
+    """Design rows of indexed prompts (their options known): ``design(embed(texts), texts)``; ``lifted``: in the
+    index form (:func:`lift`)."""
     texts = _texts(texts)
-    return design(embed(texts, encode, space_or_params), texts, space_or_params)
+    if is_split(space_or_params):  # split each text once for the embeddings and the covariates
+        parts = [split_options(t) for t in texts]
+        E = np.hstack([np.asarray(encode([q for q, _ in parts])),
+                       np.asarray(encode([o if o is not None else NO_OPTIONS for _, o in parts]))])
+        F = mc_covariates([q for q, _ in parts], [o for _, o in parts])
+        X = np.hstack([E, F.astype(E.dtype, copy=False)])
+    else:
+        X = design(embed(texts, encode, space_or_params), texts, space_or_params)
+    if lifted:
+        return _with_intercept(np.asarray(X, dtype=np.float32), space_or_params)
+    return X
 
 
 def lift(X: np.ndarray, space, texts: Sequence[str] | None = None) -> np.ndarray:
