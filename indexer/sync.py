@@ -175,7 +175,7 @@ def _prompt_points(sql, space, encoder, batch: int = 2048) -> Iterator[Point]:
     for lo in range(0, len(items), batch):
         chunk = items[lo:lo + batch]
         texts = [text for _, (_, text) in chunk]
-        vecs = lift(represent.embed(texts, enc.encode, space), space, texts)
+        vecs = represent.rows(texts, enc.encode, space, lifted=True)
         if vecs.shape[1] != space.dim:
             raise DimensionError(f"encoder {enc.id} gives {vecs.shape[1]}-dim vectors, space has {space.dim}",
                                  item=space_name(space))
