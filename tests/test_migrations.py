@@ -118,3 +118,30 @@ def test_upgrade_from_0001_keeps_the_data_and_adds_space_priors(db_url):
             assert conn.execute(select(spaces.c.method)).scalars().all() == ["auto"]
     finally:
         engine.dispose()
+
+
+def test_sqlite_wal_switch_waits_for_a_writer_on_a_new_file(tmp_path):
+    """SQLite refuses `PRAGMA journal_mode=WAL` at once ("database is locked", no busy timeout) while another
+    connection holds a write lock on a file still in rollback mode: opening must wait for it, not fail."""
+    import sqlite3
+    import threading
+    import time
+
+    from indexer.store.sql_migrate import make_engine
+
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("create table t (a)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("insert into t values (1)")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):  # what SQLite itself does
+        sqlite3.connect(path, timeout=5).execute("PRAGMA journal_mode=WAL")
+    threading.Timer(0.4, lambda: other.execute("COMMIT")).start()
+    engine = make_engine(f"sqlite:///{path}")
+    t0 = time.perf_counter()
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("select count(*) from t").scalar() == 1
+    assert time.perf_counter() - t0 >= 0.3
+    engine.dispose()
+    other.close()

@@ -9,6 +9,8 @@ scripts in ``migrations/`` (no ``alembic.ini`` needed).
 from __future__ import annotations
 
 import logging
+import sqlite3
+import time
 import zlib
 from pathlib import Path
 
@@ -72,13 +74,29 @@ def _sqlite_setup(engine: Engine) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA foreign_keys=ON")
         if engine.url.database not in (None, "", ":memory:"):
-            cur.execute("PRAGMA journal_mode=WAL")
+            _set_wal(cur)
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection):
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("sqlite_immediate") else "BEGIN")
+
+
+def _set_wal(cur) -> None:
+    """``PRAGMA journal_mode=WAL``, retried while the database is locked. SQLite answers this pragma with
+    "database is locked" at once, without its busy timeout, while another connection holds a write lock on a
+    database still in rollback-journal mode (several processes opening a new file together); WAL is a property
+    of the file, so the retry usually finds it already set by the other process."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
 
 
 def write_connection(engine: Engine) -> Connection:
