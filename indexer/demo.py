@@ -42,7 +42,7 @@ def run_demo(queries: list[str], top: int = 5) -> dict:
     from .config import get_settings
     from .encoder import get_encoder
     from .pipeline import make_solver
-    from .represent import query_rows, rows
+    from .represent import fill_from_neighbours, query_rows, rows
 
     prompts, models, S = load_sample()
     enc = get_encoder()
@@ -51,7 +51,8 @@ def run_demo(queries: list[str], top: int = 5) -> dict:
     # the rows of the method's representation (indexer.represent): embeddings, and covariates with a feature set
     X = rows(texts, enc.encode, params)
     solver.fit(X, S, model_ids=models)
-    scores = solver.predict(query_rows(queries, enc.encode, params, X.mean(axis=0)))  # (queries, models)
+    # a question without its answer options takes those of the nearest sample questions (auto-mc)
+    scores = solver.predict(fill_from_neighbours(query_rows(queries, enc.encode, params), X))  # (queries, models)
     acc = np.nanmean(S, axis=1)
     out = []
     for q, row in zip(queries, scores):

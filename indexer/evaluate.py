@@ -187,7 +187,8 @@ def evaluate(
 def _default_rows(texts, qtexts, D, Q, method, encoder) -> tuple | None:
     """``(X, XQ, fill)``: the default method's own rows of the prompts and of their queries when its
     representation is not the plain embedding (:mod:`indexer.represent`: covariates, the question/options split,
-    whose queries without options are completed per fold by ``fill``); None when it is."""
+    whose queries without options are completed per fold from the nearest source questions by ``fill``); None
+    when it is."""
     from . import represent
     from .config import get_settings
     from .solver import method_options
@@ -202,7 +203,7 @@ def _default_rows(texts, qtexts, D, Q, method, encoder) -> tuple | None:
 
         encode = get_encoder(encoder).encode
         X = represent.rows(texts, encode, params)
-        return X, represent.query_rows(qtexts, encode, params), represent.fill_unknown
+        return X, represent.query_rows(qtexts, encode, params), represent.fill_from_neighbours
     return represent.design(D, texts, params), represent.design(Q, qtexts, params), None
 
 

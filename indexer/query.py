@@ -70,11 +70,41 @@ def query_vector(store, vectors, space, *, prompts: list[str] | None = None, ben
     if enc.id != space.encoder:
         raise InputError(f"the space was built with {space.encoder} but the installed encoder is {enc.id}; "
                          "re-index with the installed encoder")
-    mean = None
-    if represent.is_split(space):  # a query without answer options: its options are the indexed prompts' average
-        mean = represent.mean_row(store.load_benchmark_vectors(space.id), space)
-    X = represent.query_rows(prompts, enc.encode, space, mean, lifted=True)
+    X = represent.query_rows(prompts, enc.encode, space)
+    if represent.is_split(space):  # a query without answer options takes those of the nearest indexed questions
+        X = represent.fill_unknown(X, _neighbour_rows(store, vectors, space, X))
+    X = represent.add_intercept(X, space)
     return X.mean(axis=0, dtype=np.float64).astype(np.float32)
+
+
+def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
+    """For the query rows of a split space whose options are unknown, the mean design row of the
+    :data:`~indexer.represent.NEIGHBOURS` indexed prompts nearest by question: one search of the prompts collection
+    per query with its question half (the other entries 0, so the score is the question cosine). Without prompt
+    points (an index whose prompts collection was not built) the mean row of all indexed prompts, from the
+    benchmark vectors."""
+    from . import represent
+    from .sync import space_name
+
+    out = np.zeros_like(X)
+    bare = np.flatnonzero(represent.unknown(X))
+    if not bare.size:
+        return out
+    width, e = X.shape[1], represent.question_width(X.shape[1])
+    probes = np.zeros((bare.size, int(space.dim)), dtype=np.float32)
+    probes[:, :e] = X[bare, :e]
+    name = space_name(space)
+    hits = (vectors.search_many(name, "prompts", probes, limit=represent.NEIGHBOURS, with_vectors=True)
+            if vectors.alias_target(name, "prompts") is not None else [[] for _ in bare])
+    fallback = None
+    for row, found in zip(bare, hits):
+        if found:
+            out[row] = np.mean([np.asarray(h.vector, dtype=np.float64)[:width] for h in found], axis=0)
+        else:
+            if fallback is None:
+                fallback = represent.mean_row(store.load_benchmark_vectors(space.id), space)
+            out[row] = fallback
+    return out
 
 
 def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,

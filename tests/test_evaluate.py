@@ -389,7 +389,8 @@ def test_cli_evaluate_stem_queries_encodes_the_questions():
 @pytest.mark.parametrize("queries", ["full", "stem"])
 def test_evaluate_auto_mc_fits_on_the_split_rows_and_fills_each_folds_queries(sample_embeddings, encoder, queries):
     """auto-mc: fitted on [E(question), E(options), covariates] of the source prompts; a held-out question asked
-    without its options is completed with the average options of that fold's source prompts (not of all)."""
+    without its options is completed with the options of the nearest questions among that fold's source prompts
+    (not among all prompts)."""
     from indexer import represent
     from indexer.evaluate import evaluate
     from indexer.evaluation.queries import query_texts
@@ -411,7 +412,7 @@ def test_evaluate_auto_mc_fits_on_the_split_rows_and_fills_each_folds_queries(sa
         keep = (~np.isnan(m.S[:, fold.train])).any(axis=1)
         S_src, S_tgt = m.S[keep][:, fold.train], m.S[keep][:, fold.test]
         solver = HyperplaneSolver(**opts).fit(X[fold.train], S_src)
-        rows = represent.fill_unknown(XQ[fold.test], X[fold.train].mean(axis=0))
+        rows = represent.fill_from_neighbours(XQ[fold.test], X[fold.train])
         assert not np.isnan(rows).any()
         want.append(protocol.score_fold(solver.predict(rows).T, S_tgt, m.groups[fold.test], source_means(S_src)))
     for metric in ("auc", "selection_accuracy"):

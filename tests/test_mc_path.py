@@ -1,7 +1,7 @@
 """Method auto-mc through indexing and queries: prompts are embedded as question and options apart
 (``multiple-choice-v1``, :mod:`indexer.represent`), a model is stored as ``[e_q, e_o, f, c]``, and Qdrant's Dot
 score is the solver's prediction: on a full prompt from its own row, on a question without options from the row
-completed with the indexed prompts' average options."""
+completed with the options of the nearest indexed questions (a search of the prompts collection)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def indexed(tmp_path, encoder, monkeypatch):
     monkeypatch.setenv("TASKSPACE_METHOD", "auto-mc")
     reset_settings()
     rng = np.random.default_rng(5)
-    ta, tb = mc_texts(24), open_texts(12)
+    ta, tb = mc_texts(60), open_texts(20)  # more prompts than represent.NEIGHBOURS
     write_source(tmp_path / "a", "mcq", ta, driven(rng, ta))
     write_source(tmp_path / "b", "code", tb, driven(rng, tb))
     store, vectors = open_store(), VectorStore.from_settings()
@@ -90,24 +90,39 @@ def test_qdrant_score_is_the_prediction_for_full_prompts_and_bare_questions(inde
     (space,) = store.list_spaces()
     solver, X = direct(store, encoder, space)
     name = sync.space_name(space)
-    mean = represent.mean_row(store.load_benchmark_vectors(space.id), space)
-    np.testing.assert_allclose(mean, X.mean(axis=0), atol=1e-5)  # no prompt is in both benchmarks
-    full = mc_texts(30)[-1]  # not indexed, with 10 options
+    assert X.shape[0] > represent.NEIGHBOURS
+    full = mc_texts(70)[-1]  # not indexed, with 10 options
     question = "Which statement about enzymes is true?"
+    bare = represent.query_rows([question], encoder.encode, space)
     for text, row in ((full, represent.rows([full], encoder.encode, space)),
-                      (question, represent.fill_unknown(represent.query_rows([question], encoder.encode, space),
-                                                        X.mean(axis=0)))):
+                      (question, represent.fill_from_neighbours(bare, X))):
         want = dict(zip(solver.model_ids_, solver.predict(row)[0].tolist()))
         got = find_models([text], top=10, store=store, vectors=vectors)
         assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
         assert {m.model: m.score for m in got} == pytest.approx(want, abs=1e-4)
-        q = represent.query_rows([text], encoder.encode, space, mean, lifted=True)[0]
+        q = represent.add_intercept(row.astype(np.float32), space)[0]
         assert q.shape == (space.dim,) and q[-1] == 1.0
-        hits = vectors.search(name, "models", q.astype(np.float32), limit=10)
+        hits = vectors.search(name, "models", q, limit=10)
         assert {h.key: h.score for h in hits} == pytest.approx(want, abs=1e-4)
-    # the bare question: is_mc is the share of indexed prompts with options (24 of 36)
-    q = represent.query_rows([question], encoder.encode, space, mean)[0]
-    assert q[2 * encoder.dim] == pytest.approx(24 / 36, abs=1e-6)
+    # the bare question's is_mc is the share of its nearest indexed questions that have options
+    nearest = np.argsort(-(X[:, :encoder.dim] @ bare[0, :encoder.dim]))[:represent.NEIGHBOURS]
+    filled = represent.fill_from_neighbours(bare, X)[0]
+    assert filled[2 * encoder.dim] == pytest.approx(X[nearest, 2 * encoder.dim].mean(), abs=1e-6)
+    assert 0 < filled[2 * encoder.dim] < 1  # neighbours of both kinds: 60 of the 80 prompts have options
+
+
+def test_with_no_prompt_points_a_bare_question_takes_the_mean_of_all_prompts(indexed, encoder):
+    store, vectors = indexed
+    (space,) = store.list_spaces()
+    solver, X = direct(store, encoder, space)
+    mean = represent.mean_row(store.load_benchmark_vectors(space.id), space)
+    np.testing.assert_allclose(mean, X.mean(axis=0), atol=1e-5)  # no prompt is in both benchmarks
+    vectors.rebuild(sync.space_name(space), "prompts", [], dim=space.dim)  # an empty prompts collection
+    question = "Which statement about enzymes is true?"
+    row = represent.query_rows([question], encoder.encode, space, mean)
+    want = dict(zip(solver.model_ids_, solver.predict(row)[0].tolist()))
+    got = find_models([question], top=10, store=store, vectors=vectors)
+    assert {m.model: m.score for m in got} == pytest.approx(want, abs=1e-4)
 
 
 def test_prompt_and_benchmark_points_are_lifted_rows(indexed, encoder):
@@ -133,8 +148,8 @@ def test_adding_a_model_solves_only_it_toward_the_stored_prior(indexed, encoder,
     store, vectors = indexed
     (space,) = store.list_spaces()
     before = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}
-    texts = mc_texts(24)
-    write_source(tmp_path / "c", "mcq", texts, {"m7": np.random.default_rng(9).integers(0, 2, 24).tolist()})
+    texts = mc_texts(60)
+    write_source(tmp_path / "c", "mcq", texts, {"m7": np.random.default_rng(9).integers(0, 2, 60).tolist()})
     r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "c"))])
     assert r.status == "ok" and r.counts["solved"] == 1
     after = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}

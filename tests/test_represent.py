@@ -124,3 +124,49 @@ def test_mean_row_weights_benchmarks_by_their_prompts():
     np.testing.assert_allclose(m, [0.75, 0.5])
     with pytest.raises(NotFoundError, match="taskspace index"):
         represent.mean_row([], {"intercept": True})
+
+
+def test_neighbour_rows_average_the_k_nearest_questions():
+    """Brute force: for each query with unknown options, the mean row of the k source rows whose question half has
+    the largest inner product with the query's; queries with known options get nothing (NaN)."""
+    rng = np.random.default_rng(4)
+    e = 6
+    width = 2 * e + 4
+    X_src = rng.normal(size=(40, width))
+    X_src[:, :e] /= np.linalg.norm(X_src[:, :e], axis=1, keepdims=True)
+    X = rng.normal(size=(5, width))
+    X[:, :e] /= np.linalg.norm(X[:, :e], axis=1, keepdims=True)
+    X[[0, 2, 3], e:2 * e] = np.nan
+    X[[0, 2, 3], 2 * e] = np.nan  # unknown options
+    X[[0, 2, 3], 2 * e + 2:] = np.nan
+    X[[1, 4], 2 * e] = 1.0
+    assert represent.question_width(width) == e
+    N = represent.neighbour_rows(X, X_src, k=7)
+    for i in range(5):
+        if i in (1, 4):
+            assert np.isnan(N[i]).all()
+            continue
+        order = np.argsort(-(X_src[:, :e] @ X[i, :e]))[:7]
+        np.testing.assert_allclose(N[i], X_src[order].mean(axis=0))
+    filled = represent.fill_from_neighbours(X, X_src, k=7)
+    np.testing.assert_array_equal(filled[[1, 4]], X[[1, 4]])
+    np.testing.assert_allclose(filled[0], represent.fill_unknown(X[:1], N[0])[0])
+    assert not np.isnan(filled).any()
+    # k larger than the source: every source row
+    np.testing.assert_allclose(represent.neighbour_rows(X[:1], X_src, k=1000)[0], X_src.mean(axis=0))
+
+
+def test_a_bare_question_takes_the_options_of_similar_questions(encoder):
+    """Two kinds of indexed prompts: a bare maths question takes maths options (p = 1 among its neighbours),
+    a bare coding request takes none (its neighbours have no options: its own row, exactly)."""
+    maths = [f"What is {a} + {b}?\nA. {a + b}\nB. {a + b + 1}\nC. {a * b}" for a, b in [(2, 3), (4, 5), (6, 7), (8, 9)]]
+    code = [f"Write a Python function that {what}." for what in
+            ("reverses a string", "sorts a list", "parses JSON", "counts words")]
+    X = represent.rows(maths + code, encoder.encode, MC)
+    d = 2 * encoder.dim
+    Q = represent.query_rows(["What is 10 + 11?", "Write a Python function that merges two dicts."], encoder.encode, MC)
+    filled = represent.fill_from_neighbours(Q, X, k=4)
+    assert filled[0, d] == pytest.approx(1.0)  # the maths question's four nearest are the maths prompts
+    np.testing.assert_allclose(filled[0, encoder.dim:d], X[:4, encoder.dim:d].mean(axis=0), atol=1e-6)
+    own = represent.rows(["Write a Python function that merges two dicts."], encoder.encode, MC)[0]
+    np.testing.assert_allclose(filled[1], own, atol=1e-6)

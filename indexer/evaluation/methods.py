@@ -46,8 +46,8 @@ class SolverMethod:
 
     ``rows``: the method's own design rows ``(X, XQ)``, each (N, k), of every prompt and of every prompt's query,
     when they are not the embeddings the protocol has (a representation with covariates or the question/options
-    split, :mod:`indexer.represent`); ``fill(XQ_fold, source_mean_row)`` completes a fold's query rows from its
-    source rows' mean (unknown answer options, :func:`indexer.represent.fill_unknown`)."""
+    split, :mod:`indexer.represent`); ``fill(XQ_fold, X_source_fold)`` completes a fold's query rows from its
+    source rows (unknown answer options, :func:`indexer.represent.fill_from_neighbours`)."""
 
     options: dict = field(default_factory=dict)
     rows: tuple | None = None

@@ -63,8 +63,8 @@ def run_folds(
     ``queries`` (N, d): what a held-out prompt is queried with when it is not its own text
     (:mod:`indexer.evaluation.queries`); methods are still fitted on ``D`` and judged on ``S``.
     A method with its own ``rows = (X, XQ)`` (:class:`~indexer.evaluation.methods.SolverMethod`: covariates, the
-    question/options split) is fitted on ``X`` and queried with ``XQ`` instead, completed by its ``fill`` from
-    the fold's source rows when it has one.
+    question/options split) is fitted on ``X`` and queried with ``XQ`` instead, completed by its
+    ``fill(XQ_fold, X_source_fold)`` from the fold's source rows when it has one.
     """
     Q = D if queries is None else queries
     if Q.shape != D.shape:
@@ -110,7 +110,7 @@ def _rows(method, fold: Fold, D_src: np.ndarray, D_tgt: np.ndarray) -> tuple[np.
     X_src, X_tgt = own[0][fold.train], own[1][fold.test]
     fill = getattr(method, "fill", None)
     if fill is not None:
-        X_tgt = fill(X_tgt, X_src.mean(axis=0))
+        X_tgt = fill(X_tgt, X_src)
     return X_src, X_tgt
 
 
