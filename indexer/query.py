@@ -4,7 +4,7 @@ inner-product search over the models collection of an embedding space, with payl
 A model's score is the inner product of its stored vector with the query's lifted row
 (:func:`indexer.represent.query_rows`: ``[e_i, c_i] . [q, 1]`` with auto-mean and auto,
 ``[e_i, f_i, c_i] . [q, covariates(prompt), 1]`` with auto-text and auto-mc, whose query without answer options
-takes the indexed prompts' average options, :mod:`indexer.represent`): its predicted success (in [-1, 1] units of
+takes the options of the nearest indexed questions, :mod:`indexer.represent`): its predicted success (in [-1, 1] units of
 the outcome scale) on the prompt, or, for a benchmark or several prompts, its mean predicted success over them
 (the query is the mean of their lifted rows; linearity).
 """
