@@ -35,7 +35,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .errors import DimensionError, InputError
+from .errors import DimensionError, InputError, NotFoundError
 from .features import MULTIPLE_CHOICE, TEXT_FEATURES, mc_covariates, n_features, split_options, text_features
 
 __all__ = ["NO_OPTIONS", "NEIGHBOURS", "METHOD_FEATURES", "space_params", "add_intercept", "neighbour_rows",
@@ -103,16 +103,23 @@ def _texts(texts) -> list[str]:
     return [texts] if isinstance(texts, str) else list(texts)
 
 
+def _split_embed(parts: list[tuple[str, str | None]], encode: Encode) -> np.ndarray:
+    """``[E(question), E(options)]`` of :func:`split_options` parts (``E("(no options)")`` without options)."""
+    return np.hstack([np.asarray(encode([q for q, _ in parts])),
+                      np.asarray(encode([o if o is not None else NO_OPTIONS for _, o in parts]))])
+
+
+def _split_covariates(parts: list[tuple[str, str | None]]) -> np.ndarray:
+    return mc_covariates([q for q, _ in parts], [o for _, o in parts])
+
+
 def embed(texts: Sequence[str], encode: Encode, space_or_params) -> np.ndarray:
     """The embedding part of the rows of ``texts``: ``E(text)``, or ``[E(question), E(options)]`` on a split
     space (``E("(no options)")`` for a prompt without options)."""
     texts = _texts(texts)
     if not is_split(space_or_params):
         return np.asarray(encode(texts))
-    parts = [split_options(t) for t in texts]
-    Eq = np.asarray(encode([q for q, _ in parts]))
-    Eo = np.asarray(encode([o if o is not None else NO_OPTIONS for _, o in parts]))
-    return np.hstack([Eq, Eo])
+    return _split_embed([split_options(t) for t in texts], encode)
 
 
 def design(E: np.ndarray, texts: Sequence[str] | None, space_or_params) -> np.ndarray:
@@ -128,8 +135,7 @@ def design(E: np.ndarray, texts: Sequence[str] | None, space_or_params) -> np.nd
     if len(texts) != E.shape[0]:
         raise DimensionError(f"{len(texts)} text(s) for {E.shape[0]} embedding row(s)")
     if name == MULTIPLE_CHOICE:
-        parts = [split_options(t) for t in texts]
-        F = mc_covariates([q for q, _ in parts], [o for _, o in parts])
+        F = _split_covariates([split_options(t) for t in texts])
     else:
         F = text_features(texts)
     return np.hstack([E, F.astype(E.dtype, copy=False)])
@@ -141,10 +147,8 @@ def rows(texts: Sequence[str], encode: Encode, space_or_params, *, lifted: bool 
     texts = _texts(texts)
     if is_split(space_or_params):  # split each text once for the embeddings and the covariates
         parts = [split_options(t) for t in texts]
-        E = np.hstack([np.asarray(encode([q for q, _ in parts])),
-                       np.asarray(encode([o if o is not None else NO_OPTIONS for _, o in parts]))])
-        F = mc_covariates([q for q, _ in parts], [o for _, o in parts])
-        X = np.hstack([E, F.astype(E.dtype, copy=False)])
+        E = _split_embed(parts, encode)
+        X = np.hstack([E, _split_covariates(parts).astype(E.dtype, copy=False)])
     else:
         X = design(embed(texts, encode, space_or_params), texts, space_or_params)
     if lifted:
@@ -181,8 +185,8 @@ def query_rows(texts: Sequence[str], encode: Encode, space_or_params, fill: np.n
     texts = _texts(texts)
     X = rows(texts, encode, space_or_params).astype(np.float64)
     if is_split(space_or_params):
-        d = X.shape[1] - n_features(MULTIPLE_CHOICE)
-        bare = np.array([split_options(t)[1] is None for t in texts], dtype=bool)
+        d = _covariates_at(X.shape[1])
+        bare = X[:, d] == 0.0  # is_mc = 0: no option block
         if bare.any():
             X[bare, d // 2:d] = np.nan  # the options half
             X[bare, d] = np.nan  # is_mc
@@ -193,14 +197,19 @@ def query_rows(texts: Sequence[str], encode: Encode, space_or_params, fill: np.n
     return add_intercept(X, space_or_params) if lifted else X
 
 
+def _covariates_at(width: int) -> int:
+    """The first covariate column (``is_mc``) of a split space's design row of ``width`` (= ``2 d``)."""
+    return int(width) - n_features(MULTIPLE_CHOICE)
+
+
 def question_width(width: int) -> int:
     """How many leading columns of a split space's design row of ``width`` are the question embedding."""
-    return (int(width) - n_features(MULTIPLE_CHOICE)) // 2
+    return _covariates_at(width) // 2
 
 
 def unknown(X: np.ndarray) -> np.ndarray:
     """(n,) bool: the query rows of a split space whose options are unknown (NaN ``is_mc``)."""
-    return np.isnan(X[:, X.shape[1] - n_features(MULTIPLE_CHOICE)])
+    return np.isnan(X[:, _covariates_at(X.shape[1])])
 
 
 def fill_unknown(X: np.ndarray, fill: np.ndarray) -> np.ndarray:
@@ -215,7 +224,7 @@ def fill_unknown(X: np.ndarray, fill: np.ndarray) -> np.ndarray:
         fill = np.broadcast_to(fill, X.shape)
     if fill.shape != X.shape:
         raise DimensionError(f"fill rows of shape {fill.shape} for query rows of shape {X.shape}")
-    d = X.shape[1] - n_features(MULTIPLE_CHOICE)
+    d = _covariates_at(X.shape[1])
     bare = unknown(X)
     if bare.any():
         F = fill[bare]
@@ -260,8 +269,6 @@ def mean_row(benchmark_vectors: Sequence, space) -> np.ndarray:
     benchmarks counts twice."""
     vs = [b for b in benchmark_vectors if b.n_prompts]
     if not vs:
-        from .errors import NotFoundError
-
         raise NotFoundError("the space has no benchmark vectors yet: run `taskspace index`")
     w = np.array([b.n_prompts for b in vs], dtype=np.float64)
     V = np.stack([np.asarray(b.vector, dtype=np.float64) for b in vs])
