@@ -275,15 +275,30 @@ class Indexer:
 
     def embeddings(self, prompt_ids: np.ndarray, hashes: list[str], report: RunReport | None = None) -> np.ndarray:
         """(N, dim) float32 embeddings of these prompts; only texts missing from the cache are read and encoded."""
+        return self._through_cache(hashes, lambda pos: self.store.prompt_texts([int(prompt_ids[i]) for i in pos]),
+                                   report, "prompt(s)")
+
+    def _encode(self, texts: list[str], report: RunReport | None) -> np.ndarray:
+        """Embeddings of texts (e.g. question and option parts) through the encoder's cache."""
+        from .records import prompt_hash
+
+        return self._through_cache([prompt_hash(t) for t in texts], lambda pos: [texts[i] for i in pos],
+                                   report, "text(s)")
+
+    def _through_cache(self, hashes: list[str], texts_at, report: RunReport | None, what: str) -> np.ndarray:
+        """(N, dim) float32 embeddings of the texts with these hashes: one read of the encoder's cache; the texts
+        of the missing ones (``texts_at(positions)``, one position per missing hash) are encoded, cached and
+        counted as ``embedded``."""
         enc = self.encoder
         found = enc.cached(hashes)
-        missing = [i for i, h in enumerate(hashes) if h not in found]
+        missing: dict[str, int] = {}  # hash -> its first position
+        for i, h in enumerate(hashes):
+            if h not in found:
+                missing.setdefault(h, i)
         if missing:
-            texts = self.store.prompt_texts([int(prompt_ids[i]) for i in missing])
-            self.progress.stage("embed", f"{len(missing)} new prompt(s)")
-            vecs = enc.encode(texts, progress=self.progress.enabled)
-            for i, v in zip(missing, vecs):
-                found[hashes[i]] = v
+            self.progress.stage("embed", f"{len(missing)} new {what}")
+            vecs = enc.encode(texts_at(list(missing.values())), progress=self.progress.enabled)
+            found.update(zip(missing, vecs))
             if report is not None:
                 report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)
@@ -298,30 +313,9 @@ class Indexer:
         if represent.is_split(params):  # question and options embedded apart: by text, through the cache
             texts = self.store.prompt_texts([int(i) for i in prompt_ids])
             return represent.rows(texts, lambda t: self._encode(t, report), params, lifted=lifted)
-        else:
-            E = self.embeddings(prompt_ids, hashes, report)
-            texts = self.store.prompt_texts([int(i) for i in prompt_ids]) if represent.feature_set(params) else None
-        if lifted:
-            return represent.lift(E, params, texts)
-        return represent.design(E, texts, params)
-
-    def _encode(self, texts: list[str], report: RunReport | None) -> np.ndarray:
-        """Embeddings of texts through the encoder's cache, counting the ones it had to encode."""
-        from .records import prompt_hash
-
-        enc = self.encoder
-        hashes = [prompt_hash(t) for t in texts]
-        found = enc.cached(hashes)  # one cache read; only the missing texts go to the encoder
-        missing = list({h: t for h, t in zip(hashes, texts) if h not in found}.items())
-        if missing:
-            self.progress.stage("embed", f"{len(missing)} new text(s)")
-            vecs = enc.encode([t for _, t in missing], progress=self.progress.enabled)
-            found.update((h, v) for (h, _), v in zip(missing, vecs))
-            if report is not None:
-                report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)
-        if not hashes:
-            return np.zeros((0, enc.dim), np.float32)
-        return np.stack([found[h] for h in hashes])
+        E = self.embeddings(prompt_ids, hashes, report)
+        texts = self.store.prompt_texts([int(i) for i in prompt_ids]) if represent.feature_set(params) else None
+        return represent.lift(E, params, texts) if lifted else represent.design(E, texts, params)
 
     # ------------------------------------------------------------------ solving
     def _prior_plan(self, space, stale: list[str], models: list[str],
