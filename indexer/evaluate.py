@@ -78,13 +78,18 @@ def sweep_grid(lam: float, eps: float) -> list[tuple[float, float]]:
     return grid
 
 
-def _methods(lam: float, eps: float, method: str | None, knn_k: int) -> tuple[dict, str, dict]:
+def _default_method(method: str | None) -> tuple[str, dict]:
+    """The ``default`` method's name (``method`` or ``TASKSPACE_METHOD``) and its solver options."""
     from .config import get_settings
     from .solver import method_options
 
     settings = get_settings()
     name = method or settings.method
-    default_opts = method_options(name, lam=settings.lam, eps=settings.eps)
+    return name, method_options(name, lam=settings.lam, eps=settings.eps)
+
+
+def _methods(lam: float, eps: float, method: str | None, knn_k: int) -> tuple[dict, str, dict]:
+    name, default_opts = _default_method(method)
     methods = {
         "default": SolverMethod(default_opts),
         "paper": SolverMethod({"lam": lam, "eps": eps}),
@@ -190,12 +195,8 @@ def _default_rows(texts, qtexts, D, Q, method, encoder) -> tuple | None:
     whose queries without options are completed per fold from the nearest source questions by ``fill``); None
     when it is."""
     from . import represent
-    from .config import get_settings
-    from .solver import method_options
 
-    settings = get_settings()
-    name = method or settings.method
-    params = represent.space_params(name, method_options(name, lam=settings.lam, eps=settings.eps))
+    params = represent.space_params(*_default_method(method))
     if not represent.feature_set(params):
         return None
     if represent.is_split(params):  # question and options embedded apart (through the encoder's cache)
