@@ -18,7 +18,7 @@ from indexer.solver import HyperplaneSolver
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
 from indexer.store.vectors import VectorStore
-from tests.test_pipeline import write_source
+from tests.test_pipeline import index_sources, write_source
 
 WORDS = ["algebra", "enzyme", "contract", "orbit", "sonnet", "tariff", "treaty", "proton"]
 
@@ -49,11 +49,8 @@ def indexed(tmp_path, encoder, monkeypatch):
     rng = np.random.default_rng(11)
     names = ["m1", "m2", "m3", "m4", "m5"]
     ta, tb = varied_texts("alpha", 20), varied_texts("beta", 14, offset=40)
-    write_source(tmp_path / "a", "alpha", ta, length_driven(rng, names, ta))
-    write_source(tmp_path / "b", "beta", tb, length_driven(rng, names[:3], tb))
-    store, vectors = open_store(), VectorStore.from_settings()
-    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))])
-    assert r.status == "ok", r.errors
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ta, length_driven(rng, names, ta)),
+                                             (tmp_path / "b", "beta", tb, length_driven(rng, names[:3], tb))])
     yield store, vectors
     vectors.close()
     store.close()

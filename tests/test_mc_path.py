@@ -16,9 +16,7 @@ from indexer.query import find_models
 from indexer.records import prompt_hash
 from indexer.solver import HyperplaneSolver
 from indexer.sourcelist import SourceSpec
-from indexer.store.sql import open_store
-from indexer.store.vectors import VectorStore
-from tests.test_pipeline import write_source
+from tests.test_pipeline import index_sources, write_source
 
 TOPICS = ["enzymes", "orbits", "tariffs", "sonnets", "treaties", "protons", "algebra", "contracts"]
 NAMES = ["m1", "m2", "m3", "m4", "m5", "m6"]
@@ -53,11 +51,8 @@ def indexed(tmp_path, encoder, monkeypatch):
     reset_settings()
     rng = np.random.default_rng(5)
     ta, tb = mc_texts(60), open_texts(20)  # more prompts than represent.NEIGHBOURS
-    write_source(tmp_path / "a", "mcq", ta, driven(rng, ta))
-    write_source(tmp_path / "b", "code", tb, driven(rng, tb))
-    store, vectors = open_store(), VectorStore.from_settings()
-    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))])
-    assert r.status == "ok", r.errors
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "mcq", ta, driven(rng, ta)),
+                                             (tmp_path / "b", "code", tb, driven(rng, tb))])
     yield store, vectors
     vectors.close()
     store.close()

@@ -45,6 +45,20 @@ def write_source(folder: Path, benchmark: str, texts: list[str], outcomes: dict)
                 w.writerow([m, f"{benchmark}-{j}", int(y)])
 
 
+def index_sources(encoder, sources: list[tuple[Path, str, list[str], dict]]):
+    """Write each ``(folder, benchmark, texts, outcomes)`` source (:func:`write_source`) and index them all in one
+    pass into a fresh store and local Qdrant (the settings in force: TASKSPACE_METHOD ...); returns
+    ``(store, vectors)`` for the caller to close."""
+    from indexer.store.sql import open_store
+
+    for folder, benchmark, texts, outs in sources:
+        write_source(folder, benchmark, texts, outs)
+    store, vectors = open_store(), VectorStore.from_settings()
+    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(folder)) for folder, *_ in sources])
+    assert r.status == "ok", r.errors
+    return store, vectors
+
+
 def outcomes(rng, names, n):
     return {m: rng.integers(0, 2, n).tolist() for m in names}
 
