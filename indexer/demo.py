@@ -27,9 +27,9 @@ def load_sample(folder: Path = SAMPLE_DIR) -> tuple[list[str], list[str], np.nda
 
     m = from_batch(tables.read_table(folder))  # models sorted; prompts in the order the outcomes name them
     prompts, _ = tables.read_prompts(tables.resolve_table_files(folder)[1])  # {prompt_id: (benchmark, text)}
-    column = {h: j for j, h in enumerate(m.hashes)}
+    column = {h: j for j, h in enumerate(m.prompt_hashes)}
     order = [column[prompt_hash(text)] for _, text in prompts.values()]
-    return [m.texts[j] for j in order], m.models, np.ascontiguousarray(m.S[:, order])
+    return [m.texts[j] for j in order], m.models, np.ascontiguousarray(m.scores[:, order])
 
 
 def run_demo(queries: list[str], top: int = 5) -> dict:

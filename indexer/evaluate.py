@@ -204,7 +204,7 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, method, sweep, knn_k
     pooled: dict = {} if plots_dir is not None else None
     if own is not None:  # the default method's representation has covariates or the question/options split
         methods["default"] = SolverMethod(default_opts, rows=own[:2], fill=own[2])
-    results = protocol.run_folds(D, m.S, m.groups, folds, methods, pooled=pooled, queries=Q)
+    results = protocol.run_folds(D, m.scores, m.benchmarks, folds, methods, pooled=pooled, queries=Q)
     agg = protocol.aggregate(results)
     agg["methods"]["default"]["options"] = default_opts
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
@@ -230,4 +230,4 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, method, sweep, knn_k
 
 
 def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, eps: float) -> list[dict]:
-    return protocol.run_sweep(D, m.S, m.groups, folds, sweep_grid(lam, eps), queries=Q)
+    return protocol.run_sweep(D, m.scores, m.benchmarks, folds, sweep_grid(lam, eps), queries=Q)

@@ -37,7 +37,7 @@ Writing results (input = :mod:`indexer.records`)
 
 Bulk reads (solver, worker, evaluator)
 --------------------------------------
-- ``store.load_outcomes(models=None, benchmarks=None) -> OutcomeMatrix`` (a NamedTuple:
+- ``store.load_outcomes(models=None, benchmarks=None) -> StoredOutcomes`` (a NamedTuple:
   ``prompt_ids`` int64 (N,) DB ids, ``prompt_hashes`` list[str] (N), ``models`` list[str] (M),
   ``scores`` float32 (M, N) in [0, 1] with NaN = not observed, ``benchmarks`` list[str] (N) = the
   benchmark of each prompt (the first by name among the selected ones when a prompt is in several)).
@@ -128,17 +128,17 @@ from .sql_types import (
     IngestResult,
     ModelRecord,
     ModelVector,
-    OutcomeMatrix,
     RunRecord,
     SourceRecord,
     SpacePrior,
     SpaceRecord,
+    StoredOutcomes,
     chunks as _chunks,
     looks_like_repo_id,
 )
 
 __all__ = [  # the records are defined in sql_types (no SQLAlchemy there) and re-exported here
-    "Store", "open_store", "IngestResult", "OutcomeMatrix", "SourceRecord", "ModelRecord", "BenchmarkRecord",
+    "Store", "open_store", "IngestResult", "StoredOutcomes", "SourceRecord", "ModelRecord", "BenchmarkRecord",
     "SpaceRecord", "SpacePrior", "ModelVector", "BenchmarkVector", "RunRecord", "looks_like_repo_id",
 ]
 
