@@ -9,6 +9,10 @@ Specs:
 - ``hub-org:ORG``: the organisation's datasets (for ``open-llm-leaderboard``: its ``*-details`` repos; for
   ``open-llm-leaderboard-old``: its ``details_*`` repos), at most ``limit`` of them.
 
+:func:`parse_spec` is the one place a spec string is resolved and :meth:`Ingester.ingest_spec` the one place it
+is dispatched (``ingest()`` and the indexing pass both use them). Which reader reads a path, and which files
+of a Hub repo are downloaded, is the reader registry's business (:mod:`indexer.sources.registry`).
+
 A source is one store transaction; a failure (bad input rejected by the store, a Hub error) is recorded
 against that source and the next one is tried. Rows a reader rejects come back as errors (file, line, what)
 and the rest of the source is stored. Afterwards Hub metadata is fetched for the ingested models whose
