@@ -424,13 +424,13 @@ def main() -> None:
                 F2["mc"], Fq2["mc"] = F["mc"], mc_covariates(m.texts, qt, options_known=False)
             F, Fq = F2, Fq2
             Q = np.asarray(get_encoder(None).encode(qt), dtype=np.float64)
-        g = np.asarray(m.groups, dtype=str)
+        g = np.asarray(m.benchmarks, dtype=str)
         folds = splits.leave_one_group_out(g) if args.split == "oos" else splits.in_sample(len(g), 5)
         scores: dict[str, list] = {}
         for f in folds:
-            Ss = m.S[:, f.train]
+            Ss = m.scores[:, f.train]
             keep = (~np.isnan(Ss)).any(axis=1)
-            Ss, St = Ss[keep], m.S[keep][:, f.test]
+            Ss, St = Ss[keep], m.scores[keep][:, f.test]
             obs, sm = ~np.isnan(St), np.nanmean(Ss, axis=1)
             Ds, Dt = D[f.train], Q[f.test]
             if args.embed == "stem+options" and args.queries == "stem":  # the question, options unknown: their mean

@@ -5,8 +5,6 @@ Reads the bundled real MMLU-Pro extract (``indexer/data/sample``), so it needs n
 
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
 
 import numpy as np
@@ -20,21 +18,18 @@ DEFAULT_PROMPTS = [
 ]
 
 
-def load_sample(folder: Path = SAMPLE_DIR) -> tuple[list[dict], list[str], np.ndarray]:
-    """(prompts, model names, S) with S (models, prompts) in {0, 1}, NaN where not observed."""
-    with open(folder / "prompts.jsonl", encoding="utf-8") as f:
-        prompts = [json.loads(line) for line in f if line.strip()]
-    index = {p["prompt_id"]: j for j, p in enumerate(prompts)}
-    cells: dict[str, dict[int, float]] = {}
-    with open(folder / "outcomes.csv", newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            cells.setdefault(row["model"], {})[index[row["prompt_id"]]] = float(row["correct"])
-    models = sorted(cells)
-    S = np.full((len(models), len(prompts)), np.nan)
-    for i, m in enumerate(models):
-        for j, v in cells[m].items():
-            S[i, j] = v
-    return prompts, models, S
+def load_sample(folder: Path = SAMPLE_DIR) -> tuple[list[str], list[str], np.ndarray]:
+    """(prompt texts in the prompts file's order, model names sorted, S) from the table reader, with
+    S (models, prompts) in {0, 1}, NaN where not observed."""
+    from .outcomes import from_batch
+    from .records import prompt_hash
+    from .sources import tables
+
+    m = from_batch(tables.read_table(folder))  # models sorted; prompts in the order the outcomes name them
+    prompts, _ = tables.read_prompts(tables.resolve_table_files(folder)[1])  # {prompt_id: (benchmark, text)}
+    column = {h: j for j, h in enumerate(m.prompt_hashes)}
+    order = [column[prompt_hash(text)] for _, text in prompts.values()]
+    return [m.texts[j] for j in order], m.models, np.ascontiguousarray(m.scores[:, order])
 
 
 def run_demo(queries: list[str], top: int = 5) -> dict:
@@ -44,9 +39,8 @@ def run_demo(queries: list[str], top: int = 5) -> dict:
     from .pipeline import make_solver
     from .represent import fill_from_neighbours, query_rows, rows
 
-    prompts, models, S = load_sample()
+    texts, models, S = load_sample()
     enc = get_encoder()
-    texts = [p["text"] for p in prompts]
     solver, _, params = make_solver(get_settings())  # TASKSPACE_METHOD
     # the rows of the method's representation (indexer.represent): embeddings, and covariates with a feature set
     X = rows(texts, enc.encode, params)
@@ -63,4 +57,4 @@ def run_demo(queries: list[str], top: int = 5) -> dict:
                 "ranking": [{"model": models[i], "score": float(row[i]), "accuracy": float(acc[i])} for i in order],
             }
         )
-    return {"encoder": enc.id, "models": len(models), "prompts": len(prompts), "queries": out}
+    return {"encoder": enc.id, "models": len(models), "prompts": len(texts), "queries": out}

@@ -41,34 +41,18 @@ SWEEP_LAMBDA = (0.01, 0.1, 1.0, 10.0, 100.0)
 def load_matrix(data: str | Path, group_by: str | None = None) -> OutcomeMatrix:
     """Read DATA with the ingest layer and build the outcome matrix.
 
-    Extra prompt fields (``src``, ``category`` ...) are read from the folder's prompts file when ``group_by``
-    asks for one, since the ingest layer keeps only prompt_id, benchmark and text.
+    Extra prompt fields (``src``, ``category`` ...) are read from a table source's prompts file
+    (:func:`indexer.sources.tables.prompt_fields`) when ``group_by`` asks for one, since the readers keep only
+    prompt_id, benchmark and text.
     """
-    from .sources import read_source
+    from .sources import read_source, tables
 
     batch = read_source(data)
     if not batch.n_outcomes:
         detail = "; ".join(str(e) for e in batch.errors[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
-    fields = _prompt_fields(Path(data)) if group_by not in (None, "benchmark") else None
+    fields = tables.prompt_fields(data) if group_by not in (None, "benchmark") else None
     return from_batch(batch, fields)
-
-
-def _prompt_fields(data: Path) -> dict[str, dict]:
-    """``{prompt_id: {field: value}}`` of every extra field in DATA's prompts file (or {} when there is none)."""
-    from .sources import tables
-
-    try:
-        _, prompts_file = tables.resolve_table_files(data)
-    except InputError:
-        return {}
-    rows, _ = tables.iter_table_rows(prompts_file)
-    out = {}
-    for _, row in rows:
-        pid = row.get("prompt_id")
-        if pid not in (None, ""):
-            out[str(pid)] = {k: v for k, v in row.items() if k not in ("prompt_id", "text", "benchmark") and v not in (None, "")}
-    return out
 
 
 def sweep_grid(lam: float, eps: float) -> list[tuple[float, float]]:
@@ -220,7 +204,7 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, method, sweep, knn_k
     pooled: dict = {} if plots_dir is not None else None
     if own is not None:  # the default method's representation has covariates or the question/options split
         methods["default"] = SolverMethod(default_opts, rows=own[:2], fill=own[2])
-    results = protocol.run_folds(D, m.S, m.groups, folds, methods, pooled=pooled, queries=Q)
+    results = protocol.run_folds(D, m.scores, m.benchmarks, folds, methods, pooled=pooled, queries=Q)
     agg = protocol.aggregate(results)
     agg["methods"]["default"]["options"] = default_opts
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
@@ -246,4 +230,4 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, method, sweep, knn_k
 
 
 def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, eps: float) -> list[dict]:
-    return protocol.run_sweep(D, m.S, m.groups, folds, sweep_grid(lam, eps), queries=Q)
+    return protocol.run_sweep(D, m.scores, m.benchmarks, folds, sweep_grid(lam, eps), queries=Q)

@@ -9,6 +9,10 @@ Specs:
 - ``hub-org:ORG``: the organisation's datasets (for ``open-llm-leaderboard``: its ``*-details`` repos; for
   ``open-llm-leaderboard-old``: its ``details_*`` repos), at most ``limit`` of them.
 
+:func:`parse_spec` is the one place a spec string is resolved and :meth:`Ingester.ingest_spec` the one place it
+is dispatched (``ingest()`` and the indexing pass both use them). Which reader reads a path, and which files
+of a Hub repo are downloaded, is the reader registry's business (:mod:`indexer.sources.registry`).
+
 A source is one store transaction; a failure (bad input rejected by the store, a Hub error) is recorded
 against that source and the next one is tried. Rows a reader rejects come back as errors (file, line, what)
 and the rest of the source is stored. Afterwards Hub metadata is fetched for the ingested models whose
@@ -22,6 +26,7 @@ import logging
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import HubError, IndexerError, InputError, NotFoundError
 from .records import RowError, SourceBatch, SourceInfo
@@ -56,21 +61,38 @@ class IngestSummary:
         }
 
 
-def parse_spec(spec: str) -> tuple[str, str, str | None]:
-    """``(kind, target, revision)``: ("path", path, None) | ("hub", "ORG/REPO", rev) | ("hub-org", "ORG", None)."""
+class Spec(NamedTuple):
+    """What a source spec names: ``kind`` "path" (``target`` a local path), "hub" (``target`` ORG/REPO, at
+    ``revision`` or the newest commit) or "hub-org" (``target`` ORG)."""
+
+    kind: str
+    target: str
+    revision: str | None = None
+
+
+def spec_kind(spec: str) -> str:
+    """"hub-org", "hub" or "path", from the spec's prefix alone (no validation: :func:`parse_spec` does that)."""
     if spec.startswith("hub-org:"):
+        return "hub-org"
+    return "hub" if spec.startswith("hub:") else "path"
+
+
+def parse_spec(spec: str) -> Spec:
+    """The :class:`Spec` of a path, ``hub:ORG/REPO[@REVISION]`` or ``hub-org:ORG``; InputError when malformed."""
+    kind = spec_kind(spec)
+    if kind == "hub-org":
         org = spec[len("hub-org:"):].strip("/")
         if not org or "/" in org:
             raise InputError("hub-org: needs an organisation name, e.g. hub-org:open-llm-leaderboard", item=spec)
-        return "hub-org", org, None
-    if spec.startswith("hub:"):
+        return Spec("hub-org", org)
+    if kind == "hub":
         from .hub import is_valid_repo_id
 
         target, _, rev = spec[len("hub:"):].partition("@")
         if not is_valid_repo_id(target):
             raise InputError("hub: needs a dataset repo id ORG/NAME (optionally @REVISION)", item=spec)
-        return "hub", target, rev or None
-    return "path", spec, None
+        return Spec("hub", target, rev or None)
+    return Spec("path", spec)
 
 
 def leaderboard_model_id(repo_id: str) -> str | None:
@@ -81,47 +103,6 @@ def leaderboard_model_id(repo_id: str) -> str | None:
     if not m or not repo_id.startswith("open-llm-leaderboard"):
         return None
     return m.group(1).replace("__", "/", 1)
-
-
-def plan_files(files: list[str]) -> tuple[str | None, list[str]]:
-    """``(format, files to download)`` for a Hub repo's file list: the latest run per task (plus its results
-    file, and any newer samples file lacking one, so the reader can report it); None if no known format."""
-    from .sources.lighteval import DETAILS_RE
-    from .sources.lm_eval import RESULTS_RE, SAMPLES_RE
-    from .sources.tables import OUTCOME_NAMES, PROMPT_NAMES, table_ext
-
-    samples: dict[tuple[str, str], dict[str, str]] = {}
-    results: dict[str, set[str]] = {}
-    details: dict[str, dict[str, str]] = {}  # task -> ts -> file (one model per details repo)
-    for f in files:
-        folder, _, base = f.rpartition("/")
-        if m := SAMPLES_RE.match(base):
-            samples.setdefault((folder, m["task"]), {})[m["ts"]] = f
-        elif m := RESULTS_RE.match(base):
-            results.setdefault(folder, set()).add(m["ts"])
-        elif m := DETAILS_RE.match(base):
-            details.setdefault(m["task"], {})[m["ts"]] = f
-    if samples:
-        out: set[str] = set()
-        for (folder, _task), runs in samples.items():
-            res_ts = results.get(folder, set())
-            have = [ts for ts in runs if ts in res_ts]
-            best = max(have) if have else None
-            for ts, f in runs.items():
-                # the latest complete run; newer samples lacking their results file too, so the reader reports them
-                if ts == best or (ts not in res_ts and (best is None or ts > best)):
-                    out.add(f)
-            if best:
-                out.add(f"{folder}/results_{best}.json" if folder else f"results_{best}.json")
-        return "lm_eval", sorted(out)
-    if details:
-        out = {runs[max(runs)] for runs in details.values()}
-        out |= {f for f in files if RESULTS_RE.match(f.rpartition("/")[2])}
-        return "lighteval", sorted(out)
-    tables = [f for f in files if "/" not in f and table_ext(Path(f)) and Path(f).name.split(".")[0] in OUTCOME_NAMES + PROMPT_NAMES]
-    if tables:
-        return "table", sorted(tables)
-    return None, []
 
 
 class Ingester:
@@ -142,6 +123,20 @@ class Ingester:
 
             self._hub = HubClient()
         return self._hub
+
+    # -- one spec ---------------------------------------------------------------------------------------
+
+    def ingest_spec(self, spec: str | Spec, format: str | None = None, *, limit: int | None = None,
+                    **options) -> None:
+        """Ingest what a spec (a string, or its :func:`parse_spec`) names; ``limit``: at most that many
+        datasets of a ``hub-org:``. ``options`` go to the readers."""
+        spec = spec if isinstance(spec, Spec) else parse_spec(spec)
+        if spec.kind == "path":
+            self.ingest_path(spec.target, format, **options)
+        elif spec.kind == "hub":
+            self.ingest_hub_repo(spec.target, spec.revision, format, **options)
+        else:
+            self.ingest_hub_org(spec.target, limit, format, **options)
 
     # -- one source -------------------------------------------------------------------------------------
 
@@ -191,7 +186,7 @@ class Ingester:
 
     def ingest_hub_repo(self, repo_id: str, revision: str | None = None, format: str | None = None, **options) -> None:
         from .hub import is_valid_repo_id
-        from .sources import read_source
+        from .sources import find_reader, plan_files, read_source
 
         location = f"hub:{repo_id}"
         s = self.summary
@@ -216,9 +211,10 @@ class Ingester:
         except (HubError, NotFoundError) as exc:
             s.errors.append(RowError(location, None, str(exc)))
             return
-        kind = "leaderboard" if repo_id.startswith("open-llm-leaderboard") else ("lm_eval" if fmt == "lm_eval" else fmt)
+        kind = "leaderboard" if repo_id.startswith("open-llm-leaderboard") else fmt
         opts = dict(options)
-        if fmt in ("lm_eval", "lighteval"):
+        reader = find_reader(fmt)
+        if reader is not None and reader.takes_identity:
             opts.update(kind=kind, location=location, revision=snap.sha)
             if model:
                 opts.setdefault("model", model)
@@ -308,7 +304,7 @@ def ingest(
     ``options`` go to the readers (``prompts=``, ``shape=``, ``model=``, ``filter=``, ``metric=``).
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """
-    kind, target, rev = parse_spec(str(spec))
+    parsed = parse_spec(str(spec))
     own = store is None
     if own:
         from .store.sql import open_store
@@ -316,12 +312,7 @@ def ingest(
         store = open_store()
     try:
         ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata)
-        if kind == "path":
-            ing.ingest_path(target, format, **options)
-        elif kind == "hub":
-            ing.ingest_hub_repo(target, rev, format, **options)
-        else:
-            ing.ingest_hub_org(target, limit, format, **options)
+        ing.ingest_spec(parsed, format, limit=limit, **options)
         ing.fetch_model_metadata()
         return ing.summary
     finally:

@@ -4,8 +4,11 @@ Prompts are identified by content hash (:func:`~indexer.records.prompt_hash`): t
 ids, two benchmarks, two files) is one prompt, and a model's outcomes on the copies are averaged. A cell a model
 was never observed on is ``NaN`` -- never "wrong".
 
-Each prompt keeps a group label (its benchmark: the first one it was seen in) and any extra per-prompt fields
-the caller supplies (e.g. ``src`` of MMLU-Pro), so an evaluation can group prompts by any of them.
+Each prompt keeps its benchmark (the first one it was seen in) and any extra per-prompt fields the caller
+supplies (e.g. ``src`` of MMLU-Pro), so an evaluation can group prompts by any of them.
+
+The SQL store's bulk read is the same idea keyed by database ids (:class:`indexer.store.sql.StoredOutcomes`);
+the fields both have carry the same names (``models``, ``prompt_hashes``, ``scores``, ``benchmarks``).
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ class OutcomeMatrix:
     ----------
     models : list of M model names (sorted).
     texts : list of N prompt texts (order of first appearance).
-    hashes : list of N content hashes of ``texts``.
-    S : (M, N) float64, outcome in [0, 1] (mean over copies), NaN where not observed.
-    groups : (N,) object array, the prompt's benchmark.
+    prompt_hashes : list of N content hashes of ``texts``.
+    scores : (M, N) float64, outcome in [0, 1] (mean over copies), NaN where not observed.
+    benchmarks : (N,) object array, the prompt's benchmark.
     fields : extra per-prompt labels, name -> (N,) object array (None where a prompt lacks the field).
     copies : (N,) int, how many (prompt id, benchmark) copies of the text were read.
     errors : rows the reader rejected (:class:`~indexer.records.RowError`), carried over from the batch.
@@ -39,25 +42,25 @@ class OutcomeMatrix:
 
     models: list[str]
     texts: list[str]
-    hashes: list[str]
-    S: np.ndarray
-    groups: np.ndarray
+    prompt_hashes: list[str]
+    scores: np.ndarray
+    benchmarks: np.ndarray
     fields: dict[str, np.ndarray] = field(default_factory=dict)
     copies: np.ndarray | None = None
     errors: list = field(default_factory=list)
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.S.shape
+        return self.scores.shape
 
     @property
     def observed(self) -> np.ndarray:
         """(M, N) bool."""
-        return ~np.isnan(self.S)
+        return ~np.isnan(self.scores)
 
     @property
     def density(self) -> float:
-        return float(self.observed.mean()) if self.S.size else 0.0
+        return float(self.observed.mean()) if self.scores.size else 0.0
 
     def labels(self, group_by: str | None = None) -> np.ndarray:
         """(N,) group labels: the benchmark (``None``/``"benchmark"``) or an extra field.
@@ -66,7 +69,7 @@ class OutcomeMatrix:
         some prompts.
         """
         if group_by in (None, "benchmark"):
-            return self.groups
+            return self.benchmarks
         if group_by not in self.fields:
             have = ", ".join(["benchmark", *sorted(self.fields)])
             raise InputError(f"prompts have no field {group_by!r} to group by; available: {have}")
@@ -76,7 +79,7 @@ class OutcomeMatrix:
             j = int(np.flatnonzero(missing)[0])
             raise InputError(
                 f"{int(missing.sum())} prompt(s) lack the field {group_by!r}; group by a field every prompt has",
-                item=f"prompt {self.hashes[j][:12]}",
+                item=f"prompt {self.prompt_hashes[j][:12]}",
             )
         return values
 
@@ -87,9 +90,9 @@ class OutcomeMatrix:
         return OutcomeMatrix(
             models=[self.models[i] for i in mi],
             texts=[self.texts[j] for j in pj],
-            hashes=[self.hashes[j] for j in pj],
-            S=self.S[np.ix_(mi, pj)],
-            groups=self.groups[pj],
+            prompt_hashes=[self.prompt_hashes[j] for j in pj],
+            scores=self.scores[np.ix_(mi, pj)],
+            benchmarks=self.benchmarks[pj],
             fields={k: v[pj] for k, v in self.fields.items()},
             copies=None if self.copies is None else self.copies[pj],
         )
@@ -132,7 +135,7 @@ def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, obje
     prompt_index: dict[str, int] = {}
     texts: list[str] = []
     hashes: list[str] = []
-    groups: list[str] = []
+    benchmarks: list[str] = []
     ids: list[str | None] = []
     pmap = np.empty(len(t.texts), dtype=np.int64)
     for p, text in enumerate(t.texts):
@@ -142,7 +145,7 @@ def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, obje
             j = prompt_index[h] = len(texts)
             texts.append(text)
             hashes.append(h)
-            groups.append(t.benchmarks[p])
+            benchmarks.append(t.benchmarks[p])
             ids.append(t.prompt_ids[p])
         pmap[p] = j
     # models: by name (sorted); revisions of one name are one model here
@@ -159,7 +162,7 @@ def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, obje
         S = np.where(count > 0, total / np.maximum(count, 1), np.nan).reshape(M, N)
     n_copies = np.bincount(pmap, minlength=N).astype(np.int64)  # table prompts (benchmark, text, id) per text
     fields = _extra_fields(hashes, ids, prompt_fields) if prompt_fields else {}
-    return OutcomeMatrix(order, texts, hashes, S, np.array(groups, dtype=object), fields, n_copies, list(batch.errors))
+    return OutcomeMatrix(order, texts, hashes, S, np.array(benchmarks, dtype=object), fields, n_copies, list(batch.errors))
 
 
 def _extra_fields(hashes, ids, prompt_fields) -> dict[str, np.ndarray]:
@@ -171,18 +174,20 @@ def _extra_fields(hashes, ids, prompt_fields) -> dict[str, np.ndarray]:
     return out
 
 
-def from_arrays(S: np.ndarray, texts: list[str], groups, models: list[str] | None = None, fields=None) -> OutcomeMatrix:
-    """A matrix from arrays (tests, synthetic data): ``S`` (M, N), ``texts`` N distinct strings, ``groups`` (N,)."""
-    S = np.asarray(S, dtype=np.float64)
-    if S.ndim != 2 or S.shape[1] != len(texts) or len(groups) != len(texts):
-        raise InputError(f"outcomes {S.shape} do not match {len(texts)} texts and {len(groups)} group labels")
+def from_arrays(scores: np.ndarray, texts: list[str], benchmarks, models: list[str] | None = None,
+                fields=None) -> OutcomeMatrix:
+    """A matrix from arrays (tests, synthetic data): ``scores`` (M, N), ``texts`` N distinct strings,
+    ``benchmarks`` (N,) group labels."""
+    S = np.asarray(scores, dtype=np.float64)
+    if S.ndim != 2 or S.shape[1] != len(texts) or len(benchmarks) != len(texts):
+        raise InputError(f"outcomes {S.shape} do not match {len(texts)} texts and {len(benchmarks)} group labels")
     models = list(models) if models is not None else [f"m{i}" for i in range(S.shape[0])]
     return OutcomeMatrix(
         models=models,
         texts=list(texts),
-        hashes=[prompt_hash(t) for t in texts],
-        S=S,
-        groups=np.array(list(groups), dtype=object),
+        prompt_hashes=[prompt_hash(t) for t in texts],
+        scores=S,
+        benchmarks=np.array(list(benchmarks), dtype=object),
         fields={k: np.array(list(v), dtype=object) for k, v in (fields or {}).items()},
         copies=np.ones(len(texts), dtype=np.int64),
     )

@@ -243,14 +243,9 @@ class Indexer:
     def _ingest_one(self, ing, spec: SourceSpec) -> None:
         from .ingest import parse_spec
 
-        kind, target, rev = parse_spec(spec.spec)
+        parsed = parse_spec(spec.spec)  # a malformed spec stops the pass
         try:
-            if kind == "path":
-                ing.ingest_path(target, spec.format)
-            elif kind == "hub":
-                ing.ingest_hub_repo(target, rev, spec.format)
-            else:
-                ing.ingest_hub_org(target, spec.limit, spec.format)
+            ing.ingest_spec(parsed, spec.format, limit=spec.limit)
         except IndexerError as exc:  # one failing source is recorded; the run goes on
             from .records import RowError
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import ConfigError
+from .ingest import spec_kind
 
 _KEYS = {"spec", "format", "limit"}
 
@@ -36,7 +37,7 @@ class SourceSpec:
 
     @property
     def is_hub(self) -> bool:
-        return self.spec.startswith(("hub:", "hub-org:"))
+        return spec_kind(self.spec) != "path"
 
 
 def normalise(spec: str) -> str:
@@ -44,9 +45,10 @@ def normalise(spec: str) -> str:
     spec = spec.strip()
     if not spec:
         raise ConfigError("a source spec is empty; give a path, hub:ORG/REPO or hub-org:ORG")
-    if spec.startswith(("hub:", "hub-org:")):
+    kind = spec_kind(spec)
+    if kind != "path":
         name = spec.split(":", 1)[1]
-        if not name or (spec.startswith("hub:") and name.count("/") != 1):
+        if not name or (kind == "hub" and name.count("/") != 1):
             raise ConfigError(f"source {spec!r}: write hub:ORG/REPO for a dataset or hub-org:ORG for an organisation")
         return spec
     return str(Path(spec).expanduser().resolve())

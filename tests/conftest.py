@@ -130,3 +130,28 @@ def hub_server(tmp_path, monkeypatch):
         yield server
     finally:
         server.stop()
+
+
+# -- the indexing pass -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def env(tmp_path, encoder):
+    """``make()`` -> an Indexer over a fresh SQLite store and local Qdrant in this test's TASKSPACE_HOME (closed
+    after the test)."""
+    from indexer.pipeline import Indexer
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    made = []
+
+    def make(home_name="home"):
+        store = open_store()
+        vectors = VectorStore.from_settings()
+        made.append((store, vectors))
+        return Indexer(store, vectors, encoder=encoder)
+
+    yield make
+    for store, vectors in made:
+        vectors.close()
+        store.close()

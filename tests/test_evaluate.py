@@ -409,12 +409,12 @@ def test_evaluate_auto_mc_fits_on_the_split_rows_and_fills_each_folds_queries(sa
     folds = splits.leave_one_group_out(m.labels(None))
     want = []
     for fold in folds:
-        keep = (~np.isnan(m.S[:, fold.train])).any(axis=1)
-        S_src, S_tgt = m.S[keep][:, fold.train], m.S[keep][:, fold.test]
+        keep = (~np.isnan(m.scores[:, fold.train])).any(axis=1)
+        S_src, S_tgt = m.scores[keep][:, fold.train], m.scores[keep][:, fold.test]
         solver = HyperplaneSolver(**opts).fit(X[fold.train], S_src)
         rows = represent.fill_from_neighbours(XQ[fold.test], X[fold.train])
         assert not np.isnan(rows).any()
-        want.append(protocol.score_fold(solver.predict(rows).T, S_tgt, m.groups[fold.test], source_means(S_src)))
+        want.append(protocol.score_fold(solver.predict(rows).T, S_tgt, m.benchmarks[fold.test], source_means(S_src)))
     for metric in ("auc", "selection_accuracy"):
         assert res["methods"]["default"][metric] == pytest.approx(np.mean([w[metric] for w in want]), abs=1e-9)
     # the other methods see the whole prompt's embedding, as with any default method

@@ -18,7 +18,8 @@ from indexer.solver import HyperplaneSolver
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
 from indexer.store.vectors import VectorStore
-from tests.test_pipeline import index_sources, write_source
+
+from helpers import index_sources, write_source
 
 WORDS = ["algebra", "enzyme", "contract", "orbit", "sonnet", "tariff", "treaty", "proton"]
 

@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from indexer.errors import InputError, StoreError
-from indexer.ingest import ingest, leaderboard_model_id, parse_spec, plan_files
+from indexer.ingest import ingest, leaderboard_model_id, parse_spec
+from indexer.sources import plan_files
 
 FIX = Path(__file__).parent / "fixtures"
 LM_OUT = FIX / "lm_eval" / "lm_eval_out"

@@ -16,7 +16,8 @@ from indexer.query import find_models
 from indexer.records import prompt_hash
 from indexer.solver import HyperplaneSolver
 from indexer.sourcelist import SourceSpec
-from tests.test_pipeline import index_sources, write_source
+
+from helpers import index_sources, write_source
 
 TOPICS = ["enzymes", "orbits", "tariffs", "sonnets", "treaties", "protons", "algebra", "contracts"]
 NAMES = ["m1", "m2", "m3", "m4", "m5", "m6"]

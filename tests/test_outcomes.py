@@ -33,10 +33,10 @@ def test_dedup_average_and_missing(table):
     m = from_batch(_batch(ROWS, table=table))
     assert m.models == ["a", "b"]
     assert m.texts == ["q1", "q2", "q3"]
-    assert m.hashes == [prompt_hash(t) for t in m.texts]
+    assert m.prompt_hashes == [prompt_hash(t) for t in m.texts]
     expected = np.array([[0.5, 1.0, np.nan], [1.0, np.nan, 0.5]])
-    np.testing.assert_array_equal(m.S, expected)  # NaN compare equal positionally with assert_array_equal
-    assert list(m.groups) == ["bench1", "bench1", "bench2"]  # first-seen benchmark
+    np.testing.assert_array_equal(m.scores, expected)  # NaN compare equal positionally with assert_array_equal
+    assert list(m.benchmarks) == ["bench1", "bench1", "bench2"]  # first-seen benchmark
     assert list(m.copies) == [2, 1, 1]
     assert m.observed.sum() == 4
     assert m.density == pytest.approx(4 / 6)
@@ -46,7 +46,7 @@ def test_extra_fields_by_id_or_hash_and_group_by():
     fields = {"p1": {"src": "x"}, prompt_hash("q2"): {"src": "y"}, "p3": {"src": "x", "other": 3}}
     m = from_batch(_batch(ROWS), fields)
     assert list(m.labels("src")) == ["x", "y", "x"]
-    assert list(m.labels()) == list(m.groups)
+    assert list(m.labels()) == list(m.benchmarks)
     with pytest.raises(InputError, match="lack the field 'other'"):
         m.labels("other")
     with pytest.raises(InputError, match="no field 'nope'.*available: benchmark, other, src"):
@@ -65,8 +65,8 @@ def test_subset_and_from_arrays():
     m = from_arrays(S, ["t1", "t2", "t3"], ["g", "g", "h"], fields={"src": ["u", "v", "w"]})
     sub = m.subset(models=[1], prompts=np.array([False, True, True]))
     assert sub.models == ["m1"] and sub.texts == ["t2", "t3"]
-    np.testing.assert_array_equal(sub.S, [[1.0, 1.0]])
-    assert list(sub.fields["src"]) == ["v", "w"] and list(sub.groups) == ["g", "h"]
+    np.testing.assert_array_equal(sub.scores, [[1.0, 1.0]])
+    assert list(sub.fields["src"]) == ["v", "w"] and list(sub.benchmarks) == ["g", "h"]
     with pytest.raises(InputError):
         from_arrays(S, ["t1", "t2"], ["g", "g"])
 
@@ -80,5 +80,5 @@ def test_bundled_sample_through_the_table_reader():
     m = from_batch(read_source(sample))
     assert m.shape == (25, 420)
     assert m.observed.sum() == 10500
-    assert len(set(m.groups)) == 14
-    assert set(np.unique(m.S[m.observed])) <= {0.0, 1.0}
+    assert len(set(m.benchmarks)) == 14
+    assert set(np.unique(m.scores[m.observed])) <= {0.0, 1.0}

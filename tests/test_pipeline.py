@@ -3,14 +3,11 @@ recorded per item; a pass killed anywhere is completed by the next one."""
 
 from __future__ import annotations
 
-import csv
-import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,72 +16,8 @@ from indexer import represent, sync
 from indexer.pipeline import Indexer
 from indexer.solver import HyperplaneSolver
 from indexer.sourcelist import SourceSpec
-from indexer.store.vectors import VectorStore
 
-TOPICS = ["algebra", "biology", "contract law", "chemistry", "poetry", "astronomy", "economics", "history"]
-
-
-def write_table(folder: Path, benchmark: str, models: dict[str, list[int]], n: int, offset: int = 0) -> list[str]:
-    """A long-form table source: prompts.jsonl + outcomes.csv. models: name -> outcomes (0/1) per prompt."""
-    texts = [f"Question {offset + j} on {TOPICS[(offset + j) % len(TOPICS)]}: what is item {j} of {benchmark}?" for j in range(n)]
-    write_source(folder, benchmark, texts, models)
-    return texts
-
-
-def write_source(folder: Path, benchmark: str, texts: list[str], outcomes: dict) -> None:
-    """prompts.jsonl (ids ``<benchmark>-<j>``) + outcomes.csv; outcomes: model -> 0/1 per prompt."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "prompts.jsonl", "w") as f:
-        for j, t in enumerate(texts):
-            f.write(json.dumps({"prompt_id": f"{benchmark}-{j}", "benchmark": benchmark, "text": t}) + "\n")
-    with open(folder / "outcomes.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["model", "prompt_id", "correct"])
-        for m, ys in outcomes.items():
-            for j, y in enumerate(ys):
-                w.writerow([m, f"{benchmark}-{j}", int(y)])
-
-
-def index_sources(encoder, sources: list[tuple[Path, str, list[str], dict]]):
-    """Write each ``(folder, benchmark, texts, outcomes)`` source (:func:`write_source`) and index them all in one
-    pass into a fresh store and local Qdrant (the settings in force: TASKSPACE_METHOD ...); returns
-    ``(store, vectors)`` for the caller to close."""
-    from indexer.store.sql import open_store
-
-    for folder, benchmark, texts, outs in sources:
-        write_source(folder, benchmark, texts, outs)
-    store, vectors = open_store(), VectorStore.from_settings()
-    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(folder)) for folder, *_ in sources])
-    assert r.status == "ok", r.errors
-    return store, vectors
-
-
-def outcomes(rng, names, n):
-    return {m: rng.integers(0, 2, n).tolist() for m in names}
-
-
-@pytest.fixture
-def env(tmp_path, encoder):
-    """An Indexer over a fresh SQLite store and local Qdrant in this test's TASKSPACE_HOME."""
-    from indexer.store.sql import open_store
-
-    made = []
-
-    def make(home_name="home"):
-        store = open_store()
-        vectors = VectorStore.from_settings()
-        made.append((store, vectors))
-        return Indexer(store, vectors, encoder=encoder)
-
-    yield make
-    for store, vectors in made:
-        vectors.close()
-        store.close()
-
-
-def model_vectors(indexer) -> dict[str, np.ndarray]:
-    (space,) = indexer.store.list_spaces()
-    return {mv.model: mv.vector for mv in indexer.store.load_model_vectors(space.id)}
+from helpers import model_vectors, outcomes, write_table
 
 
 @pytest.mark.parametrize("method", ["auto-text", "auto", "paper"])

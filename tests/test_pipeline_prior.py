@@ -14,7 +14,7 @@ from indexer.config import get_settings, reset_settings
 from indexer.solver import HyperplaneSolver, method_options
 from indexer.sourcelist import SourceSpec
 
-from test_pipeline import env, model_vectors, outcomes, write_table  # noqa: F401  (env is a fixture)
+from helpers import model_vectors, outcomes, write_table
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,8 @@ from indexer import represent
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
 from indexer.store.vectors import VectorStore
-from tests.test_pipeline import outcomes, write_table
+
+from helpers import outcomes, write_table
 
 
 @pytest.fixture

@@ -17,13 +17,7 @@ from indexer.errors import BusyError, StoreError
 from indexer.records import Outcome, SourceBatch, SourceInfo
 from indexer.store.sql import Store
 
-MODELS = [f"org/m{i}" for i in range(5)]
-
-
-def batch(location, revision="r1", n_prompts=20, score=1.0):
-    outs = [Outcome(m, f"bench{j % 3}", f"{location} question {j}", score, prompt_id=str(j))
-            for m in MODELS for j in range(n_prompts)]
-    return SourceBatch(SourceInfo("table", location, revision), {}, outs)
+from helpers import BATCH_MODELS as MODELS, source_batch as batch
 
 
 def snapshot(store: Store):
@@ -53,10 +47,9 @@ def test_failure_midway_leaves_no_partial_source(store, monkeypatch):
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from indexer.records import Outcome, SourceBatch, SourceInfo
     from indexer.store.sql import Store
     sys.path.insert(0, {tests!r})
-    from test_sql_reliability import batch
+    from helpers import source_batch as batch
 
     store = Store({url!r})
     mode = {mode!r}

@@ -1,7 +1,9 @@
 """Sources: one reader per format, each turning per-sample results into :class:`~indexer.records.SourceBatch` es.
 
-Entry points: :func:`read_sources` (every source under a path or spec, one batch each: the unit the
-store commits whole or not at all) and :func:`read_source` (all of them as one batch). Formats:
+Entry points: :func:`read_sources` (every source under a path, one batch each: the unit the store commits
+whole or not at all), :func:`read_source` (all of them as one batch), :func:`source_infos` (their identities
+and revisions without parsing, where the format allows) and :func:`detect_format`. Formats (each reader
+declares itself in :mod:`.registry`, which also decides which reader handles a source):
 
 * ``table``: plain tables, long form (``model, prompt_id, correct|score`` + ``prompts.<ext>``) or
   matrix form (models x prompt ids), CSV / TSV / JSONL / Parquet, ``.gz`` too (:mod:`.tables`).
@@ -10,7 +12,8 @@ store commits whole or not at all) and :func:`read_source` (all of them as one b
 * ``lighteval``: the older Open LLM Leaderboard "details" parquet files (:mod:`.lighteval`).
 
 Hub specs (``hub:ORG/REPO``, ``hub-org:ORG``) are resolved by :mod:`indexer.ingest` through
-:mod:`indexer.hub`, which downloads them and calls these readers on the local copy.
+:mod:`indexer.hub`, which downloads the files the registry plans (:func:`plan_files`) and calls these
+readers on the local copy.
 """
 
 from __future__ import annotations
@@ -18,93 +21,51 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError
 from ..records import SourceBatch
+from .registry import Match, Reader, detect, find_reader, formats, get_reader, plan_files, readers
 
-FORMATS = ("table", "lm_eval", "lighteval")
+__all__ = ["read_sources", "read_source", "source_infos", "detect_format", "plan_files", "formats", "readers",
+           "get_reader", "find_reader", "Reader", "Match"]
 
 
 def detect_format(path: str | Path) -> str:
-    """The format of a local file or folder (one of :data:`FORMATS`), or an InputError saying why not."""
-    from . import lighteval, lm_eval, tables
-
-    p = Path(path)
-    if not p.exists():
-        raise InputError("no such file or folder", file=str(p))
-    if p.is_dir():
-        if tables.looks_like_table_folder(p):
-            return "table"
-        if lm_eval.looks_like_lm_eval(p):
-            return "lm_eval"
-        if lighteval.looks_like_lighteval(p):
-            return "lighteval"
-        raise InputError(
-            "cannot tell the format of this folder: expected outcomes.<ext> + prompts.<ext> (plain table), "
-            "samples_<task>_<ts>.jsonl + results_<ts>.json (lm-eval), or details_*.parquet (lighteval); "
-            f"pass --format ({', '.join(FORMATS)})",
-            file=str(p),
-        )
-    if lm_eval.looks_like_lm_eval(p):
-        return "lm_eval"
-    if lighteval.looks_like_lighteval(p):
-        return "lighteval"
-    if tables.table_ext(p) is not None:
-        return "table"
-    raise InputError(f"unknown file type; pass --format ({', '.join(FORMATS)})", file=str(p))
+    """The format name of a local file or folder, or an InputError saying why there is none."""
+    return detect(path).name
 
 
-def read_sources(path_or_spec: str | Path, format: str | None = None, **options) -> Iterator[SourceBatch]:
+def read_sources(path: str | Path, format: str | None = None, **options) -> Iterator[SourceBatch]:
     """Every source under a local file or folder, one SourceBatch each.
 
-    ``format``: one of :data:`FORMATS`, or None to detect. ``options`` go to the reader
+    ``format``: a format name (:func:`formats`), or None to detect it. ``options`` go to the reader
     (tables: ``prompts=`` path, ``shape=`` "long"|"matrix"; lm_eval/lighteval: ``model=``, ``filter=``,
     ``metric=``, ``rules=``, ``kind=``, ``location=``, ``revision=``).
     Raises :class:`~indexer.errors.InputError` when the source cannot be read at all; bad rows are
     returned in ``batch.errors`` and the rest is read.
     """
-    fmt = format or detect_format(path_or_spec)
-    if fmt == "table":
-        from .tables import read_table
-
-        yield read_table(path_or_spec, **options)
-    elif fmt == "lm_eval":
-        from .lm_eval import read_lm_eval
-
-        yield from read_lm_eval(path_or_spec, **options)
-    elif fmt == "lighteval":
-        from .lighteval import read_lighteval
-
-        yield from read_lighteval(path_or_spec, **options)
-    else:
-        raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}", item=str(path_or_spec))
+    reader = get_reader(format, item=str(path)) if format else detect(path)
+    yield from reader.read(path, **options)
 
 
-def source_infos(path_or_spec: str | Path, format: str | None = None, **options) -> list | None:
+def source_infos(path: str | Path, format: str | None = None, **options) -> list | None:
     """The :class:`~indexer.records.SourceInfo` (location + revision) of every source under a path, computed
     from file names and content hashes without parsing, so an unchanged source need not be read at all;
     None for formats without this shortcut."""
-    fmt = format or detect_format(path_or_spec)
-    if fmt == "table":
-        from .tables import table_source_info
-
-        return [table_source_info(path_or_spec, **options)]
-    if fmt == "lm_eval":
-        from .lm_eval import lm_eval_source_infos
-
-        return lm_eval_source_infos(path_or_spec, **options)
-    return None
+    reader = find_reader(format) if format else detect(path)
+    if reader is None or reader.source_infos is None:
+        return None
+    return reader.source_infos(path, **options)
 
 
-def read_source(path_or_spec: str | Path, format: str | None = None, **options) -> SourceBatch:
+def read_source(path: str | Path, format: str | None = None, **options) -> SourceBatch:
     """Everything under a local file or folder as ONE SourceBatch (outcome rows and tables concatenated,
     errors and skips summed; the source identity is the path). See :func:`read_sources` for the options."""
-    batches = list(read_sources(path_or_spec, format, **options))
+    batches = list(read_sources(path, format, **options))
     if len(batches) == 1:
         return batches[0]
     from ..records import OutcomeTable, SourceInfo
 
     first = batches[0].source
-    out = SourceBatch(source=SourceInfo(kind=first.kind, location=str(Path(path_or_spec).resolve()),
+    out = SourceBatch(source=SourceInfo(kind=first.kind, location=str(Path(path).resolve()),
                                         revision=_combined_revision(b.source.revision for b in batches)))
     tables = []
     for b in batches:

@@ -17,9 +17,10 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .lm_eval import TS, _choose_metric, _value
-from .rules import Rules, last_example, load_rules
 from .common import ErrorLog
+from .lm_eval import RESULTS_RE, TS, _choose_metric, _value
+from .registry import Match, Reader
+from .rules import Rules, last_example, load_rules
 
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<ts>{TS})\.parquet$")
 
@@ -38,6 +39,25 @@ def looks_like_lighteval(path: Path) -> bool:
     if path.is_file():
         return bool(DETAILS_RE.match(path.name))
     return bool(_details_files(path))
+
+
+def recognise(path: Path) -> Match:
+    """STRONG for a details file, or a folder with details files in it or one level below."""
+    return Match.STRONG if looks_like_lighteval(path) else Match.NONE
+
+
+def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
+    """The files of a Hub repo's list that :func:`read_lighteval` reads: the latest details file per task, and
+    the results files (they name the model)."""
+    details: dict[str, dict[str, str]] = {}  # task -> ts -> file (one model per details repo)
+    for f in files:
+        if m := DETAILS_RE.match(f.rpartition("/")[2]):
+            details.setdefault(m["task"], {})[m["ts"]] = f
+    if not details:
+        return Match.NONE, []
+    out = {runs[max(runs)] for runs in details.values()}
+    out |= {f for f in files if RESULTS_RE.match(f.rpartition("/")[2])}
+    return Match.STRONG, sorted(out)
 
 
 def _model_name(root: Path) -> str | None:
@@ -133,3 +153,13 @@ def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | 
         revision = "sha256:" + h.hexdigest()
     info = SourceInfo(kind=kind, location=location or str(root.resolve()), revision=revision)
     yield SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish())
+
+
+READER = Reader(
+    name="lighteval",
+    layout="details_*.parquet (lighteval)",
+    recognise=recognise,
+    read=read_lighteval,
+    plan_hub_files=plan_hub_files,
+    takes_identity=True,
+)

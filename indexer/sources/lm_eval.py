@@ -23,8 +23,9 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .rules import Rules, TaskRule, extract_text, load_rules
 from .common import ErrorLog, json_objects
+from .registry import Match, Reader
+from .rules import Rules, TaskRule, extract_text, load_rules
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 SAMPLES_RE = re.compile(rf"^samples_(?P<task>.+)_(?P<ts>{TS})\.(?P<ext>jsonl|json)$")
@@ -75,6 +76,38 @@ def looks_like_lm_eval(path: Path) -> bool:
     if path.is_file():
         return bool(SAMPLES_RE.match(path.name))
     return bool(find_model_folders(path, max_depth=2))
+
+
+def recognise(path: Path) -> Match:
+    """STRONG for a samples file, or a folder with samples files in it or up to two levels below."""
+    return Match.STRONG if looks_like_lm_eval(path) else Match.NONE
+
+
+def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
+    """The files of a Hub repo's list that :func:`read_lm_eval` reads: per model folder and task the latest
+    run that has its results file (with that file), plus any newer samples file lacking one, so that the
+    reader reports it."""
+    samples: dict[tuple[str, str], dict[str, str]] = {}  # (folder, task) -> ts -> file
+    results: dict[str, set[str]] = {}  # folder -> timestamps of its results files
+    for f in files:
+        folder, _, base = f.rpartition("/")
+        if m := SAMPLES_RE.match(base):
+            samples.setdefault((folder, m["task"]), {})[m["ts"]] = f
+        elif m := RESULTS_RE.match(base):
+            results.setdefault(folder, set()).add(m["ts"])
+    if not samples:
+        return Match.NONE, []
+    out: set[str] = set()
+    for (folder, _task), runs in samples.items():
+        res_ts = results.get(folder, set())
+        have = [ts for ts in runs if ts in res_ts]
+        best = max(have) if have else None
+        for ts, f in runs.items():
+            if ts == best or (ts not in res_ts and (best is None or ts > best)):
+                out.add(f)
+        if best:
+            out.add(f"{folder}/results_{best}.json" if folder else f"results_{best}.json")
+    return Match.STRONG, sorted(out)
 
 
 # --------------------------------------------------------------------------------------- results
@@ -376,3 +409,14 @@ def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
     """
     for mf in lm_eval_folders(path):
         yield read_model_folder(mf, **options)
+
+
+READER = Reader(
+    name="lm_eval",
+    layout="samples_<task>_<ts>.jsonl + results_<ts>.json (lm-eval)",
+    recognise=recognise,
+    read=read_lm_eval,
+    plan_hub_files=plan_hub_files,
+    source_infos=lm_eval_source_infos,
+    takes_identity=True,
+)

@@ -22,12 +22,13 @@ different outcome it is a data error and both rows are dropped.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo
-from .common import (  # noqa: F401 - re-exported: the names readers and indexer/evaluate.py use
+from .common import (  # noqa: F401 - MAX_ERRORS_PER_PROBLEM re-exported (the tests read it here)
     EXTENSIONS,
     MAX_ERRORS_PER_PROBLEM,
     ErrorLog,
@@ -36,6 +37,7 @@ from .common import (  # noqa: F401 - re-exported: the names readers and indexer
     _read_long_blocks,
     table_ext,
 )
+from .registry import Match, Reader
 
 OUTCOME_NAMES = ("outcomes", "matrix")
 PROMPT_NAMES = ("prompts",)
@@ -60,7 +62,19 @@ def looks_like_table_folder(folder: Path) -> bool:
     return o is not None and p is not None
 
 
-_Errors = ErrorLog  # the earlier name (indexer/evaluate.py uses it)
+def recognise(path: Path) -> Match:
+    """STRONG for a folder with an outcomes (or matrix) file and a prompts file; WEAK for a file with a table
+    extension (any table file can be read as outcomes, with ``prompts.<ext>`` beside it)."""
+    if path.is_dir():
+        return Match.STRONG if looks_like_table_folder(path) else Match.NONE
+    return Match.WEAK if table_ext(path) is not None else Match.NONE
+
+
+def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
+    """The table files at the root of a Hub repo's file list (``outcomes|matrix|prompts.<ext>``)."""
+    names = OUTCOME_NAMES + PROMPT_NAMES
+    found = sorted(f for f in files if "/" not in f and table_ext(Path(f)) and Path(f).name.split(".")[0] in names)
+    return (Match.WEAK, found) if found else (Match.NONE, [])
 
 
 def iter_table_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[RowError]]:
@@ -295,6 +309,25 @@ def table_source_info(path: str | Path, prompts: str | Path | None = None, **_ig
     return SourceInfo(kind="table", location=str(Path(path).resolve()), revision=_fingerprint([outcomes_file, prompts_file]))
 
 
+def prompt_fields(path: str | Path, prompts: str | Path | None = None) -> dict[str, dict]:
+    """``{prompt_id: {field: value}}`` of the extra fields (beyond prompt_id, benchmark, text; e.g. MMLU-Pro's
+    ``src``) in a table source's prompts file, which :func:`read_table` does not keep; ``{}`` when ``path`` has
+    no prompts file. Rows that cannot be parsed are left out (:func:`read_table` reports them)."""
+    from ..errors import InputError
+
+    try:
+        _, prompts_file = resolve_table_files(path, prompts)
+    except InputError:
+        return {}
+    rows, _ = iter_table_rows(prompts_file)
+    out = {}
+    for _, row in rows:
+        pid = row.get("prompt_id")
+        if pid not in (None, ""):
+            out[str(pid)] = {k: v for k, v in row.items() if k not in ("prompt_id", "text", "benchmark") and v not in (None, "")}
+    return out
+
+
 def read_table(
     path: str | Path,
     prompts: str | Path | None = None,
@@ -410,3 +443,22 @@ def _blank_to_null(col):
         stripped = pc.utf8_trim_whitespace(col)
         return pc.if_else(pc.equal(stripped, ""), pa.scalar(None, type=col.type), col)
     return col
+
+
+def read_tables(path: str | Path, **options) -> Iterator[SourceBatch]:
+    """:func:`read_table` as the registry's reader: a table path is one source."""
+    yield read_table(path, **options)
+
+
+def table_source_infos(path: str | Path, **options) -> list[SourceInfo]:
+    return [table_source_info(path, **options)]
+
+
+READER = Reader(
+    name="table",
+    layout="outcomes.<ext> + prompts.<ext> (plain table)",
+    recognise=recognise,
+    read=read_tables,
+    plan_hub_files=plan_hub_files,
+    source_infos=table_source_infos,
+)

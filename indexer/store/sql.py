@@ -7,72 +7,65 @@ over ``sql.py`` (opening, models, sources, lock), ``sql_ingest.py``, ``sql_reads
 
 Opening
 -------
-``Store(url=None, *, upgrade=None)`` or ``open_store()``: ``url`` defaults to
-``get_settings().database_url`` (``TASKSPACE_DATABASE_URL``, else ``sqlite:///$TASKSPACE_HOME/taskspace.db``).
-The embedded default SQLite is migrated to head automatically on first use; any other database must be
-at head already (``taskspace db upgrade``), else :class:`~indexer.errors.StoreError` says so. A bad or
-unreachable URL fails fast (5 s connect timeout) with a StoreError that says what to fix.
-``store.close()`` (or ``with Store(...) as store:``) disposes the engine.
-Any database failure inside an operation raises StoreError naming the operation ("ingesting X failed,
-nothing of it was saved: ..."); a SQLite writer blocked past the 30 s busy timeout gets BusyError.
+``Store(url)`` or ``open_store(url)``: the URL defaults to ``get_settings().database_url``
+(``TASKSPACE_DATABASE_URL``, else ``sqlite:///$TASKSPACE_HOME/taskspace.db``). The embedded default SQLite is
+migrated to head automatically on first use; any other database must be at head already
+(``taskspace db upgrade``), else :class:`~indexer.errors.StoreError` says so. A bad or unreachable URL fails
+fast (5 s connect timeout) with a StoreError that says what to fix. ``close`` (or ``with Store(...)``) disposes
+the engine. Any database failure inside an operation raises StoreError naming the operation ("ingesting X
+failed, nothing of it was saved: ..."); a SQLite writer blocked past the 30 s busy timeout gets BusyError.
 Bad input raises InputError naming the item (score outside [0, 1], empty text, over-long names).
+
+The operations below are methods of :class:`Store` (their signatures and docstrings are in the mixin that
+defines them); the records they take and return are defined in :mod:`.sql_types` and re-exported here.
 
 Writing results (input = :mod:`indexer.records`)
 -----------------------------------------------
-- ``store.ingest(batch: SourceBatch) -> IngestResult(models, prompts, outcomes, skipped, replaced, source_id)``:
-  one transaction per source, committed whole or not at all. A source whose location + revision is
-  already ingested is skipped and nothing changes (``skipped=True``). A new revision of a known source
-  replaces that source's outcomes. ``revision=None`` means "use a fingerprint of the batch content".
-  Prompts are keyed by ``prompt_hash(text)``: duplicate texts are one prompt, and one model's outcomes on
-  copies of a prompt within one benchmark are averaged into one graded score. ``models``/``prompts`` count
-  rows newly created; ``outcomes`` counts stored (model, benchmark, prompt) cells after averaging.
-- ``store.upsert_models(rows: Iterable[dict]) -> int``: Hub metadata. Each dict has ``key`` (alias
-  ``repo_id`` / ``id``) plus any of the :class:`ModelRecord` field names; unknown keys raise InputError.
-  Rows upserted this way get ``kind="hub"``; models first seen in outcomes get ``kind="hub"`` when the key
-  looks like a repo id ("org/name") and ``kind="name"`` otherwise (e.g. "gpt-4o(eval_results/gpt4o)").
-- ``store.get_source(location) -> SourceRecord | None``; ``store.list_sources()``;
-  ``store.delete_source(location) -> bool`` (the source and its outcomes; models and prompts stay);
-  ``store.record_checked(location, *, kind=None, revision=None)``: note that a source was looked at
-  (``checked_at`` = now, ``seen_revision`` = what was seen) without ingesting.
+- ``ingest`` a :class:`~indexer.records.SourceBatch` -> :class:`IngestResult`: one transaction per source,
+  committed whole or not at all. A source whose location + revision is already ingested is skipped and nothing
+  changes. A new revision of a known source replaces that source's outcomes; no revision means "use a
+  fingerprint of the batch content". Prompts are keyed by ``prompt_hash(text)``: duplicate texts are one
+  prompt, and one model's outcomes on copies of a prompt within one benchmark are averaged into one graded
+  score. The result counts model and prompt rows newly created and the (model, benchmark, prompt) cells
+  stored after averaging.
+- ``upsert_models``: Hub metadata, one dict per model with ``key`` (alias ``repo_id`` / ``id``) and any of the
+  :class:`ModelRecord` field names (unknown keys raise InputError). Rows upserted this way get kind "hub";
+  models first seen in outcomes get kind "hub" when the key looks like a repo id ("org/name") and "name"
+  otherwise (e.g. "gpt-4o(eval_results/gpt4o)").
+- Sources (:class:`SourceRecord`): ``get_source``, ``list_sources``, ``delete_source`` (the source and its
+  outcomes; models and prompts stay), ``record_checked`` (note that a source was looked at, and the revision
+  seen, without ingesting it).
 
 Bulk reads (solver, worker, evaluator)
 --------------------------------------
-- ``store.load_outcomes(models=None, benchmarks=None) -> OutcomeMatrix`` (a NamedTuple:
-  ``prompt_ids`` int64 (N,) DB ids, ``prompt_hashes`` list[str] (N), ``models`` list[str] (M),
-  ``scores`` float32 (M, N) in [0, 1] with NaN = not observed, ``benchmarks`` list[str] (N) = the
-  benchmark of each prompt (the first by name among the selected ones when a prompt is in several)).
-  A cell observed in several sources (or benchmarks) is their mean. Columns are sorted by
-  (benchmark, position); rows by model key.
-- ``store.prompt_texts(prompt_ids) -> list[str]`` (same order); ``store.prompt_ids(hashes) -> dict[hash, id]``.
-- ``store.list_models(kind=None) -> list[ModelRecord]``; ``store.get_model(key) -> ModelRecord | None``.
-- ``store.list_benchmarks() -> list[BenchmarkRecord]`` (with ``n_prompts``);
-  ``store.benchmark_prompts(name) -> list[int]`` (prompt ids in position order).
-- ``store.model_digests(models=None) -> dict[model key, str]``: hex sha256 over the model's stored
-  outcomes; it changes iff that model's outcomes changed (any source, any benchmark).
-- ``store.counts() -> dict`` (rows per table, outcome cells); ``store.database_size() -> int`` (bytes).
+- ``load_outcomes`` (optionally restricted to some models or benchmarks) -> :class:`StoredOutcomes`: the
+  dense models x prompts matrix, with the prompts' DB ids, hashes and benchmarks (a prompt in several
+  selected benchmarks takes the first by name). A cell observed in several sources (or benchmarks) is their
+  mean. Columns are sorted by (benchmark, position); rows by model key.
+- Prompts: ``prompt_texts`` and ``prompt_hashes`` (by id, same order), ``prompt_ids`` (by hash).
+- Models and benchmarks: ``list_models``, ``get_model`` (:class:`ModelRecord`); ``list_benchmarks``
+  (:class:`BenchmarkRecord`, with the number of prompts), ``benchmark_prompts`` (prompt ids in position order).
+- ``model_digests``: a hex sha256 per model over its stored outcomes; it changes iff that model's outcomes
+  changed (any source, any benchmark).
+- ``counts`` (rows per table, outcome cells) and ``database_size`` (bytes).
 
 Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt from these)
 -------------------------------------------------------------------------------------------
-- ``store.get_or_create_space(encoder, dim, lam, eps, method="hyperplane", params=None) -> SpaceRecord``
-  (``encoder`` is the encoder id including its revision); ``store.get_space(id)``; ``store.list_spaces()``.
-- ``store.save_model_vectors(space_id, vectors: Iterable[ModelVector])`` (upsert per model; a vector of the
-  wrong dimension raises DimensionError); ``store.load_model_vectors(space_id, models=None) -> list[ModelVector]``;
-  ``store.delete_model_vectors(space_id, models)``. ``save_model_vectors(..., prior=SpacePrior(vector, n_models))``
-  also stores the space's shrinkage target (method ``auto-mean``) in the same transaction;
-  ``store.get_space_prior(space_id) -> SpacePrior | None``.
-  ``ModelVector(model, vector float32 (dim,), n_prompts, benchmarks list[str], accuracy dict[str, float],
-  inputs_digest str, computed_at datetime | None)``.
-- ``store.stale_models(space_id) -> list[str]``: models with outcomes whose vector is missing or whose
-  ``inputs_digest`` differs from ``model_digests()``.
-- ``store.save_benchmark_vectors(space_id, vectors: Iterable[BenchmarkVector])``;
-  ``store.load_benchmark_vectors(space_id) -> list[BenchmarkVector]``
-  (``BenchmarkVector(benchmark, vector float32 (dim,), n_prompts, computed_at)``).
+- Spaces (:class:`SpaceRecord`: the encoder id including its revision, dim, lambda, eps, method and its
+  params): ``get_or_create_space``, ``get_space``, ``list_spaces``.
+- Model vectors (:class:`ModelVector`): ``save_model_vectors`` (upsert per model; a vector of the wrong
+  dimension raises DimensionError; optionally with the space's shrinkage target, a :class:`SpacePrior`
+  (method ``auto-mean``), in the same transaction), ``load_model_vectors``, ``delete_model_vectors``,
+  ``get_space_prior``; ``stale_models``: the models with outcomes whose vector is missing or whose inputs
+  digest differs from ``model_digests``.
+- Benchmark vectors (:class:`BenchmarkVector`, the mean of a benchmark's prompt vectors):
+  ``save_benchmark_vectors``, ``load_benchmark_vectors``.
 
 Indexing runs and the worker lock
 ---------------------------------
-- ``store.start_run(kind="index") -> int``; ``store.finish_run(run_id, status, counts=None, errors=None)``
-  (status e.g. "ok" | "failed" | "partial"; errors = list of JSON-able dicts, e.g. ``RowError.as_dict()``);
-  ``store.get_run(run_id)``; ``store.list_runs(limit=20) -> list[RunRecord]`` (newest first).
+- Runs (:class:`RunRecord`): ``start_run``, ``finish_run`` (with a status such as "ok", "failed" or "partial",
+  counts, and errors as JSON-able dicts such as ``RowError.as_dict()``), ``get_run``, ``list_runs`` (newest
+  first).
 - ``with store.lock("index"):`` one holder per database: a PostgreSQL advisory lock (session level,
   released if the process dies), or an exclusive file lock next to the SQLite file. A second holder gets
   :class:`~indexer.errors.BusyError` naming the holder's pid.
@@ -128,17 +121,17 @@ from .sql_types import (
     IngestResult,
     ModelRecord,
     ModelVector,
-    OutcomeMatrix,
     RunRecord,
     SourceRecord,
     SpacePrior,
     SpaceRecord,
+    StoredOutcomes,
     chunks as _chunks,
     looks_like_repo_id,
 )
 
 __all__ = [  # the records are defined in sql_types (no SQLAlchemy there) and re-exported here
-    "Store", "open_store", "IngestResult", "OutcomeMatrix", "SourceRecord", "ModelRecord", "BenchmarkRecord",
+    "Store", "open_store", "IngestResult", "StoredOutcomes", "SourceRecord", "ModelRecord", "BenchmarkRecord",
     "SpaceRecord", "SpacePrior", "ModelVector", "BenchmarkVector", "RunRecord", "looks_like_repo_id",
 ]
 

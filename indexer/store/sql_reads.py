@@ -11,7 +11,7 @@ from sqlalchemy import func, select, text
 
 from ..errors import NotFoundError
 from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source
-from .sql_types import MODEL_FIELDS, BenchmarkRecord, ModelRecord, OutcomeMatrix, SourceRecord, chunks, rows_for_keys
+from .sql_types import MODEL_FIELDS, BenchmarkRecord, ModelRecord, SourceRecord, StoredOutcomes, chunks, rows_for_keys
 
 
 def model_record(m: Model) -> ModelRecord:
@@ -45,7 +45,7 @@ class ReadMixin:
             bmap = dict(conn.execute(bq).all())
         return mmap, bmap
 
-    def load_outcomes(self, models: Sequence[str] | None = None, benchmarks: Sequence[str] | None = None) -> OutcomeMatrix:
+    def load_outcomes(self, models: Sequence[str] | None = None, benchmarks: Sequence[str] | None = None) -> StoredOutcomes:
         """All stored outcomes as a dense (M, N) float32 matrix with NaN = not observed (see the module doc)."""
         with self._read() as conn:
             mmap, bmap = self._filter_ids(conn, models, benchmarks)
@@ -105,7 +105,7 @@ class ReadMixin:
             S[r, c] = np.where(seen, cur + (sc - cur) / k, sc)
             cnt[c] = k
         names = [bmap[best[p][2]] for p in cols]
-        return OutcomeMatrix(col_ids, [hashes[p] for p in cols], model_keys, S, names)
+        return StoredOutcomes(col_ids, [hashes[p] for p in cols], model_keys, S, names)
 
     def prompt_texts(self, prompt_ids: Sequence[int]) -> list[str]:
         """Texts of the given prompt ids, in the same order (NotFoundError for an unknown id)."""

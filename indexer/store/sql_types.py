@@ -50,7 +50,11 @@ class IngestResult:
     source_id: int | None = None
 
 
-class OutcomeMatrix(NamedTuple):
+class StoredOutcomes(NamedTuple):
+    """Stored outcomes as a models x prompts matrix (:meth:`Store.load_outcomes`): the in-memory
+    :class:`indexer.outcomes.OutcomeMatrix` of the store, its columns keyed by database prompt ids; the fields
+    both have carry the same names."""
+
     prompt_ids: np.ndarray  # int64 (N,) DB ids of the prompts (columns)
     prompt_hashes: list[str]  # (N,)
     models: list[str]  # (M,) model keys (rows)

@@ -1,0 +1,128 @@
+"""Which reader handles a source: every format's reader declares itself here, in one place.
+
+A reader module (:mod:`.tables`, :mod:`.lm_eval`, :mod:`.lighteval`) defines ``READER``, a :class:`Reader`:
+its format name (``--format``), a one-line picture of its files (for error messages), how sure it is that a
+local file or folder is its format (:class:`Match`), how it reads one (one batch per source), the optional
+revision shortcut (source identities and revisions without parsing), and, for a Hub dataset repo, which of
+the repo's files it needs. :data:`READER_MODULES` lists the modules; adding a format is a new module with a
+``READER`` and its name there, and a new layout of a known format stays inside that format's module.
+
+Which reader wins when several recognise a source: the surest (:class:`Match`), and among equally sure ones
+the first in :data:`READER_MODULES`. So a folder with ``outcomes.<ext>`` + ``prompts.<ext>`` is a plain table
+even when lm-eval output sits below it, a ``samples_<task>_<ts>.jsonl`` file is lm-eval output although any
+``.jsonl`` is a table file type, and a Hub repo with lm-eval samples is read as lm-eval output even when
+table-named files sit at its root.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+
+from ..errors import InputError
+from ..records import SourceBatch, SourceInfo
+
+#: the reader modules of this package, in order of precedence among equally sure matches
+READER_MODULES = ("tables", "lm_eval", "lighteval")
+
+
+class Match(IntEnum):
+    """How sure a reader is that a source is its format."""
+
+    NONE = 0
+    #: it fits but proves little: a file with a table extension, or table-named files in a Hub repo's list
+    #: (whether they pair up is not checked)
+    WEAK = 1
+    #: file names only this format writes (``samples_*``, ``details_*``), or its complete layout (an
+    #: ``outcomes.<ext>`` + ``prompts.<ext>`` pair side by side)
+    STRONG = 2
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One input format: how to recognise, plan and read it (each callable lives in the format's module)."""
+
+    name: str  # the format's name (``--format``, ``sources.toml``'s ``format``)
+    layout: str  # what its files look like, e.g. "details_*.parquet (lighteval)"
+    recognise: Callable[[Path], Match]  # a local file or folder -> how sure
+    read: Callable[..., Iterator[SourceBatch]]  # (path, **options) -> one SourceBatch per source, lazily
+    #: a Hub repo's file list -> (how sure, the files to download: the runs the reader would read)
+    plan_hub_files: Callable[[list[str]], tuple[Match, list[str]]]
+    #: (path, **options) -> the SourceInfo of every source under the path, from file names and content hashes
+    #: without parsing (so an unchanged source is skipped unread); None: no such shortcut, always read
+    source_infos: Callable[..., list[SourceInfo]] | None = None
+    #: ``read`` takes ``kind=``, ``location=``, ``revision=`` and ``model=``, so a Hub download is read under
+    #: the repo's identity (the repo's name may also tell the model)
+    takes_identity: bool = False
+
+
+_readers: dict[str, Reader] | None = None
+
+
+def readers() -> list[Reader]:
+    """Every reader, in the order of :data:`READER_MODULES` (their modules are imported on first use)."""
+    global _readers
+    if _readers is None:
+        found = {}
+        for module in READER_MODULES:
+            reader = importlib.import_module(f"{__package__}.{module}").READER
+            found[reader.name] = reader
+        _readers = found
+    return list(_readers.values())
+
+
+def formats() -> tuple[str, ...]:
+    """The format names, in :data:`READER_MODULES` order."""
+    return tuple(r.name for r in readers())
+
+
+def find_reader(name: str | None) -> Reader | None:
+    """The reader of format ``name``; None when there is none of that name."""
+    readers()
+    return _readers.get(name) if name else None
+
+
+def get_reader(name: str, item: str | None = None) -> Reader:
+    """The reader of format ``name``, or an InputError (naming ``item``) listing the known formats."""
+    reader = find_reader(name)
+    if reader is None:
+        raise InputError(f"unknown format {name!r}; use one of {', '.join(formats())}", item=item)
+    return reader
+
+
+def detect(path: str | Path) -> Reader:
+    """The reader of a local file or folder (the surest, see the module docstring), or an InputError saying why
+    there is none."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file or folder", file=str(p))
+    best, sure = None, Match.NONE
+    for reader in readers():
+        m = reader.recognise(p)
+        if m > sure:
+            best, sure = reader, m
+            if sure == Match.STRONG:
+                break  # no later reader can be surer
+    if best is not None:
+        return best
+    names = ", ".join(formats())
+    if p.is_dir():
+        layouts = [r.layout for r in readers()]
+        expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
+        raise InputError(f"cannot tell the format of this folder: expected {expected}; pass --format ({names})",
+                         file=str(p))
+    raise InputError(f"unknown file type; pass --format ({names})", file=str(p))
+
+
+def plan_files(files: list[str]) -> tuple[str | None, list[str]]:
+    """``(format, files to download)`` for a Hub repo's file list (the surest reader's plan: the latest run per
+    task and what reading it needs); ``(None, [])`` when no reader knows these files."""
+    best, sure, chosen = None, Match.NONE, []
+    for reader in readers():
+        m, wanted = reader.plan_hub_files(files)
+        if m > sure and wanted:
+            best, sure, chosen = reader, m, wanted
+    return (best.name, chosen) if best is not None else (None, [])
