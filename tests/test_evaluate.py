@@ -180,7 +180,7 @@ def test_protocol_drops_models_unseen_in_the_source_and_ignores_missing_cells():
 
 
 def test_solver_methods_on_synthetic_data_auto_beats_paper_out_of_sample():
-    from indexer.solver import method_options
+    from indexer.space import method_options
 
     D, S, labels = synthetic(seed=3, M=10, per_group=80)
     methods = {"auto": SolverMethod(method_options("auto")), "paper": SolverMethod(method_options("paper"))}
@@ -394,7 +394,8 @@ def test_evaluate_auto_mc_fits_on_the_split_rows_and_fills_each_folds_queries(sa
     from indexer import represent
     from indexer.evaluate import evaluate
     from indexer.evaluation.queries import query_texts
-    from indexer.solver import HyperplaneSolver, method_options
+    from indexer.solver import HyperplaneSolver
+    from indexer.space import method_options, space_params
 
     m, D = sample_embeddings
     Q = encoder.encode(query_texts(m.texts, queries))
@@ -402,7 +403,7 @@ def test_evaluate_auto_mc_fits_on_the_split_rows_and_fills_each_folds_queries(sa
                    queries=queries)
     opts = method_options("auto-mc")
     assert res["default_method"] == "auto-mc" and res["methods"]["default"]["options"] == opts
-    params = represent.space_params("auto-mc", opts)
+    params = space_params("auto-mc")
     X = represent.rows(m.texts, encoder.encode, params)
     XQ = represent.query_rows(query_texts(m.texts, queries), encoder.encode, params)
     assert np.isnan(XQ).any() == (queries == "stem")

@@ -6,7 +6,7 @@ import pytest
 from indexer.errors import NotFoundError
 from indexer.pipeline import Indexer
 from indexer.query import find_models
-from indexer.solver import HyperplaneSolver
+from indexer.space import configured
 from indexer import represent
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
@@ -35,7 +35,7 @@ def test_prompt_query_ranks_by_inner_product(indexed, encoder):
     prompts = ["What is item 3 of alpha about chemistry?", "A question on poetry"]
     got = find_models(prompts, top=4, store=store, vectors=vectors)
     (space,) = store.list_spaces()
-    solver = HyperplaneSolver.from_settings()
+    solver = configured().solver()
     om = store.load_outcomes()
     texts = store.prompt_texts(om.prompt_ids)
     solver.fit(represent.rows(texts, encoder.encode, space), om.scores, model_ids=om.models)
@@ -65,3 +65,4 @@ def test_benchmark_query_and_filters(indexed):
 def test_empty_index_says_what_to_do():
     with pytest.raises(NotFoundError, match="taskspace index"):
         find_models(["anything"])
+
