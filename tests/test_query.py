@@ -66,3 +66,22 @@ def test_empty_index_says_what_to_do():
     with pytest.raises(NotFoundError, match="taskspace index"):
         find_models(["anything"])
 
+
+def test_a_process_loads_the_encoder_once_for_many_searches(indexed, monkeypatch):
+    import uuid
+
+    import sentence_transformers
+
+    store, vectors = indexed
+    real, loads = sentence_transformers.SentenceTransformer, []
+
+    def counting(*args, **kwargs):
+        loads.append(args[0] if args else kwargs.get("model_name_or_path"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", counting)
+    tag = uuid.uuid4().hex  # texts no cache has seen, so every search must encode
+    for i in range(3):
+        assert find_models([f"Question {i} on {tag}: which element has atomic number {i + 1}?"], top=2,
+                           store=store, vectors=vectors)
+    assert len(loads) <= 1, loads  # 0 when an earlier search in this process loaded it already
