@@ -27,7 +27,7 @@ import numpy as np
 
 from .errors import InputError
 from .evaluation import protocol, splits
-from .evaluation.methods import BSPMethod, KNNMethod, SolverMethod
+from .evaluation.contestants import BSPContestant, KNNContestant, SolverContestant
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch
 
@@ -92,10 +92,10 @@ def _contestants(lam: float, eps: float, default, own: tuple | None, knn_k: int)
     rows when they are not the embeddings (:func:`_default_rows`)."""
     rows, fill = (own[:2], own[2]) if own is not None else (None, None)
     return {
-        "default": SolverMethod(default.options, rows=rows, fill=fill),
-        "paper": SolverMethod({"lam": lam, "eps": eps}),
-        "knn": KNNMethod(knn_k),
-        "bsp": BSPMethod(),
+        "default": SolverContestant(default.options, rows=rows, fill=fill),
+        "paper": SolverContestant({"lam": lam, "eps": eps}),
+        "knn": KNNContestant(knn_k),
+        "bsp": BSPContestant(),
     }
 
 
