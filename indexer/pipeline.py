@@ -313,9 +313,9 @@ class Indexer:
         stored prior, if any). ``models``: every model with outcomes. ``force``: re-estimate now (with too few
         models that removes the stored prior)."""
         from .solver import PRIOR_MIN_MODELS
-        from .space import PRIOR_GROWTH
+        from .space import PRIOR_GROWTH, SpaceSpec
 
-        if (space.params or {}).get("prior") != "mean":
+        if SpaceSpec.of(space).prior != "mean":
             return stale, False, None
         prior = self.store.get_space_prior(space.id)
         n = len(models)

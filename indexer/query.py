@@ -106,8 +106,8 @@ def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
 def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
                 filters: dict | None = None, space=None, store=None, vectors=None) -> list[Match]:
     """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`."""
-    from .store.sql import open_store
     from .space import space_name
+    from .store.sql import open_store
     from .store.vectors import VectorStore
 
     own_store, own_vectors = store is None, vectors is None
