@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from indexer.evaluation import metrics, splits  # noqa: E402
 from indexer.features import text_features  # noqa: E402
-from indexer.solver import GCV_LAMBDAS, HyperplaneSolver, method_options, shrinkage  # noqa: E402
+from indexer.solver import GCV_LAMBDAS, HyperplaneSolver, shrinkage  # noqa: E402
+from indexer.space import method_options  # noqa: E402
 
 AUTO = method_options("auto")
 AUTO_TEXT = method_options("auto-text")  # AUTO plus free=2

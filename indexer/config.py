@@ -14,9 +14,6 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-#: solver methods TASKSPACE_METHOD accepts (indexer.solver.method_options maps each to solver options)
-METHODS = ("auto-mc", "auto-mean", "auto", "auto-text", "paper")
-
 #: name -> (default shown in the docs, description). The docs table is generated from this.
 ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_HOME": ("./.taskspace", "Data directory: SQLite file, local Qdrant folder, embedding cache, sources.toml."),
@@ -105,6 +102,8 @@ class Settings:
         if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
             raise ConfigError(f"TASKSPACE_LOG_LEVEL={level!r}: use DEBUG, INFO, WARNING or ERROR")
         cache = os.environ.get("TASKSPACE_CACHE_DIR")
+        from .space import METHODS  # the method registry (a light import: no numpy)
+
         method = (os.environ.get("TASKSPACE_METHOD") or "auto-mc").strip().lower()
         if method not in METHODS:
             raise ConfigError(f"TASKSPACE_METHOD={method!r}: use one of {', '.join(METHODS)}")

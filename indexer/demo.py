@@ -34,19 +34,18 @@ def load_sample(folder: Path = SAMPLE_DIR) -> tuple[list[str], list[str], np.nda
 
 def run_demo(queries: list[str], top: int = 5) -> dict:
     """Fit the sample and rank its models for each query prompt."""
-    from .config import get_settings
     from .encoder import get_encoder
-    from .pipeline import make_solver
     from .represent import fill_from_neighbours, query_rows, rows
+    from .space import configured
 
     texts, models, S = load_sample()
     enc = get_encoder()
-    solver, _, params = make_solver(get_settings())  # TASKSPACE_METHOD
+    space = configured()  # TASKSPACE_METHOD
     # the rows of the method's representation (indexer.represent): embeddings, and covariates with a feature set
-    X = rows(texts, enc.encode, params)
-    solver.fit(X, S, model_ids=models)
+    X = rows(texts, enc.encode, space)
+    solver = space.solver().fit(X, S, model_ids=models)
     # a question without its answer options takes those of the nearest sample questions (auto-mc)
-    scores = solver.predict(fill_from_neighbours(query_rows(queries, enc.encode, params), X))  # (queries, models)
+    scores = solver.predict(fill_from_neighbours(query_rows(queries, enc.encode, space), X))  # (queries, models)
     acc = np.nanmean(S, axis=1)
     out = []
     for q, row in zip(queries, scores):

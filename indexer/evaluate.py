@@ -1,11 +1,12 @@
 """``taskspace evaluate``: the paper's protocol (DESIGN.md §3) on a folder of real outcomes.
 
 I/O lives here (read the data, encode the prompts through the embedding cache, write plots); the logic is in
-:mod:`indexer.evaluation` (splits, metrics, methods, protocol, report, plots).
+:mod:`indexer.evaluation` (splits, metrics, contestants, protocol, report, plots).
 
-Methods compared in one run:
+The contestants compared in one run (under the key ``methods`` of the results):
 
-- ``default``: what taskspace uses (``TASKSPACE_METHOD``, see :func:`indexer.solver.method_options`);
+- ``default``: what taskspace uses, the method ``TASKSPACE_METHOD`` (or ``method``; :mod:`indexer.space`) in its
+  own representation (:mod:`indexer.represent`: covariates, the question/options split);
 - ``paper``: the paper's exact method (lambda 1, eps 0 unless ``lam``/``eps`` say otherwise);
 - ``knn``: k = 5 nearest source prompts by cosine, the model's mean outcome there;
 - ``bsp``: best source performer (each model's mean source outcome, the same for every prompt);
@@ -26,7 +27,7 @@ import numpy as np
 
 from .errors import InputError
 from .evaluation import protocol, splits
-from .evaluation.methods import BSPMethod, KNNMethod, SolverMethod
+from .evaluation.contestants import BSPContestant, KNNContestant, SolverContestant
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch
 
@@ -62,25 +63,24 @@ def sweep_grid(lam: float, eps: float) -> list[tuple[float, float]]:
     return grid
 
 
-def _default_method(method: str | None) -> tuple[str, dict]:
-    """The ``default`` method's name (``method`` or ``TASKSPACE_METHOD``) and its solver options."""
-    from .config import get_settings
-    from .solver import method_options
+def _default_space(method: str | None):
+    """The space of the ``default`` contestant: the method ``method`` (default ``TASKSPACE_METHOD``) with
+    ``TASKSPACE_LAMBDA`` / ``TASKSPACE_EPS`` (:func:`indexer.space.configured`)."""
+    from .space import configured
 
-    settings = get_settings()
-    name = method or settings.method
-    return name, method_options(name, lam=settings.lam, eps=settings.eps)
+    return configured(method=method)
 
 
-def _methods(lam: float, eps: float, method: str | None, knn_k: int) -> tuple[dict, str, dict]:
-    name, default_opts = _default_method(method)
-    methods = {
-        "default": SolverMethod(default_opts),
-        "paper": SolverMethod({"lam": lam, "eps": eps}),
-        "knn": KNNMethod(knn_k),
-        "bsp": BSPMethod(),
+def _contestants(lam: float, eps: float, default, own: tuple | None, knn_k: int) -> dict:
+    """name -> contestant. ``default``: the default contestant's space (:func:`_default_space`); ``own``: its
+    rows when they are not the embeddings (:func:`_default_rows`)."""
+    rows, fill = (own[:2], own[2]) if own is not None else (None, None)
+    return {
+        "default": SolverContestant(default.options, rows=rows, fill=fill),
+        "paper": SolverContestant({"lam": lam, "eps": eps}),
+        "knn": KNNContestant(knn_k),
+        "bsp": BSPContestant(),
     }
-    return methods, name, default_opts
 
 
 def evaluate(
@@ -101,7 +101,7 @@ def evaluate(
     queries: str = "full",
     query_embeddings: np.ndarray | None = None,
 ) -> dict:
-    """Run the protocol on DATA and return every number (see the module docstring for the methods).
+    """Run the protocol on DATA and return every number (see the module docstring for the contestants).
 
     ``split``: ``in-sample`` (a random 20% of prompts held out, ``seeds`` times), ``oos`` (leave one group out:
     the benchmark, or ``group_by`` field) or ``both`` (returns ``{"split": "both", "in-sample": .., "oos": ..}``).
@@ -118,6 +118,7 @@ def evaluate(
     eps = 0.0 if eps is None else float(eps)
     if not (np.isfinite(lam) and lam >= 0 and np.isfinite(eps) and eps >= 0):
         raise InputError(f"--lambda {lam} and --eps {eps} must be finite numbers >= 0")
+    default = _default_space(method)
     t0 = time.perf_counter()
     m = matrix if matrix is not None else load_matrix(data, group_by)
     labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
@@ -145,7 +146,7 @@ def evaluate(
 
         Q = np.array(D, copy=True)
         Q[changed] = get_encoder(encoder).encode([qtexts[i] for i in changed])
-    own = _default_rows(m.texts, qtexts, D, Q, method, encoder)
+    own = _default_rows(m.texts, qtexts, D, Q, default, encoder)
     t_enc = time.perf_counter() - t0 - t_read
     base = {
         "data": str(data),
@@ -164,7 +165,8 @@ def evaluate(
     for sp in splits_todo:
         t1 = time.perf_counter()
         res = dict(base, split=sp)
-        res.update(_run_split(m, D, (Q, own), labels, sp, seeds, lam, eps, method, sweep, knn_k, plots_dir, res))
+        res.update(_run_split(m, D, (Q, own), labels, sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
+                              res))
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
         out[sp] = res
@@ -173,14 +175,14 @@ def evaluate(
     return out[split]
 
 
-def _default_rows(texts, qtexts, D, Q, method, encoder) -> tuple | None:
-    """``(X, XQ, fill)``: the default method's own rows of the prompts and of their queries when its
-    representation is not the plain embedding (:mod:`indexer.represent`: covariates, the question/options split,
-    whose queries without options are completed per fold from the nearest source questions by ``fill``); None
-    when it is."""
+def _default_rows(texts, qtexts, D, Q, default, encoder) -> tuple | None:
+    """``(X, XQ, fill)``: the default contestant's own rows of the prompts and of their queries when the
+    representation of its space ``default`` is not the plain embedding (:mod:`indexer.represent`: covariates, the
+    question/options split, whose queries without options are completed per fold from the nearest source
+    questions by ``fill``); None when it is."""
     from . import represent
 
-    params = represent.space_params(*_default_method(method))
+    params = default.params
     if not represent.feature_set(params):
         return None
     if represent.is_split(params):  # question and options embedded apart (through the encoder's cache)
@@ -192,7 +194,7 @@ def _default_rows(texts, qtexts, D, Q, method, encoder) -> tuple | None:
     return represent.design(D, texts, params), represent.design(Q, qtexts, params), None
 
 
-def _run_split(m, D, query, labels, split, seeds, lam, eps, method, sweep, knn_k, plots_dir, header) -> dict:
+def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_k, plots_dir, header) -> dict:
     Q, own = query
     if split == "in-sample":
         folds = splits.in_sample(len(m.texts), seeds)
@@ -200,20 +202,18 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, method, sweep, knn_k
     else:
         folds = splits.leave_one_group_out(labels)
         desc = f"leave one {header['group_by']} out ({len(folds)} folds); mean ± std over folds"
-    methods, default_name, default_opts = _methods(lam, eps, method, knn_k)
+    contestants = _contestants(lam, eps, default, own, knn_k)
     pooled: dict = {} if plots_dir is not None else None
-    if own is not None:  # the default method's representation has covariates or the question/options split
-        methods["default"] = SolverMethod(default_opts, rows=own[:2], fill=own[2])
-    results = protocol.run_folds(D, m.scores, m.benchmarks, folds, methods, pooled=pooled, queries=Q)
-    agg = protocol.aggregate(results)
-    agg["methods"]["default"]["options"] = default_opts
+    results = protocol.run_folds(D, m.scores, m.benchmarks, folds, contestants, pooled=pooled, queries=Q)
+    agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
+    agg["methods"]["default"]["options"] = default.options
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
     out = {
         "protocol": desc,
         "methods": agg["methods"],
         "oracle": agg["oracle"],
         "oracle_detail": agg["oracle_detail"],
-        "default_method": default_name,
+        "default_method": default.method,
         "paper": {"lam": lam, "eps": eps},
         "folds": [
             {"name": r.name, "models": r.models, "prompts": r.prompts, "cells": r.cells, "methods": r.methods, "oracle": r.oracle}

@@ -4,10 +4,10 @@ Two sets, named in a space's params (``features``) so that a change of a set mak
 ``text-length-v1`` (method ``auto-text``, below) and ``multiple-choice-v1`` (method ``auto-mc``, the answer-option
 split and its covariates, :func:`split_options` / :func:`mc_covariates`; :mod:`indexer.represent` builds the rows).
 
-The method ``auto-text`` (``TASKSPACE_METHOD=auto-text``, see :func:`indexer.solver.method_options`) appends these
-columns to each prompt's embedding and leaves their coefficients unpenalised (the solver's ``free`` option).
+The method ``auto-text`` (``TASKSPACE_METHOD=auto-text``, :mod:`indexer.space`) appends these columns to each
+prompt's embedding and leaves their coefficients unpenalised (the solver's ``free`` option).
 A model is then stored as ``[e_i, f_i, c_i]`` and a query as ``[q, text_features(query), 1]``
-(:func:`indexer.sync.lift`), so an inner product is still the model's predicted score.
+(:func:`indexer.represent.lift`), so an inner product is still the model's predicted score.
 
 Why these two: MiniLM embeddings say little about how long and how involved a prompt is (the encoder truncates
 long prompts), and length predicts difficulty on both evaluation datasets, out of sample too. A larger set

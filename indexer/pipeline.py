@@ -10,7 +10,8 @@ Stages (each idempotent, so a pass killed anywhere is completed by the next one)
    the prompts it was observed on, so solving a subset gives exactly what a from-scratch fit gives.
    With ``auto-mean`` it also depends on the space's prior (the models' mean normal, SQL ``space_priors``),
    which is held fixed between estimations: a pass re-estimates it from all models, and re-solves them all,
-   only when there is none yet or the number of models has doubled or halved since (:data:`PRIOR_GROWTH`),
+   only when there is none yet or the number of models has doubled or halved since
+   (:data:`indexer.space.PRIOR_GROWTH`),
    so adding one model stays one solve and the total work stays linear in the number of models.
 4. **vectors**: the new model vectors and the benchmark mean vectors are saved in SQL (the source of truth).
 5. **index**: Qdrant is brought in step with SQL: changed models are pushed; the benchmarks and prompts
@@ -38,7 +39,6 @@ from .sourcelist import SourceSpec
 log = logging.getLogger(__name__)
 
 SOLVE_CHUNK = 256  # models per solver call (progress granularity)
-PRIOR_GROWTH = 2.0  # auto-mean: re-estimate the prior when the model count grew or shrank by this factor
 STAGES = ("ingest", "setup", "load", "embed", "solve", "vectors", "index")
 
 
@@ -94,18 +94,6 @@ def _timed(report: RunReport, stage: str):
         yield
     finally:
         report.seconds[stage] = report.seconds.get(stage, 0.0) + time.perf_counter() - t0
-
-
-def make_solver(settings):
-    """The configured solver (``TASKSPACE_METHOD``) and the space's (method, params) that identify it.
-
-    A method with a prompt feature set (``auto-text``, ``auto-mc``) names it in the params (``features``): the
-    solver is fitted on :func:`indexer.represent.rows` and queried with :func:`indexer.represent.query_rows`."""
-    from .represent import space_params
-    from .solver import HyperplaneSolver, method_options
-
-    opts = method_options(settings.method, lam=settings.lam, eps=settings.eps)
-    return HyperplaneSolver(**opts), settings.method, space_params(settings.method, opts)
 
 
 class Indexer:
@@ -254,19 +242,17 @@ class Indexer:
     # ------------------------------------------------------------------ space and embeddings
     def _space(self):
         """The SQL embedding space of the configured encoder and method (the model loads only for a new one)."""
-        _, method, params = make_solver(self.settings)
-        enc_id = self.encoder.id
+        from .space import configured
+
+        spec = configured(self.settings, encoder=self.encoder.id)
         for sp in self.store.list_spaces():
-            if (sp.encoder == enc_id and sp.lam == self.settings.lam and sp.eps == self.settings.eps
-                    and sp.method == method and (sp.params or {}) == params):
+            if spec.matches(sp):
                 return sp
         # model vectors are [e_i, f_i, c_i] and prompt/query vectors [q, covariates, 1] (indexer.represent), with
         # f_i only when the method has prompt features and c_i only with an intercept
-        from .represent import index_dim
-
-        dim = index_dim(self.encoder.dim, params)
-        return self.store.get_or_create_space(enc_id, dim, self.settings.lam, self.settings.eps,
-                                              method=method, params=params)
+        spec = spec.with_encoder(spec.encoder, self.encoder.dim)
+        return self.store.get_or_create_space(spec.encoder, spec.dim, spec.lam, spec.eps, method=spec.method,
+                                              params=spec.params)
 
     def embeddings(self, prompt_ids: np.ndarray, hashes: list[str], report: RunReport | None = None) -> np.ndarray:
         """(N, dim) float32 embeddings of these prompts; only texts missing from the cache are read and encoded."""
@@ -322,8 +308,9 @@ class Indexer:
         stored prior, if any). ``models``: every model with outcomes. ``force``: re-estimate now (with too few
         models that removes the stored prior)."""
         from .solver import PRIOR_MIN_MODELS
+        from .space import PRIOR_GROWTH, SpaceSpec
 
-        if (space.params or {}).get("prior") != "mean":
+        if SpaceSpec.of(space).prior != "mean":
             return stale, False, None
         prior = self.store.get_space_prior(space.id)
         n = len(models)
@@ -342,17 +329,19 @@ class Indexer:
         ``refresh_prior`` (``auto-mean``), ``models`` are all models: the prior is estimated from them and saved
         with their vectors; otherwise a space with a ``'mean'`` prior solves toward ``prior``, its stored prior
         (None: too few models for one, plain ``auto``)."""
+        from .space import SpaceSpec
         from .store.sql import ModelVector, SpacePrior
         from .store.sql_types import vector_digest
 
         with _timed(report, "load"):
             om = self.store.load_outcomes(models=models)
-        solver, _, params = make_solver(self.settings)
+        spec = SpaceSpec.of(space)
+        solver, params = spec.solver(), spec.params
         with _timed(report, "embed"):  # the rows in the space's representation (covariates are columns of them)
             D = self.rows(om.prompt_ids, om.prompt_hashes, params, report)
         if refresh_prior:
             prior = None  # estimated below from the models solved here
-        elif params.get("prior") == "mean":  # held fixed: each model is solved toward the stored prior
+        elif spec.prior == "mean":  # held fixed: each model is solved toward the stored prior
             solver.prior = prior.vector if prior is not None else None
         with _timed(report, "solve"):
             self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
@@ -378,7 +367,7 @@ class Indexer:
                 solver.refresh_prior()
                 if solver.prior_ is not None:  # None: fewer than PRIOR_MIN_MODELS models could be solved
                     prior = SpacePrior(solver.prior_, len(solver.model_ids_))
-            # with an intercept the index stores [e_i, (f_i,) c_i] (queried with [q, (features,) 1]: sync.lift);
+            # with an intercept the index stores [e_i, (f_i,) c_i] (queried with [q, (features,) 1]: represent.lift);
             # normals_ already holds the covariate coefficients f_i after e_i
             stored = solver.augmented_normals() if params.get("intercept") else solver.normals_
             bench = np.asarray(om.benchmarks)
@@ -434,10 +423,11 @@ class Indexer:
     # ------------------------------------------------------------------ Qdrant
     def _sync_index(self, space, *, changed: list[str], bench_changed: bool, verify: bool, report: RunReport) -> None:
         from . import sync
+        from .space import space_name
 
         if not (changed or bench_changed or verify):
             return  # SQL did not change and the last pass finished: the index is current, do not open it
-        name = sync.space_name(space)
+        name = space_name(space)
         # only the kinds this pass touches are opened (local mode loads a collection's points when opened)
         needed = {"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"}
         rebuild = {k for k in needed if self.vectors.alias_target(name, k) is None}
@@ -475,4 +465,4 @@ def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progre
         store.close()
 
 
-__all__ = ["Indexer", "RunReport", "Progress", "run_index", "make_solver", "STAGES"]
+__all__ = ["Indexer", "RunReport", "Progress", "run_index", "STAGES"]

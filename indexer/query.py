@@ -7,6 +7,11 @@ A model's score is the inner product of its stored vector with the query's lifte
 takes the options of the nearest indexed questions, :mod:`indexer.represent`): its predicted success (in [-1, 1] units of
 the outcome scale) on the prompt, or, for a benchmark or several prompts, its mean predicted success over them
 (the query is the mean of their lifted rows; linearity).
+
+Prompts are embedded with the space's own encoder, loaded once per process (:func:`indexer.space.space_encoder`,
+an ``EncoderError`` when the installed encoder is not the one the space was built with). With several spaces in
+SQL the search uses the configured one (encoder, ``TASKSPACE_METHOD``, lambda, eps), else the newest of the
+configured encoder, else the newest.
 """
 
 from __future__ import annotations
@@ -38,23 +43,20 @@ def _space(store, space=None):
     if len(spaces) > 1:
         from .config import get_settings
         from .encoder import get_encoder
-        from .pipeline import make_solver
+        from .space import configured
 
         settings = get_settings()
-        enc_id = get_encoder(settings.encoder).id
-        mine = [s for s in spaces if s.encoder == enc_id]
         # the space the configured method builds (TASKSPACE_METHOD=auto after auto-text: the auto space)
-        _, method, params = make_solver(settings)
-        configured = [s for s in mine if s.method == method and (s.params or {}) == params
-                      and s.lam == settings.lam and s.eps == settings.eps]
-        spaces = configured[-1:] or mine[-1:] or spaces[-1:]
+        spec = configured(settings, encoder=get_encoder(settings.encoder).id)
+        mine = [s for s in spaces if s.encoder == spec.encoder]
+        spaces = [s for s in mine if spec.matches(s)][-1:] or mine[-1:] or spaces[-1:]
     return spaces[0]
 
 
 def query_vector(store, vectors, space, *, prompts: list[str] | None = None, benchmark: str | None = None) -> np.ndarray:
     """The (dim,) query vector of example prompts (mean of their lifted vectors) or of a benchmark (its vector)."""
     from . import represent
-    from .sync import space_name
+    from .space import space_encoder, space_name
 
     if bool(prompts) == bool(benchmark):
         raise InputError("give prompts or a benchmark name (not both)")
@@ -63,13 +65,7 @@ def query_vector(store, vectors, space, *, prompts: list[str] | None = None, ben
         if hit is None:
             raise NotFoundError(f"benchmark {benchmark!r} is not in the index; `taskspace runs` / `taskspace index`")
         return np.asarray(hit.vector, dtype=np.float32)
-    from .encoder import Encoder
-
-    enc_name = space.encoder.rsplit("@", 1)[0]
-    enc = Encoder(enc_name)
-    if enc.id != space.encoder:
-        raise InputError(f"the space was built with {space.encoder} but the installed encoder is {enc.id}; "
-                         "re-index with the installed encoder")
+    enc = space_encoder(space)  # the process's shared instance: one model load for any number of queries
     X = represent.query_rows(prompts, enc.encode, space)
     if represent.is_split(space):  # a query without answer options takes those of the nearest indexed questions
         X = represent.fill_unknown(X, _neighbour_rows(store, vectors, space, X))
@@ -84,7 +80,7 @@ def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
     points (an index whose prompts collection was not built) the mean row of all indexed prompts, from the
     benchmark vectors."""
     from . import represent
-    from .sync import space_name
+    from .space import space_name
 
     out = np.zeros_like(X)
     bare = np.flatnonzero(represent.unknown(X))
@@ -110,9 +106,9 @@ def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
 def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
                 filters: dict | None = None, space=None, store=None, vectors=None) -> list[Match]:
     """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`."""
+    from .space import space_name
     from .store.sql import open_store
     from .store.vectors import VectorStore
-    from .sync import space_name
 
     own_store, own_vectors = store is None, vectors is None
     store = store or open_store()

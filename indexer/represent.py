@@ -2,7 +2,7 @@
 Pure functions, no I/O: the encoder comes in as ``encode`` (a list of texts -> (n, d) unit rows, e.g.
 :meth:`indexer.encoder.Encoder.encode`, which caches by text).
 
-A space's params (:func:`indexer.pipeline.make_solver`) name its representation:
+A space's params (its method's, :mod:`indexer.space`) name its representation:
 
 - no ``features`` (methods ``paper``, ``auto``, ``auto-mean``): the prompt's embedding ``E(text)``;
 - ``features = text-length-v1`` (``auto-text``): ``[E(text), log1p(characters), log1p(lines)]``;
@@ -36,11 +36,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .errors import DimensionError, InputError, NotFoundError
-from .features import MULTIPLE_CHOICE, TEXT_FEATURES, mc_covariates, n_features, split_options, text_features
+from .features import MULTIPLE_CHOICE, mc_covariates, n_features, split_options, text_features
 
-__all__ = ["NO_OPTIONS", "NEIGHBOURS", "METHOD_FEATURES", "space_params", "add_intercept", "neighbour_rows",
-           "fill_from_neighbours", "feature_set", "has_intercept", "is_split", "embed_width", "index_dim", "embed",
-           "design", "rows", "lift", "query_rows", "question_width", "unknown", "fill_unknown", "mean_row"]
+__all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_from_neighbours", "feature_set",
+           "has_intercept", "is_split", "embed_width", "index_dim", "embed", "design", "rows", "lift", "query_rows",
+           "question_width", "unknown", "fill_unknown", "mean_row"]
 
 #: the text whose embedding stands for the options of a prompt without any
 NO_OPTIONS = "(no options)"
@@ -49,20 +49,6 @@ NO_OPTIONS = "(no options)"
 NEIGHBOURS = 50
 
 Encode = Callable[[Sequence[str]], np.ndarray]
-
-#: the prompt feature set of each method that has one (the others embed the prompt whole, with no covariates)
-METHOD_FEATURES = {"auto-text": TEXT_FEATURES, "auto-mc": MULTIPLE_CHOICE}
-
-
-def space_params(method: str, options: dict) -> dict:
-    """A space's params for a method and its solver ``options`` (:func:`indexer.solver.method_options`): the
-    options but ``lam``/``eps`` (columns of their own), plus ``features`` for a method with a feature set."""
-    params = {k: v for k, v in options.items() if k not in ("lam", "eps")}
-    name = METHOD_FEATURES.get((method or "").strip().lower())
-    if name:
-        params["features"] = name
-    return params
-
 
 def _params(space_or_params) -> dict:
     if isinstance(space_or_params, dict):

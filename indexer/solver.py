@@ -44,7 +44,6 @@ __all__ = [
     "paper_normals",
     "signed_outcomes",
     "validate_embeddings",
-    "method_options",
     "GCV_LAMBDAS",
 ]
 
@@ -328,16 +327,6 @@ class HyperplaneSolver:
         self.lambdas = lambdas
         self.free = free
         self.prior = prior
-
-    @classmethod
-    def from_settings(cls, settings=None) -> "HyperplaneSolver":
-        """The solver taskspace uses: ``TASKSPACE_METHOD`` (see :func:`method_options`) with
-        ``TASKSPACE_LAMBDA`` / ``TASKSPACE_EPS``."""
-        if settings is None:
-            from .config import get_settings
-
-            settings = get_settings()
-        return cls(**method_options(settings.method, lam=settings.lam, eps=settings.eps))
 
     # Row-wise state lives in over-allocated buffers so adding one model does not copy all the others.
     @property
@@ -823,7 +812,7 @@ class HyperplaneSolver:
             del self.patterns_[key]
 
     def _solve_general(self, rows: list[int]) -> None:
-        """Solve ``rows`` with the per-model intercept and/or the lambda chosen by GCV (see :func:`method_options`).
+        """Solve ``rows`` with the per-model intercept and/or the lambda chosen by GCV (:mod:`indexer.space`).
 
         Per coverage pattern (n prompts, mean vector mu, centred Gram ``G_c = G - n mu mu^T = V diag(w) V^T``,
         or ``G`` itself without the intercept) and per model (``c = V^T (b_i - sum_y_i mu)``):
@@ -914,40 +903,3 @@ PRIOR_MIN_MODELS = 5
 
 #: The lambda grid of ``select='gcv'`` (log-spaced; the largest is close to "the model's mean only").
 GCV_LAMBDAS = tuple(float(x) for x in np.logspace(-2, 4, 25))
-
-
-def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
-    """Constructor options of :class:`HyperplaneSolver` for a method name (``TASKSPACE_METHOD``).
-
-    - ``paper``: the paper's exact method, ``lam`` and ``eps`` as given (no intercept).
-    - ``auto``: centred embeddings with an unpenalised per-model intercept, lambda chosen per model by
-      generalised cross-validation over :data:`GCV_LAMBDAS`, ``eps`` as given. Measured in docs/RESULTS.md.
-    - ``auto-mean``: ``auto`` with every model shrunk toward the models' mean normal instead of toward 0
-      (``prior='mean'``): estimated by ``fit`` and stored with the space by the worker, held fixed between
-      re-estimations so models stay independent (docs/RESULTS.md).
-    - ``auto-text``: ``auto`` plus the prompt covariates of :mod:`indexer.features` as
-      ``free`` (unpenalised) trailing columns of ``D``; the caller appends them
-      (:func:`indexer.represent.design`); a space records the set's name (``features`` in its params).
-    - ``auto-mc``: ``auto-mean`` on the question/options split representation (:mod:`indexer.represent`,
-      ``multiple-choice-v1``): ``D`` is ``[E(question), E(options)]`` plus 4 multiple-choice covariates as
-      ``free`` columns; on prompts without answer options it is ``auto-mean``.
-    """
-    key = (name or "").strip().lower()
-    if key == "paper":
-        return {"lam": lam, "eps": eps}
-    if key == "auto":
-        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv"}
-    if key == "auto-mean":
-        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "prior": "mean"}
-    if key == "auto-text":
-        from .features import TEXT_FEATURES, n_features
-
-        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "free": n_features(TEXT_FEATURES)}
-    if key == "auto-mc":
-        from .features import MULTIPLE_CHOICE, n_features
-
-        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "prior": "mean",
-                "free": n_features(MULTIPLE_CHOICE)}
-    from .config import METHODS
-
-    raise InputError(f"unknown solver method {name!r}; use {', '.join(METHODS)}")

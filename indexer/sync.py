@@ -1,16 +1,13 @@
 """Keep the Qdrant index (derived) in step with the SQL store (the source of truth).
 
-- ``space_name(space) -> str``: the name of an SQL embedding space (:class:`SpaceRecord`) in the vector
-  index, e.g. ``all-minilm-l6-v2-3f2a9c1b0d``: the encoder's short name + 10 hex of a digest of
-  (encoder id, dim, lambda, eps, method, params). Query code searches ``VectorStore`` under this name.
-- ``has_intercept``, ``feature_set``, ``design``, ``lift``: the index form of a space's vectors, re-exported
-  from :mod:`indexer.represent` (which says how a prompt becomes a row), chosen so that Qdrant's Dot product is
-  the model's predicted score: models ``[e_i, (f_i,) c_i]``, prompts and queries ``[q, (covariates,) 1]``.
-- ``resolve_spaces(sql, space=None) -> list[SpaceRecord]``: all spaces, or the one named by its
-  :func:`space_name`, its SQL id, or an encoder name when that picks exactly one space.
-- ``reindex(sql, vectors, space=None, *, kinds=KINDS, encoder=None) -> list[ReindexResult]``: rebuild the
-  ``models`` / ``benchmarks`` / ``prompts`` collections of one space (or all) from SQL, each with
-  :meth:`VectorStore.rebuild` (fresh collection + atomic alias switch), under the SQL lock ``"reindex"``.
+A space is named in the index by :func:`indexer.space.space_name`; its vectors are in the index form of
+:mod:`indexer.represent` (models ``[e_i, (f_i,) c_i]``, prompts and queries ``[q, (covariates,) 1]``), so that
+Qdrant's Dot product is the model's predicted score.
+
+- :func:`reindex` rebuilds the ``models`` / ``benchmarks`` / ``prompts`` collections of one space (or of every
+  space) from SQL, each with :meth:`VectorStore.rebuild` (fresh collection + atomic alias switch), under the SQL
+  lock ``"reindex"``:
+
   - models: one point per SQL model vector; vector = the hyperplane normal; payload = the model's Hub
     metadata (license, num_parameters, pipeline_tag, library, tags, gated (bool) + gated_mode, downloads,
     likes, revision, kind, base_model, last_modified) and the vector's provenance (benchmarks, n_prompts,
@@ -18,19 +15,21 @@
   - benchmarks: one point per SQL benchmark vector (mean prompt embedding); payload group, metric,
     num_fewshot, n_prompts, computed_at.
   - prompts: one point per prompt of any benchmark, key = prompt hash, vector from the encoder cache of
-    the space's encoder (encoded now if not cached); payload benchmark (first by name), benchmarks, snippet
-    (first 300 characters of the text), encoder.
+    the space's encoder (:func:`indexer.space.space_encoder`; encoded now if not cached); payload benchmark
+    (first by name), benchmarks, snippet (first 300 characters of the text), encoder.
+
   Every payload carries ``digest``: sha256 of the payload and (models, benchmarks) the float32 vector.
-- ``push_models(sql, vectors, space, models=None) -> int``: upsert the given models' points into the
-  live collection (after the worker saved new vectors) without a rebuild; models without a vector in SQL
-  are deleted from the index. Takes the same SQL lock ``"reindex"`` (BusyError while a reindex runs).
-- ``check(sql, vectors, space=None) -> list[Drift]``: per space (every SQL space, plus any index space that
-  SQL does not know; or just ``space``), ``Drift(space, missing, stale, extra, problems)``; each of missing/stale/extra maps a kind to
-  sorted keys. *missing*: in SQL, not in the index; *extra*: in the index, not in SQL; *stale*: in both,
-  but the payload digest or (models, benchmarks) the stored vector differs from what SQL gives.
-  ``orphans`` lists collections left by an interrupted rebuild (not drift; the next rebuild drops them).
-  Prompt vectors are not recomputed by ``check`` (that needs the encoder): their digest covers hash,
-  benchmarks, text snippet and encoder id. ``Drift.clean`` is True when nothing differs.
+- :func:`push_models` upserts some models' points into the live collection (after the worker saved new vectors)
+  without a rebuild, and deletes those SQL has no vector for; it takes the same lock (BusyError while a reindex
+  runs).
+- :func:`check` compares each space (every SQL space, plus any index space that SQL does not know; or just the
+  one asked for) with SQL: a :class:`Drift` maps each kind to sorted keys that are *missing* (in SQL, not in
+  the index), *extra* (in the index, not in SQL) or *stale* (in both, but the payload digest or, for models and
+  benchmarks, the stored vector differs from what SQL gives), and lists the collections an interrupted rebuild
+  left (``orphans``: not drift, the next rebuild drops them). Prompt vectors are not recomputed (that needs the
+  encoder): their digest covers hash, benchmarks, text snippet and encoder id.
+- :func:`resolve_spaces` looks spaces up: all of them, or the one named by its index name, its SQL id, or an
+  encoder name when that picks exactly one.
 """
 
 from __future__ import annotations
@@ -38,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -46,25 +44,19 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .errors import DimensionError, EncoderError, InputError, NotFoundError
 from . import represent
+from .errors import DimensionError, NotFoundError
 from .records import prompt_hash
-from .represent import design, feature_set, has_intercept, lift  # noqa: F401  (the index form; re-exported)
+from .space import encoder_name, space_encoder, space_name
 from .store.vectors import KINDS, Point, VectorStore, space_slug
 
 log = logging.getLogger(__name__)
 SNIPPET = 300
 
 
-def space_name(space) -> str:
-    """The vector-index name of an SQL embedding space (see the module docstring)."""
-    canon = json.dumps([space.encoder, int(space.dim), float(space.lam), float(space.eps), space.method,
-                        dict(space.params or {})], sort_keys=True, default=str)
-    short = re.sub(r"[^a-z0-9-]+", "-", space.encoder.rsplit("@", 1)[0].rsplit("/", 1)[-1].lower()).strip("-")
-    return f"{short[:40] or 'space'}-{hashlib.sha256(canon.encode()).hexdigest()[:10]}"
-
-
 def resolve_spaces(sql, space=None) -> list:
+    """Every SQL space (``space`` None), or the one ``space`` names (see the module docstring); a space record
+    is returned as it is. :class:`NotFoundError` listing the spaces when the name fits none or several."""
     spaces = sql.list_spaces()
     if space is None:
         return spaces
@@ -73,7 +65,7 @@ def resolve_spaces(sql, space=None) -> list:
     s = str(space)
     by_name = [r for r in spaces if space_name(r) == s or str(r.id) == s]
     if not by_name:
-        by_name = [r for r in spaces if r.encoder.rsplit("@", 1)[0].lower().endswith(s.lower())]
+        by_name = [r for r in spaces if encoder_name(r.encoder).lower().endswith(s.lower())]
     if len(by_name) != 1:
         known = ", ".join(f"{space_name(r)} (id {r.id}, {r.encoder})" for r in spaces) or "none"
         what = "matches several spaces" if by_name else "is not a known space"
@@ -154,23 +146,11 @@ def _benchmark_points(sql, space) -> Iterator[Point]:
         yield _benchmark_point(bv, records.get(bv.benchmark))
 
 
-def _space_encoder(space, encoder=None):
-    if encoder is None:
-        from .encoder import get_encoder
-
-        encoder = get_encoder(space.encoder.rsplit("@", 1)[0])
-    if encoder.id != space.encoder:
-        raise EncoderError(f"space {space_name(space)} was embedded with {space.encoder} but the encoder at hand "
-                           f"is {encoder.id}; prompt vectors would not match its model vectors: install that "
-                           "encoder revision, or re-run indexing so a space for this encoder is built")
-    return encoder
-
-
 def _prompt_points(sql, space, encoder, batch: int = 2048) -> Iterator[Point]:
     prompts = _prompts(sql)
     if not prompts:
         return
-    enc = _space_encoder(space, encoder)
+    enc = space_encoder(space, encoder)
     items = list(prompts.items())
     for lo in range(0, len(items), batch):
         chunk = items[lo:lo + batch]

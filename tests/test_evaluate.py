@@ -11,7 +11,7 @@ import pytest
 
 from indexer.errors import InputError
 from indexer.evaluation import metrics, protocol, splits
-from indexer.evaluation.methods import BSPMethod, KNNMethod, SolverMethod, source_means
+from indexer.evaluation.contestants import BSPContestant, KNNContestant, SolverContestant, source_means
 from indexer.outcomes import from_arrays
 
 SAMPLE = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
@@ -120,17 +120,17 @@ def test_knn_uses_observed_neighbours_and_falls_back_to_the_mean():
         ],
         dtype=float,
     )
-    P = KNNMethod(k=3).fit(D, S).predict(np.array([[1.0, 0.0]]))
+    P = KNNContestant(k=3).fit(D, S).predict(np.array([[1.0, 0.0]]))
     assert P.shape == (2, 1)
     assert P[0, 0] == pytest.approx(2 * (2 / 3) - 1)
     assert P[1, 0] == pytest.approx(2 * (2 / 3) - 1)
-    P5 = KNNMethod(k=5).fit(D, S).predict(np.array([[1.0, 0.0]]))  # 5 nearest: 0,1,2,3,4 -> model 1 sees 3, 4
+    P5 = KNNContestant(k=5).fit(D, S).predict(np.array([[1.0, 0.0]]))  # 5 nearest: 0,1,2,3,4 -> model 1 sees 3, 4
     assert P5[1, 0] == pytest.approx(1.0) and P5[0, 0] == pytest.approx(2 * 0.4 - 1)
 
 
 def test_bsp_is_the_source_mean_everywhere():
     S = np.array([[1, 0, np.nan, 1], [0, 0, 0, 1]], dtype=float)
-    fitted = BSPMethod().fit(np.eye(4), S)
+    fitted = BSPContestant().fit(np.eye(4), S)
     np.testing.assert_allclose(fitted.source_mean, [2 / 3, 1 / 4])
     np.testing.assert_allclose(fitted.predict(np.eye(4)[:2]), [[1 / 3, 1 / 3], [-0.5, -0.5]])
     np.testing.assert_allclose(source_means(S), fitted.source_mean)
@@ -155,7 +155,7 @@ def synthetic(seed=0, M=12, per_group=60, groups=4, d=16, missing=0.0):
 
 def test_protocol_on_synthetic_data_beats_chance_and_respects_the_oracle():
     D, S, labels = synthetic()
-    methods = {"paper": SolverMethod({"lam": 1.0}), "knn": KNNMethod(), "bsp": BSPMethod()}
+    methods = {"paper": SolverContestant({"lam": 1.0}), "knn": KNNContestant(), "bsp": BSPContestant()}
     res = protocol.run_folds(D, S, labels, splits.in_sample(S.shape[1], 3), methods)
     agg = protocol.aggregate(res)
     m = agg["methods"]
@@ -171,7 +171,7 @@ def test_protocol_drops_models_unseen_in_the_source_and_ignores_missing_cells():
     D, S, labels = synthetic(missing=0.3)
     S[0, labels != "g0"] = np.nan  # model 0 only observed on g0: it cannot take part when g0 is the target
     folds = splits.leave_one_group_out(labels)
-    res = protocol.run_folds(D, S, labels, folds, {"paper": SolverMethod({"lam": 1.0}), "bsp": BSPMethod()})
+    res = protocol.run_folds(D, S, labels, folds, {"paper": SolverContestant({"lam": 1.0}), "bsp": BSPContestant()})
     by_name = {r.name: r for r in res}
     assert by_name["g0"].models == S.shape[0] - 1
     assert by_name["g1"].models == S.shape[0]
@@ -180,10 +180,10 @@ def test_protocol_drops_models_unseen_in_the_source_and_ignores_missing_cells():
 
 
 def test_solver_methods_on_synthetic_data_auto_beats_paper_out_of_sample():
-    from indexer.solver import method_options
+    from indexer.space import method_options
 
     D, S, labels = synthetic(seed=3, M=10, per_group=80)
-    methods = {"auto": SolverMethod(method_options("auto")), "paper": SolverMethod(method_options("paper"))}
+    methods = {"auto": SolverContestant(method_options("auto")), "paper": SolverContestant(method_options("paper"))}
     agg = protocol.aggregate(protocol.run_folds(D, S, labels, splits.leave_one_group_out(labels), methods))
     # models differ in base rate (intercepts): the intercept must help pooled AUC
     assert agg["methods"]["auto"]["auc"] > agg["methods"]["paper"]["auc"]
@@ -280,7 +280,7 @@ def test_sweep_equals_separate_fits_per_config():
     rows = protocol.run_sweep(D, S, labels, folds, grid)
     assert [(r["lam"], r["eps"]) for r in rows] == grid
     for row, (lam, eps) in zip(rows, grid):
-        agg = protocol.aggregate(protocol.run_folds(D, S, labels, folds, {"p": SolverMethod({"lam": lam, "eps": eps})}))
+        agg = protocol.aggregate(protocol.run_folds(D, S, labels, folds, {"p": SolverContestant({"lam": lam, "eps": eps})}))
         for k in protocol.METRICS:
             assert row[k] == pytest.approx(agg["methods"]["p"][k], abs=1e-9)
 
@@ -329,7 +329,7 @@ def test_protocol_scores_targets_from_the_query_rows_but_fits_on_the_prompts():
     Q = D + 0.3 * rng.normal(size=D.shape)
     Q /= np.linalg.norm(Q, axis=1, keepdims=True)
     folds = splits.leave_one_group_out(labels)
-    method = SolverMethod({"lam": 1.0})
+    method = SolverContestant({"lam": 1.0})
     same = protocol.run_folds(D, S, labels, folds, {"p": method}, queries=D)
     plain = protocol.run_folds(D, S, labels, folds, {"p": method})
     moved = protocol.run_folds(D, S, labels, folds, {"p": method}, queries=Q)
@@ -394,7 +394,8 @@ def test_evaluate_auto_mc_fits_on_the_split_rows_and_fills_each_folds_queries(sa
     from indexer import represent
     from indexer.evaluate import evaluate
     from indexer.evaluation.queries import query_texts
-    from indexer.solver import HyperplaneSolver, method_options
+    from indexer.solver import HyperplaneSolver
+    from indexer.space import method_options, space_params
 
     m, D = sample_embeddings
     Q = encoder.encode(query_texts(m.texts, queries))
@@ -402,7 +403,7 @@ def test_evaluate_auto_mc_fits_on_the_split_rows_and_fills_each_folds_queries(sa
                    queries=queries)
     opts = method_options("auto-mc")
     assert res["default_method"] == "auto-mc" and res["methods"]["default"]["options"] == opts
-    params = represent.space_params("auto-mc", opts)
+    params = space_params("auto-mc")
     X = represent.rows(m.texts, encoder.encode, params)
     XQ = represent.query_rows(query_texts(m.texts, queries), encoder.encode, params)
     assert np.isnan(XQ).any() == (queries == "stem")

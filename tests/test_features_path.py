@@ -8,13 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexer import sync
+from indexer import represent, sync
 from indexer.config import reset_settings
 from indexer.errors import InputError
 from indexer.features import TEXT_FEATURES, text_features
-from indexer.pipeline import Indexer, make_solver
+from indexer.pipeline import Indexer
 from indexer.query import find_models
 from indexer.solver import HyperplaneSolver
+from indexer.space import configured
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
 from indexer.store.vectors import VectorStore
@@ -60,16 +61,17 @@ def indexed(tmp_path, encoder, monkeypatch):
 def direct_solver(store, encoder, space) -> HyperplaneSolver:
     om = store.load_outcomes()
     texts = store.prompt_texts(om.prompt_ids)
-    return HyperplaneSolver.from_settings().fit(sync.design(encoder.encode(texts), texts, space), om.scores,
+    return configured().solver().fit(represent.design(encoder.encode(texts), texts, space), om.scores,
                                                 model_ids=om.models)
 
 
 def test_auto_text_space_records_the_feature_set_and_its_dimension(indexed, encoder):
     store, _ = indexed
     (space,) = store.list_spaces()
-    assert space.method == "auto-text" and sync.feature_set(space) == TEXT_FEATURES
+    assert space.method == "auto-text" and represent.feature_set(space) == TEXT_FEATURES
     assert space.params["free"] == 2 and space.dim == encoder.dim + 2 + 1
-    solver, _, params = make_solver(type("S", (), {"method": "auto-text", "lam": 1.0, "eps": 0.0})())
+    spec = configured(type("S", (), {"method": "auto-text", "lam": 1.0, "eps": 0.0})())
+    solver, params = spec.solver(), spec.params
     assert params["features"] == TEXT_FEATURES and solver.free == 2 and not hasattr(solver, "features")
     for mv in store.load_model_vectors(space.id):
         assert mv.vector.shape == (space.dim,)
@@ -83,9 +85,9 @@ def test_qdrant_dot_score_is_the_solvers_prediction(indexed, encoder):
     name = sync.space_name(space)
     queries = ["Short one?", "A long question about enzyme kinetics and proton gradients\n(A) one\n(B) two\n(C) three"]
     for text in queries:
-        predicted = solver.predict(sync.design(encoder.encode([text]), [text], space))[0]
+        predicted = solver.predict(represent.design(encoder.encode([text]), [text], space))[0]
         want = dict(zip(solver.model_ids_, predicted.tolist()))
-        q = sync.lift(encoder.encode([text]), space, [text])[0]
+        q = represent.lift(encoder.encode([text]), space, [text])[0]
         assert q.shape == (space.dim,) and q[-1] == 1.0
         np.testing.assert_allclose(q[encoder.dim:encoder.dim + 2], text_features([text])[0])
         hits = vectors.search(name, "models", q, limit=10)
@@ -95,7 +97,7 @@ def test_qdrant_dot_score_is_the_solvers_prediction(indexed, encoder):
         got = find_models([text], top=10, store=store, vectors=vectors)
         assert [(m.model, round(m.score, 4)) for m in got] == [(h.key, round(h.score, 4)) for h in hits]
     # several example prompts: the mean predicted score
-    predicted = solver.predict(sync.design(encoder.encode(queries), queries, space)).mean(axis=0)
+    predicted = solver.predict(represent.design(encoder.encode(queries), queries, space)).mean(axis=0)
     want = dict(zip(solver.model_ids_, predicted.tolist()))
     got = find_models(queries, top=10, store=store, vectors=vectors)
     assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
@@ -111,7 +113,7 @@ def test_prompt_points_are_lifted_with_their_texts(indexed, encoder):
 
     hashes = [prompt_hash(t) for t in texts]
     got = vectors.get(sync.space_name(space), "prompts", hashes, with_vectors=True)
-    want = sync.lift(encoder.encode(texts), space, texts)
+    want = represent.lift(encoder.encode(texts), space, texts)
     for h, w in zip(hashes, want):
         np.testing.assert_allclose(got[h].vector, w, atol=1e-6)
 
@@ -124,11 +126,11 @@ def test_benchmark_vector_is_the_mean_of_its_prompts_lifted_vectors(indexed, enc
     solver = direct_solver(store, encoder, space)
     for b in ("alpha", "beta"):
         texts = store.prompt_texts(store.benchmark_prompts(b))
-        want = sync.lift(encoder.encode(texts), space, texts).mean(axis=0)
+        want = represent.lift(encoder.encode(texts), space, texts).mean(axis=0)
         np.testing.assert_allclose(stored[b], want, atol=1e-6)
         hit = vectors.get(sync.space_name(space), "benchmarks", [b], with_vectors=True)[b]
         np.testing.assert_allclose(hit.vector, stored[b], atol=0)
-        mean_pred = solver.predict(sync.design(encoder.encode(texts), texts, space)).mean(axis=0)
+        mean_pred = solver.predict(represent.design(encoder.encode(texts), texts, space)).mean(axis=0)
         want_scores = dict(zip(solver.model_ids_, mean_pred.tolist()))
         got = find_models(benchmark=b, top=10, store=store, vectors=vectors)
         assert {m.model: m.score for m in got} == pytest.approx(want_scores, abs=1e-4)
@@ -140,20 +142,20 @@ def test_lift_and_design_need_the_texts_on_a_feature_space():
     plain = type("Space", (), {"params": {"intercept": True, "select": "gcv"}})()
     X = np.ones((2, 4), np.float32)
     with pytest.raises(InputError, match="texts"):
-        sync.lift(X, feat)
+        represent.lift(X, feat)
     with pytest.raises(InputError, match="texts"):
-        sync.design(X, None, feat.params)
+        represent.design(X, None, feat.params)
     with pytest.raises(InputError, match="2 embedding row"):
-        sync.design(X, ["only one"], feat)
-    lifted = sync.lift(X, feat, ["a", "b\nc"])
+        represent.design(X, ["only one"], feat)
+    lifted = represent.lift(X, feat, ["a", "b\nc"])
     assert lifted.shape == (2, 4 + 2 + 1) and lifted.dtype == np.float32
     np.testing.assert_allclose(lifted[:, 4:6], text_features(["a", "b\nc"]))
     np.testing.assert_array_equal(lifted[:, -1], 1.0)
     # spaces without a feature set: unchanged, texts optional and ignored
-    assert sync.lift(X, plain).shape == (2, 5) and sync.lift(X, plain, ["a", "b"]).shape == (2, 5)
-    assert sync.design(X, None, plain) is X and sync.feature_set(plain) is None
+    assert represent.lift(X, plain).shape == (2, 5) and represent.lift(X, plain, ["a", "b"]).shape == (2, 5)
+    assert represent.design(X, None, plain) is X and represent.feature_set(plain) is None
     with pytest.raises(Exception, match="unknown prompt feature set"):
-        sync.design(X, ["a", "b"], {"features": "text-length-v99"})
+        represent.design(X, ["a", "b"], {"features": "text-length-v99"})
 
 
 def test_an_auto_index_keeps_working_and_auto_text_makes_its_own_space(tmp_path, encoder, monkeypatch):
@@ -168,11 +170,11 @@ def test_an_auto_index_keeps_working_and_auto_text_makes_its_own_space(tmp_path,
     try:
         Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a"))])
         (auto,) = store.list_spaces()
-        assert auto.dim == encoder.dim + 1 and sync.feature_set(auto) is None
+        assert auto.dim == encoder.dim + 1 and represent.feature_set(auto) is None
         again = Indexer(store, vectors, encoder=encoder).run()
         assert again.status == "ok" and again.counts["solved"] == 0 and again.counts["rebuilt"] == []
         before = {h.key: h.score for h in vectors.search(sync.space_name(auto), "models",
-                                                         sync.lift(encoder.encode(["Short one?"]), auto)[0])}
+                                                         represent.lift(encoder.encode(["Short one?"]), auto)[0])}
 
         monkeypatch.setenv("TASKSPACE_METHOD", "auto-text")
         reset_settings()
@@ -183,7 +185,7 @@ def test_an_auto_index_keeps_working_and_auto_text_makes_its_own_space(tmp_path,
         assert text.dim == encoder.dim + 3 and sync.space_name(text) != sync.space_name(auto)
         assert all(d.clean for d in sync.check(store, vectors))
         got = find_models(["Short one?"], store=store, vectors=vectors)
-        want = direct_solver(store, encoder, text).predict(sync.design(encoder.encode(["Short one?"]), ["Short one?"], text))[0]
+        want = direct_solver(store, encoder, text).predict(represent.design(encoder.encode(["Short one?"]), ["Short one?"], text))[0]
         assert {m.model: m.score for m in got} == pytest.approx(dict(zip(["m1", "m2", "m3"], want.tolist())), abs=1e-4)
 
         monkeypatch.setenv("TASKSPACE_METHOD", "auto")

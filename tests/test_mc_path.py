@@ -14,7 +14,7 @@ from indexer.features import MULTIPLE_CHOICE
 from indexer.pipeline import Indexer
 from indexer.query import find_models
 from indexer.records import prompt_hash
-from indexer.solver import HyperplaneSolver
+from indexer.space import configured
 from indexer.sourcelist import SourceSpec
 
 from helpers import index_sources, write_source
@@ -64,13 +64,13 @@ def direct(store, encoder, space):
     om = store.load_outcomes()
     texts = store.prompt_texts(om.prompt_ids)
     X = represent.rows(texts, encoder.encode, space)
-    return HyperplaneSolver.from_settings().fit(X, om.scores, model_ids=om.models), X
+    return configured().solver().fit(X, om.scores, model_ids=om.models), X
 
 
 def test_space_and_vectors_are_the_solvers(indexed, encoder):
     store, _ = indexed
     (space,) = store.list_spaces()
-    assert space.method == "auto-mc" and sync.feature_set(space) == MULTIPLE_CHOICE
+    assert space.method == "auto-mc" and represent.feature_set(space) == MULTIPLE_CHOICE
     assert space.dim == 2 * encoder.dim + 4 + 1
     solver, _ = direct(store, encoder, space)
     assert solver.free == 4 and solver.prior_ is not None and solver.prior_.shape == (2 * encoder.dim,)

@@ -15,6 +15,7 @@ import pytest
 from indexer import represent, sync
 from indexer.pipeline import Indexer
 from indexer.solver import HyperplaneSolver
+from indexer.space import configured
 from indexer.sourcelist import SourceSpec
 
 from helpers import model_vectors, outcomes, write_table
@@ -58,11 +59,11 @@ def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch, m
     om = fresh.store.load_outcomes()
     texts = fresh.store.prompt_texts(om.prompt_ids)
     (space,) = fresh.store.list_spaces()
-    D = sync.design(encoder.encode(texts), texts, space)  # auto-text: [embedding, text features]
-    direct = HyperplaneSolver.from_settings().fit(D, om.scores, model_ids=om.models)
+    D = represent.design(encoder.encode(texts), texts, space)  # auto-text: [embedding, text features]
+    direct = configured().solver().fit(D, om.scores, model_ids=om.models)
     n_cov = 2 if method == "auto-text" else 0
     assert space.method == method and space.dim == 384 + n_cov + (method != "paper")
-    assert sync.feature_set(space) == ("text-length-v1" if n_cov else None)
+    assert represent.feature_set(space) == ("text-length-v1" if n_cov else None)
     for i, m in enumerate(om.models):
         want = direct.normals_[i]
         if method != "paper":  # stored as [e_i, (f_i,) c_i] so that [q, (features,) 1] . it is the predicted score
@@ -191,7 +192,7 @@ def test_progress_bars_on_a_terminal_give_the_same_result(tmp_path, env, capsys)
     om = ix.store.load_outcomes()
     texts = ix.store.prompt_texts(om.prompt_ids)
     D = represent.rows(texts, ix.encoder.encode, ix.store.list_spaces()[0])  # the default method's rows
-    direct = HyperplaneSolver.from_settings().fit(D, om.scores, model_ids=om.models)
+    direct = configured().solver().fit(D, om.scores, model_ids=om.models)
     got = model_vectors(ix)
     for i, m in enumerate(om.models):
         np.testing.assert_allclose(got[m], direct.augmented_normals()[i], atol=1e-5)

@@ -9,9 +9,10 @@ import json
 import numpy as np
 import pytest
 
-from indexer import sync
+from indexer import represent, sync
 from indexer.config import get_settings, reset_settings
-from indexer.solver import HyperplaneSolver, method_options
+from indexer.solver import HyperplaneSolver
+from indexer.space import method_options
 from indexer.sourcelist import SourceSpec
 
 from helpers import model_vectors, outcomes, write_table
@@ -90,7 +91,7 @@ def test_auto_mean_holds_the_prior_while_models_are_added_and_refreshes_it_when_
     assert all(d.clean for d in sync.check(ix.store, ix.vectors))
     # the index answers with the re-estimated vectors: Qdrant's Dot score is the solver's prediction
     q = encoder.encode(["Question 3 on chemistry: what is item 3 of alpha?"])
-    hits = ix.vectors.search(sync.space_name(space), "models", sync.lift(q, space)[0], limit=10)
+    hits = ix.vectors.search(sync.space_name(space), "models", represent.lift(q, space)[0], limit=10)
     scores = dict(zip(solver.model_ids_, solver.predict(q)[0]))
     assert {h.key: round(h.score, 4) for h in hits} == {m: round(float(v), 4) for m, v in scores.items()}
 

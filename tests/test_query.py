@@ -6,7 +6,7 @@ import pytest
 from indexer.errors import NotFoundError
 from indexer.pipeline import Indexer
 from indexer.query import find_models
-from indexer.solver import HyperplaneSolver
+from indexer.space import configured
 from indexer import represent
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
@@ -36,7 +36,7 @@ def test_prompt_query_ranks_by_inner_product(indexed, encoder):
     prompts = ["What is item 3 of alpha about chemistry?", "A question on poetry"]
     got = find_models(prompts, top=4, store=store, vectors=vectors)
     (space,) = store.list_spaces()
-    solver = HyperplaneSolver.from_settings()
+    solver = configured().solver()
     om = store.load_outcomes()
     texts = store.prompt_texts(om.prompt_ids)
     solver.fit(represent.rows(texts, encoder.encode, space), om.scores, model_ids=om.models)
@@ -66,3 +66,23 @@ def test_benchmark_query_and_filters(indexed):
 def test_empty_index_says_what_to_do():
     with pytest.raises(NotFoundError, match="taskspace index"):
         find_models(["anything"])
+
+
+def test_a_process_loads_the_encoder_once_for_many_searches(indexed, monkeypatch):
+    import uuid
+
+    import sentence_transformers
+
+    store, vectors = indexed
+    real, loads = sentence_transformers.SentenceTransformer, []
+
+    def counting(*args, **kwargs):
+        loads.append(args[0] if args else kwargs.get("model_name_or_path"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", counting)
+    tag = uuid.uuid4().hex  # texts no cache has seen, so every search must encode
+    for i in range(3):
+        assert find_models([f"Question {i} on {tag}: which element has atomic number {i + 1}?"], top=2,
+                           store=store, vectors=vectors)
+    assert len(loads) <= 1, loads  # 0 when an earlier search in this process loaded it already

@@ -9,10 +9,9 @@ import pytest
 from indexer import represent
 from indexer.errors import ConfigError, DimensionError, NotFoundError
 from indexer.features import MULTIPLE_CHOICE, TEXT_FEATURES, mc_covariates, question_stem, split_options
-from indexer.pipeline import make_solver
-from indexer.solver import method_options
+from indexer.space import configured, space_params
 
-MC = represent.space_params("auto-mc", method_options("auto-mc"))
+MC = space_params("auto-mc")
 QUESTION = "Which gas do plants take in for photosynthesis?"
 PROMPT = QUESTION + "\nA. Oxygen\nB. Carbon dioxide\nC. Nitrogen\nD. Helium"
 CODE = "def add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\""
@@ -39,13 +38,13 @@ def test_space_params_and_dimensions():
     assert MC["features"] == MULTIPLE_CHOICE and MC["free"] == 4 and MC["prior"] == "mean" and MC["intercept"]
     assert "lam" not in MC and "eps" not in MC
     assert represent.index_dim(384, MC) == 2 * 384 + 4 + 1 and represent.embed_width(384, MC) == 768
-    text = represent.space_params("auto-text", method_options("auto-text"))
+    text = space_params("auto-text")
     assert text["features"] == TEXT_FEATURES and represent.index_dim(384, text) == 384 + 2 + 1
-    plain = represent.space_params("auto-mean", method_options("auto-mean"))
+    plain = space_params("auto-mean")
     assert "features" not in plain and represent.index_dim(384, plain) == 385
-    assert represent.index_dim(384, represent.space_params("paper", method_options("paper"))) == 384
+    assert represent.index_dim(384, space_params("paper")) == 384
     # the pipeline's space params are these
-    _, _, params = make_solver(type("S", (), {"method": "auto-mc", "lam": 1.0, "eps": 0.0})())
+    params = configured(type("S", (), {"method": "auto-mc", "lam": 1.0, "eps": 0.0})()).params
     assert params == MC
     with pytest.raises(ConfigError, match="unknown prompt feature set"):
         represent.is_split({"features": "multiple-choice-v0"})
@@ -98,7 +97,7 @@ def test_with_nothing_indexed_having_options_a_bare_query_is_its_own_row(encoder
 
 def test_other_spaces_query_rows_are_their_rows(encoder):
     for name in ("auto-mean", "auto-text", "paper"):
-        params = represent.space_params(name, method_options(name))
+        params = space_params(name)
         texts = [QUESTION, PROMPT]
         np.testing.assert_array_equal(represent.query_rows(texts, encoder.encode, params),
                                       represent.rows(texts, encoder.encode, params))

@@ -10,7 +10,8 @@ import pytest
 
 from indexer.errors import ConfigError, InputError
 from indexer.features import TEXT_FEATURES, n_features, text_features
-from indexer.solver import HyperplaneSolver, method_options
+from indexer.solver import HyperplaneSolver
+from indexer.space import method_options
 
 
 def _data(seed, M=6, N=90, d=8, k=2, missing=0.3):

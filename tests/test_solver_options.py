@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from indexer.errors import InputError
-from indexer.solver import GCV_LAMBDAS, HyperplaneSolver, method_options
+from indexer.solver import GCV_LAMBDAS, HyperplaneSolver
+from indexer.space import configured, method_options
 
 
 def _data(seed, M=6, N=80, d=10, missing=0.3, graded=False):
@@ -129,10 +130,10 @@ def test_method_options_and_bad_options(monkeypatch):
 
     monkeypatch.setenv("TASKSPACE_METHOD", "paper")
     reset_settings()
-    assert HyperplaneSolver.from_settings().intercept is False
+    assert configured().solver().intercept is False
     monkeypatch.setenv("TASKSPACE_METHOD", "auto")
     reset_settings()
-    s = HyperplaneSolver.from_settings()
+    s = configured().solver()
     assert s.intercept is True and s.select == "gcv"
 
 

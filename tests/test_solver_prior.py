@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from indexer.errors import DimensionError, InputError
-from indexer.solver import HyperplaneSolver, method_options
+from indexer.solver import HyperplaneSolver
+from indexer.space import method_options
 
 
 def _data(seed, M=7, N=80, d=6, k=0, missing=0.3):

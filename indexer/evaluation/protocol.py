@@ -1,8 +1,10 @@
-"""The evaluation protocol: fit every method on each fold's source prompts, score its target prompts, and
-aggregate the metrics (mean and standard deviation over folds). Numpy only, no I/O.
+"""The evaluation protocol: fit every contestant (:mod:`.contestants`) on each fold's source prompts, score its
+target prompts, and aggregate the metrics (mean and standard deviation over folds). Numpy only, no I/O.
 
 A model takes part in a fold only if it has at least one observed outcome among the fold's source prompts
-(a method cannot say anything about a model it has never seen); its target cells count only where observed.
+(a contestant cannot say anything about a model it has never seen); its target cells count only where observed.
+Results keep the contestants under the key ``methods`` (``FoldResult.methods``, ``aggregate(...)["methods"]``),
+the key of ``taskspace evaluate --json`` that docs/RESULTS.md and the benchmarks read.
 """
 
 from __future__ import annotations
@@ -26,14 +28,14 @@ class FoldResult:
     models: int
     prompts: int
     cells: int
-    methods: dict[str, dict[str, float]]  # method -> metric -> value
+    methods: dict[str, dict[str, float]]  # contestant -> metric -> value
     oracle: dict[str, float]
     seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
 class Pooled:
-    """Held-out predictions of one method over all folds (for ROC curves and per-benchmark breakdowns)."""
+    """Held-out predictions of one contestant over all folds (for ROC curves and per-benchmark breakdowns)."""
 
     scores: list = field(default_factory=list)  # arrays of observed-cell scores
     outcomes: list = field(default_factory=list)
@@ -51,28 +53,28 @@ def run_folds(
     S: np.ndarray,
     benchmarks: np.ndarray,
     folds: list[Fold],
-    methods: dict,
+    contestants: dict,
     *,
     pooled: dict[str, Pooled] | None = None,
     queries: np.ndarray | None = None,
 ) -> list[FoldResult]:
-    """Evaluate ``methods`` (name -> object with ``fit(D, S)``) on every fold.
+    """Evaluate ``contestants`` (name -> object with ``fit(D, S)``) on every fold.
 
     ``D`` (N, d) unit rows, ``S`` (M, N) outcomes with NaN, ``benchmarks`` (N,) the benchmark of each prompt
     (the unit of the benchmark-score correlation). ``pooled``, if given, collects held-out predictions.
     ``queries`` (N, d): what a held-out prompt is queried with when it is not its own text
-    (:mod:`indexer.evaluation.queries`); methods are still fitted on ``D`` and judged on ``S``.
-    A method with its own ``rows = (X, XQ)`` (:class:`~indexer.evaluation.methods.SolverMethod`: covariates, the
+    (:mod:`indexer.evaluation.queries`); contestants are still fitted on ``D`` and judged on ``S``.
+    A contestant with its own ``rows = (X, XQ)`` (:class:`~.contestants.SolverContestant`: covariates, the
     question/options split) is fitted on ``X`` and queried with ``XQ`` instead, completed by its
     ``fill(XQ_fold, X_source_fold)`` from the fold's source rows when it has one.
     """
     Q = D if queries is None else queries
     if Q.shape != D.shape:
         raise ValueError("queries must have the shape of D")
-    for name, method in methods.items():
-        own = getattr(method, "rows", None)
+    for name, contestant in contestants.items():
+        own = getattr(contestant, "rows", None)
         if own is not None and (own[0].shape[0] != D.shape[0] or own[1].shape != own[0].shape):
-            raise ValueError(f"method {name!r}: its rows must be two arrays of the same shape, one row per prompt")
+            raise ValueError(f"contestant {name!r}: its rows must be two arrays of the same shape, one row per prompt")
     results = []
     for fold in folds:
         S_src = S[:, fold.train]
@@ -83,10 +85,10 @@ def run_folds(
         D_src, D_tgt = D[fold.train], Q[fold.test]
         bench = benchmarks[fold.test]
         res = FoldResult(fold.name, int(keep.sum()), int(fold.test.size), int(obs.sum()), {}, metrics.oracle(S_tgt))
-        for name, method in methods.items():
+        for name, contestant in contestants.items():
             t0 = time.perf_counter()
-            X_src, X_tgt = _rows(method, fold, D_src, D_tgt)
-            fitted = method.fit(X_src, S_src)
+            X_src, X_tgt = _rows(contestant, fold, D_src, D_tgt)
+            fitted = contestant.fit(X_src, S_src)
             P = fitted.predict(X_tgt)  # (M, n_tgt)
             res.seconds[name] = time.perf_counter() - t0
             res.methods[name] = score_fold(P, S_tgt, bench, fitted.source_mean)
@@ -102,13 +104,13 @@ def run_folds(
     return results
 
 
-def _rows(method, fold: Fold, D_src: np.ndarray, D_tgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A method's source and query rows in a fold: the embeddings, or the method's own rows (filled)."""
-    own = getattr(method, "rows", None)
+def _rows(contestant, fold: Fold, D_src: np.ndarray, D_tgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A contestant's source and query rows in a fold: the embeddings, or its own rows (filled)."""
+    own = getattr(contestant, "rows", None)
     if own is None:
         return D_src, D_tgt
     X_src, X_tgt = own[0][fold.train], own[1][fold.test]
-    fill = getattr(method, "fill", None)
+    fill = getattr(contestant, "fill", None)
     if fill is not None:
         X_tgt = fill(X_tgt, X_src)
     return X_src, X_tgt
@@ -136,7 +138,7 @@ def run_sweep(D: np.ndarray, S: np.ndarray, benchmarks: np.ndarray, folds: list[
     :func:`run_folds`."""
     Q = D if queries is None else queries
     from ..solver import HyperplaneSolver
-    from .methods import source_means
+    from .contestants import source_means
 
     grid = list(grid)
     per: list[list[dict]] = [[] for _ in grid]
@@ -165,7 +167,7 @@ def _stats(values: list[float]) -> tuple[float, float]:
 
 
 def aggregate(results: list[FoldResult]) -> dict:
-    """Mean (and ``*_std``) over folds of every metric of every method, plus the oracle."""
+    """Mean (and ``*_std``) over folds of every metric of every contestant, plus the oracle."""
     names = list(results[0].methods) if results else []
     out: dict = {"methods": {}, "oracle": None}
     for name in names:

@@ -3,7 +3,6 @@ and benchmark vectors with provenance, and indexing runs. Qdrant is rebuilt from
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -13,6 +12,7 @@ import numpy as np
 from sqlalchemy import delete, select, update
 
 from ..errors import DimensionError, InputError, NotFoundError
+from ..space import SpaceSpec
 from .sql_models import Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpacePriorRow, utcnow
 from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, rows_for_keys,
                         vector_digest)
@@ -46,8 +46,7 @@ class DerivedMixin:
         if dim <= 0 or not all(math.isfinite(x) and x >= 0 for x in (lam, eps)):
             raise InputError(f"invalid space: dim={dim}, lambda={lam}, eps={eps}", item=encoder)
         params = dict(params or {})
-        canon = json.dumps([encoder, int(dim), float(lam), float(eps), method, params], sort_keys=True, default=str)
-        key = hashlib.sha256(canon.encode()).hexdigest()
+        key = SpaceSpec(encoder, lam, eps, method, params, int(dim)).key
         with self._write() as conn:
             row = conn.execute(select(Space).where(Space.key == key)).scalar()
             if row is None:

@@ -1,17 +1,20 @@
-"""The methods an evaluation compares, behind one small interface. Numpy only, no I/O.
+"""The contestants an evaluation compares (predictors of success, each under a name such as ``default``,
+``paper``, ``knn``, ``bsp``), behind one small interface. Numpy only, no I/O. (A *method*, in taskspace, is a
+``TASKSPACE_METHOD``, :mod:`indexer.space`; the ``default`` and ``paper`` contestants are the hyperplane solver
+under one method's options.)
 
-A method is fitted on source prompts and predicts signed success scores (``> 0`` = predicted success) for
+A contestant is fitted on source prompts and predicts signed success scores (``> 0`` = predicted success) for
 target prompts:
 
-    fitted = method.fit(D_src, S_src)      # D (n, d) unit rows, S (M, n) in [0, 1] with NaN = not observed
+    fitted = contestant.fit(D_src, S_src)  # D (n, d) unit rows, S (M, n) in [0, 1] with NaN = not observed
     P = fitted.predict(D_tgt)              # (M, n_tgt)
     fitted.source_mean                     # (M,) each model's mean outcome on its source prompts
 
-- ``SolverMethod``: the success hyperplanes of :class:`indexer.solver.HyperplaneSolver` with any constructor
+- ``SolverContestant``: the success hyperplanes of :class:`indexer.solver.HyperplaneSolver` with any constructor
   options (``paper`` = lambda 1, eps 0; ``default`` = what taskspace uses).
-- ``KNNMethod``: k nearest source prompts by cosine, the model's mean outcome over those it was observed on
+- ``KNNContestant``: k nearest source prompts by cosine, the model's mean outcome over those it was observed on
   (its source mean when it saw none of them), mapped to the signed scale ``2 p - 1``.
-- ``BSPMethod``: best source performer: every prompt gets the model's source mean ``2 acc - 1``.
+- ``BSPContestant``: best source performer: every prompt gets the model's source mean ``2 acc - 1``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["SolverMethod", "KNNMethod", "BSPMethod", "source_means"]
+__all__ = ["SolverContestant", "KNNContestant", "BSPContestant", "source_means"]
 
 
 def source_means(S: np.ndarray) -> np.ndarray:
@@ -41,10 +44,10 @@ class _Fitted:
 
 
 @dataclass
-class SolverMethod:
+class SolverContestant:
     """The hyperplane solver with constructor options (``lam``, ``eps``, and any option the solver takes).
 
-    ``rows``: the method's own design rows ``(X, XQ)``, each (N, k), of every prompt and of every prompt's query,
+    ``rows``: the contestant's own design rows ``(X, XQ)``, each (N, k), of every prompt and of every prompt's query,
     when they are not the embeddings the protocol has (a representation with covariates or the question/options
     split, :mod:`indexer.represent`); ``fill(XQ_fold, X_source_fold)`` completes a fold's query rows from its
     source rows (unknown answer options, :func:`indexer.represent.fill_from_neighbours`)."""
@@ -61,7 +64,7 @@ class SolverMethod:
 
 
 @dataclass
-class KNNMethod:
+class KNNContestant:
     """k nearest source prompts by cosine similarity (embeddings are unit rows, so a dot product)."""
 
     k: int = 5
@@ -90,7 +93,7 @@ class KNNMethod:
 
 
 @dataclass
-class BSPMethod:
+class BSPContestant:
     """Best source performer: one score per model, its mean source outcome."""
 
     def fit(self, D: np.ndarray, S: np.ndarray) -> _Fitted:

@@ -1,0 +1,246 @@
+"""What a method means and what an embedding space is: the home of both ideas.
+
+**Methods** (:data:`METHODS`, ``TASKSPACE_METHOD``). Each name is a :class:`Method`: the solver options it
+sets (a centred per-model intercept, lambda chosen per model by generalised cross-validation), its prior policy
+(``'mean'``: every model is shrunk toward the indexed models' mean normal, stored with the space and
+re-estimated when the number of models has changed by :data:`PRIOR_GROWTH`) and its prompt feature set
+(:mod:`indexer.features`: covariate columns appended to each prompt's row and left unpenalised, the solver's
+``free`` columns; ``multiple-choice-v1`` also embeds a prompt as its question and its options apart,
+:mod:`indexer.represent`). What each method is for and how it measures: ``docs/RESULTS.md``.
+
+**Spaces** (:class:`SpaceSpec`). A space is fixed by its encoder id (``name@revision``), lambda, eps, method
+and params (the method's solver options but lambda and eps, plus ``features``); its vectors' width follows from
+the encoder's and the params (:func:`indexer.represent.index_dim`). One canonical JSON of those six fields is
+the space's identity: its sha256 is the SQL ``spaces.key``, and the space's name in the vector index is the
+encoder's short name plus the first 10 hex digits of the same hash. A stored space (:class:`SpaceRecord
+<indexer.store.sql_types.SpaceRecord>`) and a :class:`SpaceSpec` are interchangeable wherever a space is taken.
+:func:`configured` is the space the settings ask for; ``matches`` tells whether a stored space is it.
+
+**A space's encoder** (:func:`space_encoder`): one shared instance per process (:func:`indexer.encoder.get_encoder`),
+and an :class:`~indexer.errors.EncoderError` (exit 5) when the installed encoder is not the one the space was
+built with (its prompt vectors would not match the stored model vectors).
+
+No I/O here but loading the encoder in :func:`space_encoder`; importing this module loads neither numpy nor torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field, replace
+
+from .errors import EncoderError, InputError
+
+__all__ = ["Method", "METHODS", "PRIOR_GROWTH", "get_method", "method_options", "space_params", "SpaceSpec",
+           "configured", "encoder_name", "space_name", "space_encoder"]
+
+#: the prompt feature sets' names (the same strings as :data:`indexer.features.TEXT_FEATURES` and
+#: :data:`indexer.features.MULTIPLE_CHOICE`, kept literal so that validating a setting does not import numpy;
+#: a test checks they agree)
+_TEXT_FEATURES = "text-length-v1"
+_MULTIPLE_CHOICE = "multiple-choice-v1"
+
+#: a space with a ``'mean'`` prior re-estimates it (and re-solves every model toward it) when the number of
+#: models has grown or shrunk by this factor since it was estimated; in between the prior is held fixed, so adding
+#: a model is one solve and the total work stays linear in the number of models
+PRIOR_GROWTH = 2.0
+
+
+@dataclass(frozen=True)
+class Method:
+    """One ``TASKSPACE_METHOD``: what it sets in the solver and how it represents a prompt."""
+
+    name: str
+    #: centred embeddings with an unpenalised per-model intercept (stored as a trailing ``c_i``)
+    intercept: bool = False
+    #: how lambda is chosen: None = ``TASKSPACE_LAMBDA``; ``'gcv'`` = per model by generalised cross-validation
+    select: str | None = None
+    #: the prior policy: None = ridge toward 0; ``'mean'`` = toward the models' mean normal (see the module docstring)
+    prior: str | None = None
+    #: the prompt feature set (:mod:`indexer.features`), None = the embedding alone
+    features: str | None = None
+
+    @property
+    def free(self) -> int:
+        """How many unpenalised covariate columns the feature set appends to a row."""
+        from .features import n_features
+
+        return n_features(self.features)
+
+    @property
+    def split(self) -> bool:
+        """True when a prompt is embedded as its question and its options apart (``multiple-choice-v1``)."""
+        return self.features == _MULTIPLE_CHOICE
+
+    def options(self, lam: float = 1.0, eps: float = 0.0) -> dict:
+        """The :class:`~indexer.solver.HyperplaneSolver` constructor options of this method."""
+        opts: dict = {"lam": lam, "eps": eps}
+        if self.intercept:
+            opts["intercept"] = True
+        if self.select:
+            opts["select"] = self.select
+        if self.prior:
+            opts["prior"] = self.prior
+        if self.features:
+            opts["free"] = self.free
+        return opts
+
+    @property
+    def params(self) -> dict:
+        """A space's params under this method: the solver options but ``lam``/``eps`` (columns of their own),
+        plus ``features`` for a method with a feature set."""
+        params = {k: v for k, v in self.options().items() if k not in ("lam", "eps")}
+        if self.features:
+            params["features"] = self.features
+        return params
+
+
+#: every method ``TASKSPACE_METHOD`` accepts, the default first
+METHODS: dict[str, Method] = {m.name: m for m in (
+    # auto-mean on the question/options split with four option covariates (on prompts without options: auto-mean)
+    Method("auto-mc", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE),
+    # auto, every model shrunk toward the models' mean normal (below PRIOR_MIN_MODELS models: auto)
+    Method("auto-mean", intercept=True, select="gcv", prior="mean"),
+    # centred embeddings, per-model intercept, lambda per model by GCV (eps as given)
+    Method("auto", intercept=True, select="gcv"),
+    # auto plus two prompt-length covariates
+    Method("auto-text", intercept=True, select="gcv", features=_TEXT_FEATURES),
+    # the paper's exact method with TASKSPACE_LAMBDA / TASKSPACE_EPS
+    Method("paper"),
+)}
+
+
+def get_method(name: str | None) -> Method:
+    """The method of a name (case and surrounding space ignored); :class:`InputError` for an unknown one."""
+    method = METHODS.get((name or "").strip().lower())
+    if method is None:
+        raise InputError(f"unknown solver method {name!r}; use {', '.join(METHODS)}")
+    return method
+
+
+def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
+    """The solver options of the method ``name`` (:meth:`Method.options`)."""
+    return get_method(name).options(lam, eps)
+
+
+def space_params(name: str) -> dict:
+    """The space params of the method ``name`` (:attr:`Method.params`)."""
+    return get_method(name).params
+
+
+def encoder_name(encoder_id: str) -> str:
+    """The encoder name of an encoder id ``name@revision`` (what :func:`indexer.encoder.get_encoder` takes)."""
+    return encoder_id.rsplit("@", 1)[0]
+
+
+@dataclass(frozen=True)
+class SpaceSpec:
+    """An embedding space's settings (see the module docstring). ``encoder`` (the encoder id) may be None and
+    ``dim`` (the width of its vectors) is None until the encoder is known; :attr:`key` and :attr:`name` need both.
+    ``params`` is copied on construction and must not be modified."""
+
+    encoder: str | None
+    lam: float
+    eps: float
+    method: str
+    params: dict = field(default_factory=dict, hash=False)
+    dim: int | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", dict(self.params or {}))
+
+    @classmethod
+    def of(cls, space) -> "SpaceSpec":
+        """The spec of a stored space (anything with ``encoder, lam, eps, method, params, dim``)."""
+        if isinstance(space, SpaceSpec):
+            return space
+        return cls(space.encoder, space.lam, space.eps, space.method, dict(space.params or {}), space.dim)
+
+    def with_encoder(self, encoder_id: str, encoder_dim: int) -> "SpaceSpec":
+        """This space on an encoder: its id and the width of its vectors from the encoder's ``encoder_dim``."""
+        from .represent import index_dim
+
+        return replace(self, encoder=encoder_id, dim=index_dim(int(encoder_dim), self.params))
+
+    # -- identity ------------------------------------------------------------------------------------------
+    @property
+    def canonical(self) -> str:
+        """The canonical JSON of the six fields that identify the space (hashed by :attr:`key`)."""
+        if self.encoder is None or self.dim is None:
+            raise InputError(f"space of method {self.method!r} has no encoder yet: its key needs the encoder id "
+                             "and the vector width")
+        return json.dumps([self.encoder, int(self.dim), float(self.lam), float(self.eps), self.method,
+                           dict(self.params)], sort_keys=True, default=str)
+
+    @property
+    def key(self) -> str:
+        """sha256 hex of :attr:`canonical`: the space's SQL key."""
+        return hashlib.sha256(self.canonical.encode()).hexdigest()
+
+    @property
+    def name(self) -> str:
+        """The space's name in the vector index, e.g. ``all-minilm-l6-v2-3f2a9c1b0d``: the encoder's short name
+        and 10 hex digits of :attr:`key`."""
+        short = re.sub(r"[^a-z0-9-]+", "-", encoder_name(self.encoder or "").rsplit("/", 1)[-1].lower()).strip("-")
+        return f"{short[:40] or 'space'}-{self.key[:10]}"
+
+    @property
+    def encoder_name(self) -> str:
+        """The encoder's name without its revision."""
+        return encoder_name(self.encoder or "")
+
+    def matches(self, space) -> bool:
+        """True when the stored ``space`` is this one: same encoder id, lambda, eps, method and params."""
+        return (space.encoder == self.encoder and space.lam == self.lam and space.eps == self.eps
+                and space.method == self.method and dict(space.params or {}) == self.params)
+
+    # -- what the params mean ----------------------------------------------------------------------------
+    @property
+    def prior(self) -> str | None:
+        """The prior policy of the space (``'mean'`` or None)."""
+        return self.params.get("prior")
+
+    @property
+    def options(self) -> dict:
+        """The solver options the space's models are solved with."""
+        return {"lam": self.lam, "eps": self.eps, **{k: v for k, v in self.params.items() if k != "features"}}
+
+    def solver(self):
+        """A new :class:`~indexer.solver.HyperplaneSolver` with the space's options (unfitted)."""
+        from .solver import HyperplaneSolver
+
+        return HyperplaneSolver(**self.options)
+
+
+def configured(settings=None, *, encoder: str | None = None, method: str | None = None) -> SpaceSpec:
+    """The space the settings configure (default :func:`indexer.config.get_settings`): ``TASKSPACE_METHOD``
+    (or ``method``) with ``TASKSPACE_LAMBDA`` / ``TASKSPACE_EPS``, on the encoder id ``encoder`` (None: not
+    known here; enough for the solver and the representation)."""
+    if settings is None:
+        from .config import get_settings
+
+        settings = get_settings()
+    m = get_method(method or settings.method)
+    return SpaceSpec(encoder, settings.lam, settings.eps, m.name, m.params)
+
+
+def space_name(space) -> str:
+    """The vector-index name of a space (:attr:`SpaceSpec.name`)."""
+    return SpaceSpec.of(space).name
+
+
+def space_encoder(space, encoder=None):
+    """The encoder of a space: ``encoder`` when given, else the process's shared instance of the space's encoder
+    (:func:`indexer.encoder.get_encoder`, so a model loads once however many queries use it). Raises
+    :class:`~indexer.errors.EncoderError` when its id is not the one the space was built with."""
+    spec = SpaceSpec.of(space)
+    if encoder is None:
+        from .encoder import get_encoder
+
+        encoder = get_encoder(spec.encoder_name)
+    if encoder.id != spec.encoder:
+        raise EncoderError(f"space {spec.name} was built with encoder {spec.encoder} but the installed encoder is "
+                           f"{encoder.id}; prompt vectors would not match its model vectors: install that encoder "
+                           "revision, or re-run `taskspace index` so a space for the installed encoder is built")
+    return encoder
