@@ -568,7 +568,7 @@ class HyperplaneSolver:
             return Q @ self.normals_.T + self.intercept_
         return Q @ self.normals_.T
 
-    def resolve(self, **params) -> "HyperplaneSolver":
+    def refit(self, **params) -> "HyperplaneSolver":
         """Change hyper-parameters (``lam``, ``eps``, ``intercept``, ``select``, ``lambdas``) and re-solve every
         model from the stored sufficient statistics: no pass over ``D`` or the outcomes. Equals a fresh ``fit``
         with the new parameters. Used by the eps/lambda ablation of ``taskspace evaluate``."""
