@@ -264,13 +264,44 @@ def _pattern_key(mask: np.ndarray) -> bytes:
     return hashlib.blake2b(np.packbits(mask).tobytes(), digest_size=16).digest() + mask.size.to_bytes(8, "little")
 
 
+@dataclass(frozen=True, eq=False)
+class _Covariates:
+    """The unpenalised trailing columns (option ``free``, k of them) of a pattern's (centred) Gram
+    ``[[A, B], [B^T, C]]``, A (p, p) the embedding block, C (k, k) the covariate block, B (p, k) between them."""
+
+    B: np.ndarray  # (p, k) cross block
+    K: np.ndarray  # (p, k) B C^+
+    Cinv: np.ndarray  # (k, k) C^+ (pseudo-inverse)
+    rank: float  # rank(C): the covariates' degrees of freedom
+
+
+@dataclass(frozen=True, eq=False)
+class _Eigen:
+    """The eigendecomposition ``V diag(w) V^T`` of a pattern's Gram as the general solve uses it: centred
+    (option ``intercept``) and with the covariates partialled out (option ``free``)."""
+
+    w: np.ndarray  # (p,) eigenvalues clipped at 0
+    V: np.ndarray  # (p, p) eigenvectors (columns)
+    mu: np.ndarray  # (d,) mean prompt row of the pattern (zeros without the intercept)
+    covariates: _Covariates | None = None  # with option ``free``
+
+
+@dataclass(frozen=True, eq=False)
+class _Atoms:
+    """Prompts grouped by membership in every coverage pattern (A atoms), with each atom's Gram block."""
+
+    labels: np.ndarray  # (N,) int: the atom of each prompt
+    counts: np.ndarray  # (A,) int: prompts per atom
+    grams: np.ndarray  # (A, d, d) float64: sum of d_j d_j^T over the atom
+    sums: np.ndarray  # (A, d) float64: sum of d_j over the atom
+
+
 @dataclass
 class _Pattern:
     mask: np.ndarray  # (N,) bool
     proj: np.ndarray | None = None  # (d, d) float64 projection, computed lazily
     colsum: np.ndarray | None = None  # (d,) float64 sum of the pattern's prompt vectors, computed lazily
-    eig: tuple | None = None  # (w, V, mu) of the (centred) Gram, for the intercept / GCV options, lazily
-    free: tuple | None = None  # (Bm, K, Cinv, rank) of the unpenalised columns (option ``free``), with ``eig``
+    eig: _Eigen | None = None  # for the intercept / GCV / free / prior options, computed lazily
 
 
 class HyperplaneSolver:
@@ -555,7 +586,6 @@ class HyperplaneSolver:
             elif self.patterns_[key].proj is None:
                 self.patterns_[key].proj = old_pat.proj
                 self.patterns_[key].eig = old_pat.eig
-                self.patterns_[key].free = old_pat.free
         self._solve(touched)
         return self
 
@@ -588,7 +618,6 @@ class HyperplaneSolver:
         for pat in self.patterns_.values():
             pat.proj = None
             pat.eig = None
-            pat.free = None
         self.prior_ = self._fixed_prior(self.D_.shape[1])
         if self._prior_kind() == "mean":
             self._estimate_prior(base_solved=False)  # new parameters: every model is solved again
@@ -706,7 +735,7 @@ class HyperplaneSolver:
                 self._full_gram()
                 pat.colsum = self._colsum
             elif union is not None:
-                pat.colsum = self._atoms[3][union].sum(axis=0)
+                pat.colsum = self._atoms.sums[union].sum(axis=0)
             else:
                 idx = np.flatnonzero(mask)
                 pat.colsum = _gather_dot(self.D_, idx, np.ones(idx.size))
@@ -714,9 +743,9 @@ class HyperplaneSolver:
 
     def _atoms_in(self, mask: np.ndarray) -> np.ndarray | None:
         """(A,) bool: the atoms whose union is ``mask``; None when there are no atoms or it is not a union."""
-        if self._atoms is None or self._atoms[0].size != mask.size:
+        if self._atoms is None or self._atoms.labels.size != mask.size:
             return None
-        labels, counts = self._atoms[0], self._atoms[1]
+        labels, counts = self._atoms.labels, self._atoms.counts
         inside = np.bincount(labels, weights=mask, minlength=counts.size)
         full = inside == counts
         return full if np.all(full | (inside == 0)) else None
@@ -767,7 +796,7 @@ class HyperplaneSolver:
             rows = order[bounds[a] : bounds[a + 1]]
             contiguous = rows[-1] - rows[0] + 1 == rows.size
             grams[a], sums[a] = _gram(self.D_, slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows)
-        self._atoms = (labels, np.bincount(labels, minlength=A), grams, sums)
+        self._atoms = _Atoms(labels, np.bincount(labels, minlength=A), grams, sums)
         if self.gram_ is None:
             self.gram_, self._colsum = grams.sum(axis=0), sums.sum(axis=0)
 
@@ -777,7 +806,7 @@ class HyperplaneSolver:
             return self._full_gram()
         union = self._atoms_in(mask)
         if union is not None:
-            return self._atoms[2][union].sum(axis=0)  # G_i = sum of the atom blocks it covers
+            return self._atoms.grams[union].sum(axis=0)  # G_i = sum of the atom blocks it covers
         missing = ~mask
         if int(missing.sum()) < mask.size // 4:
             return self._full_gram() - _gram(self.D_, np.flatnonzero(missing))[0]
@@ -856,24 +885,25 @@ class HyperplaneSolver:
                 mu = self._pattern_sum(pat) / n if self.intercept else np.zeros(G.shape[0])
                 if self.intercept:
                     G = G - n * np.outer(mu, mu)  # centred Gram
+                cov = None
                 if free:  # partial the unpenalised covariates out of the embedding block
                     p = G.shape[0] - free
                     Bm, C = G[:p, p:], G[p:, p:]
                     Cinv = np.linalg.pinv(C, hermitian=True)
                     K = Bm @ Cinv  # (p, free)
-                    pat.free = (Bm, K, Cinv, float(np.linalg.matrix_rank(C, hermitian=True)))
+                    cov = _Covariates(Bm, K, Cinv, float(np.linalg.matrix_rank(C, hermitian=True)))
                     G = G[:p, :p] - K @ Bm.T
                 with _single_threaded_lapack():  # multi-threaded eigh of a small matrix is slower under load
                     w, V = np.linalg.eigh(G)
-                pat.eig = (np.clip(w, 0.0, None), V, mu)
-            w, V, mu = pat.eig
+                pat.eig = _Eigen(np.clip(w, 0.0, None), V, mu, cov)
+            w, V, mu = pat.eig.w, pat.eig.V, pat.eig.mu
             idx_arr = np.asarray(idx)
             sy, syy = self.sum_y_[idx_arr], self.sum_yy_[idx_arr]
             b = self._b[idx_arr] - sy[:, None] * mu[None, :] if self.intercept else self._b[idx_arr]
             ss = syy - (sy * sy / n if self.intercept else 0.0)
             df0 = 1.0 if self.intercept else 0.0
             if free:
-                Bm, K, Cinv, rank = pat.free
+                Bm, K, Cinv, rank = pat.eig.covariates.B, pat.eig.covariates.K, pat.eig.covariates.Cinv, pat.eig.covariates.rank
                 bF = b[:, -free:]
                 b = b[:, :-free] - bF @ K.T  # the embedding part of b with the covariates partialled out
                 ss = ss - ((bF @ Cinv) * bF).sum(axis=1)
