@@ -1,0 +1,88 @@
+"""The closed-form success-hyperplane solver (Kashani, Mendelson, Nemcovsky 2025), numpy only, no I/O.
+
+Notation (``docs/METHOD.md`` and ``DESIGN.md`` §1):
+
+- ``D``  (N, d): prompt embeddings, one L2-normalised row per prompt.
+- ``S``  (M, N): graded outcomes in [0, 1]; ``NaN`` marks a cell that was not observed (never "wrong").
+- ``y_ij = 2 s_ij - 1`` in [-1, 1].
+- Model i observes the prompt set ``O_i``.  Its sufficient statistics are
+
+      G_i = sum_{j in O_i} d_j d_j^T   (d, d)        b_i = sum_{j in O_i} y_ij d_j   (d,)
+
+  and with the eigendecomposition ``G_i = V diag(w) V^T``:
+
+      e_i = b_i V diag(phi(w)) V^T,    phi(w) = 0 if sqrt(w) < eps else 1 / (w + 2 lambda)
+
+  which equals the paper's ``P U S' V^T`` (``S'_k = s_k / (s_k^2 + 2 lambda)`` above the threshold) exactly.
+
+Models that observe the same prompts share one ``G`` (a coverage pattern) and hence one factorisation, built
+once per pattern. The package, one concern per module:
+
+- :mod:`.estimator`: :class:`HyperplaneSolver` (fit / prepare / add / replace / remove / refit, the public
+  estimator) and its per-model rows of sufficient statistics.
+- :mod:`.coverage`: coverage patterns, atoms (prompts covered by exactly the same patterns) and the Gram
+  cache over ``D``.
+- :mod:`.ridge`: the maths: shrinkage, projection, the paper's formula (reference) and the per-pattern solve
+  in which the options intercept, GCV, free covariates and prior combine.
+- :mod:`.kernels`: blocked float64 products with ``D`` (which stays in its own dtype, float32 halving the
+  memory traffic) and the single-threaded LAPACK context of the small factorisations.
+- :mod:`.inputs`: checks of ``D`` and ``S`` and the map ``y = 2s - 1``.
+
+:func:`method_options` maps a ``TASKSPACE_METHOD`` name to the estimator's options.
+"""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from .estimator import PRIOR_MIN_MODELS, HyperplaneSolver
+from .inputs import signed_outcomes, validate_embeddings
+from .ridge import GCV_LAMBDAS, paper_normals, projection, shrinkage
+
+__all__ = [
+    "HyperplaneSolver",
+    "shrinkage",
+    "projection",
+    "paper_normals",
+    "signed_outcomes",
+    "validate_embeddings",
+    "method_options",
+    "GCV_LAMBDAS",
+    "PRIOR_MIN_MODELS",
+]
+
+
+def method_options(name: str, *, lam: float = 1.0, eps: float = 0.0) -> dict:
+    """Constructor options of :class:`HyperplaneSolver` for a method name (``TASKSPACE_METHOD``).
+
+    - ``paper``: the paper's exact method, ``lam`` and ``eps`` as given (no intercept).
+    - ``auto``: centred embeddings with an unpenalised per-model intercept, lambda chosen per model by
+      generalised cross-validation over :data:`GCV_LAMBDAS`, ``eps`` as given. Measured in docs/RESULTS.md.
+    - ``auto-mean``: ``auto`` with every model shrunk toward the models' mean normal instead of toward 0
+      (``prior='mean'``): estimated by ``fit`` and stored with the space by the worker, held fixed between
+      re-estimations so models stay independent (docs/RESULTS.md).
+    - ``auto-text``: ``auto`` plus the prompt covariates of :mod:`indexer.features` as
+      ``free`` (unpenalised) trailing columns of ``D``; the caller appends them
+      (:func:`indexer.represent.design`); a space records the set's name (``features`` in its params).
+    - ``auto-mc``: ``auto-mean`` on the question/options split representation (:mod:`indexer.represent`,
+      ``multiple-choice-v1``): ``D`` is ``[E(question), E(options)]`` plus 4 multiple-choice covariates as
+      ``free`` columns; on prompts without answer options it is ``auto-mean``.
+    """
+    key = (name or "").strip().lower()
+    if key == "paper":
+        return {"lam": lam, "eps": eps}
+    if key == "auto":
+        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv"}
+    if key == "auto-mean":
+        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "prior": "mean"}
+    if key == "auto-text":
+        from ..features import TEXT_FEATURES, n_features
+
+        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "free": n_features(TEXT_FEATURES)}
+    if key == "auto-mc":
+        from ..features import MULTIPLE_CHOICE, n_features
+
+        return {"lam": lam, "eps": eps, "intercept": True, "select": "gcv", "prior": "mean",
+                "free": n_features(MULTIPLE_CHOICE)}
+    from ..config import METHODS
+
+    raise InputError(f"unknown solver method {name!r}; use {', '.join(METHODS)}")
