@@ -95,8 +95,11 @@ class ModelRows:
         self.n_observed[i] = n_observed
         self.sum_y[i], self.sum_yy[i] = sum_y, sum_yy
 
-    def accumulate(self, b: np.ndarray, n_observed: np.ndarray, sum_y: np.ndarray, sum_yy: np.ndarray) -> None:
-        """Add statistics over new prompts to every row: ``b`` (M, d), the others (M,)."""
+    def add_prompts(self, patterns: list[bytes], b: np.ndarray, n_observed: np.ndarray, sum_y: np.ndarray,
+                    sum_yy: np.ndarray) -> None:
+        """Every row's new coverage pattern (M) and statistics over new prompts, added to its own: ``b`` (M, d),
+        the others (M,)."""
+        self.pattern = list(patterns)
         self.b[:] += b
         self.n_observed += n_observed
         self.sum_y += sum_y
@@ -365,10 +368,10 @@ class HyperplaneSolver:
             raise DimensionError(f"new outcomes have shape {S_new.shape}; expected ({M}, {D_new.shape[0]})")
         Y, observed = signed_outcomes(S_new, model_ids=self._models.ids)
         K = D_new.shape[0]
-        self._models.pattern = self._coverage.add_prompts(D_new, self._models.pattern, observed)
+        patterns = self._coverage.add_prompts(D_new, self._models.pattern, observed)
         # b_i += sum_{new j} y_ij d_j, and the counts and sums likewise
-        self._models.accumulate(dot_rows(Y, D_new, [(0, K)]), observed.sum(axis=1), Y.sum(axis=1),
-                                (Y * Y).sum(axis=1))
+        self._models.add_prompts(patterns, dot_rows(Y, D_new, [(0, K)]), observed.sum(axis=1), Y.sum(axis=1),
+                                 (Y * Y).sum(axis=1))
         self._solve([i for i in range(M) if observed[i].any()])
         return self
 
