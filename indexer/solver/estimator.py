@@ -25,8 +25,8 @@ PRIOR_MIN_MODELS = 5
 class ModelRows:
     """The per-model state of a solver: one row per model, in the order the models were added.
 
-    Rows are appended, kept (after a removal) and updated only through the methods below, so every field
-    always has one entry per model. ``b`` and ``normals`` live in over-allocated buffers so adding one model
+    Rows are appended, kept (after a removal), updated and given their solution only through the methods
+    below, so every field always has one entry per model. ``b`` and ``normals`` live in over-allocated buffers so adding one model
     does not copy all the others.
 
     Attributes
@@ -104,6 +104,16 @@ class ModelRows:
         self.n_observed += n_observed
         self.sum_y += sum_y
         self.sum_yy += sum_yy
+
+    def solved(self, rows: slice | np.ndarray, normals: np.ndarray, lam: np.ndarray | None = None,
+               intercept: np.ndarray | float | None = None) -> None:
+        """Store the solution of ``rows`` (a slice or (k,) int): ``normals`` (k, d) and, from the general solve,
+        ``lam`` (k,) and ``intercept`` (k,) or a scalar."""
+        self.normals[rows] = normals
+        if lam is not None:
+            self.lam[rows] = lam
+        if intercept is not None:
+            self.intercept[rows] = intercept
 
     def keep(self, rows: np.ndarray) -> None:
         """Keep only ``rows`` (K,) int, in that order."""
@@ -522,10 +532,11 @@ class HyperplaneSolver:
         for key, idx in by_pattern.items():
             proj = cov.patterns[key].proj
             idx_arr = np.asarray(idx)
-            if idx_arr[-1] - idx_arr[0] + 1 == idx_arr.size:
-                models.normals[idx_arr[0] : idx_arr[-1] + 1] = models.b[idx_arr[0] : idx_arr[-1] + 1] @ proj
+            if idx_arr[-1] - idx_arr[0] + 1 == idx_arr.size:  # contiguous rows: a view, no gather
+                span = slice(int(idx_arr[0]), int(idx_arr[-1]) + 1)
+                models.solved(span, models.b[span] @ proj)  # e_i = b_i V diag(phi) V^T
             else:
-                models.normals[idx_arr] = models.b[idx_arr] @ proj
+                models.solved(idx_arr, models.b[idx_arr] @ proj)
 
     def _solve_general(self, rows: list[int]) -> None:
         """Solve ``rows`` with the options (intercept, lambda by GCV, free covariates, prior): per coverage
@@ -545,6 +556,4 @@ class HyperplaneSolver:
             E, lam_i, a = solve_pattern(pat.eig, n, models.b[idx_arr], models.sum_y[idx_arr], models.sum_yy[idx_arr],
                                         lam=self.lam, eps=self.eps, intercept=self.intercept,
                                         grid=grid if self.select == "gcv" else None, prior=self.prior_)
-            models.normals[idx_arr] = E
-            models.lam[idx_arr] = lam_i
-            models.intercept[idx_arr] = a
+            models.solved(idx_arr, E, lam_i, a)
