@@ -95,7 +95,7 @@ def _fit(X, S, free):
 
 def _mu(s: HyperplaneSolver) -> np.ndarray:
     """(M, d) each model's mean design row over its observed prompts."""
-    return np.stack([s.patterns_[s.pattern_of_[i]].eig[2] for i in range(len(s.model_ids_))])
+    return np.stack([s.patterns_[s.pattern_of_[i]].eig.mu for i in range(len(s.model_ids_))])
 
 
 def _hat_diag(s: HyperplaneSolver, i: int, X: np.ndarray) -> np.ndarray:
@@ -103,11 +103,11 @@ def _hat_diag(s: HyperplaneSolver, i: int, X: np.ndarray) -> np.ndarray:
     1/n (intercept) + f^T C^+ f (free covariates, centred) + z^T diag(phi) z, z = V^T (a - K f) (partialled
     embedding part)."""
     pat = s.patterns_[s.pattern_of_[i]]
-    w, V, mu = pat.eig
+    w, V, mu = pat.eig.w, pat.eig.V, pat.eig.mu
     Xc = X - mu
     h = np.full(X.shape[0], 1.0 / X.shape[0])
     if s.free:
-        Bm, K, Cinv, _ = pat.free
+        K, Cinv = pat.eig.covariates.K, pat.eig.covariates.Cinv
         A, F = Xc[:, : -s.free], Xc[:, -s.free :]
         h += ((F @ Cinv) * F).sum(axis=1)
         A = A - F @ K.T
@@ -241,7 +241,7 @@ def _toward(s: HyperplaneSolver, U: np.ndarray):
     for key, idx in by.items():
         idx = np.asarray(idx)
         pat = s.patterns_[key]
-        w, V, mu = pat.eig
+        w, V, mu = pat.eig.w, pat.eig.V, pat.eig.mu
         n = int(pat.mask.sum())
         sy = s.sum_y_[idx]
         b = s.b_[idx] - sy[:, None] * mu[None, :]

@@ -201,7 +201,7 @@ def time_add_one(solver: HyperplaneSolver, D: np.ndarray, S: np.ndarray, repeats
         y, observed = signed_outcomes(s)
         pat = solver.patterns_[solver.pattern_of_[-1]]
         t = time.perf_counter()
-        bi = solver._sparse_b(y[0], observed[0], pat)
+        bi = solver._coverage.sparse_b(y[0], observed[0], pat)
         bpass.append(time.perf_counter() - t)
         t = time.perf_counter()
         _ = bi @ pat.proj

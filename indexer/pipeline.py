@@ -345,8 +345,8 @@ class Indexer:
             solver.prior = prior.vector if prior is not None else None
         with _timed(report, "solve"):
             self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
-            # models are independent given D: fitting them in chunks gives the same vectors and lets a bar move
-            solver.fit(D, om.scores[:0], model_ids=[])
+            # models are independent given D: adding them in chunks gives the same vectors and lets a bar move
+            solver.prepare(D)
             bar = self.progress.bar(len(om.models), "solve")
             for lo in range(0, len(om.models), SOLVE_CHUNK):
                 ids = om.models[lo:lo + SOLVE_CHUNK]

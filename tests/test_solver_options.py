@@ -138,18 +138,18 @@ def test_method_options_and_bad_options(monkeypatch):
 
 
 @pytest.mark.parametrize("params", [{"lam": 3.0}, {"lam": 0.5, "eps": 1.0}, {"intercept": True}, {"select": "gcv", "intercept": True}])
-def test_resolve_equals_a_fresh_fit(params):
+def test_refit_equals_a_fresh_fit(params):
     D, S = _data(5)
     solver = HyperplaneSolver(lam=1.0).fit(D, S)
-    solver.resolve(**params)
+    solver.refit(**params)
     fresh = HyperplaneSolver(**{"lam": 1.0, **params}).fit(D, S)
     np.testing.assert_allclose(solver.normals_, fresh.normals_, atol=1e-10)
     np.testing.assert_allclose(solver.predict(D[:4]), fresh.predict(D[:4]), atol=1e-10)
     with pytest.raises(InputError, match="lam="):
-        solver.resolve(lam=-1.0)
+        solver.refit(lam=-1.0)
     assert solver.lam == params.get("lam", 1.0)  # a rejected change leaves the parameters as they were
     with pytest.raises(InputError, match="unknown solver parameter"):
-        solver.resolve(gamma=2)
+        solver.refit(gamma=2)
 
 
 @pytest.mark.parametrize("intercept", [False, True])

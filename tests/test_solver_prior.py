@@ -121,12 +121,12 @@ def test_mean_prior_is_held_fixed_by_updates_and_refresh_equals_a_fresh_fit():
     np.testing.assert_allclose(inc.normals_, fresh.normals_, atol=1e-9)
 
 
-def test_resolve_changes_the_prior():
+def test_refit_changes_the_prior():
     X, S = _data(6)
     s = HyperplaneSolver(**method_options("auto")).fit(X, S)
-    s.resolve(prior="mean")
+    s.refit(prior="mean")
     np.testing.assert_allclose(s.normals_, HyperplaneSolver(**method_options("auto-mean")).fit(X, S).normals_, atol=1e-10)
-    s.resolve(prior=None)
+    s.refit(prior=None)
     np.testing.assert_allclose(s.normals_, HyperplaneSolver(**method_options("auto")).fit(X, S).normals_, atol=1e-10)
 
 
@@ -143,7 +143,7 @@ def test_bad_priors_are_refused_and_change_nothing():
     s = HyperplaneSolver(**method_options("auto-mean")).fit(X, S)
     before = s.normals_.copy()
     with pytest.raises(InputError, match="prior="):
-        s.resolve(prior="median")
+        s.refit(prior="median")
     np.testing.assert_array_equal(s.normals_, before)
 
 

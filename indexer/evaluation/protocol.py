@@ -133,7 +133,7 @@ def score_fold(P: np.ndarray, S_tgt: np.ndarray, bench: np.ndarray, source_mean:
 def run_sweep(D: np.ndarray, S: np.ndarray, benchmarks: np.ndarray, folds: list[Fold], grid,
               queries: np.ndarray | None = None) -> list[dict]:
     """The paper method over (lambda, eps) pairs ``grid``: one fit per fold, then
-    :meth:`~indexer.solver.HyperplaneSolver.resolve` per pair (no second pass over the data).
+    :meth:`~indexer.solver.HyperplaneSolver.refit` per pair (no second pass over the data).
     Returns one row per pair: ``{"lam", "eps", <metric>: mean over folds}``. ``queries``: as in
     :func:`run_folds`."""
     Q = D if queries is None else queries
@@ -151,7 +151,7 @@ def run_sweep(D: np.ndarray, S: np.ndarray, benchmarks: np.ndarray, folds: list[
         solver = HyperplaneSolver(lam=grid[0][0], eps=grid[0][1]).fit(D[fold.train], S_src)
         for k, (lam, eps) in enumerate(grid):
             if k:
-                solver.resolve(lam=lam, eps=eps)
+                solver.refit(lam=lam, eps=eps)
             per[k].append(score_fold(solver.predict(D_tgt).T, S_tgt, bench, mean))
     rows = []
     for (lam, eps), results in zip(grid, per):

@@ -1,0 +1,189 @@
+"""The ridge maths of the solver: the shrinkage phi(w), the projection of one coverage pattern, the paper's
+formula computed directly (the reference), and the general per-pattern solve in which the options intercept,
+GCV, free and prior combine in one formula (:func:`solve_pattern`, on a pattern's :class:`Eigen`).
+
+Everything here works on sufficient statistics (Gram matrices, ``b``, sums of y and y^2) or, for
+:func:`paper_normals`, on ``D`` and ``S`` directly; nothing reads the solver's state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .inputs import signed_outcomes
+from .kernels import CHUNK, single_threaded_lapack
+
+#: The lambda grid of ``select='gcv'`` (log-spaced; the largest is close to "the model's mean only").
+GCV_LAMBDAS = tuple(float(x) for x in np.logspace(-2, 4, 25))
+
+
+def shrinkage(w: np.ndarray, lam: float, eps: float) -> np.ndarray:
+    """phi(w) of the eigenvalues ``w`` (d,) of a Gram matrix: 0 below the threshold, else 1/(w + 2 lambda).
+
+    ``sqrt(w)`` are the singular values of the model's prompt matrix. With ``lam == 0`` this is the
+    pseudo-inverse, so eigenvalues at round-off level (relative 1e-12) are dropped as numpy's ``pinv`` does.
+    """
+    w = np.clip(np.asarray(w, dtype=np.float64), 0.0, None)
+    keep = np.sqrt(w) >= eps
+    if lam == 0:
+        keep &= w > (w.max(initial=0.0) * 1e-12)
+    denom = w + 2.0 * lam
+    out = np.zeros_like(w)
+    np.divide(1.0, denom, out=out, where=keep & (denom > 0))
+    return out
+
+
+def projection(G: np.ndarray, lam: float, eps: float) -> np.ndarray:
+    """The (d, d) matrix ``V diag(phi(w)) V^T`` of a Gram matrix ``G = V diag(w) V^T``; ``e = b @ it``.
+
+    With ``eps == 0`` and ``lam > 0`` every component is kept, so this is ``(G + 2 lambda I)^-1``, computed
+    by an LU inverse (several times faster than the eigendecomposition, same result to round-off).
+    """
+    G = np.asarray(G, dtype=np.float64)
+    d = G.shape[0]
+    if eps == 0 and lam > 0 and 2.0 * lam >= 1e-8 * max(float(np.abs(np.diag(G)).max(initial=0.0)), 1.0):
+        P = np.linalg.inv(G + 2.0 * lam * np.eye(d))
+        return (P + P.T) * 0.5
+    w, V = np.linalg.eigh(G)
+    phi = shrinkage(w, lam, eps)
+    return (V * phi) @ V.T
+
+
+def paper_normals(D: np.ndarray, S: np.ndarray, lam: float = 1.0, eps: float = 0.0) -> np.ndarray:
+    """The paper's formula computed the direct way, for dense outcomes: ``E = P U S' V^T``.
+
+    ``D`` (N, d), ``S`` (M, N) in [0, 1] without NaN. Returns E (M, d) float64. Used as the reference in
+    tests and benchmarks; the solver never calls it. ``P U`` is formed in chunks of models.
+    """
+    S = np.asarray(S)
+    if S.ndim == 1:
+        S = S[None, :]
+    U, s, Vt = np.linalg.svd(np.asarray(D, dtype=np.float64), full_matrices=False)
+    keep = s >= eps
+    if lam == 0:
+        keep &= s > s.max(initial=0.0) * 1e-6
+    s_prime = np.zeros_like(s)
+    s_prime[keep] = s[keep] / (s[keep] ** 2 + 2.0 * lam)  # S'_k = s_k / (s_k^2 + 2 lambda)
+    E = np.empty((S.shape[0], Vt.shape[1]))
+    for lo in range(0, S.shape[0], CHUNK):
+        Y, observed = signed_outcomes(S[lo : lo + CHUNK], model_ids=range(lo, lo + CHUNK))
+        if not observed.all():
+            raise InputError("paper_normals needs dense outcomes (no NaN)")
+        E[lo : lo + CHUNK] = ((Y @ U) * s_prime) @ Vt  # E = P U S' V^T
+    return E
+
+
+@dataclass(frozen=True, eq=False)
+class Covariates:
+    """The k unpenalised trailing columns (option ``free``) of a pattern's (centred) Gram
+    ``[[A, B], [B^T, C]]``: A (p, p) the embedding block, C (k, k) the covariate block, B (p, k) between."""
+
+    B: np.ndarray  # (p, k) cross block
+    K: np.ndarray  # (p, k) B C^+
+    Cinv: np.ndarray  # (k, k) C^+ (pseudo-inverse)
+    rank: float  # rank(C): the covariates' degrees of freedom
+
+
+@dataclass(frozen=True, eq=False)
+class Eigen:
+    """A pattern's Gram as the general solve uses it, ``V diag(w) V^T``: centred (option ``intercept``) and
+    with the covariates partialled out (option ``free``): (p, p) with p = d - k."""
+
+    w: np.ndarray  # (p,) eigenvalues clipped at 0
+    V: np.ndarray  # (p, p) eigenvectors (columns)
+    mu: np.ndarray  # (d,) the pattern's mean prompt row (zeros without the intercept)
+    covariates: Covariates | None = None  # option ``free``
+
+
+def factorise(G: np.ndarray, mu: np.ndarray | None, n: int, free: int) -> Eigen:
+    """The :class:`Eigen` of a pattern of ``n`` prompts with Gram ``G`` (d, d), centred on ``mu`` (d,) (the
+    pattern's mean prompt row; None: no intercept, not centred) and with the last ``free`` columns partialled
+    out."""
+    if mu is None:
+        mu = np.zeros(G.shape[0])
+    else:
+        G = G - n * np.outer(mu, mu)  # centred Gram G_c = G - n mu mu^T
+    cov = None
+    if free:  # partial the unpenalised covariates out of the embedding block
+        p = G.shape[0] - free
+        Bm, C = G[:p, p:], G[p:, p:]
+        Cinv = np.linalg.pinv(C, hermitian=True)
+        K = Bm @ Cinv  # (p, free)
+        cov = Covariates(Bm, K, Cinv, float(np.linalg.matrix_rank(C, hermitian=True)))
+        G = G[:p, :p] - K @ Bm.T  # A_r = A - B C^+ B^T
+    with single_threaded_lapack():  # multi-threaded eigh of a small matrix is slower under load
+        w, V = np.linalg.eigh(G)
+    return Eigen(np.clip(w, 0.0, None), V, mu, cov)
+
+
+def solve_pattern(eig: Eigen, n: int, b: np.ndarray, sum_y: np.ndarray, sum_yy: np.ndarray, *, lam: float,
+                  eps: float, intercept: bool, grid: np.ndarray | None = None,
+                  prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | float]:
+    """Normals of k models observed on the same pattern of ``n`` prompts, from their statistics ``b`` (k, d),
+    ``sum_y`` and ``sum_yy`` (k,) and the pattern's ``eig``.
+
+    Per model (``c = V^T (b_i - sum_y_i mu)``, or ``V^T b_i`` without the intercept):
+
+        e_i = V diag(phi(w; lambda_i)) c,    intercept_i = sum_y_i / n - e_i . mu
+
+    which minimises ``sum_j (y_ij - a_i - e_i . d_j)^2 + 2 lambda ||e_i||^2`` with an unpenalised ``a_i``.
+    With a ``grid`` (L,) of lambdas (``select='gcv'``), lambda_i minimises GCV(lambda) = n RSS / (n - df)^2,
+    where ``RSS = ss - sum_k c_k^2 (2 phi_k - w_k phi_k^2)``, ``ss = sum_yy - sum_y^2 / n`` and
+    ``df = 1 + sum_k w_k phi_k``: all from the sufficient statistics, so an incremental update equals a fit
+    from scratch. Without one, lambda_i = ``lam``.
+
+    With covariates (``eig.covariates``, option ``free = k``) the covariates are partialled out (Frisch-Waugh)
+    in statistics space: ``A_r = A - B C^+ B^T`` takes the place of ``G_c`` (done by :func:`factorise`) and
+    ``b_D - B C^+ b_F`` of ``b``; then the covariate coefficients are ``f_i = C^+ (b_F - B^T e_i)``, ``ss``
+    loses ``b_F^T C^+ b_F`` and ``df`` gains rank(C).
+
+    With a ``prior`` u (p,) the embedding part is ``e_i = u + delta_i``, delta_i the ridge fit of the residual
+    target ``y - X u``: in statistics space ``b -> b - A u`` and ``ss -> ss - 2 b.u + u^T A u`` (``A`` the
+    centred, partialled Gram above), so GCV picks lambda for the residual target.
+
+    Returns (E (k, d) the normals ``[e_i, f_i]``, lambda_i (k,), intercept_i (k,) or 0.0 without the intercept).
+    """
+    w, V, mu = eig.w, eig.V, eig.mu
+    sy, syy = sum_y, sum_yy
+    if intercept:
+        b = b - sy[:, None] * mu[None, :]  # b_i - sum_y_i mu
+    ss = syy - (sy * sy / n if intercept else 0.0)  # sum_j (y_ij - mean_i)^2 (or sum_j y_ij^2)
+    df0 = 1.0 if intercept else 0.0
+    cov = eig.covariates
+    if cov is not None:
+        free = cov.Cinv.shape[0]
+        bF = b[:, -free:]
+        b = b[:, :-free] - bF @ cov.K.T  # the embedding part of b with the covariates partialled out
+        ss = ss - ((bF @ cov.Cinv) * bF).sum(axis=1)
+        df0 += cov.rank
+    u = prior
+    if u is not None:  # e_i = u + ridge fit of the residual target y - X u (same A, so same V and w)
+        Au = V @ (w * (V.T @ u))
+        ss = ss - 2.0 * (b @ u) + float(u @ Au)
+        b = b - Au[None, :]
+    c = b @ V  # (k, p) coordinates in the eigenbasis
+    if grid is not None:
+        phis = np.stack([shrinkage(w, float(lam), eps) for lam in grid])  # (L, p)
+        red = (c * c) @ (2.0 * phis - w * phis * phis).T  # (k, L) explained sum of squares
+        rss = np.maximum(ss[:, None] - red, 0.0)
+        df = df0 + (w * phis).sum(axis=1)  # (L,) trace of the hat matrix
+        resid_df = n - df
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gcv = np.where(resid_df > 0.5, n * rss / np.maximum(resid_df, 0.5) ** 2, np.inf)
+        best = np.argmin(gcv, axis=1)
+        best[~np.isfinite(gcv).any(axis=1)] = int(np.argmax(grid))  # too few prompts: most shrinkage
+        lam_i = grid[best]
+        phi = phis[best]  # (k, p)
+    else:
+        lam_i = np.full(b.shape[0], float(lam))
+        phi = np.broadcast_to(shrinkage(w, float(lam), eps), c.shape)
+    E = (c * phi) @ V.T  # e_i = V diag(phi) V^T (b_i - sum_y_i mu)
+    if u is not None:
+        E = E + u[None, :]
+    if cov is not None:
+        E = np.hstack([E, (bF - E @ cov.B) @ cov.Cinv])  # f_i = C^+ (b_F - B^T e_i)
+    a = sy / n - E @ mu if intercept else 0.0  # intercept_i = sum_y_i / n - e_i . mu
+    return E, lam_i, a
