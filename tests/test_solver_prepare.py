@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from indexer.errors import DimensionError, InputError, NotFoundError
-from indexer.solver import HyperplaneSolver, method_options
+from indexer.solver import HyperplaneSolver
+from indexer.space import method_options
 
 TOL = dict(rtol=1e-9, atol=1e-10)
 
