@@ -16,7 +16,7 @@ from ..errors import DimensionError, InputError, NotFoundError
 from .coverage import Coverage, Pattern, pattern_key
 from .inputs import signed_into, signed_outcomes, validate_embeddings
 from .kernels import CHUNK, dot_rows, runs, single_threaded_lapack
-from .ridge import GCV_LAMBDAS, factorise, projection, solve_pattern
+from .ridge import GCV_LAMBDAS, Eigen, factorise, predictive_variance, projection, solve_pattern
 
 #: ``prior='mean'`` needs at least this many models; with fewer, no prior is used (plain ridge toward 0).
 PRIOR_MIN_MODELS = 5
@@ -37,6 +37,7 @@ class ModelRows:
     normals : (M, d) float64, the solved normals.
     n_observed : (M,) int64; sum_y, sum_yy : (M,) float64, ``sum_j y_ij`` and ``sum_j y_ij^2``.
     intercept, lam : (M,) float64, each model's intercept and lambda (0 until the general solve sets them).
+    noise : (M,) float64, each model's residual variance at its lambda (NaN until the general solve sets it).
     """
 
     def __init__(self, d: int):
@@ -48,6 +49,7 @@ class ModelRows:
         self.n_observed = np.zeros(0, dtype=np.int64)
         self.sum_y, self.sum_yy = np.zeros(0), np.zeros(0)
         self.intercept, self.lam = np.zeros(0), np.zeros(0)
+        self.noise = np.zeros(0)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -87,6 +89,7 @@ class ModelRows:
         self.n_observed = np.concatenate([self.n_observed, n_observed])
         self.sum_y, self.sum_yy = np.concatenate([self.sum_y, sum_y]), np.concatenate([self.sum_yy, sum_yy])
         self.intercept, self.lam = np.concatenate([self.intercept, np.zeros(K)]), np.concatenate([self.lam, np.zeros(K)])
+        self.noise = np.concatenate([self.noise, np.full(K, np.nan)])
 
     def set_row(self, i: int, pattern: bytes, b: np.ndarray, n_observed: int, sum_y: float, sum_yy: float) -> None:
         """Replace row i's statistics (``b`` (d,)); its solution is left for the caller to re-solve."""
@@ -106,14 +109,16 @@ class ModelRows:
         self.sum_yy += sum_yy
 
     def solved(self, rows: slice | np.ndarray, normals: np.ndarray, lam: np.ndarray | None = None,
-               intercept: np.ndarray | float | None = None) -> None:
+               intercept: np.ndarray | float | None = None, noise: np.ndarray | None = None) -> None:
         """Store the solution of ``rows`` (a slice or (k,) int): ``normals`` (k, d) and, from the general solve,
-        ``lam`` (k,) and ``intercept`` (k,) or a scalar."""
+        ``lam`` (k,), ``intercept`` (k,) or a scalar, and ``noise`` (k,)."""
         self.normals[rows] = normals
         if lam is not None:
             self.lam[rows] = lam
         if intercept is not None:
             self.intercept[rows] = intercept
+        if noise is not None:
+            self.noise[rows] = noise
 
     def keep(self, rows: np.ndarray) -> None:
         """Keep only ``rows`` (K,) int, in that order."""
@@ -125,6 +130,7 @@ class ModelRows:
         self.n_observed = self.n_observed[rows]
         self.sum_y, self.sum_yy = self.sum_y[rows], self.sum_yy[rows]
         self.intercept, self.lam = self.intercept[rows], self.lam[rows]
+        self.noise = self.noise[rows]
 
 
 def _learned(part: str, name: str, doc: str) -> property:
@@ -167,6 +173,9 @@ class HyperplaneSolver:
         Per-model intercept (option ``intercept``; else 0).
     lam_ : (M,) float64
         Lambda of each model with the options (chosen by GCV with ``select='gcv'``); 0 with the plain method.
+    noise_ : (M,) float64
+        Residual variance ``s_i^2`` of each model at its lambda (with the options; NaN with the plain method):
+        with the pattern's factorisation, the posterior of its predictions (:meth:`predictive_variance`).
     b_ : (M, d) float64
         Outcome sums ``b_i = sum_j y_ij d_j``.
     n_observed_ : (M,) int
@@ -201,6 +210,7 @@ class HyperplaneSolver:
     normals_ = _learned("_models", "normals", "(M, d) float64: row i is e_i.")
     intercept_ = _learned("_models", "intercept", "(M,) float64 per-model intercepts.")
     lam_ = _learned("_models", "lam", "(M,) float64 per-model lambdas.")
+    noise_ = _learned("_models", "noise", "(M,) float64 per-model residual variance at lambda (NaN: plain solve).")
     b_ = _learned("_models", "b", "(M, d) float64 outcome sums b_i = sum_j y_ij d_j.")
     n_observed_ = _learned("_models", "n_observed", "(M,) int prompts observed per model.")
     sum_y_ = _learned("_models", "sum_y", "(M,) float64 sum_j y_ij.")
@@ -382,6 +392,43 @@ class HyperplaneSolver:
             return Q @ self.normals_.T + self.intercept_  # s = q . e_i + a_i
         return Q @ self.normals_.T
 
+    def factors(self, keys=None) -> dict[bytes, tuple[int, Eigen]]:
+        """``{pattern key: (n prompts, Eigen)}`` of the coverage patterns in use (or ``keys``): the factorisation
+        the general solve shares between the models of a pattern (:func:`~indexer.solver.ridge.factorise`),
+        computed now where missing. Needs one of the options (intercept, GCV, free, prior): the plain method
+        (``paper``) has no per-model posterior."""
+        self._check_fitted()
+        if not (self.intercept or self.select or self.free or self.prior_ is not None):
+            raise InputError("the plain solve (no intercept, GCV, covariates or prior) keeps no factorisation")
+        cov = self._coverage
+        keys = list(cov.patterns) if keys is None else list(keys)
+        missing = [k for k in keys if cov.patterns[k].eig is None]
+        if len(missing) > 1 and cov.atoms is None:
+            cov.build_atoms()
+        out = {}
+        for key in keys:
+            pat = cov.patterns[key]
+            n = int(pat.mask.sum())
+            if pat.eig is None:
+                mu = cov.pattern_sum(pat) / n if self.intercept else None
+                pat.eig = factorise(cov.pattern_gram(pat.mask), mu, n, int(self.free))
+            out[key] = (n, pat.eig)
+        return out
+
+    def predictive_variance(self, Q: np.ndarray) -> np.ndarray:
+        """Posterior variance of every model's score at the rows ``Q`` (n, d) -> (n, M)
+        (:func:`~indexer.solver.ridge.predictive_variance`, per coverage pattern)."""
+        Q = validate_embeddings(np.atleast_2d(Q), dim=self._coverage.D.shape[1])
+        models = self._models
+        out = np.empty((Q.shape[0], len(models)))
+        by_pattern: dict[bytes, list[int]] = {}
+        for i, key in enumerate(models.pattern):
+            by_pattern.setdefault(key, []).append(i)
+        for key, (n, eig) in self.factors(by_pattern).items():
+            idx = np.asarray(by_pattern[key])
+            out[:, idx] = predictive_variance(eig, n, models.lam[idx], models.noise[idx], Q)
+        return out
+
     def refit(self, **params) -> "HyperplaneSolver":
         """Change hyper-parameters (``lam``, ``eps``, ``intercept``, ``select``, ``lambdas``, ``prior``) and
         re-solve every model from the stored sufficient statistics: no pass over ``D`` or the outcomes. Equals
@@ -541,7 +588,8 @@ class HyperplaneSolver:
                 mu = cov.pattern_sum(pat) / n if self.intercept else None  # the pattern's mean prompt row
                 pat.eig = factorise(G, mu, n, int(self.free))
             idx_arr = np.asarray(idx)
-            E, lam_i, a = solve_pattern(pat.eig, n, models.b[idx_arr], models.sum_y[idx_arr], models.sum_yy[idx_arr],
-                                        lam=self.lam, eps=self.eps, intercept=self.intercept,
-                                        grid=grid if self.select == "gcv" else None, prior=self.prior_)
-            models.solved(idx_arr, E, lam_i, a)
+            E, lam_i, a, noise = solve_pattern(pat.eig, n, models.b[idx_arr], models.sum_y[idx_arr],
+                                               models.sum_yy[idx_arr], lam=self.lam, eps=self.eps,
+                                               intercept=self.intercept, grid=grid if self.select == "gcv" else None,
+                                               prior=self.prior_)
+            models.solved(idx_arr, E, lam_i, a, noise)

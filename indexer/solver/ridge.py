@@ -121,7 +121,8 @@ def factorise(G: np.ndarray, mu: np.ndarray | None, n: int, free: int) -> Eigen:
 
 def solve_pattern(eig: Eigen, n: int, b: np.ndarray, sum_y: np.ndarray, sum_yy: np.ndarray, *, lam: float,
                   eps: float, intercept: bool, grid: np.ndarray | None = None,
-                  prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | float]:
+                  prior: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | float, np.ndarray]:
     """Normals of k models observed on the same pattern of ``n`` prompts, from their statistics ``b`` (k, d),
     ``sum_y`` and ``sum_yy`` (k,) and the pattern's ``eig``.
 
@@ -144,7 +145,11 @@ def solve_pattern(eig: Eigen, n: int, b: np.ndarray, sum_y: np.ndarray, sum_yy: 
     target ``y - X u``: in statistics space ``b -> b - A u`` and ``ss -> ss - 2 b.u + u^T A u`` (``A`` the
     centred, partialled Gram above), so GCV picks lambda for the residual target.
 
-    Returns (E (k, d) the normals ``[e_i, f_i]``, lambda_i (k,), intercept_i (k,) or 0.0 without the intercept).
+    The residual variance of each model at its lambda, ``s_i^2 = RSS / max(n - df, 1)``, is what the posterior
+    of the fit needs (:mod:`indexer.posterior`): ``var(score at x) = s_i^2 (1/n + x~^T V diag(phi) V^T x~)``.
+
+    Returns (E (k, d) the normals ``[e_i, f_i]``, lambda_i (k,), intercept_i (k,) or 0.0 without the intercept,
+    s_i^2 (k,)).
     """
     w, V, mu = eig.w, eig.V, eig.mu
     sy, syy = sum_y, sum_yy
@@ -177,13 +182,48 @@ def solve_pattern(eig: Eigen, n: int, b: np.ndarray, sum_y: np.ndarray, sum_yy: 
         best[~np.isfinite(gcv).any(axis=1)] = int(np.argmax(grid))  # too few prompts: most shrinkage
         lam_i = grid[best]
         phi = phis[best]  # (k, p)
+        rows = np.arange(best.size)
+        rss_i, df_i = rss[rows, best], df[best]
     else:
         lam_i = np.full(b.shape[0], float(lam))
-        phi = np.broadcast_to(shrinkage(w, float(lam), eps), c.shape)
+        phi1 = shrinkage(w, float(lam), eps)
+        phi = np.broadcast_to(phi1, c.shape)
+        rss_i = np.maximum(ss - (c * c) @ (2.0 * phi1 - w * phi1 * phi1), 0.0)
+        df_i = np.full(b.shape[0], df0 + float((w * phi1).sum()))
     E = (c * phi) @ V.T  # e_i = V diag(phi) V^T (b_i - sum_y_i mu)
     if u is not None:
         E = E + u[None, :]
     if cov is not None:
         E = np.hstack([E, (bF - E @ cov.B) @ cov.Cinv])  # f_i = C^+ (b_F - B^T e_i)
     a = sy / n - E @ mu if intercept else 0.0  # intercept_i = sum_y_i / n - e_i . mu
-    return E, lam_i, a
+    noise = rss_i / np.maximum(n - df_i, 1.0)  # s_i^2 = RSS / (n - df), the residual variance at lambda_i
+    return E, lam_i, a, noise
+
+
+def predictive_variance(eig: Eigen, n: int, lam: np.ndarray, noise: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Posterior variance of the scores of k models of one pattern at the rows ``X`` (q, d): (q, k).
+
+    The fit is a ridge regression per model, so with a flat prior on the intercept and the free covariates and
+    the penalty ``2 lambda_i ||e_i - u||^2`` on the embedding part, the posterior covariance of the embedding
+    part is ``s_i^2 (A_r + 2 lambda_i I)^-1`` with ``A_r = V diag(w) V^T`` (the pattern's centred, partialled
+    Gram: the same eigenbasis for every model of the pattern). For a row ``x``, centred ``x~ = x - mu``, split
+    into its embedding part ``x~_D`` and covariates ``t~`` (Frisch-Waugh: ``r = x~_D - K t~``):
+
+        var_i(x) = s_i^2 (1/n + t~^T C^+ t~ + sum_k (V^T r)_k^2 / (w_k + 2 lambda_i))
+
+    (``1/n``: the intercept at the pattern's mean; no intercept, no centring: neither term). Directions the
+    pattern's prompts never covered (small ``w_k``) get ``s_i^2 / (2 lambda_i)`` per unit: the prior's variance.
+    ``lam``, ``noise`` (k,): the models' lambda and residual variance (:func:`solve_pattern`)."""
+    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    R = X - eig.mu[None, :]
+    extra = np.zeros(X.shape[0])
+    cov = eig.covariates
+    if cov is not None:
+        free = cov.Cinv.shape[0]
+        T = R[:, -free:]
+        extra = ((T @ cov.Cinv) * T).sum(axis=1)  # t~^T C^+ t~
+        R = R[:, :-free] - T @ cov.K.T  # r = x~_D - K t~
+    Z = (R @ eig.V) ** 2  # (q, p): (V^T r)_k^2
+    phi = 1.0 / (eig.w[None, :] + 2.0 * np.asarray(lam, dtype=np.float64)[:, None])  # (k, p)
+    base = (1.0 / n if eig.mu.any() else 0.0) + extra  # (q,)
+    return np.asarray(noise, dtype=np.float64)[None, :] * (base[:, None] + Z @ phi.T)
