@@ -1,8 +1,9 @@
 """Prompt covariates beside the embedding: fixed functions of a prompt's text, no fitting, no I/O.
 
-Two sets, named in a space's params (``features``) so that a change of a set makes a new space:
-``text-length-v1`` (method ``auto-text``, below) and ``multiple-choice-v1`` (method ``auto-mc``, the answer-option
-split and its covariates, :func:`split_options` / :func:`mc_covariates`; :mod:`indexer.represent` builds the rows).
+Sets are named in a space's params (``features``) so that a change of a set makes a new space:
+``text-length-v1`` (method ``auto-text``, below) and the answer-option split with its covariates
+(:func:`split_options` / :func:`mc_covariates`): ``multiple-choice-v2`` (method ``auto-mc``) and its predecessor
+``multiple-choice-v1`` (still read; :mod:`indexer.represent` builds the rows of both and says how they differ).
 
 The method ``auto-text`` (``TASKSPACE_METHOD=auto-text``, :mod:`indexer.space`) appends these columns to each
 prompt's embedding and leaves their coefficients unpenalised (the solver's ``free`` option).
@@ -29,15 +30,18 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["TEXT_FEATURES", "MULTIPLE_CHOICE", "text_features", "n_features", "question_stem", "split_options",
+__all__ = ["TEXT_FEATURES", "MULTIPLE_CHOICE", "MULTIPLE_CHOICE_V2", "text_features", "n_features", "question_stem", "split_options",
            "mc_covariates"]
 
 #: the covariate sets' names, recorded in a space's params so a later change of a set makes a new space
 TEXT_FEATURES = "text-length-v1"
 MULTIPLE_CHOICE = "multiple-choice-v1"
+#: the same covariates, with a prompt's two answer formats (with options / without) kept apart in the index so that
+#: a model is never extrapolated to a format it was not observed on (:mod:`indexer.represent`)
+MULTIPLE_CHOICE_V2 = "multiple-choice-v2"
 _NAMES = ("log1p(characters)", "log1p(lines)")
 _MC_NAMES = ("is_mc", "is_mc*log1p(question characters)", "is_mc*log1p(option characters)", "is_mc*log(options)")
-_SETS = {TEXT_FEATURES: _NAMES, MULTIPLE_CHOICE: _MC_NAMES}
+_SETS = {TEXT_FEATURES: _NAMES, MULTIPLE_CHOICE: _MC_NAMES, MULTIPLE_CHOICE_V2: _MC_NAMES}
 _OPTION = re.compile(r"^\s*\(?([A-Z])[.)]\s")
 
 

@@ -214,8 +214,10 @@ class Indexer:
             digests = self.store.model_digests()
             stale = self.store.stale_models(space.id, digests)
             stale, refresh, prior = self._prior_plan(space, stale, sorted(digests), force=refresh_prior)
+            stale, calibrate = self._calibration_plan(space, stale, sorted(digests), refresh)
         if stale:
-            stale = self._solve(space, stale, digests, report, refresh_prior=refresh, prior=prior)
+            stale = self._solve(space, stale, digests, report, refresh_prior=refresh, prior=prior,
+                                calibrate=calibrate)
         with _timed(report, "load"):
             gone = self._drop_orphan_vectors(space, set(digests))
         counts["removed"] = len(gone)
@@ -322,13 +324,32 @@ class Indexer:
             return models, True, prior
         return stale, False, prior
 
+    def _calibration_plan(self, space, models: list[str], every: list[str], solving_all: bool) -> tuple[list[str], bool]:
+        """(models to solve, whether to fit the space's calibration map now). The map (:mod:`indexer.posterior`) is
+        fitted on the leave-one-out scores of the models a pass solves, so only from a pass that solves every
+        model: when there is none yet, or the model count has changed by :data:`~indexer.space.PRIOR_GROWTH`
+        since it was fitted (then every model is solved), or the prior is re-estimated (``solving_all``); in
+        between it is held fixed, like the prior. ``every``: every model with outcomes."""
+        from .space import PRIOR_GROWTH
+
+        if not every:
+            return models, False
+        cal = self.store.get_space_calibration(space.id)
+        n = len(every)
+        if solving_all or cal is None or n >= PRIOR_GROWTH * cal.n_models or n * PRIOR_GROWTH <= cal.n_models:
+            return list(every), True
+        return models, False
+
     def _solve(self, space, models: list[str], digests: dict[str, str], report: RunReport,
-               refresh_prior: bool = False, prior=None) -> list[str]:
+               refresh_prior: bool = False, prior=None, calibrate: bool = False) -> list[str]:
         """Solve ``models`` (``digests``: their outcome digests, :meth:`Store.model_digests`, recorded with the
-        vectors) and save their vectors; returns the models whose vector was saved. With
+        vectors) and save their vectors with their posterior (coverage pattern, lambda, residual variance; the
+        patterns' factors beside them); returns the models whose vector was saved. With
         ``refresh_prior`` (``auto-mean``), ``models`` are all models: the prior is estimated from them and saved
         with their vectors; otherwise a space with a ``'mean'`` prior solves toward ``prior``, its stored prior
-        (None: too few models for one, plain ``auto``)."""
+        (None: too few models for one, plain ``auto``). ``calibrate``: ``models`` are all models; fit the space's
+        calibration map on their leave-one-out scores and save it with them."""
+        from . import posterior, represent
         from .space import SpaceSpec
         from .store.sql import ModelVector, SpacePrior
         from .store.sql_types import vector_digest
@@ -367,9 +388,13 @@ class Indexer:
                 solver.refresh_prior()
                 if solver.prior_ is not None:  # None: fewer than PRIOR_MIN_MODELS models could be solved
                     prior = SpacePrior(solver.prior_, len(solver.model_ids_))
-            # with an intercept the index stores [e_i, (f_i,) c_i] (queried with [q, (features,) 1]: represent.lift);
-            # normals_ already holds the covariate coefficients f_i after e_i
-            stored = solver.augmented_normals() if params.get("intercept") else solver.normals_
+            # the index form of the models (represent.index_vectors): [e_i, (f_i,) c_i] with an intercept, queried
+            # with [q, (covariates,) 1]; [e_i, f_i, c_mc, c_free] when the answer formats are kept apart
+            stored = represent.index_vectors(solver, D, spec) if solver.model_ids_ else np.zeros((0, space.dim))
+            posts, keys = {}, {}
+            if solver.model_ids_ and params.get("intercept"):  # the plain method (paper) has no posterior
+                keys = {k: _pattern_id(om.prompt_ids, p.mask) for k, p in solver.patterns_.items()}
+                posts = posterior.pattern_posteriors(solver, D, keys, spec)
             bench = np.asarray(om.benchmarks)
             row_of = {m: i for i, m in enumerate(om.models)}
             vectors = []
@@ -381,10 +406,20 @@ class Indexer:
                 acc = {b: float(np.mean(row[seen & (bench == b)])) for b in names}
                 vectors.append(ModelVector(model=m, vector=stored[j].astype(np.float32),
                                            n_prompts=int(seen.sum()), benchmarks=names, accuracy=acc,
-                                           inputs_digest=vector_digest(digests[m], prior)))
+                                           inputs_digest=vector_digest(digests[m], prior),
+                                           pattern=keys.get(solver.pattern_of_[j]),
+                                           lam=float(solver.lam_[j]) if keys else None,
+                                           noise=float(solver.noise_[j]) if keys else None))
+            cal = None
+            if calibrate and solver.model_ids_:
+                S = om.scores[[row_of[m] for m in solver.model_ids_]]
+                cal = _fit_calibration(solver, D, S)
+                report.counts["calibration_cells"] = cal.n_cells
         with _timed(report, "vectors"):
             # a re-estimation replaces the stored prior (removes it when there is none now)
-            self.store.save_model_vectors(space.id, vectors, prior=prior, replace_prior=refresh_prior)
+            self.store.save_model_vectors(space.id, vectors, prior=prior, replace_prior=refresh_prior,
+                                          patterns=posts.values(), calibration=cal,
+                                          calibration_models=len(solver.model_ids_))
         report.counts["solved"] = len(vectors)
         if refresh_prior and prior is not None:
             report.counts["prior_models"] = prior.n_models
@@ -448,6 +483,29 @@ class Indexer:
         if changed and "models" not in rebuild:
             self.progress.stage("index", f"push {len(changed)} model(s)")
             report.counts["pushed"] = sync.push_models(self.store, self.vectors, space.id, changed)
+
+
+def _pattern_id(prompt_ids: np.ndarray, mask: np.ndarray) -> str:
+    """A stable key of a coverage pattern: sha256 of its sorted database prompt ids (the solver's own keys
+    depend on the order of the prompts in a pass), 32 hex digits."""
+    import hashlib
+
+    ids = np.sort(np.asarray(prompt_ids, dtype="<i8")[np.asarray(mask)])
+    return hashlib.sha256(ids.tobytes()).hexdigest()[:32]
+
+
+def _fit_calibration(solver, D: np.ndarray, S: np.ndarray):
+    """The space's calibration map fitted on the solver's models (outcomes ``S`` in its row order): their
+    closed-form leave-one-out scores on a seeded sample of the prompts (:func:`indexer.posterior.loo_cells`);
+    the plain method has no leverages, so its in-sample scores stand in."""
+    from . import posterior
+
+    prompts = posterior.calibration_prompts(D.shape[0])
+    if np.isnan(np.asarray(solver.noise_)).any():
+        Sp = np.asarray(S[:, prompts], dtype=np.float64)
+        obs = ~np.isnan(Sp)
+        return posterior.fit_calibration(solver.predict(np.asarray(D[prompts])).T[obs], Sp[obs])
+    return posterior.fit_calibration(*posterior.loo_cells(solver, D, S, prompts))
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,

@@ -36,11 +36,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .errors import DimensionError, InputError, NotFoundError
-from .features import MULTIPLE_CHOICE, mc_covariates, n_features, split_options, text_features
+from .features import MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2, mc_covariates, n_features, split_options, text_features
 
 __all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_from_neighbours", "feature_set",
            "has_intercept", "is_split", "embed_width", "index_dim", "embed", "design", "rows", "lift", "query_rows",
-           "question_width", "unknown", "fill_unknown", "mean_row"]
+           "question_width", "unknown", "fill_unknown", "mean_row", "has_formats", "pattern_formats", "index_vectors",
+           "effective_rows"]
 
 #: the text whose embedding stands for the options of a prompt without any
 NO_OPTIONS = "(no options)"
@@ -70,8 +71,14 @@ def has_intercept(space_or_params) -> bool:
 
 
 def is_split(space_or_params) -> bool:
-    """True when a prompt is embedded as its question and its options apart (``multiple-choice-v1``)."""
-    return feature_set(space_or_params) == MULTIPLE_CHOICE
+    """True when a prompt is embedded as its question and its options apart (``multiple-choice-v1``/``-v2``)."""
+    return feature_set(space_or_params) in (MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2)
+
+
+def has_formats(space_or_params) -> bool:
+    """True when the space keeps a prompt's two answer formats apart in the index (``multiple-choice-v2``): model
+    vectors end ``[c_mc, c_free]`` and index rows ``[m, 1 - m]`` instead of one intercept (:func:`index_vectors`)."""
+    return feature_set(space_or_params) == MULTIPLE_CHOICE_V2
 
 
 def embed_width(encoder_dim: int, space_or_params) -> int:
@@ -82,17 +89,25 @@ def embed_width(encoder_dim: int, space_or_params) -> int:
 def index_dim(encoder_dim: int, space_or_params) -> int:
     """Width of a stored vector: embedding part + covariates + 1 with an intercept."""
     p = _params(space_or_params)
-    return embed_width(encoder_dim, p) + n_features(feature_set(p)) + (1 if has_intercept(p) else 0)
+    return (embed_width(encoder_dim, p) + n_features(feature_set(p)) + (1 if has_intercept(p) else 0)
+            + (1 if has_formats(p) else 0))
 
 
 def _texts(texts) -> list[str]:
     return [texts] if isinstance(texts, str) else list(texts)
 
 
-def _split_embed(parts: list[tuple[str, str | None]], encode: Encode) -> np.ndarray:
-    """``[E(question), E(options)]`` of :func:`split_options` parts (``E("(no options)")`` without options)."""
-    return np.hstack([np.asarray(encode([q for q, _ in parts])),
-                      np.asarray(encode([o if o is not None else NO_OPTIONS for _, o in parts]))])
+def _split_embed(parts: list[tuple[str, str | None]], encode: Encode, space_or_params=None) -> np.ndarray:
+    """``[E(question), E(options)]`` of :func:`split_options` parts; without options the options half is
+    ``E("(no options)")`` (``multiple-choice-v1``) or zeros (``multiple-choice-v2``)."""
+    Q = np.asarray(encode([q for q, _ in parts]))
+    if space_or_params is not None and has_formats(space_or_params):
+        O = np.zeros_like(Q)
+        have = [i for i, (_, o) in enumerate(parts) if o is not None]
+        if have:
+            O[have] = np.asarray(encode([parts[i][1] for i in have]))
+        return np.hstack([Q, O])
+    return np.hstack([Q, np.asarray(encode([o if o is not None else NO_OPTIONS for _, o in parts]))])
 
 
 def _split_covariates(parts: list[tuple[str, str | None]]) -> np.ndarray:
@@ -105,7 +120,7 @@ def embed(texts: Sequence[str], encode: Encode, space_or_params) -> np.ndarray:
     texts = _texts(texts)
     if not is_split(space_or_params):
         return np.asarray(encode(texts))
-    return _split_embed([split_options(t) for t in texts], encode)
+    return _split_embed([split_options(t) for t in texts], encode, space_or_params)
 
 
 def design(E: np.ndarray, texts: Sequence[str] | None, space_or_params) -> np.ndarray:
@@ -120,7 +135,7 @@ def design(E: np.ndarray, texts: Sequence[str] | None, space_or_params) -> np.nd
     E = np.atleast_2d(np.asarray(E))
     if len(texts) != E.shape[0]:
         raise DimensionError(f"{len(texts)} text(s) for {E.shape[0]} embedding row(s)")
-    if name == MULTIPLE_CHOICE:
+    if name in (MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2):
         F = _split_covariates([split_options(t) for t in texts])
     else:
         F = text_features(texts)
@@ -133,7 +148,7 @@ def rows(texts: Sequence[str], encode: Encode, space_or_params, *, lifted: bool 
     texts = _texts(texts)
     if is_split(space_or_params):  # split each text once for the embeddings and the covariates
         parts = [split_options(t) for t in texts]
-        E = _split_embed(parts, encode)
+        E = _split_embed(parts, encode, space_or_params)
         X = np.hstack([E, _split_covariates(parts).astype(E.dtype, copy=False)])
     else:
         X = design(embed(texts, encode, space_or_params), texts, space_or_params)
@@ -156,9 +171,14 @@ def lift(X: np.ndarray, space, texts: Sequence[str] | None = None) -> np.ndarray
 
 
 def add_intercept(X: np.ndarray, space) -> np.ndarray:
-    """Rows in the index form: a trailing 1 with an intercept (every method but ``paper``)."""
+    """Rows in the index form: a trailing 1 with an intercept (every method but ``paper``); with the two answer
+    formats apart (:func:`has_formats`) the trailing ``[m, 1 - m]``, ``m`` the row's ``is_mc`` (1 with an option
+    block, 0 without, the share of neighbours with one for a question asked alone)."""
     if not has_intercept(space):
         return X
+    if has_formats(space):
+        m = X[:, _covariates_at(X.shape[1])][:, None]
+        return np.hstack([X, m, 1.0 - m]).astype(X.dtype, copy=False)
     return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
 
 
@@ -260,5 +280,68 @@ def mean_row(benchmark_vectors: Sequence, space) -> np.ndarray:
     V = np.stack([np.asarray(b.vector, dtype=np.float64) for b in vs])
     m = (w[:, None] * V).sum(axis=0) / w.sum()
     if has_intercept(space):
-        m = m[:-1]
+        m = m[:-2] if has_formats(space) else m[:-1]
     return m
+
+
+# ---------------------------------------------------------------------------------------------- model vectors
+def pattern_formats(X: np.ndarray, mask: np.ndarray) -> tuple[bool, bool]:
+    """(observed with answer options, observed without) for the prompts ``mask`` (N,) of design rows ``X``
+    (N, 2 d + 4) of a split space: whether any of them has ``is_mc`` 1, and whether any has 0."""
+    m = np.asarray(X[np.asarray(mask), _covariates_at(X.shape[1])])
+    return bool((m > 0).any()), bool((m == 0).any())
+
+
+def index_vectors(solver, X: np.ndarray, space) -> np.ndarray:
+    """(M, dim) float64: the solver's models in the index form of ``space`` (an inner product with an index row
+    is the model's predicted score). ``X`` (N, width): the design rows the solver was fitted on.
+
+    - no intercept (``paper``): the normals ``e_i``; with an intercept: ``[e_i, (f_i,) c_i]``;
+    - ``multiple-choice-v2`` (:func:`has_formats`): ``[e_q, e_o, f, c_mc, c_free]``, queried with index rows
+      ``[E(q), m E(o)-part, covariates, m, 1 - m]``. A model scores a format it was observed on exactly as fitted
+      (``c_mc = c_free = c_i``: a prompt without options has a zero options half and zero covariates in the
+      design). On a format it was never observed on, the parts that format would set are the model's own
+      average instead of an extrapolation: a model seen only with options gets ``c_free = c_i + e_o . mu_o +
+      f . mu_t`` (its mean options and covariates), one seen only without gets ``e_o = f = 0`` and
+      ``c_mc = c_i``: either way its score there is its general level plus its question-half fit."""
+    if not has_intercept(space):
+        return np.array(solver.normals_, dtype=np.float64)
+    if not has_formats(space):
+        return solver.augmented_normals()
+    E, a = np.asarray(solver.normals_, dtype=np.float64), np.asarray(solver.intercept_, dtype=np.float64)
+    d = question_width(E.shape[1])
+    out = np.zeros((E.shape[0], E.shape[1] + 2))
+    factors = solver.factors(sorted(set(solver.pattern_of_)))
+    for key, (n, eig) in factors.items():
+        rows_ = np.array([i for i, k in enumerate(solver.pattern_of_) if k == key])
+        mc_seen, free_seen = pattern_formats(X, solver.patterns_[key].mask)
+        own = E[rows_, d:] @ eig.mu[d:]  # e_o . mu_o + f . mu_t: the model's average options/covariates part
+        out[rows_, :d] = E[rows_, :d]
+        if mc_seen:
+            out[rows_, d:E.shape[1]] = E[rows_, d:]
+        out[rows_, -2] = a[rows_] if mc_seen else a[rows_] + own  # c_mc
+        out[rows_, -1] = a[rows_] if free_seen else a[rows_] + own  # c_free
+    return out
+
+
+def effective_rows(Xi: np.ndarray, mu: np.ndarray, formats: tuple[bool, bool], space) -> np.ndarray:
+    """The design rows a model of a pattern is effectively scored at for the index rows ``Xi`` (q, dim)
+    (:func:`index_vectors`): ``Xi`` without its intercept column(s), where on a split space with the formats apart
+    the options and covariates part of a format the pattern was not observed on is the pattern's mean ``mu``
+    (``formats``: :func:`pattern_formats`). The posterior variance of the score is that of these rows."""
+    Xi = np.atleast_2d(np.asarray(Xi, dtype=np.float64))
+    if not has_intercept(space):
+        return Xi
+    if not has_formats(space):
+        return Xi[:, :-1]
+    X = Xi[:, :-2].copy()
+    m = Xi[:, -2]
+    d = question_width(X.shape[1])
+    mc_seen, free_seen = formats
+    tail = X[:, d:]
+    if not mc_seen:
+        tail = m[:, None] * mu[None, d:]
+    if not free_seen:
+        tail = tail + (1.0 - m)[:, None] * mu[None, d:]
+    X[:, d:] = tail
+    return X

@@ -40,6 +40,7 @@ __all__ = ["Method", "METHODS", "PRIOR_GROWTH", "get_method", "method_options", 
 #: a test checks they agree)
 _TEXT_FEATURES = "text-length-v1"
 _MULTIPLE_CHOICE = "multiple-choice-v1"
+_MULTIPLE_CHOICE_V2 = "multiple-choice-v2"
 
 #: a space with a ``'mean'`` prior re-estimates it (and re-solves every model toward it) when the number of
 #: models has grown or shrunk by this factor since it was estimated; in between the prior is held fixed, so adding
@@ -70,8 +71,8 @@ class Method:
 
     @property
     def split(self) -> bool:
-        """True when a prompt is embedded as its question and its options apart (``multiple-choice-v1``)."""
-        return self.features == _MULTIPLE_CHOICE
+        """True when a prompt is embedded as its question and its options apart (``multiple-choice-v1``/``-v2``)."""
+        return self.features in (_MULTIPLE_CHOICE, _MULTIPLE_CHOICE_V2)
 
     def options(self, lam: float = 1.0, eps: float = 0.0) -> dict:
         """The :class:`~indexer.solver.HyperplaneSolver` constructor options of this method."""
@@ -99,7 +100,8 @@ class Method:
 #: every method ``TASKSPACE_METHOD`` accepts, the default first
 METHODS: dict[str, Method] = {m.name: m for m in (
     # auto-mean on the question/options split with four option covariates (on prompts without options: auto-mean)
-    Method("auto-mc", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE),
+    # (multiple-choice-v2: a model is never extrapolated to an answer format it was not observed on, represent.py)
+    Method("auto-mc", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2),
     # auto, every model shrunk toward the models' mean normal (below PRIOR_MIN_MODELS models: auto)
     Method("auto-mean", intercept=True, select="gcv", prior="mean"),
     # centred embeddings, per-model intercept, lambda per model by GCV (eps as given)

@@ -1,7 +1,8 @@
 """Method auto-mc through indexing and queries: prompts are embedded as question and options apart
-(``multiple-choice-v1``, :mod:`indexer.represent`), a model is stored as ``[e_q, e_o, f, c]``, and Qdrant's Dot
-score is the solver's prediction: on a full prompt from its own row, on a question without options from the row
-completed with the options of the nearest indexed questions (a search of the prompts collection)."""
+(``multiple-choice-v2``, :mod:`indexer.represent`), a model is stored as ``[e_q, e_o, f, c_mc, c_free]``, and
+Qdrant's Dot score is the solver's prediction: on a full prompt from its own row, on a question without options
+from the row completed with the options of the nearest indexed questions (a search of the prompts collection);
+a model never observed on an answer format is scored there at its own average, not extrapolated."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from indexer import represent, sync
 from indexer.config import reset_settings
-from indexer.features import MULTIPLE_CHOICE
+from indexer.features import MULTIPLE_CHOICE_V2
 from indexer.pipeline import Indexer
 from indexer.query import find_models
 from indexer.records import prompt_hash
@@ -70,15 +71,16 @@ def direct(store, encoder, space):
 def test_space_and_vectors_are_the_solvers(indexed, encoder):
     store, _ = indexed
     (space,) = store.list_spaces()
-    assert space.method == "auto-mc" and represent.feature_set(space) == MULTIPLE_CHOICE
-    assert space.dim == 2 * encoder.dim + 4 + 1
+    assert space.method == "auto-mc" and represent.feature_set(space) == MULTIPLE_CHOICE_V2
+    assert space.dim == 2 * encoder.dim + 4 + 2
     solver, _ = direct(store, encoder, space)
     assert solver.free == 4 and solver.prior_ is not None and solver.prior_.shape == (2 * encoder.dim,)
     prior = store.get_space_prior(space.id)
     np.testing.assert_allclose(prior.vector, solver.prior_, atol=1e-6)
     stored = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}
-    for j, m in enumerate(solver.model_ids_):
-        np.testing.assert_allclose(stored[m], solver.augmented_normals()[j], atol=1e-4)
+    for j, m in enumerate(solver.model_ids_):  # every model saw both formats: [e, f, c, c]
+        np.testing.assert_allclose(stored[m], np.append(solver.augmented_normals()[j], solver.intercept_[j]),
+                                   atol=1e-4)
 
 
 def test_qdrant_score_is_the_prediction_for_full_prompts_and_bare_questions(indexed, encoder):
@@ -97,7 +99,7 @@ def test_qdrant_score_is_the_prediction_for_full_prompts_and_bare_questions(inde
         assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
         assert {m.model: m.score for m in got} == pytest.approx(want, abs=1e-4)
         q = represent.add_intercept(row.astype(np.float32), space)[0]
-        assert q.shape == (space.dim,) and q[-1] == 1.0
+        assert q.shape == (space.dim,) and q[-2] + q[-1] == pytest.approx(1.0)  # [m, 1 - m]
         hits = vectors.search(name, "models", q, limit=10)
         assert {h.key: h.score for h in hits} == pytest.approx(want, abs=1e-4)
     # the bare question's is_mc is the share of its nearest indexed questions that have options
@@ -135,7 +137,7 @@ def test_prompt_and_benchmark_points_are_lifted_rows(indexed, encoder):
             np.testing.assert_allclose(got[h].vector, w, atol=1e-6)
         bench = vectors.get(name, "benchmarks", [b], with_vectors=True)[b]
         np.testing.assert_allclose(bench.vector, L.mean(axis=0), atol=1e-6)
-        want = dict(zip(solver.model_ids_, solver.predict(L[:, :-1]).mean(axis=0).tolist()))
+        want = dict(zip(solver.model_ids_, solver.predict(L[:, :-2]).mean(axis=0).tolist()))
         got_b = find_models(benchmark=b, top=10, store=store, vectors=vectors)
         assert {m.model: m.score for m in got_b} == pytest.approx(want, abs=1e-4)
 
@@ -153,3 +155,56 @@ def test_adding_a_model_solves_only_it_toward_the_stored_prior(indexed, encoder,
     for m in before:
         np.testing.assert_array_equal(after[m], before[m])
     assert all(d.clean for d in sync.check(store, vectors))
+
+
+@pytest.fixture
+def mixed(tmp_path, encoder, monkeypatch):
+    """A mixed index as real sources make it: three models measured only on multiple-choice prompts, three only on
+    open prompts (code), no model on both (auto-mc, 6 models: a 'mean' prior)."""
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mc")
+    reset_settings()
+    rng = np.random.default_rng(11)
+    ta, tb = mc_texts(60), open_texts(60)
+    oa, ob = driven(rng, ta), driven(rng, tb)
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "mcq", ta, {m: oa[m] for m in NAMES[:3]}),
+                                             (tmp_path / "b", "code", tb, {m: ob[m] for m in NAMES[3:]})])
+    yield store, vectors
+    vectors.close()
+    store.close()
+
+
+def test_a_model_with_no_evidence_near_a_query_is_not_ranked_by_an_extrapolated_covariate(mixed, encoder):
+    """Regression (issue: a code request ranked models measured only on multiple-choice prompts first, at +1.3 to
+    +2.5, through their length covariates evaluated at 0). A model measured only with answer options is scored on a
+    request without options at its own average options and covariates; one measured only without, at its own."""
+    store, vectors = mixed
+    (space,) = store.list_spaces()
+    om = store.load_outcomes()
+    texts = store.prompt_texts(om.prompt_ids)
+    X = represent.rows(texts, encoder.encode, space)
+    solver = configured().solver().fit(X, om.scores, model_ids=om.models)
+    d = encoder.dim
+    request = "Write a short function number 77 that handles sonnets."
+    # the request has no options: they are those of its nearest indexed questions, a share p of which have any
+    row = represent.fill_from_neighbours(represent.query_rows([request], encoder.encode, space), X)[0]
+    p = row[2 * d]
+    assert 0 <= p < 0.5
+    got = {m.model: m.score for m in find_models([request], top=10, store=store, vectors=vectors)}
+    assert set(got) == set(NAMES)
+    extrapolated = {}
+    for j, m in enumerate(solver.model_ids_):
+        e, a = solver.normals_[j], solver.intercept_[j]
+        seen = ~np.isnan(om.scores[om.models.index(m)])
+        own = X[seen].mean(axis=0)  # the model's own mean row (its options half and covariates)
+        has_options = bool((X[seen, 2 * d] > 0).any())
+        # seen with options only: at the share 1 - p without options, its own options and covariates stand in;
+        # seen without options only: its options coefficients were never identified, it is scored on its question half
+        if has_options:
+            want = a + e @ row + (1 - p) * (e[d:] @ own[d:])
+        else:
+            want = a + e[:d] @ row[:d]
+        assert got[m] == pytest.approx(want, abs=1e-3), m
+        extrapolated[m] = a + e @ row  # an options-only model's score with its covariates taken at 0
+    moved = [abs(extrapolated[m] - got[m]) for m in NAMES[:3]]
+    assert max(moved) > 0.05  # the fallback changes what these models would have been extrapolated to
+    assert all(-1.5 < s < 1.5 for s in got.values())

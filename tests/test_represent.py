@@ -1,5 +1,6 @@
-"""The question/options split (method auto-mc, feature set multiple-choice-v1) as pure functions: how a prompt
-and a query become rows, and how a query without options is completed from the indexed prompts' mean row."""
+"""The question/options split (method auto-mc: feature set multiple-choice-v2; its predecessor multiple-choice-v1
+is still read) as pure functions: how a prompt and a query become rows, how a query without options is completed
+from the indexed prompts' mean row, and (v2) how the two answer formats stay apart in the index."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import pytest
 
 from indexer import represent
 from indexer.errors import ConfigError, DimensionError, NotFoundError
-from indexer.features import MULTIPLE_CHOICE, TEXT_FEATURES, mc_covariates, question_stem, split_options
+from indexer.features import (MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2, TEXT_FEATURES, mc_covariates, question_stem,
+                              split_options)
 from indexer.space import configured, space_params
 
-MC = space_params("auto-mc")
+MC2 = space_params("auto-mc")
+MC = dict(MC2, features=MULTIPLE_CHOICE)  # multiple-choice-v1: spaces built before v2 are still read
 QUESTION = "Which gas do plants take in for photosynthesis?"
 PROMPT = QUESTION + "\nA. Oxygen\nB. Carbon dioxide\nC. Nitrogen\nD. Helium"
 CODE = "def add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\""
@@ -35,8 +38,9 @@ def test_mc_covariates_are_zero_without_options():
 
 
 def test_space_params_and_dimensions():
-    assert MC["features"] == MULTIPLE_CHOICE and MC["free"] == 4 and MC["prior"] == "mean" and MC["intercept"]
-    assert "lam" not in MC and "eps" not in MC
+    assert MC2["features"] == MULTIPLE_CHOICE_V2 and MC2["free"] == 4 and MC2["prior"] == "mean" and MC2["intercept"]
+    assert "lam" not in MC2 and "eps" not in MC2
+    assert represent.index_dim(384, MC2) == 2 * 384 + 4 + 2 and represent.embed_width(384, MC2) == 768
     assert represent.index_dim(384, MC) == 2 * 384 + 4 + 1 and represent.embed_width(384, MC) == 768
     text = space_params("auto-text")
     assert text["features"] == TEXT_FEATURES and represent.index_dim(384, text) == 384 + 2 + 1
@@ -45,7 +49,7 @@ def test_space_params_and_dimensions():
     assert represent.index_dim(384, space_params("paper")) == 384
     # the pipeline's space params are these
     params = configured(type("S", (), {"method": "auto-mc", "lam": 1.0, "eps": 0.0})()).params
-    assert params == MC
+    assert params == MC2
     with pytest.raises(ConfigError, match="unknown prompt feature set"):
         represent.is_split({"features": "multiple-choice-v0"})
 
@@ -169,3 +173,61 @@ def test_a_bare_question_takes_the_options_of_similar_questions(encoder):
     np.testing.assert_allclose(filled[0, encoder.dim:d], X[:4, encoder.dim:d].mean(axis=0), atol=1e-6)
     own = represent.rows(["Write a Python function that merges two dicts."], encoder.encode, MC)[0]
     np.testing.assert_allclose(filled[1], own, atol=1e-6)
+
+
+# -- multiple-choice-v2: the two answer formats apart -------------------------------------------------------------
+
+def test_v2_rows_leave_the_options_half_empty_without_options(encoder):
+    X = represent.rows([PROMPT, CODE], encoder.encode, MC2)
+    d = encoder.dim
+    q, o = split_options(PROMPT)
+    np.testing.assert_allclose(X[0, d:2 * d], encoder.encode([o])[0], atol=1e-7)
+    np.testing.assert_array_equal(X[1, d:], 0.0)  # no "(no options)" text: zeros, covariates 0
+    L = represent.rows([PROMPT, CODE], encoder.encode, MC2, lifted=True)
+    np.testing.assert_allclose(L[:, :-2], X, atol=1e-6)
+    np.testing.assert_array_equal(L[:, -2:], [[1.0, 0.0], [0.0, 1.0]])  # [m, 1 - m]
+
+
+class _Fitted:
+    """What index_vectors reads of a solver, written out by hand: one model per coverage pattern."""
+
+    def __init__(self, E, a, masks, mus):
+        self.normals_, self.intercept_ = np.asarray(E, float), np.asarray(a, float)
+        self.pattern_of_ = [bytes([i]) for i in range(len(masks))]
+        self.patterns_ = {k: type("P", (), {"mask": np.asarray(m)})() for k, m in zip(self.pattern_of_, masks)}
+        self._mus = dict(zip(self.pattern_of_, mus))
+
+    def factors(self, keys):
+        return {k: (int(self.patterns_[k].mask.sum()), type("E", (), {"mu": self._mus[k]})()) for k in keys}
+
+
+def test_v2_model_vectors_never_extrapolate_to_an_unseen_format():
+    d = 2
+    # design rows of two prompts with options and one without: [E(q) (2), E(o) (2), is_mc, lq, lo, ln]
+    X = np.array([[0.6, 0.8, 1.0, 0.0, 1, 3.0, 4.0, 1.4],
+                  [0.8, 0.6, 0.0, 1.0, 1, 5.0, 2.0, 1.1],
+                  [1.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0]])
+    E = np.array([[0.1, 0.2, 0.3, 0.4, 0.5, -0.6, 0.7, 0.8]] * 3)
+    a = np.array([0.1, 0.2, 0.3])
+    masks = [[True, True, True], [True, True, False], [False, False, True]]  # both, options only, none
+    mus = [X[m].mean(axis=0) for m in np.array(masks)]
+    V = represent.index_vectors(_Fitted(E, a, masks, mus), X, MC2 | {"features": MULTIPLE_CHOICE_V2})
+    assert V.shape == (3, 2 * d + 4 + 2)
+    mc_row = np.concatenate([X[0], [1.0, 0.0]])
+    free_row = np.concatenate([[0.2, 0.9], np.zeros(6), [0.0, 1.0]])  # a question without options
+    # observed on both formats: exactly the fit, on either format
+    assert V[0] @ mc_row == pytest.approx(a[0] + E[0] @ X[0])
+    assert V[0] @ free_row == pytest.approx(a[0] + E[0][:2] @ [0.2, 0.9])
+    # only with options: without options its own mean options and covariates stand in (no covariate at 0)
+    assert V[1] @ mc_row == pytest.approx(a[1] + E[1] @ X[0])
+    assert V[1] @ free_row == pytest.approx(a[1] + E[1][:2] @ [0.2, 0.9] + E[1][2:] @ mus[1][2:])
+    # only without options: with options too it is scored at its own (zero) options part
+    assert V[2] @ mc_row == pytest.approx(a[2] + E[2][:2] @ X[0, :2])
+    assert V[2] @ free_row == pytest.approx(a[2] + E[2][:2] @ [0.2, 0.9])
+    # a question whose neighbours are half multiple-choice: the same mix of the two scores
+    mix = 0.5 * mc_row + 0.5 * np.concatenate([X[0, :2], np.zeros(6), [0.0, 1.0]])
+    assert V[1] @ mix == pytest.approx(0.5 * (V[1] @ mc_row) + 0.5 * (a[1] + E[1][:2] @ X[0, :2] + E[1][2:] @ mus[1][2:]))
+    # the effective design rows the posterior is taken at: the unseen format's part is the pattern's mean
+    eff = represent.effective_rows(free_row[None], mus[1], (True, False), MC2)[0]
+    np.testing.assert_allclose(eff, np.concatenate([[0.2, 0.9], mus[1][2:]]))
+    assert a[1] + E[1] @ eff == pytest.approx(V[1] @ free_row)

@@ -15,12 +15,13 @@ from indexer.space import (METHODS, SpaceSpec, configured, encoder_name, get_met
                            space_name, space_params)
 from indexer.store.sql_types import SpaceRecord
 
-MC_PARAMS = {"intercept": True, "select": "gcv", "prior": "mean", "free": 4, "features": "multiple-choice-v1"}
+MC_PARAMS = {"intercept": True, "select": "gcv", "prior": "mean", "free": 4, "features": "multiple-choice-v2"}
+MC1_PARAMS = dict(MC_PARAMS, features="multiple-choice-v1")  # what auto-mc spaces were built with before v2
 
 
 def test_registry_names_its_feature_sets_as_features_does():
     assert list(METHODS) == ["auto-mc", "auto-mean", "auto", "auto-text", "paper"]
-    assert METHODS["auto-mc"].features == features.MULTIPLE_CHOICE and METHODS["auto-mc"].split
+    assert METHODS["auto-mc"].features == features.MULTIPLE_CHOICE_V2 and METHODS["auto-mc"].split
     assert METHODS["auto-text"].features == features.TEXT_FEATURES and not METHODS["auto-text"].split
     assert {m.name for m in METHODS.values() if m.prior == "mean"} == {"auto-mc", "auto-mean"}
     assert [m.name for m in METHODS.values() if not m.intercept] == ["paper"]
@@ -51,15 +52,15 @@ def test_config_validates_the_method_against_the_registry(monkeypatch):
 
 
 def test_one_canonical_key_for_sql_and_the_index(store):
-    rec = SpaceRecord(1, "sentence-transformers/all-MiniLM-L6-v2@abc123", 389, 1.0, 0.0, "auto-mc", MC_PARAMS)
+    rec = SpaceRecord(1, "sentence-transformers/all-MiniLM-L6-v2@abc123", 389, 1.0, 0.0, "auto-mc", MC1_PARAMS)
     spec = SpaceSpec.of(rec)
-    canon = json.dumps([rec.encoder, 389, 1.0, 0.0, "auto-mc", MC_PARAMS], sort_keys=True, default=str)
+    canon = json.dumps([rec.encoder, 389, 1.0, 0.0, "auto-mc", MC1_PARAMS], sort_keys=True, default=str)
     assert spec.canonical == canon and spec.key == hashlib.sha256(canon.encode()).hexdigest()
     # pinned (values of the code before indexer.space): existing Qdrant collections must keep their names
     assert space_name(rec) == spec.name == "all-minilm-l6-v2-" + spec.key[:10] == "all-minilm-l6-v2-d21f7c9f2c"
     assert space_name(SpaceRecord(2, "/some/dir/My_Model@x@y", 384, 0.5, 1.0, "paper", {})) == "my-model-x-bea385f083"
     assert encoder_name(rec.encoder) == spec.encoder_name == "sentence-transformers/all-MiniLM-L6-v2"
-    stored = store.get_or_create_space(rec.encoder, 389, 1.0, 0.0, method="auto-mc", params=MC_PARAMS)
+    stored = store.get_or_create_space(rec.encoder, 389, 1.0, 0.0, method="auto-mc", params=MC1_PARAMS)
     from sqlalchemy import select
 
     from indexer.store.sql_models import Space
@@ -68,14 +69,15 @@ def test_one_canonical_key_for_sql_and_the_index(store):
         assert conn.execute(select(Space.key).where(Space.id == stored.id)).scalar_one() == spec.key
     assert spec.matches(stored) and space_name(stored) == spec.name
     assert not SpaceSpec(rec.encoder, 1.0, 0.0, "auto-mean", space_params("auto-mean")).matches(stored)
-    assert not SpaceSpec(rec.encoder, 2.0, 0.0, "auto-mc", MC_PARAMS).matches(stored)
+    assert not SpaceSpec(rec.encoder, 2.0, 0.0, "auto-mc", MC1_PARAMS).matches(stored)
+    assert not SpaceSpec(rec.encoder, 1.0, 0.0, "auto-mc", MC_PARAMS).matches(stored)  # v2 is another space
     with pytest.raises(InputError, match="no encoder yet"):
         configured().key
 
 
 def test_a_configured_space_on_an_encoder(encoder):
     spec = configured(encoder=encoder.id).with_encoder(encoder.id, encoder.dim)
-    assert spec.dim == 2 * encoder.dim + 4 + 1 and spec.solver().free == 4 and spec.prior == "mean"
+    assert spec.dim == 2 * encoder.dim + 4 + 2 and spec.solver().free == 4 and spec.prior == "mean"  # [.., c_mc, c_free]
     assert spec.solver().prior == "mean" and spec.solver().intercept
 
 

@@ -223,7 +223,13 @@ def predictive_variance(eig: Eigen, n: int, lam: np.ndarray, noise: np.ndarray, 
         T = R[:, -free:]
         extra = ((T @ cov.Cinv) * T).sum(axis=1)  # t~^T C^+ t~
         R = R[:, :-free] - T @ cov.K.T  # r = x~_D - K t~
-    Z = (R @ eig.V) ** 2  # (q, p): (V^T r)_k^2
-    phi = 1.0 / (eig.w[None, :] + 2.0 * np.asarray(lam, dtype=np.float64)[:, None])  # (k, p)
+    Z = (R @ eig.V) ** 2  # (q, r): (V^T r)_k^2
+    lam2 = 2.0 * np.asarray(lam, dtype=np.float64)
+    phi = 1.0 / (eig.w[None, :] + lam2[:, None])  # (k, r)
     base = (1.0 / n if eig.mu.any() else 0.0) + extra  # (q,)
-    return np.asarray(noise, dtype=np.float64)[None, :] * (base[:, None] + Z @ phi.T)
+    # V may keep only the eigenvectors of non-zero eigenvalues (stored factors): the rest of r weighs 1 / (2 lambda)
+    rest = np.maximum((R * R).sum(axis=1) - Z.sum(axis=1), 0.0) if eig.V.shape[1] < eig.V.shape[0] else 0.0
+    out = base[:, None] + Z @ phi.T
+    if np.ndim(rest):
+        out = out + rest[:, None] / lam2[None, :]
+    return np.asarray(noise, dtype=np.float64)[None, :] * out

@@ -13,7 +13,8 @@ from sqlalchemy import delete, select, update
 
 from ..errors import DimensionError, InputError, NotFoundError
 from ..space import SpaceSpec
-from .sql_models import Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpacePriorRow, utcnow
+from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpaceCalibrationRow,
+                         SpacePatternRow, SpacePriorRow, utcnow)
 from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, rows_for_keys,
                         vector_digest)
 
@@ -26,6 +27,27 @@ def _space_record(s: Space) -> SpaceRecord:
 
 def _run_record(r: Run) -> RunRecord:
     return RunRecord(r.id, r.kind, r.started_at, r.finished_at, r.status, r.pid, dict(r.counts or {}), list(r.errors or []))
+
+
+def _finite(x) -> float | None:
+    return float(x) if x is not None and np.isfinite(x) else None
+
+
+def _pattern_row(space_id: int, post) -> dict:
+    """The ``space_patterns`` row of a :class:`indexer.posterior.PatternPosterior`: float32, and only the
+    eigenvectors with a non-zero eigenvalue (the others weigh as eigenvalue 0, :func:`posterior.score_variance`)."""
+    w = np.asarray(post.w, dtype=np.float64)
+    V = np.asarray(post.V, dtype=np.float64)
+    keep = w > max(float(w.max(initial=0.0)), 1.0) * 1e-9
+    f4 = lambda a: np.ascontiguousarray(a, dtype="<f4").tobytes()  # noqa: E731
+    for name, a in (("mu", post.mu), ("w", w), ("V", V)):
+        if not np.isfinite(np.asarray(a, dtype=np.float64)).all():
+            raise InputError(f"pattern posterior with non-finite {name}", item=f"pattern {post.key}")
+    free = 0 if post.K is None else int(np.asarray(post.K).shape[1])
+    return dict(space_id=space_id, key=str(post.key), n=int(post.n), width=int(V.shape[0]), rank=int(keep.sum()),
+                free=free, mc_seen=bool(post.formats[0]), free_seen=bool(post.formats[1]), mu=f4(post.mu),
+                w=f4(w[keep]), V=f4(V[:, keep]), K=None if post.K is None else f4(post.K),
+                Cinv=None if post.Cinv is None else f4(post.Cinv), computed_at=utcnow())
 
 
 def _vector(v, dim: int, item: str) -> bytes:
@@ -78,11 +100,15 @@ class DerivedMixin:
             return SpacePrior(np.frombuffer(row.vector, dtype="<f8").copy(), row.n_models, row.computed_at)
 
     def save_model_vectors(self, space_id: int, vectors: Iterable[ModelVector], prior: SpacePrior | None = None,
-                           replace_prior: bool | None = None) -> int:
+                           replace_prior: bool | None = None, patterns: Iterable | None = None,
+                           calibration=None, calibration_models: int = 0) -> int:
         """Upsert one vector per model in one transaction; returns how many were written. ``prior``: the space's
         new shrinkage target, stored in the same transaction (so vectors and the prior they were solved toward
         change together). ``replace_prior`` (default: whether ``prior`` is given): replace the stored prior by
-        ``prior``, i.e. delete it when ``prior`` is None."""
+        ``prior``, i.e. delete it when ``prior`` is None. ``patterns``: the posterior factors
+        (:class:`indexer.posterior.PatternPosterior`) of the vectors' coverage patterns, added when new; patterns no
+        vector of the space refers to any more are deleted. ``calibration``: the space's new calibration map
+        (:class:`indexer.posterior.Calibration`, fitted on ``calibration_models`` models), replacing the stored one."""
         replace_prior = prior is not None if replace_prior is None else replace_prior
         space = self.get_space(space_id)
         vectors = list(vectors)
@@ -98,14 +124,26 @@ class DerivedMixin:
         for v in vectors:
             rows[v.model] = dict(dim=space.dim, vector=_vector(v.vector, space.dim, v.model), n_prompts=int(v.n_prompts),
                                  benchmarks=list(v.benchmarks), accuracy={k: float(x) for k, x in v.accuracy.items()},
-                                 inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow())
-        if not rows and not replace_prior:
+                                 inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow(),
+                                 pattern=v.pattern, lam=_finite(v.lam), noise=_finite(v.noise))
+        pattern_rows = [_pattern_row(space_id, p) for p in (patterns or [])]
+        if not rows and not replace_prior and calibration is None:
             return 0
         with self._write("saving model vectors") as conn:
             if replace_prior:
                 conn.execute(delete(SpacePriorRow).where(SpacePriorRow.space_id == space_id))
                 if prior_row is not None:
                     conn.execute(SpacePriorRow.__table__.insert(), [prior_row])
+            if calibration is not None:
+                conn.execute(delete(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id))
+                conn.execute(SpaceCalibrationRow.__table__.insert(), [dict(
+                    space_id=space_id, a=float(calibration.a), b=float(calibration.b), n_cells=int(calibration.n_cells),
+                    n_models=int(calibration_models), computed_at=utcnow())])
+            if pattern_rows:
+                have_p = set(conn.execute(select(SpacePatternRow.key).where(SpacePatternRow.space_id == space_id)).scalars())
+                new = [r for r in pattern_rows if r["key"] not in have_p]
+                for c in chunks(new, 20):
+                    conn.execute(SpacePatternRow.__table__.insert(), c)
             mids = self._ids_by(conn, Model.key, Model.id, list(rows))
             missing = set(rows) - set(mids)
             if missing:
@@ -118,7 +156,41 @@ class DerivedMixin:
                 if mids[k] in have:
                     conn.execute(update(ModelVectorRow).where(ModelVectorRow.space_id == space_id,
                                                               ModelVectorRow.model_id == mids[k]).values(**r))
+            self._drop_unused_patterns(conn, space_id)
         return len(rows)
+
+    @staticmethod
+    def _drop_unused_patterns(conn, space_id: int) -> None:
+        used = select(ModelVectorRow.pattern).where(ModelVectorRow.space_id == space_id,
+                                                    ModelVectorRow.pattern.is_not(None))
+        conn.execute(delete(SpacePatternRow).where(SpacePatternRow.space_id == space_id,
+                                                   SpacePatternRow.key.not_in(used)))
+
+    def load_patterns(self, space_id: int, keys: Sequence[str] | None = None) -> dict:
+        """The stored posterior factors of a space's coverage patterns (all, or ``keys``), by key:
+        :class:`indexer.posterior.PatternPosterior` (float64 copies of the float32 stored)."""
+        from ..posterior import PatternPosterior
+
+        with self._read() as conn:
+            rows = rows_for_keys(conn, select(SpacePatternRow).where(SpacePatternRow.space_id == space_id),
+                                 SpacePatternRow.key, keys)
+        out = {}
+        for (r,) in rows:
+            f4 = lambda b: np.frombuffer(b, dtype="<f4").astype(np.float64)  # noqa: E731
+            p = r.width
+            K = f4(r.K).reshape(p, r.free) if r.K is not None else None
+            Cinv = f4(r.Cinv).reshape(r.free, r.free) if r.Cinv is not None else None
+            out[r.key] = PatternPosterior(key=r.key, n=r.n, mu=f4(r.mu), w=f4(r.w), V=f4(r.V).reshape(p, r.rank),
+                                          K=K, Cinv=Cinv, formats=(bool(r.mc_seen), bool(r.free_seen)))
+        return out
+
+    def get_space_calibration(self, space_id: int):
+        """The space's stored calibration map (:class:`indexer.posterior.Calibration`), or None."""
+        from ..posterior import Calibration
+
+        with self._read() as conn:
+            row = conn.execute(select(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id)).scalar()
+        return None if row is None else Calibration(row.a, row.b, row.n_cells, row.n_models)
 
     def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
         """Stored vectors of a space, by model key (all models when ``models`` is None)."""
@@ -127,7 +199,8 @@ class DerivedMixin:
         with self._read() as conn:
             rows = rows_for_keys(conn, q, Model.key, models)
         return [ModelVector(k, np.frombuffer(r.vector, dtype="<f4").copy(), r.n_prompts, list(r.benchmarks or []),
-                            dict(r.accuracy or {}), r.inputs_digest, r.computed_at) for k, r in rows]
+                            dict(r.accuracy or {}), r.inputs_digest, r.computed_at, r.pattern, r.lam, r.noise)
+                for k, r in rows]
 
     def delete_model_vectors(self, space_id: int, models: Sequence[str]) -> int:
         with self._write() as conn:

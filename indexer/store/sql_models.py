@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -176,6 +177,10 @@ class ModelVectorRow(Base):
     accuracy: Mapped[dict | None] = mapped_column(JSON)
     inputs_digest: Mapped[str | None] = mapped_column(String(64))
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # the posterior of the model's scores: its coverage pattern (a key of space_patterns), lambda, s^2
+    pattern: Mapped[str | None] = mapped_column(String(64))
+    lam: Mapped[float | None] = mapped_column(Float)
+    noise: Mapped[float | None] = mapped_column(Float)
 
     __table_args__ = (UniqueConstraint("space_id", "model_id", name="uq_model_vectors_space_model"),)
 
@@ -188,6 +193,41 @@ class SpacePriorRow(Base):
     space_id: Mapped[int] = mapped_column(ForeignKey("spaces.id", ondelete="CASCADE"), primary_key=True)
     dim: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
+    n_models: Mapped[int] = mapped_column(Integer)
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SpacePatternRow(Base):
+    """The posterior factors one coverage pattern shares with its models (:class:`indexer.posterior.PatternPosterior`):
+    float32 packed; ``V`` holds the ``rank`` eigenvectors with a non-zero eigenvalue (width x rank)."""
+
+    __tablename__ = "space_patterns"
+
+    space_id: Mapped[int] = mapped_column(ForeignKey("spaces.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    n: Mapped[int] = mapped_column(Integer)
+    width: Mapped[int] = mapped_column(Integer)
+    rank: Mapped[int] = mapped_column(Integer)
+    free: Mapped[int] = mapped_column(Integer)
+    mc_seen: Mapped[bool] = mapped_column(Boolean)
+    free_seen: Mapped[bool] = mapped_column(Boolean)
+    mu: Mapped[bytes] = mapped_column(LargeBinary)
+    w: Mapped[bytes] = mapped_column(LargeBinary)
+    V: Mapped[bytes] = mapped_column(LargeBinary)
+    K: Mapped[bytes | None] = mapped_column(LargeBinary)
+    Cinv: Mapped[bytes | None] = mapped_column(LargeBinary)
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SpaceCalibrationRow(Base):
+    """A space's calibration map ``p = sigmoid(a + b score)`` (:class:`indexer.posterior.Calibration`)."""
+
+    __tablename__ = "space_calibrations"
+
+    space_id: Mapped[int] = mapped_column(ForeignKey("spaces.id", ondelete="CASCADE"), primary_key=True)
+    a: Mapped[float] = mapped_column(Float)
+    b: Mapped[float] = mapped_column(Float)
+    n_cells: Mapped[int] = mapped_column(Integer)
     n_models: Mapped[int] = mapped_column(Integer)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

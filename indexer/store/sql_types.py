@@ -126,6 +126,10 @@ class ModelVector:
     accuracy: dict[str, float] = field(default_factory=dict)  # observed accuracy per benchmark
     inputs_digest: str | None = None  # Store.model_digests()[model] when the vector was computed
     computed_at: datetime | None = None
+    # the posterior of its scores (indexer.posterior): its coverage pattern's key, its lambda and residual variance
+    pattern: str | None = None
+    lam: float | None = None
+    noise: float | None = None
 
 
 @dataclass
