@@ -236,7 +236,8 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
             continue
         metrics = _cell(row.get(metrics_col), dict)
         if metrics is None:
-            errors.add(fname, i, f"{metrics_col} is not a dict of per-sample values (nor its JSON or Python repr)",
+            errors.add(fname, i, f"{metrics_col} is not a dict of per-sample values, nor its JSON or Python-literal repr "
+                       "(lighteval <= 0.7 wrote cells as str(value))",
                        f"bad {metrics_col} cells")
             continue
         mname, why = choose_metric(metrics, rule, metric)
@@ -280,7 +281,7 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
         rows, used_metric = got
         outcomes.extend(rows)
         shots = _split_task(task)[1]
-        config = {"metric_key": used_metric} if used_metric and used_metric != (metric or rule.metric) else {}
+        config = {"metric_key": used_metric} if used_metric and (metric or rule.metric) and used_metric != (metric or rule.metric) else {}
         benchmarks[rule.benchmark] = BenchmarkInfo(
             name=rule.benchmark, group=rule.group, source_task=task, metric=metric or rule.metric or used_metric,
             num_fewshot=shots, config=config)

@@ -186,20 +186,21 @@ def _task_version(results: dict, task: str):
 
 
 def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
-    """The first candidate that is an lm-eval results file (a JSON object with ``results`` and ``configs``)."""
+    """The first candidate that is an lm-eval results file (a JSON object with ``results`` and ``configs``);
+    when none is, every candidate is reported and None returned (the runs of that timestamp are not read)."""
+    problems = []
     for p in paths:
-        named = bool(RESULTS_RE.match(p.name))
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            if named or len(paths) == 1:
-                errors.add(str(p), getattr(exc, "lineno", None), f"unreadable results file: {exc}")
+            problems.append((str(p), getattr(exc, "lineno", None), f"unreadable results file: {exc}"))
             continue
         if isinstance(data, dict) and "results" in data and "configs" in data:
             return data
-        if named or len(paths) == 1:
-            errors.add(str(p), None, "not an lm-eval results file: no `results` and `configs` keys (every harness "
-                       "since 0.4.0 writes both); the runs of its timestamp are skipped")
+        problems.append((str(p), None, "not an lm-eval results file: no `results` and `configs` keys (every "
+                         "harness since 0.4.0 writes both); the samples of its timestamp are not read"))
+    for file, line, message in problems:
+        errors.add(file, line, message)
     return None
 
 
@@ -379,25 +380,16 @@ def _results_of(mf: ModelFolder, cache: dict, errors: ErrorLog) -> "callable":
 def chosen_runs(mf: ModelFolder, model: str | None = None, errors: ErrorLog | None = None,
                 cache: dict | None = None) -> dict[tuple[str, str], str]:
     """(model, task) -> the timestamp read: per model (the one its results file names, or ``model``) and task
-    the latest run that has a results file. A task whose newest run's results file is unreadable is left out."""
+    the latest run that has a readable results file (an unreadable one is reported by :func:`_read_results`;
+    whose run it was cannot be told, so it hides no other run)."""
     errors = errors if errors is not None else ErrorLog()
     get = _results_of(mf, cache if cache is not None else {}, errors)
     out: dict[tuple[str, str], str] = {}
     for task, runs in mf.samples.items():
-        best: dict[str, str] = {}
-        broken = None
         for ts in sorted(runs, reverse=True):
-            if ts not in mf.results:
-                continue
-            res = get(ts)
-            if res is None:
-                broken = broken or ts
-                continue
-            who = model or _model_from_results(res, mf.path)[0]
-            if who not in best and broken is None:
-                best[who] = ts
-        for who, ts in best.items():
-            out[(who, task)] = ts
+            res = get(ts) if ts in mf.results else None
+            if res is not None:
+                out.setdefault((model or _model_from_results(res, mf.path)[0], task), ts)
     return out
 
 
@@ -456,7 +448,7 @@ def read_model_folder(
         config = {"filter": used_filter} if used_filter else {}
         if run.version is not None:
             config["version"] = run.version
-        if used_metric and used_metric != (metric or rule.metric):
+        if used_metric and (metric or rule.metric) and used_metric != (metric or rule.metric):
             config["metric_key"] = used_metric
         for bench in dict.fromkeys(o.benchmark for o in got):
             benchmarks[bench] = BenchmarkInfo(

@@ -44,6 +44,7 @@ class TaskRule:
     #: metric -> the newest task version (``versions`` of the results file) whose value of it is this
     #: benchmark's scorer (MATH-hard's ``exact_match`` is the strict check up to version 2 only)
     metric_max_version: dict = field(default_factory=dict)
+    metric_note: str | None = None  # why, for the message that rejects a metric of a newer task version
     #: metrics whose per-sample value is a list of per-item values, averaged (IFEval's ``inst_level_*``)
     list_metrics: frozenset = field(default_factory=frozenset)
     #: metrics whose per-sample value is a (gold, pred) pair (lm-eval's multiple-choice f1/mcc)
@@ -114,6 +115,7 @@ class Rules:
             graded_metrics=graded,
             metric_keys=keys,
             metric_max_version=dict(spec.get("metric_max_version", {})),
+            metric_note=spec.get("metric_note"),
             list_metrics=frozenset(d.get("list_metrics", [])),
             pair_metrics=frozenset(d.get("pair_metrics", [])),
             pair_score=spec.get("pair_score"),

@@ -94,9 +94,10 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
         v = _version_number(version)
         if limit is not None and v is not None and v > float(limit):
             newer = [k for k in keys if k != m]
-            return None, (f"{m} of task {rule.task} version {v:g} is not the scorer of {rule.benchmark} (that "
-                          f"is {m} up to version {float(limit):g}, and {' or '.join(newer) or 'another key'} after); "
-                          "the sample has no " + (" or ".join(newer) or "such key"))
+            note = f" ({rule.metric_note})" if rule.metric_note else ""
+            return None, (f"{m} of task {rule.task} version {v:g} is not the scorer of {rule.benchmark}{note}: "
+                          f"{m} is read only up to task version {float(limit):g}, and this sample has no "
+                          f"{' or '.join(newer) or 'other key'}; the row is rejected so that one benchmark keeps one scorer")
         return m, None
     names = listed if listed else [k for k in row if k not in NON_METRIC]
     for m in rule.metric_preference:
