@@ -12,7 +12,8 @@ Where they sit (docs/FORMATS.md has the versions):
 Columns: lighteval <= 0.10 writes ``example`` (the rendered query of this sample), ``full_prompt`` (with the
 few-shot examples), ``instruction``, ``metrics`` (a per-sample dict, e.g. ``{"acc": 1, "acc_norm": 0}``) and
 more; lighteval >= 0.11 writes ``doc`` (``query``, ``choices``, ``gold_index``, ``instruction``, ...),
-``model_response`` and ``metric``. lighteval <= 0.7 stored every cell as ``str(value)`` (a Python repr):
+``model_response`` and ``metric``. lighteval 0.4-0.7 stored every cell as ``str(value)`` (a Python repr;
+up to 0.3 when the details dataset failed to build):
 such cells are read with :func:`ast.literal_eval` (:func:`.scoring.py_literal`), never ``eval``.
 
 The text is the rendered query without the task's instruction and fixed preamble (rules.toml ``preamble``).
