@@ -113,7 +113,8 @@ def test_leaderboard_details_normalised_with_per_group_metrics():
     bbh = [o.score for o in b.outcomes if o.benchmark == "bbh/boolean_expressions"]
     assert bbh == [1.0, 0.0, 1.0]
     o = {x.benchmark: x for x in b.outcomes if x.prompt_id.endswith(":0")}
-    assert o["gpqa/diamond"].text.endswith("\nA. Photon\nB. Gluon\nC. W boson\nD. Graviton")
+    # GPQA's options are shuffled per run upstream: the text letters them in sorted order (issue 17, item 10)
+    assert o["gpqa/diamond"].text.endswith("\nA. Gluon\nB. Graviton\nC. Photon\nD. W boson")
     assert o["musr/murder_mysteries"].text.startswith("In the quiet town of Elm")
     assert o["musr/murder_mysteries"].text.endswith("Who is the most likely murderer?\nA. Anna\nB. Ben")
     assert o["mmlu_pro/law"].text.startswith("Which of the following is a primary source of law in the United States?\nA. The Constitution")

@@ -7,9 +7,11 @@ declares itself in :mod:`.registry`, which also decides which reader handles a s
 
 * ``table``: plain tables, long form (``model, prompt_id, correct|score`` + ``prompts.<ext>``) or
   matrix form (models x prompt ids), CSV / TSV / JSONL / Parquet, ``.gz`` too (:mod:`.tables`).
-* ``lm_eval``: lm-evaluation-harness ``--log_samples`` output, one batch per model folder (:mod:`.lm_eval`);
+* ``lm_eval``: lm-evaluation-harness ``--log_samples`` output, one batch per folder of runs (:mod:`.lm_eval`);
   Open LLM Leaderboard v2 details are the same files (task rules in ``rules.toml``).
-* ``lighteval``: the older Open LLM Leaderboard "details" parquet files (:mod:`.lighteval`).
+* ``lighteval``: lighteval details parquet files, among them the older Open LLM Leaderboard's (:mod:`.lighteval`).
+
+docs/FORMATS.md lists the layouts each reader takes with the harness versions that write them.
 
 Hub specs (``hub:ORG/REPO``, ``hub-org:ORG``) are resolved by :mod:`indexer.ingest` through
 :mod:`indexer.hub`, which downloads the files the registry plans (:func:`plan_files`) and calls these

@@ -1,10 +1,26 @@
-"""The older Open LLM Leaderboard "details" layout (lighteval) -> SourceBatch.
+"""lighteval "details" (and the Open LLM Leaderboard v1 details it wrote) -> one SourceBatch per model.
 
-Files ``details_<suite>|<task>|<shots>_<ts>.parquet`` (at the repo root or in a ``<ts>/`` folder), beside
-``results_<ts>.json``; columns ``example`` (the question of this sample), ``full_prompt`` (with the few-shot
-examples), ``predictions``, ``gold``, ``metrics`` (a per-sample dict, e.g. ``{"acc": 1, "acc_norm": 0}``).
-Per task the latest run is read; the metric and benchmark name come from ``rules.toml``
-(``harness|hendrycksTest-anatomy|5`` -> ``mmlu/anatomy``). The prompt id is ``<task>:<row>``.
+Files ``details_<task>_<ts>.parquet`` where ``<task>`` is ``<suite>|<task>|<shots>`` (lighteval <= 0.12.0,
+the v1 leaderboard's ``harness|arc:challenge|25``) or ``<task>|<shots>`` (lighteval >= 0.12.1, no suite).
+Where they sit (docs/FORMATS.md has the versions):
+
+* a details repo (``details_<org>__<model>``, pushed to the Hub): ``results_<ts>.json`` at its root and the
+  details at the root or in a ``<ts>/`` folder;
+* lighteval's output folder: ``<out>/details/<model>/<ts>/details_*.parquet`` beside
+  ``<out>/results/<model>/results_<ts>.json`` (``<model>`` is ``org/name``, two folders).
+
+Columns: lighteval <= 0.10 writes ``example`` (the rendered query of this sample), ``full_prompt`` (with the
+few-shot examples), ``instruction``, ``metrics`` (a per-sample dict, e.g. ``{"acc": 1, "acc_norm": 0}``) and
+more; lighteval >= 0.11 writes ``doc`` (``query``, ``choices``, ``gold_index``, ``instruction``, ...),
+``model_response`` and ``metric``. lighteval 0.4-0.7 stored every cell as ``str(value)`` (a Python repr;
+up to 0.3 when the details dataset failed to build):
+such cells are read with :func:`ast.literal_eval` (:func:`.scoring.py_literal`), never ``eval``.
+
+The text is the rendered query without the task's instruction and fixed preamble (rules.toml ``preamble``).
+Per task the latest run is read; when a model has runs of one task with several shot counts, the
+benchmark's standard count (rules.toml ``shots``) is read, else the most shots, and the rest are skipped.
+The metric and benchmark name come from ``rules.toml`` (``harness|hendrycksTest-anatomy|5`` ->
+``mmlu/anatomy``). The prompt id is ``<task>:<row>``.
 """
 
 from __future__ import annotations
@@ -18,11 +34,20 @@ from pathlib import Path
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .common import ErrorLog
-from .lm_eval import RESULTS_RE, TS, _choose_metric, _value
+from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
-from .rules import Rules, last_example, load_rules
+from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
+from .scoring import choose_metric, metric_value, py_literal
 
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<ts>{TS})\.parquet$")
+TS_DIR_RE = re.compile(rf"^{TS}$")
+MAX_DEPTH = 5  # <out>/details/<org>/<name>/<ts>/details_*.parquet
+
+
+def _split_task(task: str) -> tuple[str, int | None]:
+    """``harness|gsm8k|5`` -> (``harness|gsm8k``, 5); a name without a shot count -> (name, None)."""
+    base, _, shots = task.rpartition("|")
+    return (base, int(shots)) if base and shots.isdigit() else (task, None)
 
 
 def _details_files(root: Path) -> dict[str, dict[str, Path]]:
@@ -34,34 +59,94 @@ def _details_files(root: Path) -> dict[str, dict[str, Path]]:
     return out
 
 
+def _model_root(f: Path) -> Path:
+    """The folder of one model's details: the file's folder, or above it when that is a ``<ts>/`` folder."""
+    return f.parent.parent if TS_DIR_RE.match(f.parent.name) else f.parent
+
+
+def find_details_roots(path: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
+    """Every model's details folder under ``path`` (itself included)."""
+    path = Path(path)
+    roots: dict[Path, None] = {}
+
+    def walk(p: Path, depth: int) -> None:
+        for f in sorted(p.glob("details_*.parquet")):
+            if DETAILS_RE.match(f.name):
+                roots.setdefault(_model_root(f), None)
+        if depth < max_depth:
+            for sub in sorted(x for x in p.iterdir() if x.is_dir() and not x.name.startswith(".")):
+                walk(sub, depth + 1)
+
+    if path.is_dir():
+        walk(path, 0)
+    return list(roots)
+
+
 def looks_like_lighteval(path: Path) -> bool:
     path = Path(path)
     if path.is_file():
         return bool(DETAILS_RE.match(path.name))
-    return bool(_details_files(path))
+    return bool(find_details_roots(path, max_depth=MAX_DEPTH))
 
 
 def recognise(path: Path) -> Match:
-    """STRONG for a details file, or a folder with details files in it or one level below."""
+    """STRONG for a details file, or a folder with details files in it or below (lighteval's output folder)."""
     return Match.STRONG if looks_like_lighteval(path) else Match.NONE
 
 
+def _choose_runs(runs_by_task: dict[str, dict[str, object]], rules: Rules) -> tuple[dict[str, tuple[str, object]], list]:
+    """Per task without its shot count: (full task name, the latest run of the shot count read), and the runs
+    left out for another shot count. The shot count read is the benchmark's standard one (rules ``shots``)
+    when present, else the largest."""
+    by_base: dict[str, dict[int | None, str]] = {}
+    for task in runs_by_task:
+        base, shots = _split_task(task)
+        by_base.setdefault(base, {})[shots] = task
+    chosen: dict[str, tuple[str, object]] = {}
+    left_out = []
+    for base, variants in by_base.items():
+        if len(variants) == 1:
+            task = next(iter(variants.values()))
+        else:
+            std = rules.for_task(next(iter(variants.values()))).shots
+            pick = std if std in variants else max((s for s in variants if s is not None), default=None)
+            task = variants[pick]
+            left_out += [runs_by_task[t][max(runs_by_task[t])] for s, t in variants.items() if t != task]
+        runs = runs_by_task[task]
+        chosen[base] = (task, runs[max(runs)])
+    return chosen, left_out
+
+
 def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
-    """The files of a Hub repo's list that :func:`read_lighteval` reads: the latest details file per task, and
-    the results files (they name the model)."""
+    """The files of a Hub repo's list that :func:`read_lighteval` reads: per task the latest details file of the
+    shot count read, and the results files (they name the model)."""
     details: dict[str, dict[str, str]] = {}  # task -> ts -> file (one model per details repo)
     for f in files:
         if m := DETAILS_RE.match(f.rpartition("/")[2]):
             details.setdefault(m["task"], {})[m["ts"]] = f
     if not details:
         return Match.NONE, []
-    out = {runs[max(runs)] for runs in details.values()}
+    chosen, _ = _choose_runs(details, load_rules())
+    out = {f for _task, f in chosen.values()}
     out |= {f for f in files if RESULTS_RE.match(f.rpartition("/")[2])}
     return Match.STRONG, sorted(out)
 
 
+def _results_files(root: Path) -> list[Path]:
+    """Results files that may name the model of the details in ``root``, newest first: in the repo layout at
+    ``root`` (or its ``<ts>/`` folders), in lighteval's output folder at ``<out>/results/<model>/``."""
+    found = list(root.glob("results_*.json")) + list(root.glob("*/results_*.json"))
+    parts = root.parts
+    if "details" in parts:
+        i = len(parts) - 1 - parts[::-1].index("details")
+        mirror = Path(*parts[:i], "results", *parts[i + 1:])
+        if mirror.is_dir():
+            found += list(mirror.glob("results_*.json"))
+    return sorted(found, key=lambda p: p.name, reverse=True)
+
+
 def _model_name(root: Path) -> str | None:
-    for p in sorted(root.glob("results_*.json"), reverse=True) + sorted(root.glob("*/results_*.json"), reverse=True):
+    for p in _results_files(root):
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError, UnicodeDecodeError):
@@ -69,90 +154,167 @@ def _model_name(root: Path) -> str | None:
         cfg = data.get("config_general") or data.get("config") or {}
         if isinstance(cfg, dict) and cfg.get("model_name"):
             return str(cfg["model_name"])
-    name = root.name
-    if name.startswith("details_"):
-        return name[len("details_"):].replace("__", "/")
+    if root.name.startswith("details_"):
+        return root.name[len("details_"):].replace("__", "/")
+    parts = root.parts
+    if "details" in parts:  # <out>/details/<org>/<name>
+        i = len(parts) - 1 - parts[::-1].index("details")
+        rest = parts[i + 1:]
+        if rest:
+            return "/".join(rest)
     return None
+
+
+# -------------------------------------------------------------------------------------------- cells
+
+
+def _cell(value, want: type):
+    """A cell as ``want`` (dict or list): as stored, or parsed from a JSON string or a Python repr (lighteval
+    <= 0.7 wrote ``str(value)``); None when it is neither."""
+    if isinstance(value, want):
+        return value
+    if isinstance(value, str) and value.strip():
+        s = value.strip()
+        try:
+            got = json.loads(s)
+        except json.JSONDecodeError:
+            try:
+                got = py_literal(s)
+            except ValueError:
+                return None
+        return got if isinstance(got, want) else None
+    return None
+
+
+def _without_instruction(query: str, instruction) -> str:
+    if isinstance(instruction, str) and instruction.strip() and query.startswith(instruction):
+        return query[len(instruction):]
+    return query
+
+
+def _row_text(row: dict, rule: TaskRule) -> str | None:
+    """The rendered query of a row, without the task's instruction and fixed preamble; else the last example of
+    the full prompt."""
+    doc = _cell(row.get("doc"), dict) if "doc" in row else None
+    if doc is not None:  # lighteval >= 0.11
+        query, instruction, full = doc.get("query"), doc.get("instruction"), None
+        resp = _cell(row.get("model_response"), dict)
+        if resp is not None and isinstance(resp.get("input"), str):
+            full = resp["input"]
+    else:
+        query, instruction, full = row.get("example"), row.get("instruction"), row.get("full_prompt")
+    if isinstance(query, str) and query.strip():
+        text = strip_preamble(_without_instruction(query, instruction).strip(), rule)
+        if text:
+            return text
+    return last_example(strip_preamble(full, rule) if isinstance(full, str) else None)
+
+
+def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | None,
+                  errors: ErrorLog) -> tuple[list[Outcome], str | None] | None:
+    """Outcomes of one details file and the metric read; None when the file cannot be read (reported)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fname = str(f)
+    try:
+        table = pq.read_table(f)
+    except (pa.ArrowException, OSError) as exc:
+        errors.add(fname, None, f"not a readable Parquet file ({exc}); is it truncated? re-download it")
+        return None
+    cols = set(table.column_names)
+    if not ({"metrics", "example"} <= cols or {"metrics", "full_prompt"} <= cols or {"doc", "metric"} <= cols):
+        errors.add(fname, None, "missing column(s): need metrics and example or full_prompt (lighteval <= 0.10), "
+                   f"or doc and metric (lighteval >= 0.11); found {', '.join(sorted(cols))}")
+        return None
+    metrics_col = "metric" if {"doc", "metric"} <= cols else "metrics"
+    outcomes: list[Outcome] = []
+    used = None
+    for i, row in enumerate(table.to_pylist(), 1):
+        text = _row_text(row, rule)
+        if not text:
+            errors.add(fname, i, "no prompt text (empty query/example and full prompt)", "rows without prompt text")
+            continue
+        metrics = _cell(row.get(metrics_col), dict)
+        if metrics is None:
+            errors.add(fname, i, f"{metrics_col} is not a dict of per-sample values, nor its JSON or Python-literal repr "
+                       "(lighteval <= 0.7 wrote cells as str(value))",
+                       f"bad {metrics_col} cells")
+            continue
+        mname, why = choose_metric(metrics, rule, metric)
+        if mname is None:
+            errors.add(fname, i, why, why.split(":")[0])
+            continue
+        score, why = metric_value(metrics[mname], mname, rule)
+        if score is None:
+            errors.add(fname, i, why, f"bad {mname} values")
+            continue
+        used = used or mname
+        outcomes.append(Outcome(model=model, benchmark=rule.benchmark, text=text, score=score, prompt_id=f"{task}:{i - 1}"))
+    return outcomes, used
+
+
+def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | None, metric: str | None, rules: Rules,
+               kind: str, location: str | None, revision: str | None) -> SourceBatch:
+    model = model or _model_name(root)
+    if not model:
+        raise InputError("cannot tell the model of these details files (no results file naming it, and the folder "
+                         "is neither details_<org>__<model> nor <out>/details/<org>/<model>); pass model=", file=str(root))
+    errors = ErrorLog()
+    outcomes: list[Outcome] = []
+    benchmarks: dict[str, BenchmarkInfo] = {}
+    chosen, left_out = _choose_runs(files, rules)
+    skipped = 0
+    for f in left_out:
+        try:
+            import pyarrow.parquet as pq
+
+            skipped += pq.ParquetFile(f).metadata.num_rows
+        except Exception:  # noqa: BLE001 - an unreadable superseded run is not read anyway
+            pass
+    used_files: list[Path] = []
+    for _base, (task, f) in sorted(chosen.items()):
+        rule = rules.for_task(task)
+        got = _read_details(f, task, rule, model, metric, errors)
+        if got is None:
+            continue
+        used_files.append(f)
+        rows, used_metric = got
+        outcomes.extend(rows)
+        shots = _split_task(task)[1]
+        config = {"metric_key": used_metric} if used_metric and (metric or rule.metric) and used_metric != (metric or rule.metric) else {}
+        benchmarks[rule.benchmark] = BenchmarkInfo(
+            name=rule.benchmark, group=rule.group, source_task=task, metric=metric or rule.metric or used_metric,
+            num_fewshot=shots, config=config)
+    if revision is None:
+        h = hashlib.sha256()
+        for p in used_files:
+            h.update(p.name.encode() + b"\0" + p.read_bytes())
+        revision = "sha256:" + h.hexdigest()
+    info = SourceInfo(kind=kind, location=location or str(root.resolve()), revision=revision)
+    return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped)
 
 
 def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | None = None, rules: Rules | None = None,
                    kind: str = "lighteval", location: str | None = None, revision: str | None = None,
                    filter: str | None = None) -> Iterator[SourceBatch]:
-    """One SourceBatch for the details files under ``path`` (a repo folder, or one details file)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    """One SourceBatch per model's details under ``path`` (a details repo, lighteval's output folder, or one
+    details file)."""
     del filter  # lighteval details have no filters
     path = Path(path)
-    root = path.parent if path.is_file() else path
-    files = _details_files(root)
+    rules = rules or load_rules()
+    opts = dict(model=model, metric=metric, rules=rules, kind=kind, location=location, revision=revision)
     if path.is_file():
         m = DETAILS_RE.match(path.name)
         if not m:
             raise InputError("not a lighteval details file (details_<task>_<ts>.parquet)", file=str(path))
-        files = {m["task"]: {m["ts"]: path}}
-    if not files:
+        yield _read_root(_model_root(path), {m["task"]: {m["ts"]: path}}, **opts)
+        return
+    roots = find_details_roots(path)
+    if not roots:
         raise InputError("no lighteval details files (details_<task>_<ts>.parquet) here", file=str(path))
-    model = model or _model_name(root if root.name.startswith("details_") or not path.is_file() else root.parent)
-    if not model:
-        raise InputError("cannot tell the model of these details files; pass model=", file=str(path))
-    rules = rules or load_rules()
-    errors = ErrorLog()
-    outcomes: list[Outcome] = []
-    benchmarks: dict[str, BenchmarkInfo] = {}
-    used: list[Path] = []
-    for task, runs in sorted(files.items()):
-        ts = max(runs)
-        f = runs[ts]
-        fname = str(f)
-        rule = rules.for_task(task)
-        try:
-            table = pq.read_table(f)
-        except (pa.ArrowException, OSError) as exc:
-            errors.add(fname, None, f"not a readable Parquet file ({exc}); is it truncated? re-download it")
-            continue
-        used.append(f)
-        cols = set(table.column_names)
-        if "metrics" not in cols or not ({"example", "full_prompt"} & cols):
-            errors.add(fname, None, f"missing column(s): need metrics and example or full_prompt; found {', '.join(sorted(cols))}")
-            continue
-        used_metric = None
-        shots = task.rsplit("|", 1)[-1]
-        for i, row in enumerate(table.to_pylist(), 1):
-            text = row.get("example") if isinstance(row.get("example"), str) and row["example"].strip() else None
-            text = text.strip() if text else last_example(row.get("full_prompt"))
-            if not text:
-                errors.add(fname, i, "no prompt text (empty example and full_prompt)", "rows without prompt text")
-                continue
-            metrics = row.get("metrics")
-            if isinstance(metrics, str):
-                try:
-                    metrics = json.loads(metrics)
-                except json.JSONDecodeError:
-                    metrics = None
-            if not isinstance(metrics, dict):
-                errors.add(fname, i, "metrics is not a dict of per-sample values", "bad metrics cells")
-                continue
-            mname, why = _choose_metric(metrics, rule, metric)
-            if mname is None:
-                errors.add(fname, i, why, why.split(":")[0])
-                continue
-            score, why = _value(metrics[mname], mname, rule)
-            if score is None:
-                errors.add(fname, i, why, f"bad {mname} values")
-                continue
-            used_metric = used_metric or mname
-            outcomes.append(Outcome(model=model, benchmark=rule.benchmark, text=text, score=score, prompt_id=f"{task}:{i - 1}"))
-        benchmarks[rule.benchmark] = BenchmarkInfo(
-            name=rule.benchmark, group=rule.group, source_task=task, metric=used_metric,
-            num_fewshot=int(shots) if shots.isdigit() else None)
-    if revision is None:
-        h = hashlib.sha256()
-        for p in used:
-            h.update(p.name.encode() + b"\0" + p.read_bytes())
-        revision = "sha256:" + h.hexdigest()
-    info = SourceInfo(kind=kind, location=location or str(root.resolve()), revision=revision)
-    yield SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish())
+    for root in roots:
+        yield _read_root(root, _details_files(root), **opts)
 
 
 READER = Reader(

@@ -1,15 +1,21 @@
-"""lm-evaluation-harness ``--log_samples`` output -> one :class:`~indexer.records.SourceBatch` per model folder.
+"""lm-evaluation-harness ``--log_samples`` output -> one :class:`~indexer.records.SourceBatch` per folder of runs.
 
-Layout (as the harness writes it): ``<out>/<org>__<model>/results_<ts>.json`` beside
-``samples_<task>_<ts>.jsonl``; a second run of a model adds files with a new timestamp. Open LLM
-Leaderboard v2 details repos hold the same thing (``samples_leaderboard_<task>_<ts>.jsonl``), written by an
-older harness: ``.json`` files (possibly one JSON array), possibly without ``filter``/``metrics`` keys,
-``arguments`` as a list of ``[arg_0, arg_1]`` pairs.
+Layouts (docs/FORMATS.md lists them with the harness versions that write them):
 
-Per model and task the latest run (timestamp) is read. Per sample line: the filter (generation tasks write one
-line per filter) and metric come from :mod:`.rules`; the prompt text is the question from ``doc`` with its
-options (or the last example of ``arg_0``); the prompt id is ``<task>:<doc_id>``. Problems become RowErrors
-(file, line, what is wrong) and the rest is read; a samples file without its ``results_<ts>.json`` is rejected.
+* ``<out>/<org>__<model>/results_<ts>.json`` beside ``samples_<task>_<ts>.jsonl`` (harness 0.4.3+; a second run
+  of a model adds files with a new timestamp). Open LLM Leaderboard v2 details repos hold the same, written by
+  the leaderboard's harness of June 2024: ``.json`` samples that are JSON lines (or, briefly, one JSON array
+  with ``arguments`` as ``[[arg_0, arg_1], ...]``).
+* ``--output_path <dir>/<name>.json`` (harness 0.4.9+): the results file is ``<dir>/<name>_<ts>.json`` and the
+  samples sit beside it in ``<dir>``, with no model folder; several models' runs may share the folder.
+  A results file is found by its timestamp and its content (a JSON object with ``results`` and ``configs``).
+
+Per model and task the latest run (timestamp) is read; the model is the one its results file names. Per
+sample line: the filter (generation tasks write one line per filter; harness <= 0.4.6 wrote no ``filter`` key,
+one record per filter and doc in the order of the task's ``filter_list``, recovered here from that order) and
+the metric come from :mod:`.rules` and :mod:`.scoring`; the prompt text is the question from ``doc`` with its
+context and options (or the last example of ``arg_0``); the prompt id is ``<task>:<doc_id>``. Problems become
+RowErrors (file, line, what is wrong) and the rest is read; a samples file without its results file is rejected.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InputError
@@ -26,18 +33,33 @@ from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .common import ErrorLog, json_objects
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
+from .scoring import choose_metric, metric_value
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 SAMPLES_RE = re.compile(rf"^samples_(?P<task>.+)_(?P<ts>{TS})\.(?P<ext>jsonl|json)$")
 RESULTS_RE = re.compile(rf"^results_(?P<ts>{TS})\.json$")
+#: any ``<name>_<ts>.json`` that is not a samples file: a results file (``--output_path <name>.json``, 0.4.9+)
+RUN_JSON_RE = re.compile(rf"^(?P<stem>.+)_(?P<ts>{TS})\.json$")
+LAYOUT_HINT = ("harness 0.4.3+ writes results_<ts>.json, and with --output_path <name>.json (0.4.9+) "
+               "<name>_<ts>.json, beside samples_<task>_<ts>.jsonl")
+
+
+def results_ts(name: str) -> str | None:
+    """The timestamp of a file name that may be a results file (``results_<ts>.json`` or ``<name>_<ts>.json``)."""
+    if SAMPLES_RE.match(name):
+        return None
+    m = RUN_JSON_RE.match(name)
+    return m["ts"] if m else None
 
 
 @dataclass
 class ModelFolder:
-    """The harness files of one model: ``results[ts]`` and ``samples[task][ts]``."""
+    """The harness files of one folder: ``results[ts]`` (candidate results files, ``results_<ts>.json`` first)
+    and ``samples[task][ts]``. Usually one model's folder; with ``--output_path <name>.json`` possibly several
+    models' runs."""
 
     path: Path
-    results: dict[str, Path] = field(default_factory=dict)
+    results: dict[str, list[Path]] = field(default_factory=dict)
     samples: dict[str, dict[str, Path]] = field(default_factory=dict)
 
 
@@ -46,10 +68,12 @@ def scan_folder(folder: Path) -> ModelFolder | None:
     for p in sorted(folder.iterdir()):
         if not p.is_file():
             continue
-        if m := RESULTS_RE.match(p.name):
-            mf.results[m["ts"]] = p
-        elif m := SAMPLES_RE.match(p.name):
+        if m := SAMPLES_RE.match(p.name):
             mf.samples.setdefault(m["task"], {})[m["ts"]] = p
+        elif ts := results_ts(p.name):
+            mf.results.setdefault(ts, []).append(p)
+    for paths in mf.results.values():
+        paths.sort(key=lambda p: (not RESULTS_RE.match(p.name), p.name))
     return mf if mf.samples else None
 
 
@@ -84,29 +108,28 @@ def recognise(path: Path) -> Match:
 
 
 def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
-    """The files of a Hub repo's list that :func:`read_lm_eval` reads: per model folder and task the latest
-    run that has its results file (with that file), plus any newer samples file lacking one, so that the
-    reader reports it."""
+    """The files of a Hub repo's list that :func:`read_lm_eval` reads: per folder and task the latest run that
+    has a results file candidate (``results_<ts>.json`` or ``<name>_<ts>.json``: all of them are fetched, the
+    reader tells them apart by content), plus any newer samples file lacking one, so that the reader reports it."""
     samples: dict[tuple[str, str], dict[str, str]] = {}  # (folder, task) -> ts -> file
-    results: dict[str, set[str]] = {}  # folder -> timestamps of its results files
+    results: dict[tuple[str, str], list[str]] = {}  # (folder, ts) -> candidate results files
     for f in files:
         folder, _, base = f.rpartition("/")
         if m := SAMPLES_RE.match(base):
             samples.setdefault((folder, m["task"]), {})[m["ts"]] = f
-        elif m := RESULTS_RE.match(base):
-            results.setdefault(folder, set()).add(m["ts"])
+        elif ts := results_ts(base):
+            results.setdefault((folder, ts), []).append(f)
     if not samples:
         return Match.NONE, []
     out: set[str] = set()
     for (folder, _task), runs in samples.items():
-        res_ts = results.get(folder, set())
-        have = [ts for ts in runs if ts in res_ts]
+        have = [ts for ts in runs if (folder, ts) in results]
         best = max(have) if have else None
         for ts, f in runs.items():
-            if ts == best or (ts not in res_ts and (best is None or ts > best)):
+            if ts == best or ((folder, ts) not in results and (best is None or ts > best)):
                 out.add(f)
         if best:
-            out.add(f"{folder}/results_{best}.json" if folder else f"results_{best}.json")
+            out.update(results[(folder, best)])
     return Match.STRONG, sorted(out)
 
 
@@ -140,12 +163,45 @@ def _task_config(results: dict, task: str) -> dict:
     return cfg if isinstance(cfg, dict) else {}
 
 
+def _declared_filters(results: dict, task: str) -> list[str]:
+    """The task's filters in config order (``filter_list``); ``["none"]`` when it declares none."""
+    fl = _task_config(results, task).get("filter_list")
+    names = [str(f.get("name", "none")) for f in fl if isinstance(f, dict)] if isinstance(fl, list) else []
+    return names or ["none"]
+
+
 def _default_filter(results: dict, task: str) -> str | None:
     """The filter the headline metric is read under: the task's first declared filter that extracts an
     answer (not "none", the raw output), else "none"."""
-    fl = _task_config(results, task).get("filter_list")
-    names = [str(f["name"]) for f in fl if isinstance(f, dict) and f.get("name")] if isinstance(fl, list) else []
-    return next((n for n in names if n != "none"), names[0] if names else None)
+    names = _declared_filters(results, task)
+    return next((n for n in names if n != "none"), names[0])
+
+
+def _task_version(results: dict, task: str):
+    v = (results.get("versions") or {}).get(task)
+    if v is None:
+        meta = _task_config(results, task).get("metadata")
+        v = meta.get("version") if isinstance(meta, dict) else None
+    return v
+
+
+def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
+    """The first candidate that is an lm-eval results file (a JSON object with ``results`` and ``configs``);
+    when none is, every candidate is reported and None returned (the runs of that timestamp are not read)."""
+    problems = []
+    for p in paths:
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            problems.append((str(p), getattr(exc, "lineno", None), f"unreadable results file: {exc}"))
+            continue
+        if isinstance(data, dict) and "results" in data and "configs" in data:
+            return data
+        problems.append((str(p), None, "not an lm-eval results file: no `results` and `configs` keys (every "
+                         "harness since 0.4.0 writes both); the samples of its timestamp are not read"))
+    for file, line, message in problems:
+        errors.add(file, line, message)
+    return None
 
 
 # --------------------------------------------------------------------------------------- samples
@@ -185,93 +241,102 @@ def _arg0(row: dict) -> str | None:
     return None
 
 
-def _value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | None]:
-    """(score, None) or (None, what is wrong)."""
-    if isinstance(v, bool):
-        v = float(v)
-    elif isinstance(v, str):
-        try:
-            v = float(v.strip())
-        except ValueError:
-            return None, f"{metric} value {v!r} is not a number"
-    elif isinstance(v, list) and metric in rule.graded_metrics and v and all(isinstance(x, (int, float, bool)) for x in v):
-        v = sum(float(x) for x in v) / len(v)  # e.g. inst_level_*: one value per instruction
-    if not isinstance(v, (int, float)) or v != v:
-        return None, f"{metric} value {v!r} is not a number"
-    v = float(v)
-    if metric in rule.binary_metrics and v not in (0.0, 1.0):
-        return None, f"{metric} value {v:g} is not binary (0 or 1 expected)"
-    if not 0.0 <= v <= 1.0:
-        return None, f"{metric} value {v:g} is outside [0, 1]"
-    return v, None
-
-
-def _choose_metric(row: dict, rule: TaskRule, override: str | None) -> tuple[str | None, str | None]:
-    """(metric, None) or (None, what is wrong) for one sample row."""
-    if override or rule.metric:
-        m = override or rule.metric
-        if not rule.is_known_metric(m):
-            return None, (f"unknown metric {m!r} for task {rule.task}: not a correctness metric taskspace knows "
-                          f"({', '.join(sorted(rule.binary_metrics | rule.graded_metrics))}); fix the rule or --metric")
-        if m not in row:
-            have = [k for k in row if rule.is_known_metric(k)] or row.get("metrics") or []
-            return None, f"metric {m!r} (task {rule.task}) is missing from the sample (it has: {', '.join(map(str, have)) or 'none'})"
-        return m, None
-    listed = row.get("metrics") if isinstance(row.get("metrics"), list) else [k for k in row if k not in _NON_METRIC]
-    for m in rule.metric_preference:
-        if m in row and (m in listed or not row.get("metrics")):
-            return m, None
-    return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, listed)) or 'no keys'} "
-                  f"(task {rule.task}); add a rule for it in rules.toml or pass metric=")
-
-
-_NON_METRIC = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
-               "doc_hash", "prompt_hash", "target_hash"}
-
-
 @dataclass
-class _TaskRows:
-    by_filter: dict[str, list] = field(default_factory=dict)  # filter -> [(line, row)]
+class TaskRun:
+    """What a samples file is read with: its task's rule and what its results file says about the task."""
+
+    task: str
+    rule: TaskRule
+    model: str
+    revision: str | None
+    filters: list[str] = field(default_factory=lambda: ["none"])  # declared, in config order
+    version: object = None
+    aggregates: dict = field(default_factory=dict)  # results[task]: "<metric>,<filter>" -> value
+    delimiter: str = "\n\n"
+    choices: list[str] | None = None
 
 
-def read_task_file(
-    path: Path, task: str, rule: TaskRule, model: str, revision: str | None, *,
-    errors: ErrorLog, filter: str | None = None, metric: str | None = None, delimiter: str = "\n\n",
-    choices: list[str] | None = None,
-) -> tuple[list[Outcome], int, str | None, str | None]:
+def _by_filter(path: Path, rows: list[tuple[int, dict]], run: TaskRun,
+               errors: ErrorLog) -> tuple[dict[str, list], bool] | None:
+    """Rows grouped by filter, and whether the filters were recovered from the record order (harness <= 0.4.6,
+    no ``filter`` key); None when the file cannot be split by filter (reported)."""
+    if any("filter" in r for _, r in rows):
+        out: dict[str, list] = {}
+        for line, row in rows:
+            out.setdefault(str(row.get("filter", "none")), []).append((line, row))
+        return out, False
+    counts = Counter(str(r["doc_id"]) for _, r in rows if "doc_id" in r)
+    per_doc = set(counts.values())
+    filters = run.filters
+    if per_doc <= {1} and len(filters) == 1:
+        return {filters[0]: rows}, False
+    if per_doc == {len(filters)}:
+        out = {f: [] for f in filters}
+        seen: Counter = Counter()
+        for line, row in rows:
+            if "doc_id" not in row:
+                continue
+            k = seen[str(row["doc_id"])]
+            seen[str(row["doc_id"])] += 1
+            out[filters[k]].append((line, row))
+        return out, True
+    if per_doc <= {1}:
+        why = (f"one record per doc, but the task's config declares {len(filters)} filters ({', '.join(filters)}) "
+               "and the samples have no `filter` key (harness <= 0.4.6 writes one record per filter and doc)")
+    else:
+        lo, hi = min(per_doc), max(per_doc)
+        why = (f"{lo}" + (f" to {hi}" if hi != lo else "") + " records per doc and no `filter` key: harness <= 0.4.6 "
+               f"writes one record per filter of the task's config ({', '.join(filters)}) and doc, in that order, "
+               "so which record belongs to which filter cannot be told")
+    errors.add(str(path), None, f"{why}; the file is skipped rather than read as a biased subset "
+               "(harness >= 0.4.7 writes the `filter` key)")
+    return None
+
+
+def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | None = None,
+                   metric: str | None = None) -> tuple[list[Outcome], int, str | None, str | None]:
     """Outcomes of one samples file. Returns (outcomes, duplicates skipped, filter used, metric used)."""
     fname = str(path)
-    by_filter: dict[str, list] = {}
-    for line, row in iter_sample_rows(path, errors):
-        by_filter.setdefault(str(row.get("filter", "none")), []).append((line, row))
-    if not by_filter:
+    rule = run.rule
+    rows = list(iter_sample_rows(path, errors))
+    if not rows:
         return [], 0, None, None
+    split = _by_filter(path, rows, run, errors)
+    if split is None:
+        return [], 0, None, None
+    by_filter, recovered = split
     chosen = next((f for f in (filter, rule.filter, "none") if f and f in by_filter), next(iter(by_filter)))
     if filter and filter not in by_filter:
         errors.add(fname, None, f"filter {filter!r} not in this file (it has: {', '.join(by_filter)}); read {chosen!r}")
+    mark = errors.mark()
     outcomes: list[Outcome] = []
     seen: dict[str, tuple[int, float, int]] = {}  # doc_id -> (line, score, index in outcomes)
     dropped: set[str] = set()
-    skipped = 0
+    skipped = rejected = 0
     used_metric = None
     for line, row in by_filter[chosen]:
         if "doc_id" not in row:
             errors.add(fname, line, "missing field doc_id", "missing doc_id")
+            rejected += 1
             continue
         doc = row.get("doc")
-        text = extract_text(doc, rule, _arg0(row), delimiter, choices)
+        text = extract_text(doc, rule, _arg0(row), run.delimiter, run.choices)
         if not text:
             errors.add(fname, line, f"no prompt text: `doc` has none of {', '.join(map(str, rule.text_fields))} "
                        "and there is no arguments.arg_0 prompt", "samples without prompt text")
+            rejected += 1
             continue
-        m, why = _choose_metric(row, rule, metric)
+        listed = row.get("metrics") if isinstance(row.get("metrics"), list) else None
+        m, why = choose_metric(row, rule, metric, run.version, listed)
         if m is None:
             errors.add(fname, line, why, why.split(":")[0])
+            rejected += 1
             continue
         used_metric = used_metric or m
-        score, why = _value(row[m], m, rule)
+        score, why = metric_value(row[m], m, rule)
         if score is None:
             errors.add(fname, line, why, f"bad {m} values")
+            rejected += 1
             continue
         doc_id = str(row["doc_id"])
         if doc_id in seen:
@@ -284,29 +349,59 @@ def read_task_file(
                 dropped.add(doc_id)
             continue
         seen[doc_id] = (line, score, len(outcomes))
-        outcomes.append(Outcome(model=model, benchmark=rule.benchmark_for(doc), text=text, score=score,
-                                revision=revision, prompt_id=f"{task}:{doc_id}"))
+        outcomes.append(Outcome(model=run.model, benchmark=rule.benchmark_for(doc), text=text, score=score,
+                                revision=run.revision, prompt_id=f"{run.task}:{doc_id}"))
     if dropped:
         outcomes = [o for o in outcomes if o.prompt_id.split(":", 1)[1] not in dropped]
+    if recovered and outcomes and not rejected and not dropped:
+        # the recovered filter assignment must reproduce the harness's own aggregate of that filter
+        agg = run.aggregates.get(f"{used_metric},{chosen}")
+        mean = sum(o.score for o in outcomes) / len(outcomes)
+        if isinstance(agg, (int, float)) and abs(mean - agg) > 1e-6:
+            errors.rollback(mark)
+            errors.add(fname, None, f"the records read as filter {chosen!r} (by their order: no `filter` key, harness "
+                       f"<= 0.4.6) average {used_metric} {mean:.6g}, but the results file says {agg:.6g}; the file "
+                       "is skipped rather than read as a biased subset")
+            return [], 0, None, None
     return outcomes, skipped, chosen, used_metric
 
 
-def chosen_runs(mf: ModelFolder) -> dict[str, str]:
-    """task -> the timestamp read: the latest run that has its results file."""
-    out = {}
+# ----------------------------------------------------------------------------------------- folders
+
+
+def _results_of(mf: ModelFolder, cache: dict, errors: ErrorLog) -> "callable":
+    def get(ts: str) -> dict | None:
+        if ts not in cache:
+            cache[ts] = _read_results(mf.results.get(ts, []), errors)
+        return cache[ts]
+    return get
+
+
+def chosen_runs(mf: ModelFolder, model: str | None = None, errors: ErrorLog | None = None,
+                cache: dict | None = None) -> dict[tuple[str, str], str]:
+    """(model, task) -> the timestamp read: per model (the one its results file names, or ``model``) and task
+    the latest run that has a readable results file (an unreadable one is reported by :func:`_read_results`;
+    whose run it was cannot be told, so it hides no other run)."""
+    errors = errors if errors is not None else ErrorLog()
+    get = _results_of(mf, cache if cache is not None else {}, errors)
+    out: dict[tuple[str, str], str] = {}
     for task, runs in mf.samples.items():
-        have = [ts for ts in runs if ts in mf.results]
-        if have:
-            out[task] = max(have)
+        for ts in sorted(runs, reverse=True):
+            res = get(ts) if ts in mf.results else None
+            if res is not None:
+                out.setdefault((model or _model_from_results(res, mf.path)[0], task), ts)
     return out
 
 
 def model_folder_info(mf: ModelFolder, *, kind: str = "lm_eval", location: str | None = None,
-                      revision: str | None = None, **_ignored) -> SourceInfo:
-    """The identity and revision (fingerprint of the files read) of a model folder, without parsing it."""
+                      revision: str | None = None, model: str | None = None, **_ignored) -> SourceInfo:
+    """The identity and revision (fingerprint of the files read) of a folder of runs, from file contents
+    without reading the samples."""
     if revision is None:
-        runs = chosen_runs(mf)
-        revision = _fingerprint([mf.samples[t][ts] for t, ts in runs.items()] + [mf.results[ts] for ts in set(runs.values())])
+        runs = chosen_runs(mf, model)
+        files = [mf.samples[t][ts] for (_m, t), ts in runs.items()]
+        files += [p for ts in set(runs.values()) for p in mf.results[ts]]
+        revision = _fingerprint(files)
     return SourceInfo(kind=kind, location=location or str(mf.path.resolve()), revision=revision)
 
 
@@ -314,61 +409,54 @@ def read_model_folder(
     mf: ModelFolder, *, rules: Rules | None = None, model: str | None = None, filter: str | None = None,
     metric: str | None = None, kind: str = "lm_eval", location: str | None = None, revision: str | None = None,
 ) -> SourceBatch:
-    """One model folder -> one SourceBatch (latest run per task)."""
+    """One folder of runs -> one SourceBatch (latest run per model and task)."""
     rules = rules or load_rules()
     errors = ErrorLog()
     outcomes: list[Outcome] = []
     benchmarks: dict[str, BenchmarkInfo] = {}
     skipped = 0
-    results_cache: dict[str, dict] = {}
+    cache: dict[str, dict | None] = {}
     for task in sorted(mf.samples):
-        runs = mf.samples[task]
-        with_results = {ts: p for ts, p in runs.items() if ts in mf.results}
-        for ts, p in runs.items():
+        for ts, p in mf.samples[task].items():
             if ts not in mf.results:
-                errors.add(str(p), None, f"no results_{ts}.json beside this samples file: the run is incomplete "
-                           "(cannot tell the model and task config); copy the results file or remove the samples file")
-        if not with_results:
-            continue
-        ts = max(with_results)
-        path = with_results[ts]
-        if ts not in results_cache:
-            try:
-                results_cache[ts] = json.loads(mf.results[ts].read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-                errors.add(str(mf.results[ts]), getattr(exc, "lineno", None), f"unreadable results file: {exc}")
-                results_cache[ts] = None
-        results = results_cache[ts]
-        if not isinstance(results, dict):
-            continue
+                errors.add(str(p), None, f"no results_{ts}.json beside this samples file (nor a <name>_{ts}.json "
+                           "holding `results` and `configs`, which --output_path <name>.json writes in harness "
+                           ">= 0.4.9): the run is incomplete (cannot tell the model and task config); copy the "
+                           "results file or remove the samples file")
+    runs = chosen_runs(mf, model, errors, cache)
+    for (who, task), ts in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        results = cache[ts]
+        path = mf.samples[task][ts]
         name, rev = _model_from_results(results, mf.path)
         name = model or name
         rule = rules.for_task(task, _task_group(results, task))
         if rule.filter is None and (df := _default_filter(results, task)):
-            rule = _with(rule, filter=df)
+            rule = replace(rule, filter=df)
         cfg = _task_config(results, task)
-        delim = cfg.get("fewshot_delimiter") if isinstance(cfg.get("fewshot_delimiter"), str) else "\n\n"
-        # options the task config lists (doc_to_choice: ["no", "yes"]) serve docs that have none of their own
-        choices = cfg.get("doc_to_choice") if isinstance(cfg.get("doc_to_choice"), list) else None
-        got, dup, used_filter, used_metric = read_task_file(
-            path, task, rule, name, rev, errors=errors, filter=filter, metric=metric, delimiter=delim, choices=choices)
+        res_task = (results.get("results") or {}).get(task)
+        run = TaskRun(
+            task=task, rule=rule, model=name, revision=rev, filters=_declared_filters(results, task),
+            version=_task_version(results, task), aggregates=res_task if isinstance(res_task, dict) else {},
+            delimiter=cfg.get("fewshot_delimiter") if isinstance(cfg.get("fewshot_delimiter"), str) else "\n\n",
+            # options the task config lists (doc_to_choice: ["no", "yes"]) serve docs that have none of their own
+            choices=cfg.get("doc_to_choice") if isinstance(cfg.get("doc_to_choice"), list) else None,
+        )
+        got, dup, used_filter, used_metric = read_task_file(path, run, errors=errors, filter=filter, metric=metric)
         skipped += dup
         outcomes.extend(got)
         nshot = (results.get("n-shot") or {}).get(task)
+        config = {"filter": used_filter} if used_filter else {}
+        if run.version is not None:
+            config["version"] = run.version
+        if used_metric and (metric or rule.metric) and used_metric != (metric or rule.metric):
+            config["metric_key"] = used_metric
         for bench in dict.fromkeys(o.benchmark for o in got):
             benchmarks[bench] = BenchmarkInfo(
-                name=bench, group=rule.group, source_task=task, metric=used_metric,
-                num_fewshot=nshot if isinstance(nshot, int) else None,
-                config={"filter": used_filter} if used_filter else {},
+                name=bench, group=rule.group, source_task=task, metric=metric or rule.metric or used_metric,
+                num_fewshot=nshot if isinstance(nshot, int) else None, config=dict(config),
             )
-    info = model_folder_info(mf, kind=kind, location=location, revision=revision)
+    info = model_folder_info(mf, kind=kind, location=location, revision=revision, model=model)
     return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped)
-
-
-def _with(rule: TaskRule, **changes) -> TaskRule:
-    from dataclasses import replace
-
-    return replace(rule, **changes)
 
 
 def _fingerprint(paths: list[Path]) -> str:
@@ -382,7 +470,7 @@ def _fingerprint(paths: list[Path]) -> str:
 
 
 def lm_eval_folders(path: str | Path) -> list[ModelFolder]:
-    """The model folders a path names (a samples file: its folder, restricted to that file)."""
+    """The folders of runs a path names (a samples file: its folder, restricted to that file)."""
     path = Path(path)
     if path.is_file():
         m = SAMPLES_RE.match(path.name)
@@ -402,7 +490,7 @@ def lm_eval_source_infos(path: str | Path, **options) -> list[SourceInfo]:
 
 
 def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
-    """Every model folder under ``path`` (or the folder of one samples file) -> SourceBatch each.
+    """Every folder of runs under ``path`` (or the folder of one samples file) -> SourceBatch each.
 
     ``options``: ``model`` (override the name), ``filter``, ``metric`` (override the rules),
     ``rules`` (a :class:`~indexer.sources.rules.Rules`), ``kind``, ``location``, ``revision``.
@@ -413,7 +501,7 @@ def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
 
 READER = Reader(
     name="lm_eval",
-    layout="samples_<task>_<ts>.jsonl + results_<ts>.json (lm-eval)",
+    layout="samples_<task>_<ts>.jsonl + results_<ts>.json or <name>_<ts>.json (lm-eval)",
     recognise=recognise,
     read=read_lm_eval,
     plan_hub_files=plan_hub_files,

@@ -1,0 +1,107 @@
+"""Per-sample scores of harness-style sources (lm-eval samples, lighteval details): which metric of a sample is
+read (:func:`choose_metric`) and what its value means (:func:`metric_value`), by the task's
+:class:`~indexer.sources.rules.TaskRule`; and :func:`py_literal`, which reads the Python reprs lighteval
+wrote as cells (``str(value)``) with :func:`ast.literal_eval`, never ``eval``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .rules import TaskRule
+
+#: sample keys that are not metrics (lm-eval samples)
+NON_METRIC = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+                        "doc_hash", "prompt_hash", "target_hash"})
+
+_NP_SCALAR = re.compile(r"\bnp\.(?:float|int|uint|bool_?)\d*\(([^()]*)\)")
+
+
+def py_literal(text: str):
+    """A Python literal written as ``str(value)`` (single-quoted dicts and lists, tuples, True/None): parsed
+    with :func:`ast.literal_eval` after unwrapping numpy scalar reprs (``np.float64(0.5)`` -> ``0.5``, as
+    numpy >= 2 writes them). Raises ValueError when it is not such a literal."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    unwrapped = _NP_SCALAR.sub(r"\1", text)
+    try:
+        return ast.literal_eval(unwrapped)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise ValueError(f"not a Python literal ({type(exc).__name__})") from None
+
+
+def metric_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | None]:
+    """(score in [0, 1], None) or (None, what is wrong) for one sample's value of ``metric``."""
+    if isinstance(v, bool):
+        v = float(v)
+    elif isinstance(v, str):
+        try:
+            v = float(v.strip())
+        except ValueError:
+            return None, f"{metric} value {v!r} is not a number"
+    elif isinstance(v, (list, tuple)):
+        if metric in rule.pair_metrics and len(v) == 2 and metric not in rule.list_metrics:
+            if rule.pair_score == "match":
+                return (1.0 if v[0] == v[1] else 0.0), None
+            return None, (f"{metric} value {list(v)!r} is a (gold, pred) pair, not a per-sample score (lm-eval's "
+                          f"multiple-choice {metric} is computed over the whole corpus); read another metric "
+                          f"(acc) or set pair_score = \"match\" in the task's rule")
+        if metric in rule.list_metrics and v and all(isinstance(x, (int, float, bool)) for x in v):
+            v = sum(float(x) for x in v) / len(v)  # inst_level_*: one value per instruction
+        else:
+            return None, (f"{metric} value {list(v)!r} is a list, not a per-sample score (lists are averaged only "
+                          f"for {', '.join(sorted(rule.list_metrics)) or 'no metric'})")
+    if not isinstance(v, (int, float)) or v != v:
+        return None, f"{metric} value {v!r} is not a number"
+    v = float(v)
+    if metric in rule.binary_metrics and v not in (0.0, 1.0):
+        return None, (f"{metric} value {v:g} is not binary (0 or 1 expected; a task whose {metric} is a graded "
+                      f"score needs `graded = [\"{metric}\"]` in its rule)")
+    if not 0.0 <= v <= 1.0:
+        return None, f"{metric} value {v:g} is outside [0, 1]"
+    return v, None
+
+
+def _version_number(version) -> float | None:
+    try:
+        return float(str(version).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
+                  listed: list | None = None) -> tuple[str | None, str | None]:
+    """(metric key, None) or (None, what is wrong) for one sample row (``row``: the sample's metric values;
+    ``version``: the task's version in its results file; ``listed``: the metric names the sample says it has)."""
+    if override or rule.metric_keys:
+        keys = (override,) if override else rule.metric_keys
+        unknown = [m for m in keys if not rule.is_known_metric(m)]
+        if unknown:
+            known = sorted(rule.binary_metrics | rule.graded_metrics | rule.pair_metrics)
+            return None, (f"unknown metric {unknown[0]!r} for task {rule.task}: not a correctness metric taskspace knows "
+                          f"({', '.join(known)}); fix the rule or --metric")
+        m = next((k for k in keys if k in row), None)
+        if m is None:
+            have = [k for k in row if rule.is_known_metric(k)] or listed or []
+            want = " or ".join(repr(k) for k in keys)
+            return None, (f"metric {want} (task {rule.task}, benchmark {rule.benchmark}) is missing from the sample "
+                          f"(it has: {', '.join(map(str, have)) or 'none'}); this writer's task scores the benchmark "
+                          "another way: pass --metric to read one of these anyway")
+        limit = rule.metric_max_version.get(m) if not override else None
+        v = _version_number(version)
+        if limit is not None and v is not None and v > float(limit):
+            newer = [k for k in keys if k != m]
+            note = f" ({rule.metric_note})" if rule.metric_note else ""
+            return None, (f"{m} of task {rule.task} version {v:g} is not the scorer of {rule.benchmark}{note}: "
+                          f"{m} is read only up to task version {float(limit):g}, and this sample has no "
+                          f"{' or '.join(newer) or 'other key'}; the row is rejected so that one benchmark keeps one scorer")
+        return m, None
+    names = listed if listed else [k for k in row if k not in NON_METRIC]
+    for m in rule.metric_preference:
+        if m in row and (m in names or not listed):
+            return m, None
+    return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, names)) or 'no keys'} "
+                  f"(task {rule.task}); add a rule for it in rules.toml or pass metric=")
