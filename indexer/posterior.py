@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PatternPosterior", "Calibration", "pattern_posteriors", "score_variance", "loo_cells",
-           "fit_calibration", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS"]
+__all__ = ["PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
+           "fit_calibration", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
 Z_INTERVAL = 1.6448536269514722
@@ -165,3 +165,52 @@ def lcb_candidates_exact(scores: np.ndarray, lower: np.ndarray, k: int, next_sco
         return True
     kth = np.sort(np.asarray(lower))[::-1][min(k, len(lower)) - 1]
     return bool(kth >= next_score)
+
+
+class Predictor:
+    """Probabilities and intervals of a space's models for one query (what :func:`indexer.query.find_models`
+    shows with every result). ``calibration``: the space's map (None: never fitted, e.g. an index not re-indexed
+    since; then ``(1 + score) / 2``, clipped, stands in: the score estimates ``2 p - 1``, and ``calibrated`` is
+    False). ``load_patterns(keys)``: the stored :class:`PatternPosterior` of the given pattern keys (cached here)."""
+
+    def __init__(self, space, calibration: Calibration | None, load_patterns):
+        self.space = space
+        self.calibration = calibration
+        self._load = load_patterns
+        self._patterns: dict[str, PatternPosterior] = {}
+
+    @property
+    def calibrated(self) -> bool:
+        return self.calibration is not None
+
+    def probability(self, scores) -> np.ndarray:
+        s = np.asarray(scores, dtype=np.float64)
+        if self.calibration is None:
+            return np.clip((1.0 + s) / 2.0, 0.0, 1.0)
+        return self.calibration.probability(s)
+
+    def variance(self, payloads: list[dict], row: np.ndarray) -> np.ndarray:
+        """(k,) posterior variance of each model's score at the index row ``row`` (dim,); NaN for a model without a
+        stored posterior (the plain method, or a vector from before posteriors were kept)."""
+        out = np.full(len(payloads), np.nan)
+        keys = {p.get("pattern") for p in payloads if p.get("pattern") and p.get("noise") is not None}
+        missing = [k for k in keys if k not in self._patterns]
+        if missing:
+            self._patterns.update(self._load(missing))
+        groups: dict[str, list[int]] = {}
+        for i, p in enumerate(payloads):
+            if p.get("pattern") in self._patterns and p.get("noise") is not None and p.get("lam") is not None:
+                groups.setdefault(p["pattern"], []).append(i)
+        for key, idx in groups.items():
+            lam = np.array([payloads[i]["lam"] for i in idx], dtype=np.float64)
+            noise = np.array([payloads[i]["noise"] for i in idx], dtype=np.float64)
+            out[idx] = score_variance(self._patterns[key], lam, noise, np.asarray(row)[None, :], self.space)[0]
+        return out
+
+    def interval(self, scores, variance) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) probabilities: the score's posterior interval (:data:`Z_INTERVAL` sd) mapped like the score;
+        NaN where the variance is unknown."""
+        s = np.asarray(scores, dtype=np.float64)
+        v = np.asarray(variance, dtype=np.float64)
+        sd = np.sqrt(np.maximum(v, 0.0))
+        return self.probability(s - Z_INTERVAL * sd), self.probability(s + Z_INTERVAL * sd)

@@ -25,13 +25,61 @@ from .errors import InputError, NotFoundError
 
 @dataclass
 class Match:
+    """One ranked model: its raw ``score`` (the inner product Qdrant ranks by), the calibrated ``probability`` of
+    success and its interval ``low``-``high`` (:mod:`indexer.posterior`; NaN where the model has no stored
+    posterior), the score's posterior ``variance``, and the model's index payload."""
+
     model: str
     score: float
     payload: dict
+    probability: float = float("nan")
+    low: float = float("nan")
+    high: float = float("nan")
+    variance: float = float("nan")
 
     def as_dict(self) -> dict:
         keep = ("license", "num_parameters", "pipeline_tag", "gated", "downloads", "n_prompts", "accuracy", "benchmarks")
-        return {"model": self.model, "score": round(self.score, 6), **{k: self.payload.get(k) for k in keep}}
+        r = lambda x: None if x is None or not np.isfinite(x) else round(float(x), 6)  # noqa: E731
+        return {"model": self.model, "score": round(self.score, 6), "probability": r(self.probability),
+                "interval": [r(self.low), r(self.high)], **{k: self.payload.get(k) for k in keep}}
+
+
+#: RANKS: ``probability`` (the calibrated probability: Qdrant's own order) or ``lcb`` (the lower end of the
+#: probability's interval: re-ranks a candidate set, grown until the top k are settled)
+RANKS = ("probability", "lcb")
+_PATTERNS: dict[tuple[str, str], object] = {}  # (space key, pattern key) -> PatternPosterior, per process
+
+
+def predictor(store, space):
+    """The :class:`~indexer.posterior.Predictor` of a space: its stored calibration, and its coverage patterns'
+    posterior factors loaded on demand and kept for the process (a pattern's factors are fixed by the space and
+    the prompt set its key names)."""
+    from .posterior import Predictor
+    from .space import SpaceSpec
+
+    skey = SpaceSpec.of(space).key
+
+    def load(keys):
+        want = [k for k in keys if (skey, k) not in _PATTERNS]
+        if want:
+            for k, post in store.load_patterns(space.id, want).items():
+                _PATTERNS[(skey, k)] = post
+        return {k: _PATTERNS[(skey, k)] for k in keys if (skey, k) in _PATTERNS}
+
+    return Predictor(space, store.get_space_calibration(space.id), load)
+
+
+def _matches(hits, pred, q: np.ndarray) -> list[Match]:
+    """The hits with their probability, interval and variance (:class:`Match`)."""
+    if not hits:
+        return []
+    scores = np.array([h.score for h in hits], dtype=np.float64)
+    payloads = [dict(h.payload) for h in hits]
+    var = pred.variance(payloads, np.asarray(q, dtype=np.float64))
+    prob = pred.probability(scores)
+    low, high = pred.interval(scores, var)
+    return [Match(h.key, float(s), p, float(pr), float(lo), float(hi), float(v))
+            for h, s, p, pr, lo, hi, v in zip(hits, scores, payloads, prob, low, high, var)]
 
 
 def _space(store, space=None):
@@ -104,8 +152,11 @@ def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
 
 
 def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
-                filters: dict | None = None, space=None, store=None, vectors=None) -> list[Match]:
-    """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`."""
+                filters: dict | None = None, space=None, store=None, vectors=None,
+                rank: str = "probability") -> list[Match]:
+    """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`.
+    ``rank``: one of :data:`RANKS`."""
+    from .posterior import Z_INTERVAL, lcb_candidates_exact
     from .space import space_name
     from .store.sql import open_store
     from .store.vectors import VectorStore
@@ -114,10 +165,26 @@ def find_models(prompts: list[str] | None = None, *, benchmark: str | None = Non
     store = store or open_store()
     vectors = vectors or VectorStore.from_settings()
     try:
+        if rank not in RANKS:
+            raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}")
         sp = _space(store, space)
         q = query_vector(store, vectors, sp, prompts=prompts, benchmark=benchmark)
-        hits = vectors.search(space_name(sp), "models", q, filters=filters, limit=top)
-        return [Match(h.key, float(h.score), dict(h.payload)) for h in hits]
+        pred = predictor(store, sp)
+        name = space_name(sp)
+        if rank == "probability":  # the calibration is increasing in the score: Qdrant's order is the order
+            return _matches(vectors.search(name, "models", q, filters=filters, limit=top), pred, q)
+        # the lower confidence bound: re-rank candidates, fetching more until no unfetched model can enter the top
+        fetch = max(4 * top, 50)
+        while True:
+            hits = vectors.search(name, "models", q, filters=filters, limit=fetch + 1)
+            more = len(hits) > fetch
+            found = _matches(hits[:fetch], pred, q)
+            lower = np.array([m.score - Z_INTERVAL * np.sqrt(m.variance) if np.isfinite(m.variance) else m.score
+                              for m in found])
+            if not more or lcb_candidates_exact(lower, lower, top, float(hits[fetch].score)):
+                order = np.argsort(-lower, kind="stable")[:top]
+                return [found[i] for i in order]
+            fetch *= 4
     finally:
         if own_vectors:
             vectors.close()

@@ -98,6 +98,8 @@ def _model_point(mv, rec) -> Point:
         "benchmarks": sorted(mv.benchmarks or []), "n_prompts": int(mv.n_prompts),
         "accuracy": float(np.mean(list(acc.values()))) if acc else None, "accuracy_by_benchmark": acc,
         "inputs_digest": mv.inputs_digest, "computed_at": _iso(mv.computed_at),
+        # the posterior of its scores (indexer.posterior): coverage pattern, lambda, residual variance
+        "pattern": getattr(mv, "pattern", None), "lam": getattr(mv, "lam", None), "noise": getattr(mv, "noise", None),
     }
     vec = np.asarray(mv.vector, dtype=np.float32)
     payload["digest"] = _digest({"key": mv.model, **payload}, vec)

@@ -208,3 +208,41 @@ def test_a_model_with_no_evidence_near_a_query_is_not_ranked_by_an_extrapolated_
     moved = [abs(extrapolated[m] - got[m]) for m in NAMES[:3]]
     assert max(moved) > 0.05  # the fallback changes what these models would have been extrapolated to
     assert all(-1.5 < s < 1.5 for s in got.values())
+
+
+def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
+    """Every result carries a calibrated probability (the space's stored map, fitted on the models' leave-one-out
+    scores), an interval from the score's posterior (the direct solver's, at the row the model is effectively
+    scored at), and ranking by the interval's lower end is the brute-force order over every model."""
+    from indexer import posterior
+
+    store, vectors = mixed
+    (space,) = store.list_spaces()
+    om = store.load_outcomes()
+    X = represent.rows(store.prompt_texts(om.prompt_ids), encoder.encode, space)
+    solver = configured().solver().fit(X, om.scores, model_ids=om.models)
+    cal = store.get_space_calibration(space.id)
+    assert cal is not None and cal.n_models == 6 and cal.b > 0
+    want_cal = posterior.fit_calibration(*posterior.loo_cells(solver, X, om.scores,
+                                                              posterior.calibration_prompts(X.shape[0])))
+    assert (cal.a, cal.b) == pytest.approx((want_cal.a, want_cal.b), abs=1e-3)
+    d = encoder.dim
+    request = "Write a short function number 77 that handles sonnets."
+    row = represent.fill_from_neighbours(represent.query_rows([request], encoder.encode, space), X)[0]
+    p = row[2 * d]
+    got = find_models([request], top=10, store=store, vectors=vectors)
+    for mt in got:
+        j = solver.model_ids_.index(mt.model)
+        seen = ~np.isnan(om.scores[om.models.index(mt.model)])
+        own = X[seen].mean(axis=0)
+        has_options = bool((X[seen, 2 * d] > 0).any())
+        eff = row.copy()  # the part of a format the model never saw is its own average
+        eff[d:] = row[d:] + (1 - p) * own[d:] if has_options else p * own[d:]
+        var = solver.predictive_variance(eff[None])[0, j]
+        assert mt.variance == pytest.approx(var, rel=1e-3)
+        assert 0.0 <= mt.low <= mt.probability <= mt.high <= 1.0
+        assert mt.probability == pytest.approx(1 / (1 + np.exp(-(cal.a + cal.b * mt.score))), abs=1e-9)
+    assert [m.probability for m in got] == sorted((m.probability for m in got), reverse=True)
+    lcb = find_models([request], top=3, store=store, vectors=vectors, rank="lcb")
+    everyone = sorted(got, key=lambda m: m.score - posterior.Z_INTERVAL * np.sqrt(m.variance), reverse=True)
+    assert [m.model for m in lcb] == [m.model for m in everyone[:3]]

@@ -1,0 +1,99 @@
+"""indexer.posterior: the stored posterior factors of a coverage pattern (SQLite and PostgreSQL round trip), the
+calibration map, and the exactness rule of the lower-bound ranking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from indexer import posterior
+from indexer.records import Outcome, SourceBatch, SourceInfo
+from indexer.solver import HyperplaneSolver
+from indexer.store.sql import ModelVector
+
+
+def _fit(seed=0, N=40, d=6, M=4, free=2):
+    rng = np.random.default_rng(seed)
+    D = rng.normal(size=(N, d))
+    D[:, : d - free] /= np.linalg.norm(D[:, : d - free], axis=1, keepdims=True)
+    S = (rng.random((M, N)) < 0.5).astype(float)
+    S[0, : N // 5] = np.nan  # a second coverage pattern
+    return D, S, HyperplaneSolver(intercept=True, select="gcv", prior="mean", free=free).fit(D, S)
+
+
+def test_stored_factors_give_the_solvers_variance(store):
+    """float32 storage, only the eigenvectors with a non-zero eigenvalue kept (N < d leaves the rest 0): the
+    variance from the loaded factors equals the solver's to float32 precision."""
+    D, S, solver = _fit(N=6, d=10, free=2)  # 6 prompts: rank <= 5 of the 8 penalised directions
+    names = [f"org/m{i}" for i in range(S.shape[0])]
+    store.ingest(SourceBatch(SourceInfo("table", "/x", "r1"), {}, [
+        Outcome(m, "b", f"prompt {j}", 1.0, prompt_id=str(j)) for m in names for j in range(3)]))
+    space = store.get_or_create_space("enc@1", D.shape[1] + 1, 1.0, 0.0, method="auto-mean",
+                                      params={"intercept": True, "select": "gcv", "prior": "mean", "free": 2})
+    posts = posterior.pattern_posteriors(solver, D)
+    vecs = [ModelVector(m, np.append(solver.normals_[i], solver.intercept_[i]).astype(np.float32), 3,
+                        pattern=posts[solver.pattern_of_[i]].key, lam=float(solver.lam_[i]),
+                        noise=float(solver.noise_[i])) for i, m in enumerate(names)]
+    store.save_model_vectors(space.id, vecs, patterns=posts.values(),
+                             calibration=posterior.Calibration(0.1, 2.5, 100), calibration_models=4)
+    loaded = store.load_patterns(space.id)
+    assert set(loaded) == {p.key for p in posts.values()}
+    assert all(p.V.shape[1] < p.V.shape[0] for p in loaded.values())  # truncated to the non-zero eigenvalues
+    Q = np.random.default_rng(3).normal(size=(6, D.shape[1]))
+    want = solver.predictive_variance(Q)
+    stored = {mv.model: mv for mv in store.load_model_vectors(space.id)}
+    for i, m in enumerate(names):
+        mv = stored[m]
+        post = loaded[mv.pattern]
+        got = posterior.score_variance(post, [mv.lam], [mv.noise], np.hstack([Q, np.ones((6, 1))]),
+                                       {"intercept": True})[:, 0]
+        np.testing.assert_allclose(got, want[:, i], rtol=2e-4)
+    cal = store.get_space_calibration(space.id)
+    assert (cal.a, cal.b, cal.n_cells, cal.n_models) == pytest.approx((0.1, 2.5, 100, 4))
+    # a pattern no vector refers to any more is deleted with the vectors that change
+    store.save_model_vectors(space.id, [ModelVector(m, v.vector, 3, pattern="other", lam=1.0, noise=0.5)
+                                        for m, v in stored.items()])
+    assert store.load_patterns(space.id) == {}
+
+
+def test_calibration_fits_a_logistic_map_and_falls_back_when_it_cannot():
+    rng = np.random.default_rng(1)
+    score = rng.normal(size=4000)
+    truth = 1 / (1 + np.exp(-(0.3 + 1.7 * score)))
+    y = (rng.random(4000) < truth).astype(float)
+    cal = posterior.fit_calibration(score, y)
+    assert (cal.a, cal.b) == pytest.approx((0.3, 1.7), abs=0.15)
+    graded = posterior.fit_calibration(score, truth)  # graded outcomes: s of a success, 1 - s of a failure
+    assert (graded.a, graded.b) == pytest.approx((0.3, 1.7), abs=0.02)
+    p = cal.probability(np.array([-50.0, 0.0, 50.0]))
+    assert p[0] == pytest.approx(0.0, abs=1e-12) and p[2] == pytest.approx(1.0) and 0 < p[1] < 1
+    lo, hi = cal.interval(np.array([0.2]), np.array([0.04]))
+    assert lo[0] < cal.probability(0.2) < hi[0]
+    assert posterior.fit_calibration(score[:5], y[:5]) == posterior.Calibration(0.0, 2.0, 5)
+    assert posterior.fit_calibration(score, np.ones_like(score)).b == 2.0  # one class only
+
+
+def test_loo_cells_are_the_leave_one_out_predictions():
+    D, S, solver = _fit(seed=2, N=30, d=5, free=0)
+    prompts = np.array([3, 11, 20])
+    scores, outcomes = posterior.loo_cells(solver, D, S, prompts)
+    k = 0
+    for i in range(S.shape[0]):
+        for j in prompts:
+            if np.isnan(S[i, j]):
+                continue
+            s_minus = S[i].copy()
+            s_minus[j] = np.nan  # refit without the cell, at the model's own lambda and the same prior
+            again = HyperplaneSolver(intercept=True, lambdas=[solver.lam_[i]], select="gcv",
+                                     prior=solver.prior_).fit(D, s_minus[None])
+            assert scores[k] == pytest.approx(again.predict(D[j])[0, 0], abs=1e-8)
+            assert outcomes[k] == S[i, j]
+            k += 1
+    assert k == scores.size
+
+
+def test_the_lower_bound_ranking_is_exact_only_when_no_unfetched_model_can_enter():
+    lower = np.array([0.5, 0.4, 0.1])
+    assert posterior.lcb_candidates_exact(lower, lower, 2, next_score=0.3)  # the 2nd best bound 0.4 >= 0.3
+    assert not posterior.lcb_candidates_exact(lower, lower, 3, next_score=0.3)  # 0.1 < 0.3: a model may enter
+    assert posterior.lcb_candidates_exact(lower, lower, 3, next_score=None)  # everything fetched
