@@ -79,7 +79,7 @@ def ingest(
 ) -> None:
     """Read per-sample results (plain tables, lm-eval samples, leaderboard details) into the SQL store.
 
-    Exit code 0 when no input was rejected, 1 when some was (the rest is still ingested)."""
+    Exit code 0 when no input was rejected, 1 when some was, 4 when a Hub request failed (the rest is still ingested)."""
     from .ingest import ingest as run_ingest
 
     options = {k: v for k, v in {"prompts": prompts, "model": model, "filter": filter, "metric": metric}.items() if v is not None}
@@ -256,9 +256,12 @@ def main() -> None:
         if isinstance(rc, int) and rc:  # typer.Exit(code) comes back as a return value here
             sys.exit(rc)
     except IndexerError as exc:
-        if _state["debug"]:
-            raise
-        typer.echo(f"error: {exc}", err=True)
+        if _state["debug"]:  # the traceback, and still the error's exit code
+            import traceback
+
+            traceback.print_exc()
+        else:
+            typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)

@@ -45,20 +45,41 @@ class IngestSummary:
     sources: int = 0  # sources stored (new or replaced)
     duplicates: int = 0  # input rows repeated with the same outcome (dropped without error)
     metadata: int = 0  # models whose Hub metadata was fetched
+    hub_failures: int = 0  # sources (or listings) that could not be fetched because a Hub request failed
     errors: list[RowError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        """0 when nothing was rejected, 1 when some input was (the rest was still ingested)."""
+        """0 when nothing was rejected; 4 (:class:`HubError`'s code) when a Hub request failed, so some source could
+        not be fetched; else 1 when some input was rejected (in every case the rest was still ingested)."""
+        if self.hub_failures:
+            return HubError.exit_code
         return 1 if self.errors else 0
 
     def as_dict(self) -> dict:
         return {
             "models": self.models, "prompts": self.prompts, "outcomes": self.outcomes, "skipped": self.skipped,
             "sources": self.sources, "duplicates": self.duplicates, "metadata": self.metadata,
+            "hub_failures": self.hub_failures,
             "errors": [e.as_dict() for e in self.errors], "warnings": list(self.warnings),
         }
+
+    def add_error(self, exc: BaseException, where: str) -> None:
+        """Record an exception as the error of the source or listing ``where`` (counted as a Hub failure when it is
+        a :class:`HubError`). An :class:`InputError` that already names its file keeps its file and line, and its
+        message is not prefixed with the location a second time."""
+        if isinstance(exc, HubError):
+            self.hub_failures += 1
+        self.errors.append(row_error(exc, where))
+
+
+def row_error(exc: BaseException, where: str) -> RowError:
+    """The :class:`RowError` of an exception met while reading the source ``where``: the error's own file and line
+    when it names them, its message without the location prefix its ``str`` carries (``where: where: ...`` never)."""
+    file = getattr(exc, "file", None) or getattr(exc, "item", None) or where
+    message = getattr(exc, "message", None) if isinstance(exc, InputError) else None
+    return RowError(file, getattr(exc, "line", None), message or str(exc))
 
 
 class Spec(NamedTuple):
@@ -182,7 +203,7 @@ class Ingester:
             for batch in read_sources(path, format, **options):
                 self.store_batch(batch)
         except InputError as exc:
-            self.summary.errors.append(RowError(exc.file or str(path), exc.line, exc.message))
+            self.summary.add_error(exc, str(path))
 
     def ingest_hub_repo(self, repo_id: str, revision: str | None = None, format: str | None = None, **options) -> None:
         from .hub import is_valid_repo_id
@@ -209,7 +230,7 @@ class Ingester:
                 return
             root = self.hub.download(snap, files)
         except (HubError, NotFoundError) as exc:
-            s.errors.append(RowError(location, None, str(exc)))
+            s.add_error(exc, location)
             return
         kind = "leaderboard" if repo_id.startswith("open-llm-leaderboard") else fmt
         opts = dict(options)
@@ -238,7 +259,7 @@ class Ingester:
         try:
             repos = self.hub.list_datasets(org, search=mode[1] if mode else None, limit=limit)
         except (HubError, NotFoundError) as exc:
-            self.summary.errors.append(RowError(f"hub-org:{org}", None, str(exc)))
+            self.summary.add_error(exc, f"hub-org:{org}")
             return
         if mode:
             suffix = mode[1]

@@ -235,9 +235,7 @@ class Indexer:
         try:
             ing.ingest_spec(parsed, spec.format, limit=spec.limit)
         except IndexerError as exc:  # one failing source is recorded; the run goes on
-            from .records import RowError
-
-            ing.summary.errors.append(RowError(spec.spec, getattr(exc, "line", None), str(exc)))
+            ing.summary.add_error(exc, spec.spec)
 
     # ------------------------------------------------------------------ space and embeddings
     def _space(self):
