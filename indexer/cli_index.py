@@ -76,7 +76,7 @@ def _print_run(report) -> None:
 
 def worker(
     every: Optional[str] = typer.Option(None, "--every", help="Interval between passes, e.g. 6h, 30m, 1d."),
-    cron: Optional[str] = typer.Option(None, "--cron", help='5-field cron expression in UTC, e.g. "0 */6 * * *".'),
+    cron: Optional[str] = typer.Option(None, "--cron", help='Cron expression in UTC: 5 fields (e.g. "0 */6 * * *", "0 3 * * MON-FRI") or a nickname (@hourly, @daily, @weekly, @monthly).'),
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
     max_passes: Optional[int] = typer.Option(None, "--max-passes", help="Stop after this many passes (default: run forever)."),
 ) -> None:
@@ -87,6 +87,12 @@ def worker(
 
     if bool(every) == bool(cron):
         raise ConfigError("give exactly one of --every INTERVAL or --cron EXPRESSION")
+    from .schedule import Cron, is_cron
+
+    if cron and not is_cron(cron):
+        raise ConfigError(f"--cron {cron!r} is not a cron expression (5 fields or @daily ...); for an interval use --every")
+    if cron:
+        Cron(cron)  # a malformed expression fails here, before any work
     w = Worker(every or cron, lambda stop: run_index(progress=Progress(False), stop=stop),
                wait_for_lock=not no_wait, max_passes=max_passes)
     w.install_signal_handlers()
