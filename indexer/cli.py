@@ -75,6 +75,7 @@ def ingest(
     filter: Optional[str] = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter)."),
     metric: Optional[str] = typer.Option(None, "--metric", help="lm-eval/lighteval: the per-sample metric to read (default: rules.toml)."),
     metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Fetch Hub metadata for ingested models that are Hub repo ids."),
+    accept_partial: bool = typer.Option(False, "--accept-partial", help="Store a new revision that reads much worse than the stored one (errors and over 10% of its outcome cells lost) instead of quarantining it."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Read per-sample results (plain tables, lm-eval samples, leaderboard details) into the SQL store.
@@ -83,7 +84,7 @@ def ingest(
     from .ingest import ingest as run_ingest
 
     options = {k: v for k, v in {"prompts": prompts, "model": model, "filter": filter, "metric": metric}.items() if v is not None}
-    summary = run_ingest(source, format=format, limit=limit, fetch_metadata=metadata, **options)
+    summary = run_ingest(source, format=format, limit=limit, fetch_metadata=metadata, accept_partial=accept_partial, **options)
     if as_json:
         echo_json(summary.as_dict())
     else:
@@ -93,6 +94,8 @@ def ingest(
                    f"Hub metadata for {s.metadata} model(s)")
         for w in s.warnings:
             typer.echo(f"warning: {w}", err=True)
+        for q in s.quarantined:
+            typer.echo(f"quarantined: {q} (the stored revision keeps serving; --accept-partial stores the new one)", err=True)
         if s.errors:
             typer.echo(f"{len(s.errors)} error(s): this input was rejected, the rest was ingested", err=True)
             for e in s.errors[:50]:

@@ -13,9 +13,15 @@ Specs:
 is dispatched (``ingest()`` and the indexing pass both use them). Which reader reads a path, and which files
 of a Hub repo are downloaded, is the reader registry's business (:mod:`indexer.sources.registry`).
 
-A source is one store transaction; a failure (bad input rejected by the store, a Hub error) is recorded
-against that source and the next one is tried. Rows a reader rejects come back as errors (file, line, what)
-and the rest of the source is stored. Afterwards Hub metadata is fetched for the ingested models whose
+A source is one store transaction; a failure (bad input rejected by the store, a Hub error, a file that cannot be
+read at all, even an unexpected bug in a reader) is recorded against that source and the next one is tried. Rows
+a reader rejects come back as errors (file, line, what) and the rest of the source is stored.
+
+Quarantine: a new revision of a source already stored that reads with errors and would keep fewer than
+``1 - QUARANTINE_LOSS`` (90%) of the outcome cells the stored revision holds (rows rejected, or rows lost after the
+point where a truncated file breaks off) is not stored: the stored revision keeps serving, the source is counted in
+``IngestSummary.quarantined`` with an error saying why, and ``accept_partial=True`` (``--accept-partial``) stores it
+anyway. A revision that reads cleanly is stored whatever its size (the source's owner may drop models). Afterwards Hub metadata is fetched for the ingested models whose
 names are Hub repo ids and that have none yet (plain names such as API models are skipped silently).
 The :class:`IngestSummary` counts what this ingest added.
 """
@@ -33,6 +39,10 @@ from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
 
+#: a new revision that reads with errors and loses more than this share of the stored revision's outcome cells is
+#: quarantined (not stored; the stored revision keeps serving) unless accepted with ``--accept-partial``
+QUARANTINE_LOSS = 0.10
+
 LEADERBOARD_ORGS = {"open-llm-leaderboard": ("search", "-details"), "open-llm-leaderboard-old": ("search", "details_")}
 
 
@@ -46,6 +56,7 @@ class IngestSummary:
     duplicates: int = 0  # input rows repeated with the same outcome (dropped without error)
     metadata: int = 0  # models whose Hub metadata was fetched
     hub_failures: int = 0  # sources (or listings) that could not be fetched because a Hub request failed
+    quarantined: list[str] = field(default_factory=list)  # sources whose new revision was not stored (see QUARANTINE_LOSS)
     errors: list[RowError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -61,7 +72,7 @@ class IngestSummary:
         return {
             "models": self.models, "prompts": self.prompts, "outcomes": self.outcomes, "skipped": self.skipped,
             "sources": self.sources, "duplicates": self.duplicates, "metadata": self.metadata,
-            "hub_failures": self.hub_failures,
+            "hub_failures": self.hub_failures, "quarantined": list(self.quarantined),
             "errors": [e.as_dict() for e in self.errors], "warnings": list(self.warnings),
         }
 
@@ -129,11 +140,13 @@ def leaderboard_model_id(repo_id: str) -> str | None:
 class Ingester:
     """One ingest run over a store (and a Hub client, made on first use)."""
 
-    def __init__(self, store, *, hub=None, fetch_metadata: bool = True, refresh_metadata: bool = False):
+    def __init__(self, store, *, hub=None, fetch_metadata: bool = True, refresh_metadata: bool = False,
+                 accept_partial: bool = False):
         self.store = store
         self._hub = hub
         self.fetch_metadata = fetch_metadata
         self.refresh_metadata = refresh_metadata
+        self.accept_partial = accept_partial
         self.summary = IngestSummary()
         self._models: set[str] = set()
 
@@ -165,6 +178,11 @@ class Ingester:
         s = self.summary
         s.errors.extend(batch.errors)
         s.duplicates += batch.skipped
+        why = None if self.accept_partial or not batch.errors else self._quarantine_reason(batch)
+        if why is not None:
+            s.quarantined.append(batch.source.location)
+            s.errors.append(RowError(batch.source.location, None, why))
+            return
         if batch.n_outcomes == 0:
             if not batch.errors:
                 s.warnings.append(f"{batch.source.location}: no outcomes to store")
@@ -185,6 +203,21 @@ class Ingester:
         self._models.update(o.model for o in batch.outcomes)
         if batch.table is not None:
             self._models.update(batch.table.models)
+
+    def _quarantine_reason(self, batch: SourceBatch) -> str | None:
+        """Why this new revision (read with errors) must not replace the stored one, or None (see QUARANTINE_LOSS)."""
+        known = self.store.get_source(batch.source.location)
+        if known is None or not known.n_outcomes or (batch.source.revision is not None
+                                                     and known.revision == batch.source.revision):
+            return None
+        kept = cell_count(batch)
+        if kept >= (1 - QUARANTINE_LOSS) * known.n_outcomes:
+            return None
+        lost = 1 - kept / known.n_outcomes
+        return (f"new revision quarantined: it reads with errors ({len(batch.errors)} listed) and would keep {kept} of "
+                f"the {known.n_outcomes} outcome cells stored ({lost:.0%} lost; the limit is {QUARANTINE_LOSS:.0%}); the "
+                "stored revision keeps serving. Fix the source (a file still being written? re-copy it), or store it "
+                "anyway with --accept-partial (taskspace index or taskspace ingest)")
 
     def _unchanged(self, location: str, revision: str | None) -> bool:
         known = self.store.get_source(location)
@@ -300,6 +333,14 @@ class Ingester:
             self.summary.metadata += self.store.upsert_models(rows)
 
 
+def cell_count(batch: SourceBatch) -> int:
+    """The outcome cells a batch would store: distinct (model, benchmark, prompt text), copies of a text averaged."""
+    n = len({(o.model, o.benchmark, o.text) for o in batch.outcomes})
+    if batch.table is not None and len(batch.table):
+        n += len(batch.table.merged())
+    return n
+
+
 def _hub_file(file: str, root: Path, location: str) -> str:
     """A downloaded file's path as ``hub:ORG/REPO/<path in repo>`` (for error messages)."""
     import os
@@ -318,11 +359,13 @@ def ingest(
     limit: int | None = None,
     hub=None,
     fetch_metadata: bool = True,
+    accept_partial: bool = False,
     **options,
 ) -> IngestSummary:
     """Ingest a local path, ``hub:ORG/REPO[@REV]`` or ``hub-org:ORG`` into the store (default: ``open_store()``).
 
     ``options`` go to the readers (``prompts=``, ``shape=``, ``model=``, ``filter=``, ``metric=``).
+    ``accept_partial``: store a new revision even when it reads much worse than the stored one (no quarantine).
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """
     parsed = parse_spec(str(spec))
@@ -332,7 +375,7 @@ def ingest(
 
         store = open_store()
     try:
-        ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata)
+        ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial)
         ing.ingest_spec(parsed, format, limit=limit, **options)
         ing.fetch_model_metadata()
         return ing.summary

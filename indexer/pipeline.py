@@ -143,10 +143,12 @@ class Indexer:
         return self._encoder
 
     # ------------------------------------------------------------------ the pass
-    def run(self, extra_sources: list[SourceSpec] | None = None, *, refresh_prior: bool = False) -> RunReport:
+    def run(self, extra_sources: list[SourceSpec] | None = None, *, refresh_prior: bool = False,
+            accept_partial: bool = False) -> RunReport:
         """One pass over the configured sources (plus ``extra_sources``, which are added to the configuration).
         ``refresh_prior`` (``auto-mean``): re-estimate the space's prior now and re-solve every model toward it,
-        whatever the model count (``taskspace index --refresh-prior``)."""
+        whatever the model count (``taskspace index --refresh-prior``). ``accept_partial``: store new revisions
+        that read much worse than the stored ones instead of quarantining them (:data:`indexer.ingest.QUARANTINE_LOSS`)."""
         cfg = self.settings.sources_file
         specs = sourcelist.add(cfg, extra_sources) if extra_sources else sourcelist.load(cfg)
         report = RunReport()
@@ -156,7 +158,8 @@ class Indexer:
             clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
             report.run_id = self.store.start_run("index")
             try:
-                self._pass(specs, report, verify_index=not clean_before, refresh_prior=refresh_prior)
+                self._pass(specs, report, verify_index=not clean_before, refresh_prior=refresh_prior,
+                           accept_partial=accept_partial)
             except BaseException as exc:
                 report.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
                 report.errors.append({"file": None, "line": None, "message": f"run aborted: {exc}"})
@@ -171,36 +174,39 @@ class Indexer:
         return report
 
     def _pass(self, specs: list[SourceSpec], report: RunReport, *, verify_index: bool,
-              refresh_prior: bool = False) -> None:
+              refresh_prior: bool = False, accept_partial: bool = False) -> None:
         from .ingest import Ingester
 
         counts = report.counts
-        counts.update(sources=0, sources_unchanged=0, models_added=0, prompts_added=0, outcomes_added=0,
-                      embedded=0, solved=0, removed=0, benchmarks=0, pushed=0, rebuilt=[])
+        counts.update(sources=0, sources_unchanged=0, quarantined=0, models_added=0, prompts_added=0,
+                      outcomes_added=0, embedded=0, solved=0, removed=0, benchmarks=0, pushed=0, rebuilt=[])
         # 1. ingest
         with _timed(report, "ingest"):
             self.progress.stage("ingest", f"{len(specs)} source(s)")
-            ing = Ingester(self.store, hub=self.hub)
+            ing = Ingester(self.store, hub=self.hub, accept_partial=accept_partial)
             bar = self.progress.bar(len(specs), "ingest")
             for spec in specs:
                 if self.stop.is_set():
                     break  # what was ingested so far is committed and counted below
                 if bar is not None:
                     bar.update(1)
-                before = (ing.summary.sources, ing.summary.skipped, len(ing.summary.errors))
+                before = (ing.summary.sources, ing.summary.skipped, len(ing.summary.errors), len(ing.summary.quarantined))
                 self._ingest_one(ing, spec)
                 s = ing.summary
-                report.sources.append({
-                    "spec": spec.spec,
-                    "status": "failed" if len(s.errors) > before[2] and s.sources == before[0] and s.skipped == before[1]
-                    else ("ingested" if s.sources > before[0] else "unchanged"),
-                    "errors": len(s.errors) - before[2],
-                })
+                if s.sources > before[0]:
+                    status = "ingested"
+                elif len(s.quarantined) > before[3]:
+                    status = "quarantined"
+                elif len(s.errors) > before[2] and s.skipped == before[1]:
+                    status = "failed"
+                else:
+                    status = "unchanged"
+                report.sources.append({"spec": spec.spec, "status": status, "errors": len(s.errors) - before[2]})
             if bar is not None:
                 bar.close()
             ing.fetch_model_metadata()
             s = ing.summary
-            counts.update(sources=s.sources, sources_unchanged=s.skipped, models_added=s.models,
+            counts.update(sources=s.sources, sources_unchanged=s.skipped, quarantined=len(s.quarantined), models_added=s.models,
                           prompts_added=s.prompts, outcomes_added=s.outcomes)
             report.errors.extend(e.as_dict() for e in s.errors)
         if self.stop.is_set():
@@ -449,7 +455,8 @@ class Indexer:
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,
-              stop: threading.Event | None = None, refresh_prior: bool = False) -> RunReport:
+              stop: threading.Event | None = None, refresh_prior: bool = False,
+              accept_partial: bool = False) -> RunReport:
     """Open the configured stores and run one pass (the ``taskspace index`` command)."""
     from .store.sql import open_store
     from .store.vectors import VectorStore
@@ -457,7 +464,7 @@ def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progre
     store = open_store()
     indexer = Indexer(store, progress=progress, stop=stop, open_vectors=VectorStore.from_settings)
     try:
-        return indexer.run(extra_sources, refresh_prior=refresh_prior)
+        return indexer.run(extra_sources, refresh_prior=refresh_prior, accept_partial=accept_partial)
     finally:
         indexer.close()
         store.close()
