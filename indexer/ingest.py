@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -114,15 +115,18 @@ def parse_spec(spec: str) -> Spec:
     kind = spec_kind(spec)
     if kind == "hub-org":
         org = spec[len("hub-org:"):].strip("/")
-        if not org or "/" in org:
+        if not org or "/" in org or not re.fullmatch(r"[A-Za-z0-9][\w.-]{0,95}", org):
             raise InputError("hub-org: needs an organisation name, e.g. hub-org:open-llm-leaderboard", item=spec)
         return Spec("hub-org", org)
     if kind == "hub":
-        from .hub import is_valid_repo_id
+        from .hub import is_valid_repo_id, is_valid_revision
 
         target, _, rev = spec[len("hub:"):].partition("@")
         if not is_valid_repo_id(target):
             raise InputError("hub: needs a dataset repo id ORG/NAME (optionally @REVISION)", item=spec)
+        if rev and not is_valid_revision(rev):
+            raise InputError("@REVISION must be a commit sha (40 hex digits), refs/pr/N, or a branch or tag name "
+                             "(letters, digits, ._- and / between parts)", item=spec)
         return Spec("hub", target, rev or None)
     return Spec("path", spec)
 
@@ -165,12 +169,28 @@ class Ingester:
         """Ingest what a spec (a string, or its :func:`parse_spec`) names; ``limit``: at most that many
         datasets of a ``hub-org:``. ``options`` go to the readers."""
         spec = spec if isinstance(spec, Spec) else parse_spec(spec)
-        if spec.kind == "path":
-            self.ingest_path(spec.target, format, **options)
-        elif spec.kind == "hub":
-            self.ingest_hub_repo(spec.target, spec.revision, format, **options)
-        else:
-            self.ingest_hub_org(spec.target, limit, format, **options)
+        where = spec.target if spec.kind == "path" else f"{spec.kind}:{spec.target}"
+        with self._guard(where):
+            if spec.kind == "path":
+                self.ingest_path(spec.target, format, **options)
+            elif spec.kind == "hub":
+                self.ingest_hub_repo(spec.target, spec.revision, format, **options)
+            else:
+                self.ingest_hub_org(spec.target, limit, format, **options)
+
+    @contextmanager
+    def _guard(self, where: str):
+        """One source's unexpected failure (a bug in a reader, a library raising what it should not) costs only that
+        source: it becomes an error line and the next source is read. Library errors pass (the caller records them)."""
+        try:
+            yield
+        except IndexerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, with the traceback in the debug log
+            log.debug("unexpected error while reading %s", where, exc_info=True)
+            self.summary.errors.append(RowError(where, None, f"cannot be read: {type(exc).__name__}: {exc} (an "
+                                                "unexpected error: run with -v for the traceback and please report "
+                                                "it; this source is skipped, the others are read)"))
 
     # -- one source -------------------------------------------------------------------------------------
 
@@ -239,7 +259,7 @@ class Ingester:
             self.summary.add_error(exc, str(path))
 
     def ingest_hub_repo(self, repo_id: str, revision: str | None = None, format: str | None = None, **options) -> None:
-        from .hub import is_valid_repo_id
+        from .hub import is_safe_repo_path, is_valid_repo_id
         from .sources import find_reader, plan_files, read_source
 
         location = f"hub:{repo_id}"
@@ -249,6 +269,11 @@ class Ingester:
             if self._unchanged(location, snap.sha):
                 s.skipped += 1
                 self.store.record_checked(location, revision=snap.sha)
+                return
+            unsafe = [f for f in snap.files if not is_safe_repo_path(f)]
+            if unsafe:
+                s.errors.append(RowError(location, None, f"the repo lists an unsafe file name {unsafe[0][:120]!r} (a path "
+                                         "that could leave the download folder); nothing of this source is downloaded"))
                 return
             fmt, files = plan_files(list(snap.files))
             fmt = format or fmt
@@ -297,8 +322,15 @@ class Ingester:
         if mode:
             suffix = mode[1]
             repos = [r for r in repos if r.endswith(suffix) or r.split("/", 1)[1].startswith(suffix)]
+        from .hub import is_valid_repo_id
+
         for repo in repos[:limit] if limit else repos:
-            self.ingest_hub_repo(repo, format=format, **options)
+            if not is_valid_repo_id(repo):  # the listing comes from the server
+                self.summary.errors.append(RowError(f"hub-org:{org}", None, f"the listing names {repo[:120]!r}, not a "
+                                                    "valid repo id; it is skipped"))
+                continue
+            with self._guard(f"hub:{repo}"):
+                self.ingest_hub_repo(repo, format=format, **options)
 
     # -- Hub metadata -----------------------------------------------------------------------------------
 
