@@ -196,6 +196,7 @@ class Ingester:
 
     def store_batch(self, batch: SourceBatch) -> None:
         s = self.summary
+        batch = drop_unusable_rows(batch)
         s.errors.extend(batch.errors)
         s.duplicates += batch.skipped
         why = None if self.accept_partial or not batch.errors else self._quarantine_reason(batch)
@@ -363,6 +364,54 @@ class Ingester:
                 self.summary.warnings.append(f"{name}: no Hub metadata ({exc})")
         if rows:
             self.summary.metadata += self.store.upsert_models(rows)
+
+
+def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
+    """The batch without outcomes whose prompt text or model/benchmark name no database can take (:func:`text_problem`,
+    :func:`name_problem`), each problem an error naming the prompt (the table reader already rejects these at their
+    line; this holds the same rule for every reader, so the rest of the source is stored on SQLite and PostgreSQL)."""
+    import numpy as np
+
+    from .records import OutcomeTable, name_problem, text_problem
+    from .sources.common import ErrorLog
+
+    log_ = ErrorLog()
+    where = batch.source.location
+
+    def why(o_text, model, bench):
+        if text_problem(o_text):
+            return text_problem(o_text)
+        if name_problem(model):
+            return f"model name {name_problem(model)}"
+        if name_problem(bench):
+            return f"benchmark name {name_problem(bench)}"
+        return None
+
+    outcomes, seen = [], set()
+    for o in batch.outcomes:
+        bad = why(o.text, o.model, o.benchmark)
+        if bad is None:
+            outcomes.append(o)
+        elif (bad, o.prompt_id, o.model) not in seen:
+            seen.add((bad, o.prompt_id, o.model))
+            log_.add(where, None, f"prompt {o.prompt_id!r} of {o.model!r}: {bad}; its outcomes are dropped", bad)
+    table = batch.table
+    if table is not None and len(table):
+        bad_p = [i for i, (t, b) in enumerate(zip(table.texts, table.benchmarks)) if why(t, "m", b)]
+        bad_m = [i for i, m in enumerate(table.models) if name_problem(m)]
+        if bad_p or bad_m:
+            for i in bad_p:
+                log_.add(where, None, f"prompt {table.prompt_ids[i]!r}: {why(table.texts[i], 'm', table.benchmarks[i])}; "
+                         "its outcomes are dropped", why(table.texts[i], "m", table.benchmarks[i]))
+            for i in bad_m:
+                log_.add(where, None, f"model {table.models[i][:60]!r}: {name_problem(table.models[i])}; its outcomes "
+                         "are dropped", "model names")
+            keep = ~np.isin(table.prompt_idx, bad_p) & ~np.isin(table.model_idx, bad_m)
+            table = replace(table, model_idx=table.model_idx[keep], prompt_idx=table.prompt_idx[keep],
+                            scores=table.scores[keep])
+    if not log_.errors:
+        return batch
+    return replace(batch, outcomes=outcomes, table=table, errors=list(batch.errors) + log_.finish())
 
 
 def cell_count(batch: SourceBatch) -> int:
