@@ -197,7 +197,15 @@ def reindex(
     from .sync import reindex as run_reindex
 
     with open_store() as sql, VectorStore.from_settings() as vectors:
-        results = run_reindex(sql, vectors, space, kinds=kind or KINDS)
+        # recorded as a run: a killed reindex shows in `taskspace runs`, and the next index pass verifies the index
+        run_id = sql.start_run("reindex")
+        try:
+            results = run_reindex(sql, vectors, space, kinds=kind or KINDS)
+        except BaseException as exc:
+            sql.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+                           errors=[{"file": None, "line": None, "message": f"reindex aborted: {exc}"}])
+            raise
+        sql.finish_run(run_id, "ok", {"spaces": [r.as_dict() for r in results]})
     if as_json:
         echo_json([r.as_dict() for r in results])
         return

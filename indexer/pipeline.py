@@ -16,7 +16,8 @@ Stages (each idempotent, so a pass killed anywhere is completed by the next one)
 4. **vectors**: the new model vectors and the benchmark mean vectors are saved in SQL (the source of truth).
 5. **index**: Qdrant is brought in step with SQL: changed models are pushed; the benchmarks and prompts
    collections are rebuilt (fresh collection + alias switch) when they drift. After a pass that did not finish
-   (killed), the next pass checks every collection against SQL and repairs the drift.
+   (killed), the next pass checks every collection against SQL and repairs the drift, and drops the collections an
+   interrupted rebuild left behind. Runs a killed process left "running" are marked "killed" when the lock is taken.
 
 A pass holds the SQL lock ``"index"``: one pass per database at a time.
 """
@@ -154,6 +155,7 @@ class Indexer:
         report = RunReport()
         t_start = time.perf_counter()
         with self.store.lock("index"):
+            self._mark_killed(report)
             previous = self.store.list_runs(limit=1)
             clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
             report.run_id = self.store.start_run("index")
@@ -172,6 +174,20 @@ class Indexer:
             report.seconds["total"] = time.perf_counter() - t_start
             self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
         return report
+
+    def _mark_killed(self, report: RunReport) -> None:
+        """Runs left "running" by a killed process become "killed": index runs (this pass holds their lock), and
+        reindex runs when their lock is free (none is running now)."""
+        from .errors import BusyError
+
+        killed = self.store.mark_killed_runs("index")
+        try:
+            with self.store.lock("reindex"):
+                killed += self.store.mark_killed_runs("reindex")
+        except BusyError:
+            pass
+        if killed:
+            report.counts["killed_runs_marked"] = sorted(killed)
 
     def _pass(self, specs: list[SourceSpec], report: RunReport, *, verify_index: bool,
               refresh_prior: bool = False, accept_partial: bool = False) -> None:
@@ -452,6 +468,11 @@ class Indexer:
         if changed and "models" not in rebuild:
             self.progress.stage("index", f"push {len(changed)} model(s)")
             report.counts["pushed"] = sync.push_models(self.store, self.vectors, space.id, changed)
+        # collections an interrupted rebuild left (no alias points at them): dropped here, for the kinds this pass opened
+        # (a rebuild drops those of its own kind); after a killed run or reindex the pass verifies, so opens every kind
+        dropped = [c for kind in sorted(needed - rebuild) for c in self.vectors.drop_orphans(name, kind)]
+        if dropped:
+            report.counts["orphans_dropped"] = dropped
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,

@@ -445,6 +445,14 @@ class VectorStore:
         if target is not None and ids:
             self._call(self._c(kind).delete, target, points_selector=models.PointIdsList(points=ids), wait=True)
 
+    def drop_orphans(self, space: str, kind: str) -> list[str]:
+        """Drop the physical collections of (space, kind) that no alias points at (left by an interrupted rebuild)."""
+        live = self.alias_target(space, kind)
+        gone = [c for c in self.physical_collections(space, kind) if c != live]
+        for c in gone:
+            self._call(self._c(kind).delete_collection, c)
+        return gone
+
     def drop_space(self, space: str) -> list[str]:
         """Delete every alias and collection of a space. Returns the collections dropped."""
         aliases = [self.alias_name(space, k) for k in KINDS]
