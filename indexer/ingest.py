@@ -378,9 +378,12 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     log_ = ErrorLog()
     where = batch.source.location
 
+    checked: dict[str, str | None] = {}  # text -> its problem (a text recurs once per model)
+
     def why(o_text, model, bench):
-        if text_problem(o_text):
-            return text_problem(o_text)
+        bad = checked[o_text] if o_text in checked else checked.setdefault(o_text, text_problem(o_text))
+        if bad:
+            return bad
         if name_problem(model):
             return f"model name {name_problem(model)}"
         if name_problem(bench):
