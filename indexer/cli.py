@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from . import cli_index
+from . import cli_index, cli_sources
 from .errors import IndexerError
 
 app = typer.Typer(
@@ -75,15 +75,16 @@ def ingest(
     filter: Optional[str] = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter)."),
     metric: Optional[str] = typer.Option(None, "--metric", help="lm-eval/lighteval: the per-sample metric to read (default: rules.toml)."),
     metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Fetch Hub metadata for ingested models that are Hub repo ids."),
+    accept_partial: bool = typer.Option(False, "--accept-partial", help="Store a new revision that reads much worse than the stored one (errors and over 10% of its outcome cells lost) instead of quarantining it."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Read per-sample results (plain tables, lm-eval samples, leaderboard details) into the SQL store.
 
-    Exit code 0 when no input was rejected, 1 when some was (the rest is still ingested)."""
+    Exit code 0 when no input was rejected, 1 when some was, 4 when a Hub request failed (the rest is still ingested)."""
     from .ingest import ingest as run_ingest
 
     options = {k: v for k, v in {"prompts": prompts, "model": model, "filter": filter, "metric": metric}.items() if v is not None}
-    summary = run_ingest(source, format=format, limit=limit, fetch_metadata=metadata, **options)
+    summary = run_ingest(source, format=format, limit=limit, fetch_metadata=metadata, accept_partial=accept_partial, **options)
     if as_json:
         echo_json(summary.as_dict())
     else:
@@ -93,6 +94,8 @@ def ingest(
                    f"Hub metadata for {s.metadata} model(s)")
         for w in s.warnings:
             typer.echo(f"warning: {w}", err=True)
+        for q in s.quarantined:
+            typer.echo(f"quarantined: {q} (the stored revision keeps serving; --accept-partial stores the new one)", err=True)
         if s.errors:
             typer.echo(f"{len(s.errors)} error(s): this input was rejected, the rest was ingested", err=True)
             for e in s.errors[:50]:
@@ -194,7 +197,15 @@ def reindex(
     from .sync import reindex as run_reindex
 
     with open_store() as sql, VectorStore.from_settings() as vectors:
-        results = run_reindex(sql, vectors, space, kinds=kind or KINDS)
+        # recorded as a run: a killed reindex shows in `taskspace runs`, and the next index pass verifies the index
+        run_id = sql.start_run("reindex")
+        try:
+            results = run_reindex(sql, vectors, space, kinds=kind or KINDS)
+        except BaseException as exc:
+            sql.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+                           errors=[{"file": None, "line": None, "message": f"reindex aborted: {exc}"}])
+            raise
+        sql.finish_run(run_id, "ok", {"spaces": [r.as_dict() for r in results]})
     if as_json:
         echo_json([r.as_dict() for r in results])
         return
@@ -244,6 +255,8 @@ def check(
         raise typer.Exit(1)
 
 
+app.add_typer(cli_sources.app, name="sources")
+
 # index, worker, runs and search live in cli_index.py (registered here, so `python -m indexer.cli` sees them too)
 for _command in (cli_index.index, cli_index.worker, cli_index.runs, cli_index.search):
     app.command()(_command)
@@ -256,9 +269,12 @@ def main() -> None:
         if isinstance(rc, int) and rc:  # typer.Exit(code) comes back as a return value here
             sys.exit(rc)
     except IndexerError as exc:
-        if _state["debug"]:
-            raise
-        typer.echo(f"error: {exc}", err=True)
+        if _state["debug"]:  # the traceback, and still the error's exit code
+            import traceback
+
+            traceback.print_exc()
+        else:
+            typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)

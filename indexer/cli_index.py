@@ -24,6 +24,11 @@ def index(
     fmt: Optional[str] = typer.Option(None, "--format", help="Reader for the --source paths (default: detected)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per hub-org: source."),
     as_json: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
+    accept_partial: bool = typer.Option(
+        False, "--accept-partial",
+        help="Store new revisions that read much worse than the stored ones (errors and over 10% of the stored outcome "
+             "cells lost) instead of quarantining them.",
+    ),
     refresh_prior: bool = typer.Option(
         False, "--refresh-prior",
         help="auto-mc, auto-mean: re-estimate the space's prior (the models' mean normal) now and re-solve every model toward "
@@ -39,7 +44,8 @@ def index(
     from .sourcelist import SourceSpec
 
     extra = [SourceSpec(spec=s, format=fmt, limit=limit) for s in source or []]
-    report = run_index(extra or None, progress=Progress(None if not as_json else False), refresh_prior=refresh_prior)
+    report = run_index(extra or None, progress=Progress(None if not as_json else False), refresh_prior=refresh_prior,
+                       accept_partial=accept_partial)
     if as_json:
         echo_json(report.as_dict())
     else:
@@ -51,9 +57,10 @@ def _print_run(report) -> None:
     c = report.counts
     typer.echo(f"run {report.run_id}: {report.status}")
     for src in report.sources:
-        typer.echo(f"  {src['status']:<10} {src['spec']}" + (f"  ({src['errors']} error(s))" if src["errors"] else ""))
+        typer.echo(f"  {src['status']:<11} {src['spec']}" + (f"  ({src['errors']} error(s))" if src["errors"] else ""))
     rows = [
         ("sources ingested", c.get("sources", 0)), ("sources unchanged", c.get("sources_unchanged", 0)),
+        ("sources quarantined", c.get("quarantined", 0)),
         ("models added", c.get("models_added", 0)), ("prompts added", c.get("prompts_added", 0)),
         ("outcomes added", c.get("outcomes_added", 0)), ("prompts embedded", c.get("embedded", 0)),
         ("models solved", c.get("solved", 0)), ("models removed", c.get("removed", 0)),
@@ -76,7 +83,7 @@ def _print_run(report) -> None:
 
 def worker(
     every: Optional[str] = typer.Option(None, "--every", help="Interval between passes, e.g. 6h, 30m, 1d."),
-    cron: Optional[str] = typer.Option(None, "--cron", help='5-field cron expression in UTC, e.g. "0 */6 * * *".'),
+    cron: Optional[str] = typer.Option(None, "--cron", help='Cron expression in UTC: 5 fields (e.g. "0 */6 * * *", "0 3 * * MON-FRI") or a nickname (@hourly, @daily, @weekly, @monthly).'),
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
     max_passes: Optional[int] = typer.Option(None, "--max-passes", help="Stop after this many passes (default: run forever)."),
 ) -> None:
@@ -87,6 +94,12 @@ def worker(
 
     if bool(every) == bool(cron):
         raise ConfigError("give exactly one of --every INTERVAL or --cron EXPRESSION")
+    from .schedule import Cron, is_cron
+
+    if cron and not is_cron(cron):
+        raise ConfigError(f"--cron {cron!r} is not a cron expression (5 fields or @daily ...); for an interval use --every")
+    if cron:
+        Cron(cron)  # a malformed expression fails here, before any work
     w = Worker(every or cron, lambda stop: run_index(progress=Progress(False), stop=stop),
                wait_for_lock=not no_wait, max_passes=max_passes)
     w.install_signal_handlers()

@@ -36,6 +36,36 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 }
 
 
+def mask_url(url: str | None) -> str | None:
+    """``url`` with the password of its user part masked (``http://user:***@host:6333``), for messages and logs."""
+    if not url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.hostname or ""
+        netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+        return urlunsplit(parts._replace(netloc=netloc))
+    except ValueError:
+        return "<unparseable URL>"
+
+
+def mask_secrets(text: str, url: str | None) -> str:
+    """``text`` with the password of ``url`` replaced by ``***`` wherever it appears (e.g. in a client's error)."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        password = urlsplit(url).password if url else None
+    except ValueError:
+        password = None
+    for secret in {password, unquote(password)} if password else ():
+        text = text.replace(secret, "***")
+    return text
+
+
 def _float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -63,7 +93,7 @@ def _int(name: str, default: int, minimum: int = 1) -> int:
 class Settings:
     home: Path
     database_url: str
-    qdrant_url: str | None
+    qdrant_url: str | None = field(repr=False)
     qdrant_api_key: str | None = field(repr=False)
     encoder: str
     encoder_device: str

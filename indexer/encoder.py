@@ -6,7 +6,8 @@ sentence-transformers (and, through it, torch); both load on the first call that
   ``$TASKSPACE_HOME/models`` on first use). A local folder or a Hub model id works too.
 - Output: L2-normalised float32 (n, dim).
 - Cache: one SQLite file per encoder under ``TASKSPACE_CACHE_DIR``, keyed by the encoder's id + revision and
-  the sha256 of the text, so a prompt is encoded once per encoder, ever.
+  the sha256 of the text, so a prompt is encoded once per encoder, ever. Texts are encoded and committed to the
+  cache in chunks of :attr:`Encoder.chunk_size`, so a killed embedding keeps what it finished.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ class EmbeddingCache:
 
 
 class Encoder:
-    """A sentence-transformer with an embedding cache.
+    """A sentence-transformer with an embedding cache (texts are encoded and cached ``chunk_size`` at a time).
 
     Parameters
     ----------
@@ -190,6 +191,9 @@ class Encoder:
         self._path: Path | None = None
         self._revision: str | None = None
         self._cache: EmbeddingCache | None = None
+
+    #: texts encoded, then committed to the cache, per step: a killed run loses at most one chunk of work
+    chunk_size = 2048
 
     # -- identity -------------------------------------------------------------
     def _resolve(self) -> tuple[Path | str, str]:
@@ -283,11 +287,24 @@ class Encoder:
             by_hash = dict(zip(hashes, texts))
             if progress is None:
                 progress = len(todo) > 256 and sys.stderr.isatty()
-            vecs = self._encode_raw([by_hash[h] for h in todo], progress=progress)
-            fresh = dict(zip(todo, vecs))
-            if cache is not None:
-                cache.put_many(fresh.items())
-            found.update(fresh)
+            bar = None
+            if progress and len(todo) > self.chunk_size:  # one bar over the chunks
+                from tqdm import tqdm
+
+                bar = tqdm(total=len(todo), desc="encode", unit="text", leave=False, file=sys.stderr)
+            try:
+                for lo in range(0, len(todo), self.chunk_size):
+                    part = todo[lo:lo + self.chunk_size]
+                    vecs = self._encode_raw([by_hash[h] for h in part], progress=progress and bar is None)
+                    fresh = dict(zip(part, vecs))
+                    if cache is not None:  # committed now: a kill after this keeps the chunk
+                        cache.put_many(fresh.items())
+                    found.update(fresh)
+                    if bar is not None:
+                        bar.update(len(part))
+            finally:
+                if bar is not None:
+                    bar.close()
         if not hashes:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)  # no model load when all cached

@@ -12,10 +12,27 @@
   connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubError`;
   a gated repo -> :class:`GatedRepoError` saying which repo and how to request access; 401/403 ->
   GatedRepoError about the token; 404 -> :class:`NotFoundError`.
+- One retry layer, one deadline: every request huggingface_hub sends goes through :class:`_HubTransport` (installed
+  with ``huggingface_hub.set_client_factory``). Inside a :class:`HubClient` operation it raises 408/429/5xx answers
+  and failed connections as :class:`_Retryable`, which huggingface_hub does not retry itself (its own retries used to
+  stack on these: 5 x 5 tries per file), so :meth:`HubClient._call` is the only layer that retries; and it starts no
+  request once the operation's ``deadline`` (default 60 s from its start) has passed. After an operation gave up,
+  the client's later operations are tried once each until one succeeds, so a failing Hub costs one deadline per
+  ``hub-org:`` listing, not one per repo. (A body cut off mid-transfer is resumed by huggingface_hub, within the
+  deadline.)
+- Nothing is written outside ``$TASKSPACE_HOME/hub``: every server-supplied revision must be a 40-hex-digit commit sha
+  (a repo's ``sha``, a file's ``X-Repo-Commit``), a user's ``@REVISION`` a commit sha or a plain branch or tag
+  name (:func:`is_valid_revision`), every repo file name a plain relative path (:func:`is_safe_repo_path`), and a
+  file's ETag a plain token; anything else is refused before huggingface_hub uses it, and every downloaded path is
+  checked to resolve inside the cache. (huggingface_hub 2.4.0 itself joins the server's ETag into the blob path and
+  its commit header into ref and pointer paths: an endpoint answering ``../`` there makes it write outside the cache.
+  taskspace refuses such answers at the transport, before huggingface_hub sees them, and refuses any path it gets
+  back that resolves outside the cache.)
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import re
@@ -29,11 +46,156 @@ from .errors import GatedRepoError, HubError, NotFoundError
 log = logging.getLogger(__name__)
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w\-.]{0,95}/[\w\-.]{1,96}$")
-RETRY_STATUS = (429, 500, 502, 503, 504)
+RETRY_STATUS = (408, 429, 500, 502, 503, 504)
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+#: a branch or tag name: parts of letters, digits and ``._-`` separated by ``/``, each starting with a letter or digit
+_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,7}$")
+_ETAG = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 
 
 class HubUnreachableError(HubError):
     """The Hub endpoint cannot be connected to at all (DNS, refused, no network): not retried."""
+
+
+def is_valid_revision(value: str) -> bool:
+    """True for a revision taskspace passes to the Hub: a commit sha (40 hex digits), ``refs/pr/N``, or a branch or
+    tag name (letters, digits and ``._-`` in ``/``-separated parts that start with a letter or digit; no ``..``)."""
+    if not isinstance(value, str):
+        return False
+    if _SHA.match(value) or re.fullmatch(r"refs/pr/[0-9]{1,9}", value):
+        return True
+    return bool(_REF.match(value)) and ".." not in value and not value.endswith((".lock", "."))
+
+
+def is_safe_repo_path(name: str) -> bool:
+    """True for a repo file name that stays inside any folder it is joined to: a relative ``/``-separated path with
+    no empty, ``.`` or ``..`` part, no backslash, no NUL and no drive prefix."""
+    if not isinstance(name, str) or not name or "\\" in name or "\0" in name or name.startswith("/"):
+        return False
+    if re.match(r"^[A-Za-z]:", name):
+        return False
+    return all(part not in ("", ".", "..") for part in name.split("/"))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder
+
+
+# -- the transport every huggingface_hub request goes through ---------------------------------------------------
+
+#: set while a HubClient operation runs: a callable telling whether its deadline has passed
+_OPERATION: contextvars.ContextVar = contextvars.ContextVar("taskspace_hub_operation", default=None)
+
+
+class _Retryable(Exception):
+    """A 408/429/5xx answer or a failed connection inside a HubClient operation (retried by HubClient._call only)."""
+
+    def __init__(self, detail: str, status: int | None = None, retry_after: float = 0.0):
+        super().__init__(detail)
+        self.status, self.retry_after = status, retry_after
+
+
+class _Unreachable(Exception):
+    """The endpoint cannot be connected to at all."""
+
+
+class _Unsafe(Exception):
+    """The server answered a commit sha or ETag that would become a path outside the cache."""
+
+
+class _DeadlineExceeded(Exception):
+    """The operation's deadline passed: no new request is started."""
+
+
+def _normal_etag(value: str) -> str:
+    value = value.strip()
+    if value.startswith("W/"):
+        value = value[2:]
+    return value.strip('"')
+
+
+def _check_file_headers(request, response) -> None:
+    """Refuse a file answer whose commit or ETag huggingface_hub would join into a cache path unsafely."""
+    if "/resolve/" not in request.url.path:
+        return
+    commit = response.headers.get("X-Repo-Commit")
+    if commit is not None and not _SHA.match(commit):
+        raise _Unsafe(f"a commit header X-Repo-Commit {commit[:80]!r} that is not a 40-hex-digit sha")
+    for name in ("X-Linked-Etag", "ETag"):
+        etag = response.headers.get(name)
+        if etag is not None and not _ETAG.match(_normal_etag(etag)):
+            raise _Unsafe(f"an {name} {etag[:80]!r} that is not a plain token")
+
+
+class _HubTransport:
+    """Wraps huggingface_hub's HTTP transport (see the module docstring)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def handle_request(self, request):
+        import httpx2
+
+        expired = _OPERATION.get()
+        if expired is not None and expired():
+            raise _DeadlineExceeded(f"{request.method} {request.url.path}: the operation's deadline has passed")
+        timeout = request.extensions.get("timeout")
+        if isinstance(timeout, dict) and all(v is None for v in timeout.values()):  # never wait forever
+            request.extensions["timeout"] = {"connect": 10.0, "read": 60.0, "write": 60.0, "pool": 10.0}
+        try:
+            response = self.inner.handle_request(request)
+        except httpx2.ConnectError as exc:
+            if expired is None:
+                raise
+            raise _Unreachable(str(exc) or type(exc).__name__) from exc
+        except httpx2.TransportError as exc:
+            if expired is None:
+                raise
+            raise _Retryable(f"the connection failed ({type(exc).__name__})") from exc
+        try:
+            _check_file_headers(request, response)
+            if expired is not None and response.status_code in RETRY_STATUS:
+                raise _Retryable(f"the Hub answered {response.status_code}", response.status_code,
+                                 _retry_after(response))
+        except BaseException:
+            response.close()
+            raise
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _client_factory():
+    """huggingface_hub's HTTP client with :class:`_HubTransport` (and its request hooks: offline mode, request ids).
+    Proxies from HTTP(S)_PROXY are honoured (NO_PROXY is not)."""
+    import urllib.request
+
+    import httpx2
+    from huggingface_hub.utils._http import default_client_factory
+
+    base = default_client_factory()
+    hooks = base.event_hooks
+    base.close()
+    proxies = urllib.request.getproxies()
+    mounts = {f"{scheme}://": httpx2.HTTPTransport(proxy=proxies[scheme]) for scheme in ("http", "https")
+              if proxies.get(scheme)}
+    return httpx2.Client(
+        transport=_HubTransport(httpx2.HTTPTransport()), event_hooks=hooks, follow_redirects=True, timeout=None,
+        trust_env=False, mounts={k: _HubTransport(v) for k, v in mounts.items()},
+    )
+
+
+_installed = False
+
+
+def _install_transport() -> None:
+    global _installed
+    if not _installed:
+        from huggingface_hub import set_client_factory
+
+        set_client_factory(_client_factory)
+        _installed = True
 
 
 def is_valid_repo_id(value: str) -> bool:
@@ -69,7 +231,9 @@ class HubClient:
         retries: int = 5,
         backoff: float = 1.0,
         max_backoff: float = 60.0,
+        deadline: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ):
         from huggingface_hub import HfApi, constants
         from huggingface_hub import get_token
@@ -86,7 +250,11 @@ class HubClient:
         self.retries = max(0, int(retries))
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.deadline = float(deadline)
         self._sleep = sleep
+        self._clock = clock
+        self._failing = False  # an operation gave up: later ones are tried once until one succeeds
+        _install_transport()
         self._api = HfApi(endpoint=self.endpoint, token=self._token or False)
 
     def __repr__(self) -> str:  # never show the token
@@ -99,24 +267,38 @@ class HubClient:
     # -- the retry loop and the error translation -------------------------------------------------------
 
     def _call(self, what: str, repo: str, repo_type: str, fn: Callable, /, *args, **kwargs):
+        """``fn(*args, **kwargs)`` with the one retry layer: up to ``retries`` retries with exponential backoff
+        (at least ``Retry-After``), none that would end after ``deadline`` seconds from the start, and none at all
+        while the client is failing (an earlier operation gave up and none has succeeded since)."""
         if self.offline:
             raise HubError(f"cannot {what} {repo}: HF_HUB_OFFLINE is set; unset it to reach the Hub")
+        start = self._clock()
+        end = start + self.deadline
+        token = _OPERATION.set(lambda: self._clock() > end)
         attempt = 0
-        while True:
-            try:
-                return fn(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - translated below, unknown ones re-raised
-                err, retry_after = _translate(exc, what, repo, repo_type, self.endpoint, self._token is not None)
-                if err is None:
-                    raise
-                if retry_after is None or attempt >= self.retries:
-                    if retry_after is not None:
-                        err = HubError(f"{err} (gave up after {attempt + 1} tries)")
-                    raise err from None
-                delay = min(self.max_backoff, max(retry_after, self.backoff * (2**attempt)))
-                attempt += 1
-                log.warning("Hub: %s; retry %d/%d in %.1fs", err, attempt, self.retries, delay)
-                self._sleep(delay)
+        try:
+            while True:
+                try:
+                    result = fn(*args, **kwargs)
+                    self._failing = False
+                    return result
+                except Exception as exc:  # noqa: BLE001 - translated below, unknown ones re-raised
+                    err, retry_after = _translate(exc, what, repo, repo_type, self.endpoint, self._token is not None)
+                    if err is None:
+                        raise
+                    if retry_after is None:
+                        raise err from None
+                    delay = min(self.max_backoff, max(retry_after, self.backoff * (2**attempt)))
+                    attempt += 1
+                    if self._failing or attempt > self.retries or self._clock() + delay > end:
+                        why = ("not retried: an earlier request had failed as well" if self._failing else
+                               f"gave up after {attempt} tries in {self._clock() - start:.0f} s")
+                        self._failing = True
+                        raise HubError(f"{err} ({why}; the next run tries again)") from None
+                    log.warning("Hub: %s; retry %d/%d in %.1fs", err, attempt, self.retries, delay)
+                    self._sleep(delay)
+        finally:
+            _OPERATION.reset(token)
 
     # -- models ---------------------------------------------------------------------------------------
 
@@ -134,7 +316,7 @@ class HubClient:
         gated = info.gated
         return {
             "key": info.id,
-            "revision": info.sha,
+            "revision": info.sha if _SHA.match(info.sha or "") else None,
             "author": info.author or (info.id.split("/", 1)[0] if "/" in info.id else None),
             "license": license_,
             "num_parameters": getattr(st, "total", None) if st is not None else None,
@@ -162,18 +344,34 @@ class HubClient:
     def repo_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset") -> RepoSnapshot:
         """The commit sha and file list of a repo at ``revision`` (default: main)."""
 
+        if revision is not None and not is_valid_revision(revision):
+            raise HubError(f"cannot read {repo_id}: revision {revision[:80]!r} is not a commit sha (40 hex digits) or a "
+                           "branch or tag name")
+
         def run():
             info = self._api.repo_info(repo_id, repo_type=repo_type, revision=revision)
             files = tuple(s.rfilename for s in (info.siblings or []))
             return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None))
 
-        return self._call("read", repo_id, repo_type, run)
+        snap = self._call("read", repo_id, repo_type, run)
+        if not _SHA.match(snap.sha or ""):
+            raise HubError(f"the Hub at {self.endpoint} answered the commit sha {str(snap.sha)[:80]!r} for {repo_id}, not "
+                           "40 hex digits; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
+        return snap
 
     def download(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
         """Download ``files`` of the snapshot at its exact commit; returns the local root holding them in
         the repo's layout. Files already in the cache at that commit are not fetched again."""
         from huggingface_hub import hf_hub_download
 
+        if not _SHA.match(snapshot.sha or ""):
+            raise HubError(f"cannot download from {snapshot.repo_id}: {str(snapshot.sha)[:80]!r} is not a commit sha")
+        unsafe = [n for n in files if not is_safe_repo_path(n)]
+        if unsafe:
+            raise HubError(f"cannot download from {snapshot.repo_id}: unsafe file name {unsafe[0][:120]!r} (a path that "
+                           "could leave the cache)")
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        cache = os.path.realpath(self.cache_dir)
         root: Path | None = None
         for name in files:
             path = self._call(
@@ -182,6 +380,10 @@ class HubClient:
                 cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
             )
             p = Path(path)
+            real = os.path.realpath(p)
+            if not (_inside(real, cache) and _inside(os.path.abspath(p), os.path.abspath(self.cache_dir))):
+                raise HubError(f"the download of {name} from {snapshot.repo_id} resolved to {real}, outside the Hub "
+                               f"cache {cache}; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
             root = p.parents[len(Path(name).parts) - 1]
         if root is None:  # nothing to fetch: the (empty) snapshot folder
             root = self.cache_dir / f"{snapshot.repo_type}s--{snapshot.repo_id.replace('/', '--')}" / "snapshots" / snapshot.sha
@@ -203,6 +405,19 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
     from huggingface_hub import errors as hf
 
     kind = "dataset" if repo_type == "dataset" else "model"
+    for e in _chain(exc):  # the transport's own errors first (see _HubTransport)
+        if isinstance(e, _Retryable):
+            if e.status is not None:
+                return HubError(f"cannot {what} {repo}: the Hub answered {e.status}"), e.retry_after
+            return HubError(f"cannot {what} {repo}: {e} talking to {endpoint}"), 0.0
+        if isinstance(e, _Unreachable):
+            return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or "
+                                       "HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to work without the Hub"), None
+        if isinstance(e, _Unsafe):
+            return HubError(f"cannot {what} {repo}: the Hub at {endpoint} answered {e}; refusing it (nothing was "
+                            "written; a broken or hostile endpoint? check HF_ENDPOINT)"), None
+        if isinstance(e, _DeadlineExceeded):
+            return HubError(f"cannot {what} {repo}: out of time ({e})"), None
     url = f"{endpoint}/{'datasets/' if repo_type == 'dataset' else ''}{repo.split('/')[0]}/{repo.split('/')[1]}" if "/" in repo else endpoint
     for e in _chain(exc):
         if isinstance(e, hf.OfflineModeIsEnabled):

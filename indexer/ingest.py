@@ -13,9 +13,15 @@ Specs:
 is dispatched (``ingest()`` and the indexing pass both use them). Which reader reads a path, and which files
 of a Hub repo are downloaded, is the reader registry's business (:mod:`indexer.sources.registry`).
 
-A source is one store transaction; a failure (bad input rejected by the store, a Hub error) is recorded
-against that source and the next one is tried. Rows a reader rejects come back as errors (file, line, what)
-and the rest of the source is stored. Afterwards Hub metadata is fetched for the ingested models whose
+A source is one store transaction; a failure (bad input rejected by the store, a Hub error, a file that cannot be
+read at all, even an unexpected bug in a reader) is recorded against that source and the next one is tried. Rows
+a reader rejects come back as errors (file, line, what) and the rest of the source is stored.
+
+Quarantine: a new revision of a source already stored that reads with errors and would keep fewer than
+``1 - QUARANTINE_LOSS`` (90%) of the outcome cells the stored revision holds (rows rejected, or rows lost after the
+point where a truncated file breaks off) is not stored: the stored revision keeps serving, the source is counted in
+``IngestSummary.quarantined`` with an error saying why, and ``accept_partial=True`` (``--accept-partial``) stores it
+anyway. A revision that reads cleanly is stored whatever its size (the source's owner may drop models). Afterwards Hub metadata is fetched for the ingested models whose
 names are Hub repo ids and that have none yet (plain names such as API models are skipped silently).
 The :class:`IngestSummary` counts what this ingest added.
 """
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -32,6 +39,10 @@ from .errors import HubError, IndexerError, InputError, NotFoundError
 from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
+
+#: a new revision that reads with errors and loses more than this share of the stored revision's outcome cells is
+#: quarantined (not stored; the stored revision keeps serving) unless accepted with ``--accept-partial``
+QUARANTINE_LOSS = 0.10
 
 LEADERBOARD_ORGS = {"open-llm-leaderboard": ("search", "-details"), "open-llm-leaderboard-old": ("search", "details_")}
 
@@ -45,20 +56,42 @@ class IngestSummary:
     sources: int = 0  # sources stored (new or replaced)
     duplicates: int = 0  # input rows repeated with the same outcome (dropped without error)
     metadata: int = 0  # models whose Hub metadata was fetched
+    hub_failures: int = 0  # sources (or listings) that could not be fetched because a Hub request failed
+    quarantined: list[str] = field(default_factory=list)  # sources whose new revision was not stored (see QUARANTINE_LOSS)
     errors: list[RowError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        """0 when nothing was rejected, 1 when some input was (the rest was still ingested)."""
+        """0 when nothing was rejected; 4 (:class:`HubError`'s code) when a Hub request failed, so some source could
+        not be fetched; else 1 when some input was rejected (in every case the rest was still ingested)."""
+        if self.hub_failures:
+            return HubError.exit_code
         return 1 if self.errors else 0
 
     def as_dict(self) -> dict:
         return {
             "models": self.models, "prompts": self.prompts, "outcomes": self.outcomes, "skipped": self.skipped,
             "sources": self.sources, "duplicates": self.duplicates, "metadata": self.metadata,
+            "hub_failures": self.hub_failures, "quarantined": list(self.quarantined),
             "errors": [e.as_dict() for e in self.errors], "warnings": list(self.warnings),
         }
+
+    def add_error(self, exc: BaseException, where: str) -> None:
+        """Record an exception as the error of the source or listing ``where`` (counted as a Hub failure when it is
+        a :class:`HubError`). An :class:`InputError` that already names its file keeps its file and line, and its
+        message is not prefixed with the location a second time."""
+        if isinstance(exc, HubError):
+            self.hub_failures += 1
+        self.errors.append(row_error(exc, where))
+
+
+def row_error(exc: BaseException, where: str) -> RowError:
+    """The :class:`RowError` of an exception met while reading the source ``where``: the error's own file and line
+    when it names them, its message without the location prefix its ``str`` carries (``where: where: ...`` never)."""
+    file = getattr(exc, "file", None) or getattr(exc, "item", None) or where
+    message = getattr(exc, "message", None) if isinstance(exc, InputError) else None
+    return RowError(file, getattr(exc, "line", None), message or str(exc))
 
 
 class Spec(NamedTuple):
@@ -82,15 +115,18 @@ def parse_spec(spec: str) -> Spec:
     kind = spec_kind(spec)
     if kind == "hub-org":
         org = spec[len("hub-org:"):].strip("/")
-        if not org or "/" in org:
+        if not org or "/" in org or not re.fullmatch(r"[A-Za-z0-9][\w.-]{0,95}", org):
             raise InputError("hub-org: needs an organisation name, e.g. hub-org:open-llm-leaderboard", item=spec)
         return Spec("hub-org", org)
     if kind == "hub":
-        from .hub import is_valid_repo_id
+        from .hub import is_valid_repo_id, is_valid_revision
 
         target, _, rev = spec[len("hub:"):].partition("@")
         if not is_valid_repo_id(target):
             raise InputError("hub: needs a dataset repo id ORG/NAME (optionally @REVISION)", item=spec)
+        if rev and not is_valid_revision(rev):
+            raise InputError("@REVISION must be a commit sha (40 hex digits), refs/pr/N, or a branch or tag name "
+                             "(letters, digits, ._- and / between parts)", item=spec)
         return Spec("hub", target, rev or None)
     return Spec("path", spec)
 
@@ -108,11 +144,13 @@ def leaderboard_model_id(repo_id: str) -> str | None:
 class Ingester:
     """One ingest run over a store (and a Hub client, made on first use)."""
 
-    def __init__(self, store, *, hub=None, fetch_metadata: bool = True, refresh_metadata: bool = False):
+    def __init__(self, store, *, hub=None, fetch_metadata: bool = True, refresh_metadata: bool = False,
+                 accept_partial: bool = False):
         self.store = store
         self._hub = hub
         self.fetch_metadata = fetch_metadata
         self.refresh_metadata = refresh_metadata
+        self.accept_partial = accept_partial
         self.summary = IngestSummary()
         self._models: set[str] = set()
 
@@ -131,19 +169,41 @@ class Ingester:
         """Ingest what a spec (a string, or its :func:`parse_spec`) names; ``limit``: at most that many
         datasets of a ``hub-org:``. ``options`` go to the readers."""
         spec = spec if isinstance(spec, Spec) else parse_spec(spec)
-        if spec.kind == "path":
-            self.ingest_path(spec.target, format, **options)
-        elif spec.kind == "hub":
-            self.ingest_hub_repo(spec.target, spec.revision, format, **options)
-        else:
-            self.ingest_hub_org(spec.target, limit, format, **options)
+        where = spec.target if spec.kind == "path" else f"{spec.kind}:{spec.target}"
+        with self._guard(where):
+            if spec.kind == "path":
+                self.ingest_path(spec.target, format, **options)
+            elif spec.kind == "hub":
+                self.ingest_hub_repo(spec.target, spec.revision, format, **options)
+            else:
+                self.ingest_hub_org(spec.target, limit, format, **options)
+
+    @contextmanager
+    def _guard(self, where: str):
+        """One source's unexpected failure (a bug in a reader, a library raising what it should not) costs only that
+        source: it becomes an error line and the next source is read. Library errors pass (the caller records them)."""
+        try:
+            yield
+        except IndexerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded, with the traceback in the debug log
+            log.debug("unexpected error while reading %s", where, exc_info=True)
+            self.summary.errors.append(RowError(where, None, f"cannot be read: {type(exc).__name__}: {exc} (an "
+                                                "unexpected error: run with -v for the traceback and please report "
+                                                "it; this source is skipped, the others are read)"))
 
     # -- one source -------------------------------------------------------------------------------------
 
     def store_batch(self, batch: SourceBatch) -> None:
         s = self.summary
+        batch = drop_unusable_rows(batch)
         s.errors.extend(batch.errors)
         s.duplicates += batch.skipped
+        why = None if self.accept_partial or not batch.errors else self._quarantine_reason(batch)
+        if why is not None:
+            s.quarantined.append(batch.source.location)
+            s.errors.append(RowError(batch.source.location, None, why))
+            return
         if batch.n_outcomes == 0:
             if not batch.errors:
                 s.warnings.append(f"{batch.source.location}: no outcomes to store")
@@ -165,6 +225,21 @@ class Ingester:
         if batch.table is not None:
             self._models.update(batch.table.models)
 
+    def _quarantine_reason(self, batch: SourceBatch) -> str | None:
+        """Why this new revision (read with errors) must not replace the stored one, or None (see QUARANTINE_LOSS)."""
+        known = self.store.get_source(batch.source.location)
+        if known is None or not known.n_outcomes or (batch.source.revision is not None
+                                                     and known.revision == batch.source.revision):
+            return None
+        kept = cell_count(batch)
+        if kept >= (1 - QUARANTINE_LOSS) * known.n_outcomes:
+            return None
+        lost = 1 - kept / known.n_outcomes
+        return (f"new revision quarantined: it reads with errors ({len(batch.errors)} listed) and would keep {kept} of "
+                f"the {known.n_outcomes} outcome cells stored ({lost:.0%} lost; the limit is {QUARANTINE_LOSS:.0%}); the "
+                "stored revision keeps serving. Fix the source (a file still being written? re-copy it), or store it "
+                "anyway with --accept-partial (taskspace index or taskspace ingest)")
+
     def _unchanged(self, location: str, revision: str | None) -> bool:
         known = self.store.get_source(location)
         return known is not None and revision is not None and known.revision == revision
@@ -182,10 +257,10 @@ class Ingester:
             for batch in read_sources(path, format, **options):
                 self.store_batch(batch)
         except InputError as exc:
-            self.summary.errors.append(RowError(exc.file or str(path), exc.line, exc.message))
+            self.summary.add_error(exc, str(path))
 
     def ingest_hub_repo(self, repo_id: str, revision: str | None = None, format: str | None = None, **options) -> None:
-        from .hub import is_valid_repo_id
+        from .hub import is_safe_repo_path, is_valid_repo_id
         from .sources import find_reader, plan_files, read_source
 
         location = f"hub:{repo_id}"
@@ -195,6 +270,11 @@ class Ingester:
             if self._unchanged(location, snap.sha):
                 s.skipped += 1
                 self.store.record_checked(location, revision=snap.sha)
+                return
+            unsafe = [f for f in snap.files if not is_safe_repo_path(f)]
+            if unsafe:
+                s.errors.append(RowError(location, None, f"the repo lists an unsafe file name {unsafe[0][:120]!r} (a path "
+                                         "that could leave the download folder); nothing of this source is downloaded"))
                 return
             fmt, files = plan_files(list(snap.files))
             fmt = format or fmt
@@ -209,7 +289,7 @@ class Ingester:
                 return
             root = self.hub.download(snap, files)
         except (HubError, NotFoundError) as exc:
-            s.errors.append(RowError(location, None, str(exc)))
+            s.add_error(exc, location)
             return
         kind = "leaderboard" if repo_id.startswith("open-llm-leaderboard") else fmt
         opts = dict(options)
@@ -238,13 +318,20 @@ class Ingester:
         try:
             repos = self.hub.list_datasets(org, search=mode[1] if mode else None, limit=limit)
         except (HubError, NotFoundError) as exc:
-            self.summary.errors.append(RowError(f"hub-org:{org}", None, str(exc)))
+            self.summary.add_error(exc, f"hub-org:{org}")
             return
         if mode:
             suffix = mode[1]
             repos = [r for r in repos if r.endswith(suffix) or r.split("/", 1)[1].startswith(suffix)]
+        from .hub import is_valid_repo_id
+
         for repo in repos[:limit] if limit else repos:
-            self.ingest_hub_repo(repo, format=format, **options)
+            if not is_valid_repo_id(repo):  # the listing comes from the server
+                self.summary.errors.append(RowError(f"hub-org:{org}", None, f"the listing names {repo[:120]!r}, not a "
+                                                    "valid repo id; it is skipped"))
+                continue
+            with self._guard(f"hub:{repo}"):
+                self.ingest_hub_repo(repo, format=format, **options)
 
     # -- Hub metadata -----------------------------------------------------------------------------------
 
@@ -279,6 +366,65 @@ class Ingester:
             self.summary.metadata += self.store.upsert_models(rows)
 
 
+def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
+    """The batch without outcomes whose prompt text or model/benchmark name no database can take (:func:`text_problem`,
+    :func:`name_problem`), each problem an error naming the prompt (the table reader already rejects these at their
+    line; this holds the same rule for every reader, so the rest of the source is stored on SQLite and PostgreSQL)."""
+    import numpy as np
+
+    from .records import OutcomeTable, name_problem, text_problem
+    from .sources.common import ErrorLog
+
+    log_ = ErrorLog()
+    where = batch.source.location
+
+    checked: dict[str, str | None] = {}  # text -> its problem (a text recurs once per model)
+
+    def why(o_text, model, bench):
+        bad = checked[o_text] if o_text in checked else checked.setdefault(o_text, text_problem(o_text))
+        if bad:
+            return bad
+        if name_problem(model):
+            return f"model name {name_problem(model)}"
+        if name_problem(bench):
+            return f"benchmark name {name_problem(bench)}"
+        return None
+
+    outcomes, seen = [], set()
+    for o in batch.outcomes:
+        bad = why(o.text, o.model, o.benchmark)
+        if bad is None:
+            outcomes.append(o)
+        elif (bad, o.prompt_id, o.model) not in seen:
+            seen.add((bad, o.prompt_id, o.model))
+            log_.add(where, None, f"prompt {o.prompt_id!r} of {o.model!r}: {bad}; its outcomes are dropped", bad)
+    table = batch.table
+    if table is not None and len(table):
+        bad_p = [i for i, (t, b) in enumerate(zip(table.texts, table.benchmarks)) if why(t, "m", b)]
+        bad_m = [i for i, m in enumerate(table.models) if name_problem(m)]
+        if bad_p or bad_m:
+            for i in bad_p:
+                log_.add(where, None, f"prompt {table.prompt_ids[i]!r}: {why(table.texts[i], 'm', table.benchmarks[i])}; "
+                         "its outcomes are dropped", why(table.texts[i], "m", table.benchmarks[i]))
+            for i in bad_m:
+                log_.add(where, None, f"model {table.models[i][:60]!r}: {name_problem(table.models[i])}; its outcomes "
+                         "are dropped", "model names")
+            keep = ~np.isin(table.prompt_idx, bad_p) & ~np.isin(table.model_idx, bad_m)
+            table = replace(table, model_idx=table.model_idx[keep], prompt_idx=table.prompt_idx[keep],
+                            scores=table.scores[keep])
+    if not log_.errors:
+        return batch
+    return replace(batch, outcomes=outcomes, table=table, errors=list(batch.errors) + log_.finish())
+
+
+def cell_count(batch: SourceBatch) -> int:
+    """The outcome cells a batch would store: distinct (model, benchmark, prompt text), copies of a text averaged."""
+    n = len({(o.model, o.benchmark, o.text) for o in batch.outcomes})
+    if batch.table is not None and len(batch.table):
+        n += len(batch.table.merged())
+    return n
+
+
 def _hub_file(file: str, root: Path, location: str) -> str:
     """A downloaded file's path as ``hub:ORG/REPO/<path in repo>`` (for error messages)."""
     import os
@@ -297,11 +443,13 @@ def ingest(
     limit: int | None = None,
     hub=None,
     fetch_metadata: bool = True,
+    accept_partial: bool = False,
     **options,
 ) -> IngestSummary:
     """Ingest a local path, ``hub:ORG/REPO[@REV]`` or ``hub-org:ORG`` into the store (default: ``open_store()``).
 
     ``options`` go to the readers (``prompts=``, ``shape=``, ``model=``, ``filter=``, ``metric=``).
+    ``accept_partial``: store a new revision even when it reads much worse than the stored one (no quarantine).
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """
     parsed = parse_spec(str(spec))
@@ -311,7 +459,7 @@ def ingest(
 
         store = open_store()
     try:
-        ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata)
+        ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial)
         ing.ingest_spec(parsed, format, limit=limit, **options)
         ing.fetch_model_metadata()
         return ing.summary

@@ -16,7 +16,8 @@ Stages (each idempotent, so a pass killed anywhere is completed by the next one)
 4. **vectors**: the new model vectors and the benchmark mean vectors are saved in SQL (the source of truth).
 5. **index**: Qdrant is brought in step with SQL: changed models are pushed; the benchmarks and prompts
    collections are rebuilt (fresh collection + alias switch) when they drift. After a pass that did not finish
-   (killed), the next pass checks every collection against SQL and repairs the drift.
+   (killed), the next pass checks every collection against SQL and repairs the drift, and drops the collections an
+   interrupted rebuild left behind. Runs a killed process left "running" are marked "killed" when the lock is taken.
 
 A pass holds the SQL lock ``"index"``: one pass per database at a time.
 """
@@ -143,20 +144,24 @@ class Indexer:
         return self._encoder
 
     # ------------------------------------------------------------------ the pass
-    def run(self, extra_sources: list[SourceSpec] | None = None, *, refresh_prior: bool = False) -> RunReport:
+    def run(self, extra_sources: list[SourceSpec] | None = None, *, refresh_prior: bool = False,
+            accept_partial: bool = False) -> RunReport:
         """One pass over the configured sources (plus ``extra_sources``, which are added to the configuration).
         ``refresh_prior`` (``auto-mean``): re-estimate the space's prior now and re-solve every model toward it,
-        whatever the model count (``taskspace index --refresh-prior``)."""
+        whatever the model count (``taskspace index --refresh-prior``). ``accept_partial``: store new revisions
+        that read much worse than the stored ones instead of quarantining them (:data:`indexer.ingest.QUARANTINE_LOSS`)."""
         cfg = self.settings.sources_file
         specs = sourcelist.add(cfg, extra_sources) if extra_sources else sourcelist.load(cfg)
         report = RunReport()
         t_start = time.perf_counter()
         with self.store.lock("index"):
+            self._mark_killed(report)
             previous = self.store.list_runs(limit=1)
             clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
             report.run_id = self.store.start_run("index")
             try:
-                self._pass(specs, report, verify_index=not clean_before, refresh_prior=refresh_prior)
+                self._pass(specs, report, verify_index=not clean_before, refresh_prior=refresh_prior,
+                           accept_partial=accept_partial)
             except BaseException as exc:
                 report.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
                 report.errors.append({"file": None, "line": None, "message": f"run aborted: {exc}"})
@@ -170,37 +175,54 @@ class Indexer:
             self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
         return report
 
+    def _mark_killed(self, report: RunReport) -> None:
+        """Runs left "running" by a killed process become "killed": index runs (this pass holds their lock), and
+        reindex runs when their lock is free (none is running now)."""
+        from .errors import BusyError
+
+        killed = self.store.mark_killed_runs("index")
+        try:
+            with self.store.lock("reindex"):
+                killed += self.store.mark_killed_runs("reindex")
+        except BusyError:
+            pass
+        if killed:
+            report.counts["killed_runs_marked"] = sorted(killed)
+
     def _pass(self, specs: list[SourceSpec], report: RunReport, *, verify_index: bool,
-              refresh_prior: bool = False) -> None:
+              refresh_prior: bool = False, accept_partial: bool = False) -> None:
         from .ingest import Ingester
 
         counts = report.counts
-        counts.update(sources=0, sources_unchanged=0, models_added=0, prompts_added=0, outcomes_added=0,
-                      embedded=0, solved=0, removed=0, benchmarks=0, pushed=0, rebuilt=[])
+        counts.update(sources=0, sources_unchanged=0, quarantined=0, models_added=0, prompts_added=0,
+                      outcomes_added=0, embedded=0, solved=0, removed=0, benchmarks=0, pushed=0, rebuilt=[])
         # 1. ingest
         with _timed(report, "ingest"):
             self.progress.stage("ingest", f"{len(specs)} source(s)")
-            ing = Ingester(self.store, hub=self.hub)
+            ing = Ingester(self.store, hub=self.hub, accept_partial=accept_partial)
             bar = self.progress.bar(len(specs), "ingest")
             for spec in specs:
                 if self.stop.is_set():
                     break  # what was ingested so far is committed and counted below
                 if bar is not None:
                     bar.update(1)
-                before = (ing.summary.sources, ing.summary.skipped, len(ing.summary.errors))
+                before = (ing.summary.sources, ing.summary.skipped, len(ing.summary.errors), len(ing.summary.quarantined))
                 self._ingest_one(ing, spec)
                 s = ing.summary
-                report.sources.append({
-                    "spec": spec.spec,
-                    "status": "failed" if len(s.errors) > before[2] and s.sources == before[0] and s.skipped == before[1]
-                    else ("ingested" if s.sources > before[0] else "unchanged"),
-                    "errors": len(s.errors) - before[2],
-                })
+                if s.sources > before[0]:
+                    status = "ingested"
+                elif len(s.quarantined) > before[3]:
+                    status = "quarantined"
+                elif len(s.errors) > before[2] and s.skipped == before[1]:
+                    status = "failed"
+                else:
+                    status = "unchanged"
+                report.sources.append({"spec": spec.spec, "status": status, "errors": len(s.errors) - before[2]})
             if bar is not None:
                 bar.close()
             ing.fetch_model_metadata()
             s = ing.summary
-            counts.update(sources=s.sources, sources_unchanged=s.skipped, models_added=s.models,
+            counts.update(sources=s.sources, sources_unchanged=s.skipped, quarantined=len(s.quarantined), models_added=s.models,
                           prompts_added=s.prompts, outcomes_added=s.outcomes)
             report.errors.extend(e.as_dict() for e in s.errors)
         if self.stop.is_set():
@@ -237,9 +259,7 @@ class Indexer:
         try:
             ing.ingest_spec(parsed, spec.format, limit=spec.limit)
         except IndexerError as exc:  # one failing source is recorded; the run goes on
-            from .records import RowError
-
-            ing.summary.errors.append(RowError(spec.spec, getattr(exc, "line", None), str(exc)))
+            ing.summary.add_error(exc, spec.spec)
 
     # ------------------------------------------------------------------ space and embeddings
     def _space(self):
@@ -483,6 +503,11 @@ class Indexer:
         if changed and "models" not in rebuild:
             self.progress.stage("index", f"push {len(changed)} model(s)")
             report.counts["pushed"] = sync.push_models(self.store, self.vectors, space.id, changed)
+        # collections an interrupted rebuild left (no alias points at them): dropped here, for the kinds this pass opened
+        # (a rebuild drops those of its own kind); after a killed run or reindex the pass verifies, so opens every kind
+        dropped = [c for kind in sorted(needed - rebuild) for c in self.vectors.drop_orphans(name, kind)]
+        if dropped:
+            report.counts["orphans_dropped"] = dropped
 
 
 def _pattern_id(prompt_ids: np.ndarray, mask: np.ndarray) -> str:
@@ -509,7 +534,8 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray):
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,
-              stop: threading.Event | None = None, refresh_prior: bool = False) -> RunReport:
+              stop: threading.Event | None = None, refresh_prior: bool = False,
+              accept_partial: bool = False) -> RunReport:
     """Open the configured stores and run one pass (the ``taskspace index`` command)."""
     from .store.sql import open_store
     from .store.vectors import VectorStore
@@ -517,7 +543,7 @@ def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progre
     store = open_store()
     indexer = Indexer(store, progress=progress, stop=stop, open_vectors=VectorStore.from_settings)
     try:
-        return indexer.run(extra_sources, refresh_prior=refresh_prior)
+        return indexer.run(extra_sources, refresh_prior=refresh_prior, accept_partial=accept_partial)
     finally:
         indexer.close()
         store.close()

@@ -9,9 +9,35 @@ wherever it comes from.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def text_problem(text) -> str | None:
+    """What makes a prompt text unusable, or None: empty or only whitespace, a NUL character (PostgreSQL cannot store
+    one, so no database takes it), or bytes that were not UTF-8 (lone surrogates from a ``surrogateescape`` decode).
+    Readers reject such rows with their line; the store refuses them the same way on SQLite and PostgreSQL."""
+    if not isinstance(text, str) or not text.strip():
+        return "empty prompt text (only whitespace or nothing)"
+    if "\x00" in text:
+        return "prompt text holds a NUL character"
+    if _SURROGATE.search(text):
+        return "prompt text is not valid UTF-8"
+    return None
+
+
+def name_problem(value) -> str | None:
+    """What makes a model or benchmark name unusable (empty, or a NUL character), or None."""
+    if not isinstance(value, str) or not value.strip():
+        return "empty"
+    if "\x00" in value:
+        return "holds a NUL character"
+    return None
 
 
 def prompt_hash(text: str) -> str:

@@ -1,5 +1,8 @@
-"""When the worker runs next: a fixed interval (``6h``, ``30m``, ``1d``, ``90s``) or a 5-field cron
-expression (``minute hour day-of-month month day-of-week``, UTC). Pure functions, no I/O.
+"""When the worker runs next: a fixed interval (``6h``, ``30m``, ``1d``, ``90s``) or a cron expression in UTC:
+five fields (``minute hour day-of-month month day-of-week``, with ranges, lists, steps and the names ``JAN``-``DEC``
+and ``SUN``-``SAT``) or a nickname (``@hourly``, ``@daily``/``@midnight``, ``@weekly``, ``@monthly``,
+``@yearly``/``@annually``). Cron expressions are parsed by croniter (standard semantics: when both the day of month
+and the day of week are restricted, either matches). Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from .errors import ConfigError
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_FIELDS = [("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12), ("day of week", 0, 6)]
+NICKNAMES = ("@hourly", "@daily", "@midnight", "@weekly", "@monthly", "@yearly", "@annually")
 
 
 def parse_interval(text: str) -> timedelta:
@@ -24,79 +27,46 @@ def parse_interval(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def _parse_field(expr: str, name: str, lo: int, hi: int) -> set[int]:
-    values: set[int] = set()
-    for part in expr.split(","):
-        step = 1
-        if "/" in part:
-            part, step_s = part.split("/", 1)
-            if not step_s.isdigit() or int(step_s) == 0:
-                raise ConfigError(f"cron {name} step {step_s!r} must be a positive integer")
-            step = int(step_s)
-        if part == "*":
-            start, end = lo, hi
-        elif "-" in part:
-            a, b = part.split("-", 1)
-            if not (a.isdigit() and b.isdigit()):
-                raise ConfigError(f"cron {name} range {part!r} must be two numbers like 1-5")
-            start, end = int(a), int(b)
-        elif part.isdigit():
-            start = end = int(part)
-            if step != 1:
-                end = hi
-        else:
-            raise ConfigError(f"cron {name} value {part!r} is not a number, range, list or *")
-        if name == "day of week" and end == 7:  # 7 is Sunday too
-            values.add(0)
-            if start == 7:
-                continue
-            end = 6
-        if start < lo or end > hi or start > end:
-            raise ConfigError(f"cron {name} {part!r} is outside {lo}-{hi}")
-        values.update(range(start, end + 1, step))
-    return values
+def is_cron(schedule: str) -> bool:
+    """True when ``schedule`` is meant as a cron expression (five fields or an ``@`` nickname), not an interval."""
+    text = schedule.strip()
+    return text.startswith("@") or len(text.split()) == 5
 
 
 class Cron:
-    """A parsed 5-field cron expression; ``next_after(t)`` is the first matching minute after ``t`` (UTC)."""
+    """A cron expression (see the module docstring); ``next_after(t)`` is the first matching minute after ``t``
+    (UTC). A malformed expression, or one that never matches (``0 0 31 2 *``), raises ConfigError."""
 
     def __init__(self, expr: str):
-        fields = expr.split()
-        if len(fields) != 5:
-            raise ConfigError(f"cron expression {expr!r} needs 5 fields: minute hour day-of-month month day-of-week")
-        self.expr = expr
-        self.minute, self.hour, self.dom, self.month, self.dow = (
-            _parse_field(f, name, lo, hi) for f, (name, lo, hi) in zip(fields, _FIELDS)
-        )
-        self._dom_any, self._dow_any = fields[2] == "*", fields[4] == "*"
+        from croniter import croniter
 
-    def _day_matches(self, t: datetime) -> bool:
-        dom = t.day in self.dom
-        dow = (t.isoweekday() % 7) in self.dow
-        if self._dom_any or self._dow_any:  # cron semantics: both restricted -> either matches
-            return dom and dow
-        return dom or dow
+        text = " ".join(expr.split())
+        if text.startswith("@"):
+            if text.lower() not in NICKNAMES:
+                raise ConfigError(f"cron nickname {expr!r} is not known; use one of {', '.join(NICKNAMES)}")
+            text = text.lower()
+        elif len(text.split()) != 5:
+            raise ConfigError(f"cron expression {expr!r} needs 5 fields: minute hour day-of-month month day-of-week "
+                              f"(or a nickname such as @daily)")
+        if not croniter.is_valid(text):
+            raise ConfigError(f"cron expression {expr!r} is not valid: each field takes numbers in its range "
+                              "(minute 0-59, hour 0-23, day 1-31, month 1-12 or JAN-DEC, weekday 0-7 or SUN-SAT), "
+                              "ranges a-b, lists a,b, steps */n and *")
+        self.expr = text
+        self.next_after(datetime(2000, 1, 1, tzinfo=timezone.utc))  # one that never matches fails now
 
     def next_after(self, t: datetime) -> datetime:
+        from croniter import CroniterBadDateError, croniter
+
         t = (t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)).replace(second=0, microsecond=0)
-        t += timedelta(minutes=1)
-        limit = t + timedelta(days=366 * 5)
-        while t < limit:
-            if t.month not in self.month or not self._day_matches(t):
-                t = (t + timedelta(days=1)).replace(hour=0, minute=0)
-                continue
-            if t.hour not in self.hour:
-                t = (t + timedelta(hours=1)).replace(minute=0)
-                continue
-            if t.minute not in self.minute:
-                t += timedelta(minutes=1)
-                continue
-            return t
-        raise ConfigError(f"cron expression {self.expr!r} never matches")
+        try:
+            return croniter(self.expr, t).get_next(datetime).astimezone(timezone.utc)
+        except CroniterBadDateError:
+            raise ConfigError(f"cron expression {self.expr!r} never matches") from None
 
 
 def next_run(schedule: str, after: datetime) -> datetime:
     """The next run time for an interval (``6h``) or a cron expression, after ``after`` (a finished run)."""
-    if len(schedule.split()) == 5:
+    if is_cron(schedule):
         return Cron(schedule).next_after(after)
     return after + parse_interval(schedule)

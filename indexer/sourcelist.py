@@ -13,17 +13,28 @@ One ``[[source]]`` table per source::
     spec = "hub-org:open-llm-leaderboard" # every details dataset of a Hub organisation
     limit = 200                           # optional: at most this many datasets per run
 
-Local paths are stored absolute. ``taskspace index --source SPEC`` appends to this file (once).
+Local paths are stored absolute. ``taskspace index --source SPEC`` and ``taskspace sources add SPEC`` append to this
+file (once); ``taskspace sources remove SPEC`` takes an entry out; ``taskspace sources list`` shows them.
+
+A spec is checked before it is saved (:func:`validate`): a path must exist and (unless it is an empty folder, which
+may fill later) be a format taskspace reads, a Hub
+spec must be well formed (``hub:ORG/REPO[@REVISION]``, ``hub-org:ORG``), a format must be known, a limit positive.
+Every change is a read-modify-write under an exclusive lock (``sources.toml.lock``, ``fcntl``) and is written to a
+uniquely named temporary file, flushed to disk and renamed over the file, so concurrent changes (several processes
+or threads) lose nothing and a reader never sees a half-written file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import tempfile
 import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import ConfigError
+from .errors import ConfigError, IndexerError
 from .ingest import spec_kind
 
 _KEYS = {"spec", "format", "limit"}
@@ -47,9 +58,14 @@ def normalise(spec: str) -> str:
         raise ConfigError("a source spec is empty; give a path, hub:ORG/REPO or hub-org:ORG")
     kind = spec_kind(spec)
     if kind != "path":
-        name = spec.split(":", 1)[1]
-        if not name or (kind == "hub" and name.count("/") != 1):
-            raise ConfigError(f"source {spec!r}: write hub:ORG/REPO for a dataset or hub-org:ORG for an organisation")
+        from .errors import InputError
+        from .ingest import parse_spec
+
+        try:
+            parse_spec(spec)
+        except InputError as exc:
+            raise ConfigError(f"source {spec!r}: {exc.message}; write hub:ORG/REPO[@REVISION] for a dataset or "
+                              "hub-org:ORG for an organisation") from None
         return spec
     return str(Path(spec).expanduser().resolve())
 
@@ -83,25 +99,98 @@ def load(path: Path) -> list[SourceSpec]:
     return out
 
 
+def validate(source: SourceSpec) -> SourceSpec:
+    """The source with its spec normalised, or a ConfigError saying what is wrong (nothing is saved then)."""
+    from .ingest import parse_spec
+    from .sources import detect_format, formats
+
+    where = f"source {source.spec!r}"
+    try:
+        spec = normalise(source.spec)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; nothing was saved") from None
+    if source.format is not None and source.format not in formats():
+        raise ConfigError(f"{where}: unknown format {source.format!r}; use one of {', '.join(formats())}; nothing was saved")
+    if source.limit is not None and (not isinstance(source.limit, int) or source.limit < 1):
+        raise ConfigError(f"{where}: limit must be a positive integer; nothing was saved")
+    try:
+        parsed = parse_spec(spec)
+        if parsed.kind == "path":
+            if not Path(spec).exists():
+                raise ConfigError(f"{where}: no such file or folder ({spec}); nothing was saved (for a Hub dataset write "
+                                  "hub:ORG/REPO, for an organisation hub-org:ORG)")
+            p = Path(spec)
+            if source.format is None and (p.is_file() or any(p.iterdir())):  # an empty folder may fill later
+                detect_format(spec)
+    except ConfigError:
+        raise
+    except IndexerError as exc:
+        raise ConfigError(f"{where}: {getattr(exc, 'message', None) or exc}; nothing was saved") from None
+    return SourceSpec(spec=spec, format=source.format, limit=source.limit)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Hold the exclusive lock of the configuration ``path`` (waits for another holder)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
 def save(path: Path, sources: list[SourceSpec]) -> None:
-    """Write the configuration atomically."""
+    """Write the configuration atomically: a uniquely named temporary file beside it, flushed, renamed over it.
+    (Callers changing the file hold :func:`_locked`; :func:`add` and :func:`remove` do.)"""
     import tomli_w
 
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"source": [{k: v for k, v in asdict(s).items() if v is not None} for s in sources]}
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(tomli_w.dumps(doc), encoding="utf-8")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(tomli_w.dumps(doc))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
 
 
-def add(path: Path, specs: list[SourceSpec]) -> list[SourceSpec]:
-    """Append sources not configured yet (same spec = same source; a new format/limit replaces the old)."""
-    current = load(path)
-    by_spec = {s.spec: s for s in current}
-    for s in specs:
-        s = SourceSpec(spec=normalise(s.spec), format=s.format, limit=s.limit)
-        by_spec[s.spec] = s
-    merged = list(by_spec.values())
-    if merged != current:
-        save(path, merged)
+def add(path: Path, specs: list[SourceSpec], *, check: bool = True) -> list[SourceSpec]:
+    """Append sources not configured yet (same spec = same source; a new format/limit replaces the old). Each is
+    validated first (``check``, :func:`validate`): one bad spec saves none of them. Returns the configuration."""
+    new = [validate(s) if check else SourceSpec(spec=normalise(s.spec), format=s.format, limit=s.limit) for s in specs]
+    with _locked(path):
+        current = load(path)
+        by_spec = {s.spec: s for s in current}
+        for s in new:
+            by_spec[s.spec] = s
+        merged = list(by_spec.values())
+        if merged != current:
+            save(path, merged)
     return merged
+
+
+def remove(path: Path, spec: str) -> SourceSpec:
+    """Take the source ``spec`` (as given or as stored: a path is matched absolute) out of the configuration; returns
+    it. ConfigError when it is not configured. Its stored results stay in the database."""
+    key = normalise(spec)
+    with _locked(path):
+        current = load(path)
+        kept = [s for s in current if s.spec not in (key, spec.strip())]
+        if len(kept) == len(current):
+            known = ", ".join(s.spec for s in current) or "none"
+            raise ConfigError(f"source {spec!r} is not configured in {path} (configured: {known})")
+        save(path, kept)
+    return next(s for s in current if s.spec in (key, spec.strip()))

@@ -11,6 +11,12 @@ Endpoints: ``GET /api/{models|datasets}?author=&search=&limit=``, ``GET /api/{ty
 Unknown repo -> 404 ``X-Error-Code: RepoNotFound``; unknown revision -> ``RevisionNotFound``; unknown file ->
 ``EntryNotFound``. ``server.fail(prefix, [429, 503])`` makes the next requests whose path starts with ``prefix``
 answer those statuses first (to test retries); ``server.log`` records ``(method, path, auth_present)``.
+
+Misbehaving servers (a broken mirror, a hostile ``HF_ENDPOINT``): ``server.tamper(repo_id, sha=..., files=...,
+etag=...)`` makes the repo answer that commit ``sha`` (in its info; ``X-Repo-Commit`` keeps the real one), list extra ``files``
+(``{name: bytes}``, any name, e.g. ``../../escape.jsonl``; served at their URL path) and answer ``etag`` as every
+file's ETag. ``server.drop(prefix, n)`` closes the connection without an answer on the next ``n`` requests whose path
+starts with ``prefix`` (a dropping server).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ class HubServer:
         self.root = Path(root)
         self.log: list[tuple[str, str, bool]] = []
         self._faults: list[tuple[str, list[int]]] = []
+        self._drops: list[list] = []
+        self.tampered: dict[str, dict] = {}
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"hub": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -46,6 +54,22 @@ class HubServer:
         with self._lock:
             self._faults.append((prefix, list(statuses)))
 
+    def tamper(self, repo_id: str, *, sha: str | None = None, files: dict[str, bytes] | None = None,
+               etag: str | None = None) -> None:
+        self.tampered[repo_id] = {"sha": sha, "files": dict(files or {}), "etag": etag}
+
+    def drop(self, prefix: str, n: int) -> None:
+        with self._lock:
+            self._drops.append([prefix, n])
+
+    def _drop_for(self, path: str) -> bool:
+        with self._lock:
+            for d in self._drops:
+                if path.startswith(d[0]) and d[1] > 0:
+                    d[1] -= 1
+                    return True
+        return False
+
     def _fault_for(self, path: str) -> int | None:
         with self._lock:
             for prefix, statuses in self._faults:
@@ -63,13 +87,32 @@ class HubServer:
         d = self.root / f"{rtype}s" / repo_id
         return d if d.is_dir() and "/" in repo_id else None
 
+    def _tamper_of(self, d: Path) -> dict:
+        return self.tampered.get(f"{d.parent.name}/{d.name}", {})
+
     def files(self, d: Path) -> list[str]:
-        return sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file() and p.name != "_info.json")
+        real = [str(p.relative_to(d)) for p in d.rglob("*") if p.is_file() and p.name != "_info.json"]
+        return sorted(real + list(self._tamper_of(d).get("files", {})))
+
+    def read(self, d: Path, name: str) -> bytes | None:
+        extra = self._tamper_of(d).get("files", {})
+        if name in extra:
+            return extra[name]
+        f = d / name
+        return f.read_bytes() if f.is_file() and f.name != "_info.json" else None
+
+    def revisions(self, d: Path) -> tuple[str, ...]:
+        """The revisions the repo answers to: main, its commit, and a tampered sha."""
+        return ("main", self.sha(d), self.info_sha(d))
+
+    def info_sha(self, d: Path) -> str:
+        """The sha the repo's info claims (a tampered one; X-Repo-Commit keeps the real one)."""
+        return self._tamper_of(d).get("sha") or self.sha(d)
 
     def sha(self, d: Path) -> str:
         h = hashlib.sha1()
         for f in self.files(d):
-            h.update(f.encode() + b"\0" + (d / f).read_bytes())
+            h.update(f.encode() + b"\0" + self.read(d, f))
         return h.hexdigest()
 
     def meta(self, d: Path) -> dict:
@@ -79,7 +122,7 @@ class HubServer:
     def info(self, rtype: str, repo_id: str, d: Path) -> dict:
         meta = {k: v for k, v in self.meta(d).items() if not k.startswith("_")}
         out = {"_id": hashlib.md5(repo_id.encode()).hexdigest()[:24], "id": repo_id, "author": repo_id.split("/")[0],
-               "sha": self.sha(d), "private": False, "gated": False, "disabled": False, "downloads": 0, "likes": 0,
+               "sha": self.info_sha(d), "private": False, "gated": False, "disabled": False, "downloads": 0, "likes": 0,
                "tags": [], "createdAt": "2024-01-01T00:00:00.000Z", "lastModified": "2024-06-01T00:00:00.000Z",
                "siblings": [{"rfilename": f} for f in self.files(d)]}
         if rtype == "model":
@@ -142,11 +185,17 @@ class _Handler(BaseHTTPRequestHandler):
         path = unquote(url.path)
         auth = self.headers.get("Authorization")
         self.hub.log.append((self.command, path, bool(auth)))
+        if self.hub._drop_for(path):  # a dropping server: no answer at all
+            self.close_connection = True
+            import socket
+
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         fault = self.hub._fault_for(path)
         if fault is not None:
             return self._send(fault, b"{}", {"Retry-After": "0"}, head)
         q = {k: v[0] for k, v in parse_qs(url.query).items()}
-        parts = path.strip("/").split("/")
+        parts = [unquote(p) for p in url.path.strip("/").split("/")]  # split first: a quoted revision may hold "/"
         if parts[0] == "api" and len(parts) >= 2 and parts[1] in ("models", "datasets"):
             rtype = parts[1][:-1]
             if len(parts) == 2:
@@ -163,12 +212,12 @@ class _Handler(BaseHTTPRequestHandler):
             rest = parts[4:]
             if not rest or rest[0] == "revision":
                 rev = rest[1] if len(rest) > 1 else "main"
-                if rev not in ("main", self.hub.sha(d)):
+                if rev not in self.hub.revisions(d):
                     return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
                 return self._json(200, self.hub.info(rtype, repo_id, d), head=head)
             if rest[0] == "tree":
                 rev = rest[1] if len(rest) > 1 else "main"
-                if rev not in ("main", self.hub.sha(d)):
+                if rev not in self.hub.revisions(d):
                     return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
                 sub = "/".join(rest[2:])
                 recursive = q.get("recursive", "false").lower() in ("1", "true")
@@ -179,7 +228,7 @@ class _Handler(BaseHTTPRequestHandler):
                     rel = f[len(sub) + 1:] if sub else f
                     if not recursive and "/" in rel:
                         continue
-                    data = (d / f).read_bytes()
+                    data = self.hub.read(d, f)
                     entries.append({"type": "file", "path": f, "size": len(data), "oid": hashlib.sha1(data).hexdigest()})
                 return self._json(200, entries, head=head)
             return self._error(404, None, "Not found", head)
@@ -202,14 +251,13 @@ class _Handler(BaseHTTPRequestHandler):
                     return self._error(403, "GatedRepo", "Access to this gated repo is restricted", head)
             rev = parts[3]
             sha = self.hub.sha(d)
-            if rev not in ("main", sha):
+            if rev not in self.hub.revisions(d):
                 return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
             fpath = "/".join(parts[4:])
-            f = d / fpath
-            if not f.is_file() or f.name == "_info.json":
+            data = self.hub.read(d, fpath)
+            if data is None:
                 return self._error(404, "EntryNotFound", f"{fpath} does not exist on {rev}", head)
-            data = f.read_bytes()
-            etag = hashlib.sha1(data).hexdigest()
+            etag = self.hub._tamper_of(d).get("etag") or hashlib.sha1(data).hexdigest()
             return self._send(200, data, {"Content-Type": "application/octet-stream", "X-Repo-Commit": sha,
                                           "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}, head)
         return self._error(404, None, "Not found", head)

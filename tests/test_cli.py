@@ -31,3 +31,31 @@ def test_demo_ranks_bundled_models(encoder):
     scores = [r["score"] for r in ranking]
     assert scores == sorted(scores, reverse=True)
     json.dumps(out)
+
+
+def test_debug_keeps_the_exit_code():
+    """--debug shows the traceback and still exits with the error's code (2 for a bad setting, not 1)."""
+    import os
+
+    env = dict(os.environ, TASKSPACE_LAMBDA="oops")
+    res = run("--debug", "demo", env=env)
+    assert "Traceback" in res.stderr and "ConfigError" in res.stderr
+    assert res.returncode == 2
+
+
+def test_errors_name_the_path_once(tmp_path):
+    """A missing source path is named once (`/x: no such file`, never `/x: /x: no such file`), in `ingest` and in the
+    run report of `index`."""
+    import os
+
+    env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+    missing = str(tmp_path / "nope")
+    res = run("ingest", missing, env=env)
+    assert res.returncode == 1
+    assert res.stderr.strip().splitlines()[-1] == f"error: {missing}: no such file or folder (for a Hub dataset write hub:ORG/REPO)"
+    from indexer.ingest import IngestSummary
+    from indexer.errors import InputError
+
+    s = IngestSummary()
+    s.add_error(InputError("no such file or folder", file=missing), missing)
+    assert str(s.errors[0]) == f"{missing}: no such file or folder"

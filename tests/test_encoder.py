@@ -78,3 +78,32 @@ def test_aliases():
     assert canonical_name("all-mpnet-base-v2") == "sentence-transformers/all-mpnet-base-v2"
     assert canonical_name("org/other") == "org/other"
     assert prompt_hash("a") == "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
+
+
+def test_a_killed_embedding_keeps_the_chunks_it_finished(encoder, monkeypatch):
+    """The cache was written at the end of each encode call: a run killed while embedding lost everything. Now each
+    chunk is committed as it is done."""
+    import uuid
+
+    from indexer.records import prompt_hash
+
+    tag = uuid.uuid4().hex
+    texts = [f"{tag}: question number {i} about chunked caching?" for i in range(10)]
+    monkeypatch.setattr(encoder, "chunk_size", 4)
+    real = encoder._encode_raw
+    done = []
+
+    def dies_after_two_chunks(batch, *, progress):
+        if len(done) >= 2:
+            raise KeyboardInterrupt  # the process is stopped mid-embedding
+        done.append(len(batch))
+        return real(batch, progress=progress)
+
+    monkeypatch.setattr(encoder, "_encode_raw", dies_after_two_chunks)
+    with pytest.raises(KeyboardInterrupt):
+        encoder.encode(texts)
+    cached = encoder.cached([prompt_hash(t) for t in texts])
+    assert len(cached) == 8 and done == [4, 4]
+    monkeypatch.setattr(encoder, "_encode_raw", real)
+    again = encoder.encode(texts)  # only the last two are encoded now
+    assert again.shape == (10, encoder.dim)

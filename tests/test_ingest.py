@@ -148,7 +148,7 @@ def test_hub_org_discovery_with_limit_and_bad_repos(store, hub_server):
     assert s.errors[0].file == "hub:open-llm-leaderboard/fake-org__-details"
     assert "'fake-org/'" in s.errors[0].message and "not a valid Hub repo id" in s.errors[0].message
     s = ingest("hub-org:open-llm-leaderboard", store=store)
-    assert s.sources == 2 and s.exit_code == 1
+    assert s.sources == 2 and s.exit_code == 4  # the gated repo is a Hub failure (exit 4); the rest was ingested
     files = {e.file: e.message for e in s.errors}
     gated = files["hub:open-llm-leaderboard/fake-org__gated-details"]
     assert "gated" in gated and "request access" in gated and "HF_TOKEN" in gated
@@ -237,3 +237,16 @@ def test_cli_ingest_json_and_exit_codes(tmp_path, monkeypatch):
     assert out["outcomes"] == 1 and out["errors"][0]["line"] == 3 and out["errors"][0]["file"].endswith("outcomes.csv")
     r = runner.invoke(app, ["ingest", str(good)])
     assert r.exit_code == 0 and "1 unchanged source(s) skipped" in r.stdout
+
+
+def test_cli_ingest_hub_failure_exits_4(tmp_path, hub_server):
+    """A Hub failure (here: a gated repo without a token) is the documented exit code 4, not 1."""
+    from indexer.cli import app
+
+    r = CliRunner().invoke(app, ["ingest", "hub:open-llm-leaderboard/fake-org__gated-details", "--json"])
+    assert r.exit_code == 4, r.output
+    out = json.loads(r.stdout)
+    assert out["hub_failures"] == 1 and "gated" in out["errors"][0]["message"]
+    # input errors alone stay 1
+    bad = write_table(tmp_path / "bad", [("m1", "p1", 1), ("m3", "p1", "x")])
+    assert CliRunner().invoke(app, ["ingest", str(bad), "--no-metadata"]).exit_code == 1

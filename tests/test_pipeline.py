@@ -162,7 +162,11 @@ def test_kill_9_mid_run_then_next_run_completes(tmp_path, env, point, monkeypatc
     assert ix.store.list_runs()[0].status == "running"  # the killed run is visible as unfinished
     r = ix.run()
     assert r.status == "ok", r.errors
-    assert all(d.clean for d in sync.check(ix.store, ix.vectors))
+    drifts = sync.check(ix.store, ix.vectors)
+    assert all(d.clean and not d.orphans for d in drifts)
+    killed = ix.store.list_runs()[1]
+    assert killed.status == "killed" and killed.finished_at is not None  # marked when the lock was next taken
+    assert r.counts["killed_runs_marked"] == [killed.id]
     got = model_vectors(ix)
     assert sorted(got) == ["m1", "m2", "m3"]
     # equal to an uninterrupted run in another data directory
@@ -264,3 +268,24 @@ def test_an_interrupt_is_recorded_and_reraised(tmp_path, env, monkeypatch):
         ix.run([SourceSpec(str(tmp_path / "a"))])
     run = ix.store.list_runs()[0]
     assert run.status == "interrupted" and "run aborted" in run.errors[0]["message"]
+
+
+def test_a_killed_reindex_is_marked_and_its_orphan_dropped_by_the_next_pass(tmp_path, env):
+    """A `taskspace reindex` killed mid-rebuild leaves a run "running" and a collection no alias points at. Before,
+    `taskspace runs` showed it running forever and the orphan survived every `index` until the next reindex."""
+    from indexer.space import space_name
+
+    rng = np.random.default_rng(8)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 8), 8)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "a"))]).status == "ok"
+    (space,) = ix.store.list_spaces()
+    name = space_name(space)
+    run_id = ix.store.start_run("reindex")  # what the killed process left
+    orphan = ix.vectors._create(name, "prompts", space.dim)  # a rebuild's fresh collection, never aliased
+    assert sync.check(ix.store, ix.vectors)[0].orphans == [orphan]
+    r = ix.run()
+    assert r.status == "ok" and r.counts["orphans_dropped"] == [orphan]
+    assert r.counts["killed_runs_marked"] == [run_id] and ix.store.get_run(run_id).status == "killed"
+    assert sync.check(ix.store, ix.vectors)[0].orphans == []
+    assert ix.run().counts.get("killed_runs_marked") is None

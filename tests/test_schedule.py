@@ -44,3 +44,33 @@ def test_bad_cron(expr):
 def test_next_run_picks_kind():
     assert next_run("6h", T) == T + timedelta(hours=6)
     assert next_run("0 * * * *", T) == datetime(2026, 11, 29, 17, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "expr,expected",
+    [
+        ("@daily", datetime(2026, 11, 30, 0, 0)),
+        ("@hourly", datetime(2026, 11, 29, 17, 0)),
+        ("@weekly", datetime(2026, 12, 6, 0, 0)),  # Sunday midnight
+        ("@monthly", datetime(2026, 12, 1, 0, 0)),
+        ("0 0 * * MON", datetime(2026, 11, 30, 0, 0)),
+        ("30 6 * * mon-fri", datetime(2026, 11, 30, 6, 30)),
+        ("0 12 1 JAN *", datetime(2027, 1, 1, 12, 0)),
+        ("0 0 13 * FRI", datetime(2026, 12, 4, 0, 0)),  # day of month OR day of week, as cron does
+    ],
+)
+def test_cron_nicknames_and_names(expr, expected):
+    assert Cron(expr).next_after(T) == expected.replace(tzinfo=timezone.utc)
+    assert next_run(expr, T) == expected.replace(tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("expr", ["@reboot", "@often", "0 0 * * FUNDAY", "0 0 * * * *"])
+def test_bad_cron_names(expr):
+    with pytest.raises(ConfigError):
+        next_run(expr, T)
+
+
+def test_worker_accepts_a_nickname():
+    from indexer.worker import Worker
+
+    assert Worker("@daily", lambda stop: None).schedule == "@daily"

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from indexer import sourcelist
@@ -39,3 +41,85 @@ def test_bad_config_names_the_file_and_entry(tmp_path, text, match):
     with pytest.raises(ConfigError, match=match) as info:
         sourcelist.load(path)
     assert str(path) in str(info.value)
+
+
+def _add_one(args):
+    path, folder = args
+    from indexer import sourcelist as sl
+
+    sl.add(Path(path), [SourceSpec(folder)])
+
+
+def test_concurrent_adds_lose_nothing(tmp_path):
+    """12 adds at once, as threads and as processes: the read-modify-write under the lock keeps every entry (before:
+    a fixed .tmp name and no lock lost 6-8 of 12)."""
+    import concurrent.futures as cf
+    import multiprocessing
+
+    folders = []
+    for i in range(24):
+        f = tmp_path / f"src{i:02d}"
+        f.mkdir()
+        (f / "outcomes.csv").write_text("model,prompt_id,correct\n")
+        (f / "prompts.jsonl").write_text("")
+        folders.append(str(f))
+    path = tmp_path / "home" / "sources.toml"
+    with cf.ThreadPoolExecutor(12) as pool:
+        list(pool.map(_add_one, [(str(path), f) for f in folders[:12]]))
+    with cf.ProcessPoolExecutor(12, mp_context=multiprocessing.get_context("fork")) as pool:
+        list(pool.map(_add_one, [(str(path), f) for f in folders[12:]]))
+    assert sorted(s.spec for s in sourcelist.load(path)) == folders
+    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []  # no temporary file left
+
+
+@pytest.mark.parametrize("spec,fmt,match", [
+    ("/no/such/folder", None, "no such file or folder"),
+    ("hub:not-a-repo", None, "hub:ORG/REPO"),
+    ("hub:org/repo@../../x", None, "REVISION"),
+    ("hub-org:", None, "organisation"),
+    (".", "excel", "unknown format"),
+])
+def test_a_bad_source_is_refused_before_saving(tmp_path, spec, fmt, match):
+    path = tmp_path / "home" / "sources.toml"
+    sourcelist.add(path, [SourceSpec("hub:org/repo")])
+    before = path.read_text()
+    empty = tmp_path / "empty"  # a valid source (an empty folder may fill later): saved only with the others
+    empty.mkdir()
+    with pytest.raises(ConfigError, match=match) as info:
+        sourcelist.add(path, [SourceSpec(str(empty)), SourceSpec(spec, format=fmt)])
+    assert "nothing was saved" in str(info.value)
+    assert path.read_text() == before
+
+
+def test_cli_sources_list_add_remove(tmp_path):
+    import json as _json
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\nm,p1,1\n")
+    (folder / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q?"}\n')
+    env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+
+    def ts(*args):
+        return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env)
+
+    r = ts("index", "--source", str(tmp_path / "typo"))
+    assert r.returncode == 2 and "no such file or folder" in r.stderr and "nothing was saved" in r.stderr
+    assert not (tmp_path / "home" / "sources.toml").exists()
+    assert ts("sources", "add", str(folder)).returncode == 0
+    assert ts("sources", "add", "hub-org:open-llm-leaderboard", "--limit", "5").returncode == 0
+    r = ts("sources", "list", "--json")
+    assert [(s["spec"], s["limit"]) for s in _json.loads(r.stdout)] == [(str(folder), None), ("hub-org:open-llm-leaderboard", 5)]
+    r = ts("sources", "remove", "hub:org/unknown")
+    assert r.returncode == 2 and "not configured" in r.stderr
+    # a configured folder that disappears: the pass names it once, and `sources remove` takes it out
+    folder.rename(tmp_path / "moved")
+    r = ts("index")
+    assert r.returncode == 1 and f"error: {folder}: no such file or folder" in r.stderr
+    assert f"{folder}: {folder}" not in r.stderr
+    assert ts("sources", "remove", str(folder)).returncode == 0
+    r = ts("sources", "list")
+    assert r.stdout.strip() == "hub-org:open-llm-leaderboard  limit=5"

@@ -166,7 +166,7 @@ def test_prompt_rows_with_missing_fields(tmp_path):
     write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1)])
     batch = read_source(tmp_path)
     assert errors_of(batch) == [
-        ("outcomes.csv", 3, "prompt_id 'p2' is not in the prompts file; its rows are dropped"),
+        ("outcomes.csv", 3, "prompt_id 'p2' was rejected in the prompts file (line 2); its rows are dropped"),
         ("prompts.jsonl", 2, "missing field(s) benchmark (a prompt needs prompt_id, benchmark, text)"),
     ]
 

@@ -199,3 +199,9 @@ def test_sqlite_writer_blocked_too_long_gets_busy_error(tmp_path, monkeypatch):
     assert waiter.ingest(batch("/d/a.csv")).outcomes == len(MODELS) * 20
     holder.close()
     waiter.close()
+
+
+def test_a_password_in_the_database_url_is_never_shown():
+    with pytest.raises(StoreError) as info:
+        Store("postgresql+psycopg://postgres:topsecret@127.0.0.1:1/test")
+    assert "topsecret" not in str(info.value) and "postgres:***@127.0.0.1:1" in str(info.value)

@@ -338,3 +338,24 @@ def test_local_mode_opens_only_the_kinds_it_uses(tmp_path):
         assert len(hits) == 2
         assert set(vs._clients) == {"models"}
         assert vs.spaces() == ["s"] and set(vs._clients) == {"models", "benchmarks", "prompts"}
+
+
+def test_a_password_in_the_qdrant_url_is_never_shown(monkeypatch):
+    """TASKSPACE_QDRANT_URL=http://user:PASSWORD@host was printed whole in errors; it is masked like the database URL."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import StoreError
+
+    url = "http://admin:s3cr%40tpw@127.0.0.1:9"
+    with pytest.raises(StoreError) as info:
+        VectorStore(url=url)
+    msg = str(info.value)
+    assert "admin:***@127.0.0.1:9" in msg and "s3cr" not in msg
+    from indexer.config import mask_url
+
+    assert mask_url(url) == "http://admin:***@127.0.0.1:9" and mask_url("http://h:6333") == "http://h:6333"
+    env = dict(os.environ, TASKSPACE_QDRANT_URL=url, HF_HUB_OFFLINE="1")
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "check"], capture_output=True, text=True, env=env)
+    assert res.returncode == 3 and "s3cr" not in res.stderr + res.stdout and "admin:***@" in res.stderr

@@ -1,5 +1,12 @@
 """Shared by the file readers: the error log (capped per problem), opening plain/gzip files, row iteration
-over CSV / TSV / JSON / JSONL / Parquet, arrow blocks of an outcomes file, and content fingerprints."""
+over CSV / TSV / JSON / JSONL / Parquet, arrow blocks of an outcomes file, and content fingerprints.
+
+Damage costs the line it is on, not the file: text files are decoded with ``surrogateescape``, so a byte that is
+not UTF-8 is reported at its line (:data:`NOT_UTF8`) and the line is skipped; a CSV record whose quote does not
+close on its line swallows no later rows (:class:`CsvRecords`: the record is reported at the line the quote opens on
+and reading goes on at the next line); a corrupt or truncated ``.gz`` is reported where it breaks off and the rows
+before it are read.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,8 @@ import gzip
 import hashlib
 import io
 import json
+import re
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +27,17 @@ EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".jsonl", ".jsonl.gz", ".jso
 MAX_ERRORS_PER_PROBLEM = 20  # detailed errors per (file, problem); the rest are counted in one summary line
 BLOCK_SIZE = 1 << 24  # bytes per pyarrow CSV block
 RESTART = (None, None)  # yielded by the block readers: forget this file's blocks so far, it is read again
+#: what reading a damaged file can raise: OS errors, gzip's BadGzipFile (an OSError) and EOFError (truncated), zlib's
+#: error (corrupt deflate data), a decoding error
+READ_ERRORS = (OSError, EOFError, zlib.error, UnicodeDecodeError)
+#: the problem of a line holding bytes that are not UTF-8 (decoded with surrogateescape: lone surrogates)
+NOT_UTF8 = "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8)"
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def bad_utf8(text: str) -> bool:
+    """True when ``text`` (decoded with ``errors="surrogateescape"``) holds bytes that were not UTF-8."""
+    return _SURROGATE.search(text) is not None
 
 
 def table_ext(path: Path) -> str | None:
@@ -74,9 +94,122 @@ class ErrorLog:
 
 
 def _open_text(path: Path):
+    """A text file (gzip when ``.gz``) decoded as UTF-8 with ``surrogateescape``: bytes that are not UTF-8 become
+    lone surrogates that the readers report at their line (:func:`bad_utf8`) instead of failing the whole file."""
     if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="surrogateescape", newline="")
+    return open(path, encoding="utf-8", errors="surrogateescape", newline="")
+
+
+def _read_failure(exc: BaseException) -> str:
+    """What a read error means, for a message."""
+    if isinstance(exc, (zlib.error, gzip.BadGzipFile)):
+        return f"corrupt gzip data ({exc})"
+    if isinstance(exc, EOFError):
+        return f"the file ends early ({exc or 'truncated'})"
+    return str(exc) or type(exc).__name__
+
+
+class _Lines:
+    """The physical lines of an open text file, numbered from 1, for a :class:`csv.reader`: lines that are not UTF-8
+    are reported and skipped; ``taken`` is the (line number, text) pairs the current record used, and lines can be
+    pushed back to be read again."""
+
+    def __init__(self, f, fname: str, errors: "ErrorLog"):
+        self._f = iter(f)
+        self.fname, self.errors = fname, errors
+        self.n = 0
+        self.back: list[tuple[int, str]] = []  # a stack: the next line is the last one
+        self.taken: list[tuple[int, str]] = []
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        while True:
+            if self.back:
+                item = self.back.pop()
+            else:
+                text = next(self._f)
+                self.n += 1
+                item = (self.n, text)
+            if bad_utf8(item[1]):
+                self.errors.add(self.fname, item[0], NOT_UTF8)
+                continue
+            self.taken.append(item)
+            return item[1]
+
+    def push_back(self, items: list[tuple[int, str]]) -> None:
+        self.back.extend(reversed(items))
+
+
+class CsvRecords:
+    """The records of an open CSV/TSV text file as ``(line, fields)``, the header first (:meth:`header`), every later
+    record checked against the header's field count. A record with another field count is reported and skipped; when
+    it spans several lines (a quote that opens on its first line and does not close there swallowed the lines after
+    it), only its first line is skipped and reading goes on at the next line. Lines that are not UTF-8 are reported
+    and skipped. Problems go to ``errors`` under "malformed CSV rows"."""
+
+    PROBLEM = "malformed CSV rows"
+
+    def __init__(self, f, fname: str, errors: "ErrorLog", delimiter: str = ","):
+        self.fname, self.errors, self.delimiter = fname, errors, delimiter
+        self._lines = _Lines(f, fname, errors)
+        self._reader = csv.reader(self._lines, delimiter=delimiter)
+        self.n_fields: int | None = None
+
+    def _next(self) -> tuple[int, list[str]] | None:
+        """The next record as it parses (None at the end); csv's own errors cost the first line of the record."""
+        lines = self._lines
+        while True:
+            lines.taken = []
+            try:
+                rec = next(self._reader)
+            except StopIteration:
+                return None
+            except csv.Error as exc:
+                start = lines.taken[0][0] if lines.taken else lines.n
+                if len(lines.taken) > 1:
+                    msg = (f"malformed CSV row: a quoted field opens on this line and does not close on it ({exc}); "
+                           "the line is skipped and reading goes on at the next line")
+                else:
+                    msg = f"malformed CSV ({exc}); the line is skipped"
+                self.errors.add(self.fname, start, msg, self.PROBLEM)
+                self._resume(lines.taken[1:])
+                continue
+            if rec and lines.taken:
+                return lines.taken[0][0], rec
+
+    def _resume(self, lines: list[tuple[int, str]]) -> None:
+        """Read ``lines`` again with a fresh parser (the old one may be inside a quoted field)."""
+        self._lines.push_back(lines)
+        self._reader = csv.reader(self._lines, delimiter=self.delimiter)
+
+    def header(self) -> list[str] | None:
+        got = self._next()
+        if got is None:
+            return None
+        self.n_fields = len(got[1])
+        return got[1]
+
+    def __iter__(self):
+        while True:
+            got = self._next()
+            if got is None:
+                return
+            line, rec = got
+            if self.n_fields is None or len(rec) == self.n_fields:
+                yield line, rec
+                continue
+            taken = self._lines.taken
+            if len(taken) > 1:
+                self.errors.add(self.fname, line, f"malformed CSV row: a quoted field opens on this line and does not "
+                                f"close on it ({len(rec)} fields, the header has {self.n_fields}); the line is skipped "
+                                "and reading goes on at the next line", self.PROBLEM)
+                self._resume(taken[1:])
+            else:
+                self.errors.add(self.fname, line, f"malformed CSV row: {len(rec)} fields, the header has "
+                                f"{self.n_fields}", self.PROBLEM)
 
 
 def _fingerprint(paths: list[Path]) -> str:
@@ -104,13 +237,18 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
             errors.add(fname, None, "the JSON file is not an array of objects (nor JSON lines); the file is skipped")
             return
         for i, row in enumerate(data, 1):
-            if isinstance(row, dict):
-                yield i, row
-            else:
+            if not isinstance(row, dict):
                 errors.add(fname, i, f"item {i} is not a JSON object", "non-object JSON items")
+            elif bad_utf8(json.dumps(row, ensure_ascii=False)):
+                errors.add(fname, i, f"item {i} holds text that is not valid UTF-8; the item is skipped", NOT_UTF8)
+            else:
+                yield i, row
         return
     for i, raw in enumerate(f, 1):
         if not raw.strip():
+            continue
+        if bad_utf8(raw):
+            errors.add(fname, i, NOT_UTF8)
             continue
         try:
             row = json.loads(raw)
@@ -132,17 +270,24 @@ def _iter_rows(path: Path, errors: ErrorLog):
             for k, row in enumerate(batch.to_pylist()):
                 yield first + k, row
         return
+    line = None
     try:
         with _open_text(path) as f:
             if ext in (".csv", ".csv.gz", ".tsv", ".tsv.gz"):
-                reader = csv.DictReader(f, delimiter="\t" if ext.startswith(".tsv") else ",")
-                for row in reader:
-                    yield reader.line_num, row
+                records = CsvRecords(f, fname, errors, "\t" if ext.startswith(".tsv") else ",")
+                header = records.header()
+                for line, rec in records:
+                    yield line, dict(zip(header, rec))
             else:
-                yield from json_objects(f, fname, errors,
-                                        array=ext in (".json", ".json.gz") and _starts_with_bracket(path))
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        errors.add(fname, None, f"cannot read file ({exc}); is it truncated or not {ext}?")
+                for line, row in json_objects(f, fname, errors,
+                                              array=ext in (".json", ".json.gz") and _starts_with_bracket(path)):
+                    yield line, row
+    except READ_ERRORS as exc:
+        if line is None:
+            errors.add(fname, None, f"cannot read file: {_read_failure(exc)}; is it truncated or not {ext}?")
+        else:
+            errors.add(fname, line + 1, f"unreadable from here on: {_read_failure(exc)}; is the file truncated? "
+                       "the rows before are read")
 
 
 def _starts_with_bracket(path: Path) -> bool:
@@ -221,11 +366,12 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
 
     fname = str(path)
     delim = "\t" if ext.startswith(".tsv") else ","
+    probe = ErrorLog()
     try:
         with _open_text(path) as f:
-            header = next(csv.reader(f, delimiter=delim), None)
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        errors.add(fname, None, f"cannot read file ({exc}); is it truncated or not {ext}?")
+            header = CsvRecords(f, fname, probe, delim).header()
+    except READ_ERRORS as exc:
+        errors.add(fname, None, f"cannot read file: {_read_failure(exc)}; is it truncated or not {ext}?")
         return
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
@@ -253,7 +399,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)
             row += batch.num_rows
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
-    except (pa.ArrowInvalid, OSError, EOFError):
+    except (pa.ArrowInvalid, *READ_ERRORS):
         bad_rows.append(None)
     if not bad_rows:
         return
@@ -277,24 +423,21 @@ def _read_csv_python(path: Path, delim: str, header: list[str], errors: ErrorLog
         lines.clear()
         return out
 
+    last = 1
     try:
         with _open_text(path) as f:
-            reader = csv.reader(f, delimiter=delim)
-            next(reader, None)
-            start = 2
-            for rec in reader:
-                line, start = start, reader.line_num + 1
-                if not rec:
-                    continue
-                if len(rec) != n:
-                    errors.add(fname, line, f"malformed CSV row: {len(rec)} fields, the header has {n}", "malformed CSV rows")
-                    continue
+            records = CsvRecords(f, fname, errors, delim)
+            records.header()
+            records.n_fields = n
+            for line, rec in records:
+                last = line
                 for c, v in zip(cols, rec):
                     c.append(v)
                 lines.append(line)
                 if len(lines) >= chunk:
                     yield flush()
-    except (csv.Error, OSError, EOFError, UnicodeDecodeError) as exc:
-        errors.add(fname, start, f"unreadable from here on ({exc}); is the file truncated? the rows before are read")
+    except READ_ERRORS as exc:
+        errors.add(fname, last + 1, f"unreadable from here on: {_read_failure(exc)}; is the file truncated? "
+                   "the rows before are read")
     if lines:
         yield flush()

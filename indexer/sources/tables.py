@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo
+from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo, name_problem, text_problem
 from .common import (  # noqa: F401 - MAX_ERRORS_PER_PROBLEM re-exported (the tests read it here)
     EXTENSIONS,
     MAX_ERRORS_PER_PROBLEM,
@@ -85,20 +85,36 @@ def iter_table_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[RowE
     return rows, errors.finish()
 
 
-def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[dict[str, tuple[str, str]], list[RowError]]:
-    """``{prompt_id: (benchmark, text)}`` from a prompts file, and the rows rejected."""
+class PromptMap(dict):
+    """``{prompt_id: (benchmark, text)}``; ``rejected``: prompt ids whose row was rejected -> its line."""
+
+    def __init__(self):
+        super().__init__()
+        self.rejected: dict[str, int] = {}
+
+
+def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap, list[RowError]]:
+    """``{prompt_id: (benchmark, text)}`` from a prompts file, and the rows rejected (a text that is empty or only
+    whitespace, holds a NUL or is not UTF-8 is rejected with its line, as a missing field is)."""
     own = errors is None
     errors = errors or ErrorLog()
     fname = str(path)
-    prompts: dict[str, tuple[str, str]] = {}
+    prompts = PromptMap()
     first_line: dict[str, int] = {}
     for line, row in _iter_rows(path, errors):
         missing = [k for k in ("prompt_id", "benchmark", "text") if row.get(k) in (None, "")]
         if missing:
             errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)",
                        "prompt rows with missing fields")
+            if row.get("prompt_id") not in (None, ""):
+                prompts.rejected.setdefault(str(row["prompt_id"]), line)
             continue
         pid, bench, text = str(row["prompt_id"]), str(row["benchmark"]), str(row["text"])
+        bad = text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None)
+        if bad:
+            errors.add(fname, line, f"{bad}; the prompt is skipped", bad)
+            prompts.rejected.setdefault(pid, line)
+            continue
         if pid in prompts:
             if prompts[pid] != (bench, text):
                 errors.add(fname, line, f"prompt_id {pid!r} repeated with a different benchmark or text "
@@ -107,7 +123,8 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[dict[str, 
             continue
         prompts[pid] = (bench, text)
         first_line[pid] = line
-    prompts = {k: v for k, v in prompts.items() if v is not None}
+    for k in [k for k, v in prompts.items() if v is None]:
+        del prompts[k]
     if not prompts and not errors.errors:
         errors.add(fname, None, "empty prompts file: no rows")
     return prompts, (errors.finish() if own else [])
@@ -139,8 +156,13 @@ class _Builder:
             self.pid_list.append(pid)
             return self.pids[pid]
         if pid not in self.unknown_pids:
-            self.errors.add(self.fname, line, f"prompt_id {pid!r} is not in the prompts file; its rows are dropped",
-                            "unknown prompt ids")
+            rejected = getattr(self.prompts, "rejected", {}).get(pid)
+            if rejected is not None:
+                self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file (line {rejected}); "
+                                "its rows are dropped", "rows of rejected prompts")
+            else:
+                self.errors.add(self.fname, line, f"prompt_id {pid!r} is not in the prompts file; its rows are dropped",
+                                "unknown prompt ids")
             self.unknown_pids.add(pid)
         return -1
 

@@ -18,7 +18,9 @@ from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, R
 from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, rows_for_keys,
                         vector_digest)
 
-RUN_STATUSES = ("running", "ok", "partial", "failed", "stopped", "interrupted")  # stopped: SIGTERM; interrupted: Ctrl-C
+# stopped: SIGTERM; interrupted: Ctrl-C; killed: the process ended without finishing the run (found "running" by the
+# next holder of its lock)
+RUN_STATUSES = ("running", "ok", "partial", "failed", "stopped", "interrupted", "killed")
 
 
 def _space_record(s: Space) -> SpaceRecord:
@@ -257,6 +259,17 @@ class DerivedMixin:
             return conn.execute(Run.__table__.insert().values(kind=kind, started_at=utcnow(), status="running",
                                                               pid=os.getpid(), counts={}, errors=[])
                                 .returning(Run.id)).scalar_one()
+
+    def mark_killed_runs(self, kind: str = "index") -> list[int]:
+        """Runs of ``kind`` still marked "running", set to "killed" (with their finish time and an error saying so).
+        Call it while holding that kind's lock: then no live process owns them (a killed process never finished)."""
+        note = [{"file": None, "line": None, "message": "the process ended without finishing this run (killed?); "
+                 "the next pass completes what it left"}]
+        with self._write() as conn:
+            ids = list(conn.execute(select(Run.id).where(Run.kind == kind, Run.status == "running")).scalars())
+            if ids:
+                conn.execute(update(Run).where(Run.id.in_(ids)).values(status="killed", finished_at=utcnow(), errors=note))
+        return ids
 
     def finish_run(self, run_id: int, status: str, counts: dict | None = None, errors: list | None = None) -> RunRecord:
         if status not in RUN_STATUSES[1:]:

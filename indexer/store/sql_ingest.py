@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from ..errors import InputError, StoreError
-from ..records import SourceBatch, prompt_hash
+from ..records import SourceBatch, name_problem, prompt_hash, text_problem
 from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source, utcnow
 from .sql_types import IngestResult, chunks, looks_like_repo_id
 
@@ -28,6 +28,8 @@ def _check_names(o, location: str, h: str) -> None:
     for what, value, limit in (("model", o.model, 512), ("benchmark", o.benchmark, 512), ("model revision", o.revision, 128)):
         if what != "model revision" and (not isinstance(value, str) or not value.strip()):
             raise InputError(f"an outcome without a {what} name in {location}", item=item)
+        if value is not None and name_problem(value):  # the same rule on SQLite and PostgreSQL (which refuses NUL)
+            raise InputError(f"{what} name {value[:60]!r} {name_problem(value)} in {location}", item=item)
         if value is not None and len(value) > limit:
             raise InputError(f"{what} {value[:60]!r}... is longer than {limit} characters in {location}", item=item)
 
@@ -53,8 +55,9 @@ class IngestMixin:
         for o in batch.iter_outcomes():  # Outcome rows and/or the columnar table
             h = texts.get(o.text)
             if h is None:
-                if not o.text or not o.text.strip():
-                    raise InputError(f"empty prompt text in {src.location}", item=f"{o.model} / {o.benchmark} / {o.prompt_id}")
+                bad = text_problem(o.text)  # the same rule on SQLite and PostgreSQL (which refuses NUL)
+                if bad:
+                    raise InputError(f"{bad} in {src.location}", item=f"{o.model} / {o.benchmark} / {o.prompt_id}")
                 h = texts[o.text] = prompt_hash(o.text)
             try:
                 s = float(o.score)

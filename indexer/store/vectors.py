@@ -167,9 +167,11 @@ class VectorStore:
             raise StoreError("VectorStore needs exactly one of path=, url= or memory=True")
         self._lock = threading.RLock()
         self._dims: dict[str, int] = {}
+        from ..config import mask_secrets, mask_url
+
         self.url = url
         self.path = Path(path).expanduser().resolve() if path is not None else None
-        self.where = url or (str(self.path) if self.path else ":memory:")
+        self.where = mask_url(url) or (str(self.path) if self.path else ":memory:")  # never shows a password
         self.local = url is None
         if url is not None:
             try:
@@ -178,10 +180,11 @@ class VectorStore:
             except UnexpectedResponse as exc:
                 hint = ("check TASKSPACE_QDRANT_API_KEY" if exc.status_code in (401, 403)
                         else "check that TASKSPACE_QDRANT_URL points at a Qdrant server")
-                raise StoreError(f"Qdrant at {url} answered HTTP {exc.status_code}; {hint}") from None
+                raise StoreError(f"Qdrant at {self.where} answered HTTP {exc.status_code}; {hint}") from None
             except Exception as exc:
+                detail = mask_secrets(f"{type(exc).__name__}: {exc}", url)
                 raise StoreError(
-                    f"cannot reach Qdrant at {url} ({type(exc).__name__}: {exc}); check TASKSPACE_QDRANT_URL "
+                    f"cannot reach Qdrant at {self.where} ({detail}); check TASKSPACE_QDRANT_URL "
                     "(e.g. http://localhost:6333) or unset it to use the embedded local index"
                 ) from None
         elif memory:
@@ -277,7 +280,9 @@ class VectorStore:
             try:
                 return fn(*args, **kwargs)
             except (ResponseHandlingException, UnexpectedResponse) as exc:
-                raise StoreError(f"Qdrant at {self.where} failed: {exc}") from exc
+                from ..config import mask_secrets
+
+                raise StoreError(f"Qdrant at {self.where} failed: {mask_secrets(str(exc), self.url)}") from None
 
     def _clients_for(self, kind: str | None) -> list[QdrantClient]:
         if self._client is not None:
@@ -444,6 +449,14 @@ class VectorStore:
         ids = [point_id(space, kind, k) for k in keys]
         if target is not None and ids:
             self._call(self._c(kind).delete, target, points_selector=models.PointIdsList(points=ids), wait=True)
+
+    def drop_orphans(self, space: str, kind: str) -> list[str]:
+        """Drop the physical collections of (space, kind) that no alias points at (left by an interrupted rebuild)."""
+        live = self.alias_target(space, kind)
+        gone = [c for c in self.physical_collections(space, kind) if c != live]
+        for c in gone:
+            self._call(self._c(kind).delete_collection, c)
+        return gone
 
     def drop_space(self, space: str) -> list[str]:
         """Delete every alias and collection of a space. Returns the collections dropped."""

@@ -1,0 +1,129 @@
+"""Bad input costs the line (or the source) it is in, never the pass: a corrupt .gz, bytes that are not UTF-8,
+whitespace-only and NUL prompt texts (the same rule on SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.errors import InputError
+from indexer.ingest import ingest
+from indexer.records import Outcome, SourceBatch, SourceInfo
+
+from helpers import outcomes, write_source
+
+
+def _prompts(folder: Path, texts: list[str], bench: str = "b") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "prompts.jsonl").write_text("".join(json.dumps({"prompt_id": f"p{j}", "benchmark": bench, "text": t}) + "\n"
+                                                  for j, t in enumerate(texts)))
+
+
+def _rows(models: list[str], n: int) -> list[str]:
+    return [f"{m},p{j},{(j + k) % 2}\n" for k, m in enumerate(models) for j in range(n)]
+
+
+def test_corrupt_gz_costs_only_that_source(env, tmp_path):
+    """`printf '\\x1f\\x8b\\x08\\x00garbage' > outcomes.csv.gz`: before, a zlib.error traceback failed the run (and every
+    later one, with 0 vectors). Now it is one error line; the other source is indexed; later passes run."""
+    from indexer.sourcelist import SourceSpec
+
+    rng = np.random.default_rng(3)
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    write_source(good, "good", [f"Good question {i}?" for i in range(12)], outcomes(rng, ["org/a", "org/b"], 12))
+    _prompts(bad, [f"Bad question {i}?" for i in range(4)])
+    (bad / "outcomes.csv.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")
+    idx = env()
+    r = idx.run([SourceSpec(str(good)), SourceSpec(str(bad))])
+    assert r.status == "partial" and r.counts["solved"] == 2
+    (err,) = r.errors
+    assert err["file"].endswith("outcomes.csv.gz") and "cannot read file" in err["message"]
+    assert [s["status"] for s in r.sources] == ["ingested", "failed"]
+    again = idx.run()
+    assert again.status == "partial" and len(again.errors) == 1  # the next pass runs (the bad file is still bad)
+    (bad / "outcomes.csv.gz").write_bytes(gzip.compress("model,prompt_id,correct\n".encode() + "".join(_rows(["org/c"], 4)).encode()))
+    fixed = idx.run()
+    assert fixed.status == "ok" and fixed.counts["solved"] == 1
+
+
+def test_an_unexpected_reader_error_costs_only_that_source(store, tmp_path, monkeypatch):
+    from indexer.sources import tables
+
+    rng = np.random.default_rng(4)
+    write_source(tmp_path / "a", "a", [f"A {i}?" for i in range(5)], outcomes(rng, ["m1"], 5))
+    write_source(tmp_path / "b", "b", [f"B {i}?" for i in range(5)], outcomes(rng, ["m2"], 5))
+    real = tables._read_long_blocks
+
+    def buggy(path, errors):
+        if "/b/" in str(path):
+            raise RuntimeError("a bug in a reader")
+        return real(path, errors)
+
+    monkeypatch.setattr(tables, "_read_long_blocks", buggy)
+    s = ingest(str(tmp_path / "b"), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert "RuntimeError: a bug in a reader" in e.message and "the others are read" in e.message
+    assert ingest(str(tmp_path / "a"), store=store, fetch_metadata=False).sources == 1
+
+
+def test_bytes_that_are_not_utf8_cost_their_line(store, tmp_path):
+    """One bad byte in an outcomes file rejected the whole file without a line; one in a prompts file lost every
+    line after it. Now each is an error at its line and the rest is stored (plain, .gz and CSV prompts alike)."""
+    d = tmp_path / "t"
+    _prompts(d, [f"Question {j}?" for j in range(6)])
+    raw = (d / "prompts.jsonl").read_bytes().splitlines(keepends=True)
+    raw[2] = raw[2].replace(b"Question 2", b"Question \xff2")  # line 3
+    (d / "prompts.jsonl").write_bytes(b"".join(raw))
+    lines = ["model,prompt_id,correct\n"] + _rows(["m1", "m2"], 6)
+    body = "".join(lines).encode().replace(b"m2,p4,", b"m\xfe2,p4,")  # line 12
+    (d / "outcomes.csv.gz").write_bytes(gzip.compress(body))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    errs = {(Path(e.file).name, e.line): e.message for e in s.errors}
+    assert "not valid UTF-8" in errs[("prompts.jsonl", 3)] and "not valid UTF-8" in errs[("outcomes.csv.gz", 12)]
+    assert ("outcomes.csv.gz", 4) in errs  # m1's row of the rejected prompt p2: named, dropped
+    # 12 rows - the bad line - the two rows of prompt p2
+    assert s.outcomes == 9 and s.sources == 1
+    # CSV prompts: a bad byte on line 2 costs line 2 only
+    c = tmp_path / "c"
+    c.mkdir()
+    (c / "prompts.csv").write_bytes(b"prompt_id,benchmark,text\np0,b,Caf\xe9?\np1,b,Tea?\np2,b,\"Two\nlines\"\n")
+    (c / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\nm1,p2,0\n")
+    s = ingest(str(c), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line) for e in s.errors] == [("prompts.csv", 2)] and s.outcomes == 2
+
+
+def test_whitespace_and_nul_prompt_texts_are_row_errors(store, tmp_path):
+    """A whitespace-only text rejected the whole source without a line; a NUL was stored on SQLite and rejected the
+    source on PostgreSQL. Now both are row errors at their line, and the rest is stored, on both databases."""
+    d = tmp_path / "t"
+    _prompts(d, ["Fine question?", "   \t ", "Null\u0000byte?", "Another fine one?"])
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 4)))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    errs = {(Path(e.file).name, e.line): e.message for e in s.errors}
+    assert "empty prompt text" in errs[("prompts.jsonl", 2)] and "NUL" in errs[("prompts.jsonl", 3)]
+    assert s.outcomes == 2 and s.sources == 1
+    om = store.load_outcomes()
+    assert len(om.prompt_hashes) == 2
+
+
+def test_every_reader_and_the_store_hold_the_same_rule(store):
+    """Outcome rows from any reader (here built directly) with a NUL or blank text are dropped with an error naming the
+    prompt, the rest stored; the store itself refuses a NUL text on SQLite as PostgreSQL does."""
+    from indexer.ingest import Ingester
+
+    outs = [Outcome("org/m", "bench", "Good text?", 1.0, prompt_id="1"),
+            Outcome("org/m", "bench", "Bad\u0000text?", 1.0, prompt_id="2"),
+            Outcome("org/m", "bench", "  ", 0.0, prompt_id="3"),
+            Outcome("org/m\u0000x", "bench", "Good text?", 1.0, prompt_id="1")]
+    ing = Ingester(store, fetch_metadata=False)
+    ing.store_batch(SourceBatch(SourceInfo("lm_eval", "/x/run", "r1"), {}, outs))
+    msgs = sorted(e.message for e in ing.summary.errors)
+    assert len(msgs) == 3 and any("'2'" in m and "NUL" in m for m in msgs) and any("'3'" in m and "empty" in m for m in msgs)
+    assert ing.summary.outcomes == 1 and store.get_source("/x/run").n_outcomes == 1
+    with pytest.raises(InputError, match="NUL"):
+        store.ingest(SourceBatch(SourceInfo("table", "/y", "r1"), {}, [Outcome("m", "b", "a\u0000b", 1.0)]))
+    assert store.get_source("/y") is None
