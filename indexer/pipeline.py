@@ -526,11 +526,12 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray):
     from . import posterior
 
     prompts = posterior.calibration_prompts(D.shape[0])
+    spread = posterior.level_spread(S)
     if np.isnan(np.asarray(solver.noise_)).any():
         Sp = np.asarray(S[:, prompts], dtype=np.float64)
         obs = ~np.isnan(Sp)
-        return posterior.fit_calibration(solver.predict(np.asarray(D[prompts])).T[obs], Sp[obs])
-    return posterior.fit_calibration(*posterior.loo_cells(solver, D, S, prompts))
+        return posterior.fit_calibration(solver.predict(np.asarray(D[prompts])).T[obs], Sp[obs], spread)
+    return posterior.fit_calibration(*posterior.loo_cells(solver, D, S, prompts), spread)
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,

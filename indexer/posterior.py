@@ -109,12 +109,16 @@ def loo_cells(solver, X: np.ndarray, S: np.ndarray, prompts: np.ndarray) -> tupl
 @dataclass(frozen=True)
 class Calibration:
     """``p = 1 / (1 + exp(-(a + b score)))`` (see the module docstring); ``n_cells``: the held-out source cells
-    it was fitted on, ``n_models``: from how many models (as stored with a space)."""
+    it was fitted on, ``n_models``: from how many models (as stored with a space). ``spread``: the variance across
+    those models of their mean signed outcome (how much models differ in general level): the uncertainty of a
+    model's score on an answer format it was never observed on, where its own average stands in
+    (:func:`indexer.represent.index_vectors`)."""
 
     a: float
     b: float
     n_cells: int = 0
     n_models: int = 0
+    spread: float = 0.0
 
     def probability(self, score) -> np.ndarray:
         """Calibrated probability of success of raw scores (any shape)."""
@@ -128,10 +132,11 @@ class Calibration:
         return self.probability(s - z * sd), self.probability(s + z * sd)
 
     def as_dict(self) -> dict:
-        return {"a": float(self.a), "b": float(self.b), "n_cells": int(self.n_cells), "n_models": int(self.n_models)}
+        return {"a": float(self.a), "b": float(self.b), "n_cells": int(self.n_cells), "n_models": int(self.n_models),
+                "spread": float(self.spread)}
 
 
-def fit_calibration(scores: np.ndarray, outcomes: np.ndarray) -> Calibration:
+def fit_calibration(scores: np.ndarray, outcomes: np.ndarray, spread: float = 0.0) -> Calibration:
     """A :class:`Calibration` fitted on held-out cells: logistic regression of the outcome on the score
     (scikit-learn, nearly unregularised); a graded outcome ``s`` counts as ``s`` of a success and ``1 - s`` of a
     failure. Too few cells, or only one class: the identity-like map ``p = (1 + tanh(score)) / 2``."""
@@ -140,14 +145,23 @@ def fit_calibration(scores: np.ndarray, outcomes: np.ndarray) -> Calibration:
     keep = np.isfinite(scores) & np.isfinite(s)
     scores, s = scores[keep], s[keep]
     if scores.size < 20 or s.sum() <= 0 or (1 - s).sum() <= 0:
-        return Calibration(0.0, 2.0, int(scores.size))
+        return Calibration(0.0, 2.0, int(scores.size), spread=float(spread))
     from sklearn.linear_model import LogisticRegression
 
     X = np.concatenate([scores, scores])[:, None]
     y = np.concatenate([np.ones(scores.size), np.zeros(scores.size)])
     w = np.concatenate([s, 1.0 - s])
     lr = LogisticRegression(C=1e6, max_iter=1000).fit(X, y, sample_weight=w)
-    return Calibration(float(lr.intercept_[0]), float(lr.coef_[0, 0]), int(scores.size))
+    return Calibration(float(lr.intercept_[0]), float(lr.coef_[0, 0]), int(scores.size), spread=float(spread))
+
+
+def level_spread(S: np.ndarray) -> float:
+    """The variance across models (rows of ``S`` (M, N), NaN = not observed) of their mean signed outcome
+    ``2 s - 1``: :attr:`Calibration.spread`. 0 with fewer than two models."""
+    with np.errstate(invalid="ignore"):
+        levels = 2.0 * np.nanmean(np.asarray(S, dtype=np.float64), axis=1) - 1.0
+    levels = levels[np.isfinite(levels)]
+    return float(levels.var(ddof=1)) if levels.size > 1 else 0.0
 
 
 def calibration_prompts(n: int, seed: int = 0, size: int = CALIBRATION_PROMPTS) -> np.ndarray:
@@ -201,11 +215,24 @@ class Predictor:
         for i, p in enumerate(payloads):
             if p.get("pattern") in self._patterns and p.get("noise") is not None and p.get("lam") is not None:
                 groups.setdefault(p["pattern"], []).append(i)
+        row = np.asarray(row, dtype=np.float64)
         for key, idx in groups.items():
+            post = self._patterns[key]
             lam = np.array([payloads[i]["lam"] for i in idx], dtype=np.float64)
             noise = np.array([payloads[i]["noise"] for i in idx], dtype=np.float64)
-            out[idx] = score_variance(self._patterns[key], lam, noise, np.asarray(row)[None, :], self.space)[0]
+            out[idx] = score_variance(post, lam, noise, row[None, :], self.space)[0] + self._unseen(post, row)
         return out
+
+    def _unseen(self, post: PatternPosterior, row: np.ndarray) -> float:
+        """The variance a never-observed answer format adds: its weight in the query (``m`` with options,
+        ``1 - m`` without) squared, times the calibration's ``spread``."""
+        from . import represent
+
+        if self.calibration is None or not represent.has_formats(self.space):
+            return 0.0
+        m = float(row[-2])
+        w = (0.0 if post.formats[0] else m) + (0.0 if post.formats[1] else 1.0 - m)
+        return w * w * float(self.calibration.spread)
 
     def interval(self, scores, variance) -> tuple[np.ndarray, np.ndarray]:
         """(low, high) probabilities: the score's posterior interval (:data:`Z_INTERVAL` sd) mapped like the score;

@@ -223,6 +223,7 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
     solver = configured().solver().fit(X, om.scores, model_ids=om.models)
     cal = store.get_space_calibration(space.id)
     assert cal is not None and cal.n_models == 6 and cal.b > 0
+    assert cal.spread == pytest.approx(posterior.level_spread(om.scores))
     want_cal = posterior.fit_calibration(*posterior.loo_cells(solver, X, om.scores,
                                                               posterior.calibration_prompts(X.shape[0])))
     assert (cal.a, cal.b) == pytest.approx((want_cal.a, want_cal.b), abs=1e-3)
@@ -238,7 +239,9 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
         has_options = bool((X[seen, 2 * d] > 0).any())
         eff = row.copy()  # the part of a format the model never saw is its own average
         eff[d:] = row[d:] + (1 - p) * own[d:] if has_options else p * own[d:]
-        var = solver.predictive_variance(eff[None])[0, j]
+        # plus, for the share of the query in the format it never saw, the spread of the models' general levels
+        unseen = (1 - p) if has_options else p
+        var = solver.predictive_variance(eff[None])[0, j] + unseen ** 2 * cal.spread
         assert mt.variance == pytest.approx(var, rel=1e-3)
         assert 0.0 <= mt.low <= mt.probability <= mt.high <= 1.0
         assert mt.probability == pytest.approx(1 / (1 + np.exp(-(cal.a + cal.b * mt.score))), abs=1e-9)

@@ -35,7 +35,7 @@ def test_stored_factors_give_the_solvers_variance(store):
                         pattern=posts[solver.pattern_of_[i]].key, lam=float(solver.lam_[i]),
                         noise=float(solver.noise_[i])) for i, m in enumerate(names)]
     store.save_model_vectors(space.id, vecs, patterns=posts.values(),
-                             calibration=posterior.Calibration(0.1, 2.5, 100), calibration_models=4)
+                             calibration=posterior.Calibration(0.1, 2.5, 100, spread=0.07), calibration_models=4)
     loaded = store.load_patterns(space.id)
     assert set(loaded) == {p.key for p in posts.values()}
     assert all(p.V.shape[1] < p.V.shape[0] for p in loaded.values())  # truncated to the non-zero eigenvalues
@@ -49,7 +49,7 @@ def test_stored_factors_give_the_solvers_variance(store):
                                        {"intercept": True})[:, 0]
         np.testing.assert_allclose(got, want[:, i], rtol=2e-4)
     cal = store.get_space_calibration(space.id)
-    assert (cal.a, cal.b, cal.n_cells, cal.n_models) == pytest.approx((0.1, 2.5, 100, 4))
+    assert (cal.a, cal.b, cal.n_cells, cal.n_models, cal.spread) == pytest.approx((0.1, 2.5, 100, 4, 0.07))
     # a pattern no vector refers to any more is deleted with the vectors that change
     store.save_model_vectors(space.id, [ModelVector(m, v.vector, 3, pattern="other", lam=1.0, noise=0.5)
                                         for m, v in stored.items()])
@@ -70,6 +70,8 @@ def test_calibration_fits_a_logistic_map_and_falls_back_when_it_cannot():
     lo, hi = cal.interval(np.array([0.2]), np.array([0.04]))
     assert lo[0] < cal.probability(0.2) < hi[0]
     assert posterior.fit_calibration(score[:5], y[:5]) == posterior.Calibration(0.0, 2.0, 5)
+    S = np.array([[1.0, 0.0, np.nan], [1.0, 1.0, 1.0], [0.0, np.nan, 0.0]])  # levels 0, 1, -1
+    assert posterior.level_spread(S) == pytest.approx(1.0)
     assert posterior.fit_calibration(score, np.ones_like(score)).b == 2.0  # one class only
 
 

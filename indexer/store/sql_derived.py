@@ -140,7 +140,7 @@ class DerivedMixin:
                 conn.execute(delete(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id))
                 conn.execute(SpaceCalibrationRow.__table__.insert(), [dict(
                     space_id=space_id, a=float(calibration.a), b=float(calibration.b), n_cells=int(calibration.n_cells),
-                    n_models=int(calibration_models), computed_at=utcnow())])
+                    n_models=int(calibration_models), spread=float(calibration.spread), computed_at=utcnow())])
             if pattern_rows:
                 have_p = set(conn.execute(select(SpacePatternRow.key).where(SpacePatternRow.space_id == space_id)).scalars())
                 new = [r for r in pattern_rows if r["key"] not in have_p]
@@ -192,7 +192,7 @@ class DerivedMixin:
 
         with self._read() as conn:
             row = conn.execute(select(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id)).scalar()
-        return None if row is None else Calibration(row.a, row.b, row.n_cells, row.n_models)
+        return None if row is None else Calibration(row.a, row.b, row.n_cells, row.n_models, row.spread)
 
     def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
         """Stored vectors of a space, by model key (all models when ``models`` is None)."""

@@ -229,6 +229,7 @@ class SpaceCalibrationRow(Base):
     b: Mapped[float] = mapped_column(Float)
     n_cells: Mapped[int] = mapped_column(Integer)
     n_models: Mapped[int] = mapped_column(Integer)
+    spread: Mapped[float] = mapped_column(Float)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -48,6 +48,7 @@ def upgrade() -> None:
     sa.Column('b', sa.Float(), nullable=False),
     sa.Column('n_cells', sa.Integer(), nullable=False),
     sa.Column('n_models', sa.Integer(), nullable=False),
+    sa.Column('spread', sa.Float(), nullable=False),
     sa.Column('computed_at', sa.DateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['space_id'], ['spaces.id'], name=op.f('fk_space_calibrations_space_id_spaces'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('space_id', name=op.f('pk_space_calibrations'))
