@@ -6,19 +6,32 @@ A space's params (its method's, :mod:`indexer.space`) name its representation:
 
 - no ``features`` (methods ``paper``, ``auto``, ``auto-mean``): the prompt's embedding ``E(text)``;
 - ``features = text-length-v1`` (``auto-text``): ``[E(text), log1p(characters), log1p(lines)]``;
-- ``features = multiple-choice-v1`` (``auto-mc``): a prompt with an answer-option block
+- ``features = multiple-choice-v2`` (``auto-mc``): a prompt with an answer-option block
   (:func:`indexer.features.split_options`) is embedded as its question and its options apart,
   ``[E(question), E(options), 1, log1p(question chars), log1p(option chars), log(number of options)]``; a
-  prompt without one as ``[E(text), E("(no options)"), 0, 0, 0, 0]`` (the covariates are
-  :func:`indexer.features.mc_covariates`). Width ``2 d + 4``.
+  prompt without one as ``[E(text), 0, 0, 0, 0, 0]`` (the covariates are :func:`indexer.features.mc_covariates`).
+  Width ``2 d + 4``. Its predecessor ``multiple-choice-v1`` (spaces built before) put ``E("(no options)")`` in
+  the options half of a prompt without options and is still read.
 
 The covariate columns are the solver's ``free`` (unpenalised) columns. With an intercept (every method but
 ``paper``) the index form of a prompt or query row ends with a 1 (:func:`lift`) and a model is stored as
 ``[e_i, (f_i,) c_i]``, so Qdrant's Dot product is the model's predicted score. A mean of lifted rows is a lifted
 row: a benchmark's vector is the mean of its prompts' rows, a query by several prompts the mean of theirs.
 
-**Queries** (:func:`query_rows`). A query is represented like an indexed prompt, except on a
-``multiple-choice-v1`` space when it has no option block: it may be a question asked without its options (what
+**Two answer formats** (``multiple-choice-v2``, :func:`has_formats`). A real index mixes prompts with answer options
+(MMLU-Pro, GPQA, ...) and without (code, math, instructions), and most models are measured on one kind only. A
+model's covariate and options coefficients are identified only within the format it was measured on: evaluated
+for the other format (covariates at 0, an options text it never saw) they extrapolate arbitrarily (a code request
+once ranked models measured only on multiple-choice prompts first, at scores of +1.3 to +2.5). So the index keeps
+the formats apart: a row ends ``[m, 1 - m]`` (``m`` = ``is_mc``: 1 with options, 0 without, the share of the
+neighbours with options for a question asked alone) instead of ``1``, and a model is stored as
+``[e_q, e_o, f, c_mc, c_free]`` (:func:`index_vectors`): on a format it was measured on exactly its fit, on one
+it was not its own average options and covariates stand in, so there its score is its general level plus its
+question-half fit. The posterior variance of such a score adds the spread of the models' levels for the unseen
+format's share (:mod:`indexer.posterior`).
+
+**Queries** (:func:`query_rows`). A query is represented like an indexed prompt, except on a split
+space when it has no option block: it may be a question asked without its options (what
 people type) or a prompt that has none (code). Its unknown parts are their average over the :data:`NEIGHBOURS`
 indexed prompts whose questions are nearest to it (:func:`neighbour_rows`, :func:`fill_unknown`): the options
 half is their mean options embedding, ``is_mc`` is ``p`` (the share of them with options), the question-length

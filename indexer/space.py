@@ -5,8 +5,8 @@ sets (a centred per-model intercept, lambda chosen per model by generalised cros
 (``'mean'``: every model is shrunk toward the indexed models' mean normal, stored with the space and
 re-estimated when the number of models has changed by :data:`PRIOR_GROWTH`) and its prompt feature set
 (:mod:`indexer.features`: covariate columns appended to each prompt's row and left unpenalised, the solver's
-``free`` columns; ``multiple-choice-v1`` also embeds a prompt as its question and its options apart,
-:mod:`indexer.represent`). What each method is for and how it measures: ``docs/RESULTS.md``.
+``free`` columns; ``multiple-choice-v2`` (and its predecessor ``-v1``) also embeds a prompt as its question and
+its options apart and keeps the two answer formats apart in the index, :mod:`indexer.represent`). What each method is for and how it measures: ``docs/RESULTS.md``.
 
 **Spaces** (:class:`SpaceSpec`). A space is fixed by its encoder id (``name@revision``), lambda, eps, method
 and params (the method's solver options but lambda and eps, plus ``features``); its vectors' width follows from
