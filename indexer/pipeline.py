@@ -409,8 +409,7 @@ class Indexer:
     def _drop_orphan_vectors(self, space, with_outcomes: set[str]) -> list[str]:
         """Vectors of models that no longer have any outcome (their source was replaced without them);
         ``with_outcomes``: the models that have some."""
-        have = {mv.model for mv in self.store.load_model_vectors(space.id)}
-        gone = sorted(have - with_outcomes)
+        gone = sorted(set(self.store.model_vector_keys(space.id)) - with_outcomes)
         if gone:
             self.store.delete_model_vectors(space.id, gone)
         return gone
@@ -446,8 +445,8 @@ class Indexer:
         # only the kinds this pass touches are opened (local mode loads a collection's points when opened)
         needed = {"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"}
         rebuild = {k for k in needed if self.vectors.alias_target(name, k) is None}
-        if verify:
-            for drift in sync.check(self.store, self.vectors):
+        if verify and rebuild != needed:  # (a kind without an index is rebuilt anyway: nothing to compare)
+            for drift in sync.check(self.store, self.vectors, space.id):
                 if drift.space != name:
                     continue
                 for kind in ("models", "benchmarks", "prompts"):

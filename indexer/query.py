@@ -11,6 +11,8 @@ the outcome scale) on the prompt, or, for a benchmark or several prompts, its me
 
 from __future__ import annotations
 
+import atexit
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,23 +109,66 @@ def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
     return out
 
 
-def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
-                filters: dict | None = None, space=None, store=None, vectors=None) -> list[Match]:
-    """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`."""
+_OPEN: dict = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _shared_stores():
+    """The SQL store and the vector store of the current settings, opened on the first :func:`find_models` call
+    that passes none and reused by the next ones (reopened when the settings change or the vector store was
+    closed). The embedded vector folder is held by one store at a time: this one is marked
+    :meth:`~indexer.store.vectors.VectorStore.share`, so another store of this process that opens the folder
+    (e.g. an indexing pass) takes it over; a later call here reopens it. Closed at exit, or by
+    :func:`close_cached`."""
+    from .config import get_settings
     from .store.sql import open_store
     from .store.vectors import VectorStore
+
+    s = get_settings()
+    key = (s.database_url, s.qdrant_url, str(s.qdrant_path), s.qdrant_engine)
+    with _OPEN_LOCK:
+        got = _OPEN.get("stores")
+        if got is not None and got[0] == key and not got[2].closed:
+            return got[1], got[2]
+        _close_locked()
+        store = open_store()
+        try:
+            vectors = VectorStore.from_settings(s).share()
+        except BaseException:
+            store.close()
+            raise
+        if not _OPEN.get("atexit"):
+            atexit.register(close_cached)
+            _OPEN["atexit"] = True
+        _OPEN["stores"] = (key, store, vectors)
+        return store, vectors
+
+
+def _close_locked() -> None:
+    got = _OPEN.pop("stores", None)
+    if got is not None:
+        got[2].close()
+        got[1].close()
+
+
+def close_cached() -> None:
+    """Close the stores :func:`find_models` keeps open (releases the embedded index folder)."""
+    with _OPEN_LOCK:
+        _close_locked()
+
+
+def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
+                filters: dict | None = None, space=None, store=None, vectors=None) -> list[Match]:
+    """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`.
+    Without ``store``/``vectors`` the configured stores are opened once per process and reused
+    (:func:`close_cached` closes them)."""
     from .sync import space_name
 
-    own_store, own_vectors = store is None, vectors is None
-    store = store or open_store()
-    vectors = vectors or VectorStore.from_settings()
-    try:
-        sp = _space(store, space)
-        q = query_vector(store, vectors, sp, prompts=prompts, benchmark=benchmark)
-        hits = vectors.search(space_name(sp), "models", q, filters=filters, limit=top)
-        return [Match(h.key, float(h.score), dict(h.payload)) for h in hits]
-    finally:
-        if own_vectors:
-            vectors.close()
-        if own_store:
-            store.close()
+    if store is None or vectors is None:
+        shared_store, shared_vectors = _shared_stores()
+        store = store or shared_store
+        vectors = vectors or shared_vectors
+    sp = _space(store, space)
+    q = query_vector(store, vectors, sp, prompts=prompts, benchmark=benchmark)
+    hits = vectors.search(space_name(sp), "models", q, filters=filters, limit=top)
+    return [Match(h.key, float(h.score), dict(h.payload)) for h in hits]

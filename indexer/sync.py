@@ -225,7 +225,7 @@ def push_models(sql, vectors: VectorStore, space, models: Sequence[str] | None =
     name = space_name(rec)
     # the same lock as reindex: a push into a collection that a concurrent rebuild is about to drop would be lost
     with sql.lock("reindex") if hasattr(sql, "lock") else nullcontext():
-        records = {m.key: m for m in sql.list_models()}
+        records = {m.key: m for m in sql.list_models(keys=models)}  # keys=None: every model
         mvs = sql.load_model_vectors(rec.id, models)
         n = vectors.upsert(name, "models", (_model_point(mv, records.get(mv.model)) for mv in mvs), dim=rec.dim)
         if models is not None:

@@ -26,6 +26,10 @@ def taskspace_home(tmp_path, monkeypatch):
     monkeypatch.setenv("TASKSPACE_CACHE_DIR", str(_SESSION_CACHE))
     reset_settings()
     yield tmp_path / "home"
+    import sys
+
+    if "indexer.query" in sys.modules:  # find_models() without stores keeps them open: not across tests
+        sys.modules["indexer.query"].close_cached()
     reset_settings()
 
 

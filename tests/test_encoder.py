@@ -78,3 +78,14 @@ def test_aliases():
     assert canonical_name("all-mpnet-base-v2") == "sentence-transformers/all-mpnet-base-v2"
     assert canonical_name("org/other") == "org/other"
     assert prompt_hash("a") == "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
+
+
+def test_dim_comes_from_the_cache_without_loading_the_model(tmp_path, monkeypatch):
+    """A new embedding space needs the encoder's dimension: with any cached vector of this encoder it is read from
+    the cache (an indexing pass with nothing to embed never loads the model); an empty cache loads the model."""
+    enc = Encoder("all-MiniLM-L6-v2", cache_dir=tmp_path / "cache")
+    loads = []
+    monkeypatch.setattr(enc, "_load", lambda: loads.append(1) or pytest.fail("model loaded"))
+    assert EmbeddingCache(tmp_path / "empty.sqlite").stored_dim() is None
+    enc._get_cache().put_many([(prompt_hash("q"), np.ones(384, np.float32))])
+    assert enc.dim == 384 and not loads and enc._model is None

@@ -44,7 +44,8 @@ Bulk reads (solver, worker, evaluator)
   A cell observed in several sources (or benchmarks) is their mean. Columns are sorted by
   (benchmark, position); rows by model key.
 - ``store.prompt_texts(prompt_ids) -> list[str]`` (same order); ``store.prompt_ids(hashes) -> dict[hash, id]``.
-- ``store.list_models(kind=None) -> list[ModelRecord]``; ``store.get_model(key) -> ModelRecord | None``.
+- ``store.list_models(kind=None, keys=None) -> list[ModelRecord]`` (``keys``: only those models);
+  ``store.get_model(key) -> ModelRecord | None``.
 - ``store.list_benchmarks() -> list[BenchmarkRecord]`` (with ``n_prompts``);
   ``store.benchmark_prompts(name) -> list[int]`` (prompt ids in position order).
 - ``store.model_digests(models=None) -> dict[model key, str]``: hex sha256 over the model's stored
@@ -57,7 +58,7 @@ Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt
   (``encoder`` is the encoder id including its revision); ``store.get_space(id)``; ``store.list_spaces()``.
 - ``store.save_model_vectors(space_id, vectors: Iterable[ModelVector])`` (upsert per model; a vector of the
   wrong dimension raises DimensionError); ``store.load_model_vectors(space_id, models=None) -> list[ModelVector]``;
-  ``store.delete_model_vectors(space_id, models)``. ``save_model_vectors(..., prior=SpacePrior(vector, n_models))``
+  ``store.delete_model_vectors(space_id, models)``; ``store.model_vector_keys(space_id) -> list[str]`` (no vector read). ``save_model_vectors(..., prior=SpacePrior(vector, n_models))``
   also stores the space's shrinkage target (method ``auto-mean``) in the same transaction;
   ``store.get_space_prior(space_id) -> SpacePrior | None``.
   ``ModelVector(model, vector float32 (dim,), n_prompts, benchmarks list[str], accuracy dict[str, float],

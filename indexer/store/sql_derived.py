@@ -130,6 +130,13 @@ class DerivedMixin:
         return [ModelVector(k, np.frombuffer(r.vector, dtype="<f4").copy(), r.n_prompts, list(r.benchmarks or []),
                             dict(r.accuracy or {}), r.inputs_digest, r.computed_at) for k, r in rows]
 
+    def model_vector_keys(self, space_id: int) -> list[str]:
+        """The models that have a vector in this space (keys only: no vector is read)."""
+        q = (select(Model.key).join(ModelVectorRow, Model.id == ModelVectorRow.model_id)
+             .where(ModelVectorRow.space_id == space_id).order_by(Model.key))
+        with self._read() as conn:
+            return list(conn.execute(q).scalars())
+
     def delete_model_vectors(self, space_id: int, models: Sequence[str]) -> int:
         with self._write() as conn:
             mids = list(self._ids_by(conn, Model.key, Model.id, list(models)).values())

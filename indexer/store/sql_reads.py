@@ -134,12 +134,16 @@ class ReadMixin:
                 out.update(conn.execute(select(Prompt.hash, Prompt.id).where(Prompt.hash.in_(c))).all())
         return out
 
-    def list_models(self, kind: str | None = None) -> list[ModelRecord]:
+    def list_models(self, kind: str | None = None, keys: Sequence[str] | None = None) -> list[ModelRecord]:
+        """Every model (of ``kind``), or only those with these ``keys`` (unknown keys are left out)."""
         q = select(Model).order_by(Model.key)
         if kind is not None:
             q = q.where(Model.kind == kind)
         with self._read() as conn:
-            return [model_record(m) for m in conn.execute(q).scalars()]
+            if keys is None:
+                return [model_record(m) for m in conn.execute(q).scalars()]
+            rows = [m for c in chunks(list(dict.fromkeys(keys))) for m in conn.execute(q.where(Model.key.in_(c))).scalars()]
+            return [model_record(m) for m in sorted(rows, key=lambda m: m.key)]
 
     def get_model(self, key: str) -> ModelRecord | None:
         with self._read() as conn:

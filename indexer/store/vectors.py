@@ -82,6 +82,7 @@ import re
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -110,6 +111,8 @@ PAYLOAD_INDEXES: dict[str, dict[str, Any]] = {
 }
 _BUSY = ("another taskspace process is using the index at {}; "
          "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access")
+#: folder -> a store kept open for reuse (:meth:`VectorStore.share`); weak: it goes when nobody holds it
+_SHARED: "weakref.WeakValueDictionary[Path, VectorStore]" = weakref.WeakValueDictionary()
 
 
 def space_slug(space: str) -> str:
@@ -207,12 +210,32 @@ class VectorStore:
             self._client = None
             self.path.mkdir(parents=True, exist_ok=True)
             self._lockfile = open(self.path / ".taskspace.lock", "a+")
-            try:
-                fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                self._lockfile.close()
-                self._lockfile = None
-                raise BusyError(_BUSY.format(self.path)) from None
+            if not self._flock():
+                idle = _SHARED.pop(self.path, None)  # a store this process keeps for reuse gives the folder up
+                if idle is not None:
+                    idle.close()
+                if idle is None or not self._flock():
+                    self._lockfile.close()
+                    self._lockfile = None
+                    raise BusyError(_BUSY.format(self.path))
+
+    def _flock(self) -> bool:
+        try:
+            fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            return False
+
+    @property
+    def closed(self) -> bool:
+        return self.path is not None and self._lockfile is None
+
+    def share(self) -> "VectorStore":
+        """Mark this store as kept for reuse (:func:`indexer.query.find_models` without stores): another store of
+        this process that opens the same folder closes it first instead of getting BusyError."""
+        if self.path is not None:
+            _SHARED[self.path] = self
+        return self
 
     def _open_engine(self, folder: Path | None):
         """The engine over one folder (None: in memory)."""
@@ -269,6 +292,8 @@ class VectorStore:
         return cls(memory=True, engine=engine)
 
     def close(self) -> None:
+        if self.path is not None and _SHARED.get(self.path) is self:
+            _SHARED.pop(self.path, None)
         with self._lock:
             for engine in [self._client, *self._clients.values()]:
                 if engine is not None:
