@@ -27,7 +27,9 @@
 - ``check(sql, vectors, space=None) -> list[Drift]``: per space (every SQL space, plus any index space that
   SQL does not know; or just ``space``), ``Drift(space, missing, stale, extra, problems)``; each of missing/stale/extra maps a kind to
   sorted keys. *missing*: in SQL, not in the index; *extra*: in the index, not in SQL; *stale*: in both,
-  but the payload digest or (models, benchmarks) the stored vector differs from what SQL gives.
+  but the payload digest or (models, benchmarks) the stored vector differs from what SQL gives (digests compared
+  exactly; vectors through their inner products with two fixed random probes, beyond float32 rounding:
+  :func:`_compare`).
   ``orphans`` lists collections left by an interrupted rebuild (not drift; the next rebuild drops them).
   Prompt vectors are not recomputed by ``check`` (that needs the encoder): their digest covers hash,
   benchmarks, text snippet and encoder id. ``Drift.clean`` is True when nothing differs.
@@ -50,7 +52,7 @@ from .errors import DimensionError, EncoderError, InputError, NotFoundError
 from . import represent
 from .records import prompt_hash
 from .represent import design, feature_set, has_intercept, lift  # noqa: F401  (the index form; re-exported)
-from .store.vectors import KINDS, Point, VectorStore, space_slug
+from .store.vectors import KINDS, Point, VectorStore, point_id, space_slug
 
 log = logging.getLogger(__name__)
 SNIPPET = 300
@@ -259,17 +261,39 @@ class Drift:
                    for k in ("missing", "stale", "extra")}}
 
 
-def _compare(drift: Drift, kind: str, expected: dict[str, tuple[str, np.ndarray | None]], actual) -> None:
+#: check compares stored vectors with SQL's through their inner products with these many fixed random probes
+PROBES = 2
+
+
+def _compare(drift: Drift, kind: str, expected: dict[str, tuple[str, np.ndarray | None]], vectors: VectorStore,
+             name: str) -> None:
+    """Missing, extra and stale points of one collection: payload digests compared exactly (only ``key`` and
+    ``digest`` are read); stored vectors (when ``expected`` has them) through :meth:`VectorStore.scores` with
+    :data:`PROBES` random probe vectors: a stored vector is stale when a probe's score differs from SQL's vector's
+    by more than float32 rounding can explain (the error bound of a float32 dot product of this length), so
+    reading 32k stored vectors back into Python is never needed."""
     seen = set()
-    stale, extra = [], []
-    for hit in actual:
+    stale, extra, same = [], [], []
+    for hit in vectors.scan(name, kind, fields=["digest"]):
         seen.add(hit.key)
         want = expected.get(hit.key)
         if want is None:
             extra.append(hit.key)
-        elif hit.payload.get("digest") != want[0] or (
-                want[1] is not None and (hit.vector is None or not np.array_equal(hit.vector, want[1]))):
+        elif hit.payload.get("digest") != want[0]:
             stale.append(hit.key)
+        elif want[1] is not None:
+            same.append(hit.key)
+    if same:
+        E = np.stack([expected[k][1] for k in same]).astype(np.float64)
+        probes = np.random.default_rng(0).normal(size=(PROBES, E.shape[1])).astype(np.float32)
+        got = vectors.scores(name, kind, probes)
+        P = probes.astype(np.float64)
+        want, bound = E @ P.T, np.abs(E) @ np.abs(P).T
+        tol = (E.shape[1] + 2) * 2.0 ** -24 * bound  # |float32 dot - exact| <= (n+1) u sum|e_k p_k| (+ rounding)
+        ids = [point_id(name, kind, k) for k in same]
+        have = np.array([[g.get(i, np.nan) for g in got] for i in ids])
+        bad = ~(np.abs(have - want) <= tol)  # NaN (a point the query did not return) counts as stale
+        stale.extend(k for k, b in zip(same, bad.any(axis=1)) if b)
     drift.missing[kind] = sorted(set(expected) - seen)
     drift.stale[kind] = sorted(stale)
     drift.extra[kind] = sorted(extra)
@@ -290,13 +314,13 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
             if have is not None and have != rec.dim:
                 drift.problems.append(f"{kind} index holds {have}-dim vectors, the space has {rec.dim}")
         expected_models = {p.key: (p.payload["digest"], np.asarray(p.vector, np.float32)) for p in _model_points(sql, rec)}
-        _compare(drift, "models", expected_models, vectors.scan(name, "models", with_vectors=True))
+        _compare(drift, "models", expected_models, vectors, name)
         expected_b = {p.key: (p.payload["digest"], np.asarray(p.vector, np.float32)) for p in _benchmark_points(sql, rec)}
-        _compare(drift, "benchmarks", expected_b, vectors.scan(name, "benchmarks", with_vectors=True))
+        _compare(drift, "benchmarks", expected_b, vectors, name)
         if prompts is None:
             prompts = _prompts(sql)
         expected_p = {h: (_prompt_payload(h, b, t, rec.encoder)["digest"], None) for h, (b, t) in prompts.items()}
-        _compare(drift, "prompts", expected_p, vectors.scan(name, "prompts"))
+        _compare(drift, "prompts", expected_p, vectors, name)
         live = {vectors.alias_target(name, k) for k in KINDS}
         drift.orphans = [c for c in vectors.physical_collections(name) if c not in live]
         out.append(drift)

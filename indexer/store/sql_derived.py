@@ -123,12 +123,15 @@ class DerivedMixin:
 
     def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
         """Stored vectors of a space, by model key (all models when ``models`` is None)."""
-        q = (select(Model.key, ModelVectorRow).join(Model, Model.id == ModelVectorRow.model_id)
-             .where(ModelVectorRow.space_id == space_id).order_by(Model.key))
-        with self._read() as conn:
+        v = ModelVectorRow
+        q = (select(Model.key, v.vector, v.n_prompts, v.benchmarks, v.accuracy, v.inputs_digest, v.computed_at)
+             .join(Model, Model.id == v.model_id).where(v.space_id == space_id).order_by(Model.key))
+        with self._read() as conn:  # plain rows, not ORM objects (32k vectors)
             rows = rows_for_keys(conn, q, Model.key, models)
-        return [ModelVector(k, np.frombuffer(r.vector, dtype="<f4").copy(), r.n_prompts, list(r.benchmarks or []),
-                            dict(r.accuracy or {}), r.inputs_digest, r.computed_at) for k, r in rows]
+        if models is not None:
+            rows.sort(key=lambda r: r[0])
+        return [ModelVector(k, np.frombuffer(vec, dtype="<f4").copy(), n, list(b or []), dict(a or {}), d, t)
+                for k, vec, n, b, a, d, t in rows]
 
     def model_vector_keys(self, space_id: int) -> list[str]:
         """The models that have a vector in this space (keys only: no vector is read)."""

@@ -31,7 +31,9 @@ def chunks(seq: Sequence, n: int = CHUNK):
 
 
 def rows_for_keys(conn, query, column, keys: Sequence | None) -> list:
-    """All rows of ``query``, or (``keys`` given) those whose ``column`` is in ``keys``, in IN-list chunks."""
+    """All rows of ``query``, or (``keys`` given) those whose ``column`` is in ``keys``, in IN-list chunks.
+    Runs on the session's Core connection: plain rows, without the ORM's per-row bookkeeping."""
+    conn = conn.connection() if hasattr(conn, "get_bind") else conn
     if keys is None:
         return conn.execute(query).all()
     rows: list = []

@@ -57,7 +57,9 @@ Reading
 - ``search(space, kind, vector, *, filters=None, limit=10, with_vectors=False) -> list[Hit]``
   (highest inner product first); ``search_many(space, kind, vectors, ...)`` batches it.
 - ``get(space, kind, keys, *, with_vectors=False) -> dict[key, Hit]``; ``scan(space, kind, *,
-  with_vectors=False) -> Iterator[Hit]`` (every point); ``count(space, kind) -> int``.
+  with_vectors=False, fields=None) -> Iterator[Hit]`` (every point; ``fields``: only those payload fields);
+  ``count(space, kind) -> int``; ``scores(space, kind, vectors) -> list[dict[point id, float]]`` (every point's
+  inner product with each row: how :func:`indexer.sync.check` compares stored vectors without reading them).
 - ``spaces() -> list[str]`` (slugs that have an alias); ``alias_target(space, kind) -> str | None``;
   ``physical_collections(space=None, kind=None) -> list[str]``; ``dim(space, kind) -> int | None``.
 - Filters are plain dicts (callers never build Qdrant objects), all conditions must hold::
@@ -101,13 +103,14 @@ LOCAL_LIMIT = 20_000
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/taskspace/qdrant-points")
 
 _K, _I, _F, _B = "keyword", "integer", "float", "bool"
-#: payload field -> index type, per kind (the fields queries filter on)
+#: payload field -> index type, per kind (the fields queries filter on). Not the unique strings (key, digest,
+#: inputs_digest): nothing filters on those, and an index of 32k unique keywords costs Edge a third of its write
+#: time and of its open time; a filter on them still works (evaluated per point)
 PAYLOAD_INDEXES: dict[str, dict[str, Any]] = {
-    "models": {"key": _K, "license": _K, "num_parameters": _I, "pipeline_tag": _K, "library": _K, "tags": _K,
-               "gated": _B, "downloads": _I, "benchmarks": _K, "n_prompts": _I, "accuracy": _F,
-               "inputs_digest": _K, "digest": _K},
-    "benchmarks": {"key": _K, "group": _K, "n_prompts": _I, "digest": _K},
-    "prompts": {"key": _K, "benchmark": _K, "benchmarks": _K, "digest": _K},
+    "models": {"license": _K, "num_parameters": _I, "pipeline_tag": _K, "library": _K, "tags": _K,
+               "gated": _B, "downloads": _I, "benchmarks": _K, "n_prompts": _I, "accuracy": _F},
+    "benchmarks": {"group": _K, "n_prompts": _I},
+    "prompts": {"benchmark": _K, "benchmarks": _K},
 }
 _BUSY = ("another taskspace process is using the index at {}; "
          "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access")
@@ -425,7 +428,7 @@ class VectorStore:
         return n
 
     def rebuild(self, space: str, kind: str, points: Iterable[Point], *, dim: int,
-                batch_size: int = 256) -> RebuildResult:
+                batch_size: int = 1024) -> RebuildResult:
         """Write ``points`` into a fresh collection, then atomically point the alias at it (see module doc)."""
         alias = self.alias_name(space, kind)
         self._dims.pop(alias, None)
@@ -446,7 +449,7 @@ class VectorStore:
         log.info("rebuilt %s -> %s (%d points, replaced %s, dropped %s)", alias, new, n, old, dropped or "nothing")
         return RebuildResult(alias=alias, collection=new, count=n, dropped=dropped)
 
-    def upsert(self, space: str, kind: str, points: Iterable[Point], *, dim: int, batch_size: int = 256) -> int:
+    def upsert(self, space: str, kind: str, points: Iterable[Point], *, dim: int, batch_size: int = 1024) -> int:
         """Write points into the live collection (created with its alias if absent). Returns how many."""
         target = self._check_dim(space, kind, dim)
         if target is None:
@@ -488,7 +491,7 @@ class VectorStore:
         pid, score, payload, vec = row
         if isinstance(vec, dict):  # the unnamed vector of a record
             vec = vec.get("")
-        return Hit(key=payload.get("key", pid), score=float(score or 0.0), payload=dict(payload),
+        return Hit(key=payload.get("key", pid), score=float(score or 0.0), payload=payload,
                    vector=np.asarray(vec, dtype=np.float32) if vec is not None else None, id=pid)
 
     def _query_dim(self, space: str, kind: str) -> int:
@@ -549,13 +552,29 @@ class VectorStore:
                 out[h.key] = h
         return out
 
-    def scan(self, space: str, kind: str, *, with_vectors: bool = False, batch_size: int = 1024) -> Iterator[Hit]:
-        """Every point of the live collection (empty if the space/kind has no index)."""
+    def scan(self, space: str, kind: str, *, with_vectors: bool = False, batch_size: int = 1024,
+             fields: Sequence[str] | None = None) -> Iterator[Hit]:
+        """Every point of the live collection (empty if the space/kind has no index); ``fields``: only these
+        payload fields (``key`` always)."""
         target = self.alias_target(space, kind)
         if target is None:
             return
-        for row in self._c(kind).scroll(target, with_vectors, batch_size):
+        payload = True if fields is None else sorted({"key", *fields})
+        for row in self._c(kind).scroll(target, with_vectors, batch_size, payload):
             yield self._hit(row)
+
+    def scores(self, space: str, kind: str, vectors) -> list[dict[str, float]]:
+        """For each row of ``vectors`` (n, dim), the inner product of every point of the live collection with it,
+        by point id (one exact pass per row, no payload read: cheaper than reading every stored vector)."""
+        target = self.alias_target(space, kind)
+        if target is None:
+            return [{} for _ in np.atleast_2d(vectors)]
+        rows = self._query_rows(space, kind, vectors)
+        n = self.count(space, kind)
+        if n == 0:
+            return [{} for _ in rows]
+        found = self._call(self._c(kind).query, target, rows, None, n, False, False)
+        return [{pid: float(score) for pid, score, _, _ in rs} for rs in found]
 
     def count(self, space: str, kind: str) -> int:
         target = self.alias_target(space, kind)

@@ -165,13 +165,14 @@ class ClientEngine:
     def _row(p, score: float = 0.0):
         return str(p.id), score, p.payload or {}, p.vector
 
-    def query(self, name: str, rows: np.ndarray, flt, limit: int, with_vectors: bool) -> list[list[tuple]]:
+    def query(self, name: str, rows: np.ndarray, flt, limit: int, with_vectors: bool,
+              payload: bool | list[str] = True) -> list[list[tuple]]:
         f = client_filter(flt)
         if len(rows) == 1:
             res = [self._call(self.client.query_points, name, query=rows[0].tolist(), query_filter=f,
-                              limit=int(limit), with_payload=True, with_vectors=with_vectors)]
+                              limit=int(limit), with_payload=payload, with_vectors=with_vectors)]
         else:
-            reqs = [models.QueryRequest(query=r, filter=f, limit=int(limit), with_payload=True, with_vector=with_vectors)
+            reqs = [models.QueryRequest(query=r, filter=f, limit=int(limit), with_payload=payload, with_vector=with_vectors)
                     for r in rows.tolist()]
             res = self._call(self.client.query_batch_points, name, requests=reqs)
         return [[(str(p.id), float(p.score), p.payload or {}, p.vector) for p in r.points] for r in res]
@@ -180,11 +181,11 @@ class ClientEngine:
         return [self._row(p) for p in self._call(self.client.retrieve, name, ids=list(ids), with_payload=True,
                                                  with_vectors=with_vectors)]
 
-    def scroll(self, name: str, with_vectors: bool, batch_size: int) -> Iterator[tuple]:
+    def scroll(self, name: str, with_vectors: bool, batch_size: int, payload: bool | list[str] = True) -> Iterator[tuple]:
         offset = None
         while True:
             points, offset = self._call(self.client.scroll, name, limit=int(batch_size), offset=offset,
-                                        with_payload=True, with_vectors=with_vectors)
+                                        with_payload=payload, with_vectors=with_vectors)
             for p in points:
                 yield self._row(p)
             if offset is None:
