@@ -81,7 +81,7 @@ class Settings:
 
     @property
     def qdrant_path(self) -> Path:
-        """Folder of the embedded (local mode) Qdrant."""
+        """Folder of the embedded Qdrant (Qdrant Edge, or qdrant-client's local mode)."""
         return self.home / "qdrant"
 
     @property

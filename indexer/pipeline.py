@@ -130,8 +130,8 @@ class Indexer:
 
     @property
     def vectors(self):
-        """The vector store, opened on first use: a pass with nothing to write never opens it (opening Qdrant's
-        local mode loads every collection into memory)."""
+        """The vector store, opened on first use: a pass with nothing to write never opens it (the embedded index
+        is one process at a time)."""
         if self._vectors is None:
             if self._open_vectors is None:
                 from .store.vectors import VectorStore
@@ -442,7 +442,7 @@ class Indexer:
         if not (changed or bench_changed or verify):
             return  # SQL did not change and the last pass finished: the index is current, do not open it
         name = sync.space_name(space)
-        # only the kinds this pass touches are opened (local mode loads a collection's points when opened)
+        # only the kinds this pass touches are opened
         needed = {"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"}
         rebuild = {k for k in needed if self.vectors.alias_target(name, k) is None}
         if verify and rebuild != needed:  # (a kind without an index is rebuilt anyway: nothing to compare)
