@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -134,9 +135,10 @@ class SpacePrior:
     n_models: int  # how many models it was estimated from
     computed_at: datetime | None = None
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """sha256 of the float64 vector; part of every model vector's inputs digest (:func:`vector_digest`)."""
+        """sha256 of the float64 vector; part of every model vector's inputs digest (:func:`vector_digest`).
+        Computed once per record (stale_models asks it for each of 32k models)."""
         return hashlib.sha256(np.asarray(self.vector, dtype="<f8").tobytes()).hexdigest()
 
 
