@@ -286,7 +286,10 @@ def _compare(drift: Drift, kind: str, expected: dict[str, tuple[str, np.ndarray 
     if same:
         E = np.stack([expected[k][1] for k in same]).astype(np.float64)
         probes = np.random.default_rng(0).normal(size=(PROBES, E.shape[1])).astype(np.float32)
-        got = vectors.scores(name, kind, probes)
+        try:
+            got = vectors.scores(name, kind, probes)
+        except DimensionError:  # the index holds vectors of another dimension (a problem of the drift): all stale
+            got = [{} for _ in probes]
         P = probes.astype(np.float64)
         want, bound = E @ P.T, np.abs(E) @ np.abs(P).T
         tol = (E.shape[1] + 2) * 2.0 ** -24 * bound  # |float32 dot - exact| <= (n+1) u sum|e_k p_k| (+ rounding)
