@@ -18,7 +18,8 @@ from .errors import ConfigError
 ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_HOME": ("./.taskspace", "Data directory: SQLite file, local Qdrant folder, embedding cache, sources.toml."),
     "TASKSPACE_DATABASE_URL": ("sqlite:///$TASKSPACE_HOME/taskspace.db", "SQLAlchemy URL of the SQL store (e.g. postgresql+psycopg://user@host/db)."),
-    "TASKSPACE_QDRANT_URL": ("(unset: local mode in $TASKSPACE_HOME/qdrant)", "URL of a Qdrant server; unset uses Qdrant's embedded local mode."),
+    "TASKSPACE_QDRANT_URL": ("(unset: embedded in $TASKSPACE_HOME/qdrant)", "URL of a Qdrant server; unset uses the embedded engine (TASKSPACE_QDRANT_ENGINE) in a folder, one process at a time."),
+    "TASKSPACE_QDRANT_ENGINE": ("edge", "Embedded vector engine: `edge` (Qdrant Edge, Qdrant's own engine in-process: memory-mapped, exact search, payload indexes) or `local` (qdrant-client's pure-Python local mode: loads every point when it opens a collection, filters in Python; slow above about 20,000 points). An index written by one is not read by the other: `taskspace reindex` rebuilds it."),
     "TASKSPACE_QDRANT_API_KEY": ("(unset)", "API key for the Qdrant server."),
     "TASKSPACE_ENCODER": ("all-MiniLM-L6-v2", "Sentence-transformer: a known name (all-MiniLM-L6-v2, all-mpnet-base-v2), a local folder, or a Hub model id."),
     "TASKSPACE_ENCODER_DEVICE": ("cpu", "torch device for the encoder (cpu, cuda, ...)."),
@@ -103,10 +104,11 @@ class Settings:
     eps: float
     log_level: str
     method: str = "auto-mc"
+    qdrant_engine: str = "edge"
 
     @property
     def qdrant_path(self) -> Path:
-        """Folder of the embedded (local mode) Qdrant."""
+        """Folder of the embedded Qdrant (Qdrant Edge, or qdrant-client's local mode)."""
         return self.home / "qdrant"
 
     @property
@@ -137,6 +139,9 @@ class Settings:
         method = (os.environ.get("TASKSPACE_METHOD") or "auto-mc").strip().lower()
         if method not in METHODS:
             raise ConfigError(f"TASKSPACE_METHOD={method!r}: use one of {', '.join(METHODS)}")
+        engine = (os.environ.get("TASKSPACE_QDRANT_ENGINE") or "edge").strip().lower()
+        if engine not in ("edge", "local"):
+            raise ConfigError(f"TASKSPACE_QDRANT_ENGINE={engine!r}: use edge (Qdrant Edge) or local (qdrant-client)")
         return cls(
             home=home,
             database_url=db,
@@ -150,6 +155,7 @@ class Settings:
             eps=eps,
             log_level=level,
             method=method,
+            qdrant_engine=engine,
         )
 
 

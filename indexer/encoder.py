@@ -151,6 +151,11 @@ class EmbeddingCache:
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM embedding").fetchone()[0]
 
+    def stored_dim(self) -> int | None:
+        """The dimension of the stored vectors (every one has its encoder's), or None when the cache is empty."""
+        row = self._conn().execute("SELECT length(vec) FROM embedding LIMIT 1").fetchone()
+        return None if row is None else int(row[0]) // 4
+
     def close(self) -> None:
         con = getattr(self._local, "con", None)
         if con is not None:
@@ -228,6 +233,13 @@ class Encoder:
 
     @property
     def dim(self) -> int:
+        """The embedding dimension: from the cache when it holds any vector of this encoder (no model load), else
+        from the loaded model."""
+        if self._model is None and self._revision != "hub":
+            cache = self._get_cache()
+            dim = cache.stored_dim() if cache is not None else None
+            if dim:
+                return dim
         model = self._load()
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(get_dim())

@@ -119,8 +119,8 @@ class Indexer:
 
     @property
     def vectors(self):
-        """The vector store, opened on first use: a pass with nothing to write never opens it (opening Qdrant's
-        local mode loads every collection into memory)."""
+        """The vector store, opened on first use: a pass with nothing to write never opens it (the embedded index
+        is one process at a time)."""
         if self._vectors is None:
             if self._open_vectors is None:
                 from .store.vectors import VectorStore
@@ -448,8 +448,7 @@ class Indexer:
     def _drop_orphan_vectors(self, space, with_outcomes: set[str]) -> list[str]:
         """Vectors of models that no longer have any outcome (their source was replaced without them);
         ``with_outcomes``: the models that have some."""
-        have = {mv.model for mv in self.store.load_model_vectors(space.id)}
-        gone = sorted(have - with_outcomes)
+        gone = sorted(set(self.store.model_vector_keys(space.id)) - with_outcomes)
         if gone:
             self.store.delete_model_vectors(space.id, gone)
         return gone
@@ -483,11 +482,11 @@ class Indexer:
         if not (changed or bench_changed or verify):
             return  # SQL did not change and the last pass finished: the index is current, do not open it
         name = space_name(space)
-        # only the kinds this pass touches are opened (local mode loads a collection's points when opened)
+        # only the kinds this pass touches are opened
         needed = {"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"}
         rebuild = {k for k in needed if self.vectors.alias_target(name, k) is None}
-        if verify:
-            for drift in sync.check(self.store, self.vectors):
+        if verify and rebuild != needed:  # (a kind without an index is rebuilt anyway: nothing to compare)
+            for drift in sync.check(self.store, self.vectors, space.id):
                 if drift.space != name:
                     continue
                 for kind in ("models", "benchmarks", "prompts"):

@@ -16,6 +16,8 @@ configured encoder, else the newest.
 
 from __future__ import annotations
 
+import atexit
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,42 +153,84 @@ def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
     return out
 
 
+_OPEN: dict = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _shared_stores():
+    """The SQL store and the vector store of the current settings, opened on the first :func:`find_models` call
+    that passes none and reused by the next ones (reopened when the settings change or the vector store was
+    closed). The embedded vector folder is held by one store at a time: this one is marked
+    :meth:`~indexer.store.vectors.VectorStore.share`, so another store of this process that opens the folder
+    (e.g. an indexing pass) takes it over; a later call here reopens it. Closed at exit, or by
+    :func:`close_cached`."""
+    from .config import get_settings
+    from .store.sql import open_store
+    from .store.vectors import VectorStore
+
+    s = get_settings()
+    key = (s.database_url, s.qdrant_url, str(s.qdrant_path), s.qdrant_engine)
+    with _OPEN_LOCK:
+        got = _OPEN.get("stores")
+        if got is not None and got[0] == key and not got[2].closed:
+            return got[1], got[2]
+        _close_locked()
+        store = open_store()
+        try:
+            vectors = VectorStore.from_settings(s).share()
+        except BaseException:
+            store.close()
+            raise
+        if not _OPEN.get("atexit"):
+            atexit.register(close_cached)
+            _OPEN["atexit"] = True
+        _OPEN["stores"] = (key, store, vectors)
+        return store, vectors
+
+
+def _close_locked() -> None:
+    got = _OPEN.pop("stores", None)
+    if got is not None:
+        got[2].close()
+        got[1].close()
+
+
+def close_cached() -> None:
+    """Close the stores :func:`find_models` keeps open (releases the embedded index folder)."""
+    with _OPEN_LOCK:
+        _close_locked()
+
+
 def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
                 filters: dict | None = None, space=None, store=None, vectors=None,
                 rank: str = "probability") -> list[Match]:
     """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`.
-    ``rank``: one of :data:`RANKS`."""
+    ``rank``: one of :data:`RANKS`. Without ``store``/``vectors`` the configured stores are opened once per
+    process and reused (:func:`close_cached` closes them)."""
     from .posterior import Z_INTERVAL, lcb_candidates_exact
     from .space import space_name
-    from .store.sql import open_store
-    from .store.vectors import VectorStore
 
-    own_store, own_vectors = store is None, vectors is None
-    store = store or open_store()
-    vectors = vectors or VectorStore.from_settings()
-    try:
-        if rank not in RANKS:
-            raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}")
-        sp = _space(store, space)
-        q = query_vector(store, vectors, sp, prompts=prompts, benchmark=benchmark)
-        pred = predictor(store, sp)
-        name = space_name(sp)
-        if rank == "probability":  # the calibration is increasing in the score: Qdrant's order is the order
-            return _matches(vectors.search(name, "models", q, filters=filters, limit=top), pred, q)
-        # the lower confidence bound: re-rank candidates, fetching more until no unfetched model can enter the top
-        fetch = max(4 * top, 50)
-        while True:
-            hits = vectors.search(name, "models", q, filters=filters, limit=fetch + 1)
-            more = len(hits) > fetch
-            found = _matches(hits[:fetch], pred, q)
-            lower = np.array([m.score - Z_INTERVAL * np.sqrt(m.variance) if np.isfinite(m.variance) else m.score
-                              for m in found])
-            if not more or lcb_candidates_exact(lower, lower, top, float(hits[fetch].score)):
-                order = np.argsort(-lower, kind="stable")[:top]
-                return [found[i] for i in order]
-            fetch *= 4
-    finally:
-        if own_vectors:
-            vectors.close()
-        if own_store:
-            store.close()
+    if rank not in RANKS:
+        raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}")
+    if store is None or vectors is None:
+        shared_store, shared_vectors = _shared_stores()
+        store = store or shared_store
+        vectors = vectors or shared_vectors
+    sp = _space(store, space)
+    q = query_vector(store, vectors, sp, prompts=prompts, benchmark=benchmark)
+    pred = predictor(store, sp)
+    name = space_name(sp)
+    if rank == "probability":  # the calibration is increasing in the score: Qdrant's order is the order
+        return _matches(vectors.search(name, "models", q, filters=filters, limit=top), pred, q)
+    # the lower confidence bound: re-rank candidates, fetching more until no unfetched model can enter the top
+    fetch = max(4 * top, 50)
+    while True:
+        hits = vectors.search(name, "models", q, filters=filters, limit=fetch + 1)
+        more = len(hits) > fetch
+        found = _matches(hits[:fetch], pred, q)
+        lower = np.array([m.score - Z_INTERVAL * np.sqrt(m.variance) if np.isfinite(m.variance) else m.score
+                          for m in found])
+        if not more or lcb_candidates_exact(lower, lower, top, float(hits[fetch].score)):
+            order = np.argsort(-lower, kind="stable")[:top]
+            return [found[i] for i in order]
+        fetch *= 4

@@ -25,7 +25,8 @@ Qdrant's Dot product is the model's predicted score.
 - :func:`check` compares each space (every SQL space, plus any index space that SQL does not know; or just the
   one asked for) with SQL: a :class:`Drift` maps each kind to sorted keys that are *missing* (in SQL, not in
   the index), *extra* (in the index, not in SQL) or *stale* (in both, but the payload digest or, for models and
-  benchmarks, the stored vector differs from what SQL gives), and lists the collections an interrupted rebuild
+  benchmarks, the stored vector differs from what SQL gives: digests compared exactly, vectors through their inner
+  products with two fixed random probes, beyond float32 rounding, :func:`_compare`), and lists the collections an interrupted rebuild
   left (``orphans``: not drift, the next rebuild drops them). Prompt vectors are not recomputed (that needs the
   encoder): their digest covers hash, benchmarks, text snippet and encoder id.
 - :func:`resolve_spaces` looks spaces up: all of them, or the one named by its index name, its SQL id, or an
@@ -48,7 +49,7 @@ from . import represent
 from .errors import DimensionError, NotFoundError
 from .records import prompt_hash
 from .space import encoder_name, space_encoder, space_name
-from .store.vectors import KINDS, Point, VectorStore, space_slug
+from .store.vectors import KINDS, Point, VectorStore, point_id, space_slug
 
 log = logging.getLogger(__name__)
 SNIPPET = 300
@@ -207,7 +208,7 @@ def push_models(sql, vectors: VectorStore, space, models: Sequence[str] | None =
     name = space_name(rec)
     # the same lock as reindex: a push into a collection that a concurrent rebuild is about to drop would be lost
     with sql.lock("reindex") if hasattr(sql, "lock") else nullcontext():
-        records = {m.key: m for m in sql.list_models()}
+        records = {m.key: m for m in sql.list_models(keys=models)}  # keys=None: every model
         mvs = sql.load_model_vectors(rec.id, models)
         n = vectors.upsert(name, "models", (_model_point(mv, records.get(mv.model)) for mv in mvs), dim=rec.dim)
         if models is not None:
@@ -241,17 +242,42 @@ class Drift:
                    for k in ("missing", "stale", "extra")}}
 
 
-def _compare(drift: Drift, kind: str, expected: dict[str, tuple[str, np.ndarray | None]], actual) -> None:
+#: check compares stored vectors with SQL's through their inner products with these many fixed random probes
+PROBES = 2
+
+
+def _compare(drift: Drift, kind: str, expected: dict[str, tuple[str, np.ndarray | None]], vectors: VectorStore,
+             name: str) -> None:
+    """Missing, extra and stale points of one collection: payload digests compared exactly (only ``key`` and
+    ``digest`` are read); stored vectors (when ``expected`` has them) through :meth:`VectorStore.scores` with
+    :data:`PROBES` random probe vectors: a stored vector is stale when a probe's score differs from SQL's vector's
+    by more than float32 rounding can explain (the error bound of a float32 dot product of this length), so
+    reading 32k stored vectors back into Python is never needed."""
     seen = set()
-    stale, extra = [], []
-    for hit in actual:
+    stale, extra, same = [], [], []
+    for hit in vectors.scan(name, kind, fields=["digest"]):
         seen.add(hit.key)
         want = expected.get(hit.key)
         if want is None:
             extra.append(hit.key)
-        elif hit.payload.get("digest") != want[0] or (
-                want[1] is not None and (hit.vector is None or not np.array_equal(hit.vector, want[1]))):
+        elif hit.payload.get("digest") != want[0]:
             stale.append(hit.key)
+        elif want[1] is not None:
+            same.append(hit.key)
+    if same:
+        E = np.stack([expected[k][1] for k in same]).astype(np.float64)
+        probes = np.random.default_rng(0).normal(size=(PROBES, E.shape[1])).astype(np.float32)
+        try:
+            got = vectors.scores(name, kind, probes)
+        except DimensionError:  # the index holds vectors of another dimension (a problem of the drift): all stale
+            got = [{} for _ in probes]
+        P = probes.astype(np.float64)
+        want, bound = E @ P.T, np.abs(E) @ np.abs(P).T
+        tol = (E.shape[1] + 2) * 2.0 ** -24 * bound  # |float32 dot - exact| <= (n+1) u sum|e_k p_k| (+ rounding)
+        ids = [point_id(name, kind, k) for k in same]
+        have = np.array([[g.get(i, np.nan) for g in got] for i in ids])
+        bad = ~(np.abs(have - want) <= tol)  # NaN (a point the query did not return) counts as stale
+        stale.extend(k for k, b in zip(same, bad.any(axis=1)) if b)
     drift.missing[kind] = sorted(set(expected) - seen)
     drift.stale[kind] = sorted(stale)
     drift.extra[kind] = sorted(extra)
@@ -272,13 +298,13 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
             if have is not None and have != rec.dim:
                 drift.problems.append(f"{kind} index holds {have}-dim vectors, the space has {rec.dim}")
         expected_models = {p.key: (p.payload["digest"], np.asarray(p.vector, np.float32)) for p in _model_points(sql, rec)}
-        _compare(drift, "models", expected_models, vectors.scan(name, "models", with_vectors=True))
+        _compare(drift, "models", expected_models, vectors, name)
         expected_b = {p.key: (p.payload["digest"], np.asarray(p.vector, np.float32)) for p in _benchmark_points(sql, rec)}
-        _compare(drift, "benchmarks", expected_b, vectors.scan(name, "benchmarks", with_vectors=True))
+        _compare(drift, "benchmarks", expected_b, vectors, name)
         if prompts is None:
             prompts = _prompts(sql)
         expected_p = {h: (_prompt_payload(h, b, t, rec.encoder)["digest"], None) for h, (b, t) in prompts.items()}
-        _compare(drift, "prompts", expected_p, vectors.scan(name, "prompts"))
+        _compare(drift, "prompts", expected_p, vectors, name)
         live = {vectors.alias_target(name, k) for k in KINDS}
         drift.orphans = [c for c in vectors.physical_collections(name) if c not in live]
         out.append(drift)

@@ -26,10 +26,35 @@ def taskspace_home(tmp_path, monkeypatch):
     monkeypatch.setenv("TASKSPACE_CACHE_DIR", str(_SESSION_CACHE))
     reset_settings()
     yield tmp_path / "home"
+    import sys
+
+    if "indexer.query" in sys.modules:  # find_models() without stores keeps them open: not across tests
+        sys.modules["indexer.query"].close_cached()
     reset_settings()
 
 
 _SESSION_CACHE = Path(os.environ.get("TASKSPACE_TEST_CACHE", "/tmp/taskspace-test-cache"))
+
+#: test modules of the vector store that run once per embedded engine (the same tests, unchanged, for each)
+_EVERY_ENGINE = {"test_vectors", "test_sync"}
+
+
+def pytest_generate_tests(metafunc):
+    if "vector_engine" in metafunc.fixturenames and metafunc.module.__name__.rsplit(".", 1)[-1] in _EVERY_ENGINE:
+        metafunc.parametrize("vector_engine", ["edge", "local"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def vector_engine(request, taskspace_home, monkeypatch):
+    """The embedded vector engine of the test (TASKSPACE_QDRANT_ENGINE): both for the vector store's own
+    modules (:data:`_EVERY_ENGINE`), the default (Qdrant Edge) elsewhere. Subprocesses inherit it."""
+    from indexer.config import reset_settings
+
+    engine = getattr(request, "param", None)
+    if engine is not None:
+        monkeypatch.setenv("TASKSPACE_QDRANT_ENGINE", engine)
+        reset_settings()
+    return engine or "edge"
 
 
 @pytest.fixture(scope="session")

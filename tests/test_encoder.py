@@ -107,3 +107,14 @@ def test_a_killed_embedding_keeps_the_chunks_it_finished(encoder, monkeypatch):
     monkeypatch.setattr(encoder, "_encode_raw", real)
     again = encoder.encode(texts)  # only the last two are encoded now
     assert again.shape == (10, encoder.dim)
+
+
+def test_dim_comes_from_the_cache_without_loading_the_model(tmp_path, monkeypatch):
+    """A new embedding space needs the encoder's dimension: with any cached vector of this encoder it is read from
+    the cache (an indexing pass with nothing to embed never loads the model); an empty cache loads the model."""
+    enc = Encoder("all-MiniLM-L6-v2", cache_dir=tmp_path / "cache")
+    loads = []
+    monkeypatch.setattr(enc, "_load", lambda: loads.append(1) or pytest.fail("model loaded"))
+    assert EmbeddingCache(tmp_path / "empty.sqlite").stored_dim() is None
+    enc._get_cache().put_many([(prompt_hash("q"), np.ones(384, np.float32))])
+    assert enc.dim == 384 and not loads and enc._model is None

@@ -86,3 +86,41 @@ def test_a_process_loads_the_encoder_once_for_many_searches(indexed, monkeypatch
         assert find_models([f"Question {i} on {tag}: which element has atomic number {i + 1}?"], top=2,
                            store=store, vectors=vectors)
     assert len(loads) <= 1, loads  # 0 when an earlier search in this process loaded it already
+
+
+def test_find_models_without_stores_opens_them_once_and_yields_the_folder(tmp_path, encoder, monkeypatch):
+    """The documented call (no stores passed) opens the configured stores on first use and reuses them; another
+    store of this process that opens the embedded folder (an indexing pass) takes it over, the next call reopens;
+    another process still gets the one-process lock error while they are open."""
+    import subprocess
+    import sys
+
+    from indexer import query
+
+    rng = np.random.default_rng(5)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2", "m3"], 12), 12)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a"))])
+        want = [(m.model, m.score) for m in find_models(benchmark="alpha", store=store, vectors=vectors)]
+    opened = []
+    real = VectorStore.from_settings
+    monkeypatch.setattr(VectorStore, "from_settings", lambda settings=None: opened.append(1) or real(settings))
+    assert [(m.model, m.score) for m in find_models(benchmark="alpha")] == want
+    assert [m.model for m in find_models(["What is item 3 of alpha about?"], top=2)]
+    assert len(opened) == 1
+    code = "import sys; from indexer.store.vectors import VectorStore; VectorStore.from_settings()"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert other.returncode != 0 and "another taskspace process is using the index" in other.stderr
+    with open_store() as store, real() as vectors:  # takes the folder over from the kept store
+        assert Indexer(store, vectors, encoder=encoder).run().status == "ok"
+    assert [(m.model, m.score) for m in find_models(benchmark="alpha")] == want and len(opened) == 2
+    query.close_cached()
+    with real() as vectors:  # released
+        assert vectors.count(vectors.spaces()[0], "models") == 3
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "elsewhere"))
+    from indexer.config import reset_settings
+
+    reset_settings()
+    with pytest.raises(NotFoundError, match="taskspace index"):  # other settings: other stores
+        find_models(["anything"])
+    assert len(opened) == 3

@@ -335,3 +335,78 @@ def test_ingest_reads_a_columnar_table_batch(store, tmp_path):
     assert res.outcomes == 3
     om = store.load_outcomes()
     assert om.models == ["m1", "m2"] and int((~np.isnan(om.scores)).sum()) == 3
+
+
+def _content(store) -> tuple:
+    """Everything an ingest stores, in a comparable form (ids left out)."""
+    om = store.load_outcomes()
+    models = [(m.key, m.kind, m.revision) for m in store.list_models()]
+    members = {b.name: [store.prompt_hashes([p])[0] for p in store.benchmark_prompts(b.name)] for b in store.list_benchmarks()}
+    return (models, members, store.model_digests(), om.models, om.prompt_hashes, om.scores.tobytes(),
+            [(s.location, s.revision, s.n_outcomes) for s in store.list_sources()])
+
+
+def test_columnar_ingest_stores_what_outcome_rows_store(db_url, tmp_path):
+    """The same cells as Outcome rows or as a columnar table (copies of a text averaged, revisions, several
+    benchmarks, a model under two revisions) give the same stored content, revision fingerprint included."""
+    from indexer.records import OutcomeTable
+    from indexer.store.sql import Store
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for i, m in enumerate(["org/a", "org/b", "plain-name", "org/a"]):  # org/a again: a second revision
+        for j in rng.permutation(12):
+            bench = "math" if j < 8 else "code"
+            text = f"question {j % 6}"  # math: texts 0 and 1 twice (copies, averaged); code: texts 2-5 again
+            rows.append(Outcome(m, bench, text, float(rng.integers(0, 2)) if j % 3 else float(rng.random()),
+                                revision=("r1" if i == 0 else "r2") if m == "org/a" else None, prompt_id=f"p{j}"))
+    as_rows = SourceBatch(SourceInfo("table", "/d/x.csv", None), {}, list(rows))
+    as_table = SourceBatch(SourceInfo("table", "/d/x.csv", None), {}, table=OutcomeTable.from_outcomes(rows))
+    half = SourceBatch(SourceInfo("table", "/d/x.csv", None), {}, list(rows[:20]),
+                       table=OutcomeTable.from_outcomes(rows[20:]))
+    got = []
+    for k, b in enumerate([as_rows, as_table, half]):
+        url = db_url if k == 0 else f"sqlite:///{tmp_path / f'c{k}.db'}"
+        with Store(url, upgrade=True) as s:
+            res = s.ingest(b)
+            got.append((res.models, res.prompts, res.outcomes, _content(s)))
+    assert got[0][:3] == (3, 6, 30)  # 3 models, 6 texts; per model 6 math + 4 code cells after merging copies
+    assert got[1] == got[0] and got[2] == got[0]
+    assert got[0][3][0][0] == ("org/a", "hub", "r2")
+    # every stored cell is the mean of that model's outcomes on that text (each text's copies weigh the same here)
+    _, _, _, models, hashes, scores, _ = got[0][3]
+    scores = np.frombuffer(scores, np.float32).reshape(len(models), len(hashes))
+    for i, m in enumerate(models):
+        for j, h in enumerate(hashes):
+            want = [o.score for o in rows if o.model == m and prompt_hash(o.text) == h]
+            assert scores[i, j] == pytest.approx(np.mean(want), abs=1e-6)
+
+
+def test_columnar_ingest_reports_the_first_bad_cell(store):
+    from indexer.records import OutcomeTable
+
+    def table(models, texts, scores):
+        return OutcomeTable(models=models, prompt_ids=[f"p{i}" for i in range(len(texts))], benchmarks=["b"] * len(texts),
+                            texts=texts, model_idx=np.zeros(len(scores), np.int32),
+                            prompt_idx=np.arange(len(scores), dtype=np.int32) % len(texts), scores=np.asarray(scores, float))
+
+    def ingest(t):
+        return store.ingest(SourceBatch(SourceInfo("table", "/d/t.csv", "r"), {}, table=t))
+
+    with pytest.raises(InputError, match=r"m / b / p1: score 1.5 is not in \[0, 1\]"):
+        ingest(table(["m"], ["q0", "q1", " "], [1.0, 1.5, 0.0]))
+    with pytest.raises(InputError, match="m / b / p1: empty prompt text"):
+        ingest(table(["m"], ["q0", " ", "q2"], [1.0, 0.5, 2.0]))
+    with pytest.raises(InputError, match="without a model name"):
+        ingest(table([" "], ["q0"], [1.0]))
+    assert store.list_sources() == []
+
+
+def test_list_models_by_keys_and_vector_keys(store):
+    store.ingest(batch(outcomes=grid(A, P)))
+    assert [m.key for m in store.list_models(keys=["org/beta", "org/ghost", "org/alpha"])] == ["org/alpha", "org/beta"]
+    assert store.list_models(keys=[]) == []
+    s = store.get_or_create_space("enc@1", 4, 1.0, 0.0)
+    assert store.model_vector_keys(s.id) == []
+    store.save_model_vectors(s.id, [ModelVector(k, np.ones(4), 4) for k in A[:2]])
+    assert store.model_vector_keys(s.id) == sorted(A[:2])

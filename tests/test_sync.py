@@ -277,3 +277,17 @@ def test_cli_reindex_and_check(encoder, taskspace_home, cli):
     with VectorStore.from_settings():
         rc, out, err = cli("check")
     assert rc == 6 and "another taskspace process is using the index at" in err and "Traceback" not in err
+
+
+def test_check_reports_an_index_of_another_dimension(store, vs, encoder):
+    space = fill(store, encoder)
+    name = space_name(space)
+    from indexer.store.vectors import Point
+
+    from indexer.sync import _benchmark_points
+
+    # SQL's payloads (their digests match), vectors of another dimension: the vectors cannot be compared
+    vs.rebuild(name, "benchmarks", [Point(p.key, np.ones(8), p.payload) for p in _benchmark_points(store, space)], dim=8)
+    drift = only(check(store, vs))
+    assert drift.problems == [f"benchmarks index holds 8-dim vectors, the space has {space.dim}"]
+    assert drift.stale["benchmarks"] == sorted(BENCHES) and not drift.clean

@@ -43,7 +43,7 @@ Bulk reads (solver, worker, evaluator)
   selected benchmarks takes the first by name). A cell observed in several sources (or benchmarks) is their
   mean. Columns are sorted by (benchmark, position); rows by model key.
 - Prompts: ``prompt_texts`` and ``prompt_hashes`` (by id, same order), ``prompt_ids`` (by hash).
-- Models and benchmarks: ``list_models``, ``get_model`` (:class:`ModelRecord`); ``list_benchmarks``
+- Models and benchmarks: ``list_models`` (all, or some keys), ``get_model`` (:class:`ModelRecord`); ``list_benchmarks``
   (:class:`BenchmarkRecord`, with the number of prompts), ``benchmark_prompts`` (prompt ids in position order).
 - ``model_digests``: a hex sha256 per model over its stored outcomes; it changes iff that model's outcomes
   changed (any source, any benchmark).
@@ -56,8 +56,11 @@ Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt
 - Model vectors (:class:`ModelVector`): ``save_model_vectors`` (upsert per model; a vector of the wrong
   dimension raises DimensionError; optionally with the space's shrinkage target, a :class:`SpacePrior`
   (method ``auto-mean``), in the same transaction), ``load_model_vectors``, ``delete_model_vectors``,
-  ``get_space_prior``; ``stale_models``: the models with outcomes whose vector is missing or whose inputs
-  digest differs from ``model_digests``.
+  ``get_space_prior``, ``model_vector_keys`` (the models with a vector, none read); ``stale_models``: the models
+  with outcomes whose vector is missing or whose inputs digest differs from ``model_digests``. Each vector carries
+  the posterior of its scores (its coverage pattern's key, lambda, residual variance); ``save_model_vectors``
+  also stores the patterns' factors and the space's calibration map (:mod:`indexer.posterior`) in the same
+  transaction: ``load_patterns``, ``get_space_calibration``.
 - Benchmark vectors (:class:`BenchmarkVector`, the mean of a benchmark's prompt vectors):
   ``save_benchmark_vectors``, ``load_benchmark_vectors``.
 
@@ -102,7 +105,6 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -212,7 +214,11 @@ class Store(IngestMixin, ReadMixin, DerivedMixin):
     def _insert_ignore(self, conn: Session, table, rows: list[dict], keys: list[str]) -> None:
         if not rows:
             return
-        ins = (postgresql.insert if self.dialect == "postgresql" else sqlite.insert)(table)
+        if self.dialect == "postgresql":  # imported here: the PostgreSQL dialect costs SQLite users 0.1 s at start
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        ins = insert(table)
         for chunk in _chunks(rows, 1000):
             conn.execute(ins.on_conflict_do_nothing(index_elements=keys), chunk)
 

@@ -177,7 +177,7 @@ class DerivedMixin:
             rows = rows_for_keys(conn, select(SpacePatternRow).where(SpacePatternRow.space_id == space_id),
                                  SpacePatternRow.key, keys)
         out = {}
-        for (r,) in rows:
+        for r in rows:  # plain rows (rows_for_keys runs on the Core connection)
             f4 = lambda b: np.frombuffer(b, dtype="<f4").astype(np.float64)  # noqa: E731
             p = r.width
             K = f4(r.K).reshape(p, r.free) if r.K is not None else None
@@ -196,13 +196,23 @@ class DerivedMixin:
 
     def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
         """Stored vectors of a space, by model key (all models when ``models`` is None)."""
-        q = (select(Model.key, ModelVectorRow).join(Model, Model.id == ModelVectorRow.model_id)
+        v = ModelVectorRow
+        q = (select(Model.key, v.vector, v.n_prompts, v.benchmarks, v.accuracy, v.inputs_digest, v.computed_at,
+                    v.pattern, v.lam, v.noise)
+             .join(Model, Model.id == v.model_id).where(v.space_id == space_id).order_by(Model.key))
+        with self._read() as conn:  # plain rows, not ORM objects (32k vectors)
+            rows = rows_for_keys(conn, q, Model.key, models)
+        if models is not None:
+            rows.sort(key=lambda r: r[0])
+        return [ModelVector(k, np.frombuffer(vec, dtype="<f4").copy(), n, list(b or []), dict(a or {}), d, t, pk, lam, nz)
+                for k, vec, n, b, a, d, t, pk, lam, nz in rows]
+
+    def model_vector_keys(self, space_id: int) -> list[str]:
+        """The models that have a vector in this space (keys only: no vector is read)."""
+        q = (select(Model.key).join(ModelVectorRow, Model.id == ModelVectorRow.model_id)
              .where(ModelVectorRow.space_id == space_id).order_by(Model.key))
         with self._read() as conn:
-            rows = rows_for_keys(conn, q, Model.key, models)
-        return [ModelVector(k, np.frombuffer(r.vector, dtype="<f4").copy(), r.n_prompts, list(r.benchmarks or []),
-                            dict(r.accuracy or {}), r.inputs_digest, r.computed_at, r.pattern, r.lam, r.noise)
-                for k, r in rows]
+            return list(conn.execute(q).scalars())
 
     def delete_model_vectors(self, space_id: int, models: Sequence[str]) -> int:
         with self._write() as conn:

@@ -1,17 +1,22 @@
 """Ingesting a :class:`~indexer.records.SourceBatch` (mixed into :class:`indexer.store.sql.Store`): one
-transaction per source; prompts by content hash; outcomes packed per (source, model, benchmark)."""
+transaction per source; prompts by content hash; outcomes packed per (source, model, benchmark).
+
+The batch is taken column-wise (:meth:`SourceBatch.to_table`: a big reader's ``OutcomeTable`` as it is, Outcome
+rows turned into columns): checks, prompt hashes, grouping and the averaging of copies are array operations,
+with one Python step per distinct prompt, model, benchmark and (model, benchmark) block, none per cell."""
 
 from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from ..errors import InputError, StoreError
-from ..records import SourceBatch, name_problem, prompt_hash, text_problem
+from ..records import OutcomeTable, SourceBatch, name_problem, prompt_hash, text_problem
 from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source, utcnow
 from .sql_types import IngestResult, chunks, looks_like_repo_id
 
@@ -22,16 +27,175 @@ def _pack(ids: np.ndarray, scores: np.ndarray) -> tuple[bytes, bytes, str]:
     return a, b, hashlib.sha256(a + b).hexdigest()
 
 
-def _check_names(o, location: str, h: str) -> None:
-    """Model keys and benchmark names must be non-empty and fit their columns (checked once per pair)."""
-    item = f"prompt {o.prompt_id or h[:12]}"
-    for what, value, limit in (("model", o.model, 512), ("benchmark", o.benchmark, 512), ("model revision", o.revision, 128)):
+def _check_names(model, benchmark, revision, location: str, item: str) -> None:
+    """Model keys and benchmark names must be non-empty and fit their columns."""
+    for what, value, limit in (("model", model, 512), ("benchmark", benchmark, 512), ("model revision", revision, 128)):
         if what != "model revision" and (not isinstance(value, str) or not value.strip()):
             raise InputError(f"an outcome without a {what} name in {location}", item=item)
         if value is not None and name_problem(value):  # the same rule on SQLite and PostgreSQL (which refuses NUL)
             raise InputError(f"{what} name {value[:60]!r} {name_problem(value)} in {location}", item=item)
         if value is not None and len(value) > limit:
             raise InputError(f"{what} {value[:60]!r}... is longer than {limit} characters in {location}", item=item)
+
+
+_DENSE = 1 << 24  # code spaces up to this size are grouped with a lookup table (no sort of the cells)
+
+
+def _unique(code: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(code, return_inverse=True)`` for codes in [0, size): a lookup table when the space is small."""
+    if size > _DENSE:
+        return np.unique(code, return_inverse=True)
+    present = np.zeros(size, dtype=bool)
+    present[code] = True
+    uniq = np.flatnonzero(present)
+    lut = np.zeros(size, dtype=np.int64)
+    lut[uniq] = np.arange(len(uniq))
+    return uniq, lut[code]
+
+
+def _first_cells(code: np.ndarray, size: int) -> np.ndarray:
+    """The position of the first occurrence of each distinct code in [0, size), in order of position."""
+    if size > _DENSE:
+        return np.sort(np.unique(code, return_index=True)[1])
+    first = np.full(size, len(code), dtype=np.int64)
+    np.minimum.at(first, code, np.arange(len(code)))
+    return np.sort(first[first < len(code)])
+
+
+def _first(mask: np.ndarray) -> int:
+    """The first True position, or the length when there is none."""
+    hit = np.flatnonzero(mask)
+    return int(hit[0]) if hit.size else len(mask)
+
+
+@dataclass
+class _Columns:
+    """One source's outcomes, checked and grouped column-wise (no object per cell).
+
+    ``by_hash``: prompt hash -> text; ``order``: benchmark -> prompt hash -> the source's prompt id, in order of first
+    appearance; ``groups``: one (model, benchmark) pair per group, sorted by names, with ``cell_group``/``cell_hash``
+    (indexes into ``groups``/``hashes``) and ``scores`` per cell; ``revisions``: (model, benchmark) -> the model
+    revision last seen on that pair; ``model_rev``: model -> revision."""
+
+    by_hash: dict[str, str]
+    order: dict[str, dict[str, str | None]]
+    hashes: list[str]
+    groups: list[tuple[str, str]]
+    cell_group: np.ndarray
+    cell_hash: np.ndarray
+    scores: np.ndarray
+    revisions: dict[tuple[str, str], str]
+    model_rev: dict[str, str]
+
+
+def _table(batch: SourceBatch) -> tuple[OutcomeTable, dict[int, object]]:
+    """The batch as one columnar table (Outcome rows first, then ``batch.table``), and the cells whose score is
+    not a number (position -> the value given; NaN in the table)."""
+    raw: dict[int, object] = {}
+    rows = batch.outcomes
+    if rows:
+        def safe(k, o):
+            try:
+                return o if isinstance(o.score, float) else replace(o, score=float(o.score))
+            except (TypeError, ValueError):
+                raw[k] = o.score
+                return replace(o, score=math.nan)
+
+        rows = [safe(k, o) for k, o in enumerate(rows)]
+    parts = ([OutcomeTable.from_outcomes(rows)] if rows else []) + ([batch.table] if batch.table is not None else [])
+    return (parts[0] if len(parts) == 1 else OutcomeTable.concat(parts)), raw
+
+
+def _columns(table: OutcomeTable, location: str, raw: dict[int, object] | None = None) -> _Columns:
+    """Check and group a source's outcomes column-wise. The checks and their order are those of a pass over the
+    cells: the first bad cell raises (an empty prompt text, a score outside [0, 1], a bad model or benchmark name).
+    ``raw``: cells whose given score was not a number (shown as given in the error)."""
+    n = len(table)
+    mi = np.asarray(table.model_idx, dtype=np.int64)
+    pi = np.asarray(table.prompt_idx, dtype=np.int64)
+    scores = np.asarray(table.scores, dtype=np.float64)
+    revs = table.revisions or [None] * len(table.models)
+    # prompts: one hash per distinct text (a prompt index whose text is empty is flagged, not hashed)
+    texts: dict[str, int] = {}
+    hashes: list[str] = []
+    empty = np.zeros(len(table.texts), dtype=bool)  # an unusable text: empty, NUL, not UTF-8 (records.text_problem)
+    problem: dict[int, str] = {}
+    p_hash = np.zeros(len(table.texts), dtype=np.int64)
+    for p, t in enumerate(table.texts):
+        bad = text_problem(t)  # the same rule on SQLite and PostgreSQL (which refuses NUL)
+        if bad:
+            empty[p] = True
+            problem[p] = bad
+            continue
+        h = texts.get(t)
+        if h is None:
+            h = texts[t] = len(hashes)
+            hashes.append(prompt_hash(t))
+        p_hash[p] = h
+    # names: one id per distinct model name and benchmark
+    name_id: dict[str, int] = {}
+    m_name = np.asarray([name_id.setdefault(m, len(name_id)) for m in table.models], dtype=np.int64)
+    bench_id: dict[str, int] = {}
+    p_bench = np.asarray([bench_id.setdefault(b, len(bench_id)) for b in table.benchmarks], dtype=np.int64)
+    names, benches = list(name_id), list(bench_id)
+
+    def item(k: int) -> str:
+        return f"{table.models[mi[k]]} / {table.benchmarks[pi[k]]}"
+
+    bad_m = np.asarray([bool(name_problem(m)) or len(m) > 512 or (r is not None and (len(r) > 128 or bool(name_problem(r))))
+                        for m, r in zip(table.models, revs)], dtype=bool)
+    bad_b = np.asarray([bool(name_problem(b)) or len(b) > 512 for b in table.benchmarks], dtype=bool)
+    first_text = _first(empty[pi]) if n else 0
+    first_score = _first(~((scores >= 0.0) & (scores <= 1.0))) if n else 0
+    first_name = _first(bad_m[mi] | bad_b[pi]) if n else 0
+    k = min(first_text, first_score, first_name)
+    if k < n:
+        pid = table.prompt_ids[pi[k]]
+        if k == first_text:
+            raise InputError(f"{problem[int(pi[k])]} in {location}", item=f"{item(k)} / {pid}")
+        h = hashes[p_hash[pi[k]]]
+        if k == first_score:
+            shown = (raw or {}).get(k, float(scores[k]))
+            raise InputError(f"score {shown!r} is not in [0, 1] in {location}", item=f"{item(k)} / {pid or h[:12]}")
+        _check_names(table.models[mi[k]], table.benchmarks[pi[k]], revs[mi[k]], location, f"prompt {pid or h[:12]}")
+    cell_name, cell_bench, cell_hash = m_name[mi], p_bench[pi], p_hash[pi]
+    # groups (model, benchmark), numbered in name order
+    pair = cell_name * max(len(benches), 1) + cell_bench
+    pairs, cell_pair = _unique(pair, len(names) * max(len(benches), 1))
+    group_names = [(names[q // max(len(benches), 1)], benches[q % max(len(benches), 1)]) for q in pairs.tolist()]
+    rank = np.asarray(sorted(range(len(group_names)), key=group_names.__getitem__), dtype=np.int64)
+    renumber = np.empty_like(rank)
+    renumber[rank] = np.arange(len(rank))
+    groups = [group_names[r] for r in rank.tolist()]
+    cell_group = renumber[cell_pair] if n else np.zeros(0, np.int64)
+    # benchmark membership: (benchmark, prompt) in order of first appearance, with the first cell's prompt id
+    bp = cell_bench * max(len(hashes), 1) + cell_hash
+    order: dict[str, dict[str, str | None]] = {}
+    for c in _first_cells(bp, max(len(benches), 1) * max(len(hashes), 1)).tolist():
+        order.setdefault(benches[cell_bench[c]], {})[hashes[cell_hash[c]]] = table.prompt_ids[pi[c]]
+    # model revisions: the last one seen per (model, benchmark); per model, that of the pair seen first last
+    revisions: dict[tuple[str, str], str] = {}
+    with_rev = np.asarray([bool(r) for r in revs], dtype=bool)
+    idx = np.flatnonzero(with_rev[mi]) if n else np.zeros(0, np.int64)
+    if idx.size:
+        runs = np.flatnonzero(np.diff(cell_group[idx]) | np.diff(mi[idx])) + 1
+        for c in idx[np.r_[runs - 1, idx.size - 1]].tolist():  # the last cell of each run
+            revisions[groups[cell_group[c]]] = revs[mi[c]]
+    model_rev = {m: r for (m, _), r in revisions.items()}
+    return _Columns(by_hash=dict(zip(hashes, texts)), order=order, hashes=hashes, groups=groups,
+                    cell_group=cell_group, cell_hash=cell_hash, scores=scores, revisions=revisions,
+                    model_rev=model_rev)
+
+
+def _fingerprint(table: OutcomeTable) -> str:
+    """The content revision of a source that gives none: sha256 over its cells in order (40 hex)."""
+    fp = hashlib.sha256()
+    revs = table.revisions or [None] * len(table.models)
+    m_part = [f"{m}\x1f" for m in table.models]
+    p_part = [f"{b}\x1f{prompt_hash(t)}\x1f" for b, t in zip(table.benchmarks, table.texts)]
+    for m, p, s in zip(table.model_idx.tolist(), table.prompt_idx.tolist(), table.scores.tolist()):
+        fp.update(f"{m_part[m]}{p_part[p]}{float(s)!r}\x1f{revs[m]}\x1e".encode())
+    return fp.hexdigest()[:40]
 
 
 class IngestMixin:
@@ -47,45 +211,15 @@ class IngestMixin:
             known = self.get_source(src.location)
             if known is not None and known.revision == src.revision:
                 return IngestResult(0, 0, 0, skipped=True, source_id=known.id)
-        texts: dict[str, str] = {}  # text -> hash
-        cells: dict[tuple[str, str], tuple[list[str], list[float]]] = {}
-        revisions: dict[tuple[str, str], str] = {}
-        order: dict[str, dict[str, str | None]] = {}  # benchmark -> prompt hash -> source prompt id (first seen)
-        fp = hashlib.sha256() if src.revision is None else None
-        for o in batch.iter_outcomes():  # Outcome rows and/or the columnar table
-            h = texts.get(o.text)
-            if h is None:
-                bad = text_problem(o.text)  # the same rule on SQLite and PostgreSQL (which refuses NUL)
-                if bad:
-                    raise InputError(f"{bad} in {src.location}", item=f"{o.model} / {o.benchmark} / {o.prompt_id}")
-                h = texts[o.text] = prompt_hash(o.text)
-            try:
-                s = float(o.score)
-            except (TypeError, ValueError):
-                s = math.nan
-            if not (0.0 <= s <= 1.0):  # also rejects NaN
-                raise InputError(f"score {o.score!r} is not in [0, 1] in {src.location}", item=f"{o.model} / {o.benchmark} / {o.prompt_id or h[:12]}")
-            key = (o.model, o.benchmark)
-            c = cells.get(key)
-            if c is None:
-                _check_names(o, src.location, h)
-                c = cells[key] = ([], [])
-            c[0].append(h)
-            c[1].append(float(s))
-            if o.revision:
-                revisions[key] = o.revision
-            po = order.setdefault(o.benchmark, {})
-            if h not in po:
-                po[h] = o.prompt_id
-            if fp is not None:
-                fp.update(f"{o.model}\x1f{o.benchmark}\x1f{h}\x1f{s!r}\x1f{o.revision}\x1e".encode())
-        revision = src.revision or f"content:{fp.hexdigest()[:40]}"
-        by_hash = {h: t for t, h in texts.items()}
+        table, raw = _table(batch)
+        cols = _columns(table, src.location, raw)
+        revision = src.revision or f"content:{_fingerprint(table)}"
         with self._write(f"ingesting {src.location}") as conn:
-            return self._ingest_tx(conn, batch, revision, by_hash, cells, revisions, order)
+            return self._ingest_tx(conn, batch, revision, cols)
 
-    def _ingest_tx(self, conn, batch, revision, by_hash, cells, revisions, order) -> IngestResult:
+    def _ingest_tx(self, conn, batch, revision, cols: _Columns) -> IngestResult:
         src = batch.source
+        by_hash, order = cols.by_hash, cols.order
         if self.dialect == "postgresql":  # serialise ingests of the same source
             conn.execute(text("select pg_advisory_xact_lock(hashtext(:k))"), {"k": "taskspace-source:" + src.location})
         existing = conn.execute(select(Source).where(Source.location == src.location)).scalar()
@@ -125,8 +259,8 @@ class IngestMixin:
             rows.sort(key=lambda r: r["prompt_id"])
             self._insert_ignore(conn, BenchmarkPrompt.__table__, rows, ["benchmark_id", "prompt_id"])
         # models
-        keys = sorted({m for m, _ in cells})
-        model_rev = {m: r for (m, _), r in revisions.items()}
+        keys = sorted({m for m, _ in cols.groups})
+        model_rev = cols.model_rev
         mids = self._ids_by(conn, Model.key, Model.id, keys)
         new_models = [k for k in keys if k not in mids]
         self._insert_ignore(conn, Model.__table__, [
@@ -142,24 +276,40 @@ class IngestMixin:
             source_id = conn.execute(Source.__table__.insert().values(kind=src.kind, location=src.location, n_outcomes=0)
                                      .returning(Source.id)).scalar_one()
         blocks, total = [], 0
-        for (model, bench), (hs, scores) in sorted(cells.items()):
-            ids = np.fromiter((pids[h] for h in hs), dtype=np.int64, count=len(hs))
-            sc = np.asarray(scores, dtype=np.float64)
-            uniq, inv = np.unique(ids, return_inverse=True)
-            if len(uniq) != len(ids):  # copies of one prompt within a benchmark: one averaged, graded outcome
-                sc = np.bincount(inv, weights=sc, minlength=len(uniq)) / np.bincount(inv, minlength=len(uniq))
-            else:
-                sc = sc[np.argsort(ids, kind="stable")]
-            a, b, digest = _pack(uniq, sc)
+        # each (model, benchmark) block sorted by prompt id; copies of one prompt in a block become one outcome,
+        # their mean (summed in cell order: a stable sort keeps it)
+        pid_of = np.asarray([pids[h] for h in cols.hashes], dtype=np.int64)
+        rank = np.empty(len(pid_of), dtype=np.int64)
+        rank[np.argsort(pid_of)] = np.arange(len(pid_of))
+        key = cols.cell_group * max(len(pid_of), 1) + rank[cols.cell_hash]
+        order_ = np.argsort(key, kind="stable")
+        key = key[order_]
+        start = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
+        seg = np.cumsum(start) - 1
+        uniq = key[start]
+        means = np.bincount(seg, weights=cols.scores[order_]) / np.bincount(seg)
+        group = uniq // max(len(pid_of), 1)
+        prompt = pid_of[np.argsort(pid_of)][uniq % max(len(pid_of), 1)]
+        bounds = np.r_[0, np.flatnonzero(np.diff(group)) + 1, len(uniq)] if len(uniq) else np.zeros(1, np.int64)
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            model, bench = cols.groups[int(group[lo])]
+            a, b, digest = _pack(prompt[lo:hi], means[lo:hi])
             blocks.append({"source_id": source_id, "model_id": mids[model], "benchmark_id": bench_ids[bench],
-                           "n": len(uniq), "prompt_ids": a, "scores": b, "digest": digest,
-                           "model_revision": revisions.get((model, bench))})
-            total += len(uniq)
+                           "n": hi - lo, "prompt_ids": a, "scores": b, "digest": digest,
+                           "model_revision": cols.revisions.get((model, bench))})
+            total += hi - lo
         self._insert_blocks(conn, blocks)
         conn.execute(update(Source).where(Source.id == source_id).values(
             kind=src.kind, revision=revision, seen_revision=revision, checked_at=now, ingested_at=now, n_outcomes=total))
         return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None, source_id=source_id)
 
     def _insert_blocks(self, conn: Session, blocks: list[dict]) -> None:
-        for chunk in chunks(blocks, 200):
-            conn.execute(OutcomeBlock.__table__.insert(), chunk)
+        """One executemany per 2,000 blocks, straight to the driver (SQLAlchemy's per-row parameter processing
+        cost more than the insert itself for 32k blocks; these columns need none)."""
+        cols = ("source_id", "model_id", "benchmark_id", "n", "prompt_ids", "scores", "digest", "model_revision")
+        mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
+        sql = (f"INSERT INTO {OutcomeBlock.__tablename__} ({', '.join(cols)}) "
+               f"VALUES ({', '.join([mark] * len(cols))})")
+        raw = conn.connection()
+        for chunk in chunks(blocks, 2000):
+            raw.exec_driver_sql(sql, [tuple(b[c] for c in cols) for b in chunk])

@@ -18,6 +18,10 @@ def model_record(m: Model) -> ModelRecord:
     return ModelRecord(key=m.key, **{f: getattr(m, f) for f in MODEL_FIELDS})
 
 
+#: the columns of a ModelRecord, selected as plain rows (no ORM object per model: 32k models read in a tenth)
+_MODEL_COLUMNS = [Model.key, *(getattr(Model, f) for f in MODEL_FIELDS)]
+
+
 def source_record(s: Source) -> SourceRecord:
     return SourceRecord(s.id, s.kind, s.location, s.revision, s.seen_revision, s.checked_at, s.ingested_at, s.n_outcomes)
 
@@ -134,12 +138,16 @@ class ReadMixin:
                 out.update(conn.execute(select(Prompt.hash, Prompt.id).where(Prompt.hash.in_(c))).all())
         return out
 
-    def list_models(self, kind: str | None = None) -> list[ModelRecord]:
-        q = select(Model).order_by(Model.key)
+    def list_models(self, kind: str | None = None, keys: Sequence[str] | None = None) -> list[ModelRecord]:
+        """Every model (of ``kind``), or only those with these ``keys`` (unknown keys are left out)."""
+        q = select(*_MODEL_COLUMNS).order_by(Model.key)
         if kind is not None:
             q = q.where(Model.kind == kind)
         with self._read() as conn:
-            return [model_record(m) for m in conn.execute(q).scalars()]
+            rows = rows_for_keys(conn, q, Model.key, keys)
+        if keys is not None:
+            rows.sort(key=lambda r: r[0])
+        return [ModelRecord(*r) for r in rows]
 
     def get_model(self, key: str) -> ModelRecord | None:
         with self._read() as conn:

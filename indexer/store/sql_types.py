@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -31,7 +32,9 @@ def chunks(seq: Sequence, n: int = CHUNK):
 
 
 def rows_for_keys(conn, query, column, keys: Sequence | None) -> list:
-    """All rows of ``query``, or (``keys`` given) those whose ``column`` is in ``keys``, in IN-list chunks."""
+    """All rows of ``query``, or (``keys`` given) those whose ``column`` is in ``keys``, in IN-list chunks.
+    Runs on the session's Core connection: plain rows, without the ORM's per-row bookkeeping."""
+    conn = conn.connection() if hasattr(conn, "get_bind") else conn
     if keys is None:
         return conn.execute(query).all()
     rows: list = []
@@ -140,9 +143,10 @@ class SpacePrior:
     n_models: int  # how many models it was estimated from
     computed_at: datetime | None = None
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """sha256 of the float64 vector; part of every model vector's inputs digest (:func:`vector_digest`)."""
+        """sha256 of the float64 vector; part of every model vector's inputs digest (:func:`vector_digest`).
+        Computed once per record (stale_models asks it for each of 32k models)."""
         return hashlib.sha256(np.asarray(self.vector, dtype="<f8").tobytes()).hexdigest()
 
 

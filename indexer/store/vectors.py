@@ -1,16 +1,26 @@
-"""The vector index: Qdrant. The only module that imports ``qdrant_client``. Qdrant is *derived* state,
-rebuilt from SQL at any time (:mod:`indexer.sync`); nothing here is the source of truth.
+"""The vector index: Qdrant, derived state rebuilt from SQL at any time (:mod:`indexer.sync`); nothing here is
+the source of truth. :class:`VectorStore` is the API; two engines sit behind it:
+
+- **Qdrant Edge** (:mod:`indexer.store.vectors_edge`, ``qdrant-edge-py``): Qdrant's own storage and search
+  engine embedded in this process, the default for a folder. Opening maps the collection's files (nothing is
+  loaded up front); search is exact (brute force over float32 vectors, SIMD) with payload indexes for filters.
+- **qdrant-client** (:mod:`indexer.store.vectors_qdrant`): a Qdrant server (``url=``), or qdrant-client's
+  pure-Python local mode (``TASKSPACE_QDRANT_ENGINE=local``: loads every point into memory when it opens a
+  collection and tests filters in Python per point; slow above about 20,000 points, kept as a fallback).
+
+Only those two modules import ``qdrant_edge`` / ``qdrant_client``, each when a store of its kind is opened.
 
 Opening
 -------
 ``VectorStore.from_settings(settings=None)``: a Qdrant server when ``TASKSPACE_QDRANT_URL`` is set (with
-``TASKSPACE_QDRANT_API_KEY``), else embedded local mode in ``settings.qdrant_path`` ($TASKSPACE_HOME/qdrant).
-Local mode keeps one folder per kind (``qdrant/models``, ``qdrant/benchmarks``, ``qdrant/prompts``), each
-opened on first use: opening a local collection loads all its points, and a models query or a push of a few
-model vectors should not pay for loading every prompt.
-``VectorStore(path=...)``, ``VectorStore(url=..., api_key=..., timeout=5)``, ``VectorStore.memory()`` (':memory:').
-Use it as a context manager or call ``close()``: local mode holds an exclusive lock on its folder, and a
-second opener (another process, or a second store in the same process) gets
+``TASKSPACE_QDRANT_API_KEY``), else the embedded engine ``TASKSPACE_QDRANT_ENGINE`` (``edge`` | ``local``) in
+``settings.qdrant_path`` ($TASKSPACE_HOME/qdrant). The folder holds one folder per kind (``qdrant/models``,
+``qdrant/benchmarks``, ``qdrant/prompts``), each opened on first use: a models query or a push of a few model
+vectors does not touch the prompts.
+``VectorStore(path=..., engine=None)``, ``VectorStore(url=..., api_key=..., timeout=5)``,
+``VectorStore.memory(engine=None)`` (Edge in a temporary folder removed on close, or qdrant-client's ':memory:').
+Use it as a context manager or call ``close()``: a folder is held by one store at a time (an exclusive lock on
+``qdrant/.taskspace.lock``), and a second opener (another process, or a second store in the same process) gets
 :class:`~indexer.errors.BusyError`. A server that is unreachable or refuses the key fails at open, within
 ``timeout`` seconds, with :class:`~indexer.errors.StoreError` naming the URL.
 
@@ -22,8 +32,8 @@ Per embedding *space* (a name, e.g. ``minilm-1a2b3c``; see :func:`space_slug`) a
 (model vectors are hyperplane normals, scores are inner products). Point ids are UUIDv5 of
 ``(space, kind, key)`` (:func:`point_id`), so writing a key twice replaces the point (idempotent).
 Every payload carries ``key`` (the natural key: model key, benchmark name, prompt hash).
-Payload indexes (:data:`PAYLOAD_INDEXES`) are created for the filter fields; they take effect on a server
-(local mode does exact brute-force search and ignores them).
+Payload indexes (:data:`PAYLOAD_INDEXES`) are created for the filter fields (Edge and a server use them;
+qdrant-client's local mode ignores them).
 
 Writing
 -------
@@ -33,10 +43,11 @@ Writing
   A reader sees the old complete collection until the switch, never a half-built one. If writing raises
   (bad vector, killed process, ...) the alias still points at the old collection; the partial one is
   dropped (or, after a SIGKILL, by the next rebuild of that space/kind).
-  In local mode the alias map lives in the folder's ``meta.json``, which qdrant-client replaces atomically
-  (write + ``os.replace``), so the switch is atomic on disk too.
+  In a folder the alias map is a file replaced atomically (Edge: ``aliases.json``; local mode: ``meta.json``),
+  so the switch is atomic on disk too.
 - ``upsert(space, kind, points, *, dim) -> int`` writes into the collection the alias points at (creating
-  it if absent); ``delete(space, kind, keys)``; ``drop_space(space)``.
+  it if absent); ``delete(space, kind, keys)``; ``drop_space(space)``. Every write ends with a flush of the
+  collection (one sync, not one per point).
 - A vector whose length differs from ``dim``, or a ``dim`` that differs from the existing collection,
   raises :class:`~indexer.errors.DimensionError` (a space has one dimension: index a different encoder
   into a new space). Non-finite vectors raise :class:`~indexer.errors.InputError`.
@@ -44,9 +55,11 @@ Writing
 Reading
 -------
 - ``search(space, kind, vector, *, filters=None, limit=10, with_vectors=False) -> list[Hit]``
-  (``query_points``, highest inner product first); ``search_many(space, kind, vectors, ...)`` batches it.
+  (highest inner product first); ``search_many(space, kind, vectors, ...)`` batches it.
 - ``get(space, kind, keys, *, with_vectors=False) -> dict[key, Hit]``; ``scan(space, kind, *,
-  with_vectors=False) -> Iterator[Hit]`` (every point); ``count(space, kind) -> int``.
+  with_vectors=False, fields=None) -> Iterator[Hit]`` (every point; ``fields``: only those payload fields);
+  ``count(space, kind) -> int``; ``scores(space, kind, vectors) -> list[dict[point id, float]]`` (every point's
+  inner product with each row: how :func:`indexer.sync.check` compares stored vectors without reading them).
 - ``spaces() -> list[str]`` (slugs that have an alias); ``alias_target(space, kind) -> str | None``;
   ``physical_collections(space=None, kind=None) -> list[str]``; ``dim(space, kind) -> int | None``.
 - Filters are plain dicts (callers never build Qdrant objects), all conditions must hold::
@@ -57,54 +70,57 @@ Reading
        "benchmarks": {"all": ["mmlu_pro/law", "mmlu_pro/math"]},   # array field holds every value
        "key": {"not": ["org/excluded"]}}         # none of
   ``None`` values are ignored. A range never matches a point whose field is missing or null.
+  :func:`parse_filter` checks the grammar (InputError) and each engine builds its own filter from it.
 - ``Hit(key, score, payload, vector=None, id)``: ``score`` is the inner product (0.0 from get/scan).
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import logging
 import math
-import os
 import re
 import threading
 import time
 import uuid
-import warnings
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
-from qdrant_client import QdrantClient, models
-from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from ..errors import BusyError, DimensionError, InputError, NotFoundError, StoreError
+from ..errors import BusyError, ConfigError, DimensionError, InputError, NotFoundError, StoreError
 
 log = logging.getLogger(__name__)
 
 KINDS = ("models", "benchmarks", "prompts")
-#: local mode is exact search; qdrant-client warns above this many points per collection
+#: embedded engines: Qdrant Edge (the default) and qdrant-client's pure-Python local mode
+ENGINES = ("edge", "local")
+#: qdrant-client's local mode is exact search in Python; it warns above this many points per collection
 LOCAL_LIMIT = 20_000
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/taskspace/qdrant-points")
 
-_K, _I, _F, _B = (models.PayloadSchemaType.KEYWORD, models.PayloadSchemaType.INTEGER,
-                  models.PayloadSchemaType.FLOAT, models.PayloadSchemaType.BOOL)
-#: payload field -> index type, per kind (the fields queries filter on)
+_K, _I, _F, _B = "keyword", "integer", "float", "bool"
+#: payload field -> index type, per kind (the fields queries filter on). Not the unique strings (key, digest,
+#: inputs_digest): nothing filters on those, and an index of 32k unique keywords costs Edge a third of its write
+#: time and of its open time; a filter on them still works (evaluated per point)
 PAYLOAD_INDEXES: dict[str, dict[str, Any]] = {
-    "models": {"key": _K, "license": _K, "num_parameters": _I, "pipeline_tag": _K, "library": _K, "tags": _K,
-               "gated": _B, "downloads": _I, "benchmarks": _K, "n_prompts": _I, "accuracy": _F,
-               "inputs_digest": _K, "digest": _K},
-    "benchmarks": {"key": _K, "group": _K, "n_prompts": _I, "digest": _K},
-    "prompts": {"key": _K, "benchmark": _K, "benchmarks": _K, "digest": _K},
+    "models": {"license": _K, "num_parameters": _I, "pipeline_tag": _K, "library": _K, "tags": _K,
+               "gated": _B, "downloads": _I, "benchmarks": _K, "n_prompts": _I, "accuracy": _F},
+    "benchmarks": {"group": _K, "n_prompts": _I},
+    "prompts": {"benchmark": _K, "benchmarks": _K},
 }
+_BUSY = ("another taskspace process is using the index at {}; "
+         "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access")
+#: folder -> a store kept open for reuse (:meth:`VectorStore.share`); weak: it goes when nobody holds it
+_SHARED: "weakref.WeakValueDictionary[Path, VectorStore]" = weakref.WeakValueDictionary()
 
 
 def space_slug(space: str) -> str:
     """A collection-name-safe form of a space name: ``[A-Za-z0-9-]`` only; a name that had to change
     gets 8 hex of its sha256 appended, so two different names never share a slug."""
-    import hashlib
-
     if not isinstance(space, str) or not space:
         raise InputError("an embedding space needs a non-empty name", item=repr(space))
     slug = re.sub(r"[^A-Za-z0-9-]+", "-", space).strip("-")[:80]
@@ -158,73 +174,103 @@ def _jsonable(value):
     return value
 
 
+def default_engine() -> str:
+    """The embedded engine the settings name (``TASKSPACE_QDRANT_ENGINE``, default ``edge``)."""
+    from ..config import get_settings
+
+    return get_settings().qdrant_engine
+
+
 class VectorStore:
-    """Qdrant, local or server. See the module docstring for the API."""
+    """Qdrant: Qdrant Edge embedded in a folder, a server, or memory. See the module docstring for the API."""
 
     def __init__(self, *, path: str | Path | None = None, url: str | None = None, api_key: str | None = None,
-                 timeout: int = 5, memory: bool = False):
+                 timeout: int = 5, memory: bool = False, engine: str | None = None):
         if sum(x is not None and x is not False for x in (path, url, memory or None)) != 1:
             raise StoreError("VectorStore needs exactly one of path=, url= or memory=True")
         self._lock = threading.RLock()
         self._dims: dict[str, int] = {}
-        from ..config import mask_secrets, mask_url
+        from ..config import mask_url
 
+        self._clients: dict[str, Any] = {}
+        self._lockfile = None
         self.url = url
         self.path = Path(path).expanduser().resolve() if path is not None else None
         self.where = mask_url(url) or (str(self.path) if self.path else ":memory:")  # never shows a password
         self.local = url is None
+        self.engine = "server" if url is not None else (engine or default_engine())
+        if self.local and self.engine not in ENGINES:
+            raise ConfigError(f"unknown Qdrant engine {self.engine!r}; use one of {', '.join(ENGINES)} "
+                              "(TASKSPACE_QDRANT_ENGINE)")
         if url is not None:
-            try:
-                self._client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
-                self._client.get_collections()
-            except UnexpectedResponse as exc:
-                hint = ("check TASKSPACE_QDRANT_API_KEY" if exc.status_code in (401, 403)
-                        else "check that TASKSPACE_QDRANT_URL points at a Qdrant server")
-                raise StoreError(f"Qdrant at {self.where} answered HTTP {exc.status_code}; {hint}") from None
-            except Exception as exc:
-                detail = mask_secrets(f"{type(exc).__name__}: {exc}", url)
-                raise StoreError(
-                    f"cannot reach Qdrant at {self.where} ({detail}); check TASKSPACE_QDRANT_URL "
-                    "(e.g. http://localhost:6333) or unset it to use the embedded local index"
-                ) from None
+            from .vectors_qdrant import ClientEngine, open_server
+
+            self._client = ClientEngine(open_server(url, api_key, timeout), url)
         elif memory:
-            self._client = QdrantClient(location=":memory:")
+            self._client = self._open_engine(None)
         else:
-            # Local mode: one folder per kind (path/models, path/benchmarks, path/prompts), each opened on first
-            # use, because opening a local collection loads all its points: a query or a push of a few models
-            # must not pay for loading every prompt. One process at a time holds the whole index (a lock file).
+            # One folder per kind (path/models, path/benchmarks, path/prompts), each opened on first use: a query
+            # or a push of a few models opens only the models folder. One process at a time holds the whole
+            # index (a lock file over the folder).
             self._client = None
             self.path.mkdir(parents=True, exist_ok=True)
             self._lockfile = open(self.path / ".taskspace.lock", "a+")
-            try:
-                fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                self._lockfile.close()
-                self._lockfile = None
-                raise BusyError(
-                    f"another taskspace process is using the index at {self.path}; "
-                    "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access"
-                ) from None
-        self._clients: dict[str, QdrantClient] = {}
+            if not self._flock():
+                idle = _SHARED.pop(self.path, None)  # a store this process keeps for reuse gives the folder up
+                if idle is not None:
+                    idle.close()
+                if idle is None or not self._flock():
+                    self._lockfile.close()
+                    self._lockfile = None
+                    raise BusyError(_BUSY.format(self.path))
 
-    def _c(self, kind: str) -> QdrantClient:
-        """The client holding collections of this kind (the one client on a server or in memory)."""
+    def _flock(self) -> bool:
+        try:
+            fcntl.flock(self._lockfile.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            return False
+
+    @property
+    def closed(self) -> bool:
+        return self.path is not None and self._lockfile is None
+
+    def share(self) -> "VectorStore":
+        """Mark this store as kept for reuse (:func:`indexer.query.find_models` without stores): another store of
+        this process that opens the same folder closes it first instead of getting BusyError."""
+        if self.path is not None:
+            _SHARED[self.path] = self
+        return self
+
+    def _open_engine(self, folder: Path | None):
+        """The engine over one folder (None: in memory)."""
+        if self.engine == "edge":
+            from .vectors_edge import ALIASES, EdgeEngine
+
+            if folder is None:
+                return EdgeEngine(temporary=True)
+            if (folder / "meta.json").exists() and not (folder / ALIASES).exists():
+                log.warning("%s holds an index written by qdrant-client's local mode (TASKSPACE_QDRANT_ENGINE=local), "
+                            "which Qdrant Edge does not read: `taskspace reindex` rebuilds it from SQL", folder)
+            return EdgeEngine(folder)
+        from .vectors_qdrant import ClientEngine, open_local
+
+        return ClientEngine(open_local(folder), str(folder or ":memory:"), folder)
+
+    def _c(self, kind: str):
+        """The engine holding collections of this kind (the one engine on a server or in memory)."""
         if self._client is not None:
             return self._client
-        client = self._clients.get(kind)
-        if client is None:
+        engine = self._clients.get(kind)
+        if engine is None:
             if kind not in KINDS:
                 raise InputError(f"unknown collection kind {kind!r}; use one of {', '.join(KINDS)}")
-            try:
-                client = self._clients[kind] = QdrantClient(path=str(self.path / kind))
-            except RuntimeError as exc:
-                if "already accessed" in str(exc):
-                    raise BusyError(
-                        f"another taskspace process is using the index at {self.path / kind}; "
-                        "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access"
-                    ) from None
-                raise StoreError(f"cannot open the local Qdrant index at {self.path / kind}: {exc}") from exc
-        return client
+            with self._lock:
+                if self._lockfile is None:
+                    raise StoreError(f"the vector store at {self.path} is closed")
+                engine = self._clients.get(kind) or self._open_engine(self.path / kind)
+                self._clients[kind] = engine
+        return engine
 
     @staticmethod
     def _kind_of(name: str) -> str:
@@ -242,19 +288,23 @@ class VectorStore:
             settings = get_settings()
         if settings.qdrant_url:
             return cls(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
-        return cls(path=settings.qdrant_path)
+        return cls(path=settings.qdrant_path, engine=settings.qdrant_engine)
 
     @classmethod
-    def memory(cls) -> "VectorStore":
-        return cls(memory=True)
+    def memory(cls, engine: str | None = None) -> "VectorStore":
+        """A store that lives as long as the object: Qdrant Edge in a temporary folder removed on close, or
+        qdrant-client's ``:memory:`` (``engine="local"``)."""
+        return cls(memory=True, engine=engine)
 
     def close(self) -> None:
+        if self.path is not None and _SHARED.get(self.path) is self:
+            _SHARED.pop(self.path, None)
         with self._lock:
-            for client in [self._client, *self._clients.values()]:
-                if client is not None:
-                    client.close()
+            for engine in [self._client, *self._clients.values()]:
+                if engine is not None:
+                    engine.close()
             self._clients = {}
-            if getattr(self, "_lockfile", None) is not None:
+            if self._lockfile is not None:
                 self._lockfile.close()  # releases the flock
                 self._lockfile = None
 
@@ -265,7 +315,7 @@ class VectorStore:
         self.close()
 
     def __repr__(self) -> str:
-        return f"VectorStore({self.where!r})"
+        return f"VectorStore({self.where!r}, engine={self.engine!r})"
 
     # -- names ----------------------------------------------------------------
     @staticmethod
@@ -275,26 +325,20 @@ class VectorStore:
         return f"ts_{space_slug(space)}__{kind}"
 
     def _call(self, fn, *args, **kwargs):
-        """Run a client call under the lock, turning transport errors into StoreError."""
+        """Run an engine call under the lock (engines raise StoreError themselves)."""
         with self._lock:
-            try:
-                return fn(*args, **kwargs)
-            except (ResponseHandlingException, UnexpectedResponse) as exc:
-                from ..config import mask_secrets
+            return fn(*args, **kwargs)
 
-                raise StoreError(f"Qdrant at {self.where} failed: {mask_secrets(str(exc), self.url)}") from None
-
-    def _clients_for(self, kind: str | None) -> list[QdrantClient]:
+    def _engines(self, kind: str | None) -> list:
         if self._client is not None:
             return [self._client]
         return [self._c(k) for k in ([kind] if kind else KINDS)]
 
     def _aliases(self, kind: str | None = None) -> dict[str, str]:
-        return {a.alias_name: a.collection_name for c in self._clients_for(kind)
-                for a in self._call(c.get_aliases).aliases}
+        return {a: c for e in self._engines(kind) for a, c in self._call(e.aliases).items()}
 
     def _collections(self, kind: str | None = None) -> list[str]:
-        return [col.name for c in self._clients_for(kind) for col in self._call(c.get_collections).collections]
+        return [c for e in self._engines(kind) for c in self._call(e.collections)]
 
     def alias_target(self, space: str, kind: str) -> str | None:
         """The physical collection the (space, kind) alias points at, or None."""
@@ -322,9 +366,7 @@ class VectorStore:
         return None if target is None else self._collection_dim(target)
 
     def _collection_dim(self, name: str) -> int:
-        info = self._call(self._c(self._kind_of(name)).get_collection, name)
-        vectors = info.config.params.vectors
-        return int(vectors.size if hasattr(vectors, "size") else next(iter(vectors.values())).size)
+        return self._call(self._c(self._kind_of(name)).collection_dim, name)
 
     # -- writing --------------------------------------------------------------
     def _check_dim(self, space: str, kind: str, dim: int) -> str | None:
@@ -342,15 +384,13 @@ class VectorStore:
         if not isinstance(dim, (int, np.integer)) or dim < 1:
             raise DimensionError(f"dimension must be a positive integer, got {dim!r}", item=space)
         name = f"{self.alias_name(space, kind)}__v{time.time_ns()}{uuid.uuid4().hex[:4]}"
-        self._call(self._c(kind).create_collection, name,
-                   vectors_config=models.VectorParams(size=int(dim), distance=models.Distance.DOT))
-        with warnings.catch_warnings():  # local mode: "payload indexes have no effect" (they do on a server)
-            warnings.simplefilter("ignore", UserWarning)
-            for field_name, schema in PAYLOAD_INDEXES[kind].items():
-                self._call(self._c(kind).create_payload_index, name, field_name, field_schema=schema)
+        self._call(self._c(kind).create_collection, name, int(dim))
+        for field_name, schema in PAYLOAD_INDEXES[kind].items():
+            self._call(self._c(kind).create_payload_index, name, field_name, field_schema=schema)
         return name
 
-    def _structs(self, space: str, kind: str, points: Iterable[Point], dim: int) -> Iterator[models.PointStruct]:
+    def _rows(self, space: str, kind: str, points: Iterable[Point], dim: int) -> Iterator[tuple[str, np.ndarray, dict]]:
+        """``(point id, float32 vector, payload)`` per point, checked."""
         for p in points:
             if not isinstance(p.key, str) or not p.key:
                 raise InputError("every point needs a non-empty string key", item=f"{space}/{kind}")
@@ -362,66 +402,43 @@ class VectorStore:
                 raise InputError("vector has NaN/inf entries; re-solve it", item=f"{kind} {p.key}")
             payload = _jsonable(dict(p.payload))
             payload["key"] = p.key
-            yield models.PointStruct(id=point_id(space, kind, p.key), vector=vec.tolist(), payload=payload)
+            yield point_id(space, kind, p.key), vec, payload
 
-    def _local_sqlite(self, collection: str):
-        """The sqlite connection of a persistent local-mode collection (qdrant-client internals), or None."""
-        if self.path is None:
-            return None
-        coll = getattr(getattr(self._c(self._kind_of(collection)), "_client", None), "collections", {}).get(collection)
-        con = getattr(getattr(coll, "storage", None), "storage", None)
-        return con if hasattr(con, "execute") else None
-
-    def _write(self, collection: str, structs: Iterator[models.PointStruct], batch_size: int) -> int:
-        # Local mode commits every point on its own (about 17 ms each with fsync). While writing we turn the
-        # collection's sqlite fsync off (a killed process loses nothing the OS already has; a power cut
-        # mid-rebuild only loses a collection the alias does not point at yet), then sync once at the end.
-        con = self._local_sqlite(collection)
-        if con is not None:
-            with self._lock:
-                con.execute("PRAGMA synchronous=OFF")
+    def _write(self, collection: str, rows: Iterator[tuple], batch_size: int) -> int:
+        """Upsert rows in batches, then flush the collection (its engine makes it durable once, at the end)."""
+        kind = self._kind_of(collection)
         n, batch = 0, []
         try:
-            for s in structs:
-                batch.append(s)
+            for row in rows:
+                batch.append(row)
                 if len(batch) >= batch_size:
-                    self._call(self._c(self._kind_of(collection)).upsert, collection, points=batch, wait=True)
+                    self._call(self._c(kind).upsert, collection, batch)
                     n += len(batch)
                     batch = []
             if batch:
-                self._call(self._c(self._kind_of(collection)).upsert, collection, points=batch, wait=True)
+                self._call(self._c(kind).upsert, collection, batch)
                 n += len(batch)
         finally:
-            if con is not None:
-                with self._lock:
-                    con.execute("PRAGMA synchronous=FULL")
-                    db = self.path / self._kind_of(collection) / "collection" / collection / "storage.sqlite"
-                    if db.exists():
-                        fd = os.open(db, os.O_RDONLY)
-                        try:
-                            os.fsync(fd)
-                        finally:
-                            os.close(fd)
-        if self.local and n > LOCAL_LIMIT:
-            log.warning("%s holds %d points; local mode is exact search and slows down above %d points: "
-                        "use a Qdrant server (TASKSPACE_QDRANT_URL)", collection, n, LOCAL_LIMIT)
+            try:
+                self._call(self._c(kind).flush, collection)
+            except StoreError:
+                if n:  # a failed write raises its own error; a flush failure after a good one must be seen
+                    raise
+        if self.engine == "local" and n > LOCAL_LIMIT:
+            log.warning("%s holds %d points; qdrant-client's local mode is exact search in Python and slows down "
+                        "above %d points: use the default engine (Qdrant Edge) or a server", collection, n, LOCAL_LIMIT)
         return n
 
     def rebuild(self, space: str, kind: str, points: Iterable[Point], *, dim: int,
-                batch_size: int = 256) -> RebuildResult:
+                batch_size: int = 1024) -> RebuildResult:
         """Write ``points`` into a fresh collection, then atomically point the alias at it (see module doc)."""
         alias = self.alias_name(space, kind)
         self._dims.pop(alias, None)
         old = self._check_dim(space, kind, dim)
         new = self._create(space, kind, dim)
         try:
-            n = self._write(new, self._structs(space, kind, points, dim), batch_size)
-            ops: list = []
-            if old is not None:
-                ops.append(models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=alias)))
-            ops.append(models.CreateAliasOperation(
-                create_alias=models.CreateAlias(collection_name=new, alias_name=alias)))
-            self._call(self._c(kind).update_collection_aliases, change_aliases_operations=ops)
+            n = self._write(new, self._rows(space, kind, points, dim), batch_size)
+            self._call(self._c(kind).set_alias, alias, new)
         except BaseException:
             try:
                 self._call(self._c(kind).delete_collection, new)
@@ -431,24 +448,23 @@ class VectorStore:
         dropped = [c for c in self.physical_collections(space, kind) if c != new]
         for c in dropped:  # the previous target, and orphans of interrupted rebuilds
             self._call(self._c(kind).delete_collection, c)
-        log.info("rebuilt %s -> %s (%d points, dropped %s)", alias, new, n, dropped or "nothing")
+        log.info("rebuilt %s -> %s (%d points, replaced %s, dropped %s)", alias, new, n, old, dropped or "nothing")
         return RebuildResult(alias=alias, collection=new, count=n, dropped=dropped)
 
-    def upsert(self, space: str, kind: str, points: Iterable[Point], *, dim: int, batch_size: int = 256) -> int:
+    def upsert(self, space: str, kind: str, points: Iterable[Point], *, dim: int, batch_size: int = 1024) -> int:
         """Write points into the live collection (created with its alias if absent). Returns how many."""
         target = self._check_dim(space, kind, dim)
         if target is None:
             target = self._create(space, kind, dim)
-            self._call(self._c(kind).update_collection_aliases, change_aliases_operations=[
-                models.CreateAliasOperation(create_alias=models.CreateAlias(
-                    collection_name=target, alias_name=self.alias_name(space, kind)))])
-        return self._write(target, self._structs(space, kind, points, dim), batch_size)
+            self._call(self._c(kind).set_alias, self.alias_name(space, kind), target)
+        return self._write(target, self._rows(space, kind, points, dim), batch_size)
 
     def delete(self, space: str, kind: str, keys: Iterable[str]) -> None:
         target = self.alias_target(space, kind)
         ids = [point_id(space, kind, k) for k in keys]
         if target is not None and ids:
-            self._call(self._c(kind).delete, target, points_selector=models.PointIdsList(points=ids), wait=True)
+            self._call(self._c(kind).delete, target, ids)
+            self._call(self._c(kind).flush, target)
 
     def drop_orphans(self, space: str, kind: str) -> list[str]:
         """Drop the physical collections of (space, kind) that no alias points at (left by an interrupted rebuild)."""
@@ -466,8 +482,7 @@ class VectorStore:
         names = []
         for kind, a in zip(KINDS, aliases):
             if a in self._aliases(kind):
-                self._call(self._c(kind).update_collection_aliases, change_aliases_operations=[
-                    models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=a))])
+                self._call(self._c(kind).delete_alias, a)
             for c in self.physical_collections(space, kind):
                 self._call(self._c(kind).delete_collection, c)
                 names.append(c)
@@ -482,11 +497,12 @@ class VectorStore:
         return target
 
     @staticmethod
-    def _hit(p, score: float | None = None) -> Hit:
-        payload = dict(p.payload or {})
-        vec = np.asarray(p.vector, dtype=np.float32) if p.vector is not None else None
-        return Hit(key=payload.get("key", str(p.id)), score=float(score if score is not None else getattr(p, "score", 0.0) or 0.0),
-                   payload=payload, vector=vec, id=str(p.id))
+    def _hit(row) -> Hit:
+        pid, score, payload, vec = row
+        if isinstance(vec, dict):  # the unnamed vector of a record
+            vec = vec.get("")
+        return Hit(key=payload.get("key", pid), score=float(score or 0.0), payload=payload,
+                   vector=np.asarray(vec, dtype=np.float32) if vec is not None else None, id=pid)
 
     def _query_dim(self, space: str, kind: str) -> int:
         """The dimension of the live (space, kind) collection, cached per alias (a space has one dimension;
@@ -497,7 +513,7 @@ class VectorStore:
             dim = self._dims[alias] = self._collection_dim(self._target(space, kind))
         return dim
 
-    def _query_rows(self, space: str, kind: str, vectors) -> list[list[float]]:
+    def _query_rows(self, space: str, kind: str, vectors) -> np.ndarray:
         arr = np.asarray(vectors, dtype=np.float32)
         arr = arr.reshape(1, -1) if arr.ndim <= 1 else arr
         dim = self._query_dim(space, kind)
@@ -506,36 +522,34 @@ class VectorStore:
                                  f"has {dim}; embed the query with the space's encoder", item=space)
         if not np.isfinite(arr).all():
             raise InputError("query vector has NaN/inf entries", item=space)
-        return arr.tolist()
+        return arr
 
-    def _query(self, space: str, kind: str, fn, *args, **kwargs):
-        """Query through the alias (one round trip); on failure re-check that the index exists."""
+    def _query(self, space: str, kind: str, rows: np.ndarray, flt, limit: int, with_vectors: bool) -> list[list[Hit]]:
+        """Query through the alias; on failure re-check that the index exists."""
+        alias = self.alias_name(space, kind)
         try:
-            return self._call(fn, self.alias_name(space, kind), *args, **kwargs)
+            found = self._call(self._c(kind).query, alias, rows, flt, int(limit), with_vectors)
         except Exception:
-            self._dims.pop(self.alias_name(space, kind), None)
+            self._dims.pop(alias, None)
             self._target(space, kind)  # NotFoundError when the index is gone
             raise
+        return [[self._hit(r) for r in rs] for rs in found]
 
     def search(self, space: str, kind: str, vector, *, filters: dict | None = None, limit: int = 10,
                with_vectors: bool = False) -> list[Hit]:
         """Points of highest inner product with ``vector`` (dim,) that pass ``filters``."""
-        (row,) = self._query_rows(space, kind, np.asarray(vector, dtype=np.float32).reshape(-1))
-        res = self._query(space, kind, self._c(kind).query_points, query=row, query_filter=build_filter(filters),
-                          limit=int(limit), with_payload=True, with_vectors=with_vectors)
-        return [self._hit(p) for p in res.points]
+        flt = parse_filter(filters)
+        rows = self._query_rows(space, kind, np.asarray(vector, dtype=np.float32).reshape(-1))
+        return self._query(space, kind, rows, flt, limit, with_vectors)[0]
 
     def search_many(self, space: str, kind: str, vectors, *, filters: dict | None = None, limit: int = 10,
                     with_vectors: bool = False, batch_size: int = 256) -> list[list[Hit]]:
         """:meth:`search` for each row of ``vectors`` (n, dim), batched."""
-        flt = build_filter(filters)
+        flt = parse_filter(filters)
         rows = self._query_rows(space, kind, vectors)
         out: list[list[Hit]] = []
         for lo in range(0, len(rows), batch_size):
-            reqs = [models.QueryRequest(query=r, filter=flt, limit=int(limit), with_payload=True,
-                                        with_vector=with_vectors) for r in rows[lo:lo + batch_size]]
-            for res in self._query(space, kind, self._c(kind).query_batch_points, requests=reqs):
-                out.append([self._hit(p) for p in res.points])
+            out.extend(self._query(space, kind, rows[lo:lo + batch_size], flt, limit, with_vectors))
         return out
 
     def get(self, space: str, kind: str, keys: Sequence[str], *, with_vectors: bool = False) -> dict[str, Hit]:
@@ -543,33 +557,44 @@ class VectorStore:
         ids = [point_id(space, kind, k) for k in keys]
         out = {}
         for lo in range(0, len(ids), 1024):
-            for p in self._call(self._c(kind).retrieve, target, ids=ids[lo:lo + 1024], with_payload=True,
-                                with_vectors=with_vectors):
-                h = self._hit(p, 0.0)
+            for row in self._call(self._c(kind).retrieve, target, ids[lo:lo + 1024], with_vectors):
+                h = self._hit(row)
                 out[h.key] = h
         return out
 
-    def scan(self, space: str, kind: str, *, with_vectors: bool = False, batch_size: int = 1024) -> Iterator[Hit]:
-        """Every point of the live collection (empty if the space/kind has no index)."""
+    def scan(self, space: str, kind: str, *, with_vectors: bool = False, batch_size: int = 1024,
+             fields: Sequence[str] | None = None) -> Iterator[Hit]:
+        """Every point of the live collection (empty if the space/kind has no index); ``fields``: only these
+        payload fields (``key`` always)."""
         target = self.alias_target(space, kind)
         if target is None:
             return
-        offset = None
-        while True:
-            points, offset = self._call(self._c(kind).scroll, target, limit=batch_size, offset=offset,
-                                        with_payload=True, with_vectors=with_vectors)
-            for p in points:
-                yield self._hit(p, 0.0)
-            if offset is None:
-                break
+        payload = True if fields is None else sorted({"key", *fields})
+        for row in self._c(kind).scroll(target, with_vectors, batch_size, payload):
+            yield self._hit(row)
+
+    def scores(self, space: str, kind: str, vectors) -> list[dict[str, float]]:
+        """For each row of ``vectors`` (n, dim), the inner product of every point of the live collection with it,
+        by point id (one exact pass per row, no payload read: cheaper than reading every stored vector)."""
+        target = self.alias_target(space, kind)
+        if target is None:
+            return [{} for _ in np.atleast_2d(vectors)]
+        rows = self._query_rows(space, kind, vectors)
+        n = self.count(space, kind)
+        if n == 0:
+            return [{} for _ in rows]
+        found = self._call(self._c(kind).query, target, rows, None, n, False, False)
+        return [{pid: float(score) for pid, score, _, _ in rs} for rs in found]
 
     def count(self, space: str, kind: str) -> int:
         target = self.alias_target(space, kind)
-        return 0 if target is None else int(self._call(self._c(kind).count, target, exact=True).count)
+        return 0 if target is None else self._call(self._c(kind).count, target)
 
 
-def build_filter(filters: dict | None) -> models.Filter | None:
-    """The Qdrant filter for the dict grammar of the module docstring (None when there is nothing to filter)."""
+def parse_filter(filters: dict | None) -> tuple[list, list] | None:
+    """The dict grammar of the module docstring as ``(must, must_not)`` lists of neutral conditions
+    ``("eq", field, value)``, ``("any", field, values)``, ``("range", field, {op: bound})`` that each engine
+    turns into its own filter objects; None when there is nothing to filter. Raises InputError on a bad filter."""
     if not filters:
         return None
     must, must_not = [], []
@@ -583,19 +608,29 @@ def build_filter(filters: dict | None) -> models.Filter | None:
                                  item=f"filter {name}")
             rng = {k: cond[k] for k in ("gt", "gte", "lt", "lte") if cond.get(k) is not None}
             if rng:
-                must.append(models.FieldCondition(key=name, range=models.Range(**rng)))
+                must.append(("range", name, rng))
             for v in cond.get("all") or []:
-                must.append(models.FieldCondition(key=name, match=models.MatchValue(value=v)))
+                must.append(("eq", name, _jsonable(v)))
             if cond.get("not") is not None:
                 vals = cond["not"] if isinstance(cond["not"], (list, tuple, set)) else [cond["not"]]
-                must_not.append(models.FieldCondition(key=name, match=models.MatchAny(any=list(vals))))
+                must_not.append(("any", name, [_jsonable(v) for v in vals]))
         elif isinstance(cond, (list, tuple, set)):
-            must.append(models.FieldCondition(key=name, match=models.MatchAny(any=list(cond))))
-        elif isinstance(cond, (str, bool, int, np.integer)):
-            must.append(models.FieldCondition(key=name, match=models.MatchValue(value=_jsonable(cond))))
+            must.append(("any", name, [_jsonable(v) for v in cond]))
+        elif isinstance(cond, (str, bool, int, np.integer, np.bool_)):
+            must.append(("eq", name, _jsonable(cond)))
         else:
             raise InputError(f"filter value {cond!r} is not a string, integer, bool, list or range dict",
                              item=f"filter {name}")
     if not must and not must_not:
         return None
-    return models.Filter(must=must or None, must_not=must_not or None)
+    return must, must_not
+
+
+def build_filter(filters: dict | None):
+    """The qdrant-client ``models.Filter`` for the dict grammar (None when there is nothing to filter)."""
+    parsed = parse_filter(filters)
+    if parsed is None:
+        return None
+    from .vectors_qdrant import client_filter
+
+    return client_filter(parsed)
