@@ -312,8 +312,6 @@ def _usage_error(exc) -> int:
     where = ctx.command_path if ctx is not None else "taskspace"
     message = " ".join(exc.format_message().split())
     if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: click printed its help already
-        if not message.strip():
-            ctx is not None and typer.echo(ctx.get_help())
         return 2
     typer.echo(f"error: {where}: {message} (see `{where} -h`)", err=True)
     return 2
