@@ -43,11 +43,15 @@ def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], ca
     from rich.table import Table
 
     t = Table(title=title, caption=caption, show_lines=False, header_style="bold")
-    for name, justify in columns:
-        t.add_column(name, justify=justify, overflow="fold")
+    for i, (name, justify) in enumerate(columns):
+        widest = max([len(name), *(len(r[i]) for r in rows)]) if rows else len(name)
+        t.add_column(name, justify=justify, no_wrap=True, min_width=widest)
     for r in rows:
         t.add_row(*r)
-    Console(soft_wrap=False).print(t)
+    console = Console(soft_wrap=False)
+    if not console.is_terminal:  # piped: the whole table, never wrapped to 80 columns
+        console = Console(soft_wrap=False, width=max(console.width, sum(c.min_width + 3 for c in t.columns) + 1))
+    console.print(t)
 
 
 def _pct(x) -> str:
