@@ -313,8 +313,9 @@ def _embed_width(space) -> int:
     return width // 2 if represent.is_split(space) else width
 
 
-def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) -> tuple[np.ndarray, bool]:
-    """(the (dim,) query vector, whether unknown answer options were filled in from neighbours)."""
+def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) -> tuple[np.ndarray, bool, list | None]:
+    """(the (dim,) query vector, whether unknown answer options were filled in from neighbours, the prompts-collection
+    hits nearest to the query when that search was already made (else None))."""
     from . import represent
     from .query import _neighbour_rows
     from .space import space_encoder, space_name
@@ -323,7 +324,7 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) ->
         hit = vectors.get(space_name(space), "benchmarks", [benchmark], with_vectors=True).get(benchmark)
         if hit is None:
             raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
-        return np.asarray(hit.vector, dtype=np.float32), False
+        return np.asarray(hit.vector, dtype=np.float32), False, None
     if vector is not None:
         q = np.asarray(vector, dtype=np.float64).reshape(-1)
         if q.size != int(space.dim):
@@ -333,18 +334,29 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) ->
                                  "(its index form: see indexer.represent)", item="vector")
         if not np.isfinite(q).all():
             raise InputError("the query vector has NaN/inf entries", item="vector")
-        return q.astype(np.float32), False
+        return q.astype(np.float32), False, None
     t = time.perf_counter()
     enc = space_encoder(space)  # the process's shared instance: one model load for any number of queries
     X = represent.query_rows(prompts, enc.encode, space)
     timings["encode"] = time.perf_counter() - t
-    filled = False
+    filled, near = False, None
     if represent.is_split(space):
         filled = bool(represent.unknown(X).any())
-        if filled:
+        name = space_name(space)
+        if filled and len(prompts) == 1 and vectors.alias_target(name, "prompts") is not None:
+            # one search serves both the options fill (its NEIGHBOURS nearest by question, with their rows) and the
+            # neighbourhood of coverage and evidence: the same probe, the question embedding (a unit row)
+            e = represent.question_width(X.shape[1])
+            probe = np.zeros(int(space.dim), dtype=np.float32)
+            probe[:e] = X[0, :e]
+            near = vectors.search(name, "prompts", probe, limit=max(represent.NEIGHBOURS, NEAR_PROMPTS), with_vectors=True)
+        if filled and near:
+            rows = np.stack([np.asarray(h.vector, dtype=np.float64)[:X.shape[1]] for h in near[:represent.NEIGHBOURS]])
+            X = represent.fill_unknown(X, rows.mean(axis=0))
+        elif filled:
             X = represent.fill_unknown(X, _neighbour_rows(store, vectors, space, X))
     X = represent.add_intercept(X, space)
-    return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled
+    return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (near[:NEAR_PROMPTS] if near else None)
 
 
 def _resolve_models(store, names: list[str]) -> list[str]:
@@ -414,7 +426,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     if flt.benchmark is not None and flt.benchmark not in {b.name for b in store.list_benchmarks()}:
         raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
     keys = _resolve_models(store, models) if models is not None else None
-    q, filled = _query_vector(store, vectors, sp, prompts, benchmark, vector, timings)
+    q, filled, near_hits = _query_vector(store, vectors, sp, prompts, benchmark, vector, timings)
     pred = predictor(store, sp)
 
     t = time.perf_counter()
@@ -457,7 +469,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
                 missing[fname] = vectors.count(name, "models", _merge(base, _MISSING[fname]))
 
     t = time.perf_counter()
-    results = _results(store, vectors, sp, q, ranked, int(evidence), benchmark)
+    results = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits)
     timings["evidence"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
 
@@ -483,9 +495,10 @@ def _raw(hits, alpha: float):
     return hits
 
 
-def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str | None) -> list[ModelResult]:
+def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str | None,
+             near_hits=None) -> list[ModelResult]:
     """The ranked matches with identity, metadata, coverage and evidence."""
-    near = _neighbourhood(vectors, space, q) if ranked else []
+    near = _neighbourhood(vectors, space, q, near_hits) if ranked else []
     observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
     # benchmarks nearest to the query: the queried one, then those of the neighbourhood by best similarity
     order: list[str] = [benchmark] if benchmark else []
@@ -515,13 +528,15 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     return out
 
 
-def _neighbourhood(vectors, space, q) -> list[dict]:
+def _neighbourhood(vectors, space, q, hits=None) -> list[dict]:
     """The :data:`NEAR_PROMPTS` indexed prompts nearest to the query's question embedding: ``id`` (prompt hash),
     ``text`` (snippet), ``benchmark``, ``benchmarks``, ``similarity`` (cosine), nearest first. Empty without a
     prompts collection."""
     from .space import space_name
 
     name = space_name(space)
+    if hits is not None:
+        return [_near(h) for h in hits]
     if vectors.alias_target(name, "prompts") is None:
         return []
     e = _embed_width(space)
@@ -531,10 +546,12 @@ def _neighbourhood(vectors, space, q) -> list[dict]:
         return []
     probe = np.zeros(int(space.dim), dtype=np.float32)
     probe[:e] = head / norm
-    hits = vectors.search(name, "prompts", probe, limit=NEAR_PROMPTS)
-    return [{"id": h.key, "text": h.payload.get("snippet"), "benchmark": h.payload.get("benchmark"),
-             "benchmarks": list(h.payload.get("benchmarks") or [h.payload.get("benchmark")]), "similarity": h.score}
-            for h in hits]
+    return [_near(h) for h in vectors.search(name, "prompts", probe, limit=NEAR_PROMPTS)]
+
+
+def _near(h) -> dict:
+    return {"id": h.key, "text": h.payload.get("snippet"), "benchmark": h.payload.get("benchmark"),
+            "benchmarks": list(h.payload.get("benchmarks") or [h.payload.get("benchmark")]), "similarity": h.score}
 
 
 def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

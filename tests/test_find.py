@@ -215,3 +215,37 @@ def test_coverage_and_evidence_come_from_the_models_own_outcomes(idx):
         "name": "alpha", "accuracy": round(float(np.mean(outs["alpha"]["org/small"])), 4), "n": 16}
     none = ask(idx, "x", k=2, evidence=0)
     assert all(r.evidence.prompts == [] and r.evidence.benchmarks == [] for r in none)
+
+
+def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(idx, monkeypatch):
+    """A question without options (its options filled from the nearest indexed questions): the same scores as
+    indexer.query, and the prompts collection is searched once for the fill and the neighbourhood together."""
+    from indexer import query
+
+    store, vectors, _ = idx
+    text = "Which planet is the largest in the solar system"
+    old = {m.model: m.score for m in query.find_models([text], top=10, store=store, vectors=vectors)}
+    calls = []
+    real = vectors.search
+
+    def counting(space, kind, *a, **kw):
+        calls.append(kind)
+        return real(space, kind, *a, **kw)
+
+    monkeypatch.setattr(vectors, "search", counting)
+    res = ask(idx, text, k=10)
+    assert res.query["options_filled"] is True
+    assert {r.model: r.score for r in res} == pytest.approx(old, abs=1e-5)
+    assert calls.count("prompts") == 1 and calls.count("models") == 1
+
+
+def test_importing_the_entry_point_is_cheap():
+    """`from indexer import find_models` loads no torch, SQLAlchemy or Qdrant client (they load on the first call)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, indexer; a = set(sys.modules); from indexer import find_models, Filters, FindResult; "
+            "heavy = [m for m in ('torch', 'sentence_transformers', 'sqlalchemy', 'qdrant_client', 'qdrant_edge') "
+            "if m in sys.modules]; print(heavy, 'numpy' in a)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[] False"
