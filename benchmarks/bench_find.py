@@ -122,7 +122,8 @@ def measure(texts: list[str]) -> dict:
     floor_enc._model = enc._load()  # the same loaded model, without the embedding cache
     bench = [h.vector for h in vectors.scan(name, "benchmarks", with_vectors=True)]
     find_models("warm-up query: sort a list", k=10)  # the encoder and the stores load once per process
-    rows = {"encode": [], "rest": [], "total": [], "floor_encode": [], "floor_search": [], "floor": []}
+    rows = {"encode": [], "rest": [], "total": [], "rest_search": [], "rest_evidence": [], "floor_encode": [],
+            "floor_search": [], "floor": []}
     for i, text in enumerate(texts):
         t0 = time.perf_counter()
         r = find_models(text, k=10)
@@ -130,6 +131,8 @@ def measure(texts: list[str]) -> dict:
         rows["encode"].append(r.timings["encode"])
         rows["rest"].append(total - r.timings["encode"])
         rows["total"].append(total)
+        rows["rest_search"].append(r.timings["search"])  # the models search, probabilities and intervals
+        rows["rest_evidence"].append(r.timings["evidence"])  # coverage and evidence (prompts search + SQL)
         t0 = time.perf_counter()
         floor_enc._encode_raw([text], progress=False)
         t1 = time.perf_counter()
