@@ -111,6 +111,18 @@ class ReadMixin:
         names = [bmap[best[p][2]] for p in cols]
         return StoredOutcomes(col_ids, [hashes[p] for p in cols], model_keys, S, names)
 
+    def outcome_blocks(self, models: Sequence[str], benchmarks: Sequence[str] | None = None) -> list[tuple]:
+        """Every stored outcome block of these models (of these benchmarks): ``(model key, benchmark, prompt ids
+        (int64, n), scores (float32, n))``, one per (source, model, benchmark). A few models' evidence reads this,
+        not the whole matrix."""
+        q = (select(Model.key, Benchmark.name, OutcomeBlock.prompt_ids, OutcomeBlock.scores)
+             .join(Model, Model.id == OutcomeBlock.model_id).join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id))
+        if benchmarks is not None:
+            q = q.where(Benchmark.name.in_(list(benchmarks)))
+        with self._read() as conn:
+            rows = rows_for_keys(conn, q, Model.key, list(models))
+        return [(k, b, np.frombuffer(p, dtype="<i4").astype(np.int64), np.frombuffer(s, dtype="<f4")) for k, b, p, s in rows]
+
     def prompt_texts(self, prompt_ids: Sequence[int]) -> list[str]:
         """Texts of the given prompt ids, in the same order (NotFoundError for an unknown id)."""
         return self._prompt_column(prompt_ids, Prompt.text)
@@ -160,6 +172,13 @@ class ReadMixin:
         with self._read() as conn:
             return [BenchmarkRecord(b.name, b.group, b.source_task, b.metric, b.num_fewshot, dict(b.config or {}), int(k))
                     for b, k in conn.execute(q).all()]
+
+    def benchmark_model_counts(self) -> dict[str, int]:
+        """Benchmark name -> how many distinct models have outcomes on it."""
+        q = (select(Benchmark.name, func.count(func.distinct(OutcomeBlock.model_id)))
+             .join(OutcomeBlock, OutcomeBlock.benchmark_id == Benchmark.id).group_by(Benchmark.name))
+        with self._read() as conn:
+            return {name: int(n) for name, n in conn.execute(q).all()}
 
     def benchmark_prompts(self, name: str) -> list[int]:
         """Prompt ids of a benchmark in position order."""
