@@ -257,6 +257,10 @@ def check(
 
 app.add_typer(cli_sources.app, name="sources")
 
+from .cli_serve import serve as _serve  # noqa: E402  (serve lives in cli_serve.py)
+
+app.command(name="serve")(_serve)
+
 # index, worker, runs and search live in cli_index.py (registered here, so `python -m indexer.cli` sees them too)
 for _command in (cli_index.index, cli_index.worker, cli_index.runs, cli_index.search):
     app.command()(_command)
