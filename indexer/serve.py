@@ -562,29 +562,34 @@ class _BodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             return await self._reject(send, int(declared))
         seen = 0
-        started = False
+        over = False  # the body passed the limit: whatever the app answers (a parse error), the client gets 413
 
         async def counted():
-            nonlocal seen
+            nonlocal seen, over
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
+                    over = True
                     raise _TooLarge(seen)
             return message
 
-        async def tracking(message):
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
+        replaced = False
+
+        async def answer(message):
+            nonlocal replaced
+            if over:
+                if message["type"] == "http.response.start" and not replaced:
+                    replaced = True
+                    await self._reject(send, seen, at_least=True)
+                return
             await send(message)
 
         try:
-            await self.app(scope, counted, tracking)
-        except _TooLarge as exc:
-            if started:
-                raise
-            await self._reject(send, exc.size, at_least=True)
+            await self.app(scope, counted, answer)
+        except _TooLarge:
+            if not replaced:
+                await self._reject(send, seen, at_least=True)
 
     async def _reject(self, send, size: int, at_least: bool = False):
         import json
