@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import threading
 import time
 import uuid
@@ -614,4 +615,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
     import uvicorn
 
     app = create_app(worker_schedule=worker_schedule)
+    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
+    # so a clean shutdown exits 0
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
     uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), access_log=False, server_header=False)

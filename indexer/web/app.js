@@ -89,13 +89,13 @@ function findBody(p) {
 // -- results
 function probabilityBar(r) {
   const [lo, hi] = r.interval || [null, null];
-  const label = `probability of success ${pct(r.probability)}` + (lo !== null && hi !== null ? `, interval ${pct(lo)} to ${pct(hi)}` : "");
+  const label = `probability of success ${pct(r.probability)}` + (lo !== null && hi !== null ? `, interval ${pct(Math.min(lo, hi))} to ${pct(Math.max(lo, hi))}` : "");
   const bar = el("div", { class: "bar", role: "img", "aria-label": label });
   if (r.probability !== null) bar.append(el("span", { class: "fill", style: `width:${(r.probability * 100).toFixed(1)}%` }));
-  if (lo !== null && hi !== null) bar.append(el("span", { class: "band", style: `left:${(lo * 100).toFixed(1)}%;width:${((hi - lo) * 100).toFixed(1)}%` }));
+  if (lo !== null && hi !== null) bar.append(el("span", { class: "band", style: `left:${(Math.min(lo, hi) * 100).toFixed(1)}%;width:${(Math.abs(hi - lo) * 100).toFixed(1)}%` }));
   if (r.probability !== null) bar.append(el("span", { class: "point", style: `left:${(r.probability * 100).toFixed(1)}%` }));
   return el("div", { class: "prob" }, bar, el("span", { class: "pct", text: pct(r.probability) }),
-            el("span", { class: "ci", text: lo !== null && hi !== null ? `(${pct(lo)}–${pct(hi)})` : "(no interval)" }));
+            el("span", { class: "ci", text: lo !== null && hi !== null ? `(${pct(Math.min(lo, hi))}–${pct(Math.max(lo, hi))})` : "(no interval)" }));
 }
 
 function outcomeText(o) {
