@@ -1,8 +1,9 @@
 """The search page end to end in headless Chromium (Debian's ``chromium`` driven by Playwright's Python package
 through ``executable_path``; never ``playwright install``): type a task with the keyboard, see ranked results,
 open the evidence, apply a filter, open a model page; screenshots at desktop width and at 360 px are saved under
-a folder the test prints. Without the browser the test skips on a workstation and FAILS in CI (``CI`` set), like
-the PostgreSQL tests: ``.ci/run`` installs it."""
+a folder the test prints (``TASKSPACE_ARTIFACTS``/serve-screenshots, else under the test's tmp folder). Without the
+browser the test skips on a workstation and FAILS in CI (``CI`` or ``TASKSPACE_REQUIRE_BROWSER=1`` set), like the
+PostgreSQL tests: ``.ci/run`` installs it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from indexer.serve import Service, create_app
 
 from servehelpers import ThreadServer, build_index
 
+# read at import: the autouse fixtures clear TASKSPACE_* variables before each test
 CHROMIUM = os.environ.get("TASKSPACE_CHROMIUM", "/usr/bin/chromium")
+REQUIRED = bool(os.environ.get("CI")) or os.environ.get("TASKSPACE_REQUIRE_BROWSER") == "1"
+ARTIFACTS = os.environ.get("TASKSPACE_ARTIFACTS")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -36,8 +40,9 @@ def _browser_or_reason() -> str | None:
 def page_server(tmp_path, encoder):
     reason = _browser_or_reason()
     if reason:
-        if os.environ.get("CI"):
-            pytest.fail(reason + " (CI is set: the browser test must run here; .ci/run installs chromium)")
+        if REQUIRED:
+            pytest.fail(reason + " (CI / TASKSPACE_REQUIRE_BROWSER=1: the browser test must run here; .ci/run "
+                        "installs chromium)")
         pytest.skip(reason)
     build_index(tmp_path, encoder)
     with ThreadServer(create_app(Service(encoder=encoder))) as url:
@@ -47,7 +52,7 @@ def page_server(tmp_path, encoder):
 def test_search_page_in_chromium(page_server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
-    shots = Path(os.environ.get("TASKSPACE_ARTIFACTS", tmp_path / "artifacts")) / "serve-screenshots"
+    shots = Path(ARTIFACTS or tmp_path / "artifacts") / "serve-screenshots"
     if shots.exists():
         shutil.rmtree(shots)
     shots.mkdir(parents=True)
