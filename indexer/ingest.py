@@ -338,7 +338,9 @@ class Ingester:
     def fetch_model_metadata(self) -> None:
         from .hub import HubUnreachableError, is_valid_repo_id
 
-        names = sorted(m for m in self._models if is_valid_repo_id(m))
+        stored = self.store.resolve_aliases(sorted(self._models)) if self._models else {}  # the names' model keys
+        names = sorted({stored.get(m, m) for m in self._models} - {None})
+        names = [m for m in names if is_valid_repo_id(m)]
         if not names or not self.fetch_metadata:
             return
         if self._hub is None:

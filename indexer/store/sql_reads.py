@@ -10,7 +10,7 @@ import numpy as np
 from sqlalchemy import func, select, text
 
 from ..errors import NotFoundError
-from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source
+from .sql_models import Benchmark, BenchmarkPrompt, Model, ModelAlias, OutcomeBlock, Prompt, Source
 from .sql_types import MODEL_FIELDS, BenchmarkRecord, ModelRecord, SourceRecord, StoredOutcomes, chunks, rows_for_keys
 
 
@@ -160,6 +160,24 @@ class ReadMixin:
         if keys is not None:
             rows.sort(key=lambda r: r[0])
         return [ModelRecord(*r) for r in rows]
+
+    def resolve_aliases(self, names: Sequence[str]) -> dict[str, str]:
+        """name -> the key of the model row it is an alias of (names no source used are left out)."""
+        q = select(ModelAlias.alias, Model.key).join(Model, Model.id == ModelAlias.model_id)
+        with self._read() as conn:
+            return dict(rows_for_keys(conn, q, ModelAlias.alias, list(names)))
+
+    def aliases_by_model(self, models: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """model key -> every name stored for it (its key included), sorted."""
+        q = select(Model.key, ModelAlias.alias).join(Model, Model.id == ModelAlias.model_id)
+        out: dict[str, list[str]] = {}
+        with self._read() as conn:
+            for key, alias in rows_for_keys(conn, q, Model.key, None if models is None else list(models)):
+                out.setdefault(key, []).append(alias)
+        return {k: sorted(v) for k, v in out.items()}
+
+    def aliases_of(self, key: str) -> list[str]:
+        return self.aliases_by_model([key]).get(key, [])
 
     def get_model(self, key: str) -> ModelRecord | None:
         with self._read() as conn:
