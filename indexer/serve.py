@@ -237,7 +237,9 @@ class Service:
                 self.encoder = space_encoder(_space(self.store))
             except NotFoundError:  # an empty index: the configured encoder is the one its first pass will use
                 self.encoder = get_encoder()
-            self.encoder.encode(["warm-up"])  # loads the model now, not on the first query
+        # the model itself, now rather than on the first query (encode() would not load it for a text the embedding
+        # cache holds)
+        self.encoder._load()
         return self.encoder
 
     def close(self) -> None:
