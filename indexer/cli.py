@@ -324,7 +324,7 @@ def _usage_error(exc) -> int:
 def main() -> None:
     """Console-script entry point: run the app, mapping library errors to exit codes."""
     try:
-        rc = app(standalone_mode=False)
+        rc = app(standalone_mode=False, prog_name="taskspace")
         if isinstance(rc, int) and rc:  # typer.Exit(code) comes back as a return value here
             sys.exit(rc)
     except IndexerError as exc:
