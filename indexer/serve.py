@@ -200,7 +200,8 @@ class Service:
         self.worker = None
         self._thread: threading.Thread | None = None
         self.busy_retry_seconds = busy_retry_seconds
-        self.passes: list[dict] = []  # what each in-process pass did (status, seconds, publish_seconds)
+        self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
+        self.passes_done = 0
         if worker_schedule:
             from .schedule import next_run
             from datetime import datetime, timezone
@@ -267,7 +268,9 @@ class Service:
             held = publish.release()
             store.close()
             self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held})
-        self.passes[-1]["status"] = report.status
+            self.passes_done += 1
+        self.passes[-1].update(status=report.status, run_id=report.run_id)
+        del self.passes[:-20]  # the recent ones
         log.info("index pass %s: %s (index published in %.2f s)", report.run_id, report.status, held)
         return report
 
@@ -345,8 +348,12 @@ class Service:
         checks["encoder"] = {"ok": self.encoder is not None,
                              "detail": getattr(self.encoder, "id", None) or "not loaded"}
         if self.worker_schedule:
+            last = dict(self.passes[-1]) if self.passes else None
             checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
-                                "detail": f"every {self.worker_schedule}; {len(self.passes)} pass(es) done"}
+                                "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
+                                          + (f"; the last {last.get('status')}, {last['seconds']:.1f} s, its index "
+                                             f"published in {last['publish_seconds']:.2f} s" if last else ""),
+                                "passes": [dict(p) for p in self.passes]}
         return checks
 
 
