@@ -290,3 +290,37 @@ def test_cli_serve_rejects_a_bad_schedule_in_one_line():
         r = subprocess.run([TASKSPACE, "serve", *args], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.strip().count("\n") == 0 and r.stderr.startswith("error:"), r.stderr
+
+
+@pytest.mark.postgres
+def test_routes_and_an_in_process_pass_on_postgresql(pg_url, tmp_path, encoder, monkeypatch):
+    """The same app over PostgreSQL (the production SQL store): find, browse, readiness, and a pass run by the
+    server's worker thread while it answers."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer import sourcelist
+    from indexer.config import get_settings, reset_settings
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import Store
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", pg_url)
+    reset_settings()
+    Store(pg_url, upgrade=True).close()
+    build_index(tmp_path, encoder)
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc)) as c:
+        assert c.get("/readyz").json()["checks"]["sql"]["ok"]
+        before = c.post("/v1/find", json={"benchmark": "alpha", "k": 4}).json()
+        assert [x["model"] for x in before["results"]] and c.get("/v1/models/org/m2").json()["hub_id"] == "org/m2"
+        assert len(c.get("/v1/models").json()["models"]) == 4
+        write_table(tmp_path / "c", "gamma", outcomes(np.random.default_rng(3), MODELS, 10), 10, offset=40)
+        sourcelist.add(get_settings().sources_file, [SourceSpec(str(tmp_path / "c"))])
+        svc.worker_schedule = "1h"
+        svc.start_worker()
+        deadline = time.monotonic() + 180
+        while not svc.passes and time.monotonic() < deadline:
+            assert c.post("/v1/find", json={"benchmark": "alpha", "k": 4}).status_code == 200
+        assert svc.passes and svc.passes[0]["status"] == "ok"
+        assert "gamma" in {b["name"] for b in c.get("/v1/benchmarks").json()["benchmarks"]}
+        assert c.post("/v1/find", json={"benchmark": "gamma", "k": 4}).status_code == 200
