@@ -221,7 +221,11 @@ class Service:
             except BaseException:
                 self.store.close()
                 raise
-        self.load_encoder()
+        try:
+            self.load_encoder()
+        except BaseException:
+            self.close()
+            raise
         if self.worker_schedule:
             self.start_worker()
         return self
@@ -623,7 +627,10 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
     """Start the server (blocks until SIGINT/SIGTERM; the in-process worker finishes its current item first)."""
     import uvicorn
 
-    app = create_app(worker_schedule=worker_schedule)
+    # the stores and the encoder open here, before uvicorn: an index another process holds, a database that is
+    # not reachable or an encoder that does not load is one line and its exit code (indexer.cli), not a traceback
+    service = Service(worker_schedule=worker_schedule).start()
+    app = create_app(service)
     # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
     # so a clean shutdown exits 0
     signal.signal(signal.SIGTERM, lambda signum, frame: None)

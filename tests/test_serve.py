@@ -324,3 +324,15 @@ def test_routes_and_an_in_process_pass_on_postgresql(pg_url, tmp_path, encoder, 
         assert svc.passes and svc.passes[0]["status"] == "ok"
         assert "gamma" in {b["name"] for b in c.get("/v1/benchmarks").json()["benchmarks"]}
         assert c.post("/v1/find", json={"benchmark": "gamma", "k": 4}).status_code == 200
+
+
+def test_cli_serve_on_an_index_another_process_holds_is_one_line_exit_6(indexed, encoder):
+    from servehelpers import free_port
+
+    with ThreadServer(create_app(Service(encoder=encoder))):  # this process holds the embedded index
+        r = subprocess.run([TASKSPACE, "serve", "--port", str(free_port())], capture_output=True, text=True,
+                           timeout=120)
+    assert r.returncode == 6, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.startswith("error:")]
+    assert len(lines) == 1 and "another taskspace process is using the index" in lines[0]
+    assert "Traceback" not in r.stderr
