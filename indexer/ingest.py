@@ -463,6 +463,7 @@ def ingest(
     try:
         ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial)
         ing.ingest_spec(parsed, format, limit=limit, **options)
+        store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
         ing.fetch_model_metadata()
         return ing.summary
     finally:

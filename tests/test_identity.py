@@ -132,3 +132,28 @@ def test_migration_0004_adds_the_alias_table_and_backfills(db_url):
             assert sorted(conn.execute(select(models.c.key)).scalars()) == ["org/a", "plain"]
     finally:
         engine.dispose()
+
+
+def test_rows_stored_before_the_alias_table_are_renamed_or_merged(store):
+    """A database from before 0004 keeps names as given: merge_model_names renames a row to its Hub id, or merges
+    it into the row that id already has (blocks move, aliases follow, nothing lost)."""
+    from sqlalchemy import update
+
+    from indexer.store.sql_models import Model
+
+    store.ingest(_batch("/a.csv", [Outcome("org/x", "math", "q1", 1.0), Outcome("org/y", "math", "q1", 0.0)]))
+    store.ingest(_batch("/b.csv", [Outcome("org/z", "code", "c1", 1.0)]))
+    with store._write() as conn:  # what an old database holds: the names as the sources gave them
+        conn.execute(update(Model).where(Model.key == "org/x").values(key="Qwen--Qwen1.5-7B", kind="name"))
+        conn.execute(update(Model).where(Model.key == "org/y").values(key="microsoft--phi-2", kind="name"))
+        conn.execute(update(Model).where(Model.key == "org/z").values(key="Phi-2", kind="name"))
+        conn.execute(Model.__table__.insert().values(key="microsoft/phi-2", kind="hub"))
+    store.ingest(_batch("/c.csv", [Outcome("microsoft/phi-2", "math", "q2", 1.0)]))
+    done = dict(store.merge_model_names())
+    assert done == {"Qwen--Qwen1.5-7B": "Qwen/Qwen1.5-7B", "microsoft--phi-2": "microsoft/phi-2", "Phi-2": "microsoft/phi-2"}
+    assert [m.key for m in store.list_models()] == ["Qwen/Qwen1.5-7B", "microsoft/phi-2"]
+    assert store.get_model("Qwen/Qwen1.5-7B").kind == "hub"
+    blocks = sorted((b, p.tolist()) for _, b, p, _ in store.outcome_blocks(["microsoft/phi-2"]))
+    assert [b for b, _ in blocks] == ["code", "math", "math"]  # /a (old name), /b (Phi-2), /c (its own)
+    assert {"microsoft--phi-2", "Phi-2", "microsoft/phi-2"} <= set(store.aliases_of("microsoft/phi-2"))
+    assert store.merge_model_names() == []  # idempotent

@@ -221,6 +221,48 @@ class IngestMixin:
         with self._write(f"ingesting {src.location}") as conn:
             return self._ingest_tx(conn, batch, revision, cols, idents)
 
+    def merge_model_names(self) -> list[tuple[str, str]]:
+        """Rows stored under a name that :mod:`indexer.identity` now maps to another key (rows from before the
+        alias table, or a name an alias file learned since): renamed to that key, or merged into its row when it
+        exists (their outcome blocks move there; a block of the same source and benchmark under both names keeps
+        the target's). Their aliases follow. Returns ``(old key, new key)`` pairs. The next index pass re-solves
+        the models whose outcomes changed."""
+        from ..identity import resolve_many
+
+        with self._read() as conn:
+            rows = conn.execute(select(Model.id, Model.key)).all()
+        if not rows:
+            return []
+        ids = resolve_many([k for _, k in rows])
+        todo = [(mid, k, ids[k]) for mid, k in rows if ids[k].key != k]
+        if not todo:
+            return []
+        done = []
+        with self._write("merging model names") as conn:
+            for mid, key, ident in todo:
+                target = conn.execute(select(Model.id).where(Model.key == ident.key)).scalar()
+                if target is None:
+                    conn.execute(update(Model).where(Model.id == mid).values(key=ident.key, kind=ident.kind))
+                    target = mid
+                else:
+                    mine = conn.execute(select(OutcomeBlock.source_id, OutcomeBlock.benchmark_id)
+                                        .where(OutcomeBlock.model_id == target)).all()
+                    taken = {tuple(r) for r in mine}
+                    for bid, src, bench in conn.execute(select(OutcomeBlock.id, OutcomeBlock.source_id,
+                                                               OutcomeBlock.benchmark_id)
+                                                        .where(OutcomeBlock.model_id == mid)).all():
+                        if (src, bench) in taken:
+                            conn.execute(delete(OutcomeBlock).where(OutcomeBlock.id == bid))
+                        else:
+                            conn.execute(update(OutcomeBlock).where(OutcomeBlock.id == bid).values(model_id=target))
+                    conn.execute(update(ModelAlias).where(ModelAlias.model_id == mid).values(model_id=target))
+                    conn.execute(delete(Model).where(Model.id == mid))
+                self._insert_ignore(conn, ModelAlias.__table__, [{"alias": key, "model_id": target, "rule": ident.rule[:16]},
+                                                                 {"alias": ident.key, "model_id": target, "rule": "as-given"}],
+                                    ["alias"])
+                done.append((key, ident.key))
+        return done
+
     def _identities(self, table: OutcomeTable) -> tuple[OutcomeTable, dict]:
         """The table with each model name replaced by its model's key (:mod:`indexer.identity`: a name the SQL
         alias table knows keeps its row; otherwise the alias files and naming rules), and ``{key: [(name, kind,
