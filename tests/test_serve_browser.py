@@ -111,6 +111,17 @@ def test_search_page_in_chromium(page_server, tmp_path):
             expect(results).to_have_count(2)
             assert page.input_value("#licenses") == "mit"
 
+            # compare mode: exactly the listed models
+            page.fill("#licenses", "")
+            page.fill("#models", "org/m2, plainname")
+            page.keyboard.press("Enter")  # Enter in a text field submits the form
+            expect(results).to_have_count(2)
+            assert sorted(results.locator(".name").all_inner_texts()) == ["org/m2", "plainname"]
+            page.fill("#models", "")
+            page.fill("#licenses", "mit")
+            page.click("#go")
+            expect(results).to_have_count(2)
+
             # 360 px wide: nothing wider than the screen
             page.set_viewport_size({"width": 360, "height": 780})
             assert page.evaluate("document.documentElement.scrollWidth") <= 360

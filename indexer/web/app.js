@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const FIELDS = ["benchmark", "license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on",
-                "k", "prefer_smaller", "rank"];
+                "models", "k", "prefer_smaller", "rank"];
 const INPUT = { license: "licenses" };  // URL parameter -> input id where they differ
 const FLAGS = ["exclude_gated", "open_only"];
 
@@ -63,7 +63,7 @@ function paramsToForm(p) {
     input.value = v;
   }
   for (const f of FLAGS) $(f).checked = p.get(f) === "1";
-  const hasFilters = ["license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on", "prefer_smaller", "rank",
+  const hasFilters = ["license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on", "models", "prefer_smaller", "rank",
                       ...FLAGS].some((f) => p.has(f)) || (p.get("k") && p.get("k") !== "10");
   if (hasFilters) $("options").open = true;
 }
@@ -76,6 +76,7 @@ function findBody(p) {
   body.k = parseInt(p.get("k") || "10", 10);
   if (p.get("prefer_smaller")) body.prefer_smaller = parseFloat(p.get("prefer_smaller"));
   if (p.get("rank")) body.rank = p.get("rank");
+  if (p.get("models")) body.models = p.get("models").split(",").map((s) => s.trim()).filter(Boolean);
   const filters = {};
   if (p.get("license")) filters.licenses = p.get("license").split(",").map((s) => s.trim()).filter(Boolean);
   for (const f of ["min_params", "max_params", "pipeline_tag"]) if (p.get(f)) filters[f] = p.get(f);
