@@ -1,7 +1,7 @@
 """The search page end to end in headless Chromium (Debian's ``chromium`` driven by Playwright's Python package
 through ``executable_path``; never ``playwright install``): type a task with the keyboard, see ranked results,
 open the evidence, apply a filter, open a model page; screenshots at desktop width and at 360 px are saved under
-a folder the test prints (``TASKSPACE_ARTIFACTS``/serve-screenshots, else under the test's tmp folder). Without the
+a folder the test prints (``$TASKSPACE_ARTIFACTS``, default ``/tmp/taskspace-artifacts``, /serve-screenshots-PID). Without the
 browser the test skips on a workstation and FAILS in CI (``CI`` or ``TASKSPACE_REQUIRE_BROWSER=1`` set), like the
 PostgreSQL tests: ``.ci/run`` installs it."""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -52,7 +53,8 @@ def page_server(tmp_path, encoder):
 def test_search_page_in_chromium(page_server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
-    shots = Path(ARTIFACTS or tmp_path / "artifacts") / "serve-screenshots"
+    # not under pytest's tmp folders, which later runs rotate away
+    shots = Path(ARTIFACTS or Path(tempfile.gettempdir()) / "taskspace-artifacts") / f"serve-screenshots-{os.getpid()}"
     if shots.exists():
         shutil.rmtree(shots)
     shots.mkdir(parents=True)
