@@ -464,9 +464,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                           None, checks=checks)
         return {"status": "ready", "checks": checks}
 
-    @app.post("/v1/find", tags=["find"])
-    def find(body: dict[str, Any] = Body(..., examples=[{"prompts": ["Solve 2x + 3 = 7"], "k": 5,
-                                                         "filters": {"max_params": "8B"}}])):
+    schema = _find_schema()
+    defs = schema.pop("$defs", {})
+
+    @app.post("/v1/find", tags=["find"], openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
+                                                           "filters": {"max_params": "8B"}}}}}})
+    def find(body: dict[str, Any] = Body(...)):
         """Rank the indexed models for a task: one of ``prompts`` (a string or a list), ``benchmark`` or
         ``vector``; ``k`` (<= 100), ``filters`` (licenses, min_params, max_params, pipeline_tag, exclude_gated,
         open_only, min_evidence, benchmark), ``models`` (compare mode), ``prefer_smaller``, ``rank``
@@ -513,7 +517,54 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         media = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}.get(path.suffix)
         return FileResponse(path, media_type=media)
 
+    openapi = app.openapi
+
+    def with_defs():  # the body schema's sub-schemas (FindFilters) beside FastAPI's own components
+        doc = openapi()
+        doc.setdefault("components", {}).setdefault("schemas", {}).update(defs)
+        return doc
+
+    app.openapi = with_defs
     return app
+
+
+def _find_schema() -> dict:
+    """The JSON schema of a ``/v1/find`` body, for the OpenAPI document (the checks are :func:`find_arguments` and
+    the library's, whose messages name the field)."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class FindFilters(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        licenses: list[str] | None = Field(None, description="any of these licenses")
+        min_params: str | float | None = Field(None, description="parameters, e.g. 1.5B")
+        max_params: str | float | None = Field(None, description="parameters, e.g. 8B")
+        pipeline_tag: str | None = None
+        exclude_gated: bool = False
+        open_only: bool = Field(False, description="only models with a Hub repo (open weights)")
+        min_evidence: int | None = Field(None, ge=0, description="measured on at least this many prompts")
+        benchmark: str | None = Field(None, description="measured on this benchmark")
+
+    class FindBody(BaseModel):
+        """Exactly one of prompts (or prompt), benchmark, vector."""
+
+        model_config = ConfigDict(extra="forbid")
+        prompts: list[str] | str | None = Field(None, max_length=LIMITS["max_prompts"],
+                                                description="example prompts of the task (their mean is the query)")
+        prompt: str | None = Field(None, max_length=LIMITS["max_prompt_chars"], description="one prompt")
+        benchmark: str | None = Field(None, description="a benchmark name: its vector is the query")
+        vector: list[float] | None = Field(None, max_length=LIMITS["max_vector_length"],
+                                           description="a raw query in the space's index form")
+        k: int = Field(10, ge=1, le=LIMITS["max_k"])
+        filters: FindFilters | None = None
+        models: list[str] | None = Field(None, max_length=LIMITS["max_models"],
+                                         description="compare mode: rank exactly these models")
+        prefer_smaller: float = Field(0.0, ge=0, description="rank by score - ALPHA * log10(parameters)")
+        rank: Literal["probability", "lcb"] = "probability"
+        evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
+
+    return FindBody.model_json_schema(ref_template="#/components/schemas/{model}")
 
 
 def find_arguments(body: dict) -> dict:

@@ -93,6 +93,9 @@ def test_browse_routes_health_openapi_and_page(client):
     assert {(b["name"], b["prompts"], b["models"]) for b in bench} == {("alpha", 16, 4), ("beta", 12, 4)}
     spec = client.get("/openapi.json").json()
     assert {"/v1/find", "/v1/models", "/v1/models/{model_id}", "/v1/benchmarks", "/healthz", "/readyz"} <= set(spec["paths"])
+    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert {"prompts", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence"} <= set(body["properties"])
+    assert body["properties"]["k"]["maximum"] == LIMITS["max_k"] and "FindFilters" in spec["components"]["schemas"]
     assert client.get("/docs").status_code == 404  # Swagger UI would load files from a CDN
     html = client.get("/")
     assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
