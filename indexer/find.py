@@ -33,7 +33,8 @@ many of those lack the field it needs (no license, no parameter count, ...: a fi
 the answer says how many).
 
 **Compare mode** (``models=[...]``): rank exactly these models (names, Hub ids or any alias the store knows);
-an unknown name is a :class:`~indexer.errors.NotFoundError` suggesting close names.
+an unknown name is a :class:`~indexer.errors.NotFoundError` suggesting close names; ``query.unranked`` lists the
+given models missing from the answer (removed by a filter, or without a vector in the space).
 
 **Coverage and evidence.** The :data:`NEAR_PROMPTS` indexed prompts nearest to the query (by cosine of the question
 embedding, a search of the prompts collection) are the query's neighbourhood; a model's ``coverage.near`` is how
@@ -478,6 +479,9 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     query = {"kind": kind, "prompts": len(prompts or []), "options_filled": filled, "benchmark": benchmark,
              "k": int(k), "rank": rank, "prefer_smaller": alpha, "filters": flt.to_dict(),
              "models": list(keys) if keys is not None else None}
+    if keys is not None:  # compare mode: the listed models that are not in the answer (filtered out, or no vector)
+        shown = {r.model for r in results}
+        query["unranked"] = [key for key in keys if key not in shown]
     space_info = {"name": name, "id": sp.id, "encoder": sp.encoder, "method": sp.method, "dim": int(sp.dim),
                   "calibrated": pred.calibrated}
     return FindResult(query, space_info, results, excluded, missing, timings)
