@@ -152,6 +152,7 @@ function renderResults(data) {
   for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${f} excluded ${n}`);
   for (const [f, n] of Object.entries(data.missing_metadata || {})) if (n) notes.push(`${n} without the metadata ${f} needs`);
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
+  if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
 }
 
