@@ -467,6 +467,9 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     schema = _find_schema()
     defs = schema.pop("$defs", {})
 
+    for path, probe in (("/healthz", healthz), ("/readyz", readyz)):  # HEAD too, for load-balancer probes
+        app.add_api_route(path, probe, methods=["HEAD"], include_in_schema=False)
+
     @app.post("/v1/find", tags=["find"], openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
                                                            "filters": {"max_params": "8B"}}}}}})
