@@ -42,8 +42,13 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+#: commands that run as a service: their INFO log is their output (the worker's passes, its schedule)
+_SERVICES = {"worker"}
+
+
 @app.callback()
 def _main(
+    ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks instead of one-line errors."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True,
                                 help="Log at INFO (-v) or DEBUG (-vv); default WARNING, or TASKSPACE_LOG_LEVEL."),
@@ -54,11 +59,11 @@ def _main(
     _state["debug"] = debug
     if verbose:
         level = "INFO" if verbose == 1 else "DEBUG"
-    elif os.environ.get("TASKSPACE_LOG_LEVEL"):
+    elif os.environ.get("TASKSPACE_LOG_LEVEL") or ctx.invoked_subcommand in _SERVICES:
         from .config import get_settings
 
         level = get_settings().log_level
-    else:  # nothing on stderr but warnings and errors unless asked
+    else:  # a command's answer alone: nothing on stderr but warnings and errors unless asked
         level = "WARNING"
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
