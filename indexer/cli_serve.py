@@ -26,7 +26,6 @@ def serve(
 
       taskspace serve --worker-every 6h      # embedded index: the worker runs in the server process
     """
-    from .config import get_settings
     from .errors import ConfigError
     from .schedule import Cron, is_cron
     from .serve import run
@@ -46,4 +45,6 @@ def serve(
         next_run(schedule, datetime.now(timezone.utc))  # a bad interval fails here, before anything opens
     typer.echo(f"serving http://{host}:{port}/ (API under /v1, OpenAPI at /openapi.json)"
                + (f"; indexing worker: {schedule}" if schedule else ""), err=True)
-    run(host, port, worker_schedule=schedule, log_level=get_settings().log_level)
+    import logging
+
+    run(host, port, worker_schedule=schedule, log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()))
