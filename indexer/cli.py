@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from . import cli_index, cli_sources
+from . import cli_index, cli_publish, cli_sources
 from .errors import IndexerError
 
 app = typer.Typer(
@@ -259,6 +259,8 @@ app.add_typer(cli_sources.app, name="sources")
 
 # index, worker, runs and search live in cli_index.py (registered here, so `python -m indexer.cli` sees them too)
 for _command in (cli_index.index, cli_index.worker, cli_index.runs, cli_index.search):
+    app.command()(_command)
+for _command in (cli_publish.publish, cli_publish.pull):
     app.command()(_command)
 
 

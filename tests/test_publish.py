@@ -1,0 +1,335 @@
+"""taskspace publish / pull: a small real sample indexed into one home, published to the local Hub server (the real
+huggingface_hub client: create_repo, preupload, NDJSON commit), pulled into a fresh home through the real client,
+and a dozen queries compared exactly; the same files through --dry-run and a folder pull; the card's example run
+against the files; licences, tokens, bad records, encoder and dimension refusals, read-only pulled spaces."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer import dataset
+from indexer.config import reset_settings
+from indexer.errors import ConfigError, DimensionError, EncoderError, GatedRepoError, InputError, ReadOnlyError
+from indexer.pipeline import Indexer
+from indexer.publish import licence_of, publish, pull
+from indexer.query import find_models
+from indexer.sourcelist import SourceSpec
+from indexer.store.sql import open_store
+from indexer.store.vectors import VectorStore
+
+SAMPLE = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+CATEGORIES = ("mmlu_pro/biology", "mmlu_pro/law", "mmlu_pro/math")
+WRITE, READ = "hf_test_write_token_123", "hf_test_read_token_456"
+
+
+def _subset(folder: Path) -> list[str]:
+    """3 MMLU-Pro categories x 30 prompts x 25 models of the bundled sample (with its PROVENANCE.md): the prompts
+    left out are returned as queries the index has not seen."""
+    folder.mkdir(parents=True)
+    keep, unseen = set(), []
+    with open(SAMPLE / "prompts.jsonl") as f, open(folder / "prompts.jsonl", "w") as out:
+        for line in f:
+            row = json.loads(line)
+            if row["benchmark"] in CATEGORIES:
+                keep.add(row["prompt_id"])
+                out.write(line)
+            elif len(unseen) < 6 and len(unseen) < 1 + len(keep) // 10:
+                unseen.append(row["text"])
+    with open(SAMPLE / "outcomes.csv") as f, open(folder / "outcomes.csv", "w") as out:
+        out.write(next(f))
+        out.writelines(line for line in f if line.split(",")[1] in keep)
+    shutil.copy(SAMPLE / "PROVENANCE.md", folder / "PROVENANCE.md")
+    return unseen
+
+
+def _home(tmp_path, monkeypatch, name: str) -> None:
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / name))
+    reset_settings()
+
+
+@pytest.fixture
+def publisher(tmp_path, monkeypatch, encoder):
+    """Home A with the indexed subset (and Hub metadata for two models, to check filters survive)."""
+    _home(tmp_path, monkeypatch, "home_a")
+    unseen = _subset(tmp_path / "sample")
+    store, vectors = open_store(), VectorStore.from_settings()
+    Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
+    store.upsert_models([{"key": "Meta-Llama-3-8B-Instruct", "license": "llama3", "num_parameters": 8_000_000_000},
+                         {"key": "Mistral-7B-v0.1", "license": "apache-2.0", "num_parameters": 7_000_000_000}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    yield store, vectors, unseen
+    vectors.close()
+    store.close()
+
+
+def _queries(store, unseen: list[str]) -> list[dict]:
+    texts = store.prompt_texts(store.benchmark_prompts(CATEGORIES[0])[:3] + store.benchmark_prompts(CATEGORIES[2])[:1])
+    out = [{"prompts": [t]} for t in unseen[:4] + texts[:3]]  # unseen and indexed prompts with options
+    out += [{"benchmark": b} for b in CATEGORIES]
+    out += [{"prompts": unseen[:2]}, {"prompts": [texts[3]], "rank": "lcb"}]
+    out += [{"benchmark": CATEGORIES[1], "filters": {"license": ["apache-2.0", "llama3"]}}]
+    return out
+
+
+def _answers(store, vectors, queries) -> list[list[tuple]]:
+    res = []
+    for q in queries:
+        kw = dict(q)
+        got = find_models(kw.pop("prompts", None), top=8, store=store, vectors=vectors, **kw)
+        res.append([(m.model, m.score, m.probability, m.low, m.high, m.variance) for m in got])
+    return res
+
+
+def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_server, tmp_path, monkeypatch):
+    store_a, vectors_a, unseen = publisher
+    hub_server.tokens = {WRITE: "write", READ: "read"}
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    res = publish("tester/taskspace-records", store=store_a)
+    assert res.commit and len(hub_server.commits) == 1
+    n = len(store_a.model_vector_keys(store_a.list_spaces()[0].id))
+    assert hub_server.commits[0]["summary"] == f"taskspace publish: {n} model record(s) added, 0 changed, 0 removed (1 space(s))"
+    # nothing changed: no commit
+    again = publish("tester/taskspace-records", store=store_a)
+    assert again.commit is None and len(hub_server.commits) == 1
+    # the dry run writes exactly the committed files
+    dry = publish("tester/taskspace-records", store=store_a, dry_run=tmp_path / "dry")
+    repo = hub_server.root / "datasets" / "tester" / "taskspace-records"
+    on_hub = {p.relative_to(repo).as_posix(): p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    written = {p.relative_to(tmp_path / "dry").as_posix(): p.read_bytes() for p in (tmp_path / "dry").rglob("*") if p.is_file()}
+    assert written == on_hub and sorted(written) == dry.files
+    queries = _queries(store_a, unseen)
+    assert len(queries) == 13
+    want = _answers(store_a, vectors_a, queries)
+    assert all(len(ans) == 8 for ans in want[:-1]) and len(want[-1]) == 2  # the filter keeps two models
+    # a fresh home pulls through the real client (at the commit) and answers the same, exactly
+    _home(tmp_path, monkeypatch, "home_b")
+    monkeypatch.delenv("HF_TOKEN")
+    got_pull = pull(f"hub:tester/taskspace-records@{res.commit}")
+    assert got_pull.spaces[0]["models"] == n
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        assert store_b.counts()["outcomes"] == 0 if "outcomes" in store_b.counts() else True
+        got = _answers(store_b, vectors_b, queries)
+        assert got == want
+        assert all(np.isfinite(r[2]) and np.isfinite(r[5]) for ans in got for r in ans)  # calibrated, with variance
+        # read-only until raw results are ingested
+        (sp,) = store_b.list_spaces()
+        assert store_b.is_read_only(sp.id)
+        with pytest.raises(ReadOnlyError, match="read-only until raw results are ingested"):
+            store_b.delete_model_vectors(sp.id, ["Mistral-7B-v0.1"])
+        from indexer.sync import check
+
+        assert all(d.clean for d in check(store_b, vectors_b))
+    finally:
+        vectors_b.close()
+        store_b.close()
+    # an index pass on the pulled home leaves the pulled space alone
+    from indexer.pipeline import run_index
+
+    report = run_index()
+    assert report.counts.get("read_only") and report.status == "ok"
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        assert _answers(store_b, vectors_b, queries[:3]) == want[:3]
+    finally:
+        vectors_b.close()
+        store_b.close()
+    # the same files pulled from the dry-run folder into a third home
+    _home(tmp_path, monkeypatch, "home_c")
+    pull(str(tmp_path / "dry"))
+    store_c, vectors_c = open_store(), VectorStore.from_settings()
+    try:
+        assert _answers(store_c, vectors_c, queries) == want
+    finally:
+        vectors_c.close()
+        store_c.close()
+
+
+def test_republish_counts_changes_and_removals(publisher, hub_server, monkeypatch):
+    store_a, vectors_a, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    publish("tester/recs", store=store_a)
+    (sp,) = store_a.list_spaces()
+    store_a.upsert_models([{"key": "Mistral-7B-v0.1", "license": "mit"}])  # a changed record
+    store_a.delete_model_vectors(sp.id, ["Meta-Llama-3-8B-Instruct"])  # a removed one
+    res = publish("tester/recs", store=store_a)
+    assert res.message == "taskspace publish: 0 model record(s) added, 1 changed, 1 removed (1 space(s))"
+    assert hub_server.commits[-1]["summary"] == res.message and len(hub_server.commits) == 2
+    # the earlier commit still resolves (pull @REV) and holds the removed record
+    root = Path(dataset.__file__)  # noqa: F841 - (readability)
+    old = hub_server.commits[0]["sha"]
+    assert old != hub_server.commits[1]["sha"]
+
+
+def test_token_missing_or_read_only_is_one_line_and_never_shown(publisher, hub_server, monkeypatch, capfd):
+    store_a, _, _ = publisher
+    hub_server.tokens = {WRITE: "write", READ: "read"}
+    with pytest.raises(ConfigError, match=r"needs a Hugging Face token.*hf auth login"):
+        publish("tester/recs", store=store_a)
+    monkeypatch.setenv("HF_TOKEN", READ)
+    with pytest.raises(GatedRepoError, match="read-only") as err:
+        publish("tester/recs", store=store_a)
+    assert READ not in str(err.value) and "\n" not in str(err.value)
+    assert not hub_server.commits and not (hub_server.root / "datasets" / "tester" / "recs").exists()
+    # through the CLI: exit code 4, one line, the token nowhere in the output (with -v logging)
+    out = subprocess.run([sys.executable, "-m", "indexer.cli", "-v", "publish", "tester/recs"], capture_output=True,
+                         text=True)
+    assert out.returncode == 4, out.stderr
+    assert READ not in out.stdout + out.stderr
+    assert [ln for ln in out.stderr.splitlines() if ln.startswith("error:")] == [out.stderr.strip().splitlines()[-1]]
+
+
+def test_restricted_sources_are_refused_unless_asked(publisher, tmp_path):
+    store_a, _, _ = publisher
+    (tmp_path / "sample" / "PROVENANCE.md").write_text("# x\n- License: CC BY-NC-SA 4.0 (non-commercial, share-alike)\n")
+    with pytest.raises(InputError, match=r"restricted licence \(CC BY-NC-SA 4.0.*--include-restricted"):
+        publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    assert not (tmp_path / "d").exists()
+    res = publish("tester/recs", store=store_a, dry_run=tmp_path / "d", include_restricted=True)
+    card = (tmp_path / "d" / "README.md").read_text()
+    assert "CC BY-NC-SA 4.0" in card and "| yes |" in card and res.added > 0
+
+
+def test_licences_of_the_shared_sets(shared_data):
+    text, restricted, _ = licence_of(str(shared_data / "metabench_openllm"))
+    assert "BY-NC-SA" in text and restricted
+    text, restricted, _ = licence_of(str(shared_data / "mmlu_pro" / "outcomes.csv.gz"))
+    assert "Apache-2.0" in text and not restricted
+    assert licence_of(str(shared_data / "evalarena_code"))[1] is False
+
+
+def test_the_cards_example_runs_against_the_files(publisher, tmp_path, encoder):
+    store_a, vectors_a, unseen = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    assert card.startswith("---\nlicense: other\n") and "config_name: " in card
+    (sp,) = store_a.list_spaces()
+    from indexer.space import space_name
+
+    name = space_name(sp)
+    code = card.split(f"<!-- taskspace-example:{name} -->\n```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) == 10
+    enc = lambda texts: encoder.encode(list(texts))  # noqa: E731 - the named encoder, unit rows
+    for prompt in (unseen[0], "Write a Python function that reverses a linked list."):
+        ns = {"encode": enc, "prompt": prompt}
+        import contextlib
+        import io
+        import os
+
+        cwd = os.getcwd()
+        os.chdir(tmp_path / "d")
+        try:
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                exec(compile(code, "card-example", "exec"), ns)
+        finally:
+            os.chdir(cwd)
+        assert len(printed.getvalue().strip().splitlines()) == 5
+        models = [str(m) for m in ns["t"]["model"].to_pylist()]
+        got = dict(zip(models, ns["s"].tolist()))
+        prob = dict(zip(models, ns["p"].tolist()))
+        if "A." in prompt:  # with options: exactly taskspace's row, so its scores and probabilities
+            want = find_models([prompt], top=100, store=store_a, vectors=vectors_a)
+            assert len(want) == len(models)
+            for m in want:
+                assert got[m.model] == pytest.approx(m.score, abs=2e-5)
+                assert prob[m.model] == pytest.approx(m.probability, abs=2e-5)
+        else:  # without options: the row of a prompt without any (zeros there, [0, 1] at the end)
+            from indexer import represent
+
+            row = represent.rows([prompt], encoder.encode, sp, lifted=True)[0]
+            vec = {mv.model: mv.vector for mv in store_a.load_model_vectors(sp.id)}
+            for k, s in got.items():
+                assert s == pytest.approx(float(row @ vec[k]), abs=2e-5)
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _rewrite_models(folder: Path, edit) -> None:
+    import pyarrow.parquet as pq
+
+    (f,) = (folder / "models").glob("*.parquet")
+    t = pq.read_table(f)
+    pq.write_table(edit(t), f)
+
+
+def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_path, monkeypatch):
+    import pyarrow as pa
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+
+    def corrupt(t):
+        rows = t.to_pylist()
+        rows[1]["vector"] = rows[1]["vector"][:-1]  # wrong dimension
+        rows[3]["vector"][5] = float("nan")  # NaN
+        return pa.Table.from_pylist(rows, schema=t.schema)
+
+    bad = _copy(tmp_path / "d", tmp_path / "bad")
+    _rewrite_models(bad, corrupt)
+    with pytest.raises(InputError) as err:
+        pull(str(bad))
+    msg = str(err.value)
+    assert re.search(r"models/\S+\.parquet: row 1 \(model [^)]+\): vector has \d+ entries, expected \d+", msg)
+    assert re.search(r"row 3 \(model [^)]+\): vector has NaN", msg) and "nothing was imported" in msg
+    missing = _copy(tmp_path / "d", tmp_path / "missing")
+    _rewrite_models(missing, lambda t: t.drop_columns(["noise", "pattern"]))
+    with pytest.raises(InputError, match=r"missing column\(s\) pattern, noise"):
+        pull(str(missing))
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+
+
+def test_encoder_not_installed_and_dimension_disagreement_are_refused(publisher, tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from indexer.space import SpaceSpec
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (sp,) = store_a.list_spaces()
+    _home(tmp_path, monkeypatch, "home_b")
+    # another encoder revision than the one installed
+    other = _copy(tmp_path / "d", tmp_path / "other")
+    t = pq.read_table(other / "spaces.parquet")
+    rows = t.to_pylist()
+    spec = SpaceSpec(sp.encoder.rsplit("@", 1)[0] + "@0000deadbeef", sp.lam, sp.eps, sp.method, sp.params, sp.dim)
+    rows[0].update(encoder=spec.encoder, key=spec.key, space=spec.name)
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), other / "spaces.parquet")
+    old = other / "models" / f"{SpaceSpec.of(sp).name}.parquet"
+    mt = pq.read_table(old)
+    pq.write_table(mt.set_column(mt.column_names.index("space"), "space", pa.array([spec.name] * mt.num_rows)),
+                   other / "models" / f"{spec.name}.parquet")
+    old.unlink()
+    (other / "patterns" / f"{SpaceSpec.of(sp).name}.parquet").rename(other / "patterns" / f"{spec.name}.parquet")
+    bt = pq.read_table(other / "benchmarks.parquet")
+    pq.write_table(bt.set_column(bt.column_names.index("space"), "space", pa.array([spec.name] * bt.num_rows)),
+                   other / "benchmarks.parquet")
+    with pytest.raises(EncoderError, match=rf"made with encoder {re.escape(spec.encoder)}, the installed one is "):
+        pull(str(other))
+    # a space of the same settings and another dimension already here
+    store_b = open_store()
+    try:
+        store_b.get_or_create_space(sp.encoder, sp.dim - 2, sp.lam, sp.eps, method=sp.method, params=sp.params)
+    finally:
+        store_b.close()
+    with pytest.raises(DimensionError, match=rf"{SpaceSpec.of(sp).name} \({sp.dim} dims\) disagrees with space \S+ "
+                                             rf"already here \({sp.dim - 2} dims"):
+        pull(str(tmp_path / "d"))
