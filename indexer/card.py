@@ -9,16 +9,13 @@ import json
 EXAMPLE_MARK = "<!-- taskspace-example:{space} -->"
 
 _SPLIT_ROW = '''opt = lambda line: re.match(r"^\\s*\\(?([A-Z])[.)]\\s", line)  # an answer-option line: "A. ...", "(B) ..."
-lines = prompt.split("\\n")  # the option block starts at an "A." line followed by a "B." line, after some question text
-i = next((i for i in range(1, len(lines) - 1) if (x := opt(lines[i])) and x[1] == "A" and (y := opt(lines[i + 1])) and y[1] == "B" and "\\n".join(lines[:i]).strip()), None)
-q, o = ("\\n".join(lines[:i]).strip(), "\\n".join(lines[i:]).strip()) if i else (prompt, None)
+L = prompt.split("\\n"); i = next((i for i in range(1, len(L) - 1) if (x := opt(L[i])) and x[1] == "A" and (y := opt(L[i + 1])) and y[1] == "B" and "\\n".join(L[:i]).strip()), None)
+q, o = ("\\n".join(L[:i]).strip(), "\\n".join(L[i:]).strip()) if i else (prompt, None)  # question, option block (from its A. line)
 f = [1, math.log1p(len(q)), math.log1p(len(o)), math.log(max(sum(bool(opt(x)) for x in o.split("\\n")), 1))] if o else [0, 0, 0, 0]
 row = np.concatenate([encode([q])[0], encode([o])[0] if o else {none}, f, {tail}])'''
 
-_READ = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"])
-a, b = next((r["calibration_a"], r["calibration_b"]) for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
-s = np.array(t["vector"].to_pylist(), dtype=np.float32) @ row  # raw scores (predicted success, -1..1 units)
-p = 1 / (1 + np.exp(-(a + b * s)))  # calibrated probability of success
+_READ = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); a, b = next((r["calibration_a"], r["calibration_b"]) for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
+s = np.array(t["vector"].to_pylist(), dtype=np.float32) @ row; p = 1 / (1 + np.exp(-(a + b * s)))  # raw score, probability
 for k in np.argsort(-s)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
 

@@ -62,7 +62,7 @@ def publisher(tmp_path, monkeypatch, encoder):
     unseen = _subset(tmp_path / "sample")
     store, vectors = open_store(), VectorStore.from_settings()
     Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
-    store.upsert_models([{"key": "Meta-Llama-3-8B-Instruct", "license": "llama3", "num_parameters": 8_000_000_000},
+    store.upsert_models([{"key": "Meta-Llama-3-8B", "license": "llama3", "num_parameters": 8_000_000_000},
                          {"key": "Mistral-7B-v0.1", "license": "apache-2.0", "num_parameters": 7_000_000_000}])
     from indexer import sync
 
@@ -161,7 +161,7 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, monkeypatc
     publish("tester/recs", store=store_a)
     (sp,) = store_a.list_spaces()
     store_a.upsert_models([{"key": "Mistral-7B-v0.1", "license": "mit"}])  # a changed record
-    store_a.delete_model_vectors(sp.id, ["Meta-Llama-3-8B-Instruct"])  # a removed one
+    store_a.delete_model_vectors(sp.id, ["Meta-Llama-3-8B"])  # a removed one
     res = publish("tester/recs", store=store_a)
     assert res.message == "taskspace publish: 0 model record(s) added, 1 changed, 1 removed (1 space(s))"
     assert hub_server.commits[-1]["summary"] == res.message and len(hub_server.commits) == 2
@@ -186,7 +186,8 @@ def test_token_missing_or_read_only_is_one_line_and_never_shown(publisher, hub_s
                          text=True)
     assert out.returncode == 4, out.stderr
     assert READ not in out.stdout + out.stderr
-    assert [ln for ln in out.stderr.splitlines() if ln.startswith("error:")] == [out.stderr.strip().splitlines()[-1]]
+    (line,) = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
+    assert "read-only" in line and "write access" in line
 
 
 def test_restricted_sources_are_refused_unless_asked(publisher, tmp_path):
@@ -218,7 +219,7 @@ def test_the_cards_example_runs_against_the_files(publisher, tmp_path, encoder):
 
     name = space_name(sp)
     code = card.split(f"<!-- taskspace-example:{name} -->\n```python\n", 1)[1].split("```", 1)[0]
-    assert len(code.strip().splitlines()) == 10
+    assert len(code.strip().splitlines()) <= 10
     enc = lambda texts: encoder.encode(list(texts))  # noqa: E731 - the named encoder, unit rows
     for prompt in (unseen[0], "Write a Python function that reverses a linked list."):
         ns = {"encode": enc, "prompt": prompt}
