@@ -39,6 +39,22 @@ def example(space: str, params: dict, encoder_dim: int) -> str:
     return "\n".join([head, body, _READ.format(space=space)])
 
 
+def how(method: str, params: dict, lam: float, eps: float) -> str:
+    """One sentence on how a space's vectors were solved, from its method's params."""
+    parts = [f"method `{method}`"]
+    parts.append("lambda chosen per model by generalised cross-validation" if params.get("select") == "gcv"
+                 else f"ridge lambda {lam:g}")
+    if params.get("intercept"):
+        parts.append("centred embeddings with an unpenalised per-model intercept")
+    if params.get("prior") == "mean":
+        parts.append("each model shrunk toward the models' mean normal (the space's prior)")
+    if params.get("features"):
+        parts.append(f"prompt covariates `{params['features']}` (unpenalised)")
+    if eps:
+        parts.append(f"eps {eps:g}")
+    return "; ".join(parts) + "."
+
+
 def _yaml_str(s: str) -> str:
     return json.dumps(s)
 
@@ -57,7 +73,7 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
     lines += ["---", "", f"# taskspace model records: {repo_id}", "",
               "Every row of `models/<space>.parquet` is one model's *success hyperplane* in a prompt embedding space "
               "(Kashani, Mendelson & Nemcovsky 2025, \"Representing LLMs in Prompt Semantic Task Space\"), solved in "
-              "closed form by [taskspace](https://github.com/) from per-sample benchmark results (which model "
+              "closed form by taskspace from per-sample benchmark results (which model "
               "answered which prompt correctly): a ridge regression of each model's signed outcomes (+1 correct, -1 "
               "wrong) on the prompts' embedding rows. The inner product of a record's `vector` with a prompt's "
               "query row is the model's predicted success on that prompt (in -1..1 units); the space's calibration "
@@ -82,12 +98,16 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
                if sp.get("calibration_a") is not None else "not calibrated")
         lines.append(f"| `{sp['space']}` | `{sp['encoder']}` | {sp['method']} | {sp['dim']} | {sp['lam']:g} | "
                      f"{sp['eps']:g} | {counts[sp['space']]['models']} | {counts[sp['space']]['benchmarks']} | {cal} |")
+    lines += ["", "How each space's vectors were solved:", ""]
+    for sp in spaces:
+        lines.append(f"- `{sp['space']}`: " + how(sp["method"], sp["params_dict"], sp["lam"], sp["eps"]))
     lines += ["", "## Sources and licences", "",
               "The records are derived from these per-sample result sources; their licences apply to the records "
               "as well (a non-commercial or share-alike source is only included when the publisher asked for it).", "",
               "| source | licence | restricted |", "|---|---|---|"]
     for s in sources:
-        lines.append(f"| `{s['location']}` | {s['licence']} | {'yes' if s['restricted'] else 'no'} |")
+        what = f"`{s['name']}`" + (f": {s['title']}" if s.get("title") else "")
+        lines.append(f"| {what} | {s['licence']} | {'yes' if s['restricted'] else 'no'} |")
     if not sources:
         lines.append("| (none recorded) | unknown | no |")
     lines += ["", "## Using the vectors without taskspace", "",

@@ -42,7 +42,7 @@ PATTERNS_DIR = "patterns"
 MAX_REPORTED = 20
 
 MODEL_COLUMNS = (
-    "model", "hub_repo_id", "kind", "model_revision", "author", "license", "num_parameters", "pipeline_tag", "library",
+    "model", "hub_repo_id", "kind", "model_revision", "sources", "author", "license", "num_parameters", "pipeline_tag", "library",
     "tags", "gated", "downloads", "likes", "base_model", "created_at", "last_modified",
     "space", "encoder", "encoder_revision", "dim", "method", "lam", "eps", "vector", "layout",
     "pattern", "model_lambda", "noise", "n_prompts", "benchmarks", "inputs_digest", "computed_at", "taskspace_version",
@@ -152,7 +152,8 @@ def models_table(space: dict, records: list[dict], vectors: np.ndarray) -> bytes
 
     s = pa.string()
     schema = pa.schema([
-        ("model", s), ("hub_repo_id", s), ("kind", s), ("model_revision", s), ("author", s), ("license", s),
+        ("model", s), ("hub_repo_id", s), ("kind", s), ("model_revision", s), ("sources", pa.list_(s)), ("author", s),
+        ("license", s),
         ("num_parameters", pa.int64()), ("pipeline_tag", s), ("library", s), ("tags", pa.list_(s)), ("gated", s),
         ("downloads", pa.int64()), ("likes", pa.int64()), ("base_model", s), ("created_at", s), ("last_modified", s),
         ("space", s), ("encoder", s), ("encoder_revision", s), ("dim", pa.int32()), ("method", s), ("lam", pa.float64()),

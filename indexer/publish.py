@@ -52,6 +52,13 @@ def _restricted(text: str) -> bool:
     return bool(_RESTRICTED_WORDS.search(text) or _RESTRICTED_CODES.search(text))
 
 
+def _title(path: Path) -> str | None:
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("#"):
+            return re.sub(r"[*_`|]", "", line.lstrip("# ")).strip()[:200] or None
+    return None
+
+
 def licence_of(location: str) -> tuple[str, bool, str | None]:
     """(licence text, restricted, the file it was read from) of an ingested source's location. A local path is
     looked up for ``SOURCE.md``/``PROVENANCE.md`` in it and the two folders above; other sources (Hub datasets)
@@ -74,20 +81,29 @@ def licence_of(location: str) -> tuple[str, bool, str | None]:
     return "unknown (no SOURCE.md or PROVENANCE.md found)", False, None
 
 
+def _source_name(location: str) -> str:
+    """How a source is named in the published files: a Hub spec as it is, a local path by its last two parts (no
+    local folder names beyond those)."""
+    return location if location.startswith("hub") else "/".join(Path(location).parts[-2:])
+
+
 def source_licences(store) -> list[dict]:
     """``{location, kind, licence, restricted, file}`` of every source that holds outcomes, and of every pulled
     space (whose records are republished)."""
     out = []
     for s in store.list_sources():
         if s.kind == "pulled":
-            out.append({"location": s.seen_revision or s.location, "kind": "pulled",
+            out.append({"location": s.seen_revision or s.location, "name": s.seen_revision or s.location,
+                        "title": "records pulled from there", "kind": "pulled",
                         "licence": f"as published at {s.seen_revision} (see its card)", "restricted": False,
                         "file": None})
             continue
         if not s.n_outcomes:
             continue
         text, restricted, f = licence_of(s.location)
-        out.append({"location": s.location, "kind": s.kind, "licence": text, "restricted": restricted, "file": f})
+        name = _source_name(s.location)
+        out.append({"location": s.location, "name": name, "title": _title(Path(f)) if f else None, "kind": s.kind,
+                    "licence": text.replace("|", "/"), "restricted": restricted, "file": f})
     return out
 
 
@@ -131,6 +147,7 @@ def build(store, space=None, *, include_restricted: bool = False) -> RecordSet:
     space_rows, bench_rows, counts = [], [], {}
     bench_meta = {b.name: b for b in store.list_benchmarks()}
     n_by = store.model_benchmark_counts()
+    prov = store.model_provenance()
     for sp in spaces:
         spec = SpaceSpec.of(sp)
         name = space_name(sp)
@@ -144,7 +161,10 @@ def build(store, space=None, *, include_restricted: bool = False) -> RecordSet:
             m = meta.get(mv.model)
             row = {
                 "model": mv.model, "hub_repo_id": mv.model if looks_like_repo_id(mv.model) else None,
-                "kind": getattr(m, "kind", None), "model_revision": getattr(m, "revision", None),
+                "kind": getattr(m, "kind", None),
+                "model_revision": getattr(m, "revision", None) or prov.get(mv.model, (None, []))[0],
+                "sources": [f"{_source_name(loc)}@{rev}" if rev else _source_name(loc)
+                            for loc, rev in prov.get(mv.model, (None, []))[1]],
                 "author": getattr(m, "author", None), "license": getattr(m, "license", None),
                 "num_parameters": getattr(m, "num_parameters", None), "pipeline_tag": getattr(m, "pipeline_tag", None),
                 "library": getattr(m, "library", None), "tags": list(getattr(m, "tags", None) or []) if m else None,
@@ -288,10 +308,14 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
         old_paths = {f: root / f for f in managed}
     adds = {n: d for n, d in files.items() if n not in old_paths or old_paths[n].read_bytes() != d}
     deletes = sorted(f for f in old_paths if f not in files)
-    added, changed, removed = _diff(_records_of(old_paths), rs.records)
     if not adds and not deletes:
         log.info("publish %s: nothing changed since commit %s; no commit", repo_id, snap.sha)
         return PublishResult(repo_id, None, 0, 0, 0, [], message=None)
+    # the records of the model files that changed (an unchanged file holds the same records)
+    changed_models = {f: p for f, p in old_paths.items() if f.startswith(dataset.MODELS_DIR + "/") and
+                      (f in adds or f in deletes)}
+    new_records = {k: r for k, r in rs.records.items() if dataset.models_file(k[0]) in adds}
+    added, changed, removed = _diff(_records_of(changed_models), new_records)
     message = commit_message(added, changed, removed, len(rs.spaces))
     sha = hub.commit(repo_id, adds, deletes, message, parent=snap.sha)
     log.info("published %s at %s: %s", repo_id, sha, message)

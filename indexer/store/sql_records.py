@@ -61,6 +61,21 @@ class RecordsMixin:
         want = None if models is None else set(models)
         return {(m, b): int(n) for m, b, n in rows if want is None or m in want}
 
+    def model_provenance(self) -> dict[str, tuple[str | None, list[tuple[str, str | None]]]]:
+        """model key -> (the model revision its outcomes name, if any; [(source location, source revision)])."""
+        q = (select(Model.key, OutcomeBlock.model_revision, Source.location, Source.revision)
+             .join(Model, Model.id == OutcomeBlock.model_id).join(Source, Source.id == OutcomeBlock.source_id)
+             .distinct())
+        with self._read() as conn:
+            rows = conn.execute(q).all()
+        out: dict[str, tuple[str | None, list]] = {}
+        for key, mrev, loc, srev in sorted(rows, key=lambda r: (r[0], r[2], r[1] or "")):
+            rev, sources = out.get(key, (None, []))
+            if (loc, srev) not in sources:
+                sources.append((loc, srev))
+            out[key] = (rev or mrev, sources)
+        return out
+
     def has_outcomes(self) -> bool:
         with self._read() as conn:
             return conn.execute(select(OutcomeBlock.id).limit(1)).first() is not None
