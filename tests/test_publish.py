@@ -334,3 +334,46 @@ def test_encoder_not_installed_and_dimension_disagreement_are_refused(publisher,
     with pytest.raises(DimensionError, match=rf"{SpaceSpec.of(sp).name} \({sp.dim} dims\) disagrees with space \S+ "
                                              rf"already here \({sp.dim - 2} dims"):
         pull(str(tmp_path / "d"))
+
+
+def test_import_writes_the_same_records_on_sqlite_and_postgresql(publisher, tmp_path, store):
+    from indexer.store.sql_records import ImportedSpace
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (rec,) = dataset.read(tmp_path / "d")
+    (sid,) = store.import_spaces([ImportedSpace(spec=rec.spec, origin="test", revision="r", models=rec.models,
+                                                vectors=rec.vectors, patterns=rec.patterns,
+                                                calibration=rec.calibration, benchmarks=rec.benchmarks,
+                                                benchmark_vectors=rec.benchmark_vectors, created_at=rec.created_at)])
+    (sp_a,) = store_a.list_spaces()
+    got, want = store.load_model_vectors(sid), store_a.load_model_vectors(sp_a.id)
+    assert [v.model for v in got] == [v.model for v in want]
+    for g, w in zip(got, want):
+        assert np.array_equal(g.vector, w.vector) and (g.pattern, g.lam, g.noise, g.n_prompts) == (w.pattern, w.lam, w.noise, w.n_prompts)
+        assert g.accuracy == w.accuracy and g.benchmarks == w.benchmarks and g.computed_at == w.computed_at
+    assert store.get_space_calibration(sid) == store_a.get_space_calibration(sp_a.id)
+    pa, pb = store.load_patterns(sid), store_a.load_patterns(sp_a.id)
+    assert sorted(pa) == sorted(pb)
+    for k in pa:
+        assert np.array_equal(pa[k].V, pb[k].V) and np.array_equal(pa[k].mu, pb[k].mu) and pa[k].formats == pb[k].formats
+    assert store.space_origin(sid) == "test" and store.is_read_only(sid)
+    with pytest.raises(ReadOnlyError):
+        store.save_benchmark_vectors(sid, store.load_benchmark_vectors(sid))
+
+
+def test_ingesting_raw_results_lifts_read_only(publisher, tmp_path, monkeypatch):
+    from indexer.pipeline import run_index
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    report = run_index([SourceSpec(str(tmp_path / "sample"))])  # raw results for the pulled space's models
+    assert report.status == "ok" and "read_only" not in report.counts and report.counts["solved"] > 0
+    store_b = open_store()
+    try:
+        (sp,) = store_b.list_spaces()
+        assert store_b.space_origin(sp.id) is None and not store_b.is_read_only(sp.id)
+    finally:
+        store_b.close()
