@@ -155,7 +155,7 @@ def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_serv
         store_c.close()
 
 
-def test_republish_counts_changes_and_removals(publisher, hub_server, monkeypatch):
+def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, monkeypatch):
     store_a, vectors_a, _ = publisher
     monkeypatch.setenv("HF_TOKEN", WRITE)
     publish("tester/recs", store=store_a)
@@ -165,10 +165,20 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, monkeypatc
     res = publish("tester/recs", store=store_a)
     assert res.message == "taskspace publish: 0 model record(s) added, 1 changed, 1 removed (1 space(s))"
     assert hub_server.commits[-1]["summary"] == res.message and len(hub_server.commits) == 2
-    # the earlier commit still resolves (pull @REV) and holds the removed record
-    root = Path(dataset.__file__)  # noqa: F841 - (readability)
+    # the earlier commit still resolves (pull @REV, through the real client) and holds the removed record
     old = hub_server.commits[0]["sha"]
     assert old != hub_server.commits[1]["sha"]
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(f"hub:tester/recs@{old}")
+    store_b = open_store()
+    try:
+        (sp_b,) = store_b.list_spaces()
+        keys = store_b.model_vector_keys(sp_b.id)
+        assert "Meta-Llama-3-8B" in keys and len(keys) == len(store_a.model_vector_keys(sp.id)) + 1
+        assert store_b.get_model("Mistral-7B-v0.1").license == "apache-2.0"
+        assert store_b.space_origin(sp_b.id) == f"hub:tester/recs@{old}"[:128]
+    finally:
+        store_b.close()
 
 
 def test_token_missing_or_read_only_is_one_line_and_never_shown(publisher, hub_server, monkeypatch, capfd):
