@@ -367,8 +367,9 @@ def _check_space(store, vectors, spec) -> None:
         enc = get_encoder(spec.encoder_name)
         enc_id = enc.id
     except EncoderError as exc:
+        why = " ".join(str(exc).split())[:300]
         raise EncoderError(f"the records of space {spec.name} need encoder {spec.encoder}, which is not installed here "
-                           f"({exc}); install it (README: Encoders) and pull again") from None
+                           f"({why}); install it (README: Encoders) and pull again") from None
     if enc_id != spec.encoder:
         raise EncoderError(f"the records of space {spec.name} were made with encoder {spec.encoder}, the installed one "
                            f"is {enc_id}: prompts embedded here would not match them; install that encoder revision")

@@ -263,6 +263,32 @@ def test_the_cards_example_runs_against_the_files(publisher, tmp_path, encoder):
                 assert s == pytest.approx(float(row @ vec[k]), abs=2e-5)
 
 
+def _respace(src: Path, dst: Path, sp, encoder: str) -> Path:
+    """A copy of the records in ``src`` whose space claims another encoder id (key, name and file names follow)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from indexer.space import SpaceSpec
+
+    dst = _copy(src, dst)
+    spec = SpaceSpec(encoder, sp.lam, sp.eps, sp.method, sp.params, sp.dim)
+    name = SpaceSpec.of(sp).name
+    t = pq.read_table(dst / "spaces.parquet")
+    rows = t.to_pylist()
+    rows[0].update(encoder=spec.encoder, key=spec.key, space=spec.name)
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), dst / "spaces.parquet")
+    for f in ("models", "benchmarks"):
+        path = dst / "models" / f"{name}.parquet" if f == "models" else dst / "benchmarks.parquet"
+        t = pq.read_table(path)
+        t = t.set_column(t.column_names.index("space"), "space", pa.array([spec.name] * t.num_rows))
+        if f == "models":
+            path.unlink()
+            path = dst / "models" / f"{spec.name}.parquet"
+        pq.write_table(t, path)
+    (dst / "patterns" / f"{name}.parquet").rename(dst / "patterns" / f"{spec.name}.parquet")
+    return dst
+
+
 def _copy(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst
@@ -308,8 +334,6 @@ def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_
 
 
 def test_encoder_not_installed_and_dimension_disagreement_are_refused(publisher, tmp_path, monkeypatch):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from indexer.space import SpaceSpec
 
@@ -317,22 +341,13 @@ def test_encoder_not_installed_and_dimension_disagreement_are_refused(publisher,
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
     (sp,) = store_a.list_spaces()
     _home(tmp_path, monkeypatch, "home_b")
-    # another encoder revision than the one installed
-    other = _copy(tmp_path / "d", tmp_path / "other")
-    t = pq.read_table(other / "spaces.parquet")
-    rows = t.to_pylist()
+    # another encoder revision than the one installed, and an encoder that is not installed at all
+    other = _respace(tmp_path / "d", tmp_path / "other", sp, sp.encoder.rsplit("@", 1)[0] + "@0000deadbeef")
+    absent = _respace(tmp_path / "d", tmp_path / "absent", sp, "someorg/not-installed-encoder@1234")
+    with pytest.raises(EncoderError, match=r"need encoder someorg/not-installed-encoder@1234, which is not installed") as err:
+        pull(str(absent))
+    assert "\n" not in str(err.value)
     spec = SpaceSpec(sp.encoder.rsplit("@", 1)[0] + "@0000deadbeef", sp.lam, sp.eps, sp.method, sp.params, sp.dim)
-    rows[0].update(encoder=spec.encoder, key=spec.key, space=spec.name)
-    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), other / "spaces.parquet")
-    old = other / "models" / f"{SpaceSpec.of(sp).name}.parquet"
-    mt = pq.read_table(old)
-    pq.write_table(mt.set_column(mt.column_names.index("space"), "space", pa.array([spec.name] * mt.num_rows)),
-                   other / "models" / f"{spec.name}.parquet")
-    old.unlink()
-    (other / "patterns" / f"{SpaceSpec.of(sp).name}.parquet").rename(other / "patterns" / f"{spec.name}.parquet")
-    bt = pq.read_table(other / "benchmarks.parquet")
-    pq.write_table(bt.set_column(bt.column_names.index("space"), "space", pa.array([spec.name] * bt.num_rows)),
-                   other / "benchmarks.parquet")
     with pytest.raises(EncoderError, match=rf"made with encoder {re.escape(spec.encoder)}, the installed one is "):
         pull(str(other))
     # a space of the same settings and another dimension already here
