@@ -14,7 +14,8 @@
 4. a second publish with nothing changed (no commit), in a fresh process.
 
 Each step is its own process (``python -m indexer.cli``), timed from outside (process start and imports included)
-with its own peak RSS (``ru_maxrss`` of that process). Prints a table; ``--json`` writes the numbers.
+with its own CPU time (user + system) and peak RSS (``ru_maxrss`` of that process): on a shared machine
+the wall time depends on the load (printed), the CPU time much less. Prints a table; ``--json`` writes the numbers.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def seed(home: Path, n_models: int, n_patterns: int, rank: int, n_bench: int) ->
 
 #: runs the CLI in a fresh process and reports that process's own peak RSS on stderr
 _CHILD = ("import resource, sys\nsys.argv = ['taskspace'] + sys.argv[1:]\nfrom indexer.cli import main\ntry:\n    main()\n"
-          "finally:\n    print('BENCH_MAXRSS_KB=%d' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+          "finally:\n    r = resource.getrusage(resource.RUSAGE_SELF)\n"
+          "    print('BENCH_MAXRSS_KB=%d BENCH_CPU_S=%.2f' % (r.ru_maxrss, r.ru_utime + r.ru_stime), file=sys.stderr)\n")
 
 
 def run(args: list[str], env: dict) -> dict:
@@ -97,7 +99,9 @@ def run(args: list[str], env: dict) -> dict:
     if out.returncode:
         raise SystemExit(f"{' '.join(args)} failed ({out.returncode}): {out.stderr[-2000:]}")
     kb = int(out.stderr.rsplit("BENCH_MAXRSS_KB=", 1)[1].split()[0])
-    return {"seconds": round(seconds, 2), "peak_rss_mb": round(kb / 1024, 1), "output": out.stdout.strip()}
+    cpu = float(out.stderr.rsplit("BENCH_CPU_S=", 1)[1].split()[0])
+    return {"seconds": round(seconds, 2), "cpu_seconds": cpu, "peak_rss_mb": round(kb / 1024, 1),
+            "output": out.stdout.strip()}
 
 
 def main() -> None:
@@ -142,9 +146,11 @@ def main() -> None:
               "pulled": pulled["spaces"][0]["indexed"], "unchanged_commit": json.loads(again["output"])["commit"]}
     print(f"{a.models} records x {info['dim']} dims, {a.patterns} patterns of rank {a.rank}, {a.benchmarks} benchmarks; "
           f"dataset {result['dataset_mb']} MB, {result['commits']} commit(s)")
-    print(f"{'step':<28}{'seconds':>9}{'peak RSS MB':>13}")
+    print(f"{'step':<28}{'seconds':>9}{'CPU s':>9}{'peak RSS MB':>13}")
     for name in ("publish", "pull", "publish_unchanged"):
-        print(f"{name:<28}{result[name]['seconds']:>9}{result[name]['peak_rss_mb']:>13}")
+        r = result[name]
+        print(f"{name:<28}{r['seconds']:>9}{r['cpu_seconds']:>9}{r['peak_rss_mb']:>13}")
+    print(f"load average during the run: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} CPU(s)")
     print(f"pulled into the index: {result['pulled']}; second publish commit: {result['unchanged_commit']}")
     if a.json:
         a.json.write_text(json.dumps(result, indent=2))
