@@ -431,6 +431,11 @@ class HubClient:
         try:
             info = self._call("write to", repo_id, "dataset", self._api.create_commit, repo_id, ops,
                               commit_message=message, repo_type="dataset", parent_commit=parent, token=self._token)
+        except HubError as exc:
+            if "answered 412" in str(exc):  # parentCommit is no longer the head
+                raise HubError(f"cannot write to {repo_id}: it changed since this publish read it (commit {parent}); "
+                               "nothing was written: run the publish again") from None
+            raise
         finally:
             self.retries = retries
         return info.oid

@@ -10,6 +10,8 @@ records gives the same bytes. Against the Hub: the token must be there and able 
 are compared with the new ones, and when any differs there is exactly one commit (its parent the commit compared
 against) whose message counts the model records added, changed and removed; nothing differs -> no commit.
 ``dry_run=DIR`` writes the files a publish to an empty repository would commit into ``DIR`` and talks to no one.
+The dataset holds exactly what a publish selected: with ``space`` the files of other spaces are deleted (and their
+records counted as removed).
 
 Licences: every ingested source is looked up for a ``SOURCE.md`` / ``PROVENANCE.md`` (in its folder or the two
 above it) whose ``License`` line says what it is under; a non-commercial or share-alike one (NC, SA,
@@ -124,7 +126,7 @@ def _version() -> str:
     return __version__
 
 
-def build(store, space=None, *, include_restricted: bool = False) -> RecordSet:
+def build(store, space=None, *, include_restricted: bool = False, repo_id: str = "ORG/NAME") -> RecordSet:
     """The files a publish of ``space`` (default: every space with model vectors) writes; see the module docstring."""
     from .space import SpaceSpec, space_name
     from .store.sql_types import looks_like_repo_id
@@ -213,7 +215,7 @@ def build(store, space=None, *, include_restricted: bool = False) -> RecordSet:
     from .card import card
 
     card_spaces = [dict(r, layout=json.loads(r["layout"]), params_dict=json.loads(r["params"])) for r in space_rows]
-    files[dataset.CARD] = card("ORG/NAME", card_spaces, sources, counts, version).encode()
+    files[dataset.CARD] = card(repo_id, card_spaces, sources, counts, version).encode()
     return RecordSet(files, records, [r["space"] for r in space_rows], sources)
 
 
@@ -281,12 +283,11 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
 
         store = open_store()
     try:
-        rs = build(store, space, include_restricted=include_restricted)
+        rs = build(store, space, include_restricted=include_restricted, repo_id=repo_id)
     finally:
         if own:
             store.close()
     files = dict(rs.files)
-    files[dataset.CARD] = files[dataset.CARD].replace(b"ORG/NAME", repo_id.encode())
     if dry_run is not None:
         out = Path(dry_run)
         out.mkdir(parents=True, exist_ok=True)

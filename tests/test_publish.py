@@ -402,3 +402,18 @@ def test_ingesting_raw_results_lifts_read_only(publisher, tmp_path, monkeypatch)
         assert store_b.space_origin(sp.id) is None and not store_b.is_read_only(sp.id)
     finally:
         store_b.close()
+
+
+def test_a_repo_that_moved_meanwhile_is_not_overwritten(publisher, hub_server, monkeypatch):
+    from indexer.errors import HubError
+    from indexer.hub import HubClient
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    publish("tester/recs", store=store_a)
+    client = HubClient()
+    snap = client.repo_snapshot("tester/recs")
+    client.commit("tester/recs", {"notes.txt": b"someone else"}, [], "another writer", parent=snap.sha)
+    with pytest.raises(HubError, match="changed since this publish read it"):
+        client.commit("tester/recs", {"README.md": b"---\n---\nx"}, [], "stale", parent=snap.sha)
+    assert [c["summary"] for c in hub_server.commits][-1] == "another writer"
