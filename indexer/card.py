@@ -88,6 +88,8 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "accuracy, n), `computed_at`, `taskspace_version` |",
               "| `patterns/<space>.parquet` | the posterior factors of each coverage pattern (float32): with a record's "
               "`model_lambda` and `noise` they give the variance of its score (taskspace's intervals) |",
+              "| `prompts/<space>.parquet` | one per indexed prompt: `hash` (sha256 of its text; no text), `benchmarks`, "
+              "`vector` (its query row): the neighbours taskspace fills a question typed without options from |",
               "| `benchmarks.parquet` | one per (benchmark, space): name, group, metric, prompt count, the benchmark's "
               "vector (the mean of its prompts' query rows: record . vector = the model's mean predicted success) |",
               "", "## Spaces", ""]
@@ -123,10 +125,12 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
         if any(p["part"] == "e_o" for p in sp["layout"]):
             lines += ["", "A prompt is split at its answer-option block: the first line starting `A.` (or `A)`, "
                       "`(A)`) that is followed by a `B.` line and has question text before it. A prompt *without* "
-                      "options has zeros in the options half and the covariates; taskspace itself fills a question "
-                      "typed without its options with the options of the 50 indexed prompts nearest by question (a "
-                      "search of its prompt index), which these files do not include, so for such a prompt the example "
-                      "below scores the prompt as one without options."]
+                      "options has zeros in the options half and the covariates (and `c_mc` 0, `c_free` 1), and so "
+                      "does the example below. taskspace itself takes a question typed without its options as the "
+                      "average of what it leaves open: the 50 rows of `prompts/<space>.parquet` whose first `d` "
+                      "columns have the largest inner product with the question's embedding are averaged (`m`), and "
+                      "the query row is `[E(question), m[d:2d], m[2d], m[2d] * log1p(question characters), m[2d+2], "
+                      "m[2d+3], m[2d], 1 - m[2d]]`."]
         lines += ["", "Ten lines (`encode(texts)` returns the encoder's unit-length embeddings, e.g. "
                   "`encode = SentenceTransformer(\"sentence-transformers/all-MiniLM-L6-v2\").encode` with "
                   "`normalize_embeddings=True`; `prompt` is your prompt):", "",

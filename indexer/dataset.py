@@ -11,6 +11,9 @@ Files (``FILES``):
 - ``models/<space>.parquet``: one row per model record (:data:`MODEL_COLUMNS`).
 - ``patterns/<space>.parquet``: the posterior factors of the space's coverage patterns (:data:`PATTERN_COLUMNS`,
   float32 as stored), which with a record's ``pattern``, ``model_lambda`` and ``noise`` give its score's variance.
+- ``prompts/<space>.parquet`` (when the space has indexed prompts): one row per indexed prompt: ``hash`` (sha256 of
+  its text; the text is not published), ``benchmarks``, ``vector`` (its index row). taskspace fills a question typed
+  without its answer options from the 50 of these nearest by question (:mod:`indexer.query`).
 - ``benchmarks.parquet``: one row per (benchmark, space): name, group, metric, prompt count and the benchmark's
   vector (the mean of its prompts' index rows).
 - ``README.md``: the dataset card (:func:`card`).
@@ -39,6 +42,7 @@ BENCHMARKS = "benchmarks.parquet"
 CARD = "README.md"
 MODELS_DIR = "models"
 PATTERNS_DIR = "patterns"
+PROMPTS_DIR = "prompts"
 MAX_REPORTED = 20
 
 MODEL_COLUMNS = (
@@ -63,10 +67,17 @@ def patterns_file(space: str) -> str:
     return f"{PATTERNS_DIR}/{space}.parquet"
 
 
+def prompts_file(space: str) -> str:
+    return f"{PROMPTS_DIR}/{space}.parquet"
+
+
+PROMPT_COLUMNS = ("hash", "benchmarks", "vector")
+
+
 def is_managed(path: str) -> bool:
     """True for a repo file a publish writes (and may delete): the card, the two tables and the per-space files."""
     return path in (SPACES, BENCHMARKS, CARD) or (
-        path.count("/") == 1 and path.split("/")[0] in (MODELS_DIR, PATTERNS_DIR) and path.endswith(".parquet"))
+        path.count("/") == 1 and path.split("/")[0] in (MODELS_DIR, PATTERNS_DIR, PROMPTS_DIR) and path.endswith(".parquet"))
 
 
 # -------------------------------------------------------------------------------------------- the vector layout
@@ -186,6 +197,17 @@ def patterns_table(patterns: list) -> bytes:
     return _parquet(cols, schema)
 
 
+def prompts_table(hashes: list[str], benchmarks: list[list[str]], vectors: list[np.ndarray]) -> bytes:
+    """``prompts/<space>.parquet``: the index rows of a space's prompts, by text hash (sorted)."""
+    import pyarrow as pa
+
+    schema = pa.schema([("hash", pa.string()), ("benchmarks", pa.list_(pa.string())),
+                        ("vector", pa.list_(pa.float32()))])
+    order = sorted(range(len(hashes)), key=lambda i: hashes[i])
+    return _parquet({"hash": [hashes[i] for i in order], "benchmarks": [list(benchmarks[i]) for i in order],
+                     "vector": _vectors([vectors[i] for i in order])}, schema)
+
+
 def benchmarks_table(rows: list[dict]) -> bytes:
     import pyarrow as pa
 
@@ -223,6 +245,8 @@ class SpaceRecords:
     benchmarks: list[dict] = field(default_factory=list)
     benchmark_vectors: list = field(default_factory=list)
     created_at: datetime | None = None
+    #: the indexed prompts' (hash, benchmarks, index row), for the prompts collection
+    prompts: list[tuple[str, list[str], np.ndarray]] = field(default_factory=list)
 
 
 class _Errors:
@@ -418,6 +442,19 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                     {b["name"]: float(b["accuracy"]) for b in bench if b["accuracy"] is not None},
                     m["inputs_digest"], _time(m["computed_at"], w, errors), m["pattern"], _finite(m["model_lambda"]),
                     _finite(m["noise"])))
+        # prompts (optional)
+        qname = prompts_file(spec.name)
+        if (root / qname).is_file():
+            qt = _read_table(root, qname, PROMPT_COLUMNS, errors)
+            if qt is not None:
+                qrows = qt.drop_columns(["vector"]).to_pylist()
+                qvecs = _vector_column(qt, "vector", qname, int(spec.dim), [f"prompt {q['hash']}" for q in qrows],
+                                       errors)
+                for j, (q, v) in enumerate(zip(qrows, qvecs)):
+                    if not q["hash"] or not q["benchmarks"]:
+                        errors.add(f"{qname}: row {j}", "hash or benchmarks is missing")
+                    elif v is not None:
+                        rec.prompts.append((q["hash"], list(q["benchmarks"]), v))
         for j, b in enumerate(b_rows):
             if b["space"] != spec.name or b_vecs[j] is None:
                 continue

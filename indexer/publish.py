@@ -126,7 +126,21 @@ def _version() -> str:
     return __version__
 
 
-def build(store, space=None, *, include_restricted: bool = False, repo_id: str = "ORG/NAME") -> RecordSet:
+def _prompt_rows(store, sp, encoder=None) -> tuple[list, list, list]:
+    """(hashes, benchmarks, index rows) of the space's indexed prompts: the points its prompts collection is built
+    from (:func:`indexer.sync.reindex`: SQL texts, the encoder's cache); empty without prompts in SQL."""
+    from .sync import _prompt_points
+
+    hashes, benches, vecs = [], [], []
+    for p in _prompt_points(store, sp, encoder):
+        hashes.append(p.key)
+        benches.append(list(p.payload["benchmarks"]))
+        vecs.append(np.asarray(p.vector, dtype=np.float32))
+    return hashes, benches, vecs
+
+
+def build(store, space=None, *, include_restricted: bool = False, repo_id: str = "ORG/NAME",
+          encoder=None) -> RecordSet:
     """The files a publish of ``space`` (default: every space with model vectors) writes; see the module docstring."""
     from .space import SpaceSpec, space_name
     from .store.sql_types import looks_like_repo_id
@@ -188,6 +202,9 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
             records[(name, mv.model)] = dict(row, vector=vec.tobytes())
         files[dataset.models_file(name)] = dataset.models_table({}, rows, np.asarray(vecs, dtype=np.float32))
         files[dataset.patterns_file(name)] = dataset.patterns_table(list(store.load_patterns(sp.id).values()))
+        hashes, benches, pvecs = _prompt_rows(store, sp, encoder)
+        if hashes:
+            files[dataset.prompts_file(name)] = dataset.prompts_table(hashes, benches, pvecs)
         bvs = store.load_benchmark_vectors(sp.id)
         for bv in bvs:
             b = bench_meta.get(bv.benchmark)
@@ -209,7 +226,7 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
             "calibration_n_models": None if cal is None else int(cal.n_models),
             "calibration_spread": None if cal is None else float(cal.spread), "n_models": len(rows),
             "created_at": dataset._iso(sp.created_at)})
-        counts[name] = {"models": len(rows), "benchmarks": len(bvs)}
+        counts[name] = {"models": len(rows), "benchmarks": len(bvs), "prompts": len(hashes)}
     files[dataset.SPACES] = dataset.spaces_table(space_rows)
     files[dataset.BENCHMARKS] = dataset.benchmarks_table(bench_rows)
     from .card import card
@@ -394,6 +411,18 @@ def _check_space(store, vectors, spec) -> None:
                                      "reindex` or pull into another TASKSPACE_HOME")
 
 
+def _index_prompts(vectors, rec) -> int:
+    """The pulled space's prompts collection from the published index rows (their texts are not published: the
+    payload's snippet is empty). Kept by ``reindex`` and ``check`` while the space is read-only."""
+    from .store.vectors import Point
+    from .sync import _prompt_payload
+
+    if not rec.prompts:
+        return 0
+    points = (Point(h, v, _prompt_payload(h, b, "", rec.spec.encoder)) for h, b, v in rec.prompts)
+    return vectors.rebuild(rec.spec.name, "prompts", points, dim=int(rec.spec.dim)).count
+
+
 def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=None) -> PullResult:
     """Load published records into this installation (see the module docstring)."""
     from .store.sql_records import ImportedSpace
@@ -421,9 +450,11 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
         out = []
         for rec, sid in zip(spaces, ids):
             done = reindex(store, vectors, sid, kinds=("models", "benchmarks"))
+            counts = dict(done[0].counts) if done else {}
+            counts["prompts"] = _index_prompts(vectors, rec)
             out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
                         "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
-                        "indexed": done[0].counts if done else {}})
+                        "prompts": len(rec.prompts), "indexed": counts})
         return PullResult(origin, out, time.perf_counter() - t0)
     finally:
         if own_vectors and vectors is not None:

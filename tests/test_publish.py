@@ -77,6 +77,8 @@ def _queries(store, unseen: list[str]) -> list[dict]:
     out = [{"prompts": [t]} for t in unseen[:4] + texts[:3]]  # unseen and indexed prompts with options
     out += [{"benchmark": b} for b in CATEGORIES]
     out += [{"prompts": unseen[:2]}, {"prompts": [texts[3]], "rank": "lcb"}]
+    # questions without options: filled from the 50 nearest indexed prompts (the published prompt rows)
+    out += [{"prompts": [unseen[4].split("\nA.")[0]]}, {"prompts": ["Write a Python function that reverses a list."]}]
     out += [{"benchmark": CATEGORIES[1], "filters": {"license": ["apache-2.0", "llama3"]}}]
     return out
 
@@ -108,14 +110,14 @@ def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_serv
     written = {p.relative_to(tmp_path / "dry").as_posix(): p.read_bytes() for p in (tmp_path / "dry").rglob("*") if p.is_file()}
     assert written == on_hub and sorted(written) == dry.files
     queries = _queries(store_a, unseen)
-    assert len(queries) == 13
+    assert len(queries) == 15
     want = _answers(store_a, vectors_a, queries)
     assert all(len(ans) == 8 for ans in want[:-1]) and len(want[-1]) == 2  # the filter keeps two models
     # a fresh home pulls through the real client (at the commit) and answers the same, exactly
     _home(tmp_path, monkeypatch, "home_b")
     monkeypatch.delenv("HF_TOKEN")
     got_pull = pull(f"hub:tester/taskspace-records@{res.commit}")
-    assert got_pull.spaces[0]["models"] == n
+    assert got_pull.spaces[0]["models"] == n and got_pull.spaces[0]["indexed"]["prompts"] == 90
     store_b, vectors_b = open_store(), VectorStore.from_settings()
     try:
         assert store_b.counts()["outcomes"] == 0 if "outcomes" in store_b.counts() else True
