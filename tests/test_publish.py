@@ -324,6 +324,8 @@ def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_
     msg = str(err.value)
     assert re.search(r"models/\S+\.parquet: row 1 \(model [^)]+\): vector has \d+ entries, expected \d+", msg)
     assert re.search(r"row 3 \(model [^)]+\): vector has NaN", msg) and "nothing was imported" in msg
+    out = subprocess.run([sys.executable, "-m", "indexer.cli", "pull", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr.startswith("error: ") and len(out.stderr.strip().splitlines()) == 1
     missing = _copy(tmp_path / "d", tmp_path / "missing")
     _rewrite_models(missing, lambda t: t.drop_columns(["noise", "pattern"]))
     with pytest.raises(InputError, match=r"missing column\(s\) pattern, noise"):
