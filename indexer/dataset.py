@@ -156,7 +156,7 @@ def _vectors(rows: list[np.ndarray], dtype="float32"):
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat))
 
 
-def models_table(space: dict, records: list[dict], vectors: np.ndarray) -> bytes:
+def models_table(records: list[dict], vectors: np.ndarray) -> bytes:
     """``models/<space>.parquet`` from record dicts (every :data:`MODEL_COLUMNS` but ``vector``) and (M, dim)
     float32 vectors."""
     import pyarrow as pa

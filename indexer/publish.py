@@ -21,7 +21,7 @@ above it) whose ``License`` line says what it is under; a non-commercial or shar
 Everything is read and validated first (:func:`indexer.dataset.read`: bad rows are reported by file and row), then
 every space is checked against this installation: its encoder must be installed here with the same revision
 (:class:`~indexer.errors.EncoderError`, exit 5) and give its width, and no space already present may have the same
-settings with another dimension (:class:`~indexer.errors.DimensionError`, naming both). Then SQL is written in one
+settings with another dimension (:class:`~indexer.errors.DimensionError`, naming both). Then, under the ``index`` lock (publish takes it too, to read one finished pass), SQL is written in one
 transaction for all spaces (:meth:`~indexer.store.sql.Store.import_spaces`), and only then Qdrant: the models and
 benchmarks collections of each space are rebuilt from SQL (:func:`indexer.sync.reindex`). A pulled space is
 read-only until raw results are ingested (:mod:`indexer.store.sql_records`).
@@ -200,7 +200,7 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
             rows.append(row)
             vecs.append(vec)
             records[(name, mv.model)] = dict(row, vector=vec.tobytes())
-        files[dataset.models_file(name)] = dataset.models_table({}, rows, np.asarray(vecs, dtype=np.float32))
+        files[dataset.models_file(name)] = dataset.models_table(rows, np.asarray(vecs, dtype=np.float32))
         files[dataset.patterns_file(name)] = dataset.patterns_table(list(store.load_patterns(sp.id).values()))
         hashes, benches, pvecs = _prompt_rows(store, sp, encoder)
         if hashes:
@@ -300,7 +300,8 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
 
         store = open_store()
     try:
-        rs = build(store, space, include_restricted=include_restricted, repo_id=repo_id)
+        with store.lock("index"):  # the records of one finished pass, not of one half-way through
+            rs = build(store, space, include_restricted=include_restricted, repo_id=repo_id)
     finally:
         if own:
             store.close()
@@ -424,10 +425,8 @@ def _index_prompts(vectors, rec) -> int:
 
 
 def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=None) -> PullResult:
-    """Load published records into this installation (see the module docstring)."""
-    from .store.sql_records import ImportedSpace
-    from .sync import reindex
-
+    """Load published records into this installation (see the module docstring). Holds the ``index`` lock while it
+    writes (BusyError, exit 6, while an indexing pass runs)."""
     t0 = time.perf_counter()
     root, origin, revision = _fetch(spec, hub)
     spaces = dataset.read(root, [space] if space else None)
@@ -441,26 +440,34 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
             from .store.vectors import VectorStore
 
             vectors = VectorStore.from_settings()
-        for rec in spaces:
-            _check_space(store, vectors, rec.spec)
-        items = [ImportedSpace(spec=r.spec, origin=origin, revision=revision, models=r.models, vectors=r.vectors,
-                               patterns=r.patterns, calibration=r.calibration, benchmarks=r.benchmarks,
-                               benchmark_vectors=r.benchmark_vectors, created_at=r.created_at) for r in spaces]
-        ids = store.import_spaces(items)  # one transaction: all of it or nothing
-        out = []
-        for rec, sid in zip(spaces, ids):
-            done = reindex(store, vectors, sid, kinds=("models", "benchmarks"))
-            counts = dict(done[0].counts) if done else {}
-            counts["prompts"] = _index_prompts(vectors, rec)
-            out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
-                        "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
-                        "prompts": len(rec.prompts), "indexed": counts})
-        return PullResult(origin, out, time.perf_counter() - t0)
+        with store.lock("index"):  # no indexing pass writes meanwhile
+            return _pull_locked(store, vectors, spaces, origin, revision, t0)
     finally:
         if own_vectors and vectors is not None:
             vectors.close()
         if own_store:
             store.close()
+
+
+def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) -> PullResult:
+    from .store.sql_records import ImportedSpace
+    from .sync import reindex
+
+    for rec in spaces:
+        _check_space(store, vectors, rec.spec)
+    items = [ImportedSpace(spec=r.spec, origin=origin, revision=revision, models=r.models, vectors=r.vectors,
+                           patterns=r.patterns, calibration=r.calibration, benchmarks=r.benchmarks,
+                           benchmark_vectors=r.benchmark_vectors, created_at=r.created_at) for r in spaces]
+    ids = store.import_spaces(items)  # one transaction: all of it or nothing
+    out = []
+    for rec, sid in zip(spaces, ids):
+        done = reindex(store, vectors, sid, kinds=("models", "benchmarks"))
+        counts = dict(done[0].counts) if done else {}
+        counts["prompts"] = _index_prompts(vectors, rec)
+        out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
+                    "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
+                    "prompts": len(rec.prompts), "indexed": counts})
+    return PullResult(origin, out, time.perf_counter() - t0)
 
 
 __all__ = ["publish", "pull", "build", "licence_of", "source_licences", "PublishResult", "PullResult", "HubError"]

@@ -120,7 +120,7 @@ def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_serv
     assert got_pull.spaces[0]["models"] == n and got_pull.spaces[0]["indexed"]["prompts"] == 90
     store_b, vectors_b = open_store(), VectorStore.from_settings()
     try:
-        assert store_b.counts()["outcomes"] == 0 if "outcomes" in store_b.counts() else True
+        assert not store_b.has_outcomes() and store_b.list_sources()[0].kind == "pulled"  # no raw results here
         got = _answers(store_b, vectors_b, queries)
         assert got == want
         assert all(np.isfinite(r[2]) and np.isfinite(r[5]) for ans in got for r in ans)  # calibrated, with variance
@@ -203,7 +203,11 @@ def test_token_missing_or_read_only_is_one_line_and_never_shown(publisher, hub_s
 
 
 def test_restricted_sources_are_refused_unless_asked(publisher, tmp_path):
+    from indexer.errors import BusyError
+
     store_a, _, _ = publisher
+    with store_a.lock("index"), pytest.raises(BusyError):  # an indexing pass is writing: publish waits for none
+        publish("tester/recs", store=store_a, dry_run=tmp_path / "busy")
     (tmp_path / "sample" / "PROVENANCE.md").write_text("# x\n- License: CC BY-NC-SA 4.0 (non-commercial, share-alike)\n")
     with pytest.raises(InputError, match=r"restricted licence \(CC BY-NC-SA 4.0.*--include-restricted"):
         publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
