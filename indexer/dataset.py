@@ -342,6 +342,11 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
     out: list[SpaceRecords] = []
     rows = st.to_pylist()
     known = [r["space"] for r in rows]
+    if not rows:
+        raise InputError(f"{SPACES} lists no space: nothing to pull", item=str(root))
+    twice = sorted({k for k in known if known.count(k) > 1})
+    if twice:
+        raise InputError(f"{SPACES} lists space(s) {', '.join(map(str, twice))} more than once", item=str(root))
     if spaces:
         unknown = [s for s in spaces if s not in known]
         if unknown:

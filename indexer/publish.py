@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from . import dataset
-from .errors import DimensionError, EncoderError, HubError, InputError, NotFoundError
+from .errors import DimensionError, EncoderError, InputError, NotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -470,4 +470,4 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) 
     return PullResult(origin, out, time.perf_counter() - t0)
 
 
-__all__ = ["publish", "pull", "build", "licence_of", "source_licences", "PublishResult", "PullResult", "HubError"]
+__all__ = ["publish", "pull", "build", "licence_of", "source_licences", "PublishResult", "PullResult"]
