@@ -46,7 +46,7 @@ PROMPTS_DIR = "prompts"
 MAX_REPORTED = 20
 
 MODEL_COLUMNS = (
-    "model", "hub_repo_id", "kind", "model_revision", "sources", "author", "license", "num_parameters", "pipeline_tag", "library",
+    "model", "aliases", "hub_repo_id", "kind", "model_revision", "sources", "author", "license", "num_parameters", "pipeline_tag", "library",
     "tags", "gated", "downloads", "likes", "base_model", "created_at", "last_modified",
     "space", "encoder", "encoder_revision", "dim", "method", "lam", "eps", "vector", "layout",
     "pattern", "model_lambda", "noise", "n_prompts", "benchmarks", "inputs_digest", "computed_at", "taskspace_version",
@@ -163,7 +163,7 @@ def models_table(records: list[dict], vectors: np.ndarray) -> bytes:
 
     s = pa.string()
     schema = pa.schema([
-        ("model", s), ("hub_repo_id", s), ("kind", s), ("model_revision", s), ("sources", pa.list_(s)), ("author", s),
+        ("model", s), ("aliases", pa.list_(s)), ("hub_repo_id", s), ("kind", s), ("model_revision", s), ("sources", pa.list_(s)), ("author", s),
         ("license", s),
         ("num_parameters", pa.int64()), ("pipeline_tag", s), ("library", s), ("tags", pa.list_(s)), ("gated", s),
         ("downloads", pa.int64()), ("likes", pa.int64()), ("base_model", s), ("created_at", s), ("last_modified", s),
@@ -245,6 +245,8 @@ class SpaceRecords:
     benchmarks: list[dict] = field(default_factory=list)
     benchmark_vectors: list = field(default_factory=list)
     created_at: datetime | None = None
+    #: model key -> every name its sources gave it (the SQL model_aliases), its key included
+    aliases: dict[str, list[str]] = field(default_factory=dict)
     #: the indexed prompts' (hash, benchmarks, index row), for the prompts collection
     prompts: list[tuple[str, list[str], np.ndarray]] = field(default_factory=list)
 
@@ -435,6 +437,7 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                 if v is None:
                     continue
                 bench = list(m["benchmarks"] or [])
+                rec.aliases[m["model"]] = sorted({m["model"], *[a for a in (m["aliases"] or []) if a]})
                 rec.models.append({"key": m["model"], "kind": m["kind"] or "name", "revision": m["model_revision"],
                                    "author": m["author"], "license": m["license"],
                                    "num_parameters": m["num_parameters"], "pipeline_tag": m["pipeline_tag"],

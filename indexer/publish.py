@@ -164,6 +164,7 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
     bench_meta = {b.name: b for b in store.list_benchmarks()}
     n_by = store.model_benchmark_counts()
     prov = store.model_provenance()
+    aliases = store.aliases_by_model()
     for sp in spaces:
         spec = SpaceSpec.of(sp)
         name = space_name(sp)
@@ -176,7 +177,7 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
         for mv in mvs:
             m = meta.get(mv.model)
             row = {
-                "model": mv.model, "hub_repo_id": mv.model if looks_like_repo_id(mv.model) else None,
+                "model": mv.model, "aliases": aliases.get(mv.model, [mv.model]), "hub_repo_id": mv.model if looks_like_repo_id(mv.model) else None,
                 "kind": getattr(m, "kind", None),
                 "model_revision": getattr(m, "revision", None) or prov.get(mv.model, (None, []))[0],
                 "sources": [f"{_source_name(loc)}@{rev}" if rev else _source_name(loc)
@@ -457,7 +458,8 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) 
         _check_space(store, vectors, rec.spec)
     items = [ImportedSpace(spec=r.spec, origin=origin, revision=revision, models=r.models, vectors=r.vectors,
                            patterns=r.patterns, calibration=r.calibration, benchmarks=r.benchmarks,
-                           benchmark_vectors=r.benchmark_vectors, created_at=r.created_at) for r in spaces]
+                           benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases)
+             for r in spaces]
     ids = store.import_spaces(items)  # one transaction: all of it or nothing
     out = []
     for rec, sid in zip(spaces, ids):

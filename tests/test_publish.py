@@ -28,6 +28,12 @@ from indexer.store.vectors import VectorStore
 SAMPLE = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
 CATEGORIES = ("mmlu_pro/biology", "mmlu_pro/law", "mmlu_pro/math")
 WRITE, READ = "hf_test_write_token_123", "hf_test_read_token_456"
+LLAMA, MISTRAL = "Meta-Llama-3-8B", "Mistral-7B-v0.1"  # as the sample names them (stored under their Hub ids)
+
+
+def _key(store, name: str) -> str:
+    """The key a source's model name is stored under (model_aliases)."""
+    return store.resolve_aliases([name]).get(name, name)
 
 
 def _subset(folder: Path) -> list[str]:
@@ -62,8 +68,8 @@ def publisher(tmp_path, monkeypatch, encoder):
     unseen = _subset(tmp_path / "sample")
     store, vectors = open_store(), VectorStore.from_settings()
     Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
-    store.upsert_models([{"key": "Meta-Llama-3-8B", "license": "llama3", "num_parameters": 8_000_000_000},
-                         {"key": "Mistral-7B-v0.1", "license": "apache-2.0", "num_parameters": 7_000_000_000}])
+    store.upsert_models([{"key": _key(store, LLAMA), "license": "llama3", "num_parameters": 8_000_000_000},
+                         {"key": _key(store, MISTRAL), "license": "apache-2.0", "num_parameters": 7_000_000_000}])
     from indexer import sync
 
     sync.push_models(store, vectors, store.list_spaces()[0].id)
@@ -128,7 +134,7 @@ def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_serv
         (sp,) = store_b.list_spaces()
         assert store_b.is_read_only(sp.id)
         with pytest.raises(ReadOnlyError, match="read-only until raw results are ingested"):
-            store_b.delete_model_vectors(sp.id, ["Mistral-7B-v0.1"])
+            store_b.delete_model_vectors(sp.id, [_key(store_b, MISTRAL)])
         from indexer.sync import check
 
         assert all(d.clean for d in check(store_b, vectors_b))
@@ -162,8 +168,8 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, 
     monkeypatch.setenv("HF_TOKEN", WRITE)
     publish("tester/recs", store=store_a)
     (sp,) = store_a.list_spaces()
-    store_a.upsert_models([{"key": "Mistral-7B-v0.1", "license": "mit"}])  # a changed record
-    store_a.delete_model_vectors(sp.id, ["Meta-Llama-3-8B"])  # a removed one
+    store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])  # a changed record
+    store_a.delete_model_vectors(sp.id, [_key(store_a, LLAMA)])  # a removed one
     res = publish("tester/recs", store=store_a)
     assert res.message == "taskspace publish: 0 model record(s) added, 1 changed, 1 removed (1 space(s))"
     assert hub_server.commits[-1]["summary"] == res.message and len(hub_server.commits) == 2
@@ -176,8 +182,9 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, 
     try:
         (sp_b,) = store_b.list_spaces()
         keys = store_b.model_vector_keys(sp_b.id)
-        assert "Meta-Llama-3-8B" in keys and len(keys) == len(store_a.model_vector_keys(sp.id)) + 1
-        assert store_b.get_model("Mistral-7B-v0.1").license == "apache-2.0"
+        assert _key(store_b, LLAMA) in keys and len(keys) == len(store_a.model_vector_keys(sp.id)) + 1
+        assert store_b.get_model(_key(store_b, MISTRAL)).license == "apache-2.0"
+        assert _key(store_b, LLAMA) == _key(store_a, LLAMA) != LLAMA  # the source's name came along as an alias
         assert store_b.space_origin(sp_b.id) == f"hub:tester/recs@{old}"[:128]
     finally:
         store_b.close()

@@ -23,7 +23,7 @@ import numpy as np
 from sqlalchemy import delete, func, select, update
 
 from ..errors import InputError, ReadOnlyError
-from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, OutcomeBlock, Source, Space,
+from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock, Source, Space,
                          SpaceCalibrationRow, SpacePatternRow, SpacePriorRow, utcnow)
 from .sql_types import MODEL_FIELDS, BenchmarkVector, ModelVector, chunks
 
@@ -48,6 +48,7 @@ class ImportedSpace:
     benchmarks: list[dict] = field(default_factory=list)  # name, group, source_task, metric, num_fewshot, config
     benchmark_vectors: list[BenchmarkVector] = field(default_factory=list)
     created_at: datetime | None = None
+    aliases: dict[str, list[str]] = field(default_factory=dict)  # model key -> its names (model_aliases)
 
 
 class RecordsMixin:
@@ -151,6 +152,10 @@ class RecordsMixin:
             if k in mids and v:
                 conn.execute(update(Model).where(Model.id == mids[k]).values(**v))
         mids = self._ids_by(conn, Model.key, Model.id, list(rows))
+        # every name the publisher's sources gave a model (a name already taken here keeps its model)
+        alias_rows = {a: {"alias": a, "model_id": mids[k], "rule": "pulled"} for k in rows
+                      for a in (item.aliases.get(k) or [k])}
+        self._insert_ignore(conn, ModelAlias.__table__, [alias_rows[a] for a in sorted(alias_rows)], ["alias"])
         vec_rows = [dict(space_id=sid, model_id=mids[v.model], dim=int(spec.dim), vector=f4(v.vector),
                          n_prompts=int(v.n_prompts), benchmarks=list(v.benchmarks), accuracy=dict(v.accuracy),
                          inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow(), pattern=v.pattern,
