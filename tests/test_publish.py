@@ -98,7 +98,7 @@ def _answers(store, vectors, queries) -> list[list[tuple]]:
     return res
 
 
-def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_server, tmp_path, monkeypatch):
+def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_server, tmp_path, monkeypatch, encoder):
     store_a, vectors_a, unseen = publisher
     hub_server.tokens = {WRITE: "write", READ: "read"}
     monkeypatch.setenv("HF_TOKEN", WRITE)
@@ -153,6 +153,10 @@ def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_serv
         vectors_b.close()
         store_b.close()
     # the same files pulled from the dry-run folder into a third home
+    from indexer.find import find_models as find
+
+    ranked = lambda res: [(r["model"], r["probability"], r["interval"]) for r in res["results"]]  # noqa: E731
+    want_find = ranked(find(prompts=queries[0]["prompts"], k=8, store=store_a, vectors=vectors_a).to_dict())
     _home(tmp_path, monkeypatch, "home_c")
     pull(str(tmp_path / "dry"))
     store_c, vectors_c = open_store(), VectorStore.from_settings()
@@ -161,6 +165,16 @@ def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_serv
     finally:
         vectors_c.close()
         store_c.close()
+    # and `taskspace serve` answers from it at once: ready, the same ranking and probabilities, the page
+    from fastapi.testclient import TestClient
+
+    from indexer.serve import Service, create_app
+
+    with TestClient(create_app(Service(encoder=encoder))) as client:
+        assert client.get("/readyz").status_code == 200
+        got = client.post("/v1/find", json={"prompts": queries[0]["prompts"], "k": 8})
+        assert got.status_code == 200 and ranked(got.json()) == want_find and len(want_find) == 8
+        assert client.get("/").status_code == 200
 
 
 def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, monkeypatch):
