@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from . import cli_find, cli_index, cli_sources
+from . import cli_find, cli_index, cli_publish, cli_sources
 from .errors import IndexerError
 
 app = typer.Typer(
@@ -303,10 +303,16 @@ def check(
 
 app.add_typer(cli_sources.app, name="sources")
 
+from .cli_serve import serve as _serve  # noqa: E402  (serve lives in cli_serve.py)
+
+app.command(name="serve")(_serve)
+
 # index, worker and runs live in cli_index.py, search, models, benchmarks and model in cli_find.py (registered
 # here, so `python -m indexer.cli` sees them too)
 for _command in (cli_index.index, cli_index.worker, cli_index.runs, cli_find.search, cli_find.models,
                  cli_find.benchmarks, cli_find.model):
+    app.command()(_command)
+for _command in (cli_publish.publish, cli_publish.pull):
     app.command()(_command)
 
 
