@@ -42,8 +42,8 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-#: commands that run as a service: their INFO log is their output (the worker's passes, its schedule)
-_SERVICES = {"worker"}
+#: commands that run as a service: their INFO log is their output (the worker's passes, the server's start)
+_SERVICES = {"worker", "serve"}
 
 
 @app.callback()
