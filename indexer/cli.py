@@ -42,7 +42,8 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-#: commands that run as a service: their INFO log is their output (the worker's passes, its schedule; the server's in-process passes)
+#: commands that run as a service: their INFO log is their output (the worker's passes, its schedule; the server's
+#: start and its in-process passes)
 _SERVICES = {"worker", "serve"}
 
 
