@@ -164,6 +164,7 @@ def evaluate(
     method: Optional[str] = typer.Option(None, "--method", help="The `default` method's name (default TASKSPACE_METHOD)."),
     sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
     queries: str = typer.Option("full", "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
+    peers: str = typer.Option("none", "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
@@ -173,7 +174,7 @@ def evaluate(
 
     result = run_evaluate(
         data, split=split, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
-        sweep=sweep, plots_dir=plots, queries=queries,
+        sweep=sweep, plots_dir=plots, queries=queries, peers=peers,
     )
     if as_json:
         echo_json(result)

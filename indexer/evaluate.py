@@ -10,6 +10,9 @@ The contestants compared in one run (under the key ``methods`` of the results):
 - ``paper``: the paper's exact method (lambda 1, eps 0 unless ``lam``/``eps`` say otherwise);
 - ``knn``: k = 5 nearest source prompts by cosine, the model's mean outcome there;
 - ``bsp``: best source performer (each model's mean source outcome, the same for every prompt);
+- with ``peers`` (``--peers``) ``fast``: ``clusters`` (k-means cluster profiles) and ``benchbest`` (per-benchmark
+  best); ``all`` adds ``embedllm`` and ``irt`` (trained, torch CPU): the published peers,
+  :mod:`indexer.evaluation.peers`;
 
 plus the oracle (the best observed model on every prompt) as the ceiling.
 
@@ -27,7 +30,7 @@ import numpy as np
 
 from .errors import InputError
 from .evaluation import protocol, splits
-from .evaluation.contestants import BSPContestant, KNNContestant, SolverContestant
+from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch
 
@@ -71,15 +74,18 @@ def _default_space(method: str | None):
     return configured(method=method)
 
 
-def _contestants(lam: float, eps: float, default, own: tuple | None, knn_k: int) -> dict:
+def _contestants(lam: float, eps: float, default, own: tuple | None, knn_k: int, peers: str = "none",
+                 benchmarks: np.ndarray | None = None) -> dict:
     """name -> contestant. ``default``: the default contestant's space (:func:`_default_space`); ``own``: its
-    rows when they are not the embeddings (:func:`_default_rows`)."""
+    rows when they are not the embeddings (:func:`_default_rows`); ``peers``: the ``--peers`` set
+    (:func:`indexer.evaluation.contestants.peer_contestants`), ``benchmarks`` (N,) every prompt's benchmark."""
     rows, fill = (own[:2], own[2]) if own is not None else (None, None)
     return {
         "default": SolverContestant(default.options, rows=rows, fill=fill),
         "paper": SolverContestant({"lam": lam, "eps": eps}),
         "knn": KNNContestant(knn_k),
         "bsp": BSPContestant(),
+        **peer_contestants(peers, benchmarks),
     }
 
 
@@ -100,6 +106,7 @@ def evaluate(
     embeddings: np.ndarray | None = None,
     queries: str = "full",
     query_embeddings: np.ndarray | None = None,
+    peers: str = "none",
 ) -> dict:
     """Run the protocol on DATA and return every number (see the module docstring for the contestants).
 
@@ -109,9 +116,13 @@ def evaluate(
     (default ``TASKSPACE_METHOD``). ``matrix``/``embeddings``: skip reading/encoding (tests, benchmarks).
     ``queries``: what a held-out prompt is queried with, ``full`` (its text, the paper's protocol) or ``stem``
     (its question without the answer options); ``query_embeddings`` skips encoding those texts.
+    ``peers``: the published peers compared too, ``none``, ``fast`` (training-free) or ``all``
+    (:data:`~indexer.evaluation.contestants.PEER_SETS`).
     """
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+    if peers not in PEER_SETS:
+        raise InputError(f"unknown --peers {peers!r}; use one of {', '.join(PEER_SETS)}")
     if knn_k < 1:
         raise InputError(f"knn k={knn_k} must be at least 1")
     lam = 1.0 if lam is None else float(lam)
@@ -166,7 +177,7 @@ def evaluate(
         t1 = time.perf_counter()
         res = dict(base, split=sp)
         res.update(_run_split(m, D, (Q, own), labels, sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
-                              res))
+                              res, peers))
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
         out[sp] = res
@@ -194,7 +205,8 @@ def _default_rows(texts, qtexts, D, Q, default, encoder) -> tuple | None:
     return represent.design(D, texts, params), represent.design(Q, qtexts, params), None
 
 
-def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_k, plots_dir, header) -> dict:
+def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_k, plots_dir, header,
+               peers="none") -> dict:
     Q, own = query
     if split == "in-sample":
         folds = splits.in_sample(len(m.texts), seeds)
@@ -202,7 +214,7 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
     else:
         folds = splits.leave_one_group_out(labels)
         desc = f"leave one {header['group_by']} out ({len(folds)} folds); mean ± std over folds"
-    contestants = _contestants(lam, eps, default, own, knn_k)
+    contestants = _contestants(lam, eps, default, own, knn_k, peers, m.benchmarks)
     pooled: dict = {} if plots_dir is not None else None
     results = protocol.run_folds(D, m.scores, m.benchmarks, folds, contestants, pooled=pooled, queries=Q)
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)

@@ -15,6 +15,8 @@ target prompts:
 - ``KNNContestant``: k nearest source prompts by cosine, the model's mean outcome over those it was observed on
   (its source mean when it saw none of them), mapped to the signed scale ``2 p - 1``.
 - ``BSPContestant``: best source performer: every prompt gets the model's source mean ``2 acc - 1``.
+- the published peers (EmbedLLM, IRT routing, cluster profiles, per-benchmark best): :mod:`.peers`,
+  registered here as :data:`PEER_SETS` and :func:`peer_contestants`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["SolverContestant", "KNNContestant", "BSPContestant", "source_means"]
+__all__ = ["SolverContestant", "KNNContestant", "BSPContestant", "source_means", "PEER_SETS", "peer_contestants"]
 
 
 def source_means(S: np.ndarray) -> np.ndarray:
@@ -99,3 +101,6 @@ class BSPContestant:
     def fit(self, D: np.ndarray, S: np.ndarray) -> _Fitted:
         mean = source_means(S)
         return _Fitted(lambda Q: np.repeat((2.0 * mean - 1.0)[:, None], Q.shape[0], axis=1), mean)
+
+
+from .peers import PEER_SETS, peer_contestants  # noqa: E402  (the peers use source_means above)
