@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+import click
 import typer
 
 from . import cli_index, cli_sources
@@ -152,11 +153,16 @@ def db_downgrade(
     typer.echo(f"{r['url']}: {r['from'] or '(empty)'} -> {r['to'] or '(empty)'}")
 
 
+#: ``taskspace evaluate --split`` choices (:data:`indexer.evaluate.SPLIT_CHOICES`, literal here so that the CLI
+#: module does not import numpy; a test checks they agree)
+SPLIT_CHOICES = ("in-sample", "oos", "coverage", "all", "both")
+
+
 @app.command()
 def evaluate(
-    data: Path = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads."),
-    split: str = typer.Option("oos", "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), or both."),
-    seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample split."),
+    data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
+    split: str = typer.Option("oos", "--split", click_type=click.Choice(SPLIT_CHOICES), help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
+    seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample and coverage splits."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
     eps: Optional[float] = typer.Option(None, "--eps", help="eps of the `paper` method (default 0)."),
@@ -166,9 +172,11 @@ def evaluate(
     queries: str = typer.Option("full", "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
     peers: str = typer.Option("none", "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
-    plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, eps/lambda sweep, per-benchmark bars) into this folder."),
+    plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
-    """Measure success prediction and model selection on real outcomes (the paper's protocol, DESIGN.md §3)."""
+    """Measure success prediction, calibration (ECE, Brier) and model selection on real outcomes (the paper's
+    protocol, DESIGN.md §3)."""
+    from .evaluate import SPLITS
     from .evaluate import evaluate as run_evaluate
     from .evaluation.report import format_result
 
@@ -179,7 +187,7 @@ def evaluate(
     if as_json:
         echo_json(result)
         return
-    parts = [result["in-sample"], result["oos"]] if result["split"] == "both" else [result]
+    parts = [result[k] for k in SPLITS[result["split"]]] if len(SPLITS[result["split"]]) > 1 else [result]
     typer.echo("\n\n".join(format_result(r) for r in parts))
     for r in parts:
         for p in r.get("plots", []):

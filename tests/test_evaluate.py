@@ -224,7 +224,7 @@ def test_evaluate_in_sample_group_by_sweep_and_plots(sample_embeddings, tmp_path
     assert res["split"] == "both" and len(res["in-sample"]["folds"]) == 2
     assert len(res["oos"]["sweep"]) == len(sweep_grid(1.0, 0.0))
     pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
-    assert pngs == sorted(f"sample_{s}_{k}.png" for s in ("in-sample", "oos") for k in ("roc", "sweep", "benchmarks"))
+    assert pngs == sorted(f"sample_{s}_{k}.png" for s in ("in-sample", "oos") for k in ("roc", "reliability", "sweep", "benchmarks"))
     assert all((tmp_path / "plots" / p).stat().st_size > 5000 for p in pngs)
     with pytest.raises(InputError, match="no field 'src'"):
         evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, group_by="src")

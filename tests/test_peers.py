@@ -34,7 +34,8 @@ def _held_out(contestant, D, S, P, seed=0):
     perm = np.random.default_rng(seed).permutation(D.shape[0])
     te, tr = perm[: D.shape[0] // 4], perm[D.shape[0] // 4 :]
     fitted = contestant.fit(D[tr], S[:, tr])
-    prob = fitted.predict_proba(D[te])
+    prob = fitted.probability(D[te])
+    np.testing.assert_allclose(prob, fitted.predict_proba(D[te]))
     assert prob.shape == (S.shape[0], te.size) and np.all((prob > 0) & (prob < 1))
     np.testing.assert_allclose(fitted.predict(D[te]), 2 * prob - 1)
     bsp = BSPContestant().fit(D[tr], S[:, tr]).predict(D[te])
@@ -145,6 +146,8 @@ def test_evaluate_and_cli_peers_option(monkeypatch):
     data = json.loads(out.output[out.output.index("{"):])
     assert set(data["methods"]) == {"default", "paper", "knn", "bsp", "clusters", "benchbest"}
     for name in ("clusters", "benchbest"):
-        assert 0.5 < data["methods"][name]["auc"] < 1.0
+        entry = data["methods"][name]
+        assert 0.5 < entry["auc"] < 1.0
+        assert 0 < entry["brier"] < 0.25 and 0 <= entry["ece"] < 0.2  # its own probabilities are scored
     out = runner.invoke(app, ["evaluate", str(SAMPLE), "--split", "in-sample", "--seeds", "2", "--no-sweep"])
     assert out.exit_code == 0 and "clusters" not in out.output and "benchbest" not in out.output

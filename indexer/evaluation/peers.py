@@ -20,8 +20,9 @@ public code), each giving a probability of success per (model, prompt):
   rate where the benchmark has no source prompt, e.g. leave-one-benchmark-out); selection then picks the model
   with the best source accuracy on that benchmark.
 
-Every fitted peer has ``predict_proba(Q)`` (M, n) in (0, 1) and ``predict(Q) = 2 p - 1`` on the signed scale of
-the other contestants. ``embedllm`` and ``irt`` need torch (CPU), ``clusters`` scikit-learn; both are imported
+Every fitted peer (:class:`.contestants.Fitted`) gives its own probabilities ``probability(Q)`` (M, n) in (0, 1)
+(also ``predict_proba(Q)``) and the scores ``predict(Q) = 2 p - 1`` on the signed scale of the other
+contestants. ``embedllm`` and ``irt`` need torch (CPU), ``clusters`` scikit-learn; both are imported
 only when a peer is fitted.
 """
 
@@ -47,19 +48,17 @@ __all__ = ["PEER_SETS", "EmbedLLMContestant", "IRTContestant", "ClusterContestan
 PEER_SETS = {"none": (), "fast": ("clusters", "benchbest"), "all": ("clusters", "benchbest", "embedllm", "irt")}
 
 
-@dataclass
-class _FittedProba:
-    """A fitted peer: ``proba_fn(Q) -> (M, n)`` probabilities; ``info`` what the fit chose (k, epochs, seconds)."""
+def _fitted(proba_fn, S: np.ndarray, how: str, info: dict) -> "Fitted":
+    """A fitted peer (:class:`.contestants.Fitted`): scores ``2 p - 1`` (the signed scale of the other
+    contestants), probabilities ``p = proba_fn(Q)`` (M, n) of its own; ``info`` what the fit chose (k, epochs,
+    seconds; also the attribute ``info``)."""
+    from .contestants import Fitted
 
-    proba_fn: object
-    source_mean: np.ndarray
-    info: dict = field(default_factory=dict)
-
-    def predict_proba(self, Q: np.ndarray) -> np.ndarray:
-        return self.proba_fn(Q)
-
-    def predict(self, Q: np.ndarray) -> np.ndarray:
-        return 2.0 * self.proba_fn(Q) - 1.0
+    fitted = Fitted(lambda Q: 2.0 * proba_fn(Q) - 1.0, source_means(S), lambda Q, P: (np.asarray(P) + 1.0) / 2.0,
+                    how)
+    fitted.info = info
+    fitted.predict_proba = proba_fn
+    return fitted
 
 
 def _validation_split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -134,7 +133,7 @@ def _train(module, D: np.ndarray, S: np.ndarray, *, seed: int, val_fraction: flo
     return {"epochs": epoch, "best_epoch": best_epoch or epoch, "val_loss": best if va.size else float("nan")}
 
 
-def _fit_torch(build, D: np.ndarray, S: np.ndarray, peer) -> _FittedProba:
+def _fit_torch(build, D: np.ndarray, S: np.ndarray, peer) -> "Fitted":
     """Build (``build(d, M)``, seeded) and train a torch peer; its probabilities for any query rows."""
     import torch
 
@@ -160,7 +159,7 @@ def _fit_torch(build, D: np.ndarray, S: np.ndarray, peer) -> _FittedProba:
             logits = module(torch.as_tensor(np.asarray(Q, dtype=np.float32))).numpy().T.astype(np.float64)
         return 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))  # (M, n), strictly inside (0, 1)
 
-    return _FittedProba(proba, source_means(S), info)
+    return _fitted(proba, S, "its own: the sigmoid of its logit (trained by cross-entropy)", info)
 
 
 @dataclass
@@ -189,7 +188,7 @@ class EmbedLLMContestant(_TorchPeer):
     """EmbedLLM matrix factorisation (module docstring). ``dim``: the model/prompt vector size k; ``alpha``: the
     training noise on the prompt embedding as a fraction of its RMS coordinate."""
 
-    def fit(self, D: np.ndarray, S: np.ndarray) -> _FittedProba:
+    def fit(self, D: np.ndarray, S: np.ndarray) -> "Fitted":
         import torch
         from torch import nn
 
@@ -217,7 +216,7 @@ class IRTContestant(_TorchPeer):
 
     dim: int = 25
 
-    def fit(self, D: np.ndarray, S: np.ndarray) -> _FittedProba:
+    def fit(self, D: np.ndarray, S: np.ndarray) -> "Fitted":
         import torch
         from torch import nn
 
@@ -277,7 +276,7 @@ class ClusterContestant:
         w = np.exp((sims - sims.max(axis=1, keepdims=True)) / temperature)
         return rate @ (w / w.sum(axis=1, keepdims=True)).T  # (M, n) the rates under the soft assignment
 
-    def fit(self, D: np.ndarray, S: np.ndarray) -> _FittedProba:
+    def fit(self, D: np.ndarray, S: np.ndarray) -> "Fitted":
         t0 = time.perf_counter()
         D = np.asarray(D, dtype=np.float64)
         n = D.shape[0]
@@ -295,7 +294,7 @@ class ClusterContestant:
         C, rate, _ = self._profiles(D, S, k)
         info = {"k": k, "assignment": "hard" if t is None else f"soft T={t:g}", "val_loss": best,
                 "fit_seconds": time.perf_counter() - t0}
-        return _FittedProba(lambda Q: self._proba(Q, C, rate, t), source_means(S), info)
+        return _fitted(lambda Q: self._proba(Q, C, rate, t), S, "its own: the cluster's success rate", info)
 
 
 def benchmark_codes(benchmarks: np.ndarray) -> np.ndarray:
@@ -318,7 +317,7 @@ class BenchmarkBestContestant:
         codes = benchmark_codes(benchmarks)
         return cls(rows=(codes, codes))
 
-    def fit(self, codes: np.ndarray, S: np.ndarray) -> _FittedProba:
+    def fit(self, codes: np.ndarray, S: np.ndarray) -> "Fitted":
         codes = np.asarray(codes).reshape(-1).astype(np.int64)
         mean = source_means(S)
         overall = np.nan_to_num(mean, nan=0.5)
@@ -338,7 +337,7 @@ class BenchmarkBestContestant:
                 out[:, q == c] = r[:, None]
             return out
 
-        return _FittedProba(proba, mean, {"benchmarks": len(rates)})
+        return _fitted(proba, S, "its own: the benchmark's success rate", {"benchmarks": len(rates)})
 
 
 def peer_contestants(which: str, benchmarks: np.ndarray) -> dict:
