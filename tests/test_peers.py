@@ -151,3 +151,4 @@ def test_evaluate_and_cli_peers_option(monkeypatch):
         assert 0 < entry["brier"] < 0.25 and 0 <= entry["ece"] < 0.2  # its own probabilities are scored
     out = runner.invoke(app, ["evaluate", str(SAMPLE), "--split", "in-sample", "--seeds", "2", "--no-sweep"])
     assert out.exit_code == 0 and "clusters" not in out.output and "benchbest" not in out.output
+    assert "seconds per fold (fit + predict): default " in out.output

@@ -251,12 +251,15 @@ class ClusterContestant:
     min_size: int = 20
     val_fraction: float = 0.2
     seed: int = 0
+    threads: int = 1
 
     def _profiles(self, D: np.ndarray, S: np.ndarray, k: int):
         """(unit centroids (k, d), success rate per model and cluster (M, k), hard labels (n,))."""
         from sklearn.cluster import KMeans
+        from threadpoolctl import threadpool_limits
 
-        km = KMeans(n_clusters=k, n_init=1, max_iter=100, random_state=self.seed).fit(D)
+        with threadpool_limits(self.threads):  # more threads were many times slower on the shared 2 cores here
+            km = KMeans(n_clusters=k, n_init=1, max_iter=100, random_state=self.seed).fit(D)
         labels = km.labels_
         obs = ~np.isnan(S)
         onehot = np.zeros((D.shape[0], k))
@@ -278,7 +281,7 @@ class ClusterContestant:
 
     def fit(self, D: np.ndarray, S: np.ndarray) -> "Fitted":
         t0 = time.perf_counter()
-        D = np.asarray(D, dtype=np.float64)
+        D = np.asarray(D, dtype=np.float32)
         n = D.shape[0]
         ks = sorted({min(k, max(1, n // self.min_size)) for k in self.ks})
         tr, va = _validation_split(n, self.val_fraction, self.seed)
