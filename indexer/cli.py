@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
-import click
 import typer
 
 from . import cli_index, cli_sources
@@ -156,12 +156,16 @@ def db_downgrade(
 #: ``taskspace evaluate --split`` choices (:data:`indexer.evaluate.SPLIT_CHOICES`, literal here so that the CLI
 #: module does not import numpy; a test checks they agree)
 SPLIT_CHOICES = ("in-sample", "oos", "coverage", "all", "both")
+Split = Enum("Split", {c.replace("-", "_"): c for c in SPLIT_CHOICES}, type=str)
+#: ``--peers`` choices (:data:`indexer.evaluation.peers.PEER_SETS`, literal here for the same reason)
+PEER_CHOICES = ("none", "fast", "all")
+Peers = Enum("Peers", {c: c for c in PEER_CHOICES}, type=str)
 
 
 @app.command()
 def evaluate(
     data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
-    split: str = typer.Option("oos", "--split", click_type=click.Choice(SPLIT_CHOICES), help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
+    split: Split = typer.Option("oos", "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
     seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample and coverage splits."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
@@ -170,7 +174,7 @@ def evaluate(
     method: Optional[str] = typer.Option(None, "--method", help="The `default` method's name (default TASKSPACE_METHOD)."),
     sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
     queries: str = typer.Option("full", "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
-    peers: str = typer.Option("none", "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
+    peers: Peers = typer.Option("none", "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
@@ -181,8 +185,8 @@ def evaluate(
     from .evaluation.report import format_result
 
     result = run_evaluate(
-        data, split=split, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
-        sweep=sweep, plots_dir=plots, queries=queries, peers=peers,
+        data, split=Split(split).value, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
+        sweep=sweep, plots_dir=plots, queries=queries, peers=Peers(peers).value,
     )
     if as_json:
         echo_json(result)

@@ -136,10 +136,14 @@ def test_evaluate_and_cli_peers_option(monkeypatch):
     from indexer.cli import app
 
     runner = CliRunner()
+    from indexer import cli
+    from indexer.evaluate import evaluate
+
+    assert cli.PEER_CHOICES == tuple(peers.PEER_SETS)  # the CLI's literal choices are the library's
     out = runner.invoke(app, ["evaluate", str(SAMPLE), "--peers", "most", "--no-sweep"])
-    # refused before any reading or encoding (an input error, like an unknown --split: exit code 1)
-    assert isinstance(out.exception, InputError) and out.exception.exit_code == 1
-    assert "unknown --peers 'most'" in str(out.exception)
+    assert out.exit_code == 2 and "most" in out.output  # a usage error, before any reading or encoding
+    with pytest.raises(InputError, match="unknown --peers 'most'"):
+        evaluate(SAMPLE, peers="most")
     out = runner.invoke(app, ["evaluate", str(SAMPLE), "--split", "in-sample", "--seeds", "2", "--no-sweep",
                               "--peers", "fast", "--json"])
     assert out.exit_code == 0, out.output
