@@ -3,7 +3,7 @@ folder and the splits asked for, as the markdown tables of docs/RESULTS.md (peer
 contestant's fit (+ predict) seconds per fold and the wall time of each split.
 
     TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_peers.py ../shared/data/mmlu_pro \
-        [--splits in-sample,oos,coverage] [--peers all] [--sweep] [--json OUT.json]
+        [--splits in-sample,oos,coverage] [--peers all] [--sweep] [--method M] [--json OUT.json]
 
 The embeddings come from the cache (the first run encodes every prompt). ``--sweep`` adds the paper method's
 eps/lambda ablation, as a plain `taskspace evaluate` runs it (the 10-minute budget of issue 19 is measured with
@@ -61,6 +61,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--group-by", default=None)
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--method", default=None, help="the `default` contestant's method (default TASKSPACE_METHOD)")
     ap.add_argument("--json", type=Path, default=None, help="write every number here")
     args = ap.parse_args()
 
@@ -70,7 +71,7 @@ def main() -> None:
     for split in args.splits.split(","):
         t0 = time.perf_counter()
         res = evaluate(args.data, split=split, seeds=args.seeds, group_by=args.group_by, peers=args.peers,
-                       sweep=args.sweep)
+                       sweep=args.sweep, method=args.method)
         wall = time.perf_counter() - t0
         everything[split] = res
         print(f"### {Path(args.data).name} {split}: {res['protocol']}\n")
