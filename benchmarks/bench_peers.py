@@ -53,6 +53,36 @@ def table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def _absorb(method: str | None, benchmarks, D, k: int = 10) -> dict:
+    """An experiment, not a product option: ``default+bench``, the default's solver (``method``, plain-embedding
+    methods only) with one unpenalised column per benchmark but the first (the solver's ``free`` covariates: a
+    per-model, per-benchmark intercept, closed form, no training), each query's benchmark columns the mean of its
+    ``k`` nearest source prompts' (its benchmark is not known to a person's query; in a fold, the source's
+    neighbours stand in)."""
+    import numpy as np
+
+    from indexer.evaluation.contestants import SolverContestant
+    from indexer.space import configured
+
+    space = configured(method=method)
+    names, codes = np.unique(np.asarray(benchmarks, dtype=str), return_inverse=True)
+    onehot = np.eye(len(names))[codes][:, 1:]  # (N, B - 1)
+    d = D.shape[1]
+    X = np.hstack([D, onehot])
+    XQ = np.hstack([D, np.zeros_like(onehot)])
+
+    def fill(XQ_fold, X_src):
+        sims = XQ_fold[:, :d] @ X_src[:, :d].T  # (q, n) cosine of the embeddings
+        nn = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        out = XQ_fold.copy()
+        out[:, d:] = X_src[nn, d:].mean(axis=1)  # the neighbours' benchmark mix
+        return out
+
+    opts = dict(space.options)
+    opts["free"] = int(opts.get("free", 0) or 0) + onehot.shape[1]
+    return {"default+bench": SolverContestant(opts, rows=(X, XQ), fill=fill)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data")
@@ -62,16 +92,25 @@ def main() -> None:
     ap.add_argument("--group-by", default=None)
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--method", default=None, help="the `default` contestant's method (default TASKSPACE_METHOD)")
+    ap.add_argument("--absorb", action="store_true", help="add the `default+bench` experiment (in-sample only)")
     ap.add_argument("--json", type=Path, default=None, help="write every number here")
     args = ap.parse_args()
 
     from indexer.evaluate import evaluate
 
     everything = {}
+    extra, matrix, emb = None, None, None
+    if args.absorb:
+        from indexer.encoder import get_encoder
+        from indexer.evaluate import load_matrix
+
+        matrix = load_matrix(args.data, args.group_by)
+        emb = get_encoder(None).encode(matrix.texts)
+        extra = _absorb(args.method, matrix.benchmarks, emb)
     for split in args.splits.split(","):
         t0 = time.perf_counter()
         res = evaluate(args.data, split=split, seeds=args.seeds, group_by=args.group_by, peers=args.peers,
-                       sweep=args.sweep, method=args.method)
+                       sweep=args.sweep, method=args.method, contestants=extra, matrix=matrix, embeddings=emb)
         wall = time.perf_counter() - t0
         everything[split] = res
         print(f"### {Path(args.data).name} {split}: {res['protocol']}\n")
