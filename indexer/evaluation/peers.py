@@ -242,7 +242,8 @@ class IRTContestant(_TorchPeer):
 @dataclass
 class ClusterContestant:
     """Cluster profiles (module docstring). ``ks``: the candidate numbers of clusters (capped at one cluster per
-    ``min_size`` source prompts); ``temperatures``: the soft assignments tried besides the hard one (a softmax of
+    ``min_size`` source prompts), each a k-means of the training part of the source, scored on its validation
+    part; the chosen centroids' profiles are then computed on every source prompt; ``temperatures``: the soft assignments tried besides the hard one (a softmax of
     cosine similarity / temperature); ``prior``: pseudo-cells at the model's overall rate in every cluster."""
 
     ks: tuple = (4, 8, 16, 32, 64)
@@ -253,23 +254,28 @@ class ClusterContestant:
     seed: int = 0
     threads: int = 1
 
-    def _profiles(self, D: np.ndarray, S: np.ndarray, k: int):
-        """(unit centroids (k, d), success rate per model and cluster (M, k), hard labels (n,))."""
+    def _centroids(self, D: np.ndarray, k: int) -> np.ndarray:
+        """(k, d) unit centroids of a k-means of the rows ``D`` (n, d)."""
         from sklearn.cluster import KMeans
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(self.threads):  # more threads were many times slower on the shared 2 cores here
-            km = KMeans(n_clusters=k, n_init=1, max_iter=100, random_state=self.seed).fit(D)
-        labels = km.labels_
-        obs = ~np.isnan(S)
+            km = KMeans(n_clusters=k, n_init=1, max_iter=50, random_state=self.seed).fit(D)
+        C = np.asarray(km.cluster_centers_, dtype=np.float64)
+        return C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-12)
+
+    def _rates(self, D: np.ndarray, S: np.ndarray, C: np.ndarray) -> np.ndarray:
+        """(M, k) each model's success rate on the prompts ``D`` nearest each centroid of ``C``, shrunk toward its
+        overall rate by ``prior`` pseudo-cells."""
+        k = C.shape[0]
+        labels = np.argmax(np.asarray(D, dtype=np.float64) @ C.T, axis=1)  # nearest centroid by cosine
         onehot = np.zeros((D.shape[0], k))
         onehot[np.arange(D.shape[0]), labels] = 1.0
+        obs = ~np.isnan(S)
         num = np.where(obs, S, 0.0) @ onehot  # (M, k) successes per cluster
         den = obs.astype(np.float64) @ onehot  # (M, k) observed cells per cluster
         mean = np.nan_to_num(source_means(S), nan=0.5)[:, None]
-        rate = (num + self.prior * mean) / (den + self.prior)  # shrunk toward the model's overall rate
-        C = km.cluster_centers_ / np.maximum(np.linalg.norm(km.cluster_centers_, axis=1, keepdims=True), 1e-12)
-        return C, rate, labels
+        return (num + self.prior * mean) / (den + self.prior)
 
     @staticmethod
     def _proba(Q: np.ndarray, C: np.ndarray, rate: np.ndarray, temperature: float | None) -> np.ndarray:
@@ -285,16 +291,19 @@ class ClusterContestant:
         n = D.shape[0]
         ks = sorted({min(k, max(1, n // self.min_size)) for k in self.ks})
         tr, va = _validation_split(n, self.val_fraction, self.seed)
-        choice, best = (ks[0], None), float("inf")
+        choice, best, C = (ks[0], None), float("inf"), None
         if va.size and len(tr) > max(ks):
             for k in ks:
-                C, rate, _ = self._profiles(D[tr], S[:, tr], k)
+                Ck = self._centroids(D[tr], k)
+                rate = self._rates(D[tr], S[:, tr], Ck)
                 for t in (None, *self.temperatures):
-                    loss = _log_loss(self._proba(D[va], C, rate, t), S[:, va])
+                    loss = _log_loss(self._proba(D[va], Ck, rate, t), S[:, va])
                     if loss < best:
-                        best, choice = loss, (k, t)
+                        best, choice, C = loss, (k, t), Ck
         k, t = choice
-        C, rate, _ = self._profiles(D, S, k)
+        if C is None:  # too few source prompts to choose: the smallest k on all of them
+            C = self._centroids(D, k)
+        rate = self._rates(D, S, C)  # the chosen centroids, every source prompt's outcomes
         info = {"k": k, "assignment": "hard" if t is None else f"soft T={t:g}", "val_loss": best,
                 "fit_seconds": time.perf_counter() - t0}
         return _fitted(lambda Q: self._proba(Q, C, rate, t), S, "its own: the cluster's success rate", info)
