@@ -246,7 +246,7 @@ class ClusterContestant:
     part; the chosen centroids' profiles are then computed on every source prompt; ``temperatures``: the soft assignments tried besides the hard one (a softmax of
     cosine similarity / temperature); ``prior``: pseudo-cells at the model's overall rate in every cluster."""
 
-    ks: tuple = (4, 8, 16, 32, 64)
+    ks: tuple = (4, 16, 64)
     temperatures: tuple = (0.02, 0.05)
     prior: float = 5.0
     min_size: int = 20
@@ -260,7 +260,7 @@ class ClusterContestant:
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(self.threads):  # more threads were many times slower on the shared 2 cores here
-            km = KMeans(n_clusters=k, n_init=1, max_iter=50, random_state=self.seed).fit(D)
+            km = KMeans(n_clusters=k, n_init=1, max_iter=25, random_state=self.seed).fit(D)
         C = np.asarray(km.cluster_centers_, dtype=np.float64)
         return C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-12)
 
