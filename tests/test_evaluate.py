@@ -710,3 +710,17 @@ def test_cli_split_choices_in_help_and_rejected_split():
     assert "in-sample|oos|coverage|all|both" in out.output.replace(" ", "")
     bad = CliRunner().invoke(cli.app, ["evaluate", str(SAMPLE), "--split", "sideways"])
     assert bad.exit_code == 2 and "sideways" in bad.output
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_newton_platt_equals_the_posterior_calibration_fit(seed):
+    from indexer import posterior
+    from indexer.evaluation.contestants import platt
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=3000) * 0.5
+    s = (rng.random(3000) < 1 / (1 + np.exp(-(0.3 + 2.5 * x)))).astype(float)
+    s[:300] = rng.random(300)  # some graded outcomes
+    a, b = platt(x, s), posterior.fit_calibration(x, s)
+    assert (a.a, a.b) == pytest.approx((b.a, b.b), abs=1e-3)
+    assert (platt(x[:5], s[:5]).a, platt(x[:5], s[:5]).b) == (0.0, 2.0)  # too few cells: the same fallback
