@@ -710,3 +710,21 @@ def test_cli_split_choices_in_help_and_rejected_split():
     assert "in-sample|oos|coverage|all|both" in out.output.replace(" ", "")
     bad = CliRunner().invoke(cli.app, ["evaluate", str(SAMPLE), "--split", "sideways"])
     assert bad.exit_code == 2 and "sideways" in bad.output
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_newton_calibration_fit_equals_sklearns_logistic_regression(seed):
+    from sklearn.linear_model import LogisticRegression
+
+    from indexer import posterior
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=3000) * 0.5
+    s = (rng.random(3000) < 1 / (1 + np.exp(-(0.3 + 2.5 * x)))).astype(float)
+    s[:300] = rng.random(300)  # some graded outcomes: s of a success, 1 - s of a failure
+    lr = LogisticRegression(C=1e6, max_iter=1000).fit(np.r_[x, x][:, None], np.r_[np.ones(3000), np.zeros(3000)],
+                                                      sample_weight=np.r_[s, 1 - s])
+    cal = posterior.fit_calibration(x, s)
+    assert (cal.a, cal.b) == pytest.approx((lr.intercept_[0], lr.coef_[0, 0]), abs=1e-3)
+    sep = posterior.fit_calibration(np.r_[-np.ones(30), np.ones(30)], np.r_[np.zeros(30), np.ones(30)])
+    assert np.isfinite(sep.a) and sep.b > 5  # separable cells: a finite (regularised) map, not a divergence

@@ -39,11 +39,15 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["Fitted", "SolverContestant", "KNNContestant", "BSPContestant", "PlattCalibrated", "cross_fitted_platt",
-           "source_means", "CROSS_FOLDS", "PEER_SETS", "peer_contestants"]
+           "platt", "source_means", "CROSS_FOLDS", "CROSS_PROMPTS", "PEER_SETS",
+           "peer_contestants"]
 
 #: the Platt map of a contestant without probabilities of its own is fitted on held-out source cells of this many
-#: cross-fitting folds (:func:`cross_fitted_platt`)
+#: cross-fitting folds (:func:`cross_fitted_platt`) ...
 CROSS_FOLDS = 3
+#: ... over a seeded sample of at most this many source prompts (two parameters need few cells: 200 prompts of 31
+#: models are 6,200; the refits stay cheap)
+CROSS_PROMPTS = 200
 
 
 def source_means(S: np.ndarray) -> np.ndarray:
@@ -79,17 +83,17 @@ class Fitted:
 _Fitted = Fitted  # the name before probabilities
 
 
-def cross_fitted_platt(fit: Callable, D: np.ndarray, S: np.ndarray, folds: int = CROSS_FOLDS, seed: int = 0):
-    """A Platt map (:class:`indexer.posterior.Calibration`, fitted by :func:`indexer.posterior.fit_calibration`)
-    of the scores of ``fit(D, S) -> Fitted`` on held-out source cells: a seeded sample of at most
-    :data:`indexer.posterior.CALIBRATION_PROMPTS` source prompts is cut into ``folds`` parts; each part is scored
-    by a fit on every other source prompt (the models observed there), and the map is fitted on those scores
-    against the part's outcomes."""
+def cross_fitted_platt(fit: Callable, D: np.ndarray, S: np.ndarray, folds: int = CROSS_FOLDS, seed: int = 0,
+                       size: int = CROSS_PROMPTS):
+    """A Platt map (:class:`indexer.posterior.Calibration`, the map of :func:`indexer.posterior.fit_calibration`,
+    fitted by :func:`platt`) of the scores of ``fit(D, S) -> Fitted`` on held-out source cells: a seeded sample of
+    at most ``size`` source prompts is cut into ``folds`` parts; each part is scored by a fit on every other source
+    prompt (the models observed there), and the map is fitted on those scores against the part's outcomes."""
     from .. import posterior
 
     D = np.asarray(D)
     n = D.shape[0]
-    sample = posterior.calibration_prompts(n, seed)
+    sample = posterior.calibration_prompts(n, seed, size)
     if sample.size < 2:
         return posterior.fit_calibration(np.zeros(0), np.zeros(0))
     parts = np.array_split(np.random.default_rng(seed).permutation(sample), min(int(folds), sample.size))
@@ -107,7 +111,15 @@ def cross_fitted_platt(fit: Callable, D: np.ndarray, S: np.ndarray, folds: int =
         scores.append(np.asarray(fitted.predict(D[part]))[obs])
         outcomes.append(S_part[obs])
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0)  # noqa: E731
-    return posterior.fit_calibration(cat(scores), cat(outcomes))
+    return platt(cat(scores), cat(outcomes))
+
+
+def platt(scores: np.ndarray, outcomes: np.ndarray):
+    """The Platt map of held-out ``scores`` against ``outcomes``: :func:`indexer.posterior.fit_calibration` (the
+    map the index stores, the same fit)."""
+    from ..posterior import fit_calibration
+
+    return fit_calibration(scores, outcomes)
 
 
 @dataclass
@@ -129,7 +141,7 @@ class PlattCalibrated:
             return fitted
         cal = cross_fitted_platt(self.base.fit, D, S, self.folds)
         return Fitted(fitted.predict_fn, fitted.source_mean, lambda Q, P: cal.probability(P),
-                      f"Platt map of the score, {self.folds}-fold cross-fitted on the source")
+                      f"Platt map of the score, {self.folds}-fold cross-fitted on {CROSS_PROMPTS} source prompts")
 
 
 @dataclass
@@ -166,9 +178,10 @@ class SolverContestant:
             return V @ Xi.T
 
         cal = _fit_calibration(solver, D, S)
+        how = ("Platt map of closed-form leave-one-out source scores" if not np.isnan(np.asarray(solver.noise_)).any()
+               else "Platt map of in-sample source scores (the plain method has no leverages)")
         return Fitted(predict, source_means(S), lambda Q, P: cal.probability(P),
-                      "the space's own calibration (indexer.posterior: Platt map of closed-form leave-one-out "
-                      "source scores, as `taskspace index` fits it)")
+                      f"the space's own calibration as `taskspace index` fits it ({how}, indexer.posterior)")
 
 
 @dataclass

@@ -50,12 +50,12 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
         fpr, tpr = metrics.roc_curve(scores, s)
         mean_auc = result.get("methods", {}).get(name, {}).get("auc", float("nan"))
         ax.plot(fpr, tpr, color=col[name],
-                label=f"{name}: AUC {mean_auc:.3f} mean over {unit} (curve pooled: {metrics.roc_auc(scores, s):.3f})")
+                label=f"{name}: AUC {mean_auc:.3f} mean over {unit} (pooled {metrics.roc_auc(scores, s):.3f})")
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     ax.set(xlabel="false-positive rate (failures predicted to succeed)",
            ylabel="true-positive rate (successes predicted to succeed)",
-           title=f"success prediction ROC: {title}\ncurves pool the held-out cells of all {unit}; "
-                 f"AUC in the legend: mean over {unit} (the table's)")
+           title=f"success prediction ROC: {title}\ncurves: the held-out cells of all {unit} pooled\n"
+                 f"AUC in the legend: the mean over {unit} (the table's), pooled in brackets")
     ax.title.set_fontsize(9)
     ax.legend(loc="lower right", fontsize=7)
     paths.append(_save(fig, out_dir / f"{prefix}_roc.png"))
