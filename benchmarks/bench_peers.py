@@ -58,7 +58,8 @@ def _absorb(method: str | None, benchmarks, D, k: int = 10) -> dict:
     methods only) with one unpenalised column per benchmark but the first (the solver's ``free`` covariates: a
     per-model, per-benchmark intercept, closed form, no training), each query's benchmark columns the mean of its
     ``k`` nearest source prompts' (its benchmark is not known to a person's query; in a fold, the source's
-    neighbours stand in)."""
+    neighbours stand in); ``default+bench(known)``: the same given each query's own benchmark, as ``benchbest``
+    is."""
     import numpy as np
 
     from indexer.evaluation.contestants import SolverContestant
@@ -80,7 +81,9 @@ def _absorb(method: str | None, benchmarks, D, k: int = 10) -> dict:
 
     opts = dict(space.options)
     opts["free"] = int(opts.get("free", 0) or 0) + onehot.shape[1]
-    return {"default+bench": SolverContestant(opts, rows=(X, XQ), fill=fill)}
+    return {"default+bench": SolverContestant(opts, rows=(X, XQ), fill=fill),
+            # the same with each query's own benchmark (what `benchbest` is given)
+            "default+bench(known)": SolverContestant(opts, rows=(X, X))}
 
 
 def main() -> None:
