@@ -243,7 +243,8 @@ class IRTContestant(_TorchPeer):
 class ClusterContestant:
     """Cluster profiles (module docstring). ``ks``: the candidate numbers of clusters (capped at one cluster per
     ``min_size`` source prompts), each a k-means of the training part of the source, scored on its validation
-    part; the chosen centroids' profiles are then computed on every source prompt; ``temperatures``: the soft assignments tried besides the hard one (a softmax of
+    part (k-means on a seeded sample of at most ``max_fit`` of them); the chosen centroids' profiles are then
+    computed on every source prompt; ``temperatures``: the soft assignments tried besides the hard one (a softmax of
     cosine similarity / temperature); ``prior``: pseudo-cells at the model's overall rate in every cluster."""
 
     ks: tuple = (4, 16, 64)
@@ -253,12 +254,15 @@ class ClusterContestant:
     val_fraction: float = 0.2
     seed: int = 0
     threads: int = 1
+    max_fit: int = 3000
 
     def _centroids(self, D: np.ndarray, k: int) -> np.ndarray:
-        """(k, d) unit centroids of a k-means of the rows ``D`` (n, d)."""
+        """(k, d) unit centroids of a k-means of the rows ``D`` (n, d) (of ``max_fit`` of them at most)."""
         from sklearn.cluster import KMeans
         from threadpoolctl import threadpool_limits
 
+        if D.shape[0] > self.max_fit:  # the centroids from a seeded sample; every prompt is assigned later
+            D = D[np.sort(np.random.default_rng(self.seed).choice(D.shape[0], self.max_fit, replace=False))]
         with threadpool_limits(self.threads):  # more threads were many times slower on the shared 2 cores here
             km = KMeans(n_clusters=k, n_init=1, max_iter=25, random_state=self.seed).fit(D)
         C = np.asarray(km.cluster_centers_, dtype=np.float64)
