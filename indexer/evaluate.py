@@ -13,10 +13,10 @@ The contestants compared in one run (under the key ``methods`` of the results; :
 - ``knn``: k = 5 nearest source prompts by cosine, the model's mean outcome there;
 - ``bsp``: best source performer (each model's mean source outcome, the same for every prompt);
 
-``paper``, ``knn`` and ``bsp`` give probabilities through a Platt map of their score fitted on held-out source
-cells (:class:`~indexer.evaluation.contestants.PlattCalibrated`: cross-fitted, kNN leave-one-out); an index of the
-method ``paper`` would calibrate on in-sample scores (it has no leverages), which is overconfident out of sample
-(docs/RESULTS.md). ``contestants`` adds more (name -> contestant). The
+``paper``'s probabilities are those an index of the method ``paper`` would give (the same calibration as the
+default's, on in-sample source scores since the plain method has no leverages); ``knn`` and ``bsp`` give
+probabilities through a Platt map of their score cross-fitted on the source
+(:class:`~indexer.evaluation.contestants.PlattCalibrated`); ``contestants`` adds more (name -> contestant). The
 oracle (the best observed model on every prompt) is the ceiling.
 
 Splits (``split``): ``in-sample``, ``oos`` (leave one group out), ``coverage`` (issue 13: a group's outcomes
@@ -101,13 +101,21 @@ def _default_space(method: str | None):
     return configured(method=method)
 
 
+def _paper_space(lam: float, eps: float):
+    """The space of the ``paper`` contestant: the method ``paper`` at ``lam``/``eps``, so that its probabilities
+    are the calibration an index of that method would fit (in-sample scores: the plain method has no leverages)."""
+    from .space import SpaceSpec, get_method
+
+    return SpaceSpec(None, lam, eps, "paper", get_method("paper").params)
+
+
 def _contestants(lam: float, eps: float, default, own: tuple | None, knn_k: int, extra: dict | None = None) -> dict:
     """name -> contestant. ``default``: the default contestant's space (:func:`_default_space`); ``own``: its
     rows when they are not the embeddings (:func:`_default_rows`); ``extra``: more contestants (name -> contestant)."""
     rows, fill = (own[:2], own[2]) if own is not None else (None, None)
     out = {
         "default": SolverContestant(default.options, rows=rows, fill=fill, space=default),
-        "paper": PlattCalibrated(SolverContestant({"lam": lam, "eps": eps})),
+        "paper": SolverContestant({"lam": lam, "eps": eps}, space=_paper_space(lam, eps)),
         "knn": PlattCalibrated(KNNContestant(knn_k)),
         "bsp": PlattCalibrated(BSPContestant()),
     }
