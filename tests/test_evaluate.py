@@ -728,3 +728,13 @@ def test_newton_calibration_fit_equals_sklearns_logistic_regression(seed):
     assert (cal.a, cal.b) == pytest.approx((lr.intercept_[0], lr.coef_[0, 0]), abs=1e-3)
     sep = posterior.fit_calibration(np.r_[-np.ones(30), np.ones(30)], np.r_[np.zeros(30), np.ones(30)])
     assert np.isfinite(sep.a) and sep.b > 5  # separable cells: a finite (regularised) map, not a divergence
+
+
+def test_knn_held_out_scores_leave_the_prompt_itself_out():
+    ang = np.array([0.0, 0.05, 0.1, 2.0, 2.1, 2.2])
+    D = np.c_[np.cos(ang), np.sin(ang)]
+    S = np.array([[1, 0, 0, 1, 1, 0]], dtype=float)
+    fitted = KNNContestant(k=2).fit(D, S)
+    # prompt 0's two nearest others are 1 and 2 (both 0); with itself it would be 0 and 1
+    np.testing.assert_allclose(fitted.held_out(np.array([0, 3])), [[-1.0, 2 * 0.5 - 1]])
+    np.testing.assert_allclose(fitted.predict(D[[0]]), [[0.0]])

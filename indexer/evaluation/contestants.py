@@ -125,7 +125,9 @@ def platt(scores: np.ndarray, outcomes: np.ndarray):
 @dataclass
 class PlattCalibrated:
     """A contestant whose probabilities are a Platt map of its scores cross-fitted on the source
-    (:func:`cross_fitted_platt`, ``folds`` parts). Everything else (``rows``, ``fill`` ...) is the ``base``'s."""
+    (:func:`cross_fitted_platt`, ``folds`` parts), or leave-one-out when its fit can score a source prompt without
+    that prompt (a ``held_out(prompts)`` attribute of the :class:`Fitted`, as kNN's: no refit). Everything else
+    (``rows``, ``fill`` ...) is the ``base``'s."""
 
     base: object
     folds: int = CROSS_FOLDS
@@ -139,6 +141,16 @@ class PlattCalibrated:
         fitted = self.base.fit(D, S)
         if fitted.probability_fn is not None:
             return fitted
+        held_out = getattr(fitted, "held_out", None)
+        if held_out is not None:  # the fit scores a source prompt without it (kNN): leave-one-out, no refit
+            from ..posterior import calibration_prompts
+
+            sample = calibration_prompts(np.asarray(D).shape[0], 0, CROSS_PROMPTS)
+            S_s = S[:, sample]
+            obs = ~np.isnan(S_s)
+            cal = platt(np.asarray(held_out(sample))[obs], S_s[obs])
+            return Fitted(fitted.predict_fn, fitted.source_mean, lambda Q, P: cal.probability(P),
+                          f"Platt map of the score, leave-one-out on {CROSS_PROMPTS} source prompts")
         cal = cross_fitted_platt(self.base.fit, D, S, self.folds)
         return Fitted(fitted.predict_fn, fitted.source_mean, lambda Q, P: cal.probability(P),
                       f"Platt map of the score, {self.folds}-fold cross-fitted on {CROSS_PROMPTS} source prompts")
@@ -198,10 +210,12 @@ class KNNContestant:
         O = obs.astype(np.float32)
         k = min(self.k, D.shape[0])
 
-        def predict(Q: np.ndarray) -> np.ndarray:
+        def predict(Q: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
             out = np.empty((S.shape[0], Q.shape[0]))
             for lo in range(0, Q.shape[0], 2048):
                 sims = np.asarray(Q[lo : lo + 2048], dtype=np.float32) @ D.T  # (q, n)
+                if exclude is not None:  # leave-one-out: a source prompt is not its own neighbour
+                    sims[np.arange(sims.shape[0]), exclude[lo : lo + 2048]] = -np.inf
                 nn = np.argpartition(-sims, k - 1, axis=1)[:, :k]  # (q, k) the k most similar source prompts
                 num = S0[:, nn].sum(axis=2)  # (M, q): sum of the model's outcomes on the neighbours it saw
                 den = O[:, nn].sum(axis=2)  # (M, q): how many of the neighbours it saw
@@ -210,7 +224,9 @@ class KNNContestant:
                 out[:, lo : lo + 2048] = 2.0 * p - 1.0
             return out
 
-        return Fitted(predict, mean)
+        fitted = Fitted(predict, mean)
+        fitted.held_out = lambda prompts: predict(D[prompts], exclude=np.asarray(prompts))  # type: ignore[attr-defined]
+        return fitted
 
 
 @dataclass
