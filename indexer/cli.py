@@ -66,12 +66,6 @@ def _main(
 echo_json = cli_index.echo_json
 
 
-class Split(str, Enum):
-    in_sample = "in-sample"
-    oos = "oos"
-    both = "both"
-
-
 class Queries(str, Enum):
     full = "full"
     stem = "stem"
