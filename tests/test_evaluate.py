@@ -705,6 +705,7 @@ def test_cli_split_choices_in_help_and_rejected_split():
     from indexer.evaluate import SPLIT_CHOICES, SPLITS
 
     assert cli.SPLIT_CHOICES == SPLIT_CHOICES and set(SPLITS) == set(SPLIT_CHOICES)
+    assert tuple(s.value for s in cli.Split) == SPLIT_CHOICES
     out = CliRunner().invoke(cli.app, ["evaluate", "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert out.exit_code == 0
     assert "in-sample|oos|coverage|all|both" in out.output.replace(" ", "")
