@@ -41,6 +41,7 @@ def source_means(S: np.ndarray) -> np.ndarray:
 
     return means(S)
 
+
 __all__ = ["PEER_SETS", "EmbedLLMContestant", "IRTContestant", "ClusterContestant", "BenchmarkBestContestant",
            "peer_contestants", "benchmark_codes"]
 
