@@ -28,7 +28,7 @@ def run(*args, stdin=None):
     (["nosuchcmd"], "No such command 'nosuchcmd'"),
     (["ingest"], "Missing argument"),
     (["search", "--rank", "best", "x"], "'best' is not one of 'probability', 'lcb'"),
-    (["evaluate", "x", "--split", "nope"], "'nope' is not one of 'in-sample', 'oos', 'both'"),
+    (["evaluate", "x", "--split", "nope"], "'nope' is not one of 'in-sample', 'oos', 'coverage', 'all', 'both'"),
     (["search", "--no-such-option"], "No such option"),
 ])
 def test_usage_errors_are_one_line_with_exit_2(args, says):
