@@ -1,0 +1,94 @@
+"""Mutation checks of the test suite: each entry puts one deliberate one-line bug into the code, runs the tests that
+must catch it, and restores the file. A mutant "survives" when those tests still pass: then the suite has a hole.
+
+    .venv/bin/python scripts/mutants.py            # every mutant
+    .venv/bin/python scripts/mutants.py cron 400   # the mutants whose names contain one of these words
+
+Prints one line per mutant (caught / SURVIVED, the failing tests) and exits 1 when any survived. The file is
+restored even when the run is interrupted. docs/TESTING.md lists the mutants and what caught each.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Mutant:
+    name: str
+    path: str  # file under the checkout
+    old: str  # an exact snippet, found exactly once
+    new: str
+    tests: list[str]  # pytest node ids or files that must fail
+
+
+MUTANTS = [
+    # -- issue 21, item 1: the two mutations the suite missed, and the Hub error paths
+    Mutant("cron day-of-month AND day-of-week", "indexer/schedule.py",
+           "croniter(self.expr, t).get_next", "croniter(self.expr, t, day_or=False).get_next",
+           ["tests/test_schedule.py"]),
+    Mutant("hub ignores Retry-After", "indexer/hub.py",
+           "max(retry_after, self.backoff * (2**attempt))", "max(0.0, self.backoff * (2**attempt))",
+           ["tests/test_hub.py"]),
+    Mutant("hub retries a 400", "indexer/hub.py",
+           "RETRY_STATUS = (408, 429,", "RETRY_STATUS = (400, 408, 429,",
+           ["tests/test_hub.py"]),
+    Mutant("hub 401/403 message ignores the token", "indexer/hub.py",
+           "    if has_token:\n        msg = (f\"the Hub refused", "    if not has_token:\n        msg = (f\"the Hub refused",
+           ["tests/test_hub.py"]),
+    Mutant("hub retries a 404", "indexer/hub.py",
+           "return NotFoundError(f\"the {kind} {repo} does not exist on {endpoint} (or it is private: set HF_TOKEN)\"), None",
+           "return NotFoundError(f\"the {kind} {repo} does not exist on {endpoint} (or it is private: set HF_TOKEN)\"), 0.0",
+           ["tests/test_hub.py"]),
+    Mutant("hub retries a bare 404", "indexer/hub.py",
+           "return NotFoundError(f\"not found on the Hub: {repo} ({what})\"), None",
+           "return NotFoundError(f\"not found on the Hub: {repo} ({what})\"), 0.0",
+           ["tests/test_hub.py"]),
+    Mutant("hub does not retry a dropped connection", "indexer/hub.py",
+           "return HubError(f\"cannot {what} {repo}: {e} talking to {endpoint}\"), 0.0",
+           "return HubError(f\"cannot {what} {repo}: {e} talking to {endpoint}\"), None",
+           ["tests/test_hub.py"]),
+]
+
+
+def _only(words: list[str]) -> list[Mutant]:
+    if not words:
+        return MUTANTS
+    return [m for m in MUTANTS if any(w.lower() in m.name.lower() for w in words)]
+
+
+def run(m: Mutant) -> tuple[bool, str]:
+    """(caught, the failing tests or the tail of the output)."""
+    path = ROOT / m.path
+    original = path.read_text()
+    if original.count(m.old) != 1:
+        raise SystemExit(f"{m.name}: the snippet occurs {original.count(m.old)} times in {m.path}; update MUTANTS")
+    try:
+        path.write_text(original.replace(m.old, m.new))
+        env = dict(os.environ, HF_HUB_OFFLINE="1")
+        res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "-p", "no:randomly",
+                              *m.tests], cwd=ROOT, capture_output=True, text=True, env=env)
+    finally:
+        path.write_text(original)
+    failed = re.findall(r"^FAILED (\S+)", res.stdout, re.M)
+    return res.returncode != 0, ", ".join(failed) or res.stdout[-300:]
+
+
+def main(argv: list[str]) -> int:
+    survived = 0
+    for m in _only(argv):
+        caught, detail = run(m)
+        survived += not caught
+        print(f"{'caught  ' if caught else 'SURVIVED'}  {m.name}  [{m.path}]  {detail}", flush=True)
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
