@@ -66,6 +66,26 @@ MUTANTS = [
            ["tests/test_evaluate.py::test_evaluate_oos_on_the_bundled_sample_json_shape"]),
     Mutant("kNN baseline k=3", "indexer/evaluate.py", "    knn_k: int = 5,", "    knn_k: int = 3,",
            ["tests/test_evaluate.py::test_evaluate_oos_on_the_bundled_sample_json_shape"]),
+    # -- item 5: expectations from first principles (tests/reference.py), not from represent/design/the solver
+    Mutant("solver drops the intercept", "indexer/solver/ridge.py",
+           "a = sy / n - E @ mu if intercept else 0.0", "a = 0.0 * (sy / n - E @ mu) if intercept else 0.0",
+           ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit",
+            "tests/test_query.py::test_queries_on_a_mixed_index_equal_a_first_principles_fit"]),
+    Mutant("covariates swap question and option lengths", "indexer/features.py",
+           "out[i] = (1.0, np.log1p(len(q)), np.log1p(len(o)), np.log(max(k, 1)))",
+           "out[i] = (1.0, np.log1p(len(o)), np.log1p(len(q)), np.log(max(k, 1)))",
+           ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit",
+            "tests/test_query.py::test_queries_on_a_mixed_index_equal_a_first_principles_fit"]),
+    Mutant("index: a model seen only with options gets no own average elsewhere", "indexer/represent.py",
+           "out[rows_, -1] = a[rows_] if free_seen else a[rows_] + own", "out[rows_, -1] = a[rows_]",
+           ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit",
+            "tests/test_query.py::test_queries_on_a_mixed_index_equal_a_first_principles_fit"]),
+    Mutant("query: a bare question's length column not scaled by p", "indexer/represent.py",
+           "X[bare, d + 1] *= p", "X[bare, d + 1] *= 1.0",
+           ["tests/test_query.py::test_queries_on_a_mixed_index_equal_a_first_principles_fit"]),
+    Mutant("prior: not the models' mean normal", "indexer/solver/estimator.py",
+           "self.prior_ = self.normals_[:, :p].mean(axis=0)", "self.prior_ = self.normals_[:, :p].mean(axis=0) * 0.5",
+           ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit"]),
 ]
 
 

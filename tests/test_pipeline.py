@@ -289,3 +289,40 @@ def test_a_killed_reindex_is_marked_and_its_orphan_dropped_by_the_next_pass(tmp_
     assert r.counts["killed_runs_marked"] == [run_id] and ix.store.get_run(run_id).status == "killed"
     assert sync.check(ix.store, ix.vectors)[0].orphans == []
     assert ix.run().counts.get("killed_runs_marked") is None
+
+
+def test_default_method_equals_a_first_principles_fit(tmp_path, env, encoder):
+    """The default method (auto-mc) on prompts with and without answer options: every stored model vector, and the
+    score it gives each indexed prompt, equal an independent fit (tests/reference.py: explicit least squares per
+    model and lambda in sample space, the rows built here from each prompt's own question, options and counts;
+    no represent/design/solver code)."""
+    import reference
+    from helpers import MIXED_MODELS, mixed_outcomes, mixed_parts, write_mixed
+
+    quiz, tasks = write_mixed(tmp_path)
+    ix = env()
+    r = ix.run([SourceSpec(str(quiz)), SourceSpec(str(tasks))])
+    assert r.status == "ok" and r.counts["solved"] == 7
+    got = model_vectors(ix)
+    (space,) = ix.store.list_spaces()
+    assert space.method == "auto-mc" and space.dim == 2 * 384 + 4 + 2
+
+    Xq, Xo, T, is_mc = mixed_parts(encoder.encode)
+    fits = reference.fit_all(np.hstack([Xq, Xo]), T, mixed_outcomes(), intercept=True, prior="mean")
+    d = 384
+    for name, fit in zip(MIXED_MODELS, fits):
+        v = got[name]
+        np.testing.assert_allclose(v[:d], fit.e[:d], rtol=1e-4, atol=1e-6, err_msg=name)  # question half
+        if name == "free-only":  # never observed with options: no options part, no covariates
+            assert not v[d:2 * d + 4].any()
+        else:
+            np.testing.assert_allclose(v[d:2 * d], fit.e[d:], rtol=1e-4, atol=1e-6, err_msg=name)
+    # every model's score at every indexed prompt, through the stored vectors and index rows [q, o, t, m, 1 - m]
+    m = is_mc.astype(float)
+    rows = np.hstack([Xq, Xo, T, m[:, None], 1.0 - m[:, None]])
+    want = reference.mc_scores(fits, Xq, Xo, T, m, is_mc, Xo, T)
+    stored = np.stack([got[name] for name in MIXED_MODELS])
+    np.testing.assert_allclose(stored @ rows.T, want, atol=1e-4)
+    # the fits are not degenerate: lambdas inside the grid for most models, and the models differ
+    assert sum(reference.GRID[0] < f.lam < reference.GRID[-1] for f in fits) >= 4
+    assert np.ptp(want, axis=0).max() > 0.5
