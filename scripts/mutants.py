@@ -4,20 +4,24 @@ must catch it, and restores the file. A mutant "survives" when those tests still
     .venv/bin/python scripts/mutants.py            # every mutant
     .venv/bin/python scripts/mutants.py cron 400   # the mutants whose names contain one of these words
 
-Prints one line per mutant (caught / SURVIVED, the failing tests) and exits 1 when any survived. The file is
-restored even when the run is interrupted. docs/TESTING.md lists the mutants and what caught each.
+Prints one line per mutant (caught / SURVIVED, the failing tests) and exits 1 when any survived. The mutants are
+made in a copy of the checkout (a temporary folder, run with this checkout's interpreter and the copy first on
+PYTHONPATH), so the checkout itself is never modified and another test run may go on beside it. docs/TESTING.md lists the mutants and what caught each.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+_IGNORE = shutil.ignore_patterns(".venv", ".git", ".taskspace", "__pycache__", ".pytest_cache")
 
 
 @dataclass
@@ -86,6 +90,20 @@ MUTANTS = [
     Mutant("prior: not the models' mean normal", "indexer/solver/estimator.py",
            "self.prior_ = self.normals_[:, :p].mean(axis=0)", "self.prior_ = self.normals_[:, :p].mean(axis=0) * 0.5",
            ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit"]),
+    # -- item 6: the worker
+    Mutant("worker lets an unexpected exception escape", "indexer/worker.py",
+           "except Exception as exc:  # noqa: BLE001", "except ArithmeticError as exc:  # noqa: BLE001",
+           ["tests/test_worker.py::test_worker_survives_an_unexpected_exception",
+            "tests/test_worker.py::test_a_pass_failing_with_a_bug_is_recorded_and_retried"]),
+    Mutant("worker ignores the second signal", "indexer/worker.py",
+           "raise KeyboardInterrupt  # second signal: leave now", "return  # second signal: leave now",
+           ["tests/test_worker.py::test_cli_worker_second_signal_exits_at_once"]),
+    Mutant("worker runs one pass too many", "indexer/worker.py",
+           "self.passes >= self.max_passes", "self.passes > self.max_passes",
+           ["tests/test_worker.py::test_cli_worker_max_passes_and_cron"]),
+    Mutant("--cron takes an interval", "indexer/cli_index.py",
+           "if cron and not is_cron(cron):", "if False:",
+           ["tests/test_worker.py::test_cli_worker_max_passes_and_cron"]),
 ]
 
 
@@ -95,17 +113,17 @@ def _only(words: list[str]) -> list[Mutant]:
     return [m for m in MUTANTS if any(w.lower() in m.name.lower() for w in words)]
 
 
-def run(m: Mutant) -> tuple[bool, str]:
-    """(caught, the failing tests or the tail of the output)."""
-    path = ROOT / m.path
+def run(m: Mutant, root: Path) -> tuple[bool, str]:
+    """(caught, the failing tests or the tail of the output); ``root``: the copy of the checkout to mutate."""
+    path = root / m.path
     original = path.read_text()
     if original.count(m.old) != 1:
         raise SystemExit(f"{m.name}: the snippet occurs {original.count(m.old)} times in {m.path}; update MUTANTS")
     try:
         path.write_text(original.replace(m.old, m.new))
-        env = dict(os.environ, HF_HUB_OFFLINE="1")
+        env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(root))
         res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "-p", "no:randomly",
-                              *m.tests], cwd=ROOT, capture_output=True, text=True, env=env)
+                              *m.tests], cwd=root, capture_output=True, text=True, env=env)
     finally:
         path.write_text(original)
     failed = re.findall(r"^FAILED (\S+)", res.stdout, re.M)
@@ -114,10 +132,13 @@ def run(m: Mutant) -> tuple[bool, str]:
 
 def main(argv: list[str]) -> int:
     survived = 0
-    for m in _only(argv):
-        caught, detail = run(m)
-        survived += not caught
-        print(f"{'caught  ' if caught else 'SURVIVED'}  {m.name}  [{m.path}]  {detail}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="taskspace-mutants-") as tmp:
+        root = Path(tmp) / ROOT.name
+        shutil.copytree(ROOT, root, ignore=_IGNORE)
+        for m in _only(argv):
+            caught, detail = run(m, root)
+            survived += not caught
+            print(f"{'caught  ' if caught else 'SURVIVED'}  {m.name}  [{m.path}]  {detail}", flush=True)
     return 1 if survived else 0
 
 
