@@ -285,12 +285,22 @@ def main() -> None:
         typer.echo("aborted", err=True)
         sys.exit(1)
     except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+        if isinstance(exc, _click_errors()):  # a bad option or value: click's usage message, exit 2
             exc.show()
             sys.exit(exc.exit_code)
         raise
+
+
+def _click_errors() -> tuple[type, ...]:
+    """The ClickException classes a command line can raise: click's, and those of the click that typer >= 0.24
+    vendors as ``typer._click`` (a bad option value such as ``--max-params lots`` raises its BadParameter, which is
+    no subclass of click's: it used to escape as a traceback with exit 1)."""
+    import click
+
+    errors: list[type] = [click.exceptions.ClickException]
+    vendored = getattr(typer.BadParameter, "__mro__", ())
+    errors += [c for c in vendored if c.__name__ == "ClickException"]
+    return tuple(errors)
 
 
 if __name__ == "__main__":

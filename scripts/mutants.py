@@ -101,9 +101,13 @@ MUTANTS = [
     Mutant("worker runs one pass too many", "indexer/worker.py",
            "self.passes >= self.max_passes", "self.passes > self.max_passes",
            ["tests/test_worker.py::test_cli_worker_max_passes_and_cron"]),
-    Mutant("--cron takes an interval", "indexer/cli_index.py",
-           "if cron and not is_cron(cron):", "if False:",
+    Mutant("--cron schedule ignored (runs hourly)", "indexer/cli_index.py",
+           "w = Worker(every or cron,", "w = Worker(every or \"1h\",",
            ["tests/test_worker.py::test_cli_worker_max_passes_and_cron"]),
+    Mutant("CLI: typer's usage errors escape as tracebacks", "indexer/cli.py",
+           'errors += [c for c in vendored if c.__name__ == "ClickException"]', "errors += []",
+           ["tests/test_cli.py::test_a_bad_option_value_is_a_usage_error_not_a_traceback",
+            "tests/test_cli_search.py::test_search_bad_input_exit_codes"]),
 ]
 
 
@@ -121,7 +125,7 @@ def run(m: Mutant, root: Path) -> tuple[bool, str]:
         raise SystemExit(f"{m.name}: the snippet occurs {original.count(m.old)} times in {m.path}; update MUTANTS")
     try:
         path.write_text(original.replace(m.old, m.new))
-        env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(root))
+        env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(root), TASKSPACE_TEST_SCRIPT=str(root / ".bin" / "taskspace"))
         res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "-p", "no:randomly",
                               *m.tests], cwd=root, capture_output=True, text=True, env=env)
     finally:
@@ -135,6 +139,11 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="taskspace-mutants-") as tmp:
         root = Path(tmp) / ROOT.name
         shutil.copytree(ROOT, root, ignore=_IGNORE)
+        script = root / ".bin" / "taskspace"  # the console script, running the copy
+        script.parent.mkdir()
+        script.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(root)!r})\n"
+                          "from indexer.cli import main\nsys.exit(main())\n")
+        script.chmod(0o755)
         for m in _only(argv):
             caught, detail = run(m, root)
             survived += not caught

@@ -37,7 +37,8 @@ def pytest_report_header(config):
 
 
 #: variables of the test run itself, kept in every test's environment
-_KEEP_ENV = {"TASKSPACE_REQUIRE_POSTGRES", "TASKSPACE_TEST_POSTGRES_URL", "TASKSPACE_REQUIRE_SHARED", "TASKSPACE_TEST_CACHE"}
+_KEEP_ENV = {"TASKSPACE_REQUIRE_POSTGRES", "TASKSPACE_TEST_POSTGRES_URL", "TASKSPACE_REQUIRE_SHARED", "TASKSPACE_TEST_CACHE",
+             "TASKSPACE_TEST_SCRIPT"}
 
 
 @pytest.fixture(autouse=True)
@@ -109,11 +110,12 @@ def shared_data():
 @pytest.fixture(scope="session")
 def taskspace_script():
     """The installed ``taskspace`` console script, checked to run this checkout's code: the interpreter of its
-    shebang imports ``indexer.cli`` from this worktree (an install from another checkout would test other code)."""
+    shebang imports ``indexer.cli`` from this worktree (an install from another checkout would test other code).
+    ``TASKSPACE_TEST_SCRIPT`` names another script to use (scripts/mutants.py runs the tests in a copy)."""
     import subprocess
     import sys
 
-    script = Path(sys.executable).parent / "taskspace"
+    script = Path(os.environ.get("TASKSPACE_TEST_SCRIPT") or Path(sys.executable).parent / "taskspace")
     assert script.is_file(), f"{script} is not installed: run `make setup`"
     text = script.read_text()
     assert "indexer.cli" in text, f"{script} does not run indexer.cli:\n{text[:500]}"

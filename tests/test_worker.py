@@ -191,17 +191,34 @@ def _cli(TASKSPACE, *args, timeout=240):
 
 
 def test_cli_worker_max_passes_and_cron(TASKSPACE):
-    """--max-passes N runs N passes and exits 0 (recorded in `runs`); --cron runs on a cron schedule ("* * * * *":
-    the first pass at once, then every minute: --max-passes 1 ends after the first); a bad --cron or an interval
-    given as --cron fails before any work (exit 2)."""
+    """--max-passes N runs N passes and exits 0 (recorded in `runs`); --cron runs a pass at once and then waits for
+    the next cron match; a bad --cron or an interval given as --cron fails before any work (exit 2)."""
     import json
 
     res = _cli(TASKSPACE, "worker", "--every", "1s", "--max-passes", "2")
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stderr.count("pass finished: ok") == 2 and "next pass at" in res.stderr
-    res = _cli(TASKSPACE, "worker", "--cron", "* * * * *", "--max-passes", "1")
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert res.stderr.count("pass finished: ok") == 1
+    # --cron: the first pass at once, the next at the next match ("*/5": a minute divisible by 5, second 0)
+    from datetime import datetime, timezone
+
+    proc = subprocess.Popen([TASKSPACE, "worker", "--cron", "*/5 * * * *"], stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        lines = []
+        while True:
+            line = proc.stderr.readline()
+            lines.append(line)
+            if not line or "next pass at" in line:
+                break
+        assert "next pass at" in lines[-1], "".join(lines)[-3000:]
+        due = datetime.fromisoformat(lines[-1].split("next pass at ")[1].strip())
+        left = (due - datetime.now(timezone.utc)).total_seconds()
+        assert due.minute % 5 == 0 and due.second == 0 and 0 < left <= 300, lines[-1]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     runs = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
     assert [r["status"] for r in runs] == ["ok", "ok", "ok"]
     for bad in (["--cron", "0 0 31 2 *"], ["--cron", "6h"], ["--cron", "61 * * * *"], ["--every", "1h", "--cron", "@daily"]):
