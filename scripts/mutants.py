@@ -108,6 +108,18 @@ MUTANTS = [
            'errors += [c for c in vendored if c.__name__ == "ClickException"]', "errors += []",
            ["tests/test_cli.py::test_a_bad_option_value_is_a_usage_error_not_a_traceback",
             "tests/test_cli_search.py::test_search_bad_input_exit_codes"]),
+    Mutant("pass: a failing source stops the pass", "indexer/pipeline.py",
+           "            ing.summary.add_error(exc, spec.spec)", "            raise",
+           ["tests/test_pipeline.py::test_a_pass_with_hub_sources_records_each_failing_source_and_indexes_the_rest"]),
+    Mutant("pass: a failed source shown as unchanged", "indexer/pipeline.py",
+           '                    status = "failed"', '                    status = "unchanged"',
+           ["tests/test_pipeline.py::test_a_pass_with_hub_sources_records_each_failing_source_and_indexes_the_rest"]),
+    Mutant("Qdrant 403 not explained as the API key", "indexer/store/vectors_qdrant.py",
+           "if exc.status_code in (401, 403)", "if exc.status_code in (401,)",
+           ["tests/test_qdrant_server_auth.py"]),
+    Mutant("PostgreSQL pass: vectors of the solver without the prior", "indexer/solver/estimator.py",
+           "        if len(self._models) >= PRIOR_MIN_MODELS:", "        if len(self._models) >= 1000:",
+           ["tests/test_pipeline.py::test_a_full_pass_and_queries_on_postgresql"]),
 ]
 
 

@@ -326,3 +326,80 @@ def test_default_method_equals_a_first_principles_fit(tmp_path, env, encoder):
     # the fits are not degenerate: lambdas inside the grid for most models, and the models differ
     assert sum(reference.GRID[0] < f.lam < reference.GRID[-1] for f in fits) >= 4
     assert np.ptp(want, axis=0).max() > 0.5
+
+
+def test_a_pass_with_hub_sources_records_each_failing_source_and_indexes_the_rest(tmp_path, env, hub_server):
+    """Sources from the (local) Hub beside a local one: a readable Hub dataset is ingested; a gated one (no token), a
+    missing one and one whose listing keeps answering 503 are each recorded as that source's error (status `failed`,
+    the spec named, the reason said) and retried by the next pass; the run is `partial` (exit 1), and every
+    model of the readable sources gets its vector."""
+    from indexer.hub import HubClient
+
+    rng = np.random.default_rng(12)
+    write_table(tmp_path / "local", "hub-pass", outcomes(rng, ["local/m1", "local/m2"], 6), 6)
+    good, gated = "hub:open-llm-leaderboard/fake-org__tiny-lb-details", "hub:open-llm-leaderboard/fake-org__gated-details"
+    missing, flaky = "hub:fake-org/no-such-results", "hub:fake-org/lm-eval-results"
+    hub_server.fail("/api/datasets/fake-org/lm-eval-results", [503] * 50)
+    sleeps = []
+    ix = env()
+    ix.hub = HubClient(retries=2, backoff=0.01, sleep=sleeps.append)
+    specs = [SourceSpec(good), SourceSpec(gated), SourceSpec(missing), SourceSpec(flaky), SourceSpec(str(tmp_path / "local"))]
+    r = ix.run(specs)
+    assert r.status == "partial" and r.exit_code == 1
+    status = {s["spec"]: s["status"] for s in r.sources}
+    assert status == {good: "ingested", gated: "failed", missing: "failed", flaky: "failed",
+                      str(tmp_path / "local"): "ingested"}
+    by_source = {}
+    for e in r.errors:
+        by_source.setdefault(next(s for s in (gated, missing, flaky) if s.split(":", 1)[1] in (e["file"] or "") + e["message"]), []).append(e["message"])
+    assert set(by_source) == {gated, missing, flaky}
+    assert "gated" in by_source[gated][0] and "HF_TOKEN" in by_source[gated][0]
+    assert "does not exist" in by_source[missing][0] or "not found" in by_source[missing][0]
+    assert "503" in by_source[flaky][0] and len(sleeps) == 2
+    vectors = model_vectors(ix)
+    assert {"local/m1", "local/m2"} <= set(vectors) and len(vectors) > 2  # the Hub dataset's model(s) too
+    run = ix.store.list_runs()[0]
+    assert run.status == "partial" and len(run.errors) == len(r.errors)  # recorded with the run
+    hub_server._faults.clear()
+    again = ix.run()  # the next pass retries the failed sources: the flaky one now reads
+    status = {s["spec"]: s["status"] for s in again.sources}
+    assert status[flaky] == "ingested" and status[good] == "unchanged" and status[gated] == "failed"
+    assert again.status == "partial" and len(again.errors) == 2
+
+
+def test_a_full_pass_and_queries_on_postgresql(tmp_path, pg_url, encoder, monkeypatch):
+    """The indexing pass and the queries on PostgreSQL (not only the store's own tests): the mixed index's model
+    vectors and scores equal the first-principles fit (tests/reference.py), a second pass does no work, and a
+    benchmark query ranks as the fit says."""
+    import reference
+    from helpers import MIXED_MODELS, mixed_outcomes, mixed_parts, write_mixed
+    from indexer.config import reset_settings
+    from indexer.query import find_models
+    from indexer.store.sql import Store
+    from indexer.store.vectors import VectorStore
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", pg_url)
+    reset_settings()
+    quiz, tasks = write_mixed(tmp_path)
+    store = Store(pg_url, upgrade=True)
+    vectors = VectorStore.from_settings()
+    try:
+        assert store.dialect == "postgresql"
+        ix = Indexer(store, vectors, encoder=encoder)
+        r = ix.run([SourceSpec(str(quiz)), SourceSpec(str(tasks))])
+        assert r.status == "ok" and r.counts["solved"] == 7
+        again = ix.run()
+        assert again.status == "ok" and (again.counts["solved"], again.counts["embedded"], again.counts["sources"]) == (0, 0, 0)
+        Xq, Xo, T, is_mc = mixed_parts(encoder.encode)
+        fits = reference.fit_all(np.hstack([Xq, Xo]), T, mixed_outcomes(), intercept=True, prior="mean")
+        m = is_mc.astype(float)
+        want = reference.mc_scores(fits, Xq, Xo, T, m, is_mc, Xo, T)
+        got = model_vectors(ix)
+        rows = np.hstack([Xq, Xo, T, m[:, None], 1.0 - m[:, None]])
+        np.testing.assert_allclose(np.stack([got[n] for n in MIXED_MODELS]) @ rows.T, want, atol=1e-4)
+        ranked = {x.model: x.score for x in find_models(benchmark="quiz", top=7, store=store, vectors=vectors)}
+        assert ranked == pytest.approx(dict(zip(MIXED_MODELS, want[:, :8].mean(axis=1))), abs=1e-4)
+        assert sync.check(store, vectors)[0].clean
+    finally:
+        vectors.close()
+        store.close()
