@@ -90,6 +90,12 @@ MUTANTS = [
     Mutant("prior: not the models' mean normal", "indexer/solver/estimator.py",
            "self.prior_ = self.normals_[:, :p].mean(axis=0)", "self.prior_ = self.normals_[:, :p].mean(axis=0) * 0.5",
            ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit"]),
+    Mutant("ridge penalty lambda instead of 2 lambda (paper)", "indexer/solver/ridge.py",
+           "    denom = w + 2.0 * lam", "    denom = w + lam",
+           ["tests/test_pipeline.py::test_incremental_runs_equal_a_rebuild"]),
+    Mutant("auto-text length covariate log instead of log1p", "indexer/features.py",
+           "out[i, 0] = np.log1p(len(t))", "out[i, 0] = np.log(len(t))",
+           ["tests/test_pipeline.py::test_incremental_runs_equal_a_rebuild"]),
     # -- item 6: the worker
     Mutant("worker lets an unexpected exception escape", "indexer/worker.py",
            "except Exception as exc:  # noqa: BLE001", "except ArithmeticError as exc:  # noqa: BLE001",

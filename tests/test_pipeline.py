@@ -12,10 +12,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from indexer import represent, sync
+from indexer import sync
 from indexer.pipeline import Indexer
 from indexer.solver import HyperplaneSolver
-from indexer.space import configured
 from indexer.sourcelist import SourceSpec
 
 from helpers import model_vectors, outcomes, write_table
@@ -29,9 +28,11 @@ def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch, m
     reset_settings()
     rng = np.random.default_rng(0)
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
-    write_table(a, "alpha", outcomes(rng, ["m1", "m2", "m3", "m4"], 12), 12)
-    write_table(b, "beta", outcomes(rng, ["m1", "m2", "m5"], 10), 10, offset=100)
-    write_table(c, "alpha", outcomes(rng, ["m6"], 12), 12)  # one more model on the same prompts
+    out_a, out_b, out_c = (outcomes(rng, ["m1", "m2", "m3", "m4"], 12), outcomes(rng, ["m1", "m2", "m5"], 10),
+                           outcomes(rng, ["m6"], 12))
+    texts_a = write_table(a, "alpha", out_a, 12)
+    texts_b = write_table(b, "beta", out_b, 10, offset=100)
+    write_table(c, "alpha", out_c, 12)  # one more model on the same prompts
 
     ix = env()
     r1 = ix.run([SourceSpec(str(a))])
@@ -55,20 +56,28 @@ def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch, m
     for m in incremental:
         np.testing.assert_allclose(incremental[m], scratch[m], rtol=0, atol=1e-6)
 
-    # and both equal the solver fitted directly on the same data
-    om = fresh.store.load_outcomes()
-    texts = fresh.store.prompt_texts(om.prompt_ids)
+    # and both equal an independent fit (tests/reference.py: explicit least squares per model, no represent/solver)
+    import reference
+
     (space,) = fresh.store.list_spaces()
-    D = represent.design(encoder.encode(texts), texts, space)  # auto-text: [embedding, text features]
-    direct = configured().solver().fit(D, om.scores, model_ids=om.models)
     n_cov = 2 if method == "auto-text" else 0
     assert space.method == method and space.dim == 384 + n_cov + (method != "paper")
-    assert represent.feature_set(space) == ("text-length-v1" if n_cov else None)
-    for i, m in enumerate(om.models):
-        want = direct.normals_[i]
-        if method != "paper":  # stored as [e_i, (f_i,) c_i] so that [q, (features,) 1] . it is the predicted score
-            want = np.append(want, direct.intercept_[i])
-        np.testing.assert_allclose(scratch[m], want, atol=1e-5)
+    texts = texts_a + texts_b
+    X = np.asarray(encoder.encode(texts), dtype=np.float64)
+    T = (np.array([[np.log1p(len(t)), np.log1p(t.count("\n") + 1)] for t in texts]) if n_cov
+         else np.zeros((len(texts), 0)))  # auto-text's covariates: log1p(characters), log1p(lines)
+    names = ["m1", "m2", "m3", "m4", "m5", "m6"]
+    S = np.full((6, 22), np.nan)
+    for out, cols in ((out_a, slice(0, 12)), (out_b, slice(12, 22)), (out_c, slice(0, 12))):
+        for m, ys in out.items():
+            S[names.index(m), cols] = ys
+    if method == "paper":  # the paper: no intercept, lambda = TASKSPACE_LAMBDA (1), eps 0
+        fits = reference.fit_all(X, T, S, intercept=False, lambdas=[1.0])
+    else:  # auto, auto-text: intercept, lambda per model by GCV, no prior
+        fits = reference.fit_all(X, T, S, intercept=True)
+    for m, fit in zip(names, fits):
+        want = fit.e if method == "paper" else np.r_[fit.e, fit.f, fit.a]  # stored as [e_i, (f_i,) c_i]
+        np.testing.assert_allclose(scratch[m], want, rtol=1e-4, atol=1e-5, err_msg=m)
 
 
 def test_second_run_with_nothing_new_does_no_work(tmp_path, env):
@@ -186,22 +195,26 @@ def test_progress_bars_on_a_terminal_give_the_same_result(tmp_path, env, capsys)
     from indexer.pipeline import Progress
 
     rng = np.random.default_rng(6)
-    write_table(tmp_path / "a", "alpha", outcomes(rng, [f"m{i}" for i in range(300)], 6), 6)
+    outs = outcomes(rng, [f"m{i}" for i in range(300)], 6)
+    texts = write_table(tmp_path / "a", "alpha", outs, 6)
     ix = env()
     ix.progress = Progress(True)
     r = ix.run([SourceSpec(str(tmp_path / "a"))])
     assert r.status == "ok" and r.counts["solved"] == 300
     err = capsys.readouterr().err
     assert "solve" in err and "upsert" in err
-    om = ix.store.load_outcomes()
-    texts = ix.store.prompt_texts(om.prompt_ids)
-    space = ix.store.list_spaces()[0]
-    D = represent.rows(texts, ix.encoder.encode, space)  # the default method's rows
-    direct = configured().solver().fit(D, om.scores, model_ids=om.models)
-    want = represent.index_vectors(direct, D, space)  # the index form (tests/test_represent.py checks it)
+    # an independent fit (tests/reference.py): prompts without options, so rows [E(text), 0...] and no covariates;
+    # 300 models: the mean prior; stored as [e_q, e_o = 0, f = 0, c_mc, c_free] with both intercepts c_i
+    import reference
+
+    X = np.asarray(ix.encoder.encode(texts), dtype=np.float64)
+    S = np.array([outs[m] for m in outs], dtype=float)
+    fits = reference.fit_all(np.hstack([X, np.zeros_like(X)]), np.zeros((6, 4)), S, intercept=True, prior="mean")
     got = model_vectors(ix)
-    for i, m in enumerate(om.models):
-        np.testing.assert_allclose(got[m], want[i], atol=1e-5)
+    for m, fit in zip(outs, fits):
+        v = got[m]
+        np.testing.assert_allclose(v[:384], fit.e[:384], rtol=1e-4, atol=1e-6, err_msg=m)
+        assert not v[384:-2].any() and v[-2:] == pytest.approx([fit.a, fit.a], abs=1e-5)
 
 
 def test_a_model_that_cannot_be_solved_is_recorded_and_the_others_saved(tmp_path, env, monkeypatch):
