@@ -90,7 +90,7 @@ MUTANTS = [
     Mutant("prior: not the models' mean normal", "indexer/solver/estimator.py",
            "self.prior_ = self.normals_[:, :p].mean(axis=0)", "self.prior_ = self.normals_[:, :p].mean(axis=0) * 0.5",
            ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit"]),
-    Mutant("ridge penalty lambda instead of 2 lambda (paper)", "indexer/solver/ridge.py",
+    Mutant("ridge penalty lambda instead of 2 lambda (GCV path)", "indexer/solver/ridge.py",
            "    denom = w + 2.0 * lam", "    denom = w + lam",
            ["tests/test_pipeline.py::test_incremental_runs_equal_a_rebuild"]),
     Mutant("auto-text length covariate log instead of log1p", "indexer/features.py",
