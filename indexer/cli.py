@@ -9,38 +9,72 @@ from __future__ import annotations
 
 import logging
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from . import cli_index, cli_sources
+from . import cli_find, cli_index, cli_sources
 from .errors import IndexerError
 
 app = typer.Typer(
     name="taskspace",
-    help="Index Hugging Face Hub models in prompt semantic task space and find the model for a task.",
+    help="Index Hugging Face Hub models in prompt semantic task space and find the model for a task.\n\n"
+         "Examples:\n\n"
+         "  taskspace index --source indexer/data/sample\n\n"
+         "  taskspace search \"Compute the derivative of x^3 sin(x)\" -k 5\n\n"
+         "  taskspace models --benchmark mmlu_pro/law",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 _state = {"debug": False}
 
 
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"taskspace {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks instead of one-line errors."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at DEBUG level."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True,
+                                help="Log at INFO (-v) or DEBUG (-vv); default WARNING, or TASKSPACE_LOG_LEVEL."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
-    _state["debug"] = debug
-    from .config import get_settings
+    import os
 
-    level = "DEBUG" if verbose else get_settings().log_level
+    _state["debug"] = debug
+    if verbose:
+        level = "INFO" if verbose == 1 else "DEBUG"
+    elif os.environ.get("TASKSPACE_LOG_LEVEL"):
+        from .config import get_settings
+
+        level = get_settings().log_level
+    else:  # nothing on stderr but warnings and errors unless asked
+        level = "WARNING"
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
 echo_json = cli_index.echo_json
+
+
+class Split(str, Enum):
+    in_sample = "in-sample"
+    oos = "oos"
+    both = "both"
+
+
+class Queries(str, Enum):
+    full = "full"
+    stem = "stem"
 
 
 @app.command()
@@ -155,7 +189,7 @@ def db_downgrade(
 @app.command()
 def evaluate(
     data: Path = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads."),
-    split: str = typer.Option("oos", "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), or both."),
+    split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), or both."),
     seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample split."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
@@ -163,17 +197,24 @@ def evaluate(
     lam: Optional[float] = typer.Option(None, "--lambda", help="lambda of the `paper` method (default 1)."),
     method: Optional[str] = typer.Option(None, "--method", help="The `default` method's name (default TASKSPACE_METHOD)."),
     sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
-    queries: str = typer.Option("full", "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
+    queries: Queries = typer.Option(Queries.full, "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
-    """Measure success prediction and model selection on real outcomes (the paper's protocol, DESIGN.md §3)."""
+    """Measure success prediction and model selection on real outcomes (the paper's protocol: docs/RESULTS.md).
+
+    Examples:
+
+      taskspace evaluate ../shared/data/mmlu_pro --split in-sample --seeds 3
+
+      taskspace evaluate DATA --split both --json
+    """
     from .evaluate import evaluate as run_evaluate
     from .evaluation.report import format_result
 
     result = run_evaluate(
-        data, split=split, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
-        sweep=sweep, plots_dir=plots, queries=queries,
+        data, split=split.value, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
+        sweep=sweep, plots_dir=plots, queries=queries.value,
     )
     if as_json:
         echo_json(result)
@@ -257,15 +298,33 @@ def check(
 
 app.add_typer(cli_sources.app, name="sources")
 
-# index, worker, runs and search live in cli_index.py (registered here, so `python -m indexer.cli` sees them too)
-for _command in (cli_index.index, cli_index.worker, cli_index.runs, cli_index.search):
+from .cli_serve import serve as _serve  # noqa: E402  (serve lives in cli_serve.py)
+
+app.command(name="serve")(_serve)
+
+# index, worker and runs live in cli_index.py, search, models, benchmarks and model in cli_find.py (registered
+# here, so `python -m indexer.cli` sees them too)
+for _command in (cli_index.index, cli_index.worker, cli_index.runs, cli_find.search, cli_find.models,
+                 cli_find.benchmarks, cli_find.model):
     app.command()(_command)
+
+
+def _usage_error(exc) -> int:
+    """One line on stderr for a usage error (bad option value, missing argument, unknown command): the command,
+    the message and where help is; exit code 2."""
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "taskspace"
+    message = " ".join(exc.format_message().split())
+    if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: click printed its help already
+        return 2
+    typer.echo(f"error: {where}: {message} (see `{where} -h`)", err=True)
+    return 2
 
 
 def main() -> None:
     """Console-script entry point: run the app, mapping library errors to exit codes."""
     try:
-        rc = app(standalone_mode=False)
+        rc = app(standalone_mode=False, prog_name="taskspace")
         if isinstance(rc, int) and rc:  # typer.Exit(code) comes back as a return value here
             sys.exit(rc)
     except IndexerError as exc:
@@ -284,23 +343,25 @@ def main() -> None:
     except typer.Abort:
         typer.echo("aborted", err=True)
         sys.exit(1)
-    except Exception as exc:  # click usage errors and the like
-        if isinstance(exc, _click_errors()):  # a bad option or value: click's usage message, exit 2
-            exc.show()
+    except Exception as exc:  # click's usage errors: typer 0.29 raises those of its own vendored click
+        import click
+
+        try:
+            from typer._click import exceptions as tclick
+        except ImportError:  # a typer that uses click itself
+            tclick = click.exceptions
+        usage = (click.exceptions.UsageError, tclick.UsageError)
+        if isinstance(exc, usage):
+            sys.exit(_usage_error(exc))
+        if isinstance(exc, (click.exceptions.ClickException, tclick.ClickException)):
+            typer.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(exc.exit_code)
+        if isinstance(exc, (click.exceptions.Abort, tclick.Abort)):
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        if isinstance(exc, (click.exceptions.Exit, tclick.Exit)):
             sys.exit(exc.exit_code)
         raise
-
-
-def _click_errors() -> tuple[type, ...]:
-    """The ClickException classes a command line can raise: click's, and those of the click that typer >= 0.24
-    vendors as ``typer._click`` (a bad option value such as ``--max-params lots`` raises its BadParameter, which is
-    no subclass of click's: it used to escape as a traceback with exit 1)."""
-    import click
-
-    errors: list[type] = [click.exceptions.ClickException]
-    vendored = getattr(typer.BadParameter, "__mro__", ())
-    errors += [c for c in vendored if c.__name__ == "ClickException"]
-    return tuple(errors)
 
 
 if __name__ == "__main__":

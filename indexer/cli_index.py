@@ -1,6 +1,6 @@
-"""The indexing commands of the ``taskspace`` CLI: index, worker, runs, search (registered in :mod:`indexer.cli`).
+"""The indexing commands of the ``taskspace`` CLI: index, worker, runs (registered in :mod:`indexer.cli`).
 
-Thin adapters: parse, call :mod:`indexer.pipeline` / :mod:`indexer.worker` / :mod:`indexer.query`, format.
+Thin adapters: parse, call :mod:`indexer.pipeline` / :mod:`indexer.worker`, format.
 """
 
 from __future__ import annotations
@@ -132,29 +132,3 @@ def runs(
         c = r.counts or {}
         typer.echo(f"{r.id:>5}  {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  {c.get('solved', 0):>6} "
                    f"{c.get('embedded', 0):>8} {len(r.errors or []):>6}")
-
-
-def search(
-    prompt: list[str] = typer.Argument(None, help="Example prompt(s) of the task (several are averaged)."),
-    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Use a benchmark's mean vector as the task."),
-    top: int = typer.Option(10, "--top", "-k", help="How many models."),
-    license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
-    max_params: Optional[float] = typer.Option(None, "--max-params", help="Only models with at most this many parameters (e.g. 8e9)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-) -> None:
-    """Find the models most likely to succeed on a task (prompts or a benchmark) in the index."""
-    from .query import find_models
-
-    filters = {"license": license or None,
-               "num_parameters": {"lte": max_params} if max_params is not None else None}
-    matches = find_models(prompt or None, benchmark=benchmark, top=top, filters=filters)
-    if as_json:
-        echo_json([m.as_dict() for m in matches])
-        return
-    if not matches:
-        typer.echo("no model matches (check the filters, or run `taskspace index`)")
-    for rank, m in enumerate(matches, 1):
-        acc = m.payload.get("accuracy")
-        extra = f"observed acc {acc:.3f}" if isinstance(acc, (int, float)) else ""
-        lic = m.payload.get("license") or "-"
-        typer.echo(f"{rank:>3}. {m.model:<45} predicted {m.score:+.3f}  {extra}  license {lic}")

@@ -338,7 +338,9 @@ class Ingester:
     def fetch_model_metadata(self) -> None:
         from .hub import HubUnreachableError, is_valid_repo_id
 
-        names = sorted(m for m in self._models if is_valid_repo_id(m))
+        stored = self.store.resolve_aliases(sorted(self._models)) if self._models else {}  # the names' model keys
+        names = sorted({stored.get(m, m) for m in self._models} - {None})
+        names = [m for m in names if is_valid_repo_id(m)]
         if not names or not self.fetch_metadata:
             return
         if self._hub is None:
@@ -461,6 +463,7 @@ def ingest(
     try:
         ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial)
         ing.ingest_spec(parsed, format, limit=limit, **options)
+        store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
         ing.fetch_model_metadata()
         return ing.summary
     finally:

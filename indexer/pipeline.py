@@ -220,6 +220,7 @@ class Indexer:
                 report.sources.append({"spec": spec.spec, "status": status, "errors": len(s.errors) - before[2]})
             if bar is not None:
                 bar.close()
+            self.store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
             ing.fetch_model_metadata()
             s = ing.summary
             counts.update(sources=s.sources, sources_unchanged=s.skipped, quarantined=len(s.quarantined), models_added=s.models,

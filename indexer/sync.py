@@ -85,7 +85,7 @@ def _iso(t):
     return t.isoformat() if t is not None else None
 
 
-def _model_point(mv, rec) -> Point:
+def _model_point(mv, rec, aliases: dict | None = None) -> Point:
     acc = {k: float(v) for k, v in (mv.accuracy or {}).items() if v is not None and np.isfinite(v)}
     gated = getattr(rec, "gated", None)
     payload = {
@@ -101,6 +101,8 @@ def _model_point(mv, rec) -> Point:
         "inputs_digest": mv.inputs_digest, "computed_at": _iso(mv.computed_at),
         # the posterior of its scores (indexer.posterior): coverage pattern, lambda, residual variance
         "pattern": getattr(mv, "pattern", None), "lam": getattr(mv, "lam", None), "noise": getattr(mv, "noise", None),
+        # every other name its sources gave it (indexer.identity; the model_aliases table)
+        "aliases": sorted(a for a in (aliases or {}).get(mv.model, []) if a != mv.model),
     }
     vec = np.asarray(mv.vector, dtype=np.float32)
     payload["digest"] = _digest({"key": mv.model, **payload}, vec)
@@ -139,8 +141,9 @@ def _prompts(sql) -> dict[str, tuple[list[str], str]]:
 
 def _model_points(sql, space) -> Iterator[Point]:
     records = {m.key: m for m in sql.list_models()}
+    aliases = sql.aliases_by_model()
     for mv in sql.load_model_vectors(space.id):
-        yield _model_point(mv, records.get(mv.model))
+        yield _model_point(mv, records.get(mv.model), aliases)
 
 
 def _benchmark_points(sql, space) -> Iterator[Point]:
@@ -209,8 +212,9 @@ def push_models(sql, vectors: VectorStore, space, models: Sequence[str] | None =
     # the same lock as reindex: a push into a collection that a concurrent rebuild is about to drop would be lost
     with sql.lock("reindex") if hasattr(sql, "lock") else nullcontext():
         records = {m.key: m for m in sql.list_models(keys=models)}  # keys=None: every model
+        aliases = sql.aliases_by_model(models)
         mvs = sql.load_model_vectors(rec.id, models)
-        n = vectors.upsert(name, "models", (_model_point(mv, records.get(mv.model)) for mv in mvs), dim=rec.dim)
+        n = vectors.upsert(name, "models", (_model_point(mv, records.get(mv.model), aliases) for mv in mvs), dim=rec.dim)
         if models is not None:
             gone = set(models) - {mv.model for mv in mvs}
             vectors.delete(name, "models", sorted(gone))

@@ -111,7 +111,7 @@ MUTANTS = [
            "w = Worker(every or cron,", "w = Worker(every or \"1h\",",
            ["tests/test_worker.py::test_cli_worker_max_passes_and_cron"]),
     Mutant("CLI: typer's usage errors escape as tracebacks", "indexer/cli.py",
-           'errors += [c for c in vendored if c.__name__ == "ClickException"]', "errors += []",
+           "            sys.exit(_usage_error(exc))", "            raise",
            ["tests/test_cli.py::test_a_bad_option_value_is_a_usage_error_not_a_traceback",
             "tests/test_cli_search.py::test_search_bad_input_exit_codes"]),
     Mutant("pass: a failing source's error is not recorded", "indexer/ingest.py",

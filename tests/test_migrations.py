@@ -7,7 +7,7 @@ import pytest
 from indexer.errors import StoreError
 from indexer.store import sql_migrate as migrate
 
-TABLES = ["benchmark_prompts", "benchmark_vectors", "benchmarks", "model_vectors", "models", "outcomes", "prompts",
+TABLES = ["benchmark_prompts", "benchmark_vectors", "benchmarks", "model_aliases", "model_vectors", "models", "outcomes", "prompts",
           "runs", "sources", "space_calibrations", "space_patterns", "space_priors", "spaces"]
 
 

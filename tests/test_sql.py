@@ -20,7 +20,7 @@ def grid(models, prompts, bench="math", fn=lambda i, j: float((i + j) % 2)):
     return [Outcome(m, bench, p, fn(i, j), prompt_id=str(j)) for i, m in enumerate(models) for j, p in enumerate(prompts)]
 
 
-A = ["org/alpha", "org/beta", "gpt-4o(eval_results/gpt4o)"]
+A = ["org/alpha", "org/beta", "my-local-model"]
 P = ["What is 2+2?", "Solve x^2 = 9.", "Integrate sin(x).", "Is 7 prime?"]
 
 
@@ -130,10 +130,11 @@ def test_bad_scores_raise_and_store_nothing(store):
 
 def test_model_kind_and_revision(store):
     store.ingest(batch(outcomes=[Outcome("org/alpha", "math", "q", 1.0, revision="abc123"),
-                                 Outcome("gpt-4o(eval_results/gpt4o)", "math", "q", 1.0)]))
+                                 Outcome("gpt-4o(eval_results/gpt4o)", "math", "q", 1.0),
+                                 Outcome("my-local-model", "math", "q", 1.0)]))
     assert store.get_model("org/alpha").kind == "hub" and store.get_model("org/alpha").revision == "abc123"
-    assert store.get_model("gpt-4o(eval_results/gpt4o)").kind == "name"
-    assert [m.key for m in store.list_models(kind="name")] == ["gpt-4o(eval_results/gpt4o)"]
+    assert store.get_model("gpt-4o").kind == "api"  # identity: the provenance tag dropped, an API-only model
+    assert [m.key for m in store.list_models(kind="name")] == ["my-local-model"]
     assert store.get_model("missing/model") is None
     assert looks_like_repo_id("meta-llama/Llama-3.1-8B") and not looks_like_repo_id("gpt-4o") and not looks_like_repo_id("a/b/c")
 

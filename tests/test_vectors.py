@@ -359,3 +359,46 @@ def test_a_password_in_the_qdrant_url_is_never_shown(monkeypatch):
     env = dict(os.environ, TASKSPACE_QDRANT_URL=url, HF_HUB_OFFLINE="1")
     res = subprocess.run([sys.executable, "-m", "indexer.cli", "check"], capture_output=True, text=True, env=env)
     assert res.returncode == 3 and "s3cr" not in res.stderr + res.stdout and "admin:***@" in res.stderr
+
+
+def test_count_and_scan_with_filters_and_the_missing_operator(vs):
+    """count/scan take the same payload filters as search; {"missing": True} matches an absent or null field."""
+    pts = make_points()
+    vs.rebuild("s1", "models", pts, dim=DIM)
+    by = {p.key: p.payload for p in pts}
+    for flt in ({"license": ["mit"]}, {"license": {"missing": True}}, {"license": {"missing": False}},
+                {"num_parameters": {"missing": True}}, {"num_parameters": {"lte": 8e9}, "gated": False}):
+        def ok(p, flt=flt):
+            for k, c in flt.items():
+                v = p.get(k)
+                if isinstance(c, dict) and "missing" in c:
+                    if (v is None) != c["missing"]:
+                        return False
+                elif isinstance(c, dict):
+                    if v is None or v > c["lte"]:
+                        return False
+                elif isinstance(c, list):
+                    if v not in c:
+                        return False
+                elif v != c:
+                    return False
+            return True
+
+        want = sorted(k for k, p in by.items() if ok(p))
+        assert vs.count("s1", "models", flt) == len(want), flt
+        assert sorted(h.key for h in vs.scan("s1", "models", filters=flt)) == want, flt
+    assert vs.count("s1", "models") == len(pts)
+
+
+def test_search_with_a_size_penalty_is_the_formula(vs):
+    """penalty=(field, alpha, default, prefetch): score - alpha log10(field), the default where it is missing."""
+    pts = make_points()
+    vs.rebuild("s1", "models", pts, dim=DIM)
+    q = np.random.default_rng(1).normal(size=DIM).astype(np.float32)
+    got = vs.search("s1", "models", q, limit=5, penalty=("num_parameters", 0.3, 1e11, len(pts)))
+    want = {p.key: float(np.dot(np.asarray(p.vector, np.float64), q)) - 0.3 * np.log10(p.payload["num_parameters"] or 1e11)
+            for p in pts}
+    assert [h.key for h in got] == sorted(want, key=want.get, reverse=True)[:5]
+    assert [h.score for h in got] == pytest.approx(sorted(want.values(), reverse=True)[:5], abs=1e-4)
+    with pytest.raises(InputError, match="size penalty"):
+        vs.search("s1", "models", q, penalty=("num_parameters", -1, 1e11, 5))

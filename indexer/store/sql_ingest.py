@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from ..errors import InputError, StoreError
 from ..records import OutcomeTable, SourceBatch, name_problem, prompt_hash, text_problem
-from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source, utcnow
+from .sql_models import Benchmark, BenchmarkPrompt, Model, ModelAlias, OutcomeBlock, Prompt, Source, utcnow
 from .sql_types import IngestResult, chunks, looks_like_repo_id
 
 
@@ -212,12 +212,83 @@ class IngestMixin:
             if known is not None and known.revision == src.revision:
                 return IngestResult(0, 0, 0, skipped=True, source_id=known.id)
         table, raw = _table(batch)
+        revision = src.revision or f"content:{_fingerprint(table)}"  # of the names as given: stable across alias files
+        try:
+            table, idents = self._identities(table)
+        except StoreError as exc:
+            raise StoreError(f"ingesting {src.location} failed, nothing of it was saved: {exc}") from exc
         cols = _columns(table, src.location, raw)
-        revision = src.revision or f"content:{_fingerprint(table)}"
         with self._write(f"ingesting {src.location}") as conn:
-            return self._ingest_tx(conn, batch, revision, cols)
+            return self._ingest_tx(conn, batch, revision, cols, idents)
 
-    def _ingest_tx(self, conn, batch, revision, cols: _Columns) -> IngestResult:
+    def merge_model_names(self) -> list[tuple[str, str]]:
+        """Rows stored under a name that :mod:`indexer.identity` now maps to another key (rows from before the
+        alias table, or a name an alias file learned since): renamed to that key, or merged into its row when it
+        exists (their outcome blocks move there; a block of the same source and benchmark under both names keeps
+        the target's). Their aliases follow. Returns ``(old key, new key)`` pairs. The next index pass re-solves
+        the models whose outcomes changed."""
+        from ..identity import resolve_many
+
+        with self._read() as conn:
+            rows = conn.execute(select(Model.id, Model.key)).all()
+        if not rows:
+            return []
+        ids = resolve_many([k for _, k in rows])
+        todo = [(mid, k, ids[k]) for mid, k in rows if ids[k].key != k]
+        if not todo:
+            return []
+        done = []
+        with self._write("merging model names") as conn:
+            for mid, key, ident in todo:
+                target = conn.execute(select(Model.id).where(Model.key == ident.key)).scalar()
+                if target is None:
+                    conn.execute(update(Model).where(Model.id == mid).values(key=ident.key, kind=ident.kind))
+                    target = mid
+                else:
+                    mine = conn.execute(select(OutcomeBlock.source_id, OutcomeBlock.benchmark_id)
+                                        .where(OutcomeBlock.model_id == target)).all()
+                    taken = {tuple(r) for r in mine}
+                    for bid, src, bench in conn.execute(select(OutcomeBlock.id, OutcomeBlock.source_id,
+                                                               OutcomeBlock.benchmark_id)
+                                                        .where(OutcomeBlock.model_id == mid)).all():
+                        if (src, bench) in taken:
+                            conn.execute(delete(OutcomeBlock).where(OutcomeBlock.id == bid))
+                        else:
+                            conn.execute(update(OutcomeBlock).where(OutcomeBlock.id == bid).values(model_id=target))
+                    conn.execute(update(ModelAlias).where(ModelAlias.model_id == mid).values(model_id=target))
+                    conn.execute(delete(Model).where(Model.id == mid))
+                self._insert_ignore(conn, ModelAlias.__table__, [{"alias": key, "model_id": target, "rule": ident.rule[:16]},
+                                                                 {"alias": ident.key, "model_id": target, "rule": "as-given"}],
+                                    ["alias"])
+                done.append((key, ident.key))
+        return done
+
+    def _identities(self, table: OutcomeTable) -> tuple[OutcomeTable, dict]:
+        """The table with each model name replaced by its model's key (:mod:`indexer.identity`: a name the SQL
+        alias table knows keeps its row; otherwise the alias files and naming rules), and ``{key: [(name, kind,
+        rule)]}`` for the alias rows. Two names of one model in one source become one model (their outcomes on the
+        same prompt averaged like repeats). Names no database can take are left for the checks to report."""
+        from ..identity import resolve_many
+
+        usable = [m for m in dict.fromkeys(table.models)
+                  if isinstance(m, str) and m.strip() and not name_problem(m) and len(m) <= 512]
+        known = self.resolve_aliases(usable) if usable else {}
+        ids = resolve_many([m for m in usable if m not in known])
+        mapping: dict[str, str] = {}
+        idents: dict[str, list] = {}
+        for m in usable:
+            if m in known:
+                key, kind, rule = known[m], None, "stored"
+            else:
+                i = ids[m]
+                key, kind, rule = i.key, i.kind, i.rule
+            mapping[m] = key
+            idents.setdefault(key, []).append((m, kind, rule))
+        if all(mapping.get(m, m) == m for m in table.models):
+            return table, idents
+        return replace(table, models=[mapping.get(m, m) for m in table.models]), idents
+
+    def _ingest_tx(self, conn, batch, revision, cols: _Columns, idents: dict | None = None) -> IngestResult:
         src = batch.source
         by_hash, order = cols.by_hash, cols.order
         if self.dialect == "postgresql":  # serialise ingests of the same source
@@ -263,11 +334,22 @@ class IngestMixin:
         model_rev = cols.model_rev
         mids = self._ids_by(conn, Model.key, Model.id, keys)
         new_models = [k for k in keys if k not in mids]
+        idents = idents or {}
+
+        def kind_of(k):
+            kinds = [kd for _, kd, _ in idents.get(k, []) if kd]
+            return kinds[0] if kinds else ("hub" if looks_like_repo_id(k) else "name")
+
         self._insert_ignore(conn, Model.__table__, [
-            {"key": k, "kind": "hub" if looks_like_repo_id(k) else "name",
-             "revision": model_rev.get(k)}
-            for k in new_models], ["key"])
+            {"key": k, "kind": kind_of(k), "revision": model_rev.get(k)} for k in new_models], ["key"])
         mids.update(self._ids_by(conn, Model.key, Model.id, new_models))
+        # every name the source used (and the key itself) -> the model's row; a name already stored keeps its row
+        alias_rows = {k: {"alias": k, "model_id": mids[k], "rule": "as-given"} for k in keys}
+        for k in keys:
+            for name, _, rule in idents.get(k, []):
+                if name != k:
+                    alias_rows.setdefault(name, {"alias": name, "model_id": mids[k], "rule": rule[:16]})
+        self._insert_ignore(conn, ModelAlias.__table__, [alias_rows[a] for a in sorted(alias_rows)], ["alias"])
         # the source row: replace a previous revision's outcomes
         if existing is not None:
             conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == existing.id))

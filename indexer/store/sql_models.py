@@ -84,6 +84,19 @@ class Model(Base):
     fetched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
+class ModelAlias(Base):
+    """A name some source gave a model (:mod:`indexer.identity`) -> its one row; ``rule``: what mapped it
+    (``as-given``, ``rule``, ``known``, ``user``, ``merged``)."""
+
+    __tablename__ = "model_aliases"
+
+    alias: Mapped[str] = mapped_column(String(512), primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"))
+    rule: Mapped[str] = mapped_column(String(16))
+
+    __table_args__ = (Index("ix_model_aliases_model_id", "model_id"),)
+
+
 class Benchmark(Base):
     __tablename__ = "benchmarks"
 

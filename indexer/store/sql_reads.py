@@ -10,7 +10,7 @@ import numpy as np
 from sqlalchemy import func, select, text
 
 from ..errors import NotFoundError
-from .sql_models import Benchmark, BenchmarkPrompt, Model, OutcomeBlock, Prompt, Source
+from .sql_models import Benchmark, BenchmarkPrompt, Model, ModelAlias, OutcomeBlock, Prompt, Source
 from .sql_types import MODEL_FIELDS, BenchmarkRecord, ModelRecord, SourceRecord, StoredOutcomes, chunks, rows_for_keys
 
 
@@ -111,6 +111,18 @@ class ReadMixin:
         names = [bmap[best[p][2]] for p in cols]
         return StoredOutcomes(col_ids, [hashes[p] for p in cols], model_keys, S, names)
 
+    def outcome_blocks(self, models: Sequence[str], benchmarks: Sequence[str] | None = None) -> list[tuple]:
+        """Every stored outcome block of these models (of these benchmarks): ``(model key, benchmark, prompt ids
+        (int64, n), scores (float32, n))``, one per (source, model, benchmark). A few models' evidence reads this,
+        not the whole matrix."""
+        q = (select(Model.key, Benchmark.name, OutcomeBlock.prompt_ids, OutcomeBlock.scores)
+             .join(Model, Model.id == OutcomeBlock.model_id).join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id))
+        if benchmarks is not None:
+            q = q.where(Benchmark.name.in_(list(benchmarks)))
+        with self._read() as conn:
+            rows = rows_for_keys(conn, q, Model.key, list(models))
+        return [(k, b, np.frombuffer(p, dtype="<i4").astype(np.int64), np.frombuffer(s, dtype="<f4")) for k, b, p, s in rows]
+
     def prompt_texts(self, prompt_ids: Sequence[int]) -> list[str]:
         """Texts of the given prompt ids, in the same order (NotFoundError for an unknown id)."""
         return self._prompt_column(prompt_ids, Prompt.text)
@@ -149,6 +161,24 @@ class ReadMixin:
             rows.sort(key=lambda r: r[0])
         return [ModelRecord(*r) for r in rows]
 
+    def resolve_aliases(self, names: Sequence[str]) -> dict[str, str]:
+        """name -> the key of the model row it is an alias of (names no source used are left out)."""
+        q = select(ModelAlias.alias, Model.key).join(Model, Model.id == ModelAlias.model_id)
+        with self._read() as conn:
+            return dict(rows_for_keys(conn, q, ModelAlias.alias, list(names)))
+
+    def aliases_by_model(self, models: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """model key -> every name stored for it (its key included), sorted."""
+        q = select(Model.key, ModelAlias.alias).join(Model, Model.id == ModelAlias.model_id)
+        out: dict[str, list[str]] = {}
+        with self._read() as conn:
+            for key, alias in rows_for_keys(conn, q, Model.key, None if models is None else list(models)):
+                out.setdefault(key, []).append(alias)
+        return {k: sorted(v) for k, v in out.items()}
+
+    def aliases_of(self, key: str) -> list[str]:
+        return self.aliases_by_model([key]).get(key, [])
+
     def get_model(self, key: str) -> ModelRecord | None:
         with self._read() as conn:
             m = conn.execute(select(Model).where(Model.key == key)).scalar()
@@ -160,6 +190,13 @@ class ReadMixin:
         with self._read() as conn:
             return [BenchmarkRecord(b.name, b.group, b.source_task, b.metric, b.num_fewshot, dict(b.config or {}), int(k))
                     for b, k in conn.execute(q).all()]
+
+    def benchmark_model_counts(self) -> dict[str, int]:
+        """Benchmark name -> how many distinct models have outcomes on it."""
+        q = (select(Benchmark.name, func.count(func.distinct(OutcomeBlock.model_id)))
+             .join(OutcomeBlock, OutcomeBlock.benchmark_id == Benchmark.id).group_by(Benchmark.name))
+        with self._read() as conn:
+            return {name: int(n) for name, n in conn.execute(q).all()}
 
     def benchmark_prompts(self, name: str) -> list[int]:
         """Prompt ids of a benchmark in position order."""

@@ -68,8 +68,15 @@ Reading
        "gated": False, "pipeline_tag": "text-generation",   # equals
        "num_parameters": {"lte": 8_000_000_000},              # range: gt, gte, lt, lte
        "benchmarks": {"all": ["mmlu_pro/law", "mmlu_pro/math"]},   # array field holds every value
-       "key": {"not": ["org/excluded"]}}         # none of
+       "key": {"not": ["org/excluded"]},         # none of
+       "license": {"missing": True}}             # absent, null or [] (False: present)
   ``None`` values are ignored. A range never matches a point whose field is missing or null.
+  ``count(space, kind, filters=...)`` counts the points that pass (how :mod:`indexer.find` reports what each filter
+  excluded and how many models lack the metadata a filter needs).
+- ``search(..., penalty=(field, alpha, default, prefetch))``: rank by ``score - alpha * log10(field)`` instead of the
+  score (``default`` where the field is missing), computed by Qdrant as a formula query over the ``prefetch``
+  best points by score (Qdrant Edge, qdrant-client's local mode and a server >= 1.14 all run it); each hit's
+  ``score`` is then the formula's value.
   :func:`parse_filter` checks the grammar (InputError) and each engine builds its own filter from it.
 - ``Hit(key, score, payload, vector=None, id)``: ``score`` is the inner product (0.0 from get/scan).
 """
@@ -524,11 +531,13 @@ class VectorStore:
             raise InputError("query vector has NaN/inf entries", item=space)
         return arr
 
-    def _query(self, space: str, kind: str, rows: np.ndarray, flt, limit: int, with_vectors: bool) -> list[list[Hit]]:
+    def _query(self, space: str, kind: str, rows: np.ndarray, flt, limit: int, with_vectors: bool,
+               penalty: tuple | None = None) -> list[list[Hit]]:
         """Query through the alias; on failure re-check that the index exists."""
         alias = self.alias_name(space, kind)
+        extra = {} if penalty is None else {"penalty": _check_penalty(penalty)}
         try:
-            found = self._call(self._c(kind).query, alias, rows, flt, int(limit), with_vectors)
+            found = self._call(self._c(kind).query, alias, rows, flt, int(limit), with_vectors, **extra)
         except Exception:
             self._dims.pop(alias, None)
             self._target(space, kind)  # NotFoundError when the index is gone
@@ -536,11 +545,13 @@ class VectorStore:
         return [[self._hit(r) for r in rs] for rs in found]
 
     def search(self, space: str, kind: str, vector, *, filters: dict | None = None, limit: int = 10,
-               with_vectors: bool = False) -> list[Hit]:
-        """Points of highest inner product with ``vector`` (dim,) that pass ``filters``."""
+               with_vectors: bool = False, penalty: tuple | None = None) -> list[Hit]:
+        """Points of highest inner product with ``vector`` (dim,) that pass ``filters``; with ``penalty``
+        ``(field, alpha, default, prefetch)`` those of highest ``score - alpha * log10(field)`` among the
+        ``prefetch`` best by score (a Qdrant formula query; see the module docstring)."""
         flt = parse_filter(filters)
         rows = self._query_rows(space, kind, np.asarray(vector, dtype=np.float32).reshape(-1))
-        return self._query(space, kind, rows, flt, limit, with_vectors)[0]
+        return self._query(space, kind, rows, flt, limit, with_vectors, penalty)[0]
 
     def search_many(self, space: str, kind: str, vectors, *, filters: dict | None = None, limit: int = 10,
                     with_vectors: bool = False, batch_size: int = 256) -> list[list[Hit]]:
@@ -563,14 +574,16 @@ class VectorStore:
         return out
 
     def scan(self, space: str, kind: str, *, with_vectors: bool = False, batch_size: int = 1024,
-             fields: Sequence[str] | None = None) -> Iterator[Hit]:
+             fields: Sequence[str] | None = None, filters: dict | None = None) -> Iterator[Hit]:
         """Every point of the live collection (empty if the space/kind has no index); ``fields``: only these
-        payload fields (``key`` always)."""
+        payload fields (``key`` always); ``filters``: only the points that pass (a Qdrant payload filter)."""
         target = self.alias_target(space, kind)
         if target is None:
             return
         payload = True if fields is None else sorted({"key", *fields})
-        for row in self._c(kind).scroll(target, with_vectors, batch_size, payload):
+        flt = parse_filter(filters)
+        extra = {} if flt is None else {"flt": flt}
+        for row in self._c(kind).scroll(target, with_vectors, batch_size, payload, **extra):
             yield self._hit(row)
 
     def scores(self, space: str, kind: str, vectors) -> list[dict[str, float]]:
@@ -586,9 +599,15 @@ class VectorStore:
         found = self._call(self._c(kind).query, target, rows, None, n, False, False)
         return [{pid: float(score) for pid, score, _, _ in rs} for rs in found]
 
-    def count(self, space: str, kind: str) -> int:
+    def count(self, space: str, kind: str, filters: dict | None = None) -> int:
+        """Points of the live collection (that pass ``filters``)."""
         target = self.alias_target(space, kind)
-        return 0 if target is None else self._call(self._c(kind).count, target)
+        if target is None:
+            return 0
+        flt = parse_filter(filters)
+        if flt is None:
+            return self._call(self._c(kind).count, target)
+        return self._call(self._c(kind).count, target, flt)
 
 
 def parse_filter(filters: dict | None) -> tuple[list, list] | None:
@@ -602,10 +621,12 @@ def parse_filter(filters: dict | None) -> tuple[list, list] | None:
         if cond is None:
             continue
         if isinstance(cond, dict):
-            unknown = set(cond) - {"gt", "gte", "lt", "lte", "all", "not"}
+            unknown = set(cond) - {"gt", "gte", "lt", "lte", "all", "not", "missing"}
             if unknown:
-                raise InputError(f"unknown filter operator(s) {sorted(unknown)}; use gt/gte/lt/lte, all, not",
+                raise InputError(f"unknown filter operator(s) {sorted(unknown)}; use gt/gte/lt/lte, all, not, missing",
                                  item=f"filter {name}")
+            if cond.get("missing") is not None:  # the field is absent, null or an empty list (or is not: False)
+                (must if cond["missing"] else must_not).append(("empty", name, None))
             rng = {k: cond[k] for k in ("gt", "gte", "lt", "lte") if cond.get(k) is not None}
             if rng:
                 must.append(("range", name, rng))
@@ -624,6 +645,18 @@ def parse_filter(filters: dict | None) -> tuple[list, list] | None:
     if not must and not must_not:
         return None
     return must, must_not
+
+
+def _check_penalty(penalty) -> tuple:
+    """``(field, alpha, default, prefetch)`` checked: alpha finite and >= 0, default > 0, prefetch >= 1."""
+    try:
+        field_name, alpha, default, prefetch = penalty
+        alpha, default, prefetch = float(alpha), float(default), int(prefetch)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"a size penalty is (field, alpha, default, prefetch), not {penalty!r}") from exc
+    if not (math.isfinite(alpha) and alpha >= 0 and default > 0 and prefetch >= 1 and isinstance(field_name, str)):
+        raise InputError(f"bad size penalty {penalty!r}: alpha >= 0, default > 0, prefetch >= 1")
+    return field_name, alpha, default, prefetch
 
 
 def build_filter(filters: dict | None):

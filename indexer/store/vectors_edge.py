@@ -74,6 +74,8 @@ def _condition(cond):
     op, key, value = cond
     if op == "eq":
         return qe.FieldCondition(key, match=qe.MatchValue(_value(value)))
+    if op == "empty":
+        return qe.IsEmptyCondition(key)
     if op == "range":
         return qe.FieldCondition(key, range=qe.RangeFloat(**{k: float(v) for k, v in value.items()}))
     values = [_value(v) for v in value]  # "any"
@@ -215,13 +217,24 @@ class EdgeEngine:
         return str(p.id), score, p.payload or {}, p.vector
 
     def query(self, name: str, rows: np.ndarray, flt, limit: int, with_vectors: bool,
-              payload: bool | list[str] = True) -> list[list[tuple]]:
+              payload: bool | list[str] = True, penalty: tuple | None = None) -> list[list[tuple]]:
         """For each query row (float32 (n, dim)), ``limit`` points of highest dot product passing ``flt`` (a
-        parsed filter), as ``(id, score, payload, vector | None)``; ``payload``: all, none or these fields."""
+        parsed filter), as ``(id, score, payload, vector | None)``; ``payload``: all, none or these fields.
+        ``penalty`` ``(field, alpha, default, prefetch)``: rescored by the formula ``$score - alpha log10(field)``
+        over the ``prefetch`` nearest (``default`` for a point without the field)."""
         shard = self._shard(name)
         f = edge_filter(flt)
-        reqs = [qe.QueryRequest(limit=int(limit), query=qe.Query.Nearest(r), filter=f, with_payload=payload,
-                                with_vector=with_vectors) for r in rows.tolist()]
+        if penalty is None:
+            reqs = [qe.QueryRequest(limit=int(limit), query=qe.Query.Nearest(r), filter=f, with_payload=payload,
+                                    with_vector=with_vectors) for r in rows.tolist()]
+        else:
+            field_name, alpha, default, prefetch = penalty
+            E = qe.Expression
+            formula = qe.Formula(E.Sum([E.Variable("$score"), E.Mult([E.Constant(-alpha), E.Log10(E.Variable(field_name))])]),
+                                 defaults={field_name: default})
+            reqs = [qe.QueryRequest(limit=int(limit), query=formula, filter=f, with_payload=payload, with_vector=with_vectors,
+                                    prefetches=[qe.Prefetch(limit=int(prefetch), query=qe.Query.Nearest(r), filter=f)])
+                    for r in rows.tolist()]
         try:
             found = [shard.query(reqs[0])] if len(reqs) == 1 else shard.query_batch(qe.QueryBatchRequest(reqs))
         except Exception as exc:
@@ -237,13 +250,15 @@ class EdgeEngine:
             raise StoreError(f"reading {self.root / name} failed: {exc}") from exc
         return [self._row(p) for p in recs]
 
-    def scroll(self, name: str, with_vectors: bool, batch_size: int, payload: bool | list[str] = True) -> Iterator[tuple]:
+    def scroll(self, name: str, with_vectors: bool, batch_size: int, payload: bool | list[str] = True,
+               flt=None) -> Iterator[tuple]:
         shard = self._shard(name)
         offset = None
+        f = edge_filter(flt)
         while True:
             try:
                 recs, offset = shard.scroll(qe.ScrollRequest(offset=offset, limit=int(batch_size), with_payload=payload,
-                                                             with_vector=with_vectors))
+                                                             with_vector=with_vectors, filter=f))
             except Exception as exc:
                 raise StoreError(f"reading {self.root / name} failed: {exc}") from exc
             if with_vectors and recs:  # one array per page: a float32 row per point without a list each
@@ -256,9 +271,9 @@ class EdgeEngine:
             if offset is None:
                 return
 
-    def count(self, name: str) -> int:
+    def count(self, name: str, flt=None) -> int:
         try:
-            return int(self._shard(name).count(qe.CountRequest(exact=True)))
+            return int(self._shard(name).count(qe.CountRequest(exact=True, filter=edge_filter(flt))))
         except StoreError:
             raise
         except Exception as exc:

@@ -18,6 +18,8 @@ mid-rebuild only loses a collection no alias points at yet).
 
 from __future__ import annotations
 
+import math
+
 import os
 import warnings
 from pathlib import Path
@@ -42,6 +44,8 @@ def client_filter(parsed) -> "models.Filter | None":
         op, key, value = c
         if op == "eq":
             return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+        if op == "empty":
+            return models.IsEmptyCondition(is_empty=models.PayloadField(key=key))
         if op == "range":
             return models.FieldCondition(key=key, range=models.Range(**value))
         return models.FieldCondition(key=key, match=models.MatchAny(any=list(value)))
@@ -176,8 +180,21 @@ class ClientEngine:
         return str(p.id), score, p.payload or {}, p.vector
 
     def query(self, name: str, rows: np.ndarray, flt, limit: int, with_vectors: bool,
-              payload: bool | list[str] = True) -> list[list[tuple]]:
+              payload: bool | list[str] = True, penalty: tuple | None = None) -> list[list[tuple]]:
         f = client_filter(flt)
+        if penalty is not None and self.is_local:
+            return self._rescore_locally(name, rows, flt, limit, with_vectors, payload, penalty)
+        if penalty is not None:  # a formula query over a prefetch (server >= 1.14)
+            field_name, alpha, default, prefetch = penalty
+            formula = models.FormulaQuery(
+                formula=models.SumExpression(sum=["$score", models.MultExpression(
+                    mult=[-alpha, models.Log10Expression(log10=field_name)])]),
+                defaults={field_name: default})
+            reqs = [models.QueryRequest(query=formula, prefetch=models.Prefetch(query=r, filter=f, limit=int(prefetch)),
+                                        filter=f, limit=int(limit), with_payload=payload, with_vector=with_vectors)
+                    for r in rows.tolist()]
+            res = self._call(self.client.query_batch_points, name, requests=reqs)
+            return [[(str(p.id), float(p.score), p.payload or {}, p.vector) for p in r.points] for r in res]
         if len(rows) == 1:
             res = [self._call(self.client.query_points, name, query=rows[0].tolist(), query_filter=f,
                               limit=int(limit), with_payload=payload, with_vectors=with_vectors)]
@@ -187,22 +204,47 @@ class ClientEngine:
             res = self._call(self.client.query_batch_points, name, requests=reqs)
         return [[(str(p.id), float(p.score), p.payload or {}, p.vector) for p in r.points] for r in res]
 
+    @property
+    def is_local(self) -> bool:
+        """qdrant-client's pure-Python local mode (not a server)."""
+        return type(getattr(self.client, "_client", None)).__name__ == "QdrantLocal"
+
+    def _rescore_locally(self, name, rows, flt, limit, with_vectors, payload, penalty) -> list[list[tuple]]:
+        """The size penalty re-ranked here: qdrant-client's local mode evaluates formulas but fails on a null payload
+        value (where Qdrant itself takes the default), so the prefetch is fetched and re-scored in Python with the
+        same formula. Same result as the formula query."""
+        field_name, alpha, default, prefetch = penalty
+        out = []
+        for found in self.query(name, rows, flt, prefetch, with_vectors, True):
+            def value(p):
+                v = p[2].get(field_name)
+                v = v if isinstance(v, (int, float)) and not isinstance(v, bool) else default
+                return p[1] - alpha * math.log10(v) if v > 0 else float("-inf")
+            rescored = sorted(((p[0], value(p), p[2], p[3]) for p in found), key=lambda r: -r[1])[:int(limit)]
+            if payload is not True:
+                keep = set(payload) if payload else set()
+                rescored = [(i, sc, {k: v for k, v in pl.items() if k in keep}, vec) for i, sc, pl, vec in rescored]
+            out.append(rescored)
+        return out
+
     def retrieve(self, name: str, ids: list[str], with_vectors: bool) -> list[tuple]:
         return [self._row(p) for p in self._call(self.client.retrieve, name, ids=list(ids), with_payload=True,
                                                  with_vectors=with_vectors)]
 
-    def scroll(self, name: str, with_vectors: bool, batch_size: int, payload: bool | list[str] = True) -> Iterator[tuple]:
+    def scroll(self, name: str, with_vectors: bool, batch_size: int, payload: bool | list[str] = True,
+               flt=None) -> Iterator[tuple]:
         offset = None
+        f = client_filter(flt)
         while True:
             points, offset = self._call(self.client.scroll, name, limit=int(batch_size), offset=offset,
-                                        with_payload=payload, with_vectors=with_vectors)
+                                        with_payload=payload, with_vectors=with_vectors, scroll_filter=f)
             for p in points:
                 yield self._row(p)
             if offset is None:
                 return
 
-    def count(self, name: str) -> int:
-        return int(self._call(self.client.count, name, exact=True).count)
+    def count(self, name: str, flt=None) -> int:
+        return int(self._call(self.client.count, name, count_filter=client_filter(flt), exact=True).count)
 
     def close(self) -> None:
         self.client.close()

@@ -1,0 +1,130 @@
+"""Browse the index: the models, the benchmarks, one model's record (``taskspace models``, ``taskspace benchmarks``,
+``taskspace model ID``; ``GET /v1/models``, ``/v1/benchmarks``, ``/v1/models/{id}``).
+
+- :func:`list_models`: the indexed models (those with a vector in the space), by key, with identity and metadata;
+  ``benchmark``: only those measured on it; ``filters``: a :class:`~indexer.find.Filters` (Qdrant payload filters);
+  ``offset``/``limit`` page the list.
+- :func:`list_benchmarks`: every benchmark with its group, number of prompts and number of models measured.
+- :func:`model_detail`: one model (by key, Hub id or any alias): its benchmarks with observed accuracy and n, and
+  the benchmarks where its predicted success is highest relative to the other models (``strengths``: the
+  calibrated probability on the benchmark's vector minus the mean over every indexed model, and its rank there).
+
+Unknown models and benchmarks raise :class:`~indexer.errors.NotFoundError` naming the close names.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+from .find import Filters, _means, _merge, _num, _resolve_models, suggest
+
+#: how many benchmarks :func:`model_detail` lists as strengths
+STRENGTHS = 5
+_FIELDS = ("kind", "license", "num_parameters", "pipeline_tag", "gated", "benchmarks", "n_prompts", "accuracy",
+           "aliases", "downloads")
+
+
+def _stores(store, vectors, space):
+    from .query import _shared_stores, _space
+    from .space import space_name
+
+    if store is None or vectors is None:
+        shared_store, shared_vectors = _shared_stores()
+        store = store or shared_store
+        vectors = vectors or shared_vectors
+    sp = _space(store, space)
+    return store, vectors, sp, space_name(sp)
+
+
+def _identity(key: str, p: dict) -> dict:
+    kind = p.get("kind")
+    return {"model": key, "hub_id": key if kind == "hub" else None, "api_only": kind == "api",
+            "aliases": [a for a in (p.get("aliases") or []) if a != key]}
+
+
+def _metadata(p: dict) -> dict:
+    return {"license": p.get("license"), "params": p.get("num_parameters"), "pipeline_tag": p.get("pipeline_tag"),
+            "gated": p.get("gated"), "open_weights": p.get("kind") == "hub"}
+
+
+def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None = None,
+                filters: Filters | dict | None = None, *, store=None, vectors=None, space=None) -> list[dict]:
+    """The indexed models sorted by key: ``{"model", "hub_id", "api_only", "aliases", "metadata", "benchmarks",
+    "n_prompts", "accuracy"}`` each (``accuracy``: mean observed accuracy over its benchmarks)."""
+    for what, v in (("offset", offset), ("limit", limit)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
+            raise InputError(f"{what} must be a non-negative integer, not {v!r}", item=what)
+    flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
+    store, vectors, sp, name = _stores(store, vectors, space)
+    conds = dict(flt.conditions())
+    if benchmark is not None:
+        if benchmark not in {b.name for b in store.list_benchmarks()}:
+            raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
+        conds["benchmark"] = {"benchmarks": {"all": list(dict.fromkeys([benchmark, *([flt.benchmark] if flt.benchmark else [])]))}}
+    where = _merge(*conds.values())
+    hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
+    hits = hits[offset: None if limit is None else offset + limit]
+    return [{**_identity(h.key, h.payload), "metadata": _metadata(h.payload),
+             "benchmarks": list(h.payload.get("benchmarks") or []), "n_prompts": h.payload.get("n_prompts"),
+             "accuracy": _num(h.payload.get("accuracy"), 4)} for h in hits]
+
+
+def list_benchmarks(*, store=None) -> list[dict]:
+    """Every benchmark by name: ``{"name", "group", "prompts", "models"}`` (models: how many were measured on it)."""
+    if store is None:
+        from .query import _shared_stores
+
+        store = _shared_stores()[0]
+    counts = store.benchmark_model_counts()
+    return [{"name": b.name, "group": b.group, "prompts": int(b.n_prompts), "models": counts.get(b.name, 0)}
+            for b in store.list_benchmarks()]
+
+
+def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS) -> dict:
+    """One model: identity, metadata, ``benchmarks`` (observed accuracy and n on each, by name) and ``strengths``
+    (the benchmarks where its predicted success is highest relative to the other indexed models: ``probability``,
+    ``mean`` over the models, ``delta``, its ``rank`` among ``of`` models, best first)."""
+    from .query import predictor
+
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise InputError("a model id must be a non-empty string", item="model")
+    store, vectors, sp, name = _stores(store, vectors, space)
+    (key,) = _resolve_models(store, [model_id])
+    rec = store.get_model(key)
+    hit = vectors.get(name, "models", [key], with_vectors=True).get(key)
+    payload = dict(hit.payload) if hit is not None else {
+        "kind": getattr(rec, "kind", None), "license": getattr(rec, "license", None),
+        "num_parameters": getattr(rec, "num_parameters", None), "pipeline_tag": getattr(rec, "pipeline_tag", None),
+        "gated": getattr(rec, "gated", None) not in (None, "", "false", "False")}
+    if hit is None and hasattr(store, "aliases_of"):
+        payload["aliases"] = store.aliases_of(key)
+    blocks: dict[str, tuple[list, list]] = {}
+    for _, b, pids, scores in store.outcome_blocks([key]):
+        got = blocks.setdefault(b, ([], []))
+        got[0].append(pids)
+        got[1].append(scores)
+    observed = []
+    for b in sorted(blocks):
+        u, mean = _means(*blocks[b])
+        observed.append({"name": b, "accuracy": _num(float(mean.mean()), 4) if len(u) else None, "n": int(len(u))})
+    best = []
+    if hit is not None and strengths > 0:
+        bench = list(vectors.scan(name, "benchmarks", with_vectors=True))
+        if bench:
+            B = np.stack([h.vector for h in bench]).astype(np.float32)
+            pred = predictor(store, sp)
+            every = vectors.scores(name, "models", B)  # each benchmark row: every model's score
+            mine = B.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
+            rows = []
+            for h, all_scores, s in zip(bench, every, mine):
+                vals = np.fromiter(all_scores.values(), dtype=np.float64, count=len(all_scores))
+                probs = pred.probability(vals)
+                p = float(pred.probability(s))
+                rows.append({"benchmark": h.key, "probability": _num(p, 4), "mean": _num(float(probs.mean()), 4),
+                             "delta": _num(p - float(probs.mean()), 4), "rank": int((vals > s + 1e-9).sum()) + 1,
+                             "of": int(vals.size), "measured": h.key in blocks})
+            rows.sort(key=lambda r: -(r["delta"] or 0.0))
+            best = rows[:strengths]
+    return {**_identity(key, payload), "metadata": _metadata(payload), "indexed": hit is not None,
+            "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "strengths": best}

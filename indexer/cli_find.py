@@ -1,0 +1,232 @@
+"""The finding and browsing commands of the ``taskspace`` CLI: search, models, benchmarks, model (registered in
+:mod:`indexer.cli`). Formatting only: :mod:`indexer.find` and :mod:`indexer.browse` do the work; ``--json``
+prints exactly what they return (``FindResult.to_dict()``, the browse dicts)."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .errors import InputError
+
+
+class Rank(str, Enum):
+    probability = "probability"
+    lcb = "lcb"
+
+
+def echo_json(obj) -> None:
+    typer.echo(json.dumps(obj, indent=2, default=str))
+
+
+def read_prompts_file(path: Path) -> list[str]:
+    """Example prompts from a file: one per block (blocks separated by a blank line); ``-`` reads stdin."""
+    import sys
+
+    try:
+        text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the prompts file: {exc}", file=str(path)) from exc
+    blocks = [b.strip() for b in text.replace("\r\n", "\n").split("\n\n")]
+    prompts = [b for b in blocks if b]
+    if not prompts:
+        raise InputError("no prompt in the file (one prompt per block, blocks separated by a blank line)", file=str(path))
+    return prompts
+
+
+def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], caption: str | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title, caption=caption, show_lines=False, header_style="bold")
+    for i, (name, justify) in enumerate(columns):
+        widest = max([len(name), *(len(r[i]) for r in rows)]) if rows else len(name)
+        t.add_column(name, justify=justify, no_wrap=True, min_width=widest)
+    for r in rows:
+        t.add_row(*r)
+    console = Console(soft_wrap=False)
+    if not console.is_terminal:  # piped: the whole table, never wrapped to 80 columns
+        console = Console(soft_wrap=False, width=max(console.width, sum(c.min_width + 3 for c in t.columns) + 1))
+    console.print(t)
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def search(
+    prompt: list[str] = typer.Argument(None, help="The task: one prompt, or several example prompts (averaged)."),
+    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read example prompts from a file, one per block "
+                                        "(blocks separated by a blank line); - reads stdin."),
+    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Use a benchmark as the task (its mean prompt)."),
+    top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models."),
+    license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
+    min_params: Optional[str] = typer.Option(None, "--min-params", help="Only models with at least this many parameters (1.5B, 770M)."),
+    max_params: Optional[str] = typer.Option(None, "--max-params", help="Only models with at most this many parameters (8B)."),
+    pipeline_tag: Optional[str] = typer.Option(None, "--pipeline-tag", help="Only models with this Hub pipeline tag."),
+    exclude_gated: bool = typer.Option(False, "--exclude-gated", help="Drop gated Hub repos."),
+    open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo (drops API-only models)."),
+    min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
+    measured_on: Optional[str] = typer.Option(None, "--measured-on", help="Only models measured on this benchmark."),
+    models: list[str] = typer.Option(None, "--model", "-m", help="Compare mode: rank exactly these models (repeatable)."),
+    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA",
+                                         help="Rank by score - ALPHA x log10(parameters) (e.g. 0.05)."),
+    rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
+    evidence: int = typer.Option(3, "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole answer as one JSON object."),
+) -> None:
+    """Find the models most likely to succeed on a task: prompts, a prompts file or a benchmark.
+
+    Examples:
+
+      taskspace search "Write a Python function that parses a date string"
+
+      taskspace search -f examples.txt -k 5 --max-params 8B --open-only
+
+      taskspace search -b mmlu_pro/law --license mit --license apache-2.0 --json
+
+      taskspace search "Prove that sqrt(2) is irrational" -m org/model-a -m org/model-b
+
+      taskspace search "Summarise a contract" --prefer-smaller 0.05
+    """
+    from .find import Filters, find_models
+
+    prompts = list(prompt or [])
+    if file is not None:
+        prompts += read_prompts_file(file)
+    filters = Filters(licenses=license or None, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
+                      exclude_gated=exclude_gated, open_only=open_only, min_evidence=min_evidence, benchmark=measured_on)
+    result = find_models(prompts or None, benchmark=benchmark, k=top, filters=filters, models=models or None,
+                         prefer_smaller=prefer_smaller, rank=rank.value, evidence=evidence)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    _print_result(result)
+
+
+def _print_result(result) -> None:
+    from .find import format_params
+
+    q = result.query
+    what = (f"benchmark {q['benchmark']}" if q["kind"] == "benchmark" else
+            f"{q['prompts']} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
+    if not result.results:
+        typer.echo("no model matches (check the filters, or run `taskspace index`)")
+    else:
+        rows = []
+        for i, r in enumerate(result.results, 1):
+            lo, hi = r.to_dict()["interval"]
+            interval = "-" if lo is None else f"{_pct(lo)}-{_pct(hi)}"
+            near = f"yes ({r.coverage.near})" if r.coverage.measured_near else "no"
+            meta = r.metadata
+            rows.append([str(i), r.model + (" (API)" if r.api_only else ""), _pct(r.to_dict()["probability"]), interval,
+                         near, format_params(meta.get("params")) or "-", meta.get("license") or "-"])
+        sort = "lower bound" if q["rank"] == "lcb" else "probability"
+        caption = f"space {result.space['name']} ({result.space['method']}); ranked by {sort}"
+        if q["prefer_smaller"]:
+            caption += f" - {q['prefer_smaller']} x log10(parameters)"
+        _table(f"Models for {what}", [("#", "right"), ("model", "left"), ("P(success)", "right"),
+                                      ("90% interval", "right"), ("measured near", "left"), ("params", "right"),
+                                      ("license", "left")], rows, caption)
+    for name, n in result.excluded.items():
+        miss = result.missing_metadata.get(name)
+        extra = f" ({miss} without the metadata it needs)" if miss else ""
+        typer.echo(f"filter {name} excluded {n} model(s){extra}")
+    if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
+        typer.echo(f"--prefer-smaller: {result.missing_metadata['prefer_smaller']} model(s) without a parameter count "
+                   "are charged as 100B")
+
+
+def models(
+    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Only models measured on this benchmark."),
+    license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
+    max_params: Optional[str] = typer.Option(None, "--max-params", help="At most this many parameters (8B)."),
+    open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo."),
+    offset: int = typer.Option(0, "--offset", min=0, help="Skip this many."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=0, help="At most this many."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the indexed models.
+
+    Examples:
+
+      taskspace models --benchmark mmlu_pro/law
+
+      taskspace models --open-only --max-params 8B --json
+    """
+    from .browse import list_models
+    from .find import Filters, format_params
+
+    rows = list_models(benchmark=benchmark, offset=offset, limit=limit,
+                       filters=Filters(licenses=license or None, max_params=max_params, open_only=open_only))
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        typer.echo("no indexed model matches (run `taskspace index`)")
+        return
+    _table(f"{len(rows)} indexed model(s)", [("model", "left"), ("kind", "left"), ("params", "right"),
+                                            ("license", "left"), ("prompts", "right"), ("accuracy", "right"),
+                                            ("benchmarks", "right")],
+           [[r["model"], "API" if r["api_only"] else ("Hub" if r["hub_id"] else "name"),
+             format_params(r["metadata"]["params"]) or "-", r["metadata"]["license"] or "-", str(r["n_prompts"] or 0),
+             _pct(r["accuracy"]), str(len(r["benchmarks"]))] for r in rows])
+
+
+def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the benchmarks: group, number of prompts, number of models measured.
+
+    Example:
+
+      taskspace benchmarks --json
+    """
+    from .browse import list_benchmarks
+
+    rows = list_benchmarks()
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        typer.echo("no benchmarks yet (run `taskspace index`)")
+        return
+    _table(f"{len(rows)} benchmark(s)", [("benchmark", "left"), ("group", "left"), ("prompts", "right"),
+                                        ("models measured", "right")],
+           [[r["name"], r["group"] or "-", str(r["prompts"]), str(r["models"])] for r in rows])
+
+
+def model(
+    model_id: str = typer.Argument(..., metavar="ID", help="A model: its Hub id, or any name a source gave it."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show one model: its benchmarks with observed accuracy, and where it is strongest relative to the others.
+
+    Example:
+
+      taskspace model meta-llama/Llama-3.1-8B-Instruct
+    """
+    from .browse import model_detail
+    from .find import format_params
+
+    d = model_detail(model_id)
+    if as_json:
+        echo_json(d)
+        return
+    m = d["metadata"]
+    kind = "API-only" if d["api_only"] else ("Hub: https://huggingface.co/" + d["hub_id"] if d["hub_id"] else "no Hub repo known")
+    typer.echo(f"{d['model']}  ({kind})")
+    typer.echo(f"license {m['license'] or '-'}, parameters {format_params(m['params']) or '-'}, "
+               f"pipeline tag {m['pipeline_tag'] or '-'}, gated {'yes' if m['gated'] else 'no'}")
+    if d["aliases"]:
+        typer.echo("also called: " + ", ".join(d["aliases"]))
+    _table("Observed", [("benchmark", "left"), ("accuracy", "right"), ("n", "right")],
+           [[b["name"], _pct(b["accuracy"]), str(b["n"])] for b in d["benchmarks"]])
+    if d["strengths"]:
+        _table("Strongest relative to the other models (predicted)",
+               [("benchmark", "left"), ("P(success)", "right"), ("mean of all models", "right"), ("rank", "right"),
+                ("measured", "left")],
+               [[s["benchmark"], _pct(s["probability"]), _pct(s["mean"]), f"{s['rank']} of {s['of']}",
+                 "yes" if s["measured"] else "no"] for s in d["strengths"]])

@@ -1,0 +1,49 @@
+"""``taskspace serve``: the HTTP API and the search page (registered in :mod:`indexer.cli`; the app is
+:mod:`indexer.serve`)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every interface)."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port."),
+    every: Optional[str] = typer.Option(
+        None, "--worker-every", "--every",
+        help="Also run the indexing worker in this process, a pass every INTERVAL (e.g. 6h, 30m): one process then "
+             "owns the embedded index, and queries during a pass answer from the previous complete index."),
+    cron: Optional[str] = typer.Option(
+        None, "--cron", help='Like --worker-every, on a cron schedule in UTC (e.g. "0 */6 * * *" or @daily).'),
+) -> None:
+    """Serve the HTTP API (POST /v1/find, GET /v1/models, /v1/benchmarks, /healthz, /readyz) and the search page at /.
+
+    Examples:
+
+      taskspace serve --port 8000
+
+      taskspace serve --worker-every 6h      # embedded index: the worker runs in the server process
+    """
+    from .config import get_settings
+    from .errors import ConfigError
+    from .schedule import Cron, is_cron
+    from .serve import run
+
+    if every and cron:
+        raise ConfigError("give at most one of --worker-every INTERVAL or --cron EXPRESSION")
+    if cron and not is_cron(cron):
+        raise ConfigError(f"--cron {cron!r} is not a cron expression (5 fields or @daily ...); for an interval use --worker-every")
+    if cron:
+        Cron(cron)
+    schedule = every or cron
+    if schedule:
+        from datetime import datetime, timezone
+
+        from .schedule import next_run
+
+        next_run(schedule, datetime.now(timezone.utc))  # a bad interval fails here, before anything opens
+    typer.echo(f"serving http://{host}:{port}/ (API under /v1, OpenAPI at /openapi.json)"
+               + (f"; indexing worker: {schedule}" if schedule else ""), err=True)
+    run(host, port, worker_schedule=schedule, log_level=get_settings().log_level)

@@ -1,0 +1,587 @@
+"""Find models for a task: the library behind ``taskspace search`` and ``POST /v1/find``.
+
+One entry point, :func:`find_models`, for the four ways to ask: one prompt, several example prompts (their mean
+lifted row), a benchmark name (its vector), or a raw query vector in the space's index form. It returns a
+:class:`FindResult` whose :meth:`~FindResult.to_dict` is the exact JSON object ``taskspace search --json`` prints::
+
+    {"query": {"kind": "prompt" | "prompts" | "benchmark" | "vector", "prompts": n, "options_filled": bool,
+               "benchmark": ..., "k": ..., "rank": ..., "prefer_smaller": ..., "filters": {...}, "models": [...]},
+     "space": {"name", "id", "encoder", "method", "dim", "calibrated"},
+     "results": [{"model", "hub_id", "api_only", "aliases", "score", "rank_score", "probability",
+                  "interval": [lo, hi], "variance",
+                  "coverage": {"near", "measured_near", "benchmarks"},
+                  "evidence": {"prompts": [{"text", "benchmark", "outcome", "similarity"}],
+                               "benchmarks": [{"name", "accuracy", "n"}]},
+                  "metadata": {"license", "params", "pipeline_tag", "gated", "open_weights"}}],
+     "excluded": {"<filter>": count}, "missing_metadata": {"<filter>": count}}
+
+**Ranking.** ``rank="probability"`` (default): the calibrated probability (:mod:`indexer.posterior`), an increasing
+map of the raw score, so Qdrant's own order. ``rank="lcb"``: the lower end of the probability's interval, a
+re-rank of a candidate set grown until exact (:func:`indexer.posterior.lcb_candidates_exact`).
+``prefer_smaller=ALPHA``: rank by ``score - ALPHA * log10(parameters)`` (the score is in [-1, 1] units of the
+outcome scale, so ALPHA = 0.05 trades a tenfold size for 0.05 of predicted success, i.e. about 2.5 points of
+probability near 0.5). Qdrant computes it: a formula query (``$score - ALPHA * log10(num_parameters)``) over a
+prefetch of every model that passes the filters, so the order is exact; a model without a parameter count is
+charged as if it had :data:`UNKNOWN_PARAMS` (and counted in ``missing_metadata["prefer_smaller"]``). Example::
+
+    find_models("Write a SQL query that ...", prefer_smaller=0.05)
+    taskspace search "Write a SQL query that ..." --prefer-smaller 0.05
+
+**Filters** (:class:`Filters`) are Qdrant payload filters on every backend (never a Python post-filter);
+``excluded`` counts, per filter, the models it alone removes from the candidates, and ``missing_metadata`` how
+many of those lack the field it needs (no license, no parameter count, ...: a filter on that field drops them,
+the answer says how many).
+
+**Compare mode** (``models=[...]``): rank exactly these models (names, Hub ids or any alias the store knows);
+an unknown name is a :class:`~indexer.errors.NotFoundError` suggesting close names.
+
+**Coverage and evidence.** The :data:`NEAR_PROMPTS` indexed prompts nearest to the query (by cosine of the question
+embedding, a search of the prompts collection) are the query's neighbourhood; a model's ``coverage.near`` is how
+many of those with similarity >= :data:`NEAR_SIMILARITY` it was measured on, and on which benchmarks.
+``evidence.prompts`` are the ``evidence`` nearest of them it was measured on, with its outcome on each (repeats
+across sources averaged); ``evidence.benchmarks`` its observed accuracy and n on the benchmarks nearest to the
+query (those of the neighbourhood, nearest first; a benchmark query's own first), not its overall accuracy.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import math
+import re
+import time
+from dataclasses import asdict, dataclass, field, fields
+
+import numpy as np
+
+from .errors import InputError, NotFoundError
+
+log = logging.getLogger(__name__)
+
+#: how many indexed prompts nearest to the query make its neighbourhood (coverage and evidence)
+NEAR_PROMPTS = 50
+#: the cosine a neighbour needs to count as "near". MiniLM cosines are low even for related questions: on the
+#: bundled sample a derivative question's nearest indexed prompt (an MMLU-Pro integral) is at 0.36, "What is the
+#: capital of France?"'s nearest (an MMLU-Pro history question) at 0.29
+NEAR_SIMILARITY = 0.35
+#: the parameter count a model without one is charged by ``prefer_smaller`` (about a frontier model's size)
+UNKNOWN_PARAMS = 1e11
+RANKS = ("probability", "lcb")
+KINDS = ("prompt", "prompts", "benchmark", "vector")
+
+_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+_PARAMS = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMBGT]?)\s*$", re.I)
+
+
+def parse_params(value, *, what: str = "parameters") -> float:
+    """A parameter count in human units: ``"8B"`` -> 8e9, ``"1.5B"``, ``"770M"``, ``"350k"``, ``"1T"``, ``7e9``,
+    ``"7000000000"``. :class:`~indexer.errors.InputError` naming ``what`` otherwise."""
+    if isinstance(value, bool):
+        raise InputError(f"{value!r} is not a parameter count; use a number with K, M, B or T, e.g. 8B or 770M", item=what)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        n = float(value)
+    else:
+        m = _PARAMS.match(str(value)) if isinstance(value, str) else None
+        if m is None:
+            raise InputError(f"{value!r} is not a parameter count; use a number with K, M, B or T, e.g. 8B or 770M",
+                             item=what)
+        n = float(m.group(1)) * _UNITS[m.group(2).upper()]
+    if not math.isfinite(n) or n <= 0:
+        raise InputError(f"{value!r} is not a positive parameter count (e.g. 8B or 770M)", item=what)
+    return n
+
+
+def format_params(n) -> str | None:
+    """``8030261248`` -> ``"8.0B"``; None stays None."""
+    if n is None:
+        return None
+    n = float(n)
+    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+@dataclass
+class Filters:
+    """What the candidates must satisfy (every field optional; all must hold). Each becomes a Qdrant payload
+    condition (:meth:`conditions`).
+
+    ``licenses``: any of these licenses; ``min_params`` / ``max_params``: parameter range (numbers, or strings in
+    human units through :func:`parse_params`); ``pipeline_tag``; ``exclude_gated``: drop gated repos;
+    ``open_only``: only models with a Hub repo (open weights; drops API-only models and names not mapped to a
+    repo); ``min_evidence``: measured on at least this many prompts; ``benchmark``: measured on this benchmark."""
+
+    licenses: list[str] | None = None
+    min_params: float | None = None
+    max_params: float | None = None
+    pipeline_tag: str | None = None
+    exclude_gated: bool = False
+    open_only: bool = False
+    min_evidence: int | None = None
+    benchmark: str | None = None
+
+    def __post_init__(self):
+        if isinstance(self.licenses, str):
+            self.licenses = [self.licenses]
+        if self.licenses is not None:
+            if not all(isinstance(x, str) and x.strip() for x in self.licenses):
+                raise InputError("licenses must be non-empty strings", item="filters.licenses")
+            self.licenses = [x.strip() for x in self.licenses] or None
+        for name in ("min_params", "max_params"):
+            v = getattr(self, name)
+            if v is not None:
+                setattr(self, name, parse_params(v, what=f"filters.{name}"))
+        if self.min_params is not None and self.max_params is not None and self.min_params > self.max_params:
+            raise InputError(f"min_params {format_params(self.min_params)} is above max_params "
+                             f"{format_params(self.max_params)}", item="filters")
+        if self.min_evidence is not None:
+            if isinstance(self.min_evidence, bool) or not isinstance(self.min_evidence, (int, np.integer)) or self.min_evidence < 0:
+                raise InputError(f"min_evidence must be a non-negative integer, not {self.min_evidence!r}",
+                                 item="filters.min_evidence")
+            self.min_evidence = int(self.min_evidence)
+        for name in ("exclude_gated", "open_only"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise InputError(f"{name} must be true or false, not {getattr(self, name)!r}", item=f"filters.{name}")
+        for name in ("pipeline_tag", "benchmark"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, str) or not v.strip()):
+                raise InputError(f"{name} must be a non-empty string", item=f"filters.{name}")
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "Filters":
+        """From a JSON object (the HTTP body's ``filters``); an unknown key is an InputError naming it."""
+        if data is None:
+            return cls()
+        if isinstance(data, Filters):
+            return data
+        if not isinstance(data, dict):
+            raise InputError(f"filters must be an object, not {type(data).__name__}", item="filters")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InputError(f"unknown filter(s) {unknown}; known: {', '.join(sorted(known))}", item="filters")
+        return cls(**data)
+
+    def to_dict(self) -> dict:
+        """The active filters (unset ones left out), JSON-ready."""
+        return {k: v for k, v in asdict(self).items() if v not in (None, False, [])}
+
+    def conditions(self) -> dict[str, dict]:
+        """Filter name -> its Qdrant payload filter (the dict grammar of :mod:`indexer.store.vectors`)."""
+        out: dict[str, dict] = {}
+        if self.licenses:
+            out["licenses"] = {"license": list(self.licenses)}
+        if self.min_params is not None:
+            out["min_params"] = {"num_parameters": {"gte": int(math.ceil(self.min_params))}}
+        if self.max_params is not None:
+            out["max_params"] = {"num_parameters": {"lte": int(math.floor(self.max_params))}}
+        if self.pipeline_tag:
+            out["pipeline_tag"] = {"pipeline_tag": self.pipeline_tag}
+        if self.exclude_gated:
+            out["exclude_gated"] = {"gated": False}
+        if self.open_only:
+            out["open_only"] = {"kind": "hub"}
+        if self.min_evidence:
+            out["min_evidence"] = {"n_prompts": {"gte": self.min_evidence}}
+        if self.benchmark:
+            out["benchmark"] = {"benchmarks": {"all": [self.benchmark]}}
+        return out
+
+
+#: filter -> the payload condition matching the models that lack the metadata it needs
+_MISSING = {"licenses": {"license": {"missing": True}}, "min_params": {"num_parameters": {"missing": True}},
+            "max_params": {"num_parameters": {"missing": True}}, "pipeline_tag": {"pipeline_tag": {"missing": True}},
+            "open_only": {"kind": "name"}, "prefer_smaller": {"num_parameters": {"missing": True}}}
+
+
+def _merge(*parts: dict) -> dict:
+    """Several filter dicts, all to hold (a field in two of them: both conditions, via ``all``/ranges merged)."""
+    out: dict = {}
+    for part in parts:
+        for k, v in part.items():
+            if k not in out:
+                out[k] = v
+            elif isinstance(out[k], dict) and isinstance(v, dict) and not set(out[k]) & set(v):
+                out[k] = {**out[k], **v}
+            else:  # the same field twice: keep the stricter by nesting is not expressible; both must hold
+                raise InputError(f"two conditions on {k!r} cannot be combined", item="filters")
+    return out
+
+
+@dataclass
+class Coverage:
+    near: int = 0
+    measured_near: bool = False
+    benchmarks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Evidence:
+    prompts: list[dict] = field(default_factory=list)
+    benchmarks: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class ModelResult:
+    """One ranked model (see the module docstring for the JSON form)."""
+
+    model: str
+    hub_id: str | None
+    api_only: bool
+    aliases: list[str]
+    score: float
+    rank_score: float
+    probability: float
+    low: float
+    high: float
+    variance: float
+    coverage: Coverage
+    evidence: Evidence
+    metadata: dict
+    payload: dict = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "hub_id": self.hub_id, "api_only": self.api_only, "aliases": list(self.aliases),
+                "score": _num(self.score), "rank_score": _num(self.rank_score), "probability": _num(self.probability),
+                "interval": [_num(self.low), _num(self.high)], "variance": _num(self.variance),
+                "coverage": asdict(self.coverage), "evidence": asdict(self.evidence), "metadata": dict(self.metadata)}
+
+
+def _num(x, digits: int = 6):
+    return None if x is None or not np.isfinite(x) else round(float(x), digits)
+
+
+@dataclass
+class FindResult:
+    """The answer of :func:`find_models`: ``query`` (as understood), ``space``, ``results`` (best first),
+    ``excluded`` / ``missing_metadata`` counts per filter, and ``timings`` (seconds: ``encode``, ``search``,
+    ``evidence``; not part of :meth:`to_dict`)."""
+
+    query: dict
+    space: dict
+    results: list[ModelResult]
+    excluded: dict
+    missing_metadata: dict
+    timings: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"query": dict(self.query), "space": dict(self.space), "results": [r.to_dict() for r in self.results],
+                "excluded": dict(self.excluded), "missing_metadata": dict(self.missing_metadata)}
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self):
+        return iter(self.results)
+
+
+def suggest(name: str, known, what: str) -> NotFoundError:
+    """A NotFoundError for an unknown ``what`` naming the close known names (difflib)."""
+    known = list(known)
+    close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
+    if not close:  # case-insensitive substring: "llama-3.1-8b" finds "meta-llama/Llama-3.1-8B"
+        low = name.lower()
+        close = [k for k in known if low in k.lower()][:5]
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    cmd = "taskspace benchmarks" if what == "benchmark" else "taskspace models"
+    return NotFoundError(f"unknown {what} {name!r}{hint} (`{cmd}` lists them)")
+
+
+def _prompts(prompts) -> list[str] | None:
+    if prompts is None:
+        return None
+    if isinstance(prompts, str):
+        prompts = [prompts]
+    try:
+        out = list(prompts)
+    except TypeError:
+        raise InputError(f"prompts must be a string or a list of strings, not {type(prompts).__name__}", item="prompts") from None
+    for i, p in enumerate(out):
+        if not isinstance(p, str) or not p.strip():
+            raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
+    return out or None
+
+
+def _embed_width(space) -> int:
+    """The width of the question embedding at the front of a space's index rows."""
+    from . import represent
+    from .features import n_features
+
+    width = int(space.dim) - int(represent.has_intercept(space)) - int(represent.has_formats(space))
+    width -= n_features(represent.feature_set(space))
+    return width // 2 if represent.is_split(space) else width
+
+
+def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) -> tuple[np.ndarray, bool, list | None]:
+    """(the (dim,) query vector, whether unknown answer options were filled in from neighbours, the prompts-collection
+    hits nearest to the query when that search was already made (else None))."""
+    from . import represent
+    from .query import _neighbour_rows
+    from .space import space_encoder, space_name
+
+    if benchmark is not None:
+        hit = vectors.get(space_name(space), "benchmarks", [benchmark], with_vectors=True).get(benchmark)
+        if hit is None:
+            raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
+        return np.asarray(hit.vector, dtype=np.float32), False, None
+    if vector is not None:
+        q = np.asarray(vector, dtype=np.float64).reshape(-1)
+        if q.size != int(space.dim):
+            from .errors import DimensionError
+
+            raise DimensionError(f"the query vector has {q.size} entries, space {space_name(space)} has {space.dim} "
+                                 "(its index form: see indexer.represent)", item="vector")
+        if not np.isfinite(q).all():
+            raise InputError("the query vector has NaN/inf entries", item="vector")
+        return q.astype(np.float32), False, None
+    t = time.perf_counter()
+    enc = space_encoder(space)  # the process's shared instance: one model load for any number of queries
+    X = represent.query_rows(prompts, enc.encode, space)
+    timings["encode"] = time.perf_counter() - t
+    filled, near = False, None
+    if represent.is_split(space):
+        filled = bool(represent.unknown(X).any())
+        name = space_name(space)
+        if filled and len(prompts) == 1 and vectors.alias_target(name, "prompts") is not None:
+            # one search serves both the options fill (its NEIGHBOURS nearest by question, with their rows) and the
+            # neighbourhood of coverage and evidence: the same probe, the question embedding (a unit row)
+            e = represent.question_width(X.shape[1])
+            probe = np.zeros(int(space.dim), dtype=np.float32)
+            probe[:e] = X[0, :e]
+            near = vectors.search(name, "prompts", probe, limit=max(represent.NEIGHBOURS, NEAR_PROMPTS), with_vectors=True)
+        if filled and near:
+            rows = np.stack([np.asarray(h.vector, dtype=np.float64)[:X.shape[1]] for h in near[:represent.NEIGHBOURS]])
+            X = represent.fill_unknown(X, rows.mean(axis=0))
+        elif filled:
+            X = represent.fill_unknown(X, _neighbour_rows(store, vectors, space, X))
+    X = represent.add_intercept(X, space)
+    return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (near[:NEAR_PROMPTS] if near else None)
+
+
+def _resolve_models(store, names: list[str]) -> list[str]:
+    """Stored model keys of compare-mode names (key, alias or identity rules); NotFoundError suggesting close
+    names for one that is not stored."""
+    from .identity import resolve
+
+    if not isinstance(names, (list, tuple)) or not names:
+        raise InputError("models must be a non-empty list of model names", item="models")
+    lookup = getattr(store, "resolve_aliases", None)
+    known_alias = lookup([n for n in names if isinstance(n, str)]) if lookup else {}
+    keys = []
+    stored = None
+    for n in names:
+        if not isinstance(n, str) or not n.strip():
+            raise InputError("a model name must be a non-empty string", item="models")
+        key = known_alias.get(n)
+        if key is None:
+            if stored is None:
+                stored = {m.key for m in store.list_models()}
+            key = n if n in stored else resolve(n).key
+            if key not in stored:
+                raise suggest(n, sorted(stored), "model")
+        keys.append(key)
+    return list(dict.fromkeys(keys))
+
+
+def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None = None, vector=None, k: int = 10,
+                filters: Filters | dict | None = None, models: list[str] | None = None, prefer_smaller: float = 0.0,
+                rank: str = "probability", evidence: int = 3, store=None, vectors=None, space=None) -> FindResult:
+    """Rank the indexed models for a task (see the module docstring). Exactly one of ``prompts`` (a string or a
+    list of example prompts), ``benchmark`` or ``vector`` (a raw (dim,) query in the space's index form).
+    ``k``: how many results (compare mode: every listed model). ``evidence``: how many evidence prompts and
+    benchmarks per result (0: none, and no neighbourhood search). Without ``store``/``vectors`` the configured
+    stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
+    from .posterior import Z_INTERVAL, lcb_candidates_exact
+    from .query import _matches, _shared_stores, _space, predictor
+    from .space import space_name
+
+    timings: dict[str, float] = {"encode": 0.0}
+    t0 = time.perf_counter()
+    prompts = _prompts(prompts)
+    given = [x is not None for x in (prompts, benchmark, vector)]
+    if sum(given) != 1:
+        raise InputError("give exactly one of prompts, a benchmark name or a query vector", item="query")
+    if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
+        raise InputError("the benchmark name must be a non-empty string", item="benchmark")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InputError(f"k must be a positive integer, not {k!r}", item="k")
+    if rank not in RANKS:
+        raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}", item="rank")
+    try:
+        alpha = float(prefer_smaller)
+    except (TypeError, ValueError):
+        raise InputError(f"prefer_smaller must be a number >= 0, not {prefer_smaller!r}", item="prefer_smaller") from None
+    if not math.isfinite(alpha) or alpha < 0:
+        raise InputError(f"prefer_smaller must be a number >= 0, not {prefer_smaller!r}", item="prefer_smaller")
+    if isinstance(evidence, bool) or not isinstance(evidence, (int, np.integer)) or evidence < 0:
+        raise InputError(f"evidence must be a non-negative integer, not {evidence!r}", item="evidence")
+    flt = Filters.from_dict(filters) if not isinstance(filters, Filters) else filters
+    if store is None or vectors is None:
+        shared_store, shared_vectors = _shared_stores()
+        store = store or shared_store
+        vectors = vectors or shared_vectors
+    sp = _space(store, space)
+    name = space_name(sp)
+    if flt.benchmark is not None and flt.benchmark not in {b.name for b in store.list_benchmarks()}:
+        raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
+    keys = _resolve_models(store, models) if models is not None else None
+    q, filled, near_hits = _query_vector(store, vectors, sp, prompts, benchmark, vector, timings)
+    pred = predictor(store, sp)
+
+    t = time.perf_counter()
+    base = {"key": list(keys)} if keys is not None else {}
+    conds = flt.conditions()
+    where = _merge(base, *conds.values()) or None
+    limit = len(keys) if keys is not None else int(k)
+    if alpha > 0 or rank == "lcb":
+        n_all = vectors.count(name, "models", where)
+    if alpha > 0 and rank == "probability":
+        hits = vectors.search(name, "models", q, filters=where, limit=limit,
+                              penalty=("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)))
+        found = _matches(_raw(hits, alpha), pred, q)
+        ranked = [(m, m.score - alpha * _log10p(m.payload)) for m in found]
+    elif rank == "lcb":
+        fetch = n_all if alpha > 0 else max(4 * limit, 50)  # with a size penalty: every candidate (exact)
+        while True:
+            hits = vectors.search(name, "models", q, filters=where, limit=fetch + 1)
+            more = len(hits) > fetch
+            found = _matches(hits[:fetch], pred, q)
+            lower = np.array([m.score - Z_INTERVAL * np.sqrt(m.variance) if np.isfinite(m.variance) else m.score
+                              for m in found]) - np.array([alpha * _log10p(m.payload) for m in found])
+            if alpha > 0 or not more or lcb_candidates_exact(lower, lower, limit, float(hits[fetch].score)):
+                order = np.argsort(-lower, kind="stable")[:limit]
+                ranked = [(found[i], float(lower[i])) for i in order]
+                break
+            fetch *= 4
+    else:
+        found = _matches(vectors.search(name, "models", q, filters=where, limit=limit), pred, q)
+        ranked = [(m, m.score) for m in found]
+    timings["search"] = time.perf_counter() - t
+
+    excluded, missing = {}, {}
+    if conds or alpha > 0:
+        total = vectors.count(name, "models", base or None)
+        for fname, cond in conds.items():
+            excluded[fname] = total - vectors.count(name, "models", _merge(base, cond))
+        for fname in [*conds, *(["prefer_smaller"] if alpha > 0 else [])]:
+            if fname in _MISSING:
+                missing[fname] = vectors.count(name, "models", _merge(base, _MISSING[fname]))
+
+    t = time.perf_counter()
+    results = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits)
+    timings["evidence"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t0
+
+    kind = "benchmark" if benchmark is not None else "vector" if vector is not None else (
+        "prompt" if len(prompts) == 1 else "prompts")
+    query = {"kind": kind, "prompts": len(prompts or []), "options_filled": filled, "benchmark": benchmark,
+             "k": int(k), "rank": rank, "prefer_smaller": alpha, "filters": flt.to_dict(),
+             "models": list(keys) if keys is not None else None}
+    space_info = {"name": name, "id": sp.id, "encoder": sp.encoder, "method": sp.method, "dim": int(sp.dim),
+                  "calibrated": pred.calibrated}
+    return FindResult(query, space_info, results, excluded, missing, timings)
+
+
+def _log10p(payload: dict) -> float:
+    n = payload.get("num_parameters")
+    return math.log10(n) if isinstance(n, (int, float)) and n > 0 else math.log10(UNKNOWN_PARAMS)
+
+
+def _raw(hits, alpha: float):
+    """Hits of a formula query with their raw inner product back (formula value + alpha log10(parameters))."""
+    for h in hits:
+        h.score = float(h.score) + alpha * _log10p(h.payload)
+    return hits
+
+
+def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str | None,
+             near_hits=None) -> list[ModelResult]:
+    """The ranked matches with identity, metadata, coverage and evidence."""
+    near = _neighbourhood(vectors, space, q, near_hits) if ranked else []
+    observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
+    # benchmarks nearest to the query: the queried one, then those of the neighbourhood by best similarity
+    order: list[str] = [benchmark] if benchmark else []
+    for p in near:
+        for b in p["benchmarks"]:
+            if b not in order:
+                order.append(b)
+    out = []
+    for m, rank_score in ranked:
+        p = m.payload
+        cells, accs = observed.get(m.model, ({}, {}))
+        mine = [x for x in near if x["id"] in cells]
+        close = [x for x in mine if x["similarity"] >= NEAR_SIMILARITY]
+        cov = Coverage(near=len(close), measured_near=bool(close),
+                       benchmarks=sorted({b for x in close for b in x["benchmarks"] if b in accs}))
+        ev = Evidence(
+            prompts=[{"text": x["text"], "benchmark": x["benchmark"], "outcome": _num(cells[x["id"]], 4),
+                      "similarity": _num(x["similarity"], 4)} for x in mine[:n_evidence]],
+            benchmarks=[{"name": b, "accuracy": _num(accs[b][0], 4), "n": accs[b][1]}
+                        for b in order if b in accs][:n_evidence])
+        kind = p.get("kind")
+        hub = m.model if kind == "hub" else None
+        meta = {"license": p.get("license"), "params": p.get("num_parameters"), "pipeline_tag": p.get("pipeline_tag"),
+                "gated": p.get("gated"), "open_weights": kind == "hub"}
+        out.append(ModelResult(m.model, hub, kind == "api", [a for a in (p.get("aliases") or []) if a != m.model],
+                               m.score, float(rank_score), m.probability, m.low, m.high, m.variance, cov, ev, meta, p))
+    return out
+
+
+def _neighbourhood(vectors, space, q, hits=None) -> list[dict]:
+    """The :data:`NEAR_PROMPTS` indexed prompts nearest to the query's question embedding: ``id`` (prompt hash),
+    ``text`` (snippet), ``benchmark``, ``benchmarks``, ``similarity`` (cosine), nearest first. Empty without a
+    prompts collection."""
+    from .space import space_name
+
+    name = space_name(space)
+    if hits is not None:
+        return [_near(h) for h in hits]
+    if vectors.alias_target(name, "prompts") is None:
+        return []
+    e = _embed_width(space)
+    head = np.asarray(q, dtype=np.float64)[:e]
+    norm = float(np.linalg.norm(head))
+    if norm == 0.0:
+        return []
+    probe = np.zeros(int(space.dim), dtype=np.float32)
+    probe[:e] = head / norm
+    return [_near(h) for h in vectors.search(name, "prompts", probe, limit=NEAR_PROMPTS)]
+
+
+def _near(h) -> dict:
+    return {"id": h.key, "text": h.payload.get("snippet"), "benchmark": h.payload.get("benchmark"),
+            "benchmarks": list(h.payload.get("benchmarks") or [h.payload.get("benchmark")]), "similarity": h.score}
+
+
+def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct prompt ids, mean score of each) over several blocks (repeats averaged)."""
+    P, S = np.concatenate(pids), np.concatenate(scores).astype(np.float64)
+    u, inv = np.unique(P, return_inverse=True)
+    return u, np.bincount(inv, weights=S, minlength=len(u)) / np.bincount(inv, minlength=len(u))
+
+
+def _observed(store, models: list[str], near: list[dict]) -> dict:
+    """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}): one SQL read of
+    these models' outcome blocks; repeats of a prompt (several sources, several names of one model) averaged."""
+    ids = store.prompt_ids([p["id"] for p in near]) if near else {}
+    by_id = {v: h for h, v in ids.items()}
+    want = np.fromiter(by_id, dtype=np.int64, count=len(by_id))
+    blocks: dict[str, dict[str, tuple[list, list]]] = {}
+    for model, b, pids, scores in store.outcome_blocks(models):
+        got = blocks.setdefault(model, {}).setdefault(b, ([], []))
+        got[0].append(pids)
+        got[1].append(scores)
+    out = {}
+    for model in models:
+        cells: dict[str, float] = {}
+        accs: dict[str, tuple[float, int]] = {}
+        for b, (pids, scores) in blocks.get(model, {}).items():
+            u, mean = _means(pids, scores)
+            accs[b] = (float(mean.mean()) if len(u) else float("nan"), int(len(u)))
+            if want.size:
+                hit = np.isin(u, want)
+                for pid, s in zip(u[hit].tolist(), mean[hit].tolist()):
+                    cells[by_id[pid]] = s  # a prompt in two benchmarks: the same mean either way
+        out[model] = (cells, accs)
+    return out

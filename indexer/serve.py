@@ -1,0 +1,688 @@
+"""``taskspace serve``: the HTTP API and the search page (FastAPI under uvicorn). A thin layer: it parses, checks
+the input limits, calls :mod:`indexer.find` / :mod:`indexer.browse` and returns their JSON; no ranking here.
+
+Routes
+------
+- ``POST /v1/find``: body ``{"prompts": [...] | "benchmark": "..." | "vector": [...], "k": 10, "filters": {...},
+  "models": [...], "prefer_smaller": 0.0, "rank": "probability", "evidence": 3}`` -> the object
+  ``taskspace search --json`` prints (:meth:`indexer.find.FindResult.to_dict`).
+- ``GET /v1/models`` (``?benchmark=&offset=&limit=`` and the filters: ``license`` (repeatable), ``min_params``,
+  ``max_params``, ``pipeline_tag``, ``exclude_gated``, ``open_only``, ``min_evidence``, ``measured_on``) ->
+  ``{"models": [...], "offset", "limit", "next_offset"}``; ``GET /v1/models/{id}`` (a key, Hub id or alias; ids
+  contain slashes); ``GET /v1/benchmarks``.
+- ``GET /healthz`` (the process answers), ``GET /readyz`` (stores reachable, index not empty, encoder loaded;
+  503 otherwise). ``GET /openapi.json``. (No ``/docs``: Swagger UI loads its files from a CDN.)
+- ``GET /``: the search page (``indexer/web``: plain HTML, CSS and JavaScript; no request to any other host).
+
+Errors
+------
+Every error, ours, FastAPI's validation errors, 404/405 and 500, has one shape::
+
+    {"error": {"code": "limit_exceeded", "message": "...", "field": "prompts"}}
+
+``field`` is the body field / query parameter at fault, or null. Library errors map to a status by class
+(InputError 422, NotFoundError 404, StoreError/EncoderError 503); anything else is a 500 whose message carries an
+id also written to the log with the traceback; no traceback or credential ever reaches the client.
+
+Limits (:data:`LIMITS`): prompt length, number of example prompts, ``k``, compare-mode models, evidence, vector
+length, page size, and the request body size (413, checked while the body streams in).
+
+Stores and the worker
+---------------------
+One :class:`Service` per process owns one SQL store and one vector store, opened at start-up, and loads the
+encoder once. With ``worker_schedule`` (``--worker-every 6h`` / ``--cron``) the scheduled indexing worker
+(:class:`indexer.worker.Worker`) runs in a thread of the same process and writes through the same vector store,
+so one process owns the embedded index folder. A query during an index pass answers from the previous complete
+index: the pass's first write of derived state (model vectors, calibration, benchmark vectors in SQL, any
+Qdrant write) takes the write side of :class:`Gate` and keeps it to the end of the pass; queries take the read
+side. Ingesting and solving, the long stages, run beside the queries; while the new index is published (SQL
+vectors, then Qdrant) queries wait for it and then answer from the new one: never a mix, never an error.
+With a Qdrant server and PostgreSQL the worker and any number of API processes run apart (docs/SERVING.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+import uuid
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+WEB = Path(__file__).resolve().parent / "web"
+
+#: input limits; each violation is a 4xx naming the limit
+LIMITS = {
+    "max_body_bytes": 256 * 1024,
+    "max_prompts": 32,
+    "max_prompt_chars": 4000,
+    "max_k": 100,
+    "max_models": 100,
+    "max_evidence": 20,
+    "max_vector_length": 8192,
+    "max_page": 500,
+}
+
+_STATUS = {"InputError": 422, "DimensionError": 422, "ConfigError": 422, "NotFoundError": 404, "BusyError": 503,
+           "StoreError": 503, "EncoderError": 503, "HubError": 503}
+_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large",
+          422: "invalid_request", 503: "unavailable", 500: "internal_error"}
+
+
+class ApiError(Exception):
+    """An error answered as ``{"error": {"code", "message", "field"}}`` with ``status``."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.field = status, code, message, field
+
+
+def error_body(code: str, message: str, field: str | None = None) -> dict:
+    return {"error": {"code": code, "message": message, "field": field}}
+
+
+def scrub(text: str) -> str:
+    """``text`` without any configured secret (database / Qdrant passwords, the Qdrant API key, HF_TOKEN)."""
+    from .config import get_settings, mask_secrets
+
+    try:
+        s = get_settings()
+    except Exception:  # settings that cannot be read hold no secret we could mask
+        return text
+    for url in (s.database_url, s.qdrant_url):
+        text = mask_secrets(text, url)
+    for secret in (s.qdrant_api_key, os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN")):
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+# --------------------------------------------------------------------------------------------- the read/write gate
+class Gate:
+    """A readers-writer lock, writer preferring: queries hold the read side for one request; an index pass holds the
+    write side while it publishes (a waiting writer stops new readers, so a busy API cannot starve the pass)."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+        self._waiting = 0
+
+    @contextmanager
+    def read(self):
+        with self._cond:
+            while self._writer or self._waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    def acquire_write(self) -> None:
+        with self._cond:
+            self._waiting += 1
+            try:
+                while self._writer or self._readers:
+                    self._cond.wait()
+            finally:
+                self._waiting -= 1
+            self._writer = True
+
+    def release_write(self) -> None:
+        with self._cond:
+            self._writer = False
+            self._cond.notify_all()
+
+
+class _Publish:
+    """One pass's hold on the gate: taken at its first write of derived state, released when the pass ends."""
+
+    def __init__(self, gate: Gate):
+        self.gate, self.held, self.taken_at = gate, False, None
+
+    def take(self) -> None:
+        if not self.held:
+            self.gate.acquire_write()
+            self.held, self.taken_at = True, time.perf_counter()
+
+    def release(self) -> float:
+        """Release if held; the seconds it was held."""
+        if not self.held:
+            return 0.0
+        self.held = False
+        self.gate.release_write()
+        return time.perf_counter() - self.taken_at
+
+    def wrap(self, fn):
+        def gated(*args, **kwargs):
+            self.take()
+            return fn(*args, **kwargs)
+
+        gated.__name__ = getattr(fn, "__name__", "gated")
+        return gated
+
+
+#: the pass's writes of what queries read: SQL derived state, and every Qdrant write
+_SQL_PUBLISH = ("save_model_vectors", "delete_model_vectors", "save_benchmark_vectors")
+_VECTOR_WRITES = ("rebuild", "upsert", "delete", "drop_orphans", "drop_space")
+
+
+class _PassVectors:
+    """The service's vector store as a pass sees it: the same store, its writes taking the gate first."""
+
+    def __init__(self, vectors, publish: _Publish):
+        self._vectors, self._publish = vectors, publish
+
+    def __getattr__(self, name):
+        attr = getattr(self._vectors, name)
+        return self._publish.wrap(attr) if name in _VECTOR_WRITES else attr
+
+
+# ------------------------------------------------------------------------------------------------ the service
+class Service:
+    """The stores, the encoder and the optional in-process worker of one server process."""
+
+    def __init__(self, *, worker_schedule: str | None = None, store=None, vectors=None, encoder=None,
+                 busy_retry_seconds: float = 30.0):
+        self.worker_schedule = worker_schedule
+        self.gate = Gate()
+        self.store, self.vectors, self.encoder = store, vectors, encoder
+        self._own = store is None, vectors is None
+        self.worker = None
+        self._thread: threading.Thread | None = None
+        self.busy_retry_seconds = busy_retry_seconds
+        self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
+        self.passes_done = 0
+        if worker_schedule:
+            from .schedule import next_run
+            from datetime import datetime, timezone
+
+            next_run(worker_schedule, datetime.now(timezone.utc))  # a bad schedule fails before anything opens
+
+    # -- life cycle
+    def start(self) -> "Service":
+        from .store.sql import open_store
+        from .store.vectors import VectorStore
+
+        if self.store is None:
+            self.store = open_store()
+        if self.vectors is None:
+            try:
+                self.vectors = VectorStore.from_settings()
+            except BaseException:
+                self.store.close()
+                raise
+        try:
+            self.load_encoder()
+        except BaseException:
+            self.close()
+            raise
+        if self.worker_schedule:
+            self.start_worker()
+        return self
+
+    def load_encoder(self):
+        """The encoder queries use, loaded now (once per process): the indexed space's, else the configured one."""
+        from .encoder import get_encoder
+        from .errors import NotFoundError
+        from .query import _space
+        from .space import space_encoder
+
+        if self.encoder is None:
+            try:
+                self.encoder = space_encoder(_space(self.store))
+            except NotFoundError:  # an empty index: the configured encoder is the one its first pass will use
+                self.encoder = get_encoder()
+        # the model itself, now rather than on the first query (encode() would not load it for a text the embedding
+        # cache holds)
+        self.encoder._load()
+        return self.encoder
+
+    def close(self) -> None:
+        self.stop_worker()
+        if self._own[1] and self.vectors is not None:
+            self.vectors.close()
+        if self._own[0] and self.store is not None:
+            self.store.close()
+
+    # -- the worker
+    def run_pass(self, stop: threading.Event):
+        """One indexing pass through the service's vector store (its writes gated, :class:`Gate`)."""
+        from .pipeline import Indexer, Progress
+        from .store.sql import open_store
+
+        publish = _Publish(self.gate)
+        store = open_store()
+        for name in _SQL_PUBLISH:
+            setattr(store, name, publish.wrap(getattr(store, name)))
+        t = time.perf_counter()
+        try:
+            report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
+                             encoder=None).run()
+        finally:
+            held = publish.release()
+            store.close()
+            self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held})
+            self.passes_done += 1
+        self.passes[-1].update(status=report.status, run_id=report.run_id)
+        del self.passes[:-20]  # the recent ones
+        log.info("index pass %s: %s (index published in %.2f s)", report.run_id, report.status, held)
+        return report
+
+    def start_worker(self) -> None:
+        from .worker import Worker
+
+        self.worker = Worker(self.worker_schedule, self.run_pass, busy_retry_seconds=self.busy_retry_seconds)
+        self._thread = threading.Thread(target=self._work, name="taskspace-worker", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        try:
+            self.worker.serve()
+        except BaseException:  # the API keeps serving the last complete index
+            log.exception("the in-process worker stopped")
+
+    def stop_worker(self, timeout: float | None = None) -> None:
+        """Ask the worker to finish its current item and wait for it."""
+        if self.worker is not None:
+            self.worker.stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    # -- reads (the library does the work)
+    def find(self, **query) -> dict:
+        from .find import find_models
+
+        with self.gate.read():
+            return find_models(**query, store=self.store, vectors=self.vectors).to_dict()
+
+    def models(self, **query) -> list[dict]:
+        from .browse import list_models
+
+        with self.gate.read():
+            return list_models(**query, store=self.store, vectors=self.vectors)
+
+    def model(self, model_id: str) -> dict:
+        from .browse import model_detail
+
+        with self.gate.read():
+            return model_detail(model_id, store=self.store, vectors=self.vectors)
+
+    def benchmarks(self) -> list[dict]:
+        from .browse import list_benchmarks
+
+        with self.gate.read():
+            return list_benchmarks(store=self.store)
+
+    def readiness(self) -> dict:
+        """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
+        from .query import _space
+        from .space import space_name
+
+        checks: dict[str, dict] = {}
+        space = None
+        with self.gate.read():
+            try:
+                space = _space(self.store)
+                checks["sql"] = {"ok": True, "detail": f"space {space_name(space)}"}
+            except Exception as exc:  # noqa: BLE001 - any failure is "not ready", said in the answer
+                from .errors import NotFoundError
+
+                checks["sql"] = {"ok": isinstance(exc, NotFoundError), "detail": scrub(str(exc))}
+            try:
+                n = self.vectors.count(space_name(space), "models") if space is not None else 0
+                if space is None:
+                    self.vectors.spaces()
+                checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
+                checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else
+                                   "the index is empty: run `taskspace index` (or serve with --worker-every)"}
+            except Exception as exc:  # noqa: BLE001
+                checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
+                checks["index"] = {"ok": False, "detail": "the vector store cannot be read"}
+        checks["encoder"] = {"ok": self.encoder is not None,
+                             "detail": getattr(self.encoder, "id", None) or "not loaded"}
+        if self.worker_schedule:
+            last = dict(self.passes[-1]) if self.passes else None
+            checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
+                                "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
+                                          + (f"; the last {last.get('status')}, {last['seconds']:.1f} s, its index "
+                                             f"published in {last['publish_seconds']:.2f} s" if last else ""),
+                                "passes": [dict(p) for p in self.passes]}
+        return checks
+
+
+# ------------------------------------------------------------------------------------------------ the app
+def create_app(service: Service | None = None, *, worker_schedule: str | None = None):
+    """The FastAPI app. ``service``: one already built (tests); else one is built and started at start-up and
+    closed at shutdown."""
+    from fastapi import Body, FastAPI, Query, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import FileResponse, JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    from . import errors
+
+    svc = service or Service(worker_schedule=worker_schedule)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        import anyio
+
+        if svc.store is None or svc.vectors is None or svc.encoder is None:
+            await anyio.to_thread.run_sync(svc.start)
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(svc.close)
+
+    from . import __version__ as version
+
+    app = FastAPI(title="taskspace", version=version, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  description="Find the model for a task: rank indexed models by their predicted success on prompts "
+                              "or a benchmark. Read-only.")
+    app.state.service = svc
+
+    # -- errors: one shape
+    def answer(status: int, code: str, message: str, field: str | None = None, **extra) -> JSONResponse:
+        return JSONResponse(status_code=status, content={**error_body(code, message, field), **extra})
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError):
+        return answer(exc.status, exc.code, exc.message, exc.field)
+
+    @app.exception_handler(errors.IndexerError)
+    async def _library_error(request: Request, exc: errors.IndexerError):
+        name = next((c.__name__ for c in type(exc).__mro__ if c.__name__ in _STATUS), None)
+        status = _STATUS.get(name, 500)
+        if status == 500:
+            return _internal(request, exc)
+        field = getattr(exc, "item", None)
+        code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
+        return answer(status, code, scrub(str(exc)), field)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError):
+        errs = exc.errors()
+        first = errs[0] if errs else {}
+        loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+        field = ".".join(loc) or None
+        kind = first.get("type", "")
+        if kind == "json_invalid":
+            return answer(400, "invalid_json", "the request body is not valid JSON", None)
+        if kind == "missing" and not loc:
+            return answer(400, "bad_request", "the request needs a JSON body", None)
+        msg = str(first.get("msg", "invalid value"))
+        more = f" (and {len(errs) - 1} more problem(s))" if len(errs) > 1 else ""
+        return answer(422, "invalid_request", f"{field or 'request'}: {msg}{more}", field)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException):
+        code = _CODES.get(exc.status_code, "http_error")
+        if exc.status_code == 404:
+            message = f"no route {request.url.path}; see /openapi.json"
+        elif exc.status_code == 405:
+            message = f"method {request.method} is not allowed on {request.url.path}"
+        else:
+            message = str(exc.detail)
+        return JSONResponse(status_code=exc.status_code, content=error_body(code, message),
+                            headers=getattr(exc, "headers", None))
+
+    def _internal(request, exc) -> JSONResponse:
+        ref = uuid.uuid4().hex[:12]
+        log.error("internal error %s on %s %s", ref, request.method, request.url.path, exc_info=exc)
+        return answer(500, "internal_error", f"internal error (reference {ref}; the server log has the details)")
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):
+        return _internal(request, exc)
+
+    app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
+
+    # -- routes
+    @app.get("/healthz", tags=["service"])
+    def healthz() -> dict:
+        """The process is up."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["service"])
+    def readyz():
+        """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise)."""
+        checks = svc.readiness()
+        bad = [k for k, v in checks.items() if not v["ok"]]
+        if bad:
+            return answer(503, "not_ready", "not ready: " + "; ".join(f"{k}: {checks[k]['detail']}" for k in bad),
+                          None, checks=checks)
+        return {"status": "ready", "checks": checks}
+
+    schema = _find_schema()
+    defs = schema.pop("$defs", {})
+
+    @app.post("/v1/find", tags=["find"], openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
+                                                           "filters": {"max_params": "8B"}}}}}})
+    def find(body: dict[str, Any] = Body(...)):
+        """Rank the indexed models for a task: one of ``prompts`` (a string or a list), ``benchmark`` or
+        ``vector``; ``k`` (<= 100), ``filters`` (licenses, min_params, max_params, pipeline_tag, exclude_gated,
+        open_only, min_evidence, benchmark), ``models`` (compare mode), ``prefer_smaller``, ``rank``
+        (probability | lcb), ``evidence``. Answers what ``taskspace search --json`` prints."""
+        return svc.find(**find_arguments(body))
+
+    @app.get("/v1/models", tags=["browse"])
+    def models(benchmark: str | None = None, offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
+               license: list[str] | None = Query(None), min_params: str | None = None, max_params: str | None = None,
+               pipeline_tag: str | None = None, exclude_gated: bool = False, open_only: bool = False,
+               min_evidence: int | None = Query(None, ge=0), measured_on: str | None = None):
+        """The indexed models by key, a page at a time (``next_offset`` is null on the last page)."""
+        if limit > LIMITS["max_page"]:
+            raise ApiError(422, "limit_exceeded", f"limit: at most {LIMITS['max_page']} models per page "
+                           f"(max_page), got {limit}", "limit")
+        filters = {"licenses": license or None, "min_params": min_params, "max_params": max_params,
+                   "pipeline_tag": pipeline_tag, "exclude_gated": exclude_gated, "open_only": open_only,
+                   "min_evidence": min_evidence, "benchmark": measured_on}
+        got = svc.models(benchmark=benchmark, offset=offset, limit=limit + 1,
+                         filters={k: v for k, v in filters.items() if v is not None})
+        return {"models": got[:limit], "offset": offset, "limit": limit,
+                "next_offset": offset + limit if len(got) > limit else None}
+
+    @app.get("/v1/models/{model_id:path}", tags=["browse"])
+    def model(model_id: str):
+        """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
+        return svc.model(model_id)
+
+    @app.get("/v1/benchmarks", tags=["browse"])
+    def benchmarks():
+        """Every benchmark: name, group, prompts, models measured."""
+        return {"benchmarks": svc.benchmarks()}
+
+    # -- the page
+    @app.get("/", include_in_schema=False)
+    def page():
+        return FileResponse(WEB / "index.html", media_type="text/html; charset=utf-8")
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def static(name: str):
+        path = WEB / name
+        if "/" in name or name.startswith(".") or not path.is_file():
+            raise ApiError(404, "not_found", f"no static file {name!r}", "name")
+        media = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}.get(path.suffix)
+        return FileResponse(path, media_type=media)
+
+    openapi = app.openapi
+
+    def with_defs():  # the body schema's sub-schemas (FindFilters) beside FastAPI's own components
+        doc = openapi()
+        doc.setdefault("components", {}).setdefault("schemas", {}).update(defs)
+        return doc
+
+    app.openapi = with_defs
+    return app
+
+
+def _find_schema() -> dict:
+    """The JSON schema of a ``/v1/find`` body, for the OpenAPI document (the checks are :func:`find_arguments` and
+    the library's, whose messages name the field)."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class FindFilters(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        licenses: list[str] | None = Field(None, description="any of these licenses")
+        min_params: str | float | None = Field(None, description="parameters, e.g. 1.5B")
+        max_params: str | float | None = Field(None, description="parameters, e.g. 8B")
+        pipeline_tag: str | None = None
+        exclude_gated: bool = False
+        open_only: bool = Field(False, description="only models with a Hub repo (open weights)")
+        min_evidence: int | None = Field(None, ge=0, description="measured on at least this many prompts")
+        benchmark: str | None = Field(None, description="measured on this benchmark")
+
+    class FindBody(BaseModel):
+        """Exactly one of prompts (or prompt), benchmark, vector."""
+
+        model_config = ConfigDict(extra="forbid")
+        prompts: list[str] | str | None = Field(None, max_length=LIMITS["max_prompts"],
+                                                description="example prompts of the task (their mean is the query)")
+        prompt: str | None = Field(None, max_length=LIMITS["max_prompt_chars"], description="one prompt")
+        benchmark: str | None = Field(None, description="a benchmark name: its vector is the query")
+        vector: list[float] | None = Field(None, max_length=LIMITS["max_vector_length"],
+                                           description="a raw query in the space's index form")
+        k: int = Field(10, ge=1, le=LIMITS["max_k"])
+        filters: FindFilters | None = None
+        models: list[str] | None = Field(None, max_length=LIMITS["max_models"],
+                                         description="compare mode: rank exactly these models")
+        prefer_smaller: float = Field(0.0, ge=0, description="rank by score - ALPHA * log10(parameters)")
+        rank: Literal["probability", "lcb"] = "probability"
+        evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
+
+    return FindBody.model_json_schema(ref_template="#/components/schemas/{model}")
+
+
+def find_arguments(body: dict) -> dict:
+    """The ``find_models`` keyword arguments of a ``/v1/find`` body, after the limits (:data:`LIMITS`); the library
+    checks the rest (types, filters, names) and says what is wrong."""
+    if not isinstance(body, dict):
+        raise ApiError(422, "invalid_request", "the body must be a JSON object", None)
+    known = {"prompts", "prompt", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence"}
+    unknown = sorted(set(body) - known)
+    if unknown:
+        raise ApiError(422, "invalid_request", f"unknown field(s) {unknown}; known: {', '.join(sorted(known))}",
+                       unknown[0])
+    args = dict(body)
+    if "prompt" in args:  # one prompt: "prompt": "..." is "prompts": ["..."]
+        if "prompts" in args:
+            raise ApiError(422, "invalid_request", "give prompt or prompts, not both", "prompt")
+        args["prompts"] = args.pop("prompt")
+    prompts = args.get("prompts")
+    if isinstance(prompts, list):
+        if len(prompts) > LIMITS["max_prompts"]:
+            raise ApiError(422, "limit_exceeded", f"prompts: at most {LIMITS['max_prompts']} example prompts per "
+                           f"request (max_prompts), got {len(prompts)}", "prompts")
+        for i, p in enumerate(prompts):
+            _check_length(p, f"prompts[{i}]")
+    else:
+        _check_length(prompts, "prompts")
+    k = args.get("k")
+    if isinstance(k, int) and not isinstance(k, bool) and k > LIMITS["max_k"]:
+        raise ApiError(422, "limit_exceeded", f"k: at most {LIMITS['max_k']} results (max_k), got {k}", "k")
+    for name, limit in (("models", "max_models"), ("vector", "max_vector_length")):
+        v = args.get(name)
+        if isinstance(v, list) and len(v) > LIMITS[limit]:
+            raise ApiError(422, "limit_exceeded", f"{name}: at most {LIMITS[limit]} entries ({limit}), got {len(v)}",
+                           name)
+    ev = args.get("evidence")
+    if isinstance(ev, int) and not isinstance(ev, bool) and ev > LIMITS["max_evidence"]:
+        raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
+                       f"(max_evidence), got {ev}", "evidence")
+    return args
+
+
+def _check_length(text, field: str) -> None:
+    if isinstance(text, str) and len(text) > LIMITS["max_prompt_chars"]:
+        raise ApiError(422, "limit_exceeded", f"{field}: a prompt has at most {LIMITS['max_prompt_chars']} "
+                       f"characters (max_prompt_chars), got {len(text)}", field)
+
+
+class _BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 (by its Content-Length before
+    reading, else when the streamed body passes the limit)."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            return await self._reject(send, int(declared))
+        seen = 0
+        over = False  # the body passed the limit: whatever the app answers (a parse error), the client gets 413
+
+        async def counted():
+            nonlocal seen, over
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    over = True
+                    raise _TooLarge(seen)
+            return message
+
+        replaced = False
+
+        async def answer(message):
+            nonlocal replaced
+            if over:
+                if message["type"] == "http.response.start" and not replaced:
+                    replaced = True
+                    await self._reject(send, seen, at_least=True)
+                return
+            await send(message)
+
+        try:
+            await self.app(scope, counted, answer)
+        except _TooLarge:
+            if not replaced:
+                await self._reject(send, seen, at_least=True)
+
+    async def _reject(self, send, size: int, at_least: bool = False):
+        import json
+
+        more = "more than " if at_least else ""
+        body = json.dumps(error_body("body_too_large", f"the request body is {more}{size} bytes; the limit is "
+                                     f"{self.limit} bytes (max_body_bytes)", "body")).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
+
+
+def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | None = None,
+        log_level: str = "warning") -> None:
+    """Start the server (blocks until SIGINT/SIGTERM; the in-process worker finishes its current item first)."""
+    import uvicorn
+
+    # the stores and the encoder open here, before uvicorn: an index another process holds, a database that is
+    # not reachable or an encoder that does not load is one line and its exit code (indexer.cli), not a traceback
+    service = Service(worker_schedule=worker_schedule).start()
+    app = create_app(service)
+    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
+    # so a clean shutdown exits 0
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), access_log=False, server_header=False)

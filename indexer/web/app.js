@@ -1,0 +1,243 @@
+// taskspace search page: plain JavaScript, no build step, no request to any other host.
+// The query lives in the URL (?q=...&k=...; ?model=ID for a model page), so a result can be shared.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const FIELDS = ["benchmark", "license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on",
+                "models", "k", "prefer_smaller", "rank"];
+const INPUT = { license: "licenses" };  // URL parameter -> input id where they differ
+const FLAGS = ["exclude_gated", "open_only"];
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") node.className = v; else if (k === "text") node.textContent = v; else node.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) node.append(c);
+  return node;
+}
+
+const pct = (p) => (p === null || p === undefined ? "n/a" : `${Math.round(p * 100)}%`);
+
+function formatParams(n) {
+  if (n === null || n === undefined) return "unknown";
+  for (const [u, s] of [["T", 1e12], ["B", 1e9], ["M", 1e6], ["K", 1e3]]) if (n >= s) return `${(n / s).toFixed(1)}${u}`;
+  return String(n);
+}
+
+function modelPath(id) { return "/v1/models/" + id.split("/").map(encodeURIComponent).join("/"); }
+function modelPage(id) { return "/?model=" + encodeURIComponent(id); }
+
+async function api(path, options) {
+  const res = await fetch(path, options);
+  const body = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
+  if (!res.ok) {
+    const e = body.error || {};
+    throw new Error((e.field ? `${e.field}: ` : "") + (e.message || `HTTP ${res.status}`));
+  }
+  return body;
+}
+
+// -- the form <-> the URL
+function formToParams() {
+  const p = new URLSearchParams();
+  const task = $("task").value.trim();
+  if (task) p.set("q", task);
+  for (const f of FIELDS) {
+    const v = $(INPUT[f] || f).value.trim();
+    const dflt = { k: "10", prefer_smaller: "0", rank: "probability" }[f];
+    if (v && v !== dflt) p.set(f, v);
+  }
+  for (const f of FLAGS) if ($(f).checked) p.set(f, "1");
+  return p;
+}
+
+function paramsToForm(p) {
+  $("task").value = p.get("q") || "";
+  for (const f of FIELDS) {
+    const input = $(INPUT[f] || f);
+    const dflt = { k: "10", prefer_smaller: "0", rank: "probability" }[f] || "";
+    const v = p.get(f) || dflt;
+    if (input.tagName === "SELECT" && v && ![...input.options].some((o) => o.value === v)) input.append(el("option", { value: v, text: v }));
+    input.value = v;
+  }
+  for (const f of FLAGS) $(f).checked = p.get(f) === "1";
+  const hasFilters = ["license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on", "models", "prefer_smaller", "rank",
+                      ...FLAGS].some((f) => p.has(f)) || (p.get("k") && p.get("k") !== "10");
+  if (hasFilters) $("options").open = true;
+}
+
+function findBody(p) {
+  const body = {};
+  const task = p.get("q");
+  if (p.get("benchmark")) body.benchmark = p.get("benchmark");
+  else if (task) body.prompts = task.split(/\n\s*\n/).map((s) => s.trim()).filter(Boolean);
+  body.k = parseInt(p.get("k") || "10", 10);
+  if (p.get("prefer_smaller")) body.prefer_smaller = parseFloat(p.get("prefer_smaller"));
+  if (p.get("rank")) body.rank = p.get("rank");
+  if (p.get("models")) body.models = p.get("models").split(",").map((s) => s.trim()).filter(Boolean);
+  const filters = {};
+  if (p.get("license")) filters.licenses = p.get("license").split(",").map((s) => s.trim()).filter(Boolean);
+  for (const f of ["min_params", "max_params", "pipeline_tag"]) if (p.get(f)) filters[f] = p.get(f);
+  if (p.get("min_evidence")) filters.min_evidence = parseInt(p.get("min_evidence"), 10);
+  if (p.get("measured_on")) filters.benchmark = p.get("measured_on");
+  for (const f of FLAGS) if (p.get(f) === "1") filters[f] = true;
+  if (Object.keys(filters).length) body.filters = filters;
+  return body;
+}
+
+// -- results
+function probabilityBar(r) {
+  const [lo, hi] = r.interval || [null, null];
+  const label = `probability of success ${pct(r.probability)}` + (lo !== null && hi !== null ? `, interval ${pct(Math.min(lo, hi))} to ${pct(Math.max(lo, hi))}` : "");
+  const bar = el("div", { class: "bar", role: "img", "aria-label": label });
+  if (r.probability !== null) bar.append(el("span", { class: "fill", style: `width:${(r.probability * 100).toFixed(1)}%` }));
+  if (lo !== null && hi !== null) bar.append(el("span", { class: "band", style: `left:${(Math.min(lo, hi) * 100).toFixed(1)}%;width:${(Math.abs(hi - lo) * 100).toFixed(1)}%` }));
+  if (r.probability !== null) bar.append(el("span", { class: "point", style: `left:${(r.probability * 100).toFixed(1)}%` }));
+  return el("div", { class: "prob" }, bar, el("span", { class: "pct", text: pct(r.probability) }),
+            el("span", { class: "ci", text: lo !== null && hi !== null ? `(${pct(Math.min(lo, hi))}–${pct(Math.max(lo, hi))})` : "(no interval)" }));
+}
+
+function outcomeText(o) {
+  if (o === null || o === undefined) return el("span", { class: "outcome", text: "?" });
+  if (o >= 1) return el("span", { class: "outcome ok", text: "✓ correct" });
+  if (o <= 0) return el("span", { class: "outcome bad", text: "✗ wrong" });
+  return el("span", { class: "outcome", text: `${Math.round(o * 100)}% correct` });
+}
+
+function evidencePanel(r) {
+  const ev = r.evidence || { prompts: [], benchmarks: [] };
+  const panel = el("details", { class: "evidence" }, el("summary", { text: "Evidence" }));
+  panel.append(el("h4", { text: "Nearest indexed prompts, with this model's outcome" }));
+  const ul = el("ul");
+  for (const p of ev.prompts) {
+    ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { text: p.text.length > 300 ? p.text.slice(0, 300) + "…" : p.text }),
+                 el("span", { class: "meta", text: ` (${p.benchmark}; similarity ${p.similarity === null ? "n/a" : p.similarity.toFixed(2)})` })));
+  }
+  if (!ev.prompts.length) ul.append(el("li", { text: "no indexed prompt near this query was measured on this model" }));
+  panel.append(ul, el("h4", { text: "Observed accuracy on the nearest benchmarks" }));
+  const ub = el("ul");
+  for (const b of ev.benchmarks) ub.append(el("li", { text: `${b.name}: ${pct(b.accuracy)} of ${b.n} prompts` }));
+  if (!ev.benchmarks.length) ub.append(el("li", { text: "none" }));
+  panel.append(ub);
+  return panel;
+}
+
+function resultItem(r, i) {
+  const name = r.hub_id
+    ? el("a", { class: "name", href: `https://huggingface.co/${r.hub_id}`, rel: "noopener", title: "its page on the Hugging Face Hub" }, r.model)
+    : el("span", { class: "name", text: r.model });
+  const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${i + 1}.` }), name);
+  if (r.api_only) head.append(el("span", { class: "badge", text: "API only" }));
+  if (!(r.coverage && r.coverage.measured_near)) head.append(el("span", { class: "badge far", text: "not measured near this query" }));
+  head.append(el("a", { class: "detail", href: modelPage(r.model), "data-model": r.model }, "model page"));
+  const md = r.metadata || {};
+  const cov = r.coverage || {};
+  const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
+    md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null,
+    `measured on ${cov.near || 0} nearby prompt(s)` + (cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "")]
+    .filter(Boolean).join(" · ") });
+  return el("li", { class: "result" }, head, probabilityBar(r), meta, evidencePanel(r));
+}
+
+function renderResults(data) {
+  const list = $("ranked");
+  list.replaceChildren(...data.results.map(resultItem));
+  const q = data.query || {};
+  const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${q.prompts} prompt(s)`;
+  $("status").className = "";
+  $("status").textContent = data.results.length ? `${data.results.length} model(s) ranked for ${what}` : `no model matches (${what}): loosen the filters`;
+  const notes = [];
+  for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${f} excluded ${n}`);
+  for (const [f, n] of Object.entries(data.missing_metadata || {})) if (n) notes.push(`${n} without the metadata ${f} needs`);
+  if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
+  $("notes").textContent = notes.join(" · ");
+}
+
+async function runSearch(p) {
+  $("model").hidden = true;
+  $("results").hidden = false;
+  const body = findBody(p);
+  if (!body.prompts && !body.benchmark) { $("status").textContent = ""; $("ranked").replaceChildren(); return; }
+  $("status").className = "";
+  $("status").textContent = "searching…";
+  $("go").disabled = true;
+  try {
+    renderResults(await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+  } catch (err) {
+    $("status").className = "error";
+    $("status").textContent = `error: ${err.message}`;
+    $("ranked").replaceChildren();
+    $("notes").textContent = "";
+  } finally {
+    $("go").disabled = false;
+  }
+}
+
+// -- the model page
+async function showModel(id) {
+  $("results").hidden = true;
+  $("search").hidden = true;
+  const sec = $("model");
+  sec.hidden = false;
+  $("model-title").textContent = id;
+  $("model-meta").textContent = "loading…";
+  try {
+    const m = await api(modelPath(id));
+    const title = $("model-title");
+    title.replaceChildren(m.hub_id ? el("a", { href: `https://huggingface.co/${m.hub_id}`, rel: "noopener" }, m.model) : m.model);
+    const md = m.metadata || {};
+    $("model-meta").textContent = [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
+      md.pipeline_tag, md.gated ? "gated" : null, m.api_only ? "API only" : (md.open_weights ? "open weights" : null),
+      `${m.n_prompts || 0} prompts measured`, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
+      .filter(Boolean).join(" · ");
+    $("strengths").tBodies[0].replaceChildren(...m.strengths.map((s) => el("tr", {},
+      el("td", { text: s.benchmark + (s.measured ? "" : " (not measured)") }), el("td", { text: pct(s.probability) }),
+      el("td", { text: pct(s.mean) }), el("td", { text: (s.delta >= 0 ? "+" : "") + Math.round(s.delta * 100) + " pts" }),
+      el("td", { text: `${s.rank} of ${s.of}` }))));
+    $("observed").tBodies[0].replaceChildren(...m.benchmarks.map((b) => el("tr", {},
+      el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }), el("td", { text: String(b.n) }))));
+  } catch (err) {
+    $("model-meta").textContent = `error: ${err.message}`;
+  }
+  sec.focus();
+}
+
+function route() {
+  const p = new URLSearchParams(location.search);
+  if (p.get("model")) return showModel(p.get("model"));
+  $("search").hidden = false;
+  paramsToForm(p);
+  return runSearch(p);
+}
+
+async function loadBenchmarks() {
+  try {
+    const { benchmarks } = await api("/v1/benchmarks");
+    for (const id of ["benchmark", "measured_on"]) {
+      const sel = $(id);
+      const have = new Set([...sel.options].map((o) => o.value));
+      for (const b of benchmarks) if (!have.has(b.name)) sel.append(el("option", { value: b.name, text: `${b.name} (${b.prompts} prompts)` }));
+    }
+  } catch (err) { /* the picker stays empty; a search still says what is wrong */ }
+}
+
+$("search").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const p = formToParams();
+  history.pushState(null, "", "/?" + p.toString());
+  runSearch(p).then(() => { if ($("ranked").children.length) $("results").focus(); });
+});
+$("task").addEventListener("keydown", (ev) => {  // Ctrl/Cmd+Enter searches from the text box
+  if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); $("search").requestSubmit(); }
+});
+document.addEventListener("click", (ev) => {  // model pages open in place (the URL changes, Back returns)
+  const a = ev.target.closest("a[data-model]");
+  if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
+  ev.preventDefault();
+  history.pushState(null, "", a.getAttribute("href"));
+  showModel(a.dataset.model);
+});
+window.addEventListener("popstate", route);
+loadBenchmarks().then(route);

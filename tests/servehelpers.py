@@ -1,0 +1,68 @@
+"""Helpers of the serve tests (test_serve*.py): a small real index in the test's TASKSPACE_HOME, and a uvicorn
+server on a free 127.0.0.1 port in a thread of the test process."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import numpy as np
+
+from helpers import outcomes, write_table
+
+#: Hub-style ids (linked to the Hub on the page) and one plain name
+MODELS = ["org/m1", "org/m2", "lab/m3", "plainname"]
+METADATA = [{"key": "org/m1", "license": "mit", "num_parameters": 7_000_000_000},
+            {"key": "org/m2", "license": "apache-2.0", "num_parameters": 70_000_000_000},
+            {"key": "lab/m3", "license": "mit", "num_parameters": 1_500_000_000}]
+
+
+def build_index(tmp_path, encoder, *, seed: int = 5) -> None:
+    """Two table sources (benchmarks alpha and beta) over :data:`MODELS`, indexed into the configured stores
+    (this test's TASKSPACE_HOME), with license and parameters for three models; the stores are closed after."""
+    from indexer import sync
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    rng = np.random.default_rng(seed)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, MODELS, 16), 16)
+    write_table(tmp_path / "b", "beta", outcomes(rng, MODELS, 12), 12, offset=16)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))])
+        assert r.status == "ok", r.errors
+        store.upsert_models(METADATA)
+        sync.push_models(store, vectors, store.list_spaces()[0].id)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ThreadServer:
+    """uvicorn serving ``app`` on 127.0.0.1 in a thread (``with ThreadServer(app) as url: ...``)."""
+
+    def __init__(self, app):
+        import uvicorn
+
+        self.port = free_port()
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                                    access_log=False))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 120
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(60)

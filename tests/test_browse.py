@@ -1,0 +1,79 @@
+"""indexer.browse: models (filters, paging, benchmark), benchmarks (prompts, models measured), one model's record
+(observed accuracy and n, strengths relative to the other models), close-name suggestions."""
+
+import numpy as np
+import pytest
+
+from indexer import list_benchmarks, list_models, model_detail
+from indexer.errors import NotFoundError
+
+from helpers import TOPICS, index_sources, outcomes
+
+ALPHA = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+BETA = [f"Write a Python function number {j} that sorts a list of integers" for j in range(10)]
+
+
+@pytest.fixture
+def idx(tmp_path, encoder):
+    rng = np.random.default_rng(7)
+    a = outcomes(rng, ["org/a", "org/b", "gpt-4o"], 12)
+    b = outcomes(rng, ["org/a", "org/c"], 10)
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ALPHA, a), (tmp_path / "b", "beta", BETA, b)])
+    store.upsert_models([{"key": "org/a", "license": "mit", "num_parameters": 8_000_000_000},
+                         {"key": "org/b", "license": "apache-2.0", "num_parameters": 70_000_000_000}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    yield store, vectors, {"alpha": a, "beta": b}
+    vectors.close()
+    store.close()
+
+
+def test_list_models_filters_and_pages(idx):
+    store, vectors, _ = idx
+    kw = {"store": store, "vectors": vectors}
+    every = list_models(**kw)
+    assert [m["model"] for m in every] == ["gpt-4o", "org/a", "org/b", "org/c"]
+    assert every[0]["api_only"] and every[1]["hub_id"] == "org/a" and every[1]["metadata"]["params"] == 8_000_000_000
+    assert every[1]["benchmarks"] == ["alpha", "beta"] and every[1]["n_prompts"] == 22
+    assert [m["model"] for m in list_models(benchmark="beta", **kw)] == ["org/a", "org/c"]
+    assert [m["model"] for m in list_models(offset=1, limit=2, **kw)] == ["org/a", "org/b"]
+    assert [m["model"] for m in list_models(filters={"max_params": "8B"}, **kw)] == ["org/a"]
+    assert [m["model"] for m in list_models(filters={"open_only": True}, benchmark="alpha", **kw)] == ["org/a", "org/b"]
+    with pytest.raises(NotFoundError, match="did you mean beta"):
+        list_models(benchmark="betta", **kw)
+
+
+def test_list_benchmarks_counts_prompts_and_models(idx):
+    store, _, _ = idx
+    assert list_benchmarks(store=store) == [{"name": "alpha", "group": None, "prompts": 12, "models": 3},
+                                            {"name": "beta", "group": None, "prompts": 10, "models": 2}]
+
+
+def test_model_detail_observed_and_strengths(idx):
+    store, vectors, outs = idx
+    d = model_detail("org/a", store=store, vectors=vectors)
+    assert d["hub_id"] == "org/a" and d["metadata"]["license"] == "mit"
+    assert d["benchmarks"] == [{"name": b, "accuracy": round(float(np.mean(outs[b]["org/a"])), 4), "n": n}
+                               for b, n in (("alpha", 12), ("beta", 10))]
+    # strengths: the calibrated probability on each benchmark vector, relative to every indexed model's
+    from indexer.query import predictor
+    from indexer.space import space_name
+
+    (space,) = store.list_spaces()
+    name = space_name(space)
+    pred = predictor(store, space)
+    models = {h.key: h.vector for h in vectors.scan(name, "models", with_vectors=True)}
+    want = {}
+    for h in vectors.scan(name, "benchmarks", with_vectors=True):
+        p = pred.probability(np.array([float(h.vector @ v) for v in models.values()]))
+        mine = float(pred.probability(float(h.vector @ models["org/a"])))
+        want[h.key] = mine - p.mean()
+    got = {s["benchmark"]: s["delta"] for s in d["strengths"]}
+    assert got == pytest.approx(want, abs=1e-3)
+    assert [s["benchmark"] for s in d["strengths"]] == sorted(want, key=want.get, reverse=True)
+    assert all(s["of"] == 4 and 1 <= s["rank"] <= 4 for s in d["strengths"])
+    api = model_detail("gpt-4o(eval_results/gpt4o)", store=store, vectors=vectors)  # any alias finds it
+    assert api["model"] == "gpt-4o" and api["api_only"] and api["hub_id"] is None
+    with pytest.raises(NotFoundError, match="did you mean org/a"):
+        model_detail("org/aa", store=store, vectors=vectors)

@@ -1,0 +1,153 @@
+"""The command line as users expect it: usage errors are one line with exit 2, --version, -h, examples and choices in
+the help, no reference to files outside the repo; search/models/benchmarks/model print exactly the library's answer
+(--json) or a table with column titles, and nothing but the answer on stdout."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import TOPICS, index_sources, outcomes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, input=stdin,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="200"), cwd=ROOT)
+
+
+@pytest.mark.parametrize("args,says", [
+    (["search", "-k", "abc", "x"], "Invalid value for '--top'"),
+    (["search", "-k", "0", "x"], "greater than or equal to 1"),
+    (["nosuchcmd"], "No such command 'nosuchcmd'"),
+    (["ingest"], "Missing argument"),
+    (["search", "--rank", "best", "x"], "'best' is not one of 'probability', 'lcb'"),
+    (["evaluate", "x", "--split", "nope"], "'nope' is not one of 'in-sample', 'oos', 'both'"),
+    (["search", "--no-such-option"], "No such option"),
+])
+def test_usage_errors_are_one_line_with_exit_2(args, says):
+    res = run(*args)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: taskspace") and says in lines[0], res.stderr
+    assert res.stdout == ""
+
+
+def test_version_help_examples_and_choices():
+    from indexer import __version__
+
+    res = run("--version")
+    assert res.returncode == 0 and res.stdout.strip() == f"taskspace {__version__}"
+    top = run("-h")
+    assert top.returncode == 0 and "Examples" in top.stdout and "search" in top.stdout
+    for cmd in ("search", "models", "benchmarks", "model", "evaluate"):
+        res = run(cmd, "-h")
+        assert res.returncode == 0 and "Example" in res.stdout, cmd
+    assert "probability|lcb" in run("search", "-h").stdout
+    assert "in-sample|oos|both" in run("evaluate", "-h").stdout
+
+
+def test_split_choices_are_the_evaluate_splits():
+    from indexer.cli import Split
+    from indexer.evaluate import SPLITS
+
+    assert tuple(s.value for s in Split) == SPLITS
+
+
+def test_help_names_no_file_outside_the_repo():
+    from indexer.cli import app
+    import typer.main
+
+    group = typer.main.get_command(app)
+    texts = [run("-h").stdout]
+    for name, cmd in group.commands.items():
+        texts.append(run(name, "-h").stdout)
+        for sub in getattr(cmd, "commands", {}):
+            texts.append(run(name, sub, "-h").stdout)
+    blob = re.sub(r"\s*│\s*", " ", "\n".join(texts))
+    assert "DESIGN.md" not in blob and "CONVENTIONS.md" not in blob
+    for path in set(re.findall(r"\b((?:docs|indexer|tests|benchmarks)/[\w./-]+\.(?:md|toml|py))", blob)):
+        assert (ROOT / path).is_file(), path
+
+
+@pytest.fixture
+def indexed(tmp_path, encoder):
+    rng = np.random.default_rng(11)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    beta = [f"Write a Python function number {j} that sorts a list" for j in range(10)]
+    store, vectors = index_sources(encoder, [
+        (tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "Qwen--Qwen1.5-7B", "gpt-4o"], 12)),
+        (tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/c"], 10))])
+    store.upsert_models([{"key": "org/a", "license": "mit", "num_parameters": 8_000_000_000}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    vectors.close()  # the subprocesses open the folder
+    yield store
+    store.close()
+
+
+def _library(fn, *args, **kw):
+    from indexer.query import close_cached
+
+    try:
+        return fn(*args, **kw)
+    finally:
+        close_cached()  # release the folder for the next subprocess
+
+
+def test_search_json_is_the_library_answer_and_the_table_has_titles(indexed, tmp_path):
+    from indexer import Filters, find_models
+
+    res = run("search", "Write a Python function that sorts numbers", "-k", "3", "--license", "mit", "--json")
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == ""  # logs at WARNING by default: nothing to say
+    want = _library(find_models, "Write a Python function that sorts numbers", k=3, filters=Filters(licenses=["mit"]))
+    assert json.loads(res.stdout) == json.loads(json.dumps(want.to_dict()))
+    text = run("search", "Write a Python function that sorts numbers", "-k", "3", "--max-params", "8B")
+    assert text.returncode == 0 and text.stderr == ""
+    for title in ("model", "P(success)", "90% interval", "measured near", "params", "license"):
+        assert title in text.stdout
+    assert "org/a" in text.stdout and "filter max_params excluded 3 model(s) (3 without the metadata it needs)" in text.stdout
+    examples = tmp_path / "examples.txt"
+    examples.write_text("Write a Python function that sorts numbers\n\nQuestion on poetry: what is a sonnet?\n")
+    res = run("search", "-f", str(examples), "--json", "-m", "org/a", "-m", "Qwen--Qwen1.5-7B")
+    got = json.loads(res.stdout)
+    assert got["query"]["kind"] == "prompts" and got["query"]["prompts"] == 2
+    assert sorted(r["model"] for r in got["results"]) == ["Qwen/Qwen1.5-7B", "org/a"]
+    import uuid
+
+    verbose = run("-v", "search", f"a prompt never encoded before {uuid.uuid4()}", "-k", "1")
+    assert " INFO " in verbose.stderr  # -v: INFO logs, on stderr only
+    bad = run("search", "x", "--max-params", "8 bytes")
+    assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
+        "error: max_params: '8 bytes' is not a parameter count; use a number with K, M, B or T, e.g. 8B or 770M"
+        .replace("max_params", "filters.max_params")]
+    missing = run("search", "-b", "alpah")
+    assert missing.returncode == 1 and "did you mean alpha" in missing.stderr
+
+
+def test_browse_commands(indexed):
+    from indexer import list_benchmarks, list_models, model_detail
+
+    res = run("models", "--json", "--benchmark", "beta")
+    assert json.loads(res.stdout) == _library(list_models, benchmark="beta")
+    res = run("benchmarks", "--json")
+    assert json.loads(res.stdout) == _library(list_benchmarks)
+    res = run("model", "Qwen--Qwen1.5-7B", "--json")
+    assert json.loads(res.stdout) == _library(model_detail, "Qwen/Qwen1.5-7B")
+    text = run("models")
+    assert text.returncode == 0 and all(t in text.stdout for t in ("model", "params", "license", "accuracy"))
+    text = run("benchmarks")
+    assert "models measured" in text.stdout and "alpha" in text.stdout
+    text = run("model", "org/a")
+    assert "Observed" in text.stdout and "Strongest relative" in text.stdout
+    res = run("model", "org/aa")
+    assert res.returncode == 1 and res.stderr.strip() == (
+        "error: unknown model 'org/aa'; did you mean org/a, org/c? (`taskspace models` lists them)")

@@ -1,0 +1,251 @@
+"""indexer.find: one entry point for prompt / prompts / benchmark / vector queries, Qdrant payload filters with
+counts, compare mode, the size trade-off, coverage and evidence, on a tiny real index (SQLite + Qdrant Edge)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from indexer import Filters, FindResult, find_models
+from indexer.errors import DimensionError, InputError, NotFoundError
+from indexer.find import NEAR_SIMILARITY, UNKNOWN_PARAMS, parse_params
+
+from helpers import TOPICS, index_sources, outcomes
+
+ALPHA = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(16)]
+BETA = [f"Write a Python function number {j} that sorts a list of integers" for j in range(12)]
+ALPHA_MODELS = ["org/small", "org/big", "gpt-4o(eval_results/gpt4o)", "Qwen--Qwen1.5-7B", "plain-name"]
+BETA_MODELS = ["org/small", "coder/only-code"]
+
+
+@pytest.fixture
+def idx(tmp_path, encoder):
+    rng = np.random.default_rng(3)
+    a, b = outcomes(rng, ALPHA_MODELS, 16), outcomes(rng, BETA_MODELS, 12)
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ALPHA, a), (tmp_path / "b", "beta", BETA, b)])
+    store.upsert_models([{"key": "org/small", "license": "mit", "num_parameters": 1_500_000_000},
+                         {"key": "org/big", "license": "apache-2.0", "num_parameters": 70_000_000_000, "gated": True},
+                         {"key": "coder/only-code", "license": "mit", "num_parameters": 7_000_000_000,
+                          "pipeline_tag": "text-generation"}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    yield store, vectors, {"alpha": a, "beta": b}
+    vectors.close()
+    store.close()
+
+
+def ask(idx, *args, **kw):
+    store, vectors, _ = idx
+    return find_models(*args, store=store, vectors=vectors, **kw)
+
+
+def test_parse_params_human_units():
+    assert parse_params("8B") == 8e9 and parse_params("1.5b") == 1.5e9 and parse_params("770M") == 7.7e8
+    assert parse_params("350k") == 3.5e5 and parse_params(7e9) == 7e9 and parse_params("1T") == 1e12
+    for bad in ("8 bytes", "", "B", "-1B", "0", True):
+        with pytest.raises(InputError, match="parameter count"):
+            parse_params(bad)
+    with pytest.raises(InputError, match="filters.max_params"):
+        Filters(max_params="lots")
+    with pytest.raises(InputError, match="above max_params"):
+        Filters(min_params="8B", max_params="1B")
+    with pytest.raises(InputError, match=r"unknown filter\(s\) \['colour'\]"):
+        Filters.from_dict({"colour": "red"})
+    assert Filters.from_dict({"max_params": "8B", "licenses": "mit"}).conditions() == {
+        "licenses": {"license": ["mit"]}, "max_params": {"num_parameters": {"lte": 8_000_000_000}}}
+
+
+def test_one_entry_point_four_kinds_and_the_json_shape(idx):
+    one = ask(idx, "Write a Python function that sorts numbers", k=3)
+    assert isinstance(one, FindResult) and one.query["kind"] == "prompt" and one.query["prompts"] == 1
+    several = ask(idx, [BETA[0], BETA[1]], k=3)
+    assert several.query["kind"] == "prompts" and several.query["prompts"] == 2
+    bench = ask(idx, benchmark="beta", k=3)
+    assert bench.query["kind"] == "benchmark" and bench.query["options_filled"] is False
+    store, vectors, _ = idx
+    from indexer.space import space_name
+
+    (space,) = store.list_spaces()
+    q = vectors.get(space_name(space), "benchmarks", ["beta"], with_vectors=True)["beta"].vector
+    raw = ask(idx, vector=q, k=3)
+    assert raw.query["kind"] == "vector"
+    assert [r.model for r in raw] == [r.model for r in bench] and [r.score for r in raw] == pytest.approx([r.score for r in bench])
+    d = json.loads(json.dumps(one.to_dict()))
+    assert set(d) == {"query", "space", "results", "excluded", "missing_metadata"}
+    assert {"encoder", "method"} <= set(d["space"])
+    r = d["results"][0]
+    assert set(r) >= {"model", "hub_id", "api_only", "aliases", "score", "probability", "interval", "coverage", "evidence",
+                      "metadata"}
+    assert set(r["coverage"]) == {"near", "measured_near", "benchmarks"}
+    assert set(r["evidence"]) == {"prompts", "benchmarks"}
+    assert set(r["metadata"]) == {"license", "params", "pipeline_tag", "gated", "open_weights"}
+    for res in (one, several, bench, raw):
+        for m in res:
+            assert 0.0 <= m.low <= m.probability <= m.high <= 1.0
+        assert [m.score for m in res] == sorted([m.score for m in res], reverse=True)
+
+
+def test_bad_queries_name_what_is_wrong(idx):
+    with pytest.raises(InputError, match="exactly one of prompts"):
+        ask(idx, "x", benchmark="alpha")
+    with pytest.raises(InputError, match="exactly one of prompts"):
+        ask(idx)
+    with pytest.raises(InputError, match=r"prompts\[1\]"):
+        ask(idx, ["ok", "  "])
+    with pytest.raises(InputError, match="k must be a positive integer"):
+        ask(idx, "x", k=0)
+    with pytest.raises(InputError, match="unknown ranking"):
+        ask(idx, "x", rank="best")
+    with pytest.raises(InputError, match="prefer_smaller"):
+        ask(idx, "x", prefer_smaller=-1)
+    with pytest.raises(NotFoundError, match="did you mean alpha"):
+        ask(idx, benchmark="alpah")
+    with pytest.raises(DimensionError, match="entries"):
+        ask(idx, vector=[0.1, 0.2])
+
+
+def test_model_identity_in_results(idx):
+    every = {r.model: r for r in ask(idx, benchmark="alpha", k=10)}
+    assert "gpt-4o" in every and every["gpt-4o"].api_only and every["gpt-4o"].hub_id is None
+    assert every["gpt-4o"].aliases == ["gpt-4o(eval_results/gpt4o)"]
+    assert every["Qwen/Qwen1.5-7B"].hub_id == "Qwen/Qwen1.5-7B" and every["Qwen/Qwen1.5-7B"].aliases == ["Qwen--Qwen1.5-7B"]
+    assert every["plain-name"].hub_id is None and not every["plain-name"].api_only
+    assert every["org/small"].metadata == {"license": "mit", "params": 1_500_000_000, "pipeline_tag": None,
+                                           "gated": False, "open_weights": True}
+
+
+def test_filters_are_payload_filters_with_excluded_and_missing_counts(idx):
+    res = ask(idx, benchmark="alpha", k=10, filters=Filters(max_params="8B"))
+    assert sorted(r.model for r in res) == ["coder/only-code", "org/small"]
+    assert res.excluded == {"max_params": 4} and res.missing_metadata == {"max_params": 3}  # 3 have no parameter count
+    res = ask(idx, benchmark="alpha", k=10, filters=Filters(max_params="8B", benchmark="alpha"))
+    assert [r.model for r in res] == ["org/small"]
+    assert res.excluded == {"max_params": 4, "benchmark": 1} and res.query["filters"]["benchmark"] == "alpha"
+    res = ask(idx, benchmark="alpha", k=10, filters={"licenses": ["mit"], "exclude_gated": True})
+    assert sorted(r.model for r in res) == ["coder/only-code", "org/small"]
+    assert res.excluded == {"licenses": 4, "exclude_gated": 1} and res.missing_metadata == {"licenses": 3}
+    res = ask(idx, benchmark="alpha", k=10, filters=Filters(open_only=True))
+    assert sorted(r.model for r in res) == ["Qwen/Qwen1.5-7B", "coder/only-code", "org/big", "org/small"]
+    assert res.excluded == {"open_only": 2} and res.missing_metadata == {"open_only": 1}  # plain-name: unknown
+    res = ask(idx, benchmark="alpha", k=10, filters=Filters(min_evidence=13, pipeline_tag="text-generation"))
+    assert [r.model for r in res] == [] and res.excluded["min_evidence"] == 1  # coder measured on 12 prompts
+
+
+def test_filters_are_not_post_filters(idx, monkeypatch):
+    """k results even when the best-scoring models fail the filter: Qdrant filters before it ranks."""
+    best = ask(idx, benchmark="alpha", k=10)
+    ok = [r.model for r in best if r.metadata["license"] == "mit"]
+    got = ask(idx, benchmark="alpha", k=len(ok), filters=Filters(licenses=["mit"]))
+    assert [r.model for r in got] == ok
+
+
+def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):
+    res = ask(idx, BETA[2], models=["Qwen--Qwen1.5-7B", "org/small", "gpt-4o(eval_results/gpt4o)"], k=1)
+    assert sorted(r.model for r in res) == ["Qwen/Qwen1.5-7B", "gpt-4o", "org/small"]
+    full = {r.model: r.score for r in ask(idx, BETA[2], k=10)}
+    assert [r.model for r in res] == sorted(["Qwen/Qwen1.5-7B", "gpt-4o", "org/small"], key=full.get, reverse=True)
+    assert res.query["models"] == ["Qwen/Qwen1.5-7B", "org/small", "gpt-4o"]
+    with pytest.raises(NotFoundError, match="did you mean org/small"):
+        ask(idx, "x", models=["org/smal"])
+
+
+@pytest.mark.parametrize("engine", ["edge", "local"])
+def test_prefer_smaller_equals_the_formula_computed_by_hand(tmp_path, encoder, monkeypatch, engine):
+    from indexer.config import reset_settings
+
+    monkeypatch.setenv("TASKSPACE_QDRANT_ENGINE", engine)
+    reset_settings()
+    rng = np.random.default_rng(3)
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ALPHA, outcomes(rng, ALPHA_MODELS, 16))])
+    try:
+        store.upsert_models([{"key": "org/small", "num_parameters": 1_500_000_000},
+                             {"key": "org/big", "num_parameters": 70_000_000_000}])
+        from indexer import sync
+
+        sync.push_models(store, vectors, store.list_spaces()[0].id)
+        plain = find_models(ALPHA[0], k=10, store=store, vectors=vectors)
+        params = {r.model: r.metadata["params"] for r in plain}
+        for alpha in (0.05, 0.5):
+            res = find_models(ALPHA[0], k=10, prefer_smaller=alpha, store=store, vectors=vectors)
+            want = {r.model: r.score - alpha * math.log10(params[r.model] or UNKNOWN_PARAMS) for r in plain}
+            assert [r.model for r in res] == sorted(want, key=want.get, reverse=True)
+            assert {r.model: r.rank_score for r in res} == pytest.approx(want, abs=1e-5)
+            assert {r.model: r.score for r in res} == pytest.approx({r.model: r.score for r in plain}, abs=1e-5)
+            assert res.missing_metadata == {"prefer_smaller": 3}
+            top = find_models(ALPHA[0], k=2, prefer_smaller=alpha, store=store, vectors=vectors)
+            assert [r.model for r in top] == [r.model for r in res][:2]  # k < candidates: still the formula's best
+        assert [r.model for r in res] != [r.model for r in plain]  # the knob changes the order here
+    finally:
+        vectors.close()
+        store.close()
+
+
+def test_lcb_rank_is_exact(idx):
+    every = ask(idx, ALPHA[3], k=10)
+    lower = {r.model: r.score - 1.6448536269514722 * math.sqrt(r.variance) for r in every}
+    got = ask(idx, ALPHA[3], k=3, rank="lcb")
+    assert [r.model for r in got] == sorted(lower, key=lower.get, reverse=True)[:3]
+    assert [r.rank_score for r in got] == pytest.approx(sorted(lower.values(), reverse=True)[:3], abs=1e-6)
+
+
+def test_coverage_and_evidence_come_from_the_models_own_outcomes(idx):
+    _, _, outs = idx
+    res = ask(idx, "Write a Python function that sorts a list of integers", k=10, evidence=2)
+    by = {r.model: r for r in res}
+    coder = by["coder/only-code"]
+    assert coder.coverage.measured_near and coder.coverage.benchmarks == ["beta"] and coder.coverage.near >= 2
+    assert len(coder.evidence.prompts) == 2
+    for p in coder.evidence.prompts:
+        j = BETA.index(p["text"])
+        assert p["benchmark"] == "beta" and p["outcome"] == outs["beta"]["coder/only-code"][j]
+        assert p["similarity"] >= NEAR_SIMILARITY
+    assert coder.evidence.prompts[0]["similarity"] >= coder.evidence.prompts[1]["similarity"]
+    assert coder.evidence.benchmarks == [{"name": "beta", "accuracy": round(float(np.mean(outs["beta"]["coder/only-code"])), 4),
+                                          "n": 12}]
+    for name in ("org/big", "gpt-4o", "plain-name"):  # measured on alpha only: nothing near a coding task
+        assert not by[name].coverage.measured_near and by[name].coverage.near == 0
+        assert by[name].coverage.benchmarks == []
+    # the nearest benchmarks first, not the overall accuracy: org/small has both, beta first here
+    small = by["org/small"].evidence.benchmarks
+    assert [b["name"] for b in small][0] == "beta" and small[0]["n"] == 12
+    bench = {r.model: r for r in ask(idx, benchmark="alpha", k=10)}
+    assert bench["org/small"].evidence.benchmarks[0] == {
+        "name": "alpha", "accuracy": round(float(np.mean(outs["alpha"]["org/small"])), 4), "n": 16}
+    none = ask(idx, "x", k=2, evidence=0)
+    assert all(r.evidence.prompts == [] and r.evidence.benchmarks == [] for r in none)
+
+
+def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(idx, monkeypatch):
+    """A question without options (its options filled from the nearest indexed questions): the same scores as
+    indexer.query, and the prompts collection is searched once for the fill and the neighbourhood together."""
+    from indexer import query
+
+    store, vectors, _ = idx
+    text = "Which planet is the largest in the solar system"
+    old = {m.model: m.score for m in query.find_models([text], top=10, store=store, vectors=vectors)}
+    calls = []
+    real = vectors.search
+
+    def counting(space, kind, *a, **kw):
+        calls.append(kind)
+        return real(space, kind, *a, **kw)
+
+    monkeypatch.setattr(vectors, "search", counting)
+    res = ask(idx, text, k=10)
+    assert res.query["options_filled"] is True
+    assert {r.model: r.score for r in res} == pytest.approx(old, abs=1e-5)
+    assert calls.count("prompts") == 1 and calls.count("models") == 1
+
+
+def test_importing_the_entry_point_is_cheap():
+    """`from indexer import find_models` loads no torch, SQLAlchemy or Qdrant client (they load on the first call)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, indexer; a = set(sys.modules); from indexer import find_models, Filters, FindResult; "
+            "heavy = [m for m in ('torch', 'sentence_transformers', 'sqlalchemy', 'qdrant_client', 'qdrant_edge') "
+            "if m in sys.modules]; print(heavy, 'numpy' in a)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[] False"

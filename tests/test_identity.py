@@ -1,0 +1,159 @@
+"""Model identity: source names -> Hub repo ids (rules, the packaged alias file, the user's), API-only models, the
+SQL alias table (migration 0004 on SQLite and PostgreSQL) and one model row whatever its sources call it."""
+
+import numpy as np
+import pytest
+
+from indexer.errors import InputError
+from indexer.identity import ALIASES_FILE, AliasTable, packaged, resolve
+from indexer.records import Outcome, SourceBatch, SourceInfo
+from indexer.store import sql_migrate as migrate
+
+
+@pytest.mark.parametrize("name,key,kind", [
+    ("Qwen--Qwen1.5-72B-Chat", "Qwen/Qwen1.5-72B-Chat", "hub"),  # org--name
+    ("meta-llama__Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-8B", "hub"),  # org__name
+    ("open-llm-leaderboard/meta-llama__Llama-3.1-8B-details", "meta-llama/Llama-3.1-8B", "hub"),  # details repo
+    ("open-llm-leaderboard-old/details_tiiuae__falcon-7b", "tiiuae/falcon-7b", "hub"),
+    ("details_EleutherAI__pythia-160m", "EleutherAI/pythia-160m", "hub"),
+    ("Meta-Llama-3_1-70B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", "hub"),  # packaged alias file
+    ("phi-3-mini-4k-instruct", "microsoft/Phi-3-mini-4k-instruct", "hub"),  # case-insensitive
+    ("microsoft--Phi-3-mini-4k-instruct", "microsoft/Phi-3-mini-4k-instruct", "hub"),  # the same model, other source
+    ("gpt-4o(eval_results/gpt4o)", "gpt-4o", "api"),  # provenance tag dropped, API-only
+    ("claude-3-opus-20240229", "claude-3-opus-20240229", "api"),
+    ("org/model", "org/model", "hub"),
+    ("my-local-finetune", "my-local-finetune", "name"),
+    ("deepseek(eval_results/deepseek)", "deepseek", "name"),
+])
+def test_resolve(name, key, kind):
+    i = resolve(name)
+    assert (i.key, i.kind) == (key, kind)
+    assert i.hub_id == (key if kind == "hub" else None) and i.api_only == (kind == "api")
+
+
+def test_packaged_alias_file_is_valid_and_maps_to_repo_ids():
+    t = packaged()
+    assert len(t.hub) > 50 and t.api_patterns
+    from indexer.identity import is_repo_id
+
+    assert all(is_repo_id(r) for r in t.hub.values())
+    assert ALIASES_FILE.is_file()
+
+
+def test_user_alias_file_extends_and_wins(taskspace_home):
+    taskspace_home.mkdir(parents=True, exist_ok=True)
+    (taskspace_home / "aliases.toml").write_text(
+        '[hub]\n"my-local-finetune" = "me/finetune-v1"\n"Meta-Llama-3_1-70B-Instruct" = "me/llama-copy"\n'
+        '[api]\nnames = ["house-model"]\n')
+    assert resolve("my-local-finetune").key == "me/finetune-v1" and resolve("my-local-finetune").rule == "user"
+    assert resolve("Meta-Llama-3_1-70B-Instruct").key == "me/llama-copy"
+    assert resolve("house-model").api_only
+    assert resolve("Qwen1.5-7B").key == "Qwen/Qwen1.5-7B"  # the packaged file still applies
+
+
+@pytest.mark.parametrize("text,match", [
+    ("[hub\n", "not valid TOML"),
+    ('[hub]\n"x" = "not a repo"\n', "is not a Hub repo id"),
+    ('[models]\n', "unknown section"),
+    ('[api]\nnames = "gpt"\n', "must be a list"),
+])
+def test_bad_alias_file_names_the_file(tmp_path, text, match):
+    path = tmp_path / "aliases.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=match) as e:
+        AliasTable.parse(path)
+    assert str(path) in str(e.value)
+
+
+def _batch(location, outcomes):
+    return SourceBatch(SourceInfo("table", location, "r1"), {}, outcomes)
+
+
+def test_one_model_is_one_row_whatever_its_sources_call_it(store):
+    """Two sources name one model differently: one row, both names as aliases, outcomes of the same prompt averaged
+    like repeats; an API model is marked; a model named twice inside one source is merged there too."""
+    a = [Outcome("Phi-3-mini-4k-instruct", "math", f"q{j}", float(j % 2)) for j in range(4)]
+    a += [Outcome("gpt-4o(eval_results/gpt4o)", "math", f"q{j}", 1.0) for j in range(4)]
+    b = [Outcome("microsoft--Phi-3-mini-4k-instruct", "math", f"q{j}", 1.0) for j in range(2)]
+    b += [Outcome("microsoft--Phi-3-mini-4k-instruct", "code", "write code", 0.0)]
+    b += [Outcome("microsoft/Phi-3-mini-4k-instruct", "code", "write code", 1.0)]  # a third name in the same source
+    store.ingest(_batch("/a.csv", a))
+    store.ingest(_batch("/b.csv", b))
+    keys = [m.key for m in store.list_models()]
+    assert keys == ["gpt-4o", "microsoft/Phi-3-mini-4k-instruct"]
+    assert store.get_model("gpt-4o").kind == "api"
+    assert store.aliases_of("microsoft/Phi-3-mini-4k-instruct") == [
+        "Phi-3-mini-4k-instruct", "microsoft--Phi-3-mini-4k-instruct", "microsoft/Phi-3-mini-4k-instruct"]
+    assert store.resolve_aliases(["gpt-4o(eval_results/gpt4o)", "nope"]) == {"gpt-4o(eval_results/gpt4o)": "gpt-4o"}
+    om = store.load_outcomes()
+    row = om.scores[om.models.index("microsoft/Phi-3-mini-4k-instruct")]
+    texts = store.prompt_texts(om.prompt_ids)
+    got = {t: float(v) for t, v in zip(texts, row) if not np.isnan(v)}
+    # q0: 0 (a) and 1 (b) -> 0.5; q1: 1 and 1; q2, q3 from a only; "write code": 0 and 1 in one source -> 0.5
+    assert got == {"q0": 0.5, "q1": 1.0, "q2": 0.0, "q3": 1.0, "write code": 0.5}
+
+
+def test_a_stored_alias_keeps_its_row(store):
+    """A name the alias table already maps keeps mapping there, whatever the rules say now."""
+    store.ingest(_batch("/a.csv", [Outcome("Qwen--Qwen1.5-7B", "math", "q", 1.0)]))
+    from sqlalchemy import update
+
+    from indexer.store.sql_models import ModelAlias, Model
+
+    with store._write() as conn:  # a user merges the name into another row by hand
+        mid = conn.execute(Model.__table__.insert().values(key="someone/qwen-copy", kind="hub").returning(Model.id)).scalar()
+        conn.execute(update(ModelAlias).where(ModelAlias.alias == "Qwen--Qwen1.5-7B").values(model_id=mid))
+    store.ingest(_batch("/b.csv", [Outcome("Qwen--Qwen1.5-7B", "math", "q2", 0.0)]))
+    assert store.outcome_blocks(["someone/qwen-copy"])[0][1] == "math"
+
+
+def test_migration_0004_adds_the_alias_table_and_backfills(db_url):
+    """0003 -> 0004 keeps every model and gives each its own key as alias; 0004 -> 0003 drops the table."""
+    from sqlalchemy import MetaData, Table, create_engine, select
+
+    migrate.upgrade_url(db_url, "0003")
+    engine = create_engine(db_url)
+    try:
+        models = Table("models", MetaData(), autoload_with=engine)
+        with engine.begin() as conn:
+            conn.execute(models.insert(), [{"key": "org/a", "kind": "hub"}, {"key": "plain", "kind": "name"}])
+        assert "model_aliases" not in migrate.table_names(db_url)
+        r = migrate.upgrade_url(db_url)
+        assert (r["from"], r["to"]) == ("0003", "0004") and migrate.head() == "0004"
+        aliases = Table("model_aliases", MetaData(), autoload_with=engine)
+        with engine.connect() as conn:
+            got = conn.execute(select(aliases.c.alias, models.c.key, aliases.c.rule)
+                               .join(models, models.c.id == aliases.c.model_id).order_by(aliases.c.alias)).all()
+        assert [tuple(g) for g in got] == [("org/a", "org/a", "as-given"), ("plain", "plain", "as-given")]
+        assert migrate.schema_diff(db_url) == []  # the ORM and the migrations agree
+        migrate.downgrade_url(db_url, "0003")
+        assert "model_aliases" not in migrate.table_names(db_url)
+        with engine.connect() as conn:
+            assert sorted(conn.execute(select(models.c.key)).scalars()) == ["org/a", "plain"]
+    finally:
+        engine.dispose()
+
+
+def test_rows_stored_before_the_alias_table_are_renamed_or_merged(store):
+    """A database from before 0004 keeps names as given: merge_model_names renames a row to its Hub id, or merges
+    it into the row that id already has (blocks move, aliases follow, nothing lost)."""
+    from sqlalchemy import update
+
+    from indexer.store.sql_models import Model
+
+    store.ingest(_batch("/a.csv", [Outcome("org/x", "math", "q1", 1.0), Outcome("org/y", "math", "q1", 0.0)]))
+    store.ingest(_batch("/b.csv", [Outcome("org/z", "code", "c1", 1.0)]))
+    with store._write() as conn:  # what an old database holds: the names as the sources gave them
+        conn.execute(update(Model).where(Model.key == "org/x").values(key="Qwen--Qwen1.5-7B", kind="name"))
+        conn.execute(update(Model).where(Model.key == "org/y").values(key="microsoft--phi-2", kind="name"))
+        conn.execute(update(Model).where(Model.key == "org/z").values(key="Phi-2", kind="name"))
+        conn.execute(Model.__table__.insert().values(key="microsoft/phi-2", kind="hub"))
+    store.ingest(_batch("/c.csv", [Outcome("microsoft/phi-2", "math", "q2", 1.0)]))
+    done = dict(store.merge_model_names())
+    assert done == {"Qwen--Qwen1.5-7B": "Qwen/Qwen1.5-7B", "microsoft--phi-2": "microsoft/phi-2", "Phi-2": "microsoft/phi-2"}
+    assert [m.key for m in store.list_models()] == ["Qwen/Qwen1.5-7B", "microsoft/phi-2"]
+    assert store.get_model("Qwen/Qwen1.5-7B").kind == "hub"
+    blocks = sorted((b, p.tolist()) for _, b, p, _ in store.outcome_blocks(["microsoft/phi-2"]))
+    assert [b for b, _ in blocks] == ["code", "math", "math"]  # /a (old name), /b (Phi-2), /c (its own)
+    assert {"microsoft--phi-2", "Phi-2", "microsoft/phi-2"} <= set(store.aliases_of("microsoft/phi-2"))
+    assert store.merge_model_names() == []  # idempotent

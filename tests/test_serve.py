@@ -1,0 +1,341 @@
+"""taskspace serve: every route, every input limit and the one error shape through the app's test client; once
+over a real socket (uvicorn started here); the encoder loaded once at start-up; the in-process worker, and a
+query during an index pass answering from the previous complete index (never an error, never a mix)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from indexer.serve import LIMITS, Service, create_app
+
+from servehelpers import MODELS, ThreadServer, build_index
+
+TASKSPACE = str(Path(sys.executable).parent / "taskspace")
+PROMPT = "What is item 3 of alpha about chemistry?"
+
+
+@pytest.fixture
+def indexed(tmp_path, encoder):
+    build_index(tmp_path, encoder)
+    return tmp_path
+
+
+@pytest.fixture
+def client(indexed, encoder):
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc), raise_server_exceptions=False) as c:
+        c.service = svc
+        yield c
+
+
+def assert_error(r, status: int, code: str, field=None, *, says: str | None = None) -> dict:
+    """The one error shape: {"error": {"code", "message", "field"}} (readyz adds its checks beside it)."""
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    body = r.json()
+    assert set(body) - {"checks"} == {"error"} and set(body["error"]) == {"code", "message", "field"}, body
+    err = body["error"]
+    assert err["code"] == code and err["field"] == field, body
+    assert isinstance(err["message"], str) and err["message"]
+    assert "Traceback" not in r.text and 'File "' not in r.text
+    if says is not None:
+        assert says in err["message"], err["message"]
+    return err
+
+
+def test_find_answers_what_search_json_prints(client):
+    from indexer.find import find_models
+
+    svc = client.service
+    for body in ({"prompts": [PROMPT], "k": 3}, {"prompt": PROMPT, "k": 3},
+                 {"benchmark": "alpha", "k": 10, "filters": {"licenses": ["mit"]}, "evidence": 1},
+                 {"prompts": [PROMPT, "A question on poetry"], "models": ["org/m1", "plainname"]},
+                 {"benchmark": "beta", "prefer_smaller": 0.05, "rank": "lcb", "filters": {"max_params": "8B"}}):
+        r = client.post("/v1/find", json=body)
+        assert r.status_code == 200, r.text
+        args = {("prompts" if k == "prompt" else k): v for k, v in body.items()}
+        want = find_models(**args, store=svc.store, vectors=svc.vectors).to_dict()
+        assert r.json() == json.loads(json.dumps(want))
+    got = client.post("/v1/find", json={"benchmark": "alpha", "filters": {"licenses": ["mit"]}}).json()
+    assert {x["model"] for x in got["results"]} == {"org/m1", "lab/m3"} and got["excluded"]["licenses"] == 2
+    top = client.post("/v1/find", json={"prompts": [PROMPT], "k": 4}).json()
+    assert [set(x) >= {"model", "hub_id", "api_only", "probability", "interval", "coverage", "evidence", "metadata"}
+            for x in top["results"]] == [True] * 4
+    assert top["query"]["kind"] == "prompt" and top["space"]["encoder"]
+
+
+def test_browse_routes_health_openapi_and_page(client):
+    assert client.get("/healthz").json() == {"status": "ok"}
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    assert set(ready.json()["checks"]) == {"sql", "vectors", "index", "encoder"}
+    page1 = client.get("/v1/models", params={"limit": 3}).json()
+    assert [m["model"] for m in page1["models"]] == sorted(MODELS)[:3] and page1["next_offset"] == 3
+    page2 = client.get("/v1/models", params={"limit": 3, "offset": 3}).json()
+    assert [m["model"] for m in page2["models"]] == sorted(MODELS)[3:] and page2["next_offset"] is None
+    mit = client.get("/v1/models", params=[("license", "mit"), ("max_params", "2B")]).json()["models"]
+    assert [m["model"] for m in mit] == ["lab/m3"]
+    assert len(client.get("/v1/models", params={"benchmark": "beta"}).json()["models"]) == 4
+    detail = client.get("/v1/models/org/m1").json()  # a Hub id has a slash: the route takes the rest of the path
+    assert detail["model"] == "org/m1" and detail["hub_id"] == "org/m1"
+    assert {b["name"]: b["n"] for b in detail["benchmarks"]} == {"alpha": 16, "beta": 12}
+    assert detail["strengths"] and detail["metadata"]["license"] == "mit"
+    assert client.get("/v1/models/plainname").json()["hub_id"] is None
+    bench = client.get("/v1/benchmarks").json()["benchmarks"]
+    assert {(b["name"], b["prompts"], b["models"]) for b in bench} == {("alpha", 16, 4), ("beta", 12, 4)}
+    spec = client.get("/openapi.json").json()
+    assert {"/v1/find", "/v1/models", "/v1/models/{model_id}", "/v1/benchmarks", "/healthz", "/readyz"} <= set(spec["paths"])
+    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert {"prompts", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence"} <= set(body["properties"])
+    assert body["properties"]["k"]["maximum"] == LIMITS["max_k"] and "FindFilters" in spec["components"]["schemas"]
+    assert client.get("/docs").status_code == 404  # Swagger UI would load files from a CDN
+    html = client.get("/")
+    assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
+    for name, kind in (("app.css", "text/css"), ("app.js", "text/javascript")):
+        r = client.get(f"/static/{name}")
+        assert r.status_code == 200 and r.headers["content-type"].startswith(kind)
+    assert_error(client.get("/static/..%2Fserve.py"), 404, "not_found")
+    # no request to any other host: no absolute URL in what the page loads, except the Hub links it writes
+    for text in (html.text, client.get("/static/app.css").text, client.get("/static/app.js").text):
+        for url in __import__("re").findall(r"(?:https?:)?//[A-Za-z0-9.-]+\.[a-z]{2,}", text):
+            assert url.endswith("huggingface.co"), url
+
+
+def test_every_limit_is_a_4xx_naming_it(client):
+    long = "x" * (LIMITS["max_prompt_chars"] + 1)
+    cases = [
+        ({"prompts": [PROMPT, long]}, "prompts[1]", "max_prompt_chars"),
+        ({"prompt": long}, "prompts", "max_prompt_chars"),
+        ({"prompts": [PROMPT] * (LIMITS["max_prompts"] + 1)}, "prompts", "max_prompts"),
+        ({"prompts": [PROMPT], "k": LIMITS["max_k"] + 1}, "k", "max_k"),
+        ({"prompts": [PROMPT], "models": [f"m{i}" for i in range(LIMITS["max_models"] + 1)]}, "models", "max_models"),
+        ({"vector": [0.0] * (LIMITS["max_vector_length"] + 1)}, "vector", "max_vector_length"),
+        ({"prompts": [PROMPT], "evidence": LIMITS["max_evidence"] + 1}, "evidence", "max_evidence"),
+    ]
+    for body, field, limit in cases:
+        assert_error(client.post("/v1/find", json=body), 422, "limit_exceeded", field, says=limit)
+    assert client.post("/v1/find", json={"prompts": [PROMPT], "k": LIMITS["max_k"]}).status_code == 200
+    assert_error(client.get("/v1/models", params={"limit": LIMITS["max_page"] + 1}), 422, "limit_exceeded", "limit",
+                 says="max_page")
+    big = json.dumps({"prompts": ["y" * 1000] * 300}).encode()
+    assert len(big) > LIMITS["max_body_bytes"]
+    assert_error(client.post("/v1/find", content=big, headers={"content-type": "application/json"}), 413,
+                 "body_too_large", "body", says="max_body_bytes")
+
+    def chunks():  # no Content-Length: the limit holds while the body streams in
+        for _ in range(40):
+            yield b" " * 8192
+
+    assert_error(client.post("/v1/find", content=chunks(), headers={"content-type": "application/json"}), 413,
+                 "body_too_large", "body", says="max_body_bytes")
+
+
+def test_every_error_has_one_shape(client, monkeypatch):
+    assert_error(client.get("/nope"), 404, "not_found", says="/nope")
+    assert_error(client.delete("/v1/find"), 405, "method_not_allowed")
+    assert_error(client.get("/v1/find"), 405, "method_not_allowed")
+    assert_error(client.post("/v1/find", content=b"{oops", headers={"content-type": "application/json"}), 400, "invalid_json")
+    assert_error(client.post("/v1/find"), 400, "bad_request")
+    assert_error(client.post("/v1/find", json=["a list"]), 422, "invalid_request")
+    assert_error(client.get("/v1/models", params={"offset": -1}), 422, "invalid_request", "offset")
+    assert_error(client.get("/v1/models", params={"limit": "many"}), 422, "invalid_request", "limit")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "colour": "red"}), 422, "invalid_request", "colour")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "k": 0}), 422, "invalid_input", "k")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "benchmark": "alpha"}), 422, "invalid_input", "query")
+    assert_error(client.post("/v1/find", json={"prompts": [""]}), 422, "invalid_input", "prompts[0]")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"size": 1}}), 422, "invalid_input", "filters")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"max_params": "big"}}), 422,
+                 "invalid_input", "filters.max_params")
+    assert_error(client.post("/v1/find", json={"vector": [0.1, 0.2]}), 422, "invalid_input", "vector")
+    assert_error(client.post("/v1/find", json={"benchmark": "alpah"}), 404, "not_found", says="alpha")
+    assert_error(client.get("/v1/models/org/nope"), 404, "not_found")
+    assert_error(client.get("/v1/models", params={"benchmark": "nope"}), 404, "not_found")
+    # an internal error: a 500 with a reference, no traceback, no secret
+    from indexer import find as find_module
+    from indexer.errors import StoreError
+
+    monkeypatch.setenv("TASKSPACE_QDRANT_API_KEY", "s3cr3t-key")
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", "postgresql+psycopg://user:hunter2@db.example/x")
+    from indexer.config import reset_settings
+
+    reset_settings()
+
+    def boom(*a, **k):
+        raise RuntimeError("connection to postgresql+psycopg://user:hunter2@db.example/x failed; key s3cr3t-key")
+
+    monkeypatch.setattr(find_module, "find_models", boom)
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT]}), 500, "internal_error", says="reference")
+    assert "hunter2" not in err["message"] and "s3cr3t" not in err["message"] and "RuntimeError" not in err["message"]
+
+    def unreachable(*a, **k):
+        raise StoreError("cannot reach postgresql+psycopg://user:hunter2@db.example/x (key s3cr3t-key)")
+
+    monkeypatch.setattr(find_module, "find_models", unreachable)
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT]}), 503, "unavailable")
+    assert "hunter2" not in err["message"] and "s3cr3t" not in err["message"] and "***" in err["message"]
+
+
+def test_readyz_is_503_on_an_empty_index(encoder):
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        assert c.get("/healthz").status_code == 200
+        err = assert_error(c.get("/readyz"), 503, "not_ready", says="index")
+        checks = c.get("/readyz").json()["checks"]
+        assert checks["index"]["ok"] is False and checks["encoder"]["ok"] is True and checks["vectors"]["ok"] is True
+        assert_error(c.post("/v1/find", json={"prompts": [PROMPT]}), 404, "not_found", says="taskspace index")
+        assert err["field"] is None
+
+
+def test_the_encoder_loads_once_at_start_up(indexed, monkeypatch):
+    import sentence_transformers
+
+    from indexer import encoder as encoder_module
+
+    monkeypatch.setattr(encoder_module, "_ENCODERS", {})
+    real, loads = sentence_transformers.SentenceTransformer, []
+
+    def counting(*args, **kwargs):
+        loads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", counting)
+    with TestClient(create_app()) as c:  # the app opens the configured stores itself
+        assert len(loads) == 1  # at start-up, before any query
+        for i in range(3):
+            assert c.post("/v1/find", json={"prompts": [f"{PROMPT} variant {i}"]}).status_code == 200
+        assert len(loads) == 1
+
+
+def test_over_a_real_socket(indexed, encoder):
+    import httpx
+
+    with ThreadServer(create_app(Service(encoder=encoder))) as url:
+        with httpx.Client(base_url=url, timeout=30) as http:
+            r = http.post("/v1/find", json={"prompts": [PROMPT], "k": 2})
+            assert r.status_code == 200 and len(r.json()["results"]) == 2
+            assert http.get("/readyz").json()["status"] == "ready"
+            assert_error(http.get("/v1/models/nope"), 404, "not_found")
+            assert http.get("/").text.startswith("<!doctype html>")
+
+
+def _ranking(body: dict) -> list:
+    return [(x["model"], x["score"], x["probability"], x["interval"], x["coverage"], x["evidence"]["benchmarks"])
+            for x in body["results"]]
+
+
+def test_a_query_during_an_index_pass_answers_from_the_previous_complete_index(indexed, encoder, monkeypatch):
+    """A pass that re-solves every model, its Qdrant push slowed to 1.5 s (SQL already holds the new vectors and
+    calibration then): every answer during the pass is exactly the one before it or the one after it."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer import sourcelist, sync
+    from indexer.config import get_settings
+    from indexer.sourcelist import SourceSpec
+
+    real_push = sync.push_models
+
+    def slow_push(*args, **kwargs):
+        time.sleep(1.5)
+        return real_push(*args, **kwargs)
+
+    monkeypatch.setattr(sync, "push_models", slow_push)
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc)) as c:
+        queries = [{"prompts": [PROMPT], "k": 4}, {"benchmark": "alpha", "k": 4}]
+        before = [c.post("/v1/find", json=q).json() for q in queries]
+        write_table(indexed / "c", "gamma", outcomes(np.random.default_rng(9), MODELS, 20), 20, offset=40)
+        sourcelist.add(get_settings().sources_file, [SourceSpec(str(indexed / "c"))])
+        reports = []
+        worker = threading.Thread(target=lambda: reports.append(svc.run_pass(threading.Event())))
+        worker.start()
+        during = []
+        while worker.is_alive():
+            for i, q in enumerate(queries):
+                r = c.post("/v1/find", json=q)
+                assert r.status_code == 200, r.text
+                during.append((i, r.json()))
+        worker.join()
+        assert reports[0].status == "ok" and reports[0].counts["solved"] == 4 and reports[0].counts["pushed"] == 4
+        after = [c.post("/v1/find", json=q).json() for q in queries]
+        assert all(_ranking(a) != _ranking(b) for a, b in zip(after, before))  # the pass changed the answers
+        assert len(during) >= 4
+        for i, body in during:
+            assert _ranking(body) in (_ranking(before[i]), _ranking(after[i]))
+        assert svc.passes[-1]["publish_seconds"] >= 1.5  # queries waited for the publish, not for the pass
+        assert c.get("/v1/benchmarks").json()["benchmarks"][-1]["name"] == "gamma"
+
+
+def test_the_worker_runs_in_the_server_process(indexed, encoder):
+    """--worker-every: the first pass runs at start-up in a thread of the server, through the server's stores
+    (the embedded index has one owner), while the API answers; shutdown stops it."""
+    svc = Service(encoder=encoder, worker_schedule="1h")
+    with TestClient(create_app(svc)) as c:
+        deadline = time.monotonic() + 120
+        while not svc.passes and time.monotonic() < deadline:
+            assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
+            time.sleep(0.05)
+        assert svc.passes and svc.passes[0]["status"] == "ok"
+        checks = c.get("/readyz").json()["checks"]
+        assert checks["worker"]["ok"] and "1 pass(es)" in checks["worker"]["detail"]
+    assert svc._thread is None and svc.worker.stop.is_set()
+
+
+def test_cli_serve_rejects_a_bad_schedule_in_one_line():
+    for args in (["--worker-every", "soon"], ["--cron", "61 * * * *"], ["--every", "1h", "--cron", "@daily"]):
+        r = subprocess.run([TASKSPACE, "serve", *args], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.strip().count("\n") == 0 and r.stderr.startswith("error:"), r.stderr
+
+
+@pytest.mark.postgres
+def test_routes_and_an_in_process_pass_on_postgresql(pg_url, tmp_path, encoder, monkeypatch):
+    """The same app over PostgreSQL (the production SQL store): find, browse, readiness, and a pass run by the
+    server's worker thread while it answers."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer import sourcelist
+    from indexer.config import get_settings, reset_settings
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import Store
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", pg_url)
+    reset_settings()
+    Store(pg_url, upgrade=True).close()
+    build_index(tmp_path, encoder)
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc)) as c:
+        assert c.get("/readyz").json()["checks"]["sql"]["ok"]
+        before = c.post("/v1/find", json={"benchmark": "alpha", "k": 4}).json()
+        assert [x["model"] for x in before["results"]] and c.get("/v1/models/org/m2").json()["hub_id"] == "org/m2"
+        assert len(c.get("/v1/models").json()["models"]) == 4
+        write_table(tmp_path / "c", "gamma", outcomes(np.random.default_rng(3), MODELS, 10), 10, offset=40)
+        sourcelist.add(get_settings().sources_file, [SourceSpec(str(tmp_path / "c"))])
+        svc.worker_schedule = "1h"
+        svc.start_worker()
+        deadline = time.monotonic() + 180
+        while not svc.passes and time.monotonic() < deadline:
+            assert c.post("/v1/find", json={"benchmark": "alpha", "k": 4}).status_code == 200
+        assert svc.passes and svc.passes[0]["status"] == "ok"
+        assert "gamma" in {b["name"] for b in c.get("/v1/benchmarks").json()["benchmarks"]}
+        assert c.post("/v1/find", json={"benchmark": "gamma", "k": 4}).status_code == 200
+
+
+def test_cli_serve_on_an_index_another_process_holds_is_one_line_exit_6(indexed, encoder):
+    from servehelpers import free_port
+
+    with ThreadServer(create_app(Service(encoder=encoder))):  # this process holds the embedded index
+        r = subprocess.run([TASKSPACE, "serve", "--port", str(free_port())], capture_output=True, text=True,
+                           timeout=120)
+    assert r.returncode == 6, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.startswith("error:")]
+    assert len(lines) == 1 and "another taskspace process is using the index" in lines[0]
+    assert "Traceback" not in r.stderr

@@ -1,0 +1,152 @@
+"""The search page end to end in headless Chromium (Debian's ``chromium`` driven by Playwright's Python package
+through ``executable_path``; never ``playwright install``): type a task with the keyboard, see ranked results,
+open the evidence, apply a filter, open a model page; screenshots at desktop width and at 360 px are saved under
+a folder the test prints (``$TASKSPACE_ARTIFACTS``, default ``/tmp/taskspace-artifacts``, /serve-screenshots-PID). Without the
+browser the test skips on a workstation and FAILS in CI (``CI`` or ``TASKSPACE_REQUIRE_BROWSER=1`` set), like the
+PostgreSQL tests: ``.ci/run`` installs it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from indexer.serve import Service, create_app
+
+from servehelpers import ThreadServer, build_index
+
+# read at import: the autouse fixtures clear TASKSPACE_* variables before each test
+CHROMIUM = os.environ.get("TASKSPACE_CHROMIUM", "/usr/bin/chromium")
+REQUIRED = bool(os.environ.get("CI")) or os.environ.get("TASKSPACE_REQUIRE_BROWSER") == "1"
+ARTIFACTS = os.environ.get("TASKSPACE_ARTIFACTS")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _browser_or_reason() -> str | None:
+    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
+        return f"no Chromium at {CHROMIUM} (apt-get install -y chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (make setup installs requirements.lock)"
+    return None
+
+
+@pytest.fixture
+def page_server(tmp_path, encoder):
+    reason = _browser_or_reason()
+    if reason:
+        if REQUIRED:
+            pytest.fail(reason + " (CI / TASKSPACE_REQUIRE_BROWSER=1: the browser test must run here; .ci/run "
+                        "installs chromium)")
+        pytest.skip(reason)
+    build_index(tmp_path, encoder)
+    with ThreadServer(create_app(Service(encoder=encoder))) as url:
+        yield url
+
+
+def test_search_page_in_chromium(page_server, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    # not under pytest's tmp folders, which later runs rotate away
+    shots = Path(ARTIFACTS or Path(tempfile.gettempdir()) / "taskspace-artifacts") / f"serve-screenshots-{os.getpid()}"
+    if shots.exists():
+        shutil.rmtree(shots)
+    shots.mkdir(parents=True)
+    print(f"\nscreenshots: {shots}")
+    base = urlsplit(page_server).netloc
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            hosts, failures = set(), []
+            page.on("request", lambda r: hosts.add(urlsplit(r.url).netloc))
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            page.goto(page_server + "/")
+            # keyboard only: the text box, then Ctrl+Enter searches
+            page.keyboard.press("Tab")  # the skip link
+            page.keyboard.press("Tab")  # the site name
+            page.keyboard.press("Tab")  # the task box
+            assert page.evaluate("document.activeElement.id") == "task"
+            page.keyboard.type("What is item 3 of alpha about chemistry?")
+            page.keyboard.press("Control+Enter")
+            results = page.locator("#ranked > li.result")
+            expect(results).to_have_count(4)
+            expect(page.locator("#status")).to_contain_text("4 model(s) ranked")
+            query = parse_qs(urlsplit(page.url).query)
+            assert query["q"] == ["What is item 3 of alpha about chemistry?"]  # shareable: the query is in the URL
+            first = results.first
+            assert first.locator(".bar").get_attribute("aria-label").startswith("probability of success")
+            expect(first.locator(".bar .band")).to_have_count(1)  # the interval
+            hub = page.locator("#ranked a.name[href^='https://huggingface.co/org/']")
+            assert hub.count() >= 1
+            expect(page.locator("#ranked span.name", has_text="plainname")).to_have_count(1)  # no Hub link for a plain name
+            page.screenshot(path=str(shots / "results-desktop.png"), full_page=True)
+
+            # the evidence panel, opened from the keyboard
+            summary = first.locator("details.evidence summary")
+            summary.focus()
+            page.keyboard.press("Enter")
+            expect(first.locator("details.evidence")).to_have_attribute("open", "")
+            expect(first.locator("details.evidence li").first).to_be_visible()
+            assert "similarity" in first.locator("details.evidence").inner_text()
+            page.screenshot(path=str(shots / "evidence-desktop.png"), full_page=True)
+
+            # a filter: licenses = mit leaves org/m1 and lab/m3
+            page.locator("#options summary").click()
+            page.fill("#licenses", "mit")
+            page.fill("#k", "5")
+            page.click("#go")
+            expect(results).to_have_count(2)
+            names = sorted(results.locator(".name").all_inner_texts())
+            assert names == ["lab/m3", "org/m1"]
+            assert parse_qs(urlsplit(page.url).query)["license"] == ["mit"]
+            expect(page.locator("#notes")).to_contain_text("licenses excluded 2")
+
+            # reload from the URL alone: the same answer (a shared link)
+            page.goto(page.url)
+            expect(results).to_have_count(2)
+            assert page.input_value("#licenses") == "mit"
+
+            # compare mode: exactly the listed models
+            page.fill("#licenses", "")
+            page.fill("#models", "org/m2, plainname")
+            page.keyboard.press("Enter")  # Enter in a text field submits the form
+            expect(results).to_have_count(2)
+            assert sorted(results.locator(".name").all_inner_texts()) == ["org/m2", "plainname"]
+            page.fill("#models", "")
+            page.fill("#licenses", "mit")
+            page.click("#go")
+            expect(results).to_have_count(2)
+
+            # 360 px wide: nothing wider than the screen
+            page.set_viewport_size({"width": 360, "height": 780})
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            page.screenshot(path=str(shots / "results-360.png"), full_page=True)
+
+            # a model page
+            page.set_viewport_size({"width": 1280, "height": 900})
+            page.locator("#ranked a.detail[data-model='org/m1']").click()
+            expect(page.locator("#model")).to_be_visible()
+            expect(page.locator("#model-title")).to_have_text("org/m1")
+            expect(page.locator("#observed tbody tr")).to_have_count(2)
+            expect(page.locator("#strengths tbody tr").first).to_be_visible()
+            assert parse_qs(urlsplit(page.url).query)["model"] == ["org/m1"]
+            page.screenshot(path=str(shots / "model-desktop.png"), full_page=True)
+            page.set_viewport_size({"width": 360, "height": 780})
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            page.screenshot(path=str(shots / "model-360.png"), full_page=True)
+            page.go_back()  # Back returns to the filtered results
+            expect(results).to_have_count(2)
+
+            assert failures == []
+            assert hosts == {base}, hosts  # no request to any other host
+        finally:
+            browser.close()
+    assert sorted(x.name for x in shots.iterdir()) == ["evidence-desktop.png", "model-360.png", "model-desktop.png",
+                                                       "results-360.png", "results-desktop.png"]
