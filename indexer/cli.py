@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from . import cli_find, cli_index, cli_sources
+from . import cli_find, cli_index, cli_publish, cli_sources
 from .errors import IndexerError
 
 app = typer.Typer(
@@ -306,6 +306,8 @@ app.command(name="serve")(_serve)
 # here, so `python -m indexer.cli` sees them too)
 for _command in (cli_index.index, cli_index.worker, cli_index.runs, cli_find.search, cli_find.models,
                  cli_find.benchmarks, cli_find.model):
+    app.command()(_command)
+for _command in (cli_publish.publish, cli_publish.pull):
     app.command()(_command)
 
 

@@ -69,6 +69,8 @@ def _print_run(report) -> None:
     ]
     for name, value in rows:
         typer.echo(f"  {name:<20} {value}")
+    if c.get("read_only"):
+        typer.echo(f"  space {c['read_only']} was pulled and is read-only until raw results are ingested: left as it is")
     times = "  ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
     if times:
         typer.echo(f"  time: {times}")

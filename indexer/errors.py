@@ -66,6 +66,10 @@ class EncoderError(IndexerError, RuntimeError):
     exit_code = 5
 
 
+class ReadOnlyError(StoreError, PermissionError):
+    """A pulled embedding space is read-only until raw results are ingested (``taskspace pull``)."""
+
+
 class BusyError(StoreError):
     """Another taskspace process holds the lock (indexing pass, local Qdrant folder)."""
 

@@ -20,6 +20,12 @@
   the client's later operations are tried once each until one succeeds, so a failing Hub costs one deadline per
   ``hub-org:`` listing, not one per repo. (A body cut off mid-transfer is resumed by huggingface_hub, within the
   deadline.)
+- Writing (``taskspace publish``, :mod:`indexer.publish`): :meth:`HubClient.check_write_access` (the token must exist
+  and, by ``whoami``, not be a read-only one), :meth:`HubClient.create_dataset` (``HfApi.create_repo``, exist_ok) and
+  :meth:`HubClient.commit` (one ``HfApi.create_commit`` of ``CommitOperationAdd``/``CommitOperationDelete``). A
+  missing token is a :class:`~indexer.errors.ConfigError` (exit 2), a token without write access a
+  :class:`~indexer.errors.GatedRepoError` (exit 4); both one line saying what to do. Commits are not retried (a
+  commit whose answer was lost could otherwise land twice).
 - Nothing is written outside ``$TASKSPACE_HOME/hub``: every server-supplied revision must be a 40-hex-digit commit sha
   (a repo's ``sha``, a file's ``X-Repo-Commit``), a user's ``@REVISION`` a commit sha or a plain branch or tag
   name (:func:`is_valid_revision`), every repo file name a plain relative path (:func:`is_safe_repo_path`), and a
@@ -41,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import GatedRepoError, HubError, NotFoundError
+from .errors import ConfigError, GatedRepoError, HubError, NotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -391,6 +397,50 @@ class HubClient:
         return root
 
 
+    # -- writing (publish) ------------------------------------------------------------------------------------
+
+    _WRITE_HELP = ("create a token with write access at https://huggingface.co/settings/tokens, then run "
+                   "`hf auth login` or set HF_TOKEN")
+
+    def check_write_access(self, repo_id: str) -> None:
+        """Refuse early when there is no token or the Hub says it is a read-only one (one line, the token never shown)."""
+        if not self._token:
+            raise ConfigError(f"publishing to {repo_id} needs a Hugging Face token and none is set: {self._WRITE_HELP}")
+        info = self._call("check the token for", repo_id, "dataset", self._api.whoami, token=self._token, cache=False)
+        role = (((info or {}).get("auth") or {}).get("accessToken") or {}).get("role")
+        if role == "read":
+            raise GatedRepoError(f"the Hugging Face token is read-only and cannot publish to {repo_id}: {self._WRITE_HELP}")
+
+    def create_dataset(self, repo_id: str, *, private: bool = False) -> None:
+        """Create the dataset repo ``repo_id`` unless it exists."""
+        self._call("create the dataset", repo_id, "dataset", self._api.create_repo, repo_id, repo_type="dataset",
+                   private=private, exist_ok=True, token=self._token)
+
+    def commit(self, repo_id: str, files: dict[str, bytes], deletes: list[str], message: str,
+               parent: str | None = None) -> str:
+        """One commit to the dataset ``repo_id`` adding (or replacing) ``files`` (repo path -> bytes) and deleting
+        ``deletes``, on top of ``parent`` (a commit sha, when known). Returns the new commit sha. Not retried."""
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+        bad = [n for n in [*files, *deletes] if not is_safe_repo_path(n)]
+        if bad:
+            raise HubError(f"cannot commit to {repo_id}: unsafe file name {bad[0][:120]!r}")
+        ops = [CommitOperationAdd(path_in_repo=n, path_or_fileobj=data) for n, data in sorted(files.items())]
+        ops += [CommitOperationDelete(path_in_repo=n) for n in sorted(deletes)]
+        retries, self.retries = self.retries, 0
+        try:
+            info = self._call("write to", repo_id, "dataset", self._api.create_commit, repo_id, ops,
+                              commit_message=message, repo_type="dataset", parent_commit=parent, token=self._token)
+        except HubError as exc:
+            if "answered 412" in str(exc):  # parentCommit is no longer the head
+                raise HubError(f"cannot write to {repo_id}: it changed since this publish read it (commit {parent}); "
+                               "nothing was written: run the publish again") from None
+            raise
+        finally:
+            self.retries = retries
+        return info.oid
+
+
 def _chain(exc: BaseException):
     seen = set()
     while exc is not None and id(exc) not in seen:
@@ -454,6 +504,10 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
 
 
 def _auth_error(what, repo, kind, url, has_token, status) -> GatedRepoError:
+    if what in ("write to", "create the dataset", "check the token for"):
+        return GatedRepoError(f"the Hub refused to let this token {what} the {kind} {repo} ({status}): use a token with "
+                              f"write access to {repo.split('/')[0]} (https://huggingface.co/settings/tokens), then run "
+                              "`hf auth login` or set HF_TOKEN")
     if has_token:
         msg = (f"the Hub refused to let this token {what} the {kind} {repo} ({status}): if it is gated, request access at "
                f"{url}; otherwise check that HF_TOKEN is valid and has read access")

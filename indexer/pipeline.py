@@ -231,6 +231,13 @@ class Indexer:
         with _timed(report, "setup"):  # the embedding space (the encoder loads only for a new space)
             space = self._space()
             counts["space"] = space.id
+        if self.store.is_read_only(space.id):  # pulled, no raw results yet: nothing here can be solved or replaced
+            from .space import space_name
+
+            counts["read_only"] = space_name(space)
+            log.info("space %s was pulled (%s) and is read-only until raw results are ingested",
+                     space_name(space), self.store.space_origin(space.id))
+            return
         # 2-4. embed, solve, save vectors for the models whose inputs changed
         with _timed(report, "load"):
             # every model with outcomes and their digests, read once: solving does not change outcomes
@@ -462,8 +469,8 @@ class Indexer:
         changed = []
         for b in self.store.list_benchmarks():
             old = stored.get(b.name)
-            if old is not None and old.n_prompts == b.n_prompts:
-                continue
+            if (old is not None and old.n_prompts == b.n_prompts) or not b.n_prompts:
+                continue  # current, or a pulled benchmark without prompts here (its vector came with it)
             ids = self.store.benchmark_prompts(b.name)
             hashes = self.store.prompt_hashes(ids)
             # the mean of the prompts' lifted vectors: a model's score for it is its mean predicted score

@@ -29,6 +29,8 @@ Qdrant's Dot product is the model's predicted score.
   products with two fixed random probes, beyond float32 rounding, :func:`_compare`), and lists the collections an interrupted rebuild
   left (``orphans``: not drift, the next rebuild drops them). Prompt vectors are not recomputed (that needs the
   encoder): their digest covers hash, benchmarks, text snippet and encoder id.
+- A pulled space (``taskspace pull``, read-only until raw results are ingested) keeps the prompts collection the pull
+  wrote from the published index rows: ``reindex`` leaves it and ``check`` does not compare it (SQL has no texts).
 - :func:`resolve_spaces` looks spaces up: all of them, or the one named by its index name, its SQL id, or an
   encoder name when that picks exactly one.
 """
@@ -72,6 +74,12 @@ def resolve_spaces(sql, space=None) -> list:
         what = "matches several spaces" if by_name else "is not a known space"
         raise NotFoundError(f"--space {s!r} {what}; spaces in SQL: {known}")
     return by_name
+
+
+def _pulled_read_only(sql, rec) -> bool:
+    """True for a pulled space without raw results (``taskspace pull``): its prompts collection holds the pulled
+    index rows, which SQL (no prompt texts) cannot rebuild or check."""
+    return bool(getattr(sql, "is_read_only", None)) and sql.is_read_only(rec.id)
 
 
 def _digest(payload: dict, vector: np.ndarray | None = None) -> str:
@@ -191,6 +199,10 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
         for rec in resolve_spaces(sql, space):
             t0, name, counts = time.perf_counter(), space_name(rec), {}
             for kind in kinds:
+                if kind == "prompts" and _pulled_read_only(sql, rec):
+                    log.info("space %s was pulled and is read-only: its prompts collection (from the pulled files, "
+                             "no texts in SQL) is kept", name)
+                    continue
                 if kind == "models":
                     points = _model_points(sql, rec)
                 elif kind == "benchmarks":
@@ -305,10 +317,11 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
         _compare(drift, "models", expected_models, vectors, name)
         expected_b = {p.key: (p.payload["digest"], np.asarray(p.vector, np.float32)) for p in _benchmark_points(sql, rec)}
         _compare(drift, "benchmarks", expected_b, vectors, name)
-        if prompts is None:
-            prompts = _prompts(sql)
-        expected_p = {h: (_prompt_payload(h, b, t, rec.encoder)["digest"], None) for h, (b, t) in prompts.items()}
-        _compare(drift, "prompts", expected_p, vectors, name)
+        if not _pulled_read_only(sql, rec):  # a pulled space's prompts come from its files, not from SQL
+            if prompts is None:
+                prompts = _prompts(sql)
+            expected_p = {h: (_prompt_payload(h, b, t, rec.encoder)["digest"], None) for h, (b, t) in prompts.items()}
+            _compare(drift, "prompts", expected_p, vectors, name)
         live = {vectors.alias_target(name, k) for k in KINDS}
         drift.orphans = [c for c in vectors.physical_collections(name) if c not in live]
         out.append(drift)

@@ -21,10 +21,22 @@ etag=...)`` makes the repo answer that commit ``sha`` (in its info; ``X-Repo-Com
 (``{name: bytes}``, any name, e.g. ``../../escape.jsonl``; served at their URL path) and answer ``etag`` as every
 file's ETag. ``server.drop(prefix, n)`` closes the connection without an answer on the next ``n`` requests whose path
 starts with ``prefix`` (a dropping server).
+
+Writing (what ``HfApi.create_repo`` / ``create_commit`` / ``upload_folder`` send): ``POST /api/repos/create`` (JSON
+``{name, organization, type, visibility}``; 409 when it exists), ``POST /api/validate-yaml``, ``GET /api/whoami-v2``,
+``POST /api/{type}s/{id}/preupload/{rev}`` (answers ``uploadMode: "regular"`` for every file, so the client inlines
+them) and ``POST /api/{type}s/{id}/commit/{rev}`` (the client's NDJSON body: a ``header`` line with ``summary``,
+``description`` and optional ``parentCommit``, then ``file`` lines with base64 ``content``, ``deletedFile`` and
+``deletedFolder`` lines; an ``lfsFile`` line is refused with 422, as nothing here stores LFS objects). A commit
+applies its operations to the repo folder, records ``server.commits`` (``{repo, summary, added, deleted, sha}``) and
+keeps the repo's earlier file sets, so an older commit sha still resolves (``@REV``). ``server.tokens`` maps a token
+to its role (``"write"``/``"read"``): when it is non-empty, writes need a write token (401 without a known token,
+403 with a read one) and whoami answers the role.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import threading
@@ -41,6 +53,9 @@ class HubServer:
         self.private: dict[str, set[str]] = {}
         self._drops: list[list] = []
         self.tampered: dict[str, dict] = {}
+        self.tokens: dict[str, str] = {}
+        self.commits: list[dict] = []
+        self.history: dict[str, dict[str, dict[str, bytes]]] = {}  # repo dir -> sha -> {file: bytes}
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"hub": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -120,8 +135,79 @@ class HubServer:
         return f.read_bytes() if f.is_file() and f.name != "_info.json" else None
 
     def revisions(self, d: Path) -> tuple[str, ...]:
-        """The revisions the repo answers to: main, its commit, and a tampered sha."""
-        return ("main", self.sha(d), self.info_sha(d))
+        """The revisions the repo answers to: main, its commit, a tampered sha and earlier commits."""
+        return ("main", self.sha(d), self.info_sha(d), *self.history.get(str(d), {}))
+
+    def snapshot(self, d: Path, rev: str) -> dict[str, bytes] | None:
+        """The files of an earlier commit ``rev`` (None: ``rev`` is the current state)."""
+        if rev in ("main", self.sha(d), self.info_sha(d)):
+            return None
+        return self.history.get(str(d), {}).get(rev)
+
+    # -- writing ---------------------------------------------------------------------------------------
+
+    def role(self, auth: str | None) -> str | None:
+        """The role of the request's token: ``"write"`` for any token when ``tokens`` is empty, else its entry."""
+        token = (auth or "").removeprefix("Bearer ").strip()
+        if not token:
+            return None
+        return self.tokens.get(token) if self.tokens else "write"
+
+    def create(self, rtype: str, repo_id: str) -> bool:
+        d = self.root / f"{rtype}s" / repo_id
+        if d.is_dir():
+            return False
+        d.mkdir(parents=True)
+        return True
+
+    def commit(self, rtype: str, repo_id: str, lines: list[dict]) -> dict:
+        """Apply an NDJSON commit body; returns the record appended to ``commits`` (raises ValueError on a bad one)."""
+        d = self.repo_dir(rtype, repo_id)
+        header = next((x["value"] for x in lines if x.get("key") == "header"), None)
+        if header is None or not header.get("summary"):
+            raise ValueError("a commit needs a header line with a summary")
+        with self._lock:
+            before = {f: self.read(d, f) for f in self.files(d)}
+            parent = header.get("parentCommit")
+            if parent is not None and parent != self.sha(d):
+                raise PermissionError(f"parentCommit {parent} is not the head {self.sha(d)}")
+            added, deleted = [], []
+            for x in lines:
+                key, v = x.get("key"), x.get("value") or {}
+                if key == "header":
+                    continue
+                path = v.get("path", "")
+                if not path or path.startswith("/") or ".." in path.split("/"):
+                    raise ValueError(f"bad path {path!r}")
+                if key == "file":
+                    if v.get("encoding") != "base64":
+                        raise ValueError("file content must be base64")
+                    target = d / path
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(base64.b64decode(v["content"]))
+                    added.append(path)
+                elif key == "deletedFile":
+                    if not (d / path).is_file():
+                        raise FileNotFoundError(f"A file with this name doesn't exist: {path}")
+                    (d / path).unlink()
+                    deleted.append(path)
+                elif key == "deletedFolder":
+                    for f in sorted((d / path).rglob("*"), reverse=True):
+                        if f.is_file():
+                            f.unlink()
+                            deleted.append(str(f.relative_to(d)))
+                elif key == "lfsFile":
+                    raise NotImplementedError("LFS uploads are not supported by this test server")
+                else:
+                    raise ValueError(f"unknown commit line {key!r}")
+            old_sha = hashlib.sha1()
+            for f in sorted(before):
+                old_sha.update(f.encode() + b"\0" + before[f])
+            self.history.setdefault(str(d), {})[old_sha.hexdigest()] = before
+            rec = {"repo": repo_id, "summary": header["summary"], "description": header.get("description", ""),
+                   "added": added, "deleted": deleted, "sha": self.sha(d)}
+            self.commits.append(rec)
+            return rec
 
     def info_sha(self, d: Path) -> str:
         """The sha the repo's info claims (a tampered one; X-Repo-Commit keeps the real one)."""
@@ -198,6 +284,60 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self._route(head=False)
 
+    def do_POST(self):
+        url = urlparse(self.path)
+        path = unquote(url.path)
+        auth = self.headers.get("Authorization")
+        self.hub.log.append(("POST", path, bool(auth)))
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        fault = self.hub._fault_for(path)
+        if fault is not None:
+            return self._send(fault, b"{}", {"Retry-After": "0"})
+        parts = [unquote(p) for p in url.path.strip("/").split("/")]
+        if parts[:2] == ["api", "validate-yaml"]:
+            return self._json(200, {"errors": [], "warnings": []})
+        role = self.hub.role(auth)
+        if role is None:
+            return self._error(401, None, "Invalid credentials in Authorization header")
+        if role != "write":
+            return self._error(403, None, "You don't have the rights to write to this repository: a read token")
+        if parts[:3] == ["api", "repos", "create"]:
+            req = json.loads(body or b"{}")
+            rtype = req.get("type") or "model"
+            repo_id = f"{req.get('organization') or 'tester'}/{req['name']}"
+            prefix = "" if rtype == "model" else f"{rtype}s/"
+            url = f"{self.hub.url}/{prefix}{repo_id}"
+            if not self.hub.create(rtype, repo_id):  # the Hub's 409 names the repo's URL too
+                return self._json(409, {"error": "You already created this model repo", "url": url},
+                                  {"X-Error-Message": "You already created this repo"})
+            return self._json(200, {"url": url, "name": repo_id})
+        if len(parts) >= 6 and parts[0] == "api" and parts[1] in ("models", "datasets") and parts[4] in ("preupload", "commit"):
+            rtype, repo_id, rev = parts[1][:-1], "/".join(parts[2:4]), "/".join(parts[5:])
+            d = self.hub.repo_dir(rtype, repo_id)
+            if d is None:
+                return self._error(404, "RepoNotFound", "Repository not found")
+            if rev != "main":
+                return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev} (this server commits to main only)")
+            if parts[4] == "preupload":
+                files = json.loads(body)["files"]
+                return self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
+                                                    "oid": None} for f in files]})
+            try:
+                lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
+                rec = self.hub.commit(rtype, repo_id, lines)
+            except PermissionError as exc:
+                return self._error(412, None, str(exc))
+            except FileNotFoundError as exc:
+                return self._error(404, "EntryNotFound", str(exc))
+            except NotImplementedError as exc:
+                return self._error(422, None, str(exc))
+            except (ValueError, KeyError) as exc:
+                return self._error(400, None, f"bad commit body: {exc}")
+            prefix = "" if rtype == "model" else f"{rtype}s/"
+            return self._json(200, {"commitUrl": f"{self.hub.url}/{prefix}{repo_id}/commit/{rec['sha']}",
+                                    "commitOid": rec["sha"], "pullRequestUrl": None})
+        return self._error(404, None, "Not found")
+
     def _route(self, head: bool) -> None:
         url = urlparse(self.path)
         path = unquote(url.path)
@@ -217,6 +357,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(status, b"{}", headers, head)
         q = {k: v[0] for k, v in parse_qs(url.query).items()}
         parts = [unquote(p) for p in url.path.strip("/").split("/")]  # split first: a quoted revision may hold "/"
+        if parts[:2] == ["api", "whoami-v2"]:
+            token = (auth or "").removeprefix("Bearer ").strip()
+            role = self.hub.role(auth)
+            if role is None or (self.hub.tokens and token not in self.hub.tokens):
+                return self._error(401, None, "Invalid credentials in Authorization header", head)
+            return self._json(200, {"type": "user", "name": "tester", "orgs": [],
+                                    "auth": {"type": "access_token", "accessToken": {"displayName": "test",
+                                                                                     "role": role}}}, head=head)
         if parts[0] == "api" and len(parts) >= 2 and parts[1] in ("models", "datasets"):
             rtype = parts[1][:-1]
             if len(parts) == 2:
@@ -239,7 +387,11 @@ class _Handler(BaseHTTPRequestHandler):
                 rev = rest[1] if len(rest) > 1 else "main"
                 if rev not in self.hub.revisions(d):
                     return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
-                return self._json(200, self.hub.info(rtype, repo_id, d), head=head)
+                info = self.hub.info(rtype, repo_id, d)
+                old = self.hub.snapshot(d, rev)
+                if old is not None:  # an earlier commit
+                    info.update(sha=rev, siblings=[{"rfilename": f} for f in sorted(old)])
+                return self._json(200, info, head=head)
             if rest[0] == "tree":
                 rev = rest[1] if len(rest) > 1 else "main"
                 if rev not in self.hub.revisions(d):
@@ -247,13 +399,14 @@ class _Handler(BaseHTTPRequestHandler):
                 sub = "/".join(rest[2:])
                 recursive = q.get("recursive", "false").lower() in ("1", "true")
                 entries = []
-                for f in self.hub.files(d):
+                old = self.hub.snapshot(d, rev)
+                for f in (sorted(old) if old is not None else self.hub.files(d)):
                     if sub and not f.startswith(sub + "/"):
                         continue
                     rel = f[len(sub) + 1:] if sub else f
                     if not recursive and "/" in rel:
                         continue
-                    data = self.hub.read(d, f)
+                    data = old[f] if old is not None else self.hub.read(d, f)
                     entries.append({"type": "file", "path": f, "size": len(data), "oid": hashlib.sha1(data).hexdigest()})
                 return self._json(200, entries, head=head)
             return self._error(404, None, "Not found", head)
@@ -282,7 +435,10 @@ class _Handler(BaseHTTPRequestHandler):
             if rev not in self.hub.revisions(d):
                 return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
             fpath = "/".join(parts[4:])
-            data = self.hub.read(d, fpath)
+            old = self.hub.snapshot(d, rev)
+            data = self.hub.read(d, fpath) if old is None else old.get(fpath)
+            if old is not None:
+                sha = rev
             if data is None:
                 return self._error(404, "EntryNotFound", f"{fpath} does not exist on {rev}", head)
             etag = self.hub._tamper_of(d).get("etag") or hashlib.sha1(data).hexdigest()

@@ -64,6 +64,12 @@ Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt
 - Benchmark vectors (:class:`BenchmarkVector`, the mean of a benchmark's prompt vectors):
   ``save_benchmark_vectors``, ``load_benchmark_vectors``.
 
+Published records (:mod:`.sql_records`, ``taskspace publish`` / ``pull``)
+-----------------------------------------------------------------------
+- ``model_benchmark_counts``, ``import_spaces`` (one transaction for all pulled spaces), ``space_origin``,
+  ``is_read_only`` / ``check_writable``: a pulled space is read-only until raw results are ingested (its marker is a
+  ``sources`` row of kind ``pulled``, no table of its own).
+
 Indexing runs and the worker lock
 ---------------------------------
 - Runs (:class:`RunRecord`): ``start_run``, ``finish_run`` (with a status such as "ok", "failed" or "partial",
@@ -116,6 +122,7 @@ from .sql_derived import DerivedMixin
 from .sql_ingest import IngestMixin
 from .sql_models import Model, OutcomeBlock, Source, utcnow
 from .sql_reads import ReadMixin, source_record
+from .sql_records import RecordsMixin
 from .sql_types import (
     MODEL_FIELDS,
     BenchmarkRecord,
@@ -151,7 +158,7 @@ def _parse_time(value, key: str, field: str):
         raise InputError(f"{field}={value!r} is not an ISO date-time", item=key) from None
 
 
-class Store(IngestMixin, ReadMixin, DerivedMixin):
+class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
     """The SQL store. See the module docstring for the API."""
 
     def __init__(self, url: str | None = None, *, upgrade: bool | None = None):

@@ -113,6 +113,7 @@ class DerivedMixin:
         (:class:`indexer.posterior.Calibration`, fitted on ``calibration_models`` models), replacing the stored one."""
         replace_prior = prior is not None if replace_prior is None else replace_prior
         space = self.get_space(space_id)
+        self.check_writable(space_id)
         vectors = list(vectors)
         prior_row = None
         if prior is not None:
@@ -215,6 +216,7 @@ class DerivedMixin:
             return list(conn.execute(q).scalars())
 
     def delete_model_vectors(self, space_id: int, models: Sequence[str]) -> int:
+        self.check_writable(space_id)
         with self._write() as conn:
             mids = list(self._ids_by(conn, Model.key, Model.id, list(models)).values())
             n = 0
@@ -240,6 +242,7 @@ class DerivedMixin:
 
     def save_benchmark_vectors(self, space_id: int, vectors: Iterable[BenchmarkVector]) -> int:
         space = self.get_space(space_id)
+        self.check_writable(space_id)
         rows = {v.benchmark: dict(dim=space.dim, vector=_vector(v.vector, space.dim, v.benchmark),
                                   n_prompts=int(v.n_prompts), computed_at=v.computed_at or utcnow()) for v in vectors}
         if not rows:

@@ -1,0 +1,148 @@
+"""The dataset card (``README.md``) of a published record set: YAML metadata (licence, tags, one config per space) and
+a body saying how the vectors were made, from which sources under which licences, and how to use them without
+taskspace, with a ten-line Python example per space layout (the tests run it against the files). No I/O."""
+
+from __future__ import annotations
+
+import json
+
+EXAMPLE_MARK = "<!-- taskspace-example:{space} -->"
+
+_SPLIT_ROW = '''opt = lambda line: re.match(r"^\\s*\\(?([A-Z])[.)]\\s", line)  # an answer-option line: "A. ...", "(B) ..."
+L = prompt.split("\\n"); i = next((i for i in range(1, len(L) - 1) if (x := opt(L[i])) and x[1] == "A" and (y := opt(L[i + 1])) and y[1] == "B" and "\\n".join(L[:i]).strip()), None)
+q, o = ("\\n".join(L[:i]).strip(), "\\n".join(L[i:]).strip()) if i else (prompt, None)  # question, option block (from its A. line)
+f = [1, math.log1p(len(q)), math.log1p(len(o)), math.log(max(sum(bool(opt(x)) for x in o.split("\\n")), 1))] if o else [0, 0, 0, 0]
+row = np.concatenate([encode([q])[0], encode([o])[0] if o else {none}, f, {tail}])'''
+
+_READ = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); a, b = next((r["calibration_a"], r["calibration_b"]) for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
+s = np.array(t["vector"].to_pylist(), dtype=np.float32) @ row; p = 1 / (1 + np.exp(-(a + b * s)))  # raw score, probability
+for k in np.argsort(-s)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
+
+
+def example(space: str, params: dict, encoder_dim: int) -> str:
+    """The Python example for a space: ``encode(texts) -> (n, d) unit rows`` (the named encoder) and ``prompt`` are
+    given; it prints the five best models with score and probability and leaves ``s`` and ``p`` for every model."""
+    from . import represent
+
+    head = "import math, re, numpy as np, pyarrow.parquet as pq"
+    if represent.is_split(params):
+        none = f"np.zeros({encoder_dim})" if represent.has_formats(params) else 'encode(["(no options)"])[0]'
+        tail = "[f[0], 1 - f[0]]" if represent.has_formats(params) else "[1]"
+        body = _SPLIT_ROW.format(none=none, tail=tail)
+    else:
+        fs = represent.feature_set(params)
+        cov = ", math.log1p(len(prompt)), math.log1p(prompt.count(\"\\n\") + 1)" if fs else ""
+        one = ", 1" if represent.has_intercept(params) else ""
+        body = f"row = np.concatenate([encode([prompt])[0], [{cov.lstrip(', ')}{one}]])" if (cov or one) else \
+            "row = encode([prompt])[0]"
+        body = body.replace("[, ", "[")
+    return "\n".join([head, body, _READ.format(space=space)])
+
+
+def how(method: str, params: dict, lam: float, eps: float) -> str:
+    """One sentence on how a space's vectors were solved, from its method's params."""
+    parts = [f"method `{method}`"]
+    parts.append("lambda chosen per model by generalised cross-validation" if params.get("select") == "gcv"
+                 else f"ridge lambda {lam:g}")
+    if params.get("intercept"):
+        parts.append("centred embeddings with an unpenalised per-model intercept")
+    if params.get("prior") == "mean":
+        parts.append("each model shrunk toward the models' mean normal (the space's prior)")
+    if params.get("features"):
+        parts.append(f"prompt covariates `{params['features']}` (unpenalised)")
+    if eps:
+        parts.append(f"eps {eps:g}")
+    return "; ".join(parts) + "."
+
+
+def _yaml_str(s: str) -> str:
+    return json.dumps(s)
+
+
+def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, version: str) -> str:
+    """README.md text. ``spaces``: the spaces.parquet rows (plus ``layout`` parsed as a list); ``sources``:
+    ``{location, kind, licence, restricted}``; ``counts``: models and benchmarks per space name."""
+    lines = ["---", "license: other", "license_name: taskspace-records",
+             "tags:", "- taskspace", "- model-selection", "- embeddings",
+             "- llm-evaluation", "pretty_name: " + _yaml_str(f"taskspace model records ({repo_id})"), "configs:"]
+    for i, sp in enumerate(spaces):
+        lines += [f"- config_name: {sp['space']}", "  data_files:", "  - split: train",
+                  f"    path: models/{sp['space']}.parquet"]
+        if i == 0:
+            lines.append("  default: true")
+    lines += ["---", "", f"# taskspace model records: {repo_id}", "",
+              "Every row of `models/<space>.parquet` is one model's *success hyperplane* in a prompt embedding space "
+              "(Kashani, Mendelson & Nemcovsky 2025, \"Representing LLMs in Prompt Semantic Task Space\"), solved in "
+              "closed form by taskspace from per-sample benchmark results (which model "
+              "answered which prompt correctly): a ridge regression of each model's signed outcomes (+1 correct, -1 "
+              "wrong) on the prompts' embedding rows. The inner product of a record's `vector` with a prompt's "
+              "query row is the model's predicted success on that prompt (in -1..1 units); the space's calibration "
+              "maps it to a probability.", "",
+              "## Files", "",
+              "| file | rows |", "|---|---|",
+              "| `spaces.parquet` | one per embedding space: encoder id and revision, dimension, method, lambda, eps, "
+              "params, the vector layout, the calibration `p = 1 / (1 + exp(-(calibration_a + calibration_b * score)))` |",
+              "| `models/<space>.parquet` | one per model: model id, Hub repo id, model revision, space, encoder and "
+              "revision, dimension, method, lambda, eps, `vector` (list of float32) and its `layout`, the posterior "
+              "of its scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed "
+              "accuracy, n), `computed_at`, `taskspace_version` |",
+              "| `patterns/<space>.parquet` | the posterior factors of each coverage pattern (float32): with a record's "
+              "`model_lambda` and `noise` they give the variance of its score (taskspace's intervals) |",
+              "| `prompts/<space>.parquet` | one per indexed prompt: `hash` (sha256 of its text; no text), `benchmarks`, "
+              "`vector` (its query row): the neighbours taskspace fills a question typed without options from |",
+              "| `benchmarks.parquet` | one per (benchmark, space): name, group, metric, prompt count, the benchmark's "
+              "vector (the mean of its prompts' query rows: record . vector = the model's mean predicted success) |",
+              "", "## Spaces", ""]
+    lines += ["| space | encoder | method | dim | lambda | eps | models | benchmarks | calibrated on |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for sp in spaces:
+        cal = (f"{sp['calibration_n_cells']} held-out cells of {sp['calibration_n_models']} models"
+               if sp.get("calibration_a") is not None else "not calibrated")
+        lines.append(f"| `{sp['space']}` | `{sp['encoder']}` | {sp['method']} | {sp['dim']} | {sp['lam']:g} | "
+                     f"{sp['eps']:g} | {counts[sp['space']]['models']} | {counts[sp['space']]['benchmarks']} | {cal} |")
+    lines += ["", "How each space's vectors were solved:", ""]
+    for sp in spaces:
+        lines.append(f"- `{sp['space']}`: " + how(sp["method"], sp["params_dict"], sp["lam"], sp["eps"]))
+    lines += ["", "## Sources and licences", "",
+              "The records are derived from these per-sample result sources; their licences apply to the records "
+              "as well (a non-commercial or share-alike source is only included when the publisher asked for it).", "",
+              "| source | licence | restricted |", "|---|---|---|"]
+    for s in sources:
+        what = f"`{s['name']}`" + (f": {s['title']}" if s.get("title") else "")
+        lines.append(f"| {what} | {s['licence']} | {'yes' if s['restricted'] else 'no'} |")
+    if not sources:
+        lines.append("| (none recorded) | unknown | no |")
+    lines += ["", "## Using the vectors without taskspace", "",
+              "`score = record . [embedding of the prompt by the space's encoder, covariates, 1]`, then the "
+              "calibration. The encoder is named by the space's `encoder_name` (e.g. "
+              "`sentence-transformers/all-MiniLM-L6-v2` for `all-MiniLM-L6-v2`), with unit-length (normalised) "
+              "embeddings; `encoder_revision` is a fingerprint of its weights. A query row has the layout below, "
+              "column by column (`layout` in `spaces.parquet` and in every record says the same).", ""]
+    for sp in spaces:
+        lines += [f"### `{sp['space']}`", "", "| columns | part | what the query row holds there |", "|---|---|---|"]
+        for p in sp["layout"]:
+            lines.append(f"| {p['start']}..{p['stop'] - 1} | `{p['part']}` | {p['query']} |")
+        if any(p["part"] == "e_o" for p in sp["layout"]):
+            lines += ["", "A prompt is split at its answer-option block: the first line starting `A.` (or `A)`, "
+                      "`(A)`) that is followed by a `B.` line and has question text before it. A prompt *without* "
+                      "options has zeros in the options half and the covariates (and `c_mc` 0, `c_free` 1), and so "
+                      "does the example below. taskspace itself takes a question typed without its options as the "
+                      "average of what it leaves open: the 50 rows of `prompts/<space>.parquet` whose first `d` "
+                      "columns have the largest inner product with the question's embedding are averaged (`m`), and "
+                      "the query row is `[E(question), m[d:2d], m[2d], m[2d] * log1p(question characters), m[2d+2], "
+                      "m[2d+3], m[2d], 1 - m[2d]]`."]
+        lines += ["", "Ten lines (`encode(texts)` returns the encoder's unit-length embeddings, e.g. "
+                  "`encode = SentenceTransformer(\"sentence-transformers/all-MiniLM-L6-v2\").encode` with "
+                  "`normalize_embeddings=True`; `prompt` is your prompt):", "",
+                  EXAMPLE_MARK.format(space=sp["space"]), "```python",
+                  example(sp["space"], sp["params_dict"], sp["encoder_dim"]), "```", ""]
+    lines += ["## Uncertainty", "",
+              "taskspace shows with each probability a 90% interval: the posterior variance of the score (the "
+              "ridge posterior of the record's fit: its residual variance `noise` times the leverage of the query row "
+              "under its coverage pattern's factors in `patterns/<space>.parquet` and its `model_lambda`; "
+              "`score_variance` in taskspace's `indexer/posterior.py`) is mapped through the same calibration as "
+              "`p(score -/+ 1.645 sd)`. "
+              "`taskspace pull hub:" + repo_id + "` loads these files into a taskspace installation with the same "
+              "answers (top-k, probabilities and intervals) as the one that published them.", "",
+              f"Made by taskspace {version}.", ""]
+    return "\n".join(lines)

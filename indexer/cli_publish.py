@@ -1,0 +1,52 @@
+"""``taskspace publish`` and ``taskspace pull`` (registered in :mod:`indexer.cli`): thin adapters over
+:mod:`indexer.publish`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+
+def publish(
+    repo: str = typer.Argument(..., help="The Hub dataset to publish to, ORG/NAME (created when missing)."),
+    space: Optional[str] = typer.Option(None, "--space", help="Only this space (index name, SQL id or encoder name)."),
+    private: bool = typer.Option(False, "--private", help="Create the dataset private (when it does not exist yet)."),
+    dry_run: Optional[str] = typer.Option(None, "--dry-run", metavar="DIR",
+                                          help="Write the files a publish would commit into DIR; contact no one."),
+    include_restricted: bool = typer.Option(False, "--include-restricted",
+                                            help="Publish records derived from non-commercial or share-alike sources."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Publish the model records (vectors, calibration, uncertainty, benchmarks, card) as a Hub dataset: one commit,
+    or none when nothing changed. The token comes from HF_TOKEN or `hf auth login` and needs write access."""
+    from .cli_index import echo_json
+    from .publish import publish as run
+
+    res = run(repo, space=space, private=private, dry_run=dry_run, include_restricted=include_restricted)
+    if as_json:
+        echo_json(res.as_dict())
+    elif res.dry_run:
+        typer.echo(f"wrote {len(res.files)} file(s) to {res.dry_run} ({res.added} model record(s)); nothing was sent")
+    elif res.commit is None:
+        typer.echo(f"{repo}: nothing changed, no commit")
+    else:
+        typer.echo(f"{repo}: commit {res.commit[:12]}: {res.message}")
+
+
+def pull(
+    source: str = typer.Argument(..., help="hub:ORG/NAME[@REVISION] or a folder of published records."),
+    space: Optional[str] = typer.Option(None, "--space", help="Only this space of the records (its index name)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Load published model records into this installation (SQL and the vector index), so search and serve work at
+    once. A pulled space is read-only until raw results are ingested."""
+    from .cli_index import echo_json
+    from .publish import pull as run
+
+    res = run(source, space=space)
+    if as_json:
+        echo_json(res.as_dict())
+        return
+    for s in res.spaces:
+        typer.echo(f"{s['space']}: {s['models']} model(s), {s['benchmarks']} benchmark vector(s) from {res.origin}")

@@ -1,0 +1,491 @@
+"""The published record set: the files of a Hub dataset of taskspace records, written from and read back into
+records (pyarrow for Parquet; no store, no Hub, no encoder here).
+
+Files (``FILES``):
+
+- ``spaces.parquet``: one row per embedding space: its name (``space``), SQL ``key``, ``encoder`` id
+  (``name@revision``), ``encoder_name``, ``encoder_revision``, ``encoder_dim``, ``dim``, ``lam``, ``eps``,
+  ``method``, ``params`` (JSON), ``layout`` (JSON: the vector's parts, :func:`layout`), the calibration
+  (``calibration_a``, ``calibration_b``, ``calibration_n_cells``, ``calibration_n_models``, ``calibration_spread``;
+  null when the space has none), ``n_models``, ``created_at``.
+- ``models/<space>.parquet``: one row per model record (:data:`MODEL_COLUMNS`).
+- ``patterns/<space>.parquet``: the posterior factors of the space's coverage patterns (:data:`PATTERN_COLUMNS`,
+  float32 as stored), which with a record's ``pattern``, ``model_lambda`` and ``noise`` give its score's variance.
+- ``prompts/<space>.parquet`` (when the space has indexed prompts): one row per indexed prompt: ``hash`` (sha256 of
+  its text; the text is not published), ``benchmarks``, ``vector`` (its index row). taskspace fills a question typed
+  without its answer options from the 50 of these nearest by question (:mod:`indexer.query`).
+- ``benchmarks.parquet``: one row per (benchmark, space): name, group, metric, prompt count and the benchmark's
+  vector (the mean of its prompts' index rows).
+- ``README.md``: the dataset card (:func:`card`).
+
+:func:`read` validates everything before returning anything: missing files or columns, and bad rows (wrong
+dimension, NaN or infinite entries, unknown pattern) are :class:`~indexer.errors.InputError`s naming the file and
+row; nothing is returned half.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError
+
+SPACES = "spaces.parquet"
+BENCHMARKS = "benchmarks.parquet"
+CARD = "README.md"
+MODELS_DIR = "models"
+PATTERNS_DIR = "patterns"
+PROMPTS_DIR = "prompts"
+MAX_REPORTED = 20
+
+MODEL_COLUMNS = (
+    "model", "aliases", "hub_repo_id", "kind", "model_revision", "sources", "author", "license", "num_parameters", "pipeline_tag", "library",
+    "tags", "gated", "downloads", "likes", "base_model", "created_at", "last_modified",
+    "space", "encoder", "encoder_revision", "dim", "method", "lam", "eps", "vector", "layout",
+    "pattern", "model_lambda", "noise", "n_prompts", "benchmarks", "inputs_digest", "computed_at", "taskspace_version",
+)
+PATTERN_COLUMNS = ("key", "n", "width", "rank", "free", "mc_seen", "free_seen", "mu", "w", "V", "K", "Cinv")
+BENCHMARK_COLUMNS = ("benchmark", "group", "source_task", "metric", "num_fewshot", "config", "prompt_count", "space",
+                     "vector", "n_prompts", "computed_at")
+SPACE_COLUMNS = ("space", "key", "encoder", "encoder_name", "encoder_revision", "encoder_dim", "dim", "lam", "eps",
+                 "method", "params", "layout", "calibration_a", "calibration_b", "calibration_n_cells",
+                 "calibration_n_models", "calibration_spread", "n_models", "created_at")
+
+
+def models_file(space: str) -> str:
+    return f"{MODELS_DIR}/{space}.parquet"
+
+
+def patterns_file(space: str) -> str:
+    return f"{PATTERNS_DIR}/{space}.parquet"
+
+
+def prompts_file(space: str) -> str:
+    return f"{PROMPTS_DIR}/{space}.parquet"
+
+
+PROMPT_COLUMNS = ("hash", "benchmarks", "vector")
+
+
+def is_managed(path: str) -> bool:
+    """True for a repo file a publish writes (and may delete): the card, the two tables and the per-space files."""
+    return path in (SPACES, BENCHMARKS, CARD) or (
+        path.count("/") == 1 and path.split("/")[0] in (MODELS_DIR, PATTERNS_DIR, PROMPTS_DIR) and path.endswith(".parquet"))
+
+
+# -------------------------------------------------------------------------------------------- the vector layout
+def encoder_dim_of(dim: int, params: dict) -> int:
+    """The encoder's dimension from a space's vector width and params (inverse of ``represent.index_dim``)."""
+    from . import represent
+    from .features import n_features
+
+    extra = n_features(represent.feature_set(params)) + (1 if represent.has_intercept(params) else 0) + (
+        1 if represent.has_formats(params) else 0)
+    rest = int(dim) - extra
+    return rest // 2 if represent.is_split(params) else rest
+
+
+def layout(dim: int, params: dict) -> list[dict]:
+    """The parts of a space's vectors, in order: ``{part, start, stop, query}`` where ``query`` says what the query
+    row holds in those columns (a model record's score is record . query row)."""
+    from . import represent
+
+    d = encoder_dim_of(dim, params)
+    parts: list[tuple[str, int, str]] = []
+    fs = represent.feature_set(params)
+    if represent.is_split(params):
+        parts += [("e_q", d, "E(question): the embedding of the prompt's text before its answer-option block (the "
+                             "whole text when it has none)"),
+                  ("e_o", d, "E(options): the embedding of the option block (from its 'A.' line to the end); zeros "
+                             "for a prompt without options" + ("" if represent.has_formats(params) else
+                                                               " (multiple-choice-v1: E('(no options)'))"))]
+        parts += [("f", 4, "is_mc, is_mc*log1p(question characters), is_mc*log1p(option characters), "
+                           "is_mc*log(number of option lines); is_mc = 1 with an option block, else 0")]
+    else:
+        parts += [("e", d, "E(text): the embedding of the whole prompt")]
+        if fs:
+            parts += [("f", 2, "log1p(characters), log1p(lines)")]
+    if represent.has_formats(params):
+        parts += [("c_mc", 1, "is_mc (1 for a prompt with options)"), ("c_free", 1, "1 - is_mc")]
+    elif represent.has_intercept(params):
+        parts += [("c", 1, "1")]
+    out, at = [], 0
+    for name, width, what in parts:
+        out.append({"part": name, "start": at, "stop": at + width, "query": what})
+        at += width
+    if at != int(dim):
+        raise InputError(f"the layout of method params {params} gives {at} columns, the space has {dim}")
+    return out
+
+
+def layout_string(parts: list[dict]) -> str:
+    return " ".join(f"{p['part']}[{p['start']}:{p['stop']}]" for p in parts)
+
+
+# -------------------------------------------------------------------------------------------- writing
+def _iso(t) -> str | None:
+    return t.isoformat() if t is not None else None
+
+
+def _parquet(columns: dict, schema) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pydict(columns, schema=schema)
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()
+
+
+def _vectors(rows: list[np.ndarray], dtype="float32"):
+    """A pyarrow list<float32> column from equal or unequal length vectors, without a Python loop per entry."""
+    import pyarrow as pa
+
+    lengths = np.array([np.size(r) for r in rows], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    if lengths.sum() >= 2**31:
+        raise InputError("a vector column of more than 2^31 floats: publish fewer spaces at once")
+    flat = np.concatenate([np.asarray(r, dtype=dtype).ravel() for r in rows]) if rows else np.zeros(0, dtype=dtype)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat))
+
+
+def models_table(records: list[dict], vectors: np.ndarray) -> bytes:
+    """``models/<space>.parquet`` from record dicts (every :data:`MODEL_COLUMNS` but ``vector``) and (M, dim)
+    float32 vectors."""
+    import pyarrow as pa
+
+    s = pa.string()
+    schema = pa.schema([
+        ("model", s), ("aliases", pa.list_(s)), ("hub_repo_id", s), ("kind", s), ("model_revision", s), ("sources", pa.list_(s)), ("author", s),
+        ("license", s),
+        ("num_parameters", pa.int64()), ("pipeline_tag", s), ("library", s), ("tags", pa.list_(s)), ("gated", s),
+        ("downloads", pa.int64()), ("likes", pa.int64()), ("base_model", s), ("created_at", s), ("last_modified", s),
+        ("space", s), ("encoder", s), ("encoder_revision", s), ("dim", pa.int32()), ("method", s), ("lam", pa.float64()),
+        ("eps", pa.float64()), ("vector", pa.list_(pa.float32())), ("layout", s), ("pattern", s),
+        ("model_lambda", pa.float64()), ("noise", pa.float64()), ("n_prompts", pa.int64()),
+        ("benchmarks", pa.list_(pa.struct([("name", s), ("accuracy", pa.float64()), ("n", pa.int64())]))),
+        ("inputs_digest", s), ("computed_at", s), ("taskspace_version", s),
+    ])
+    cols = {c: [r.get(c) for r in records] for c in MODEL_COLUMNS if c != "vector"}
+    cols["vector"] = _vectors(list(vectors))
+    return _parquet({c: cols[c] for c in MODEL_COLUMNS}, schema)
+
+
+def patterns_table(patterns: list) -> bytes:
+    """``patterns/<space>.parquet`` from :class:`indexer.posterior.PatternPosterior` (as stored: float32)."""
+    import pyarrow as pa
+
+    f = pa.list_(pa.float32())
+    schema = pa.schema([("key", pa.string()), ("n", pa.int64()), ("width", pa.int32()), ("rank", pa.int32()),
+                        ("free", pa.int32()), ("mc_seen", pa.bool_()), ("free_seen", pa.bool_()), ("mu", f), ("w", f),
+                        ("V", f), ("K", f), ("Cinv", f)])
+    ps = sorted(patterns, key=lambda p: p.key)
+    f4 = lambda a: None if a is None else np.asarray(a, dtype=np.float32).ravel().tolist()  # noqa: E731
+    cols = {"key": [p.key for p in ps], "n": [int(p.n) for p in ps], "width": [int(np.shape(p.V)[0]) for p in ps],
+            "rank": [int(np.shape(p.V)[1]) for p in ps],
+            "free": [0 if p.K is None else int(np.shape(p.K)[1]) for p in ps],
+            "mc_seen": [bool(p.formats[0]) for p in ps], "free_seen": [bool(p.formats[1]) for p in ps],
+            "mu": _vectors([p.mu for p in ps]), "w": _vectors([p.w for p in ps]), "V": _vectors([p.V for p in ps]),
+            "K": [f4(p.K) for p in ps], "Cinv": [f4(p.Cinv) for p in ps]}
+    return _parquet(cols, schema)
+
+
+def prompts_table(hashes: list[str], benchmarks: list[list[str]], vectors: list[np.ndarray]) -> bytes:
+    """``prompts/<space>.parquet``: the index rows of a space's prompts, by text hash (sorted)."""
+    import pyarrow as pa
+
+    schema = pa.schema([("hash", pa.string()), ("benchmarks", pa.list_(pa.string())),
+                        ("vector", pa.list_(pa.float32()))])
+    order = sorted(range(len(hashes)), key=lambda i: hashes[i])
+    return _parquet({"hash": [hashes[i] for i in order], "benchmarks": [list(benchmarks[i]) for i in order],
+                     "vector": _vectors([vectors[i] for i in order])}, schema)
+
+
+def benchmarks_table(rows: list[dict]) -> bytes:
+    import pyarrow as pa
+
+    s = pa.string()
+    schema = pa.schema([("benchmark", s), ("group", s), ("source_task", s), ("metric", s), ("num_fewshot", pa.int64()),
+                        ("config", s), ("prompt_count", pa.int64()), ("space", s), ("vector", pa.list_(pa.float32())),
+                        ("n_prompts", pa.int64()), ("computed_at", s)])
+    cols = {c: [r.get(c) for r in rows] for c in BENCHMARK_COLUMNS if c != "vector"}
+    cols["vector"] = _vectors([r["vector"] for r in rows])
+    return _parquet({c: cols[c] for c in BENCHMARK_COLUMNS}, schema)
+
+
+def spaces_table(rows: list[dict]) -> bytes:
+    import pyarrow as pa
+
+    s, f, i = pa.string(), pa.float64(), pa.int64()
+    schema = pa.schema([("space", s), ("key", s), ("encoder", s), ("encoder_name", s), ("encoder_revision", s),
+                        ("encoder_dim", i), ("dim", i), ("lam", f), ("eps", f), ("method", s), ("params", s),
+                        ("layout", s), ("calibration_a", f), ("calibration_b", f), ("calibration_n_cells", i),
+                        ("calibration_n_models", i), ("calibration_spread", f), ("n_models", i), ("created_at", s)])
+    return _parquet({c: [r.get(c) for r in rows] for c in SPACE_COLUMNS}, schema)
+
+
+# -------------------------------------------------------------------------------------------- reading
+@dataclass
+class SpaceRecords:
+    """One space read back from the files, validated. ``models``: upsert_models dicts; ``vectors``: ModelVector."""
+
+    spec: object
+    row: dict
+    calibration: object | None
+    models: list[dict] = field(default_factory=list)
+    vectors: list = field(default_factory=list)
+    patterns: list = field(default_factory=list)
+    benchmarks: list[dict] = field(default_factory=list)
+    benchmark_vectors: list = field(default_factory=list)
+    created_at: datetime | None = None
+    #: model key -> every name its sources gave it (the SQL model_aliases), its key included
+    aliases: dict[str, list[str]] = field(default_factory=dict)
+    #: the indexed prompts' (hash, benchmarks, index row), for the prompts collection
+    prompts: list[tuple[str, list[str], np.ndarray]] = field(default_factory=list)
+
+
+class _Errors:
+    def __init__(self):
+        self.items: list[str] = []
+
+    def add(self, where: str, message: str) -> None:
+        self.items.append(f"{where}: {message}")
+
+    def raise_if_any(self, root) -> None:
+        if self.items:
+            more = f" (and {len(self.items) - MAX_REPORTED} more)" if len(self.items) > MAX_REPORTED else ""
+            raise InputError(f"{len(self.items)} problem(s) in the records, nothing was imported: "
+                             + "; ".join(self.items[:MAX_REPORTED]) + more, item=str(root))
+
+
+def _read_table(root: Path, name: str, columns: tuple, errors: _Errors):
+    import pyarrow.parquet as pq
+
+    path = root / name
+    if not path.is_file():
+        errors.add(name, "file is missing")
+        return None
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # noqa: BLE001 - any unreadable Parquet is bad input
+        errors.add(name, f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]})")
+        return None
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        errors.add(name, f"missing column(s) {', '.join(missing)}")
+        return None
+    return table
+
+
+def _vector_column(table, name: str, file: str, dims, labels: list[str], errors: _Errors) -> list[np.ndarray | None]:
+    """The list<float> column ``name`` as float32 arrays; a row of the wrong length (``dims``: an int or one per row),
+    null, NaN or infinite is reported by row and comes back None."""
+    import pyarrow.compute as pc
+
+    col = table.column(name).combine_chunks()
+    n = len(col)
+    out: list[np.ndarray | None] = [None] * n
+    if n == 0:
+        return out
+    lengths = pc.list_value_length(col).to_numpy(zero_copy_only=False)
+    flat = np.asarray(pc.list_flatten(col).to_numpy(zero_copy_only=False), dtype=np.float32)
+    valid = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False))
+    at = 0
+    for i in range(n):
+        want = dims if isinstance(dims, int) else dims[i]
+        if not valid[i]:
+            errors.add(f"{file}: row {i} ({labels[i]})", f"{name} is missing")
+            continue
+        k = int(lengths[i])
+        v = flat[at:at + k]
+        at += k
+        if want is not None and k != want:
+            errors.add(f"{file}: row {i} ({labels[i]})", f"{name} has {k} entries, expected {want}")
+        elif not np.isfinite(v).all():
+            errors.add(f"{file}: row {i} ({labels[i]})", f"{name} has NaN or infinite entries")
+        else:
+            out[i] = v
+    return out
+
+
+def _time(value, where: str, errors: _Errors):
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        errors.add(where, f"{value!r} is not an ISO time")
+        return None
+
+
+def _finite(x) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
+    """Every space of the record set in the folder ``root`` (or those named in ``spaces``), validated (see the
+    module docstring); :class:`InputError` listing every problem by file and row, and nothing returned, otherwise."""
+    from .posterior import Calibration, PatternPosterior
+    from .space import SpaceSpec
+    from .store.sql import BenchmarkVector, ModelVector
+
+    root = Path(root)
+    errors = _Errors()
+    st = _read_table(root, SPACES, SPACE_COLUMNS, errors)
+    bt = _read_table(root, BENCHMARKS, BENCHMARK_COLUMNS, errors)
+    errors.raise_if_any(root)
+    out: list[SpaceRecords] = []
+    rows = st.to_pylist()
+    known = [r["space"] for r in rows]
+    if not rows:
+        raise InputError(f"{SPACES} lists no space: nothing to pull", item=str(root))
+    twice = sorted({k for k in known if known.count(k) > 1})
+    if twice:
+        raise InputError(f"{SPACES} lists space(s) {', '.join(map(str, twice))} more than once", item=str(root))
+    if spaces:
+        unknown = [s for s in spaces if s not in known]
+        if unknown:
+            raise InputError(f"no space {', '.join(unknown)} in the records; they hold {', '.join(known) or 'none'}",
+                             item=str(root))
+    b_rows = [dict(r, vector=None) for r in bt.drop_columns(["vector"]).to_pylist()]
+    b_dims = []
+    by_space = {r["space"]: r for r in rows}
+    for r in b_rows:
+        sp = by_space.get(r["space"])
+        b_dims.append(int(sp["dim"]) if sp and sp.get("dim") else None)
+        if sp is None:
+            errors.add(f"{BENCHMARKS}: row {len(b_dims) - 1} ({r['benchmark']})", f"unknown space {r['space']!r}")
+    b_vecs = _vector_column(bt, "vector", BENCHMARKS, b_dims, [str(r["benchmark"]) for r in b_rows], errors)
+    for i, r in enumerate(rows):
+        if spaces and r["space"] not in spaces:
+            continue
+        where = f"{SPACES}: row {i} ({r.get('space')})"
+        try:
+            params = json.loads(r["params"] or "{}")
+            spec = SpaceSpec(r["encoder"], float(r["lam"]), float(r["eps"]), r["method"], params, int(r["dim"]))
+            if spec.key != r["key"] or spec.name != r["space"]:
+                errors.add(where, "its key or name does not match its encoder, dim, lambda, eps, method and params")
+                continue
+        except (TypeError, ValueError, InputError) as exc:
+            errors.add(where, f"bad space settings ({exc})")
+            continue
+        cal = None
+        if r.get("calibration_a") is not None:
+            cal = Calibration(float(r["calibration_a"]), float(r["calibration_b"]), int(r["calibration_n_cells"] or 0),
+                              int(r["calibration_n_models"] or 0), float(r["calibration_spread"] or 0.0))
+            if not all(math.isfinite(x) for x in (cal.a, cal.b, cal.spread)):
+                errors.add(where, "calibration has NaN or infinite entries")
+        rec = SpaceRecords(spec, r, cal, created_at=_time(r.get("created_at"), where, errors))
+        # patterns
+        pname = patterns_file(spec.name)
+        pt = _read_table(root, pname, PATTERN_COLUMNS, errors)
+        keys = set()
+        if pt is not None:
+            prow = pt.drop_columns(["mu", "w", "V"]).to_pylist()
+            labels = [f"pattern {p['key']}" for p in prow]
+            mus = _vector_column(pt, "mu", pname, [p["width"] + p["free"] for p in prow], labels, errors)
+            ws = _vector_column(pt, "w", pname, [p["rank"] for p in prow], labels, errors)
+            Vs = _vector_column(pt, "V", pname, [p["width"] * p["rank"] for p in prow], labels, errors)
+            for j, p in enumerate(prow):
+                if mus[j] is None or ws[j] is None or Vs[j] is None:
+                    continue
+                K = Cinv = None
+                if p["free"]:
+                    K = np.asarray(p["K"] or [], dtype=np.float32)
+                    Cinv = np.asarray(p["Cinv"] or [], dtype=np.float32)
+                    if K.size != p["width"] * p["free"] or Cinv.size != p["free"] ** 2:
+                        errors.add(f"{pname}: row {j} ({labels[j]})", "K or Cinv has the wrong size")
+                        continue
+                    K, Cinv = K.reshape(p["width"], p["free"]), Cinv.reshape(p["free"], p["free"])
+                keys.add(p["key"])
+                rec.patterns.append(PatternPosterior(key=p["key"], n=int(p["n"]), mu=mus[j], w=ws[j],
+                                                     V=Vs[j].reshape(p["width"], p["rank"]), K=K, Cinv=Cinv,
+                                                     formats=(bool(p["mc_seen"]), bool(p["free_seen"]))))
+        # models
+        mname = models_file(spec.name)
+        mt = _read_table(root, mname, MODEL_COLUMNS, errors)
+        if mt is not None:
+            mrows = mt.drop_columns(["vector"]).to_pylist()
+            labels = [f"model {m['model']}" for m in mrows]
+            vecs = _vector_column(mt, "vector", mname, int(spec.dim), labels, errors)
+            seen = set()
+            for j, (m, v) in enumerate(zip(mrows, vecs)):
+                w = f"{mname}: row {j} ({labels[j]})"
+                if not m["model"] or not isinstance(m["model"], str):
+                    errors.add(w, "model is missing")
+                    continue
+                if m["model"] in seen:
+                    errors.add(w, "a second record of this model")
+                    continue
+                seen.add(m["model"])
+                if m["space"] != spec.name:
+                    errors.add(w, f"space {m['space']!r} is not the file's space {spec.name}")
+                if m["pattern"] is not None and m["pattern"] not in keys:
+                    errors.add(w, f"pattern {m['pattern']} is not in {pname}")
+                for c in ("model_lambda", "noise"):
+                    if m[c] is not None and not (math.isfinite(m[c]) and m[c] >= 0):
+                        errors.add(w, f"{c} is {m[c]}, not a finite number >= 0")
+                if m["n_prompts"] is None or m["n_prompts"] < 0:
+                    errors.add(w, "n_prompts is missing or negative")
+                if v is None:
+                    continue
+                bench = list(m["benchmarks"] or [])
+                rec.aliases[m["model"]] = sorted({m["model"], *[a for a in (m["aliases"] or []) if a]})
+                rec.models.append({"key": m["model"], "kind": m["kind"] or "name", "revision": m["model_revision"],
+                                   "author": m["author"], "license": m["license"],
+                                   "num_parameters": m["num_parameters"], "pipeline_tag": m["pipeline_tag"],
+                                   "library": m["library"], "tags": m["tags"], "gated": m["gated"],
+                                   "downloads": m["downloads"], "likes": m["likes"], "base_model": m["base_model"],
+                                   "created_at": _time(m["created_at"], w, errors),
+                                   "last_modified": _time(m["last_modified"], w, errors)})
+                rec.vectors.append(ModelVector(
+                    m["model"], v, int(m["n_prompts"] or 0), [b["name"] for b in bench],
+                    {b["name"]: float(b["accuracy"]) for b in bench if b["accuracy"] is not None},
+                    m["inputs_digest"], _time(m["computed_at"], w, errors), m["pattern"], _finite(m["model_lambda"]),
+                    _finite(m["noise"])))
+        # prompts (optional)
+        qname = prompts_file(spec.name)
+        if (root / qname).is_file():
+            qt = _read_table(root, qname, PROMPT_COLUMNS, errors)
+            if qt is not None:
+                qrows = qt.drop_columns(["vector"]).to_pylist()
+                qvecs = _vector_column(qt, "vector", qname, int(spec.dim), [f"prompt {q['hash']}" for q in qrows],
+                                       errors)
+                for j, (q, v) in enumerate(zip(qrows, qvecs)):
+                    if not q["hash"] or not q["benchmarks"]:
+                        errors.add(f"{qname}: row {j}", "hash or benchmarks is missing")
+                    elif v is not None:
+                        rec.prompts.append((q["hash"], list(q["benchmarks"]), v))
+        for j, b in enumerate(b_rows):
+            if b["space"] != spec.name or b_vecs[j] is None:
+                continue
+            w = f"{BENCHMARKS}: row {j} ({b['benchmark']})"
+            try:
+                config = json.loads(b["config"]) if b["config"] else {}
+            except ValueError:
+                errors.add(w, "config is not JSON")
+                continue
+            rec.benchmarks.append({"name": b["benchmark"], "group": b["group"], "source_task": b["source_task"],
+                                   "metric": b["metric"], "num_fewshot": b["num_fewshot"], "config": config})
+            rec.benchmark_vectors.append(BenchmarkVector(b["benchmark"], b_vecs[j], int(b["n_prompts"] or 0),
+                                                         _time(b["computed_at"], w, errors)))
+        out.append(rec)
+    errors.raise_if_any(root)
+    return out
+
+
+def digest(root: Path) -> str:
+    """sha256 over the managed files of a folder (the revision of a folder pull)."""
+    h = hashlib.sha256()
+    for p in sorted(Path(root).rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and is_managed(rel):
+            h.update(rel.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()

@@ -1,0 +1,475 @@
+"""Publish the model records as a Hub dataset (``taskspace publish``) and pull them into another installation
+(``taskspace pull``). The files and their columns: :mod:`indexer.dataset`; the card: :mod:`indexer.card`; the Hub:
+:mod:`indexer.hub` only.
+
+**publish** (:func:`publish`): every space with model vectors (or the one ``space`` names) becomes
+``models/<space>.parquet`` + ``patterns/<space>.parquet``, with ``spaces.parquet``, ``benchmarks.parquet`` and the
+card. The files are a function of the SQL records alone (no publish time in them), so publishing unchanged
+records gives the same bytes. Against the Hub: the token must be there and able to write
+(:meth:`~indexer.hub.HubClient.check_write_access`), the dataset is created when missing, the files it holds now
+are compared with the new ones, and when any differs there is exactly one commit (its parent the commit compared
+against) whose message counts the model records added, changed and removed; nothing differs -> no commit.
+``dry_run=DIR`` writes the files a publish to an empty repository would commit into ``DIR`` and talks to no one.
+The dataset holds exactly what a publish selected: with ``space`` the files of other spaces are deleted (and their
+records counted as removed).
+
+Licences: every ingested source is looked up for a ``SOURCE.md`` / ``PROVENANCE.md`` (in its folder or the two
+above it) whose ``License`` line says what it is under; a non-commercial or share-alike one (NC, SA,
+"non-commercial", "share-alike") refuses the publish unless ``include_restricted``; the card lists them all.
+
+**pull** (:func:`pull`): ``hub:ORG/NAME[@REV]`` (downloaded through the Hub cache at one commit) or a local folder.
+Everything is read and validated first (:func:`indexer.dataset.read`: bad rows are reported by file and row), then
+every space is checked against this installation: its encoder must be installed here with the same revision
+(:class:`~indexer.errors.EncoderError`, exit 5) and give its width, and no space already present may have the same
+settings with another dimension (:class:`~indexer.errors.DimensionError`, naming both). Then, under the ``index`` lock (publish takes it too, to read one finished pass), SQL is written in one
+transaction for all spaces (:meth:`~indexer.store.sql.Store.import_spaces`), and only then Qdrant: the models and
+benchmarks collections of each space are rebuilt from SQL (:func:`indexer.sync.reindex`). A pulled space is
+read-only until raw results are ingested (:mod:`indexer.store.sql_records`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import dataset
+from .errors import DimensionError, EncoderError, InputError, NotFoundError
+
+log = logging.getLogger(__name__)
+
+#: a licence line that makes a source restricted: non-commercial or share-alike
+_RESTRICTED_WORDS = re.compile(r"non-?commercial|share-?alike", re.IGNORECASE)
+_RESTRICTED_CODES = re.compile(r"(?<![A-Za-z])(NC|SA)(?![A-Za-z])")  # CC BY-NC, BY-SA, BY-NC-SA
+_LICENCE_LINE = re.compile(r"licen[cs]e", re.IGNORECASE)
+
+
+# ----------------------------------------------------------------------------------------------- licences
+def _restricted(text: str) -> bool:
+    return bool(_RESTRICTED_WORDS.search(text) or _RESTRICTED_CODES.search(text))
+
+
+def _title(path: Path) -> str | None:
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("#"):
+            return re.sub(r"[*_`|]", "", line.lstrip("# ")).strip()[:200] or None
+    return None
+
+
+def licence_of(location: str) -> tuple[str, bool, str | None]:
+    """(licence text, restricted, the file it was read from) of an ingested source's location. A local path is
+    looked up for ``SOURCE.md``/``PROVENANCE.md`` in it and the two folders above; other sources (Hub datasets)
+    are ``unknown``."""
+    if location.startswith(("hub:", "hub-org:", "pulled:")):
+        return "unknown (see the dataset's card on the Hub)", False, None
+    p = Path(location)
+    folders = [p] if p.is_dir() else []
+    folders += list(p.parents)[:2]
+    for folder in folders:
+        for name in ("SOURCE.md", "PROVENANCE.md"):
+            f = folder / name
+            if f.is_file():
+                lines = [ln.strip() for ln in f.read_text(errors="replace").splitlines() if _LICENCE_LINE.search(ln)]
+                if not lines:
+                    continue
+                text = re.sub(r"[*_`]", "", lines[0]).lstrip("-# ").strip()
+                text = re.sub(r"^licen[cs]e\s*:?\s*", "", text, flags=re.IGNORECASE) or text
+                return text[:300], _restricted(" ".join(lines)), str(f)
+    return "unknown (no SOURCE.md or PROVENANCE.md found)", False, None
+
+
+def _source_name(location: str) -> str:
+    """How a source is named in the published files: a Hub spec as it is, a local path by its last two parts (no
+    local folder names beyond those)."""
+    return location if location.startswith("hub") else "/".join(Path(location).parts[-2:])
+
+
+def source_licences(store) -> list[dict]:
+    """``{location, kind, licence, restricted, file}`` of every source that holds outcomes, and of every pulled
+    space (whose records are republished)."""
+    out = []
+    for s in store.list_sources():
+        if s.kind == "pulled":
+            out.append({"location": s.seen_revision or s.location, "name": s.seen_revision or s.location,
+                        "title": "records pulled from there", "kind": "pulled",
+                        "licence": f"as published at {s.seen_revision} (see its card)", "restricted": False,
+                        "file": None})
+            continue
+        if not s.n_outcomes:
+            continue
+        text, restricted, f = licence_of(s.location)
+        name = _source_name(s.location)
+        out.append({"location": s.location, "name": name, "title": _title(Path(f)) if f else None, "kind": s.kind,
+                    "licence": text.replace("|", "/"), "restricted": restricted, "file": f})
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- building the files
+@dataclass
+class RecordSet:
+    """The files of a publish, and per space the model records (for counting what changed)."""
+
+    files: dict[str, bytes]
+    records: dict[tuple[str, str], dict]  # (space, model) -> row without the vector, plus its vector bytes
+    spaces: list[str]
+    sources: list[dict]
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _prompt_rows(store, sp, encoder=None) -> tuple[list, list, list]:
+    """(hashes, benchmarks, index rows) of the space's indexed prompts: the points its prompts collection is built
+    from (:func:`indexer.sync.reindex`: SQL texts, the encoder's cache); empty without prompts in SQL."""
+    from .sync import _prompt_points
+
+    hashes, benches, vecs = [], [], []
+    for p in _prompt_points(store, sp, encoder):
+        hashes.append(p.key)
+        benches.append(list(p.payload["benchmarks"]))
+        vecs.append(np.asarray(p.vector, dtype=np.float32))
+    return hashes, benches, vecs
+
+
+def build(store, space=None, *, include_restricted: bool = False, repo_id: str = "ORG/NAME",
+          encoder=None) -> RecordSet:
+    """The files a publish of ``space`` (default: every space with model vectors) writes; see the module docstring."""
+    from .space import SpaceSpec, space_name
+    from .store.sql_types import looks_like_repo_id
+    from .sync import resolve_spaces
+
+    sources = source_licences(store)
+    restricted = [s for s in sources if s["restricted"]]
+    if restricted and not include_restricted:
+        s = restricted[0]
+        more = f" (and {len(restricted) - 1} more)" if len(restricted) > 1 else ""
+        raise InputError(f"source {s['location']} is under a restricted licence ({s['licence']}, from {s['file']}){more}: "
+                         "its derived records are not published; pass --include-restricted to publish them anyway "
+                         "(the card lists every licence)")
+    spaces = [sp for sp in resolve_spaces(store, space) if store.model_vector_keys(sp.id)]
+    if not spaces:
+        raise NotFoundError("nothing to publish: no space has model vectors; run `taskspace index` first")
+    version = _version()
+    files: dict[str, bytes] = {}
+    records: dict[tuple[str, str], dict] = {}
+    space_rows, bench_rows, counts = [], [], {}
+    bench_meta = {b.name: b for b in store.list_benchmarks()}
+    n_by = store.model_benchmark_counts()
+    prov = store.model_provenance()
+    aliases = store.aliases_by_model()
+    for sp in spaces:
+        spec = SpaceSpec.of(sp)
+        name = space_name(sp)
+        parts = dataset.layout(sp.dim, sp.params or {})
+        lay = dataset.layout_string(parts)
+        enc_name, _, enc_rev = sp.encoder.rpartition("@")
+        mvs = store.load_model_vectors(sp.id)
+        meta = {m.key: m for m in store.list_models(keys=[mv.model for mv in mvs])}
+        rows, vecs = [], []
+        for mv in mvs:
+            m = meta.get(mv.model)
+            row = {
+                "model": mv.model, "aliases": aliases.get(mv.model, [mv.model]), "hub_repo_id": mv.model if looks_like_repo_id(mv.model) else None,
+                "kind": getattr(m, "kind", None),
+                "model_revision": getattr(m, "revision", None) or prov.get(mv.model, (None, []))[0],
+                "sources": [f"{_source_name(loc)}@{rev}" if rev else _source_name(loc)
+                            for loc, rev in prov.get(mv.model, (None, []))[1]],
+                "author": getattr(m, "author", None), "license": getattr(m, "license", None),
+                "num_parameters": getattr(m, "num_parameters", None), "pipeline_tag": getattr(m, "pipeline_tag", None),
+                "library": getattr(m, "library", None), "tags": list(getattr(m, "tags", None) or []) if m else None,
+                "gated": getattr(m, "gated", None), "downloads": getattr(m, "downloads", None),
+                "likes": getattr(m, "likes", None), "base_model": getattr(m, "base_model", None),
+                "created_at": dataset._iso(getattr(m, "created_at", None)),
+                "last_modified": dataset._iso(getattr(m, "last_modified", None)),
+                "space": name, "encoder": sp.encoder, "encoder_revision": enc_rev or None, "dim": int(sp.dim),
+                "method": sp.method, "lam": float(sp.lam), "eps": float(sp.eps), "layout": lay,
+                "pattern": mv.pattern, "model_lambda": mv.lam, "noise": mv.noise, "n_prompts": int(mv.n_prompts),
+                "benchmarks": [{"name": b, "accuracy": (mv.accuracy or {}).get(b), "n": n_by.get((mv.model, b))}
+                               for b in (mv.benchmarks or [])],
+                "inputs_digest": mv.inputs_digest, "computed_at": dataset._iso(mv.computed_at),
+                "taskspace_version": version,
+            }
+            vec = np.asarray(mv.vector, dtype=np.float32)
+            rows.append(row)
+            vecs.append(vec)
+            records[(name, mv.model)] = dict(row, vector=vec.tobytes())
+        files[dataset.models_file(name)] = dataset.models_table(rows, np.asarray(vecs, dtype=np.float32))
+        files[dataset.patterns_file(name)] = dataset.patterns_table(list(store.load_patterns(sp.id).values()))
+        hashes, benches, pvecs = _prompt_rows(store, sp, encoder)
+        if hashes:
+            files[dataset.prompts_file(name)] = dataset.prompts_table(hashes, benches, pvecs)
+        bvs = store.load_benchmark_vectors(sp.id)
+        for bv in bvs:
+            b = bench_meta.get(bv.benchmark)
+            bench_rows.append({"benchmark": bv.benchmark, "group": getattr(b, "group", None),
+                               "source_task": getattr(b, "source_task", None), "metric": getattr(b, "metric", None),
+                               "num_fewshot": getattr(b, "num_fewshot", None),
+                               "config": json.dumps(getattr(b, "config", None) or {}, sort_keys=True),
+                               "prompt_count": getattr(b, "n_prompts", None) or bv.n_prompts, "space": name,
+                               "vector": np.asarray(bv.vector, dtype=np.float32), "n_prompts": int(bv.n_prompts),
+                               "computed_at": dataset._iso(bv.computed_at)})
+        cal = store.get_space_calibration(sp.id)
+        space_rows.append({
+            "space": name, "key": spec.key, "encoder": sp.encoder, "encoder_name": enc_name or sp.encoder,
+            "encoder_revision": enc_rev or None, "encoder_dim": dataset.encoder_dim_of(sp.dim, sp.params or {}),
+            "dim": int(sp.dim), "lam": float(sp.lam), "eps": float(sp.eps), "method": sp.method,
+            "params": json.dumps(dict(sp.params or {}), sort_keys=True), "layout": json.dumps(parts),
+            "calibration_a": None if cal is None else float(cal.a), "calibration_b": None if cal is None else float(cal.b),
+            "calibration_n_cells": None if cal is None else int(cal.n_cells),
+            "calibration_n_models": None if cal is None else int(cal.n_models),
+            "calibration_spread": None if cal is None else float(cal.spread), "n_models": len(rows),
+            "created_at": dataset._iso(sp.created_at)})
+        counts[name] = {"models": len(rows), "benchmarks": len(bvs), "prompts": len(hashes)}
+    files[dataset.SPACES] = dataset.spaces_table(space_rows)
+    files[dataset.BENCHMARKS] = dataset.benchmarks_table(bench_rows)
+    from .card import card
+
+    card_spaces = [dict(r, layout=json.loads(r["layout"]), params_dict=json.loads(r["params"])) for r in space_rows]
+    files[dataset.CARD] = card(repo_id, card_spaces, sources, counts, version).encode()
+    return RecordSet(files, records, [r["space"] for r in space_rows], sources)
+
+
+def _records_of(files: dict[str, Path]) -> dict[tuple[str, str], dict]:
+    """(space, model) -> record (with its vector bytes) of the model files of an earlier publish."""
+    import pyarrow.parquet as pq
+
+    out = {}
+    for name, path in files.items():
+        if not name.startswith(dataset.MODELS_DIR + "/"):
+            continue
+        try:
+            table = pq.read_table(path)
+            rows = table.drop_columns(["vector"]).to_pylist()
+            vecs = table.column("vector").to_pylist()
+        except Exception as exc:  # noqa: BLE001 - an earlier file we cannot read counts as replaced
+            log.warning("cannot read %s of the published dataset (%s); its records count as removed", name, exc)
+            continue
+        for r, v in zip(rows, vecs):
+            out[(r.get("space"), r.get("model"))] = dict(r, vector=np.asarray(v, dtype=np.float32).tobytes())
+    return out
+
+
+def _diff(old: dict, new: dict) -> tuple[int, int, int]:
+    added = sum(1 for k in new if k not in old)
+    removed = sum(1 for k in old if k not in new)
+    changed = sum(1 for k, r in new.items() if k in old and old[k] != r)
+    return added, changed, removed
+
+
+# ----------------------------------------------------------------------------------------------- publish
+@dataclass
+class PublishResult:
+    repo: str
+    commit: str | None  # None: nothing changed (or a dry run)
+    added: int
+    changed: int
+    removed: int
+    files: list[str]  # the files written or committed
+    deleted: list[str] = field(default_factory=list)
+    dry_run: str | None = None
+    message: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"repo": self.repo, "commit": self.commit, "added": self.added, "changed": self.changed,
+                "removed": self.removed, "files": self.files, "deleted": self.deleted, "dry_run": self.dry_run,
+                "message": self.message}
+
+
+def commit_message(added: int, changed: int, removed: int, spaces: int) -> str:
+    return (f"taskspace publish: {added} model record(s) added, {changed} changed, {removed} removed "
+            f"({spaces} space(s))")
+
+
+def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | Path | None = None,
+            include_restricted: bool = False, store=None, hub=None) -> PublishResult:
+    """Publish the records (see the module docstring)."""
+    from .hub import HubClient, is_valid_repo_id
+
+    if not is_valid_repo_id(repo_id):
+        raise InputError(f"{repo_id!r} is not a Hub repo id ORG/NAME")
+    own = store is None
+    if own:
+        from .store.sql import open_store
+
+        store = open_store()
+    try:
+        with store.lock("index"):  # the records of one finished pass, not of one half-way through
+            rs = build(store, space, include_restricted=include_restricted, repo_id=repo_id)
+    finally:
+        if own:
+            store.close()
+    files = dict(rs.files)
+    if dry_run is not None:
+        out = Path(dry_run)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in sorted(files.items()):
+            target = out / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        n = len(rs.records)
+        return PublishResult(repo_id, None, n, 0, 0, sorted(files), dry_run=str(out),
+                             message=commit_message(n, 0, 0, len(rs.spaces)))
+    hub = hub or HubClient()
+    hub.check_write_access(repo_id)
+    hub.create_dataset(repo_id, private=private)
+    snap = hub.repo_snapshot(repo_id, None, "dataset")
+    managed = [f for f in snap.files if dataset.is_managed(f)]
+    old_paths: dict[str, Path] = {}
+    if managed:
+        root = hub.download(snap, managed)
+        old_paths = {f: root / f for f in managed}
+    adds = {n: d for n, d in files.items() if n not in old_paths or old_paths[n].read_bytes() != d}
+    deletes = sorted(f for f in old_paths if f not in files)
+    if not adds and not deletes:
+        log.info("publish %s: nothing changed since commit %s; no commit", repo_id, snap.sha)
+        return PublishResult(repo_id, None, 0, 0, 0, [], message=None)
+    # the records of the model files that changed (an unchanged file holds the same records)
+    changed_models = {f: p for f, p in old_paths.items() if f.startswith(dataset.MODELS_DIR + "/") and
+                      (f in adds or f in deletes)}
+    new_records = {k: r for k, r in rs.records.items() if dataset.models_file(k[0]) in adds}
+    added, changed, removed = _diff(_records_of(changed_models), new_records)
+    message = commit_message(added, changed, removed, len(rs.spaces))
+    sha = hub.commit(repo_id, adds, deletes, message, parent=snap.sha)
+    log.info("published %s at %s: %s", repo_id, sha, message)
+    return PublishResult(repo_id, sha, added, changed, removed, sorted(adds), deletes, message=message)
+
+
+# ----------------------------------------------------------------------------------------------- pull
+@dataclass
+class PullResult:
+    origin: str
+    spaces: list[dict]
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3)}
+
+
+def _fetch(spec: str, hub=None) -> tuple[Path, str, str]:
+    """(folder, origin, revision) of a pull spec: ``hub:ORG/NAME[@REV]`` or a local folder."""
+    from .hub import HubClient, is_valid_repo_id, is_valid_revision
+
+    if spec.startswith("hub:"):
+        target = spec[4:]
+        repo, _, rev = target.partition("@")
+        if not is_valid_repo_id(repo) or (rev and not is_valid_revision(rev)):
+            raise InputError(f"{spec!r} is not hub:ORG/NAME[@REVISION]")
+        hub = hub or HubClient()
+        snap = hub.repo_snapshot(repo, rev or None, "dataset")
+        files = [f for f in snap.files if dataset.is_managed(f) and f != dataset.CARD]
+        if dataset.SPACES not in files:
+            raise NotFoundError(f"hub:{repo}@{snap.sha[:12]} holds no {dataset.SPACES}: not a taskspace record set")
+        root = hub.download(snap, files)
+        return root, f"hub:{repo}@{snap.sha}", snap.sha
+    root = Path(spec).expanduser()
+    if not root.is_dir():
+        raise InputError(f"{spec!r} is neither hub:ORG/NAME[@REVISION] nor a folder")
+    root = root.resolve()
+    return root, str(root), dataset.digest(root)
+
+
+def _check_space(store, vectors, spec) -> None:
+    """The space's encoder is installed here with the same revision and width, and no space of the same settings
+    and another dimension is present (SQL or the vector index)."""
+    from . import represent
+    from .encoder import get_encoder
+    from .space import space_name
+
+    try:
+        enc = get_encoder(spec.encoder_name)
+        enc_id = enc.id
+    except EncoderError as exc:
+        why = " ".join(str(exc).split())[:300]
+        raise EncoderError(f"the records of space {spec.name} need encoder {spec.encoder}, which is not installed here "
+                           f"({why}); install it (README: Encoders) and pull again") from None
+    if enc_id != spec.encoder:
+        raise EncoderError(f"the records of space {spec.name} were made with encoder {spec.encoder}, the installed one "
+                           f"is {enc_id}: prompts embedded here would not match them; install that encoder revision")
+    width = represent.index_dim(enc.dim, spec.params)
+    if width != spec.dim:
+        raise DimensionError(f"space {spec.name} has {spec.dim}-dim vectors, but encoder {enc_id} with its method "
+                             f"{spec.method} gives {width}")
+    for sp in store.list_spaces():
+        same = (sp.encoder == spec.encoder and sp.lam == spec.lam and sp.eps == spec.eps and sp.method == spec.method
+                and dict(sp.params or {}) == dict(spec.params))
+        if same and int(sp.dim) != int(spec.dim):
+            raise DimensionError(f"the pulled space {spec.name} ({spec.dim} dims) disagrees with space {space_name(sp)} "
+                                 f"already here ({sp.dim} dims, same encoder and settings); pull into another "
+                                 "TASKSPACE_HOME")
+    if vectors is not None:
+        for kind in ("models", "benchmarks"):
+            have = vectors.dim(spec.name, kind)
+            if have is not None and have != spec.dim:
+                raise DimensionError(f"the pulled space {spec.name} has {spec.dim}-dim vectors, the vector index already "
+                                     f"holds a {kind} collection of {have} dims under that name; run `taskspace "
+                                     "reindex` or pull into another TASKSPACE_HOME")
+
+
+def _index_prompts(vectors, rec) -> int:
+    """The pulled space's prompts collection from the published index rows (their texts are not published: the
+    payload's snippet is empty). Kept by ``reindex`` and ``check`` while the space is read-only."""
+    from .store.vectors import Point
+    from .sync import _prompt_payload
+
+    if not rec.prompts:
+        return 0
+    points = (Point(h, v, _prompt_payload(h, b, "", rec.spec.encoder)) for h, b, v in rec.prompts)
+    return vectors.rebuild(rec.spec.name, "prompts", points, dim=int(rec.spec.dim)).count
+
+
+def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=None) -> PullResult:
+    """Load published records into this installation (see the module docstring). Holds the ``index`` lock while it
+    writes (BusyError, exit 6, while an indexing pass runs)."""
+    t0 = time.perf_counter()
+    root, origin, revision = _fetch(spec, hub)
+    spaces = dataset.read(root, [space] if space else None)
+    own_store, own_vectors = store is None, vectors is None
+    if own_store:
+        from .store.sql import open_store
+
+        store = open_store()
+    try:
+        if own_vectors:
+            from .store.vectors import VectorStore
+
+            vectors = VectorStore.from_settings()
+        with store.lock("index"):  # no indexing pass writes meanwhile
+            return _pull_locked(store, vectors, spaces, origin, revision, t0)
+    finally:
+        if own_vectors and vectors is not None:
+            vectors.close()
+        if own_store:
+            store.close()
+
+
+def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) -> PullResult:
+    from .store.sql_records import ImportedSpace
+    from .sync import reindex
+
+    for rec in spaces:
+        _check_space(store, vectors, rec.spec)
+    items = [ImportedSpace(spec=r.spec, origin=origin, revision=revision, models=r.models, vectors=r.vectors,
+                           patterns=r.patterns, calibration=r.calibration, benchmarks=r.benchmarks,
+                           benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases)
+             for r in spaces]
+    ids = store.import_spaces(items)  # one transaction: all of it or nothing
+    out = []
+    for rec, sid in zip(spaces, ids):
+        done = reindex(store, vectors, sid, kinds=("models", "benchmarks"))
+        counts = dict(done[0].counts) if done else {}
+        counts["prompts"] = _index_prompts(vectors, rec)
+        out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
+                    "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
+                    "prompts": len(rec.prompts), "indexed": counts})
+    return PullResult(origin, out, time.perf_counter() - t0)
+
+
+__all__ = ["publish", "pull", "build", "licence_of", "source_licences", "PublishResult", "PullResult"]

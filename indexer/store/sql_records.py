@@ -1,0 +1,191 @@
+"""Published records in the SQL store (mixed into :class:`indexer.store.sql.Store`): what ``taskspace publish``
+reads beyond the vectors, and the one transaction ``taskspace pull`` writes (:mod:`indexer.publish`).
+
+- ``model_benchmark_counts``: observed cells per (model, benchmark), summed over sources.
+- ``import_spaces`` (:class:`ImportedSpace`): a pulled space's models, benchmarks, model vectors, pattern factors,
+  calibration and benchmark vectors, all in one transaction (nothing is half-imported), and the space's *pulled*
+  marker: a ``sources`` row of kind ``"pulled"`` at location ``pulled:<space key>`` (revision = the pulled commit or
+  content digest, seen_revision = where it came from). No new table: the marker is a source that holds no outcomes.
+- Read-only: a pulled space is read-only while the database holds no outcomes (no raw results were ingested):
+  ``save_model_vectors``, ``save_benchmark_vectors`` and ``delete_model_vectors`` raise
+  :class:`~indexer.errors.ReadOnlyError` for it (``check_writable``), and the indexing pass leaves it alone
+  (:mod:`indexer.pipeline`). Once outcomes are ingested, the pass solves the space from them like any other and the
+  first vectors it saves drop the marker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from sqlalchemy import delete, func, select, update
+
+from ..errors import InputError, ReadOnlyError
+from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock, Source, Space,
+                         SpaceCalibrationRow, SpacePatternRow, SpacePriorRow, utcnow)
+from .sql_types import MODEL_FIELDS, BenchmarkVector, ModelVector, chunks
+
+PULLED_KIND = "pulled"
+
+
+def pulled_location(space_key: str) -> str:
+    return f"pulled:{space_key}"
+
+
+@dataclass
+class ImportedSpace:
+    """One space of a pulled record set, validated (:mod:`indexer.publish`)."""
+
+    spec: object  # indexer.space.SpaceSpec with encoder and dim
+    origin: str  # hub:ORG/NAME@sha or a folder
+    revision: str  # the commit sha or the files' digest
+    models: list[dict] = field(default_factory=list)  # Store.upsert_models fields, with "key"
+    vectors: list[ModelVector] = field(default_factory=list)
+    patterns: list = field(default_factory=list)  # indexer.posterior.PatternPosterior
+    calibration: object | None = None  # indexer.posterior.Calibration
+    benchmarks: list[dict] = field(default_factory=list)  # name, group, source_task, metric, num_fewshot, config
+    benchmark_vectors: list[BenchmarkVector] = field(default_factory=list)
+    created_at: datetime | None = None
+    aliases: dict[str, list[str]] = field(default_factory=dict)  # model key -> its names (model_aliases)
+
+
+class RecordsMixin:
+    def model_benchmark_counts(self, models: Sequence[str] | None = None) -> dict[tuple[str, str], int]:
+        """(model key, benchmark) -> stored outcome cells, summed over sources."""
+        q = (select(Model.key, Benchmark.name, func.sum(OutcomeBlock.n))
+             .join(Model, Model.id == OutcomeBlock.model_id).join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id)
+             .group_by(Model.key, Benchmark.name))
+        with self._read() as conn:
+            rows = conn.execute(q).all()
+        want = None if models is None else set(models)
+        return {(m, b): int(n) for m, b, n in rows if want is None or m in want}
+
+    def model_provenance(self) -> dict[str, tuple[str | None, list[tuple[str, str | None]]]]:
+        """model key -> (the model revision its outcomes name, if any; [(source location, source revision)])."""
+        q = (select(Model.key, OutcomeBlock.model_revision, Source.location, Source.revision)
+             .join(Model, Model.id == OutcomeBlock.model_id).join(Source, Source.id == OutcomeBlock.source_id)
+             .distinct())
+        with self._read() as conn:
+            rows = conn.execute(q).all()
+        out: dict[str, tuple[str | None, list]] = {}
+        for key, mrev, loc, srev in sorted(rows, key=lambda r: (r[0], r[2], r[1] or "")):
+            rev, sources = out.get(key, (None, []))
+            if (loc, srev) not in sources:
+                sources.append((loc, srev))
+            out[key] = (rev or mrev, sources)
+        return out
+
+    def has_outcomes(self) -> bool:
+        with self._read() as conn:
+            return conn.execute(select(OutcomeBlock.id).limit(1)).first() is not None
+
+    def space_origin(self, space_id: int) -> str | None:
+        """Where a pulled space came from (``hub:ORG/NAME@sha`` or a folder), None for a space built here."""
+        key = self.get_space(space_id)
+        from ..space import SpaceSpec
+
+        src = self.get_source(pulled_location(SpaceSpec.of(key).key))
+        return None if src is None else (src.seen_revision or "?")
+
+    def is_read_only(self, space_id: int) -> bool:
+        """True for a pulled space while no raw results (outcomes) are in the database."""
+        return self.space_origin(space_id) is not None and not self.has_outcomes()
+
+    def check_writable(self, space_id: int) -> None:
+        """:class:`ReadOnlyError` for a pulled space without raw results; drops the marker of a pulled space that
+        raw results now cover (it is then built here like any other)."""
+        origin = self.space_origin(space_id)
+        if origin is None:
+            return
+        if not self.has_outcomes():
+            from ..space import space_name
+
+            raise ReadOnlyError(f"space {space_name(self.get_space(space_id))} was pulled from {origin} and is read-only "
+                                "until raw results are ingested (`taskspace ingest` / `taskspace index --source ...`)")
+        from ..space import SpaceSpec
+
+        self.delete_source(pulled_location(SpaceSpec.of(self.get_space(space_id)).key))
+
+    def import_spaces(self, items: Sequence[ImportedSpace]) -> list[int]:
+        """Write pulled spaces in one transaction (see the module docstring); returns their SQL ids. A space of the
+        same key that was built here (has vectors and no pulled marker) is refused; a pulled one is replaced."""
+        with self._write("pulling records") as conn:
+            return [self._import_one(conn, item) for item in items]
+
+    def _import_one(self, conn, item: ImportedSpace) -> int:
+        spec = item.spec
+        key = spec.key
+        loc = pulled_location(key)
+        f4 = lambda a: np.ascontiguousarray(a, dtype="<f4").tobytes()  # noqa: E731
+        sid = conn.execute(select(Space.id).where(Space.key == key)).scalar()
+        marker = conn.execute(select(Source.id).where(Source.location == loc)).scalar()
+        if sid is not None and marker is None:
+            has = conn.execute(select(ModelVectorRow.id).where(ModelVectorRow.space_id == sid).limit(1)).first()
+            if has is not None:
+                raise InputError(f"space {spec.name} already holds vectors computed here from raw results; "
+                                 "pull into another TASKSPACE_HOME, or drop this one first", item=item.origin)
+        if sid is None:
+            conn.execute(Space.__table__.insert().values(
+                key=key, encoder=spec.encoder, dim=int(spec.dim), lam=float(spec.lam), eps=float(spec.eps),
+                method=spec.method, params=dict(spec.params), created_at=item.created_at or utcnow()))
+            sid = conn.execute(select(Space.id).where(Space.key == key)).scalar_one()
+        else:  # a re-pull replaces the pulled records
+            for table in (ModelVectorRow, SpacePatternRow, SpaceCalibrationRow, BenchmarkVectorRow, SpacePriorRow):
+                conn.execute(delete(table).where(table.space_id == sid))
+        # benchmarks: new names are created; existing ones keep their metadata
+        have_b = self._ids_by(conn, Benchmark.name, Benchmark.id, [b["name"] for b in item.benchmarks])
+        new_b = [dict(name=b["name"], group=b.get("group"), source_task=b.get("source_task"),
+                      metric=b.get("metric"), num_fewshot=b.get("num_fewshot"), config=b.get("config") or {})
+                 for b in item.benchmarks if b["name"] not in have_b]
+        for c in chunks(new_b, 500):
+            conn.execute(Benchmark.__table__.insert(), c)
+        bids = self._ids_by(conn, Benchmark.name, Benchmark.id, [b["name"] for b in item.benchmarks])
+        # models: inserted, or their metadata updated
+        rows = {m["key"]: {k: v for k, v in m.items() if k != "key"} for m in item.models}
+        mids = self._ids_by(conn, Model.key, Model.id, list(rows))
+        inserts = [{f: None for f in MODEL_FIELDS} | v | {"key": k} for k, v in rows.items() if k not in mids]
+        for c in chunks(inserts, 1000):
+            conn.execute(Model.__table__.insert(), c)
+        for k, v in rows.items():
+            if k in mids and v:
+                conn.execute(update(Model).where(Model.id == mids[k]).values(**v))
+        mids = self._ids_by(conn, Model.key, Model.id, list(rows))
+        # every name the publisher's sources gave a model (a name already taken here keeps its model)
+        alias_rows = {a: {"alias": a, "model_id": mids[k], "rule": "pulled"} for k in rows
+                      for a in (item.aliases.get(k) or [k])}
+        self._insert_ignore(conn, ModelAlias.__table__, [alias_rows[a] for a in sorted(alias_rows)], ["alias"])
+        vec_rows = [dict(space_id=sid, model_id=mids[v.model], dim=int(spec.dim), vector=f4(v.vector),
+                         n_prompts=int(v.n_prompts), benchmarks=list(v.benchmarks), accuracy=dict(v.accuracy),
+                         inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow(), pattern=v.pattern,
+                         lam=v.lam, noise=v.noise) for v in item.vectors]
+        for c in chunks(vec_rows, 500):
+            conn.execute(ModelVectorRow.__table__.insert(), c)
+        pat_rows = []
+        for p in item.patterns:
+            V = np.asarray(p.V)
+            pat_rows.append(dict(space_id=sid, key=p.key, n=int(p.n), width=int(V.shape[0]), rank=int(V.shape[1]),
+                                 free=0 if p.K is None else int(np.asarray(p.K).shape[1]),
+                                 mc_seen=bool(p.formats[0]), free_seen=bool(p.formats[1]), mu=f4(p.mu), w=f4(p.w),
+                                 V=f4(V), K=None if p.K is None else f4(p.K),
+                                 Cinv=None if p.Cinv is None else f4(p.Cinv), computed_at=utcnow()))
+        for c in chunks(pat_rows, 20):
+            conn.execute(SpacePatternRow.__table__.insert(), c)
+        cal = item.calibration
+        if cal is not None:
+            conn.execute(SpaceCalibrationRow.__table__.insert().values(
+                space_id=sid, a=float(cal.a), b=float(cal.b), n_cells=int(cal.n_cells), n_models=int(cal.n_models),
+                spread=float(cal.spread), computed_at=utcnow()))
+        bv_rows = [dict(space_id=sid, benchmark_id=bids[b.benchmark], dim=int(spec.dim), vector=f4(b.vector),
+                        n_prompts=int(b.n_prompts), computed_at=b.computed_at or utcnow())
+                   for b in item.benchmark_vectors]
+        for c in chunks(bv_rows, 500):
+            conn.execute(BenchmarkVectorRow.__table__.insert(), c)
+        values = dict(kind=PULLED_KIND, revision=item.revision[:128], seen_revision=item.origin[:128],
+                      checked_at=utcnow(), ingested_at=utcnow(), n_outcomes=0)
+        if marker is None:
+            conn.execute(Source.__table__.insert().values(location=loc, **values))
+        else:
+            conn.execute(update(Source).where(Source.id == marker).values(**values))
+        return sid

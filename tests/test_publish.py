@@ -1,0 +1,448 @@
+"""taskspace publish / pull: a small real sample indexed into one home, published to the local Hub server (the real
+huggingface_hub client: create_repo, preupload, NDJSON commit), pulled into a fresh home through the real client,
+and a dozen queries compared exactly; the same files through --dry-run and a folder pull; the card's example run
+against the files; licences, tokens, bad records, encoder and dimension refusals, read-only pulled spaces."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer import dataset
+from indexer.config import reset_settings
+from indexer.errors import ConfigError, DimensionError, EncoderError, GatedRepoError, InputError, ReadOnlyError
+from indexer.pipeline import Indexer
+from indexer.publish import licence_of, publish, pull
+from indexer.query import find_models
+from indexer.sourcelist import SourceSpec
+from indexer.store.sql import open_store
+from indexer.store.vectors import VectorStore
+
+SAMPLE = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+CATEGORIES = ("mmlu_pro/biology", "mmlu_pro/law", "mmlu_pro/math")
+WRITE, READ = "hf_test_write_token_123", "hf_test_read_token_456"
+LLAMA, MISTRAL = "Meta-Llama-3-8B", "Mistral-7B-v0.1"  # as the sample names them (stored under their Hub ids)
+
+
+def _key(store, name: str) -> str:
+    """The key a source's model name is stored under (model_aliases)."""
+    return store.resolve_aliases([name]).get(name, name)
+
+
+def _subset(folder: Path) -> list[str]:
+    """3 MMLU-Pro categories x 30 prompts x 25 models of the bundled sample (with its PROVENANCE.md): the prompts
+    left out are returned as queries the index has not seen."""
+    folder.mkdir(parents=True)
+    keep, unseen = set(), []
+    with open(SAMPLE / "prompts.jsonl") as f, open(folder / "prompts.jsonl", "w") as out:
+        for line in f:
+            row = json.loads(line)
+            if row["benchmark"] in CATEGORIES:
+                keep.add(row["prompt_id"])
+                out.write(line)
+            elif len(unseen) < 6 and len(unseen) < 1 + len(keep) // 10:
+                unseen.append(row["text"])
+    with open(SAMPLE / "outcomes.csv") as f, open(folder / "outcomes.csv", "w") as out:
+        out.write(next(f))
+        out.writelines(line for line in f if line.split(",")[1] in keep)
+    shutil.copy(SAMPLE / "PROVENANCE.md", folder / "PROVENANCE.md")
+    return unseen
+
+
+def _home(tmp_path, monkeypatch, name: str) -> None:
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / name))
+    reset_settings()
+
+
+@pytest.fixture
+def publisher(tmp_path, monkeypatch, encoder):
+    """Home A with the indexed subset (and Hub metadata for two models, to check filters survive)."""
+    _home(tmp_path, monkeypatch, "home_a")
+    unseen = _subset(tmp_path / "sample")
+    store, vectors = open_store(), VectorStore.from_settings()
+    Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
+    store.upsert_models([{"key": _key(store, LLAMA), "license": "llama3", "num_parameters": 8_000_000_000},
+                         {"key": _key(store, MISTRAL), "license": "apache-2.0", "num_parameters": 7_000_000_000}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    yield store, vectors, unseen
+    vectors.close()
+    store.close()
+
+
+def _queries(store, unseen: list[str]) -> list[dict]:
+    texts = store.prompt_texts(store.benchmark_prompts(CATEGORIES[0])[:3] + store.benchmark_prompts(CATEGORIES[2])[:1])
+    out = [{"prompts": [t]} for t in unseen[:4] + texts[:3]]  # unseen and indexed prompts with options
+    out += [{"benchmark": b} for b in CATEGORIES]
+    out += [{"prompts": unseen[:2]}, {"prompts": [texts[3]], "rank": "lcb"}]
+    # questions without options: filled from the 50 nearest indexed prompts (the published prompt rows)
+    out += [{"prompts": [unseen[4].split("\nA.")[0]]}, {"prompts": ["Write a Python function that reverses a list."]}]
+    out += [{"benchmark": CATEGORIES[1], "filters": {"license": ["apache-2.0", "llama3"]}}]
+    return out
+
+
+def _answers(store, vectors, queries) -> list[list[tuple]]:
+    res = []
+    for q in queries:
+        kw = dict(q)
+        got = find_models(kw.pop("prompts", None), top=8, store=store, vectors=vectors, **kw)
+        res.append([(m.model, m.score, m.probability, m.low, m.high, m.variance) for m in got])
+    return res
+
+
+def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_server, tmp_path, monkeypatch, encoder):
+    store_a, vectors_a, unseen = publisher
+    hub_server.tokens = {WRITE: "write", READ: "read"}
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    res = publish("tester/taskspace-records", store=store_a)
+    assert res.commit and len(hub_server.commits) == 1
+    n = len(store_a.model_vector_keys(store_a.list_spaces()[0].id))
+    assert hub_server.commits[0]["summary"] == f"taskspace publish: {n} model record(s) added, 0 changed, 0 removed (1 space(s))"
+    # nothing changed: no commit
+    again = publish("tester/taskspace-records", store=store_a)
+    assert again.commit is None and len(hub_server.commits) == 1
+    # the dry run writes exactly the committed files
+    dry = publish("tester/taskspace-records", store=store_a, dry_run=tmp_path / "dry")
+    repo = hub_server.root / "datasets" / "tester" / "taskspace-records"
+    on_hub = {p.relative_to(repo).as_posix(): p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    written = {p.relative_to(tmp_path / "dry").as_posix(): p.read_bytes() for p in (tmp_path / "dry").rglob("*") if p.is_file()}
+    assert written == on_hub and sorted(written) == dry.files
+    queries = _queries(store_a, unseen)
+    assert len(queries) == 15
+    want = _answers(store_a, vectors_a, queries)
+    assert all(len(ans) == 8 for ans in want[:-1]) and len(want[-1]) == 2  # the filter keeps two models
+    # a fresh home pulls through the real client (at the commit) and answers the same, exactly
+    _home(tmp_path, monkeypatch, "home_b")
+    monkeypatch.delenv("HF_TOKEN")
+    got_pull = pull(f"hub:tester/taskspace-records@{res.commit}")
+    assert got_pull.spaces[0]["models"] == n and got_pull.spaces[0]["indexed"]["prompts"] == 90
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        assert not store_b.has_outcomes() and store_b.list_sources()[0].kind == "pulled"  # no raw results here
+        got = _answers(store_b, vectors_b, queries)
+        assert got == want
+        assert all(np.isfinite(r[2]) and np.isfinite(r[5]) for ans in got for r in ans)  # calibrated, with variance
+        # read-only until raw results are ingested
+        (sp,) = store_b.list_spaces()
+        assert store_b.is_read_only(sp.id)
+        with pytest.raises(ReadOnlyError, match="read-only until raw results are ingested"):
+            store_b.delete_model_vectors(sp.id, [_key(store_b, MISTRAL)])
+        from indexer.sync import check
+
+        assert all(d.clean for d in check(store_b, vectors_b))
+    finally:
+        vectors_b.close()
+        store_b.close()
+    # an index pass on the pulled home leaves the pulled space alone
+    from indexer.pipeline import run_index
+
+    report = run_index()
+    assert report.counts.get("read_only") and report.status == "ok"
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        assert _answers(store_b, vectors_b, queries[:3]) == want[:3]
+    finally:
+        vectors_b.close()
+        store_b.close()
+    # the same files pulled from the dry-run folder into a third home
+    from indexer.find import find_models as find
+
+    ranked = lambda res: [(r["model"], r["probability"], r["interval"]) for r in res["results"]]  # noqa: E731
+    want_find = ranked(find(prompts=queries[0]["prompts"], k=8, store=store_a, vectors=vectors_a).to_dict())
+    _home(tmp_path, monkeypatch, "home_c")
+    pull(str(tmp_path / "dry"))
+    store_c, vectors_c = open_store(), VectorStore.from_settings()
+    try:
+        assert _answers(store_c, vectors_c, queries) == want
+    finally:
+        vectors_c.close()
+        store_c.close()
+    # and `taskspace serve` answers from it at once: ready, the same ranking and probabilities, the page
+    from fastapi.testclient import TestClient
+
+    from indexer.serve import Service, create_app
+
+    with TestClient(create_app(Service(encoder=encoder))) as client:
+        assert client.get("/readyz").status_code == 200
+        got = client.post("/v1/find", json={"prompts": queries[0]["prompts"], "k": 8})
+        assert got.status_code == 200 and ranked(got.json()) == want_find and len(want_find) == 8
+        assert client.get("/").status_code == 200
+
+
+def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, monkeypatch):
+    store_a, vectors_a, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    publish("tester/recs", store=store_a)
+    (sp,) = store_a.list_spaces()
+    store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])  # a changed record
+    store_a.delete_model_vectors(sp.id, [_key(store_a, LLAMA)])  # a removed one
+    res = publish("tester/recs", store=store_a)
+    assert res.message == "taskspace publish: 0 model record(s) added, 1 changed, 1 removed (1 space(s))"
+    assert hub_server.commits[-1]["summary"] == res.message and len(hub_server.commits) == 2
+    # the earlier commit still resolves (pull @REV, through the real client) and holds the removed record
+    old = hub_server.commits[0]["sha"]
+    assert old != hub_server.commits[1]["sha"]
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(f"hub:tester/recs@{old}")
+    store_b = open_store()
+    try:
+        (sp_b,) = store_b.list_spaces()
+        keys = store_b.model_vector_keys(sp_b.id)
+        assert _key(store_b, LLAMA) in keys and len(keys) == len(store_a.model_vector_keys(sp.id)) + 1
+        assert store_b.get_model(_key(store_b, MISTRAL)).license == "apache-2.0"
+        assert _key(store_b, LLAMA) == _key(store_a, LLAMA) != LLAMA  # the source's name came along as an alias
+        assert store_b.space_origin(sp_b.id) == f"hub:tester/recs@{old}"[:128]
+    finally:
+        store_b.close()
+
+
+def test_token_missing_or_read_only_is_one_line_and_never_shown(publisher, hub_server, monkeypatch, capfd):
+    store_a, _, _ = publisher
+    hub_server.tokens = {WRITE: "write", READ: "read"}
+    with pytest.raises(ConfigError, match=r"needs a Hugging Face token.*hf auth login"):
+        publish("tester/recs", store=store_a)
+    monkeypatch.setenv("HF_TOKEN", READ)
+    with pytest.raises(GatedRepoError, match="read-only") as err:
+        publish("tester/recs", store=store_a)
+    assert READ not in str(err.value) and "\n" not in str(err.value)
+    assert not hub_server.commits and not (hub_server.root / "datasets" / "tester" / "recs").exists()
+    # through the CLI: exit code 4, one line, the token nowhere in the output (with -v logging)
+    out = subprocess.run([sys.executable, "-m", "indexer.cli", "-v", "publish", "tester/recs"], capture_output=True,
+                         text=True)
+    assert out.returncode == 4, out.stderr
+    assert READ not in out.stdout + out.stderr
+    (line,) = [ln for ln in out.stderr.splitlines() if ln.startswith("error:")]
+    assert "read-only" in line and "write access" in line
+
+
+def test_restricted_sources_are_refused_unless_asked(publisher, tmp_path):
+    from indexer.errors import BusyError
+
+    store_a, _, _ = publisher
+    with store_a.lock("index"), pytest.raises(BusyError):  # an indexing pass is writing: publish waits for none
+        publish("tester/recs", store=store_a, dry_run=tmp_path / "busy")
+    (tmp_path / "sample" / "PROVENANCE.md").write_text("# x\n- License: CC BY-NC-SA 4.0 (non-commercial, share-alike)\n")
+    with pytest.raises(InputError, match=r"restricted licence \(CC BY-NC-SA 4.0.*--include-restricted"):
+        publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    assert not (tmp_path / "d").exists()
+    res = publish("tester/recs", store=store_a, dry_run=tmp_path / "d", include_restricted=True)
+    card = (tmp_path / "d" / "README.md").read_text()
+    assert "CC BY-NC-SA 4.0" in card and "| yes |" in card and res.added > 0
+
+
+def test_licences_of_the_shared_sets(shared_data):
+    text, restricted, _ = licence_of(str(shared_data / "metabench_openllm"))
+    assert "BY-NC-SA" in text and restricted
+    text, restricted, _ = licence_of(str(shared_data / "mmlu_pro" / "outcomes.csv.gz"))
+    assert "Apache-2.0" in text and not restricted
+    assert licence_of(str(shared_data / "evalarena_code"))[1] is False
+
+
+def test_the_cards_example_runs_against_the_files(publisher, tmp_path, encoder):
+    store_a, vectors_a, unseen = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    assert card.startswith("---\nlicense: other\n") and "config_name: " in card
+    (sp,) = store_a.list_spaces()
+    from indexer.space import space_name
+
+    name = space_name(sp)
+    code = card.split(f"<!-- taskspace-example:{name} -->\n```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) <= 10
+    enc = lambda texts: encoder.encode(list(texts))  # noqa: E731 - the named encoder, unit rows
+    for prompt in (unseen[0], "Write a Python function that reverses a linked list."):
+        ns = {"encode": enc, "prompt": prompt}
+        import contextlib
+        import io
+        import os
+
+        cwd = os.getcwd()
+        os.chdir(tmp_path / "d")
+        try:
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                exec(compile(code, "card-example", "exec"), ns)
+        finally:
+            os.chdir(cwd)
+        assert len(printed.getvalue().strip().splitlines()) == 5
+        models = [str(m) for m in ns["t"]["model"].to_pylist()]
+        got = dict(zip(models, ns["s"].tolist()))
+        prob = dict(zip(models, ns["p"].tolist()))
+        if "A." in prompt:  # with options: exactly taskspace's row, so its scores and probabilities
+            want = find_models([prompt], top=100, store=store_a, vectors=vectors_a)
+            assert len(want) == len(models)
+            for m in want:
+                assert got[m.model] == pytest.approx(m.score, abs=2e-5)
+                assert prob[m.model] == pytest.approx(m.probability, abs=2e-5)
+        else:  # without options: the row of a prompt without any (zeros there, [0, 1] at the end)
+            from indexer import represent
+
+            row = represent.rows([prompt], encoder.encode, sp, lifted=True)[0]
+            vec = {mv.model: mv.vector for mv in store_a.load_model_vectors(sp.id)}
+            for k, s in got.items():
+                assert s == pytest.approx(float(row @ vec[k]), abs=2e-5)
+
+
+def _respace(src: Path, dst: Path, sp, encoder: str) -> Path:
+    """A copy of the records in ``src`` whose space claims another encoder id (key, name and file names follow)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from indexer.space import SpaceSpec
+
+    dst = _copy(src, dst)
+    spec = SpaceSpec(encoder, sp.lam, sp.eps, sp.method, sp.params, sp.dim)
+    name = SpaceSpec.of(sp).name
+    t = pq.read_table(dst / "spaces.parquet")
+    rows = t.to_pylist()
+    rows[0].update(encoder=spec.encoder, key=spec.key, space=spec.name)
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), dst / "spaces.parquet")
+    for f in ("models", "benchmarks"):
+        path = dst / "models" / f"{name}.parquet" if f == "models" else dst / "benchmarks.parquet"
+        t = pq.read_table(path)
+        t = t.set_column(t.column_names.index("space"), "space", pa.array([spec.name] * t.num_rows))
+        if f == "models":
+            path.unlink()
+            path = dst / "models" / f"{spec.name}.parquet"
+        pq.write_table(t, path)
+    (dst / "patterns" / f"{name}.parquet").rename(dst / "patterns" / f"{spec.name}.parquet")
+    return dst
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _rewrite_models(folder: Path, edit) -> None:
+    import pyarrow.parquet as pq
+
+    (f,) = (folder / "models").glob("*.parquet")
+    t = pq.read_table(f)
+    pq.write_table(edit(t), f)
+
+
+def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_path, monkeypatch):
+    import pyarrow as pa
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+
+    def corrupt(t):
+        rows = t.to_pylist()
+        rows[1]["vector"] = rows[1]["vector"][:-1]  # wrong dimension
+        rows[3]["vector"][5] = float("nan")  # NaN
+        return pa.Table.from_pylist(rows, schema=t.schema)
+
+    bad = _copy(tmp_path / "d", tmp_path / "bad")
+    _rewrite_models(bad, corrupt)
+    with pytest.raises(InputError) as err:
+        pull(str(bad))
+    msg = str(err.value)
+    assert re.search(r"models/\S+\.parquet: row 1 \(model [^)]+\): vector has \d+ entries, expected \d+", msg)
+    assert re.search(r"row 3 \(model [^)]+\): vector has NaN", msg) and "nothing was imported" in msg
+    out = subprocess.run([sys.executable, "-m", "indexer.cli", "pull", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr.startswith("error: ") and len(out.stderr.strip().splitlines()) == 1
+    missing = _copy(tmp_path / "d", tmp_path / "missing")
+    _rewrite_models(missing, lambda t: t.drop_columns(["noise", "pattern"]))
+    with pytest.raises(InputError, match=r"missing column\(s\) pattern, noise"):
+        pull(str(missing))
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+
+
+def test_encoder_not_installed_and_dimension_disagreement_are_refused(publisher, tmp_path, monkeypatch):
+
+    from indexer.space import SpaceSpec
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (sp,) = store_a.list_spaces()
+    _home(tmp_path, monkeypatch, "home_b")
+    # another encoder revision than the one installed, and an encoder that is not installed at all
+    other = _respace(tmp_path / "d", tmp_path / "other", sp, sp.encoder.rsplit("@", 1)[0] + "@0000deadbeef")
+    absent = _respace(tmp_path / "d", tmp_path / "absent", sp, "someorg/not-installed-encoder@1234")
+    with pytest.raises(EncoderError, match=r"need encoder someorg/not-installed-encoder@1234, which is not installed") as err:
+        pull(str(absent))
+    assert "\n" not in str(err.value)
+    spec = SpaceSpec(sp.encoder.rsplit("@", 1)[0] + "@0000deadbeef", sp.lam, sp.eps, sp.method, sp.params, sp.dim)
+    with pytest.raises(EncoderError, match=rf"made with encoder {re.escape(spec.encoder)}, the installed one is "):
+        pull(str(other))
+    # a space of the same settings and another dimension already here
+    store_b = open_store()
+    try:
+        store_b.get_or_create_space(sp.encoder, sp.dim - 2, sp.lam, sp.eps, method=sp.method, params=sp.params)
+    finally:
+        store_b.close()
+    with pytest.raises(DimensionError, match=rf"{SpaceSpec.of(sp).name} \({sp.dim} dims\) disagrees with space \S+ "
+                                             rf"already here \({sp.dim - 2} dims"):
+        pull(str(tmp_path / "d"))
+
+
+def test_import_writes_the_same_records_on_sqlite_and_postgresql(publisher, tmp_path, store):
+    from indexer.store.sql_records import ImportedSpace
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (rec,) = dataset.read(tmp_path / "d")
+    (sid,) = store.import_spaces([ImportedSpace(spec=rec.spec, origin="test", revision="r", models=rec.models,
+                                                vectors=rec.vectors, patterns=rec.patterns,
+                                                calibration=rec.calibration, benchmarks=rec.benchmarks,
+                                                benchmark_vectors=rec.benchmark_vectors, created_at=rec.created_at)])
+    (sp_a,) = store_a.list_spaces()
+    got, want = store.load_model_vectors(sid), store_a.load_model_vectors(sp_a.id)
+    assert [v.model for v in got] == [v.model for v in want]
+    for g, w in zip(got, want):
+        assert np.array_equal(g.vector, w.vector) and (g.pattern, g.lam, g.noise, g.n_prompts) == (w.pattern, w.lam, w.noise, w.n_prompts)
+        assert g.accuracy == w.accuracy and g.benchmarks == w.benchmarks and g.computed_at == w.computed_at
+    assert store.get_space_calibration(sid) == store_a.get_space_calibration(sp_a.id)
+    pa, pb = store.load_patterns(sid), store_a.load_patterns(sp_a.id)
+    assert sorted(pa) == sorted(pb)
+    for k in pa:
+        assert np.array_equal(pa[k].V, pb[k].V) and np.array_equal(pa[k].mu, pb[k].mu) and pa[k].formats == pb[k].formats
+    assert store.space_origin(sid) == "test" and store.is_read_only(sid)
+    with pytest.raises(ReadOnlyError):
+        store.save_benchmark_vectors(sid, store.load_benchmark_vectors(sid))
+
+
+def test_ingesting_raw_results_lifts_read_only(publisher, tmp_path, monkeypatch):
+    from indexer.pipeline import run_index
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    report = run_index([SourceSpec(str(tmp_path / "sample"))])  # raw results for the pulled space's models
+    assert report.status == "ok" and "read_only" not in report.counts and report.counts["solved"] > 0
+    store_b = open_store()
+    try:
+        (sp,) = store_b.list_spaces()
+        assert store_b.space_origin(sp.id) is None and not store_b.is_read_only(sp.id)
+    finally:
+        store_b.close()
+
+
+def test_a_repo_that_moved_meanwhile_is_not_overwritten(publisher, hub_server, monkeypatch):
+    from indexer.errors import HubError
+    from indexer.hub import HubClient
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    publish("tester/recs", store=store_a)
+    client = HubClient()
+    snap = client.repo_snapshot("tester/recs")
+    client.commit("tester/recs", {"notes.txt": b"someone else"}, [], "another writer", parent=snap.sha)
+    with pytest.raises(HubError, match="changed since this publish read it"):
+        client.commit("tester/recs", {"README.md": b"---\n---\nx"}, [], "stale", parent=snap.sha)
+    assert [c["summary"] for c in hub_server.commits][-1] == "another writer"
