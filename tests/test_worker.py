@@ -84,7 +84,7 @@ def test_bad_schedule_fails_before_any_work():
 
 def test_cli_worker_sigterm_finishes_and_exits_zero(tmp_path, TASKSPACE):
     env = dict(os.environ)
-    proc = subprocess.Popen([TASKSPACE, "worker", "--every", "1h"], stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([TASKSPACE, "-v", "worker", "--every", "1h"], stderr=subprocess.PIPE, text=True, env=env)
     lines = []
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
@@ -195,13 +195,13 @@ def test_cli_worker_max_passes_and_cron(TASKSPACE):
     the next cron match; a bad --cron or an interval given as --cron fails before any work (exit 2)."""
     import json
 
-    res = _cli(TASKSPACE, "worker", "--every", "1s", "--max-passes", "2")
+    res = _cli(TASKSPACE, "-v", "worker", "--every", "1s", "--max-passes", "2")  # -v: the INFO lines
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stderr.count("pass finished: ok") == 2 and "next pass at" in res.stderr
     # --cron: the first pass at once, the next at the next match ("*/5": a minute divisible by 5, second 0)
     from datetime import datetime, timezone
 
-    proc = subprocess.Popen([TASKSPACE, "worker", "--cron", "*/5 * * * *"], stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen([TASKSPACE, "-v", "worker", "--cron", "*/5 * * * *"], stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ))
     try:
         lines = []
