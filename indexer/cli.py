@@ -73,9 +73,17 @@ echo_json = cli_index.echo_json
 
 
 class Split(str, Enum):
+    """``taskspace evaluate --split`` (:data:`indexer.evaluate.SPLIT_CHOICES`; a test checks they agree)."""
+
     in_sample = "in-sample"
     oos = "oos"
+    coverage = "coverage"
+    all = "all"
     both = "both"
+
+
+#: the values of :class:`Split`, literal so that the CLI module does not import numpy
+SPLIT_CHOICES = tuple(s.value for s in Split)
 
 
 class Queries(str, Enum):
@@ -192,11 +200,23 @@ def db_downgrade(
     typer.echo(f"{r['url']}: {r['from'] or '(empty)'} -> {r['to'] or '(empty)'}")
 
 
+class Peers(str, Enum):
+    """``taskspace evaluate --peers`` (:data:`indexer.evaluation.peers.PEER_SETS`; a test checks they agree)."""
+
+    none = "none"
+    fast = "fast"
+    all = "all"
+
+
+#: the values of :class:`Peers`, literal so that the CLI module does not import numpy
+PEER_CHOICES = tuple(p.value for p in Peers)
+
+
 @app.command()
 def evaluate(
-    data: Path = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads."),
-    split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), or both."),
-    seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample split."),
+    data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
+    split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
+    seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample and coverage splits."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
     eps: Optional[float] = typer.Option(None, "--eps", help="eps of the `paper` method (default 0)."),
@@ -204,28 +224,33 @@ def evaluate(
     method: Optional[str] = typer.Option(None, "--method", help="The `default` method's name (default TASKSPACE_METHOD)."),
     sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
     queries: Queries = typer.Option(Queries.full, "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
+    peers: Peers = typer.Option(Peers.none, "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
-    plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, eps/lambda sweep, per-benchmark bars) into this folder."),
+    plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
-    """Measure success prediction and model selection on real outcomes (the paper's protocol: docs/RESULTS.md).
+    """Measure success prediction, calibration (ECE, Brier) and model selection on real outcomes (the paper's
+    protocol and the coverage split: docs/RESULTS.md).
 
     Examples:
 
       taskspace evaluate ../shared/data/mmlu_pro --split in-sample --seeds 3
 
       taskspace evaluate DATA --split both --json
+
+      taskspace evaluate ../shared/data/mmlu_pro ../shared/data/evalarena_code --split all --no-sweep
     """
+    from .evaluate import SPLITS
     from .evaluate import evaluate as run_evaluate
     from .evaluation.report import format_result
 
     result = run_evaluate(
         data, split=split.value, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
-        sweep=sweep, plots_dir=plots, queries=queries.value,
+        sweep=sweep, plots_dir=plots, queries=queries.value, peers=Peers(peers).value,
     )
     if as_json:
         echo_json(result)
         return
-    parts = [result["in-sample"], result["oos"]] if result["split"] == "both" else [result]
+    parts = [result[k] for k in SPLITS[result["split"]]] if len(SPLITS[result["split"]]) > 1 else [result]
     typer.echo("\n\n".join(format_result(r) for r in parts))
     for r in parts:
         for p in r.get("plots", []):

@@ -31,6 +31,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_LOG_LEVEL": ("INFO", "Log level (DEBUG, INFO, WARNING, ERROR). Unset, CLI commands log at WARNING (`-v`: INFO) and `taskspace worker` / `serve` at INFO."),
     "TASKSPACE_TEST_POSTGRES_URL": ("postgresql+psycopg://postgres@127.0.0.1:5432/test", "Tests only: the PostgreSQL the SQL tests use (each test in its own schema)."),
     "TASKSPACE_REQUIRE_POSTGRES": ("(unset)", "Tests only: 1 makes the PostgreSQL tests fail instead of skip when the server is unreachable (.ci/run sets it)."),
+    "TASKSPACE_REQUIRE_SHARED": ("(unset)", "Tests only: 1 makes the real-dataset tests fail instead of skip when ../shared/data is missing (.ci/run sets it)."),
+    "TASKSPACE_TEST_CACHE": ("(unset)", "Tests only: an embedding cache folder to keep across test sessions (default: a fresh folder per session)."),
     "HF_TOKEN": ("(unset)", "Hugging Face token (read by huggingface_hub; never logged). `hf auth login` works too. `taskspace publish` needs one with write access (docs/PUBLISHING.md)."),
     "HF_ENDPOINT": ("https://huggingface.co", "Hub endpoint (read by huggingface_hub); tests point it at a local server."),
     "HF_HUB_OFFLINE": ("0", "Set to 1 to forbid any Hub request (the encoder loads from installed packages anyway)."),

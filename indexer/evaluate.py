@@ -3,15 +3,29 @@
 I/O lives here (read the data, encode the prompts through the embedding cache, write plots); the logic is in
 :mod:`indexer.evaluation` (splits, metrics, contestants, protocol, report, plots).
 
-The contestants compared in one run (under the key ``methods`` of the results):
+The contestants compared in one run (under the key ``methods`` of the results; :mod:`indexer.evaluation.contestants`):
 
-- ``default``: what taskspace uses, the method ``TASKSPACE_METHOD`` (or ``method``; :mod:`indexer.space`) in its
-  own representation (:mod:`indexer.represent`: covariates, the question/options split);
+- ``default``: what taskspace serves, the method ``TASKSPACE_METHOD`` (or ``method``; :mod:`indexer.space`) in its
+  own representation (:mod:`indexer.represent`: covariates, the question/options split), its models in the index
+  form (:func:`indexer.represent.index_vectors`), its probabilities from the space's own calibration
+  (:mod:`indexer.posterior`), each fitted on the fold's source exactly as ``taskspace index`` fits them;
 - ``paper``: the paper's exact method (lambda 1, eps 0 unless ``lam``/``eps`` say otherwise);
 - ``knn``: k = 5 nearest source prompts by cosine, the model's mean outcome there;
 - ``bsp``: best source performer (each model's mean source outcome, the same for every prompt);
+- with ``peers`` (``--peers``) ``fast``: ``clusters`` (k-means cluster profiles) and ``benchbest`` (per-benchmark
+  best); ``all`` adds ``embedllm`` and ``irt`` (trained, torch CPU): the published peers,
+  :mod:`indexer.evaluation.peers`;
 
-plus the oracle (the best observed model on every prompt) as the ceiling.
+``paper``'s probabilities are those an index of the method ``paper`` would give (the same calibration as the
+default's, on in-sample source scores since the plain method has no leverages); ``knn`` and ``bsp`` give
+probabilities through a Platt map of their score cross-fitted on the source
+(:class:`~indexer.evaluation.contestants.PlattCalibrated`); ``contestants`` adds more (name -> contestant). The
+oracle (the best observed model on every prompt) is the ceiling.
+
+Splits (``split``): ``in-sample``, ``oos`` (leave one group out), ``coverage`` (issue 13: a group's outcomes
+hidden from half of the models, half of its prompts the targets, :func:`indexer.evaluation.splits.coverage`),
+``all`` (the three), ``both`` (in-sample and oos). Several data folders are pooled into one index (models merged by
+name, :func:`indexer.outcomes.merge`), with every metric also per data set (``datasets`` of each method).
 
 ``queries="stem"`` queries every held-out prompt with its question alone (the text before its answer options,
 :mod:`indexer.evaluation.queries`) instead of its full text: closer to what a person types, still judged on the
@@ -27,13 +41,17 @@ import numpy as np
 
 from .errors import InputError
 from .evaluation import protocol, splits
-from .evaluation.contestants import BSPContestant, KNNContestant, SolverContestant
+from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
-from .outcomes import OutcomeMatrix, from_batch
+from .outcomes import OutcomeMatrix, from_batch, merge
 
-__all__ = ["SPLITS", "evaluate", "load_matrix", "sweep_grid"]
+__all__ = ["SPLITS", "SPLIT_CHOICES", "evaluate", "load_matrix", "load_pooled", "sweep_grid"]
 
-SPLITS = ("in-sample", "oos", "both")
+#: what ``split`` accepts, and what each runs
+SPLITS = {"in-sample": ("in-sample",), "oos": ("oos",), "coverage": ("coverage",),
+          "all": ("in-sample", "oos", "coverage"), "both": ("in-sample", "oos")}
+#: the choices ``taskspace evaluate --split`` shows (``both``, in-sample and oos, is still accepted)
+SPLIT_CHOICES = ("in-sample", "oos", "coverage", "all", "both")
 #: the eps / lambda ablation: eps at the paper's lambda, lambda at the paper's eps
 SWEEP_EPS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
 SWEEP_LAMBDA = (0.01, 0.1, 1.0, 10.0, 100.0)
@@ -56,6 +74,21 @@ def load_matrix(data: str | Path, group_by: str | None = None) -> OutcomeMatrix:
     return from_batch(batch, fields)
 
 
+def load_pooled(datas, group_by: str | None = None) -> tuple[OutcomeMatrix, np.ndarray | None, list[str]]:
+    """(matrix, per-prompt data set names or None, the names) of one or several data folders: several are
+    pooled into one matrix as one index holds them (:func:`indexer.outcomes.merge`: models merged by name).
+    A data set's name is its folder's name (its path when two share a name)."""
+    paths = [Path(str(d)) for d in datas]
+    if len(paths) == 1:
+        return load_matrix(paths[0], group_by), None, [paths[0].name or str(paths[0])]
+    short = [p.name or str(p) for p in paths]
+    names = short if len(set(short)) == len(short) else [str(p) for p in paths]
+    if len(set(names)) != len(names):
+        raise InputError(f"the same data folder is given twice: {', '.join(names)}")
+    m, origin = merge([load_matrix(p, group_by) for p in paths], names)
+    return m, origin, names
+
+
 def sweep_grid(lam: float, eps: float) -> list[tuple[float, float]]:
     """(lambda, eps) pairs of the ablation: the eps grid at ``lam`` and the lambda grid at ``eps``."""
     grid = [(lam, e) for e in sorted(set(SWEEP_EPS) | {eps})]
@@ -71,20 +104,33 @@ def _default_space(method: str | None):
     return configured(method=method)
 
 
-def _contestants(lam: float, eps: float, default, own: tuple | None, knn_k: int) -> dict:
+def _paper_space(lam: float, eps: float):
+    """The space of the ``paper`` contestant: the method ``paper`` at ``lam``/``eps``, so that its probabilities
+    are the calibration an index of that method would fit (in-sample scores: the plain method has no leverages)."""
+    from .space import SpaceSpec, get_method
+
+    return SpaceSpec(None, lam, eps, "paper", get_method("paper").params)
+
+
+def _contestants(lam: float, eps: float, default, own: tuple | None, knn_k: int, extra: dict | None = None) -> dict:
     """name -> contestant. ``default``: the default contestant's space (:func:`_default_space`); ``own``: its
-    rows when they are not the embeddings (:func:`_default_rows`)."""
+    rows when they are not the embeddings (:func:`_default_rows`); ``extra``: more contestants (name -> contestant)."""
     rows, fill = (own[:2], own[2]) if own is not None else (None, None)
-    return {
-        "default": SolverContestant(default.options, rows=rows, fill=fill),
-        "paper": SolverContestant({"lam": lam, "eps": eps}),
-        "knn": KNNContestant(knn_k),
-        "bsp": BSPContestant(),
+    out = {
+        "default": SolverContestant(default.options, rows=rows, fill=fill, space=default),
+        "paper": SolverContestant({"lam": lam, "eps": eps}, space=_paper_space(lam, eps)),
+        "knn": PlattCalibrated(KNNContestant(knn_k)),
+        "bsp": PlattCalibrated(BSPContestant()),
     }
+    for name, c in (extra or {}).items():
+        if name in out:
+            raise InputError(f"contestant {name!r} is built in; give it another name")
+        out[name] = c
+    return out
 
 
 def evaluate(
-    data: str | Path,
+    data,
     *,
     split: str = "oos",
     seeds: int = 5,
@@ -100,18 +146,29 @@ def evaluate(
     embeddings: np.ndarray | None = None,
     queries: str = "full",
     query_embeddings: np.ndarray | None = None,
+    contestants: dict | None = None,
+    datasets: np.ndarray | None = None,
+    peers: str = "none",
 ) -> dict:
-    """Run the protocol on DATA and return every number (see the module docstring for the contestants).
+    """Run the protocol on DATA (a folder or table, or a list of them: pooled) and return every number (see the
+    module docstring for the contestants).
 
     ``split``: ``in-sample`` (a random 20% of prompts held out, ``seeds`` times), ``oos`` (leave one group out:
-    the benchmark, or ``group_by`` field) or ``both`` (returns ``{"split": "both", "in-sample": .., "oos": ..}``).
+    the benchmark, or ``group_by`` field), ``coverage`` (every group, ``seeds`` times: its outcomes hidden from half
+    of the models, half of its prompts the targets), or ``all`` / ``both`` (several; returns ``{"split": "all",
+    "in-sample": .., "oos": .., "coverage": ..}``). ``contestants``: more contestants (name -> contestant).
+    ``datasets`` (N,): with ``matrix``, the data set of each prompt (as pooling several folders gives).
     ``lam``/``eps``: the paper method's lambda and eps (default 1 and 0). ``method``: the default method's name
     (default ``TASKSPACE_METHOD``). ``matrix``/``embeddings``: skip reading/encoding (tests, benchmarks).
     ``queries``: what a held-out prompt is queried with, ``full`` (its text, the paper's protocol) or ``stem``
     (its question without the answer options); ``query_embeddings`` skips encoding those texts.
+    ``peers``: the published peers compared too, ``none``, ``fast`` (training-free) or ``all``
+    (:data:`~indexer.evaluation.contestants.PEER_SETS`).
     """
     if split not in SPLITS:
-        raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+        raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLIT_CHOICES)}")
+    if peers not in PEER_SETS:
+        raise InputError(f"unknown --peers {peers!r}; use one of {', '.join(PEER_SETS)}")
     if knn_k < 1:
         raise InputError(f"knn k={knn_k} must be at least 1")
     lam = 1.0 if lam is None else float(lam)
@@ -120,7 +177,16 @@ def evaluate(
         raise InputError(f"--lambda {lam} and --eps {eps} must be finite numbers >= 0")
     default = _default_space(method)
     t0 = time.perf_counter()
-    m = matrix if matrix is not None else load_matrix(data, group_by)
+    datas = list(data) if isinstance(data, (list, tuple)) else [data]
+    if not datas:
+        raise InputError("no data folder given")
+    if matrix is not None:
+        m, ds_names = matrix, (sorted(set(np.asarray(datasets, dtype=object).tolist()), key=str)
+                               if datasets is not None else [Path(str(datas[0])).name])
+        if datasets is not None and len(datasets) != len(m.texts):
+            raise InputError(f"{len(datasets)} data set labels for {len(m.texts)} prompts")
+    else:
+        m, datasets, ds_names = load_pooled(datas, group_by)
     labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
     qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
@@ -149,7 +215,8 @@ def evaluate(
     own = _default_rows(m.texts, qtexts, D, Q, default, encoder)
     t_enc = time.perf_counter() - t0 - t_read
     base = {
-        "data": str(data),
+        "data": " + ".join(str(d) for d in datas),
+        "datasets": _dataset_summary(m, datasets, ds_names),
         "encoder": enc_name,
         "models": len(m.models),
         "prompts": len(m.texts),
@@ -160,19 +227,35 @@ def evaluate(
         "queries_changed": len(changed),
         "rejected_rows": [str(e) for e in m.errors],
     }
-    splits_todo = ["in-sample", "oos"] if split == "both" else [split]
+    splits_todo = SPLITS[split]
+    extra = dict(peer_contestants(peers, m.benchmarks))  # the published peers (--peers), then the caller's
+    extra.update(contestants or {})
     out = {}
     for sp in splits_todo:
         t1 = time.perf_counter()
         res = dict(base, split=sp)
         res.update(_run_split(m, D, (Q, own), labels, sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
-                              res))
+                              res, extra, datasets))
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
         out[sp] = res
-    if split == "both":
-        return {"split": "both", "in-sample": out["in-sample"], "oos": out["oos"]}
+    if len(splits_todo) > 1:
+        return {"split": split, **out}
     return out[split]
+
+
+def _dataset_summary(m: OutcomeMatrix, datasets, names: list[str]) -> list[dict]:
+    """Per data set: its name, models (with an outcome there), prompts and cells."""
+    if datasets is None:
+        return [{"name": names[0], "models": len(m.models), "prompts": len(m.texts), "cells": int(m.observed.sum())}]
+    ds = np.asarray(datasets, dtype=object)
+    out = []
+    for name in names:
+        cols = ds == name
+        obs = m.observed[:, cols]
+        out.append({"name": name, "models": int(obs.any(axis=1).sum()), "prompts": int(cols.sum()),
+                    "cells": int(obs.sum())})
+    return out
 
 
 def _default_rows(texts, qtexts, D, Q, default, encoder) -> tuple | None:
@@ -194,17 +277,26 @@ def _default_rows(texts, qtexts, D, Q, default, encoder) -> tuple | None:
     return represent.design(D, texts, params), represent.design(Q, qtexts, params), None
 
 
-def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_k, plots_dir, header) -> dict:
+def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_k, plots_dir, header, extra=None,
+               datasets=None) -> dict:
     Q, own = query
     if split == "in-sample":
         folds = splits.in_sample(len(m.texts), seeds)
         desc = f"random 20% of prompts held out, {seeds} seed(s); mean ± std over seeds"
+    elif split == "coverage":
+        folds = splits.coverage(labels, len(m.models), seeds)
+        n_groups = len(folds) // seeds
+        desc = (f"coverage: per {header['group_by']} ({n_groups}) and seed ({seeds}), its outcomes hidden from a random "
+                f"half of the models (uncovered), a random half of its prompts the targets, every model scored; "
+                f"mean ± std over the {len(folds)} (group, seed) folds")
+        sweep = False  # the ablation is of the paper method on the paper's splits
     else:
         folds = splits.leave_one_group_out(labels)
         desc = f"leave one {header['group_by']} out ({len(folds)} folds); mean ± std over folds"
-    contestants = _contestants(lam, eps, default, own, knn_k)
+    contestants = _contestants(lam, eps, default, own, knn_k, extra)
     pooled: dict = {} if plots_dir is not None else None
-    results = protocol.run_folds(D, m.scores, m.benchmarks, folds, contestants, pooled=pooled, queries=Q)
+    results = protocol.run_folds(D, m.scores, m.benchmarks, folds, contestants, pooled=pooled, queries=Q,
+                                 datasets=datasets)
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
     agg["methods"]["default"]["options"] = default.options
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
@@ -224,7 +316,7 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
     if plots_dir is not None:
         from .evaluation.plots import write_plots
 
-        slug = f"{Path(str(header['data'])).name or 'data'}_{split}"
+        slug = "+".join(Path(d["name"]).name or "data" for d in header["datasets"]) + f"_{split}"
         out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
     return out
 

@@ -14,14 +14,14 @@ the fields both have carry the same names (``models``, ``prompt_hashes``, ``scor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from .errors import InputError
 from .records import SourceBatch, prompt_hash
 
-__all__ = ["OutcomeMatrix", "from_batch", "from_arrays"]
+__all__ = ["OutcomeMatrix", "from_batch", "from_arrays", "merge"]
 
 
 @dataclass
@@ -191,3 +191,44 @@ def from_arrays(scores: np.ndarray, texts: list[str], benchmarks, models: list[s
         fields={k: np.array(list(v), dtype=object) for k, v in (fields or {}).items()},
         copies=np.ones(len(texts), dtype=np.int64),
     )
+
+
+def merge(matrices: Sequence[OutcomeMatrix], names: Sequence[str]) -> tuple[OutcomeMatrix, np.ndarray]:
+    """Several matrices pooled into one, as one index holds several sources: models merged by name (sorted),
+    prompts by text (content hash; a prompt keeps the benchmark and fields of the first matrix that has it), and
+    a model's outcomes on a prompt in two matrices averaged. Returns (the matrix, (N,) the name in ``names`` of the
+    matrix each prompt first came from)."""
+    if len(matrices) != len(names) or not matrices:
+        raise InputError(f"{len(matrices)} matrices for {len(names)} names")
+    models = sorted({m for om in matrices for m in om.models}, key=str)
+    row_of = {m: i for i, m in enumerate(models)}
+    col_of: dict[str, int] = {}
+    texts, hashes, bench, origin, copies = [], [], [], [], []
+    fields_of: list[dict] = []
+    for om, name in zip(matrices, names):
+        for j, h in enumerate(om.prompt_hashes):
+            if h in col_of:
+                copies[col_of[h]] += int(om.copies[j]) if om.copies is not None else 1
+                continue
+            col_of[h] = len(texts)
+            texts.append(om.texts[j])
+            hashes.append(h)
+            bench.append(om.benchmarks[j])
+            origin.append(str(name))
+            copies.append(int(om.copies[j]) if om.copies is not None else 1)
+            fields_of.append({k: v[j] for k, v in om.fields.items()})
+    total = np.zeros((len(models), len(texts)))
+    count = np.zeros((len(models), len(texts)))
+    for om in matrices:
+        r = np.array([row_of[m] for m in om.models], dtype=np.int64)
+        c = np.array([col_of[h] for h in om.prompt_hashes], dtype=np.int64)
+        obs = ~np.isnan(om.scores)
+        total[np.ix_(r, c)] += np.where(obs, om.scores, 0.0)
+        count[np.ix_(r, c)] += obs
+    with np.errstate(invalid="ignore", divide="ignore"):
+        S = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    names_f = sorted({k for d in fields_of for k in d})
+    fields = {k: np.array([d.get(k) for d in fields_of], dtype=object) for k in names_f}
+    errors = [e for om in matrices for e in om.errors]
+    return (OutcomeMatrix(models, texts, hashes, S, np.array(bench, dtype=object), fields,
+                          np.array(copies, dtype=np.int64), errors), np.array(origin, dtype=object))

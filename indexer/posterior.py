@@ -1,5 +1,5 @@
-"""What a prediction is worth: the calibrated probability of success and its uncertainty. Numpy (and
-scikit-learn's logistic regression), no I/O.
+"""What a prediction is worth: the calibrated probability of success and its uncertainty. Numpy (scikit-learn's
+logistic regression only where the cells separate), no I/O.
 
 Every model's fit is a ridge regression, so its score at a prompt has a closed-form posterior
 (:func:`indexer.solver.ridge.predictive_variance`): the residual variance ``s_i^2`` of the model times the
@@ -137,22 +137,42 @@ class Calibration:
 
 
 def fit_calibration(scores: np.ndarray, outcomes: np.ndarray, spread: float = 0.0) -> Calibration:
-    """A :class:`Calibration` fitted on held-out cells: logistic regression of the outcome on the score
-    (scikit-learn, nearly unregularised); a graded outcome ``s`` counts as ``s`` of a success and ``1 - s`` of a
-    failure. Too few cells, or only one class: the identity-like map ``p = (1 + tanh(score)) / 2``."""
-    scores = np.asarray(scores, dtype=np.float64).ravel()
+    """A :class:`Calibration` fitted on held-out cells: logistic regression of the outcome on the score, unregularised,
+    by Newton's method on its two parameters (the map scikit-learn's ``LogisticRegression(C=1e6)`` finds, in a
+    fraction of its time; a test checks they agree); a graded outcome ``s`` counts as ``s`` of a success and
+    ``1 - s`` of a failure. Too few cells, or only one class: the identity-like map ``p = (1 + tanh(score)) / 2``.
+    Cells that separate the classes (no finite optimum): scikit-learn's nearly unregularised fit."""
+    x = np.asarray(scores, dtype=np.float64).ravel()
     s = np.asarray(outcomes, dtype=np.float64).ravel()
-    keep = np.isfinite(scores) & np.isfinite(s)
-    scores, s = scores[keep], s[keep]
-    if scores.size < 20 or s.sum() <= 0 or (1 - s).sum() <= 0:
-        return Calibration(0.0, 2.0, int(scores.size), spread=float(spread))
-    from sklearn.linear_model import LogisticRegression
+    keep = np.isfinite(x) & np.isfinite(s)
+    x, s = x[keep], s[keep]
+    if x.size < 20 or s.sum() <= 0 or (1 - s).sum() <= 0:
+        return Calibration(0.0, 2.0, int(x.size), spread=float(spread))
+    a, b, ok = 0.0, 0.0, False
+    for _ in range(100):
+        p = 0.5 * (1.0 + np.tanh(0.5 * (a + b * x)))
+        r, w = s - p, p * (1.0 - p)  # the log-likelihood's gradient is (sum r, sum r x)
+        wx = w * x
+        H = np.array([[w.sum(), wx.sum()], [wx.sum(), (wx * x).sum()]])
+        try:
+            step = np.linalg.solve(H, np.array([r.sum(), (r * x).sum()]))
+        except np.linalg.LinAlgError:
+            break
+        if not np.isfinite(step).all() or np.abs(step).max() > 1e6:
+            break
+        a, b = a + step[0], b + step[1]
+        if np.abs(step).max() < 1e-10:
+            ok = True
+            break
+    if not ok:
+        from sklearn.linear_model import LogisticRegression
 
-    X = np.concatenate([scores, scores])[:, None]
-    y = np.concatenate([np.ones(scores.size), np.zeros(scores.size)])
-    w = np.concatenate([s, 1.0 - s])
-    lr = LogisticRegression(C=1e6, max_iter=1000).fit(X, y, sample_weight=w)
-    return Calibration(float(lr.intercept_[0]), float(lr.coef_[0, 0]), int(scores.size), spread=float(spread))
+        X = np.concatenate([x, x])[:, None]
+        y = np.concatenate([np.ones(x.size), np.zeros(x.size)])
+        w = np.concatenate([s, 1.0 - s])
+        lr = LogisticRegression(C=1e6, max_iter=1000).fit(X, y, sample_weight=w)
+        a, b = float(lr.intercept_[0]), float(lr.coef_[0, 0])
+    return Calibration(float(a), float(b), int(x.size), spread=float(spread))
 
 
 def level_spread(S: np.ndarray) -> float:

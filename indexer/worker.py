@@ -4,8 +4,11 @@
   ``stopped`` and the worker exits 0. A second signal exits at once (what was committed stays committed).
 - One pass per database at a time (the SQL lock ``"index"``): when another process holds it, the worker
   waits and tries again (``wait=True``) or exits with a clear message.
-- A pass that fails (a bug, a lost database) is logged and retried at the next scheduled time; one failing
-  source or model never stops a pass (it is recorded with the run and retried next time).
+- A pass that fails (a lost database, or an unexpected exception: a bug) is logged (an unexpected exception with
+  its traceback), counts as a pass (``--max-passes``), is recorded as a ``failed`` run by the pass itself
+  (:meth:`indexer.pipeline.Indexer.run`), and is retried at the next scheduled time: the worker keeps serving.
+  One failing source or model never stops a pass (it is recorded with the run and retried next time).
+  Only KeyboardInterrupt / SystemExit (the second signal, an exit) end the worker.
 """
 
 from __future__ import annotations
@@ -63,6 +66,10 @@ class Worker:
             except IndexerError as exc:
                 self.passes += 1
                 log.error("pass failed: %s (retrying at the next scheduled time)", exc)
+            except Exception as exc:  # noqa: BLE001 - a bug in a pass must not end a scheduled worker
+                self.passes += 1
+                log.exception("pass failed with an unexpected %s: %s (retrying at the next scheduled time)",
+                              type(exc).__name__, exc)
             if self.max_passes is not None and self.passes >= self.max_passes:
                 break
             due = next_run(self.schedule, datetime.now(timezone.utc))

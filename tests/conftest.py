@@ -1,8 +1,16 @@
-"""Shared fixtures. Tests never touch the real Hub (HF_HUB_OFFLINE=1) and never the user's data directory."""
+"""Shared fixtures. Tests never touch the real Hub (HF_HUB_OFFLINE=1) and never the user's data directory.
+
+Every test session has its own embedding cache: a fresh temporary folder made here, before any test module is
+imported, and removed when the session ends (``TASKSPACE_TEST_CACHE`` names a folder to use instead, for a
+developer who wants a warm cache across runs: the counts the tests assert do not depend on it). Nothing a test
+asserts depends on what an earlier session (or the order of the tests in this one) left in a cache.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -11,7 +19,26 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+#: the session's embedding cache (see the module docstring)
+_OWN_CACHE = not os.environ.get("TASKSPACE_TEST_CACHE")
+_SESSION_CACHE = Path(os.environ.get("TASKSPACE_TEST_CACHE") or tempfile.mkdtemp(prefix="taskspace-test-cache-"))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _OWN_CACHE:
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+
+
+def pytest_report_header(config):
+    return [f"taskspace: embedding cache {_SESSION_CACHE} ({'this session only' if _OWN_CACHE else 'TASKSPACE_TEST_CACHE'})"]
+
+
+#: variables of the test run itself, kept in every test's environment
+_KEEP_ENV = {"TASKSPACE_REQUIRE_POSTGRES", "TASKSPACE_TEST_POSTGRES_URL", "TASKSPACE_REQUIRE_SHARED", "TASKSPACE_TEST_CACHE",
+             "TASKSPACE_TEST_SCRIPT"}
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +47,7 @@ def taskspace_home(tmp_path, monkeypatch):
     from indexer.config import reset_settings
 
     for name in list(os.environ):
-        if name.startswith("TASKSPACE_") and name not in {"TASKSPACE_REQUIRE_POSTGRES", "TASKSPACE_TEST_POSTGRES_URL"}:
+        if name.startswith("TASKSPACE_") and name not in _KEEP_ENV:
             monkeypatch.delenv(name)
     monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("TASKSPACE_CACHE_DIR", str(_SESSION_CACHE))
@@ -32,8 +59,6 @@ def taskspace_home(tmp_path, monkeypatch):
         sys.modules["indexer.query"].close_cached()
     reset_settings()
 
-
-_SESSION_CACHE = Path(os.environ.get("TASKSPACE_TEST_CACHE", "/tmp/taskspace-test-cache"))
 
 #: test modules of the vector store that run once per embedded engine (the same tests, unchanged, for each)
 _EVERY_ENGINE = {"test_vectors", "test_sync"}
@@ -65,12 +90,43 @@ def encoder():
     return Encoder("all-MiniLM-L6-v2", cache_dir=_SESSION_CACHE)
 
 
+def shared_missing(what: Path = SHARED_DATA) -> None:
+    """Skip (with the reason) when a shared dataset is absent, or fail with ``TASKSPACE_REQUIRE_SHARED=1`` (set by
+    ``.ci/run``: CI has ``../shared`` beside the checkout, so the real-dataset tests must run there)."""
+    reason = f"shared dataset not found at {what}"
+    if os.environ.get("TASKSPACE_REQUIRE_SHARED") == "1":
+        pytest.fail(reason + " (TASKSPACE_REQUIRE_SHARED=1: the real-dataset tests must run here)")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def shared_data():
-    """../shared/data, or a skip with the reason when it is absent."""
+    """../shared/data, or a skip with the reason when it is absent (a failure with TASKSPACE_REQUIRE_SHARED=1)."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared datasets not found at {SHARED_DATA}")
+        shared_missing()
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def taskspace_script():
+    """The installed ``taskspace`` console script, checked to run this checkout's code: the interpreter of its
+    shebang imports ``indexer.cli`` from this worktree (an install from another checkout would test other code).
+    ``TASKSPACE_TEST_SCRIPT`` names another script to use (scripts/mutants.py runs the tests in a copy)."""
+    import subprocess
+    import sys
+
+    script = Path(os.environ.get("TASKSPACE_TEST_SCRIPT") or Path(sys.executable).parent / "taskspace")
+    assert script.is_file(), f"{script} is not installed: run `make setup`"
+    text = script.read_text()
+    assert "indexer.cli" in text, f"{script} does not run indexer.cli:\n{text[:500]}"
+    python = text.splitlines()[0].removeprefix("#!").strip()
+    res = subprocess.run([python, "-c", "import indexer.cli; print(indexer.cli.__file__)"], capture_output=True,
+                         text=True, timeout=120, cwd="/")
+    assert res.returncode == 0, res.stderr[-2000:]
+    where = Path(res.stdout.strip()).resolve()
+    assert where == ROOT / "indexer" / "cli.py", (
+        f"the installed taskspace runs {where}, not this checkout ({ROOT}): run `make setup` here")
+    return str(script)
 
 
 # -- SQL store: a `store` fixture over SQLite and PostgreSQL -------------------------------------------------

@@ -72,3 +72,73 @@ def source_batch(location, revision="r1", n_prompts=20, score=1.0) -> SourceBatc
     outs = [Outcome(m, f"bench{j % 3}", f"{location} question {j}", score, prompt_id=str(j))
             for m in BATCH_MODELS for j in range(n_prompts)]
     return SourceBatch(SourceInfo("table", location, revision), {}, outs)
+
+
+# -- a mixed index for the first-principles tests (tests/reference.py): prompts with and without answer options --
+
+MC_PROMPTS = [  # (question, options); each prompt's text is the question, then one "X. option" line per option
+    ("What is the derivative of x^2?", ["2x", "x", "x^2 / 2"]),
+    ("Solve for x: 3x + 5 = 20.", ["3", "5", "15", "25"]),
+    ("Which integral gives the area under y = x from 0 to 1?", ["1/2", "1", "2"]),
+    ("What is 7 times 8?", ["54", "56", "64", "58"]),
+    ("Under contract law, what is consideration?", ["A bargained-for exchange", "A gift", "A court fee"]),
+    ("Which court hears appeals from federal district courts?", ["Circuit courts", "Small claims court",
+                                                                  "Probate court", "Tax court"]),
+    ("What does habeas corpus protect against?", ["Unlawful detention", "Double taxation", "Trespass"]),
+    ("What is the burden of proof in a criminal trial?", ["Beyond a reasonable doubt", "Preponderance",
+                                                           "Clear and convincing", "Probable cause"]),
+]
+FREE_PROMPTS = [
+    "Write a Python function that reverses a linked list.",
+    "Implement binary search over a sorted array and return the index.",
+    "Write a SQL query that counts orders per customer.",
+    "Draft a short poem about the autumn sea.",
+    "Summarise the plot of Hamlet in three sentences.",
+    "Write a limerick about a cat who codes.",
+]
+MIXED_MODELS = ["m1", "m2", "m3", "m4", "m5", "mc-only", "free-only"]
+
+
+def mc_text(question: str, options: list[str]) -> str:
+    return question + "\n" + "\n".join(f"{chr(65 + k)}. {o}" for k, o in enumerate(options))
+
+
+def mixed_outcomes() -> np.ndarray:
+    """(7, 14) outcomes of :data:`MIXED_MODELS` on the 8 multiple-choice then 6 free prompts, NaN = not observed:
+    math-strong, law-strong, code-strong and mixed models (a signal GCV can pick a moderate lambda for), m6 observed
+    on the multiple-choice prompts only, m7 on the free ones only."""
+    rng = np.random.default_rng(21)
+    math = np.r_[np.ones(4), np.zeros(4), [1, 1, 1, 0, 0, 0]]
+    law = np.r_[np.zeros(4), np.ones(4), [0, 0, 0, 1, 1, 1]]
+    base = [math, law, 1 - math, np.maximum(math, law), rng.integers(0, 2, 14).astype(float), law, math]
+    S = np.array([np.where(rng.random(14) < 0.15, 1 - b, b) for b in base])
+    S[5, 8:] = np.nan
+    S[6, :8] = np.nan
+    return S
+
+
+def write_mixed(root: Path) -> tuple[Path, Path]:
+    """The mixed index's two sources: ``root/quiz`` (benchmark quiz, the multiple-choice prompts) and ``root/tasks``
+    (benchmark tasks, the free prompts)."""
+    S = mixed_outcomes()
+    quiz = [mc_text(q, o) for q, o in MC_PROMPTS]
+    write_source(root / "quiz", "quiz", quiz,
+                 {m: S[i, :8].tolist() for i, m in enumerate(MIXED_MODELS) if not np.isnan(S[i, :8]).all()})
+    write_source(root / "tasks", "tasks", FREE_PROMPTS,
+                 {m: S[i, 8:].tolist() for i, m in enumerate(MIXED_MODELS) if not np.isnan(S[i, 8:]).all()})
+    return root / "quiz", root / "tasks"
+
+
+def mixed_parts(encode):
+    """First-principles rows of the mixed index's 14 prompts, in the order of :func:`mixed_outcomes`:
+    ``(Xq, Xo, T, is_mc)``: question embeddings (the whole text for a free prompt), options embeddings (zeros
+    without options), the four covariates ``[1, log1p(len(question)), log1p(len(options block)), log(#options)]``
+    (zeros without options) and the (14,) bool is_mc."""
+    blocks = ["\n".join(f"{chr(65 + k)}. {o}" for k, o in enumerate(opts)) for _, opts in MC_PROMPTS]
+    Xq = np.asarray(encode([q for q, _ in MC_PROMPTS] + FREE_PROMPTS), dtype=np.float64)
+    Xo = np.zeros_like(Xq)
+    Xo[:8] = encode(blocks)
+    T = np.zeros((14, 4))
+    for j, ((q, opts), block) in enumerate(zip(MC_PROMPTS, blocks)):
+        T[j] = [1.0, np.log1p(len(q)), np.log1p(len(block)), np.log(len(opts))]
+    return Xq, Xo, T, np.r_[np.ones(8, bool), np.zeros(6, bool)]

@@ -10,7 +10,11 @@ Endpoints: ``GET /api/{models|datasets}?author=&search=&limit=``, ``GET /api/{ty
 ``GET /api/{type}s/{id}/tree/{rev}[/{path}]?recursive=``, ``HEAD``/``GET /[datasets/]{id}/resolve/{rev}/{path}``.
 Unknown repo -> 404 ``X-Error-Code: RepoNotFound``; unknown revision -> ``RevisionNotFound``; unknown file ->
 ``EntryNotFound``. ``server.fail(prefix, [429, 503])`` makes the next requests whose path starts with ``prefix``
-answer those statuses first (to test retries); ``server.log`` records ``(method, path, auth_present)``.
+answer those statuses first (to test retries and error paths); an entry may be ``(status, {header: value})`` to
+send headers of its own (``(429, {"Retry-After": "7"})``; a plain 408/429/5xx answers ``Retry-After: 0``, other
+statuses no such header); ``server.log`` records ``(method, path, auth_present)``.
+``server.require_token(repo_id, tokens)`` makes a (non-gated) private repo: every request for it (info, tree,
+files) answers 401 without a token and 403 with a token not in ``tokens`` (as the Hub does for a private repo).
 
 Misbehaving servers (a broken mirror, a hostile ``HF_ENDPOINT``): ``server.tamper(repo_id, sha=..., files=...,
 etag=...)`` makes the repo answer that commit ``sha`` (in its info; ``X-Repo-Commit`` keeps the real one), list extra ``files``
@@ -45,7 +49,8 @@ class HubServer:
     def __init__(self, root: Path):
         self.root = Path(root)
         self.log: list[tuple[str, str, bool]] = []
-        self._faults: list[tuple[str, list[int]]] = []
+        self._faults: list[tuple[str, list]] = []
+        self.private: dict[str, set[str]] = {}
         self._drops: list[list] = []
         self.tampered: dict[str, dict] = {}
         self.tokens: dict[str, str] = {}
@@ -65,9 +70,22 @@ class HubServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def fail(self, prefix: str, statuses: list[int]) -> None:
+    def fail(self, prefix: str, statuses: list) -> None:
+        """The next requests under ``prefix`` answer ``statuses`` in turn: ints or ``(status, headers)``."""
         with self._lock:
             self._faults.append((prefix, list(statuses)))
+
+    def require_token(self, repo_id: str, tokens) -> None:
+        """Make ``repo_id`` private: 401 without a token, 403 with one not in ``tokens``."""
+        self.private[repo_id] = set(tokens)
+
+    def _private_status(self, repo_id: str, auth: str | None) -> int | None:
+        if repo_id not in self.private:
+            return None
+        token = (auth or "").removeprefix("Bearer ").strip()
+        if not token:
+            return 401
+        return None if token in self.private[repo_id] else 403
 
     def tamper(self, repo_id: str, *, sha: str | None = None, files: dict[str, bytes] | None = None,
                etag: str | None = None) -> None:
@@ -85,7 +103,7 @@ class HubServer:
                     return True
         return False
 
-    def _fault_for(self, path: str) -> int | None:
+    def _fault_for(self, path: str):
         with self._lock:
             for prefix, statuses in self._faults:
                 if path.startswith(prefix) and statuses:
@@ -333,7 +351,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         fault = self.hub._fault_for(path)
         if fault is not None:
-            return self._send(fault, b"{}", {"Retry-After": "0"}, head)
+            status, headers = fault if isinstance(fault, tuple) else (fault, None)
+            if headers is None:
+                headers = {"Retry-After": "0"} if status in (408, 429) or status >= 500 else {}
+            return self._send(status, b"{}", headers, head)
         q = {k: v[0] for k, v in parse_qs(url.query).items()}
         parts = [unquote(p) for p in url.path.strip("/").split("/")]  # split first: a quoted revision may hold "/"
         if parts[:2] == ["api", "whoami-v2"]:
@@ -357,6 +378,10 @@ class _Handler(BaseHTTPRequestHandler):
             d = self.hub.repo_dir(rtype, repo_id)
             if d is None:
                 return self._error(404, "RepoNotFound", "Repository not found", head)
+            private = self.hub._private_status(repo_id, auth)
+            if private is not None:
+                return self._error(private, None, "Invalid credentials in Authorization header" if private == 403
+                                   else "Unauthorized", head)
             rest = parts[4:]
             if not rest or rest[0] == "revision":
                 rev = rest[1] if len(rest) > 1 else "main"
@@ -395,6 +420,9 @@ class _Handler(BaseHTTPRequestHandler):
             d = self.hub.repo_dir(rtype, repo_id)
             if d is None:
                 return self._error(404, "RepoNotFound", "Repository not found", head)
+            private = self.hub._private_status(repo_id, auth)
+            if private is not None:
+                return self._error(private, None, "Unauthorized" if private == 401 else "Forbidden", head)
             meta = self.hub.meta(d)
             if meta.get("gated") not in (None, False, "false"):
                 token = (auth or "").removeprefix("Bearer ").strip()

@@ -59,3 +59,12 @@ def test_errors_name_the_path_once(tmp_path):
     s = IngestSummary()
     s.add_error(InputError("no such file or folder", file=missing), missing)
     assert str(s.errors[0]) == f"{missing}: no such file or folder"
+
+
+def test_a_bad_option_value_is_a_usage_error_not_a_traceback(taskspace_script):
+    """typer vendors its own click: its BadParameter / NoSuchOption escaped `main` as a traceback with exit 1."""
+    for args, words in ((["search", "--top", "many", "x"], "Invalid value for '--top'"),
+                        (["search", "--no-such-option"], "No such option"),
+                        (["worker", "--max-passes", "two", "--every", "1h"], "Invalid value for '--max-passes'")):
+        res = subprocess.run([taskspace_script, *args], capture_output=True, text=True)
+        assert res.returncode == 2 and words in res.stderr and "Traceback" not in res.stderr, (args, res.stderr[-800:])

@@ -28,7 +28,7 @@ def run(*args, stdin=None):
     (["nosuchcmd"], "No such command 'nosuchcmd'"),
     (["ingest"], "Missing argument"),
     (["search", "--rank", "best", "x"], "'best' is not one of 'probability', 'lcb'"),
-    (["evaluate", "x", "--split", "nope"], "'nope' is not one of 'in-sample', 'oos', 'both'"),
+    (["evaluate", "x", "--split", "nope"], "'nope' is not one of 'in-sample', 'oos', 'coverage', 'all', 'both'"),
     (["search", "--no-such-option"], "No such option"),
 ])
 def test_usage_errors_are_one_line_with_exit_2(args, says):
@@ -50,14 +50,14 @@ def test_version_help_examples_and_choices():
         res = run(cmd, "-h")
         assert res.returncode == 0 and "Example" in res.stdout, cmd
     assert "probability|lcb" in run("search", "-h").stdout
-    assert "in-sample|oos|both" in run("evaluate", "-h").stdout
+    assert "in-sample|oos|coverage|all|both" in run("evaluate", "-h").stdout
 
 
 def test_split_choices_are_the_evaluate_splits():
     from indexer.cli import Split
-    from indexer.evaluate import SPLITS
+    from indexer.evaluate import SPLIT_CHOICES, SPLITS
 
-    assert tuple(s.value for s in Split) == SPLITS
+    assert tuple(s.value for s in Split) == SPLIT_CHOICES and set(SPLITS) == set(SPLIT_CHOICES)
 
 
 def test_help_names_no_file_outside_the_repo():

@@ -59,10 +59,9 @@ def test_error_tree():
     assert str(e) == "a.csv:3: bad value" and isinstance(e, ValueError)
 
 
-def test_import_and_help_do_not_load_torch():
+def test_import_and_help_do_not_load_torch(taskspace_script):
     code = "import sys, indexer, indexer.cli, indexer.config, indexer.solver; print('torch' in sys.modules, 'sqlalchemy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
-    script = Path(sys.executable).parent / "taskspace"
-    res = subprocess.run([str(script), "--help"], capture_output=True, text=True)
+    res = subprocess.run([taskspace_script, "--help"], capture_output=True, text=True)  # this checkout's script
     assert res.returncode == 0 and "Usage: taskspace" in res.stdout

@@ -130,3 +130,75 @@ def test_unreachable_endpoint_is_not_retried(monkeypatch, sleeps):
 ])
 def test_is_valid_repo_id(value, ok):
     assert is_valid_repo_id(value) is ok
+
+
+# -- error paths, each provoked on the local Hub server and met through the real client (issue 21) ------------
+
+
+def _requests(server, prefix):
+    return sum(1 for _, p, _ in server.log if p.startswith(prefix))
+
+
+def test_429_waits_at_least_retry_after(client, hub_server, sleeps):
+    """A 429 with ``Retry-After: 7`` waits 7 s (not the 0.5 s backoff); the next retry is back on the backoff."""
+    hub_server.fail("/api/models/fake-org/tiny-lb", [(429, {"Retry-After": "7"}), 503])
+    assert client.model_info("fake-org/tiny-lb")["likes"] == 7
+    assert sleeps == [7.0, 1.0]
+    capped = HubClient(backoff=0.5, max_backoff=3.0, sleep=sleeps.append)
+    hub_server.fail("/api/models/fake-org/tiny-lb", [(429, {"Retry-After": "120"})])
+    assert capped.model_info("fake-org/tiny-lb")["likes"] == 7
+    assert sleeps[-1] == 3.0  # never longer than max_backoff
+
+
+@pytest.mark.parametrize("token,status,words", [
+    (None, 401, "needs a Hugging Face token (401)"),
+    ("hf_not_this_one", 403, "refused to let this token read model info of the model fake-org/tiny-lb (403)"),
+])
+def test_401_and_403_say_what_to_do_with_the_token_and_are_not_retried(hub_server, sleeps, token, status, words):
+    hub_server.require_token("fake-org/tiny-lb", {TOKEN})
+    c = HubClient(token=token, backoff=0.5, sleep=sleeps.append)
+    with pytest.raises(GatedRepoError) as e:
+        c.model_info("fake-org/tiny-lb")
+    assert words in str(e.value) and f"{hub_server.url}/fake-org/tiny-lb" in str(e.value)
+    assert ("HF_TOKEN" in str(e.value)) and (token is None or token not in str(e.value))
+    assert sleeps == [] and _requests(hub_server, "/api/models/fake-org/tiny-lb") == 1
+    assert GatedRepoError.exit_code == 4
+
+
+def test_a_private_dataset_needs_the_right_token_for_listing_and_files(hub_server, sleeps):
+    hub_server.require_token(LB, {TOKEN})
+    with pytest.raises(GatedRepoError, match=r"needs a Hugging Face token \(401\)"):
+        HubClient(sleep=sleeps.append).repo_snapshot(LB)
+    with pytest.raises(GatedRepoError, match=r"refused to let this token .*\(403\)"):
+        HubClient(token="hf_wrong_one_1", sleep=sleeps.append).repo_snapshot(LB)
+    ok = HubClient(token=TOKEN, sleep=sleeps.append)
+    snap = ok.repo_snapshot(LB)
+    with pytest.raises(GatedRepoError, match=r"needs a Hugging Face token \(401\)"):
+        HubClient(sleep=sleeps.append).download(snap, ["README.md"])  # a file of the private repo, no token
+    assert (ok.download(snap, ["README.md"]) / "README.md").is_file()
+    assert sleeps == []
+
+
+def test_a_bare_404_is_not_found_and_not_retried(client, hub_server, sleeps):
+    hub_server.fail("/api/models/fake-org/tiny-lb", [404])
+    with pytest.raises(NotFoundError, match="fake-org/tiny-lb"):
+        client.model_info("fake-org/tiny-lb")
+    assert sleeps == [] and _requests(hub_server, "/api/models/fake-org/tiny-lb") == 1
+
+
+def test_a_400_is_an_error_at_once_not_retried(client, hub_server, sleeps):
+    hub_server.fail("/api/models/fake-org/tiny-lb", [400, 400, 400])
+    with pytest.raises(HubError, match="answered 400") as e:
+        client.model_info("fake-org/tiny-lb")
+    assert not isinstance(e.value, (NotFoundError, GatedRepoError)) and e.value.exit_code == 4
+    assert sleeps == [] and _requests(hub_server, "/api/models/fake-org/tiny-lb") == 1
+
+
+def test_a_dropped_connection_is_retried_then_succeeds(client, hub_server, sleeps):
+    hub_server.drop("/api/models/fake-org/tiny-lb", 1)
+    assert client.model_info("fake-org/tiny-lb")["likes"] == 7
+    assert sleeps == [0.5] and _requests(hub_server, "/api/models/fake-org/tiny-lb") == 2
+    snap = client.repo_snapshot(LB)
+    hub_server.drop(f"/datasets/{LB}/resolve", 1)  # a file download that drops once
+    assert (client.download(snap, ["README.md"]) / "README.md").is_file()
+    assert sleeps == [0.5, 0.5]

@@ -12,10 +12,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from indexer import represent, sync
+from indexer import sync
 from indexer.pipeline import Indexer
 from indexer.solver import HyperplaneSolver
-from indexer.space import configured
 from indexer.sourcelist import SourceSpec
 
 from helpers import model_vectors, outcomes, write_table
@@ -29,9 +28,11 @@ def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch, m
     reset_settings()
     rng = np.random.default_rng(0)
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
-    write_table(a, "alpha", outcomes(rng, ["m1", "m2", "m3", "m4"], 12), 12)
-    write_table(b, "beta", outcomes(rng, ["m1", "m2", "m5"], 10), 10, offset=100)
-    write_table(c, "alpha", outcomes(rng, ["m6"], 12), 12)  # one more model on the same prompts
+    out_a, out_b, out_c = (outcomes(rng, ["m1", "m2", "m3", "m4"], 12), outcomes(rng, ["m1", "m2", "m5"], 10),
+                           outcomes(rng, ["m6"], 12))
+    texts_a = write_table(a, "alpha", out_a, 12)
+    texts_b = write_table(b, "beta", out_b, 10, offset=100)
+    write_table(c, "alpha", out_c, 12)  # one more model on the same prompts
 
     ix = env()
     r1 = ix.run([SourceSpec(str(a))])
@@ -55,28 +56,36 @@ def test_incremental_runs_equal_a_rebuild(tmp_path, env, encoder, monkeypatch, m
     for m in incremental:
         np.testing.assert_allclose(incremental[m], scratch[m], rtol=0, atol=1e-6)
 
-    # and both equal the solver fitted directly on the same data
-    om = fresh.store.load_outcomes()
-    texts = fresh.store.prompt_texts(om.prompt_ids)
+    # and both equal an independent fit (tests/reference.py: explicit least squares per model, no represent/solver)
+    import reference
+
     (space,) = fresh.store.list_spaces()
-    D = represent.design(encoder.encode(texts), texts, space)  # auto-text: [embedding, text features]
-    direct = configured().solver().fit(D, om.scores, model_ids=om.models)
     n_cov = 2 if method == "auto-text" else 0
     assert space.method == method and space.dim == 384 + n_cov + (method != "paper")
-    assert represent.feature_set(space) == ("text-length-v1" if n_cov else None)
-    for i, m in enumerate(om.models):
-        want = direct.normals_[i]
-        if method != "paper":  # stored as [e_i, (f_i,) c_i] so that [q, (features,) 1] . it is the predicted score
-            want = np.append(want, direct.intercept_[i])
-        np.testing.assert_allclose(scratch[m], want, atol=1e-5)
+    texts = texts_a + texts_b
+    X = np.asarray(encoder.encode(texts), dtype=np.float64)
+    T = (np.array([[np.log1p(len(t)), np.log1p(t.count("\n") + 1)] for t in texts]) if n_cov
+         else np.zeros((len(texts), 0)))  # auto-text's covariates: log1p(characters), log1p(lines)
+    names = ["m1", "m2", "m3", "m4", "m5", "m6"]
+    S = np.full((6, 22), np.nan)
+    for out, cols in ((out_a, slice(0, 12)), (out_b, slice(12, 22)), (out_c, slice(0, 12))):
+        for m, ys in out.items():
+            S[names.index(m), cols] = ys
+    if method == "paper":  # the paper: no intercept, lambda = TASKSPACE_LAMBDA (1), eps 0
+        fits = reference.fit_all(X, T, S, intercept=False, lambdas=[1.0])
+    else:  # auto, auto-text: intercept, lambda per model by GCV, no prior
+        fits = reference.fit_all(X, T, S, intercept=True)
+    for m, fit in zip(names, fits):
+        want = fit.e if method == "paper" else np.r_[fit.e, fit.f, fit.a]  # stored as [e_i, (f_i,) c_i]
+        np.testing.assert_allclose(scratch[m], want, rtol=1e-4, atol=1e-5, err_msg=m)
 
 
 def test_second_run_with_nothing_new_does_no_work(tmp_path, env):
     rng = np.random.default_rng(1)
-    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 8), 8)
+    write_table(tmp_path / "a", "nothing-new", outcomes(rng, ["m1", "m2"], 8), 8)  # texts no other test embeds
     ix = env()
     first = ix.run([SourceSpec(str(tmp_path / "a"))])
-    assert first.counts["embedded"] == 0 or first.counts["embedded"] == 8  # cache may be warm from other tests
+    assert first.counts["embedded"] == 8, first.counts
     again = ix.run()
     c = again.counts
     assert again.status == "ok" and again.exit_code == 0
@@ -186,22 +195,26 @@ def test_progress_bars_on_a_terminal_give_the_same_result(tmp_path, env, capsys)
     from indexer.pipeline import Progress
 
     rng = np.random.default_rng(6)
-    write_table(tmp_path / "a", "alpha", outcomes(rng, [f"m{i}" for i in range(300)], 6), 6)
+    outs = outcomes(rng, [f"m{i}" for i in range(300)], 6)
+    texts = write_table(tmp_path / "a", "alpha", outs, 6)
     ix = env()
     ix.progress = Progress(True)
     r = ix.run([SourceSpec(str(tmp_path / "a"))])
     assert r.status == "ok" and r.counts["solved"] == 300
     err = capsys.readouterr().err
     assert "solve" in err and "upsert" in err
-    om = ix.store.load_outcomes()
-    texts = ix.store.prompt_texts(om.prompt_ids)
-    space = ix.store.list_spaces()[0]
-    D = represent.rows(texts, ix.encoder.encode, space)  # the default method's rows
-    direct = configured().solver().fit(D, om.scores, model_ids=om.models)
-    want = represent.index_vectors(direct, D, space)  # the index form (tests/test_represent.py checks it)
+    # an independent fit (tests/reference.py): prompts without options, so rows [E(text), 0...] and no covariates;
+    # 300 models: the mean prior; stored as [e_q, e_o = 0, f = 0, c_mc, c_free] with both intercepts c_i
+    import reference
+
+    X = np.asarray(ix.encoder.encode(texts), dtype=np.float64)
+    S = np.array([outs[m] for m in outs], dtype=float)
+    fits = reference.fit_all(np.hstack([X, np.zeros_like(X)]), np.zeros((6, 4)), S, intercept=True, prior="mean")
     got = model_vectors(ix)
-    for i, m in enumerate(om.models):
-        np.testing.assert_allclose(got[m], want[i], atol=1e-5)
+    for m, fit in zip(outs, fits):
+        v = got[m]
+        np.testing.assert_allclose(v[:384], fit.e[:384], rtol=1e-4, atol=1e-6, err_msg=m)
+        assert not v[384:-2].any() and v[-2:] == pytest.approx([fit.a, fit.a], abs=1e-5)
 
 
 def test_a_model_that_cannot_be_solved_is_recorded_and_the_others_saved(tmp_path, env, monkeypatch):
@@ -289,3 +302,117 @@ def test_a_killed_reindex_is_marked_and_its_orphan_dropped_by_the_next_pass(tmp_
     assert r.counts["killed_runs_marked"] == [run_id] and ix.store.get_run(run_id).status == "killed"
     assert sync.check(ix.store, ix.vectors)[0].orphans == []
     assert ix.run().counts.get("killed_runs_marked") is None
+
+
+def test_default_method_equals_a_first_principles_fit(tmp_path, env, encoder):
+    """The default method (auto-mc) on prompts with and without answer options: every stored model vector, and the
+    score it gives each indexed prompt, equal an independent fit (tests/reference.py: explicit least squares per
+    model and lambda in sample space, the rows built here from each prompt's own question, options and counts;
+    no represent/design/solver code)."""
+    import reference
+    from helpers import MIXED_MODELS, mixed_outcomes, mixed_parts, write_mixed
+
+    quiz, tasks = write_mixed(tmp_path)
+    ix = env()
+    r = ix.run([SourceSpec(str(quiz)), SourceSpec(str(tasks))])
+    assert r.status == "ok" and r.counts["solved"] == 7
+    got = model_vectors(ix)
+    (space,) = ix.store.list_spaces()
+    assert space.method == "auto-mc" and space.dim == 2 * 384 + 4 + 2
+
+    Xq, Xo, T, is_mc = mixed_parts(encoder.encode)
+    fits = reference.fit_all(np.hstack([Xq, Xo]), T, mixed_outcomes(), intercept=True, prior="mean")
+    d = 384
+    for name, fit in zip(MIXED_MODELS, fits):
+        v = got[name]
+        np.testing.assert_allclose(v[:d], fit.e[:d], rtol=1e-4, atol=1e-6, err_msg=name)  # question half
+        if name == "free-only":  # never observed with options: no options part, no covariates
+            assert not v[d:2 * d + 4].any()
+        else:
+            np.testing.assert_allclose(v[d:2 * d], fit.e[d:], rtol=1e-4, atol=1e-6, err_msg=name)
+    # every model's score at every indexed prompt, through the stored vectors and index rows [q, o, t, m, 1 - m]
+    m = is_mc.astype(float)
+    rows = np.hstack([Xq, Xo, T, m[:, None], 1.0 - m[:, None]])
+    want = reference.mc_scores(fits, Xq, Xo, T, m, is_mc, Xo, T)
+    stored = np.stack([got[name] for name in MIXED_MODELS])
+    np.testing.assert_allclose(stored @ rows.T, want, atol=1e-4)
+    # the fits are not degenerate: lambdas inside the grid for most models, and the models differ
+    assert sum(reference.GRID[0] < f.lam < reference.GRID[-1] for f in fits) >= 4
+    assert np.ptp(want, axis=0).max() > 0.5
+
+
+def test_a_pass_with_hub_sources_records_each_failing_source_and_indexes_the_rest(tmp_path, env, hub_server):
+    """Sources from the (local) Hub beside a local one: a readable Hub dataset is ingested; a gated one (no token), a
+    missing one and one whose listing keeps answering 503 are each recorded as that source's error (status `failed`,
+    the spec named, the reason said) and retried by the next pass; the run is `partial` (exit 1), and every
+    model of the readable sources gets its vector."""
+    from indexer.hub import HubClient
+
+    rng = np.random.default_rng(12)
+    write_table(tmp_path / "local", "hub-pass", outcomes(rng, ["local/m1", "local/m2"], 6), 6)
+    good, gated = "hub:open-llm-leaderboard/fake-org__tiny-lb-details", "hub:open-llm-leaderboard/fake-org__gated-details"
+    missing, flaky = "hub:fake-org/no-such-results", "hub:fake-org/lm-eval-results"
+    hub_server.fail("/api/datasets/fake-org/lm-eval-results", [503] * 50)
+    sleeps = []
+    ix = env()
+    ix.hub = HubClient(retries=2, backoff=0.01, sleep=sleeps.append)
+    specs = [SourceSpec(good), SourceSpec(gated), SourceSpec(missing), SourceSpec(flaky), SourceSpec(str(tmp_path / "local"))]
+    r = ix.run(specs)
+    assert r.status == "partial" and r.exit_code == 1
+    status = {s["spec"]: s["status"] for s in r.sources}
+    assert status == {good: "ingested", gated: "failed", missing: "failed", flaky: "failed",
+                      str(tmp_path / "local"): "ingested"}
+    by_source = {}
+    for e in r.errors:
+        by_source.setdefault(next(s for s in (gated, missing, flaky) if s.split(":", 1)[1] in (e["file"] or "") + e["message"]), []).append(e["message"])
+    assert set(by_source) == {gated, missing, flaky}
+    assert "gated" in by_source[gated][0] and "HF_TOKEN" in by_source[gated][0]
+    assert "does not exist" in by_source[missing][0] or "not found" in by_source[missing][0]
+    assert "503" in by_source[flaky][0] and len(sleeps) == 2
+    vectors = model_vectors(ix)
+    assert {"local/m1", "local/m2"} <= set(vectors) and len(vectors) > 2  # the Hub dataset's model(s) too
+    run = ix.store.list_runs()[0]
+    assert run.status == "partial" and len(run.errors) == len(r.errors)  # recorded with the run
+    hub_server._faults.clear()
+    again = ix.run()  # the next pass retries the failed sources: the flaky one now reads
+    status = {s["spec"]: s["status"] for s in again.sources}
+    assert status[flaky] == "ingested" and status[good] == "unchanged" and status[gated] == "failed"
+    assert again.status == "partial" and len(again.errors) == 2
+
+
+def test_a_full_pass_and_queries_on_postgresql(tmp_path, pg_url, encoder, monkeypatch):
+    """The indexing pass and the queries on PostgreSQL (not only the store's own tests): the mixed index's model
+    vectors and scores equal the first-principles fit (tests/reference.py), a second pass does no work, and a
+    benchmark query ranks as the fit says."""
+    import reference
+    from helpers import MIXED_MODELS, mixed_outcomes, mixed_parts, write_mixed
+    from indexer.config import reset_settings
+    from indexer.query import find_models
+    from indexer.store.sql import Store
+    from indexer.store.vectors import VectorStore
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", pg_url)
+    reset_settings()
+    quiz, tasks = write_mixed(tmp_path)
+    store = Store(pg_url, upgrade=True)
+    vectors = VectorStore.from_settings()
+    try:
+        assert store.dialect == "postgresql"
+        ix = Indexer(store, vectors, encoder=encoder)
+        r = ix.run([SourceSpec(str(quiz)), SourceSpec(str(tasks))])
+        assert r.status == "ok" and r.counts["solved"] == 7
+        again = ix.run()
+        assert again.status == "ok" and (again.counts["solved"], again.counts["embedded"], again.counts["sources"]) == (0, 0, 0)
+        Xq, Xo, T, is_mc = mixed_parts(encoder.encode)
+        fits = reference.fit_all(np.hstack([Xq, Xo]), T, mixed_outcomes(), intercept=True, prior="mean")
+        m = is_mc.astype(float)
+        want = reference.mc_scores(fits, Xq, Xo, T, m, is_mc, Xo, T)
+        got = model_vectors(ix)
+        rows = np.hstack([Xq, Xo, T, m[:, None], 1.0 - m[:, None]])
+        np.testing.assert_allclose(np.stack([got[n] for n in MIXED_MODELS]) @ rows.T, want, atol=1e-4)
+        ranked = {x.model: x.score for x in find_models(benchmark="quiz", top=7, store=store, vectors=vectors)}
+        assert ranked == pytest.approx(dict(zip(MIXED_MODELS, want[:, :8].mean(axis=1))), abs=1e-4)
+        assert sync.check(store, vectors)[0].clean
+    finally:
+        vectors.close()
+        store.close()

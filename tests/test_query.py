@@ -6,13 +6,11 @@ import pytest
 from indexer.errors import NotFoundError
 from indexer.pipeline import Indexer
 from indexer.query import find_models
-from indexer.space import configured
-from indexer import represent
 from indexer.sourcelist import SourceSpec
 from indexer.store.sql import open_store
 from indexer.store.vectors import VectorStore
 
-from helpers import outcomes, write_table
+from helpers import TOPICS, outcomes, write_table
 
 
 @pytest.fixture
@@ -32,23 +30,70 @@ def indexed(tmp_path, encoder):
 
 
 def test_prompt_query_ranks_by_inner_product(indexed, encoder):
+    """Two questions without options on an index without options (4 models: no prior): each model's score is
+    ``mean over the prompts of (q . e_q + a)`` of an independent fit (tests/reference.py), not of represent/design."""
+    import reference
+
     store, vectors = indexed
     prompts = ["What is item 3 of alpha about chemistry?", "A question on poetry"]
     got = find_models(prompts, top=4, store=store, vectors=vectors)
-    (space,) = store.list_spaces()
-    solver = configured().solver()
-    om = store.load_outcomes()
-    texts = store.prompt_texts(om.prompt_ids)
-    solver.fit(represent.rows(texts, encoder.encode, space), om.scores, model_ids=om.models)
-    # e_i . q + f_i . covariates + c_i, averaged over the prompts: what the index must rank by
-    mean = represent.mean_row(store.load_benchmark_vectors(space.id), space)
-    predicted = solver.predict(represent.query_rows(prompts, encoder.encode, space, mean)).mean(axis=0)
-    want = dict(zip(om.models, predicted.tolist()))
-    q = represent.query_rows(prompts, encoder.encode, space, mean, lifted=True).mean(axis=0)
-    assert {mv.model: float(q @ mv.vector) for mv in store.load_model_vectors(space.id)} == pytest.approx(want, abs=1e-5)
+    texts = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(16)]
+    S = np.array(list(outcomes(np.random.default_rng(5), ["m1", "m2", "m3", "m4"], 16).values()), dtype=float)
+    X = np.asarray(encoder.encode(texts), dtype=np.float64)
+    fits = reference.fit_all(np.hstack([X, np.zeros_like(X)]), np.zeros((16, 4)), S, intercept=True, prior="mean")
+    Q = np.asarray(encoder.encode(prompts), dtype=np.float64)
+    want = {m: float(np.mean(Q @ f.e[:384] + f.a)) for m, f in zip(["m1", "m2", "m3", "m4"], fits)}
     assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
     for m in got:
-        assert m.score == pytest.approx(want[m.model], abs=1e-5)
+        assert m.score == pytest.approx(want[m.model], abs=1e-4)
+
+
+def test_queries_on_a_mixed_index_equal_a_first_principles_fit(tmp_path, encoder):
+    """Prompts with and without answer options, 7 models (prior on; one observed only with options, one only
+    without): a question asked without options (its options the mean of its neighbours': all 14 indexed prompts
+    here, fewer than 50), a prompt with options, several prompts averaged, and a benchmark each score every model
+    as an independent fit says (tests/reference.py)."""
+    import reference
+    from helpers import MIXED_MODELS, mc_text, mixed_outcomes, mixed_parts, write_mixed
+
+    quiz, tasks = write_mixed(tmp_path)
+    store, vectors = open_store(), VectorStore.from_settings()
+    try:
+        assert Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(quiz)), SourceSpec(str(tasks))]).status == "ok"
+        Xq, Xo, T, is_mc = mixed_parts(encoder.encode)
+        fits = reference.fit_all(np.hstack([Xq, Xo]), T, mixed_outcomes(), intercept=True, prior="mean")
+
+        def scores(Q, O, Tq, m):
+            return reference.mc_scores(fits, Q, O, Tq, m, is_mc, Xo, T)  # (7, q)
+
+        def ranked(**kw):
+            got = find_models(top=7, store=store, vectors=vectors, **kw)
+            assert len(got) == 7
+            return {m.model: m.score for m in got}
+
+        bare = "What is the integral of 2x?"
+        p = is_mc.mean()  # the share of the neighbours (all indexed prompts) with options
+        Tq = np.array([[p, p * np.log1p(len(bare)), T[:, 2].mean(), T[:, 3].mean()]])
+        want = scores(np.asarray(encoder.encode([bare]), dtype=np.float64), Xo.mean(axis=0, keepdims=True), Tq, [p])
+        assert ranked(prompts=[bare]) == pytest.approx(dict(zip(MIXED_MODELS, want[:, 0])), abs=1e-4)
+
+        question, opts = "Which clause makes a contract voidable?", ["Duress", "Consideration", "Offer"]
+        block = "\n".join(f"{chr(65 + k)}. {o}" for k, o in enumerate(opts))
+        Tq = np.array([[1.0, np.log1p(len(question)), np.log1p(len(block)), np.log(3)]])
+        one = scores(np.asarray(encoder.encode([question]), dtype=np.float64),
+                     np.asarray(encoder.encode([block]), dtype=np.float64), Tq, [1.0])[:, 0]
+        assert ranked(prompts=[mc_text(question, opts)]) == pytest.approx(dict(zip(MIXED_MODELS, one)), abs=1e-4)
+        both = (one + want[:, 0]) / 2  # several prompts: the mean of their rows, so of their scores
+        assert ranked(prompts=[mc_text(question, opts), bare]) == pytest.approx(dict(zip(MIXED_MODELS, both)), abs=1e-4)
+
+        m = is_mc.astype(float)
+        at_prompts = scores(Xq, Xo, T, m)  # (7, 14)
+        for bench, cols in (("quiz", slice(0, 8)), ("tasks", slice(8, 14))):
+            mean = at_prompts[:, cols].mean(axis=1)
+            assert ranked(benchmark=bench) == pytest.approx(dict(zip(MIXED_MODELS, mean)), abs=1e-4)
+    finally:
+        vectors.close()
+        store.close()
 
 
 def test_benchmark_query_and_filters(indexed):

@@ -74,3 +74,15 @@ def test_worker_accepts_a_nickname():
     from indexer.worker import Worker
 
     assert Worker("@daily", lambda stop: None).schedule == "@daily"
+
+
+@pytest.mark.parametrize("expr,expected", [
+    ("0 0 30 * FRI", datetime(2026, 11, 30, 0, 0)),  # the 30th (a Monday) comes before the next Friday
+    ("0 0 13 * MON", datetime(2026, 11, 30, 0, 0)),  # Monday the 30th comes before the 13th
+    ("0 12 1,15 * SAT", datetime(2026, 12, 1, 12, 0)),  # the 1st (a Tuesday) before Saturday the 5th
+    ("0 0 1 1 SUN", datetime(2027, 1, 1, 0, 0)),  # in January: the 1st (a Friday) or a Sunday; the 1st is first
+])
+def test_cron_day_of_month_or_day_of_week_whichever_comes_first(expr, expected):
+    """Both day fields restricted: cron (and croniter's default) runs on either, not only on days matching both
+    (an AND would wait for a Friday the 30th: months away)."""
+    assert Cron(expr).next_after(T) == expected.replace(tzinfo=timezone.utc)

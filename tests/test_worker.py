@@ -15,7 +15,12 @@ import pytest
 from indexer.errors import BusyError, StoreError
 from indexer.worker import Worker
 
-TASKSPACE = str(Path(sys.executable).parent / "taskspace")
+
+
+@pytest.fixture
+def TASKSPACE(taskspace_script):
+    """The installed script, checked to run this checkout (conftest.taskspace_script)."""
+    return taskspace_script
 
 
 def test_worker_runs_passes_on_schedule_and_stops_cleanly():
@@ -77,9 +82,9 @@ def test_bad_schedule_fails_before_any_work():
         Worker("every now and then", lambda stop: None)
 
 
-def test_cli_worker_sigterm_finishes_and_exits_zero(tmp_path):
+def test_cli_worker_sigterm_finishes_and_exits_zero(tmp_path, TASKSPACE):
     env = dict(os.environ)
-    proc = subprocess.Popen([TASKSPACE, "worker", "--every", "1h"], stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([TASKSPACE, "-v", "worker", "--every", "1h"], stderr=subprocess.PIPE, text=True, env=env)
     lines = []
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
@@ -96,7 +101,7 @@ def test_cli_worker_sigterm_finishes_and_exits_zero(tmp_path):
     assert "finishing the current item" in rest
 
 
-def test_cli_second_pass_is_refused_while_the_lock_is_held(tmp_path):
+def test_cli_second_pass_is_refused_while_the_lock_is_held(tmp_path, TASKSPACE):
     from indexer.store.sql import open_store
 
     store = open_store()
@@ -112,9 +117,153 @@ def test_cli_second_pass_is_refused_while_the_lock_is_held(tmp_path):
         store.close()
 
 
-def test_cli_runs_lists_recent_runs(tmp_path):
+def test_cli_runs_lists_recent_runs(tmp_path, TASKSPACE):
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 0 and "no runs yet" in res.stdout
     subprocess.run([TASKSPACE, "index"], capture_output=True, text=True, env=dict(os.environ), check=True)
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 0 and " ok " in res.stdout
+
+
+def test_worker_survives_an_unexpected_exception(caplog):
+    """A bug in a pass (an exception that is no IndexerError) is logged with its traceback, counts as a pass and is
+    retried at the next scheduled time; the worker goes on (docs/WORKER.md)."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="indexer.worker")
+    results = iter([RuntimeError("a bug in the pass"), "ok"])
+
+    def buggy(stop):
+        r = next(results)
+        if isinstance(r, Exception):
+            raise r
+        return r
+
+    w = Worker("1s", buggy, max_passes=2)
+    assert w.serve() == 0 and w.passes == 2
+    failed = [r for r in caplog.records if "unexpected RuntimeError" in r.getMessage()]
+    assert failed and failed[0].levelname == "ERROR" and failed[0].exc_info is not None
+    assert "a bug in the pass" in caplog.text and "pass finished: ok" in caplog.text
+
+
+def test_worker_lets_an_interrupt_through():
+    def interrupted(stop):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Worker("1s", interrupted, max_passes=3).serve()
+
+
+def test_a_pass_failing_with_a_bug_is_recorded_and_retried(tmp_path, monkeypatch):
+    """The real pass (run_index) raising a RuntimeError: its run is recorded `failed` with the message, the worker
+    runs the next pass at the next time, and that one completes."""
+    from indexer.pipeline import Indexer, run_index
+    from indexer.store.sql import open_store
+
+    from helpers import outcomes, write_table
+    import numpy as np
+
+    write_table(tmp_path / "a", "worker-bug", outcomes(np.random.default_rng(0), ["m1"], 4), 4)
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.sourcelist import SourceSpec
+
+    sourcelist.add(get_settings().sources_file, [SourceSpec(str(tmp_path / "a"))])
+    real, calls = Indexer._pass, []
+
+    def pass_with_a_bug(self, *a, **k):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("boom in the pass")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Indexer, "_pass", pass_with_a_bug)
+    w = Worker("1s", lambda stop: run_index(stop=stop), max_passes=2)
+    assert w.serve() == 0 and w.passes == 2
+    with open_store() as store:
+        runs = store.list_runs()
+    assert [r.status for r in runs] == ["ok", "failed"]
+    assert "boom in the pass" in runs[1].errors[0]["message"] and runs[0].counts["solved"] == 1
+
+
+def _cli(TASKSPACE, *args, timeout=240):
+    return subprocess.run([TASKSPACE, *args], capture_output=True, text=True, env=dict(os.environ), timeout=timeout)
+
+
+def test_cli_worker_max_passes_and_cron(TASKSPACE):
+    """--max-passes N runs N passes and exits 0 (recorded in `runs`); --cron runs a pass at once and then waits for
+    the next cron match; a bad --cron or an interval given as --cron fails before any work (exit 2)."""
+    import json
+
+    res = _cli(TASKSPACE, "-v", "worker", "--every", "1s", "--max-passes", "2")  # -v: the INFO lines
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stderr.count("pass finished: ok") == 2 and "next pass at" in res.stderr
+    # --cron: the first pass at once, the next at the next match ("*/5": a minute divisible by 5, second 0)
+    from datetime import datetime, timezone
+
+    proc = subprocess.Popen([TASKSPACE, "-v", "worker", "--cron", "*/5 * * * *"], stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        lines = []
+        while True:
+            line = proc.stderr.readline()
+            lines.append(line)
+            if not line or "next pass at" in line:
+                break
+        assert "next pass at" in lines[-1], "".join(lines)[-3000:]
+        due = datetime.fromisoformat(lines[-1].split("next pass at ")[1].strip())
+        left = (due - datetime.now(timezone.utc)).total_seconds()
+        assert due.minute % 5 == 0 and due.second == 0 and 0 < left <= 300, lines[-1]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    runs = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
+    assert [r["status"] for r in runs] == ["ok", "ok", "ok"]
+    for bad in (["--cron", "0 0 31 2 *"], ["--cron", "6h"], ["--cron", "61 * * * *"], ["--every", "1h", "--cron", "@daily"]):
+        res = _cli(TASKSPACE, "worker", *bad, "--max-passes", "1")
+        assert res.returncode == 2 and res.stderr.strip().splitlines()[-1].startswith("error:"), (bad, res.stderr)
+    assert len(json.loads(_cli(TASKSPACE, "runs", "--json").stdout)) == 3  # none of those ran a pass
+
+
+SLOW_PASS = """
+import sys, time
+from indexer import pipeline
+
+def slow(self, *a, **k):
+    print("pass started", file=sys.stderr, flush=True)
+    while True:  # a long item: the first signal only asks it to stop at the next item
+        time.sleep(0.05)
+
+pipeline.Indexer._pass = slow
+from indexer.cli import main
+sys.argv = ["taskspace", "worker", "--every", "1h"]
+main()
+"""
+
+
+def test_cli_worker_second_signal_exits_at_once(tmp_path, TASKSPACE):
+    """SIGTERM during a long item: the worker keeps going (finishing the item); a second SIGTERM leaves at once
+    with exit 130, and the run is recorded `interrupted`."""
+    import json
+
+    script = tmp_path / "slow_worker.py"
+    script.write_text(SLOW_PASS)
+    proc = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line or "pass started" in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=1.5)  # the first signal does not end a running item
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 130  # typer maps the KeyboardInterrupt to exit 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    runs = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
+    assert runs[0]["status"] == "interrupted"

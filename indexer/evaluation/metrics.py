@@ -1,4 +1,5 @@
-"""The paper's quality metrics (DESIGN.md §3), numpy only, no I/O.
+"""The paper's quality metrics (DESIGN.md §3) and calibration, no I/O (ROC AUC, the ROC curve and the Brier
+score from scikit-learn, the rest numpy).
 
 Every metric takes predicted scores on the signed scale (``> 0`` means "predicted to succeed") and outcomes
 ``s`` in [0, 1] with ``NaN`` for unobserved cells; unobserved cells are never counted. Graded outcomes count
@@ -10,42 +11,91 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["roc_auc", "roc_curve", "sign_accuracy", "benchmark_correlation", "selection", "oracle"]
+__all__ = ["roc_auc", "roc_curve", "brier", "ece", "reliability", "ECE_BINS", "sign_accuracy", "benchmark_correlation", "selection", "oracle"]
+
+
+def _graded(scores: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observed cells as weighted binary events for scikit-learn: a cell with outcome ``s`` is a success of weight
+    ``s`` and a failure of weight ``1 - s`` (zero-weight halves dropped, so 0/1 outcomes stay one event each).
+    Returns (scores, labels 0/1, weights); cells with a NaN score or outcome are left out."""
+    scores = np.asarray(scores, dtype=np.float64).ravel()
+    s = np.asarray(s, dtype=np.float64).ravel()
+    keep = ~np.isnan(s) & ~np.isnan(scores)
+    scores, s = scores[keep], s[keep]
+    pos, neg = s > 0, s < 1
+    x = np.concatenate([scores[pos], scores[neg]])
+    y = np.concatenate([np.ones(int(pos.sum())), np.zeros(int(neg.sum()))])
+    w = np.concatenate([s[pos], 1.0 - s[neg]])
+    return x, y, w
 
 
 def roc_auc(scores: np.ndarray, s: np.ndarray) -> float:
-    """ROC AUC of ``scores`` (n,) against outcomes ``s`` (n,) in [0, 1]; ties count one half.
+    """ROC AUC of ``scores`` (n,) against outcomes ``s`` (n,) in [0, 1] (``sklearn.metrics.roc_auc_score``);
+    ties count one half.
 
     ``AUC = P(score of a positive > score of a negative) + 0.5 P(equal)`` with positives weighted by ``s`` and
-    negatives by ``1 - s``. NaN when there is no positive or no negative weight.
+    negatives by ``1 - s`` (sample weights, :func:`_graded`). NaN when there is no positive or no negative weight.
     """
-    scores = np.asarray(scores, dtype=np.float64).ravel()
-    s = np.asarray(s, dtype=np.float64).ravel()
-    keep = ~np.isnan(s) & ~np.isnan(scores)
-    scores, s = scores[keep], s[keep]
-    pos, neg = s, 1.0 - s
-    wp, wn = pos.sum(), neg.sum()
-    if wp <= 0 or wn <= 0:
+    from sklearn.metrics import roc_auc_score
+
+    x, y, w = _graded(scores, s)
+    if w[y == 1].sum() <= 0 or w[y == 0].sum() <= 0:
         return float("nan")
-    uniq, inv = np.unique(scores, return_inverse=True)  # ascending distinct scores
-    pos_g = np.bincount(inv, weights=pos, minlength=uniq.size)
-    neg_g = np.bincount(inv, weights=neg, minlength=uniq.size)
-    neg_below = np.cumsum(neg_g) - neg_g  # negative weight strictly below each distinct score
-    return float((pos_g * (neg_below + 0.5 * neg_g)).sum() / (wp * wn))
+    return float(roc_auc_score(y, x, sample_weight=w))
 
 
 def roc_curve(scores: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(false-positive rate, true-positive rate) arrays of the ROC curve, one point per distinct score."""
-    scores = np.asarray(scores, dtype=np.float64).ravel()
-    s = np.asarray(s, dtype=np.float64).ravel()
-    keep = ~np.isnan(s) & ~np.isnan(scores)
-    scores, s = scores[keep], s[keep]
-    uniq, inv = np.unique(-scores, return_inverse=True)  # descending scores
-    tp = np.cumsum(np.bincount(inv, weights=s, minlength=uniq.size))
-    fp = np.cumsum(np.bincount(inv, weights=1.0 - s, minlength=uniq.size))
-    tpr = np.concatenate([[0.0], tp / max(tp[-1], 1e-300)]) if tp.size else np.array([0.0, 1.0])
-    fpr = np.concatenate([[0.0], fp / max(fp[-1], 1e-300)]) if fp.size else np.array([0.0, 1.0])
+    """(false-positive rate, true-positive rate) arrays of the ROC curve (``sklearn.metrics.roc_curve``, graded
+    outcomes as sample weights), from (0, 0) to (1, 1)."""
+    from sklearn.metrics import roc_curve as sk_roc_curve
+
+    x, y, w = _graded(scores, s)
+    if w[y == 1].sum() <= 0 or w[y == 0].sum() <= 0:
+        return np.array([0.0, 1.0]), np.array([0.0, 1.0])
+    fpr, tpr, _ = sk_roc_curve(y, x, sample_weight=w, drop_intermediate=True)
     return fpr, tpr
+
+
+def brier(prob: np.ndarray, s: np.ndarray) -> float:
+    """Brier score of probabilities of success ``prob`` against outcomes ``s`` in [0, 1]
+    (``sklearn.metrics.brier_score_loss``; a graded cell is ``s`` of a success and ``1 - s`` of a failure, so its
+    loss is ``s (1 - p)^2 + (1 - s) p^2``). NaN without an observed cell with a probability."""
+    from sklearn.metrics import brier_score_loss
+
+    x, y, w = _graded(prob, s)
+    if w.sum() <= 0:
+        return float("nan")
+    return float(brier_score_loss(y, x, sample_weight=w, pos_label=1))
+
+
+#: equal-width bins of the expected calibration error and the reliability plot
+ECE_BINS = 10
+
+
+def reliability(prob: np.ndarray, s: np.ndarray, bins: int = ECE_BINS) -> dict:
+    """Per equal-width probability bin (``bins`` over [0, 1], the last one closed): the number of cells ``n``,
+    their mean probability ``p`` and mean outcome ``s`` (NaN for an empty bin). Cells with a NaN left out."""
+    prob = np.asarray(prob, dtype=np.float64).ravel()
+    s = np.asarray(s, dtype=np.float64).ravel()
+    keep = ~np.isnan(prob) & ~np.isnan(s)
+    prob, s = prob[keep], s[keep]
+    k = np.clip((prob * bins).astype(np.int64), 0, bins - 1)
+    n = np.bincount(k, minlength=bins).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.bincount(k, weights=prob, minlength=bins) / n
+        o = np.bincount(k, weights=s, minlength=bins) / n
+    return {"edges": np.linspace(0.0, 1.0, bins + 1), "n": n, "p": p, "s": o}
+
+
+def ece(prob: np.ndarray, s: np.ndarray, bins: int = ECE_BINS) -> float:
+    """Expected calibration error: over ``bins`` equal-width probability bins, the cell-weighted mean of
+    ``|mean outcome - mean probability|`` (graded outcomes count as their value). NaN without cells."""
+    r = reliability(prob, s, bins)
+    total = r["n"].sum()
+    if total <= 0:
+        return float("nan")
+    full = r["n"] > 0
+    return float((r["n"][full] * np.abs(r["s"][full] - r["p"][full])).sum() / total)
 
 
 def sign_accuracy(scores: np.ndarray, s: np.ndarray) -> float:

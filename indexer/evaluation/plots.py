@@ -1,4 +1,5 @@
-"""PNG plots of an evaluation (matplotlib, Agg backend): ROC curves, the eps/lambda sweep, per-benchmark bars."""
+"""PNG plots of an evaluation (matplotlib, Agg backend): ROC curves, reliability (calibration), the eps/lambda
+sweep, per-benchmark bars. Every contestant has one fixed colour in every plot (:func:`colours`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,22 @@ import numpy as np
 
 from . import metrics
 
-__all__ = ["write_plots"]
+__all__ = ["write_plots", "colours", "COLOURS"]
+
+#: the fixed colour of each built-in contestant (matplotlib's tab10); any other contestant takes the next unused
+#: one in the order of its name (:func:`colours`), so it too is the same in every plot of every run
+COLOURS = {"default": "#1f77b4", "paper": "#ff7f0e", "bsp": "#2ca02c", "knn": "#d62728"}
+_SPARE = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8", "#ffbb78",
+          "#98df8a", "#ff9896", "#c5b0d5"]
+
+
+def colours(names) -> dict[str, str]:
+    """name -> colour: :data:`COLOURS` for the built-in contestants, the others from a spare palette in name order."""
+    out = {n: COLOURS[n] for n in names if n in COLOURS}
+    spare = iter(_SPARE)
+    for n in sorted(n for n in names if n not in COLOURS):
+        out[n] = next(spare, "#333333")
+    return out
 
 
 def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[Path]:
@@ -26,15 +42,44 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
     title = f"{Path(str(result['data'])).name} ({result['split']})"
     paths = []
 
-    fig, ax = plt.subplots(figsize=(5.5, 5))
+    col = colours(list(pooled) + list(result.get("methods", {})))
+    unit = "folds" if result["split"] == "oos" else ("seeds" if result["split"] == "in-sample" else "(group, seed) folds")
+    fig, ax = plt.subplots(figsize=(6, 5.5))
     for name, pool in pooled.items():
         scores, s, *_ = pool.arrays()
         fpr, tpr = metrics.roc_curve(scores, s)
-        ax.plot(fpr, tpr, label=f"{name} (pooled AUC {metrics.roc_auc(scores, s):.3f})")
+        mean_auc = result.get("methods", {}).get(name, {}).get("auc", float("nan"))
+        ax.plot(fpr, tpr, color=col[name],
+                label=f"{name}: AUC {mean_auc:.3f} mean over {unit} (pooled {metrics.roc_auc(scores, s):.3f})")
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-    ax.set(xlabel="false-positive rate", ylabel="true-positive rate", title=f"success prediction ROC: {title}")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.set(xlabel="false-positive rate (failures predicted to succeed)",
+           ylabel="true-positive rate (successes predicted to succeed)",
+           title=f"success prediction ROC: {title}\ncurves: the held-out cells of all {unit} pooled\n"
+                 f"AUC in the legend: the mean over {unit} (the table's), pooled in brackets")
+    ax.title.set_fontsize(9)
+    ax.legend(loc="lower right", fontsize=7)
     paths.append(_save(fig, out_dir / f"{prefix}_roc.png"))
+
+    with_p = {n: pool for n, pool in pooled.items() if np.isfinite(pool.probabilities()).any()}
+    if with_p:
+        fig, (ax, hx) = plt.subplots(2, 1, figsize=(6, 7), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+        for name, pool in with_p.items():
+            _, s, *_ = pool.arrays()
+            prob = pool.probabilities()
+            rel = metrics.reliability(prob, s)
+            full = rel["n"] > 0
+            e = result.get("methods", {}).get(name, {}).get("ece", float("nan"))
+            ax.plot(rel["p"][full], rel["s"][full], "o-", color=col[name], ms=4,
+                    label=f"{name}: ECE {e:.3f} mean over {unit} (pooled {metrics.ece(prob, s):.3f})")
+            centres = (rel["edges"][:-1] + rel["edges"][1:]) / 2
+            hx.plot(centres, rel["n"] / max(rel["n"].sum(), 1), "o-", color=col[name], ms=3)
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="perfect calibration")
+        ax.set(ylabel="observed success rate in the bin", xlim=(0, 1), ylim=(0, 1),
+               title=f"reliability ({metrics.ECE_BINS} equal-width bins, held-out cells pooled): {title}")
+        ax.title.set_fontsize(9)
+        ax.legend(loc="upper left", fontsize=7)
+        hx.set(xlabel="predicted probability of success", ylabel="share of cells")
+        paths.append(_save(fig, out_dir / f"{prefix}_reliability.png"))
 
     sweep = result.get("sweep") or []
     if sweep:
@@ -46,16 +91,16 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
         ):
             rows = sorted((r for r in sweep if r[fixed_key] == fixed), key=lambda r: r[key])
             x = [r[key] for r in rows]
-            for metric, style in (("auc", "o-"), ("selection_accuracy", "s-")):
-                ax.plot(x, [r[metric] for r in rows], style, label=f"paper {metric}")
+            for metric, style in (("auc", "o-"), ("selection_accuracy", "s--")):
+                ax.plot(x, [r[metric] for r in rows], style, color=col["paper"], label=f"paper {metric}")
                 for base in ("bsp", "knn"):
                     if base in result["methods"]:
-                        ax.axhline(result["methods"][base][metric], lw=0.8, ls=":", color="C2" if base == "bsp" else "C3")
+                        ax.axhline(result["methods"][base][metric], lw=0.8, ls=":", color=col[base])
             if key == "lam":
                 ax.set_xscale("log")
-            ax.set(xlabel=label, title=f"ablation: {title}")
+            ax.set(xlabel=label, ylabel="AUC (o-) / selection accuracy (s--), mean over folds", title=f"ablation: {title}")
             ax.legend(fontsize=8)
-        fig.text(0.5, 0.01, "dotted: bsp (green) and knn (red) at the same metric", ha="center", fontsize=8)
+        fig.text(0.5, 0.01, "dotted: bsp and knn at the same metric (their colours)", ha="center", fontsize=8)
         paths.append(_save(fig, out_dir / f"{prefix}_sweep.png"))
 
     groups = sorted({str(g) for pool in pooled.values() for g in pool.arrays()[2]})
@@ -68,10 +113,10 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
             g, sel_g = g.astype(str), sel_g.astype(str)
             auc = [metrics.roc_auc(scores[g == b], s[g == b]) for b in groups]
             acc = [float(sel[sel_g == b].mean()) if (sel_g == b).any() else np.nan for b in groups]
-            axes[0].bar(xs + k * width, auc, width, label=name)
-            axes[1].bar(xs + k * width, acc, width, label=name)
-        axes[0].set(ylabel="AUC", title=f"per benchmark: {title}")
-        axes[1].set(ylabel="selection accuracy")
+            axes[0].bar(xs + k * width, auc, width, label=name, color=col[name])
+            axes[1].bar(xs + k * width, acc, width, label=name, color=col[name])
+        axes[0].set(ylabel="AUC (held-out cells pooled)", title=f"per benchmark: {title}")
+        axes[1].set(ylabel="selection accuracy", xlabel="benchmark")
         axes[1].set_xticks(xs + 0.4 - width / 2, groups, rotation=60, ha="right", fontsize=7)
         axes[0].legend(fontsize=8, ncol=len(pooled))
         lo = min(0.5, *(b.get_height() for b in axes[0].patches if np.isfinite(b.get_height())))

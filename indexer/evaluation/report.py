@@ -12,7 +12,11 @@ _COLS = [
     ("correlation", "bench r"),
     ("selection_accuracy", "sel acc"),
     ("selection_recall", "sel recall"),
+    ("ece", "ECE"),
+    ("brier", "Brier"),
 ]
+#: the columns of the covered / uncovered and per-data-set tables
+_PART_COLS = [("auc", "AUC"), ("selection_accuracy", "sel acc"), ("ece", "ECE"), ("brier", "Brier")]
 
 
 def _num(x: float | None, std: float | None = None) -> str:
@@ -28,6 +32,8 @@ def format_result(res: dict) -> str:
     lines = [
         f"{res['data']}: {res['models']} models x {res['prompts']} prompts (density {res['density']:.3f}), "
         f"encoder {res['encoder']}",
+        *([("pooled: " + ", ".join(f"{d['name']} ({d['models']} models, {d['prompts']} prompts)"
+                                   for d in res["datasets"]))] if len(res.get("datasets", [])) > 1 else []),
         f"split {res['split']}: {res['protocol']}",
         "",
     ]
@@ -43,6 +49,20 @@ def format_result(res: dict) -> str:
         lines.append(f"{name:<10}" + "".join(f"{_num(m[k], m.get(k + '_std')):>15}" for k, _ in _COLS))
     o = res["oracle_detail"]
     lines.append(f"{'oracle':<10}" + f"{'':>15}" * 3 + f"{_num(o['selection_accuracy']):>15}{_num(o['selection_recall']):>15}")
+    for part in ("covered", "uncovered"):
+        if any(part in m for m in res["methods"].values()):
+            lines += ["", f"{part} models (selection among them only)", _part_table({n: m.get(part) for n, m in res["methods"].items()})]
+    names = sorted({k for m in res["methods"].values() for k in m.get("datasets", {})}, key=str)
+    for ds in names:
+        lines += ["", f"data set {ds} (its target prompts)",
+                  _part_table({n: m.get("datasets", {}).get(ds) for n, m in res["methods"].items()})]
+    probs = [(n, m.get("probabilities")) for n, m in res["methods"].items()]
+    if any(p for _, p in probs):
+        lines.append("\nprobabilities (ECE: 10 equal-width bins; Brier): " + "; ".join(
+            f"{n}: {p or 'none'}" for n, p in probs))
+    if res.get("folds"):  # fit + predict time of each contestant (the peers' training included)
+        lines.append("\nseconds per fold (fit + predict): " + ", ".join(
+            f"{n} {m.get('seconds', 0.0) / len(res['folds']):.2f}" for n, m in res["methods"].items()))
     d = res["methods"].get("default", {}).get("options")
     if d is not None:
         lines.append(f"\ndefault = {res['default_method']} {d}; paper = lambda {res['paper']['lam']}, eps {res['paper']['eps']}")
@@ -50,6 +70,15 @@ def format_result(res: dict) -> str:
         lines += ["", format_sweep(res["sweep"])]
     lines.append(f"\n{res['seconds']['total']:.1f}s (encode {res['seconds']['encode']:.1f}s)")
     return "\n".join(lines)
+
+
+def _part_table(entries: dict) -> str:
+    header = f"{'method':<10}" + "".join(f"{label:>15}" for _, label in _PART_COLS)
+    out = [header, "-" * len(header)]
+    for name, m in entries.items():
+        if m:
+            out.append(f"{name:<10}" + "".join(f"{_num(m.get(k), m.get(k + '_std')):>15}" for k, _ in _PART_COLS))
+    return "\n".join(out)
 
 
 def format_sweep(rows: list[dict]) -> str:

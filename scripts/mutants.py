@@ -1,0 +1,173 @@
+"""Mutation checks of the test suite: each entry puts one deliberate one-line bug into the code, runs the tests that
+must catch it, and restores the file. A mutant "survives" when those tests still pass: then the suite has a hole.
+
+    .venv/bin/python scripts/mutants.py            # every mutant
+    .venv/bin/python scripts/mutants.py cron 400   # the mutants whose names contain one of these words
+
+Prints one line per mutant (caught / SURVIVED, the failing tests) and exits 1 when any survived. The mutants are
+made in a copy of the checkout (a temporary folder, run with this checkout's interpreter and the copy first on
+PYTHONPATH), so the checkout itself is never modified and another test run may go on beside it. docs/TESTING.md lists the mutants and what caught each.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_IGNORE = shutil.ignore_patterns(".venv", ".git", ".taskspace", "__pycache__", ".pytest_cache")
+
+
+@dataclass
+class Mutant:
+    name: str
+    path: str  # file under the checkout
+    old: str  # an exact snippet, found exactly once
+    new: str
+    tests: list[str]  # pytest node ids or files that must fail
+
+
+MUTANTS = [
+    # -- issue 21, item 1: the two mutations the suite missed, and the Hub error paths
+    Mutant("cron day-of-month AND day-of-week", "indexer/schedule.py",
+           "croniter(self.expr, t).get_next", "croniter(self.expr, t, day_or=False).get_next",
+           ["tests/test_schedule.py"]),
+    Mutant("hub ignores Retry-After", "indexer/hub.py",
+           "max(retry_after, self.backoff * (2**attempt))", "max(0.0, self.backoff * (2**attempt))",
+           ["tests/test_hub.py"]),
+    Mutant("hub retries a 400", "indexer/hub.py",
+           "RETRY_STATUS = (408, 429,", "RETRY_STATUS = (400, 408, 429,",
+           ["tests/test_hub.py"]),
+    Mutant("hub 401/403 message ignores the token", "indexer/hub.py",
+           "    if has_token:\n        msg = (f\"the Hub refused", "    if not has_token:\n        msg = (f\"the Hub refused",
+           ["tests/test_hub.py"]),
+    Mutant("hub retries a 404", "indexer/hub.py",
+           "return NotFoundError(f\"the {kind} {repo} does not exist on {endpoint} (or it is private: set HF_TOKEN)\"), None",
+           "return NotFoundError(f\"the {kind} {repo} does not exist on {endpoint} (or it is private: set HF_TOKEN)\"), 0.0",
+           ["tests/test_hub.py"]),
+    Mutant("hub retries a bare 404", "indexer/hub.py",
+           "return NotFoundError(f\"not found on the Hub: {repo} ({what})\"), None",
+           "return NotFoundError(f\"not found on the Hub: {repo} ({what})\"), 0.0",
+           ["tests/test_hub.py"]),
+    Mutant("hub does not retry a dropped connection", "indexer/hub.py",
+           "return HubError(f\"cannot {what} {repo}: {e} talking to {endpoint}\"), 0.0",
+           "return HubError(f\"cannot {what} {repo}: {e} talking to {endpoint}\"), None",
+           ["tests/test_hub.py"]),
+    # -- item 2: exact counts (a pass that stops counting what it embedded passed the old `== 0 or == 8`)
+    Mutant("pipeline does not count embedded texts", "indexer/pipeline.py",
+           'report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)',
+           'report.counts["embedded"] = report.counts.get("embedded", 0) + 0',
+           ["tests/test_pipeline.py::test_second_run_with_nothing_new_does_no_work"]),
+    # -- item 4: pinned evaluation numbers of the bundled sample (0.3 < auc < 1 let these through)
+    Mutant("kNN baseline takes the farthest prompts", "indexer/evaluation/contestants.py",
+           "nn = np.argpartition(-sims, k - 1, axis=1)[:, :k]", "nn = np.argpartition(sims, k - 1, axis=1)[:, :k]",
+           ["tests/test_evaluate.py::test_evaluate_oos_on_the_bundled_sample_json_shape"]),
+    Mutant("kNN baseline k=3", "indexer/evaluate.py", "    knn_k: int = 5,", "    knn_k: int = 3,",
+           ["tests/test_evaluate.py::test_evaluate_oos_on_the_bundled_sample_json_shape"]),
+    # -- item 5: expectations from first principles (tests/reference.py), not from represent/design/the solver
+    Mutant("solver drops the intercept", "indexer/solver/ridge.py",
+           "a = sy / n - E @ mu if intercept else 0.0", "a = 0.0 * (sy / n - E @ mu) if intercept else 0.0",
+           ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit",
+            "tests/test_query.py::test_queries_on_a_mixed_index_equal_a_first_principles_fit"]),
+    Mutant("covariates swap question and option lengths", "indexer/features.py",
+           "out[i] = (1.0, np.log1p(len(q)), np.log1p(len(o)), np.log(max(k, 1)))",
+           "out[i] = (1.0, np.log1p(len(o)), np.log1p(len(q)), np.log(max(k, 1)))",
+           ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit",
+            "tests/test_query.py::test_queries_on_a_mixed_index_equal_a_first_principles_fit"]),
+    Mutant("index: a model seen only with options gets no own average elsewhere", "indexer/represent.py",
+           "out[rows_, -1] = a[rows_] if free_seen else a[rows_] + own", "out[rows_, -1] = a[rows_]",
+           ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit",
+            "tests/test_query.py::test_queries_on_a_mixed_index_equal_a_first_principles_fit"]),
+    Mutant("query: a bare question's length column not scaled by p", "indexer/represent.py",
+           "X[bare, d + 1] *= p", "X[bare, d + 1] *= 1.0",
+           ["tests/test_query.py::test_queries_on_a_mixed_index_equal_a_first_principles_fit"]),
+    Mutant("prior: not the models' mean normal", "indexer/solver/estimator.py",
+           "self.prior_ = self.normals_[:, :p].mean(axis=0)", "self.prior_ = self.normals_[:, :p].mean(axis=0) * 0.5",
+           ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit"]),
+    Mutant("ridge penalty lambda instead of 2 lambda (GCV path)", "indexer/solver/ridge.py",
+           "    denom = w + 2.0 * lam", "    denom = w + lam",
+           ["tests/test_pipeline.py::test_incremental_runs_equal_a_rebuild"]),
+    Mutant("auto-text length covariate log instead of log1p", "indexer/features.py",
+           "out[i, 0] = np.log1p(len(t))", "out[i, 0] = np.log(len(t))",
+           ["tests/test_pipeline.py::test_incremental_runs_equal_a_rebuild"]),
+    # -- item 6: the worker
+    Mutant("worker lets an unexpected exception escape", "indexer/worker.py",
+           "except Exception as exc:  # noqa: BLE001", "except ArithmeticError as exc:  # noqa: BLE001",
+           ["tests/test_worker.py::test_worker_survives_an_unexpected_exception",
+            "tests/test_worker.py::test_a_pass_failing_with_a_bug_is_recorded_and_retried"]),
+    Mutant("worker ignores the second signal", "indexer/worker.py",
+           "raise KeyboardInterrupt  # second signal: leave now", "return  # second signal: leave now",
+           ["tests/test_worker.py::test_cli_worker_second_signal_exits_at_once"]),
+    Mutant("worker runs one pass too many", "indexer/worker.py",
+           "self.passes >= self.max_passes", "self.passes > self.max_passes",
+           ["tests/test_worker.py::test_cli_worker_max_passes_and_cron"]),
+    Mutant("--cron schedule ignored (runs hourly)", "indexer/cli_index.py",
+           "w = Worker(every or cron,", "w = Worker(every or \"1h\",",
+           ["tests/test_worker.py::test_cli_worker_max_passes_and_cron"]),
+    Mutant("CLI: typer's usage errors escape as tracebacks", "indexer/cli.py",
+           "            sys.exit(_usage_error(exc))", "            raise",
+           ["tests/test_cli.py::test_a_bad_option_value_is_a_usage_error_not_a_traceback",
+            "tests/test_cli_search.py::test_search_bad_input_exit_codes"]),
+    Mutant("pass: a failing source's error is not recorded", "indexer/ingest.py",
+           "        self.errors.append(row_error(exc, where))", "        pass",
+           ["tests/test_pipeline.py::test_a_pass_with_hub_sources_records_each_failing_source_and_indexes_the_rest"]),
+    Mutant("pass: a failed source shown as unchanged", "indexer/pipeline.py",
+           '                    status = "failed"', '                    status = "unchanged"',
+           ["tests/test_pipeline.py::test_a_pass_with_hub_sources_records_each_failing_source_and_indexes_the_rest"]),
+    Mutant("Qdrant 403 not explained as the API key", "indexer/store/vectors_qdrant.py",
+           "if exc.status_code in (401, 403)", "if exc.status_code in (401,)",
+           ["tests/test_qdrant_server_auth.py"]),
+    Mutant("PostgreSQL pass: vectors of the solver without the prior", "indexer/solver/estimator.py",
+           "        if len(self._models) >= PRIOR_MIN_MODELS:", "        if len(self._models) >= 1000:",
+           ["tests/test_pipeline.py::test_a_full_pass_and_queries_on_postgresql"]),
+]
+
+
+def _only(words: list[str]) -> list[Mutant]:
+    if not words:
+        return MUTANTS
+    return [m for m in MUTANTS if any(w.lower() in m.name.lower() for w in words)]
+
+
+def run(m: Mutant, root: Path) -> tuple[bool, str]:
+    """(caught, the failing tests or the tail of the output); ``root``: the copy of the checkout to mutate."""
+    path = root / m.path
+    original = path.read_text()
+    if original.count(m.old) != 1:
+        raise SystemExit(f"{m.name}: the snippet occurs {original.count(m.old)} times in {m.path}; update MUTANTS")
+    try:
+        path.write_text(original.replace(m.old, m.new))
+        env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(root), TASKSPACE_TEST_SCRIPT=str(root / ".bin" / "taskspace"))
+        res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "-p", "no:randomly",
+                              *m.tests], cwd=root, capture_output=True, text=True, env=env)
+    finally:
+        path.write_text(original)
+    failed = re.findall(r"^FAILED (\S+)", res.stdout, re.M)
+    return res.returncode != 0, ", ".join(failed) or res.stdout[-300:]
+
+
+def main(argv: list[str]) -> int:
+    survived = 0
+    with tempfile.TemporaryDirectory(prefix="taskspace-mutants-") as tmp:
+        root = Path(tmp) / ROOT.name
+        shutil.copytree(ROOT, root, ignore=_IGNORE)
+        script = root / ".bin" / "taskspace"  # the console script, running the copy
+        script.parent.mkdir()
+        script.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(root)!r})\n"
+                          "from indexer.cli import main\nsys.exit(main())\n")
+        script.chmod(0o755)
+        for m in _only(argv):
+            caught, detail = run(m, root)
+            survived += not caught
+            print(f"{'caught  ' if caught else 'SURVIVED'}  {m.name}  [{m.path}]  {detail}", flush=True)
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
