@@ -2,6 +2,7 @@
 indexed models, and where a cold ``taskspace search`` process spends its time.
 
     python benchmarks/bench_find.py [--sizes 1000 10000] [--queries 200] [--work DIR] [--json FILE]
+    python benchmarks/bench_find.py --variants-only --work DIR [--queries 50]   # the options, on DIR's index
 
 Setup (in --work, default a temporary folder; embedded defaults: SQLite + Qdrant Edge, MiniLM):
 
@@ -184,13 +185,60 @@ def cold(env: dict, text: str, repeat: int = 3) -> dict:
     return {k: round(v * 1000, 1) for k, v in out.items()}
 
 
+VARIANTS = {
+    "default": {},
+    "filters (license, max 8B)": {"filters": {"licenses": ["mit", "apache-2.0"], "max_params": "8B"}},
+    "prefer_smaller 0.05": {"prefer_smaller": 0.05},
+    "rank lcb": {"rank": "lcb"},
+    "compare 20 models": None,  # filled in: 20 indexed models
+}
+
+
+def variants(texts: list[str]) -> dict:
+    """p50/p95 of find_models per option on texts already in the embedding cache (encoding ~0): what each
+    option costs beyond the default query."""
+    from indexer.find import find_models
+    from indexer.query import _shared_stores, _space
+    from indexer.space import space_name
+
+    store, vectors = _shared_stores()
+    name = space_name(_space(store))
+    some = [h.key for h, _ in zip(vectors.scan(name, "models", fields=["key"]), range(20))]
+    out = {}
+    for label, kw in VARIANTS.items():
+        kw = {"models": some} if kw is None else kw
+        ts = []
+        for text in texts:
+            find_models(text, k=10, **kw)  # cached encode, stores open
+            t0 = time.perf_counter()
+            find_models(text, k=10, **kw)
+            ts.append(time.perf_counter() - t0)
+        out[label] = {"p50_ms": round(pct(ts, 50), 2), "p95_ms": round(pct(ts, 95), 2)}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--variants-only", action="store_true",
+                    help="Reuse the index in --work (as a previous run left it) and time the query options only.")
     args = ap.parse_args()
+    if args.variants_only:
+        os.environ.update(TASKSPACE_HOME=str(args.work / "home"), TASKSPACE_CACHE_DIR=str(args.work / "cache"),
+                          HF_HUB_OFFLINE="1")
+        from indexer.query import _shared_stores
+
+        store, _ = _shared_stores()
+        texts = query_texts(args.queries, set(store.prompt_texts(store.load_outcomes(
+            models=[m.key for m in store.list_models() if not m.key.startswith("synthetic/")]).prompt_ids)))
+        res = {"queries": len(texts), "variants": variants(texts)}
+        print(json.dumps(res, indent=1))
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1))
+        return
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_find_"))
     shutil.rmtree(work / "home", ignore_errors=True)
     os.environ.update(TASKSPACE_HOME=str(work / "home"), TASKSPACE_CACHE_DIR=str(work / "cache"), HF_HUB_OFFLINE="1")

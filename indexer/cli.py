@@ -42,8 +42,13 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+#: commands that run as a service: their INFO log is their output (the worker's passes, the server's start)
+_SERVICES = {"worker", "serve"}
+
+
 @app.callback()
 def _main(
+    ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks instead of one-line errors."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True,
                                 help="Log at INFO (-v) or DEBUG (-vv); default WARNING, or TASKSPACE_LOG_LEVEL."),
@@ -54,11 +59,11 @@ def _main(
     _state["debug"] = debug
     if verbose:
         level = "INFO" if verbose == 1 else "DEBUG"
-    elif os.environ.get("TASKSPACE_LOG_LEVEL"):
+    elif os.environ.get("TASKSPACE_LOG_LEVEL") or ctx.invoked_subcommand in _SERVICES:
         from .config import get_settings
 
         level = get_settings().log_level
-    else:  # nothing on stderr but warnings and errors unless asked
+    else:  # a command's answer alone: nothing on stderr but warnings and errors unless asked
         level = "WARNING"
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
@@ -194,6 +199,18 @@ def db_downgrade(
     typer.echo(f"{r['url']}: {r['from'] or '(empty)'} -> {r['to'] or '(empty)'}")
 
 
+class Peers(str, Enum):
+    """``taskspace evaluate --peers`` (:data:`indexer.evaluation.peers.PEER_SETS`; a test checks they agree)."""
+
+    none = "none"
+    fast = "fast"
+    all = "all"
+
+
+#: the values of :class:`Peers`, literal so that the CLI module does not import numpy
+PEER_CHOICES = tuple(p.value for p in Peers)
+
+
 @app.command()
 def evaluate(
     data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
@@ -206,6 +223,7 @@ def evaluate(
     method: Optional[str] = typer.Option(None, "--method", help="The `default` method's name (default TASKSPACE_METHOD)."),
     sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
     queries: Queries = typer.Option(Queries.full, "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
+    peers: Peers = typer.Option(Peers.none, "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
@@ -226,7 +244,7 @@ def evaluate(
 
     result = run_evaluate(
         data, split=split.value, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
-        sweep=sweep, plots_dir=plots, queries=queries.value,
+        sweep=sweep, plots_dir=plots, queries=queries.value, peers=Peers(peers).value,
     )
     if as_json:
         echo_json(result)

@@ -85,7 +85,7 @@ def search(
 
       taskspace search "Write a Python function that parses a date string"
 
-      taskspace search -f examples.txt -k 5 --max-params 8B --open-only
+      taskspace search -f FILE -k 5 --max-params 8B --open-only
 
       taskspace search -b mmlu_pro/law --license mit --license apache-2.0 --json
 

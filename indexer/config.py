@@ -28,10 +28,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_LAMBDA": ("1.0", "Tikhonov regularisation lambda of the solver."),
     "TASKSPACE_EPS": ("0.0", "Singular-value threshold eps of the solver."),
     "TASKSPACE_METHOD": ("auto-mc", "Solver method: `auto-mc` (`auto-mean` with multiple-choice prompts embedded as their question and their answer options apart plus four option covariates; on prompts without an option block it is `auto-mean`; a query without options takes the options of the 50 most similar indexed questions; a model is never extrapolated to an answer format it was not measured on; indexer/represent.py, docs/RESULTS.md), `auto-mean` (`auto` with every model shrunk toward the models' mean normal, which is stored with the space and re-estimated when the number of models doubles or halves; below 5 models it is `auto`), `auto` (centred, per-model intercept, lambda chosen per model by generalised cross-validation), `auto-text` (`auto` plus two unpenalised prompt-length covariates, indexer/features.py; better on held-out benchmark prompts, unreliable for queries much shorter than the indexed prompts) or `paper` (the paper's exact method with TASKSPACE_LAMBDA / TASKSPACE_EPS)."),
-    "TASKSPACE_LOG_LEVEL": ("INFO", "Log level (DEBUG, INFO, WARNING, ERROR)."),
+    "TASKSPACE_LOG_LEVEL": ("INFO", "Log level (DEBUG, INFO, WARNING, ERROR). Unset, CLI commands log at WARNING (`-v`: INFO) and `taskspace worker` / `serve` at INFO."),
     "TASKSPACE_TEST_POSTGRES_URL": ("postgresql+psycopg://postgres@127.0.0.1:5432/test", "Tests only: the PostgreSQL the SQL tests use (each test in its own schema)."),
     "TASKSPACE_REQUIRE_POSTGRES": ("(unset)", "Tests only: 1 makes the PostgreSQL tests fail instead of skip when the server is unreachable (.ci/run sets it)."),
-    "HF_TOKEN": ("(unset)", "Hugging Face token (read by huggingface_hub; never logged). `huggingface-cli login` works too."),
+    "HF_TOKEN": ("(unset)", "Hugging Face token (read by huggingface_hub; never logged). `hf auth login` works too. `taskspace publish` needs one with write access (docs/PUBLISHING.md)."),
     "HF_ENDPOINT": ("https://huggingface.co", "Hub endpoint (read by huggingface_hub); tests point it at a local server."),
     "HF_HUB_OFFLINE": ("0", "Set to 1 to forbid any Hub request (the encoder loads from installed packages anyway)."),
 }

@@ -12,6 +12,9 @@ The contestants compared in one run (under the key ``methods`` of the results; :
 - ``paper``: the paper's exact method (lambda 1, eps 0 unless ``lam``/``eps`` say otherwise);
 - ``knn``: k = 5 nearest source prompts by cosine, the model's mean outcome there;
 - ``bsp``: best source performer (each model's mean source outcome, the same for every prompt);
+- with ``peers`` (``--peers``) ``fast``: ``clusters`` (k-means cluster profiles) and ``benchbest`` (per-benchmark
+  best); ``all`` adds ``embedllm`` and ``irt`` (trained, torch CPU): the published peers,
+  :mod:`indexer.evaluation.peers`;
 
 ``paper``'s probabilities are those an index of the method ``paper`` would give (the same calibration as the
 default's, on in-sample source scores since the plain method has no leverages); ``knn`` and ``bsp`` give
@@ -38,7 +41,7 @@ import numpy as np
 
 from .errors import InputError
 from .evaluation import protocol, splits
-from .evaluation.contestants import BSPContestant, KNNContestant, PlattCalibrated, SolverContestant
+from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch, merge
 
@@ -145,6 +148,7 @@ def evaluate(
     query_embeddings: np.ndarray | None = None,
     contestants: dict | None = None,
     datasets: np.ndarray | None = None,
+    peers: str = "none",
 ) -> dict:
     """Run the protocol on DATA (a folder or table, or a list of them: pooled) and return every number (see the
     module docstring for the contestants).
@@ -158,9 +162,13 @@ def evaluate(
     (default ``TASKSPACE_METHOD``). ``matrix``/``embeddings``: skip reading/encoding (tests, benchmarks).
     ``queries``: what a held-out prompt is queried with, ``full`` (its text, the paper's protocol) or ``stem``
     (its question without the answer options); ``query_embeddings`` skips encoding those texts.
+    ``peers``: the published peers compared too, ``none``, ``fast`` (training-free) or ``all``
+    (:data:`~indexer.evaluation.contestants.PEER_SETS`).
     """
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLIT_CHOICES)}")
+    if peers not in PEER_SETS:
+        raise InputError(f"unknown --peers {peers!r}; use one of {', '.join(PEER_SETS)}")
     if knn_k < 1:
         raise InputError(f"knn k={knn_k} must be at least 1")
     lam = 1.0 if lam is None else float(lam)
@@ -220,7 +228,8 @@ def evaluate(
         "rejected_rows": [str(e) for e in m.errors],
     }
     splits_todo = SPLITS[split]
-    extra = dict(contestants or {})
+    extra = dict(peer_contestants(peers, m.benchmarks))  # the published peers (--peers), then the caller's
+    extra.update(contestants or {})
     out = {}
     for sp in splits_todo:
         t1 = time.perf_counter()

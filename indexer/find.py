@@ -33,7 +33,8 @@ many of those lack the field it needs (no license, no parameter count, ...: a fi
 the answer says how many).
 
 **Compare mode** (``models=[...]``): rank exactly these models (names, Hub ids or any alias the store knows);
-an unknown name is a :class:`~indexer.errors.NotFoundError` suggesting close names.
+an unknown name is a :class:`~indexer.errors.NotFoundError` suggesting close names; ``query.unranked`` lists the
+given models missing from the answer (removed by a filter, or without a vector in the space).
 
 **Coverage and evidence.** The :data:`NEAR_PROMPTS` indexed prompts nearest to the query (by cosine of the question
 embedding, a search of the prompts collection) are the query's neighbourhood; a model's ``coverage.near`` is how
@@ -478,6 +479,9 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     query = {"kind": kind, "prompts": len(prompts or []), "options_filled": filled, "benchmark": benchmark,
              "k": int(k), "rank": rank, "prefer_smaller": alpha, "filters": flt.to_dict(),
              "models": list(keys) if keys is not None else None}
+    if keys is not None:  # compare mode: the listed models that are not in the answer (filtered out, or no vector)
+        shown = {r.model for r in results}
+        query["unranked"] = [key for key in keys if key not in shown]
     space_info = {"name": name, "id": sp.id, "encoder": sp.encoder, "method": sp.method, "dim": int(sp.dim),
                   "calibrated": pred.calibrated}
     return FindResult(query, space_info, results, excluded, missing, timings)
@@ -563,25 +567,33 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
 
 def _observed(store, models: list[str], near: list[dict]) -> dict:
     """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}): one SQL read of
-    these models' outcome blocks; repeats of a prompt (several sources, several names of one model) averaged."""
+    these models' outcome blocks, grouped in one pass of array operations (no Python step per cell or per block);
+    repeats of a prompt (several sources, several names of one model) averaged."""
     ids = store.prompt_ids([p["id"] for p in near]) if near else {}
     by_id = {v: h for h, v in ids.items()}
-    want = np.fromiter(by_id, dtype=np.int64, count=len(by_id))
-    blocks: dict[str, dict[str, tuple[list, list]]] = {}
-    for model, b, pids, scores in store.outcome_blocks(models):
-        got = blocks.setdefault(model, {}).setdefault(b, ([], []))
-        got[0].append(pids)
-        got[1].append(scores)
-    out = {}
-    for model in models:
-        cells: dict[str, float] = {}
-        accs: dict[str, tuple[float, int]] = {}
-        for b, (pids, scores) in blocks.get(model, {}).items():
-            u, mean = _means(pids, scores)
-            accs[b] = (float(mean.mean()) if len(u) else float("nan"), int(len(u)))
-            if want.size:
-                hit = np.isin(u, want)
-                for pid, s in zip(u[hit].tolist(), mean[hit].tolist()):
-                    cells[by_id[pid]] = s  # a prompt in two benchmarks: the same mean either way
-        out[model] = (cells, accs)
+    blocks = store.outcome_blocks(models)
+    out = {m: ({}, {}) for m in models}
+    if not blocks:
+        return out
+    mcode = {m: i for i, m in enumerate(models)}
+    bnames = sorted({b for _, b, _, _ in blocks})
+    bcode = {b: i for i, b in enumerate(bnames)}
+    sizes = [len(p) for _, _, p, _ in blocks]
+    P = np.concatenate([p for _, _, p, _ in blocks]).astype(np.int64)
+    S = np.concatenate([s for _, _, _, s in blocks]).astype(np.float64)
+    G = np.repeat(np.array([mcode[m] * len(bnames) + bcode[b] for m, b, _, _ in blocks], dtype=np.int64), sizes)
+    span = int(P.max()) + 1 if P.size else 1
+    u, inv = np.unique(G * span + P, return_inverse=True)  # one cell per (model, benchmark, prompt)
+    mean = np.bincount(inv, weights=S, minlength=len(u)) / np.bincount(inv, minlength=len(u))
+    group, pid = u // span, u % span
+    g, ginv = np.unique(group, return_inverse=True)
+    acc = np.bincount(ginv, weights=mean) / np.bincount(ginv)
+    n = np.bincount(ginv)
+    for gi, a, k in zip(g.tolist(), acc.tolist(), n.tolist()):
+        out[models[gi // len(bnames)]][1][bnames[gi % len(bnames)]] = (a, int(k))
+    if by_id:
+        want = np.fromiter(by_id, dtype=np.int64, count=len(by_id))
+        hit = np.flatnonzero(np.isin(pid, want))
+        for c in hit.tolist():  # a prompt in two benchmarks: the same outcome either way
+            out[models[int(group[c]) // len(bnames)]][0][by_id[int(pid[c])]] = float(mean[c])
     return out

@@ -146,7 +146,10 @@ def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):
     assert sorted(r.model for r in res) == ["Qwen/Qwen1.5-7B", "gpt-4o", "org/small"]
     full = {r.model: r.score for r in ask(idx, BETA[2], k=10)}
     assert [r.model for r in res] == sorted(["Qwen/Qwen1.5-7B", "gpt-4o", "org/small"], key=full.get, reverse=True)
-    assert res.query["models"] == ["Qwen/Qwen1.5-7B", "org/small", "gpt-4o"]
+    assert res.query["models"] == ["Qwen/Qwen1.5-7B", "org/small", "gpt-4o"] and res.query["unranked"] == []
+    some = ask(idx, BETA[2], models=["org/small", "gpt-4o"], filters=Filters(open_only=True))
+    assert [r.model for r in some] == ["org/small"] and some.query["unranked"] == ["gpt-4o"]
+    assert some.excluded == {"open_only": 1}  # counted within the compared models
     with pytest.raises(NotFoundError, match="did you mean org/small"):
         ask(idx, "x", models=["org/smal"])
 

@@ -157,3 +157,17 @@ def test_rows_stored_before_the_alias_table_are_renamed_or_merged(store):
     assert [b for b, _ in blocks] == ["code", "math", "math"]  # /a (old name), /b (Phi-2), /c (its own)
     assert {"microsoft--phi-2", "Phi-2", "microsoft/phi-2"} <= set(store.aliases_of("microsoft/phi-2"))
     assert store.merge_model_names() == []  # idempotent
+
+
+def test_the_reads_find_and_browse_use(store):
+    """outcome_blocks, benchmark_model_counts, aliases_by_model on SQLite and PostgreSQL."""
+    store.ingest(_batch("/a.csv", [Outcome("Qwen--Qwen1.5-7B", "math", "q1", 1.0), Outcome("org/y", "math", "q1", 0.0),
+                                   Outcome("org/y", "code", "c1", 1.0)]))
+    store.ingest(_batch("/b.csv", [Outcome("Qwen1.5-7B", "math", "q2", 0.0)]))
+    assert store.benchmark_model_counts() == {"math": 2, "code": 1}
+    blocks = sorted((m, b, len(p), float(s.sum())) for m, b, p, s in store.outcome_blocks(["Qwen/Qwen1.5-7B", "org/y"]))
+    assert blocks == [("Qwen/Qwen1.5-7B", "math", 1, 0.0), ("Qwen/Qwen1.5-7B", "math", 1, 1.0),
+                      ("org/y", "code", 1, 1.0), ("org/y", "math", 1, 0.0)]
+    assert [b for _, b, _, _ in store.outcome_blocks(["org/y"], benchmarks=["code"])] == ["code"]
+    assert store.aliases_by_model() == {"Qwen/Qwen1.5-7B": ["Qwen--Qwen1.5-7B", "Qwen/Qwen1.5-7B", "Qwen1.5-7B"],
+                                        "org/y": ["org/y"]}

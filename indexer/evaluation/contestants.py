@@ -27,6 +27,8 @@ embeddings) has ``rows = (X, XQ)`` and optionally ``fill`` (see :class:`SolverCo
 - ``KNNContestant``: k nearest source prompts by cosine, the model's mean outcome over those it was observed on
   (its source mean when it saw none of them), mapped to the signed scale ``2 p - 1``.
 - ``BSPContestant``: best source performer: every prompt gets the model's source mean ``2 acc - 1``.
+- the published peers (EmbedLLM, IRT routing, cluster profiles, per-benchmark best): :mod:`.peers`,
+  registered here as :data:`PEER_SETS` and :func:`peer_contestants`.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["Fitted", "SolverContestant", "KNNContestant", "BSPContestant", "PlattCalibrated", "cross_fitted_platt",
-           "platt", "source_means", "CROSS_FOLDS", "CROSS_PROMPTS"]
+           "platt", "source_means", "CROSS_FOLDS", "CROSS_PROMPTS", "PEER_SETS",
+           "peer_contestants"]
 
 #: the Platt map of a contestant without probabilities of its own is fitted on held-out source cells of this many
 #: cross-fitting folds (:func:`cross_fitted_platt`) ...
@@ -233,3 +236,6 @@ class BSPContestant:
     def fit(self, D: np.ndarray, S: np.ndarray) -> _Fitted:
         mean = source_means(S)
         return Fitted(lambda Q: np.repeat((2.0 * mean - 1.0)[:, None], Q.shape[0], axis=1), mean)
+
+
+from .peers import PEER_SETS, peer_contestants  # noqa: E402  (the published peers, registered here)

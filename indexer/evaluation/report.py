@@ -60,6 +60,9 @@ def format_result(res: dict) -> str:
     if any(p for _, p in probs):
         lines.append("\nprobabilities (ECE: 10 equal-width bins; Brier): " + "; ".join(
             f"{n}: {p or 'none'}" for n, p in probs))
+    if res.get("folds"):  # fit + predict time of each contestant (the peers' training included)
+        lines.append("\nseconds per fold (fit + predict): " + ", ".join(
+            f"{n} {m.get('seconds', 0.0) / len(res['folds']):.2f}" for n, m in res["methods"].items()))
     d = res["methods"].get("default", {}).get("options")
     if d is not None:
         lines.append(f"\ndefault = {res['default_method']} {d}; paper = lambda {res['paper']['lam']}, eps {res['paper']['eps']}")

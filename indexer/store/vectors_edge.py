@@ -76,6 +76,8 @@ def _condition(cond):
         return qe.FieldCondition(key, match=qe.MatchValue(_value(value)))
     if op == "empty":
         return qe.IsEmptyCondition(key)
+    if op == "has_id":
+        return qe.HasIdCondition(set(value))
     if op == "range":
         return qe.FieldCondition(key, range=qe.RangeFloat(**{k: float(v) for k, v in value.items()}))
     values = [_value(v) for v in value]  # "any"

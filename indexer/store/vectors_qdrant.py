@@ -46,6 +46,8 @@ def client_filter(parsed) -> "models.Filter | None":
             return models.FieldCondition(key=key, match=models.MatchValue(value=value))
         if op == "empty":
             return models.IsEmptyCondition(is_empty=models.PayloadField(key=key))
+        if op == "has_id":
+            return models.HasIdCondition(has_id=list(value))
         if op == "range":
             return models.FieldCondition(key=key, range=models.Range(**value))
         return models.FieldCondition(key=key, match=models.MatchAny(any=list(value)))
