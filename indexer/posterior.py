@@ -141,7 +141,9 @@ def fit_calibration(scores: np.ndarray, outcomes: np.ndarray, spread: float = 0.
     by Newton's method on its two parameters (the map scikit-learn's ``LogisticRegression(C=1e6)`` finds, in a
     fraction of its time; a test checks they agree); a graded outcome ``s`` counts as ``s`` of a success and
     ``1 - s`` of a failure. Too few cells, or only one class: the identity-like map ``p = (1 + tanh(score)) / 2``.
-    Cells that separate the classes (no finite optimum): scikit-learn's nearly unregularised fit."""
+    Cells that separate the classes (no finite optimum): scikit-learn's nearly unregularised fit. The map is kept
+    increasing (so Qdrant's score order stays the probability order): a fitted slope <= 0 means the held-out scores
+    say nothing about success, and every score maps to the cells' base rate (slope 0)."""
     x = np.asarray(scores, dtype=np.float64).ravel()
     s = np.asarray(outcomes, dtype=np.float64).ravel()
     keep = np.isfinite(x) & np.isfinite(s)
@@ -172,6 +174,9 @@ def fit_calibration(scores: np.ndarray, outcomes: np.ndarray, spread: float = 0.
         w = np.concatenate([s, 1.0 - s])
         lr = LogisticRegression(C=1e6, max_iter=1000).fit(X, y, sample_weight=w)
         a, b = float(lr.intercept_[0]), float(lr.coef_[0, 0])
+    if not b > 0:  # held-out scores that do not rise with success carry no calibrated information: the base rate
+        rate = float(np.clip(s.mean(), 1e-6, 1 - 1e-6))
+        a, b = float(np.log(rate / (1.0 - rate))), 0.0
     return Calibration(float(a), float(b), int(x.size), spread=float(spread))
 
 

@@ -74,6 +74,12 @@ def test_calibration_fits_a_logistic_map_and_falls_back_when_it_cannot():
     assert posterior.level_spread(S) == pytest.approx(1.0)
     assert posterior.fit_calibration(score, np.ones_like(score)).b == 2.0  # one class only
 
+    # held-out scores that fall as success rises (a tiny index): never a decreasing map, the base rate instead
+    rev = posterior.fit_calibration(-score, y)
+    assert rev.b == 0.0 and rev.probability(np.array([-3.0, 3.0])) == pytest.approx([y.mean(), y.mean()])
+    lo, hi = rev.interval(np.array([0.5]), np.array([0.3]))
+    assert lo[0] <= hi[0]
+
 
 def test_loo_cells_are_the_leave_one_out_predictions():
     D, S, solver = _fit(seed=2, N=30, d=5, free=0)
