@@ -1,6 +1,6 @@
 """The closed-form success-hyperplane solver (Kashani, Mendelson, Nemcovsky 2025), numpy only, no I/O.
 
-Notation (``docs/METHOD.md`` and ``DESIGN.md`` §1):
+Notation (``../shared/DESIGN.md`` §1):
 
 - ``D``  (N, d): prompt embeddings, one L2-normalised row per prompt.
 - ``S``  (M, N): graded outcomes in [0, 1]; ``NaN`` marks a cell that was not observed (never "wrong").
