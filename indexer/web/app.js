@@ -241,4 +241,7 @@ document.addEventListener("click", (ev) => {  // model pages open in place (the 
   showModel(a.dataset.model);
 });
 window.addEventListener("popstate", route);
-loadBenchmarks().then(route);
+// the form follows the URL at once; the benchmark picker fills in when its list arrives (filling the form after
+// that request wiped what a user had typed meanwhile)
+route();
+loadBenchmarks();
