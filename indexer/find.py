@@ -393,8 +393,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     ``k``: how many results (compare mode: every listed model). ``evidence``: how many evidence prompts and
     benchmarks per result (0: none, and no neighbourhood search). Without ``store``/``vectors`` the configured
     stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
-    from .posterior import Z_INTERVAL, lcb_candidates_exact
-    from .query import _matches, _shared_stores, _space, predictor
+    from .query import _matches, _shared_stores, _space, lcb_ranked, predictor
     from .space import space_name
 
     timings: dict[str, float] = {"encode": 0.0}
@@ -442,19 +441,9 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
                               penalty=("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)))
         found = _matches(_raw(hits, alpha), pred, q)
         ranked = [(m, m.score - alpha * _log10p(m.payload)) for m in found]
-    elif rank == "lcb":
-        fetch = n_all if alpha > 0 else max(4 * limit, 50)  # with a size penalty: every candidate (exact)
-        while True:
-            hits = vectors.search(name, "models", q, filters=where, limit=fetch + 1)
-            more = len(hits) > fetch
-            found = _matches(hits[:fetch], pred, q)
-            lower = np.array([m.score - Z_INTERVAL * np.sqrt(m.variance) if np.isfinite(m.variance) else m.score
-                              for m in found]) - np.array([alpha * _log10p(m.payload) for m in found])
-            if alpha > 0 or not more or lcb_candidates_exact(lower, lower, limit, float(hits[fetch].score)):
-                order = np.argsort(-lower, kind="stable")[:limit]
-                ranked = [(found[i], float(lower[i])) for i in order]
-                break
-            fetch *= 4
+    elif rank == "lcb":  # with a size penalty the bound does not cover: every candidate (exact)
+        ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, fetch=n_all if alpha > 0 else None,
+                            shift=lambda m: alpha * _log10p(m.payload))
     else:
         found = _matches(vectors.search(name, "models", q, filters=where, limit=limit), pred, q)
         ranked = [(m, m.score) for m in found]

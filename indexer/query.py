@@ -207,7 +207,6 @@ def find_models(prompts: list[str] | None = None, *, benchmark: str | None = Non
     """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`.
     ``rank``: one of :data:`RANKS`. Without ``store``/``vectors`` the configured stores are opened once per
     process and reused (:func:`close_cached` closes them)."""
-    from .posterior import Z_INTERVAL, lcb_candidates_exact
     from .space import space_name
 
     if rank not in RANKS:
@@ -222,15 +221,28 @@ def find_models(prompts: list[str] | None = None, *, benchmark: str | None = Non
     name = space_name(sp)
     if rank == "probability":  # the calibration is increasing in the score: Qdrant's order is the order
         return _matches(vectors.search(name, "models", q, filters=filters, limit=top), pred, q)
-    # the lower confidence bound: re-rank candidates, fetching more until no unfetched model can enter the top
-    fetch = max(4 * top, 50)
+    return [m for m, _ in lcb_ranked(vectors, name, q, pred, filters=filters, limit=top)]
+
+
+def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, fetch: int | None = None,
+               shift=None) -> list[tuple[Match, float]]:
+    """The top ``limit`` models by the lower end of their score's interval, minus ``shift(match)`` when given, with
+    that value: candidates fetched from Qdrant and re-ranked, more fetched until no unfetched model can enter the
+    top (:func:`~indexer.posterior.lcb_candidates_exact`). ``fetch``: fetch exactly that many once (every candidate,
+    for a ``shift`` the bound does not cover)."""
+    from .posterior import Z_INTERVAL, lcb_candidates_exact
+
+    exhaustive = fetch is not None
+    fetch = fetch if exhaustive else max(4 * limit, 50)
     while True:
         hits = vectors.search(name, "models", q, filters=filters, limit=fetch + 1)
         more = len(hits) > fetch
         found = _matches(hits[:fetch], pred, q)
         lower = np.array([m.score - Z_INTERVAL * np.sqrt(m.variance) if np.isfinite(m.variance) else m.score
                           for m in found])
-        if not more or lcb_candidates_exact(lower, lower, top, float(hits[fetch].score)):
-            order = np.argsort(-lower, kind="stable")[:top]
-            return [found[i] for i in order]
+        if shift is not None:
+            lower = lower - np.array([shift(m) for m in found])
+        if exhaustive or not more or lcb_candidates_exact(lower, lower, limit, float(hits[fetch].score)):
+            order = np.argsort(-lower, kind="stable")[:limit]
+            return [(found[i], float(lower[i])) for i in order]
         fetch *= 4
