@@ -308,8 +308,10 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             sid = conn.execute(select(Source.id).where(Source.location == location)).scalar()
             if sid is None:
                 return False
+            touched = list(conn.execute(select(OutcomeBlock.model_id).where(OutcomeBlock.source_id == sid)).scalars())
             conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == sid))
             conn.execute(delete(Source).where(Source.id == sid))
+            self._refresh_outcome_digests(conn, touched)
         return True
 
     def lock(self, name: str = "index"):

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import delete, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from ..errors import InputError, StoreError
@@ -227,18 +227,29 @@ class IngestMixin:
         exists (their outcome blocks move there; a block of the same source and benchmark under both names keeps
         the target's). Their aliases follow. Returns ``(old key, new key)`` pairs. The next index pass re-solves
         the models whose outcomes changed."""
-        from ..identity import resolve_many
+        from ..identity import resolve_many, rules_stamp
 
-        with self._read() as conn:
-            rows = conn.execute(select(Model.id, Model.key)).all()
+        stamp = rules_stamp()
+        with self._read() as conn:  # only the keys not yet checked under these rules (new rows, or the rules changed)
+            rows = conn.execute(select(Model.id, Model.key).where(
+                or_(Model.identity_stamp.is_(None), Model.identity_stamp != stamp))).all()
         if not rows:
             return []
         ids = resolve_many([k for _, k in rows])
         todo = [(mid, k, ids[k]) for mid, k in rows if ids[k].key != k]
+        fixed = [(stamp, mid, k) for mid, k in rows if ids[k].key == k]  # checked: stamped (a key that moves is not)
+        done = []
+        if fixed:
+            with self._write("merging model names") as conn:
+                raw = conn.connection()
+                mark = "?" if raw.dialect.paramstyle == "qmark" else "%s"
+                for c in chunks(fixed, 5000):  # the key re-checked in the statement: a row renamed meanwhile stays unchecked
+                    raw.exec_driver_sql(f"UPDATE {Model.__tablename__} SET identity_stamp = {mark} "
+                                        f"WHERE id = {mark} AND key = {mark}", c)
         if not todo:
             return []
-        done = []
         with self._write("merging model names") as conn:
+            touched = set()
             for mid, key, ident in todo:
                 target = conn.execute(select(Model.id).where(Model.key == ident.key)).scalar()
                 if target is None:
@@ -260,7 +271,9 @@ class IngestMixin:
                 self._insert_ignore(conn, ModelAlias.__table__, [{"alias": key, "model_id": target, "rule": ident.rule[:16]},
                                                                  {"alias": ident.key, "model_id": target, "rule": "as-given"}],
                                     ["alias"])
+                touched.add(target)
                 done.append((key, ident.key))
+            self._refresh_outcome_digests(conn, touched)
         return done
 
     def _identities(self, table: OutcomeTable) -> tuple[OutcomeTable, dict]:
@@ -351,7 +364,9 @@ class IngestMixin:
                     alias_rows.setdefault(name, {"alias": name, "model_id": mids[k], "rule": rule[:16]})
         self._insert_ignore(conn, ModelAlias.__table__, [alias_rows[a] for a in sorted(alias_rows)], ["alias"])
         # the source row: replace a previous revision's outcomes
+        touched = set(mids.values())  # the models whose outcomes this changes: their stored digests are recomputed
         if existing is not None:
+            touched.update(conn.execute(select(OutcomeBlock.model_id).where(OutcomeBlock.source_id == existing.id)).scalars())
             conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == existing.id))
             source_id = existing.id
         else:
@@ -381,6 +396,7 @@ class IngestMixin:
                            "model_revision": cols.revisions.get((model, bench))})
             total += hi - lo
         self._insert_blocks(conn, blocks)
+        self._refresh_outcome_digests(conn, touched)
         conn.execute(update(Source).where(Source.id == source_id).values(
             kind=src.kind, revision=revision, seen_revision=revision, checked_at=now, ingested_at=now, n_outcomes=total))
         return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None, source_id=source_id)
