@@ -9,14 +9,14 @@ import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, or_, select, update
 
 from ..errors import DimensionError, InputError, NotFoundError
 from ..space import SpaceSpec
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpaceCalibrationRow,
                          SpacePatternRow, SpacePriorRow, utcnow)
-from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, rows_for_keys,
-                        vector_digest)
+from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, inputs_digest,
+                        prior_digest, rows_for_keys, vector_digest)
 
 # stopped: SIGTERM; interrupted: Ctrl-C; killed: the process ended without finishing the run (found "running" by the
 # next holder of its lock)
@@ -151,6 +151,18 @@ class DerivedMixin:
             missing = set(rows) - set(mids)
             if missing:
                 raise NotFoundError(f"vectors for unknown model(s): {', '.join(sorted(missing)[:10])}")
+            # the (outcomes, prior) digests each vector was solved from, when its inputs digest is theirs: what
+            # stale_models compares in SQL (the prior is the space's after this save)
+            if replace_prior:
+                pdig = prior_digest(prior_row["vector"]) if prior_row else ""
+            else:
+                pvec = conn.execute(select(SpacePriorRow.vector).where(SpacePriorRow.space_id == space_id)).scalar()
+                pdig = "" if pvec is None else prior_digest(pvec)
+            outs = self._ids_by(conn, Model.key, Model.outcomes_digest, list(rows))
+            for k, r in rows.items():
+                d = outs.get(k)
+                ok = d is not None and r["inputs_digest"] == inputs_digest(d, pdig)
+                r.update(outcomes_digest=d if ok else None, prior_digest=pdig if ok else None, point_digest=None)
             have = set(conn.execute(select(ModelVectorRow.model_id).where(ModelVectorRow.space_id == space_id)).scalars())
             inserts = [dict(space_id=space_id, model_id=mids[k], **r) for k, r in sorted(rows.items()) if mids[k] not in have]
             for c in chunks(inserts, 500):
@@ -227,16 +239,34 @@ class DerivedMixin:
 
     def stale_models(self, space_id: int, digests: dict[str, str] | None = None) -> list[str]:
         """Models with outcomes whose vector in this space is missing or was computed from other inputs (other
-        outcomes, or another prior of the space: :func:`~indexer.store.sql_types.vector_digest`). ``digests``:
-        :meth:`model_digests` when the caller already has them (read here otherwise)."""
+        outcomes, or another prior of the space: :func:`~indexer.store.sql_types.vector_digest`). Without
+        ``digests`` a comparison of stored columns in SQL (each vector's ``outcomes_digest``/``prior_digest`` with
+        its model's ``outcomes_digest`` and the space's prior): only the stale rows are read. ``digests``: compare
+        every vector's inputs digest with these model digests instead (:meth:`model_digests` or others)."""
         self.get_space(space_id)
         prior = self.get_space_prior(space_id)
-        digests = self.model_digests() if digests is None else digests
-        current = {k: vector_digest(d, prior) for k, d in digests.items()}
-        q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)
+        if digests is not None:
+            current = {k: vector_digest(d, prior) for k, d in digests.items()}
+            q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)
+            with self._read() as conn:
+                stored = dict(conn.execute(q.where(ModelVectorRow.space_id == space_id)).all())
+            return sorted(k for k, d in current.items() if stored.get(k) != d)
+        v = ModelVectorRow
+        pdig = "" if prior is None else prior.digest
+        q = (select(Model.key).select_from(Model)
+             .outerjoin(v, (v.model_id == Model.id) & (v.space_id == space_id))
+             .where(Model.outcomes_digest.is_not(None),
+                    or_(v.id.is_(None), v.outcomes_digest.is_(None), v.outcomes_digest != Model.outcomes_digest,
+                        v.prior_digest.is_(None), v.prior_digest != pdig)))
         with self._read() as conn:
-            stored = dict(conn.execute(q.where(ModelVectorRow.space_id == space_id)).all())
-        return sorted(k for k, d in current.items() if stored.get(k) != d)
+            return sorted(conn.execute(q).scalars())
+
+    def orphan_model_vectors(self, space_id: int) -> list[str]:
+        """Models with a vector in this space and no outcomes any more (their source was replaced without them)."""
+        q = (select(Model.key).join(ModelVectorRow, Model.id == ModelVectorRow.model_id)
+             .where(ModelVectorRow.space_id == space_id, Model.outcomes_digest.is_(None)))
+        with self._read() as conn:
+            return sorted(conn.execute(q).scalars())
 
     # -- benchmark vectors ----------------------------------------------------------------------------------
 

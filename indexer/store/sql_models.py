@@ -199,6 +199,11 @@ class ModelVectorRow(Base):
     pattern: Mapped[str | None] = mapped_column(String(64))
     lam: Mapped[float | None] = mapped_column(Float)
     noise: Mapped[float | None] = mapped_column(Float)
+    #: the outcomes digest (models.outcomes_digest) and the space prior's digest ("" without a prior) this vector
+    #: was solved from, set when ``inputs_digest`` matched them on saving (None: it did not): a vector is current
+    #: when both still equal the model's and the space's (:meth:`Store.stale_models`, a comparison in SQL)
+    outcomes_digest: Mapped[str | None] = mapped_column(String(64))
+    prior_digest: Mapped[str | None] = mapped_column(String(64))
     #: the digest of the models-collection point SQL implies for this row (``payload["digest"]``,
     #: :func:`indexer.sync.point_digests`); None when unknown: every write of its inputs (this row, the model's
     #: metadata or aliases) sets it None, and :func:`indexer.sync.check` / a push compute it again

@@ -3,6 +3,9 @@ kept at write time, so a pass with nothing new and a check read it instead (issu
 
 - models.outcomes_digest: sha256 over the model's outcome blocks (Store.model_digests), backfilled here;
 - models.identity_stamp: the identity rules the key was last resolved under (None: check it once more);
+- model_vectors.outcomes_digest / prior_digest: the outcomes digest and the space prior's digest a vector was solved
+  from, set when its inputs digest matched them (so "stale" is a comparison of columns in SQL); backfilled here for
+  the vectors whose inputs digest matches their model's outcomes and their space's prior;
 - model_vectors.point_digest: the digest of the index point SQL implies (None: compute it again).
 
 Revision ID: 0005
@@ -24,11 +27,12 @@ depends_on: Union[str, Sequence[str], None] = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('models') as batch:
-        batch.add_column(sa.Column('outcomes_digest', sa.String(length=64), nullable=True))
-        batch.add_column(sa.Column('identity_stamp', sa.String(length=32), nullable=True))
-    with op.batch_alter_table('model_vectors') as batch:
-        batch.add_column(sa.Column('point_digest', sa.String(length=32), nullable=True))
+    # plain ALTER TABLE ADD COLUMN (nullable): no table is copied, so SQLite's foreign-key cascades never fire
+    op.add_column('models', sa.Column('outcomes_digest', sa.String(length=64), nullable=True))
+    op.add_column('models', sa.Column('identity_stamp', sa.String(length=32), nullable=True))
+    op.add_column('model_vectors', sa.Column('outcomes_digest', sa.String(length=64), nullable=True))
+    op.add_column('model_vectors', sa.Column('prior_digest', sa.String(length=64), nullable=True))
+    op.add_column('model_vectors', sa.Column('point_digest', sa.String(length=32), nullable=True))
     # the outcomes digest of every model that has outcomes (the same formula as Store.model_digests)
     conn = op.get_bind()
     parts: dict[int, list[str]] = {}
@@ -39,11 +43,33 @@ def upgrade() -> None:
     rows = [{"d": hashlib.sha256("\x1e".join(sorted(v)).encode()).hexdigest(), "i": mid} for mid, v in parts.items()]
     if rows:
         conn.execute(sa.text("UPDATE models SET outcomes_digest = :d WHERE id = :i"), rows)
+    # each vector's (outcomes, prior) digests where its inputs digest is that of its model's outcomes and its space's
+    # prior (indexer.store.sql_types.vector_digest; SpacePrior.digest is the sha256 of the stored float64 bytes)
+    priors = {sid: hashlib.sha256(bytes(vec)).hexdigest()
+              for sid, vec in conn.execute(sa.text("SELECT space_id, vector FROM space_priors"))}
+    marks = []
+    for vid, sid, inputs, digest in conn.execute(sa.text(
+            "SELECT v.id, v.space_id, v.inputs_digest, m.outcomes_digest FROM model_vectors v "
+            "JOIN models m ON m.id = v.model_id WHERE m.outcomes_digest IS NOT NULL")):
+        prior = priors.get(sid)
+        want = digest if prior is None else hashlib.sha256(f"{digest}:{prior}".encode()).hexdigest()
+        if inputs == want:
+            marks.append({"d": digest, "p": prior or "", "i": vid})
+    if marks:
+        conn.execute(sa.text("UPDATE model_vectors SET outcomes_digest = :d, prior_digest = :p WHERE id = :i"), marks)
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('model_vectors') as batch:
-        batch.drop_column('point_digest')
-    with op.batch_alter_table('models') as batch:
-        batch.drop_column('identity_stamp')
-        batch.drop_column('outcomes_digest')
+    # ALTER TABLE DROP COLUMN, never a batch copy: copying `models` on SQLite drops the old table, and with foreign
+    # keys on that deletes every outcome, alias and vector through ON DELETE CASCADE. SQLite before 3.35 has no DROP
+    # COLUMN: the (nullable, unused by 0004) columns then stay.
+    conn = op.get_bind()
+    if conn.dialect.name == "sqlite":
+        import sqlite3
+
+        if sqlite3.sqlite_version_info < (3, 35):
+            return
+    for table, column in (('model_vectors', 'point_digest'), ('model_vectors', 'prior_digest'),
+                          ('model_vectors', 'outcomes_digest'), ('models', 'identity_stamp'),
+                          ('models', 'outcomes_digest')):
+        op.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
