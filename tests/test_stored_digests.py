@@ -157,3 +157,84 @@ def test_migration_0005_backfills_the_digests(db_url):
         assert st.model_digests() == st.computed_model_digests() and sorted(st.model_digests()) == A
         assert (st.stale_models(s.id), st.stale_models(plain.id)) == want
         assert st.stale_models(s.id, st.computed_model_digests()) == want[0]
+
+
+# -- point digests: what `taskspace check` compares without rebuilding every model's payload ----------------------
+
+def _indexed(store, tmp_path, encoder):
+    from indexer.store.vectors import VectorStore
+    from indexer.sync import reindex
+    from test_sync import fill
+
+    space = fill(store, encoder)
+    vs = VectorStore(path=tmp_path / "qdrant")
+    reindex(store, vs, encoder=encoder)
+    return space, vs
+
+
+def test_point_digests_are_stored_by_a_rebuild_and_forgotten_by_every_write_of_their_inputs(store, tmp_path, encoder):
+    """After a rebuild every vector's point digest is stored and equals the index payload's; a metadata change, a
+    new alias, a re-solved vector and a merge each forget exactly their model's; a push stores it again."""
+    from test_sync import MODELS, save_vectors
+
+    from indexer.sync import check, push_models, space_name
+
+    space, vs = _indexed(store, tmp_path, encoder)
+    try:
+        name = space_name(space)
+        stored = store.point_digests(space.id)
+        assert sorted(stored) == sorted(MODELS) and all(stored.values())
+        assert stored == {h.key: h.payload["digest"] for h in vs.scan(name, "models")}
+        store.upsert_models([{"key": "org/alpha", "license": "apache-2.0"}])
+        store.ingest(SourceBatch(SourceInfo("table", "mem:more", "r1"), {}, [Outcome("org--beta", "toy/geo", "Where is Mount Fuji?", 1.0)]))
+        save_vectors(store, space, ["org/gamma"], seed=9)
+        unknown = sorted(k for k, d in store.point_digests(space.id).items() if d is None)
+        assert unknown == ["org/alpha", "org/beta", "org/gamma"]
+        drift = check(store, vs)[0]  # the unknown ones computed from SQL: alpha's payload and gamma's vector changed
+        assert drift.stale["models"] == ["org/alpha", "org/beta", "org/gamma"]
+        push_models(store, vs, space, unknown)
+        assert all(store.point_digests(space.id).values()) and check(store, vs)[0].clean
+    finally:
+        vs.close()
+
+
+def test_check_with_stored_digests_still_finds_a_tampered_vector(store, tmp_path, encoder):
+    """A point whose payload (and so its digest) is untouched but whose stored vector changed is stale: the vectors
+    are compared through the probes whatever digests SQL keeps."""
+    from indexer.store.vectors import Point
+    from indexer.sync import check, space_name
+
+    space, vs = _indexed(store, tmp_path, encoder)
+    try:
+        name = space_name(space)
+        assert all(store.point_digests(space.id).values())
+        hit = vs.get(name, "models", ["org/beta"], with_vectors=True)["org/beta"]
+        v = hit.vector.copy()
+        v[5] += 0.5  # one entry (beyond what float32 rounding of a dot product can explain)
+        vs.upsert(name, "models", [Point("org/beta", v, {k: x for k, x in hit.payload.items() if k != "key"})],
+                  dim=space.dim)
+        drift = check(store, vs)[0]
+        assert drift.stale["models"] == ["org/beta"] and not drift.missing["models"] and not drift.extra["models"]
+        # and a payload changed behind SQL's back (digest kept) is not hidden by the stored digest either
+        vs.upsert(name, "models", [Point("org/beta", hit.vector, {**{k: x for k, x in hit.payload.items() if k != "key"},
+                                                                  "digest": "0" * 32})], dim=space.dim)
+        assert check(store, vs)[0].stale["models"] == ["org/beta"]
+    finally:
+        vs.close()
+
+
+def test_a_write_between_claim_and_save_wins(store):
+    """The claim protocol: a digest computed from inputs read before a write of those inputs is never stored."""
+    store.ingest(_batch("/a.csv", grid(A, P)))
+    s = store.get_or_create_space("enc@1", 4, 1.0, 0.0)
+    d = store.model_digests()
+    store.save_model_vectors(s.id, [ModelVector(k, np.ones(4), 4, [], {}, d[k]) for k in A])
+    token = store.claim_point_digests(s.id)
+    assert store.point_digests(s.id) == {k: None for k in A}  # a claim reads as unknown
+    store.upsert_models([{"key": A[0], "license": "mit"}])  # written after the points were built
+    assert store.save_point_digests(s.id, token, {k: f"digest-{k}" for k in A}) == 2
+    assert store.point_digests(s.id) == {A[0]: None, A[1]: f"digest-{A[1]}", A[2]: f"digest-{A[2]}"}
+    other = store.claim_point_digests(s.id, [A[0]])
+    assert store.save_point_digests(s.id, token, {A[0]: "late"}) == 0  # an old claim stores nothing
+    assert store.save_point_digests(s.id, other, {A[0]: "now"}) == 1
+    assert store.point_digests(s.id)[A[0]] == "now"

@@ -274,6 +274,7 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             for k, v in sorted(clean.items()):
                 if k in ids:
                     conn.execute(update(Model).where(Model.id == ids[k]).values(**v))
+            self._forget_point_digests(conn, ids.values())  # their index payloads change
         return len(clean)
 
     def get_source(self, location: str) -> SourceRecord | None:

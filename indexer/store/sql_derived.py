@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from sqlalchemy import delete, or_, select, update
 
-from ..errors import DimensionError, InputError, NotFoundError
+from ..errors import DimensionError, InputError, NotFoundError, StoreError
 from ..space import SpaceSpec
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpaceCalibrationRow,
                          SpacePatternRow, SpacePriorRow, utcnow)
@@ -163,7 +163,10 @@ class DerivedMixin:
                 d = outs.get(k)
                 ok = d is not None and r["inputs_digest"] == inputs_digest(d, pdig)
                 r.update(outcomes_digest=d if ok else None, prior_digest=pdig if ok else None, point_digest=None)
-            have = set(conn.execute(select(ModelVectorRow.model_id).where(ModelVectorRow.space_id == space_id)).scalars())
+            have: set = set()  # the saved models that have a vector already (only theirs read)
+            for c in chunks(sorted(mids.values())):
+                have.update(conn.execute(select(ModelVectorRow.model_id).where(
+                    ModelVectorRow.space_id == space_id, ModelVectorRow.model_id.in_(c))).scalars())
             inserts = [dict(space_id=space_id, model_id=mids[k], **r) for k, r in sorted(rows.items()) if mids[k] not in have]
             for c in chunks(inserts, 500):
                 conn.execute(ModelVectorRow.__table__.insert(), c)
@@ -173,6 +176,59 @@ class DerivedMixin:
                                                               ModelVectorRow.model_id == mids[k]).values(**r))
             self._drop_unused_patterns(conn, space_id)
         return len(rows)
+
+    # -- the digests of the index points SQL implies (model_vectors.point_digest) ----------------------------------
+    @staticmethod
+    def _forget_point_digests(conn, model_ids) -> None:
+        """Inside a write transaction that changes what these models' index points hold (their metadata, key or
+        aliases): their stored point digests are unknown again (in every space)."""
+        ids = sorted(set(int(i) for i in model_ids))
+        for c in chunks(ids):
+            conn.execute(update(ModelVectorRow).where(ModelVectorRow.model_id.in_(c),
+                                                      ModelVectorRow.point_digest.is_not(None)).values(point_digest=None))
+
+    def point_digests(self, space_id: int) -> dict[str, str | None]:
+        """model key -> the stored digest of its index point (None: unknown, compute it) for every vector of the
+        space. A claim token (``~...``, :meth:`claim_point_digests`) reads as unknown."""
+        q = (select(Model.key, ModelVectorRow.point_digest).join(Model, Model.id == ModelVectorRow.model_id)
+             .where(ModelVectorRow.space_id == space_id))
+        with self._read() as conn:
+            rows = conn.connection().execute(q).all()
+        return {k: (d if d and not d.startswith("~") else None) for k, d in rows}
+
+    def claim_point_digests(self, space_id: int, models: Sequence[str] | None = None) -> str:
+        """Mark the unknown point digests of these models' vectors (all when None) with a fresh token and return it,
+        before their points are built: :meth:`save_point_digests` then stores a digest only where the token is still
+        there, so a write of the inputs in between (which sets None) wins and nothing stale is ever stored."""
+        import uuid
+
+        token = "~" + uuid.uuid4().hex[:31]
+        v = ModelVectorRow
+        cond = [v.space_id == space_id, or_(v.point_digest.is_(None), v.point_digest.like("~%"))]
+        with self._write("claiming point digests") as conn:
+            if models is None:
+                conn.execute(update(v).where(*cond).values(point_digest=token))
+            else:
+                mids = list(self._ids_by(conn, Model.key, Model.id, list(models)).values())
+                for c in chunks(sorted(mids)):
+                    conn.execute(update(v).where(*cond, v.model_id.in_(c)).values(point_digest=token))
+        return token
+
+    def save_point_digests(self, space_id: int, token: str, digests: dict[str, str]) -> int:
+        """Store each model's point digest where its row still holds ``token`` (see :meth:`claim_point_digests`)."""
+        if not digests:
+            return 0
+        n = 0
+        with self._write("saving point digests") as conn:
+            mids = self._ids_by(conn, Model.key, Model.id, list(digests))
+            raw = conn.connection()
+            mark = "?" if raw.dialect.paramstyle == "qmark" else "%s"
+            sql = (f"UPDATE {ModelVectorRow.__tablename__} SET point_digest = {mark} "
+                   f"WHERE space_id = {mark} AND model_id = {mark} AND point_digest = {mark}")
+            rows = [(d, space_id, mids[k], token) for k, d in sorted(digests.items()) if k in mids]
+            for c in chunks(rows):
+                n += raw.exec_driver_sql(sql, c).rowcount or 0
+        return n
 
     @staticmethod
     def _drop_unused_patterns(conn, space_id: int) -> None:
@@ -219,6 +275,20 @@ class DerivedMixin:
             rows.sort(key=lambda r: r[0])
         return [ModelVector(k, np.frombuffer(vec, dtype="<f4").copy(), n, list(b or []), dict(a or {}), d, t, pk, lam, nz)
                 for k, vec, n, b, a, d, t, pk, lam, nz in rows]
+
+    def model_vector_matrix(self, space_id: int) -> tuple[list[str], np.ndarray]:
+        """(model keys, float32 (n, dim) vectors) of every vector of the space, in key order: only the vectors read."""
+        q = (select(Model.key, ModelVectorRow.vector).join(Model, Model.id == ModelVectorRow.model_id)
+             .where(ModelVectorRow.space_id == space_id).order_by(Model.key))
+        with self._read() as conn:
+            rows = conn.connection().execute(q).all()
+        dim = self.get_space(space_id).dim
+        if not rows:
+            return [], np.zeros((0, dim), np.float32)
+        bad = next((k for k, v in rows if len(v) != 4 * dim), None)
+        if bad is not None:
+            raise StoreError(f"the stored vector of {bad} in space {space_id} does not have {dim} float32 entries")
+        return [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
 
     def model_vector_keys(self, space_id: int) -> list[str]:
         """The models that have a vector in this space (keys only: no vector is read)."""
