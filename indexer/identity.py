@@ -110,9 +110,16 @@ class AliasTable:
         low = name.lower()
         if low in self.hub:
             return "hub", self.hub[low]
-        if low in self.api_names or any(fnmatch.fnmatchcase(low, p) for p in self.api_patterns):
+        if low in self.api_names or (self._patterns is not None and self._patterns.match(low)):
             return "api", None
         return None
+
+    @functools.cached_property
+    def _patterns(self) -> "re.Pattern | None":
+        """The api patterns as one regular expression (what ``any(fnmatchcase(low, p) for p in patterns)`` tests)."""
+        if not self.api_patterns:
+            return None
+        return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.api_patterns))
 
 
 @functools.lru_cache(maxsize=1)

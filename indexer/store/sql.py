@@ -221,6 +221,18 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
     def _insert_ignore(self, conn: Session, table, rows: list[dict], keys: list[str]) -> None:
         if not rows:
             return
+        cols = list(rows[0])
+        if all(list(r) == cols and all(v is None or type(v) in (str, int) for v in r.values()) for r in rows):
+            # plain values (names, ids): straight to the driver, no per-row processing by SQLAlchemy (32k model
+            # and alias rows of a Hub-scale source cost more in it than in the database)
+            q = self.engine.dialect.identifier_preparer.quote
+            mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
+            sql = (f"INSERT INTO {q(table.name)} ({', '.join(q(c) for c in cols)}) VALUES ({', '.join([mark] * len(cols))}) "
+                   f"ON CONFLICT ({', '.join(q(k) for k in keys)}) DO NOTHING")
+            raw = conn.connection()
+            for chunk in _chunks(rows, 5000):
+                raw.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in chunk])
+            return
         if self.dialect == "postgresql":  # imported here: the PostgreSQL dialect costs SQLite users 0.1 s at start
             from sqlalchemy.dialects.postgresql import insert
         else:
@@ -230,9 +242,18 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             conn.execute(ins.on_conflict_do_nothing(index_elements=keys), chunk)
 
     def _ids_by(self, conn: Session, column, id_column, values: Sequence) -> dict:
+        """``{value: id}`` of the rows whose ``column`` is one of ``values`` (plain strings or integers): IN-lists
+        straight to the driver, without SQLAlchemy's per-parameter expansion."""
         out: dict = {}
-        for chunk in _chunks(list(values)):
-            out.update(conn.execute(select(column, id_column).where(column.in_(chunk))).all())
+        values = list(values)
+        if not values:
+            return out
+        q = self.engine.dialect.identifier_preparer.quote
+        mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
+        raw = conn.connection()
+        head = f"SELECT {q(column.name)}, {q(id_column.name)} FROM {q(column.table.name)} WHERE {q(column.name)} IN "
+        for chunk in _chunks(values, 5000):
+            out.update(raw.exec_driver_sql(head + f"({', '.join([mark] * len(chunk))})", tuple(chunk)).all())
         return out
 
     # -- models and sources -------------------------------------------------------------------------------

@@ -401,7 +401,9 @@ class IngestMixin:
                            "model_revision": cols.revisions.get((model, bench))})
             total += hi - lo
         self._insert_blocks(conn, blocks)
-        self._refresh_outcome_digests(conn, touched)
+        bench_name = {i: n for n, i in bench_ids.items()}
+        self._refresh_outcome_digests(conn, touched, fresh=(source_id, [
+            (b["model_id"], src.location, bench_name[b["benchmark_id"]], b["digest"]) for b in blocks]))
         conn.execute(update(Source).where(Source.id == source_id).values(
             kind=src.kind, revision=revision, seen_revision=revision, checked_at=now, ingested_at=now, n_outcomes=total))
         return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None, source_id=source_id)

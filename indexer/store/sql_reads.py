@@ -240,15 +240,20 @@ class ReadMixin:
         return _outcome_digests(rows)
 
     @staticmethod
-    def _refresh_outcome_digests(conn, model_ids) -> None:
+    def _refresh_outcome_digests(conn, model_ids, fresh: tuple[int, list] | None = None) -> None:
         """Recompute ``models.outcomes_digest`` of these models from their outcome blocks, inside the write
-        transaction that changed them (None for a model left without outcomes)."""
+        transaction that changed them (None for a model left without outcomes). ``fresh``: ``(source id, rows)``,
+        the blocks that transaction just wrote for one source as rows ``(model id, location, benchmark, digest)``:
+        taken as given, only the blocks of the other sources are read."""
         ids = sorted(set(int(i) for i in model_ids))
         if not ids:
             return
         q = (select(OutcomeBlock.model_id, Source.location, Benchmark.name, OutcomeBlock.digest)
              .join(Source, Source.id == OutcomeBlock.source_id).join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id))
-        digests = _outcome_digests(rows_for_keys(conn, q, OutcomeBlock.model_id, ids))
+        if fresh is not None:
+            q = q.where(OutcomeBlock.source_id != fresh[0])
+        rows = rows_for_keys(conn, q, OutcomeBlock.model_id, ids)
+        digests = _outcome_digests(rows + list(fresh[1]) if fresh is not None else rows)
         raw = conn.connection() if hasattr(conn, "get_bind") else conn
         mark = "?" if raw.dialect.paramstyle == "qmark" else "%s"
         sql = f"UPDATE {Model.__tablename__} SET outcomes_digest = {mark} WHERE id = {mark}"
