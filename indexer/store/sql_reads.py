@@ -250,10 +250,18 @@ class ReadMixin:
             return
         q = (select(OutcomeBlock.model_id, Source.location, Benchmark.name, OutcomeBlock.digest)
              .join(Source, Source.id == OutcomeBlock.source_id).join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id))
-        if fresh is not None:
-            q = q.where(OutcomeBlock.source_id != fresh[0])
-        rows = rows_for_keys(conn, q, OutcomeBlock.model_id, ids)
-        digests = _outcome_digests(rows + list(fresh[1]) if fresh is not None else rows)
+        if fresh is None:
+            rows = rows_for_keys(conn, q, OutcomeBlock.model_id, ids)
+        else:  # the other sources' blocks of the models the source holds (a semi-join: no 32k-long IN-lists) ...
+            sid, new_rows = fresh
+            q = q.where(OutcomeBlock.source_id != sid)
+            core = conn.connection() if hasattr(conn, "get_bind") else conn
+            rows = core.execute(q.where(OutcomeBlock.model_id.in_(
+                select(OutcomeBlock.model_id).where(OutcomeBlock.source_id == sid)))).all()
+            held = {r[0] for r in new_rows}  # ... and of those it held before and holds no more
+            rows += rows_for_keys(conn, q, OutcomeBlock.model_id, [i for i in ids if i not in held]) if set(ids) - held else []
+            rows += list(new_rows)
+        digests = _outcome_digests(rows)
         raw = conn.connection() if hasattr(conn, "get_bind") else conn
         mark = "?" if raw.dialect.paramstyle == "qmark" else "%s"
         sql = f"UPDATE {Model.__tablename__} SET outcomes_digest = {mark} WHERE id = {mark}"
