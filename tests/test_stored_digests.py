@@ -111,14 +111,17 @@ def test_merge_checks_only_keys_not_yet_checked_under_these_rules(store, tmp_pat
     real = identity.resolve_many
     monkeypatch.setattr(identity, "resolve_many", lambda names: seen.append(sorted(names)) or real(names))
     assert store.merge_model_names() == []
-    assert seen == [["Llama-local", "org/alpha"]]
-    assert store.merge_model_names() == [] and len(seen) == 1  # nothing unchecked: nothing resolved
-    store.ingest(_batch("/b.csv", grid(["org/beta"], P[:1])))
-    assert store.merge_model_names() == [] and seen[-1] == ["org/beta"]  # only the new row
+    assert seen == []  # keys an ingest stored as they resolve were stamped there: nothing to check
+    store.upsert_models([{"key": "org--beta"}])  # a row written without resolving its key (metadata for a new name)
+    assert store.merge_model_names() == [("org--beta", "org/beta")] and seen == [["org--beta"]]
+    assert store.merge_model_names() == [] and seen[-1] == ["org/beta"]  # a renamed row is checked once more
+    assert store.merge_model_names() == [] and len(seen) == 2  # checked keys are not resolved again
+    store.ingest(_batch("/b.csv", grid(["org/gamma"], P[:1])))
+    assert store.merge_model_names() == [] and len(seen) == 2
     (tmp_path / "home" / "aliases.toml").write_text('[hub]\n"Llama-local" = "meta-llama/Llama-3.1-8B"\n')
     assert store.merge_model_names() == [("Llama-local", "meta-llama/Llama-3.1-8B")]  # the rules changed: all again
-    assert seen[-1] == ["Llama-local", "org/alpha", "org/beta"]
-    assert [m.key for m in store.list_models()] == ["meta-llama/Llama-3.1-8B", "org/alpha", "org/beta"]
+    assert seen[-1] == ["Llama-local", "org/alpha", "org/beta", "org/gamma"]
+    assert [m.key for m in store.list_models()] == ["meta-llama/Llama-3.1-8B", "org/alpha", "org/beta", "org/gamma"]
     assert store.model_digests() == store.computed_model_digests()
     reset_settings()
 

@@ -198,6 +198,9 @@ def _fingerprint(table: OutcomeTable) -> str:
     return fp.hexdigest()[:40]
 
 
+_STAMP = "\x00stamp"  # the key of the identity rules' stamp in the idents of _identities (no model name has a NUL)
+
+
 class IngestMixin:
 
     def ingest(self, batch: SourceBatch) -> IngestResult:
@@ -280,10 +283,11 @@ class IngestMixin:
     def _identities(self, table: OutcomeTable) -> tuple[OutcomeTable, dict]:
         """The table with each model name replaced by its model's key (:mod:`indexer.identity`: a name the SQL
         alias table knows keeps its row; otherwise the alias files and naming rules), and ``{key: [(name, kind,
-        rule)]}`` for the alias rows. Two names of one model in one source become one model (their outcomes on the
+        rule)]}`` for the alias rows (and under :data:`_STAMP` the identity rules' stamp they were resolved under). Two names of one model in one source become one model (their outcomes on the
         same prompt averaged like repeats). Names no database can take are left for the checks to report."""
-        from ..identity import resolve_many
+        from ..identity import resolve_many, rules_stamp
 
+        stamp = rules_stamp()  # taken before resolving: a file changed meanwhile leaves the rows to re-check
         usable = [m for m in dict.fromkeys(table.models)
                   if isinstance(m, str) and m.strip() and not name_problem(m) and len(m) <= 512]
         known = self.resolve_aliases(usable) if usable else {}
@@ -298,6 +302,7 @@ class IngestMixin:
                 key, kind, rule = i.key, i.kind, i.rule
             mapping[m] = key
             idents.setdefault(key, []).append((m, kind, rule))
+        idents[_STAMP] = stamp
         if all(mapping.get(m, m) == m for m in table.models):
             return table, idents
         return replace(table, models=[mapping.get(m, m) for m in table.models]), idents
@@ -354,8 +359,13 @@ class IngestMixin:
             kinds = [kd for _, kd, _ in idents.get(k, []) if kd]
             return kinds[0] if kinds else ("hub" if looks_like_repo_id(k) else "name")
 
+        # a new key given as it resolves (a name that is its own key) is a fixed point of the identity rules it was
+        # resolved under: stamped, so merge_model_names need not resolve it again (other new keys are left to it)
+        stamp = idents.get(_STAMP)
+        fixed = {k for k in new_models if any(name == k and rule != "stored" for name, _, rule in idents.get(k, []))}
         self._insert_ignore(conn, Model.__table__, [
-            {"key": k, "kind": kind_of(k), "revision": model_rev.get(k)} for k in new_models], ["key"])
+            {"key": k, "kind": kind_of(k), "revision": model_rev.get(k), "identity_stamp": stamp if k in fixed else None}
+            for k in new_models], ["key"])
         mids.update(self._ids_by(conn, Model.key, Model.id, new_models))
         # every name the source used (and the key itself) -> the model's row; a name already stored keeps its row
         alias_rows = {k: {"alias": k, "model_id": mids[k], "rule": "as-given"} for k in keys}
