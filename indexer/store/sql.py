@@ -46,7 +46,10 @@ Bulk reads (solver, worker, evaluator)
 - Models and benchmarks: ``list_models`` (all, or some keys), ``get_model`` (:class:`ModelRecord`); ``list_benchmarks``
   (:class:`BenchmarkRecord`, with the number of prompts), ``benchmark_prompts`` (prompt ids in position order).
 - ``model_digests``: a hex sha256 per model over its stored outcomes; it changes iff that model's outcomes
-  changed (any source, any benchmark).
+  changed (any source, any benchmark). Kept in ``models.outcomes_digest`` by every write of outcome blocks
+  (ingest, ``merge_model_names``, ``delete_source``: recomputed for the models that write touched, in its
+  transaction), so reading it is one short row per model; ``computed_model_digests`` recomputes it from the blocks
+  (what the column must equal); ``models_with_outcomes`` counts them.
 - ``counts`` (rows per table, outcome cells) and ``database_size`` (bytes).
 
 Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt from these)
@@ -56,8 +59,15 @@ Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt
 - Model vectors (:class:`ModelVector`): ``save_model_vectors`` (upsert per model; a vector of the wrong
   dimension raises DimensionError; optionally with the space's shrinkage target, a :class:`SpacePrior`
   (method ``auto-mean``), in the same transaction), ``load_model_vectors``, ``delete_model_vectors``,
-  ``get_space_prior``, ``model_vector_keys`` (the models with a vector, none read); ``stale_models``: the models
-  with outcomes whose vector is missing or whose inputs digest differs from ``model_digests``. Each vector carries
+  ``get_space_prior``, ``model_vector_keys`` (the models with a vector, none read), ``model_vector_matrix`` (keys
+  and vectors only); ``stale_models``: the models with outcomes whose vector is missing or whose inputs digest
+  differs from ``model_digests`` (a comparison of columns in SQL: each vector keeps the outcomes and prior digests
+  it was solved from, set on saving when its inputs digest is theirs; only stale rows are read);
+  ``orphan_model_vectors``: vectors of models left without outcomes. ``point_digests`` /
+  ``claim_point_digests`` / ``save_point_digests``: the digest of the index point each vector implies
+  (:func:`indexer.sync.check` compares it instead of rebuilding 32k payloads), stored by pushes and rebuilds under
+  a claim token and forgotten (None) by every write of its inputs (the model's metadata, key or aliases, the vector
+  row), so a digest computed from inputs that changed meanwhile is never stored. Each vector carries
   the posterior of its scores (its coverage pattern's key, lambda, residual variance); ``save_model_vectors``
   also stores the patterns' factors and the space's calibration map (:mod:`indexer.posterior`) in the same
   transaction: ``load_patterns``, ``get_space_calibration``.

@@ -229,7 +229,10 @@ class IngestMixin:
         alias table, or a name an alias file learned since): renamed to that key, or merged into its row when it
         exists (their outcome blocks move there; a block of the same source and benchmark under both names keeps
         the target's). Their aliases follow. Returns ``(old key, new key)`` pairs. The next index pass re-solves
-        the models whose outcomes changed."""
+        the models whose outcomes changed. Only rows not yet checked under the current identity rules are resolved
+        (``models.identity_stamp`` != :func:`indexer.identity.rules_stamp`: rows written without resolving their
+        key, renamed rows, or every row once the rules or an alias file change); a row whose key resolves to itself
+        is stamped, so a pass with nothing new resolves nothing."""
         from ..identity import resolve_many, rules_stamp
 
         stamp = rules_stamp()
