@@ -406,9 +406,15 @@ class IngestMixin:
         group = uniq // max(len(pid_of), 1)
         prompt = pid_of[np.argsort(pid_of)][uniq % max(len(pid_of), 1)]
         bounds = np.r_[0, np.flatnonzero(np.diff(group)) + 1, len(uniq)] if len(uniq) else np.zeros(1, np.int64)
-        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            model, bench = cols.groups[int(group[lo])]
-            a, b, digest = _pack(prompt[lo:hi], means[lo:hi])
+        # every block's bytes are slices of the whole columns packed once (the bytes _pack gives each block)
+        all_ids = np.ascontiguousarray(prompt, dtype="<i4").tobytes()
+        all_scores = np.ascontiguousarray(means, dtype="<f4").tobytes()
+        sha = hashlib.sha256
+        groups_at = group[bounds[:-1]].tolist() if len(bounds) > 1 else []
+        for lo, hi, g in zip(bounds[:-1].tolist(), bounds[1:].tolist(), groups_at):
+            model, bench = cols.groups[g]
+            a, b = all_ids[4 * lo:4 * hi], all_scores[4 * lo:4 * hi]
+            digest = sha(a + b).hexdigest()
             blocks.append({"source_id": source_id, "model_id": mids[model], "benchmark_id": bench_ids[bench],
                            "n": hi - lo, "prompt_ids": a, "scores": b, "digest": digest,
                            "model_revision": cols.revisions.get((model, bench))})
