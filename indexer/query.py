@@ -68,7 +68,12 @@ def predictor(store, space):
                 _PATTERNS[(skey, k)] = post
         return {k: _PATTERNS[(skey, k)] for k in keys if (skey, k) in _PATTERNS}
 
-    return Predictor(space, store.get_space_calibration(space.id), load)
+    cal = store.get_space_calibration(space.id)
+    prior = None
+    if cal is not None and cal.folded:  # the level/deviation map folds the prior's part of the query: u . row
+        stored = store.get_space_prior(space.id)
+        prior = None if stored is None else stored.vector
+    return Predictor(space, cal, load, prior)
 
 
 def _matches(hits, pred, q: np.ndarray) -> list[Match]:
@@ -219,8 +224,8 @@ def find_models(prompts: list[str] | None = None, *, benchmark: str | None = Non
     q = query_vector(store, vectors, sp, prompts=prompts, benchmark=benchmark)
     pred = predictor(store, sp)
     name = space_name(sp)
-    if rank == "probability":  # the calibration is increasing in the score: Qdrant's order is the order
-        return _matches(vectors.search(name, "models", q, filters=filters, limit=top), pred, q)
+    if rank == "probability":  # the calibration is increasing in the (folded) score: Qdrant's order is the order
+        return _matches(vectors.search(name, "models", pred.fold(q), filters=filters, limit=top), pred, q)
     return [m for m, _ in lcb_ranked(vectors, name, q, pred, filters=filters, limit=top)]
 
 
@@ -234,12 +239,13 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
 
     exhaustive = fetch is not None
     fetch = fetch if exhaustive else max(4 * limit, 50)
+    search = pred.fold(q)  # the level/deviation map's folded query (the variances stay those at the raw row q)
     while True:
-        hits = vectors.search(name, "models", q, filters=filters, limit=fetch + 1)
+        hits = vectors.search(name, "models", search, filters=filters, limit=fetch + 1)
         more = len(hits) > fetch
         found = _matches(hits[:fetch], pred, q)
-        lower = np.array([m.score - Z_INTERVAL * np.sqrt(m.variance) if np.isfinite(m.variance) else m.score
-                          for m in found])
+        lower = np.array([m.score - Z_INTERVAL * pred.scale * np.sqrt(m.variance) if np.isfinite(m.variance)
+                          else m.score for m in found])
         if shift is not None:
             lower = lower - np.array([shift(m) for m in found])
         if exhaustive or not more or lcb_candidates_exact(lower, lower, limit, float(hits[fetch].score)):

@@ -26,6 +26,7 @@ from ..errors import InputError, ReadOnlyError
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock, Source, Space,
                          SpaceCalibrationRow, SpacePatternRow, SpacePriorRow, utcnow)
 from .sql_types import MODEL_FIELDS, BenchmarkVector, ModelVector, chunks
+from .sql_derived import _folded
 
 PULLED_KIND = "pulled"
 
@@ -176,7 +177,7 @@ class RecordsMixin:
         if cal is not None:
             conn.execute(SpaceCalibrationRow.__table__.insert().values(
                 space_id=sid, a=float(cal.a), b=float(cal.b), n_cells=int(cal.n_cells), n_models=int(cal.n_models),
-                spread=float(cal.spread), computed_at=utcnow()))
+                spread=float(cal.spread), computed_at=utcnow(), **_folded(cal)))
         bv_rows = [dict(space_id=sid, benchmark_id=bids[b.benchmark], dim=int(spec.dim), vector=f4(b.vector),
                         n_prompts=int(b.n_prompts), computed_at=b.computed_at or utcnow())
                    for b in item.benchmark_vectors]
