@@ -59,6 +59,9 @@ SPACE_COLUMNS = ("space", "key", "encoder", "encoder_name", "encoder_revision", 
                  "calibration_n_models", "calibration_spread", "n_models", "created_at")
 #: written since the level/deviation calibration (indexer.posterior.Calibration.level ...); optional when read
 SPACE_OPTIONAL = ("calibration_level", "calibration_specific", "calibration_shared")
+#: the space's prior (the models' mean normal, ``prior`` list<float64>, and how many models it is the mean of), so a
+#: pulled index folds a query as the one it was published from (indexer.posterior.Calibration.fold); optional
+SPACE_PRIOR = ("prior", "prior_models")
 
 
 def models_file(space: str) -> str:
@@ -235,8 +238,9 @@ def spaces_table(rows: list[dict]) -> bytes:
                         ("encoder_dim", i), ("dim", i), ("lam", f), ("eps", f), ("method", s), ("params", s),
                         ("layout", s), ("calibration_a", f), ("calibration_b", f), ("calibration_n_cells", i),
                         ("calibration_n_models", i), ("calibration_spread", f), ("n_models", i), ("created_at", s),
-                        ("calibration_level", f), ("calibration_specific", f), ("calibration_shared", f)])
-    return _parquet({c: [r.get(c) for r in rows] for c in SPACE_COLUMNS + SPACE_OPTIONAL}, schema)
+                        ("calibration_level", f), ("calibration_specific", f), ("calibration_shared", f),
+                        ("prior", pa.list_(f)), ("prior_models", i)])
+    return _parquet({c: [r.get(c) for r in rows] for c in SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR}, schema)
 
 
 # -------------------------------------------------------------------------------------------- reading
@@ -255,6 +259,8 @@ class SpaceRecords:
     created_at: datetime | None = None
     #: model key -> every name its sources gave it (the SQL model_aliases), its key included
     aliases: dict[str, list[str]] = field(default_factory=dict)
+    #: the space's prior (vector, n_models), when published with it (:data:`SPACE_PRIOR`)
+    prior: tuple | None = None
     #: the indexed prompts' (hash, benchmarks, index row), for the prompts collection
     prompts: list[tuple[str, list[str], np.ndarray]] = field(default_factory=list)
 
@@ -393,6 +399,12 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             if not all(math.isfinite(x) for x in (cal.a, cal.b, cal.spread, *(x for x in folded if x is not None))):
                 errors.add(where, "calibration has NaN or infinite entries")
         rec = SpaceRecords(spec, r, cal, created_at=_time(r.get("created_at"), where, errors))
+        if r.get("prior") is not None:
+            u = np.asarray(r["prior"], dtype=np.float64)
+            if np.isfinite(u).all() and 0 < u.shape[0] < int(spec.dim) and int(r.get("prior_models") or 0) > 0:
+                rec.prior = (u, int(r["prior_models"]))
+            else:
+                errors.add(where, "its prior is not a finite vector shorter than the space's")
         # patterns
         pname = patterns_file(spec.name)
         pt = _read_table(root, pname, PATTERN_COLUMNS, errors)

@@ -256,13 +256,16 @@ def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.n
     logistic regression of the outcome on the model's level ``l``, the model-specific part of its deviation
     ``deviation - shared`` and the prior's part ``shared`` (None or all 0: a space without a prior, one factor for
     the whole deviation). A coefficient that comes out negative carries no held-out information and is fixed at 0
-    (the others refitted). Too few cells or one class: the plain identity-like map of :func:`fit_calibration`."""
+    (the others refitted). Too few cells or one class: the map of :func:`fit_calibration` (of the raw score) in this
+    form (every coefficient its slope)."""
     l, dv, o = (np.asarray(x, dtype=np.float64).ravel() for x in (level, deviation, outcomes))
     u = np.zeros_like(dv) if shared is None else np.asarray(shared, dtype=np.float64).ravel()
     keep = np.isfinite(l) & np.isfinite(dv) & np.isfinite(u) & np.isfinite(o)
     l, dv, u, o = l[keep], dv[keep], u[keep], o[keep]
-    if l.size < 20 or o.sum() <= 0 or (1 - o).sum() <= 0:
-        return fit_calibration(l + dv, o, spread)
+    if l.size < 20 or o.sum() <= 0 or (1 - o).sum() <= 0:  # the plain map of the raw score, in the folded form
+        plain = fit_calibration(l + dv, o, spread)
+        return Calibration(plain.a, plain.b, plain.n_cells, spread=plain.spread, level=plain.b, specific=plain.b,
+                           shared=plain.b)
     has_prior = bool(np.any(u != 0.0))
     F = np.column_stack([l, dv - u, u] if has_prior else [l, dv])
     use = np.ones(F.shape[1], dtype=bool)

@@ -74,8 +74,9 @@ def test_the_fit_recovers_known_coefficients_and_keeps_them_non_negative():
     y2 = (rng.random(n) < 1 / (1 + np.exp(-(2.0 * level - 0.7 * dev)))).astype(float)
     cal2 = posterior.fit_level_calibration(level, dev, None, y2)
     assert cal2.specific == 0.0 and cal2.shared == 0.0 and 1.5 < cal2.level < 2.0  # (the omitted deviation attenuates it)
-    # too few cells: the plain map, not folded
-    assert not posterior.fit_level_calibration(level[:5], dev[:5], None, y[:5]).folded
+    # too few cells: the plain map of the raw score, in the folded form
+    few = posterior.fit_level_calibration(level[:5], dev[:5], None, y[:5])
+    assert few.folded and few.level == few.specific == few.shared == few.b
 
 
 def test_the_folded_query_ranks_as_the_probabilities_and_gives_the_maps_logit():

@@ -50,6 +50,7 @@ class ImportedSpace:
     benchmark_vectors: list[BenchmarkVector] = field(default_factory=list)
     created_at: datetime | None = None
     aliases: dict[str, list[str]] = field(default_factory=dict)  # model key -> its names (model_aliases)
+    prior: tuple | None = None  # (the space prior's vector, n_models): a folded query needs it (posterior.Calibration)
 
 
 class RecordsMixin:
@@ -173,6 +174,11 @@ class RecordsMixin:
                                  Cinv=None if p.Cinv is None else f4(p.Cinv), computed_at=utcnow()))
         for c in chunks(pat_rows, 20):
             conn.execute(SpacePatternRow.__table__.insert(), c)
+        prior = getattr(item, "prior", None)
+        if prior is not None:  # what a folded query needs (indexer.posterior.Calibration.fold)
+            u = np.asarray(prior[0], dtype="<f8")
+            conn.execute(SpacePriorRow.__table__.insert().values(
+                space_id=sid, dim=int(u.shape[0]), vector=u.tobytes(), n_models=int(prior[1]), computed_at=utcnow()))
         cal = item.calibration
         if cal is not None:
             conn.execute(SpaceCalibrationRow.__table__.insert().values(
