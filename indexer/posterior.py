@@ -30,6 +30,8 @@ __all__ = ["PatternPosterior", "Calibration", "Predictor", "pattern_posteriors",
 Z_INTERVAL = 1.6448536269514722
 #: how many source prompts (a seeded sample) the calibration's leave-one-out cells come from
 CALIBRATION_PROMPTS = 2000
+#: at most this many models (a seeded sample) are refitted for the level/deviation map's held-out cells
+CALIBRATION_MODELS = 2000
 
 
 @dataclass(frozen=True, eq=False)
@@ -289,11 +291,14 @@ def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.n
 
 
 def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int = 2, seed: int = 0,
-                  size: int = CALIBRATION_PROMPTS) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                  size: int = CALIBRATION_PROMPTS, models: int = CALIBRATION_MODELS
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Cross-fitted held-out source cells for :func:`fit_level_calibration`: the prompts (rows ``X`` (N, width) with
     outcomes ``S`` (M, N)) are cut at random (``seed``) into ``folds`` parts; on each part (a seeded sample of at most
     ``size / folds`` of its prompts) every model is scored by a fit on the other parts (``make_solver()``: a new
-    solver of the space; its prior, when it has one, re-estimated there), in the index form of ``space``. Unlike
+    solver of the space; its prior, when it has one, re-estimated there), in the index form of ``space``; with more
+    than ``models`` models, a seeded sample of that many (the prior, a mean over models, barely changes; the
+    refits' cost is per model there). Unlike
     the closed-form leave-one-out cells the whole prompt is held out, so the prior (the models' mean normal, fitted
     on every model's outcomes of the prompt) does not know the held-out prompt's difficulty. Returns (level,
     deviation, prior's part of the deviation, outcome in [0, 1]) per observed held-out cell."""
@@ -303,6 +308,8 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
     S = np.asarray(S)
     N = X.shape[0]
     rng = np.random.default_rng(seed)
+    if S.shape[0] > models:
+        S = S[np.sort(rng.choice(S.shape[0], int(models), replace=False))]
     part = rng.permutation(N) % max(int(folds), 2)
     out: list[list[np.ndarray]] = [[], [], [], []]
     for k in range(max(int(folds), 2)):
