@@ -30,6 +30,8 @@ __all__ = ["PatternPosterior", "Calibration", "Predictor", "pattern_posteriors",
 Z_INTERVAL = 1.6448536269514722
 #: how many source prompts (a seeded sample) the calibration's leave-one-out cells come from
 CALIBRATION_PROMPTS = 2000
+#: the smallest factor of the raw score and of the level in a folded query (:attr:`Calibration.ranking_coefficients`)
+TIE_BREAK = 1e-6
 #: at most this many models (a seeded sample) are refitted for the level/deviation map's held-out cells
 CALIBRATION_MODELS = 2000
 
@@ -153,18 +155,26 @@ class Calibration:
         row = np.asarray(row, dtype=np.float64)
         if not self.folded:
             return row, 0.0
-        g, h = float(self.specific), float(self.shared if u is not None else self.specific)
+        g, lev = self.ranking_coefficients
+        h = float(self.shared) if u is not None else g
         q = g * row
-        q[-2] = float(self.level) - g
+        q[-2] = lev - g
         q[-1] = -(h - g)
         offset = 0.0 if u is None else (h - g) * float(np.asarray(u, np.float64) @ row[:np.asarray(u).shape[0]])
         return q, offset
 
     @property
+    def ranking_coefficients(self) -> tuple[float, float]:
+        """(specific, level) as the folded query uses them: at least :data:`TIE_BREAK`, so that where the held-out
+        cells carry no information (a coefficient fitted 0, e.g. on a tiny index) models still rank by their level and
+        raw score instead of all tying (the probabilities move by at most that much per unit of score)."""
+        return max(float(self.specific), TIE_BREAK), max(float(self.level), TIE_BREAK)
+
+    @property
     def scale(self) -> float:
         """How much a unit of the raw score moves the score the map takes: 1, or ``specific`` when folded (the
         posterior sd of a folded score is ``specific`` times the raw score's)."""
-        return float(self.specific) if self.folded else 1.0
+        return self.ranking_coefficients[0] if self.folded else 1.0
 
     def interval(self, score, variance, z: float = Z_INTERVAL, offset: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """(low, high): the posterior interval ``score -/+ z sd`` mapped through the calibration (``variance``: the

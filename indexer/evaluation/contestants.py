@@ -197,7 +197,7 @@ class SolverContestant:
 
             def folded(Q: np.ndarray) -> np.ndarray:
                 Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
-                g, lev = float(cal.specific), float(cal.level)
+                g, lev = cal.ranking_coefficients
                 h = float(cal.shared) if u is not None else g
                 Z = cal.a + g * (V @ Xi.T) + (lev - g) * V[:, -2:-1] - (h - g) * V[:, -1:]  # = a + fold(q) . v_i
                 if u is not None:
