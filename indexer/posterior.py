@@ -30,6 +30,9 @@ __all__ = ["PatternPosterior", "Calibration", "Predictor", "pattern_posteriors",
 Z_INTERVAL = 1.6448536269514722
 #: how many source prompts (a seeded sample) the calibration's leave-one-out cells come from
 CALIBRATION_PROMPTS = 2000
+#: the parts the level/deviation map's held-out cells are cut into (:func:`heldout_cells`): two refits of every
+#: model on half of the prompts each (one halves the cost; measured worse calibration, docs/RESULTS.md)
+CALIBRATION_FOLDS = 2
 #: the smallest factor of the raw score and of the level in a folded query (:attr:`Calibration.ranking_coefficients`)
 TIE_BREAK = 1e-6
 #: at most this many models (a seeded sample) are refitted for the level/deviation map's held-out cells
@@ -300,7 +303,7 @@ def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.n
     return Calibration(a, spec, int(l.size), spread=float(spread), level=lev, specific=spec, shared=sh)
 
 
-def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int = 2, seed: int = 0,
+def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int = CALIBRATION_FOLDS, seed: int = 0,
                   size: int = CALIBRATION_PROMPTS, models: int = CALIBRATION_MODELS
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Cross-fitted held-out source cells for :func:`fit_level_calibration`: the prompts (rows ``X`` (N, width) with
