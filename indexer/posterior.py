@@ -323,12 +323,12 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
     rng = np.random.default_rng(seed)
     if S.shape[0] > models:
         S = S[np.sort(rng.choice(S.shape[0], int(models), replace=False))]
-    part = rng.permutation(N) % max(int(folds), 2)
+    part = rng.permutation(N) % max(int(folds), 2)  # one fold: a random half held out, scored by the other
     out: list[list[np.ndarray]] = [[], [], [], []]
-    for k in range(max(int(folds), 2)):
+    for k in range(max(int(folds), 1)):
         train, held = np.flatnonzero(part != k), np.flatnonzero(part == k)
-        if held.size > size // folds:
-            held = np.sort(rng.choice(held, size // folds, replace=False))
+        if held.size > size // max(int(folds), 1):
+            held = np.sort(rng.choice(held, size // max(int(folds), 1), replace=False))
         S_tr = S[:, train]
         keep = (~np.isnan(S_tr)).any(axis=1)
         if not keep.any() or not held.size:
