@@ -15,6 +15,18 @@ prompt's leverage (:func:`loo_cells`), on a seeded sample of prompts. The map de
 increasing, so ranking by probability is ranking by score (Qdrant's order). The interval is the posterior one
 of the score mapped through the same calibration: ``p(score -/+ z sd)``; ranking by its lower end (a lower
 confidence bound) re-ranks a candidate set (:func:`lcb_candidates_exact`).
+
+**The level/deviation map** (spaces with :func:`indexer.represent.has_levels`, the default ``auto-mc``): the score
+is split into the model's level ``l_i`` (its mean signed source outcome), the prior's part of its deviation
+``U = u . (x - mu_i)`` (the models' mean normal: prompt difficulty as the population sees it) and the model's own
+part ``s - l_i - U``, each with its own weight: ``logit p = a + level l_i + specific (s - l_i - U) + shared U``
+(:class:`Calibration` ``level``, ``specific``, ``shared``), fitted on cross-fitted held-out *prompts*
+(:func:`heldout_cells`, :func:`fit_level_calibration`): leave-one-out cells would let the prior, fitted on every
+other model's outcome of the prompt, know its difficulty. The weights are per space and the model vectors carry
+``[l_i, u . mu_i]``, so the map folds into the query vector (:meth:`Calibration.fold`): Qdrant's inner product
+plus a per-query constant is the logit, and Qdrant's order is the probability order. Where thousands of models
+each have a few hundred cells (metabench), the held-out prompts give the own deviation a small weight, and the
+argmax over models picks strong models instead of over-fitted ones.
 """
 
 from __future__ import annotations
