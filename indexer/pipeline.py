@@ -342,7 +342,8 @@ class Indexer:
 
         if SpaceSpec.of(space).prior != "mean":
             return stale, False, None
-        prior = self.store.get_space_prior(space.id)
+        # a pulled space's prior came with it for folding queries: built here, the space estimates its own
+        prior = None if self.store.space_origin(space.id) is not None else self.store.get_space_prior(space.id)
         n = len(models)
         if force and n:
             return models, True, prior

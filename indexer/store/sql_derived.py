@@ -232,7 +232,9 @@ class DerivedMixin:
         outcomes, or another prior of the space: :func:`~indexer.store.sql_types.vector_digest`). ``digests``:
         :meth:`model_digests` when the caller already has them (read here otherwise)."""
         self.get_space(space_id)
-        prior = self.get_space_prior(space_id)
+        # a pulled space's prior came with it for folding queries; vectors built here use a prior estimated here
+        pulled = getattr(self, "space_origin", lambda _: None)(space_id) is not None
+        prior = None if pulled else self.get_space_prior(space_id)
         digests = self.model_digests() if digests is None else digests
         current = {k: vector_digest(d, prior) for k, d in digests.items()}
         q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)

@@ -109,6 +109,10 @@ class RecordsMixin:
         from ..space import SpaceSpec
 
         self.delete_source(pulled_location(SpaceSpec.of(self.get_space(space_id)).key))
+        # the prior pulled with it (for folding queries, posterior.Calibration.fold) is the publisher's models' mean:
+        # built here, the space estimates its own from the models solved here
+        with self._write("dropping the pulled prior") as conn:
+            conn.execute(delete(SpacePriorRow).where(SpacePriorRow.space_id == space_id))
 
     def import_spaces(self, items: Sequence[ImportedSpace]) -> list[int]:
         """Write pulled spaces in one transaction (see the module docstring); returns their SQL ids. A space of the
