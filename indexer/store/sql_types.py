@@ -153,9 +153,19 @@ class SpacePrior:
 def vector_digest(model_digest: str, prior: SpacePrior | None) -> str:
     """The inputs digest of a model vector: its outcomes' digest, combined with the prior's when there is one
     (a vector solved toward another prior is stale)."""
-    if prior is None:
+    return inputs_digest(model_digest, None if prior is None else prior.digest)
+
+
+def inputs_digest(model_digest: str, prior_digest: str | None) -> str:
+    """:func:`vector_digest` from the prior's digest (None or "": no prior)."""
+    if not prior_digest:
         return model_digest
-    return hashlib.sha256(f"{model_digest}:{prior.digest}".encode()).hexdigest()
+    return hashlib.sha256(f"{model_digest}:{prior_digest}".encode()).hexdigest()
+
+
+def prior_digest(vector_bytes: bytes) -> str:
+    """:attr:`SpacePrior.digest` of a prior stored as float64 bytes (``space_priors.vector``)."""
+    return hashlib.sha256(np.frombuffer(vector_bytes, dtype="<f8").astype("<f8").tobytes()).hexdigest()
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """level/deviation calibration: the coefficients of a space's level/deviation map (indexer.posterior.Calibration
 level, specific, shared; NULL for the plain map of the raw score, as every calibration stored before).
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-01 02:00:00
 
 """
@@ -12,8 +12,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision: str = '0005'
-down_revision: Union[str, Sequence[str], None] = '0004'
+revision: str = '0006'
+down_revision: Union[str, Sequence[str], None] = '0005'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
