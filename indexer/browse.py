@@ -114,11 +114,16 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         if bench:
             B = np.stack([h.vector for h in bench]).astype(np.float32)
             pred = predictor(store, sp)
-            every = vectors.scores(name, "models", B)  # each benchmark row: every model's score
-            mine = B.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
+            folds = []  # each benchmark row as the search folds it (the level/deviation map) and its offset
+            for b in B:
+                folds.append((pred.fold(b), pred.offset))
+            Bq = np.stack([f for f, _ in folds]).astype(np.float32)
+            every = vectors.scores(name, "models", Bq)  # each benchmark row: every model's (ranking) score
+            mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
             rows = []
-            for h, all_scores, s in zip(bench, every, mine):
+            for h, all_scores, s, (_, offset) in zip(bench, every, mine, folds):
                 vals = np.fromiter(all_scores.values(), dtype=np.float64, count=len(all_scores))
+                pred.offset = offset
                 probs = pred.probability(vals)
                 p = float(pred.probability(s))
                 rows.append({"benchmark": h.key, "probability": _num(p, 4), "mean": _num(float(probs.mean()), 4),

@@ -14,6 +14,12 @@ q, o = ("\\n".join(L[:i]).strip(), "\\n".join(L[i:]).strip()) if i else (prompt,
 f = [1, math.log1p(len(q)), math.log1p(len(o)), math.log(max(sum(bool(opt(x)) for x in o.split("\\n")), 1))] if o else [0, 0, 0, 0]
 row = np.concatenate([encode([q])[0], encode([o])[0] if o else {none}, f, {tail}])'''
 
+#: the same for a space with levels (indexer.represent.has_levels): the level/deviation map of its calibration
+_READ_LEVELS = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); c = next(r for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
+V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -2]; U = np.array(c["prior"] or [0.0]) @ row[:len(c["prior"] or [0.0])] - V[:, -1]  # raw score, level, prior's part
+p = 1 / (1 + np.exp(-(c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - U) + c["calibration_shared"] * U)))
+for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
+
 _READ = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); a, b = next((r["calibration_a"], r["calibration_b"]) for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
 s = np.array(t["vector"].to_pylist(), dtype=np.float32) @ row; p = 1 / (1 + np.exp(-(a + b * s)))  # raw score, probability
 for k in np.argsort(-s)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
@@ -28,15 +34,18 @@ def example(space: str, params: dict, encoder_dim: int) -> str:
     if represent.is_split(params):
         none = f"np.zeros({encoder_dim})" if represent.has_formats(params) else 'encode(["(no options)"])[0]'
         tail = "[f[0], 1 - f[0]]" if represent.has_formats(params) else "[1]"
+        if represent.has_levels(params):
+            tail = tail[:-1] + ", 0, 0]"
         body = _SPLIT_ROW.format(none=none, tail=tail)
     else:
         fs = represent.feature_set(params)
         cov = ", math.log1p(len(prompt)), math.log1p(prompt.count(\"\\n\") + 1)" if fs else ""
         one = ", 1" if represent.has_intercept(params) else ""
+        one += ", 0, 0" if represent.has_levels(params) else ""
         body = f"row = np.concatenate([encode([prompt])[0], [{cov.lstrip(', ')}{one}]])" if (cov or one) else \
             "row = encode([prompt])[0]"
         body = body.replace("[, ", "[")
-    return "\n".join([head, body, _READ.format(space=space)])
+    return "\n".join([head, body, (_READ_LEVELS if represent.has_levels(params) else _READ).format(space=space)])
 
 
 def how(method: str, params: dict, lam: float, eps: float) -> str:
@@ -81,7 +90,10 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "## Files", "",
               "| file | rows |", "|---|---|",
               "| `spaces.parquet` | one per embedding space: encoder id and revision, dimension, method, lambda, eps, "
-              "params, the vector layout, the calibration `p = 1 / (1 + exp(-(calibration_a + calibration_b * score)))` |",
+              "params, the vector layout, the calibration `p = 1 / (1 + exp(-(calibration_a + calibration_b * score)))`, or "
+              "where `calibration_level` is set (spaces whose vectors end with `level` and `prior_mu`) `logit p = "
+              "calibration_a + calibration_level * l + calibration_specific * (score - l - U) + calibration_shared * U` "
+              "with `l` the model's level and `U = prior . row - prior_mu` (`prior`: the space's prior) |",
               "| `models/<space>.parquet` | one per model: model id, Hub repo id, model revision, space, encoder and "
               "revision, dimension, method, lambda, eps, `vector` (list of float32) and its `layout`, the posterior "
               "of its scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed "

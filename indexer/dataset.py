@@ -57,6 +57,11 @@ BENCHMARK_COLUMNS = ("benchmark", "group", "source_task", "metric", "num_fewshot
 SPACE_COLUMNS = ("space", "key", "encoder", "encoder_name", "encoder_revision", "encoder_dim", "dim", "lam", "eps",
                  "method", "params", "layout", "calibration_a", "calibration_b", "calibration_n_cells",
                  "calibration_n_models", "calibration_spread", "n_models", "created_at")
+#: written since the level/deviation calibration (indexer.posterior.Calibration.level ...); optional when read
+SPACE_OPTIONAL = ("calibration_level", "calibration_specific", "calibration_shared")
+#: the space's prior (the models' mean normal, ``prior`` list<float64>, and how many models it is the mean of), so a
+#: pulled index folds a query as the one it was published from (indexer.posterior.Calibration.fold); optional
+SPACE_PRIOR = ("prior", "prior_models")
 
 
 def models_file(space: str) -> str:
@@ -87,7 +92,7 @@ def encoder_dim_of(dim: int, params: dict) -> int:
     from .features import n_features
 
     extra = n_features(represent.feature_set(params)) + (1 if represent.has_intercept(params) else 0) + (
-        1 if represent.has_formats(params) else 0)
+        1 if represent.has_formats(params) else 0) + (2 if represent.has_levels(params) else 0)
     rest = int(dim) - extra
     return rest // 2 if represent.is_split(params) else rest
 
@@ -116,6 +121,11 @@ def layout(dim: int, params: dict) -> list[dict]:
         parts += [("c_mc", 1, "is_mc (1 for a prompt with options)"), ("c_free", 1, "1 - is_mc")]
     elif represent.has_intercept(params):
         parts += [("c", 1, "1")]
+    if represent.has_levels(params):
+        parts += [("level", 1, "0 (the model's level, its mean signed outcome; the level/deviation calibration "
+                               "folds a query to level - specific here)"),
+                  ("prior_mu", 1, "0 (u . mu_i, the space prior at the model's pattern mean; a folded query holds "
+                                  "-(shared - specific))")]
     out, at = [], 0
     for name, width, what in parts:
         out.append({"part": name, "start": at, "stop": at + width, "query": what})
@@ -227,8 +237,10 @@ def spaces_table(rows: list[dict]) -> bytes:
     schema = pa.schema([("space", s), ("key", s), ("encoder", s), ("encoder_name", s), ("encoder_revision", s),
                         ("encoder_dim", i), ("dim", i), ("lam", f), ("eps", f), ("method", s), ("params", s),
                         ("layout", s), ("calibration_a", f), ("calibration_b", f), ("calibration_n_cells", i),
-                        ("calibration_n_models", i), ("calibration_spread", f), ("n_models", i), ("created_at", s)])
-    return _parquet({c: [r.get(c) for r in rows] for c in SPACE_COLUMNS}, schema)
+                        ("calibration_n_models", i), ("calibration_spread", f), ("n_models", i), ("created_at", s),
+                        ("calibration_level", f), ("calibration_specific", f), ("calibration_shared", f),
+                        ("prior", pa.list_(f)), ("prior_models", i)])
+    return _parquet({c: [r.get(c) for r in rows] for c in SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR}, schema)
 
 
 # -------------------------------------------------------------------------------------------- reading
@@ -247,6 +259,8 @@ class SpaceRecords:
     created_at: datetime | None = None
     #: model key -> every name its sources gave it (the SQL model_aliases), its key included
     aliases: dict[str, list[str]] = field(default_factory=dict)
+    #: the space's prior (vector, n_models), when published with it (:data:`SPACE_PRIOR`)
+    prior: tuple | None = None
     #: the indexed prompts' (hash, benchmarks, index row), for the prompts collection
     prompts: list[tuple[str, list[str], np.ndarray]] = field(default_factory=list)
 
@@ -378,11 +392,19 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             continue
         cal = None
         if r.get("calibration_a") is not None:
+            folded = [r.get(c) for c in SPACE_OPTIONAL]
+            folded = [float(x) for x in folded] if all(x is not None for x in folded) else [None, None, None]
             cal = Calibration(float(r["calibration_a"]), float(r["calibration_b"]), int(r["calibration_n_cells"] or 0),
-                              int(r["calibration_n_models"] or 0), float(r["calibration_spread"] or 0.0))
-            if not all(math.isfinite(x) for x in (cal.a, cal.b, cal.spread)):
+                              int(r["calibration_n_models"] or 0), float(r["calibration_spread"] or 0.0), *folded)
+            if not all(math.isfinite(x) for x in (cal.a, cal.b, cal.spread, *(x for x in folded if x is not None))):
                 errors.add(where, "calibration has NaN or infinite entries")
         rec = SpaceRecords(spec, r, cal, created_at=_time(r.get("created_at"), where, errors))
+        if r.get("prior") is not None:
+            u = np.asarray(r["prior"], dtype=np.float64)
+            if np.isfinite(u).all() and 0 < u.shape[0] < int(spec.dim) and int(r.get("prior_models") or 0) > 0:
+                rec.prior = (u, int(r["prior_models"]))
+            else:
+                errors.add(where, "its prior is not a finite vector shorter than the space's")
         # patterns
         pname = patterns_file(spec.name)
         pt = _read_table(root, pname, PATTERN_COLUMNS, errors)

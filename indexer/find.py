@@ -437,16 +437,17 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     if alpha > 0 or rank == "lcb":
         n_all = vectors.count(name, "models", where)
     if alpha > 0 and rank == "probability":
-        hits = vectors.search(name, "models", q, filters=where, limit=limit,
+        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
                               penalty=("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)))
         found = _matches(_raw(hits, alpha), pred, q)
-        ranked = [(m, m.score - alpha * _log10p(m.payload)) for m in found]
+        ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
     elif rank == "lcb":  # with a size penalty the bound does not cover: every candidate (exact)
         ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, fetch=n_all if alpha > 0 else None,
                             shift=lambda m: alpha * _log10p(m.payload))
     else:
-        found = _matches(vectors.search(name, "models", q, filters=where, limit=limit), pred, q)
-        ranked = [(m, m.score) for m in found]
+        found = _matches(vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
+                                        with_vectors=pred.folded), pred, q)
+        ranked = [(m, m.search_score) for m in found]
     timings["search"] = time.perf_counter() - t
 
     excluded, missing = {}, {}

@@ -345,7 +345,8 @@ class Indexer:
 
         if SpaceSpec.of(space).prior != "mean":
             return stale, False, None
-        prior = self.store.get_space_prior(space.id)
+        # a pulled space's prior came with it for folding queries: built here, the space estimates its own
+        prior = None if self.store.space_origin(space.id) is not None else self.store.get_space_prior(space.id)
         n = len(models)
         if force and n:
             return models.keys(), True, prior
@@ -444,7 +445,7 @@ class Indexer:
             cal = None
             if calibrate and solver.model_ids_:
                 S = om.scores[[row_of[m] for m in solver.model_ids_]]
-                cal = _fit_calibration(solver, D, S)
+                cal = _fit_calibration(solver, D, S, spec)
                 report.counts["calibration_cells"] = cal.n_cells
         with _timed(report, "vectors"):
             # a re-estimation replaces the stored prior (removes it when there is none now)
@@ -552,14 +553,21 @@ def _pattern_id(prompt_ids: np.ndarray, mask: np.ndarray) -> str:
     return hashlib.sha256(ids.tobytes()).hexdigest()[:32]
 
 
-def _fit_calibration(solver, D: np.ndarray, S: np.ndarray):
+def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None):
     """The space's calibration map fitted on the solver's models (outcomes ``S`` in its row order): their
     closed-form leave-one-out scores on a seeded sample of the prompts (:func:`indexer.posterior.loo_cells`);
-    the plain method has no leverages, so its in-sample scores stand in."""
-    from . import posterior
+    the plain method has no leverages, so its in-sample scores stand in. A ``space`` with levels
+    (:func:`indexer.represent.has_levels`): the level/deviation map on cross-fitted held-out prompts
+    (:func:`indexer.posterior.heldout_cells`: two more solves of every model on half of the prompts each)."""
+    from . import posterior, represent
 
-    prompts = posterior.calibration_prompts(D.shape[0])
     spread = posterior.level_spread(S)
+    if space is not None and represent.has_levels(space):
+        from .space import SpaceSpec
+
+        spec = SpaceSpec.of(space)
+        return posterior.fit_level_calibration(*posterior.heldout_cells(spec.solver, D, S, spec), spread=spread)
+    prompts = posterior.calibration_prompts(D.shape[0])
     if np.isnan(np.asarray(solver.noise_)).any():
         Sp = np.asarray(S[:, prompts], dtype=np.float64)
         obs = ~np.isnan(Sp)

@@ -15,6 +15,18 @@ prompt's leverage (:func:`loo_cells`), on a seeded sample of prompts. The map de
 increasing, so ranking by probability is ranking by score (Qdrant's order). The interval is the posterior one
 of the score mapped through the same calibration: ``p(score -/+ z sd)``; ranking by its lower end (a lower
 confidence bound) re-ranks a candidate set (:func:`lcb_candidates_exact`).
+
+**The level/deviation map** (spaces with :func:`indexer.represent.has_levels`, the default ``auto-mc``): the score
+is split into the model's level ``l_i`` (its mean signed source outcome), the prior's part of its deviation
+``U = u . (x - mu_i)`` (the models' mean normal: prompt difficulty as the population sees it) and the model's own
+part ``s - l_i - U``, each with its own weight: ``logit p = a + level l_i + specific (s - l_i - U) + shared U``
+(:class:`Calibration` ``level``, ``specific``, ``shared``), fitted on cross-fitted held-out *prompts*
+(:func:`heldout_cells`, :func:`fit_level_calibration`): leave-one-out cells would let the prior, fitted on every
+other model's outcome of the prompt, know its difficulty. The weights are per space and the model vectors carry
+``[l_i, u . mu_i]``, so the map folds into the query vector (:meth:`Calibration.fold`): Qdrant's inner product
+plus a per-query constant is the logit, and Qdrant's order is the probability order. Where thousands of models
+each have a few hundred cells (metabench), the held-out prompts give the own deviation a small weight, and the
+argmax over models picks strong models instead of over-fitted ones.
 """
 
 from __future__ import annotations
@@ -24,12 +36,19 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
-           "fit_calibration", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS"]
+           "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
 Z_INTERVAL = 1.6448536269514722
 #: how many source prompts (a seeded sample) the calibration's leave-one-out cells come from
 CALIBRATION_PROMPTS = 2000
+#: the parts the level/deviation map's held-out cells are cut into (:func:`heldout_cells`): two refits of every
+#: model on half of the prompts each (one halves the cost; measured worse calibration, docs/RESULTS.md)
+CALIBRATION_FOLDS = 2
+#: the smallest factor of the raw score and of the level in a folded query (:attr:`Calibration.ranking_coefficients`)
+TIE_BREAK = 1e-6
+#: at most this many models (a seeded sample) are refitted for the level/deviation map's held-out cells
+CALIBRATION_MODELS = 2000
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,21 +138,72 @@ class Calibration:
     n_cells: int = 0
     n_models: int = 0
     spread: float = 0.0
+    #: the level/deviation map (spaces with :func:`indexer.represent.has_levels`; None: the plain map of the raw
+    #: score above): ``logit p = a + level * l_i + specific * (s - l_i - U) + shared * U`` with ``l_i`` the model's
+    #: level (its mean signed source outcome), ``s`` its raw score and ``U = u . (x - mu_i)`` the prior's (the models'
+    #: mean normal's) part of the deviation ``s - l_i``, fitted on cross-fitted held-out source cells
+    #: (:func:`heldout_cells`); ``b`` is then ``specific`` (the factor of the raw score, :meth:`fold`)
+    level: float | None = None
+    specific: float | None = None
+    shared: float | None = None
 
-    def probability(self, score) -> np.ndarray:
-        """Calibrated probability of success of raw scores (any shape)."""
-        z = self.a + self.b * np.asarray(score, dtype=np.float64)
+    @property
+    def folded(self) -> bool:
+        """True for the level/deviation map: the query vector is folded (:meth:`fold`) and Qdrant's score is the
+        logit of the probability up to the per-query ``offset``."""
+        return self.level is not None
+
+    def probability(self, score, offset: float = 0.0) -> np.ndarray:
+        """Calibrated probability of success of raw scores (any shape); for the level/deviation map, of the scores
+        of a folded query vector (:meth:`fold`) with its ``offset``."""
+        s = np.asarray(score, dtype=np.float64)
+        z = (self.a + offset + s) if self.folded else (self.a + self.b * s)
         return 0.5 * (1.0 + np.tanh(0.5 * z))  # the logistic function, without overflow
 
-    def interval(self, score, variance, z: float = Z_INTERVAL) -> tuple[np.ndarray, np.ndarray]:
-        """(low, high): the posterior interval ``score -/+ z sd`` mapped through the calibration."""
-        sd = np.sqrt(np.maximum(np.asarray(variance, dtype=np.float64), 0.0))
+    def fold(self, row: np.ndarray, u: np.ndarray | None) -> tuple[np.ndarray, float]:
+        """(folded query vector, offset) of an index row ``row`` (dim,) of a space with levels
+        (:func:`indexer.represent.has_levels`, whose rows end ``[.., 0, 0]`` and model vectors ``[.., l_i, u.mu_i]``)
+        and the space's prior ``u`` (None: no prior): ``q' = specific * row`` with the last two coordinates
+        ``level - specific`` and ``-(shared - specific)``, offset ``(shared - specific) u . row[:p]``, so that
+        ``a + offset + q' . v_i`` is the map's logit for model i (the ranking by Qdrant's inner product is the
+        ranking by probability). The plain map: ``(row, 0)``."""
+        row = np.asarray(row, dtype=np.float64)
+        if not self.folded:
+            return row, 0.0
+        g, lev = self.ranking_coefficients
+        h = float(self.shared) if u is not None else g
+        q = g * row
+        q[-2] = lev - g
+        q[-1] = -(h - g)
+        offset = 0.0 if u is None else (h - g) * float(np.asarray(u, np.float64) @ row[:np.asarray(u).shape[0]])
+        return q, offset
+
+    @property
+    def ranking_coefficients(self) -> tuple[float, float]:
+        """(specific, level) as the folded query uses them: at least :data:`TIE_BREAK`, so that where the held-out
+        cells carry no information (a coefficient fitted 0, e.g. on a tiny index) models still rank by their level and
+        raw score instead of all tying (the probabilities move by at most that much per unit of score)."""
+        return max(float(self.specific), TIE_BREAK), max(float(self.level), TIE_BREAK)
+
+    @property
+    def scale(self) -> float:
+        """How much a unit of the raw score moves the score the map takes: 1, or ``specific`` when folded (the
+        posterior sd of a folded score is ``specific`` times the raw score's)."""
+        return self.ranking_coefficients[0] if self.folded else 1.0
+
+    def interval(self, score, variance, z: float = Z_INTERVAL, offset: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high): the posterior interval ``score -/+ z sd`` mapped through the calibration (``variance``: the
+        raw score's; a folded score's sd is :attr:`scale` times it)."""
+        sd = self.scale * np.sqrt(np.maximum(np.asarray(variance, dtype=np.float64), 0.0))
         s = np.asarray(score, dtype=np.float64)
-        return self.probability(s - z * sd), self.probability(s + z * sd)
+        return self.probability(s - z * sd, offset), self.probability(s + z * sd, offset)
 
     def as_dict(self) -> dict:
-        return {"a": float(self.a), "b": float(self.b), "n_cells": int(self.n_cells), "n_models": int(self.n_models),
-                "spread": float(self.spread)}
+        out = {"a": float(self.a), "b": float(self.b), "n_cells": int(self.n_cells), "n_models": int(self.n_models),
+               "spread": float(self.spread)}
+        if self.folded:
+            out.update(level=float(self.level), specific=float(self.specific), shared=float(self.shared))
+        return out
 
 
 def fit_calibration(scores: np.ndarray, outcomes: np.ndarray, spread: float = 0.0) -> Calibration:
@@ -180,6 +250,121 @@ def fit_calibration(scores: np.ndarray, outcomes: np.ndarray, spread: float = 0.
     return Calibration(float(a), float(b), int(x.size), spread=float(spread))
 
 
+def _logistic(F: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """(k + 1,) intercept and coefficients of the unregularised weighted logistic regression of the graded outcomes
+    ``s`` on the features ``F`` (n, k) (``s`` of a success and ``1 - s`` of a failure), by Newton's method;
+    scikit-learn's nearly unregularised fit where it does not converge (separable cells)."""
+    X = np.hstack([np.ones((F.shape[0], 1)), F])
+    beta = np.zeros(X.shape[1])
+    for _ in range(100):
+        p = 0.5 * (1.0 + np.tanh(0.5 * (X @ beta)))
+        w = p * (1.0 - p)
+        H = (X * w[:, None]).T @ X
+        try:
+            step = np.linalg.solve(H, X.T @ (s - p))
+        except np.linalg.LinAlgError:
+            break
+        if not np.isfinite(step).all() or np.abs(step).max() > 1e6:
+            break
+        beta = beta + step
+        if np.abs(step).max() < 1e-10:
+            return beta
+    from sklearn.linear_model import LogisticRegression
+
+    lr = LogisticRegression(C=1e6, max_iter=1000).fit(np.concatenate([F, F]),
+                                                       np.r_[np.ones(len(s)), np.zeros(len(s))],
+                                                       sample_weight=np.r_[s, 1.0 - s])
+    return np.r_[lr.intercept_[0], lr.coef_[0]]
+
+
+def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.ndarray | None, outcomes: np.ndarray,
+                          spread: float = 0.0) -> Calibration:
+    """The level/deviation map (:attr:`Calibration.level`) fitted on held-out cells (:func:`heldout_cells`): the
+    logistic regression of the outcome on the model's level ``l``, the model-specific part of its deviation
+    ``deviation - shared`` and the prior's part ``shared`` (None or all 0: a space without a prior, one factor for
+    the whole deviation). A coefficient that comes out negative carries no held-out information and is fixed at 0
+    (the others refitted). Too few cells or one class: the map of :func:`fit_calibration` (of the raw score) in this
+    form (every coefficient its slope)."""
+    l, dv, o = (np.asarray(x, dtype=np.float64).ravel() for x in (level, deviation, outcomes))
+    u = np.zeros_like(dv) if shared is None else np.asarray(shared, dtype=np.float64).ravel()
+    keep = np.isfinite(l) & np.isfinite(dv) & np.isfinite(u) & np.isfinite(o)
+    l, dv, u, o = l[keep], dv[keep], u[keep], o[keep]
+    if l.size < 20 or o.sum() <= 0 or (1 - o).sum() <= 0:  # the plain map of the raw score, in the folded form
+        plain = fit_calibration(l + dv, o, spread)
+        return Calibration(plain.a, plain.b, plain.n_cells, spread=plain.spread, level=plain.b, specific=plain.b,
+                           shared=plain.b)
+    has_prior = bool(np.any(u != 0.0))
+    F = np.column_stack([l, dv - u, u] if has_prior else [l, dv])
+    use = np.ones(F.shape[1], dtype=bool)
+    coef = np.zeros(F.shape[1])
+    for _ in range(F.shape[1]):
+        beta = _logistic(F[:, use], o)
+        coef[:] = 0.0
+        coef[use] = beta[1:]
+        a = float(beta[0])
+        if (coef[use] >= 0).all():
+            break
+        use &= coef > 0
+        if not use.any():
+            break
+    if not use.any():
+        rate = float(np.clip(o.mean(), 1e-6, 1 - 1e-6))
+        a, coef = float(np.log(rate / (1.0 - rate))), np.zeros(F.shape[1])
+    lev, spec = float(coef[0]), float(coef[1])
+    sh = float(coef[2]) if has_prior else spec
+    return Calibration(a, spec, int(l.size), spread=float(spread), level=lev, specific=spec, shared=sh)
+
+
+def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int = CALIBRATION_FOLDS, seed: int = 0,
+                  size: int = CALIBRATION_PROMPTS, models: int = CALIBRATION_MODELS
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cross-fitted held-out source cells for :func:`fit_level_calibration`: the prompts (rows ``X`` (N, width) with
+    outcomes ``S`` (M, N)) are cut at random (``seed``) into ``folds`` parts; on each part (a seeded sample of at most
+    ``size / folds`` of its prompts) every model is scored by a fit on the other parts (``make_solver()``: a new
+    solver of the space; its prior, when it has one, re-estimated there), in the index form of ``space``; with more
+    than ``models`` models, a seeded sample of that many (the prior, a mean over models, barely changes; the
+    refits' cost is per model there). Unlike
+    the closed-form leave-one-out cells the whole prompt is held out, so the prior (the models' mean normal, fitted
+    on every model's outcomes of the prompt) does not know the held-out prompt's difficulty. Returns (level,
+    deviation, prior's part of the deviation, outcome in [0, 1]) per observed held-out cell."""
+    from . import represent
+
+    X = np.asarray(X)
+    S = np.asarray(S)
+    N = X.shape[0]
+    rng = np.random.default_rng(seed)
+    if S.shape[0] > models:
+        S = S[np.sort(rng.choice(S.shape[0], int(models), replace=False))]
+    part = rng.permutation(N) % max(int(folds), 2)  # one fold: a random half held out, scored by the other
+    out: list[list[np.ndarray]] = [[], [], [], []]
+    for k in range(max(int(folds), 1)):
+        train, held = np.flatnonzero(part != k), np.flatnonzero(part == k)
+        if held.size > size // max(int(folds), 1):
+            held = np.sort(rng.choice(held, size // max(int(folds), 1), replace=False))
+        S_tr = S[:, train]
+        keep = (~np.isnan(S_tr)).any(axis=1)
+        if not keep.any() or not held.size:
+            continue
+        solver = make_solver().fit(X[train], S_tr[keep])
+        V = represent.index_vectors(solver, X[train], space)
+        rows_ = represent.add_intercept(np.asarray(X[held], dtype=np.float64), space)
+        level, mu_u = represent.levels(solver)
+        P = V @ rows_.T if not represent.has_levels(space) else V[:, :-2] @ rows_[:, :-2].T
+        U = np.zeros_like(P)
+        if solver.prior_ is not None:
+            u = np.asarray(solver.prior_, dtype=np.float64)
+            U = (rows_[:, :u.shape[0]] @ u)[None, :] - mu_u[:, None]
+        Sh = S[keep][:, held]
+        obs = ~np.isnan(Sh)
+        L = np.broadcast_to(level[:, None], Sh.shape)
+        out[0].append(L[obs])
+        out[1].append((P - L)[obs])
+        out[2].append(U[obs])
+        out[3].append(np.asarray(Sh[obs], dtype=np.float64))
+    cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0)  # noqa: E731
+    return tuple(cat(x) for x in out)  # type: ignore[return-value]
+
+
 def level_spread(S: np.ndarray) -> float:
     """The variance across models (rows of ``S`` (M, N), NaN = not observed) of their mean signed outcome
     ``2 s - 1``: :attr:`Calibration.spread`. 0 with fewer than two models."""
@@ -212,21 +397,48 @@ class Predictor:
     since; then ``(1 + score) / 2``, clipped, stands in: the score estimates ``2 p - 1``, and ``calibrated`` is
     False). ``load_patterns(keys)``: the stored :class:`PatternPosterior` of the given pattern keys (cached here)."""
 
-    def __init__(self, space, calibration: Calibration | None, load_patterns):
+    def __init__(self, space, calibration: Calibration | None, load_patterns, prior: np.ndarray | None = None):
         self.space = space
         self.calibration = calibration
         self._load = load_patterns
         self._patterns: dict[str, PatternPosterior] = {}
+        self.prior = None if prior is None else np.asarray(prior, dtype=np.float64)
+        #: the per-query constant of a folded query (:meth:`fold`), added to its scores before the map
+        self.offset = 0.0
 
     @property
     def calibrated(self) -> bool:
         return self.calibration is not None
 
+    @property
+    def folded(self) -> bool:
+        """True when the query vector is folded with the level/deviation map (:meth:`Calibration.fold`)."""
+        from . import represent
+
+        return self.calibration is not None and self.calibration.folded and represent.has_levels(self.space)
+
+    def fold(self, row: np.ndarray) -> np.ndarray:
+        """The vector to search with for the index row ``row`` of a query: folded by the level/deviation map (its
+        inner products then rank as the probabilities do; the per-query offset is kept here for
+        :meth:`probability`), or ``row`` itself. Variances are still those of the raw score at ``row``."""
+        if not self.folded:
+            self.offset = 0.0
+            return np.asarray(row, dtype=np.float32)
+        q, self.offset = self.calibration.fold(row, self.prior)
+        return q.astype(np.float32)
+
     def probability(self, scores) -> np.ndarray:
         s = np.asarray(scores, dtype=np.float64)
         if self.calibration is None:
             return np.clip((1.0 + s) / 2.0, 0.0, 1.0)
-        return self.calibration.probability(s)
+        if self.folded:
+            return self.calibration.probability(s, self.offset)
+        return Calibration(self.calibration.a, self.calibration.b).probability(s)
+
+    @property
+    def scale(self) -> float:
+        """Posterior sd of a search score per unit of the raw score's sd (the map's ``specific`` when folded)."""
+        return self.calibration.scale if self.folded else 1.0
 
     def variance(self, payloads: list[dict], row: np.ndarray) -> np.ndarray:
         """(k,) posterior variance of each model's score at the index row ``row`` (dim,); NaN for a model without a
@@ -255,7 +467,7 @@ class Predictor:
 
         if self.calibration is None or not represent.has_formats(self.space):
             return 0.0
-        m = float(row[-2])
+        m = float(represent.strip_levels(np.asarray(row), self.space)[-2])
         w = (0.0 if post.formats[0] else m) + (0.0 if post.formats[1] else 1.0 - m)
         return w * w * float(self.calibration.spread)
 
@@ -264,5 +476,5 @@ class Predictor:
         NaN where the variance is unknown."""
         s = np.asarray(scores, dtype=np.float64)
         v = np.asarray(variance, dtype=np.float64)
-        sd = np.sqrt(np.maximum(v, 0.0))
+        sd = self.scale * np.sqrt(np.maximum(v, 0.0))
         return self.probability(s - Z_INTERVAL * sd), self.probability(s + Z_INTERVAL * sd)

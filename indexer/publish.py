@@ -217,7 +217,10 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
                                "vector": np.asarray(bv.vector, dtype=np.float32), "n_prompts": int(bv.n_prompts),
                                "computed_at": dataset._iso(bv.computed_at)})
         cal = store.get_space_calibration(sp.id)
+        prior = store.get_space_prior(sp.id)
         space_rows.append({
+            "prior": None if prior is None else [float(x) for x in prior.vector],
+            "prior_models": None if prior is None else int(prior.n_models),
             "space": name, "key": spec.key, "encoder": sp.encoder, "encoder_name": enc_name or sp.encoder,
             "encoder_revision": enc_rev or None, "encoder_dim": dataset.encoder_dim_of(sp.dim, sp.params or {}),
             "dim": int(sp.dim), "lam": float(sp.lam), "eps": float(sp.eps), "method": sp.method,
@@ -226,6 +229,8 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
             "calibration_n_cells": None if cal is None else int(cal.n_cells),
             "calibration_n_models": None if cal is None else int(cal.n_models),
             "calibration_spread": None if cal is None else float(cal.spread), "n_models": len(rows),
+            **{f"calibration_{k}": (None if cal is None or getattr(cal, k) is None else float(getattr(cal, k)))
+               for k in ("level", "specific", "shared")},
             "created_at": dataset._iso(sp.created_at)})
         counts[name] = {"models": len(rows), "benchmarks": len(bvs), "prompts": len(hashes)}
     files[dataset.SPACES] = dataset.spaces_table(space_rows)
@@ -458,7 +463,8 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) 
         _check_space(store, vectors, rec.spec)
     items = [ImportedSpace(spec=r.spec, origin=origin, revision=revision, models=r.models, vectors=r.vectors,
                            patterns=r.patterns, calibration=r.calibration, benchmarks=r.benchmarks,
-                           benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases)
+                           benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases,
+                           prior=r.prior)
              for r in spaces]
     ids = store.import_spaces(items)  # one transaction: all of it or nothing
     out = []

@@ -27,9 +27,12 @@ from .errors import InputError, NotFoundError
 
 @dataclass
 class Match:
-    """One ranked model: its raw ``score`` (the inner product Qdrant ranks by), the calibrated ``probability`` of
-    success and its interval ``low``-``high`` (:mod:`indexer.posterior`; NaN where the model has no stored
-    posterior), the score's posterior ``variance``, and the model's index payload."""
+    """One ranked model: its raw ``score`` (its predicted score, the inner product of its vector with the query's
+    index row), the calibrated ``probability`` of success and its interval ``low``-``high``
+    (:mod:`indexer.posterior`; NaN where the model has no stored posterior), the score's posterior ``variance``,
+    the model's index payload, and ``search_score``: the inner product Qdrant ranked by (the raw score, or on a
+    space with levels that of the query folded by the level/deviation map, :meth:`Predictor.fold
+    <indexer.posterior.Predictor.fold>`, whose order is the probabilities')."""
 
     model: str
     score: float
@@ -38,6 +41,7 @@ class Match:
     low: float = float("nan")
     high: float = float("nan")
     variance: float = float("nan")
+    search_score: float = float("nan")
 
     def as_dict(self) -> dict:
         keep = ("license", "num_parameters", "pipeline_tag", "gated", "downloads", "n_prompts", "accuracy", "benchmarks")
@@ -68,7 +72,12 @@ def predictor(store, space):
                 _PATTERNS[(skey, k)] = post
         return {k: _PATTERNS[(skey, k)] for k in keys if (skey, k) in _PATTERNS}
 
-    return Predictor(space, store.get_space_calibration(space.id), load)
+    cal = store.get_space_calibration(space.id)
+    prior = None
+    if cal is not None and cal.folded:  # the level/deviation map folds the prior's part of the query: u . row
+        stored = store.get_space_prior(space.id)
+        prior = None if stored is None else stored.vector
+    return Predictor(space, cal, load, prior)
 
 
 def _matches(hits, pred, q: np.ndarray) -> list[Match]:
@@ -77,11 +86,16 @@ def _matches(hits, pred, q: np.ndarray) -> list[Match]:
         return []
     scores = np.array([h.score for h in hits], dtype=np.float64)
     payloads = [dict(h.payload) for h in hits]
-    var = pred.variance(payloads, np.asarray(q, dtype=np.float64))
+    row = np.asarray(q, dtype=np.float64)
+    var = pred.variance(payloads, row)
     prob = pred.probability(scores)
     low, high = pred.interval(scores, var)
-    return [Match(h.key, float(s), p, float(pr), float(lo), float(hi), float(v))
-            for h, s, p, pr, lo, hi, v in zip(hits, scores, payloads, prob, low, high, var)]
+    raw = scores
+    if pred.folded:  # searched with the folded query (and the vectors): the raw score is the vector at the row
+        raw = np.array([float(np.asarray(h.vector, dtype=np.float64) @ row) if h.vector is not None else np.nan
+                        for h in hits])
+    return [Match(h.key, float(r), p, float(pr), float(lo), float(hi), float(v), float(s))
+            for h, r, s, p, pr, lo, hi, v in zip(hits, raw, scores, payloads, prob, low, high, var)]
 
 
 def _space(store, space=None):
@@ -219,8 +233,9 @@ def find_models(prompts: list[str] | None = None, *, benchmark: str | None = Non
     q = query_vector(store, vectors, sp, prompts=prompts, benchmark=benchmark)
     pred = predictor(store, sp)
     name = space_name(sp)
-    if rank == "probability":  # the calibration is increasing in the score: Qdrant's order is the order
-        return _matches(vectors.search(name, "models", q, filters=filters, limit=top), pred, q)
+    if rank == "probability":  # the calibration is increasing in the (folded) score: Qdrant's order is the order
+        return _matches(vectors.search(name, "models", pred.fold(q), filters=filters, limit=top,
+                                       with_vectors=pred.folded), pred, q)
     return [m for m, _ in lcb_ranked(vectors, name, q, pred, filters=filters, limit=top)]
 
 
@@ -234,12 +249,13 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
 
     exhaustive = fetch is not None
     fetch = fetch if exhaustive else max(4 * limit, 50)
+    search = pred.fold(q)  # the level/deviation map's folded query (the variances stay those at the raw row q)
     while True:
-        hits = vectors.search(name, "models", q, filters=filters, limit=fetch + 1)
+        hits = vectors.search(name, "models", search, filters=filters, limit=fetch + 1, with_vectors=pred.folded)
         more = len(hits) > fetch
         found = _matches(hits[:fetch], pred, q)
-        lower = np.array([m.score - Z_INTERVAL * np.sqrt(m.variance) if np.isfinite(m.variance) else m.score
-                          for m in found])
+        lower = np.array([m.search_score - Z_INTERVAL * pred.scale * np.sqrt(m.variance)
+                          if np.isfinite(m.variance) else m.search_score for m in found])
         if shift is not None:
             lower = lower - np.array([shift(m) for m in found])
         if exhaustive or not more or lcb_candidates_exact(lower, lower, limit, float(hits[fetch].score)):

@@ -54,8 +54,10 @@ from .features import MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2, mc_covariates, n_feat
 __all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_from_neighbours", "feature_set",
            "has_intercept", "is_split", "embed_width", "index_dim", "embed", "design", "rows", "lift", "query_rows",
            "question_width", "unknown", "fill_unknown", "mean_row", "has_formats", "pattern_formats", "index_vectors",
-           "effective_rows"]
+           "effective_rows", "LEVELS", "has_levels", "strip_levels", "levels"]
 
+#: the ``levels`` param of a space whose vectors carry the level coordinates (:func:`has_levels`)
+LEVELS = "level-deviation-v1"
 #: the text whose embedding stands for the options of a prompt without any
 NO_OPTIONS = "(no options)"
 #: how many indexed prompts, nearest by question, stand in for the options a query leaves out (measured with
@@ -94,6 +96,36 @@ def has_formats(space_or_params) -> bool:
     return feature_set(space_or_params) == MULTIPLE_CHOICE_V2
 
 
+def has_levels(space_or_params) -> bool:
+    """True when the space's model vectors end with their level and prior coordinates ``[l_i, u . mu_i]`` (params
+    ``levels``, :data:`LEVELS`): its calibration is the level/deviation map (:mod:`indexer.posterior`), folded into
+    the query vector, and every index row ends ``[.., 0, 0]`` (the raw score is unchanged)."""
+    return _params(space_or_params).get("levels") == LEVELS
+
+
+def strip_levels(X: np.ndarray, space_or_params) -> np.ndarray:
+    """Index rows (or a row) without the two trailing level coordinates of a space with levels (unchanged
+    otherwise)."""
+    return X[..., :-2] if has_levels(space_or_params) else X
+
+
+def levels(solver) -> tuple[np.ndarray, np.ndarray]:
+    """(M,) each model's level ``l_i`` (its mean signed outcome over its observed prompts: the score at its
+    coverage pattern's mean row) and (M,) ``u . mu_i``, the space prior ``u`` (the models' mean normal, embedding
+    part) at the model's pattern mean (0 without a prior): the two coordinates a space with levels appends to its
+    model vectors (:func:`index_vectors`)."""
+    level = np.asarray(solver.sum_y_, dtype=np.float64) / np.maximum(np.asarray(solver.n_observed_), 1)
+    mu_u = np.zeros(level.shape[0])
+    u = getattr(solver, "prior_", None)
+    if u is not None and len(level):
+        u = np.asarray(u, dtype=np.float64)
+        pats = solver.pattern_of_
+        for key, (n, eig) in solver.factors(sorted(set(pats))).items():
+            rows_ = np.array([i for i, k in enumerate(pats) if k == key])
+            mu_u[rows_] = float(np.asarray(eig.mu[:u.shape[0]]) @ u)
+    return level, mu_u
+
+
 def embed_width(encoder_dim: int, space_or_params) -> int:
     """Width of the embedding part of a row: ``d``, or ``2 d`` for the question/options split."""
     return encoder_dim * (2 if is_split(space_or_params) else 1)
@@ -103,7 +135,7 @@ def index_dim(encoder_dim: int, space_or_params) -> int:
     """Width of a stored vector: embedding part + covariates + 1 with an intercept."""
     p = _params(space_or_params)
     return (embed_width(encoder_dim, p) + n_features(feature_set(p)) + (1 if has_intercept(p) else 0)
-            + (1 if has_formats(p) else 0))
+            + (1 if has_formats(p) else 0) + (2 if has_levels(p) else 0))
 
 
 def _texts(texts) -> list[str]:
@@ -189,10 +221,11 @@ def add_intercept(X: np.ndarray, space) -> np.ndarray:
     block, 0 without, the share of neighbours with one for a question asked alone)."""
     if not has_intercept(space):
         return X
+    tail = np.zeros((X.shape[0], 2 if has_levels(space) else 0), dtype=X.dtype)  # the level coordinates
     if has_formats(space):
         m = X[:, _covariates_at(X.shape[1])][:, None]
-        return np.hstack([X, m, 1.0 - m]).astype(X.dtype, copy=False)
-    return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
+        return np.hstack([X, m, 1.0 - m, tail]).astype(X.dtype, copy=False)
+    return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype), tail])
 
 
 def query_rows(texts: Sequence[str], encode: Encode, space_or_params, fill: np.ndarray | None = None,
@@ -293,6 +326,7 @@ def mean_row(benchmark_vectors: Sequence, space) -> np.ndarray:
     V = np.stack([np.asarray(b.vector, dtype=np.float64) for b in vs])
     m = (w[:, None] * V).sum(axis=0) / w.sum()
     if has_intercept(space):
+        m = strip_levels(m, space)
         m = m[:-2] if has_formats(space) else m[:-1]
     return m
 
@@ -319,6 +353,9 @@ def index_vectors(solver, X: np.ndarray, space) -> np.ndarray:
       ``c_mc = c_i``: either way its score there is its general level plus its question-half fit."""
     if not has_intercept(space):
         return np.array(solver.normals_, dtype=np.float64)
+    if has_levels(space):  # [.., l_i, u . mu_i]: the level coordinates (queried with 0 but by a folded query)
+        base = index_vectors(solver, X, {k: v for k, v in _params(space).items() if k != "levels"})
+        return np.hstack([base, np.column_stack(levels(solver)) if len(base) else np.zeros((0, 2))])
     if not has_formats(space):
         return solver.augmented_normals()
     E, a = np.asarray(solver.normals_, dtype=np.float64), np.asarray(solver.intercept_, dtype=np.float64)
@@ -345,6 +382,7 @@ def effective_rows(Xi: np.ndarray, mu: np.ndarray, formats: tuple[bool, bool], s
     Xi = np.atleast_2d(np.asarray(Xi, dtype=np.float64))
     if not has_intercept(space):
         return Xi
+    Xi = strip_levels(Xi, space)
     if not has_formats(space):
         return Xi[:, :-1]
     X = Xi[:, :-2].copy()

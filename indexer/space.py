@@ -41,6 +41,8 @@ __all__ = ["Method", "METHODS", "PRIOR_GROWTH", "get_method", "method_options", 
 _TEXT_FEATURES = "text-length-v1"
 _MULTIPLE_CHOICE = "multiple-choice-v1"
 _MULTIPLE_CHOICE_V2 = "multiple-choice-v2"
+#: :data:`indexer.represent.LEVELS`, literal for the same reason
+_LEVELS = "level-deviation-v1"
 
 #: a space with a ``'mean'`` prior re-estimates it (and re-solves every model toward it) when the number of
 #: models has grown or shrunk by this factor since it was estimated; in between the prior is held fixed, so adding
@@ -61,6 +63,9 @@ class Method:
     prior: str | None = None
     #: the prompt feature set (:mod:`indexer.features`), None = the embedding alone
     features: str | None = None
+    #: model vectors carry their level coordinates and the calibration is the level/deviation map fitted on
+    #: cross-fitted held-out source cells (:func:`indexer.represent.has_levels`, :mod:`indexer.posterior`)
+    levels: bool = False
 
     @property
     def free(self) -> int:
@@ -94,6 +99,8 @@ class Method:
         params = {k: v for k, v in self.options().items() if k not in ("lam", "eps")}
         if self.features:
             params["features"] = self.features
+        if self.levels:
+            params["levels"] = _LEVELS
         return params
 
 
@@ -101,7 +108,9 @@ class Method:
 METHODS: dict[str, Method] = {m.name: m for m in (
     # auto-mean on the question/options split with four option covariates (on prompts without options: auto-mean)
     # (multiple-choice-v2: a model is never extrapolated to an answer format it was not observed on, represent.py)
-    Method("auto-mc", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2),
+    # (levels: its calibration weighs a model's level, its own deviation and the shared (prior) part apart, fitted on
+    # held-out prompts and folded into the query vector, docs/RESULTS.md "Level and deviation")
+    Method("auto-mc", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2, levels=True),
     # auto, every model shrunk toward the models' mean normal (below PRIOR_MIN_MODELS models: auto)
     Method("auto-mean", intercept=True, select="gcv", prior="mean"),
     # centred embeddings, per-model intercept, lambda per model by GCV (eps as given)
@@ -206,7 +215,8 @@ class SpaceSpec:
     @property
     def options(self) -> dict:
         """The solver options the space's models are solved with."""
-        return {"lam": self.lam, "eps": self.eps, **{k: v for k, v in self.params.items() if k != "features"}}
+        return {"lam": self.lam, "eps": self.eps, **{k: v for k, v in self.params.items()
+                                                     if k not in ("features", "levels")}}
 
     def solver(self):
         """A new :class:`~indexer.solver.HyperplaneSolver` with the space's options (unfitted)."""

@@ -59,9 +59,13 @@ def outcomes(rng, names, n):
 
 
 def model_vectors(indexer) -> dict[str, np.ndarray]:
-    """The stored model vectors of an Indexer's only space, by model."""
+    """The stored model vectors of an Indexer's only space, by model, without the two level coordinates of a space
+    with levels (``[.., l_i, u . mu_i]``, tests/test_levels.py): the part an index row's inner product uses."""
+    from indexer import represent
+
     (space,) = indexer.store.list_spaces()
-    return {mv.model: mv.vector for mv in indexer.store.load_model_vectors(space.id)}
+    return {mv.model: represent.strip_levels(np.asarray(mv.vector), space)
+            for mv in indexer.store.load_model_vectors(space.id)}
 
 
 BATCH_MODELS = [f"org/m{i}" for i in range(5)]

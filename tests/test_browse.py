@@ -66,8 +66,9 @@ def test_model_detail_observed_and_strengths(idx):
     models = {h.key: h.vector for h in vectors.scan(name, "models", with_vectors=True)}
     want = {}
     for h in vectors.scan(name, "benchmarks", with_vectors=True):
-        p = pred.probability(np.array([float(h.vector @ v) for v in models.values()]))
-        mine = float(pred.probability(float(h.vector @ models["org/a"])))
+        q = pred.fold(h.vector)  # the benchmark row as a search folds it (the level/deviation map)
+        p = pred.probability(np.array([float(q @ v) for v in models.values()]))
+        mine = float(pred.probability(float(q @ models["org/a"])))
         want[h.key] = mine - p.mean()
     got = {s["benchmark"]: s["delta"] for s in d["strengths"]}
     assert got == pytest.approx(want, abs=1e-3)

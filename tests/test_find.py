@@ -84,7 +84,9 @@ def test_one_entry_point_four_kinds_and_the_json_shape(idx):
     for res in (one, several, bench, raw):
         for m in res:
             assert 0.0 <= m.low <= m.probability <= m.high <= 1.0
-        assert [m.score for m in res] == sorted([m.score for m in res], reverse=True)
+        # ranked by probability (the folded query's inner product, rank_score; tests/test_levels.py)
+        assert [m.probability for m in res] == sorted([m.probability for m in res], reverse=True)
+        assert [m.rank_score for m in res] == sorted([m.rank_score for m in res], reverse=True)
 
 
 def test_bad_queries_name_what_is_wrong(idx):
@@ -144,7 +146,7 @@ def test_filters_are_not_post_filters(idx, monkeypatch):
 def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):
     res = ask(idx, BETA[2], models=["Qwen--Qwen1.5-7B", "org/small", "gpt-4o(eval_results/gpt4o)"], k=1)
     assert sorted(r.model for r in res) == ["Qwen/Qwen1.5-7B", "gpt-4o", "org/small"]
-    full = {r.model: r.score for r in ask(idx, BETA[2], k=10)}
+    full = {r.model: r.rank_score for r in ask(idx, BETA[2], k=10)}
     assert [r.model for r in res] == sorted(["Qwen/Qwen1.5-7B", "gpt-4o", "org/small"], key=full.get, reverse=True)
     assert res.query["models"] == ["Qwen/Qwen1.5-7B", "org/small", "gpt-4o"] and res.query["unranked"] == []
     some = ask(idx, BETA[2], models=["org/small", "gpt-4o"], filters=Filters(open_only=True))
@@ -172,7 +174,8 @@ def test_prefer_smaller_equals_the_formula_computed_by_hand(tmp_path, encoder, m
         params = {r.model: r.metadata["params"] for r in plain}
         for alpha in (0.05, 0.5):
             res = find_models(ALPHA[0], k=10, prefer_smaller=alpha, store=store, vectors=vectors)
-            want = {r.model: r.score - alpha * math.log10(params[r.model] or UNKNOWN_PARAMS) for r in plain}
+            # the size penalty applies to the ranking score (the folded query's inner product)
+            want = {r.model: r.rank_score - alpha * math.log10(params[r.model] or UNKNOWN_PARAMS) for r in plain}
             assert [r.model for r in res] == sorted(want, key=want.get, reverse=True)
             assert {r.model: r.rank_score for r in res} == pytest.approx(want, abs=1e-5)
             assert {r.model: r.score for r in res} == pytest.approx({r.model: r.score for r in plain}, abs=1e-5)
@@ -187,7 +190,9 @@ def test_prefer_smaller_equals_the_formula_computed_by_hand(tmp_path, encoder, m
 
 def test_lcb_rank_is_exact(idx):
     every = ask(idx, ALPHA[3], k=10)
-    lower = {r.model: r.score - 1.6448536269514722 * math.sqrt(r.variance) for r in every}
+    store = idx[0]
+    g = store.get_space_calibration(store.list_spaces()[0].id).specific  # a folded score's sd per raw sd
+    lower = {r.model: r.rank_score - 1.6448536269514722 * g * math.sqrt(r.variance) for r in every}
     got = ask(idx, ALPHA[3], k=3, rank="lcb")
     assert [r.model for r in got] == sorted(lower, key=lower.get, reverse=True)[:3]
     assert [r.rank_score for r in got] == pytest.approx(sorted(lower.values(), reverse=True)[:3], abs=1e-6)

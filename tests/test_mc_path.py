@@ -72,15 +72,16 @@ def test_space_and_vectors_are_the_solvers(indexed, encoder):
     store, _ = indexed
     (space,) = store.list_spaces()
     assert space.method == "auto-mc" and represent.feature_set(space) == MULTIPLE_CHOICE_V2
-    assert space.dim == 2 * encoder.dim + 4 + 2
+    assert space.dim == 2 * encoder.dim + 4 + 2 + 2  # [.., c_mc, c_free, level, u . mu]
     solver, _ = direct(store, encoder, space)
     assert solver.free == 4 and solver.prior_ is not None and solver.prior_.shape == (2 * encoder.dim,)
     prior = store.get_space_prior(space.id)
     np.testing.assert_allclose(prior.vector, solver.prior_, atol=1e-6)
     stored = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}
-    for j, m in enumerate(solver.model_ids_):  # every model saw both formats: [e, f, c, c]
-        np.testing.assert_allclose(stored[m], np.append(solver.augmented_normals()[j], solver.intercept_[j]),
-                                   atol=1e-4)
+    level, mu_u = represent.levels(solver)
+    for j, m in enumerate(solver.model_ids_):  # every model saw both formats: [e, f, c, c, level, u . mu]
+        np.testing.assert_allclose(stored[m], np.r_[solver.augmented_normals()[j], solver.intercept_[j], level[j],
+                                                    mu_u[j]], atol=1e-4)
 
 
 def test_qdrant_score_is_the_prediction_for_full_prompts_and_bare_questions(indexed, encoder):
@@ -96,10 +97,12 @@ def test_qdrant_score_is_the_prediction_for_full_prompts_and_bare_questions(inde
                       (question, represent.fill_from_neighbours(bare, X))):
         want = dict(zip(solver.model_ids_, solver.predict(row)[0].tolist()))
         got = find_models([text], top=10, store=store, vectors=vectors)
-        assert [m.model for m in got] == sorted(want, key=want.get, reverse=True)
+        # ranked by probability (Qdrant's order for the folded query, tests/test_levels.py), scored raw
+        assert [m.model for m in got] == sorted(want, key={m.model: m.probability for m in got}.get, reverse=True)
+        assert [m.model for m in got] == sorted(want, key={m.model: m.search_score for m in got}.get, reverse=True)
         assert {m.model: m.score for m in got} == pytest.approx(want, abs=1e-4)
         q = represent.add_intercept(row.astype(np.float32), space)[0]
-        assert q.shape == (space.dim,) and q[-2] + q[-1] == pytest.approx(1.0)  # [m, 1 - m]
+        assert q.shape == (space.dim,) and q[-4] + q[-3] == pytest.approx(1.0) and not q[-2:].any()  # [m, 1-m, 0, 0]
         hits = vectors.search(name, "models", q, limit=10)
         assert {h.key: h.score for h in hits} == pytest.approx(want, abs=1e-4)
     # the bare question's is_mc is the share of its nearest indexed questions that have options
@@ -137,7 +140,8 @@ def test_prompt_and_benchmark_points_are_lifted_rows(indexed, encoder):
             np.testing.assert_allclose(got[h].vector, w, atol=1e-6)
         bench = vectors.get(name, "benchmarks", [b], with_vectors=True)[b]
         np.testing.assert_allclose(bench.vector, L.mean(axis=0), atol=1e-6)
-        want = dict(zip(solver.model_ids_, solver.predict(L[:, :-2]).mean(axis=0).tolist()))
+        want = dict(zip(solver.model_ids_, solver.predict(represent.strip_levels(L, space)[:, :-2]).mean(axis=0)
+                        .tolist()))
         got_b = find_models(benchmark=b, top=10, store=store, vectors=vectors)
         assert {m.model: m.score for m in got_b} == pytest.approx(want, abs=1e-4)
 
@@ -222,11 +226,12 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
     X = represent.rows(store.prompt_texts(om.prompt_ids), encoder.encode, space)
     solver = configured().solver().fit(X, om.scores, model_ids=om.models)
     cal = store.get_space_calibration(space.id)
-    assert cal is not None and cal.n_models == 6 and cal.b > 0
+    assert cal is not None and cal.n_models == 6 and cal.folded  # the level/deviation map (tests/test_levels.py)
     assert cal.spread == pytest.approx(posterior.level_spread(om.scores))
-    want_cal = posterior.fit_calibration(*posterior.loo_cells(solver, X, om.scores,
-                                                              posterior.calibration_prompts(X.shape[0])))
-    assert (cal.a, cal.b) == pytest.approx((want_cal.a, want_cal.b), abs=1e-3)
+    want_cal = posterior.fit_level_calibration(*posterior.heldout_cells(configured().solver, X, om.scores, space))
+    assert (cal.a, cal.level, cal.specific, cal.shared) == pytest.approx(
+        (want_cal.a, want_cal.level, want_cal.specific, want_cal.shared), abs=1e-3)
+    level, mu_u = represent.levels(solver)
     d = encoder.dim
     request = "Write a short function number 77 that handles sonnets."
     row = represent.fill_from_neighbours(represent.query_rows([request], encoder.encode, space), X)[0]
@@ -244,8 +249,11 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
         var = solver.predictive_variance(eff[None])[0, j] + unseen ** 2 * cal.spread
         assert mt.variance == pytest.approx(var, rel=1e-3)
         assert 0.0 <= mt.low <= mt.probability <= mt.high <= 1.0
-        assert mt.probability == pytest.approx(1 / (1 + np.exp(-(cal.a + cal.b * mt.score))), abs=1e-9)
+        U = float(solver.prior_ @ row[:2 * d]) - mu_u[j]  # the prior's part of the deviation
+        logit = cal.a + cal.level * level[j] + cal.specific * (mt.score - level[j] - U) + cal.shared * U
+        assert mt.probability == pytest.approx(1 / (1 + np.exp(-logit)), abs=1e-5)
     assert [m.probability for m in got] == sorted((m.probability for m in got), reverse=True)
     lcb = find_models([request], top=3, store=store, vectors=vectors, rank="lcb")
-    everyone = sorted(got, key=lambda m: m.score - posterior.Z_INTERVAL * np.sqrt(m.variance), reverse=True)
+    everyone = sorted(got, key=lambda m: m.search_score - posterior.Z_INTERVAL * cal.specific * np.sqrt(m.variance),
+                      reverse=True)
     assert [m.model for m in lcb] == [m.model for m in everyone[:3]]

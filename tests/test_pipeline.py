@@ -318,7 +318,7 @@ def test_default_method_equals_a_first_principles_fit(tmp_path, env, encoder):
     assert r.status == "ok" and r.counts["solved"] == 7
     got = model_vectors(ix)
     (space,) = ix.store.list_spaces()
-    assert space.method == "auto-mc" and space.dim == 2 * 384 + 4 + 2
+    assert space.method == "auto-mc" and space.dim == 2 * 384 + 4 + 2 + 2
 
     Xq, Xo, T, is_mc = mixed_parts(encoder.encode)
     fits = reference.fit_all(np.hstack([Xq, Xo]), T, mixed_outcomes(), intercept=True, prior="mean")

@@ -13,7 +13,8 @@ from indexer.features import (MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2, TEXT_FEATURES
                               split_options)
 from indexer.space import configured, space_params
 
-MC2 = space_params("auto-mc")
+MCL = space_params("auto-mc")  # the default: the formats apart and the level coordinates
+MC2 = {k: v for k, v in MCL.items() if k != "levels"}  # multiple-choice-v2 without levels (spaces built before)
 MC = dict(MC2, features=MULTIPLE_CHOICE)  # multiple-choice-v1: spaces built before v2 are still read
 QUESTION = "Which gas do plants take in for photosynthesis?"
 PROMPT = QUESTION + "\nA. Oxygen\nB. Carbon dioxide\nC. Nitrogen\nD. Helium"
@@ -49,7 +50,8 @@ def test_space_params_and_dimensions():
     assert represent.index_dim(384, space_params("paper")) == 384
     # the pipeline's space params are these
     params = configured(type("S", (), {"method": "auto-mc", "lam": 1.0, "eps": 0.0})()).params
-    assert params == MC2
+    assert params == MCL == dict(MC2, levels=represent.LEVELS)
+    assert represent.index_dim(384, MCL) == 2 * 384 + 4 + 2 + 2 and represent.has_levels(MCL)
     with pytest.raises(ConfigError, match="unknown prompt feature set"):
         represent.is_split({"features": "multiple-choice-v0"})
 

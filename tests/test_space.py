@@ -15,8 +15,9 @@ from indexer.space import (METHODS, SpaceSpec, configured, encoder_name, get_met
                            space_name, space_params)
 from indexer.store.sql_types import SpaceRecord
 
-MC_PARAMS = {"intercept": True, "select": "gcv", "prior": "mean", "free": 4, "features": "multiple-choice-v2"}
-MC1_PARAMS = dict(MC_PARAMS, features="multiple-choice-v1")  # what auto-mc spaces were built with before v2
+MC_PARAMS = {"intercept": True, "select": "gcv", "prior": "mean", "free": 4, "features": "multiple-choice-v2",
+             "levels": "level-deviation-v1"}
+MC1_PARAMS = {k: v for k, v in dict(MC_PARAMS, features="multiple-choice-v1").items() if k != "levels"}  # what auto-mc spaces were built with before v2
 
 
 def test_registry_names_its_feature_sets_as_features_does():
@@ -29,7 +30,7 @@ def test_registry_names_its_feature_sets_as_features_does():
 
 def test_options_and_params_of_every_method():
     assert method_options("auto-mc", lam=0.5, eps=0.25) == {"lam": 0.5, "eps": 0.25, **{
-        k: v for k, v in MC_PARAMS.items() if k != "features"}}
+        k: v for k, v in MC_PARAMS.items() if k not in ("features", "levels")}}
     assert space_params("auto-mc") == MC_PARAMS
     assert space_params("auto-text") == {"intercept": True, "select": "gcv", "free": 2, "features": "text-length-v1"}
     assert space_params("paper") == {} and method_options("paper", lam=2.0) == {"lam": 2.0, "eps": 0.0}
@@ -71,13 +72,16 @@ def test_one_canonical_key_for_sql_and_the_index(store):
     assert not SpaceSpec(rec.encoder, 1.0, 0.0, "auto-mean", space_params("auto-mean")).matches(stored)
     assert not SpaceSpec(rec.encoder, 2.0, 0.0, "auto-mc", MC1_PARAMS).matches(stored)
     assert not SpaceSpec(rec.encoder, 1.0, 0.0, "auto-mc", MC_PARAMS).matches(stored)  # v2 is another space
+    # so is v2 without the level coordinates (spaces built before them keep working as they were)
+    assert not SpaceSpec(rec.encoder, 1.0, 0.0, "auto-mc", {k: v for k, v in MC_PARAMS.items()
+                                                             if k != "levels"}).matches(stored)
     with pytest.raises(InputError, match="no encoder yet"):
         configured().key
 
 
 def test_a_configured_space_on_an_encoder(encoder):
     spec = configured(encoder=encoder.id).with_encoder(encoder.id, encoder.dim)
-    assert spec.dim == 2 * encoder.dim + 4 + 2 and spec.solver().free == 4 and spec.prior == "mean"  # [.., c_mc, c_free]
+    assert spec.dim == 2 * encoder.dim + 4 + 2 + 2 and spec.solver().free == 4 and spec.prior == "mean"  # [.., c_mc, c_free]
     assert spec.solver().prior == "mean" and spec.solver().intercept
 
 

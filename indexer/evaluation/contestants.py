@@ -189,7 +189,24 @@ class SolverContestant:
             Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)  # the index rows
             return V @ Xi.T
 
-        cal = _fit_calibration(solver, D, S)
+        cal = _fit_calibration(solver, D, S, self.space)
+        if cal.folded and represent.has_levels(self.space):
+            # the level/deviation map folded into the query (Calibration.fold), as the index searches: the score is
+            # the map's logit, a + offset(q) + fold(q) . v_i
+            u = None if solver.prior_ is None else np.asarray(solver.prior_, dtype=np.float64)
+
+            def folded(Q: np.ndarray) -> np.ndarray:
+                Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
+                g, lev = cal.ranking_coefficients
+                h = float(cal.shared) if u is not None else g
+                Z = cal.a + g * (V @ Xi.T) + (lev - g) * V[:, -2:-1] - (h - g) * V[:, -1:]  # = a + fold(q) . v_i
+                if u is not None:
+                    Z = Z + (h - g) * (Xi[:, :u.shape[0]] @ u)[None, :]  # + offset(q)
+                return Z
+
+            return Fitted(folded, source_means(S), lambda Q, P: 0.5 * (1.0 + np.tanh(0.5 * np.asarray(P))),
+                          "the space's own calibration as `taskspace index` fits it (the level/deviation map on "
+                          "cross-fitted held-out source prompts, folded into the query; indexer.posterior)")
         how = ("Platt map of closed-form leave-one-out source scores" if not np.isnan(np.asarray(solver.noise_)).any()
                else "Platt map of in-sample source scores (the plain method has no leverages)")
         return Fitted(predict, source_means(S), lambda Q, P: cal.probability(P),

@@ -141,7 +141,8 @@ class DerivedMixin:
                 conn.execute(delete(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id))
                 conn.execute(SpaceCalibrationRow.__table__.insert(), [dict(
                     space_id=space_id, a=float(calibration.a), b=float(calibration.b), n_cells=int(calibration.n_cells),
-                    n_models=int(calibration_models), spread=float(calibration.spread), computed_at=utcnow())])
+                    n_models=int(calibration_models), spread=float(calibration.spread), computed_at=utcnow(),
+                    **_folded(calibration))])
             if pattern_rows:
                 have_p = set(conn.execute(select(SpacePatternRow.key).where(SpacePatternRow.space_id == space_id)).scalars())
                 new = [r for r in pattern_rows if r["key"] not in have_p]
@@ -261,7 +262,8 @@ class DerivedMixin:
 
         with self._read() as conn:
             row = conn.execute(select(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id)).scalar()
-        return None if row is None else Calibration(row.a, row.b, row.n_cells, row.n_models, row.spread)
+        return None if row is None else Calibration(row.a, row.b, row.n_cells, row.n_models, row.spread,
+                                                    row.level, row.specific, row.shared)
 
     def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
         """Stored vectors of a space, by model key (all models when ``models`` is None)."""
@@ -314,7 +316,9 @@ class DerivedMixin:
         its model's ``outcomes_digest`` and the space's prior): only the stale rows are read. ``digests``: compare
         every vector's inputs digest with these model digests instead (:meth:`model_digests` or others)."""
         self.get_space(space_id)
-        prior = self.get_space_prior(space_id)
+        # a pulled space's prior came with it for folding queries; vectors built here use a prior estimated here
+        pulled = getattr(self, "space_origin", lambda _: None)(space_id) is not None
+        prior = None if pulled else self.get_space_prior(space_id)
         if digests is not None:
             current = {k: vector_digest(d, prior) for k, d in digests.items()}
             q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)
@@ -407,3 +411,9 @@ class DerivedMixin:
         """The newest runs first."""
         with self._read() as conn:
             return [_run_record(r) for r in conn.execute(select(Run).order_by(Run.id.desc()).limit(limit)).scalars()]
+
+
+def _folded(calibration) -> dict:
+    """The level/deviation coefficients of a calibration map as row values (None for the plain map)."""
+    return {k: (None if getattr(calibration, k, None) is None else float(getattr(calibration, k)))
+            for k in ("level", "specific", "shared")}

@@ -257,6 +257,10 @@ class SpaceCalibrationRow(Base):
     n_cells: Mapped[int] = mapped_column(Integer)
     n_models: Mapped[int] = mapped_column(Integer)
     spread: Mapped[float] = mapped_column(Float)
+    #: the level/deviation map's coefficients (None: the plain map of the raw score; migration 0006)
+    level: Mapped[float | None] = mapped_column(Float, nullable=True)
+    specific: Mapped[float | None] = mapped_column(Float, nullable=True)
+    shared: Mapped[float | None] = mapped_column(Float, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -26,6 +26,7 @@ from ..errors import InputError, ReadOnlyError
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock, Source, Space,
                          SpaceCalibrationRow, SpacePatternRow, SpacePriorRow, utcnow)
 from .sql_types import MODEL_FIELDS, BenchmarkVector, ModelVector, chunks
+from .sql_derived import _folded
 
 PULLED_KIND = "pulled"
 
@@ -49,6 +50,7 @@ class ImportedSpace:
     benchmark_vectors: list[BenchmarkVector] = field(default_factory=list)
     created_at: datetime | None = None
     aliases: dict[str, list[str]] = field(default_factory=dict)  # model key -> its names (model_aliases)
+    prior: tuple | None = None  # (the space prior's vector, n_models): a folded query needs it (posterior.Calibration)
 
 
 class RecordsMixin:
@@ -107,6 +109,10 @@ class RecordsMixin:
         from ..space import SpaceSpec
 
         self.delete_source(pulled_location(SpaceSpec.of(self.get_space(space_id)).key))
+        # the prior pulled with it (for folding queries, posterior.Calibration.fold) is the publisher's models' mean:
+        # built here, the space estimates its own from the models solved here
+        with self._write("dropping the pulled prior") as conn:
+            conn.execute(delete(SpacePriorRow).where(SpacePriorRow.space_id == space_id))
 
     def import_spaces(self, items: Sequence[ImportedSpace]) -> list[int]:
         """Write pulled spaces in one transaction (see the module docstring); returns their SQL ids. A space of the
@@ -173,11 +179,16 @@ class RecordsMixin:
                                  Cinv=None if p.Cinv is None else f4(p.Cinv), computed_at=utcnow()))
         for c in chunks(pat_rows, 20):
             conn.execute(SpacePatternRow.__table__.insert(), c)
+        prior = getattr(item, "prior", None)
+        if prior is not None:  # what a folded query needs (indexer.posterior.Calibration.fold)
+            u = np.asarray(prior[0], dtype="<f8")
+            conn.execute(SpacePriorRow.__table__.insert().values(
+                space_id=sid, dim=int(u.shape[0]), vector=u.tobytes(), n_models=int(prior[1]), computed_at=utcnow()))
         cal = item.calibration
         if cal is not None:
             conn.execute(SpaceCalibrationRow.__table__.insert().values(
                 space_id=sid, a=float(cal.a), b=float(cal.b), n_cells=int(cal.n_cells), n_models=int(cal.n_models),
-                spread=float(cal.spread), computed_at=utcnow()))
+                spread=float(cal.spread), computed_at=utcnow(), **_folded(cal)))
         bv_rows = [dict(space_id=sid, benchmark_id=bids[b.benchmark], dim=int(spec.dim), vector=f4(b.vector),
                         n_prompts=int(b.n_prompts), computed_at=b.computed_at or utcnow())
                    for b in item.benchmark_vectors]

@@ -1,0 +1,138 @@
+"""The level/deviation calibration (indexer.posterior.fit_level_calibration, heldout_cells, Calibration.fold) and the
+level coordinates of a space's model vectors (indexer.represent.has_levels, levels, index_vectors): the folded
+query ranks as the probabilities do, the query scaling is what the map says, the fit recovers known coefficients,
+the level coordinates are incremental (equal to a fit from scratch), the store keeps the coefficients."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from indexer import posterior, represent
+from indexer.solver import HyperplaneSolver
+from indexer.space import SpaceSpec, space_params
+
+LEVELS = {"intercept": True, "select": "gcv", "prior": "mean", "levels": represent.LEVELS}  # auto-mean + levels
+
+
+def _data(seed=0, N=80, d=8, M=12):
+    rng = np.random.default_rng(seed)
+    D = rng.normal(size=(N, d))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    skill = rng.normal(size=M)
+    W = rng.normal(size=(M, d))
+    logit = skill[:, None] + 0.8 * (W @ D.T) + 0.5 * rng.normal(size=(M, N))
+    S = (rng.random((M, N)) < 1 / (1 + np.exp(-logit))).astype(float)
+    S[0, : N // 4] = np.nan  # a second coverage pattern
+    S[1, N // 2:] = np.nan  # a third
+    return D, S
+
+
+def _spec():
+    return SpaceSpec("enc@1", 1.0, 0.0, "auto-mean", LEVELS, 8 + 1 + 2)
+
+
+def test_level_coordinates_are_the_models_mean_outcome_and_the_prior_at_their_pattern_mean():
+    D, S = _data()
+    solver = HyperplaneSolver(intercept=True, select="gcv", prior="mean").fit(D, S)
+    V = represent.index_vectors(solver, D, LEVELS)
+    assert V.shape == (S.shape[0], D.shape[1] + 1 + 2) == (S.shape[0], represent.index_dim(8, LEVELS))
+    np.testing.assert_allclose(V[:, -2], np.nanmean(2 * S - 1, axis=1))  # the level: mean signed outcome
+    for i in range(S.shape[0]):
+        mu = D[~np.isnan(S[i])].mean(axis=0)
+        assert V[i, -1] == pytest.approx(float(solver.prior_ @ mu))  # u . mu_i
+    # the raw score is unchanged: index rows end [.., 1, 0, 0]
+    rows = represent.add_intercept(D[:5], LEVELS)
+    np.testing.assert_array_equal(rows[:, -2:], 0.0)
+    np.testing.assert_allclose(V @ rows.T, solver.predict(D[:5]).T, atol=1e-10)
+    assert represent.strip_levels(rows, LEVELS).shape[1] == D.shape[1] + 1
+    np.testing.assert_allclose(represent.effective_rows(rows, np.zeros(8), (True, True), LEVELS), D[:5])
+
+
+def test_level_coordinates_are_incremental_like_the_normals():
+    """Models added one chunk at a time toward the held-fixed prior give the vectors of one fit toward it."""
+    D, S = _data(1)
+    full = HyperplaneSolver(intercept=True, select="gcv", prior="mean").fit(D, S)
+    inc = HyperplaneSolver(intercept=True, select="gcv", prior=full.prior_).prepare(D)
+    for lo in range(0, S.shape[0], 5):
+        inc.add_models(S[lo:lo + 5], model_ids=list(range(lo, min(lo + 5, S.shape[0]))))
+    np.testing.assert_allclose(represent.index_vectors(inc, D, LEVELS), represent.index_vectors(full, D, LEVELS),
+                               atol=1e-9)
+
+
+def test_the_fit_recovers_known_coefficients_and_keeps_them_non_negative():
+    rng = np.random.default_rng(2)
+    n = 40000
+    level, dev, shared = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+    logit = -0.3 + 2.0 * level + 0.5 * (dev - shared) + 3.0 * shared
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(float)
+    cal = posterior.fit_level_calibration(level, dev, shared, y, spread=0.1)
+    assert cal.folded and cal.n_cells == n and cal.spread == 0.1
+    assert (cal.a, cal.level, cal.specific, cal.shared) == pytest.approx((-0.3, 2.0, 0.5, 3.0), abs=0.08)
+    assert cal.b == cal.specific
+    # a deviation that goes against the outcome carries no information: fixed at 0, the rest refitted
+    y2 = (rng.random(n) < 1 / (1 + np.exp(-(2.0 * level - 0.7 * dev)))).astype(float)
+    cal2 = posterior.fit_level_calibration(level, dev, None, y2)
+    assert cal2.specific == 0.0 and cal2.shared == 0.0 and 1.5 < cal2.level < 2.0  # (the omitted deviation attenuates it)
+    # too few cells: the plain map of the raw score, in the folded form
+    few = posterior.fit_level_calibration(level[:5], dev[:5], None, y[:5])
+    assert few.folded and few.level == few.specific == few.shared == few.b
+
+
+def test_the_folded_query_ranks_as_the_probabilities_and_gives_the_maps_logit():
+    D, S = _data(3)
+    spec = _spec()
+    solver = spec.solver().fit(D, S)
+    cal = posterior.fit_level_calibration(*posterior.heldout_cells(spec.solver, D, S, spec))
+    assert cal.folded and cal.n_cells > 0
+    V = represent.index_vectors(solver, D, spec)
+    level, mu_u = represent.levels(solver)
+    u = solver.prior_
+    for row in represent.add_intercept(np.random.default_rng(4).normal(size=(5, 8)), spec):
+        q, offset = cal.fold(row, u)
+        # the query scaling: every coordinate times `specific`, the two level coordinates set by the map
+        np.testing.assert_allclose(q[:-2], cal.specific * row[:-2])
+        assert (q[-2], q[-1]) == pytest.approx((cal.level - cal.specific, -(cal.shared - cal.specific)))
+        assert offset == pytest.approx((cal.shared - cal.specific) * float(u @ row[:8]))
+        scores = V @ q  # what Qdrant returns for the folded query
+        p = cal.probability(scores, offset)
+        raw = V @ row
+        U = float(u @ row[:8]) - mu_u
+        want = cal.a + cal.level * level + cal.specific * (raw - level - U) + cal.shared * U
+        np.testing.assert_allclose(p, 1 / (1 + np.exp(-want)), atol=1e-12)
+        assert list(np.argsort(-scores, kind="stable")) == list(np.argsort(-p, kind="stable"))
+        # the interval of a folded score: its sd is `specific` times the raw score's
+        lo, hi = cal.interval(scores, np.full(len(scores), 0.04), offset=offset)
+        np.testing.assert_allclose(lo, cal.probability(scores - posterior.Z_INTERVAL * cal.specific * 0.2, offset))
+        assert (lo <= p).all() and (p <= hi).all()
+    plain = posterior.Calibration(0.1, 2.0)
+    q, offset = plain.fold(row, u)
+    assert not plain.folded and offset == 0.0 and np.array_equal(q, row)
+
+
+def test_heldout_cells_hold_whole_prompts_out():
+    """A prompt whose outcomes no fit saw: with one model set to always succeed on it, the held-out deviation there
+    is not the in-sample fit's (the prior does not know the prompt)."""
+    D, S = _data(5)
+    spec = _spec()
+    level, dev, shared, out = posterior.heldout_cells(spec.solver, D, S, spec, folds=2)
+    assert level.shape == dev.shape == shared.shape == out.shape
+    assert out.size == int((~np.isnan(S)).sum())  # every observed cell once (80 prompts < the sample size)
+    assert set(np.unique(out)) <= {0.0, 1.0}
+
+
+def test_the_store_keeps_the_level_coefficients(store):
+    space = store.get_or_create_space("enc@1", 11, 1.0, 0.0, method="auto-mean", params=LEVELS)
+    cal = posterior.Calibration(0.1, 0.7, 100, spread=0.05, level=2.1, specific=0.7, shared=3.2)
+    store.save_model_vectors(space.id, [], calibration=cal, calibration_models=9)
+    got = store.get_space_calibration(space.id)
+    assert got.folded and (got.a, got.level, got.specific, got.shared, got.n_models) == pytest.approx(
+        (0.1, 2.1, 0.7, 3.2, 9))
+    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(0.2, 2.0, 10), calibration_models=9)
+    assert not store.get_space_calibration(space.id).folded  # the plain map: the coefficients are NULL
+
+
+def test_the_default_method_has_levels_and_older_spaces_do_not():
+    assert represent.has_levels(space_params("auto-mc"))
+    assert not any(represent.has_levels(space_params(m)) for m in ("auto-mean", "auto", "auto-text", "paper"))
+    assert "levels" not in SpaceSpec(None, 1.0, 0.0, "auto-mc", space_params("auto-mc")).options
