@@ -116,7 +116,9 @@ def loo_cells(solver, X: np.ndarray, S: np.ndarray, prompts: np.ndarray) -> tupl
     ``h_jj = var(score at x_j) / s_i^2``. Returns (scores, outcomes in [0, 1]), one entry per observed cell."""
     Xp = np.asarray(X[prompts], dtype=np.float64)
     P = solver.predict(Xp).T  # (M, q) fitted scores
-    H = solver.predictive_variance(Xp).T / np.asarray(solver.noise_)[:, None]  # (M, q) leverages
+    noise = np.asarray(solver.noise_, dtype=np.float64)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):  # a model fitted exactly (or not at all) has noise 0
+        H = np.where(noise > 0, solver.predictive_variance(Xp).T / noise, 0.0)  # (M, q) leverages
     Sp = np.asarray(S[:, prompts], dtype=np.float64)
     obs = ~np.isnan(Sp)
     y = 2.0 * Sp[obs] - 1.0

@@ -105,3 +105,21 @@ def test_the_lower_bound_ranking_is_exact_only_when_no_unfetched_model_can_enter
     assert posterior.lcb_candidates_exact(lower, lower, 2, next_score=0.3)  # the 2nd best bound 0.4 >= 0.3
     assert not posterior.lcb_candidates_exact(lower, lower, 3, next_score=0.3)  # 0.1 < 0.3: a model may enter
     assert posterior.lcb_candidates_exact(lower, lower, 3, next_score=None)  # everything fetched
+
+
+def test_loo_cells_of_a_model_fitted_exactly_are_its_outcomes_without_a_warning():
+    """A model with one outcome on every prompt is fitted exactly (residual variance 0): its leverages are 0, not
+    0/0, so its held-out cells are its outcomes and no RuntimeWarning escapes."""
+    import warnings
+
+    D, S, _ = _fit(seed=3, N=30, d=5, free=0)
+    S = S.copy()
+    S[0] = 1.0  # every observed cell of model 0 a success
+    solver = HyperplaneSolver(intercept=True, select="gcv").fit(D, S)
+    assert solver.noise_[0] == pytest.approx(0.0, abs=1e-12)
+    prompts = np.arange(10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        scores, outcomes = posterior.loo_cells(solver, D, S, prompts)
+    assert np.isfinite(scores).all()
+    assert scores[:10] == pytest.approx(np.ones(10))  # model 0's cells come first: y = +1, predicted exactly
