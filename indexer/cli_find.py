@@ -132,6 +132,10 @@ def _print_result(result) -> None:
         _table(f"Models for {what}", [("#", "right"), ("model", "left"), ("P(success)", "right"),
                                       ("90% interval", "right"), ("measured near", "left"), ("params", "right"),
                                       ("license", "left")], rows, caption)
+        if not result.space.get("signal", True):
+            typer.echo("no calibrated signal: in this index's held-out results success did not rise with the score "
+                       "(too few results?), so every probability is the base rate and no interval is given; the order "
+                       "is the models' raw scores")
     for name, n in result.excluded.items():
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""

@@ -6,7 +6,7 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
 
     {"query": {"kind": "prompt" | "prompts" | "benchmark" | "vector", "prompts": n, "options_filled": bool,
                "benchmark": ..., "k": ..., "rank": ..., "prefer_smaller": ..., "filters": {...}, "models": [...]},
-     "space": {"name", "id", "encoder", "method", "dim", "calibrated"},
+     "space": {"name", "id", "encoder", "method", "dim", "calibrated", "signal"},
      "results": [{"model", "hub_id", "api_only", "aliases", "score", "rank_score", "probability",
                   "interval": [lo, hi], "variance",
                   "coverage": {"near", "measured_near", "benchmarks"},
@@ -473,7 +473,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
         shown = {r.model for r in results}
         query["unranked"] = [key for key in keys if key not in shown]
     space_info = {"name": name, "id": sp.id, "encoder": sp.encoder, "method": sp.method, "dim": int(sp.dim),
-                  "calibrated": pred.calibrated}
+                  "calibrated": pred.calibrated, "signal": pred.signal}
     return FindResult(query, space_info, results, excluded, missing, timings)
 
 

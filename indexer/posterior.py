@@ -181,6 +181,14 @@ class Calibration:
         return q, offset
 
     @property
+    def informative(self) -> bool:
+        """False when the held-out cells it was fitted on showed no rise of success with the score (every slope fitted
+        0, e.g. on a tiny index): each probability is then the cells' base rate and an interval would have no width,
+        so none is given (:meth:`Predictor.interval`)."""
+        slopes = [self.level, self.specific, self.shared] if self.folded else [self.b]
+        return any(x is not None and float(x) > (TIE_BREAK if self.folded else 0.0) for x in slopes)
+
+    @property
     def ranking_coefficients(self) -> tuple[float, float]:
         """(specific, level) as the folded query uses them: at least :data:`TIE_BREAK`, so that where the held-out
         cells carry no information (a coefficient fitted 0, e.g. on a tiny index) models still rank by their level and
@@ -413,6 +421,12 @@ class Predictor:
         return self.calibration is not None
 
     @property
+    def signal(self) -> bool:
+        """Whether the probability depends on the score (:attr:`Calibration.informative`; True without a
+        calibration, whose probability is the clipped score)."""
+        return self.calibration is None or self.calibration.informative
+
+    @property
     def folded(self) -> bool:
         """True when the query vector is folded with the level/deviation map (:meth:`Calibration.fold`)."""
         from . import represent
@@ -475,8 +489,12 @@ class Predictor:
 
     def interval(self, scores, variance) -> tuple[np.ndarray, np.ndarray]:
         """(low, high) probabilities: the score's posterior interval (:data:`Z_INTERVAL` sd) mapped like the score;
-        NaN where the variance is unknown."""
+        NaN where the variance is unknown, and everywhere when the calibration carries no signal (:attr:`signal`:
+        every probability is the base rate, an interval of no width would claim a certainty nothing measured)."""
         s = np.asarray(scores, dtype=np.float64)
         v = np.asarray(variance, dtype=np.float64)
+        if not self.signal:
+            nan = np.full(np.broadcast(s, v).shape, np.nan)
+            return nan, nan.copy()
         sd = self.scale * np.sqrt(np.maximum(v, 0.0))
         return self.probability(s - Z_INTERVAL * sd), self.probability(s + Z_INTERVAL * sd)

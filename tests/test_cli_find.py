@@ -151,3 +151,23 @@ def test_browse_commands(indexed):
     res = run("model", "org/aa")
     assert res.returncode == 1 and res.stderr.strip() == (
         "error: unknown model 'org/aa'; did you mean org/a, org/c? (`taskspace models` lists them)")
+
+
+def test_an_answer_without_calibrated_signal_says_so(capsys):
+    """The table shows "-" for the interval and a line saying why, instead of a zero-width interval."""
+    from indexer.cli_find import _print_result
+    from indexer.find import Coverage, Evidence, FindResult, ModelResult
+
+    def answer(signal: bool, low: float, high: float) -> FindResult:
+        r = ModelResult("org/m", "org/m", False, [], 0.1, 0.1, 0.47, low, high, 0.01, Coverage(), Evidence(), {})
+        space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True,
+                 "signal": signal}
+        query = {"kind": "prompt", "rank": "probability", "prefer_smaller": 0.0}
+        return FindResult(query, space, [r], {}, {})
+
+    _print_result(answer(False, float("nan"), float("nan")))
+    out = capsys.readouterr().out
+    assert "no calibrated signal" in out and "47%" in out and "47%-47%" not in out
+    _print_result(answer(True, 0.40, 0.55))
+    out = capsys.readouterr().out
+    assert "no calibrated signal" not in out and "40%-55%" in out

@@ -123,3 +123,24 @@ def test_loo_cells_of_a_model_fitted_exactly_are_its_outcomes_without_a_warning(
         scores, outcomes = posterior.loo_cells(solver, D, S, prompts)
     assert np.isfinite(scores).all()
     assert scores[:10] == pytest.approx(np.ones(10))  # model 0's cells come first: y = +1, predicted exactly
+
+
+def test_a_calibration_without_signal_gives_no_interval():
+    """A map whose held-out cells showed no rise of success with the score gives every model the base rate; an
+    interval of no width ("47% (47%-47%)") would claim a certainty nothing measured, so there is none."""
+    rng = np.random.default_rng(4)
+    score = rng.normal(size=2000)
+    y = (rng.random(2000) < 1 / (1 + np.exp(-2 * score))).astype(float)
+    cal, rev = posterior.fit_calibration(score, y), posterior.fit_calibration(-score, y)
+    assert cal.informative and not rev.informative
+    assert not posterior.Calibration(0.1, 0.0, level=0.0, specific=0.0, shared=0.0).informative
+    assert posterior.Calibration(0.1, 0.5, level=0.0, specific=0.5, shared=0.0).informative
+
+    scores, var = np.array([0.2, -0.4]), np.array([0.1, 0.3])
+    flat = posterior.Predictor({}, rev, lambda keys: {})
+    lo, hi = flat.interval(scores, var)
+    assert not flat.signal and np.isnan(lo).all() and np.isnan(hi).all()
+    assert flat.probability(scores) == pytest.approx([y.mean(), y.mean()])
+    sharp = posterior.Predictor({}, cal, lambda keys: {})
+    lo, hi = sharp.interval(scores, var)
+    assert sharp.signal and (lo < sharp.probability(scores)).all() and (sharp.probability(scores) < hi).all()
