@@ -136,3 +136,30 @@ def test_the_default_method_has_levels_and_older_spaces_do_not():
     assert represent.has_levels(space_params("auto-mc"))
     assert not any(represent.has_levels(space_params(m)) for m in ("auto-mean", "auto", "auto-text", "paper"))
     assert "levels" not in SpaceSpec(None, 1.0, 0.0, "auto-mc", space_params("auto-mc")).options
+
+
+def test_heldout_refits_leave_out_the_few_prompts_nearly_complete_models_lack():
+    """Models lacking a prompt or two of a part share one coverage pattern in the refits (those prompts left out of
+    them: one eigendecomposition instead of one per pattern); a model lacking more keeps its own; every observed
+    held-out cell is still scored."""
+    D, S = _data(7, N=200)
+    S[1, 100:] = 1.0  # complete, but for the two gaps below
+    S[0, : 200 // 4] = np.nan  # model 0 lacks a quarter of the prompts
+    S[1, [60, 150]] = np.nan
+    S[2, 170] = np.nan
+    spec = _spec()
+    fitted = []
+
+    def solver():
+        s = spec.solver()
+        fit = s.fit
+        s.fit = lambda X, Y: (fitted.append(np.asarray(Y)), fit(X, Y))[1]
+        return s
+
+    level, dev, shared, out = posterior.heldout_cells(solver, D, S, spec, folds=2)
+    assert out.size == int((~np.isnan(S)).sum())
+    assert len(fitted) == 2
+    for Y in fitted:
+        assert not np.isnan(Y[1:]).any()  # models 1 and 2 (and the complete ones): one pattern, no gap
+        assert np.isnan(Y[0]).any()  # model 0 (a quarter missing) keeps its own
+    assert sum(Y.shape[1] for Y in fitted) == 200 - 3  # only the three gaps left out
