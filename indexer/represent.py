@@ -358,3 +358,114 @@ def effective_rows(Xi: np.ndarray, mu: np.ndarray, formats: tuple[bool, bool], s
         tail = tail + (1.0 - m)[:, None] * mu[None, d:]
     X[:, d:] = tail
     return X
+
+
+# ------------------------------------------------------------------------------------- level (generalised ridge)
+#: the level sets a space's params may name (``level``): how many principal directions of each embedding half are
+#: penalised less, and by how much (their coordinates scaled by ``s``: the ridge penalty on them divided by s^2)
+LEVEL_SETS = {"pca-v1": {"k": 16, "s": 3.0}}
+
+
+def level_set(space_or_params) -> dict | None:
+    """The space's level set (``level`` in its params: :data:`LEVEL_SETS`), None without one."""
+    name = _params(space_or_params).get("level") or None
+    if name is None:
+        return None
+    if name not in LEVEL_SETS:
+        from .errors import ConfigError
+
+        raise ConfigError(f"unknown level set {name!r}; this version knows {', '.join(LEVEL_SETS)} "
+                          "(the space was built by another version of taskspace: re-index)")
+    return LEVEL_SETS[name]
+
+
+def embedding_blocks(width: int, space_or_params) -> list[tuple[int, int]]:
+    """``[(lo, hi)]``: the embedding halves of a design row of ``width`` (one block, or question and options)."""
+    p = _params(space_or_params)
+    emb = int(width) - n_features(feature_set(p))
+    if is_split(p):
+        return [(0, emb // 2), (emb // 2, emb)]
+    return [(0, emb)]
+
+
+class Level:
+    """The linear map ``x -> A x`` of a space's design rows, ``A = I + (s - 1) P P^T`` per embedding block: the
+    top ``k`` principal directions ``P`` (orthonormal columns) of each block's centred rows scaled by ``s``. An
+    isotropic ridge on the mapped rows is a generalised ridge on the raw ones whose penalty on those directions is
+    divided by ``s^2``: the directions along which prompts differ most (topic, benchmark) are learned nearly
+    freely, the rest is shrunk as before. ``A`` is symmetric, so a model fitted on mapped rows, ``e'``, scores a
+    raw row as ``e' . A x = (A e') . x``: :meth:`apply` maps the model vectors back and the index form, queries,
+    benchmark vectors and neighbours stay raw (:func:`level_index_vectors`). Covariate and intercept columns are
+    not touched (they are unpenalised anyway); a mean of mapped rows is the mapped mean (``A`` is linear)."""
+
+    def __init__(self, blocks: Sequence[tuple[int, int, np.ndarray]], s: float, n: int = 0):
+        self.blocks = [(int(lo), int(hi), np.asarray(P, dtype=np.float64)) for lo, hi, P in blocks]
+        self.s = float(s)
+        self.n = int(n)  # how many prompts it was estimated from
+
+    def apply(self, X: np.ndarray, inverse: bool = False) -> np.ndarray:
+        """``A X`` row-wise (``A^-1`` with ``inverse``: the same directions scaled by ``1 / s``), float64."""
+        X = np.array(np.atleast_2d(X), dtype=np.float64, copy=True)
+        f = (1.0 / self.s if inverse else self.s) - 1.0
+        for lo, hi, P in self.blocks:
+            if P.size:
+                Z = X[:, lo:hi]
+                X[:, lo:hi] = Z + f * ((Z @ P) @ P.T)
+        return X
+
+    def to_array(self) -> np.ndarray:
+        """One float64 vector holding the map (``[s, n, blocks, (lo, hi, k, P.ravel())...]``) for storage."""
+        parts = [np.array([self.s, self.n, len(self.blocks)], dtype=np.float64)]
+        for lo, hi, P in self.blocks:
+            parts.append(np.array([lo, hi, P.shape[1]], dtype=np.float64))
+            parts.append(P.ravel())
+        return np.concatenate(parts)
+
+    @classmethod
+    def from_array(cls, a: np.ndarray) -> "Level":
+        a = np.asarray(a, dtype=np.float64)
+        s, n, nb = float(a[0]), int(a[1]), int(a[2])
+        at, blocks = 3, []
+        for _ in range(nb):
+            lo, hi, k = (int(v) for v in a[at:at + 3])
+            at += 3
+            blocks.append((lo, hi, a[at:at + (hi - lo) * k].reshape(hi - lo, k)))
+            at += (hi - lo) * k
+        return cls(blocks, s, n)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, Level) and self.s == other.s and len(self.blocks) == len(other.blocks)
+                and all(a[0] == b[0] and a[1] == b[1] and np.array_equal(a[2], b[2])
+                        for a, b in zip(self.blocks, other.blocks)))
+
+
+def fit_level(X: np.ndarray, space_or_params) -> Level | None:
+    """The space's :class:`Level` estimated from design rows ``X`` (N, width) of its indexed prompts (None when the
+    space has no level set): per embedding block, the top ``k`` right singular vectors of the block's centred
+    non-zero rows (a split space's prompts without options have a zero options half: they do not count there; a
+    block with at most ``k`` such rows is left as it is). Signs are fixed (largest entry positive) so the map is a
+    function of the rows only."""
+    cfg = level_set(space_or_params)
+    if cfg is None:
+        return None
+    X = np.asarray(X)
+    k, blocks = int(cfg["k"]), []
+    for lo, hi in embedding_blocks(X.shape[1], space_or_params):
+        Z = np.asarray(X[:, lo:hi], dtype=np.float64)
+        Z = Z[np.abs(Z).sum(axis=1) > 0]
+        if Z.shape[0] <= k:
+            blocks.append((lo, hi, np.zeros((hi - lo, 0))))
+            continue
+        Z = Z - Z.mean(axis=0)
+        w, V = np.linalg.eigh(Z.T @ Z)  # d x d: cheaper than an SVD of N x d
+        P = V[:, ::-1][:, :k]
+        P = P * np.where(P[np.abs(P).argmax(axis=0), np.arange(P.shape[1])] < 0, -1.0, 1.0)
+        blocks.append((lo, hi, P))
+    return Level(blocks, float(cfg["s"]), X.shape[0])
+
+
+def level_index_vectors(solver, X: np.ndarray, space, level: Level | None) -> np.ndarray:
+    """:func:`index_vectors` of a solver fitted on mapped rows ``X = level.apply(raw rows)``, mapped back so that
+    they score raw index rows (``(A e') . x``); without a level, :func:`index_vectors`."""
+    V = index_vectors(solver, X, space)
+    return V if level is None else level.apply(V)

@@ -41,6 +41,8 @@ __all__ = ["Method", "METHODS", "PRIOR_GROWTH", "get_method", "method_options", 
 _TEXT_FEATURES = "text-length-v1"
 _MULTIPLE_CHOICE = "multiple-choice-v1"
 _MULTIPLE_CHOICE_V2 = "multiple-choice-v2"
+#: the level set of the ``-level`` methods (the same string as a key of :data:`indexer.represent.LEVEL_SETS`)
+_LEVEL_PCA = "pca-v1"
 
 #: a space with a ``'mean'`` prior re-estimates it (and re-solves every model toward it) when the number of
 #: models has grown or shrunk by this factor since it was estimated; in between the prior is held fixed, so adding
@@ -61,6 +63,9 @@ class Method:
     prior: str | None = None
     #: the prompt feature set (:mod:`indexer.features`), None = the embedding alone
     features: str | None = None
+    #: the level set (:data:`indexer.represent.LEVEL_SETS`): the top principal directions of the prompt
+    #: embeddings penalised less (a generalised ridge, closed form); None = isotropic ridge
+    level: str | None = None
 
     @property
     def free(self) -> int:
@@ -94,6 +99,8 @@ class Method:
         params = {k: v for k, v in self.options().items() if k not in ("lam", "eps")}
         if self.features:
             params["features"] = self.features
+        if self.level:
+            params["level"] = self.level
         return params
 
 
@@ -102,6 +109,12 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     # auto-mean on the question/options split with four option covariates (on prompts without options: auto-mean)
     # (multiple-choice-v2: a model is never extrapolated to an answer format it was not observed on, represent.py)
     Method("auto-mc", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2),
+    # auto-mc with the top principal directions of each embedding half penalised less (a generalised ridge;
+    # measured, not the default: docs/RESULTS.md, issue 19)
+    Method("auto-mc-level", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2,
+           level=_LEVEL_PCA),
+    # auto-mean with the same
+    Method("auto-mean-level", intercept=True, select="gcv", prior="mean", level=_LEVEL_PCA),
     # auto, every model shrunk toward the models' mean normal (below PRIOR_MIN_MODELS models: auto)
     Method("auto-mean", intercept=True, select="gcv", prior="mean"),
     # centred embeddings, per-model intercept, lambda per model by GCV (eps as given)
@@ -206,7 +219,8 @@ class SpaceSpec:
     @property
     def options(self) -> dict:
         """The solver options the space's models are solved with."""
-        return {"lam": self.lam, "eps": self.eps, **{k: v for k, v in self.params.items() if k != "features"}}
+        return {"lam": self.lam, "eps": self.eps,
+                **{k: v for k, v in self.params.items() if k not in ("features", "level")}}
 
     def solver(self):
         """A new :class:`~indexer.solver.HyperplaneSolver` with the space's options (unfitted)."""

@@ -231,3 +231,112 @@ def test_v2_model_vectors_never_extrapolate_to_an_unseen_format():
     eff = represent.effective_rows(free_row[None], mus[1], (True, False), MC2)[0]
     np.testing.assert_allclose(eff, np.concatenate([[0.2, 0.9], mus[1][2:]]))
     assert a[1] + E[1] @ eff == pytest.approx(V[1] @ free_row)
+
+
+# ------------------------------------------------------------------------------------- level (generalised ridge)
+def _level_data(seed=0, N=120, d=6, M=5, free=0):
+    rng = np.random.default_rng(seed)
+    D = rng.normal(size=(N, d))
+    D[:, :d - free] /= np.linalg.norm(D[:, :d - free], axis=1, keepdims=True)
+    S = (rng.random((M, N)) < 0.5 + 0.3 * np.tanh(D[:, 0])[None, :]).astype(float)
+    S[rng.random((M, N)) < 0.2] = np.nan
+    return D, S
+
+
+def test_level_map_scales_the_top_directions_and_round_trips():
+    params = space_params("auto-mean") | {"level": "pca-v1"}
+    D, _ = _level_data(N=60, d=20)
+    lv = represent.fit_level(D, params)
+    (lo, hi, P), = lv.blocks
+    assert (lo, hi) == (0, 20) and P.shape == (20, represent.LEVEL_SETS["pca-v1"]["k"])
+    np.testing.assert_allclose(P.T @ P, np.eye(P.shape[1]), atol=1e-10)
+    X = lv.apply(D)
+    np.testing.assert_allclose(X @ P, lv.s * (D @ P), atol=1e-10)  # the top directions scaled by s
+    Pc = np.linalg.svd(np.eye(20) - P @ P.T)[0][:, :20 - P.shape[1]]
+    np.testing.assert_allclose(X @ Pc, D @ Pc, atol=1e-10)  # the rest untouched
+    np.testing.assert_allclose(lv.apply(X, inverse=True), D, atol=1e-10)
+    np.testing.assert_allclose(lv.apply(D.mean(axis=0)), X.mean(axis=0, keepdims=True), atol=1e-10)  # linear
+    # the stored form: one float64 vector, read back equal
+    back = represent.Level.from_array(lv.to_array())
+    assert back == lv and back.n == 60
+    # a function of the rows: the same rows give the same map
+    assert represent.fit_level(D.copy(), params) == lv
+    assert represent.fit_level(D, space_params("auto-mean")) is None
+
+
+def test_level_split_space_maps_each_half_and_no_covariate():
+    params = MC2 | {"level": "pca-v1"}
+    rng = np.random.default_rng(1)
+    d, N = 20, 50
+    Q, O = rng.normal(size=(N, d)), rng.normal(size=(N, d))
+    O[::3] = 0.0  # prompts without options: a zero options half, not counted in its directions
+    F = rng.normal(size=(N, 4))
+    X = np.hstack([Q, O, F])
+    lv = represent.fit_level(X, params)
+    assert [(lo, hi) for lo, hi, _ in lv.blocks] == [(0, d), (d, 2 * d)]
+    Y = lv.apply(X)
+    np.testing.assert_array_equal(Y[:, 2 * d:], F)  # covariates (unpenalised anyway) untouched
+    np.testing.assert_array_equal(Y[::3, d:2 * d], 0.0)  # a zero options half stays zero
+    # index rows (with the trailing [m, 1 - m]) map the same way, the format columns untouched
+    Xi = represent.add_intercept(X, params)
+    np.testing.assert_allclose(lv.apply(Xi)[:, :X.shape[1]], Y)
+    np.testing.assert_array_equal(lv.apply(Xi)[:, -2:], Xi[:, -2:])
+
+
+@pytest.mark.parametrize("method", ["auto-mean", "auto-mc"])
+def test_level_index_vectors_score_raw_rows_as_the_fit_scores_mapped_rows(method):
+    """Index/query consistency: the stored vectors (mapped back) against raw index rows give exactly the scores
+    of the solver fitted on mapped rows at the mapped rows; a query (a mean of rows) too."""
+    from indexer.solver import HyperplaneSolver
+    from indexer.space import get_method
+
+    params = dict(space_params(method), level="pca-v1")
+    opts = {k: v for k, v in get_method(method).options(1.0, 0.0).items()}
+    if method == "auto-mc":
+        rng = np.random.default_rng(2)
+        N, d = 150, 8
+        Q, O = rng.normal(size=(N, d)), rng.normal(size=(N, d))
+        Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+        O /= np.linalg.norm(O, axis=1, keepdims=True)
+        O[100:] = 0.0
+        F = np.hstack([np.ones((N, 1)), rng.normal(size=(N, 3))])
+        F[100:] = 0.0
+        X = np.hstack([Q, O, F])
+        _, S = _level_data(N=N)
+        S[0, 100:] = np.nan  # a model seen with options only
+        S[1, :100] = np.nan  # one seen without only
+    else:
+        X, S = _level_data(N=150, d=24)
+    lv = represent.fit_level(X, params)
+    Xt = lv.apply(X)
+    solver = HyperplaneSolver(**opts).fit(Xt, S)
+    V = represent.level_index_vectors(solver, Xt, params, lv)
+    Xi = represent.add_intercept(X, params)
+    ref = represent.index_vectors(solver, Xt, params) @ represent.add_intercept(Xt, params).T
+    np.testing.assert_allclose(V @ Xi.T, ref, atol=1e-9)
+    # models observed on both formats (all of them without formats): exactly the solver's own prediction
+    np.testing.assert_allclose((V @ Xi.T)[2:], solver.predict(Xt).T[2:], atol=1e-9)
+    q = Xi[:7].mean(axis=0)
+    np.testing.assert_allclose(V @ q, (V @ Xi[:7].T).mean(axis=1), atol=1e-9)
+
+
+def test_level_incremental_adds_equal_a_fit_from_scratch():
+    """With the map held fixed (as a stored space holds it), adding models and prompts to a solver on mapped
+    rows equals a fit from scratch on the same mapped rows."""
+    from indexer.solver import HyperplaneSolver
+    from indexer.space import get_method
+
+    params = dict(space_params("auto-mean"), level="pca-v1")
+    opts = get_method("auto-mean").options(1.0, 0.0)
+    X, S = _level_data(N=160, d=24, M=8)
+    lv = represent.fit_level(X[:100], params)  # estimated once, from the prompts indexed first
+    Xt = lv.apply(X)
+    ref = HyperplaneSolver(**opts).fit(Xt, S)
+    inc = HyperplaneSolver(**opts).fit(Xt[:100], S[:6, :100])
+    inc.add_prompts(Xt[100:], S[:6, 100:])
+    inc.prior = ref.prior_  # the prior held fixed, as the index holds it
+    inc.add_models(S[6:])
+    inc.refit(prior=ref.prior_)
+    ref.refit(prior=ref.prior_)
+    np.testing.assert_allclose(represent.level_index_vectors(inc, Xt, params, lv),
+                               represent.level_index_vectors(ref, Xt, params, lv), atol=1e-9)

@@ -177,13 +177,21 @@ class SolverContestant:
     def fit(self, D: np.ndarray, S: np.ndarray) -> Fitted:
         from ..solver import HyperplaneSolver
 
+        level = None
+        if self.space is not None:
+            from .. import represent
+
+            # a space with a level set (generalised ridge): its map estimated from the fold's source rows, as an
+            # index estimates it from its prompts; the solver sees mapped rows, the stored vectors score raw ones
+            level = represent.fit_level(D, self.space)
+            if level is not None:
+                D = level.apply(D).astype(np.asarray(D).dtype, copy=False)
         solver = HyperplaneSolver(**self.options).fit(D, S)
         if self.space is None:
             return Fitted(lambda Q: solver.predict(Q).T, source_means(S))
-        from .. import represent
         from ..pipeline import _fit_calibration
 
-        V = represent.index_vectors(solver, D, self.space)  # (M, dim) the stored model vectors
+        V = represent.level_index_vectors(solver, D, self.space, level)  # (M, dim) the stored model vectors
 
         def predict(Q: np.ndarray) -> np.ndarray:
             Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)  # the index rows
