@@ -340,8 +340,14 @@ class Indexer:
         from .solver import PRIOR_MIN_MODELS
         from .space import PRIOR_GROWTH, SpaceSpec
 
+        from . import represent
+
+        if represent.level_set(SpaceSpec.of(space).params) and self.store.get_space_level(space.id) is None:
+            # a level space without its map yet (a new space): estimate it from every model's prompts and solve
+            # every model on rows mapped by it (and the prior with them)
+            force = True
         if SpaceSpec.of(space).prior != "mean":
-            return stale, False, None
+            return (models, True, None) if force and models else (stale, False, None)
         prior = self.store.get_space_prior(space.id)
         n = len(models)
         if force and n:
@@ -388,6 +394,21 @@ class Indexer:
         solver, params = spec.solver(), spec.params
         with _timed(report, "embed"):  # the rows in the space's representation (covariates are columns of them)
             D = self.rows(om.prompt_ids, om.prompt_hashes, params, report)
+        # a level space (methods *-level, represent.Level): the solver sees its rows mapped by the space's map,
+        # estimated when every model is solved (with the prior) and held fixed in between, like the prior
+        level, level_rec, new_level = None, None, None
+        if represent.level_set(params):
+            from .store.sql import SpaceLevel
+
+            if refresh_prior:
+                level = represent.fit_level(D, params)
+                level_rec = new_level = SpaceLevel(level.to_array(), int(D.shape[0]))
+            else:
+                level_rec = self.store.get_space_level(space.id)
+                if level_rec is None:
+                    raise IndexerError(f"space {space.id} has no level map: run `taskspace index --refresh-prior`")
+                level = represent.Level.from_array(level_rec.vector)
+            D = level.apply(D).astype(D.dtype, copy=False)
         if refresh_prior:
             prior = None  # estimated below from the models solved here
         elif spec.prior == "mean":  # held fixed: each model is solved toward the stored prior
@@ -418,7 +439,8 @@ class Indexer:
                     prior = SpacePrior(solver.prior_, len(solver.model_ids_))
             # the index form of the models (represent.index_vectors): [e_i, (f_i,) c_i] with an intercept, queried
             # with [q, (covariates,) 1]; [e_i, f_i, c_mc, c_free] when the answer formats are kept apart
-            stored = represent.index_vectors(solver, D, spec) if solver.model_ids_ else np.zeros((0, space.dim))
+            stored = (represent.level_index_vectors(solver, D, spec, level) if solver.model_ids_
+                      else np.zeros((0, space.dim)))
             posts, keys = {}, {}
             if solver.model_ids_ and params.get("intercept"):  # the plain method (paper) has no posterior
                 keys = {k: _pattern_id(om.prompt_ids, p.mask) for k, p in solver.patterns_.items()}
@@ -434,7 +456,7 @@ class Indexer:
                 acc = {b: float(np.mean(row[seen & (bench == b)])) for b in names}
                 vectors.append(ModelVector(model=m, vector=stored[j].astype(np.float32),
                                            n_prompts=int(seen.sum()), benchmarks=names, accuracy=acc,
-                                           inputs_digest=vector_digest(digests[m], prior),
+                                           inputs_digest=vector_digest(digests[m], prior, level_rec),
                                            pattern=keys.get(solver.pattern_of_[j]),
                                            lam=float(solver.lam_[j]) if keys else None,
                                            noise=float(solver.noise_[j]) if keys else None))
@@ -447,7 +469,7 @@ class Indexer:
             # a re-estimation replaces the stored prior (removes it when there is none now)
             self.store.save_model_vectors(space.id, vectors, prior=prior, replace_prior=refresh_prior,
                                           patterns=posts.values(), calibration=cal,
-                                          calibration_models=len(solver.model_ids_))
+                                          calibration_models=len(solver.model_ids_), level=new_level)
         report.counts["solved"] = len(vectors)
         if refresh_prior and prior is not None:
             report.counts["prior_models"] = prior.n_models

@@ -212,10 +212,12 @@ class Predictor:
     since; then ``(1 + score) / 2``, clipped, stands in: the score estimates ``2 p - 1``, and ``calibrated`` is
     False). ``load_patterns(keys)``: the stored :class:`PatternPosterior` of the given pattern keys (cached here)."""
 
-    def __init__(self, space, calibration: Calibration | None, load_patterns):
+    def __init__(self, space, calibration: Calibration | None, load_patterns, level=None):
         self.space = space
         self.calibration = calibration
         self._load = load_patterns
+        #: a level space's map of its rows (:class:`indexer.represent.Level`): its patterns' factors are of mapped rows
+        self.level = level
         self._patterns: dict[str, PatternPosterior] = {}
 
     @property
@@ -241,11 +243,12 @@ class Predictor:
             if p.get("pattern") in self._patterns and p.get("noise") is not None and p.get("lam") is not None:
                 groups.setdefault(p["pattern"], []).append(i)
         row = np.asarray(row, dtype=np.float64)
+        mapped = row if self.level is None else self.level.apply(row)[0]  # the row the factors were taken of
         for key, idx in groups.items():
             post = self._patterns[key]
             lam = np.array([payloads[i]["lam"] for i in idx], dtype=np.float64)
             noise = np.array([payloads[i]["noise"] for i in idx], dtype=np.float64)
-            out[idx] = score_variance(post, lam, noise, row[None, :], self.space)[0] + self._unseen(post, row)
+            out[idx] = score_variance(post, lam, noise, mapped[None, :], self.space)[0] + self._unseen(post, row)
         return out
 
     def _unseen(self, post: PatternPosterior, row: np.ndarray) -> float:

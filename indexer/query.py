@@ -68,7 +68,13 @@ def predictor(store, space):
                 _PATTERNS[(skey, k)] = post
         return {k: _PATTERNS[(skey, k)] for k in keys if (skey, k) in _PATTERNS}
 
-    return Predictor(space, store.get_space_calibration(space.id), load)
+    level = None
+    from . import represent
+
+    if represent.level_set(SpaceSpec.of(space).params):  # methods *-level: the posterior is of the mapped rows
+        rec = store.get_space_level(space.id)
+        level = represent.Level.from_array(rec.vector) if rec is not None else None
+    return Predictor(space, store.get_space_calibration(space.id), load, level=level)
 
 
 def _matches(hits, pred, q: np.ndarray) -> list[Match]:

@@ -109,12 +109,6 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     # auto-mean on the question/options split with four option covariates (on prompts without options: auto-mean)
     # (multiple-choice-v2: a model is never extrapolated to an answer format it was not observed on, represent.py)
     Method("auto-mc", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2),
-    # auto-mc with the top principal directions of each embedding half penalised less (a generalised ridge;
-    # measured, not the default: docs/RESULTS.md, issue 19)
-    Method("auto-mc-level", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2,
-           level=_LEVEL_PCA),
-    # auto-mean with the same
-    Method("auto-mean-level", intercept=True, select="gcv", prior="mean", level=_LEVEL_PCA),
     # auto, every model shrunk toward the models' mean normal (below PRIOR_MIN_MODELS models: auto)
     Method("auto-mean", intercept=True, select="gcv", prior="mean"),
     # centred embeddings, per-model intercept, lambda per model by GCV (eps as given)
@@ -123,6 +117,12 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("auto-text", intercept=True, select="gcv", features=_TEXT_FEATURES),
     # the paper's exact method with TASKSPACE_LAMBDA / TASKSPACE_EPS
     Method("paper"),
+    # auto-mc with the top principal directions of each embedding half penalised less (a generalised ridge;
+    # measured, not the default: docs/RESULTS.md, issue 19)
+    Method("auto-mc-level", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2,
+           level=_LEVEL_PCA),
+    # auto-mean with the same
+    Method("auto-mean-level", intercept=True, select="gcv", prior="mean", level=_LEVEL_PCA),
 )}
 
 

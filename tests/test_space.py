@@ -20,10 +20,13 @@ MC1_PARAMS = dict(MC_PARAMS, features="multiple-choice-v1")  # what auto-mc spac
 
 
 def test_registry_names_its_feature_sets_as_features_does():
-    assert list(METHODS) == ["auto-mc", "auto-mean", "auto", "auto-text", "paper"]
+    assert list(METHODS) == ["auto-mc", "auto-mean", "auto", "auto-text", "paper", "auto-mc-level", "auto-mean-level"]
+    assert METHODS["auto-mc-level"].params == dict(METHODS["auto-mc"].params, level="pca-v1")
+    assert METHODS["auto-mc-level"].options() == METHODS["auto-mc"].options()  # the solver is unchanged
     assert METHODS["auto-mc"].features == features.MULTIPLE_CHOICE_V2 and METHODS["auto-mc"].split
     assert METHODS["auto-text"].features == features.TEXT_FEATURES and not METHODS["auto-text"].split
-    assert {m.name for m in METHODS.values() if m.prior == "mean"} == {"auto-mc", "auto-mean"}
+    assert {m.name for m in METHODS.values() if m.prior == "mean"} == {"auto-mc", "auto-mean", "auto-mc-level",
+                                                                       "auto-mean-level"}
     assert [m.name for m in METHODS.values() if not m.intercept] == ["paper"]
 
 

@@ -132,6 +132,7 @@ from .sql_types import (
     ModelVector,
     RunRecord,
     SourceRecord,
+    SpaceLevel,
     SpacePrior,
     SpaceRecord,
     StoredOutcomes,
@@ -141,7 +142,7 @@ from .sql_types import (
 
 __all__ = [  # the records are defined in sql_types (no SQLAlchemy there) and re-exported here
     "Store", "open_store", "IngestResult", "StoredOutcomes", "SourceRecord", "ModelRecord", "BenchmarkRecord",
-    "SpaceRecord", "SpacePrior", "ModelVector", "BenchmarkVector", "RunRecord", "looks_like_repo_id",
+    "SpaceRecord", "SpacePrior", "SpaceLevel", "ModelVector", "BenchmarkVector", "RunRecord", "looks_like_repo_id",
 ]
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from sqlalchemy import delete, select, update
 from ..errors import DimensionError, InputError, NotFoundError
 from ..space import SpaceSpec
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpaceCalibrationRow,
-                         SpacePatternRow, SpacePriorRow, utcnow)
-from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, rows_for_keys,
+                         SpaceLevelRow, SpacePatternRow, SpacePriorRow, utcnow)
+from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpaceLevel, SpacePrior, SpaceRecord, chunks, rows_for_keys,
                         vector_digest)
 
 # stopped: SIGTERM; interrupted: Ctrl-C; killed: the process ended without finishing the run (found "running" by the
@@ -101,16 +101,26 @@ class DerivedMixin:
                 return None
             return SpacePrior(np.frombuffer(row.vector, dtype="<f8").copy(), row.n_models, row.computed_at)
 
+    def get_space_level(self, space_id: int) -> SpaceLevel | None:
+        """The space's stored map of its design rows (methods ``*-level``), or None."""
+        with self._read() as conn:
+            row = conn.execute(select(SpaceLevelRow).where(SpaceLevelRow.space_id == space_id)).scalar()
+            if row is None:
+                return None
+            return SpaceLevel(np.frombuffer(row.vector, dtype="<f8").copy(), row.n_prompts, row.computed_at)
+
     def save_model_vectors(self, space_id: int, vectors: Iterable[ModelVector], prior: SpacePrior | None = None,
                            replace_prior: bool | None = None, patterns: Iterable | None = None,
-                           calibration=None, calibration_models: int = 0) -> int:
+                           calibration=None, calibration_models: int = 0, level: SpaceLevel | None = None) -> int:
         """Upsert one vector per model in one transaction; returns how many were written. ``prior``: the space's
         new shrinkage target, stored in the same transaction (so vectors and the prior they were solved toward
         change together). ``replace_prior`` (default: whether ``prior`` is given): replace the stored prior by
         ``prior``, i.e. delete it when ``prior`` is None. ``patterns``: the posterior factors
         (:class:`indexer.posterior.PatternPosterior`) of the vectors' coverage patterns, added when new; patterns no
         vector of the space refers to any more are deleted. ``calibration``: the space's new calibration map
-        (:class:`indexer.posterior.Calibration`, fitted on ``calibration_models`` models), replacing the stored one."""
+        (:class:`indexer.posterior.Calibration`, fitted on ``calibration_models`` models), replacing the stored one.
+        ``level``: the space's new map of its design rows (methods ``*-level``), replacing the stored one in the
+        same transaction (the vectors were solved on rows mapped by it)."""
         replace_prior = prior is not None if replace_prior is None else replace_prior
         space = self.get_space(space_id)
         self.check_writable(space_id)
@@ -130,9 +140,19 @@ class DerivedMixin:
                                  inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow(),
                                  pattern=v.pattern, lam=_finite(v.lam), noise=_finite(v.noise))
         pattern_rows = [_pattern_row(space_id, p) for p in (patterns or [])]
-        if not rows and not replace_prior and calibration is None:
+        level_row = None
+        if level is not None:
+            a = np.asarray(level.vector, dtype="<f8").reshape(-1)
+            if not np.isfinite(a).all() or a.size < 3:
+                raise InputError("invalid level map", item=f"space {space_id}")
+            level_row = dict(space_id=space_id, size=int(a.size), vector=a.tobytes(), n_prompts=int(level.n_prompts),
+                             computed_at=level.computed_at or utcnow())
+        if not rows and not replace_prior and calibration is None and level_row is None:
             return 0
         with self._write("saving model vectors") as conn:
+            if level_row is not None:
+                conn.execute(delete(SpaceLevelRow).where(SpaceLevelRow.space_id == space_id))
+                conn.execute(SpaceLevelRow.__table__.insert(), [level_row])
             if replace_prior:
                 conn.execute(delete(SpacePriorRow).where(SpacePriorRow.space_id == space_id))
                 if prior_row is not None:
@@ -231,8 +251,9 @@ class DerivedMixin:
         :meth:`model_digests` when the caller already has them (read here otherwise)."""
         self.get_space(space_id)
         prior = self.get_space_prior(space_id)
+        level = self.get_space_level(space_id)
         digests = self.model_digests() if digests is None else digests
-        current = {k: vector_digest(d, prior) for k, d in digests.items()}
+        current = {k: vector_digest(d, prior, level) for k, d in digests.items()}
         q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)
         with self._read() as conn:
             stored = dict(conn.execute(q.where(ModelVectorRow.space_id == space_id)).all())

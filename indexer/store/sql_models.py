@@ -210,6 +210,19 @@ class SpacePriorRow(Base):
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class SpaceLevelRow(Base):
+    """The linear map of a space's design rows (:class:`indexer.represent.Level`, methods ``*-level``): float64
+    packed (``Level.to_array``), with the number of prompts it was estimated from."""
+
+    __tablename__ = "space_levels"
+
+    space_id: Mapped[int] = mapped_column(ForeignKey("spaces.id", ondelete="CASCADE"), primary_key=True)
+    size: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    n_prompts: Mapped[int] = mapped_column(Integer)
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class SpacePatternRow(Base):
     """The posterior factors one coverage pattern shares with its models (:class:`indexer.posterior.PatternPosterior`):
     float32 packed; ``V`` holds the ``rank`` eigenvectors with a non-zero eigenvalue (width x rank)."""

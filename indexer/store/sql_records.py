@@ -24,7 +24,7 @@ from sqlalchemy import delete, func, select, update
 
 from ..errors import InputError, ReadOnlyError
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock, Source, Space,
-                         SpaceCalibrationRow, SpacePatternRow, SpacePriorRow, utcnow)
+                         SpaceCalibrationRow, SpaceLevelRow, SpacePatternRow, SpacePriorRow, utcnow)
 from .sql_types import MODEL_FIELDS, BenchmarkVector, ModelVector, chunks
 
 PULLED_KIND = "pulled"
@@ -132,7 +132,8 @@ class RecordsMixin:
                 method=spec.method, params=dict(spec.params), created_at=item.created_at or utcnow()))
             sid = conn.execute(select(Space.id).where(Space.key == key)).scalar_one()
         else:  # a re-pull replaces the pulled records
-            for table in (ModelVectorRow, SpacePatternRow, SpaceCalibrationRow, BenchmarkVectorRow, SpacePriorRow):
+            for table in (ModelVectorRow, SpacePatternRow, SpaceCalibrationRow, BenchmarkVectorRow, SpacePriorRow,
+                          SpaceLevelRow):
                 conn.execute(delete(table).where(table.space_id == sid))
         # benchmarks: new names are created; existing ones keep their metadata
         have_b = self._ids_by(conn, Benchmark.name, Benchmark.id, [b["name"] for b in item.benchmarks])

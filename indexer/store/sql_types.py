@@ -150,12 +150,30 @@ class SpacePrior:
         return hashlib.sha256(np.asarray(self.vector, dtype="<f8").tobytes()).hexdigest()
 
 
-def vector_digest(model_digest: str, prior: SpacePrior | None) -> str:
+@dataclass
+class SpaceLevel:
+    """A space's map of its design rows (methods ``*-level``, :class:`indexer.represent.Level`): ``vector`` its
+    float64 packed form (``Level.to_array``), estimated from ``n_prompts`` prompts."""
+
+    vector: np.ndarray
+    n_prompts: int
+    computed_at: datetime | None = None
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """sha256 of the float64 vector; part of every model vector's inputs digest (:func:`vector_digest`)."""
+        return hashlib.sha256(np.asarray(self.vector, dtype="<f8").tobytes()).hexdigest()
+
+
+def vector_digest(model_digest: str, prior: SpacePrior | None, level: SpaceLevel | None = None) -> str:
     """The inputs digest of a model vector: its outcomes' digest, combined with the prior's when there is one
-    (a vector solved toward another prior is stale)."""
-    if prior is None:
+    (a vector solved toward another prior is stale), and with the level map's when there is one (likewise)."""
+    if prior is None and level is None:
         return model_digest
-    return hashlib.sha256(f"{model_digest}:{prior.digest}".encode()).hexdigest()
+    if level is None:
+        return hashlib.sha256(f"{model_digest}:{prior.digest}".encode()).hexdigest()
+    return hashlib.sha256(f"{model_digest}:{prior.digest if prior is not None else ''}:level:{level.digest}"
+                          .encode()).hexdigest()
 
 
 @dataclass
