@@ -354,12 +354,20 @@ def _usage_error(exc) -> int:
     return 2
 
 
+def _exit(code: int) -> None:
+    """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so."""
+    if code == 130:
+        typer.echo("interrupted: what was committed is kept, nothing is half-written; run the command again to "
+                   "continue (`taskspace runs` shows an interrupted pass)", err=True)
+    sys.exit(code)
+
+
 def main() -> None:
     """Console-script entry point: run the app, mapping library errors to exit codes."""
     try:
         rc = app(standalone_mode=False, prog_name="taskspace")
         if isinstance(rc, int) and rc:  # typer.Exit(code) comes back as a return value here
-            sys.exit(rc)
+            _exit(rc)
     except IndexerError as exc:
         if _state["debug"]:  # the traceback, and still the error's exit code
             import traceback
@@ -368,11 +376,10 @@ def main() -> None:
         else:
             typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt:  # Ctrl-C, or a worker's second SIGINT/SIGTERM
+        _exit(130)
     except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        _exit(exc.exit_code)
     except typer.Abort:
         typer.echo("aborted", err=True)
         sys.exit(1)

@@ -262,6 +262,8 @@ def test_cli_worker_second_signal_exits_at_once(tmp_path, TASKSPACE):
             proc.wait(timeout=1.5)  # the first signal does not end a running item
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 130  # typer maps the KeyboardInterrupt to exit 130
+        last = proc.stderr.read().strip().splitlines()[-1]
+        assert last.startswith("interrupted:") and "run the command again" in last, last
     finally:
         if proc.poll() is None:
             proc.kill()
