@@ -234,6 +234,10 @@ class Predictor:
         """(k,) posterior variance of each model's score at the index row ``row`` (dim,); NaN for a model without a
         stored posterior (the plain method, or a vector from before posteriors were kept)."""
         out = np.full(len(payloads), np.nan)
+        from . import represent
+
+        if self.level is None and represent.level_set(self.space):  # a level space without its map (pulled from
+            return out  # a publication, which does not carry it): its factors are of mapped rows, so unknown here
         keys = {p.get("pattern") for p in payloads if p.get("pattern") and p.get("noise") is not None}
         missing = [k for k in keys if k not in self._patterns]
         if missing:

@@ -84,6 +84,19 @@ def test_level_map_is_stored_held_fixed_and_vectors_equal_a_fit_from_scratch(tmp
                 for mv in ix.store.load_model_vectors(space.id)]
     var = pred.variance(payloads, X[0])
     assert np.isfinite(var).all() and (var > 0).all()
+    # the variance is of the mapped row: equal to the solver's own posterior there
+    ours = dict(zip([mv.model for mv in ix.store.load_model_vectors(space.id)], var))
+    om2 = ix.store.load_outcomes()
+    D2 = encoder.encode(ix.store.prompt_texts(om2.prompt_ids))
+    direct = HyperplaneSolver(**dict(method_options("auto"), prior=prior.vector)).fit(
+        level.apply(D2).astype(np.float32), om2.scores, model_ids=om2.models)
+    want_var = direct.predictive_variance(level.apply(D[:1]))[0]
+    for i, m in enumerate(om2.models):
+        assert ours[m] == pytest.approx(want_var[i], rel=1e-3)
+    # without its map (a pulled space: publications do not carry it) the variance is unknown, not wrong
+    from indexer.posterior import Predictor
+
+    assert np.isnan(Predictor(space, pred.calibration, lambda keys: {}).variance(payloads, X[0])).all()
 
     # a refresh re-estimates the map with the prior (the same prompts: the same map) and re-solves every model
     r3 = ix.run(refresh_prior=True)
