@@ -1,0 +1,73 @@
+"""Experiment (issue 13's pooled target; not a product option): the ``'mean'`` prior estimated otherwise, by
+replacing ``HyperplaneSolver._estimate_prior`` in this process only, then one `taskspace evaluate` of the default:
+
+    TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_prior.py DATA[+DATA2] SPLIT precision|format
+
+- ``precision``: the precision-weighted mean of the models' normals, each weighted by its coverage pattern's
+  centred Gram (a direction is not diluted by models that never saw prompts along it);
+- ``format``: the plain mean, but the options half of a split space's normals averaged over the models observed
+  on prompts with options only (a single-format data set is unchanged by construction).
+"""
+import sys
+import numpy as np
+from indexer.solver import estimator
+from indexer.solver.estimator import HyperplaneSolver, PRIOR_MIN_MODELS
+
+def _estimate_prior(self, base_solved):
+    rows = range(len(self._models))
+    self.prior_ = None
+    if not base_solved:
+        self._solve(rows)
+    if len(self._models) >= PRIOR_MIN_MODELS:
+        p = self._coverage.D.shape[1] - int(self.free)
+        E = self.normals_[:, :p]
+        A = np.zeros((p, p)); b = np.zeros(p)
+        by = {}
+        for i, k in enumerate(self._models.pattern):
+            by.setdefault(k, []).append(i)
+        for key, (n, eig) in self.factors(list(by)).items():
+            G = (eig.V * eig.w) @ eig.V.T
+            idx = by[key]
+            A += len(idx) * G
+            b += G @ E[idx].sum(axis=0)
+        ridge = 1e-6 * np.trace(A) / p
+        self.prior_ = np.linalg.solve(A + ridge * np.eye(p), b)
+        self._solve(rows)
+
+def _estimate_prior_format(self, base_solved):
+    """The plain mean of the normals, but the options half (split spaces) averaged over the models observed on
+    prompts with options only."""
+    rows = range(len(self._models))
+    self.prior_ = None
+    if not base_solved:
+        self._solve(rows)
+    if len(self._models) >= PRIOR_MIN_MODELS:
+        p = self._coverage.D.shape[1] - int(self.free)
+        E = self.normals_[:, :p]
+        u = E.mean(axis=0)
+        if self.free == 4:
+            d = p // 2
+            mc = np.array([bool((np.asarray(self._coverage.patterns[k].mask) & (np.asarray(self._coverage.D[:, p]) > 0)).any())
+                           for k in self._models.pattern])
+            if mc.any():
+                u[d:] = E[mc, d:].mean(axis=0)
+        self.prior_ = u
+        self._solve(rows)
+
+
+if __name__ == "__main__":
+    HyperplaneSolver._estimate_prior = _estimate_prior if sys.argv[3] == "precision" else _estimate_prior_format
+    from indexer.evaluate import evaluate
+    data = sys.argv[1].split("+")
+    res = evaluate(data if len(data) > 1 else data[0], split=sys.argv[2], sweep=False)
+    parts = [(k, v) for k, v in res.items() if isinstance(v, dict) and "methods" in v] or [(sys.argv[2], res)]
+    for sp, r in parts:
+        m = r["methods"]["default"]
+        line = f"{sp} default(precision prior) auc {m['auc']:.4f} sel {m['selection_accuracy']:.4f} ece {m['ece']:.3f}"
+        for part in ("covered", "uncovered"):
+            if part in m:
+                line += f" | {part[:3]} {m[part]['auc']:.4f} {m[part]['selection_accuracy']:.4f}"
+        for ds, dd in (m.get("datasets") or {}).items():
+            line += f" | {ds} {dd['auc']:.4f} {dd['selection_accuracy']:.4f}"
+        print(line, flush=True)
+
