@@ -1,10 +1,11 @@
 """Experiment (issue 13's pooled target; not a product option): the ``'mean'`` prior estimated otherwise, by
 replacing ``HyperplaneSolver._estimate_prior`` in this process only, then one `taskspace evaluate` of the default:
 
-    TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_prior.py DATA[+DATA2] SPLIT precision|format
+    TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_prior.py DATA[+DATA2] SPLIT precision|coverage|format
 
 - ``precision``: the precision-weighted mean of the models' normals, each weighted by its coverage pattern's
   centred Gram (a direction is not diluted by models that never saw prompts along it);
+- ``coverage``: the same with each pattern's Gram divided by its number of prompts (directions, not counts);
 - ``format``: the plain mean, but the options half of a split space's normals averaged over the models observed
   on prompts with options only (a single-format data set is unchanged by construction).
 """
@@ -27,6 +28,8 @@ def _estimate_prior(self, base_solved):
             by.setdefault(k, []).append(i)
         for key, (n, eig) in self.factors(list(by)).items():
             G = (eig.V * eig.w) @ eig.V.T
+            if self._weighting == "coverage":
+                G = G / n
             idx = by[key]
             A += len(idx) * G
             b += G @ E[idx].sum(axis=0)
@@ -56,14 +59,15 @@ def _estimate_prior_format(self, base_solved):
 
 
 if __name__ == "__main__":
-    HyperplaneSolver._estimate_prior = _estimate_prior if sys.argv[3] == "precision" else _estimate_prior_format
+    HyperplaneSolver._estimate_prior = _estimate_prior_format if sys.argv[3] == "format" else _estimate_prior
+    HyperplaneSolver._weighting = sys.argv[3]
     from indexer.evaluate import evaluate
     data = sys.argv[1].split("+")
     res = evaluate(data if len(data) > 1 else data[0], split=sys.argv[2], sweep=False)
     parts = [(k, v) for k, v in res.items() if isinstance(v, dict) and "methods" in v] or [(sys.argv[2], res)]
     for sp, r in parts:
         m = r["methods"]["default"]
-        line = f"{sp} default(precision prior) auc {m['auc']:.4f} sel {m['selection_accuracy']:.4f} ece {m['ece']:.3f}"
+        line = f"{sp} default({sys.argv[3]} prior) auc {m['auc']:.4f} sel {m['selection_accuracy']:.4f} ece {m['ece']:.3f}"
         for part in ("covered", "uncovered"):
             if part in m:
                 line += f" | {part[:3]} {m[part]['auc']:.4f} {m[part]['selection_accuracy']:.4f}"
