@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -109,9 +110,16 @@ class AliasTable:
         low = name.lower()
         if low in self.hub:
             return "hub", self.hub[low]
-        if low in self.api_names or any(fnmatch.fnmatchcase(low, p) for p in self.api_patterns):
+        if low in self.api_names or (self._patterns is not None and self._patterns.match(low)):
             return "api", None
         return None
+
+    @functools.cached_property
+    def _patterns(self) -> "re.Pattern | None":
+        """The api patterns as one regular expression (what ``any(fnmatchcase(low, p) for p in patterns)`` tests)."""
+        if not self.api_patterns:
+            return None
+        return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.api_patterns))
 
 
 @functools.lru_cache(maxsize=1)
@@ -177,6 +185,34 @@ def resolve(name: str, tables: list[AliasTable] | None = None) -> Identity:
     if repo is not None:
         return Identity(name, repo, repo, "hub", "rule" if repo != name else "as-given")
     return Identity(name, stripped, None, "name", "rule" if stripped != name else "as-given")
+
+
+@functools.lru_cache(maxsize=8)
+def _stamp(user: str | None, mtime: float | None) -> str:
+    h = hashlib.sha256(Path(__file__).read_bytes())  # the rules themselves
+    h.update(ALIASES_FILE.read_bytes())
+    if user is not None:
+        try:
+            h.update(b"\x00" + Path(user).read_bytes())
+        except OSError:
+            pass
+    return h.hexdigest()[:32]
+
+
+def rules_stamp(home: Path | None = None) -> str:
+    """A digest of everything :func:`resolve` depends on besides the name: this module's rules, the packaged alias
+    file and the user's. A key checked under one stamp (``models.identity_stamp``) needs no new check until it
+    changes (:meth:`indexer.store.sql.Store.merge_model_names`)."""
+    if home is None:
+        from .config import get_settings
+
+        home = get_settings().home
+    path = Path(home) / USER_FILE
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return _stamp(None, None)
+    return _stamp(str(path), mtime)
 
 
 def resolve_many(names) -> dict[str, Identity]:

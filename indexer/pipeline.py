@@ -240,16 +240,19 @@ class Indexer:
             return
         # 2-4. embed, solve, save vectors for the models whose inputs changed
         with _timed(report, "load"):
-            # every model with outcomes and their digests, read once: solving does not change outcomes
-            digests = self.store.model_digests()
-            stale = self.store.stale_models(space.id, digests)
-            stale, refresh, prior = self._prior_plan(space, stale, sorted(digests), force=refresh_prior)
-            stale, calibrate = self._calibration_plan(space, stale, sorted(digests), refresh)
+            # the stale models, found in SQL from the digests stored with the outcomes and the vectors: a pass with
+            # nothing new reads no model's digest; every model's key only when all are re-solved
+            stale = self.store.stale_models(space.id)
+            every = _Every(self.store)
+            stale, refresh, prior = self._prior_plan(space, stale, every, force=refresh_prior)
+            stale, calibrate = self._calibration_plan(space, stale, every, refresh)
         if stale:
+            with _timed(report, "load"):
+                digests = self.store.model_digests(stale if len(stale) < 2000 else None)  # all: one read
             stale = self._solve(space, stale, digests, report, refresh_prior=refresh, prior=prior,
                                 calibrate=calibrate)
         with _timed(report, "load"):
-            gone = self._drop_orphan_vectors(space, set(digests))
+            gone = self._drop_orphan_vectors(space)
         counts["removed"] = len(gone)
         with _timed(report, "vectors"):
             bench_changed = self._benchmark_vectors(space, report)
@@ -329,7 +332,7 @@ class Indexer:
         return represent.lift(E, params, texts) if lifted else represent.design(E, texts, params)
 
     # ------------------------------------------------------------------ solving
-    def _prior_plan(self, space, stale: list[str], models: list[str],
+    def _prior_plan(self, space, stale: list[str], models: "_Every",
                     force: bool = False) -> tuple[list[str], bool, object]:
         """(models to solve, whether to re-estimate the space's prior, the stored prior or None). Without a
         ``'mean'`` prior: the stale models. With one: every model when the model count has changed by
@@ -351,14 +354,14 @@ class Indexer:
         prior = self.store.get_space_prior(space.id)
         n = len(models)
         if force and n:
-            return models, True, prior
+            return models.keys(), True, prior
         if prior is None:
-            return (models, True, None) if n >= PRIOR_MIN_MODELS else (stale, False, None)
+            return (models.keys(), True, None) if n >= PRIOR_MIN_MODELS else (stale, False, None)
         if n >= PRIOR_GROWTH * prior.n_models or n * PRIOR_GROWTH <= prior.n_models:
-            return models, True, prior
+            return models.keys(), True, prior
         return stale, False, prior
 
-    def _calibration_plan(self, space, models: list[str], every: list[str], solving_all: bool) -> tuple[list[str], bool]:
+    def _calibration_plan(self, space, models: list[str], every: "_Every", solving_all: bool) -> tuple[list[str], bool]:
         """(models to solve, whether to fit the space's calibration map now). The map (:mod:`indexer.posterior`) is
         fitted on the leave-one-out scores of the models a pass solves, so only from a pass that solves every
         model: when there is none yet, or the model count has changed by :data:`~indexer.space.PRIOR_GROWTH`
@@ -371,7 +374,7 @@ class Indexer:
         cal = self.store.get_space_calibration(space.id)
         n = len(every)
         if solving_all or cal is None or n >= PRIOR_GROWTH * cal.n_models or n * PRIOR_GROWTH <= cal.n_models:
-            return list(every), True
+            return every.keys(), True
         return models, False
 
     def _solve(self, space, models: list[str], digests: dict[str, str], report: RunReport,
@@ -475,10 +478,9 @@ class Indexer:
             report.counts["prior_models"] = prior.n_models
         return [v.model for v in vectors]
 
-    def _drop_orphan_vectors(self, space, with_outcomes: set[str]) -> list[str]:
-        """Vectors of models that no longer have any outcome (their source was replaced without them);
-        ``with_outcomes``: the models that have some."""
-        gone = sorted(set(self.store.model_vector_keys(space.id)) - with_outcomes)
+    def _drop_orphan_vectors(self, space) -> list[str]:
+        """Vectors of models that no longer have any outcome (their source was replaced without them)."""
+        gone = self.store.orphan_model_vectors(space.id)
         if gone:
             self.store.delete_model_vectors(space.id, gone)
         return gone
@@ -537,6 +539,30 @@ class Indexer:
         dropped = [c for kind in sorted(needed - rebuild) for c in self.vectors.drop_orphans(name, kind)]
         if dropped:
             report.counts["orphans_dropped"] = dropped
+
+
+class _Every:
+    """Every model with outcomes, asked lazily: its count (one SQL count) and, only when a pass solves them all,
+    its keys."""
+
+    def __init__(self, store):
+        self.store = store
+        self._n: int | None = None
+        self._keys: list[str] | None = None
+
+    def __len__(self) -> int:
+        if self._n is None:
+            self._n = self.store.models_with_outcomes()
+        return self._n
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def keys(self) -> list[str]:
+        if self._keys is None:
+            self._keys = sorted(self.store.model_digests())
+            self._n = len(self._keys)
+        return list(self._keys)
 
 
 def _pattern_id(prompt_ids: np.ndarray, mask: np.ndarray) -> str:

@@ -146,7 +146,7 @@ def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
     probes = np.zeros((bare.size, int(space.dim)), dtype=np.float32)
     probes[:, :e] = X[bare, :e]
     name = space_name(space)
-    hits = (vectors.search_many(name, "prompts", probes, limit=represent.NEIGHBOURS, with_vectors=True)
+    hits = (vectors.search_many(name, "prompts", probes, limit=represent.NEIGHBOURS, with_vectors=True, payload=False)
             if vectors.alias_target(name, "prompts") is not None else [[] for _ in bare])
     fallback = None
     for row, found in zip(bare, hits):

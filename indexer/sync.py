@@ -147,11 +147,32 @@ def _prompts(sql) -> dict[str, tuple[list[str], str]]:
     return out
 
 
-def _model_points(sql, space) -> Iterator[Point]:
-    records = {m.key: m for m in sql.list_models()}
-    aliases = sql.aliases_by_model()
-    for mv in sql.load_model_vectors(space.id):
+def _model_points(sql, space, models: Sequence[str] | None = None) -> Iterator[Point]:
+    """The models collection's points SQL implies: every vector of the space, or these models' (keys)."""
+    records = {m.key: m for m in sql.list_models(keys=models)}
+    aliases = sql.aliases_by_model(models)
+    for mv in sql.load_model_vectors(space.id, models):
         yield _model_point(mv, records.get(mv.model), aliases)
+
+
+class _Digests:
+    """Wraps the points written to the models collection and keeps each one's payload digest, to be stored in SQL
+    (``model_vectors.point_digest``) once the write succeeded, under the claim taken before the points were built
+    (:meth:`~indexer.store.sql.Store.claim_point_digests`): a write of their inputs meanwhile wins."""
+
+    def __init__(self, sql, space, models: Sequence[str] | None = None):
+        self.sql, self.space_id = sql, space.id
+        self.token = sql.claim_point_digests(space.id, models) if hasattr(sql, "claim_point_digests") else None
+        self.digests: dict[str, str] = {}
+
+    def wrap(self, points: Iterator[Point]) -> Iterator[Point]:
+        for p in points:
+            self.digests[p.key] = p.payload["digest"]
+            yield p
+
+    def save(self) -> None:
+        if self.token is not None:
+            self.sql.save_point_digests(self.space_id, self.token, self.digests)
 
 
 def _benchmark_points(sql, space) -> Iterator[Point]:
@@ -203,8 +224,10 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
                     log.info("space %s was pulled and is read-only: its prompts collection (from the pulled files, "
                              "no texts in SQL) is kept", name)
                     continue
+                digests = None
                 if kind == "models":
-                    points = _model_points(sql, rec)
+                    digests = _Digests(sql, rec)
+                    points = digests.wrap(_model_points(sql, rec))
                 elif kind == "benchmarks":
                     points = _benchmark_points(sql, rec)
                 else:
@@ -212,6 +235,8 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
                 if progress is not None:
                     points = progress(points, kind)
                 counts[kind] = vectors.rebuild(name, kind, points, dim=rec.dim).count
+                if digests is not None:
+                    digests.save()
             results.append(ReindexResult(name, rec.id, counts, time.perf_counter() - t0))
             log.info("reindexed space %s: %s", name, counts)
     return results
@@ -223,10 +248,13 @@ def push_models(sql, vectors: VectorStore, space, models: Sequence[str] | None =
     name = space_name(rec)
     # the same lock as reindex: a push into a collection that a concurrent rebuild is about to drop would be lost
     with sql.lock("reindex") if hasattr(sql, "lock") else nullcontext():
+        digests = _Digests(sql, rec, models)
         records = {m.key: m for m in sql.list_models(keys=models)}  # keys=None: every model
         aliases = sql.aliases_by_model(models)
         mvs = sql.load_model_vectors(rec.id, models)
-        n = vectors.upsert(name, "models", (_model_point(mv, records.get(mv.model), aliases) for mv in mvs), dim=rec.dim)
+        n = vectors.upsert(name, "models", digests.wrap(_model_point(mv, records.get(mv.model), aliases) for mv in mvs),
+                           dim=rec.dim)
+        digests.save()
         if models is not None:
             gone = set(models) - {mv.model for mv in mvs}
             vectors.delete(name, "models", sorted(gone))
@@ -262,41 +290,70 @@ class Drift:
 PROBES = 2
 
 
-def _compare(drift: Drift, kind: str, expected: dict[str, tuple[str, np.ndarray | None]], vectors: VectorStore,
-             name: str) -> None:
-    """Missing, extra and stale points of one collection: payload digests compared exactly (only ``key`` and
-    ``digest`` are read); stored vectors (when ``expected`` has them) through :meth:`VectorStore.scores` with
-    :data:`PROBES` random probe vectors: a stored vector is stale when a probe's score differs from SQL's vector's
-    by more than float32 rounding can explain (the error bound of a float32 dot product of this length), so
-    reading 32k stored vectors back into Python is never needed."""
+def _compare(drift: Drift, kind: str, expected: dict[str, str], vectors: VectorStore, name: str,
+             matrix: tuple[dict[str, int], np.ndarray] | None = None) -> None:
+    """Missing, extra and stale points of one collection: payload digests (``expected``: key -> digest) compared
+    exactly (only ``key`` and ``digest`` are read); stored vectors (``matrix``: key -> row of SQL's float32 vectors)
+    through :meth:`VectorStore.scores` with :data:`PROBES` random probe vectors: a stored vector is stale when a
+    probe's score differs from SQL's vector's by more than float32 rounding can explain (the error bound of a
+    float32 dot product of this length), so reading 32k stored vectors back into Python is never needed."""
     seen = set()
     stale, extra, same = [], [], []
+    ids: dict[str, str] = {}  # key -> point id, as the scan gives it
     for hit in vectors.scan(name, kind, fields=["digest"]):
         seen.add(hit.key)
+        ids[hit.key] = hit.id
         want = expected.get(hit.key)
         if want is None:
             extra.append(hit.key)
-        elif hit.payload.get("digest") != want[0]:
+        elif hit.payload.get("digest") != want:
             stale.append(hit.key)
-        elif want[1] is not None:
+        elif matrix is not None:
             same.append(hit.key)
     if same:
-        E = np.stack([expected[k][1] for k in same]).astype(np.float64)
-        probes = np.random.default_rng(0).normal(size=(PROBES, E.shape[1])).astype(np.float32)
+        rows_of, M = matrix
+        idx = np.fromiter((rows_of[k] for k in same), dtype=np.int64, count=len(same))
+        probes = np.random.default_rng(0).normal(size=(PROBES, M.shape[1])).astype(np.float32)
         try:
             got = vectors.scores(name, kind, probes)
         except DimensionError:  # the index holds vectors of another dimension (a problem of the drift): all stale
             got = [{} for _ in probes]
         P = probes.astype(np.float64)
-        want, bound = E @ P.T, np.abs(E) @ np.abs(P).T
-        tol = (E.shape[1] + 2) * 2.0 ** -24 * bound  # |float32 dot - exact| <= (n+1) u sum|e_k p_k| (+ rounding)
-        ids = [point_id(name, kind, k) for k in same]
-        have = np.array([[g.get(i, np.nan) for g in got] for i in ids])
+        want, bound = np.empty((len(same), PROBES)), np.empty((len(same), PROBES))
+        for lo in range(0, len(idx), 4096):  # float64 a slice at a time (32k x 774 float64 would be 200 MB)
+            E = M[idx[lo:lo + 4096]].astype(np.float64)
+            want[lo:lo + 4096], bound[lo:lo + 4096] = E @ P.T, np.abs(E) @ np.abs(P).T
+        tol = (M.shape[1] + 2) * 2.0 ** -24 * bound  # |float32 dot - exact| <= (n+1) u sum|e_k p_k| (+ rounding)
+        have = np.array([[g.get(ids[k], np.nan) for g in got] for k in same])
         bad = ~(np.abs(have - want) <= tol)  # NaN (a point the query did not return) counts as stale
         stale.extend(k for k, b in zip(same, bad.any(axis=1)) if b)
     drift.missing[kind] = sorted(set(expected) - seen)
     drift.stale[kind] = sorted(stale)
     drift.extra[kind] = sorted(extra)
+
+
+def _expected_models(sql, rec) -> tuple[dict[str, str], tuple[dict[str, int], np.ndarray]]:
+    """(key -> payload digest, (key -> row, float32 vectors)) of every point the models collection should hold: the
+    digests stored with the vectors (``model_vectors.point_digest``, kept by every push and rebuild and forgotten by
+    every write of their inputs), the unknown ones computed from SQL as a rebuild would (only those models' rows are
+    read); the vectors read alone."""
+    if not hasattr(sql, "point_digests"):
+        pts = list(_model_points(sql, rec))
+        return _expected(pts)
+    stored = sql.point_digests(rec.id)
+    unknown = sorted(k for k, d in stored.items() if d is None)
+    if unknown:
+        stored.update({p.key: p.payload["digest"] for p in _model_points(sql, rec, unknown)})
+    keys, E = sql.model_vector_matrix(rec.id)
+    return {k: stored[k] for k in keys}, ({k: i for i, k in enumerate(keys)}, E)
+
+
+def _expected(points) -> tuple[dict[str, str], tuple[dict[str, int], np.ndarray]]:
+    digests = {p.key: p.payload["digest"] for p in points}
+    rows = {p.key: i for i, p in enumerate(points)}
+    dim = len(points[0].vector) if points else 0
+    M = np.stack([np.asarray(p.vector, np.float32) for p in points]) if points else np.zeros((0, dim), np.float32)
+    return digests, (rows, M)
 
 
 def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
@@ -313,14 +370,14 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
             have = vectors.dim(name, kind)
             if have is not None and have != rec.dim:
                 drift.problems.append(f"{kind} index holds {have}-dim vectors, the space has {rec.dim}")
-        expected_models = {p.key: (p.payload["digest"], np.asarray(p.vector, np.float32)) for p in _model_points(sql, rec)}
-        _compare(drift, "models", expected_models, vectors, name)
-        expected_b = {p.key: (p.payload["digest"], np.asarray(p.vector, np.float32)) for p in _benchmark_points(sql, rec)}
-        _compare(drift, "benchmarks", expected_b, vectors, name)
+        expected, matrix = _expected_models(sql, rec)
+        _compare(drift, "models", expected, vectors, name, matrix)
+        expected, matrix = _expected(list(_benchmark_points(sql, rec)))
+        _compare(drift, "benchmarks", expected, vectors, name, matrix)
         if not _pulled_read_only(sql, rec):  # a pulled space's prompts come from its files, not from SQL
             if prompts is None:
                 prompts = _prompts(sql)
-            expected_p = {h: (_prompt_payload(h, b, t, rec.encoder)["digest"], None) for h, (b, t) in prompts.items()}
+            expected_p = {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()}
             _compare(drift, "prompts", expected_p, vectors, name)
         live = {vectors.alias_target(name, k) for k in KINDS}
         drift.orphans = [c for c in vectors.physical_collections(name) if c not in live]

@@ -148,6 +148,7 @@ def test_rows_stored_before_the_alias_table_are_renamed_or_merged(store):
         conn.execute(update(Model).where(Model.key == "org/y").values(key="microsoft--phi-2", kind="name"))
         conn.execute(update(Model).where(Model.key == "org/z").values(key="Phi-2", kind="name"))
         conn.execute(Model.__table__.insert().values(key="microsoft/phi-2", kind="hub"))
+        conn.execute(update(Model).values(identity_stamp=None))  # nor had it checked any key (0005)
     store.ingest(_batch("/c.csv", [Outcome("microsoft/phi-2", "math", "q2", 1.0)]))
     done = dict(store.merge_model_names())
     assert done == {"Qwen--Qwen1.5-7B": "Qwen/Qwen1.5-7B", "microsoft--phi-2": "microsoft/phi-2", "Phi-2": "microsoft/phi-2"}

@@ -1,6 +1,6 @@
 """The worker with a level method (``auto-mean-level``: the top principal directions of the prompt embeddings
 penalised less, :class:`indexer.represent.Level`): the map is estimated with the prior from every model's prompts
-and stored with the space (migration 0005), held fixed while models are added (one new model = one solve), and the
+and stored with the space (migration 0006), held fixed while models are added (one new model = one solve), and the
 stored vectors, which score raw prompt rows, always equal a fit from scratch on rows mapped by the stored map."""
 
 from __future__ import annotations

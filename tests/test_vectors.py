@@ -133,6 +133,19 @@ def test_search_many_equals_search(vs):
         assert [h.key for h in hits] == [h.key for h in vs.search("s", "benchmarks", q, limit=3, filters={"gated": False})]
 
 
+@pytest.mark.parametrize("engine", ["edge", "local"])
+def test_search_many_without_payload_gives_the_same_hits(tmp_path, engine):
+    """payload=False (the nearest-question search of a query): the same points, scores and vectors, no payload."""
+    with VectorStore(path=tmp_path / engine, engine=engine) as store:
+        store.rebuild("s", "benchmarks", make_points(15), dim=DIM)
+        qs = np.random.default_rng(3).normal(size=(4, DIM))
+        full = store.search_many("s", "benchmarks", qs, limit=5, with_vectors=True)
+        bare = store.search_many("s", "benchmarks", qs, limit=5, with_vectors=True, payload=False)
+        for a, b in zip(full, bare):
+            assert [(h.id, h.score) for h in a] == [(h.id, h.score) for h in b]
+            assert all(np.array_equal(x.vector, y.vector) and y.payload == {} for x, y in zip(a, b))
+
+
 def test_alias_switch_reader_sees_old_index_during_rebuild(vs):
     old = make_points(10, seed=0)
     vs.rebuild("s", "models", old, dim=DIM)

@@ -46,7 +46,10 @@ Bulk reads (solver, worker, evaluator)
 - Models and benchmarks: ``list_models`` (all, or some keys), ``get_model`` (:class:`ModelRecord`); ``list_benchmarks``
   (:class:`BenchmarkRecord`, with the number of prompts), ``benchmark_prompts`` (prompt ids in position order).
 - ``model_digests``: a hex sha256 per model over its stored outcomes; it changes iff that model's outcomes
-  changed (any source, any benchmark).
+  changed (any source, any benchmark). Kept in ``models.outcomes_digest`` by every write of outcome blocks
+  (ingest, ``merge_model_names``, ``delete_source``: recomputed for the models that write touched, in its
+  transaction), so reading it is one short row per model; ``computed_model_digests`` recomputes it from the blocks
+  (what the column must equal); ``models_with_outcomes`` counts them.
 - ``counts`` (rows per table, outcome cells) and ``database_size`` (bytes).
 
 Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt from these)
@@ -56,8 +59,15 @@ Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt
 - Model vectors (:class:`ModelVector`): ``save_model_vectors`` (upsert per model; a vector of the wrong
   dimension raises DimensionError; optionally with the space's shrinkage target, a :class:`SpacePrior`
   (method ``auto-mean``), in the same transaction), ``load_model_vectors``, ``delete_model_vectors``,
-  ``get_space_prior``, ``model_vector_keys`` (the models with a vector, none read); ``stale_models``: the models
-  with outcomes whose vector is missing or whose inputs digest differs from ``model_digests``. Each vector carries
+  ``get_space_prior``, ``model_vector_keys`` (the models with a vector, none read), ``model_vector_matrix`` (keys
+  and vectors only); ``stale_models``: the models with outcomes whose vector is missing or whose inputs digest
+  differs from ``model_digests`` (a comparison of columns in SQL: each vector keeps the outcomes and prior digests
+  it was solved from, set on saving when its inputs digest is theirs; only stale rows are read);
+  ``orphan_model_vectors``: vectors of models left without outcomes. ``point_digests`` /
+  ``claim_point_digests`` / ``save_point_digests``: the digest of the index point each vector implies
+  (:func:`indexer.sync.check` compares it instead of rebuilding 32k payloads), stored by pushes and rebuilds under
+  a claim token and forgotten (None) by every write of its inputs (the model's metadata, key or aliases, the vector
+  row), so a digest computed from inputs that changed meanwhile is never stored. Each vector carries
   the posterior of its scores (its coverage pattern's key, lambda, residual variance); ``save_model_vectors``
   also stores the patterns' factors and the space's calibration map (:mod:`indexer.posterior`) in the same
   transaction: ``load_patterns``, ``get_space_calibration``.
@@ -222,6 +232,18 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
     def _insert_ignore(self, conn: Session, table, rows: list[dict], keys: list[str]) -> None:
         if not rows:
             return
+        cols = list(rows[0])
+        if all(list(r) == cols and all(v is None or type(v) in (str, int) for v in r.values()) for r in rows):
+            # plain values (names, ids): straight to the driver, no per-row processing by SQLAlchemy (32k model
+            # and alias rows of a Hub-scale source cost more in it than in the database)
+            q = self.engine.dialect.identifier_preparer.quote
+            mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
+            sql = (f"INSERT INTO {q(table.name)} ({', '.join(q(c) for c in cols)}) VALUES ({', '.join([mark] * len(cols))}) "
+                   f"ON CONFLICT ({', '.join(q(k) for k in keys)}) DO NOTHING")
+            raw = conn.connection()
+            for chunk in _chunks(rows, 5000):
+                raw.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in chunk])
+            return
         if self.dialect == "postgresql":  # imported here: the PostgreSQL dialect costs SQLite users 0.1 s at start
             from sqlalchemy.dialects.postgresql import insert
         else:
@@ -231,9 +253,18 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             conn.execute(ins.on_conflict_do_nothing(index_elements=keys), chunk)
 
     def _ids_by(self, conn: Session, column, id_column, values: Sequence) -> dict:
+        """``{value: id}`` of the rows whose ``column`` is one of ``values`` (plain strings or integers): IN-lists
+        straight to the driver, without SQLAlchemy's per-parameter expansion."""
         out: dict = {}
-        for chunk in _chunks(list(values)):
-            out.update(conn.execute(select(column, id_column).where(column.in_(chunk))).all())
+        values = list(values)
+        if not values:
+            return out
+        q = self.engine.dialect.identifier_preparer.quote
+        mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
+        raw = conn.connection()
+        head = f"SELECT {q(column.name)}, {q(id_column.name)} FROM {q(column.table.name)} WHERE {q(column.name)} IN "
+        for chunk in _chunks(values, 5000):
+            out.update(raw.exec_driver_sql(head + f"({', '.join([mark] * len(chunk))})", tuple(chunk)).all())
         return out
 
     # -- models and sources -------------------------------------------------------------------------------
@@ -275,6 +306,7 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             for k, v in sorted(clean.items()):
                 if k in ids:
                     conn.execute(update(Model).where(Model.id == ids[k]).values(**v))
+            self._forget_point_digests(conn, ids.values())  # their index payloads change
         return len(clean)
 
     def get_source(self, location: str) -> SourceRecord | None:
@@ -309,8 +341,10 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             sid = conn.execute(select(Source.id).where(Source.location == location)).scalar()
             if sid is None:
                 return False
+            touched = list(conn.execute(select(OutcomeBlock.model_id).where(OutcomeBlock.source_id == sid)).scalars())
             conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == sid))
             conn.execute(delete(Source).where(Source.id == sid))
+            self._refresh_outcome_digests(conn, touched)
         return True
 
     def lock(self, name: str = "index"):

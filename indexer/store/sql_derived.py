@@ -9,14 +9,14 @@ import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, or_, select, update
 
-from ..errors import DimensionError, InputError, NotFoundError
+from ..errors import DimensionError, InputError, NotFoundError, StoreError
 from ..space import SpaceSpec
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpaceCalibrationRow,
                          SpaceLevelRow, SpacePatternRow, SpacePriorRow, utcnow)
-from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpaceLevel, SpacePrior, SpaceRecord, chunks, rows_for_keys,
-                        vector_digest)
+from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpaceLevel, SpacePrior, SpaceRecord, chunks,
+                        inputs_digest, prior_digest, rows_for_keys, space_digest, vector_digest)
 
 # stopped: SIGTERM; interrupted: Ctrl-C; killed: the process ended without finishing the run (found "running" by the
 # next holder of its lock)
@@ -171,7 +171,25 @@ class DerivedMixin:
             missing = set(rows) - set(mids)
             if missing:
                 raise NotFoundError(f"vectors for unknown model(s): {', '.join(sorted(missing)[:10])}")
-            have = set(conn.execute(select(ModelVectorRow.model_id).where(ModelVectorRow.space_id == space_id)).scalars())
+            # the (outcomes, prior) digests each vector was solved from, when its inputs digest is theirs: what
+            # stale_models compares in SQL (the prior is the space's after this save)
+            if replace_prior:
+                pdig = prior_digest(prior_row["vector"]) if prior_row else ""
+            else:
+                pvec = conn.execute(select(SpacePriorRow.vector).where(SpacePriorRow.space_id == space_id)).scalar()
+                pdig = "" if pvec is None else prior_digest(pvec)
+            lvec = conn.execute(select(SpaceLevelRow.vector).where(SpaceLevelRow.space_id == space_id)).scalar()
+            if lvec is not None:  # a level space: the map is part of what the vectors were solved under
+                pdig = space_digest(pdig, SpaceLevel(np.frombuffer(lvec, dtype="<f8"), 0).digest)
+            outs = self._ids_by(conn, Model.key, Model.outcomes_digest, list(rows))
+            for k, r in rows.items():
+                d = outs.get(k)
+                ok = d is not None and r["inputs_digest"] == inputs_digest(d, pdig)
+                r.update(outcomes_digest=d if ok else None, prior_digest=pdig if ok else None, point_digest=None)
+            have: set = set()  # the saved models that have a vector already (only theirs read)
+            for c in chunks(sorted(mids.values())):
+                have.update(conn.execute(select(ModelVectorRow.model_id).where(
+                    ModelVectorRow.space_id == space_id, ModelVectorRow.model_id.in_(c))).scalars())
             inserts = [dict(space_id=space_id, model_id=mids[k], **r) for k, r in sorted(rows.items()) if mids[k] not in have]
             for c in chunks(inserts, 500):
                 conn.execute(ModelVectorRow.__table__.insert(), c)
@@ -181,6 +199,59 @@ class DerivedMixin:
                                                               ModelVectorRow.model_id == mids[k]).values(**r))
             self._drop_unused_patterns(conn, space_id)
         return len(rows)
+
+    # -- the digests of the index points SQL implies (model_vectors.point_digest) ----------------------------------
+    @staticmethod
+    def _forget_point_digests(conn, model_ids) -> None:
+        """Inside a write transaction that changes what these models' index points hold (their metadata, key or
+        aliases): their stored point digests are unknown again (in every space)."""
+        ids = sorted(set(int(i) for i in model_ids))
+        for c in chunks(ids):
+            conn.execute(update(ModelVectorRow).where(ModelVectorRow.model_id.in_(c),
+                                                      ModelVectorRow.point_digest.is_not(None)).values(point_digest=None))
+
+    def point_digests(self, space_id: int) -> dict[str, str | None]:
+        """model key -> the stored digest of its index point (None: unknown, compute it) for every vector of the
+        space. A claim token (``~...``, :meth:`claim_point_digests`) reads as unknown."""
+        q = (select(Model.key, ModelVectorRow.point_digest).join(Model, Model.id == ModelVectorRow.model_id)
+             .where(ModelVectorRow.space_id == space_id))
+        with self._read() as conn:
+            rows = conn.connection().execute(q).all()
+        return {k: (d if d and not d.startswith("~") else None) for k, d in rows}
+
+    def claim_point_digests(self, space_id: int, models: Sequence[str] | None = None) -> str:
+        """Mark the unknown point digests of these models' vectors (all when None) with a fresh token and return it,
+        before their points are built: :meth:`save_point_digests` then stores a digest only where the token is still
+        there, so a write of the inputs in between (which sets None) wins and nothing stale is ever stored."""
+        import uuid
+
+        token = "~" + uuid.uuid4().hex[:31]
+        v = ModelVectorRow
+        cond = [v.space_id == space_id, or_(v.point_digest.is_(None), v.point_digest.like("~%"))]
+        with self._write("claiming point digests") as conn:
+            if models is None:
+                conn.execute(update(v).where(*cond).values(point_digest=token))
+            else:
+                mids = list(self._ids_by(conn, Model.key, Model.id, list(models)).values())
+                for c in chunks(sorted(mids)):
+                    conn.execute(update(v).where(*cond, v.model_id.in_(c)).values(point_digest=token))
+        return token
+
+    def save_point_digests(self, space_id: int, token: str, digests: dict[str, str]) -> int:
+        """Store each model's point digest where its row still holds ``token`` (see :meth:`claim_point_digests`)."""
+        if not digests:
+            return 0
+        n = 0
+        with self._write("saving point digests") as conn:
+            mids = self._ids_by(conn, Model.key, Model.id, list(digests))
+            raw = conn.connection()
+            mark = "?" if raw.dialect.paramstyle == "qmark" else "%s"
+            sql = (f"UPDATE {ModelVectorRow.__tablename__} SET point_digest = {mark} "
+                   f"WHERE space_id = {mark} AND model_id = {mark} AND point_digest = {mark}")
+            rows = [(d, space_id, mids[k], token) for k, d in sorted(digests.items()) if k in mids]
+            for c in chunks(rows):
+                n += raw.exec_driver_sql(sql, c).rowcount or 0
+        return n
 
     @staticmethod
     def _drop_unused_patterns(conn, space_id: int) -> None:
@@ -228,6 +299,20 @@ class DerivedMixin:
         return [ModelVector(k, np.frombuffer(vec, dtype="<f4").copy(), n, list(b or []), dict(a or {}), d, t, pk, lam, nz)
                 for k, vec, n, b, a, d, t, pk, lam, nz in rows]
 
+    def model_vector_matrix(self, space_id: int) -> tuple[list[str], np.ndarray]:
+        """(model keys, float32 (n, dim) vectors) of every vector of the space, in key order: only the vectors read."""
+        q = (select(Model.key, ModelVectorRow.vector).join(Model, Model.id == ModelVectorRow.model_id)
+             .where(ModelVectorRow.space_id == space_id).order_by(Model.key))
+        with self._read() as conn:
+            rows = conn.connection().execute(q).all()
+        dim = self.get_space(space_id).dim
+        if not rows:
+            return [], np.zeros((0, dim), np.float32)
+        bad = next((k for k, v in rows if len(v) != 4 * dim), None)
+        if bad is not None:
+            raise StoreError(f"the stored vector of {bad} in space {space_id} does not have {dim} float32 entries")
+        return [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+
     def model_vector_keys(self, space_id: int) -> list[str]:
         """The models that have a vector in this space (keys only: no vector is read)."""
         q = (select(Model.key).join(ModelVectorRow, Model.id == ModelVectorRow.model_id)
@@ -247,17 +332,35 @@ class DerivedMixin:
 
     def stale_models(self, space_id: int, digests: dict[str, str] | None = None) -> list[str]:
         """Models with outcomes whose vector in this space is missing or was computed from other inputs (other
-        outcomes, or another prior of the space: :func:`~indexer.store.sql_types.vector_digest`). ``digests``:
-        :meth:`model_digests` when the caller already has them (read here otherwise)."""
+        outcomes, or another prior of the space: :func:`~indexer.store.sql_types.vector_digest`). Without
+        ``digests`` a comparison of stored columns in SQL (each vector's ``outcomes_digest``/``prior_digest`` with
+        its model's ``outcomes_digest`` and the space's prior): only the stale rows are read. ``digests``: compare
+        every vector's inputs digest with these model digests instead (:meth:`model_digests` or others)."""
         self.get_space(space_id)
         prior = self.get_space_prior(space_id)
         level = self.get_space_level(space_id)
-        digests = self.model_digests() if digests is None else digests
-        current = {k: vector_digest(d, prior, level) for k, d in digests.items()}
-        q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)
+        if digests is not None:
+            current = {k: vector_digest(d, prior, level) for k, d in digests.items()}
+            q = select(Model.key, ModelVectorRow.inputs_digest).join(Model, Model.id == ModelVectorRow.model_id)
+            with self._read() as conn:
+                stored = dict(conn.execute(q.where(ModelVectorRow.space_id == space_id)).all())
+            return sorted(k for k, d in current.items() if stored.get(k) != d)
+        v = ModelVectorRow
+        pdig = space_digest("" if prior is None else prior.digest, None if level is None else level.digest)
+        q = (select(Model.key).select_from(Model)
+             .outerjoin(v, (v.model_id == Model.id) & (v.space_id == space_id))
+             .where(Model.outcomes_digest.is_not(None),
+                    or_(v.id.is_(None), v.outcomes_digest.is_(None), v.outcomes_digest != Model.outcomes_digest,
+                        v.prior_digest.is_(None), v.prior_digest != pdig)))
         with self._read() as conn:
-            stored = dict(conn.execute(q.where(ModelVectorRow.space_id == space_id)).all())
-        return sorted(k for k, d in current.items() if stored.get(k) != d)
+            return sorted(conn.execute(q).scalars())
+
+    def orphan_model_vectors(self, space_id: int) -> list[str]:
+        """Models with a vector in this space and no outcomes any more (their source was replaced without them)."""
+        q = (select(Model.key).join(ModelVectorRow, Model.id == ModelVectorRow.model_id)
+             .where(ModelVectorRow.space_id == space_id, Model.outcomes_digest.is_(None)))
+        with self._read() as conn:
+            return sorted(conn.execute(q).scalars())
 
     # -- benchmark vectors ----------------------------------------------------------------------------------
 

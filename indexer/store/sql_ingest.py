@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import delete, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from ..errors import InputError, StoreError
@@ -198,6 +198,9 @@ def _fingerprint(table: OutcomeTable) -> str:
     return fp.hexdigest()[:40]
 
 
+_STAMP = "\x00stamp"  # the key of the identity rules' stamp in the idents of _identities (no model name has a NUL)
+
+
 class IngestMixin:
 
     def ingest(self, batch: SourceBatch) -> IngestResult:
@@ -226,19 +229,33 @@ class IngestMixin:
         alias table, or a name an alias file learned since): renamed to that key, or merged into its row when it
         exists (their outcome blocks move there; a block of the same source and benchmark under both names keeps
         the target's). Their aliases follow. Returns ``(old key, new key)`` pairs. The next index pass re-solves
-        the models whose outcomes changed."""
-        from ..identity import resolve_many
+        the models whose outcomes changed. Only rows not yet checked under the current identity rules are resolved
+        (``models.identity_stamp`` != :func:`indexer.identity.rules_stamp`: rows written without resolving their
+        key, renamed rows, or every row once the rules or an alias file change); a row whose key resolves to itself
+        is stamped, so a pass with nothing new resolves nothing."""
+        from ..identity import resolve_many, rules_stamp
 
-        with self._read() as conn:
-            rows = conn.execute(select(Model.id, Model.key)).all()
+        stamp = rules_stamp()
+        with self._read() as conn:  # only the keys not yet checked under these rules (new rows, or the rules changed)
+            rows = conn.execute(select(Model.id, Model.key).where(
+                or_(Model.identity_stamp.is_(None), Model.identity_stamp != stamp))).all()
         if not rows:
             return []
         ids = resolve_many([k for _, k in rows])
         todo = [(mid, k, ids[k]) for mid, k in rows if ids[k].key != k]
+        fixed = [(stamp, mid, k) for mid, k in rows if ids[k].key == k]  # checked: stamped (a key that moves is not)
+        done = []
+        if fixed:
+            with self._write("merging model names") as conn:
+                raw = conn.connection()
+                mark = "?" if raw.dialect.paramstyle == "qmark" else "%s"
+                for c in chunks(fixed, 5000):  # the key re-checked in the statement: a row renamed meanwhile stays unchecked
+                    raw.exec_driver_sql(f"UPDATE {Model.__tablename__} SET identity_stamp = {mark} "
+                                        f"WHERE id = {mark} AND key = {mark}", c)
         if not todo:
             return []
-        done = []
         with self._write("merging model names") as conn:
+            touched = set()
             for mid, key, ident in todo:
                 target = conn.execute(select(Model.id).where(Model.key == ident.key)).scalar()
                 if target is None:
@@ -260,16 +277,20 @@ class IngestMixin:
                 self._insert_ignore(conn, ModelAlias.__table__, [{"alias": key, "model_id": target, "rule": ident.rule[:16]},
                                                                  {"alias": ident.key, "model_id": target, "rule": "as-given"}],
                                     ["alias"])
+                touched.add(target)
                 done.append((key, ident.key))
+            self._refresh_outcome_digests(conn, touched)
+            self._forget_point_digests(conn, touched)  # a new key, more aliases
         return done
 
     def _identities(self, table: OutcomeTable) -> tuple[OutcomeTable, dict]:
         """The table with each model name replaced by its model's key (:mod:`indexer.identity`: a name the SQL
         alias table knows keeps its row; otherwise the alias files and naming rules), and ``{key: [(name, kind,
-        rule)]}`` for the alias rows. Two names of one model in one source become one model (their outcomes on the
+        rule)]}`` for the alias rows (and under :data:`_STAMP` the identity rules' stamp they were resolved under). Two names of one model in one source become one model (their outcomes on the
         same prompt averaged like repeats). Names no database can take are left for the checks to report."""
-        from ..identity import resolve_many
+        from ..identity import resolve_many, rules_stamp
 
+        stamp = rules_stamp()  # taken before resolving: a file changed meanwhile leaves the rows to re-check
         usable = [m for m in dict.fromkeys(table.models)
                   if isinstance(m, str) and m.strip() and not name_problem(m) and len(m) <= 512]
         known = self.resolve_aliases(usable) if usable else {}
@@ -284,6 +305,7 @@ class IngestMixin:
                 key, kind, rule = i.key, i.kind, i.rule
             mapping[m] = key
             idents.setdefault(key, []).append((m, kind, rule))
+        idents[_STAMP] = stamp
         if all(mapping.get(m, m) == m for m in table.models):
             return table, idents
         return replace(table, models=[mapping.get(m, m) for m in table.models]), idents
@@ -340,8 +362,13 @@ class IngestMixin:
             kinds = [kd for _, kd, _ in idents.get(k, []) if kd]
             return kinds[0] if kinds else ("hub" if looks_like_repo_id(k) else "name")
 
+        # a new key given as it resolves (a name that is its own key) is a fixed point of the identity rules it was
+        # resolved under: stamped, so merge_model_names need not resolve it again (other new keys are left to it)
+        stamp = idents.get(_STAMP)
+        fixed = {k for k in new_models if any(name == k and rule != "stored" for name, _, rule in idents.get(k, []))}
         self._insert_ignore(conn, Model.__table__, [
-            {"key": k, "kind": kind_of(k), "revision": model_rev.get(k)} for k in new_models], ["key"])
+            {"key": k, "kind": kind_of(k), "revision": model_rev.get(k), "identity_stamp": stamp if k in fixed else None}
+            for k in new_models], ["key"])
         mids.update(self._ids_by(conn, Model.key, Model.id, new_models))
         # every name the source used (and the key itself) -> the model's row; a name already stored keeps its row
         alias_rows = {k: {"alias": k, "model_id": mids[k], "rule": "as-given"} for k in keys}
@@ -349,9 +376,15 @@ class IngestMixin:
             for name, _, rule in idents.get(k, []):
                 if name != k:
                     alias_rows.setdefault(name, {"alias": name, "model_id": mids[k], "rule": rule[:16]})
+        known = set()  # names stored already: a model that gains a name has another index payload (its aliases)
+        for c in chunks(sorted(alias_rows)):
+            known.update(conn.execute(select(ModelAlias.alias).where(ModelAlias.alias.in_(c))).scalars())
         self._insert_ignore(conn, ModelAlias.__table__, [alias_rows[a] for a in sorted(alias_rows)], ["alias"])
+        self._forget_point_digests(conn, {r["model_id"] for a, r in alias_rows.items() if a not in known})
         # the source row: replace a previous revision's outcomes
+        touched = set(mids.values())  # the models whose outcomes this changes: their stored digests are recomputed
         if existing is not None:
+            touched.update(conn.execute(select(OutcomeBlock.model_id).where(OutcomeBlock.source_id == existing.id)).scalars())
             conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == existing.id))
             source_id = existing.id
         else:
@@ -373,14 +406,23 @@ class IngestMixin:
         group = uniq // max(len(pid_of), 1)
         prompt = pid_of[np.argsort(pid_of)][uniq % max(len(pid_of), 1)]
         bounds = np.r_[0, np.flatnonzero(np.diff(group)) + 1, len(uniq)] if len(uniq) else np.zeros(1, np.int64)
-        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            model, bench = cols.groups[int(group[lo])]
-            a, b, digest = _pack(prompt[lo:hi], means[lo:hi])
+        # every block's bytes are slices of the whole columns packed once (the bytes _pack gives each block)
+        all_ids = np.ascontiguousarray(prompt, dtype="<i4").tobytes()
+        all_scores = np.ascontiguousarray(means, dtype="<f4").tobytes()
+        sha = hashlib.sha256
+        groups_at = group[bounds[:-1]].tolist() if len(bounds) > 1 else []
+        for lo, hi, g in zip(bounds[:-1].tolist(), bounds[1:].tolist(), groups_at):
+            model, bench = cols.groups[g]
+            a, b = all_ids[4 * lo:4 * hi], all_scores[4 * lo:4 * hi]
+            digest = sha(a + b).hexdigest()
             blocks.append({"source_id": source_id, "model_id": mids[model], "benchmark_id": bench_ids[bench],
                            "n": hi - lo, "prompt_ids": a, "scores": b, "digest": digest,
                            "model_revision": cols.revisions.get((model, bench))})
             total += hi - lo
         self._insert_blocks(conn, blocks)
+        bench_name = {i: n for n, i in bench_ids.items()}
+        self._refresh_outcome_digests(conn, touched, fresh=(source_id, [
+            (b["model_id"], src.location, bench_name[b["benchmark_id"]], b["digest"]) for b in blocks]))
         conn.execute(update(Source).where(Source.id == source_id).values(
             kind=src.kind, revision=revision, seen_revision=revision, checked_at=now, ingested_at=now, n_outcomes=total))
         return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None, source_id=source_id)

@@ -82,6 +82,11 @@ class Model(Base):
     last_modified: Mapped[datetime | None] = mapped_column(UTCDateTime)
     base_model: Mapped[str | None] = mapped_column(String(512))
     fetched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: sha256 over the model's outcome blocks (:meth:`Store.model_digests`), kept by every write of its outcomes;
+    #: None: no outcomes
+    outcomes_digest: Mapped[str | None] = mapped_column(String(64))
+    #: the identity rules (:func:`indexer.identity.rules_stamp`) the key was last resolved under; None: never
+    identity_stamp: Mapped[str | None] = mapped_column(String(32))
 
 
 class ModelAlias(Base):
@@ -194,6 +199,15 @@ class ModelVectorRow(Base):
     pattern: Mapped[str | None] = mapped_column(String(64))
     lam: Mapped[float | None] = mapped_column(Float)
     noise: Mapped[float | None] = mapped_column(Float)
+    #: the outcomes digest (models.outcomes_digest) and the space prior's digest ("" without a prior) this vector
+    #: was solved from, set when ``inputs_digest`` matched them on saving (None: it did not): a vector is current
+    #: when both still equal the model's and the space's (:meth:`Store.stale_models`, a comparison in SQL)
+    outcomes_digest: Mapped[str | None] = mapped_column(String(64))
+    prior_digest: Mapped[str | None] = mapped_column(String(64))
+    #: the digest of the models-collection point SQL implies for this row (``payload["digest"]``,
+    #: :func:`indexer.sync.point_digests`); None when unknown: every write of its inputs (this row, the model's
+    #: metadata or aliases) sets it None, and :func:`indexer.sync.check` / a push compute it again
+    point_digest: Mapped[str | None] = mapped_column(String(32))
 
     __table_args__ = (UniqueConstraint("space_id", "model_id", name="uq_model_vectors_space_model"),)
 

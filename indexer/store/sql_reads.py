@@ -26,6 +26,14 @@ def source_record(s: Source) -> SourceRecord:
     return SourceRecord(s.id, s.kind, s.location, s.revision, s.seen_revision, s.checked_at, s.ingested_at, s.n_outcomes)
 
 
+def _outcome_digests(rows) -> dict:
+    """``{model: sha256}`` of rows ``(model, source location, benchmark name, block digest)``."""
+    parts: dict = {}
+    for key, loc, bench, digest in rows:
+        parts.setdefault(key, []).append(f"{loc}\x1f{bench}\x1f{digest}")
+    return {k: hashlib.sha256("\x1e".join(sorted(v)).encode()).hexdigest() for k, v in sorted(parts.items())}
+
+
 class ReadMixin:
     def _filter_ids(self, conn, models, benchmarks):
         """Model and benchmark id maps (id -> name), restricted to the given names; unknown names raise."""
@@ -208,16 +216,57 @@ class ReadMixin:
                                      .order_by(BenchmarkPrompt.position)).scalars())
 
     def model_digests(self, models: Sequence[str] | None = None) -> dict[str, str]:
-        """Hex sha256 per model over its stored outcome blocks; changes iff that model's outcomes changed."""
+        """Hex sha256 per model over its stored outcome blocks; changes iff that model's outcomes changed. Read from
+        ``models.outcomes_digest``, which every write of outcome blocks keeps (:meth:`_refresh_outcome_digests`):
+        one short row per model, not one per block."""
+        q = select(Model.key, Model.outcomes_digest).where(Model.outcomes_digest.is_not(None))
+        with self._read() as conn:
+            rows = rows_for_keys(conn, q, Model.key, models)
+        return dict(sorted(rows))
+
+    def models_with_outcomes(self) -> int:
+        """How many models have outcomes (the keys of :meth:`model_digests`, counted in SQL)."""
+        with self._read() as conn:
+            return int(conn.execute(select(func.count()).select_from(Model)
+                                    .where(Model.outcomes_digest.is_not(None))).scalar())
+
+    def computed_model_digests(self, models: Sequence[str] | None = None) -> dict[str, str]:
+        """:meth:`model_digests` computed from the outcome blocks themselves (what the stored column must equal)."""
         q = (select(Model.key, Source.location, Benchmark.name, OutcomeBlock.digest)
              .join(Model, Model.id == OutcomeBlock.model_id).join(Source, Source.id == OutcomeBlock.source_id)
              .join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id))
-        parts: dict[str, list[str]] = {}
         with self._read() as conn:
             rows = rows_for_keys(conn, q, Model.key, models)
-        for key, loc, bench, digest in rows:
-            parts.setdefault(key, []).append(f"{loc}\x1f{bench}\x1f{digest}")
-        return {k: hashlib.sha256("\x1e".join(sorted(v)).encode()).hexdigest() for k, v in sorted(parts.items())}
+        return _outcome_digests(rows)
+
+    @staticmethod
+    def _refresh_outcome_digests(conn, model_ids, fresh: tuple[int, list] | None = None) -> None:
+        """Recompute ``models.outcomes_digest`` of these models from their outcome blocks, inside the write
+        transaction that changed them (None for a model left without outcomes). ``fresh``: ``(source id, rows)``,
+        the blocks that transaction just wrote for one source as rows ``(model id, location, benchmark, digest)``:
+        taken as given, only the blocks of the other sources are read."""
+        ids = sorted(set(int(i) for i in model_ids))
+        if not ids:
+            return
+        q = (select(OutcomeBlock.model_id, Source.location, Benchmark.name, OutcomeBlock.digest)
+             .join(Source, Source.id == OutcomeBlock.source_id).join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id))
+        if fresh is None:
+            rows = rows_for_keys(conn, q, OutcomeBlock.model_id, ids)
+        else:  # the other sources' blocks of the models the source holds (a semi-join: no 32k-long IN-lists) ...
+            sid, new_rows = fresh
+            q = q.where(OutcomeBlock.source_id != sid)
+            core = conn.connection() if hasattr(conn, "get_bind") else conn
+            rows = core.execute(q.where(OutcomeBlock.model_id.in_(
+                select(OutcomeBlock.model_id).where(OutcomeBlock.source_id == sid)))).all()
+            held = {r[0] for r in new_rows}  # ... and of those it held before and holds no more
+            rows += rows_for_keys(conn, q, OutcomeBlock.model_id, [i for i in ids if i not in held]) if set(ids) - held else []
+            rows += list(new_rows)
+        digests = _outcome_digests(rows)
+        raw = conn.connection() if hasattr(conn, "get_bind") else conn
+        mark = "?" if raw.dialect.paramstyle == "qmark" else "%s"
+        sql = f"UPDATE {Model.__tablename__} SET outcomes_digest = {mark} WHERE id = {mark}"
+        for c in chunks(ids, 5000):
+            raw.exec_driver_sql(sql, [(digests.get(i), i) for i in c])
 
     def database_size(self) -> int:
         """Bytes on disk: the SQLite file (pages in use) or the PostgreSQL tables + indexes of the current schema."""

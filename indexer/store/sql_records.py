@@ -157,6 +157,7 @@ class RecordsMixin:
         alias_rows = {a: {"alias": a, "model_id": mids[k], "rule": "pulled"} for k in rows
                       for a in (item.aliases.get(k) or [k])}
         self._insert_ignore(conn, ModelAlias.__table__, [alias_rows[a] for a in sorted(alias_rows)], ["alias"])
+        self._forget_point_digests(conn, mids.values())  # metadata and aliases in their index payloads
         vec_rows = [dict(space_id=sid, model_id=mids[v.model], dim=int(spec.dim), vector=f4(v.vector),
                          n_prompts=int(v.n_prompts), benchmarks=list(v.benchmarks), accuracy=dict(v.accuracy),
                          inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow(), pattern=v.pattern,

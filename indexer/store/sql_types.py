@@ -165,15 +165,31 @@ class SpaceLevel:
         return hashlib.sha256(np.asarray(self.vector, dtype="<f8").tobytes()).hexdigest()
 
 
+def space_digest(prior_digest: str | None, level_digest: str | None = None) -> str:
+    """The digest of what a space's vectors are solved under beside their outcomes (stored as each vector's
+    ``prior_digest``): the prior's digest ("" without one), combined with the level map's on a level space."""
+    if not level_digest:
+        return prior_digest or ""
+    return hashlib.sha256(f"{prior_digest or ''}:level:{level_digest}".encode()).hexdigest()
+
+
 def vector_digest(model_digest: str, prior: SpacePrior | None, level: SpaceLevel | None = None) -> str:
     """The inputs digest of a model vector: its outcomes' digest, combined with the prior's when there is one
     (a vector solved toward another prior is stale), and with the level map's when there is one (likewise)."""
-    if prior is None and level is None:
+    return inputs_digest(model_digest, space_digest(None if prior is None else prior.digest,
+                                                    None if level is None else level.digest))
+
+
+def inputs_digest(model_digest: str, prior_digest: str | None) -> str:
+    """:func:`vector_digest` from the prior's digest (None or "": no prior)."""
+    if not prior_digest:
         return model_digest
-    if level is None:
-        return hashlib.sha256(f"{model_digest}:{prior.digest}".encode()).hexdigest()
-    return hashlib.sha256(f"{model_digest}:{prior.digest if prior is not None else ''}:level:{level.digest}"
-                          .encode()).hexdigest()
+    return hashlib.sha256(f"{model_digest}:{prior_digest}".encode()).hexdigest()
+
+
+def prior_digest(vector_bytes: bytes) -> str:
+    """:attr:`SpacePrior.digest` of a prior stored as float64 bytes (``space_priors.vector``)."""
+    return hashlib.sha256(np.frombuffer(vector_bytes, dtype="<f8").astype("<f8").tobytes()).hexdigest()
 
 
 @dataclass

@@ -2,8 +2,8 @@
 the prompt embeddings less (a generalised ridge, ``auto-mc-level``; :class:`indexer.represent.Level`), float64
 packed, with the number of prompts it was estimated from.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-01 02:00:00
 
 """
@@ -13,8 +13,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision: str = '0005'
-down_revision: Union[str, Sequence[str], None] = '0004'
+revision: str = '0006'
+down_revision: Union[str, Sequence[str], None] = '0005'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
