@@ -74,7 +74,7 @@ def search(
     measured_on: Optional[str] = typer.Option(None, "--measured-on", help="Only models measured on this benchmark."),
     models: list[str] = typer.Option(None, "--model", "-m", help="Compare mode: rank exactly these models (repeatable)."),
     prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA",
-                                         help="Rank by score - ALPHA x log10(parameters) (e.g. 0.05)."),
+                                         help="Rank by score - ALPHA x log10(parameters): the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
     evidence: int = typer.Option(3, "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as one JSON object."),
@@ -91,7 +91,7 @@ def search(
 
       taskspace search "Prove that sqrt(2) is irrational" -m org/model-a -m org/model-b
 
-      taskspace search "Summarise a contract" --prefer-smaller 0.05
+      taskspace search "Summarise a contract" --prefer-smaller 0.1
     """
     from .find import Filters, find_models
 

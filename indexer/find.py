@@ -18,9 +18,10 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
 **Ranking.** ``rank="probability"`` (default): the calibrated probability (:mod:`indexer.posterior`), an increasing
 map of the raw score, so Qdrant's own order. ``rank="lcb"``: the lower end of the probability's interval, a
 re-rank of a candidate set grown until exact (:func:`indexer.posterior.lcb_candidates_exact`).
-``prefer_smaller=ALPHA``: rank by ``score - ALPHA * log10(parameters)`` (the score is in [-1, 1] units of the
-outcome scale, so ALPHA = 0.05 trades a tenfold size for 0.05 of predicted success, i.e. about 2.5 points of
-probability near 0.5). Qdrant computes it: a formula query (``$score - ALPHA * log10(num_parameters)``) over a
+``prefer_smaller=ALPHA``: rank by ``score - ALPHA * log10(parameters)`` with the score Qdrant ranks by: for the
+default method (a level/deviation space, its query folded) the logit of the probability up to a per-query constant,
+so ALPHA = 0.1 trades a tenfold size for 0.1 of logit, about 2.5 points of probability near 0.5; for the other
+methods the raw score (in [-1, 1] units of the outcome scale, ALPHA = 0.05 about 2.5 points near 0.5). Qdrant computes it: a formula query (``$score - ALPHA * log10(num_parameters)``) over a
 prefetch of every model that passes the filters, so the order is exact; a model without a parameter count is
 charged as if it had :data:`UNKNOWN_PARAMS` (and counted in ``missing_metadata["prefer_smaller"]``). Example::
 
