@@ -228,6 +228,20 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
     def _read(self):
         return _Tx(self.engine, write=False, what="reading from the database")
 
+    def _driver_insert(self, conn: Session, table: str, cols: Sequence[str], rows: list[dict], *,
+                       conflict: Sequence[str] | None = None, chunk: int = 5000) -> None:
+        """Insert ``rows`` (dicts with at least ``cols``) into ``table`` with one executemany per ``chunk`` rows
+        straight to the driver (no per-row parameter processing by SQLAlchemy: the values must need none);
+        ``conflict``: the key columns of an ``ON CONFLICT DO NOTHING``."""
+        q = self.engine.dialect.identifier_preparer.quote
+        mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
+        sql = f"INSERT INTO {q(table)} ({', '.join(q(c) for c in cols)}) VALUES ({', '.join([mark] * len(cols))})"
+        if conflict:
+            sql += f" ON CONFLICT ({', '.join(q(k) for k in conflict)}) DO NOTHING"
+        raw = conn.connection()
+        for part in _chunks(rows, chunk):
+            raw.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in part])
+
     def _insert_ignore(self, conn: Session, table, rows: list[dict], keys: list[str]) -> None:
         if not rows:
             return
@@ -235,13 +249,7 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
         if all(list(r) == cols and all(v is None or type(v) in (str, int) for v in r.values()) for r in rows):
             # plain values (names, ids): straight to the driver, no per-row processing by SQLAlchemy (32k model
             # and alias rows of a Hub-scale source cost more in it than in the database)
-            q = self.engine.dialect.identifier_preparer.quote
-            mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
-            sql = (f"INSERT INTO {q(table.name)} ({', '.join(q(c) for c in cols)}) VALUES ({', '.join([mark] * len(cols))}) "
-                   f"ON CONFLICT ({', '.join(q(k) for k in keys)}) DO NOTHING")
-            raw = conn.connection()
-            for chunk in _chunks(rows, 5000):
-                raw.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in chunk])
+            self._driver_insert(conn, table.name, cols, rows, conflict=keys, chunk=5000)
             return
         if self.dialect == "postgresql":  # imported here: the PostgreSQL dialect costs SQLite users 0.1 s at start
             from sqlalchemy.dialects.postgresql import insert

@@ -431,9 +431,4 @@ class IngestMixin:
         """One executemany per 2,000 blocks, straight to the driver (SQLAlchemy's per-row parameter processing
         cost more than the insert itself for 32k blocks; these columns need none)."""
         cols = ("source_id", "model_id", "benchmark_id", "n", "prompt_ids", "scores", "digest", "model_revision")
-        mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
-        sql = (f"INSERT INTO {OutcomeBlock.__tablename__} ({', '.join(cols)}) "
-               f"VALUES ({', '.join([mark] * len(cols))})")
-        raw = conn.connection()
-        for chunk in chunks(blocks, 2000):
-            raw.exec_driver_sql(sql, [tuple(b[c] for c in cols) for b in chunk])
+        self._driver_insert(conn, OutcomeBlock.__tablename__, cols, blocks, chunk=2000)
