@@ -132,18 +132,23 @@ def _user(path: str, mtime: float) -> AliasTable:
     return AliasTable.parse(Path(path))
 
 
-def user_table(home: Path | None = None) -> AliasTable | None:
-    """The user's alias file in ``TASKSPACE_HOME`` (None when there is none); re-read when it changes."""
+def _user_file(home: Path | None) -> tuple[str, float] | None:
+    """(path, mtime) of the user's alias file in ``home`` (default ``TASKSPACE_HOME``); None when there is none."""
     if home is None:
         from .config import get_settings
 
         home = get_settings().home
     path = Path(home) / USER_FILE
     try:
-        mtime = path.stat().st_mtime
+        return str(path), path.stat().st_mtime
     except OSError:
         return None
-    return _user(str(path), mtime)
+
+
+def user_table(home: Path | None = None) -> AliasTable | None:
+    """The user's alias file in ``TASKSPACE_HOME`` (None when there is none); re-read when it changes."""
+    found = _user_file(home)
+    return None if found is None else _user(*found)
 
 
 def _rules(name: str) -> str | None:
@@ -203,16 +208,7 @@ def rules_stamp(home: Path | None = None) -> str:
     """A digest of everything :func:`resolve` depends on besides the name: this module's rules, the packaged alias
     file and the user's. A key checked under one stamp (``models.identity_stamp``) needs no new check until it
     changes (:meth:`indexer.store.sql.Store.merge_model_names`)."""
-    if home is None:
-        from .config import get_settings
-
-        home = get_settings().home
-    path = Path(home) / USER_FILE
-    try:
-        mtime = path.stat().st_mtime
-    except OSError:
-        return _stamp(None, None)
-    return _stamp(str(path), mtime)
+    return _stamp(*(_user_file(home) or (None, None)))
 
 
 def resolve_many(names) -> dict[str, Identity]:
