@@ -1,4 +1,4 @@
-"""The closed-form success-hyperplane solver (Kashani, Mendelson, Nemcovsky 2025), numpy only, no I/O.
+"""The closed-form success-hyperplane solver (Kashani, Mendelson, Nemcovsky 2025), numpy (and scipy's LAPACK), no I/O.
 
 Notation (``../shared/DESIGN.md`` §1):
 
@@ -23,7 +23,8 @@ once per pattern. The package, one concern per module:
 - :mod:`.coverage`: coverage patterns, atoms (prompts covered by exactly the same patterns) and the Gram
   cache over ``D``.
 - :mod:`.ridge`: the maths: shrinkage, projection, the paper's formula (reference) and the per-pattern solve
-  in which the options intercept, GCV, free covariates and prior combine.
+  in which the options intercept, GCV, free covariates and prior combine, on the pattern Gram's tridiagonal form
+  (its eigenvectors only when a posterior needs them).
 - :mod:`.kernels`: blocked float64 products with ``D`` (which stays in its own dtype, float32 halving the
   memory traffic) and the single-threaded LAPACK context of the small factorisations.
 - :mod:`.inputs`: checks of ``D`` and ``S`` and the map ``y = 2s - 1``.

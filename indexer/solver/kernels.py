@@ -17,18 +17,27 @@ import numpy as np
 CHUNK = 512
 
 
+_CONTROLLER = None
+
+
 def single_threaded_lapack():
     """A context in which BLAS/LAPACK use one thread, when threadpoolctl is installed (else a no-op).
 
-    The d x d factorisations (LU inverse, eigh) are chains of small BLAS calls; on a 2-core machine that is
-    also busy, OpenBLAS's thread hand-offs made them 3-6x slower than one thread (measured, d = 384 and 768).
-    The big products (``Y @ D``, ``D^T D``) keep all threads.
+    The d x d factorisations (LU inverse, tridiagonal reduction) and the products of a solve are chains of small
+    BLAS calls; on a 2-core machine that is also busy, OpenBLAS's thread hand-offs made them 3-6x slower than one
+    thread (measured, d = 384 and 768). The big products (``Y @ D``, ``D^T D``) keep all threads. The libraries are
+    found once (numpy's and scipy's OpenBLAS; a fresh search cost 6 ms per use).
     """
+    global _CONTROLLER
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:  # pragma: no cover - threadpoolctl is optional
         return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    if _CONTROLLER is None:
+        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, which the factorisations call, before the search)
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def dot_rows(Y: np.ndarray, D: np.ndarray, segments: list[tuple[int, int]]) -> np.ndarray:

@@ -8,6 +8,7 @@ Everything here works on sufficient statistics (Gram matrices, ``b``, sums of y 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,21 +88,128 @@ class Covariates:
     rank: float  # rank(C): the covariates' degrees of freedom
 
 
-@dataclass(frozen=True, eq=False)
+#: reflectors per block when :class:`Tridiagonal` applies ``Q`` (a compact WY block: three matrix products)
+REFLECTOR_BLOCK = 64
+
+
+class Tridiagonal:
+    """A symmetric ``A`` (p, p) as ``Q T Q^T``: ``T`` tridiagonal (diagonal ``d`` (p,), off-diagonal ``e`` (p-1,)),
+    ``Q`` orthogonal, kept as its Householder reflectors (LAPACK ``dsytrd``, the first step of every symmetric
+    eigensolver and about a third of ``eigh``'s time at p = 768), with the eigenvalues ``w`` (p,) ascending
+    (``dsterf``, no eigenvectors). A ridge solve needs nothing more: ``(A + s I)^-1 B = Q (T + s I)^-1 Q^T B``, a
+    tridiagonal solve per shift (:meth:`solve`) between two applications of ``Q`` (:meth:`qt`, :meth:`q`); the
+    eigenvectors are formed only when asked (:meth:`eigenvectors`: ``Q Z`` with ``T = Z diag(w) Z^T``)."""
+
+    def __init__(self, A: np.ndarray):
+        from scipy.linalg import lapack
+
+        A = np.array(A, dtype=np.float64, order="F")  # dsytrd works in place on this copy
+        p = A.shape[0]
+        self.blocks: list[tuple[int, np.ndarray, np.ndarray]] = []
+        if p < 2:
+            self.d, self.e = np.diag(A).copy(), np.zeros(0)
+            self.w = self.d.copy()
+            return
+        c, d, e, tau, info = lapack.dsytrd(A, lower=1, lwork=REFLECTOR_BLOCK * p, overwrite_a=1)
+        if info:
+            raise np.linalg.LinAlgError(f"tridiagonal reduction failed (dsytrd info {info})")
+        self.d, self.e = d, e
+        # Q = H_0 H_1 ... H_{p-2}, H_i = I - tau_i v_i v_i^T with v_i = [0 (i+1 entries), 1, c[i+2:, i]]
+        for lo in range(0, p - 1, REFLECTOR_BLOCK):
+            hi = min(lo + REFLECTOR_BLOCK, p - 1)
+            Vb = np.tril(c[lo + 1 :, lo:hi], -1)  # rows from lo + 1 (above, these reflectors are 0)
+            Vb[np.arange(hi - lo), np.arange(hi - lo)] = 1.0
+            t = tau[lo:hi]
+            VtV = Vb.T @ Vb
+            T = np.zeros((hi - lo, hi - lo))  # H_lo ... H_hi-1 = I - Vb T Vb^T (LAPACK's dlarft, forward)
+            for j in range(hi - lo):
+                T[j, j] = t[j]
+                if j:
+                    T[:j, j] = -t[j] * (T[:j, :j] @ VtV[:j, j])
+            self.blocks.append((lo + 1, Vb, T))
+        w, info = lapack.dsterf(d, e)
+        if info:
+            raise np.linalg.LinAlgError(f"tridiagonal eigenvalues failed (dsterf info {info})")
+        self.w = w
+
+    def q(self, B: np.ndarray) -> np.ndarray:
+        """``Q B`` for ``B`` (p, k)."""
+        B = np.array(B, dtype=np.float64)
+        for r0, Vb, T in reversed(self.blocks):  # the last block first
+            B[r0:] -= Vb @ (T @ (Vb.T @ B[r0:]))
+        return B
+
+    def qt(self, B: np.ndarray) -> np.ndarray:
+        """``Q^T B`` for ``B`` (p, k)."""
+        B = np.array(B, dtype=np.float64)
+        for r0, Vb, T in self.blocks:
+            B[r0:] -= Vb @ (T.T @ (Vb.T @ B[r0:]))
+        return B
+
+    def tmul(self, X: np.ndarray) -> np.ndarray:
+        """``T X`` for ``X`` (p, k)."""
+        out = self.d[:, None] * X
+        out[:-1] += self.e[:, None] * X[1:]
+        out[1:] += self.e[:, None] * X[:-1]
+        return out
+
+    def solve(self, shift: float, B: np.ndarray) -> np.ndarray:
+        """``(T + shift I)^-1 B`` for ``B`` (p, k) (``T + shift I`` positive definite: ``shift`` > 0)."""
+        if self.d.size < 2 or B.shape[1] == 0:
+            return B / (self.d + shift)[:, None]
+        from scipy.linalg import lapack
+
+        _, _, x, info = lapack.dptsv(self.d + shift, self.e, B)
+        if info:
+            raise np.linalg.LinAlgError(f"tridiagonal solve failed (dptsv info {info}, shift {shift})")
+        return x
+
+    def eigenvectors(self) -> np.ndarray:
+        """(p, p): the eigenvectors of ``A`` as columns, in the order of :attr:`w` (``Q Z``, ``Z`` those of ``T``
+        by divide and conquer, as ``eigh`` finds them)."""
+        if self.d.size < 2:
+            return np.ones((self.d.size, self.d.size))
+        from scipy.linalg import lapack
+
+        _, Z, info = lapack.dstevd(self.d, self.e, compute_v=1)
+        if info:
+            raise np.linalg.LinAlgError(f"tridiagonal eigenvectors failed (dstevd info {info})")
+        return self.q(Z)
+
+
 class Eigen:
     """A pattern's Gram as the general solve uses it, ``V diag(w) V^T``: centred (option ``intercept``) and
-    with the covariates partialled out (option ``free``): (p, p) with p = d - k."""
+    with the covariates partialled out (option ``free``): (p, p) with p = d - k.
 
-    w: np.ndarray  # (p,) eigenvalues clipped at 0
-    V: np.ndarray  # (p, p) eigenvectors (columns)
-    mu: np.ndarray  # (d,) the pattern's mean prompt row (zeros without the intercept)
-    covariates: Covariates | None = None  # option ``free``
+    ``w`` (p,): eigenvalues clipped at 0 (ascending); ``V`` (p, p): eigenvectors (columns); ``mu`` (d,): the
+    pattern's mean prompt row (zeros without the intercept); ``covariates``: option ``free``. A factorisation of
+    the solver (:func:`factorise`) keeps the Gram's :class:`Tridiagonal` form (``tri``), which is all a solve needs,
+    and forms ``V`` on first use (the posterior's variance, :func:`predictive_variance`; then ``tri`` is dropped);
+    stored factors (:class:`indexer.posterior.PatternPosterior`) give ``w`` and ``V`` directly."""
+
+    def __init__(self, w: np.ndarray, V: np.ndarray | None, mu: np.ndarray, covariates: "Covariates | None" = None,
+                 tri: Tridiagonal | None = None):
+        if V is None and tri is None:
+            raise ValueError("Eigen needs its eigenvectors V or the tridiagonal form they come from")
+        self.w = w
+        self._V = V
+        self.mu = mu
+        self.covariates = covariates
+        self.tri = tri
+
+    @property
+    def V(self) -> np.ndarray:
+        if self._V is None:
+            with single_threaded_lapack():
+                self._V = self.tri.eigenvectors()
+            self.tri = None  # solves use V from now on (the reflectors would double the memory)
+        return self._V
 
 
 def factorise(G: np.ndarray, mu: np.ndarray | None, n: int, free: int) -> Eigen:
     """The :class:`Eigen` of a pattern of ``n`` prompts with Gram ``G`` (d, d), centred on ``mu`` (d,) (the
     pattern's mean prompt row; None: no intercept, not centred) and with the last ``free`` columns partialled
-    out."""
+    out: its :class:`Tridiagonal` form and eigenvalues (the eigenvectors are formed on first use)."""
     if mu is None:
         mu = np.zeros(G.shape[0])
     else:
@@ -114,9 +222,9 @@ def factorise(G: np.ndarray, mu: np.ndarray | None, n: int, free: int) -> Eigen:
         K = Bm @ Cinv  # (p, free)
         cov = Covariates(Bm, K, Cinv, float(np.linalg.matrix_rank(C, hermitian=True)))
         G = G[:p, :p] - K @ Bm.T  # A_r = A - B C^+ B^T
-    with single_threaded_lapack():  # multi-threaded eigh of a small matrix is slower under load
-        w, V = np.linalg.eigh(G)
-    return Eigen(np.clip(w, 0.0, None), V, mu, cov)
+    with single_threaded_lapack():  # multi-threaded LAPACK on a small matrix is slower under load
+        tri = Tridiagonal(G)  # the eigenvectors only when a posterior asks (Eigen.V)
+    return Eigen(np.clip(tri.w, 0.0, None), None, mu, cov, tri=tri)
 
 
 def solve_pattern(eig: Eigen, n: int, b: np.ndarray, sum_y: np.ndarray, sum_yy: np.ndarray, *, lam: float,
@@ -145,14 +253,23 @@ def solve_pattern(eig: Eigen, n: int, b: np.ndarray, sum_y: np.ndarray, sum_yy: 
     target ``y - X u``: in statistics space ``b -> b - A u`` and ``ss -> ss - 2 b.u + u^T A u`` (``A`` the
     centred, partialled Gram above), so GCV picks lambda for the residual target.
 
+    Computed on the pattern's :class:`Tridiagonal` form ``A = Q T Q^T`` (every lambda > 0 at eps 0, the general
+    solve's case): ``V diag(phi) V^T = Q (T + 2 lambda I)^-1 Q^T``, so ``c^T (2 phi - w phi^2) c = b~ . x + 2 lambda
+    x . x`` with ``b~ = Q^T b`` and ``x = (T + 2 lambda I)^-1 b~``, one tridiagonal solve per lambda; on the
+    eigenbasis ``V`` otherwise (eps > 0 drops components, lambda 0 is the pseudo-inverse). Same numbers to
+    round-off.
+
     The residual variance of each model at its lambda, ``s_i^2 = RSS / max(n - df, 1)``, is what the posterior
     of the fit needs (:mod:`indexer.posterior`): ``var(score at x) = s_i^2 (1/n + x~^T V diag(phi) V^T x~)``.
 
     Returns (E (k, d) the normals ``[e_i, f_i]``, lambda_i (k,), intercept_i (k,) or 0.0 without the intercept,
     s_i^2 (k,)).
     """
-    w, V, mu = eig.w, eig.V, eig.mu
+    w, mu = eig.w, eig.mu
     sy, syy = sum_y, sum_yy
+    lams = np.asarray(grid if grid is not None else [lam], dtype=np.float64)  # (L,)
+    # the tridiagonal form serves every lambda > 0 at eps 0 (no component dropped): (A + 2 lambda I)^-1 directly
+    tri = eig.tri if eps == 0 and bool((lams > 0).all()) else None
     if intercept:
         b = b - sy[:, None] * mu[None, :]  # b_i - sum_y_i mu
     ss = syy - (sy * sy / n if intercept else 0.0)  # sum_j (y_ij - mean_i)^2 (or sum_j y_ij^2)
@@ -165,32 +282,50 @@ def solve_pattern(eig: Eigen, n: int, b: np.ndarray, sum_y: np.ndarray, sum_yy: 
         ss = ss - ((bF @ cov.Cinv) * bF).sum(axis=1)
         df0 += cov.rank
     u = prior
+    # the products with Q are chains of small ones for a few models: one thread (kernels.single_threaded_lapack)
+    threads = single_threaded_lapack if b.shape[0] <= CHUNK else contextlib.nullcontext
     if u is not None:  # e_i = u + ridge fit of the residual target y - X u (same A, so same V and w)
-        Au = V @ (w * (V.T @ u))
+        if tri is not None:
+            with single_threaded_lapack():
+                Au = tri.q(tri.tmul(tri.qt(u[:, None])))[:, 0]
+        else:
+            Au = eig.V @ (w * (eig.V.T @ u))
         ss = ss - 2.0 * (b @ u) + float(u @ Au)
         b = b - Au[None, :]
-    c = b @ V  # (k, p) coordinates in the eigenbasis
-    if grid is not None:
-        phis = np.stack([shrinkage(w, float(lam), eps) for lam in grid])  # (L, p)
+    if tri is not None:  # b in the tridiagonal basis; c^T (2 phi - w phi^2) c = bt . x + 2 lambda x . x there
+        with threads():
+            bt = tri.qt(b.T)  # (p, k)
+        red = np.empty((b.shape[0], lams.size))
+        for l, lam_l in enumerate(lams):
+            x = tri.solve(2.0 * lam_l, bt)  # (T + 2 lambda I)^-1 Q^T b
+            red[:, l] = (bt * x).sum(axis=0) + 2.0 * lam_l * (x * x).sum(axis=0)
+        phis = 1.0 / (w[None, :] + 2.0 * lams[:, None])  # (L, p): shrinkage(w, lambda, 0)
+    else:
+        c = b @ eig.V  # (k, p) coordinates in the eigenbasis
+        phis = np.stack([shrinkage(w, float(lam_l), eps) for lam_l in lams])  # (L, p)
         red = (c * c) @ (2.0 * phis - w * phis * phis).T  # (k, L) explained sum of squares
-        rss = np.maximum(ss[:, None] - red, 0.0)
-        df = df0 + (w * phis).sum(axis=1)  # (L,) trace of the hat matrix
+    rss = np.maximum(ss[:, None] - red, 0.0)
+    df = df0 + (w * phis).sum(axis=1)  # (L,) trace of the hat matrix
+    if grid is not None:
         resid_df = n - df
         with np.errstate(divide="ignore", invalid="ignore"):
             gcv = np.where(resid_df > 0.5, n * rss / np.maximum(resid_df, 0.5) ** 2, np.inf)
         best = np.argmin(gcv, axis=1)
-        best[~np.isfinite(gcv).any(axis=1)] = int(np.argmax(grid))  # too few prompts: most shrinkage
-        lam_i = grid[best]
-        phi = phis[best]  # (k, p)
-        rows = np.arange(best.size)
-        rss_i, df_i = rss[rows, best], df[best]
+        best[~np.isfinite(gcv).any(axis=1)] = int(np.argmax(lams))  # too few prompts: most shrinkage
     else:
-        lam_i = np.full(b.shape[0], float(lam))
-        phi1 = shrinkage(w, float(lam), eps)
-        phi = np.broadcast_to(phi1, c.shape)
-        rss_i = np.maximum(ss - (c * c) @ (2.0 * phi1 - w * phi1 * phi1), 0.0)
-        df_i = np.full(b.shape[0], df0 + float((w * phi1).sum()))
-    E = (c * phi) @ V.T  # e_i = V diag(phi) V^T (b_i - sum_y_i mu)
+        best = np.zeros(b.shape[0], dtype=np.intp)
+    lam_i = lams[best]
+    rows = np.arange(best.size)
+    rss_i, df_i = rss[rows, best], df[best]
+    if tri is not None:
+        X = np.empty_like(bt)
+        for l in np.unique(best):
+            sel = best == l
+            X[:, sel] = tri.solve(2.0 * lams[l], bt[:, sel])
+        with threads():
+            E = tri.q(X).T  # e_i = Q (T + 2 lambda_i I)^-1 Q^T (b_i - sum_y_i mu)
+    else:
+        E = (c * phis[best]) @ eig.V.T  # e_i = V diag(phi) V^T (b_i - sum_y_i mu)
     if u is not None:
         E = E + u[None, :]
     if cov is not None:
