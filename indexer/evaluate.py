@@ -27,6 +27,11 @@ hidden from half of the models, half of its prompts the targets, :func:`indexer.
 ``all`` (the three), ``both`` (in-sample and oos). Several data folders are pooled into one index (models merged by
 name, :func:`indexer.outcomes.merge`), with every metric also per data set (``datasets`` of each method).
 
+**Threads.** The folds run with one BLAS thread (:func:`indexer.solver.kernels.single_threaded_lapack`): their
+products are many and of medium size (a fold's Grams, ``b`` sums, kNN similarities), and with two threads on a
+shared two-core machine OpenBLAS's hand-offs cost more than they save (mmlu_pro leave-one-category-out, load average
+4-5: 63.5 s wall / 52.3 s CPU with two threads, 38.3 s / 28.1 s with one; docs/BENCHMARKS.md).
+
 ``queries="stem"`` queries every held-out prompt with its question alone (the text before its answer options,
 :mod:`indexer.evaluation.queries`) instead of its full text: closer to what a person types, still judged on the
 outcomes of the full prompt.
@@ -231,11 +236,14 @@ def evaluate(
     extra = dict(peer_contestants(peers, m.benchmarks))  # the published peers (--peers), then the caller's
     extra.update(contestants or {})
     out = {}
+    from .solver.kernels import single_threaded_lapack
+
     for sp in splits_todo:
         t1 = time.perf_counter()
         res = dict(base, split=sp)
-        res.update(_run_split(m, D, (Q, own), labels, sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
-                              res, extra, datasets))
+        with single_threaded_lapack():  # the folds' products on one BLAS thread (the module docstring, "Threads")
+            res.update(_run_split(m, D, (Q, own), labels, sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
+                                  res, extra, datasets))
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
         out[sp] = res
