@@ -11,7 +11,9 @@ VARIANTS is a comma-separated list of:
 - ``local:C``: a cluster-local level as a fourth feature of the map: k-means (C clusters, seeded) of the source
   questions' embeddings; each model's mean signed outcome per cluster, shrunk toward its level by 5 pseudo-cells;
   the feature ``L_i,cluster(q) - l_i`` (the query's nearest centroid) fitted with the other three on the same
-  cross-fitted held-out prompts as the default's map (a negative coefficient fixed at 0, as there).
+  cross-fitted held-out prompts as the default's map (a negative coefficient fixed at 0, as there);
+- ``formats:1``: one map per answer format (held-out cells of prompts with options / without), a query's the mix
+  by its ``is_mc`` (one map where a data set has one format: pooled data sets only).
 """
 from __future__ import annotations
 
@@ -64,7 +66,7 @@ def heldout_local(spec, X, S, C, seed=0):
         S = S[np.sort(rng.choice(S.shape[0], posterior.CALIBRATION_MODELS, replace=False))]
     part = rng.permutation(N) % folds
     A = np.argmax(qhalf(X) @ C.T, axis=1)
-    out: list[list[np.ndarray]] = [[] for _ in range(5)]
+    out: list[list[np.ndarray]] = [[] for _ in range(6)]
     for f in range(folds):
         train, held = np.flatnonzero(part != f), np.flatnonzero(part == f)
         if held.size > size // folds:
@@ -88,7 +90,8 @@ def heldout_local(spec, X, S, C, seed=0):
         Sh = S[keep][:, held]
         obs = ~np.isnan(Sh)
         L = np.broadcast_to(level[:, None], Sh.shape)
-        for k, x in enumerate((L, P - L, U, Sh, Lc[:, A[held]] - L)):
+        Mq = np.broadcast_to(rows_[:, -4][None, :], Sh.shape)  # the held-out prompt's is_mc (rows end [m, 1-m, 0, 0])
+        for k, x in enumerate((L, P - L, U, Sh, Lc[:, A[held]] - L, Mq)):
             out[k].append(np.asarray(x, dtype=np.float64)[obs])
     return [np.concatenate(x) for x in out]
 
@@ -99,6 +102,7 @@ class Local(SolverContestant):
 
     kappa: float = 1.0
     clusters: int = 0
+    formats: bool = False
 
     def fit(self, D, S):
         spec = SpaceSpec.of(self.space)
@@ -106,13 +110,36 @@ class Local(SolverContestant):
         V = represent.index_vectors(solver, D, self.space)
         u = None if solver.prior_ is None else np.asarray(solver.prior_, dtype=np.float64)
         level, mu_u = V[:, -2], V[:, -1]
+        if self.formats:  # one map per answer format of the held-out prompt, a query's the mix by its is_mc
+            lv, dv, U, o, _, mq = heldout_local(spec, D, S, np.eye(1, represent.question_width(D.shape[1])))
+            maps = {}
+            for f, sel in (("mc", mq >= 0.5), ("free", mq < 0.5)):
+                cal_f = posterior.fit_level_calibration(lv[sel], dv[sel], U[sel], o[sel]) if sel.sum() >= 20 else None
+                maps[f] = cal_f
+            pooled = posterior.fit_level_calibration(lv, dv, U, o)
+            coefs = {}
+            for f, c in maps.items():
+                c = c if c is not None and 0 < o[(mq >= 0.5) == (f == "mc")].mean() < 1 else pooled
+                coefs[f] = np.array([c.a, c.level, c.specific, c.shared])
+            print(f"  format maps mc {np.round(coefs['mc'], 3)} free {np.round(coefs['free'], 3)}", flush=True)
+
+            def predict_f(Q):
+                Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
+                s_ = V[:, :-2] @ Xi[:, :-2].T
+                Uq = np.zeros_like(s_) if u is None else (Xi[:, :u.shape[0]] @ u)[None, :] - mu_u[:, None]
+                m = Xi[:, -4][None, :]
+                c = m[..., None] * coefs["mc"] + (1 - m[..., None]) * coefs["free"]  # (1, n, 4)
+                lv_ = level[:, None]
+                return c[..., 0] + c[..., 1] * lv_ + c[..., 2] * (s_ - lv_ - Uq) + c[..., 3] * Uq
+
+            return Fitted(predict_f, source_means(S), lambda Q, P: _logistic(P), "bench_local formats")
         if self.clusters:
             from sklearn.cluster import KMeans
 
             C = KMeans(self.clusters, n_init=1, random_state=0).fit(qhalf(D)).cluster_centers_
             C /= np.linalg.norm(C, axis=1, keepdims=True)
             L_all = cluster_levels(S, np.argmax(qhalf(D) @ C.T, axis=1), self.clusters)
-            lv, dv, U, o, dl = heldout_local(spec, D, S, C)
+            lv, dv, U, o, dl, _ = heldout_local(spec, D, S, C)
             F = np.column_stack([lv, dv - U, U, dl])
             use, coef, a = np.ones(4, bool), np.zeros(4), 0.0
             for _ in range(4):  # as fit_level_calibration: a negative coefficient is fixed at 0
@@ -164,6 +191,8 @@ def main() -> None:
         kind, val = v.split(":")
         if kind == "kappa":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, kappa=float(val))
+        elif kind == "formats":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, formats=True)
         elif kind == "local":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, clusters=int(val))
         else:
@@ -174,6 +203,9 @@ def main() -> None:
     for name, e in res["methods"].items():
         parts = "".join(f" | {p} auc {e[p]['auc']:.4f} sel {e[p]['selection_accuracy']:.4f} ece {e[p]['ece']:.4f}"
                         for p in ("covered", "uncovered") if p in e)
+        if "datasets" in e:
+            parts += "".join(f" | {k} auc {d['auc']:.4f} sel {d['selection_accuracy']:.4f} ece {d['ece']:.4f}"
+                             for k, d in e["datasets"].items())
         print(f"{name:10s} auc {e['auc']:.4f} sel {e['selection_accuracy']:.4f} ece {e.get('ece', float('nan')):.4f}"
               f"{parts}")
     for f in res["folds"]:
