@@ -39,7 +39,12 @@ given models missing from the answer (removed by a filter, or without a vector i
 
 **Coverage and evidence.** The :data:`NEAR_PROMPTS` indexed prompts nearest to the query (by cosine of the question
 embedding, a search of the prompts collection) are the query's neighbourhood; a model's ``coverage.near`` is how
-many of those with similarity >= :data:`NEAR_SIMILARITY` it was measured on, and on which benchmarks.
+many of those with similarity >= :data:`NEAR_SIMILARITY` it was measured on, and on which benchmarks;
+``coverage.measured_near`` whether there is one. Those three are null (unknown) when the index cannot tell: it holds
+fewer of the model's per-prompt outcomes than the model's vector was fitted on (an index pulled from a published
+dataset holds none) and none of those it holds is near, or it has no prompts collection; "no" is said only when some
+indexed prompt is near the query and SQL holds every prompt the model was measured on, or when no indexed prompt at
+all is near.
 ``evidence.prompts`` are the ``evidence`` nearest of them it was measured on, with its outcome on each (repeats
 across sources averaged); ``evidence.benchmarks`` its observed accuracy and n on the benchmarks nearest to the
 query (those of the neighbourhood, nearest first; a benchmark query's own first), not its overall accuracy.
@@ -213,9 +218,14 @@ def _merge(*parts: dict) -> dict:
 
 @dataclass
 class Coverage:
-    near: int = 0
-    measured_near: bool = False
-    benchmarks: list[str] = field(default_factory=list)
+    """Whether the model was measured near the query (see the module docstring). ``None`` in all three fields when the
+    index cannot tell: it holds fewer of the model's per-prompt outcomes than its vector was fitted on (a pulled index
+    holds none) and no indexed prompt it was measured on is near, or there is no prompts collection to find the
+    neighbourhood in. ``False`` is said only when it is known."""
+
+    near: int | None = 0
+    measured_near: bool | None = False
+    benchmarks: list[str] | None = field(default_factory=list)
 
 
 @dataclass
@@ -502,13 +512,18 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
             if b not in order:
                 order.append(b)
     out = []
+    anything_near = any(x["similarity"] >= NEAR_SIMILARITY for x in near)
     for m, rank_score in ranked:
         p = m.payload
-        cells, accs = observed.get(m.model, ({}, {}))
+        cells, accs, n_known = observed.get(m.model, ({}, {}, 0))
         mine = [x for x in near if x["id"] in cells]
         close = [x for x in mine if x["similarity"] >= NEAR_SIMILARITY]
-        cov = Coverage(near=len(close), measured_near=bool(close),
-                       benchmarks=sorted({b for x in close for b in x["benchmarks"] if b in accs}))
+        # "no" needs the whole of the model's measurements: SQL holds at least the prompts its vector was fitted on
+        # (a pulled index holds none of them), or no indexed prompt at all is near the query
+        known = bool(close) or (bool(near) and (not anything_near or n_known >= int(p.get("n_prompts") or 0)))
+        cov = (Coverage(near=len(close), measured_near=bool(close),
+                        benchmarks=sorted({b for x in close for b in x["benchmarks"] if b in accs}))
+               if known else Coverage(near=None, measured_near=None, benchmarks=None))
         ev = Evidence(
             prompts=[{"text": x["text"], "benchmark": x["benchmark"], "outcome": _num(cells[x["id"]], 4),
                       "similarity": _num(x["similarity"], 4)} for x in mine[:n_evidence]],
@@ -557,13 +572,14 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
 
 
 def _observed(store, models: list[str], near: list[dict]) -> dict:
-    """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}): one SQL read of
-    these models' outcome blocks, grouped in one pass of array operations (no Python step per cell or per block);
-    repeats of a prompt (several sources, several names of one model) averaged."""
+    """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}, how many distinct
+    prompts SQL holds its outcomes on): one SQL read of these models' outcome blocks, grouped in one pass of array
+    operations (no Python step per cell or per block); repeats of a prompt (several sources, several names of one
+    model) averaged."""
     ids = store.prompt_ids([p["id"] for p in near]) if near else {}
     by_id = {v: h for h, v in ids.items()}
     blocks = store.outcome_blocks(models)
-    out = {m: ({}, {}) for m in models}
+    out = {m: ({}, {}, 0) for m in models}
     if not blocks:
         return out
     mcode = {m: i for i, m in enumerate(models)}
@@ -580,6 +596,9 @@ def _observed(store, models: list[str], near: list[dict]) -> dict:
     g, ginv = np.unique(group, return_inverse=True)
     acc = np.bincount(ginv, weights=mean) / np.bincount(ginv)
     n = np.bincount(ginv)
+    mids, per_model = np.unique(np.unique((group // len(bnames)) * span + pid) // span, return_counts=True)
+    for mi, c in zip(mids.tolist(), per_model.tolist()):  # distinct prompts per model (a prompt in two benchmarks once)
+        out[models[mi]] = (out[models[mi]][0], out[models[mi]][1], int(c))
     for gi, a, k in zip(g.tolist(), acc.tolist(), n.tolist()):
         out[models[gi // len(bnames)]][1][bnames[gi % len(bnames)]] = (a, int(k))
     if by_id:
