@@ -58,9 +58,13 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
     store, vectors, sp, name = _stores(store, vectors, space)
     conds = dict(flt.conditions())
+    known = None
+    for given, item in ((benchmark, "benchmark"), (flt.benchmark, "filters.benchmark")):
+        if given is not None:
+            known = known if known is not None else [b.name for b in store.list_benchmarks()]
+            if given not in known:
+                raise suggest(given, known, "benchmark", item=item)
     if benchmark is not None:
-        if benchmark not in {b.name for b in store.list_benchmarks()}:
-            raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
         conds["benchmark"] = {"benchmarks": {"all": list(dict.fromkeys([benchmark, *([flt.benchmark] if flt.benchmark else [])]))}}
     where = _merge(*conds.values())
     hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
@@ -90,7 +94,7 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
     store, vectors, sp, name = _stores(store, vectors, space)
-    (key,) = _resolve_models(store, [model_id])
+    (key,) = _resolve_models(store, [model_id], item=None)  # the model named by the path, not an argument
     rec = store.get_model(key)
     hit = vectors.get(name, "models", [key], with_vectors=True).get(key)
     payload = dict(hit.payload) if hit is not None else {

@@ -73,6 +73,8 @@ NEAR_PROMPTS = 50
 NEAR_SIMILARITY = 0.35
 #: the parameter count a model without one is charged by ``prefer_smaller`` (about a frontier model's size)
 UNKNOWN_PARAMS = 1e11
+#: the largest ``prefer_smaller``: at 100 (logit units per tenfold size) the size alone decides the order already
+MAX_PREFER_SMALLER = 100.0
 RANKS = ("probability", "lcb")
 KINDS = ("prompt", "prompts", "benchmark", "vector")
 
@@ -288,8 +290,10 @@ class FindResult:
         return iter(self.results)
 
 
-def suggest(name: str, known, what: str) -> NotFoundError:
-    """A NotFoundError for an unknown ``what`` naming the close known names (difflib)."""
+def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundError:
+    """A NotFoundError for an unknown ``what`` naming the close known names (difflib); ``item``: the argument that
+    named it (``benchmark``, ``filters.benchmark``, ``models``), kept on the error as ``.item`` (the HTTP layer's
+    ``field``)."""
     known = list(known)
     close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
     if not close:  # case-insensitive substring: "llama-3.1-8b" finds "meta-llama/Llama-3.1-8B"
@@ -297,7 +301,9 @@ def suggest(name: str, known, what: str) -> NotFoundError:
         close = [k for k in known if low in k.lower()][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     cmd = "taskspace benchmarks" if what == "benchmark" else "taskspace models"
-    return NotFoundError(f"unknown {what} {name!r}{hint} (`{cmd}` lists them)")
+    err = NotFoundError(f"unknown {what} {name!r}{hint} (`{cmd}` lists them)")
+    err.item = item
+    return err
 
 
 def _prompts(prompts) -> list[str] | None:
@@ -305,14 +311,33 @@ def _prompts(prompts) -> list[str] | None:
         return None
     if isinstance(prompts, str):
         prompts = [prompts]
+    if isinstance(prompts, (dict, bytes, set, frozenset)):
+        raise InputError(f"prompts must be a string or a list of strings, not {type(prompts).__name__}", item="prompts")
     try:
         out = list(prompts)
     except TypeError:
         raise InputError(f"prompts must be a string or a list of strings, not {type(prompts).__name__}", item="prompts") from None
+    if not out:
+        raise InputError("prompts is an empty list: give at least one prompt (or a benchmark name or a query vector "
+                         "instead)", item="prompts")
     for i, p in enumerate(out):
         if not isinstance(p, str) or not p.strip():
             raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
-    return out or None
+    return out
+
+
+def _vector(vector) -> np.ndarray:
+    """A raw query vector as a flat float64 array; InputError (``vector``) unless it is a list of numbers."""
+    if isinstance(vector, np.ndarray):
+        if vector.dtype.kind not in "iuf":
+            raise InputError(f"the query vector must hold numbers, not {vector.dtype}", item="vector")
+        return np.asarray(vector, dtype=np.float64).reshape(-1)
+    if not isinstance(vector, (list, tuple)):
+        raise InputError(f"the query vector must be a list of numbers, not {type(vector).__name__}", item="vector")
+    for i, x in enumerate(vector):
+        if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+            raise InputError(f"the query vector must be a list of numbers; entry {i} is {x!r}", item=f"vector[{i}]")
+    return np.asarray(vector, dtype=np.float64).reshape(-1)
 
 
 def _embed_width(space) -> int:
@@ -335,10 +360,10 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) ->
     if benchmark is not None:
         hit = vectors.get(space_name(space), "benchmarks", [benchmark], with_vectors=True).get(benchmark)
         if hit is None:
-            raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
+            raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark", item="benchmark")
         return np.asarray(hit.vector, dtype=np.float32), False, None
     if vector is not None:
-        q = np.asarray(vector, dtype=np.float64).reshape(-1)
+        q = _vector(vector)
         if q.size != int(space.dim):
             from .errors import DimensionError
 
@@ -371,9 +396,9 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) ->
     return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (near[:NEAR_PROMPTS] if near else None)
 
 
-def _resolve_models(store, names: list[str]) -> list[str]:
+def _resolve_models(store, names: list[str], item: str | None = "models") -> list[str]:
     """Stored model keys of compare-mode names (key, alias or identity rules); NotFoundError suggesting close
-    names for one that is not stored."""
+    names for one that is not stored (``item``: the argument that named them)."""
     from .identity import resolve
 
     if not isinstance(names, (list, tuple)) or not names:
@@ -391,7 +416,7 @@ def _resolve_models(store, names: list[str]) -> list[str]:
                 stored = {m.key for m in store.list_models()}
             key = n if n in stored else resolve(n).key
             if key not in stored:
-                raise suggest(n, sorted(stored), "model")
+                raise suggest(n, sorted(stored), "model", item=item)
         keys.append(key)
     return list(dict.fromkeys(keys))
 
@@ -410,21 +435,22 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     timings: dict[str, float] = {"encode": 0.0}
     t0 = time.perf_counter()
     prompts = _prompts(prompts)
-    given = [x is not None for x in (prompts, benchmark, vector)]
-    if sum(given) != 1:
-        raise InputError("give exactly one of prompts, a benchmark name or a query vector", item="query")
+    given = [name for name, x in (("prompts", prompts), ("benchmark", benchmark), ("vector", vector)) if x is not None]
+    if len(given) != 1:
+        got = " and ".join(given) or "none"
+        raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
     if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
         raise InputError("the benchmark name must be a non-empty string", item="benchmark")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}", item="k")
     if rank not in RANKS:
         raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}", item="rank")
-    try:
-        alpha = float(prefer_smaller)
-    except (TypeError, ValueError):
-        raise InputError(f"prefer_smaller must be a number >= 0, not {prefer_smaller!r}", item="prefer_smaller") from None
-    if not math.isfinite(alpha) or alpha < 0:
-        raise InputError(f"prefer_smaller must be a number >= 0, not {prefer_smaller!r}", item="prefer_smaller")
+    bad = (f"prefer_smaller must be a number from 0 to {MAX_PREFER_SMALLER:g} (e.g. 0.1), not {prefer_smaller!r}")
+    if isinstance(prefer_smaller, bool) or not isinstance(prefer_smaller, (int, float, np.integer, np.floating)):
+        raise InputError(bad, item="prefer_smaller")
+    alpha = float(prefer_smaller)
+    if not math.isfinite(alpha) or not 0 <= alpha <= MAX_PREFER_SMALLER:
+        raise InputError(bad, item="prefer_smaller")
     if isinstance(evidence, bool) or not isinstance(evidence, (int, np.integer)) or evidence < 0:
         raise InputError(f"evidence must be a non-negative integer, not {evidence!r}", item="evidence")
     flt = Filters.from_dict(filters) if not isinstance(filters, Filters) else filters
@@ -435,7 +461,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     sp = _space(store, space)
     name = space_name(sp)
     if flt.benchmark is not None and flt.benchmark not in {b.name for b in store.list_benchmarks()}:
-        raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
+        raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark", item="filters.benchmark")
     keys = _resolve_models(store, models) if models is not None else None
     q, filled, near_hits = _query_vector(store, vectors, sp, prompts, benchmark, vector, timings)
     pred = predictor(store, sp)
