@@ -350,9 +350,13 @@ def _embed_width(space) -> int:
     return width // 2 if represent.is_split(space) else width
 
 
-def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) -> tuple[np.ndarray, bool, list | None]:
+def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
+                  near: bool = True) -> tuple[np.ndarray, bool, list | None]:
     """(the (dim,) query vector, whether unknown answer options were filled in from neighbours, the prompts-collection
-    hits nearest to the query when that search was already made (else None))."""
+    hits nearest to the query when that search was already made (else None)). A prompt query is the mean of its
+    prompts' lifted rows (:func:`indexer.represent.query_rows`); a split space's prompt without answer options takes
+    those of the nearest indexed questions; with ``near`` (one prompt) that search also fetches the neighbourhood
+    (:data:`NEAR_PROMPTS` prompts) for coverage and evidence."""
     from . import represent
     from .query import _neighbour_rows
     from .space import space_encoder, space_name
@@ -380,7 +384,7 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) ->
     if represent.is_split(space):
         filled = bool(represent.unknown(X).any())
         name = space_name(space)
-        if filled and len(prompts) == 1 and vectors.alias_target(name, "prompts") is not None:
+        if near and filled and len(prompts) == 1 and vectors.alias_target(name, "prompts") is not None:
             # one search serves both the options fill (its NEIGHBOURS nearest by question, with their rows) and the
             # neighbourhood of coverage and evidence: the same probe, the question embedding (a unit row)
             e = represent.question_width(X.shape[1])
@@ -429,22 +433,12 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     ``k``: how many results (compare mode: every listed model). ``evidence``: how many evidence prompts and
     benchmarks per result (0: none, and no neighbourhood search). Without ``store``/``vectors`` the configured
     stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
-    from .query import _matches, _shared_stores, _space, lcb_ranked, predictor
+    from .query import _space
     from .space import space_name
 
     timings: dict[str, float] = {"encode": 0.0}
     t0 = time.perf_counter()
-    prompts = _prompts(prompts)
-    given = [name for name, x in (("prompts", prompts), ("benchmark", benchmark), ("vector", vector)) if x is not None]
-    if len(given) != 1:
-        got = " and ".join(given) or "none"
-        raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
-    if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
-        raise InputError("the benchmark name must be a non-empty string", item="benchmark")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}", item="k")
-    if rank not in RANKS:
-        raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}", item="rank")
+    prompts = _check_query(prompts, benchmark, vector, k, rank)
     bad = (f"prefer_smaller must be a number from 0 to {MAX_PREFER_SMALLER:g} (e.g. 0.1), not {prefer_smaller!r}")
     if isinstance(prefer_smaller, bool) or not isinstance(prefer_smaller, (int, float, np.integer, np.floating)):
         raise InputError(bad, item="prefer_smaller")
@@ -454,38 +448,18 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     if isinstance(evidence, bool) or not isinstance(evidence, (int, np.integer)) or evidence < 0:
         raise InputError(f"evidence must be a non-negative integer, not {evidence!r}", item="evidence")
     flt = Filters.from_dict(filters) if not isinstance(filters, Filters) else filters
-    if store is None or vectors is None:
-        shared_store, shared_vectors = _shared_stores()
-        store = store or shared_store
-        vectors = vectors or shared_vectors
+    store, vectors = _stores(store, vectors)
     sp = _space(store, space)
     name = space_name(sp)
     if flt.benchmark is not None and flt.benchmark not in {b.name for b in store.list_benchmarks()}:
         raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark", item="filters.benchmark")
     keys = _resolve_models(store, models) if models is not None else None
-    q, filled, near_hits = _query_vector(store, vectors, sp, prompts, benchmark, vector, timings)
-    pred = predictor(store, sp)
-
-    t = time.perf_counter()
     base = {"key": list(keys)} if keys is not None else {}
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
     limit = len(keys) if keys is not None else int(k)
-    if alpha > 0 or rank == "lcb":
-        n_all = vectors.count(name, "models", where)
-    if alpha > 0 and rank == "probability":
-        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
-                              penalty=("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)))
-        found = _matches(_raw(hits, alpha), pred, q)
-        ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
-    elif rank == "lcb":  # with a size penalty the bound does not cover: every candidate (exact)
-        ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, fetch=n_all if alpha > 0 else None,
-                            shift=lambda m: alpha * _log10p(m.payload))
-    else:
-        found = _matches(vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
-                                        with_vectors=pred.folded), pred, q)
-        ranked = [(m, m.search_score) for m in found]
-    timings["search"] = time.perf_counter() - t
+    q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
+                                                 limit=limit, rank=rank, alpha=alpha, timings=timings)
 
     excluded, missing = {}, {}
     if conds or alpha > 0:
@@ -512,6 +486,68 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     space_info = {"name": name, "id": sp.id, "encoder": sp.encoder, "method": sp.method, "dim": int(sp.dim),
                   "calibrated": pred.calibrated, "signal": pred.signal}
     return FindResult(query, space_info, results, excluded, missing, timings)
+
+
+def _check_query(prompts, benchmark, vector, k, rank) -> list[str] | None:
+    """The checks of the query every entry point shares (:func:`find_models`, :func:`indexer.query.find_models`):
+    exactly one of prompts (returned as a list), benchmark, vector; ``k`` a positive integer; ``rank`` one of
+    :data:`RANKS`. InputError naming the argument otherwise."""
+    prompts = _prompts(prompts)
+    given = [name for name, x in (("prompts", prompts), ("benchmark", benchmark), ("vector", vector)) if x is not None]
+    if len(given) != 1:
+        got = " and ".join(given) or "none"
+        raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
+    if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
+        raise InputError("the benchmark name must be a non-empty string", item="benchmark")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InputError(f"k must be a positive integer, not {k!r}", item="k")
+    if rank not in RANKS:
+        raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}", item="rank")
+    return prompts
+
+
+def _stores(store, vectors):
+    """The given stores, or the process's shared ones (:func:`indexer.query._shared_stores`) for those not given."""
+    if store is None or vectors is None:
+        from .query import _shared_stores
+
+        shared_store, shared_vectors = _shared_stores()
+        store = store or shared_store
+        vectors = vectors or shared_vectors
+    return store, vectors
+
+
+def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float = 0.0,
+            timings: dict, near: bool = True):
+    """The search: the query vector, then the ranked models, each ``(Match, the value ranked by)``. The one
+    implementation behind :func:`find_models` and the lean :func:`indexer.query.find_models`. ``where``: the Qdrant
+    payload filter (dict grammar of :mod:`indexer.store.vectors`); ``near``: also fetch the query's neighbourhood
+    when the options fill searches the prompts collection anyway (one search for both; False: the fill's own
+    search of :data:`~indexer.represent.NEIGHBOURS` prompts, nothing more). Returns ``(q, options filled, the
+    neighbourhood hits or None, the predictor, ranked)``."""
+    from .query import _matches, lcb_ranked, predictor
+    from .space import space_name
+
+    name = space_name(space)
+    q, filled, near_hits = _query_vector(store, vectors, space, prompts, benchmark, vector, timings, near=near)
+    pred = predictor(store, space)
+    t = time.perf_counter()
+    if alpha > 0 or rank == "lcb":
+        n_all = vectors.count(name, "models", where)
+    if alpha > 0 and rank == "probability":
+        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
+                              penalty=("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)))
+        found = _matches(_raw(hits, alpha), pred, q)
+        ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
+    elif rank == "lcb":  # with a size penalty the bound does not cover: every candidate (exact)
+        ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, fetch=n_all if alpha > 0 else None,
+                            shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None)
+    else:
+        found = _matches(vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
+                                        with_vectors=pred.folded), pred, q)
+        ranked = [(m, m.search_score) for m in found]
+    timings["search"] = time.perf_counter() - t
+    return q, filled, near_hits, pred, ranked
 
 
 def _log10p(payload: dict) -> float:
