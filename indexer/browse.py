@@ -124,6 +124,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
             Bq = np.stack([f for f, _ in folds]).astype(np.float32)
             every = vectors.scores(name, "models", Bq)  # each benchmark row: every model's (ranking) score
             mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
+            # measured: outcomes in SQL, or a benchmark its vector was fitted on (a pulled index has only the latter)
+            fitted = set(payload.get("benchmarks") or [])
             rows = []
             for h, all_scores, s, (_, offset) in zip(bench, every, mine, folds):
                 vals = np.fromiter(all_scores.values(), dtype=np.float64, count=len(all_scores))
@@ -132,7 +134,7 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
                 p = float(pred.probability(s))
                 rows.append({"benchmark": h.key, "probability": _num(p, 4), "mean": _num(float(probs.mean()), 4),
                              "delta": _num(p - float(probs.mean()), 4), "rank": int((vals > s + 1e-9).sum()) + 1,
-                             "of": int(vals.size), "measured": h.key in blocks})
+                             "of": int(vals.size), "measured": h.key in blocks or h.key in fitted})
             rows.sort(key=lambda r: -(r["delta"] or 0.0))
             best = rows[:strengths]
     return {**_identity(key, payload), "metadata": _metadata(payload), "indexed": hit is not None,

@@ -478,6 +478,14 @@ def test_a_pulled_index_says_measured_near_is_unknown_not_no(publisher, tmp_path
         _print_result(theirs)
         out = capsys.readouterr().out
         assert "unknown" in out and "measured near unknown" in out and " no " not in out
+        # a model page: the benchmarks its published vector was fitted on are "measured", as at the publisher
+        from indexer.browse import model_detail
+
+        top = theirs.results[0].model
+        page = {s["benchmark"]: s["measured"] for s in model_detail(top, store=store_b, vectors=vectors_b)["strengths"]}
+        assert page and page == {s["benchmark"]: s["measured"]
+                                 for s in model_detail(top, store=store_a, vectors=vectors_a)["strengths"]}
+        assert any(page.values())
         # no indexed prompt is near this one (all below NEAR_SIMILARITY): "no" is known here as at the publisher
         far_b = find(far, k=5, store=store_b, vectors=vectors_b)
         assert [r.coverage.measured_near for r in far_b] == [r.coverage.measured_near for r in away] == [False] * 5

@@ -209,4 +209,5 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
     assert "measured near unknown: this index cannot tell" in text
     assert badges.count("measured near this query: unknown") == 4 and "not measured near this query" not in badges
     assert "unknown: this index does not hold this model's per-prompt results" in evidence
+    assert evidence.endswith("nearest benchmarksunknown (no per-prompt results in this index)")  # not "none"
     assert "measured on nearby prompts: unknown" in meta

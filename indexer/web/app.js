@@ -129,7 +129,7 @@ function evidencePanel(r) {
   panel.append(ul, el("h4", { text: "Observed accuracy on the nearest benchmarks" }));
   const ub = el("ul");
   for (const b of ev.benchmarks) ub.append(el("li", { text: `${b.name}: ${pct(b.accuracy)} of ${b.n} prompts` }));
-  if (!ev.benchmarks.length) ub.append(el("li", { text: "none" }));
+  if (!ev.benchmarks.length) ub.append(el("li", { text: unknown ? "unknown (no per-prompt results in this index)" : "none" }));
   panel.append(ub);
   return panel;
 }
