@@ -365,6 +365,9 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
         gaps = miss[miss.mean(axis=1) <= DENSE_GAPS].any(axis=0)  # training prompts some nearly complete model lacks
         if 0 < gaps.sum() <= DENSE_GAPS * train.size:  # without them, those models share one pattern
             train, S_tr = train[~gaps], S_tr[:, ~gaps]
+            keep = (~np.isnan(S_tr)).any(axis=1)  # a sparse model seen only on those prompts sits this refit out
+            if not keep.any():
+                continue
         solver = make_solver().fit(X[train], S_tr[keep])
         V = represent.index_vectors(solver, X[train], space)
         rows_ = represent.add_intercept(np.asarray(X[held], dtype=np.float64), space)

@@ -163,3 +163,17 @@ def test_heldout_refits_leave_out_the_few_prompts_nearly_complete_models_lack():
         assert not np.isnan(Y[1:]).any()  # models 1 and 2 (and the complete ones): one pattern, no gap
         assert np.isnan(Y[0]).any()  # model 0 (a quarter missing) keeps its own
     assert sum(Y.shape[1] for Y in fitted) == 200 - 3  # only the three gaps left out
+
+
+def test_heldout_refits_skip_a_sparse_model_seen_only_on_the_left_out_prompts():
+    """A model observed only on prompts that nearly complete models lack (so left out of a refit) sits that refit
+    out instead of failing it ("model has no observed outcome": `taskspace evaluate --split coverage` of
+    evalarena_code crashed so); the other models' held-out cells are still scored."""
+    D, S = _data(7, N=200)
+    S[0, : 200 // 4] = np.nan
+    S[3, :] = np.nan
+    S[3, [60, 150]] = 1.0  # model 3: seen on two prompts only ...
+    S[2, [60, 150]] = np.nan  # ... which a nearly complete model lacks: the refits leave them out
+    spec = _spec()
+    level, dev, shared, out = posterior.heldout_cells(spec.solver, D, S, spec, folds=2)
+    assert out.size == int((~np.isnan(S)).sum()) - 2  # every observed cell but model 3's two
