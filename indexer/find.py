@@ -380,7 +380,7 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
     enc = space_encoder(space)  # the process's shared instance: one model load for any number of queries
     X = represent.query_rows(prompts, enc.encode, space)
     timings["encode"] = time.perf_counter() - t
-    filled, near = False, None
+    filled, hits = False, None
     if represent.is_split(space):
         filled = bool(represent.unknown(X).any())
         name = space_name(space)
@@ -390,14 +390,14 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
             e = represent.question_width(X.shape[1])
             probe = np.zeros(int(space.dim), dtype=np.float32)
             probe[:e] = X[0, :e]
-            near = vectors.search(name, "prompts", probe, limit=max(represent.NEIGHBOURS, NEAR_PROMPTS), with_vectors=True)
-        if filled and near:
-            rows = np.stack([np.asarray(h.vector, dtype=np.float64)[:X.shape[1]] for h in near[:represent.NEIGHBOURS]])
+            hits = vectors.search(name, "prompts", probe, limit=max(represent.NEIGHBOURS, NEAR_PROMPTS), with_vectors=True)
+        if filled and hits:
+            rows = np.stack([np.asarray(h.vector, dtype=np.float64)[:X.shape[1]] for h in hits[:represent.NEIGHBOURS]])
             X = represent.fill_unknown(X, rows.mean(axis=0))
         elif filled:
             X = represent.fill_unknown(X, _neighbour_rows(store, vectors, space, X))
     X = represent.add_intercept(X, space)
-    return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (near[:NEAR_PROMPTS] if near else None)
+    return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (hits[:NEAR_PROMPTS] if hits else None)
 
 
 def _resolve_models(store, names: list[str], item: str | None = "models") -> list[str]:

@@ -265,7 +265,14 @@ def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(id
         calls.append(kind)
         return real(space, kind, *a, **kw)
 
+    real_many = vectors.search_many
+
+    def counting_many(space, kind, *a, **kw):
+        calls.append(kind)
+        return real_many(space, kind, *a, **kw)
+
     monkeypatch.setattr(vectors, "search", counting)
+    monkeypatch.setattr(vectors, "search_many", counting_many)  # the options fill's own search, when not shared
     res = ask(idx, text, k=10)
     assert res.query["options_filled"] is True
     assert {r.model: r.score for r in res} == pytest.approx(old, abs=1e-5)
