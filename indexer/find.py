@@ -431,7 +431,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     """Rank the indexed models for a task (see the module docstring). Exactly one of ``prompts`` (a string or a
     list of example prompts), ``benchmark`` or ``vector`` (a raw (dim,) query in the space's index form).
     ``k``: how many results (compare mode: every listed model). ``evidence``: how many evidence prompts and
-    benchmarks per result (0: none, and no neighbourhood search). Without ``store``/``vectors`` the configured
+    benchmarks per result (0: none; the neighbourhood is still searched, for ``coverage``). Without ``store``/``vectors`` the configured
     stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
     from .query import _space
     from .space import space_name
