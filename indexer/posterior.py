@@ -415,7 +415,7 @@ def lcb_candidates_exact(scores: np.ndarray, lower: np.ndarray, k: int, next_sco
 
 
 class Predictor:
-    """Probabilities and intervals of a space's models for one query (what :func:`indexer.query.find_models`
+    """Probabilities and intervals of a space's models for one query (what :func:`indexer.find_models`
     shows with every result). ``calibration``: the space's map (None: never fitted, e.g. an index not re-indexed
     since; then ``(1 + score) / 2``, clipped, stands in: the score estimates ``2 p - 1``, and ``calibrated`` is
     False). ``load_patterns(keys)``: the stored :class:`PatternPosterior` of the given pattern keys (cached here)."""
