@@ -243,7 +243,10 @@ def main() -> None:
         mvs = sql.load_model_vectors(sp.id)
         V = np.stack([np.asarray(m.vector, np.float32) for m in mvs])
         keys_v = [m.model for m in mvs]
-        qv = {t: query.query_vector(sql, vs, sp, prompts=[t]) for t in texts}  # warms every cache
+        pred = query.predictor(sql, sp)
+        # the vector Qdrant ranks by: the query row folded by the space's level/deviation map (the row itself for a
+        # space without one), so the floor does the same product and the top 10 compare like for like
+        qv = {t: np.asarray(pred.fold(query.query_vector(sql, vs, sp, prompts=[t])), np.float32) for t in texts}
 
         def floor(t):
             enc.encode([t])
@@ -262,7 +265,7 @@ def main() -> None:
         for t in texts:  # the index's top 10 against numpy's (ties may be listed in another order)
             s = V @ qv[t]
             want = np.sort(s)[::-1][:10]
-            got = [m.score for m in query.find_models([t], store=sql, vectors=vs)]
+            got = [m.search_score for m in query.find_models([t], store=sql, vectors=vs)]
             same += bool(np.allclose(got, want, rtol=1e-6, atol=1e-6))
         res["top10_scores_equal_numpy"] = f"{same}/{len(texts)}"
 

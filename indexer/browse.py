@@ -58,9 +58,13 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
     store, vectors, sp, name = _stores(store, vectors, space)
     conds = dict(flt.conditions())
+    known = None
+    for given, item in ((benchmark, "benchmark"), (flt.benchmark, "filters.benchmark")):
+        if given is not None:
+            known = known if known is not None else [b.name for b in store.list_benchmarks()]
+            if given not in known:
+                raise suggest(given, known, "benchmark", item=item)
     if benchmark is not None:
-        if benchmark not in {b.name for b in store.list_benchmarks()}:
-            raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
         conds["benchmark"] = {"benchmarks": {"all": list(dict.fromkeys([benchmark, *([flt.benchmark] if flt.benchmark else [])]))}}
     where = _merge(*conds.values())
     hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
@@ -90,7 +94,7 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
     store, vectors, sp, name = _stores(store, vectors, space)
-    (key,) = _resolve_models(store, [model_id])
+    (key,) = _resolve_models(store, [model_id], item=None)  # the model named by the path, not an argument
     rec = store.get_model(key)
     hit = vectors.get(name, "models", [key], with_vectors=True).get(key)
     payload = dict(hit.payload) if hit is not None else {
@@ -120,6 +124,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
             Bq = np.stack([f for f, _ in folds]).astype(np.float32)
             every = vectors.scores(name, "models", Bq)  # each benchmark row: every model's (ranking) score
             mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
+            # measured: outcomes in SQL, or a benchmark its vector was fitted on (a pulled index has only the latter)
+            fitted = set(payload.get("benchmarks") or [])
             rows = []
             for h, all_scores, s, (_, offset) in zip(bench, every, mine, folds):
                 vals = np.fromiter(all_scores.values(), dtype=np.float64, count=len(all_scores))
@@ -128,7 +134,7 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
                 p = float(pred.probability(s))
                 rows.append({"benchmark": h.key, "probability": _num(p, 4), "mean": _num(float(probs.mean()), 4),
                              "delta": _num(p - float(probs.mean()), 4), "rank": int((vals > s + 1e-9).sum()) + 1,
-                             "of": int(vals.size), "measured": h.key in blocks})
+                             "of": int(vals.size), "measured": h.key in blocks or h.key in fitted})
             rows.sort(key=lambda r: -(r["delta"] or 0.0))
             best = rows[:strengths]
     return {**_identity(key, payload), "metadata": _metadata(payload), "indexed": hit is not None,

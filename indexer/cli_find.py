@@ -121,7 +121,8 @@ def _print_result(result) -> None:
         for i, r in enumerate(result.results, 1):
             lo, hi = r.to_dict()["interval"]
             interval = "-" if lo is None else f"{_pct(lo)}-{_pct(hi)}"
-            near = f"yes ({r.coverage.near})" if r.coverage.measured_near else "no"
+            near = ("unknown" if r.coverage.measured_near is None else
+                    f"yes ({r.coverage.near})" if r.coverage.measured_near else "no")
             meta = r.metadata
             rows.append([str(i), r.model + (" (API)" if r.api_only else ""), _pct(r.to_dict()["probability"]), interval,
                          near, format_params(meta.get("params")) or "-", meta.get("license") or "-"])
@@ -136,6 +137,10 @@ def _print_result(result) -> None:
             typer.echo("no calibrated signal: in this index's held-out results success did not rise with the score "
                        "(too few results?), so every probability is the base rate and no interval is given; the order "
                        "is the models' raw scores")
+        if any(r.coverage.measured_near is None for r in result.results):
+            typer.echo("measured near unknown: this index cannot tell whether those models were measured on prompts "
+                       "near this query; it does not hold their per-prompt results (an index pulled from a published "
+                       "dataset holds none)")
     for name, n in result.excluded.items():
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""

@@ -39,7 +39,12 @@ given models missing from the answer (removed by a filter, or without a vector i
 
 **Coverage and evidence.** The :data:`NEAR_PROMPTS` indexed prompts nearest to the query (by cosine of the question
 embedding, a search of the prompts collection) are the query's neighbourhood; a model's ``coverage.near`` is how
-many of those with similarity >= :data:`NEAR_SIMILARITY` it was measured on, and on which benchmarks.
+many of those with similarity >= :data:`NEAR_SIMILARITY` it was measured on, and on which benchmarks;
+``coverage.measured_near`` whether there is one. Those three are null (unknown) when the index cannot tell: it holds
+fewer of the model's per-prompt outcomes than the model's vector was fitted on (an index pulled from a published
+dataset holds none) and none of those it holds is near, or it has no prompts collection; "no" is said only when some
+indexed prompt is near the query and SQL holds every prompt the model was measured on, or when no indexed prompt at
+all is near.
 ``evidence.prompts`` are the ``evidence`` nearest of them it was measured on, with its outcome on each (repeats
 across sources averaged); ``evidence.benchmarks`` its observed accuracy and n on the benchmarks nearest to the
 query (those of the neighbourhood, nearest first; a benchmark query's own first), not its overall accuracy.
@@ -68,6 +73,8 @@ NEAR_PROMPTS = 50
 NEAR_SIMILARITY = 0.35
 #: the parameter count a model without one is charged by ``prefer_smaller`` (about a frontier model's size)
 UNKNOWN_PARAMS = 1e11
+#: the largest ``prefer_smaller``: at 100 (logit units per tenfold size) the size alone decides the order already
+MAX_PREFER_SMALLER = 100.0
 RANKS = ("probability", "lcb")
 KINDS = ("prompt", "prompts", "benchmark", "vector")
 
@@ -213,9 +220,14 @@ def _merge(*parts: dict) -> dict:
 
 @dataclass
 class Coverage:
-    near: int = 0
-    measured_near: bool = False
-    benchmarks: list[str] = field(default_factory=list)
+    """Whether the model was measured near the query (see the module docstring). ``None`` in all three fields when the
+    index cannot tell: it holds fewer of the model's per-prompt outcomes than its vector was fitted on (a pulled index
+    holds none) and no indexed prompt it was measured on is near, or there is no prompts collection to find the
+    neighbourhood in. ``False`` is said only when it is known."""
+
+    near: int | None = 0
+    measured_near: bool | None = False
+    benchmarks: list[str] | None = field(default_factory=list)
 
 
 @dataclass
@@ -278,8 +290,10 @@ class FindResult:
         return iter(self.results)
 
 
-def suggest(name: str, known, what: str) -> NotFoundError:
-    """A NotFoundError for an unknown ``what`` naming the close known names (difflib)."""
+def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundError:
+    """A NotFoundError for an unknown ``what`` naming the close known names (difflib); ``item``: the argument that
+    named it (``benchmark``, ``filters.benchmark``, ``models``), kept on the error as ``.item`` (the HTTP layer's
+    ``field``)."""
     known = list(known)
     close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
     if not close:  # case-insensitive substring: "llama-3.1-8b" finds "meta-llama/Llama-3.1-8B"
@@ -287,7 +301,9 @@ def suggest(name: str, known, what: str) -> NotFoundError:
         close = [k for k in known if low in k.lower()][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     cmd = "taskspace benchmarks" if what == "benchmark" else "taskspace models"
-    return NotFoundError(f"unknown {what} {name!r}{hint} (`{cmd}` lists them)")
+    err = NotFoundError(f"unknown {what} {name!r}{hint} (`{cmd}` lists them)")
+    err.item = item
+    return err
 
 
 def _prompts(prompts) -> list[str] | None:
@@ -295,14 +311,33 @@ def _prompts(prompts) -> list[str] | None:
         return None
     if isinstance(prompts, str):
         prompts = [prompts]
+    if isinstance(prompts, (dict, bytes, set, frozenset)):
+        raise InputError(f"prompts must be a string or a list of strings, not {type(prompts).__name__}", item="prompts")
     try:
         out = list(prompts)
     except TypeError:
         raise InputError(f"prompts must be a string or a list of strings, not {type(prompts).__name__}", item="prompts") from None
+    if not out:
+        raise InputError("prompts is an empty list: give at least one prompt (or a benchmark name or a query vector "
+                         "instead)", item="prompts")
     for i, p in enumerate(out):
         if not isinstance(p, str) or not p.strip():
             raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
-    return out or None
+    return out
+
+
+def _vector(vector) -> np.ndarray:
+    """A raw query vector as a flat float64 array; InputError (``vector``) unless it is a list of numbers."""
+    if isinstance(vector, np.ndarray):
+        if vector.dtype.kind not in "iuf":
+            raise InputError(f"the query vector must hold numbers, not {vector.dtype}", item="vector")
+        return np.asarray(vector, dtype=np.float64).reshape(-1)
+    if not isinstance(vector, (list, tuple)):
+        raise InputError(f"the query vector must be a list of numbers, not {type(vector).__name__}", item="vector")
+    for i, x in enumerate(vector):
+        if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+            raise InputError(f"the query vector must be a list of numbers; entry {i} is {x!r}", item=f"vector[{i}]")
+    return np.asarray(vector, dtype=np.float64).reshape(-1)
 
 
 def _embed_width(space) -> int:
@@ -315,9 +350,13 @@ def _embed_width(space) -> int:
     return width // 2 if represent.is_split(space) else width
 
 
-def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) -> tuple[np.ndarray, bool, list | None]:
+def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
+                  near: bool = True) -> tuple[np.ndarray, bool, list | None]:
     """(the (dim,) query vector, whether unknown answer options were filled in from neighbours, the prompts-collection
-    hits nearest to the query when that search was already made (else None))."""
+    hits nearest to the query when that search was already made (else None)). A prompt query is the mean of its
+    prompts' lifted rows (:func:`indexer.represent.query_rows`); a split space's prompt without answer options takes
+    those of the nearest indexed questions; with ``near`` (one prompt) that search also fetches the neighbourhood
+    (:data:`NEAR_PROMPTS` prompts) for coverage and evidence."""
     from . import represent
     from .query import _neighbour_rows
     from .space import space_encoder, space_name
@@ -325,10 +364,10 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) ->
     if benchmark is not None:
         hit = vectors.get(space_name(space), "benchmarks", [benchmark], with_vectors=True).get(benchmark)
         if hit is None:
-            raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
+            raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark", item="benchmark")
         return np.asarray(hit.vector, dtype=np.float32), False, None
     if vector is not None:
-        q = np.asarray(vector, dtype=np.float64).reshape(-1)
+        q = _vector(vector)
         if q.size != int(space.dim):
             from .errors import DimensionError
 
@@ -341,29 +380,29 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings) ->
     enc = space_encoder(space)  # the process's shared instance: one model load for any number of queries
     X = represent.query_rows(prompts, enc.encode, space)
     timings["encode"] = time.perf_counter() - t
-    filled, near = False, None
+    filled, hits = False, None
     if represent.is_split(space):
         filled = bool(represent.unknown(X).any())
         name = space_name(space)
-        if filled and len(prompts) == 1 and vectors.alias_target(name, "prompts") is not None:
+        if near and filled and len(prompts) == 1 and vectors.alias_target(name, "prompts") is not None:
             # one search serves both the options fill (its NEIGHBOURS nearest by question, with their rows) and the
             # neighbourhood of coverage and evidence: the same probe, the question embedding (a unit row)
             e = represent.question_width(X.shape[1])
             probe = np.zeros(int(space.dim), dtype=np.float32)
             probe[:e] = X[0, :e]
-            near = vectors.search(name, "prompts", probe, limit=max(represent.NEIGHBOURS, NEAR_PROMPTS), with_vectors=True)
-        if filled and near:
-            rows = np.stack([np.asarray(h.vector, dtype=np.float64)[:X.shape[1]] for h in near[:represent.NEIGHBOURS]])
+            hits = vectors.search(name, "prompts", probe, limit=max(represent.NEIGHBOURS, NEAR_PROMPTS), with_vectors=True)
+        if filled and hits:
+            rows = np.stack([np.asarray(h.vector, dtype=np.float64)[:X.shape[1]] for h in hits[:represent.NEIGHBOURS]])
             X = represent.fill_unknown(X, rows.mean(axis=0))
         elif filled:
             X = represent.fill_unknown(X, _neighbour_rows(store, vectors, space, X))
     X = represent.add_intercept(X, space)
-    return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (near[:NEAR_PROMPTS] if near else None)
+    return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (hits[:NEAR_PROMPTS] if hits else None)
 
 
-def _resolve_models(store, names: list[str]) -> list[str]:
+def _resolve_models(store, names: list[str], item: str | None = "models") -> list[str]:
     """Stored model keys of compare-mode names (key, alias or identity rules); NotFoundError suggesting close
-    names for one that is not stored."""
+    names for one that is not stored (``item``: the argument that named them)."""
     from .identity import resolve
 
     if not isinstance(names, (list, tuple)) or not names:
@@ -381,7 +420,7 @@ def _resolve_models(store, names: list[str]) -> list[str]:
                 stored = {m.key for m in store.list_models()}
             key = n if n in stored else resolve(n).key
             if key not in stored:
-                raise suggest(n, sorted(stored), "model")
+                raise suggest(n, sorted(stored), "model", item=item)
         keys.append(key)
     return list(dict.fromkeys(keys))
 
@@ -392,64 +431,35 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     """Rank the indexed models for a task (see the module docstring). Exactly one of ``prompts`` (a string or a
     list of example prompts), ``benchmark`` or ``vector`` (a raw (dim,) query in the space's index form).
     ``k``: how many results (compare mode: every listed model). ``evidence``: how many evidence prompts and
-    benchmarks per result (0: none, and no neighbourhood search). Without ``store``/``vectors`` the configured
+    benchmarks per result (0: none; the neighbourhood is still searched, for ``coverage``). Without ``store``/``vectors`` the configured
     stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
-    from .query import _matches, _shared_stores, _space, lcb_ranked, predictor
+    from .query import _space
     from .space import space_name
 
     timings: dict[str, float] = {"encode": 0.0}
     t0 = time.perf_counter()
-    prompts = _prompts(prompts)
-    given = [x is not None for x in (prompts, benchmark, vector)]
-    if sum(given) != 1:
-        raise InputError("give exactly one of prompts, a benchmark name or a query vector", item="query")
-    if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
-        raise InputError("the benchmark name must be a non-empty string", item="benchmark")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}", item="k")
-    if rank not in RANKS:
-        raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}", item="rank")
-    try:
-        alpha = float(prefer_smaller)
-    except (TypeError, ValueError):
-        raise InputError(f"prefer_smaller must be a number >= 0, not {prefer_smaller!r}", item="prefer_smaller") from None
-    if not math.isfinite(alpha) or alpha < 0:
-        raise InputError(f"prefer_smaller must be a number >= 0, not {prefer_smaller!r}", item="prefer_smaller")
+    prompts = _check_query(prompts, benchmark, vector, k, rank)
+    bad = (f"prefer_smaller must be a number from 0 to {MAX_PREFER_SMALLER:g} (e.g. 0.1), not {prefer_smaller!r}")
+    if isinstance(prefer_smaller, bool) or not isinstance(prefer_smaller, (int, float, np.integer, np.floating)):
+        raise InputError(bad, item="prefer_smaller")
+    alpha = float(prefer_smaller)
+    if not math.isfinite(alpha) or not 0 <= alpha <= MAX_PREFER_SMALLER:
+        raise InputError(bad, item="prefer_smaller")
     if isinstance(evidence, bool) or not isinstance(evidence, (int, np.integer)) or evidence < 0:
         raise InputError(f"evidence must be a non-negative integer, not {evidence!r}", item="evidence")
     flt = Filters.from_dict(filters) if not isinstance(filters, Filters) else filters
-    if store is None or vectors is None:
-        shared_store, shared_vectors = _shared_stores()
-        store = store or shared_store
-        vectors = vectors or shared_vectors
+    store, vectors = _stores(store, vectors)
     sp = _space(store, space)
     name = space_name(sp)
     if flt.benchmark is not None and flt.benchmark not in {b.name for b in store.list_benchmarks()}:
-        raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark")
+        raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark", item="filters.benchmark")
     keys = _resolve_models(store, models) if models is not None else None
-    q, filled, near_hits = _query_vector(store, vectors, sp, prompts, benchmark, vector, timings)
-    pred = predictor(store, sp)
-
-    t = time.perf_counter()
     base = {"key": list(keys)} if keys is not None else {}
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
     limit = len(keys) if keys is not None else int(k)
-    if alpha > 0 or rank == "lcb":
-        n_all = vectors.count(name, "models", where)
-    if alpha > 0 and rank == "probability":
-        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
-                              penalty=("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)))
-        found = _matches(_raw(hits, alpha), pred, q)
-        ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
-    elif rank == "lcb":  # with a size penalty the bound does not cover: every candidate (exact)
-        ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, fetch=n_all if alpha > 0 else None,
-                            shift=lambda m: alpha * _log10p(m.payload))
-    else:
-        found = _matches(vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
-                                        with_vectors=pred.folded), pred, q)
-        ranked = [(m, m.search_score) for m in found]
-    timings["search"] = time.perf_counter() - t
+    q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
+                                                 limit=limit, rank=rank, alpha=alpha, timings=timings)
 
     excluded, missing = {}, {}
     if conds or alpha > 0:
@@ -478,6 +488,68 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     return FindResult(query, space_info, results, excluded, missing, timings)
 
 
+def _check_query(prompts, benchmark, vector, k, rank) -> list[str] | None:
+    """The checks of the query every entry point shares (:func:`find_models`, :func:`indexer.query.find_models`):
+    exactly one of prompts (returned as a list), benchmark, vector; ``k`` a positive integer; ``rank`` one of
+    :data:`RANKS`. InputError naming the argument otherwise."""
+    prompts = _prompts(prompts)
+    given = [name for name, x in (("prompts", prompts), ("benchmark", benchmark), ("vector", vector)) if x is not None]
+    if len(given) != 1:
+        got = " and ".join(given) or "none"
+        raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
+    if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
+        raise InputError("the benchmark name must be a non-empty string", item="benchmark")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InputError(f"k must be a positive integer, not {k!r}", item="k")
+    if rank not in RANKS:
+        raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}", item="rank")
+    return prompts
+
+
+def _stores(store, vectors):
+    """The given stores, or the process's shared ones (:func:`indexer.query._shared_stores`) for those not given."""
+    if store is None or vectors is None:
+        from .query import _shared_stores
+
+        shared_store, shared_vectors = _shared_stores()
+        store = store or shared_store
+        vectors = vectors or shared_vectors
+    return store, vectors
+
+
+def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float = 0.0,
+            timings: dict, near: bool = True):
+    """The search: the query vector, then the ranked models, each ``(Match, the value ranked by)``. The one
+    implementation behind :func:`find_models` and the lean :func:`indexer.query.find_models`. ``where``: the Qdrant
+    payload filter (dict grammar of :mod:`indexer.store.vectors`); ``near``: also fetch the query's neighbourhood
+    when the options fill searches the prompts collection anyway (one search for both; False: the fill's own
+    search of :data:`~indexer.represent.NEIGHBOURS` prompts, nothing more). Returns ``(q, options filled, the
+    neighbourhood hits or None, the predictor, ranked)``."""
+    from .query import _matches, lcb_ranked, predictor
+    from .space import space_name
+
+    name = space_name(space)
+    q, filled, near_hits = _query_vector(store, vectors, space, prompts, benchmark, vector, timings, near=near)
+    pred = predictor(store, space)
+    t = time.perf_counter()
+    if alpha > 0 or rank == "lcb":
+        n_all = vectors.count(name, "models", where)
+    if alpha > 0 and rank == "probability":
+        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
+                              penalty=("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)))
+        found = _matches(_raw(hits, alpha), pred, q)
+        ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
+    elif rank == "lcb":  # with a size penalty the bound does not cover: every candidate (exact)
+        ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, fetch=n_all if alpha > 0 else None,
+                            shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None)
+    else:
+        found = _matches(vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
+                                        with_vectors=pred.folded), pred, q)
+        ranked = [(m, m.search_score) for m in found]
+    timings["search"] = time.perf_counter() - t
+    return q, filled, near_hits, pred, ranked
+
+
 def _log10p(payload: dict) -> float:
     n = payload.get("num_parameters")
     return math.log10(n) if isinstance(n, (int, float)) and n > 0 else math.log10(UNKNOWN_PARAMS)
@@ -502,13 +574,18 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
             if b not in order:
                 order.append(b)
     out = []
+    anything_near = any(x["similarity"] >= NEAR_SIMILARITY for x in near)
     for m, rank_score in ranked:
         p = m.payload
-        cells, accs = observed.get(m.model, ({}, {}))
+        cells, accs, n_known = observed.get(m.model, ({}, {}, 0))
         mine = [x for x in near if x["id"] in cells]
         close = [x for x in mine if x["similarity"] >= NEAR_SIMILARITY]
-        cov = Coverage(near=len(close), measured_near=bool(close),
-                       benchmarks=sorted({b for x in close for b in x["benchmarks"] if b in accs}))
+        # "no" needs the whole of the model's measurements: SQL holds at least the prompts its vector was fitted on
+        # (a pulled index holds none of them), or no indexed prompt at all is near the query
+        known = bool(close) or (bool(near) and (not anything_near or n_known >= int(p.get("n_prompts") or 0)))
+        cov = (Coverage(near=len(close), measured_near=bool(close),
+                        benchmarks=sorted({b for x in close for b in x["benchmarks"] if b in accs}))
+               if known else Coverage(near=None, measured_near=None, benchmarks=None))
         ev = Evidence(
             prompts=[{"text": x["text"], "benchmark": x["benchmark"], "outcome": _num(cells[x["id"]], 4),
                       "similarity": _num(x["similarity"], 4)} for x in mine[:n_evidence]],
@@ -557,13 +634,14 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
 
 
 def _observed(store, models: list[str], near: list[dict]) -> dict:
-    """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}): one SQL read of
-    these models' outcome blocks, grouped in one pass of array operations (no Python step per cell or per block);
-    repeats of a prompt (several sources, several names of one model) averaged."""
+    """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}, how many distinct
+    prompts SQL holds its outcomes on): one SQL read of these models' outcome blocks, grouped in one pass of array
+    operations (no Python step per cell or per block); repeats of a prompt (several sources, several names of one
+    model) averaged."""
     ids = store.prompt_ids([p["id"] for p in near]) if near else {}
     by_id = {v: h for h, v in ids.items()}
     blocks = store.outcome_blocks(models)
-    out = {m: ({}, {}) for m in models}
+    out = {m: ({}, {}, 0) for m in models}
     if not blocks:
         return out
     mcode = {m: i for i, m in enumerate(models)}
@@ -580,6 +658,9 @@ def _observed(store, models: list[str], near: list[dict]) -> dict:
     g, ginv = np.unique(group, return_inverse=True)
     acc = np.bincount(ginv, weights=mean) / np.bincount(ginv)
     n = np.bincount(ginv)
+    mids, per_model = np.unique(np.unique((group // len(bnames)) * span + pid) // span, return_counts=True)
+    for mi, c in zip(mids.tolist(), per_model.tolist()):  # distinct prompts per model (a prompt in two benchmarks once)
+        out[models[mi]] = (out[models[mi]][0], out[models[mi]][1], int(c))
     for gi, a, k in zip(g.tolist(), acc.tolist(), n.tolist()):
         out[models[gi // len(bnames)]][1][bnames[gi % len(bnames)]] = (a, int(k))
     if by_id:

@@ -365,7 +365,9 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
         gaps = miss[miss.mean(axis=1) <= DENSE_GAPS].any(axis=0)  # training prompts some nearly complete model lacks
         if 0 < gaps.sum() <= DENSE_GAPS * train.size:  # without them, those models share one pattern
             train, S_tr = train[~gaps], S_tr[:, ~gaps]
-            keep = (~np.isnan(S_tr)).any(axis=1)  # a model seen only on those prompts has no training cell left
+            keep = (~np.isnan(S_tr)).any(axis=1)  # a sparse model seen only on those prompts sits this refit out
+            if not keep.any():
+                continue
         solver = make_solver().fit(X[train], S_tr[keep])
         V = represent.index_vectors(solver, X[train], space)
         rows_ = represent.add_intercept(np.asarray(X[held], dtype=np.float64), space)
@@ -413,7 +415,7 @@ def lcb_candidates_exact(scores: np.ndarray, lower: np.ndarray, k: int, next_sco
 
 
 class Predictor:
-    """Probabilities and intervals of a space's models for one query (what :func:`indexer.query.find_models`
+    """Probabilities and intervals of a space's models for one query (what :func:`indexer.find_models`
     shows with every result). ``calibration``: the space's map (None: never fitted, e.g. an index not re-indexed
     since; then ``(1 + score) / 2``, clipped, stands in: the score estimates ``2 p - 1``, and ``calibrated`` is
     False). ``load_patterns(keys)``: the stored :class:`PatternPosterior` of the given pattern keys (cached here)."""

@@ -1,5 +1,15 @@
-"""Find models for a task: one or more example prompts (averaged) or a benchmark name -> one query vector ->
-inner-product search over the models collection of an embedding space, with payload filters.
+"""The parts of a search that :mod:`indexer.find` (the search itself, :func:`indexer.find_models`) and
+:mod:`indexer.browse` share: the process's shared stores (:func:`close_cached`), which space a query uses, a space's
+:class:`~indexer.posterior.Predictor`, :class:`Match` (one ranked model with its probability and interval), the
+options fill from the nearest indexed questions and the exact lower-bound re-rank (:func:`lcb_ranked`).
+
+:func:`find_models` and :func:`query_vector` here are thin wrappers over :mod:`indexer.find`, kept for code that
+wants the ranked :class:`Match` list alone (no coverage, evidence or filter counts: no neighbourhood search and no
+SQL read of outcomes; ``benchmarks/bench_scale.py`` times it) or the query vector: the same search, the same scores,
+order and probabilities as :func:`indexer.find_models`.
+
+One or more example prompts (averaged) or a benchmark name -> one query vector -> inner-product search over the
+models collection of an embedding space, with payload filters.
 
 A model's score is the inner product of its stored vector with the query's lifted row
 (:func:`indexer.represent.query_rows`: ``[e_i, c_i] . [q, 1]`` with auto-mean and auto,
@@ -118,23 +128,14 @@ def _space(store, space=None):
 
 
 def query_vector(store, vectors, space, *, prompts: list[str] | None = None, benchmark: str | None = None) -> np.ndarray:
-    """The (dim,) query vector of example prompts (mean of their lifted vectors) or of a benchmark (its vector)."""
-    from . import represent
-    from .space import space_encoder, space_name
+    """The (dim,) query vector of example prompts (mean of their lifted vectors) or of a benchmark (its vector): the
+    one :func:`indexer.find_models` searches with (a thin wrapper over :mod:`indexer.find`)."""
+    from .find import _prompts, _query_vector
 
     if bool(prompts) == bool(benchmark):
-        raise InputError("give prompts or a benchmark name (not both)")
-    if benchmark:
-        hit = vectors.get(space_name(space), "benchmarks", [benchmark], with_vectors=True).get(benchmark)
-        if hit is None:
-            raise NotFoundError(f"benchmark {benchmark!r} is not in the index; `taskspace runs` / `taskspace index`")
-        return np.asarray(hit.vector, dtype=np.float32)
-    enc = space_encoder(space)  # the process's shared instance: one model load for any number of queries
-    X = represent.query_rows(prompts, enc.encode, space)
-    if represent.is_split(space):  # a query without answer options takes those of the nearest indexed questions
-        X = represent.fill_unknown(X, _neighbour_rows(store, vectors, space, X))
-    X = represent.add_intercept(X, space)
-    return X.mean(axis=0, dtype=np.float64).astype(np.float32)
+        raise InputError("give prompts or a benchmark name (not both)", item="query")
+    return _query_vector(store, vectors, space, _prompts(prompts) if prompts else None, benchmark or None, None, {},
+                         near=False)[0]
 
 
 def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
@@ -215,28 +216,24 @@ def close_cached() -> None:
         _close_locked()
 
 
-def find_models(prompts: list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
-                filters: dict | None = None, space=None, store=None, vectors=None,
-                rank: str = "probability") -> list[Match]:
-    """Rank the indexed models for prompts or a benchmark. ``filters`` as in :meth:`VectorStore.search`.
-    ``rank``: one of :data:`RANKS`. Without ``store``/``vectors`` the configured stores are opened once per
-    process and reused (:func:`close_cached` closes them)."""
-    from .space import space_name
+def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
+                filters=None, space=None, store=None, vectors=None, rank: str = "probability") -> list[Match]:
+    """The ranked models alone, best first: ``indexer.find_models(prompts, benchmark=..., k=top, rank=...)`` without
+    coverage, evidence or filter counts, as :class:`Match` objects (a thin wrapper over the same search,
+    :func:`indexer.find._search`: the same scores, order, probabilities and intervals). ``filters``: a raw Qdrant
+    payload filter as :meth:`VectorStore.search <indexer.store.vectors.VectorStore.search>` takes
+    (``{"license": ["mit"], "num_parameters": {"lte": 8e9}}``), or an :class:`indexer.Filters`. ``rank``: one of
+    :data:`RANKS`. Without ``store``/``vectors`` the configured stores are opened once per process and reused
+    (:func:`close_cached` closes them). For the full answer (coverage, evidence, compare mode, ``prefer_smaller``,
+    a raw query vector) use :func:`indexer.find_models`."""
+    from .find import Filters, _check_query, _merge, _search, _stores
 
-    if rank not in RANKS:
-        raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}")
-    if store is None or vectors is None:
-        shared_store, shared_vectors = _shared_stores()
-        store = store or shared_store
-        vectors = vectors or shared_vectors
-    sp = _space(store, space)
-    q = query_vector(store, vectors, sp, prompts=prompts, benchmark=benchmark)
-    pred = predictor(store, sp)
-    name = space_name(sp)
-    if rank == "probability":  # the calibration is increasing in the (folded) score: Qdrant's order is the order
-        return _matches(vectors.search(name, "models", pred.fold(q), filters=filters, limit=top,
-                                       with_vectors=pred.folded), pred, q)
-    return [m for m, _ in lcb_ranked(vectors, name, q, pred, filters=filters, limit=top)]
+    prompts = _check_query(prompts, benchmark, None, top, rank)
+    where = (_merge(*filters.conditions().values()) or None) if isinstance(filters, Filters) else filters
+    store, vectors = _stores(store, vectors)
+    ranked = _search(store, vectors, _space(store, space), prompts, benchmark, None, where=where, limit=int(top),
+                     rank=rank, timings={}, near=False)[-1]
+    return [m for m, _ in ranked]
 
 
 def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, fetch: int | None = None,

@@ -71,7 +71,17 @@ LIMITS = {
 _STATUS = {"InputError": 422, "DimensionError": 422, "ConfigError": 422, "NotFoundError": 404, "BusyError": 503,
            "StoreError": 503, "EncoderError": 503, "HubError": 503}
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large",
-          422: "invalid_request", 503: "unavailable", 500: "internal_error"}
+          415: "unsupported_media_type", 422: "invalid_request", 503: "unavailable", 500: "internal_error"}
+#: the ``/v1/find`` body fields
+FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence")
+#: names other APIs use for a ``/v1/find`` field: an unknown field of these names is answered with ours
+_FIND_SYNONYMS = {"top": "k", "top_k": "k", "topk": "k", "limit": "k", "n": "k", "num_results": "k", "query": "prompts",
+                  "queries": "prompts", "text": "prompt", "texts": "prompts", "examples": "prompts", "filter": "filters",
+                  "model": "models", "sort": "rank", "order_by": "rank"}
+#: ``GET /v1/models`` query parameter -> the filter it sets (errors name the parameter)
+_MODELS_FILTERS = {"license": "licenses", "min_params": "min_params", "max_params": "max_params",
+                   "pipeline_tag": "pipeline_tag", "exclude_gated": "exclude_gated", "open_only": "open_only",
+                   "min_evidence": "min_evidence", "measured_on": "benchmark"}
 
 
 class ApiError(Exception):
@@ -365,7 +375,7 @@ class Service:
 def create_app(service: Service | None = None, *, worker_schedule: str | None = None):
     """The FastAPI app. ``service``: one already built (tests); else one is built and started at start-up and
     closed at shutdown."""
-    from fastapi import Body, FastAPI, Query, Request
+    from fastapi import Body, Depends, FastAPI, Query, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
     from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -387,7 +397,35 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     from . import __version__ as version
 
+    def known_query_parameters(request: Request) -> None:
+        """A query parameter the route does not take is an error naming it (a typo such as ``?limt=5`` or
+        ``/v1/find?k=3`` would otherwise be ignored without a word). The page (``/?q=...``) is not checked."""
+        route = request.scope.get("route")
+        if route is None or not getattr(route, "include_in_schema", False) or not request.query_params:
+            return
+        takes, todo = [], [route.dependant]
+        while todo:  # the route's own query parameters and those of its dependencies
+            dep = todo.pop()
+            takes += [p.alias for p in dep.query_params]
+            todo += dep.dependencies
+        unknown = sorted(set(request.query_params) - set(takes))
+        if not unknown:
+            return
+        path = request.url.path
+        if takes:
+            hint = f"{path} takes {', '.join(takes)}"
+        elif request.method == "POST":
+            hint = f"{path} takes its arguments in the JSON body (fields: {', '.join(FIND_FIELDS)})"
+        else:
+            hint = f"{path} takes no query parameters"
+        raise ApiError(422, "invalid_request", f"unknown query parameter(s) {unknown}; {hint}", unknown[0])
+
+    # the annotation as a class, not the string this module's `from __future__ import annotations` makes of it (FastAPI
+    # resolves strings in the module's globals, where Request is not imported): the request, not a query parameter
+    known_query_parameters.__annotations__["request"] = Request
+
     app = FastAPI(title="taskspace", version=version, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  dependencies=[Depends(known_query_parameters)],
                   description="Find the model for a task: rank indexed models by their predicted success on prompts "
                               "or a benchmark. Read-only.")
     app.state.service = svc
@@ -420,16 +458,32 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if kind == "json_invalid":
             return answer(400, "invalid_json", "the request body is not valid JSON", None)
         if kind == "missing" and not loc:
-            return answer(400, "bad_request", "the request needs a JSON body", None)
-        msg = str(first.get("msg", "invalid value"))
-        more = f" (and {len(errs) - 1} more problem(s))" if len(errs) > 1 else ""
-        return answer(422, "invalid_request", f"{field or 'request'}: {msg}{more}", field)
+            return answer(400, "bad_request", "the request needs a JSON body, e.g. {\"prompts\": [\"...\"], \"k\": 5}",
+                          None)
+        if not loc and kind in ("dict_type", "model_type", "model_attributes_type"):
+            ctype = request.headers.get("content-type")
+            main = (ctype or "").split(";")[0].strip().lower()
+            if main != "application/json" and not main.endswith("+json"):
+                return answer(415, "unsupported_media_type", "the body must be JSON sent with the header content-type: "
+                              f"application/json (got {('content-type: ' + ctype) if ctype else 'no content-type'})",
+                              "content-type")
+            what = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true/false",
+                    type(None): "null"}.get(type(first.get("input")), "not an object")
+            return answer(422, "invalid_request", f"the body must be a JSON object such as {{\"prompts\": [\"...\"], "
+                          f"\"k\": 5}}, not {what}", None)
+        def one(e) -> str:
+            where = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body", "query", "path")) or "request"
+            return f"{where}: {e.get('msg', 'invalid value')}"
+
+        return answer(422, "invalid_request", "; ".join(one(e) for e in errs), field)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):
         code = _CODES.get(exc.status_code, "http_error")
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
+        elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
+            code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
         elif exc.status_code == 405:
             message = f"method {request.method} is not allowed on {request.url.path}"
         else:
@@ -492,8 +546,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         filters = {"licenses": license or None, "min_params": min_params, "max_params": max_params,
                    "pipeline_tag": pipeline_tag, "exclude_gated": exclude_gated, "open_only": open_only,
                    "min_evidence": min_evidence, "benchmark": measured_on}
-        got = svc.models(benchmark=benchmark, offset=offset, limit=limit + 1,
-                         filters={k: v for k, v in filters.items() if v is not None})
+        try:
+            got = svc.models(benchmark=benchmark, offset=offset, limit=limit + 1,
+                             filters={k: v for k, v in filters.items() if v is not None})
+        except errors.IndexerError as exc:  # the library names the filter; the client sent the query parameter
+            item = getattr(exc, "item", None) or ""
+            param = {f"filters.{v}": k for k, v in _MODELS_FILTERS.items()}.get(item)
+            if param is not None:
+                exc.item = param
+                exc.args = (str(exc).replace(f"{item}: ", f"{param}: ", 1),)
+            raise
         return {"models": got[:limit], "offset": offset, "limit": limit,
                 "next_offset": offset + limit if len(got) > limit else None}
 
@@ -573,17 +635,25 @@ def _find_schema() -> dict:
 def find_arguments(body: dict) -> dict:
     """The ``find_models`` keyword arguments of a ``/v1/find`` body, after the limits (:data:`LIMITS`); the library
     checks the rest (types, filters, names) and says what is wrong."""
+    import difflib
+
     if not isinstance(body, dict):
         raise ApiError(422, "invalid_request", "the body must be a JSON object", None)
-    known = {"prompts", "prompt", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence"}
-    unknown = sorted(set(body) - known)
+    unknown = sorted(set(body) - set(FIND_FIELDS))
     if unknown:
-        raise ApiError(422, "invalid_request", f"unknown field(s) {unknown}; known: {', '.join(sorted(known))}",
-                       unknown[0])
+        name = unknown[0]
+        ours = _FIND_SYNONYMS.get(name.lower()) or next(iter(difflib.get_close_matches(name, FIND_FIELDS, n=1)), None)
+        hint = f" (did you mean {ours!r}?)" if ours else ""
+        more = f" (and {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
+        raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
+                       f"{', '.join(FIND_FIELDS)}", name)
     args = dict(body)
     if "prompt" in args:  # one prompt: "prompt": "..." is "prompts": ["..."]
         if "prompts" in args:
             raise ApiError(422, "invalid_request", "give prompt or prompts, not both", "prompt")
+        if not isinstance(args["prompt"], str):
+            raise ApiError(422, "invalid_request", f"prompt must be one string, not {_json_type(args['prompt'])}; "
+                           "send several example prompts as a list in prompts", "prompt")
         args["prompts"] = args.pop("prompt")
     prompts = args.get("prompts")
     if isinstance(prompts, list):
@@ -607,6 +677,11 @@ def find_arguments(body: dict) -> dict:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
                        f"(max_evidence), got {ev}", "evidence")
     return args
+
+
+def _json_type(value) -> str:
+    return {list: "a list", dict: "an object", str: "a string", bool: "true/false", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def _check_length(text, field: str) -> None:

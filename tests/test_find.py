@@ -3,6 +3,7 @@ counts, compare mode, the size trade-off, coverage and evidence, on a tiny real 
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -109,6 +110,27 @@ def test_bad_queries_name_what_is_wrong(idx):
         ask(idx, benchmark="alpah")
     with pytest.raises(DimensionError, match="entries"):
         ask(idx, vector=[0.1, 0.2])
+
+
+def test_malformed_arguments_are_input_errors_naming_the_argument(idx):
+    """Each a clear InputError / NotFoundError whose ``item`` names the argument (the HTTP answer's ``field``), never
+    a ValueError from numpy, a dict read as its keys, an empty list read as "no prompts given" or true read as 1."""
+    cases = [({"prompts": []}, "prompts", "empty list"), ({"prompts": {"a": 1}}, "prompts", "not dict"),
+             ({"vector": "abc"}, "vector", "list of numbers"), ({"vector": {"a": 1}}, "vector", "list of numbers"),
+             ({"vector": [0.5, "a"]}, "vector[1]", "entry 1 is 'a'"), ({"vector": [None]}, "vector[0]", "None"),
+             ({"prompts": "x", "prefer_smaller": True}, "prefer_smaller", "from 0 to 100"),
+             ({"prompts": "x", "prefer_smaller": 1e308}, "prefer_smaller", "from 0 to 100"),
+             ({"prompts": "x", "benchmark": "alpha"}, "query", "got prompts and benchmark"), ({}, "query", "got none")]
+    for kw, item, says in cases:
+        with pytest.raises(InputError, match=re.escape(says)) as err:
+            ask(idx, **kw)
+        assert err.value.item == item, (kw, err.value.item)
+    for kw, item in (({"benchmark": "alpah"}, "benchmark"), ({"prompts": "x", "models": ["org/nope"]}, "models"),
+                     ({"prompts": "x", "filters": {"benchmark": "alpah"}}, "filters.benchmark")):
+        with pytest.raises(NotFoundError, match="unknown") as err:
+            ask(idx, **kw)
+        assert err.value.item == item
+    assert ask(idx, "x", k=2, prefer_smaller=100).query["prefer_smaller"] == 100.0
 
 
 def test_model_identity_in_results(idx):
@@ -243,7 +265,14 @@ def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(id
         calls.append(kind)
         return real(space, kind, *a, **kw)
 
+    real_many = vectors.search_many
+
+    def counting_many(space, kind, *a, **kw):
+        calls.append(kind)
+        return real_many(space, kind, *a, **kw)
+
     monkeypatch.setattr(vectors, "search", counting)
+    monkeypatch.setattr(vectors, "search_many", counting_many)  # the options fill's own search, when not shared
     res = ask(idx, text, k=10)
     assert res.query["options_filled"] is True
     assert {r.model: r.score for r in res} == pytest.approx(old, abs=1e-5)

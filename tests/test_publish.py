@@ -446,3 +446,52 @@ def test_a_repo_that_moved_meanwhile_is_not_overwritten(publisher, hub_server, m
     with pytest.raises(HubError, match="changed since this publish read it"):
         client.commit("tester/recs", {"README.md": b"---\n---\nx"}, [], "stale", parent=snap.sha)
     assert [c["summary"] for c in hub_server.commits][-1] == "another writer"
+
+
+def test_a_pulled_index_says_measured_near_is_unknown_not_no(publisher, tmp_path, monkeypatch, encoder, capsys):
+    """A pulled index holds no per-prompt outcomes: whether a model was measured near the query is unknown there
+    (null in the library and the JSON, "unknown" in the table), never "no"; the publisher's own index says yes, and
+    a query with no indexed prompt near it is "no" in both (known without any outcome)."""
+    from fastapi.testclient import TestClient
+
+    from indexer.cli_find import _print_result
+    from indexer.find import find_models as find
+    from indexer.serve import Service, create_app
+
+    store_a, vectors_a, _ = publisher
+    indexed = store_a.prompt_texts(store_a.benchmark_prompts(CATEGORIES[0])[:1])[0]  # similarity 1 to itself
+    far = "Wie spät ist es in Tokio, wenn es in Berlin Mittag ist?"
+    mine = find(indexed, k=5, store=store_a, vectors=vectors_a)
+    assert all(r.coverage.measured_near is True and r.coverage.near >= 1 for r in mine)
+    away = find(far, k=5, store=store_a, vectors=vectors_a)
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        assert not store_b.has_outcomes()
+        theirs = find(indexed, k=5, store=store_b, vectors=vectors_b)
+        assert [r.model for r in theirs] == [r.model for r in mine]
+        for r in theirs:
+            assert r.coverage.measured_near is None and r.coverage.near is None and r.coverage.benchmarks is None
+            assert r.to_dict()["coverage"] == {"near": None, "measured_near": None, "benchmarks": None}
+        _print_result(theirs)
+        out = capsys.readouterr().out
+        assert "unknown" in out and "measured near unknown" in out and " no " not in out
+        # a model page: the benchmarks its published vector was fitted on are "measured", as at the publisher
+        from indexer.browse import model_detail
+
+        top = theirs.results[0].model
+        page = {s["benchmark"]: s["measured"] for s in model_detail(top, store=store_b, vectors=vectors_b)["strengths"]}
+        assert page and page == {s["benchmark"]: s["measured"]
+                                 for s in model_detail(top, store=store_a, vectors=vectors_a)["strengths"]}
+        assert any(page.values())
+        # no indexed prompt is near this one (all below NEAR_SIMILARITY): "no" is known here as at the publisher
+        far_b = find(far, k=5, store=store_b, vectors=vectors_b)
+        assert [r.coverage.measured_near for r in far_b] == [r.coverage.measured_near for r in away] == [False] * 5
+    finally:
+        vectors_b.close()
+        store_b.close()
+    with TestClient(create_app(Service(encoder=encoder))) as client:
+        got = client.post("/v1/find", json={"prompts": [indexed], "k": 5}).json()
+        assert [r["coverage"]["measured_near"] for r in got["results"]] == [None] * 5

@@ -110,6 +110,44 @@ def test_benchmark_query_and_filters(indexed):
         find_models(benchmark="nope", store=store, vectors=vectors)
 
 
+def test_the_lean_entry_point_is_the_one_search_without_the_evidence(indexed, monkeypatch):
+    """indexer.query.find_models is a thin wrapper of indexer.find's search: the same models, scores, probabilities
+    and intervals as indexer.find_models for prompts, a benchmark, lcb and filters (a raw payload filter or an
+    indexer.Filters), the same checks (a string prompt is one prompt, not its characters; top=0 an InputError naming
+    k), and none of the full answer's extra work: no neighbourhood search, no SQL read of outcomes."""
+    from indexer import Filters
+    from indexer import find_models as find
+    from indexer.errors import InputError
+    from indexer.query import query_vector
+
+    store, vectors = indexed
+    text = "What is item 3 of alpha about chemistry?"
+    reads, searched = [], []
+    real_blocks, real_search = store.outcome_blocks, vectors.search
+    monkeypatch.setattr(store, "outcome_blocks", lambda *a, **k: reads.append(1) or real_blocks(*a, **k))
+    monkeypatch.setattr(vectors, "search", lambda space, kind, *a, **k: searched.append(kind) or real_search(space, kind, *a, **k))
+    lean = lambda *a, **k: [(m.model, m.score, m.probability, m.low, m.high)  # noqa: E731
+                            for m in find_models(*a, store=store, vectors=vectors, **k)]
+    full = lambda *a, **k: [(r.model, r.score, r.probability, r.low, r.high)  # noqa: E731
+                            for r in find(*a, store=store, vectors=vectors, **k)]
+    cases = [((text,), {}), (([text, "A question on poetry"],), {}), ((), {"benchmark": "alpha"}),
+             ((text,), {"rank": "lcb"}), ((), {"benchmark": "alpha", "rank": "lcb"})]
+    got = [lean(*args, top=3, **kw) for args, kw in cases]
+    mit = [lean(text, top=4, filters=Filters(licenses=["mit"])), lean(text, top=4, filters={"license": ["mit"]})]
+    assert lean(text, top=4) == lean([text], top=4)  # a string is one prompt
+    assert not reads and "prompts" not in searched  # (the options fill searches by search_many)
+    for (args, kw), ans in zip(cases, got):
+        assert len(ans) == 3 and ans == full(*args, k=3, **kw)
+    assert reads and "prompts" in searched  # the full answer's coverage and evidence
+    assert mit[0] == mit[1] == full(text, k=4, filters={"licenses": ["mit"]}) and len(mit[0]) == 1
+    with pytest.raises(InputError) as err:
+        find_models([text], top=0, store=store, vectors=vectors)
+    assert err.value.item == "k"
+    (space,) = store.list_spaces()
+    assert np.allclose(query_vector(store, vectors, space, prompts=[text]),
+                       query_vector(store, vectors, space, prompts=text))
+
+
 def test_empty_index_says_what_to_do():
     with pytest.raises(NotFoundError, match="taskspace index"):
         find_models(["anything"])

@@ -156,9 +156,9 @@ def test_every_error_has_one_shape(client, monkeypatch):
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"max_params": "big"}}), 422,
                  "invalid_input", "filters.max_params")
     assert_error(client.post("/v1/find", json={"vector": [0.1, 0.2]}), 422, "invalid_input", "vector")
-    assert_error(client.post("/v1/find", json={"benchmark": "alpah"}), 404, "not_found", says="alpha")
+    assert_error(client.post("/v1/find", json={"benchmark": "alpah"}), 404, "not_found", "benchmark", says="alpha")
     assert_error(client.get("/v1/models/org/nope"), 404, "not_found")
-    assert_error(client.get("/v1/models", params={"benchmark": "nope"}), 404, "not_found")
+    assert_error(client.get("/v1/models", params={"benchmark": "nope"}), 404, "not_found", "benchmark")
     # an internal error: a 500 with a reference, no traceback, no secret
     from indexer import find as find_module
     from indexer.errors import StoreError
@@ -182,6 +182,54 @@ def test_every_error_has_one_shape(client, monkeypatch):
     monkeypatch.setattr(find_module, "find_models", unreachable)
     err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT]}), 503, "unavailable")
     assert "hunter2" not in err["message"] and "s3cr3t" not in err["message"] and "***" in err["message"]
+
+
+def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
+    """What a client gets for each malformed request: a JSON error naming the field or parameter, saying what to send
+    instead, with a 4xx status; never a 500 (a vector of strings was one) and never a silently ignored argument (an
+    unknown query parameter was, a prompts object was read as its keys, true as prefer_smaller 1)."""
+    post = lambda body: client.post("/v1/find", json=body)  # noqa: E731
+    raw = lambda data, ctype: client.post("/v1/find", content=data, headers={"content-type": ctype} if ctype else {})  # noqa: E731
+    # the body: not JSON, not an object, not sent as JSON
+    assert_error(raw(b'{"prompts": ["x"]}', "text/plain"), 415, "unsupported_media_type", "content-type",
+                 says="content-type: application/json (got content-type: text/plain)")
+    assert_error(raw(b'{"prompts": ["x"]}', None), 415, "unsupported_media_type", "content-type",
+                 says="got no content-type")
+    assert_error(raw(b'"a string"', "application/json"), 422, "invalid_request", says="must be a JSON object")
+    assert_error(raw(b"[" * 50000 + b"]" * 50000, "application/json"), 400, "invalid_json", says="parsed as JSON")
+    assert_error(raw(b"", "application/json"), 400, "bad_request", says='{"prompts"')
+    assert raw(b'{"prompts": ["%s"], "k": 2}' % PROMPT.encode(), "application/json; charset=utf-8").status_code == 200
+    # fields: unknown (with ours for the usual other names), wrong types, empty
+    assert_error(post({"prompts": [PROMPT], "top": 500}), 422, "invalid_request", "top", says="did you mean 'k'?")
+    assert_error(post({"prompts": [PROMPT], "top_k": 5}), 422, "invalid_request", "top_k", says="did you mean 'k'?")
+    assert_error(post({"query": PROMPT}), 422, "invalid_request", "query", says="did you mean 'prompts'?")
+    assert_error(post({"prompts": [PROMPT], "k": LIMITS["max_k"] * 10}), 422, "limit_exceeded", "k", says="max_k")
+    assert_error(post({"prompts": [PROMPT], "k": "ten"}), 422, "invalid_input", "k", says="positive integer")
+    assert_error(post({"prompts": []}), 422, "invalid_input", "prompts", says="give at least one prompt")
+    assert_error(post({"prompts": {"a": PROMPT}}), 422, "invalid_input", "prompts", says="list of strings")
+    assert_error(post({"prompt": [PROMPT, PROMPT]}), 422, "invalid_request", "prompt", says="as a list in prompts")
+    assert_error(post({"vector": ["a", "b"]}), 422, "invalid_input", "vector[0]", says="list of numbers")
+    assert_error(post({"vector": {"x": 1}}), 422, "invalid_input", "vector", says="list of numbers")
+    assert_error(post({"prompts": [PROMPT], "prefer_smaller": True}), 422, "invalid_input", "prefer_smaller")
+    assert_error(post({"prompts": [PROMPT], "prefer_smaller": 1e308}), 422, "invalid_input", "prefer_smaller",
+                 says="from 0 to 100")
+    assert_error(post({}), 422, "invalid_input", "query", says="got none")
+    assert_error(post({"prompts": [PROMPT], "filters": {"benchmark": "nope"}}), 404, "not_found", "filters.benchmark")
+    assert_error(post({"prompts": [PROMPT], "models": ["org/nope"]}), 404, "not_found", "models", says="`taskspace models`")
+    # query parameters a route does not take: named, not ignored (the page itself takes its own: ?q=...)
+    assert_error(client.post("/v1/find?k=3", json={"prompts": [PROMPT]}), 422, "invalid_request", "k",
+                 says="takes its arguments in the JSON body")
+    assert_error(client.get("/v1/models", params={"top": 5}), 422, "invalid_request", "top", says="limit")
+    assert_error(client.get("/v1/benchmarks", params={"x": 1}), 422, "invalid_request", "x", says="no query parameters")
+    assert_error(client.get("/v1/models/org/m1", params={"full": 1}), 422, "invalid_request", "full")
+    assert client.get("/", params={"q": PROMPT, "k": 3}).status_code == 200
+    assert client.get("/v1/models", params={"limit": 2, "license": "mit"}).status_code == 200
+    # GET /v1/models names the query parameter, not the library's filter
+    assert_error(client.get("/v1/models", params={"measured_on": "nope"}), 404, "not_found", "measured_on")
+    assert_error(client.get("/v1/models", params={"max_params": "big"}), 422, "invalid_input", "max_params",
+                 says="max_params: 'big' is not a parameter count")
+    err = assert_error(client.get("/v1/models", params={"limit": "x", "offset": "y"}), 422, "invalid_request", "offset")
+    assert "limit:" in err["message"] and "offset:" in err["message"]  # every problem, not the first and a count
 
 
 def test_readyz_is_503_on_an_empty_index(encoder):

@@ -37,14 +37,18 @@ def _browser_or_reason() -> str | None:
     return None
 
 
-@pytest.fixture
-def page_server(tmp_path, encoder):
+def _need_browser() -> None:
     reason = _browser_or_reason()
     if reason:
         if REQUIRED:
             pytest.fail(reason + " (CI / TASKSPACE_REQUIRE_BROWSER=1: the browser test must run here; .ci/run "
                         "installs chromium)")
         pytest.skip(reason)
+
+
+@pytest.fixture
+def page_server(tmp_path, encoder):
+    _need_browser()
     build_index(tmp_path, encoder)
     with ThreadServer(create_app(Service(encoder=encoder))) as url:
         yield url
@@ -150,3 +154,60 @@ def test_search_page_in_chromium(page_server, tmp_path):
             browser.close()
     assert sorted(x.name for x in shots.iterdir()) == ["evidence-desktop.png", "model-360.png", "model-desktop.png",
                                                        "results-360.png", "results-desktop.png"]
+
+
+def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknown(tmp_path, encoder, monkeypatch):
+    """An index whose held-out results carry no calibrated signal (build_index's seed 2: 4 models x 28 prompts of
+    random outcomes): the page says why there is no interval, as `taskspace search` does. The same index published
+    and pulled into another home (no per-prompt outcomes there): "measured near" is unknown, not "not measured"."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from indexer.config import reset_settings
+    from indexer.publish import publish, pull
+    from indexer.query import predictor
+    from indexer.store.sql import open_store
+
+    _need_browser()
+    build_index(tmp_path, encoder, seed=2)
+    with open_store() as store:
+        assert predictor(store, store.list_spaces()[0]).signal is False
+        publish("tester/recs", store=store, dry_run=tmp_path / "records")
+    prompt = "What is item 3 of alpha about chemistry?"
+    seen = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            for home in ("built", "pulled"):
+                if home == "pulled":
+                    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "pulled"))
+                    reset_settings()
+                    pull(str(tmp_path / "records"))
+                with ThreadServer(create_app(Service(encoder=encoder))) as url:
+                    page = browser.new_page(viewport={"width": 1280, "height": 900})
+                    failures = []
+                    page.on("pageerror", lambda e: failures.append(str(e)))
+                    page.goto(url + "/?q=" + prompt.replace(" ", "+"))
+                    results = page.locator("#ranked > li.result")
+                    expect(results).to_have_count(4)
+                    caveats = page.locator("#caveats")
+                    expect(caveats).to_be_visible()
+                    expect(caveats).to_contain_text("no calibrated signal: in this index's held-out results success "
+                                                    "did not rise with the score")
+                    expect(results.first.locator(".ci")).to_have_text("(no interval: no calibrated signal)")
+                    expect(results.first.locator(".bar .band")).to_have_count(0)
+                    seen[home] = (caveats.inner_text(), results.locator(".badge").all_inner_texts(),
+                                  results.first.locator("details.evidence").text_content(),
+                                  results.first.locator(".meta").first.inner_text())
+                    assert failures == []
+                    page.close()
+        finally:
+            browser.close()
+    text, badges, evidence, meta = seen["built"]
+    assert "measured near unknown" not in text and not any("unknown" in b for b in badges)
+    assert "measured on" in meta and "unknown" not in meta
+    text, badges, evidence, meta = seen["pulled"]
+    assert "measured near unknown: this index cannot tell" in text
+    assert badges.count("measured near this query: unknown") == 4 and "not measured near this query" not in badges
+    assert "unknown: this index does not hold this model's per-prompt results" in evidence
+    assert evidence.endswith("nearest benchmarksunknown (no per-prompt results in this index)")  # not "none"
+    assert "measured on nearby prompts: unknown" in meta

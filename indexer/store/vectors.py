@@ -252,7 +252,7 @@ class VectorStore:
         return self.path is not None and self._lockfile is None
 
     def share(self) -> "VectorStore":
-        """Mark this store as kept for reuse (:func:`indexer.query.find_models` without stores): another store of
+        """Mark this store as kept for reuse (:func:`indexer.find_models` without stores): another store of
         this process that opens the same folder closes it first instead of getting BusyError."""
         if self.path is not None:
             _SHARED[self.path] = self

@@ -20,6 +20,12 @@ function el(tag, attrs, ...children) {
 
 const pct = (p) => (p === null || p === undefined ? "n/a" : `${Math.round(p * 100)}%`);
 
+// the reasons the CLI prints under its table (indexer/cli_find.py), said the same way here
+const NO_SIGNAL = "no calibrated signal: in this index's held-out results success did not rise with the score " +
+  "(too few results?), so every probability is the base rate and no interval is given; the order is the models' raw scores";
+const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts " +
+  "near this query; it does not hold their per-prompt results (an index pulled from a published dataset holds none)";
+
 function formatParams(n) {
   if (n === null || n === undefined) return "unknown";
   for (const [u, s] of [["T", 1e12], ["B", 1e9], ["M", 1e6], ["K", 1e3]]) if (n >= s) return `${(n / s).toFixed(1)}${u}`;
@@ -88,7 +94,7 @@ function findBody(p) {
 }
 
 // -- results
-function probabilityBar(r) {
+function probabilityBar(r, signal) {
   const [lo, hi] = r.interval || [null, null];
   const label = `probability of success ${pct(r.probability)}` + (lo !== null && hi !== null ? `, interval ${pct(Math.min(lo, hi))} to ${pct(Math.max(lo, hi))}` : "");
   const bar = el("div", { class: "bar", role: "img", "aria-label": label });
@@ -96,7 +102,8 @@ function probabilityBar(r) {
   if (lo !== null && hi !== null) bar.append(el("span", { class: "band", style: `left:${(Math.min(lo, hi) * 100).toFixed(1)}%;width:${(Math.abs(hi - lo) * 100).toFixed(1)}%` }));
   if (r.probability !== null) bar.append(el("span", { class: "point", style: `left:${(r.probability * 100).toFixed(1)}%` }));
   return el("div", { class: "prob" }, bar, el("span", { class: "pct", text: pct(r.probability) }),
-            el("span", { class: "ci", text: lo !== null && hi !== null ? `(${pct(Math.min(lo, hi))}–${pct(Math.max(lo, hi))})` : "(no interval)" }));
+            el("span", { class: "ci", text: lo !== null && hi !== null ? `(${pct(Math.min(lo, hi))}–${pct(Math.max(lo, hi))})`
+              : signal ? "(no interval)" : "(no interval: no calibrated signal)" }));
 }
 
 function outcomeText(o) {
@@ -115,35 +122,42 @@ function evidencePanel(r) {
     ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { text: p.text.length > 300 ? p.text.slice(0, 300) + "…" : p.text }),
                  el("span", { class: "meta", text: ` (${p.benchmark}; similarity ${p.similarity === null ? "n/a" : p.similarity.toFixed(2)})` })));
   }
-  if (!ev.prompts.length) ul.append(el("li", { text: "no indexed prompt near this query was measured on this model" }));
+  const unknown = r.coverage && r.coverage.measured_near === null;
+  if (!ev.prompts.length) ul.append(el("li", { text: unknown
+    ? "unknown: this index does not hold this model's per-prompt results (an index pulled from a published dataset holds none)"
+    : "no indexed prompt near this query was measured on this model" }));
   panel.append(ul, el("h4", { text: "Observed accuracy on the nearest benchmarks" }));
   const ub = el("ul");
   for (const b of ev.benchmarks) ub.append(el("li", { text: `${b.name}: ${pct(b.accuracy)} of ${b.n} prompts` }));
-  if (!ev.benchmarks.length) ub.append(el("li", { text: "none" }));
+  if (!ev.benchmarks.length) ub.append(el("li", { text: unknown ? "unknown (no per-prompt results in this index)" : "none" }));
   panel.append(ub);
   return panel;
 }
 
-function resultItem(r, i) {
+function resultItem(r, i, signal) {
   const name = r.hub_id
     ? el("a", { class: "name", href: `https://huggingface.co/${r.hub_id}`, rel: "noopener", title: "its page on the Hugging Face Hub" }, r.model)
     : el("span", { class: "name", text: r.model });
   const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${i + 1}.` }), name);
   if (r.api_only) head.append(el("span", { class: "badge", text: "API only" }));
-  if (!(r.coverage && r.coverage.measured_near)) head.append(el("span", { class: "badge far", text: "not measured near this query" }));
+  const near = r.coverage ? r.coverage.measured_near : null;
+  if (near === null) head.append(el("span", { class: "badge unknown", title: NEAR_UNKNOWN, text: "measured near this query: unknown" }));
+  else if (!near) head.append(el("span", { class: "badge far", text: "not measured near this query" }));
   head.append(el("a", { class: "detail", href: modelPage(r.model), "data-model": r.model }, "model page"));
   const md = r.metadata || {};
   const cov = r.coverage || {};
   const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
     md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null,
-    `measured on ${cov.near || 0} nearby prompt(s)` + (cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "")]
+    cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown"
+      : `measured on ${cov.near || 0} nearby prompt(s)` + (cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "")]
     .filter(Boolean).join(" · ") });
-  return el("li", { class: "result" }, head, probabilityBar(r), meta, evidencePanel(r));
+  return el("li", { class: "result" }, head, probabilityBar(r, signal), meta, evidencePanel(r));
 }
 
 function renderResults(data) {
   const list = $("ranked");
-  list.replaceChildren(...data.results.map(resultItem));
+  const signal = !data.space || data.space.signal !== false;
+  list.replaceChildren(...data.results.map((r, i) => resultItem(r, i, signal)));
   const q = data.query || {};
   const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${q.prompts} prompt(s)`;
   $("status").className = "";
@@ -154,6 +168,11 @@ function renderResults(data) {
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
   if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
+  const caveats = [];
+  if (data.results.length && !signal) caveats.push(el("p", { text: NO_SIGNAL }));
+  if (data.results.some((r) => r.coverage && r.coverage.measured_near === null)) caveats.push(el("p", { text: NEAR_UNKNOWN }));
+  $("caveats").replaceChildren(...caveats);
+  $("caveats").hidden = !caveats.length;
 }
 
 async function runSearch(p) {
@@ -171,6 +190,8 @@ async function runSearch(p) {
     $("status").textContent = `error: ${err.message}`;
     $("ranked").replaceChildren();
     $("notes").textContent = "";
+    $("caveats").replaceChildren();
+    $("caveats").hidden = true;
   } finally {
     $("go").disabled = false;
   }

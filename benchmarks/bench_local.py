@@ -1,0 +1,217 @@
+"""Two experiments on the default's level/deviation map (issues 13 and 19), as extra contestants beside the default in
+one `taskspace evaluate` run (same folds). Not product options: measured, not adopted (docs/RESULTS.md, "Where the
+own deviation helps and where it costs").
+
+    TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_local.py DATA[+DATA2] SPLIT VARIANTS [--seeds N] [--peers P]
+
+VARIANTS is a comma-separated list of:
+
+- ``kappa:K``: the map's weight of the model's own deviation (``specific``) scaled by K for every query, the rest
+  of the map as fitted (K = 0 ranks by level and the prior's part alone; K = 1 is the default);
+- ``local:C``: a cluster-local level as a fourth feature of the map: k-means (C clusters, seeded) of the source
+  questions' embeddings; each model's mean signed outcome per cluster, shrunk toward its level by 5 pseudo-cells;
+  the feature ``L_i,cluster(q) - l_i`` (the query's nearest centroid) fitted with the other three on the same
+  cross-fitted held-out prompts as the default's map (a negative coefficient fixed at 0, as there);
+- ``formats:1``: one map per answer format (held-out cells of prompts with options / without), a query's the mix
+  by its ``is_mc`` (one map where a data set has one format: pooled data sets only).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from indexer import evaluate as ev, posterior, represent  # noqa: E402
+from indexer.evaluation.contestants import Fitted, SolverContestant, source_means  # noqa: E402
+from indexer.pipeline import _fit_calibration  # noqa: E402
+from indexer.solver import HyperplaneSolver  # noqa: E402
+from indexer.space import SpaceSpec  # noqa: E402
+
+TAU = 5.0
+
+
+def _logistic(Z):
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(Z)))
+
+
+def qhalf(X: np.ndarray) -> np.ndarray:
+    """The question half of split rows, unit length."""
+    Z = np.asarray(X[:, :represent.question_width(X.shape[1])], dtype=np.float64)
+    return Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-12)
+
+
+def cluster_levels(S: np.ndarray, assign: np.ndarray, k: int) -> np.ndarray:
+    """(M, k): each model's mean signed outcome per cluster, shrunk toward its overall one by TAU pseudo-cells."""
+    obs = ~np.isnan(S)
+    y = np.where(obs, 2 * S - 1, 0.0)
+    level = y.sum(1) / np.maximum(obs.sum(1), 1)
+    L = np.empty((S.shape[0], k))
+    for c in range(k):
+        cols = assign == c
+        L[:, c] = (y[:, cols].sum(1) + TAU * level) / (obs[:, cols].sum(1) + TAU)
+    return L
+
+
+def heldout_local(spec, X, S, C, seed=0):
+    """posterior.heldout_cells with the cluster-local feature of each held-out cell (the same parts and refits)."""
+    folds, size = posterior.CALIBRATION_FOLDS, posterior.CALIBRATION_PROMPTS
+    N = X.shape[0]
+    rng = np.random.default_rng(seed)
+    if S.shape[0] > posterior.CALIBRATION_MODELS:
+        S = S[np.sort(rng.choice(S.shape[0], posterior.CALIBRATION_MODELS, replace=False))]
+    part = rng.permutation(N) % folds
+    A = np.argmax(qhalf(X) @ C.T, axis=1)
+    out: list[list[np.ndarray]] = [[] for _ in range(6)]
+    for f in range(folds):
+        train, held = np.flatnonzero(part != f), np.flatnonzero(part == f)
+        if held.size > size // folds:
+            held = np.sort(rng.choice(held, size // folds, replace=False))
+        S_tr = S[:, train]
+        keep = (~np.isnan(S_tr)).any(axis=1)
+        miss = np.isnan(S_tr[keep])
+        gaps = miss[miss.mean(axis=1) <= posterior.DENSE_GAPS].any(axis=0)
+        if 0 < gaps.sum() <= posterior.DENSE_GAPS * train.size:
+            train, S_tr = train[~gaps], S_tr[:, ~gaps]
+            keep = (~np.isnan(S_tr)).any(axis=1)
+        solver = spec.solver().fit(X[train], S_tr[keep])
+        V = represent.index_vectors(solver, X[train], spec)
+        rows_ = represent.add_intercept(np.asarray(X[held], dtype=np.float64), spec)
+        level, mu_u = represent.levels(solver)
+        P = V[:, :-2] @ rows_[:, :-2].T
+        U = np.zeros_like(P)
+        if solver.prior_ is not None:
+            U = (rows_[:, :solver.prior_.shape[0]] @ np.asarray(solver.prior_, np.float64))[None, :] - mu_u[:, None]
+        Lc = cluster_levels(S_tr[keep], A[train], C.shape[0])
+        Sh = S[keep][:, held]
+        obs = ~np.isnan(Sh)
+        L = np.broadcast_to(level[:, None], Sh.shape)
+        Mq = np.broadcast_to(rows_[:, -4][None, :], Sh.shape)  # the held-out prompt's is_mc (rows end [m, 1-m, 0, 0])
+        for k, x in enumerate((L, P - L, U, Sh, Lc[:, A[held]] - L, Mq)):
+            out[k].append(np.asarray(x, dtype=np.float64)[obs])
+    return [np.concatenate(x) for x in out]
+
+
+@dataclass
+class Local(SolverContestant):
+    """The default's map with ``kappa`` times its specific weight, or (``clusters`` > 0) with the cluster-local level."""
+
+    kappa: float = 1.0
+    clusters: int = 0
+    formats: bool = False
+
+    def fit(self, D, S):
+        spec = SpaceSpec.of(self.space)
+        solver = HyperplaneSolver(**self.options).fit(D, S)
+        V = represent.index_vectors(solver, D, self.space)
+        u = None if solver.prior_ is None else np.asarray(solver.prior_, dtype=np.float64)
+        level, mu_u = V[:, -2], V[:, -1]
+        if self.formats:  # one map per answer format of the held-out prompt, a query's the mix by its is_mc
+            lv, dv, U, o, _, mq = heldout_local(spec, D, S, np.eye(1, represent.question_width(D.shape[1])))
+            maps = {}
+            for f, sel in (("mc", mq >= 0.5), ("free", mq < 0.5)):
+                cal_f = posterior.fit_level_calibration(lv[sel], dv[sel], U[sel], o[sel]) if sel.sum() >= 20 else None
+                maps[f] = cal_f
+            pooled = posterior.fit_level_calibration(lv, dv, U, o)
+            coefs = {}
+            for f, c in maps.items():
+                c = c if c is not None and 0 < o[(mq >= 0.5) == (f == "mc")].mean() < 1 else pooled
+                coefs[f] = np.array([c.a, c.level, c.specific, c.shared])
+            print(f"  format maps mc {np.round(coefs['mc'], 3)} free {np.round(coefs['free'], 3)}", flush=True)
+
+            def predict_f(Q):
+                Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
+                s_ = V[:, :-2] @ Xi[:, :-2].T
+                Uq = np.zeros_like(s_) if u is None else (Xi[:, :u.shape[0]] @ u)[None, :] - mu_u[:, None]
+                m = Xi[:, -4][None, :]
+                c = m[..., None] * coefs["mc"] + (1 - m[..., None]) * coefs["free"]  # (1, n, 4)
+                lv_ = level[:, None]
+                return c[..., 0] + c[..., 1] * lv_ + c[..., 2] * (s_ - lv_ - Uq) + c[..., 3] * Uq
+
+            return Fitted(predict_f, source_means(S), lambda Q, P: _logistic(P), "bench_local formats")
+        if self.clusters:
+            from sklearn.cluster import KMeans
+
+            C = KMeans(self.clusters, n_init=1, random_state=0).fit(qhalf(D)).cluster_centers_
+            C /= np.linalg.norm(C, axis=1, keepdims=True)
+            L_all = cluster_levels(S, np.argmax(qhalf(D) @ C.T, axis=1), self.clusters)
+            lv, dv, U, o, dl, _ = heldout_local(spec, D, S, C)
+            F = np.column_stack([lv, dv - U, U, dl])
+            use, coef, a = np.ones(4, bool), np.zeros(4), 0.0
+            for _ in range(4):  # as fit_level_calibration: a negative coefficient is fixed at 0
+                beta = posterior._logistic(F[:, use], o)
+                coef[:] = 0.0
+                coef[use], a = beta[1:], beta[0]
+                if (coef[use] >= 0).all():
+                    break
+                use &= coef > 0
+            print(f"  local:{self.clusters} map a {a:.3f} level {coef[0]:.3f} specific {coef[1]:.3f} "
+                  f"shared {coef[2]:.3f} local {coef[3]:.3f}", flush=True)
+        else:
+            cal = _fit_calibration(solver, D, S, self.space)
+            g, lev = cal.ranking_coefficients
+            a, coef = cal.a, np.array([lev, self.kappa * g, float(cal.shared) if u is not None else g, 0.0])
+
+        def predict(Q):
+            Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
+            s = V[:, :-2] @ Xi[:, :-2].T
+            Uq = np.zeros_like(s) if u is None else (Xi[:, :u.shape[0]] @ u)[None, :] - mu_u[:, None]
+            lv_ = level[:, None]
+            Z = a + coef[0] * lv_ + coef[1] * (s - lv_ - Uq) + coef[2] * Uq
+            if self.clusters:
+                Z = Z + coef[3] * (L_all[:, np.argmax(qhalf(Q) @ C.T, axis=1)] - lv_)
+            return Z
+
+        return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data")
+    ap.add_argument("split")
+    ap.add_argument("variants")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--peers", default="none")
+    args = ap.parse_args()
+    datas = args.data.split("+")
+    default = ev._default_space(None)
+    if not represent.has_levels(default) or not represent.is_split(default):
+        sys.exit("the default method must be the split representation with levels (auto-mc)")
+    m, datasets, _ = ev.load_pooled(datas, None)
+    from indexer.encoder import get_encoder
+
+    D = get_encoder(None).encode(m.texts)
+    X, XQ, fill = ev._default_rows(m.texts, m.texts, D, D, default, None)
+    extra = {}
+    for v in args.variants.split(","):
+        kind, val = v.split(":")
+        if kind == "kappa":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, kappa=float(val))
+        elif kind == "formats":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, formats=True)
+        elif kind == "local":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, clusters=int(val))
+        else:
+            sys.exit(f"unknown variant {v!r}")
+    res = ev.evaluate(datas if len(datas) > 1 else datas[0], split=args.split, sweep=False, contestants=extra,
+                      matrix=m, embeddings=D, seeds=args.seeds, peers=args.peers,
+                      datasets=datasets if len(datas) > 1 else None)
+    for name, e in res["methods"].items():
+        parts = "".join(f" | {p} auc {e[p]['auc']:.4f} sel {e[p]['selection_accuracy']:.4f} ece {e[p]['ece']:.4f}"
+                        for p in ("covered", "uncovered") if p in e)
+        if "datasets" in e:
+            parts += "".join(f" | {k} auc {d['auc']:.4f} sel {d['selection_accuracy']:.4f} ece {d['ece']:.4f}"
+                             for k, d in e["datasets"].items())
+        print(f"{name:10s} auc {e['auc']:.4f} sel {e['selection_accuracy']:.4f} ece {e.get('ece', float('nan')):.4f}"
+              f"{parts}")
+    for f in res["folds"]:
+        print(f["name"], " ".join(f"{n}:{f['methods'][n]['selection_accuracy']:.3f}/{f['methods'][n]['ece']:.3f}"
+                                  for n in ["default", "bsp", *extra]))
+
+
+if __name__ == "__main__":
+    main()
