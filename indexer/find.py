@@ -47,7 +47,9 @@ indexed prompt is near the query and SQL holds every prompt the model was measur
 all is near.
 ``evidence.prompts`` are the ``evidence`` nearest of them it was measured on, with its outcome on each (repeats
 across sources averaged); ``evidence.benchmarks`` its observed accuracy and n on the benchmarks nearest to the
-query (those of the neighbourhood, nearest first; a benchmark query's own first), not its overall accuracy.
+query (those of the neighbourhood, nearest first; a benchmark query's own first), not its overall accuracy; where
+the index holds none of the model's per-prompt outcomes (a pulled index) they are the accuracies its published
+record carries (the vector's payload, ``accuracy_by_benchmark``) with ``n`` null.
 """
 
 from __future__ import annotations
@@ -578,6 +580,8 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     for m, rank_score in ranked:
         p = m.payload
         cells, accs, n_known = observed.get(m.model, ({}, {}, 0))
+        if not n_known and p.get("accuracy_by_benchmark"):  # no outcomes here (a pulled index): the published accuracy
+            accs = {b: (a, None) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
         mine = [x for x in near if x["id"] in cells]
         close = [x for x in mine if x["similarity"] >= NEAR_SIMILARITY]
         # "no" needs the whole of the model's measurements: SQL holds at least the prompts its vector was fitted on

@@ -475,6 +475,12 @@ def test_a_pulled_index_says_measured_near_is_unknown_not_no(publisher, tmp_path
         for r in theirs:
             assert r.coverage.measured_near is None and r.coverage.near is None and r.coverage.benchmarks is None
             assert r.to_dict()["coverage"] == {"near": None, "measured_near": None, "benchmarks": None}
+        # the nearest benchmarks' accuracy: the published one (n not in a pulled index), as measured at the publisher
+        for r, a in zip(theirs, mine):
+            assert [b["name"] for b in r.evidence.benchmarks] == [b["name"] for b in a.evidence.benchmarks]
+            assert r.evidence.benchmarks and all(b["n"] is None for b in r.evidence.benchmarks)
+            assert [b["accuracy"] for b in r.evidence.benchmarks] == pytest.approx(
+                [b["accuracy"] for b in a.evidence.benchmarks], abs=1e-4)
         _print_result(theirs)
         out = capsys.readouterr().out
         assert "unknown" in out and "measured near unknown" in out and " no " not in out

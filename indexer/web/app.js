@@ -128,7 +128,9 @@ function evidencePanel(r) {
     : "no indexed prompt near this query was measured on this model" }));
   panel.append(ul, el("h4", { text: "Observed accuracy on the nearest benchmarks" }));
   const ub = el("ul");
-  for (const b of ev.benchmarks) ub.append(el("li", { text: `${b.name}: ${pct(b.accuracy)} of ${b.n} prompts` }));
+  for (const b of ev.benchmarks) ub.append(el("li", { text: b.n === null || b.n === undefined
+    ? `${b.name}: ${pct(b.accuracy)} (as published; the number of prompts is not in this index)`
+    : `${b.name}: ${pct(b.accuracy)} of ${b.n} prompts` }));
   if (!ev.benchmarks.length) ub.append(el("li", { text: unknown ? "unknown (no per-prompt results in this index)" : "none" }));
   panel.append(ub);
   return panel;
