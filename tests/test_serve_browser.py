@@ -121,11 +121,15 @@ def test_search_page_in_chromium(page_server, tmp_path):
             page.fill("#licenses", "")
             page.fill("#models", "org/m2, plainname")
             page.keyboard.press("Enter")  # Enter in a text field submits the form
+            # wait for the new answer: the previous one (lab/m3, org/m1) also had two results, so a count does not wait
+            expect(page.locator("#ranked")).to_contain_text("plainname")
+            expect(page.locator("#ranked")).to_contain_text("org/m2")
             expect(results).to_have_count(2)
             assert sorted(results.locator(".name").all_inner_texts()) == ["org/m2", "plainname"]
             page.fill("#models", "")
             page.fill("#licenses", "mit")
             page.click("#go")
+            expect(page.locator("#ranked")).to_contain_text("lab/m3")  # the filtered answer again (waits for it)
             expect(results).to_have_count(2)
 
             # 360 px wide: nothing wider than the screen
@@ -209,5 +213,6 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
     assert "measured near unknown: this index cannot tell" in text
     assert badges.count("measured near this query: unknown") == 4 and "not measured near this query" not in badges
     assert "unknown: this index does not hold this model's per-prompt results" in evidence
-    assert evidence.endswith("nearest benchmarksunknown (no per-prompt results in this index)")  # not "none"
+    # the nearest benchmarks' accuracy is the published one (no count of prompts in a pulled index), not "none"
+    assert evidence.endswith("(as published; the number of prompts is not in this index)")
     assert "measured on nearby prompts: unknown" in meta
