@@ -305,6 +305,13 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
     pooled: dict = {} if plots_dir is not None else None
     results = protocol.run_folds(D, m.scores, m.benchmarks, folds, contestants, pooled=pooled, queries=Q,
                                  datasets=datasets)
+    # a fold with nothing to score (no model of the source was measured on its targets: e.g. every model measured on
+    # one benchmark only, then leaving a benchmark out leaves none) has NaN metrics: say so instead of printing NaN
+    empty = [r.name for r in results if r.cells == 0]
+    warnings = ([f"{len(empty)} of {len(results)} folds have no cell to score ({', '.join(map(str, empty[:5]))}"
+                 f"{', ...' if len(empty) > 5 else ''}): no model with a source outcome was measured on their targets "
+                 "(each model measured on its own benchmark only?), so their metrics are NaN; use --split in-sample "
+                 "or --split coverage for such data"] if empty else [])
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
     agg["methods"]["default"]["options"] = default.options
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
@@ -320,6 +327,7 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
             for r in results
         ],
         "sweep": _sweep(m, D, Q, folds, lam, eps) if sweep else [],
+        "warnings": warnings,
     }
     if plots_dir is not None:
         from .evaluation.plots import write_plots

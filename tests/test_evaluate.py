@@ -797,3 +797,26 @@ def _served(spec, solver, X_src, S_src, rows):
         q, offset = cal.fold(r, solver.prior_)
         out.append(cal.a + offset + V @ q)
     return np.stack(out, axis=1)
+
+
+def test_folds_with_nothing_to_score_are_reported_not_printed_as_nan(sample_embeddings):
+    """Every model measured on one category only: leaving a category out leaves no model measured on its targets,
+    so every fold has NaN metrics; the result says so (and what to run instead), in JSON and in the table."""
+    from dataclasses import replace
+
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    m, D = sample_embeddings
+    labels = np.asarray(m.labels(None))
+    cats = sorted(set(labels.tolist()))
+    S = np.full_like(m.scores, np.nan)
+    for i in range(S.shape[0]):
+        own = labels == cats[i % len(cats)]
+        S[i, own] = m.scores[i, own]
+    res = evaluate(SAMPLE, split="oos", matrix=replace(m, scores=S), embeddings=D, sweep=False)
+    assert all(f["cells"] == 0 for f in res["folds"])
+    assert len(res["warnings"]) == 1 and f"{len(cats)} of {len(cats)} folds have no cell to score" in res["warnings"][0]
+    assert "--split in-sample" in format_result(res)
+    ok = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False)
+    assert ok["warnings"] == [] and "warning" not in format_result(ok)

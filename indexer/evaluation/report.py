@@ -40,6 +40,8 @@ def format_result(res: dict) -> str:
     if res.get("queries", "full") != "full":
         lines[-1:-1] = [f"queries: {res['queries']} ({res['queries_changed']} of {res['prompts']} prompts queried with "
                         f"a shorter text than the one the models answered)"]
+    for w in res.get("warnings", []):
+        lines[-1:-1] = [f"warning: {w}"]
     if res.get("rejected_rows"):
         rej = res["rejected_rows"]
         lines[-1:-1] = [f"warning: {len(rej)} input problem(s) skipped, first: {rej[0]}"]
