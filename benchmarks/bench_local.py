@@ -57,43 +57,23 @@ def cluster_levels(S: np.ndarray, assign: np.ndarray, k: int) -> np.ndarray:
     return L
 
 
-def heldout_local(spec, X, S, C, seed=0):
-    """posterior.heldout_cells with the cluster-local feature of each held-out cell (the same parts and refits)."""
-    folds, size = posterior.CALIBRATION_FOLDS, posterior.CALIBRATION_PROMPTS
-    N = X.shape[0]
-    rng = np.random.default_rng(seed)
-    if S.shape[0] > posterior.CALIBRATION_MODELS:
-        S = S[np.sort(rng.choice(S.shape[0], posterior.CALIBRATION_MODELS, replace=False))]
-    part = rng.permutation(N) % folds
+def local_feature(X, C):
+    """``extra`` of :func:`indexer.posterior.heldout_cells`: a held-out cell's cluster-local level minus the model's
+    level, both from the refit's outcomes."""
     A = np.argmax(qhalf(X) @ C.T, axis=1)
-    out: list[list[np.ndarray]] = [[] for _ in range(6)]
-    for f in range(folds):
-        train, held = np.flatnonzero(part != f), np.flatnonzero(part == f)
-        if held.size > size // folds:
-            held = np.sort(rng.choice(held, size // folds, replace=False))
-        S_tr = S[:, train]
-        keep = (~np.isnan(S_tr)).any(axis=1)
-        miss = np.isnan(S_tr[keep])
-        gaps = miss[miss.mean(axis=1) <= posterior.DENSE_GAPS].any(axis=0)
-        if 0 < gaps.sum() <= posterior.DENSE_GAPS * train.size:
-            train, S_tr = train[~gaps], S_tr[:, ~gaps]
-            keep = (~np.isnan(S_tr)).any(axis=1)
-        solver = spec.solver().fit(X[train], S_tr[keep])
-        V = represent.index_vectors(solver, X[train], spec)
-        rows_ = represent.add_intercept(np.asarray(X[held], dtype=np.float64), spec)
-        level, mu_u = represent.levels(solver)
-        P = V[:, :-2] @ rows_[:, :-2].T
-        U = np.zeros_like(P)
-        if solver.prior_ is not None:
-            U = (rows_[:, :solver.prior_.shape[0]] @ np.asarray(solver.prior_, np.float64))[None, :] - mu_u[:, None]
-        Lc = cluster_levels(S_tr[keep], A[train], C.shape[0])
-        Sh = S[keep][:, held]
-        obs = ~np.isnan(Sh)
-        L = np.broadcast_to(level[:, None], Sh.shape)
-        Mq = np.broadcast_to(rows_[:, -4][None, :], Sh.shape)  # the held-out prompt's is_mc (rows end [m, 1-m, 0, 0])
-        for k, x in enumerate((L, P - L, U, Sh, Lc[:, A[held]] - L, Mq)):
-            out[k].append(np.asarray(x, dtype=np.float64)[obs])
-    return [np.concatenate(x) for x in out]
+
+    def extra(S_train, train, held):
+        level = np.nanmean(2 * S_train - 1, axis=1)
+        return cluster_levels(S_train, A[train], C.shape[0])[:, A[held]] - level[:, None]
+
+    return extra
+
+
+def format_feature(X, space):
+    """``extra`` of :func:`indexer.posterior.heldout_cells`: the held-out prompt's ``is_mc`` (index rows end
+    ``[m, 1 - m, 0, 0]``)."""
+    m = represent.add_intercept(np.asarray(X, dtype=np.float64), space)[:, -4]
+    return lambda S_train, train, held: np.broadcast_to(m[held][None, :], (S_train.shape[0], held.size))
 
 
 @dataclass
@@ -111,7 +91,7 @@ class Local(SolverContestant):
         u = None if solver.prior_ is None else np.asarray(solver.prior_, dtype=np.float64)
         level, mu_u = V[:, -2], V[:, -1]
         if self.formats:  # one map per answer format of the held-out prompt, a query's the mix by its is_mc
-            lv, dv, U, o, _, mq = heldout_local(spec, D, S, np.eye(1, represent.question_width(D.shape[1])))
+            lv, dv, U, o, mq = posterior.heldout_cells(spec.solver, D, S, spec, extra=format_feature(D, self.space))
             maps = {}
             for f, sel in (("mc", mq >= 0.5), ("free", mq < 0.5)):
                 cal_f = posterior.fit_level_calibration(lv[sel], dv[sel], U[sel], o[sel]) if sel.sum() >= 20 else None
@@ -139,7 +119,7 @@ class Local(SolverContestant):
             C = KMeans(self.clusters, n_init=1, random_state=0).fit(qhalf(D)).cluster_centers_
             C /= np.linalg.norm(C, axis=1, keepdims=True)
             L_all = cluster_levels(S, np.argmax(qhalf(D) @ C.T, axis=1), self.clusters)
-            lv, dv, U, o, dl, _ = heldout_local(spec, D, S, C)
+            lv, dv, U, o, dl = posterior.heldout_cells(spec.solver, D, S, spec, extra=local_feature(D, C))
             F = np.column_stack([lv, dv - U, U, dl])
             use, coef, a = np.ones(4, bool), np.zeros(4), 0.0
             for _ in range(4):  # as fit_level_calibration: a negative coefficient is fixed at 0

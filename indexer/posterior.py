@@ -331,8 +331,8 @@ def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.n
 
 
 def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int = CALIBRATION_FOLDS, seed: int = 0,
-                  size: int = CALIBRATION_PROMPTS, models: int = CALIBRATION_MODELS
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                  size: int = CALIBRATION_PROMPTS, models: int = CALIBRATION_MODELS, extra=None
+                  ) -> tuple[np.ndarray, ...]:
     """Cross-fitted held-out source cells for :func:`fit_level_calibration`: the prompts (rows ``X`` (N, width) with
     outcomes ``S`` (M, N)) are cut at random (``seed``) into ``folds`` parts; on each part (a seeded sample of at most
     ``size / folds`` of its prompts) every model is scored by a fit on the other parts (``make_solver()``: a new
@@ -342,7 +342,9 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
     (:data:`DENSE_GAPS`) are left out of the refits, so that those models share one coverage pattern. Unlike
     the closed-form leave-one-out cells the whole prompt is held out, so the prior (the models' mean normal, fitted
     on every model's outcomes of the prompt) does not know the held-out prompt's difficulty. Returns (level,
-    deviation, prior's part of the deviation, outcome in [0, 1]) per observed held-out cell."""
+    deviation, prior's part of the deviation, outcome in [0, 1]) per observed held-out cell. ``extra(S_train, train,
+    held)`` (experiments, e.g. ``benchmarks/bench_local.py``): one more feature per cell of a refit, from its outcomes
+    ``S_train`` (refitted models x ``train`` prompts) as an array (refitted models x ``held`` prompts), returned fifth."""
     from . import represent
 
     X = np.asarray(X)
@@ -352,7 +354,7 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
     if S.shape[0] > models:
         S = S[np.sort(rng.choice(S.shape[0], int(models), replace=False))]
     part = rng.permutation(N) % max(int(folds), 2)  # one fold: a random half held out, scored by the other
-    out: list[list[np.ndarray]] = [[], [], [], []]
+    out: list[list[np.ndarray]] = [[] for _ in range(4 if extra is None else 5)]
     for k in range(max(int(folds), 1)):
         train, held = np.flatnonzero(part != k), np.flatnonzero(part == k)
         if held.size > size // max(int(folds), 1):
@@ -384,6 +386,8 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
         out[1].append((P - L)[obs])
         out[2].append(U[obs])
         out[3].append(np.asarray(Sh[obs], dtype=np.float64))
+        if extra is not None:
+            out[4].append(np.asarray(extra(S_tr[keep], train, held), dtype=np.float64)[obs])
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0)  # noqa: E731
     return tuple(cat(x) for x in out)  # type: ignore[return-value]
 
