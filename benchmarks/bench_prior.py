@@ -1,5 +1,5 @@
 """Experiment (issue 13's pooled target; not a product option): the ``'mean'`` prior estimated otherwise, by
-replacing ``HyperplaneSolver._estimate_prior`` in this process only, then one `taskspace evaluate` of the default:
+replacing ``HyperplaneSolver._prior_of`` in this process only, then one `taskspace evaluate` of the default:
 
     TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_prior.py DATA[+DATA2] SPLIT precision|coverage|format
 
@@ -11,55 +11,40 @@ replacing ``HyperplaneSolver._estimate_prior`` in this process only, then one `t
 """
 import sys
 import numpy as np
-from indexer.solver import estimator
-from indexer.solver.estimator import HyperplaneSolver, PRIOR_MIN_MODELS
+from indexer.solver.estimator import HyperplaneSolver
 
-def _estimate_prior(self, base_solved):
-    rows = range(len(self._models))
-    self.prior_ = None
-    if not base_solved:
-        self._solve(rows)
-    if len(self._models) >= PRIOR_MIN_MODELS:
-        p = self._coverage.D.shape[1] - int(self.free)
-        E = self.normals_[:, :p]
-        A = np.zeros((p, p)); b = np.zeros(p)
-        by = {}
-        for i, k in enumerate(self._models.pattern):
-            by.setdefault(k, []).append(i)
-        for key, (n, eig) in self.factors(list(by)).items():
-            G = (eig.V * eig.w) @ eig.V.T
-            if self._weighting == "coverage":
-                G = G / n
-            idx = by[key]
-            A += len(idx) * G
-            b += G @ E[idx].sum(axis=0)
-        ridge = 1e-6 * np.trace(A) / p
-        self.prior_ = np.linalg.solve(A + ridge * np.eye(p), b)
-        self._solve(rows)
+def _prior_weighted(self, E):
+    """The normals' mean weighted by each coverage pattern's centred Gram (divided by its prompts for ``coverage``)."""
+    p = E.shape[1]
+    A = np.zeros((p, p)); b = np.zeros(p)
+    by = {}
+    for i, k in enumerate(self._models.pattern):
+        by.setdefault(k, []).append(i)
+    for key, (n, eig) in self.factors(list(by)).items():
+        G = (eig.V * eig.w) @ eig.V.T
+        if self._weighting == "coverage":
+            G = G / n
+        idx = by[key]
+        A += len(idx) * G
+        b += G @ E[idx].sum(axis=0)
+    ridge = 1e-6 * np.trace(A) / p
+    return np.linalg.solve(A + ridge * np.eye(p), b)
 
-def _estimate_prior_format(self, base_solved):
+def _prior_format(self, E):
     """The plain mean of the normals, but the options half (split spaces) averaged over the models observed on
     prompts with options only."""
-    rows = range(len(self._models))
-    self.prior_ = None
-    if not base_solved:
-        self._solve(rows)
-    if len(self._models) >= PRIOR_MIN_MODELS:
-        p = self._coverage.D.shape[1] - int(self.free)
-        E = self.normals_[:, :p]
-        u = E.mean(axis=0)
-        if self.free == 4:
-            d = p // 2
-            mc = np.array([bool((np.asarray(self._coverage.patterns[k].mask) & (np.asarray(self._coverage.D[:, p]) > 0)).any())
-                           for k in self._models.pattern])
-            if mc.any():
-                u[d:] = E[mc, d:].mean(axis=0)
-        self.prior_ = u
-        self._solve(rows)
-
+    p = E.shape[1]
+    u = E.mean(axis=0)
+    if self.free == 4:
+        d = p // 2
+        mc = np.array([bool((np.asarray(self._coverage.patterns[k].mask) & (np.asarray(self._coverage.D[:, p]) > 0)).any())
+                       for k in self._models.pattern])
+        if mc.any():
+            u[d:] = E[mc, d:].mean(axis=0)
+    return u
 
 if __name__ == "__main__":
-    HyperplaneSolver._estimate_prior = _estimate_prior_format if sys.argv[3] == "format" else _estimate_prior
+    HyperplaneSolver._prior_of = _prior_format if sys.argv[3] == "format" else _prior_weighted
     HyperplaneSolver._weighting = sys.argv[3]
     from indexer.evaluate import evaluate
     data = sys.argv[1].split("+")

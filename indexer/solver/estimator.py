@@ -545,8 +545,13 @@ class HyperplaneSolver:
             self._solve(rows)
         if len(self._models) >= PRIOR_MIN_MODELS:
             p = self._coverage.D.shape[1] - int(self.free)
-            self.prior_ = self.normals_[:, :p].mean(axis=0)  # u = the models' mean normal (embedding part)
+            self.prior_ = self._prior_of(self.normals_[:, :p])
             self._solve(rows)
+
+    def _prior_of(self, E: np.ndarray) -> np.ndarray:
+        """The ``'mean'`` prior from the models' prior-free normals ``E`` (models x embedding part): their mean (other
+        estimates replace this in ``benchmarks/bench_prior.py``)."""
+        return E.mean(axis=0)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_coverage"):
