@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
-from .find import Filters, _means, _merge, _num, _resolve_models, suggest
+from .find import Filters, _means, _merge, _num, _resolve_models, _stores as _given_or_shared, suggest
 
 #: how many benchmarks :func:`model_detail` lists as strengths
 STRENGTHS = 5
@@ -26,13 +26,10 @@ _FIELDS = ("kind", "license", "num_parameters", "pipeline_tag", "gated", "benchm
 
 
 def _stores(store, vectors, space):
-    from .query import _shared_stores, _space
+    from .query import _space
     from .space import space_name
 
-    if store is None or vectors is None:
-        shared_store, shared_vectors = _shared_stores()
-        store = store or shared_store
-        vectors = vectors or shared_vectors
+    store, vectors = _given_or_shared(store, vectors)
     sp = _space(store, space)
     return store, vectors, sp, space_name(sp)
 
