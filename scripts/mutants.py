@@ -88,7 +88,7 @@ MUTANTS = [
            "X[bare, d + 1] *= p", "X[bare, d + 1] *= 1.0",
            ["tests/test_query.py::test_queries_on_a_mixed_index_equal_a_first_principles_fit"]),
     Mutant("prior: not the models' mean normal", "indexer/solver/estimator.py",
-           "self.prior_ = self.normals_[:, :p].mean(axis=0)", "self.prior_ = self.normals_[:, :p].mean(axis=0) * 0.5",
+           "        return E.mean(axis=0)", "        return E.mean(axis=0) * 0.5",
            ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit"]),
     Mutant("ridge penalty lambda instead of 2 lambda (GCV path)", "indexer/solver/ridge.py",
            "    denom = w + 2.0 * lam", "    denom = w + lam",
