@@ -1,13 +1,16 @@
 """Experiment (issue 13's pooled target; not a product option): the ``'mean'`` prior estimated otherwise, by
 replacing ``HyperplaneSolver._prior_of`` in this process only, then one `taskspace evaluate` of the default:
 
-    TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_prior.py DATA[+DATA2] SPLIT precision|coverage|format
+    TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_prior.py DATA[+DATA2] SPLIT precision|coverage|format|performat
 
 - ``precision``: the precision-weighted mean of the models' normals, each weighted by its coverage pattern's
   centred Gram (a direction is not diluted by models that never saw prompts along it);
 - ``coverage``: the same with each pattern's Gram divided by its number of prompts (directions, not counts);
 - ``format``: the plain mean, but the options half of a split space's normals averaged over the models observed
-  on prompts with options only (a single-format data set is unchanged by construction).
+  on prompts with options only (a single-format data set is unchanged by construction);
+- ``performat``: the default with a prior per answer format (space param ``levels = level-deviation-v2``: each model
+  shrunk toward the mean normal of the models seen on its format(s), mixed by its cells' formats, and the map's
+  prior part ``u_i . (x - mu_i)`` with the model's own ``u_i``; :func:`indexer.represent.prior_formats`).
 """
 import sys
 import numpy as np
@@ -44,7 +47,12 @@ def _prior_format(self, E):
     return u
 
 if __name__ == "__main__":
-    HyperplaneSolver._prior_of = _prior_format if sys.argv[3] == "format" else _prior_weighted
+    if sys.argv[3] == "performat":
+        import dataclasses
+        from indexer import space
+        space.METHODS["auto-mc"] = dataclasses.replace(space.METHODS["auto-mc"], prior_formats=True)
+    else:
+        HyperplaneSolver._prior_of = _prior_format if sys.argv[3] == "format" else _prior_weighted
     HyperplaneSolver._weighting = sys.argv[3]
     from indexer.evaluate import evaluate
     data = sys.argv[1].split("+")

@@ -35,7 +35,7 @@ def load_sample(folder: Path = SAMPLE_DIR) -> tuple[list[str], list[str], np.nda
 def run_demo(queries: list[str], top: int = 5) -> dict:
     """Fit the sample and rank its models for each query prompt."""
     from .encoder import get_encoder
-    from .represent import fill_from_neighbours, query_rows, rows
+    from .represent import fill_from_neighbours, prompt_formats, query_rows, rows
     from .space import configured
 
     texts, models, S = load_sample()
@@ -43,7 +43,7 @@ def run_demo(queries: list[str], top: int = 5) -> dict:
     space = configured()  # TASKSPACE_METHOD
     # the rows of the method's representation (indexer.represent): embeddings, and covariates with a feature set
     X = rows(texts, enc.encode, space)
-    solver = space.solver().fit(X, S, model_ids=models)
+    solver = space.solver().fit(X, S, model_ids=models, formats=prompt_formats(X, space))
     # a question without its answer options takes those of the nearest sample questions (auto-mc)
     scores = solver.predict(fill_from_neighbours(query_rows(queries, enc.encode, space), X))  # (queries, models)
     acc = np.nanmean(S, axis=1)

@@ -399,7 +399,7 @@ class Indexer:
         with _timed(report, "solve"):
             self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
             # models are independent given D: adding them in chunks gives the same vectors and lets a bar move
-            solver.prepare(D)
+            solver.prepare(D, formats=represent.prompt_formats(D, spec))
             bar = self.progress.bar(len(om.models), "solve")
             for lo in range(0, len(om.models), SOLVE_CHUNK):
                 ids = om.models[lo:lo + SOLVE_CHUNK]

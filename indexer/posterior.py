@@ -173,16 +173,31 @@ class Calibration:
         and the space's prior ``u`` (None: no prior): ``q' = specific * row`` with the last two coordinates
         ``level - specific`` and ``-(shared - specific)``, offset ``(shared - specific) u . row[:p]``, so that
         ``a + offset + q' . v_i`` is the map's logit for model i (the ranking by Qdrant's inner product is the
-        ranking by probability). The plain map: ``(row, 0)``."""
-        row = np.asarray(row, dtype=np.float64)
+        ranking by probability). With a prior per answer format (``u`` (F, p), model vectors ``[.., w_i, l_i,
+        u_i . mu_i]``, :data:`indexer.represent.LEVELS_FORMATS`) the F coordinates before those two are
+        ``(shared - specific) u_f . row[:p]`` and the offset 0: ``w_i . (u_f . x)_f = u_i . x``. The plain map:
+        ``(row, 0)``."""
+        q, offset = self.fold_rows(np.asarray(row, dtype=np.float64)[None, :], u)
+        return q[0], float(offset[0])
+
+    def fold_rows(self, rows: np.ndarray, u: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`fold` of the index rows ``rows`` (q, dim) at once: (q, dim) folded vectors and (q,) offsets."""
+        rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
         if not self.folded:
-            return row, 0.0
+            return rows, np.zeros(rows.shape[0])
         g, lev = self.ranking_coefficients
         h = float(self.shared) if u is not None else g
-        q = g * row
-        q[-2] = lev - g
-        q[-1] = -(h - g)
-        offset = 0.0 if u is None else (h - g) * float(np.asarray(u, np.float64) @ row[:np.asarray(u).shape[0]])
+        q = g * rows
+        q[:, -2] = lev - g
+        q[:, -1] = -(h - g)
+        offset = np.zeros(rows.shape[0])
+        if u is not None:
+            u = np.asarray(u, np.float64)
+            ux = rows[:, :u.shape[-1]] @ u.T  # (q,) or (q, F): u . x, or u_f . x per format
+            if u.ndim == 2:
+                q[:, -2 - u.shape[0]:-2] = (h - g) * ux
+            else:
+                offset = (h - g) * ux
         return q, offset
 
     @property
@@ -370,15 +385,17 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
             keep = (~np.isnan(S_tr)).any(axis=1)  # a sparse model seen only on those prompts sits this refit out
             if not keep.any():
                 continue
-        solver = make_solver().fit(X[train], S_tr[keep])
+        formats = represent.prompt_formats(X[train], space)  # None: one prior (no per-format solve)
+        solver = make_solver().fit(X[train], S_tr[keep], **({} if formats is None else {"formats": formats}))
         V = represent.index_vectors(solver, X[train], space)
         rows_ = represent.add_intercept(np.asarray(X[held], dtype=np.float64), space)
         level, mu_u = represent.levels(solver)
-        P = V @ rows_.T if not represent.has_levels(space) else V[:, :-2] @ rows_[:, :-2].T
+        lw = represent.level_width(space)
+        P = V @ rows_.T if not lw else V[:, :-lw] @ rows_[:, :-lw].T
         U = np.zeros_like(P)
-        if solver.prior_ is not None:
-            u = np.asarray(solver.prior_, dtype=np.float64)
-            U = (rows_[:, :u.shape[0]] @ u)[None, :] - mu_u[:, None]
+        if solver.prior_ is not None:  # U_i = u_i . (x - mu_i), u_i = sum_f w_if u_f (one prior: w_i = 1)
+            u = np.atleast_2d(np.asarray(solver.prior_, dtype=np.float64))
+            U = represent.format_weights(solver) @ (rows_[:, :u.shape[1]] @ u.T).T - mu_u[:, None]
         Sh = S[keep][:, held]
         obs = ~np.isnan(Sh)
         L = np.broadcast_to(level[:, None], Sh.shape)

@@ -54,10 +54,15 @@ from .features import MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2, mc_covariates, n_feat
 __all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_from_neighbours", "feature_set",
            "has_intercept", "is_split", "embed_width", "index_dim", "embed", "design", "rows", "lift", "query_rows",
            "question_width", "unknown", "fill_unknown", "mean_row", "has_formats", "pattern_formats", "index_vectors",
-           "effective_rows", "LEVELS", "has_levels", "strip_levels", "levels"]
+           "effective_rows", "LEVELS", "LEVELS_FORMATS", "has_levels", "strip_levels", "levels", "prior_formats",
+           "level_width", "prompt_formats", "format_weights"]
 
 #: the ``levels`` param of a space whose vectors carry the level coordinates (:func:`has_levels`)
 LEVELS = "level-deviation-v1"
+#: the same with the prior (and its part of the level/deviation map) per answer format (:func:`prior_formats`): the
+#: model vectors end ``[w_i1 .. w_iF, l_i, u_i . mu_i]``, ``w_if`` the share of the model's observed prompts in
+#: format f and ``u_i = sum_f w_if u_f`` its shrinkage target
+LEVELS_FORMATS = "level-deviation-v2"
 #: the text whose embedding stands for the options of a prompt without any
 NO_OPTIONS = "(no options)"
 #: how many indexed prompts, nearest by question, stand in for the options a query leaves out (measured with
@@ -98,29 +103,64 @@ def has_formats(space_or_params) -> bool:
 
 def has_levels(space_or_params) -> bool:
     """True when the space's model vectors end with their level and prior coordinates ``[l_i, u . mu_i]`` (params
-    ``levels``, :data:`LEVELS`): its calibration is the level/deviation map (:mod:`indexer.posterior`), folded into
-    the query vector, and every index row ends ``[.., 0, 0]`` (the raw score is unchanged)."""
-    return _params(space_or_params).get("levels") == LEVELS
+    ``levels``, :data:`LEVELS`; with :data:`LEVELS_FORMATS` preceded by the model's format shares): its calibration
+    is the level/deviation map (:mod:`indexer.posterior`), folded into the query vector, and every index row ends
+    with as many zeros (the raw score is unchanged)."""
+    return _params(space_or_params).get("levels") in (LEVELS, LEVELS_FORMATS)
+
+
+def prior_formats(space_or_params) -> int:
+    """How many answer formats the space's prior is kept per (the solver's ``n_formats``): 2 (with options,
+    without) for a space with :data:`LEVELS_FORMATS` that keeps the formats apart (:func:`has_formats`), else 1."""
+    p = _params(space_or_params)
+    return 2 if p.get("levels") == LEVELS_FORMATS and has_formats(p) else 1
+
+
+def level_width(space_or_params) -> int:
+    """How many trailing level coordinates the space's vectors carry: 0 without levels, 2 (``[l_i, u . mu_i]``),
+    or ``F + 2`` with the prior per answer format (``[w_i1 .. w_iF, l_i, u_i . mu_i]``)."""
+    if not has_levels(space_or_params):
+        return 0
+    return 2 if _params(space_or_params).get("levels") == LEVELS else 2 + prior_formats(space_or_params)
+
+
+def prompt_formats(X: np.ndarray, space_or_params) -> np.ndarray | None:
+    """(N,) int8 each design row's answer format for the solver (``formats``) of a space with the prior per format
+    (:func:`prior_formats` > 1): 0 with answer options (``is_mc`` > 0), 1 without; None for any other space."""
+    if prior_formats(space_or_params) == 1:
+        return None
+    return np.where(np.asarray(X)[:, _covariates_at(np.asarray(X).shape[1])] > 0, 0, 1).astype(np.int8)
 
 
 def strip_levels(X: np.ndarray, space_or_params) -> np.ndarray:
-    """Index rows (or a row) without the two trailing level coordinates of a space with levels (unchanged
-    otherwise)."""
-    return X[..., :-2] if has_levels(space_or_params) else X
+    """Index rows (or a row) without the trailing level coordinates of a space with levels (:func:`level_width`;
+    unchanged otherwise)."""
+    w = level_width(space_or_params)
+    return X[..., :-w] if w else X
+
+
+def format_weights(solver) -> np.ndarray:
+    """(M, F) each model's weight on each row of the solver's prior (``prior_`` as (F, p)): the shares of its observed
+    prompts per answer format with a prior per format (``n_formats`` F > 1), else a column of ones (F = 1)."""
+    M, F = len(solver.model_ids_), int(getattr(solver, "n_formats", 1))
+    if F == 1:
+        return np.ones((M, 1))
+    shares = solver.format_shares(sorted(set(solver.pattern_of_)))
+    return np.stack([shares[k] for k in solver.pattern_of_]) if M else np.zeros((0, F))
 
 
 def levels(solver) -> tuple[np.ndarray, np.ndarray]:
     """(M,) each model's level ``l_i`` (its mean signed outcome over its observed prompts: the score at its
-    coverage pattern's mean row) and (M,) ``u . mu_i``, the space prior ``u`` (the models' mean normal, embedding
-    part) at the model's pattern mean (0 without a prior): the two coordinates a space with levels appends to its
-    model vectors (:func:`index_vectors`)."""
+    coverage pattern's mean row) and (M,) ``u_i . mu_i``, the model's prior ``u_i`` (the space prior, the models'
+    mean normal, embedding part; with a prior per answer format their mix by the model's format shares,
+    :meth:`~indexer.solver.HyperplaneSolver.pattern_prior`) at the model's pattern mean (0 without a prior): the
+    two coordinates a space with levels appends to its model vectors (:func:`index_vectors`)."""
     level = np.asarray(solver.sum_y_, dtype=np.float64) / np.maximum(np.asarray(solver.n_observed_), 1)
     mu_u = np.zeros(level.shape[0])
-    u = getattr(solver, "prior_", None)
-    if u is not None and len(level):
-        u = np.asarray(u, dtype=np.float64)
+    if getattr(solver, "prior_", None) is not None and len(level):
         pats = solver.pattern_of_
         for key, (n, eig) in solver.factors(sorted(set(pats))).items():
+            u = np.asarray(solver.pattern_prior(key), dtype=np.float64)
             rows_ = np.array([i for i, k in enumerate(pats) if k == key])
             mu_u[rows_] = float(np.asarray(eig.mu[:u.shape[0]]) @ u)
     return level, mu_u
@@ -135,7 +175,7 @@ def index_dim(encoder_dim: int, space_or_params) -> int:
     """Width of a stored vector: embedding part + covariates + 1 with an intercept."""
     p = _params(space_or_params)
     return (embed_width(encoder_dim, p) + n_features(feature_set(p)) + (1 if has_intercept(p) else 0)
-            + (1 if has_formats(p) else 0) + (2 if has_levels(p) else 0))
+            + (1 if has_formats(p) else 0) + level_width(p))
 
 
 def _texts(texts) -> list[str]:
@@ -221,7 +261,7 @@ def add_intercept(X: np.ndarray, space) -> np.ndarray:
     block, 0 without, the share of neighbours with one for a question asked alone)."""
     if not has_intercept(space):
         return X
-    tail = np.zeros((X.shape[0], 2 if has_levels(space) else 0), dtype=X.dtype)  # the level coordinates
+    tail = np.zeros((X.shape[0], level_width(space)), dtype=X.dtype)  # the level coordinates
     if has_formats(space):
         m = X[:, _covariates_at(X.shape[1])][:, None]
         return np.hstack([X, m, 1.0 - m, tail]).astype(X.dtype, copy=False)
@@ -353,9 +393,12 @@ def index_vectors(solver, X: np.ndarray, space) -> np.ndarray:
       ``c_mc = c_i``: either way its score there is its general level plus its question-half fit."""
     if not has_intercept(space):
         return np.array(solver.normals_, dtype=np.float64)
-    if has_levels(space):  # [.., l_i, u . mu_i]: the level coordinates (queried with 0 but by a folded query)
+    if has_levels(space):  # [.., (w_i,) l_i, u_i . mu_i]: the level coordinates (queried with 0 but by a folded query)
         base = index_vectors(solver, X, {k: v for k, v in _params(space).items() if k != "levels"})
-        return np.hstack([base, np.column_stack(levels(solver)) if len(base) else np.zeros((0, 2))])
+        tail = [format_weights(solver)] if level_width(space) > 2 else []
+        if not len(base):
+            return np.zeros((0, base.shape[1] + level_width(space)))
+        return np.hstack([base, *tail, np.column_stack(levels(solver))])
     if not has_formats(space):
         return solver.augmented_normals()
     E, a = np.asarray(solver.normals_, dtype=np.float64), np.asarray(solver.intercept_, dtype=np.float64)

@@ -43,6 +43,8 @@ _MULTIPLE_CHOICE = "multiple-choice-v1"
 _MULTIPLE_CHOICE_V2 = "multiple-choice-v2"
 #: :data:`indexer.represent.LEVELS`, literal for the same reason
 _LEVELS = "level-deviation-v1"
+#: :data:`indexer.represent.LEVELS_FORMATS`
+_LEVELS_FORMATS = "level-deviation-v2"
 
 #: a space with a ``'mean'`` prior re-estimates it (and re-solves every model toward it) when the number of
 #: models has grown or shrunk by this factor since it was estimated; in between the prior is held fixed, so adding
@@ -66,6 +68,9 @@ class Method:
     #: model vectors carry their level coordinates and the calibration is the level/deviation map fitted on
     #: cross-fitted held-out source cells (:func:`indexer.represent.has_levels`, :mod:`indexer.posterior`)
     levels: bool = False
+    #: with ``levels`` and the answer formats apart: the prior (and its part of the map) per answer format
+    #: (:func:`indexer.represent.prior_formats`; space param ``levels = level-deviation-v2``)
+    prior_formats: bool = False
 
     @property
     def free(self) -> int:
@@ -90,17 +95,19 @@ class Method:
             opts["prior"] = self.prior
         if self.features:
             opts["free"] = self.free
+        if self.prior_formats:
+            opts["n_formats"] = 2
         return opts
 
     @property
     def params(self) -> dict:
         """A space's params under this method: the solver options but ``lam``/``eps`` (columns of their own),
         plus ``features`` for a method with a feature set."""
-        params = {k: v for k, v in self.options().items() if k not in ("lam", "eps")}
+        params = {k: v for k, v in self.options().items() if k not in ("lam", "eps", "n_formats")}
         if self.features:
             params["features"] = self.features
         if self.levels:
-            params["levels"] = _LEVELS
+            params["levels"] = _LEVELS_FORMATS if self.prior_formats else _LEVELS
         return params
 
 
@@ -215,8 +222,13 @@ class SpaceSpec:
     @property
     def options(self) -> dict:
         """The solver options the space's models are solved with."""
-        return {"lam": self.lam, "eps": self.eps, **{k: v for k, v in self.params.items()
+        from .represent import prior_formats
+
+        opts = {"lam": self.lam, "eps": self.eps, **{k: v for k, v in self.params.items()
                                                      if k not in ("features", "levels")}}
+        if prior_formats(self.params) > 1:
+            opts["n_formats"] = prior_formats(self.params)
+        return opts
 
     def solver(self):
         """A new :class:`~indexer.solver.HyperplaneSolver` with the space's options (unfitted)."""

@@ -177,7 +177,10 @@ class SolverContestant:
     def fit(self, D: np.ndarray, S: np.ndarray) -> Fitted:
         from ..solver import HyperplaneSolver
 
-        solver = HyperplaneSolver(**self.options).fit(D, S)
+        from .. import represent
+
+        formats = represent.prompt_formats(D, self.space) if self.space is not None else None
+        solver = HyperplaneSolver(**self.options).fit(D, S, formats=formats)
         if self.space is None:
             return Fitted(lambda Q: solver.predict(Q).T, source_means(S))
         from .. import represent
@@ -197,12 +200,8 @@ class SolverContestant:
 
             def folded(Q: np.ndarray) -> np.ndarray:
                 Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
-                g, lev = cal.ranking_coefficients
-                h = float(cal.shared) if u is not None else g
-                Z = cal.a + g * (V @ Xi.T) + (lev - g) * V[:, -2:-1] - (h - g) * V[:, -1:]  # = a + fold(q) . v_i
-                if u is not None:
-                    Z = Z + (h - g) * (Xi[:, :u.shape[0]] @ u)[None, :]  # + offset(q)
-                return Z
+                Qf, offset = cal.fold_rows(Xi, u)
+                return cal.a + offset[None, :] + V @ Qf.T  # = a + offset(q) + fold(q) . v_i
 
             return Fitted(folded, source_means(S), lambda Q, P: 0.5 * (1.0 + np.tanh(0.5 * np.asarray(P))),
                           "the space's own calibration as `taskspace index` fits it (the level/deviation map on "

@@ -155,6 +155,13 @@ class HyperplaneSolver:
     free : int, default 0
         The last ``free`` columns of ``D`` are prompt covariates (e.g. :mod:`indexer.features`) whose
         coefficients are not penalised; the first ``d - free`` columns (the embedding) are. 0 = none.
+    n_formats : int, default 1
+        How many answer formats the prompts come in (the codes given to ``fit`` / ``prepare`` / ``add_prompts`` as
+        ``formats``; :func:`indexer.represent.prompt_formats`). With more than one, the prior is one vector per
+        format (``prior_`` (n_formats, d - free)) and each model is shrunk toward their mix weighted by the shares of
+        its observed prompts in each format (:meth:`format_shares`); ``'mean'`` estimates each format's vector as
+        the mean of the prior-free normals weighted by those shares (the models seen on the format). On prompts of
+        one format this is the single prior exactly.
     prior : None, 'mean' or array of length ``d - free``
         Shrink the embedding part of every normal toward ``u`` instead of toward 0: the penalty becomes
         ``2 lambda ||e_i - u||^2`` (with ``select='gcv'`` lambda is chosen for the residual target
@@ -190,15 +197,16 @@ class HyperplaneSolver:
         Each model's coverage-pattern key (a key of ``patterns_``).
     patterns_ : dict
         The coverage patterns in use (:class:`~indexer.solver.coverage.Pattern`: mask and cached factorisations).
-    prior_ : (d - free,) float64 or None
-        The shrinkage target in use (option ``prior``).
+    prior_ : (d - free,) float64 or None; (n_formats, d - free) with ``n_formats`` > 1
+        The shrinkage target in use (option ``prior``); per answer format with ``n_formats`` > 1 (a model's own
+        target is :meth:`pattern_prior` of its coverage pattern).
     D_ : (N, d) float32 or float64
         The prompt embeddings, kept in the dtype given and by reference (``fit`` does not copy ``D``; do not
         modify it in place afterwards). ``add_prompts`` replaces it with a new array.
     """
 
     def __init__(self, lam: float = 1.0, eps: float = 0.0, *, intercept: bool = False, select: str | None = None,
-                 lambdas: Sequence[float] | None = None, free: int = 0, prior=None):
+                 lambdas: Sequence[float] | None = None, free: int = 0, prior=None, n_formats: int = 1):
         self.lam = lam
         self.eps = eps
         self.intercept = intercept
@@ -206,6 +214,7 @@ class HyperplaneSolver:
         self.lambdas = lambdas
         self.free = free
         self.prior = prior
+        self.n_formats = n_formats
 
     normals_ = _learned("_models", "normals", "(M, d) float64: row i is e_i.")
     intercept_ = _learned("_models", "intercept", "(M,) float64 per-model intercepts.")
@@ -222,7 +231,8 @@ class HyperplaneSolver:
     patterns_ = _learned("_coverage", "patterns", "The coverage patterns in use, by key.")
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, D: np.ndarray, S: np.ndarray, model_ids: Sequence[Hashable] | None = None) -> "HyperplaneSolver":
+    def fit(self, D: np.ndarray, S: np.ndarray, model_ids: Sequence[Hashable] | None = None, *,
+            formats: np.ndarray | None = None) -> "HyperplaneSolver":
         """Fit every model from scratch. On bad input nothing of a previous fit is changed.
 
         Parameters
@@ -230,8 +240,10 @@ class HyperplaneSolver:
         D : (N, d) prompt embeddings (float32 or float64).
         S : (M, N) outcomes in [0, 1], NaN where not observed (float32 saves memory for large M x N).
         model_ids : M hashable ids (default ``range(M)``).
+        formats : (N,) int in ``[0, n_formats)``, each prompt's answer format (default all 0).
         """
         D = self._checked_embeddings(D)
+        formats = self._checked_formats(formats, D.shape[0])
         S = np.asarray(S)
         if S.ndim != 2 or S.shape[1] != D.shape[0]:
             raise DimensionError(
@@ -242,7 +254,7 @@ class HyperplaneSolver:
             raise InputError(f"{len(ids)} model ids for {S.shape[0]} outcome rows")
         saved = dict(self.__dict__)
         try:
-            self._start(D)
+            self._start(D, formats)
             self.add_models(S, ids)
             if self._prior_kind() == "mean":
                 self._estimate_prior(base_solved=True)  # add_models solved them with prior_ None
@@ -253,12 +265,13 @@ class HyperplaneSolver:
             raise
         return self
 
-    def prepare(self, D: np.ndarray) -> "HyperplaneSolver":
-        """Start on the prompts ``D`` (N, d) with no model yet (then :meth:`add_models`), computing ``D^T D``.
-        A ``'mean'`` prior is not estimated (there is no model); an array prior is used as it is. On bad input
-        nothing of a previous fit is changed."""
+    def prepare(self, D: np.ndarray, *, formats: np.ndarray | None = None) -> "HyperplaneSolver":
+        """Start on the prompts ``D`` (N, d) with no model yet (then :meth:`add_models`), computing ``D^T D``
+        (``formats``: as for :meth:`fit`). A ``'mean'`` prior is not estimated (there is no model); an array prior
+        is used as it is. On bad input nothing of a previous fit is changed."""
         D = self._checked_embeddings(D)
-        self._start(D)
+        formats = self._checked_formats(formats, D.shape[0])
+        self._start(D, formats)
         self._coverage.full_gram()
         return self
 
@@ -360,14 +373,17 @@ class HyperplaneSolver:
         self._coverage.drop_unused(set(self._models.pattern))
         return self
 
-    def add_prompts(self, D_new: np.ndarray, S_new: np.ndarray) -> "HyperplaneSolver":
+    def add_prompts(self, D_new: np.ndarray, S_new: np.ndarray, *,
+                    formats: np.ndarray | None = None) -> "HyperplaneSolver":
         """Add prompts (a new benchmark, more questions) and the current models' outcomes on them.
 
         ``D_new`` (K, d) embeddings; ``S_new`` (M, K) outcomes of the fitted models in row order, NaN where a
-        model was not observed. Only the models with an observed outcome on a new prompt are re-solved.
+        model was not observed; ``formats`` (K,) their answer formats (as for :meth:`fit`). Only the models with an
+        observed outcome on a new prompt are re-solved.
         """
         self._check_fitted()
         D_new = validate_embeddings(D_new, dim=self._coverage.D.shape[1])
+        new_formats = self._checked_formats(formats, D_new.shape[0])
         S_new = np.asarray(S_new, dtype=np.float64)
         M = len(self._models)
         if S_new.ndim == 1:
@@ -377,6 +393,7 @@ class HyperplaneSolver:
         Y, observed = signed_outcomes(S_new, model_ids=self._models.ids)
         K = D_new.shape[0]
         patterns = self._coverage.add_prompts(D_new, self._models.pattern, observed)
+        self._formats = np.concatenate([self._formats, new_formats])
         # b_i += sum_{new j} y_ij d_j, and the counts and sums likewise
         self._models.add_prompts(patterns, dot_rows(Y, D_new, [(0, K)]), observed.sum(axis=1), Y.sum(axis=1),
                                  (Y * Y).sum(axis=1))
@@ -490,12 +507,44 @@ class HyperplaneSolver:
             raise InputError(f"free={self.free} leaves no embedding column of the {D.shape[1]} in D")
         return D
 
-    def _start(self, D: np.ndarray) -> None:
-        """Reset the learned state to the prompts ``D`` (N, d) and no model (an array prior is checked first)."""
+    def _start(self, D: np.ndarray, formats: np.ndarray) -> None:
+        """Reset the learned state to the prompts ``D`` (N, d) of answer ``formats`` (N,) and no model (an array
+        prior is checked first)."""
         prior = self._fixed_prior(D.shape[1])
         self._coverage = Coverage(D)
         self._models = ModelRows(D.shape[1])
+        self._formats = formats
         self.prior_ = prior
+
+    def _checked_formats(self, formats, N: int) -> np.ndarray:
+        """(N,) int8 answer-format codes in ``[0, n_formats)`` (None: all 0)."""
+        if formats is None:
+            return np.zeros(N, dtype=np.int8)
+        f = np.asarray(formats)
+        if f.shape != (N,) or f.dtype.kind not in "iub" or (N and (f.min() < 0 or f.max() >= self.n_formats)):
+            raise InputError(f"formats must be {N} whole numbers in [0, {self.n_formats}) (one per prompt)")
+        return f.astype(np.int8)
+
+    def format_shares(self, keys=None) -> dict[bytes, np.ndarray]:
+        """``{pattern key: (n_formats,) float64}``: the share of the pattern's prompts in each answer format (a model's
+        format mix: every model of a pattern has the same), for the patterns in use (or ``keys``)."""
+        self._check_fitted()
+        cov = self._coverage
+        keys = list(cov.patterns) if keys is None else list(keys)
+        out = {}
+        for key in keys:
+            counts = np.bincount(self._formats[cov.patterns[key].mask], minlength=int(self.n_formats))
+            out[key] = counts / max(int(counts.sum()), 1)
+        return out
+
+    def pattern_prior(self, key: bytes) -> np.ndarray | None:
+        """(d - free,) the shrinkage target of the models of coverage pattern ``key``: ``prior_`` itself, or with
+        one prior per answer format (``n_formats`` > 1) their mix weighted by the pattern's :meth:`format_shares`
+        (None without a prior)."""
+        u = self.prior_
+        if u is None or np.ndim(u) == 1:
+            return u
+        return self.format_shares([key])[key] @ u
 
     def _check_params(self) -> None:
         self._check_options()
@@ -510,13 +559,17 @@ class HyperplaneSolver:
             raise InputError(f"free={free!r} must be a whole number >= 0 (trailing unpenalised columns)")
         if self.select not in (None, "gcv"):
             raise InputError(f"select={self.select!r}: use None (fixed lambda) or 'gcv'")
+        nf = self.n_formats
+        if isinstance(nf, bool) or not isinstance(nf, (int, np.integer)) or nf < 1:
+            raise InputError(f"n_formats={nf!r} must be a whole number >= 1 (answer formats of the prompts)")
         prior = self.prior
         if isinstance(prior, str) and prior != "mean":
             raise InputError(f"prior={prior!r}: use None, 'mean' or an array (the shrinkage target)")
         if prior is not None and not isinstance(prior, str):
             u = np.asarray(prior)
-            if u.ndim != 1 or u.dtype.kind not in "fiu" or not np.isfinite(u).all():
-                raise InputError("prior must be a 1-d array of finite numbers (the shrinkage target)")
+            if u.ndim != (1 if nf == 1 else 2) or u.dtype.kind not in "fiu" or not np.isfinite(u).all():
+                raise InputError("prior must be an array of finite numbers (the shrinkage target): 1-d, or one row "
+                                 "per answer format with n_formats > 1")
         if self.lambdas is not None:
             grid = np.asarray(self.lambdas, dtype=np.float64)
             if grid.ndim != 1 or grid.size == 0 or not np.isfinite(grid).all() or (grid < 0).any():
@@ -531,8 +584,9 @@ class HyperplaneSolver:
             return None
         u = np.asarray(self.prior, dtype=np.float64)
         p = d - int(self.free)
-        if u.shape != (p,):
-            raise DimensionError(f"prior has shape {u.shape}; expected ({p},), the embedding part of the normals")
+        want = (p,) if self.n_formats == 1 else (int(self.n_formats), p)
+        if u.shape != want:
+            raise DimensionError(f"prior has shape {u.shape}; expected {want}, the embedding part of the normals")
         return u
 
     def _estimate_prior(self, base_solved: bool) -> None:
@@ -545,13 +599,31 @@ class HyperplaneSolver:
             self._solve(rows)
         if len(self._models) >= PRIOR_MIN_MODELS:
             p = self._coverage.D.shape[1] - int(self.free)
-            self.prior_ = self._prior_of(self.normals_[:, :p])
+            E = self.normals_[:, :p]
+            if self.n_formats == 1:
+                self.prior_ = self._prior_of(E)
+            else:
+                shares = self.format_shares(sorted(set(self._models.pattern)))
+                W = np.stack([shares[k] for k in self._models.pattern])  # (M, F) each model's format mix
+                self.prior_ = self._format_priors(E, W)
             self._solve(rows)
 
     def _prior_of(self, E: np.ndarray) -> np.ndarray:
         """The ``'mean'`` prior from the models' prior-free normals ``E`` (models x embedding part): their mean (other
         estimates replace this in ``benchmarks/bench_prior.py``)."""
         return E.mean(axis=0)
+
+    def _format_priors(self, E: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """(F, p) the ``'mean'`` prior per answer format from the prior-free normals ``E`` (M, p) and the models'
+        format mixes ``W`` (M, F): ``u_f = sum_i W_if e_i / sum_i W_if`` (the models seen on format f, each by its
+        share there). A format seen by less than :data:`PRIOR_MIN_MODELS` models' worth of shares gets the plain
+        mean of all (its own mean would be mostly those few models' normals). On one format, the plain mean."""
+        u = self._prior_of(E)
+        out = np.tile(u, (W.shape[1], 1))
+        total = W.sum(axis=0)
+        for f in np.flatnonzero(total >= PRIOR_MIN_MODELS):
+            out[f] = W[:, f] @ E / total[f]
+        return out
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_coverage"):
@@ -596,5 +668,5 @@ class HyperplaneSolver:
             E, lam_i, a, noise = solve_pattern(pat.eig, n, models.b[idx_arr], models.sum_y[idx_arr],
                                                models.sum_yy[idx_arr], lam=self.lam, eps=self.eps,
                                                intercept=self.intercept, grid=grid if self.select == "gcv" else None,
-                                               prior=self.prior_)
+                                               prior=self.pattern_prior(key))
             models.solved(idx_arr, E, lam_i, a, noise)
