@@ -157,3 +157,72 @@ def test_mean_prior_needs_enough_models():
     few.add_models(S[-1:]).refresh_prior()  # now there are enough
     np.testing.assert_allclose(few.normals_, HyperplaneSolver(**method_options("auto-mean")).fit(X, S).normals_, atol=1e-10)
     assert few.prior_ is not None
+
+
+def _two_formats(seed, M=14, N=90, d=6):
+    """Prompts of two answer formats (0: the first 40, 1: the rest); models 0-5 observed on format 0 only, 6-11 on
+    format 1 only, 12-13 on both (with gaps: several coverage patterns)."""
+    X, S = _data(seed, M=M, N=N, d=d, missing=0.1)
+    formats = (np.arange(N) >= 40).astype(np.int8)
+    S[:6, 40:] = np.nan
+    S[6:12, :40] = np.nan
+    S[:, :3] = 1.0
+    S[6:12, :3] = np.nan
+    return X, S, formats
+
+
+def test_a_prior_per_format_shrinks_each_model_toward_the_models_seen_on_its_formats():
+    X, S, formats = _two_formats(11)
+    opts = method_options("auto-mean")
+    E = HyperplaneSolver(**method_options("auto")).fit(X, S).normals_  # the prior-free normals
+    W = np.stack([np.bincount(formats[~np.isnan(s)], minlength=2) / (~np.isnan(s)).sum() for s in S])  # format mix
+    u = (W.T @ E) / W.sum(axis=0)[:, None]  # (2, d): each format's mean normal, each model by its share there
+    got = HyperplaneSolver(**dict(opts, n_formats=2)).fit(X, S, formats=formats)
+    np.testing.assert_allclose(got.prior_, u, atol=1e-12)
+    assert not np.allclose(u[0], E.mean(axis=0))  # a model seen only with options is not shrunk toward the mean of all
+    for i in range(S.shape[0]):  # each model: the fit toward its own mix of the two, as with that prior held fixed
+        want = HyperplaneSolver(**dict(opts, prior=W[i] @ u)).fit(X, S[i:i + 1])
+        np.testing.assert_allclose(got.normals_[i], want.normals_[0], atol=1e-10)
+        np.testing.assert_allclose(got.intercept_[i], want.intercept_[0], atol=1e-10)
+        np.testing.assert_allclose(got.pattern_prior(got.pattern_of_[i]), W[i] @ u, atol=1e-12)
+
+
+def test_a_prior_per_format_on_one_format_is_the_single_prior():
+    X, S = _data(12, M=9)
+    one = HyperplaneSolver(**method_options("auto-mean")).fit(X, S)
+    for code in (0, 1):  # every prompt of one format, whichever: the other format has no model and the mean of all
+        per = HyperplaneSolver(**dict(method_options("auto-mean"), n_formats=2)).fit(
+            X, S, formats=np.full(X.shape[0], code))
+        np.testing.assert_allclose(per.prior_, np.tile(one.prior_, (2, 1)), atol=1e-12)
+        np.testing.assert_array_equal(per.normals_, one.normals_)
+        np.testing.assert_array_equal(per.lam_, one.lam_)
+
+
+def test_a_prior_per_format_is_held_fixed_by_updates_and_refresh_equals_a_fresh_fit():
+    X, S, formats = _two_formats(13)
+    opts = dict(method_options("auto-mean"), n_formats=2)
+    inc = HyperplaneSolver(**opts).fit(X[:70], S[:10, :70], formats=formats[:70])
+    u0 = inc.prior_.copy()
+    inc.add_prompts(X[70:], S[:10, 70:], formats=formats[70:]).add_models(S[10:], model_ids=list(range(10, 14)))
+    inc.replace_model(2, S[2])
+    np.testing.assert_array_equal(inc.prior_, u0)
+    fixed = HyperplaneSolver(**dict(opts, prior=u0)).fit(X, S, formats=formats)  # adding a model = a fit from scratch
+    np.testing.assert_allclose(inc.normals_, fixed.normals_, atol=1e-9)
+    np.testing.assert_allclose(inc.intercept_, fixed.intercept_, atol=1e-9)
+    inc.refresh_prior()
+    fresh = HyperplaneSolver(**opts).fit(X, S, formats=formats)
+    np.testing.assert_allclose(inc.prior_, fresh.prior_, atol=1e-10)
+    np.testing.assert_allclose(inc.normals_, fresh.normals_, atol=1e-9)
+
+
+def test_bad_formats_are_refused():
+    X, S = _data(14)
+    opts = dict(method_options("auto-mean"), n_formats=2)
+    with pytest.raises(InputError, match=r"formats must be 80 whole numbers in \[0, 2\)"):
+        HyperplaneSolver(**opts).fit(X, S, formats=np.full(80, 2))
+    with pytest.raises(InputError, match="formats must be"):
+        HyperplaneSolver(**opts).fit(X, S, formats=np.zeros(79, dtype=int))
+    with pytest.raises(InputError, match="n_formats=0"):
+        HyperplaneSolver(n_formats=0).fit(X, S)
+    with pytest.raises(DimensionError, match=r"expected \(2, 6\)"):
+        HyperplaneSolver(**dict(opts, prior=np.zeros((3, 6)))).fit(X, S)

@@ -622,7 +622,8 @@ class HyperplaneSolver:
         out = np.tile(u, (W.shape[1], 1))
         total = W.sum(axis=0)
         for f in np.flatnonzero(total >= PRIOR_MIN_MODELS):
-            out[f] = W[:, f] @ E / total[f]
+            if not (W[:, f] == 1.0).all():  # (every model on format f alone: the plain mean, as computed above)
+                out[f] = W[:, f] @ E / total[f]
         return out
 
     def _check_fitted(self) -> None:
