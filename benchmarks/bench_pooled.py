@@ -7,11 +7,13 @@ alone: for each data set, the models with an outcome on it, fitted on the fold's
 only and scored on the fold's target prompts of it, the same prompts the pooled fit is scored on. The default
 contestant exactly as `taskspace evaluate` builds it (the index form and its calibration).
 
-    TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_pooled.py DATA_A DATA_B [...] [--seeds N] [--split in-sample|oos]
+    TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_pooled.py DATA_A DATA_B [...] [--seeds N] [--split in-sample|oos] [--prior-formats]
 
 ``oos`` (leave one benchmark out) is on the same prompts in both runs already; it is offered for completeness.
 Prints, per data set, AUC / selection accuracy / ECE of the pooled fit and of the fit alone (mean over folds,
-selection among that data set's models observed on each prompt).
+selection among that data set's models observed on each prompt). ``--prior-formats``: the default with the prior
+per answer format (space param ``levels = level-deviation-v2``, :func:`indexer.represent.prior_formats`), when it
+is not the default already.
 """
 from __future__ import annotations
 
@@ -33,9 +35,14 @@ def main() -> None:
     ap.add_argument("data", nargs="+")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--split", default="in-sample", choices=["in-sample", "oos"])
+    ap.add_argument("--prior-formats", action="store_true")
     args = ap.parse_args()
     if len(args.data) < 2:
         sys.exit("give at least two data folders")
+    if args.prior_formats:
+        import dataclasses
+        from indexer import space
+        space.METHODS["auto-mc"] = dataclasses.replace(space.METHODS["auto-mc"], prior_formats=True)
     default = ev._default_space(None)
     m, datasets, names = ev.load_pooled(args.data, None)
     from indexer.encoder import get_encoder

@@ -20,6 +20,12 @@ V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -
 p = 1 / (1 + np.exp(-(c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - U) + c["calibration_shared"] * U)))
 for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
+#: the same with the prior per answer format (indexer.represent.LEVELS_FORMATS): the model's prior part is its mix of
+#: the per-format priors, ``w_i . (u_f . x)_f - u_i . mu_i``
+_READ_FORMATS = _READ_LEVELS.replace(
+    'U = np.array(c["prior"] or [0.0]) @ row[:len(c["prior"] or [0.0])] - V[:, -1]',
+    'P = np.array(c["prior"] or [0.0, 0.0]).reshape(2, -1); U = V[:, -4:-2] @ (P @ row[:P.shape[1]]) - V[:, -1]')
+
 _READ = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); a, b = next((r["calibration_a"], r["calibration_b"]) for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
 s = np.array(t["vector"].to_pylist(), dtype=np.float32) @ row; p = 1 / (1 + np.exp(-(a + b * s)))  # raw score, probability
 for k in np.argsort(-s)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
@@ -35,17 +41,19 @@ def example(space: str, params: dict, encoder_dim: int) -> str:
         none = f"np.zeros({encoder_dim})" if represent.has_formats(params) else 'encode(["(no options)"])[0]'
         tail = "[f[0], 1 - f[0]]" if represent.has_formats(params) else "[1]"
         if represent.has_levels(params):
-            tail = tail[:-1] + ", 0, 0]"
+            tail = tail[:-1] + ", 0" * represent.level_width(params) + "]"
         body = _SPLIT_ROW.format(none=none, tail=tail)
     else:
         fs = represent.feature_set(params)
         cov = ", math.log1p(len(prompt)), math.log1p(prompt.count(\"\\n\") + 1)" if fs else ""
         one = ", 1" if represent.has_intercept(params) else ""
-        one += ", 0, 0" if represent.has_levels(params) else ""
+        one += ", 0" * represent.level_width(params)
         body = f"row = np.concatenate([encode([prompt])[0], [{cov.lstrip(', ')}{one}]])" if (cov or one) else \
             "row = encode([prompt])[0]"
         body = body.replace("[, ", "[")
-    return "\n".join([head, body, (_READ_LEVELS if represent.has_levels(params) else _READ).format(space=space)])
+    read = _READ if not represent.has_levels(params) else (
+        _READ_FORMATS if represent.level_width(params) > 2 else _READ_LEVELS)
+    return "\n".join([head, body, read.format(space=space)])
 
 
 def how(method: str, params: dict, lam: float, eps: float) -> str:
@@ -56,7 +64,10 @@ def how(method: str, params: dict, lam: float, eps: float) -> str:
     if params.get("intercept"):
         parts.append("centred embeddings with an unpenalised per-model intercept")
     if params.get("prior") == "mean":
-        parts.append("each model shrunk toward the models' mean normal (the space's prior)")
+        parts.append("each model shrunk toward the models' mean normal (the space's prior)"
+                     if params.get("levels") != "level-deviation-v2" else
+                     "each model shrunk toward the mean normal of the models seen on its answer formats (the space's "
+                     "prior, one per format: with answer options, without), mixed by its prompts' formats")
     if params.get("features"):
         parts.append(f"prompt covariates `{params['features']}` (unpenalised)")
     if eps:
@@ -93,7 +104,9 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "params, the vector layout, the calibration `p = 1 / (1 + exp(-(calibration_a + calibration_b * score)))`, or "
               "where `calibration_level` is set (spaces whose vectors end with `level` and `prior_mu`) `logit p = "
               "calibration_a + calibration_level * l + calibration_specific * (score - l - U) + calibration_shared * U` "
-              "with `l` the model's level and `U = prior . row - prior_mu` (`prior`: the space's prior) |",
+              "with `l` the model's level and `U = prior . row - prior_mu` (`prior`: the space's prior; where the "
+              "vectors also carry `prior_w`, the prior is one row per answer format, flattened, and `U = prior_w . "
+              "(prior_f . row)_f - prior_mu`) |",
               "| `models/<space>.parquet` | one per model: model id, Hub repo id, model revision, space, encoder and "
               "revision, dimension, method, lambda, eps, `vector` (list of float32) and its `layout`, the posterior "
               "of its scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed "

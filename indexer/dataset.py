@@ -92,7 +92,7 @@ def encoder_dim_of(dim: int, params: dict) -> int:
     from .features import n_features
 
     extra = n_features(represent.feature_set(params)) + (1 if represent.has_intercept(params) else 0) + (
-        1 if represent.has_formats(params) else 0) + (2 if represent.has_levels(params) else 0)
+        1 if represent.has_formats(params) else 0) + represent.level_width(params)
     rest = int(dim) - extra
     return rest // 2 if represent.is_split(params) else rest
 
@@ -121,6 +121,10 @@ def layout(dim: int, params: dict) -> list[dict]:
         parts += [("c_mc", 1, "is_mc (1 for a prompt with options)"), ("c_free", 1, "1 - is_mc")]
     elif represent.has_intercept(params):
         parts += [("c", 1, "1")]
+    if represent.level_width(params) > 2:
+        parts += [("prior_w", represent.prior_formats(params), "0 (the share of the model's observed prompts with answer "
+                   "options, then without: the weights of the space's per-format priors in the model's own; a folded "
+                   "query holds (shared - specific) u_f . row there)")]
     if represent.has_levels(params):
         parts += [("level", 1, "0 (the model's level, its mean signed outcome; the level/deviation calibration "
                                "folds a query to level - specific here)"),
@@ -401,10 +405,14 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         rec = SpaceRecords(spec, r, cal, created_at=_time(r.get("created_at"), where, errors))
         if r.get("prior") is not None:
             u = np.asarray(r["prior"], dtype=np.float64)
-            if np.isfinite(u).all() and 0 < u.shape[0] < int(spec.dim) and int(r.get("prior_models") or 0) > 0:
+            from . import represent
+
+            F = represent.prior_formats(spec.params)  # a prior per answer format: F rows, flattened
+            if (np.isfinite(u).all() and 0 < u.shape[0] < F * int(spec.dim) and u.shape[0] % F == 0
+                    and int(r.get("prior_models") or 0) > 0):
                 rec.prior = (u, int(r["prior_models"]))
             else:
-                errors.add(where, "its prior is not a finite vector shorter than the space's")
+                errors.add(where, "its prior is not a finite vector shorter than the space's (one per answer format)")
         # patterns
         pname = patterns_file(spec.name)
         pt = _read_table(root, pname, PATTERN_COLUMNS, errors)

@@ -395,7 +395,7 @@ class Indexer:
         if refresh_prior:
             prior = None  # estimated below from the models solved here
         elif spec.prior == "mean":  # held fixed: each model is solved toward the stored prior
-            solver.prior = prior.vector if prior is not None else None
+            solver.prior = represent.prior_matrix(prior.vector, spec) if prior is not None else None
         with _timed(report, "solve"):
             self.progress.stage("solve", f"{len(om.models)} model(s) on {len(om.prompt_hashes)} prompts")
             # models are independent given D: adding them in chunks gives the same vectors and lets a bar move

@@ -446,7 +446,10 @@ class Predictor:
         self.calibration = calibration
         self._load = load_patterns
         self._patterns: dict[str, PatternPosterior] = {}
-        self.prior = None if prior is None else np.asarray(prior, dtype=np.float64)
+        from . import represent
+
+        #: the space's prior, (p,) or one row per answer format (F, p) (:func:`indexer.represent.prior_matrix`)
+        self.prior = None if prior is None else represent.prior_matrix(prior, space)
         #: the per-query constant of a folded query (:meth:`fold`), added to its scores before the map
         self.offset = 0.0
 

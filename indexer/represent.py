@@ -55,7 +55,7 @@ __all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_
            "has_intercept", "is_split", "embed_width", "index_dim", "embed", "design", "rows", "lift", "query_rows",
            "question_width", "unknown", "fill_unknown", "mean_row", "has_formats", "pattern_formats", "index_vectors",
            "effective_rows", "LEVELS", "LEVELS_FORMATS", "has_levels", "strip_levels", "levels", "prior_formats",
-           "level_width", "prompt_formats", "format_weights"]
+           "level_width", "prompt_formats", "format_weights", "prior_matrix"]
 
 #: the ``levels`` param of a space whose vectors carry the level coordinates (:func:`has_levels`)
 LEVELS = "level-deviation-v1"
@@ -130,6 +130,14 @@ def prompt_formats(X: np.ndarray, space_or_params) -> np.ndarray | None:
     if prior_formats(space_or_params) == 1:
         return None
     return np.where(np.asarray(X)[:, _covariates_at(np.asarray(X).shape[1])] > 0, 0, 1).astype(np.int8)
+
+
+def prior_matrix(vector, space_or_params) -> np.ndarray:
+    """A space's prior as the solver and the folded query take it, from its stored (flat) float64 vector: (p,), or
+    (F, p) with a prior per answer format (:func:`prior_formats`; stored row after row)."""
+    u = np.asarray(vector, dtype=np.float64)
+    F = prior_formats(space_or_params)
+    return u.reshape(F, -1) if F > 1 else u.reshape(-1)
 
 
 def strip_levels(X: np.ndarray, space_or_params) -> np.ndarray:

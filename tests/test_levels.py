@@ -177,3 +177,98 @@ def test_heldout_refits_skip_a_sparse_model_seen_only_on_the_left_out_prompts():
     spec = _spec()
     level, dev, shared, out = posterior.heldout_cells(spec.solver, D, S, spec, folds=2)
     assert out.size == int((~np.isnan(S)).sum()) - 2  # every observed cell but model 3's two
+
+
+def _split_data(seed=0, N=120, d=4, M=14):
+    """Design rows of a split space (``[E(q), E(o), is_mc, 3 option covariates]``): the first half of the prompts with
+    answer options, the rest without (zero options half and covariates); models 0-5 observed with options only, 6-11
+    without only, 12-13 on both."""
+    rng = np.random.default_rng(seed)
+    Q = rng.normal(size=(N, d))
+    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+    O = rng.normal(size=(N, d))
+    O /= np.linalg.norm(O, axis=1, keepdims=True)
+    mc = np.arange(N) < N // 2
+    F = np.c_[np.ones(N), 3 + rng.random(N), 4 + rng.random(N), np.log(rng.integers(3, 11, N))]
+    X = np.c_[Q, np.where(mc[:, None], O, 0.0), np.where(mc[:, None], F, 0.0)]
+    logit = rng.normal(size=M)[:, None] + 1.5 * rng.normal(size=(M, 2 * d)) @ X[:, :2 * d].T
+    S = (rng.random((M, N)) < 1 / (1 + np.exp(-logit))).astype(float)
+    S[:6, ~mc] = np.nan
+    S[6:12, mc] = np.nan
+    S[12, :5] = np.nan
+    return X, S
+
+
+def _formats_spec(d=4):
+    params = dict(space_params("auto-mc"), levels=represent.LEVELS_FORMATS)
+    return SpaceSpec("enc@1", 1.0, 0.0, "auto-mc", params, represent.index_dim(d, params))
+
+
+def test_a_prior_per_format_folds_into_the_query_and_ranks_as_the_probabilities():
+    """levels = level-deviation-v2: the model vectors end [w_mc, w_free, l_i, u_i . mu_i], u_i = w_i . (u_mc, u_free)
+    the model's own shrinkage target; the folded query gives the map's logit with U_i = u_i . (x - mu_i), and
+    Qdrant's order is the probability's order."""
+    X, S = _split_data()
+    spec = _formats_spec()
+    assert represent.prior_formats(spec) == 2 and represent.level_width(spec) == 4
+    assert spec.options["n_formats"] == 2
+    formats = represent.prompt_formats(X, spec)
+    np.testing.assert_array_equal(formats, (np.arange(X.shape[0]) >= X.shape[0] // 2).astype(int))
+    solver = spec.solver().fit(X, S, formats=formats)
+    assert solver.prior_.shape == (2, 8)
+    cal = posterior.fit_level_calibration(*posterior.heldout_cells(spec.solver, X, S, spec))
+    assert cal.folded and cal.shared != cal.specific
+    V = represent.index_vectors(solver, X, spec)
+    assert V.shape == (S.shape[0], spec.dim)
+    W = V[:, -4:-2]
+    np.testing.assert_allclose(W[:6], [[1, 0]] * 6)
+    np.testing.assert_allclose(W[6:12], [[0, 1]] * 6)
+    np.testing.assert_allclose(W[12:].sum(axis=1), 1.0)
+    assert 0 < W[12, 0] < 1
+    level = np.nanmean(2 * S - 1, axis=1)
+    np.testing.assert_allclose(V[:, -2], level)
+    u_i = W @ solver.prior_  # each model's own prior
+    mu = np.stack([X[~np.isnan(s)].mean(axis=0) for s in S])[:, :8]
+    np.testing.assert_allclose(V[:, -1], (u_i * mu).sum(axis=1), atol=1e-12)
+    rows = represent.add_intercept(np.r_[X[:3], X[-3:]], spec)
+    np.testing.assert_array_equal(rows[:, -4:], 0.0)
+    pred = posterior.Predictor(spec, cal, lambda keys: {}, prior=solver.prior_.reshape(-1))  # stored flat
+    for row in rows:
+        q = pred.fold(row).astype(np.float64)
+        assert pred.offset == 0.0
+        scores = V @ q
+        p = pred.probability(scores)
+        raw = V @ row
+        U = u_i @ row[:8] - V[:, -1]
+        want = cal.a + cal.level * level + cal.specific * (raw - level - U) + cal.shared * U
+        np.testing.assert_allclose(p, 1 / (1 + np.exp(-want)), atol=1e-6)  # the folded query is float32
+        assert list(np.argsort(-scores, kind="stable")) == list(np.argsort(-p, kind="stable"))
+    # the folded rows at once are the rows one by one
+    Qf, off = cal.fold_rows(rows, solver.prior_)
+    np.testing.assert_allclose(Qf[0], cal.fold(rows[0], solver.prior_)[0])
+    np.testing.assert_array_equal(off, 0.0)
+
+
+def test_a_prior_per_format_adding_models_equals_a_fit_from_scratch():
+    """Models added in chunks toward the held-fixed per-format priors: the vectors (level coordinates too) of one
+    fit toward them."""
+    X, S = _split_data(1)
+    spec = _formats_spec()
+    formats = represent.prompt_formats(X, spec)
+    full = spec.solver().fit(X, S, formats=formats)
+    inc = HyperplaneSolver(**dict(spec.options, prior=full.prior_)).prepare(X, formats=formats)
+    for lo in range(0, S.shape[0], 4):
+        inc.add_models(S[lo:lo + 4], model_ids=list(range(lo, min(lo + 4, S.shape[0]))))
+    np.testing.assert_allclose(represent.index_vectors(inc, X, spec), represent.index_vectors(full, X, spec),
+                               atol=1e-9)
+
+
+def test_the_prior_per_format_is_a_new_space_and_older_ones_read_as_before():
+    new, old = _formats_spec(), dict(space_params("auto-mc"), levels=represent.LEVELS)
+    assert SpaceSpec.of(new).key != SpaceSpec("enc@1", 1.0, 0.0, "auto-mc", old, represent.index_dim(4, old)).key
+    assert represent.prior_formats(old) == 1 and represent.level_width(old) == 2
+    assert "n_formats" not in SpaceSpec("enc@1", 1.0, 0.0, "auto-mc", old, 14).options
+    assert represent.prompt_formats(np.zeros((3, 12)), old) is None
+    u = np.arange(16.0)
+    np.testing.assert_array_equal(represent.prior_matrix(u, new), u.reshape(2, 8))
+    np.testing.assert_array_equal(represent.prior_matrix(u, old), u)

@@ -12,6 +12,7 @@ import numpy as np
 from sqlalchemy import delete, or_, select, update
 
 from ..errors import DimensionError, InputError, NotFoundError, StoreError
+from ..represent import prior_formats
 from ..space import SpaceSpec
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpaceCalibrationRow,
                          SpacePatternRow, SpacePriorRow, utcnow)
@@ -117,8 +118,9 @@ class DerivedMixin:
         vectors = list(vectors)
         prior_row = None
         if prior is not None:
-            u = np.asarray(prior.vector, dtype="<f8").reshape(-1)
-            if not np.isfinite(u).all() or u.shape[0] >= space.dim or prior.n_models < 1:
+            u = np.asarray(prior.vector, dtype="<f8").reshape(-1)  # a prior per answer format: its rows in turn
+            F = prior_formats(space.params or {})
+            if not np.isfinite(u).all() or u.shape[0] >= F * space.dim or u.shape[0] % F or prior.n_models < 1:
                 raise InputError(f"invalid prior: {u.shape[0]} entries for a space of dimension {space.dim}, "
                                  f"{prior.n_models} model(s)", item=f"space {space_id}")
             prior_row = dict(space_id=space_id, dim=int(u.shape[0]), vector=u.tobytes(), n_models=int(prior.n_models),
