@@ -24,7 +24,10 @@ part ``s - l_i - U``, each with its own weight: ``logit p = a + level l_i + spec
 (:func:`heldout_cells`, :func:`fit_level_calibration`): leave-one-out cells would let the prior, fitted on every
 other model's outcome of the prompt, know its difficulty. The weights are per space and the model vectors carry
 ``[l_i, u . mu_i]``, so the map folds into the query vector (:meth:`Calibration.fold`): Qdrant's inner product
-plus a per-query constant is the logit, and Qdrant's order is the probability order. Where thousands of models
+plus a per-query constant is the logit, and Qdrant's order is the probability order. With the prior per answer
+format (:data:`indexer.represent.LEVELS_FORMATS`) a model's prior is its own mix ``u_i = sum_f w_if u_f`` of the
+formats' priors, the vectors carry ``[w_i1 .. w_iF, l_i, u_i . mu_i]`` and the folded query holds the ``u_f . x``
+(scaled) in the ``w`` coordinates, with no per-query constant. Where thousands of models
 each have a few hundred cells (metabench), the held-out prompts give the own deviation a small weight, and the
 argmax over models picks strong models instead of over-fitted ones.
 """
