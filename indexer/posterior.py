@@ -197,8 +197,11 @@ class Calibration:
         if u is not None:
             u = np.asarray(u, np.float64)
             ux = rows[:, :u.shape[-1]] @ u.T  # (q,) or (q, F): u . x, or u_f . x per format
-            if u.ndim == 2:
-                q[:, -2 - u.shape[0]:-2] = (h - g) * ux
+            if u.ndim == 2:  # the model's own prior part out of its deviation, the query format's prior in the offset
+                F = u.shape[0]
+                q[:, -2 - F:-2] = -g * ux
+                m = rows[:, -2 - 2 * F:-2 - F]  # the query's format shares (the F coordinates before these)
+                offset = h * (m * ux).sum(axis=1)
             else:
                 offset = (h - g) * ux
         return q, offset
@@ -398,7 +401,11 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
         U = np.zeros_like(P)
         if solver.prior_ is not None:  # U_i = u_i . (x - mu_i), u_i = sum_f w_if u_f (one prior: w_i = 1)
             u = np.atleast_2d(np.asarray(solver.prior_, dtype=np.float64))
-            U = represent.format_weights(solver) @ (rows_[:, :u.shape[1]] @ u.T).T - mu_u[:, None]
+            ux = rows_[:, :u.shape[1]] @ u.T  # (q, F) u_f . x
+            own_prior = represent.format_weights(solver) @ ux.T - mu_u[:, None]
+            # the shared part: the prior of the query's format, u_f(q) . x - u_i . mu_i (one prior: u_i's own)
+            U = ((represent.query_format_shares(rows_, space) * ux).sum(axis=1))[None, :] - mu_u[:, None]
+            P = P - own_prior + U  # so that deviation - shared is the model's own part s - l - u_i . (x - mu_i)
         Sh = S[keep][:, held]
         obs = ~np.isnan(Sh)
         L = np.broadcast_to(level[:, None], Sh.shape)

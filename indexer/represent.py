@@ -132,6 +132,17 @@ def prompt_formats(X: np.ndarray, space_or_params) -> np.ndarray | None:
     return np.where(np.asarray(X)[:, _covariates_at(np.asarray(X).shape[1])] > 0, 0, 1).astype(np.int8)
 
 
+def query_format_shares(rows: np.ndarray, space_or_params) -> np.ndarray:
+    """(q, F) each index row's weight on each of the space's per-format priors (:func:`prior_formats` F): its
+    ``[m, 1 - m]`` format coordinates with a prior per format, else a column of ones."""
+    F = prior_formats(space_or_params)
+    rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
+    if F == 1:
+        return np.ones((rows.shape[0], 1))
+    w = level_width(space_or_params)
+    return rows[:, -w - F:-w]
+
+
 def prior_matrix(vector, space_or_params) -> np.ndarray:
     """A space's prior as the solver and the folded query take it, from its stored (flat) float64 vector: (p,), or
     (F, p) with a prior per answer format (:func:`prior_formats`; stored row after row)."""

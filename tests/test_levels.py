@@ -235,18 +235,19 @@ def test_a_prior_per_format_folds_into_the_query_and_ranks_as_the_probabilities(
     pred = posterior.Predictor(spec, cal, lambda keys: {}, prior=solver.prior_.reshape(-1))  # stored flat
     for row in rows:
         q = pred.fold(row).astype(np.float64)
-        assert pred.offset == 0.0
         scores = V @ q
         p = pred.probability(scores)
         raw = V @ row
-        U = u_i @ row[:8] - V[:, -1]
-        want = cal.a + cal.level * level + cal.specific * (raw - level - U) + cal.shared * U
+        own = u_i @ row[:8] - V[:, -1]  # the model's own prior's part of its deviation
+        m = row[-6]  # the query's format: 1 with options
+        U = (m * solver.prior_[0] + (1 - m) * solver.prior_[1]) @ row[:8] - V[:, -1]  # the query format's prior
+        want = cal.a + cal.level * level + cal.specific * (raw - level - own) + cal.shared * U
         np.testing.assert_allclose(p, 1 / (1 + np.exp(-want)), atol=1e-6)  # the folded query is float32
         assert list(np.argsort(-scores, kind="stable")) == list(np.argsort(-p, kind="stable"))
     # the folded rows at once are the rows one by one
     Qf, off = cal.fold_rows(rows, solver.prior_)
     np.testing.assert_allclose(Qf[0], cal.fold(rows[0], solver.prior_)[0])
-    np.testing.assert_array_equal(off, 0.0)
+    assert off[0] == pytest.approx(cal.fold(rows[0], solver.prior_)[1])
 
 
 def test_a_prior_per_format_adding_models_equals_a_fit_from_scratch():
