@@ -20,11 +20,14 @@ V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -
 p = 1 / (1 + np.exp(-(c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - U) + c["calibration_shared"] * U)))
 for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
-#: the same with the prior per answer format (indexer.represent.LEVELS_FORMATS): the model's prior part is its mix of
-#: the per-format priors, ``w_i . (u_f . x)_f - u_i . mu_i``
-_READ_FORMATS = _READ_LEVELS.replace(
-    'U = np.array(c["prior"] or [0.0]) @ row[:len(c["prior"] or [0.0])] - V[:, -1]',
-    'P = np.array(c["prior"] or [0.0, 0.0]).reshape(2, -1); U = V[:, -4:-2] @ (P @ row[:P.shape[1]]) - V[:, -1]')
+#: the same with the prior per answer format (indexer.represent.LEVELS_FORMATS): the model's own prior part is its mix
+#: of the per-format priors ``w_i . (u_f . x)_f - u_i . mu_i``, the shared part the query format's ``m . (u_f . x)_f -
+#: u_i . mu_i``
+_READ_FORMATS = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); c = next(r for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
+V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -2]; P = np.array(c["prior"] or [0.0, 0.0]).reshape(2, -1); ux = P @ row[:P.shape[1]]
+own = V[:, -4:-2] @ ux - V[:, -1]; U = row[-6:-4] @ ux - V[:, -1]  # the model's own prior's part, the query format's prior part
+p = 1 / (1 + np.exp(-(c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - own) + c["calibration_shared"] * U)))
+for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
 _READ = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); a, b = next((r["calibration_a"], r["calibration_b"]) for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
 s = np.array(t["vector"].to_pylist(), dtype=np.float32) @ row; p = 1 / (1 + np.exp(-(a + b * s)))  # raw score, probability
@@ -105,8 +108,9 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "where `calibration_level` is set (spaces whose vectors end with `level` and `prior_mu`) `logit p = "
               "calibration_a + calibration_level * l + calibration_specific * (score - l - U) + calibration_shared * U` "
               "with `l` the model's level and `U = prior . row - prior_mu` (`prior`: the space's prior; where the "
-              "vectors also carry `prior_w`, the prior is one row per answer format, flattened, and `U = prior_w . "
-              "(prior_f . row)_f - prior_mu`) |",
+              "vectors also carry `prior_w`, the prior is one row per answer format, flattened, `U = m . (prior_f . "
+              "row)_f - prior_mu` with `m` the row's `[c_mc, c_free]` entries and `score - l - U` becomes `score - l - "
+              "prior_w . (prior_f . row)_f + prior_mu`) |",
               "| `models/<space>.parquet` | one per model: model id, Hub repo id, model revision, space, encoder and "
               "revision, dimension, method, lambda, eps, `vector` (list of float32) and its `layout`, the posterior "
               "of its scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed "

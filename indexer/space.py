@@ -117,7 +117,10 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     # (multiple-choice-v2: a model is never extrapolated to an answer format it was not observed on, represent.py)
     # (levels: its calibration weighs a model's level, its own deviation and the shared (prior) part apart, fitted on
     # held-out prompts and folded into the query vector, docs/RESULTS.md "Level and deviation")
-    Method("auto-mc", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2, levels=True),
+    # (prior_formats: one prior per answer format, each model shrunk toward the mean normal of the models seen on its
+    # formats, docs/RESULTS.md "mmlu_pro and evalarena_code pooled"; on one format the single prior exactly)
+    Method("auto-mc", intercept=True, select="gcv", prior="mean", features=_MULTIPLE_CHOICE_V2, levels=True,
+           prior_formats=True),
     # auto, every model shrunk toward the models' mean normal (below PRIOR_MIN_MODELS models: auto)
     Method("auto-mean", intercept=True, select="gcv", prior="mean"),
     # centred embeddings, per-model intercept, lambda per model by GCV (eps as given)
