@@ -501,3 +501,46 @@ def test_a_pulled_index_says_measured_near_is_unknown_not_no(publisher, tmp_path
     with TestClient(create_app(Service(encoder=encoder))) as client:
         got = client.post("/v1/find", json={"prompts": [indexed], "k": 5}).json()
         assert [r["coverage"]["measured_near"] for r in got["results"]] == [None] * 5
+
+
+def test_a_pooled_index_with_two_answer_formats_pulls_with_its_per_format_prior(publisher, tmp_path, monkeypatch,
+                                                                                encoder):
+    """The default keeps one prior per answer format (levels = level-deviation-v2): prompts without options (and
+    models seen only on them, two seen on both) added to the multiple-choice subset give two different prior rows;
+    the published records carry both, and a pulled home folds queries exactly as the publisher (same answers)."""
+    from indexer import represent
+
+    store_a, vectors_a, unseen = publisher
+    folder = tmp_path / "code"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    verbs = ["reverses a list", "sorts a dictionary by value", "parses a date string", "merges two sorted lists",
+             "counts the words in a file", "checks whether a number is prime", "flattens a nested list",
+             "computes a moving average", "removes duplicates keeping order", "finds the longest common prefix"]
+    prompts = [{"prompt_id": f"code-{k}", "benchmark": "toycode", "text": f"Write a Python function that {v}{s}"}
+               for k, (v, s) in enumerate((v, s) for s in (".", " efficiently.", " without imports.") for v in verbs)]
+    (folder / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts))
+    coders = [f"toy-coder-{k}" for k in range(8)] + [LLAMA, MISTRAL]  # two also seen with options
+    rows = [f"{m},{p['prompt_id']},{int(rng.random() < 0.2 + 0.06 * k)}" for k, m in enumerate(coders) for p in prompts]
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\n" + "\n".join(rows) + "\n")
+    shutil.copy(SAMPLE / "PROVENANCE.md", folder / "PROVENANCE.md")
+    Indexer(store_a, vectors_a, encoder=encoder).run([SourceSpec(str(folder))], refresh_prior=True)
+    (sp,) = store_a.list_spaces()
+    assert represent.prior_formats(sp.params) == 2
+    u = represent.prior_matrix(store_a.get_space_prior(sp.id).vector, sp)
+    assert u.shape[0] == 2 and not np.allclose(u[0], u[1])  # the options models' mean and the others'
+    queries = [{"prompts": [unseen[0]]}, {"prompts": ["Write a Python function that reverses a linked list."]},
+               {"benchmark": "toycode"}, {"benchmark": CATEGORIES[0]}]
+    want = _answers(store_a, vectors_a, queries)
+    assert any(m[0] == "toy-coder-7" for m in want[1])  # a code query reaches the models seen on code
+    publish("tester/pooled", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_pooled")
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        (sp_b,) = store_b.list_spaces()
+        np.testing.assert_array_equal(represent.prior_matrix(store_b.get_space_prior(sp_b.id).vector, sp_b), u)
+        assert _answers(store_b, vectors_b, queries) == want
+    finally:
+        vectors_b.close()
+        store_b.close()
