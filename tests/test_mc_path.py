@@ -65,23 +65,29 @@ def direct(store, encoder, space):
     om = store.load_outcomes()
     texts = store.prompt_texts(om.prompt_ids)
     X = represent.rows(texts, encoder.encode, space)
-    return configured().solver().fit(X, om.scores, model_ids=om.models), X
+    return configured().solver().fit(X, om.scores, model_ids=om.models,
+                                     formats=represent.prompt_formats(X, space)), X
 
 
 def test_space_and_vectors_are_the_solvers(indexed, encoder):
     store, _ = indexed
     (space,) = store.list_spaces()
     assert space.method == "auto-mc" and represent.feature_set(space) == MULTIPLE_CHOICE_V2
-    assert space.dim == 2 * encoder.dim + 4 + 2 + 2  # [.., c_mc, c_free, level, u . mu]
-    solver, _ = direct(store, encoder, space)
-    assert solver.free == 4 and solver.prior_ is not None and solver.prior_.shape == (2 * encoder.dim,)
+    assert space.dim == 2 * encoder.dim + 4 + 2 + 2 + 2  # [.., c_mc, c_free, w_mc, w_free, level, u_i . mu]
+    solver, X = direct(store, encoder, space)
+    assert solver.free == 4 and solver.prior_ is not None and solver.prior_.shape == (2, 2 * encoder.dim)
     prior = store.get_space_prior(space.id)
-    np.testing.assert_allclose(prior.vector, solver.prior_, atol=1e-6)
+    np.testing.assert_allclose(represent.prior_matrix(prior.vector, space), solver.prior_, atol=1e-6)
     stored = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}
     level, mu_u = represent.levels(solver)
-    for j, m in enumerate(solver.model_ids_):  # every model saw both formats: [e, f, c, c, level, u . mu]
-        np.testing.assert_allclose(stored[m], np.r_[solver.augmented_normals()[j], solver.intercept_[j], level[j],
-                                                    mu_u[j]], atol=1e-4)
+    om = store.load_outcomes()
+    mc = X[:, 2 * encoder.dim] > 0
+    for j, m in enumerate(solver.model_ids_):  # every model saw both formats: [e, f, c, c, w, level, u_i . mu]
+        seen = ~np.isnan(om.scores[om.models.index(m)])
+        w = [mc[seen].mean(), 1 - mc[seen].mean()]  # its share of prompts with options, without
+        assert 0 < w[0] < 1
+        np.testing.assert_allclose(stored[m], np.r_[solver.augmented_normals()[j], solver.intercept_[j], w,
+                                                    level[j], mu_u[j]], atol=1e-4)
 
 
 def test_qdrant_score_is_the_prediction_for_full_prompts_and_bare_questions(indexed, encoder):
@@ -102,7 +108,7 @@ def test_qdrant_score_is_the_prediction_for_full_prompts_and_bare_questions(inde
         assert [m.model for m in got] == sorted(want, key={m.model: m.search_score for m in got}.get, reverse=True)
         assert {m.model: m.score for m in got} == pytest.approx(want, abs=1e-4)
         q = represent.add_intercept(row.astype(np.float32), space)[0]
-        assert q.shape == (space.dim,) and q[-4] + q[-3] == pytest.approx(1.0) and not q[-2:].any()  # [m, 1-m, 0, 0]
+        assert q.shape == (space.dim,) and q[-6] + q[-5] == pytest.approx(1.0) and not q[-4:].any()  # [m, 1-m, 0 x 4]
         hits = vectors.search(name, "models", q, limit=10)
         assert {h.key: h.score for h in hits} == pytest.approx(want, abs=1e-4)
     # the bare question's is_mc is the share of its nearest indexed questions that have options
@@ -224,7 +230,7 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
     (space,) = store.list_spaces()
     om = store.load_outcomes()
     X = represent.rows(store.prompt_texts(om.prompt_ids), encoder.encode, space)
-    solver = configured().solver().fit(X, om.scores, model_ids=om.models)
+    solver = configured().solver().fit(X, om.scores, model_ids=om.models, formats=represent.prompt_formats(X, space))
     cal = store.get_space_calibration(space.id)
     assert cal is not None and cal.n_models == 6 and cal.folded  # the level/deviation map (tests/test_levels.py)
     assert cal.spread == pytest.approx(posterior.level_spread(om.scores))
@@ -249,8 +255,10 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
         var = solver.predictive_variance(eff[None])[0, j] + unseen ** 2 * cal.spread
         assert mt.variance == pytest.approx(var, rel=1e-3)
         assert 0.0 <= mt.low <= mt.probability <= mt.high <= 1.0
-        U = float(solver.prior_ @ row[:2 * d]) - mu_u[j]  # the prior's part of the deviation
-        logit = cal.a + cal.level * level[j] + cal.specific * (mt.score - level[j] - U) + cal.shared * U
+        # the model's own prior's part of its deviation, and the query format's prior's part (the shared one)
+        own_part = float(solver.pattern_prior(solver.pattern_of_[j]) @ row[:2 * d]) - mu_u[j]
+        U = float((p * solver.prior_[0] + (1 - p) * solver.prior_[1]) @ row[:2 * d]) - mu_u[j]
+        logit = cal.a + cal.level * level[j] + cal.specific * (mt.score - level[j] - own_part) + cal.shared * U
         assert mt.probability == pytest.approx(1 / (1 + np.exp(-logit)), abs=1e-5)
     assert [m.probability for m in got] == sorted((m.probability for m in got), reverse=True)
     lcb = find_models([request], top=3, store=store, vectors=vectors, rank="lcb")

@@ -50,8 +50,9 @@ def test_space_params_and_dimensions():
     assert represent.index_dim(384, space_params("paper")) == 384
     # the pipeline's space params are these
     params = configured(type("S", (), {"method": "auto-mc", "lam": 1.0, "eps": 0.0})()).params
-    assert params == MCL == dict(MC2, levels=represent.LEVELS)
-    assert represent.index_dim(384, MCL) == 2 * 384 + 4 + 2 + 2 and represent.has_levels(MCL)
+    assert params == MCL == dict(MC2, levels=represent.LEVELS_FORMATS)  # the prior per answer format
+    assert represent.index_dim(384, MCL) == 2 * 384 + 4 + 2 + 2 + 2 and represent.has_levels(MCL)
+    assert represent.index_dim(384, dict(MC2, levels=represent.LEVELS)) == 2 * 384 + 4 + 2 + 2  # spaces built before
     with pytest.raises(ConfigError, match="unknown prompt feature set"):
         represent.is_split({"features": "multiple-choice-v0"})
 

@@ -16,8 +16,9 @@ from indexer.space import (METHODS, SpaceSpec, configured, encoder_name, get_met
 from indexer.store.sql_types import SpaceRecord
 
 MC_PARAMS = {"intercept": True, "select": "gcv", "prior": "mean", "free": 4, "features": "multiple-choice-v2",
-             "levels": "level-deviation-v1"}
+             "levels": "level-deviation-v2"}
 MC1_PARAMS = {k: v for k, v in dict(MC_PARAMS, features="multiple-choice-v1").items() if k != "levels"}  # what auto-mc spaces were built with before v2
+MCL1_PARAMS = dict(MC_PARAMS, levels="level-deviation-v1")  # before the prior per answer format
 
 
 def test_registry_names_its_feature_sets_as_features_does():
@@ -29,7 +30,7 @@ def test_registry_names_its_feature_sets_as_features_does():
 
 
 def test_options_and_params_of_every_method():
-    assert method_options("auto-mc", lam=0.5, eps=0.25) == {"lam": 0.5, "eps": 0.25, **{
+    assert method_options("auto-mc", lam=0.5, eps=0.25) == {"lam": 0.5, "eps": 0.25, "n_formats": 2, **{
         k: v for k, v in MC_PARAMS.items() if k not in ("features", "levels")}}
     assert space_params("auto-mc") == MC_PARAMS
     assert space_params("auto-text") == {"intercept": True, "select": "gcv", "free": 2, "features": "text-length-v1"}
@@ -72,6 +73,7 @@ def test_one_canonical_key_for_sql_and_the_index(store):
     assert not SpaceSpec(rec.encoder, 1.0, 0.0, "auto-mean", space_params("auto-mean")).matches(stored)
     assert not SpaceSpec(rec.encoder, 2.0, 0.0, "auto-mc", MC1_PARAMS).matches(stored)
     assert not SpaceSpec(rec.encoder, 1.0, 0.0, "auto-mc", MC_PARAMS).matches(stored)  # v2 is another space
+    assert not SpaceSpec(rec.encoder, 1.0, 0.0, "auto-mc", MCL1_PARAMS).matches(stored)
     # so is v2 without the level coordinates (spaces built before them keep working as they were)
     assert not SpaceSpec(rec.encoder, 1.0, 0.0, "auto-mc", {k: v for k, v in MC_PARAMS.items()
                                                              if k != "levels"}).matches(stored)
@@ -81,8 +83,11 @@ def test_one_canonical_key_for_sql_and_the_index(store):
 
 def test_a_configured_space_on_an_encoder(encoder):
     spec = configured(encoder=encoder.id).with_encoder(encoder.id, encoder.dim)
-    assert spec.dim == 2 * encoder.dim + 4 + 2 + 2 and spec.solver().free == 4 and spec.prior == "mean"  # [.., c_mc, c_free]
-    assert spec.solver().prior == "mean" and spec.solver().intercept
+    # [.., c_mc, c_free, w_mc, w_free, l, u . mu]
+    assert spec.dim == 2 * encoder.dim + 4 + 2 + 2 + 2 and spec.solver().free == 4 and spec.prior == "mean"
+    assert spec.solver().prior == "mean" and spec.solver().intercept and spec.solver().n_formats == 2
+    old = SpaceSpec(encoder.id, 1.0, 0.0, "auto-mc", MCL1_PARAMS)  # a space built before: one prior, as it was
+    assert old.solver().n_formats == 1 and "n_formats" not in old.options
 
 
 def test_a_space_encoder_is_shared_and_must_be_the_one_it_was_built_with(encoder):
