@@ -318,7 +318,13 @@ def test_default_method_equals_a_first_principles_fit(tmp_path, env, encoder):
     assert r.status == "ok" and r.counts["solved"] == 7
     got = model_vectors(ix)
     (space,) = ix.store.list_spaces()
-    assert space.method == "auto-mc" and space.dim == 2 * 384 + 4 + 2 + 2
+    assert space.method == "auto-mc" and space.dim == 2 * 384 + 4 + 2 + 2 + 2
+    # a prior per answer format, but with 7 models neither format has 5 models' worth of shares (m1-m5 are on both):
+    # each format's prior is the mean of all (the reference's 'mean'; the per-format estimate: test_solver_prior.py)
+    from indexer import represent
+
+    u = represent.prior_matrix(ix.store.get_space_prior(space.id).vector, space)
+    assert u.shape == (2, 2 * 384) and np.array_equal(u[0], u[1])
 
     Xq, Xo, T, is_mc = mixed_parts(encoder.encode)
     fits = reference.fit_all(np.hstack([Xq, Xo]), T, mixed_outcomes(), intercept=True, prior="mean")
