@@ -24,8 +24,7 @@ for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(f
 #: of the per-format priors ``w_i . (u_f . x)_f - u_i . mu_i``, the shared part the query format's ``m . (u_f . x)_f -
 #: u_i . mu_i``
 _READ_FORMATS = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); c = next(r for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
-V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -2]; P = np.array(c["prior"] or [0.0, 0.0]).reshape(2, -1); ux = P @ row[:P.shape[1]]
-own = V[:, -4:-2] @ ux - V[:, -1]; U = row[-6:-4] @ ux - V[:, -1]  # the model's own prior's part, the query format's prior part
+V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -2]; P = np.array(c["prior"] or [0.0, 0.0]).reshape(2, -1); ux = P @ row[:P.shape[1]]; own = V[:, -4:-2] @ ux - V[:, -1]; U = row[-6:-4] @ ux - V[:, -1]  # raw score, level, the model's own prior part, the query format's
 p = 1 / (1 + np.exp(-(c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - own) + c["calibration_shared"] * U)))
 for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
