@@ -394,6 +394,7 @@ class HyperplaneSolver:
         K = D_new.shape[0]
         patterns = self._coverage.add_prompts(D_new, self._models.pattern, observed)
         self._formats = np.concatenate([self._formats, new_formats])
+        self._shares = {}
         # b_i += sum_{new j} y_ij d_j, and the counts and sums likewise
         self._models.add_prompts(patterns, dot_rows(Y, D_new, [(0, K)]), observed.sum(axis=1), Y.sum(axis=1),
                                  (Y * Y).sum(axis=1))
@@ -514,6 +515,7 @@ class HyperplaneSolver:
         self._coverage = Coverage(D)
         self._models = ModelRows(D.shape[1])
         self._formats = formats
+        self._shares: dict[bytes, np.ndarray] = {}  # format_shares by pattern key (a key is its mask)
         self.prior_ = prior
 
     def _checked_formats(self, formats, N: int) -> np.ndarray:
@@ -533,8 +535,10 @@ class HyperplaneSolver:
         keys = list(cov.patterns) if keys is None else list(keys)
         out = {}
         for key in keys:
-            counts = np.bincount(self._formats[cov.patterns[key].mask], minlength=int(self.n_formats))
-            out[key] = counts / max(int(counts.sum()), 1)
+            if key not in self._shares:
+                counts = np.bincount(self._formats[cov.patterns[key].mask], minlength=int(self.n_formats))
+                self._shares[key] = counts / max(int(counts.sum()), 1)
+            out[key] = self._shares[key]
         return out
 
     def pattern_prior(self, key: bytes) -> np.ndarray | None:
