@@ -173,8 +173,8 @@ class ReadMixin:
     def resolve_aliases(self, names: Sequence[str]) -> dict[str, str]:
         """name -> the key of the model row it is an alias of (names no source used are left out)."""
         q = self.engine.dialect.identifier_preparer.quote
-        head = (f"SELECT a.{q('alias')}, m.{q('key')} FROM {ModelAlias.__tablename__} a JOIN {Model.__tablename__} m "
-                "ON m.id = a.model_id WHERE a.alias IN ")  # 32k names of a Hub-scale source: IN-lists to the driver
+        head = (f"SELECT a.{q('alias')}, m.{q('key')} FROM {q(ModelAlias.__tablename__)} a "  # 32k names of a Hub-scale
+                f"JOIN {q(Model.__tablename__)} m ON m.id = a.model_id WHERE a.{q('alias')} IN ")  # source: to the driver
         with self._read() as conn:
             return dict(driver_rows_in(conn, head, names))
 
