@@ -9,16 +9,20 @@ Qdrant's Dot product is the model's predicted score.
   lock ``"reindex"``:
 
   - models: one point per SQL model vector; vector = the hyperplane normal; payload = the model's Hub
-    metadata (license, num_parameters, pipeline_tag, library, tags, gated (bool) + gated_mode, downloads,
-    likes, revision, kind, base_model, last_modified) and the vector's provenance (benchmarks, n_prompts,
-    accuracy = unweighted mean of accuracy_by_benchmark, inputs_digest, computed_at).
+    metadata that filters and readers use (license, num_parameters, pipeline_tag, library, tags, gated (bool),
+    downloads, kind, aliases), the vector's provenance (benchmarks, n_prompts, accuracy = unweighted mean of
+    accuracy_by_benchmark) and its posterior (pattern, lam, noise). The rest of the model's metadata
+    (:data:`UNSTORED`: revision, gated mode, likes, base model, last modified, the vector's inputs digest and
+    computed_at) stays in SQL: the digest covers it, the payload does not carry it (an index written before
+    carries it and reads the same).
   - benchmarks: one point per SQL benchmark vector (mean prompt embedding); payload group, metric,
     num_fewshot, n_prompts, computed_at.
   - prompts: one point per prompt of any benchmark, key = prompt hash, vector from the encoder cache of
     the space's encoder (:func:`indexer.space.space_encoder`; encoded now if not cached); payload benchmark
     (first by name), benchmarks, snippet (first 300 characters of the text), encoder.
 
-  Every payload carries ``digest``: sha256 of the payload and (models, benchmarks) the float32 vector.
+  Every payload carries ``digest``: sha256 of the payload (for models, with the unstored fields) and (models,
+  benchmarks) the float32 vector.
 - :func:`push_models` upserts some models' points into the live collection (after the worker saved new vectors)
   without a rebuild, and deletes those SQL has no vector for; it takes the same lock (BusyError while a reindex
   runs).
@@ -93,6 +97,11 @@ def _iso(t):
     return t.isoformat() if t is not None else None
 
 
+#: model metadata in SQL that no filter and no reader of the index uses (the published records read SQL): part of
+#: the point's digest, left out of its payload (each payload value costs Edge's binding 3-4 us to convert)
+UNSTORED = ("revision", "gated_mode", "likes", "base_model", "last_modified", "inputs_digest", "computed_at")
+
+
 def _model_point(mv, rec, aliases: dict | None = None) -> Point:
     acc = {k: float(v) for k, v in (mv.accuracy or {}).items() if v is not None and np.isfinite(v)}
     gated = getattr(rec, "gated", None)
@@ -113,7 +122,10 @@ def _model_point(mv, rec, aliases: dict | None = None) -> Point:
         "aliases": sorted(a for a in (aliases or {}).get(mv.model, []) if a != mv.model),
     }
     vec = np.asarray(mv.vector, dtype=np.float32)
-    payload["digest"] = _digest({"key": mv.model, **payload}, vec)
+    digest = _digest({"key": mv.model, **payload}, vec)
+    for k in UNSTORED:  # covered by the digest (as before), but not written into the index: nothing reads them there
+        del payload[k]
+    payload["digest"] = digest
     return Point(mv.model, vec, payload)
 
 

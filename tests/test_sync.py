@@ -81,7 +81,9 @@ def test_reindex_builds_every_collection_and_check_is_clean(store, vs, encoder):
     assert {h.key for h in hits} == {"org/alpha", "org/gamma"}
     alpha = vs.get(name, "models", ["org/alpha"])["org/alpha"].payload
     assert alpha["license"] == "mit" and alpha["tags"] == ["chat"] and alpha["accuracy"] == 0.5
-    assert alpha["inputs_digest"] == store.model_digests(["org/alpha"])["org/alpha"]
+    # metadata nothing reads from the index stays in SQL (sync.UNSTORED), yet the digest covers it
+    assert not set(alpha) & {"inputs_digest", "computed_at", "gated_mode", "revision", "last_modified"}
+    assert vs.get(name, "models", ["org/beta"])["org/beta"].payload.keys() == alpha.keys()
     assert vs.get(name, "models", ["org/beta"])["org/beta"].payload["gated"] is True
     # model vectors are SQL's, exactly
     sql_vec = {mv.model: mv.vector for mv in store.load_model_vectors(space.id)}
@@ -95,6 +97,40 @@ def test_reindex_builds_every_collection_and_check_is_clean(store, vs, encoder):
     shared = vs.search(name, "prompts", encoder.encode(["What is 2 + 2?"])[0], limit=1)[0]
     assert shared.payload["benchmarks"] == ["toy/arith", "toy/code"]
     assert vs.search(name, "benchmarks", q, limit=1)[0].key == "toy/geo"
+
+
+def test_an_index_written_with_every_metadata_field_and_the_old_payload_indexes_still_answers(store, vs, encoder,
+                                                                                               monkeypatch):
+    """Model points written before sync.UNSTORED (their payload carries every metadata field) under the payload
+    indexes of then (accuracy, tags, library, downloads; no kind): same digests, so check is clean, and every
+    documented filter selects the same models as on an index written now."""
+    import indexer.store.vectors as vectors_mod
+    import indexer.sync as sync_mod
+    from indexer.find import Filters
+
+    space = fill(store, encoder)
+    name = space_name(space)
+    old_indexes = {**vectors_mod.PAYLOAD_INDEXES, "models": {
+        "license": "keyword", "num_parameters": "integer", "pipeline_tag": "keyword", "library": "keyword",
+        "tags": "keyword", "gated": "bool", "downloads": "integer", "benchmarks": "keyword", "n_prompts": "integer",
+        "accuracy": "float"}}
+    with monkeypatch.context() as m:
+        m.setattr(sync_mod, "UNSTORED", ())
+        m.setattr(vectors_mod, "PAYLOAD_INDEXES", old_indexes)
+        reindex(store, vs, encoder=encoder)
+    old = vs.get(name, "models", ["org/alpha"])["org/alpha"].payload
+    assert old["inputs_digest"] == store.model_digests(["org/alpha"])["org/alpha"]  # the old payload, really
+    assert only(check(store, vs)).clean
+    every = Filters(licenses=["mit", "apache-2.0"], min_params="2B", max_params="80B", exclude_gated=True,
+                    open_only=True, min_evidence=5, benchmark="toy/geo").conditions()
+    q = np.ones(space.dim)
+    before = {f: {h.key for h in vs.search(name, "models", q, filters=c, limit=10)} for f, c in every.items()}
+    before["tags"] = {h.key for h in vs.search(name, "models", q, filters={"tags": "chat"}, limit=10)}
+    reindex(store, vs, encoder=encoder)
+    assert only(check(store, vs)).clean and "inputs_digest" not in vs.get(name, "models", ["org/alpha"])["org/alpha"].payload
+    after = {f: {h.key for h in vs.search(name, "models", q, filters=c, limit=10)} for f, c in every.items()}
+    after["tags"] = {h.key for h in vs.search(name, "models", q, filters={"tags": "chat"}, limit=10)}
+    assert after == before and before["tags"] == {"org/alpha"} and before["open_only"] == {"org/alpha", "org/beta", "org/gamma"}
 
 
 def test_reindex_is_idempotent(store, vs, encoder):

@@ -325,7 +325,9 @@ def test_search_follows_rebuilds_and_drops(vs):
 
 
 def test_payload_indexes_are_created_for_filter_fields(monkeypatch):
-    """Local mode ignores payload indexes (a server uses them), so record what the store asks for."""
+    """Local mode ignores payload indexes (a server uses them), so record what the store asks for: exactly the fields
+    the documented filters (indexer.find.Filters) use."""
+    from indexer.find import Filters
     from indexer.store.vectors import PAYLOAD_INDEXES
 
     with VectorStore.memory() as vs:
@@ -336,8 +338,10 @@ def test_payload_indexes_are_created_for_filter_fields(monkeypatch):
         res = vs.rebuild("s", "models", make_points(3), dim=DIM)
     got = {f: s for n, f, s in asked if n == res.collection}
     assert got["license"].endswith("keyword") and got["num_parameters"].endswith("integer")
-    assert got["gated"].endswith("bool") and got["accuracy"].endswith("float")
-    assert set(got) == set(PAYLOAD_INDEXES["models"])
+    assert got["gated"].endswith("bool") and got["kind"].endswith("keyword")
+    every = Filters(licenses=["mit"], min_params=1, max_params=2, pipeline_tag="x", exclude_gated=True, open_only=True,
+                    min_evidence=1, benchmark="b").conditions()
+    assert set(got) == set(PAYLOAD_INDEXES["models"]) == {f for cond in every.values() for f in cond}
 
 
 def test_local_mode_opens_only_the_kinds_it_uses(tmp_path):

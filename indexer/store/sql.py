@@ -117,6 +117,7 @@ Schema (tables; ``id`` integer primary keys; times are timezone-aware UTC)
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
@@ -146,6 +147,7 @@ from .sql_types import (
     SpaceRecord,
     StoredOutcomes,
     chunks as _chunks,
+    driver_rows_in,
     looks_like_repo_id,
 )
 
@@ -239,8 +241,9 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
         if conflict:
             sql += f" ON CONFLICT ({', '.join(q(k) for k in conflict)}) DO NOTHING"
         raw = conn.connection()
+        row = operator.itemgetter(*cols) if len(cols) > 1 else (lambda r, c=cols[0]: (r[c],))
         for part in _chunks(rows, chunk):
-            raw.exec_driver_sql(sql, [tuple(r[c] for c in cols) for r in part])
+            raw.exec_driver_sql(sql, list(map(row, part)))
 
     def _insert_ignore(self, conn: Session, table, rows: list[dict], keys: list[str]) -> None:
         if not rows:
@@ -262,17 +265,9 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
     def _ids_by(self, conn: Session, column, id_column, values: Sequence) -> dict:
         """``{value: id}`` of the rows whose ``column`` is one of ``values`` (plain strings or integers): IN-lists
         straight to the driver, without SQLAlchemy's per-parameter expansion."""
-        out: dict = {}
-        values = list(values)
-        if not values:
-            return out
         q = self.engine.dialect.identifier_preparer.quote
-        mark = "?" if self.engine.dialect.paramstyle == "qmark" else "%s"
-        raw = conn.connection()
         head = f"SELECT {q(column.name)}, {q(id_column.name)} FROM {q(column.table.name)} WHERE {q(column.name)} IN "
-        for chunk in _chunks(values, 5000):
-            out.update(raw.exec_driver_sql(head + f"({', '.join([mark] * len(chunk))})", tuple(chunk)).all())
-        return out
+        return dict(driver_rows_in(conn, head, values))
 
     # -- models and sources -------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ from ..represent import prior_formats
 from ..space import SpaceSpec
 from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpaceCalibrationRow,
                          SpacePatternRow, SpacePriorRow, utcnow)
-from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, inputs_digest,
-                        prior_digest, rows_for_keys, vector_digest)
+from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, driver_rows_in,
+                        inputs_digest, prior_digest, rows_for_keys, vector_digest)
 
 # stopped: SIGTERM; interrupted: Ctrl-C; killed: the process ended without finishing the run (found "running" by the
 # next holder of its lock)
@@ -185,10 +185,9 @@ class DerivedMixin:
     def _forget_point_digests(conn, model_ids) -> None:
         """Inside a write transaction that changes what these models' index points hold (their metadata, key or
         aliases): their stored point digests are unknown again (in every space)."""
-        ids = sorted(set(int(i) for i in model_ids))
-        for c in chunks(ids):
-            conn.execute(update(ModelVectorRow).where(ModelVectorRow.model_id.in_(c),
-                                                      ModelVectorRow.point_digest.is_not(None)).values(point_digest=None))
+        ids = sorted(set(int(i) for i in model_ids))  # IN-lists to the driver (an ingest forgets 32k new models)
+        driver_rows_in(conn, f"UPDATE {ModelVectorRow.__tablename__} SET point_digest = NULL "
+                             "WHERE point_digest IS NOT NULL AND model_id IN ", ids)
 
     def point_digests(self, space_id: int) -> dict[str, str | None]:
         """model key -> the stored digest of its index point (None: unknown, compute it) for every vector of the

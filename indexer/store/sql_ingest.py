@@ -376,9 +376,8 @@ class IngestMixin:
             for name, _, rule in idents.get(k, []):
                 if name != k:
                     alias_rows.setdefault(name, {"alias": name, "model_id": mids[k], "rule": rule[:16]})
-        known = set()  # names stored already: a model that gains a name has another index payload (its aliases)
-        for c in chunks(sorted(alias_rows)):
-            known.update(conn.execute(select(ModelAlias.alias).where(ModelAlias.alias.in_(c))).scalars())
+        # names stored already: a model that gains a name has another index payload (its aliases)
+        known = set(self._ids_by(conn, ModelAlias.alias, ModelAlias.model_id, sorted(alias_rows)))
         self._insert_ignore(conn, ModelAlias.__table__, [alias_rows[a] for a in sorted(alias_rows)], ["alias"])
         self._forget_point_digests(conn, {r["model_id"] for a, r in alias_rows.items() if a not in known})
         # the source row: replace a previous revision's outcomes

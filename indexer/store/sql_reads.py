@@ -11,7 +11,8 @@ from sqlalchemy import func, select, text
 
 from ..errors import NotFoundError
 from .sql_models import Benchmark, BenchmarkPrompt, Model, ModelAlias, OutcomeBlock, Prompt, Source
-from .sql_types import MODEL_FIELDS, BenchmarkRecord, ModelRecord, SourceRecord, StoredOutcomes, chunks, rows_for_keys
+from .sql_types import (MODEL_FIELDS, BenchmarkRecord, ModelRecord, SourceRecord, StoredOutcomes, chunks,
+                        driver_rows_in, rows_for_keys)
 
 
 def model_record(m: Model) -> ModelRecord:
@@ -171,9 +172,11 @@ class ReadMixin:
 
     def resolve_aliases(self, names: Sequence[str]) -> dict[str, str]:
         """name -> the key of the model row it is an alias of (names no source used are left out)."""
-        q = select(ModelAlias.alias, Model.key).join(Model, Model.id == ModelAlias.model_id)
+        q = self.engine.dialect.identifier_preparer.quote
+        head = (f"SELECT a.{q('alias')}, m.{q('key')} FROM {q(ModelAlias.__tablename__)} a "  # 32k names of a Hub-scale
+                f"JOIN {q(Model.__tablename__)} m ON m.id = a.model_id WHERE a.{q('alias')} IN ")  # source: to the driver
         with self._read() as conn:
-            return dict(rows_for_keys(conn, q, ModelAlias.alias, list(names)))
+            return dict(driver_rows_in(conn, head, names))
 
     def aliases_by_model(self, models: Sequence[str] | None = None) -> dict[str, list[str]]:
         """model key -> every name stored for it (its key included), sorted."""

@@ -43,6 +43,20 @@ def rows_for_keys(conn, query, column, keys: Sequence | None) -> list:
     return rows
 
 
+def driver_rows_in(conn, head: str, values: Sequence) -> list:
+    """Rows of the SQL ``head + "(?, ?, ...)"`` over ``values`` (plain strings or integers; duplicates dropped) in
+    IN-list chunks, straight to the driver (a statement without rows returns none): SQLAlchemy's expansion of an
+    ``in_()`` list costs a few microseconds per value (0.2 s for 32k names)."""
+    conn = conn.connection() if hasattr(conn, "get_bind") else conn
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    rows: list = []
+    for c in chunks(list(dict.fromkeys(values))):
+        res = conn.exec_driver_sql(f"{head}({', '.join([mark] * len(c))})", tuple(c))
+        if res.returns_rows:
+            rows.extend(res.all())
+    return rows
+
+
 @dataclass(frozen=True)
 class IngestResult:
     models: int  # model rows newly created
