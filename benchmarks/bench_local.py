@@ -18,6 +18,11 @@ VARIANTS is ``-`` (the built-in contestants alone) or a comma-separated list of:
   the query (MacKay's approximation, ``p = sigmoid(z / sqrt(1 + K pi g^2 v / 8))``, ``g`` the map's weight of the
   deviation), ranked as the default; ``rankmod:K`` also ranks by it.
 
+- ``difficulty:C``: the prior's part of the map ``U`` from a vector fitted for the purpose: ridge of each source
+  prompt's mean outcome relative to its models' levels on its embedding part, lambda chosen by leaving out one
+  of C k-means clusters of the source prompts at a time (so for prompts unlike the source), instead of the models'
+  mean normal; ``U_i(q) = d . (x(q) - mu_i)``; refitted in every held-out refit (no leak).
+
 ``--decompose`` also prints, per contestant, how much of each fold's ECE a constant logit shift of that fold (its
 calibration-in-the-large) and a Platt map of that fold (shift and slope) would remove, both fitted on the fold's own
 outcomes (an oracle: what no map fitted on the source can know), and the same per benchmark inside each fold.
@@ -92,6 +97,7 @@ class Local(SolverContestant):
     formats: bool = False
     moderate: float = 0.0
     rank_moderated: bool = False
+    difficulty: int = 0
 
     def fit(self, D, S):
         spec = SpaceSpec.of(self.space)
@@ -110,6 +116,8 @@ class Local(SolverContestant):
         V = represent.index_vectors(solver, D, self.space)
         u = None if solver.prior_ is None else np.asarray(solver.prior_, dtype=np.float64)
         level, mu_u = V[:, -2], V[:, -1]
+        if self.difficulty:
+            return self._fit_difficulty(D, S, V, level)
         if self.formats:  # one map per answer format of the held-out prompt, a query's the mix by its is_mc
             lv, dv, U, o, mq = posterior.heldout_cells(spec.solver, D, S, spec, extra=format_feature(D, self.space))
             maps = {}
@@ -168,6 +176,78 @@ class Local(SolverContestant):
 
         return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local")
 
+    def _fit_difficulty(self, D, S, V, level):
+        spec = SpaceSpec.of(self.space)
+        p = represent.question_width(D.shape[1]) * 2  # the embedding part (question and options halves)
+        Xp = np.asarray(D[:, :p], dtype=np.float64)
+
+        def extra(S_train, train, held):
+            d = difficulty_vector(Xp[train], S_train, self.difficulty)
+            return (Xp[held] @ d)[None, :] - model_means(Xp[train] @ d, S_train)[:, None]
+
+        lv, dv, _, o, Ud = posterior.heldout_cells(spec.solver, D, S, spec, extra=extra)
+        F = np.column_stack([lv, dv - Ud, Ud])
+        use, coef, a = np.ones(3, bool), np.zeros(3), 0.0
+        for _ in range(3):  # as fit_level_calibration: a negative coefficient is fixed at 0
+            beta = posterior._logistic(F[:, use], o)
+            coef[:] = 0.0
+            coef[use], a = beta[1:], beta[0]
+            if (coef[use] >= 0).all():
+                break
+            use &= coef > 0
+        d = difficulty_vector(Xp, S, self.difficulty)
+        mu_d = model_means(Xp @ d, S)
+        print(f"  difficulty:{self.difficulty} map a {a:.3f} level {coef[0]:.3f} specific {coef[1]:.3f} "
+              f"shared {coef[2]:.3f}", flush=True)
+
+        def predict(Q):
+            Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
+            s_ = V[:, :-2] @ Xi[:, :-2].T
+            Uq = (np.asarray(Q, dtype=np.float64)[:, :p] @ d)[None, :] - mu_d[:, None]
+            lv_ = level[:, None]
+            return a + coef[0] * lv_ + coef[1] * (s_ - lv_ - Uq) + coef[2] * Uq
+
+        return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local difficulty")
+
+
+def model_means(t: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """(M,): each model's mean of the per-prompt values ``t`` (N,) over the prompts it was observed on."""
+    obs = ~np.isnan(S)
+    return (obs * t[None, :]).sum(1) / np.maximum(obs.sum(1), 1)
+
+
+def difficulty_vector(X: np.ndarray, S: np.ndarray, clusters: int, grid=np.logspace(-2, 4, 13)) -> np.ndarray:
+    """Ridge of each prompt's mean signed outcome relative to its models' levels on ``X`` (N, p), lambda by leaving
+    out one of ``clusters`` k-means clusters of the (unit) rows at a time."""
+    from sklearn.cluster import KMeans
+
+    obs = ~np.isnan(S)
+    y = np.where(obs, 2 * S - 1, 0.0)
+    lev = y.sum(1) / np.maximum(obs.sum(1), 1)
+    r = np.where(obs, y - lev[:, None], 0.0)
+    n = obs.sum(0)
+    have = n > 0
+    X, t = X[have], r.sum(0)[have] / n[have]
+    Xc, tc = X - X.mean(0), t - t.mean()
+    Z = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
+    lab = KMeans(clusters, n_init=1, random_state=0).fit_predict(Z)
+    G, b = Xc.T @ Xc, Xc.T @ tc
+    err = np.zeros(len(grid))
+    for c in range(clusters):
+        m = lab == c
+        if not m.any() or m.all():
+            continue
+        Gc, bc = G - Xc[m].T @ Xc[m], b - Xc[m].T @ tc[m]
+        e, W = np.linalg.eigh(Gc)
+        wb = W.T @ bc
+        for k, lam in enumerate(grid):
+            dk = W @ (wb / (np.maximum(e, 0) + lam))
+            err[k] += ((tc[m] - Xc[m] @ dk) ** 2).sum()
+    lam = grid[int(np.argmin(err))]
+    e, W = np.linalg.eigh(G)
+    print(f"    difficulty lambda {lam:g} (cv error {err.min() / len(t):.4f}, lambda->inf {(tc ** 2).mean():.4f})", flush=True)
+    return W @ ((W.T @ b) / (np.maximum(e, 0) + lam))
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -198,6 +278,8 @@ def main() -> None:
         elif kind in ("moderate", "rankmod"):
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, moderate=float(val),
                              rank_moderated=kind == "rankmod")
+        elif kind == "difficulty":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, difficulty=int(val))
         elif kind == "local":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, clusters=int(val))
         else:
