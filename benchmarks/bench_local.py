@@ -4,7 +4,7 @@ own deviation helps and where it costs").
 
     TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_local.py DATA[+DATA2] SPLIT VARIANTS [--seeds N] [--peers P]
 
-VARIANTS is a comma-separated list of:
+VARIANTS is ``-`` (the built-in contestants alone) or a comma-separated list of:
 
 - ``kappa:K``: the map's weight of the model's own deviation (``specific``) scaled by K for every query, the rest
   of the map as fitted (K = 0 ranks by level and the prior's part alone; K = 1 is the default);
@@ -13,7 +13,19 @@ VARIANTS is a comma-separated list of:
   the feature ``L_i,cluster(q) - l_i`` (the query's nearest centroid) fitted with the other three on the same
   cross-fitted held-out prompts as the default's map (a negative coefficient fixed at 0, as there);
 - ``formats:1``: one map per answer format (held-out cells of prompts with options / without), a query's the mix
-  by its ``is_mc`` (one map where a data set has one format: pooled data sets only).
+  by its ``is_mc`` (one map where a data set has one format: pooled data sets only);
+- ``moderate:K``: the default's probability moderated by each model's posterior variance ``v`` of its raw score at
+  the query (MacKay's approximation, ``p = sigmoid(z / sqrt(1 + K pi g^2 v / 8))``, ``g`` the map's weight of the
+  deviation), ranked as the default; ``rankmod:K`` also ranks by it.
+
+- ``difficulty:C``: the prior's part of the map ``U`` from a vector fitted for the purpose: ridge of each source
+  prompt's mean outcome relative to its models' levels on its embedding part, lambda chosen by leaving out one
+  of C k-means clusters of the source prompts at a time (so for prompts unlike the source), instead of the models'
+  mean normal; ``U_i(q) = d . (x(q) - mu_i)``; refitted in every held-out refit (no leak).
+
+``--decompose`` also prints, per contestant, how much of each fold's ECE a constant logit shift of that fold (its
+calibration-in-the-large) and a Platt map of that fold (shift and slope) would remove, both fitted on the fold's own
+outcomes (an oracle: what no map fitted on the source can know), and the same per benchmark inside each fold.
 """
 from __future__ import annotations
 
@@ -83,13 +95,29 @@ class Local(SolverContestant):
     kappa: float = 1.0
     clusters: int = 0
     formats: bool = False
+    moderate: float = 0.0
+    rank_moderated: bool = False
+    difficulty: int = 0
 
     def fit(self, D, S):
         spec = SpaceSpec.of(self.space)
         solver = HyperplaneSolver(**self.options).fit(D, S)
+        if self.moderate:
+            base = SolverContestant.fit(self, D, S)  # the default itself (same options: the same fit)
+            g = _fit_calibration(solver, D, S, self.space).ranking_coefficients[0]
+
+            def moderated(Q):
+                var = np.nan_to_num(np.maximum(solver.predictive_variance(np.asarray(Q, dtype=np.float64)).T, 0.0))
+                return base.predict(Q) / np.sqrt(1.0 + self.moderate * np.pi * g * g * var / 8.0)
+
+            if self.rank_moderated:
+                return Fitted(moderated, source_means(S), lambda Q, P: _logistic(P), "bench_local rankmod")
+            return Fitted(base.predict, source_means(S), lambda Q, P: _logistic(moderated(Q)), "bench_local moderate")
         V = represent.index_vectors(solver, D, self.space)
         u = None if solver.prior_ is None else np.asarray(solver.prior_, dtype=np.float64)
         level, mu_u = V[:, -2], V[:, -1]
+        if self.difficulty:
+            return self._fit_difficulty(D, S, V, level)
         if self.formats:  # one map per answer format of the held-out prompt, a query's the mix by its is_mc
             lv, dv, U, o, mq = posterior.heldout_cells(spec.solver, D, S, spec, extra=format_feature(D, self.space))
             maps = {}
@@ -148,6 +176,78 @@ class Local(SolverContestant):
 
         return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local")
 
+    def _fit_difficulty(self, D, S, V, level):
+        spec = SpaceSpec.of(self.space)
+        p = represent.question_width(D.shape[1]) * 2  # the embedding part (question and options halves)
+        Xp = np.asarray(D[:, :p], dtype=np.float64)
+
+        def extra(S_train, train, held):
+            d = difficulty_vector(Xp[train], S_train, self.difficulty)
+            return (Xp[held] @ d)[None, :] - model_means(Xp[train] @ d, S_train)[:, None]
+
+        lv, dv, _, o, Ud = posterior.heldout_cells(spec.solver, D, S, spec, extra=extra)
+        F = np.column_stack([lv, dv - Ud, Ud])
+        use, coef, a = np.ones(3, bool), np.zeros(3), 0.0
+        for _ in range(3):  # as fit_level_calibration: a negative coefficient is fixed at 0
+            beta = posterior._logistic(F[:, use], o)
+            coef[:] = 0.0
+            coef[use], a = beta[1:], beta[0]
+            if (coef[use] >= 0).all():
+                break
+            use &= coef > 0
+        d = difficulty_vector(Xp, S, self.difficulty)
+        mu_d = model_means(Xp @ d, S)
+        print(f"  difficulty:{self.difficulty} map a {a:.3f} level {coef[0]:.3f} specific {coef[1]:.3f} "
+              f"shared {coef[2]:.3f}", flush=True)
+
+        def predict(Q):
+            Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
+            s_ = V[:, :-2] @ Xi[:, :-2].T
+            Uq = (np.asarray(Q, dtype=np.float64)[:, :p] @ d)[None, :] - mu_d[:, None]
+            lv_ = level[:, None]
+            return a + coef[0] * lv_ + coef[1] * (s_ - lv_ - Uq) + coef[2] * Uq
+
+        return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local difficulty")
+
+
+def model_means(t: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """(M,): each model's mean of the per-prompt values ``t`` (N,) over the prompts it was observed on."""
+    obs = ~np.isnan(S)
+    return (obs * t[None, :]).sum(1) / np.maximum(obs.sum(1), 1)
+
+
+def difficulty_vector(X: np.ndarray, S: np.ndarray, clusters: int, grid=np.logspace(-2, 4, 13)) -> np.ndarray:
+    """Ridge of each prompt's mean signed outcome relative to its models' levels on ``X`` (N, p), lambda by leaving
+    out one of ``clusters`` k-means clusters of the (unit) rows at a time."""
+    from sklearn.cluster import KMeans
+
+    obs = ~np.isnan(S)
+    y = np.where(obs, 2 * S - 1, 0.0)
+    lev = y.sum(1) / np.maximum(obs.sum(1), 1)
+    r = np.where(obs, y - lev[:, None], 0.0)
+    n = obs.sum(0)
+    have = n > 0
+    X, t = X[have], r.sum(0)[have] / n[have]
+    Xc, tc = X - X.mean(0), t - t.mean()
+    Z = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
+    lab = KMeans(clusters, n_init=1, random_state=0).fit_predict(Z)
+    G, b = Xc.T @ Xc, Xc.T @ tc
+    err = np.zeros(len(grid))
+    for c in range(clusters):
+        m = lab == c
+        if not m.any() or m.all():
+            continue
+        Gc, bc = G - Xc[m].T @ Xc[m], b - Xc[m].T @ tc[m]
+        e, W = np.linalg.eigh(Gc)
+        wb = W.T @ bc
+        for k, lam in enumerate(grid):
+            dk = W @ (wb / (np.maximum(e, 0) + lam))
+            err[k] += ((tc[m] - Xc[m] @ dk) ** 2).sum()
+    lam = grid[int(np.argmin(err))]
+    e, W = np.linalg.eigh(G)
+    print(f"    difficulty lambda {lam:g} (cv error {err.min() / len(t):.4f}, lambda->inf {(tc ** 2).mean():.4f})", flush=True)
+    return W @ ((W.T @ b) / (np.maximum(e, 0) + lam))
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -156,7 +256,9 @@ def main() -> None:
     ap.add_argument("variants")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--peers", default="none")
+    ap.add_argument("--decompose", action="store_true")
     args = ap.parse_args()
+    cells = _record_folds() if args.decompose else None
     datas = args.data.split("+")
     default = ev._default_space(None)
     if not represent.has_levels(default) or not represent.is_split(default):
@@ -167,12 +269,17 @@ def main() -> None:
     D = get_encoder(None).encode(m.texts)
     X, XQ, fill = ev._default_rows(m.texts, m.texts, D, D, default, None)
     extra = {}
-    for v in args.variants.split(","):
+    for v in [] if args.variants == "-" else args.variants.split(","):
         kind, val = v.split(":")
         if kind == "kappa":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, kappa=float(val))
         elif kind == "formats":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, formats=True)
+        elif kind in ("moderate", "rankmod"):
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, moderate=float(val),
+                             rank_moderated=kind == "rankmod")
+        elif kind == "difficulty":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, difficulty=int(val))
         elif kind == "local":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, clusters=int(val))
         else:
@@ -191,6 +298,63 @@ def main() -> None:
     for f in res["folds"]:
         print(f["name"], " ".join(f"{n}:{f['methods'][n]['selection_accuracy']:.3f}/{f['methods'][n]['ece']:.3f}"
                                   for n in ["default", "bsp", *extra]))
+    if cells is not None:
+        _print_decomposition(cells, list(res["methods"]))
+
+
+def _record_folds() -> list:
+    """Every fold's (probabilities, outcomes, parts, benchmarks) per contestant, in the order the protocol scores
+    them (contestants in order within each fold), from :func:`indexer.evaluation.protocol.score_fold`."""
+    from indexer.evaluation import protocol
+
+    cells, score = [], protocol.score_fold
+
+    def spy(P, S_tgt, bench, source_mean, prob=None, parts=None):
+        if parts is not None:  # the fold's own call, not one of its parts
+            cells.append((prob, S_tgt, parts, bench))
+        return score(P, S_tgt, bench, source_mean, prob, parts)
+
+    protocol.score_fold = spy
+    return cells
+
+
+def _decompose(p, y) -> tuple[float, float, float, float, float]:
+    """(ECE, |mean outcome - mean probability|, ECE after the best constant logit shift, ECE after a Platt map of
+    the logit, that map's slope), all fitted on these cells."""
+    from scipy.optimize import brentq
+    from sklearn.linear_model import LogisticRegression
+
+    from indexer.evaluation import metrics
+
+    z = np.log(np.clip(p, 1e-6, 1 - 1e-6) / (1 - np.clip(p, 1e-6, 1 - 1e-6)))
+    c = brentq(lambda c: _logistic(z + c).mean() - y.mean(), -20, 20)
+    lr = LogisticRegression(C=1e6).fit(z[:, None], y, sample_weight=None) if set(np.unique(y)) <= {0, 1} else \
+        LogisticRegression(C=1e6).fit(np.r_[z, z][:, None], np.r_[np.ones_like(y), np.zeros_like(y)],
+                                      sample_weight=np.r_[y, 1 - y])
+    return (metrics.ece(p, y), abs(y.mean() - p.mean()), metrics.ece(_logistic(z + c), y),
+            metrics.ece(lr.predict_proba(z[:, None])[:, 1], y), float(lr.coef_[0, 0]))
+
+
+def _print_decomposition(cells: list, names: list[str]) -> None:
+    for ci, name in enumerate(names):
+        rows: dict[str, list] = {}
+        for prob, S, parts, bench in cells[ci::len(names)]:
+            if prob is None:
+                break
+            for part, mask in [("all", None), *((k, v[0]) for k, v in parts.items() if k in ("covered", "uncovered"))]:
+                Sp, pp = (S, prob) if mask is None else (S[mask], prob[mask])
+                o = ~np.isnan(Sp)
+                if o.sum() > 50:
+                    rows.setdefault(part, []).append(_decompose(pp[o], Sp[o]))
+            for b in np.unique(bench):
+                Sb, pb = S[:, bench == b], prob[:, bench == b]
+                o = ~np.isnan(Sb)
+                if o.sum() > 200 and 0 < Sb[o].mean() < 1:
+                    rows.setdefault("per benchmark in fold", []).append(_decompose(pb[o], Sb[o]))
+        for part, r in rows.items():
+            a = np.array(r)
+            print(f"{name:10s} {part:22s} n {len(a):3d} ECE {a[:, 0].mean():.4f} |offset| {a[:, 1].mean():.4f} "
+                  f"after shift {a[:, 2].mean():.4f} after Platt {a[:, 3].mean():.4f} slope {a[:, 4].mean():.3f}")
 
 
 if __name__ == "__main__":
