@@ -30,6 +30,7 @@ outcomes (an oracle: what no map fitted on the source can know), and the same pe
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,15 +149,7 @@ class Local(SolverContestant):
             C /= np.linalg.norm(C, axis=1, keepdims=True)
             L_all = cluster_levels(S, np.argmax(qhalf(D) @ C.T, axis=1), self.clusters)
             lv, dv, U, o, dl = posterior.heldout_cells(spec.solver, D, S, spec, extra=local_feature(D, C))
-            F = np.column_stack([lv, dv - U, U, dl])
-            use, coef, a = np.ones(4, bool), np.zeros(4), 0.0
-            for _ in range(4):  # as fit_level_calibration: a negative coefficient is fixed at 0
-                beta = posterior._logistic(F[:, use], o)
-                coef[:] = 0.0
-                coef[use], a = beta[1:], beta[0]
-                if (coef[use] >= 0).all():
-                    break
-                use &= coef > 0
+            a, coef = fit_nonnegative(np.column_stack([lv, dv - U, U, dl]), o)
             print(f"  local:{self.clusters} map a {a:.3f} level {coef[0]:.3f} specific {coef[1]:.3f} "
                   f"shared {coef[2]:.3f} local {coef[3]:.3f}", flush=True)
         else:
@@ -186,15 +179,7 @@ class Local(SolverContestant):
             return (Xp[held] @ d)[None, :] - model_means(Xp[train] @ d, S_train)[:, None]
 
         lv, dv, _, o, Ud = posterior.heldout_cells(spec.solver, D, S, spec, extra=extra)
-        F = np.column_stack([lv, dv - Ud, Ud])
-        use, coef, a = np.ones(3, bool), np.zeros(3), 0.0
-        for _ in range(3):  # as fit_level_calibration: a negative coefficient is fixed at 0
-            beta = posterior._logistic(F[:, use], o)
-            coef[:] = 0.0
-            coef[use], a = beta[1:], beta[0]
-            if (coef[use] >= 0).all():
-                break
-            use &= coef > 0
+        a, coef = fit_nonnegative(np.column_stack([lv, dv - Ud, Ud]), o)
         d = difficulty_vector(Xp, S, self.difficulty)
         mu_d = model_means(Xp @ d, S)
         print(f"  difficulty:{self.difficulty} map a {a:.3f} level {coef[0]:.3f} specific {coef[1]:.3f} "
@@ -208,6 +193,20 @@ class Local(SolverContestant):
             return a + coef[0] * lv_ + coef[1] * (s_ - lv_ - Uq) + coef[2] * Uq
 
         return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local difficulty")
+
+
+def fit_nonnegative(F: np.ndarray, o: np.ndarray) -> tuple[float, np.ndarray]:
+    """(intercept, coefficients) of the logistic regression of the outcomes ``o`` on the features ``F`` (cells x k), a
+    negative coefficient fixed at 0 and the rest refitted, as :func:`indexer.posterior.fit_level_calibration` does."""
+    use, coef, a = np.ones(F.shape[1], bool), np.zeros(F.shape[1]), 0.0
+    for _ in range(F.shape[1]):
+        beta = posterior._logistic(F[:, use], o)
+        coef[:] = 0.0
+        coef[use], a = beta[1:], beta[0]
+        if (coef[use] >= 0).all():
+            break
+        use &= coef > 0
+    return a, coef
 
 
 def model_means(t: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -263,6 +262,10 @@ def main() -> None:
     default = ev._default_space(None)
     if not represent.has_levels(default) or not represent.is_split(default):
         sys.exit("the default method must be the split representation with levels (auto-mc)")
+    if represent.prior_formats(default) > 1:
+        # the variants are written for one prior (the map's two level coordinates): on a data set of one answer format
+        # that is the default's fit exactly; on pooled formats the variants differ from `default` by the prior too
+        default = dataclasses.replace(default, params={**default.params, "levels": represent.LEVELS})
     m, datasets, _ = ev.load_pooled(datas, None)
     from indexer.encoder import get_encoder
 
