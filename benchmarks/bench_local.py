@@ -331,7 +331,7 @@ def _decompose(p, y) -> tuple[float, float, float, float, float]:
 
     z = np.log(np.clip(p, 1e-6, 1 - 1e-6) / (1 - np.clip(p, 1e-6, 1 - 1e-6)))
     c = brentq(lambda c: _logistic(z + c).mean() - y.mean(), -20, 20)
-    lr = LogisticRegression(C=1e6).fit(z[:, None], y, sample_weight=None) if set(np.unique(y)) <= {0, 1} else \
+    lr = LogisticRegression(C=1e6).fit(z[:, None], y) if set(np.unique(y)) <= {0, 1} else \
         LogisticRegression(C=1e6).fit(np.r_[z, z][:, None], np.r_[np.ones_like(y), np.zeros_like(y)],
                                       sample_weight=np.r_[y, 1 - y])
     return (metrics.ece(p, y), abs(y.mean() - p.mean()), metrics.ece(_logistic(z + c), y),

@@ -175,15 +175,13 @@ class SolverContestant:
     space: object = None
 
     def fit(self, D: np.ndarray, S: np.ndarray) -> Fitted:
-        from ..solver import HyperplaneSolver
-
         from .. import represent
+        from ..solver import HyperplaneSolver
 
         formats = represent.prompt_formats(D, self.space) if self.space is not None else None
         solver = HyperplaneSolver(**self.options).fit(D, S, formats=formats)
         if self.space is None:
             return Fitted(lambda Q: solver.predict(Q).T, source_means(S))
-        from .. import represent
         from ..pipeline import _fit_calibration
 
         V = represent.index_vectors(solver, D, self.space)  # (M, dim) the stored model vectors
