@@ -566,7 +566,9 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None):
         from .space import SpaceSpec
 
         spec = SpaceSpec.of(space)
-        return posterior.fit_level_calibration(*posterior.heldout_cells(spec.solver, D, S, spec), spread=spread)
+        level, deviation, shared, outcomes, coverage = posterior.heldout_cells(spec.solver, D, S, spec,
+                                                                               with_coverage=True)
+        return posterior.fit_level_calibration(level, deviation, shared, outcomes, spread=spread, coverage=coverage)
     prompts = posterior.calibration_prompts(D.shape[0])
     if np.isnan(np.asarray(solver.noise_)).any():
         Sp = np.asarray(S[:, prompts], dtype=np.float64)

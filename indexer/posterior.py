@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
-           "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS"]
+           "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
+           "coverage_shares", "COVERAGE_PROMPTS"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
 Z_INTERVAL = 1.6448536269514722
@@ -50,6 +51,12 @@ CALIBRATION_PROMPTS = 2000
 CALIBRATION_FOLDS = 2
 #: the smallest factor of the raw score and of the level in a folded query (:attr:`Calibration.ranking_coefficients`)
 TIE_BREAK = 1e-6
+#: a query's neighbourhood for the map's coverage (:func:`coverage_shares`): its this many nearest indexed prompts
+COVERAGE_PROMPTS = 10
+#: the map weighs the own deviation of uncovered cells apart only when their weight (the sum of ``1 - c``) is at
+#: least this many cells and this share of all held-out cells (a dense index has almost none: one weight there)
+COVERAGE_MIN_CELLS = 200
+COVERAGE_MIN_SHARE = 0.01
 #: at most this many models (a seeded sample) are refitted for the level/deviation map's held-out cells
 CALIBRATION_MODELS = 2000
 #: the refits for the held-out cells leave out the training prompts that models lacking at most this share of the
@@ -156,6 +163,12 @@ class Calibration:
     level: float | None = None
     specific: float | None = None
     shared: float | None = None
+    #: the weight of the own deviation ``s - l_i - U`` where the model was observed on none of the query's
+    #: :data:`COVERAGE_PROMPTS` nearest indexed prompts (None: ``specific`` everywhere). A model observed on a share
+    #: ``c`` of them gets ``c`` times the map with ``specific`` plus ``1 - c`` times the map with this weight
+    #: (:meth:`fold` with ``own``): where a model has no evidence near the query its own deviation there is an
+    #: extrapolation, and the held-out cells measure how much less it is worth
+    uncovered: float | None = None
 
     @property
     def folded(self) -> bool:
@@ -170,7 +183,13 @@ class Calibration:
         z = (self.a + offset + s) if self.folded else (self.a + self.b * s)
         return 0.5 * (1.0 + np.tanh(0.5 * z))  # the logistic function, without overflow
 
-    def fold(self, row: np.ndarray, u: np.ndarray | None) -> tuple[np.ndarray, float]:
+    @property
+    def coverage_aware(self) -> bool:
+        """True when the map weighs the own deviation apart where a model has no evidence near the query
+        (:attr:`uncovered` fitted, and different from ``specific``)."""
+        return self.folded and self.uncovered is not None and float(self.uncovered) != float(self.specific)
+
+    def fold(self, row: np.ndarray, u: np.ndarray | None, own: float | None = None) -> tuple[np.ndarray, float]:
         """(folded query vector, offset) of an index row ``row`` (dim,) of a space with levels
         (:func:`indexer.represent.has_levels`, whose rows end ``[.., 0, 0]`` and model vectors ``[.., l_i, u.mu_i]``)
         and the space's prior ``u`` (None: no prior): ``q' = specific * row`` with the last two coordinates
@@ -179,16 +198,20 @@ class Calibration:
         ranking by probability). With a prior per answer format (``u`` (F, p), model vectors ``[.., w_i, l_i,
         u_i . mu_i]``, :data:`indexer.represent.LEVELS_FORMATS`) the F coordinates before those two are
         ``(shared - specific) u_f . row[:p]`` and the offset 0: ``w_i . (u_f . x)_f = u_i . x``. The plain map:
-        ``(row, 0)``."""
-        q, offset = self.fold_rows(np.asarray(row, dtype=np.float64)[None, :], u)
+        ``(row, 0)``. ``own``: the own deviation's weight to fold with instead of ``specific`` (the map where a model
+        has no evidence near the query: :attr:`uncovered`)."""
+        q, offset = self.fold_rows(np.asarray(row, dtype=np.float64)[None, :], u, own)
         return q[0], float(offset[0])
 
-    def fold_rows(self, rows: np.ndarray, u: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def fold_rows(self, rows: np.ndarray, u: np.ndarray | None, own: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`fold` of the index rows ``rows`` (q, dim) at once: (q, dim) folded vectors and (q,) offsets."""
         rows = np.atleast_2d(np.asarray(rows, dtype=np.float64))
         if not self.folded:
             return rows, np.zeros(rows.shape[0])
         g, lev = self.ranking_coefficients
+        if own is not None:
+            g = max(float(own), TIE_BREAK)
         h = float(self.shared) if u is not None else g
         q = g * rows
         q[:, -2] = lev - g
@@ -239,6 +262,8 @@ class Calibration:
                "spread": float(self.spread)}
         if self.folded:
             out.update(level=float(self.level), specific=float(self.specific), shared=float(self.shared))
+            if self.uncovered is not None:
+                out["uncovered"] = float(self.uncovered)
         return out
 
 
@@ -314,23 +339,34 @@ def _logistic(F: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.ndarray | None, outcomes: np.ndarray,
-                          spread: float = 0.0) -> Calibration:
+                          spread: float = 0.0, coverage: np.ndarray | None = None) -> Calibration:
     """The level/deviation map (:attr:`Calibration.level`) fitted on held-out cells (:func:`heldout_cells`): the
     logistic regression of the outcome on the model's level ``l``, the model-specific part of its deviation
     ``deviation - shared`` and the prior's part ``shared`` (None or all 0: a space without a prior, one factor for
     the whole deviation). A coefficient that comes out negative carries no held-out information and is fixed at 0
     (the others refitted). Too few cells or one class: the map of :func:`fit_calibration` (of the raw score) in this
-    form (every coefficient its slope)."""
+    form (every coefficient its slope).
+
+    ``coverage`` (per cell, in [0, 1]: the share of the held-out prompt's :data:`COVERAGE_PROMPTS` nearest training
+    prompts the model was observed on, :func:`coverage_shares`): the own deviation gets two weights, ``c`` times one
+    (``specific``) and ``1 - c`` times the other (``uncovered``), when the uncovered cells weigh at least
+    :data:`COVERAGE_MIN_CELLS` cells and :data:`COVERAGE_MIN_SHARE` of all; an uncovered weight above the covered
+    one (evidence far away worth more than near) is not believed: one weight then, as without ``coverage``."""
     l, dv, o = (np.asarray(x, dtype=np.float64).ravel() for x in (level, deviation, outcomes))
     u = np.zeros_like(dv) if shared is None else np.asarray(shared, dtype=np.float64).ravel()
-    keep = np.isfinite(l) & np.isfinite(dv) & np.isfinite(u) & np.isfinite(o)
-    l, dv, u, o = l[keep], dv[keep], u[keep], o[keep]
+    c = np.ones_like(dv) if coverage is None else np.asarray(coverage, dtype=np.float64).ravel()
+    keep = np.isfinite(l) & np.isfinite(dv) & np.isfinite(u) & np.isfinite(o) & np.isfinite(c)
+    l, dv, u, o, c = l[keep], dv[keep], u[keep], o[keep], c[keep]
     if l.size < 20 or o.sum() <= 0 or (1 - o).sum() <= 0:  # the plain map of the raw score, in the folded form
         plain = fit_calibration(l + dv, o, spread)
         return Calibration(plain.a, plain.b, plain.n_cells, spread=plain.spread, level=plain.b, specific=plain.b,
                            shared=plain.b)
     has_prior = bool(np.any(u != 0.0))
-    F = np.column_stack([l, dv - u, u] if has_prior else [l, dv])
+    own = dv - u if has_prior else dv
+    gap = float((1.0 - c).sum())
+    split = coverage is not None and gap >= COVERAGE_MIN_CELLS and gap >= COVERAGE_MIN_SHARE * l.size
+    cols = [l, c * own, (1.0 - c) * own] if split else [l, own]
+    F = np.column_stack(cols + ([u] if has_prior else []))
     use = np.ones(F.shape[1], dtype=bool)
     coef = np.zeros(F.shape[1])
     for _ in range(F.shape[1]):
@@ -347,13 +383,33 @@ def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.n
         rate = float(np.clip(o.mean(), 1e-6, 1 - 1e-6))
         a, coef = float(np.log(rate / (1.0 - rate))), np.zeros(F.shape[1])
     lev, spec = float(coef[0]), float(coef[1])
-    sh = float(coef[2]) if has_prior else spec
-    return Calibration(a, spec, int(l.size), spread=float(spread), level=lev, specific=spec, shared=sh)
+    unc = float(coef[2]) if split else None
+    if unc is not None and unc > spec:  # the far cells' deviation worth more than the near ones': not believed
+        return fit_level_calibration(level, deviation, shared, outcomes, spread)
+    sh = float(coef[-1]) if has_prior else spec
+    return Calibration(a, spec, int(l.size), spread=float(spread), level=lev, specific=spec, shared=sh, uncovered=unc)
+
+
+def coverage_shares(Zq: np.ndarray, Zs: np.ndarray, observed: np.ndarray, k: int = COVERAGE_PROMPTS) -> np.ndarray:
+    """(M, q): for each of M models and q queries, the share of the query's ``k`` nearest source prompts it was
+    observed on. ``Zq`` (q, e) and ``Zs`` (N, e): unit question embeddings of the queries and of the source prompts
+    (:func:`indexer.represent.question_rows`; nearest by cosine), ``observed`` (M, N) bool."""
+    Zq, Zs = np.asarray(Zq, dtype=np.float64), np.asarray(Zs, dtype=np.float64)
+    observed = np.asarray(observed, dtype=bool)
+    k = min(int(k), Zs.shape[0])
+    out = np.ones((observed.shape[0], Zq.shape[0]))
+    if k < 1:
+        return out
+    for lo in range(0, Zq.shape[0], 512):
+        sims = Zq[lo:lo + 512] @ Zs.T
+        nn = np.argpartition(-sims, k - 1, axis=1)[:, :k]  # (b, k) the nearest source prompts of each query
+        out[:, lo:lo + 512] = observed[:, nn].mean(axis=2)
+    return out
 
 
 def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int = CALIBRATION_FOLDS, seed: int = 0,
-                  size: int = CALIBRATION_PROMPTS, models: int = CALIBRATION_MODELS, extra=None
-                  ) -> tuple[np.ndarray, ...]:
+                  size: int = CALIBRATION_PROMPTS, models: int = CALIBRATION_MODELS, extra=None,
+                  with_coverage: bool = False) -> tuple[np.ndarray, ...]:
     """Cross-fitted held-out source cells for :func:`fit_level_calibration`: the prompts (rows ``X`` (N, width) with
     outcomes ``S`` (M, N)) are cut at random (``seed``) into ``folds`` parts; on each part (a seeded sample of at most
     ``size / folds`` of its prompts) every model is scored by a fit on the other parts (``make_solver()``: a new
@@ -365,7 +421,10 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
     on every model's outcomes of the prompt) does not know the held-out prompt's difficulty. Returns (level,
     deviation, prior's part of the deviation, outcome in [0, 1]) per observed held-out cell. ``extra(S_train, train,
     held)`` (experiments, e.g. ``benchmarks/bench_local.py``): one more feature per cell of a refit, from its outcomes
-    ``S_train`` (refitted models x ``train`` prompts) as an array (refitted models x ``held`` prompts), returned fifth."""
+    ``S_train`` (refitted models x ``train`` prompts) as an array (refitted models x ``held`` prompts), returned last.
+    ``with_coverage``: also (fifth) each cell's coverage, the share of the held-out prompt's
+    :data:`COVERAGE_PROMPTS` nearest training prompts (by question) the model was observed on in the refit
+    (:func:`coverage_shares`; the ``coverage`` of :func:`fit_level_calibration`)."""
     from . import represent
 
     X = np.asarray(X)
@@ -375,7 +434,9 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
     if S.shape[0] > models:
         S = S[np.sort(rng.choice(S.shape[0], int(models), replace=False))]
     part = rng.permutation(N) % max(int(folds), 2)  # one fold: a random half held out, scored by the other
-    out: list[list[np.ndarray]] = [[] for _ in range(4 if extra is None else 5)]
+    n_out = 4 + int(bool(with_coverage))
+    out: list[list[np.ndarray]] = [[] for _ in range(n_out + (extra is not None))]
+    Z = represent.question_rows(X, space) if with_coverage else None
     for k in range(max(int(folds), 1)):
         train, held = np.flatnonzero(part != k), np.flatnonzero(part == k)
         if held.size > size // max(int(folds), 1):
@@ -413,8 +474,10 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
         out[1].append((P - L)[obs])
         out[2].append(U[obs])
         out[3].append(np.asarray(Sh[obs], dtype=np.float64))
+        if with_coverage:
+            out[4].append(coverage_shares(Z[held], Z[train], ~np.isnan(S_tr[keep]))[obs])
         if extra is not None:
-            out[4].append(np.asarray(extra(S_tr[keep], train, held), dtype=np.float64)[obs])
+            out[n_out].append(np.asarray(extra(S_tr[keep], train, held), dtype=np.float64)[obs])
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0)  # noqa: E731
     return tuple(cat(x) for x in out)  # type: ignore[return-value]
 

@@ -55,7 +55,7 @@ __all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_
            "has_intercept", "is_split", "embed_width", "index_dim", "embed", "design", "rows", "lift", "query_rows",
            "question_width", "unknown", "fill_unknown", "mean_row", "has_formats", "pattern_formats", "index_vectors",
            "effective_rows", "LEVELS", "LEVELS_FORMATS", "has_levels", "strip_levels", "levels", "prior_formats",
-           "level_width", "prompt_formats", "format_weights", "prior_matrix"]
+           "level_width", "prompt_formats", "format_weights", "prior_matrix", "question_rows"]
 
 #: the ``levels`` param of a space whose vectors carry the level coordinates (:func:`has_levels`)
 LEVELS = "level-deviation-v1"
@@ -316,6 +316,15 @@ def _covariates_at(width: int) -> int:
 def question_width(width: int) -> int:
     """How many leading columns of a split space's design row of ``width`` are the question embedding."""
     return _covariates_at(width) // 2
+
+
+def question_rows(X: np.ndarray, space_or_params) -> np.ndarray:
+    """(n, e) the question embeddings of design rows ``X`` (n, width), unit length: the question half of a split
+    space's rows, else the embedding part (without covariates); what "nearest indexed prompts" is measured by."""
+    X = np.asarray(X, dtype=np.float64)
+    e = question_width(X.shape[1]) if is_split(space_or_params) else X.shape[1] - n_features(feature_set(space_or_params))
+    Z = X[:, :e]
+    return Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-12)
 
 
 def unknown(X: np.ndarray) -> np.ndarray:

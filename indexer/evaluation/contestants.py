@@ -175,7 +175,7 @@ class SolverContestant:
     space: object = None
 
     def fit(self, D: np.ndarray, S: np.ndarray) -> Fitted:
-        from .. import represent
+        from .. import posterior, represent
         from ..solver import HyperplaneSolver
 
         formats = represent.prompt_formats(D, self.space) if self.space is not None else None
@@ -199,7 +199,15 @@ class SolverContestant:
             def folded(Q: np.ndarray) -> np.ndarray:
                 Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
                 Qf, offset = cal.fold_rows(Xi, u)
-                return cal.a + offset[None, :] + V @ Qf.T  # = a + offset(q) + fold(q) . v_i
+                Z = cal.a + offset[None, :] + V @ Qf.T  # = a + offset(q) + fold(q) . v_i
+                if not cal.coverage_aware:
+                    return Z
+                # as the index re-ranks: c times the map above, 1 - c times the one with the uncovered weight, c the
+                # share of the query's nearest source prompts each model was observed on (posterior.coverage_shares)
+                Qu, offset_u = cal.fold_rows(Xi, u, own=cal.uncovered)
+                c = posterior.coverage_shares(represent.question_rows(Q, self.space),
+                                              represent.question_rows(D, self.space), ~np.isnan(S))
+                return c * Z + (1.0 - c) * (cal.a + offset_u[None, :] + V @ Qu.T)
 
             return Fitted(folded, source_means(S), lambda Q, P: 0.5 * (1.0 + np.tanh(0.5 * np.asarray(P))),
                           "the space's own calibration as `taskspace index` fits it (the level/deviation map on "
