@@ -59,6 +59,8 @@ SPACE_COLUMNS = ("space", "key", "encoder", "encoder_name", "encoder_revision", 
                  "calibration_n_models", "calibration_spread", "n_models", "created_at")
 #: written since the level/deviation calibration (indexer.posterior.Calibration.level ...); optional when read
 SPACE_OPTIONAL = ("calibration_level", "calibration_specific", "calibration_shared")
+#: written since the coverage-aware map (indexer.posterior.Calibration.uncovered); optional (null: one weight) when read
+SPACE_COVERAGE = ("calibration_uncovered",)
 #: the space's prior (the models' mean normal, ``prior`` list<float64>, and how many models it is the mean of), so a
 #: pulled index folds a query as the one it was published from (indexer.posterior.Calibration.fold); optional
 SPACE_PRIOR = ("prior", "prior_models")
@@ -243,8 +245,9 @@ def spaces_table(rows: list[dict]) -> bytes:
                         ("layout", s), ("calibration_a", f), ("calibration_b", f), ("calibration_n_cells", i),
                         ("calibration_n_models", i), ("calibration_spread", f), ("n_models", i), ("created_at", s),
                         ("calibration_level", f), ("calibration_specific", f), ("calibration_shared", f),
-                        ("prior", pa.list_(f)), ("prior_models", i)])
-    return _parquet({c: [r.get(c) for r in rows] for c in SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR}, schema)
+                        ("prior", pa.list_(f)), ("prior_models", i), ("calibration_uncovered", f)])
+    return _parquet({c: [r.get(c) for r in rows] for c in SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR + SPACE_COVERAGE},
+                    schema)
 
 
 # -------------------------------------------------------------------------------------------- reading
@@ -398,6 +401,8 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         if r.get("calibration_a") is not None:
             folded = [r.get(c) for c in SPACE_OPTIONAL]
             folded = [float(x) for x in folded] if all(x is not None for x in folded) else [None, None, None]
+            unc = r.get("calibration_uncovered") if folded[0] is not None else None
+            folded.append(None if unc is None else float(unc))
             cal = Calibration(float(r["calibration_a"]), float(r["calibration_b"]), int(r["calibration_n_cells"] or 0),
                               int(r["calibration_n_models"] or 0), float(r["calibration_spread"] or 0.0), *folded)
             if not all(math.isfinite(x) for x in (cal.a, cal.b, cal.spread, *(x for x in folded if x is not None))):

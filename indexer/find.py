@@ -525,9 +525,13 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
     implementation behind :func:`find_models` and the lean :func:`indexer.query.find_models`. ``where``: the Qdrant
     payload filter (dict grammar of :mod:`indexer.store.vectors`); ``near``: also fetch the query's neighbourhood
     when the options fill searches the prompts collection anyway (one search for both; False: the fill's own
-    search of :data:`~indexer.represent.NEIGHBOURS` prompts, nothing more). Returns ``(q, options filled, the
-    neighbourhood hits or None, the predictor, ranked)``."""
-    from .query import _matches, lcb_ranked, predictor
+    search of :data:`~indexer.represent.NEIGHBOURS` prompts, nothing more). A coverage-aware map
+    (:attr:`indexer.posterior.Calibration.uncovered`) needs the neighbourhood (its
+    :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest) whatever ``near`` says, and re-ranks candidates of two
+    searches (:func:`indexer.query.coverage_ranked`). Returns ``(q, options filled, the neighbourhood hits or None,
+    the predictor, ranked)``."""
+    from .posterior import COVERAGE_PROMPTS
+    from .query import _matches, coverage_ranked, lcb_ranked, predictor
     from .space import space_name
 
     name = space_name(space)
@@ -536,9 +540,18 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
     t = time.perf_counter()
     if alpha > 0 or rank == "lcb":
         n_all = vectors.count(name, "models", where)
-    if alpha > 0 and rank == "probability":
+    penalty = ("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)) if alpha > 0 else None
+    if pred.coverage_aware and near_hits is None:
+        near_hits = _near_hits(vectors, space, q)
+    if pred.coverage_aware and near_hits:
+        ranked = coverage_ranked(store, vectors, name, q, pred, [_near(h) for h in near_hits[:COVERAGE_PROMPTS]],
+                                 filters=where, limit=limit, rank=rank, alpha=alpha if rank == "probability" else 0.0,
+                                 penalty=penalty if rank == "probability" else None,
+                                 shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 and rank == "lcb" else None,
+                                 fetch=n_all if alpha > 0 and rank == "lcb" else None)
+    elif alpha > 0 and rank == "probability":
         hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
-                              penalty=("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)))
+                              penalty=penalty)
         found = _matches(_raw(hits, alpha), pred, q)
         ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
     elif rank == "lcb":  # with a size penalty the bound does not cover: every candidate (exact)
@@ -607,12 +620,16 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
 def _neighbourhood(vectors, space, q, hits=None) -> list[dict]:
     """The :data:`NEAR_PROMPTS` indexed prompts nearest to the query's question embedding: ``id`` (prompt hash),
     ``text`` (snippet), ``benchmark``, ``benchmarks``, ``similarity`` (cosine), nearest first. Empty without a
-    prompts collection."""
+    prompts collection. ``hits``: that search's hits when it was made already."""
+    return [_near(h) for h in (_near_hits(vectors, space, q) if hits is None else hits)]
+
+
+def _near_hits(vectors, space, q) -> list:
+    """The prompts collection's :data:`NEAR_PROMPTS` hits nearest to the query's question embedding (none without
+    a prompts collection or with a zero question part)."""
     from .space import space_name
 
     name = space_name(space)
-    if hits is not None:
-        return [_near(h) for h in hits]
     if vectors.alias_target(name, "prompts") is None:
         return []
     e = _embed_width(space)
@@ -622,7 +639,7 @@ def _neighbourhood(vectors, space, q, hits=None) -> list[dict]:
         return []
     probe = np.zeros(int(space.dim), dtype=np.float32)
     probe[:e] = head / norm
-    return [_near(h) for h in vectors.search(name, "prompts", probe, limit=NEAR_PROMPTS)]
+    return vectors.search(name, "prompts", probe, limit=NEAR_PROMPTS)
 
 
 def _near(h) -> dict:

@@ -553,6 +553,21 @@ class Predictor:
         q, self.offset = self.calibration.fold(row, self.prior)
         return q.astype(np.float32)
 
+    @property
+    def coverage_aware(self) -> bool:
+        """True when the folded map weighs a model's own deviation apart where it has no evidence near the query
+        (:attr:`Calibration.coverage_aware`): the search then re-ranks candidates of two folded queries
+        (:func:`indexer.query.coverage_ranked`)."""
+        return self.folded and self.calibration.coverage_aware
+
+    def fold_uncovered(self, row: np.ndarray) -> tuple[np.ndarray, float]:
+        """(the folded query of the map with the :attr:`~Calibration.uncovered` weight, the constant to add to its
+        inner products to put them on the scale of :meth:`fold`'s, whose offset :meth:`probability` adds): a model's
+        score where it has no evidence near the query. Leaves :attr:`offset` alone."""
+        _, covered = self.calibration.fold(row, self.prior)
+        q, offset = self.calibration.fold(row, self.prior, own=self.calibration.uncovered)
+        return q.astype(np.float32), offset - covered
+
     def probability(self, scores) -> np.ndarray:
         s = np.asarray(scores, dtype=np.float64)
         if self.calibration is None:

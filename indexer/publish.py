@@ -230,7 +230,7 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
             "calibration_n_models": None if cal is None else int(cal.n_models),
             "calibration_spread": None if cal is None else float(cal.spread), "n_models": len(rows),
             **{f"calibration_{k}": (None if cal is None or getattr(cal, k) is None else float(getattr(cal, k)))
-               for k in ("level", "specific", "shared")},
+               for k in ("level", "specific", "shared", "uncovered")},
             "created_at": dataset._iso(sp.created_at)})
         counts[name] = {"models": len(rows), "benchmarks": len(bvs), "prompts": len(hashes)}
     files[dataset.SPACES] = dataset.spaces_table(space_rows)

@@ -236,6 +236,78 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     return [m for m, _ in ranked]
 
 
+def observed_shares(store, models: list[str], near: list[dict]) -> dict[str, float]:
+    """model -> the share of the indexed prompts ``near`` (the query's
+    :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest, as :func:`indexer.find._neighbourhood` gives them) it was
+    observed on, from its outcome blocks in SQL (of those prompts' benchmarks only); 1.0 for a model SQL holds no
+    outcome of on them nor anywhere (a pulled index: it cannot tell, and the model keeps the covered map)."""
+    ids = np.array(sorted(store.prompt_ids([p["id"] for p in near]).values()), dtype=np.int64)
+    benches = sorted({b for p in near for b in p["benchmarks"] if b})
+    seen = {m: np.zeros(ids.size, dtype=bool) for m in models}
+    for m, _, pids, _ in store.outcome_blocks(models, benches) if ids.size else []:
+        seen[m] |= np.isin(ids, pids)
+    have = store.measured_models(models) if ids.size else set()
+    return {m: (float(seen[m].mean()) if m in have else 1.0) for m in models}
+
+
+def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
+                    rank: str = "probability", alpha: float = 0.0, penalty=None, shift=None,
+                    fetch: int | None = None) -> list[tuple[Match, float]]:
+    """The top ``limit`` models of a coverage-aware map (:attr:`~indexer.posterior.Predictor.coverage_aware`): a
+    model observed on a share ``c`` of the query's nearest indexed prompts ``near`` (:func:`observed_shares`) has the
+    logit ``c L1 + (1 - c) L0``, L1 the map's (the folded query's, :meth:`~indexer.posterior.Predictor.fold`) and
+    L0 that with the uncovered weight of its own deviation (:meth:`~indexer.posterior.Predictor.fold_uncovered`).
+    Both folded queries are searched (with the size ``penalty`` when given, ranked then by the logit minus ``alpha``
+    log10 parameters) and their candidates re-ranked, by the logit (``rank`` probability) or by its interval's lower
+    end (``lcb``, minus ``shift(match)``); more are fetched until no unfetched model can enter the top: its logit is
+    at most the larger of the two searches' next scores, which the k-th ranked value must reach. ``fetch``: fetch
+    exactly that many once (every candidate). Each match's ``search_score`` is its logit less the predictor's
+    offset, as for an ordinary search."""
+    exhaustive = fetch is not None
+    fetch = fetch if exhaustive else max(4 * limit, 50)
+    q1 = pred.fold(q)
+    q0, d0 = pred.fold_uncovered(q)
+    while True:
+        h1 = vectors.search(name, "models", q1, filters=filters, limit=fetch + 1, with_vectors=True, penalty=penalty)
+        h0 = vectors.search(name, "models", q0, filters=filters, limit=fetch + 1, with_vectors=True, penalty=penalty)
+        nxt = [float(h.score) + d for h, d in ((h1[fetch:fetch + 1], 0.0), (h0[fetch:fetch + 1], d0)) for h in h]
+        cand = {h.key: h for h in h0[:fetch] + h1[:fetch]}
+        hits = list(cand.values())
+        c = observed_shares(store, [h.key for h in hits], near)
+        cs = np.array([c[h.key] for h in hits])
+        V = np.stack([np.asarray(h.vector, dtype=np.float64) for h in hits])
+        s1 = V @ np.asarray(q1, dtype=np.float64)
+        s0 = V @ np.asarray(q0, dtype=np.float64) + d0
+        for h, v in zip(hits, cs * s1 + (1.0 - cs) * s0):
+            h.score = float(v)
+        found = _matches(hits, pred, q)
+        value = np.array([m.search_score for m in found])
+        if rank == "lcb":
+            sd = np.array([np.sqrt(m.variance) if np.isfinite(m.variance) else 0.0 for m in found])
+            value = value - posterior_z() * pred.scale * sd
+        if alpha > 0:
+            value = value - alpha * np.array([_log10p(m.payload) for m in found])
+        if shift is not None:
+            value = value - np.array([shift(m) for m in found])
+        order = np.argsort(-value, kind="stable")
+        kth = value[order[min(limit, len(order)) - 1]] if len(order) else np.inf
+        if exhaustive or not nxt or kth >= max(nxt):
+            return [(found[i], float(value[i])) for i in order[:limit]]
+        fetch *= 4
+
+
+def posterior_z() -> float:
+    from .posterior import Z_INTERVAL
+
+    return Z_INTERVAL
+
+
+def _log10p(payload: dict) -> float:
+    from .find import _log10p as log10p
+
+    return log10p(payload)
+
+
 def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, fetch: int | None = None,
                shift=None) -> list[tuple[Match, float]]:
     """The top ``limit`` models by the lower end of their score's interval, minus ``shift(match)`` when given, with

@@ -264,7 +264,7 @@ class DerivedMixin:
         with self._read() as conn:
             row = conn.execute(select(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id)).scalar()
         return None if row is None else Calibration(row.a, row.b, row.n_cells, row.n_models, row.spread,
-                                                    row.level, row.specific, row.shared)
+                                                    row.level, row.specific, row.shared, row.uncovered)
 
     def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
         """Stored vectors of a space, by model key (all models when ``models`` is None)."""
@@ -417,4 +417,4 @@ class DerivedMixin:
 def _folded(calibration) -> dict:
     """The level/deviation coefficients of a calibration map as row values (None for the plain map)."""
     return {k: (None if getattr(calibration, k, None) is None else float(getattr(calibration, k)))
-            for k in ("level", "specific", "shared")}
+            for k in ("level", "specific", "shared", "uncovered")}

@@ -261,6 +261,8 @@ class SpaceCalibrationRow(Base):
     level: Mapped[float | None] = mapped_column(Float, nullable=True)
     specific: Mapped[float | None] = mapped_column(Float, nullable=True)
     shared: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: the own deviation's weight where a model has no evidence near the query (None: ``specific``; migration 0007)
+    uncovered: Mapped[float | None] = mapped_column(Float, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

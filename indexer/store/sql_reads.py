@@ -132,6 +132,12 @@ class ReadMixin:
             rows = rows_for_keys(conn, q, Model.key, list(models))
         return [(k, b, np.frombuffer(p, dtype="<i4").astype(np.int64), np.frombuffer(s, dtype="<f4")) for k, b, p, s in rows]
 
+    def measured_models(self, models: Sequence[str]) -> set[str]:
+        """Those of these model keys SQL holds outcomes of (stored outcomes digest; a pulled index holds none)."""
+        q = select(Model.key).where(Model.outcomes_digest.is_not(None))
+        with self._read() as conn:
+            return {k for (k,) in rows_for_keys(conn, q, Model.key, list(models))}
+
     def prompt_texts(self, prompt_ids: Sequence[int]) -> list[str]:
         """Texts of the given prompt ids, in the same order (NotFoundError for an unknown id)."""
         return self._prompt_column(prompt_ids, Prompt.text)
