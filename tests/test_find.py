@@ -223,6 +223,47 @@ def test_lcb_rank_is_exact(idx):
     assert [r.rank_score for r in got] == pytest.approx(sorted(lower.values(), reverse=True)[:3], abs=1e-6)
 
 
+def test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly(idx, encoder):
+    """With the own deviation weighed apart where a model has no evidence near the query (Calibration.uncovered), a
+    model's logit is c L1 + (1 - c) L0: c its share of the query's 10 nearest indexed prompts it was measured on, L1
+    and L0 the folded map with the covered and the uncovered weight. The ranking and probabilities equal that
+    computed over every model (nearest prompts from the encoder, coverage from the benchmarks each was measured on),
+    for both ranks; a model measured only on alpha (nothing near a coding prompt) gets L0."""
+    from indexer import posterior, query
+
+    store, vectors, _ = idx
+    (space,) = store.list_spaces()
+    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
+        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
+    text = "Write a Python function that sorts a list of integers"
+    keys, V = store.model_vector_matrix(space.id)
+    measured = {k: {b for _, b, _, _ in store.outcome_blocks([k])} for k in keys}
+    E = encoder.encode(ALPHA + BETA + [text])
+    nearest = np.argsort(-(E[:-1] @ E[-1]))[:posterior.COVERAGE_PROMPTS]
+    c = np.array([np.mean([("alpha" if j < len(ALPHA) else "beta") in measured[k] for j in nearest]) for k in keys])
+    assert c[keys.index("coder/only-code")] == 1.0 and c[keys.index("org/big")] == 0.0
+    q = query.query_vector(store, vectors, space, prompts=[text])
+    pred = query.predictor(store, space)
+    assert pred.coverage_aware
+    q1 = np.asarray(pred.fold(q), np.float64)
+    q0, shift = pred.fold_uncovered(q)
+    L1, L0 = V @ q1, V @ np.asarray(q0, np.float64) + shift
+    p = pred.probability(c * L1 + (1 - c) * L0)
+    want = sorted(zip(keys, p), key=lambda kv: -kv[1])
+    got = ask(idx, text, k=4)
+    assert [r.model for r in got] == [k for k, _ in want[:4]]
+    assert [r.probability for r in got] == pytest.approx([v for _, v in want[:4]], abs=1e-5)
+    alpha_only = {r.model: r for r in ask(idx, text, k=10)}["org/big"]
+    i = keys.index("org/big")
+    assert alpha_only.probability == pytest.approx(float(pred.probability(L0[i])), abs=1e-5)
+    assert abs(float(pred.probability(L1[i])) - alpha_only.probability) > 1e-4  # the covered map would differ
+    every = ask(idx, text, k=10)
+    g = pred.scale
+    lower = {r.model: r.rank_score - posterior.Z_INTERVAL * g * math.sqrt(r.variance) for r in every}
+    lcb = ask(idx, text, k=3, rank="lcb")
+    assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
+
+
 def test_coverage_and_evidence_come_from_the_models_own_outcomes(idx):
     _, _, outs = idx
     res = ask(idx, "Write a Python function that sorts a list of integers", k=10, evidence=2)

@@ -110,6 +110,68 @@ def test_the_folded_query_ranks_as_the_probabilities_and_gives_the_maps_logit():
     assert not plain.folded and offset == 0.0 and np.array_equal(q, row)
 
 
+def test_coverage_weighs_the_own_deviation_apart_where_models_have_no_evidence_near():
+    """Cells with coverage c: the own deviation predicts the outcome with weight 1.5 where the model was observed near
+    the prompt (c = 1) and 0.3 where not (c = 0); the fit recovers both. Too few uncovered cells, or an uncovered
+    weight above the covered one, give one weight (``uncovered`` None), as without coverage."""
+    rng = np.random.default_rng(7)
+    n = 60000
+    level, dev, shared = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+    c = (rng.random(n) < 0.7).astype(float)
+    logit = 0.2 + 2.0 * level + (1.5 * c + 0.3 * (1 - c)) * (dev - shared) + 3.0 * shared
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(float)
+    cal = posterior.fit_level_calibration(level, dev, shared, y, coverage=c)
+    assert (cal.a, cal.level, cal.specific, cal.uncovered, cal.shared) == pytest.approx((0.2, 2.0, 1.5, 0.3, 3.0),
+                                                                                         abs=0.08)
+    assert cal.coverage_aware and cal.as_dict()["uncovered"] == cal.uncovered
+    one = posterior.fit_level_calibration(level, dev, shared, y)
+    assert one.uncovered is None and not one.coverage_aware and 0.3 < one.specific < 1.5
+    few = np.ones(n)
+    few[:100] = 0.0  # 100 uncovered cells: fewer than COVERAGE_MIN_CELLS
+    assert posterior.fit_level_calibration(level, dev, shared, y, coverage=few).uncovered is None
+    flip = (rng.random(n) < 1 / (1 + np.exp(-(2.0 * level + (0.3 * c + 1.5 * (1 - c)) * (dev - shared))))).astype(float)
+    assert posterior.fit_level_calibration(level, dev, shared, flip, coverage=c).uncovered is None
+
+
+def test_coverage_shares_and_the_folded_query_with_the_uncovered_weight():
+    Zs = np.eye(4)[[0, 0, 1, 2, 3]]  # five source prompts; query 0 is nearest to the first two
+    Zq = np.array([[1.0, 0.1, 0, 0], [0, 0, 0.2, 1.0]])
+    Zq /= np.linalg.norm(Zq, axis=1, keepdims=True)
+    observed = np.array([[1, 1, 0, 0, 0], [0, 1, 1, 1, 1], [0, 0, 0, 0, 0]], dtype=bool)
+    got = posterior.coverage_shares(Zq, Zs, observed, k=2)  # query 1's two nearest: prompts 4 and 3
+    np.testing.assert_allclose(got, [[1.0, 0.0], [0.5, 1.0], [0.0, 0.0]])
+    D, S = _data(3)
+    spec = _spec()
+    solver = spec.solver().fit(D, S)
+    cal = posterior.Calibration(0.1, 1.2, 100, level=2.0, specific=1.2, shared=2.5, uncovered=0.4)
+    V = represent.index_vectors(solver, D, spec)
+    level, mu_u = represent.levels(solver)
+    row = represent.add_intercept(np.random.default_rng(4).normal(size=(1, 8)), spec)[0]
+    q0, off0 = cal.fold(row, solver.prior_, own=cal.uncovered)
+    raw, U = V @ row, float(solver.prior_ @ row[:8]) - mu_u
+    want = cal.a + cal.level * level + 0.4 * (raw - level - U) + cal.shared * U
+    np.testing.assert_allclose(cal.a + off0 + V @ q0, want, atol=1e-12)
+    pred = posterior.Predictor(spec, cal, lambda keys: {}, prior=solver.prior_)
+    q1 = pred.fold(row)
+    qu, shift = pred.fold_uncovered(row)
+    np.testing.assert_allclose(pred.probability(V @ qu + shift), 1 / (1 + np.exp(-want)), atol=1e-6)
+    assert pred.coverage_aware and pred.offset == pytest.approx(cal.fold(row, solver.prior_)[1])
+    assert not posterior.Predictor(spec, posterior.Calibration(0.1, 1.2, 100, level=2.0, specific=1.2, shared=2.5),
+                                   lambda keys: {}, prior=solver.prior_).coverage_aware
+
+
+def test_heldout_cells_give_each_cells_coverage():
+    """With coverage: a model that lacks the training prompts nearest a held-out prompt has coverage 0 there."""
+    D, S = _data(5)
+    spec = _spec()
+    plain = posterior.heldout_cells(spec.solver, D, S, spec, folds=2)
+    level, dev, shared, out, cov = posterior.heldout_cells(spec.solver, D, S, spec, folds=2, with_coverage=True)
+    for a, b in zip(plain, (level, dev, shared, out)):
+        np.testing.assert_array_equal(a, b)
+    assert cov.shape == out.shape and ((cov >= 0) & (cov <= 1)).all()
+    assert (cov == 1).mean() > 0.5 and (cov < 1).any()  # models 0 and 1 lack a quarter and a half of the prompts
+
+
 def test_heldout_cells_hold_whole_prompts_out():
     """A prompt whose outcomes no fit saw: with one model set to always succeed on it, the held-out deviation there
     is not the in-sample fit's (the prior does not know the prompt)."""
@@ -128,6 +190,10 @@ def test_the_store_keeps_the_level_coefficients(store):
     got = store.get_space_calibration(space.id)
     assert got.folded and (got.a, got.level, got.specific, got.shared, got.n_models) == pytest.approx(
         (0.1, 2.1, 0.7, 3.2, 9))
+    assert got.uncovered is None  # one weight of the own deviation (every map before migration 0007)
+    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(0.1, 0.7, 100, level=2.1, specific=0.7,
+                                                                              shared=3.2, uncovered=0.25))
+    assert store.get_space_calibration(space.id).uncovered == pytest.approx(0.25)
     store.save_model_vectors(space.id, [], calibration=posterior.Calibration(0.2, 2.0, 10), calibration_models=9)
     assert not store.get_space_calibration(space.id).folded  # the plain map: the coefficients are NULL
 
