@@ -109,7 +109,10 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "with `l` the model's level and `U = prior . row - prior_mu` (`prior`: the space's prior; where the "
               "vectors also carry `prior_w`, the prior is one row per answer format, flattened, `U = m . (prior_f . "
               "row)_f - prior_mu` with `m` the row's `[c_mc, c_free]` entries and `score - l - U` becomes `score - l - "
-              "prior_w . (prior_f . row)_f + prior_mu`) |",
+              "prior_w . (prior_f . row)_f + prior_mu`); where `calibration_uncovered` is set, that weight replaces "
+              "`calibration_specific` for a model measured on none of the query's 10 nearest indexed prompts (on a "
+              "share `c` of them: `c` times the one logit plus `1 - c` times the other; the records carry no outcomes, "
+              "so the example below scores every model as measured near) |",
               "| `models/<space>.parquet` | one per model: model id, Hub repo id, model revision, space, encoder and "
               "revision, dimension, method, lambda, eps, `vector` (list of float32) and its `layout`, the posterior "
               "of its scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed "

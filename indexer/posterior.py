@@ -30,6 +30,16 @@ formats' priors, the vectors carry ``[w_i1 .. w_iF, l_i, u_i . mu_i]`` and the f
 (scaled) in the ``w`` coordinates, with no per-query constant. Where thousands of models
 each have a few hundred cells (metabench), the held-out prompts give the own deviation a small weight, and the
 argmax over models picks strong models instead of over-fitted ones.
+
+**Coverage** (:attr:`Calibration.uncovered`): a model's own deviation at a query far from every prompt it was
+observed on is an extrapolation of its normal. Each held-out cell carries the model's coverage ``c``, the share of
+the held-out prompt's :data:`COVERAGE_PROMPTS` nearest training prompts (by question) it was observed on
+(:func:`coverage_shares`); where enough cells are uncovered (a sparse index: models measured on some benchmarks
+only) the map gives the own deviation one weight where models were observed near (``specific``, times ``c``) and
+another where not (``uncovered``, times ``1 - c``), so a model with no evidence near a query falls back toward its
+level and the population's prior there. The logit is then ``c L1 + (1 - c) L0`` (two folded queries: the search
+re-ranks their candidates, :func:`indexer.query.coverage_ranked`); a dense index has no uncovered cells and keeps
+one weight.
 """
 
 from __future__ import annotations
