@@ -404,7 +404,7 @@ def coverage_shares(Zq: np.ndarray, Zs: np.ndarray, observed: np.ndarray, k: int
     """(M, q): for each of M models and q queries, the share of the query's ``k`` nearest source prompts it was
     observed on. ``Zq`` (q, e) and ``Zs`` (N, e): unit question embeddings of the queries and of the source prompts
     (:func:`indexer.represent.question_rows`; nearest by cosine), ``observed`` (M, N) bool."""
-    Zq, Zs = np.asarray(Zq, dtype=np.float64), np.asarray(Zs, dtype=np.float64)
+    Zq, Zs = np.asarray(Zq, dtype=np.float32), np.asarray(Zs, dtype=np.float32)  # only the order of cosines counts
     observed = np.asarray(observed, dtype=bool)
     k = min(int(k), Zs.shape[0])
     out = np.ones((observed.shape[0], Zq.shape[0]))
@@ -434,7 +434,9 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
     ``S_train`` (refitted models x ``train`` prompts) as an array (refitted models x ``held`` prompts), returned last.
     ``with_coverage``: also (fifth) each cell's coverage, the share of the held-out prompt's
     :data:`COVERAGE_PROMPTS` nearest training prompts (by question) the model was observed on in the refit
-    (:func:`coverage_shares`; the ``coverage`` of :func:`fit_level_calibration`)."""
+    (:func:`coverage_shares`; the ``coverage`` of :func:`fit_level_calibration`); 1 for every cell of a refit with
+    fewer than :data:`COVERAGE_MIN_SHARE` of its model x prompt entries missing (a dense index, where the map keeps
+    one weight anyway; the search costs as much as a fifth of a refit)."""
     from . import represent
 
     X = np.asarray(X)
@@ -484,8 +486,11 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
         out[1].append((P - L)[obs])
         out[2].append(U[obs])
         out[3].append(np.asarray(Sh[obs], dtype=np.float64))
-        if with_coverage:
-            out[4].append(coverage_shares(Z[held], Z[train], ~np.isnan(S_tr[keep]))[obs])
+        if with_coverage:  # a nearly dense refit has (almost) no uncovered cell: coverage 1 without the search
+            seen = ~np.isnan(S_tr[keep])
+            cov = (coverage_shares(Z[held], Z[train], seen) if 1.0 - seen.mean() >= COVERAGE_MIN_SHARE
+                   else np.ones(Sh.shape))
+            out[4].append(cov[obs])
         if extra is not None:
             out[n_out].append(np.asarray(extra(S_tr[keep], train, held), dtype=np.float64)[obs])
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0)  # noqa: E731
