@@ -8,6 +8,10 @@
 - :func:`model_detail`: one model (by key, Hub id or any alias): its benchmarks with observed accuracy and n, and
   the benchmarks where its predicted success is highest relative to the other models (``strengths``: the
   calibrated probability on the benchmark's vector minus the mean over every indexed model, and its rank there).
+  These use the calibration as if every model were measured near each benchmark (one folded query per benchmark
+  ranks every model at once); where the calibration weighs coverage (:attr:`indexer.posterior.Calibration.uncovered`)
+  a search for the benchmark also weighs each model's own deviation by its coverage, so its probabilities there
+  can differ.
 
 Unknown models and benchmarks raise :class:`~indexer.errors.NotFoundError` naming the close names.
 """
