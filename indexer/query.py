@@ -239,15 +239,22 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 def observed_shares(store, models: list[str], near: list[dict]) -> dict[str, float]:
     """model -> the share of the indexed prompts ``near`` (the query's
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest, as :func:`indexer.find._neighbourhood` gives them) it was
-    observed on, from its outcome blocks in SQL (of those prompts' benchmarks only); 1.0 for a model SQL holds no
-    outcome of on them nor anywhere (a pulled index: it cannot tell, and the model keeps the covered map)."""
-    ids = np.array(sorted(store.prompt_ids([p["id"] for p in near]).values()), dtype=np.int64)
-    benches = sorted({b for p in near for b in p["benchmarks"] if b})
-    seen = {m: np.zeros(ids.size, dtype=bool) for m in models}
-    for m, _, pids, _ in store.outcome_blocks(models, benches) if ids.size else []:
-        seen[m] |= np.isin(ids, pids)
-    have = store.measured_models(models) if ids.size else set()
-    return {m: (float(seen[m].mean()) if m in have else 1.0) for m in models}
+    observed on, from its outcome blocks in SQL (of those prompts' benchmarks only; one array pass over them); 1.0 for
+    a model SQL holds no outcome of (a pulled index: it cannot tell, and the model keeps the covered map)."""
+    ids = np.unique(np.fromiter(store.prompt_ids([p["id"] for p in near]).values(), dtype=np.int64))
+    if not ids.size or not models:
+        return {m: 1.0 for m in models}
+    code = {m: i for i, m in enumerate(models)}
+    seen = np.zeros((len(models), ids.size), dtype=bool)
+    blocks = store.outcome_blocks(models, sorted({b for p in near for b in p["benchmarks"] if b}))
+    if blocks:
+        P = np.concatenate([pids for _, _, pids, _ in blocks])
+        M = np.repeat([code[m] for m, _, _, _ in blocks], [len(pids) for _, _, pids, _ in blocks])
+        hit = np.isin(P, ids)
+        seen[M[hit], np.searchsorted(ids, P[hit])] = True
+    have = store.measured_models(models)
+    share = seen.mean(axis=1)
+    return {m: (float(share[i]) if m in have else 1.0) for m, i in code.items()}
 
 
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
@@ -263,43 +270,41 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     at most the larger of the two searches' next scores, which the k-th ranked value must reach. ``fetch``: fetch
     exactly that many once (every candidate). Each match's ``search_score`` is its logit less the predictor's
     offset, as for an ordinary search."""
+    from .posterior import Z_INTERVAL
+
     exhaustive = fetch is not None
-    fetch = fetch if exhaustive else max(4 * limit, 50)
+    fetch = fetch if exhaustive else max(2 * limit, 20)
     q1 = pred.fold(q)
     q0, d0 = pred.fold_uncovered(q)
     while True:
         h1 = vectors.search(name, "models", q1, filters=filters, limit=fetch + 1, with_vectors=True, penalty=penalty)
         h0 = vectors.search(name, "models", q0, filters=filters, limit=fetch + 1, with_vectors=True, penalty=penalty)
         nxt = [float(h.score) + d for h, d in ((h1[fetch:fetch + 1], 0.0), (h0[fetch:fetch + 1], d0)) for h in h]
-        cand = {h.key: h for h in h0[:fetch] + h1[:fetch]}
-        hits = list(cand.values())
+        hits = list({h.key: h for h in h0[:fetch] + h1[:fetch]}.values())
+        if not hits:
+            return []
         c = observed_shares(store, [h.key for h in hits], near)
         cs = np.array([c[h.key] for h in hits])
         V = np.stack([np.asarray(h.vector, dtype=np.float64) for h in hits])
-        s1 = V @ np.asarray(q1, dtype=np.float64)
-        s0 = V @ np.asarray(q0, dtype=np.float64) + d0
-        for h, v in zip(hits, cs * s1 + (1.0 - cs) * s0):
+        blend = cs * (V @ np.asarray(q1, dtype=np.float64)) + (1.0 - cs) * (V @ np.asarray(q0, dtype=np.float64) + d0)
+        for h, v in zip(hits, blend):
             h.score = float(v)
-        found = _matches(hits, pred, q)
-        value = np.array([m.search_score for m in found])
-        if rank == "lcb":
+        value = blend.copy()
+        found = None
+        if rank == "lcb":  # the bound needs every candidate's variance
+            found = _matches(hits, pred, q)
             sd = np.array([np.sqrt(m.variance) if np.isfinite(m.variance) else 0.0 for m in found])
-            value = value - posterior_z() * pred.scale * sd
+            value = value - Z_INTERVAL * pred.scale * sd
         if alpha > 0:
-            value = value - alpha * np.array([_log10p(m.payload) for m in found])
+            value = value - alpha * np.array([_log10p(h.payload) for h in hits])
         if shift is not None:
-            value = value - np.array([shift(m) for m in found])
-        order = np.argsort(-value, kind="stable")
-        kth = value[order[min(limit, len(order)) - 1]] if len(order) else np.inf
+            value = value - np.array([shift(m) for m in (found or _matches(hits, pred, q))])
+        order = np.argsort(-value, kind="stable")[:limit]
+        kth = value[order[-1]] if len(order) else np.inf
         if exhaustive or not nxt or kth >= max(nxt):
-            return [(found[i], float(value[i])) for i in order[:limit]]
+            top = [found[i] for i in order] if found is not None else _matches([hits[i] for i in order], pred, q)
+            return [(m, float(value[i])) for m, i in zip(top, order)]
         fetch *= 4
-
-
-def posterior_z() -> float:
-    from .posterior import Z_INTERVAL
-
-    return Z_INTERVAL
 
 
 def _log10p(payload: dict) -> float:
