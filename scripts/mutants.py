@@ -91,7 +91,7 @@ MUTANTS = [
            "        return E.mean(axis=0)", "        return E.mean(axis=0) * 0.5",
            ["tests/test_pipeline.py::test_default_method_equals_a_first_principles_fit"]),
     Mutant("coverage: the re-rank blends with the covered map only", "indexer/query.py",
-           "        s0 = V @ np.asarray(q0, dtype=np.float64) + d0", "        s0 = V @ np.asarray(q1, dtype=np.float64)",
+           "(1.0 - cs) * (V @ np.asarray(q0, dtype=np.float64) + d0)", "(1.0 - cs) * (V @ np.asarray(q1, dtype=np.float64))",
            ["tests/test_find.py::test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly"]),
     Mutant("coverage: the nearest prompts are the farthest", "indexer/posterior.py",
            "nn = np.argpartition(-sims, k - 1, axis=1)[:, :k]  # (b, k) the nearest source prompts of each query",
