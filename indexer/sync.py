@@ -61,10 +61,12 @@ log = logging.getLogger(__name__)
 SNIPPET = 300
 
 
-def resolve_spaces(sql, space=None) -> list:
+def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
     """Every SQL space (``space`` None), or the one ``space`` names (see the module docstring); a space record
-    is returned as it is. :class:`NotFoundError` listing the spaces when the name fits none or several."""
-    spaces = sql.list_spaces()
+    is returned as it is. :class:`NotFoundError` listing the spaces when the name fits none or several.
+    ``spaces``: SQL's spaces as just read (:meth:`list_spaces <indexer.store.sql.Store.list_spaces>`), not read
+    again."""
+    spaces = sql.list_spaces() if spaces is None else spaces
     if space is None:
         return spaces
     if not isinstance(space, (str, int)):
