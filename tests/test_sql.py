@@ -411,3 +411,21 @@ def test_list_models_by_keys_and_vector_keys(store):
     assert store.model_vector_keys(s.id) == []
     store.save_model_vectors(s.id, [ModelVector(k, np.ones(4), 4) for k in A[:2]])
     assert store.model_vector_keys(s.id) == sorted(A[:2])
+
+
+def test_first_positions_equal_a_scan_of_every_cell():
+    """The ingest's first cell of each prompt index (read in growing slices, stopping once all were seen) is the
+    first occurrence, and the length for an index no cell has, whether every index occurs early, late or never."""
+    import numpy as np
+
+    from indexer.store.sql_ingest import _first_positions
+
+    rng = np.random.default_rng(0)
+    for size, n, late in ((7, 0, None), (50, 40_000, None), (50, 100_000, 49), (300, 70_000, None), (5, 20, 4)):
+        idx = rng.integers(0, size - 1 if late is not None else size, n).astype(np.int32)
+        if late is not None:
+            idx[-1] = late  # one index seen only in the last cell (past every early slice)
+        want = np.full(size, n, dtype=np.int64)
+        for k in range(n - 1, -1, -1):
+            want[idx[k]] = k
+        assert np.array_equal(_first_positions(idx, size), want)
