@@ -195,8 +195,13 @@ def test_spaces_and_model_vectors(store):
         store.save_model_vectors(s.id, [ModelVector(A[0], np.ones(3), 1)])
     with pytest.raises(NotFoundError, match="org/ghost"):
         store.save_model_vectors(s.id, [ModelVector("org/ghost", np.ones(4), 1)])
+    keys, M = store.model_vector_matrix(s.id)  # every vector, in key order, as load_model_vectors gives them
+    assert keys == sorted(A) and M.dtype == np.float32 and M.shape == (3, 4)
+    assert all(np.array_equal(M[i], v.vector) for i, v in enumerate(store.load_model_vectors(s.id)))
     assert store.delete_model_vectors(s.id, [A[0]]) == 1
     assert store.stale_models(s.id) == [A[0]]
+    assert store.model_vector_matrix(s.id)[0] == sorted(A[1:])
+    assert store.model_vector_matrix(s.id + 1)[1].shape == (0, 4)
 
 
 def test_space_prior_is_saved_with_the_vectors_and_makes_other_vectors_stale(store):
