@@ -12,6 +12,7 @@ $(BIN)/.installed: pyproject.toml requirements.lock
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.lock
 	$(BIN)/pip install -q --no-deps -e .
+	$(BIN)/python -m compileall -q indexer  # what a non-editable install does: no command compiles the package (~0.1 s each) where PYTHONDONTWRITEBYTECODE is set
 	touch $@
 
 setup: $(BIN)/.installed

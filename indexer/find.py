@@ -435,7 +435,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     ``k``: how many results (compare mode: every listed model). ``evidence``: how many evidence prompts and
     benchmarks per result (0: none; the neighbourhood is still searched, for ``coverage``). Without ``store``/``vectors`` the configured
     stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
-    from .query import _space
+    from .query import _space_state
     from .space import space_name
 
     timings: dict[str, float] = {"encode": 0.0}
@@ -451,7 +451,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
         raise InputError(f"evidence must be a non-negative integer, not {evidence!r}", item="evidence")
     flt = Filters.from_dict(filters) if not isinstance(filters, Filters) else filters
     store, vectors = _stores(store, vectors)
-    sp = _space(store, space)
+    sp, state = _space_state(store, space)
     name = space_name(sp)
     if flt.benchmark is not None and flt.benchmark not in {b.name for b in store.list_benchmarks()}:
         raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark", item="filters.benchmark")
@@ -461,7 +461,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     where = _merge(base, *conds.values()) or None
     limit = len(keys) if keys is not None else int(k)
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
-                                                 limit=limit, rank=rank, alpha=alpha, timings=timings)
+                                                 limit=limit, rank=rank, alpha=alpha, timings=timings, state=state)
 
     excluded, missing = {}, {}
     if conds or alpha > 0:
@@ -520,12 +520,13 @@ def _stores(store, vectors):
 
 
 def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float = 0.0,
-            timings: dict, near: bool = True):
+            timings: dict, near: bool = True, state: tuple | None = None):
     """The search: the query vector, then the ranked models, each ``(Match, the value ranked by)``. The one
     implementation behind :func:`find_models` and the lean :func:`indexer.query.find_models`. ``where``: the Qdrant
     payload filter (dict grammar of :mod:`indexer.store.vectors`); ``near``: also fetch the query's neighbourhood
     when the options fill searches the prompts collection anyway (one search for both; False: the fill's own
-    search of :data:`~indexer.represent.NEIGHBOURS` prompts, nothing more). A coverage-aware map
+    search of :data:`~indexer.represent.NEIGHBOURS` prompts, nothing more); ``state``: the space's calibration and
+    prior as :func:`indexer.query._space_state` read them with it (None: read here). A coverage-aware map
     (:attr:`indexer.posterior.Calibration.uncovered`) needs the neighbourhood (its
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest) whatever ``near`` says, and re-ranks candidates of two
     searches (:func:`indexer.query.coverage_ranked`). Returns ``(q, options filled, the neighbourhood hits or None,
@@ -536,7 +537,7 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
 
     name = space_name(space)
     q, filled, near_hits = _query_vector(store, vectors, space, prompts, benchmark, vector, timings, near=near)
-    pred = predictor(store, space)
+    pred = predictor(store, space, state)
     t = time.perf_counter()
     if alpha > 0 or rank == "lcb":
         n_all = vectors.count(name, "models", where)

@@ -340,7 +340,6 @@ class Indexer:
         ``PRIOR_MIN_MODELS`` models (fewer get no prior: plain ``auto``); else the stale ones (solved toward the
         stored prior, if any). ``models``: every model with outcomes. ``force``: re-estimate now (with too few
         models that removes the stored prior)."""
-        from .solver import PRIOR_MIN_MODELS
         from .space import PRIOR_GROWTH, SpaceSpec
 
         if SpaceSpec.of(space).prior != "mean":
@@ -351,6 +350,8 @@ class Indexer:
         if force and n:
             return models.keys(), True, prior
         if prior is None:
+            from .solver import PRIOR_MIN_MODELS  # (the solver package is imported only by a pass that solves)
+
             return (models.keys(), True, None) if n >= PRIOR_MIN_MODELS else (stale, False, None)
         if n >= PRIOR_GROWTH * prior.n_models or n * PRIOR_GROWTH <= prior.n_models:
             return models.keys(), True, prior
@@ -487,11 +488,11 @@ class Indexer:
 
     # ------------------------------------------------------------------ Qdrant
     def _sync_index(self, space, *, changed: list[str], bench_changed: bool, verify: bool, report: RunReport) -> None:
+        if not (changed or bench_changed or verify):
+            return  # SQL did not change and the last pass finished: the index is current, do not open it
         from . import sync
         from .space import space_name
 
-        if not (changed or bench_changed or verify):
-            return  # SQL did not change and the last pass finished: the index is current, do not open it
         name = space_name(space)
         # only the kinds this pass touches are opened
         needed = {"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"}

@@ -66,10 +66,11 @@ RANKS = ("probability", "lcb")
 _PATTERNS: dict[tuple[str, str], object] = {}  # (space key, pattern key) -> PatternPosterior, per process
 
 
-def predictor(store, space):
+def predictor(store, space, state: tuple | None = None):
     """The :class:`~indexer.posterior.Predictor` of a space: its stored calibration, and its coverage patterns'
     posterior factors loaded on demand and kept for the process (a pattern's factors are fixed by the space and
-    the prompt set its key names)."""
+    the prompt set its key names). ``state``: the space's ``(calibration, prior)`` as :func:`_space_state` just
+    read them (not read again)."""
     from .posterior import Predictor
     from .space import SpaceSpec
 
@@ -82,10 +83,11 @@ def predictor(store, space):
                 _PATTERNS[(skey, k)] = post
         return {k: _PATTERNS[(skey, k)] for k in keys if (skey, k) in _PATTERNS}
 
-    cal = store.get_space_calibration(space.id)
+    cal, stored = state if state is not None else (store.get_space_calibration(space.id), None)
     prior = None
     if cal is not None and cal.folded:  # the level/deviation map folds the prior's part of the query: u . row
-        stored = store.get_space_prior(space.id)
+        if state is None:
+            stored = store.get_space_prior(space.id)
         prior = None if stored is None else stored.vector
     return Predictor(space, cal, load, prior)
 
@@ -108,10 +110,23 @@ def _matches(hits, pred, q: np.ndarray) -> list[Match]:
             for h, r, s, p, pr, lo, hi, v in zip(hits, raw, scores, payloads, prob, low, high, var)]
 
 
-def _space(store, space=None):
+def _space_state(store, space=None) -> tuple:
+    """(the space a query uses (:func:`_space`), its ``(calibration, prior)`` for :func:`predictor`, or None when
+    the store cannot give them with the spaces): one read of SQL (:meth:`space_states
+    <indexer.store.sql.Store.space_states>`) instead of three."""
+    states = getattr(store, "space_states", None)
+    if states is None:
+        return _space(store, space), None
+    rows = states()
+    rec = _space(store, space, [r for r, _, _ in rows])
+    return rec, next(((cal, prior) for r, cal, prior in rows if r.id == rec.id), None)
+
+
+def _space(store, space=None, spaces: list | None = None):
+    """The space a query uses (see the module docstring); ``spaces``: SQL's spaces as just read."""
     from .sync import resolve_spaces
 
-    spaces = resolve_spaces(store, space)
+    spaces = resolve_spaces(store, space, spaces)
     if not spaces:
         raise NotFoundError("the index is empty: run `taskspace index` first")
     if len(spaces) > 1:
@@ -231,8 +246,9 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     prompts = _check_query(prompts, benchmark, None, top, rank)
     where = (_merge(*filters.conditions().values()) or None) if isinstance(filters, Filters) else filters
     store, vectors = _stores(store, vectors)
-    ranked = _search(store, vectors, _space(store, space), prompts, benchmark, None, where=where, limit=int(top),
-                     rank=rank, timings={}, near=False)[-1]
+    sp, state = _space_state(store, space)
+    ranked = _search(store, vectors, sp, prompts, benchmark, None, where=where, limit=int(top), rank=rank, timings={},
+                     near=False, state=state)[-1]
     return [m for m, _ in ranked]
 
 

@@ -61,10 +61,12 @@ log = logging.getLogger(__name__)
 SNIPPET = 300
 
 
-def resolve_spaces(sql, space=None) -> list:
+def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
     """Every SQL space (``space`` None), or the one ``space`` names (see the module docstring); a space record
-    is returned as it is. :class:`NotFoundError` listing the spaces when the name fits none or several."""
-    spaces = sql.list_spaces()
+    is returned as it is. :class:`NotFoundError` listing the spaces when the name fits none or several.
+    ``spaces``: SQL's spaces as just read (:meth:`list_spaces <indexer.store.sql.Store.list_spaces>`), not read
+    again."""
+    spaces = sql.list_spaces() if spaces is None else spaces
     if space is None:
         return spaces
     if not isinstance(space, (str, int)):
@@ -336,7 +338,8 @@ def _compare(drift: Drift, kind: str, expected: dict[str, str], vectors: VectorS
             E = M[idx[lo:lo + 4096]].astype(np.float64)
             want[lo:lo + 4096], bound[lo:lo + 4096] = E @ P.T, np.abs(E) @ np.abs(P).T
         tol = (M.shape[1] + 2) * 2.0 ** -24 * bound  # |float32 dot - exact| <= (n+1) u sum|e_k p_k| (+ rounding)
-        have = np.array([[g.get(ids[k], np.nan) for g in got] for k in same])
+        pids = [ids[k] for k in same]
+        have = np.array([[g.get(pid, np.nan) for pid in pids] for g in got]).T.reshape(len(same), len(got))
         bad = ~(np.abs(have - want) <= tol)  # NaN (a point the query did not return) counts as stale
         stale.extend(k for k, b in zip(same, bad.any(axis=1)) if b)
     drift.missing[kind] = sorted(set(expected) - seen)

@@ -198,6 +198,37 @@ def test_the_store_keeps_the_level_coefficients(store):
     assert not store.get_space_calibration(space.id).folded  # the plain map: the coefficients are NULL
 
 
+def test_space_states_read_what_the_three_reads_give_and_see_every_rewrite(store):
+    """What a search reads of its space in one statement equals list_spaces, get_space_calibration and
+    get_space_prior; a new calibration or prior is what the next read gives (nothing kept between reads)."""
+    from indexer.store.sql import SpacePrior
+
+    bare = store.get_or_create_space("enc@1", 11, 1.0, 0.0, method="auto", params={})
+    space = store.get_or_create_space("enc@1", 11, 1.0, 0.0, method="auto-mean", params=LEVELS)
+    cal = posterior.Calibration(0.1, 0.7, 100, 9, 0.05, level=2.1, specific=0.7, shared=3.2)
+    store.save_model_vectors(space.id, [], prior=SpacePrior(np.arange(10.0), 4), calibration=cal, calibration_models=9)
+
+    def three():
+        return [(r, store.get_space_calibration(r.id), store.get_space_prior(r.id)) for r in store.list_spaces()]
+
+    def same(got, want):
+        assert [r for r, _, _ in got] == [r for r, _, _ in want] and [c for _, c, _ in got] == [c for _, c, _ in want]
+        for (_, _, p), (_, _, q) in zip(got, want):
+            assert (p is None) == (q is None)
+            if p is not None:
+                assert np.array_equal(p.vector, q.vector) and (p.n_models, p.computed_at) == (q.n_models, q.computed_at)
+
+    got = store.space_states()
+    same(got, three())
+    assert [r.id for r, _, _ in got] == [bare.id, space.id] and got[0][1:] == (None, None)
+    assert got[1][1] == cal and got[1][2].vector.tolist() == list(range(10))
+    store.save_model_vectors(space.id, [], prior=SpacePrior(np.ones(10), 5),
+                             calibration=posterior.Calibration(0.2, 2.0, 10), calibration_models=9)
+    got = store.space_states()
+    same(got, three())
+    assert not got[1][1].folded and got[1][2].vector.tolist() == [1.0] * 10 and got[1][2].n_models == 5
+
+
 def test_the_default_method_has_levels_and_older_spaces_do_not():
     assert represent.has_levels(space_params("auto-mc"))
     assert not any(represent.has_levels(space_params(m)) for m in ("auto-mean", "auto", "auto-text", "paper"))

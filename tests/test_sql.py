@@ -195,8 +195,13 @@ def test_spaces_and_model_vectors(store):
         store.save_model_vectors(s.id, [ModelVector(A[0], np.ones(3), 1)])
     with pytest.raises(NotFoundError, match="org/ghost"):
         store.save_model_vectors(s.id, [ModelVector("org/ghost", np.ones(4), 1)])
+    keys, M = store.model_vector_matrix(s.id)  # every vector, in key order, as load_model_vectors gives them
+    assert keys == sorted(A) and M.dtype == np.float32 and M.shape == (3, 4)
+    assert all(np.array_equal(M[i], v.vector) for i, v in enumerate(store.load_model_vectors(s.id)))
     assert store.delete_model_vectors(s.id, [A[0]]) == 1
     assert store.stale_models(s.id) == [A[0]]
+    assert store.model_vector_matrix(s.id)[0] == sorted(A[1:])
+    assert store.model_vector_matrix(s.id + 1)[1].shape == (0, 4)
 
 
 def test_space_prior_is_saved_with_the_vectors_and_makes_other_vectors_stale(store):
@@ -411,3 +416,21 @@ def test_list_models_by_keys_and_vector_keys(store):
     assert store.model_vector_keys(s.id) == []
     store.save_model_vectors(s.id, [ModelVector(k, np.ones(4), 4) for k in A[:2]])
     assert store.model_vector_keys(s.id) == sorted(A[:2])
+
+
+def test_first_positions_equal_a_scan_of_every_cell():
+    """The ingest's first cell of each prompt index (read in growing slices, stopping once all were seen) is the
+    first occurrence, and the length for an index no cell has, whether every index occurs early, late or never."""
+    import numpy as np
+
+    from indexer.store.sql_ingest import _first_positions
+
+    rng = np.random.default_rng(0)
+    for size, n, late in ((7, 0, None), (50, 40_000, None), (50, 100_000, 49), (300, 70_000, None), (5, 20, 4)):
+        idx = rng.integers(0, size - 1 if late is not None else size, n).astype(np.int32)
+        if late is not None:
+            idx[-1] = late  # one index seen only in the last cell (past every early slice)
+        want = np.full(size, n, dtype=np.int64)
+        for k in range(n - 1, -1, -1):
+            want[idx[k]] = k
+        assert np.array_equal(_first_positions(idx, size), want)

@@ -419,3 +419,42 @@ def test_search_with_a_size_penalty_is_the_formula(vs):
     assert [h.score for h in got] == pytest.approx(sorted(want.values(), reverse=True)[:5], abs=1e-4)
     with pytest.raises(InputError, match="size penalty"):
         vs.search("s1", "models", q, penalty=("num_parameters", -1, 1e11, 5))
+
+
+def test_edge_reads_a_collection_into_the_page_cache_once_before_random_reads(tmp_path):
+    """A filtered search or a scroll reads the collection's files first (Edge drops their pages when a shard closes,
+    and a filtered search then read them one page at a time): once per collection and open engine, the files left
+    unchanged (sparse and empty files too), the answers those of an engine that did not."""
+    from indexer.store import vectors_edge
+
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    with open(loose / "sparse", "wb") as f:
+        f.seek(1 << 20)
+        f.write(b"tail")
+    (loose / "empty").write_bytes(b"")
+    (loose / "data").write_bytes(bytes(range(256)) * 100)
+    before = {p.name: p.read_bytes() for p in loose.iterdir()}
+    vectors_edge._warm(loose)
+    assert {p.name: p.read_bytes() for p in loose.iterdir()} == before
+
+    with VectorStore(path=tmp_path / "edge", engine="edge") as store:
+        store.rebuild("s", "models", make_points(40), dim=DIM)
+        engine = store._c("models")
+        target = store.alias_target("s", "models")
+        q = np.random.default_rng(5).normal(size=DIM)
+        plain = store.search("s", "models", q, limit=40)
+        assert engine._warmed == set()  # an unfiltered search reads in order: nothing read before it
+        calls = []
+        real = vectors_edge._warm
+        vectors_edge._warm = lambda folder: (calls.append(folder.name), real(folder))
+        try:
+            mit = store.search("s", "models", q, filters={"license": ["mit"]}, limit=5)
+            keys = sorted(h.key for h in store.scan("s", "models"))
+            store.search("s", "models", q, filters={"license": ["mit"]}, limit=5)
+        finally:
+            vectors_edge._warm = real
+        assert calls == [target] and engine._warmed == {target}
+        assert [(h.key, h.score) for h in mit] == [(h.key, h.score) for h in plain if h.payload.get("license") == "mit"][:5]
+        assert len(keys) == 40
+    assert engine._warmed == set()  # closed: the next open reads them again

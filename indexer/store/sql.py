@@ -55,7 +55,8 @@ Bulk reads (solver, worker, evaluator)
 Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt from these)
 -------------------------------------------------------------------------------------------
 - Spaces (:class:`SpaceRecord`: the encoder id including its revision, dim, lambda, eps, method and its
-  params): ``get_or_create_space``, ``get_space``, ``list_spaces``.
+  params): ``get_or_create_space``, ``get_space``, ``list_spaces``; ``space_states``: every space with its
+  calibration map and prior in one read (what a search reads of SQL about its space).
 - Model vectors (:class:`ModelVector`): ``save_model_vectors`` (upsert per model; a vector of the wrong
   dimension raises DimensionError; optionally with the space's shrinkage target, a :class:`SpacePrior`
   (method ``auto-mean``), in the same transaction), ``load_model_vectors``, ``delete_model_vectors``,

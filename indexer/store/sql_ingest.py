@@ -106,13 +106,41 @@ def _table(batch: SourceBatch) -> tuple[OutcomeTable, dict[int, object]]:
     return (parts[0] if len(parts) == 1 else OutcomeTable.concat(parts)), raw
 
 
+def _compact(size: int):
+    """The integer dtype of cell-level codes below ``size``: int32 when they fit (half the memory traffic and
+    page faults of int64 over millions of cells), else int64."""
+    return np.int32 if size < 2**31 else np.int64
+
+
+def _first_positions(idx: np.ndarray, size: int) -> np.ndarray:
+    """(size,) int64: the first position of each value in [0, size) in ``idx``, ``len(idx)`` for a value that does
+    not occur. Reads ``idx`` in growing slices and stops once every value was seen (tables list each prompt early:
+    a few thousand of millions of cells)."""
+    n = len(idx)
+    first = np.full(size, n, dtype=np.int64)
+    lo, step, seen = 0, 1 << 14, 0
+    while lo < n and seen < size:
+        part = idx[lo:lo + step]
+        here = np.full(size, n, dtype=np.int64)
+        np.minimum.at(here, part, np.arange(lo, lo + len(part), dtype=np.int64))
+        np.minimum(first, here, out=first)
+        seen = int(np.count_nonzero(first < n))
+        lo += len(part)
+        step *= 2
+    return first
+
+
 def _columns(table: OutcomeTable, location: str, raw: dict[int, object] | None = None) -> _Columns:
     """Check and group a source's outcomes column-wise. The checks and their order are those of a pass over the
     cells: the first bad cell raises (an empty prompt text, a score outside [0, 1], a bad model or benchmark name).
-    ``raw``: cells whose given score was not a number (shown as given in the error)."""
+    ``raw``: cells whose given score was not a number (shown as given in the error). What depends on a cell's
+    prompt or model alone is computed per prompt or model, and a per-cell check runs only when some prompt or
+    model fails it."""
     n = len(table)
-    mi = np.asarray(table.model_idx, dtype=np.int64)
-    pi = np.asarray(table.prompt_idx, dtype=np.int64)
+    mi = np.asarray(table.model_idx)
+    pi = np.asarray(table.prompt_idx)
+    mi = mi if mi.dtype in (np.int32, np.int64) else mi.astype(np.int64)
+    pi = pi if pi.dtype in (np.int32, np.int64) else pi.astype(np.int64)
     scores = np.asarray(table.scores, dtype=np.float64)
     revs = table.revisions or [None] * len(table.models)
     # prompts: one hash per distinct text (a prompt index whose text is empty is flagged, not hashed)
@@ -145,9 +173,10 @@ def _columns(table: OutcomeTable, location: str, raw: dict[int, object] | None =
     bad_m = np.asarray([bool(name_problem(m)) or len(m) > 512 or (r is not None and (len(r) > 128 or bool(name_problem(r))))
                         for m, r in zip(table.models, revs)], dtype=bool)
     bad_b = np.asarray([bool(name_problem(b)) or len(b) > 512 for b in table.benchmarks], dtype=bool)
-    first_text = _first(empty[pi]) if n else 0
-    first_score = _first(~((scores >= 0.0) & (scores <= 1.0))) if n else 0
-    first_name = _first(bad_m[mi] | bad_b[pi]) if n else 0
+    first_text = _first(empty[pi]) if n and empty.any() else n
+    in_range = bool(n) and bool(scores.min() >= 0.0) and bool(scores.max() <= 1.0)  # False with a NaN
+    first_score = n if in_range else (_first(~((scores >= 0.0) & (scores <= 1.0))) if n else 0)
+    first_name = _first(bad_m[mi] | bad_b[pi]) if n and (bad_m.any() or bad_b.any()) else n
     k = min(first_text, first_score, first_name)
     if k < n:
         pid = table.prompt_ids[pi[k]]
@@ -158,25 +187,44 @@ def _columns(table: OutcomeTable, location: str, raw: dict[int, object] | None =
             shown = (raw or {}).get(k, float(scores[k]))
             raise InputError(f"score {shown!r} is not in [0, 1] in {location}", item=f"{item(k)} / {pid or h[:12]}")
         _check_names(table.models[mi[k]], table.benchmarks[pi[k]], revs[mi[k]], location, f"prompt {pid or h[:12]}")
-    cell_name, cell_bench, cell_hash = m_name[mi], p_bench[pi], p_hash[pi]
-    # groups (model, benchmark), numbered in name order
-    pair = cell_name * max(len(benches), 1) + cell_bench
-    pairs, cell_pair = _unique(pair, len(names) * max(len(benches), 1))
-    group_names = [(names[q // max(len(benches), 1)], benches[q % max(len(benches), 1)]) for q in pairs.tolist()]
+    # groups (model, benchmark), numbered in name order: a cell's pair code from its model's and its prompt's parts
+    nb = max(len(benches), 1)
+    size = len(names) * nb
+    wide = _compact(size)
+    pair = (m_name * nb).astype(wide)[mi] + p_bench.astype(wide)[pi]
+    if size > _DENSE:
+        pairs, cell_pair = np.unique(pair, return_inverse=True)
+    else:
+        present = np.zeros(size, dtype=bool)
+        present[pair] = True
+        pairs, cell_pair = np.flatnonzero(present), None
+    group_names = [(names[q // nb], benches[q % nb]) for q in pairs.tolist()]
     rank = np.asarray(sorted(range(len(group_names)), key=group_names.__getitem__), dtype=np.int64)
     renumber = np.empty_like(rank)
     renumber[rank] = np.arange(len(rank))
     groups = [group_names[r] for r in rank.tolist()]
-    cell_group = renumber[cell_pair] if n else np.zeros(0, np.int64)
-    # benchmark membership: (benchmark, prompt) in order of first appearance, with the first cell's prompt id
-    bp = cell_bench * max(len(hashes), 1) + cell_hash
+    if cell_pair is not None:
+        cell_group = renumber[cell_pair]
+    else:  # one look-up from the pair code to its group's number
+        lut = np.zeros(size, dtype=_compact(max(len(rank), 1)))
+        lut[pairs] = renumber
+        cell_group = lut[pair] if n else np.zeros(0, np.int64)
+    del pair, cell_pair
+    cell_hash = p_hash.astype(_compact(max(len(hashes), 1)))[pi]
+    # benchmark membership: (benchmark, prompt) in order of first appearance, with the first cell's prompt id (a
+    # cell's pair depends on its prompt index alone: the first cell of a pair is that of one of its prompt indexes)
+    first = _first_positions(pi, len(table.texts))
+    used = np.flatnonzero(first < n)
+    code = p_bench[used] * max(len(hashes), 1) + p_hash[used]
+    by_code = np.lexsort((first[used], code))
+    lead = by_code[np.r_[True, code[by_code][1:] != code[by_code][:-1]]] if used.size else by_code
     order: dict[str, dict[str, str | None]] = {}
-    for c in _first_cells(bp, max(len(benches), 1) * max(len(hashes), 1)).tolist():
-        order.setdefault(benches[cell_bench[c]], {})[hashes[cell_hash[c]]] = table.prompt_ids[pi[c]]
+    for p in used[lead[np.argsort(first[used][lead])]].tolist():
+        order.setdefault(benches[p_bench[p]], {})[hashes[p_hash[p]]] = table.prompt_ids[p]
     # model revisions: the last one seen per (model, benchmark); per model, that of the pair seen first last
     revisions: dict[tuple[str, str], str] = {}
     with_rev = np.asarray([bool(r) for r in revs], dtype=bool)
-    idx = np.flatnonzero(with_rev[mi]) if n else np.zeros(0, np.int64)
+    idx = np.flatnonzero(with_rev[mi]) if n and with_rev.any() else np.zeros(0, np.int64)
     if idx.size:
         runs = np.flatnonzero(np.diff(cell_group[idx]) | np.diff(mi[idx])) + 1
         for c in idx[np.r_[runs - 1, idx.size - 1]].tolist():  # the last cell of each run
@@ -393,17 +441,21 @@ class IngestMixin:
         # each (model, benchmark) block sorted by prompt id; copies of one prompt in a block become one outcome,
         # their mean (summed in cell order: a stable sort keeps it)
         pid_of = np.asarray([pids[h] for h in cols.hashes], dtype=np.int64)
-        rank = np.empty(len(pid_of), dtype=np.int64)
+        wide = _compact(max(len(cols.groups), 1) * max(len(pid_of), 1))  # the sort key's codes fit int32 (usually)
+        rank = np.empty(len(pid_of), dtype=wide)
         rank[np.argsort(pid_of)] = np.arange(len(pid_of))
-        key = cols.cell_group * max(len(pid_of), 1) + rank[cols.cell_hash]
+        key = cols.cell_group.astype(wide, copy=False) * max(len(pid_of), 1) + rank[cols.cell_hash]
         order_ = np.argsort(key, kind="stable")
         key = key[order_]
         start = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
-        seg = np.cumsum(start) - 1
-        uniq = key[start]
-        means = np.bincount(seg, weights=cols.scores[order_]) / np.bincount(seg)
+        if start.all():  # no copies of a prompt in a block (the usual case): each mean is its one score
+            uniq, means = key, cols.scores[order_] + 0.0  # (+ 0.0: what the sum from 0.0 gives a -0.0 too)
+        else:
+            seg = np.cumsum(start) - 1
+            uniq = key[start]
+            means = np.bincount(seg, weights=cols.scores[order_]) / np.bincount(seg)
         group = uniq // max(len(pid_of), 1)
-        prompt = pid_of[np.argsort(pid_of)][uniq % max(len(pid_of), 1)]
+        prompt = pid_of[np.argsort(pid_of)].astype("<i4")[uniq % max(len(pid_of), 1)]  # ids < 2^31: checked above
         bounds = np.r_[0, np.flatnonzero(np.diff(group)) + 1, len(uniq)] if len(uniq) else np.zeros(1, np.int64)
         # every block's bytes are slices of the whole columns packed once (the bytes _pack gives each block)
         all_ids = np.ascontiguousarray(prompt, dtype="<i4").tobytes()

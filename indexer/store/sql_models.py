@@ -209,7 +209,9 @@ class ModelVectorRow(Base):
     #: metadata or aliases) sets it None, and :func:`indexer.sync.check` / a push compute it again
     point_digest: Mapped[str | None] = mapped_column(String(32))
 
-    __table_args__ = (UniqueConstraint("space_id", "model_id", name="uq_model_vectors_space_model"),)
+    __table_args__ = (UniqueConstraint("space_id", "model_id", name="uq_model_vectors_space_model"),
+                      # the patterns a space's vectors use, without reading the rows (migration 0007)
+                      Index("ix_model_vectors_pattern", "space_id", "pattern"))
 
 
 class SpacePriorRow(Base):
@@ -261,7 +263,7 @@ class SpaceCalibrationRow(Base):
     level: Mapped[float | None] = mapped_column(Float, nullable=True)
     specific: Mapped[float | None] = mapped_column(Float, nullable=True)
     shared: Mapped[float | None] = mapped_column(Float, nullable=True)
-    #: the own deviation's weight where a model has no evidence near the query (None: ``specific``; migration 0007)
+    #: the own deviation's weight where a model has no evidence near the query (None: ``specific``; migration 0008)
     uncovered: Mapped[float | None] = mapped_column(Float, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

@@ -13,9 +13,17 @@ One :class:`EdgeEngine` holds the collections of one folder:
   :meth:`collections`, removed by the next rebuild.
 
 Collections are created with Dot distance, vectors memory-mapped from disk (``Memory.Cold``: opening a shard does
-not read its vectors; the page cache keeps them warm between processes), payload on disk, and vector indexing
-switched off (``indexing_threshold=0``): search is exact brute force over float32 vectors, SIMD in Rust, with
-payload indexes (keyword, integer, float, bool) serving filters.
+not read its vectors), payload on disk, and vector indexing switched off (``indexing_threshold=0``): search is
+exact brute force over float32 vectors, SIMD in Rust, with payload indexes (keyword, integer, float, bool) serving
+filters.
+
+Edge drops its files' pages from the page cache when a shard is closed (or dropped, at exit), so every process
+starts with the collection on disk. An unfiltered search reads the vectors in order (the kernel reads ahead: 60-70
+ms for the 32k x 778 models at first), but a filtered search, a size-penalty query (the parameter counts of every
+prefetched point) and a scroll read them at random, one 4 KB page per fault: the first filtered search of a
+process took 0.55-0.65 s there (10,003 page reads) against 4 ms next. Before the first such read of a collection
+in this process its files are read into the page cache in order (:func:`_warm`, the data extents only: Edge
+preallocates sparse files): about 0.1 s for that collection, and 0.1 s for the filtered search in all.
 
 Without a write-ahead log (``wal_enabled=False``): every write of :class:`VectorStore` ends with :meth:`flush`, and
 a write is durable once that returns. With the WAL, Edge re-reads the whole log on every open (0.15 s of the 0.35 s
@@ -33,6 +41,7 @@ matches nothing); numpy booleans keep their type, so bool conditions are built w
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import tempfile
@@ -50,6 +59,38 @@ ALIASES = "aliases.json"
 META = "taskspace.json"
 _SCHEMAS = {"keyword": qe.PayloadSchemaType.Keyword, "integer": qe.PayloadSchemaType.Integer,
             "float": qe.PayloadSchemaType.Float, "bool": qe.PayloadSchemaType.Bool}
+
+
+#: ``madvise`` option that reads a mapped range into the page cache and waits for it (Linux 5.14+; Python 3.11's mmap
+#: module does not name it)
+_MADV_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22)
+
+
+def _warm(folder: Path) -> None:
+    """Read every file under ``folder`` into the page cache in file order, its data extents only (the holes of a
+    sparse file would become pages of zeros), and wait for it. Best effort: a file or a system that does not allow
+    it is left as it is (a search then reads it page by page, as before)."""
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            size = os.fstat(fd).st_size
+            if not size:
+                continue
+            with mmap.mmap(fd, size, prot=mmap.PROT_READ) as mm:
+                pos = 0
+                while pos < size:
+                    start = os.lseek(fd, pos, os.SEEK_DATA)  # OSError (ENXIO) past the last extent
+                    end = os.lseek(fd, start, os.SEEK_HOLE)
+                    start -= start % mmap.PAGESIZE
+                    mm.madvise(_MADV_POPULATE_READ, start, end - start)
+                    pos = end
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -108,6 +149,7 @@ class EdgeEngine:
         self.root.mkdir(parents=True, exist_ok=True)
         self._shards: dict[str, qe.EdgeShard] = {}
         self._aliases: dict[str, str] | None = None
+        self._warmed: set[str] = set()  # collections read into the page cache by this engine (:func:`_warm`)
 
     def __repr__(self) -> str:
         return f"EdgeEngine({str(self.root)!r})"
@@ -167,14 +209,19 @@ class EdgeEngine:
                              "`taskspace reindex` rebuilds it") from None
 
     def delete_collection(self, name: str) -> None:
+        self._warmed.discard(name)
         shard = self._shards.pop(name, None)
         if shard is not None:
             shard.close()
         shutil.rmtree(self.root / name, ignore_errors=True)
 
-    def _shard(self, name: str) -> qe.EdgeShard:
-        """The open shard of a collection or of the collection an alias points at."""
+    def _shard(self, name: str, warm: bool = False) -> qe.EdgeShard:
+        """The open shard of a collection or of the collection an alias points at; ``warm``: for a read at random
+        places (a filter, a scroll), its files read into the page cache first, once per open (:func:`_warm`)."""
         name = self.aliases().get(name, name)
+        if warm and name not in self._warmed and (self.root / name / META).exists():
+            self._warmed.add(name)
+            _warm(self.root / name)
         shard = self._shards.get(name)
         if shard is None:
             path = self.root / name
@@ -224,7 +271,7 @@ class EdgeEngine:
         parsed filter), as ``(id, score, payload, vector | None)``; ``payload``: all, none or these fields.
         ``penalty`` ``(field, alpha, default, prefetch)``: rescored by the formula ``$score - alpha log10(field)``
         over the ``prefetch`` nearest (``default`` for a point without the field)."""
-        shard = self._shard(name)
+        shard = self._shard(name, warm=flt is not None or penalty is not None)
         f = edge_filter(flt)
         if penalty is None:
             reqs = [qe.QueryRequest(limit=int(limit), query=qe.Query.Nearest(r), filter=f, with_payload=payload,
@@ -254,7 +301,7 @@ class EdgeEngine:
 
     def scroll(self, name: str, with_vectors: bool, batch_size: int, payload: bool | list[str] = True,
                flt=None) -> Iterator[tuple]:
-        shard = self._shard(name)
+        shard = self._shard(name, warm=True)
         offset = None
         f = edge_filter(flt)
         while True:
@@ -282,6 +329,7 @@ class EdgeEngine:
             raise StoreError(f"counting {self.root / name} failed: {exc}") from exc
 
     def close(self) -> None:
+        self._warmed.clear()  # (Edge drops the pages on close)
         shards, self._shards = self._shards, {}
         for shard in shards.values():
             shard.close()

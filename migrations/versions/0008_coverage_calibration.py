@@ -1,8 +1,8 @@
 """coverage-aware calibration: the weight of a model's own deviation where it has no evidence near the query
 (indexer.posterior.Calibration.uncovered; NULL: the one weight ``specific`` everywhere, as every map stored before).
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-01 11:00:00
 
 """
@@ -12,8 +12,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision: str = '0007'
-down_revision: Union[str, Sequence[str], None] = '0006'
+revision: str = '0008'
+down_revision: Union[str, Sequence[str], None] = '0007'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
