@@ -205,7 +205,7 @@ def test_space_states_read_what_the_three_reads_give_and_see_every_rewrite(store
 
     bare = store.get_or_create_space("enc@1", 11, 1.0, 0.0, method="auto", params={})
     space = store.get_or_create_space("enc@1", 11, 1.0, 0.0, method="auto-mean", params=LEVELS)
-    cal = posterior.Calibration(0.1, 0.7, 100, 9, 0.05, level=2.1, specific=0.7, shared=3.2)
+    cal = posterior.Calibration(0.1, 0.7, 100, 9, 0.05, level=2.1, specific=0.7, shared=3.2, uncovered=0.3)
     store.save_model_vectors(space.id, [], prior=SpacePrior(np.arange(10.0), 4), calibration=cal, calibration_models=9)
 
     def three():
@@ -221,7 +221,7 @@ def test_space_states_read_what_the_three_reads_give_and_see_every_rewrite(store
     got = store.space_states()
     same(got, three())
     assert [r.id for r, _, _ in got] == [bare.id, space.id] and got[0][1:] == (None, None)
-    assert got[1][1] == cal and got[1][2].vector.tolist() == list(range(10))
+    assert got[1][1] == cal and got[1][1].uncovered == 0.3 and got[1][2].vector.tolist() == list(range(10))
     store.save_model_vectors(space.id, [], prior=SpacePrior(np.ones(10), 5),
                              calibration=posterior.Calibration(0.2, 2.0, 10), calibration_models=9)
     got = store.space_states()
