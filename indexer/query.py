@@ -252,25 +252,29 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     return [m for m, _ in ranked]
 
 
-def observed_shares(store, models: list[str], near: list[dict]) -> dict[str, float]:
+def observed_shares(store, models: list[str], near: list[dict], fitted: dict | None = None) -> dict[str, float]:
     """model -> the share of the indexed prompts ``near`` (the query's
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest, as :func:`indexer.find._neighbourhood` gives them) it was
     observed on, from its outcome blocks in SQL (of those prompts' benchmarks only; one array pass over them); 1.0 for
-    a model SQL holds no outcome of (a pulled index: it cannot tell, and the model keeps the covered map)."""
+    a model SQL holds no outcome of (a pulled index: it cannot tell, and the model keeps the covered map).
+    ``fitted``: model -> the benchmarks its vector was fitted on (its payload's ``benchmarks``): a model fitted on
+    none of the neighbourhood's benchmarks has share 0 without reading its outcomes."""
     ids = np.unique(np.fromiter(store.prompt_ids([p["id"] for p in near]).values(), dtype=np.int64))
     if not ids.size or not models:
         return {m: 1.0 for m in models}
-    code = {m: i for i, m in enumerate(models)}
-    seen = np.zeros((len(models), ids.size), dtype=bool)
-    blocks = store.outcome_blocks(models, sorted({b for p in near for b in p["benchmarks"] if b}))
+    benches = sorted({b for p in near for b in p["benchmarks"] if b})
+    have = store.measured_models(models)
+    ask = [m for m in models if m in have and (fitted is None or set(fitted.get(m) or ()) & set(benches))]
+    code = {m: i for i, m in enumerate(ask)}
+    seen = np.zeros((len(ask), ids.size), dtype=bool)
+    blocks = store.observed_prompt_ids(ask, benches) if ask else []
     if blocks:
-        P = np.concatenate([pids for _, _, pids, _ in blocks])
-        M = np.repeat([code[m] for m, _, _, _ in blocks], [len(pids) for _, _, pids, _ in blocks])
+        P = np.concatenate([pids for _, pids in blocks])
+        M = np.repeat([code[m] for m, _ in blocks], [len(pids) for _, pids in blocks])
         hit = np.isin(P, ids)
         seen[M[hit], np.searchsorted(ids, P[hit])] = True
-    have = store.measured_models(models)
     share = seen.mean(axis=1)
-    return {m: (float(share[i]) if m in have else 1.0) for m, i in code.items()}
+    return {m: (1.0 if m not in have else float(share[code[m]]) if m in code else 0.0) for m in models}
 
 
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
@@ -289,9 +293,10 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     from .posterior import Z_INTERVAL
 
     exhaustive = fetch is not None
-    fetch = fetch if exhaustive else max(2 * limit, 20)
+    fetch = fetch if exhaustive else max(4 * limit, 40)
     q1 = pred.fold(q)
     q0, d0 = pred.fold_uncovered(q)
+    shares: dict[str, float] = {}
     while True:
         h1 = vectors.search(name, "models", q1, filters=filters, limit=fetch + 1, with_vectors=True, penalty=penalty)
         h0 = vectors.search(name, "models", q0, filters=filters, limit=fetch + 1, with_vectors=True, penalty=penalty)
@@ -299,8 +304,10 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         hits = list({h.key: h for h in h0[:fetch] + h1[:fetch]}.values())
         if not hits:
             return []
-        c = observed_shares(store, [h.key for h in hits], near)
-        cs = np.array([c[h.key] for h in hits])
+        new = [h for h in hits if h.key not in shares]  # those of a smaller fetch are known already
+        shares.update(observed_shares(store, [h.key for h in new], near,
+                                      {h.key: h.payload.get("benchmarks") for h in new}))
+        cs = np.array([shares[h.key] for h in hits])
         V = np.stack([np.asarray(h.vector, dtype=np.float64) for h in hits])
         blend = cs * (V @ np.asarray(q1, dtype=np.float64)) + (1.0 - cs) * (V @ np.asarray(q0, dtype=np.float64) + d0)
         for h, v in zip(hits, blend):
