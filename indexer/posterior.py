@@ -448,7 +448,7 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
     part = rng.permutation(N) % max(int(folds), 2)  # one fold: a random half held out, scored by the other
     n_out = 4 + int(bool(with_coverage))
     out: list[list[np.ndarray]] = [[] for _ in range(n_out + (extra is not None))]
-    Z = represent.question_rows(X, space) if with_coverage else None
+    Z = None  # the question rows, made when a refit is sparse enough to need them (not on a dense index)
     for k in range(max(int(folds), 1)):
         train, held = np.flatnonzero(part != k), np.flatnonzero(part == k)
         if held.size > size // max(int(folds), 1):
@@ -488,8 +488,11 @@ def heldout_cells(make_solver, X: np.ndarray, S: np.ndarray, space, folds: int =
         out[3].append(np.asarray(Sh[obs], dtype=np.float64))
         if with_coverage:  # a nearly dense refit has (almost) no uncovered cell: coverage 1 without the search
             seen = ~np.isnan(S_tr[keep])
-            cov = (coverage_shares(Z[held], Z[train], seen) if 1.0 - seen.mean() >= COVERAGE_MIN_SHARE
-                   else np.ones(Sh.shape))
+            if 1.0 - seen.mean() >= COVERAGE_MIN_SHARE:
+                Z = represent.question_rows(X, space) if Z is None else Z
+                cov = coverage_shares(Z[held], Z[train], seen)
+            else:
+                cov = np.ones(Sh.shape)
             out[4].append(cov[obs])
         if extra is not None:
             out[n_out].append(np.asarray(extra(S_tr[keep], train, held), dtype=np.float64)[obs])
