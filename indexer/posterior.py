@@ -404,16 +404,17 @@ def coverage_shares(Zq: np.ndarray, Zs: np.ndarray, observed: np.ndarray, k: int
     """(M, q): for each of M models and q queries, the share of the query's ``k`` nearest source prompts it was
     observed on. ``Zq`` (q, e) and ``Zs`` (N, e): unit question embeddings of the queries and of the source prompts
     (:func:`indexer.represent.question_rows`; nearest by cosine), ``observed`` (M, N) bool."""
-    Zq, Zs = np.asarray(Zq, dtype=np.float32), np.asarray(Zs, dtype=np.float32)  # only the order of cosines counts
+    from .represent import nearest
+
     observed = np.asarray(observed, dtype=bool)
-    k = min(int(k), Zs.shape[0])
-    out = np.ones((observed.shape[0], Zq.shape[0]))
+    k = min(int(k), np.shape(Zs)[0])
+    out = np.ones((observed.shape[0], np.shape(Zq)[0]))
     if k < 1:
         return out
-    for lo in range(0, Zq.shape[0], 512):
-        sims = Zq[lo:lo + 512] @ Zs.T
-        nn = np.argpartition(-sims, k - 1, axis=1)[:, :k]  # (b, k) the nearest source prompts of each query
-        out[:, lo:lo + 512] = observed[:, nn].mean(axis=2)
+    # float32: only the order of the cosines counts
+    nn = nearest(np.asarray(Zq, dtype=np.float32), np.asarray(Zs, dtype=np.float32), k)
+    for lo in range(0, nn.shape[0], 512):  # (M, 512, k) at a time
+        out[:, lo:lo + 512] = observed[:, nn[lo:lo + 512]].mean(axis=2)
     return out
 
 

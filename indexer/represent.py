@@ -55,7 +55,7 @@ __all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_
            "has_intercept", "is_split", "embed_width", "index_dim", "embed", "design", "rows", "lift", "query_rows",
            "question_width", "unknown", "fill_unknown", "mean_row", "has_formats", "pattern_formats", "index_vectors",
            "effective_rows", "LEVELS", "LEVELS_FORMATS", "has_levels", "strip_levels", "levels", "prior_formats",
-           "level_width", "prompt_formats", "format_weights", "prior_matrix", "question_rows"]
+           "level_width", "prompt_formats", "format_weights", "prior_matrix", "question_rows", "nearest"]
 
 #: the ``levels`` param of a space whose vectors carry the level coordinates (:func:`has_levels`)
 LEVELS = "level-deviation-v1"
@@ -358,10 +358,24 @@ def fill_unknown(X: np.ndarray, fill: np.ndarray) -> np.ndarray:
     return X
 
 
+def nearest(Q: np.ndarray, S: np.ndarray, k: int, exclude: np.ndarray | None = None, block: int = 1024) -> np.ndarray:
+    """(n, k) int: for each row of ``Q`` (n, e), the indices of the ``k`` rows of ``S`` (N, e) of largest inner product
+    (cosine for unit rows), in no particular order, in the dtype given (the product is made ``block`` rows at a
+    time). ``exclude`` (n,): for each row of ``Q``, one row of ``S`` that is not its neighbour (itself, left out)."""
+    Q, S = np.asarray(Q), np.asarray(S)
+    out = np.empty((Q.shape[0], int(k)), dtype=np.intp)
+    for lo in range(0, Q.shape[0], block):
+        sims = Q[lo:lo + block] @ S.T
+        if exclude is not None:
+            sims[np.arange(sims.shape[0]), exclude[lo:lo + block]] = -np.inf
+        out[lo:lo + block] = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+    return out
+
+
 def neighbour_rows(X: np.ndarray, X_src: np.ndarray, k: int = NEIGHBOURS) -> np.ndarray:
     """(n, width) for each query row of a split space, the mean of the ``k`` rows of ``X_src`` (indexed prompts'
     design rows) whose question embedding is nearest to the query's (inner product of the first halves of the
-    embedding part, i.e. cosine); NaN rows for queries whose options are known (nothing to fill)."""
+    embedding part, i.e. cosine, :func:`nearest`); NaN rows for queries whose options are known (nothing to fill)."""
     X_src = np.asarray(X_src, dtype=np.float64)
     e = question_width(X.shape[1])
     out = np.full(X.shape, np.nan)
@@ -369,11 +383,9 @@ def neighbour_rows(X: np.ndarray, X_src: np.ndarray, k: int = NEIGHBOURS) -> np.
     k = min(int(k), X_src.shape[0])
     if k < 1:
         raise InputError("no indexed prompts to take the answer options of a question from")
-    for lo in range(0, rows_.size, 1024):
-        idx = rows_[lo:lo + 1024]
-        sims = np.asarray(X[idx, :e], dtype=np.float64) @ X_src[:, :e].T
-        nn = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        out[idx] = X_src[nn].mean(axis=1)
+    nn = nearest(np.asarray(X[rows_, :e], dtype=np.float64), X_src[:, :e], k)
+    for lo in range(0, rows_.size, 1024):  # (1024, k, width) at a time
+        out[rows_[lo:lo + 1024]] = X_src[nn[lo:lo + 1024]].mean(axis=1)
     return out
 
 

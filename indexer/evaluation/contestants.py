@@ -233,12 +233,13 @@ class KNNContestant:
         k = min(self.k, D.shape[0])
 
         def predict(Q: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
+            from ..represent import nearest
+
             out = np.empty((S.shape[0], Q.shape[0]))
+            # (q, k) the k most similar source prompts; leave-one-out: a source prompt is not its own neighbour
+            every = nearest(np.asarray(Q, dtype=np.float32), D, k, exclude=exclude, block=2048)
             for lo in range(0, Q.shape[0], 2048):
-                sims = np.asarray(Q[lo : lo + 2048], dtype=np.float32) @ D.T  # (q, n)
-                if exclude is not None:  # leave-one-out: a source prompt is not its own neighbour
-                    sims[np.arange(sims.shape[0]), exclude[lo : lo + 2048]] = -np.inf
-                nn = np.argpartition(-sims, k - 1, axis=1)[:, :k]  # (q, k) the k most similar source prompts
+                nn = every[lo : lo + 2048]
                 num = S0[:, nn].sum(axis=2)  # (M, q): sum of the model's outcomes on the neighbours it saw
                 den = O[:, nn].sum(axis=2)  # (M, q): how many of the neighbours it saw
                 with np.errstate(invalid="ignore", divide="ignore"):
