@@ -546,9 +546,9 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
         near_hits = _near_hits(vectors, space, q)
     if pred.coverage_aware and near_hits:
         ranked = coverage_ranked(store, vectors, name, q, pred, [_near(h) for h in near_hits[:COVERAGE_PROMPTS]],
-                                 filters=where, limit=limit, rank=rank, alpha=alpha if rank == "probability" else 0.0,
+                                 filters=where, limit=limit, rank=rank,
                                  penalty=penalty if rank == "probability" else None,
-                                 shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 and rank == "lcb" else None,
+                                 shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None,
                                  fetch=n_all if alpha > 0 and rank == "lcb" else None)
     elif alpha > 0 and rank == "probability":
         hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,

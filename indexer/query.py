@@ -267,10 +267,10 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
     ask = [m for m in models if m in have and (fitted is None or set(fitted.get(m) or ()) & set(benches))]
     code = {m: i for i, m in enumerate(ask)}
     seen = np.zeros((len(ask), ids.size), dtype=bool)
-    blocks = store.observed_prompt_ids(ask, benches) if ask else []
+    blocks = store.outcome_blocks(ask, benches) if ask else []
     if blocks:
-        P = np.concatenate([pids for _, pids in blocks])
-        M = np.repeat([code[m] for m, _ in blocks], [len(pids) for _, pids in blocks])
+        P = np.concatenate([pids for _, _, pids, _ in blocks])
+        M = np.repeat([code[m] for m, _, _, _ in blocks], [len(pids) for _, _, pids, _ in blocks])
         hit = np.isin(P, ids)
         seen[M[hit], np.searchsorted(ids, P[hit])] = True
     share = seen.mean(axis=1)
@@ -278,18 +278,18 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
 
 
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
-                    rank: str = "probability", alpha: float = 0.0, penalty=None, shift=None,
+                    rank: str = "probability", penalty=None, shift=None,
                     fetch: int | None = None) -> list[tuple[Match, float]]:
     """The top ``limit`` models of a coverage-aware map (:attr:`~indexer.posterior.Predictor.coverage_aware`): a
     model observed on a share ``c`` of the query's nearest indexed prompts ``near`` (:func:`observed_shares`) has the
     logit ``c L1 + (1 - c) L0``, L1 the map's (the folded query's, :meth:`~indexer.posterior.Predictor.fold`) and
     L0 that with the uncovered weight of its own deviation (:meth:`~indexer.posterior.Predictor.fold_uncovered`).
-    Both folded queries are searched (with the size ``penalty`` when given, ranked then by the logit minus ``alpha``
-    log10 parameters) and their candidates re-ranked, by the logit (``rank`` probability) or by its interval's lower
-    end (``lcb``, minus ``shift(match)``); more are fetched until no unfetched model can enter the top: its logit is
-    at most the larger of the two searches' next scores, which the k-th ranked value must reach. ``fetch``: fetch
-    exactly that many once (every candidate). Each match's ``search_score`` is its logit less the predictor's
-    offset, as for an ordinary search."""
+    Both folded queries are searched (with the size ``penalty`` formula when given) and their candidates re-ranked,
+    by the logit (``rank`` probability) or by its interval's lower end (``lcb``), minus ``shift(hit)`` when given
+    (the ``penalty``'s own term, ``alpha`` log10 parameters, with it); more are fetched until no unfetched model can
+    enter the top: its logit is at most the larger of the two searches' next scores, which the k-th ranked value
+    must reach. ``fetch``: fetch exactly that many once (every candidate). Each match's ``search_score`` is its
+    logit less the predictor's offset, as for an ordinary search."""
     from .posterior import Z_INTERVAL
 
     exhaustive = fetch is not None
@@ -318,22 +318,14 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
             found = _matches(hits, pred, q)
             sd = np.array([np.sqrt(m.variance) if np.isfinite(m.variance) else 0.0 for m in found])
             value = value - Z_INTERVAL * pred.scale * sd
-        if alpha > 0:
-            value = value - alpha * np.array([_log10p(h.payload) for h in hits])
         if shift is not None:
-            value = value - np.array([shift(m) for m in (found or _matches(hits, pred, q))])
+            value = value - np.array([shift(h) for h in hits])
         order = np.argsort(-value, kind="stable")[:limit]
         kth = value[order[-1]] if len(order) else np.inf
         if exhaustive or not nxt or kth >= max(nxt):
             top = [found[i] for i in order] if found is not None else _matches([hits[i] for i in order], pred, q)
             return [(m, float(value[i])) for m, i in zip(top, order)]
         fetch *= 4
-
-
-def _log10p(payload: dict) -> float:
-    from .find import _log10p as log10p
-
-    return log10p(payload)
 
 
 def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, fetch: int | None = None,

@@ -43,14 +43,14 @@ def test_ingest_and_load_dense_matrix(store):
     assert store.prompt_ids([prompt_hash(P[1]), "0" * 64]) == {prompt_hash(P[1]): int(m.prompt_ids[1])}
 
 
-def test_observed_prompt_ids_and_measured_models(store):
+def test_observed_prompts_and_measured_models(store):
     """What the coverage re-rank reads (indexer.query.observed_shares): the prompts each model was observed on, per
-    benchmark, and which models SQL holds outcomes of."""
+    benchmark (its outcome blocks on those benchmarks), and which models SQL holds outcomes of."""
     store.ingest(batch(outcomes=grid(A[:2], P[:2]) + grid(A[2:], P[2:], bench="logic")))
     ids = store.prompt_ids([prompt_hash(p) for p in P])
-    got = store.observed_prompt_ids(A, ["logic"])
-    assert [k for k, _ in got] == [A[2]] and sorted(got[0][1].tolist()) == sorted(ids[prompt_hash(p)] for p in P[2:])
-    both = {k: sorted(v.tolist()) for k, v in store.observed_prompt_ids([A[0], A[2]], ["math", "logic"])}
+    got = store.outcome_blocks(A, ["logic"])
+    assert [k for k, *_ in got] == [A[2]] and sorted(got[0][2].tolist()) == sorted(ids[prompt_hash(p)] for p in P[2:])
+    both = {k: sorted(v.tolist()) for k, _, v, _ in store.outcome_blocks([A[0], A[2]], ["math", "logic"])}
     assert both == {A[0]: sorted(ids[prompt_hash(p)] for p in P[:2]), A[2]: sorted(ids[prompt_hash(p)] for p in P[2:])}
     assert store.measured_models(A + ["nobody"]) == set(A)
 

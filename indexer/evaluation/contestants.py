@@ -195,6 +195,8 @@ class SolverContestant:
             # the level/deviation map folded into the query (Calibration.fold), as the index searches: the score is
             # the map's logit, a + offset(q) + fold(q) . v_i
             u = None if solver.prior_ is None else np.asarray(solver.prior_, dtype=np.float64)
+            if cal.coverage_aware:  # the source side of the coverage shares, once per fit
+                Zs, seen = represent.question_rows(D, self.space), ~np.isnan(S)
 
             def folded(Q: np.ndarray) -> np.ndarray:
                 Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
@@ -205,8 +207,7 @@ class SolverContestant:
                 # as the index re-ranks: c times the map above, 1 - c times the one with the uncovered weight, c the
                 # share of the query's nearest source prompts each model was observed on (posterior.coverage_shares)
                 Qu, offset_u = cal.fold_rows(Xi, u, own=cal.uncovered)
-                c = posterior.coverage_shares(represent.question_rows(Q, self.space),
-                                              represent.question_rows(D, self.space), ~np.isnan(S))
+                c = posterior.coverage_shares(represent.question_rows(Q, self.space), Zs, seen)
                 return c * Z + (1.0 - c) * (cal.a + offset_u[None, :] + V @ Qu.T)
 
             return Fitted(folded, source_means(S), lambda Q, P: 0.5 * (1.0 + np.tanh(0.5 * np.asarray(P))),

@@ -132,15 +132,6 @@ class ReadMixin:
             rows = rows_for_keys(conn, q, Model.key, list(models))
         return [(k, b, np.frombuffer(p, dtype="<i4").astype(np.int64), np.frombuffer(s, dtype="<f4")) for k, b, p, s in rows]
 
-    def observed_prompt_ids(self, models: Sequence[str], benchmarks: Sequence[str]) -> list[tuple[str, np.ndarray]]:
-        """``(model key, prompt ids (int64))`` of every stored outcome block of these models on these benchmarks:
-        :meth:`outcome_blocks` without the scores, for what a model was observed on."""
-        q = (select(Model.key, OutcomeBlock.prompt_ids).join(Model, Model.id == OutcomeBlock.model_id)
-             .join(Benchmark, Benchmark.id == OutcomeBlock.benchmark_id).where(Benchmark.name.in_(list(benchmarks))))
-        with self._read() as conn:
-            rows = rows_for_keys(conn, q, Model.key, list(models))
-        return [(k, np.frombuffer(p, dtype="<i4").astype(np.int64)) for k, p in rows]
-
     def measured_models(self, models: Sequence[str]) -> set[str]:
         """Those of these model keys SQL holds outcomes of (stored outcomes digest; a pulled index holds none)."""
         q = select(Model.key).where(Model.outcomes_digest.is_not(None))
