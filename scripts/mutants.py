@@ -65,8 +65,9 @@ MUTANTS = [
            'report.counts["embedded"] = report.counts.get("embedded", 0) + 0',
            ["tests/test_pipeline.py::test_second_run_with_nothing_new_does_no_work"]),
     # -- item 4: pinned evaluation numbers of the bundled sample (0.3 < auc < 1 let these through)
-    Mutant("kNN baseline takes the farthest prompts", "indexer/evaluation/contestants.py",
-           "nn = np.argpartition(-sims, k - 1, axis=1)[:, :k]", "nn = np.argpartition(sims, k - 1, axis=1)[:, :k]",
+    Mutant("kNN baseline takes the farthest prompts", "indexer/represent.py",  # (its search: represent.nearest)
+           "out[lo:lo + block] = np.argpartition(-sims, k - 1, axis=1)[:, :k]",
+           "out[lo:lo + block] = np.argpartition(sims, k - 1, axis=1)[:, :k]",
            ["tests/test_evaluate.py::test_evaluate_oos_on_the_bundled_sample_json_shape"]),
     Mutant("kNN baseline k=3", "indexer/evaluate.py", "    knn_k: int = 5,", "    knn_k: int = 3,",
            ["tests/test_evaluate.py::test_evaluate_oos_on_the_bundled_sample_json_shape"]),
