@@ -38,7 +38,8 @@ an unknown name is a :class:`~indexer.errors.NotFoundError` suggesting close nam
 given models missing from the answer (removed by a filter, or without a vector in the space).
 
 **Coverage and evidence.** The :data:`NEAR_PROMPTS` indexed prompts nearest to the query (by cosine of the question
-embedding, a search of the prompts collection) are the query's neighbourhood; a model's ``coverage.near`` is how
+embedding, a search of the prompts collection) are the query's neighbourhood (a benchmark query's: that
+benchmark's own prompts nearest to its vector); a model's ``coverage.near`` is how
 many of those with similarity >= :data:`NEAR_SIMILARITY` it was measured on, and on which benchmarks;
 ``coverage.measured_near`` whether there is one. Those three are null (unknown) when the index cannot tell: it holds
 fewer of the model's per-prompt outcomes than the model's vector was fitted on (an index pulled from a published
@@ -543,7 +544,7 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
         n_all = vectors.count(name, "models", where)
     penalty = ("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)) if alpha > 0 else None
     if pred.coverage_aware and near_hits is None:
-        near_hits = _near_hits(vectors, space, q)
+        near_hits = _near_hits(vectors, space, q, benchmark)
     if pred.coverage_aware and near_hits:
         ranked = coverage_ranked(store, vectors, name, q, pred, [_near(h) for h in near_hits[:COVERAGE_PROMPTS]],
                                  filters=where, limit=limit, rank=rank,
@@ -581,7 +582,7 @@ def _raw(hits, alpha: float):
 def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str | None,
              near_hits=None) -> list[ModelResult]:
     """The ranked matches with identity, metadata, coverage and evidence."""
-    near = _neighbourhood(vectors, space, q, near_hits) if ranked else []
+    near = _neighbourhood(vectors, space, q, near_hits, benchmark) if ranked else []
     observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
     # benchmarks nearest to the query: the queried one, then those of the neighbourhood by best similarity
     order: list[str] = [benchmark] if benchmark else []
@@ -618,16 +619,20 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     return out
 
 
-def _neighbourhood(vectors, space, q, hits=None) -> list[dict]:
+def _neighbourhood(vectors, space, q, hits=None, benchmark: str | None = None) -> list[dict]:
     """The :data:`NEAR_PROMPTS` indexed prompts nearest to the query's question embedding: ``id`` (prompt hash),
     ``text`` (snippet), ``benchmark``, ``benchmarks``, ``similarity`` (cosine), nearest first. Empty without a
-    prompts collection. ``hits``: that search's hits when it was made already."""
-    return [_near(h) for h in (_near_hits(vectors, space, q) if hits is None else hits)]
+    prompts collection. ``hits``: that search's hits when it was made already; ``benchmark``: a benchmark query's
+    (:func:`_near_hits`)."""
+    return [_near(h) for h in (_near_hits(vectors, space, q, benchmark) if hits is None else hits)]
 
 
-def _near_hits(vectors, space, q) -> list:
+def _near_hits(vectors, space, q, benchmark: str | None = None) -> list:
     """The prompts collection's :data:`NEAR_PROMPTS` hits nearest to the query's question embedding (none without
-    a prompts collection or with a zero question part)."""
+    a prompts collection or with a zero question part). A ``benchmark`` query's neighbourhood is that benchmark's
+    own prompts nearest to its vector (a Qdrant filter on the prompts' ``benchmarks``): the question is how models do
+    on it, so a model counts as covered where it was measured on it, not on another benchmark whose prompts lie
+    nearer to the benchmark's mean than its own do (all of them, where none is indexed under that name)."""
     from .space import space_name
 
     name = space_name(space)
@@ -640,6 +645,10 @@ def _near_hits(vectors, space, q) -> list:
         return []
     probe = np.zeros(int(space.dim), dtype=np.float32)
     probe[:e] = head / norm
+    if benchmark is not None:
+        own = vectors.search(name, "prompts", probe, filters={"benchmarks": {"all": [benchmark]}}, limit=NEAR_PROMPTS)
+        if own:
+            return own
     return vectors.search(name, "prompts", probe, limit=NEAR_PROMPTS)
 
 

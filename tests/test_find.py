@@ -291,6 +291,36 @@ def test_coverage_and_evidence_come_from_the_models_own_outcomes(idx):
     assert all(r.evidence.prompts == [] and r.evidence.benchmarks == [] for r in none)
 
 
+def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
+    """A benchmark query asks how models do on that benchmark: its neighbourhood (coverage, evidence, and a
+    coverage-aware map's shares) is the benchmark's own prompts nearest to its vector, so a model measured only on
+    another benchmark has no evidence there and gets the uncovered map, however near the other's prompts are."""
+    from indexer import posterior, query
+
+    store, vectors, outs = idx
+    (space,) = store.list_spaces()
+    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
+        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
+    by = {r.model: r for r in ask(idx, benchmark="beta", k=10, evidence=50)}
+    for r in by.values():
+        assert {p["benchmark"] for p in r.evidence.prompts} <= {"beta"}
+    assert len(by["coder/only-code"].evidence.prompts) == len(BETA) and by["coder/only-code"].coverage.measured_near
+    for name in ("org/big", "gpt-4o", "plain-name"):  # measured on alpha only
+        assert by[name].evidence.prompts == [] and not by[name].coverage.measured_near
+    # the blend: every alpha-only model has share 0 (L0), the two measured on beta share 1 (L1)
+    keys, V = store.model_vector_matrix(space.id)
+    from indexer.space import space_name
+
+    q = np.asarray(vectors.get(space_name(space), "benchmarks", ["beta"], with_vectors=True)["beta"].vector)
+    pred = query.predictor(store, space)
+    q1 = np.asarray(pred.fold(q), np.float64)
+    q0, shift = pred.fold_uncovered(q)
+    c = np.array([1.0 if k in BETA_MODELS else 0.0 for k in keys])
+    p = pred.probability(c * (V @ q1) + (1 - c) * (V @ np.asarray(q0, np.float64) + shift))
+    for k, v in zip(keys, p):
+        assert by[k].probability == pytest.approx(float(v), abs=1e-5), k
+
+
 def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(idx, monkeypatch):
     """A question without options (its options filled from the nearest indexed questions): the same scores as
     indexer.query, and the prompts collection is searched once for the fill and the neighbourhood together."""
