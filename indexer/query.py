@@ -289,16 +289,27 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     (the ``penalty``'s own term, ``alpha`` log10 parameters, with it); more are fetched until no unfetched model can
     enter the top: its logit is at most the larger of the two searches' next scores, which the k-th ranked value
     must reach. ``fetch``: fetch exactly that many once (every candidate). Each match's ``search_score`` is its
-    logit less the predictor's offset, as for an ordinary search."""
+    logit less the predictor's offset, as for an ordinary search.
+
+    A model fitted on none of the neighbourhood's benchmarks has ``c = 0`` (:func:`observed_shares`), so its logit
+    is L0 and the L0 search alone finds it: the L1 search is then filtered to the models fitted on one of them (a
+    Qdrant payload filter), and its next score bounds only those. Where some model's outcomes are not in SQL (a
+    pulled index: ``c = 1`` for it, whatever it was fitted on) or the filters already name benchmarks, L1 searches
+    every model, as L0 does."""
     from .posterior import Z_INTERVAL
 
     exhaustive = fetch is not None
     fetch = fetch if exhaustive else max(4 * limit, 40)
     q1 = pred.fold(q)
     q0, d0 = pred.fold_uncovered(q)
+    where1 = filters
+    benches = sorted({b for p in near for b in p["benchmarks"] if b})
+    unmeasured = getattr(store, "unmeasured_vectors", None)
+    if benches and "benchmarks" not in (filters or {}) and unmeasured is not None and not unmeasured(pred.space.id):
+        where1 = {**(filters or {}), "benchmarks": benches}
     shares: dict[str, float] = {}
     while True:
-        h1 = vectors.search(name, "models", q1, filters=filters, limit=fetch + 1, with_vectors=True, penalty=penalty)
+        h1 = vectors.search(name, "models", q1, filters=where1, limit=fetch + 1, with_vectors=True, penalty=penalty)
         h0 = vectors.search(name, "models", q0, filters=filters, limit=fetch + 1, with_vectors=True, penalty=penalty)
         nxt = [float(h.score) + d for h, d in ((h1[fetch:fetch + 1], 0.0), (h0[fetch:fetch + 1], d0)) for h in h]
         hits = list({h.key: h for h in h0[:fetch] + h1[:fetch]}.values())

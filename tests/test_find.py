@@ -264,6 +264,52 @@ def test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly(idx, encod
     assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
 
 
+def test_the_covered_search_is_filtered_to_models_fitted_near_unless_one_is_unmeasured(idx, encoder, monkeypatch):
+    """A model fitted on none of the neighbourhood's benchmarks has c = 0, so coverage_ranked's L1 search is
+    restricted to those fitted on one of them (a payload filter); once a model with a vector has no outcomes in SQL
+    (a pulled model: c = 1 whatever it was fitted on) both searches cover every model again, and the answer is
+    still every model's blend with that model at c = 1."""
+    from sqlalchemy import text as sql
+
+    from indexer import posterior, query
+    from indexer.store.vectors import VectorStore
+
+    store, vectors, _ = idx
+    (space,) = store.list_spaces()
+    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
+        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
+    seen = []
+    real = VectorStore.search
+
+    def spy(self, name, kind, vector, **kw):
+        if kind == "models":
+            seen.append(kw.get("filters"))
+        return real(self, name, kind, vector, **kw)
+
+    monkeypatch.setattr(VectorStore, "search", spy)
+    text = "Write a Python function that sorts a list of integers"
+    assert not store.unmeasured_vectors(space.id)
+    ask(idx, text, k=2)
+    assert any(f and "benchmarks" in f for f in seen) and any(not f for f in seen)
+    with store.engine.begin() as conn:
+        conn.execute(sql("UPDATE models SET outcomes_digest = NULL WHERE key = 'org/big'"))
+    assert store.unmeasured_vectors(space.id)
+    seen.clear()
+    got = ask(idx, text, k=10)
+    assert seen and all(not f for f in seen)
+    keys, V = store.model_vector_matrix(space.id)
+    E = encoder.encode(ALPHA + BETA + [text])
+    nearest = np.argsort(-(E[:-1] @ E[-1]))[:posterior.COVERAGE_PROMPTS]
+    measured = {k: {b for _, b, _, _ in store.outcome_blocks([k])} for k in keys}
+    c = np.array([1.0 if k == "org/big" else
+                  np.mean([("alpha" if j < len(ALPHA) else "beta") in measured[k] for j in nearest]) for k in keys])
+    q = query.query_vector(store, vectors, space, prompts=[text])
+    pred = query.predictor(store, space)
+    q0, shift = pred.fold_uncovered(q)
+    p = pred.probability(c * (V @ np.asarray(pred.fold(q), np.float64)) + (1 - c) * (V @ np.asarray(q0, np.float64) + shift))
+    assert {r.model: r.probability for r in got} == pytest.approx(dict(zip(keys, p)), abs=1e-5)
+
+
 def test_coverage_and_evidence_come_from_the_models_own_outcomes(idx):
     _, _, outs = idx
     res = ask(idx, "Write a Python function that sorts a list of integers", k=10, evidence=2)

@@ -430,6 +430,23 @@ def test_list_models_by_keys_and_vector_keys(store):
     assert store.model_vector_keys(s.id) == sorted(A[:2])
 
 
+def test_unmeasured_vectors_names_a_space_holding_a_model_without_outcomes(store):
+    """Whether a model with a vector in the space has no outcomes in SQL (a pulled model), through the partial index
+    of the unmeasured models (0009): a model without outcomes but also without a vector there does not count."""
+    from sqlalchemy import text
+
+    store.ingest(batch(outcomes=grid(A, P)))
+    s, other = store.get_or_create_space("enc@1", 4, 1.0, 0.0), store.get_or_create_space("enc@2", 4, 1.0, 0.0)
+    digests = store.model_digests()
+    store.save_model_vectors(s.id, [ModelVector(k, np.ones(4), 4, inputs_digest=digests[k]) for k in A[:2]])
+    assert not store.unmeasured_vectors(s.id) and not store.unmeasured_vectors(other.id)
+    store.upsert_models([{"key": "org/metadata-only", "license": "mit"}])  # no outcomes, no vector
+    assert not store.unmeasured_vectors(s.id)
+    with store.engine.begin() as conn:
+        conn.execute(text("UPDATE models SET outcomes_digest = NULL WHERE key = :k"), {"k": A[1]})
+    assert store.unmeasured_vectors(s.id) and not store.unmeasured_vectors(other.id)
+
+
 def test_first_positions_equal_a_scan_of_every_cell():
     """The ingest's first cell of each prompt index (read in growing slices, stopping once all were seen) is the
     first occurrence, and the length for an index no cell has, whether every index occurs early, late or never."""

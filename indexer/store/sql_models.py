@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -87,6 +88,11 @@ class Model(Base):
     outcomes_digest: Mapped[str | None] = mapped_column(String(64))
     #: the identity rules (:func:`indexer.identity.rules_stamp`) the key was last resolved under; None: never
     identity_stamp: Mapped[str | None] = mapped_column(String(32))
+
+    #: the models without outcomes (a pulled index's, or metadata alone): a partial index, empty where every model
+    #: was measured, so a query asks whether there is one in no time (:meth:`Store.unmeasured_vectors`; 0009)
+    __table_args__ = (Index("ix_models_unmeasured", "id", sqlite_where=text("outcomes_digest IS NULL"),
+                            postgresql_where=text("outcomes_digest IS NULL")),)
 
 
 class ModelAlias(Base):
