@@ -537,8 +537,10 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
     from .space import space_name
 
     name = space_name(space)
-    q, filled, near_hits = _query_vector(store, vectors, space, prompts, benchmark, vector, timings, near=near)
     pred = predictor(store, space, state)
+    # a coverage-aware map needs the neighbourhood: the options fill's search of the prompts fetches it as well
+    q, filled, near_hits = _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
+                                         near=near or pred.coverage_aware)
     t = time.perf_counter()
     if alpha > 0 or rank == "lcb":
         n_all = vectors.count(name, "models", where)

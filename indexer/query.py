@@ -252,18 +252,21 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     return [m for m, _ in ranked]
 
 
-def observed_shares(store, models: list[str], near: list[dict], fitted: dict | None = None) -> dict[str, float]:
+def observed_shares(store, models: list[str], near: list[dict], fitted: dict | None = None,
+                    all_measured: bool = False) -> dict[str, float]:
     """model -> the share of the indexed prompts ``near`` (the query's
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest, as :func:`indexer.find._neighbourhood` gives them) it was
     observed on, from its outcome blocks in SQL (of those prompts' benchmarks only; one array pass over them); 1.0 for
     a model SQL holds no outcome of (a pulled index: it cannot tell, and the model keeps the covered map).
     ``fitted``: model -> the benchmarks its vector was fitted on (its payload's ``benchmarks``): a model fitted on
-    none of the neighbourhood's benchmarks has share 0 without reading its outcomes."""
+    none of the neighbourhood's benchmarks has share 0 without reading its outcomes. ``all_measured``: SQL is known
+    to hold outcomes of every model with a vector (:meth:`~indexer.store.sql.Store.unmeasured_vectors` said so), so
+    which of these it holds outcomes of is not read."""
     ids = np.unique(np.fromiter(store.prompt_ids([p["id"] for p in near]).values(), dtype=np.int64))
     if not ids.size or not models:
         return {m: 1.0 for m in models}
     benches = sorted({b for p in near for b in p["benchmarks"] if b})
-    have = store.measured_models(models)
+    have = set(models) if all_measured else store.measured_models(models)
     ask = [m for m in models if m in have and (fitted is None or set(fitted.get(m) or ()) & set(benches))]
     code = {m: i for i, m in enumerate(ask)}
     seen = np.zeros((len(ask), ids.size), dtype=bool)
@@ -305,7 +308,8 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     where1 = filters
     benches = sorted({b for p in near for b in p["benchmarks"] if b})
     unmeasured = getattr(store, "unmeasured_vectors", None)
-    if benches and "benchmarks" not in (filters or {}) and unmeasured is not None and not unmeasured(pred.space.id):
+    all_measured = unmeasured is not None and not unmeasured(pred.space.id)
+    if benches and "benchmarks" not in (filters or {}) and all_measured:
         where1 = {**(filters or {}), "benchmarks": benches}
     shares: dict[str, float] = {}
     while True:
@@ -317,7 +321,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
             return []
         new = [h for h in hits if h.key not in shares]  # those of a smaller fetch are known already
         shares.update(observed_shares(store, [h.key for h in new], near,
-                                      {h.key: h.payload.get("benchmarks") for h in new}))
+                                      {h.key: h.payload.get("benchmarks") for h in new}, all_measured))
         cs = np.array([shares[h.key] for h in hits])
         V = np.stack([np.asarray(h.vector, dtype=np.float64) for h in hits])
         blend = cs * (V @ np.asarray(q1, dtype=np.float64)) + (1.0 - cs) * (V @ np.asarray(q0, dtype=np.float64) + d0)
