@@ -431,8 +431,8 @@ def test_list_models_by_keys_and_vector_keys(store):
 
 
 def test_unmeasured_vectors_names_a_space_holding_a_model_without_outcomes(store):
-    """Whether a model with a vector in the space has no outcomes in SQL (a pulled model), through the index of
-    models.outcomes_digest (0009): a model without outcomes but also without a vector there does not count."""
+    """Whether a model with a vector in the space has no outcomes in SQL (a pulled model), through the partial index
+    of the unmeasured models (0009): a model without outcomes but also without a vector there does not count."""
     from sqlalchemy import text
 
     store.ingest(batch(outcomes=grid(A, P)))

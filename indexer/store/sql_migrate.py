@@ -269,12 +269,15 @@ def schema_diff(url: str) -> list:
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
-    from .sql_models import Base
+    from .sql_models import UNDECLARED_INDEXES, Base
+
+    def include(name, type_, parent_names) -> bool:
+        return not (type_ == "index" and name in UNDECLARED_INDEXES)
 
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+            ctx = MigrationContext.configure(conn, opts={"compare_type": True, "include_name": include})
             return [d for d in compare_metadata(ctx, Base.metadata)]
     finally:
         engine.dispose()

@@ -144,7 +144,7 @@ class ReadMixin:
 
     def unmeasured_vectors(self, space_id: int) -> bool:
         """Whether a model with a vector in this space has no outcomes in SQL (a pulled index's models: what they
-        were measured on cannot be told here). Read through the index of models.outcomes_digest (0009), so
+        were measured on cannot be told here). Read through the partial index of the unmeasured models (0009), so
         it costs nothing where every model was measured."""
         v = ModelVectorRow.__table__.c
         inner = exists().where(v.space_id == space_id, v.model_id == Model.id)
