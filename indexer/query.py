@@ -92,8 +92,9 @@ def predictor(store, space, state: tuple | None = None):
     return Predictor(space, cal, load, prior)
 
 
-def _matches(hits, pred, q: np.ndarray) -> list[Match]:
-    """The hits with their probability, interval and variance (:class:`Match`)."""
+def _matches(hits, pred, q: np.ndarray, at_row: dict[str, float] | None = None) -> list[Match]:
+    """The hits with their probability, interval and variance (:class:`Match`). ``at_row``: key -> each hit's raw
+    score at the row ``q`` when known (hits of a folded query fetched without their vectors)."""
     if not hits:
         return []
     scores = np.array([h.score for h in hits], dtype=np.float64)
@@ -103,7 +104,9 @@ def _matches(hits, pred, q: np.ndarray) -> list[Match]:
     prob = pred.probability(scores)
     low, high = pred.interval(scores, var)
     raw = scores
-    if pred.folded:  # searched with the folded query (and the vectors): the raw score is the vector at the row
+    if at_row is not None:
+        raw = np.array([at_row.get(h.key, np.nan) for h in hits])
+    elif pred.folded:  # searched with the folded query (and the vectors): the raw score is the vector at the row
         raw = np.array([float(np.asarray(h.vector, dtype=np.float64) @ row) if h.vector is not None else np.nan
                         for h in hits])
     return [Match(h.key, float(r), p, float(pr), float(lo), float(hi), float(v), float(s))
@@ -312,25 +315,37 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     if benches and "benchmarks" not in (filters or {}) and all_measured:
         where1 = {**(filters or {}), "benchmarks": benches}
     shares: dict[str, float] = {}
+    # each candidate's inner products with q1 and q0: from the search that found it (without the size term) and,
+    # for the other query, from a search restricted to those points (no vectors read: converting them cost more)
+    raw1: dict[str, float] = {}
+    raw0: dict[str, float] = {}
+
+    def unpenalised(h) -> float:
+        return float(h.score) + (shift(h) if penalty is not None else 0.0)
+
     while True:
-        h1 = vectors.search(name, "models", q1, filters=where1, limit=fetch + 1, with_vectors=True, penalty=penalty)
-        h0 = vectors.search(name, "models", q0, filters=filters, limit=fetch + 1, with_vectors=True, penalty=penalty)
+        h1 = vectors.search(name, "models", q1, filters=where1, limit=fetch + 1, penalty=penalty)
+        h0 = vectors.search(name, "models", q0, filters=filters, limit=fetch + 1, penalty=penalty)
         nxt = [float(h.score) + d for h, d in ((h1[fetch:fetch + 1], 0.0), (h0[fetch:fetch + 1], d0)) for h in h]
         hits = list({h.key: h for h in h0[:fetch] + h1[:fetch]}.values())
         if not hits:
             return []
+        raw1.update((h.key, unpenalised(h)) for h in h1[:fetch])
+        raw0.update((h.key, unpenalised(h)) for h in h0[:fetch])
+        raw1.update(_scores_of(vectors, name, q1, [h.key for h in hits if h.key not in raw1]))
+        raw0.update(_scores_of(vectors, name, q0, [h.key for h in hits if h.key not in raw0]))
         new = [h for h in hits if h.key not in shares]  # those of a smaller fetch are known already
         shares.update(observed_shares(store, [h.key for h in new], near,
                                       {h.key: h.payload.get("benchmarks") for h in new}, all_measured))
         cs = np.array([shares[h.key] for h in hits])
-        V = np.stack([np.asarray(h.vector, dtype=np.float64) for h in hits])
-        blend = cs * (V @ np.asarray(q1, dtype=np.float64)) + (1.0 - cs) * (V @ np.asarray(q0, dtype=np.float64) + d0)
+        blend = (cs * np.array([raw1[h.key] for h in hits])
+                 + (1.0 - cs) * (np.array([raw0[h.key] for h in hits]) + d0))
         for h, v in zip(hits, blend):
             h.score = float(v)
         value = blend.copy()
         found = None
         if rank == "lcb":  # the bound needs every candidate's variance
-            found = _matches(hits, pred, q)
+            found = _matches(hits, pred, q, _scores_of(vectors, name, q, [h.key for h in hits]))
             sd = np.array([np.sqrt(m.variance) if np.isfinite(m.variance) else 0.0 for m in found])
             value = value - Z_INTERVAL * pred.scale * sd
         if shift is not None:
@@ -338,9 +353,26 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         order = np.argsort(-value, kind="stable")[:limit]
         kth = value[order[-1]] if len(order) else np.inf
         if exhaustive or not nxt or kth >= max(nxt):
-            top = [found[i] for i in order] if found is not None else _matches([hits[i] for i in order], pred, q)
-            return [(m, float(value[i])) for m, i in zip(top, order)]
+            if found is None:
+                top_hits = [hits[i] for i in order]
+                found = [None] * len(hits)
+                for i, m in zip(order, _matches(top_hits, pred, q, _scores_of(vectors, name, q, [h.key for h in top_hits]))):
+                    found[i] = m
+            return [(found[i], float(value[i])) for i in order]
         fetch *= 4
+
+
+def _scores_of(vectors, name: str, row, keys: list[str]) -> dict[str, float]:
+    """key -> the inner product of that model's vector with ``row``: an exact search restricted to those points
+    (their ids; neither payloads nor vectors read)."""
+    if not keys:
+        return {}
+    from .store.vectors import point_id
+
+    ids = {point_id(name, "models", k): k for k in keys}
+    (found,) = vectors.search_many(name, "models", np.asarray(row, dtype=np.float32).reshape(1, -1),
+                                   filters={"key": list(keys)}, limit=len(keys), payload=False)
+    return {ids[h.id]: float(h.score) for h in found}
 
 
 def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, fetch: int | None = None,
