@@ -304,6 +304,8 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     every model, as L0 does."""
     from .posterior import Z_INTERVAL
 
+    if penalty is not None and shift is None:
+        raise ValueError("coverage_ranked: a size penalty needs its shift (the penalty's own term per hit)")
     exhaustive = fetch is not None
     fetch = fetch if exhaustive else max(4 * limit, 40)
     q1 = pred.fold(q)
@@ -353,11 +355,10 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         order = np.argsort(-value, kind="stable")[:limit]
         kth = value[order[-1]] if len(order) else np.inf
         if exhaustive or not nxt or kth >= max(nxt):
-            if found is None:
-                top_hits = [hits[i] for i in order]
-                found = [None] * len(hits)
-                for i, m in zip(order, _matches(top_hits, pred, q, _scores_of(vectors, name, q, [h.key for h in top_hits]))):
-                    found[i] = m
+            if found is None:  # the matches of the top alone, their raw scores at the row from their ids
+                top = [hits[i] for i in order]
+                found = _matches(top, pred, q, _scores_of(vectors, name, q, [h.key for h in top]))
+                return [(m, float(value[i])) for m, i in zip(found, order)]
             return [(found[i], float(value[i])) for i in order]
         fetch *= 4
 

@@ -264,6 +264,36 @@ def test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly(idx, encod
     assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
 
 
+def test_a_coverage_aware_map_with_prefer_smaller_ranks_by_the_blend_less_the_size_term(idx, encoder):
+    """prefer_smaller on a coverage-aware map: the value ranked is each model's blend c L1 + (1 - c) L0 less alpha
+    log10(parameters) (unknown sizes at UNKNOWN_PARAMS), exactly, over every model, for k below the model count."""
+    from indexer import posterior, query
+
+    store, vectors, _ = idx
+    (space,) = store.list_spaces()
+    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
+        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
+    text = "Write a Python function that sorts a list of integers"
+    keys, V = store.model_vector_matrix(space.id)
+    measured = {k: {b for _, b, _, _ in store.outcome_blocks([k])} for k in keys}
+    E = encoder.encode(ALPHA + BETA + [text])
+    nearest = np.argsort(-(E[:-1] @ E[-1]))[:posterior.COVERAGE_PROMPTS]
+    c = np.array([np.mean([("alpha" if j < len(ALPHA) else "beta") in measured[k] for j in nearest]) for k in keys])
+    q = query.query_vector(store, vectors, space, prompts=[text])
+    pred = query.predictor(store, space)
+    q0, shift = pred.fold_uncovered(q)
+    blend = c * (V @ np.asarray(pred.fold(q), np.float64)) + (1 - c) * (V @ np.asarray(q0, np.float64) + shift)
+    params = {m.key: m.num_parameters for m in store.list_models()}
+    for alpha in (0.05, 0.3):
+        size = np.array([math.log10(params.get(k) or UNKNOWN_PARAMS) for k in keys])
+        want = sorted(zip(keys, blend - alpha * size), key=lambda kv: -kv[1])
+        got = ask(idx, text, k=3, prefer_smaller=alpha)
+        assert [r.model for r in got] == [k for k, _ in want[:3]]
+        assert [r.rank_score for r in got] == pytest.approx([v for _, v in want[:3]], abs=1e-4)
+        assert [r.probability for r in got] == pytest.approx([float(pred.probability(blend[keys.index(r.model)]))
+                                                              for r in got], abs=1e-5)
+
+
 def test_the_covered_search_is_filtered_to_models_fitted_near_unless_one_is_unmeasured(idx, encoder, monkeypatch):
     """A model fitted on none of the neighbourhood's benchmarks has c = 0, so coverage_ranked's L1 search is
     restricted to those fitted on one of them (a payload filter); once a model with a vector has no outcomes in SQL
