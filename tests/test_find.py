@@ -223,6 +223,44 @@ def test_lcb_rank_is_exact(idx):
     assert [r.rank_score for r in got] == pytest.approx(sorted(lower.values(), reverse=True)[:3], abs=1e-6)
 
 
+CODE_PROMPT = "Write a Python function that sorts a list of integers"
+
+
+def coverage_aware(idx):
+    """The index's space, its calibration replaced by a coverage-aware map (an uncovered weight beside the covered)."""
+    from indexer import posterior
+
+    store = idx[0]
+    (space,) = store.list_spaces()
+    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
+        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
+    return space
+
+
+def shares(idx, encoder, text: str, keys: list[str]) -> np.ndarray:
+    """Each model's share of the text's COVERAGE_PROMPTS nearest indexed prompts (from the encoder) it was measured
+    on (from the benchmarks of its outcome blocks)."""
+    from indexer import posterior
+
+    store = idx[0]
+    measured = {k: {b for _, b, _, _ in store.outcome_blocks([k])} for k in keys}
+    E = encoder.encode(ALPHA + BETA + [text])
+    nearest = np.argsort(-(E[:-1] @ E[-1]))[:posterior.COVERAGE_PROMPTS]
+    return np.array([np.mean([("alpha" if j < len(ALPHA) else "beta") in measured[k] for j in nearest]) for k in keys])
+
+
+def logits(idx, space, q):
+    """(model keys, the predictor, L1, L0): every model's logit at the index row ``q`` under the covered and the
+    uncovered map, computed with numpy from SQL's vectors (a model at share c has c L1 + (1 - c) L0)."""
+    from indexer import query
+
+    store = idx[0]
+    keys, V = store.model_vector_matrix(space.id)
+    pred = query.predictor(store, space)
+    q0, shift = pred.fold_uncovered(q)
+    return keys, pred, V @ np.asarray(pred.fold(q), np.float64), V @ np.asarray(q0, np.float64) + shift
+
+
 def test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly(idx, encoder):
     """With the own deviation weighed apart where a model has no evidence near the query (Calibration.uncovered), a
     model's logit is c L1 + (1 - c) L0: c its share of the query's 10 nearest indexed prompts it was measured on, L1
@@ -232,22 +270,12 @@ def test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly(idx, encod
     from indexer import posterior, query
 
     store, vectors, _ = idx
-    (space,) = store.list_spaces()
-    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
-        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
-    text = "Write a Python function that sorts a list of integers"
-    keys, V = store.model_vector_matrix(space.id)
-    measured = {k: {b for _, b, _, _ in store.outcome_blocks([k])} for k in keys}
-    E = encoder.encode(ALPHA + BETA + [text])
-    nearest = np.argsort(-(E[:-1] @ E[-1]))[:posterior.COVERAGE_PROMPTS]
-    c = np.array([np.mean([("alpha" if j < len(ALPHA) else "beta") in measured[k] for j in nearest]) for k in keys])
-    assert c[keys.index("coder/only-code")] == 1.0 and c[keys.index("org/big")] == 0.0
-    q = query.query_vector(store, vectors, space, prompts=[text])
-    pred = query.predictor(store, space)
+    space = coverage_aware(idx)
+    text = CODE_PROMPT
+    keys, pred, L1, L0 = logits(idx, space, query.query_vector(store, vectors, space, prompts=[text]))
     assert pred.coverage_aware
-    q1 = np.asarray(pred.fold(q), np.float64)
-    q0, shift = pred.fold_uncovered(q)
-    L1, L0 = V @ q1, V @ np.asarray(q0, np.float64) + shift
+    c = shares(idx, encoder, text, keys)
+    assert c[keys.index("coder/only-code")] == 1.0 and c[keys.index("org/big")] == 0.0
     p = pred.probability(c * L1 + (1 - c) * L0)
     want = sorted(zip(keys, p), key=lambda kv: -kv[1])
     got = ask(idx, text, k=4)
@@ -267,22 +295,14 @@ def test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly(idx, encod
 def test_a_coverage_aware_map_with_prefer_smaller_ranks_by_the_blend_less_the_size_term(idx, encoder):
     """prefer_smaller on a coverage-aware map: the value ranked is each model's blend c L1 + (1 - c) L0 less alpha
     log10(parameters) (unknown sizes at UNKNOWN_PARAMS), exactly, over every model, for k below the model count."""
-    from indexer import posterior, query
+    from indexer import query
 
     store, vectors, _ = idx
-    (space,) = store.list_spaces()
-    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
-        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
-    text = "Write a Python function that sorts a list of integers"
-    keys, V = store.model_vector_matrix(space.id)
-    measured = {k: {b for _, b, _, _ in store.outcome_blocks([k])} for k in keys}
-    E = encoder.encode(ALPHA + BETA + [text])
-    nearest = np.argsort(-(E[:-1] @ E[-1]))[:posterior.COVERAGE_PROMPTS]
-    c = np.array([np.mean([("alpha" if j < len(ALPHA) else "beta") in measured[k] for j in nearest]) for k in keys])
-    q = query.query_vector(store, vectors, space, prompts=[text])
-    pred = query.predictor(store, space)
-    q0, shift = pred.fold_uncovered(q)
-    blend = c * (V @ np.asarray(pred.fold(q), np.float64)) + (1 - c) * (V @ np.asarray(q0, np.float64) + shift)
+    space = coverage_aware(idx)
+    text = CODE_PROMPT
+    keys, pred, L1, L0 = logits(idx, space, query.query_vector(store, vectors, space, prompts=[text]))
+    c = shares(idx, encoder, text, keys)
+    blend = c * L1 + (1 - c) * L0
     params = {m.key: m.num_parameters for m in store.list_models()}
     for alpha in (0.05, 0.3):
         size = np.array([math.log10(params.get(k) or UNKNOWN_PARAMS) for k in keys])
@@ -301,13 +321,11 @@ def test_the_covered_search_is_filtered_to_models_fitted_near_unless_one_is_unme
     still every model's blend with that model at c = 1."""
     from sqlalchemy import text as sql
 
-    from indexer import posterior, query
+    from indexer import query
     from indexer.store.vectors import VectorStore
 
     store, vectors, _ = idx
-    (space,) = store.list_spaces()
-    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
-        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
+    space = coverage_aware(idx)
     seen = []
     real = VectorStore.search
 
@@ -317,7 +335,7 @@ def test_the_covered_search_is_filtered_to_models_fitted_near_unless_one_is_unme
         return real(self, name, kind, vector, **kw)
 
     monkeypatch.setattr(VectorStore, "search", spy)
-    text = "Write a Python function that sorts a list of integers"
+    text = CODE_PROMPT
     assert not store.unmeasured_vectors(space.id)
     ask(idx, text, k=2)
     assert any(f and "benchmarks" in f for f in seen) and any(not f for f in seen)
@@ -327,16 +345,10 @@ def test_the_covered_search_is_filtered_to_models_fitted_near_unless_one_is_unme
     seen.clear()
     got = ask(idx, text, k=10)
     assert seen and all(not f for f in seen)
-    keys, V = store.model_vector_matrix(space.id)
-    E = encoder.encode(ALPHA + BETA + [text])
-    nearest = np.argsort(-(E[:-1] @ E[-1]))[:posterior.COVERAGE_PROMPTS]
-    measured = {k: {b for _, b, _, _ in store.outcome_blocks([k])} for k in keys}
-    c = np.array([1.0 if k == "org/big" else
-                  np.mean([("alpha" if j < len(ALPHA) else "beta") in measured[k] for j in nearest]) for k in keys])
-    q = query.query_vector(store, vectors, space, prompts=[text])
-    pred = query.predictor(store, space)
-    q0, shift = pred.fold_uncovered(q)
-    p = pred.probability(c * (V @ np.asarray(pred.fold(q), np.float64)) + (1 - c) * (V @ np.asarray(q0, np.float64) + shift))
+    keys, pred, L1, L0 = logits(idx, space, query.query_vector(store, vectors, space, prompts=[text]))
+    c = shares(idx, encoder, text, keys)
+    c[keys.index("org/big")] = 1.0  # no outcomes in SQL: it cannot tell, the covered map
+    p = pred.probability(c * L1 + (1 - c) * L0)
     assert {r.model: r.probability for r in got} == pytest.approx(dict(zip(keys, p)), abs=1e-5)
 
 
@@ -371,12 +383,8 @@ def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
     """A benchmark query asks how models do on that benchmark: its neighbourhood (coverage, evidence, and a
     coverage-aware map's shares) is the benchmark's own prompts nearest to its vector, so a model measured only on
     another benchmark has no evidence there and gets the uncovered map, however near the other's prompts are."""
-    from indexer import posterior, query
-
-    store, vectors, outs = idx
-    (space,) = store.list_spaces()
-    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
-        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
+    store, vectors, _ = idx
+    space = coverage_aware(idx)
     by = {r.model: r for r in ask(idx, benchmark="beta", k=10, evidence=50)}
     for r in by.values():
         assert {p["benchmark"] for p in r.evidence.prompts} <= {"beta"}
@@ -384,15 +392,12 @@ def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
     for name in ("org/big", "gpt-4o", "plain-name"):  # measured on alpha only
         assert by[name].evidence.prompts == [] and not by[name].coverage.measured_near
     # the blend: every alpha-only model has share 0 (L0), the two measured on beta share 1 (L1)
-    keys, V = store.model_vector_matrix(space.id)
     from indexer.space import space_name
 
     q = np.asarray(vectors.get(space_name(space), "benchmarks", ["beta"], with_vectors=True)["beta"].vector)
-    pred = query.predictor(store, space)
-    q1 = np.asarray(pred.fold(q), np.float64)
-    q0, shift = pred.fold_uncovered(q)
+    keys, pred, L1, L0 = logits(idx, space, q)
     c = np.array([1.0 if k in BETA_MODELS else 0.0 for k in keys])
-    p = pred.probability(c * (V @ q1) + (1 - c) * (V @ np.asarray(q0, np.float64) + shift))
+    p = pred.probability(c * L1 + (1 - c) * L0)
     for k, v in zip(keys, p):
         assert by[k].probability == pytest.approx(float(v), abs=1e-5), k
 
