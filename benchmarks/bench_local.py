@@ -23,6 +23,12 @@ VARIANTS is ``-`` (the built-in contestants alone) or a comma-separated list of:
   of C k-means clusters of the source prompts at a time (so for prompts unlike the source), instead of the models'
   mean normal; ``U_i(q) = d . (x(q) - mu_i)``; refitted in every held-out refit (no leak).
 
+- ``ease:K``: the query's local ease as a fourth feature of the map: each source prompt's mean signed outcome
+  relative to its models' levels, averaged over the query's K nearest source prompts (by question); a per-query
+  constant, fitted with the other three on the same held-out prompts (each held-out prompt's ease from the refit's
+  training prompts; a negative coefficient fixed at 0). Not coverage-aware (compare with ``kappa:1``); the product
+  prototype of it, coverage-aware and stored with the map, is the branch ``ease`` (docs/RESULTS.md, "Local ease").
+
 ``--decompose`` also prints, per contestant, how much of each fold's ECE a constant logit shift of that fold (its
 calibration-in-the-large) and a Platt map of that fold (shift and slope) would remove, both fitted on the fold's own
 outcomes (an oracle: what no map fitted on the source can know), and the same per benchmark inside each fold.
@@ -99,6 +105,7 @@ class Local(SolverContestant):
     moderate: float = 0.0
     rank_moderated: bool = False
     difficulty: int = 0
+    ease: int = 0
 
     def fit(self, D, S):
         spec = SpaceSpec.of(self.space)
@@ -119,6 +126,8 @@ class Local(SolverContestant):
         level, mu_u = V[:, -2], V[:, -1]
         if self.difficulty:
             return self._fit_difficulty(D, S, V, level)
+        if self.ease:
+            return self._fit_ease(D, S, V, level, u, mu_u)
         if self.formats:  # one map per answer format of the held-out prompt, a query's the mix by its is_mc
             lv, dv, U, o, mq = posterior.heldout_cells(spec.solver, D, S, spec, extra=format_feature(D, self.space))
             maps = {}
@@ -193,6 +202,43 @@ class Local(SolverContestant):
             return a + coef[0] * lv_ + coef[1] * (s_ - lv_ - Uq) + coef[2] * Uq
 
         return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local difficulty")
+
+
+    def _fit_ease(self, D, S, V, level, u, mu_u):
+        spec = SpaceSpec.of(self.space)
+        Z = qhalf(D).astype(np.float32)
+
+        def extra(S_train, train, held):
+            r = local_ease(Z[held], Z[train], S_train, self.ease)
+            return np.broadcast_to(r[None, :], (S_train.shape[0], held.size))
+
+        lv, dv, U, o, dk = posterior.heldout_cells(spec.solver, D, S, spec, extra=extra)
+        a, coef = fit_nonnegative(np.column_stack([lv, dv - U, U, dk]), o)
+        print(f"  ease:{self.ease} map a {a:.3f} level {coef[0]:.3f} specific {coef[1]:.3f} shared {coef[2]:.3f} "
+              f"difficulty {coef[3]:.3f}", flush=True)
+
+        def predict(Q):
+            Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
+            s_ = V[:, :-2] @ Xi[:, :-2].T
+            Uq = np.zeros_like(s_) if u is None else (Xi[:, :u.shape[0]] @ u)[None, :] - mu_u[:, None]
+            lv_ = level[:, None]
+            r = local_ease(qhalf(Q).astype(np.float32), Z, S, self.ease)
+            return a + coef[0] * lv_ + coef[1] * (s_ - lv_ - Uq) + coef[2] * Uq + coef[3] * r[None, :]
+
+        return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local ease")
+
+
+def local_ease(Zq: np.ndarray, Zs: np.ndarray, S: np.ndarray, k: int) -> np.ndarray:
+    """(q,): for each query (unit question rows ``Zq``), the mean over its ``k`` nearest source prompts (``Zs``, with
+    outcomes ``S`` (M, N)) of the prompt's mean signed outcome relative to its models' levels."""
+    obs = ~np.isnan(S)
+    y = np.where(obs, 2 * S - 1, 0.0)
+    lev = y.sum(1) / np.maximum(obs.sum(1), 1)
+    n = obs.sum(0)
+    rel = np.where(obs, y - lev[:, None], 0.0).sum(0) / np.maximum(n, 1)
+    nn = represent.nearest(Zq, Zs, min(k, Zs.shape[0]))
+    w = (n > 0)[nn]
+    return (rel[nn] * w).sum(1) / np.maximum(w.sum(1), 1)
 
 
 def fit_nonnegative(F: np.ndarray, o: np.ndarray) -> tuple[float, np.ndarray]:
@@ -283,6 +329,8 @@ def main() -> None:
                              rank_moderated=kind == "rankmod")
         elif kind == "difficulty":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, difficulty=int(val))
+        elif kind == "ease":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, ease=int(val))
         elif kind == "local":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, clusters=int(val))
         else:
