@@ -161,8 +161,20 @@ def _prompts(sql) -> dict[str, tuple[list[str], str]]:
     return out
 
 
+#: every vector of a space is read from SQL this many models at a time (a rebuild's writer starts on the first
+#: chunk instead of after all 32k, and the vectors read are not all in memory at once)
+MODEL_CHUNK = 4096
+
+
 def _model_points(sql, space, models: Sequence[str] | None = None) -> Iterator[Point]:
-    """The models collection's points SQL implies: every vector of the space, or these models' (keys)."""
+    """The models collection's points SQL implies: every vector of the space (read :data:`MODEL_CHUNK` models at a
+    time, in key order), or these models' (keys)."""
+    if models is None and hasattr(sql, "model_vector_keys"):
+        models = sql.model_vector_keys(space.id)
+    if models is not None and len(models) > MODEL_CHUNK:
+        for lo in range(0, len(models), MODEL_CHUNK):
+            yield from _model_points(sql, space, models[lo:lo + MODEL_CHUNK])
+        return
     records = {m.key: m for m in sql.list_models(keys=models)}
     aliases = sql.aliases_by_model(models)
     for mv in sql.load_model_vectors(space.id, models):
@@ -239,16 +251,19 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
                              "no texts in SQL) is kept", name)
                     continue
                 digests = None
+                size = None
                 if kind == "models":
                     digests = _Digests(sql, rec)
-                    points = digests.wrap(_model_points(sql, rec))
+                    keys = sql.model_vector_keys(rec.id) if hasattr(sql, "model_vector_keys") else None
+                    size = None if keys is None else len(keys)
+                    points = digests.wrap(_model_points(sql, rec, keys))
                 elif kind == "benchmarks":
                     points = _benchmark_points(sql, rec)
                 else:
                     points = _prompt_points(sql, rec, encoder)
                 if progress is not None:
                     points = progress(points, kind)
-                counts[kind] = vectors.rebuild(name, kind, points, dim=rec.dim).count
+                counts[kind] = vectors.rebuild(name, kind, points, dim=rec.dim, size=size).count
                 if digests is not None:
                     digests.save()
             results.append(ReindexResult(name, rec.id, counts, time.perf_counter() - t0))

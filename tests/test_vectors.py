@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -191,6 +192,69 @@ def test_rebuild_that_fails_midway_leaves_old_index_serving(vs):
     assert vs.alias_target("s", "models") == old_target and vs.count("s", "models") == 10
 
 
+@pytest.fixture
+def child_writes(monkeypatch, vector_engine):
+    """Qdrant Edge's rebuild writes from a child process from 16 points on (indexer.store.edge_writer); the calls
+    are counted. (Edge's alone: qdrant-client's engines write in the process.)"""
+    from indexer.store import edge_writer
+
+    if vector_engine != "edge":
+        pytest.skip("the child writer is Qdrant Edge's")
+
+    monkeypatch.setattr(edge_writer, "CHILD_MIN", 16)
+    calls = []
+    real = edge_writer.write_in_child
+
+    def spy(root, name, batches):
+        calls.append(name)
+        return real(root, name, batches)
+
+    monkeypatch.setattr(edge_writer, "write_in_child", spy)
+    return calls
+
+
+def test_a_large_rebuild_written_by_a_child_process_holds_the_same_points(vs, child_writes):
+    pts = make_points(300, seed=4)
+    res = vs.rebuild("s", "models", pts, dim=DIM, batch_size=32)
+    assert child_writes == [res.collection] and res.count == 300 and vs.count("s", "models") == 300
+    q = np.random.default_rng(2).normal(size=DIM)
+    scores = np.array([np.dot(np.asarray(p.vector, np.float64), q) for p in pts])
+    hits = vs.search("s", "models", q, limit=10)
+    assert [h.key for h in hits] == [pts[i].key for i in np.argsort(-scores)[:10]]
+    np.testing.assert_allclose([h.score for h in hits], np.sort(scores)[::-1][:10], rtol=1e-5, atol=1e-5)
+    got = {h.key: h.payload for h in vs.scan("s", "models")}
+    assert got["org/model-6"]["license"] == "llama3" and got["org/model-6"]["downloads"] == 60
+    assert vs.count("s", "models", {"license": ["mit"]}) == 75  # its payload indexes serve filters
+    small = vs.rebuild("s", "benchmarks", make_points(10), dim=DIM)  # below CHILD_MIN: written here
+    assert child_writes == [res.collection] and small.count == 10
+
+
+def test_a_child_writer_that_fails_or_a_parent_that_fails_leaves_the_old_index_serving(vs, child_writes, monkeypatch):
+    from indexer.store import edge_writer
+
+    vs.rebuild("s", "models", make_points(10), dim=DIM)  # below CHILD_MIN
+    old_target = vs.alias_target("s", "models")
+
+    def broken():
+        yield from make_points(300, seed=9)[:200]  # the child has started
+        raise RuntimeError("source went away")
+
+    with pytest.raises(RuntimeError, match="source went away"):
+        vs.rebuild("s", "models", broken(), dim=DIM, batch_size=32)
+    assert child_writes and vs.alias_target("s", "models") == old_target and vs.count("s", "models") == 10
+    assert vs.physical_collections("s", "models") == [old_target]  # the partial one was dropped
+    monkeypatch.setattr(edge_writer, "_command", lambda root, name: [
+        sys.executable, "-c", "import sys; sys.stdin.buffer.read(100); sys.stderr.write('disk on fire'); sys.exit(1)"])
+    with pytest.raises(StoreError, match="disk on fire"):
+        vs.rebuild("s", "models", make_points(300, seed=3), dim=DIM, batch_size=32)
+    assert vs.alias_target("s", "models") == old_target and vs.count("s", "models") == 10
+    assert vs.physical_collections("s", "models") == [old_target]
+    # no child can be started at all (no such interpreter): the points are written here instead
+    monkeypatch.setattr(edge_writer, "_command", lambda root, name: [str(Path("/nonexistent/python"))])
+    res = vs.rebuild("s", "models", make_points(300, seed=3), dim=DIM, batch_size=32)
+    assert vs.alias_target("s", "models") == res.collection and vs.count("s", "models") == 300
+
+
 def test_dimension_mismatch(vs):
     vs.rebuild("s", "models", make_points(5), dim=DIM)
     with pytest.raises(DimensionError, match="new space"):
@@ -276,7 +340,10 @@ def test_second_process_gets_busy_error(tmp_path):
         assert vs.spaces() == []
 
 
-def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path):
+@pytest.mark.parametrize("child_min", [None, 50])
+def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path, child_min):
+    """A writer killed mid-rebuild leaves an orphan the next rebuild drops; with child_min, Qdrant Edge's rebuild
+    was writing from a child process (indexer.store.edge_writer), which ends when its parent does."""
     path = tmp_path / "q"
     with VectorStore(path=path) as vs:
         vs.rebuild("s", "models", make_points(10), dim=DIM)
@@ -284,7 +351,10 @@ def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path):
     writer = _spawn("""
         import sys, time
         import numpy as np
+        from indexer.store import edge_writer
         from indexer.store.vectors import Point, VectorStore
+        if sys.argv[2] != "None":
+            edge_writer.CHILD_MIN = int(sys.argv[2])
         vs = VectorStore(path=sys.argv[1])
         def points():
             for i in range(100000):
@@ -293,7 +363,7 @@ def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path):
                     time.sleep(60)
                 yield Point(f"k{i}", np.ones(8), {"i": i})
         vs.rebuild("s", "models", points(), dim=8, batch_size=100)
-    """, path)
+    """, path, child_min)
     try:
         assert writer.stdout.readline().strip() == "midway", writer.stderr.read()
         os.kill(writer.pid, signal.SIGKILL)

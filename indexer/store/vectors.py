@@ -171,19 +171,27 @@ class RebuildResult:
     dropped: list[str]
 
 
-_PLAIN = (str, int, bool, type(None))
+_PLAIN = frozenset((str, int, bool, type(None)))
 
 
 def _jsonable(value):
-    t = type(value)  # the plain JSON types first (a 32k-model payload rebuild calls this 900k times)
+    """``value`` with JSON's types only: numpy scalars as Python numbers, non-finite floats as None, tuples and sets as
+    lists, dates as ISO strings. (A 32k-model rebuild calls this for 700k values: plain values inside a dict or a
+    list are copied without a call each.)"""
+    t = type(value)
     if t in _PLAIN:
         return value
     if t is float:
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            tv = type(v)
+            out[k if type(k) is str else str(k)] = v if tv in _PLAIN else (
+                (v if math.isfinite(v) else None) if tv is float else _jsonable(v))
+        return out
     if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
+        return [v if type(v) in _PLAIN else _jsonable(v) for v in value]
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -191,6 +199,17 @@ def _jsonable(value):
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
+
+
+def _batches(rows: Iterator[tuple], size: int) -> Iterator[list[tuple]]:
+    batch: list[tuple] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def default_engine() -> str:
@@ -423,9 +442,17 @@ class VectorStore:
             payload["key"] = p.key
             yield point_id(space, kind, p.key), vec, payload
 
-    def _write(self, collection: str, rows: Iterator[tuple], batch_size: int) -> int:
-        """Upsert rows in batches, then flush the collection (its engine makes it durable once, at the end)."""
+    def _write(self, collection: str, rows: Iterator[tuple], batch_size: int, fresh: bool = False,
+               size: int | None = None) -> int:
+        """Upsert rows in batches, then flush the collection (its engine makes it durable once, at the end).
+        ``fresh``: a collection no alias names yet (a rebuild's), which an engine may fill its own way (Qdrant Edge:
+        from a second process, :mod:`indexer.store.edge_writer`), knowing ``size`` (how many rows are coming) when
+        given."""
         kind = self._kind_of(collection)
+        engine = self._c(kind)
+        if fresh and hasattr(engine, "write_fresh"):  # the engine takes the lock for each of its own steps: searches
+            # of the live collections (the server's requests beside its worker) go on meanwhile
+            return engine.write_fresh(collection, _batches(rows, batch_size), size, lock=self._lock)
         n, batch = 0, []
         try:
             for row in rows:
@@ -449,14 +476,16 @@ class VectorStore:
         return n
 
     def rebuild(self, space: str, kind: str, points: Iterable[Point], *, dim: int,
-                batch_size: int = 1024) -> RebuildResult:
-        """Write ``points`` into a fresh collection, then atomically point the alias at it (see module doc)."""
+                batch_size: int = 1024, size: int | None = None) -> RebuildResult:
+        """Write ``points`` into a fresh collection, then atomically point the alias at it (see module doc).
+        ``size``: how many points are coming, when known (an engine may then start its way of writing many at once:
+        :meth:`~indexer.store.vectors_edge.EdgeEngine.write_fresh`); the points decide, not it."""
         alias = self.alias_name(space, kind)
         self._dims.pop(alias, None)
         old = self._check_dim(space, kind, dim)
         new = self._create(space, kind, dim)
         try:
-            n = self._write(new, self._rows(space, kind, points, dim), batch_size)
+            n = self._write(new, self._rows(space, kind, points, dim), batch_size, fresh=True, size=size)
             self._call(self._c(kind).set_alias, alias, new)
         except BaseException:
             try:

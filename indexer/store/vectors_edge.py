@@ -129,6 +129,12 @@ def _condition(cond):
     return qe.Filter(should=[qe.FieldCondition(key, match=qe.MatchValue(v)) for v in values])
 
 
+def upsert_op(points: list[tuple[str, np.ndarray, dict]]) -> "qe.UpdateOperation":
+    """The Edge operation that upserts points ``(id, float32 vector, payload)`` (the binding converts every value
+    here, holding the GIL; applying it, :meth:`EdgeEngine.apply`, lets other threads run)."""
+    return qe.UpdateOperation.upsert_points([qe.Point(i, v.tolist(), p) for i, v, p in points])
+
+
 def edge_filter(parsed) -> "qe.Filter | None":
     """The Edge filter of a parsed filter ``(must, must_not)`` (None: no filter)."""
     if parsed is None:
@@ -239,7 +245,52 @@ class EdgeEngine:
 
     def upsert(self, name: str, points: list[tuple[str, np.ndarray, dict]]) -> None:
         """Write points ``(id, float32 vector, payload)``; an existing id is replaced."""
-        self._update(name, qe.UpdateOperation.upsert_points([qe.Point(i, v.tolist(), p) for i, v, p in points]))
+        self._update(name, upsert_op(points))
+
+    def write_fresh(self, name: str, batches, size: int | None = None, lock=None) -> int:
+        """Fill the fresh collection ``name`` (no alias names it: nothing reads it yet) with ``batches`` (lists of
+        ``(id, float32 vector, payload)``), flushed; returns how many points. From
+        :data:`~indexer.store.edge_writer.CHILD_MIN` points on, a child process writes them while this one builds
+        the next (:mod:`indexer.store.edge_writer`), started at once when ``size`` (the points announced) says so,
+        else once that many have come; fewer are written here, and all of them where no child can be started.
+        ``lock``: held for each step on this engine's state (not while the batches are built)."""
+        import itertools
+        from contextlib import nullcontext
+
+        from . import edge_writer
+
+        lock = lock if lock is not None else nullcontext()
+        it = iter(batches)
+        head: list[list[tuple]] = []
+        n = 0
+        if size is None or size < edge_writer.CHILD_MIN:
+            for batch in it:
+                head.append(batch)
+                n += len(batch)
+                if n >= edge_writer.CHILD_MIN:
+                    break
+            else:  # all of it is here already: small
+                return self._write_here(name, head, lock)
+        with lock:
+            shard = self._shards.pop(name, None)  # one process per shard: the child opens it
+            if shard is not None:
+                shard.close()
+            self._warmed.discard(name)
+        try:
+            return edge_writer.write_in_child(self.root, name, itertools.chain(head, it))
+        except edge_writer.NoChild:  # e.g. no interpreter to start: nothing was taken from the batches yet
+            return self._write_here(name, itertools.chain(head, it), lock)
+
+    def _write_here(self, name: str, batches, lock) -> int:
+        n = 0
+        for batch in batches:
+            if batch:
+                with lock:
+                    self.upsert(name, batch)
+                n += len(batch)
+        with lock:
+            self.flush(name)
+        return n
 
     def delete(self, name: str, ids: list[str]) -> None:
         self._update(name, qe.UpdateOperation.delete_points(list(ids)))
@@ -252,6 +303,10 @@ class EdgeEngine:
             raise
         except Exception as exc:
             raise StoreError(f"cannot flush the collection {self.root / name}: {exc}") from exc
+
+    def apply(self, name: str, op) -> None:
+        """Apply an update operation (e.g. :func:`upsert_op`'s) to the collection."""
+        self._update(name, op)
 
     def _update(self, name: str, op) -> None:
         shard = self._shard(name)

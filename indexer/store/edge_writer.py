@@ -1,0 +1,179 @@
+"""Writing a fresh Qdrant Edge collection in a second process, while this one builds its points.
+
+A rebuild (``taskspace reindex``, a first index pass, a pull) fills a fresh collection with every point of a kind.
+Two costs of it are Python's: building the points from SQL (shared with any store) and Edge's binding turning each
+point into its own objects (a float per vector entry, every payload value; ``qdrant-edge-py`` 0.9 takes no array),
+which holds the GIL. On one process they add up; here the second runs in a child, ``python -m
+indexer.store.edge_writer ROOT NAME``, which opens the collection, upserts the batches it reads from its stdin, flushes
+and closes it, and prints how many points it wrote. The parent builds the next batches meanwhile; a feeder thread
+pickles them onto the child's stdin through a small bounded queue (the parent waits when the child is that far
+behind). ``taskspace reindex`` of 32,682 models: 5.5-5.8 s in one process against 3.9-4.1 s this way
+(docs/BENCHMARKS.md, "a rebuild written from a second process").
+
+The collection is fresh (no alias names it yet), so nothing reads it while the child writes; the parent closes its
+own handle first (one process per shard). Failures leave nothing half-switched: an error in the child (its exit
+status and stderr) or in the parent's points (the child is killed) raises, and the caller drops the collection. A
+parent that dies closes the child's stdin: the child exits without flushing, and the next rebuild drops the
+unflushed collection as an orphan.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import StoreError
+
+#: a rebuild writes in a child process from this many points on (fewer: in this process; the child's start, about
+#: 0.2-0.3 s of imports, is then not worth it)
+CHILD_MIN = 8192
+#: batches waiting for the child at most (each about 3 MB at 1,024 points of 774 floats)
+QUEUE = 4
+_HEADER = struct.Struct("<Q")
+
+
+class NoChild(StoreError):
+    """The child process could not be started (nothing was read from the batches): write them in this one."""
+
+
+def main(argv: list[str]) -> int:
+    """The child: write the batches read from stdin into the collection ``NAME`` of the Edge folder ``ROOT``. A
+    thread applies each batch's update while this one reads and converts the next (Edge lets other threads run
+    while it applies one)."""
+    from .vectors_edge import EdgeEngine, upsert_op
+
+    root, name = argv
+    engine = EdgeEngine(root)
+    read = sys.stdin.buffer.read
+    ops: queue.Queue = queue.Queue(maxsize=2)
+    failed: list[BaseException] = []
+
+    def apply() -> None:
+        while (op := ops.get()) is not None:
+            if not failed:
+                try:
+                    engine.apply(name, op)
+                except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+                    failed.append(exc)
+
+    applier = threading.Thread(target=apply, name="edge-writer-apply", daemon=True)
+    applier.start()
+    n = 0
+    while True:
+        head = read(_HEADER.size)
+        if len(head) < _HEADER.size:  # the parent went away: leave the collection unflushed (an orphan)
+            return 3
+        (size,) = _HEADER.unpack(head)
+        if size == 0:
+            break
+        body = read(size)
+        if len(body) < size:
+            return 3
+        ids, vectors, payloads = pickle.loads(body)
+        ops.put(upsert_op(list(zip(ids, vectors, payloads))))
+        n += len(ids)
+        if failed:
+            break
+    ops.put(None)
+    applier.join()
+    if failed:
+        raise failed[0]
+    engine.flush(name)
+    engine.close()
+    sys.stdout.write(f"{n}\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _command(root: Path, name: str) -> list[str]:
+    return [sys.executable, "-m", "indexer.store.edge_writer", str(root), name]
+
+
+def write_in_child(root: Path, name: str, batches: Iterable[list[tuple]]) -> int:
+    """Write ``batches`` (lists of ``(point id, float32 vector, payload)``) into the existing, closed collection
+    ``name`` under ``root`` from a child process, flushed there; returns how many points. Raises StoreError when the
+    child fails, and kills it when the parent's iteration raises (the exception goes on)."""
+    import numpy as np
+
+    package = str(Path(__file__).resolve().parents[2])  # the child imports this same indexer
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(_command(Path(root), name), stdin=subprocess.PIPE, stdout=out, stderr=err, env=env)
+        except OSError as exc:
+            raise NoChild(f"cannot start the writer of {Path(root) / name}: {exc}") from exc
+        pending: queue.Queue = queue.Queue(maxsize=QUEUE)
+        broken: list[BaseException] = []
+
+        def feed() -> None:
+            try:
+                while True:
+                    item = pending.get()
+                    if item is None:
+                        proc.stdin.write(_HEADER.pack(0))
+                        break
+                    data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+                    proc.stdin.write(_HEADER.pack(len(data)))
+                    proc.stdin.write(data)
+            except (OSError, ValueError) as exc:  # the child is gone (broken pipe)
+                broken.append(exc)
+            finally:
+                try:
+                    proc.stdin.close()
+                except OSError:
+                    pass
+
+        def put(item) -> None:
+            while True:
+                try:
+                    pending.put(item, timeout=0.5)
+                    return
+                except queue.Full:
+                    if broken or proc.poll() is not None:
+                        raise _failed(proc, err, name, root) from None
+
+        feeder = threading.Thread(target=feed, name="edge-writer-feed", daemon=True)
+        feeder.start()
+        n = 0
+        try:
+            for batch in batches:
+                if not batch:
+                    continue
+                put(([r[0] for r in batch], np.stack([r[1] for r in batch]), [r[2] for r in batch]))
+                n += len(batch)
+            put(None)
+            feeder.join()
+            proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            feeder.join(timeout=5)
+            raise
+        if proc.returncode != 0 or broken:
+            raise _failed(proc, err, name, root)
+        out.seek(0)
+        written = out.read().decode(errors="replace").strip()
+        if written != str(n):
+            raise StoreError(f"the writer of {Path(root) / name} wrote {written or 'nothing'} of {n} points")
+        return n
+
+
+def _failed(proc, err, name: str, root) -> StoreError:
+    proc.kill()
+    proc.wait()
+    err.seek(0)
+    tail = err.read().decode(errors="replace").strip().splitlines()[-5:]
+    return StoreError(f"writing {Path(root) / name} in a child process failed (exit status {proc.returncode})"
+                      + (": " + " | ".join(tail) if tail else ""))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
