@@ -27,7 +27,7 @@ VARIANTS is ``-`` (the built-in contestants alone) or a comma-separated list of:
   relative to its models' levels, averaged over the query's K nearest source prompts (by question); a per-query
   constant, fitted with the other three on the same held-out prompts (each held-out prompt's ease from the refit's
   training prompts; a negative coefficient fixed at 0). Not coverage-aware (compare with ``kappa:1``); the product
-  prototype of it, coverage-aware and stored with the map, is the branch ``ease`` (docs/RESULTS.md, "Local ease").
+  prototype of it, coverage-aware and stored with the map, is described in docs/RESULTS.md, "Local ease".
 
 ``--decompose`` also prints, per contestant, how much of each fold's ECE a constant logit shift of that fold (its
 calibration-in-the-large) and a Platt map of that fold (shift and slope) would remove, both fitted on the fold's own
