@@ -155,12 +155,17 @@ def write_in_child(root: Path, name: str, batches: Iterable[list[tuple]]) -> int
         except BaseException:
             proc.kill()
             proc.wait()
+            try:  # the feeder ends: on this, or on the broken pipe of what it is writing
+                pending.put_nowait(None)
+            except queue.Full:
+                pass
             feeder.join(timeout=5)
             raise
         if proc.returncode != 0 or broken:
             raise _failed(proc, err, name, root)
         out.seek(0)
-        written = out.read().decode(errors="replace").strip()
+        lines = out.read().decode(errors="replace").split()
+        written = lines[-1] if lines else ""  # the count is the child's last word (a library may print before it)
         if written != str(n):
             raise StoreError(f"the writer of {Path(root) / name} wrote {written or 'nothing'} of {n} points")
         return n
