@@ -43,6 +43,12 @@ def vs(tmp_path):
 
 
 def test_point_ids_are_deterministic_and_distinct():
+    import uuid
+
+    from indexer.store.vectors import _NAMESPACE
+
+    for space, kind, key in (("minilm", "models", "org/m"), ("s", "prompts", "a" * 64), ("x-y", "benchmarks", "ü/ñ ")):
+        assert point_id(space, kind, key) == str(uuid.uuid5(_NAMESPACE, f"{space}\x1f{kind}\x1f{key}"))  # UUIDv5
     a = point_id("minilm", "models", "org/m")
     assert a == point_id("minilm", "models", "org/m")
     assert len({a, point_id("mpnet", "models", "org/m"), point_id("minilm", "prompts", "org/m"),
