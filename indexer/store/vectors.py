@@ -450,28 +450,24 @@ class VectorStore:
     def _write(self, collection: str, rows: Iterator[tuple], batch_size: int, fresh: bool = False,
                size: int | None = None) -> int:
         """Upsert rows in batches, then flush the collection (its engine makes it durable once, at the end).
-        ``fresh``: a collection no alias names yet (a rebuild's), which an engine may fill its own way (Qdrant Edge:
-        from a second process, :mod:`indexer.store.edge_writer`), knowing ``size`` (how many rows are coming) when
-        given."""
+        ``fresh``: a collection no alias names yet (a rebuild's), which an engine may write from a second process
+        (Qdrant Edge: :mod:`indexer.store.edge_writer`), knowing ``size`` (how many rows are coming) when given."""
         kind = self._kind_of(collection)
         engine = self._c(kind)
-        if fresh and hasattr(engine, "write_fresh"):  # the engine takes the lock for each of its own steps: searches
-            # of the live collections (the server's requests beside its worker) go on meanwhile
-            return engine.write_fresh(collection, _batches(rows, batch_size), size, lock=self._lock)
-        n, batch = 0, []
+        batches = _batches(rows, batch_size)
+        if fresh and hasattr(engine, "write_in_child"):  # the engine takes the lock for each of its own steps:
+            # searches of the live collections (the server's requests beside its worker) go on meanwhile
+            written, batches = engine.write_in_child(collection, batches, size, lock=self._lock)
+            if written is not None:
+                return written
+        n = 0
         try:
-            for row in rows:
-                batch.append(row)
-                if len(batch) >= batch_size:
-                    self._call(self._c(kind).upsert, collection, batch)
-                    n += len(batch)
-                    batch = []
-            if batch:
-                self._call(self._c(kind).upsert, collection, batch)
+            for batch in batches:
+                self._call(engine.upsert, collection, batch)
                 n += len(batch)
         finally:
             try:
-                self._call(self._c(kind).flush, collection)
+                self._call(engine.flush, collection)
             except StoreError:
                 if n:  # a failed write raises its own error; a flush failure after a good one must be seen
                     raise
@@ -484,7 +480,7 @@ class VectorStore:
                 batch_size: int = 1024, size: int | None = None) -> RebuildResult:
         """Write ``points`` into a fresh collection, then atomically point the alias at it (see module doc).
         ``size``: how many points are coming, when known (an engine may then start its way of writing many at once:
-        :meth:`~indexer.store.vectors_edge.EdgeEngine.write_fresh`); the points decide, not it."""
+        :meth:`~indexer.store.vectors_edge.EdgeEngine.write_in_child`); the points decide, not it."""
         alias = self.alias_name(space, kind)
         self._dims.pop(alias, None)
         old = self._check_dim(space, kind, dim)

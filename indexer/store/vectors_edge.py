@@ -250,50 +250,39 @@ class EdgeEngine:
         """Write points ``(id, float32 vector, payload)``; an existing id is replaced."""
         self._update(name, upsert_op(points))
 
-    def write_fresh(self, name: str, batches, size: int | None = None, lock=None) -> int:
-        """Fill the fresh collection ``name`` (no alias names it: nothing reads it yet) with ``batches`` (lists of
-        ``(id, float32 vector, payload)``), flushed; returns how many points. From
-        :data:`~indexer.store.edge_writer.CHILD_MIN` points on, a child process writes them while this one builds
-        the next (:mod:`indexer.store.edge_writer`), started at once when ``size`` (the points announced) says so,
-        else once that many have come; fewer are written here, and all of them where no child can be started.
-        ``lock``: held for each step on this engine's state (not while the batches are built)."""
+    def write_in_child(self, name: str, batches, size: int | None = None, lock=None) -> tuple[int | None, Iterator]:
+        """Write the batches (lists of ``(id, float32 vector, payload)``) of the fresh collection ``name`` (no alias
+        names it: nothing reads it yet) from a child process when they are many (:mod:`indexer.store.edge_writer`:
+        from :data:`~indexer.store.edge_writer.CHILD_MIN` points on, started at once when ``size``, the points
+        announced, says so, else once that many have come). Returns (points written and flushed, None), or (None,
+        the batches) for the caller to write here: fewer than that, or no child could be started. ``lock``: held
+        while this engine's state changes."""
         import itertools
         from contextlib import nullcontext
 
         from . import edge_writer
 
-        lock = lock if lock is not None else nullcontext()
         it = iter(batches)
         head: list[list[tuple]] = []
-        n = 0
         if size is None or size < edge_writer.CHILD_MIN:
+            n = 0
             for batch in it:
                 head.append(batch)
                 n += len(batch)
                 if n >= edge_writer.CHILD_MIN:
                     break
             else:  # all of it is here already: small
-                return self._write_here(name, head, lock)
-        with lock:
+                return None, iter(head)
+        with lock if lock is not None else nullcontext():
             shard = self._shards.pop(name, None)  # one process per shard: the child opens it
             if shard is not None:
                 shard.close()
             self._warmed.discard(name)
+        rest = itertools.chain(head, it)
         try:
-            return edge_writer.write_in_child(self.root, name, itertools.chain(head, it))
+            return edge_writer.write_in_child(self.root, name, rest), None
         except edge_writer.NoChild:  # e.g. no interpreter to start: nothing was taken from the batches yet
-            return self._write_here(name, itertools.chain(head, it), lock)
-
-    def _write_here(self, name: str, batches, lock) -> int:
-        n = 0
-        for batch in batches:
-            if batch:
-                with lock:
-                    self.upsert(name, batch)
-                n += len(batch)
-        with lock:
-            self.flush(name)
-        return n
+            return None, rest
 
     def delete(self, name: str, ids: list[str]) -> None:
         self._update(name, qe.UpdateOperation.delete_points(list(ids)))
