@@ -211,9 +211,9 @@ def child_writes(monkeypatch, vector_engine):
     calls = []
     real = edge_writer.write_in_child
 
-    def spy(root, name, batches):
+    def spy(root, name, batches, hold=None):
         calls.append(name)
-        return real(root, name, batches)
+        return real(root, name, batches, hold=hold)
 
     monkeypatch.setattr(edge_writer, "write_in_child", spy)
     return calls
@@ -233,6 +233,37 @@ def test_a_large_rebuild_written_by_a_child_process_holds_the_same_points(vs, ch
     assert vs.count("s", "models", {"license": ["mit"]}) == 75  # its payload indexes serve filters
     small = vs.rebuild("s", "benchmarks", make_points(10), dim=DIM)  # below CHILD_MIN: written here
     assert child_writes == [res.collection] and small.count == 10
+
+
+def _files_open_in_children() -> list[str]:
+    """What the child processes of this process have open (Linux /proc)."""
+    pids = set()
+    for task in Path("/proc/self/task").iterdir():
+        pids.update((task / "children").read_text().split())
+    out = []
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                out.append(os.readlink(fd))
+            except OSError:
+                pass
+    return out
+
+
+def test_a_child_writer_holds_the_folders_lock_file(vs, child_writes):
+    """The child keeps the folder's lock (its inherited descriptor) while it writes, so that a parent killed meanwhile
+    does not free the folder before the child is gone."""
+    seen: list[str] = []
+
+    def points():
+        for i, p in enumerate(make_points(300, seed=5)):
+            if i == 200:  # the child has started
+                seen.extend(_files_open_in_children())
+            yield p
+
+    res = vs.rebuild("s", "models", points(), dim=DIM, batch_size=32)
+    assert child_writes == [res.collection] and vs.count("s", "models") == 300
+    assert str((vs.path / ".taskspace.lock").resolve()) in seen
 
 
 def test_a_child_writer_that_fails_or_a_parent_that_fails_leaves_the_old_index_serving(vs, child_writes, monkeypatch):
@@ -346,6 +377,17 @@ def test_second_process_gets_busy_error(tmp_path):
         assert vs.spaces() == []
 
 
+def _open_when_free(path, wait: float = 30.0) -> VectorStore:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return VectorStore(path=path)
+        except BusyError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 @pytest.mark.parametrize("child_min", [None, 50])
 def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path, child_min):
     """A writer killed mid-rebuild leaves an orphan the next rebuild drops; with child_min, Qdrant Edge's rebuild
@@ -377,7 +419,7 @@ def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path, child_min):
     finally:
         if writer.poll() is None:
             writer.kill()
-    with VectorStore(path=path) as vs:
+    with _open_when_free(path) as vs:  # a child writer still finishing holds the folder's lock until it exits
         assert vs.alias_target("s", "models") == old_target and vs.count("s", "models") == 10
         orphans = [c for c in vs.physical_collections("s", "models") if c != old_target]
         assert len(orphans) == 1  # the half-written one, not served

@@ -14,7 +14,9 @@ The collection is fresh (no alias names it yet), so nothing reads it while the c
 own handle first (one process per shard). Failures leave nothing half-switched: an error in the child (its exit
 status and stderr) or in the parent's points (the child is killed) raises, and the caller drops the collection. A
 parent that dies closes the child's stdin: the child exits without flushing, and the next rebuild drops the
-unflushed collection as an orphan.
+unflushed collection as an orphan. The child inherits the index folder's lock file (``hold``), so a parent's death
+does not free the folder while the child may still write batches already in the pipe: the next opener waits for both
+(before, a rebuild right after a killed parent could drop the orphan and see the child write into it again).
 """
 
 from __future__ import annotations
@@ -69,14 +71,14 @@ def main(argv: list[str]) -> int:
     n = 0
     while True:
         head = read(_HEADER.size)
-        if len(head) < _HEADER.size:  # the parent went away: leave the collection unflushed (an orphan)
-            return 3
+        if len(head) < _HEADER.size:  # the parent went away
+            _orphaned()
         (size,) = _HEADER.unpack(head)
         if size == 0:
             break
         body = read(size)
         if len(body) < size:
-            return 3
+            _orphaned()
         ids, vectors, payloads = pickle.loads(body)
         ops.put(upsert_op(list(zip(ids, vectors, payloads))))
         n += len(ids)
@@ -93,21 +95,31 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _orphaned() -> None:
+    """The parent went away mid-write: end now, leaving the collection unflushed (an orphan the next rebuild drops).
+    ``os._exit``, not a return: an interpreter shutdown would let the applier thread finish its update and the
+    shard's handle close (and write) meanwhile, after the next rebuild may already have removed the folder."""
+    os._exit(3)
+
+
 def _command(root: Path, name: str) -> list[str]:
     return [sys.executable, "-m", "indexer.store.edge_writer", str(root), name]
 
 
-def write_in_child(root: Path, name: str, batches: Iterable[list[tuple]]) -> int:
+def write_in_child(root: Path, name: str, batches: Iterable[list[tuple]], hold: int | None = None) -> int:
     """Write ``batches`` (lists of ``(point id, float32 vector, payload)``) into the existing, closed collection
     ``name`` under ``root`` from a child process, flushed there; returns how many points. Raises StoreError when the
-    child fails, and kills it when the parent's iteration raises (the exception goes on)."""
+    child fails, and kills it when the parent's iteration raises (the exception goes on). ``hold``: a file descriptor
+    the child inherits and keeps open until it exits (the index folder's lock file: its lock then lasts as long as
+    the child does, even where the parent dies first)."""
     import numpy as np
 
     package = str(Path(__file__).resolve().parents[2])  # the child imports this same indexer
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(_command(Path(root), name), stdin=subprocess.PIPE, stdout=out, stderr=err, env=env)
+            proc = subprocess.Popen(_command(Path(root), name), stdin=subprocess.PIPE, stdout=out, stderr=err, env=env,
+                                    pass_fds=() if hold is None else (hold,))
         except OSError as exc:
             raise NoChild(f"cannot start the writer of {Path(root) / name}: {exc}") from exc
         pending: queue.Queue = queue.Queue(maxsize=QUEUE)

@@ -457,7 +457,9 @@ class VectorStore:
         batches = _batches(rows, batch_size)
         if fresh and hasattr(engine, "write_in_child"):  # the engine takes the lock for each of its own steps:
             # searches of the live collections (the server's requests beside its worker) go on meanwhile
-            written, batches = engine.write_in_child(collection, batches, size, lock=self._lock)
+            # the child holds the folder's lock file too (inherited): a new opener waits for it, not only for us
+            hold = self._lockfile.fileno() if self._lockfile is not None else None
+            written, batches = engine.write_in_child(collection, batches, size, lock=self._lock, hold=hold)
             if written is not None:
                 return written
         n = 0

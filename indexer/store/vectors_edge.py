@@ -250,13 +250,15 @@ class EdgeEngine:
         """Write points ``(id, float32 vector, payload)``; an existing id is replaced."""
         self._update(name, upsert_op(points))
 
-    def write_in_child(self, name: str, batches, size: int | None = None, lock=None) -> tuple[int | None, Iterator]:
+    def write_in_child(self, name: str, batches, size: int | None = None, lock=None,
+                       hold: int | None = None) -> tuple[int | None, Iterator]:
         """Write the batches (lists of ``(id, float32 vector, payload)``) of the fresh collection ``name`` (no alias
         names it: nothing reads it yet) from a child process when they are many (:mod:`indexer.store.edge_writer`:
         from :data:`~indexer.store.edge_writer.CHILD_MIN` points on, started at once when ``size``, the points
         announced, says so, else once that many have come). Returns (points written and flushed, None), or (None,
         the batches) for the caller to write here: fewer than that, or no child could be started. ``lock``: held
-        while this engine's state changes."""
+        while this engine's state changes; ``hold``: a file descriptor the child inherits (the folder's lock file,
+        so that the folder stays locked while a child outlives its parent)."""
         import itertools
         from contextlib import nullcontext
 
@@ -280,7 +282,7 @@ class EdgeEngine:
             self._warmed.discard(name)
         rest = itertools.chain(head, it)
         try:
-            return edge_writer.write_in_child(self.root, name, rest), None
+            return edge_writer.write_in_child(self.root, name, rest, hold=hold), None
         except edge_writer.NoChild:  # e.g. no interpreter to start: nothing was taken from the batches yet
             return None, rest
 
