@@ -256,7 +256,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 
 
 def observed_shares(store, models: list[str], near: list[dict], fitted: dict | None = None,
-                    all_measured: bool = False) -> dict[str, float]:
+                    all_measured: bool = False, ids: dict | None = None) -> dict[str, float]:
     """model -> the share of the indexed prompts ``near`` (the query's
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest, as :func:`indexer.find._neighbourhood` gives them) it was
     observed on, from its outcome blocks in SQL (of those prompts' benchmarks only; one array pass over them); 1.0 for
@@ -264,8 +264,9 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
     ``fitted``: model -> the benchmarks its vector was fitted on (its payload's ``benchmarks``): a model fitted on
     none of the neighbourhood's benchmarks has share 0 without reading its outcomes. ``all_measured``: SQL is known
     to hold outcomes of every model with a vector (:meth:`~indexer.store.sql.Store.unmeasured_vectors` said so), so
-    which of these it holds outcomes of is not read."""
-    ids = np.unique(np.fromiter(store.prompt_ids([p["id"] for p in near]).values(), dtype=np.int64))
+    which of these it holds outcomes of is not read. ``ids``: ``store.prompt_ids`` of ``near``, when already read."""
+    ids = store.prompt_ids([p["id"] for p in near]) if ids is None else ids
+    ids = np.unique(np.fromiter(ids.values(), dtype=np.int64))
     if not ids.size or not models:
         return {m: 1.0 for m in models}
     benches = sorted({b for p in near for b in p["benchmarks"] if b})
@@ -317,13 +318,13 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     if benches and "benchmarks" not in (filters or {}) and all_measured:
         where1 = {**(filters or {}), "benchmarks": benches}
     shares: dict[str, float] = {}
-    # each candidate's inner products with q1 and q0: from the search that found it (without the size term) and,
-    # for the other query, from a search restricted to those points (no vectors read: converting them cost more)
+    ids = store.prompt_ids([p["id"] for p in near])  # the neighbourhood's prompt ids, read once for every round
+    # each candidate's inner products with q1, q0 and the row q: one search restricted to the candidates' points,
+    # the three rows at once (no payloads or vectors read: converting them cost more than the search)
+    rows = np.stack([np.asarray(x, dtype=np.float32) for x in (q1, q0, q)])
     raw1: dict[str, float] = {}
     raw0: dict[str, float] = {}
-
-    def unpenalised(h) -> float:
-        return float(h.score) + (shift(h) if penalty is not None else 0.0)
+    at_row: dict[str, float] = {}
 
     while True:
         h1 = vectors.search(name, "models", q1, filters=where1, limit=fetch + 1, penalty=penalty)
@@ -332,13 +333,12 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         hits = list({h.key: h for h in h0[:fetch] + h1[:fetch]}.values())
         if not hits:
             return []
-        raw1.update((h.key, unpenalised(h)) for h in h1[:fetch])
-        raw0.update((h.key, unpenalised(h)) for h in h0[:fetch])
-        raw1.update(_scores_of(vectors, name, q1, [h.key for h in hits if h.key not in raw1]))
-        raw0.update(_scores_of(vectors, name, q0, [h.key for h in hits if h.key not in raw0]))
+        for got, into in zip(vectors.scores_of(name, "models", rows, [h.key for h in hits if h.key not in raw1]),
+                             (raw1, raw0, at_row)):
+            into.update(got)
         new = [h for h in hits if h.key not in shares]  # those of a smaller fetch are known already
         shares.update(observed_shares(store, [h.key for h in new], near,
-                                      {h.key: h.payload.get("benchmarks") for h in new}, all_measured))
+                                      {h.key: h.payload.get("benchmarks") for h in new}, all_measured, ids=ids))
         cs = np.array([shares[h.key] for h in hits])
         blend = (cs * np.array([raw1[h.key] for h in hits])
                  + (1.0 - cs) * (np.array([raw0[h.key] for h in hits]) + d0))
@@ -347,7 +347,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         value = blend.copy()
         found = None
         if rank == "lcb":  # the bound needs every candidate's variance
-            found = _matches(hits, pred, q, _scores_of(vectors, name, q, [h.key for h in hits]))
+            found = _matches(hits, pred, q, at_row)
             sd = np.array([np.sqrt(m.variance) if np.isfinite(m.variance) else 0.0 for m in found])
             value = value - Z_INTERVAL * pred.scale * sd
         if shift is not None:
@@ -357,23 +357,10 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         if exhaustive or not nxt or kth >= max(nxt):
             if found is None:  # the matches of the top alone, their raw scores at the row from their ids
                 top = [hits[i] for i in order]
-                found = _matches(top, pred, q, _scores_of(vectors, name, q, [h.key for h in top]))
+                found = _matches(top, pred, q, at_row)
                 return [(m, float(value[i])) for m, i in zip(found, order)]
             return [(found[i], float(value[i])) for i in order]
         fetch *= 4
-
-
-def _scores_of(vectors, name: str, row, keys: list[str]) -> dict[str, float]:
-    """key -> the inner product of that model's vector with ``row``: an exact search restricted to those points
-    (their ids; neither payloads nor vectors read)."""
-    if not keys:
-        return {}
-    from .store.vectors import point_id
-
-    ids = {point_id(name, "models", k): k for k in keys}
-    (found,) = vectors.search_many(name, "models", np.asarray(row, dtype=np.float32).reshape(1, -1),
-                                   filters={"key": list(keys)}, limit=len(keys), payload=False)
-    return {ids[h.id]: float(h.score) for h in found}
 
 
 def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, fetch: int | None = None,

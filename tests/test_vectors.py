@@ -428,6 +428,21 @@ def test_sigkill_mid_rebuild_then_rebuild_is_clean(tmp_path, child_min):
         assert vs.physical_collections("s", "models") == [res.collection] and vs.count("s", "models") == 12
 
 
+def test_scores_of_gives_the_named_points_inner_products_with_each_row(vs):
+    pts = make_points(40, seed=6)
+    vs.rebuild("s", "models", pts, dim=DIM)
+    rows = np.random.default_rng(3).normal(size=(3, DIM))
+    want = ["org/model-3", "org/model-17", "org/model-3", "no/such-model"]
+    got = vs.scores_of("s", "models", rows, want)
+    vec = {p.key: np.asarray(p.vector, np.float64) for p in pts}
+    assert len(got) == 3
+    for row, scores in zip(rows, got):
+        assert sorted(scores) == ["org/model-17", "org/model-3"]  # an unknown key is left out
+        for k, v in scores.items():
+            assert v == pytest.approx(float(vec[k] @ row), rel=1e-5, abs=1e-5)
+    assert vs.scores_of("s", "models", rows[0], []) == [{}]
+
+
 def test_search_follows_rebuilds_and_drops(vs):
     vs.rebuild("s", "models", make_points(5), dim=DIM)
     assert len(vs.search("s", "models", np.ones(DIM))) == 5

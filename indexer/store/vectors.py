@@ -57,6 +57,8 @@ Reading
 - ``search(space, kind, vector, *, filters=None, limit=10, with_vectors=False) -> list[Hit]``
   (highest inner product first); ``search_many(space, kind, vectors, ..., payload=True)`` batches it
   (``payload=False``: hits without payload, e.g. only their vectors wanted).
+- ``scores_of(space, kind, vectors, keys) -> list[dict[key, float]]``: those points' inner products with each row
+  (one search restricted to their ids, no payload read).
 - ``get(space, kind, keys, *, with_vectors=False) -> dict[key, Hit]``; ``scan(space, kind, *,
   with_vectors=False, fields=None) -> Iterator[Hit]`` (every point; ``fields``: only those payload fields);
   ``count(space, kind) -> int``; ``scores(space, kind, vectors) -> list[dict[point id, float]]`` (every point's
@@ -655,6 +657,18 @@ class VectorStore:
             return [{} for _ in rows]
         found = self._call(self._c(kind).query, target, rows, None, n, False, False)
         return [{pid: float(score) for pid, score, _, _ in rs} for rs in found]
+
+    def scores_of(self, space: str, kind: str, vectors, keys: Sequence[str]) -> list[dict[str, float]]:
+        """For each row of ``vectors`` (n, dim), the inner product of each of these points (by key) with it: one
+        exact search restricted to their ids (no payload, no vector read), all rows in one call. A key with no point
+        is absent from the dicts."""
+        rows = self._query_rows(space, kind, vectors)
+        keys = list(dict.fromkeys(keys))
+        if not keys:
+            return [{} for _ in rows]
+        ids = {point_id(space, kind, str(k)): k for k in keys}
+        found = self._query(space, kind, rows, ([("has_id", None, list(ids))], []), len(ids), False, payload=False)
+        return [{ids[h.id]: float(h.score) for h in rs} for rs in found]
 
     def count(self, space: str, kind: str, filters: dict | None = None) -> int:
         """Points of the live collection (that pass ``filters``)."""
