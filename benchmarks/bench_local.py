@@ -29,6 +29,13 @@ VARIANTS is ``-`` (the built-in contestants alone) or a comma-separated list of:
   training prompts; a negative coefficient fixed at 0). Not coverage-aware (compare with ``kappa:1``); the product
   prototype of it, coverage-aware and stored with the map, is described in docs/RESULTS.md, "Local ease".
 
+- ``smooth:K/W``: the model's own deviation taken at ``(1 - W) x + W xbar``, ``xbar`` the mean index row of the
+  query's K nearest source prompts (by question), the rest of the map (level, the prior's part) at ``x`` as fitted
+  (linear, so in the index it would be one more folded query; not coverage-aware: compare with ``kappa:1``);
+- ``simcov:C``: the map fitted on held-out cells with simulated gaps: in every refit a seeded half of the models lose
+  their training outcomes on one of C k-means clusters of the source questions each, so that their held-out cells
+  there are uncovered; the map has a level weight and an own-deviation weight per side (``c`` and ``1 - c``).
+
 ``--decompose`` also prints, per contestant, how much of each fold's ECE a constant logit shift of that fold (its
 calibration-in-the-large) and a Platt map of that fold (shift and slope) would remove, both fitted on the fold's own
 outcomes (an oracle: what no map fitted on the source can know), and the same per benchmark inside each fold.
@@ -106,6 +113,9 @@ class Local(SolverContestant):
     rank_moderated: bool = False
     difficulty: int = 0
     ease: int = 0
+    smooth: int = 0
+    weight: float = 0.0
+    simcov: int = 0
 
     def fit(self, D, S):
         spec = SpaceSpec.of(self.space)
@@ -128,6 +138,8 @@ class Local(SolverContestant):
             return self._fit_difficulty(D, S, V, level)
         if self.ease:
             return self._fit_ease(D, S, V, level, u, mu_u)
+        if self.simcov:
+            return self._fit_simcov(D, S, V, level, u, mu_u)
         if self.formats:  # one map per answer format of the held-out prompt, a query's the mix by its is_mc
             lv, dv, U, o, mq = posterior.heldout_cells(spec.solver, D, S, spec, extra=format_feature(D, self.space))
             maps = {}
@@ -165,6 +177,9 @@ class Local(SolverContestant):
             cal = _fit_calibration(solver, D, S, self.space)
             g, lev = cal.ranking_coefficients
             a, coef = cal.a, np.array([lev, self.kappa * g, float(cal.shared) if u is not None else g, 0.0])
+        if self.smooth:
+            Zs = qhalf(D)
+            Ds = represent.add_intercept(np.asarray(D, dtype=np.float64), self.space)
 
         def predict(Q):
             Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
@@ -174,6 +189,12 @@ class Local(SolverContestant):
             Z = a + coef[0] * lv_ + coef[1] * (s - lv_ - Uq) + coef[2] * Uq
             if self.clusters:
                 Z = Z + coef[3] * (L_all[:, np.argmax(qhalf(Q) @ C.T, axis=1)] - lv_)
+            if self.smooth:  # the own deviation at (1 - w) x + w * (mean row of the K nearest source prompts)
+                nn = represent.nearest(qhalf(Q), Zs, min(self.smooth, Zs.shape[0]))
+                Xn = Ds[nn].mean(axis=1)
+                sn = V[:, :-2] @ Xn[:, :-2].T
+                Un = np.zeros_like(sn) if u is None else (Xn[:, :u.shape[0]] @ u)[None, :] - mu_u[:, None]
+                Z = Z + coef[1] * self.weight * ((sn - lv_ - Un) - (s - lv_ - Uq))
             return Z
 
         return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local")
@@ -226,6 +247,59 @@ class Local(SolverContestant):
             return a + coef[0] * lv_ + coef[1] * (s_ - lv_ - Uq) + coef[2] * Uq + coef[3] * r[None, :]
 
         return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local ease")
+
+    def _fit_simcov(self, D, S, V, level, u, mu_u):
+        """Held-out cells with simulated gaps: in every refit a seeded half of the models lose their training
+        outcomes on one k-means cluster of the source questions each (``simcov`` clusters), so that their held-out
+        cells there are uncovered; the map then has a level and an own-deviation weight per side (c and 1 - c)."""
+        from sklearn.cluster import KMeans
+
+        spec = SpaceSpec.of(self.space)
+        Zq = represent.question_rows(D, self.space)
+        C = KMeans(self.simcov, n_init=1, random_state=0).fit(Zq).cluster_centers_
+        M = S.shape[0]
+        rng = np.random.default_rng(1)
+        hidden = rng.random(M) < 0.5
+        g = rng.integers(self.simcov, size=M)
+
+        where = {D[i, :6].tobytes(): i for i in range(D.shape[0])}
+
+        def mask(Xrows, S_):  # (m, n) True where a hidden model's outcome on these rows is dropped
+            idx = np.array([where[r[:6].tobytes()] for r in np.asarray(Xrows, dtype=D.dtype)])
+            keep = (~np.isnan(S[:, idx])).any(axis=1)
+            assert keep.sum() == S_.shape[0]
+            a = np.argmax(Zq[idx] @ C.T, axis=1)
+            return hidden[keep][:, None] & (a[None, :] == g[keep][:, None])
+
+        class Gapped:
+            def fit(self_, X, S_, **kw):
+                S2 = np.where(mask(X, S_), np.nan, S_)
+                lost = ~(~np.isnan(S2)).any(axis=1)
+                S2[lost] = S_[lost]
+                return spec.solver().fit(X, S2, **kw)
+
+        def extra(S_train, train, held):
+            seen = ~np.isnan(S_train) & ~mask(D[train], S_train)
+            return posterior.coverage_shares(Zq[held], Zq[train], seen)
+
+        lv, dv, U, o, c = posterior.heldout_cells(Gapped, D, S, spec, extra=extra)
+        own = dv - U
+        a, coef = fit_nonnegative(np.column_stack([c * lv, (1 - c) * lv, c * own, (1 - c) * own, U]), o)
+        print(f"  simcov:{self.simcov} a {a:.3f} level c/1-c {coef[0]:.3f}/{coef[1]:.3f} own {coef[2]:.3f}/"
+              f"{coef[3]:.3f} shared {coef[4]:.3f}; uncovered cells {(c < 0.5).mean():.3f}", flush=True)
+        Zs, seen_src = Zq, ~np.isnan(S)
+
+        def predict(Q):
+            Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
+            s_ = V[:, :-2] @ Xi[:, :-2].T
+            Uq = np.zeros_like(s_) if u is None else (Xi[:, :u.shape[0]] @ u)[None, :] - mu_u[:, None]
+            lv_ = level[:, None]
+            cq = posterior.coverage_shares(represent.question_rows(Q, self.space), Zs, seen_src)
+            own_ = s_ - lv_ - Uq
+            return (a + cq * (coef[0] * lv_ + coef[2] * own_) + (1 - cq) * (coef[1] * lv_ + coef[3] * own_)
+                    + coef[4] * Uq)
+
+        return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local simcov")
 
 
 def local_ease(Zq: np.ndarray, Zs: np.ndarray, S: np.ndarray, k: int) -> np.ndarray:
@@ -331,6 +405,11 @@ def main() -> None:
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, difficulty=int(val))
         elif kind == "ease":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, ease=int(val))
+        elif kind == "simcov":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, simcov=int(val))
+        elif kind == "smooth":
+            k_, w_ = val.split("/")
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, smooth=int(k_), weight=float(w_))
         elif kind == "local":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, clusters=int(val))
         else:
