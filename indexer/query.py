@@ -326,9 +326,13 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     raw0: dict[str, float] = {}
     at_row: dict[str, float] = {}
 
+    # the candidates' payloads: only what the re-rank reads (the fields a model was fitted on, its size for the size
+    # term), the top's whole payloads read once it is settled; ``lcb`` needs every candidate's posterior (whole)
+    fields = None if rank == "lcb" else ["benchmarks", *(["num_parameters"] if shift is not None else [])]
+
     while True:
-        h1 = vectors.search(name, "models", q1, filters=where1, limit=fetch + 1, penalty=penalty)
-        h0 = vectors.search(name, "models", q0, filters=filters, limit=fetch + 1, penalty=penalty)
+        h1 = vectors.search(name, "models", q1, filters=where1, limit=fetch + 1, penalty=penalty, fields=fields)
+        h0 = vectors.search(name, "models", q0, filters=filters, limit=fetch + 1, penalty=penalty, fields=fields)
         nxt = [float(h.score) + d for h, d in ((h1[fetch:fetch + 1], 0.0), (h0[fetch:fetch + 1], d0)) for h in h]
         hits = list({h.key: h for h in h0[:fetch] + h1[:fetch]}.values())
         if not hits:
@@ -357,6 +361,10 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         if exhaustive or not nxt or kth >= max(nxt):
             if found is None:  # the matches of the top alone, their raw scores at the row from their ids
                 top = [hits[i] for i in order]
+                whole = vectors.get(name, "models", [h.key for h in top]) if fields is not None and top else {}
+                for h in top:
+                    if h.key in whole:
+                        h.payload = whole[h.key].payload
                 found = _matches(top, pred, q, at_row)
                 return [(m, float(value[i])) for m, i in zip(found, order)]
             return [(found[i], float(value[i])) for i in order]

@@ -54,8 +54,8 @@ Writing
 
 Reading
 -------
-- ``search(space, kind, vector, *, filters=None, limit=10, with_vectors=False) -> list[Hit]``
-  (highest inner product first); ``search_many(space, kind, vectors, ..., payload=True)`` batches it
+- ``search(space, kind, vector, *, filters=None, limit=10, with_vectors=False, fields=None) -> list[Hit]``
+  (highest inner product first; ``fields``: only these payload fields); ``search_many(space, kind, vectors, ..., payload=True)`` batches it
   (``payload=False``: hits without payload, e.g. only their vectors wanted).
 - ``scores_of(space, kind, vectors, keys) -> list[dict[key, float]]``: those points' inner products with each row
   (one search restricted to their ids, no payload read).
@@ -578,12 +578,13 @@ class VectorStore:
         return arr
 
     def _query(self, space: str, kind: str, rows: np.ndarray, flt, limit: int, with_vectors: bool,
-               penalty: tuple | None = None, payload: bool = True) -> list[list[Hit]]:
-        """Query through the alias; on failure re-check that the index exists."""
+               penalty: tuple | None = None, payload: bool | Sequence[str] = True) -> list[list[Hit]]:
+        """Query through the alias; on failure re-check that the index exists. ``payload``: all of it, none, or
+        these fields (``key`` always)."""
         alias = self.alias_name(space, kind)
         extra = {} if penalty is None else {"penalty": _check_penalty(penalty)}
-        if not payload:
-            extra["payload"] = False
+        if payload is not True:
+            extra["payload"] = list(dict.fromkeys(["key", *payload])) if payload else False
         try:
             found = self._call(self._c(kind).query, alias, rows, flt, int(limit), with_vectors, **extra)
         except Exception:
@@ -603,13 +604,16 @@ class VectorStore:
         return parse_filter(filters)
 
     def search(self, space: str, kind: str, vector, *, filters: dict | None = None, limit: int = 10,
-               with_vectors: bool = False, penalty: tuple | None = None) -> list[Hit]:
+               with_vectors: bool = False, penalty: tuple | None = None,
+               fields: Sequence[str] | None = None) -> list[Hit]:
         """Points of highest inner product with ``vector`` (dim,) that pass ``filters``; with ``penalty``
         ``(field, alpha, default, prefetch)`` those of highest ``score - alpha * log10(field)`` among the
-        ``prefetch`` best by score (a Qdrant formula query; see the module docstring)."""
+        ``prefetch`` best by score (a Qdrant formula query; see the module docstring). ``fields``: only these payload
+        fields (``key`` always; the engine converts less)."""
         flt = self._filter(space, kind, filters)
         rows = self._query_rows(space, kind, np.asarray(vector, dtype=np.float32).reshape(-1))
-        return self._query(space, kind, rows, flt, limit, with_vectors, penalty)[0]
+        return self._query(space, kind, rows, flt, limit, with_vectors, penalty,
+                           payload=True if fields is None else list(fields))[0]
 
     def search_many(self, space: str, kind: str, vectors, *, filters: dict | None = None, limit: int = 10,
                     with_vectors: bool = False, batch_size: int = 256, payload: bool = True) -> list[list[Hit]]:
