@@ -578,9 +578,9 @@ class VectorStore:
         return arr
 
     def _query(self, space: str, kind: str, rows: np.ndarray, flt, limit: int, with_vectors: bool,
-               penalty: tuple | None = None, payload: bool | Sequence[str] = True) -> list[list[Hit]]:
+               penalty: tuple | None = None, payload: bool | Sequence[str] = True, raw: bool = False) -> list[list]:
         """Query through the alias; on failure re-check that the index exists. ``payload``: all of it, none, or
-        these fields (``key`` always)."""
+        these fields (``key`` always); ``raw``: the engine's rows ``(id, score, payload, vector)``, not hits."""
         alias = self.alias_name(space, kind)
         extra = {} if penalty is None else {"penalty": _check_penalty(penalty)}
         if payload is not True:
@@ -591,7 +591,7 @@ class VectorStore:
             self._dims.pop(alias, None)
             self._target(space, kind)  # NotFoundError when the index is gone
             raise
-        return [[self._hit(r) for r in rs] for rs in found]
+        return found if raw else [[self._hit(r) for r in rs] for rs in found]
 
     def _filter(self, space: str, kind: str, filters: dict | None):
         """The parsed filter; a ``key`` list (any of these keys) becomes a condition on the point ids, which Qdrant
@@ -671,8 +671,9 @@ class VectorStore:
         if not keys:
             return [{} for _ in rows]
         ids = {point_id(space, kind, str(k)): k for k in keys}
-        found = self._query(space, kind, rows, ([("has_id", None, list(ids))], []), len(ids), False, payload=False)
-        return [{ids[h.id]: float(h.score) for h in rs} for rs in found]
+        found = self._query(space, kind, rows, ([("has_id", None, list(ids))], []), len(ids), False, payload=False,
+                            raw=True)
+        return [{ids[r[0]]: float(r[1]) for r in rs} for rs in found]
 
     def count(self, space: str, kind: str, filters: dict | None = None) -> int:
         """Points of the live collection (that pass ``filters``)."""
