@@ -443,6 +443,18 @@ def test_scores_of_gives_the_named_points_inner_products_with_each_row(vs):
     assert vs.scores_of("s", "models", rows[0], []) == [{}]
 
 
+def test_search_reads_only_the_payload_fields_asked_for(vs):
+    pts = make_points(12, seed=7)
+    vs.rebuild("s", "models", pts, dim=DIM)
+    q = np.asarray(pts[3].vector, np.float64)
+    whole = vs.search("s", "models", q, limit=5)
+    for fields, want in ((["license"], {"key", "license"}), ([], {"key"})):
+        part = vs.search("s", "models", q, limit=5, fields=fields)
+        assert [(h.key, h.score) for h in part] == [(h.key, h.score) for h in whole]  # the same hits, in order
+        assert all(set(h.payload) == want & set(w.payload) for h, w in zip(part, whole))
+        assert all(h.payload[k] == w.payload[k] for h, w in zip(part, whole) for k in h.payload)
+
+
 def test_search_follows_rebuilds_and_drops(vs):
     vs.rebuild("s", "models", make_points(5), dim=DIM)
     assert len(vs.search("s", "models", np.ones(DIM))) == 5

@@ -583,8 +583,10 @@ class VectorStore:
         these fields (``key`` always); ``raw``: the engine's rows ``(id, score, payload, vector)``, not hits."""
         alias = self.alias_name(space, kind)
         extra = {} if penalty is None else {"penalty": _check_penalty(penalty)}
-        if payload is not True:
-            extra["payload"] = list(dict.fromkeys(["key", *payload])) if payload else False
+        if payload is False:
+            extra["payload"] = False
+        elif payload is not True:
+            extra["payload"] = list(dict.fromkeys(["key", *payload]))
         try:
             found = self._call(self._c(kind).query, alias, rows, flt, int(limit), with_vectors, **extra)
         except Exception:
