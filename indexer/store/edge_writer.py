@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NoReturn
 
 from ..errors import StoreError
 
@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _orphaned() -> None:
+def _orphaned() -> NoReturn:
     """The parent went away mid-write: end now, leaving the collection unflushed (an orphan the next rebuild drops).
     ``os._exit``, not a return: an interpreter shutdown would let the applier thread finish its update and the
     shard's handle close (and write) meanwhile, after the next rebuild may already have removed the folder."""
