@@ -36,6 +36,11 @@ VARIANTS is ``-`` (the built-in contestants alone) or a comma-separated list of:
   their training outcomes on one of C k-means clusters of the source questions each, so that their held-out cells
   there are uncovered; the map has a level weight and an own-deviation weight per side (``c`` and ``1 - c``).
 
+- ``logitlevel:EPS``: the map's level feature is the logit of the model's source rate, ``log(r / (1 - r))`` with
+  ``r = (1 + l_i) / 2`` clipped to ``[EPS, 1 - EPS]``, instead of ``l_i`` itself (a logistic in ``l_i`` cannot give
+  every model its own rate where rates span 0.1-0.9); ``bothlevels:EPS`` keeps ``l_i`` as a fourth feature. Not
+  coverage-aware (compare with ``kappa:1``). In the index it would be one more per-model coordinate.
+
 ``--decompose`` also prints, per contestant, how much of each fold's ECE a constant logit shift of that fold (its
 calibration-in-the-large) and a Platt map of that fold (shift and slope) would remove, both fitted on the fold's own
 outcomes (an oracle: what no map fitted on the source can know), and the same per benchmark inside each fold.
@@ -116,6 +121,8 @@ class Local(SolverContestant):
     smooth: int = 0
     weight: float = 0.0
     simcov: int = 0
+    logit_level: float = 0.0
+    both_levels: bool = False
 
     def fit(self, D, S):
         spec = SpaceSpec.of(self.space)
@@ -163,6 +170,28 @@ class Local(SolverContestant):
                 return c[..., 0] + c[..., 1] * lv_ + c[..., 2] * (s_ - lv_ - Uq) + c[..., 3] * Uq
 
             return Fitted(predict_f, source_means(S), lambda Q, P: _logistic(P), "bench_local formats")
+        if self.logit_level:
+            lv, dv, U, o = posterior.heldout_cells(spec.solver, D, S, spec)[:4]
+            eps = self.logit_level
+
+            def lam(l):
+                r = np.clip((1.0 + np.asarray(l, dtype=np.float64)) / 2.0, eps, 1.0 - eps)
+                return np.log(r / (1.0 - r))
+
+            F = [lam(lv), dv - U, U] + ([lv] if self.both_levels else [])
+            a, coef = fit_nonnegative(np.column_stack(F), o)
+            print(f"  logitlevel:{eps} map a {a:.3f} coef {np.round(coef, 3)}", flush=True)
+            lam_i = lam(level)
+
+            def predict_ll(Q):
+                Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
+                s = V[:, :-2] @ Xi[:, :-2].T
+                Uq = np.zeros_like(s) if u is None else (Xi[:, :u.shape[0]] @ u)[None, :] - mu_u[:, None]
+                lv_ = level[:, None]
+                Z = a + coef[0] * lam_i[:, None] + coef[1] * (s - lv_ - Uq) + coef[2] * Uq
+                return Z + (coef[3] * lv_ if self.both_levels else 0.0)
+
+            return Fitted(predict_ll, source_means(S), lambda Q, P: _logistic(P), "bench_local logitlevel")
         if self.clusters:
             from sklearn.cluster import KMeans
 
@@ -394,7 +423,10 @@ def main() -> None:
     extra = {}
     for v in [] if args.variants == "-" else args.variants.split(","):
         kind, val = v.split(":")
-        if kind == "kappa":
+        if kind in ("logitlevel", "bothlevels"):
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, logit_level=float(val),
+                             both_levels=kind == "bothlevels")
+        elif kind == "kappa":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, kappa=float(val))
         elif kind == "formats":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, formats=True)
