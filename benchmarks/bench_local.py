@@ -39,7 +39,8 @@ VARIANTS is ``-`` (the built-in contestants alone) or a comma-separated list of:
 - ``logitlevel:EPS``: the map's level feature is the logit of the model's source rate, ``log(r / (1 - r))`` with
   ``r = (1 + l_i) / 2`` clipped to ``[EPS, 1 - EPS]``, instead of ``l_i`` itself (a logistic in ``l_i`` cannot give
   every model its own rate where rates span 0.1-0.9); ``bothlevels:EPS`` keeps ``l_i`` as a fourth feature. Not
-  coverage-aware (compare with ``kappa:1``). In the index it would be one more per-model coordinate.
+  coverage-aware (compare with ``kappa:1``). In the index it would be one more per-model coordinate;
+  ``formatslogit:EPS``: ``formats:1`` with the level term on that logit.
 
 ``--decompose`` also prints, per contestant, how much of each fold's ECE a constant logit shift of that fold (its
 calibration-in-the-large) and a Platt map of that fold (shift and slope) would remove, both fitted on the fold's own
@@ -86,6 +87,12 @@ def cluster_levels(S: np.ndarray, assign: np.ndarray, k: int) -> np.ndarray:
         cols = assign == c
         L[:, c] = (y[:, cols].sum(1) + TAU * level) / (obs[:, cols].sum(1) + TAU)
     return L
+
+
+def rate_logit(level, eps: float) -> np.ndarray:
+    """The logit of the source rate ``(1 + l) / 2`` of levels ``l``, the rate clipped to ``[eps, 1 - eps]``."""
+    r = np.clip((1.0 + np.asarray(level, dtype=np.float64)) / 2.0, eps, 1.0 - eps)
+    return np.log(r / (1.0 - r))
 
 
 def local_feature(X, C):
@@ -149,11 +156,14 @@ class Local(SolverContestant):
             return self._fit_simcov(D, S, V, level, u, mu_u)
         if self.formats:  # one map per answer format of the held-out prompt, a query's the mix by its is_mc
             lv, dv, U, o, mq = posterior.heldout_cells(spec.solver, D, S, spec, extra=format_feature(D, self.space))
+            # with ``logit_level`` (formatslogit:EPS) the level term on the rate's logit: dv is still s - l
+            lf = rate_logit(lv, self.logit_level) if self.logit_level else lv
+            lterm = rate_logit(level, self.logit_level) if self.logit_level else level
             maps = {}
             for f, sel in (("mc", mq >= 0.5), ("free", mq < 0.5)):
-                cal_f = posterior.fit_level_calibration(lv[sel], dv[sel], U[sel], o[sel]) if sel.sum() >= 20 else None
+                cal_f = posterior.fit_level_calibration(lf[sel], dv[sel], U[sel], o[sel]) if sel.sum() >= 20 else None
                 maps[f] = cal_f
-            pooled = posterior.fit_level_calibration(lv, dv, U, o)
+            pooled = posterior.fit_level_calibration(lf, dv, U, o)
             coefs = {}
             for f, c in maps.items():
                 c = c if c is not None and 0 < o[(mq >= 0.5) == (f == "mc")].mean() < 1 else pooled
@@ -167,7 +177,7 @@ class Local(SolverContestant):
                 m = Xi[:, -4][None, :]
                 c = m[..., None] * coefs["mc"] + (1 - m[..., None]) * coefs["free"]  # (1, n, 4)
                 lv_ = level[:, None]
-                return c[..., 0] + c[..., 1] * lv_ + c[..., 2] * (s_ - lv_ - Uq) + c[..., 3] * Uq
+                return c[..., 0] + c[..., 1] * lterm[:, None] + c[..., 2] * (s_ - lv_ - Uq) + c[..., 3] * Uq
 
             return Fitted(predict_f, source_means(S), lambda Q, P: _logistic(P), "bench_local formats")
         if self.logit_level:
@@ -430,6 +440,9 @@ def main() -> None:
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, kappa=float(val))
         elif kind == "formats":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, formats=True)
+        elif kind == "formatslogit":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, formats=True,
+                             logit_level=float(val))
         elif kind in ("moderate", "rankmod"):
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, moderate=float(val),
                              rank_moderated=kind == "rankmod")
