@@ -342,11 +342,28 @@ for _command in (cli_publish.publish, cli_publish.pull):
     app.command()(_command)
 
 
+def _command_path(argv: list[str]) -> str:
+    """``taskspace`` and the (sub)command names ``argv`` gives, for a usage error that comes without its context (the
+    parser's, e.g. an option at the end without its value)."""
+    import typer.main
+
+    path, cmd = ["taskspace"], typer.main.get_command(app)
+    for arg in argv:
+        sub = getattr(cmd, "commands", {}).get(arg)
+        if sub is None:
+            if not arg.startswith("-"):
+                break
+            continue
+        path.append(arg)
+        cmd = sub
+    return " ".join(path)
+
+
 def _usage_error(exc) -> int:
     """One line on stderr for a usage error (bad option value, missing argument, unknown command): the command,
     the message and where help is; exit code 2."""
     ctx = getattr(exc, "ctx", None)
-    where = ctx.command_path if ctx is not None else "taskspace"
+    where = ctx.command_path if ctx is not None else _command_path(sys.argv[1:])
     message = " ".join(exc.format_message().split())
     if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: click printed its help already
         return 2

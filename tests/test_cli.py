@@ -65,6 +65,11 @@ def test_a_bad_option_value_is_a_usage_error_not_a_traceback(taskspace_script):
     """typer vendors its own click: its BadParameter / NoSuchOption escaped `main` as a traceback with exit 1."""
     for args, words in ((["search", "--top", "many", "x"], "Invalid value for '--top'"),
                         (["search", "--no-such-option"], "No such option"),
-                        (["worker", "--max-passes", "two", "--every", "1h"], "Invalid value for '--max-passes'")):
+                        (["worker", "--max-passes", "two", "--every", "1h"], "Invalid value for '--max-passes'"),
+                        (["search", "x", "--license"], "requires an argument"),
+                        (["db", "upgrade", "--url"], "requires an argument")):
         res = subprocess.run([taskspace_script, *args], capture_output=True, text=True)
         assert res.returncode == 2 and words in res.stderr and "Traceback" not in res.stderr, (args, res.stderr[-800:])
+        # the help it points at is the command's (an option without its value comes without the parser's context)
+        command = " ".join(a for a in args[:2] if not a.startswith("-") and a != "x")
+        assert f"(see `taskspace {command} -h`)" in res.stderr, (args, res.stderr)
