@@ -183,15 +183,10 @@ class Local(SolverContestant):
         if self.logit_level:
             lv, dv, U, o = posterior.heldout_cells(spec.solver, D, S, spec)[:4]
             eps = self.logit_level
-
-            def lam(l):
-                r = np.clip((1.0 + np.asarray(l, dtype=np.float64)) / 2.0, eps, 1.0 - eps)
-                return np.log(r / (1.0 - r))
-
-            F = [lam(lv), dv - U, U] + ([lv] if self.both_levels else [])
+            F = [rate_logit(lv, eps), dv - U, U] + ([lv] if self.both_levels else [])
             a, coef = fit_nonnegative(np.column_stack(F), o)
             print(f"  logitlevel:{eps} map a {a:.3f} coef {np.round(coef, 3)}", flush=True)
-            lam_i = lam(level)
+            lam_i = rate_logit(level, eps)
 
             def predict_ll(Q):
                 Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
