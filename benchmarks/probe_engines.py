@@ -10,7 +10,9 @@ dependencies, so run it from a scratch environment, e.g.
     python3.11 -m venv /tmp/eng && /tmp/eng/bin/pip install numpy pyarrow qdrant-edge-py==0.9.0 faiss-cpu lancedb duckdb
     /tmp/eng/bin/python benchmarks/probe_engines.py [--n 32682] [--dim 776] [--queries 60] [--work DIR]
 
-Prints each engine's p50 in ms (one row per query, ``--queries`` random rows, after one warm-up query).
+Prints each engine's p50 in ms (one row per query, ``--queries`` random rows, after one warm-up query), and the
+seconds each took to write the points with a model point's 17-field payload (:func:`payload`; FAISS holds no
+payload) in this one process (taskspace's rebuild writes Edge from a child process, ``indexer.store.edge_writer``).
 """
 from __future__ import annotations
 
@@ -24,6 +26,16 @@ from pathlib import Path
 import numpy as np
 
 LICENSES = np.array(["mit", "apache-2.0", "llama3", "other", "cc-by-nc-4.0"])
+
+
+def payload(i: int, lic: str) -> dict:
+    """A payload shaped like a model point's (``indexer.sync._model_point``): 17 fields, five strings, three
+    floats, three ints, three lists, a dict."""
+    return {"kind": "hub", "license": lic, "num_parameters": (1 + i % 70) * 10**9, "pipeline_tag": "text-generation",
+            "library": None, "tags": ["text-generation"], "gated": i % 7 == 0, "downloads": None,
+            "benchmarks": ["arc"], "n_prompts": 120 + i % 50, "accuracy": 0.5 + (i % 40) / 100,
+            "accuracy_by_benchmark": {"arc": 0.5 + (i % 40) / 100}, "pattern": f"p{i % 20:03d}", "lam": 31.6,
+            "noise": 0.9, "aliases": [], "digest": f"{i:032x}"}
 
 
 def p50(fn, rows) -> float:
@@ -52,6 +64,8 @@ def main() -> None:
     work = Path(args.work or tempfile.mkdtemp(prefix="engines-"))
     work.mkdir(parents=True, exist_ok=True)
     out: dict[str, tuple[float, float]] = {}
+    write: dict[str, float] = {}
+    pays = [payload(i, str(lic[i])) for i in range(n)]
 
     def top(s):
         i = np.argpartition(-s, 10)[:10]
@@ -69,12 +83,14 @@ def main() -> None:
         cfg = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=d, distance=qe.Distance.Dot, memory=qe.Memory.Cold),
                             payload_memory=qe.Memory.Cold, wal_enabled=False,
                             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=0, prevent_unoptimized=False))
+        t0 = time.perf_counter()
         shard = qe.EdgeShard.create(str(path), cfg)
         shard.update(qe.UpdateOperation.create_field_index("license", qe.PayloadSchemaType.Keyword))
         for lo in range(0, n, 4096):
-            pts = [qe.Point(i, V[i].tolist(), {"license": str(lic[i])}) for i in range(lo, min(n, lo + 4096))]
+            pts = [qe.Point(i, memoryview(V[i]), pays[i]) for i in range(lo, min(n, lo + 4096))]
             shard.update(qe.UpdateOperation.upsert_points(pts))
         shard.flush()
+        write["Qdrant Edge 0.9 (the default)"] = time.perf_counter() - t0
         flt = qe.Filter(must=[qe.FieldCondition(key="license", match=qe.MatchValue("mit"))])
 
         def edge(q, f=None):
@@ -89,8 +105,10 @@ def main() -> None:
     except ImportError:
         print("faiss-cpu not installed: skipped")
     else:
+        t0 = time.perf_counter()
         ix = faiss.IndexFlatIP(d)
         ix.add(V)
+        write[f"FAISS {faiss.__version__} IndexFlatIP"] = time.perf_counter() - t0
         params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(mit.astype(np.int64)))
         out[f"FAISS {faiss.__version__} IndexFlatIP"] = (p50(lambda q: ix.search(q[None, :], 10), rows),
                                                          p50(lambda q: ix.search(q[None, :], 10, params=params), rows))
@@ -103,9 +121,11 @@ def main() -> None:
     else:
         path = work / "lance"
         shutil.rmtree(path, ignore_errors=True)
+        t0 = time.perf_counter()
+        cols = {k: pa.array([p[k] for p in pays]) for k in pays[0]}
         tbl = lancedb.connect(str(path)).create_table("m", pa.table({
-            "id": pa.array(np.arange(n)), "license": pa.array(lic),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(V.ravel()), d)}))
+            "id": pa.array(np.arange(n)), **cols, "vector": pa.FixedSizeListArray.from_arrays(pa.array(V.ravel()), d)}))
+        write[f"LanceDB {lancedb.__version__} (flat)"] = time.perf_counter() - t0
 
         def lance(q, where=None):
             s = tbl.search(q).metric("dot").limit(10)
@@ -119,11 +139,15 @@ def main() -> None:
     except ImportError:
         print("duckdb not installed: skipped")
     else:
+        t0 = time.perf_counter()
         con = duckdb.connect(str(work / "duck.db"))
-        arr = pa.table({"id": pa.array(np.arange(n)), "license": pa.array(lic),
+        cols = {k: pa.array([p[k] for p in pays]) for k in pays[0]}
+        arr = pa.table({"id": pa.array(np.arange(n)), **cols,
                         "v": pa.FixedSizeListArray.from_arrays(pa.array(V.ravel()), d)})
         con.register("arr", arr)
-        con.execute(f"create or replace table m as select id, license, v::FLOAT[{d}] v from arr")
+        con.execute(f"create or replace table m as select * exclude (v), v::FLOAT[{d}] v from arr")
+        con.execute("checkpoint")
+        write[f"DuckDB {duckdb.__version__}"] = time.perf_counter() - t0
         sql = f"select id from m {{}} order by array_inner_product(v, ?::FLOAT[{d}]) desc limit 10"
 
         def duck(q, where=""):
@@ -133,9 +157,10 @@ def main() -> None:
         con.close()
 
     print(f"{n} x {d} float32, exact top 10 by inner product, p50 of {len(rows)} queries (ms)")
-    print(f"{'engine':<34} {'unfiltered':>10} {'filtered':>9}")
+    print(f"{'engine':<34} {'unfiltered':>10} {'filtered':>9} {'write s':>8}")
     for k, (a, b) in out.items():
-        print(f"{k:<34} {a:>10.2f} {b:>9.2f}")
+        w = f"{write[k]:.2f}" if k in write else "-"
+        print(f"{k:<34} {a:>10.2f} {b:>9.2f} {w:>8}")
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
 
