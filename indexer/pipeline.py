@@ -496,7 +496,8 @@ class Indexer:
         name = space_name(space)
         # only the kinds this pass touches are opened
         needed = {"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"}
-        rebuild = {k for k in needed if self.vectors.alias_target(name, k) is None}
+        # a kind without an index, or whose live collection cannot be read (its folder gone), is rebuilt
+        rebuild = {k for k in needed if self.vectors.alias_target(name, k) is None or self.vectors.unreadable(name, k)}
         if verify and rebuild != needed:  # (a kind without an index is rebuilt anyway: nothing to compare)
             for drift in sync.check(self.store, self.vectors, space.id):
                 if drift.space != name:

@@ -32,7 +32,9 @@ Qdrant's Dot product is the model's predicted score.
   benchmarks, the stored vector differs from what SQL gives: digests compared exactly, vectors through their inner
   products with two fixed random probes, beyond float32 rounding, :func:`_compare`), and lists the collections an interrupted rebuild
   left (``orphans``: not drift, the next rebuild drops them). Prompt vectors are not recomputed (that needs the
-  encoder): their digest covers hash, benchmarks, text snippet and encoder id.
+  encoder): their digest covers hash, benchmarks, text snippet and encoder id. A kind whose live collection cannot
+  be read (:meth:`VectorStore.unreadable`: its folder removed, say) is a problem of the drift with every expected
+  point missing; ``reindex`` replaces it.
 - A pulled space (``taskspace pull``, read-only until raw results are ingested) keeps the prompts collection the pull
   wrote from the published index rows: ``reindex`` leaves it and ``check`` does not compare it (SQL has no texts).
 - :func:`resolve_spaces` looks spaces up: all of them, or the one named by its index name, its SQL id, or an
@@ -396,19 +398,29 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
         name = space_name(rec)
         known.add(space_slug(name))
         drift = Drift(name)
+        broken = set()
         for kind in KINDS:
+            why = vectors.unreadable(name, kind)
+            if why is not None:  # its every expected point counts as missing; a rebuild replaces it
+                broken.add(kind)
+                drift.problems.append(f"{kind} index cannot be read: {why}")
+                continue
             have = vectors.dim(name, kind)
             if have is not None and have != rec.dim:
                 drift.problems.append(f"{kind} index holds {have}-dim vectors, the space has {rec.dim}")
-        expected, matrix = _expected_models(sql, rec)
-        _compare(drift, "models", expected, vectors, name, matrix)
-        expected, matrix = _expected(list(_benchmark_points(sql, rec)))
-        _compare(drift, "benchmarks", expected, vectors, name, matrix)
+
+        def compare(kind, expected, matrix=None):
+            if kind in broken:
+                drift.missing[kind] = sorted(expected)
+            else:
+                _compare(drift, kind, expected, vectors, name, matrix)
+
+        compare("models", *_expected_models(sql, rec))
+        compare("benchmarks", *_expected(list(_benchmark_points(sql, rec))))
         if not _pulled_read_only(sql, rec):  # a pulled space's prompts come from its files, not from SQL
             if prompts is None:
                 prompts = _prompts(sql)
-            expected_p = {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()}
-            _compare(drift, "prompts", expected_p, vectors, name)
+            compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})
         live = {vectors.alias_target(name, k) for k in KINDS}
         drift.orphans = [c for c in vectors.physical_collections(name) if c not in live]
         out.append(drift)

@@ -422,3 +422,27 @@ def test_a_full_pass_and_queries_on_postgresql(tmp_path, pg_url, encoder, monkey
     finally:
         vectors.close()
         store.close()
+
+
+def test_a_pass_rebuilds_a_live_collection_whose_folder_is_gone(tmp_path, env):
+    """A pass that pushes new model vectors into a models collection whose folder was removed rebuilds it from SQL
+    instead of failing on it."""
+    import shutil
+
+    from indexer.space import space_name
+
+    rng = np.random.default_rng(11)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 8), 8)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "a"))]).status == "ok"
+    (space,) = ix.store.list_spaces()
+    name = space_name(space)
+    gone = ix.vectors.alias_target(name, "models")
+    ix.vectors.close()
+    shutil.rmtree(ix.vectors.path / "models" / gone)
+    ix = env()
+    write_table(tmp_path / "b", "beta", outcomes(rng, ["m1", "m3"], 8), 8)
+    r = ix.run([SourceSpec(str(tmp_path / "b"))])
+    assert r.status == "ok", r.errors
+    assert "models" in r.counts["rebuilt"] and ix.vectors.alias_target(name, "models") != gone
+    assert all(d.clean for d in sync.check(ix.store, ix.vectors))

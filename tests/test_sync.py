@@ -327,3 +327,37 @@ def test_check_reports_an_index_of_another_dimension(store, vs, encoder):
     drift = only(check(store, vs))
     assert drift.problems == [f"benchmarks index holds 8-dim vectors, the space has {space.dim}"]
     assert drift.stale["benchmarks"] == sorted(BENCHES) and not drift.clean
+
+
+def test_a_live_collection_whose_folder_is_gone_is_reported_and_rebuilt(store, tmp_path, encoder, vector_engine):
+    """The alias names a collection whose folder was removed (a cleanup, a partial copy of the home). Before, with Qdrant
+    Edge, search, `check` and `reindex` all failed on it with "`taskspace reindex` rebuilds it": the advice could not
+    be followed. qdrant-client's local mode re-creates such a collection, empty, from its meta.json."""
+    import shutil
+
+    from indexer.errors import StoreError
+
+    space = fill(store, encoder)
+    name = space_name(space)
+    with VectorStore(path=tmp_path / "qdrant") as vs:
+        reindex(store, vs, encoder=encoder)
+        gone = vs.alias_target(name, "models")
+        assert vs.unreadable(name, "models") is None
+    (folder,) = [p for p in (tmp_path / "qdrant" / "models").rglob(gone) if p.is_dir()]  # each engine's layout
+    shutil.rmtree(folder)
+    with VectorStore(path=tmp_path / "qdrant") as vs:
+        why = vs.unreadable(name, "models")
+        drift = only(check(store, vs))
+        assert not drift.clean and drift.missing["models"] == sorted(MODELS) and not drift.stale.get("models")
+        assert drift.missing["benchmarks"] == [] and drift.missing["prompts"] == []  # the other kinds are compared
+        if vector_engine == "edge":
+            assert vs.alias_target(name, "models") == gone and gone in why
+            with pytest.raises(StoreError, match="taskspace reindex"):
+                vs.search(name, "models", np.ones(space.dim))
+            assert drift.problems == [f"models index cannot be read: {why}"]
+        else:
+            assert why is None and vs.search(name, "models", np.ones(space.dim)) == [] and drift.problems == []
+        (res,) = reindex(store, vs, encoder=encoder)
+        assert res.counts["models"] == len(MODELS) and vs.alias_target(name, "models") != gone
+        assert only(check(store, vs)).clean and vs.unreadable(name, "models") is None
+        assert len(vs.search(name, "models", np.ones(space.dim))) == len(MODELS)

@@ -64,7 +64,8 @@ Reading
   ``count(space, kind) -> int``; ``scores(space, kind, vectors) -> list[dict[point id, float]]`` (every point's
   inner product with each row: how :func:`indexer.sync.check` compares stored vectors without reading them).
 - ``spaces() -> list[str]`` (slugs that have an alias); ``alias_target(space, kind) -> str | None``;
-  ``physical_collections(space=None, kind=None) -> list[str]``; ``dim(space, kind) -> int | None``.
+  ``physical_collections(space=None, kind=None) -> list[str]``; ``dim(space, kind) -> int | None``;
+  ``unreadable(space, kind) -> str | None`` (why the live collection cannot be read: a rebuild replaces it).
 - Filters are plain dicts (callers never build Qdrant objects), all conditions must hold::
 
       {"license": ["mit", "apache-2.0"],        # any of
@@ -410,14 +411,38 @@ class VectorStore:
         target = self.alias_target(space, kind)
         return None if target is None else self._collection_dim(target)
 
+    def unreadable(self, space: str, kind: str) -> str | None:
+        """Why the collection the (space, kind) alias points at cannot be read (e.g. its folder was removed or
+        copied in part), or None (it can, or there is no alias). :meth:`rebuild` replaces such a collection;
+        :func:`indexer.sync.check` reports it."""
+        target = self.alias_target(space, kind)
+        if target is None:
+            return None
+        try:
+            self._collection_dim(target)
+        except BusyError:
+            raise
+        except StoreError as exc:
+            return str(exc)
+        return None
+
     def _collection_dim(self, name: str) -> int:
         return self._call(self._c(self._kind_of(name)).collection_dim, name)
 
     # -- writing --------------------------------------------------------------
-    def _check_dim(self, space: str, kind: str, dim: int) -> str | None:
+    def _check_dim(self, space: str, kind: str, dim: int, *, replacing: bool = False) -> str | None:
+        """The live collection of (space, kind), or None; DimensionError when it holds vectors of another
+        dimension. ``replacing`` (a rebuild): a live collection that cannot be read is returned as it is, to be
+        replaced, instead of raising."""
         target = self.alias_target(space, kind)
         if target is not None:
-            have = self._collection_dim(target)
+            try:
+                have = self._collection_dim(target)
+            except StoreError as exc:
+                if not replacing or isinstance(exc, BusyError):
+                    raise
+                log.warning("the %s collection %s cannot be read (%s); the rebuild replaces it", kind, target, exc)
+                return target
             if have != dim:
                 raise DimensionError(
                     f"the index of space {space!r} ({kind}) holds {have}-dim vectors, not {dim}; a space has one "
@@ -487,7 +512,7 @@ class VectorStore:
         :meth:`~indexer.store.vectors_edge.EdgeEngine.write_in_child`); the points decide, not it."""
         alias = self.alias_name(space, kind)
         self._dims.pop(alias, None)
-        old = self._check_dim(space, kind, dim)
+        old = self._check_dim(space, kind, dim, replacing=True)
         new = self._create(space, kind, dim)
         try:
             n = self._write(new, self._rows(space, kind, points, dim), batch_size, fresh=True, size=size)
