@@ -33,8 +33,8 @@ Qdrant's Dot product is the model's predicted score.
   products with two fixed random probes, beyond float32 rounding, :func:`_compare`), and lists the collections an interrupted rebuild
   left (``orphans``: not drift, the next rebuild drops them). Prompt vectors are not recomputed (that needs the
   encoder): their digest covers hash, benchmarks, text snippet and encoder id. A kind whose live collection cannot
-  be read (:meth:`VectorStore.unreadable`: its folder removed, say) is a problem of the drift with every expected
-  point missing; ``reindex`` replaces it.
+  be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose scan or search fails (its files
+  damaged), is a problem of the drift with every expected point missing; ``reindex`` replaces it.
 - A pulled space (``taskspace pull``, read-only until raw results are ingested) keeps the prompts collection the pull
   wrote from the published index rows: ``reindex`` leaves it and ``check`` does not compare it (SQL has no texts).
 - :func:`resolve_spaces` looks spaces up: all of them, or the one named by its index name, its SQL id, or an
@@ -54,7 +54,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from . import represent
-from .errors import DimensionError, NotFoundError
+from .errors import BusyError, DimensionError, NotFoundError, StoreError
 from .records import prompt_hash
 from .space import encoder_name, space_encoder, space_name
 from .store.vectors import KINDS, Point, VectorStore, point_id, space_slug
@@ -410,10 +410,14 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
                 drift.problems.append(f"{kind} index holds {have}-dim vectors, the space has {rec.dim}")
 
         def compare(kind, expected, matrix=None):
-            if kind in broken:
-                drift.missing[kind] = sorted(expected)
-            else:
-                _compare(drift, kind, expected, vectors, name, matrix)
+            if kind not in broken:
+                try:
+                    return _compare(drift, kind, expected, vectors, name, matrix)
+                except BusyError:
+                    raise
+                except StoreError as exc:  # its files damaged: the engine cannot scan or search it
+                    drift.problems.append(f"{kind} index cannot be read: {exc}")
+            drift.missing[kind], drift.stale[kind], drift.extra[kind] = sorted(expected), [], []
 
         compare("models", *_expected_models(sql, rec))
         compare("benchmarks", *_expected(list(_benchmark_points(sql, rec))))

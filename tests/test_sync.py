@@ -361,3 +361,30 @@ def test_a_live_collection_whose_folder_is_gone_is_reported_and_rebuilt(store, t
         assert res.counts["models"] == len(MODELS) and vs.alias_target(name, "models") != gone
         assert only(check(store, vs)).clean and vs.unreadable(name, "models") is None
         assert len(vs.search(name, "models", np.ones(space.dim))) == len(MODELS)
+
+
+def test_a_live_collection_with_a_damaged_file_is_reported_and_rebuilt(store, tmp_path, encoder, vector_engine):
+    """A vector file of the live models collection cut short (a full disk, a bad copy): search says how to repair it,
+    `check` reports it (every expected point missing) instead of failing, and `reindex` replaces it."""
+    from indexer.errors import StoreError
+
+    if vector_engine != "edge":
+        pytest.skip("the damaged file is one of Qdrant Edge's")
+    space = fill(store, encoder)
+    name = space_name(space)
+    with VectorStore(path=tmp_path / "qdrant") as vs:
+        reindex(store, vs, encoder=encoder)
+        live = vs.alias_target(name, "models")
+    (chunk,) = (tmp_path / "qdrant" / "models" / live).rglob("vector_storage/vectors/chunk_0.mmap")
+    with open(chunk, "r+b") as f:
+        f.truncate(64)
+    with VectorStore(path=tmp_path / "qdrant") as vs:
+        with pytest.raises(StoreError, match=r"`taskspace reindex` rebuilds them from SQL"):
+            vs.search(name, "models", np.ones(space.dim))
+        drift = only(check(store, vs))
+        assert drift.missing["models"] == sorted(MODELS) and not drift.clean
+        assert len(drift.problems) == 1 and drift.problems[0].startswith("models index cannot be read: ")
+        assert drift.missing["benchmarks"] == [] and drift.missing["prompts"] == []
+        reindex(store, vs, encoder=encoder)
+        assert only(check(store, vs)).clean
+        assert len(vs.search(name, "models", np.ones(space.dim))) == len(MODELS)

@@ -57,6 +57,8 @@ from ..errors import StoreError
 
 ALIASES = "aliases.json"
 META = "taskspace.json"
+#: the end of a read failure's message: the files may be damaged, and the index is derived from SQL
+DAMAGED = "; if the index files are damaged, `taskspace reindex` rebuilds them from SQL (`taskspace check` reports it)"
 _SCHEMAS = {"keyword": qe.PayloadSchemaType.Keyword, "integer": qe.PayloadSchemaType.Integer,
             "float": qe.PayloadSchemaType.Float, "bool": qe.PayloadSchemaType.Bool}
 
@@ -239,7 +241,7 @@ class EdgeEngine:
             try:
                 shard = self._shards[name] = qe.EdgeShard.load(str(path))
             except Exception as exc:
-                raise StoreError(f"cannot open the collection {path}: {exc}") from exc
+                raise StoreError(f"cannot open the collection {path}: {exc}{DAMAGED}") from exc
         return shard
 
     # -- writing --------------------------------------------------------------------------------------------
@@ -336,7 +338,7 @@ class EdgeEngine:
         try:
             found = [shard.query(reqs[0])] if len(reqs) == 1 else shard.query_batch(qe.QueryBatchRequest(reqs))
         except Exception as exc:
-            raise StoreError(f"query of {self.root / name} failed: {exc}") from exc
+            raise StoreError(f"query of {self.root / name} failed: {exc}{DAMAGED}") from exc
         return [[(str(p.id), p.score, p.payload or {}, p.vector) for p in pts] for pts in found]
 
     def retrieve(self, name: str, ids: list[str], with_vectors: bool) -> list[tuple]:
@@ -345,7 +347,7 @@ class EdgeEngine:
         except StoreError:
             raise
         except Exception as exc:
-            raise StoreError(f"reading {self.root / name} failed: {exc}") from exc
+            raise StoreError(f"reading {self.root / name} failed: {exc}{DAMAGED}") from exc
         return [self._row(p) for p in recs]
 
     def scroll(self, name: str, with_vectors: bool, batch_size: int, payload: bool | list[str] = True,
@@ -358,7 +360,7 @@ class EdgeEngine:
                 recs, offset = shard.scroll(qe.ScrollRequest(offset=offset, limit=int(batch_size), with_payload=payload,
                                                              with_vector=with_vectors, filter=f))
             except Exception as exc:
-                raise StoreError(f"reading {self.root / name} failed: {exc}") from exc
+                raise StoreError(f"reading {self.root / name} failed: {exc}{DAMAGED}") from exc
             if with_vectors and recs:  # one array per page: a float32 row per point without a list each
                 vecs = np.array([p.vector for p in recs], dtype=np.float32)
                 for p, v in zip(recs, vecs):
@@ -375,7 +377,7 @@ class EdgeEngine:
         except StoreError:
             raise
         except Exception as exc:
-            raise StoreError(f"counting {self.root / name} failed: {exc}") from exc
+            raise StoreError(f"counting {self.root / name} failed: {exc}{DAMAGED}") from exc
 
     def close(self) -> None:
         self._warmed.clear()  # (Edge drops the pages on close)
