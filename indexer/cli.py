@@ -413,10 +413,11 @@ def main() -> None:
         if isinstance(exc, (click.exceptions.ClickException, tclick.ClickException)):
             typer.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
             sys.exit(exc.exit_code)
-        if isinstance(exc, (click.exceptions.Abort, tclick.Abort)):
+        # typer 0.29's vendored click has no Abort or Exit (typer's own are caught above): click's stand in
+        if isinstance(exc, (click.exceptions.Abort, getattr(tclick, "Abort", click.exceptions.Abort))):
             typer.echo("aborted", err=True)
             sys.exit(1)
-        if isinstance(exc, (click.exceptions.Exit, tclick.Exit)):
+        if isinstance(exc, (click.exceptions.Exit, getattr(tclick, "Exit", click.exceptions.Exit))):
             sys.exit(exc.exit_code)
         raise
 

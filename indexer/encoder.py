@@ -110,13 +110,20 @@ def _fingerprint(path: Path) -> str:
 
 
 class EmbeddingCache:
-    """Embeddings by text hash for one encoder, in a SQLite file. Safe across processes."""
+    """Embeddings by text hash for one encoder, in a SQLite file. Safe across processes.
+
+    The cache is derived data: a file SQLite finds damaged (``database disk image is malformed``, a file cut short) is
+    set aside as ``<name>.damaged-<unix time>`` with a warning and a fresh cache takes its place, so the prompts are
+    encoded again instead of every command failing on it (what was read before the damage showed is kept)."""
 
     def __init__(self, path: Path, dim: int | None = None):
         self.path = Path(path)
         self.dim = dim
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._recovering(self._create)
+
+    def _create(self) -> None:
         with self._conn() as con:
             con.execute("CREATE TABLE IF NOT EXISTS embedding (hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
 
@@ -124,29 +131,59 @@ class EmbeddingCache:
         con = getattr(self._local, "con", None)
         if con is None:
             con = sqlite3.connect(self.path, timeout=60)
-            con.execute("PRAGMA journal_mode=WAL")
             self._local.con = con
+            con.execute("PRAGMA journal_mode=WAL")
         return con
+
+    def _recovering(self, fn, *args):
+        """``fn(*args)``; a damaged file is set aside and ``fn`` run once more on a fresh one. An error SQLite raises
+        then, or one that is not damage (a locked or unwritable file), is an EncoderError naming the file."""
+        for attempt in (0, 1):
+            try:
+                return fn(*args)
+            except sqlite3.DatabaseError as exc:
+                damaged = "malformed" in str(exc) or "not a database" in str(exc)  # SQLite's words for damage
+                if attempt or not damaged:
+                    raise EncoderError(f"the embedding cache {self.path} cannot be used: {exc} (delete the file: "
+                                       "the prompts are then encoded again)") from None
+                self._set_aside(exc)
+
+    def _set_aside(self, exc: Exception) -> None:
+        import time
+
+        self.close()
+        aside = self.path.with_name(f"{self.path.name}.damaged-{int(time.time())}")
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(f"{self.path}{suffix}")
+            if src.exists():
+                src.replace(Path(f"{aside}{suffix}"))
+        log.warning("the embedding cache %s is damaged (%s): set aside as %s; a fresh cache replaces it and its "
+                    "prompts are encoded again", self.path, exc, aside)
+        self._create()
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        con = self._conn()
-        for lo in range(0, len(hashes), 900):
-            chunk = list(hashes[lo : lo + 900])
-            q = f"SELECT hash, vec FROM embedding WHERE hash IN ({','.join('?' * len(chunk))})"
-            for h, blob in con.execute(q, chunk):
+
+        def read(chunk):
+            for h, blob in self._conn().execute(
+                    f"SELECT hash, vec FROM embedding WHERE hash IN ({','.join('?' * len(chunk))})", chunk):
                 vec = np.frombuffer(blob, dtype=np.float32)
                 if self.dim is None or vec.size == self.dim:
                     out[h] = vec
+
+        for lo in range(0, len(hashes), 900):
+            self._recovering(read, list(hashes[lo : lo + 900]))
         return out
 
     def put_many(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
-        con = self._conn()
-        with con:
-            con.executemany(
-                "INSERT OR REPLACE INTO embedding (hash, vec) VALUES (?, ?)",
-                ((h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items),
-            )
+        rows = [(h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items]
+
+        def write():
+            con = self._conn()
+            with con:
+                con.executemany("INSERT OR REPLACE INTO embedding (hash, vec) VALUES (?, ?)", rows)
+
+        self._recovering(write)
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM embedding").fetchone()[0]

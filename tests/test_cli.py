@@ -73,3 +73,17 @@ def test_a_bad_option_value_is_a_usage_error_not_a_traceback(taskspace_script):
         # the help it points at is the command's (an option without its value comes without the parser's context)
         command = " ".join(a for a in args[:2] if not a.startswith("-") and a != "x")
         assert f"(see `taskspace {command} -h`)" in res.stderr, (args, res.stderr)
+
+
+def test_an_unexpected_error_escapes_as_itself(monkeypatch):
+    """An error that is neither the library's nor a usage error leaves `main` as it is (a traceback of the real cause).
+    Before, the handler looked up `Abort` in typer's vendored click, which has none, and raised AttributeError over it."""
+    from indexer import cli, demo
+
+    def boom(*a, **k):
+        raise RuntimeError("the real cause")
+
+    monkeypatch.setattr(demo, "run_demo", boom)
+    monkeypatch.setattr(sys, "argv", ["taskspace", "demo"])
+    with pytest.raises(RuntimeError, match="the real cause"):
+        cli.main()

@@ -118,3 +118,34 @@ def test_dim_comes_from_the_cache_without_loading_the_model(tmp_path, monkeypatc
     assert EmbeddingCache(tmp_path / "empty.sqlite").stored_dim() is None
     enc._get_cache().put_many([(prompt_hash("q"), np.ones(384, np.float32))])
     assert enc.dim == 384 and not loads and enc._model is None
+
+
+@pytest.mark.parametrize("damage", ["cut short", "not a database"])
+def test_a_damaged_cache_file_is_set_aside_and_a_fresh_one_used(tmp_path, damage, caplog):
+    """The cache is derived data: a file SQLite finds damaged no longer fails every command that encodes (before: a raw
+    sqlite3.DatabaseError, and the CLI's handler then crashed on it); it is set aside, named in a warning."""
+    import logging
+
+    path = tmp_path / "c.sqlite"
+    cache = EmbeddingCache(path, dim=3)
+    cache.put_many([(f"h{i}", np.full(3, i, dtype=np.float32)) for i in range(2000)])
+    cache.close()
+    if damage == "cut short":
+        with open(path, "r+b") as f:
+            f.truncate(20000)
+    else:
+        path.write_bytes(b"garbage" * 3000)
+    with caplog.at_level(logging.WARNING, logger="indexer.encoder"):
+        fresh = EmbeddingCache(path, dim=3)
+    (aside,) = tmp_path.glob("c.sqlite.damaged-*")
+    assert str(path) in caplog.text and str(aside) in caplog.text
+    assert fresh.get_many(["h1"]) == {} and len(fresh) == 0  # a fresh cache: those prompts are encoded again
+    fresh.put_many([("h1", np.ones(3, dtype=np.float32))])
+    np.testing.assert_array_equal(fresh.get_many(["h1"])["h1"], np.ones(3, dtype=np.float32))
+
+
+def test_a_cache_that_cannot_be_opened_is_an_encoder_error_naming_it(tmp_path):
+    (tmp_path / "c.sqlite").mkdir()  # not damage: nothing to set aside, and SQLite cannot open it
+    with pytest.raises(EncoderError, match=r"the embedding cache .*c\.sqlite cannot be used: .*delete the file"):
+        EmbeddingCache(tmp_path / "c.sqlite", dim=3)
+    assert not list(tmp_path.glob("*.damaged-*"))
