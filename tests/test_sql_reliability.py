@@ -130,6 +130,27 @@ def test_bad_urls_fail_fast_and_say_what_to_fix(url, needle):
     assert "TASKSPACE_DATABASE_URL" in str(info.value)
 
 
+@pytest.mark.parametrize("damage", ["cut short", "not a database"])
+def test_a_damaged_sqlite_file_is_named_as_damaged_not_as_a_bad_url(tmp_path, damage):
+    """A damaged SQLite file was reported as "check TASKSPACE_DATABASE_URL ... and that the server is running": the URL
+    is right, the file is what to fix (SQL is the source of truth, so nothing is set aside or rebuilt here)."""
+    path = tmp_path / "t.db"
+    with Store(f"sqlite:///{path}", upgrade=True) as s:
+        s.ingest(SourceBatch(SourceInfo("table", "mem:x", "r1"), {},
+                             [Outcome(model=f"m{i}", benchmark="b", text=f"t{j}", score=1.0)
+                              for i in range(30) for j in range(40)]))
+    if damage == "cut short":
+        with open(path, "r+b") as f:
+            f.truncate(path.stat().st_size // 3)
+    else:
+        path.write_bytes(b"garbage" * 3000)
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / f"t.db{suffix}").unlink(missing_ok=True)
+    with pytest.raises(StoreError, match=r"The file is damaged: restore it from a backup") as info:
+        Store(f"sqlite:///{path}", upgrade=True)
+    assert "server is running" not in str(info.value)
+
+
 def test_unroutable_host_times_out_quickly():
     t = time.monotonic()
     with pytest.raises(StoreError, match="TASKSPACE_DATABASE_URL"):

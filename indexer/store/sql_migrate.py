@@ -107,6 +107,10 @@ def write_connection(engine: Engine) -> Connection:
 def connect_error(url, exc: Exception) -> StoreError:
     """Turn a driver error at connect time into a StoreError that says what to fix."""
     detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "malformed" in detail or "not a database" in detail:  # SQLite's words for a damaged file: the URL is right
+        return StoreError(
+            f"cannot use the database at {safe_url(url)}: {detail}. The file is damaged: restore it from a backup "
+            "(`sqlite3 FILE .recover` may save what is left of it); the Qdrant index beside it is derived from it")
     return StoreError(
         f"cannot use the database at {safe_url(url)}: {detail}. Check TASKSPACE_DATABASE_URL "
         "(host, port, user, database name, file path) and that the server is running and reachable"
