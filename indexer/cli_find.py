@@ -176,7 +176,12 @@ def models(
         echo_json(rows)
         return
     if not rows:
-        typer.echo("no indexed model matches (run `taskspace index`)")
+        narrowed = benchmark or license or max_params or open_only or offset
+        if narrowed and list_models(limit=1):  # models are indexed: the options left none
+            typer.echo("no indexed model matches these options (without them the index lists models: drop a filter "
+                       "or lower --offset)")
+        else:
+            typer.echo("no model is indexed yet (run `taskspace index`)")
         return
     _table(f"{len(rows)} indexed model(s)", [("model", "left"), ("kind", "left"), ("params", "right"),
                                             ("license", "left"), ("prompts", "right"), ("accuracy", "right"),

@@ -144,6 +144,8 @@ def test_browse_commands(indexed):
     assert json.loads(res.stdout) == _library(model_detail, "Qwen/Qwen1.5-7B")
     text = run("models")
     assert text.returncode == 0 and all(t in text.stdout for t in ("model", "params", "license", "accuracy"))
+    text = run("models", "--offset", "1000")  # past the end: the options left none, not "run taskspace index"
+    assert text.returncode == 0 and "drop a filter or lower --offset" in text.stdout and "taskspace index" not in text.stdout
     text = run("benchmarks")
     assert "models measured" in text.stdout and "alpha" in text.stdout
     text = run("model", "org/a")
