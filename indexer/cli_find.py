@@ -115,7 +115,11 @@ def _print_result(result) -> None:
     what = (f"benchmark {q['benchmark']}" if q["kind"] == "benchmark" else
             f"{q['prompts']} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
     if not result.results:
-        typer.echo("no model matches (check the filters, or run `taskspace index`)")
+        if q.get("filters") or q.get("models"):
+            typer.echo("no model matches (check the filters, or run `taskspace index`)")
+        else:  # SQL has an indexed space, yet its models collection answered nothing: the index has drifted
+            typer.echo("no model found in the index, though the database has indexed models: `taskspace check` "
+                       "reports the drift, `taskspace reindex` rebuilds the index from SQL")
     else:
         rows = []
         for i, r in enumerate(result.results, 1):

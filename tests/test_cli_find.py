@@ -173,3 +173,17 @@ def test_an_answer_without_calibrated_signal_says_so(capsys):
     _print_result(answer(True, 0.40, 0.55))
     out = capsys.readouterr().out
     assert "no calibrated signal" not in out and "40%-55%" in out
+
+
+def test_an_empty_answer_says_why(capsys):
+    """No result with filters: the filters. No result without any: the index lost what SQL holds (drift), so the
+    advice is `check` and `reindex`; `taskspace index` (the old advice) does nothing when SQL has not changed."""
+    from indexer.cli_find import _print_result
+    from indexer.find import FindResult
+
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    for filters, words in (({"licenses": ["mit"]}, "check the filters"), ({}, "`taskspace check` reports the drift")):
+        query = {"kind": "prompt", "prompts": 1, "rank": "probability", "prefer_smaller": 0.0, "filters": filters,
+                 "models": None}
+        _print_result(FindResult(query, space, [], {}, {}))
+        assert words in capsys.readouterr().out
