@@ -216,3 +216,34 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
     # the nearest benchmarks' accuracy is the published one (no count of prompts in a pulled index), not "none"
     assert evidence.endswith("(as published; the number of prompts is not in this index)")
     assert "measured on nearby prompts: unknown" in meta
+
+
+def test_an_empty_answer_says_why_on_the_page(page_server):
+    """The server's answer with no model (made so by the route below, from the real one): with filters the page says
+    to loosen them; without any, that the index has drifted from its database (before: "loosen the filters" always)."""
+    import json
+
+    from playwright.sync_api import expect, sync_playwright
+
+    def emptied(filters):
+        def handle(route):
+            data = route.fetch().json()
+            data["results"], data["query"]["filters"] = [], filters
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+        return handle
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            for filters, words in (({"licenses": ["mit"]}, "loosen the filters"), ({}, "has drifted from its database")):
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                failures = []
+                page.on("pageerror", lambda e: failures.append(str(e)))
+                page.route("**/v1/find", emptied(filters))
+                page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+                expect(page.locator("#status")).to_contain_text(words)
+                expect(page.locator("#ranked > li.result")).to_have_count(0)
+                assert failures == []
+                page.close()
+        finally:
+            browser.close()

@@ -163,7 +163,10 @@ function renderResults(data) {
   const q = data.query || {};
   const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${q.prompts} prompt(s)`;
   $("status").className = "";
-  $("status").textContent = data.results.length ? `${data.results.length} model(s) ranked for ${what}` : `no model matches (${what}): loosen the filters`;
+  const filtered = Object.keys(q.filters || {}).length > 0 || (q.models || []).length > 0;
+  $("status").textContent = data.results.length ? `${data.results.length} model(s) ranked for ${what}`
+    : filtered ? `no model matches (${what}): loosen the filters`
+    : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
   const notes = [];
   for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${f} excluded ${n}`);
   for (const [f, n] of Object.entries(data.missing_metadata || {})) if (n) notes.push(`${n} without the metadata ${f} needs`);
