@@ -43,8 +43,11 @@ def serve(
         from .schedule import next_run
 
         next_run(schedule, datetime.now(timezone.utc))  # a bad interval fails here, before anything opens
-    typer.echo(f"serving http://{host}:{port}/ (API under /v1, OpenAPI at /openapi.json)"
-               + (f"; indexing worker: {schedule}" if schedule else ""), err=True)
     import logging
 
-    run(host, port, worker_schedule=schedule, log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()))
+    def announce() -> None:  # once the stores are open: a second server on the same index fails before saying it serves
+        typer.echo(f"serving http://{host}:{port}/ (API under /v1, OpenAPI at /openapi.json)"
+                   + (f"; indexing worker: {schedule}" if schedule else ""), err=True)
+
+    run(host, port, worker_schedule=schedule, log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()),
+        on_start=announce)

@@ -752,13 +752,16 @@ class _TooLarge(Exception):
 
 
 def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | None = None,
-        log_level: str = "warning") -> None:
-    """Start the server (blocks until SIGINT/SIGTERM; the in-process worker finishes its current item first)."""
+        log_level: str = "warning", on_start=None) -> None:
+    """Start the server (blocks until SIGINT/SIGTERM; the in-process worker finishes its current item first).
+    ``on_start()`` is called once the stores and the encoder are open, before the server listens."""
     import uvicorn
 
     # the stores and the encoder open here, before uvicorn: an index another process holds, a database that is
     # not reachable or an encoder that does not load is one line and its exit code (indexer.cli), not a traceback
     service = Service(worker_schedule=worker_schedule).start()
+    if on_start is not None:
+        on_start()
     app = create_app(service)
     # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
     # so a clean shutdown exits 0
