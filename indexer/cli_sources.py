@@ -44,8 +44,14 @@ def add(
     from . import sourcelist
 
     s = sourcelist.validate(sourcelist.SourceSpec(spec=spec, format=fmt, limit=limit))
+    before = {c.spec: c for c in sourcelist.load(_file())}
     sourcelist.add(_file(), [s], check=False)
-    typer.echo(f"added {s.spec} (the next `taskspace index` reads it)")
+    if before.get(s.spec) == s:
+        typer.echo(f"{s.spec} is configured already (nothing changed)")
+    elif s.spec in before:
+        typer.echo(f"updated {s.spec} (its format or limit; the next `taskspace index` reads it so)")
+    else:
+        typer.echo(f"added {s.spec} (the next `taskspace index` reads it)")
 
 
 @app.command("remove")

@@ -111,6 +111,12 @@ def test_cli_sources_list_add_remove(tmp_path):
     assert not (tmp_path / "home" / "sources.toml").exists()
     assert ts("sources", "add", str(folder)).returncode == 0
     assert ts("sources", "add", "hub-org:open-llm-leaderboard", "--limit", "5").returncode == 0
+    # the same source again says nothing changed (it said "added" before); another limit updates it
+    r = ts("sources", "add", str(folder))
+    assert r.returncode == 0 and r.stdout.strip() == f"{folder} is configured already (nothing changed)"
+    r = ts("sources", "add", "hub-org:open-llm-leaderboard", "--limit", "6")
+    assert r.returncode == 0 and r.stdout.startswith("updated hub-org:open-llm-leaderboard")
+    assert ts("sources", "add", "hub-org:open-llm-leaderboard", "--limit", "5").stdout.startswith("updated")
     r = ts("sources", "list", "--json")
     assert [(s["spec"], s["limit"]) for s in _json.loads(r.stdout)] == [(str(folder), None), ("hub-org:open-llm-leaderboard", 5)]
     r = ts("sources", "remove", "hub:org/unknown")
