@@ -109,7 +109,7 @@ def worker(
 
 
 def runs(
-    limit: int = typer.Option(20, "--limit", "-n", help="How many recent runs."),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, help="How many recent runs."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List recent indexing runs with their status and counts."""

@@ -123,6 +123,9 @@ def test_cli_runs_lists_recent_runs(tmp_path, TASKSPACE):
     subprocess.run([TASKSPACE, "index"], capture_output=True, text=True, env=dict(os.environ), check=True)
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 0 and " ok " in res.stdout
+    # -n 0 said "no runs yet" with a run on record: it is a usage error
+    res = subprocess.run([TASKSPACE, "runs", "-n", "0"], capture_output=True, text=True, env=dict(os.environ))
+    assert res.returncode == 2 and "no runs yet" not in res.stdout and "'-n'" in res.stderr
 
 
 def test_worker_survives_an_unexpected_exception(caplog):
