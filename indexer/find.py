@@ -433,7 +433,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
                 rank: str = "probability", evidence: int = 3, store=None, vectors=None, space=None) -> FindResult:
     """Rank the indexed models for a task (see the module docstring). Exactly one of ``prompts`` (a string or a
     list of example prompts), ``benchmark`` or ``vector`` (a raw (dim,) query in the space's index form).
-    ``k``: how many results (compare mode: every listed model). ``evidence``: how many evidence prompts and
+    ``k``: how many results (compare mode, ``models``: one name or a list, every listed model). ``evidence``: how many evidence prompts and
     benchmarks per result (0: none; the neighbourhood is still searched, for ``coverage``). Without ``store``/``vectors`` the configured
     stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
     from .query import _space_state
@@ -456,7 +456,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     name = space_name(sp)
     if flt.benchmark is not None and flt.benchmark not in {b.name for b in store.list_benchmarks()}:
         raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark", item="filters.benchmark")
-    keys = _resolve_models(store, models) if models is not None else None
+    keys = _resolve_models(store, [models] if isinstance(models, str) else models) if models is not None else None
     base = {"key": list(keys)} if keys is not None else {}
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None

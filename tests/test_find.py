@@ -179,6 +179,8 @@ def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):
     assert some.excluded == {"open_only": 1}  # counted within the compared models
     with pytest.raises(NotFoundError, match="did you mean org/small"):
         ask(idx, "x", models=["org/smal"])
+    one = ask(idx, BETA[2], models="org/small")  # one name, as for a prompt or a licence
+    assert [r.model for r in one] == ["org/small"] and one.query["models"] == ["org/small"]
 
 
 @pytest.mark.parametrize("engine", ["edge", "local"])
