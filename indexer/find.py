@@ -429,7 +429,7 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
 
 
 def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None = None, vector=None, k: int = 10,
-                filters: Filters | dict | None = None, models: list[str] | None = None, prefer_smaller: float = 0.0,
+                filters: Filters | dict | None = None, models: str | list[str] | None = None, prefer_smaller: float = 0.0,
                 rank: str = "probability", evidence: int = 3, store=None, vectors=None, space=None) -> FindResult:
     """Rank the indexed models for a task (see the module docstring). Exactly one of ``prompts`` (a string or a
     list of example prompts), ``benchmark`` or ``vector`` (a raw (dim,) query in the space's index form).
