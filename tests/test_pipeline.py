@@ -283,17 +283,23 @@ def test_an_interrupt_is_recorded_and_reraised(tmp_path, env, monkeypatch):
     assert run.status == "interrupted" and "run aborted" in run.errors[0]["message"]
 
 
-def test_a_killed_reindex_is_marked_and_its_orphan_dropped_by_the_next_pass(tmp_path, env):
-    """A `taskspace reindex` killed mid-rebuild leaves a run "running" and a collection no alias points at. Before,
-    `taskspace runs` showed it running forever and the orphan survived every `index` until the next reindex."""
+def _two_models_indexed(tmp_path, env, seed: int):
+    """One pass over two models on one benchmark (folder ``a``): the indexer, its space, the space's index name and
+    the random generator that made the outcomes."""
     from indexer.space import space_name
 
-    rng = np.random.default_rng(8)
+    rng = np.random.default_rng(seed)
     write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 8), 8)
     ix = env()
     assert ix.run([SourceSpec(str(tmp_path / "a"))]).status == "ok"
     (space,) = ix.store.list_spaces()
-    name = space_name(space)
+    return ix, space, space_name(space), rng
+
+
+def test_a_killed_reindex_is_marked_and_its_orphan_dropped_by_the_next_pass(tmp_path, env):
+    """A `taskspace reindex` killed mid-rebuild leaves a run "running" and a collection no alias points at. Before,
+    `taskspace runs` showed it running forever and the orphan survived every `index` until the next reindex."""
+    ix, space, name, _ = _two_models_indexed(tmp_path, env, seed=8)
     run_id = ix.store.start_run("reindex")  # what the killed process left
     orphan = ix.vectors._create(name, "prompts", space.dim)  # a rebuild's fresh collection, never aliased
     assert sync.check(ix.store, ix.vectors)[0].orphans == [orphan]
@@ -429,14 +435,7 @@ def test_a_pass_rebuilds_a_live_collection_whose_folder_is_gone(tmp_path, env):
     instead of failing on it."""
     import shutil
 
-    from indexer.space import space_name
-
-    rng = np.random.default_rng(11)
-    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 8), 8)
-    ix = env()
-    assert ix.run([SourceSpec(str(tmp_path / "a"))]).status == "ok"
-    (space,) = ix.store.list_spaces()
-    name = space_name(space)
+    ix, space, name, rng = _two_models_indexed(tmp_path, env, seed=11)
     gone = ix.vectors.alias_target(name, "models")
     ix.vectors.close()
     shutil.rmtree(ix.vectors.path / "models" / gone)
