@@ -162,6 +162,20 @@ MUTANTS = [
     Mutant("PostgreSQL pass: vectors of the solver without the prior", "indexer/solver/estimator.py",
            "        if len(self._models) >= PRIOR_MIN_MODELS:", "        if len(self._models) >= 1000:",
            ["tests/test_pipeline.py::test_a_full_pass_and_queries_on_postgresql"]),
+    # -- session 32: damaged or missing files of the derived stores
+    Mutant("damage: a rebuild does not replace an unreadable live collection", "indexer/store/vectors.py",
+           "old = self._check_dim(space, kind, dim, replacing=True)", "old = self._check_dim(space, kind, dim)",
+           ["tests/test_sync.py::test_a_live_collection_whose_folder_is_gone_is_reported_and_rebuilt",
+            "tests/test_pipeline.py::test_a_pass_rebuilds_a_live_collection_whose_folder_is_gone"]),
+    Mutant("damage: check fails on a damaged collection", "indexer/sync.py",
+           '                    drift.problems.append(f"{kind} index cannot be read: {exc}")', "                    raise",
+           ["tests/test_sync.py::test_a_live_collection_with_a_damaged_file_is_reported_and_rebuilt"]),
+    Mutant("damage: a damaged embedding cache is not set aside", "indexer/encoder.py",
+           'damaged = "malformed" in str(exc) or "not a database" in str(exc)', "damaged = False",
+           ["tests/test_encoder.py::test_a_damaged_cache_file_is_set_aside_and_a_fresh_one_used"]),
+    Mutant("damage: the CLI's handler looks up Abort in typer's click", "indexer/cli.py",
+           'getattr(tclick, "Abort", click.exceptions.Abort)', "tclick.Abort",
+           ["tests/test_cli.py::test_an_unexpected_error_escapes_as_itself"]),
 ]
 
 
