@@ -603,3 +603,34 @@ def test_edge_reads_a_collection_into_the_page_cache_once_before_random_reads(tm
         assert [(h.key, h.score) for h in mit] == [(h.key, h.score) for h in plain if h.payload.get("license") == "mit"][:5]
         assert len(keys) == 40
     assert engine._warmed == set()  # closed: the next open reads them again
+
+
+def test_a_full_disk_is_an_error_before_the_engine_writes(vs, monkeypatch):
+    """An embedded engine maps its files into memory: writing into a mapped page the disk has no room for killed the
+    process with SIGBUS (seen with Qdrant Edge creating a payload index on a full file system), past any error handling.
+    With too little free space a rebuild or an upsert is refused first, the live collection kept."""
+    import shutil
+    from collections import namedtuple
+
+    from indexer.errors import StoreError
+    from indexer.store.vectors import MIN_FREE_BYTES
+
+    pts = make_points(10)
+    vs.rebuild("s", "models", pts, dim=DIM)
+    live = vs.alias_target("s", "models")
+    usage = namedtuple("usage", "total used free")
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**9, 10**9 - MIN_FREE_BYTES // 2, MIN_FREE_BYTES // 2))
+    with pytest.raises(StoreError, match=r"not enough free disk space for a new models collection at .*: 16 MB free, "
+                                         r"about 32 MB needed"):
+        vs.rebuild("s", "models", make_points(10, seed=1), dim=DIM)
+    with pytest.raises(StoreError, match="not enough free disk space for writing to the models collection"):
+        vs.upsert("s", "models", make_points(3, seed=2), dim=DIM)
+    assert vs.alias_target("s", "models") == live and vs.physical_collections("s", "models") == [live]
+    assert sorted(h.key for h in vs.scan("s", "models")) == sorted(p.key for p in pts)
+    # the estimate grows with the points a rebuild announces: 2 x 4 bytes per vector entry beyond the minimum
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**10, 0, MIN_FREE_BYTES + 8 * 1000 * DIM - 1))
+    with pytest.raises(StoreError, match="not enough free disk space"):
+        vs.rebuild("s", "models", make_points(10, seed=1), dim=DIM, size=1000)
+    monkeypatch.setattr(shutil, "disk_usage", real)
+    assert vs.rebuild("s", "models", make_points(10, seed=1), dim=DIM).count == 10

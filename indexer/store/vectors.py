@@ -120,6 +120,10 @@ _K, _I, _B = "keyword", "integer", "bool"
 #: payload fields no documented filter uses (library, tags, downloads, accuracy): each index costs a rebuild of 32k
 #: models about 0.1 s of CPU and its creation an fsync of every index made before it. A filter on an unindexed
 #: field still works, evaluated per point (at 32k models about 170 ms instead of a few)
+#: the free space an embedded index's folder must have before a collection is created or written (Qdrant Edge
+#: created 9 MB of files per collection for the bundled sample): see :meth:`VectorStore._check_free_space`
+MIN_FREE_BYTES = 32 * 2**20
+
 PAYLOAD_INDEXES: dict[str, dict[str, Any]] = {
     "models": {"license": _K, "num_parameters": _I, "pipeline_tag": _K, "gated": _B, "kind": _K,
                "benchmarks": _K, "n_prompts": _I},
@@ -450,9 +454,25 @@ class VectorStore:
                     f"(`taskspace reindex --space {space}` rebuilds it from SQL)", item=self.alias_name(space, kind))
         return target
 
-    def _create(self, space: str, kind: str, dim: int) -> str:
+    def _check_free_space(self, what: str, points: int = 0, dim: int = 0) -> None:
+        """StoreError when the embedded index's file system has too little room for ``what``: :data:`MIN_FREE_BYTES`
+        plus twice the vectors of ``points`` points. An embedded engine maps its files into memory, and a write into
+        a mapped page the disk has no room for kills the process (SIGBUS), past any error handling: this check turns
+        a full disk into an error first (a rough one: it cannot promise that the write fits)."""
+        if self.path is None:
+            return
+        import shutil
+
+        need = MIN_FREE_BYTES + 2 * 4 * int(points) * int(dim)
+        free = shutil.disk_usage(self.path).free
+        if free < need:
+            raise StoreError(f"not enough free disk space for {what} at {self.path}: {free / 2**20:.0f} MB free, about "
+                             f"{need / 2**20:.0f} MB needed; free some space and run it again (the index is as it was)")
+
+    def _create(self, space: str, kind: str, dim: int, size: int | None = None) -> str:
         if not isinstance(dim, (int, np.integer)) or dim < 1:
             raise DimensionError(f"dimension must be a positive integer, got {dim!r}", item=space)
+        self._check_free_space(f"a new {kind} collection", size or 0, dim)
         name = f"{self.alias_name(space, kind)}__v{time.time_ns()}{uuid.uuid4().hex[:4]}"
         self._call(self._c(kind).create_collection, name, int(dim))
         for field_name, schema in PAYLOAD_INDEXES[kind].items():
@@ -513,7 +533,7 @@ class VectorStore:
         alias = self.alias_name(space, kind)
         self._dims.pop(alias, None)
         old = self._check_dim(space, kind, dim, replacing=True)
-        new = self._create(space, kind, dim)
+        new = self._create(space, kind, dim, size)
         try:
             n = self._write(new, self._rows(space, kind, points, dim), batch_size, fresh=True, size=size)
             self._call(self._c(kind).set_alias, alias, new)
@@ -535,6 +555,8 @@ class VectorStore:
         if target is None:
             target = self._create(space, kind, dim)
             self._call(self._c(kind).set_alias, self.alias_name(space, kind), target)
+        else:
+            self._check_free_space(f"writing to the {kind} collection")
         return self._write(target, self._rows(space, kind, points, dim), batch_size)
 
     def delete(self, space: str, kind: str, keys: Iterable[str]) -> None:
