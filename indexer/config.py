@@ -144,6 +144,10 @@ class Settings:
         engine = (os.environ.get("TASKSPACE_QDRANT_ENGINE") or "edge").strip().lower()
         if engine not in ("edge", "local"):
             raise ConfigError(f"TASKSPACE_QDRANT_ENGINE={engine!r}: use edge (Qdrant Edge) or local (qdrant-client)")
+        cache_dir = Path(cache).expanduser().resolve() if cache else home / "cache"
+        _folder("TASKSPACE_HOME", home)
+        if cache:
+            _folder("TASKSPACE_CACHE_DIR", cache_dir)
         return cls(
             home=home,
             database_url=db,
@@ -152,13 +156,24 @@ class Settings:
             encoder=os.environ.get("TASKSPACE_ENCODER") or "all-MiniLM-L6-v2",
             encoder_device=os.environ.get("TASKSPACE_ENCODER_DEVICE") or "cpu",
             batch_size=_int("TASKSPACE_BATCH_SIZE", 64),
-            cache_dir=Path(cache).expanduser().resolve() if cache else home / "cache",
+            cache_dir=cache_dir,
             lam=lam,
             eps=eps,
             log_level=level,
             method=method,
             qdrant_engine=engine,
         )
+
+
+def _folder(name: str, path: Path) -> None:
+    """ConfigError when ``path`` (a setting's folder, created on first use) cannot be a folder: it, or the nearest of
+    its parents that exists, is a file."""
+    p = path
+    while not p.exists() and p.parent != p:
+        p = p.parent
+    if p.exists() and not p.is_dir():
+        what = "is a file" if p == path else f"cannot be created: {p} is a file"
+        raise ConfigError(f"{name}={str(path)!r} {what}; set it to a folder (created when missing)")
 
 
 @functools.lru_cache(maxsize=1)

@@ -65,3 +65,19 @@ def test_import_and_help_do_not_load_torch(taskspace_script):
     assert out.split() == ["False", "False"]
     res = subprocess.run([taskspace_script, "--help"], capture_output=True, text=True)  # this checkout's script
     assert res.returncode == 0 and "Usage: taskspace" in res.stdout
+
+
+@pytest.mark.parametrize("name", ["TASKSPACE_HOME", "TASKSPACE_CACHE_DIR"])
+def test_a_folder_setting_that_is_a_file_is_a_config_error(tmp_path, monkeypatch, name):
+    """A folder setting naming a file (or a path under one) was a FileExistsError / NotADirectoryError traceback from
+    the first mkdir; it is a one-line ConfigError naming the variable."""
+    (tmp_path / "f").write_text("x")
+    for value, words in ((tmp_path / "f", "is a file"), (tmp_path / "f" / "sub", f"cannot be created: {tmp_path / 'f'} is a file")):
+        monkeypatch.setenv(name, str(value))
+        reset_settings()
+        with pytest.raises(ConfigError, match=rf"^{name}='{re.escape(str(value))}' {re.escape(words)}; set it to a folder"):
+            get_settings()
+    monkeypatch.setenv(name, str(tmp_path / "new" / "deeper"))  # missing folders are fine: created on first use
+    reset_settings()
+    assert get_settings()
+    reset_settings()
