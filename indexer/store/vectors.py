@@ -113,6 +113,10 @@ ENGINES = ("edge", "local")
 LOCAL_LIMIT = 20_000
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/taskspace/qdrant-points")
 
+#: the free space an embedded index's folder must have before a collection is created or written (Qdrant Edge
+#: created 9 MB of files per collection for the bundled sample): see :meth:`VectorStore._check_free_space`
+MIN_FREE_BYTES = 32 * 2**20
+
 _K, _I, _B = "keyword", "integer", "bool"
 #: payload field -> index type, per kind: the fields the documented filters use (models: :class:`indexer.find.Filters`,
 #: ``open_only`` included, which is ``kind``; benchmarks and prompts: by benchmark). Not the unique strings (key,
@@ -120,10 +124,6 @@ _K, _I, _B = "keyword", "integer", "bool"
 #: payload fields no documented filter uses (library, tags, downloads, accuracy): each index costs a rebuild of 32k
 #: models about 0.1 s of CPU and its creation an fsync of every index made before it. A filter on an unindexed
 #: field still works, evaluated per point (at 32k models about 170 ms instead of a few)
-#: the free space an embedded index's folder must have before a collection is created or written (Qdrant Edge
-#: created 9 MB of files per collection for the bundled sample): see :meth:`VectorStore._check_free_space`
-MIN_FREE_BYTES = 32 * 2**20
-
 PAYLOAD_INDEXES: dict[str, dict[str, Any]] = {
     "models": {"license": _K, "num_parameters": _I, "pipeline_tag": _K, "gated": _B, "kind": _K,
                "benchmarks": _K, "n_prompts": _I},
