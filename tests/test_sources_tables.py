@@ -275,6 +275,19 @@ def test_unreadable_sources_raise_input_error(tmp_path):
         read_source(tmp_path / "x.bin")
 
 
+def test_a_folder_with_two_outcomes_or_prompts_files_is_refused_naming_them(tmp_path):
+    """outcomes.csv beside matrix.csv (or two prompts files): one was read and the other ignored without a word."""
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv")
+    (tmp_path / "matrix.csv").write_text("model,p1\nm9,0\n")
+    with pytest.raises(InputError, match=r"several outcomes files here \(outcomes\.csv, matrix\.csv\): a source has one"):
+        read_source(tmp_path)
+    assert read_source(tmp_path / "outcomes.csv").table.models  # one of them named by its path: read
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,hello\n")
+    with pytest.raises(InputError, match=r"several prompts files here \(prompts\.csv, prompts\.jsonl\)"):
+        read_source(tmp_path / "outcomes.csv")
+
+
 def test_outcome_table_round_trip():
     from indexer.records import Outcome
 

@@ -44,17 +44,25 @@ PROMPT_NAMES = ("prompts",)
 VALUE_COLUMNS = ("correct", "score")
 
 
+def _table_files(folder: Path, stems) -> list[Path]:
+    """Every ``<stem><ext>`` file in a folder, in :data:`EXTENSIONS` order."""
+    return [folder / f"{stem}{ext}" for ext in EXTENSIONS for stem in stems if (folder / f"{stem}{ext}").is_file()]
+
+
 def find_table_files(folder: Path) -> tuple[Path | None, Path | None]:
-    """``(outcomes_file, prompts_file)`` in a folder (either may be None)."""
-    outcomes = prompts = None
-    for ext in EXTENSIONS:
-        for stem in OUTCOME_NAMES:
-            if outcomes is None and (folder / f"{stem}{ext}").is_file():
-                outcomes = folder / f"{stem}{ext}"
-        for stem in PROMPT_NAMES:
-            if prompts is None and (folder / f"{stem}{ext}").is_file():
-                prompts = folder / f"{stem}{ext}"
-    return outcomes, prompts
+    """``(outcomes_file, prompts_file)`` in a folder (either may be None; the first of several)."""
+    outcomes, prompts = _table_files(folder, OUTCOME_NAMES), _table_files(folder, PROMPT_NAMES)
+    return (outcomes[0] if outcomes else None), (prompts[0] if prompts else None)
+
+
+def _one_of(files: list[Path], what: str, hint: str) -> None:
+    """InputError when a folder holds several files that could each be a source's ``what`` (one would be read and the
+    others ignored without a word)."""
+    from ..errors import InputError
+
+    if len(files) > 1:
+        raise InputError(f"several {what} files here ({', '.join(f.name for f in files)}): a source has one; {hint}",
+                         file=str(files[0].parent))
 
 
 def looks_like_table_folder(folder: Path) -> bool:
@@ -306,6 +314,8 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
 
     path = Path(path)
     if path.is_dir():
+        _one_of(_table_files(path, OUTCOME_NAMES), "outcomes", "keep one, or ingest one by its path "
+                "(`taskspace ingest FOLDER/outcomes.csv`)")
         outcomes_file, prompts_file = find_table_files(path)
         if outcomes_file is None:
             raise InputError(
@@ -317,6 +327,8 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
         raise InputError("no such file or folder", file=str(path))
     if prompts is not None:
         prompts_file = Path(prompts)
+    else:
+        _one_of(_table_files(outcomes_file.parent, PROMPT_NAMES), "prompts", "keep the one that goes with the outcomes")
     if prompts_file is None or not prompts_file.is_file():
         raise InputError(
             "no prompts file (prompts.jsonl / .csv / .parquet with prompt_id, benchmark, text) beside the outcomes; "
