@@ -286,6 +286,8 @@ def test_a_folder_with_two_outcomes_or_prompts_files_is_refused_naming_them(tmp_
     (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,hello\n")
     with pytest.raises(InputError, match=r"several prompts files here \(prompts\.csv, prompts\.jsonl\)"):
         read_source(tmp_path / "outcomes.csv")
+    with pytest.raises(InputError, match="this is a prompts file: ingest its folder"):  # was "missing column(s) model"
+        read_source(tmp_path / "prompts.jsonl")
 
 
 def test_outcome_table_round_trip():

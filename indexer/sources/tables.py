@@ -322,6 +322,9 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
                 f"no outcomes.<ext> or matrix.<ext> in this folder (ext: {', '.join(EXTENSIONS)})", file=str(path)
             )
     elif path.is_file():
+        if path in _table_files(path.parent, PROMPT_NAMES):
+            raise InputError("this is a prompts file: ingest its folder, or the outcomes file beside it (its prompts "
+                             "are read with it)", file=str(path))
         outcomes_file, prompts_file = path, find_table_files(path.parent)[1]
     else:
         raise InputError("no such file or folder", file=str(path))
