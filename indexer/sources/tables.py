@@ -314,24 +314,26 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
 
     path = Path(path)
     if path.is_dir():
-        _one_of(_table_files(path, OUTCOME_NAMES), "outcomes", "keep one, or ingest one by its path "
-                "(`taskspace ingest FOLDER/outcomes.csv`)")
-        outcomes_file, prompts_file = find_table_files(path)
-        if outcomes_file is None:
+        outcomes = _table_files(path, OUTCOME_NAMES)
+        _one_of(outcomes, "outcomes", "keep one, or ingest one by its path (`taskspace ingest FOLDER/outcomes.csv`)")
+        if not outcomes:
             raise InputError(
                 f"no outcomes.<ext> or matrix.<ext> in this folder (ext: {', '.join(EXTENSIONS)})", file=str(path)
             )
+        outcomes_file = outcomes[0]
     elif path.is_file():
-        if path in _table_files(path.parent, PROMPT_NAMES):
-            raise InputError("this is a prompts file: ingest its folder, or the outcomes file beside it (its prompts "
-                             "are read with it)", file=str(path))
-        outcomes_file, prompts_file = path, find_table_files(path.parent)[1]
+        outcomes_file = path
     else:
         raise InputError("no such file or folder", file=str(path))
+    beside = _table_files(outcomes_file.parent, PROMPT_NAMES)  # the folder's prompts files, listed once
+    if outcomes_file in beside:
+        raise InputError("this is a prompts file: ingest its folder, or the outcomes file beside it (its prompts "
+                         "are read with it)", file=str(path))
     if prompts is not None:
         prompts_file = Path(prompts)
     else:
-        _one_of(_table_files(outcomes_file.parent, PROMPT_NAMES), "prompts", "keep the one that goes with the outcomes")
+        _one_of(beside, "prompts", "keep the one that goes with the outcomes")
+        prompts_file = beside[0] if beside else None
     if prompts_file is None or not prompts_file.is_file():
         raise InputError(
             "no prompts file (prompts.jsonl / .csv / .parquet with prompt_id, benchmark, text) beside the outcomes; "
