@@ -440,13 +440,11 @@ class VectorStore:
         replaced, instead of raising."""
         target = self.alias_target(space, kind)
         if target is not None:
-            try:
-                have = self._collection_dim(target)
-            except StoreError as exc:
-                if not replacing or isinstance(exc, BusyError):
-                    raise
-                log.warning("the %s collection %s cannot be read (%s); the rebuild replaces it", kind, target, exc)
+            why = self.unreadable(space, kind) if replacing else None
+            if why is not None:
+                log.warning("the %s collection %s cannot be read (%s); the rebuild replaces it", kind, target, why)
                 return target
+            have = self._collection_dim(target)
             if have != dim:
                 raise DimensionError(
                     f"the index of space {space!r} ({kind}) holds {have}-dim vectors, not {dim}; a space has one "
