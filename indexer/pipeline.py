@@ -487,15 +487,30 @@ class Indexer:
         return bool(changed)
 
     # ------------------------------------------------------------------ Qdrant
+    def _kinds_gone(self, name: str) -> set[str]:
+        """The kinds of the space ``name`` whose embedded index was removed (read from its files, the store not
+        opened): in the folder of the store passed in, or the configured one when this indexer opens that."""
+        from .store.vectors import VectorStore
+
+        if self._vectors is not None:
+            path, engine = self._vectors.path, self._vectors.engine
+        elif self._open_vectors in (None, VectorStore.from_settings) and not self.settings.qdrant_url:
+            path, engine = self.settings.qdrant_path, self.settings.qdrant_engine
+        else:
+            return set()
+        return set(VectorStore.kinds_gone(path, engine, name))
+
     def _sync_index(self, space, *, changed: list[str], bench_changed: bool, verify: bool, report: RunReport) -> None:
-        if not (changed or bench_changed or verify):
-            return  # SQL did not change and the last pass finished: the index is current, do not open it
-        from . import sync
         from .space import space_name
 
         name = space_name(space)
+        gone = self._kinds_gone(name)  # removed by hand: rebuilt from SQL even when nothing else changed
+        if not (changed or bench_changed or verify or gone):
+            return  # SQL did not change and the last pass finished: the index is current, do not open it
+        from . import sync
+
         # only the kinds this pass touches are opened
-        needed = {"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"}
+        needed = ({"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"} if changed else set()) | gone
         # a kind without an index, or whose live collection cannot be read (its folder gone), is rebuilt
         rebuild = {k for k in needed if self.vectors.alias_target(name, k) is None or self.vectors.unreadable(name, k)}
         if verify and rebuild != needed:  # (a kind without an index is rebuilt anyway: nothing to compare)

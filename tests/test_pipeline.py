@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from indexer import sync
+from indexer.errors import NotFoundError
 from indexer.pipeline import Indexer
 from indexer.solver import HyperplaneSolver
 from indexer.sourcelist import SourceSpec
@@ -445,3 +446,34 @@ def test_a_pass_rebuilds_a_live_collection_whose_folder_is_gone(tmp_path, env):
     assert r.status == "ok", r.errors
     assert "models" in r.counts["rebuilt"] and ix.vectors.alias_target(name, "models") != gone
     assert all(d.clean for d in sync.check(ix.store, ix.vectors))
+
+
+@pytest.mark.parametrize("removed", ["all", "prompts", "collection"])
+def test_a_pass_with_nothing_new_rebuilds_an_index_folder_removed_by_hand(tmp_path, env, removed):
+    """The index folder (or one kind's) removed by hand: before, a pass with nothing new did not open the index, so
+    it reported nothing to do and every search failed until a `taskspace reindex` or a pass with new results. Now
+    the pass notices the folder is gone (a stat, the index not opened) and rebuilds it from SQL; a pass over an
+    intact index still opens nothing."""
+    import shutil
+
+    ix, space, name, _ = _two_models_indexed(tmp_path, env, seed=12)
+    root, live = ix.vectors.path, ix.vectors.alias_target(name, "models")
+    ix.vectors.close()
+    shutil.rmtree({"all": root, "prompts": root / "prompts", "collection": root / "models" / live}[removed])
+    if removed == "all":  # a search in between opens the store: it leaves empty kind folders, which are no index
+        looker = env()
+        with pytest.raises(NotFoundError, match="reindex"):
+            looker.vectors.search(name, "models", np.ones(space.dim, dtype=np.float32))
+        looker.vectors.close()
+    ix = env()
+    r = ix.run()
+    assert r.status == "ok", r.errors
+    want = {"all": ["benchmarks", "models", "prompts"], "prompts": ["prompts"], "collection": ["models"]}[removed]
+    assert r.counts["rebuilt"] == want
+    assert all(d.clean for d in sync.check(ix.store, ix.vectors))
+    hits = ix.vectors.search(name, "models", np.ones(space.dim, dtype=np.float32), limit=5)
+    assert sorted(h.key for h in hits) == ["m1", "m2"]
+    ix.vectors.close()
+    ix = env()
+    r = ix.run()
+    assert r.counts["rebuilt"] == [] and ix.vectors._clients == {}  # intact: nothing rebuilt, no kind opened

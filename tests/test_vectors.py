@@ -634,3 +634,28 @@ def test_a_full_disk_is_an_error_before_the_engine_writes(vs, monkeypatch):
         vs.rebuild("s", "models", make_points(10, seed=1), dim=DIM, size=1000)
     monkeypatch.setattr(shutil, "disk_usage", real)
     assert vs.rebuild("s", "models", make_points(10, seed=1), dim=DIM).count == 10
+
+
+@pytest.mark.parametrize("engine", ["edge", "local"])
+def test_kinds_gone_reads_the_files_of_each_engine(tmp_path, engine):
+    """VectorStore.kinds_gone (an indexing pass with nothing new asks it without opening the index): every kind of a
+    space without an index, none once each is built, then the kind whose folder, alias map or live collection was
+    removed by hand; another space's aliases do not count."""
+    import shutil
+
+    root = tmp_path / engine
+    assert VectorStore.kinds_gone(root, engine, "s") == ["models", "benchmarks", "prompts"]
+    assert VectorStore.kinds_gone(None, engine, "s") == []  # a server or memory
+    with VectorStore(path=root, engine=engine) as store:
+        for kind in ("models", "benchmarks", "prompts"):
+            store.rebuild("s", kind, make_points(3), dim=DIM)
+        store.rebuild("t", "models", make_points(3), dim=DIM)
+        live = store.alias_target("s", "models")
+    assert VectorStore.kinds_gone(root, engine, "s") == []
+    assert VectorStore.kinds_gone(root, engine, "t") == ["benchmarks", "prompts"]
+    shutil.rmtree(root / "prompts")
+    (root / "benchmarks" / ("aliases.json" if engine == "edge" else "meta.json")).unlink()
+    collection = root / "models" / live if engine == "edge" else root / "models" / "collection" / live
+    shutil.rmtree(collection)
+    assert VectorStore.kinds_gone(root, engine, "s") == ["models", "benchmarks", "prompts"]
+    assert VectorStore.kinds_gone(root, engine, "t") == ["benchmarks", "prompts"]

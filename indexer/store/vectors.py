@@ -89,6 +89,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import logging
 import math
 import re
@@ -430,6 +431,20 @@ class VectorStore:
             return str(exc)
         return None
 
+    @classmethod
+    def kinds_gone(cls, path: str | Path | None, engine: str | None, space: str) -> list[str]:
+        """The kinds of ``space`` whose index is missing from the embedded folder ``path`` (the folder, its alias or
+        the collection it points at removed by hand), read from the files without opening the engines or taking
+        the lock: an indexing pass with nothing new rebuilds them. None (a server or memory): none."""
+        if path is None:
+            return []
+        root = Path(path).expanduser()
+        if (engine or default_engine()) == "edge":
+            from .vectors_edge import alias_on_disk
+        else:
+            alias_on_disk = _local_alias_on_disk
+        return [k for k in KINDS if not alias_on_disk(root / k, cls.alias_name(space, k))]
+
     def _collection_dim(self, name: str) -> int:
         return self._call(self._c(self._kind_of(name)).collection_dim, name)
 
@@ -731,6 +746,16 @@ class VectorStore:
         if flt is None:
             return self._call(self._c(kind).count, target)
         return self._call(self._c(kind).count, target, flt)
+
+
+def _local_alias_on_disk(folder: Path, alias: str) -> bool:
+    """:func:`indexer.store.vectors_edge.alias_on_disk` for qdrant-client's local mode (its folder: ``meta.json``
+    with the aliases, a folder per collection under ``collection/``), read without importing qdrant-client."""
+    try:
+        target = json.loads((folder / "meta.json").read_text()).get("aliases", {}).get(alias)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return bool(target) and (folder / "collection" / target).is_dir()
 
 
 def parse_filter(filters: dict | None) -> tuple[list, list] | None:

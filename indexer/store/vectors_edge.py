@@ -103,6 +103,16 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def alias_on_disk(folder: Path, alias: str) -> bool:
+    """Whether the index folder ``folder`` holds ``alias`` and the folder of the collection it points at, read from
+    the files (the shard is not opened): False when the folder, its alias map or the collection was removed."""
+    try:
+        target = json.loads((folder / ALIASES).read_text()).get(alias)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return bool(target) and (folder / target).is_dir()
+
+
 def _value(v):
     """A filter value the binding keeps as given (see the module docstring about bools)."""
     if isinstance(v, (bool, np.bool_)):
