@@ -814,8 +814,16 @@ def test_folds_with_nothing_to_score_are_reported_not_printed_as_nan(sample_embe
     for i in range(S.shape[0]):
         own = labels == cats[i % len(cats)]
         S[i, own] = m.scores[i, own]
-    res = evaluate(SAMPLE, split="oos", matrix=replace(m, scores=S), embeddings=D, sweep=False)
-    assert all(f["cells"] == 0 for f in res["folds"])
+    fits = []
+
+    class Spy:  # a contestant that counts its fits: a fold with nothing to score fits none (a minutes-long solve at scale)
+        def fit(self, X, S):
+            fits.append(X.shape)
+            raise AssertionError("fitted on a fold with nothing to score")
+
+    res = evaluate(SAMPLE, split="oos", matrix=replace(m, scores=S), embeddings=D, sweep=False, contestants={"spy": Spy()})
+    assert all(f["cells"] == 0 for f in res["folds"]) and fits == []
+    assert np.isnan(res["methods"]["default"]["auc"]) and np.isnan(res["methods"]["spy"]["ece"])
     assert len(res["warnings"]) == 1 and f"{len(cats)} of {len(cats)} folds have no cell to score" in res["warnings"][0]
     assert "--split in-sample" in format_result(res)
     ok = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False)

@@ -119,10 +119,13 @@ def run_folds(
         res = FoldResult(fold.name, int(keep.sum()), int(fold.test.size), int(obs.sum()), {}, metrics.oracle(S_tgt))
         for name, contestant in contestants.items():
             t0 = time.perf_counter()
-            X_src, X_tgt = _rows(contestant, fold, D_src, D_tgt)
-            fitted = contestant.fit(X_src, S_src)
-            P = fitted.predict(X_tgt)  # (M, n_tgt)
-            prob = fitted.probability(X_tgt, P) if hasattr(fitted, "probability") else None
+            if not res.cells:  # nothing to score (no model of the source measured on the targets): no fit, NaN metrics
+                fitted, P, prob = _Unfitted(S_tgt.shape[0]), np.zeros(S_tgt.shape), np.full(S_tgt.shape, np.nan)
+            else:
+                X_src, X_tgt = _rows(contestant, fold, D_src, D_tgt)
+                fitted = contestant.fit(X_src, S_src)
+                P = fitted.predict(X_tgt)  # (M, n_tgt)
+                prob = fitted.probability(X_tgt, P) if hasattr(fitted, "probability") else None
             res.seconds[name] = time.perf_counter() - t0
             res.calibration[name] = getattr(fitted, "calibration", None) if prob is not None else None
             res.methods[name] = score_fold(P, S_tgt, bench, fitted.source_mean, prob, parts)
@@ -137,6 +140,15 @@ def run_folds(
                 pool.sel_groups.append(bench[has])
         results.append(res)
     return results
+
+
+class _Unfitted:
+    """What stands in for a contestant in a fold with no cell to score: no calibration, no source means."""
+
+    calibration = None
+
+    def __init__(self, models: int):
+        self.source_mean = np.zeros(models)
 
 
 def _rows(contestant, fold: Fold, D_src: np.ndarray, D_tgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
