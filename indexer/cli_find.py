@@ -29,8 +29,17 @@ def read_prompts_file(path: Path) -> list[str]:
 
     try:
         text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the prompts file: {exc}", file=str(path)) from exc
+    except FileNotFoundError:
+        raise InputError("no such prompts file (one prompt per block, blocks separated by a blank line)",
+                         file=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a folder; --file takes a text file of prompts (one per block, blocks separated by a "
+                         "blank line)", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the prompts file is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8",
+                         file=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the prompts file: {exc.strerror or exc}", file=str(path)) from exc
     blocks = [b.strip() for b in text.replace("\r\n", "\n").split("\n\n")]
     prompts = [b for b in blocks if b]
     if not prompts:

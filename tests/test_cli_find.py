@@ -187,3 +187,19 @@ def test_an_empty_answer_says_why(capsys):
                  "models": None}
         _print_result(FindResult(query, space, [], {}, {}))
         assert words in capsys.readouterr().out
+
+
+def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_path):
+    """`search --file`: a missing file, a folder and a file that is not UTF-8 each get one line naming the path once
+    and saying what the option takes (before: "cannot read the prompts file: [Errno 2] No such file or directory:
+    '/x'", the path twice and Python's words)."""
+    from indexer.cli_find import read_prompts_file
+    from indexer.errors import InputError
+
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    for path, says in ((tmp_path / "none.txt", "no such prompts file"), (tmp_path, "is a folder; --file takes"),
+                       (bad, "the prompts file is not UTF-8 text (invalid continuation byte at byte 3); save it as UTF-8")):
+        with pytest.raises(InputError) as err:
+            read_prompts_file(path)
+        assert str(err.value).startswith(f"{path}: {says}") and str(err.value).count(str(path)) == 1, str(err.value)
