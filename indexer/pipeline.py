@@ -510,7 +510,8 @@ class Indexer:
         from . import sync
 
         # only the kinds this pass touches are opened
-        needed = ({"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"} if changed else set()) | gone
+        needed = {"models", "benchmarks", "prompts"} if (verify or bench_changed) else {"models"} if changed else set()
+        needed |= gone
         # a kind without an index, or whose live collection cannot be read (its folder gone), is rebuilt
         rebuild = {k for k in needed if self.vectors.alias_target(name, k) is None or self.vectors.unreadable(name, k)}
         if verify and rebuild != needed:  # (a kind without an index is rebuilt anyway: nothing to compare)

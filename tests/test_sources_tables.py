@@ -171,6 +171,27 @@ def test_prompt_rows_with_missing_fields(tmp_path):
     ]
 
 
+def test_outcomes_of_a_prompt_on_an_unreadable_line_say_where_it_may_be(tmp_path):
+    """A prompts line that cannot be read (bytes that are not UTF-8, malformed JSON) hides its prompt id: the outcome
+    rows of an id not read say the id may be on those lines, naming them (before: only "is not in the prompts file",
+    which sent the user looking for an id that is there)."""
+    rows = [json.dumps({"prompt_id": f"p{i}", "benchmark": "b", "text": f"Q{i}?"}).encode() for i in range(1, 4)]
+    rows[1] = rows[1].replace(b"Q2", b"Q\xff2")
+    (tmp_path / "prompts.jsonl").write_bytes(b"\n".join([*rows, b'{"prompt_id": "p4", '] ) + b"\n")
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1), ("m1", "p4", 0), ("m1", "p3", 0)])
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.csv", 3, "prompt_id 'p2' is not in the prompts file, unless on a line of it that could not be read "
+                            "(lines 2, 4); its rows are dropped"),
+        ("outcomes.csv", 4, "prompt_id 'p4' is not in the prompts file, unless on a line of it that could not be read "
+                            "(lines 2, 4); its rows are dropped"),
+        ("prompts.jsonl", 2, "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8)"),
+        ("prompts.jsonl", 4, "malformed JSON line: Expecting property name enclosed in double quotes"),
+    ]
+    (tmp_path / "prompts.jsonl").write_bytes(b"\n".join(rows[:1]) + b"\n")  # every line read: the plain message
+    assert [m for _, _, m in errors_of(read_source(tmp_path))][0] == ("prompt_id 'p2' is not in the prompts file; its "
+                                                                     "rows are dropped")
+
+
 def test_non_binary_and_non_numeric_values(tmp_path):
     write_prompts(tmp_path)
     (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,0.5\nm1,p2,yes\nm1,p3,abc\nm2,p1,true\n")

@@ -75,6 +75,10 @@ class ErrorLog:
             self.errors.append(RowError(file, int(line), detail(k) if detail else problem))
         self._counts[key] = before + len(lines)
 
+    def count(self, file: str) -> int:
+        """How many problems of ``file`` were reported (those kept in detail and the rest)."""
+        return sum(n for (f, _), n in self._counts.items() if f == file)
+
     def mark(self) -> tuple:
         """A point to :meth:`rollback` to."""
         return len(self.errors), dict(self._counts)

@@ -94,11 +94,15 @@ def iter_table_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[RowE
 
 
 class PromptMap(dict):
-    """``{prompt_id: (benchmark, text)}``; ``rejected``: prompt ids whose row was rejected -> its line."""
+    """``{prompt_id: (benchmark, text)}``; ``rejected``: prompt ids whose row was rejected -> its line; ``unread``:
+    how many lines could not be read at all (not UTF-8, malformed), whose prompt ids are not known; ``unread_lines``:
+    the first of them."""
 
     def __init__(self):
         super().__init__()
         self.rejected: dict[str, int] = {}
+        self.unread = 0
+        self.unread_lines: list[int] = []
 
 
 def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap, list[RowError]]:
@@ -109,11 +113,14 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     fname = str(path)
     prompts = PromptMap()
     first_line: dict[str, int] = {}
+    # problems of this file: all, the detailed ones, and the lines of those of the rows read here
+    before, first, mine = errors.count(fname), len(errors.errors), []
     for line, row in _iter_rows(path, errors):
         missing = [k for k in ("prompt_id", "benchmark", "text") if row.get(k) in (None, "")]
         if missing:
             errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)",
                        "prompt rows with missing fields")
+            mine.append(line)
             if row.get("prompt_id") not in (None, ""):
                 prompts.rejected.setdefault(str(row["prompt_id"]), line)
             continue
@@ -121,16 +128,22 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
         bad = text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None)
         if bad:
             errors.add(fname, line, f"{bad}; the prompt is skipped", bad)
+            mine.append(line)
             prompts.rejected.setdefault(pid, line)
             continue
         if pid in prompts:
             if prompts[pid] != (bench, text):
                 errors.add(fname, line, f"prompt_id {pid!r} repeated with a different benchmark or text "
                            f"(first at line {first_line[pid]}); both dropped", "conflicting prompt ids")
+                mine.append(line)
                 prompts[pid] = None  # type: ignore[assignment]
             continue
         prompts[pid] = (bench, text)
         first_line[pid] = line
+    # the reader's own problems (a line not UTF-8, malformed): lines whose prompt ids are not known
+    prompts.unread = errors.count(fname) - before - len(mine)
+    prompts.unread_lines = sorted({e.line for e in errors.errors[first:]
+                                   if e.file == fname and e.line is not None} - set(mine))[:prompts.unread]
     for k in [k for k, v in prompts.items() if v is None]:
         del prompts[k]
     if not prompts and not errors.errors:
@@ -169,8 +182,12 @@ class _Builder:
                 self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file (line {rejected}); "
                                 "its rows are dropped", "rows of rejected prompts")
             else:
-                self.errors.add(self.fname, line, f"prompt_id {pid!r} is not in the prompts file; its rows are dropped",
-                                "unknown prompt ids")
+                unread, at = getattr(self.prompts, "unread", 0), getattr(self.prompts, "unread_lines", [])
+                lines = ", ".join(map(str, at[:3])) + (f", ...: {unread} in all" if unread > len(at[:3]) else "")
+                why = (f", unless on a line of it that could not be read (line{'s' if unread > 1 else ''} {lines})"
+                       if unread else "")
+                self.errors.add(self.fname, line, f"prompt_id {pid!r} is not in the prompts file{why}; its rows are "
+                                "dropped", "unknown prompt ids")
             self.unknown_pids.add(pid)
         return -1
 
