@@ -172,7 +172,9 @@ class Filters:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise InputError(f"unknown filter(s) {unknown}; known: {', '.join(sorted(known))}", item="filters")
+            close = [c[0] for u in unknown for c in [difflib.get_close_matches(u, known, n=1, cutoff=0.6)] if c]
+            hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+            raise InputError(f"unknown filter(s) {unknown}{hint}; known: {', '.join(sorted(known))}", item="filters")
         return cls(**data)
 
     def to_dict(self) -> dict:

@@ -54,6 +54,8 @@ def test_parse_params_human_units():
         Filters(min_params="8B", max_params="1B")
     with pytest.raises(InputError, match=r"unknown filter\(s\) \['colour'\]"):
         Filters.from_dict({"colour": "red"})
+    with pytest.raises(InputError, match=r"unknown filter\(s\) \['license'\] \(did you mean 'licenses'\?\); known: "):
+        Filters.from_dict({"license": "mit"})  # the HTTP body's filters: a near name is suggested, as for fields
     assert Filters.from_dict({"max_params": "8B", "licenses": "mit"}).conditions() == {
         "licenses": {"license": ["mit"]}, "max_params": {"num_parameters": {"lte": 8_000_000_000}}}
 
