@@ -130,6 +130,8 @@ class Local(SolverContestant):
     simcov: int = 0
     logit_level: float = 0.0
     both_levels: bool = False
+    iso: bool = False
+    beta: bool = False
 
     def fit(self, D, S):
         spec = SpaceSpec.of(self.space)
@@ -215,6 +217,10 @@ class Local(SolverContestant):
             Zs = qhalf(D)
             Ds = represent.add_intercept(np.asarray(D, dtype=np.float64), self.space)
 
+        post = None
+        if self.iso or self.beta:  # a monotone map of the logit, fitted on the held-out cells the map was fitted on
+            post = (monotone_map if self.iso else beta_map)(*posterior.heldout_cells(spec.solver, D, S, spec)[:4], a, coef)
+
         def predict(Q):
             Xi = represent.add_intercept(np.asarray(Q, dtype=np.float64), self.space)
             s = V[:, :-2] @ Xi[:, :-2].T
@@ -231,6 +237,8 @@ class Local(SolverContestant):
                 Z = Z + coef[1] * self.weight * ((sn - lv_ - Un) - (s - lv_ - Uq))
             return Z
 
+        if post is not None:
+            return Fitted(predict, source_means(S), lambda Q, P: post(P), "bench_local iso")
         return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local")
 
     def _fit_difficulty(self, D, S, V, level):
@@ -336,6 +344,50 @@ class Local(SolverContestant):
         return Fitted(predict, source_means(S), lambda Q, P: _logistic(P), "bench_local simcov")
 
 
+def monotone_map(lv, dv, U, o, a, coef, knots: int = 48, tail: float = 0.005):
+    """``p(z)``: increasing in the map's logit ``z = a + coef . [l, s - l - U, U]`` of the held-out cells: isotonic
+    regression of their outcomes on ``z``, read at ``knots`` quantiles of ``z`` from ``tail`` to ``1 - tail`` and
+    joined by straight lines in logit space (each segment rising at least 1e-3 per unit of z: strictly increasing),
+    beyond the ends the map's own slope (1 per unit of z) from the end values."""
+    from sklearn.isotonic import IsotonicRegression
+
+    z = a + coef[0] * lv + coef[1] * (dv - U) + coef[2] * U
+    keep = np.isfinite(z) & np.isfinite(o)
+    z, o = z[keep], o[keep]
+    iso = IsotonicRegression(y_min=1e-3, y_max=1 - 1e-3, out_of_bounds="clip").fit(z, o)
+    xs = np.unique(np.quantile(z, np.linspace(tail, 1 - tail, knots)))
+    p = iso.predict(xs)
+    L = np.log(p / (1 - p))
+    for k in range(1, len(L)):
+        L[k] = max(L[k], L[k - 1] + 1e-3 * (xs[k] - xs[k - 1]))
+    print(f"  iso: {len(z)} cells, z {np.round(xs[[0, len(xs) // 2, -1]], 2)} -> logit {np.round(L[[0, len(xs) // 2, -1]], 2)}"
+          f" (identity {np.round(xs[[0, len(xs) // 2, -1]], 2)})", flush=True)
+
+    def g(P):
+        P = np.asarray(P, dtype=np.float64)
+        out = np.interp(P, xs, L)
+        out = np.where(P < xs[0], L[0] + (P - xs[0]), out)
+        out = np.where(P > xs[-1], L[-1] + (P - xs[-1]), out)
+        return _logistic(out)
+
+    return g
+
+
+def beta_map(lv, dv, U, o, a, coef):
+    """``p(z)``: beta calibration (Kull et al. 2017) of the map's logit ``z`` on the held-out cells:
+    ``logit p = c + b1 log sigmoid(z) - b2 log(1 - sigmoid(z))``, b1, b2 >= 0 (increasing; b1 = b2 = 1, c = 0 is z)."""
+    z = a + coef[0] * lv + coef[1] * (dv - U) + coef[2] * U
+    keep = np.isfinite(z) & np.isfinite(o)
+    z, o = z[keep], o[keep]
+
+    def feats(z):
+        return np.column_stack([-np.logaddexp(0.0, -z), np.logaddexp(0.0, z)])
+
+    c, b = fit_nonnegative(feats(z), o)
+    print(f"  beta: {len(z)} cells, c {c:.3f} b1 {b[0]:.3f} b2 {b[1]:.3f}", flush=True)
+    return lambda P: _logistic(c + feats(np.ravel(P)) @ b).reshape(np.shape(P))
+
+
 def local_ease(Zq: np.ndarray, Zs: np.ndarray, S: np.ndarray, k: int) -> np.ndarray:
     """(q,): for each query (unit question rows ``Zq``), the mean over its ``k`` nearest source prompts (``Zs``, with
     outcomes ``S`` (M, N)) of the prompt's mean signed outcome relative to its models' levels."""
@@ -431,6 +483,10 @@ def main() -> None:
         if kind in ("logitlevel", "bothlevels"):
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, logit_level=float(val),
                              both_levels=kind == "bothlevels")
+        elif kind == "beta":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, beta=True)
+        elif kind == "iso":
+            extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, iso=True)
         elif kind == "kappa":
             extra[v] = Local(default.options, rows=(X, XQ), fill=fill, space=default, kappa=float(val))
         elif kind == "formats":

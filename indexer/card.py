@@ -17,7 +17,7 @@ row = np.concatenate([encode([q])[0], encode([o])[0] if o else {none}, f, {tail}
 #: the same for a space with levels (indexer.represent.has_levels): the level/deviation map of its calibration
 _READ_LEVELS = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); c = next(r for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
 V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -2]; U = np.array(c["prior"] or [0.0]) @ row[:len(c["prior"] or [0.0])] - V[:, -1]  # raw score, level, prior's part
-p = 1 / (1 + np.exp(-(c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - U) + c["calibration_shared"] * U)))
+z = c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - U) + c["calibration_shared"] * U; kz, kl = (np.array(c.get(k) or [-1e9, 1e9]) for k in ("calibration_knots_z", "calibration_knots_logit")); p = 1 / (1 + np.exp(-(np.interp(z, kz, kl) + np.minimum(z - kz[0], 0) + np.maximum(z - kz[-1], 0))))  # the logit z, bent by the knots
 for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
 #: the same with the prior per answer format (indexer.represent.LEVELS_FORMATS): the model's own prior part is its mix
@@ -25,7 +25,7 @@ for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(f
 #: u_i . mu_i``
 _READ_FORMATS = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); c = next(r for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
 V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -2]; P = np.array(c["prior"] or [0.0, 0.0]).reshape(2, -1); ux = P @ row[:P.shape[1]]; own = V[:, -4:-2] @ ux - V[:, -1]; U = row[-6:-4] @ ux - V[:, -1]  # raw score, level, the model's own prior part, the query format's
-p = 1 / (1 + np.exp(-(c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - own) + c["calibration_shared"] * U)))
+z = c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - own) + c["calibration_shared"] * U; kz, kl = (np.array(c.get(k) or [-1e9, 1e9]) for k in ("calibration_knots_z", "calibration_knots_logit")); p = 1 / (1 + np.exp(-(np.interp(z, kz, kl) + np.minimum(z - kz[0], 0) + np.maximum(z - kz[-1], 0))))  # the logit z, bent by the knots
 for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
 _READ = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); a, b = next((r["calibration_a"], r["calibration_b"]) for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
@@ -112,7 +112,10 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "prior_w . (prior_f . row)_f + prior_mu`); where `calibration_uncovered` is set, that weight replaces "
               "`calibration_specific` for a model measured on none of the query's 10 nearest indexed prompts (on a "
               "share `c` of them: `c` times the one logit plus `1 - c` times the other; the records carry no outcomes, "
-              "so the example below scores every model as measured near) |",
+              "so the example below scores every model as measured near); where `calibration_knots_z` is set, that "
+              "logit `z` is bent before the logistic: `logit p` is the straight line through the knots "
+              "(`calibration_knots_z`, `calibration_knots_logit`) around `z`, and `knot_logit + (z - knot_z)` beyond "
+              "the first or last knot (`numpy.interp` inside; increasing, so it keeps the ranking) |",
               "| `models/<space>.parquet` | one per model: model id, Hub repo id, model revision, space, encoder and "
               "revision, dimension, method, lambda, eps, `vector` (list of float32) and its `layout`, the posterior "
               "of its scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed "

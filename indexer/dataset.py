@@ -61,6 +61,9 @@ SPACE_COLUMNS = ("space", "key", "encoder", "encoder_name", "encoder_revision", 
 SPACE_OPTIONAL = ("calibration_level", "calibration_specific", "calibration_shared")
 #: written since the coverage-aware map (indexer.posterior.Calibration.uncovered); optional (null: one weight) when read
 SPACE_COVERAGE = ("calibration_uncovered",)
+#: written since the bend of the map's logit (indexer.posterior.Calibration.knots): its knots, two list<float64> of one
+#: length, increasing; optional (null: no bend) when read
+SPACE_BEND = ("calibration_knots_z", "calibration_knots_logit")
 #: the space's prior (the models' mean normal, ``prior`` list<float64>, and how many models it is the mean of), so a
 #: pulled index folds a query as the one it was published from (indexer.posterior.Calibration.fold); optional
 SPACE_PRIOR = ("prior", "prior_models")
@@ -245,9 +248,10 @@ def spaces_table(rows: list[dict]) -> bytes:
                         ("layout", s), ("calibration_a", f), ("calibration_b", f), ("calibration_n_cells", i),
                         ("calibration_n_models", i), ("calibration_spread", f), ("n_models", i), ("created_at", s),
                         ("calibration_level", f), ("calibration_specific", f), ("calibration_shared", f),
-                        ("prior", pa.list_(f)), ("prior_models", i), ("calibration_uncovered", f)])
-    return _parquet({c: [r.get(c) for r in rows] for c in SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR + SPACE_COVERAGE},
-                    schema)
+                        ("prior", pa.list_(f)), ("prior_models", i), ("calibration_uncovered", f),
+                        ("calibration_knots_z", pa.list_(f)), ("calibration_knots_logit", pa.list_(f))])
+    return _parquet({c: [r.get(c) for r in rows]
+                     for c in SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR + SPACE_COVERAGE + SPACE_BEND}, schema)
 
 
 # -------------------------------------------------------------------------------------------- reading
@@ -403,8 +407,19 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             folded = [float(x) for x in folded] if all(x is not None for x in folded) else [None, None, None]
             unc = r.get("calibration_uncovered") if folded[0] is not None else None
             folded.append(None if unc is None else float(unc))
+            kz, kl = (r.get(c) if folded[0] is not None else None for c in SPACE_BEND)
+            knots = None
+            if kz is not None or kl is not None:
+                kz, kl = (np.asarray(k if k is not None else [], dtype=np.float64) for k in (kz, kl))
+                if (kz.size < 2 or kz.shape != kl.shape or not np.isfinite(kz).all() or not np.isfinite(kl).all()
+                        or (np.diff(kz) <= 0).any() or (np.diff(kl) <= 0).any()):
+                    errors.add(where, "calibration_knots_z and calibration_knots_logit must be two increasing lists of "
+                               "finite numbers of one length (at least 2)")
+                else:
+                    knots = (tuple(map(float, kz)), tuple(map(float, kl)))
             cal = Calibration(float(r["calibration_a"]), float(r["calibration_b"]), int(r["calibration_n_cells"] or 0),
-                              int(r["calibration_n_models"] or 0), float(r["calibration_spread"] or 0.0), *folded)
+                              int(r["calibration_n_models"] or 0), float(r["calibration_spread"] or 0.0), *folded,
+                              knots=knots)
             if not all(math.isfinite(x) for x in (cal.a, cal.b, cal.spread, *(x for x in folded if x is not None))):
                 errors.add(where, "calibration has NaN or infinite entries")
         rec = SpaceRecords(spec, r, cal, created_at=_time(r.get("created_at"), where, errors))

@@ -40,6 +40,14 @@ another where not (``uncovered``, times ``1 - c``), so a model with no evidence 
 level and the population's prior there. The logit is then ``c L1 + (1 - c) L0`` (two folded queries: the search
 re-ranks their candidates, :func:`indexer.query.coverage_ranked`); a dense index has no uncovered cells and keeps
 one weight.
+
+**The bend** (:attr:`Calibration.knots`): one logistic in the map's features cannot follow every shape of success
+(where models' rates span 0.1-0.9, as among metabench's thousands, the weakest models fail more often on hard prompts
+than any one logistic says). The logit ``z`` the map gives each held-out cell is mapped once more, by an increasing
+function fitted on the same cells (:func:`fit_bend`): their outcomes' isotonic regression on ``z`` (scikit-learn),
+read at :data:`BEND_KNOTS` quantiles of ``z`` and joined by straight lines in logit space, with slope 1 beyond the
+end knots. ``p = sigmoid(bend(z))``: the bend is increasing, so Qdrant's order (``z``'s) stays the probability order
+and every ranking is unchanged; only the probabilities and their intervals move.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ import numpy as np
 
 __all__ = ["PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
            "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
-           "coverage_shares", "COVERAGE_PROMPTS"]
+           "coverage_shares", "COVERAGE_PROMPTS", "fit_bend"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
 Z_INTERVAL = 1.6448536269514722
@@ -67,6 +75,14 @@ COVERAGE_PROMPTS = 10
 #: least this many cells and this share of all held-out cells (a dense index has almost none: one weight there)
 COVERAGE_MIN_CELLS = 200
 COVERAGE_MIN_SHARE = 0.01
+#: the bend of the map's logit (:func:`fit_bend`): read at this many quantiles of the held-out cells' logits, from
+#: BEND_TAIL to 1 - BEND_TAIL (the few cells beyond keep the map's own slope), and fitted only on at least
+#: BEND_MIN_CELLS cells (fewer: no bend)
+BEND_KNOTS = 48
+BEND_TAIL = 0.005
+BEND_MIN_CELLS = 1000
+#: each segment of the bend rises at least this much per unit of the logit (strictly increasing: no ties)
+BEND_MIN_SLOPE = 1e-3
 #: at most this many models (a seeded sample) are refitted for the level/deviation map's held-out cells
 CALIBRATION_MODELS = 2000
 #: the refits for the held-out cells leave out the training prompts that models lacking at most this share of the
@@ -179,6 +195,17 @@ class Calibration:
     #: (:meth:`fold` with ``own``): where a model has no evidence near the query its own deviation there is an
     #: extrapolation, and the held-out cells measure how much less it is worth
     uncovered: float | None = None
+    #: the bend of the folded map's logit (:func:`fit_bend`; None: none): ``(z, logit)``, two increasing tuples of
+    #: knots; ``p = sigmoid(bend(z))`` with ``bend`` the straight lines through them and slope 1 beyond the ends
+    knots: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+
+    def bend(self, z) -> np.ndarray:
+        """The logit ``z`` of the map bent by :attr:`knots` (increasing; ``z`` itself without knots)."""
+        z = np.asarray(z, dtype=np.float64)
+        if self.knots is None:
+            return z
+        xs, L = (np.asarray(k, dtype=np.float64) for k in self.knots)
+        return np.where(z < xs[0], L[0] + (z - xs[0]), np.where(z > xs[-1], L[-1] + (z - xs[-1]), np.interp(z, xs, L)))
 
     @property
     def folded(self) -> bool:
@@ -190,7 +217,7 @@ class Calibration:
         """Calibrated probability of success of raw scores (any shape); for the level/deviation map, of the scores
         of a folded query vector (:meth:`fold`) with its ``offset``."""
         s = np.asarray(score, dtype=np.float64)
-        z = (self.a + offset + s) if self.folded else (self.a + self.b * s)
+        z = self.bend(self.a + offset + s) if self.folded else (self.a + self.b * s)
         return 0.5 * (1.0 + np.tanh(0.5 * z))  # the logistic function, without overflow
 
     @property
@@ -274,6 +301,8 @@ class Calibration:
             out.update(level=float(self.level), specific=float(self.specific), shared=float(self.shared))
             if self.uncovered is not None:
                 out["uncovered"] = float(self.uncovered)
+            if self.knots is not None:
+                out["knots"] = {"z": [float(x) for x in self.knots[0]], "logit": [float(x) for x in self.knots[1]]}
         return out
 
 
@@ -397,7 +426,35 @@ def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.n
     if unc is not None and unc > spec:  # the far cells' deviation worth more than the near ones': not believed
         return fit_level_calibration(level, deviation, shared, outcomes, spread)
     sh = float(coef[-1]) if has_prior else spec
-    return Calibration(a, spec, int(l.size), spread=float(spread), level=lev, specific=spec, shared=sh, uncovered=unc)
+    # each cell's logit as the index gives it (the folded queries' coefficients, :meth:`Calibration.fold_rows`)
+    g1, g0 = max(spec, TIE_BREAK), max(unc if unc is not None else spec, TIE_BREAK)
+    z = a + max(lev, TIE_BREAK) * l + (c * g1 + (1.0 - c) * g0) * own + (sh * u if has_prior else 0.0)
+    return Calibration(a, spec, int(l.size), spread=float(spread), level=lev, specific=spec, shared=sh, uncovered=unc,
+                       knots=fit_bend(z, o))
+
+
+def fit_bend(z: np.ndarray, outcomes: np.ndarray, knots: int = BEND_KNOTS, tail: float = BEND_TAIL,
+             min_cells: int = BEND_MIN_CELLS) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """The knots ``(z, logit)`` of :attr:`Calibration.knots` from held-out cells' logits ``z`` and (graded) outcomes:
+    the outcomes' isotonic regression on ``z`` (scikit-learn's ``IsotonicRegression``, values kept in [0.001,
+    0.999]) read at ``knots`` quantiles of ``z`` from ``tail`` to ``1 - tail``, as logits, each at least
+    :data:`BEND_MIN_SLOPE` per unit of ``z`` above the one before. None (no bend) with fewer than ``min_cells`` cells
+    or one class."""
+    z, o = np.asarray(z, dtype=np.float64).ravel(), np.asarray(outcomes, dtype=np.float64).ravel()
+    keep = np.isfinite(z) & np.isfinite(o)
+    z, o = z[keep], o[keep]
+    if z.size < min_cells or o.sum() <= 0 or (1.0 - o).sum() <= 0:
+        return None
+    from sklearn.isotonic import IsotonicRegression
+
+    xs = np.unique(np.quantile(z, np.linspace(tail, 1.0 - tail, knots)))
+    if xs.size < 2:
+        return None
+    p = IsotonicRegression(y_min=1e-3, y_max=1.0 - 1e-3, out_of_bounds="clip").fit(z, o).predict(xs)
+    L = np.log(p / (1.0 - p))
+    for k in range(1, L.size):
+        L[k] = max(L[k], L[k - 1] + BEND_MIN_SLOPE * (xs[k] - xs[k - 1]))
+    return tuple(map(float, xs)), tuple(map(float, L))
 
 
 def coverage_shares(Zq: np.ndarray, Zs: np.ndarray, observed: np.ndarray, k: int = COVERAGE_PROMPTS) -> np.ndarray:

@@ -231,6 +231,8 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
             "calibration_spread": None if cal is None else float(cal.spread), "n_models": len(rows),
             **{f"calibration_{k}": (None if cal is None or getattr(cal, k) is None else float(getattr(cal, k)))
                for k in ("level", "specific", "shared", "uncovered")},
+            **{c: (None if cal is None or getattr(cal, "knots", None) is None else list(cal.knots[j]))
+               for j, c in enumerate(dataset.SPACE_BEND)},
             "created_at": dataset._iso(sp.created_at)})
         counts[name] = {"models": len(rows), "benchmarks": len(bvs), "prompts": len(hashes)}
     files[dataset.SPACES] = dataset.spaces_table(space_rows)

@@ -194,6 +194,11 @@ def test_the_store_keeps_the_level_coefficients(store):
     store.save_model_vectors(space.id, [], calibration=posterior.Calibration(0.1, 0.7, 100, level=2.1, specific=0.7,
                                                                               shared=3.2, uncovered=0.25))
     assert store.get_space_calibration(space.id).uncovered == pytest.approx(0.25)
+    bent = posterior.Calibration(0.1, 0.7, 100, level=2.1, specific=0.7, shared=3.2, knots=((-1.5, 0.0, 2.25),
+                                                                                             (-3.0, 0.125, 2.5)))
+    store.save_model_vectors(space.id, [], calibration=bent)  # the bend's knots (migration 0010), exactly
+    assert store.get_space_calibration(space.id).knots == ((-1.5, 0.0, 2.25), (-3.0, 0.125, 2.5))
+    assert store.space_states()[0][1].knots == bent.knots
     store.save_model_vectors(space.id, [], calibration=posterior.Calibration(0.2, 2.0, 10), calibration_models=9)
     assert not store.get_space_calibration(space.id).folded  # the plain map: the coefficients are NULL
 
@@ -370,3 +375,54 @@ def test_the_prior_per_format_is_a_new_space_and_older_ones_read_as_before():
     u = np.arange(16.0)
     np.testing.assert_array_equal(represent.prior_matrix(u, new), u.reshape(2, 8))
     np.testing.assert_array_equal(represent.prior_matrix(u, old), u)
+
+
+def _bend_cells(rng, n, shape):
+    """``n`` held-out cells: logits ``z`` and outcomes drawn with the true logit ``shape(z)``."""
+    z = rng.normal(0.0, 1.5, n)
+    return z, (rng.random(n) < 1.0 / (1.0 + np.exp(-shape(z)))).astype(float)
+
+
+def test_the_bend_calibrates_a_shape_one_logistic_misses_and_keeps_the_order():
+    """posterior.fit_bend: the isotonic regression of the outcomes on the map's logit, read at knots. Where success
+    is not one logistic of the logit (steep below 0, flat above), the bent probabilities of fresh cells are far
+    better calibrated than the map's own; the bend is strictly increasing (no ties: Qdrant's order stays the
+    probability order) with slope 1 beyond the end knots; on a logit that is already calibrated it is nearly the
+    identity; too few cells or one class: no bend."""
+    from indexer.evaluation.metrics import ece
+
+    rng = np.random.default_rng(5)
+    shape = lambda z: np.where(z < 0, 2.5 * z, 0.6 * z)  # noqa: E731
+    knots = posterior.fit_bend(*_bend_cells(rng, 20000, shape))
+    xs, L = (np.asarray(k) for k in knots)
+    assert len(xs) == posterior.BEND_KNOTS and (np.diff(xs) > 0).all() and (np.diff(L) > 0).all()
+    bent = posterior.Calibration(0.0, 1.0, 20000, level=1.0, specific=1.0, shared=1.0, knots=knots)
+    plain = posterior.Calibration(0.0, 1.0, 20000, level=1.0, specific=1.0, shared=1.0)
+    zt, ot = _bend_cells(rng, 20000, shape)
+    assert ece(bent.probability(zt), ot) < 0.4 * ece(plain.probability(zt), ot)
+    s = np.sort(rng.normal(0.0, 5.0, 2000))
+    assert (np.diff(bent.bend(s)) > 0).all()
+    assert bent.bend(xs[-1] + 3.0) == pytest.approx(L[-1] + 3.0) and bent.bend(xs[0] - 2.0) == pytest.approx(L[0] - 2.0)
+    assert bent.probability(0.3, offset=0.2) == pytest.approx(1.0 / (1.0 + np.exp(-np.interp(0.5, xs, L))))
+    same = posterior.Calibration(0.0, 1.0, 1, level=1.0, specific=1.0, shared=1.0,
+                                 knots=posterior.fit_bend(*_bend_cells(rng, 40000, lambda z: z)))
+    assert np.abs(same.bend(np.linspace(-1.5, 1.5, 7)) - np.linspace(-1.5, 1.5, 7)).max() < 0.2
+    z, o = _bend_cells(rng, posterior.BEND_MIN_CELLS - 1, shape)
+    assert posterior.fit_bend(z, o) is None and posterior.fit_bend(zt, np.ones(zt.size)) is None
+    assert posterior.Calibration(0.0, 1.0).bend(1.25) == 1.25
+
+
+def test_the_level_map_is_bent_on_the_logits_the_index_gives_its_cells():
+    """fit_level_calibration bends the logit of each held-out cell as the index computes it (the folded queries'
+    coefficients, coverage-weighted): refitting the bend on those logits by hand gives the same knots."""
+    rng = np.random.default_rng(9)
+    n = 6000
+    lv, dv, U = rng.uniform(-0.8, 0.8, n), rng.normal(0.0, 0.4, n), rng.normal(0.0, 0.3, n)
+    c = rng.uniform(0.0, 1.0, n) ** 3  # many uncovered cells
+    true = 0.2 + 3.0 * lv + (c * 1.5 + (1 - c) * 0.3) * (dv - U) + 2.0 * U
+    o = (rng.random(n) < 1.0 / (1.0 + np.exp(-np.where(true < 0, 2.0 * true, true)))).astype(float)
+    cal = posterior.fit_level_calibration(lv, dv, U, o, coverage=c)
+    assert cal.coverage_aware and cal.knots is not None
+    z = cal.a + cal.level * lv + (c * cal.specific + (1 - c) * cal.uncovered) * (dv - U) + cal.shared * U
+    assert cal.knots == posterior.fit_bend(z, o)
+    assert posterior.fit_level_calibration(lv[:500], dv[:500], U[:500], o[:500]).knots is None  # too few cells

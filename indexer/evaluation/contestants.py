@@ -210,7 +210,7 @@ class SolverContestant:
                 c = posterior.coverage_shares(represent.question_rows(Q, self.space), Zs, seen)
                 return c * Z + (1.0 - c) * (cal.a + offset_u[None, :] + V @ Qu.T)
 
-            return Fitted(folded, source_means(S), lambda Q, P: 0.5 * (1.0 + np.tanh(0.5 * np.asarray(P))),
+            return Fitted(folded, source_means(S), lambda Q, P: 0.5 * (1.0 + np.tanh(0.5 * cal.bend(P))),
                           "the space's own calibration as `taskspace index` fits it (the level/deviation map on "
                           "cross-fitted held-out source prompts, folded into the query; indexer.posterior)")
         how = ("Platt map of closed-form leave-one-out source scores" if not np.isnan(np.asarray(solver.noise_)).any()

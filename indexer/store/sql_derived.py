@@ -96,11 +96,10 @@ class DerivedMixin:
         """Every space (in id order, as :meth:`list_spaces`) with its calibration map (:meth:`get_space_calibration`)
         and its prior (:meth:`get_space_prior`), each None when not stored: what a search reads of SQL about its
         space, in one statement (a query made three transactions of these)."""
-        from ..posterior import Calibration
-
         s, c, p = Space.__table__.c, SpaceCalibrationRow.__table__.c, SpacePriorRow.__table__.c
         q = (select(s.id, s.encoder, s.dim, s.lam, s.eps, s.method, s.params, s.created_at,
                     c.space_id, c.a, c.b, c.n_cells, c.n_models, c.spread, c.level, c.specific, c.shared, c.uncovered,
+                    c.knots,
                     p.space_id, p.vector, p.n_models, p.computed_at)
              .select_from(Space.__table__.outerjoin(SpaceCalibrationRow.__table__, c.space_id == s.id)
                           .outerjoin(SpacePriorRow.__table__, p.space_id == s.id))
@@ -110,8 +109,8 @@ class DerivedMixin:
         out = []
         for r in rows:
             rec = SpaceRecord(r[0], r[1], r[2], r[3], r[4], r[5], dict(r[6] or {}), r[7])
-            cal = None if r[8] is None else Calibration(*r[9:18])
-            prior = None if r[18] is None else SpacePrior(np.frombuffer(r[19], dtype="<f8").copy(), r[20], r[21])
+            cal = None if r[8] is None else _calibration(*r[9:19])
+            prior = None if r[19] is None else SpacePrior(np.frombuffer(r[20], dtype="<f8").copy(), r[21], r[22])
             out.append((rec, cal, prior))
         return out
 
@@ -284,12 +283,10 @@ class DerivedMixin:
 
     def get_space_calibration(self, space_id: int):
         """The space's stored calibration map (:class:`indexer.posterior.Calibration`), or None."""
-        from ..posterior import Calibration
-
         with self._read() as conn:
             row = conn.execute(select(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id)).scalar()
-        return None if row is None else Calibration(row.a, row.b, row.n_cells, row.n_models, row.spread,
-                                                    row.level, row.specific, row.shared, row.uncovered)
+        return None if row is None else _calibration(row.a, row.b, row.n_cells, row.n_models, row.spread,
+                                                     row.level, row.specific, row.shared, row.uncovered, row.knots)
 
     def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
         """Stored vectors of a space, by model key (all models when ``models`` is None)."""
@@ -446,6 +443,19 @@ class DerivedMixin:
 
 
 def _folded(calibration) -> dict:
-    """The level/deviation coefficients of a calibration map as row values (None for the plain map)."""
-    return {k: (None if getattr(calibration, k, None) is None else float(getattr(calibration, k)))
-            for k in ("level", "specific", "shared", "uncovered")}
+    """The level/deviation coefficients of a calibration map and its bend's knots (JSON text) as row values (None for
+    the plain map, or no bend)."""
+    out = {k: (None if getattr(calibration, k, None) is None else float(getattr(calibration, k)))
+           for k in ("level", "specific", "shared", "uncovered")}
+    knots = getattr(calibration, "knots", None)
+    out["knots"] = None if knots is None else json.dumps({"z": list(knots[0]), "logit": list(knots[1])})
+    return out
+
+
+def _calibration(a, b, n_cells, n_models, spread, level, specific, shared, uncovered, knots):
+    """A :class:`~indexer.posterior.Calibration` from its row values (:func:`_folded`'s, ``knots`` JSON text)."""
+    from ..posterior import Calibration
+
+    k = None if knots is None else json.loads(knots)
+    return Calibration(a, b, n_cells, n_models, spread, level, specific, shared, uncovered,
+                       None if k is None else (tuple(k["z"]), tuple(k["logit"])))

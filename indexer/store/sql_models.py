@@ -276,6 +276,8 @@ class SpaceCalibrationRow(Base):
     shared: Mapped[float | None] = mapped_column(Float, nullable=True)
     #: the own deviation's weight where a model has no evidence near the query (None: ``specific``; migration 0008)
     uncovered: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: the bend of the map's logit, ``{"z": [...], "logit": [...]}`` as JSON text (None: none; migration 0010)
+    knots: Mapped[str | None] = mapped_column(Text, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
