@@ -42,6 +42,12 @@ VARIANTS is ``-`` (the built-in contestants alone) or a comma-separated list of:
   coverage-aware (compare with ``kappa:1``). In the index it would be one more per-model coordinate;
   ``formatslogit:EPS``: ``formats:1`` with the level term on that logit.
 
+- ``iso:1``: the ``kappa:1`` map's logit bent by an increasing function fitted on the same held-out cells (isotonic
+  regression of their outcomes on the logit, read at 48 quantiles, slope 1 beyond the ends): the rankings are
+  ``kappa:1``'s, only the probabilities move (the product's bend, :func:`indexer.posterior.fit_bend`, is this on the
+  coverage-aware map); ``beta:1``: beta calibration of that logit instead (``logit p = c + b1 log sigmoid(z) - b2
+  log(1 - sigmoid(z))``, b1, b2 >= 0).
+
 ``--decompose`` also prints, per contestant, how much of each fold's ECE a constant logit shift of that fold (its
 calibration-in-the-large) and a Platt map of that fold (shift and slope) would remove, both fitted on the fold's own
 outcomes (an oracle: what no map fitted on the source can know), and the same per benchmark inside each fold.
