@@ -434,12 +434,13 @@ def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.n
 
 
 def fit_bend(z: np.ndarray, outcomes: np.ndarray, knots: int = BEND_KNOTS, tail: float = BEND_TAIL,
-             min_cells: int = BEND_MIN_CELLS) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+             min_cells: int | None = None) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
     """The knots ``(z, logit)`` of :attr:`Calibration.knots` from held-out cells' logits ``z`` and (graded) outcomes:
     the outcomes' isotonic regression on ``z`` (scikit-learn's ``IsotonicRegression``, values kept in [0.001,
     0.999]) read at ``knots`` quantiles of ``z`` from ``tail`` to ``1 - tail``, as logits, each at least
     :data:`BEND_MIN_SLOPE` per unit of ``z`` above the one before. None (no bend) with fewer than ``min_cells`` cells
-    or one class."""
+    (default :data:`BEND_MIN_CELLS`) or one class."""
+    min_cells = BEND_MIN_CELLS if min_cells is None else min_cells
     z, o = np.asarray(z, dtype=np.float64).ravel(), np.asarray(outcomes, dtype=np.float64).ravel()
     keep = np.isfinite(z) & np.isfinite(o)
     z, o = z[keep], o[keep]

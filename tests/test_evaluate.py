@@ -591,6 +591,28 @@ def test_default_contestant_is_the_products_index_form_and_calibration():
     assert "leave-one-out" in fitted.calibration
 
 
+def test_default_contestants_probabilities_bend_its_logits_as_the_index_does(monkeypatch, encoder):
+    """On held-out cells enough for a bend (posterior.fit_bend; the threshold lowered for this small matrix) the
+    default's probabilities are the bent logit's, as the index gives them (Calibration.probability)."""
+    from indexer import posterior, represent
+    from indexer.pipeline import _fit_calibration
+    from indexer.solver import HyperplaneSolver
+    from indexer.space import configured
+
+    monkeypatch.setattr(posterior, "BEND_MIN_CELLS", 50)
+    m, _ = _mixed(encoder)
+    spec = configured(method="auto-mc")
+    X = represent.rows(m.texts, encoder.encode, spec.params)
+    tr, te = np.r_[0:20, 24:44], np.r_[20:24, 44:48]
+    fitted = SolverContestant(spec.options, rows=(X, X), space=spec).fit(X[tr], m.scores[:, tr])
+    solver = HyperplaneSolver(**spec.options).fit(X[tr], m.scores[:, tr])
+    cal = _fit_calibration(solver, X[tr], m.scores[:, tr], spec)
+    assert cal.knots is not None
+    P = fitted.predict(X[te])
+    np.testing.assert_allclose(fitted.probability(X[te], P), 1.0 / (1.0 + np.exp(-cal.bend(P))))
+    assert not np.allclose(cal.bend(P), P)
+
+
 def _mixed(encoder, seed=0):
     """A small mixed index: multiple-choice prompts (with options) measured for models mc0..mc3, code prompts
     (no options) for code0..code3, and 'both' measured on both."""

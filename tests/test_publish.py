@@ -252,6 +252,7 @@ def test_the_cards_example_runs_against_the_files(publisher, tmp_path, encoder):
     card = (tmp_path / "d" / "README.md").read_text()
     assert card.startswith("---\nlicense: other\n") and "config_name: " in card
     (sp,) = store_a.list_spaces()
+    assert store_a.get_space_calibration(sp.id).knots is not None  # the example bends the logit as taskspace does
     from indexer.space import space_name
 
     name = space_name(sp)
