@@ -62,6 +62,16 @@ def _home(tmp_path, monkeypatch, name: str) -> None:
 
 
 @pytest.fixture
+def bent(monkeypatch):
+    """The calibration's bend (indexer.posterior.fit_bend) on the publisher's few held-out cells (2,250): its
+    thresholds lowered, so that the records carry knots. Named before ``publisher`` so it applies to its index."""
+    from indexer import posterior
+
+    monkeypatch.setattr(posterior, "BEND_MIN_CELLS", 500)
+    monkeypatch.setattr(posterior, "BEND_CELLS_PER_KNOT", 400)
+
+
+@pytest.fixture
 def publisher(tmp_path, monkeypatch, encoder):
     """Home A with the indexed subset (and Hub metadata for two models, to check filters survive)."""
     _home(tmp_path, monkeypatch, "home_a")
@@ -98,8 +108,10 @@ def _answers(store, vectors, queries) -> list[list[tuple]]:
     return res
 
 
-def test_publish_to_the_hub_then_pull_gives_the_same_answers(publisher, hub_server, tmp_path, monkeypatch, encoder):
+def test_publish_to_the_hub_then_pull_gives_the_same_answers(bent, publisher, hub_server, tmp_path, monkeypatch,
+                                                             encoder):
     store_a, vectors_a, unseen = publisher
+    assert store_a.get_space_calibration(store_a.list_spaces()[0].id).knots is not None  # published and pulled too
     hub_server.tokens = {WRITE: "write", READ: "read"}
     monkeypatch.setenv("HF_TOKEN", WRITE)
     res = publish("tester/taskspace-records", store=store_a)
@@ -246,7 +258,7 @@ def test_licences_of_the_shared_sets(shared_data):
     assert licence_of(str(shared_data / "evalarena_code"))[1] is False
 
 
-def test_the_cards_example_runs_against_the_files(publisher, tmp_path, encoder):
+def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, encoder):
     store_a, vectors_a, unseen = publisher
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
     card = (tmp_path / "d" / "README.md").read_text()
