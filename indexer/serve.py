@@ -68,6 +68,19 @@ LIMITS = {
     "max_page": 500,
 }
 
+#: the library's pointers to a listing command, as an HTTP client reaches the same list
+_LISTINGS = {"(`taskspace models` lists them)": "(GET /v1/models lists them)",
+             "(`taskspace benchmarks` lists them)": "(GET /v1/benchmarks lists them)"}
+
+
+def _http_hints(message: str) -> str:
+    """A library error's message for an HTTP client: a listing it points to is named by its endpoint (commands an
+    operator runs, such as `taskspace reindex`, stay as they are)."""
+    for cli, http in _LISTINGS.items():
+        message = message.replace(cli, http)
+    return message
+
+
 _STATUS = {"InputError": 422, "DimensionError": 422, "ConfigError": 422, "NotFoundError": 404, "BusyError": 503,
            "StoreError": 503, "EncoderError": 503, "HubError": 503}
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large",
@@ -446,7 +459,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             return _internal(request, exc)
         field = getattr(exc, "item", None)
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
-        return answer(status, code, scrub(str(exc)), field)
+        return answer(status, code, _http_hints(scrub(str(exc))), field)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):

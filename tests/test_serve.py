@@ -215,7 +215,9 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
                  says="from 0 to 100")
     assert_error(post({}), 422, "invalid_input", "query", says="got none")
     assert_error(post({"prompts": [PROMPT], "filters": {"benchmark": "nope"}}), 404, "not_found", "filters.benchmark")
-    assert_error(post({"prompts": [PROMPT], "models": ["org/nope"]}), 404, "not_found", "models", says="`taskspace models`")
+    assert_error(post({"prompts": [PROMPT], "models": ["org/nope"]}), 404, "not_found", "models",
+                 says="(GET /v1/models lists them)")  # the listing an HTTP client reaches, not the command's
+    assert_error(post({"benchmark": "nope"}), 404, "not_found", "benchmark", says="(GET /v1/benchmarks lists them)")
     # query parameters a route does not take: named, not ignored (the page itself takes its own: ?q=...)
     assert_error(client.post("/v1/find?k=3", json={"prompts": [PROMPT]}), 422, "invalid_request", "k",
                  says="takes its arguments in the JSON body")
