@@ -68,9 +68,10 @@ LIMITS = {
     "max_page": 500,
 }
 
-#: the library's pointers to a listing command, as an HTTP client reaches the same list
-_LISTINGS = {"(`taskspace models` lists them)": "(GET /v1/models lists them)",
-             "(`taskspace benchmarks` lists them)": "(GET /v1/benchmarks lists them)"}
+#: the library's pointers to a listing command (indexer.find.suggest, the store's unknown-benchmark errors), as an HTTP
+#: client reaches the same list
+_LISTINGS = {"`taskspace models` lists them": "GET /v1/models lists them",
+             "`taskspace benchmarks` lists them": "GET /v1/benchmarks lists them"}
 
 
 def _http_hints(message: str) -> str:
