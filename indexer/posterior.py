@@ -52,6 +52,7 @@ and every ranking is unchanged; only the probabilities and their intervals move.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -430,11 +431,13 @@ def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.n
     if unc is not None and unc > spec:  # the far cells' deviation worth more than the near ones': not believed
         return fit_level_calibration(level, deviation, shared, outcomes, spread)
     sh = float(coef[-1]) if has_prior else spec
-    # each cell's logit as the index gives it (the folded queries' coefficients, :meth:`Calibration.fold_rows`)
-    g1, g0 = max(spec, TIE_BREAK), max(unc if unc is not None else spec, TIE_BREAK)
-    z = a + max(lev, TIE_BREAK) * l + (c * g1 + (1.0 - c) * g0) * own + (sh * u if has_prior else 0.0)
-    return Calibration(a, spec, int(l.size), spread=float(spread), level=lev, specific=spec, shared=sh, uncovered=unc,
-                       knots=fit_bend(z, o))
+    cal = Calibration(a, spec, int(l.size), spread=float(spread), level=lev, specific=spec, shared=sh, uncovered=unc)
+    # each cell's logit as the index gives it: the folded queries' coefficients (:meth:`Calibration.fold_rows`, the
+    # uncovered one's weight floored as the covered one's), coverage-weighted
+    g1, lev1 = cal.ranking_coefficients
+    g0 = max(unc, TIE_BREAK) if unc is not None else g1
+    z = a + lev1 * l + (c * g1 + (1.0 - c) * g0) * own + (sh * u if has_prior else 0.0)
+    return dataclasses.replace(cal, knots=fit_bend(z, o))
 
 
 def fit_bend(z: np.ndarray, outcomes: np.ndarray, knots: int = BEND_KNOTS, tail: float = BEND_TAIL,
