@@ -65,6 +65,7 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 
 from .errors import InputError, NotFoundError
+from .records import name_problem, text_problem
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +140,9 @@ class Filters:
         if self.licenses is not None:
             if not all(isinstance(x, str) and x.strip() for x in self.licenses):
                 raise InputError("licenses must be non-empty strings", item="filters.licenses")
+            for x in self.licenses:
+                if name_problem(x):
+                    raise InputError(f"the license {x[:40]!r} {name_problem(x)}", item="filters.licenses")
             self.licenses = [x.strip() for x in self.licenses] or None
         for name in ("min_params", "max_params"):
             v = getattr(self, name)
@@ -159,6 +163,8 @@ class Filters:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v.strip()):
                 raise InputError(f"{name} must be a non-empty string", item=f"filters.{name}")
+            if v is not None and name_problem(v):
+                raise InputError(f"{name} {v[:40]!r} {name_problem(v)}", item=f"filters.{name}")
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Filters":
@@ -328,6 +334,9 @@ def _prompts(prompts) -> list[str] | None:
     for i, p in enumerate(out):
         if not isinstance(p, str) or not p.strip():
             raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
+        bad = text_problem(p)  # what ingest refuses (a NUL, a lone surrogate) cannot be a query either
+        if bad:
+            raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"prompts[{i}]")
     return out
 
 
@@ -412,13 +421,16 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
 
     if not isinstance(names, (list, tuple)) or not names:
         raise InputError("models must be a non-empty list of model names", item="models")
+    for n in names:
+        if not isinstance(n, str) or not n.strip():
+            raise InputError("a model name must be a non-empty string", item="models")
+        if name_problem(n):
+            raise InputError(f"the model name {n[:60]!r} {name_problem(n)}", item="models")
     lookup = getattr(store, "resolve_aliases", None)
     known_alias = lookup([n for n in names if isinstance(n, str)]) if lookup else {}
     keys = []
     stored = None
     for n in names:
-        if not isinstance(n, str) or not n.strip():
-            raise InputError("a model name must be a non-empty string", item="models")
         key = known_alias.get(n)
         if key is None:
             if stored is None:
@@ -504,6 +516,8 @@ def _check_query(prompts, benchmark, vector, k, rank) -> list[str] | None:
         raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
     if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
         raise InputError("the benchmark name must be a non-empty string", item="benchmark")
+    if benchmark is not None and name_problem(benchmark):
+        raise InputError(f"the benchmark name {name_problem(benchmark)}", item="benchmark")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}", item="k")
     if rank not in RANKS:

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-_SURROGATE = re.compile("[\udc80-\udcff]")
+#: a lone surrogate: bytes that were not UTF-8 (a ``surrogateescape`` decode gives U+DC80-U+DCFF) or a JSON ``\ud800``
+#: escape without its pair; no UTF-8 encoder (hashes, SQL drivers, Qdrant) takes one
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def text_problem(text) -> str | None:
@@ -27,16 +29,18 @@ def text_problem(text) -> str | None:
     if "\x00" in text:
         return "prompt text holds a NUL character"
     if _SURROGATE.search(text):
-        return "prompt text is not valid UTF-8"
+        return "prompt text is not valid UTF-8 (a lone surrogate)"
     return None
 
 
 def name_problem(value) -> str | None:
-    """What makes a model or benchmark name unusable (empty, or a NUL character), or None."""
+    """What makes a model or benchmark name unusable (empty, a NUL character or a lone surrogate), or None."""
     if not isinstance(value, str) or not value.strip():
         return "empty"
     if "\x00" in value:
         return "holds a NUL character"
+    if _SURROGATE.search(value):
+        return "is not valid Unicode (a lone surrogate, e.g. bytes that were not UTF-8)"
     return None
 
 

@@ -110,6 +110,30 @@ def test_whitespace_and_nul_prompt_texts_are_row_errors(store, tmp_path):
     assert len(om.prompt_hashes) == 2
 
 
+def test_a_lone_surrogate_from_a_json_escape_costs_its_row(store, tmp_path):
+    """``"\\ud800"`` in a JSONL prompt decodes to a lone surrogate (the file itself is valid UTF-8): it passed the
+    not-UTF-8 check (which looked only for surrogateescape's U+DC80-U+DCFF) and crashed the prompt hash. Now the row
+    is an error at its line and the rest is stored; a model name with one is refused the same way."""
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "prompts.jsonl").write_text('{"prompt_id": "p0", "benchmark": "b", "text": "Fine?"}\n'
+                                     '{"prompt_id": "p1", "benchmark": "b", "text": "Bad \\ud800 one?"}\n'
+                                     '{"prompt_id": "p2", "benchmark": "b", "text": "Also fine?"}\n')
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 3)))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    errs = {(Path(e.file).name, e.line): e.message for e in s.errors}
+    assert "not valid UTF-8" in errs[("prompts.jsonl", 2)]
+    assert s.outcomes == 2 and s.sources == 1
+    from indexer.ingest import Ingester
+
+    ing = Ingester(store, fetch_metadata=False)
+    ing.store_batch(SourceBatch(SourceInfo("lm_eval", "/x/sur", "r1"), {},
+                                [Outcome("org/m\udc00", "bench", "Text?", 1.0, prompt_id="1"),
+                                 Outcome("org/ok", "bench", "Text?", 1.0, prompt_id="1")]))
+    ing_errors = [e.message for e in ing.summary.errors]
+    assert len(ing_errors) == 1 and "not valid Unicode" in ing_errors[0] and ing.summary.outcomes == 1
+
+
 def test_every_reader_and_the_store_hold_the_same_rule(store):
     """Outcome rows from any reader (here built directly) with a NUL or blank text are dropped with an error naming the
     prompt, the rest stored; the store itself refuses a NUL text on SQLite as PostgreSQL does."""

@@ -135,6 +135,25 @@ def test_malformed_arguments_are_input_errors_naming_the_argument(idx):
     assert ask(idx, "x", k=2, prefer_smaller=100).query["prefer_smaller"] == 100.0
 
 
+def test_text_no_database_takes_is_an_input_error_naming_its_argument(idx):
+    """A lone surrogate (a JSON ``\\ud800`` escape, a command-line argument that was not UTF-8) reached the prompt hash,
+    the SQL driver or Qdrant's filter and raised UnicodeEncodeError / TypeError: a traceback on the command line, a
+    500 over HTTP. A NUL prompt was embedded as if it were text. Now each is an InputError naming the argument."""
+    cases = [({"prompts": "\ud800abc"}, "prompts[0]", "not valid UTF-8"),
+             ({"prompts": ["fine", "a\udc80"]}, "prompts[1]", "not valid UTF-8"),
+             ({"prompts": "a\x00b"}, "prompts[0]", "NUL"),
+             ({"benchmark": "\udfff"}, "benchmark", "not valid Unicode"),
+             ({"prompts": "x", "models": ["gpt\ud800"]}, "models", "not valid Unicode"),
+             ({"prompts": "x", "filters": {"licenses": ["mit", "\ud800"]}}, "filters.licenses", "not valid Unicode"),
+             ({"prompts": "x", "filters": {"pipeline_tag": "\ud800"}}, "filters.pipeline_tag", "not valid Unicode"),
+             ({"prompts": "x", "filters": {"benchmark": "\ud800"}}, "filters.benchmark", "not valid Unicode")]
+    for kw, item, says in cases:
+        with pytest.raises(InputError, match=says) as err:
+            ask(idx, **kw)
+        assert err.value.item == item, (kw, err.value.item)
+    assert ask(idx, "fine \U0001F600", k=1).results  # a character beyond the BMP (a surrogate pair in JSON) is text
+
+
 def test_model_identity_in_results(idx):
     every = {r.model: r for r in ask(idx, benchmark="alpha", k=10)}
     assert "gpt-4o" in every and every["gpt-4o"].api_only and every["gpt-4o"].hub_id is None
