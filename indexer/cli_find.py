@@ -132,12 +132,12 @@ def _print_result(result) -> None:
     else:
         rows = []
         for i, r in enumerate(result.results, 1):
-            lo, hi = r.to_dict()["interval"]
-            interval = "-" if lo is None else f"{_pct(lo)}-{_pct(hi)}"
+            d = r.to_dict()
+            interval = "-" if d["interval"] is None else "{}-{}".format(*map(_pct, d["interval"]))
             near = ("unknown" if r.coverage.measured_near is None else
                     f"yes ({r.coverage.near})" if r.coverage.measured_near else "no")
             meta = r.metadata
-            rows.append([str(i), r.model + (" (API)" if r.api_only else ""), _pct(r.to_dict()["probability"]), interval,
+            rows.append([str(i), r.model + (" (API)" if r.api_only else ""), _pct(d["probability"]), interval,
                          near, format_params(meta.get("params")) or "-", meta.get("license") or "-"])
         sort = "lower bound" if q["rank"] == "lcb" else "probability"
         caption = f"space {result.space['name']} ({result.space['method']}); ranked by {sort}"

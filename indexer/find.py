@@ -269,8 +269,14 @@ class ModelResult:
     def to_dict(self) -> dict:
         return {"model": self.model, "hub_id": self.hub_id, "api_only": self.api_only, "aliases": list(self.aliases),
                 "score": _num(self.score), "rank_score": _num(self.rank_score), "probability": _num(self.probability),
-                "interval": [_num(self.low), _num(self.high)], "variance": _num(self.variance),
+                "interval": _interval(self.low, self.high), "variance": _num(self.variance),
                 "coverage": asdict(self.coverage), "evidence": asdict(self.evidence), "metadata": dict(self.metadata)}
+
+
+def _interval(low, high) -> list | None:
+    """``[low, high]``, or None where either end is unknown (no posterior, no calibrated signal)."""
+    lo, hi = _num(low), _num(high)
+    return None if lo is None or hi is None else [lo, hi]
 
 
 def _num(x, digits: int = 6):

@@ -57,7 +57,8 @@ class Match:
         keep = ("license", "num_parameters", "pipeline_tag", "gated", "downloads", "n_prompts", "accuracy", "benchmarks")
         r = lambda x: None if x is None or not np.isfinite(x) else round(float(x), 6)  # noqa: E731
         return {"model": self.model, "score": round(self.score, 6), "probability": r(self.probability),
-                "interval": [r(self.low), r(self.high)], **{k: self.payload.get(k) for k in keep}}
+                "interval": None if r(self.low) is None or r(self.high) is None else [r(self.low), r(self.high)],
+                **{k: self.payload.get(k) for k in keep}}
 
 
 #: RANKS: ``probability`` (the calibrated probability: Qdrant's own order) or ``lcb`` (the lower end of the
@@ -303,8 +304,6 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     Qdrant payload filter), and its next score bounds only those. Where some model's outcomes are not in SQL (a
     pulled index: ``c = 1`` for it, whatever it was fitted on) or the filters already name benchmarks, L1 searches
     every model, as L0 does."""
-    from .posterior import Z_INTERVAL
-
     if penalty is not None and shift is None:
         raise ValueError("coverage_ranked: a size penalty needs its shift (the penalty's own term per hit)")
     exhaustive = fetch is not None
@@ -350,14 +349,14 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
             h.score = float(v)
         value = blend.copy()
         found = None
-        if rank == "lcb":  # the bound needs every candidate's variance
-            found = _matches(hits, pred, q, at_row)
-            sd = np.array([np.sqrt(m.variance) if np.isfinite(m.variance) else 0.0 for m in found])
-            value = value - Z_INTERVAL * pred.scale * sd
         if shift is not None:
             value = value - np.array([shift(h) for h in hits])
-        order = np.argsort(-value, kind="stable")[:limit]
-        kth = value[order[-1]] if len(order) else np.inf
+        score = value
+        if rank == "lcb":  # the bound needs every candidate's variance
+            found = _matches(hits, pred, q, at_row)
+            value = lower_bounds(value, found, pred)
+        order = _ranked(value, score, limit)
+        kth = value[order[-1]] if len(order) else np.inf  # NaN (a bound unknown in the top): not settled, fetch more
         if exhaustive or not nxt or kth >= max(nxt):
             if found is None:  # the matches of the top alone, their raw scores at the row from their ids
                 top = [hits[i] for i in order]
@@ -377,7 +376,7 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
     that value: candidates fetched from Qdrant and re-ranked, more fetched until no unfetched model can enter the
     top (:func:`~indexer.posterior.lcb_candidates_exact`). ``fetch``: fetch exactly that many once (every candidate,
     for a ``shift`` the bound does not cover)."""
-    from .posterior import Z_INTERVAL, lcb_candidates_exact
+    from .posterior import lcb_candidates_exact
 
     exhaustive = fetch is not None
     fetch = fetch if exhaustive else max(4 * limit, 50)
@@ -386,11 +385,39 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
         hits = vectors.search(name, "models", search, filters=filters, limit=fetch + 1, with_vectors=pred.folded)
         more = len(hits) > fetch
         found = _matches(hits[:fetch], pred, q)
-        lower = np.array([m.search_score - Z_INTERVAL * pred.scale * np.sqrt(m.variance)
-                          if np.isfinite(m.variance) else m.search_score for m in found])
+        scores = np.array([m.search_score for m in found])
         if shift is not None:
-            lower = lower - np.array([shift(m) for m in found])
-        if exhaustive or not more or lcb_candidates_exact(lower, lower, limit, float(hits[fetch].score)):
-            order = np.argsort(-lower, kind="stable")[:limit]
+            scores = scores - np.array([shift(m) for m in found])
+        lower = lower_bounds(scores, found, pred)
+        order = _ranked(lower, scores, limit)
+        # settled when the top k all have a bound (an unfetched model with one would rank above a model without)
+        # and the k-th bound reaches the best score not fetched
+        if exhaustive or not more or (np.isfinite(lower[order]).all() and len(order) == limit
+                                      and lcb_candidates_exact(lower[order], lower[order], limit,
+                                                               float(hits[fetch].score))):
             return [(found[i], float(lower[i])) for i in order]
         fetch *= 4
+
+
+def lower_bounds(values: np.ndarray, found: list[Match], pred) -> np.ndarray:
+    """The lower ends of the candidates' intervals on the scale of ``values`` (the scores ranked by): ``value - z
+    scale sd``, NaN where a model's variance is unknown (a vector stored before posteriors were kept, a pattern
+    that could not be loaded): :func:`_ranked` puts those after every model with a bound, where before an unknown
+    variance counted as none and such a model ranked first. A space whose method keeps no posterior at all (the
+    plain ``paper`` method: no intercept) has no bound for any model: its bound is the score itself (``lcb`` then
+    ranks as ``probability``)."""
+    from .posterior import Z_INTERVAL
+
+    values = np.asarray(values, dtype=np.float64)
+    if not (getattr(pred.space, "params", None) or {}).get("intercept"):
+        return values.copy()
+    var = np.array([m.variance for m in found], dtype=np.float64)
+    return values - Z_INTERVAL * pred.scale * np.sqrt(np.maximum(var, 0.0))  # NaN stays NaN
+
+
+def _ranked(values: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
+    """The indices of the top ``limit`` by ``values``, best first (ties in candidate order); those whose value is
+    NaN (an unknown bound) after all others, by their ``scores``."""
+    values = np.asarray(values, dtype=np.float64)
+    known = np.isfinite(values)
+    return np.lexsort((-np.where(known, values, np.asarray(scores, dtype=np.float64)), ~known))[:limit]

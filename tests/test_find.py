@@ -246,6 +246,32 @@ def test_lcb_rank_is_exact(idx):
     assert [r.rank_score for r in got] == pytest.approx(sorted(lower.values(), reverse=True)[:3], abs=1e-6)
 
 
+def test_lcb_ranks_a_model_of_unknown_variance_after_every_model_with_a_bound(idx):
+    """A model whose point carries no posterior (a vector stored before posteriors were kept) has no interval: its
+    variance is unknown. ``lcb`` counted that as no uncertainty (the bound was its score), so it ranked first; now it
+    ranks after every model with a bound, its rank_score and interval null (the README's "interval is null")."""
+    import dataclasses
+
+    from indexer import sync
+    from indexer.space import space_name
+
+    store, vectors, _ = idx
+    (space,) = store.list_spaces()
+    top = ask(idx, ALPHA[3], k=1).results[0].model  # the best by probability: the first lcb would have put it
+    (mv,) = store.load_model_vectors(space.id, [top])
+    rec = {m.key: m for m in store.list_models(keys=[top])}.get(top)
+    vectors.upsert(space_name(space), "models", [sync._model_point(dataclasses.replace(mv, pattern=None), rec)],
+                   dim=space.dim)
+    got = ask(idx, ALPHA[3], k=10, rank="lcb")
+    assert got.results[-1].model == top and len(got.results) == len(ALPHA_MODELS) + 1
+    last = got.to_dict()["results"][-1]
+    assert last["rank_score"] is None and last["interval"] is None and last["probability"] is not None
+    signal = got.to_dict()["space"]["signal"]  # without it every interval is null (the tiny index may have none)
+    assert all(r["rank_score"] is not None and (r["interval"] is not None) == signal
+               for r in got.to_dict()["results"][:-1])
+    assert ask(idx, ALPHA[3], k=2, rank="lcb").results[0].model != top  # with k below the model count too
+
+
 CODE_PROMPT = "Write a Python function that sorts a list of integers"
 
 
