@@ -323,6 +323,26 @@ def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundErr
     return err
 
 
+def _unindexed_benchmark(store, space, name: str) -> NotFoundError:
+    """The error for a benchmark query whose name has no vector in the space's index: a benchmark SQL knows but has
+    not indexed yet (ingested, its vector not computed: ``taskspace index``; computed but missing from the index:
+    ``taskspace reindex``), or an unknown name (:func:`suggest`). Before, an ingested benchmark was "unknown" with
+    itself as the suggestion."""
+    from .space import space_name
+
+    known = [b.name for b in store.list_benchmarks()]
+    if name not in known:
+        return suggest(name, known, "benchmark", item="benchmark")
+    if any(bv.benchmark == name for bv in store.load_benchmark_vectors(space.id)):
+        err = NotFoundError(f"benchmark {name!r} has a vector in the database but not in the index of space "
+                            f"{space_name(space)}: `taskspace reindex` rebuilds the index from the database")
+    else:
+        err = NotFoundError(f"benchmark {name!r} is in the database but not indexed in space {space_name(space)} yet "
+                            "(its results were ingested, its vector not computed): run `taskspace index`")
+    err.item = "benchmark"
+    return err
+
+
 def _prompts(prompts) -> list[str] | None:
     if prompts is None:
         return None
@@ -384,7 +404,7 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
     if benchmark is not None:
         hit = vectors.get(space_name(space), "benchmarks", [benchmark], with_vectors=True).get(benchmark)
         if hit is None:
-            raise suggest(benchmark, [b.name for b in store.list_benchmarks()], "benchmark", item="benchmark")
+            raise _unindexed_benchmark(store, space, benchmark)
         return np.asarray(hit.vector, dtype=np.float32), False, None
     if vector is not None:
         q = _vector(vector)

@@ -154,6 +154,31 @@ def test_text_no_database_takes_is_an_input_error_naming_its_argument(idx):
     assert ask(idx, "fine \U0001F600", k=1).results  # a character beyond the BMP (a surrogate pair in JSON) is text
 
 
+def test_a_benchmark_known_but_not_indexed_says_which_command_indexes_it(idx, tmp_path):
+    """A benchmark whose results were ingested but not indexed yet (``taskspace ingest``) was "unknown benchmark
+    'gamma'; did you mean gamma?". Now the error says it is not indexed yet and to run ``taskspace index``; one whose
+    vector is in SQL but missing from the index says ``taskspace reindex``; an unknown name still gets suggestions."""
+    from indexer.ingest import ingest
+
+    from helpers import write_source
+    from indexer.space import space_name
+
+    store, vectors, _ = idx
+    write_source(tmp_path / "g", "gamma", ALPHA[:4], outcomes(np.random.default_rng(0), ["org/small"], 4))
+    assert ingest(str(tmp_path / "g"), store=store, fetch_metadata=False).outcomes == 4
+    with pytest.raises(NotFoundError) as err:
+        ask(idx, benchmark="gamma")
+    msg = str(err.value)
+    assert "not indexed" in msg and "`taskspace index`" in msg and "did you mean" not in msg
+    assert err.value.item == "benchmark"
+    (space,) = store.list_spaces()
+    vectors.delete(space_name(space), "benchmarks", ["beta"])
+    with pytest.raises(NotFoundError, match=r"in the database but not in the index .*`taskspace reindex`"):
+        ask(idx, benchmark="beta")
+    with pytest.raises(NotFoundError, match=r"unknown benchmark 'gamm'; did you mean gamma"):
+        ask(idx, benchmark="gamm")
+
+
 def test_model_identity_in_results(idx):
     every = {r.model: r for r in ask(idx, benchmark="alpha", k=10)}
     assert "gpt-4o" in every and every["gpt-4o"].api_only and every["gpt-4o"].hub_id is None
