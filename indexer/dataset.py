@@ -11,7 +11,8 @@ Files (``FILES``):
 - ``models/<space>.parquet``: one row per model record (:data:`MODEL_COLUMNS`).
 - ``patterns/<space>.parquet``: the posterior factors of the space's coverage patterns (:data:`PATTERN_COLUMNS`,
   float32 as stored), which with a record's ``pattern``, ``model_lambda`` and ``noise`` give its score's variance.
-- ``prompts/<space>.parquet`` (when the space has indexed prompts): one row per indexed prompt: ``hash`` (sha256 of
+- ``prompts/<space>.parquet`` (when the space has indexed prompts; :func:`read` requires it when the space's
+  ``benchmarks.parquet`` rows count any): one row per indexed prompt: ``hash`` (sha256 of
   its text; the text is not published), ``benchmarks``, ``vector`` (its index row). taskspace fills a question typed
   without its answer options from the 50 of these nearest by question (:mod:`indexer.query`).
 - ``benchmarks.parquet``: one row per (benchmark, space): name, group, metric, prompt count and the benchmark's
@@ -500,8 +501,15 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                     {b["name"]: float(b["accuracy"]) for b in bench if b["accuracy"] is not None},
                     m["inputs_digest"], _time(m["computed_at"], w, errors), m["pattern"], _finite(m["model_lambda"]),
                     _finite(m["noise"])))
-        # prompts (optional)
+        # prompts: written whenever the space indexed prompts, which its benchmark rows' n_prompts count (a benchmark
+        # vector is the mean of its prompts' rows); a copy without the file would pull silently and then fill no
+        # question's answer options and tell no model's coverage, so it is refused (a space that indexed none, and a
+        # set whose benchmark rows count no prompt, need none)
         qname = prompts_file(spec.name)
+        indexed = sum(int(b["n_prompts"] or 0) for b in b_rows if b["space"] == spec.name)
+        if indexed and not (root / qname).is_file():
+            errors.add(qname, f"file is missing, though {BENCHMARKS} counts {indexed} indexed prompt(s) in space "
+                       f"{spec.name}: the copy is incomplete; fetch the whole record set again")
         if (root / qname).is_file():
             qt = _read_table(root, qname, PROMPT_COLUMNS, errors)
             if qt is not None:

@@ -91,7 +91,8 @@ def _source_name(location: str) -> str:
 
 def source_licences(store) -> list[dict]:
     """``{location, kind, licence, restricted, file}`` of every source that holds outcomes, and of every pulled
-    space (whose records are republished)."""
+    space (named in the card of a home that also holds one; a pulled space itself is not published again,
+    :func:`build`)."""
     out = []
     for s in store.list_sources():
         if s.kind == "pulled":
@@ -157,6 +158,14 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
     spaces = [sp for sp in resolve_spaces(store, space) if store.model_vector_keys(sp.id)]
     if not spaces:
         raise NotFoundError("nothing to publish: no space has model vectors; run `taskspace index` first")
+    for sp in spaces:  # a pulled space: its records are published where they came from, and it holds too little here
+        origin = store.space_origin(sp.id)
+        if origin is not None:
+            others = " (or name another space with --space)" if len(store.list_spaces()) > 1 else ""
+            raise InputError(f"space {space_name(sp)} was pulled from {origin}: a pulled space holds no results, "
+                             "prompt texts or sources, so publishing it again would drop its prompts file and the "
+                             "provenance of its records; publish from the home that indexed its results, or index raw "
+                             f"results into this home first (`taskspace index`){others}", item=space_name(sp))
     version = _version()
     files: dict[str, bytes] = {}
     records: dict[tuple[str, str], dict] = {}

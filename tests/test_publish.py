@@ -325,7 +325,8 @@ def _respace(src: Path, dst: Path, sp, encoder: str) -> Path:
             path.unlink()
             path = dst / "models" / f"{spec.name}.parquet"
         pq.write_table(t, path)
-    (dst / "patterns" / f"{name}.parquet").rename(dst / "patterns" / f"{spec.name}.parquet")
+    for d in ("patterns", "prompts"):
+        (dst / d / f"{name}.parquet").rename(dst / d / f"{spec.name}.parquet")
     return dst
 
 
@@ -373,6 +374,47 @@ def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_
         assert store_b.list_spaces() == [] and store_b.list_models() == []
     finally:
         store_b.close()
+
+
+def test_a_copy_without_its_prompts_file_is_refused_and_nothing_imported(publisher, tmp_path, monkeypatch):
+    """A record set whose ``prompts/<space>.parquet`` is gone (a partial download or copy) pulled without a word, and
+    the pulled index then filled no question's answer options and told no coverage. Now, as benchmarks.parquet counts
+    the space's indexed prompts, the file is required: the pull fails naming it and imports nothing."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    cut = _copy(tmp_path / "d", tmp_path / "cut")
+    (f,) = (cut / "prompts").glob("*.parquet")
+    f.unlink()
+    with pytest.raises(InputError, match=r"prompts/\S+\.parquet: file is missing, though benchmarks.parquet counts 90 "
+                                         r"indexed prompt\(s\).*fetch the whole record set again"):
+        pull(str(cut))
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+    assert pull(str(tmp_path / "d")).spaces[0]["indexed"]["prompts"] == 90  # the whole copy pulls
+
+
+def test_publishing_a_pulled_space_is_refused_with_what_to_do(publisher, tmp_path, monkeypatch):
+    """A home that pulled records holds no results, prompt texts or sources: publishing its space again wrote a set
+    without the prompts file, with no sources and no benchmark prompt counts. Now it is refused, naming the space and
+    where it came from; once raw results are indexed into it, the space is this home's own and publishes."""
+    from indexer.pipeline import run_index
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    with pytest.raises(InputError, match=r"was pulled from .*publish from the home that indexed its results") as err:
+        publish("tester/again", dry_run=tmp_path / "d2")
+    assert err.value.item and not (tmp_path / "d2").exists()
+    out = subprocess.run([sys.executable, "-m", "indexer.cli", "publish", "tester/again", "--dry-run", str(tmp_path / "d3")],
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "was pulled from" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert run_index([SourceSpec(str(tmp_path / "sample"))]).status == "ok"
+    assert any(f.startswith("prompts/") for f in publish("tester/again", dry_run=tmp_path / "d4").files)
 
 
 def test_encoder_not_installed_and_dimension_disagreement_are_refused(publisher, tmp_path, monkeypatch):
