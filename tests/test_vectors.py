@@ -10,6 +10,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import re
+
 import numpy as np
 import pytest
 
@@ -319,6 +321,23 @@ def test_missing_index_and_drop_space(vs):
     assert vs.spaces() == [] and vs.physical_collections() == []
     with pytest.raises(InputError, match="unknown collection kind"):
         vs.count("s", "model")
+
+
+@pytest.mark.parametrize("garbage", ["[1, 2]", '"x"', '{"models": 3}', "{not json", "\udcff"])
+def test_an_alias_map_that_is_not_the_map_is_a_store_error_naming_it(tmp_path, garbage):
+    """An Edge alias map overwritten with JSON that is not ``{alias: collection}`` (a list, a string, a number as a
+    target) raised a TypeError / AttributeError traceback from ``dict()``; now, like a file that is not JSON, it is a
+    StoreError naming the file and the folder to delete before ``taskspace reindex``."""
+    from indexer.errors import StoreError
+
+    with VectorStore(path=tmp_path / "q", engine="edge") as vs:
+        vs.rebuild("s", "models", make_points(3), dim=DIM)
+    (amap,) = list((tmp_path / "q").rglob("aliases.json"))
+    amap.write_bytes(garbage.encode("utf-8", "surrogateescape"))
+    with VectorStore(path=tmp_path / "q", engine="edge") as vs:
+        with pytest.raises(StoreError, match=rf"cannot read the alias map {re.escape(str(amap))}: .*delete the folder "
+                                             rf"{re.escape(str(amap.parent))} and run `taskspace reindex`"):
+            vs.search("s", "models", np.ones(DIM))
 
 
 def test_local_index_persists_across_reopen(tmp_path):

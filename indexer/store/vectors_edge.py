@@ -179,12 +179,15 @@ class EdgeEngine:
     def aliases(self) -> dict[str, str]:
         if self._aliases is None:
             try:
-                self._aliases = json.loads((self.root / ALIASES).read_text())
+                aliases = json.loads((self.root / ALIASES).read_text())
+                if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
+                    raise ValueError(f"not a JSON object of alias -> collection name ({type(aliases).__name__})")
+                self._aliases = aliases
             except FileNotFoundError:
                 self._aliases = {}
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError) as exc:  # ValueError: not JSON, not UTF-8, or not the map (above)
                 raise StoreError(f"cannot read the alias map {self.root / ALIASES}: {exc}; "
-                                 "delete the folder and run `taskspace reindex`") from None
+                                 f"delete the folder {self.root} and run `taskspace reindex`") from None
         return dict(self._aliases)
 
     def _save_aliases(self, aliases: dict[str, str]) -> None:
