@@ -82,8 +82,28 @@ def list_benchmarks(*, store=None) -> list[dict]:
 
         store = _shared_stores()[0]
     counts = store.benchmark_model_counts()
-    return [{"name": b.name, "group": b.group, "prompts": int(b.n_prompts), "models": counts.get(b.name, 0)}
+    rows = [{"name": b.name, "group": b.group, "prompts": int(b.n_prompts), "models": counts.get(b.name, 0)}
             for b in store.list_benchmarks()]
+    if any(r["prompts"] == 0 for r in rows):  # a pulled index has neither prompts nor outcomes in SQL: the records'
+        prompts, models = _published_counts(store)  # counts (before, every row said 0 prompts, 0 models)
+        for r in rows:
+            if r["prompts"] == 0:
+                r["prompts"], r["models"] = prompts.get(r["name"], 0), len(models.get(r["name"], ()))
+    return rows
+
+
+def _published_counts(store) -> tuple[dict[str, int], dict[str, set]]:
+    """(benchmark -> prompts its vector is the mean of, benchmark -> the models whose vector was fitted on it), over
+    every space, from the vectors SQL holds (what a pull imported)."""
+    prompts: dict[str, int] = {}
+    models: dict[str, set] = {}
+    for sp in store.list_spaces():
+        for bv in store.load_benchmark_vectors(sp.id):
+            prompts[bv.benchmark] = max(prompts.get(bv.benchmark, 0), int(bv.n_prompts or 0))
+        for mv in store.load_model_vectors(sp.id):
+            for b in mv.benchmarks or ():
+                models.setdefault(b, set()).add(mv.model)
+    return prompts, models
 
 
 def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS) -> dict:

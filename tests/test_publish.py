@@ -471,6 +471,26 @@ def test_import_writes_the_same_records_on_sqlite_and_postgresql(publisher, tmp_
         store.save_benchmark_vectors(sid, store.load_benchmark_vectors(sid))
 
 
+def test_a_pulled_home_lists_its_benchmarks_with_the_published_counts(publisher, tmp_path, monkeypatch):
+    """`taskspace benchmarks` on a pulled home said 0 prompts and 0 models measured for every benchmark (SQL there
+    holds neither prompts nor outcomes); now it gives the records' counts: the prompts each benchmark vector is the
+    mean of, and the models fitted on it, as the publisher's own listing does."""
+    from indexer.browse import list_benchmarks
+
+    store_a, _, _ = publisher
+    want = list_benchmarks(store=store_a)
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    store_b = open_store()
+    try:
+        got = list_benchmarks(store=store_b)
+    finally:
+        store_b.close()
+    assert [(r["name"], r["prompts"], r["models"]) for r in got] == [(r["name"], r["prompts"], r["models"]) for r in want]
+    assert all(r["prompts"] > 0 and r["models"] > 0 for r in got)
+
+
 def test_ingesting_raw_results_lifts_read_only(publisher, tmp_path, monkeypatch):
     from indexer.pipeline import run_index
 
