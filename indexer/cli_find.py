@@ -126,9 +126,8 @@ def _print_result(result) -> None:
     if not result.results:
         if q.get("filters") or q.get("models"):
             typer.echo("no model matches (check the filters, or run `taskspace index`)")
-        else:  # SQL has an indexed space, yet its models collection answered nothing: the index has drifted
-            typer.echo("no model found in the index, though the database has indexed models: `taskspace check` "
-                       "reports the drift, `taskspace reindex` rebuilds the index from SQL")
+        else:  # (an index that lost the models SQL holds is an error of find_models: exit 3)
+            typer.echo("no model indexed yet (run `taskspace index`)")
     else:
         rows = []
         for i, r in enumerate(result.results, 1):

@@ -64,7 +64,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
-from .errors import InputError, NotFoundError
+from .errors import InputError, NotFoundError, StoreError
 from .records import name_problem, text_problem
 
 log = logging.getLogger(__name__)
@@ -503,6 +503,12 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     limit = len(keys) if keys is not None else int(k)
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
                                                  limit=limit, rank=rank, alpha=alpha, timings=timings, state=state)
+    if not ranked and where is None:  # nothing filtered out, yet no model: the index has lost what SQL holds
+        n = len(store.model_vector_keys(sp.id))
+        if n:
+            raise StoreError(f"the index of space {name} answered no model, though the database holds {n} model "
+                             "vector(s): the index has drifted; `taskspace check` reports it, `taskspace reindex` "
+                             "rebuilds it from the database")
 
     excluded, missing = {}, {}
     if conds or alpha > 0:

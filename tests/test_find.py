@@ -179,6 +179,23 @@ def test_a_benchmark_known_but_not_indexed_says_which_command_indexes_it(idx, tm
         ask(idx, benchmark="gamm")
 
 
+def test_an_index_that_lost_its_models_is_a_store_error_not_an_empty_answer(idx):
+    """The models collection emptied by hand (or by a damaged copy) while SQL holds the vectors: a search answered an
+    empty list (the CLI printed a hint and exited 0, HTTP said 200). Now it is a StoreError (exit 3, HTTP 503) saying
+    the index drifted and `taskspace reindex` rebuilds it; a filter that removes every model is still an empty answer."""
+    from indexer.errors import StoreError
+    from indexer.space import space_name
+
+    store, vectors, _ = idx
+    (space,) = store.list_spaces()
+    assert not ask(idx, "x", filters={"licenses": ["no-such-licence"]}).results
+    vectors.delete(space_name(space), "models", store.model_vector_keys(space.id))
+    with pytest.raises(StoreError, match=r"answered no model, though the database holds 6 model vector\(s\).*"
+                                         r"`taskspace reindex` rebuilds it"):
+        ask(idx, "x")
+    assert not ask(idx, "x", filters={"licenses": ["mit"]}).results
+
+
 def test_model_identity_in_results(idx):
     every = {r.model: r for r in ask(idx, benchmark="alpha", k=10)}
     assert "gpt-4o" in every and every["gpt-4o"].api_only and every["gpt-4o"].hub_id is None
