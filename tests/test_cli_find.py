@@ -176,13 +176,14 @@ def test_an_answer_without_calibrated_signal_says_so(capsys):
 
 
 def test_an_empty_answer_says_why(capsys):
-    """No result with filters: the filters. No result without any: the index lost what SQL holds (drift), so the
-    advice is `check` and `reindex`; `taskspace index` (the old advice) does nothing when SQL has not changed."""
+    """No result with filters: the filters. No result without any: SQL holds no model vector yet, so `taskspace
+    index` (an index that lost what SQL holds is a StoreError of find_models, exit 3, saying `reindex`:
+    test_find.py::test_an_index_that_lost_its_models_is_a_store_error_not_an_empty_answer)."""
     from indexer.cli_find import _print_result
     from indexer.find import FindResult
 
     space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
-    for filters, words in (({"licenses": ["mit"]}, "check the filters"), ({}, "`taskspace check` reports the drift")):
+    for filters, words in (({"licenses": ["mit"]}, "check the filters"), ({}, "no model indexed yet (run `taskspace index`)")):
         query = {"kind": "prompt", "prompts": 1, "rank": "probability", "prefer_smaller": 0.0, "filters": filters,
                  "models": None}
         _print_result(FindResult(query, space, [], {}, {}))
