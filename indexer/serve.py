@@ -352,6 +352,7 @@ class Service:
         """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
         from .query import _space
         from .space import space_name
+        from .store.vectors import VectorStore, index_missing
 
         checks: dict[str, dict] = {}
         space = None
@@ -364,12 +365,19 @@ class Service:
 
                 checks["sql"] = {"ok": isinstance(exc, NotFoundError), "detail": scrub(str(exc))}
             try:
-                n = self.vectors.count(space_name(space), "models") if space is not None else 0
+                # an embedded index removed by hand (its folder, a kind's folder): read from the files, as an
+                # indexing pass does; the engine may still answer from what it mapped before, until a restart
+                gone = ([] if space is None or not self.vectors.local else
+                        VectorStore.kinds_gone(self.vectors.path, self.vectors.engine, space_name(space)))
+                n = self.vectors.count(space_name(space), "models") if space is not None and not gone else 0
                 if space is None:
                     self.vectors.spaces()
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
-                checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else
-                                   "the index is empty: run `taskspace index` (or serve with --worker-every)"}
+                if gone:
+                    checks["index"] = {"ok": False, "detail": index_missing(space_name(space), gone, self.vectors.where)}
+                else:
+                    checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else
+                                       "the index is empty: run `taskspace index` (or serve with --worker-every)"}
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
                 checks["index"] = {"ok": False, "detail": "the vector store cannot be read"}

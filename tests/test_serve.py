@@ -245,6 +245,27 @@ def test_readyz_is_503_on_an_empty_index(encoder):
         assert err["field"] is None
 
 
+@pytest.mark.parametrize("removed", ["qdrant", "benchmarks"])
+def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, removed):
+    """The embedded index's folder (or one kind's) removed by hand under a running server: before, /readyz answered
+    200 (the engine still answers from what it mapped, and the model count looked only at the models kind), though
+    a restart would find no index. Now it is 503, naming the kinds missing and that `taskspace reindex` rebuilds
+    them; read from the files as an indexing pass does (VectorStore.kinds_gone), the index not opened."""
+    import shutil
+
+    from indexer.config import get_settings
+
+    root = Path(get_settings().qdrant_path)
+    assert client.get("/readyz").status_code == 200
+    shutil.rmtree(root if removed == "qdrant" else root / removed)
+    err = assert_error(client.get("/readyz"), 503, "not_ready", says="`taskspace reindex --space ")
+    want = "models and benchmarks and prompts" if removed == "qdrant" else "the benchmarks index"
+    assert want in err["message"] and "missing" in err["message"], err["message"]
+    checks = client.get("/readyz").json()["checks"]
+    assert checks["index"]["ok"] is False and checks["vectors"]["ok"] is True and checks["sql"]["ok"] is True
+    assert client.head("/readyz").status_code == 503
+
+
 def test_the_encoder_loads_once_at_start_up(indexed, monkeypatch):
     import sentence_transformers
 

@@ -225,6 +225,13 @@ def _batches(rows: Iterator[tuple], size: int) -> Iterator[list[tuple]]:
         yield batch
 
 
+def index_missing(space: str, kinds: Sequence[str], where: str) -> str:
+    """What to say of a space SQL holds whose index of ``kinds`` is missing from ``where`` (its folder removed by
+    hand, or never published): what rebuilds it. The vector store's reads and ``GET /readyz`` say the same."""
+    return (f"the {' and '.join(kinds)} index of space {space!r} is missing from {where}; "
+            f"`taskspace reindex --space {space}` (or the next indexing pass) rebuilds it from SQL")
+
+
 def default_engine() -> str:
     """The embedded engine the settings name (``TASKSPACE_QDRANT_ENGINE``, default ``edge``)."""
     from ..config import get_settings
