@@ -266,6 +266,33 @@ def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, remov
     assert client.head("/readyz").status_code == 503
 
 
+@pytest.mark.parametrize("removed", ["qdrant", "benchmarks"])
+def test_a_query_on_a_missing_index_is_503_saying_reindex_rebuilds_it(indexed, encoder, removed):
+    """The embedded index (or one kind's folder) removed before the server starts, SQL intact: every query kind
+    that needs what is gone is 503 `unavailable` saying `taskspace reindex` rebuilds it. Before, 404 `not_found`,
+    which for a benchmark query read as an unknown benchmark; a query of a kind still there answers."""
+    import shutil
+
+    from indexer.config import get_settings
+
+    root = Path(get_settings().qdrant_path)
+    shutil.rmtree(root if removed == "qdrant" else root / removed)
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc), raise_server_exceptions=False) as c:
+        dim = svc.store.list_spaces()[0].dim
+        queries = {"benchmark": {"benchmark": "alpha"}, "prompts": {"prompts": [PROMPT]}, "vector": {"vector": [0.1] * dim}}
+        for kind, body in queries.items():
+            r = c.post("/v1/find", json=body)
+            if removed == "benchmarks" and kind != "benchmark":
+                assert r.status_code == 200, r.text
+                continue
+            err = assert_error(r, 503, "unavailable", says="`taskspace reindex --space ")
+            assert "is missing from" in err["message"] and ("the benchmarks index" in err["message"]
+                                                            or removed == "qdrant"), err["message"]
+        if removed == "qdrant":
+            assert_error(c.get("/v1/models/org/m1"), 503, "unavailable", says="`taskspace reindex --space ")
+
+
 def test_the_encoder_loads_once_at_start_up(indexed, monkeypatch):
     import sentence_transformers
 

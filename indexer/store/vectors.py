@@ -103,7 +103,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import BusyError, ConfigError, DimensionError, InputError, NotFoundError, StoreError
+from ..errors import BusyError, ConfigError, DimensionError, IndexMissingError, InputError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -612,8 +612,7 @@ class VectorStore:
     def _target(self, space: str, kind: str) -> str:
         target = self.alias_target(space, kind)
         if target is None:
-            raise NotFoundError(f"no {kind} index for space {space!r} at {self.where}; "
-                                f"run `taskspace reindex --space {space}`")
+            raise IndexMissingError(index_missing(space, [kind], self.where))
         return target
 
     @staticmethod
@@ -658,7 +657,7 @@ class VectorStore:
             found = self._call(self._c(kind).query, alias, rows, flt, int(limit), with_vectors, **extra)
         except Exception:
             self._dims.pop(alias, None)
-            self._target(space, kind)  # NotFoundError when the index is gone
+            self._target(space, kind)  # IndexMissingError when the index is gone
             raise
         return found if raw else [[self._hit(r) for r in rs] for rs in found]
 
