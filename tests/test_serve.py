@@ -235,6 +235,26 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     assert "limit:" in err["message"] and "offset:" in err["message"]  # every problem, not the first and a count
 
 
+def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(client):
+    """A vector of huge finite numbers ([1e308] * dim, or entries whose length passes float32's largest): before, a
+    422 whose field was the space's name ("query vector has NaN/inf entries", the store's check after the cast to
+    float32), or a 200 ranking by scores past float32 (probability 1.0 for every model). Now an input error naming
+    `vector`, saying the values overflow and what to send; the same from the Python API (the CLI's path)."""
+    from indexer.errors import InputError
+    from indexer.find import find_models
+
+    svc = client.service
+    dim = svc.store.list_spaces()[0].dim
+    for vector in ([1e308] * dim, [1e300] + [0.0] * (dim - 1), [3e38] * dim):
+        err = assert_error(client.post("/v1/find", json={"vector": vector}), 422, "invalid_input", "vector",
+                           says="overflow")
+        assert "too large" in err["message"] and "index form" in err["message"], err["message"]
+        with pytest.raises(InputError, match="overflow") as got:
+            find_models(vector=vector, store=svc.store, vectors=svc.vectors)
+        assert got.value.item == "vector"
+    assert client.post("/v1/find", json={"vector": [1e3] * dim}).status_code == 200  # large but representable
+
+
 def test_readyz_is_503_on_an_empty_index(encoder):
     with TestClient(create_app(Service(encoder=encoder))) as c:
         assert c.get("/healthz").status_code == 200
