@@ -505,7 +505,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
-            code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
+            cause = exc.__cause__  # what FastAPI's json.loads raised
+            if isinstance(cause, UnicodeDecodeError):
+                code, message = "invalid_json", _not_utf8(cause)
+            else:
+                code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
         elif exc.status_code == 405:
             message = f"method {request.method} is not allowed on {request.url.path}"
         else:
@@ -699,6 +703,14 @@ def find_arguments(body: dict) -> dict:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
                        f"(max_evidence), got {ev}", "evidence")
     return args
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> str:
+    """The message for a body whose bytes are not UTF-8 (the offset is into the body as sent)."""
+    bad = bytes(exc.object[exc.start:exc.start + 1]) if isinstance(exc.object, (bytes, bytearray)) else b""
+    byte = f" 0x{bad.hex()}" if bad else ""
+    return (f"the request body is not UTF-8 JSON ({exc.reason}{byte} at byte {exc.start}); send the JSON encoded as "
+            "UTF-8 (a JSON \\uXXXX escape carries any character)")
 
 
 def _json_type(value) -> str:

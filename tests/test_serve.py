@@ -255,6 +255,20 @@ def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(
     assert client.post("/v1/find", json={"vector": [1e3] * dim}).status_code == 200  # large but representable
 
 
+def test_a_body_that_is_not_utf8_is_named_with_its_byte_and_what_to_send(encoder):
+    """A body whose bytes are not UTF-8 (a Latin-1 client, a binary upload): before, 400 "could not be parsed as
+    JSON (is it nested too deeply?)", which sent the client looking at its nesting. Now it says the body is not
+    UTF-8 JSON, at which byte, and to send UTF-8."""
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        body = '{"prompts": ["café"]}'.encode("latin-1")
+        err = assert_error(c.post("/v1/find", content=body, headers={"content-type": "application/json"}), 400,
+                           "invalid_json", says="not UTF-8 JSON")
+        assert f"at byte {body.index(0xe9)}" in err["message"] and "0xe9" in err["message"], err["message"]
+        assert "send the JSON encoded as UTF-8" in err["message"] and "nested" not in err["message"]
+        assert_error(c.post("/v1/find", content=b"[" * 50000 + b"]" * 50000, headers={"content-type": "application/json"}),
+                     400, "invalid_json", says="nested too deeply")  # the other parse failure keeps its message
+
+
 def test_readyz_is_503_on_an_empty_index(encoder):
     with TestClient(create_app(Service(encoder=encoder))) as c:
         assert c.get("/healthz").status_code == 200
