@@ -622,13 +622,19 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 def _find_schema() -> dict:
     """The JSON schema of a ``/v1/find`` body, for the OpenAPI document (the checks are :func:`find_arguments` and
     the library's, whose messages name the field)."""
-    from typing import Literal
+    from typing import Annotated, Literal
 
     from pydantic import BaseModel, ConfigDict, Field
 
+    from .find import MAX_PREFER_SMALLER
+
+    # each variant of a union carries its own limits (maxLength on a list is no limit at all in JSON Schema); a
+    # name or a prompt may come alone where the library takes a list (indexer.find.Filters, find_models)
+    Prompt = Annotated[str, Field(max_length=LIMITS["max_prompt_chars"])]
+
     class FindFilters(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        licenses: list[str] | None = Field(None, description="any of these licenses")
+        licenses: list[str] | str | None = Field(None, description="any of these licenses (one may be a string)")
         min_params: str | float | None = Field(None, description="parameters, e.g. 1.5B")
         max_params: str | float | None = Field(None, description="parameters, e.g. 8B")
         pipeline_tag: str | None = None
@@ -641,17 +647,18 @@ def _find_schema() -> dict:
         """Exactly one of prompts (or prompt), benchmark, vector."""
 
         model_config = ConfigDict(extra="forbid")
-        prompts: list[str] | str | None = Field(None, max_length=LIMITS["max_prompts"],
-                                                description="example prompts of the task (their mean is the query)")
-        prompt: str | None = Field(None, max_length=LIMITS["max_prompt_chars"], description="one prompt")
+        prompts: Annotated[list[Prompt], Field(max_length=LIMITS["max_prompts"])] | Prompt | None = Field(
+            None, description="example prompts of the task (their mean is the query), or one prompt as a string")
+        prompt: Prompt | None = Field(None, description="one prompt")
         benchmark: str | None = Field(None, description="a benchmark name: its vector is the query")
         vector: list[float] | None = Field(None, max_length=LIMITS["max_vector_length"],
                                            description="a raw query in the space's index form")
         k: int = Field(10, ge=1, le=LIMITS["max_k"])
         filters: FindFilters | None = None
-        models: list[str] | None = Field(None, max_length=LIMITS["max_models"],
-                                         description="compare mode: rank exactly these models")
-        prefer_smaller: float = Field(0.0, ge=0, description="rank by score - ALPHA * log10(parameters)")
+        models: Annotated[list[str], Field(max_length=LIMITS["max_models"])] | str | None = Field(
+            None, description="compare mode: rank exactly these models (one may be a string)")
+        prefer_smaller: float = Field(0.0, ge=0, le=MAX_PREFER_SMALLER,
+                                      description="rank by score - ALPHA * log10(parameters)")
         rank: Literal["probability", "lcb"] = "probability"
         evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
 

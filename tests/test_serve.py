@@ -110,6 +110,36 @@ def test_browse_routes_health_openapi_and_page(client):
             assert url.endswith("huggingface.co"), url
 
 
+def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
+    """The /v1/find schema in /openapi.json against the server: before, `prompts` (a string or a list) carried one
+    maxLength 32 over the union (no limit on a list in JSON Schema, and a wrong one on a string), `filters.licenses`
+    and `models` said array only though the server (indexer.find.Filters, find_models) takes one name as a string,
+    and `prefer_smaller` had no maximum though above 100 is refused."""
+    spec = client.get("/openapi.json").json()
+    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    variants = lambda prop: {v.get("type"): v for v in prop["anyOf"]}  # noqa: E731
+    prompts = variants(body["prompts"])
+    assert prompts["array"]["maxItems"] == LIMITS["max_prompts"] and "maxLength" not in prompts["array"]
+    assert prompts["array"]["items"]["maxLength"] == LIMITS["max_prompt_chars"]
+    assert prompts["string"]["maxLength"] == LIMITS["max_prompt_chars"] and "maxLength" not in body["prompts"]
+    assert variants(body["prompt"])["string"]["maxLength"] == LIMITS["max_prompt_chars"]
+    models = variants(body["models"])
+    assert models["array"]["maxItems"] == LIMITS["max_models"] and "string" in models
+    assert body["prefer_smaller"]["maximum"] == 100 and body["prefer_smaller"]["minimum"] == 0
+    licenses = variants(spec["components"]["schemas"]["FindFilters"]["properties"]["licenses"])
+    assert set(licenses) == {"array", "string", "null"}
+    # what the schema now says, the server does
+    one = client.post("/v1/find", json={"benchmark": "alpha", "filters": {"licenses": "mit"}, "models": "org/m1"})
+    listed = client.post("/v1/find", json={"benchmark": "alpha", "filters": {"licenses": ["mit"]}, "models": ["org/m1"]})
+    assert one.status_code == 200 and one.json()["results"] == listed.json()["results"]
+    assert [r["model"] for r in one.json()["results"]] == ["org/m1"]
+    long = "x" * (LIMITS["max_prompt_chars"] + 1)
+    assert_error(client.post("/v1/find", json={"prompts": long}), 422, "limit_exceeded", "prompts")
+    assert client.post("/v1/find", json={"prompts": "x" * 40, "k": 1}).status_code == 200  # > 32 characters
+    assert_error(client.post("/v1/find", json={"prompts": ["x"], "prefer_smaller": 101}), 422, "invalid_input",
+                 "prefer_smaller")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
