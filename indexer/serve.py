@@ -778,8 +778,9 @@ class _BodyLimit:
     async def _reject(self, send, size: int, at_least: bool = False):
         import json
 
-        more = "more than " if at_least else ""
-        body = json.dumps(error_body("body_too_large", f"the request body is {more}{size} bytes; the limit is "
+        # a body without a Content-Length is read only until it passes the limit: its size is a lower bound
+        size_said = f"at least {size} bytes (read so far)" if at_least else f"{size} bytes"
+        body = json.dumps(error_body("body_too_large", f"the request body is {size_said}; the limit is "
                                      f"{self.limit} bytes (max_body_bytes)", "body")).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})

@@ -299,6 +299,24 @@ def test_a_body_that_is_not_utf8_is_named_with_its_byte_and_what_to_send(encoder
                      400, "invalid_json", says="nested too deeply")  # the other parse failure keeps its message
 
 
+def test_a_streamed_body_over_the_limit_is_said_to_be_at_least_what_was_read(encoder):
+    """A body without a Content-Length (chunked) is read only until it passes the limit, so its size is unknown:
+    before, 413 said "more than N bytes" with N the bytes read, which is false when the body ends right there; now
+    "at least N bytes". A declared Content-Length is said exactly."""
+    def chunks():
+        for _ in range(40):
+            yield b" " * 8192
+
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        err = assert_error(c.post("/v1/find", content=chunks(), headers={"content-type": "application/json"}), 413,
+                           "body_too_large", "body", says="the request body is at least ")
+        read = int(err["message"].split("at least ")[1].split(" ")[0])
+        assert LIMITS["max_body_bytes"] < read <= 40 * 8192 and "more than" not in err["message"]
+        big = b" " * (LIMITS["max_body_bytes"] + 1)
+        assert_error(c.post("/v1/find", content=big, headers={"content-type": "application/json"}), 413,
+                     "body_too_large", "body", says=f"the request body is {len(big)} bytes;")
+
+
 def test_readyz_is_503_on_an_empty_index(encoder):
     with TestClient(create_app(Service(encoder=encoder))) as c:
         assert c.get("/healthz").status_code == 200
