@@ -107,7 +107,25 @@ class ApiError(Exception):
 
 
 def error_body(code: str, message: str, field: str | None = None) -> dict:
-    return {"error": {"code": code, "message": message, "field": field}}
+    """The one error shape. A lone surrogate in the message or the field (user input echoed back: a JSON ``\\ud800``
+    escape, a path that was not UTF-8) is written as its escape, so the answer is valid UTF-8 JSON (encoding it
+    raised, and the client got a 500)."""
+    return {"error": {"code": code, "message": utf8_safe(message), "field": utf8_safe(field)}}
+
+
+def utf8_safe(value):
+    """``value`` with every string in it encodable as UTF-8: a lone surrogate becomes its escape (``\\ud800``)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {utf8_safe(k): utf8_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [utf8_safe(v) for v in value]
+    return value
 
 
 def scrub(text: str) -> str:
@@ -454,7 +472,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     # -- errors: one shape
     def answer(status: int, code: str, message: str, field: str | None = None, **extra) -> JSONResponse:
-        return JSONResponse(status_code=status, content={**error_body(code, message, field), **extra})
+        return JSONResponse(status_code=status, content={**error_body(code, message, field), **utf8_safe(extra)})
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
@@ -542,7 +560,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if bad:
             return answer(503, "not_ready", "not ready: " + "; ".join(f"{k}: {checks[k]['detail']}" for k in bad),
                           None, checks=checks)
-        return {"status": "ready", "checks": checks}
+        return utf8_safe({"status": "ready", "checks": checks})  # a folder's name may not be UTF-8
 
     schema = _find_schema()
     defs = schema.pop("$defs", {})

@@ -317,6 +317,23 @@ def test_a_streamed_body_over_the_limit_is_said_to_be_at_least_what_was_read(enc
                      "body_too_large", "body", says=f"the request body is {len(big)} bytes;")
 
 
+def test_an_error_echoing_a_lone_surrogate_is_valid_utf8_json(encoder):
+    """An error whose message or field echoes user input holding a lone surrogate (a JSON "\\ud800" escape in a
+    field name): before, encoding the answer raised UnicodeEncodeError and the client got a 500. Now the surrogate is
+    written as its escape and the answer is the 4xx it should be, valid UTF-8 JSON."""
+    from indexer.serve import error_body
+
+    body = error_body("invalid_request", "unknown field '\ud800x'", "\ud800x")
+    assert json.loads(json.dumps(body, ensure_ascii=False).encode("utf-8")) == {
+        "error": {"code": "invalid_request", "message": "unknown field '\\ud800x'", "field": "\\ud800x"}}
+    assert error_body("c", "plain é", "f") == {"error": {"code": "c", "message": "plain é", "field": "f"}}
+    with TestClient(create_app(Service(encoder=encoder)), raise_server_exceptions=False) as c:
+        r = c.post("/v1/find", content=b'{"prompts": ["x"], "\\ud800": 1}', headers={"content-type": "application/json"})
+        err = assert_error(r, 422, "invalid_request", "\\ud800", says="unknown field")
+        r.content.decode("utf-8")  # valid UTF-8
+        assert "\\ud800" in err["message"]
+
+
 def test_readyz_is_503_on_an_empty_index(encoder):
     with TestClient(create_app(Service(encoder=encoder))) as c:
         assert c.get("/healthz").status_code == 200
