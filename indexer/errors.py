@@ -50,6 +50,12 @@ class StoreError(IndexerError, RuntimeError):
     exit_code = 3
 
 
+class IndexMissingError(StoreError, NotFoundError):
+    """The vector index of a space SQL holds is missing (its folder removed by hand, or never published): nothing
+    can be searched until ``taskspace reindex`` (or an indexing pass) rebuilds it from SQL. A store that cannot
+    answer (exit 3, HTTP 503), not an unknown name; still a NotFoundError to code that looks for an index."""
+
+
 class HubError(IndexerError, ConnectionError):
     """The Hugging Face Hub refused or failed a request (after retries)."""
 

@@ -380,6 +380,25 @@ def _vector(vector) -> np.ndarray:
     return np.asarray(vector, dtype=np.float64).reshape(-1)
 
 
+#: the largest length of a query vector: the index holds and scores 32-bit floats
+_MAX_NORM = float(np.finfo(np.float32).max)
+
+
+def _check_magnitude(q: np.ndarray) -> None:
+    """InputError (``vector``) when the finite query ``q`` is too large for the index's 32-bit floats: an entry, its
+    length or the scores it makes would overflow to inf (and NaN once normalised), and the store would refuse it
+    naming the space instead of the field."""
+    with np.errstate(over="ignore"):
+        norm = float(np.linalg.norm(q))
+    if np.isfinite(norm) and norm <= _MAX_NORM:
+        return
+    i = int(np.argmax(np.abs(q)))
+    raise InputError(f"the query vector's values overflow: they are too large for the index's 32-bit floats (entry "
+                     f"{i} is {q[i]:.3g}; its length must stay below {_MAX_NORM:.3g}); send a query in the space's index "
+                     "form (a row as indexer.represent builds it, such as a benchmark's vector), whose entries are "
+                     "far smaller", item="vector")
+
+
 def _embed_width(space) -> int:
     """The width of the question embedding at the front of a space's index rows."""
     from . import represent
@@ -415,6 +434,7 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
                                  "(its index form: see indexer.represent)", item="vector")
         if not np.isfinite(q).all():
             raise InputError("the query vector has NaN/inf entries", item="vector")
+        _check_magnitude(q)
         return q.astype(np.float32), False, None
     t = time.perf_counter()
     enc = space_encoder(space)  # the process's shared instance: one model load for any number of queries

@@ -107,7 +107,25 @@ class ApiError(Exception):
 
 
 def error_body(code: str, message: str, field: str | None = None) -> dict:
-    return {"error": {"code": code, "message": message, "field": field}}
+    """The one error shape. A lone surrogate in the message or the field (user input echoed back: a JSON ``\\ud800``
+    escape, a path that was not UTF-8) is written as its escape, so the answer is valid UTF-8 JSON (encoding it
+    raised, and the client got a 500)."""
+    return {"error": {"code": code, "message": utf8_safe(message), "field": utf8_safe(field)}}
+
+
+def utf8_safe(value):
+    """``value`` with every string in it encodable as UTF-8: a lone surrogate becomes its escape (``\\ud800``)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {utf8_safe(k): utf8_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [utf8_safe(v) for v in value]
+    return value
 
 
 def scrub(text: str) -> str:
@@ -352,6 +370,7 @@ class Service:
         """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
         from .query import _space
         from .space import space_name
+        from .store.vectors import VectorStore, index_missing
 
         checks: dict[str, dict] = {}
         space = None
@@ -364,12 +383,19 @@ class Service:
 
                 checks["sql"] = {"ok": isinstance(exc, NotFoundError), "detail": scrub(str(exc))}
             try:
-                n = self.vectors.count(space_name(space), "models") if space is not None else 0
+                # an embedded index removed by hand (its folder, a kind's folder): read from the files, as an
+                # indexing pass does; the engine may still answer from what it mapped before, until a restart
+                gone = ([] if space is None or not self.vectors.local else
+                        VectorStore.kinds_gone(self.vectors.path, self.vectors.engine, space_name(space)))
+                n = self.vectors.count(space_name(space), "models") if space is not None and not gone else 0
                 if space is None:
                     self.vectors.spaces()
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
-                checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else
-                                   "the index is empty: run `taskspace index` (or serve with --worker-every)"}
+                if gone:
+                    checks["index"] = {"ok": False, "detail": index_missing(space_name(space), gone, self.vectors.where)}
+                else:
+                    checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else
+                                       "the index is empty: run `taskspace index` (or serve with --worker-every)"}
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
                 checks["index"] = {"ok": False, "detail": "the vector store cannot be read"}
@@ -446,7 +472,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     # -- errors: one shape
     def answer(status: int, code: str, message: str, field: str | None = None, **extra) -> JSONResponse:
-        return JSONResponse(status_code=status, content={**error_body(code, message, field), **extra})
+        return JSONResponse(status_code=status, content={**error_body(code, message, field), **utf8_safe(extra)})
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
@@ -497,7 +523,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
-            code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
+            cause = exc.__cause__  # what FastAPI's json.loads raised
+            if isinstance(cause, UnicodeDecodeError):
+                code, message = "invalid_json", _not_utf8(cause)
+            else:
+                code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
         elif exc.status_code == 405:
             message = f"method {request.method} is not allowed on {request.url.path}"
         else:
@@ -530,7 +560,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if bad:
             return answer(503, "not_ready", "not ready: " + "; ".join(f"{k}: {checks[k]['detail']}" for k in bad),
                           None, checks=checks)
-        return {"status": "ready", "checks": checks}
+        return utf8_safe({"status": "ready", "checks": checks})  # a folder's name may not be UTF-8
 
     schema = _find_schema()
     defs = schema.pop("$defs", {})
@@ -610,13 +640,19 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 def _find_schema() -> dict:
     """The JSON schema of a ``/v1/find`` body, for the OpenAPI document (the checks are :func:`find_arguments` and
     the library's, whose messages name the field)."""
-    from typing import Literal
+    from typing import Annotated, Literal
 
     from pydantic import BaseModel, ConfigDict, Field
 
+    from .find import MAX_PREFER_SMALLER
+
+    # each variant of a union carries its own limits (maxLength on a list is no limit at all in JSON Schema); a
+    # name or a prompt may come alone where the library takes a list (indexer.find.Filters, find_models)
+    Prompt = Annotated[str, Field(max_length=LIMITS["max_prompt_chars"])]
+
     class FindFilters(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        licenses: list[str] | None = Field(None, description="any of these licenses")
+        licenses: list[str] | str | None = Field(None, description="any of these licenses (one may be a string)")
         min_params: str | float | None = Field(None, description="parameters, e.g. 1.5B")
         max_params: str | float | None = Field(None, description="parameters, e.g. 8B")
         pipeline_tag: str | None = None
@@ -629,17 +665,18 @@ def _find_schema() -> dict:
         """Exactly one of prompts (or prompt), benchmark, vector."""
 
         model_config = ConfigDict(extra="forbid")
-        prompts: list[str] | str | None = Field(None, max_length=LIMITS["max_prompts"],
-                                                description="example prompts of the task (their mean is the query)")
-        prompt: str | None = Field(None, max_length=LIMITS["max_prompt_chars"], description="one prompt")
+        prompts: Annotated[list[Prompt], Field(max_length=LIMITS["max_prompts"])] | Prompt | None = Field(
+            None, description="example prompts of the task (their mean is the query), or one prompt as a string")
+        prompt: Prompt | None = Field(None, description="one prompt")
         benchmark: str | None = Field(None, description="a benchmark name: its vector is the query")
         vector: list[float] | None = Field(None, max_length=LIMITS["max_vector_length"],
                                            description="a raw query in the space's index form")
         k: int = Field(10, ge=1, le=LIMITS["max_k"])
         filters: FindFilters | None = None
-        models: list[str] | None = Field(None, max_length=LIMITS["max_models"],
-                                         description="compare mode: rank exactly these models")
-        prefer_smaller: float = Field(0.0, ge=0, description="rank by score - ALPHA * log10(parameters)")
+        models: Annotated[list[str], Field(max_length=LIMITS["max_models"])] | str | None = Field(
+            None, description="compare mode: rank exactly these models (one may be a string)")
+        prefer_smaller: float = Field(0.0, ge=0, le=MAX_PREFER_SMALLER,
+                                      description="rank by score - ALPHA * log10(parameters)")
         rank: Literal["probability", "lcb"] = "probability"
         evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
 
@@ -691,6 +728,14 @@ def find_arguments(body: dict) -> dict:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
                        f"(max_evidence), got {ev}", "evidence")
     return args
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> str:
+    """The message for a body whose bytes are not UTF-8 (the offset is into the body as sent)."""
+    bad = bytes(exc.object[exc.start:exc.start + 1]) if isinstance(exc.object, (bytes, bytearray)) else b""
+    byte = f" 0x{bad.hex()}" if bad else ""
+    return (f"the request body is not UTF-8 JSON ({exc.reason}{byte} at byte {exc.start}); send the JSON encoded as "
+            "UTF-8 (a JSON \\uXXXX escape carries any character)")
 
 
 def _json_type(value) -> str:
@@ -751,8 +796,9 @@ class _BodyLimit:
     async def _reject(self, send, size: int, at_least: bool = False):
         import json
 
-        more = "more than " if at_least else ""
-        body = json.dumps(error_body("body_too_large", f"the request body is {more}{size} bytes; the limit is "
+        # a body without a Content-Length is read only until it passes the limit: its size is a lower bound
+        size_said = f"at least {size} bytes (read so far)" if at_least else f"{size} bytes"
+        body = json.dumps(error_body("body_too_large", f"the request body is {size_said}; the limit is "
                                      f"{self.limit} bytes (max_body_bytes)", "body")).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})

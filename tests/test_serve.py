@@ -110,6 +110,36 @@ def test_browse_routes_health_openapi_and_page(client):
             assert url.endswith("huggingface.co"), url
 
 
+def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
+    """The /v1/find schema in /openapi.json against the server: before, `prompts` (a string or a list) carried one
+    maxLength 32 over the union (no limit on a list in JSON Schema, and a wrong one on a string), `filters.licenses`
+    and `models` said array only though the server (indexer.find.Filters, find_models) takes one name as a string,
+    and `prefer_smaller` had no maximum though above 100 is refused."""
+    spec = client.get("/openapi.json").json()
+    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    variants = lambda prop: {v.get("type"): v for v in prop["anyOf"]}  # noqa: E731
+    prompts = variants(body["prompts"])
+    assert prompts["array"]["maxItems"] == LIMITS["max_prompts"] and "maxLength" not in prompts["array"]
+    assert prompts["array"]["items"]["maxLength"] == LIMITS["max_prompt_chars"]
+    assert prompts["string"]["maxLength"] == LIMITS["max_prompt_chars"] and "maxLength" not in body["prompts"]
+    assert variants(body["prompt"])["string"]["maxLength"] == LIMITS["max_prompt_chars"]
+    models = variants(body["models"])
+    assert models["array"]["maxItems"] == LIMITS["max_models"] and "string" in models
+    assert body["prefer_smaller"]["maximum"] == 100 and body["prefer_smaller"]["minimum"] == 0
+    licenses = variants(spec["components"]["schemas"]["FindFilters"]["properties"]["licenses"])
+    assert set(licenses) == {"array", "string", "null"}
+    # what the schema now says, the server does
+    one = client.post("/v1/find", json={"benchmark": "alpha", "filters": {"licenses": "mit"}, "models": "org/m1"})
+    listed = client.post("/v1/find", json={"benchmark": "alpha", "filters": {"licenses": ["mit"]}, "models": ["org/m1"]})
+    assert one.status_code == 200 and one.json()["results"] == listed.json()["results"]
+    assert [r["model"] for r in one.json()["results"]] == ["org/m1"]
+    long = "x" * (LIMITS["max_prompt_chars"] + 1)
+    assert_error(client.post("/v1/find", json={"prompts": long}), 422, "limit_exceeded", "prompts")
+    assert client.post("/v1/find", json={"prompts": "x" * 40, "k": 1}).status_code == 200  # > 32 characters
+    assert_error(client.post("/v1/find", json={"prompts": ["x"], "prefer_smaller": 101}), 422, "invalid_input",
+                 "prefer_smaller")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
@@ -235,6 +265,75 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     assert "limit:" in err["message"] and "offset:" in err["message"]  # every problem, not the first and a count
 
 
+def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(client):
+    """A vector of huge finite numbers ([1e308] * dim, or entries whose length passes float32's largest): before, a
+    422 whose field was the space's name ("query vector has NaN/inf entries", the store's check after the cast to
+    float32), or a 200 ranking by scores past float32 (probability 1.0 for every model). Now an input error naming
+    `vector`, saying the values overflow and what to send; the same from the Python API (the CLI's path)."""
+    from indexer.errors import InputError
+    from indexer.find import find_models
+
+    svc = client.service
+    dim = svc.store.list_spaces()[0].dim
+    for vector in ([1e308] * dim, [1e300] + [0.0] * (dim - 1), [3e38] * dim):
+        err = assert_error(client.post("/v1/find", json={"vector": vector}), 422, "invalid_input", "vector",
+                           says="overflow")
+        assert "too large" in err["message"] and "index form" in err["message"], err["message"]
+        with pytest.raises(InputError, match="overflow") as got:
+            find_models(vector=vector, store=svc.store, vectors=svc.vectors)
+        assert got.value.item == "vector"
+    assert client.post("/v1/find", json={"vector": [1e3] * dim}).status_code == 200  # large but representable
+
+
+def test_a_body_that_is_not_utf8_is_named_with_its_byte_and_what_to_send(encoder):
+    """A body whose bytes are not UTF-8 (a Latin-1 client, a binary upload): before, 400 "could not be parsed as
+    JSON (is it nested too deeply?)", which sent the client looking at its nesting. Now it says the body is not
+    UTF-8 JSON, at which byte, and to send UTF-8."""
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        body = '{"prompts": ["café"]}'.encode("latin-1")
+        err = assert_error(c.post("/v1/find", content=body, headers={"content-type": "application/json"}), 400,
+                           "invalid_json", says="not UTF-8 JSON")
+        assert f"at byte {body.index(0xe9)}" in err["message"] and "0xe9" in err["message"], err["message"]
+        assert "send the JSON encoded as UTF-8" in err["message"] and "nested" not in err["message"]
+        assert_error(c.post("/v1/find", content=b"[" * 50000 + b"]" * 50000, headers={"content-type": "application/json"}),
+                     400, "invalid_json", says="nested too deeply")  # the other parse failure keeps its message
+
+
+def test_a_streamed_body_over_the_limit_is_said_to_be_at_least_what_was_read(encoder):
+    """A body without a Content-Length (chunked) is read only until it passes the limit, so its size is unknown:
+    before, 413 said "more than N bytes" with N the bytes read, which is false when the body ends right there; now
+    "at least N bytes". A declared Content-Length is said exactly."""
+    def chunks():
+        for _ in range(40):
+            yield b" " * 8192
+
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        err = assert_error(c.post("/v1/find", content=chunks(), headers={"content-type": "application/json"}), 413,
+                           "body_too_large", "body", says="the request body is at least ")
+        read = int(err["message"].split("at least ")[1].split(" ")[0])
+        assert LIMITS["max_body_bytes"] < read <= 40 * 8192 and "more than" not in err["message"]
+        big = b" " * (LIMITS["max_body_bytes"] + 1)
+        assert_error(c.post("/v1/find", content=big, headers={"content-type": "application/json"}), 413,
+                     "body_too_large", "body", says=f"the request body is {len(big)} bytes;")
+
+
+def test_an_error_echoing_a_lone_surrogate_is_valid_utf8_json(encoder):
+    """An error whose message or field echoes user input holding a lone surrogate (a JSON "\\ud800" escape in a
+    field name): before, encoding the answer raised UnicodeEncodeError and the client got a 500. Now the surrogate is
+    written as its escape and the answer is the 4xx it should be, valid UTF-8 JSON."""
+    from indexer.serve import error_body
+
+    body = error_body("invalid_request", "unknown field '\ud800x'", "\ud800x")
+    assert json.loads(json.dumps(body, ensure_ascii=False).encode("utf-8")) == {
+        "error": {"code": "invalid_request", "message": "unknown field '\\ud800x'", "field": "\\ud800x"}}
+    assert error_body("c", "plain é", "f") == {"error": {"code": "c", "message": "plain é", "field": "f"}}
+    with TestClient(create_app(Service(encoder=encoder)), raise_server_exceptions=False) as c:
+        r = c.post("/v1/find", content=b'{"prompts": ["x"], "\\ud800": 1}', headers={"content-type": "application/json"})
+        err = assert_error(r, 422, "invalid_request", "\\ud800", says="unknown field")
+        r.content.decode("utf-8")  # valid UTF-8
+        assert "\\ud800" in err["message"]
+
+
 def test_readyz_is_503_on_an_empty_index(encoder):
     with TestClient(create_app(Service(encoder=encoder))) as c:
         assert c.get("/healthz").status_code == 200
@@ -243,6 +342,54 @@ def test_readyz_is_503_on_an_empty_index(encoder):
         assert checks["index"]["ok"] is False and checks["encoder"]["ok"] is True and checks["vectors"]["ok"] is True
         assert_error(c.post("/v1/find", json={"prompts": [PROMPT]}), 404, "not_found", says="taskspace index")
         assert err["field"] is None
+
+
+@pytest.mark.parametrize("removed", ["qdrant", "benchmarks"])
+def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, removed):
+    """The embedded index's folder (or one kind's) removed by hand under a running server: before, /readyz answered
+    200 (the engine still answers from what it mapped, and the model count looked only at the models kind), though
+    a restart would find no index. Now it is 503, naming the kinds missing and that `taskspace reindex` rebuilds
+    them; read from the files as an indexing pass does (VectorStore.kinds_gone), the index not opened."""
+    import shutil
+
+    from indexer.config import get_settings
+
+    root = Path(get_settings().qdrant_path)
+    assert client.get("/readyz").status_code == 200
+    shutil.rmtree(root if removed == "qdrant" else root / removed)
+    err = assert_error(client.get("/readyz"), 503, "not_ready", says="`taskspace reindex --space ")
+    want = "models and benchmarks and prompts" if removed == "qdrant" else "the benchmarks index"
+    assert want in err["message"] and "missing" in err["message"], err["message"]
+    checks = client.get("/readyz").json()["checks"]
+    assert checks["index"]["ok"] is False and checks["vectors"]["ok"] is True and checks["sql"]["ok"] is True
+    assert client.head("/readyz").status_code == 503
+
+
+@pytest.mark.parametrize("removed", ["qdrant", "benchmarks"])
+def test_a_query_on_a_missing_index_is_503_saying_reindex_rebuilds_it(indexed, encoder, removed):
+    """The embedded index (or one kind's folder) removed before the server starts, SQL intact: every query kind
+    that needs what is gone is 503 `unavailable` saying `taskspace reindex` rebuilds it. Before, 404 `not_found`,
+    which for a benchmark query read as an unknown benchmark; a query of a kind still there answers."""
+    import shutil
+
+    from indexer.config import get_settings
+
+    root = Path(get_settings().qdrant_path)
+    shutil.rmtree(root if removed == "qdrant" else root / removed)
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc), raise_server_exceptions=False) as c:
+        dim = svc.store.list_spaces()[0].dim
+        queries = {"benchmark": {"benchmark": "alpha"}, "prompts": {"prompts": [PROMPT]}, "vector": {"vector": [0.1] * dim}}
+        for kind, body in queries.items():
+            r = c.post("/v1/find", json=body)
+            if removed == "benchmarks" and kind != "benchmark":
+                assert r.status_code == 200, r.text
+                continue
+            err = assert_error(r, 503, "unavailable", says="`taskspace reindex --space ")
+            assert "is missing from" in err["message"] and ("the benchmarks index" in err["message"]
+                                                            or removed == "qdrant"), err["message"]
+        if removed == "qdrant":
+            assert_error(c.get("/v1/models/org/m1"), 503, "unavailable", says="`taskspace reindex --space ")
 
 
 def test_the_encoder_loads_once_at_start_up(indexed, monkeypatch):

@@ -103,7 +103,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import BusyError, ConfigError, DimensionError, InputError, NotFoundError, StoreError
+from ..errors import BusyError, ConfigError, DimensionError, IndexMissingError, InputError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -223,6 +223,13 @@ def _batches(rows: Iterator[tuple], size: int) -> Iterator[list[tuple]]:
             batch = []
     if batch:
         yield batch
+
+
+def index_missing(space: str, kinds: Sequence[str], where: str) -> str:
+    """What to say of a space SQL holds whose index of ``kinds`` is missing from ``where`` (its folder removed by
+    hand, or never published): what rebuilds it. The vector store's reads and ``GET /readyz`` say the same."""
+    return (f"the {' and '.join(kinds)} index of space {space!r} is missing from {where}; "
+            f"`taskspace reindex --space {space}` (or the next indexing pass) rebuilds it from SQL")
 
 
 def default_engine() -> str:
@@ -605,8 +612,7 @@ class VectorStore:
     def _target(self, space: str, kind: str) -> str:
         target = self.alias_target(space, kind)
         if target is None:
-            raise NotFoundError(f"no {kind} index for space {space!r} at {self.where}; "
-                                f"run `taskspace reindex --space {space}`")
+            raise IndexMissingError(index_missing(space, [kind], self.where))
         return target
 
     @staticmethod
@@ -651,7 +657,7 @@ class VectorStore:
             found = self._call(self._c(kind).query, alias, rows, flt, int(limit), with_vectors, **extra)
         except Exception:
             self._dims.pop(alias, None)
-            self._target(space, kind)  # NotFoundError when the index is gone
+            self._target(space, kind)  # IndexMissingError when the index is gone
             raise
         return found if raw else [[self._hit(r) for r in rs] for rs in found]
 
