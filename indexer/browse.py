@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
-from .find import Filters, _means, _merge, _num, _resolve_models, _stores as _given_or_shared, suggest
+from .find import Filters, _means, check_not_drifted, _merge, _num, _resolve_models, _stores as _given_or_shared, suggest
 
 #: how many benchmarks :func:`model_detail` lists as strengths
 STRENGTHS = 5
@@ -69,6 +69,8 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
         conds["benchmark"] = {"benchmarks": {"all": list(dict.fromkeys([benchmark, *([flt.benchmark] if flt.benchmark else [])]))}}
     where = _merge(*conds.values())
     hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
+    if not hits and not where:
+        check_not_drifted(store, sp, name)
     hits = hits[offset: None if limit is None else offset + limit]
     return [{**_identity(h.key, h.payload), "metadata": _metadata(h.payload),
              "benchmarks": list(h.payload.get("benchmarks") or []), "n_prompts": h.payload.get("n_prompts"),

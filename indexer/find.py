@@ -460,6 +460,16 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
     return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (hits[:NEAR_PROMPTS] if hits else None)
 
 
+def check_not_drifted(store, space, name: str) -> None:
+    """For a query that filtered nothing out and found no model: a StoreError (exit 3, HTTP 503) when SQL holds model
+    vectors of the space, i.e. the index lost them (emptied by hand, a damaged copy); nothing when SQL has none."""
+    n = len(store.model_vector_keys(space.id))
+    if n:
+        raise StoreError(f"the index of space {name} answered no model, though the database holds {n} model "
+                         "vector(s): the index has drifted; `taskspace check` reports it, `taskspace reindex` "
+                         "rebuilds it from the database")
+
+
 def _resolve_models(store, names: list[str], item: str | None = "models") -> list[str]:
     """Stored model keys of compare-mode names (key, alias or identity rules); NotFoundError suggesting close
     names for one that is not stored (``item``: the argument that named them)."""
@@ -524,11 +534,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
                                                  limit=limit, rank=rank, alpha=alpha, timings=timings, state=state)
     if not ranked and where is None:  # nothing filtered out, yet no model: the index has lost what SQL holds
-        n = len(store.model_vector_keys(sp.id))
-        if n:
-            raise StoreError(f"the index of space {name} answered no model, though the database holds {n} model "
-                             "vector(s): the index has drifted; `taskspace check` reports it, `taskspace reindex` "
-                             "rebuilds it from the database")
+        check_not_drifted(store, sp, name)
 
     excluded, missing = {}, {}
     if conds or alpha > 0:

@@ -44,6 +44,22 @@ def test_list_models_filters_and_pages(idx):
         list_models(benchmark="betta", **kw)
 
 
+def test_a_models_index_that_lost_its_models_is_a_store_error(idx):
+    """The models collection emptied, or its folder removed, while SQL holds the vectors: the model list was empty
+    (GET /v1/models 200 with no models) as if nothing had been indexed. Now it is the StoreError a search gives (exit 3,
+    HTTP 503) saying `taskspace reindex`; a filter that matches no model is still an empty list."""
+    from indexer.errors import StoreError
+    from indexer.space import space_name
+
+    store, vectors, _ = idx
+    kw = {"store": store, "vectors": vectors}
+    (space,) = store.list_spaces()
+    vectors.delete(space_name(space), "models", store.model_vector_keys(space.id))
+    with pytest.raises(StoreError, match=r"answered no model, though the database holds 4 model vector.*reindex"):
+        list_models(**kw)
+    assert list_models(filters={"licenses": ["mit"]}, **kw) == []
+
+
 def test_list_benchmarks_counts_prompts_and_models(idx):
     store, _, _ = idx
     assert list_benchmarks(store=store) == [{"name": "alpha", "group": None, "prompts": 12, "models": 3},
