@@ -24,7 +24,8 @@ def echo_json(obj) -> None:
 
 
 def read_prompts_file(path: Path) -> list[str]:
-    """Example prompts from a file: one per block (blocks separated by a blank line); ``-`` reads stdin."""
+    """Example prompts from a file: one per block (blocks separated by a blank line); ``-`` reads stdin. A leading
+    byte order mark is dropped."""
     import sys
 
     try:
@@ -40,6 +41,7 @@ def read_prompts_file(path: Path) -> list[str]:
                          file=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read the prompts file: {exc.strerror or exc}", file=str(path)) from exc
+    text = text.removeprefix("\ufeff")  # a byte order mark (Notepad, Excel) is not part of the first prompt
     blocks = [b.strip() for b in text.replace("\r\n", "\n").split("\n\n")]
     prompts = [b for b in blocks if b]
     if not prompts:

@@ -203,3 +203,17 @@ def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_pa
         with pytest.raises(InputError) as err:
             read_prompts_file(path)
         assert str(err.value).startswith(f"{path}: {says}") and str(err.value).count(str(path)) == 1, str(err.value)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_prompt(tmp_path, monkeypatch):
+    """`search -f FILE` (and `-f -`): a file saved with a byte order mark (Notepad, Excel) gives the same prompts as
+    without it; before, the first prompt began with U+FEFF (another embedding, another prompt hash)."""
+    import io
+
+    from indexer.cli_find import read_prompts_file
+
+    f = tmp_path / "prompts.txt"
+    f.write_bytes(b"\xef\xbb\xbfFirst prompt\r\n\r\nSecond prompt\r\n")
+    assert read_prompts_file(f) == ["First prompt", "Second prompt"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\ufeffFirst prompt\n\nSecond prompt\n"))
+    assert read_prompts_file(Path("-")) == ["First prompt", "Second prompt"]
