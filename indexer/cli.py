@@ -264,11 +264,11 @@ def reindex(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
     """Rebuild the Qdrant index from SQL (fresh collections, then an atomic alias switch)."""
-    from .store.sql import open_store
     from .store.vectors import KINDS, VectorStore
+    from .sync import open_sql_of_index
     from .sync import reindex as run_reindex
 
-    with open_store() as sql, VectorStore.from_settings() as vectors:
+    with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
         # recorded as a run: a killed reindex shows in `taskspace runs`, and the next index pass verifies the index
         run_id = sql.start_run("reindex")
         try:
@@ -294,11 +294,11 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
     """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra."""
-    from .store.sql import open_store
     from .store.vectors import VectorStore
     from .sync import check as run_check
+    from .sync import open_sql_of_index
 
-    with open_store() as sql, VectorStore.from_settings() as vectors:
+    with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
         drifts = run_check(sql, vectors, space)
     clean = all(d.clean for d in drifts)
     if as_json:

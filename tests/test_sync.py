@@ -315,6 +315,27 @@ def test_cli_reindex_and_check(encoder, taskspace_home, cli):
     assert rc == 6 and "another taskspace process is using the index at" in err and "Traceback" not in err
 
 
+def test_check_and_reindex_without_the_sqlite_file_say_sql_is_missing(encoder, taskspace_home, cli):
+    """The SQLite file deleted, the Qdrant folder beside it kept: `check` and `reindex` say the SQL database is missing
+    at its path, that it is the source of truth and to re-index the sources with `taskspace index` (exit 3), and
+    create no empty database. Before, `check` created one, reported every indexed point as extra and advised
+    `taskspace reindex`, which rebuilt nothing. A fresh home (no database, no index) still reports nothing to check."""
+    from indexer.store.sql import open_store
+
+    assert cli("check") == (0, "no embedding spaces in SQL and none in the index\n", "")
+    with open_store() as sql:
+        fill(sql, encoder)
+    assert cli("reindex")[0] == 0 and cli("check")[0] == 0
+    db = taskspace_home / "taskspace.db"
+    db.unlink()
+    for command in ("check", "reindex"):
+        rc, out, err = cli(command)
+        assert rc == 3 and out == "", (command, rc, out, err)
+        assert err.startswith(f"error: the SQL database is missing at {db}; it is the source of truth") and \
+            "re-index the sources with `taskspace index`" in err and "taskspace reindex" not in err, err
+        assert len(err.strip().splitlines()) == 1 and not db.exists()
+
+
 def test_check_reports_an_index_of_another_dimension(store, vs, encoder):
     space = fill(store, encoder)
     name = space_name(space)
