@@ -65,6 +65,33 @@ def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], ca
     console.print(t)
 
 
+def _params_option(value: Optional[str]) -> Optional[str]:
+    """``--min-params`` / ``--max-params``: checked by the library's rule (:func:`indexer.find.parse_params`) while
+    the options are parsed, so a bad value is a usage error naming the option and the value (exit 2), as for the
+    other numeric options; before, it was an input error (exit 1) naming ``filters.min_params``."""
+    if value is None:
+        return None
+    from .find import parse_params
+
+    try:
+        parse_params(value)
+    except InputError as exc:
+        raise typer.BadParameter(exc.message) from None
+    return value
+
+
+def _prefer_smaller_option(value: float) -> float:
+    """``--prefer-smaller``: a finite number from 0 to :data:`indexer.find.MAX_PREFER_SMALLER`, checked while the
+    options are parsed (a usage error naming the option, as ``--top``'s range is), not by the search (exit 1)."""
+    import math
+
+    from .find import MAX_PREFER_SMALLER
+
+    if not (math.isfinite(value) and 0 <= value <= MAX_PREFER_SMALLER):
+        raise typer.BadParameter(f"{value:g} is not a number from 0 to {MAX_PREFER_SMALLER:g} (e.g. 0.1)")
+    return value
+
+
 def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
@@ -76,15 +103,17 @@ def search(
     benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Use a benchmark as the task (its mean prompt)."),
     top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models."),
     license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
-    min_params: Optional[str] = typer.Option(None, "--min-params", help="Only models with at least this many parameters (1.5B, 770M)."),
-    max_params: Optional[str] = typer.Option(None, "--max-params", help="Only models with at most this many parameters (8B)."),
+    min_params: Optional[str] = typer.Option(None, "--min-params", callback=_params_option,
+                                      help="Only models with at least this many parameters (1.5B, 770M)."),
+    max_params: Optional[str] = typer.Option(None, "--max-params", callback=_params_option,
+                                      help="Only models with at most this many parameters (8B)."),
     pipeline_tag: Optional[str] = typer.Option(None, "--pipeline-tag", help="Only models with this Hub pipeline tag."),
     exclude_gated: bool = typer.Option(False, "--exclude-gated", help="Drop gated Hub repos."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo (drops API-only models)."),
     min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
     measured_on: Optional[str] = typer.Option(None, "--measured-on", help="Only models measured on this benchmark."),
     models: list[str] = typer.Option(None, "--model", "-m", help="Compare mode: rank exactly these models (repeatable)."),
-    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA",
+    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA", callback=_prefer_smaller_option,
                                          help="Rank by score - ALPHA x log10(parameters): the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
     evidence: int = typer.Option(3, "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
@@ -168,7 +197,8 @@ def _print_result(result) -> None:
 def models(
     benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Only models measured on this benchmark."),
     license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
-    max_params: Optional[str] = typer.Option(None, "--max-params", help="At most this many parameters (8B)."),
+    max_params: Optional[str] = typer.Option(None, "--max-params", callback=_params_option,
+                                      help="At most this many parameters (8B)."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip this many."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=0, help="At most this many."),

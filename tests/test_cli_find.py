@@ -125,10 +125,10 @@ def test_search_json_is_the_library_answer_and_the_table_has_titles(indexed, tmp
 
     verbose = run("-v", "search", f"a prompt never encoded before {uuid.uuid4()}", "-k", "1")
     assert " INFO " in verbose.stderr  # -v: INFO logs, on stderr only
-    bad = run("search", "x", "--max-params", "8 bytes")
-    assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
-        "error: max_params: '8 bytes' is not a parameter count; use a number with K, M, B or T, e.g. 8B or 770M"
-        .replace("max_params", "filters.max_params")]
+    bad = run("search", "x", "--max-params", "8 bytes")  # a usage error naming the option (exit 1 before)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "error: taskspace search: Invalid value for '--max-params': '8 bytes' is not a parameter count; use a number "
+        "with K, M, B or T, e.g. 8B or 770M (see `taskspace search -h`)"]
     missing = run("search", "-b", "alpah")
     assert missing.returncode == 1 and "did you mean alpha" in missing.stderr
 
@@ -217,3 +217,18 @@ def test_a_byte_order_mark_is_not_part_of_the_first_prompt(tmp_path, monkeypatch
     assert read_prompts_file(f) == ["First prompt", "Second prompt"]
     monkeypatch.setattr("sys.stdin", io.StringIO("\ufeffFirst prompt\n\nSecond prompt\n"))
     assert read_prompts_file(Path("-")) == ["First prompt", "Second prompt"]
+
+
+@pytest.mark.parametrize("args,says", [
+    (["search", "x", "--min-params", "abc"], "Invalid value for '--min-params': 'abc' is not a parameter count"),
+    (["search", "x", "--max-params", "0"], "Invalid value for '--max-params': '0' is not a positive parameter count"),
+    (["models", "--max-params", "8Q"], "Invalid value for '--max-params': '8Q' is not a parameter count"),
+    (["search", "x", "--prefer-smaller", "1000"], "Invalid value for '--prefer-smaller': 1000 is not a number from 0 "
+                                                  "to 100"),
+    (["search", "x", "--min-evidence", "abc"], "Invalid value for '--min-evidence'"),
+])
+def test_numeric_filter_values_are_usage_errors_naming_the_option(args, says):
+    """Every numeric filter option of `search` and `models` refuses a bad value as a usage error (exit 2, one line)
+    naming the option and the value, as `--top` and `--min-evidence` did; before, `--min-params abc` / `--max-params`
+    and an out-of-range `--prefer-smaller` were input errors (exit 1) naming `filters.min_params` / `prefer_smaller`."""
+    test_usage_errors_are_one_line_with_exit_2(args, says)
