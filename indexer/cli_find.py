@@ -212,11 +212,11 @@ def models(
 
       taskspace models --open-only --max-params 8B --json
     """
-    from .browse import list_models
+    from .browse import count_models, list_models
     from .find import Filters, format_params
 
-    rows = list_models(benchmark=benchmark, offset=offset, limit=limit,
-                       filters=Filters(licenses=license or None, max_params=max_params, open_only=open_only))
+    filters = Filters(licenses=license or None, max_params=max_params, open_only=open_only)
+    rows = list_models(benchmark=benchmark, offset=offset, limit=limit, filters=filters)
     if as_json:
         echo_json(rows)
         return
@@ -228,9 +228,14 @@ def models(
         else:
             typer.echo("no model is indexed yet (run `taskspace index`)")
         return
-    _table(f"{len(rows)} indexed model(s)", [("model", "left"), ("kind", "left"), ("params", "right"),
-                                            ("license", "left"), ("prompts", "right"), ("accuracy", "right"),
-                                            ("benchmarks", "right")],
+    title = f"{len(rows)} indexed model(s)"
+    if offset or limit is not None:  # a page: out of how many, and which (the title said "3 indexed model(s)" of 25)
+        total = count_models(benchmark=benchmark, filters=filters)
+        if len(rows) < total:
+            which = f"#{offset + 1}" + (f"-{offset + len(rows)}" if len(rows) > 1 else "")
+            title = f"{len(rows)} of {total} indexed model(s)" + (f" ({which})" if offset else "")
+    _table(title, [("model", "left"), ("kind", "left"), ("params", "right"), ("license", "left"), ("prompts", "right"),
+                   ("accuracy", "right"), ("benchmarks", "right")],
            [[r["model"], "API" if r["api_only"] else ("Hub" if r["hub_id"] else "name"),
              format_params(r["metadata"]["params"]) or "-", r["metadata"]["license"] or "-", str(r["n_prompts"] or 0),
              _pct(r["accuracy"]), str(len(r["benchmarks"]))] for r in rows])

@@ -232,3 +232,20 @@ def test_numeric_filter_values_are_usage_errors_naming_the_option(args, says):
     naming the option and the value, as `--top` and `--min-evidence` did; before, `--min-params abc` / `--max-params`
     and an out-of-range `--prefer-smaller` were input errors (exit 1) naming `filters.min_params` / `prefer_smaller`."""
     test_usage_errors_are_one_line_with_exit_2(args, says)
+
+
+def test_a_page_of_models_says_out_of_how_many(indexed):
+    """`taskspace models --limit N` / `--offset N` titles the table with the page's size out of all the models the
+    options list (before: "3 indexed model(s)" of 25); the whole list keeps its plain title."""
+    from indexer.browse import count_models, list_models
+
+    assert _library(count_models) == len(_library(list_models)) == 4
+    assert _library(count_models, benchmark="beta") == len(_library(list_models, benchmark="beta")) == 2
+    for args, title in ((["--limit", "2"], "2 of 4 indexed model(s)"),
+                        (["--offset", "1", "--limit", "2"], "2 of 4 indexed model(s) (#2-3)"),
+                        (["--offset", "3"], "1 of 4 indexed model(s) (#4)"),
+                        (["--benchmark", "beta", "--limit", "1"], "1 of 2 indexed model(s)"),
+                        (["--limit", "10"], "4 indexed model(s)"),
+                        ([], "4 indexed model(s)")):
+        res = run("models", *args)
+        assert res.returncode == 0 and res.stdout.splitlines()[0].strip() == title, (args, res.stdout, res.stderr)
