@@ -4,6 +4,7 @@
 - :func:`list_models`: the indexed models (those with a vector in the space), by key, with identity and metadata;
   ``benchmark``: only those measured on it; ``filters``: a :class:`~indexer.find.Filters` (Qdrant payload filters);
   ``offset``/``limit`` page the list.
+- :func:`count_models`: how many models :func:`list_models` lists without ``offset``/``limit`` (what a page is out of).
 - :func:`list_benchmarks`: every benchmark with its group, number of prompts and number of models measured.
 - :func:`model_detail`: one model (by key, Hub id or any alias): its benchmarks with observed accuracy and n, and
   the benchmarks where its predicted success is highest relative to the other models (``strengths``: the
@@ -56,8 +57,28 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
     for what, v in (("offset", offset), ("limit", limit)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
             raise InputError(f"{what} must be a non-negative integer, not {v!r}", item=what)
-    flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
     store, vectors, sp, name = _stores(store, vectors, space)
+    where = _models_where(store, benchmark, filters)
+    hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
+    if not hits and not where:
+        check_not_drifted(store, sp, name)
+    hits = hits[offset: None if limit is None else offset + limit]
+    return [{**_identity(h.key, h.payload), "metadata": _metadata(h.payload),
+             "benchmarks": list(h.payload.get("benchmarks") or []), "n_prompts": h.payload.get("n_prompts"),
+             "accuracy": _num(h.payload.get("accuracy"), 4)} for h in hits]
+
+
+def count_models(benchmark: str | None = None, filters: Filters | dict | None = None, *, store=None, vectors=None,
+                 space=None) -> int:
+    """How many indexed models :func:`list_models` lists with these options and no ``offset``/``limit`` (what a page
+    of it is out of)."""
+    store, vectors, sp, name = _stores(store, vectors, space)
+    return vectors.count(name, "models", _models_where(store, benchmark, filters) or None)
+
+
+def _models_where(store, benchmark: str | None, filters: Filters | dict | None) -> dict:
+    """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones)."""
+    flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
     conds = dict(flt.conditions())
     known = None
     for given, item in ((benchmark, "benchmark"), (flt.benchmark, "filters.benchmark")):
@@ -67,14 +88,7 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
                 raise suggest(given, known, "benchmark", item=item)
     if benchmark is not None:
         conds["benchmark"] = {"benchmarks": {"all": list(dict.fromkeys([benchmark, *([flt.benchmark] if flt.benchmark else [])]))}}
-    where = _merge(*conds.values())
-    hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
-    if not hits and not where:
-        check_not_drifted(store, sp, name)
-    hits = hits[offset: None if limit is None else offset + limit]
-    return [{**_identity(h.key, h.payload), "metadata": _metadata(h.payload),
-             "benchmarks": list(h.payload.get("benchmarks") or []), "n_prompts": h.payload.get("n_prompts"),
-             "accuracy": _num(h.payload.get("accuracy"), 4)} for h in hits]
+    return _merge(*conds.values())
 
 
 def list_benchmarks(*, store=None) -> list[dict]:

@@ -215,6 +215,7 @@ PEER_CHOICES = tuple(p.value for p in Peers)
 @app.command()
 def evaluate(
     data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
+    format: Optional[str] = typer.Option(None, "--format", help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
     seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample and coverage splits."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
@@ -245,7 +246,7 @@ def evaluate(
 
     result = run_evaluate(
         data, split=split.value, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
-        sweep=sweep, plots_dir=plots, queries=queries.value, peers=Peers(peers).value,
+        sweep=sweep, plots_dir=plots, queries=queries.value, peers=Peers(peers).value, format=format,
     )
     if as_json:
         echo_json(result)
@@ -264,11 +265,11 @@ def reindex(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
     """Rebuild the Qdrant index from SQL (fresh collections, then an atomic alias switch)."""
-    from .store.sql import open_store
     from .store.vectors import KINDS, VectorStore
+    from .sync import open_sql_of_index
     from .sync import reindex as run_reindex
 
-    with open_store() as sql, VectorStore.from_settings() as vectors:
+    with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
         # recorded as a run: a killed reindex shows in `taskspace runs`, and the next index pass verifies the index
         run_id = sql.start_run("reindex")
         try:
@@ -294,11 +295,11 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
     """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra."""
-    from .store.sql import open_store
     from .store.vectors import VectorStore
     from .sync import check as run_check
+    from .sync import open_sql_of_index
 
-    with open_store() as sql, VectorStore.from_settings() as vectors:
+    with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
         drifts = run_check(sql, vectors, space)
     clean = all(d.clean for d in drifts)
     if as_json:

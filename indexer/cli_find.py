@@ -24,7 +24,8 @@ def echo_json(obj) -> None:
 
 
 def read_prompts_file(path: Path) -> list[str]:
-    """Example prompts from a file: one per block (blocks separated by a blank line); ``-`` reads stdin."""
+    """Example prompts from a file: one per block (blocks separated by a blank line); ``-`` reads stdin. A leading
+    byte order mark is dropped."""
     import sys
 
     try:
@@ -40,6 +41,7 @@ def read_prompts_file(path: Path) -> list[str]:
                          file=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read the prompts file: {exc.strerror or exc}", file=str(path)) from exc
+    text = text.removeprefix("\ufeff")  # a byte order mark (Notepad, Excel) is not part of the first prompt
     blocks = [b.strip() for b in text.replace("\r\n", "\n").split("\n\n")]
     prompts = [b for b in blocks if b]
     if not prompts:
@@ -63,6 +65,33 @@ def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], ca
     console.print(t)
 
 
+def _params_option(value: Optional[str]) -> Optional[str]:
+    """``--min-params`` / ``--max-params``: checked by the library's rule (:func:`indexer.find.parse_params`) while
+    the options are parsed, so a bad value is a usage error naming the option and the value (exit 2), as for the
+    other numeric options; before, it was an input error (exit 1) naming ``filters.min_params``."""
+    if value is None:
+        return None
+    from .find import parse_params
+
+    try:
+        parse_params(value)
+    except InputError as exc:
+        raise typer.BadParameter(exc.message) from None
+    return value
+
+
+def _prefer_smaller_option(value: float) -> float:
+    """``--prefer-smaller``: a finite number from 0 to :data:`indexer.find.MAX_PREFER_SMALLER`, checked while the
+    options are parsed (a usage error naming the option, as ``--top``'s range is), not by the search (exit 1)."""
+    import math
+
+    from .find import MAX_PREFER_SMALLER
+
+    if not (math.isfinite(value) and 0 <= value <= MAX_PREFER_SMALLER):
+        raise typer.BadParameter(f"{value:g} is not a number from 0 to {MAX_PREFER_SMALLER:g} (e.g. 0.1)")
+    return value
+
+
 def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
@@ -74,15 +103,17 @@ def search(
     benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Use a benchmark as the task (its mean prompt)."),
     top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models."),
     license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
-    min_params: Optional[str] = typer.Option(None, "--min-params", help="Only models with at least this many parameters (1.5B, 770M)."),
-    max_params: Optional[str] = typer.Option(None, "--max-params", help="Only models with at most this many parameters (8B)."),
+    min_params: Optional[str] = typer.Option(None, "--min-params", callback=_params_option,
+                                      help="Only models with at least this many parameters (1.5B, 770M)."),
+    max_params: Optional[str] = typer.Option(None, "--max-params", callback=_params_option,
+                                      help="Only models with at most this many parameters (8B)."),
     pipeline_tag: Optional[str] = typer.Option(None, "--pipeline-tag", help="Only models with this Hub pipeline tag."),
     exclude_gated: bool = typer.Option(False, "--exclude-gated", help="Drop gated Hub repos."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo (drops API-only models)."),
     min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
     measured_on: Optional[str] = typer.Option(None, "--measured-on", help="Only models measured on this benchmark."),
     models: list[str] = typer.Option(None, "--model", "-m", help="Compare mode: rank exactly these models (repeatable)."),
-    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA",
+    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA", callback=_prefer_smaller_option,
                                          help="Rank by score - ALPHA x log10(parameters): the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
     evidence: int = typer.Option(3, "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
@@ -165,7 +196,8 @@ def _print_result(result) -> None:
 def models(
     benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Only models measured on this benchmark."),
     license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
-    max_params: Optional[str] = typer.Option(None, "--max-params", help="At most this many parameters (8B)."),
+    max_params: Optional[str] = typer.Option(None, "--max-params", callback=_params_option,
+                                      help="At most this many parameters (8B)."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip this many."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=0, help="At most this many."),
@@ -179,11 +211,11 @@ def models(
 
       taskspace models --open-only --max-params 8B --json
     """
-    from .browse import list_models
+    from .browse import count_models, list_models
     from .find import Filters, format_params
 
-    rows = list_models(benchmark=benchmark, offset=offset, limit=limit,
-                       filters=Filters(licenses=license or None, max_params=max_params, open_only=open_only))
+    filters = Filters(licenses=license or None, max_params=max_params, open_only=open_only)
+    rows = list_models(benchmark=benchmark, offset=offset, limit=limit, filters=filters)
     if as_json:
         echo_json(rows)
         return
@@ -195,9 +227,14 @@ def models(
         else:
             typer.echo("no model is indexed yet (run `taskspace index`)")
         return
-    _table(f"{len(rows)} indexed model(s)", [("model", "left"), ("kind", "left"), ("params", "right"),
-                                            ("license", "left"), ("prompts", "right"), ("accuracy", "right"),
-                                            ("benchmarks", "right")],
+    title = f"{len(rows)} indexed model(s)"
+    if offset or limit is not None:  # a page: out of how many, and which (the title said "3 indexed model(s)" of 25)
+        total = count_models(benchmark=benchmark, filters=filters)
+        if len(rows) < total:
+            which = f"#{offset + 1}" + (f"-{offset + len(rows)}" if len(rows) > 1 else "")
+            title = f"{len(rows)} of {total} indexed model(s)" + (f" ({which})" if offset else "")
+    _table(title, [("model", "left"), ("kind", "left"), ("params", "right"), ("license", "left"), ("prompts", "right"),
+                   ("accuracy", "right"), ("benchmarks", "right")],
            [[r["model"], "API" if r["api_only"] else ("Hub" if r["hub_id"] else "name"),
              format_params(r["metadata"]["params"]) or "-", r["metadata"]["license"] or "-", str(r["n_prompts"] or 0),
              _pct(r["accuracy"]), str(len(r["benchmarks"]))] for r in rows])

@@ -62,8 +62,9 @@ SWEEP_EPS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
 SWEEP_LAMBDA = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 
-def load_matrix(data: str | Path, group_by: str | None = None) -> OutcomeMatrix:
-    """Read DATA with the ingest layer and build the outcome matrix.
+def load_matrix(data: str | Path, group_by: str | None = None, format: str | None = None) -> OutcomeMatrix:
+    """Read DATA with the ingest layer (``format``: its reader, default detected, as ``taskspace ingest --format``)
+    and build the outcome matrix.
 
     Extra prompt fields (``src``, ``category`` ...) are read from a table source's prompts file
     (:func:`indexer.sources.tables.prompt_fields`) when ``group_by`` asks for one, since the readers keep only
@@ -71,7 +72,7 @@ def load_matrix(data: str | Path, group_by: str | None = None) -> OutcomeMatrix:
     """
     from .sources import read_source, tables
 
-    batch = read_source(data)
+    batch = read_source(data, format)
     if not batch.n_outcomes:
         detail = "; ".join(str(e) for e in batch.errors[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
@@ -79,18 +80,19 @@ def load_matrix(data: str | Path, group_by: str | None = None) -> OutcomeMatrix:
     return from_batch(batch, fields)
 
 
-def load_pooled(datas, group_by: str | None = None) -> tuple[OutcomeMatrix, np.ndarray | None, list[str]]:
+def load_pooled(datas, group_by: str | None = None,
+                format: str | None = None) -> tuple[OutcomeMatrix, np.ndarray | None, list[str]]:
     """(matrix, per-prompt data set names or None, the names) of one or several data folders: several are
     pooled into one matrix as one index holds them (:func:`indexer.outcomes.merge`: models merged by name).
     A data set's name is its folder's name (its path when two share a name)."""
     paths = [Path(str(d)) for d in datas]
     if len(paths) == 1:
-        return load_matrix(paths[0], group_by), None, [paths[0].name or str(paths[0])]
+        return load_matrix(paths[0], group_by, format), None, [paths[0].name or str(paths[0])]
     short = [p.name or str(p) for p in paths]
     names = short if len(set(short)) == len(short) else [str(p) for p in paths]
     if len(set(names)) != len(names):
         raise InputError(f"the same data folder is given twice: {', '.join(names)}")
-    m, origin = merge([load_matrix(p, group_by) for p in paths], names)
+    m, origin = merge([load_matrix(p, group_by, format) for p in paths], names)
     return m, origin, names
 
 
@@ -154,6 +156,7 @@ def evaluate(
     contestants: dict | None = None,
     datasets: np.ndarray | None = None,
     peers: str = "none",
+    format: str | None = None,
 ) -> dict:
     """Run the protocol on DATA (a folder or table, or a list of them: pooled) and return every number (see the
     module docstring for the contestants).
@@ -168,7 +171,8 @@ def evaluate(
     ``queries``: what a held-out prompt is queried with, ``full`` (its text, the paper's protocol) or ``stem``
     (its question without the answer options); ``query_embeddings`` skips encoding those texts.
     ``peers``: the published peers compared too, ``none``, ``fast`` (training-free) or ``all``
-    (:data:`~indexer.evaluation.contestants.PEER_SETS`).
+    (:data:`~indexer.evaluation.contestants.PEER_SETS`). ``format``: the reader of every DATA (default detected; the
+    detection's error says to pass it).
     """
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLIT_CHOICES)}")
@@ -191,7 +195,7 @@ def evaluate(
         if datasets is not None and len(datasets) != len(m.texts):
             raise InputError(f"{len(datasets)} data set labels for {len(m.texts)} prompts")
     else:
-        m, datasets, ds_names = load_pooled(datas, group_by)
+        m, datasets, ds_names = load_pooled(datas, group_by, format)
     labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
     qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]

@@ -60,11 +60,12 @@ import logging
 import math
 import re
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
-from .errors import InputError, NotFoundError, StoreError
+from .errors import DimensionError, InputError, NotFoundError, StoreError
 from .records import name_problem, text_problem
 
 log = logging.getLogger(__name__)
@@ -424,12 +425,13 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
         hit = vectors.get(space_name(space), "benchmarks", [benchmark], with_vectors=True).get(benchmark)
         if hit is None:
             raise _unindexed_benchmark(store, space, benchmark)
-        return np.asarray(hit.vector, dtype=np.float32), False, None
+        bq = np.asarray(hit.vector, dtype=np.float32)
+        if bq.size != int(space.dim):  # the benchmarks index was built with another dimension (see _index_in_step)
+            raise DimensionError(f"benchmark vector has {bq.size} entries, the space has {space.dim}", item=benchmark)
+        return bq, False, None
     if vector is not None:
         q = _vector(vector)
         if q.size != int(space.dim):
-            from .errors import DimensionError
-
             raise DimensionError(f"the query vector has {q.size} entries, space {space_name(space)} has {space.dim} "
                                  "(its index form: see indexer.represent)", item="vector")
         if not np.isfinite(q).all():
@@ -468,6 +470,42 @@ def check_not_drifted(store, space, name: str) -> None:
         raise StoreError(f"the index of space {name} answered no model, though the database holds {n} model "
                          "vector(s): the index has drifted; `taskspace check` reports it, `taskspace reindex` "
                          "rebuilds it from the database")
+
+
+def _index_dim_error(vectors, space) -> DimensionError | None:
+    """A DimensionError saying which kind of the vector index holds vectors of another dimension than the space (in
+    SQL, the source of truth) and that ``taskspace reindex`` rebuilds it; None when every kind agrees."""
+    from .space import space_name
+    from .store.vectors import KINDS
+
+    name = space_name(space)
+    for kind in KINDS:
+        try:
+            have = vectors.dim(name, kind)
+        except StoreError:  # cannot be read at all: not this problem
+            continue
+        if have is not None and have != int(space.dim):
+            return DimensionError(f"its {kind} index holds {have}-dim vectors, but the space has {space.dim} (in SQL, "
+                                  f"the source of truth): the index was built with another dimension; run `taskspace "
+                                  f"reindex --space {name}` to rebuild it from SQL", item=f"space {name}")
+    return None
+
+
+@contextmanager
+def _index_in_step(vectors, space):
+    """Searches of a query of the space's own dimension: a DimensionError the vector index raises then means the index
+    is out of step with SQL (built with another encoder or dimension, copied from elsewhere), and is raised as
+    :func:`_index_dim_error` (run ``taskspace reindex``); before, it told the user to "embed the query with the space's
+    encoder". A bad user ``vector`` (``item="vector"``) is raised as it is."""
+    try:
+        yield
+    except DimensionError as exc:
+        if exc.item == "vector":
+            raise
+        err = _index_dim_error(vectors, space)
+        if err is None:
+            raise
+        raise err from exc
 
 
 def _resolve_models(store, names: list[str], item: str | None = "models") -> list[str]:
@@ -546,7 +584,8 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
                 missing[fname] = vectors.count(name, "models", _merge(base, _MISSING[fname]))
 
     t = time.perf_counter()
-    results = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits)
+    with _index_in_step(vectors, sp):
+        results = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits)
     timings["evidence"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
 
@@ -605,13 +644,23 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
     (:attr:`indexer.posterior.Calibration.uncovered`) needs the neighbourhood (its
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest) whatever ``near`` says, and re-ranks candidates of two
     searches (:func:`indexer.query.coverage_ranked`). Returns ``(q, options filled, the neighbourhood hits or None,
-    the predictor, ranked)``."""
+    the predictor, ranked)``. A vector index out of step with SQL's dimension: :func:`_index_in_step`."""
+    from .query import predictor
+
+    pred = predictor(store, space, state)
+    with _index_in_step(vectors, space):
+        return _search_in(store, vectors, space, prompts, benchmark, vector, where=where, limit=limit, rank=rank,
+                          alpha=alpha, timings=timings, near=near, pred=pred)
+
+
+def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float,
+               timings: dict, near: bool, pred):
+    """:func:`_search` past the predictor."""
     from .posterior import COVERAGE_PROMPTS
-    from .query import _matches, coverage_ranked, lcb_ranked, predictor
+    from .query import _matches, coverage_ranked, lcb_ranked
     from .space import space_name
 
     name = space_name(space)
-    pred = predictor(store, space, state)
     # a coverage-aware map needs the neighbourhood: the options fill's search of the prompts fetches it as well
     q, filled, near_hits = _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
                                          near=near or pred.coverage_aware)

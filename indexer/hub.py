@@ -51,7 +51,7 @@ from .errors import ConfigError, GatedRepoError, HubError, NotFoundError
 
 log = logging.getLogger(__name__)
 
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w\-.]{0,95}/[\w\-.]{1,96}$")
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w\-.]{0,95}/[\w\-.]{1,96}\Z", re.ASCII)  # ASCII, as indexer.identity._REPO
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 #: a branch or tag name: parts of letters, digits and ``._-`` separated by ``/``, each starting with a letter or digit

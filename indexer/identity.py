@@ -43,7 +43,9 @@ from .errors import InputError
 ALIASES_FILE = Path(__file__).parent / "data" / "aliases.toml"
 USER_FILE = "aliases.toml"  # in TASKSPACE_HOME
 
-_REPO = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+#: a Hub repo id "org/name": ASCII only ([A-Za-z0-9._-], as the Hub allows; ``\w`` alone is Unicode and took
+#: "org/модель" for one), to the end of the string (``$`` would also end before a trailing newline)
+_REPO = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+\Z", re.ASCII)
 _TAG = re.compile(r"^(.*?)\s*\([^()]*\)$")
 _DETAILS = (re.compile(r"^open-llm-leaderboard(?:-old)?/details_(.+)$"),
             re.compile(r"^open-llm-leaderboard(?:-old)?/(.+)-details$"),

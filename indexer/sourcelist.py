@@ -117,7 +117,8 @@ def validate(source: SourceSpec) -> SourceSpec:
         parsed = parse_spec(spec)
         if parsed.kind == "path":
             if not Path(spec).exists():
-                raise ConfigError(f"{where}: no such file or folder ({spec}); nothing was saved (for a Hub dataset write "
+                # the path once (as ingest names it): "source '/x': no such file or folder (/x)" named it twice
+                raise ConfigError(f"{spec}: no such file or folder; nothing was saved (for a Hub dataset write "
                                   "hub:ORG/REPO, for an organisation hub-org:ORG)")
             p = Path(spec)
             if source.format is None and (p.is_file() or any(p.iterdir())):  # an empty folder may fill later

@@ -37,6 +37,8 @@ Qdrant's Dot product is the model's predicted score.
   damaged), is a problem of the drift with every expected point missing; ``reindex`` replaces it.
 - A pulled space (``taskspace pull``, read-only until raw results are ingested) keeps the prompts collection the pull
   wrote from the published index rows: ``reindex`` leaves it and ``check`` does not compare it (SQL has no texts).
+- :func:`open_sql_of_index` opens SQL for ``check`` and ``reindex``, refusing (instead of creating it empty) a SQLite
+  file that is gone while a vector index remains.
 - :func:`resolve_spaces` looks spaces up: all of them, or the one named by its index name, its SQL id, or an
   encoder name when that picks exactly one.
 """
@@ -82,6 +84,34 @@ def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
         what = "matches several spaces" if by_name else "is not a known space"
         raise NotFoundError(f"--space {s!r} {what}; spaces in SQL: {known}")
     return by_name
+
+
+def open_sql_of_index(settings=None):
+    """The SQL store of a command that compares the vector index with SQL or rebuilds it from SQL (``check``,
+    ``reindex``). When the SQLite file is gone but a vector index remains (its embedded folder holds something, or the
+    configured Qdrant server holds a space): a StoreError saying that SQL, the source of truth, is missing at its path and that
+    ``taskspace index`` re-indexes the sources (the index cannot rebuild SQL). Before, opening the store created an
+    empty database: ``check`` reported every indexed point as extra and advised ``reindex``, which rebuilt nothing."""
+    from .store.sql import missing_sqlite_file, open_store
+
+    if settings is None:
+        from .config import get_settings
+
+        settings = get_settings()
+    gone = missing_sqlite_file(settings.database_url)
+    if gone is not None:
+        folder = settings.qdrant_path
+        if settings.qdrant_url is not None:  # a server: does it hold any space? (its own errors come first)
+            with VectorStore.from_settings(settings) as vectors:
+                index = bool(vectors.spaces())
+        else:
+            index = folder.is_dir() and any(folder.iterdir())
+        if index:
+            where = "the Qdrant server" if settings.qdrant_url is not None else str(folder)
+            raise StoreError(f"the SQL database is missing at {gone}; it is the source of truth (the vector index at "
+                             f"{where} is derived from it and cannot rebuild it): re-index the sources with "
+                             "`taskspace index` (or restore the file from a backup)")
+    return open_store()
 
 
 def _pulled_read_only(sql, rec) -> bool:

@@ -61,6 +61,22 @@ def test_errors_name_the_path_once(tmp_path):
     assert str(s.errors[0]) == f"{missing}: no such file or folder"
 
 
+def test_index_and_sources_add_name_a_missing_source_path_once(tmp_path):
+    """`index --source /x` and `sources add /x` name a missing path once, as `ingest` does (before: "source '/x': no
+    such file or folder (/x)"); nothing is saved in sources.toml."""
+    import os
+
+    env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+    missing = str(tmp_path / "nope")
+    for args in (("index", "--source", missing), ("sources", "add", missing)):
+        res = run(*args, env=env)
+        assert res.returncode == 2, (args, res.stderr)
+        line = res.stderr.strip().splitlines()[-1]
+        assert line.startswith(f"error: {missing}: no such file or folder; nothing was saved") and \
+            line.count(missing) == 1, (args, line)
+    assert not (tmp_path / "home" / "sources.toml").exists()
+
+
 def test_a_bad_option_value_is_a_usage_error_not_a_traceback(taskspace_script):
     """typer vendors its own click: its BadParameter / NoSuchOption escaped `main` as a traceback with exit 1."""
     for args, words in ((["search", "--top", "many", "x"], "Invalid value for '--top'"),

@@ -125,10 +125,10 @@ def test_search_json_is_the_library_answer_and_the_table_has_titles(indexed, tmp
 
     verbose = run("-v", "search", f"a prompt never encoded before {uuid.uuid4()}", "-k", "1")
     assert " INFO " in verbose.stderr  # -v: INFO logs, on stderr only
-    bad = run("search", "x", "--max-params", "8 bytes")
-    assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
-        "error: max_params: '8 bytes' is not a parameter count; use a number with K, M, B or T, e.g. 8B or 770M"
-        .replace("max_params", "filters.max_params")]
+    bad = run("search", "x", "--max-params", "8 bytes")  # a usage error naming the option (exit 1 before)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "error: taskspace search: Invalid value for '--max-params': '8 bytes' is not a parameter count; use a number "
+        "with K, M, B or T, e.g. 8B or 770M (see `taskspace search -h`)"]
     missing = run("search", "-b", "alpah")
     assert missing.returncode == 1 and "did you mean alpha" in missing.stderr
 
@@ -204,3 +204,49 @@ def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_pa
         with pytest.raises(InputError) as err:
             read_prompts_file(path)
         assert str(err.value).startswith(f"{path}: {says}") and str(err.value).count(str(path)) == 1, str(err.value)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_prompt(tmp_path, monkeypatch):
+    """`search -f FILE` (and `-f -`): a file saved with a byte order mark (Notepad, Excel) gives the same prompts as
+    without it; before, the first prompt began with U+FEFF (another embedding, another prompt hash)."""
+    import io
+
+    from indexer.cli_find import read_prompts_file
+
+    f = tmp_path / "prompts.txt"
+    f.write_bytes(b"\xef\xbb\xbfFirst prompt\r\n\r\nSecond prompt\r\n")
+    assert read_prompts_file(f) == ["First prompt", "Second prompt"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\ufeffFirst prompt\n\nSecond prompt\n"))
+    assert read_prompts_file(Path("-")) == ["First prompt", "Second prompt"]
+
+
+@pytest.mark.parametrize("args,says", [
+    (["search", "x", "--min-params", "abc"], "Invalid value for '--min-params': 'abc' is not a parameter count"),
+    (["search", "x", "--max-params", "0"], "Invalid value for '--max-params': '0' is not a positive parameter count"),
+    (["models", "--max-params", "8Q"], "Invalid value for '--max-params': '8Q' is not a parameter count"),
+    (["search", "x", "--prefer-smaller", "1000"], "Invalid value for '--prefer-smaller': 1000 is not a number from 0 "
+                                                  "to 100"),
+    (["search", "x", "--min-evidence", "abc"], "Invalid value for '--min-evidence'"),
+])
+def test_numeric_filter_values_are_usage_errors_naming_the_option(args, says):
+    """Every numeric filter option of `search` and `models` refuses a bad value as a usage error (exit 2, one line)
+    naming the option and the value, as `--top` and `--min-evidence` did; before, `--min-params abc` / `--max-params`
+    and an out-of-range `--prefer-smaller` were input errors (exit 1) naming `filters.min_params` / `prefer_smaller`."""
+    test_usage_errors_are_one_line_with_exit_2(args, says)
+
+
+def test_a_page_of_models_says_out_of_how_many(indexed):
+    """`taskspace models --limit N` / `--offset N` titles the table with the page's size out of all the models the
+    options list (before: "3 indexed model(s)" of 25); the whole list keeps its plain title."""
+    from indexer.browse import count_models, list_models
+
+    assert _library(count_models) == len(_library(list_models)) == 4
+    assert _library(count_models, benchmark="beta") == len(_library(list_models, benchmark="beta")) == 2
+    for args, title in ((["--limit", "2"], "2 of 4 indexed model(s)"),
+                        (["--offset", "1", "--limit", "2"], "2 of 4 indexed model(s) (#2-3)"),
+                        (["--offset", "3"], "1 of 4 indexed model(s) (#4)"),
+                        (["--benchmark", "beta", "--limit", "1"], "1 of 2 indexed model(s)"),
+                        (["--limit", "10"], "4 indexed model(s)"),
+                        ([], "4 indexed model(s)")):
+        res = run("models", *args)
+        assert res.returncode == 0 and res.stdout.splitlines()[0].strip() == title, (args, res.stdout, res.stderr)

@@ -850,3 +850,31 @@ def test_folds_with_nothing_to_score_are_reported_not_printed_as_nan(sample_embe
     assert "--split in-sample" in format_result(res)
     ok = evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False)
     assert ok["warnings"] == [] and "warning" not in format_result(ok)
+
+
+def test_the_options_evaluates_errors_advise_are_its_own(tmp_path):
+    """A DATA whose format cannot be told says "pass --format (...)": `evaluate` has that option (before, only ingest
+    did, and the advice named an option evaluate refused as a usage error); `--format` reads every DATA with that
+    reader."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer import cli
+    from indexer.evaluate import load_matrix
+
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "x.txt").write_text("hello\n")
+    helptext = CliRunner().invoke(cli.app, ["evaluate", "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"}).output
+    for data in (tmp_path / "empty", tmp_path / "x.txt"):
+        out = CliRunner().invoke(cli.app, ["evaluate", str(data)])
+        said = out.output + str(out.exception or "")  # the library's error: `main` prints it
+        advised = re.findall(r"--[a-z][a-z-]+", said)
+        assert isinstance(out.exception, InputError) and advised == ["--format"], said
+        assert all(option in helptext for option in advised), helptext
+        again = CliRunner().invoke(cli.app, ["evaluate", str(data), "--format", "table"])
+        said = again.output + str(again.exception or "")
+        assert isinstance(again.exception, InputError) and "pass --format" not in said, said
+    assert load_matrix(SAMPLE, format="table").texts == load_matrix(SAMPLE).texts
+    with pytest.raises(InputError, match="no lm-eval samples files"):
+        load_matrix(SAMPLE, format="lm_eval")

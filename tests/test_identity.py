@@ -31,6 +31,24 @@ def test_resolve(name, key, kind):
     assert i.hub_id == (key if kind == "hub" else None) and i.api_only == (kind == "api")
 
 
+@pytest.mark.parametrize("name", ["org/модель", "café/modèle", "org/naïve-7b", "org--модель", "орг__model-7b",
+                                  "org/ｍodel", "org/model\n"])
+def test_a_name_with_non_ascii_letters_is_not_a_hub_id(name):
+    """Hub repo ids are ASCII (`[A-Za-z0-9._-]`): a name with other letters stays a plain name, whatever the naming
+    rules would make of it, and no Hub id check passes it (identity, the Hub client, the SQL reads). Before, `\\w` was
+    Unicode: "org/модель" was taken as a Hub repo id (and would be asked of the Hub); `$` also passed "org/model\\n"."""
+    from indexer.hub import is_valid_repo_id
+    from indexer.identity import is_repo_id
+    from indexer.store.sql_types import looks_like_repo_id
+
+    assert not is_repo_id(name) and not is_valid_repo_id(name) and not looks_like_repo_id(name)
+    i = resolve(name)
+    if name.strip() != "org/model":
+        assert (i.kind, i.hub_id, i.key) == ("name", None, name.strip()), i
+    for ok in ("meta-llama/Llama-3.1-8B", "a_b/c.d-e"):
+        assert is_repo_id(ok) and is_valid_repo_id(ok) and looks_like_repo_id(ok) and resolve(ok).hub_id == ok
+
+
 def test_packaged_alias_file_is_valid_and_maps_to_repo_ids():
     t = packaged()
     assert len(t.hub) > 50 and t.api_patterns

@@ -319,3 +319,13 @@ def test_lighteval_truncated_parquet_and_missing_columns(tmp_path):
     e = {Path(x.file).name: x.message for x in b.errors}
     assert "truncated" in e[arc.name] and "missing column(s)" in e[mmlu.name]
     assert [o.benchmark for o in b.outcomes] == ["truthfulqa_mc"]  # the intact file is still read
+
+
+def test_results_and_samples_files_that_start_with_a_byte_order_mark_are_read(model_dir):
+    """A BOM at the start of a samples JSONL or a results JSON (a file re-saved by an editor on Windows) is dropped;
+    before, the samples file's first line was "malformed JSON" and a results file "unreadable"."""
+    expected = sorted((o.model, o.prompt_id, o.score) for o in read_source(model_dir).outcomes)
+    for f in [*model_dir.glob("samples_*.jsonl"), *model_dir.glob("results_*.json")]:
+        f.write_bytes(b"\xef\xbb\xbf" + f.read_bytes())
+    b = read_source(model_dir)
+    assert b.errors == [] and sorted((o.model, o.prompt_id, o.score) for o in b.outcomes) == expected

@@ -352,3 +352,41 @@ def test_json_objects_lines_and_arrays(text, array, rows, messages):
     assert len(errors.errors) == len(messages)
     for err, msg in zip(errors.errors, messages):
         assert err.file == "f.jsonl" and msg in err.message
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_files_that_start_with_a_byte_order_mark_read_as_without_it(tmp_path):
+    """Excel's "CSV UTF-8" (and Notepad) start a file with a byte order mark. It is dropped wherever a table is read:
+    before, the first header name was '\\ufeffprompt_id' (every prompt "missing field(s) prompt_id"), the line-exact
+    outcomes reader found no `model` column, and a JSON line started with a BOM was malformed."""
+    for out_ext in ("csv", "csv.gz", "jsonl"):
+        for prompt_ext in ("csv", "jsonl"):
+            folder = tmp_path / f"{out_ext}-{prompt_ext}"
+            folder.mkdir()
+            write_prompts(folder, prompt_ext)
+            write_outcomes(folder, out_ext)
+            for f in folder.iterdir():
+                raw = gzip.decompress(f.read_bytes()) if f.name.endswith(".gz") else f.read_bytes()
+                f.write_bytes(gzip.compress(BOM + raw) if f.name.endswith(".gz") else BOM + raw)
+            batch = read_source(folder)
+            assert batch.errors == [] and cells(batch) == EXPECTED, (out_ext, prompt_ext, batch.errors)
+    # a malformed row sends a CSV to the line-exact reader: it drops the mark too, and names the true line
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_bytes(BOM + b"model,prompt_id,correct\nm1,p1,1\nm1,p2,0,9\nm2,p3,1\n")
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [("outcomes.csv", 3, "malformed CSV row: 4 fields, the header has 3")]
+    assert sorted((o.model, o.prompt_id) for o in batch.iter_outcomes()) == [("m1", "p1"), ("m2", "p3")]
+
+
+def test_a_problem_of_the_header_is_reported_at_line_1(tmp_path):
+    """A missing column of a CSV/TSV is the header's problem, line 1 (before: "line 2", the first data row's)."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,pass1\nm1,p1,1\n")
+    ((f, line, msg),) = errors_of(read_source(tmp_path))
+    assert (f, line) == ("outcomes.csv", 1) and msg.startswith("missing column(s) correct|score"), (f, line, msg)
+    (tmp_path / "outcomes.csv").unlink()
+    (tmp_path / "outcomes.tsv").write_text("model\tprompt_id\tpass1\nm1\tp1\t1\n")
+    ((f, line, msg),) = errors_of(read_source(tmp_path))
+    assert (f, line) == ("outcomes.tsv", 1) and msg.startswith("missing column(s)")

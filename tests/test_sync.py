@@ -315,6 +315,27 @@ def test_cli_reindex_and_check(encoder, taskspace_home, cli):
     assert rc == 6 and "another taskspace process is using the index at" in err and "Traceback" not in err
 
 
+def test_check_and_reindex_without_the_sqlite_file_say_sql_is_missing(encoder, taskspace_home, cli):
+    """The SQLite file deleted, the Qdrant folder beside it kept: `check` and `reindex` say the SQL database is missing
+    at its path, that it is the source of truth and to re-index the sources with `taskspace index` (exit 3), and
+    create no empty database. Before, `check` created one, reported every indexed point as extra and advised
+    `taskspace reindex`, which rebuilt nothing. A fresh home (no database, no index) still reports nothing to check."""
+    from indexer.store.sql import open_store
+
+    assert cli("check") == (0, "no embedding spaces in SQL and none in the index\n", "")
+    with open_store() as sql:
+        fill(sql, encoder)
+    assert cli("reindex")[0] == 0 and cli("check")[0] == 0
+    db = taskspace_home / "taskspace.db"
+    db.unlink()
+    for command in ("check", "reindex"):
+        rc, out, err = cli(command)
+        assert rc == 3 and out == "", (command, rc, out, err)
+        assert err.startswith(f"error: the SQL database is missing at {db}; it is the source of truth") and \
+            "re-index the sources with `taskspace index`" in err and "taskspace reindex" not in err, err
+        assert len(err.strip().splitlines()) == 1 and not db.exists()
+
+
 def test_check_reports_an_index_of_another_dimension(store, vs, encoder):
     space = fill(store, encoder)
     name = space_name(space)
@@ -327,6 +348,35 @@ def test_check_reports_an_index_of_another_dimension(store, vs, encoder):
     drift = only(check(store, vs))
     assert drift.problems == [f"benchmarks index holds 8-dim vectors, the space has {space.dim}"]
     assert drift.stale["benchmarks"] == sorted(BENCHES) and not drift.clean
+
+
+def test_an_index_of_another_dimension_is_named_by_search_and_replaced_by_reindex(store, vs, encoder):
+    """The index holds vectors of another dimension than SQL's space (built with another encoder, copied from another
+    home): a search says so and names `taskspace reindex --space NAME` (before: "embed the query with the space's
+    encoder"), and reindex replaces it (before: it refused the dimension change with the same DimensionError)."""
+    from indexer.errors import DimensionError
+    from indexer.find import find_models
+    from indexer.store.vectors import KINDS, Point
+
+    space = fill(store, encoder)
+    name = space_name(space)
+    reindex(store, vs, encoder=encoder)
+    points = {kind: [Point(h.key, np.ones(8), h.payload) for h in vs.scan(name, kind)] for kind in KINDS}
+    vs.drop_space(name)
+    for kind in KINDS:
+        vs.rebuild(name, kind, points[kind], dim=8)
+    with pytest.raises(DimensionError, match=rf"holds 8-dim vectors, but the space has {space.dim} .*run `taskspace "
+                       rf"reindex --space {name}` to rebuild it from SQL") as err:
+        find_models("What is 3 + 5?", store=store, vectors=vs, space=space.id)
+    assert "embed the query" not in str(err.value)
+    with pytest.raises(DimensionError, match=r"taskspace reindex --space"):
+        find_models(benchmark="toy/arith", store=store, vectors=vs, space=space.id)
+    with pytest.raises(DimensionError, match=r"the query vector has 3 entries"):  # a bad user vector stays its own error
+        find_models(vector=np.ones(3), store=store, vectors=vs, space=space.id)
+    (res,) = reindex(store, vs, encoder=encoder)
+    assert res.counts["models"] == len(MODELS) and all(vs.dim(name, k) == space.dim for k in KINDS)
+    assert only(check(store, vs)).clean
+    assert len(find_models("What is 3 + 5?", k=2, store=store, vectors=vs, space=space.id).results) == 2
 
 
 def test_a_live_collection_whose_folder_is_gone_is_reported_and_rebuilt(store, tmp_path, encoder, vector_engine):

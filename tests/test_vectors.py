@@ -297,8 +297,6 @@ def test_a_child_writer_that_fails_or_a_parent_that_fails_leaves_the_old_index_s
 def test_dimension_mismatch(vs):
     vs.rebuild("s", "models", make_points(5), dim=DIM)
     with pytest.raises(DimensionError, match="new space"):
-        vs.rebuild("s", "models", make_points(5, dim=16), dim=16)
-    with pytest.raises(DimensionError, match="new space"):
         vs.upsert("s", "models", make_points(5, dim=16), dim=16)
     with pytest.raises(DimensionError, match="org/model-0"):
         vs.upsert("s", "models", make_points(1, dim=16), dim=DIM)
@@ -308,6 +306,21 @@ def test_dimension_mismatch(vs):
     # another space may have another dimension
     vs.rebuild("t", "models", make_points(5, dim=16), dim=16)
     assert vs.dim("t", "models") == 16 and vs.spaces() == ["s", "t"]
+
+
+def test_a_rebuild_may_change_the_dimension(vs):
+    """A rebuild replaces the collection whole, so it may change its dimension (how `taskspace reindex` repairs an
+    index built with another encoder or dimension); before, it raised the DimensionError that told the user to run
+    `taskspace reindex`, which then raised it again. An upsert into the live collection still refuses."""
+    vs.rebuild("s", "models", make_points(5), dim=DIM)
+    res = vs.rebuild("s", "models", make_points(5, dim=16), dim=16)
+    assert res.count == 5 and len(res.dropped) == 1
+    assert vs.dim("s", "models") == 16 and vs.physical_collections("s") == [res.collection]
+    assert [h.key for h in vs.search("s", "models", np.ones(16), limit=5)]
+    with pytest.raises(DimensionError, match="query vector has 8"):
+        vs.search("s", "models", np.ones(DIM))
+    with pytest.raises(DimensionError, match=r"taskspace reindex --space s"):
+        vs.upsert("s", "models", make_points(5), dim=DIM)
 
 
 def test_missing_index_and_drop_space(vs):

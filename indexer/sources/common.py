@@ -97,12 +97,18 @@ class ErrorLog:
         return self.errors
 
 
+#: UTF-8 with a leading byte order mark (Excel's "CSV UTF-8", Notepad) dropped: without it the first header name
+#: (or the first JSON line) carries U+FEFF and is not recognised
+UTF8 = "utf-8-sig"
+
+
 def _open_text(path: Path):
     """A text file (gzip when ``.gz``) decoded as UTF-8 with ``surrogateescape``: bytes that are not UTF-8 become
-    lone surrogates that the readers report at their line (:func:`bad_utf8`) instead of failing the whole file."""
+    lone surrogates that the readers report at their line (:func:`bad_utf8`) instead of failing the whole file. A
+    byte order mark at the start is dropped (:data:`UTF8`)."""
     if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="surrogateescape", newline="")
-    return open(path, encoding="utf-8", errors="surrogateescape", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=UTF8, errors="surrogateescape", newline="")
+    return open(path, encoding=UTF8, errors="surrogateescape", newline="")
 
 
 def _read_failure(exc: BaseException) -> str:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import ErrorLog
+from .common import UTF8, ErrorLog
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
@@ -148,7 +148,7 @@ def _results_files(root: Path) -> list[Path]:
 def _model_name(root: Path) -> str | None:
     for p in _results_files(root):
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(p.read_text(encoding=UTF8))
         except (OSError, json.JSONDecodeError, UnicodeDecodeError):
             continue
         cfg = data.get("config_general") or data.get("config") or {}

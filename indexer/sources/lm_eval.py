@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import ErrorLog, json_objects
+from .common import UTF8, ErrorLog, json_objects
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import choose_metric, metric_value
@@ -191,7 +191,7 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
     problems = []
     for p in paths:
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(p.read_text(encoding=UTF8))
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             problems.append((str(p), getattr(exc, "lineno", None), f"unreadable results file: {exc}"))
             continue
@@ -211,7 +211,7 @@ def iter_sample_rows(path: Path, errors: ErrorLog) -> Iterator[tuple[int, dict]]
     """(line, row) of a samples file: JSON lines, or one JSON array (line = item number)."""
     fname = str(path)
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding=UTF8) as f:
             head = f.read(1)
             while head and head.isspace():
                 head = f.read(1)

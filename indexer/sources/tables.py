@@ -459,11 +459,23 @@ def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str
         missing.append("correct|score")
     if missing:
         if not any(e.message.startswith("missing column") for e in errors.errors if e.file == fname):
-            errors.add(fname, int(lines[0]) if len(lines) else None,
+            errors.add(fname, _header_line(fname, lines),
                        f"missing column(s) {', '.join(missing)}: long form needs model, prompt_id and correct (0/1) "
                        f"or score ([0, 1]); found {', '.join(cols)}")
         return
     builder.add_long(cols["model"], cols["prompt_id"], cols[value], lines, value)
+
+
+def _header_line(fname: str, lines: np.ndarray) -> int | None:
+    """The line a problem of the columns is reported at: the header's, line 1, in CSV/TSV (``lines`` holds the rows
+    of the block, from line 2: reporting its first gave "line 2" for a header problem); in JSON lines, whose
+    columns are the keys of each row, the block's first row; None for Parquet (no line) or an empty block."""
+    ext = table_ext(Path(fname))
+    if ext is not None and ext.startswith((".csv", ".tsv")):
+        return 1
+    if ext == ".parquet" or not len(lines):
+        return None
+    return int(lines[0])
 
 
 def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
@@ -472,7 +484,8 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
 
     names = list(cols)
     if len(names) < 2:
-        errors.add(fname, None, f"matrix form needs a model column and one column per prompt id; found {names}")
+        errors.add(fname, _header_line(fname, lines),
+                   f"matrix form needs a model column and one column per prompt id; found {names}")
         return
     model_col = "model" if "model" in cols else names[0]
     builder.value_kind = "score"  # cells may be 0/1 or graded in [0, 1]

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 CHUNK = 5000
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+\Z", re.ASCII)  # ASCII, as indexer.identity._REPO
 MODEL_FIELDS = (
     "kind", "revision", "author", "license", "num_parameters", "pipeline_tag", "library", "tags", "downloads",
     "likes", "gated", "created_at", "last_modified", "base_model", "fetched_at",

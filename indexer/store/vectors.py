@@ -48,9 +48,10 @@ Writing
 - ``upsert(space, kind, points, *, dim) -> int`` writes into the collection the alias points at (creating
   it if absent); ``delete(space, kind, keys)``; ``drop_space(space)``. Every write ends with a flush of the
   collection (one sync, not one per point).
-- A vector whose length differs from ``dim``, or a ``dim`` that differs from the existing collection,
+- A vector whose length differs from ``dim``, or an upsert's ``dim`` that differs from the existing collection,
   raises :class:`~indexer.errors.DimensionError` (a space has one dimension: index a different encoder
-  into a new space). Non-finite vectors raise :class:`~indexer.errors.InputError`.
+  into a new space). A rebuild replaces the collection whole, so it may change the dimension (how ``reindex``
+  repairs an index built with another one). Non-finite vectors raise :class:`~indexer.errors.InputError`.
 
 Reading
 -------
@@ -458,8 +459,10 @@ class VectorStore:
     # -- writing --------------------------------------------------------------
     def _check_dim(self, space: str, kind: str, dim: int, *, replacing: bool = False) -> str | None:
         """The live collection of (space, kind), or None; DimensionError when it holds vectors of another
-        dimension. ``replacing`` (a rebuild): a live collection that cannot be read is returned as it is, to be
-        replaced, instead of raising."""
+        dimension. ``replacing`` (a rebuild): the live collection is replaced whole, so one that cannot be read or
+        that holds vectors of another dimension (an index built with another encoder or copied from elsewhere) is
+        returned as it is, to be replaced, instead of raising: before, a rebuild refused the dimension change, so
+        `taskspace reindex` could not repair the index its own error told the user to rebuild."""
         target = self.alias_target(space, kind)
         if target is not None:
             why = self.unreadable(space, kind) if replacing else None
@@ -467,10 +470,13 @@ class VectorStore:
                 log.warning("the %s collection %s cannot be read (%s); the rebuild replaces it", kind, target, why)
                 return target
             have = self._collection_dim(target)
-            if have != dim:
+            if have != dim and replacing:
+                log.warning("the %s collection %s holds %d-dim vectors; the rebuild replaces it with %d-dim ones",
+                            kind, target, have, dim)
+            elif have != dim:
                 raise DimensionError(
                     f"the index of space {space!r} ({kind}) holds {have}-dim vectors, not {dim}; a space has one "
-                    "dimension: index the other encoder into a new space, or drop this one "
+                    "dimension: index the other encoder into a new space, or rebuild this one "
                     f"(`taskspace reindex --space {space}` rebuilds it from SQL)", item=self.alias_name(space, kind))
         return target
 
