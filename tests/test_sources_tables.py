@@ -352,3 +352,32 @@ def test_json_objects_lines_and_arrays(text, array, rows, messages):
     assert len(errors.errors) == len(messages)
     for err, msg in zip(errors.errors, messages):
         assert err.file == "f.jsonl" and msg in err.message
+
+
+@pytest.mark.parametrize("header", ["Model,Prompt_ID,Correct", "model, prompt_id, correct", " MODEL ,Prompt ID,correct"])
+@pytest.mark.parametrize("ext", ["csv", "jsonl"])
+def test_a_long_form_header_in_another_case_or_spacing_is_long_form(tmp_path, header, ext):
+    """Header names are matched stripped and case-insensitively; before, `Model,Prompt_ID,Correct` was read as matrix
+    form and every row dropped with "prompt_id 'Prompt_ID' is not in the prompts file"."""
+    write_prompts(tmp_path)
+    names = header.split(",")
+    rows = [r for r in ROWS if r[1] != "p4"]
+    if ext == "csv":
+        (tmp_path / "outcomes.csv").write_text(header + "\n" + "".join(f"{m},{p},{c}\n" for m, p, c in rows))
+    else:
+        (tmp_path / "outcomes.jsonl").write_text("".join(json.dumps(dict(zip(names, r))) + "\n" for r in rows))
+    batch = read_source(tmp_path)
+    assert batch.errors == []
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == sorted(
+        (m, p, float(c)) for m, p, c in rows)
+
+
+def test_a_header_that_looks_like_long_form_without_prompt_id_says_so(tmp_path):
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,pid,correct\nm1,p1,1\nm1,p2,0\n")
+    (e,) = read_source(tmp_path).errors
+    assert e.line == 1 and "no prompt_id column" in e.message and "looks like long form" in e.message
+    (tmp_path / "outcomes.csv").write_text("Model,p1,p2\nm1,1,0\n")  # a matrix with its model column capitalised
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
+        ("m1", "p1", 1.0), ("m1", "p2", 0.0)]

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import re
+
 import numpy as np
 
 from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo, name_problem, text_problem
@@ -42,6 +44,25 @@ from .registry import Match, Reader
 OUTCOME_NAMES = ("outcomes", "matrix")
 PROMPT_NAMES = ("prompts",)
 VALUE_COLUMNS = ("correct", "score")
+LONG_COLUMNS = ("model", "prompt_id", *VALUE_COLUMNS)
+
+
+def column_key(name) -> str:
+    """A header name as compared with the known column names: stripped, lower case, runs of spaces and hyphens as
+    one ``_`` (``" Prompt ID"`` -> ``prompt_id``)."""
+    return re.sub(r"[\s-]+", "_", str(name).strip()).lower()
+
+
+def _long_columns(cols: dict) -> dict:
+    """``cols`` with every header that names a known long-form column (:data:`LONG_COLUMNS`) but for case or
+    spacing renamed to it (``Model, Prompt_ID, Correct``); a name spelled exactly wins over a variant of it."""
+    out = {k: v for k, v in cols.items() if k in LONG_COLUMNS}
+    for name, arr in cols.items():
+        key = column_key(name)
+        if name in LONG_COLUMNS:
+            continue
+        out[key if key in LONG_COLUMNS and key not in out else name] = arr
+    return out
 
 
 def _table_files(folder: Path, stems) -> list[Path]:
@@ -394,7 +415,7 @@ def read_table(
 
     ``path``: a folder (``outcomes.<ext>`` or ``matrix.<ext>`` + ``prompts.<ext>``) or an outcomes file
     (prompts found beside it unless ``prompts`` is given). ``shape``: "long", "matrix" or None (detect:
-    a ``prompt_id`` column means long form). Raises :class:`~indexer.errors.InputError` only when
+    a ``prompt_id`` column, in any case or spacing, means long form). Raises :class:`~indexer.errors.InputError` only when
     nothing can be read at all (no file, no prompts file); row problems go to ``batch.errors``.
     """
     path = Path(path)
@@ -414,7 +435,15 @@ def read_table(
             continue
         n_rows += len(lines)
         if detected is None:
-            detected = "long" if "prompt_id" in cols else "matrix"
+            detected = "long" if any(column_key(c) == "prompt_id" for c in cols) else "matrix"
+            if shape is None and detected == "matrix" and _looks_long(cols, prompt_map):
+                errors.add(fname, 1, f"no prompt_id column, so this would be read as matrix form (one column per "
+                           f"prompt id), but the header ({', '.join(map(str, cols))}) looks like long form, which "
+                           "needs model, prompt_id and correct (0/1) or score ([0, 1]) columns: name the prompt id "
+                           "column prompt_id; nothing of this file is read")
+                detected = "none"
+        if detected == "none":
+            continue
         if detected == "long":
             _add_long_block(builder, cols, lines, fname, errors)
         else:
@@ -452,7 +481,15 @@ def _value_column(cols: dict, fname: str, errors: ErrorLog, builder: _Builder) -
     return None
 
 
+def _looks_long(cols: dict, prompt_map: dict) -> bool:
+    """A header without a prompt_id column that still looks like long form: a value column (``correct``/``score``,
+    any case) and no column named after a prompt id of the prompts file."""
+    return (any(column_key(c) in VALUE_COLUMNS for c in cols)
+            and not any(str(c) in prompt_map for c in cols))
+
+
 def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
+    cols = _long_columns(cols)
     missing = [c for c in ("model", "prompt_id") if c not in cols]
     value = _value_column(cols, fname, errors, builder)
     if value is None:
@@ -474,7 +511,7 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
     if len(names) < 2:
         errors.add(fname, None, f"matrix form needs a model column and one column per prompt id; found {names}")
         return
-    model_col = "model" if "model" in cols else names[0]
+    model_col = "model" if "model" in cols else next((n for n in names if column_key(n) == "model"), names[0])
     builder.value_kind = "score"  # cells may be 0/1 or graded in [0, 1]
     for name in names:
         if name == model_col:
