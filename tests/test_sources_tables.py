@@ -381,3 +381,18 @@ def test_a_header_that_looks_like_long_form_without_prompt_id_says_so(tmp_path):
     batch = read_source(tmp_path)
     assert batch.errors == [] and sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
         ("m1", "p1", 1.0), ("m1", "p2", 0.0)]
+
+
+def test_csv_errors_name_the_physical_line_after_blank_lines_and_quoted_line_breaks(tmp_path):
+    """pyarrow's fast path skips blank lines and reads a quoted line break as part of its record: errors name the
+    line the record is on in the file; before, the record's index + 2 (line 3 for the value on line 5)."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n\n\nm1,p2,7\nm1,p3,1\n")
+    assert errors_of(read_source(tmp_path)) == [("outcomes.csv", 5, "correct value 7 is not binary (expected 0 or 1; "
+                                                                   "put graded outcomes in a `score` column)")]
+    (tmp_path / "outcomes.csv").write_text('model,prompt_id,correct\n"m\n1",p1,1\nm2,p2,1\n\nm2,p9,1\nm2,p2,0\n')
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.csv", 6, "prompt_id 'p9' is not in the prompts file; its rows are dropped"),
+        ("outcomes.csv", 7, "model 'm2', prompt_id 'p2' repeated with a different outcome (1 at line 4, 0 here); all "
+                            "its rows are dropped: fix the source"),
+    ]

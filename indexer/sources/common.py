@@ -400,7 +400,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         for batch in reader:
             if bad_rows:
                 break
-            lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)
+            lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)  # provisional: csv_record_lines
             row += batch.num_rows
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
     except (pa.ArrowInvalid, *READ_ERRORS):
@@ -445,3 +445,28 @@ def _read_csv_python(path: Path, delim: str, header: list[str], errors: ErrorLog
                    "the rows before are read")
     if lines:
         yield flush()
+
+
+def csv_record_lines(path: Path, wanted) -> dict[int, int]:
+    """The physical line of records of a CSV/TSV file read by the fast path of :func:`_read_csv_blocks`, whose line
+    numbers are provisional (record index + 2: blank lines, which pyarrow skips, and line breaks inside quoted fields
+    are not counted): ``{provisional: physical}`` for the ``wanted`` provisional numbers. Reads the file (up to the
+    last record wanted) with the line-exact reader, so it is called only when errors are reported."""
+    wanted = {int(w) for w in wanted if w is not None and w >= 2}
+    out: dict[int, int] = {}
+    if not wanted:
+        return out
+    last = max(wanted)
+    ext = table_ext(path) or ".csv"
+    try:
+        with _open_text(path) as f:
+            records = CsvRecords(f, str(path), ErrorLog(), "\t" if ext.startswith(".tsv") else ",")
+            records.header()
+            for k, (line, _) in enumerate(records, 2):
+                if k in wanted:
+                    out[k] = line
+                if k >= last:
+                    break
+    except READ_ERRORS:
+        pass
+    return out

@@ -37,6 +37,7 @@ from .common import (  # noqa: F401 - MAX_ERRORS_PER_PROBLEM re-exported (the te
     _fingerprint,
     _iter_rows,
     _read_long_blocks,
+    csv_record_lines,
     table_ext,
 )
 from .registry import Match, Reader
@@ -188,6 +189,8 @@ class _Builder:
         self.s_parts: list[np.ndarray] = []
         self.l_parts: list[np.ndarray] = []
         self.value_kind: str | None = None
+        #: ``line_map(lines) -> {line: physical line}`` when the lines given are provisional (fast CSV path)
+        self.line_map = None
 
     def _pid_index(self, pid: str, line: int) -> int:
         idx = self.pids.get(pid)
@@ -266,6 +269,7 @@ class _Builder:
                 group_id = np.cumsum(~dup) - 1
                 dup_groups = np.unique(group_id[dup])
                 models = list(self.models)
+                conflicts = []
                 for g in dup_groups.tolist():
                     start = group_start[g]
                     end = group_start[g + 1] if g + 1 < len(group_start) else len(order)
@@ -276,12 +280,15 @@ class _Builder:
                         skipped += len(rows) - 1
                     else:
                         keep[rows] = False
-                        r0, r1 = int(rows[0]), int(rows[1])
-                        self.errors.add(
-                            self.fname, int(lines[r1]),
-                            f"model {models[int(m[r0])]!r}, prompt_id {self.pid_list[int(p[r0])]!r} repeated with a "
-                            f"different outcome ({vals[0]:g} at line {int(lines[r0])}, {vals[1]:g} here); all its rows "
-                            "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
+                        conflicts.append((int(rows[0]), int(rows[1]), vals[0], vals[1]))
+                at = self.line_map({int(lines[r]) for c in conflicts for r in c[:2]}) if conflicts and self.line_map else {}
+                for r0, r1, v0, v1 in conflicts:
+                    l0, l1 = int(lines[r0]), int(lines[r1])
+                    self.errors.add(
+                        self.fname, at.get(l1, l1),
+                        f"model {models[int(m[r0])]!r}, prompt_id {self.pid_list[int(p[r0])]!r} repeated with a "
+                        f"different outcome ({v0:g} at line {at.get(l0, l0)}, {v1:g} here); all its rows "
+                        "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
                 m, p, s = m[keep], p[keep], s[keep]
         return m, p, s, skipped
 
@@ -427,11 +434,13 @@ def read_table(
     detected: str | None = shape
     n_rows = 0
     mark = errors.mark()
+    # pyarrow's fast CSV path numbers rows as if every record were one line; its lines are made physical below
+    provisional = (table_ext(outcomes_file) or "").startswith((".csv", ".tsv"))
     for cols, lines in _read_long_blocks(outcomes_file, errors):
         if cols is None:  # RESTART: the file is read again by the line-exact reader
             errors.rollback(mark)
             builder = _Builder(fname, prompt_map, errors)
-            detected, n_rows = shape, 0
+            detected, n_rows, provisional = shape, 0, False
             continue
         n_rows += len(lines)
         if detected is None:
@@ -450,6 +459,9 @@ def read_table(
             _add_matrix_block(builder, cols, lines, fname, errors)
     if n_rows == 0 and not any(e.file == fname for e in errors.errors):
         errors.add(fname, None, "empty file: no rows")
+    if provisional:  # the errors so far; those of finish() are numbered through line_map
+        _physical_lines(errors, fname, outcomes_file)
+        builder.line_map = lambda wanted: csv_record_lines(outcomes_file, wanted)
     m, p, s, skipped = builder.finish()
     # compact the prompt list to the ids used, in first-seen order
     pid_list = builder.pid_list
@@ -469,6 +481,20 @@ def read_table(
     }
     info = table_source_info(path, prompts)
     return SourceBatch(source=info, benchmarks=benchmarks, table=table, errors=errors.finish(), skipped=skipped)
+
+
+def _physical_lines(errors: ErrorLog, fname: str, path: Path) -> None:
+    """Replace the provisional line numbers of the fast CSV path in this file's errors by the physical lines of their
+    records (blank lines and quoted line breaks counted; see :func:`~indexer.sources.common.csv_record_lines`)."""
+    from dataclasses import replace
+
+    mine = [i for i, e in enumerate(errors.errors) if e.file == fname and e.line is not None and e.line >= 2]
+    if not mine:
+        return
+    where = csv_record_lines(path, {errors.errors[i].line for i in mine})
+    for i in mine:
+        e = errors.errors[i]
+        errors.errors[i] = replace(e, line=where.get(e.line, e.line))
 
 
 def _value_column(cols: dict, fname: str, errors: ErrorLog, builder: _Builder) -> str | None:
