@@ -396,3 +396,22 @@ def test_csv_errors_name_the_physical_line_after_blank_lines_and_quoted_line_bre
         ("outcomes.csv", 7, "model 'm2', prompt_id 'p2' repeated with a different outcome (1 at line 4, 0 here); all "
                             "its rows are dropped: fix the source"),
     ]
+
+
+def test_a_long_prompt_text_reads_from_csv_as_from_jsonl(tmp_path, monkeypatch):
+    """A prompt longer than the csv module's default field limit (131,072 characters) is read from CSV as from
+    JSONL; before, "field larger than field limit (131072)" and the prompt was lost. Over the (raised) limit, the
+    message says what to do."""
+    from indexer.sources import common
+
+    long_text = "Explain: " + "x" * 200_000
+    (tmp_path / "prompts.csv").write_text(f'prompt_id,benchmark,text\np1,b,"{long_text}"\np2,b,Short?\n')
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0)])
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and {o.prompt_id: len(o.text) for o in batch.iter_outcomes()} == {"p1": len(long_text),
+                                                                                                "p2": 6}
+    monkeypatch.setattr(common, "CSV_FIELD_LIMIT", 100_000)
+    errs = errors_of(read_source(tmp_path))
+    assert errs[1] == ("prompts.csv", 2, "a field longer than 100,000 characters, the most a CSV field may hold; the "
+                                         "line is skipped (put such long texts in a JSONL file, prompts.jsonl)")
+    assert errs[0][:2] == ("outcomes.csv", 2) and "'p1' is not in the prompts file" in errs[0][2]

@@ -26,6 +26,9 @@ from ..records import RowError
 EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
 MAX_ERRORS_PER_PROBLEM = 20  # detailed errors per (file, problem); the rest are counted in one summary line
 BLOCK_SIZE = 1 << 24  # bytes per pyarrow CSV block
+#: the longest CSV field (characters) the csv module reads: Python's default, 131,072, rejected long prompt texts
+#: that JSONL takes; a longer field costs its line with a message saying to use JSONL
+CSV_FIELD_LIMIT = 1 << 26
 RESTART = (None, None)  # yielded by the block readers: forget this file's blocks so far, it is read again
 #: what reading a damaged file can raise: OS errors, gzip's BadGzipFile (an OSError) and EOFError (truncated), zlib's
 #: error (corrupt deflate data), a decoding error
@@ -159,6 +162,7 @@ class CsvRecords:
     def __init__(self, f, fname: str, errors: "ErrorLog", delimiter: str = ","):
         self.fname, self.errors, self.delimiter = fname, errors, delimiter
         self._lines = _Lines(f, fname, errors)
+        csv.field_size_limit(CSV_FIELD_LIMIT)
         self._reader = csv.reader(self._lines, delimiter=delimiter)
         self.n_fields: int | None = None
 
@@ -173,7 +177,10 @@ class CsvRecords:
                 return None
             except csv.Error as exc:
                 start = lines.taken[0][0] if lines.taken else lines.n
-                if len(lines.taken) > 1:
+                if "field limit" in str(exc):
+                    msg = (f"a field longer than {csv.field_size_limit():,} characters, the most a CSV field may hold; "
+                           "the line is skipped (put such long texts in a JSONL file, prompts.jsonl)")
+                elif len(lines.taken) > 1:
                     msg = (f"malformed CSV row: a quoted field opens on this line and does not close on it ({exc}); "
                            "the line is skipped and reading goes on at the next line")
                 else:
