@@ -415,3 +415,20 @@ def test_a_long_prompt_text_reads_from_csv_as_from_jsonl(tmp_path, monkeypatch):
     assert errs[1] == ("prompts.csv", 2, "a field longer than 100,000 characters, the most a CSV field may hold; the "
                                          "line is skipped (put such long texts in a JSONL file, prompts.jsonl)")
     assert errs[0][:2] == ("outcomes.csv", 2) and "'p1' is not in the prompts file" in errs[0][2]
+
+
+def test_outcomes_of_a_prompt_id_dropped_as_conflicting_say_it_was_rejected(tmp_path):
+    """A prompt id repeated with a different text is dropped; its outcome rows say so, naming the conflicting lines;
+    before, "prompt_id 'p2' is not in the prompts file", for an id that is there twice."""
+    rows = [("p1", "Q1?"), ("p2", "Q2?"), ("p3", "Q3?"), ("p2", "Q2 again?")]
+    (tmp_path / "prompts.jsonl").write_text("".join(json.dumps({"prompt_id": p, "benchmark": "b", "text": t}) + "\n"
+                                                    for p, t in rows))
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1), ("m1", "p3", 0)])
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [
+        ("outcomes.csv", 3, "prompt_id 'p2' was rejected in the prompts file: repeated with a different benchmark or "
+                            "text (lines 2, 4); its rows are dropped"),
+        ("prompts.jsonl", 4, "prompt_id 'p2' repeated with a different benchmark or text (first at line 2); both "
+                             "dropped"),
+    ]
+    assert sorted(o.prompt_id for o in batch.iter_outcomes()) == ["p1", "p3"]

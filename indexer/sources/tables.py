@@ -116,13 +116,14 @@ def iter_table_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[RowE
 
 
 class PromptMap(dict):
-    """``{prompt_id: (benchmark, text)}``; ``rejected``: prompt ids whose row was rejected -> its line; ``unread``:
+    """``{prompt_id: (benchmark, text)}``; ``rejected``: prompt ids whose row was rejected -> its line (a prompt id
+    repeated with a different benchmark or text: a tuple of its lines); ``unread``:
     how many lines could not be read at all (not UTF-8, malformed), whose prompt ids are not known; ``unread_lines``:
     the first of them."""
 
     def __init__(self):
         super().__init__()
-        self.rejected: dict[str, int] = {}
+        self.rejected: dict[str, int | tuple[int, ...]] = {}
         self.unread = 0
         self.unread_lines: list[int] = []
 
@@ -135,6 +136,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     fname = str(path)
     prompts = PromptMap()
     first_line: dict[str, int] = {}
+    conflicts: dict[str, list[int]] = {}  # prompt ids repeated with another benchmark or text -> their lines
     # problems of this file: all, the detailed ones, and the lines of those of the rows read here
     before, first, mine = errors.count(fname), len(errors.errors), []
     for line, row in _iter_rows(path, errors):
@@ -159,6 +161,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                            f"(first at line {first_line[pid]}); both dropped", "conflicting prompt ids")
                 mine.append(line)
                 prompts[pid] = None  # type: ignore[assignment]
+                conflicts.setdefault(pid, [first_line[pid]]).append(line)
             continue
         prompts[pid] = (bench, text)
         first_line[pid] = line
@@ -168,6 +171,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                                    if e.file == fname and e.line is not None} - set(mine))[:prompts.unread]
     for k in [k for k, v in prompts.items() if v is None]:
         del prompts[k]
+        prompts.rejected[k] = tuple(conflicts[k])  # its outcome rows say why (not "is not in the prompts file")
     if not prompts and not errors.errors:
         errors.add(fname, None, "empty prompts file: no rows")
     return prompts, (errors.finish() if own else [])
@@ -202,7 +206,11 @@ class _Builder:
             return self.pids[pid]
         if pid not in self.unknown_pids:
             rejected = getattr(self.prompts, "rejected", {}).get(pid)
-            if rejected is not None:
+            if isinstance(rejected, tuple):
+                self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file: repeated with a "
+                                f"different benchmark or text (lines {', '.join(map(str, rejected))}); its rows are "
+                                "dropped", "rows of rejected prompts")
+            elif rejected is not None:
                 self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file (line {rejected}); "
                                 "its rows are dropped", "rows of rejected prompts")
             else:
