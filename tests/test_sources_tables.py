@@ -432,3 +432,18 @@ def test_outcomes_of_a_prompt_id_dropped_as_conflicting_say_it_was_rejected(tmp_
                              "dropped"),
     ]
     assert sorted(o.prompt_id for o in batch.iter_outcomes()) == ["p1", "p3"]
+
+
+def test_prompts_and_models_without_a_kept_outcome_are_not_in_the_batch(tmp_path, store):
+    """A prompt (or model) whose every outcome row was rejected is neither stored nor counted; before, "added 4
+    prompts" with outcomes on 2 of them, the others stored without any outcome."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\nm1,p2,7\nm1,p3,1\nm2,p2,x\nm1,p4,maybe\n")
+    batch = read_source(tmp_path)
+    assert len(batch.errors) == 3
+    assert batch.table.prompt_ids == ["p1", "p3"] and batch.table.models == ["m1"]
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p1", 1.0), ("m1", "p3", 1.0)]
+    summary = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert (summary.prompts, summary.outcomes, summary.models) == (2, 2, 1)

@@ -471,10 +471,14 @@ def read_table(
         _physical_lines(errors, fname, outcomes_file)
         builder.line_map = lambda wanted: csv_record_lines(outcomes_file, wanted)
     m, p, s, skipped = builder.finish()
-    # compact the prompt list to the ids used, in first-seen order
-    pid_list = builder.pid_list
+    # compact the prompt and model lists to those with an outcome kept (an id is registered at its first row, before
+    # that row's value is checked), in first-seen order
+    used_p, p = np.unique(p, return_inverse=True) if len(p) else (np.zeros(0, np.int64), p)
+    used_m, m = np.unique(m, return_inverse=True) if len(m) else (np.zeros(0, np.int64), m)
+    pid_list = [builder.pid_list[i] for i in used_p.tolist()]
+    model_list = list(builder.models)
     table = OutcomeTable(
-        models=list(builder.models),
+        models=[model_list[i] for i in used_m.tolist()],
         prompt_ids=list(pid_list),
         benchmarks=[prompt_map[pid][0] for pid in pid_list],
         texts=[prompt_map[pid][1] for pid in pid_list],
