@@ -447,3 +447,21 @@ def test_prompts_and_models_without_a_kept_outcome_are_not_in_the_batch(tmp_path
     assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p1", 1.0), ("m1", "p3", 1.0)]
     summary = ingest(str(tmp_path), store=store, fetch_metadata=False)
     assert (summary.prompts, summary.outcomes, summary.models) == (2, 2, 1)
+
+
+@pytest.mark.parametrize("ext", ["csv", "jsonl"])
+def test_true_false_words_in_any_case_and_nan_is_not_a_valid_score(tmp_path, ext):
+    """yes/no/true/false are read in any case (before, `Yes`, `No`, `YES` were "not a number" while `yes`, `True`
+    and `TRUE` were read); `NaN` is an error saying it is not a valid score (before, "missing correct value")."""
+    write_prompts(tmp_path)
+    rows = [("m1", "p1", "Yes"), ("m1", "p2", "NO"), ("m1", "p3", "YES"), ("m2", "p1", "False"), ("m2", "p2", "NaN"),
+            ("m2", "p3", "tRuE")]
+    write_outcomes(tmp_path, ext, rows)
+    batch = read_source(tmp_path)
+    head = 1 if ext == "csv" else 0  # a CSV file's line 1 is its header
+    assert errors_of(batch) == [(f"outcomes.{ext}", 5 + head, "correct value NaN is not a valid score (expected a number in "
+                                 "[0, 1]; leave the value empty, or leave the row out, when the outcome is unknown)")]
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
+        ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m1", "p3", 1.0), ("m2", "p1", 0.0), ("m2", "p3", 1.0)]
+    write_outcomes(tmp_path, ext, [("m1", "p1", 1), ("m1", "p2", "NaN"), ("m1", "p3", "nan")])  # the numeric path
+    assert [line for _, line, _ in errors_of(read_source(tmp_path))] == [2 + head, 3 + head]

@@ -3,7 +3,7 @@
 Two shapes, in CSV / TSV / JSONL / Parquet (``.gz`` for the text formats):
 
 * **long form** (exactly the format of ``../shared/data/*``): an outcomes file with columns
-  ``model, prompt_id`` and ``correct`` (0/1, also true/false) or ``score`` (graded, in [0, 1]);
+  ``model, prompt_id`` and ``correct`` (0/1, also true/false and yes/no in any case) or ``score`` (graded, in [0, 1]);
 * **matrix form**: one row per model, first column ``model``, one column per prompt id, cells
   ``correct``-like (0/1) or scores; an empty cell is unobserved (never "wrong").
 
@@ -312,8 +312,9 @@ def _as_string(arr):
     return arr
 
 
-_TRUE = {"1", "1.0", "true", "True", "TRUE", "yes"}
-_FALSE = {"0", "0.0", "false", "False", "FALSE", "no"}
+#: the words read as 1 and 0, matched case-insensitively (``Yes``, ``NO``, ``True``)
+_TRUE = {"1", "1.0", "true", "yes"}
+_FALSE = {"0", "0.0", "false", "no"}
 
 
 def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, errors: ErrorLog) -> np.ndarray:
@@ -328,25 +329,31 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
         if pa.types.is_boolean(arr.type):
             arr = pc.cast(arr, pa.int8())
         vals = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+        nan = np.isnan(vals) & ~arr.is_null().to_numpy(zero_copy_only=False)  # a NaN given, not an empty cell
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         vals = None
     if vals is None:  # slow path: some cells are not numbers; find and report them
         out = np.empty(len(arr), dtype=np.float64)
+        nan = np.zeros(len(arr), dtype=bool)
         for i, v in enumerate(arr.to_pylist()):
             if isinstance(v, str):
                 v = v.strip()
-                if v in _TRUE:
+                if v.lower() in _TRUE:
                     v = 1.0
-                elif v in _FALSE:
+                elif v.lower() in _FALSE:
                     v = 0.0
             try:
                 out[i] = float(v) if v not in (None, "") else np.nan
+                nan[i] = v not in (None, "") and np.isnan(out[i])
             except (TypeError, ValueError):
                 out[i] = np.nan
                 if ok[i]:
                     errors.add(fname, int(lines[i]), f"{kind} value {v!r} is not a number", f"non-numeric {kind} values")
                     ok[i] = False
         vals = out
+    errors.add_rows(fname, lines[nan & ok], f"{kind} value NaN is not a valid score (expected a number in [0, 1]; "
+                    "leave the value empty, or leave the row out, when the outcome is unknown)")
+    ok &= ~nan
     errors.add_rows(fname, lines[np.isnan(vals) & ok], f"missing {kind} value")
     ok &= ~np.isnan(vals)
     if kind == "correct":
