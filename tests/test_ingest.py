@@ -250,3 +250,23 @@ def test_cli_ingest_hub_failure_exits_4(tmp_path, hub_server):
     # input errors alone stay 1
     bad = write_table(tmp_path / "bad", [("m1", "p1", 1), ("m3", "p1", "x")])
     assert CliRunner().invoke(app, ["ingest", str(bad), "--no-metadata"]).exit_code == 1
+
+
+def test_conflicting_outcomes_of_one_model_named_two_ways_are_dropped_with_an_error(store, tmp_path):
+    """Names that map to one model (`meta-llama__Llama-3-8B` and `meta-llama/Llama-3-8B`, `gpt-4o(eval_results/gpt4o)`
+    and `gpt-4o`) with different outcomes on one prompt id: all those rows are dropped with an error, as under one
+    spelling; equal outcomes stay. Before, they were averaged to 0.5 without a word."""
+    d = write_table(tmp_path / "t", [("meta-llama__Llama-3-8B", "p1", 1), ("meta-llama/Llama-3-8B", "p1", 0),
+                                     ("meta-llama__Llama-3-8B", "p2", 1), ("meta-llama/Llama-3-8B", "p2", 1),
+                                     ("gpt-4o(eval_results/gpt4o)", "p1", 1), ("gpt-4o", "p1", 0)])
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert s.exit_code == 1
+    assert [e.message for e in s.errors] == [
+        "model 'meta-llama/Llama-3-8B', prompt_id 'p1': different outcomes under the names of one model (1 as "
+        "'meta-llama__Llama-3-8B', 0 as 'meta-llama/Llama-3-8B'); all its rows are dropped: fix the source (or the "
+        "alias that maps these names to one model)",
+        "model 'gpt-4o', prompt_id 'p1': different outcomes under the names of one model (1 as "
+        "'gpt-4o(eval_results/gpt4o)', 0 as 'gpt-4o'); all its rows are dropped: fix the source (or the alias that "
+        "maps these names to one model)",
+    ]
+    assert (s.models, s.prompts, s.outcomes) == (1, 1, 1)  # meta-llama/Llama-3-8B on p2 (1 under both names)
