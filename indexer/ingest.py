@@ -245,17 +245,41 @@ class Ingester:
         known = self.store.get_source(location)
         return known is not None and revision is not None and known.revision == revision
 
+    def _refuse_nested(self, infos: list[SourceInfo], path: str) -> None:
+        """InputError when a local source is inside a stored local source (a file of an ingested folder) or holds one:
+        its files would be read as a second source and every outcome stored twice."""
+        from .sourcelist import nesting
+
+        mine = [i.location for i in infos if i.location.startswith("/")]
+        if not mine:
+            return
+        stored = [s.location for s in self.store.list_sources() if s.revision is not None and s.location.startswith("/")]
+        for loc in mine:
+            for other in stored:
+                how = nesting(loc, other)
+                if how == "inside":
+                    raise InputError(f"part of the stored source {other} (its outcomes are stored with it); ingested "
+                                     "alone they would be stored twice: nothing is stored (ingest "
+                                     f"{other} to read a change)", file=str(path))
+                if how == "contains":
+                    raise InputError(f"holds the stored source {other}; ingested as one source its outcomes would be "
+                                     "stored twice: nothing is stored (ingest the part stored before, or delete that "
+                                     "source from the store first: Store.delete_source)", file=str(path))
+
     def ingest_path(self, path: str, format: str | None = None, **options) -> None:
         from .sources import read_sources, source_infos
 
         if not Path(path).exists():
             raise InputError("no such file or folder (for a Hub dataset write hub:ORG/REPO)", file=str(path))
         try:
-            infos = source_infos(path, format, **options)
+            infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
+            self._refuse_nested(infos or [], path)
             if infos and all(self._unchanged(i.location, i.revision) for i in infos):
                 self.summary.skipped += len(infos)  # nothing to read
                 return
             for batch in read_sources(path, format, **options):
+                if infos is None:
+                    self._refuse_nested([batch.source], path)
                 self.store_batch(batch)
         except InputError as exc:
             self.summary.add_error(exc, str(path))

@@ -270,3 +270,20 @@ def test_conflicting_outcomes_of_one_model_named_two_ways_are_dropped_with_an_er
         "maps these names to one model)",
     ]
     assert (s.models, s.prompts, s.outcomes) == (1, 1, 1)  # meta-llama/Llama-3-8B on p2 (1 under both names)
+
+
+def test_ingesting_a_file_of_a_stored_folder_source_is_refused(store, tmp_path):
+    """`ingest s1` then `ingest s1/outcomes.csv` (or the other way round) would store every outcome twice as two
+    sources: the second is refused (exit 1) saying which stored source holds it; before, both were stored."""
+    d = write_table(tmp_path / "s1", [("m1", "p1", 1), ("m1", "p2", 0)])
+    assert ingest(str(d), store=store, fetch_metadata=False).outcomes == 2
+    s = ingest(str(d / "outcomes.csv"), store=store, fetch_metadata=False)
+    assert (s.exit_code, s.sources, s.outcomes) == (1, 0, 0)
+    (e,) = s.errors
+    assert e.file == str(d / "outcomes.csv") and e.message.startswith(f"part of the stored source {d} ")
+    assert [x.location for x in store.list_sources()] == [str(d)]
+    d2 = write_table(tmp_path / "s2", [("m1", "p1", 1)])
+    assert ingest(str(d2 / "outcomes.csv"), store=store, fetch_metadata=False).outcomes == 1
+    s = ingest(str(d2), store=store, fetch_metadata=False)
+    assert s.exit_code == 1 and s.errors[0].message.startswith(f"holds the stored source {d2 / 'outcomes.csv'};")
+    assert ingest(str(d), store=store, fetch_metadata=False).skipped == 1  # the stored folder itself: unchanged
