@@ -197,6 +197,7 @@ class Ingester:
     def store_batch(self, batch: SourceBatch) -> None:
         s = self.summary
         batch = drop_unusable_rows(batch)
+        batch = drop_conflicts_between_names(batch, self.store)
         s.errors.extend(batch.errors)
         s.duplicates += batch.skipped
         why = None if self.accept_partial or not batch.errors else self._quarantine_reason(batch)
@@ -244,17 +245,41 @@ class Ingester:
         known = self.store.get_source(location)
         return known is not None and revision is not None and known.revision == revision
 
+    def _refuse_nested(self, infos: list[SourceInfo], path: str) -> None:
+        """InputError when a local source is inside a stored local source (a file of an ingested folder) or holds one:
+        its files would be read as a second source and every outcome stored twice."""
+        from .sourcelist import nesting
+
+        mine = [i.location for i in infos if i.location.startswith("/")]
+        if not mine:
+            return
+        stored = [s.location for s in self.store.list_sources() if s.revision is not None and s.location.startswith("/")]
+        for loc in mine:
+            for other in stored:
+                how = nesting(loc, other)
+                if how == "inside":
+                    raise InputError(f"part of the stored source {other} (its outcomes are stored with it); ingested "
+                                     "alone they would be stored twice: nothing is stored (ingest "
+                                     f"{other} to read a change)", file=str(path))
+                if how == "contains":
+                    raise InputError(f"holds the stored source {other}; ingested as one source its outcomes would be "
+                                     "stored twice: nothing is stored (ingest the part stored before, or delete that "
+                                     "source from the store first: Store.delete_source)", file=str(path))
+
     def ingest_path(self, path: str, format: str | None = None, **options) -> None:
         from .sources import read_sources, source_infos
 
         if not Path(path).exists():
             raise InputError("no such file or folder (for a Hub dataset write hub:ORG/REPO)", file=str(path))
         try:
-            infos = source_infos(path, format, **options)
+            infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
+            self._refuse_nested(infos or [], path)
             if infos and all(self._unchanged(i.location, i.revision) for i in infos):
                 self.summary.skipped += len(infos)  # nothing to read
                 return
             for batch in read_sources(path, format, **options):
+                if infos is None:
+                    self._refuse_nested([batch.source], path)
                 self.store_batch(batch)
         except InputError as exc:
             self.summary.add_error(exc, str(path))
@@ -417,6 +442,56 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     if not log_.errors:
         return batch
     return replace(batch, outcomes=outcomes, table=table, errors=list(batch.errors) + log_.finish())
+
+
+def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
+    """The batch without the outcomes of a model that the source names several ways (``meta-llama__Llama-3-8B`` and
+    ``meta-llama/Llama-3-8B``, ``gpt-4o(eval_results/gpt4o)`` and ``gpt-4o``: one model once the names are mapped, as
+    :meth:`Store.ingest <indexer.store.sql.Store.ingest>` maps them) with different outcomes on one prompt id: the
+    rule the table reader holds for one name (all the rows of the pair dropped, an error naming them), held after the
+    names are mapped. Equal outcomes under two names stay (they merge into the same value)."""
+    import numpy as np
+
+    from .records import OutcomeTable
+    from .sources.common import ErrorLog
+
+    table = batch.table
+    if table is None or len(table.models) < 2 or not len(table):
+        return batch
+    keys = store.model_keys(table.models)
+    key_list = [keys.get(m, m) for m in table.models]
+    if len(set(key_list)) == len(key_list):
+        return batch
+    kid = np.asarray([{k: i for i, k in enumerate(dict.fromkeys(key_list))}[k] for k in key_list], dtype=np.int64)
+    key = kid[table.model_idx] * max(len(table.prompt_ids), 1) + table.prompt_idx
+    order = np.lexsort((table.model_idx, key))  # by (model, prompt id), then by name
+    ks, sc = key[order], table.scores[order]
+    same_key = np.r_[False, ks[1:] == ks[:-1]]
+    differs = same_key & (sc != np.r_[np.nan, sc[:-1]])
+    if not differs.any():
+        return batch
+    log_ = ErrorLog()
+    where = batch.source.location
+    bad_keys = np.unique(ks[differs])
+    for k in bad_keys.tolist():
+        rows = order[np.searchsorted(ks, k, "left"):np.searchsorted(ks, k, "right")]
+        m, p = key_list[int(table.model_idx[rows[0]])], table.prompt_ids[int(table.prompt_idx[rows[0]])]
+        said = ", ".join(f"{table.scores[r]:g} as {table.models[int(table.model_idx[r])]!r}" for r in rows.tolist())
+        log_.add(where, None, f"model {m!r}, prompt_id {p!r}: different outcomes under the names of one model ({said});"
+                 " all its rows are dropped: fix the source (or the alias that maps these names to one model)",
+                 "one model named several ways with different outcomes")
+    keep = ~np.isin(key, bad_keys)
+    used_m, m_idx = np.unique(table.model_idx[keep], return_inverse=True)
+    used_p, p_idx = np.unique(table.prompt_idx[keep], return_inverse=True)
+    um, up = used_m.tolist(), used_p.tolist()  # only the models and prompts left with an outcome are stored
+    table = OutcomeTable(
+        models=[table.models[i] for i in um], revisions=[table.revisions[i] for i in um] if table.revisions else None,
+        prompt_ids=[table.prompt_ids[i] for i in up], benchmarks=[table.benchmarks[i] for i in up],
+        texts=[table.texts[i] for i in up], model_idx=m_idx.astype(np.int32), prompt_idx=p_idx.astype(np.int32),
+        scores=table.scores[keep])
+    kept_b = set(table.benchmarks) | {o.benchmark for o in batch.outcomes}
+    benchmarks = {b: info for b, info in batch.benchmarks.items() if b in kept_b}
+    return replace(batch, table=table, benchmarks=benchmarks, errors=list(batch.errors) + log_.finish())
 
 
 def cell_count(batch: SourceBatch) -> int:

@@ -18,7 +18,8 @@ file (once); ``taskspace sources remove SPEC`` takes an entry out; ``taskspace s
 
 A spec is checked before it is saved (:func:`validate`): a path must exist and (unless it is an empty folder, which
 may fill later) be a format taskspace reads, a Hub
-spec must be well formed (``hub:ORG/REPO[@REVISION]``, ``hub-org:ORG``), a format must be known, a limit positive.
+spec must be well formed (``hub:ORG/REPO[@REVISION]``, ``hub-org:ORG``), a format must be known, a limit positive;
+:func:`add` refuses a path inside (or holding) a configured path, which would store every outcome twice.
 Every change is a read-modify-write under an exclusive lock (``sources.toml.lock``, ``fcntl``) and is written to a
 uniquely named temporary file, flushed to disk and renamed over the file, so concurrent changes (several processes
 or threads) lose nothing and a reader never sees a half-written file.
@@ -176,11 +177,37 @@ def add(path: Path, specs: list[SourceSpec], *, check: bool = True) -> list[Sour
         current = load(path)
         by_spec = {s.spec: s for s in current}
         for s in new:
+            _refuse_nested(s, list(by_spec.values()), path)
             by_spec[s.spec] = s
         merged = list(by_spec.values())
         if merged != current:
             save(path, merged)
     return merged
+
+
+def nesting(a: str, b: str) -> str | None:
+    """How local path ``a`` relates to local path ``b``: "inside", "contains", or None (also for equal paths, Hub specs)."""
+    if a == b or spec_kind(a) != "path" or spec_kind(b) != "path":
+        return None
+    pa, pb = Path(a), Path(b)
+    if pa.is_relative_to(pb):
+        return "inside"
+    return "contains" if pb.is_relative_to(pa) else None
+
+
+def _refuse_nested(source: SourceSpec, current: list[SourceSpec], path: Path) -> None:
+    """ConfigError when a local path is inside (or holds) a configured source: the files of both would be read as two
+    sources and every outcome stored twice."""
+    for cur in current:
+        how = nesting(source.spec, cur.spec)
+        if how == "inside":
+            raise ConfigError(f"source {source.spec!r} is inside the configured source {cur.spec!r}, which reads it "
+                              "already: as a second source its outcomes would be stored twice; nothing was saved "
+                              f"(to configure this one instead, `taskspace sources remove {cur.spec}` first)")
+        if how == "contains":
+            raise ConfigError(f"source {source.spec!r} holds the configured source {cur.spec!r}: its outcomes would be "
+                              "stored twice; nothing was saved (to configure the folder instead, `taskspace sources "
+                              f"remove {cur.spec}` first)")
 
 
 def remove(path: Path, spec: str) -> SourceSpec:

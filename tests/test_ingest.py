@@ -250,3 +250,40 @@ def test_cli_ingest_hub_failure_exits_4(tmp_path, hub_server):
     # input errors alone stay 1
     bad = write_table(tmp_path / "bad", [("m1", "p1", 1), ("m3", "p1", "x")])
     assert CliRunner().invoke(app, ["ingest", str(bad), "--no-metadata"]).exit_code == 1
+
+
+def test_conflicting_outcomes_of_one_model_named_two_ways_are_dropped_with_an_error(store, tmp_path):
+    """Names that map to one model (`meta-llama__Llama-3-8B` and `meta-llama/Llama-3-8B`, `gpt-4o(eval_results/gpt4o)`
+    and `gpt-4o`) with different outcomes on one prompt id: all those rows are dropped with an error, as under one
+    spelling; equal outcomes stay. Before, they were averaged to 0.5 without a word."""
+    d = write_table(tmp_path / "t", [("meta-llama__Llama-3-8B", "p1", 1), ("meta-llama/Llama-3-8B", "p1", 0),
+                                     ("meta-llama__Llama-3-8B", "p2", 1), ("meta-llama/Llama-3-8B", "p2", 1),
+                                     ("gpt-4o(eval_results/gpt4o)", "p1", 1), ("gpt-4o", "p1", 0)])
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert s.exit_code == 1
+    assert [e.message for e in s.errors] == [
+        "model 'meta-llama/Llama-3-8B', prompt_id 'p1': different outcomes under the names of one model (1 as "
+        "'meta-llama__Llama-3-8B', 0 as 'meta-llama/Llama-3-8B'); all its rows are dropped: fix the source (or the "
+        "alias that maps these names to one model)",
+        "model 'gpt-4o', prompt_id 'p1': different outcomes under the names of one model (1 as "
+        "'gpt-4o(eval_results/gpt4o)', 0 as 'gpt-4o'); all its rows are dropped: fix the source (or the alias that "
+        "maps these names to one model)",
+    ]
+    assert (s.models, s.prompts, s.outcomes) == (1, 1, 1)  # meta-llama/Llama-3-8B on p2 (1 under both names)
+
+
+def test_ingesting_a_file_of_a_stored_folder_source_is_refused(store, tmp_path):
+    """`ingest s1` then `ingest s1/outcomes.csv` (or the other way round) would store every outcome twice as two
+    sources: the second is refused (exit 1) saying which stored source holds it; before, both were stored."""
+    d = write_table(tmp_path / "s1", [("m1", "p1", 1), ("m1", "p2", 0)])
+    assert ingest(str(d), store=store, fetch_metadata=False).outcomes == 2
+    s = ingest(str(d / "outcomes.csv"), store=store, fetch_metadata=False)
+    assert (s.exit_code, s.sources, s.outcomes) == (1, 0, 0)
+    (e,) = s.errors
+    assert e.file == str(d / "outcomes.csv") and e.message.startswith(f"part of the stored source {d} ")
+    assert [x.location for x in store.list_sources()] == [str(d)]
+    d2 = write_table(tmp_path / "s2", [("m1", "p1", 1)])
+    assert ingest(str(d2 / "outcomes.csv"), store=store, fetch_metadata=False).outcomes == 1
+    s = ingest(str(d2), store=store, fetch_metadata=False)
+    assert s.exit_code == 1 and s.errors[0].message.startswith(f"holds the stored source {d2 / 'outcomes.csv'};")
+    assert ingest(str(d), store=store, fetch_metadata=False).skipped == 1  # the stored folder itself: unchanged

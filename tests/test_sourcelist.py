@@ -129,3 +129,26 @@ def test_cli_sources_list_add_remove(tmp_path):
     assert ts("sources", "remove", str(folder)).returncode == 0
     r = ts("sources", "list")
     assert r.stdout.strip() == "hub-org:open-llm-leaderboard  limit=5"
+
+
+def test_a_path_inside_or_holding_a_configured_source_is_refused(tmp_path):
+    """A folder and a file in it would be two sources storing every outcome twice: `sources add` of either when the
+    other is configured is refused (nothing saved); before, both were added."""
+    from indexer.errors import ConfigError
+
+    folder = tmp_path / "s1"
+    folder.mkdir()
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\nm,p1,1\n")
+    (folder / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q?"}\n')
+    (tmp_path / "s10").mkdir()  # a sibling whose name starts like it is not inside it
+    cfg = tmp_path / "sources.toml"
+    sourcelist.add(cfg, [SourceSpec(str(folder))])
+    with pytest.raises(ConfigError, match=r"is inside the configured source .*s1'.*nothing was saved"):
+        sourcelist.add(cfg, [SourceSpec(str(folder / "outcomes.csv"))])
+    assert [s.spec for s in sourcelist.load(cfg)] == [str(folder)]
+    sourcelist.add(cfg, [SourceSpec(str(tmp_path / "s10"))])
+    cfg2 = tmp_path / "other.toml"
+    sourcelist.add(cfg2, [SourceSpec(str(folder / "outcomes.csv"))])
+    with pytest.raises(ConfigError, match=r"holds the configured source .*outcomes.csv'.*nothing was saved"):
+        sourcelist.add(cfg2, [SourceSpec(str(folder))])
+    assert [s.spec for s in sourcelist.load(cfg2)] == [str(folder / "outcomes.csv")]

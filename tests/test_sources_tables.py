@@ -390,3 +390,116 @@ def test_a_problem_of_the_header_is_reported_at_line_1(tmp_path):
     (tmp_path / "outcomes.tsv").write_text("model\tprompt_id\tpass1\nm1\tp1\t1\n")
     ((f, line, msg),) = errors_of(read_source(tmp_path))
     assert (f, line) == ("outcomes.tsv", 1) and msg.startswith("missing column(s)")
+
+
+@pytest.mark.parametrize("header", ["Model,Prompt_ID,Correct", "model, prompt_id, correct", " MODEL ,Prompt ID,correct"])
+@pytest.mark.parametrize("ext", ["csv", "jsonl"])
+def test_a_long_form_header_in_another_case_or_spacing_is_long_form(tmp_path, header, ext):
+    """Header names are matched stripped and case-insensitively; before, `Model,Prompt_ID,Correct` was read as matrix
+    form and every row dropped with "prompt_id 'Prompt_ID' is not in the prompts file"."""
+    write_prompts(tmp_path)
+    names = header.split(",")
+    rows = [r for r in ROWS if r[1] != "p4"]
+    if ext == "csv":
+        (tmp_path / "outcomes.csv").write_text(header + "\n" + "".join(f"{m},{p},{c}\n" for m, p, c in rows))
+    else:
+        (tmp_path / "outcomes.jsonl").write_text("".join(json.dumps(dict(zip(names, r))) + "\n" for r in rows))
+    batch = read_source(tmp_path)
+    assert batch.errors == []
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == sorted(
+        (m, p, float(c)) for m, p, c in rows)
+
+
+def test_a_header_that_looks_like_long_form_without_prompt_id_says_so(tmp_path):
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,pid,correct\nm1,p1,1\nm1,p2,0\n")
+    (e,) = read_source(tmp_path).errors
+    assert e.line == 1 and "no prompt_id column" in e.message and "looks like long form" in e.message
+    (tmp_path / "outcomes.csv").write_text("Model,p1,p2\nm1,1,0\n")  # a matrix with its model column capitalised
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
+        ("m1", "p1", 1.0), ("m1", "p2", 0.0)]
+
+
+def test_csv_errors_name_the_physical_line_after_blank_lines_and_quoted_line_breaks(tmp_path):
+    """pyarrow's fast path skips blank lines and reads a quoted line break as part of its record: errors name the
+    line the record is on in the file; before, the record's index + 2 (line 3 for the value on line 5)."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n\n\nm1,p2,7\nm1,p3,1\n")
+    assert errors_of(read_source(tmp_path)) == [("outcomes.csv", 5, "correct value 7 is not binary (expected 0 or 1; "
+                                                                   "put graded outcomes in a `score` column)")]
+    (tmp_path / "outcomes.csv").write_text('model,prompt_id,correct\n"m\n1",p1,1\nm2,p2,1\n\nm2,p9,1\nm2,p2,0\n')
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.csv", 6, "prompt_id 'p9' is not in the prompts file; its rows are dropped"),
+        ("outcomes.csv", 7, "model 'm2', prompt_id 'p2' repeated with a different outcome (1 at line 4, 0 here); all "
+                            "its rows are dropped: fix the source"),
+    ]
+
+
+def test_a_long_prompt_text_reads_from_csv_as_from_jsonl(tmp_path, monkeypatch):
+    """A prompt longer than the csv module's default field limit (131,072 characters) is read from CSV as from
+    JSONL; before, "field larger than field limit (131072)" and the prompt was lost. Over the (raised) limit, the
+    message says what to do."""
+    from indexer.sources import common
+
+    long_text = "Explain: " + "x" * 200_000
+    (tmp_path / "prompts.csv").write_text(f'prompt_id,benchmark,text\np1,b,"{long_text}"\np2,b,Short?\n')
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0)])
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and {o.prompt_id: len(o.text) for o in batch.iter_outcomes()} == {"p1": len(long_text),
+                                                                                                "p2": 6}
+    monkeypatch.setattr(common, "CSV_FIELD_LIMIT", 100_000)
+    errs = errors_of(read_source(tmp_path))
+    assert errs[1] == ("prompts.csv", 2, "a field longer than 100,000 characters, the most a CSV field may hold; the "
+                                         "line is skipped (put such long texts in a JSONL file, prompts.jsonl)")
+    assert errs[0][:2] == ("outcomes.csv", 2) and "'p1' is not in the prompts file" in errs[0][2]
+
+
+def test_outcomes_of_a_prompt_id_dropped_as_conflicting_say_it_was_rejected(tmp_path):
+    """A prompt id repeated with a different text is dropped; its outcome rows say so, naming the conflicting lines;
+    before, "prompt_id 'p2' is not in the prompts file", for an id that is there twice."""
+    rows = [("p1", "Q1?"), ("p2", "Q2?"), ("p3", "Q3?"), ("p2", "Q2 again?")]
+    (tmp_path / "prompts.jsonl").write_text("".join(json.dumps({"prompt_id": p, "benchmark": "b", "text": t}) + "\n"
+                                                    for p, t in rows))
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1), ("m1", "p3", 0)])
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [
+        ("outcomes.csv", 3, "prompt_id 'p2' was rejected in the prompts file: repeated with a different benchmark or "
+                            "text (lines 2, 4); its rows are dropped"),
+        ("prompts.jsonl", 4, "prompt_id 'p2' repeated with a different benchmark or text (first at line 2); both "
+                             "dropped"),
+    ]
+    assert sorted(o.prompt_id for o in batch.iter_outcomes()) == ["p1", "p3"]
+
+
+def test_prompts_and_models_without_a_kept_outcome_are_not_in_the_batch(tmp_path, store):
+    """A prompt (or model) whose every outcome row was rejected is neither stored nor counted; before, "added 4
+    prompts" with outcomes on 2 of them, the others stored without any outcome."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\nm1,p2,7\nm1,p3,1\nm2,p2,x\nm1,p4,maybe\n")
+    batch = read_source(tmp_path)
+    assert len(batch.errors) == 3
+    assert batch.table.prompt_ids == ["p1", "p3"] and batch.table.models == ["m1"]
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p1", 1.0), ("m1", "p3", 1.0)]
+    summary = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert (summary.prompts, summary.outcomes, summary.models) == (2, 2, 1)
+
+
+@pytest.mark.parametrize("ext", ["csv", "jsonl"])
+def test_true_false_words_in_any_case_and_nan_is_not_a_valid_score(tmp_path, ext):
+    """yes/no/true/false are read in any case (before, `Yes`, `No`, `YES` were "not a number" while `yes`, `True`
+    and `TRUE` were read); `NaN` is an error saying it is not a valid score (before, "missing correct value")."""
+    write_prompts(tmp_path)
+    rows = [("m1", "p1", "Yes"), ("m1", "p2", "NO"), ("m1", "p3", "YES"), ("m2", "p1", "False"), ("m2", "p2", "NaN"),
+            ("m2", "p3", "tRuE")]
+    write_outcomes(tmp_path, ext, rows)
+    batch = read_source(tmp_path)
+    head = 1 if ext == "csv" else 0  # a CSV file's line 1 is its header
+    assert errors_of(batch) == [(f"outcomes.{ext}", 5 + head, "correct value NaN is not a valid score (expected a number in "
+                                 "[0, 1]; leave the value empty, or leave the row out, when the outcome is unknown)")]
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
+        ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m1", "p3", 1.0), ("m2", "p1", 0.0), ("m2", "p3", 1.0)]
+    write_outcomes(tmp_path, ext, [("m1", "p1", 1), ("m1", "p2", "NaN"), ("m1", "p3", "nan")])  # the numeric path
+    assert [line for _, line, _ in errors_of(read_source(tmp_path))] == [2 + head, 3 + head]

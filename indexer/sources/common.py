@@ -26,6 +26,9 @@ from ..records import RowError
 EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
 MAX_ERRORS_PER_PROBLEM = 20  # detailed errors per (file, problem); the rest are counted in one summary line
 BLOCK_SIZE = 1 << 24  # bytes per pyarrow CSV block
+#: the longest CSV field (characters) the csv module reads: Python's default, 131,072, rejected long prompt texts
+#: that JSONL takes; a longer field costs its line with a message saying to use JSONL
+CSV_FIELD_LIMIT = 1 << 26
 RESTART = (None, None)  # yielded by the block readers: forget this file's blocks so far, it is read again
 #: what reading a damaged file can raise: OS errors, gzip's BadGzipFile (an OSError) and EOFError (truncated), zlib's
 #: error (corrupt deflate data), a decoding error
@@ -165,6 +168,7 @@ class CsvRecords:
     def __init__(self, f, fname: str, errors: "ErrorLog", delimiter: str = ","):
         self.fname, self.errors, self.delimiter = fname, errors, delimiter
         self._lines = _Lines(f, fname, errors)
+        csv.field_size_limit(CSV_FIELD_LIMIT)
         self._reader = csv.reader(self._lines, delimiter=delimiter)
         self.n_fields: int | None = None
 
@@ -179,7 +183,10 @@ class CsvRecords:
                 return None
             except csv.Error as exc:
                 start = lines.taken[0][0] if lines.taken else lines.n
-                if len(lines.taken) > 1:
+                if "field limit" in str(exc):
+                    msg = (f"a field longer than {csv.field_size_limit():,} characters, the most a CSV field may hold; "
+                           "the line is skipped (put such long texts in a JSONL file, prompts.jsonl)")
+                elif len(lines.taken) > 1:
                     msg = (f"malformed CSV row: a quoted field opens on this line and does not close on it ({exc}); "
                            "the line is skipped and reading goes on at the next line")
                 else:
@@ -406,7 +413,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         for batch in reader:
             if bad_rows:
                 break
-            lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)
+            lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)  # provisional: csv_record_lines
             row += batch.num_rows
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
     except (pa.ArrowInvalid, *READ_ERRORS):
@@ -451,3 +458,28 @@ def _read_csv_python(path: Path, delim: str, header: list[str], errors: ErrorLog
                    "the rows before are read")
     if lines:
         yield flush()
+
+
+def csv_record_lines(path: Path, wanted) -> dict[int, int]:
+    """The physical line of records of a CSV/TSV file read by the fast path of :func:`_read_csv_blocks`, whose line
+    numbers are provisional (record index + 2: blank lines, which pyarrow skips, and line breaks inside quoted fields
+    are not counted): ``{provisional: physical}`` for the ``wanted`` provisional numbers. Reads the file (up to the
+    last record wanted) with the line-exact reader, so it is called only when errors are reported."""
+    wanted = {int(w) for w in wanted if w is not None and w >= 2}
+    out: dict[int, int] = {}
+    if not wanted:
+        return out
+    last = max(wanted)
+    ext = table_ext(path) or ".csv"
+    try:
+        with _open_text(path) as f:
+            records = CsvRecords(f, str(path), ErrorLog(), "\t" if ext.startswith(".tsv") else ",")
+            records.header()
+            for k, (line, _) in enumerate(records, 2):
+                if k in wanted:
+                    out[k] = line
+                if k >= last:
+                    break
+    except READ_ERRORS:
+        pass
+    return out

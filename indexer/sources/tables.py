@@ -3,7 +3,7 @@
 Two shapes, in CSV / TSV / JSONL / Parquet (``.gz`` for the text formats):
 
 * **long form** (exactly the format of ``../shared/data/*``): an outcomes file with columns
-  ``model, prompt_id`` and ``correct`` (0/1, also true/false) or ``score`` (graded, in [0, 1]);
+  ``model, prompt_id`` and ``correct`` (0/1, also true/false and yes/no in any case) or ``score`` (graded, in [0, 1]);
 * **matrix form**: one row per model, first column ``model``, one column per prompt id, cells
   ``correct``-like (0/1) or scores; an empty cell is unobserved (never "wrong").
 
@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import re
+
 import numpy as np
 
 from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo, name_problem, text_problem
@@ -35,6 +37,7 @@ from .common import (  # noqa: F401 - MAX_ERRORS_PER_PROBLEM re-exported (the te
     _fingerprint,
     _iter_rows,
     _read_long_blocks,
+    csv_record_lines,
     table_ext,
 )
 from .registry import Match, Reader
@@ -42,6 +45,25 @@ from .registry import Match, Reader
 OUTCOME_NAMES = ("outcomes", "matrix")
 PROMPT_NAMES = ("prompts",)
 VALUE_COLUMNS = ("correct", "score")
+LONG_COLUMNS = ("model", "prompt_id", *VALUE_COLUMNS)
+
+
+def column_key(name) -> str:
+    """A header name as compared with the known column names: stripped, lower case, runs of spaces and hyphens as
+    one ``_`` (``" Prompt ID"`` -> ``prompt_id``)."""
+    return re.sub(r"[\s-]+", "_", str(name).strip()).lower()
+
+
+def _long_columns(cols: dict) -> dict:
+    """``cols`` with every header that names a known long-form column (:data:`LONG_COLUMNS`) but for case or
+    spacing renamed to it (``Model, Prompt_ID, Correct``); a name spelled exactly wins over a variant of it."""
+    out = {k: v for k, v in cols.items() if k in LONG_COLUMNS}
+    for name, arr in cols.items():
+        key = column_key(name)
+        if name in LONG_COLUMNS:
+            continue
+        out[key if key in LONG_COLUMNS and key not in out else name] = arr
+    return out
 
 
 def _table_files(folder: Path, stems) -> list[Path]:
@@ -94,13 +116,14 @@ def iter_table_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[RowE
 
 
 class PromptMap(dict):
-    """``{prompt_id: (benchmark, text)}``; ``rejected``: prompt ids whose row was rejected -> its line; ``unread``:
+    """``{prompt_id: (benchmark, text)}``; ``rejected``: prompt ids whose row was rejected -> its line (a prompt id
+    repeated with a different benchmark or text: a tuple of its lines); ``unread``:
     how many lines could not be read at all (not UTF-8, malformed), whose prompt ids are not known; ``unread_lines``:
     the first of them."""
 
     def __init__(self):
         super().__init__()
-        self.rejected: dict[str, int] = {}
+        self.rejected: dict[str, int | tuple[int, ...]] = {}
         self.unread = 0
         self.unread_lines: list[int] = []
 
@@ -113,6 +136,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     fname = str(path)
     prompts = PromptMap()
     first_line: dict[str, int] = {}
+    conflicts: dict[str, list[int]] = {}  # prompt ids repeated with another benchmark or text -> their lines
     # problems of this file: all, the detailed ones, and the lines of those of the rows read here
     before, first, mine = errors.count(fname), len(errors.errors), []
     for line, row in _iter_rows(path, errors):
@@ -137,6 +161,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                            f"(first at line {first_line[pid]}); both dropped", "conflicting prompt ids")
                 mine.append(line)
                 prompts[pid] = None  # type: ignore[assignment]
+                conflicts.setdefault(pid, [first_line[pid]]).append(line)
             continue
         prompts[pid] = (bench, text)
         first_line[pid] = line
@@ -146,6 +171,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                                    if e.file == fname and e.line is not None} - set(mine))[:prompts.unread]
     for k in [k for k, v in prompts.items() if v is None]:
         del prompts[k]
+        prompts.rejected[k] = tuple(conflicts[k])  # its outcome rows say why (not "is not in the prompts file")
     if not prompts and not errors.errors:
         errors.add(fname, None, "empty prompts file: no rows")
     return prompts, (errors.finish() if own else [])
@@ -167,6 +193,8 @@ class _Builder:
         self.s_parts: list[np.ndarray] = []
         self.l_parts: list[np.ndarray] = []
         self.value_kind: str | None = None
+        #: ``line_map(lines) -> {line: physical line}`` when the lines given are provisional (fast CSV path)
+        self.line_map = None
 
     def _pid_index(self, pid: str, line: int) -> int:
         idx = self.pids.get(pid)
@@ -178,7 +206,11 @@ class _Builder:
             return self.pids[pid]
         if pid not in self.unknown_pids:
             rejected = getattr(self.prompts, "rejected", {}).get(pid)
-            if rejected is not None:
+            if isinstance(rejected, tuple):
+                self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file: repeated with a "
+                                f"different benchmark or text (lines {', '.join(map(str, rejected))}); its rows are "
+                                "dropped", "rows of rejected prompts")
+            elif rejected is not None:
                 self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file (line {rejected}); "
                                 "its rows are dropped", "rows of rejected prompts")
             else:
@@ -245,6 +277,7 @@ class _Builder:
                 group_id = np.cumsum(~dup) - 1
                 dup_groups = np.unique(group_id[dup])
                 models = list(self.models)
+                conflicts = []
                 for g in dup_groups.tolist():
                     start = group_start[g]
                     end = group_start[g + 1] if g + 1 < len(group_start) else len(order)
@@ -255,12 +288,15 @@ class _Builder:
                         skipped += len(rows) - 1
                     else:
                         keep[rows] = False
-                        r0, r1 = int(rows[0]), int(rows[1])
-                        self.errors.add(
-                            self.fname, int(lines[r1]),
-                            f"model {models[int(m[r0])]!r}, prompt_id {self.pid_list[int(p[r0])]!r} repeated with a "
-                            f"different outcome ({vals[0]:g} at line {int(lines[r0])}, {vals[1]:g} here); all its rows "
-                            "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
+                        conflicts.append((int(rows[0]), int(rows[1]), vals[0], vals[1]))
+                at = self.line_map({int(lines[r]) for c in conflicts for r in c[:2]}) if conflicts and self.line_map else {}
+                for r0, r1, v0, v1 in conflicts:
+                    l0, l1 = int(lines[r0]), int(lines[r1])
+                    self.errors.add(
+                        self.fname, at.get(l1, l1),
+                        f"model {models[int(m[r0])]!r}, prompt_id {self.pid_list[int(p[r0])]!r} repeated with a "
+                        f"different outcome ({v0:g} at line {at.get(l0, l0)}, {v1:g} here); all its rows "
+                        "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
                 m, p, s = m[keep], p[keep], s[keep]
         return m, p, s, skipped
 
@@ -276,8 +312,9 @@ def _as_string(arr):
     return arr
 
 
-_TRUE = {"1", "1.0", "true", "True", "TRUE", "yes"}
-_FALSE = {"0", "0.0", "false", "False", "FALSE", "no"}
+#: the words read as 1 and 0, matched case-insensitively (``Yes``, ``NO``, ``True``)
+_TRUE = {"1", "1.0", "true", "yes"}
+_FALSE = {"0", "0.0", "false", "no"}
 
 
 def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, errors: ErrorLog) -> np.ndarray:
@@ -292,25 +329,31 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
         if pa.types.is_boolean(arr.type):
             arr = pc.cast(arr, pa.int8())
         vals = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+        nan = np.isnan(vals) & ~arr.is_null().to_numpy(zero_copy_only=False)  # a NaN given, not an empty cell
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         vals = None
     if vals is None:  # slow path: some cells are not numbers; find and report them
         out = np.empty(len(arr), dtype=np.float64)
+        nan = np.zeros(len(arr), dtype=bool)
         for i, v in enumerate(arr.to_pylist()):
             if isinstance(v, str):
                 v = v.strip()
-                if v in _TRUE:
+                if v.lower() in _TRUE:
                     v = 1.0
-                elif v in _FALSE:
+                elif v.lower() in _FALSE:
                     v = 0.0
             try:
                 out[i] = float(v) if v not in (None, "") else np.nan
+                nan[i] = v not in (None, "") and np.isnan(out[i])
             except (TypeError, ValueError):
                 out[i] = np.nan
                 if ok[i]:
                     errors.add(fname, int(lines[i]), f"{kind} value {v!r} is not a number", f"non-numeric {kind} values")
                     ok[i] = False
         vals = out
+    errors.add_rows(fname, lines[nan & ok], f"{kind} value NaN is not a valid score (expected a number in [0, 1]; "
+                    "leave the value empty, or leave the row out, when the outcome is unknown)")
+    ok &= ~nan
     errors.add_rows(fname, lines[np.isnan(vals) & ok], f"missing {kind} value")
     ok &= ~np.isnan(vals)
     if kind == "correct":
@@ -394,7 +437,7 @@ def read_table(
 
     ``path``: a folder (``outcomes.<ext>`` or ``matrix.<ext>`` + ``prompts.<ext>``) or an outcomes file
     (prompts found beside it unless ``prompts`` is given). ``shape``: "long", "matrix" or None (detect:
-    a ``prompt_id`` column means long form). Raises :class:`~indexer.errors.InputError` only when
+    a ``prompt_id`` column, in any case or spacing, means long form). Raises :class:`~indexer.errors.InputError` only when
     nothing can be read at all (no file, no prompts file); row problems go to ``batch.errors``.
     """
     path = Path(path)
@@ -406,26 +449,43 @@ def read_table(
     detected: str | None = shape
     n_rows = 0
     mark = errors.mark()
+    # pyarrow's fast CSV path numbers rows as if every record were one line; its lines are made physical below
+    provisional = (table_ext(outcomes_file) or "").startswith((".csv", ".tsv"))
     for cols, lines in _read_long_blocks(outcomes_file, errors):
         if cols is None:  # RESTART: the file is read again by the line-exact reader
             errors.rollback(mark)
             builder = _Builder(fname, prompt_map, errors)
-            detected, n_rows = shape, 0
+            detected, n_rows, provisional = shape, 0, False
             continue
         n_rows += len(lines)
         if detected is None:
-            detected = "long" if "prompt_id" in cols else "matrix"
+            detected = "long" if any(column_key(c) == "prompt_id" for c in cols) else "matrix"
+            if shape is None and detected == "matrix" and _looks_long(cols, prompt_map):
+                errors.add(fname, 1, f"no prompt_id column, so this would be read as matrix form (one column per "
+                           f"prompt id), but the header ({', '.join(map(str, cols))}) looks like long form, which "
+                           "needs model, prompt_id and correct (0/1) or score ([0, 1]) columns: name the prompt id "
+                           "column prompt_id; nothing of this file is read")
+                detected = "none"
+        if detected == "none":
+            continue
         if detected == "long":
             _add_long_block(builder, cols, lines, fname, errors)
         else:
             _add_matrix_block(builder, cols, lines, fname, errors)
     if n_rows == 0 and not any(e.file == fname for e in errors.errors):
         errors.add(fname, None, "empty file: no rows")
+    if provisional:  # the errors so far; those of finish() are numbered through line_map
+        _physical_lines(errors, fname, outcomes_file)
+        builder.line_map = lambda wanted: csv_record_lines(outcomes_file, wanted)
     m, p, s, skipped = builder.finish()
-    # compact the prompt list to the ids used, in first-seen order
-    pid_list = builder.pid_list
+    # compact the prompt and model lists to those with an outcome kept (an id is registered at its first row, before
+    # that row's value is checked), in first-seen order
+    used_p, p = np.unique(p, return_inverse=True) if len(p) else (np.zeros(0, np.int64), p)
+    used_m, m = np.unique(m, return_inverse=True) if len(m) else (np.zeros(0, np.int64), m)
+    pid_list = [builder.pid_list[i] for i in used_p.tolist()]
+    model_list = list(builder.models)
     table = OutcomeTable(
-        models=list(builder.models),
+        models=[model_list[i] for i in used_m.tolist()],
         prompt_ids=list(pid_list),
         benchmarks=[prompt_map[pid][0] for pid in pid_list],
         texts=[prompt_map[pid][1] for pid in pid_list],
@@ -442,6 +502,20 @@ def read_table(
     return SourceBatch(source=info, benchmarks=benchmarks, table=table, errors=errors.finish(), skipped=skipped)
 
 
+def _physical_lines(errors: ErrorLog, fname: str, path: Path) -> None:
+    """Replace the provisional line numbers of the fast CSV path in this file's errors by the physical lines of their
+    records (blank lines and quoted line breaks counted; see :func:`~indexer.sources.common.csv_record_lines`)."""
+    from dataclasses import replace
+
+    mine = [i for i, e in enumerate(errors.errors) if e.file == fname and e.line is not None and e.line >= 2]
+    if not mine:
+        return
+    where = csv_record_lines(path, {errors.errors[i].line for i in mine})
+    for i in mine:
+        e = errors.errors[i]
+        errors.errors[i] = replace(e, line=where.get(e.line, e.line))
+
+
 def _value_column(cols: dict, fname: str, errors: ErrorLog, builder: _Builder) -> str | None:
     for c in VALUE_COLUMNS:
         if c in cols:
@@ -452,7 +526,15 @@ def _value_column(cols: dict, fname: str, errors: ErrorLog, builder: _Builder) -
     return None
 
 
+def _looks_long(cols: dict, prompt_map: dict) -> bool:
+    """A header without a prompt_id column that still looks like long form: a value column (``correct``/``score``,
+    any case) and no column named after a prompt id of the prompts file."""
+    return (any(column_key(c) in VALUE_COLUMNS for c in cols)
+            and not any(str(c) in prompt_map for c in cols))
+
+
 def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
+    cols = _long_columns(cols)
     missing = [c for c in ("model", "prompt_id") if c not in cols]
     value = _value_column(cols, fname, errors, builder)
     if value is None:
@@ -487,7 +569,7 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
         errors.add(fname, _header_line(fname, lines),
                    f"matrix form needs a model column and one column per prompt id; found {names}")
         return
-    model_col = "model" if "model" in cols else names[0]
+    model_col = "model" if "model" in cols else next((n for n in names if column_key(n) == "model"), names[0])
     builder.value_kind = "score"  # cells may be 0/1 or graded in [0, 1]
     for name in names:
         if name == model_col:

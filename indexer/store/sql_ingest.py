@@ -331,26 +331,33 @@ class IngestMixin:
             self._forget_point_digests(conn, touched)  # a new key, more aliases
         return done
 
+    def _model_identities(self, names) -> dict[str, tuple[str, str | None, str]]:
+        """``{name: (key, kind, rule)}`` for the usable names among ``names``: a name the SQL alias table knows keeps
+        its row (kind None, rule "stored"); otherwise the alias files and naming rules (:mod:`indexer.identity`)."""
+        from ..identity import resolve_many
+
+        usable = [m for m in dict.fromkeys(names)
+                  if isinstance(m, str) and m.strip() and not name_problem(m) and len(m) <= 512]
+        known = self.resolve_aliases(usable) if usable else {}
+        ids = resolve_many([m for m in usable if m not in known])
+        return {m: (known[m], None, "stored") if m in known else (ids[m].key, ids[m].kind, ids[m].rule) for m in usable}
+
+    def model_keys(self, names) -> dict[str, str]:
+        """The model key each name would be stored under (as :meth:`ingest` maps it); names no database can take
+        are left out."""
+        return {m: key for m, (key, _, _) in self._model_identities(names).items()}
+
     def _identities(self, table: OutcomeTable) -> tuple[OutcomeTable, dict]:
         """The table with each model name replaced by its model's key (:mod:`indexer.identity`: a name the SQL
         alias table knows keeps its row; otherwise the alias files and naming rules), and ``{key: [(name, kind,
         rule)]}`` for the alias rows (and under :data:`_STAMP` the identity rules' stamp they were resolved under). Two names of one model in one source become one model (their outcomes on the
         same prompt averaged like repeats). Names no database can take are left for the checks to report."""
-        from ..identity import resolve_many, rules_stamp
+        from ..identity import rules_stamp
 
         stamp = rules_stamp()  # taken before resolving: a file changed meanwhile leaves the rows to re-check
-        usable = [m for m in dict.fromkeys(table.models)
-                  if isinstance(m, str) and m.strip() and not name_problem(m) and len(m) <= 512]
-        known = self.resolve_aliases(usable) if usable else {}
-        ids = resolve_many([m for m in usable if m not in known])
         mapping: dict[str, str] = {}
         idents: dict[str, list] = {}
-        for m in usable:
-            if m in known:
-                key, kind, rule = known[m], None, "stored"
-            else:
-                i = ids[m]
-                key, kind, rule = i.key, i.kind, i.rule
+        for m, (key, kind, rule) in self._model_identities(table.models).items():
             mapping[m] = key
             idents.setdefault(key, []).append((m, kind, rule))
         idents[_STAMP] = stamp
