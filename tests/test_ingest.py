@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,31 @@ def test_lm_eval_folder_one_source_per_model(store):
     s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
     assert (s.sources, s.models, s.prompts, s.outcomes, s.errors) == (4, 4, 42, 168, [])
     assert sorted(b.name for b in store.list_benchmarks()) == ["tiny_gen_arith", "tiny_mc_science", "tiny_mc_yesno"]
+
+
+def test_samples_files_of_one_folder_ingested_apart_are_two_sources(store, tmp_path):
+    """Each samples file given alone is its own source (its path, its revision): both are kept and a second pass
+    over either is unchanged. Before, both were stored under the folder's location, the second replacing the first."""
+    d = tmp_path / "fake-org__dummy-b"
+    shutil.copytree(LM_OUT / "fake-org__dummy-b", d)
+    science, yesno = next(d.glob("samples_tiny_mc_science_*")), next(d.glob("samples_tiny_mc_yesno_*"))
+    for f, n in ((science, 15), (yesno, 12)):
+        s = ingest(str(f), store=store, fetch_metadata=False)
+        assert (s.sources, s.outcomes, s.errors) == (1, n, [])
+    for f in (science, yesno):
+        assert ingest(str(f), store=store, fetch_metadata=False).skipped == 1
+    assert {x.location: x.n_outcomes for x in store.list_sources()} == {str(science.resolve()): 15,
+                                                                        str(yesno.resolve()): 12}
+    before = store.load_outcomes()
+    assert before.scores.shape == (1, 27)
+    # the folder is a third source; its outcomes on the same prompts are averaged with the files' (same values)
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert (s.sources, s.outcomes, s.errors) == (1, 42, [])
+    after = store.load_outcomes()
+    assert after.scores.shape == (1, 42)
+    now = dict(zip(after.prompt_hashes, after.scores[0]))
+    assert {h: now[h] for h in before.prompt_hashes} == dict(zip(before.prompt_hashes, before.scores[0]))
+    assert ingest(str(d), store=store, fetch_metadata=False).skipped == 1
 
 
 def test_a_source_that_fails_midway_leaves_nothing_behind(store, tmp_path, monkeypatch):

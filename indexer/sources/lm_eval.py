@@ -1,4 +1,5 @@
-"""lm-evaluation-harness ``--log_samples`` output -> one :class:`~indexer.records.SourceBatch` per folder of runs.
+"""lm-evaluation-harness ``--log_samples`` output -> one :class:`~indexer.records.SourceBatch` per folder of runs
+(a samples file given alone: one for that file, located at its own path).
 
 Layouts (docs/FORMATS.md lists them with the harness versions that write them):
 
@@ -61,6 +62,9 @@ class ModelFolder:
     path: Path
     results: dict[str, list[Path]] = field(default_factory=dict)
     samples: dict[str, dict[str, Path]] = field(default_factory=dict)
+    #: the one samples file given as the source (``taskspace ingest DIR/samples_<task>_<ts>.jsonl``): it is its
+    #: own source, located at its own path, so two files of one folder ingested apart are two sources
+    only: Path | None = None
 
 
 def scan_folder(folder: Path) -> ModelFolder | None:
@@ -402,7 +406,8 @@ def model_folder_info(mf: ModelFolder, *, kind: str = "lm_eval", location: str |
         files = [mf.samples[t][ts] for (_m, t), ts in runs.items()]
         files += [p for ts in set(runs.values()) for p in mf.results[ts]]
         revision = _fingerprint(files)
-    return SourceInfo(kind=kind, location=location or str(mf.path.resolve()), revision=revision)
+    where = mf.only if mf.only is not None else mf.path
+    return SourceInfo(kind=kind, location=location or str(where.resolve()), revision=revision)
 
 
 def read_model_folder(
@@ -470,7 +475,8 @@ def _fingerprint(paths: list[Path]) -> str:
 
 
 def lm_eval_folders(path: str | Path) -> list[ModelFolder]:
-    """The folders of runs a path names (a samples file: its folder, restricted to that file)."""
+    """The folders of runs a path names (a samples file: its folder, restricted to that file, which is then the
+    source's location)."""
     path = Path(path)
     if path.is_file():
         m = SAMPLES_RE.match(path.name)
@@ -478,6 +484,7 @@ def lm_eval_folders(path: str | Path) -> list[ModelFolder]:
             raise InputError("not an lm-eval samples file (samples_<task>_<timestamp>.jsonl)", file=str(path))
         mf = scan_folder(path.parent)
         mf.samples = {m["task"]: {m["ts"]: path}}
+        mf.only = path
         return [mf]
     folders = find_model_folders(path)
     if not folders:
@@ -490,7 +497,7 @@ def lm_eval_source_infos(path: str | Path, **options) -> list[SourceInfo]:
 
 
 def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
-    """Every folder of runs under ``path`` (or the folder of one samples file) -> SourceBatch each.
+    """Every folder of runs under ``path`` (or one samples file, a source of its own) -> SourceBatch each.
 
     ``options``: ``model`` (override the name), ``filter``, ``metric`` (override the rules),
     ``rules`` (a :class:`~indexer.sources.rules.Rules`), ``kind``, ``location``, ``revision``.
