@@ -44,6 +44,12 @@ log = logging.getLogger(__name__)
 #: quarantined (not stored; the stored revision keeps serving) unless accepted with ``--accept-partial``
 QUARANTINE_LOSS = 0.10
 
+#: reader options that change what a source stores (the model name recorded, the filter and metric read, a table's
+#: shape): a source read with any of them is stored under a revision that names them (:func:`read_revision`), so
+#: reading it again with other options re-reads it and replaces its results; read with none, the revision is the
+#: content's (or the Hub commit's) alone, as before these options counted
+STORED_OPTIONS = ("model", "filter", "metric", "shape")
+
 LEADERBOARD_ORGS = {"open-llm-leaderboard": ("search", "-details"), "open-llm-leaderboard-old": ("search", "details_")}
 
 
@@ -84,6 +90,19 @@ class IngestSummary:
         if isinstance(exc, HubError):
             self.hub_failures += 1
         self.errors.append(row_error(exc, where))
+
+
+def read_revision(revision: str | None, options: dict) -> str | None:
+    """The revision a source read with ``options`` is stored under: ``revision`` itself when no option of
+    :data:`STORED_OPTIONS` is set, else ``<revision>+read:<hash of those options>``. None stays None (the store
+    then fingerprints the outcomes read, which differ with the options anyway)."""
+    used = {k: str(options[k]) for k in STORED_OPTIONS if options.get(k) not in (None, "")}
+    if revision is None or not used:
+        return revision
+    import hashlib
+    import json
+
+    return f"{revision}+read:" + hashlib.sha256(json.dumps(used, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def row_error(exc: BaseException, where: str) -> RowError:
@@ -251,10 +270,11 @@ class Ingester:
             raise InputError("no such file or folder (for a Hub dataset write hub:ORG/REPO)", file=str(path))
         try:
             infos = source_infos(path, format, **options)
-            if infos and all(self._unchanged(i.location, i.revision) for i in infos):
+            if infos and all(self._unchanged(i.location, read_revision(i.revision, options)) for i in infos):
                 self.summary.skipped += len(infos)  # nothing to read
                 return
             for batch in read_sources(path, format, **options):
+                batch.source = replace(batch.source, revision=read_revision(batch.source.revision, options))
                 self.store_batch(batch)
         except InputError as exc:
             self.summary.add_error(exc, str(path))
@@ -267,9 +287,10 @@ class Ingester:
         s = self.summary
         try:
             snap = self.hub.repo_snapshot(repo_id, revision)
-            if self._unchanged(location, snap.sha):
+            stored_as = read_revision(snap.sha, options)  # the commit, and the read options that change the result
+            if self._unchanged(location, stored_as):
                 s.skipped += 1
-                self.store.record_checked(location, revision=snap.sha)
+                self.store.record_checked(location, revision=stored_as)
                 return
             unsafe = [f for f in snap.files if not is_safe_repo_path(f)]
             if unsafe:
@@ -303,7 +324,7 @@ class Ingester:
         except InputError as exc:
             s.errors.append(RowError(location, exc.line, exc.message))
             return
-        batch.source = SourceInfo(kind=kind, location=location, revision=snap.sha)
+        batch.source = SourceInfo(kind=kind, location=location, revision=stored_as)
         batch.errors = [replace(e, file=_hub_file(e.file, root, location)) for e in batch.errors]
         bad = sorted({o.model for o in batch.iter_outcomes() if not is_valid_repo_id(o.model)})
         for m in bad:
@@ -450,7 +471,8 @@ def ingest(
 ) -> IngestSummary:
     """Ingest a local path, ``hub:ORG/REPO[@REV]`` or ``hub-org:ORG`` into the store (default: ``open_store()``).
 
-    ``options`` go to the readers (``prompts=``, ``shape=``, ``model=``, ``filter=``, ``metric=``).
+    ``options`` go to the readers (``prompts=``, ``shape=``, ``model=``, ``filter=``, ``metric=``); those that change
+    what is stored (:data:`STORED_OPTIONS`) are part of the source's revision (:func:`read_revision`).
     ``accept_partial``: store a new revision even when it reads much worse than the stored one (no quarantine).
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """

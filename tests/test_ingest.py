@@ -157,6 +157,59 @@ def test_hub_leaderboard_repo_skipped_by_commit_sha(store, hub_server):
     assert third.sources == 1 and store.get_source(f"hub:{LB}").revision != src.revision
 
 
+def test_reading_a_source_again_with_other_options_replaces_it(store, hub_server):
+    """--filter / --metric / --model change what is stored, so they are part of the source's revision: another
+    reading replaces the stored one (one transaction, as a new revision), the same reading again is unchanged, and
+    a reading with no such option keeps the content's own revision. Before, the revision was the files' hash alone:
+    every other reading was skipped as unchanged and a wrong reading could not be corrected."""
+    from indexer.sources import source_infos
+
+    d = LM_OUT / "fake-org__noisy-oracle-70"
+    res = json.loads(sorted(d.glob("results_*.json"))[-1].read_text())["results"]["tiny_gen_arith"]
+    assert res["exact_match,none"] != res["exact_match,strict-match"]
+
+    def arith():
+        o = store.load_outcomes()
+        cols = [i for i, b in enumerate(o.benchmarks) if b == "tiny_gen_arith"]
+        return o.models, float(o.scores[0, cols].mean())
+
+    plain = source_infos(str(d))[0].revision
+    assert ingest(str(d), store=store, fetch_metadata=False).sources == 1
+    assert store.get_source(str(d.resolve())).revision == plain
+    assert arith()[1] == pytest.approx(res["exact_match,strict-match"])
+    s = ingest(str(d), store=store, fetch_metadata=False, filter="none")
+    assert (s.sources, s.skipped, s.outcomes) == (1, 0, 42)
+    assert arith()[1] == pytest.approx(res["exact_match,none"])
+    assert ingest(str(d), store=store, fetch_metadata=False, filter="none").skipped == 1
+    s = ingest(str(d), store=store, fetch_metadata=False, model="local/ckpt")
+    assert s.sources == 1 and arith()[0] == ["local/ckpt"]
+    # back to the default reading: re-read, stored under the content's revision again
+    assert ingest(str(d), store=store, fetch_metadata=False).sources == 1
+    assert store.get_source(str(d.resolve())).revision == plain
+    assert arith()[1] == pytest.approx(res["exact_match,strict-match"])
+    assert arith()[0] == ["fake-org/noisy-oracle-70"]
+    # --metric: a multiple-choice task's acc_norm instead of acc
+    science = next(d.glob("samples_tiny_mc_science_*"))
+    mc = json.loads(sorted(d.glob("results_*.json"))[-1].read_text())["results"]["tiny_mc_science"]
+    assert mc["acc,none"] != mc["acc_norm,none"]
+    for metric, key in ((None, "acc,none"), ("acc_norm", "acc_norm,none"), (None, "acc,none")):
+        s = ingest(str(science), store=store, fetch_metadata=False, metric=metric)
+        assert s.sources == 1
+        # one block from the folder (acc), one from the file (the metric read)
+        blocks = store.outcome_blocks(["fake-org/noisy-oracle-70"], ["tiny_mc_science"])
+        assert sorted(float(sc.mean()) for *_, sc in blocks) == pytest.approx(sorted([mc["acc,none"], mc[key]]))
+    # a Hub repo: its commit sha, with the options folded in
+    first = ingest(f"hub:{LB}", store=store, fetch_metadata=False)
+    sha = store.get_source(f"hub:{LB}").revision
+    assert first.sources == 1 and len(sha) == 40
+    other = ingest(f"hub:{LB}", store=store, fetch_metadata=False, model="fake-org/renamed")
+    assert other.sources == 1 and "fake-org/renamed" in store.load_outcomes().models
+    assert store.get_source(f"hub:{LB}").revision.startswith(sha + "+read:")
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False, model="fake-org/renamed").skipped == 1
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).sources == 1
+    assert store.get_source(f"hub:{LB}").revision == sha
+
+
 def test_hub_row_errors_name_the_file_in_the_repo(store, hub_server):
     repo = hub_server.root / "datasets" / LB
     f = next(repo.glob("*/samples_leaderboard_ifeval_2024-07-01*.jsonl"))
