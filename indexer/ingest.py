@@ -217,6 +217,7 @@ class Ingester:
         s = self.summary
         batch = drop_unusable_rows(batch)
         s.errors.extend(batch.errors)
+        s.warnings.extend(batch.warnings)
         s.duplicates += batch.skipped
         why = None if self.accept_partial or not batch.errors else self._quarantine_reason(batch)
         if why is not None:
@@ -326,12 +327,13 @@ class Ingester:
             return
         batch.source = SourceInfo(kind=kind, location=location, revision=stored_as)
         batch.errors = [replace(e, file=_hub_file(e.file, root, location)) for e in batch.errors]
+        batch.warnings = [w.replace(f"{root}/", f"{location}/") for w in batch.warnings]
         bad = sorted({o.model for o in batch.iter_outcomes() if not is_valid_repo_id(o.model)})
         for m in bad:
             s.errors.append(RowError(location, None, f"model id {m!r} is not a valid Hub repo id (ORG/NAME); its outcomes are skipped"))
         if bad:
             batch = SourceBatch(source=batch.source, benchmarks=batch.benchmarks, errors=batch.errors, skipped=batch.skipped,
-                                outcomes=[o for o in batch.iter_outcomes() if o.model not in bad])
+                                warnings=batch.warnings, outcomes=[o for o in batch.iter_outcomes() if o.model not in bad])
         self.store_batch(batch)
 
     def ingest_hub_org(self, org: str, limit: int | None = None, format: str | None = None, **options) -> None:

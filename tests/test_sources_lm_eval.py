@@ -291,6 +291,39 @@ def test_samples_file_without_results(model_dir):
     assert len(b.outcomes) == 42  # the complete older run is read
 
 
+def test_a_filter_the_file_lacks_refuses_that_file_unless_it_has_only_the_raw_output(model_dir):
+    """--filter X: a file with other filters but not X is refused (an error naming the filters it has, nothing of it
+    read); a task with only `none` (multiple choice) is read with `none` without a word. Before, a misspelled filter
+    read another filter with a message, and `--filter strict-match` failed (exit 1) on every multiple-choice task."""
+    res = json.loads(next(model_dir.glob("results_*.json")).read_text())["results"]
+    b = read_source(model_dir, filter="strict_match")
+    ((name, line, msg),) = errs(b)
+    assert name == samples(model_dir, "tiny_gen_arith").name and line is None
+    assert "filter 'strict_match' not in this file (it has: none, strict-match)" in msg and "not read" in msg
+    assert set(b.benchmarks) == {"tiny_mc_science", "tiny_mc_yesno"} and len(b.outcomes) == 27
+    b = read_source(model_dir, filter="strict-match")
+    assert b.errors == [] and len(b.outcomes) == 42
+    assert {k: v.config["filter"] for k, v in b.benchmarks.items()} == {
+        "tiny_gen_arith": "strict-match", "tiny_mc_science": "none", "tiny_mc_yesno": "none"}
+    assert means(b)["tiny_gen_arith"] == pytest.approx(res["tiny_gen_arith"]["exact_match,strict-match"])
+
+
+def test_a_task_missing_from_the_results_file_is_read_with_its_answer_extracting_filter_and_a_warning(model_dir):
+    """Samples of a task the results file has no config for, holding `none` and `strict-match` records: read with
+    the file's first answer-extracting filter, as a known task is, with a warning naming the task. Before, the raw
+    generation (`none`) was read without a word."""
+    r = next(model_dir.glob("results_*.json"))
+    data = json.loads(r.read_text())
+    del data["configs"]["tiny_gen_arith"]
+    r.write_text(json.dumps(data))
+    b = read_source(model_dir)
+    assert b.errors == [] and b.benchmarks["tiny_gen_arith"].config["filter"] == "strict-match"
+    assert means(b)["tiny_gen_arith"] == pytest.approx(data["results"]["tiny_gen_arith"]["exact_match,strict-match"])
+    (w,) = b.warnings
+    assert w.startswith(str(samples(model_dir, "tiny_gen_arith"))) and "'tiny_gen_arith' is missing from the results file" in w
+    assert "read with filter 'strict-match' (its first answer-extracting filter)" in w
+
+
 def test_unreadable_results_file(model_dir):
     r = next(model_dir.glob("results_*.json"))
     r.write_text("{ nope")

@@ -297,6 +297,25 @@ def _by_filter(path: Path, rows: list[tuple[int, dict]], run: TaskRun,
     return None
 
 
+def choose_filter(by_filter: dict, asked: str | None, default: str | None) -> tuple[str | None, str | None]:
+    """(the filter to read, or None, and why not) among the filters a samples file holds (``by_filter``, in file
+    order). ``asked`` (``--filter``) must be there, unless the file holds only the raw output ``none`` (a task with no
+    answer-extracting filter, such as a multiple-choice task, is read with ``none``); otherwise the file is refused.
+    Without ``asked``: ``default`` (the rule's, or the task's first answer-extracting filter in the results file's
+    config) when present, else the file's first answer-extracting filter, else ``none``."""
+    extracting = [f for f in by_filter if f != "none"]
+    if asked:
+        if asked in by_filter:
+            return asked, None
+        if not extracting:
+            return next(iter(by_filter)), None
+        return None, (f"filter {asked!r} not in this file (it has: {', '.join(by_filter)}); the file is not read: "
+                      "pass one of these with --filter (or no --filter for the task's answer-extracting filter)")
+    if default and default in by_filter:
+        return default, None
+    return (extracting[0] if extracting else next(iter(by_filter))), None
+
+
 def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | None = None,
                    metric: str | None = None) -> tuple[list[Outcome], int, str | None, str | None]:
     """Outcomes of one samples file. Returns (outcomes, duplicates skipped, filter used, metric used)."""
@@ -309,9 +328,10 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
     if split is None:
         return [], 0, None, None
     by_filter, recovered = split
-    chosen = next((f for f in (filter, rule.filter, "none") if f and f in by_filter), next(iter(by_filter)))
-    if filter and filter not in by_filter:
-        errors.add(fname, None, f"filter {filter!r} not in this file (it has: {', '.join(by_filter)}); read {chosen!r}")
+    chosen, why = choose_filter(by_filter, filter, rule.filter)
+    if chosen is None:
+        errors.add(fname, None, why)
+        return [], 0, None, None
     mark = errors.mark()
     outcomes: list[Outcome] = []
     seen: dict[str, tuple[int, float, int]] = {}  # doc_id -> (line, score, index in outcomes)
@@ -420,6 +440,7 @@ def read_model_folder(
     outcomes: list[Outcome] = []
     benchmarks: dict[str, BenchmarkInfo] = {}
     skipped = 0
+    warnings: list[str] = []
     cache: dict[str, dict | None] = {}
     for task in sorted(mf.samples):
         for ts, p in mf.samples[task].items():
@@ -435,9 +456,9 @@ def read_model_folder(
         name, rev = _model_from_results(results, mf.path)
         name = model or name
         rule = rules.for_task(task, _task_group(results, task))
-        if rule.filter is None and (df := _default_filter(results, task)):
-            rule = replace(rule, filter=df)
         cfg = _task_config(results, task)
+        if rule.filter is None and cfg and (df := _default_filter(results, task)):
+            rule = replace(rule, filter=df)
         res_task = (results.get("results") or {}).get(task)
         run = TaskRun(
             task=task, rule=rule, model=name, revision=rev, filters=_declared_filters(results, task),
@@ -447,6 +468,11 @@ def read_model_folder(
             choices=cfg.get("doc_to_choice") if isinstance(cfg.get("doc_to_choice"), list) else None,
         )
         got, dup, used_filter, used_metric = read_task_file(path, run, errors=errors, filter=filter, metric=metric)
+        if not cfg and got:
+            read = f"read with filter {used_filter!r}" + (" (its first answer-extracting filter)"
+                                                           if used_filter != "none" and not filter else "")
+            warnings.append(f"{path}: task {task!r} is missing from the results file of its run ({ts}: no config "
+                            f"for it, so its declared filters, few-shot delimiter and options are unknown); {read}")
         skipped += dup
         outcomes.extend(got)
         nshot = (results.get("n-shot") or {}).get(task)
@@ -461,7 +487,8 @@ def read_model_folder(
                 num_fewshot=nshot if isinstance(nshot, int) else None, config=dict(config),
             )
     info = model_folder_info(mf, kind=kind, location=location, revision=revision, model=model)
-    return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped)
+    return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped,
+                       warnings=warnings)
 
 
 def _fingerprint(paths: list[Path]) -> str:
