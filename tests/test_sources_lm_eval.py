@@ -92,6 +92,28 @@ def test_model_name_override_and_single_file(tmp_path):
     assert {o.model for o in b.outcomes} == {"my-local-ckpt"} and set(b.benchmarks) == {"tiny_mc_science"}
 
 
+def test_model_folders_are_found_as_deep_as_they_are_detected_and_deeper_ones_are_reported(tmp_path):
+    """Detection and reading look the same MAX_DEPTH (3) levels down; a model folder below that is named in a
+    warning (or in the error, when it is all there is), not skipped silently. Before, detection looked 2 levels
+    down and reading 3: a model folder 3 levels down was "cannot tell the format", one 4 levels down was skipped
+    without a word."""
+    three = tmp_path / "three"
+    shutil.copytree(LM_OUT / "fake-org__dummy-b", three / "a" / "b" / "fake-org__dummy-b")
+    assert detect_format(three) == "lm_eval"
+    (batch,) = read_sources(three)
+    assert batch.errors == [] and batch.warnings == [] and len(batch.outcomes) == 42
+    four = three / "x" / "y" / "z" / "fake-org__dummy-c"
+    shutil.copytree(LM_OUT / "fake-org__dummy-c", four)
+    (batch,) = read_sources(three)
+    assert {o.model for o in batch.outcomes} == {"fake-org/dummy-b"}
+    (w,) = batch.warnings
+    assert w.startswith(f"{four}: ") and "more than 3 levels below" in w and str(three) in w
+    only_deep = tmp_path / "deep"
+    shutil.copytree(LM_OUT / "fake-org__dummy-c", only_deep / "1" / "2" / "3" / "fake-org__dummy-c")
+    with pytest.raises(InputError, match="only more than 3 levels below it, not read: .*fake-org__dummy-c"):
+        list(read_sources(only_deep, format="lm_eval"))
+
+
 # ------------------------------------------------------------------------------ leaderboard v2 details
 
 

@@ -81,8 +81,43 @@ def scan_folder(folder: Path) -> ModelFolder | None:
     return mf if mf.samples else None
 
 
-def find_model_folders(path: Path, max_depth: int = 3) -> list[ModelFolder]:
-    """Every folder under ``path`` (itself included, ``max_depth`` levels) holding samples files."""
+#: how many levels below the path given model folders are looked for (detection and reading alike)
+MAX_DEPTH = 3
+#: how far below that limit a model folder is still noticed (and reported as not read)
+_LOOK_BEYOND = 5
+
+
+def _subfolders(p: Path) -> list[Path]:
+    try:
+        return sorted(x for x in p.iterdir() if x.is_dir() and not x.name.startswith("."))
+    except OSError:
+        return []
+
+
+def _has_samples(p: Path) -> bool:
+    try:
+        return any(SAMPLES_RE.match(x.name) for x in p.iterdir())
+    except OSError:
+        return False
+
+
+def _first_samples_folder(p: Path, levels: int) -> Path | None:
+    """The first folder at or below ``p`` (``levels`` levels at most, breadth first) holding a samples file."""
+    todo = [(p, 0)]
+    while todo:
+        q, d = todo.pop(0)
+        if _has_samples(q):
+            return q
+        if d < levels:
+            todo.extend((x, d + 1) for x in _subfolders(q))
+    return None
+
+
+def find_model_folders(path: Path, max_depth: int = MAX_DEPTH,
+                       too_deep: list[Path] | None = None) -> list[ModelFolder]:
+    """Every folder under ``path`` (itself included, ``max_depth`` levels) holding samples files. ``too_deep``:
+    a list to which the first model folder found below the limit in each folder at the limit is appended (they
+    are not read)."""
     path = Path(path)
     found: list[ModelFolder] = []
 
@@ -90,9 +125,11 @@ def find_model_folders(path: Path, max_depth: int = 3) -> list[ModelFolder]:
         mf = scan_folder(p)
         if mf:
             found.append(mf)
-        if depth < max_depth:
-            for sub in sorted(x for x in p.iterdir() if x.is_dir() and not x.name.startswith(".")):
+        for sub in _subfolders(p):
+            if depth < max_depth:
                 walk(sub, depth + 1)
+            elif too_deep is not None and (deep := _first_samples_folder(sub, _LOOK_BEYOND)) is not None:
+                too_deep.append(deep)
 
     if path.is_dir():
         walk(path, 0)
@@ -103,11 +140,11 @@ def looks_like_lm_eval(path: Path) -> bool:
     path = Path(path)
     if path.is_file():
         return bool(SAMPLES_RE.match(path.name))
-    return bool(find_model_folders(path, max_depth=2))
+    return bool(find_model_folders(path))
 
 
 def recognise(path: Path) -> Match:
-    """STRONG for a samples file, or a folder with samples files in it or up to two levels below."""
+    """STRONG for a samples file, or a folder with samples files in it or up to :data:`MAX_DEPTH` levels below."""
     return Match.STRONG if looks_like_lm_eval(path) else Match.NONE
 
 
@@ -501,9 +538,10 @@ def _fingerprint(paths: list[Path]) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def lm_eval_folders(path: str | Path) -> list[ModelFolder]:
+def lm_eval_folders(path: str | Path, notes: list[str] | None = None) -> list[ModelFolder]:
     """The folders of runs a path names (a samples file: its folder, restricted to that file, which is then the
-    source's location)."""
+    source's location). ``notes``: a list to which a warning is appended for each model folder found below
+    :data:`MAX_DEPTH` levels (not read)."""
     path = Path(path)
     if path.is_file():
         m = SAMPLES_RE.match(path.name)
@@ -513,9 +551,18 @@ def lm_eval_folders(path: str | Path) -> list[ModelFolder]:
         mf.samples = {m["task"]: {m["ts"]: path}}
         mf.only = path
         return [mf]
-    folders = find_model_folders(path)
+    too_deep: list[Path] = []
+    folders = find_model_folders(path, too_deep=too_deep)
+    deep = [f"{d}: lm-eval samples files more than {MAX_DEPTH} levels below {path} are not read (model folders are "
+            f"looked for at most {MAX_DEPTH} levels deep); ingest that folder, or one nearer it, by its path"
+            for d in too_deep]
     if not folders:
-        raise InputError("no lm-eval samples files (samples_<task>_<timestamp>.jsonl) in this folder", file=str(path))
+        hint = f"; only more than {MAX_DEPTH} levels below it, not read: {', '.join(map(str, too_deep))} (ingest " \
+               "those folders by their path)" if too_deep else ""
+        raise InputError(f"no lm-eval samples files (samples_<task>_<timestamp>.jsonl) in this folder{hint}",
+                         file=str(path))
+    if notes is not None:
+        notes.extend(deep)
     return folders
 
 
@@ -529,8 +576,12 @@ def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
     ``options``: ``model`` (override the name), ``filter``, ``metric`` (override the rules),
     ``rules`` (a :class:`~indexer.sources.rules.Rules`), ``kind``, ``location``, ``revision``.
     """
-    for mf in lm_eval_folders(path):
-        yield read_model_folder(mf, **options)
+    notes: list[str] = []
+    for i, mf in enumerate(lm_eval_folders(path, notes)):
+        batch = read_model_folder(mf, **options)
+        if i == 0:
+            batch.warnings[:0] = notes  # once, with the first source
+        yield batch
 
 
 READER = Reader(
