@@ -114,6 +114,19 @@ def test_model_folders_are_found_as_deep_as_they_are_detected_and_deeper_ones_ar
         list(read_sources(only_deep, format="lm_eval"))
 
 
+def test_a_run_without_samples_files_says_log_samples_is_needed(tmp_path):
+    """results_<ts>.json without samples files (a run without --log_samples): detection and reading say so; before,
+    "cannot tell the format of this folder"."""
+    run = tmp_path / "out" / "fake-org__dummy-b"
+    run.mkdir(parents=True)
+    for r in (LM_OUT / "fake-org__dummy-b").glob("results_*.json"):
+        shutil.copy(r, run / r.name)
+    for path, fmt in ((tmp_path / "out", None), (run, None), (run, "lm_eval")):
+        with pytest.raises(InputError, match=r"an lm-eval run without samples files: .*results_.*--log_samples") as e:
+            list(read_sources(path, format=fmt))
+        assert "cannot tell the format" not in str(e.value)
+
+
 # ------------------------------------------------------------------------------ leaderboard v2 details
 
 

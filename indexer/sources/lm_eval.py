@@ -136,6 +136,35 @@ def find_model_folders(path: Path, max_depth: int = MAX_DEPTH,
     return found
 
 
+def _is_results_file(p: Path) -> bool:
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and "results" in data and "configs" in data
+
+
+def results_without_samples(path: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
+    """lm-eval results files (``results_<ts>.json``, or ``<name>_<ts>.json`` holding ``results`` and ``configs``) in
+    folders under ``path`` (``max_depth`` levels) that hold no samples file: runs made without ``--log_samples``."""
+    out: list[Path] = []
+
+    def walk(p: Path, depth: int) -> None:
+        if not _has_samples(p):
+            try:
+                files = sorted(x for x in p.iterdir() if x.is_file() and results_ts(x.name))
+            except OSError:
+                files = []
+            out.extend(f for f in files if _is_results_file(f))
+        if depth < max_depth:
+            for sub in _subfolders(p):
+                walk(sub, depth + 1)
+
+    if Path(path).is_dir():
+        walk(Path(path), 0)
+    return out
+
+
 def looks_like_lm_eval(path: Path) -> bool:
     path = Path(path)
     if path.is_file():
@@ -146,6 +175,19 @@ def looks_like_lm_eval(path: Path) -> bool:
 def recognise(path: Path) -> Match:
     """STRONG for a samples file, or a folder with samples files in it or up to :data:`MAX_DEPTH` levels below."""
     return Match.STRONG if looks_like_lm_eval(path) else Match.NONE
+
+
+def why_not(path: Path) -> str | None:
+    """Why a folder no reader recognised is no lm-eval source although it looks like one: results files of runs
+    made without ``--log_samples`` (None otherwise)."""
+    path = Path(path)
+    runs = results_without_samples(path) if path.is_dir() else []
+    if not runs:
+        return None
+    first = runs[0].relative_to(path)
+    more = f" (and {len(runs) - 1} more results file(s))" if len(runs) > 1 else ""
+    return (f"an lm-eval run without samples files: {first}{more} but no samples_<task>_<timestamp>.jsonl; per-sample "
+            "results need lm-eval's --log_samples: run the evaluation again with it")
 
 
 def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
@@ -556,6 +598,8 @@ def lm_eval_folders(path: str | Path, notes: list[str] | None = None) -> list[Mo
     deep = [f"{d}: lm-eval samples files more than {MAX_DEPTH} levels below {path} are not read (model folders are "
             f"looked for at most {MAX_DEPTH} levels deep); ingest that folder, or one nearer it, by its path"
             for d in too_deep]
+    if not folders and not too_deep and (why := why_not(path)):
+        raise InputError(why, file=str(path))
     if not folders:
         hint = f"; only more than {MAX_DEPTH} levels below it, not read: {', '.join(map(str, too_deep))} (ingest " \
                "those folders by their path)" if too_deep else ""
@@ -588,6 +632,7 @@ READER = Reader(
     name="lm_eval",
     layout="samples_<task>_<ts>.jsonl + results_<ts>.json or <name>_<ts>.json (lm-eval)",
     recognise=recognise,
+    why_not=why_not,
     read=read_lm_eval,
     plan_hub_files=plan_hub_files,
     source_infos=lm_eval_source_infos,
