@@ -127,6 +127,27 @@ def test_a_run_without_samples_files_says_log_samples_is_needed(tmp_path):
         assert "cannot tell the format" not in str(e.value)
 
 
+def test_a_blank_model_name_falls_back_to_pretrained_and_no_name_at_all_is_one_error(tmp_path):
+    """`model_name: "  "` is stripped and `pretrained=` is read; a results file naming no model at all (in a folder not
+    named <org>__<model>) is one error naming the file and suggesting --model. Before, the blank name won and every
+    row was dropped with "model name empty" naming the folder."""
+    for d in ("named", "plain"):
+        shutil.copytree(LM_OUT / "fake-org__dummy-b", tmp_path / d)
+        r = next((tmp_path / d).glob("results_*.json"))
+        data = json.loads(r.read_text())
+        data["model_name"] = "  "
+        if d == "plain":
+            data["config"]["model_args"] = ""
+        r.write_text(json.dumps(data))
+    b = read_source(tmp_path / "named")
+    assert b.errors == [] and {o.model for o in b.outcomes} == {"fake-org/dummy-b"} and len(b.outcomes) == 42
+    b = read_source(tmp_path / "plain")
+    ((name, line, msg),) = errs(b)
+    assert name.startswith("results_") and "names no model" in msg and "--model NAME" in msg and b.outcomes == []
+    b = read_source(tmp_path / "plain", model="my/model")
+    assert b.errors == [] and {o.model for o in b.outcomes} == {"my/model"}
+
+
 # ------------------------------------------------------------------------------ leaderboard v2 details
 
 

@@ -219,7 +219,9 @@ def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
 # --------------------------------------------------------------------------------------- results
 
 
-def _model_from_results(results: dict, folder: Path) -> tuple[str, str | None]:
+def _model_from_results(results: dict, folder: Path) -> tuple[str | None, str | None]:
+    """(model name, revision) a results file names: ``model_name``, else ``pretrained=`` (or ``model=``) of
+    ``model_args``, blanks stripped and skipped, else an ``<org>__<model>`` folder name; None when there is none."""
     cfg = results.get("config") if isinstance(results.get("config"), dict) else {}
     args = cfg.get("model_args")
     margs: dict = {}
@@ -227,11 +229,14 @@ def _model_from_results(results: dict, folder: Path) -> tuple[str, str | None]:
         margs = args
     elif isinstance(args, str):
         margs = dict(kv.split("=", 1) for kv in args.split(",") if "=" in kv)
-    name = results.get("model_name") or margs.get("pretrained") or margs.get("model") or folder.name.replace("__", "/")
+    given = (results.get("model_name"), margs.get("pretrained"), margs.get("model"))
+    name = next((str(v).strip() for v in given if v is not None and str(v).strip()), None)
+    if name is None and "__" in folder.name:
+        name = folder.name.replace("__", "/")
     rev = cfg.get("model_sha") or results.get("model_sha") or margs.get("revision") or cfg.get("model_revision")
     if rev in ("", "main", None):
         rev = None
-    return str(name), (str(rev) if rev else None)
+    return name, (str(rev) if rev else None)
 
 
 def _task_group(results: dict, task: str) -> str | None:
@@ -492,7 +497,7 @@ def chosen_runs(mf: ModelFolder, model: str | None = None, errors: ErrorLog | No
         for ts in sorted(runs, reverse=True):
             res = get(ts) if ts in mf.results else None
             if res is not None:
-                out.setdefault((model or _model_from_results(res, mf.path)[0], task), ts)
+                out.setdefault((model or _model_from_results(res, mf.path)[0] or "", task), ts)
     return out
 
 
@@ -520,6 +525,7 @@ def read_model_folder(
     benchmarks: dict[str, BenchmarkInfo] = {}
     skipped = 0
     warnings: list[str] = []
+    unnamed: set[str] = set()
     cache: dict[str, dict | None] = {}
     for task in sorted(mf.samples):
         for ts, p in mf.samples[task].items():
@@ -534,6 +540,14 @@ def read_model_folder(
         path = mf.samples[task][ts]
         name, rev = _model_from_results(results, mf.path)
         name = model or name
+        if not name:
+            rfile = str(mf.results[ts][0])
+            if rfile not in unnamed:
+                unnamed.add(rfile)
+                errors.add(rfile, None, "the results file names no model (`model_name` and `model_args`' "
+                           "pretrained= are empty or missing, and the folder is not named <org>__<model>); its "
+                           "samples are not read: pass --model NAME")
+            continue
         rule = rules.for_task(task, _task_group(results, task))
         cfg = _task_config(results, task)
         if rule.filter is None and cfg and (df := _default_filter(results, task)):
