@@ -120,7 +120,7 @@ def ingest(
     format: Optional[str] = typer.Option(None, "--format", "-f", help="table, lm_eval or lighteval (default: detected)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
     model: Optional[str] = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file)."),
-    filter: Optional[str] = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter)."),
+    filter: Optional[str] = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter); a file with other filters but not this one is refused, a task with only 'none' is read with it."),
     metric: Optional[str] = typer.Option(None, "--metric", help="lm-eval/lighteval: the per-sample metric to read (default: rules.toml)."),
     metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Fetch Hub metadata for ingested models that are Hub repo ids."),
     accept_partial: bool = typer.Option(False, "--accept-partial", help="Store a new revision that reads much worse than the stored one (errors and over 10% of its outcome cells lost) instead of quarantining it."),

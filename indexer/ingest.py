@@ -44,6 +44,12 @@ log = logging.getLogger(__name__)
 #: quarantined (not stored; the stored revision keeps serving) unless accepted with ``--accept-partial``
 QUARANTINE_LOSS = 0.10
 
+#: reader options that change what a source stores (the model name recorded, the filter and metric read, a table's
+#: shape): a source read with any of them is stored under a revision that names them (:func:`read_revision`), so
+#: reading it again with other options re-reads it and replaces its results; read with none, the revision is the
+#: content's (or the Hub commit's) alone, as before these options counted
+STORED_OPTIONS = ("model", "filter", "metric", "shape")
+
 LEADERBOARD_ORGS = {"open-llm-leaderboard": ("search", "-details"), "open-llm-leaderboard-old": ("search", "details_")}
 
 
@@ -84,6 +90,19 @@ class IngestSummary:
         if isinstance(exc, HubError):
             self.hub_failures += 1
         self.errors.append(row_error(exc, where))
+
+
+def read_revision(revision: str | None, options: dict) -> str | None:
+    """The revision a source read with ``options`` is stored under: ``revision`` itself when no option of
+    :data:`STORED_OPTIONS` is set, else ``<revision>+read:<hash of those options>``. None stays None (the store
+    then fingerprints the outcomes read, which differ with the options anyway)."""
+    used = {k: str(options[k]) for k in STORED_OPTIONS if options.get(k) not in (None, "")}
+    if revision is None or not used:
+        return revision
+    import hashlib
+    import json
+
+    return f"{revision}+read:" + hashlib.sha256(json.dumps(used, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def row_error(exc: BaseException, where: str) -> RowError:
@@ -199,6 +218,7 @@ class Ingester:
         batch = drop_unusable_rows(batch)
         batch = drop_conflicts_between_names(batch, self.store)
         s.errors.extend(batch.errors)
+        s.warnings.extend(batch.warnings)
         s.duplicates += batch.skipped
         why = None if self.accept_partial or not batch.errors else self._quarantine_reason(batch)
         if why is not None:
@@ -246,15 +266,19 @@ class Ingester:
         return known is not None and revision is not None and known.revision == revision
 
     def _refuse_nested(self, infos: list[SourceInfo], path: str) -> None:
-        """InputError when a local source is inside a stored local source (a file of an ingested folder) or holds one:
-        its files would be read as a second source and every outcome stored twice."""
+        """InputError when a new local source is inside a stored local source (a file of an ingested folder) or holds
+        one: its files would be read as a second source and every outcome stored twice. A source stored already is
+        read as before (a database that holds both from before this rule keeps ingesting them)."""
         from .sourcelist import nesting
 
         mine = [i.location for i in infos if i.location.startswith("/")]
         if not mine:
             return
         stored = [s.location for s in self.store.list_sources() if s.revision is not None and s.location.startswith("/")]
+        known = set(stored)
         for loc in mine:
+            if loc in known:  # a source stored already (beside another, from before this rule): read as it always was
+                continue
             for other in stored:
                 how = nesting(loc, other)
                 if how == "inside":
@@ -274,12 +298,13 @@ class Ingester:
         try:
             infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
             self._refuse_nested(infos or [], path)
-            if infos and all(self._unchanged(i.location, i.revision) for i in infos):
+            if infos and all(self._unchanged(i.location, read_revision(i.revision, options)) for i in infos):
                 self.summary.skipped += len(infos)  # nothing to read
                 return
             for batch in read_sources(path, format, **options):
                 if infos is None:
                     self._refuse_nested([batch.source], path)
+                batch.source = replace(batch.source, revision=read_revision(batch.source.revision, options))
                 self.store_batch(batch)
         except InputError as exc:
             self.summary.add_error(exc, str(path))
@@ -292,9 +317,10 @@ class Ingester:
         s = self.summary
         try:
             snap = self.hub.repo_snapshot(repo_id, revision)
-            if self._unchanged(location, snap.sha):
+            stored_as = read_revision(snap.sha, options)  # the commit, and the read options that change the result
+            if self._unchanged(location, stored_as):
                 s.skipped += 1
-                self.store.record_checked(location, revision=snap.sha)
+                self.store.record_checked(location, revision=stored_as)
                 return
             unsafe = [f for f in snap.files if not is_safe_repo_path(f)]
             if unsafe:
@@ -328,14 +354,15 @@ class Ingester:
         except InputError as exc:
             s.errors.append(RowError(location, exc.line, exc.message))
             return
-        batch.source = SourceInfo(kind=kind, location=location, revision=snap.sha)
+        batch.source = SourceInfo(kind=kind, location=location, revision=stored_as)
         batch.errors = [replace(e, file=_hub_file(e.file, root, location)) for e in batch.errors]
+        batch.warnings = [w.replace(f"{root}/", f"{location}/") for w in batch.warnings]
         bad = sorted({o.model for o in batch.iter_outcomes() if not is_valid_repo_id(o.model)})
         for m in bad:
             s.errors.append(RowError(location, None, f"model id {m!r} is not a valid Hub repo id (ORG/NAME); its outcomes are skipped"))
         if bad:
             batch = SourceBatch(source=batch.source, benchmarks=batch.benchmarks, errors=batch.errors, skipped=batch.skipped,
-                                outcomes=[o for o in batch.iter_outcomes() if o.model not in bad])
+                                warnings=batch.warnings, outcomes=[o for o in batch.iter_outcomes() if o.model not in bad])
         self.store_batch(batch)
 
     def ingest_hub_org(self, org: str, limit: int | None = None, format: str | None = None, **options) -> None:
@@ -525,7 +552,8 @@ def ingest(
 ) -> IngestSummary:
     """Ingest a local path, ``hub:ORG/REPO[@REV]`` or ``hub-org:ORG`` into the store (default: ``open_store()``).
 
-    ``options`` go to the readers (``prompts=``, ``shape=``, ``model=``, ``filter=``, ``metric=``).
+    ``options`` go to the readers (``prompts=``, ``shape=``, ``model=``, ``filter=``, ``metric=``); those that change
+    what is stored (:data:`STORED_OPTIONS`) are part of the source's revision (:func:`read_revision`).
     ``accept_partial``: store a new revision even when it reads much worse than the stored one (no quarantine).
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """

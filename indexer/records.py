@@ -239,6 +239,7 @@ class SourceBatch:
     errors: list[RowError] = field(default_factory=list)
     table: OutcomeTable | None = None
     skipped: int = 0  # input rows dropped without error (exact duplicates, superseded runs, ...)
+    warnings: list[str] = field(default_factory=list)  # what the reader read by a guess or passed over, worth a word
 
     @property
     def n_outcomes(self) -> int:

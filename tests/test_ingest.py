@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,27 @@ def test_lm_eval_folder_one_source_per_model(store):
     assert sorted(b.name for b in store.list_benchmarks()) == ["tiny_gen_arith", "tiny_mc_science", "tiny_mc_yesno"]
 
 
+def test_samples_files_of_one_folder_ingested_apart_are_two_sources(store, tmp_path):
+    """Each samples file given alone is its own source (its path, its revision): both are kept and a second pass
+    over either is unchanged. Before, both were stored under the folder's location, the second replacing the first."""
+    d = tmp_path / "fake-org__dummy-b"
+    shutil.copytree(LM_OUT / "fake-org__dummy-b", d)
+    science, yesno = next(d.glob("samples_tiny_mc_science_*")), next(d.glob("samples_tiny_mc_yesno_*"))
+    for f, n in ((science, 15), (yesno, 12)):
+        s = ingest(str(f), store=store, fetch_metadata=False)
+        assert (s.sources, s.outcomes, s.errors) == (1, n, [])
+    for f in (science, yesno):
+        assert ingest(str(f), store=store, fetch_metadata=False).skipped == 1
+    assert {x.location: x.n_outcomes for x in store.list_sources()} == {str(science.resolve()): 15,
+                                                                        str(yesno.resolve()): 12}
+    before = store.load_outcomes()
+    assert before.scores.shape == (1, 27)
+    # the folder holds them: ingested as a third source it would store their outcomes twice, so it is refused
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert (s.exit_code, s.sources, s.outcomes) == (1, 0, 0) and s.errors[0].message.startswith("holds the stored source")
+    assert store.load_outcomes().scores.shape == (1, 27)
+
+
 def test_a_source_that_fails_midway_leaves_nothing_behind(store, tmp_path, monkeypatch):
     """The store fails while writing the second model's source: that source is absent, the others are whole."""
     calls = {"n": 0}
@@ -129,6 +151,64 @@ def test_hub_leaderboard_repo_skipped_by_commit_sha(store, hub_server):
     readme.write_text(readme.read_text() + "\nupdated\n")
     third = ingest(f"hub:{LB}", store=store)
     assert third.sources == 1 and store.get_source(f"hub:{LB}").revision != src.revision
+
+
+def test_reading_a_source_again_with_other_options_replaces_it(store, hub_server, tmp_path):
+    """--filter / --metric / --model change what is stored, so they are part of the source's revision: another
+    reading replaces the stored one (one transaction, as a new revision), the same reading again is unchanged, and
+    a reading with no such option keeps the content's own revision. Before, the revision was the files' hash alone:
+    every other reading was skipped as unchanged and a wrong reading could not be corrected."""
+    from indexer.sources import source_infos
+
+    d = LM_OUT / "fake-org__noisy-oracle-70"
+    res = json.loads(sorted(d.glob("results_*.json"))[-1].read_text())["results"]["tiny_gen_arith"]
+    assert res["exact_match,none"] != res["exact_match,strict-match"]
+
+    def arith():
+        o = store.load_outcomes()
+        cols = [i for i, b in enumerate(o.benchmarks) if b == "tiny_gen_arith"]
+        return o.models, float(o.scores[0, cols].mean())
+
+    plain = source_infos(str(d))[0].revision
+    assert ingest(str(d), store=store, fetch_metadata=False).sources == 1
+    assert store.get_source(str(d.resolve())).revision == plain
+    assert arith()[1] == pytest.approx(res["exact_match,strict-match"])
+    s = ingest(str(d), store=store, fetch_metadata=False, filter="none")
+    assert (s.sources, s.skipped, s.outcomes) == (1, 0, 42)
+    assert arith()[1] == pytest.approx(res["exact_match,none"])
+    assert ingest(str(d), store=store, fetch_metadata=False, filter="none").skipped == 1
+    s = ingest(str(d), store=store, fetch_metadata=False, model="local/ckpt")
+    assert s.sources == 1 and arith()[0] == ["local/ckpt"]
+    # back to the default reading: re-read, stored under the content's revision again
+    assert ingest(str(d), store=store, fetch_metadata=False).sources == 1
+    assert store.get_source(str(d.resolve())).revision == plain
+    assert arith()[1] == pytest.approx(res["exact_match,strict-match"])
+    assert arith()[0] == ["fake-org/noisy-oracle-70"]
+    # --metric: a multiple-choice task's acc_norm instead of acc, on a copy of the file with its results (the file
+    # inside the stored folder is part of that source: refused alone)
+    copy = tmp_path / "copy" / d.name
+    copy.mkdir(parents=True)
+    for f in [next(d.glob("samples_tiny_mc_science_*")), *d.glob("results_*.json")]:
+        shutil.copy(f, copy / f.name)
+    science = next(copy.glob("samples_tiny_mc_science_*"))
+    mc = json.loads(sorted(d.glob("results_*.json"))[-1].read_text())["results"]["tiny_mc_science"]
+    assert mc["acc,none"] != mc["acc_norm,none"]
+    for metric, key in ((None, "acc,none"), ("acc_norm", "acc_norm,none"), (None, "acc,none")):
+        s = ingest(str(science), store=store, fetch_metadata=False, metric=metric)
+        assert s.sources == 1
+        # one block from the folder (acc), one from the file (the metric read)
+        blocks = store.outcome_blocks(["fake-org/noisy-oracle-70"], ["tiny_mc_science"])
+        assert sorted(float(sc.mean()) for *_, sc in blocks) == pytest.approx(sorted([mc["acc,none"], mc[key]]))
+    # a Hub repo: its commit sha, with the options folded in
+    first = ingest(f"hub:{LB}", store=store, fetch_metadata=False)
+    sha = store.get_source(f"hub:{LB}").revision
+    assert first.sources == 1 and len(sha) == 40
+    other = ingest(f"hub:{LB}", store=store, fetch_metadata=False, model="fake-org/renamed")
+    assert other.sources == 1 and "fake-org/renamed" in store.load_outcomes().models
+    assert store.get_source(f"hub:{LB}").revision.startswith(sha + "+read:")
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False, model="fake-org/renamed").skipped == 1
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).sources == 1
+    assert store.get_source(f"hub:{LB}").revision == sha
 
 
 def test_hub_row_errors_name_the_file_in_the_repo(store, hub_server):
@@ -287,3 +367,20 @@ def test_ingesting_a_file_of_a_stored_folder_source_is_refused(store, tmp_path):
     s = ingest(str(d2), store=store, fetch_metadata=False)
     assert s.exit_code == 1 and s.errors[0].message.startswith(f"holds the stored source {d2 / 'outcomes.csv'};")
     assert ingest(str(d), store=store, fetch_metadata=False).skipped == 1  # the stored folder itself: unchanged
+
+
+def test_a_database_holding_a_folder_and_its_file_from_before_keeps_ingesting_both(store, tmp_path, monkeypatch):
+    """Sources stored nested before the refusal existed are read as they always were (their changes ingested), so
+    an old database or sources.toml listing both does not fail every pass; only a new nested source is refused."""
+    from indexer.ingest import Ingester
+
+    d = write_table(tmp_path / "s1", [("m1", "p1", 1), ("m1", "p2", 0)])
+    with monkeypatch.context() as m:  # the state a database could reach before the rule
+        m.setattr(Ingester, "_refuse_nested", lambda self, infos, path: None)
+        ingest(str(d), store=store, fetch_metadata=False)
+        ingest(str(d / "outcomes.csv"), store=store, fetch_metadata=False)
+    assert len(store.list_sources()) == 2
+    write_table(tmp_path / "s1", [("m1", "p1", 0), ("m1", "p2", 0)])  # a change: both re-read, no error
+    for path in (d, d / "outcomes.csv"):
+        s = ingest(str(path), store=store, fetch_metadata=False)
+        assert (s.exit_code, s.sources, s.errors) == (0, 1, []), (path, s.errors)

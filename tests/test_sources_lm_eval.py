@@ -92,6 +92,62 @@ def test_model_name_override_and_single_file(tmp_path):
     assert {o.model for o in b.outcomes} == {"my-local-ckpt"} and set(b.benchmarks) == {"tiny_mc_science"}
 
 
+def test_model_folders_are_found_as_deep_as_they_are_detected_and_deeper_ones_are_reported(tmp_path):
+    """Detection and reading look the same MAX_DEPTH (3) levels down; a model folder below that is named in a
+    warning (or in the error, when it is all there is), not skipped silently. Before, detection looked 2 levels
+    down and reading 3: a model folder 3 levels down was "cannot tell the format", one 4 levels down was skipped
+    without a word."""
+    three = tmp_path / "three"
+    shutil.copytree(LM_OUT / "fake-org__dummy-b", three / "a" / "b" / "fake-org__dummy-b")
+    assert detect_format(three) == "lm_eval"
+    (batch,) = read_sources(three)
+    assert batch.errors == [] and batch.warnings == [] and len(batch.outcomes) == 42
+    four = three / "x" / "y" / "z" / "fake-org__dummy-c"
+    shutil.copytree(LM_OUT / "fake-org__dummy-c", four)
+    (batch,) = read_sources(three)
+    assert {o.model for o in batch.outcomes} == {"fake-org/dummy-b"}
+    (w,) = batch.warnings
+    assert w.startswith(f"{four}: ") and "more than 3 levels below" in w and str(three) in w
+    only_deep = tmp_path / "deep"
+    shutil.copytree(LM_OUT / "fake-org__dummy-c", only_deep / "1" / "2" / "3" / "fake-org__dummy-c")
+    with pytest.raises(InputError, match="only more than 3 levels below it, not read: .*fake-org__dummy-c"):
+        list(read_sources(only_deep, format="lm_eval"))
+
+
+def test_a_run_without_samples_files_says_log_samples_is_needed(tmp_path):
+    """results_<ts>.json without samples files (a run without --log_samples): detection and reading say so; before,
+    "cannot tell the format of this folder"."""
+    run = tmp_path / "out" / "fake-org__dummy-b"
+    run.mkdir(parents=True)
+    for r in (LM_OUT / "fake-org__dummy-b").glob("results_*.json"):
+        shutil.copy(r, run / r.name)
+    for path, fmt in ((tmp_path / "out", None), (run, None), (run, "lm_eval")):
+        with pytest.raises(InputError, match=r"an lm-eval run without samples files: .*results_.*--log_samples") as e:
+            list(read_sources(path, format=fmt))
+        assert "cannot tell the format" not in str(e.value)
+
+
+def test_a_blank_model_name_falls_back_to_pretrained_and_no_name_at_all_is_one_error(tmp_path):
+    """`model_name: "  "` is stripped and `pretrained=` is read; a results file naming no model at all (in a folder not
+    named <org>__<model>) is one error naming the file and suggesting --model. Before, the blank name won and every
+    row was dropped with "model name empty" naming the folder."""
+    for d in ("named", "plain"):
+        shutil.copytree(LM_OUT / "fake-org__dummy-b", tmp_path / d)
+        r = next((tmp_path / d).glob("results_*.json"))
+        data = json.loads(r.read_text())
+        data["model_name"] = "  "
+        if d == "plain":
+            data["config"]["model_args"] = ""
+        r.write_text(json.dumps(data))
+    b = read_source(tmp_path / "named")
+    assert b.errors == [] and {o.model for o in b.outcomes} == {"fake-org/dummy-b"} and len(b.outcomes) == 42
+    b = read_source(tmp_path / "plain")
+    ((name, line, msg),) = errs(b)
+    assert name.startswith("results_") and "names no model" in msg and "--model NAME" in msg and b.outcomes == []
+    b = read_source(tmp_path / "plain", model="my/model")
+    assert b.errors == [] and {o.model for o in b.outcomes} == {"my/model"}
+
+
 # ------------------------------------------------------------------------------ leaderboard v2 details
 
 
@@ -289,6 +345,39 @@ def test_samples_file_without_results(model_dir):
     ((name, line, msg),) = errs(b)
     assert name == orphan.name and "no results_2026-12-01T00-00-00.000000.json beside this samples file" in msg
     assert len(b.outcomes) == 42  # the complete older run is read
+
+
+def test_a_filter_the_file_lacks_refuses_that_file_unless_it_has_only_the_raw_output(model_dir):
+    """--filter X: a file with other filters but not X is refused (an error naming the filters it has, nothing of it
+    read); a task with only `none` (multiple choice) is read with `none` without a word. Before, a misspelled filter
+    read another filter with a message, and `--filter strict-match` failed (exit 1) on every multiple-choice task."""
+    res = json.loads(next(model_dir.glob("results_*.json")).read_text())["results"]
+    b = read_source(model_dir, filter="strict_match")
+    ((name, line, msg),) = errs(b)
+    assert name == samples(model_dir, "tiny_gen_arith").name and line is None
+    assert "filter 'strict_match' not in this file (it has: none, strict-match)" in msg and "not read" in msg
+    assert set(b.benchmarks) == {"tiny_mc_science", "tiny_mc_yesno"} and len(b.outcomes) == 27
+    b = read_source(model_dir, filter="strict-match")
+    assert b.errors == [] and len(b.outcomes) == 42
+    assert {k: v.config["filter"] for k, v in b.benchmarks.items()} == {
+        "tiny_gen_arith": "strict-match", "tiny_mc_science": "none", "tiny_mc_yesno": "none"}
+    assert means(b)["tiny_gen_arith"] == pytest.approx(res["tiny_gen_arith"]["exact_match,strict-match"])
+
+
+def test_a_task_missing_from_the_results_file_is_read_with_its_answer_extracting_filter_and_a_warning(model_dir):
+    """Samples of a task the results file has no config for, holding `none` and `strict-match` records: read with
+    the file's first answer-extracting filter, as a known task is, with a warning naming the task. Before, the raw
+    generation (`none`) was read without a word."""
+    r = next(model_dir.glob("results_*.json"))
+    data = json.loads(r.read_text())
+    del data["configs"]["tiny_gen_arith"]
+    r.write_text(json.dumps(data))
+    b = read_source(model_dir)
+    assert b.errors == [] and b.benchmarks["tiny_gen_arith"].config["filter"] == "strict-match"
+    assert means(b)["tiny_gen_arith"] == pytest.approx(data["results"]["tiny_gen_arith"]["exact_match,strict-match"])
+    (w,) = b.warnings
+    assert w.startswith(str(samples(model_dir, "tiny_gen_arith"))) and "'tiny_gen_arith' is missing from the results file" in w
+    assert "read with filter 'strict-match' (its first answer-extracting filter)" in w
 
 
 def test_unreadable_results_file(model_dir):

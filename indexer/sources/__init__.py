@@ -74,6 +74,7 @@ def read_source(path: str | Path, format: str | None = None, **options) -> Sourc
         out.benchmarks.update(b.benchmarks)
         out.outcomes.extend(b.outcomes)
         out.errors.extend(b.errors)
+        out.warnings.extend(b.warnings)
         out.skipped += b.skipped
         if b.table is not None:
             tables.append(b.table)

@@ -1,4 +1,5 @@
-"""lm-evaluation-harness ``--log_samples`` output -> one :class:`~indexer.records.SourceBatch` per folder of runs.
+"""lm-evaluation-harness ``--log_samples`` output -> one :class:`~indexer.records.SourceBatch` per folder of runs
+(a samples file given alone: one for that file, located at its own path).
 
 Layouts (docs/FORMATS.md lists them with the harness versions that write them):
 
@@ -61,6 +62,9 @@ class ModelFolder:
     path: Path
     results: dict[str, list[Path]] = field(default_factory=dict)
     samples: dict[str, dict[str, Path]] = field(default_factory=dict)
+    #: the one samples file given as the source (``taskspace ingest DIR/samples_<task>_<ts>.jsonl``): it is its
+    #: own source, located at its own path, so two files of one folder ingested apart are two sources
+    only: Path | None = None
 
 
 def scan_folder(folder: Path) -> ModelFolder | None:
@@ -77,8 +81,43 @@ def scan_folder(folder: Path) -> ModelFolder | None:
     return mf if mf.samples else None
 
 
-def find_model_folders(path: Path, max_depth: int = 3) -> list[ModelFolder]:
-    """Every folder under ``path`` (itself included, ``max_depth`` levels) holding samples files."""
+#: how many levels below the path given model folders are looked for (detection and reading alike)
+MAX_DEPTH = 3
+#: how far below that limit a model folder is still noticed (and reported as not read)
+_LOOK_BEYOND = 5
+
+
+def _subfolders(p: Path) -> list[Path]:
+    try:
+        return sorted(x for x in p.iterdir() if x.is_dir() and not x.name.startswith("."))
+    except OSError:
+        return []
+
+
+def _has_samples(p: Path) -> bool:
+    try:
+        return any(SAMPLES_RE.match(x.name) for x in p.iterdir())
+    except OSError:
+        return False
+
+
+def _first_samples_folder(p: Path, levels: int) -> Path | None:
+    """The first folder at or below ``p`` (``levels`` levels at most, breadth first) holding a samples file."""
+    todo = [(p, 0)]
+    while todo:
+        q, d = todo.pop(0)
+        if _has_samples(q):
+            return q
+        if d < levels:
+            todo.extend((x, d + 1) for x in _subfolders(q))
+    return None
+
+
+def find_model_folders(path: Path, max_depth: int = MAX_DEPTH,
+                       too_deep: list[Path] | None = None) -> list[ModelFolder]:
+    """Every folder under ``path`` (itself included, ``max_depth`` levels) holding samples files. ``too_deep``:
+    a list to which the first model folder found below the limit in each folder at the limit is appended (they
+    are not read)."""
     path = Path(path)
     found: list[ModelFolder] = []
 
@@ -86,25 +125,69 @@ def find_model_folders(path: Path, max_depth: int = 3) -> list[ModelFolder]:
         mf = scan_folder(p)
         if mf:
             found.append(mf)
-        if depth < max_depth:
-            for sub in sorted(x for x in p.iterdir() if x.is_dir() and not x.name.startswith(".")):
+        for sub in _subfolders(p):
+            if depth < max_depth:
                 walk(sub, depth + 1)
+            elif too_deep is not None and (deep := _first_samples_folder(sub, _LOOK_BEYOND)) is not None:
+                too_deep.append(deep)
 
     if path.is_dir():
         walk(path, 0)
     return found
 
 
+def _is_results_file(p: Path) -> bool:
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and "results" in data and "configs" in data
+
+
+def results_without_samples(path: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
+    """lm-eval results files (``results_<ts>.json``, or ``<name>_<ts>.json`` holding ``results`` and ``configs``) in
+    folders under ``path`` (``max_depth`` levels) that hold no samples file: runs made without ``--log_samples``."""
+    out: list[Path] = []
+
+    def walk(p: Path, depth: int) -> None:
+        if not _has_samples(p):
+            try:
+                files = sorted(x for x in p.iterdir() if x.is_file() and results_ts(x.name))
+            except OSError:
+                files = []
+            out.extend(f for f in files if _is_results_file(f))
+        if depth < max_depth:
+            for sub in _subfolders(p):
+                walk(sub, depth + 1)
+
+    if Path(path).is_dir():
+        walk(Path(path), 0)
+    return out
+
+
 def looks_like_lm_eval(path: Path) -> bool:
     path = Path(path)
     if path.is_file():
         return bool(SAMPLES_RE.match(path.name))
-    return bool(find_model_folders(path, max_depth=2))
+    return bool(find_model_folders(path))
 
 
 def recognise(path: Path) -> Match:
-    """STRONG for a samples file, or a folder with samples files in it or up to two levels below."""
+    """STRONG for a samples file, or a folder with samples files in it or up to :data:`MAX_DEPTH` levels below."""
     return Match.STRONG if looks_like_lm_eval(path) else Match.NONE
+
+
+def why_not(path: Path) -> str | None:
+    """Why a folder no reader recognised is no lm-eval source although it looks like one: results files of runs
+    made without ``--log_samples`` (None otherwise)."""
+    path = Path(path)
+    runs = results_without_samples(path) if path.is_dir() else []
+    if not runs:
+        return None
+    first = runs[0].relative_to(path)
+    more = f" (and {len(runs) - 1} more results file(s))" if len(runs) > 1 else ""
+    return (f"an lm-eval run without samples files: {first}{more} but no samples_<task>_<timestamp>.jsonl; per-sample "
+            "results need lm-eval's --log_samples: run the evaluation again with it")
 
 
 def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
@@ -136,7 +219,9 @@ def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
 # --------------------------------------------------------------------------------------- results
 
 
-def _model_from_results(results: dict, folder: Path) -> tuple[str, str | None]:
+def _model_from_results(results: dict, folder: Path) -> tuple[str | None, str | None]:
+    """(model name, revision) a results file names: ``model_name``, else ``pretrained=`` (or ``model=``) of
+    ``model_args``, blanks stripped and skipped, else an ``<org>__<model>`` folder name; None when there is none."""
     cfg = results.get("config") if isinstance(results.get("config"), dict) else {}
     args = cfg.get("model_args")
     margs: dict = {}
@@ -144,11 +229,14 @@ def _model_from_results(results: dict, folder: Path) -> tuple[str, str | None]:
         margs = args
     elif isinstance(args, str):
         margs = dict(kv.split("=", 1) for kv in args.split(",") if "=" in kv)
-    name = results.get("model_name") or margs.get("pretrained") or margs.get("model") or folder.name.replace("__", "/")
+    given = (results.get("model_name"), margs.get("pretrained"), margs.get("model"))
+    name = next((str(v).strip() for v in given if v is not None and str(v).strip()), None)
+    if name is None and "__" in folder.name:
+        name = folder.name.replace("__", "/")
     rev = cfg.get("model_sha") or results.get("model_sha") or margs.get("revision") or cfg.get("model_revision")
     if rev in ("", "main", None):
         rev = None
-    return str(name), (str(rev) if rev else None)
+    return name, (str(rev) if rev else None)
 
 
 def _task_group(results: dict, task: str) -> str | None:
@@ -293,6 +381,25 @@ def _by_filter(path: Path, rows: list[tuple[int, dict]], run: TaskRun,
     return None
 
 
+def choose_filter(by_filter: dict, asked: str | None, default: str | None) -> tuple[str | None, str | None]:
+    """(the filter to read, or None, and why not) among the filters a samples file holds (``by_filter``, in file
+    order). ``asked`` (``--filter``) must be there, unless the file holds only the raw output ``none`` (a task with no
+    answer-extracting filter, such as a multiple-choice task, is read with ``none``); otherwise the file is refused.
+    Without ``asked``: ``default`` (the rule's, or the task's first answer-extracting filter in the results file's
+    config) when present, else the file's first answer-extracting filter, else ``none``."""
+    extracting = [f for f in by_filter if f != "none"]
+    if asked:
+        if asked in by_filter:
+            return asked, None
+        if not extracting:
+            return next(iter(by_filter)), None
+        return None, (f"filter {asked!r} not in this file (it has: {', '.join(by_filter)}); the file is not read: "
+                      "pass one of these with --filter (or no --filter for the task's answer-extracting filter)")
+    if default and default in by_filter:
+        return default, None
+    return (extracting[0] if extracting else next(iter(by_filter))), None
+
+
 def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | None = None,
                    metric: str | None = None) -> tuple[list[Outcome], int, str | None, str | None]:
     """Outcomes of one samples file. Returns (outcomes, duplicates skipped, filter used, metric used)."""
@@ -305,9 +412,10 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
     if split is None:
         return [], 0, None, None
     by_filter, recovered = split
-    chosen = next((f for f in (filter, rule.filter, "none") if f and f in by_filter), next(iter(by_filter)))
-    if filter and filter not in by_filter:
-        errors.add(fname, None, f"filter {filter!r} not in this file (it has: {', '.join(by_filter)}); read {chosen!r}")
+    chosen, why = choose_filter(by_filter, filter, rule.filter)
+    if chosen is None:
+        errors.add(fname, None, why)
+        return [], 0, None, None
     mark = errors.mark()
     outcomes: list[Outcome] = []
     seen: dict[str, tuple[int, float, int]] = {}  # doc_id -> (line, score, index in outcomes)
@@ -389,7 +497,7 @@ def chosen_runs(mf: ModelFolder, model: str | None = None, errors: ErrorLog | No
         for ts in sorted(runs, reverse=True):
             res = get(ts) if ts in mf.results else None
             if res is not None:
-                out.setdefault((model or _model_from_results(res, mf.path)[0], task), ts)
+                out.setdefault((model or _model_from_results(res, mf.path)[0] or "", task), ts)
     return out
 
 
@@ -402,7 +510,8 @@ def model_folder_info(mf: ModelFolder, *, kind: str = "lm_eval", location: str |
         files = [mf.samples[t][ts] for (_m, t), ts in runs.items()]
         files += [p for ts in set(runs.values()) for p in mf.results[ts]]
         revision = _fingerprint(files)
-    return SourceInfo(kind=kind, location=location or str(mf.path.resolve()), revision=revision)
+    where = mf.only if mf.only is not None else mf.path
+    return SourceInfo(kind=kind, location=location or str(where.resolve()), revision=revision)
 
 
 def read_model_folder(
@@ -415,6 +524,8 @@ def read_model_folder(
     outcomes: list[Outcome] = []
     benchmarks: dict[str, BenchmarkInfo] = {}
     skipped = 0
+    warnings: list[str] = []
+    unnamed: set[str] = set()
     cache: dict[str, dict | None] = {}
     for task in sorted(mf.samples):
         for ts, p in mf.samples[task].items():
@@ -429,10 +540,18 @@ def read_model_folder(
         path = mf.samples[task][ts]
         name, rev = _model_from_results(results, mf.path)
         name = model or name
+        if not name:
+            rfile = str(mf.results[ts][0])
+            if rfile not in unnamed:
+                unnamed.add(rfile)
+                errors.add(rfile, None, "the results file names no model (`model_name` and `model_args`' "
+                           "pretrained= are empty or missing, and the folder is not named <org>__<model>); its "
+                           "samples are not read: pass --model NAME")
+            continue
         rule = rules.for_task(task, _task_group(results, task))
-        if rule.filter is None and (df := _default_filter(results, task)):
-            rule = replace(rule, filter=df)
         cfg = _task_config(results, task)
+        if rule.filter is None and cfg and (df := _default_filter(results, task)):
+            rule = replace(rule, filter=df)
         res_task = (results.get("results") or {}).get(task)
         run = TaskRun(
             task=task, rule=rule, model=name, revision=rev, filters=_declared_filters(results, task),
@@ -442,6 +561,11 @@ def read_model_folder(
             choices=cfg.get("doc_to_choice") if isinstance(cfg.get("doc_to_choice"), list) else None,
         )
         got, dup, used_filter, used_metric = read_task_file(path, run, errors=errors, filter=filter, metric=metric)
+        if not cfg and got:
+            read = f"read with filter {used_filter!r}" + (" (its first answer-extracting filter)"
+                                                           if used_filter != "none" and not filter else "")
+            warnings.append(f"{path}: task {task!r} is missing from the results file of its run ({ts}: no config "
+                            f"for it, so its declared filters, few-shot delimiter and options are unknown); {read}")
         skipped += dup
         outcomes.extend(got)
         nshot = (results.get("n-shot") or {}).get(task)
@@ -456,7 +580,8 @@ def read_model_folder(
                 num_fewshot=nshot if isinstance(nshot, int) else None, config=dict(config),
             )
     info = model_folder_info(mf, kind=kind, location=location, revision=revision, model=model)
-    return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped)
+    return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped,
+                       warnings=warnings)
 
 
 def _fingerprint(paths: list[Path]) -> str:
@@ -469,8 +594,10 @@ def _fingerprint(paths: list[Path]) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def lm_eval_folders(path: str | Path) -> list[ModelFolder]:
-    """The folders of runs a path names (a samples file: its folder, restricted to that file)."""
+def lm_eval_folders(path: str | Path, notes: list[str] | None = None) -> list[ModelFolder]:
+    """The folders of runs a path names (a samples file: its folder, restricted to that file, which is then the
+    source's location). ``notes``: a list to which a warning is appended for each model folder found below
+    :data:`MAX_DEPTH` levels (not read)."""
     path = Path(path)
     if path.is_file():
         m = SAMPLES_RE.match(path.name)
@@ -478,10 +605,22 @@ def lm_eval_folders(path: str | Path) -> list[ModelFolder]:
             raise InputError("not an lm-eval samples file (samples_<task>_<timestamp>.jsonl)", file=str(path))
         mf = scan_folder(path.parent)
         mf.samples = {m["task"]: {m["ts"]: path}}
+        mf.only = path
         return [mf]
-    folders = find_model_folders(path)
+    too_deep: list[Path] = []
+    folders = find_model_folders(path, too_deep=too_deep)
+    deep = [f"{d}: lm-eval samples files more than {MAX_DEPTH} levels below {path} are not read (model folders are "
+            f"looked for at most {MAX_DEPTH} levels deep); ingest that folder, or one nearer it, by its path"
+            for d in too_deep]
+    if not folders and not too_deep and (why := why_not(path)):
+        raise InputError(why, file=str(path))
     if not folders:
-        raise InputError("no lm-eval samples files (samples_<task>_<timestamp>.jsonl) in this folder", file=str(path))
+        hint = f"; only more than {MAX_DEPTH} levels below it, not read: {', '.join(map(str, too_deep))} (ingest " \
+               "those folders by their path)" if too_deep else ""
+        raise InputError(f"no lm-eval samples files (samples_<task>_<timestamp>.jsonl) in this folder{hint}",
+                         file=str(path))
+    if notes is not None:
+        notes.extend(deep)
     return folders
 
 
@@ -490,19 +629,24 @@ def lm_eval_source_infos(path: str | Path, **options) -> list[SourceInfo]:
 
 
 def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
-    """Every folder of runs under ``path`` (or the folder of one samples file) -> SourceBatch each.
+    """Every folder of runs under ``path`` (or one samples file, a source of its own) -> SourceBatch each.
 
     ``options``: ``model`` (override the name), ``filter``, ``metric`` (override the rules),
     ``rules`` (a :class:`~indexer.sources.rules.Rules`), ``kind``, ``location``, ``revision``.
     """
-    for mf in lm_eval_folders(path):
-        yield read_model_folder(mf, **options)
+    notes: list[str] = []
+    for i, mf in enumerate(lm_eval_folders(path, notes)):
+        batch = read_model_folder(mf, **options)
+        if i == 0:
+            batch.warnings[:0] = notes  # once, with the first source
+        yield batch
 
 
 READER = Reader(
     name="lm_eval",
     layout="samples_<task>_<ts>.jsonl + results_<ts>.json or <name>_<ts>.json (lm-eval)",
     recognise=recognise,
+    why_not=why_not,
     read=read_lm_eval,
     plan_hub_files=plan_hub_files,
     source_infos=lm_eval_source_infos,

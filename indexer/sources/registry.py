@@ -54,6 +54,9 @@ class Reader:
     #: (path, **options) -> the SourceInfo of every source under the path, from file names and content hashes
     #: without parsing (so an unchanged source is skipped unread); None: no such shortcut, always read
     source_infos: Callable[..., list[SourceInfo]] | None = None
+    #: (path) -> why a folder no reader recognised is no source of this format though it looks like one (e.g. an
+    #: lm-eval run without samples files), or None; detection's error says it instead of "cannot tell the format"
+    why_not: Callable[[Path], str | None] | None = None
     #: ``read`` takes ``kind=``, ``location=``, ``revision=`` and ``model=``, so a Hub download is read under
     #: the repo's identity (the repo's name may also tell the model)
     takes_identity: bool = False
@@ -109,6 +112,9 @@ def detect(path: str | Path) -> Reader:
     if best is not None:
         return best
     names = ", ".join(formats())
+    for reader in readers():
+        if reader.why_not is not None and (why := reader.why_not(p)):
+            raise InputError(why, file=str(p))
     if p.is_dir():
         layouts = [r.layout for r in readers()]
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
