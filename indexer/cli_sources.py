@@ -1,4 +1,6 @@
-"""``taskspace sources list|add|remove``: the indexing worker's source configuration (:mod:`indexer.sourcelist`)."""
+"""``taskspace sources list|add|remove``: the indexing worker's source configuration (:mod:`indexer.sourcelist`);
+``taskspace sources stored|drop``: the sources whose results the database holds (:func:`indexer.ingest.stored_sources`,
+:func:`indexer.ingest.drop_source`)."""
 
 from __future__ import annotations
 
@@ -61,3 +63,46 @@ def remove(spec: str = typer.Argument(..., help="The source as listed by `tasksp
 
     s = sourcelist.remove(_file(), spec)
     typer.echo(f"removed {s.spec} (its stored results stay; the next pass no longer reads it)")
+
+
+@app.command("stored")
+def stored(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the sources whose results the database holds (what `drop` takes), configured or not."""
+    from .cli_index import echo_json
+    from .ingest import stored_sources
+
+    rows = stored_sources()
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        typer.echo("no results stored yet (`taskspace index` or `taskspace ingest` stores them)")
+    for r in rows:
+        rev = (r["revision"] or "-")[:12]
+        typer.echo(f"{r['location']}  {r['kind']}  revision {rev}  {r['outcomes']} outcome cell(s)")
+
+
+@app.command("drop")
+def drop(location: str = typer.Argument(..., help="A stored source as `taskspace sources stored` lists it (or its "
+                                         "path).")) -> None:
+    """Delete a stored source's results from the database (one transaction); the next `taskspace index` re-solves
+    the models they touched and removes those left without results.
+
+    Example:
+
+      taskspace sources drop /data/results/old-run
+    """
+    from pathlib import Path
+
+    from . import sourcelist
+    from .ingest import drop_source
+
+    got = drop_source(location)
+    typer.echo(f"dropped {got['location']} ({got['outcomes']} outcome cell(s)); the next `taskspace index` re-solves "
+               "the models they touched and removes those left without results")
+    for c in sourcelist.load(_file()):
+        same = c.spec == got["location"] or (not c.spec.startswith("hub") and Path(c.spec).expanduser().exists()
+                                              and str(Path(c.spec).expanduser().resolve()) == got["location"])
+        if same:
+            typer.echo(f"note: {c.spec} is still configured, so the next pass reads it again "
+                       f"(`taskspace sources remove {c.spec}` stops that)")

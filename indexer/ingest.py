@@ -287,8 +287,8 @@ class Ingester:
                                      f"{other} to read a change)", file=str(path))
                 if how == "contains":
                     raise InputError(f"holds the stored source {other}; ingested as one source its outcomes would be "
-                                     "stored twice: nothing is stored (ingest the part stored before, or delete that "
-                                     "source from the store first: Store.delete_source)", file=str(path))
+                                     "stored twice: nothing is stored (ingest the part stored before, or drop that "
+                                     f"source's results first: `taskspace sources drop {other}`)", file=str(path))
 
     def ingest_path(self, path: str, format: str | None = None, **options) -> None:
         from .sources import read_sources, source_infos
@@ -569,6 +569,55 @@ def ingest(
         store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
         ing.fetch_model_metadata()
         return ing.summary
+    finally:
+        if own:
+            store.close()
+
+
+def stored_sources(store=None) -> list[dict]:
+    """The sources whose results the store holds: ``{"location", "kind", "revision", "outcomes", "ingested_at"}``,
+    by location (pulled spaces' markers left out: they hold no results)."""
+    own = store is None
+    if own:
+        from .store.sql import open_store
+
+        store = open_store()
+    try:
+        return [{"location": s.location, "kind": s.kind, "revision": s.revision, "outcomes": int(s.n_outcomes),
+                 "ingested_at": s.ingested_at.isoformat() if s.ingested_at else None}
+                for s in sorted(store.list_sources(), key=lambda s: s.location) if s.kind != "pulled"]
+    finally:
+        if own:
+            store.close()
+
+
+def drop_source(location: str, *, store=None) -> dict:
+    """Delete a stored source and its outcomes from SQL in one transaction, under the ``index`` lock (BusyError while
+    a pass runs): the next indexing pass re-solves the models whose outcomes it held and drops those left with none.
+    ``location``: as :func:`stored_sources` lists it, or a local path (resolved). NotFoundError for an unknown one
+    (naming close ones), InputError for a pulled space's marker. Returns ``{"location", "outcomes"}``."""
+    import difflib
+
+    own = store is None
+    if own:
+        from .store.sql import open_store
+
+        store = open_store()
+    try:
+        with store.lock("index"):
+            rec = store.get_source(location)
+            if rec is None and not spec_kind(location).startswith("hub") and Path(location).expanduser().exists():
+                rec = store.get_source(str(Path(location).expanduser().resolve()))
+            if rec is None:
+                known = [s["location"] for s in stored_sources(store)]
+                close = difflib.get_close_matches(location, known, n=3, cutoff=0.5)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise NotFoundError(f"no stored source {location!r}{hint} (`taskspace sources stored` lists them)")
+            if rec.kind == "pulled":
+                raise InputError(f"{rec.location} marks a pulled space, not a source of results: pull again to "
+                                 "replace it", item=location)
+            store.delete_source(rec.location)
+            return {"location": rec.location, "outcomes": int(rec.n_outcomes)}
     finally:
         if own:
             store.close()

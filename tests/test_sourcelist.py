@@ -152,3 +152,70 @@ def test_a_path_inside_or_holding_a_configured_source_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"holds the configured source .*outcomes.csv'.*nothing was saved"):
         sourcelist.add(cfg2, [SourceSpec(str(folder))])
     assert [s.spec for s in sourcelist.load(cfg2)] == [str(folder / "outcomes.csv")]
+
+
+def test_dropping_a_stored_source_removes_its_results_and_the_next_pass_its_models(tmp_path, encoder):
+    """`taskspace sources drop LOCATION` deletes a stored source's results (one transaction); the next pass removes
+    the models left without results from the index and re-solves the others; `check` is clean. Before, there was no
+    way short of a new database (`sources remove` keeps stored results, the errors named `Store.delete_source`)."""
+    import numpy as np
+
+    from helpers import TOPICS, index_sources, outcomes
+    from indexer import sync
+    from indexer.errors import NotFoundError
+    from indexer.ingest import drop_source, stored_sources
+    from indexer.pipeline import Indexer
+
+    texts = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j}?" for j in range(12)]
+    rng = np.random.default_rng(1)
+    a, b = tmp_path / "a", tmp_path / "b"
+    store, vectors = index_sources(encoder, [(a, "alpha", texts[:6], outcomes(rng, ["m1", "m2"], 6)),
+                                             (b, "beta", texts[6:], outcomes(rng, ["m2", "m3"], 6))])
+    try:
+        assert [(r["location"], r["outcomes"]) for r in stored_sources(store)] == [(str(a), 12), (str(b), 12)]
+        with pytest.raises(NotFoundError, match=r"no stored source .*did you mean .*/b"):
+            drop_source(str(tmp_path / "bb"), store=store)
+        assert drop_source(str(b), store=store) == {"location": str(b), "outcomes": 12}
+        assert [r["location"] for r in stored_sources(store)] == [str(a)]
+        from indexer.config import get_settings
+
+        sourcelist.remove(get_settings().sources_file, str(b))  # still configured, the pass would read it again
+        r = Indexer(store, vectors, encoder=encoder).run([])
+        assert r.status == "ok", r.errors
+        (space,) = store.list_spaces()
+        assert sorted(store.model_vector_keys(space.id)) == ["m1", "m2"]
+        assert sorted(h.key for h in vectors.scan(sync.space_name(space), "models")) == ["m1", "m2"]
+        assert all(d.clean for d in sync.check(store, vectors))
+    finally:
+        vectors.close()
+        store.close()
+
+
+def test_cli_sources_stored_and_drop(tmp_path):
+    """The commands: `stored` lists what the database holds, `drop` deletes one (by its path too) and notes when it is
+    still configured; an unknown location is exit 1 naming close ones."""
+    import json as _json
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\nm,p1,1\n")
+    (folder / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q?"}\n')
+    env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+
+    def ts(*args):
+        return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env)
+
+    assert "no results stored yet" in ts("sources", "stored").stdout
+    assert ts("ingest", str(folder)).returncode == 0
+    assert ts("sources", "add", str(folder)).returncode == 0
+    rows = _json.loads(ts("sources", "stored", "--json").stdout)
+    assert [(r["location"], r["kind"], r["outcomes"]) for r in rows] == [(str(folder.resolve()), "table", 1)]
+    bad = ts("sources", "drop", str(folder) + "x")
+    assert bad.returncode == 1 and "no stored source" in bad.stderr and str(folder.resolve()) in bad.stderr
+    out = ts("sources", "drop", str(tmp_path / "results" / ".." / "results"))
+    assert out.returncode == 0, out.stderr
+    assert f"dropped {folder.resolve()} (1 outcome cell(s))" in out.stdout and "still configured" in out.stdout
+    assert _json.loads(ts("sources", "stored", "--json").stdout) == []
