@@ -247,3 +247,38 @@ def test_an_empty_answer_says_why_on_the_page(page_server):
                 page.close()
         finally:
             browser.close()
+
+
+def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
+    """What the page says when something goes wrong, in one browser: a model page that fails to load (the server gone,
+    made so by aborting its requests) shows no row of the model opened before it (before: the title said the new
+    model, the tables the old one's rows)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+
+            # a model page, Back, the server gone, another model page: no row of the first model stays
+            page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+            expect(page.locator("#ranked > li.result")).to_have_count(4)
+            page.locator("#ranked a.detail[data-model='org/m1']").click()
+            expect(page.locator("#observed tbody tr")).to_have_count(2)
+            expect(page.locator("#strengths tbody tr").first).to_be_visible()
+            page.go_back()
+            expect(page.locator("#ranked > li.result")).to_have_count(4)
+            page.route("**/v1/**", lambda route: route.abort("connectionrefused"))
+            page.locator("#ranked a.detail[data-model='org/m2']").click()
+            expect(page.locator("#model-title")).to_have_text("org/m2")
+            expect(page.locator("#model-meta")).to_contain_text("error:")
+            expect(page.locator("#observed tbody tr")).to_have_count(0)
+            expect(page.locator("#strengths tbody tr")).to_have_count(0)
+            page.unroute("**/v1/**")
+
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()

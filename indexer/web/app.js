@@ -203,6 +203,10 @@ async function runSearch(p) {
 }
 
 // -- the model page
+function clearModelTables() {
+  for (const id of ["strengths", "observed"]) $(id).tBodies[0].replaceChildren();
+}
+
 async function showModel(id) {
   $("results").hidden = true;
   $("search").hidden = true;
@@ -210,6 +214,7 @@ async function showModel(id) {
   sec.hidden = false;
   $("model-title").textContent = id;
   $("model-meta").textContent = "loading…";
+  clearModelTables();  // the previous model's rows never stand under this one's title
   try {
     const m = await api(modelPath(id));
     const title = $("model-title");
@@ -226,6 +231,7 @@ async function showModel(id) {
     $("observed").tBodies[0].replaceChildren(...m.benchmarks.map((b) => el("tr", {},
       el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }), el("td", { text: String(b.n) }))));
   } catch (err) {
+    clearModelTables();
     $("model-meta").textContent = `error: ${err.message}`;
   }
   sec.focus();
