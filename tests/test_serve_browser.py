@@ -252,7 +252,8 @@ def test_an_empty_answer_says_why_on_the_page(page_server):
 def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
     """What the page says when something goes wrong, in one browser: a model page that fails to load (the server gone,
     made so by aborting its requests) shows no row of the model opened before it (before: the title said the new
-    model, the tables the old one's rows)."""
+    model, the tables the old one's rows); errors that name their field once, and values that are not numbers named
+    as such."""
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
@@ -277,6 +278,22 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
             expect(page.locator("#observed tbody tr")).to_have_count(0)
             expect(page.locator("#strengths tbody tr")).to_have_count(0)
             page.unroute("**/v1/**")
+
+            # an error names its field once (before: "k: k: k must be ...", the page's prefix on the server's); a value
+            # that is not a number is said so, naming the parameter (before: NaN went out as null, "not None", or the
+            # filter was dropped: min_evidence=abc ranked every model); a non-integer k is sent as given, not truncated
+            # (before: k=2.7 gave 2 results)
+            status = page.locator("#status")
+            for qs, words in (("prefer_smaller=1e9", "error: prefer_smaller must be a number from 0 to 100"),
+                              ("k=abc", "error: k: not a number"), ("prefer_smaller=abc", "error: prefer_smaller: not a number"),
+                              ("min_evidence=abc", "error: min_evidence: not a number"), ("k=Infinity", "error: k: not a number"),
+                              ("k=2.7", "error: k must be a positive integer, not 2.7"),
+                              ("min_evidence=2.5", "error: min_evidence must be a non-negative integer, not 2.5")):
+                page.goto(page_server + "/?q=What+is+item+3&" + qs)
+                expect(status).to_contain_text(words)
+                field = qs.split("=")[0]
+                assert status.inner_text().count(field) == 1 and "None" not in status.inner_text(), status.inner_text()
+                expect(page.locator("#ranked > li.result")).to_have_count(0)
 
             assert failures == []
             page.close()

@@ -35,13 +35,26 @@ function formatParams(n) {
 function modelPath(id) { return "/v1/models/" + id.split("/").map(encodeURIComponent).join("/"); }
 function modelPage(id) { return "/?model=" + encodeURIComponent(id); }
 
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const names = (text, word) => new RegExp(`(^|[^\\w.])${escapeRe(word)}(?![\\w])`).test(text);
+
+// an error's text naming its field once: the server's message already starts "FIELD: " and most go on to name it
+// ("k: k must be a positive integer"), so that prefix is dropped then, and the field is added only where no word names it
+function errorText(e, status) {
+  const msg = e.message || `HTTP ${status}`;
+  if (!e.field) return msg;
+  const leaf = e.field.split(".").pop();
+  if (msg.startsWith(`${e.field}: `)) {
+    const rest = msg.slice(e.field.length + 2);
+    return names(rest, leaf) ? rest : msg;
+  }
+  return names(msg, e.field) || names(msg, leaf) ? msg : `${e.field}: ${msg}`;
+}
+
 async function api(path, options) {
   const res = await fetch(path, options);
   const body = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
-  if (!res.ok) {
-    const e = body.error || {};
-    throw new Error((e.field ? `${e.field}: ` : "") + (e.message || `HTTP ${res.status}`));
-  }
+  if (!res.ok) throw new Error(errorText(body.error || {}, res.status));
   return body;
 }
 
@@ -74,19 +87,29 @@ function paramsToForm(p) {
   if (hasFilters) $("options").open = true;
 }
 
+// a numeric URL parameter as a number; one that is not a number is an error naming it (before, parseInt's NaN went
+// out as JSON null, "not None", or the filter was dropped); a non-integer is sent as given, the server names it
+function number(p, f) {
+  const v = p.get(f).trim();
+  const n = Number(v);
+  if (v === "" || !Number.isFinite(n)) throw new Error(`${f}: not a number (${JSON.stringify(p.get(f))})`);
+  return n;
+}
+const given = (p, f) => p.has(f) && p.get(f).trim() !== "";
+
 function findBody(p) {
   const body = {};
   const task = p.get("q");
   if (p.get("benchmark")) body.benchmark = p.get("benchmark");
   else if (task) body.prompts = task.split(/\n\s*\n/).map((s) => s.trim()).filter(Boolean);
-  body.k = parseInt(p.get("k") || "10", 10);
-  if (p.get("prefer_smaller")) body.prefer_smaller = parseFloat(p.get("prefer_smaller"));
+  body.k = given(p, "k") ? number(p, "k") : 10;
+  if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
   if (p.get("models")) body.models = p.get("models").split(",").map((s) => s.trim()).filter(Boolean);
   const filters = {};
   if (p.get("license")) filters.licenses = p.get("license").split(",").map((s) => s.trim()).filter(Boolean);
   for (const f of ["min_params", "max_params", "pipeline_tag"]) if (p.get(f)) filters[f] = p.get(f);
-  if (p.get("min_evidence")) filters.min_evidence = parseInt(p.get("min_evidence"), 10);
+  if (given(p, "min_evidence")) filters.min_evidence = number(p, "min_evidence");
   if (p.get("measured_on")) filters.benchmark = p.get("measured_on");
   for (const f of FLAGS) if (p.get(f) === "1") filters[f] = true;
   if (Object.keys(filters).length) body.filters = filters;
@@ -180,10 +203,20 @@ function renderResults(data) {
   $("caveats").hidden = !caveats.length;
 }
 
+function showError(err) {
+  $("status").className = "error";
+  $("status").textContent = `error: ${err.message}`;
+  $("ranked").replaceChildren();
+  $("notes").textContent = "";
+  $("caveats").replaceChildren();
+  $("caveats").hidden = true;
+}
+
 async function runSearch(p) {
   $("model").hidden = true;
   $("results").hidden = false;
-  const body = findBody(p);
+  let body;
+  try { body = findBody(p); } catch (err) { showError(err); return; }
   if (!body.prompts && !body.benchmark) { $("status").textContent = ""; $("ranked").replaceChildren(); return; }
   $("status").className = "";
   $("status").textContent = "searching…";
@@ -191,12 +224,7 @@ async function runSearch(p) {
   try {
     renderResults(await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
   } catch (err) {
-    $("status").className = "error";
-    $("status").textContent = `error: ${err.message}`;
-    $("ranked").replaceChildren();
-    $("notes").textContent = "";
-    $("caveats").replaceChildren();
-    $("caveats").hidden = true;
+    showError(err);
   } finally {
     $("go").disabled = false;
   }
