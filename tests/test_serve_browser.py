@@ -252,7 +252,7 @@ def test_an_empty_answer_says_why_on_the_page(page_server):
 def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
     """What the page says when something goes wrong, in one browser: a model page that fails to load (the server gone,
     made so by aborting its requests) shows no row of the model opened before it (before: the title said the new
-    model, the tables the old one's rows); errors that name their field once, and values that are not numbers named
+    model, the tables the old one's rows) and says the server cannot be reached; errors that name their field once, and values that are not numbers named
     as such."""
     from playwright.sync_api import expect, sync_playwright
 
@@ -277,6 +277,14 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
             expect(page.locator("#model-meta")).to_contain_text("error:")
             expect(page.locator("#observed tbody tr")).to_have_count(0)
             expect(page.locator("#strengths tbody tr")).to_have_count(0)
+            # and it says the server cannot be reached (before: only "error: Failed to fetch"), the browser's words in
+            # the title; a search the same
+            gone = "error: cannot reach the taskspace server (is it running?)"
+            expect(page.locator("#model-meta")).to_have_text(gone)
+            expect(page.locator("#model-meta")).to_have_attribute("title", "Failed to fetch")
+            page.goto(page_server + "/?q=What+is+item+3")
+            expect(page.locator("#status")).to_have_text(gone)
+            expect(page.locator("#status")).to_have_attribute("title", "Failed to fetch")
             page.unroute("**/v1/**")
 
             # an error names its field once (before: "k: k: k must be ...", the page's prefix on the server's); a value

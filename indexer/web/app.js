@@ -52,7 +52,15 @@ function errorText(e, status) {
 }
 
 async function api(path, options) {
-  const res = await fetch(path, options);
+  let res;
+  try {
+    res = await fetch(path, options);
+  } catch (err) {  // fetch rejects with a TypeError ("Failed to fetch") when no answer came: the server is not there
+    if (!(err instanceof TypeError)) throw err;
+    const gone = new Error("cannot reach the taskspace server (is it running?)");
+    gone.raw = err.message;  // the browser's own words, kept in the message's title
+    throw gone;
+  }
   const body = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
   if (!res.ok) throw new Error(errorText(body.error || {}, res.status));
   return body;
@@ -206,6 +214,7 @@ function renderResults(data) {
 function showError(err) {
   $("status").className = "error";
   $("status").textContent = `error: ${err.message}`;
+  if (err.raw) $("status").title = err.raw; else $("status").removeAttribute("title");
   $("ranked").replaceChildren();
   $("notes").textContent = "";
   $("caveats").replaceChildren();
@@ -219,6 +228,7 @@ async function runSearch(p) {
   try { body = findBody(p); } catch (err) { showError(err); return; }
   if (!body.prompts && !body.benchmark) { $("status").textContent = ""; $("ranked").replaceChildren(); return; }
   $("status").className = "";
+  $("status").removeAttribute("title");
   $("status").textContent = "searching…";
   $("go").disabled = true;
   try {
@@ -242,6 +252,7 @@ async function showModel(id) {
   sec.hidden = false;
   $("model-title").textContent = id;
   $("model-meta").textContent = "loading…";
+  $("model-meta").removeAttribute("title");
   clearModelTables();  // the previous model's rows never stand under this one's title
   try {
     const m = await api(modelPath(id));
@@ -261,6 +272,7 @@ async function showModel(id) {
   } catch (err) {
     clearModelTables();
     $("model-meta").textContent = `error: ${err.message}`;
+    if (err.raw) $("model-meta").title = err.raw;
   }
   sec.focus();
 }
