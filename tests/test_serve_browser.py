@@ -253,7 +253,7 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
     """What the page says when something goes wrong, in one browser: a model page that fails to load (the server gone,
     made so by aborting its requests) shows no row of the model opened before it (before: the title said the new
     model, the tables the old one's rows) and says the server cannot be reached; errors that name their field once, and values that are not numbers named
-    as such."""
+    as such; flags in the URL as true/false/1/0."""
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
@@ -302,6 +302,19 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
                 field = qs.split("=")[0]
                 assert status.inner_text().count(field) == 1 and "None" not in status.inner_text(), status.inner_text()
                 expect(page.locator("#ranked > li.result")).to_have_count(0)
+            # a flag in the URL: true/false/1/0 in any case (before: only 1 counted, open_only=true was ignored);
+            # another word is an error naming it
+            answers = {}
+            for v in ("1", "TRUE", "true", "0", "False"):
+                page.goto(page_server + "/?q=What+is+item+3&open_only=" + v)
+                expect(status).to_contain_text("ranked")
+                answers[v] = (page.locator("#ranked .name").all_inner_texts(), page.locator("#notes").inner_text(),
+                              page.is_checked("#open_only"))
+            assert answers["1"][1] and "open_only excluded" in answers["1"][1] and answers["1"][2]
+            assert answers["TRUE"] == answers["true"] == answers["1"]
+            assert answers["0"] == answers["False"] and "open_only" not in answers["0"][1] and not answers["0"][2]
+            page.goto(page_server + "/?q=What+is+item+3&exclude_gated=yes")
+            expect(status).to_have_text("error: exclude_gated must be true or false, not 'yes'")
 
             assert failures == []
             page.close()

@@ -7,6 +7,10 @@ const FIELDS = ["benchmark", "license", "min_params", "max_params", "pipeline_ta
                 "models", "k", "prefer_smaller", "rank"];
 const INPUT = { license: "licenses" };  // URL parameter -> input id where they differ
 const FLAGS = ["exclude_gated", "open_only"];
+// a flag in the URL: true/false/1/0 in any case (before, only 1 counted: open_only=true was ignored); anything else
+// is null, sent as given for the server to name
+const FLAG_WORDS = new Map([["true", true], ["1", true], ["false", false], ["0", false], ["", false]]);
+const flag = (v) => (v === null ? false : FLAG_WORDS.has(v.trim().toLowerCase()) ? FLAG_WORDS.get(v.trim().toLowerCase()) : null);
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -89,7 +93,7 @@ function paramsToForm(p) {
     if (input.tagName === "SELECT" && v && ![...input.options].some((o) => o.value === v)) input.append(el("option", { value: v, text: v }));
     input.value = v;
   }
-  for (const f of FLAGS) $(f).checked = p.get(f) === "1";
+  for (const f of FLAGS) $(f).checked = flag(p.get(f)) === true;
   const hasFilters = ["license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on", "models", "prefer_smaller", "rank",
                       ...FLAGS].some((f) => p.has(f)) || (p.get("k") && p.get("k") !== "10");
   if (hasFilters) $("options").open = true;
@@ -119,7 +123,11 @@ function findBody(p) {
   for (const f of ["min_params", "max_params", "pipeline_tag"]) if (p.get(f)) filters[f] = p.get(f);
   if (given(p, "min_evidence")) filters.min_evidence = number(p, "min_evidence");
   if (p.get("measured_on")) filters.benchmark = p.get("measured_on");
-  for (const f of FLAGS) if (p.get(f) === "1") filters[f] = true;
+  for (const f of FLAGS) {
+    const on = flag(p.get(f));
+    if (on) filters[f] = true;
+    else if (on === null) filters[f] = p.get(f);  // not a flag word: the server's error names it
+  }
   if (Object.keys(filters).length) body.filters = filters;
   return body;
 }
