@@ -253,7 +253,8 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
     """What the page says when something goes wrong, in one browser: a model page that fails to load (the server gone,
     made so by aborting its requests) shows no row of the model opened before it (before: the title said the new
     model, the tables the old one's rows) and says the server cannot be reached; errors that name their field once, and values that are not numbers named
-    as such; flags in the URL as true/false/1/0."""
+    as such; flags in the URL as true/false/1/0;
+    an empty task submitted says what to give."""
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
@@ -315,6 +316,17 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
             assert answers["0"] == answers["False"] and "open_only" not in answers["0"][1] and not answers["0"][2]
             page.goto(page_server + "/?q=What+is+item+3&exclude_gated=yes")
             expect(status).to_have_text("error: exclude_gated must be true or false, not 'yes'")
+            # an empty task submitted (Ctrl+Enter in the empty box) says what to give, in the announced status region
+            # (before: nothing); a page opened without a query stays quiet
+            page.goto(page_server + "/")
+            expect(page.locator("#status[role=status][aria-live=polite]")).to_have_count(1)
+            expect(status).to_have_text("")
+            page.focus("#task")
+            page.keyboard.press("Control+Enter")
+            expect(status).to_have_text("type a task or pick a benchmark")
+            assert page.evaluate("document.activeElement.id") == "task"
+            page.keyboard.press("Control+Enter")  # again: said again (emptied, then set)
+            expect(status).to_have_text("type a task or pick a benchmark")
 
             assert failures == []
             page.close()

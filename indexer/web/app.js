@@ -229,12 +229,28 @@ function showError(err) {
   $("caveats").hidden = true;
 }
 
-async function runSearch(p) {
+const EMPTY = "type a task or pick a benchmark";
+
+// runSearch(p, true) for a search the user asked for: with neither a task nor a benchmark it says what to give (in
+// #status, a polite live region, so a screen reader announces it) rather than nothing; a page opened without a query
+// stays quiet
+async function runSearch(p, asked = false) {
   $("model").hidden = true;
   $("results").hidden = false;
   let body;
   try { body = findBody(p); } catch (err) { showError(err); return; }
-  if (!body.prompts && !body.benchmark) { $("status").textContent = ""; $("ranked").replaceChildren(); return; }
+  if (!body.prompts && !body.benchmark) {
+    $("ranked").replaceChildren();
+    $("notes").textContent = "";
+    $("caveats").replaceChildren();
+    $("caveats").hidden = true;
+    $("status").className = "";
+    $("status").removeAttribute("title");
+    $("status").textContent = "";
+    // set after a moment: a live region announces a change, so the same words again are said again
+    if (asked) setTimeout(() => { if (!$("status").textContent) $("status").textContent = EMPTY; }, 50);
+    return;
+  }
   $("status").className = "";
   $("status").removeAttribute("title");
   $("status").textContent = "searching…";
@@ -308,7 +324,7 @@ $("search").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const p = formToParams();
   history.pushState(null, "", "/?" + p.toString());
-  runSearch(p).then(() => { if ($("ranked").children.length) $("results").focus(); });
+  runSearch(p, true).then(() => { if ($("ranked").children.length) $("results").focus(); });
 });
 $("task").addEventListener("keydown", (ev) => {  // Ctrl/Cmd+Enter searches from the text box
   if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); $("search").requestSubmit(); }
