@@ -163,7 +163,8 @@ def test_search_page_in_chromium(page_server, tmp_path):
 def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknown(tmp_path, encoder, monkeypatch):
     """An index whose held-out results carry no calibrated signal (build_index's seed 2: 4 models x 28 prompts of
     random outcomes): the page says why there is no interval, as `taskspace search` does. The same index published
-    and pulled into another home (no per-prompt outcomes there): "measured near" is unknown, not "not measured"."""
+    and pulled into another home (no per-prompt outcomes there): "measured near" is unknown, not "not measured";
+    its model page shows the published accuracy per benchmark, n unknown."""
     from playwright.sync_api import expect, sync_playwright
 
     from indexer.config import reset_settings
@@ -177,7 +178,7 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
         assert predictor(store, store.list_spaces()[0]).signal is False
         publish("tester/recs", store=store, dry_run=tmp_path / "records")
     prompt = "What is item 3 of alpha about chemistry?"
-    seen = {}
+    seen, observed = {}, {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         try:
@@ -202,6 +203,11 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
                     seen[home] = (caveats.inner_text(), results.locator(".badge").all_inner_texts(),
                                   results.first.locator("details.evidence").text_content(),
                                   results.first.locator(".meta").first.inner_text())
+                    # the model page: observed accuracy per benchmark, as published on the pulled home (n unknown)
+                    page.goto(url + "/?model=org%2Fm1")
+                    expect(page.locator("#observed tbody tr")).to_have_count(2)
+                    observed[home] = (page.locator("#observed tbody tr").all_inner_texts(),
+                                      page.locator("#observed-note").is_visible(), page.locator("#observed-note").inner_text())
                     assert failures == []
                     page.close()
         finally:
@@ -216,6 +222,14 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
     # the nearest benchmarks' accuracy is the published one (no count of prompts in a pulled index), not "none"
     assert evidence.endswith("(as published; the number of prompts is not in this index)")
     assert "measured on nearby prompts: unknown" in meta
+    # a model page on the pulled home: the published accuracy per benchmark, n unknown, said so (before: an empty
+    # Observed table under "N prompts measured"); on the built home, the measured n and no note
+    rows, shown, note = observed["built"]
+    assert not shown and all(r.split("\t")[-1].strip().isdigit() for r in rows)
+    rows, shown, note = observed["pulled"]
+    assert shown and note == "as published (no per-prompt results here)"
+    assert [r.split("\t")[0] for r in rows] == [r.split("\t")[0] for r in observed["built"][0]]
+    assert all(r.split("\t")[-1].strip() == "unknown" for r in rows)
 
 
 def test_an_empty_answer_says_why_on_the_page(page_server):

@@ -267,6 +267,8 @@ async function runSearch(p, asked = false) {
 // -- the model page
 function clearModelTables() {
   for (const id of ["strengths", "observed"]) $(id).tBodies[0].replaceChildren();
+  $("observed-note").textContent = "";
+  $("observed-note").hidden = true;
 }
 
 async function showModel(id) {
@@ -292,7 +294,11 @@ async function showModel(id) {
       el("td", { text: pct(s.mean) }), el("td", { text: (s.delta >= 0 ? "+" : "") + Math.round(s.delta * 100) + " pts" }),
       el("td", { text: `${s.rank} of ${s.of}` }))));
     $("observed").tBodies[0].replaceChildren(...m.benchmarks.map((b) => el("tr", {},
-      el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }), el("td", { text: String(b.n) }))));
+      el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }),
+      el("td", { text: b.n === null || b.n === undefined ? "unknown" : String(b.n) }))));
+    // a pulled index: the accuracy each benchmark was published with, the number of prompts unknown here
+    $("observed-note").textContent = m.benchmarks_note || "";
+    $("observed-note").hidden = !m.benchmarks_note;
   } catch (err) {
     clearModelTables();
     $("model-meta").textContent = `error: ${err.message}`;
