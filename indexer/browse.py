@@ -6,7 +6,9 @@
   ``offset``/``limit`` page the list.
 - :func:`count_models`: how many models :func:`list_models` lists without ``offset``/``limit`` (what a page is out of).
 - :func:`list_benchmarks`: every benchmark with its group, number of prompts and number of models measured.
-- :func:`model_detail`: one model (by key, Hub id or any alias): its benchmarks with observed accuracy and n, and
+- :func:`model_detail`: one model (by key, Hub id or any alias): its benchmarks with observed accuracy and n (in an
+  index without its per-prompt results, a pulled one, the accuracy its record was published with, ``n`` null and
+  ``benchmarks_note`` saying so), and
   the benchmarks where its predicted success is highest relative to the other models (``strengths``: the
   calibrated probability on the benchmark's vector minus the mean over every indexed model, and its rank there).
   These use the calibration as if every model were measured near each benchmark (one folded query per benchmark
@@ -26,6 +28,8 @@ from .find import Filters, _means, check_not_drifted, _merge, _num, _resolve_mod
 
 #: how many benchmarks :func:`model_detail` lists as strengths
 STRENGTHS = 5
+#: :func:`model_detail`'s ``benchmarks_note`` when its observed accuracies are the published ones (a pulled index)
+PUBLISHED = "as published (no per-prompt results here)"
 _FIELDS = ("kind", "license", "num_parameters", "pipeline_tag", "gated", "benchmarks", "n_prompts", "accuracy",
            "aliases", "downloads")
 
@@ -123,7 +127,8 @@ def _published_counts(store) -> tuple[dict[str, int], dict[str, set]]:
 
 
 def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS) -> dict:
-    """One model: identity, metadata, ``benchmarks`` (observed accuracy and n on each, by name) and ``strengths``
+    """One model: identity, metadata, ``benchmarks`` (observed accuracy and n on each, by name; with no outcomes
+    here, the published accuracy with ``n`` None and ``benchmarks_note`` :data:`PUBLISHED`, else None) and ``strengths``
     (the benchmarks where its predicted success is highest relative to the other indexed models: ``probability``,
     ``mean`` over the models, ``delta``, its ``rank`` among ``of`` models, best first)."""
     from .query import predictor
@@ -149,6 +154,13 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     for b in sorted(blocks):
         u, mean = _means(*blocks[b])
         observed.append({"name": b, "accuracy": _num(float(mean.mean()), 4) if len(u) else None, "n": int(len(u))})
+    note = None
+    if not observed and payload.get("accuracy_by_benchmark"):
+        # no outcomes here (a pulled index): the accuracy per benchmark its record was published with, n unknown
+        # (before, an empty table under "N prompts measured")
+        observed = [{"name": b, "accuracy": _num(a, 4), "n": None}
+                    for b, a in sorted(payload["accuracy_by_benchmark"].items()) if a is not None]
+        note = PUBLISHED if observed else None
     best = []
     if hit is not None and strengths > 0:
         bench = list(vectors.scan(name, "benchmarks", with_vectors=True))
@@ -175,4 +187,4 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
             rows.sort(key=lambda r: -(r["delta"] or 0.0))
             best = rows[:strengths]
     return {**_identity(key, payload), "metadata": _metadata(payload), "indexed": hit is not None,
-            "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "strengths": best}
+            "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best}

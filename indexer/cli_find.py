@@ -286,7 +286,8 @@ def model(
     if d["aliases"]:
         typer.echo("also called: " + ", ".join(d["aliases"]))
     _table("Observed", [("benchmark", "left"), ("accuracy", "right"), ("n", "right")],
-           [[b["name"], _pct(b["accuracy"]), str(b["n"])] for b in d["benchmarks"]])
+           [[b["name"], _pct(b["accuracy"]), "unknown" if b["n"] is None else str(b["n"])] for b in d["benchmarks"]],
+           caption=d.get("benchmarks_note"))
     if d["strengths"]:
         _table("Strongest relative to the other models (predicted)",
                [("benchmark", "left"), ("P(success)", "right"), ("mean of all models", "right"), ("rank", "right"),

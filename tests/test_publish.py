@@ -491,6 +491,47 @@ def test_a_pulled_home_lists_its_benchmarks_with_the_published_counts(publisher,
     assert all(r["prompts"] > 0 and r["models"] > 0 for r in got)
 
 
+def test_a_pulled_model_page_shows_the_published_accuracy_per_benchmark(publisher, tmp_path, monkeypatch, encoder):
+    """A model on a pulled home (no per-prompt outcomes there): its observed accuracy per benchmark is the one its
+    record was published with, n unknown (null), said to be "as published (no per-prompt results here)", in the
+    library, `taskspace model` and GET /v1/models/{id}; before, an empty Observed table under "N prompts measured".
+    The publisher's own page keeps its measured n and no note."""
+    from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from indexer.browse import list_models, model_detail
+    from indexer.cli import app
+    from indexer.serve import Service, create_app
+
+    store_a, vectors_a, _ = publisher
+    top = list_models(store=store_a, vectors=vectors_a)[0]["model"]
+    published = "as published (no per-prompt results here)"
+    mine = model_detail(top, store=store_a, vectors=vectors_a)
+    assert mine["benchmarks"] and all(b["n"] > 0 for b in mine["benchmarks"]) and mine.get("benchmarks_note") is None
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        theirs = model_detail(top, store=store_b, vectors=vectors_b)
+    finally:
+        vectors_b.close()
+        store_b.close()
+    assert theirs["n_prompts"] == mine["n_prompts"] > 0
+    assert [b["name"] for b in theirs["benchmarks"]] == [b["name"] for b in mine["benchmarks"]]
+    assert [b["accuracy"] for b in theirs["benchmarks"]] == pytest.approx([b["accuracy"] for b in mine["benchmarks"]],
+                                                                           abs=1e-4)
+    assert all(b["n"] is None for b in theirs["benchmarks"]) and theirs["benchmarks_note"] == published
+    out = CliRunner().invoke(app, ["model", top])
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.output.split())
+    assert "as published (no per-prompt results here)" in text and "unknown" in text
+    assert all(b["name"] in text for b in mine["benchmarks"])
+    with TestClient(create_app(Service(encoder=encoder))) as client:
+        got = client.get("/v1/models/" + top).json()
+    assert got["benchmarks"] == theirs["benchmarks"] and got["benchmarks_note"] == published
+
+
 def test_ingesting_raw_results_lifts_read_only(publisher, tmp_path, monkeypatch):
     from indexer.pipeline import run_index
 

@@ -163,7 +163,8 @@ def test_search_page_in_chromium(page_server, tmp_path):
 def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknown(tmp_path, encoder, monkeypatch):
     """An index whose held-out results carry no calibrated signal (build_index's seed 2: 4 models x 28 prompts of
     random outcomes): the page says why there is no interval, as `taskspace search` does. The same index published
-    and pulled into another home (no per-prompt outcomes there): "measured near" is unknown, not "not measured"."""
+    and pulled into another home (no per-prompt outcomes there): "measured near" is unknown, not "not measured";
+    its model page shows the published accuracy per benchmark, n unknown."""
     from playwright.sync_api import expect, sync_playwright
 
     from indexer.config import reset_settings
@@ -177,7 +178,7 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
         assert predictor(store, store.list_spaces()[0]).signal is False
         publish("tester/recs", store=store, dry_run=tmp_path / "records")
     prompt = "What is item 3 of alpha about chemistry?"
-    seen = {}
+    seen, observed = {}, {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         try:
@@ -202,6 +203,11 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
                     seen[home] = (caveats.inner_text(), results.locator(".badge").all_inner_texts(),
                                   results.first.locator("details.evidence").text_content(),
                                   results.first.locator(".meta").first.inner_text())
+                    # the model page: observed accuracy per benchmark, as published on the pulled home (n unknown)
+                    page.goto(url + "/?model=org%2Fm1")
+                    expect(page.locator("#observed tbody tr")).to_have_count(2)
+                    observed[home] = (page.locator("#observed tbody tr").all_inner_texts(),
+                                      page.locator("#observed-note").is_visible(), page.locator("#observed-note").inner_text())
                     assert failures == []
                     page.close()
         finally:
@@ -216,6 +222,14 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
     # the nearest benchmarks' accuracy is the published one (no count of prompts in a pulled index), not "none"
     assert evidence.endswith("(as published; the number of prompts is not in this index)")
     assert "measured on nearby prompts: unknown" in meta
+    # a model page on the pulled home: the published accuracy per benchmark, n unknown, said so (before: an empty
+    # Observed table under "N prompts measured"); on the built home, the measured n and no note
+    rows, shown, note = observed["built"]
+    assert not shown and all(r.split("\t")[-1].strip().isdigit() for r in rows)
+    rows, shown, note = observed["pulled"]
+    assert shown and note == "as published (no per-prompt results here)"
+    assert [r.split("\t")[0] for r in rows] == [r.split("\t")[0] for r in observed["built"][0]]
+    assert all(r.split("\t")[-1].strip() == "unknown" for r in rows)
 
 
 def test_an_empty_answer_says_why_on_the_page(page_server):
@@ -245,5 +259,90 @@ def test_an_empty_answer_says_why_on_the_page(page_server):
                 expect(page.locator("#ranked > li.result")).to_have_count(0)
                 assert failures == []
                 page.close()
+        finally:
+            browser.close()
+
+
+def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
+    """What the page says when something goes wrong, in one browser: a model page that fails to load (the server gone,
+    made so by aborting its requests) shows no row of the model opened before it (before: the title said the new
+    model, the tables the old one's rows) and says the server cannot be reached; errors that name their field once, and values that are not numbers named
+    as such; flags in the URL as true/false/1/0;
+    an empty task submitted says what to give."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+
+            # a model page, Back, the server gone, another model page: no row of the first model stays
+            page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+            expect(page.locator("#ranked > li.result")).to_have_count(4)
+            page.locator("#ranked a.detail[data-model='org/m1']").click()
+            expect(page.locator("#observed tbody tr")).to_have_count(2)
+            expect(page.locator("#strengths tbody tr").first).to_be_visible()
+            page.go_back()
+            expect(page.locator("#ranked > li.result")).to_have_count(4)
+            page.route("**/v1/**", lambda route: route.abort("connectionrefused"))
+            page.locator("#ranked a.detail[data-model='org/m2']").click()
+            expect(page.locator("#model-title")).to_have_text("org/m2")
+            expect(page.locator("#model-meta")).to_contain_text("error:")
+            expect(page.locator("#observed tbody tr")).to_have_count(0)
+            expect(page.locator("#strengths tbody tr")).to_have_count(0)
+            # and it says the server cannot be reached (before: only "error: Failed to fetch"), the browser's words in
+            # the title; a search the same
+            gone = "error: cannot reach the taskspace server (is it running?)"
+            expect(page.locator("#model-meta")).to_have_text(gone)
+            expect(page.locator("#model-meta")).to_have_attribute("title", "Failed to fetch")
+            page.goto(page_server + "/?q=What+is+item+3")
+            expect(page.locator("#status")).to_have_text(gone)
+            expect(page.locator("#status")).to_have_attribute("title", "Failed to fetch")
+            page.unroute("**/v1/**")
+
+            # an error names its field once (before: "k: k: k must be ...", the page's prefix on the server's); a value
+            # that is not a number is said so, naming the parameter (before: NaN went out as null, "not None", or the
+            # filter was dropped: min_evidence=abc ranked every model); a non-integer k is sent as given, not truncated
+            # (before: k=2.7 gave 2 results)
+            status = page.locator("#status")
+            for qs, words in (("prefer_smaller=1e9", "error: prefer_smaller must be a number from 0 to 100"),
+                              ("k=abc", "error: k: not a number"), ("prefer_smaller=abc", "error: prefer_smaller: not a number"),
+                              ("min_evidence=abc", "error: min_evidence: not a number"), ("k=Infinity", "error: k: not a number"),
+                              ("k=2.7", "error: k must be a positive integer, not 2.7"),
+                              ("min_evidence=2.5", "error: min_evidence must be a non-negative integer, not 2.5")):
+                page.goto(page_server + "/?q=What+is+item+3&" + qs)
+                expect(status).to_contain_text(words)
+                field = qs.split("=")[0]
+                assert status.inner_text().count(field) == 1 and "None" not in status.inner_text(), status.inner_text()
+                expect(page.locator("#ranked > li.result")).to_have_count(0)
+            # a flag in the URL: true/false/1/0 in any case (before: only 1 counted, open_only=true was ignored);
+            # another word is an error naming it
+            answers = {}
+            for v in ("1", "TRUE", "true", "0", "False"):
+                page.goto(page_server + "/?q=What+is+item+3&open_only=" + v)
+                expect(status).to_contain_text("ranked")
+                answers[v] = (page.locator("#ranked .name").all_inner_texts(), page.locator("#notes").inner_text(),
+                              page.is_checked("#open_only"))
+            assert answers["1"][1] and "open_only excluded" in answers["1"][1] and answers["1"][2]
+            assert answers["TRUE"] == answers["true"] == answers["1"]
+            assert answers["0"] == answers["False"] and "open_only" not in answers["0"][1] and not answers["0"][2]
+            page.goto(page_server + "/?q=What+is+item+3&exclude_gated=yes")
+            expect(status).to_have_text("error: exclude_gated must be true or false, not 'yes'")
+            # an empty task submitted (Ctrl+Enter in the empty box) says what to give, in the announced status region
+            # (before: nothing); a page opened without a query stays quiet
+            page.goto(page_server + "/")
+            expect(page.locator("#status[role=status][aria-live=polite]")).to_have_count(1)
+            expect(status).to_have_text("")
+            page.focus("#task")
+            page.keyboard.press("Control+Enter")
+            expect(status).to_have_text("type a task or pick a benchmark")
+            assert page.evaluate("document.activeElement.id") == "task"
+            page.keyboard.press("Control+Enter")  # again: said again (emptied, then set)
+            expect(status).to_have_text("type a task or pick a benchmark")
+
+            assert failures == []
+            page.close()
         finally:
             browser.close()

@@ -7,6 +7,10 @@ const FIELDS = ["benchmark", "license", "min_params", "max_params", "pipeline_ta
                 "models", "k", "prefer_smaller", "rank"];
 const INPUT = { license: "licenses" };  // URL parameter -> input id where they differ
 const FLAGS = ["exclude_gated", "open_only"];
+// a flag in the URL: true/false/1/0 in any case (before, only 1 counted: open_only=true was ignored); anything else
+// is null, sent as given for the server to name
+const FLAG_WORDS = new Map([["true", true], ["1", true], ["false", false], ["0", false], ["", false]]);
+const flag = (v) => (v === null ? false : FLAG_WORDS.has(v.trim().toLowerCase()) ? FLAG_WORDS.get(v.trim().toLowerCase()) : null);
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -35,13 +39,34 @@ function formatParams(n) {
 function modelPath(id) { return "/v1/models/" + id.split("/").map(encodeURIComponent).join("/"); }
 function modelPage(id) { return "/?model=" + encodeURIComponent(id); }
 
-async function api(path, options) {
-  const res = await fetch(path, options);
-  const body = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
-  if (!res.ok) {
-    const e = body.error || {};
-    throw new Error((e.field ? `${e.field}: ` : "") + (e.message || `HTTP ${res.status}`));
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const names = (text, word) => new RegExp(`(^|[^\\w.])${escapeRe(word)}(?![\\w])`).test(text);
+
+// an error's text naming its field once: the server's message already starts "FIELD: " and most go on to name it
+// ("k: k must be a positive integer"), so that prefix is dropped then, and the field is added only where no word names it
+function errorText(e, status) {
+  const msg = e.message || `HTTP ${status}`;
+  if (!e.field) return msg;
+  const leaf = e.field.split(".").pop();
+  if (msg.startsWith(`${e.field}: `)) {
+    const rest = msg.slice(e.field.length + 2);
+    return names(rest, leaf) ? rest : msg;
   }
+  return names(msg, e.field) || names(msg, leaf) ? msg : `${e.field}: ${msg}`;
+}
+
+async function api(path, options) {
+  let res;
+  try {
+    res = await fetch(path, options);
+  } catch (err) {  // fetch rejects with a TypeError ("Failed to fetch") when no answer came: the server is not there
+    if (!(err instanceof TypeError)) throw err;
+    const gone = new Error("cannot reach the taskspace server (is it running?)");
+    gone.raw = err.message;  // the browser's own words, kept in the message's title
+    throw gone;
+  }
+  const body = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
+  if (!res.ok) throw new Error(errorText(body.error || {}, res.status));
   return body;
 }
 
@@ -68,27 +93,41 @@ function paramsToForm(p) {
     if (input.tagName === "SELECT" && v && ![...input.options].some((o) => o.value === v)) input.append(el("option", { value: v, text: v }));
     input.value = v;
   }
-  for (const f of FLAGS) $(f).checked = p.get(f) === "1";
+  for (const f of FLAGS) $(f).checked = flag(p.get(f)) === true;
   const hasFilters = ["license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on", "models", "prefer_smaller", "rank",
                       ...FLAGS].some((f) => p.has(f)) || (p.get("k") && p.get("k") !== "10");
   if (hasFilters) $("options").open = true;
 }
+
+// a numeric URL parameter as a number; one that is not a number is an error naming it (before, parseInt's NaN went
+// out as JSON null, "not None", or the filter was dropped); a non-integer is sent as given, the server names it
+function number(p, f) {
+  const v = p.get(f).trim();
+  const n = Number(v);
+  if (v === "" || !Number.isFinite(n)) throw new Error(`${f}: not a number (${JSON.stringify(p.get(f))})`);
+  return n;
+}
+const given = (p, f) => p.has(f) && p.get(f).trim() !== "";
 
 function findBody(p) {
   const body = {};
   const task = p.get("q");
   if (p.get("benchmark")) body.benchmark = p.get("benchmark");
   else if (task) body.prompts = task.split(/\n\s*\n/).map((s) => s.trim()).filter(Boolean);
-  body.k = parseInt(p.get("k") || "10", 10);
-  if (p.get("prefer_smaller")) body.prefer_smaller = parseFloat(p.get("prefer_smaller"));
+  body.k = given(p, "k") ? number(p, "k") : 10;
+  if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
   if (p.get("models")) body.models = p.get("models").split(",").map((s) => s.trim()).filter(Boolean);
   const filters = {};
   if (p.get("license")) filters.licenses = p.get("license").split(",").map((s) => s.trim()).filter(Boolean);
   for (const f of ["min_params", "max_params", "pipeline_tag"]) if (p.get(f)) filters[f] = p.get(f);
-  if (p.get("min_evidence")) filters.min_evidence = parseInt(p.get("min_evidence"), 10);
+  if (given(p, "min_evidence")) filters.min_evidence = number(p, "min_evidence");
   if (p.get("measured_on")) filters.benchmark = p.get("measured_on");
-  for (const f of FLAGS) if (p.get(f) === "1") filters[f] = true;
+  for (const f of FLAGS) {
+    const on = flag(p.get(f));
+    if (on) filters[f] = true;
+    else if (on === null) filters[f] = p.get(f);  // not a flag word: the server's error names it
+  }
   if (Object.keys(filters).length) body.filters = filters;
   return body;
 }
@@ -180,29 +219,58 @@ function renderResults(data) {
   $("caveats").hidden = !caveats.length;
 }
 
-async function runSearch(p) {
+function showError(err) {
+  $("status").className = "error";
+  $("status").textContent = `error: ${err.message}`;
+  if (err.raw) $("status").title = err.raw; else $("status").removeAttribute("title");
+  $("ranked").replaceChildren();
+  $("notes").textContent = "";
+  $("caveats").replaceChildren();
+  $("caveats").hidden = true;
+}
+
+const EMPTY = "type a task or pick a benchmark";
+
+// runSearch(p, true) for a search the user asked for: with neither a task nor a benchmark it says what to give (in
+// #status, a polite live region, so a screen reader announces it) rather than nothing; a page opened without a query
+// stays quiet
+async function runSearch(p, asked = false) {
   $("model").hidden = true;
   $("results").hidden = false;
-  const body = findBody(p);
-  if (!body.prompts && !body.benchmark) { $("status").textContent = ""; $("ranked").replaceChildren(); return; }
+  let body;
+  try { body = findBody(p); } catch (err) { showError(err); return; }
+  if (!body.prompts && !body.benchmark) {
+    $("ranked").replaceChildren();
+    $("notes").textContent = "";
+    $("caveats").replaceChildren();
+    $("caveats").hidden = true;
+    $("status").className = "";
+    $("status").removeAttribute("title");
+    $("status").textContent = "";
+    // set after a moment: a live region announces a change, so the same words again are said again
+    if (asked) setTimeout(() => { if (!$("status").textContent) $("status").textContent = EMPTY; }, 50);
+    return;
+  }
   $("status").className = "";
+  $("status").removeAttribute("title");
   $("status").textContent = "searching…";
   $("go").disabled = true;
   try {
     renderResults(await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
   } catch (err) {
-    $("status").className = "error";
-    $("status").textContent = `error: ${err.message}`;
-    $("ranked").replaceChildren();
-    $("notes").textContent = "";
-    $("caveats").replaceChildren();
-    $("caveats").hidden = true;
+    showError(err);
   } finally {
     $("go").disabled = false;
   }
 }
 
 // -- the model page
+function clearModelTables() {
+  for (const id of ["strengths", "observed"]) $(id).tBodies[0].replaceChildren();
+  $("observed-note").textContent = "";
+  $("observed-note").hidden = true;
+}
+
 async function showModel(id) {
   $("results").hidden = true;
   $("search").hidden = true;
@@ -210,6 +278,8 @@ async function showModel(id) {
   sec.hidden = false;
   $("model-title").textContent = id;
   $("model-meta").textContent = "loading…";
+  $("model-meta").removeAttribute("title");
+  clearModelTables();  // the previous model's rows never stand under this one's title
   try {
     const m = await api(modelPath(id));
     const title = $("model-title");
@@ -224,9 +294,15 @@ async function showModel(id) {
       el("td", { text: pct(s.mean) }), el("td", { text: (s.delta >= 0 ? "+" : "") + Math.round(s.delta * 100) + " pts" }),
       el("td", { text: `${s.rank} of ${s.of}` }))));
     $("observed").tBodies[0].replaceChildren(...m.benchmarks.map((b) => el("tr", {},
-      el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }), el("td", { text: String(b.n) }))));
+      el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }),
+      el("td", { text: b.n === null || b.n === undefined ? "unknown" : String(b.n) }))));
+    // a pulled index: the accuracy each benchmark was published with, the number of prompts unknown here
+    $("observed-note").textContent = m.benchmarks_note || "";
+    $("observed-note").hidden = !m.benchmarks_note;
   } catch (err) {
+    clearModelTables();
     $("model-meta").textContent = `error: ${err.message}`;
+    if (err.raw) $("model-meta").title = err.raw;
   }
   sec.focus();
 }
@@ -254,7 +330,7 @@ $("search").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const p = formToParams();
   history.pushState(null, "", "/?" + p.toString());
-  runSearch(p).then(() => { if ($("ranked").children.length) $("results").focus(); });
+  runSearch(p, true).then(() => { if ($("ranked").children.length) $("results").focus(); });
 });
 $("task").addEventListener("keydown", (ev) => {  // Ctrl/Cmd+Enter searches from the text box
   if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); $("search").requestSubmit(); }
