@@ -96,7 +96,7 @@ def demo(
     prompt: list[str] = typer.Option(
         None, "--prompt", "-p", help="Prompt(s) to find models for (repeatable). Default: a few sample questions."
     ),
-    top: int = typer.Option(5, "--top", "-k", help="How many models to show."),
+    top: int = typer.Option(5, "--top", "-k", min=1, help="How many models to show (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Embed the bundled sample (real MMLU-Pro results), fit every model and rank them for sample prompts."""
