@@ -212,6 +212,20 @@ class Peers(str, Enum):
 PEER_CHOICES = tuple(p.value for p in Peers)
 
 
+def _plots_option(value: Optional[Path]) -> Optional[Path]:
+    """``evaluate --plots``: a file there, or a folder that cannot be created or written, is a usage error while the
+    options are parsed; before, the evaluation ran for minutes, then failed with a FileExistsError traceback."""
+    if value is None:
+        return None
+    from .evaluation.plots import check_plots_dir
+
+    try:
+        check_plots_dir(value)
+    except IndexerError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("--plots ")) from None
+    return value
+
+
 @app.command()
 def evaluate(
     data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
@@ -227,7 +241,7 @@ def evaluate(
     queries: Queries = typer.Option(Queries.full, "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
     peers: Peers = typer.Option(Peers.none, "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
-    plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
+    plots: Optional[Path] = typer.Option(None, "--plots", callback=_plots_option, help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
     """Measure success prediction, calibration (ECE, Brier) and model selection on real outcomes (the paper's
     protocol and the coverage split: docs/RESULTS.md).

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from .errors import ConfigError, InputError
 from .evaluation import protocol, splits
 from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
@@ -180,6 +180,10 @@ def evaluate(
         raise InputError(f"unknown --peers {peers!r}; use one of {', '.join(PEER_SETS)}")
     if knn_k < 1:
         raise InputError(f"knn k={knn_k} must be at least 1")
+    if plots_dir is not None:
+        from .evaluation.plots import check_plots_dir
+
+        check_plots_dir(plots_dir)  # a file there, or a folder that cannot be written: now, not after the evaluation
     lam = 1.0 if lam is None else float(lam)
     eps = 0.0 if eps is None else float(eps)
     if not (np.isfinite(lam) and lam >= 0 and np.isfinite(eps) and eps >= 0):

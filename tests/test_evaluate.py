@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.errors import InputError
+from indexer.errors import ConfigError, InputError
 from indexer.evaluation import metrics, protocol, splits
 from indexer.evaluation.contestants import BSPContestant, KNNContestant, SolverContestant, source_means
 from indexer.outcomes import from_arrays
@@ -878,3 +878,46 @@ def test_the_options_evaluates_errors_advise_are_its_own(tmp_path):
     assert load_matrix(SAMPLE, format="table").texts == load_matrix(SAMPLE).texts
     with pytest.raises(InputError, match="no lm-eval samples files"):
         load_matrix(SAMPLE, format="lm_eval")
+
+
+def _cli_evaluate(*args):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "indexer.cli", "evaluate", *args], capture_output=True, text=True,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="200"), timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])
+
+
+def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(tmp_path, sample_embeddings, monkeypatch):
+    """`evaluate --plots PATH` where PATH is a file, lies under a file, or is a folder that cannot be written: one line,
+    exit 2, before anything is read (the library: a ConfigError before any fold runs); before, the whole evaluation
+    ran, then `mkdir` failed with a FileExistsError traceback."""
+    import os
+
+    from indexer import evaluate as ev
+
+    afile = tmp_path / "afile"
+    afile.write_text("x\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    cases = [(afile, f"{afile}: is a file"), (afile / "sub", f"{afile}/sub: cannot be created: {afile} is a file")]
+    if os.geteuid() != 0:  # root writes anywhere
+        locked.chmod(0o500)
+        cases += [(locked, "cannot be written"), (locked / "new", "cannot be created")]
+    for path, says in cases:
+        res = _cli_evaluate(str(SAMPLE), "--plots", str(path), "--no-sweep")
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr[-2000:]
+        assert "'--plots'" in lines[0] and says in lines[0], lines
+    monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("the evaluation ran"))
+    m, D = sample_embeddings
+    with pytest.raises(ConfigError, match="is a file"):
+        ev.evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False, plots_dir=afile)
+    from indexer.evaluation.plots import check_plots_dir, write_plots
+
+    assert check_plots_dir(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"  # created when written
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(ConfigError, match="is a file"):
+        write_plots({"data": "x", "split": "oos"}, {}, afile, "x")
