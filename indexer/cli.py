@@ -212,6 +212,19 @@ class Peers(str, Enum):
 PEER_CHOICES = tuple(p.value for p in Peers)
 
 
+def _method_option(value: Optional[str]) -> Optional[str]:
+    """``evaluate --method``: checked while the options are parsed (a usage error naming it, exit 2), not after."""
+    if value is None:
+        return None
+    from .space import get_method
+
+    try:
+        get_method(value)
+    except IndexerError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 def _plots_option(value: Optional[Path]) -> Optional[Path]:
     """``evaluate --plots``: a file there, or a folder that cannot be created or written, is a usage error while the
     options are parsed; before, the evaluation ran for minutes, then failed with a FileExistsError traceback."""
@@ -231,12 +244,12 @@ def evaluate(
     data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
     format: Optional[str] = typer.Option(None, "--format", help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
-    seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample and coverage splits."),
+    seeds: int = typer.Option(5, "--seeds", min=1, help="Seeds of the in-sample and coverage splits (1 or more)."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
     eps: Optional[float] = typer.Option(None, "--eps", help="eps of the `paper` method (default 0)."),
     lam: Optional[float] = typer.Option(None, "--lambda", help="lambda of the `paper` method (default 1)."),
-    method: Optional[str] = typer.Option(None, "--method", help="The `default` method's name (default TASKSPACE_METHOD)."),
+    method: Optional[str] = typer.Option(None, "--method", callback=_method_option, help="The `default` method's name (default TASKSPACE_METHOD)."),
     sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
     queries: Queries = typer.Option(Queries.full, "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
     peers: Peers = typer.Option(Peers.none, "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),

@@ -180,6 +180,9 @@ def evaluate(
         raise InputError(f"unknown --peers {peers!r}; use one of {', '.join(PEER_SETS)}")
     if knn_k < 1:
         raise InputError(f"knn k={knn_k} must be at least 1")
+    if split in ("in-sample", "coverage", "all", "both") and (isinstance(seeds, bool) or not isinstance(seeds, int)
+                                                              or seeds < 1):
+        raise ConfigError(f"--seeds {seeds!r}: need at least 1 seed")  # before the data is read, not after
     if plots_dir is not None:
         from .evaluation.plots import check_plots_dir
 
@@ -188,7 +191,12 @@ def evaluate(
     eps = 0.0 if eps is None else float(eps)
     if not (np.isfinite(lam) and lam >= 0 and np.isfinite(eps) and eps >= 0):
         raise InputError(f"--lambda {lam} and --eps {eps} must be finite numbers >= 0")
-    default = _default_space(method)
+    try:
+        default = _default_space(method)
+    except InputError as exc:
+        if method is None:
+            raise
+        raise ConfigError(f"--method: {exc}") from None
     t0 = time.perf_counter()
     datas = list(data) if isinstance(data, (list, tuple)) else [data]
     if not datas:
@@ -200,7 +208,10 @@ def evaluate(
             raise InputError(f"{len(datasets)} data set labels for {len(m.texts)} prompts")
     else:
         m, datasets, ds_names = load_pooled(datas, group_by, format)
-    labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
+    try:
+        labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
+    except InputError as exc:  # a bad option value, known once the data is read: exit 2 as the parser's
+        raise ConfigError(f"--group-by {group_by!r}: {exc}") from None
     qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
     t_read = time.perf_counter() - t0

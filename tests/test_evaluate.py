@@ -256,7 +256,7 @@ def test_evaluate_in_sample_group_by_sweep_and_plots(sample_embeddings, tmp_path
     pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
     assert pngs == sorted(f"sample_{s}_{k}.png" for s in ("in-sample", "oos") for k in ("roc", "reliability", "sweep", "benchmarks"))
     assert all((tmp_path / "plots" / p).stat().st_size > 5000 for p in pngs)
-    with pytest.raises(InputError, match="no field 'src'"):
+    with pytest.raises(ConfigError, match="--group-by 'src': prompts have no field 'src'"):
         evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, group_by="src")
     with pytest.raises(InputError, match="unknown split"):
         evaluate(SAMPLE, split="sideways", matrix=m, embeddings=D)
@@ -921,3 +921,34 @@ def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(t
     assert not (tmp_path / "new").exists()
     with pytest.raises(ConfigError, match="is a file"):
         write_plots({"data": "x", "split": "oos"}, {}, afile, "x")
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--seeds", "0", "--split", "in-sample"], "Invalid value for '--seeds'"),
+    (["--seeds", "-2"], "Invalid value for '--seeds'"),
+    (["--method", "bogus"], "Invalid value for '--method': unknown solver method 'bogus'; use auto-mc"),
+    (["--group-by", "nofield", "--no-sweep"], "error: --group-by 'nofield': prompts have no field 'nofield' to group by; "
+                                              "available: benchmark, src"),
+])
+def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monkeypatch, sample_embeddings):
+    """`evaluate --seeds 0`, `--method bogus`, `--group-by nofield`: one line naming the option, exit 2 (as `--split
+    bogus` was; README: a bad option value is a usage error); `--seeds` and `--method` while the options are parsed,
+    `--group-by` (a field of the data) once the data is read, before anything is encoded or fitted. Before, all three
+    were input errors, exit 1 (`--seeds 0` only after the data was read and encoded)."""
+    res = _cli_evaluate(str(SAMPLE), *args)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr[-2000:]
+    assert says in lines[0], lines
+    from indexer import evaluate as ev
+
+    monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("the evaluation ran"))
+    m, D = sample_embeddings
+    if "--group-by" in args:
+        with pytest.raises(ConfigError, match="--group-by 'nofield'"):
+            ev.evaluate(SAMPLE, matrix=m, embeddings=D, group_by="nofield")
+    elif "--method" in args:
+        with pytest.raises(ConfigError, match="--method: unknown solver method"):
+            ev.evaluate(SAMPLE, matrix=m, embeddings=D, method="bogus")
+    else:
+        with pytest.raises(ConfigError, match="--seeds"):
+            ev.evaluate(SAMPLE, split="in-sample", seeds=0, matrix=m, embeddings=D)
