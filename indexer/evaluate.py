@@ -309,17 +309,19 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
     Q, own = query
     if split == "in-sample":
         folds = splits.in_sample(len(m.texts), seeds)
-        desc = f"random 20% of prompts held out, {seeds} seed(s); mean ± std over seeds"
+        desc = (f"random 20% of prompts held out, {seeds} seed(s); "
+                + ("mean ± std over seeds" if seeds > 1 else "one seed, so no spread (--seeds 2 or more gives one)"))
     elif split == "coverage":
         folds = splits.coverage(labels, len(m.models), seeds)
         n_groups = len(folds) // seeds
         desc = (f"coverage: per {header['group_by']} ({n_groups}) and seed ({seeds}), its outcomes hidden from a random "
                 f"half of the models (uncovered), a random half of its prompts the targets, every model scored; "
-                f"mean ± std over the {len(folds)} (group, seed) folds")
+                + (f"mean ± std over the {len(folds)} (group, seed) folds" if len(folds) > 1 else "one fold, no spread"))
         sweep = False  # the ablation is of the paper method on the paper's splits
     else:
         folds = splits.leave_one_group_out(labels)
-        desc = f"leave one {header['group_by']} out ({len(folds)} folds); mean ± std over folds"
+        desc = (f"leave one {header['group_by']} out ({len(folds)} folds); "
+                + ("mean ± std over folds" if len(folds) > 1 else "one fold, no spread"))
     contestants = _contestants(lam, eps, default, own, knn_k, extra)
     pooled: dict = {} if plots_dir is not None else None
     results = protocol.run_folds(D, m.scores, m.benchmarks, folds, contestants, pooled=pooled, queries=Q,

@@ -952,3 +952,29 @@ def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monk
     else:
         with pytest.raises(ConfigError, match="--seeds"):
             ev.evaluate(SAMPLE, split="in-sample", seeds=0, matrix=m, embeddings=D)
+
+
+def test_one_seed_shows_no_spread(sample_embeddings):
+    """`evaluate --seeds 1`: every `*_std` is null in the JSON and the table shows no "±" (one number has no spread;
+    before, 0.0, printed "±0.000" for every metric as if the seeds had agreed exactly); two seeds keep the spread."""
+    import re
+
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic()
+    methods = {"paper": SolverContestant({"lam": 1.0}), "bsp": BSPContestant()}
+    one = protocol.aggregate(protocol.run_folds(D, S, labels, splits.in_sample(S.shape[1], 1), methods))["methods"]
+    two = protocol.aggregate(protocol.run_folds(D, S, labels, splits.in_sample(S.shape[1], 2), methods))["methods"]
+    # None wherever the metric has a value (a metric with none, NaN, keeps a NaN spread and shows as "-")
+    assert all(one[n][k] is None for n in methods for k in one[n] if k.endswith("_std") and np.isfinite(one[n][k[:-4]]))
+    assert any(k.endswith("_std") for k in one["paper"])
+    assert all(isinstance(two[n]["auc_std"], float) for n in methods)
+    m, E = sample_embeddings
+    res = evaluate(SAMPLE, split="in-sample", seeds=1, matrix=m, embeddings=E, sweep=False)
+    stds = [v for entry in res["methods"].values() for k, v in entry.items()
+            if k.endswith("_std") and np.isfinite(entry[k[:-4]])]
+    assert stds and all(v is None for v in stds)
+    assert '_std": null' in json.dumps(res) and "±" not in format_result(res).split("\n", 3)[3]
+    assert "one seed, so no spread" in res["protocol"]
+    assert re.search(r"default\s+0\.\d{3}\s", format_result(res))
