@@ -52,7 +52,7 @@ def test_errors_name_the_path_once(tmp_path):
     missing = str(tmp_path / "nope")
     res = run("ingest", missing, env=env)
     assert res.returncode == 1
-    assert res.stderr.strip().splitlines()[-1] == f"error: {missing}: no such file or folder (for a Hub dataset write hub:ORG/REPO)"
+    assert res.stderr.strip().splitlines()[-1] == f"error: {missing}: no such file or folder"  # no Hub hint for /x
     from indexer.ingest import IngestSummary
     from indexer.errors import InputError
 
