@@ -96,7 +96,7 @@ def demo(
     prompt: list[str] = typer.Option(
         None, "--prompt", "-p", help="Prompt(s) to find models for (repeatable). Default: a few sample questions."
     ),
-    top: int = typer.Option(5, "--top", "-k", help="How many models to show."),
+    top: int = typer.Option(5, "--top", "-k", min=1, help="How many models to show (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Embed the bundled sample (real MMLU-Pro results), fit every model and rank them for sample prompts."""
@@ -212,22 +212,49 @@ class Peers(str, Enum):
 PEER_CHOICES = tuple(p.value for p in Peers)
 
 
+def _method_option(value: Optional[str]) -> Optional[str]:
+    """``evaluate --method``: checked while the options are parsed (a usage error naming it, exit 2), not after."""
+    if value is None:
+        return None
+    from .space import get_method
+
+    try:
+        get_method(value)
+    except IndexerError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
+def _plots_option(value: Optional[Path]) -> Optional[Path]:
+    """``evaluate --plots``: a file there, or a folder that cannot be created or written, is a usage error while the
+    options are parsed; before, the evaluation ran for minutes, then failed with a FileExistsError traceback."""
+    if value is None:
+        return None
+    from .evaluation.plots import check_plots_dir
+
+    try:
+        check_plots_dir(value)
+    except IndexerError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("--plots ")) from None
+    return value
+
+
 @app.command()
 def evaluate(
     data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
     format: Optional[str] = typer.Option(None, "--format", help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
-    seeds: int = typer.Option(5, "--seeds", help="Seeds of the in-sample and coverage splits."),
+    seeds: int = typer.Option(5, "--seeds", min=1, help="Seeds of the in-sample and coverage splits (1 or more)."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
     eps: Optional[float] = typer.Option(None, "--eps", help="eps of the `paper` method (default 0)."),
     lam: Optional[float] = typer.Option(None, "--lambda", help="lambda of the `paper` method (default 1)."),
-    method: Optional[str] = typer.Option(None, "--method", help="The `default` method's name (default TASKSPACE_METHOD)."),
+    method: Optional[str] = typer.Option(None, "--method", callback=_method_option, help="The `default` method's name (default TASKSPACE_METHOD)."),
     sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
     queries: Queries = typer.Option(Queries.full, "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
     peers: Peers = typer.Option(Peers.none, "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
-    plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
+    plots: Optional[Path] = typer.Option(None, "--plots", callback=_plots_option, help="Write PNGs (ROC curves, reliability, eps/lambda sweep, per-benchmark bars) into this folder."),
 ) -> None:
     """Measure success prediction, calibration (ECE, Brier) and model selection on real outcomes (the paper's
     protocol and the coverage split: docs/RESULTS.md).

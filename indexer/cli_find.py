@@ -200,7 +200,7 @@ def models(
                                       help="At most this many parameters (8B)."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip this many."),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=0, help="At most this many."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="At most this many (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the indexed models.
@@ -220,8 +220,7 @@ def models(
         echo_json(rows)
         return
     if not rows:
-        narrowed = benchmark or license or max_params or open_only or offset
-        if narrowed and list_models(limit=1):  # models are indexed: the options left none
+        if list_models(limit=1):  # models are indexed: the options (or the page) left none
             typer.echo("no indexed model matches these options (without them the index lists models: drop a filter "
                        "or lower --offset)")
         else:

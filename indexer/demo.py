@@ -33,7 +33,11 @@ def load_sample(folder: Path = SAMPLE_DIR) -> tuple[list[str], list[str], np.nda
 
 
 def run_demo(queries: list[str], top: int = 5) -> dict:
-    """Fit the sample and rank its models for each query prompt."""
+    """Fit the sample and rank its models for each query prompt (``top`` models each, at least 1)."""
+    from .errors import InputError
+
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise InputError(f"must be an integer of at least 1, not {top!r}", item="top")
     from .encoder import get_encoder
     from .represent import fill_from_neighbours, prompt_formats, query_rows, rows
     from .space import configured

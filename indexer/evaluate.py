@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from .errors import ConfigError, InputError
 from .evaluation import protocol, splits
 from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
@@ -180,11 +180,23 @@ def evaluate(
         raise InputError(f"unknown --peers {peers!r}; use one of {', '.join(PEER_SETS)}")
     if knn_k < 1:
         raise InputError(f"knn k={knn_k} must be at least 1")
+    if split in ("in-sample", "coverage", "all", "both") and (isinstance(seeds, bool) or not isinstance(seeds, int)
+                                                              or seeds < 1):
+        raise ConfigError(f"--seeds {seeds!r}: need at least 1 seed")  # before the data is read, not after
+    if plots_dir is not None:
+        from .evaluation.plots import check_plots_dir
+
+        check_plots_dir(plots_dir)  # a file there, or a folder that cannot be written: now, not after the evaluation
     lam = 1.0 if lam is None else float(lam)
     eps = 0.0 if eps is None else float(eps)
     if not (np.isfinite(lam) and lam >= 0 and np.isfinite(eps) and eps >= 0):
         raise InputError(f"--lambda {lam} and --eps {eps} must be finite numbers >= 0")
-    default = _default_space(method)
+    try:
+        default = _default_space(method)
+    except InputError as exc:
+        if method is None:
+            raise
+        raise ConfigError(f"--method: {exc}") from None
     t0 = time.perf_counter()
     datas = list(data) if isinstance(data, (list, tuple)) else [data]
     if not datas:
@@ -196,7 +208,10 @@ def evaluate(
             raise InputError(f"{len(datasets)} data set labels for {len(m.texts)} prompts")
     else:
         m, datasets, ds_names = load_pooled(datas, group_by, format)
-    labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
+    try:
+        labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
+    except InputError as exc:  # a bad option value, known once the data is read: exit 2 as the parser's
+        raise ConfigError(f"--group-by {group_by!r}: {exc}") from None
     qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
     t_read = time.perf_counter() - t0
@@ -294,17 +309,19 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
     Q, own = query
     if split == "in-sample":
         folds = splits.in_sample(len(m.texts), seeds)
-        desc = f"random 20% of prompts held out, {seeds} seed(s); mean ± std over seeds"
+        desc = (f"random 20% of prompts held out, {seeds} seed(s); "
+                + ("mean ± std over seeds" if seeds > 1 else "one seed, so no spread (--seeds 2 or more gives one)"))
     elif split == "coverage":
         folds = splits.coverage(labels, len(m.models), seeds)
         n_groups = len(folds) // seeds
         desc = (f"coverage: per {header['group_by']} ({n_groups}) and seed ({seeds}), its outcomes hidden from a random "
                 f"half of the models (uncovered), a random half of its prompts the targets, every model scored; "
-                f"mean ± std over the {len(folds)} (group, seed) folds")
+                + (f"mean ± std over the {len(folds)} (group, seed) folds" if len(folds) > 1 else "one fold, no spread"))
         sweep = False  # the ablation is of the paper method on the paper's splits
     else:
         folds = splits.leave_one_group_out(labels)
-        desc = f"leave one {header['group_by']} out ({len(folds)} folds); mean ± std over folds"
+        desc = (f"leave one {header['group_by']} out ({len(folds)} folds); "
+                + ("mean ± std over folds" if len(folds) > 1 else "one fold, no spread"))
     contestants = _contestants(lam, eps, default, own, knn_k, extra)
     pooled: dict = {} if plots_dir is not None else None
     results = protocol.run_folds(D, m.scores, m.benchmarks, folds, contestants, pooled=pooled, queries=Q,

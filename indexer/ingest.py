@@ -105,6 +105,15 @@ def read_revision(revision: str | None, options: dict) -> str | None:
     return f"{revision}+read:" + hashlib.sha256(json.dumps(used, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def missing_path_hint(path: str) -> str:
+    """What to add to "no such file or folder" for the source path ``path``: the ``hub:`` hint when the path could
+    have been meant as a Hub dataset (``ORG/NAME`` as typed, relative), else nothing (``/data/x`` never was one)."""
+    from .hub import is_valid_repo_id
+
+    text = str(path)
+    return f" (for a Hub dataset write hub:{text})" if is_valid_repo_id(text) else ""
+
+
 def row_error(exc: BaseException, where: str) -> RowError:
     """The :class:`RowError` of an exception met while reading the source ``where``: the error's own file and line
     when it names them, its message without the location prefix its ``str`` carries (``where: where: ...`` never)."""
@@ -294,7 +303,7 @@ class Ingester:
         from .sources import read_sources, source_infos
 
         if not Path(path).exists():
-            raise InputError("no such file or folder (for a Hub dataset write hub:ORG/REPO)", file=str(path))
+            raise InputError("no such file or folder" + missing_path_hint(path), file=str(path))
         try:
             infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
             self._refuse_nested(infos or [], path)

@@ -25,16 +25,18 @@ A pass holds the SQL lock ``"index"``: one pass per database at a time.
 from __future__ import annotations
 
 import logging
+import shlex
 import sys
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from . import sourcelist
-from .errors import IndexerError
+from .errors import IndexerError, InputError
 from .sourcelist import SourceSpec
 
 log = logging.getLogger(__name__)
@@ -267,6 +269,12 @@ class Indexer:
         from .ingest import parse_spec
 
         parsed = parse_spec(spec.spec)  # a malformed spec stops the pass
+        if parsed.kind == "path" and not Path(parsed.target).exists():  # a configured folder removed or moved
+            ing.summary.add_error(InputError(
+                "no such file or folder: this source is configured in sources.toml and its path is gone; if it moved, "
+                f"`taskspace sources remove {shlex.quote(spec.spec)}` and add the new path (the results stored from it "
+                "stay)", file=spec.spec), spec.spec)
+            return
         try:
             ing.ingest_spec(parsed, spec.format, limit=spec.limit)
         except IndexerError as exc:  # one failing source is recorded; the run goes on

@@ -13,17 +13,24 @@ from datetime import datetime, timedelta, timezone
 from .errors import ConfigError
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+#: the longest interval between two passes (a leap year): a longer one is a typo, and past about 2.7 million years
+#: the next pass's date overflowed Python's datetime (``--every 99999999h`` crashed with OverflowError)
+MAX_INTERVAL = timedelta(days=366)
 NICKNAMES = ("@hourly", "@daily", "@midnight", "@weekly", "@monthly", "@yearly", "@annually")
 
 
 def parse_interval(text: str) -> timedelta:
-    """``"6h"`` -> 6 hours. Units s, m, h, d; combinations like ``1h30m`` work."""
+    """``"6h"`` -> 6 hours. Units s, m, h, d; combinations like ``1h30m`` work; at most :data:`MAX_INTERVAL`
+    (366 days), else ConfigError."""
     parts = re.findall(r"(\d+(?:\.\d+)?)\s*([smhd])", text.strip().lower())
     if not parts or "".join(f"{n}{u}" for n, u in parts) != re.sub(r"\s+", "", text.strip().lower()):
         raise ConfigError(f"interval {text!r} is not understood; write e.g. 6h, 30m, 1d or 1h30m")
     seconds = sum(float(n) * _UNITS[u] for n, u in parts)
     if seconds <= 0:
         raise ConfigError(f"interval {text!r} must be positive")
+    if seconds > MAX_INTERVAL.total_seconds():
+        raise ConfigError(f"interval {text!r} is longer than the longest allowed, {MAX_INTERVAL.days}d (366 days); "
+                          "for a rarer schedule use a cron expression such as @yearly")
     return timedelta(seconds=seconds)
 
 
@@ -69,4 +76,8 @@ def next_run(schedule: str, after: datetime) -> datetime:
     """The next run time for an interval (``6h``) or a cron expression, after ``after`` (a finished run)."""
     if is_cron(schedule):
         return Cron(schedule).next_after(after)
-    return after + parse_interval(schedule)
+    interval = parse_interval(schedule)
+    try:
+        return after + interval
+    except OverflowError:  # only past the year 9999, which MAX_INTERVAL keeps far away
+        raise ConfigError(f"interval {schedule!r} puts the next pass past the year 9999") from None

@@ -52,7 +52,7 @@ def test_errors_name_the_path_once(tmp_path):
     missing = str(tmp_path / "nope")
     res = run("ingest", missing, env=env)
     assert res.returncode == 1
-    assert res.stderr.strip().splitlines()[-1] == f"error: {missing}: no such file or folder (for a Hub dataset write hub:ORG/REPO)"
+    assert res.stderr.strip().splitlines()[-1] == f"error: {missing}: no such file or folder"  # no Hub hint for /x
     from indexer.ingest import IngestSummary
     from indexer.errors import InputError
 
@@ -103,3 +103,18 @@ def test_an_unexpected_error_escapes_as_itself(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["taskspace", "demo"])
     with pytest.raises(RuntimeError, match="the real cause"):
         cli.main()
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_demo_top_below_one_is_a_usage_error(value):
+    """`taskspace demo -k 0` is a usage error (exit 2, one line naming `--top`), as `search -k 0` is, before the
+    sample is fitted; before, it printed the header and no result with exit 0. The library refuses it too."""
+    res = run("demo", "-k", value)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr[-2000:]
+    assert "'--top'" in lines[0] and "greater than or equal to 1" in lines[0], lines
+    from indexer.demo import run_demo
+    from indexer.errors import InputError
+
+    with pytest.raises(InputError, match="top: must be an integer of at least 1"):
+        run_demo(["x"], top=int(value))

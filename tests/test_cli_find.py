@@ -250,3 +250,18 @@ def test_a_page_of_models_says_out_of_how_many(indexed):
                         ([], "4 indexed model(s)")):
         res = run("models", *args)
         assert res.returncode == 0 and res.stdout.splitlines()[0].strip() == title, (args, res.stdout, res.stderr)
+
+
+def test_models_limit_below_one_is_a_usage_error_and_a_populated_home_never_says_nothing_is_indexed(indexed):
+    """`taskspace models --limit 0` is a usage error (exit 2, one line naming `--limit`), as `GET /v1/models?limit=0`
+    is a 422; before, it listed an empty page and said "no model is indexed yet (run `taskspace index`)" on a home
+    that holds models. An empty page of a populated home says the options left none."""
+    for bad in ("0", "-1"):
+        res = run("models", "--limit", bad)
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and "'--limit'" in lines[0], res.stderr
+        assert "greater than or equal to 1" in lines[0] and res.stdout == ""
+    for args in (["--offset", "4"], ["--offset", "4", "--limit", "1"], ["--license", "nosuch"]):
+        res = run("models", *args)
+        assert res.returncode == 0 and "no model is indexed yet" not in res.stdout, (args, res.stdout)
+        assert "no indexed model matches these options" in res.stdout, (args, res.stdout)

@@ -104,7 +104,7 @@ def test_search_bad_input_exit_codes(index, capsys):
     code, _, err = cli(capsys, "--benchmark", "no-such-bench")
     assert code == 1 and err.strip().splitlines()[-1].startswith("error:") and "no-such-bench" in err
     code, _, err = cli(capsys, "--benchmark", "cli-bench", "--max-params", "lots")
-    assert code == 1 and "max_params" in err and "lots" in err  # an input error naming the filter (exit 1)
+    assert code == 2 and "--max-params" in err and "lots" in err  # checked while the options are parsed: usage, exit 2
     code, _, err = cli(capsys, "--benchmark", "cli-bench", "--top", "many")
     assert code == 2 and "Invalid value for '--top'" in err  # a usage error (click): exit 2
 

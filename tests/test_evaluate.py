@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.errors import InputError
+from indexer.errors import ConfigError, InputError
 from indexer.evaluation import metrics, protocol, splits
 from indexer.evaluation.contestants import BSPContestant, KNNContestant, SolverContestant, source_means
 from indexer.outcomes import from_arrays
@@ -256,7 +256,7 @@ def test_evaluate_in_sample_group_by_sweep_and_plots(sample_embeddings, tmp_path
     pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
     assert pngs == sorted(f"sample_{s}_{k}.png" for s in ("in-sample", "oos") for k in ("roc", "reliability", "sweep", "benchmarks"))
     assert all((tmp_path / "plots" / p).stat().st_size > 5000 for p in pngs)
-    with pytest.raises(InputError, match="no field 'src'"):
+    with pytest.raises(ConfigError, match="--group-by 'src': prompts have no field 'src'"):
         evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, group_by="src")
     with pytest.raises(InputError, match="unknown split"):
         evaluate(SAMPLE, split="sideways", matrix=m, embeddings=D)
@@ -878,3 +878,103 @@ def test_the_options_evaluates_errors_advise_are_its_own(tmp_path):
     assert load_matrix(SAMPLE, format="table").texts == load_matrix(SAMPLE).texts
     with pytest.raises(InputError, match="no lm-eval samples files"):
         load_matrix(SAMPLE, format="lm_eval")
+
+
+def _cli_evaluate(*args):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "indexer.cli", "evaluate", *args], capture_output=True, text=True,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="200"), timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])
+
+
+def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(tmp_path, sample_embeddings, monkeypatch):
+    """`evaluate --plots PATH` where PATH is a file, lies under a file, or is a folder that cannot be written: one line,
+    exit 2, before anything is read (the library: a ConfigError before any fold runs); before, the whole evaluation
+    ran, then `mkdir` failed with a FileExistsError traceback."""
+    import os
+
+    from indexer import evaluate as ev
+
+    afile = tmp_path / "afile"
+    afile.write_text("x\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    cases = [(afile, f"{afile}: is a file"), (afile / "sub", f"{afile}/sub: cannot be created: {afile} is a file")]
+    if os.geteuid() != 0:  # root writes anywhere
+        locked.chmod(0o500)
+        cases += [(locked, "cannot be written"), (locked / "new", "cannot be created")]
+    for path, says in cases:
+        res = _cli_evaluate(str(SAMPLE), "--plots", str(path), "--no-sweep")
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr[-2000:]
+        assert "'--plots'" in lines[0] and says in lines[0], lines
+    monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("the evaluation ran"))
+    m, D = sample_embeddings
+    with pytest.raises(ConfigError, match="is a file"):
+        ev.evaluate(SAMPLE, split="oos", matrix=m, embeddings=D, sweep=False, plots_dir=afile)
+    from indexer.evaluation.plots import check_plots_dir, write_plots
+
+    assert check_plots_dir(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"  # created when written
+    assert not (tmp_path / "new").exists()
+    with pytest.raises(ConfigError, match="is a file"):
+        write_plots({"data": "x", "split": "oos"}, {}, afile, "x")
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--seeds", "0", "--split", "in-sample"], "Invalid value for '--seeds'"),
+    (["--seeds", "-2"], "Invalid value for '--seeds'"),
+    (["--method", "bogus"], "Invalid value for '--method': unknown solver method 'bogus'; use auto-mc"),
+    (["--group-by", "nofield", "--no-sweep"], "error: --group-by 'nofield': prompts have no field 'nofield' to group by; "
+                                              "available: benchmark, src"),
+])
+def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monkeypatch, sample_embeddings):
+    """`evaluate --seeds 0`, `--method bogus`, `--group-by nofield`: one line naming the option, exit 2 (as `--split
+    bogus` was; README: a bad option value is a usage error); `--seeds` and `--method` while the options are parsed,
+    `--group-by` (a field of the data) once the data is read, before anything is encoded or fitted. Before, all three
+    were input errors, exit 1 (`--seeds 0` only after the data was read and encoded)."""
+    res = _cli_evaluate(str(SAMPLE), *args)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr[-2000:]
+    assert says in lines[0], lines
+    from indexer import evaluate as ev
+
+    monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("the evaluation ran"))
+    m, D = sample_embeddings
+    if "--group-by" in args:
+        with pytest.raises(ConfigError, match="--group-by 'nofield'"):
+            ev.evaluate(SAMPLE, matrix=m, embeddings=D, group_by="nofield")
+    elif "--method" in args:
+        with pytest.raises(ConfigError, match="--method: unknown solver method"):
+            ev.evaluate(SAMPLE, matrix=m, embeddings=D, method="bogus")
+    else:
+        with pytest.raises(ConfigError, match="--seeds"):
+            ev.evaluate(SAMPLE, split="in-sample", seeds=0, matrix=m, embeddings=D)
+
+
+def test_one_seed_shows_no_spread(sample_embeddings):
+    """`evaluate --seeds 1`: every `*_std` is null in the JSON and the table shows no "±" (one number has no spread;
+    before, 0.0, printed "±0.000" for every metric as if the seeds had agreed exactly); two seeds keep the spread."""
+    import re
+
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic()
+    methods = {"paper": SolverContestant({"lam": 1.0}), "bsp": BSPContestant()}
+    one = protocol.aggregate(protocol.run_folds(D, S, labels, splits.in_sample(S.shape[1], 1), methods))["methods"]
+    two = protocol.aggregate(protocol.run_folds(D, S, labels, splits.in_sample(S.shape[1], 2), methods))["methods"]
+    # None wherever the metric has a value (a metric with none, NaN, keeps a NaN spread and shows as "-")
+    assert all(one[n][k] is None for n in methods for k in one[n] if k.endswith("_std") and np.isfinite(one[n][k[:-4]]))
+    assert any(k.endswith("_std") for k in one["paper"])
+    assert all(isinstance(two[n]["auc_std"], float) for n in methods)
+    m, E = sample_embeddings
+    res = evaluate(SAMPLE, split="in-sample", seeds=1, matrix=m, embeddings=E, sweep=False)
+    stds = [v for entry in res["methods"].values() for k, v in entry.items()
+            if k.endswith("_std") and np.isfinite(entry[k[:-4]])]
+    assert stds and all(v is None for v in stds)
+    assert '_std": null' in json.dumps(res) and "±" not in format_result(res).split("\n", 3)[3]
+    assert "one seed, so no spread" in res["protocol"]
+    assert re.search(r"default\s+0\.\d{3}\s", format_result(res))

@@ -384,3 +384,36 @@ def test_a_database_holding_a_folder_and_its_file_from_before_keeps_ingesting_bo
     for path in (d, d / "outcomes.csv"):
         s = ingest(str(path), store=store, fetch_metadata=False)
         assert (s.exit_code, s.sources, s.errors) == (0, 1, []), (path, s.errors)
+
+
+def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
+    """`taskspace ingest TABLE --filter X` (or `--model`, `--metric`: lm-eval/lighteval options), or `ingest LM_EVAL
+    --prompts F` (a table option): one line naming the option and the formats it applies to, exit 2, nothing
+    stored (`indexer.sources.registry.check_options`, each reader declaring its options); before, the table reader
+    failed with "TypeError: read_table() got an unexpected keyword argument 'filter'", reported as an unexpected
+    error of that source (exit 1)."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import ConfigError
+    from indexer.store.sql import open_store
+
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    for flag, says in (("--filter", "--filter applies only to lm_eval and lighteval sources, not to this table source"),
+                       ("--model", "--model applies only to lm_eval and lighteval sources"),
+                       ("--metric", "--metric applies only to lm_eval and lighteval sources")):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(sample), flag, "X", "--no-metadata"],
+                             capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300,
+                             cwd=Path(__file__).resolve().parents[1])
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and lines[0] == f"error: {says}" + lines[0][len(says) + 7:], \
+            res.stderr[-2000:]
+        assert lines[0].endswith(f"drop {flag}") and "TypeError" not in res.stderr
+    with pytest.raises(ConfigError, match="--filter applies only to lm_eval and lighteval sources"):
+        ingest(str(sample), filter="strict-match", fetch_metadata=False)
+    with pytest.raises(ConfigError, match="--prompts applies only to table sources, not to this lm_eval source"):
+        ingest(str(LM_OUT), prompts=str(sample / "prompts.jsonl"), fetch_metadata=False)
+    with open_store() as store:
+        assert store.list_sources() == []
+    assert ingest(str(LM_OUT), filter="none", fetch_metadata=False).sources > 0  # its own options still read

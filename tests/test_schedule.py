@@ -86,3 +86,28 @@ def test_cron_day_of_month_or_day_of_week_whichever_comes_first(expr, expected):
     """Both day fields restricted: cron (and croniter's default) runs on either, not only on days matching both
     (an AND would wait for a Friday the 30th: months away)."""
     assert Cron(expr).next_after(T) == expected.replace(tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("text", ["367d", "8785h", "99999999h", "9999999h", "366d1s", "1" + "0" * 400 + "d"])
+def test_an_interval_longer_than_366_days_is_a_config_error(text):
+    """Intervals are at most 366 days (`indexer.schedule.MAX_INTERVAL`): a longer one is a ConfigError naming the
+    limit. Before, `--every 99999999h` crashed with OverflowError (date out of range) and `--every 9999999h` was
+    accepted, its next pass in the year 3167."""
+    with pytest.raises(ConfigError, match="longer than the longest allowed, 366d"):
+        parse_interval(text)
+    with pytest.raises(ConfigError, match="366d"):
+        next_run(text, T)
+    assert parse_interval("366d") == timedelta(days=366) and next_run("8784h", T) == T + timedelta(days=366)
+
+
+@pytest.mark.parametrize("every", ["99999999h", "9999999h", "400d"])
+def test_cli_worker_with_an_interval_over_the_limit_is_one_line_exit_2(every):
+    import os
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "worker", "--every", every, "--max-passes", "1"],
+                         capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: interval"), res.stderr[-2000:]
+    assert "366d" in lines[0] and "Traceback" not in res.stderr

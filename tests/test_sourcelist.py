@@ -219,3 +219,41 @@ def test_cli_sources_stored_and_drop(tmp_path):
     assert out.returncode == 0, out.stderr
     assert f"dropped {folder.resolve()} (1 outcome cell(s))" in out.stdout and "still configured" in out.stdout
     assert _json.loads(ts("sources", "stored", "--json").stdout) == []
+
+
+def test_a_configured_source_that_vanished_says_it_is_configured_and_how_to_remove_it(tmp_path):
+    """A folder configured in sources.toml and then removed: the pass's error says the source is configured, its path
+    gone, and to `taskspace sources remove` it, naming it once and without the Hub hint (an absolute path was never
+    meant as `hub:`); before, "no such file or folder (for a Hub dataset write hub:ORG/REPO)". `ingest org/name` of a
+    missing relative path that could be a Hub repo id keeps the hint, written with that id."""
+    import json as _json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+
+    def ts(*args, cwd=None):
+        return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
+                              cwd=cwd or Path(__file__).resolve().parents[1])
+
+    folder = tmp_path / "vanish"
+    folder.mkdir()
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    (folder / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    assert ts("sources", "add", str(folder)).returncode == 0
+    shutil.rmtree(folder)
+    r = ts("index", "--json")
+    assert r.returncode == 1, r.stderr[-2000:]
+    errors = _json.loads(r.stdout)["errors"]
+    assert len(errors) == 1 and errors[0]["file"] == str(folder), errors
+    message = errors[0]["message"]
+    assert message.startswith("no such file or folder: this source is configured in sources.toml"), message
+    assert f"`taskspace sources remove {folder}`" in message and "hub:" not in message and str(folder) not in \
+        message.replace(f"remove {folder}", ""), message
+    r = ts("index")
+    assert r.returncode == 1 and f"error: {folder}: no such file or folder: this source is configured" in r.stderr
+    r = ts("ingest", "org/name")  # relative to the checkout, where there is no such folder
+    assert r.returncode == 1 and r.stderr.strip().splitlines()[-1] == (
+        "error: org/name: no such file or folder (for a Hub dataset write hub:org/name)"), r.stderr

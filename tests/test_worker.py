@@ -272,3 +272,18 @@ def test_cli_worker_second_signal_exits_at_once(tmp_path, TASKSPACE):
             proc.kill()
     runs = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
     assert runs[0]["status"] == "interrupted"
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_max_passes_below_one_is_a_usage_error(value):
+    """`taskspace worker --max-passes 0` (or -1) is a usage error (exit 2, one line naming the option), before any
+    pass; before, it ran one pass and exited 0."""
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "worker", "--every", "1h", "--max-passes", value],
+                         capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
+    assert "'--max-passes'" in lines[0] and "greater than or equal to 1" in lines[0], lines
+    from indexer.store.sql import open_store
+
+    with open_store() as store:
+        assert store.list_runs() == []  # no pass ran

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import metrics
 
-__all__ = ["write_plots", "colours", "COLOURS"]
+__all__ = ["write_plots", "check_plots_dir", "colours", "COLOURS"]
 
 #: the fixed colour of each built-in contestant (matplotlib's tab10); any other contestant takes the next unused
 #: one in the order of its name (:func:`colours`), so it too is the same in every plot of every run
@@ -27,6 +27,32 @@ def colours(names) -> dict[str, str]:
     return out
 
 
+def check_plots_dir(out_dir) -> Path:
+    """``out_dir`` if PNGs can be written there: a folder that exists and can be written, or a path that does not exist
+    yet whose nearest existing parent is a folder that can be written (it is created when the plots are written).
+    Otherwise a :class:`~indexer.errors.ConfigError` naming the path and what is wrong, so that ``evaluate --plots``
+    fails before the evaluation runs (before, a file there failed with a FileExistsError traceback at its end)."""
+    import os
+
+    from ..errors import ConfigError
+
+    path = Path(out_dir)
+    if str(out_dir) == "":
+        raise ConfigError("--plots: an empty path; give a folder to write the PNGs into")
+    probe = path
+    while not (probe.exists() or probe.is_symlink()) and probe.parent != probe:
+        probe = probe.parent
+    if not probe.exists():  # a dangling symbolic link
+        raise ConfigError(f"--plots {path}: {probe} is a broken symbolic link; give a folder to write the PNGs into")
+    if not probe.is_dir():
+        where = "is a file" if probe == path else f"cannot be created: {probe} is a file"
+        raise ConfigError(f"--plots {path}: {where}; give a folder to write the PNGs into")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        where = "cannot be written" if probe == path else f"cannot be created: {probe} cannot be written"
+        raise ConfigError(f"--plots {path}: {where} (permission denied); give a folder you can write")
+    return path
+
+
 def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[Path]:
     """Write ``{prefix}_roc.png``, ``{prefix}_sweep.png`` (when there is a sweep) and ``{prefix}_benchmarks.png``.
 
@@ -37,8 +63,14 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = check_plots_dir(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # made a file, or unwritable, since the check
+        from ..errors import ConfigError
+
+        raise ConfigError(f"--plots {out_dir}: cannot be created ({exc.strerror or exc}); give a folder to write "
+                          "the PNGs into") from None
     title = f"{Path(str(result['data'])).name} ({result['split']})"
     paths = []
 

@@ -226,11 +226,13 @@ def run_sweep(D: np.ndarray, S: np.ndarray, benchmarks: np.ndarray, folds: list[
     return rows
 
 
-def _stats(values: list[float]) -> tuple[float, float]:
+def _stats(values: list[float]) -> tuple[float, float | None]:
+    """Mean and sample standard deviation of the finite values; the spread is None for one value (nothing was
+    measured: before, 0.0, shown as "±0.000" as if the folds had agreed exactly), both NaN for none."""
     arr = np.array([v for v in values if v is not None and np.isfinite(v)], dtype=np.float64)
     if arr.size == 0:
         return float("nan"), float("nan")
-    return float(arr.mean()), float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+    return float(arr.mean()), (float(arr.std(ddof=1)) if arr.size > 1 else None)
 
 
 def aggregate(results: list[FoldResult]) -> dict:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..records import SourceBatch
-from .registry import Match, Reader, detect, find_reader, formats, get_reader, plan_files, readers
+from .registry import Match, Reader, check_options, detect, find_reader, formats, get_reader, plan_files, readers
 
 __all__ = ["read_sources", "read_source", "source_infos", "detect_format", "plan_files", "formats", "readers",
            "get_reader", "find_reader", "Reader", "Match"]
@@ -45,6 +45,7 @@ def read_sources(path: str | Path, format: str | None = None, **options) -> Iter
     returned in ``batch.errors`` and the rest is read.
     """
     reader = get_reader(format, item=str(path)) if format else detect(path)
+    check_options(reader, options)
     yield from reader.read(path, **options)
 
 
@@ -53,6 +54,8 @@ def source_infos(path: str | Path, format: str | None = None, **options) -> list
     from file names and content hashes without parsing, so an unchanged source need not be read at all;
     None for formats without this shortcut."""
     reader = find_reader(format) if format else detect(path)
+    if reader is not None:
+        check_options(reader, options)
     if reader is None or reader.source_infos is None:
         return None
     return reader.source_infos(path, **options)

@@ -324,4 +324,5 @@ READER = Reader(
     read=read_lighteval,
     plan_hub_files=plan_hub_files,
     takes_identity=True,
+    options=("model", "metric", "rules", "kind", "location", "revision", "filter"),
 )

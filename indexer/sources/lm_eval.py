@@ -651,4 +651,5 @@ READER = Reader(
     plan_hub_files=plan_hub_files,
     source_infos=lm_eval_source_infos,
     takes_identity=True,
+    options=("model", "filter", "metric", "rules", "kind", "location", "revision"),
 )

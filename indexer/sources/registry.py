@@ -60,6 +60,28 @@ class Reader:
     #: ``read`` takes ``kind=``, ``location=``, ``revision=`` and ``model=``, so a Hub download is read under
     #: the repo's identity (the repo's name may also tell the model)
     takes_identity: bool = False
+    #: the reading options ``read`` and ``source_infos`` take (``ingest --prompts``, ``--model``, ``--filter``,
+    #: ``--metric`` and the identity above); another is a usage error naming the formats that take it
+    options: tuple[str, ...] = ()
+
+
+#: the CLI option of each reading option a user gives (``taskspace ingest``), for the messages
+OPTION_FLAGS = {"prompts": "--prompts", "model": "--model", "filter": "--filter", "metric": "--metric"}
+
+
+def check_options(reader: "Reader", options: dict) -> None:
+    """A :class:`~indexer.errors.ConfigError` (exit 2, a usage error) when ``options`` hold one the format of
+    ``reader`` does not take (``ingest TABLE --filter X``: lm-eval's option), naming it and the formats that take it;
+    before, the reader failed with "TypeError: read_table() got an unexpected keyword argument 'filter'"."""
+    from ..errors import ConfigError
+
+    for name in options:
+        if name in reader.options:
+            continue
+        takers = [r.name for r in readers() if name in r.options]
+        flag = OPTION_FLAGS.get(name, name)
+        raise ConfigError(f"{flag} applies only to {' and '.join(takers) or 'no'} sources, not to this {reader.name} "
+                          f"source; drop {flag}")
 
 
 _readers: dict[str, Reader] | None = None

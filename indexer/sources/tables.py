@@ -612,4 +612,5 @@ READER = Reader(
     read=read_tables,
     plan_hub_files=plan_hub_files,
     source_infos=table_source_infos,
+    options=("prompts", "shape"),
 )
