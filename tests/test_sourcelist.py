@@ -91,8 +91,9 @@ def test_a_bad_source_is_refused_before_saving(tmp_path, spec, fmt, match):
     assert path.read_text() == before
 
 
-def test_cli_sources_list_add_remove(tmp_path):
-    import json as _json
+def _one_prompt_source_and_cli(tmp_path):
+    """(a table source folder of one prompt and one outcome, ``ts(*args)``: the CLI run in a fresh home under
+    ``tmp_path``)."""
     import os
     import subprocess
     import sys
@@ -105,6 +106,14 @@ def test_cli_sources_list_add_remove(tmp_path):
 
     def ts(*args):
         return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env)
+
+    return folder, ts
+
+
+def test_cli_sources_list_add_remove(tmp_path):
+    import json as _json
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
 
     r = ts("index", "--source", str(tmp_path / "typo"))
     assert r.returncode == 2 and "no such file or folder" in r.stderr and "nothing was saved" in r.stderr
@@ -195,18 +204,8 @@ def test_cli_sources_stored_and_drop(tmp_path):
     """The commands: `stored` lists what the database holds, `drop` deletes one (by its path too) and notes when it is
     still configured; an unknown location is exit 1 naming close ones."""
     import json as _json
-    import os
-    import subprocess
-    import sys
 
-    folder = tmp_path / "results"
-    folder.mkdir()
-    (folder / "outcomes.csv").write_text("model,prompt_id,correct\nm,p1,1\n")
-    (folder / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q?"}\n')
-    env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
-
-    def ts(*args):
-        return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env)
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
 
     assert "no results stored yet" in ts("sources", "stored").stdout
     assert ts("ingest", str(folder)).returncode == 0
