@@ -177,7 +177,7 @@ def _print_result(result) -> None:
                                       ("90% interval", "right"), ("measured near", "left"), ("params", "right"),
                                       ("license", "left")], rows, caption)
         if not result.space.get("signal", True):
-            typer.echo("no calibrated signal: in this index's held-out results success did not rise with the score "
+            typer.echo("no calibrated signal: in this index's held-out results success did not rise with the score beyond chance "
                        "(too few results?), so every probability is the base rate and no interval is given; the order "
                        "is the models' raw scores")
         if any(r.coverage.measured_near is None for r in result.results):

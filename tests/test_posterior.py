@@ -144,3 +144,24 @@ def test_a_calibration_without_signal_gives_no_interval():
     sharp = posterior.Predictor({}, cal, lambda keys: {})
     lo, hi = sharp.interval(scores, var)
     assert sharp.signal and (lo < sharp.probability(scores)).all() and (sharp.probability(scores) < hi).all()
+
+
+def test_slopes_fitted_to_chance_are_not_signal():
+    """Held-out cells whose outcomes are coin flips (6 models x 60 prompts) give slopes by chance; before the
+    likelihood-ratio gate they were kept (level 0.75, shared 0.62 here: LR 7.3 on 2 slopes), and a search on such an
+    index claimed a calibrated signal with probabilities from 0.32 to 0.66. Now the map is the base rate; the same
+    cells with outcomes that follow the score keep their slopes."""
+    rng = np.random.default_rng(3)
+    level = np.repeat(rng.normal(0, 0.2, 6), 60)
+    deviation, shared = rng.normal(0, 0.5, 360), rng.normal(0, 0.3, 360)
+    coin = rng.integers(0, 2, 360).astype(float)
+    cal = posterior.fit_level_calibration(level, deviation, shared, coin)
+    assert (cal.level, cal.specific, cal.shared) == (0.0, 0.0, 0.0) and not cal.informative
+    assert 1 / (1 + np.exp(-cal.a)) == pytest.approx(coin.mean())  # every model's logit is the base rate's
+    plain = posterior.fit_calibration(deviation, coin)
+    assert plain.b == 0.0 and not plain.informative
+
+    real = (rng.random(360) < 1 / (1 + np.exp(-(2 * level + 2 * deviation)))).astype(float)
+    cal = posterior.fit_level_calibration(level, deviation, shared, real)
+    assert cal.informative and cal.specific > 0.5
+    assert posterior.fit_calibration(level + deviation, real).informative

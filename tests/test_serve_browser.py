@@ -197,7 +197,7 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
                     caveats = page.locator("#caveats")
                     expect(caveats).to_be_visible()
                     expect(caveats).to_contain_text("no calibrated signal: in this index's held-out results success "
-                                                    "did not rise with the score")
+                                                    "did not rise with the score beyond chance")
                     expect(results.first.locator(".ci")).to_have_text("(no interval: no calibrated signal)")
                     expect(results.first.locator(".bar .band")).to_have_count(0)
                     seen[home] = (caveats.inner_text(), results.locator(".badge").all_inner_texts(),

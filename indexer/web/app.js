@@ -25,7 +25,7 @@ function el(tag, attrs, ...children) {
 const pct = (p) => (p === null || p === undefined ? "n/a" : `${Math.round(p * 100)}%`);
 
 // the reasons the CLI prints under its table (indexer/cli_find.py), said the same way here
-const NO_SIGNAL = "no calibrated signal: in this index's held-out results success did not rise with the score " +
+const NO_SIGNAL = "no calibrated signal: in this index's held-out results success did not rise with the score beyond chance " +
   "(too few results?), so every probability is the base rate and no interval is given; the order is the models' raw scores";
 const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts " +
   "near this query; it does not hold their per-prompt results (an index pulled from a published dataset holds none)";
