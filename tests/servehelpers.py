@@ -18,9 +18,15 @@ METADATA = [{"key": "org/m1", "license": "mit", "num_parameters": 7_000_000_000}
             {"key": "lab/m3", "license": "mit", "num_parameters": 1_500_000_000}]
 
 
-def build_index(tmp_path, encoder, *, seed: int = 5) -> None:
+#: each model's chance of success per prompt in :func:`build_index`: far enough apart that the index's held-out
+#: cells show that success rises with the score (a calibrated signal, so the answers have intervals)
+ABILITY = {"org/m1": 0.9, "org/m2": 0.65, "lab/m3": 0.35, "plainname": 0.1}
+
+
+def build_index(tmp_path, encoder, *, seed: int = 5, signal: bool = True) -> None:
     """Two table sources (benchmarks alpha and beta) over :data:`MODELS`, indexed into the configured stores
-    (this test's TASKSPACE_HOME), with license and parameters for three models; the stores are closed after."""
+    (this test's TASKSPACE_HOME), with license and parameters for three models; the stores are closed after.
+    ``signal``: outcomes drawn at each model's :data:`ABILITY`; False: coin flips (no calibrated signal)."""
     from indexer import sync
     from indexer.pipeline import Indexer
     from indexer.sourcelist import SourceSpec
@@ -28,8 +34,10 @@ def build_index(tmp_path, encoder, *, seed: int = 5) -> None:
     from indexer.store.vectors import VectorStore
 
     rng = np.random.default_rng(seed)
-    write_table(tmp_path / "a", "alpha", outcomes(rng, MODELS, 16), 16)
-    write_table(tmp_path / "b", "beta", outcomes(rng, MODELS, 12), 12, offset=16)
+    draw = (lambda n: {m: (rng.random(n) < ABILITY[m]).astype(int).tolist() for m in MODELS}) if signal else \
+        (lambda n: outcomes(rng, MODELS, n))
+    write_table(tmp_path / "a", "alpha", draw(16), 16)
+    write_table(tmp_path / "b", "beta", draw(12), 12, offset=16)
     with open_store() as store, VectorStore.from_settings() as vectors:
         r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))])
         assert r.status == "ok", r.errors
