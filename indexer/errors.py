@@ -30,7 +30,7 @@ class InputError(IndexerError, ValueError):
         where = ""
         if file is not None:
             where = f"{file}:{line}: " if line is not None else f"{file}: "
-        elif item is not None:
+        elif item is not None and not message.startswith(f"{item} "):  # "k must be ...": named once, not "k: k must"
             where = f"{item}: "
         super().__init__(where + message)
         self.message = message
