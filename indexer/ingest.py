@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import HubError, IndexerError, InputError, NotFoundError
+from .errors import ConfigError, HubError, IndexerError, InputError, NotFoundError
 from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
@@ -318,9 +318,13 @@ class Ingester:
         except InputError as exc:
             self.summary.add_error(exc, str(path))
 
-    def ingest_hub_repo(self, repo_id: str, revision: str | None = None, format: str | None = None, **options) -> None:
+    def ingest_hub_repo(self, repo_id: str, revision: str | None = None, format: str | None = None,
+                        listed: bool = False, **options) -> None:
+        """One Hub dataset repo (``hub:ORG/REPO[@REV]``). A reading option its format does not take is a usage error
+        (:func:`indexer.sources.check_options`) before anything is downloaded; ``listed`` (one repo of a ``hub-org:``
+        listing, whose options are for the repos that take them): an error line for this repo instead."""
         from .hub import is_safe_repo_path, is_valid_repo_id
-        from .sources import find_reader, plan_files, read_source
+        from .sources import check_options, find_reader, plan_files, read_source
 
         location = f"hub:{repo_id}"
         s = self.summary
@@ -342,6 +346,15 @@ class Ingester:
                 s.errors.append(RowError(location, None, "no lm-eval samples, lighteval details or plain table files in "
                                          "this repo; nothing to read"))
                 return
+            if find_reader(fmt) is not None:  # an option the repo's format does not take: before any download
+                try:
+                    check_options(find_reader(fmt), options)
+                except ConfigError as exc:
+                    if not listed:
+                        raise
+                    s.errors.append(RowError(location, None, f"{exc}; this repo is skipped, the others in the listing "
+                                             "are read"))
+                    return
             model = leaderboard_model_id(repo_id)
             if model is not None and not is_valid_repo_id(model):
                 s.errors.append(RowError(location, None, f"the model id {model!r} derived from the repo name is not a valid "
@@ -392,7 +405,7 @@ class Ingester:
                                                     "valid repo id; it is skipped"))
                 continue
             with self._guard(f"hub:{repo}"):
-                self.ingest_hub_repo(repo, format=format, **options)
+                self.ingest_hub_repo(repo, format=format, listed=True, **options)
 
     # -- Hub metadata -----------------------------------------------------------------------------------
 

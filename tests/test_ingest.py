@@ -235,6 +235,26 @@ def test_hub_org_discovery_with_limit_and_bad_repos(store, hub_server):
     assert sorted(store.load_outcomes().models) == ["fake-org/old-harness", "fake-org/tiny-lb"]
 
 
+def test_a_reading_option_a_hub_repos_format_does_not_take(store, hub_server):
+    """`hub:REPO --filter X` where the repo holds a table: a usage error before anything is downloaded (before, after
+    the download); in a `hub-org:` listing that repo is an error line and the others are read with the option (before,
+    the usage error ended the whole listing at that repo)."""
+    from indexer.errors import ConfigError
+
+    table = hub_server.root / "datasets" / "fake-org" / "a-table"
+    table.mkdir(parents=True)
+    for name in ("outcomes.csv", "prompts.jsonl"):
+        shutil.copy(FIX.parent.parent / "indexer" / "data" / "sample" / name, table / name)
+    with pytest.raises(ConfigError, match="--filter applies only to lm_eval"):
+        ingest("hub:fake-org/a-table", store=store, fetch_metadata=False, filter="none")
+    assert hub_server.downloads("a-table") == [] and store.get_source("hub:fake-org/a-table") is None
+    s = ingest("hub-org:fake-org", store=store, fetch_metadata=False, filter="none")
+    (e,) = [e for e in s.errors if e.file == "hub:fake-org/a-table"]
+    assert "--filter applies only to lm_eval" in e.message and "skipped" in e.message
+    assert store.get_source("hub:fake-org/lm-eval-results") is not None and s.exit_code == 1
+    assert hub_server.downloads("a-table") == []
+
+
 def test_hub_gated_repo_with_token(store, hub_server, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_test_allowed_token")
     s = ingest("hub:open-llm-leaderboard/fake-org__gated-details", store=store, fetch_metadata=False)
