@@ -444,7 +444,8 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
     timings["encode"] = time.perf_counter() - t
     filled, hits = False, None
     if represent.is_split(space):
-        filled = bool(represent.unknown(X).any())
+        bare = represent.unknown(X)
+        filled = bool(bare.any())
         name = space_name(space)
         if near and filled and len(prompts) == 1 and vectors.alias_target(name, "prompts") is not None:
             # one search serves both the options fill (its NEIGHBOURS nearest by question, with their rows) and the
@@ -458,6 +459,10 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
             X = represent.fill_unknown(X, rows.mean(axis=0))
         elif filled:
             X = represent.fill_unknown(X, _neighbour_rows(store, vectors, space, X))
+        # options were filled in only where some neighbour had options (the fill's is_mc share p > 0); a prompt whose
+        # neighbours have none (code, on an index that mixes formats or holds no multiple-choice prompt at all) is
+        # its own row, nothing taken from neighbours (before, every prompt without options said "filled")
+        filled = bool((represent.options_share(X)[bare] > 0).any()) if filled else False
     X = represent.add_intercept(X, space)
     return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (hits[:NEAR_PROMPTS] if hits else None)
 
