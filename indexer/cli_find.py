@@ -188,6 +188,8 @@ def _print_result(result) -> None:
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""
         typer.echo(f"filter {name} excluded {n} model(s){extra}")
+    if q.get("unranked"):  # compare mode: the listed models the answer leaves out (as the page and --json say)
+        typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {', '.join(q['unranked'])}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
         typer.echo(f"--prefer-smaller: {result.missing_metadata['prefer_smaller']} model(s) without a parameter count "
                    "are charged as 100B")

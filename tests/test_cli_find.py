@@ -190,6 +190,25 @@ def test_an_empty_answer_says_why(capsys):
         assert words in capsys.readouterr().out
 
 
+def test_compare_mode_text_names_the_listed_models_left_unranked(capsys):
+    """`search -m A -m B` whose answer leaves a listed model out (a filter removed it, or it has no vector): the table
+    is followed by a line naming it, as `--json` (`query.unranked`) and the page do; before, the text dropped it
+    silently (only "filter open_only excluded 1 model(s)", not which)."""
+    from indexer.cli_find import _print_result
+    from indexer.find import Coverage, Evidence, FindResult, ModelResult
+
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    r = ModelResult("org/m", "org/m", False, [], 0.1, 0.1, 0.47, 0.4, 0.55, 0.01, Coverage(), Evidence(), {})
+    query = {"kind": "prompt", "prompts": 1, "rank": "probability", "prefer_smaller": 0.0,
+             "filters": {"open_only": True}, "models": ["org/m", "gpt-4o"], "unranked": ["gpt-4o"]}
+    for results in ([r], []):
+        _print_result(FindResult(query, space, results, {"open_only": 1}, {"open_only": 1}))
+        out = capsys.readouterr().out
+        assert "not ranked (removed by a filter, or without a vector in this space): gpt-4o" in out
+    _print_result(FindResult({**query, "unranked": []}, space, [r], {}, {}))
+    assert "not ranked" not in capsys.readouterr().out
+
+
 def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_path):
     """`search --file`: a missing file, a folder and a file that is not UTF-8 each get one line naming the path once
     and saying what the option takes (before: "cannot read the prompts file: [Errno 2] No such file or directory:
