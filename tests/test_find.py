@@ -552,6 +552,37 @@ def test_options_filled_only_when_some_neighbour_had_options(tmp_path, encoder, 
         store.close()
 
 
+def test_a_lost_prompts_index_is_a_store_error_not_another_answer(idx, monkeypatch):
+    """The prompts collection removed by hand (SQL intact): every query kind is an IndexMissingError (exit 3, HTTP
+    503) saying `taskspace reindex` rebuilds it, as for a lost models or benchmarks collection. Before, the search
+    answered as if the space had no prompts: a question without options filled from the mean of all prompts (on the
+    sample plus evalarena_code, another top model) and every coverage "unknown" with a reason about pulled indexes.
+    A pulled read-only space published without prompt rows still answers, coverage unknown."""
+    import shutil
+    from pathlib import Path
+
+    from indexer.config import get_settings
+    from indexer.errors import IndexMissingError, StoreError
+    from indexer.store.vectors import VectorStore
+
+    store, vectors, _ = idx
+    vectors.close()
+    shutil.rmtree(Path(get_settings().qdrant_path) / "prompts")
+    vectors = VectorStore.from_settings()
+    try:
+        for kw in ({"prompts": "Which planet is the largest in the solar system"},
+                   {"prompts": [ALPHA[0], BETA[1]]}, {"benchmark": "alpha"}):
+            with pytest.raises(IndexMissingError, match=r"the prompts index of space .* is missing from .*"
+                                                        r"`taskspace reindex --space ") as err:
+                find_models(**kw, store=store, vectors=vectors, k=3)
+            assert isinstance(err.value, StoreError)
+        monkeypatch.setattr(store, "is_read_only", lambda space_id: True, raising=False)  # pulled, no prompt rows
+        got = find_models("Which planet is the largest in the solar system", store=store, vectors=vectors, k=3)
+        assert len(got) == 3 and all(r.coverage.measured_near is None for r in got)
+    finally:
+        vectors.close()
+
+
 def test_importing_the_entry_point_is_cheap():
     """`from indexer import find_models` loads no torch, SQLAlchemy or Qdrant client (they load on the first call)."""
     import subprocess
