@@ -209,6 +209,24 @@ def test_compare_mode_text_names_the_listed_models_left_unranked(capsys):
     assert "not ranked" not in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("args,says", [
+    ([], "none was given"), (["-m", "org/a"], "none was given"),
+    (["x", "-b", "alpha"], "not PROMPT and --benchmark together"),
+    (["-f", "-", "-b", "alpha"], "not --file and --benchmark together"),
+])
+def test_search_without_a_task_or_with_two_is_a_usage_error_in_the_commands_terms(args, says):
+    """`taskspace search` with no task (no PROMPT, --file or --benchmark; `-m` alone) or with a prompt and a
+    benchmark: a usage error (exit 2, one line) naming the command's own options, before any store is opened; before,
+    the library's input error (exit 1) "give exactly one of prompts, a benchmark name or a query vector", a vector
+    the command line cannot take."""
+    res = run("search", *args, stdin="")
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], res.stderr
+    assert "PROMPT" in lines[0] and "--file" in lines[0] and "--benchmark" in lines[0] and "vector" not in lines[0]
+    assert res.stdout == ""
+
+
 def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_path):
     """`search --file`: a missing file, a folder and a file that is not UTF-8 each get one line naming the path once
     and saying what the option takes (before: "cannot read the prompts file: [Errno 2] No such file or directory:
