@@ -136,6 +136,13 @@ def search(
     from .find import Filters, find_models
 
     prompts = list(prompt or [])
+    given = [what for what, x in (("PROMPT", prompts), ("--file", file), ("--benchmark", benchmark)) if x]
+    if not given or (benchmark and len(given) > 1):  # checked before any file or store is read: a usage error
+        from .errors import ConfigError
+
+        raise ConfigError("give the task as PROMPT (one or more), --file FILE or --benchmark NAME" +
+                          (f", not {' and '.join(given)} together" if given else "; none was given") +
+                          " (see `taskspace search -h`)")
     if file is not None:
         prompts += read_prompts_file(file)
     filters = Filters(licenses=license or None, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
@@ -188,6 +195,8 @@ def _print_result(result) -> None:
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""
         typer.echo(f"filter {name} excluded {n} model(s){extra}")
+    if q.get("unranked"):  # compare mode: the listed models the answer leaves out (as the page and --json say)
+        typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {', '.join(q['unranked'])}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
         typer.echo(f"--prefer-smaller: {result.missing_metadata['prefer_smaller']} model(s) without a parameter count "
                    "are charged as 100B")

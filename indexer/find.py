@@ -43,7 +43,8 @@ benchmark's own prompts nearest to its vector); a model's ``coverage.near`` is h
 many of those with similarity >= :data:`NEAR_SIMILARITY` it was measured on, and on which benchmarks;
 ``coverage.measured_near`` whether there is one. Those three are null (unknown) when the index cannot tell: it holds
 fewer of the model's per-prompt outcomes than the model's vector was fitted on (an index pulled from a published
-dataset holds none) and none of those it holds is near, or it has no prompts collection; "no" is said only when some
+dataset holds none) and none of those it holds is near, or it has no prompts collection (a pulled space published
+without prompt rows; a local space's lost prompts collection is an IndexMissingError); "no" is said only when some
 indexed prompt is near the query and SQL holds every prompt the model was measured on, or when no indexed prompt at
 all is near.
 ``evidence.prompts`` are the ``evidence`` nearest of them it was measured on, with its outcome on each (repeats
@@ -418,7 +419,7 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
     those of the nearest indexed questions; with ``near`` (one prompt) that search also fetches the neighbourhood
     (:data:`NEAR_PROMPTS` prompts) for coverage and evidence."""
     from . import represent
-    from .query import _neighbour_rows
+    from .query import _neighbour_rows, prompts_indexed
     from .space import space_encoder, space_name
 
     if benchmark is not None:
@@ -444,9 +445,10 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
     timings["encode"] = time.perf_counter() - t
     filled, hits = False, None
     if represent.is_split(space):
-        filled = bool(represent.unknown(X).any())
+        bare = represent.unknown(X)
+        filled = bool(bare.any())
         name = space_name(space)
-        if near and filled and len(prompts) == 1 and vectors.alias_target(name, "prompts") is not None:
+        if near and filled and len(prompts) == 1 and prompts_indexed(store, vectors, space):
             # one search serves both the options fill (its NEIGHBOURS nearest by question, with their rows) and the
             # neighbourhood of coverage and evidence: the same probe, the question embedding (a unit row)
             e = represent.question_width(X.shape[1])
@@ -458,6 +460,10 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
             X = represent.fill_unknown(X, rows.mean(axis=0))
         elif filled:
             X = represent.fill_unknown(X, _neighbour_rows(store, vectors, space, X))
+        # options were filled in only where some neighbour had options (the fill's is_mc share p > 0); a prompt whose
+        # neighbours have none (code, on an index that mixes formats or holds no multiple-choice prompt at all) is
+        # its own row, nothing taken from neighbours (before, every prompt without options said "filled")
+        filled = bool((represent.options_share(X)[bare] > 0).any()) if filled else False
     X = represent.add_intercept(X, space)
     return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (hits[:NEAR_PROMPTS] if hits else None)
 
@@ -669,7 +675,7 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
         n_all = vectors.count(name, "models", where)
     penalty = ("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)) if alpha > 0 else None
     if pred.coverage_aware and near_hits is None:
-        near_hits = _near_hits(vectors, space, q, benchmark)
+        near_hits = _near_hits(vectors, space, q, benchmark, store=store)
     if pred.coverage_aware and near_hits:
         ranked = coverage_ranked(store, vectors, name, q, pred, [_near(h) for h in near_hits[:COVERAGE_PROMPTS]],
                                  filters=where, limit=limit, rank=rank,
@@ -707,7 +713,7 @@ def _raw(hits, alpha: float):
 def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str | None,
              near_hits=None) -> list[ModelResult]:
     """The ranked matches with identity, metadata, coverage and evidence."""
-    near = _neighbourhood(vectors, space, q, near_hits, benchmark) if ranked else []
+    near = _neighbourhood(vectors, space, q, near_hits, benchmark, store=store) if ranked else []
     observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
     # benchmarks nearest to the query: the queried one, then those of the neighbourhood by best similarity
     order: list[str] = [benchmark] if benchmark else []
@@ -744,24 +750,28 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     return out
 
 
-def _neighbourhood(vectors, space, q, hits=None, benchmark: str | None = None) -> list[dict]:
+def _neighbourhood(vectors, space, q, hits=None, benchmark: str | None = None, store=None) -> list[dict]:
     """The :data:`NEAR_PROMPTS` indexed prompts nearest to the query's question embedding: ``id`` (prompt hash),
     ``text`` (snippet), ``benchmark``, ``benchmarks``, ``similarity`` (cosine), nearest first. Empty without a
     prompts collection. ``hits``: that search's hits when it was made already; ``benchmark``: a benchmark query's
     (:func:`_near_hits`)."""
-    return [_near(h) for h in (_near_hits(vectors, space, q, benchmark) if hits is None else hits)]
+    return [_near(h) for h in (_near_hits(vectors, space, q, benchmark, store=store) if hits is None else hits)]
 
 
-def _near_hits(vectors, space, q, benchmark: str | None = None) -> list:
+def _near_hits(vectors, space, q, benchmark: str | None = None, store=None) -> list:
     """The prompts collection's :data:`NEAR_PROMPTS` hits nearest to the query's question embedding (none without
     a prompts collection or with a zero question part). A ``benchmark`` query's neighbourhood is that benchmark's
     own prompts nearest to its vector (a Qdrant filter on the prompts' ``benchmarks``): the question is how models do
     on it, so a model counts as covered where it was measured on it, not on another benchmark whose prompts lie
-    nearer to the benchmark's mean than its own do (all of them, where none is indexed under that name)."""
+    nearer to the benchmark's mean than its own do (all of them, where none is indexed under that name). With
+    ``store``, a prompts collection the index lost though SQL holds the space's prompts is an IndexMissingError
+    (:func:`indexer.query.prompts_indexed`)."""
+    from .query import prompts_indexed
     from .space import space_name
 
     name = space_name(space)
-    if vectors.alias_target(name, "prompts") is None:
+    if not (prompts_indexed(store, vectors, space) if store is not None
+            else vectors.alias_target(name, "prompts") is not None):
         return []
     e = _embed_width(space)
     head = np.asarray(q, dtype=np.float64)[:e]

@@ -157,11 +157,33 @@ def query_vector(store, vectors, space, *, prompts: list[str] | None = None, ben
                          near=False)[0]
 
 
+def prompts_indexed(store, vectors, space) -> bool:
+    """Whether the space's prompts collection is there to search (the options fill, coverage and evidence): True
+    when the index holds it; False for a space that legitimately has none (pulled read-only from a dataset published
+    without prompt rows: SQL holds no prompt texts to build it from). A space whose prompts SQL holds but whose index
+    lost that collection (its folder removed by hand, a damaged copy) is an
+    :class:`~indexer.errors.IndexMissingError` (exit 3, HTTP 503) saying ``taskspace reindex`` rebuilds it, as a
+    missing models or benchmarks collection is; before, the search answered as if the space had no prompts: a
+    question without options filled from the mean of all prompts (another ranking) and every coverage "unknown"."""
+    from .errors import IndexMissingError
+    from .space import space_name
+    from .store.vectors import index_missing
+
+    name = space_name(space)
+    if vectors.alias_target(name, "prompts") is not None:
+        return True
+    read_only = getattr(store, "is_read_only", None)
+    if read_only is not None and read_only(space.id):
+        return False
+    raise IndexMissingError(index_missing(name, ["prompts"], vectors.where))
+
+
 def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
     """For the query rows of a split space whose options are unknown, the mean design row of the
     :data:`~indexer.represent.NEIGHBOURS` indexed prompts nearest by question: one search of the prompts collection
     per query with its question half (the other entries 0, so the score is the question cosine). Without prompt
-    points (an index whose prompts collection was not built) the mean row of all indexed prompts, from the
+    points (an empty prompts collection, or a pulled space published without prompt rows: :func:`prompts_indexed`)
+    the mean row of all indexed prompts, from the
     benchmark vectors."""
     from . import represent
     from .space import space_name
@@ -175,7 +197,7 @@ def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
     probes[:, :e] = X[bare, :e]
     name = space_name(space)
     hits = (vectors.search_many(name, "prompts", probes, limit=represent.NEIGHBOURS, with_vectors=True, payload=False)
-            if vectors.alias_target(name, "prompts") is not None else [[] for _ in bare])
+            if prompts_indexed(store, vectors, space) else [[] for _ in bare])
     fallback = None
     for row, found in zip(bare, hits):
         if found:

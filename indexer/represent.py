@@ -53,7 +53,7 @@ from .features import MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2, mc_covariates, n_feat
 
 __all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_from_neighbours", "feature_set",
            "has_intercept", "is_split", "embed_width", "index_dim", "embed", "design", "rows", "lift", "query_rows",
-           "question_width", "unknown", "fill_unknown", "mean_row", "has_formats", "pattern_formats", "index_vectors",
+           "question_width", "unknown", "options_share", "fill_unknown", "mean_row", "has_formats", "pattern_formats", "index_vectors",
            "effective_rows", "LEVELS", "LEVELS_FORMATS", "has_levels", "strip_levels", "levels", "prior_formats",
            "level_width", "prompt_formats", "format_weights", "prior_matrix", "question_rows", "nearest"]
 
@@ -330,6 +330,12 @@ def question_rows(X: np.ndarray, space_or_params) -> np.ndarray:
 def unknown(X: np.ndarray) -> np.ndarray:
     """(n,) bool: the query rows of a split space whose options are unknown (NaN ``is_mc``)."""
     return np.isnan(X[:, _covariates_at(X.shape[1])])
+
+
+def options_share(X: np.ndarray) -> np.ndarray:
+    """(n,) the ``is_mc`` column of a split space's design rows ``X`` (n, width): 1 with options, 0 without, the share
+    of the neighbours with options for a row :func:`fill_unknown` completed (NaN while unknown)."""
+    return np.asarray(X)[:, _covariates_at(np.asarray(X).shape[1])]
 
 
 def fill_unknown(X: np.ndarray, fill: np.ndarray) -> np.ndarray:

@@ -190,6 +190,43 @@ def test_an_empty_answer_says_why(capsys):
         assert words in capsys.readouterr().out
 
 
+def test_compare_mode_text_names_the_listed_models_left_unranked(capsys):
+    """`search -m A -m B` whose answer leaves a listed model out (a filter removed it, or it has no vector): the table
+    is followed by a line naming it, as `--json` (`query.unranked`) and the page do; before, the text dropped it
+    silently (only "filter open_only excluded 1 model(s)", not which)."""
+    from indexer.cli_find import _print_result
+    from indexer.find import Coverage, Evidence, FindResult, ModelResult
+
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    r = ModelResult("org/m", "org/m", False, [], 0.1, 0.1, 0.47, 0.4, 0.55, 0.01, Coverage(), Evidence(), {})
+    query = {"kind": "prompt", "prompts": 1, "rank": "probability", "prefer_smaller": 0.0,
+             "filters": {"open_only": True}, "models": ["org/m", "gpt-4o"], "unranked": ["gpt-4o"]}
+    for results in ([r], []):
+        _print_result(FindResult(query, space, results, {"open_only": 1}, {"open_only": 1}))
+        out = capsys.readouterr().out
+        assert "not ranked (removed by a filter, or without a vector in this space): gpt-4o" in out
+    _print_result(FindResult({**query, "unranked": []}, space, [r], {}, {}))
+    assert "not ranked" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args,says", [
+    ([], "none was given"), (["-m", "org/a"], "none was given"),
+    (["x", "-b", "alpha"], "not PROMPT and --benchmark together"),
+    (["-f", "-", "-b", "alpha"], "not --file and --benchmark together"),
+])
+def test_search_without_a_task_or_with_two_is_a_usage_error_in_the_commands_terms(args, says):
+    """`taskspace search` with no task (no PROMPT, --file or --benchmark; `-m` alone) or with a prompt and a
+    benchmark: a usage error (exit 2, one line) naming the command's own options, before any store is opened; before,
+    the library's input error (exit 1) "give exactly one of prompts, a benchmark name or a query vector", a vector
+    the command line cannot take."""
+    res = run("search", *args, stdin="")
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], res.stderr
+    assert "PROMPT" in lines[0] and "--file" in lines[0] and "--benchmark" in lines[0] and "vector" not in lines[0]
+    assert res.stdout == ""
+
+
 def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_path):
     """`search --file`: a missing file, a folder and a file that is not UTF-8 each get one line naming the path once
     and saying what the option takes (before: "cannot read the prompts file: [Errno 2] No such file or directory:

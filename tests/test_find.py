@@ -517,9 +517,70 @@ def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(id
     monkeypatch.setattr(vectors, "search", counting)
     monkeypatch.setattr(vectors, "search_many", counting_many)  # the options fill's own search, when not shared
     res = ask(idx, text, k=10)
-    assert res.query["options_filled"] is True
+    assert res.query["options_filled"] is False  # no indexed prompt has options: nothing to take (test below)
     assert {r.model: r.score for r in res} == pytest.approx(old, abs=1e-5)
     assert calls.count("prompts") == 1 and calls.count("models") == 1
+
+
+def test_options_filled_only_when_some_neighbour_had_options(tmp_path, encoder, monkeypatch):
+    """`query.options_filled` (the page's "answer options taken from the nearest indexed questions") is true only
+    when the fill took options from neighbours: a code prompt whose nearest indexed prompts have none is its own row,
+    nothing filled (and on an index without a multiple-choice prompt no query is: the test above). Before, every
+    prompt without options said true."""
+    from indexer import represent
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    from helpers import write_mixed
+
+    quiz, tasks = write_mixed(tmp_path)
+    store, vectors = open_store(), VectorStore.from_settings()
+    try:
+        assert Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(quiz)), SourceSpec(str(tasks))]).status == "ok"
+        monkeypatch.setattr(represent, "NEIGHBOURS", 3)  # 14 prompts indexed: the 3 nearest decide
+        code = "Write a Python function that reverses a doubly linked list."
+        question = "What is the derivative of x^3?"
+        for several in (False, True):  # one prompt (one search for fill and neighbourhood), several (the fill's own)
+            got = find_models([code, code + " Do it in place."] if several else code, store=store, vectors=vectors, k=3)
+            assert got.query["options_filled"] is False
+            got = find_models([question, code] if several else question, store=store, vectors=vectors, k=3)
+            assert got.query["options_filled"] is True
+    finally:
+        vectors.close()
+        store.close()
+
+
+def test_a_lost_prompts_index_is_a_store_error_not_another_answer(idx, monkeypatch):
+    """The prompts collection removed by hand (SQL intact): every query kind is an IndexMissingError (exit 3, HTTP
+    503) saying `taskspace reindex` rebuilds it, as for a lost models or benchmarks collection. Before, the search
+    answered as if the space had no prompts: a question without options filled from the mean of all prompts (on the
+    sample plus evalarena_code, another top model) and every coverage "unknown" with a reason about pulled indexes.
+    A pulled read-only space published without prompt rows still answers, coverage unknown."""
+    import shutil
+    from pathlib import Path
+
+    from indexer.config import get_settings
+    from indexer.errors import IndexMissingError, StoreError
+    from indexer.store.vectors import VectorStore
+
+    store, vectors, _ = idx
+    vectors.close()
+    shutil.rmtree(Path(get_settings().qdrant_path) / "prompts")
+    vectors = VectorStore.from_settings()
+    try:
+        for kw in ({"prompts": "Which planet is the largest in the solar system"},
+                   {"prompts": [ALPHA[0], BETA[1]]}, {"benchmark": "alpha"}):
+            with pytest.raises(IndexMissingError, match=r"the prompts index of space .* is missing from .*"
+                                                        r"`taskspace reindex --space ") as err:
+                find_models(**kw, store=store, vectors=vectors, k=3)
+            assert isinstance(err.value, StoreError)
+        monkeypatch.setattr(store, "is_read_only", lambda space_id: True, raising=False)  # pulled, no prompt rows
+        got = find_models("Which planet is the largest in the solar system", store=store, vectors=vectors, k=3)
+        assert len(got) == 3 and all(r.coverage.measured_near is None for r in got)
+    finally:
+        vectors.close()
 
 
 def test_importing_the_entry_point_is_cheap():

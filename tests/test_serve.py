@@ -366,11 +366,13 @@ def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, remov
     assert client.head("/readyz").status_code == 503
 
 
-@pytest.mark.parametrize("removed", ["qdrant", "benchmarks"])
+@pytest.mark.parametrize("removed", ["qdrant", "benchmarks", "prompts"])
 def test_a_query_on_a_missing_index_is_503_saying_reindex_rebuilds_it(indexed, encoder, removed):
     """The embedded index (or one kind's folder) removed before the server starts, SQL intact: every query kind
     that needs what is gone is 503 `unavailable` saying `taskspace reindex` rebuilds it. Before, 404 `not_found`,
-    which for a benchmark query read as an unknown benchmark; a query of a kind still there answers."""
+    which for a benchmark query read as an unknown benchmark; a query of a kind still there answers. The prompts
+    collection is needed by every kind (the options fill, coverage): before, its loss answered 200 as if the space
+    had none (another ranking, every coverage unknown)."""
     import shutil
 
     from indexer.config import get_settings
@@ -387,7 +389,7 @@ def test_a_query_on_a_missing_index_is_503_saying_reindex_rebuilds_it(indexed, e
                 assert r.status_code == 200, r.text
                 continue
             err = assert_error(r, 503, "unavailable", says="`taskspace reindex --space ")
-            assert "is missing from" in err["message"] and ("the benchmarks index" in err["message"]
+            assert "is missing from" in err["message"] and (f"the {removed} index" in err["message"]
                                                             or removed == "qdrant"), err["message"]
         if removed == "qdrant":
             assert_error(c.get("/v1/models/org/m1"), 503, "unavailable", says="`taskspace reindex --space ")
