@@ -57,6 +57,7 @@ LEADERBOARD_ORGS = {"open-llm-leaderboard": ("search", "-details"), "open-llm-le
 class IngestSummary:
     models: int = 0  # model rows this ingest created
     prompts: int = 0  # prompt rows this ingest created
+    pruned: int = 0  # benchmark memberships of prompts a new revision edited, moved or dropped, removed
     outcomes: int = 0  # outcome cells stored (after averaging copies)
     skipped: int = 0  # sources already ingested at this revision (nothing downloaded or changed)
     sources: int = 0  # sources stored (new or replaced)
@@ -250,6 +251,7 @@ class Ingester:
         s.sources += 1
         s.models += res.models
         s.prompts += res.prompts
+        s.pruned += res.pruned
         s.outcomes += res.outcomes
         self._models.update(o.model for o in batch.outcomes)
         if batch.table is not None:
