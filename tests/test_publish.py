@@ -691,3 +691,18 @@ def test_a_repull_after_the_publisher_renamed_a_benchmark_lists_only_the_publish
             find(benchmark="mmlu_pro/law", store=store_b)
     finally:
         store_b.close()
+
+
+def test_a_dry_run_path_that_is_a_file_is_a_config_error_before_reading_the_records(tmp_path, monkeypatch):
+    """`taskspace publish ORG/NAME --dry-run FILE` (or a path under a file): one line naming --dry-run and the file,
+    exit 2, before the records are read; before, a FileExistsError traceback after building them."""
+    _home(tmp_path, monkeypatch, "home_c")
+    (tmp_path / "afile").write_text("x")
+    for target in (tmp_path / "afile", tmp_path / "afile" / "out"):
+        with pytest.raises(ConfigError, match=f"--dry-run {re.escape(str(target))}: .*{'is a file'}"):
+            publish("tester/recs", dry_run=target)
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "publish", "tester/recs", "--dry-run",
+                          str(tmp_path / "afile")], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr[-2000:]
+    assert "is a file" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "home_c" / "taskspace.db").exists()  # nothing was opened
