@@ -285,10 +285,22 @@ def evaluate(
             typer.echo(f"wrote {p}")
 
 
+def _kinds_option(value: Optional[list[str]]) -> Optional[list[str]]:
+    """``reindex --kind``: checked while the options are parsed (a usage error naming it, exit 2); before, an unknown
+    kind was an input error (exit 1) after the stores were opened, and left a `failed` reindex run."""
+    from .store.vectors import KINDS
+
+    for k in value or []:
+        if k not in KINDS:
+            raise typer.BadParameter(f"unknown collection kind {k!r}; use one of {', '.join(KINDS)}")
+    return value
+
+
 @app.command()
 def reindex(
     space: Optional[str] = typer.Option(None, "--space", help="Only this space: its index name, SQL id or encoder name (default: every space)."),
-    kind: list[str] = typer.Option(None, "--kind", help="Only these collections (repeatable): models, benchmarks, prompts."),
+    kind: list[str] = typer.Option(None, "--kind", callback=_kinds_option,
+                                   help="Only these collections (repeatable): models, benchmarks, prompts."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
     """Rebuild the Qdrant index from SQL (fresh collections, then an atomic alias switch)."""

@@ -8,6 +8,7 @@ Every variable is documented in ``docs/CONFIGURATION.md``; keep that table and `
 from __future__ import annotations
 
 import functools
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,9 +75,12 @@ def _float(name: str, default: float) -> float:
     if raw is None or raw == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise ConfigError(f"{name}={raw!r} is not a number; set it to e.g. {default}") from None
+    if not math.isfinite(value):  # nan passed the `< 0` checks and failed every pass later as an "invalid space"
+        raise ConfigError(f"{name}={raw!r} is not a finite number; set it to e.g. {default}")
+    return value
 
 
 def _int(name: str, default: int, minimum: int = 1) -> int:

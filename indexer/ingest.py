@@ -57,6 +57,7 @@ LEADERBOARD_ORGS = {"open-llm-leaderboard": ("search", "-details"), "open-llm-le
 class IngestSummary:
     models: int = 0  # model rows this ingest created
     prompts: int = 0  # prompt rows this ingest created
+    pruned: int = 0  # benchmark memberships of prompts a new revision edited, moved or dropped, removed
     outcomes: int = 0  # outcome cells stored (after averaging copies)
     skipped: int = 0  # sources already ingested at this revision (nothing downloaded or changed)
     sources: int = 0  # sources stored (new or replaced)
@@ -250,6 +251,7 @@ class Ingester:
         s.sources += 1
         s.models += res.models
         s.prompts += res.prompts
+        s.pruned += res.pruned
         s.outcomes += res.outcomes
         self._models.update(o.model for o in batch.outcomes)
         if batch.table is not None:
@@ -379,12 +381,9 @@ class Ingester:
         batch.source = SourceInfo(kind=kind, location=location, revision=stored_as)
         batch.errors = [replace(e, file=_hub_file(e.file, root, location)) for e in batch.errors]
         batch.warnings = [w.replace(f"{root}/", f"{location}/") for w in batch.warnings]
-        bad = sorted({o.model for o in batch.iter_outcomes() if not is_valid_repo_id(o.model)})
-        for m in bad:
-            s.errors.append(RowError(location, None, f"model id {m!r} is not a valid Hub repo id (ORG/NAME); its outcomes are skipped"))
-        if bad:
-            batch = SourceBatch(source=batch.source, benchmarks=batch.benchmarks, errors=batch.errors, skipped=batch.skipped,
-                                warnings=batch.warnings, outcomes=[o for o in batch.iter_outcomes() if o.model not in bad])
+        # model names are kept as a local copy of the files keeps them (the store checks them; only names that are
+        # Hub repo ids are ever asked of the Hub); before, every name that was not ORG/NAME (gpt-4o, a short name the
+        # identity rules map) was rejected here, so a table of API models in a Hub repo stored nothing
         self.store_batch(batch)
 
     def ingest_hub_org(self, org: str, limit: int | None = None, format: str | None = None, **options) -> None:

@@ -262,7 +262,7 @@ class Indexer:
             return
         # 5. Qdrant
         with _timed(report, "index"):
-            self._sync_index(space, changed=stale + gone, bench_changed=bench_changed or s.prompts > 0,
+            self._sync_index(space, changed=stale + gone, bench_changed=bench_changed or s.prompts > 0 or s.pruned > 0,
                              verify=verify_index, report=report)
 
     def _ingest_one(self, ing, spec: SourceSpec) -> None:
@@ -531,6 +531,9 @@ class Indexer:
                         rebuild.add(kind)
         elif bench_changed:
             rebuild.update({"benchmarks", "prompts"})
+        elif changed and self.vectors.alias_target(name, "benchmarks") is not None and (
+                self.vectors.count(name, "benchmarks") != len(self.store.load_benchmark_vectors(space.id))):
+            rebuild.update({"benchmarks", "prompts"})  # a benchmark removed with a dropped source (`sources drop`)
         if rebuild:
             self.progress.stage("index", f"rebuild {sorted(rebuild)}")
             sync.reindex(self.store, self.vectors, space.id, kinds=sorted(rebuild), encoder=self.encoder,

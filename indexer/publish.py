@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from . import dataset
-from .errors import DimensionError, EncoderError, InputError, NotFoundError
+from .errors import ConfigError, DimensionError, EncoderError, InputError, NotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -304,6 +304,24 @@ def commit_message(added: int, changed: int, removed: int, spaces: int) -> str:
             f"({spaces} space(s))")
 
 
+def _check_dry_run_dir(path: Path) -> None:
+    """A ConfigError naming ``--dry-run PATH`` unless the files can be written there (a folder that exists and can
+    be written, or a path whose nearest existing parent is such a folder)."""
+    import os
+
+    probe = path
+    while not (probe.exists() or probe.is_symlink()) and probe.parent != probe:
+        probe = probe.parent
+    if not probe.exists():
+        raise ConfigError(f"--dry-run {path}: {probe} is a broken symbolic link; give a folder to write the records into")
+    if not probe.is_dir():
+        where = "is a file" if probe == path else f"cannot be created: {probe} is a file"
+        raise ConfigError(f"--dry-run {path}: {where}; give a folder to write the records into")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        where = "cannot be written" if probe == path else f"cannot be created: {probe} cannot be written"
+        raise ConfigError(f"--dry-run {path}: {where} (permission denied); give a folder you can write")
+
+
 def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | Path | None = None,
             include_restricted: bool = False, store=None, hub=None) -> PublishResult:
     """Publish the records (see the module docstring)."""
@@ -311,6 +329,8 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
 
     if not is_valid_repo_id(repo_id):
         raise InputError(f"{repo_id!r} is not a Hub repo id ORG/NAME")
+    if dry_run is not None:  # before the records are read: a file there raised FileExistsError at the end
+        _check_dry_run_dir(Path(dry_run))
     own = store is None
     if own:
         from .store.sql import open_store

@@ -44,6 +44,15 @@ def test_bad_settings_name_the_variable(monkeypatch, name, value, match):
         get_settings()
 
 
+@pytest.mark.parametrize("name", ["TASKSPACE_LAMBDA", "TASKSPACE_EPS"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
+def test_a_solver_setting_that_is_not_finite_is_a_config_error_naming_it(monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    reset_settings()
+    with pytest.raises(ConfigError, match=f"{name}={value!r} is not a finite number"):
+        get_settings()
+
+
 def test_every_setting_is_documented():
     doc = (ROOT / "docs" / "CONFIGURATION.md").read_text()
     assert env_table_markdown() in doc, "regenerate docs/CONFIGURATION.md from ENV_VARS"

@@ -437,3 +437,20 @@ def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
     with open_store() as store:
         assert store.list_sources() == []
     assert ingest(str(LM_OUT), filter="none", fetch_metadata=False).sources > 0  # its own options still read
+
+
+def test_a_table_in_a_hub_dataset_keeps_model_names_as_a_local_copy_does(store, hub_server, tmp_path):
+    """A plain table in a Hub dataset repo with API models and short names (`gpt-4o`, `Llama-2-7b-hf`) is stored
+    as the same table read from a folder: names kept as given (or mapped by the identity rules). Before, every
+    outcome of a model whose name was not ORG/NAME was rejected ("not a valid Hub repo id ... skipped"), so such a
+    repo stored nothing, exit 1, every pass."""
+    rows = [("gpt-4o", "p1", 1), ("gpt-4o", "p2", 0), ("Llama-2-7b-hf", "p1", 0), ("org/model", "p3", 1)]
+    write_table(hub_server.root / "datasets" / "qa-org" / "table-results", rows)
+    local = write_table(tmp_path / "t", rows)
+    s = ingest("hub:qa-org/table-results", store=store, fetch_metadata=False)
+    assert (s.errors, s.sources, s.outcomes, s.exit_code) == ([], 1, 4, 0)
+    hub_models = sorted(store.load_outcomes().models)
+    assert "gpt-4o" in hub_models and len(hub_models) == 3
+    assert store.delete_source("hub:qa-org/table-results")
+    assert ingest(str(local), store=store, fetch_metadata=False).outcomes == 4
+    assert sorted(store.load_outcomes().models) == hub_models

@@ -477,3 +477,66 @@ def test_a_pass_with_nothing_new_rebuilds_an_index_folder_removed_by_hand(tmp_pa
     ix = env()
     r = ix.run()
     assert r.counts["rebuilt"] == [] and ix.vectors._clients == {}  # intact: nothing rebuilt, no kind opened
+
+
+def _write_membership(folder, benches: dict[str, str], outcomes: dict[str, list[int]]) -> None:
+    """prompts.jsonl (text -> its benchmark) + outcomes.csv (model -> 0/1 per text, in the dict's order)."""
+    import csv
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = list(benches)
+    with open(folder / "prompts.jsonl", "w") as f:
+        for j, t in enumerate(texts):
+            f.write(json.dumps({"prompt_id": f"p{j}", "benchmark": benches[t], "text": t}) + "\n")
+    with open(folder / "outcomes.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["model", "prompt_id", "correct"])
+        for m, ys in outcomes.items():
+            for j, y in enumerate(ys):
+                w.writerow([m, f"p{j}", int(y)])
+
+
+def test_a_source_that_edits_renames_or_drops_prompts_leaves_no_stale_benchmark_membership(tmp_path, env):
+    from indexer.space import space_name
+
+    rng = np.random.default_rng(7)
+    src = tmp_path / "a"
+    texts = [f"Membership question {j} on {['algebra', 'poetry', 'law', 'chemistry'][j % 4]}: item {j}?" for j in range(8)]
+    ys = {m: list(rng.integers(0, 2, 8)) for m in ("m1", "m2", "m3")}
+    _write_membership(src, {t: "alpha" for t in texts}, ys)
+    ix = env()
+    ix.run([SourceSpec(str(src))])
+    # the next revision: the text of prompt 0 edited, prompts 6 and 7 moved to benchmark beta
+    edited = ["Membership question 0, reworded: algebra item 0?"] + texts[1:]
+    _write_membership(src, {t: ("beta" if j >= 6 else "alpha") for j, t in enumerate(edited)}, ys)
+    r = ix.run()
+    assert r.exit_code == 0, r.errors
+    counts = {b.name: b.n_prompts for b in ix.store.list_benchmarks()}
+    assert counts == {"alpha": 6, "beta": 2}
+    alpha = set(ix.store.prompt_texts(ix.store.benchmark_prompts("alpha")))
+    assert alpha == set(edited[:6])
+    space = ix.store.list_spaces()[0]
+    vecs = {bv.benchmark: bv.n_prompts for bv in ix.store.load_benchmark_vectors(space.id)}
+    assert vecs == {"alpha": 6, "beta": 2}
+    name = space_name(space)
+    assert all(d.clean for d in sync.check(ix.store, ix.vectors))
+    assert ix.vectors.count(name, "prompts") == 8  # the old text of prompt 0 is no longer an indexed prompt
+    # the revision after: benchmark beta's prompts gone from the source
+    _write_membership(src, {t: "alpha" for t in edited[:6]}, {m: y[:6] for m, y in ys.items()})
+    r = ix.run()
+    assert r.exit_code == 0, r.errors
+    assert {b.name: b.n_prompts for b in ix.store.list_benchmarks()} == {"alpha": 6}
+    assert {bv.benchmark for bv in ix.store.load_benchmark_vectors(space.id)} == {"alpha"}
+    assert all(d.clean for d in sync.check(ix.store, ix.vectors))
+    assert ix.vectors.count(name, "benchmarks") == 1
+    # the source dropped (`taskspace sources drop`): its benchmark goes with it, from SQL and from the index
+    from indexer import sourcelist
+
+    sourcelist.remove(ix.settings.sources_file, str(src))
+    assert ix.store.delete_source(str(src))
+    assert ix.store.list_benchmarks() == []
+    r = ix.run()
+    assert r.exit_code == 0, r.errors
+    assert ix.vectors.count(name, "benchmarks") == 0, r.counts
+    assert all(d.clean for d in sync.check(ix.store, ix.vectors))

@@ -660,3 +660,49 @@ def test_a_pooled_index_with_two_answer_formats_pulls_with_its_per_format_prior(
     finally:
         vectors_b.close()
         store_b.close()
+
+
+def test_a_repull_after_the_publisher_renamed_a_benchmark_lists_only_the_published_ones(publisher, tmp_path,
+                                                                                        monkeypatch, encoder):
+    """The publisher renames a benchmark and publishes again; pulling again lists the published benchmarks only.
+    Before, the old name stayed in `taskspace benchmarks` with 0 prompts and 0 models, and `search --benchmark OLD`
+    said its vector was not computed yet and to run `taskspace index` (which does nothing on a pulled home)."""
+    from indexer.browse import list_benchmarks
+    from indexer.errors import NotFoundError
+    from indexer.find import find_models as find
+
+    store_a, vectors_a, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d1")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d1"))
+    _home(tmp_path, monkeypatch, "home_a")
+    prompts = tmp_path / "sample" / "prompts.jsonl"
+    prompts.write_text(prompts.read_text().replace('"mmlu_pro/law"', '"mmlu_pro/jurisprudence"'))
+    assert Indexer(store_a, vectors_a, encoder=encoder).run().exit_code == 0
+    want = sorted(r["name"] for r in list_benchmarks(store=store_a))
+    assert "mmlu_pro/law" not in want and "mmlu_pro/jurisprudence" in want
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d2")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d2"))
+    store_b = open_store()
+    try:
+        assert sorted(r["name"] for r in list_benchmarks(store=store_b)) == want
+        with pytest.raises(NotFoundError, match="unknown benchmark"):
+            find(benchmark="mmlu_pro/law", store=store_b)
+    finally:
+        store_b.close()
+
+
+def test_a_dry_run_path_that_is_a_file_is_a_config_error_before_reading_the_records(tmp_path, monkeypatch):
+    """`taskspace publish ORG/NAME --dry-run FILE` (or a path under a file): one line naming --dry-run and the file,
+    exit 2, before the records are read; before, a FileExistsError traceback after building them."""
+    _home(tmp_path, monkeypatch, "home_c")
+    (tmp_path / "afile").write_text("x")
+    for target in (tmp_path / "afile", tmp_path / "afile" / "out"):
+        with pytest.raises(ConfigError, match=f"--dry-run {re.escape(str(target))}: .*{'is a file'}"):
+            publish("tester/recs", dry_run=target)
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "publish", "tester/recs", "--dry-run",
+                          str(tmp_path / "afile")], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr[-2000:]
+    assert "is a file" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "home_c" / "taskspace.db").exists()  # nothing was opened

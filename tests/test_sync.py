@@ -315,6 +315,15 @@ def test_cli_reindex_and_check(encoder, taskspace_home, cli):
     assert rc == 6 and "another taskspace process is using the index at" in err and "Traceback" not in err
 
 
+def test_reindex_with_an_unknown_kind_is_a_usage_error(taskspace_home, cli):
+    """`taskspace reindex --kind bogus`: a usage error naming the option and the kinds (exit 2), before any store is
+    opened; before, exit 1 after opening both stores, and a `failed` reindex run in `taskspace runs`."""
+    rc, out, err = cli("reindex", "--kind", "models", "--kind", "bogus")
+    assert rc == 2 and out == "", (rc, out, err)
+    assert len(err.strip().splitlines()) == 1 and "'--kind'" in err and "models, benchmarks, prompts" in err, err
+    assert not (taskspace_home / "taskspace.db").exists()
+
+
 def test_check_and_reindex_without_the_sqlite_file_say_sql_is_missing(encoder, taskspace_home, cli):
     """The SQLite file deleted, the Qdrant folder beside it kept: `check` and `reindex` say the SQL database is missing
     at its path, that it is the source of truth and to re-index the sources with `taskspace index` (exit 3), and

@@ -339,14 +339,18 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
         return self.get_source(location)
 
     def delete_source(self, location: str) -> bool:
-        """Remove a source and all its outcomes in one transaction (models and prompts stay). False if unknown."""
+        """Remove a source and all its outcomes in one transaction (models and prompt texts stay; a benchmark no
+        longer holds the prompts only this source's outcomes put there, and one left empty is removed). False if
+        unknown."""
         with self._write() as conn:
             sid = conn.execute(select(Source.id).where(Source.location == location)).scalar()
             if sid is None:
                 return False
             touched = list(conn.execute(select(OutcomeBlock.model_id).where(OutcomeBlock.source_id == sid)).scalars())
+            was = self._block_prompts(conn, sid)
             conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == sid))
             conn.execute(delete(Source).where(Source.id == sid))
+            self._prune_membership(conn, was, {})
             self._refresh_outcome_digests(conn, touched)
         return True
 

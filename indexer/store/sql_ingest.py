@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session
 
 from ..errors import InputError, StoreError
 from ..records import OutcomeTable, SourceBatch, name_problem, prompt_hash, text_problem
-from .sql_models import Benchmark, BenchmarkPrompt, Model, ModelAlias, OutcomeBlock, Prompt, Source, utcnow
+from .sql_models import (Benchmark, BenchmarkPrompt, BenchmarkVectorRow, Model, ModelAlias, OutcomeBlock, Prompt,
+                         Source, utcnow)
 from .sql_types import IngestResult, chunks, looks_like_repo_id
 
 
@@ -437,7 +438,9 @@ class IngestMixin:
         self._forget_point_digests(conn, {r["model_id"] for a, r in alias_rows.items() if a not in known})
         # the source row: replace a previous revision's outcomes
         touched = set(mids.values())  # the models whose outcomes this changes: their stored digests are recomputed
+        was: dict[int, set[int]] = {}  # benchmark id -> the prompts the replaced revision had outcomes on
         if existing is not None:
+            was = self._block_prompts(conn, existing.id)
             touched.update(conn.execute(select(OutcomeBlock.model_id).where(OutcomeBlock.source_id == existing.id)).scalars())
             conn.execute(delete(OutcomeBlock).where(OutcomeBlock.source_id == existing.id))
             source_id = existing.id
@@ -483,7 +486,49 @@ class IngestMixin:
             (b["model_id"], src.location, bench_name[b["benchmark_id"]], b["digest"]) for b in blocks]))
         conn.execute(update(Source).where(Source.id == source_id).values(
             kind=src.kind, revision=revision, seen_revision=revision, checked_at=now, ingested_at=now, n_outcomes=total))
-        return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None, source_id=source_id)
+        kept = {bench_ids[name]: {pids[h] for h in prompts} for name, prompts in order.items()}
+        pruned = self._prune_membership(conn, was, kept)
+        return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None,
+                            source_id=source_id, pruned=pruned)
+
+    @staticmethod
+    def _block_prompts(conn, source_id: int) -> dict[int, set[int]]:
+        """Benchmark id -> the prompt ids of the source's outcome blocks there."""
+        out: dict[int, set[int]] = {}
+        for bid, p in conn.execute(select(OutcomeBlock.benchmark_id, OutcomeBlock.prompt_ids)
+                                   .where(OutcomeBlock.source_id == source_id)).all():
+            out.setdefault(bid, set()).update(np.frombuffer(p, dtype="<i4").tolist())
+        return out
+
+    @staticmethod
+    def _prune_membership(conn, was: dict[int, set[int]], kept: dict[int, set[int]]) -> int:
+        """After a source's outcomes were replaced or deleted: take out of each benchmark the prompts the old outcomes
+        put there (``was``) that neither the new revision lists there (``kept``) nor any stored outcome block of the
+        benchmark still holds (a prompt edited, moved to another benchmark, or dropped); the vectors of a benchmark
+        that lost prompts are deleted (the next pass computes them again), and a benchmark left without prompts and
+        outcomes is deleted. Membership only ever grew before, so a benchmark kept the prompts of every revision.
+        Returns how many memberships were removed."""
+        removed = 0
+        for bid in sorted(was):
+            gone = was[bid] - kept.get(bid, set())
+            if not gone:
+                continue
+            for p in conn.execute(select(OutcomeBlock.prompt_ids).where(OutcomeBlock.benchmark_id == bid)).scalars():
+                gone.difference_update(np.frombuffer(p, dtype="<i4").tolist())
+                if not gone:
+                    break
+            if not gone:
+                continue
+            for c in chunks(sorted(gone)):
+                conn.execute(delete(BenchmarkPrompt).where(BenchmarkPrompt.benchmark_id == bid,
+                                                           BenchmarkPrompt.prompt_id.in_(c)))
+            conn.execute(delete(BenchmarkVectorRow).where(BenchmarkVectorRow.benchmark_id == bid))
+            removed += len(gone)
+            left = conn.execute(select(BenchmarkPrompt.prompt_id).where(BenchmarkPrompt.benchmark_id == bid).limit(1)).first()
+            blocks = conn.execute(select(OutcomeBlock.id).where(OutcomeBlock.benchmark_id == bid).limit(1)).first()
+            if left is None and blocks is None:
+                conn.execute(delete(Benchmark).where(Benchmark.id == bid))
+        return removed
 
     def _insert_blocks(self, conn: Session, blocks: list[dict]) -> None:
         """One executemany per 2,000 blocks, straight to the driver (SQLAlchemy's per-row parameter processing

@@ -23,8 +23,8 @@ import numpy as np
 from sqlalchemy import delete, func, select, update
 
 from ..errors import InputError, ReadOnlyError
-from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock, Source, Space,
-                         SpaceCalibrationRow, SpacePatternRow, SpacePriorRow, utcnow)
+from .sql_models import (Benchmark, BenchmarkPrompt, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock,
+                         Source, Space, SpaceCalibrationRow, SpacePatternRow, SpacePriorRow, utcnow)
 from .sql_types import MODEL_FIELDS, BenchmarkVector, ModelVector, chunks
 from .sql_derived import _folded
 
@@ -114,6 +114,18 @@ class RecordsMixin:
         with self._write("dropping the pulled prior") as conn:
             conn.execute(delete(SpacePriorRow).where(SpacePriorRow.space_id == space_id))
 
+    @staticmethod
+    def _drop_unused_benchmarks(conn, keep: set[int]) -> None:
+        """Benchmarks a re-pull no longer brings (the publisher renamed or dropped them) and nothing here uses (no
+        prompt, outcome or vector in any space) are removed; before, they stayed listed with 0 prompts and 0 models,
+        and a search for one said to run `taskspace index`."""
+        used = (select(BenchmarkPrompt.benchmark_id).union(select(OutcomeBlock.benchmark_id),
+                                                           select(BenchmarkVectorRow.benchmark_id)))
+        unused = [b for b in conn.execute(select(Benchmark.id).where(Benchmark.id.not_in(used))).scalars()
+                  if b not in keep]
+        for c in chunks(unused):
+            conn.execute(delete(Benchmark).where(Benchmark.id.in_(c)))
+
     def import_spaces(self, items: Sequence[ImportedSpace]) -> list[int]:
         """Write pulled spaces in one transaction (see the module docstring); returns their SQL ids. A space of the
         same key that was built here (has vectors and no pulled marker) is refused; a pulled one is replaced."""
@@ -194,6 +206,7 @@ class RecordsMixin:
                    for b in item.benchmark_vectors]
         for c in chunks(bv_rows, 500):
             conn.execute(BenchmarkVectorRow.__table__.insert(), c)
+        self._drop_unused_benchmarks(conn, set(bids.values()))
         values = dict(kind=PULLED_KIND, revision=item.revision[:128], seen_revision=item.origin[:128],
                       checked_at=utcnow(), ingested_at=utcnow(), n_outcomes=0)
         if marker is None:

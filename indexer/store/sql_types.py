@@ -65,6 +65,7 @@ class IngestResult:
     skipped: bool = False  # location + revision already ingested: nothing changed
     replaced: bool = False  # a previous revision's outcomes were replaced
     source_id: int | None = None
+    pruned: int = 0  # benchmark memberships the replaced revision left (a prompt edited, moved or dropped) removed
 
 
 class StoredOutcomes(NamedTuple):
