@@ -493,12 +493,14 @@ class IngestMixin:
 
     @staticmethod
     def _block_prompts(conn, source_id: int) -> dict[int, set[int]]:
-        """Benchmark id -> the prompt ids of the source's outcome blocks there."""
-        out: dict[int, set[int]] = {}
+        """Benchmark id -> the prompt ids of the source's outcome blocks there (most of a benchmark's blocks list the
+        same prompts: each distinct list is decoded once, not one Python int per cell of a 32k-model source)."""
+        blobs: dict[int, set[bytes]] = {}
         for bid, p in conn.execute(select(OutcomeBlock.benchmark_id, OutcomeBlock.prompt_ids)
                                    .where(OutcomeBlock.source_id == source_id)).all():
-            out.setdefault(bid, set()).update(np.frombuffer(p, dtype="<i4").tolist())
-        return out
+            blobs.setdefault(bid, set()).add(bytes(p))
+        return {bid: set(np.unique(np.concatenate([np.frombuffer(b, dtype="<i4") for b in bs])).tolist())
+                for bid, bs in blobs.items()}
 
     @staticmethod
     def _prune_membership(conn, was: dict[int, set[int]], kept: dict[int, set[int]]) -> int:
