@@ -277,7 +277,9 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
     with lock:
         for rec in resolve_spaces(sql, space):
             t0, name, counts = time.perf_counter(), space_name(rec), {}
-            for kind in kinds:
+            # the models collection last: a search needs the prompts (neighbours, coverage) and benchmarks as soon as
+            # the models answer, so on a new space's first build no query sees models without prompts (a 503)
+            for kind in sorted(kinds, key=lambda k: k == "models"):
                 if kind == "prompts" and _pulled_read_only(sql, rec):
                     log.info("space %s was pulled and is read-only: its prompts collection (from the pulled files, "
                              "no texts in SQL) is kept", name)
@@ -298,6 +300,7 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
                 counts[kind] = vectors.rebuild(name, kind, points, dim=rec.dim, size=size).count
                 if digests is not None:
                     digests.save()
+            counts = {k: counts[k] for k in kinds if k in counts}  # reported in the order asked
             results.append(ReindexResult(name, rec.id, counts, time.perf_counter() - t0))
             log.info("reindexed space %s: %s", name, counts)
     return results

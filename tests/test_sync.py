@@ -99,6 +99,18 @@ def test_reindex_builds_every_collection_and_check_is_clean(store, vs, encoder):
     assert vs.search(name, "benchmarks", q, limit=1)[0].key == "toy/geo"
 
 
+def test_reindex_builds_the_models_collection_last(store, vs, encoder, monkeypatch):
+    """A search needs the prompts collection as soon as the models answer (a lost one is a 503 saying reindex), so a
+    first build writes models last: a query between the kinds (an API process beside the worker) finds no models
+    yet rather than models without prompts. The counts are still reported in the order asked."""
+    fill(store, encoder)
+    built, rebuild = [], vs.rebuild
+    monkeypatch.setattr(vs, "rebuild", lambda name, kind, *a, **kw: built.append(kind) or rebuild(name, kind, *a, **kw))
+    (res,) = reindex(store, vs, encoder=encoder)
+    assert built[-1] == "models" and sorted(built) == ["benchmarks", "models", "prompts"]
+    assert list(res.counts) == ["models", "benchmarks", "prompts"]
+
+
 def test_an_index_written_with_every_metadata_field_and_the_old_payload_indexes_still_answers(store, vs, encoder,
                                                                                                monkeypatch):
     """Model points written before sync.UNSTORED (their payload carries every metadata field) under the payload
@@ -256,7 +268,9 @@ def test_sigkill_mid_reindex_then_reindex_is_clean(tmp_path, vs, encoder):
             proc.kill()
     with Store(url) as sql, VectorStore(path=tmp_path / "qdrant") as vs2:
         name = space_name(space)
-        assert {k: vs2.alias_target(name, k) for k in old} == old  # the old complete index still serves
+        now = {k: vs2.alias_target(name, k) for k in old}
+        assert now["models"] == old["models"]  # the killed kind's old complete collection still serves
+        assert all(now[k] for k in old)  # the kinds rebuilt before it (models come last) were switched whole
         drift = only(check(sql, vs2))
         assert drift.stale["models"] == sorted(MODELS) and not drift.missing["models"] and not drift.extra["models"]
         assert len(vs2.physical_collections(name)) == 4  # + the killed rebuild's orphan
