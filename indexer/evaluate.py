@@ -333,6 +333,14 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
                  f"{', ...' if len(empty) > 5 else ''}): no model with a source outcome was measured on their targets "
                  "(each model measured on its own benchmark only?), so their metrics are NaN; use --split in-sample "
                  "or --split coverage for such data"] if empty else [])
+    if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
+        alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
+        if alone:
+            warnings.append(
+                f"{len(alone)} of {len(folds)} folds have no uncovered model left to score "
+                f"({', '.join(sorted(set(alone), key=str)[:5])}{', ...' if len(set(alone)) > 5 else ''}): the models "
+                f"hidden from the group were measured on it alone, so they have no source outcome; their uncovered "
+                f"metrics are NaN (the uncovered part needs models measured on more than one {header['group_by']})")
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
     agg["methods"]["default"]["options"] = default.options
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
@@ -356,6 +364,13 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
         slug = "+".join(Path(d["name"]).name or "data" for d in header["datasets"]) + f"_{split}"
         out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
     return out
+
+
+def _uncovered_kept(observed: np.ndarray, fold) -> bool:
+    """Whether some uncovered model of a coverage ``fold`` keeps a source outcome (outside the hidden prompts), so
+    that it takes part in the fold (:func:`indexer.evaluation.protocol.run_folds`)."""
+    src = np.setdiff1d(fold.train, fold.hide_prompts, assume_unique=True)
+    return bool(observed[np.ix_(np.asarray(fold.hide_models), src)].any())
 
 
 def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, eps: float) -> list[dict]:

@@ -978,3 +978,19 @@ def test_one_seed_shows_no_spread(sample_embeddings):
     assert '_std": null' in json.dumps(res) and "±" not in format_result(res).split("\n", 3)[3]
     assert "one seed, so no spread" in res["protocol"]
     assert re.search(r"default\s+0\.\d{3}\s", format_result(res))
+
+
+def test_coverage_split_whose_uncovered_models_have_no_source_left_reports_nan_with_a_warning():
+    # one group: the uncovered half of the models loses every source outcome, so no uncovered model takes part in
+    # any fold; before, selection over the empty part crashed (ValueError: zero-size array to reduction operation)
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=2, M=6, per_group=20, groups=1)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("one-group", split="coverage", seeds=1, matrix=m, embeddings=D, sweep=False, method="paper")
+    entry = res["methods"]["default"]
+    assert np.isfinite(entry["covered"]["auc"]) and np.isnan(entry["uncovered"]["selection_accuracy"])
+    assert any("uncovered" in w and "1 of 1" in w for w in res["warnings"])
+    assert metrics.selection(np.zeros((0, 3)), np.zeros((0, 3)))["prompts"] == 0
+    assert "warning: " in format_result(res)
