@@ -994,3 +994,24 @@ def test_coverage_split_whose_uncovered_models_have_no_source_left_reports_nan_w
     assert any("uncovered" in w and "1 of 1" in w for w in res["warnings"])
     assert metrics.selection(np.zeros((0, 3)), np.zeros((0, 3)))["prompts"] == 0
     assert "warning: " in format_result(res)
+
+
+def test_evaluate_json_is_standard_json_with_null_for_a_metric_without_a_value(tmp_path):
+    # an all-correct data set has no AUC (no negative) and no bench r: `--json` printed the bare token NaN, which is not
+    # JSON (RFC 8259: jq 1.6, JavaScript's JSON.parse and Go's encoding/json refuse the whole document)
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    folder = tmp_path / "right"
+    folder.mkdir()
+    texts = [f"What is {j} plus {j + 1}?" for j in range(10)] + [f"Name the capital of country {j}." for j in range(10)]
+    (folder / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": f"p{j}", "benchmark": "add" if j < 10 else "geo", "text": t}) + "\n"
+        for j, t in enumerate(texts)))
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{i},p{j},1\n" for i in range(3) for j in range(20)))
+    out = CliRunner().invoke(app, ["evaluate", str(folder), "--no-sweep", "--json", "--encoder", "all-MiniLM-L6-v2"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert data["methods"]["default"]["auc"] is None and data["methods"]["default"]["accuracy"] == 1.0
