@@ -189,8 +189,16 @@ def evaluate(
         check_plots_dir(plots_dir)  # a file there, or a folder that cannot be written: now, not after the evaluation
     lam = 1.0 if lam is None else float(lam)
     eps = 0.0 if eps is None else float(eps)
-    if not (np.isfinite(lam) and lam >= 0 and np.isfinite(eps) and eps >= 0):
-        raise InputError(f"--lambda {lam} and --eps {eps} must be finite numbers >= 0")
+    for option, value in (("--lambda", lam), ("--eps", eps)):  # a bad option value: exit 2 naming it, as the others
+        if not (np.isfinite(value) and value >= 0):
+            raise ConfigError(f"{option} {value}: must be a finite number >= 0")
+    if format is not None:
+        from .sources.registry import get_reader
+
+        try:
+            get_reader(format)
+        except InputError as exc:
+            raise ConfigError(f"--format {format!r}: {exc}") from None
     try:
         default = _default_space(method)
     except InputError as exc:

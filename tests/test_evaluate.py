@@ -929,6 +929,11 @@ def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(t
     (["--method", "bogus"], "Invalid value for '--method': unknown solver method 'bogus'; use auto-mc"),
     (["--group-by", "nofield", "--no-sweep"], "error: --group-by 'nofield': prompts have no field 'nofield' to group by; "
                                               "available: benchmark, src"),
+    # before: exit 1, "--lambda -1.0 and --eps 0.0 must be ..." naming both options whichever was bad
+    (["--lambda", "-1"], "error: --lambda -1.0: must be a finite number >= 0"),
+    (["--eps", "nan"], "error: --eps nan: must be a finite number >= 0"),
+    # before: exit 1, "<DATA>: unknown format 'bogus'" (as if DATA were at fault)
+    (["--format", "bogus"], "Invalid value for '--format': unknown format 'bogus'; use one of table, lm_eval, lighteval"),
 ])
 def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monkeypatch, sample_embeddings):
     """`evaluate --seeds 0`, `--method bogus`, `--group-by nofield`: one line naming the option, exit 2 (as `--split
@@ -946,6 +951,14 @@ def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monk
     if "--group-by" in args:
         with pytest.raises(ConfigError, match="--group-by 'nofield'"):
             ev.evaluate(SAMPLE, matrix=m, embeddings=D, group_by="nofield")
+    elif "--lambda" in args or "--eps" in args:
+        with pytest.raises(ConfigError, match=r"--lambda -1.0: must be"):
+            ev.evaluate(SAMPLE, matrix=m, embeddings=D, lam=-1)
+        with pytest.raises(ConfigError, match=r"--eps inf: must be"):
+            ev.evaluate(SAMPLE, matrix=m, embeddings=D, eps=float("inf"))
+    elif "--format" in args:
+        with pytest.raises(ConfigError, match="--format 'bogus': unknown format"):
+            ev.evaluate(SAMPLE, format="bogus")
     elif "--method" in args:
         with pytest.raises(ConfigError, match="--method: unknown solver method"):
             ev.evaluate(SAMPLE, matrix=m, embeddings=D, method="bogus")
