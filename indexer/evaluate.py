@@ -49,6 +49,7 @@ from .evaluation import protocol, splits
 from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch, merge
+from .sources.common import count_rejected
 
 __all__ = ["SPLITS", "SPLIT_CHOICES", "evaluate", "load_matrix", "load_pooled", "sweep_grid"]
 
@@ -257,7 +258,8 @@ def evaluate(
         "group_by": group_by or "benchmark",
         "queries": queries,
         "queries_changed": len(changed),
-        "rejected_rows": [str(e) for e in m.errors],
+        "rejected_rows": [str(e) for e in m.errors],  # at most 20 of each problem, then "N more rows rejected"
+        "rejected_count": count_rejected(m.errors),
     }
     splits_todo = SPLITS[split]
     extra = dict(peer_contestants(peers, m.benchmarks))  # the published peers (--peers), then the caller's

@@ -1028,3 +1028,22 @@ def test_evaluate_json_is_standard_json_with_null_for_a_metric_without_a_value(t
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
     assert data["methods"]["default"]["auc"] is None and data["methods"]["default"]["accuracy"] == 1.0
+
+
+def test_the_rejected_rows_warning_counts_every_rejected_row(tmp_path, sample_embeddings):
+    # 30 bad rows of one kind: 20 are listed, the rest folded into "10 more rows rejected: ..."; the warning said
+    # "21 input problem(s) skipped" (the messages), not the 30 rows
+    from indexer.evaluate import evaluate, load_matrix
+    from indexer.evaluation.report import format_result
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "prompts.jsonl").write_text((SAMPLE / "prompts.jsonl").read_text())
+    rows = (SAMPLE / "outcomes.csv").read_text().splitlines()
+    rows[1:1] = [f"Llama-2-13b-hf,no-such-prompt-{k},1" for k in range(30)]
+    (folder / "outcomes.csv").write_text("\n".join(rows) + "\n")
+    m = load_matrix(folder)
+    _, D = sample_embeddings
+    res = evaluate(folder, split="oos", matrix=m, embeddings=D, sweep=False)
+    assert len(res["rejected_rows"]) == 21 and res["rejected_count"] == 30
+    assert "warning: 30 input rows or problems skipped" in format_result(res)
