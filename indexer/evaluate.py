@@ -339,10 +339,15 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
     # a fold with nothing to score (no model of the source was measured on its targets: e.g. every model measured on
     # one benchmark only, then leaving a benchmark out leaves none) has NaN metrics: say so instead of printing NaN
     empty = [r.name for r in results if r.cells == 0]
+    # what helps depends on the split: leaving a group out of models each measured on one group needs another split;
+    # elsewhere the data is too thin (every model measured on a held-out prompt had no other outcome)
+    why = ("(each model measured on its own benchmark only?), so their metrics are NaN; use --split in-sample or "
+           "--split coverage for such data" if split == "oos" else
+           f"(every model measured on a held-out prompt has no other outcome: {int(m.observed.sum())} outcomes in all), "
+           "so their metrics are NaN; such data is too thin to evaluate")
     warnings = ([f"{len(empty)} of {len(results)} folds have no cell to score ({', '.join(map(str, empty[:5]))}"
                  f"{', ...' if len(empty) > 5 else ''}): no model with a source outcome was measured on their targets "
-                 "(each model measured on its own benchmark only?), so their metrics are NaN; use --split in-sample "
-                 "or --split coverage for such data"] if empty else [])
+                 + why] if empty else [])
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
         alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
         if alone:

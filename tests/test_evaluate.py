@@ -1047,3 +1047,17 @@ def test_the_rejected_rows_warning_counts_every_rejected_row(tmp_path, sample_em
     res = evaluate(folder, split="oos", matrix=m, embeddings=D, sweep=False)
     assert len(res["rejected_rows"]) == 21 and res["rejected_count"] == 30
     assert "warning: 30 input rows or problems skipped" in format_result(res)
+
+
+def test_the_nothing_to_score_warning_advises_another_split_only_where_one_helps():
+    # each model measured on one prompt only: an in-sample fold holds out one prompt, whose model then has no source
+    # outcome; the warning said "use --split in-sample or --split coverage" to a run of --split in-sample
+    from indexer.evaluate import evaluate
+
+    S = np.full((5, 5), np.nan)
+    np.fill_diagonal(S, [1, 0, 1, 0, 1])
+    m = from_arrays(S, [f"prompt {j}" for j in range(5)], ["a", "a", "b", "b", "b"])
+    D = np.eye(5, 8)
+    res = evaluate("diagonal", split="in-sample", seeds=2, matrix=m, embeddings=D, sweep=False, method="paper")
+    assert len(res["warnings"]) == 1 and "2 of 2 folds have no cell to score" in res["warnings"][0]
+    assert "--split in-sample" not in res["warnings"][0] and "measured on a held-out prompt" in res["warnings"][0]
