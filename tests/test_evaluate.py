@@ -1061,3 +1061,18 @@ def test_the_nothing_to_score_warning_advises_another_split_only_where_one_helps
     res = evaluate("diagonal", split="in-sample", seeds=2, matrix=m, embeddings=D, sweep=False, method="paper")
     assert len(res["warnings"]) == 1 and "2 of 2 folds have no cell to score" in res["warnings"][0]
     assert "--split in-sample" not in res["warnings"][0] and "measured on a held-out prompt" in res["warnings"][0]
+
+
+def test_the_same_data_folder_spelled_two_ways_is_refused(tmp_path):
+    # `evaluate d/small d/../d/small` (or through a symbolic link) pooled the folder with itself: a second data set of
+    # "0 models, 0 prompts" and every cell counted twice as a copy; only the very same spelling was refused
+    from indexer.evaluate import load_pooled
+
+    folder = tmp_path / "d" / "small"
+    folder.mkdir(parents=True)
+    (folder / "prompts.jsonl").write_text(json.dumps({"prompt_id": "p1", "benchmark": "b", "text": "What is 1+1?"}) + "\n")
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    (tmp_path / "link").symlink_to(folder)
+    for other in (tmp_path / "d" / ".." / "d" / "small", tmp_path / "link"):
+        with pytest.raises(InputError, match="the same data folder is given twice"):
+            load_pooled([folder, other])
