@@ -1076,3 +1076,15 @@ def test_the_same_data_folder_spelled_two_ways_is_refused(tmp_path):
     for other in (tmp_path / "d" / ".." / "d" / "small", tmp_path / "link"):
         with pytest.raises(InputError, match="the same data folder is given twice"):
             load_pooled([folder, other])
+
+
+def test_the_baselines_calibration_label_does_not_claim_more_source_prompts_than_there_are():
+    # on 40 source prompts the label said "leave-one-out on 200 source prompts" (the sample's cap, not its size)
+    from indexer.evaluation.contestants import PlattCalibrated
+
+    D, S, _ = synthetic(seed=1, M=4, per_group=10)
+    for contestant in (KNNContestant(), BSPContestant()):
+        label = PlattCalibrated(contestant).fit(D, S).calibration
+        assert "on 40 source prompts" in label, label
+    D, S, _ = synthetic(seed=1, M=4, per_group=60)
+    assert "on 200 of 240 source prompts" in PlattCalibrated(KNNContestant()).fit(D, S).calibration
