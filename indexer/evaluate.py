@@ -221,6 +221,10 @@ def evaluate(
         labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
     except InputError as exc:  # a bad option value, known once the data is read: exit 2 as the parser's
         raise ConfigError(f"--group-by {group_by!r}: {exc}") from None
+    splits_todo = SPLITS[split]
+    # every split's folds before anything is encoded or run: a split that cannot run on this data (oos of one group,
+    # coverage of one model) fails now, not after the splits before it ran and with their numbers lost
+    folds_of = {sp: _folds(sp, labels, len(m.models), len(m.texts), seeds) for sp in splits_todo}
     qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
     t_read = time.perf_counter() - t0
@@ -261,7 +265,6 @@ def evaluate(
         "rejected_rows": [str(e) for e in m.errors],  # at most 20 of each problem, then "N more rows rejected"
         "rejected_count": count_rejected(m.errors),
     }
-    splits_todo = SPLITS[split]
     extra = dict(peer_contestants(peers, m.benchmarks))  # the published peers (--peers), then the caller's
     extra.update(contestants or {})
     out = {}
@@ -271,7 +274,7 @@ def evaluate(
         t1 = time.perf_counter()
         res = dict(base, split=sp)
         with single_threaded_lapack():  # the folds' products on one BLAS thread (the module docstring, "Threads")
-            res.update(_run_split(m, D, (Q, own), labels, sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
+            res.update(_run_split(m, D, (Q, own), folds_of[sp], sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
                                   res, extra, datasets))
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
@@ -314,22 +317,28 @@ def _default_rows(texts, qtexts, D, Q, default, encoder) -> tuple | None:
     return represent.design(D, texts, params), represent.design(Q, qtexts, params), None
 
 
-def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_k, plots_dir, header, extra=None,
+def _folds(split: str, labels, n_models: int, n_prompts: int, seeds: int) -> list:
+    """The folds of ``split`` (an InputError when the data cannot be split so)."""
+    if split == "in-sample":
+        return splits.in_sample(n_prompts, seeds)
+    if split == "coverage":
+        return splits.coverage(labels, n_models, seeds)
+    return splits.leave_one_group_out(labels)
+
+
+def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k, plots_dir, header, extra=None,
                datasets=None) -> dict:
     Q, own = query
     if split == "in-sample":
-        folds = splits.in_sample(len(m.texts), seeds)
         desc = (f"random 20% of prompts held out, {seeds} seed(s); "
                 + ("mean ± std over seeds" if seeds > 1 else "one seed, so no spread (--seeds 2 or more gives one)"))
     elif split == "coverage":
-        folds = splits.coverage(labels, len(m.models), seeds)
         n_groups = len(folds) // seeds
         desc = (f"coverage: per {header['group_by']} ({n_groups}) and seed ({seeds}), its outcomes hidden from a random "
                 f"half of the models (uncovered), a random half of its prompts the targets, every model scored; "
                 + (f"mean ± std over the {len(folds)} (group, seed) folds" if len(folds) > 1 else "one fold, no spread"))
         sweep = False  # the ablation is of the paper method on the paper's splits
     else:
-        folds = splits.leave_one_group_out(labels)
         desc = (f"leave one {header['group_by']} out ({len(folds)} folds); "
                 + ("mean ± std over folds" if len(folds) > 1 else "one fold, no spread"))
     contestants = _contestants(lam, eps, default, own, knn_k, extra)

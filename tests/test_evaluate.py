@@ -1088,3 +1088,20 @@ def test_the_baselines_calibration_label_does_not_claim_more_source_prompts_than
         assert "on 40 source prompts" in label, label
     D, S, _ = synthetic(seed=1, M=4, per_group=60)
     assert "on 200 of 240 source prompts" in PlattCalibrated(KNNContestant()).fit(D, S).calibration
+
+
+def test_a_split_that_cannot_run_fails_before_any_split_runs(monkeypatch):
+    # `--split all` on data of one benchmark (oos needs two) or one model (coverage needs two): the error came after
+    # the splits before it had run (minutes at scale), and their numbers were lost with it; it now comes before the
+    # data is encoded
+    from indexer import evaluate as ev
+
+    D, S, labels = synthetic(seed=3, M=4, per_group=10, groups=1)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("a split ran"))
+    monkeypatch.setattr(ev, "_default_rows", lambda *a, **k: pytest.fail("the prompts were encoded"))
+    with pytest.raises(InputError, match="at least 2 groups"):
+        ev.evaluate("one-group", split="all", seeds=1, matrix=m, embeddings=D, method="paper")
+    one = from_arrays(S[:1], m.texts, ["a", "b"] * (S.shape[1] // 2))
+    with pytest.raises(InputError, match="at least 2 models"):
+        ev.evaluate("one-model", split="all", seeds=1, matrix=one, embeddings=D, method="paper")
