@@ -1105,3 +1105,27 @@ def test_a_split_that_cannot_run_fails_before_any_split_runs(monkeypatch):
     one = from_arrays(S[:1], m.texts, ["a", "b"] * (S.shape[1] // 2))
     with pytest.raises(InputError, match="at least 2 models"):
         ev.evaluate("one-model", split="all", seeds=1, matrix=one, embeddings=D, method="paper")
+
+
+def test_the_plots_of_pooled_data_sets_are_titled_with_every_data_set(tmp_path, monkeypatch):
+    # `evaluate a b --plots P`: the titles named the last folder alone ("b (oos)", Path("a + b").name), as if the
+    # plots were of b's data only
+    from indexer import evaluate as ev
+    from indexer.evaluation import plots
+
+    D, S, labels = synthetic(seed=6, M=5, per_group=12, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    titles = []
+
+    def save(fig, path):
+        titles.extend(ax.get_title() for ax in fig.axes if ax.get_title())
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(plots, "_save", save)
+    datasets = np.where(labels == "g0", "quiz", "code")
+    ev.evaluate(["/x/quiz", "/y/code"], split="oos", matrix=m, embeddings=D, datasets=datasets, sweep=False,
+                method="paper", plots_dir=tmp_path)
+    assert titles and all("code + quiz (oos)" in t for t in titles), titles

@@ -71,7 +71,9 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
 
         raise ConfigError(f"--plots {out_dir}: cannot be created ({exc.strerror or exc}); give a folder to write "
                           "the PNGs into") from None
-    title = f"{Path(str(result['data'])).name} ({result['split']})"
+    # every data set pooled (the data "a + b" as a path is only b); one data set: its folder's name
+    names = [Path(str(d["name"])).name or str(d["name"]) for d in result.get("datasets") or []]
+    title = f"{' + '.join(names) if names else Path(str(result['data'])).name} ({result['split']})"
     paths = []
 
     col = colours(list(pooled) + list(result.get("methods", {})))
