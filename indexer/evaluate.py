@@ -39,6 +39,7 @@ outcomes of the full prompt.
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -50,6 +51,8 @@ from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, Pla
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch, merge
 from .sources.common import count_rejected
+
+log = logging.getLogger(__name__)
 
 __all__ = ["SPLITS", "SPLIT_CHOICES", "evaluate", "load_matrix", "load_pooled", "sweep_grid"]
 
@@ -93,7 +96,15 @@ def load_pooled(datas, group_by: str | None = None,
     names = short if len(set(short)) == len(short) else [str(p) for p in paths]
     if len(set(names)) != len(names) or len({p.resolve() for p in paths}) != len(paths):  # ../ or a link to it too
         raise InputError(f"the same data folder is given twice: {', '.join(names)}")
-    m, origin = merge([load_matrix(p, group_by, format) for p in paths], names)
+    matrices = [load_matrix(p, group_by, format) for p in paths]
+    m, origin = merge(matrices, names)
+    first = dict(zip(m.prompt_hashes, origin.tolist()))
+    for name, part in zip(names, matrices):  # prompts another data set holds count there: say so, not "0 prompts"
+        elsewhere = [first[h] for h in part.prompt_hashes if first[h] != name]
+        if elsewhere:
+            log.warning("%s: %d of its %d prompts are also in %s, where they count (in the per-data-set numbers); a "
+                        "model's outcomes on a prompt in both are averaged", name, len(elsewhere),
+                        len(part.prompt_hashes), ", ".join(sorted(set(elsewhere))))
     return m, origin, names
 
 

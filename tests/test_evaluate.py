@@ -1129,3 +1129,22 @@ def test_the_plots_of_pooled_data_sets_are_titled_with_every_data_set(tmp_path, 
     ev.evaluate(["/x/quiz", "/y/code"], split="oos", matrix=m, embeddings=D, datasets=datasets, sweep=False,
                 method="paper", plots_dir=tmp_path)
     assert titles and all("code + quiz (oos)" in t for t in titles), titles
+
+
+def test_pooling_a_data_set_whose_prompts_another_holds_says_where_they_count(tmp_path, caplog):
+    # two folders of the same prompts: the second showed as "(0 models, 0 prompts)" without a word, its outcomes
+    # averaged into the first's
+    import logging
+
+    from indexer.evaluate import load_pooled
+
+    for name, value in (("first", 1), ("second", 0)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "prompts.jsonl").write_text("".join(
+            json.dumps({"prompt_id": f"p{j}", "benchmark": "b", "text": f"What is {j} + {j}?"}) + "\n" for j in range(3)))
+        (folder / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m1,p{j},{value}\n" for j in range(3)))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        m, origin, names = load_pooled([tmp_path / "first", tmp_path / "second"])
+    assert origin.tolist() == ["first"] * 3 and m.scores.tolist() == [[0.5] * 3]
+    assert any("second: 3 of its 3 prompts are also in first" in r.getMessage() for r in caplog.records), caplog.text
