@@ -96,6 +96,11 @@ def load_pooled(datas, group_by: str | None = None,
     names = short if len(set(short)) == len(short) else [str(p) for p in paths]
     if len(set(names)) != len(names) or len({p.resolve() for p in paths}) != len(paths):  # ../ or a link to it too
         raise InputError(f"the same data folder is given twice: {', '.join(names)}")
+    resolved = [p.resolve() for p in paths]
+    for a, ra in zip(paths, resolved):  # a file of a folder given too: its outcomes would be pooled with themselves
+        for b, rb in zip(paths, resolved):
+            if ra != rb and rb.is_relative_to(ra):
+                raise InputError(f"the same data is given twice: {b} lies inside {a}; give one of them")
     matrices = [load_matrix(p, group_by, format) for p in paths]
     m, origin = merge(matrices, names)
     first = dict(zip(m.prompt_hashes, origin.tolist()))

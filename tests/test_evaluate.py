@@ -1076,6 +1076,8 @@ def test_the_same_data_folder_spelled_two_ways_is_refused(tmp_path):
     for other in (tmp_path / "d" / ".." / "d" / "small", tmp_path / "link"):
         with pytest.raises(InputError, match="the same data folder is given twice"):
             load_pooled([folder, other])
+    with pytest.raises(InputError, match="outcomes.csv lies inside .*small; give one of them"):
+        load_pooled([folder / "outcomes.csv", folder])
 
 
 def test_the_baselines_calibration_label_does_not_claim_more_source_prompts_than_there_are():
