@@ -1150,3 +1150,21 @@ def test_pooling_a_data_set_whose_prompts_another_holds_says_where_they_count(tm
         m, origin, names = load_pooled([tmp_path / "first", tmp_path / "second"])
     assert origin.tolist() == ["first"] * 3 and m.scores.tolist() == [[0.5] * 3]
     assert any("second: 3 of its 3 prompts are also in first" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_plots_of_data_without_an_auc_or_a_scored_fold_are_written(tmp_path):
+    # every outcome a success (no AUC for any benchmark): the per-benchmark plot crashed (TypeError in `min(0.5, *())`);
+    # every fold without a cell to score (an all-NaN ablation): the sweep plot crashed ("Data cannot be log-scaled");
+    # both after the whole evaluation had run
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=7, M=4, per_group=10, groups=2)
+    m = from_arrays(np.ones_like(S), [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("all-right", split="oos", matrix=m, embeddings=D, sweep=False, method="paper", plots_dir=tmp_path / "a")
+    assert {Path(p).name for p in res["plots"]} >= {"all-right_oos_roc.png", "all-right_oos_benchmarks.png"}
+    T = np.full((5, 5), np.nan)
+    np.fill_diagonal(T, [1, 0, 1, 0, 1])
+    thin = from_arrays(T, [f"prompt {j}" for j in range(5)], ["a", "a", "b", "b", "b"])
+    res = evaluate("thin", split="in-sample", seeds=1, matrix=thin, embeddings=np.eye(5, 8), method="paper",
+                   plots_dir=tmp_path / "b")
+    assert res["warnings"] and all(Path(p).is_file() for p in res["plots"])
