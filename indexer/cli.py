@@ -91,10 +91,24 @@ class Queries(str, Enum):
     stem = "stem"
 
 
+def _prompts_option(values: Optional[list[str]]) -> Optional[list[str]]:
+    """``demo --prompt``: each a usable text (not blank), checked while the options are parsed (a usage error naming
+    which, exit 2); before, the encoder's "prompt #1" (0-based) with exit 1, after the sample was read."""
+    from .records import text_problem
+
+    for i, value in enumerate(values or []):
+        bad = text_problem(value)
+        if bad:
+            n = i + 1
+            nth = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+            raise typer.BadParameter(f"the {nth}: {bad}")
+    return values
+
+
 @app.command()
 def demo(
     prompt: list[str] = typer.Option(
-        None, "--prompt", "-p", help="Prompt(s) to find models for (repeatable). Default: a few sample questions."
+        None, "--prompt", "-p", callback=_prompts_option, help="Prompt(s) to find models for (repeatable). Default: a few sample questions."
     ),
     top: int = typer.Option(5, "--top", "-k", min=1, help="How many models to show (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
