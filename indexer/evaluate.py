@@ -373,6 +373,11 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     warnings = ([f"{len(empty)} of {len(results)} folds have no cell to score ({', '.join(map(str, empty[:5]))}"
                  f"{', ...' if len(empty) > 5 else ''}): no model with a source outcome was measured on their targets "
                  + why] if empty else [])
+    seen = m.scores[m.observed]
+    if seen.size and (seen.min() == seen.max() == 1.0 or seen.min() == seen.max() == 0.0):  # nothing to rank against
+        warnings.append(f"every observed outcome is {'a success' if seen[0] == 1.0 else 'a failure'}: AUC and bench r "
+                        "have no value (shown as -), and selection cannot tell the models apart; the data needs both "
+                        "successes and failures")
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
         alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
         if alone:

@@ -1168,3 +1168,19 @@ def test_plots_of_data_without_an_auc_or_a_scored_fold_are_written(tmp_path):
     res = evaluate("thin", split="in-sample", seeds=1, matrix=thin, embeddings=np.eye(5, 8), method="paper",
                    plots_dir=tmp_path / "b")
     assert res["warnings"] and all(Path(p).is_file() for p in res["plots"])
+
+
+def test_outcomes_of_one_kind_only_are_named_in_a_warning():
+    # every outcome a success: AUC and bench r are "-" in every row without a word of why
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=8, M=4, per_group=10, groups=2)
+    for value, kind in ((1.0, "a success"), (0.0, "a failure")):
+        m = from_arrays(np.full_like(S, value), [f"prompt {j}" for j in range(S.shape[1])], labels)
+        res = evaluate("same", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+        assert any(f"every observed outcome is {kind}" in w for w in res["warnings"]), res["warnings"]
+        assert "warning: every observed outcome" in format_result(res)
+    ok = evaluate("mixed", split="oos", matrix=from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels),
+                  embeddings=D, sweep=False, method="paper")
+    assert ok["warnings"] == []
