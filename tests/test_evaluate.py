@@ -1184,3 +1184,11 @@ def test_outcomes_of_one_kind_only_are_named_in_a_warning():
     ok = evaluate("mixed", split="oos", matrix=from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels),
                   embeddings=D, sweep=False, method="paper")
     assert ok["warnings"] == []
+
+
+def test_the_coverage_split_says_how_many_groups_are_too_small():
+    # 13 groups of one prompt were reported as "group(s) a, b, c, d, e have fewer than 2 prompts": the first five
+    # alone, with nothing saying there were more
+    labels = np.array([f"g{k:02d}" for k in range(7)] + ["big"] * 4, dtype=object)
+    with pytest.raises(InputError, match=r"7 of 8 groups have fewer than 2 prompts \(g00, g01, g02, g03, g04, \.\.\.\)"):
+        splits.coverage(labels, 4)
