@@ -91,10 +91,24 @@ class Queries(str, Enum):
     stem = "stem"
 
 
+def _prompts_option(values: Optional[list[str]]) -> Optional[list[str]]:
+    """``demo --prompt``: each a usable text (not blank), checked while the options are parsed (a usage error naming
+    which, exit 2); before, the encoder's "prompt #1" (0-based) with exit 1, after the sample was read."""
+    from .records import text_problem
+
+    for i, value in enumerate(values or []):
+        bad = text_problem(value)
+        if bad:
+            n = i + 1
+            nth = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+            raise typer.BadParameter(f"the {nth}: {bad}")
+    return values
+
+
 @app.command()
 def demo(
     prompt: list[str] = typer.Option(
-        None, "--prompt", "-p", help="Prompt(s) to find models for (repeatable). Default: a few sample questions."
+        None, "--prompt", "-p", callback=_prompts_option, help="Prompt(s) to find models for (repeatable). Default: a few sample questions."
     ),
     top: int = typer.Option(5, "--top", "-k", min=1, help="How many models to show (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
@@ -225,6 +239,20 @@ def _method_option(value: Optional[str]) -> Optional[str]:
     return value
 
 
+def _format_option(value: Optional[str]) -> Optional[str]:
+    """``evaluate --format``: a reader name, checked while the options are parsed (a usage error naming it, exit 2);
+    before, an input error naming the first DATA, as if the data were at fault."""
+    if value is None:
+        return None
+    from .sources.registry import get_reader
+
+    try:
+        get_reader(value)
+    except IndexerError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 def _plots_option(value: Optional[Path]) -> Optional[Path]:
     """``evaluate --plots``: a file there, or a folder that cannot be created or written, is a usage error while the
     options are parsed; before, the evaluation ran for minutes, then failed with a FileExistsError traceback."""
@@ -242,7 +270,7 @@ def _plots_option(value: Optional[Path]) -> Optional[Path]:
 @app.command()
 def evaluate(
     data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
-    format: Optional[str] = typer.Option(None, "--format", help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
+    format: Optional[str] = typer.Option(None, "--format", callback=_format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
     seeds: int = typer.Option(5, "--seeds", min=1, help="Seeds of the in-sample and coverage splits (1 or more)."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),

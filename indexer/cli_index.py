@@ -6,14 +6,27 @@ Thin adapters: parse, call :mod:`indexer.pipeline` / :mod:`indexer.worker`, form
 from __future__ import annotations
 
 import json
+import math
 from typing import Optional
 
 import typer
 
 
 def echo_json(obj) -> None:
-    """Print an object as indented JSON on stdout."""
-    typer.echo(json.dumps(obj, indent=2, sort_keys=False, default=str))
+    """Print an object as indented JSON on stdout: standard JSON (RFC 8259), so a number without a value (a NaN
+    metric, an infinite bound) is ``null``; Python's bare ``NaN`` token is refused by jq 1.6, JSON.parse and Go."""
+    typer.echo(json.dumps(_finite(obj), indent=2, sort_keys=False, default=str, allow_nan=False))
+
+
+def _finite(obj):
+    """``obj`` with every float that is NaN or infinite replaced by None (dicts, lists and tuples walked)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def index(

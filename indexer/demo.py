@@ -38,6 +38,12 @@ def run_demo(queries: list[str], top: int = 5) -> dict:
 
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise InputError(f"must be an integer of at least 1, not {top!r}", item="top")
+    from .records import text_problem
+
+    for i, q in enumerate(queries):  # before the sample is fitted; a NUL would have been embedded as text
+        bad = text_problem(q)
+        if bad:
+            raise InputError(f"{bad}; give the prompt as text", item=f"queries[{i}]")
     from .encoder import get_encoder
     from .represent import fill_from_neighbours, prompt_formats, query_rows, rows
     from .space import configured

@@ -39,6 +39,7 @@ outcomes of the full prompt.
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -49,6 +50,9 @@ from .evaluation import protocol, splits
 from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch, merge
+from .sources.common import count_rejected
+
+log = logging.getLogger(__name__)
 
 __all__ = ["SPLITS", "SPLIT_CHOICES", "evaluate", "load_matrix", "load_pooled", "sweep_grid"]
 
@@ -90,9 +94,22 @@ def load_pooled(datas, group_by: str | None = None,
         return load_matrix(paths[0], group_by, format), None, [paths[0].name or str(paths[0])]
     short = [p.name or str(p) for p in paths]
     names = short if len(set(short)) == len(short) else [str(p) for p in paths]
-    if len(set(names)) != len(names):
+    if len(set(names)) != len(names) or len({p.resolve() for p in paths}) != len(paths):  # ../ or a link to it too
         raise InputError(f"the same data folder is given twice: {', '.join(names)}")
-    m, origin = merge([load_matrix(p, group_by, format) for p in paths], names)
+    resolved = [p.resolve() for p in paths]
+    for a, ra in zip(paths, resolved):  # a file of a folder given too: its outcomes would be pooled with themselves
+        for b, rb in zip(paths, resolved):
+            if ra != rb and rb.is_relative_to(ra):
+                raise InputError(f"the same data is given twice: {b} lies inside {a}; give one of them")
+    matrices = [load_matrix(p, group_by, format) for p in paths]
+    m, origin = merge(matrices, names)
+    first = dict(zip(m.prompt_hashes, origin.tolist()))
+    for name, part in zip(names, matrices):  # prompts another data set holds count there: say so, not "0 prompts"
+        elsewhere = [first[h] for h in part.prompt_hashes if first[h] != name]
+        if elsewhere:
+            log.warning("%s: %d of its %d prompts are also in %s, where they count (in the per-data-set numbers); a "
+                        "model's outcomes on a prompt in both are averaged", name, len(elsewhere),
+                        len(part.prompt_hashes), ", ".join(sorted(set(elsewhere))))
     return m, origin, names
 
 
@@ -189,8 +206,16 @@ def evaluate(
         check_plots_dir(plots_dir)  # a file there, or a folder that cannot be written: now, not after the evaluation
     lam = 1.0 if lam is None else float(lam)
     eps = 0.0 if eps is None else float(eps)
-    if not (np.isfinite(lam) and lam >= 0 and np.isfinite(eps) and eps >= 0):
-        raise InputError(f"--lambda {lam} and --eps {eps} must be finite numbers >= 0")
+    for option, value in (("--lambda", lam), ("--eps", eps)):  # a bad option value: exit 2 naming it, as the others
+        if not (np.isfinite(value) and value >= 0):
+            raise ConfigError(f"{option} {value}: must be a finite number >= 0")
+    if format is not None:
+        from .sources.registry import get_reader
+
+        try:
+            get_reader(format)
+        except InputError as exc:
+            raise ConfigError(f"--format {format!r}: {exc}") from None
     try:
         default = _default_space(method)
     except InputError as exc:
@@ -212,6 +237,10 @@ def evaluate(
         labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
     except InputError as exc:  # a bad option value, known once the data is read: exit 2 as the parser's
         raise ConfigError(f"--group-by {group_by!r}: {exc}") from None
+    splits_todo = SPLITS[split]
+    # every split's folds before anything is encoded or run: a split that cannot run on this data (oos of one group,
+    # coverage of one model) fails now, not after the splits before it ran and with their numbers lost
+    folds_of = {sp: _folds(sp, labels, len(m.models), len(m.texts), seeds) for sp in splits_todo}
     qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
     t_read = time.perf_counter() - t0
@@ -249,9 +278,9 @@ def evaluate(
         "group_by": group_by or "benchmark",
         "queries": queries,
         "queries_changed": len(changed),
-        "rejected_rows": [str(e) for e in m.errors],
+        "rejected_rows": [str(e) for e in m.errors],  # at most 20 of each problem, then "N more rows rejected"
+        "rejected_count": count_rejected(m.errors),
     }
-    splits_todo = SPLITS[split]
     extra = dict(peer_contestants(peers, m.benchmarks))  # the published peers (--peers), then the caller's
     extra.update(contestants or {})
     out = {}
@@ -261,7 +290,7 @@ def evaluate(
         t1 = time.perf_counter()
         res = dict(base, split=sp)
         with single_threaded_lapack():  # the folds' products on one BLAS thread (the module docstring, "Threads")
-            res.update(_run_split(m, D, (Q, own), labels, sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
+            res.update(_run_split(m, D, (Q, own), folds_of[sp], sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
                                   res, extra, datasets))
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
@@ -304,22 +333,28 @@ def _default_rows(texts, qtexts, D, Q, default, encoder) -> tuple | None:
     return represent.design(D, texts, params), represent.design(Q, qtexts, params), None
 
 
-def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_k, plots_dir, header, extra=None,
+def _folds(split: str, labels, n_models: int, n_prompts: int, seeds: int) -> list:
+    """The folds of ``split`` (an InputError when the data cannot be split so)."""
+    if split == "in-sample":
+        return splits.in_sample(n_prompts, seeds)
+    if split == "coverage":
+        return splits.coverage(labels, n_models, seeds)
+    return splits.leave_one_group_out(labels)
+
+
+def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k, plots_dir, header, extra=None,
                datasets=None) -> dict:
     Q, own = query
     if split == "in-sample":
-        folds = splits.in_sample(len(m.texts), seeds)
         desc = (f"random 20% of prompts held out, {seeds} seed(s); "
                 + ("mean ± std over seeds" if seeds > 1 else "one seed, so no spread (--seeds 2 or more gives one)"))
     elif split == "coverage":
-        folds = splits.coverage(labels, len(m.models), seeds)
         n_groups = len(folds) // seeds
         desc = (f"coverage: per {header['group_by']} ({n_groups}) and seed ({seeds}), its outcomes hidden from a random "
                 f"half of the models (uncovered), a random half of its prompts the targets, every model scored; "
                 + (f"mean ± std over the {len(folds)} (group, seed) folds" if len(folds) > 1 else "one fold, no spread"))
         sweep = False  # the ablation is of the paper method on the paper's splits
     else:
-        folds = splits.leave_one_group_out(labels)
         desc = (f"leave one {header['group_by']} out ({len(folds)} folds); "
                 + ("mean ± std over folds" if len(folds) > 1 else "one fold, no spread"))
     contestants = _contestants(lam, eps, default, own, knn_k, extra)
@@ -329,10 +364,28 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
     # a fold with nothing to score (no model of the source was measured on its targets: e.g. every model measured on
     # one benchmark only, then leaving a benchmark out leaves none) has NaN metrics: say so instead of printing NaN
     empty = [r.name for r in results if r.cells == 0]
+    # what helps depends on the split: leaving a group out of models each measured on one group needs another split;
+    # elsewhere the data is too thin (every model measured on a held-out prompt had no other outcome)
+    why = ("(each model measured on its own benchmark only?), so their metrics are NaN; use --split in-sample or "
+           "--split coverage for such data" if split == "oos" else
+           f"(every model measured on a held-out prompt has no other outcome: {int(m.observed.sum())} outcomes in all), "
+           "so their metrics are NaN; such data is too thin to evaluate")
     warnings = ([f"{len(empty)} of {len(results)} folds have no cell to score ({', '.join(map(str, empty[:5]))}"
                  f"{', ...' if len(empty) > 5 else ''}): no model with a source outcome was measured on their targets "
-                 "(each model measured on its own benchmark only?), so their metrics are NaN; use --split in-sample "
-                 "or --split coverage for such data"] if empty else [])
+                 + why] if empty else [])
+    seen = m.scores[m.observed]
+    if seen.size and (seen.min() == seen.max() == 1.0 or seen.min() == seen.max() == 0.0):  # nothing to rank against
+        warnings.append(f"every observed outcome is {'a success' if seen[0] == 1.0 else 'a failure'}: AUC and bench r "
+                        "have no value (shown as -), and selection cannot tell the models apart; the data needs both "
+                        "successes and failures")
+    if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
+        alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
+        if alone:
+            warnings.append(
+                f"{len(alone)} of {len(folds)} folds have no uncovered model left to score "
+                f"({', '.join(sorted(set(alone), key=str)[:5])}{', ...' if len(set(alone)) > 5 else ''}): the models "
+                f"hidden from the group were measured on it alone, so they have no source outcome; their uncovered "
+                f"metrics are NaN (the uncovered part needs models measured on more than one {header['group_by']})")
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
     agg["methods"]["default"]["options"] = default.options
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
@@ -356,6 +409,13 @@ def _run_split(m, D, query, labels, split, seeds, lam, eps, default, sweep, knn_
         slug = "+".join(Path(d["name"]).name or "data" for d in header["datasets"]) + f"_{split}"
         out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
     return out
+
+
+def _uncovered_kept(observed: np.ndarray, fold) -> bool:
+    """Whether some uncovered model of a coverage ``fold`` keeps a source outcome (outside the hidden prompts), so
+    that it takes part in the fold (:func:`indexer.evaluation.protocol.run_folds`)."""
+    src = np.setdiff1d(fold.train, fold.hide_prompts, assume_unique=True)
+    return bool(observed[np.ix_(np.asarray(fold.hide_models), src)].any())
 
 
 def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, eps: float) -> list[dict]:

@@ -118,3 +118,20 @@ def test_demo_top_below_one_is_a_usage_error(value):
 
     with pytest.raises(InputError, match="top: must be an integer of at least 1"):
         run_demo(["x"], top=int(value))
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_a_demo_prompt_without_text_is_a_usage_error_naming_which(value):
+    """`taskspace demo -p ok -p ""`: one line naming `--prompt` and which one (the 2nd), exit 2, before the sample is
+    fitted; before, "prompt #1: prompt text is empty" (the encoder's 0-based index) with exit 1, and a NUL was
+    embedded as text. The library refuses it too, naming `queries[1]`."""
+    res = run("demo", "-p", "What is 2 + 2?", "-p", value)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr[-2000:]
+    assert "'--prompt'" in lines[0] and "the 2nd" in lines[0] and "empty prompt text" in lines[0], lines
+    from indexer.demo import run_demo
+    from indexer.errors import InputError
+
+    for bad in (value, "a\x00b"):  # (a NUL cannot be passed on a command line)
+        with pytest.raises(InputError, match=r"queries\[1\]"):
+            run_demo(["What is 2 + 2?", bad])

@@ -929,6 +929,11 @@ def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(t
     (["--method", "bogus"], "Invalid value for '--method': unknown solver method 'bogus'; use auto-mc"),
     (["--group-by", "nofield", "--no-sweep"], "error: --group-by 'nofield': prompts have no field 'nofield' to group by; "
                                               "available: benchmark, src"),
+    # before: exit 1, "--lambda -1.0 and --eps 0.0 must be ..." naming both options whichever was bad
+    (["--lambda", "-1"], "error: --lambda -1.0: must be a finite number >= 0"),
+    (["--eps", "nan"], "error: --eps nan: must be a finite number >= 0"),
+    # before: exit 1, "<DATA>: unknown format 'bogus'" (as if DATA were at fault)
+    (["--format", "bogus"], "Invalid value for '--format': unknown format 'bogus'; use one of table, lm_eval, lighteval"),
 ])
 def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monkeypatch, sample_embeddings):
     """`evaluate --seeds 0`, `--method bogus`, `--group-by nofield`: one line naming the option, exit 2 (as `--split
@@ -946,6 +951,14 @@ def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monk
     if "--group-by" in args:
         with pytest.raises(ConfigError, match="--group-by 'nofield'"):
             ev.evaluate(SAMPLE, matrix=m, embeddings=D, group_by="nofield")
+    elif "--lambda" in args or "--eps" in args:
+        with pytest.raises(ConfigError, match=r"--lambda -1.0: must be"):
+            ev.evaluate(SAMPLE, matrix=m, embeddings=D, lam=-1)
+        with pytest.raises(ConfigError, match=r"--eps inf: must be"):
+            ev.evaluate(SAMPLE, matrix=m, embeddings=D, eps=float("inf"))
+    elif "--format" in args:
+        with pytest.raises(ConfigError, match="--format 'bogus': unknown format"):
+            ev.evaluate(SAMPLE, format="bogus")
     elif "--method" in args:
         with pytest.raises(ConfigError, match="--method: unknown solver method"):
             ev.evaluate(SAMPLE, matrix=m, embeddings=D, method="bogus")
@@ -978,3 +991,204 @@ def test_one_seed_shows_no_spread(sample_embeddings):
     assert '_std": null' in json.dumps(res) and "±" not in format_result(res).split("\n", 3)[3]
     assert "one seed, so no spread" in res["protocol"]
     assert re.search(r"default\s+0\.\d{3}\s", format_result(res))
+
+
+def test_coverage_split_whose_uncovered_models_have_no_source_left_reports_nan_with_a_warning():
+    # one group: the uncovered half of the models loses every source outcome, so no uncovered model takes part in
+    # any fold; before, selection over the empty part crashed (ValueError: zero-size array to reduction operation)
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=2, M=6, per_group=20, groups=1)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("one-group", split="coverage", seeds=1, matrix=m, embeddings=D, sweep=False, method="paper")
+    entry = res["methods"]["default"]
+    assert np.isfinite(entry["covered"]["auc"]) and np.isnan(entry["uncovered"]["selection_accuracy"])
+    assert any("uncovered" in w and "1 of 1" in w for w in res["warnings"])
+    assert metrics.selection(np.zeros((0, 3)), np.zeros((0, 3)))["prompts"] == 0
+    assert "warning: " in format_result(res)
+
+
+def test_evaluate_json_is_standard_json_with_null_for_a_metric_without_a_value(tmp_path):
+    # an all-correct data set has no AUC (no negative) and no bench r: `--json` printed the bare token NaN, which is not
+    # JSON (RFC 8259: jq 1.6, JavaScript's JSON.parse and Go's encoding/json refuse the whole document)
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    folder = tmp_path / "right"
+    folder.mkdir()
+    texts = [f"What is {j} plus {j + 1}?" for j in range(10)] + [f"Name the capital of country {j}." for j in range(10)]
+    (folder / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": f"p{j}", "benchmark": "add" if j < 10 else "geo", "text": t}) + "\n"
+        for j, t in enumerate(texts)))
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{i},p{j},1\n" for i in range(3) for j in range(20)))
+    out = CliRunner().invoke(app, ["evaluate", str(folder), "--no-sweep", "--json", "--encoder", "all-MiniLM-L6-v2"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert data["methods"]["default"]["auc"] is None and data["methods"]["default"]["accuracy"] == 1.0
+
+
+def test_the_rejected_rows_warning_counts_every_rejected_row(tmp_path, sample_embeddings):
+    # 30 bad rows of one kind: 20 are listed, the rest folded into "10 more rows rejected: ..."; the warning said
+    # "21 input problem(s) skipped" (the messages), not the 30 rows
+    from indexer.evaluate import evaluate, load_matrix
+    from indexer.evaluation.report import format_result
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "prompts.jsonl").write_text((SAMPLE / "prompts.jsonl").read_text())
+    rows = (SAMPLE / "outcomes.csv").read_text().splitlines()
+    rows[1:1] = [f"Llama-2-13b-hf,no-such-prompt-{k},1" for k in range(30)]
+    (folder / "outcomes.csv").write_text("\n".join(rows) + "\n")
+    m = load_matrix(folder)
+    _, D = sample_embeddings
+    res = evaluate(folder, split="oos", matrix=m, embeddings=D, sweep=False)
+    assert len(res["rejected_rows"]) == 21 and res["rejected_count"] == 30
+    assert "warning: 30 input rows or problems skipped" in format_result(res)
+
+
+def test_the_nothing_to_score_warning_advises_another_split_only_where_one_helps():
+    # each model measured on one prompt only: an in-sample fold holds out one prompt, whose model then has no source
+    # outcome; the warning said "use --split in-sample or --split coverage" to a run of --split in-sample
+    from indexer.evaluate import evaluate
+
+    S = np.full((5, 5), np.nan)
+    np.fill_diagonal(S, [1, 0, 1, 0, 1])
+    m = from_arrays(S, [f"prompt {j}" for j in range(5)], ["a", "a", "b", "b", "b"])
+    D = np.eye(5, 8)
+    res = evaluate("diagonal", split="in-sample", seeds=2, matrix=m, embeddings=D, sweep=False, method="paper")
+    assert len(res["warnings"]) == 1 and "2 of 2 folds have no cell to score" in res["warnings"][0]
+    assert "--split in-sample" not in res["warnings"][0] and "measured on a held-out prompt" in res["warnings"][0]
+
+
+def test_the_same_data_folder_spelled_two_ways_is_refused(tmp_path):
+    # `evaluate d/small d/../d/small` (or through a symbolic link) pooled the folder with itself: a second data set of
+    # "0 models, 0 prompts" and every cell counted twice as a copy; only the very same spelling was refused
+    from indexer.evaluate import load_pooled
+
+    folder = tmp_path / "d" / "small"
+    folder.mkdir(parents=True)
+    (folder / "prompts.jsonl").write_text(json.dumps({"prompt_id": "p1", "benchmark": "b", "text": "What is 1+1?"}) + "\n")
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    (tmp_path / "link").symlink_to(folder)
+    for other in (tmp_path / "d" / ".." / "d" / "small", tmp_path / "link"):
+        with pytest.raises(InputError, match="the same data folder is given twice"):
+            load_pooled([folder, other])
+    with pytest.raises(InputError, match="outcomes.csv lies inside .*small; give one of them"):
+        load_pooled([folder / "outcomes.csv", folder])
+
+
+def test_the_baselines_calibration_label_does_not_claim_more_source_prompts_than_there_are():
+    # on 40 source prompts the label said "leave-one-out on 200 source prompts" (the sample's cap, not its size)
+    from indexer.evaluation.contestants import PlattCalibrated
+
+    D, S, _ = synthetic(seed=1, M=4, per_group=10)
+    for contestant in (KNNContestant(), BSPContestant()):
+        label = PlattCalibrated(contestant).fit(D, S).calibration
+        assert "on 40 source prompts" in label, label
+    D, S, _ = synthetic(seed=1, M=4, per_group=60)
+    assert "on 200 of 240 source prompts" in PlattCalibrated(KNNContestant()).fit(D, S).calibration
+
+
+def test_a_split_that_cannot_run_fails_before_any_split_runs(monkeypatch):
+    # `--split all` on data of one benchmark (oos needs two) or one model (coverage needs two): the error came after
+    # the splits before it had run (minutes at scale), and their numbers were lost with it; it now comes before the
+    # data is encoded
+    from indexer import evaluate as ev
+
+    D, S, labels = synthetic(seed=3, M=4, per_group=10, groups=1)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("a split ran"))
+    monkeypatch.setattr(ev, "_default_rows", lambda *a, **k: pytest.fail("the prompts were encoded"))
+    with pytest.raises(InputError, match="at least 2 groups"):
+        ev.evaluate("one-group", split="all", seeds=1, matrix=m, embeddings=D, method="paper")
+    one = from_arrays(S[:1], m.texts, ["a", "b"] * (S.shape[1] // 2))
+    with pytest.raises(InputError, match="at least 2 models"):
+        ev.evaluate("one-model", split="all", seeds=1, matrix=one, embeddings=D, method="paper")
+
+
+def test_the_plots_of_pooled_data_sets_are_titled_with_every_data_set(tmp_path, monkeypatch):
+    # `evaluate a b --plots P`: the titles named the last folder alone ("b (oos)", Path("a + b").name), as if the
+    # plots were of b's data only
+    from indexer import evaluate as ev
+    from indexer.evaluation import plots
+
+    D, S, labels = synthetic(seed=6, M=5, per_group=12, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    titles = []
+
+    def save(fig, path):
+        titles.extend(ax.get_title() for ax in fig.axes if ax.get_title())
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(plots, "_save", save)
+    datasets = np.where(labels == "g0", "quiz", "code")
+    ev.evaluate(["/x/quiz", "/y/code"], split="oos", matrix=m, embeddings=D, datasets=datasets, sweep=False,
+                method="paper", plots_dir=tmp_path)
+    assert titles and all("code + quiz (oos)" in t for t in titles), titles
+
+
+def test_pooling_a_data_set_whose_prompts_another_holds_says_where_they_count(tmp_path, caplog):
+    # two folders of the same prompts: the second showed as "(0 models, 0 prompts)" without a word, its outcomes
+    # averaged into the first's
+    import logging
+
+    from indexer.evaluate import load_pooled
+
+    for name, value in (("first", 1), ("second", 0)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "prompts.jsonl").write_text("".join(
+            json.dumps({"prompt_id": f"p{j}", "benchmark": "b", "text": f"What is {j} + {j}?"}) + "\n" for j in range(3)))
+        (folder / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m1,p{j},{value}\n" for j in range(3)))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        m, origin, names = load_pooled([tmp_path / "first", tmp_path / "second"])
+    assert origin.tolist() == ["first"] * 3 and m.scores.tolist() == [[0.5] * 3]
+    assert any("second: 3 of its 3 prompts are also in first" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_plots_of_data_without_an_auc_or_a_scored_fold_are_written(tmp_path):
+    # every outcome a success (no AUC for any benchmark): the per-benchmark plot crashed (TypeError in `min(0.5, *())`);
+    # every fold without a cell to score (an all-NaN ablation): the sweep plot crashed ("Data cannot be log-scaled");
+    # both after the whole evaluation had run
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=7, M=4, per_group=10, groups=2)
+    m = from_arrays(np.ones_like(S), [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("all-right", split="oos", matrix=m, embeddings=D, sweep=False, method="paper", plots_dir=tmp_path / "a")
+    assert {Path(p).name for p in res["plots"]} >= {"all-right_oos_roc.png", "all-right_oos_benchmarks.png"}
+    T = np.full((5, 5), np.nan)
+    np.fill_diagonal(T, [1, 0, 1, 0, 1])
+    thin = from_arrays(T, [f"prompt {j}" for j in range(5)], ["a", "a", "b", "b", "b"])
+    res = evaluate("thin", split="in-sample", seeds=1, matrix=thin, embeddings=np.eye(5, 8), method="paper",
+                   plots_dir=tmp_path / "b")
+    assert res["warnings"] and all(Path(p).is_file() for p in res["plots"])
+
+
+def test_outcomes_of_one_kind_only_are_named_in_a_warning():
+    # every outcome a success: AUC and bench r are "-" in every row without a word of why
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=8, M=4, per_group=10, groups=2)
+    for value, kind in ((1.0, "a success"), (0.0, "a failure")):
+        m = from_arrays(np.full_like(S, value), [f"prompt {j}" for j in range(S.shape[1])], labels)
+        res = evaluate("same", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+        assert any(f"every observed outcome is {kind}" in w for w in res["warnings"]), res["warnings"]
+        assert "warning: every observed outcome" in format_result(res)
+    ok = evaluate("mixed", split="oos", matrix=from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels),
+                  embeddings=D, sweep=False, method="paper")
+    assert ok["warnings"] == []
+
+
+def test_the_coverage_split_says_how_many_groups_are_too_small():
+    # 13 groups of one prompt were reported as "group(s) a, b, c, d, e have fewer than 2 prompts": the first five
+    # alone, with nothing saying there were more
+    labels = np.array([f"g{k:02d}" for k in range(7)] + ["big"] * 4, dtype=object)
+    with pytest.raises(InputError, match=r"7 of 8 groups have fewer than 2 prompts \(g00, g01, g02, g03, g04, \.\.\.\)"):
+        splits.coverage(labels, 4)

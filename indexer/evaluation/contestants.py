@@ -122,6 +122,13 @@ def platt(scores: np.ndarray, outcomes: np.ndarray):
     return fit_calibration(scores, outcomes)
 
 
+def _prompts_used(D) -> str:
+    """How many source prompts a Platt map of :class:`PlattCalibrated` is fitted on (the sample of at most
+    :data:`CROSS_PROMPTS`), for its label; before, the cap was named whatever the source's size."""
+    n = np.asarray(D).shape[0]
+    return f"{CROSS_PROMPTS} of {n} source prompts" if n > CROSS_PROMPTS else f"{n} source prompts"
+
+
 @dataclass
 class PlattCalibrated:
     """A contestant whose probabilities are a Platt map of its scores cross-fitted on the source
@@ -150,10 +157,10 @@ class PlattCalibrated:
             obs = ~np.isnan(S_s)
             cal = platt(np.asarray(held_out(sample))[obs], S_s[obs])
             return Fitted(fitted.predict_fn, fitted.source_mean, lambda Q, P: cal.probability(P),
-                          f"Platt map of the score, leave-one-out on {CROSS_PROMPTS} source prompts")
+                          f"Platt map of the score, leave-one-out on {_prompts_used(D)}")
         cal = cross_fitted_platt(self.base.fit, D, S, self.folds)
         return Fitted(fitted.predict_fn, fitted.source_mean, lambda Q, P: cal.probability(P),
-                      f"Platt map of the score, {self.folds}-fold cross-fitted on {CROSS_PROMPTS} source prompts")
+                      f"Platt map of the score, {self.folds}-fold cross-fitted on {_prompts_used(D)}")
 
 
 @dataclass

@@ -145,6 +145,8 @@ def _picks(P: np.ndarray, S: np.ndarray, tie_break: np.ndarray | None) -> tuple[
     """
     obs = ~np.isnan(S)
     has = obs.any(axis=0)
+    if not P.shape[0]:  # no model (a coverage part none of whose models kept a source outcome): nothing to pick
+        return np.zeros(P.shape[1], dtype=np.int64), has
     masked = np.where(obs, P, -np.inf)
     best = masked.max(axis=0)
     top = obs & (masked == best[None, :])
@@ -158,8 +160,11 @@ def selection(P: np.ndarray, S: np.ndarray, tie_break: np.ndarray | None = None)
     """Model selection over held-out prompts: pick the top-scored model among those observed on each prompt.
 
     ``P``, ``S`` (M, n). Accuracy = mean outcome of the picked model over prompts with an observed model;
-    recall = the same over prompts at least one observed model solved (outcome > 0).
+    recall = the same over prompts at least one observed model solved (outcome > 0). Without a model (``M = 0``):
+    NaN, no prompt.
     """
+    if not np.shape(S)[0]:
+        return {"selection_accuracy": float("nan"), "selection_recall": float("nan"), "prompts": 0}
     pick, has = _picks(P, S, tie_break)
     got = S[pick, np.arange(S.shape[1])]
     solved = has & (np.nan_to_num(S, nan=0.0).max(axis=0) > 0)

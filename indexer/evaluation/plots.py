@@ -71,7 +71,9 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
 
         raise ConfigError(f"--plots {out_dir}: cannot be created ({exc.strerror or exc}); give a folder to write "
                           "the PNGs into") from None
-    title = f"{Path(str(result['data'])).name} ({result['split']})"
+    # every data set pooled (the data "a + b" as a path is only b); one data set: its folder's name
+    names = [Path(str(d["name"])).name or str(d["name"]) for d in result.get("datasets") or []]
+    title = f"{' + '.join(names) if names else Path(str(result['data'])).name} ({result['split']})"
     paths = []
 
     col = colours(list(pooled) + list(result.get("methods", {})))
@@ -113,7 +115,10 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
         hx.set(xlabel="predicted probability of success", ylabel="share of cells")
         paths.append(_save(fig, out_dir / f"{prefix}_reliability.png"))
 
-    sweep = result.get("sweep") or []
+    # an ablation without a finite number (every fold without a cell to score) has nothing to draw: no plot (matplotlib
+    # refuses a log axis of NaN alone)
+    sweep = [r for r in result.get("sweep") or [] if any(np.isfinite(r.get(k, np.nan))
+                                                         for k in ("auc", "selection_accuracy"))]
     if sweep:
         fig, axes = plt.subplots(1, 2, figsize=(10, 4))
         base_lam, base_eps = result["paper"]["lam"], result["paper"]["eps"]
@@ -151,7 +156,8 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
         axes[1].set(ylabel="selection accuracy", xlabel="benchmark")
         axes[1].set_xticks(xs + 0.4 - width / 2, groups, rotation=60, ha="right", fontsize=7)
         axes[0].legend(fontsize=8, ncol=len(pooled))
-        lo = min(0.5, *(b.get_height() for b in axes[0].patches if np.isfinite(b.get_height())))
+        # (no finite bar at all, e.g. every outcome a success: no AUC anywhere, the floor stays 0.5)
+        lo = min([0.5, *(b.get_height() for b in axes[0].patches if np.isfinite(b.get_height()))])
         axes[0].set_ylim(lo - 0.02, None)
         paths.append(_save(fig, out_dir / f"{prefix}_benchmarks.png"))
     return paths

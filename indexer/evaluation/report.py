@@ -44,7 +44,9 @@ def format_result(res: dict) -> str:
         lines[-1:-1] = [f"warning: {w}"]
     if res.get("rejected_rows"):
         rej = res["rejected_rows"]
-        lines[-1:-1] = [f"warning: {len(rej)} input problem(s) skipped, first: {rej[0]}"]
+        n = res.get("rejected_count", len(rej))
+        lines[-1:-1] = [f"warning: {n} input {'rows or problems' if n > 1 else 'row or problem'} skipped, first: {rej[0]}"
+                        + (f" (--json lists {len(rej)} under rejected_rows)" if n > 1 else "")]
     header = f"{'method':<10}" + "".join(f"{label:>15}" for _, label in _COLS)
     lines += [header, "-" * len(header)]
     for name, m in res["methods"].items():

@@ -68,8 +68,9 @@ def coverage(labels: np.ndarray, n_models: int, seeds: int = 5) -> list[Fold]:
     idx = np.arange(labels.size)
     small = [str(g) for g in groups if (labels == g).sum() < 2]
     if small:
-        raise InputError(f"the coverage split holds out half of each group's prompts: group(s) {', '.join(small[:5])} "
-                         "have fewer than 2 prompts; use --group-by another field")
+        raise InputError(f"the coverage split holds out half of each group's prompts: {len(small)} of {len(groups)} groups "
+                         f"have fewer than 2 prompts ({', '.join(small[:5])}{', ...' if len(small) > 5 else ''}); use "
+                         "--group-by another field")
     folds = []
     for seed in range(seeds):
         for i, g in enumerate(groups):

@@ -52,6 +52,16 @@ def table_ext(path: Path) -> str | None:
     return None
 
 
+#: the summary line of :meth:`ErrorLog.finish` for the rows of one problem past the detailed ones
+_MORE_ROWS = re.compile(r"(\d+) more rows rejected: ")
+
+
+def count_rejected(errors) -> int:
+    """How many rejections ``errors`` (RowErrors, as :meth:`ErrorLog.finish` returns them) stand for: one each, and
+    ``N`` for a summary line ``N more rows rejected: ...``."""
+    return sum(int(m.group(1)) if (m := _MORE_ROWS.match(e.message)) else 1 for e in errors)
+
+
 class ErrorLog:
     """Collects RowErrors, keeping at most MAX_ERRORS_PER_PROBLEM detailed ones per (file, problem)
     and one summary line for the rest."""
@@ -96,6 +106,7 @@ class ErrorLog:
         for (file, problem), n in self._counts.items():
             if n > MAX_ERRORS_PER_PROBLEM:
                 self.errors.append(RowError(file, None, f"{n - MAX_ERRORS_PER_PROBLEM} more rows rejected: {problem}"))
+                # (count_rejected reads this line's number back)
         self._counts = {}
         return self.errors
 
