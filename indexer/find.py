@@ -536,8 +536,11 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
             if stored is None:
                 stored = {m.key for m in store.list_models()}
             key = n if n in stored else resolve(n).key
-            if key not in stored:
-                raise suggest(n, sorted(stored), "model", item=item)
+            if key not in stored:  # Hub ids are case-insensitive on the Hub: one stored key that differs in case only
+                same = [k for k in stored if k.lower() in (n.lower(), key.lower())]
+                if len(same) != 1:
+                    raise suggest(n, sorted(stored), "model", item=item)
+                key = same[0]
         keys.append(key)
     return list(dict.fromkeys(keys))
 

@@ -244,6 +244,10 @@ def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):
         ask(idx, "x", models=["org/smal"])
     one = ask(idx, BETA[2], models="org/small")  # one name, as for a prompt or a licence
     assert [r.model for r in one] == ["org/small"] and one.query["models"] == ["org/small"]
+    # Hub ids are case-insensitive on the Hub: a name that differs from one stored key in case only is that model
+    # (before: "unknown model 'qwen/qwen1.5-7b'; did you mean Qwen/Qwen1.5-7B?")
+    cased = ask(idx, BETA[2], models=["qwen/qwen1.5-7b", "ORG/SMALL"])
+    assert sorted(r.model for r in cased) == ["Qwen/Qwen1.5-7B", "org/small"]
 
 
 @pytest.mark.parametrize("engine", ["edge", "local"])
