@@ -375,10 +375,20 @@ def check(
                     if keys:
                         more = f" (+{len(keys) - 5} more)" if len(keys) > 5 else ""
                         typer.echo(f"  {what} {k}: {len(keys)}: {', '.join(keys[:5])}{more}")
-        if not clean:
-            typer.echo("run `taskspace reindex` to rebuild the index from SQL", err=True)
+        uncomputed = sum(len(d.uncomputed) for d in drifts)
+        if uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
+            typer.echo(f"run `taskspace index` to compute the {uncomputed} benchmark vector(s) SQL lacks (extra "
+                       "benchmarks above; `taskspace reindex` alone would drop them)", err=True)
+        if any(_beyond_uncomputed(d) for d in drifts):
+            typer.echo(f"{'then ' if uncomputed else ''}run `taskspace reindex` to rebuild the index from SQL", err=True)
     if not clean:
         raise typer.Exit(1)
+
+
+def _beyond_uncomputed(d) -> bool:
+    """True when a space's drift is more than benchmark points whose vectors SQL lacks (``Drift.uncomputed``)."""
+    extra = dict(d.extra, benchmarks=[b for b in d.extra.get("benchmarks", []) if b not in set(d.uncomputed)])
+    return bool(d.problems or any(d.missing.values()) or any(d.stale.values()) or any(extra.values()))
 
 
 app.add_typer(cli_sources.app, name="sources")
