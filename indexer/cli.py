@@ -131,7 +131,7 @@ def demo(
 def ingest(
     source: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", help="hub-org: ingest at most N datasets."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="table, lm_eval or lighteval (default: detected)."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", callback=cli_index.format_option, help="table, lm_eval or lighteval (default: detected)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
     model: Optional[str] = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file)."),
     filter: Optional[str] = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter); a file with other filters but not this one is refused, a task with only 'none' is read with it."),
@@ -239,20 +239,6 @@ def _method_option(value: Optional[str]) -> Optional[str]:
     return value
 
 
-def _format_option(value: Optional[str]) -> Optional[str]:
-    """``evaluate --format``: a reader name, checked while the options are parsed (a usage error naming it, exit 2);
-    before, an input error naming the first DATA, as if the data were at fault."""
-    if value is None:
-        return None
-    from .sources.registry import get_reader
-
-    try:
-        get_reader(value)
-    except IndexerError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    return value
-
-
 def _plots_option(value: Optional[Path]) -> Optional[Path]:
     """``evaluate --plots``: a file there, or a folder that cannot be created or written, is a usage error while the
     options are parsed; before, the evaluation ran for minutes, then failed with a FileExistsError traceback."""
@@ -270,7 +256,7 @@ def _plots_option(value: Optional[Path]) -> Optional[Path]:
 @app.command()
 def evaluate(
     data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
-    format: Optional[str] = typer.Option(None, "--format", callback=_format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
+    format: Optional[str] = typer.Option(None, "--format", callback=cli_index.format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
     seeds: int = typer.Option(5, "--seeds", min=1, help="Seeds of the in-sample and coverage splits (1 or more)."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
@@ -389,10 +375,20 @@ def check(
                     if keys:
                         more = f" (+{len(keys) - 5} more)" if len(keys) > 5 else ""
                         typer.echo(f"  {what} {k}: {len(keys)}: {', '.join(keys[:5])}{more}")
-        if not clean:
-            typer.echo("run `taskspace reindex` to rebuild the index from SQL", err=True)
+        uncomputed = sum(len(d.uncomputed) for d in drifts)
+        if uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
+            typer.echo(f"run `taskspace index` to compute the {uncomputed} benchmark vector(s) SQL lacks (extra "
+                       "benchmarks above; `taskspace reindex` alone would drop them)", err=True)
+        if any(_beyond_uncomputed(d) for d in drifts):
+            typer.echo(f"{'then ' if uncomputed else ''}run `taskspace reindex` to rebuild the index from SQL", err=True)
     if not clean:
         raise typer.Exit(1)
+
+
+def _beyond_uncomputed(d) -> bool:
+    """True when a space's drift is more than benchmark points whose vectors SQL lacks (``Drift.uncomputed``)."""
+    extra = dict(d.extra, benchmarks=[b for b in d.extra.get("benchmarks", []) if b not in set(d.uncomputed)])
+    return bool(d.problems or any(d.missing.values()) or any(d.stale.values()) or any(extra.values()))
 
 
 app.add_typer(cli_sources.app, name="sources")

@@ -29,12 +29,29 @@ def _finite(obj):
     return obj
 
 
+def format_option(value: Optional[str]) -> Optional[str]:
+    """``--format`` (ingest, index, sources add, evaluate): a reader name, checked while the options are parsed (a
+    usage error naming the option and the formats, exit 2). Before, ``ingest --format bogus`` reported the source as
+    rejected (exit 1, "1 error(s)"), and ``evaluate`` named the first DATA, as if the data were at fault."""
+    if value is None:
+        return None
+    from .errors import IndexerError
+    from .sources.registry import get_reader
+
+    try:
+        get_reader(value)
+    except IndexerError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 def index(
     source: list[str] = typer.Option(
         None, "--source", "-s",
         help="Add a source (a path, hub:ORG/REPO or hub-org:ORG) to the configuration and index it. Repeatable.",
     ),
-    fmt: Optional[str] = typer.Option(None, "--format", help="Reader for the --source paths (default: detected)."),
+    fmt: Optional[str] = typer.Option(None, "--format", callback=format_option,
+                                      help="Reader for the --source paths (default: detected)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per hub-org: source."),
     as_json: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
     accept_partial: bool = typer.Option(

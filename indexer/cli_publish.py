@@ -27,7 +27,9 @@ def publish(
     if as_json:
         echo_json(res.as_dict())
     elif res.dry_run:
-        typer.echo(f"wrote {len(res.files)} file(s) to {res.dry_run} ({res.added} model record(s)); nothing was sent")
+        gone = f", removed {len(res.deleted)} an earlier dry run wrote" if res.deleted else ""
+        typer.echo(f"wrote {len(res.files)} file(s) to {res.dry_run} ({res.added} model record(s)){gone}; "
+                   "nothing was sent")
     elif res.commit is None:
         typer.echo(f"{repo}: nothing changed, no commit")
     else:

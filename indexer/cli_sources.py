@@ -8,6 +8,8 @@ from typing import Optional
 
 import typer
 
+from .cli_index import format_option
+
 app = typer.Typer(help="The sources the indexing pass reads ($TASKSPACE_HOME/sources.toml).", no_args_is_help=True)
 
 
@@ -39,7 +41,7 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> 
 @app.command("add")
 def add(
     spec: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO[@REVISION] or hub-org:ORG."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="Reader for a path (default: detected)."),
+    fmt: Optional[str] = typer.Option(None, "--format", callback=format_option, help="Reader for a path (default: detected)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per pass (hub-org:)."),
 ) -> None:
     """Add a source (checked first: a path must exist and be readable as a known format; nothing is saved otherwise)."""

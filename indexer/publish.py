@@ -9,7 +9,8 @@ records gives the same bytes. Against the Hub: the token must be there and able 
 (:meth:`~indexer.hub.HubClient.check_write_access`), the dataset is created when missing, the files it holds now
 are compared with the new ones, and when any differs there is exactly one commit (its parent the commit compared
 against) whose message counts the model records added, changed and removed; nothing differs -> no commit.
-``dry_run=DIR`` writes the files a publish to an empty repository would commit into ``DIR`` and talks to no one.
+``dry_run=DIR`` writes the files a publish to an empty repository would commit into ``DIR`` and talks to no one;
+``DIR`` must be new, empty or an earlier dry run's output, whose record files this one does not write are removed.
 The dataset holds exactly what a publish selected: with ``space`` the files of other spaces are deleted (and their
 records counted as removed).
 
@@ -320,6 +321,22 @@ def _check_dry_run_dir(path: Path) -> None:
     if not os.access(probe, os.W_OK | os.X_OK):
         where = "cannot be written" if probe == path else f"cannot be created: {probe} cannot be written"
         raise ConfigError(f"--dry-run {path}: {where} (permission denied); give a folder you can write")
+    if probe == path and any(path.iterdir()) and not (path / dataset.SPACES).is_file():
+        # a folder of other files: a dry run removes the record files it no longer produces, so it only writes
+        # into a new or empty folder or over an earlier dry run (which holds spaces.parquet)
+        raise ConfigError(f"--dry-run {path}: the folder is not empty and holds no earlier dry run's records (no "
+                          f"{dataset.SPACES}); give a new or empty folder")
+
+
+def _stale_dry_run_files(out: Path, files: dict) -> list[str]:
+    """The record files an earlier dry run left in ``out`` that this one does not write (a space dropped or renamed):
+    the managed layout only (:func:`indexer.dataset.is_managed`); other files are left alone, as on the Hub."""
+    found = [out / n for n in (dataset.SPACES, dataset.BENCHMARKS, dataset.CARD)]
+    for sub in (dataset.MODELS_DIR, dataset.PATTERNS_DIR, dataset.PROMPTS_DIR):
+        if (out / sub).is_dir() and not (out / sub).is_symlink():
+            found.extend((out / sub).iterdir())
+    rels = (p.relative_to(out).as_posix() for p in found if p.is_file() or p.is_symlink())
+    return sorted(r for r in rels if dataset.is_managed(r) and r not in files)
 
 
 def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | Path | None = None,
@@ -346,12 +363,15 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
     if dry_run is not None:
         out = Path(dry_run)
         out.mkdir(parents=True, exist_ok=True)
+        stale = _stale_dry_run_files(out, files)  # the folder then holds exactly what an empty repository gets
+        for name in stale:
+            (out / name).unlink()
         for name, data in sorted(files.items()):
             target = out / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         n = len(rs.records)
-        return PublishResult(repo_id, None, n, 0, 0, sorted(files), dry_run=str(out),
+        return PublishResult(repo_id, None, n, 0, 0, sorted(files), stale, dry_run=str(out),
                              message=commit_message(n, 0, 0, len(rs.spaces)))
     hub = hub or HubClient()
     hub.check_write_access(repo_id)

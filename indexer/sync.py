@@ -31,7 +31,9 @@ Qdrant's Dot product is the model's predicted score.
   the index), *extra* (in the index, not in SQL) or *stale* (in both, but the payload digest or, for models and
   benchmarks, the stored vector differs from what SQL gives: digests compared exactly, vectors through their inner
   products with two fixed random probes, beyond float32 rounding, :func:`_compare`), and lists the collections an interrupted rebuild
-  left (``orphans``: not drift, the next rebuild drops them). Prompt vectors are not recomputed (that needs the
+  left (``orphans``: not drift, the next rebuild drops them), and which extra benchmark points are of benchmarks SQL
+  holds with prompts but without a vector in the space (``uncomputed``: an indexing pass recomputes their vectors and
+  rebuilds the collection; a rebuild alone would drop the points). Prompt vectors are not recomputed (that needs the
   encoder): their digest covers hash, benchmarks, text snippet and encoder id. A kind whose live collection cannot
   be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose scan or search fails (its files
   damaged), is a problem of the drift with every expected point missing; ``reindex`` replaces it.
@@ -334,6 +336,9 @@ class Drift:
     problems: list[str] = field(default_factory=list)
     #: physical collections no alias points at (left by an interrupted rebuild; not drift, the next rebuild drops them)
     orphans: list[str] = field(default_factory=list)
+    #: extra benchmark points of benchmarks SQL holds with prompts but without a vector in this space (a benchmark
+    #: vector deleted, say): `taskspace reindex` would drop the points, an indexing pass recomputes the vectors
+    uncomputed: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -345,7 +350,7 @@ class Drift:
     def as_dict(self, limit: int = 20) -> dict:
         """JSON-able summary: counts and up to ``limit`` keys per (category, kind)."""
         return {"space": self.space, "clean": self.clean, "counts": self.counts(), "problems": self.problems,
-                "orphans": self.orphans,
+                "orphans": self.orphans, "uncomputed": self.uncomputed[:limit],
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -454,6 +459,9 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
 
         compare("models", *_expected_models(sql, rec))
         compare("benchmarks", *_expected(list(_benchmark_points(sql, rec))))
+        if drift.extra.get("benchmarks"):
+            with_prompts = {b.name for b in sql.list_benchmarks() if b.n_prompts}
+            drift.uncomputed = [b for b in drift.extra["benchmarks"] if b in with_prompts]
         if not _pulled_read_only(sql, rec):  # a pulled space's prompts come from its files, not from SQL
             if prompts is None:
                 prompts = _prompts(sql)

@@ -339,6 +339,28 @@ def test_cli_ingest_json_and_exit_codes(tmp_path, monkeypatch):
     assert r.exit_code == 0 and "1 unchanged source(s) skipped" in r.stdout
 
 
+@pytest.mark.parametrize("command", [["ingest", "SRC"], ["ingest", "hub:org/repo"], ["index", "--source", "SRC"],
+                                     ["sources", "add", "SRC"]])
+def test_an_unknown_format_is_a_usage_error_naming_the_option(command, tmp_path, taskspace_home):
+    """`taskspace ingest DIR --format bogus` (and `index --source`, `sources add`): a usage error naming --format and
+    the known formats (exit 2, one line), before anything is read or written. Before, ingest reported the source as
+    rejected input (exit 1, "1 error(s)"; a Hub spec was fetched first), and index / sources add said "source ...:
+    unknown format" without naming the option."""
+    import os
+    import subprocess
+    import sys
+
+    src = write_table(tmp_path / "src", [("m1", "p1", 1)])
+    args = [str(src) if a == "SRC" else a for a in command]
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", *args, "--format", "bogus"], capture_output=True,
+                         text=True, env=dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="200"), timeout=120,
+                         cwd=Path(__file__).resolve().parents[1])
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr[-2000:]
+    assert "Invalid value for '--format'" in lines[0] and "unknown format 'bogus'; use one of table, lm_eval, lighteval" in lines[0]
+    assert not taskspace_home.exists() or not any(taskspace_home.iterdir())  # nothing opened or saved
+
+
 def test_cli_ingest_hub_failure_exits_4(tmp_path, hub_server):
     """A Hub failure (here: a gated repo without a token) is the documented exit code 4, not 1."""
     from indexer.cli import app

@@ -706,3 +706,27 @@ def test_a_dry_run_path_that_is_a_file_is_a_config_error_before_reading_the_reco
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr[-2000:]
     assert "is a file" in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "home_c" / "taskspace.db").exists()  # nothing was opened
+
+
+def test_a_dry_run_into_an_earlier_one_holds_exactly_the_new_records(publisher, tmp_path, monkeypatch):
+    """`publish --dry-run D` twice: D holds exactly what a publish to an empty repository commits; before, record
+    files of the earlier run stayed (a copied models/old-space.parquet was still there). Files outside the record
+    layout are left alone, and a non-empty folder that is no earlier dry run is refused before anything is read or
+    removed."""
+    store_a, _, _ = publisher
+    d = tmp_path / "d"
+    first = publish("tester/recs", store=store_a, dry_run=d)
+    model_file = next(f for f in first.files if f.startswith("models/"))
+    shutil.copy(d / model_file, d / "models" / "old-space.parquet")
+    shutil.copy(d / model_file.replace("models/", "patterns/"), d / "patterns" / "old-space.parquet")
+    (d / "notes.txt").write_text("mine")
+    again = publish("tester/recs", store=store_a, dry_run=d)
+    written = sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file())
+    assert written == sorted(again.files + ["notes.txt"]) and again.files == first.files
+    assert again.deleted == ["models/old-space.parquet", "patterns/old-space.parquet"]
+    other = tmp_path / "other"
+    (other / "models").mkdir(parents=True)
+    (other / "models" / "mine.parquet").write_bytes(b"x")
+    with pytest.raises(ConfigError, match=f"--dry-run {re.escape(str(other))}: the folder is not empty"):
+        publish("tester/recs", store=store_a, dry_run=other)
+    assert (other / "models" / "mine.parquet").read_bytes() == b"x"

@@ -461,3 +461,42 @@ def test_a_live_collection_with_a_damaged_file_is_reported_and_rebuilt(store, tm
         reindex(store, vs, encoder=encoder)
         assert only(check(store, vs)).clean
         assert len(vs.search(name, "models", np.ones(space.dim))) == len(MODELS)
+
+
+def test_check_advises_an_indexing_pass_for_benchmark_vectors_sql_lacks(encoder, tmp_path, cli):
+    """Benchmark vectors deleted from SQL (`delete from benchmark_vectors`): `check` lists their points as extra,
+    names them as vectors SQL lacks (`uncomputed`) and advises `taskspace index`, which computes them and rebuilds
+    the collection (check is clean after it). Before, it advised only `taskspace reindex`, which dropped the points and
+    left the benchmarks without vectors until the next indexing pass."""
+    import json
+
+    from sqlalchemy import text
+
+    from helpers import TOPICS, index_sources, outcomes
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+
+    rng = np.random.default_rng(3)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    beta = [f"Write a Python function number {j} that sorts a list of integers" for j in range(6)]
+    sources = [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8)),
+               (tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/c"], 6))]
+    store, vectors = index_sources(encoder, sources)
+    with store.engine.begin() as conn:
+        conn.execute(text("DELETE FROM benchmark_vectors WHERE benchmark_id IN "
+                          "(SELECT id FROM benchmarks WHERE name = 'alpha')"))
+    store.close()
+    vectors.close()
+    rc, out, err = cli("check")
+    assert rc == 1 and "extra benchmarks: 1: alpha" in out, (out, err)
+    assert "run `taskspace index` to compute the 1 benchmark vector(s) SQL lacks" in err
+    assert "run `taskspace reindex` to rebuild" not in err  # it would drop the point, not bring the vector back
+    rc, out, err = cli("check", "--json")
+    assert rc == 1 and json.loads(out)["spaces"][0]["uncomputed"] == ["alpha"]
+    from indexer.store.sql import open_store
+
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / s)) for s in "ab"])
+        assert r.status == "ok" and r.counts["benchmarks"] == 1, r.counts
+    rc, out, err = cli("check")
+    assert rc == 0 and "clean" in out, (out, err)
