@@ -40,7 +40,8 @@ given models missing from the answer (removed by a filter, or without a vector i
 **Coverage and evidence.** The :data:`NEAR_PROMPTS` indexed prompts nearest to the query (by cosine of the question
 embedding, a search of the prompts collection) are the query's neighbourhood (a benchmark query's: that
 benchmark's own prompts nearest to its vector); a model's ``coverage.near`` is how
-many of those with similarity >= :data:`NEAR_SIMILARITY` it was measured on, and on which benchmarks;
+many of those with similarity >= :data:`NEAR_SIMILARITY` (a benchmark query's: all of them) it was measured on, and
+on which benchmarks;
 ``coverage.measured_near`` whether there is one. Those three are null (unknown) when the index cannot tell: it holds
 fewer of the model's per-prompt outcomes than the model's vector was fitted on (an index pulled from a published
 dataset holds none) and none of those it holds is near, or it has no prompts collection (a pulled space published
@@ -725,14 +726,18 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
             if b not in order:
                 order.append(b)
     out = []
-    anything_near = any(x["similarity"] >= NEAR_SIMILARITY for x in near)
+    # a benchmark query's neighbourhood is the benchmark's own prompts (:func:`_near_hits`): each is near it by what
+    # it is, however far it lies from the benchmark's mean (a varied benchmark's prompts do), so no similarity cut
+    own = benchmark is not None and bool(near) and all(benchmark in x["benchmarks"] for x in near)
+    is_near = (lambda x: True) if own else (lambda x: x["similarity"] >= NEAR_SIMILARITY)  # noqa: E731
+    anything_near = any(is_near(x) for x in near)
     for m, rank_score in ranked:
         p = m.payload
         cells, accs, n_known = observed.get(m.model, ({}, {}, 0))
         if not n_known and p.get("accuracy_by_benchmark"):  # no outcomes here (a pulled index): the published accuracy
             accs = {b: (a, None) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
         mine = [x for x in near if x["id"] in cells]
-        close = [x for x in mine if x["similarity"] >= NEAR_SIMILARITY]
+        close = [x for x in mine if is_near(x)]
         # "no" needs the whole of the model's measurements: SQL holds at least the prompts its vector was fitted on
         # (a pulled index holds none of them), or no indexed prompt at all is near the query
         known = bool(close) or (bool(near) and (not anything_near or n_known >= int(p.get("n_prompts") or 0)))

@@ -23,7 +23,7 @@ def write_table(folder: Path, benchmark: str, models: dict[str, list[int]], n: i
 
 
 def write_source(folder: Path, benchmark: str, texts: list[str], outcomes: dict) -> None:
-    """prompts.jsonl (ids ``<benchmark>-<j>``) + outcomes.csv; outcomes: model -> 0/1 per prompt."""
+    """prompts.jsonl (ids ``<benchmark>-<j>``) + outcomes.csv; outcomes: model -> 0/1 (None: not measured) per prompt."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "prompts.jsonl", "w") as f:
         for j, t in enumerate(texts):
@@ -33,7 +33,8 @@ def write_source(folder: Path, benchmark: str, texts: list[str], outcomes: dict)
         w.writerow(["model", "prompt_id", "correct"])
         for m, ys in outcomes.items():
             for j, y in enumerate(ys):
-                w.writerow([m, f"{benchmark}-{j}", int(y)])
+                if y is not None:  # None: the model was not measured on that prompt
+                    w.writerow([m, f"{benchmark}-{j}", int(y)])
 
 
 def index_sources(encoder, sources: list[tuple[Path, str, list[str], dict]]):

@@ -597,3 +597,38 @@ def test_importing_the_entry_point_is_cheap():
             "if m in sys.modules]; print(heavy, 'numpy' in a)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[] False"
+
+
+def test_a_model_measured_on_a_varied_benchmark_is_measured_near_its_benchmark_query(tmp_path, encoder):
+    """A benchmark of varied prompts (20 unrelated tasks) has a mean vector that many of its prompts are not similar
+    to (cosine below NEAR_SIMILARITY). Its query's neighbourhood is its own prompts, so a model measured on it, even
+    only on those far prompts, is "measured near" there. Before, the similarity cut of prompt queries applied and
+    that model was "no" on its own benchmark."""
+    varied = ["Translate 'good morning' into French.", "What is the boiling point of water at sea level in Kelvin?",
+              "Write a SQL query that counts the rows of a table named users.", "Who wrote the novel Moby-Dick?",
+              "Sort the list [3, 1, 2] in descending order.", "What is the derivative of sin(x)?",
+              "Name the largest ocean on Earth.", "Compose a haiku about autumn leaves.",
+              "Which enzyme breaks down starch in saliva?", "What does GDP stand for in economics?",
+              "How many players are on a football (soccer) team on the field?", "What is the capital of Mongolia?",
+              "Explain what a binary search tree is in one sentence.", "Convert 100 degrees Fahrenheit to Celsius.",
+              "Which planet has the Great Red Spot?", "What is the plural of 'cactus'?",
+              "In chess, which piece can only move diagonally?", "What year did the Berlin Wall fall?",
+              "Give a synonym of 'rapid'.", "What is 17 times 23?"]
+    E = encoder.encode(varied)
+    mean = E.mean(axis=0)
+    far = (E @ mean / np.linalg.norm(mean)) < NEAR_SIMILARITY - 0.05  # the benchmark vector's question part is this mean
+    assert 3 <= far.sum() < len(varied)  # the premise: a part of the benchmark is not near its own mean
+    other = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of the other benchmark?" for j in range(12)]
+    rng = np.random.default_rng(0)
+    on_far = [int(y) if f else None for y, f in zip(rng.integers(0, 2, len(varied)), far)]
+    store, vectors = index_sources(encoder, [
+        (tmp_path / "v", "varied", varied, {"org/on-far": on_far, **outcomes(rng, ["org/on-all"], len(varied))}),
+        (tmp_path / "o", "other", other, outcomes(rng, ["org/elsewhere"], len(other)))])
+    try:
+        by = {r.model: r.coverage for r in find_models(benchmark="varied", k=10, store=store, vectors=vectors)}
+        assert by["org/on-far"].measured_near and by["org/on-far"].near == int(far.sum()), by["org/on-far"]
+        assert by["org/on-all"].near == len(varied) and by["org/on-all"].benchmarks == ["varied"]
+        assert by["org/elsewhere"].measured_near is False
+    finally:
+        vectors.close()
+        store.close()
