@@ -308,20 +308,10 @@ def commit_message(added: int, changed: int, removed: int, spaces: int) -> str:
 def _check_dry_run_dir(path: Path) -> None:
     """A ConfigError naming ``--dry-run PATH`` unless the files can be written there (a folder that exists and can
     be written, or a path whose nearest existing parent is such a folder)."""
-    import os
+    from .config import check_output_folder
 
-    probe = path
-    while not (probe.exists() or probe.is_symlink()) and probe.parent != probe:
-        probe = probe.parent
-    if not probe.exists():
-        raise ConfigError(f"--dry-run {path}: {probe} is a broken symbolic link; give a folder to write the records into")
-    if not probe.is_dir():
-        where = "is a file" if probe == path else f"cannot be created: {probe} is a file"
-        raise ConfigError(f"--dry-run {path}: {where}; give a folder to write the records into")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        where = "cannot be written" if probe == path else f"cannot be created: {probe} cannot be written"
-        raise ConfigError(f"--dry-run {path}: {where} (permission denied); give a folder you can write")
-    if probe == path and any(path.iterdir()) and not (path / dataset.SPACES).is_file():
+    check_output_folder(path, "--dry-run", "the records")
+    if path.is_dir() and any(path.iterdir()) and not (path / dataset.SPACES).is_file():
         # a folder of other files: a dry run removes the record files it no longer produces, so it only writes
         # into a new or empty folder or over an earlier dry run (which holds spaces.parquet)
         raise ConfigError(f"--dry-run {path}: the folder is not empty and holds no earlier dry run's records (no "

@@ -32,25 +32,12 @@ def check_plots_dir(out_dir) -> Path:
     yet whose nearest existing parent is a folder that can be written (it is created when the plots are written).
     Otherwise a :class:`~indexer.errors.ConfigError` naming the path and what is wrong, so that ``evaluate --plots``
     fails before the evaluation runs (before, a file there failed with a FileExistsError traceback at its end)."""
-    import os
-
+    from ..config import check_output_folder
     from ..errors import ConfigError
 
-    path = Path(out_dir)
     if str(out_dir) == "":
         raise ConfigError("--plots: an empty path; give a folder to write the PNGs into")
-    probe = path
-    while not (probe.exists() or probe.is_symlink()) and probe.parent != probe:
-        probe = probe.parent
-    if not probe.exists():  # a dangling symbolic link
-        raise ConfigError(f"--plots {path}: {probe} is a broken symbolic link; give a folder to write the PNGs into")
-    if not probe.is_dir():
-        where = "is a file" if probe == path else f"cannot be created: {probe} is a file"
-        raise ConfigError(f"--plots {path}: {where}; give a folder to write the PNGs into")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        where = "cannot be written" if probe == path else f"cannot be created: {probe} cannot be written"
-        raise ConfigError(f"--plots {path}: {where} (permission denied); give a folder you can write")
-    return path
+    return check_output_folder(Path(out_dir), "--plots", "the PNGs")
 
 
 def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[Path]:
