@@ -226,31 +226,23 @@ class Peers(str, Enum):
 PEER_CHOICES = tuple(p.value for p in Peers)
 
 
-def _method_option(value: Optional[str]) -> Optional[str]:
-    """``evaluate --method``: checked while the options are parsed (a usage error naming it, exit 2), not after."""
-    if value is None:
-        return None
+def _method(value: str) -> None:
     from .space import get_method
 
-    try:
-        get_method(value)
-    except IndexerError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    return value
+    get_method(value)
 
 
-def _plots_option(value: Optional[Path]) -> Optional[Path]:
-    """``evaluate --plots``: a file there, or a folder that cannot be created or written, is a usage error while the
-    options are parsed; before, the evaluation ran for minutes, then failed with a FileExistsError traceback."""
-    if value is None:
-        return None
+def _plots(value: Path) -> None:
     from .evaluation.plots import check_plots_dir
 
-    try:
-        check_plots_dir(value)
-    except IndexerError as exc:
-        raise typer.BadParameter(str(exc).removeprefix("--plots ")) from None
-    return value
+    check_plots_dir(value)
+
+
+#: ``evaluate --method``: checked while the options are parsed (a usage error naming it, exit 2), not after
+_method_option = cli_index.checked_option(_method)
+#: ``evaluate --plots``: a file there, or a folder that cannot be created or written, is a usage error while the
+#: options are parsed; before, the evaluation ran for minutes, then failed with a FileExistsError traceback
+_plots_option = cli_index.checked_option(_plots, lambda exc: str(exc).removeprefix("--plots "))
 
 
 @app.command()

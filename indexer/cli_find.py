@@ -11,6 +11,7 @@ from typing import Optional
 
 import typer
 
+from .cli_index import checked_option
 from .errors import InputError
 
 
@@ -65,19 +66,16 @@ def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], ca
     console.print(t)
 
 
-def _params_option(value: Optional[str]) -> Optional[str]:
-    """``--min-params`` / ``--max-params``: checked by the library's rule (:func:`indexer.find.parse_params`) while
-    the options are parsed, so a bad value is a usage error naming the option and the value (exit 2), as for the
-    other numeric options; before, it was an input error (exit 1) naming ``filters.min_params``."""
-    if value is None:
-        return None
+def _params(value: str) -> None:
     from .find import parse_params
 
-    try:
-        parse_params(value)
-    except InputError as exc:
-        raise typer.BadParameter(exc.message) from None
-    return value
+    parse_params(value)
+
+
+#: ``--min-params`` / ``--max-params``: checked by the library's rule (:func:`indexer.find.parse_params`) while the
+#: options are parsed, so a bad value is a usage error naming the option and the value (exit 2), as for the other
+#: numeric options; before, it was an input error (exit 1) naming ``filters.min_params``
+_params_option = checked_option(_params, lambda exc: exc.message)
 
 
 def _prefer_smaller_option(value: float) -> float:

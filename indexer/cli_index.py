@@ -29,20 +29,34 @@ def _finite(obj):
     return obj
 
 
-def format_option(value: Optional[str]) -> Optional[str]:
-    """``--format`` (ingest, index, sources add, evaluate): a reader name, checked while the options are parsed (a
-    usage error naming the option and the formats, exit 2). Before, ``ingest --format bogus`` reported the source as
-    rejected (exit 1, "1 error(s)"), and ``evaluate`` named the first DATA, as if the data were at fault."""
-    if value is None:
-        return None
-    from .errors import IndexerError
+def checked_option(check, message=str):
+    """A typer callback that runs ``check(value)`` while the options are parsed (None passes): an
+    :class:`~indexer.errors.IndexerError` from it is a usage error naming the option (exit 2) with ``message(error)``,
+    before anything is read or opened."""
+    def callback(value):
+        if value is None:
+            return None
+        from .errors import IndexerError
+
+        try:
+            check(value)
+        except IndexerError as exc:
+            raise typer.BadParameter(message(exc)) from None
+        return value
+
+    return callback
+
+
+def _reader(value: str) -> None:
     from .sources.registry import get_reader
 
-    try:
-        get_reader(value)
-    except IndexerError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    return value
+    get_reader(value)
+
+
+#: ``--format`` (ingest, index, sources add, evaluate): a reader name, checked while the options are parsed (a usage
+#: error naming the option and the formats, exit 2). Before, ``ingest --format bogus`` reported the source as rejected
+#: (exit 1, "1 error(s)"), and ``evaluate`` named the first DATA, as if the data were at fault.
+format_option = checked_option(_reader)
 
 
 def index(
