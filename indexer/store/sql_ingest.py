@@ -250,6 +250,16 @@ def _fingerprint(table: OutcomeTable) -> str:
 _STAMP = "\x00stamp"  # the key of the identity rules' stamp in the idents of _identities (no model name has a NUL)
 
 
+def _distinct_prompt_ids(blobs) -> set[int]:
+    """The prompt ids listed by outcome blocks' ``prompt_ids`` columns (little-endian int32): most of a benchmark's
+    blocks list the same prompts, so each distinct list is decoded once, not one Python int per cell of a 32k-model
+    source."""
+    distinct = {bytes(b) for b in blobs}
+    if not distinct:
+        return set()
+    return set(np.unique(np.concatenate([np.frombuffer(b, dtype="<i4") for b in distinct])).tolist())
+
+
 class IngestMixin:
 
     def ingest(self, batch: SourceBatch) -> IngestResult:
@@ -493,14 +503,12 @@ class IngestMixin:
 
     @staticmethod
     def _block_prompts(conn, source_id: int) -> dict[int, set[int]]:
-        """Benchmark id -> the prompt ids of the source's outcome blocks there (most of a benchmark's blocks list the
-        same prompts: each distinct list is decoded once, not one Python int per cell of a 32k-model source)."""
-        blobs: dict[int, set[bytes]] = {}
+        """Benchmark id -> the prompt ids of the source's outcome blocks there (:func:`_distinct_prompt_ids`)."""
+        blobs: dict[int, list] = {}
         for bid, p in conn.execute(select(OutcomeBlock.benchmark_id, OutcomeBlock.prompt_ids)
                                    .where(OutcomeBlock.source_id == source_id)).all():
-            blobs.setdefault(bid, set()).add(bytes(p))
-        return {bid: set(np.unique(np.concatenate([np.frombuffer(b, dtype="<i4") for b in bs])).tolist())
-                for bid, bs in blobs.items()}
+            blobs.setdefault(bid, []).append(p)
+        return {bid: _distinct_prompt_ids(bs) for bid, bs in blobs.items()}
 
     @staticmethod
     def _prune_membership(conn, was: dict[int, set[int]], kept: dict[int, set[int]]) -> int:
@@ -515,10 +523,8 @@ class IngestMixin:
             gone = was[bid] - kept.get(bid, set())
             if not gone:
                 continue
-            for p in conn.execute(select(OutcomeBlock.prompt_ids).where(OutcomeBlock.benchmark_id == bid)).scalars():
-                gone.difference_update(np.frombuffer(p, dtype="<i4").tolist())
-                if not gone:
-                    break
+            gone -= _distinct_prompt_ids(
+                conn.execute(select(OutcomeBlock.prompt_ids).where(OutcomeBlock.benchmark_id == bid)).scalars())
             if not gone:
                 continue
             for c in chunks(sorted(gone)):
