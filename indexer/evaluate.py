@@ -94,9 +94,9 @@ def load_pooled(datas, group_by: str | None = None,
         return load_matrix(paths[0], group_by, format), None, [paths[0].name or str(paths[0])]
     short = [p.name or str(p) for p in paths]
     names = short if len(set(short)) == len(short) else [str(p) for p in paths]
-    if len(set(names)) != len(names) or len({p.resolve() for p in paths}) != len(paths):  # ../ or a link to it too
-        raise InputError(f"the same data folder is given twice: {', '.join(names)}")
     resolved = [p.resolve() for p in paths]
+    if len(set(names)) != len(names) or len(set(resolved)) != len(paths):  # ../ or a link to it too
+        raise InputError(f"the same data folder is given twice: {', '.join(names)}")
     for a, ra in zip(paths, resolved):  # a file of a folder given too: its outcomes would be pooled with themselves
         for b, rb in zip(paths, resolved):
             if ra != rb and rb.is_relative_to(ra):

@@ -348,9 +348,10 @@ class Ingester:
                 s.errors.append(RowError(location, None, "no lm-eval samples, lighteval details or plain table files in "
                                          "this repo; nothing to read"))
                 return
-            if find_reader(fmt) is not None:  # an option the repo's format does not take: before any download
+            reader = find_reader(fmt)
+            if reader is not None:  # an option the repo's format does not take: before any download
                 try:
-                    check_options(find_reader(fmt), options)
+                    check_options(reader, options)
                 except ConfigError as exc:
                     if not listed:
                         raise
@@ -368,7 +369,6 @@ class Ingester:
             return
         kind = "leaderboard" if repo_id.startswith("open-llm-leaderboard") else fmt
         opts = dict(options)
-        reader = find_reader(fmt)
         if reader is not None and reader.takes_identity:
             opts.update(kind=kind, location=location, revision=snap.sha)
             if model:
