@@ -173,7 +173,8 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
     lines += ["## Uncertainty", "",
               "taskspace shows with each probability a 90% interval: the posterior variance of the score (the "
               "ridge posterior of the record's fit: its residual variance `noise` times the leverage of the query row "
-              "under its coverage pattern's factors in `patterns/<space>.parquet` and its `model_lambda`; "
+              "under its coverage pattern's factors in `patterns/<space>.parquet` and its `model_lambda`, at most the "
+              "space's `calibration_lam_cap` where that is set; "
               "`score_variance` in taskspace's `indexer/posterior.py`) is mapped through the same calibration as "
               "`p(score -/+ 1.645 sd)`. "
               "`taskspace pull hub:" + repo_id + "` loads these files into a taskspace installation with the same "

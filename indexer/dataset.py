@@ -65,6 +65,9 @@ SPACE_COVERAGE = ("calibration_uncovered",)
 #: written since the bend of the map's logit (indexer.posterior.Calibration.knots): its knots, two list<float64> of one
 #: length, increasing; optional (null: no bend) when read
 SPACE_BEND = ("calibration_knots_z", "calibration_knots_logit")
+#: written since intervals cap the models' lambdas (indexer.posterior.Calibration.lam_cap): float64, positive;
+#: optional (null: each model's own lambda) when read
+SPACE_CAP = ("calibration_lam_cap",)
 #: the space's prior (the models' mean normal, ``prior`` list<float64>, and how many models it is the mean of), so a
 #: pulled index folds a query as the one it was published from (indexer.posterior.Calibration.fold); optional
 SPACE_PRIOR = ("prior", "prior_models")
@@ -250,9 +253,11 @@ def spaces_table(rows: list[dict]) -> bytes:
                         ("calibration_n_models", i), ("calibration_spread", f), ("n_models", i), ("created_at", s),
                         ("calibration_level", f), ("calibration_specific", f), ("calibration_shared", f),
                         ("prior", pa.list_(f)), ("prior_models", i), ("calibration_uncovered", f),
-                        ("calibration_knots_z", pa.list_(f)), ("calibration_knots_logit", pa.list_(f))])
+                        ("calibration_knots_z", pa.list_(f)), ("calibration_knots_logit", pa.list_(f)),
+                        ("calibration_lam_cap", f)])
     return _parquet({c: [r.get(c) for r in rows]
-                     for c in SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR + SPACE_COVERAGE + SPACE_BEND}, schema)
+                     for c in SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR + SPACE_COVERAGE + SPACE_BEND + SPACE_CAP},
+                    schema)
 
 
 # -------------------------------------------------------------------------------------------- reading
@@ -418,9 +423,13 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                                "finite numbers of one length (at least 2)")
                 else:
                     knots = (tuple(map(float, kz)), tuple(map(float, kl)))
+            cap = r.get("calibration_lam_cap")
+            if cap is not None and not (math.isfinite(float(cap)) and float(cap) > 0):
+                errors.add(where, f"calibration_lam_cap must be a positive number, not {cap!r}")
+                cap = None
             cal = Calibration(float(r["calibration_a"]), float(r["calibration_b"]), int(r["calibration_n_cells"] or 0),
                               int(r["calibration_n_models"] or 0), float(r["calibration_spread"] or 0.0), *folded,
-                              knots=knots)
+                              knots=knots, lam_cap=None if cap is None else float(cap))
             if not all(math.isfinite(x) for x in (cal.a, cal.b, cal.spread, *(x for x in folded if x is not None))):
                 errors.add(where, "calibration has NaN or infinite entries")
         rec = SpaceRecords(spec, r, cal, created_at=_time(r.get("created_at"), where, errors))

@@ -587,7 +587,11 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None):
     closed-form leave-one-out scores on a seeded sample of the prompts (:func:`indexer.posterior.loo_cells`);
     the plain method has no leverages, so its in-sample scores stand in. A ``space`` with levels
     (:func:`indexer.represent.has_levels`): the level/deviation map on cross-fitted held-out prompts
-    (:func:`indexer.posterior.heldout_cells`: two more solves of every model on half of the prompts each)."""
+    (:func:`indexer.posterior.heldout_cells`: two more solves of every model on half of the prompts each). With a
+    posterior, the map carries the models' median lambda, the largest an interval uses
+    (:attr:`indexer.posterior.Calibration.lam_cap`)."""
+    import dataclasses
+
     from . import posterior, represent
 
     spread = posterior.level_spread(S)
@@ -597,13 +601,15 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None):
         spec = SpaceSpec.of(space)
         level, deviation, shared, outcomes, coverage = posterior.heldout_cells(spec.solver, D, S, spec,
                                                                                with_coverage=True)
-        return posterior.fit_level_calibration(level, deviation, shared, outcomes, spread=spread, coverage=coverage)
-    prompts = posterior.calibration_prompts(D.shape[0])
-    if np.isnan(np.asarray(solver.noise_)).any():
-        Sp = np.asarray(S[:, prompts], dtype=np.float64)
-        obs = ~np.isnan(Sp)
-        return posterior.fit_calibration(solver.predict(np.asarray(D[prompts])).T[obs], Sp[obs], spread)
-    return posterior.fit_calibration(*posterior.loo_cells(solver, D, S, prompts), spread)
+        cal = posterior.fit_level_calibration(level, deviation, shared, outcomes, spread=spread, coverage=coverage)
+    else:
+        prompts = posterior.calibration_prompts(D.shape[0])
+        if np.isnan(np.asarray(solver.noise_)).any():  # the plain method: no posterior, no interval
+            Sp = np.asarray(S[:, prompts], dtype=np.float64)
+            obs = ~np.isnan(Sp)
+            return posterior.fit_calibration(solver.predict(np.asarray(D[prompts])).T[obs], Sp[obs], spread)
+        cal = posterior.fit_calibration(*posterior.loo_cells(solver, D, S, prompts), spread)
+    return dataclasses.replace(cal, lam_cap=posterior.lambda_cap(solver.lam_))
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,

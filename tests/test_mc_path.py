@@ -225,6 +225,7 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
     scores), an interval from the score's posterior (the direct solver's, at the row the model is effectively
     scored at), and ranking by the interval's lower end is the brute-force order over every model."""
     from indexer import posterior
+    from indexer.solver.ridge import predictive_variance
 
     store, vectors = mixed
     (space,) = store.list_spaces()
@@ -234,6 +235,7 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
     cal = store.get_space_calibration(space.id)
     assert cal is not None and cal.n_models == 6 and cal.folded  # the level/deviation map (tests/test_levels.py)
     assert cal.spread == pytest.approx(posterior.level_spread(om.scores))
+    assert cal.lam_cap == pytest.approx(float(np.median(solver.lam_)))
     want_cal = posterior.fit_level_calibration(*posterior.heldout_cells(configured().solver, X, om.scores, space))
     assert (cal.a, cal.level, cal.specific, cal.shared) == pytest.approx(
         (want_cal.a, want_cal.level, want_cal.specific, want_cal.shared), abs=1e-3)
@@ -252,7 +254,10 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
         eff[d:] = row[d:] + (1 - p) * own[d:] if has_options else p * own[d:]
         # plus, for the share of the query in the format it never saw, the spread of the models' general levels
         unseen = (1 - p) if has_options else p
-        var = solver.predictive_variance(eff[None])[0, j] + unseen ** 2 * cal.spread
+        # at the model's lambda, at most the map's cap: the median of the models' lambdas (posterior.lambda_cap)
+        n, eig = solver.factors([solver.pattern_of_[j]])[solver.pattern_of_[j]]
+        lam_j = min(float(solver.lam_[j]), float(np.median(solver.lam_)))
+        var = predictive_variance(eig, n, np.array([lam_j]), solver.noise_[[j]], eff[None])[0, 0] + unseen ** 2 * cal.spread
         assert mt.variance == pytest.approx(var, rel=1e-3)
         assert 0.0 <= mt.low <= mt.probability <= mt.high <= 1.0
         # the model's own prior's part of its deviation, and the query format's prior's part (the shared one)

@@ -56,6 +56,32 @@ def test_stored_factors_give_the_solvers_variance(store):
     assert store.load_patterns(space.id) == {}
 
 
+def test_an_interval_uses_at_most_the_maps_lambda_cap():
+    """A model whose lambda sat at the grid's edge (its outcomes could not tell its deviation from the population's)
+    gets the interval of the map's ``lam_cap`` (the models' median lambda), not the near-zero width of its own:
+    on real data such intervals held the true rate 27-50% of the time (docs/RESULTS.md, "Intervals")."""
+    D, S, solver = _fit(N=40, d=6, free=2)
+    posts = posterior.pattern_posteriors(solver, D)
+    by_key = {p.key: p for p in posts.values()}
+    space = {"intercept": True, "select": "gcv", "prior": "mean", "free": 2}
+    post = posts[solver.pattern_of_[1]]
+    noise = float(solver.noise_[1])
+    payloads = [{"pattern": post.key, "lam": 1e4, "noise": noise}, {"pattern": post.key, "lam": 0.5, "noise": noise}]
+    x = np.array(post.mu, dtype=np.float64)  # the covariates at the pattern's mean, the embedding part far from it
+    x[:-2] += 3.0 * np.random.default_rng(7).normal(size=x.size - 2)
+    row = np.append(x, 1.0)
+    at = lambda lam: posterior.score_variance(post, [lam], [noise], row[None, :], space)[0, 0]  # noqa: E731
+    load = lambda keys: {k: by_key[k] for k in keys}  # noqa: E731
+    capped = posterior.Predictor(space, posterior.Calibration(0.1, 2.5, 100, lam_cap=2.0), load)
+    assert capped.variance(payloads, row) == pytest.approx([at(2.0), at(0.5)])  # a lambda under the cap is kept
+    own = posterior.Predictor(space, posterior.Calibration(0.1, 2.5, 100), load)  # a map stored before the cap
+    assert own.variance(payloads, row) == pytest.approx([at(1e4), at(0.5)])
+    assert at(2.0) > 5 * at(1e4)  # the cap is what widens it
+    assert posterior.lambda_cap([1.0, 10.0, 1e4, np.nan, 0.0]) == 10.0
+    assert posterior.lambda_cap([]) is None and posterior.lambda_cap([np.nan]) is None
+    assert posterior.Calibration(0.1, 2.5, lam_cap=2.0).as_dict()["lam_cap"] == 2.0
+
+
 def test_calibration_fits_a_logistic_map_and_falls_back_when_it_cannot():
     rng = np.random.default_rng(1)
     score = rng.normal(size=4000)

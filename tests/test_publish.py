@@ -111,7 +111,8 @@ def _answers(store, vectors, queries) -> list[list[tuple]]:
 def test_publish_to_the_hub_then_pull_gives_the_same_answers(bent, publisher, hub_server, tmp_path, monkeypatch,
                                                              encoder):
     store_a, vectors_a, unseen = publisher
-    assert store_a.get_space_calibration(store_a.list_spaces()[0].id).knots is not None  # published and pulled too
+    cal_a = store_a.get_space_calibration(store_a.list_spaces()[0].id)
+    assert cal_a.knots is not None and cal_a.lam_cap is not None  # published and pulled too (intervals compared below)
     hub_server.tokens = {WRITE: "write", READ: "read"}
     monkeypatch.setenv("HF_TOKEN", WRITE)
     res = publish("tester/taskspace-records", store=store_a)

@@ -278,6 +278,8 @@ class SpaceCalibrationRow(Base):
     uncovered: Mapped[float | None] = mapped_column(Float, nullable=True)
     #: the bend of the map's logit, ``{"z": [...], "logit": [...]}`` as JSON text (None: none; migration 0010)
     knots: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: the largest lambda a model's interval uses (None: each model's own; migration 0011)
+    lam_cap: Mapped[float | None] = mapped_column(Float, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
