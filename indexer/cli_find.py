@@ -5,6 +5,7 @@ prints exactly what they return (``FindResult.to_dict()``, the browse dicts)."""
 from __future__ import annotations
 
 import json
+import re
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -24,29 +25,141 @@ def echo_json(obj) -> None:
     typer.echo(json.dumps(obj, indent=2, default=str))
 
 
+#: what ``search --file`` takes, said in its help and in its errors
+PROMPTS_FILE_FORMATS = ("a .jsonl file (one prompt a line: a JSON string or an object with a \"prompt\" or \"text\" "
+                        "field), a .json file (a JSON array of those) or a text file (prompts separated by a line "
+                        "of three dashes, ---; without such a line, by a blank line)")
+
+#: a line of three dashes (spaces or tabs around them allowed) separates two prompts of a text (a prompts file, the
+#: search page's text box: indexer/web/app.js says the same); blank lines are part of a prompt
+SEPARATOR = re.compile(r"^[^\S\n]*---[^\S\n]*$", re.MULTILINE)
+
+
+def split_prompts(text: str) -> list[str]:
+    """The prompts of a text: separated by ``---`` lines when it has one (blank lines are kept inside a prompt),
+    else by blank lines (what a prompts file has always meant); each stripped, empty ones dropped (so a text of one
+    prompt with blank lines can be given as that prompt followed by a ``---`` line)."""
+    text = text.replace("\r\n", "\n")
+    blocks = SEPARATOR.split(text) if SEPARATOR.search(text) else text.split("\n\n")
+    return [b for b in (b.strip() for b in blocks) if b]
+
+
+def _prompt_of(item, path: Path, line: int, what: str) -> str:
+    """The prompt of one item of a .jsonl or .json prompts file: a JSON string, or an object's "prompt" (else
+    "text") string; anything else, or an empty prompt, is an :class:`InputError` naming the file and line."""
+    if isinstance(item, dict):
+        key = "prompt" if "prompt" in item else "text" if "text" in item else None
+        if key is None:
+            fields = ", ".join(map(json.dumps, list(item)[:5])) or "none"
+            raise InputError(f"{what} has no \"prompt\" or \"text\" field (its fields: {fields}); give the prompt "
+                             f"as {{\"prompt\": \"...\"}} or as a JSON string", file=str(path), line=line)
+        item, what = item[key], f"{what}'s \"{key}\""
+    if not isinstance(item, str):
+        raise InputError(f"{what} is {_json_kind(item)}, not a prompt; give each prompt as a JSON string or an object "
+                         f"with a \"prompt\" or \"text\" string", file=str(path), line=line)
+    if not item.strip():
+        raise InputError(f"{what} is an empty prompt; write the prompt's text, or remove it", file=str(path), line=line)
+    return item.strip()
+
+
+def _json_kind(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a string"
+
+
+def _jsonl_prompts(text: str, path: Path) -> list[str]:
+    prompts = []
+    for n, line in enumerate(text.split("\n"), 1):  # only \n ends a line of JSON Lines (a string may hold U+2028)
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"not JSON ({getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', '?')}); each "
+                             "line of a .jsonl prompts file is one prompt: a JSON string or an object with a "
+                             "\"prompt\" or \"text\" field", file=str(path), line=n) from None
+        prompts.append(_prompt_of(item, path, n, "the line"))
+    return prompts
+
+
+def _json_prompts(text: str, path: Path) -> list[str]:
+    """A JSON array of prompts, each item's line numbered (json reads the array item by item)."""
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\n\r]*")
+
+    def line_at(pos: int) -> int:
+        return text.count("\n", 0, pos) + 1
+
+    def fail(exc: json.JSONDecodeError):
+        raise InputError(f"not JSON ({exc.msg} at column {exc.colno}); a .json prompts file is a JSON array of "
+                         "prompts: JSON strings or objects with a \"prompt\" or \"text\" field", file=str(path),
+                         line=exc.lineno) from None
+
+    pos = ws.match(text).end()
+    if not text.startswith("[", pos):
+        try:
+            value = decoder.decode(text)
+        except json.JSONDecodeError as exc:
+            fail(exc)
+        raise InputError(f"the file is {_json_kind(value)}, not an array; a .json prompts file is a JSON array of "
+                         "prompts (JSON strings or objects with a \"prompt\" or \"text\" field)", file=str(path),
+                         line=line_at(pos))
+    prompts, pos, n = [], ws.match(text, pos + 1).end(), 0
+    try:
+        if text.startswith("]", pos):
+            pos += 1
+        else:
+            while True:
+                item, end = decoder.raw_decode(text, pos)
+                n += 1
+                prompts.append(_prompt_of(item, path, line_at(pos), f"item {n} of the array"))
+                pos = ws.match(text, end).end()
+                if text.startswith("]", pos):
+                    pos += 1
+                    break
+                if not text.startswith(",", pos):
+                    raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+                pos = ws.match(text, pos + 1).end()
+        if ws.match(text, pos).end() != len(text):
+            raise json.JSONDecodeError("Extra data", text, ws.match(text, pos).end())
+    except json.JSONDecodeError as exc:
+        fail(exc)
+    return prompts
+
+
 def read_prompts_file(path: Path) -> list[str]:
-    """Example prompts from a file: one per block (blocks separated by a blank line); ``-`` reads stdin. A leading
-    byte order mark is dropped."""
+    """Example prompts from a file (:data:`PROMPTS_FILE_FORMATS`): a ``.jsonl`` file one a line, a ``.json`` file
+    an array, any other file (and ``-``, stdin) text split by :func:`split_prompts`. A leading byte order mark is
+    dropped. A line of a .jsonl or an item of a .json file that is not a prompt, or is an empty one, is an
+    :class:`InputError` naming the file and line; nothing is searched."""
     import sys
 
     try:
         text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError("no such prompts file (one prompt per block, blocks separated by a blank line)",
-                         file=str(path)) from None
+        raise InputError(f"no such prompts file (--file takes {PROMPTS_FILE_FORMATS})", file=str(path)) from None
     except IsADirectoryError:
-        raise InputError("is a folder; --file takes a text file of prompts (one per block, blocks separated by a "
-                         "blank line)", file=str(path)) from None
+        raise InputError(f"is a folder; --file takes {PROMPTS_FILE_FORMATS}", file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"the prompts file is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8",
                          file=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read the prompts file: {exc.strerror or exc}", file=str(path)) from exc
     text = text.removeprefix("\ufeff")  # a byte order mark (Notepad, Excel) is not part of the first prompt
-    blocks = [b.strip() for b in text.replace("\r\n", "\n").split("\n\n")]
-    prompts = [b for b in blocks if b]
+    suffix = Path(path).suffix.lower() if str(path) != "-" else ""
+    if suffix == ".jsonl":
+        prompts = _jsonl_prompts(text, path)
+    elif suffix == ".json":
+        prompts = _json_prompts(text, path)
+    else:
+        prompts = split_prompts(text)
     if not prompts:
-        raise InputError("no prompt in the file (one prompt per block, blocks separated by a blank line)", file=str(path))
+        raise InputError(f"no prompt in the file (--file takes {PROMPTS_FILE_FORMATS})", file=str(path))
     return prompts
 
 
@@ -96,8 +209,11 @@ def _pct(x) -> str:
 
 def search(
     prompt: list[str] = typer.Argument(None, help="The task: one prompt, or several example prompts (averaged)."),
-    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read example prompts from a file, one per block "
-                                        "(blocks separated by a blank line); - reads stdin."),
+    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read example prompts from a file: "
+                                        "FILE.jsonl, one prompt a line (a JSON string or an object with a \"prompt\" or "
+                                        "\"text\" field); FILE.json, a JSON array of those; any other file is text, "
+                                        "prompts separated by a line of three dashes (---) and blank lines kept inside a "
+                                        "prompt, or, with no --- line, by blank lines; - reads text from stdin."),
     benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Use a benchmark as the task (its mean prompt)."),
     top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models."),
     license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),

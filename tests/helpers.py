@@ -147,3 +147,19 @@ def mixed_parts(encode):
     for j, ((q, opts), block) in enumerate(zip(MC_PROMPTS, blocks)):
         T[j] = [1.0, np.log1p(len(q)), np.log1p(len(block)), np.log(len(opts))]
     return Xq, Xo, T, np.r_[np.ones(8, bool), np.zeros(6, bool)]
+
+
+#: a real prompt with blank lines: HumanEval/0 (openai/human-eval, MIT), as ../shared/data/evalarena_code holds it
+#: (161 of its 2,142 code prompts have a blank line); one prompt, never two example prompts
+HUMANEVAL_0 = '''from typing import List
+
+
+def has_close_elements(numbers: List[float], threshold: float) -> bool:
+    """ Check if in given list of numbers, are any two numbers closer to each other than
+    given threshold.
+    >>> has_close_elements([1.0, 2.0, 3.0], 0.5)
+    False
+    >>> has_close_elements([1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3)
+    True
+    """
+'''

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from helpers import outcomes, write_table
+from helpers import HUMANEVAL_0, outcomes, write_table
 
 MODELS = ["org/small-mit", "org/big-apache", "org/mid-mit", "org/unknown"]
 
@@ -126,3 +126,65 @@ def test_prompt_search_through_the_installed_script(index, taskspace_script, enc
     want = find_models(prompts, top=10)
     assert [r["model"] for r in got] == [m.model for m in want]
     assert [r["score"] for r in got] == pytest.approx([m.score for m in want], abs=1e-5)
+
+
+def test_a_prompt_with_blank_lines_is_one_prompt_in_a_prompts_file(index, capsys, tmp_path):
+    """`search -f FILE`: a prompt with blank lines (HumanEval/0) is one prompt in a .jsonl file (one prompt a line, a
+    JSON string or an object's "prompt" or "text"), in a .json array and in a text file whose prompts are separated by
+    `---` lines; the answer is the library's for that prompt. Before, every file was split at blank lines: HumanEval/0
+    became two example prompts, the query their mean. A text file without a `---` line is split at blank lines, as
+    before."""
+    from indexer import find_models
+    from indexer.query import close_cached
+
+    he, other = HUMANEVAL_0.strip(), "What is item 3 of cli-bench about chemistry?"
+    try:
+        want = {n: json.loads(json.dumps(find_models(p, k=10).to_dict())) for n, p in ((1, [he]), (2, [he, other]))}
+    finally:
+        close_cached()
+    files = {
+        "evalarena.jsonl": (json.dumps({"prompt_id": "humaneval/0", "text": HUMANEVAL_0}) + "\n", 1),
+        "strings.jsonl": (json.dumps(HUMANEVAL_0) + "\n\n" + json.dumps({"prompt": other}) + "\n", 2),
+        "array.json": (json.dumps([{"prompt": HUMANEVAL_0}, other], indent=2), 2),
+        "dashes.txt": (HUMANEVAL_0 + "  ---\t\n" + other + "\n", 2),
+        "crlf.txt": ((HUMANEVAL_0 + "---\n" + other).replace("\n", "\r\n"), 2),
+        "one.txt": (HUMANEVAL_0 + "---\n", 1),  # one prompt with blank lines: end it with a --- line
+    }
+    for name, (text, n) in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8", newline="")
+        code, out, err = cli(capsys, "-f", str(tmp_path / name), "--json")
+        assert code == 0, (name, err)
+        got = json.loads(out)
+        assert got["query"]["prompts"] == n, name
+        assert got == want[n], name
+    # no --- line: blank lines separate the prompts, as they always did
+    (tmp_path / "old.txt").write_text(f"{HUMANEVAL_0}\n{other}\n")
+    code, out, err = cli(capsys, "-f", str(tmp_path / "old.txt"), "--json")
+    assert code == 0 and json.loads(out)["query"]["prompts"] == 3, err
+
+
+@pytest.mark.parametrize("name,text,line,says", [
+    ("fields.jsonl", '{"prompt": "a"}\n{"question": "b"}\n', 2,
+     'the line has no "prompt" or "text" field (its fields: "question"); give the prompt as {"prompt": "..."}'),
+    ("blank.jsonl", '"a"\n\n"   "\n', 3, "the line is an empty prompt; write the prompt's text, or remove it"),
+    ("text.jsonl", '"a"\nWrite a function\n', 2, "not JSON (Expecting value at column 1); each line of a .jsonl "
+     'prompts file is one prompt: a JSON string or an object with a "prompt" or "text" field'),
+    ("number.jsonl", '"a"\n42\n', 2, "the line is the number 42, not a prompt"),
+    ("null.jsonl", '{"text": null}\n', 1, 'the line\'s "text" is null, not a prompt'),
+    ("empty.json", '[\n  "a",\n  {"prompt": ""}\n]\n', 3, 'item 2 of the array\'s "prompt" is an empty prompt'),
+    ("object.json", '\n{"prompt": "a"}\n', 2, "the file is an object, not an array; a .json prompts file is a JSON array"),
+    ("comma.json", '["a"\n "b"]\n', 2, "not JSON (Expecting ',' delimiter at column 2)"),
+    ("nothing.jsonl", "\n\n", None, "no prompt in the file (--file takes a .jsonl file"),
+])
+def test_a_prompts_file_item_that_is_not_a_prompt_is_an_input_error_naming_file_and_line(name, text, line, says,
+                                                                                         tmp_path, capsys):
+    """`search -f FILE.jsonl` / `FILE.json`: a line or item that is not a JSON string or an object with a "prompt" or
+    "text" string, an empty prompt, or JSON that does not parse, is an input error (exit 1, one line) naming the file
+    and line and saying what the file takes; nothing is searched. Before, a .jsonl or .json file was read as text: its
+    lines of JSON were searched as prompts."""
+    path = tmp_path / name
+    path.write_text(text)
+    code, out, err = cli(capsys, "-f", str(path))
+    where = f"{path}:{line}: " if line else f"{path}: "
+    assert code == 1 and out == ""
+    assert err.strip().splitlines() == [err.strip()] and err.strip().startswith(f"error: {where}{says}"), err

@@ -346,3 +346,45 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
             page.close()
         finally:
             browser.close()
+
+
+def test_a_prompt_with_blank_lines_is_one_prompt_and_a_dashes_line_separates_several(page_server):
+    """The task box: a pasted prompt with blank lines (HumanEval/0) is one prompt, sent as typed (trimmed); several
+    example prompts are separated by a line of three dashes (spaces around them allowed), and the label and hint say
+    so. A shared link (`/?q=...`) gives the same text in the box and the same prompts. Before, the text was split at
+    every blank line: HumanEval/0 went out as two example prompts, the query their mean."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from helpers import HUMANEVAL_0
+
+    he, other = HUMANEVAL_0.strip(), "What is item 3 of alpha about chemistry?"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures, sent = [], []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            page.on("request", lambda r: sent.append(r.post_data_json.get("prompts"))
+                    if r.method == "POST" and urlsplit(r.url).path == "/v1/find" else None)
+            page.goto(page_server + "/")
+            expect(page.locator("label[for=task]")).to_contain_text("a line of --- between them")
+            expect(page.locator("#task-hint")).to_contain_text("Blank lines are part of a prompt")
+            assert "\n---\n" in page.get_attribute("#task", "placeholder")
+            status = page.locator("#status")
+            for text, prompts in ((HUMANEVAL_0, [he]), (f"{HUMANEVAL_0}\n  ---\t\n{other}\n", [he, other])):
+                page.fill("#task", text)
+                page.focus("#task")
+                page.keyboard.press("Control+Enter")
+                expect(status).to_have_text(f"4 model(s) ranked for {len(prompts)} prompt(s)")
+                assert sent[-1] == prompts
+                q = parse_qs(urlsplit(page.url).query)["q"]
+                assert q == [text.strip()]  # the whole text, blank lines and --- line, in the shared link
+                n = len(sent)
+                page.goto(page.url)  # the shared link: the same text in the box, the same prompts sent
+                expect(status).to_have_text(f"4 model(s) ranked for {len(prompts)} prompt(s)")
+                assert page.input_value("#task") == text.strip()
+                assert len(sent) == n + 1 and sent[-1] == prompts
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()

@@ -109,11 +109,18 @@ function number(p, f) {
 }
 const given = (p, f) => p.has(f) && p.get(f).trim() !== "";
 
+// the task box's prompts: several example prompts are separated by a line of three dashes (---, spaces around them
+// allowed); a text without such a line is one prompt, its blank lines kept (a HumanEval prompt has some). Before, every
+// blank line split the text, so one pasted code prompt became several example prompts and the query their mean. The
+// same rule as a text prompts file of `taskspace search -f` (indexer/cli_find.py split_prompts) that has a --- line.
+const SEPARATOR = /^[^\S\n]*---[^\S\n]*$/m;
+const splitPrompts = (text) => text.replace(/\r\n?/g, "\n").split(SEPARATOR).map((s) => s.trim()).filter(Boolean);
+
 function findBody(p) {
   const body = {};
   const task = p.get("q");
   if (p.get("benchmark")) body.benchmark = p.get("benchmark");
-  else if (task) body.prompts = task.split(/\n\s*\n/).map((s) => s.trim()).filter(Boolean);
+  else if (task) body.prompts = splitPrompts(task);
   body.k = given(p, "k") ? number(p, "k") : 10;
   if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
