@@ -256,3 +256,31 @@ def test_a_configured_source_that_vanished_says_it_is_configured_and_how_to_remo
     r = ts("ingest", "org/name")  # relative to the checkout, where there is no such folder
     assert r.returncode == 1 and r.stderr.strip().splitlines()[-1] == (
         "error: org/name: no such file or folder (for a Hub dataset write hub:org/name)"), r.stderr
+
+
+def test_a_configured_empty_folder_is_nothing_to_read_yet_not_a_failing_source(tmp_path):
+    """`taskspace sources add` takes an empty folder (one results will land in, docs/WORKER.md); a pass then reads
+    nothing there and says so (`empty`), the run `ok` and exit 0, and the pass after a file arrived ingests it.
+    Before, every pass failed on it ("cannot tell the format of this folder"): run `partial`, exit 1, a worker
+    logging an error each time until the first results came. `taskspace ingest` of an empty folder is still an
+    error (asked to read it, there is nothing)."""
+    import json as _json
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    empty = tmp_path / "landing"
+    empty.mkdir()
+    assert ts("sources", "add", str(empty)).returncode == 0
+    r = ts("index", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = _json.loads(r.stdout)
+    assert out["status"] == "ok" and out["errors"] == [], out
+    assert out["sources"] == [{"spec": str(empty), "status": "empty", "errors": 0}]
+    r = ts("index")
+    assert r.returncode == 0 and f"  empty       {empty}" in r.stdout.splitlines(), r.stdout
+    for f in folder.iterdir():  # results land
+        (empty / f.name).write_bytes(f.read_bytes())
+    r = ts("index", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert _json.loads(r.stdout)["sources"] == [{"spec": str(empty), "status": "ingested", "errors": 0}]
+    (tmp_path / "other").mkdir()
+    assert ts("ingest", str(tmp_path / "other")).returncode == 1
