@@ -458,7 +458,10 @@ def _malformed_answer(exc: Exception) -> bool:
     another type: ``KeyError: 'parameters'`` from a model's ``safetensors`` without it, a body that is not JSON), as a
     broken mirror or a hostile ``HF_ENDPOINT`` may send: the innermost frame is not taskspace's own code, so a bug
     of ours still escapes as itself. Before, such an answer ended the whole indexing pass with a traceback."""
-    if not isinstance(exc, (KeyError, TypeError, ValueError, AttributeError, IndexError)):
+    import json
+
+    # not any ValueError: one about the arguments taskspace passed (islice's "Stop argument ...") is our fault
+    if not isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, json.JSONDecodeError)):
         return False
     tb = exc.__traceback__
     if tb is None:
