@@ -284,3 +284,23 @@ def test_a_configured_empty_folder_is_nothing_to_read_yet_not_a_failing_source(t
     assert _json.loads(r.stdout)["sources"] == [{"spec": str(empty), "status": "ingested", "errors": 0}]
     (tmp_path / "other").mkdir()
     assert ts("ingest", str(tmp_path / "other")).returncode == 1
+
+
+def test_a_format_that_does_not_fit_the_path_is_refused_before_saving(tmp_path):
+    """`sources add PATH --format F` (and `index --source PATH --format F`) where F's reader does not recognise PATH
+    is refused (exit 2, nothing saved), naming what F's files look like and what PATH reads as; the format that
+    fits is saved. Before, any known format was saved without a look at the path, and every later pass failed on it
+    ("no lm-eval samples files ...") -- the typo docs/WORKER.md says is refused before it is saved."""
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    r = ts("sources", "add", str(folder), "--format", "lm_eval")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == (
+        f"error: source '{folder}': not a lm_eval source: expected samples_<task>_<ts>.jsonl + results_<ts>.json or "
+        "<name>_<ts>.json (lm-eval); it reads as table (drop --format, or give --format table); nothing was saved")
+    r = ts("index", "--source", str(folder), "--format", "lighteval")
+    assert r.returncode == 2 and "not a lighteval source" in r.stderr and "nothing was saved" in r.stderr
+    assert not (tmp_path / "home" / "sources.toml").exists()
+    assert ts("sources", "add", str(folder), "--format", "table").returncode == 0
+    empty = tmp_path / "later"  # an empty folder may fill later, whatever its format
+    empty.mkdir()
+    assert ts("sources", "add", str(empty), "--format", "lm_eval").returncode == 0
