@@ -17,7 +17,7 @@ $(BIN)/.installed: pyproject.toml requirements.lock
 
 setup: $(BIN)/.installed
 
-# The main job on the embedded defaults (SQLite file + Qdrant local mode) over the bundled real sample.
+# The main job on the embedded defaults (SQLite file + Qdrant Edge, in ./.taskspace) over the bundled real sample.
 run: setup
 	$(BIN)/taskspace index --source indexer/data/sample
 	$(BIN)/taskspace search "Compute the derivative of x^3 sin(x) with respect to x." --top 5

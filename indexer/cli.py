@@ -113,7 +113,14 @@ def demo(
     top: int = typer.Option(5, "--top", "-k", min=1, help="How many models to show (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """Embed the bundled sample (real MMLU-Pro results), fit every model and rank them for sample prompts."""
+    """Embed the bundled sample (real MMLU-Pro results), fit every model and rank them for sample prompts.
+
+    Examples:
+
+      taskspace demo
+
+      taskspace demo -p "Prove that sqrt(2) is irrational" -k 5 --json
+    """
     from .demo import DEFAULT_PROMPTS, run_demo
 
     result = run_demo(prompt or DEFAULT_PROMPTS, top=top)
@@ -130,7 +137,7 @@ def demo(
 @app.command()
 def ingest(
     source: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="hub-org: ingest at most N datasets."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="hub-org: ingest at most N datasets (1 or more)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", callback=cli_index.format_option, help="table, lm_eval or lighteval (default: detected)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
     model: Optional[str] = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file)."),
@@ -142,7 +149,16 @@ def ingest(
 ) -> None:
     """Read per-sample results (plain tables, lm-eval samples, leaderboard details) into the SQL store.
 
-    Exit code 0 when no input was rejected, 1 when some was, 4 when a Hub request failed (the rest is still ingested)."""
+    Exit code 0 when no input was rejected, 1 when some was, 4 when a Hub request failed (the rest is still ingested).
+
+    Examples:
+
+      taskspace ingest indexer/data/sample
+
+      taskspace ingest hub:open-llm-leaderboard/meta-llama__Meta-Llama-3-8B-Instruct-details
+
+      taskspace ingest hub-org:open-llm-leaderboard --limit 10 --json
+    """
     from .ingest import ingest as run_ingest
 
     options = {k: v for k, v in {"prompts": prompts, "model": model, "filter": filter, "metric": metric}.items() if v is not None}
@@ -169,7 +185,10 @@ def ingest(
 
 
 db_app = typer.Typer(
-    help="Schema migrations (Alembic) of the SQL store at TASKSPACE_DATABASE_URL (default: the SQLite file).",
+    help="Schema migrations (Alembic) of the SQL store at TASKSPACE_DATABASE_URL (default: the SQLite file).\n\n"
+         "Examples:\n\n"
+         "  taskspace db upgrade\n\n"
+         "  taskspace db current --url postgresql+psycopg://user@host:5432/db",
     no_args_is_help=True,
 )
 app.add_typer(db_app, name="db")
@@ -181,7 +200,14 @@ def db_upgrade(
     revision: str = typer.Argument("head", help="Target revision (default: the newest)."),
     url: Optional[str] = _DB_URL,
 ) -> None:
-    """Create or migrate every table up to REVISION (safe to repeat)."""
+    """Create or migrate every table up to REVISION (safe to repeat).
+
+    Examples:
+
+      taskspace db upgrade
+
+      taskspace db upgrade --url postgresql+psycopg://user@host:5432/db
+    """
     from .store.sql_migrate import upgrade_url
 
     r = upgrade_url(url, revision)
@@ -190,7 +216,14 @@ def db_upgrade(
 
 @db_app.command("current")
 def db_current(url: Optional[str] = _DB_URL) -> None:
-    """Show the database's schema revision and the newest one this taskspace knows."""
+    """Show the database's schema revision and the newest one this taskspace knows.
+
+    Examples:
+
+      taskspace db current
+
+      taskspace db current --url postgresql+psycopg://user@host:5432/db
+    """
     from .store.sql_migrate import status
 
     r = status(url)
@@ -204,7 +237,14 @@ def db_downgrade(
     url: Optional[str] = _DB_URL,
     yes: bool = typer.Option(False, "--yes", help="Confirm: a downgrade deletes the data of the dropped tables."),
 ) -> None:
-    """Migrate the schema down to REVISION (destroys data in dropped tables; needs --yes)."""
+    """Migrate the schema down to REVISION (destroys data in dropped tables; needs --yes).
+
+    Examples:
+
+      taskspace db downgrade 0009 --yes
+
+      taskspace db downgrade base --yes     # drops every table and its data
+    """
     from .errors import ConfigError
     from .store.sql_migrate import downgrade_url
 
@@ -309,7 +349,14 @@ def reindex(
                                    help="Only these collections (repeatable): models, benchmarks, prompts."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
-    """Rebuild the Qdrant index from SQL (fresh collections, then an atomic alias switch)."""
+    """Rebuild the Qdrant index from SQL (fresh collections, then an atomic alias switch).
+
+    Examples:
+
+      taskspace reindex
+
+      taskspace reindex --kind prompts --json
+    """
     from .store.vectors import KINDS, VectorStore
     from .sync import open_sql_of_index
     from .sync import reindex as run_reindex
@@ -339,7 +386,14 @@ def check(
     space: Optional[str] = typer.Option(None, "--space", help="Only this space: its index name, SQL id or encoder name (default: every space)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
-    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra."""
+    """Compare the Qdrant index with SQL; exit 1 when points are missing, stale or extra.
+
+    Examples:
+
+      taskspace check
+
+      taskspace check --json
+    """
     from .store.vectors import VectorStore
     from .sync import check as run_check
     from .sync import open_sql_of_index

@@ -83,6 +83,14 @@ def index(
 
     Sources are configured in $TASKSPACE_HOME/sources.toml (see docs/WORKER.md). Exit code 0 when the index
     is current, 1 when any item failed (the rest is indexed; the next pass retries the failures).
+
+    Examples:
+
+      taskspace index
+
+      taskspace index --source indexer/data/sample
+
+      taskspace index --source hub:my-org/my-eval-results --json
     """
     from .pipeline import Progress, run_index
     from .sourcelist import SourceSpec
@@ -133,7 +141,16 @@ def worker(
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
     max_passes: Optional[int] = typer.Option(None, "--max-passes", min=1, help="Stop after this many passes, 1 or more (default: run forever)."),
 ) -> None:
-    """Run indexing passes on a schedule until SIGTERM/SIGINT (finishes the current item, then exits)."""
+    """Run indexing passes on a schedule until SIGTERM/SIGINT (finishes the current item, then exits).
+
+    Examples:
+
+      taskspace worker --every 6h
+
+      taskspace worker --cron "0 3 * * MON-FRI" --no-wait
+
+      taskspace worker --every 1h --max-passes 1
+    """
     from .errors import ConfigError
     from .pipeline import Progress, run_index
     from .worker import Worker
@@ -156,7 +173,14 @@ def runs(
     limit: int = typer.Option(20, "--limit", "-n", min=1, help="How many recent runs."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List recent indexing runs with their status and counts."""
+    """List recent indexing runs with their status and counts.
+
+    Examples:
+
+      taskspace runs
+
+      taskspace runs -n 5 --json
+    """
     from .store.sql import open_store
 
     store = open_store()

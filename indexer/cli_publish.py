@@ -19,7 +19,14 @@ def publish(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Publish the model records (vectors, calibration, uncertainty, benchmarks, card) as a Hub dataset: one commit,
-    or none when nothing changed. The token comes from HF_TOKEN or `hf auth login` and needs write access."""
+    or none when nothing changed. The token comes from HF_TOKEN or `hf auth login` and needs write access.
+
+    Examples:
+
+      taskspace publish my-org/taskspace-vectors
+
+      taskspace publish my-org/taskspace-vectors --dry-run out/
+    """
     from .cli_index import echo_json
     from .publish import publish as run
 
@@ -42,7 +49,14 @@ def pull(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Load published model records into this installation (SQL and the vector index), so search and serve work at
-    once. A pulled space is read-only until raw results are ingested."""
+    once. A pulled space is read-only until raw results are ingested.
+
+    Examples:
+
+      taskspace pull hub:my-org/taskspace-vectors
+
+      taskspace pull out/      # a --dry-run folder
+    """
     from .cli_index import echo_json
     from .publish import pull as run
 

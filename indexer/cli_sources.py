@@ -10,7 +10,11 @@ import typer
 
 from .cli_index import format_option
 
-app = typer.Typer(help="The sources the indexing pass reads ($TASKSPACE_HOME/sources.toml).", no_args_is_help=True)
+app = typer.Typer(help="The sources the indexing pass reads ($TASKSPACE_HOME/sources.toml).\n\n"
+                       "Examples:\n\n"
+                       "  taskspace sources add indexer/data/sample\n\n"
+                       "  taskspace sources list\n\n"
+                       "  taskspace sources stored --json", no_args_is_help=True)
 
 
 def _file():
@@ -21,7 +25,12 @@ def _file():
 
 @app.command("list")
 def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """Show the configured sources."""
+    """Show the configured sources.
+
+    Examples:
+
+      taskspace sources list
+    """
     from dataclasses import asdict
 
     from . import sourcelist
@@ -44,7 +53,16 @@ def add(
     fmt: Optional[str] = typer.Option(None, "--format", callback=format_option, help="Reader for a path (default: detected)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per pass (hub-org:)."),
 ) -> None:
-    """Add a source (checked first: a path must exist and be readable as a known format; nothing is saved otherwise)."""
+    """Add a source (checked first: a path must exist and be readable as a known format; nothing is saved otherwise).
+
+    Examples:
+
+      taskspace sources add /data/lm_eval_out --format lm_eval
+
+      taskspace sources add hub:my-org/my-eval-results
+
+      taskspace sources add hub-org:open-llm-leaderboard --limit 200
+    """
     from . import sourcelist
 
     s = sourcelist.validate(sourcelist.SourceSpec(spec=spec, format=fmt, limit=limit))
@@ -60,7 +78,12 @@ def add(
 
 @app.command("remove")
 def remove(spec: str = typer.Argument(..., help="The source as listed by `taskspace sources list` (or as added).")) -> None:
-    """Remove a source from the configuration (its results already stored stay in the database)."""
+    """Remove a source from the configuration (its results already stored stay in the database).
+
+    Examples:
+
+      taskspace sources remove /data/lm_eval_out
+    """
     from . import sourcelist
 
     s = sourcelist.remove(_file(), spec)
@@ -69,7 +92,14 @@ def remove(spec: str = typer.Argument(..., help="The source as listed by `tasksp
 
 @app.command("stored")
 def stored(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """List the sources whose results the database holds (what `drop` takes), configured or not."""
+    """List the sources whose results the database holds (what `drop` takes), configured or not.
+
+    Examples:
+
+      taskspace sources stored
+
+      taskspace sources stored --json
+    """
     from .cli_index import echo_json
     from .ingest import stored_sources
 

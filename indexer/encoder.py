@@ -293,6 +293,7 @@ class Encoder:
             hf_logging.disable_progress_bar()  # the weight-loading bar is noise in logs and cron output
         except ImportError as exc:  # pragma: no cover - dependency missing
             raise EncoderError(f"sentence-transformers is not installed ({exc}); run `pip install -e .`") from exc
+        self._check_device()
         try:
             model = SentenceTransformer(str(target), device=self.device)
         except Exception as exc:
@@ -307,6 +308,24 @@ class Encoder:
             self._revision = commit or "unknown"
         self._model = model
         return model
+
+    def _check_device(self) -> None:
+        """An EncoderError naming TASKSPACE_ENCODER_DEVICE when torch does not know the device or cannot use it here
+        (``cuda`` on a torch without CUDA): before, the load failed with torch's message and the advice for a model
+        folder ("check the folder"), which is not where the problem is."""
+        import torch
+
+        try:
+            dev = torch.device(self.device)
+        except (RuntimeError, TypeError, ValueError) as exc:
+            raise EncoderError(f"encoder device {self.device!r} (TASKSPACE_ENCODER_DEVICE) is not a torch device: {exc}; "
+                               "use cpu, cuda, cuda:0, mps ...") from None
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise EncoderError(f"encoder device {self.device!r} (TASKSPACE_ENCODER_DEVICE): this torch has no usable "
+                               "CUDA device (not compiled with CUDA, or no GPU here); set TASKSPACE_ENCODER_DEVICE=cpu")
+        if dev.type == "mps" and not torch.backends.mps.is_available():
+            raise EncoderError(f"encoder device {self.device!r} (TASKSPACE_ENCODER_DEVICE): MPS is not available here; "
+                               "set TASKSPACE_ENCODER_DEVICE=cpu")
 
     def _get_cache(self) -> EmbeddingCache | None:
         if not self._use_cache:

@@ -290,6 +290,10 @@ class HubClient:
                     return result
                 except Exception as exc:  # noqa: BLE001 - translated below, unknown ones re-raised
                     err, retry_after = _translate(exc, what, repo, repo_type, self.endpoint, self._token is not None)
+                    if err is None and _malformed_answer(exc):
+                        err = HubError(f"cannot {what} {repo}: the Hub at {self.endpoint} answered something "
+                                       f"huggingface_hub cannot read ({type(exc).__name__}: {exc}); a broken or "
+                                       "hostile endpoint? check HF_ENDPOINT")
                     if err is None:
                         raise
                     if retry_after is None:
@@ -447,6 +451,25 @@ def _chain(exc: BaseException):
         seen.add(id(exc))
         yield exc
         exc = exc.__cause__ or exc.__context__
+
+
+def _malformed_answer(exc: Exception) -> bool:
+    """True for an error huggingface_hub raised reading an answer it did not expect (a JSON field missing or of
+    another type: ``KeyError: 'parameters'`` from a model's ``safetensors`` without it, a body that is not JSON), as a
+    broken mirror or a hostile ``HF_ENDPOINT`` may send: the innermost frame is not taskspace's own code, so a bug
+    of ours still escapes as itself. Before, such an answer ended the whole indexing pass with a traceback."""
+    import json
+
+    # not any ValueError: one about the arguments taskspace passed (islice's "Stop argument ...") is our fault
+    if not isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, json.JSONDecodeError)):
+        return False
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    ours = str(Path(__file__).resolve().parent)
+    return not str(Path(tb.tb_frame.f_code.co_filename).resolve()).startswith(ours)
 
 
 def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: str, has_token: bool):

@@ -579,6 +579,9 @@ def ingest(
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """
     parsed = parse_spec(str(spec))
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise InputError(f"limit must be a positive integer (at most that many datasets of a hub-org: source), "
+                         f"not {limit!r}")
     own = store is None
     if own:
         from .store.sql import open_store

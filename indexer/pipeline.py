@@ -208,6 +208,9 @@ class Indexer:
                     break  # what was ingested so far is committed and counted below
                 if bar is not None:
                     bar.update(1)
+                if _empty_folder(spec):  # `sources add` takes an empty folder as one that may fill later:
+                    report.sources.append({"spec": spec.spec, "status": "empty", "errors": 0})  # nothing to read yet
+                    continue
                 before = (ing.summary.sources, ing.summary.skipped, len(ing.summary.errors), len(ing.summary.quarantined))
                 self._ingest_one(ing, spec)
                 s = ing.summary
@@ -629,3 +632,22 @@ def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progre
 
 
 __all__ = ["Indexer", "RunReport", "Progress", "run_index", "STAGES"]
+
+
+def _empty_folder(spec: SourceSpec) -> bool:
+    """True for a configured local folder with nothing in it yet (``taskspace sources add`` accepts one, as a folder
+    results will land in): a pass reads nothing there, which is no error. Before, every pass failed on it ("cannot
+    tell the format of this folder", run ``partial``, exit 1) until a file arrived."""
+    from .ingest import parse_spec
+
+    try:
+        parsed = parse_spec(spec.spec)
+    except IndexerError:
+        return False  # _ingest_one reports it
+    if parsed.kind != "path":
+        return False
+    path = Path(parsed.target)
+    try:
+        return path.is_dir() and next(path.iterdir(), None) is None
+    except OSError:
+        return False

@@ -42,6 +42,7 @@ With a Qdrant server and PostgreSQL the worker and any number of API processes r
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -817,13 +818,47 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
     ``on_start()`` is called once the stores and the encoder are open, before the server listens."""
     import uvicorn
 
-    # the stores and the encoder open here, before uvicorn: an index another process holds, a database that is
-    # not reachable or an encoder that does not load is one line and its exit code (indexer.cli), not a traceback
-    service = Service(worker_schedule=worker_schedule).start()
-    if on_start is not None:
-        on_start()
-    app = create_app(service)
-    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
-    # so a clean shutdown exits 0
-    signal.signal(signal.SIGTERM, lambda signum, frame: None)
-    uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), access_log=False, server_header=False)
+    # the address is taken first: a port in use (or a host that is not an address here) is one line and exit 2
+    # (a configuration error) before anything loads; uvicorn binding it itself logged its own ERROR line after the
+    # encoder had loaded and exited 3, the code of a storage error
+    sock = listen_socket(host, port)
+    try:
+        # the stores and the encoder open here, before uvicorn: an index another process holds, a database that is
+        # not reachable or an encoder that does not load is one line and its exit code (indexer.cli), not a traceback
+        service = Service(worker_schedule=worker_schedule).start()
+        if on_start is not None:
+            on_start()
+        app = create_app(service)
+        # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
+        # so a clean shutdown exits 0
+        signal.signal(signal.SIGTERM, lambda signum, frame: None)
+        config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), access_log=False,
+                                server_header=False)
+        server = uvicorn.Server(config)
+        server.run(sockets=[sock])
+        if not server.started:  # the app's startup failed (uvicorn.run's own exit code for that)
+            raise SystemExit(3)
+    finally:
+        sock.close()
+
+
+def listen_socket(host: str, port: int):
+    """A TCP socket bound to ``(host, port)`` as uvicorn binds one (SO_REUSEADDR; IPv6 when the host has a colon),
+    or a :class:`~indexer.errors.ConfigError` naming the address and what to change."""
+    import socket
+
+    from .errors import ConfigError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        why = exc.strerror or str(exc)
+        raise ConfigError(f"cannot listen on {host}:{port}: {why}; "
+                          + ("another server uses that port: give another --port"
+                             if exc.errno == errno.EADDRINUSE else "check --host and --port")) from None
+    sock.set_inheritable(True)
+    return sock

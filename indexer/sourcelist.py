@@ -122,13 +122,35 @@ def validate(source: SourceSpec) -> SourceSpec:
                 raise ConfigError(f"{spec}: no such file or folder; nothing was saved (for a Hub dataset write "
                                   "hub:ORG/REPO, for an organisation hub-org:ORG)")
             p = Path(spec)
-            if source.format is None and (p.is_file() or any(p.iterdir())):  # an empty folder may fill later
-                detect_format(spec)
+            if p.is_file() or any(p.iterdir()):  # an empty folder may fill later
+                if source.format is None:
+                    detect_format(spec)
+                else:  # the reader named must know the path: a wrong --format failed every later pass
+                    _check_format(spec, source.format)
     except ConfigError:
         raise
     except IndexerError as exc:
         raise ConfigError(f"{where}: {getattr(exc, 'message', None) or exc}; nothing was saved") from None
     return SourceSpec(spec=spec, format=source.format, limit=source.limit)
+
+
+def _check_format(spec: str, format: str) -> None:
+    """An InputError when the reader of ``format`` does not recognise the local path ``spec`` (it would not read it
+    either), saying what that format's files look like and, when detection knows, what the path is instead."""
+    from .errors import InputError
+    from .sources import detect_format
+    from .sources.registry import Match, get_reader
+
+    reader = get_reader(format)
+    if reader.recognise(Path(spec)) > Match.NONE:
+        return
+    why = reader.why_not(Path(spec)) if reader.why_not is not None else None
+    try:
+        other = detect_format(spec)
+    except IndexerError:
+        other = None
+    instead = f"; it reads as {other} (drop --format, or give --format {other})" if other and other != format else ""
+    raise InputError(why or f"not a {format} source: expected {reader.layout}{instead}")
 
 
 @contextlib.contextmanager

@@ -135,3 +135,46 @@ def test_a_demo_prompt_without_text_is_a_usage_error_naming_which(value):
     for bad in (value, "a\x00b"):  # (a NUL cannot be passed on a command line)
         with pytest.raises(InputError, match=r"queries\[1\]"):
             run_demo(["What is 2 + 2?", bad])
+
+
+def _command_paths():
+    """Every command and command group of ``taskspace`` as its path of names (``("sources", "add")``)."""
+    import typer.main
+
+    from indexer.cli import app
+
+    def walk(cmd, path):
+        if path:
+            yield path, cmd
+        if hasattr(cmd, "commands"):  # a group (typer 0.29 vendors its own click: no isinstance check)
+            for name, sub in sorted(cmd.commands.items()):
+                yield from walk(sub, (*path, name))
+
+    return list(walk(typer.main.get_command(app), ()))
+
+
+def test_every_command_has_help_with_examples_of_itself():
+    """The README: "Every command has `--help` (`-h`) with examples". Each command's and group's `-h` shows an
+    Examples section with at least one line that runs that very command. Before, only search, models, benchmarks,
+    model, serve, evaluate and `taskspace` itself had one: index, worker, runs, ingest, reindex, check, publish,
+    pull, demo, sources and db did not."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    paths = _command_paths()
+    assert {" ".join(p) for p, _ in paths} >= {"index", "worker", "runs", "search", "sources", "sources add", "db",
+                                               "db upgrade", "publish", "pull", "ingest", "evaluate", "serve"}
+    lacking = []
+    for path, _ in paths:
+        res = CliRunner().invoke(app, [*path, "-h"], terminal_width=200)
+        assert res.exit_code == 0, (path, res.output)
+        text = res.output
+        after = re.split(r"\bExamples?:", text, maxsplit=1)[1] if re.search(r"\bExamples?:", text) else ""
+        own = [line for line in after.splitlines()
+               if line.strip(" │").startswith(f"taskspace {' '.join(path)}")]
+        if not own:
+            lacking.append(" ".join(path))
+    assert lacking == []

@@ -149,3 +149,25 @@ def test_a_cache_that_cannot_be_opened_is_an_encoder_error_naming_it(tmp_path):
     with pytest.raises(EncoderError, match=r"the embedding cache .*c\.sqlite cannot be used: .*delete the file"):
         EmbeddingCache(tmp_path / "c.sqlite", dim=3)
     assert not list(tmp_path.glob("*.damaged-*"))
+
+
+@pytest.mark.parametrize("device, says", [
+    ("foo", "is not a torch device"),
+    ("cuda", "no usable CUDA device"),
+])
+def test_a_device_torch_cannot_use_is_an_encoder_error_naming_the_setting(tmp_path, monkeypatch, device, says):
+    """TASKSPACE_ENCODER_DEVICE set to something torch does not know, or to `cuda` where torch has none (this CPU
+    machine): the encoder error names the setting and what to set; before, it carried torch's message and the advice
+    "check the folder" (of a model folder, which is fine)."""
+    import torch
+
+    from indexer.config import reset_settings
+
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    monkeypatch.setenv("TASKSPACE_ENCODER_DEVICE", device)
+    reset_settings()
+    enc = Encoder(cache_dir=tmp_path / "cache")
+    with pytest.raises(EncoderError, match=rf"encoder device '{device}' \(TASKSPACE_ENCODER_DEVICE\)[: ].*{says}") as info:
+        enc.encode(["x"])
+    assert "check the folder" not in str(info.value)

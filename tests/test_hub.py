@@ -202,3 +202,35 @@ def test_a_dropped_connection_is_retried_then_succeeds(client, hub_server, sleep
     hub_server.drop(f"/datasets/{LB}/resolve", 1)  # a file download that drops once
     assert (client.download(snap, ["README.md"]) / "README.md").is_file()
     assert sleeps == [0.5, 0.5]
+
+
+def test_an_answer_huggingface_hub_cannot_read_is_a_hub_error_and_the_ingest_goes_on(hub_server, sleeps, store,
+                                                                                      tmp_path):
+    """A model's info whose `safetensors` lacks `parameters` (a broken mirror, a hostile HF_ENDPOINT) makes
+    huggingface_hub raise `KeyError: 'parameters'` while reading it: that is a HubError naming the endpoint, not
+    retried, and an ingest records it as that model's metadata warning and stores the rest (the other model's
+    metadata too). Before, the KeyError escaped: `taskspace index` ended with a traceback (run `failed`) after the
+    source was stored, so the next pass found it unchanged and never fetched the metadata."""
+    import json
+
+    from indexer.ingest import ingest
+
+    broken = hub_server.root / "models" / "fake-org" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "config.json").write_text("{}")
+    (broken / "_info.json").write_text(json.dumps({"safetensors": {"total": 5}}))
+    client = HubClient(backoff=0.5, sleep=sleeps.append)
+    with pytest.raises(HubError, match=r"cannot read model info of fake-org/broken: the Hub at http://127\.0\.0\.1:\d+ "
+                                       r"answered something huggingface_hub cannot read \(KeyError: 'parameters'\)"):
+        client.model_info("fake-org/broken")
+    assert sleeps == []
+    assert client.model_info("fake-org/tiny-lb")["num_parameters"] == 1234567  # the client goes on
+
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/broken,p1,1\nfake-org/tiny-lb,p1,0\n")
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    s = ingest(str(d), store=store)
+    assert s.errors == [] and s.outcomes == 2 and s.metadata == 1
+    assert len(s.warnings) == 1 and s.warnings[0].startswith("fake-org/broken: no Hub metadata (cannot read model info")
+    assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567

@@ -476,3 +476,29 @@ def test_a_table_in_a_hub_dataset_keeps_model_names_as_a_local_copy_does(store, 
     assert store.delete_source("hub:qa-org/table-results")
     assert ingest(str(local), store=store, fetch_metadata=False).outcomes == 4
     assert sorted(store.load_outcomes().models) == hub_models
+
+
+def test_a_limit_below_one_is_refused_before_the_hub_is_asked(store, hub_server, tmp_path):
+    """`taskspace ingest hub-org:ORG --limit N` takes N >= 1, as `sources add` and `index --source` do (README:
+    "a limit positive"): 0 or below is a usage error (exit 2, one line naming --limit) and the library's
+    `ingest(limit=0)` an InputError, before any Hub request. Before, `--limit 0` listed the organisation and
+    ingested nothing with exit 0, and `--limit -1` failed inside huggingface_hub (islice's "Stop argument")."""
+    import os
+    import subprocess
+    import sys
+
+    before = len(hub_server.log)
+    for bad in (0, -1, True):
+        with pytest.raises(InputError, match="limit must be a positive integer"):
+            ingest("hub-org:open-llm-leaderboard", store=store, limit=bad)
+    assert len(hub_server.log) == before
+    env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"))
+    for bad in ("0", "-1"):
+        r = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", "hub-org:open-llm-leaderboard", "--limit",
+                            bad], capture_output=True, text=True, env=env)
+        assert r.returncode == 2, r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "--limit" in lines[0] and lines[0].startswith("error: taskspace ingest:"), r.stderr
+    assert len(hub_server.log) == before
+    s = ingest("hub-org:open-llm-leaderboard", store=store, limit=1, fetch_metadata=False)  # 1 is a limit
+    assert s.sources + len(s.errors) == 1

@@ -541,3 +541,25 @@ def test_cli_serve_on_an_index_another_process_holds_is_one_line_exit_6(indexed,
     lines = [x for x in r.stderr.splitlines() if x.startswith("error:")]
     assert len(lines) == 1 and "another taskspace process is using the index" in lines[0]
     assert "Traceback" not in r.stderr and "serving http" not in r.stderr  # it never served: it does not say it does
+
+
+def test_cli_serve_on_a_port_in_use_is_one_line_exit_2(tmp_path):
+    """`taskspace serve --port P` where P is taken (another server) is one `error:` line naming the address and
+    saying to give another --port, exit 2 (configuration), before the stores or the encoder load. Before, the
+    encoder loaded, the server said it was serving, uvicorn logged its own `ERROR: [Errno 98] ...` and the process
+    exited 3, the code of a storage error."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([TASKSPACE, "serve", "--port", str(port)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use; another server uses that port: give "
+        "another --port"], r.stderr
+    r = subprocess.run([TASKSPACE, "serve", "--host", "nosuch.invalid", "--port", "0"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("error: cannot listen on nosuch.invalid:0: "), r.stderr
+    assert "check --host and --port" in r.stderr and r.stderr.strip().count("\n") == 0

@@ -256,3 +256,51 @@ def test_a_configured_source_that_vanished_says_it_is_configured_and_how_to_remo
     r = ts("ingest", "org/name")  # relative to the checkout, where there is no such folder
     assert r.returncode == 1 and r.stderr.strip().splitlines()[-1] == (
         "error: org/name: no such file or folder (for a Hub dataset write hub:org/name)"), r.stderr
+
+
+def test_a_configured_empty_folder_is_nothing_to_read_yet_not_a_failing_source(tmp_path):
+    """`taskspace sources add` takes an empty folder (one results will land in, docs/WORKER.md); a pass then reads
+    nothing there and says so (`empty`), the run `ok` and exit 0, and the pass after a file arrived ingests it.
+    Before, every pass failed on it ("cannot tell the format of this folder"): run `partial`, exit 1, a worker
+    logging an error each time until the first results came. `taskspace ingest` of an empty folder is still an
+    error (asked to read it, there is nothing)."""
+    import json as _json
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    empty = tmp_path / "landing"
+    empty.mkdir()
+    assert ts("sources", "add", str(empty)).returncode == 0
+    r = ts("index", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = _json.loads(r.stdout)
+    assert out["status"] == "ok" and out["errors"] == [], out
+    assert out["sources"] == [{"spec": str(empty), "status": "empty", "errors": 0}]
+    r = ts("index")
+    assert r.returncode == 0 and f"  empty       {empty}" in r.stdout.splitlines(), r.stdout
+    for f in folder.iterdir():  # results land
+        (empty / f.name).write_bytes(f.read_bytes())
+    r = ts("index", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert _json.loads(r.stdout)["sources"] == [{"spec": str(empty), "status": "ingested", "errors": 0}]
+    (tmp_path / "other").mkdir()
+    assert ts("ingest", str(tmp_path / "other")).returncode == 1
+
+
+def test_a_format_that_does_not_fit_the_path_is_refused_before_saving(tmp_path):
+    """`sources add PATH --format F` (and `index --source PATH --format F`) where F's reader does not recognise PATH
+    is refused (exit 2, nothing saved), naming what F's files look like and what PATH reads as; the format that
+    fits is saved. Before, any known format was saved without a look at the path, and every later pass failed on it
+    ("no lm-eval samples files ...") -- the typo docs/WORKER.md says is refused before it is saved."""
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    r = ts("sources", "add", str(folder), "--format", "lm_eval")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == (
+        f"error: source '{folder}': not a lm_eval source: expected samples_<task>_<ts>.jsonl + results_<ts>.json or "
+        "<name>_<ts>.json (lm-eval); it reads as table (drop --format, or give --format table); nothing was saved")
+    r = ts("index", "--source", str(folder), "--format", "lighteval")
+    assert r.returncode == 2 and "not a lighteval source" in r.stderr and "nothing was saved" in r.stderr
+    assert not (tmp_path / "home" / "sources.toml").exists()
+    assert ts("sources", "add", str(folder), "--format", "table").returncode == 0
+    empty = tmp_path / "later"  # an empty folder may fill later, whatever its format
+    empty.mkdir()
+    assert ts("sources", "add", str(empty), "--format", "lm_eval").returncode == 0

@@ -134,6 +134,30 @@ def errors_of(batch):
     return [(e.file.rsplit("/", 1)[-1], e.line, e.message) for e in batch.errors]
 
 
+def test_the_advice_for_a_nan_score_is_the_one_of_its_form_and_following_it_reads_clean(tmp_path):
+    """A NaN score's error says what to do instead, and doing it reads without an error: in long form leave the row
+    out (an empty value there is an error of its own, "missing correct value"), in matrix form leave the cell empty
+    (unobserved). Before, both forms advised "leave the value empty, or leave the row out": in long form the empty
+    value was rejected in turn, in matrix form leaving the row out drops the model's other cells."""
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", "NaN")])
+    [(_, _, long_msg)] = errors_of(read_source(tmp_path))
+    assert long_msg.endswith("leave the row out when the outcome is unknown)") and "empty" not in long_msg
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", "")])  # not the way: an empty value is missing
+    assert [m for _, _, m in errors_of(read_source(tmp_path))] == ["missing correct value"]
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1)])  # the way: the row left out
+    assert errors_of(read_source(tmp_path)) == []
+
+    (tmp_path / "outcomes.csv").unlink()
+    (tmp_path / "matrix.csv").write_text("model,p1,p2\nm1,1,NaN\n")
+    [(_, line, matrix_msg)] = errors_of(read_source(tmp_path))
+    assert line == 2 and matrix_msg.endswith("leave the cell empty when the outcome is unknown)")
+    assert "row out" not in matrix_msg
+    (tmp_path / "matrix.csv").write_text("model,p1,p2\nm1,1,\n")  # the way: the cell left empty
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [] and [(o.model, o.prompt_id) for o in batch.iter_outcomes()] == [("m1", "p1")]
+
+
 def test_malformed_json_line_is_reported_and_the_rest_read(tmp_path):
     write_prompts(tmp_path)
     good = [json.dumps({"model": "m1", "prompt_id": "p1", "correct": 1}), "{not json", json.dumps({"model": "m1", "prompt_id": "p2", "correct": 0})]
@@ -498,7 +522,7 @@ def test_true_false_words_in_any_case_and_nan_is_not_a_valid_score(tmp_path, ext
     batch = read_source(tmp_path)
     head = 1 if ext == "csv" else 0  # a CSV file's line 1 is its header
     assert errors_of(batch) == [(f"outcomes.{ext}", 5 + head, "correct value NaN is not a valid score (expected a number in "
-                                 "[0, 1]; leave the value empty, or leave the row out, when the outcome is unknown)")]
+                                 "[0, 1]; leave the row out when the outcome is unknown)")]
     assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
         ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m1", "p3", 1.0), ("m2", "p1", 0.0), ("m2", "p3", 1.0)]
     write_outcomes(tmp_path, ext, [("m1", "p1", 1), ("m1", "p2", "NaN"), ("m1", "p3", "nan")])  # the numeric path

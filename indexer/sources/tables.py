@@ -223,12 +223,13 @@ class _Builder:
             self.unknown_pids.add(pid)
         return -1
 
-    def add_long(self, model_arr, pid_arr, value_arr, lines: np.ndarray, kind: str) -> None:
-        """One block of long-form rows (arrow arrays of equal length, ``lines`` their line numbers)."""
+    def add_long(self, model_arr, pid_arr, value_arr, lines: np.ndarray, kind: str, matrix: bool = False) -> None:
+        """One block of long-form rows (arrow arrays of equal length, ``lines`` their line numbers); ``matrix``: the
+        cells of a matrix-form file (where an empty cell is unobserved, not an error)."""
         ok = np.ones(len(lines), dtype=bool)
         m_idx = self._encode(model_arr, lines, ok, "model", lambda v, line: self.models.setdefault(v, len(self.models)))
         p_idx = self._encode(pid_arr, lines, ok, "prompt_id", self._pid_index)
-        scores = _to_scores(value_arr, kind, lines, ok, self.fname, self.errors)
+        scores = _to_scores(value_arr, kind, lines, ok, self.fname, self.errors, matrix)
         self.m_parts.append(m_idx[ok].astype(np.int32))
         self.p_parts.append(p_idx[ok].astype(np.int32))
         self.s_parts.append(scores[ok])
@@ -317,8 +318,10 @@ _TRUE = {"1", "1.0", "true", "yes"}
 _FALSE = {"0", "0.0", "false", "no"}
 
 
-def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, errors: ErrorLog) -> np.ndarray:
-    """float64 scores from an arrow array; bad cells are reported and cleared in ``ok``."""
+def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, errors: ErrorLog,
+               matrix: bool = False) -> np.ndarray:
+    """float64 scores from an arrow array; bad cells are reported and cleared in ``ok``. The advice for a NaN is the
+    form's: a matrix cell left empty is unobserved, while in long form an empty value is an error of its own."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -351,8 +354,10 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
                     errors.add(fname, int(lines[i]), f"{kind} value {v!r} is not a number", f"non-numeric {kind} values")
                     ok[i] = False
         vals = out
+    unknown = ("leave the cell empty when the outcome is unknown" if matrix
+               else "leave the row out when the outcome is unknown")
     errors.add_rows(fname, lines[nan & ok], f"{kind} value NaN is not a valid score (expected a number in [0, 1]; "
-                    "leave the value empty, or leave the row out, when the outcome is unknown)")
+                    f"{unknown})")
     ok &= ~nan
     errors.add_rows(fname, lines[np.isnan(vals) & ok], f"missing {kind} value")
     ok &= ~np.isnan(vals)
@@ -583,7 +588,7 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
         mask = pa.array(present)
         idx = np.flatnonzero(present)
         builder.add_long(cols[model_col].filter(mask), pa.array([name] * len(idx), type=pa.string()),
-                         col.filter(mask), lines[idx], "score")
+                         col.filter(mask), lines[idx], "score", matrix=True)
 
 
 def _blank_to_null(col):
