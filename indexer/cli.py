@@ -265,6 +265,8 @@ def evaluate(
     """Measure success prediction, calibration (ECE, Brier) and model selection on real outcomes (the paper's
     protocol and the coverage split: docs/RESULTS.md).
 
+    Exit code 0 when no input was rejected, 1 when some was (as for ingest; the rest is still evaluated and shown).
+
     Examples:
 
       taskspace evaluate ../shared/data/mmlu_pro --split in-sample --seeds 3
@@ -275,7 +277,7 @@ def evaluate(
     """
     from .evaluate import SPLITS
     from .evaluate import evaluate as run_evaluate
-    from .evaluation.report import format_result
+    from .evaluation.report import format_result, rejected_summary
 
     result = run_evaluate(
         data, split=split.value, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
@@ -283,12 +285,16 @@ def evaluate(
     )
     if as_json:
         echo_json(result)
-        return
-    parts = [result[k] for k in SPLITS[result["split"]]] if len(SPLITS[result["split"]]) > 1 else [result]
-    typer.echo("\n\n".join(format_result(r) for r in parts))
-    for r in parts:
-        for p in r.get("plots", []):
-            typer.echo(f"wrote {p}")
+    else:
+        parts = [result[k] for k in SPLITS[result["split"]]] if len(SPLITS[result["split"]]) > 1 else [result]
+        typer.echo("\n\n".join(format_result(r) for r in parts))
+        for r in parts:
+            for p in r.get("plots", []):
+                typer.echo(f"wrote {p}")
+    rejected = rejected_summary(result)
+    if rejected:  # exit 1 when some input was rejected, as `taskspace ingest` (README, exit codes)
+        typer.echo(rejected, err=True)
+        raise typer.Exit(1)
 
 
 def _kinds_option(value: Optional[list[str]]) -> Optional[list[str]]:
