@@ -442,7 +442,7 @@ def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
     from indexer.store.sql import open_store
 
     sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
-    for flag, says in (("--filter", "--filter applies only to lm_eval and lighteval sources, not to this table source"),
+    for flag, says in (("--filter", "--filter applies only to lm_eval sources, not to this table source"),
                        ("--model", "--model applies only to lm_eval and lighteval sources"),
                        ("--metric", "--metric applies only to lm_eval and lighteval sources")):
         res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(sample), flag, "X", "--no-metadata"],
@@ -452,13 +452,39 @@ def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
         assert res.returncode == 2 and len(lines) == 1 and lines[0] == f"error: {says}" + lines[0][len(says) + 7:], \
             res.stderr[-2000:]
         assert lines[0].endswith(f"drop {flag}") and "TypeError" not in res.stderr
-    with pytest.raises(ConfigError, match="--filter applies only to lm_eval and lighteval sources"):
+    with pytest.raises(ConfigError, match="--filter applies only to lm_eval sources"):
         ingest(str(sample), filter="strict-match", fetch_metadata=False)
     with pytest.raises(ConfigError, match="--prompts applies only to table sources, not to this lm_eval source"):
         ingest(str(LM_OUT), prompts=str(sample / "prompts.jsonl"), fetch_metadata=False)
     with open_store() as store:
         assert store.list_sources() == []
     assert ingest(str(LM_OUT), filter="none", fetch_metadata=False).sources > 0  # its own options still read
+
+
+def test_lighteval_refuses_filter_as_other_formats_refuse_the_options_they_do_not_take():
+    """`taskspace ingest LIGHTEVAL --filter X`: lighteval details have no filters, so the option is a usage error
+    naming it (exit 2, one line, nothing stored), as `--filter` on a table and `--prompts` on lm-eval output are;
+    before, the lighteval reader declared `filter` among its options and dropped it, so the option was silently
+    ignored (exit 0, and the ignored filter even made the source's stored revision differ from a plain reading)."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import ConfigError
+    from indexer.sources import read_sources
+    from indexer.store.sql import open_store
+
+    out = FIX / "formats" / "lighteval_0.13_output"
+    says = "error: --filter applies only to lm_eval sources, not to this lighteval source; drop --filter"
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(out), "--filter", "strict-match",
+                          "--no-metadata"], capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+                         timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [says], res.stderr[-2000:]
+    with pytest.raises(ConfigError, match="--filter applies only to lm_eval sources, not to this lighteval source"):
+        list(read_sources(out, filter="strict-match"))
+    with open_store() as store:
+        assert store.list_sources() == []
+    assert ingest(str(out), model="org/light-model", fetch_metadata=False).sources == 1  # the options it takes: read
 
 
 def test_a_table_in_a_hub_dataset_keeps_model_names_as_a_local_copy_does(store, hub_server, tmp_path):
