@@ -113,18 +113,19 @@ def demo(
     top: int = typer.Option(5, "--top", "-k", min=1, help="How many models to show (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """Embed the bundled sample (real MMLU-Pro results), fit every model and rank them for sample prompts."""
+    """Index the bundled sample (real MMLU-Pro results) into a throwaway home and rank its models for sample prompts
+    as `taskspace search` would: Hub ids, calibrated P(success), 90% intervals (nothing is kept; no network)."""
+    from .cli_find import _print_result
     from .demo import DEFAULT_PROMPTS, run_demo
 
     result = run_demo(prompt or DEFAULT_PROMPTS, top=top)
     if as_json:
-        echo_json(result)
+        echo_json(result.to_dict())
         return
-    typer.echo(f"bundled sample: {result['models']} models x {result['prompts']} prompts, encoder {result['encoder']}")
-    for item in result["queries"]:
-        typer.echo(f"\nprompt: {item['prompt'][:100]}")
-        for rank, row in enumerate(item["ranking"], 1):
-            typer.echo(f"  {rank:>2}. {row['model']:<40} predicted {row['score']:+.3f}   observed acc {row['accuracy']:.3f}")
+    typer.echo(f"bundled sample: {result.models} models x {result.prompts} prompts, encoder {result.encoder}")
+    for text, answer in result.queries:
+        typer.echo(f"\nprompt: {text[:100]}")
+        _print_result(answer)
 
 
 @app.command()
