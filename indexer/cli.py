@@ -131,7 +131,7 @@ def demo(
 @app.command()
 def ingest(
     source: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="hub-org: ingest at most N datasets."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="hub-org: ingest at most N datasets (1 or more)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", callback=cli_index.format_option, help="table, lm_eval or lighteval (default: detected)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
     model: Optional[str] = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file)."),

@@ -196,7 +196,10 @@ class Ingester:
     def ingest_spec(self, spec: str | Spec, format: str | None = None, *, limit: int | None = None,
                     **options) -> None:
         """Ingest what a spec (a string, or its :func:`parse_spec`) names; ``limit``: at most that many
-        datasets of a ``hub-org:``. ``options`` go to the readers."""
+        datasets of a ``hub-org:`` (a positive integer: 0 listed nothing, a negative one failed inside
+        huggingface_hub). ``options`` go to the readers."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ConfigError(f"--limit {limit}: must be a positive integer (at most that many datasets of a hub-org:)")
         spec = spec if isinstance(spec, Spec) else parse_spec(spec)
         where = spec.target if spec.kind == "path" else f"{spec.kind}:{spec.target}"
         with self._guard(where):

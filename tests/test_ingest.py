@@ -235,6 +235,25 @@ def test_hub_org_discovery_with_limit_and_bad_repos(store, hub_server):
     assert sorted(store.load_outcomes().models) == ["fake-org/old-harness", "fake-org/tiny-lb"]
 
 
+@pytest.mark.parametrize("value", [0, -1])
+def test_ingest_limit_below_one_is_a_usage_error(store, hub_server, value):
+    """`taskspace ingest hub-org:ORG --limit 0` (or below): a usage error naming `--limit` (exit 2, one line) before the
+    organisation is listed, as `index --source ... --limit 0` and `sources add ... --limit 0` are; the library's
+    `ingest(limit=0)` a ConfigError. Before, `--limit 0` listed no dataset and ingested nothing, exit 0 as if done,
+    and `--limit -1` failed inside huggingface_hub ("ValueError: Stop argument for islice() ...") reported as an
+    unexpected error asking for a bug report (exit 1)."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+    from indexer.errors import ConfigError
+
+    res = CliRunner().invoke(app, ["ingest", "hub-org:open-llm-leaderboard", "--limit", str(value), "--no-metadata"])
+    assert res.exit_code == 2 and "--limit" in res.stderr, res.output
+    with pytest.raises(ConfigError, match=rf"--limit {value}: must be a positive integer"):
+        ingest("hub-org:open-llm-leaderboard", store=store, limit=value, fetch_metadata=False)
+    assert store.list_sources() == [] and hub_server.downloads("details") == []
+
+
 def test_a_reading_option_a_hub_repos_format_does_not_take(store, hub_server):
     """`hub:REPO --filter X` where the repo holds a table: a usage error before anything is downloaded (before, after
     the download); in a `hub-org:` listing that repo is an error line and the others are read with the option (before,
