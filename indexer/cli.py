@@ -453,8 +453,10 @@ def main() -> None:
             import traceback
 
             traceback.print_exc()
-        else:
-            typer.echo(f"error: {exc}", err=True)
+        else:  # one line (README): a cause quoted in the message (transformers' offline error) may span several
+            import re
+
+            typer.echo("error: " + re.sub(r"\s*\n\s*", " ", str(exc).strip()), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C, or a worker's second SIGINT/SIGTERM
         _exit(130)

@@ -123,6 +123,32 @@ def test_an_unexpected_error_escapes_as_itself(monkeypatch):
         cli.main()
 
 
+def test_an_error_whose_cause_spans_lines_is_still_one_line(monkeypatch, capsys):
+    """README: an error prints one line (`error: ...`). A library error whose message carries a cause of several
+    lines (transformers' "We couldn't connect to 'https://huggingface.co' ...\nCheck your internet connection ..."
+    inside "cannot load encoder ...") is printed on one line, its line breaks folded into spaces, with its exit code.
+    Before, `taskspace evaluate DATA --encoder no-such/encoder` offline printed it on two lines."""
+    import os
+
+    from indexer import cli, demo
+    from indexer.errors import EncoderError
+
+    def boom(*a, **k):
+        raise EncoderError("cannot load encoder 'x': We couldn't connect.\nCheck your internet connection.\n; hint")
+
+    monkeypatch.setattr(demo, "run_demo", boom)
+    monkeypatch.setattr(sys, "argv", ["taskspace", "demo"])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    assert exit_.value.code == EncoderError.exit_code
+    assert capsys.readouterr().err == "error: cannot load encoder 'x': We couldn't connect. Check your internet connection. ; hint\n"
+    sample = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample")
+    res = run("evaluate", sample, "--encoder", "no-such-org/no-such-encoder", "--no-sweep",
+              env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 5 and len(lines) == 1 and lines[0].startswith("error: cannot load encoder"), res.stderr
+
+
 @pytest.mark.parametrize("value", ["0", "-3"])
 def test_demo_top_below_one_is_a_usage_error(value):
     """`taskspace demo -k 0` is a usage error (exit 2, one line naming `--top`), as `search -k 0` is, before the
