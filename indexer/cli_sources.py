@@ -48,12 +48,14 @@ def add(
     from . import sourcelist
 
     s = sourcelist.validate(sourcelist.SourceSpec(spec=spec, format=fmt, limit=limit))
-    before = {c.spec: c for c in sourcelist.load(_file())}
+    before = {sourcelist.source_key(c.spec): c for c in sourcelist.load(_file())}
     sourcelist.add(_file(), [s], check=False)
-    if before.get(s.spec) == s:
+    old = before.get(sourcelist.source_key(s.spec))
+    if old == s:
         typer.echo(f"{s.spec} is configured already (nothing changed)")
-    elif s.spec in before:
-        typer.echo(f"updated {s.spec} (its format or limit; the next `taskspace index` reads it so)")
+    elif old is not None:  # one Hub repo is one source: another revision replaces the configured one
+        what = f"replaces {old.spec}" if old.spec != s.spec else "its format or limit"
+        typer.echo(f"updated {s.spec} ({what}; the next `taskspace index` reads it so)")
     else:
         typer.echo(f"added {s.spec} (the next `taskspace index` reads it)")
 

@@ -53,7 +53,8 @@ class SourceSpec:
 
 
 def normalise(spec: str) -> str:
-    """Local paths become absolute; ``hub:`` / ``hub-org:`` specs are kept as given."""
+    """Local paths become absolute; ``hub:`` / ``hub-org:`` specs are written as :func:`indexer.ingest.parse_spec`
+    reads them (``hub:ORG/REPO[@REVISION]`` without an empty ``@``, ``hub-org:ORG`` without a trailing ``/``)."""
     spec = spec.strip()
     if not spec:
         raise ConfigError("a source spec is empty; give a path, hub:ORG/REPO or hub-org:ORG")
@@ -63,12 +64,20 @@ def normalise(spec: str) -> str:
         from .ingest import parse_spec
 
         try:
-            parse_spec(spec)
+            parsed = parse_spec(spec)
         except InputError as exc:
             raise ConfigError(f"source {spec!r}: {exc.message}; write hub:ORG/REPO[@REVISION] for a dataset or "
                               "hub-org:ORG for an organisation") from None
-        return spec
+        return f"{parsed.kind}:{parsed.target}" + (f"@{parsed.revision}" if parsed.revision else "")
     return str(Path(spec).expanduser().resolve())
+
+
+def source_key(spec: str) -> str:
+    """What one configured source is, for :func:`add` and :func:`remove`: a normalised spec without its ``@REVISION``
+    (one Hub repo is one stored source, ``hub:ORG/REPO``, whichever revision is read: two revisions configured would
+    each replace the other's results every pass)."""
+    spec = normalise(spec)
+    return spec.partition("@")[0] if spec_kind(spec) == "hub" else spec
 
 
 def load(path: Path) -> list[SourceSpec]:
@@ -170,16 +179,17 @@ def save(path: Path, sources: list[SourceSpec]) -> None:
 
 
 def add(path: Path, specs: list[SourceSpec], *, check: bool = True) -> list[SourceSpec]:
-    """Append sources not configured yet (same spec = same source; a new format/limit replaces the old). Each is
-    validated first (``check``, :func:`validate`): one bad spec saves none of them. Returns the configuration."""
+    """Append sources not configured yet (same :func:`source_key` = same source: a new revision, format or limit
+    replaces the old, in its place). Each is validated first (``check``, :func:`validate`): one bad spec saves none of
+    them. Returns the configuration."""
     new = [validate(s) if check else SourceSpec(spec=normalise(s.spec), format=s.format, limit=s.limit) for s in specs]
     with _locked(path):
         current = load(path)
-        by_spec = {s.spec: s for s in current}
+        by_key = {source_key(s.spec): s for s in current}
         for s in new:
-            _refuse_nested(s, list(by_spec.values()), path)
-            by_spec[s.spec] = s
-        merged = list(by_spec.values())
+            _refuse_nested(s, list(by_key.values()), path)
+            by_key[source_key(s.spec)] = s
+        merged = list(by_key.values())
         if merged != current:
             save(path, merged)
     return merged
@@ -213,12 +223,13 @@ def _refuse_nested(source: SourceSpec, current: list[SourceSpec], path: Path) ->
 def remove(path: Path, spec: str) -> SourceSpec:
     """Take the source ``spec`` (as given or as stored: a path is matched absolute) out of the configuration; returns
     it. ConfigError when it is not configured. Its stored results stay in the database."""
-    key = normalise(spec)
+    key = source_key(spec)
     with _locked(path):
         current = load(path)
-        kept = [s for s in current if s.spec not in (key, spec.strip())]
+        kept = [s for s in current if s.spec != spec.strip() and source_key(s.spec) != key]
         if len(kept) == len(current):
             known = ", ".join(s.spec for s in current) or "none"
             raise ConfigError(f"source {spec!r} is not configured in {path} (configured: {known})")
         save(path, kept)
-    return next(s for s in current if s.spec in (key, spec.strip()))
+    return next(s for s in current if s not in kept)
+

@@ -140,6 +140,28 @@ def test_cli_sources_list_add_remove(tmp_path):
     assert r.stdout.strip() == "hub-org:open-llm-leaderboard  limit=5"
 
 
+def test_a_hub_source_is_configured_once_whatever_its_revision_or_spelling(tmp_path):
+    """One Hub repo is one stored source (`hub:ORG/REPO`, whatever revision was read), so it is configured once:
+    `sources add hub:ORG/REPO@v2` replaces `hub:ORG/REPO@v1` (as another format or limit replaces the old), and
+    `hub:ORG/REPO@` or `hub-org:ORG/` are `hub:ORG/REPO` and `hub-org:ORG`. Before, each spelling was a source of
+    its own: `@v1` and `@v2` both configured made every pass read both revisions, each replacing the other's results
+    (the pass never settled), and `hub:a/b@` beside `hub:a/b` read the repo twice."""
+    path = tmp_path / "sources.toml"
+    sourcelist.add(path, [SourceSpec("hub:org/repo@v1")])
+    merged = sourcelist.add(path, [SourceSpec("hub:org/repo@v2"), SourceSpec("hub-org:some-org/")])
+    assert [s.spec for s in merged] == ["hub:org/repo@v2", "hub-org:some-org"]
+    merged = sourcelist.add(path, [SourceSpec("hub:org/repo@"), SourceSpec("hub-org:some-org", limit=3)])
+    assert [(s.spec, s.limit) for s in merged] == [("hub:org/repo", None), ("hub-org:some-org", 3)]
+    assert [s.spec for s in sourcelist.load(path)] == ["hub:org/repo", "hub-org:some-org"]
+    assert sourcelist.remove(path, "hub:org/repo@v1").spec == "hub:org/repo"  # the repo's one entry, however named
+    assert [s.spec for s in sourcelist.load(path)] == ["hub-org:some-org"]
+    _, ts = _one_prompt_source_and_cli(tmp_path)
+    assert ts("sources", "add", "hub:org/other@v1").returncode == 0
+    r = ts("sources", "add", "hub:org/other@v2")
+    assert r.returncode == 0 and r.stdout.strip().startswith("updated hub:org/other@v2 (replaces hub:org/other@v1"), r.stdout
+    assert ts("sources", "list").stdout.strip() == "hub:org/other@v2"
+
+
 def test_a_path_inside_or_holding_a_configured_source_is_refused(tmp_path):
     """A folder and a file in it would be two sources storing every outcome twice: `sources add` of either when the
     other is configured is refused (nothing saved); before, both were added."""
