@@ -200,6 +200,9 @@ class Ingester:
         huggingface_hub). ``options`` go to the readers."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ConfigError(f"--limit {limit}: must be a positive integer (at most that many datasets of a hub-org:)")
+        from .sources.registry import check_option_values
+
+        check_option_values(options)  # a blank --model/--filter/--metric: before any listing or download
         spec = spec if isinstance(spec, Spec) else parse_spec(spec)
         where = spec.target if spec.kind == "path" else f"{spec.kind}:{spec.target}"
         with self._guard(where):

@@ -480,6 +480,42 @@ def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
     assert ingest(str(LM_OUT), filter="none", fetch_metadata=False).sources > 0  # its own options still read
 
 
+def test_a_blank_reading_option_or_a_missing_prompts_file_is_a_usage_error(tmp_path):
+    """`taskspace ingest DATA --prompts PATH` where PATH does not exist or is a folder, and `--model`, `--filter` or
+    `--metric` given blank: one line naming the option (exit 2), nothing stored. Before, a missing `--prompts` file
+    said "no prompts file ... beside the outcomes; put one there or pass it explicitly" (it had been passed; exit
+    1), `--model ''` and `--filter ''` were silently ignored (exit 0: the default model name, the default filter)
+    and `--model '  '` rejected every row as "model name empty" (exit 1, one error per row)."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import ConfigError
+    from indexer.sources import read_sources
+    from indexer.store.sql import open_store
+
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    missing = tmp_path / "no-such-prompts.jsonl"
+    for args, says in (([str(sample), "--prompts", str(missing)], f"error: --prompts {missing}: no such file"),
+                       ([str(sample), "--prompts", str(tmp_path)], f"error: --prompts {tmp_path}: is a folder"),
+                       ([str(LM_OUT), "--model", ""], "error: --model '': blank"),
+                       ([str(LM_OUT), "--filter", " "], "error: --filter ' ': blank")):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", *args, "--no-metadata"],
+                             capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300,
+                             cwd=Path(__file__).resolve().parents[1])
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith(says), (args, res.stderr[-2000:])
+    for option in ("model", "filter", "metric"):
+        with pytest.raises(ConfigError, match=f"--{option} '  ': blank"):
+            ingest(str(LM_OUT), fetch_metadata=False, **{option: "  "})
+        with pytest.raises(ConfigError, match=f"--{option} '': blank"):
+            list(read_sources(LM_OUT, **{option: ""}))
+    with pytest.raises(ConfigError, match="--prompts .*: no such file"):
+        ingest(str(sample), prompts=str(missing), fetch_metadata=False)
+    with open_store() as store:
+        assert store.list_sources() == []
+
+
 def test_lighteval_refuses_filter_as_other_formats_refuse_the_options_they_do_not_take():
     """`taskspace ingest LIGHTEVAL --filter X`: lighteval details have no filters, so the option is a usage error
     naming it (exit 2, one line, nothing stored), as `--filter` on a table and `--prompts` on lm-eval output are;
