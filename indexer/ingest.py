@@ -204,6 +204,9 @@ class Ingester:
 
         check_option_values(options)  # a blank --model/--filter/--metric: before any listing or download
         spec = spec if isinstance(spec, Spec) else parse_spec(spec)
+        if limit is not None and spec.kind != "hub-org":  # it would be ignored: say so instead
+            raise ConfigError("--limit applies only to hub-org: sources (at most that many of the organisation's "
+                              "datasets), not to a path or a hub: repo; drop --limit")
         where = spec.target if spec.kind == "path" else f"{spec.kind}:{spec.target}"
         with self._guard(where):
             if spec.kind == "path":

@@ -125,6 +125,9 @@ def validate(source: SourceSpec) -> SourceSpec:
         raise ConfigError(f"{where}: limit must be a positive integer; nothing was saved")
     try:
         parsed = parse_spec(spec)
+        if source.limit is not None and parsed.kind != "hub-org":  # it would be ignored: say so instead
+            raise ConfigError(f"{where}: --limit applies only to hub-org: sources (at most that many of the "
+                              "organisation's datasets), not to a path or a hub: repo; nothing was saved")
         if parsed.kind == "path":
             if not Path(spec).exists():
                 # the path once (as ingest names it): "source '/x': no such file or folder (/x)" named it twice

@@ -140,6 +140,31 @@ def test_cli_sources_list_add_remove(tmp_path):
     assert r.stdout.strip() == "hub-org:open-llm-leaderboard  limit=5"
 
 
+def test_limit_on_a_source_that_is_not_an_organisation_is_refused(tmp_path):
+    """`--limit N` counts the datasets of a `hub-org:` listing; on a path or a `hub:` repo it would be ignored, so
+    `sources add PATH --limit 3`, `index --source PATH --limit 3` and `ingest PATH --limit 3` are usage errors naming
+    it (exit 2, one line, nothing saved), as other options a source does not take are; `index --source PATH --source
+    hub-org:ORG --limit N` gives the limit to the organisation only. Before, all three accepted it silently, and
+    `sources add` saved `limit = 3` on the folder."""
+    from indexer.ingest import ingest
+
+    path = tmp_path / "home" / "sources.toml"
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    for spec in (str(folder), "hub:org/repo"):
+        with pytest.raises(ConfigError, match="--limit applies only to hub-org: sources") as info:
+            sourcelist.add(path, [SourceSpec(spec, limit=3)])
+        assert "nothing was saved" in str(info.value) and not path.exists()
+    with pytest.raises(ConfigError, match="--limit applies only to hub-org: sources"):
+        ingest(str(folder), limit=3, fetch_metadata=False)
+    for args in (["sources", "add", str(folder), "--limit", "3"], ["index", "--source", str(folder), "--limit", "3"],
+                 ["ingest", str(folder), "--limit", "3", "--no-metadata"]):
+        r = ts(*args)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and "--limit applies only to hub-org: sources" in lines[0], (args, r.stderr)
+    assert not path.exists()
+    assert sourcelist.add(path, [SourceSpec("hub-org:some-org", limit=3)])[0].limit == 3  # where it applies
+
+
 def test_a_hub_source_is_configured_once_whatever_its_revision_or_spelling(tmp_path):
     """One Hub repo is one stored source (`hub:ORG/REPO`, whatever revision was read), so it is configured once:
     `sources add hub:ORG/REPO@v2` replaces `hub:ORG/REPO@v1` (as another format or limit replaces the old), and
