@@ -160,7 +160,8 @@ def ingest(
         for q in s.quarantined:
             typer.echo(f"quarantined: {q} (the stored revision keeps serving; --accept-partial stores the new one)", err=True)
         if s.errors:
-            typer.echo(f"{len(s.errors)} error(s): this input was rejected, the rest was ingested", err=True)
+            rest = "the rest was ingested" if s.sources else "nothing was ingested"
+            typer.echo(f"{len(s.errors)} error(s): this input was rejected, {rest}", err=True)
             for e in s.errors[:50]:
                 typer.echo(f"  {e}", err=True)
             if len(s.errors) > 50:

@@ -516,6 +516,29 @@ def test_a_blank_reading_option_or_a_missing_prompts_file_is_a_usage_error(tmp_p
         assert store.list_sources() == []
 
 
+def test_the_error_summary_of_an_ingest_that_stored_nothing_says_so(tmp_path):
+    """`taskspace ingest EMPTY_FOLDER` (or a source every row of which is rejected): the error summary says "nothing
+    was ingested"; with some source stored, "the rest was ingested". Before, always "the rest was ingested", also when
+    nothing was (0 sources added)."""
+    import os
+    import subprocess
+    import sys
+
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    good = tmp_path / "good"
+    good.mkdir()
+    for name in ("outcomes.csv", "prompts.jsonl"):
+        shutil.copy(sample / name, good / name)
+    (good / "outcomes.csv").write_text((sample / "outcomes.csv").read_text() + "Llama-2-13b-hf,mmlupro-71,7\n")
+    (tmp_path / "empty").mkdir()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
+    for folder, says in ((tmp_path / "empty", "1 error(s): this input was rejected, nothing was ingested"),
+                         (good, "1 error(s): this input was rejected, the rest was ingested")):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(folder), "--no-metadata"],
+                             capture_output=True, text=True, env=env, timeout=300, cwd=Path(__file__).resolve().parents[1])
+        assert res.returncode == 1 and says in res.stderr.splitlines(), res.stderr[-2000:]
+
+
 def test_lighteval_refuses_filter_as_other_formats_refuse_the_options_they_do_not_take():
     """`taskspace ingest LIGHTEVAL --filter X`: lighteval details have no filters, so the option is a usage error
     naming it (exit 2, one line, nothing stored), as `--filter` on a table and `--prompts` on lm-eval output are;
