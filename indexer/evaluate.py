@@ -50,7 +50,7 @@ from .evaluation import protocol, splits
 from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch, merge
-from .sources.common import count_rejected
+from .sources.common import count_rejected, is_summary
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,9 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
 
     batch = read_source(data, format)
     if not batch.n_outcomes:
-        detail = "; ".join(str(e) for e in batch.errors[:3])
+        # a whole file's problem (an empty prompts file) first: it is why each row after it was dropped
+        whole = [e for e in batch.errors if e.line is None and not is_summary(e)]
+        detail = "; ".join(str(e) for e in (whole + [e for e in batch.errors if e not in whole])[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
     fields = tables.prompt_fields(data) if group_by not in (None, "benchmark") else None
     return from_batch(batch, fields)

@@ -1076,6 +1076,23 @@ def test_evaluate_exits_1_when_input_was_rejected_as_ingest_does(tmp_path):
     # clean data exits 0: test_cli_evaluate_table_and_json
 
 
+def test_data_without_readable_outcomes_names_the_files_problem_first(tmp_path):
+    """`taskspace evaluate DATA` whose prompts file is empty: the error names that first ("no readable outcomes:
+    .../prompts.jsonl: empty prompts file: no rows"), then the rows it cost. Before, the first three row errors
+    ("prompt_id 'mmlupro-71' is not in the prompts file", sorted first by file name) filled the message and the
+    cause was not in it."""
+    from indexer.evaluate import load_matrix
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "prompts.jsonl").write_text("")
+    (folder / "outcomes.csv").write_text("\n".join((SAMPLE / "outcomes.csv").read_text().splitlines()[:30]) + "\n")
+    with pytest.raises(InputError) as info:
+        load_matrix(folder)
+    assert info.value.message.startswith(f"no readable outcomes: {folder / 'prompts.jsonl'}: empty prompts file: no rows; "
+                                         f"{folder / 'outcomes.csv'}:2: prompt_id"), info.value.message
+
+
 def test_the_nothing_to_score_warning_advises_another_split_only_where_one_helps():
     # each model measured on one prompt only: an in-sample fold holds out one prompt, whose model then has no source
     # outcome; the warning said "use --split in-sample or --split coverage" to a run of --split in-sample
