@@ -96,17 +96,12 @@ def drop(location: str = typer.Argument(..., help="A stored source as `taskspace
 
       taskspace sources drop /data/results/old-run
     """
-    from pathlib import Path
-
     from . import sourcelist
     from .ingest import drop_source
 
     got = drop_source(location)
     typer.echo(f"dropped {got['location']} ({got['outcomes']} outcome cell(s)); the next `taskspace index` re-solves "
                "the models they touched and removes those left without results")
-    for c in sourcelist.load(_file()):
-        same = c.spec == got["location"] or (not c.spec.startswith("hub") and Path(c.spec).expanduser().exists()
-                                              and str(Path(c.spec).expanduser().resolve()) == got["location"])
-        if same:
-            typer.echo(f"note: {c.spec} is still configured, so the next pass reads it again "
-                       f"(`taskspace sources remove {c.spec}` stops that)")
+    for c in sourcelist.reading(got["location"], sourcelist.load(_file())):
+        typer.echo(f"note: {c.spec} is still configured, so the next pass reads it again "
+                   f"(`taskspace sources remove {c.spec}` stops that)")

@@ -636,6 +636,8 @@ def drop_source(location: str, *, store=None) -> dict:
     try:
         with store.lock("index"):
             rec = store.get_source(location)
+            if rec is None and spec_kind(location) == "hub":  # hub:ORG/REPO@REV: the repo is stored once
+                rec = store.get_source(location.partition("@")[0])
             if rec is None and not spec_kind(location).startswith("hub") and Path(location).expanduser().exists():
                 rec = store.get_source(str(Path(location).expanduser().resolve()))
             if rec is None:

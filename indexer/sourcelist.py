@@ -80,6 +80,25 @@ def source_key(spec: str) -> str:
     return spec.partition("@")[0] if spec_kind(spec) == "hub" else spec
 
 
+def reading(location: str, sources: list[SourceSpec]) -> list[SourceSpec]:
+    """The configured ``sources`` whose next pass reads the stored source ``location`` (as
+    :func:`indexer.ingest.stored_sources` lists it) again: the same path or a folder holding it (an lm-eval output
+    folder stores one source per model folder), the same Hub repo at any revision (:func:`source_key`), or the
+    ``hub-org:`` that lists the repo."""
+    out = []
+    for s in sources:
+        kind = spec_kind(s.spec)
+        if kind == "hub-org":
+            hit = location.startswith(f"hub:{s.spec[len('hub-org:'):]}/")
+        elif kind == "hub":
+            hit = source_key(s.spec) == location
+        else:
+            hit = spec_kind(location) == "path" and Path(location).is_relative_to(source_key(s.spec))
+        if hit:
+            out.append(s)
+    return out
+
+
 def load(path: Path) -> list[SourceSpec]:
     """The configured sources (empty when the file does not exist)."""
     if not path.exists():

@@ -267,6 +267,37 @@ def test_cli_sources_stored_and_drop(tmp_path):
     assert _json.loads(ts("sources", "stored", "--json").stdout) == []
 
 
+def test_dropping_a_source_notes_every_configured_spec_that_reads_it_again(tmp_path):
+    """`taskspace sources drop LOCATION` notes that the next pass reads the source again when a configured spec reads
+    it under another name: a Hub repo configured at a revision (`hub:org/repo@v1`, stored as `hub:org/repo`), the
+    `hub-org:` that lists it, the folder holding an lm-eval model folder; `drop hub:org/repo@v1` drops the repo.
+    Before, only a spec equal to the location (or its path) was noted, so those were re-ingested by the next pass
+    without a word, and `drop hub:org/repo@v1` was "no stored source"."""
+    from helpers import source_batch
+
+    from indexer.store.sql import open_store
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    lm = tmp_path / "lm_out"
+    (lm / "org__model").mkdir(parents=True)
+    configured = [SourceSpec("hub:org/repo@v1"), SourceSpec("hub-org:org"), SourceSpec("hub:other/repo"),
+                  SourceSpec(str(lm))]
+    assert [s.spec for s in sourcelist.reading("hub:org/repo", configured)] == ["hub:org/repo@v1", "hub-org:org"]
+    assert [s.spec for s in sourcelist.reading(str(lm / "org__model"), configured)] == [str(lm)]
+    assert sourcelist.reading(str(folder.resolve()), configured) == []
+    assert ts("sources", "add", "hub:org/repo@v1").returncode == 0
+    assert ts("sources", "add", "hub-org:org").returncode == 0
+    with open_store() as store:  # the CLI's home: the autouse fixture's TASKSPACE_HOME, tmp_path / "home"
+        store.ingest(source_batch("hub:org/repo"))
+    out = ts("sources", "drop", "hub:org/repo@v1")
+    assert out.returncode == 0, out.stderr
+    notes = [line for line in out.stdout.splitlines() if line.startswith("note:")]
+    assert notes == ["note: hub:org/repo@v1 is still configured, so the next pass reads it again (`taskspace sources "
+                     "remove hub:org/repo@v1` stops that)",
+                     "note: hub-org:org is still configured, so the next pass reads it again (`taskspace sources "
+                     "remove hub-org:org` stops that)"], out.stdout
+
+
 def test_a_configured_source_that_vanished_says_it_is_configured_and_how_to_remove_it(tmp_path):
     """A folder configured in sources.toml and then removed: the pass's error says the source is configured, its path
     gone, and to `taskspace sources remove` it, naming it once and without the Hub hint (an absolute path was never
