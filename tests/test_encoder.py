@@ -149,3 +149,14 @@ def test_a_cache_that_cannot_be_opened_is_an_encoder_error_naming_it(tmp_path):
     with pytest.raises(EncoderError, match=r"the embedding cache .*c\.sqlite cannot be used: .*delete the file"):
         EmbeddingCache(tmp_path / "c.sqlite", dim=3)
     assert not list(tmp_path.glob("*.damaged-*"))
+
+
+def test_an_encoder_folder_that_does_not_exist_is_named_as_a_missing_folder(tmp_path):
+    """`TASKSPACE_ENCODER=/no/such/folder` (or `evaluate --encoder ./typo`): an encoder error saying the folder does
+    not exist, without loading anything; before, the name was taken for a Hub model id and the error said
+    "Path /no/such/folder not found; a Hub model id needs internet ..."."""
+    for name in (str(tmp_path / "no-such-folder"), "./no-such-encoder-folder", "~/no-such-encoder-folder"):
+        with pytest.raises(EncoderError) as info:
+            Encoder(name, cache_dir=None).encode(["x"])
+        message = str(info.value)
+        assert "no such folder" in message and "needs internet" not in message, message
