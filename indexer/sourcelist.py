@@ -131,7 +131,7 @@ def load(path: Path) -> list[SourceSpec]:
 def validate(source: SourceSpec) -> SourceSpec:
     """The source with its spec normalised, or a ConfigError saying what is wrong (nothing is saved then)."""
     from .ingest import parse_spec
-    from .sources import detect_format, formats
+    from .sources import detect_format, formats, source_infos
 
     where = f"source {source.spec!r}"
     try:
@@ -153,8 +153,12 @@ def validate(source: SourceSpec) -> SourceSpec:
                 raise ConfigError(f"{spec}: no such file or folder; nothing was saved (for a Hub dataset write "
                                   "hub:ORG/REPO, for an organisation hub-org:ORG)")
             p = Path(spec)
-            if source.format is None and (p.is_file() or any(p.iterdir())):  # an empty folder may fill later
-                detect_format(spec)
+            if p.is_file() or any(p.iterdir()):  # an empty folder may fill later
+                if source.format is None:
+                    detect_format(spec)
+                else:  # the forced reader must find its files here (their names and hashes, nothing parsed);
+                    # before, `sources add TABLE --format lm_eval` was saved and every pass then failed on it
+                    source_infos(spec, source.format)
     except ConfigError:
         raise
     except IndexerError as exc:
