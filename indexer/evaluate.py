@@ -228,6 +228,9 @@ def evaluate(
     datas = list(data) if isinstance(data, (list, tuple)) else [data]
     if not datas:
         raise InputError("no data folder given")
+    if any(not str(d).strip() for d in datas):  # Path("") is the current folder: not what an empty DATA means
+        raise InputError("a DATA is empty; give a folder or a file (an empty path is not the current folder: write . "
+                         "for that)")
     if matrix is not None:
         m, ds_names = matrix, (sorted(set(np.asarray(datasets, dtype=object).tolist()), key=str)
                                if datasets is not None else [Path(str(datas[0])).name])

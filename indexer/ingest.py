@@ -140,7 +140,11 @@ def spec_kind(spec: str) -> str:
 
 
 def parse_spec(spec: str) -> Spec:
-    """The :class:`Spec` of a path, ``hub:ORG/REPO[@REVISION]`` or ``hub-org:ORG``; InputError when malformed."""
+    """The :class:`Spec` of a path, ``hub:ORG/REPO[@REVISION]`` or ``hub-org:ORG``; InputError when malformed (blank
+    too: ``Path("")`` is the current folder, so `taskspace ingest "$UNSET"` read whatever lay there)."""
+    if not spec.strip():
+        raise InputError("a source spec is empty; give a path, hub:ORG/REPO or hub-org:ORG (an empty path is not "
+                         "the current folder: write . for that)")
     kind = spec_kind(spec)
     if kind == "hub-org":
         org = spec[len("hub-org:"):].strip("/")

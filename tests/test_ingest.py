@@ -539,6 +539,37 @@ def test_the_error_summary_of_an_ingest_that_stored_nothing_says_so(tmp_path):
         assert res.returncode == 1 and says in res.stderr.splitlines(), res.stderr[-2000:]
 
 
+def test_an_empty_source_spec_is_refused_not_read_as_the_current_folder(tmp_path):
+    """`taskspace ingest ""` (an unset variable in `taskspace ingest "$DIR"`) and `taskspace evaluate ""`: refused as
+    an empty spec / DATA (exit 1, one line), nothing read, as `sources add ""` is. Before, `Path("")` is `.`, so both
+    read whatever source the current folder held (ingest stored it, exit 0) and `ingest " "` said
+    "error: : no such file or folder"."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.evaluate import evaluate
+    from indexer.store.sql import open_store
+
+    here = tmp_path / "cwd"
+    here.mkdir()
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    (here / "prompts.jsonl").write_text((sample / "prompts.jsonl").read_text())
+    (here / "outcomes.csv").write_text("model,prompt_id,correct\nm1,mmlupro-71,1\nm2,mmlupro-71,0\n")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    for args in (["ingest", "", "--no-metadata"], ["ingest", " ", "--no-metadata"], ["evaluate", "", "--no-sweep"]):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
+                             timeout=300, cwd=here)
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 1 and len(lines) == 1 and "is empty" in lines[0], (args, res.stderr[-2000:])
+    with pytest.raises(InputError, match="a source spec is empty"):
+        ingest("", fetch_metadata=False)
+    with pytest.raises(InputError, match="a DATA is empty"):
+        evaluate([str(sample), ""])
+    with open_store() as store:
+        assert store.list_sources() == []
+
+
 def test_lighteval_refuses_filter_as_other_formats_refuse_the_options_they_do_not_take():
     """`taskspace ingest LIGHTEVAL --filter X`: lighteval details have no filters, so the option is a usage error
     naming it (exit 2, one line, nothing stored), as `--filter` on a table and `--prompts` on lm-eval output are;
