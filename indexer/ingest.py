@@ -164,6 +164,17 @@ def parse_spec(spec: str) -> Spec:
     return Spec("path", spec)
 
 
+def _one_model_for(model: str, path: str, locations: list[str]) -> None:
+    """``--model NAME`` names the model of one source: a ConfigError (exit 2, before anything is stored) when ``path``
+    holds several (an lm-eval output folder of several model folders, lighteval details of several models), whose
+    outcomes would all be stored as that one model."""
+    if len(locations) > 1:
+        names = ", ".join(Path(loc).name for loc in locations[:4]) + (", ..." if len(locations) > 4 else "")
+        raise ConfigError(f"--model {model!r} names one model, but {path} holds the runs of {len(locations)} models "
+                          f"({names}): all would be stored as {model!r}; ingest one model's folder with --model, or "
+                          "drop --model")
+
+
 def leaderboard_model_id(repo_id: str) -> str | None:
     """The model a leaderboard details repo is about: ``open-llm-leaderboard/<org>__<model>-details`` and
     ``open-llm-leaderboard-old/details_<org>__<model>`` -> ``org/model``; None for other repos."""
@@ -322,10 +333,16 @@ class Ingester:
         try:
             infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
             self._refuse_nested(infos or [], path)
+            if options.get("model") and infos is not None:
+                _one_model_for(options["model"], path, [i.location for i in infos])
             if infos and all(self._unchanged(i.location, read_revision(i.revision, options)) for i in infos):
                 self.summary.skipped += len(infos)  # nothing to read
                 return
-            for batch in read_sources(path, format, **options):
+            batches = read_sources(path, format, **options)
+            if options.get("model") and infos is None:  # known only by reading: read all before storing any
+                batches = list(batches)
+                _one_model_for(options["model"], path, [b.source.location for b in batches])
+            for batch in batches:
                 if infos is None:
                     self._refuse_nested([batch.source], path)
                 batch.source = replace(batch.source, revision=read_revision(batch.source.revision, options))

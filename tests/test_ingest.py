@@ -570,6 +570,33 @@ def test_an_empty_source_spec_is_refused_not_read_as_the_current_folder(tmp_path
         assert store.list_sources() == []
 
 
+def test_model_over_a_folder_of_several_models_is_a_usage_error():
+    """`taskspace ingest LM_EVAL_OUT --model org/foo` where the folder holds the runs of several models: a usage error
+    naming `--model` and how many models (exit 2, one line, nothing stored); one model's folder with `--model` is read
+    under that name. Before, the four models' outcomes were all stored as `org/foo` ("added 1 models ... 168
+    outcomes from 4 source(s)", exit 0): four models' results silently merged into one."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import ConfigError
+    from indexer.store.sql import open_store
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(LM_OUT), "--model", "org/foo",
+                          "--no-metadata"], capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+                         timeout=300, cwd=Path(__file__).resolve().parents[1])
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
+    assert lines[0].startswith(f"error: --model 'org/foo' names one model, but {LM_OUT} holds the runs of 4 models")
+    with pytest.raises(ConfigError, match="holds the runs of 4 models"):
+        ingest(str(LM_OUT), model="org/foo", fetch_metadata=False)
+    with open_store() as store:
+        assert store.list_sources() == []
+    one = sorted(p for p in LM_OUT.iterdir() if p.is_dir())[0]
+    s = ingest(str(one), model="org/foo", fetch_metadata=False)
+    assert s.sources == 1 and s.models == 1
+
+
 def test_lighteval_refuses_filter_as_other_formats_refuse_the_options_they_do_not_take():
     """`taskspace ingest LIGHTEVAL --filter X`: lighteval details have no filters, so the option is a usage error
     naming it (exit 2, one line, nothing stored), as `--filter` on a table and `--prompts` on lm-eval output are;
