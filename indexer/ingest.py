@@ -219,6 +219,10 @@ class Ingester:
 
         check_option_values(options)  # a blank --model/--filter/--metric: before any listing or download
         spec = spec if isinstance(spec, Spec) else parse_spec(spec)
+        if spec.kind == "hub-org" and options.get("model"):  # every repo of the listing would be stored as it
+            raise ConfigError(f"--model {options['model']!r} names one model, but hub-org:{spec.target} lists the "
+                              "datasets of many: all would be stored as that one model; ingest one repo with "
+                              "--model (hub:ORG/REPO), or drop --model")
         if limit is not None and spec.kind != "hub-org":  # it would be ignored: say so instead
             raise ConfigError("--limit applies only to hub-org: sources (at most that many of the organisation's "
                               "datasets), not to a path or a hub: repo; drop --limit")

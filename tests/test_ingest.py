@@ -254,6 +254,18 @@ def test_ingest_limit_below_one_is_a_usage_error(store, hub_server, value):
     assert store.list_sources() == [] and hub_server.downloads("details") == []
 
 
+def test_model_over_a_hub_org_listing_is_a_usage_error(store, hub_server):
+    """`taskspace ingest hub-org:ORG --model NAME`: a usage error naming `--model` (exit 2) before the organisation is
+    listed, nothing downloaded or stored. Before, NAME replaced the model of every repo listed, so the results of all
+    the organisation's models were stored as that one model."""
+    from indexer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--model 'org/foo' names one model, but hub-org:open-llm-leaderboard lists"):
+        ingest("hub-org:open-llm-leaderboard", store=store, model="org/foo", fetch_metadata=False)
+    assert store.list_sources() == [] and hub_server.downloads() == []
+    assert [m for m, p, _ in hub_server.log if "/api/datasets" in p] == []  # not even listed
+
+
 def test_a_reading_option_a_hub_repos_format_does_not_take(store, hub_server):
     """`hub:REPO --filter X` where the repo holds a table: a usage error before anything is downloaded (before, after
     the download); in a `hub-org:` listing that repo is an error line and the others are read with the option (before,
