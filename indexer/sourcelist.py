@@ -118,8 +118,16 @@ def load(path: Path) -> list[SourceSpec]:
         if unknown:
             raise ConfigError(f"{path}: source #{n} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")
         limit = item.get("limit")
-        if limit is not None and (not isinstance(limit, int) or limit < 1):
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ConfigError(f"{path}: source #{n} limit must be a positive integer")
+        fmt = item.get("format")
+        if fmt is not None:
+            from .sources import formats
+
+            if fmt not in formats():
+                raise ConfigError(f"{path}: source #{n} format {fmt!r} is unknown; use one of {', '.join(formats())}")
+        if not isinstance(item["spec"], str):  # `spec = 5` was the folder "5" under the current folder
+            raise ConfigError(f"{path}: source #{n} spec must be a string (a path, hub:ORG/REPO or hub-org:ORG)")
         try:
             spec = normalise(str(item["spec"]))
         except ConfigError as exc:

@@ -43,6 +43,27 @@ def test_bad_config_names_the_file_and_entry(tmp_path, text, match):
     assert str(path) in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("[[source]]\nspec = '/x'\nformat = 'excel'\n", "source #1 format 'excel' is unknown; use one of table, lm_eval, lighteval"),
+        ("[[source]]\nspec = '/x'\nformat = 3\n", "source #1 format 3 is unknown"),
+        ("[[source]]\nspec = 'hub-org:x'\nlimit = true\n", "source #1 limit must be a positive integer"),
+        ("[[source]]\nspec = 5\n", "source #1 spec must be a string"),
+    ],
+)
+def test_a_config_entry_of_the_wrong_type_or_an_unknown_format_is_refused(tmp_path, text, match):
+    """`sources.toml` entries a hand edit can get wrong: an unknown `format`, a `limit = true`, a `spec = 5`: a
+    configuration error naming the file and the entry (exit 2), as a bad spec or `limit = 0` is, and as `sources add
+    --format excel` is refused. Before, all were loaded: the pass then failed that source ("unknown format 'excel'"),
+    read `limit = true` as 1, and `spec = 5` as the folder `5` under the current folder."""
+    path = tmp_path / "sources.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match) as info:
+        sourcelist.load(path)
+    assert str(path) in str(info.value)
+
+
 def _add_one(args):
     path, folder = args
     from indexer import sourcelist as sl
