@@ -148,7 +148,8 @@ def validate(source: SourceSpec) -> SourceSpec:
         raise ConfigError(f"{exc}; nothing was saved") from None
     if source.format is not None and source.format not in formats():
         raise ConfigError(f"{where}: unknown format {source.format!r}; use one of {', '.join(formats())}; nothing was saved")
-    if source.limit is not None and (not isinstance(source.limit, int) or source.limit < 1):
+    if source.limit is not None and (isinstance(source.limit, bool) or not isinstance(source.limit, int)
+                                     or source.limit < 1):
         raise ConfigError(f"{where}: limit must be a positive integer; nothing was saved")
     try:
         parsed = parse_spec(spec)

@@ -183,6 +183,8 @@ def test_limit_on_a_source_that_is_not_an_organisation_is_refused(tmp_path):
         lines = r.stderr.strip().splitlines()
         assert r.returncode == 2 and len(lines) == 1 and "--limit applies only to hub-org: sources" in lines[0], (args, r.stderr)
     assert not path.exists()
+    with pytest.raises(ConfigError, match="limit must be a positive integer"):  # True is an int to Python
+        sourcelist.add(path, [SourceSpec("hub-org:some-org", limit=True)])
     assert sourcelist.add(path, [SourceSpec("hub-org:some-org", limit=3)])[0].limit == 3  # where it applies
 
 
