@@ -407,6 +407,15 @@ class Ingester:
             opts.update(kind=kind, location=location, revision=snap.sha)
             if model:
                 opts.setdefault("model", model)
+        if options.get("model"):  # the user's --model names one model: not a repo of several models' runs
+            from .sources import source_infos
+
+            try:
+                infos = source_infos(root, fmt, **options)  # (the local folders: their names say which models)
+            except InputError:
+                infos = None  # the reading below reports it
+            if infos is not None:
+                _one_model_for(options["model"], location, [i.location for i in infos])
         try:
             batch = read_source(root, fmt, **opts)
         except InputError as exc:

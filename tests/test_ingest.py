@@ -266,6 +266,20 @@ def test_model_over_a_hub_org_listing_is_a_usage_error(store, hub_server):
     assert [m for m, p, _ in hub_server.log if "/api/datasets" in p] == []  # not even listed
 
 
+def test_model_over_a_hub_repo_of_several_models_is_a_usage_error(store, hub_server):
+    """`taskspace ingest hub:ORG/REPO --model NAME` where the repo holds the lm-eval runs of several models: a usage
+    error naming `--model` and the models (exit 2), nothing stored, as for a local folder; without `--model` each
+    keeps its name. Before, the repo's two models were stored as NAME, one model."""
+    from indexer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"--model 'org/foo' names one model, but hub:fake-org/lm-eval-results holds "
+                                          r"the runs of 2 models \(fake-org__dummy-b, fake-org__noisy-oracle-70\)"):
+        ingest("hub:fake-org/lm-eval-results", store=store, model="org/foo", fetch_metadata=False)
+    assert store.list_sources() == []
+    s = ingest("hub:fake-org/lm-eval-results", store=store, fetch_metadata=False)
+    assert s.sources == 1 and s.models == 2
+
+
 def test_a_reading_option_a_hub_repos_format_does_not_take(store, hub_server):
     """`hub:REPO --filter X` where the repo holds a table: a usage error before anything is downloaded (before, after
     the download); in a `hub-org:` listing that repo is an error line and the others are read with the option (before,
