@@ -113,7 +113,8 @@ def demo(
     top: int = typer.Option(5, "--top", "-k", min=1, help="How many models to show (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """Embed the bundled sample (real MMLU-Pro results), fit every model and rank them for sample prompts.
+    """Index the bundled sample (real MMLU-Pro results) into a throwaway home and rank its models for sample prompts
+    as `taskspace search` would: Hub ids, calibrated P(success), 90% intervals (nothing is kept; no network).
 
     Examples:
 
@@ -121,17 +122,17 @@ def demo(
 
       taskspace demo -p "Prove that sqrt(2) is irrational" -k 5 --json
     """
+    from .cli_find import _print_result
     from .demo import DEFAULT_PROMPTS, run_demo
 
     result = run_demo(prompt or DEFAULT_PROMPTS, top=top)
     if as_json:
-        echo_json(result)
+        echo_json(result.to_dict())
         return
-    typer.echo(f"bundled sample: {result['models']} models x {result['prompts']} prompts, encoder {result['encoder']}")
-    for item in result["queries"]:
-        typer.echo(f"\nprompt: {item['prompt'][:100]}")
-        for rank, row in enumerate(item["ranking"], 1):
-            typer.echo(f"  {rank:>2}. {row['model']:<40} predicted {row['score']:+.3f}   observed acc {row['accuracy']:.3f}")
+    typer.echo(f"bundled sample: {result.models} models x {result.prompts} prompts, encoder {result.encoder}")
+    for text, answer in result.queries:
+        typer.echo(f"\nprompt: {text[:100]}")
+        _print_result(answer)
 
 
 @app.command()
@@ -140,7 +141,7 @@ def ingest(
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="hub-org: ingest at most N datasets (1 or more)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", callback=cli_index.format_option, help="table, lm_eval or lighteval (default: detected)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
-    model: Optional[str] = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file)."),
+    model: Optional[str] = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file); for one model's runs, not a folder, repo or hub-org: of several."),
     filter: Optional[str] = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter); a file with other filters but not this one is refused, a task with only 'none' is read with it."),
     metric: Optional[str] = typer.Option(None, "--metric", help="lm-eval/lighteval: the per-sample metric to read (default: rules.toml)."),
     metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Fetch Hub metadata for ingested models that are Hub repo ids."),
@@ -175,7 +176,8 @@ def ingest(
         for q in s.quarantined:
             typer.echo(f"quarantined: {q} (the stored revision keeps serving; --accept-partial stores the new one)", err=True)
         if s.errors:
-            typer.echo(f"{len(s.errors)} error(s): this input was rejected, the rest was ingested", err=True)
+            rest = "the rest was ingested" if s.sources else "nothing was ingested"
+            typer.echo(f"{len(s.errors)} error(s): this input was rejected, {rest}", err=True)
             for e in s.errors[:50]:
                 typer.echo(f"  {e}", err=True)
             if len(s.errors) > 50:
@@ -287,7 +289,7 @@ _plots_option = cli_index.checked_option(_plots, lambda exc: str(exc).removepref
 
 @app.command()
 def evaluate(
-    data: list[Path] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
+    data: list[str] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
     format: Optional[str] = typer.Option(None, "--format", callback=cli_index.format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
     seeds: int = typer.Option(5, "--seeds", min=1, help="Seeds of the in-sample and coverage splits (1 or more)."),
@@ -305,6 +307,8 @@ def evaluate(
     """Measure success prediction, calibration (ECE, Brier) and model selection on real outcomes (the paper's
     protocol and the coverage split: docs/RESULTS.md).
 
+    Exit code 0 when no input was rejected, 1 when some was (as for ingest; the rest is still evaluated and shown).
+
     Examples:
 
       taskspace evaluate ../shared/data/mmlu_pro --split in-sample --seeds 3
@@ -315,7 +319,7 @@ def evaluate(
     """
     from .evaluate import SPLITS
     from .evaluate import evaluate as run_evaluate
-    from .evaluation.report import format_result
+    from .evaluation.report import format_result, rejected_summary
 
     result = run_evaluate(
         data, split=split.value, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
@@ -323,12 +327,16 @@ def evaluate(
     )
     if as_json:
         echo_json(result)
-        return
-    parts = [result[k] for k in SPLITS[result["split"]]] if len(SPLITS[result["split"]]) > 1 else [result]
-    typer.echo("\n\n".join(format_result(r) for r in parts))
-    for r in parts:
-        for p in r.get("plots", []):
-            typer.echo(f"wrote {p}")
+    else:
+        parts = [result[k] for k in SPLITS[result["split"]]] if len(SPLITS[result["split"]]) > 1 else [result]
+        typer.echo("\n\n".join(format_result(r) for r in parts))
+        for r in parts:
+            for p in r.get("plots", []):
+                typer.echo(f"wrote {p}")
+    rejected = rejected_summary(result)
+    if rejected:  # exit 1 when some input was rejected, as `taskspace ingest` (README, exit codes)
+        typer.echo(rejected, err=True)
+        raise typer.Exit(1)
 
 
 def _kinds_option(value: Optional[list[str]]) -> Optional[list[str]]:
@@ -500,8 +508,10 @@ def main() -> None:
             import traceback
 
             traceback.print_exc()
-        else:
-            typer.echo(f"error: {exc}", err=True)
+        else:  # one line (README): a cause quoted in the message (transformers' offline error) may span several
+            import re
+
+            typer.echo("error: " + re.sub(r"\s*\n\s*", " ", str(exc).strip()), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C, or a worker's second SIGINT/SIGTERM
         _exit(130)

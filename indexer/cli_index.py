@@ -95,7 +95,15 @@ def index(
     from .pipeline import Progress, run_index
     from .sourcelist import SourceSpec
 
-    extra = [SourceSpec(spec=s, format=fmt, limit=limit) for s in source or []]
+    from .ingest import spec_kind
+
+    orgs = [s for s in source or [] if spec_kind(s.strip()) == "hub-org"]
+    if limit is not None and not orgs:  # (sourcelist.validate refuses a limit on another kind of source)
+        from .errors import ConfigError
+
+        raise ConfigError("--limit applies only to hub-org: sources given with --source (at most that many of the "
+                          "organisation's datasets); drop --limit")
+    extra = [SourceSpec(spec=s, format=fmt, limit=limit if s in orgs else None) for s in source or []]
     report = run_index(extra or None, progress=Progress(None if not as_json else False), refresh_prior=refresh_prior,
                        accept_partial=accept_partial)
     if as_json:

@@ -66,12 +66,14 @@ def add(
     from . import sourcelist
 
     s = sourcelist.validate(sourcelist.SourceSpec(spec=spec, format=fmt, limit=limit))
-    before = {c.spec: c for c in sourcelist.load(_file())}
+    before = {sourcelist.source_key(c.spec): c for c in sourcelist.load(_file())}
     sourcelist.add(_file(), [s], check=False)
-    if before.get(s.spec) == s:
+    old = before.get(sourcelist.source_key(s.spec))
+    if old == s:
         typer.echo(f"{s.spec} is configured already (nothing changed)")
-    elif s.spec in before:
-        typer.echo(f"updated {s.spec} (its format or limit; the next `taskspace index` reads it so)")
+    elif old is not None:  # one Hub repo is one source: another revision replaces the configured one
+        what = f"replaces {old.spec}" if old.spec != s.spec else "its format or limit"
+        typer.echo(f"updated {s.spec} ({what}; the next `taskspace index` reads it so)")
     else:
         typer.echo(f"added {s.spec} (the next `taskspace index` reads it)")
 
@@ -124,17 +126,12 @@ def drop(location: str = typer.Argument(..., help="A stored source as `taskspace
 
       taskspace sources drop /data/results/old-run
     """
-    from pathlib import Path
-
     from . import sourcelist
     from .ingest import drop_source
 
     got = drop_source(location)
     typer.echo(f"dropped {got['location']} ({got['outcomes']} outcome cell(s)); the next `taskspace index` re-solves "
                "the models they touched and removes those left without results")
-    for c in sourcelist.load(_file()):
-        same = c.spec == got["location"] or (not c.spec.startswith("hub") and Path(c.spec).expanduser().exists()
-                                              and str(Path(c.spec).expanduser().resolve()) == got["location"])
-        if same:
-            typer.echo(f"note: {c.spec} is still configured, so the next pass reads it again "
-                       f"(`taskspace sources remove {c.spec}` stops that)")
+    for c in sourcelist.reading(got["location"], sourcelist.load(_file())):
+        typer.echo(f"note: {c.spec} is still configured, so the next pass reads it again "
+                   f"(`taskspace sources remove {c.spec}` stops that)")

@@ -1,13 +1,17 @@
-"""The bundled-sample demo: embed the sample's prompts, fit every model, rank models for prompts.
+"""The bundled-sample demo: index the sample into a throwaway home and answer prompts as ``taskspace search`` does.
 
-Reads the bundled real MMLU-Pro extract (``indexer/data/sample``), so it needs no database and no network.
+Reads the bundled real MMLU-Pro extract (``indexer/data/sample``), so it needs no setup, no configured store and no
+network: the sample is indexed by the same pass as ``taskspace index`` (identity rules, calibration, uncertainty)
+into a temporary SQLite file and embedded index, which are removed afterwards (``TASKSPACE_HOME`` is not touched;
+the embedding cache is the configured one), and each prompt is answered by :func:`indexer.find.find_models`. So the
+demo shows what search shows (Hub ids, calibrated probabilities, intervals); before, it fitted the solver in memory
+and printed raw model names and raw solver scores, numbers ``taskspace search`` never shows.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 SAMPLE_DIR = Path(__file__).parent / "data" / "sample"
 
@@ -18,52 +22,62 @@ DEFAULT_PROMPTS = [
 ]
 
 
-def load_sample(folder: Path = SAMPLE_DIR) -> tuple[list[str], list[str], np.ndarray]:
-    """(prompt texts in the prompts file's order, model names sorted, S) from the table reader, with
-    S (models, prompts) in {0, 1}, NaN where not observed."""
-    from .outcomes import from_batch
-    from .records import prompt_hash
-    from .sources import tables
+@dataclass
+class DemoResult:
+    """What :func:`run_demo` answers: the sample's size, the encoder, and per prompt the :class:`~indexer.find.FindResult`
+    that ``taskspace search`` would give on an index of the sample."""
 
-    m = from_batch(tables.read_table(folder))  # models sorted; prompts in the order the outcomes name them
-    prompts, _ = tables.read_prompts(tables.resolve_table_files(folder)[1])  # {prompt_id: (benchmark, text)}
-    column = {h: j for j, h in enumerate(m.prompt_hashes)}
-    order = [column[prompt_hash(text)] for _, text in prompts.values()]
-    return [m.texts[j] for j in order], m.models, np.ascontiguousarray(m.scores[:, order])
+    encoder: str
+    models: int
+    prompts: int
+    queries: list[tuple[str, object]] = field(default_factory=list)  # (prompt, FindResult)
+
+    def to_dict(self) -> dict:
+        return {"encoder": self.encoder, "models": self.models, "prompts": self.prompts,
+                "queries": [{"prompt": q, **r.to_dict()} for q, r in self.queries]}
 
 
-def run_demo(queries: list[str], top: int = 5) -> dict:
-    """Fit the sample and rank its models for each query prompt (``top`` models each, at least 1)."""
-    from .errors import InputError
+def run_demo(queries: list[str], top: int = 5) -> DemoResult:
+    """Index the sample into a temporary home and rank its models for each query prompt (``top`` models each, at
+    least 1), as ``taskspace search PROMPT -k top`` ranks them there."""
+    import dataclasses
+    import tempfile
+
+    from .errors import IndexerError, InputError
 
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise InputError(f"must be an integer of at least 1, not {top!r}", item="top")
     from .records import text_problem
 
-    for i, q in enumerate(queries):  # before the sample is fitted; a NUL would have been embedded as text
+    for i, q in enumerate(queries):  # before the sample is indexed; a NUL would have been embedded as text
         bad = text_problem(q)
         if bad:
             raise InputError(f"{bad}; give the prompt as text", item=f"queries[{i}]")
-    from .encoder import get_encoder
-    from .represent import fill_from_neighbours, prompt_formats, query_rows, rows
-    from .space import configured
+    from .config import get_settings
+    from .find import find_models
+    from .pipeline import Indexer
+    from .sourcelist import SourceSpec
+    from .store.sql import Store
+    from .store.vectors import VectorStore
 
-    texts, models, S = load_sample()
-    enc = get_encoder()
-    space = configured()  # TASKSPACE_METHOD
-    # the rows of the method's representation (indexer.represent): embeddings, and covariates with a feature set
-    X = rows(texts, enc.encode, space)
-    solver = space.solver().fit(X, S, model_ids=models, formats=prompt_formats(X, space))
-    # a question without its answer options takes those of the nearest sample questions (auto-mc)
-    scores = solver.predict(fill_from_neighbours(query_rows(queries, enc.encode, space), X))  # (queries, models)
-    acc = np.nanmean(S, axis=1)
-    out = []
-    for q, row in zip(queries, scores):
-        order = np.argsort(-row)[:top]
-        out.append(
-            {
-                "prompt": q,
-                "ranking": [{"model": models[i], "score": float(row[i]), "accuracy": float(acc[i])} for i in order],
-            }
-        )
-    return {"encoder": enc.id, "models": len(models), "prompts": len(texts), "queries": out}
+    with tempfile.TemporaryDirectory(prefix="taskspace-demo-") as tmp:
+        # the configured settings (method, lambda, encoder, cache) in a home of its own: SQLite and the embedded index
+        settings = dataclasses.replace(get_settings(), home=Path(tmp), database_url=f"sqlite:///{Path(tmp) / 'demo.db'}",
+                                       qdrant_url=None, qdrant_api_key=None)
+        store = Store(settings.database_url, upgrade=True)
+        vectors = None
+        try:
+            vectors = VectorStore(path=settings.qdrant_path, engine=settings.qdrant_engine)
+            indexer = Indexer(store, vectors, settings=settings, fetch_metadata=False)
+            report = indexer.run([SourceSpec(str(SAMPLE_DIR))])
+            if report.status != "ok":  # the bundled sample indexes cleanly; anything else is worth the whole story
+                raise IndexerError(f"indexing the bundled sample failed ({report.status}): {report.errors[:3]}")
+            counts = store.counts()
+            out = DemoResult(indexer.encoder.id, counts["models"], counts["prompts"])
+            for q in queries:
+                out.queries.append((q, find_models([q], k=top, store=store, vectors=vectors)))
+            return out
+        finally:
+            if vectors is not None:
+                vectors.close()
+            store.close()

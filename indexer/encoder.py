@@ -248,6 +248,11 @@ class Encoder:
             path = _mpnet_path(self._models_dir)
         elif Path(self.name).expanduser().is_dir():
             path = Path(self.name).expanduser().resolve()
+        elif self.name.startswith(("/", "./", "../", "~")) or Path(self.name).expanduser().exists():
+            # a path, not a Hub id ORG/NAME: before, loaded as one ("... not found; a Hub model id needs internet")
+            what = "is not a folder" if Path(self.name).expanduser().exists() else "no such folder"
+            raise EncoderError(f"encoder {self.name}: {what}; give a model folder, a Hub model id ORG/NAME, "
+                               "all-MiniLM-L6-v2 or all-mpnet-base-v2")
         else:
             return self.name, "hub"
         self._path = path

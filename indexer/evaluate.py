@@ -50,7 +50,7 @@ from .evaluation import protocol, splits
 from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
 from .outcomes import OutcomeMatrix, from_batch, merge
-from .sources.common import count_rejected
+from .sources.common import count_rejected, is_summary
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,9 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
 
     batch = read_source(data, format)
     if not batch.n_outcomes:
-        detail = "; ".join(str(e) for e in batch.errors[:3])
+        # a whole file's problem (an empty prompts file) first: it is why each row after it was dropped
+        whole = [e for e in batch.errors if e.line is None and not is_summary(e)]
+        detail = "; ".join(str(e) for e in (whole + [e for e in batch.errors if e not in whole])[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
     fields = tables.prompt_fields(data) if group_by not in (None, "benchmark") else None
     return from_batch(batch, fields)
@@ -226,6 +228,9 @@ def evaluate(
     datas = list(data) if isinstance(data, (list, tuple)) else [data]
     if not datas:
         raise InputError("no data folder given")
+    if any(not str(d).strip() for d in datas):  # Path("") is the current folder: not what an empty DATA means
+        raise InputError("a DATA is empty; give a folder or a file (an empty path is not the current folder: write . "
+                         "for that)")
     if matrix is not None:
         m, ds_names = matrix, (sorted(set(np.asarray(datasets, dtype=object).tolist()), key=str)
                                if datasets is not None else [Path(str(datas[0])).name])

@@ -140,7 +140,11 @@ def spec_kind(spec: str) -> str:
 
 
 def parse_spec(spec: str) -> Spec:
-    """The :class:`Spec` of a path, ``hub:ORG/REPO[@REVISION]`` or ``hub-org:ORG``; InputError when malformed."""
+    """The :class:`Spec` of a path, ``hub:ORG/REPO[@REVISION]`` or ``hub-org:ORG``; InputError when malformed (blank
+    too: ``Path("")`` is the current folder, so `taskspace ingest "$UNSET"` read whatever lay there)."""
+    if not spec.strip():
+        raise InputError("a source spec is empty; give a path, hub:ORG/REPO or hub-org:ORG (an empty path is not "
+                         "the current folder: write . for that)")
     kind = spec_kind(spec)
     if kind == "hub-org":
         org = spec[len("hub-org:"):].strip("/")
@@ -158,6 +162,17 @@ def parse_spec(spec: str) -> Spec:
                              "(letters, digits, ._- and / between parts)", item=spec)
         return Spec("hub", target, rev or None)
     return Spec("path", spec)
+
+
+def _one_model_for(model: str, path: str, locations: list[str]) -> None:
+    """``--model NAME`` names the model of one source: a ConfigError (exit 2, before anything is stored) when ``path``
+    holds several (an lm-eval output folder of several model folders, lighteval details of several models), whose
+    outcomes would all be stored as that one model."""
+    if len(locations) > 1:
+        names = ", ".join(Path(loc).name for loc in locations[:4]) + (", ..." if len(locations) > 4 else "")
+        raise ConfigError(f"--model {model!r} names one model, but {path} holds the runs of {len(locations)} models "
+                          f"({names}): all would be stored as {model!r}; ingest one model's folder with --model, or "
+                          "drop --model")
 
 
 def leaderboard_model_id(repo_id: str) -> str | None:
@@ -196,8 +211,21 @@ class Ingester:
     def ingest_spec(self, spec: str | Spec, format: str | None = None, *, limit: int | None = None,
                     **options) -> None:
         """Ingest what a spec (a string, or its :func:`parse_spec`) names; ``limit``: at most that many
-        datasets of a ``hub-org:``. ``options`` go to the readers."""
+        datasets of a ``hub-org:`` (a positive integer: 0 listed nothing, a negative one failed inside
+        huggingface_hub). ``options`` go to the readers."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ConfigError(f"--limit {limit}: must be a positive integer (at most that many datasets of a hub-org:)")
+        from .sources.registry import check_option_values
+
+        check_option_values(options)  # a blank --model/--filter/--metric: before any listing or download
         spec = spec if isinstance(spec, Spec) else parse_spec(spec)
+        if spec.kind == "hub-org" and options.get("model"):  # every repo of the listing would be stored as it
+            raise ConfigError(f"--model {options['model']!r} names one model, but hub-org:{spec.target} lists the "
+                              "datasets of many: all would be stored as that one model; ingest one repo with "
+                              "--model (hub:ORG/REPO), or drop --model")
+        if limit is not None and spec.kind != "hub-org":  # it would be ignored: say so instead
+            raise ConfigError("--limit applies only to hub-org: sources (at most that many of the organisation's "
+                              "datasets), not to a path or a hub: repo; drop --limit")
         where = spec.target if spec.kind == "path" else f"{spec.kind}:{spec.target}"
         with self._guard(where):
             if spec.kind == "path":
@@ -309,10 +337,16 @@ class Ingester:
         try:
             infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
             self._refuse_nested(infos or [], path)
+            if options.get("model") and infos is not None:
+                _one_model_for(options["model"], path, [i.location for i in infos])
             if infos and all(self._unchanged(i.location, read_revision(i.revision, options)) for i in infos):
                 self.summary.skipped += len(infos)  # nothing to read
                 return
-            for batch in read_sources(path, format, **options):
+            batches = read_sources(path, format, **options)
+            if options.get("model") and infos is None:  # known only by reading: read all before storing any
+                batches = list(batches)
+                _one_model_for(options["model"], path, [b.source.location for b in batches])
+            for batch in batches:
                 if infos is None:
                     self._refuse_nested([batch.source], path)
                 batch.source = replace(batch.source, revision=read_revision(batch.source.revision, options))
@@ -373,6 +407,15 @@ class Ingester:
             opts.update(kind=kind, location=location, revision=snap.sha)
             if model:
                 opts.setdefault("model", model)
+        if options.get("model"):  # the user's --model names one model: not a repo of several models' runs
+            from .sources import source_infos
+
+            try:
+                infos = source_infos(root, fmt, **options)  # (the local folders: their names say which models)
+            except InputError:
+                infos = None  # the reading below reports it
+            if infos is not None:
+                _one_model_for(options["model"], location, [i.location for i in infos])
         try:
             batch = read_source(root, fmt, **opts)
         except InputError as exc:
@@ -579,9 +622,6 @@ def ingest(
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """
     parsed = parse_spec(str(spec))
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise InputError(f"limit must be a positive integer (at most that many datasets of a hub-org: source), "
-                         f"not {limit!r}")
     own = store is None
     if own:
         from .store.sql import open_store
@@ -630,6 +670,8 @@ def drop_source(location: str, *, store=None) -> dict:
     try:
         with store.lock("index"):
             rec = store.get_source(location)
+            if rec is None and spec_kind(location) == "hub":  # hub:ORG/REPO@REV: the repo is stored once
+                rec = store.get_source(location.partition("@")[0])
             if rec is None and not spec_kind(location).startswith("hub") and Path(location).expanduser().exists():
                 rec = store.get_source(str(Path(location).expanduser().resolve()))
             if rec is None:

@@ -107,7 +107,7 @@ class Indexer:
     """
 
     def __init__(self, store, vectors=None, *, encoder=None, settings=None, progress: Progress | None = None,
-                 stop: threading.Event | None = None, hub=None, open_vectors=None):
+                 stop: threading.Event | None = None, hub=None, open_vectors=None, fetch_metadata: bool = True):
         from .config import get_settings
 
         self.store = store
@@ -118,6 +118,7 @@ class Indexer:
         self.progress = progress or Progress(False)
         self.stop = stop or threading.Event()
         self.hub = hub
+        self.fetch_metadata = fetch_metadata  # False: no Hub metadata for the ingested models (the demo: no network)
 
     @property
     def vectors(self):
@@ -201,7 +202,7 @@ class Indexer:
         # 1. ingest
         with _timed(report, "ingest"):
             self.progress.stage("ingest", f"{len(specs)} source(s)")
-            ing = Ingester(self.store, hub=self.hub, accept_partial=accept_partial)
+            ing = Ingester(self.store, hub=self.hub, fetch_metadata=self.fetch_metadata, accept_partial=accept_partial)
             bar = self.progress.bar(len(specs), "ingest")
             for spec in specs:
                 if self.stop.is_set():

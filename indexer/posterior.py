@@ -348,6 +348,14 @@ def _significant(z: np.ndarray, outcomes: np.ndarray, slopes: int) -> bool:
     return slopes > 0 and evidence_lr(z, outcomes) > float(chi2.isf(EVIDENCE_ALPHA, slopes))
 
 
+def base_rate_logit(outcomes: np.ndarray) -> float:
+    """The intercept of the base-rate map: the logit of the held-out cells' mean outcome (clipped to [1e-6, 1 - 1e-6]
+    so that all-success or all-failure cells stay finite). The one fallback of :func:`fit_calibration` and
+    :func:`fit_level_calibration` when the held-out scores carry no calibrated information (every slope 0)."""
+    rate = float(np.clip(np.mean(outcomes), 1e-6, 1 - 1e-6))
+    return float(np.log(rate / (1.0 - rate)))
+
+
 def fit_calibration(scores: np.ndarray, outcomes: np.ndarray, spread: float = 0.0) -> Calibration:
     """A :class:`Calibration` fitted on held-out cells: logistic regression of the outcome on the score, unregularised,
     by Newton's method on its two parameters (the map scikit-learn's ``LogisticRegression(C=1e6)`` finds, in a
@@ -389,8 +397,7 @@ def fit_calibration(scores: np.ndarray, outcomes: np.ndarray, spread: float = 0.
         a, b = float(lr.intercept_[0]), float(lr.coef_[0, 0])
     if not b > 0 or not _significant(a + b * x, s, 1):  # held-out scores that do not rise with success (or not
         # distinguishably from chance) carry no calibrated information: the base rate
-        rate = float(np.clip(s.mean(), 1e-6, 1 - 1e-6))
-        a, b = float(np.log(rate / (1.0 - rate))), 0.0
+        a, b = base_rate_logit(s), 0.0
     return Calibration(float(a), float(b), int(x.size), spread=float(spread))
 
 
@@ -466,8 +473,7 @@ def fit_level_calibration(level: np.ndarray, deviation: np.ndarray, shared: np.n
     if use.any() and not _significant(a + F[:, use] @ coef[use], o, int(use.sum())):
         use[:] = False
     if not use.any():
-        rate = float(np.clip(o.mean(), 1e-6, 1 - 1e-6))
-        a, coef = float(np.log(rate / (1.0 - rate))), np.zeros(F.shape[1])
+        a, coef = base_rate_logit(o), np.zeros(F.shape[1])
     lev, spec = float(coef[0]), float(coef[1])
     unc = float(coef[2]) if split else None
     if unc is not None and unc > spec:  # the far cells' deviation worth more than the near ones': not believed

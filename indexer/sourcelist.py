@@ -53,7 +53,8 @@ class SourceSpec:
 
 
 def normalise(spec: str) -> str:
-    """Local paths become absolute; ``hub:`` / ``hub-org:`` specs are kept as given."""
+    """Local paths become absolute; ``hub:`` / ``hub-org:`` specs are written as :func:`indexer.ingest.parse_spec`
+    reads them (``hub:ORG/REPO[@REVISION]`` without an empty ``@``, ``hub-org:ORG`` without a trailing ``/``)."""
     spec = spec.strip()
     if not spec:
         raise ConfigError("a source spec is empty; give a path, hub:ORG/REPO or hub-org:ORG")
@@ -63,12 +64,39 @@ def normalise(spec: str) -> str:
         from .ingest import parse_spec
 
         try:
-            parse_spec(spec)
+            parsed = parse_spec(spec)
         except InputError as exc:
             raise ConfigError(f"source {spec!r}: {exc.message}; write hub:ORG/REPO[@REVISION] for a dataset or "
                               "hub-org:ORG for an organisation") from None
-        return spec
+        return f"{parsed.kind}:{parsed.target}" + (f"@{parsed.revision}" if parsed.revision else "")
     return str(Path(spec).expanduser().resolve())
+
+
+def source_key(spec: str) -> str:
+    """What one configured source is, for :func:`add` and :func:`remove`: a normalised spec without its ``@REVISION``
+    (one Hub repo is one stored source, ``hub:ORG/REPO``, whichever revision is read: two revisions configured would
+    each replace the other's results every pass)."""
+    spec = normalise(spec)
+    return spec.partition("@")[0] if spec_kind(spec) == "hub" else spec
+
+
+def reading(location: str, sources: list[SourceSpec]) -> list[SourceSpec]:
+    """The configured ``sources`` whose next pass reads the stored source ``location`` (as
+    :func:`indexer.ingest.stored_sources` lists it) again: the same path or a folder holding it (an lm-eval output
+    folder stores one source per model folder), the same Hub repo at any revision (:func:`source_key`), or the
+    ``hub-org:`` that lists the repo."""
+    out = []
+    for s in sources:
+        kind = spec_kind(s.spec)
+        if kind == "hub-org":
+            hit = location.startswith(f"hub:{s.spec[len('hub-org:'):]}/")
+        elif kind == "hub":
+            hit = source_key(s.spec) == location
+        else:
+            hit = spec_kind(location) == "path" and Path(location).is_relative_to(source_key(s.spec))
+        if hit:
+            out.append(s)
+    return out
 
 
 def load(path: Path) -> list[SourceSpec]:
@@ -90,8 +118,16 @@ def load(path: Path) -> list[SourceSpec]:
         if unknown:
             raise ConfigError(f"{path}: source #{n} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")
         limit = item.get("limit")
-        if limit is not None and (not isinstance(limit, int) or limit < 1):
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ConfigError(f"{path}: source #{n} limit must be a positive integer")
+        fmt = item.get("format")
+        if fmt is not None:
+            from .sources import formats
+
+            if fmt not in formats():
+                raise ConfigError(f"{path}: source #{n} format {fmt!r} is unknown; use one of {', '.join(formats())}")
+        if not isinstance(item["spec"], str):  # `spec = 5` was the folder "5" under the current folder
+            raise ConfigError(f"{path}: source #{n} spec must be a string (a path, hub:ORG/REPO or hub-org:ORG)")
         try:
             spec = normalise(str(item["spec"]))
         except ConfigError as exc:
@@ -112,10 +148,14 @@ def validate(source: SourceSpec) -> SourceSpec:
         raise ConfigError(f"{exc}; nothing was saved") from None
     if source.format is not None and source.format not in formats():
         raise ConfigError(f"{where}: unknown format {source.format!r}; use one of {', '.join(formats())}; nothing was saved")
-    if source.limit is not None and (not isinstance(source.limit, int) or source.limit < 1):
+    if source.limit is not None and (isinstance(source.limit, bool) or not isinstance(source.limit, int)
+                                     or source.limit < 1):
         raise ConfigError(f"{where}: limit must be a positive integer; nothing was saved")
     try:
         parsed = parse_spec(spec)
+        if source.limit is not None and parsed.kind != "hub-org":  # it would be ignored: say so instead
+            raise ConfigError(f"{where}: --limit applies only to hub-org: sources (at most that many of the "
+                              "organisation's datasets), not to a path or a hub: repo; nothing was saved")
         if parsed.kind == "path":
             if not Path(spec).exists():
                 # the path once (as ingest names it): "source '/x': no such file or folder (/x)" named it twice
@@ -192,16 +232,17 @@ def save(path: Path, sources: list[SourceSpec]) -> None:
 
 
 def add(path: Path, specs: list[SourceSpec], *, check: bool = True) -> list[SourceSpec]:
-    """Append sources not configured yet (same spec = same source; a new format/limit replaces the old). Each is
-    validated first (``check``, :func:`validate`): one bad spec saves none of them. Returns the configuration."""
+    """Append sources not configured yet (same :func:`source_key` = same source: a new revision, format or limit
+    replaces the old, in its place). Each is validated first (``check``, :func:`validate`): one bad spec saves none of
+    them. Returns the configuration."""
     new = [validate(s) if check else SourceSpec(spec=normalise(s.spec), format=s.format, limit=s.limit) for s in specs]
     with _locked(path):
         current = load(path)
-        by_spec = {s.spec: s for s in current}
+        by_key = {source_key(s.spec): s for s in current}
         for s in new:
-            _refuse_nested(s, list(by_spec.values()), path)
-            by_spec[s.spec] = s
-        merged = list(by_spec.values())
+            _refuse_nested(s, list(by_key.values()), path)
+            by_key[source_key(s.spec)] = s
+        merged = list(by_key.values())
         if merged != current:
             save(path, merged)
     return merged
@@ -235,12 +276,13 @@ def _refuse_nested(source: SourceSpec, current: list[SourceSpec], path: Path) ->
 def remove(path: Path, spec: str) -> SourceSpec:
     """Take the source ``spec`` (as given or as stored: a path is matched absolute) out of the configuration; returns
     it. ConfigError when it is not configured. Its stored results stay in the database."""
-    key = normalise(spec)
+    key = source_key(spec)
     with _locked(path):
         current = load(path)
-        kept = [s for s in current if s.spec not in (key, spec.strip())]
+        kept = [s for s in current if s.spec != spec.strip() and source_key(s.spec) != key]
         if len(kept) == len(current):
             known = ", ".join(s.spec for s in current) or "none"
             raise ConfigError(f"source {spec!r} is not configured in {path} (configured: {known})")
         save(path, kept)
-    return next(s for s in current if s.spec in (key, spec.strip()))
+    return next(s for s in current if s not in kept)
+

@@ -21,16 +21,34 @@ def test_bad_setting_is_one_line_with_exit_code(monkeypatch):
     assert "Traceback" in res.stderr
 
 
-def test_demo_ranks_bundled_models(encoder):
+def test_demo_presents_its_answers_as_search_does(encoder, taskspace_home):
+    """`taskspace demo` indexes the bundled sample into a throwaway home (the pass of `taskspace index`, no Hub
+    metadata) and answers each prompt with `find_models`, printed by search's own table: Hub ids or API names (the
+    identity rules: `gpt-4o`, not the sample's raw `gpt-4o(eval_results/gpt4o)`), calibrated P(success) and 90%
+    intervals, and nothing left in TASKSPACE_HOME. Before, it fitted the solver in memory and printed raw model names
+    beside raw solver scores ("predicted +0.526   observed acc 0.726"), numbers `taskspace search` never shows."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
     from indexer.demo import run_demo
 
     out = run_demo(["Which enzyme is most specific for myocardial infarction?"], top=3)
-    assert out["models"] == 25 and out["prompts"] == 420
-    ranking = out["queries"][0]["ranking"]
-    assert len(ranking) == 3
-    scores = [r["score"] for r in ranking]
-    assert scores == sorted(scores, reverse=True)
-    json.dumps(out)
+    assert out.models == 25 and out.prompts == 420
+    ((prompt, answer),) = out.queries
+    assert len(answer.results) == 3
+    names = [r.model for r in answer.results]
+    assert "gpt-4o" in names and not any("(" in n for n in names), names  # identity rules applied
+    rows = [r.to_dict() for r in answer.results]
+    probs = [r["probability"] for r in rows]
+    assert probs == sorted(probs, reverse=True) and all(0 < p < 1 for p in probs)
+    assert all(r["interval"] is not None and r["interval"][0] <= r["probability"] <= r["interval"][1] for r in rows)
+    d = json.loads(json.dumps(out.to_dict()))
+    assert d["queries"][0]["prompt"] == prompt and d["queries"][0]["results"][0]["model"] == names[0]
+    assert not taskspace_home.exists() or not any(taskspace_home.iterdir())  # the user's home untouched
+    res = CliRunner().invoke(app, ["demo", "-k", "2", "-p", "Compute the derivative of x^3 sin(x)."])
+    assert res.exit_code == 0, res.output
+    assert "P(success)" in res.stdout and "90% interval" in res.stdout and "gpt-4o (API)" in res.stdout
+    assert "predicted" not in res.stdout and "eval_results" not in res.stdout
 
 
 def test_debug_keeps_the_exit_code():
@@ -103,6 +121,32 @@ def test_an_unexpected_error_escapes_as_itself(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["taskspace", "demo"])
     with pytest.raises(RuntimeError, match="the real cause"):
         cli.main()
+
+
+def test_an_error_whose_cause_spans_lines_is_still_one_line(monkeypatch, capsys):
+    """README: an error prints one line (`error: ...`). A library error whose message carries a cause of several
+    lines (transformers' "We couldn't connect to 'https://huggingface.co' ...\nCheck your internet connection ..."
+    inside "cannot load encoder ...") is printed on one line, its line breaks folded into spaces, with its exit code.
+    Before, `taskspace evaluate DATA --encoder no-such/encoder` offline printed it on two lines."""
+    import os
+
+    from indexer import cli, demo
+    from indexer.errors import EncoderError
+
+    def boom(*a, **k):
+        raise EncoderError("cannot load encoder 'x': We couldn't connect.\nCheck your internet connection.\n; hint")
+
+    monkeypatch.setattr(demo, "run_demo", boom)
+    monkeypatch.setattr(sys, "argv", ["taskspace", "demo"])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    assert exit_.value.code == EncoderError.exit_code
+    assert capsys.readouterr().err == "error: cannot load encoder 'x': We couldn't connect. Check your internet connection. ; hint\n"
+    sample = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample")
+    res = run("evaluate", sample, "--encoder", "no-such-org/no-such-encoder", "--no-sweep",
+              env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 5 and len(lines) == 1 and lines[0].startswith("error: cannot load encoder"), res.stderr
 
 
 @pytest.mark.parametrize("value", ["0", "-3"])

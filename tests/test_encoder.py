@@ -171,3 +171,14 @@ def test_a_device_torch_cannot_use_is_an_encoder_error_naming_the_setting(tmp_pa
     with pytest.raises(EncoderError, match=rf"encoder device '{device}' \(TASKSPACE_ENCODER_DEVICE\)[: ].*{says}") as info:
         enc.encode(["x"])
     assert "check the folder" not in str(info.value)
+
+
+def test_an_encoder_folder_that_does_not_exist_is_named_as_a_missing_folder(tmp_path):
+    """`TASKSPACE_ENCODER=/no/such/folder` (or `evaluate --encoder ./typo`): an encoder error saying the folder does
+    not exist, without loading anything; before, the name was taken for a Hub model id and the error said
+    "Path /no/such/folder not found; a Hub model id needs internet ..."."""
+    for name in (str(tmp_path / "no-such-folder"), "./no-such-encoder-folder", "~/no-such-encoder-folder"):
+        with pytest.raises(EncoderError) as info:
+            Encoder(name, cache_dir=None).encode(["x"])
+        message = str(info.value)
+        assert "no such folder" in message and "needs internet" not in message, message

@@ -1049,6 +1049,50 @@ def test_the_rejected_rows_warning_counts_every_rejected_row(tmp_path, sample_em
     assert "warning: 30 input rows or problems skipped" in format_result(res)
 
 
+def test_evaluate_exits_1_when_input_was_rejected_as_ingest_does(tmp_path):
+    """`taskspace evaluate DATA` with rejected rows: the results are still shown (table or JSON), then one line on
+    stderr says how many rows were rejected, what was kept and where the details are, and the exit code is 1, the
+    rule `taskspace ingest` follows for the same data (README, exit codes); before, exit 0 however much was rejected
+    (357 of 360 rows rejected passed as a clean run)."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "prompts.jsonl").write_text((SAMPLE / "prompts.jsonl").read_text())
+    rows = (SAMPLE / "outcomes.csv").read_text().splitlines()
+    rows += ["Llama-2-13b-hf,mmlupro-71,7"] * 40  # not binary: rejected
+    (folder / "outcomes.csv").write_text("\n".join(rows) + "\n")
+    args = ["evaluate", str(folder), "--split", "in-sample", "--seeds", "1", "--no-sweep"]
+    for extra in ([], ["--json"]):
+        out = CliRunner().invoke(app, args + extra)
+        assert out.exit_code == 1, out.output
+        assert "sel acc" in out.stdout if not extra else json.loads(out.stdout)["rejected_count"] == 40
+        last = out.stderr.strip().splitlines()[-1]
+        assert last.startswith("40 input rows or problems were rejected; the rest (10500 outcome cells of 25 models "
+                               "x 420 prompts) was evaluated"), last
+        assert "--json lists the first 21 under rejected_rows" in last
+    # clean data exits 0: test_cli_evaluate_table_and_json
+
+
+def test_data_without_readable_outcomes_names_the_files_problem_first(tmp_path):
+    """`taskspace evaluate DATA` whose prompts file is empty: the error names that first ("no readable outcomes:
+    .../prompts.jsonl: empty prompts file: no rows"), then the rows it cost. Before, the first three row errors
+    ("prompt_id 'mmlupro-71' is not in the prompts file", sorted first by file name) filled the message and the
+    cause was not in it."""
+    from indexer.evaluate import load_matrix
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "prompts.jsonl").write_text("")
+    (folder / "outcomes.csv").write_text("\n".join((SAMPLE / "outcomes.csv").read_text().splitlines()[:30]) + "\n")
+    with pytest.raises(InputError) as info:
+        load_matrix(folder)
+    assert info.value.message.startswith(f"no readable outcomes: {folder / 'prompts.jsonl'}: empty prompts file: no rows; "
+                                         f"{folder / 'outcomes.csv'}:2: prompt_id"), info.value.message
+
+
 def test_the_nothing_to_score_warning_advises_another_split_only_where_one_helps():
     # each model measured on one prompt only: an in-sample fold holds out one prompt, whose model then has no source
     # outcome; the warning said "use --split in-sample or --split coverage" to a run of --split in-sample

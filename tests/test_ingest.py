@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from indexer.errors import InputError, StoreError
+from indexer.errors import ConfigError, InputError, StoreError
 from indexer.ingest import ingest, leaderboard_model_id, parse_spec
 from indexer.sources import plan_files
 
@@ -235,6 +235,32 @@ def test_hub_org_discovery_with_limit_and_bad_repos(store, hub_server):
     assert sorted(store.load_outcomes().models) == ["fake-org/old-harness", "fake-org/tiny-lb"]
 
 
+def test_model_over_a_hub_org_listing_is_a_usage_error(store, hub_server):
+    """`taskspace ingest hub-org:ORG --model NAME`: a usage error naming `--model` (exit 2) before the organisation is
+    listed, nothing downloaded or stored. Before, NAME replaced the model of every repo listed, so the results of all
+    the organisation's models were stored as that one model."""
+    from indexer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--model 'org/foo' names one model, but hub-org:open-llm-leaderboard lists"):
+        ingest("hub-org:open-llm-leaderboard", store=store, model="org/foo", fetch_metadata=False)
+    assert store.list_sources() == [] and hub_server.downloads() == []
+    assert [m for m, p, _ in hub_server.log if "/api/datasets" in p] == []  # not even listed
+
+
+def test_model_over_a_hub_repo_of_several_models_is_a_usage_error(store, hub_server):
+    """`taskspace ingest hub:ORG/REPO --model NAME` where the repo holds the lm-eval runs of several models: a usage
+    error naming `--model` and the models (exit 2), nothing stored, as for a local folder; without `--model` each
+    keeps its name. Before, the repo's two models were stored as NAME, one model."""
+    from indexer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"--model 'org/foo' names one model, but hub:fake-org/lm-eval-results holds "
+                                          r"the runs of 2 models \(fake-org__dummy-b, fake-org__noisy-oracle-70\)"):
+        ingest("hub:fake-org/lm-eval-results", store=store, model="org/foo", fetch_metadata=False)
+    assert store.list_sources() == []
+    s = ingest("hub:fake-org/lm-eval-results", store=store, fetch_metadata=False)
+    assert s.sources == 1 and s.models == 2
+
+
 def test_a_reading_option_a_hub_repos_format_does_not_take(store, hub_server):
     """`hub:REPO --filter X` where the repo holds a table: a usage error before anything is downloaded (before, after
     the download); in a `hub-org:` listing that repo is an error line and the others are read with the option (before,
@@ -442,7 +468,7 @@ def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
     from indexer.store.sql import open_store
 
     sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
-    for flag, says in (("--filter", "--filter applies only to lm_eval and lighteval sources, not to this table source"),
+    for flag, says in (("--filter", "--filter applies only to lm_eval sources, not to this table source"),
                        ("--model", "--model applies only to lm_eval and lighteval sources"),
                        ("--metric", "--metric applies only to lm_eval and lighteval sources")):
         res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(sample), flag, "X", "--no-metadata"],
@@ -452,13 +478,156 @@ def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
         assert res.returncode == 2 and len(lines) == 1 and lines[0] == f"error: {says}" + lines[0][len(says) + 7:], \
             res.stderr[-2000:]
         assert lines[0].endswith(f"drop {flag}") and "TypeError" not in res.stderr
-    with pytest.raises(ConfigError, match="--filter applies only to lm_eval and lighteval sources"):
+    with pytest.raises(ConfigError, match="--filter applies only to lm_eval sources"):
         ingest(str(sample), filter="strict-match", fetch_metadata=False)
     with pytest.raises(ConfigError, match="--prompts applies only to table sources, not to this lm_eval source"):
         ingest(str(LM_OUT), prompts=str(sample / "prompts.jsonl"), fetch_metadata=False)
     with open_store() as store:
         assert store.list_sources() == []
     assert ingest(str(LM_OUT), filter="none", fetch_metadata=False).sources > 0  # its own options still read
+
+
+def test_a_blank_reading_option_or_a_missing_prompts_file_is_a_usage_error(tmp_path):
+    """`taskspace ingest DATA --prompts PATH` where PATH does not exist or is a folder, and `--model`, `--filter` or
+    `--metric` given blank: one line naming the option (exit 2), nothing stored. Before, a missing `--prompts` file
+    said "no prompts file ... beside the outcomes; put one there or pass it explicitly" (it had been passed; exit
+    1), `--model ''` and `--filter ''` were silently ignored (exit 0: the default model name, the default filter)
+    and `--model '  '` rejected every row as "model name empty" (exit 1, one error per row)."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import ConfigError
+    from indexer.sources import read_sources
+    from indexer.store.sql import open_store
+
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    missing = tmp_path / "no-such-prompts.jsonl"
+    for args, says in (([str(sample), "--prompts", str(missing)], f"error: --prompts {missing}: no such file"),
+                       ([str(sample), "--prompts", str(tmp_path)], f"error: --prompts {tmp_path}: is a folder"),
+                       ([str(LM_OUT), "--model", ""], "error: --model '': blank"),
+                       ([str(LM_OUT), "--filter", " "], "error: --filter ' ': blank")):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", *args, "--no-metadata"],
+                             capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300,
+                             cwd=Path(__file__).resolve().parents[1])
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith(says), (args, res.stderr[-2000:])
+    for option in ("model", "filter", "metric"):
+        with pytest.raises(ConfigError, match=f"--{option} '  ': blank"):
+            ingest(str(LM_OUT), fetch_metadata=False, **{option: "  "})
+        with pytest.raises(ConfigError, match=f"--{option} '': blank"):
+            list(read_sources(LM_OUT, **{option: ""}))
+    with pytest.raises(ConfigError, match="--prompts .*: no such file"):
+        ingest(str(sample), prompts=str(missing), fetch_metadata=False)
+    with open_store() as store:
+        assert store.list_sources() == []
+
+
+def test_the_error_summary_of_an_ingest_that_stored_nothing_says_so(tmp_path):
+    """`taskspace ingest EMPTY_FOLDER` (or a source every row of which is rejected): the error summary says "nothing
+    was ingested"; with some source stored, "the rest was ingested". Before, always "the rest was ingested", also when
+    nothing was (0 sources added)."""
+    import os
+    import subprocess
+    import sys
+
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    good = tmp_path / "good"
+    good.mkdir()
+    for name in ("outcomes.csv", "prompts.jsonl"):
+        shutil.copy(sample / name, good / name)
+    (good / "outcomes.csv").write_text((sample / "outcomes.csv").read_text() + "Llama-2-13b-hf,mmlupro-71,7\n")
+    (tmp_path / "empty").mkdir()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
+    for folder, says in ((tmp_path / "empty", "1 error(s): this input was rejected, nothing was ingested"),
+                         (good, "1 error(s): this input was rejected, the rest was ingested")):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(folder), "--no-metadata"],
+                             capture_output=True, text=True, env=env, timeout=300, cwd=Path(__file__).resolve().parents[1])
+        assert res.returncode == 1 and says in res.stderr.splitlines(), res.stderr[-2000:]
+
+
+def test_an_empty_source_spec_is_refused_not_read_as_the_current_folder(tmp_path):
+    """`taskspace ingest ""` (an unset variable in `taskspace ingest "$DIR"`) and `taskspace evaluate ""`: refused as
+    an empty spec / DATA (exit 1, one line), nothing read, as `sources add ""` is. Before, `Path("")` is `.`, so both
+    read whatever source the current folder held (ingest stored it, exit 0) and `ingest " "` said
+    "error: : no such file or folder"."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.evaluate import evaluate
+    from indexer.store.sql import open_store
+
+    here = tmp_path / "cwd"
+    here.mkdir()
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    (here / "prompts.jsonl").write_text((sample / "prompts.jsonl").read_text())
+    (here / "outcomes.csv").write_text("model,prompt_id,correct\nm1,mmlupro-71,1\nm2,mmlupro-71,0\n")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    for args in (["ingest", "", "--no-metadata"], ["ingest", " ", "--no-metadata"], ["evaluate", "", "--no-sweep"]):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
+                             timeout=300, cwd=here)
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 1 and len(lines) == 1 and "is empty" in lines[0], (args, res.stderr[-2000:])
+    with pytest.raises(InputError, match="a source spec is empty"):
+        ingest("", fetch_metadata=False)
+    with pytest.raises(InputError, match="a DATA is empty"):
+        evaluate([str(sample), ""])
+    with open_store() as store:
+        assert store.list_sources() == []
+
+
+def test_model_over_a_folder_of_several_models_is_a_usage_error():
+    """`taskspace ingest LM_EVAL_OUT --model org/foo` where the folder holds the runs of several models: a usage error
+    naming `--model` and how many models (exit 2, one line, nothing stored); one model's folder with `--model` is read
+    under that name. Before, the four models' outcomes were all stored as `org/foo` ("added 1 models ... 168
+    outcomes from 4 source(s)", exit 0): four models' results silently merged into one."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import ConfigError
+    from indexer.store.sql import open_store
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(LM_OUT), "--model", "org/foo",
+                          "--no-metadata"], capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+                         timeout=300, cwd=Path(__file__).resolve().parents[1])
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
+    assert lines[0].startswith(f"error: --model 'org/foo' names one model, but {LM_OUT} holds the runs of 4 models")
+    with pytest.raises(ConfigError, match="holds the runs of 4 models"):
+        ingest(str(LM_OUT), model="org/foo", fetch_metadata=False)
+    with open_store() as store:
+        assert store.list_sources() == []
+    one = sorted(p for p in LM_OUT.iterdir() if p.is_dir())[0]
+    s = ingest(str(one), model="org/foo", fetch_metadata=False)
+    assert s.sources == 1 and s.models == 1
+
+
+def test_lighteval_refuses_filter_as_other_formats_refuse_the_options_they_do_not_take():
+    """`taskspace ingest LIGHTEVAL --filter X`: lighteval details have no filters, so the option is a usage error
+    naming it (exit 2, one line, nothing stored), as `--filter` on a table and `--prompts` on lm-eval output are;
+    before, the lighteval reader declared `filter` among its options and dropped it, so the option was silently
+    ignored (exit 0, and the ignored filter even made the source's stored revision differ from a plain reading)."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import ConfigError
+    from indexer.sources import read_sources
+    from indexer.store.sql import open_store
+
+    out = FIX / "formats" / "lighteval_0.13_output"
+    says = "error: --filter applies only to lm_eval sources, not to this lighteval source; drop --filter"
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(out), "--filter", "strict-match",
+                          "--no-metadata"], capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"),
+                         timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [says], res.stderr[-2000:]
+    with pytest.raises(ConfigError, match="--filter applies only to lm_eval sources, not to this lighteval source"):
+        list(read_sources(out, filter="strict-match"))
+    with open_store() as store:
+        assert store.list_sources() == []
+    assert ingest(str(out), model="org/light-model", fetch_metadata=False).sources == 1  # the options it takes: read
 
 
 def test_a_table_in_a_hub_dataset_keeps_model_names_as_a_local_copy_does(store, hub_server, tmp_path):
@@ -481,7 +650,7 @@ def test_a_table_in_a_hub_dataset_keeps_model_names_as_a_local_copy_does(store, 
 def test_a_limit_below_one_is_refused_before_the_hub_is_asked(store, hub_server, tmp_path):
     """`taskspace ingest hub-org:ORG --limit N` takes N >= 1, as `sources add` and `index --source` do (README:
     "a limit positive"): 0 or below is a usage error (exit 2, one line naming --limit) and the library's
-    `ingest(limit=0)` an InputError, before any Hub request. Before, `--limit 0` listed the organisation and
+    `ingest(limit=0)` a ConfigError, before any Hub request. Before, `--limit 0` listed the organisation and
     ingested nothing with exit 0, and `--limit -1` failed inside huggingface_hub (islice's "Stop argument")."""
     import os
     import subprocess
@@ -489,7 +658,7 @@ def test_a_limit_below_one_is_refused_before_the_hub_is_asked(store, hub_server,
 
     before = len(hub_server.log)
     for bad in (0, -1, True):
-        with pytest.raises(InputError, match="limit must be a positive integer"):
+        with pytest.raises(ConfigError, match="must be a positive integer"):
             ingest("hub-org:open-llm-leaderboard", store=store, limit=bad)
     assert len(hub_server.log) == before
     env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"))

@@ -81,3 +81,20 @@ def test_the_plain_solve_has_no_posterior():
     assert np.isnan(solver.noise_).all()
     with pytest.raises(InputError):
         solver.predictive_variance(D[:2])
+
+
+def test_both_calibration_fits_fall_back_to_the_one_base_rate_map():
+    """Held-out cells whose scores do not rise with success: `fit_calibration` and `fit_level_calibration` both give
+    the base-rate map of `indexer.posterior.base_rate_logit` (every slope 0, the intercept the logit of the cells'
+    mean outcome, clipped so that all-success cells stay finite). Before, each fit wrote its own copy of the fallback."""
+    from indexer.posterior import base_rate_logit, fit_calibration, fit_level_calibration
+
+    rng = np.random.default_rng(3)
+    o = (rng.random(300) < 0.3).astype(float)
+    falling = -o + 0.1 * rng.normal(size=o.size)  # scores that fall with success: no calibrated information
+    assert base_rate_logit(o) == pytest.approx(np.log(o.mean() / (1 - o.mean())), abs=1e-12)
+    assert base_rate_logit(np.ones(30)) == pytest.approx(np.log((1 - 1e-6) / 1e-6))
+    cal = fit_calibration(falling, o)
+    assert (cal.a, cal.b) == (base_rate_logit(o), 0.0)
+    lev = fit_level_calibration(falling, 0.01 * rng.normal(size=o.size), None, o)
+    assert lev.a == base_rate_logit(o) and (lev.level, lev.specific, lev.shared) == (0.0, 0.0, 0.0)

@@ -43,6 +43,27 @@ def test_bad_config_names_the_file_and_entry(tmp_path, text, match):
     assert str(path) in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("[[source]]\nspec = '/x'\nformat = 'excel'\n", "source #1 format 'excel' is unknown; use one of table, lm_eval, lighteval"),
+        ("[[source]]\nspec = '/x'\nformat = 3\n", "source #1 format 3 is unknown"),
+        ("[[source]]\nspec = 'hub-org:x'\nlimit = true\n", "source #1 limit must be a positive integer"),
+        ("[[source]]\nspec = 5\n", "source #1 spec must be a string"),
+    ],
+)
+def test_a_config_entry_of_the_wrong_type_or_an_unknown_format_is_refused(tmp_path, text, match):
+    """`sources.toml` entries a hand edit can get wrong: an unknown `format`, a `limit = true`, a `spec = 5`: a
+    configuration error naming the file and the entry (exit 2), as a bad spec or `limit = 0` is, and as `sources add
+    --format excel` is refused. Before, all were loaded: the pass then failed that source ("unknown format 'excel'"),
+    read `limit = true` as 1, and `spec = 5` as the folder `5` under the current folder."""
+    path = tmp_path / "sources.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match) as info:
+        sourcelist.load(path)
+    assert str(path) in str(info.value)
+
+
 def _add_one(args):
     path, folder = args
     from indexer import sourcelist as sl
@@ -140,6 +161,72 @@ def test_cli_sources_list_add_remove(tmp_path):
     assert r.stdout.strip() == "hub-org:open-llm-leaderboard  limit=5"
 
 
+def test_limit_on_a_source_that_is_not_an_organisation_is_refused(tmp_path):
+    """`--limit N` counts the datasets of a `hub-org:` listing; on a path or a `hub:` repo it would be ignored, so
+    `sources add PATH --limit 3`, `index --source PATH --limit 3` and `ingest PATH --limit 3` are usage errors naming
+    it (exit 2, one line, nothing saved), as other options a source does not take are; `index --source PATH --source
+    hub-org:ORG --limit N` gives the limit to the organisation only. Before, all three accepted it silently, and
+    `sources add` saved `limit = 3` on the folder."""
+    from indexer.ingest import ingest
+
+    path = tmp_path / "home" / "sources.toml"
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    for spec in (str(folder), "hub:org/repo"):
+        with pytest.raises(ConfigError, match="--limit applies only to hub-org: sources") as info:
+            sourcelist.add(path, [SourceSpec(spec, limit=3)])
+        assert "nothing was saved" in str(info.value) and not path.exists()
+    with pytest.raises(ConfigError, match="--limit applies only to hub-org: sources"):
+        ingest(str(folder), limit=3, fetch_metadata=False)
+    for args in (["sources", "add", str(folder), "--limit", "3"], ["index", "--source", str(folder), "--limit", "3"],
+                 ["ingest", str(folder), "--limit", "3", "--no-metadata"]):
+        r = ts(*args)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and "--limit applies only to hub-org: sources" in lines[0], (args, r.stderr)
+    assert not path.exists()
+    with pytest.raises(ConfigError, match="limit must be a positive integer"):  # True is an int to Python
+        sourcelist.add(path, [SourceSpec("hub-org:some-org", limit=True)])
+    assert sourcelist.add(path, [SourceSpec("hub-org:some-org", limit=3)])[0].limit == 3  # where it applies
+
+
+def test_a_path_whose_forced_format_cannot_read_it_is_refused_before_saving(tmp_path):
+    """`sources add TABLE_FOLDER --format lm_eval` (or `index --source ... --format F`) where that reader finds none of
+    its files there: a usage error saying what the reader misses (exit 2, nothing saved), as a path no reader
+    recognises is refused without `--format`; the right format is saved. Before, it was saved, and every pass then
+    failed on that source ("no lm-eval samples files ... in this folder")."""
+    path = tmp_path / "home" / "sources.toml"
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    with pytest.raises(ConfigError, match="no lm-eval samples files") as info:
+        sourcelist.add(path, [SourceSpec(str(folder), format="lm_eval")])
+    assert "nothing was saved" in str(info.value) and not path.exists()
+    r = ts("sources", "add", str(folder), "--format", "lm_eval")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "no lm-eval samples files" in lines[0], r.stderr
+    assert not path.exists()
+    assert ts("sources", "add", str(folder), "--format", "table").returncode == 0
+
+
+def test_a_hub_source_is_configured_once_whatever_its_revision_or_spelling(tmp_path):
+    """One Hub repo is one stored source (`hub:ORG/REPO`, whatever revision was read), so it is configured once:
+    `sources add hub:ORG/REPO@v2` replaces `hub:ORG/REPO@v1` (as another format or limit replaces the old), and
+    `hub:ORG/REPO@` or `hub-org:ORG/` are `hub:ORG/REPO` and `hub-org:ORG`. Before, each spelling was a source of
+    its own: `@v1` and `@v2` both configured made every pass read both revisions, each replacing the other's results
+    (the pass never settled), and `hub:a/b@` beside `hub:a/b` read the repo twice."""
+    path = tmp_path / "sources.toml"
+    sourcelist.add(path, [SourceSpec("hub:org/repo@v1")])
+    merged = sourcelist.add(path, [SourceSpec("hub:org/repo@v2"), SourceSpec("hub-org:some-org/")])
+    assert [s.spec for s in merged] == ["hub:org/repo@v2", "hub-org:some-org"]
+    merged = sourcelist.add(path, [SourceSpec("hub:org/repo@"), SourceSpec("hub-org:some-org", limit=3)])
+    assert [(s.spec, s.limit) for s in merged] == [("hub:org/repo", None), ("hub-org:some-org", 3)]
+    assert [s.spec for s in sourcelist.load(path)] == ["hub:org/repo", "hub-org:some-org"]
+    assert sourcelist.remove(path, "hub:org/repo@v1").spec == "hub:org/repo"  # the repo's one entry, however named
+    assert [s.spec for s in sourcelist.load(path)] == ["hub-org:some-org"]
+    _, ts = _one_prompt_source_and_cli(tmp_path)
+    assert ts("sources", "add", "hub:org/other@v1").returncode == 0
+    r = ts("sources", "add", "hub:org/other@v2")
+    assert r.returncode == 0 and r.stdout.strip().startswith("updated hub:org/other@v2 (replaces hub:org/other@v1"), r.stdout
+    assert ts("sources", "list").stdout.strip() == "hub:org/other@v2"
+
+
 def test_a_path_inside_or_holding_a_configured_source_is_refused(tmp_path):
     """A folder and a file in it would be two sources storing every outcome twice: `sources add` of either when the
     other is configured is refused (nothing saved); before, both were added."""
@@ -218,6 +305,37 @@ def test_cli_sources_stored_and_drop(tmp_path):
     assert out.returncode == 0, out.stderr
     assert f"dropped {folder.resolve()} (1 outcome cell(s))" in out.stdout and "still configured" in out.stdout
     assert _json.loads(ts("sources", "stored", "--json").stdout) == []
+
+
+def test_dropping_a_source_notes_every_configured_spec_that_reads_it_again(tmp_path):
+    """`taskspace sources drop LOCATION` notes that the next pass reads the source again when a configured spec reads
+    it under another name: a Hub repo configured at a revision (`hub:org/repo@v1`, stored as `hub:org/repo`), the
+    `hub-org:` that lists it, the folder holding an lm-eval model folder; `drop hub:org/repo@v1` drops the repo.
+    Before, only a spec equal to the location (or its path) was noted, so those were re-ingested by the next pass
+    without a word, and `drop hub:org/repo@v1` was "no stored source"."""
+    from helpers import source_batch
+
+    from indexer.store.sql import open_store
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    lm = tmp_path / "lm_out"
+    (lm / "org__model").mkdir(parents=True)
+    configured = [SourceSpec("hub:org/repo@v1"), SourceSpec("hub-org:org"), SourceSpec("hub:other/repo"),
+                  SourceSpec(str(lm))]
+    assert [s.spec for s in sourcelist.reading("hub:org/repo", configured)] == ["hub:org/repo@v1", "hub-org:org"]
+    assert [s.spec for s in sourcelist.reading(str(lm / "org__model"), configured)] == [str(lm)]
+    assert sourcelist.reading(str(folder.resolve()), configured) == []
+    assert ts("sources", "add", "hub:org/repo@v1").returncode == 0
+    assert ts("sources", "add", "hub-org:org").returncode == 0
+    with open_store() as store:  # the CLI's home: the autouse fixture's TASKSPACE_HOME, tmp_path / "home"
+        store.ingest(source_batch("hub:org/repo"))
+    out = ts("sources", "drop", "hub:org/repo@v1")
+    assert out.returncode == 0, out.stderr
+    notes = [line for line in out.stdout.splitlines() if line.startswith("note:")]
+    assert notes == ["note: hub:org/repo@v1 is still configured, so the next pass reads it again (`taskspace sources "
+                     "remove hub:org/repo@v1` stops that)",
+                     "note: hub-org:org is still configured, so the next pass reads it again (`taskspace sources "
+                     "remove hub-org:org` stops that)"], out.stdout
 
 
 def test_a_configured_source_that_vanished_says_it_is_configured_and_how_to_remove_it(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["format_result", "format_sweep"]
+__all__ = ["format_result", "format_sweep", "rejected_summary"]
 
 _COLS = [
     ("auc", "AUC"),
@@ -74,6 +74,21 @@ def format_result(res: dict) -> str:
         lines += ["", format_sweep(res["sweep"])]
     lines.append(f"\n{res['seconds']['total']:.1f}s (encode {res['seconds']['encode']:.1f}s)")
     return "\n".join(lines)
+
+
+def rejected_summary(res: dict) -> str | None:
+    """The line ``taskspace evaluate`` ends with on stderr when the reader rejected input (it then exits 1, as
+    ``taskspace ingest`` does for rejected input): how many rows or problems, how many outcome cells were kept and
+    evaluated, and where the details are; None when nothing was rejected. ``res``: one split's result, or the
+    several splits' (they share the data)."""
+    part = next((v for v in res.values() if isinstance(v, dict) and "rejected_count" in v), res)
+    n = part.get("rejected_count", len(part.get("rejected_rows", [])))
+    if not n:
+        return None
+    listed = len(part.get("rejected_rows", []))
+    return (f"{n} input {'rows or problems were' if n > 1 else 'row or problem was'} rejected; the rest "
+            f"({part['cells']} outcome cells of {part['models']} models x {part['prompts']} prompts) was evaluated: "
+            f"--json lists {'the first ' if listed < n else ''}{listed} under rejected_rows (file:line: what is wrong)")
 
 
 def _part_table(entries: dict) -> str:

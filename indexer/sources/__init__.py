@@ -39,8 +39,8 @@ def read_sources(path: str | Path, format: str | None = None, **options) -> Iter
     """Every source under a local file or folder, one SourceBatch each.
 
     ``format``: a format name (:func:`formats`), or None to detect it. ``options`` go to the reader
-    (tables: ``prompts=`` path, ``shape=`` "long"|"matrix"; lm_eval/lighteval: ``model=``, ``filter=``,
-    ``metric=``, ``rules=``, ``kind=``, ``location=``, ``revision=``).
+    (tables: ``prompts=`` path, ``shape=`` "long"|"matrix"; lm_eval/lighteval: ``model=``, ``metric=``,
+    ``rules=``, ``kind=``, ``location=``, ``revision=``; lm_eval: ``filter=``).
     Raises :class:`~indexer.errors.InputError` when the source cannot be read at all; bad rows are
     returned in ``batch.errors`` and the rest is read.
     """

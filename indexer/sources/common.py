@@ -56,6 +56,11 @@ def table_ext(path: Path) -> str | None:
 _MORE_ROWS = re.compile(r"(\d+) more rows rejected: ")
 
 
+def is_summary(error) -> bool:
+    """Whether ``error`` is the summary line of :meth:`ErrorLog.finish` (``N more rows rejected: ...``)."""
+    return _MORE_ROWS.match(error.message) is not None
+
+
 def count_rejected(errors) -> int:
     """How many rejections ``errors`` (RowErrors, as :meth:`ErrorLog.finish` returns them) stand for: one each, and
     ``N`` for a summary line ``N more rows rejected: ...``."""

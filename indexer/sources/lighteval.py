@@ -296,11 +296,11 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
 
 
 def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | None = None, rules: Rules | None = None,
-                   kind: str = "lighteval", location: str | None = None, revision: str | None = None,
-                   filter: str | None = None) -> Iterator[SourceBatch]:
+                   kind: str = "lighteval", location: str | None = None,
+                   revision: str | None = None) -> Iterator[SourceBatch]:
     """One SourceBatch per model's details under ``path`` (a details repo, lighteval's output folder, or one
-    details file)."""
-    del filter  # lighteval details have no filters
+    details file). No ``filter``: lighteval details have no filters, so ``--filter`` is refused (a usage error,
+    :func:`indexer.sources.registry.check_options`) as other formats refuse the options they do not take."""
     path = Path(path)
     rules = rules or load_rules()
     opts = dict(model=model, metric=metric, rules=rules, kind=kind, location=location, revision=revision)
@@ -324,5 +324,5 @@ READER = Reader(
     read=read_lighteval,
     plan_hub_files=plan_hub_files,
     takes_identity=True,
-    options=("model", "metric", "rules", "kind", "location", "revision", "filter"),
+    options=("model", "metric", "rules", "kind", "location", "revision"),
 )

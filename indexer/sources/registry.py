@@ -75,6 +75,7 @@ def check_options(reader: "Reader", options: dict) -> None:
     before, the reader failed with "TypeError: read_table() got an unexpected keyword argument 'filter'"."""
     from ..errors import ConfigError
 
+    check_option_values(options)
     for name in options:
         if name in reader.options:
             continue
@@ -82,6 +83,19 @@ def check_options(reader: "Reader", options: dict) -> None:
         flag = OPTION_FLAGS.get(name, name)
         raise ConfigError(f"{flag} applies only to {' and '.join(takers) or 'no'} sources, not to this {reader.name} "
                           f"source; drop {flag}")
+
+
+def check_option_values(options: dict) -> None:
+    """A :class:`~indexer.errors.ConfigError` (exit 2) when a name option (``--model``, ``--filter``, ``--metric``)
+    is given blank: before, ``''`` was read as not given (the default model name, the default filter) and ``'  '`` as
+    a name, so every row of the source was rejected ("model name empty")."""
+    from ..errors import ConfigError
+
+    for name in ("model", "filter", "metric"):
+        value = options.get(name)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            flag = OPTION_FLAGS[name]
+            raise ConfigError(f"{flag} {value!r}: blank; give a name or leave {flag} out")
 
 
 _readers: dict[str, Reader] | None = None

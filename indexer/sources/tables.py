@@ -394,8 +394,14 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
     if outcomes_file in beside:
         raise InputError("this is a prompts file: ingest its folder, or the outcomes file beside it (its prompts "
                          "are read with it)", file=str(path))
-    if prompts is not None:
+    if prompts is not None:  # given (`--prompts`): a file that is not there is the option's fault, not the folder's
         prompts_file = Path(prompts)
+        if not prompts_file.is_file():
+            from ..errors import ConfigError
+
+            what = "is a folder; give the prompts file" if prompts_file.is_dir() else "no such file"
+            raise ConfigError(f"--prompts {prompts}: {what} (prompts.jsonl / .csv / .parquet with prompt_id, "
+                              "benchmark, text)")
     else:
         _one_of(beside, "prompts", "keep the one that goes with the outcomes")
         prompts_file = beside[0] if beside else None
