@@ -188,23 +188,6 @@ def test_limit_on_a_source_that_is_not_an_organisation_is_refused(tmp_path):
     assert sourcelist.add(path, [SourceSpec("hub-org:some-org", limit=3)])[0].limit == 3  # where it applies
 
 
-def test_a_path_whose_forced_format_cannot_read_it_is_refused_before_saving(tmp_path):
-    """`sources add TABLE_FOLDER --format lm_eval` (or `index --source ... --format F`) where that reader finds none of
-    its files there: a usage error saying what the reader misses (exit 2, nothing saved), as a path no reader
-    recognises is refused without `--format`; the right format is saved. Before, it was saved, and every pass then
-    failed on that source ("no lm-eval samples files ... in this folder")."""
-    path = tmp_path / "home" / "sources.toml"
-    folder, ts = _one_prompt_source_and_cli(tmp_path)
-    with pytest.raises(ConfigError, match="no lm-eval samples files") as info:
-        sourcelist.add(path, [SourceSpec(str(folder), format="lm_eval")])
-    assert "nothing was saved" in str(info.value) and not path.exists()
-    r = ts("sources", "add", str(folder), "--format", "lm_eval")
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2 and len(lines) == 1 and "no lm-eval samples files" in lines[0], r.stderr
-    assert not path.exists()
-    assert ts("sources", "add", str(folder), "--format", "table").returncode == 0
-
-
 def test_a_hub_source_is_configured_once_whatever_its_revision_or_spelling(tmp_path):
     """One Hub repo is one stored source (`hub:ORG/REPO`, whatever revision was read), so it is configured once:
     `sources add hub:ORG/REPO@v2` replaces `hub:ORG/REPO@v1` (as another format or limit replaces the old), and
