@@ -19,12 +19,39 @@ import time
 import numpy as np
 
 
+def region_variance(S: np.ndarray, groups: np.ndarray, min_cells: int = 20) -> float:
+    """sigma_r^2: how much a model's level (mean signed outcome) on one benchmark differs from its overall level beyond
+    what the benchmark does to every model (the model x benchmark interaction of a two-way additive fit of the
+    per-(model, benchmark) levels), less the binomial noise of those levels; in signed-score units."""
+    Y = 2.0 * S - 1.0
+    names = sorted(set(groups.tolist()), key=str)
+    L = np.full((S.shape[0], len(names)), np.nan)
+    noise = np.full_like(L, np.nan)
+    for j, g in enumerate(names):
+        block = S[:, groups == g]
+        n = (~np.isnan(block)).sum(axis=1)
+        ok = n >= min_cells
+        with np.errstate(invalid="ignore"):
+            p = np.nanmean(block[ok], axis=1)
+        L[ok, j] = 2.0 * p - 1.0
+        noise[ok, j] = 4.0 * p * (1.0 - p) / n[ok]
+    with np.errstate(invalid="ignore"):
+        level = np.nanmean(Y, axis=1)
+        bench = np.nanmean(L - level[:, None], axis=0)
+    d = L - level[:, None] - bench[None, :]
+    keep = np.isfinite(d)
+    return float(max(np.mean(d[keep] ** 2) - np.mean(noise[keep]), 0.0)) if keep.any() else 0.0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data")
     ap.add_argument("--split", choices=("coverage", "in-sample"), default="coverage")
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--own-lambda", action="store_true", help="each model's own lambda (no cap)")
+    ap.add_argument("--region-var", action="store_true",
+                    help="experiment: add the variance of a model's level between benchmarks where it has no evidence "
+                         "near the query, (level / specific)^2 (1 - c)^2 sigma_r^2 (not in the product)")
     args = ap.parse_args()
 
     from indexer import evaluate as ev
@@ -73,6 +100,11 @@ def main() -> None:
         for key, post in posterior.pattern_posteriors(solver, Xs, space=space.params).items():
             idx = np.array([i for i, k in enumerate(solver.pattern_of_) if k == key])
             var[idx] = posterior.score_variance(post, lam_var[idx], noise[idx], Xi, space.params).T
+        if args.region_var:
+            c = posterior.coverage_shares(represent.question_rows(XQt, space.params),
+                                          represent.question_rows(Xs, space.params), ~np.isnan(src[keep]))
+            lev = float(cal.level if cal.folded else 1.0)
+            var = var + (lev / cal.scale) ** 2 * (1.0 - c) ** 2 * region_variance(src[keep], m.benchmarks[f.train])
         sd = cal.scale * np.sqrt(np.maximum(var, 0.0))
         prob = lambda z: 0.5 * (1.0 + np.tanh(0.5 * cal.bend(z)))  # noqa: E731
         P, lo, hi = prob(Z), prob(Z - posterior.Z_INTERVAL * sd), prob(Z + posterior.Z_INTERVAL * sd)
@@ -85,7 +117,8 @@ def main() -> None:
     r = np.array(rec, dtype=float)
     unc, at_edge, t, p, a, b = r.T
     inside = (t >= a) & (t <= b)
-    print(f"{args.data}, {args.split} ({len(folds)} folds), {'own lambda' if args.own_lambda else 'lambda capped'}; "
+    print(f"{args.data}, {args.split} ({len(folds)} folds), {'own lambda' if args.own_lambda else 'lambda capped'}"
+          f"{', plus the region variance' if args.region_var else ''}; "
           f"{time.perf_counter() - t0:.0f} s\n")
     print("| models | lambda | (model, fold) pairs | true rate inside the 90% interval | median width | median abs error |")
     print("|---|---|---|---|---|---|")
