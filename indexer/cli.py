@@ -292,7 +292,7 @@ def evaluate(
     data: list[str] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
     format: Optional[str] = typer.Option(None, "--format", callback=cli_index.format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
-    seeds: int = typer.Option(5, "--seeds", min=1, help="Seeds of the in-sample and coverage splits (1 or more)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Seeds of the in-sample and coverage splits (1 or more; default 5); --split oos has one fold per group and takes none."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
     eps: Optional[float] = typer.Option(None, "--eps", help="eps of the `paper` method (default 0)."),
@@ -321,8 +321,11 @@ def evaluate(
     from .evaluate import evaluate as run_evaluate
     from .evaluation.report import format_result, rejected_summary
 
+    if seeds is not None and split == Split.oos:  # it was ignored without a word: the leave-one-group-out folds are fixed
+        raise typer.BadParameter("applies to the in-sample and coverage splits; --split oos has one fold per group "
+                                 "(give --split all to run every split)", param_hint="'--seeds'")
     result = run_evaluate(
-        data, split=split.value, seeds=seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
+        data, split=split.value, seeds=5 if seeds is None else seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
         sweep=sweep, plots_dir=plots, queries=queries.value, peers=Peers(peers).value, format=format,
     )
     if as_json:

@@ -100,6 +100,21 @@ def _int(name: str, default: int, minimum: int = 1) -> int:
     return value
 
 
+#: the largest lambda / eps the solver takes (TASKSPACE_LAMBDA, TASKSPACE_EPS, `evaluate --lambda/--eps`): far beyond
+#: any use (the Gram's eigenvalues of unit-length prompt rows are at most the number of prompts; the GCV grid ends at
+#: 1e4), and safe: at 1e308 the solver's 2 lambda overflowed and every prediction was NaN
+PENALTY_MAX = 1e12
+
+
+def check_penalty(name: str, value, sep: str = " ") -> float:
+    """``value`` as a float, or a ConfigError ``"{name}{sep}{value}: must be ..."`` (an option, or a variable with
+    ``sep`` "=") when it is not a finite number in ``[0, PENALTY_MAX]``."""
+    value = float(value)
+    if not (math.isfinite(value) and 0 <= value <= PENALTY_MAX):
+        raise ConfigError(f"{name}{sep}{value}: must be a finite number >= 0 and at most {PENALTY_MAX:g}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -134,12 +149,8 @@ class Settings:
     def from_env(cls) -> "Settings":
         home = Path(os.environ.get("TASKSPACE_HOME") or "./.taskspace").expanduser().resolve()
         db = os.environ.get("TASKSPACE_DATABASE_URL") or f"sqlite:///{home / 'taskspace.db'}"
-        lam = _float("TASKSPACE_LAMBDA", 1.0)
-        eps = _float("TASKSPACE_EPS", 0.0)
-        if lam < 0:
-            raise ConfigError(f"TASKSPACE_LAMBDA={lam} must be >= 0")
-        if eps < 0:
-            raise ConfigError(f"TASKSPACE_EPS={eps} must be >= 0")
+        lam = check_penalty("TASKSPACE_LAMBDA", _float("TASKSPACE_LAMBDA", 1.0), "=")
+        eps = check_penalty("TASKSPACE_EPS", _float("TASKSPACE_EPS", 0.0), "=")
         level = (os.environ.get("TASKSPACE_LOG_LEVEL") or "INFO").upper()
         if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
             raise ConfigError(f"TASKSPACE_LOG_LEVEL={level!r}: use DEBUG, INFO, WARNING or ERROR")

@@ -206,11 +206,11 @@ def evaluate(
         from .evaluation.plots import check_plots_dir
 
         check_plots_dir(plots_dir)  # a file there, or a folder that cannot be written: now, not after the evaluation
-    lam = 1.0 if lam is None else float(lam)
-    eps = 0.0 if eps is None else float(eps)
-    for option, value in (("--lambda", lam), ("--eps", eps)):  # a bad option value: exit 2 naming it, as the others
-        if not (np.isfinite(value) and value >= 0):
-            raise ConfigError(f"{option} {value}: must be a finite number >= 0")
+    from .config import check_penalty
+
+    # a bad option value: exit 2 naming it, as the others
+    lam = check_penalty("--lambda", 1.0 if lam is None else lam)
+    eps = check_penalty("--eps", 0.0 if eps is None else eps)
     if format is not None:
         from .sources.registry import get_reader
 

@@ -32,7 +32,9 @@ def test_settings_are_built_lazily_and_cached(monkeypatch):
     "name,value,match",
     [
         ("TASKSPACE_LAMBDA", "abc", "TASKSPACE_LAMBDA='abc' is not a number"),
-        ("TASKSPACE_LAMBDA", "-1", "must be >= 0"),
+        ("TASKSPACE_LAMBDA", "-1", "must be a finite number >= 0"),
+        ("TASKSPACE_LAMBDA", "1e308", "at most 1e\\+12"),
+        ("TASKSPACE_EPS", "1e13", "at most 1e\\+12"),
         ("TASKSPACE_BATCH_SIZE", "0", "must be at least 1"),
         ("TASKSPACE_LOG_LEVEL", "LOUD", "use DEBUG, INFO"),
     ],

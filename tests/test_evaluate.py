@@ -932,6 +932,11 @@ def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(t
     # before: exit 1, "--lambda -1.0 and --eps 0.0 must be ..." naming both options whichever was bad
     (["--lambda", "-1"], "error: --lambda -1.0: must be a finite number >= 0"),
     (["--eps", "nan"], "error: --eps nan: must be a finite number >= 0"),
+    # before: accepted; twice 1e308 overflowed and the `paper` contestant's predictions were NaN, with NumPy warnings
+    (["--lambda", "1e308"], "error: --lambda 1e+308: must be a finite number >= 0 and at most 1e+12"),
+    # before: --seeds was ignored without a word by the leave-one-group-out split (the default)
+    (["--seeds", "2"], "Invalid value for '--seeds': applies to the in-sample and coverage splits; --split oos has one"),
+    (["--seeds", "2", "--split", "oos"], "Invalid value for '--seeds': applies to the in-sample and coverage splits"),
     # before: exit 1, "<DATA>: unknown format 'bogus'" (as if DATA were at fault)
     (["--format", "bogus"], "Invalid value for '--format': unknown format 'bogus'; use one of table, lm_eval, lighteval"),
 ])
