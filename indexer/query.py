@@ -65,7 +65,7 @@ class Match:
 #: probability's interval: re-ranks a candidate set, grown until the top k are settled)
 RANKS = ("probability", "lcb")
 _PATTERNS: dict[tuple[str, str], object] = {}  # (space key, pattern key) -> PatternPosterior, per process
-_OBSERVED: dict[tuple[str, str], frozenset] = {}  # (space key, pattern key) -> its observed prompt hashes, per process
+_OBSERVED: dict[str, frozenset] = {}  # a pattern's observed prompt set by its digest, per process
 
 
 def predictor(store, space, state: tuple | None = None):
@@ -282,20 +282,18 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 def pattern_observed(store, space, patterns: dict[str, str | None]) -> dict[str, frozenset]:
     """model -> the hashes of the indexed prompts it was observed on, from its coverage pattern (``patterns``: model
     -> its payload's ``pattern``), for the models whose pattern's prompt set SQL holds (a pulled index whose records
-    carried it, :meth:`~indexer.store.sql.Store.pattern_prompts`; kept for the process, like the patterns' posterior
-    factors: a pattern's key names its prompt set). Models left out: not known (a local index's models, whose
-    outcomes tell, or records published without it)."""
-    from .space import SpaceSpec
-
-    read = getattr(store, "pattern_prompts", None)
-    if read is None or space is None or not patterns:
+    carried it, :meth:`~indexer.store.sql.Store.pattern_prompts`). The sets are kept for the process by their
+    digest (one small read per search tells which are stored now: a re-pull replaces them). Models left out: not
+    known (a local index's models, whose outcomes tell, or records published without it)."""
+    digests = getattr(store, "pattern_prompt_digests", None)
+    if digests is None or space is None or not any(patterns.values()):
         return {}
-    skey = SpaceSpec.of(space).key
-    want = sorted({k for k in patterns.values() if k and (skey, k) not in _OBSERVED})
+    now = digests(space.id, [k for k in patterns.values() if k])
+    want = [k for k, d in now.items() if d not in _OBSERVED]
     if want:
-        for k, hashes in read(space.id, want).items():
-            _OBSERVED[(skey, k)] = hashes
-    return {m: _OBSERVED[(skey, k)] for m, k in patterns.items() if k and (skey, k) in _OBSERVED}
+        for k, (d, hashes) in store.pattern_prompts(space.id, want).items():
+            _OBSERVED[d] = hashes
+    return {m: _OBSERVED[now[k]] for m, k in patterns.items() if k in now and now[k] in _OBSERVED}
 
 
 def observed_shares(store, models: list[str], near: list[dict], fitted: dict | None = None,

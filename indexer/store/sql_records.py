@@ -20,6 +20,7 @@ reads beyond the vectors, and the one transaction ``taskspace pull`` writes (:mo
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -144,19 +145,31 @@ class RecordsMixin:
         for c in chunks(unused):
             conn.execute(delete(Benchmark).where(Benchmark.id.in_(c)))
 
-    def pattern_prompts(self, space_id: int, keys: Sequence[str]) -> dict[str, frozenset[str]]:
-        """pattern key -> the text hashes (hex) of the indexed prompts its models were observed on, for those of
-        ``keys`` SQL holds that set of (a pulled space whose records carried it; none for a space built here)."""
-        out: dict[str, frozenset[str]] = {}
+    def pattern_prompt_digests(self, space_id: int, keys: Sequence[str]) -> dict[str, str]:
+        """pattern key -> the digest of its observed prompt set (:meth:`pattern_prompts`), for those of ``keys`` SQL
+        holds one of: a small read that tells whether a set read before is still the one stored."""
         keys = sorted({k for k in keys if k})
-        if not keys:
-            return out
+        out: dict[str, str] = {}
         with self._read() as conn:
             for c in chunks(keys):
-                q = select(SpacePatternPromptsRow.pattern, SpacePatternPromptsRow.prompts).where(
-                    SpacePatternPromptsRow.space_id == space_id, SpacePatternPromptsRow.pattern.in_(c))
-                for key, blob in conn.execute(q):
-                    out[key] = frozenset(bytes(blob[i:i + 32]).hex() for i in range(0, len(blob), 32))
+                out.update(conn.execute(select(SpacePatternPromptsRow.pattern, SpacePatternPromptsRow.digest).where(
+                    SpacePatternPromptsRow.space_id == space_id, SpacePatternPromptsRow.pattern.in_(c))).all())
+        return out
+
+    def pattern_prompts(self, space_id: int, keys: Sequence[str]) -> dict[str, tuple[str, frozenset[str]]]:
+        """pattern key -> (digest, the text hashes (hex) of the indexed prompts its models were observed on), for
+        those of ``keys`` SQL holds that set of (a pulled space whose records carried it; none for a space built
+        here)."""
+        out: dict[str, tuple[str, frozenset[str]]] = {}
+        keys = sorted({k for k in keys if k})
+        with self._read() as conn:
+            for c in chunks(keys):
+                q = select(SpacePatternPromptsRow.pattern, SpacePatternPromptsRow.digest,
+                           SpacePatternPromptsRow.prompts).where(SpacePatternPromptsRow.space_id == space_id,
+                                                                 SpacePatternPromptsRow.pattern.in_(c))
+                for key, digest, blob in conn.execute(q):
+                    blob = bytes(blob)
+                    out[key] = (digest, frozenset(blob[i:i + 32].hex() for i in range(0, len(blob), 32)))
         return out
 
     def import_spaces(self, items: Sequence[ImportedSpace]) -> list[int]:
@@ -227,7 +240,7 @@ class RecordsMixin:
             conn.execute(SpacePatternRow.__table__.insert(), c)
         cov_rows = [dict(space_id=sid, pattern=k, prompts=_digests(hs))
                     for k, hs in sorted((getattr(item, "coverage", None) or {}).items())]
-        cov_rows = [dict(r, n=len(r["prompts"]) // 32) for r in cov_rows]
+        cov_rows = [dict(r, n=len(r["prompts"]) // 32, digest=hashlib.sha256(r["prompts"]).hexdigest()) for r in cov_rows]
         for c in chunks(cov_rows, 20):
             conn.execute(SpacePatternPromptsRow.__table__.insert(), c)
         prior = getattr(item, "prior", None)

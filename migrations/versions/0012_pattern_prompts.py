@@ -26,6 +26,7 @@ def upgrade() -> None:
     sa.Column('pattern', sa.String(length=64), nullable=False),
     sa.Column('n', sa.Integer(), nullable=False),
     sa.Column('prompts', sa.LargeBinary(), nullable=False),
+    sa.Column('digest', sa.String(length=64), nullable=False),
     sa.ForeignKeyConstraint(['space_id'], ['spaces.id'], name=op.f('fk_space_pattern_prompts_space_id_spaces'),
                             ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('space_id', 'pattern', name=op.f('pk_space_pattern_prompts'))
