@@ -455,7 +455,8 @@ def test_import_writes_the_same_records_on_sqlite_and_postgresql(publisher, tmp_
     (sid,) = store.import_spaces([ImportedSpace(spec=rec.spec, origin="test", revision="r", models=rec.models,
                                                 vectors=rec.vectors, patterns=rec.patterns,
                                                 calibration=rec.calibration, benchmarks=rec.benchmarks,
-                                                benchmark_vectors=rec.benchmark_vectors, created_at=rec.created_at)])
+                                                benchmark_vectors=rec.benchmark_vectors, created_at=rec.created_at,
+                                                coverage=rec.coverage)])
     (sp_a,) = store_a.list_spaces()
     got, want = store.load_model_vectors(sid), store_a.load_model_vectors(sp_a.id)
     assert [v.model for v in got] == [v.model for v in want]
@@ -467,6 +468,14 @@ def test_import_writes_the_same_records_on_sqlite_and_postgresql(publisher, tmp_
     assert sorted(pa) == sorted(pb)
     for k in pa:
         assert np.array_equal(pa[k].V, pb[k].V) and np.array_equal(pa[k].mu, pb[k].mu) and pa[k].formats == pb[k].formats
+    # each pattern's observed prompts: the prompts SQL's outcomes of its models name at the publisher
+    seen = store.pattern_prompts(sid, list(pa))
+    assert sorted(seen) == sorted(pa) and rec.coverage
+    for k, (digest, hashes) in seen.items():
+        models = [v.model for v in want if v.pattern == k]
+        ids = {int(i) for _, _, pids, _ in store_a.outcome_blocks(models[:1]) for i in pids}
+        assert hashes == set(store_a.prompt_hashes(sorted(ids))) and len(hashes) == pa[k].n
+        assert store.pattern_prompt_digests(sid, [k]) == {k: digest}
     assert store.space_origin(sid) == "test" and store.is_read_only(sid)
     with pytest.raises(ReadOnlyError):
         store.save_benchmark_vectors(sid, store.load_benchmark_vectors(sid))
