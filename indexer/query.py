@@ -411,9 +411,12 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         if rank == "lcb":  # the bound needs every candidate's variance
             found = _matches(hits, pred, q, at_row)
             value = lower_bounds(value, found, pred)
-        order = _ranked(value, score, limit)
+        # ties (two models' equal logits: e.g. a benchmark query, whose score is a model's accuracy there) by model
+        # key, not by the order the two searches returned the candidates in, which differs between indexes holding
+        # the same vectors (a pulled one); so a model not fetched yet that could tie the k-th is fetched first
+        order = _ranked(value, score, limit, keys=[h.key for h in hits])
         kth = value[order[-1]] if len(order) else np.inf  # NaN (a bound unknown in the top): not settled, fetch more
-        if exhaustive or not nxt or kth >= max(nxt):
+        if exhaustive or not nxt or kth > max(nxt):
             if found is None:  # the matches of the top alone, their raw scores at the row from their ids
                 top = [hits[i] for i in order]
                 whole = vectors.get(name, "models", [h.key for h in top]) if fields is not None and top else {}
@@ -471,9 +474,12 @@ def lower_bounds(values: np.ndarray, found: list[Match], pred) -> np.ndarray:
     return values - Z_INTERVAL * pred.scale * np.sqrt(np.maximum(var, 0.0))  # NaN stays NaN
 
 
-def _ranked(values: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
-    """The indices of the top ``limit`` by ``values``, best first (ties in candidate order); those whose value is
-    NaN (an unknown bound) after all others, by their ``scores``."""
+def _ranked(values: np.ndarray, scores: np.ndarray, limit: int, keys: list[str] | None = None) -> np.ndarray:
+    """The indices of the top ``limit`` by ``values``, best first (ties in candidate order, or by model key when
+    ``keys`` are given); those whose value is NaN (an unknown bound) after all others, by their ``scores``."""
     values = np.asarray(values, dtype=np.float64)
     known = np.isfinite(values)
-    return np.lexsort((-np.where(known, values, np.asarray(scores, dtype=np.float64)), ~known))[:limit]
+    order = (-np.where(known, values, np.asarray(scores, dtype=np.float64)), ~known)
+    if keys is not None:
+        order = (np.asarray(keys, dtype=str), *order)
+    return np.lexsort(order)[:limit]
