@@ -111,8 +111,9 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "row)_f - prior_mu` with `m` the row's `[c_mc, c_free]` entries and `score - l - U` becomes `score - l - "
               "prior_w . (prior_f . row)_f + prior_mu`); where `calibration_uncovered` is set, that weight replaces "
               "`calibration_specific` for a model measured on none of the query's 10 nearest indexed prompts (on a "
-              "share `c` of them: `c` times the one logit plus `1 - c` times the other; the records carry no outcomes, "
-              "so the example below scores every model as measured near); where `calibration_knots_z` is set, that "
+              "share `c` of them: `c` times the one logit plus `1 - c` times the other; `c` is read from the `observed` "
+              "prompts of the model's pattern in `patterns/<space>.parquet`, as taskspace does; the example below "
+              "scores every model as measured near, `c = 1`); where `calibration_knots_z` is set, that "
               "logit `z` is bent before the logistic: `logit p` is the straight line through the knots "
               "(`calibration_knots_z`, `calibration_knots_logit`) around `z`, and `knot_logit + (z - knot_z)` beyond "
               "the first or last knot (`numpy.interp` inside; increasing, so it keeps the ranking) |",
@@ -121,7 +122,10 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "of its scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed "
               "accuracy, n), `computed_at`, `taskspace_version` |",
               "| `patterns/<space>.parquet` | the posterior factors of each coverage pattern (float32): with a record's "
-              "`model_lambda` and `noise` they give the variance of its score (taskspace's intervals) |",
+              "`model_lambda` and `noise` they give the variance of its score (taskspace's intervals); `observed`: "
+              "the indexed prompts the pattern's models were observed on, one bit per row of "
+              "`prompts/<space>.parquet` (`numpy.unpackbits(numpy.frombuffer(observed, \"uint8\"), bitorder=\"little\")[:rows]`; null where not "
+              "known) |",
               "| `prompts/<space>.parquet` | one per indexed prompt: `hash` (sha256 of its text; no text), `benchmarks`, "
               "`vector` (its query row): the neighbours taskspace fills a question typed without options from |",
               "| `benchmarks.parquet` | one per (benchmark, space): name, group, metric, prompt count, the benchmark's "
@@ -178,6 +182,7 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "`score_variance` in taskspace's `indexer/posterior.py`) is mapped through the same calibration as "
               "`p(score -/+ 1.645 sd)`. "
               "`taskspace pull hub:" + repo_id + "` loads these files into a taskspace installation with the same "
-              "answers (top-k, probabilities and intervals) as the one that published them.", "",
+              "answers (top-k, probabilities, intervals and which models were measured near the query) as the one "
+              "that published them.", "",
               f"Made by taskspace {version}.", ""]
     return "\n".join(lines)

@@ -10,7 +10,11 @@ Files (``FILES``):
   null when the space has none), ``n_models``, ``created_at``.
 - ``models/<space>.parquet``: one row per model record (:data:`MODEL_COLUMNS`).
 - ``patterns/<space>.parquet``: the posterior factors of the space's coverage patterns (:data:`PATTERN_COLUMNS`,
-  float32 as stored), which with a record's ``pattern``, ``model_lambda`` and ``noise`` give its score's variance.
+  float32 as stored), which with a record's ``pattern``, ``model_lambda`` and ``noise`` give its score's variance;
+  and (:data:`PATTERN_OBSERVED`, optional when read) ``observed``: which indexed prompts the pattern's models were
+  observed on, one bit per row of ``prompts/<space>.parquet`` in its order (numpy ``packbits``, little bit order:
+  row ``j`` is bit ``j % 8`` of byte ``j // 8``; padding bits 0), so that a pulled index computes each model's
+  coverage of a query as the publisher does from its outcomes (:func:`pattern_masks`, :func:`read`).
 - ``prompts/<space>.parquet`` (when the space has indexed prompts; :func:`read` requires it when the space's
   ``benchmarks.parquet`` rows count any): one row per indexed prompt: ``hash`` (sha256 of
   its text; the text is not published), ``benchmarks``, ``vector`` (its index row). taskspace fills a question typed
@@ -53,6 +57,9 @@ MODEL_COLUMNS = (
     "pattern", "model_lambda", "noise", "n_prompts", "benchmarks", "inputs_digest", "computed_at", "taskspace_version",
 )
 PATTERN_COLUMNS = ("key", "n", "width", "rank", "free", "mc_seen", "free_seen", "mu", "w", "V", "K", "Cinv")
+#: written since pulled indexes tell coverage: the pattern's observed prompts, a bitmask over the prompts file's rows
+#: (binary; null: not known); optional when read (a record set without it pulls with coverage unknown, as before)
+PATTERN_OBSERVED = ("observed",)
 BENCHMARK_COLUMNS = ("benchmark", "group", "source_task", "metric", "num_fewshot", "config", "prompt_count", "space",
                      "vector", "n_prompts", "computed_at")
 SPACE_COLUMNS = ("space", "key", "encoder", "encoder_name", "encoder_revision", "encoder_dim", "dim", "lam", "eps",
@@ -201,14 +208,26 @@ def models_table(records: list[dict], vectors: np.ndarray) -> bytes:
     return _parquet({c: cols[c] for c in MODEL_COLUMNS}, schema)
 
 
-def patterns_table(patterns: list) -> bytes:
-    """``patterns/<space>.parquet`` from :class:`indexer.posterior.PatternPosterior` (as stored: float32)."""
+def pattern_masks(observed: dict[str, set[str]], hashes: list[str]) -> dict[str, bytes]:
+    """pattern key -> the ``observed`` column of :func:`patterns_table`: one bit per prompt row of
+    :func:`prompts_table` (whose rows are ``hashes`` sorted), set where the pattern's models were observed on it."""
+    rows = sorted(hashes)
+    out = {}
+    for key, seen in observed.items():
+        bits = np.fromiter((h in seen for h in rows), dtype=bool, count=len(rows))
+        out[key] = np.packbits(bits, bitorder="little").tobytes()
+    return out
+
+
+def patterns_table(patterns: list, observed: dict[str, bytes] | None = None) -> bytes:
+    """``patterns/<space>.parquet`` from :class:`indexer.posterior.PatternPosterior` (as stored: float32), with each
+    pattern's ``observed`` bitmask when known (:func:`pattern_masks`; null otherwise)."""
     import pyarrow as pa
 
     f = pa.list_(pa.float32())
     schema = pa.schema([("key", pa.string()), ("n", pa.int64()), ("width", pa.int32()), ("rank", pa.int32()),
                         ("free", pa.int32()), ("mc_seen", pa.bool_()), ("free_seen", pa.bool_()), ("mu", f), ("w", f),
-                        ("V", f), ("K", f), ("Cinv", f)])
+                        ("V", f), ("K", f), ("Cinv", f), ("observed", pa.binary())])
     ps = sorted(patterns, key=lambda p: p.key)
     f4 = lambda a: None if a is None else np.asarray(a, dtype=np.float32).ravel().tolist()  # noqa: E731
     cols = {"key": [p.key for p in ps], "n": [int(p.n) for p in ps], "width": [int(np.shape(p.V)[0]) for p in ps],
@@ -216,7 +235,8 @@ def patterns_table(patterns: list) -> bytes:
             "free": [0 if p.K is None else int(np.shape(p.K)[1]) for p in ps],
             "mc_seen": [bool(p.formats[0]) for p in ps], "free_seen": [bool(p.formats[1]) for p in ps],
             "mu": _vectors([p.mu for p in ps]), "w": _vectors([p.w for p in ps]), "V": _vectors([p.V for p in ps]),
-            "K": [f4(p.K) for p in ps], "Cinv": [f4(p.Cinv) for p in ps]}
+            "K": [f4(p.K) for p in ps], "Cinv": [f4(p.Cinv) for p in ps],
+            "observed": [(observed or {}).get(p.key) for p in ps]}
     return _parquet(cols, schema)
 
 
@@ -280,6 +300,9 @@ class SpaceRecords:
     prior: tuple | None = None
     #: the indexed prompts' (hash, benchmarks, index row), for the prompts collection
     prompts: list[tuple[str, list[str], np.ndarray]] = field(default_factory=list)
+    #: pattern key -> the hashes of the indexed prompts its models were observed on (:data:`PATTERN_OBSERVED`), for
+    #: the patterns the records say it of; None: a record set published without it (coverage unknown when pulled)
+    coverage: dict[str, list[str]] | None = None
 
 
 class _Errors:
@@ -447,8 +470,12 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         pname = patterns_file(spec.name)
         pt = _read_table(root, pname, PATTERN_COLUMNS, errors)
         keys = set()
+        masks: dict[str, tuple[int, bytes]] = {}  # pattern key -> (its row, its observed bitmask)
         if pt is not None:
             prow = pt.drop_columns(["mu", "w", "V"]).to_pylist()
+            for j, p in enumerate(prow):
+                if p.get("observed") is not None and p["key"]:
+                    masks[p["key"]] = (j, bytes(p["observed"]))
             labels = [f"pattern {p['key']}" for p in prow]
             mus = _vector_column(pt, "mu", pname, [p["width"] + p["free"] for p in prow], labels, errors)
             ws = _vector_column(pt, "w", pname, [p["rank"] for p in prow], labels, errors)
@@ -530,6 +557,10 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                         errors.add(f"{qname}: row {j}", "hash or benchmarks is missing")
                     elif v is not None:
                         rec.prompts.append((q["hash"], list(q["benchmarks"]), v))
+                if masks:
+                    rec.coverage = _coverage(masks, [q["hash"] for q in qrows], pname, errors)
+        elif masks:
+            errors.add(pname, f"its observed bitmasks index the rows of {qname}, which is missing")
         for j, b in enumerate(b_rows):
             if b["space"] != spec.name or b_vecs[j] is None:
                 continue
@@ -545,6 +576,30 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                                                          _time(b["computed_at"], w, errors)))
         out.append(rec)
     errors.raise_if_any(root)
+    return out
+
+
+def _coverage(masks: dict[str, tuple[int, bytes]], hashes: list, pname: str, errors: _Errors) -> dict[str, list[str]]:
+    """pattern key -> the prompt hashes its ``observed`` bitmask sets (over the prompts file's rows ``hashes``); a
+    bitmask of the wrong length, with a padding bit set or a bit on a row without a valid hash is reported."""
+    out = {}
+    n = len(hashes)
+    valid = np.array([isinstance(h, str) and len(h) == 64 and all(c in "0123456789abcdef" for c in h)
+                      for h in hashes], dtype=bool)
+    for key, (j, raw) in masks.items():
+        where = f"{pname}: row {j} (pattern {key})"
+        if len(raw) != (n + 7) // 8:
+            errors.add(where, f"observed has {len(raw)} byte(s), not one bit per prompt row ({(n + 7) // 8} bytes)")
+            continue
+        bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little").astype(bool)
+        if bits[n:].any():
+            errors.add(where, "observed has a bit set past the last prompt row")
+            continue
+        bits = bits[:n]
+        if (bits & ~valid).any():
+            errors.add(where, "observed marks a prompt row whose hash is not a sha256 hex digest")
+            continue
+        out[key] = [hashes[i] for i in np.flatnonzero(bits)]
     return out
 
 

@@ -42,11 +42,15 @@ embedding, a search of the prompts collection) are the query's neighbourhood (a 
 benchmark's own prompts nearest to its vector); a model's ``coverage.near`` is how
 many of those with similarity >= :data:`NEAR_SIMILARITY` (a benchmark query's: all of them) it was measured on, and
 on which benchmarks;
-``coverage.measured_near`` whether there is one. Those three are null (unknown) when the index cannot tell: it holds
-fewer of the model's per-prompt outcomes than the model's vector was fitted on (an index pulled from a published
-dataset holds none) and none of those it holds is near, or it has no prompts collection (a pulled space published
-without prompt rows; a local space's lost prompts collection is an IndexMissingError); "no" is said only when some
-indexed prompt is near the query and SQL holds every prompt the model was measured on, or when no indexed prompt at
+``coverage.measured_near`` whether there is one. An index pulled from a published dataset holds no per-prompt
+outcomes, but the records tell which indexed prompts each coverage pattern's models were observed on
+(:func:`indexer.query.pattern_observed`): its coverage is computed from those, the same as the publisher's (and so
+is the coverage share of a coverage-aware map, :func:`indexer.query.observed_shares`). Those three are null
+(unknown) when the index cannot tell: it holds fewer of the model's per-prompt outcomes than the model's vector was
+fitted on and no pattern prompt set for it (records published before they carried one) and none of those it holds
+is near, or it has no prompts collection (a pulled space published without prompt rows; a local space's lost prompts
+collection is an IndexMissingError); "no" is said only when some indexed prompt is near the query and SQL holds
+every prompt the model was measured on (its outcomes, or its pattern's prompt set), or when no indexed prompt at
 all is near.
 ``evidence.prompts`` are the ``evidence`` nearest of them it was measured on, with its outcome on each (repeats
 across sources averaged); ``evidence.benchmarks`` its observed accuracy and n on the benchmarks nearest to the
@@ -717,8 +721,14 @@ def _raw(hits, alpha: float):
 def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str | None,
              near_hits=None) -> list[ModelResult]:
     """The ranked matches with identity, metadata, coverage and evidence."""
+    from .query import pattern_observed
+
     near = _neighbourhood(vectors, space, q, near_hits, benchmark, store=store) if ranked else []
     observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
+    # a model SQL holds no outcome of (a pulled index): the prompts its coverage pattern's models were observed on,
+    # when the records carried them -- which near prompts it was measured on, not its outcomes there
+    by_pattern = pattern_observed(store, space, {m.model: m.payload.get("pattern") for m, _ in ranked
+                                                 if not observed.get(m.model, ({}, {}, 0))[2]}) if near else {}
     # benchmarks nearest to the query: the queried one, then those of the neighbourhood by best similarity
     order: list[str] = [benchmark] if benchmark else []
     for p in near:
@@ -737,10 +747,13 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         if not n_known and p.get("accuracy_by_benchmark"):  # no outcomes here (a pulled index): the published accuracy
             accs = {b: (a, None) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
         mine = [x for x in near if x["id"] in cells]
-        close = [x for x in mine if is_near(x)]
+        seen = by_pattern.get(m.model)
+        close = [x for x in (mine if seen is None else [x for x in near if x["id"] in seen]) if is_near(x)]
         # "no" needs the whole of the model's measurements: SQL holds at least the prompts its vector was fitted on
-        # (a pulled index holds none of them), or no indexed prompt at all is near the query
-        known = bool(close) or (bool(near) and (not anything_near or n_known >= int(p.get("n_prompts") or 0)))
+        # (a pulled index holds none of them, but may hold the prompts its pattern was observed on), or no indexed
+        # prompt at all is near the query
+        whole = seen is not None or n_known >= int(p.get("n_prompts") or 0)
+        known = bool(close) or (bool(near) and (not anything_near or whole))
         cov = (Coverage(near=len(close), measured_near=bool(close),
                         benchmarks=sorted({b for x in close for b in x["benchmarks"] if b in accs}))
                if known else Coverage(near=None, measured_near=None, benchmarks=None))

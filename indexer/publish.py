@@ -3,7 +3,8 @@
 :mod:`indexer.hub` only.
 
 **publish** (:func:`publish`): every space with model vectors (or the one ``space`` names) becomes
-``models/<space>.parquet`` + ``patterns/<space>.parquet``, with ``spaces.parquet``, ``benchmarks.parquet`` and the
+``models/<space>.parquet`` + ``patterns/<space>.parquet`` (with each pattern's observed prompts, a bitmask over
+``prompts/<space>.parquet``: :func:`_pattern_observed`), with ``spaces.parquet``, ``benchmarks.parquet`` and the
 card. The files are a function of the SQL records alone (no publish time in them), so publishing unchanged
 records gives the same bytes. Against the Hub: the token must be there and able to write
 (:meth:`~indexer.hub.HubClient.check_write_access`), the dataset is created when missing, the files it holds now
@@ -141,6 +142,37 @@ def _prompt_rows(store, sp, encoder=None) -> tuple[list, list, list]:
     return hashes, benches, vecs
 
 
+def _pattern_observed(store, mvs, chunk: int = 256) -> dict[str, set[str]]:
+    """pattern key -> the text hashes of the prompts its models were observed on, as SQL's outcomes say (what the
+    publisher's own searches compute coverage from, :func:`indexer.query.observed_shares`), for each pattern whose
+    models SQL holds one and the same set for. A pattern whose models disagree (a vector out of step with outcomes
+    ingested since it was solved) is left out: a pulled index says coverage unknown for its models, not a wrong one."""
+    members: dict[str, list[str]] = {}
+    for mv in mvs:
+        if mv.pattern:
+            members.setdefault(mv.pattern, []).append(mv.model)
+    models = [m for ms in members.values() for m in ms]
+    seen: dict[str, np.ndarray] = {}
+    for lo in range(0, len(models), chunk):
+        part = models[lo:lo + chunk]
+        got: dict[str, list[np.ndarray]] = {}
+        for m, _, pids, _ in store.outcome_blocks(part):
+            got.setdefault(m, []).append(np.asarray(pids, dtype=np.int64))
+        for m, ps in got.items():
+            seen[m] = np.unique(np.concatenate(ps))
+    sets: dict[str, np.ndarray] = {}
+    for key, ms in members.items():
+        first = seen.get(ms[0])
+        if first is None or not all(m in seen and np.array_equal(seen[m], first) for m in ms[1:]):
+            log.warning("publish: the models of coverage pattern %s were not all observed on the same prompts (or "
+                        "have no outcomes); a pulled index says their coverage is unknown", key)
+            continue
+        sets[key] = first
+    ids = np.unique(np.concatenate(list(sets.values()))) if sets else np.zeros(0, dtype=np.int64)
+    hash_of = dict(zip(ids.tolist(), store.prompt_hashes(ids.tolist()))) if ids.size else {}
+    return {key: {hash_of[i] for i in s.tolist() if i in hash_of} for key, s in sets.items()}
+
+
 def build(store, space=None, *, include_restricted: bool = False, repo_id: str = "ORG/NAME",
           encoder=None) -> RecordSet:
     """The files a publish of ``space`` (default: every space with model vectors) writes; see the module docstring."""
@@ -212,8 +244,9 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
             vecs.append(vec)
             records[(name, mv.model)] = dict(row, vector=vec.tobytes())
         files[dataset.models_file(name)] = dataset.models_table(rows, np.asarray(vecs, dtype=np.float32))
-        files[dataset.patterns_file(name)] = dataset.patterns_table(list(store.load_patterns(sp.id).values()))
         hashes, benches, pvecs = _prompt_rows(store, sp, encoder)
+        observed = dataset.pattern_masks(_pattern_observed(store, mvs), hashes) if hashes else None
+        files[dataset.patterns_file(name)] = dataset.patterns_table(list(store.load_patterns(sp.id).values()), observed)
         if hashes:
             files[dataset.prompts_file(name)] = dataset.prompts_table(hashes, benches, pvecs)
         bvs = store.load_benchmark_vectors(sp.id)
@@ -506,7 +539,7 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) 
     items = [ImportedSpace(spec=r.spec, origin=origin, revision=revision, models=r.models, vectors=r.vectors,
                            patterns=r.patterns, calibration=r.calibration, benchmarks=r.benchmarks,
                            benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases,
-                           prior=r.prior)
+                           prior=r.prior, coverage=r.coverage)
              for r in spaces]
     ids = store.import_spaces(items)  # one transaction: all of it or nothing
     out = []

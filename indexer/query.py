@@ -65,6 +65,7 @@ class Match:
 #: probability's interval: re-ranks a candidate set, grown until the top k are settled)
 RANKS = ("probability", "lcb")
 _PATTERNS: dict[tuple[str, str], object] = {}  # (space key, pattern key) -> PatternPosterior, per process
+_OBSERVED: dict[str, frozenset] = {}  # a pattern's observed prompt set by its digest, per process
 
 
 def predictor(store, space, state: tuple | None = None):
@@ -278,22 +279,53 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     return [m for m, _ in ranked]
 
 
+def pattern_observed(store, space, patterns: dict[str, str | None]) -> dict[str, frozenset]:
+    """model -> the hashes of the indexed prompts it was observed on, from its coverage pattern (``patterns``: model
+    -> its payload's ``pattern``), for the models whose pattern's prompt set SQL holds (a pulled index whose records
+    carried it, :meth:`~indexer.store.sql.Store.pattern_prompts`). The sets are kept for the process by their
+    digest (one small read per search tells which are stored now: a re-pull replaces them). Models left out: not
+    known (a local index's models, whose outcomes tell, or records published without it)."""
+    digests = getattr(store, "pattern_prompt_digests", None)
+    if digests is None or space is None or not any(patterns.values()):
+        return {}
+    now = digests(space.id, [k for k in patterns.values() if k])
+    want = [k for k, d in now.items() if d not in _OBSERVED]
+    if want:
+        for k, (d, hashes) in store.pattern_prompts(space.id, want).items():
+            _OBSERVED[d] = hashes
+    return {m: _OBSERVED[now[k]] for m, k in patterns.items() if k in now and now[k] in _OBSERVED}
+
+
 def observed_shares(store, models: list[str], near: list[dict], fitted: dict | None = None,
-                    all_measured: bool = False, ids: dict | None = None) -> dict[str, float]:
+                    all_measured: bool = False, ids: dict | None = None, space=None,
+                    patterns: dict | None = None) -> dict[str, float]:
     """model -> the share of the indexed prompts ``near`` (the query's
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest, as :func:`indexer.find._neighbourhood` gives them) it was
-    observed on, from its outcome blocks in SQL (of those prompts' benchmarks only; one array pass over them); 1.0 for
-    a model SQL holds no outcome of (a pulled index: it cannot tell, and the model keeps the covered map).
+    observed on, from its outcome blocks in SQL (of those prompts' benchmarks only; one array pass over them). For a
+    model SQL holds no outcome of (a pulled index), from the prompts its coverage pattern's models were observed on
+    (:func:`pattern_observed`; ``patterns``: model -> its payload's ``pattern``, ``space`` the query's), the same
+    share the publisher computed from its outcomes; 1.0 where that is not known either (records published without
+    it: it cannot tell, and the model keeps the covered map).
     ``fitted``: model -> the benchmarks its vector was fitted on (its payload's ``benchmarks``): a model fitted on
     none of the neighbourhood's benchmarks has share 0 without reading its outcomes. ``all_measured``: SQL is known
     to hold outcomes of every model with a vector (:meth:`~indexer.store.sql.Store.unmeasured_vectors` said so), so
     which of these it holds outcomes of is not read. ``ids``: ``store.prompt_ids`` of ``near``, when already read."""
+    if not models:
+        return {}
+    have = set(models) if all_measured else store.measured_models(models)
+    out = {m: 1.0 for m in models}
+    hashes = list(dict.fromkeys(p["id"] for p in near))
+    pulled = [m for m in models if m not in have]
+    if pulled and hashes:
+        for m, seen in pattern_observed(store, space, {m: (patterns or {}).get(m) for m in pulled}).items():
+            out[m] = sum(h in seen for h in hashes) / len(hashes)
+    if not have:
+        return out
     ids = store.prompt_ids([p["id"] for p in near]) if ids is None else ids
     ids = np.unique(np.fromiter(ids.values(), dtype=np.int64))
-    if not ids.size or not models:
-        return {m: 1.0 for m in models}
+    if not ids.size:
+        return out
     benches = sorted({b for p in near for b in p["benchmarks"] if b})
-    have = set(models) if all_measured else store.measured_models(models)
     ask = [m for m in models if m in have and (fitted is None or set(fitted.get(m) or ()) & set(benches))]
     code = {m: i for i, m in enumerate(ask)}
     seen = np.zeros((len(ask), ids.size), dtype=bool)
@@ -304,7 +336,8 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
         hit = np.isin(P, ids)
         seen[M[hit], np.searchsorted(ids, P[hit])] = True
     share = seen.mean(axis=1)
-    return {m: (1.0 if m not in have else float(share[code[m]]) if m in code else 0.0) for m in models}
+    out.update({m: (float(share[code[m]]) if m in code else 0.0) for m in models if m in have})
+    return out
 
 
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
@@ -349,7 +382,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
 
     # the candidates' payloads: only what the re-rank reads (the fields a model was fitted on, its size for the size
     # term), the top's whole payloads read once it is settled; ``lcb`` needs every candidate's posterior (whole)
-    fields = None if rank == "lcb" else ["benchmarks", *(["num_parameters"] if shift is not None else [])]
+    fields = None if rank == "lcb" else ["benchmarks", "pattern", *(["num_parameters"] if shift is not None else [])]
 
     while True:
         h1 = vectors.search(name, "models", q1, filters=where1, limit=fetch + 1, penalty=penalty, fields=fields)
@@ -363,7 +396,8 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
             into.update(got)
         new = [h for h in hits if h.key not in shares]  # those of a smaller fetch are known already
         shares.update(observed_shares(store, [h.key for h in new], near,
-                                      {h.key: h.payload.get("benchmarks") for h in new}, all_measured, ids=ids))
+                                      {h.key: h.payload.get("benchmarks") for h in new}, all_measured, ids=ids,
+                                      space=pred.space, patterns={h.key: h.payload.get("pattern") for h in new}))
         cs = np.array([shares[h.key] for h in hits])
         blend = (cs * np.array([raw1[h.key] for h in hits])
                  + (1.0 - cs) * (np.array([raw0[h.key] for h in hits]) + d0))
@@ -377,9 +411,12 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         if rank == "lcb":  # the bound needs every candidate's variance
             found = _matches(hits, pred, q, at_row)
             value = lower_bounds(value, found, pred)
-        order = _ranked(value, score, limit)
+        # ties (two models' equal logits: e.g. a benchmark query, whose score is a model's accuracy there) by model
+        # key, not by the order the two searches returned the candidates in, which differs between indexes holding
+        # the same vectors (a pulled one); so a model not fetched yet that could tie the k-th is fetched first
+        order = _ranked(value, score, limit, keys=[h.key for h in hits])
         kth = value[order[-1]] if len(order) else np.inf  # NaN (a bound unknown in the top): not settled, fetch more
-        if exhaustive or not nxt or kth >= max(nxt):
+        if exhaustive or not nxt or kth > max(nxt):
             if found is None:  # the matches of the top alone, their raw scores at the row from their ids
                 top = [hits[i] for i in order]
                 whole = vectors.get(name, "models", [h.key for h in top]) if fields is not None and top else {}
@@ -437,9 +474,12 @@ def lower_bounds(values: np.ndarray, found: list[Match], pred) -> np.ndarray:
     return values - Z_INTERVAL * pred.scale * np.sqrt(np.maximum(var, 0.0))  # NaN stays NaN
 
 
-def _ranked(values: np.ndarray, scores: np.ndarray, limit: int) -> np.ndarray:
-    """The indices of the top ``limit`` by ``values``, best first (ties in candidate order); those whose value is
-    NaN (an unknown bound) after all others, by their ``scores``."""
+def _ranked(values: np.ndarray, scores: np.ndarray, limit: int, keys: list[str] | None = None) -> np.ndarray:
+    """The indices of the top ``limit`` by ``values``, best first (ties in candidate order, or by model key when
+    ``keys`` are given); those whose value is NaN (an unknown bound) after all others, by their ``scores``."""
     values = np.asarray(values, dtype=np.float64)
     known = np.isfinite(values)
-    return np.lexsort((-np.where(known, values, np.asarray(scores, dtype=np.float64)), ~known))[:limit]
+    order = (-np.where(known, values, np.asarray(scores, dtype=np.float64)), ~known)
+    if keys is not None:
+        order = (np.asarray(keys, dtype=str), *order)
+    return np.lexsort(order)[:limit]

@@ -8,7 +8,7 @@ from indexer.errors import StoreError
 from indexer.store import sql_migrate as migrate
 
 TABLES = ["benchmark_prompts", "benchmark_vectors", "benchmarks", "model_aliases", "model_vectors", "models", "outcomes", "prompts",
-          "runs", "sources", "space_calibrations", "space_patterns", "space_priors", "spaces"]
+          "runs", "sources", "space_calibrations", "space_pattern_prompts", "space_patterns", "space_priors", "spaces"]
 
 
 def test_upgrade_to_head_and_back_to_base(db_url):

@@ -455,7 +455,8 @@ def test_import_writes_the_same_records_on_sqlite_and_postgresql(publisher, tmp_
     (sid,) = store.import_spaces([ImportedSpace(spec=rec.spec, origin="test", revision="r", models=rec.models,
                                                 vectors=rec.vectors, patterns=rec.patterns,
                                                 calibration=rec.calibration, benchmarks=rec.benchmarks,
-                                                benchmark_vectors=rec.benchmark_vectors, created_at=rec.created_at)])
+                                                benchmark_vectors=rec.benchmark_vectors, created_at=rec.created_at,
+                                                coverage=rec.coverage)])
     (sp_a,) = store_a.list_spaces()
     got, want = store.load_model_vectors(sid), store_a.load_model_vectors(sp_a.id)
     assert [v.model for v in got] == [v.model for v in want]
@@ -467,6 +468,14 @@ def test_import_writes_the_same_records_on_sqlite_and_postgresql(publisher, tmp_
     assert sorted(pa) == sorted(pb)
     for k in pa:
         assert np.array_equal(pa[k].V, pb[k].V) and np.array_equal(pa[k].mu, pb[k].mu) and pa[k].formats == pb[k].formats
+    # each pattern's observed prompts: the prompts SQL's outcomes of its models name at the publisher
+    seen = store.pattern_prompts(sid, list(pa))
+    assert sorted(seen) == sorted(pa) and rec.coverage
+    for k, (digest, hashes) in seen.items():
+        models = [v.model for v in want if v.pattern == k]
+        ids = {int(i) for _, _, pids, _ in store_a.outcome_blocks(models[:1]) for i in pids}
+        assert hashes == set(store_a.prompt_hashes(sorted(ids))) and len(hashes) == pa[k].n
+        assert store.pattern_prompt_digests(sid, [k]) == {k: digest}
     assert store.space_origin(sid) == "test" and store.is_read_only(sid)
     with pytest.raises(ReadOnlyError):
         store.save_benchmark_vectors(sid, store.load_benchmark_vectors(sid))
@@ -566,9 +575,11 @@ def test_a_repo_that_moved_meanwhile_is_not_overwritten(publisher, hub_server, m
 
 
 def test_a_pulled_index_says_measured_near_is_unknown_not_no(publisher, tmp_path, monkeypatch, encoder, capsys):
-    """A pulled index holds no per-prompt outcomes: whether a model was measured near the query is unknown there
-    (null in the library and the JSON, "unknown" in the table), never "no"; the publisher's own index says yes, and
-    a query with no indexed prompt near it is "no" in both (known without any outcome)."""
+    """A pulled index holds no per-prompt outcomes. From records that carry no pattern's observed prompts (published
+    before they did), whether a model was measured near the query is unknown there (null in the library and the
+    JSON, "unknown" in the table), never "no"; the publisher's own index says yes, and a query with no indexed prompt
+    near it is "no" in both (known without any outcome). From records that carry them, the pulled index says what
+    the publisher says."""
     from fastapi.testclient import TestClient
 
     from indexer.cli_find import _print_result
@@ -582,6 +593,19 @@ def test_a_pulled_index_says_measured_near_is_unknown_not_no(publisher, tmp_path
     assert all(r.coverage.measured_near is True and r.coverage.near >= 1 for r in mine)
     away = find(far, k=5, store=store_a, vectors=vectors_a)
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_new")
+    pull(str(tmp_path / "d"))
+    store_n, vectors_n = open_store(), VectorStore.from_settings()
+    try:
+        assert not store_n.has_outcomes()
+        for text, at_a in ((indexed, mine), (far, away)):
+            got = find(text, k=5, store=store_n, vectors=vectors_n)
+            assert [(r.model, r.to_dict()["coverage"]) for r in got] == [(r.model, r.to_dict()["coverage"])
+                                                                         for r in at_a]
+    finally:
+        vectors_n.close()
+        store_n.close()
+    _drop_observed(tmp_path / "d")  # as published before the patterns carried their observed prompts
     _home(tmp_path, monkeypatch, "home_b")
     pull(str(tmp_path / "d"))
     store_b, vectors_b = open_store(), VectorStore.from_settings()
@@ -731,3 +755,138 @@ def test_a_dry_run_into_an_earlier_one_holds_exactly_the_new_records(publisher, 
     with pytest.raises(ConfigError, match=f"--dry-run {re.escape(str(other))}: the folder is not empty"):
         publish("tester/recs", store=store_a, dry_run=other)
     assert (other / "models" / "mine.parquet").read_bytes() == b"x"
+
+
+# -- a sparse, mixed index (multiple-choice MMLU-Pro + free-form code) whose map is coverage-aware --
+
+CODE_PER_BENCHMARK = 40
+
+
+def _code_subset(src: Path, folder: Path, per: int = CODE_PER_BENCHMARK) -> list[str]:
+    """The first ``per`` prompts of each of evalarena_code's four benchmarks with every outcome on them (models
+    measured on some benchmarks only: a sparse index), with its SOURCE.md; a few prompts of each benchmark left out
+    are returned as queries the index has not seen."""
+    import gzip
+
+    folder.mkdir(parents=True)
+    keep, count, unseen = set(), {}, []
+    with open(src / "prompts.jsonl") as f, open(folder / "prompts.jsonl", "w") as out:
+        for line in f:
+            row = json.loads(line)
+            n = count.get(row["benchmark"], 0)
+            count[row["benchmark"]] = n + 1
+            if n < per:
+                keep.add(row["prompt_id"])
+                out.write(line)
+            elif n < per + 2:
+                unseen.append(row["text"])
+    with gzip.open(src / "outcomes.csv.gz", "rt") as f, open(folder / "outcomes.csv", "w") as out:
+        out.write(next(f))
+        out.writelines(line for line in f if line.split(",")[1] in keep)
+    shutil.copy(src / "SOURCE.md", folder / "SOURCE.md")
+    return unseen
+
+
+@pytest.fixture
+def mixed_publisher(tmp_path, monkeypatch, encoder, shared_data):
+    """Home M: the sample subset (25 models on 90 multiple-choice prompts) and 160 code prompts of evalarena_code
+    (132 models, each measured on some of its four benchmarks), indexed in one pass: its fitted map is coverage-aware."""
+    _home(tmp_path, monkeypatch, "home_m")
+    unseen = _subset(tmp_path / "sample")
+    code = _code_subset(shared_data / "evalarena_code", tmp_path / "code")
+    store, vectors = open_store(), VectorStore.from_settings()
+    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample")),
+                                                      SourceSpec(str(tmp_path / "code"))])
+    assert r.status == "ok", r.errors
+    yield store, vectors, unseen, code
+    vectors.close()
+    store.close()
+
+
+def _mixed_queries(store, unseen: list[str], code: list[str]) -> list[dict]:
+    """15 queries: benchmark queries of both kinds, unseen and indexed prompts of both kinds, several prompts,
+    ``lcb``, ``prefer_smaller``, a question without its options."""
+    indexed = store.prompt_texts(store.benchmark_prompts("humaneval")[:1] + store.benchmark_prompts("mbpp")[:1]
+                                 + store.benchmark_prompts(CATEGORIES[1])[:1])
+    out = [{"benchmark": b} for b in (CATEGORIES[1], "humaneval", "cruxeval-output", "mbpp")]
+    out += [{"prompts": [t]} for t in code[:3] + unseen[:1] + indexed]
+    out += [{"prompts": code[4:6]}, {"prompts": [code[6]], "rank": "lcb"}, {"benchmark": "mbpp", "rank": "lcb"},
+            {"prompts": [unseen[3].split("\nA.")[0]], "prefer_smaller": 0.05}]
+    return out
+
+
+def _full_answers(store, vectors, queries) -> list[list[dict]]:
+    """Each query's top 8 as :func:`indexer.find_models` answers (the JSON of ``taskspace search --json``): every
+    field but the evidence's per-prompt outcomes and per-benchmark counts, which a pulled index does not hold."""
+    from indexer.find import find_models as find
+
+    res = []
+    for q in queries:
+        kw = dict(q)
+        got = find(kw.pop("prompts", None), k=8, store=store, vectors=vectors, **kw).to_dict()
+        res.append([{k: v for k, v in r.items() if k not in ("evidence", "metadata")}
+                    | {"evidence_benchmarks": [b["name"] for b in r["evidence"]["benchmarks"]]}
+                    for r in got["results"]])
+    return res
+
+
+def _drop_observed(folder: Path) -> None:
+    """The record set as published before patterns carried their observed prompts (no ``observed`` column)."""
+    import pyarrow.parquet as pq
+
+    for f in (folder / "patterns").glob("*.parquet"):
+        pq.write_table(pq.read_table(f).drop_columns(["observed"]), f)
+
+
+def test_a_pulled_sparse_mixed_index_answers_as_its_publisher_coverage_included(mixed_publisher, tmp_path,
+                                                                                monkeypatch):
+    """On a sparse index the map is coverage-aware: a model's logit is ``c L1 + (1 - c) L0``, ``c`` its share of the
+    query's nearest indexed prompts it was observed on. The records carry which indexed prompts each coverage
+    pattern's models were observed on (patterns/<space>.parquet ``observed``), so a pulled home, which holds no
+    per-prompt outcome, computes ``c``, ``coverage.near`` and ``measured_near`` as the publisher does: the same
+    models, order, probabilities, intervals and coverage for 15 queries. Before, ``c`` was 1 for every pulled model
+    (another order and other probabilities, e.g. on `-b mmlu_pro/law` and code prompts) and coverage "unknown". A
+    record set published without them still pulls, and answers as before (coverage unknown)."""
+    store_a, vectors_a, unseen, code = mixed_publisher
+    (sp_a,) = store_a.list_spaces()
+    assert store_a.get_space_calibration(sp_a.id).coverage_aware  # the premise: a coverage-aware map, fitted here
+    assert len({mv.pattern for mv in store_a.load_model_vectors(sp_a.id)}) > 3  # sparse: several coverage patterns
+    queries = _mixed_queries(store_a, unseen, code)
+    assert len(queries) == 15
+    want = _full_answers(store_a, vectors_a, queries)
+    want_lean = _answers(store_a, vectors_a, [q for q in queries if "prefer_smaller" not in q])
+    assert all(len(ans) == 8 for ans in want)
+    # the premise of the comparison: coverage differs between models and is partial for some (c is not 1 for all)
+    covs = [r["coverage"]["near"] for ans in want for r in ans]
+    assert None not in covs and 0 in covs and any(c > 0 for c in covs)
+    publish("tester/mixed", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_p")
+    pulled = pull(str(tmp_path / "d"))
+    assert pulled.spaces[0]["prompts"] == 90 + 4 * CODE_PER_BENCHMARK
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        (sp_b,) = store_b.list_spaces()
+        assert not store_b.has_outcomes() and store_b.get_space_calibration(sp_b.id).coverage_aware
+        # every pattern's observed prompts came along: as many as the pattern's posterior counts
+        pats = store_b.load_patterns(sp_b.id)
+        seen = store_b.pattern_prompts(sp_b.id, list(pats))
+        assert set(seen) == set(pats) and all(len(seen[k][1]) == pats[k].n for k in pats)
+        assert _full_answers(store_b, vectors_b, queries) == want
+        assert _answers(store_b, vectors_b, [q for q in queries if "prefer_smaller" not in q]) == want_lean
+    finally:
+        vectors_b.close()
+        store_b.close()
+    # a record set published before the observed prompts: pulls, and says coverage unknown (c = 1) as before
+    _drop_observed(tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_old")
+    pull(str(tmp_path / "d"))
+    store_c, vectors_c = open_store(), VectorStore.from_settings()
+    try:
+        (sp_c,) = store_c.list_spaces()
+        assert store_c.pattern_prompts(sp_c.id, list(store_c.load_patterns(sp_c.id))) == {}
+        old = _full_answers(store_c, vectors_c, queries[:2])
+        assert all(r["coverage"] == {"near": None, "measured_near": None, "benchmarks": None} for a in old for r in a)
+        assert old != want[:2]  # the share of every model taken as 1: another answer than the publisher's
+    finally:
+        vectors_c.close()
+        store_c.close()

@@ -259,6 +259,21 @@ class SpacePatternRow(Base):
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class SpacePatternPromptsRow(Base):
+    """The indexed prompts a coverage pattern's models were observed on, for a pulled space (migration 0012): its
+    ``n`` prompts' sha256 text hashes, 32 raw bytes each, sorted and concatenated, and the sha256 of those bytes
+    (``digest``: a search keeps the sets it read by it). A space built here has none (its outcomes tell which prompts
+    each model was observed on)."""
+
+    __tablename__ = "space_pattern_prompts"
+
+    space_id: Mapped[int] = mapped_column(ForeignKey("spaces.id", ondelete="CASCADE"), primary_key=True)
+    pattern: Mapped[str] = mapped_column(String(64), primary_key=True)
+    n: Mapped[int] = mapped_column(Integer)
+    prompts: Mapped[bytes] = mapped_column(LargeBinary)
+    digest: Mapped[str] = mapped_column(String(64))
+
+
 class SpaceCalibrationRow(Base):
     """A space's calibration map ``p = sigmoid(a + b score)`` (:class:`indexer.posterior.Calibration`)."""
 

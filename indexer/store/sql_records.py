@@ -5,7 +5,12 @@ reads beyond the vectors, and the one transaction ``taskspace pull`` writes (:mo
 - ``import_spaces`` (:class:`ImportedSpace`): a pulled space's models, benchmarks, model vectors, pattern factors,
   calibration and benchmark vectors, all in one transaction (nothing is half-imported), and the space's *pulled*
   marker: a ``sources`` row of kind ``"pulled"`` at location ``pulled:<space key>`` (revision = the pulled commit or
-  content digest, seen_revision = where it came from). No new table: the marker is a source that holds no outcomes.
+  content digest, seen_revision = where it came from). No new table for the marker: it is a source that holds no
+  outcomes.
+- ``pattern_prompts``: per coverage pattern of a pulled space, the indexed prompts (text hashes) its models were
+  observed on, when the records carry them (``space_pattern_prompts``, migration 0012; a record set published
+  before has none): what the coverage of a pulled model is computed from (:func:`indexer.query.observed_shares`),
+  as the publisher computes it from its outcomes.
 - Read-only: a pulled space is read-only while the database holds no outcomes (no raw results were ingested):
   ``save_model_vectors``, ``save_benchmark_vectors`` and ``delete_model_vectors`` raise
   :class:`~indexer.errors.ReadOnlyError` for it (``check_writable``), and the indexing pass leaves it alone
@@ -15,6 +20,7 @@ reads beyond the vectors, and the one transaction ``taskspace pull`` writes (:mo
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,7 +30,8 @@ from sqlalchemy import delete, func, select, update
 
 from ..errors import InputError, ReadOnlyError
 from .sql_models import (Benchmark, BenchmarkPrompt, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock,
-                         Source, Space, SpaceCalibrationRow, SpacePatternRow, SpacePriorRow, utcnow)
+                         Source, Space, SpaceCalibrationRow, SpacePatternPromptsRow, SpacePatternRow, SpacePriorRow,
+                         utcnow)
 from .sql_types import MODEL_FIELDS, BenchmarkVector, ModelVector, chunks
 from .sql_derived import _folded
 
@@ -51,6 +58,16 @@ class ImportedSpace:
     created_at: datetime | None = None
     aliases: dict[str, list[str]] = field(default_factory=dict)  # model key -> its names (model_aliases)
     prior: tuple | None = None  # (the space prior's vector, n_models): a folded query needs it (posterior.Calibration)
+    #: pattern key -> the text hashes (hex) of the indexed prompts its models were observed on (None: not published)
+    coverage: dict[str, list[str]] | None = None
+
+
+def _digests(hashes: Sequence[str]) -> bytes:
+    """The sorted sha256 hex hashes as 32 raw bytes each, concatenated (``space_pattern_prompts.prompts``)."""
+    try:
+        return b"".join(bytes.fromhex(h) for h in sorted(set(hashes)) if len(h) == 64)
+    except ValueError as exc:
+        raise InputError(f"a pattern's prompt hash is not hex: {exc}") from None
 
 
 class RecordsMixin:
@@ -113,6 +130,8 @@ class RecordsMixin:
         # built here, the space estimates its own from the models solved here
         with self._write("dropping the pulled prior") as conn:
             conn.execute(delete(SpacePriorRow).where(SpacePriorRow.space_id == space_id))
+            # and the pulled patterns' prompt sets: the models solved here have outcomes, which tell
+            conn.execute(delete(SpacePatternPromptsRow).where(SpacePatternPromptsRow.space_id == space_id))
 
     @staticmethod
     def _drop_unused_benchmarks(conn, keep: set[int]) -> None:
@@ -125,6 +144,33 @@ class RecordsMixin:
                   if b not in keep]
         for c in chunks(unused):
             conn.execute(delete(Benchmark).where(Benchmark.id.in_(c)))
+
+    def pattern_prompt_digests(self, space_id: int, keys: Sequence[str]) -> dict[str, str]:
+        """pattern key -> the digest of its observed prompt set (:meth:`pattern_prompts`), for those of ``keys`` SQL
+        holds one of: a small read that tells whether a set read before is still the one stored."""
+        keys = sorted({k for k in keys if k})
+        out: dict[str, str] = {}
+        with self._read() as conn:
+            for c in chunks(keys):
+                out.update(conn.execute(select(SpacePatternPromptsRow.pattern, SpacePatternPromptsRow.digest).where(
+                    SpacePatternPromptsRow.space_id == space_id, SpacePatternPromptsRow.pattern.in_(c))).all())
+        return out
+
+    def pattern_prompts(self, space_id: int, keys: Sequence[str]) -> dict[str, tuple[str, frozenset[str]]]:
+        """pattern key -> (digest, the text hashes (hex) of the indexed prompts its models were observed on), for
+        those of ``keys`` SQL holds that set of (a pulled space whose records carried it; none for a space built
+        here)."""
+        out: dict[str, tuple[str, frozenset[str]]] = {}
+        keys = sorted({k for k in keys if k})
+        with self._read() as conn:
+            for c in chunks(keys):
+                q = select(SpacePatternPromptsRow.pattern, SpacePatternPromptsRow.digest,
+                           SpacePatternPromptsRow.prompts).where(SpacePatternPromptsRow.space_id == space_id,
+                                                                 SpacePatternPromptsRow.pattern.in_(c))
+                for key, digest, blob in conn.execute(q):
+                    blob = bytes(blob)
+                    out[key] = (digest, frozenset(blob[i:i + 32].hex() for i in range(0, len(blob), 32)))
+        return out
 
     def import_spaces(self, items: Sequence[ImportedSpace]) -> list[int]:
         """Write pulled spaces in one transaction (see the module docstring); returns their SQL ids. A space of the
@@ -150,7 +196,8 @@ class RecordsMixin:
                 method=spec.method, params=dict(spec.params), created_at=item.created_at or utcnow()))
             sid = conn.execute(select(Space.id).where(Space.key == key)).scalar_one()
         else:  # a re-pull replaces the pulled records
-            for table in (ModelVectorRow, SpacePatternRow, SpaceCalibrationRow, BenchmarkVectorRow, SpacePriorRow):
+            for table in (ModelVectorRow, SpacePatternRow, SpaceCalibrationRow, BenchmarkVectorRow, SpacePriorRow,
+                          SpacePatternPromptsRow):
                 conn.execute(delete(table).where(table.space_id == sid))
         # benchmarks: new names are created; existing ones keep their metadata
         have_b = self._ids_by(conn, Benchmark.name, Benchmark.id, [b["name"] for b in item.benchmarks])
@@ -191,6 +238,11 @@ class RecordsMixin:
                                  Cinv=None if p.Cinv is None else f4(p.Cinv), computed_at=utcnow()))
         for c in chunks(pat_rows, 20):
             conn.execute(SpacePatternRow.__table__.insert(), c)
+        cov_rows = [dict(space_id=sid, pattern=k, prompts=_digests(hs))
+                    for k, hs in sorted((getattr(item, "coverage", None) or {}).items())]
+        cov_rows = [dict(r, n=len(r["prompts"]) // 32, digest=hashlib.sha256(r["prompts"]).hexdigest()) for r in cov_rows]
+        for c in chunks(cov_rows, 20):
+            conn.execute(SpacePatternPromptsRow.__table__.insert(), c)
         prior = getattr(item, "prior", None)
         if prior is not None:  # what a folded query needs (indexer.posterior.Calibration.fold)
             u = np.asarray(prior[0], dtype="<f8")

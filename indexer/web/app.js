@@ -171,6 +171,8 @@ function evidencePanel(r) {
   const unknown = r.coverage && r.coverage.measured_near === null;
   if (!ev.prompts.length) ul.append(el("li", { text: unknown
     ? "unknown: this index does not hold this model's per-prompt results (an index pulled from a published dataset holds none)"
+    : r.coverage && r.coverage.measured_near
+    ? `measured on ${r.coverage.near} indexed prompt(s) near this query; its outcomes there are not in this index (pulled from a published dataset)`
     : "no indexed prompt near this query was measured on this model" }));
   panel.append(ul, el("h4", { text: "Observed accuracy on the nearest benchmarks" }));
   const ub = el("ul");
