@@ -7,8 +7,8 @@ the group from the model) and by whether the model's lambda sat at the top of th
         [--seeds N] [--own-lambda]
 
 ``--own-lambda``: each model's own lambda, as before the map's cap (:attr:`indexer.posterior.Calibration.lam_cap`).
-The true rate is a mean over the fold's targets (its binomial noise is not in the interval), so "inside" slightly
-understates how often the interval holds the model's success probability. Uses the product's code: the default
+The true rate is a mean over the fold's targets: "inside" ignores its binomial noise (which understates how often the interval
+holds the model's success probability where a model has few targets), "with the targets' binomial noise" adds it. Uses the product's code: the default
 space's representation, solver, calibration (`indexer.pipeline._fit_calibration`) and posterior variance.
 """
 from __future__ import annotations
@@ -113,20 +113,28 @@ def main() -> None:
         for j, i in enumerate(np.flatnonzero(keep)):
             o = ~np.isnan(T[j])
             if o.sum() >= 5:
-                rec.append((i in hidden, lam[j] >= edge, T[j][o].mean(), P[j][o].mean(), lo[j][o].mean(), hi[j][o].mean()))
+                rec.append((i in hidden, lam[j] >= edge, T[j][o].mean(), P[j][o].mean(), lo[j][o].mean(),
+                            hi[j][o].mean(), float(np.mean(P[j][o] * (1.0 - P[j][o])) / o.sum())))
     r = np.array(rec, dtype=float)
-    unc, at_edge, t, p, a, b = r.T
+    unc, at_edge, t, p, a, b, binom = r.T
     inside = (t >= a) & (t <= b)
+    # the same with the targets' own binomial noise (the rate of n outcomes at the predicted probabilities) added in
+    # quadrature to each side of the interval: what the interval and the finite targets together should hold 90% of
+    z = posterior.Z_INTERVAL
+    reach = lambda half: np.sqrt(half ** 2 + z * z * binom)  # noqa: E731
+    inside_n = (t >= p - reach(p - a)) & (t <= p + reach(b - p))
     print(f"{args.data}, {args.split} ({len(folds)} folds), {'own lambda' if args.own_lambda else 'lambda capped'}"
           f"{', plus the region variance' if args.region_var else ''}; "
           f"{time.perf_counter() - t0:.0f} s\n")
-    print("| models | lambda | (model, fold) pairs | true rate inside the 90% interval | median width | median abs error |")
-    print("|---|---|---|---|---|---|")
+    print("| models | lambda | (model, fold) pairs | true rate inside the 90% interval | inside, with the targets' "
+          "binomial noise | median width | median abs error |")
+    print("|---|---|---|---|---|---|---|")
     for name, sel in (("covered", unc == 0), ("uncovered", unc == 1), ("all", np.ones_like(unc, bool))):
         for lname, ls in ((f"at the edge ({edge:g})", at_edge == 1), ("below", at_edge == 0), ("any", np.ones_like(unc, bool))):
             s = sel & ls
             if s.any():
-                print(f"| {name} | {lname} | {int(s.sum())} | {inside[s].mean():.3f} | {np.median(b[s] - a[s]):.3f} | "
+                print(f"| {name} | {lname} | {int(s.sum())} | {inside[s].mean():.3f} | {inside_n[s].mean():.3f} | "
+                      f"{np.median(b[s] - a[s]):.3f} | "
                       f"{np.median(np.abs(t[s] - p[s])):.3f} |")
 
 
