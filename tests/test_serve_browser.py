@@ -163,7 +163,8 @@ def test_search_page_in_chromium(page_server, tmp_path):
 def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknown(tmp_path, encoder, monkeypatch):
     """An index whose held-out results carry no calibrated signal (build_index's coin flips: 4 models x 28 prompts of
     random outcomes): the page says why there is no interval, as `taskspace search` does. The same index published
-    and pulled into another home (no per-prompt outcomes there): "measured near" is unknown, not "not measured";
+    without the patterns' observed prompts (as before they were published) and pulled into another home (no per-prompt
+    outcomes there): "measured near" is unknown, not "not measured";
     its model page shows the published accuracy per benchmark, n unknown."""
     from playwright.sync_api import expect, sync_playwright
 
@@ -177,6 +178,12 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
     with open_store() as store:
         assert predictor(store, store.list_spaces()[0]).signal is False
         publish("tester/recs", store=store, dry_run=tmp_path / "records")
+    import pyarrow.parquet as pq
+
+    # records published before the patterns carried their observed prompts: the pulled home cannot tell what each
+    # model was measured on (with them it can, and answers as the publisher: tests/test_publish.py)
+    for f in (tmp_path / "records" / "patterns").glob("*.parquet"):
+        pq.write_table(pq.read_table(f).drop_columns(["observed"]), f)
     prompt = "What is item 3 of alpha about chemistry?"
     seen, observed = {}, {}
     with sync_playwright() as p:
