@@ -139,6 +139,13 @@ def spec_kind(spec: str) -> str:
     return "hub" if spec.startswith("hub:") else "path"
 
 
+def is_limit(value) -> bool:
+    """Whether ``value`` is a ``hub-org:`` limit (at most that many datasets): a whole number >= 1. A bool is not
+    one, though Python counts it an int (``limit = true`` in sources.toml); 0 listed nothing, a negative one failed
+    inside huggingface_hub."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def parse_spec(spec: str) -> Spec:
     """The :class:`Spec` of a path, ``hub:ORG/REPO[@REVISION]`` or ``hub-org:ORG``; InputError when malformed (blank
     too: ``Path("")`` is the current folder, so `taskspace ingest "$UNSET"` read whatever lay there)."""
@@ -213,7 +220,7 @@ class Ingester:
         """Ingest what a spec (a string, or its :func:`parse_spec`) names; ``limit``: at most that many
         datasets of a ``hub-org:`` (a positive integer: 0 listed nothing, a negative one failed inside
         huggingface_hub). ``options`` go to the readers."""
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        if limit is not None and not is_limit(limit):
             raise ConfigError(f"--limit {limit}: must be a positive integer (at most that many datasets of a hub-org:)")
         from .sources.registry import check_option_values
 

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import ConfigError, IndexerError
-from .ingest import spec_kind
+from .ingest import is_limit, spec_kind
 
 _KEYS = {"spec", "format", "limit"}
 
@@ -118,7 +118,7 @@ def load(path: Path) -> list[SourceSpec]:
         if unknown:
             raise ConfigError(f"{path}: source #{n} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")
         limit = item.get("limit")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        if limit is not None and not is_limit(limit):
             raise ConfigError(f"{path}: source #{n} limit must be a positive integer")
         fmt = item.get("format")
         if fmt is not None:
@@ -148,8 +148,7 @@ def validate(source: SourceSpec) -> SourceSpec:
         raise ConfigError(f"{exc}; nothing was saved") from None
     if source.format is not None and source.format not in formats():
         raise ConfigError(f"{where}: unknown format {source.format!r}; use one of {', '.join(formats())}; nothing was saved")
-    if source.limit is not None and (isinstance(source.limit, bool) or not isinstance(source.limit, int)
-                                     or source.limit < 1):
+    if source.limit is not None and not is_limit(source.limit):
         raise ConfigError(f"{where}: limit must be a positive integer; nothing was saved")
     try:
         parsed = parse_spec(spec)
