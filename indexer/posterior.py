@@ -631,9 +631,10 @@ def level_spread(S: np.ndarray) -> float:
 
 def lambda_cap(lam) -> float | None:
     """:attr:`Calibration.lam_cap` of models with the lambdas ``lam``: their median (finite, positive ones; None
-    without any). Measured on the coverage split of evalarena_code, the 90% intervals of the models whose lambda sat
-    at the grid's edge held their true rate 50% (covered) and 27% (uncovered) of the time, at a quarter of the others'
-    width for errors as large; with the cap, 95% and 100% (``benchmarks/bench_intervals.py``)."""
+    without any). Measured on the coverage split of evalarena_code (2 seeds), the 90% intervals of the models whose
+    lambda sat at the grid's edge held their true rate 45% (covered) and 36% (uncovered) of the time, at a quarter of
+    the others' width for errors as large; with the cap, 93% and 100% (``benchmarks/bench_intervals.py``,
+    docs/RESULTS.md "Intervals")."""
     lam = np.asarray(lam, dtype=np.float64).ravel()
     lam = lam[np.isfinite(lam) & (lam > 0)]
     return float(np.median(lam)) if lam.size else None
