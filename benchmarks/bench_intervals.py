@@ -4,9 +4,11 @@ shows: the score's posterior, mapped through the space's calibration). Grouped b
 the group from the model) and by whether the model's lambda sat at the top of the GCV grid.
 
     TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_intervals.py DATA [--split coverage|in-sample]
-        [--seeds N] [--own-lambda]
+        [--seeds N] [--own-lambda] [--no-region-var]
 
-``--own-lambda``: each model's own lambda, as before the map's cap (:attr:`indexer.posterior.Calibration.lam_cap`).
+``--own-lambda``: each model's own lambda, as before the map's cap (:attr:`indexer.posterior.Calibration.lam_cap`);
+``--no-region-var``: without the coverage-aware map's region variance (:attr:`~indexer.posterior.Calibration.region_var`),
+as before it.
 The true rate is a mean over the fold's targets: "inside" ignores its binomial noise (which understates how often the interval
 holds the model's success probability where a model has few targets), "with the targets' binomial noise" adds it. Uses the product's code: the default
 space's representation, solver, calibration (`indexer.pipeline._fit_calibration`) and posterior variance.
@@ -19,39 +21,17 @@ import time
 import numpy as np
 
 
-def region_variance(S: np.ndarray, groups: np.ndarray, min_cells: int = 20) -> float:
-    """sigma_r^2: how much a model's level (mean signed outcome) on one benchmark differs from its overall level beyond
-    what the benchmark does to every model (the model x benchmark interaction of a two-way additive fit of the
-    per-(model, benchmark) levels), less the binomial noise of those levels; in signed-score units."""
-    Y = 2.0 * S - 1.0
-    names = sorted(set(groups.tolist()), key=str)
-    L = np.full((S.shape[0], len(names)), np.nan)
-    noise = np.full_like(L, np.nan)
-    for j, g in enumerate(names):
-        block = S[:, groups == g]
-        n = (~np.isnan(block)).sum(axis=1)
-        ok = n >= min_cells
-        with np.errstate(invalid="ignore"):
-            p = np.nanmean(block[ok], axis=1)
-        L[ok, j] = 2.0 * p - 1.0
-        noise[ok, j] = 4.0 * p * (1.0 - p) / n[ok]
-    with np.errstate(invalid="ignore"):
-        level = np.nanmean(Y, axis=1)
-        bench = np.nanmean(L - level[:, None], axis=0)
-    d = L - level[:, None] - bench[None, :]
-    keep = np.isfinite(d)
-    return float(max(np.mean(d[keep] ** 2) - np.mean(noise[keep]), 0.0)) if keep.any() else 0.0
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data")
     ap.add_argument("--split", choices=("coverage", "in-sample"), default="coverage")
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--own-lambda", action="store_true", help="each model's own lambda (no cap)")
-    ap.add_argument("--region-var", action="store_true",
-                    help="experiment: add the variance of a model's level between benchmarks where it has no evidence "
-                         "near the query, (level / specific)^2 (1 - c)^2 sigma_r^2 (not in the product)")
+    ap.add_argument("--no-region-var", action="store_true",
+                    help="leave out the map's region variance (as before it: Calibration.region_term)")
+    ap.add_argument("--level-var", action="store_true",
+                    help="experiment: the level's sampling variance weighed by the map's level weight, not its "
+                         "specific one: adds ((level / specific)^2 - 1) var(l_i) (not in the product)")
     args = ap.parse_args()
 
     from indexer import evaluate as ev
@@ -74,6 +54,7 @@ def main() -> None:
     folds = (splits.coverage(m.benchmarks, M, args.seeds) if args.split == "coverage"
              else splits.in_sample(S.shape[1], args.seeds))
     edge = float(max(GCV_LAMBDAS))
+    n_region = 0
     rec = []  # (uncovered, at the grid's edge, true rate, mean p, mean low, mean high)
     for f in folds:
         src = S[:, f.train].copy()
@@ -83,12 +64,14 @@ def main() -> None:
         Xs = X[f.train]
         solver = spec.solver().fit(Xs, src[keep], formats=represent.prompt_formats(Xs, space.params))
         V = represent.index_vectors(solver, Xs, space.params)
-        cal = _fit_calibration(solver, Xs, src[keep], space)
+        cal = _fit_calibration(solver, Xs, src[keep], space, groups=m.benchmarks[f.train])
+        n_region += cal.region_var is not None
         XQt = represent.fill_from_neighbours(XQ[f.test], Xs)
         Xi = represent.add_intercept(XQt, space.params)
         u = None if solver.prior_ is None else np.asarray(solver.prior_)
         Qf, off = cal.fold_rows(Xi, u)
         Z = cal.a + off[None, :] + V @ Qf.T
+        c = None
         if cal.coverage_aware:
             Qu, offu = cal.fold_rows(Xi, u, own=cal.uncovered)
             c = posterior.coverage_shares(represent.question_rows(XQt, space.params),
@@ -100,11 +83,13 @@ def main() -> None:
         for key, post in posterior.pattern_posteriors(solver, Xs, space=space.params).items():
             idx = np.array([i for i, k in enumerate(solver.pattern_of_) if k == key])
             var[idx] = posterior.score_variance(post, lam_var[idx], noise[idx], Xi, space.params).T
-        if args.region_var:
-            c = posterior.coverage_shares(represent.question_rows(XQt, space.params),
-                                          represent.question_rows(Xs, space.params), ~np.isnan(src[keep]))
-            lev = float(cal.level if cal.folded else 1.0)
-            var = var + (lev / cal.scale) ** 2 * (1.0 - c) ** 2 * region_variance(src[keep], m.benchmarks[f.train])
+        if c is not None and not args.no_region_var:  # what the search adds (Predictor.variance with the shares)
+            var = var + cal.region_term(c)
+        if args.level_var and cal.folded:
+            Y = 2.0 * src[keep] - 1.0
+            n_i = (~np.isnan(Y)).sum(axis=1)
+            v_i = np.nanvar(Y, axis=1, ddof=1) / n_i
+            var = var + ((float(cal.level) / cal.scale) ** 2 - 1.0) * v_i[:, None]
         sd = cal.scale * np.sqrt(np.maximum(var, 0.0))
         prob = lambda z: 0.5 * (1.0 + np.tanh(0.5 * cal.bend(z)))  # noqa: E731
         P, lo, hi = prob(Z), prob(Z - posterior.Z_INTERVAL * sd), prob(Z + posterior.Z_INTERVAL * sd)
@@ -124,7 +109,8 @@ def main() -> None:
     reach = lambda half: np.sqrt(half ** 2 + z * z * binom)  # noqa: E731
     inside_n = (t >= p - reach(p - a)) & (t <= p + reach(b - p))
     print(f"{args.data}, {args.split} ({len(folds)} folds), {'own lambda' if args.own_lambda else 'lambda capped'}"
-          f"{', plus the region variance' if args.region_var else ''}; "
+          f"{'' if args.no_region_var else f', region variance in {n_region} of {len(folds)} maps'}"
+          f"{', plus the level variance' if args.level_var else ''}; "
           f"{time.perf_counter() - t0:.0f} s\n")
     print("| models | lambda | (model, fold) pairs | true rate inside the 90% interval | inside, with the targets' "
           "binomial noise | median width | median abs error |")

@@ -180,7 +180,10 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "under its coverage pattern's factors in `patterns/<space>.parquet` and its `model_lambda`, at most the "
               "space's `calibration_lam_cap` where that is set; "
               "`score_variance` in taskspace's `indexer/posterior.py`) is mapped through the same calibration as "
-              "`p(score -/+ 1.645 sd)`. "
+              "`p(score -/+ 1.645 sd)`. Where the space has a `calibration_region_var`, a model observed on a share "
+              "`c` of the query's 10 nearest indexed prompts has `(calibration_level / calibration_specific)^2 "
+              "(1 - c)^2 calibration_region_var` added to that variance: its level where it has no evidence is "
+              "known only up to how much models' levels differ between benchmarks. "
               "`taskspace pull hub:" + repo_id + "` loads these files into a taskspace installation with the same "
               "answers (top-k, probabilities, intervals and which models were measured near the query) as the one "
               "that published them.", "",

@@ -75,6 +75,9 @@ SPACE_BEND = ("calibration_knots_z", "calibration_knots_logit")
 #: written since intervals cap the models' lambdas (indexer.posterior.Calibration.lam_cap): float64, positive;
 #: optional (null: each model's own lambda) when read
 SPACE_CAP = ("calibration_lam_cap",)
+#: written since intervals widen where a model has no evidence near the query (indexer.posterior.Calibration.
+#: region_var): float64, at least 0; optional (null: none) when read
+SPACE_REGION = ("calibration_region_var",)
 #: the space's prior (the models' mean normal, ``prior`` list<float64>, and how many models it is the mean of), so a
 #: pulled index folds a query as the one it was published from (indexer.posterior.Calibration.fold); optional
 SPACE_PRIOR = ("prior", "prior_models")
@@ -274,9 +277,10 @@ def spaces_table(rows: list[dict]) -> bytes:
                         ("calibration_level", f), ("calibration_specific", f), ("calibration_shared", f),
                         ("prior", pa.list_(f)), ("prior_models", i), ("calibration_uncovered", f),
                         ("calibration_knots_z", pa.list_(f)), ("calibration_knots_logit", pa.list_(f)),
-                        ("calibration_lam_cap", f)])
+                        ("calibration_lam_cap", f), ("calibration_region_var", f)])
     return _parquet({c: [r.get(c) for r in rows]
-                     for c in SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR + SPACE_COVERAGE + SPACE_BEND + SPACE_CAP},
+                     for c in (SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR + SPACE_COVERAGE + SPACE_BEND + SPACE_CAP
+                               + SPACE_REGION)},
                     schema)
 
 
@@ -450,9 +454,14 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             if cap is not None and not (math.isfinite(float(cap)) and float(cap) > 0):
                 errors.add(where, f"calibration_lam_cap must be a positive number, not {cap!r}")
                 cap = None
+            region = r.get("calibration_region_var") if folded[3] is not None else None
+            if region is not None and not (math.isfinite(float(region)) and float(region) >= 0):
+                errors.add(where, f"calibration_region_var must be a number at least 0, not {region!r}")
+                region = None
             cal = Calibration(float(r["calibration_a"]), float(r["calibration_b"]), int(r["calibration_n_cells"] or 0),
                               int(r["calibration_n_models"] or 0), float(r["calibration_spread"] or 0.0), *folded,
-                              knots=knots, lam_cap=None if cap is None else float(cap))
+                              knots=knots, lam_cap=None if cap is None else float(cap),
+                              region_var=None if region is None else float(region))
             if not all(math.isfinite(x) for x in (cal.a, cal.b, cal.spread, *(x for x in folded if x is not None))):
                 errors.add(where, "calibration has NaN or infinite entries")
         rec = SpaceRecords(spec, r, cal, created_at=_time(r.get("created_at"), where, errors))

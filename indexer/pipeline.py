@@ -458,7 +458,7 @@ class Indexer:
             cal = None
             if calibrate and solver.model_ids_:
                 S = om.scores[[row_of[m] for m in solver.model_ids_]]
-                cal = _fit_calibration(solver, D, S, spec)
+                cal = _fit_calibration(solver, D, S, spec, groups=bench)
                 report.counts["calibration_cells"] = cal.n_cells
         with _timed(report, "vectors"):
             # a re-estimation replaces the stored prior (removes it when there is none now)
@@ -586,14 +586,16 @@ def _pattern_id(prompt_ids: np.ndarray, mask: np.ndarray) -> str:
     return hashlib.sha256(ids.tobytes()).hexdigest()[:32]
 
 
-def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None):
+def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None, groups: np.ndarray | None = None):
     """The space's calibration map fitted on the solver's models (outcomes ``S`` in its row order): their
     closed-form leave-one-out scores on a seeded sample of the prompts (:func:`indexer.posterior.loo_cells`);
     the plain method has no leverages, so its in-sample scores stand in. A ``space`` with levels
     (:func:`indexer.represent.has_levels`): the level/deviation map on cross-fitted held-out prompts
     (:func:`indexer.posterior.heldout_cells`: two more solves of every model on half of the prompts each). With a
     posterior, the map carries the models' median lambda, the largest an interval uses
-    (:attr:`indexer.posterior.Calibration.lam_cap`)."""
+    (:attr:`indexer.posterior.Calibration.lam_cap`). A coverage-aware map (:attr:`~indexer.posterior.Calibration.
+    coverage_aware`) with the prompts' benchmarks ``groups`` carries the region variance of ``S`` too
+    (:func:`indexer.posterior.region_variance`): how uncertain a model's level is where it has no evidence."""
     import dataclasses
 
     from . import posterior, represent
@@ -613,7 +615,8 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None):
             obs = ~np.isnan(Sp)
             return posterior.fit_calibration(solver.predict(np.asarray(D[prompts])).T[obs], Sp[obs], spread)
         cal = posterior.fit_calibration(*posterior.loo_cells(solver, D, S, prompts), spread)
-    return dataclasses.replace(cal, lam_cap=posterior.lambda_cap(solver.lam_))
+    region = posterior.region_variance(S, groups) if groups is not None and cal.coverage_aware else None
+    return dataclasses.replace(cal, lam_cap=posterior.lambda_cap(solver.lam_), region_var=region)
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["EVIDENCE_ALPHA", "evidence_lr", "PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
-           "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
+           "region_variance", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
            "coverage_shares", "COVERAGE_PROMPTS", "fit_bend", "lambda_cap"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
@@ -83,6 +83,8 @@ BEND_KNOTS = 48
 BEND_CELLS_PER_KNOT = 2000
 BEND_TAIL = 0.005
 BEND_MIN_CELLS = 4000
+#: the fewest outcomes of a model on one benchmark for its level there to enter :func:`region_variance`
+REGION_MIN_CELLS = 20
 #: each segment of the bend rises at least this much per unit of the logit: no ties, and an interval (the posterior's
 #: spread of the logit, bent) never shrinks below this share of its width on a plateau of the isotonic fit, whose
 #: steps are partly the noise of finite cells (seen on the bundled sample: 10,500 cells, 48 knots, half the
@@ -214,6 +216,22 @@ class Calibration:
     #: follow the population more closely than a typical model, so away from its evidence its interval widens at
     #: least as fast as a typical model's (docs/RESULTS.md, "Intervals")
     lam_cap: float | None = None
+    #: the region variance ``sigma_r^2`` (:func:`region_variance`, signed-score units; None: none, as every map
+    #: stored before it and every map that is not :attr:`coverage_aware`): how far a model's level on one benchmark
+    #: strays from its overall level beyond what the benchmark does to every model. Where a model has no evidence
+    #: near the query its level there is its overall level, known only up to that, so its interval widens by
+    #: :meth:`region_term` (docs/RESULTS.md, "Intervals")
+    region_var: float | None = None
+
+    def region_term(self, coverage) -> np.ndarray:
+        """The raw-score variance to add to a model's posterior variance at a query where it was observed on a share
+        ``coverage`` (any shape, in [0, 1]) of the query's :data:`COVERAGE_PROMPTS` nearest indexed prompts:
+        ``(level / scale)^2 (1 - c)^2 region_var`` (the map's weight of the level, on the raw score's scale: the
+        interval's sd is :attr:`scale` times the raw one's). 0 without :attr:`region_var` or off the folded map."""
+        c = np.clip(np.asarray(coverage, dtype=np.float64), 0.0, 1.0)
+        if self.region_var is None or not self.folded:
+            return np.zeros_like(c)
+        return (float(self.level) / self.scale) ** 2 * (1.0 - c) ** 2 * float(self.region_var)
 
     def interval_lambdas(self, lam) -> np.ndarray:
         """The lambdas the posterior variance of an interval uses for models of lambda ``lam``: at most
@@ -327,6 +345,8 @@ class Calibration:
                 out["knots"] = {"z": [float(x) for x in self.knots[0]], "logit": [float(x) for x in self.knots[1]]}
         if self.lam_cap is not None:
             out["lam_cap"] = float(self.lam_cap)
+        if self.region_var is not None:
+            out["region_var"] = float(self.region_var)
         return out
 
 
@@ -629,6 +649,48 @@ def level_spread(S: np.ndarray) -> float:
     return float(levels.var(ddof=1)) if levels.size > 1 else 0.0
 
 
+def region_variance(S: np.ndarray, groups: np.ndarray, min_cells: int = REGION_MIN_CELLS) -> float:
+    """:attr:`Calibration.region_var` of outcomes ``S`` (M, N; NaN = not observed) on prompts of the benchmarks
+    ``groups`` (N,): how far a model's level (mean signed outcome ``y = 2 s - 1``) on one benchmark strays from its
+    overall level beyond the benchmark's mean offset (the model x benchmark interaction of a two-way additive fit),
+    over the (model, benchmark) pairs with at least ``min_cells`` outcomes, less what the outcomes' own noise puts
+    there: the mean over pairs of ``d^2 - (v_ij / n_ij - 2 v_ij / n_i + sum_k v_ik n_ik / n_i^2)``, ``d`` the pair's
+    residual, ``v`` the within-pair variance of ``y`` (ddof 1; ``4 p (1 - p)`` for binary outcomes), ``n_ij`` the
+    pair's outcomes and ``n_i`` the model's (its overall level shares the pair's noise). 0 at least, and 0 without a
+    pair. Measured on the coverage split of mmlu_pro, the 90% intervals of models the fold hid a category from held
+    their true rate 83% of the time with the targets' noise counted, 91% with this variance added where they have no
+    evidence near the query (``benchmarks/bench_intervals.py``, docs/RESULTS.md "Intervals")."""
+    Y = 2.0 * np.asarray(S, dtype=np.float64) - 1.0
+    groups = np.asarray(groups)
+    names = sorted(set(groups.tolist()), key=str)
+    obs = ~np.isnan(Y)
+    n_i = obs.sum(axis=1).astype(np.float64)
+    L = np.full((Y.shape[0], len(names)), np.nan)
+    v = np.zeros_like(L)  # within-pair variance of y (0 where fewer than two outcomes)
+    n = np.zeros_like(L)
+    for j, g in enumerate(names):
+        block = Y[:, groups == g]
+        seen = ~np.isnan(block)
+        n[:, j] = seen.sum(axis=1)
+        y = np.where(seen, block, 0.0)
+        m1 = y.sum(axis=1) / np.maximum(n[:, j], 1)
+        m2 = (y * y).sum(axis=1) / np.maximum(n[:, j], 1)
+        v[:, j] = np.where(n[:, j] > 1, np.maximum(m2 - m1 * m1, 0.0) * n[:, j] / np.maximum(n[:, j] - 1, 1), 0.0)
+        ok = n[:, j] >= max(int(min_cells), 1)
+        L[ok, j] = m1[ok]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        level = np.where(n_i > 0, np.where(obs, Y, 0.0).sum(axis=1) / np.maximum(n_i, 1), np.nan)
+        level_noise = (v * n).sum(axis=1) / np.maximum(n_i, 1) ** 2  # var of the model's overall level
+        d = L - level[:, None]
+        known = np.isfinite(d)
+        if not known.any():
+            return 0.0
+        bench = np.where(known, d, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1)  # each benchmark's offset
+        noise = v / np.maximum(n, 1) - 2.0 * v / np.maximum(n_i, 1)[:, None] + level_noise[:, None]
+    d = (d - bench[None, :])[known]
+    return float(max(np.mean(d ** 2) - np.mean(noise[known]), 0.0))
+
+
 def lambda_cap(lam) -> float | None:
     """:attr:`Calibration.lam_cap` of models with the lambdas ``lam``: their median (finite, positive ones; None
     without any). Measured on the coverage split of evalarena_code (2 seeds), the 90% intervals of the models whose
@@ -730,9 +792,12 @@ class Predictor:
         """Posterior sd of a search score per unit of the raw score's sd (the map's ``specific`` when folded)."""
         return self.calibration.scale if self.folded else 1.0
 
-    def variance(self, payloads: list[dict], row: np.ndarray) -> np.ndarray:
+    def variance(self, payloads: list[dict], row: np.ndarray, coverage=None) -> np.ndarray:
         """(k,) posterior variance of each model's score at the index row ``row`` (dim,); NaN for a model without a
-        stored posterior (the plain method, or a vector from before posteriors were kept)."""
+        stored posterior (the plain method, or a vector from before posteriors were kept). ``coverage`` (k,): each
+        model's share of the query's nearest indexed prompts it was observed on, where the search computed it (the
+        coverage-aware map, :func:`indexer.query.coverage_ranked`): adds the map's :meth:`~Calibration.region_term`
+        (none without it)."""
         out = np.full(len(payloads), np.nan)
         keys = {p.get("pattern") for p in payloads if p.get("pattern") and p.get("noise") is not None}
         missing = [k for k in keys if k not in self._patterns]
@@ -750,6 +815,8 @@ class Predictor:
                 lam = self.calibration.interval_lambdas(lam)
             noise = np.array([payloads[i]["noise"] for i in idx], dtype=np.float64)
             out[idx] = score_variance(post, lam, noise, row[None, :], self.space)[0] + self._unseen(post, row)
+        if coverage is not None and self.calibration is not None and self.folded:
+            out = out + self.calibration.region_term(coverage)
         return out
 
     def _unseen(self, post: PatternPosterior, row: np.ndarray) -> float:

@@ -94,15 +94,18 @@ def predictor(store, space, state: tuple | None = None):
     return Predictor(space, cal, load, prior)
 
 
-def _matches(hits, pred, q: np.ndarray, at_row: dict[str, float] | None = None) -> list[Match]:
+def _matches(hits, pred, q: np.ndarray, at_row: dict[str, float] | None = None,
+             shares: dict[str, float] | None = None) -> list[Match]:
     """The hits with their probability, interval and variance (:class:`Match`). ``at_row``: key -> each hit's raw
-    score at the row ``q`` when known (hits of a folded query fetched without their vectors)."""
+    score at the row ``q`` when known (hits of a folded query fetched without their vectors); ``shares``: key -> each
+    hit's coverage share (:func:`observed_shares`) when the search computed them, for the variance's region term
+    (:meth:`~indexer.posterior.Predictor.variance`)."""
     if not hits:
         return []
     scores = np.array([h.score for h in hits], dtype=np.float64)
     payloads = [dict(h.payload) for h in hits]
     row = np.asarray(q, dtype=np.float64)
-    var = pred.variance(payloads, row)
+    var = pred.variance(payloads, row, None if shares is None else np.array([shares.get(h.key, 1.0) for h in hits]))
     prob = pred.probability(scores)
     low, high = pred.interval(scores, var)
     raw = scores
@@ -409,7 +412,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
             value = value - np.array([shift(h) for h in hits])
         score = value
         if rank == "lcb":  # the bound needs every candidate's variance
-            found = _matches(hits, pred, q, at_row)
+            found = _matches(hits, pred, q, at_row, shares)
             value = lower_bounds(value, found, pred)
         # ties (two models' equal logits: e.g. a benchmark query, whose score is a model's accuracy there) by model
         # key, not by the order the two searches returned the candidates in, which differs between indexes holding
@@ -423,7 +426,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
                 for h in top:
                     if h.key in whole:
                         h.payload = whole[h.key].payload
-                found = _matches(top, pred, q, at_row)
+                found = _matches(top, pred, q, at_row, shares)
                 return [(m, float(value[i])) for m, i in zip(found, order)]
             return [(found[i], float(value[i])) for i in order]
         fetch *= 4

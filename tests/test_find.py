@@ -321,14 +321,15 @@ def test_lcb_ranks_a_model_of_unknown_variance_after_every_model_with_a_bound(id
 CODE_PROMPT = "Write a Python function that sorts a list of integers"
 
 
-def coverage_aware(idx):
-    """The index's space, its calibration replaced by a coverage-aware map (an uncovered weight beside the covered)."""
+def coverage_aware(idx, region_var=None):
+    """The index's space, its calibration replaced by a coverage-aware map (an uncovered weight beside the covered;
+    ``region_var``: its region variance)."""
     from indexer import posterior
 
     store = idx[0]
     (space,) = store.list_spaces()
     store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
-        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1))
+        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1, region_var=region_var))
     return space
 
 
@@ -385,6 +386,35 @@ def test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly(idx, encod
     lower = {r.model: r.rank_score - posterior.Z_INTERVAL * g * math.sqrt(r.variance) for r in every}
     lcb = ask(idx, text, k=3, rank="lcb")
     assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
+
+
+def test_a_models_interval_widens_by_the_region_variance_as_far_as_it_has_no_evidence(idx, encoder):
+    """A coverage-aware map with a region variance: each result's variance is its posterior's plus
+    ``(level / specific)^2 (1 - c)^2 region_var`` at its share c of the query's nearest prompts (a model measured only
+    on alpha gets all of it at a coding prompt, one measured on beta none); the ranking by probability is unchanged,
+    the ranking by the interval's lower end uses the widened intervals, exactly, over every model."""
+    from indexer import posterior, query
+
+    store, vectors, _ = idx
+    text = CODE_PROMPT
+    coverage_aware(idx)
+    before = {r.model: r for r in ask(idx, text, k=10)}
+    space = coverage_aware(idx, region_var=0.05)
+    keys, pred, L1, L0 = logits(idx, space, query.query_vector(store, vectors, space, prompts=[text]))
+    c = dict(zip(keys, shares(idx, encoder, text, keys)))
+    after = ask(idx, text, k=10)
+    assert [r.model for r in after] == list(before)
+    for r in after:
+        extra = (2.0 / 1.5) ** 2 * (1.0 - c[r.model]) ** 2 * 0.05
+        assert r.variance == pytest.approx(before[r.model].variance + extra, rel=1e-6, abs=1e-9), r.model
+        assert r.probability == pytest.approx(before[r.model].probability, abs=1e-9)
+    big, coder = next(r for r in after if r.model == "org/big"), next(r for r in after if r.model == "coder/only-code")
+    assert c["org/big"] == 0.0 and big.high - big.low > before["org/big"].high - before["org/big"].low
+    assert c["coder/only-code"] == 1.0 and coder.variance == pytest.approx(before["coder/only-code"].variance)
+    lower = {r.model: r.rank_score - posterior.Z_INTERVAL * pred.scale * math.sqrt(r.variance) for r in after}
+    lcb = ask(idx, text, k=3, rank="lcb")
+    assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
+    assert [r.rank_score for r in lcb] == pytest.approx(sorted(lower.values(), reverse=True)[:3], abs=1e-6)
 
 
 def test_a_coverage_aware_map_with_prefer_smaller_ranks_by_the_blend_less_the_size_term(idx, encoder):

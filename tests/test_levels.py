@@ -199,8 +199,41 @@ def test_the_store_keeps_the_level_coefficients(store):
     store.save_model_vectors(space.id, [], calibration=bent)  # the bend's knots (migration 0010), exactly
     assert store.get_space_calibration(space.id).knots == ((-1.5, 0.0, 2.25), (-3.0, 0.125, 2.5))
     assert store.space_states()[0][1].knots == bent.knots
+    region = posterior.Calibration(0.1, 0.7, 100, level=2.1, specific=0.7, shared=3.2, uncovered=0.25, lam_cap=4.0,
+                                   region_var=0.0125)
+    store.save_model_vectors(space.id, [], calibration=region)  # the region variance (migration 0013)
+    assert store.get_space_calibration(space.id) == region and store.space_states()[0][1] == region
+    assert bent.region_var is None and store.get_space_calibration(space.id).lam_cap == 4.0
     store.save_model_vectors(space.id, [], calibration=posterior.Calibration(0.2, 2.0, 10), calibration_models=9)
     assert not store.get_space_calibration(space.id).folded  # the plain map: the coefficients are NULL
+
+
+def test_a_coverage_aware_map_carries_the_region_variance_of_its_outcomes():
+    """The space's map (pipeline._fit_calibration) carries the region variance of the models' outcomes over the
+    prompts' benchmarks when it is coverage-aware (models measured on some benchmarks only), none when it is not
+    (a dense index: every share is 1) or when no benchmarks are given."""
+    from indexer.pipeline import _fit_calibration
+
+    rng = np.random.default_rng(21)
+    N, d, M = 240, 8, 40
+    D = rng.normal(size=(N, d))
+    D[:, 0] += np.repeat([3.0, -3.0], N // 2)  # two benchmarks, apart in the embedding
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    groups = np.repeat(["a", "b"], N // 2)
+    skill = rng.normal(size=(M, 1)) + rng.normal(0.0, 0.6, size=(M, 2)).repeat(N // 2, axis=1)
+    W = rng.normal(size=(M, d))
+    S = (rng.random((M, N)) < 1 / (1 + np.exp(-(skill + 1.5 * (W @ D.T))))).astype(float)
+    dense = S.copy()
+    few = rng.random((M, N // 2)) < 0.85  # half the models measured on benchmark a and a few of b's prompts, half
+    S[: M // 2, N // 2:][few[: M // 2]] = np.nan  # the other way round
+    S[M // 2:, : N // 2][few[M // 2:]] = np.nan
+    spec = _spec()
+    cal = _fit_calibration(spec.solver().fit(D, S), D, S, spec, groups=groups)
+    assert cal.coverage_aware
+    assert cal.region_var == pytest.approx(posterior.region_variance(S, groups)) and cal.region_var >= 0.0
+    assert _fit_calibration(spec.solver().fit(D, S), D, S, spec).region_var is None
+    full = _fit_calibration(spec.solver().fit(D, dense), D, dense, spec, groups=groups)
+    assert not full.coverage_aware and full.region_var is None
 
 
 def test_space_states_read_what_the_three_reads_give_and_see_every_rewrite(store):

@@ -3,10 +3,12 @@ calibration map, and the exactness rule of the lower-bound ranking."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from indexer import posterior
+from indexer import posterior, represent
 from indexer.records import Outcome, SourceBatch, SourceInfo
 from indexer.solver import HyperplaneSolver
 from indexer.store.sql import ModelVector
@@ -80,6 +82,57 @@ def test_an_interval_uses_at_most_the_maps_lambda_cap():
     assert posterior.lambda_cap([1.0, 10.0, 1e4, np.nan, 0.0]) == 10.0
     assert posterior.lambda_cap([]) is None and posterior.lambda_cap([np.nan]) is None
     assert posterior.Calibration(0.1, 2.5, lam_cap=2.0).as_dict()["lam_cap"] == 2.0
+
+
+def test_region_variance_is_the_model_by_benchmark_interaction_less_its_noise():
+    """sigma_r^2 (:func:`posterior.region_variance`): how far a model's level on one benchmark strays from its overall
+    level beyond the benchmark's own offset, in signed-score units, less the binomial noise of those levels: recovered
+    from simulated outcomes, about 0 where every model's levels differ by the benchmark's offset alone."""
+    rng = np.random.default_rng(3)
+    M, G, n = 300, 6, 200
+    groups = np.repeat([f"b{g}" for g in range(G)], n)
+    ability = rng.normal(0.0, 0.08, size=(M, 1))
+    offset = np.linspace(-0.15, 0.15, G)[None, :]
+
+    def outcomes(r_sd):
+        p = np.clip(0.55 + ability + offset + rng.normal(0.0, r_sd, size=(M, G)), 0.02, 0.98)
+        return (rng.random((M, G * n)) < np.repeat(p, n, axis=1)).astype(float)
+
+    S = outcomes(0.06)
+    # the truth: 4 var(r) (signed scores are 2 s - 1), less what the two-way fit absorbs ((M-1)(G-1) / (M G) of it)
+    assert posterior.region_variance(S, groups) == pytest.approx(4 * 0.06 ** 2 * (5 / 6), rel=0.1)
+    assert posterior.region_variance(outcomes(0.0), groups) < 0.0005  # noise alone: subtracted
+    S[:, :n] = np.nan  # a benchmark nobody has, and models with too few cells on one, are left out
+    S[:10, n:n + 190] = np.nan
+    assert posterior.region_variance(S, groups) == pytest.approx(4 * 0.06 ** 2 * (4 / 5), rel=0.2)
+    assert posterior.region_variance(np.full((3, 4), np.nan), np.array(list("abcd"))) == 0.0
+
+
+def test_an_interval_widens_by_the_region_term_where_the_model_has_no_evidence():
+    """A coverage-aware map's ``region_var``: a model observed on none of the query's nearest prompts (share c = 0)
+    gets ``(level / specific)^2 region_var`` more variance, one observed on all of them none, and a share between
+    ``(1 - c)^2`` of it; the search passes the shares (:func:`indexer.query.coverage_ranked`), a map without it adds
+    nothing."""
+    D, S, solver = _fit(N=40, d=6, free=2)
+    posts = posterior.pattern_posteriors(solver, D)
+    by_key = {p.key: p for p in posts.values()}
+    space = {"intercept": True, "select": "gcv", "prior": "mean", "free": 2, "levels": represent.LEVELS}
+    post = posts[solver.pattern_of_[1]]
+    payloads = [{"pattern": post.key, "lam": 0.5, "noise": float(solver.noise_[1])}] * 3
+    row = np.append(np.array(post.mu, dtype=np.float64), [1.0, 0.0, 0.0])  # a row of a space with levels ends 0, 0
+    load = lambda keys: {k: by_key[k] for k in keys}  # noqa: E731
+    cal = posterior.Calibration(0.1, 2.0, 100, level=3.0, specific=2.0, shared=1.0, uncovered=0.5, region_var=0.04)
+    pred = posterior.Predictor(space, cal, load)
+    base = pred.variance(payloads, row)
+    with_c = pred.variance(payloads, row, coverage=np.array([1.0, 0.5, 0.0]))
+    assert with_c - base == pytest.approx([0.0, (3.0 / 2.0) ** 2 * 0.25 * 0.04, (3.0 / 2.0) ** 2 * 0.04])
+    no_region = posterior.Predictor(space, dataclasses.replace(cal, region_var=None), load)
+    assert no_region.variance(payloads, row, coverage=np.array([1.0, 0.5, 0.0])) == pytest.approx(base)
+    lo0, hi0 = pred.interval(np.zeros(3), base)
+    lo1, hi1 = pred.interval(np.zeros(3), with_c)
+    assert (hi1 - lo1)[2] > (hi1 - lo1)[1] > (hi1 - lo1)[0] == pytest.approx((hi0 - lo0)[0])
+    assert cal.as_dict()["region_var"] == 0.04
+    assert posterior.Calibration(0.1, 2.0).region_term(0.0) == 0.0  # the plain map: none
 
 
 def test_calibration_fits_a_logistic_map_and_falls_back_when_it_cannot():

@@ -849,7 +849,9 @@ def test_a_pulled_sparse_mixed_index_answers_as_its_publisher_coverage_included(
     record set published without them still pulls, and answers as before (coverage unknown)."""
     store_a, vectors_a, unseen, code = mixed_publisher
     (sp_a,) = store_a.list_spaces()
-    assert store_a.get_space_calibration(sp_a.id).coverage_aware  # the premise: a coverage-aware map, fitted here
+    cal_a = store_a.get_space_calibration(sp_a.id)
+    assert cal_a.coverage_aware  # the premise: a coverage-aware map, fitted here
+    assert cal_a.region_var is not None  # with its region variance, published and pulled (the map compared below)
     assert len({mv.pattern for mv in store_a.load_model_vectors(sp_a.id)}) > 3  # sparse: several coverage patterns
     queries = _mixed_queries(store_a, unseen, code)
     assert len(queries) == 15
@@ -866,7 +868,7 @@ def test_a_pulled_sparse_mixed_index_answers_as_its_publisher_coverage_included(
     store_b, vectors_b = open_store(), VectorStore.from_settings()
     try:
         (sp_b,) = store_b.list_spaces()
-        assert not store_b.has_outcomes() and store_b.get_space_calibration(sp_b.id).coverage_aware
+        assert not store_b.has_outcomes() and store_b.get_space_calibration(sp_b.id) == cal_a
         # every pattern's observed prompts came along: as many as the pattern's posterior counts
         pats = store_b.load_patterns(sp_b.id)
         seen = store_b.pattern_prompts(sp_b.id, list(pats))

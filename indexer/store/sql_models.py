@@ -295,6 +295,9 @@ class SpaceCalibrationRow(Base):
     knots: Mapped[str | None] = mapped_column(Text, nullable=True)
     #: the largest lambda a model's interval uses (None: each model's own; migration 0011)
     lam_cap: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: the variance of a model's level between benchmarks, for intervals where it has no evidence (None: none;
+    #: migration 0013)
+    region_var: Mapped[float | None] = mapped_column(Float, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
