@@ -4,11 +4,12 @@ shows: the score's posterior, mapped through the space's calibration). Grouped b
 the group from the model) and by whether the model's lambda sat at the top of the GCV grid.
 
     TASKSPACE_CACHE_DIR=/work/cache python benchmarks/bench_intervals.py DATA [--split coverage|in-sample]
-        [--seeds N] [--own-lambda] [--no-region-var]
+        [--seeds N] [--own-lambda] [--no-region-var] [--no-level-var]
 
 ``--own-lambda``: each model's own lambda, as before the map's cap (:attr:`indexer.posterior.Calibration.lam_cap`);
-``--no-region-var``: without the coverage-aware map's region variance (:attr:`~indexer.posterior.Calibration.region_var`),
-as before it.
+``--no-region-var``: without the map's region variance (:attr:`~indexer.posterior.Calibration.region_var`),
+as before it; ``--no-level-var``: the level's part of the posterior at the deviation's weight
+(without :meth:`~indexer.posterior.Calibration.level_term`), as before it.
 The true rate is a mean over the fold's targets: "inside" ignores its binomial noise (which understates how often the interval
 holds the model's success probability where a model has few targets), "with the targets' binomial noise" adds it. Uses the product's code: the default
 space's representation, solver, calibration (`indexer.pipeline._fit_calibration`) and posterior variance.
@@ -29,9 +30,8 @@ def main() -> None:
     ap.add_argument("--own-lambda", action="store_true", help="each model's own lambda (no cap)")
     ap.add_argument("--no-region-var", action="store_true",
                     help="leave out the map's region variance (as before it: Calibration.region_term)")
-    ap.add_argument("--level-var", action="store_true",
-                    help="experiment: the level's sampling variance weighed by the map's level weight, not its "
-                         "specific one: adds ((level / specific)^2 - 1) var(l_i) (not in the product)")
+    ap.add_argument("--no-level-var", action="store_true",
+                    help="the level's part of the variance at the deviation's weight (as before Calibration.level_term)")
     args = ap.parse_args()
 
     from indexer import evaluate as ev
@@ -71,11 +71,10 @@ def main() -> None:
         u = None if solver.prior_ is None else np.asarray(solver.prior_)
         Qf, off = cal.fold_rows(Xi, u)
         Z = cal.a + off[None, :] + V @ Qf.T
-        c = None
+        c = posterior.coverage_shares(represent.question_rows(XQt, space.params),
+                                      represent.question_rows(Xs, space.params), ~np.isnan(src[keep]))
         if cal.coverage_aware:
             Qu, offu = cal.fold_rows(Xi, u, own=cal.uncovered)
-            c = posterior.coverage_shares(represent.question_rows(XQt, space.params),
-                                          represent.question_rows(Xs, space.params), ~np.isnan(src[keep]))
             Z = c * Z + (1 - c) * (cal.a + offu[None, :] + V @ Qu.T)
         lam, noise = np.asarray(solver.lam_), np.asarray(solver.noise_)
         lam_var = lam if args.own_lambda else cal.interval_lambdas(lam)
@@ -83,13 +82,10 @@ def main() -> None:
         for key, post in posterior.pattern_posteriors(solver, Xs, space=space.params).items():
             idx = np.array([i for i, k in enumerate(solver.pattern_of_) if k == key])
             var[idx] = posterior.score_variance(post, lam_var[idx], noise[idx], Xi, space.params).T
-        if c is not None and not args.no_region_var:  # what the search adds (Predictor.variance with the shares)
+        if not args.no_region_var:  # what the search adds (Predictor.variance with the shares)
             var = var + cal.region_term(c)
-        if args.level_var and cal.folded:
-            Y = 2.0 * src[keep] - 1.0
-            n_i = (~np.isnan(Y)).sum(axis=1)
-            v_i = np.nanvar(Y, axis=1, ddof=1) / n_i
-            var = var + ((float(cal.level) / cal.scale) ** 2 - 1.0) * v_i[:, None]
+        if not args.no_level_var:  # the level's part at the map's weight of the level (as Predictor.variance)
+            var = var + cal.level_term(noise, (~np.isnan(src[keep])).sum(axis=1))[:, None]
         sd = cal.scale * np.sqrt(np.maximum(var, 0.0))
         prob = lambda z: 0.5 * (1.0 + np.tanh(0.5 * cal.bend(z)))  # noqa: E731
         P, lo, hi = prob(Z), prob(Z - posterior.Z_INTERVAL * sd), prob(Z + posterior.Z_INTERVAL * sd)
@@ -110,7 +106,7 @@ def main() -> None:
     inside_n = (t >= p - reach(p - a)) & (t <= p + reach(b - p))
     print(f"{args.data}, {args.split} ({len(folds)} folds), {'own lambda' if args.own_lambda else 'lambda capped'}"
           f"{'' if args.no_region_var else f', region variance in {n_region} of {len(folds)} maps'}"
-          f"{', plus the level variance' if args.level_var else ''}; "
+          f"{'' if args.no_level_var else ', the level at its weight'}; "
           f"{time.perf_counter() - t0:.0f} s\n")
     print("| models | lambda | (model, fold) pairs | true rate inside the 90% interval | inside, with the targets' "
           "binomial noise | median width | median abs error |")

@@ -454,7 +454,7 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             if cap is not None and not (math.isfinite(float(cap)) and float(cap) > 0):
                 errors.add(where, f"calibration_lam_cap must be a positive number, not {cap!r}")
                 cap = None
-            region = r.get("calibration_region_var") if folded[3] is not None else None
+            region = r.get("calibration_region_var") if folded[0] is not None else None
             if region is not None and not (math.isfinite(float(region)) and float(region) >= 0):
                 errors.add(where, f"calibration_region_var must be a number at least 0, not {region!r}")
                 region = None

@@ -671,19 +671,23 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
                timings: dict, near: bool, pred):
     """:func:`_search` past the predictor."""
     from .posterior import COVERAGE_PROMPTS
-    from .query import _matches, coverage_ranked, lcb_ranked
+    from .query import _matches, coverage_ranked, lcb_ranked, share_reader
     from .space import space_name
 
     name = space_name(space)
-    # a coverage-aware map needs the neighbourhood: the options fill's search of the prompts fetches it as well
+    # a coverage-aware map, and variances that depend on coverage, need the neighbourhood: the options fill's search
+    # of the prompts fetches it as well
+    by_coverage = pred.coverage_aware or pred.region_aware
     q, filled, near_hits = _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
-                                         near=near or pred.coverage_aware)
+                                         near=near or by_coverage)
     t = time.perf_counter()
     if alpha > 0 or rank == "lcb":
         n_all = vectors.count(name, "models", where)
     penalty = ("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)) if alpha > 0 else None
-    if pred.coverage_aware and near_hits is None:
+    if by_coverage and near_hits is None:
         near_hits = _near_hits(vectors, space, q, benchmark, store=store)
+    shares = (None if pred.coverage_aware or not near_hits  # (coverage_ranked reads the shares itself)
+              else share_reader(store, pred, [_near(h) for h in near_hits[:COVERAGE_PROMPTS]]))
     if pred.coverage_aware and near_hits:
         ranked = coverage_ranked(store, vectors, name, q, pred, [_near(h) for h in near_hits[:COVERAGE_PROMPTS]],
                                  filters=where, limit=limit, rank=rank,
@@ -693,14 +697,14 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
     elif alpha > 0 and rank == "probability":
         hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
                               penalty=penalty)
-        found = _matches(_raw(hits, alpha), pred, q)
+        found = _matches(_raw(hits, alpha), pred, q, shares=None if shares is None else shares(hits))
         ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
     elif rank == "lcb":  # with a size penalty the bound does not cover: every candidate (exact)
         ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, fetch=n_all if alpha > 0 else None,
-                            shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None)
+                            shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None, shares=shares)
     else:
-        found = _matches(vectors.search(name, "models", pred.fold(q), filters=where, limit=limit,
-                                        with_vectors=pred.folded), pred, q)
+        hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded)
+        found = _matches(hits, pred, q, shares=None if shares is None else shares(hits))
         ranked = [(m, m.search_score) for m in found]
     timings["search"] = time.perf_counter() - t
     return q, filled, near_hits, pred, ranked

@@ -593,9 +593,9 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None, groups: n
     (:func:`indexer.represent.has_levels`): the level/deviation map on cross-fitted held-out prompts
     (:func:`indexer.posterior.heldout_cells`: two more solves of every model on half of the prompts each). With a
     posterior, the map carries the models' median lambda, the largest an interval uses
-    (:attr:`indexer.posterior.Calibration.lam_cap`). A coverage-aware map (:attr:`~indexer.posterior.Calibration.
-    coverage_aware`) with the prompts' benchmarks ``groups`` carries the region variance of ``S`` too
-    (:func:`indexer.posterior.region_variance`): how uncertain a model's level is where it has no evidence."""
+    (:attr:`indexer.posterior.Calibration.lam_cap`). The level/deviation map, given the prompts' benchmarks
+    ``groups``, carries the region variance of ``S`` too (:func:`indexer.posterior.region_variance`): how uncertain a
+    model's level is where it has no evidence."""
     import dataclasses
 
     from . import posterior, represent
@@ -615,7 +615,7 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None, groups: n
             obs = ~np.isnan(Sp)
             return posterior.fit_calibration(solver.predict(np.asarray(D[prompts])).T[obs], Sp[obs], spread)
         cal = posterior.fit_calibration(*posterior.loo_cells(solver, D, S, prompts), spread)
-    region = posterior.region_variance(S, groups) if groups is not None and cal.coverage_aware else None
+    region = posterior.region_variance(S, groups) if groups is not None and cal.folded else None
     return dataclasses.replace(cal, lam_cap=posterior.lambda_cap(solver.lam_), region_var=region)
 
 

@@ -217,7 +217,7 @@ class Calibration:
     #: least as fast as a typical model's (docs/RESULTS.md, "Intervals")
     lam_cap: float | None = None
     #: the region variance ``sigma_r^2`` (:func:`region_variance`, signed-score units; None: none, as every map
-    #: stored before it and every map that is not :attr:`coverage_aware`): how far a model's level on one benchmark
+    #: stored before it and the plain map): how far a model's level on one benchmark
     #: strays from its overall level beyond what the benchmark does to every model. Where a model has no evidence
     #: near the query its level there is its overall level, known only up to that, so its interval widens by
     #: :meth:`region_term` (docs/RESULTS.md, "Intervals")
@@ -232,6 +232,17 @@ class Calibration:
         if self.region_var is None or not self.folded:
             return np.zeros_like(c)
         return (float(self.level) / self.scale) ** 2 * (1.0 - c) ** 2 * float(self.region_var)
+
+    def level_term(self, noise, n) -> np.ndarray:
+        """The raw-score variance to add to the posterior variance of models of residual variance ``noise`` fitted on
+        ``n`` prompts each, so that their level's part of it counts at the map's weight of the level: a model's
+        score is its level (its mean signed outcome, the intercept at its prompts' mean: variance ``noise / n`` in
+        the posterior) plus its deviation, and the folded map weighs the level by ``level`` where the posterior's sd
+        is scaled by ``specific`` (:attr:`scale`): ``((level / scale)^2 - 1) noise / n``. 0 off the folded map."""
+        noise = np.asarray(noise, dtype=np.float64)
+        if not self.folded:
+            return np.zeros_like(noise)
+        return ((float(self.level) / self.scale) ** 2 - 1.0) * noise / np.maximum(np.asarray(n, dtype=np.float64), 1.0)
 
     def interval_lambdas(self, lam) -> np.ndarray:
         """The lambdas the posterior variance of an interval uses for models of lambda ``lam``: at most
@@ -771,6 +782,12 @@ class Predictor:
         (:func:`indexer.query.coverage_ranked`)."""
         return self.folded and self.calibration.coverage_aware
 
+    @property
+    def region_aware(self) -> bool:
+        """True when a model's variance depends on its coverage share of the query (the map's
+        :attr:`~Calibration.region_var` is positive): the search then gives :meth:`variance` every hit's share."""
+        return self.folded and bool(self.calibration.region_var)
+
     def fold_uncovered(self, row: np.ndarray) -> tuple[np.ndarray, float]:
         """(the folded query of the map with the :attr:`~Calibration.uncovered` weight, the constant to add to its
         inner products to put them on the scale of :meth:`fold`'s, whose offset :meth:`probability` adds): a model's
@@ -815,6 +832,8 @@ class Predictor:
                 lam = self.calibration.interval_lambdas(lam)
             noise = np.array([payloads[i]["noise"] for i in idx], dtype=np.float64)
             out[idx] = score_variance(post, lam, noise, row[None, :], self.space)[0] + self._unseen(post, row)
+            if self.calibration is not None and self.folded:  # the level's part at the map's weight of the level
+                out[idx] += self.calibration.level_term(noise, post.n)
         if coverage is not None and self.calibration is not None and self.folded:
             out = out + self.calibration.region_term(coverage)
         return out

@@ -343,6 +343,35 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
     return out
 
 
+def _all_measured(store, space) -> bool:
+    """True when SQL is known to hold outcomes of every model with a vector in ``space``
+    (:meth:`~indexer.store.sql.Store.unmeasured_vectors` says none lacks them; False for a pulled index)."""
+    unmeasured = getattr(store, "unmeasured_vectors", None)
+    return unmeasured is not None and not unmeasured(space.id)
+
+
+def share_reader(store, pred, near: list[dict]):
+    """For a map whose variances depend on coverage (:attr:`~indexer.posterior.Predictor.region_aware`) and the
+    query's nearest indexed prompts ``near``: a function of hits giving each one's coverage share
+    (:func:`observed_shares`, read once per model and kept for the search), for :func:`_matches`. None when the map
+    needs none or the query has no neighbourhood (no prompts collection)."""
+    if not near or not pred.region_aware:
+        return None
+    all_measured = _all_measured(store, pred.space)
+    ids = store.prompt_ids([p["id"] for p in near])
+    known: dict[str, float] = {}
+
+    def read(hits) -> dict[str, float]:
+        new = [h for h in hits if h.key not in known]
+        if new:
+            known.update(observed_shares(store, [h.key for h in new], near,
+                                         {h.key: h.payload.get("benchmarks") for h in new}, all_measured, ids=ids,
+                                         space=pred.space, patterns={h.key: h.payload.get("pattern") for h in new}))
+        return {h.key: known[h.key] for h in hits}
+
+    return read
+
+
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
                     rank: str = "probability", penalty=None, shift=None,
                     fetch: int | None = None) -> list[tuple[Match, float]]:
@@ -370,8 +399,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     q0, d0 = pred.fold_uncovered(q)
     where1 = filters
     benches = sorted({b for p in near for b in p["benchmarks"] if b})
-    unmeasured = getattr(store, "unmeasured_vectors", None)
-    all_measured = unmeasured is not None and not unmeasured(pred.space.id)
+    all_measured = _all_measured(store, pred.space)
     if benches and "benchmarks" not in (filters or {}) and all_measured:
         where1 = {**(filters or {}), "benchmarks": benches}
     shares: dict[str, float] = {}
@@ -433,11 +461,12 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
 
 
 def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, fetch: int | None = None,
-               shift=None) -> list[tuple[Match, float]]:
+               shift=None, shares=None) -> list[tuple[Match, float]]:
     """The top ``limit`` models by the lower end of their score's interval, minus ``shift(match)`` when given, with
     that value: candidates fetched from Qdrant and re-ranked, more fetched until no unfetched model can enter the
     top (:func:`~indexer.posterior.lcb_candidates_exact`). ``fetch``: fetch exactly that many once (every candidate,
-    for a ``shift`` the bound does not cover)."""
+    for a ``shift`` the bound does not cover). ``shares``: :func:`share_reader`'s function, when the variances need
+    the candidates' coverage shares."""
     from .posterior import lcb_candidates_exact
 
     exhaustive = fetch is not None
@@ -446,7 +475,7 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
     while True:
         hits = vectors.search(name, "models", search, filters=filters, limit=fetch + 1, with_vectors=pred.folded)
         more = len(hits) > fetch
-        found = _matches(hits[:fetch], pred, q)
+        found = _matches(hits[:fetch], pred, q, shares=None if shares is None else shares(hits[:fetch]))
         scores = np.array([m.search_score for m in found])
         if shift is not None:
             scores = scores - np.array([shift(m) for m in found])

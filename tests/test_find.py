@@ -285,7 +285,7 @@ def test_prefer_smaller_equals_the_formula_computed_by_hand(tmp_path, encoder, m
 def test_lcb_rank_is_exact(idx):
     every = ask(idx, ALPHA[3], k=10)
     store = idx[0]
-    g = store.get_space_calibration(store.list_spaces()[0].id).specific  # a folded score's sd per raw sd
+    g = store.get_space_calibration(store.list_spaces()[0].id).scale  # a folded score's sd per raw sd
     lower = {r.model: r.rank_score - 1.6448536269514722 * g * math.sqrt(r.variance) for r in every}
     got = ask(idx, ALPHA[3], k=3, rank="lcb")
     assert [r.model for r in got] == sorted(lower, key=lower.get, reverse=True)[:3]
@@ -321,15 +321,15 @@ def test_lcb_ranks_a_model_of_unknown_variance_after_every_model_with_a_bound(id
 CODE_PROMPT = "Write a Python function that sorts a list of integers"
 
 
-def coverage_aware(idx, region_var=None):
+def coverage_aware(idx, region_var=None, uncovered=0.1):
     """The index's space, its calibration replaced by a coverage-aware map (an uncovered weight beside the covered;
-    ``region_var``: its region variance)."""
+    ``region_var``: its region variance; ``uncovered=None``: one weight, not coverage-aware)."""
     from indexer import posterior
 
     store = idx[0]
     (space,) = store.list_spaces()
     store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
-        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=0.1, region_var=region_var))
+        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=uncovered, region_var=region_var))
     return space
 
 
@@ -388,8 +388,9 @@ def test_a_coverage_aware_map_reranks_by_each_models_coverage_exactly(idx, encod
     assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
 
 
-def test_a_models_interval_widens_by_the_region_variance_as_far_as_it_has_no_evidence(idx, encoder):
-    """A coverage-aware map with a region variance: each result's variance is its posterior's plus
+@pytest.mark.parametrize("uncovered", [0.1, None], ids=["coverage-aware", "one-weight"])
+def test_a_models_interval_widens_by_the_region_variance_as_far_as_it_has_no_evidence(idx, encoder, uncovered):
+    """A map with a region variance (coverage-aware or not): each result's variance is its posterior's plus
     ``(level / specific)^2 (1 - c)^2 region_var`` at its share c of the query's nearest prompts (a model measured only
     on alpha gets all of it at a coding prompt, one measured on beta none); the ranking by probability is unchanged,
     the ranking by the interval's lower end uses the widened intervals, exactly, over every model."""
@@ -397,13 +398,16 @@ def test_a_models_interval_widens_by_the_region_variance_as_far_as_it_has_no_evi
 
     store, vectors, _ = idx
     text = CODE_PROMPT
-    coverage_aware(idx)
+    coverage_aware(idx, uncovered=uncovered)
     before = {r.model: r for r in ask(idx, text, k=10)}
-    space = coverage_aware(idx, region_var=0.05)
+    space = coverage_aware(idx, region_var=0.05, uncovered=uncovered)
     keys, pred, L1, L0 = logits(idx, space, query.query_vector(store, vectors, space, prompts=[text]))
+    assert pred.coverage_aware == (uncovered is not None) and pred.region_aware
     c = dict(zip(keys, shares(idx, encoder, text, keys)))
     after = ask(idx, text, k=10)
     assert [r.model for r in after] == list(before)
+    small = ask(idx, text, k=10, prefer_smaller=0.2)  # the size-penalty path gives the same variances
+    assert {r.model: r.variance for r in small} == pytest.approx({r.model: r.variance for r in after})
     for r in after:
         extra = (2.0 / 1.5) ** 2 * (1.0 - c[r.model]) ** 2 * 0.05
         assert r.variance == pytest.approx(before[r.model].variance + extra, rel=1e-6, abs=1e-9), r.model

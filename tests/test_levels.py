@@ -208,10 +208,10 @@ def test_the_store_keeps_the_level_coefficients(store):
     assert not store.get_space_calibration(space.id).folded  # the plain map: the coefficients are NULL
 
 
-def test_a_coverage_aware_map_carries_the_region_variance_of_its_outcomes():
-    """The space's map (pipeline._fit_calibration) carries the region variance of the models' outcomes over the
-    prompts' benchmarks when it is coverage-aware (models measured on some benchmarks only), none when it is not
-    (a dense index: every share is 1) or when no benchmarks are given."""
+def test_the_level_map_carries_the_region_variance_of_its_outcomes():
+    """The space's level/deviation map (pipeline._fit_calibration) carries the region variance of the models'
+    outcomes over the prompts' benchmarks, coverage-aware (models measured on some benchmarks only) or not (a dense
+    index, where every share is 1 and it adds nothing); none without the benchmarks, or on the plain map."""
     from indexer.pipeline import _fit_calibration
 
     rng = np.random.default_rng(21)
@@ -233,7 +233,10 @@ def test_a_coverage_aware_map_carries_the_region_variance_of_its_outcomes():
     assert cal.region_var == pytest.approx(posterior.region_variance(S, groups)) and cal.region_var >= 0.0
     assert _fit_calibration(spec.solver().fit(D, S), D, S, spec).region_var is None
     full = _fit_calibration(spec.solver().fit(D, dense), D, dense, spec, groups=groups)
-    assert not full.coverage_aware and full.region_var is None
+    assert not full.coverage_aware and full.region_var == pytest.approx(posterior.region_variance(dense, groups))
+    assert full.region_var > 0.01  # the simulated per-benchmark skill (sd 0.6 in the logit)
+    plain = SpaceSpec("enc@1", 1.0, 0.0, "auto", {"intercept": True, "select": "gcv"}, 8 + 1)
+    assert _fit_calibration(plain.solver().fit(D, dense), D, dense, plain, groups=groups).region_var is None
 
 
 def test_space_states_read_what_the_three_reads_give_and_see_every_rewrite(store):

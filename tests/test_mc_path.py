@@ -258,6 +258,8 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
         n, eig = solver.factors([solver.pattern_of_[j]])[solver.pattern_of_[j]]
         lam_j = min(float(solver.lam_[j]), float(np.median(solver.lam_)))
         var = predictive_variance(eig, n, np.array([lam_j]), solver.noise_[[j]], eff[None])[0, 0] + unseen ** 2 * cal.spread
+        # the level's part (noise / n of it) at the map's weight of the level, not the deviation's
+        var += ((cal.level / cal.scale) ** 2 - 1.0) * solver.noise_[j] / n
         assert mt.variance == pytest.approx(var, rel=1e-3)
         assert 0.0 <= mt.low <= mt.probability <= mt.high <= 1.0
         # the model's own prior's part of its deviation, and the query format's prior's part (the shared one)

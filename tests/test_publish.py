@@ -377,6 +377,39 @@ def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_
         store_b.close()
 
 
+def test_a_bad_region_variance_is_reported_and_an_old_record_set_pulls_without_it(publisher, tmp_path, monkeypatch):
+    """spaces.parquet's ``calibration_region_var`` (the interval's region variance): a negative or NaN value is an
+    error naming the row and the column, nothing imported; a record set written before the column pulls, its map
+    without a region variance (intervals as before)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    assert pq.read_table(tmp_path / "d" / "spaces.parquet").column("calibration_region_var")[0].as_py() is not None
+    for value in (-0.5, float("nan")):
+        bad = _copy(tmp_path / "d", tmp_path / f"bad{value}")
+        t = pq.read_table(bad / "spaces.parquet")
+        rows = t.to_pylist()
+        rows[0]["calibration_region_var"] = value
+        pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), bad / "spaces.parquet")
+        with pytest.raises(InputError, match=r"spaces.parquet.*row 0.*calibration_region_var must be a number at "
+                                             r"least 0") as err:
+            pull(str(bad))
+        assert "nothing was imported" in str(err.value)
+    old = _copy(tmp_path / "d", tmp_path / "old")
+    pq.write_table(pq.read_table(old / "spaces.parquet").drop_columns(["calibration_region_var"]), old / "spaces.parquet")
+    pull(str(old))
+    store_b = open_store()
+    try:
+        (sp,) = store_b.list_spaces()
+        cal = store_b.get_space_calibration(sp.id)
+        assert cal.folded and cal.region_var is None
+    finally:
+        store_b.close()
+
+
 def test_a_copy_without_its_prompts_file_is_refused_and_nothing_imported(publisher, tmp_path, monkeypatch):
     """A record set whose ``prompts/<space>.parquet`` is gone (a partial download or copy) pulled without a word, and
     the pulled index then filled no question's answer options and told no coverage. Now, as benchmarks.parquet counts
