@@ -86,22 +86,34 @@ def test_an_interval_uses_at_most_the_maps_lambda_cap():
 
 def test_region_variance_is_the_model_by_benchmark_interaction_less_its_noise():
     """sigma_r^2 (:func:`posterior.region_variance`): how far a model's level on one benchmark strays from its overall
-    level beyond the benchmark's own offset, in signed-score units, less the binomial noise of those levels: recovered
-    from simulated outcomes, about 0 where every model's levels differ by the benchmark's offset alone."""
+    level beyond the benchmark's own offset, in signed-score units, without the outcomes' noise (split halves):
+    recovered from simulated outcomes, with prompts of one difficulty or of very different ones, and about 0 where
+    every model's levels differ by the benchmark's offset alone."""
     rng = np.random.default_rng(3)
     M, G, n = 300, 6, 200
     groups = np.repeat([f"b{g}" for g in range(G)], n)
     ability = rng.normal(0.0, 0.08, size=(M, 1))
     offset = np.linspace(-0.15, 0.15, G)[None, :]
 
-    def outcomes(r_sd):
+    def outcomes(r_sd, spread=0.0):
         p = np.clip(0.55 + ability + offset + rng.normal(0.0, r_sd, size=(M, G)), 0.02, 0.98)
-        return (rng.random((M, G * n)) < np.repeat(p, n, axis=1)).astype(float)
+        # prompts that differ in difficulty (as real ones do: a binomial noise model overstates a level's noise then)
+        easy = rng.choice([-spread, spread], size=G * n)
+        P = np.clip(np.repeat(p, n, axis=1) + easy[None, :], 0.0, 1.0)
+        # the truth: the two-way residuals of the expected per-benchmark levels (every model has every benchmark)
+        d = (2.0 * P - 1.0).reshape(M, G, n).mean(axis=2)
+        d = d - d.mean(axis=1, keepdims=True)
+        return (rng.random((M, G * n)) < P).astype(float), float(np.mean((d - d.mean(axis=0)) ** 2))
 
-    S = outcomes(0.06)
+    S, truth = outcomes(0.06, spread=0.35)
+    assert truth > 0.005 and posterior.region_variance(S, groups) == pytest.approx(truth, rel=0.1)
+    S, truth = outcomes(0.0, spread=0.35)  # (the clipping at 0 and 1 alone makes a small interaction)
+    assert posterior.region_variance(S, groups) == pytest.approx(truth, abs=5e-4)
+    S, truth = outcomes(0.06)
     # the truth: 4 var(r) (signed scores are 2 s - 1), less what the two-way fit absorbs ((M-1)(G-1) / (M G) of it)
-    assert posterior.region_variance(S, groups) == pytest.approx(4 * 0.06 ** 2 * (5 / 6), rel=0.1)
-    assert posterior.region_variance(outcomes(0.0), groups) < 0.0005  # noise alone: subtracted
+    assert truth == pytest.approx(4 * 0.06 ** 2 * (5 / 6), rel=0.1)
+    assert posterior.region_variance(S, groups) == pytest.approx(truth, rel=0.1)
+    assert posterior.region_variance(outcomes(0.0)[0], groups) < 0.0005  # noise alone: none
     S[:, :n] = np.nan  # a benchmark nobody has, and models with too few cells on one, are left out
     S[:10, n:n + 190] = np.nan
     assert posterior.region_variance(S, groups) == pytest.approx(4 * 0.06 ** 2 * (4 / 5), rel=0.2)
