@@ -677,39 +677,37 @@ def region_variance(S: np.ndarray, groups: np.ndarray, min_cells: int = REGION_M
     intervals of models the fold hid a category from held their true rate 83% of the time with the targets' noise
     counted, 91% with this variance added where they have no evidence near the query
     (``benchmarks/bench_intervals.py``, docs/RESULTS.md "Intervals")."""
-    Y = 2.0 * np.asarray(S, dtype=np.float64) - 1.0
-    groups = np.asarray(groups)
-    names = sorted(set(groups.tolist()), key=str)
-    cols = [np.flatnonzero(groups == g) for g in names]
-    half_cells = max(int(min_cells) // 2, 1)
+    S = np.asarray(S, dtype=np.float64)
+    names, code = np.unique(np.asarray(groups).astype(str), return_inverse=True)
+    obs = ~np.isnan(S)
+    y = np.where(obs, 2.0 * S - 1.0, 0.0)  # signed outcomes, 0 where not observed
+    seen = obs.astype(np.float64)
+    G, half_cells = len(names), max(int(min_cells) // 2, 1)
     out = []
     for seed in range(int(splits)):
         rng = np.random.default_rng(seed)
-        first = np.zeros(groups.size, dtype=bool)
-        for c in cols:
-            first[rng.permutation(c)[: c.size // 2]] = True
-        dA = _interaction(np.where(first[None, :], Y, np.nan), cols, half_cells)
-        dB = _interaction(np.where(first[None, :], np.nan, Y), cols, half_cells)
+        half = np.zeros(code.size, dtype=np.int64)
+        for g in range(G):
+            c = np.flatnonzero(code == g)
+            half[rng.permutation(c)[c.size // 2:]] = 1
+        H = np.zeros((code.size, 2 * G))  # column 2 g + h: benchmark g's prompts in half h
+        H[np.arange(code.size), 2 * code + half] = 1.0
+        sums, counts = y @ H, seen @ H  # (M, 2 G): each model's sum and count of outcomes per benchmark and half
+        dA, dB = (_interaction(sums[:, h::2], counts[:, h::2], half_cells) for h in (0, 1))
         both = np.isfinite(dA) & np.isfinite(dB)
         if both.any():
             out.append(float(np.mean(dA[both] * dB[both])))
     return max(float(np.mean(out)), 0.0) if out else 0.0
 
 
-def _interaction(Y: np.ndarray, cols: list[np.ndarray], min_cells: int) -> np.ndarray:
-    """(M, G): the residuals of the two-way additive fit of the models' per-benchmark levels (signed outcomes ``Y``,
-    NaN = not observed; ``cols``: each benchmark's columns): level on the benchmark, less the model's overall level,
-    less the benchmark's mean of that; NaN for a pair with fewer than ``min_cells`` outcomes."""
-    obs = ~np.isnan(Y)
-    y = np.where(obs, Y, 0.0)
-    L = np.full((Y.shape[0], len(cols)), np.nan)
-    for j, c in enumerate(cols):
-        n = obs[:, c].sum(axis=1)
-        ok = n >= min_cells
-        L[ok, j] = y[ok][:, c].sum(axis=1) / n[ok]
-    n_i = obs.sum(axis=1)
-    with np.errstate(invalid="ignore"):
-        d = L - np.where(n_i > 0, y.sum(axis=1) / np.maximum(n_i, 1), np.nan)[:, None]
+def _interaction(sums: np.ndarray, counts: np.ndarray, min_cells: int) -> np.ndarray:
+    """(M, G): the residuals of the two-way additive fit of the models' per-benchmark levels, from the sums and counts
+    (M, G) of their signed outcomes per benchmark: level on the benchmark, less the model's overall level (over all
+    its outcomes), less the benchmark's mean of that; NaN for a pair with fewer than ``min_cells`` outcomes."""
+    n_i = counts.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        L = np.where(counts >= min_cells, sums / counts, np.nan)
+        d = L - np.where(n_i > 0, sums.sum(axis=1) / n_i, np.nan)[:, None]
     known = np.isfinite(d)
     bench = np.where(known, d, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1)  # each benchmark's mean offset
     return d - bench[None, :]
