@@ -822,10 +822,10 @@ class Predictor:
 
     def variance(self, payloads: list[dict], row: np.ndarray, coverage=None) -> np.ndarray:
         """(k,) posterior variance of each model's score at the index row ``row`` (dim,); NaN for a model without a
-        stored posterior (the plain method, or a vector from before posteriors were kept). ``coverage`` (k,): each
-        model's share of the query's nearest indexed prompts it was observed on, where the search computed it (the
-        coverage-aware map, :func:`indexer.query.coverage_ranked`): adds the map's :meth:`~Calibration.region_term`
-        (none without it)."""
+        stored posterior (the plain method, or a vector from before posteriors were kept). With the level/deviation map, the level's part
+        counts at the map's weight of the level (:meth:`~Calibration.level_term`). ``coverage`` (k,): each model's
+        share of the query's nearest indexed prompts it was observed on (:func:`indexer.query.coverage_ranked`,
+        :func:`indexer.query.share_reader`): adds the map's :meth:`~Calibration.region_term` (none without it)."""
         out = np.full(len(payloads), np.nan)
         keys = {p.get("pattern") for p in payloads if p.get("pattern") and p.get("noise") is not None}
         missing = [k for k in keys if k not in self._patterns]
