@@ -302,3 +302,24 @@ def test_models_limit_below_one_is_a_usage_error_and_a_populated_home_never_says
         res = run("models", *args)
         assert res.returncode == 0 and "no model is indexed yet" not in res.stdout, (args, res.stdout)
         assert "no indexed model matches these options" in res.stdout, (args, res.stdout)
+
+
+@pytest.mark.parametrize("args,says", [
+    (["search", " "], "Invalid value for 'PROMPT': the 1st: empty prompt text"),
+    (["search", "a task", ""], "Invalid value for 'PROMPT': the 2nd: empty prompt text"),
+    (["search", "x", "-m", "org/a", "-m", " "], "Invalid value for '--model' / '-m': the 2nd: ' ' is empty"),
+    (["search", "-b", ""], "Invalid value for '--benchmark' / '-b': '' is empty"),
+    (["search", "-b", " "], "Invalid value for '--benchmark' / '-b': ' ' is empty"),
+    (["search", "x", "--pipeline-tag", ""], "Invalid value for '--pipeline-tag': '' is empty"),
+    (["search", "x", "--measured-on", " "], "Invalid value for '--measured-on': ' ' is empty"),
+    (["search", "x", "--license", ""], "Invalid value for '--license': the 1st: '' is empty"),
+    (["models", "--benchmark", ""], "Invalid value for '--benchmark' / '-b': '' is empty"),
+    (["models", "--license", "mit", "--license", " "], "Invalid value for '--license': the 2nd: ' ' is empty"),
+])
+def test_a_blank_text_value_is_a_usage_error_naming_the_option_and_which(args, says):
+    """A blank PROMPT, `--model`, `--benchmark`, `--measured-on`, `--pipeline-tag` or `--license` of `search` (and
+    `models`) is a usage error (exit 2, one line) naming the option and, for a repeatable one, which value, before any
+    store is opened (no home here); before, the library's input error (exit 1) naming its own argument:
+    "prompts[0]: a prompt must be a non-empty string" (0-based), "models: ...", "filters.pipeline_tag: ...", and
+    `-b ""` said no task was given."""
+    test_usage_errors_are_one_line_with_exit_2(args, says)
