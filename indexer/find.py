@@ -146,7 +146,7 @@ class Filters:
             self.licenses = [self.licenses]
         if self.licenses is not None:
             if not all(isinstance(x, str) and x.strip() for x in self.licenses):
-                raise InputError("licenses must be non-empty strings", item="filters.licenses")
+                raise InputError("a license must be a non-empty string", item="filters.licenses")
             for x in self.licenses:
                 if name_problem(x):
                     raise InputError(f"the license {x[:40]!r} {name_problem(x)}", item="filters.licenses")
@@ -157,7 +157,8 @@ class Filters:
                 setattr(self, name, parse_params(v, what=f"filters.{name}"))
         if self.min_params is not None and self.max_params is not None and self.min_params > self.max_params:
             raise InputError(f"min_params {format_params(self.min_params)} is above max_params "
-                             f"{format_params(self.max_params)}", item="filters")
+                             f"{format_params(self.max_params)}: no model can be in that range; lower min_params or "
+                             "raise max_params", item="filters.min_params")
         if self.min_evidence is not None:
             if isinstance(self.min_evidence, bool) or not isinstance(self.min_evidence, (int, np.integer)) or self.min_evidence < 0:
                 raise InputError(f"min_evidence must be a non-negative integer, not {self.min_evidence!r}",

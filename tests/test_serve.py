@@ -216,6 +216,27 @@ def test_every_error_has_one_shape(client, monkeypatch):
     assert "hunter2" not in err["message"] and "s3cr3t" not in err["message"] and "***" in err["message"]
 
 
+def test_a_filter_error_names_its_filter_once(client):
+    """An input error about a filter names it once, as `k`'s does: `filters.min_evidence` in the field, "min_evidence
+    must be ..." in the message (before: "filters.min_evidence: min_evidence must be ..."; on GET /v1/models
+    "pipeline_tag: pipeline_tag must be ..."); min_params above max_params names `filters.min_params` (GET:
+    `min_params`), not the whole `filters`, and says what to change."""
+    post = lambda filters: client.post("/v1/find", json={"prompts": [PROMPT], "filters": filters})  # noqa: E731
+    err = assert_error(post({"min_evidence": -1}), 422, "invalid_input", "filters.min_evidence")
+    assert err["message"] == "min_evidence must be a non-negative integer, not -1"
+    err = assert_error(post({"open_only": "yes"}), 422, "invalid_input", "filters.open_only")
+    assert err["message"] == "open_only must be true or false, not 'yes'"
+    err = assert_error(post({"min_params": "70B", "max_params": "8B"}), 422, "invalid_input", "filters.min_params")
+    assert err["message"].startswith("min_params 70.0B is above max_params 8.0B") and "lower min_params" in err["message"]
+    err = assert_error(client.get("/v1/models", params={"pipeline_tag": " "}), 422, "invalid_input", "pipeline_tag")
+    assert err["message"] == "pipeline_tag must be a non-empty string"
+    err = assert_error(client.get("/v1/models", params={"min_params": "70B", "max_params": "8B"}), 422,
+                       "invalid_input", "min_params")
+    assert err["message"].startswith("min_params 70.0B is above max_params 8.0B")
+    err = assert_error(client.get("/v1/models", params={"license": ""}), 422, "invalid_input", "license")
+    assert err["message"] == "license: a license must be a non-empty string"
+
+
 def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     """What a client gets for each malformed request: a JSON error naming the field or parameter, saying what to send
     instead, with a 4xx status; never a 500 (a vector of strings was one) and never a silently ignored argument (an
