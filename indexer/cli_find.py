@@ -191,6 +191,18 @@ def _params(value: str) -> None:
 _params_option = checked_option(_params, lambda exc: exc.message)
 
 
+def _check_params_range(min_params: str | None, max_params: str | None) -> None:
+    """``--min-params`` above ``--max-params``: a usage error naming both options (exit 2, before any store is opened),
+    as a bad value of either is; before, the library's input error (exit 1) "filters.min_params: ..."."""
+    from .find import parse_params
+
+    if min_params is not None and max_params is not None and parse_params(min_params) > parse_params(max_params):
+        from .errors import ConfigError
+
+        raise ConfigError(f"--min-params {min_params} is above --max-params {max_params}: no model can be in that "
+                          "range; lower --min-params or raise --max-params (see `taskspace search -h`)")
+
+
 def _prefer_smaller_option(value: float) -> float:
     """``--prefer-smaller``: a finite number from 0 to :data:`indexer.find.MAX_PREFER_SMALLER`, checked while the
     options are parsed (a usage error naming the option, as ``--top``'s range is), not by the search (exit 1)."""
@@ -297,6 +309,7 @@ def search(
     """
     from .find import Filters, find_models
 
+    _check_params_range(min_params, max_params)
     prompts = list(prompt or [])
     given = [what for what, x in (("PROMPT", prompts), ("--file", file), ("--benchmark", benchmark)) if x]
     if not given or (benchmark and len(given) > 1):  # checked before any file or store is read: a usage error

@@ -323,3 +323,15 @@ def test_a_blank_text_value_is_a_usage_error_naming_the_option_and_which(args, s
     "prompts[0]: a prompt must be a non-empty string" (0-based), "models: ...", "filters.pipeline_tag: ...", and
     `-b ""` said no task was given."""
     test_usage_errors_are_one_line_with_exit_2(args, says)
+
+
+def test_min_params_above_max_params_is_a_usage_error_naming_both_options():
+    """`search --min-params 70B --max-params 8B` (a range no model can be in) is a usage error naming both options
+    (exit 2, one line, before any store is opened: no home here); before, the library's input error (exit 1) "filters:
+    min_params 70.0B is above max_params 8.0B", naming neither option. An equal pair is a range, not an error."""
+    res = run("search", "x", "--min-params", "70B", "--max-params", "8B")
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr
+    assert lines[0].startswith("error: --min-params 70B is above --max-params 8B") and "lower --min-params" in lines[0]
+    res = run("search", "x", "--min-params", "8B", "--max-params", "8b", "--benchmark", "b")  # the range passes
+    assert "--min-params" not in res.stderr and "give the task as PROMPT" in res.stderr, res.stderr
