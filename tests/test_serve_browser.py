@@ -395,3 +395,38 @@ def test_a_prompt_with_blank_lines_is_one_prompt_and_a_dashes_line_separates_sev
             page.close()
         finally:
             browser.close()
+
+
+def test_a_task_and_a_benchmark_both_given_is_said_not_half_answered(page_server):
+    """A benchmark left picked from an earlier search, then a task typed and searched: the page says both were given
+    and what to change, and ranks nothing (the CLI and the API refuse both too); before, it ranked the benchmark and
+    dropped the task without a word ("4 model(s) ranked for benchmark alpha" under the typed task). Either alone
+    still searches."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            status = page.locator("#status")
+            page.goto(page_server + "/")
+            expect(page.locator("#benchmark option[value='alpha']")).to_have_count(1)
+            page.select_option("#benchmark", "alpha")
+            page.click("#go")
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            page.fill("#task", "What is item 3 of alpha about chemistry?")
+            page.click("#go")
+            expect(status).to_have_text("error: a task and a benchmark were both given: empty the task box, or set "
+                                        "the benchmark to (none)")
+            expect(page.locator("#ranked > li.result")).to_have_count(0)
+            page.goto(page_server + "/?q=What+is+item+3&benchmark=alpha")  # the same from a URL
+            expect(status).to_contain_text("a task and a benchmark were both given")
+            page.select_option("#benchmark", "")
+            page.click("#go")
+            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()

@@ -116,9 +116,14 @@ const given = (p, f) => p.has(f) && p.get(f).trim() !== "";
 const SEPARATOR = /^[^\S\n]*---[^\S\n]*$/m;
 const splitPrompts = (text) => text.replace(/\r\n?/g, "\n").split(SEPARATOR).map((s) => s.trim()).filter(Boolean);
 
+// a task and a benchmark are two queries: the page refuses both rather than rank the benchmark and drop the task
+// without a word (before: a benchmark left picked from an earlier search silently replaced the task typed after it)
+const BOTH = "a task and a benchmark were both given: empty the task box, or set the benchmark to (none)";
+
 function findBody(p) {
   const body = {};
   const task = p.get("q");
+  if (p.get("benchmark") && task && task.trim()) throw new Error(BOTH);
   if (p.get("benchmark")) body.benchmark = p.get("benchmark");
   else if (task) body.prompts = splitPrompts(task);
   body.k = given(p, "k") ? number(p, "k") : 10;
