@@ -352,6 +352,10 @@ def _print_result(result) -> None:
             rows.append([str(i), r.model + (" (API)" if r.api_only else ""), _pct(d["probability"]), interval,
                          near, format_params(meta.get("params")) or "-", meta.get("license") or "-"])
         sort = "lower bound" if q["rank"] == "lcb" else "probability"
+        if q["rank"] == "lcb" and all(d["interval"] is None and d["rank_score"] == d["score"]
+                                       for d in (r.to_dict() for r in result.results)):
+            # no model has a bound (the paper method keeps no posterior): lcb ranked by the score, so by probability
+            sort = "probability (--rank lcb: no model here has an interval, so none a lower bound to rank by)"
         caption = f"space {result.space['name']} ({result.space['method']}); ranked by {sort}"
         if q["prefer_smaller"]:
             caption += f" - {q['prefer_smaller']} x log10(parameters)"

@@ -335,3 +335,28 @@ def test_min_params_above_max_params_is_a_usage_error_naming_both_options():
     assert lines[0].startswith("error: --min-params 70B is above --max-params 8B") and "lower --min-params" in lines[0]
     res = run("search", "x", "--min-params", "8B", "--max-params", "8b", "--benchmark", "b")  # the range passes
     assert "--min-params" not in res.stderr and "give the task as PROMPT" in res.stderr, res.stderr
+
+
+def test_lcb_on_a_space_without_intervals_says_it_ranked_by_probability(tmp_path, encoder, monkeypatch):
+    """`search --rank lcb` on a space whose method keeps no posterior (`paper`: no model has an interval, so lcb ranks
+    as probability, README) says under the table that it ranked by probability and why; before, "ranked by lower
+    bound" above a column of "-" intervals, an order no lower bound made. The order is the probability order."""
+    from indexer.config import reset_settings
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "paper")
+    reset_settings()
+    rng = np.random.default_rng(11)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha,
+                                              outcomes(rng, ["org/a", "org/b", "org/c"], 12))])
+    vectors.close()
+    store.close()
+    prompt = "What is item 3 of alpha about chemistry?"
+    res = run("search", prompt, "--rank", "lcb")
+    said = " ".join(res.stdout.split())
+    assert res.returncode == 0 and "ranked by lower bound" not in said, res.stdout + res.stderr
+    assert "ranked by probability (--rank lcb: no model here has an interval" in said, res.stdout
+    by_lcb, by_p = (json.loads(run("search", prompt, "--rank", r, "--json").stdout)["results"] for r in ("lcb", "probability"))
+    assert [r["model"] for r in by_lcb] == [r["model"] for r in by_p] and all(r["interval"] is None for r in by_lcb)
+    res = run("search", prompt, "--rank", "probability")
+    assert "ranked by probability" in res.stdout and "--rank lcb" not in res.stdout
