@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
+from .records import name_problem
 from .find import Filters, _means, check_not_drifted, _merge, _num, _resolve_models, _stores as _given_or_shared, suggest
 
 #: how many benchmarks :func:`model_detail` lists as strengths
@@ -83,6 +84,10 @@ def count_models(benchmark: str | None = None, filters: Filters | dict | None = 
 def _models_where(store, benchmark: str | None, filters: Filters | dict | None) -> dict:
     """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones)."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
+    if benchmark is not None and name_problem(benchmark):  # as a benchmark query refuses it (before: "unknown
+        bad = name_problem(benchmark)                         # benchmark ''; did you mean ...", a 404)
+        raise InputError("benchmark must be a non-empty benchmark name" if bad == "empty" else
+                         f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
     conds = dict(flt.conditions())
     known = None
     for given, item in ((benchmark, "benchmark"), (flt.benchmark, "filters.benchmark")):

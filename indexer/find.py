@@ -627,9 +627,9 @@ def _check_query(prompts, benchmark, vector, k, rank) -> list[str] | None:
         got = " and ".join(given) or "none"
         raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
     if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
-        raise InputError("the benchmark name must be a non-empty string", item="benchmark")
+        raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
     if benchmark is not None and name_problem(benchmark):
-        raise InputError(f"the benchmark name {name_problem(benchmark)}", item="benchmark")
+        raise InputError(f"benchmark {benchmark[:40]!r} {name_problem(benchmark)}", item="benchmark")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}", item="k")
     if rank not in RANKS:

@@ -599,7 +599,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             param = {f"filters.{v}": k for k, v in _MODELS_FILTERS.items()}.get(item)
             if param is not None:
                 exc.item = param
-                exc.args = (str(exc).replace(f"{item}: ", f"{param}: ", 1),)
+                said = str(exc)
+                said = (said.replace(f"{item}: ", f"{param}: ", 1) if said.startswith(f"{item}: ") else said
+                        if said.startswith(f"{param} ") else f"{param}: {said}")  # "measured_on: benchmark must ..."
+                exc.args = (said,)
             raise
         return {"models": got[:limit], "offset": offset, "limit": limit,
                 "next_offset": offset + limit if len(got) > limit else None}

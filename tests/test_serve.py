@@ -237,6 +237,19 @@ def test_a_filter_error_names_its_filter_once(client):
     assert err["message"] == "license: a license must be a non-empty string"
 
 
+def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_refuses_it(client):
+    """`GET /v1/models?benchmark=` (blank) is a 422 naming `benchmark`, as `POST /v1/find {"benchmark": ""}` is; before,
+    a 404 "unknown benchmark ''; did you mean ..." listing five benchmarks. A blank `measured_on=` names `measured_on`
+    in its message too, not only in its field (the library's filter is `benchmark`)."""
+    for blank in ("", " "):
+        err = assert_error(client.get("/v1/models", params={"benchmark": blank}), 422, "invalid_input", "benchmark")
+        assert err["message"] == "benchmark must be a non-empty benchmark name"
+        err = assert_error(client.get("/v1/models", params={"measured_on": blank}), 422, "invalid_input", "measured_on")
+        assert err["message"] == "measured_on: benchmark must be a non-empty string"
+    err = assert_error(client.post("/v1/find", json={"benchmark": " "}), 422, "invalid_input", "benchmark")
+    assert err["message"] == "benchmark must be a non-empty benchmark name"
+
+
 def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     """What a client gets for each malformed request: a JSON error naming the field or parameter, saying what to send
     instead, with a 4xx status; never a 500 (a vector of strings was one) and never a silently ignored argument (an
