@@ -140,6 +140,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
 
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
+    if name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (before: its name)
+        raise InputError(f"model {model_id[:60]!r} {name_problem(model_id)}", item="model")
     store, vectors, sp, name = _stores(store, vectors, space)
     (key,) = _resolve_models(store, [model_id], item=None)  # the model named by the path, not an argument
     rec = store.get_model(key)

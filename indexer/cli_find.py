@@ -449,7 +449,7 @@ def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 
 
 def model(
-    model_id: str = typer.Argument(..., metavar="ID", help="A model: its Hub id, or any name a source gave it."),
+    model_id: str = typer.Argument(..., metavar="ID", callback=_name_option, help="A model: its Hub id, or any name a source gave it."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show one model: its benchmarks with observed accuracy, and where it is strongest relative to the others.

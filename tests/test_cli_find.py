@@ -315,6 +315,7 @@ def test_models_limit_below_one_is_a_usage_error_and_a_populated_home_never_says
     (["search", "x", "--license", ""], "Invalid value for '--license': the 1st: '' is empty"),
     (["models", "--benchmark", ""], "Invalid value for '--benchmark' / '-b': '' is empty"),
     (["models", "--license", "mit", "--license", " "], "Invalid value for '--license': the 2nd: ' ' is empty"),
+    (["model", " "], "Invalid value for 'ID': ' ' is empty"),
 ])
 def test_a_blank_text_value_is_a_usage_error_naming_the_option_and_which(args, says):
     """A blank PROMPT, `--model`, `--benchmark`, `--measured-on`, `--pipeline-tag` or `--license` of `search` (and

@@ -250,6 +250,14 @@ def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_ref
     assert err["message"] == "benchmark must be a non-empty benchmark name"
 
 
+def test_a_model_id_with_a_nul_is_named_as_the_model(client):
+    """`GET /v1/models/{id}` with a NUL in the id is a 422 whose field and message name `model` (the path's model, as
+    a blank id is); before, `models`, compare mode's argument, which the request does not have."""
+    err = assert_error(client.get("/v1/models/a%00b"), 422, "invalid_input", "model")
+    assert err["message"] == "model 'a\\x00b' holds a NUL character"
+    assert_error(client.get("/v1/models/%20"), 422, "invalid_input", "model")
+
+
 def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     """What a client gets for each malformed request: a JSON error naming the field or parameter, saying what to send
     instead, with a 4xx status; never a 500 (a vector of strings was one) and never a silently ignored argument (an
