@@ -140,6 +140,16 @@ def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
                  "prefer_smaller")
 
 
+def test_the_openapi_schema_of_the_model_list_gives_the_page_limit(client):
+    """`GET /v1/models`' `limit` in /openapi.json says its maximum (`max_page`, 500), which the server enforces (a
+    `limit_exceeded` 422 above it); before, only `minimum: 1`, so a client built from the schema could send 1000."""
+    spec = client.get("/openapi.json").json()
+    params = {p["name"]: p["schema"] for p in spec["paths"]["/v1/models"]["get"]["parameters"]}
+    assert params["limit"]["maximum"] == LIMITS["max_page"] and params["limit"]["minimum"] == 1
+    assert client.get("/v1/models", params={"limit": LIMITS["max_page"]}).status_code == 200
+    assert_error(client.get("/v1/models", params={"limit": LIMITS["max_page"] + 1}), 422, "limit_exceeded", "limit")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
