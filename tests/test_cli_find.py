@@ -361,3 +361,16 @@ def test_lcb_on_a_space_without_intervals_says_it_ranked_by_probability(tmp_path
     assert [r["model"] for r in by_lcb] == [r["model"] for r in by_p] and all(r["interval"] is None for r in by_lcb)
     res = run("search", prompt, "--rank", "probability")
     assert "ranked by probability" in res.stdout and "--rank lcb" not in res.stdout
+
+
+def test_a_prompt_that_starts_with_a_dash_is_told_to_go_after_double_dash():
+    """`taskspace search "-1 times -1 is?"`: click takes the prompt for options ("No such option: -1"); the one-line
+    usage error (exit 2) now says that a text starting with '-' goes after `--`, with the command to type; before, only
+    "No such option: -1", naming no prompt. A real unknown option gets no such hint."""
+    res = run("search", "-1 times -1 is?", "-k", "1")
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr
+    assert "No such option: -1" in lines[0]
+    assert lines[0].endswith("a text that starts with '-' goes after `--`: taskspace search -- \"-1 times -1 is?\"")
+    res = run("search", "-x", "task")
+    assert res.returncode == 2 and "goes after `--`" not in res.stderr, res.stderr
