@@ -330,6 +330,13 @@ def search(
     _print_result(result)
 
 
+#: a filter of :class:`indexer.find.Filters` -> the option of `taskspace search` that sets it, as the notes under the
+#: table name it (before: "filter benchmark excluded 88 model(s)" for --measured-on, read as the --benchmark query)
+FILTER_OPTIONS = {"licenses": "--license", "min_params": "--min-params", "max_params": "--max-params",
+                  "pipeline_tag": "--pipeline-tag", "exclude_gated": "--exclude-gated", "open_only": "--open-only",
+                  "min_evidence": "--min-evidence", "benchmark": "--measured-on"}
+
+
 def _print_result(result) -> None:
     from .find import format_params
 
@@ -373,7 +380,7 @@ def _print_result(result) -> None:
     for name, n in result.excluded.items():
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""
-        typer.echo(f"filter {name} excluded {n} model(s){extra}")
+        typer.echo(f"{FILTER_OPTIONS.get(name, name)} excluded {n} model(s){extra}")
     if q.get("unranked"):  # compare mode: the listed models the answer leaves out (as the page and --json say)
         typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {', '.join(q['unranked'])}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:

@@ -114,7 +114,7 @@ def test_search_json_is_the_library_answer_and_the_table_has_titles(indexed, tmp
     assert text.returncode == 0 and text.stderr == ""
     for title in ("model", "P(success)", "90% interval", "measured near", "params", "license"):
         assert title in text.stdout
-    assert "org/a" in text.stdout and "filter max_params excluded 3 model(s) (3 without the metadata it needs)" in text.stdout
+    assert "org/a" in text.stdout and "--max-params excluded 3 model(s) (3 without the metadata it needs)" in text.stdout
     examples = tmp_path / "examples.txt"
     examples.write_text("Write a Python function that sorts numbers\n\nQuestion on poetry: what is a sonnet?\n")
     res = run("search", "-f", str(examples), "--json", "-m", "org/a", "-m", "Qwen--Qwen1.5-7B")
@@ -374,3 +374,16 @@ def test_a_prompt_that_starts_with_a_dash_is_told_to_go_after_double_dash():
     assert lines[0].endswith("a text that starts with '-' goes after `--`: taskspace search -- \"-1 times -1 is?\"")
     res = run("search", "-x", "task")
     assert res.returncode == 2 and "goes after `--`" not in res.stderr, res.stderr
+
+
+def test_the_notes_under_the_table_name_the_options_that_excluded_models(indexed):
+    """The notes under `search`'s table name each filter by the option that set it: `-b alpha --measured-on beta`
+    says "--measured-on excluded 2 model(s)"; before, "filter benchmark excluded 2 model(s)", read as the `-b`
+    (--benchmark) query having excluded them; likewise --license, --open-only, --min-evidence for the library's
+    licenses, open_only, min_evidence."""
+    res = run("search", "-b", "alpha", "--measured-on", "beta", "--open-only", "--min-evidence", "1")
+    assert res.returncode == 0, res.stderr
+    notes = [line for line in res.stdout.splitlines() if "excluded" in line]
+    assert "--measured-on excluded 2 model(s)" in notes, res.stdout
+    assert any(n.startswith("--open-only excluded 1 model(s)") for n in notes), res.stdout
+    assert not any("filter " in n or "benchmark excluded" in n for n in notes), notes
