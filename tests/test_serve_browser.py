@@ -332,9 +332,9 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
                 expect(status).to_contain_text("ranked")
                 answers[v] = (page.locator("#ranked .name").all_inner_texts(), page.locator("#notes").inner_text(),
                               page.is_checked("#open_only"))
-            assert answers["1"][1] and "open_only excluded" in answers["1"][1] and answers["1"][2]
+            assert answers["1"][1] and "open weights only excluded" in answers["1"][1] and answers["1"][2]
             assert answers["TRUE"] == answers["true"] == answers["1"]
-            assert answers["0"] == answers["False"] and "open_only" not in answers["0"][1] and not answers["0"][2]
+            assert answers["0"] == answers["False"] and "open weights only" not in answers["0"][1] and not answers["0"][2]
             page.goto(page_server + "/?q=What+is+item+3&exclude_gated=yes")
             expect(status).to_have_text("error: exclude_gated must be true or false, not 'yes'")
             # an empty task submitted (Ctrl+Enter in the empty box) says what to give, in the announced status region
@@ -426,6 +426,33 @@ def test_a_task_and_a_benchmark_both_given_is_said_not_half_answered(page_server
             page.select_option("#benchmark", "")
             page.click("#go")
             expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()
+
+
+def test_the_notes_name_filters_by_the_forms_words(page_server):
+    """The notes above the results name each filter by the form's words ("max parameters excluded 2", "open weights
+    only excluded 1", "1 without the metadata max parameters needs"); before, the API's field names ("max_params
+    excluded 2", "open_only ..."), and "Measured on benchmark" was "benchmark excluded N", which beside a benchmark
+    picked as the task read as that benchmark having excluded them."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            page.goto(page_server + "/?benchmark=alpha&max_params=10B&open_only=1")
+            expect(page.locator("#status")).to_contain_text("ranked for benchmark alpha")
+            notes = page.locator("#notes").inner_text().split(" · ")
+            assert "max parameters excluded 2" in notes and "open weights only excluded 1" in notes, notes
+            assert "1 without the metadata max parameters needs" in notes, notes
+            assert not any("max_params" in n or "open_only" in n for n in notes), notes
+            labels = page.evaluate("FILTER_LABELS")  # every filter the API counts has the form's words
+            assert labels["benchmark"] == "measured on benchmark" and labels["min_evidence"] == "min prompts measured"
             assert failures == []
             page.close()
         finally:
