@@ -617,7 +617,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     return FindResult(query, space_info, results, excluded, missing, timings)
 
 
-def _check_query(prompts, benchmark, vector, k, rank) -> list[str] | None:
+def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list[str] | None:
     """The checks of the query every entry point shares (:func:`find_models`, :func:`indexer.query.find_models`):
     exactly one of prompts (returned as a list), benchmark, vector; ``k`` a positive integer; ``rank`` one of
     :data:`RANKS`. InputError naming the argument otherwise."""
@@ -631,7 +631,7 @@ def _check_query(prompts, benchmark, vector, k, rank) -> list[str] | None:
     if benchmark is not None and name_problem(benchmark):
         raise InputError(f"benchmark {benchmark[:40]!r} {name_problem(benchmark)}", item="benchmark")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}", item="k")
+        raise InputError(f"{k_name} must be a positive integer, not {k!r}", item=k_name)
     if rank not in RANKS:
         raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}", item="rank")
     return prompts

@@ -114,7 +114,7 @@ def test_the_lean_entry_point_is_the_one_search_without_the_evidence(indexed, mo
     """indexer.query.find_models is a thin wrapper of indexer.find's search: the same models, scores, probabilities
     and intervals as indexer.find_models for prompts, a benchmark, lcb and filters (a raw payload filter or an
     indexer.Filters), the same checks (a string prompt is one prompt, not its characters; top=0 an InputError naming
-    k), and none of the full answer's extra work: no neighbourhood search, no SQL read of outcomes."""
+    top, its own argument), and none of the full answer's extra work: no neighbourhood search, no SQL read of outcomes."""
     from indexer import Filters
     from indexer import find_models as find
     from indexer.errors import InputError
@@ -142,7 +142,7 @@ def test_the_lean_entry_point_is_the_one_search_without_the_evidence(indexed, mo
     assert mit[0] == mit[1] == full(text, k=4, filters={"licenses": ["mit"]}) and len(mit[0]) == 1
     with pytest.raises(InputError) as err:
         find_models([text], top=0, store=store, vectors=vectors)
-    assert err.value.item == "k"
+    assert err.value.item == "top"
     (space,) = store.list_spaces()
     assert np.allclose(query_vector(store, vectors, space, prompts=[text]),
                        query_vector(store, vectors, space, prompts=text))
@@ -209,3 +209,14 @@ def test_find_models_without_stores_opens_them_once_and_yields_the_folder(tmp_pa
     with pytest.raises(NotFoundError, match="taskspace index"):  # other settings: other stores
         find_models(["anything"])
     assert len(opened) == 3
+
+
+@pytest.mark.parametrize("top", [0, -1, 2.5, None, True])
+def test_a_bad_top_names_top(top):
+    """`indexer.query.find_models(prompts, top=0)`: the input error names `top`, its own argument (checked before any
+    store is opened); before, "k must be a positive integer, not 0" (item `k`), an argument this function lacks."""
+    from indexer.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        find_models(["Write a Python function that sorts a list"], top=top)
+    assert str(err.value) == f"top must be a positive integer, not {top!r}" and err.value.item == "top"
