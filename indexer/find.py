@@ -314,6 +314,11 @@ class FindResult:
     def __iter__(self):
         return iter(self.results)
 
+    def __getitem__(self, i):
+        """``result[0]``, ``result[:3]``: the ranked results, as ``len`` and iteration already treat it (before,
+        ``find_models(...)[0]`` was a TypeError: not subscriptable)."""
+        return self.results[i]
+
 
 def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundError:
     """A NotFoundError for an unknown ``what`` naming the close known names (difflib); ``item``: the argument that

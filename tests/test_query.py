@@ -220,3 +220,16 @@ def test_a_bad_top_names_top(top):
     with pytest.raises(InputError) as err:
         find_models(["Write a Python function that sorts a list"], top=top)
     assert str(err.value) == f"top must be a positive integer, not {top!r}" and err.value.item == "top"
+
+
+def test_the_full_answer_is_indexed_as_it_is_iterated(indexed):
+    """`indexer.find_models(...)` is a FindResult with `len` and iteration over its ranked results; `result[0]` and
+    `result[:2]` are those results too (before, "TypeError: 'FindResult' object is not subscriptable")."""
+    from indexer import find_models as find_full
+
+    store, vectors = indexed
+    result = find_full("What is item 3 of alpha?", k=3, store=store, vectors=vectors)
+    assert len(result) == 3 and result[0] is result.results[0] and result[-1] is list(result)[-1]
+    assert result[:2] == result.results[:2] and result[0].model == next(iter(result)).model
+    with pytest.raises(IndexError):
+        result[3]
