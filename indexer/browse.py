@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
+from .records import name_problem
 from .find import Filters, _means, check_not_drifted, _merge, _num, _resolve_models, _stores as _given_or_shared, suggest
 
 #: how many benchmarks :func:`model_detail` lists as strengths
@@ -83,6 +84,10 @@ def count_models(benchmark: str | None = None, filters: Filters | dict | None = 
 def _models_where(store, benchmark: str | None, filters: Filters | dict | None) -> dict:
     """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones)."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
+    if benchmark is not None and name_problem(benchmark):  # as a benchmark query refuses it (before: "unknown
+        bad = name_problem(benchmark)                         # benchmark ''; did you mean ...", a 404)
+        raise InputError("benchmark must be a non-empty benchmark name" if bad == "empty" else
+                         f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
     conds = dict(flt.conditions())
     known = None
     for given, item in ((benchmark, "benchmark"), (flt.benchmark, "filters.benchmark")):
@@ -135,6 +140,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
 
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
+    if name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (before: its name)
+        raise InputError(f"model {model_id[:60]!r} {name_problem(model_id)}", item="model")
     store, vectors, sp, name = _stores(store, vectors, space)
     (key,) = _resolve_models(store, [model_id], item=None)  # the model named by the path, not an argument
     rec = store.get_model(key)

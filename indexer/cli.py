@@ -7,6 +7,7 @@ become one line on stderr and the error's exit code; ``--debug`` shows the trace
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from enum import Enum
@@ -488,7 +489,13 @@ def _usage_error(exc) -> int:
     message = " ".join(exc.format_message().split())
     if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: click printed its help already
         return 2
-    typer.echo(f"error: {where}: {message} (see `{where} -h`)", err=True)
+    hint = ""
+    name = getattr(exc, "option_name", None) if type(exc).__name__ == "NoSuchOption" else None
+    text = next((w for w in sys.argv[1:] if name and w.startswith(name) and any(c.isspace() for c in w)), None)
+    if text is not None:  # `search "-1 times -1?"`: a text taken for options (before: only "No such option: -1")
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        hint = f"; a text that starts with '-' goes after `--`: {where} -- {json.dumps(shown, ensure_ascii=False)}"
+    typer.echo(f"error: {where}: {message} (see `{where} -h`){hint}", err=True)
     return 2
 
 

@@ -191,6 +191,18 @@ def _params(value: str) -> None:
 _params_option = checked_option(_params, lambda exc: exc.message)
 
 
+def _check_params_range(min_params: str | None, max_params: str | None) -> None:
+    """``--min-params`` above ``--max-params``: a usage error naming both options (exit 2, before any store is opened),
+    as a bad value of either is; before, the library's input error (exit 1) "filters.min_params: ..."."""
+    from .find import parse_params
+
+    if min_params is not None and max_params is not None and parse_params(min_params) > parse_params(max_params):
+        from .errors import ConfigError
+
+        raise ConfigError(f"--min-params {min_params} is above --max-params {max_params}: no model can be in that "
+                          "range; lower --min-params or raise --max-params (see `taskspace search -h`)")
+
+
 def _prefer_smaller_option(value: float) -> float:
     """``--prefer-smaller``: a finite number from 0 to :data:`indexer.find.MAX_PREFER_SMALLER`, checked while the
     options are parsed (a usage error naming the option, as ``--top``'s range is), not by the search (exit 1)."""
@@ -203,30 +215,78 @@ def _prefer_smaller_option(value: float) -> float:
     return value
 
 
+def _nth(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _unusable(value, problem) -> str | None:
+    """What is wrong with one text value of an option (``problem``: :func:`indexer.records.text_problem` or
+    ``name_problem``), said with the value, or None."""
+    bad = problem(value)
+    if not bad:
+        return None
+    return f"{value[:40]!r} is {bad}" if bad == "empty" else bad if not value.strip() else f"{value[:40]!r} {bad}"
+
+
+def _texts_option(problem, one: bool = False):
+    """A typer callback refusing a blank (or NUL, lone-surrogate) value of a text option or argument while the options
+    are parsed: a usage error naming the option and, for a repeatable one, which value ("the 2nd"), exit 2, before any
+    store is opened. Before, ``search ""`` was the library's input error "prompts[0]: a prompt must be a non-empty
+    string" (exit 1; the 0-based index of an argument the command does not have), ``-m ""`` "models: ...",
+    ``--pipeline-tag ""`` "filters.pipeline_tag: ...", and ``-b ""`` "none was given"."""
+    def callback(values):
+        if values is None:
+            return None
+        for i, value in enumerate([values] if one else values):
+            bad = _unusable(value, problem)
+            if bad:
+                raise typer.BadParameter(bad if one else f"the {_nth(i + 1)}: {bad}")
+        return values
+
+    return callback
+
+
+def _text(value):
+    from .records import text_problem
+
+    return text_problem(value)
+
+
+def _name(value):
+    from .records import name_problem
+
+    return name_problem(value)
+
+
+_prompt_args = _texts_option(_text)
+_names_option = _texts_option(_name)
+_name_option = _texts_option(_name, one=True)
+
+
 def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
 
 def search(
-    prompt: list[str] = typer.Argument(None, help="The task: one prompt, or several example prompts (averaged)."),
+    prompt: list[str] = typer.Argument(None, callback=_prompt_args, metavar="PROMPT", help="The task: one prompt, or several example prompts (averaged)."),
     file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read example prompts from a file: "
                                         "FILE.jsonl, one prompt a line (a JSON string or an object with a \"prompt\" or "
                                         "\"text\" field); FILE.json, a JSON array of those; any other file is text, "
                                         "prompts separated by a line of three dashes (---) and blank lines kept inside a "
                                         "prompt, or, with no --- line, by blank lines; - reads text from stdin."),
-    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Use a benchmark as the task (its mean prompt)."),
+    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Use a benchmark as the task (its mean prompt)."),
     top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models."),
-    license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
+    license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
     min_params: Optional[str] = typer.Option(None, "--min-params", callback=_params_option,
                                       help="Only models with at least this many parameters (1.5B, 770M)."),
     max_params: Optional[str] = typer.Option(None, "--max-params", callback=_params_option,
                                       help="Only models with at most this many parameters (8B)."),
-    pipeline_tag: Optional[str] = typer.Option(None, "--pipeline-tag", help="Only models with this Hub pipeline tag."),
+    pipeline_tag: Optional[str] = typer.Option(None, "--pipeline-tag", callback=_name_option, help="Only models with this Hub pipeline tag."),
     exclude_gated: bool = typer.Option(False, "--exclude-gated", help="Drop gated Hub repos."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo (drops API-only models)."),
     min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
-    measured_on: Optional[str] = typer.Option(None, "--measured-on", help="Only models measured on this benchmark."),
-    models: list[str] = typer.Option(None, "--model", "-m", help="Compare mode: rank exactly these models (repeatable)."),
+    measured_on: Optional[str] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark."),
+    models: list[str] = typer.Option(None, "--model", "-m", callback=_names_option, help="Compare mode: rank exactly these models (repeatable)."),
     prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA", callback=_prefer_smaller_option,
                                          help="Rank by score - ALPHA x log10(parameters): the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
@@ -249,6 +309,7 @@ def search(
     """
     from .find import Filters, find_models
 
+    _check_params_range(min_params, max_params)
     prompts = list(prompt or [])
     given = [what for what, x in (("PROMPT", prompts), ("--file", file), ("--benchmark", benchmark)) if x]
     if not given or (benchmark and len(given) > 1):  # checked before any file or store is read: a usage error
@@ -267,6 +328,13 @@ def search(
         echo_json(result.to_dict())
         return
     _print_result(result)
+
+
+#: a filter of :class:`indexer.find.Filters` -> the option of `taskspace search` that sets it, as the notes under the
+#: table name it (before: "filter benchmark excluded 88 model(s)" for --measured-on, read as the --benchmark query)
+FILTER_OPTIONS = {"licenses": "--license", "min_params": "--min-params", "max_params": "--max-params",
+                  "pipeline_tag": "--pipeline-tag", "exclude_gated": "--exclude-gated", "open_only": "--open-only",
+                  "min_evidence": "--min-evidence", "benchmark": "--measured-on"}
 
 
 def _print_result(result) -> None:
@@ -291,6 +359,10 @@ def _print_result(result) -> None:
             rows.append([str(i), r.model + (" (API)" if r.api_only else ""), _pct(d["probability"]), interval,
                          near, format_params(meta.get("params")) or "-", meta.get("license") or "-"])
         sort = "lower bound" if q["rank"] == "lcb" else "probability"
+        if q["rank"] == "lcb" and all(d["interval"] is None and d["rank_score"] == d["score"]
+                                       for d in (r.to_dict() for r in result.results)):
+            # no model has a bound (the paper method keeps no posterior): lcb ranked by the score, so by probability
+            sort = "probability (--rank lcb: no model here has an interval, so none a lower bound to rank by)"
         caption = f"space {result.space['name']} ({result.space['method']}); ranked by {sort}"
         if q["prefer_smaller"]:
             caption += f" - {q['prefer_smaller']} x log10(parameters)"
@@ -308,7 +380,7 @@ def _print_result(result) -> None:
     for name, n in result.excluded.items():
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""
-        typer.echo(f"filter {name} excluded {n} model(s){extra}")
+        typer.echo(f"{FILTER_OPTIONS.get(name, name)} excluded {n} model(s){extra}")
     if q.get("unranked"):  # compare mode: the listed models the answer leaves out (as the page and --json say)
         typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {', '.join(q['unranked'])}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
@@ -317,8 +389,8 @@ def _print_result(result) -> None:
 
 
 def models(
-    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", help="Only models measured on this benchmark."),
-    license: list[str] = typer.Option(None, "--license", help="Only these licenses (repeatable)."),
+    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Only models measured on this benchmark."),
+    license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
     max_params: Optional[str] = typer.Option(None, "--max-params", callback=_params_option,
                                       help="At most this many parameters (8B)."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo."),
@@ -384,7 +456,7 @@ def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 
 
 def model(
-    model_id: str = typer.Argument(..., metavar="ID", help="A model: its Hub id, or any name a source gave it."),
+    model_id: str = typer.Argument(..., metavar="ID", callback=_name_option, help="A model: its Hub id, or any name a source gave it."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show one model: its benchmarks with observed accuracy, and where it is strongest relative to the others.

@@ -30,8 +30,8 @@ class InputError(IndexerError, ValueError):
         where = ""
         if file is not None:
             where = f"{file}:{line}: " if line is not None else f"{file}: "
-        elif item is not None and not message.startswith(f"{item} "):  # "k must be ...": named once, not "k: k must"
-            where = f"{item}: "
+        elif item is not None and not message.startswith((f"{item} ", f"{item.rsplit('.', 1)[-1]} ")):
+            where = f"{item}: "  # "k must be ...", "min_evidence must be ..." (item filters.min_evidence): named once
         super().__init__(where + message)
         self.message = message
 

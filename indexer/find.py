@@ -146,7 +146,7 @@ class Filters:
             self.licenses = [self.licenses]
         if self.licenses is not None:
             if not all(isinstance(x, str) and x.strip() for x in self.licenses):
-                raise InputError("licenses must be non-empty strings", item="filters.licenses")
+                raise InputError("a license must be a non-empty string", item="filters.licenses")
             for x in self.licenses:
                 if name_problem(x):
                     raise InputError(f"the license {x[:40]!r} {name_problem(x)}", item="filters.licenses")
@@ -157,7 +157,8 @@ class Filters:
                 setattr(self, name, parse_params(v, what=f"filters.{name}"))
         if self.min_params is not None and self.max_params is not None and self.min_params > self.max_params:
             raise InputError(f"min_params {format_params(self.min_params)} is above max_params "
-                             f"{format_params(self.max_params)}", item="filters")
+                             f"{format_params(self.max_params)}: no model can be in that range; lower min_params or "
+                             "raise max_params", item="filters.min_params")
         if self.min_evidence is not None:
             if isinstance(self.min_evidence, bool) or not isinstance(self.min_evidence, (int, np.integer)) or self.min_evidence < 0:
                 raise InputError(f"min_evidence must be a non-negative integer, not {self.min_evidence!r}",
@@ -312,6 +313,11 @@ class FindResult:
 
     def __iter__(self):
         return iter(self.results)
+
+    def __getitem__(self, i):
+        """``result[0]``, ``result[:3]``: the ranked results, as ``len`` and iteration already treat it (before,
+        ``find_models(...)[0]`` was a TypeError: not subscriptable)."""
+        return self.results[i]
 
 
 def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundError:
@@ -616,7 +622,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     return FindResult(query, space_info, results, excluded, missing, timings)
 
 
-def _check_query(prompts, benchmark, vector, k, rank) -> list[str] | None:
+def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list[str] | None:
     """The checks of the query every entry point shares (:func:`find_models`, :func:`indexer.query.find_models`):
     exactly one of prompts (returned as a list), benchmark, vector; ``k`` a positive integer; ``rank`` one of
     :data:`RANKS`. InputError naming the argument otherwise."""
@@ -626,11 +632,11 @@ def _check_query(prompts, benchmark, vector, k, rank) -> list[str] | None:
         got = " and ".join(given) or "none"
         raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
     if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
-        raise InputError("the benchmark name must be a non-empty string", item="benchmark")
+        raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
     if benchmark is not None and name_problem(benchmark):
-        raise InputError(f"the benchmark name {name_problem(benchmark)}", item="benchmark")
+        raise InputError(f"benchmark {benchmark[:40]!r} {name_problem(benchmark)}", item="benchmark")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}", item="k")
+        raise InputError(f"{k_name} must be a positive integer, not {k!r}", item=k_name)
     if rank not in RANKS:
         raise InputError(f"unknown ranking {rank!r}; use one of {', '.join(RANKS)}", item="rank")
     return prompts

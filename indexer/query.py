@@ -273,7 +273,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     a raw query vector) use :func:`indexer.find_models`."""
     from .find import Filters, _check_query, _merge, _search, _stores
 
-    prompts = _check_query(prompts, benchmark, None, top, rank)
+    prompts = _check_query(prompts, benchmark, None, top, rank, k_name="top")  # its argument (before: "k must be")
     where = (_merge(*filters.conditions().values()) or None) if isinstance(filters, Filters) else filters
     store, vectors = _stores(store, vectors)
     sp, state = _space_state(store, space)

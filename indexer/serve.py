@@ -580,7 +580,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return svc.find(**find_arguments(body))
 
     @app.get("/v1/models", tags=["browse"])
-    def models(benchmark: str | None = None, offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
+    def models(benchmark: str | None = None, offset: int = Query(0, ge=0),
+               limit: int = Query(50, ge=1, json_schema_extra={"maximum": LIMITS["max_page"]}),
                license: list[str] | None = Query(None), min_params: str | None = None, max_params: str | None = None,
                pipeline_tag: str | None = None, exclude_gated: bool = False, open_only: bool = False,
                min_evidence: int | None = Query(None, ge=0), measured_on: str | None = None):
@@ -599,7 +600,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             param = {f"filters.{v}": k for k, v in _MODELS_FILTERS.items()}.get(item)
             if param is not None:
                 exc.item = param
-                exc.args = (str(exc).replace(f"{item}: ", f"{param}: ", 1),)
+                said = str(exc)
+                said = (said.replace(f"{item}: ", f"{param}: ", 1) if said.startswith(f"{item}: ") else said
+                        if said.startswith(f"{param} ") else f"{param}: {said}")  # "measured_on: benchmark must ..."
+                exc.args = (said,)
             raise
         return {"models": got[:limit], "offset": offset, "limit": limit,
                 "next_offset": offset + limit if len(got) > limit else None}

@@ -114,7 +114,7 @@ def test_search_json_is_the_library_answer_and_the_table_has_titles(indexed, tmp
     assert text.returncode == 0 and text.stderr == ""
     for title in ("model", "P(success)", "90% interval", "measured near", "params", "license"):
         assert title in text.stdout
-    assert "org/a" in text.stdout and "filter max_params excluded 3 model(s) (3 without the metadata it needs)" in text.stdout
+    assert "org/a" in text.stdout and "--max-params excluded 3 model(s) (3 without the metadata it needs)" in text.stdout
     examples = tmp_path / "examples.txt"
     examples.write_text("Write a Python function that sorts numbers\n\nQuestion on poetry: what is a sonnet?\n")
     res = run("search", "-f", str(examples), "--json", "-m", "org/a", "-m", "Qwen--Qwen1.5-7B")
@@ -302,3 +302,88 @@ def test_models_limit_below_one_is_a_usage_error_and_a_populated_home_never_says
         res = run("models", *args)
         assert res.returncode == 0 and "no model is indexed yet" not in res.stdout, (args, res.stdout)
         assert "no indexed model matches these options" in res.stdout, (args, res.stdout)
+
+
+@pytest.mark.parametrize("args,says", [
+    (["search", " "], "Invalid value for 'PROMPT': the 1st: empty prompt text"),
+    (["search", "a task", ""], "Invalid value for 'PROMPT': the 2nd: empty prompt text"),
+    (["search", "x", "-m", "org/a", "-m", " "], "Invalid value for '--model' / '-m': the 2nd: ' ' is empty"),
+    (["search", "-b", ""], "Invalid value for '--benchmark' / '-b': '' is empty"),
+    (["search", "-b", " "], "Invalid value for '--benchmark' / '-b': ' ' is empty"),
+    (["search", "x", "--pipeline-tag", ""], "Invalid value for '--pipeline-tag': '' is empty"),
+    (["search", "x", "--measured-on", " "], "Invalid value for '--measured-on': ' ' is empty"),
+    (["search", "x", "--license", ""], "Invalid value for '--license': the 1st: '' is empty"),
+    (["models", "--benchmark", ""], "Invalid value for '--benchmark' / '-b': '' is empty"),
+    (["models", "--license", "mit", "--license", " "], "Invalid value for '--license': the 2nd: ' ' is empty"),
+    (["model", " "], "Invalid value for 'ID': ' ' is empty"),
+])
+def test_a_blank_text_value_is_a_usage_error_naming_the_option_and_which(args, says):
+    """A blank PROMPT, `--model`, `--benchmark`, `--measured-on`, `--pipeline-tag` or `--license` of `search` (and
+    `models`) is a usage error (exit 2, one line) naming the option and, for a repeatable one, which value, before any
+    store is opened (no home here); before, the library's input error (exit 1) naming its own argument:
+    "prompts[0]: a prompt must be a non-empty string" (0-based), "models: ...", "filters.pipeline_tag: ...", and
+    `-b ""` said no task was given."""
+    test_usage_errors_are_one_line_with_exit_2(args, says)
+
+
+def test_min_params_above_max_params_is_a_usage_error_naming_both_options():
+    """`search --min-params 70B --max-params 8B` (a range no model can be in) is a usage error naming both options
+    (exit 2, one line, before any store is opened: no home here); before, the library's input error (exit 1) "filters:
+    min_params 70.0B is above max_params 8.0B", naming neither option. An equal pair is a range, not an error."""
+    res = run("search", "x", "--min-params", "70B", "--max-params", "8B")
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr
+    assert lines[0].startswith("error: --min-params 70B is above --max-params 8B") and "lower --min-params" in lines[0]
+    res = run("search", "x", "--min-params", "8B", "--max-params", "8b", "--benchmark", "b")  # the range passes
+    assert "--min-params" not in res.stderr and "give the task as PROMPT" in res.stderr, res.stderr
+
+
+def test_lcb_on_a_space_without_intervals_says_it_ranked_by_probability(tmp_path, encoder, monkeypatch):
+    """`search --rank lcb` on a space whose method keeps no posterior (`paper`: no model has an interval, so lcb ranks
+    as probability, README) says under the table that it ranked by probability and why; before, "ranked by lower
+    bound" above a column of "-" intervals, an order no lower bound made. The order is the probability order."""
+    from indexer.config import reset_settings
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "paper")
+    reset_settings()
+    rng = np.random.default_rng(11)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha,
+                                              outcomes(rng, ["org/a", "org/b", "org/c"], 12))])
+    vectors.close()
+    store.close()
+    prompt = "What is item 3 of alpha about chemistry?"
+    res = run("search", prompt, "--rank", "lcb")
+    said = " ".join(res.stdout.split())
+    assert res.returncode == 0 and "ranked by lower bound" not in said, res.stdout + res.stderr
+    assert "ranked by probability (--rank lcb: no model here has an interval" in said, res.stdout
+    by_lcb, by_p = (json.loads(run("search", prompt, "--rank", r, "--json").stdout)["results"] for r in ("lcb", "probability"))
+    assert [r["model"] for r in by_lcb] == [r["model"] for r in by_p] and all(r["interval"] is None for r in by_lcb)
+    res = run("search", prompt, "--rank", "probability")
+    assert "ranked by probability" in res.stdout and "--rank lcb" not in res.stdout
+
+
+def test_a_prompt_that_starts_with_a_dash_is_told_to_go_after_double_dash():
+    """`taskspace search "-1 times -1 is?"`: click takes the prompt for options ("No such option: -1"); the one-line
+    usage error (exit 2) now says that a text starting with '-' goes after `--`, with the command to type; before, only
+    "No such option: -1", naming no prompt. A real unknown option gets no such hint."""
+    res = run("search", "-1 times -1 is?", "-k", "1")
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", res.stderr
+    assert "No such option: -1" in lines[0]
+    assert lines[0].endswith("a text that starts with '-' goes after `--`: taskspace search -- \"-1 times -1 is?\"")
+    res = run("search", "-x", "task")
+    assert res.returncode == 2 and "goes after `--`" not in res.stderr, res.stderr
+
+
+def test_the_notes_under_the_table_name_the_options_that_excluded_models(indexed):
+    """The notes under `search`'s table name each filter by the option that set it: `-b alpha --measured-on beta`
+    says "--measured-on excluded 2 model(s)"; before, "filter benchmark excluded 2 model(s)", read as the `-b`
+    (--benchmark) query having excluded them; likewise --license, --open-only, --min-evidence for the library's
+    licenses, open_only, min_evidence."""
+    res = run("search", "-b", "alpha", "--measured-on", "beta", "--open-only", "--min-evidence", "1")
+    assert res.returncode == 0, res.stderr
+    notes = [line for line in res.stdout.splitlines() if "excluded" in line]
+    assert "--measured-on excluded 2 model(s)" in notes, res.stdout
+    assert any(n.startswith("--open-only excluded 1 model(s)") for n in notes), res.stdout
+    assert not any("filter " in n or "benchmark excluded" in n for n in notes), notes

@@ -114,7 +114,7 @@ def test_the_lean_entry_point_is_the_one_search_without_the_evidence(indexed, mo
     """indexer.query.find_models is a thin wrapper of indexer.find's search: the same models, scores, probabilities
     and intervals as indexer.find_models for prompts, a benchmark, lcb and filters (a raw payload filter or an
     indexer.Filters), the same checks (a string prompt is one prompt, not its characters; top=0 an InputError naming
-    k), and none of the full answer's extra work: no neighbourhood search, no SQL read of outcomes."""
+    top, its own argument), and none of the full answer's extra work: no neighbourhood search, no SQL read of outcomes."""
     from indexer import Filters
     from indexer import find_models as find
     from indexer.errors import InputError
@@ -142,7 +142,7 @@ def test_the_lean_entry_point_is_the_one_search_without_the_evidence(indexed, mo
     assert mit[0] == mit[1] == full(text, k=4, filters={"licenses": ["mit"]}) and len(mit[0]) == 1
     with pytest.raises(InputError) as err:
         find_models([text], top=0, store=store, vectors=vectors)
-    assert err.value.item == "k"
+    assert err.value.item == "top"
     (space,) = store.list_spaces()
     assert np.allclose(query_vector(store, vectors, space, prompts=[text]),
                        query_vector(store, vectors, space, prompts=text))
@@ -209,3 +209,27 @@ def test_find_models_without_stores_opens_them_once_and_yields_the_folder(tmp_pa
     with pytest.raises(NotFoundError, match="taskspace index"):  # other settings: other stores
         find_models(["anything"])
     assert len(opened) == 3
+
+
+@pytest.mark.parametrize("top", [0, -1, 2.5, None, True])
+def test_a_bad_top_names_top(top):
+    """`indexer.query.find_models(prompts, top=0)`: the input error names `top`, its own argument (checked before any
+    store is opened); before, "k must be a positive integer, not 0" (item `k`), an argument this function lacks."""
+    from indexer.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        find_models(["Write a Python function that sorts a list"], top=top)
+    assert str(err.value) == f"top must be a positive integer, not {top!r}" and err.value.item == "top"
+
+
+def test_the_full_answer_is_indexed_as_it_is_iterated(indexed):
+    """`indexer.find_models(...)` is a FindResult with `len` and iteration over its ranked results; `result[0]` and
+    `result[:2]` are those results too (before, "TypeError: 'FindResult' object is not subscriptable")."""
+    from indexer import find_models as find_full
+
+    store, vectors = indexed
+    result = find_full("What is item 3 of alpha?", k=3, store=store, vectors=vectors)
+    assert len(result) == 3 and result[0] is result.results[0] and result[-1] is list(result)[-1]
+    assert result[:2] == result.results[:2] and result[0].model == next(iter(result)).model
+    with pytest.raises(IndexError):
+        result[3]

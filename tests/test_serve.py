@@ -140,6 +140,16 @@ def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
                  "prefer_smaller")
 
 
+def test_the_openapi_schema_of_the_model_list_gives_the_page_limit(client):
+    """`GET /v1/models`' `limit` in /openapi.json says its maximum (`max_page`, 500), which the server enforces (a
+    `limit_exceeded` 422 above it); before, only `minimum: 1`, so a client built from the schema could send 1000."""
+    spec = client.get("/openapi.json").json()
+    params = {p["name"]: p["schema"] for p in spec["paths"]["/v1/models"]["get"]["parameters"]}
+    assert params["limit"]["maximum"] == LIMITS["max_page"] and params["limit"]["minimum"] == 1
+    assert client.get("/v1/models", params={"limit": LIMITS["max_page"]}).status_code == 200
+    assert_error(client.get("/v1/models", params={"limit": LIMITS["max_page"] + 1}), 422, "limit_exceeded", "limit")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
@@ -214,6 +224,48 @@ def test_every_error_has_one_shape(client, monkeypatch):
     monkeypatch.setattr(find_module, "find_models", unreachable)
     err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT]}), 503, "unavailable")
     assert "hunter2" not in err["message"] and "s3cr3t" not in err["message"] and "***" in err["message"]
+
+
+def test_a_filter_error_names_its_filter_once(client):
+    """An input error about a filter names it once, as `k`'s does: `filters.min_evidence` in the field, "min_evidence
+    must be ..." in the message (before: "filters.min_evidence: min_evidence must be ..."; on GET /v1/models
+    "pipeline_tag: pipeline_tag must be ..."); min_params above max_params names `filters.min_params` (GET:
+    `min_params`), not the whole `filters`, and says what to change."""
+    post = lambda filters: client.post("/v1/find", json={"prompts": [PROMPT], "filters": filters})  # noqa: E731
+    err = assert_error(post({"min_evidence": -1}), 422, "invalid_input", "filters.min_evidence")
+    assert err["message"] == "min_evidence must be a non-negative integer, not -1"
+    err = assert_error(post({"open_only": "yes"}), 422, "invalid_input", "filters.open_only")
+    assert err["message"] == "open_only must be true or false, not 'yes'"
+    err = assert_error(post({"min_params": "70B", "max_params": "8B"}), 422, "invalid_input", "filters.min_params")
+    assert err["message"].startswith("min_params 70.0B is above max_params 8.0B") and "lower min_params" in err["message"]
+    err = assert_error(client.get("/v1/models", params={"pipeline_tag": " "}), 422, "invalid_input", "pipeline_tag")
+    assert err["message"] == "pipeline_tag must be a non-empty string"
+    err = assert_error(client.get("/v1/models", params={"min_params": "70B", "max_params": "8B"}), 422,
+                       "invalid_input", "min_params")
+    assert err["message"].startswith("min_params 70.0B is above max_params 8.0B")
+    err = assert_error(client.get("/v1/models", params={"license": ""}), 422, "invalid_input", "license")
+    assert err["message"] == "license: a license must be a non-empty string"
+
+
+def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_refuses_it(client):
+    """`GET /v1/models?benchmark=` (blank) is a 422 naming `benchmark`, as `POST /v1/find {"benchmark": ""}` is; before,
+    a 404 "unknown benchmark ''; did you mean ..." listing five benchmarks. A blank `measured_on=` names `measured_on`
+    in its message too, not only in its field (the library's filter is `benchmark`)."""
+    for blank in ("", " "):
+        err = assert_error(client.get("/v1/models", params={"benchmark": blank}), 422, "invalid_input", "benchmark")
+        assert err["message"] == "benchmark must be a non-empty benchmark name"
+        err = assert_error(client.get("/v1/models", params={"measured_on": blank}), 422, "invalid_input", "measured_on")
+        assert err["message"] == "measured_on: benchmark must be a non-empty string"
+    err = assert_error(client.post("/v1/find", json={"benchmark": " "}), 422, "invalid_input", "benchmark")
+    assert err["message"] == "benchmark must be a non-empty benchmark name"
+
+
+def test_a_model_id_with_a_nul_is_named_as_the_model(client):
+    """`GET /v1/models/{id}` with a NUL in the id is a 422 whose field and message name `model` (the path's model, as
+    a blank id is); before, `models`, compare mode's argument, which the request does not have."""
+    err = assert_error(client.get("/v1/models/a%00b"), 422, "invalid_input", "model")
+    assert err["message"] == "model 'a\\x00b' holds a NUL character"
+    assert_error(client.get("/v1/models/%20"), 422, "invalid_input", "model")
 
 
 def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):

@@ -332,9 +332,9 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
                 expect(status).to_contain_text("ranked")
                 answers[v] = (page.locator("#ranked .name").all_inner_texts(), page.locator("#notes").inner_text(),
                               page.is_checked("#open_only"))
-            assert answers["1"][1] and "open_only excluded" in answers["1"][1] and answers["1"][2]
+            assert answers["1"][1] and "open weights only excluded" in answers["1"][1] and answers["1"][2]
             assert answers["TRUE"] == answers["true"] == answers["1"]
-            assert answers["0"] == answers["False"] and "open_only" not in answers["0"][1] and not answers["0"][2]
+            assert answers["0"] == answers["False"] and "open weights only" not in answers["0"][1] and not answers["0"][2]
             page.goto(page_server + "/?q=What+is+item+3&exclude_gated=yes")
             expect(status).to_have_text("error: exclude_gated must be true or false, not 'yes'")
             # an empty task submitted (Ctrl+Enter in the empty box) says what to give, in the announced status region
@@ -391,6 +391,68 @@ def test_a_prompt_with_blank_lines_is_one_prompt_and_a_dashes_line_separates_sev
                 expect(status).to_have_text(f"4 model(s) ranked for {len(prompts)} prompt(s)")
                 assert page.input_value("#task") == text.strip()
                 assert len(sent) == n + 1 and sent[-1] == prompts
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()
+
+
+def test_a_task_and_a_benchmark_both_given_is_said_not_half_answered(page_server):
+    """A benchmark left picked from an earlier search, then a task typed and searched: the page says both were given
+    and what to change, and ranks nothing (the CLI and the API refuse both too); before, it ranked the benchmark and
+    dropped the task without a word ("4 model(s) ranked for benchmark alpha" under the typed task). Either alone
+    still searches."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            status = page.locator("#status")
+            page.goto(page_server + "/")
+            expect(page.locator("#benchmark option[value='alpha']")).to_have_count(1)
+            page.select_option("#benchmark", "alpha")
+            page.click("#go")
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            page.fill("#task", "What is item 3 of alpha about chemistry?")
+            page.click("#go")
+            expect(status).to_have_text("error: a task and a benchmark were both given: empty the task box, or set "
+                                        "the benchmark to (none)")
+            expect(page.locator("#ranked > li.result")).to_have_count(0)
+            page.goto(page_server + "/?q=What+is+item+3&benchmark=alpha")  # the same from a URL
+            expect(status).to_contain_text("a task and a benchmark were both given")
+            page.select_option("#benchmark", "")
+            page.click("#go")
+            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()
+
+
+def test_the_notes_name_filters_by_the_forms_words(page_server):
+    """The notes above the results name each filter by the form's words ("max parameters excluded 2", "open weights
+    only excluded 1", "1 without the metadata max parameters needs"); before, the API's field names ("max_params
+    excluded 2", "open_only ..."), and "Measured on benchmark" was "benchmark excluded N", which beside a benchmark
+    picked as the task read as that benchmark having excluded them."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            page.goto(page_server + "/?benchmark=alpha&max_params=10B&open_only=1")
+            expect(page.locator("#status")).to_contain_text("ranked for benchmark alpha")
+            notes = page.locator("#notes").inner_text().split(" · ")
+            assert "max parameters excluded 2" in notes and "open weights only excluded 1" in notes, notes
+            assert "1 without the metadata max parameters needs" in notes, notes
+            assert not any("max_params" in n or "open_only" in n for n in notes), notes
+            labels = page.evaluate("FILTER_LABELS")  # every filter the API counts has the form's words
+            assert labels["benchmark"] == "measured on benchmark" and labels["min_evidence"] == "min prompts measured"
             assert failures == []
             page.close()
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -691,3 +692,35 @@ def test_kinds_gone_reads_the_files_of_each_engine(tmp_path, engine):
     shutil.rmtree(collection)
     assert VectorStore.kinds_gone(root, engine, "s") == ["models", "benchmarks", "prompts"]
     assert VectorStore.kinds_gone(root, engine, "t") == ["benchmarks", "prompts"]
+
+
+def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path):
+    """A second opener of the embedded index is told which process holds it (pid and command, never its arguments)
+    and what to do: beside a running `taskspace serve`, send the query to the server; beside another command, wait
+    or stop it. Before, every case said only to set up a Qdrant server, so `taskspace search` run beside `taskspace
+    serve` (the first thing a user tries) did not say that the server it had just started answers it."""
+    path = tmp_path / "q"
+    for argv, todo in ((["/usr/bin/taskspace", "-v", "serve", "--port", "9"], "send the query to it instead (POST /v1/find"),
+                       (["/x/indexer/cli.py", "index", "--source", "s3cr3t-path"], "wait for it to finish, or stop it")):
+        holder = _spawn("""
+            import json, sys, time
+            from indexer.store.vectors import VectorStore
+            path, sys.argv = sys.argv[1], json.loads(sys.argv[2])
+            vs = VectorStore(path=path)
+            print("ready", flush=True)
+            time.sleep(60)
+        """, path, json.dumps(argv))
+        try:
+            assert holder.stdout.readline().strip() == "ready", holder.stderr.read()
+            with pytest.raises(BusyError) as err:
+                VectorStore(path=path)
+            command = "taskspace serve" if "serve" in argv else "taskspace index"
+            said = str(err.value)
+            assert said.startswith(f"another taskspace process is using the index at {path} (pid {holder.pid}: "
+                                   f"{command}): {todo}"), said
+            assert "TASKSPACE_QDRANT_URL" in said and "s3cr3t" not in said and "--port" not in said
+        finally:
+            holder.kill()
+            holder.wait()
+    with VectorStore(path=path) as vs:  # the kernel released the lock with the process; this one now holds it
+        assert (path / ".taskspace.lock").read_text().split(" ", 1)[0] == str(os.getpid())

@@ -134,6 +134,37 @@ PAYLOAD_INDEXES: dict[str, dict[str, Any]] = {
 }
 _BUSY = ("another taskspace process is using the index at {}; "
          "use a Qdrant server (TASKSPACE_QDRANT_URL) for concurrent access")
+
+
+def _command() -> str:
+    """This process as its lock file names it: ``taskspace serve`` (the command, never its arguments, which may
+    hold a URL or a prompt), or the script's name."""
+    import sys
+
+    argv = sys.argv or ["python"]
+    name = Path(argv[0]).name if argv[0] and not argv[0].startswith("-") else "python"  # python -c: "-c"
+    if name in ("taskspace", "cli.py", "__main__.py"):
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        return "taskspace" + (f" {words[0]}" if words else "")
+    return name
+
+
+def _busy_message(path: Path, holder: str) -> str:
+    """:data:`_BUSY` with who holds the folder (``holder``: the lock file's "PID COMMAND" line) and what to do: a
+    running ``taskspace serve`` answers the query itself. Before, the message named neither, so a search run beside
+    a server was told only to set up a Qdrant server."""
+    pid, _, command = holder.strip().partition(" ")
+    if not pid.isdigit() or not command:
+        return _BUSY.format(path)
+    if command.split()[-1:] == ["serve"]:
+        todo = ("send the query to it instead (POST /v1/find, GET /v1/models, or its search page), or stop it "
+                "first")
+    else:
+        todo = "wait for it to finish, or stop it"
+    return (f"another taskspace process is using the index at {path} (pid {pid}: {command}): {todo}; for "
+            "concurrent access use a Qdrant server (TASKSPACE_QDRANT_URL)")
+
+
 #: folder -> a store kept open for reuse (:meth:`VectorStore.share`); weak: it goes when nobody holds it
 _SHARED: "weakref.WeakValueDictionary[Path, VectorStore]" = weakref.WeakValueDictionary()
 
@@ -279,9 +310,30 @@ class VectorStore:
                 if idle is not None:
                     idle.close()
                 if idle is None or not self._flock():
+                    holder = self._read_holder()
                     self._lockfile.close()
                     self._lockfile = None
-                    raise BusyError(_BUSY.format(self.path))
+                    raise BusyError(_busy_message(self.path, holder))
+            self._write_holder()
+
+    def _write_holder(self) -> None:
+        """Name this process in the lock file ("PID COMMAND"), for the message a second opener gets."""
+        import os
+
+        try:
+            self._lockfile.seek(0)
+            self._lockfile.truncate()
+            self._lockfile.write(f"{os.getpid()} {_command()}\n")
+            self._lockfile.flush()
+        except OSError:  # a read-only folder still locks; the message then names no holder
+            pass
+
+    def _read_holder(self) -> str:
+        try:
+            self._lockfile.seek(0)
+            return self._lockfile.read(200)
+        except (OSError, ValueError):
+            return ""
 
     def _flock(self) -> bool:
         try:

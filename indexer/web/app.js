@@ -116,9 +116,14 @@ const given = (p, f) => p.has(f) && p.get(f).trim() !== "";
 const SEPARATOR = /^[^\S\n]*---[^\S\n]*$/m;
 const splitPrompts = (text) => text.replace(/\r\n?/g, "\n").split(SEPARATOR).map((s) => s.trim()).filter(Boolean);
 
+// a task and a benchmark are two queries: the page refuses both rather than rank the benchmark and drop the task
+// without a word (before: a benchmark left picked from an earlier search silently replaced the task typed after it)
+const BOTH = "a task and a benchmark were both given: empty the task box, or set the benchmark to (none)";
+
 function findBody(p) {
   const body = {};
   const task = p.get("q");
+  if (p.get("benchmark") && task && task.trim()) throw new Error(BOTH);
   if (p.get("benchmark")) body.benchmark = p.get("benchmark");
   else if (task) body.prompts = splitPrompts(task);
   body.k = given(p, "k") ? number(p, "k") : 10;
@@ -204,6 +209,12 @@ function resultItem(r, i, signal) {
   return el("li", { class: "result" }, head, probabilityBar(r, signal), meta, evidencePanel(r));
 }
 
+// a filter of the answer's counts -> the form's words for it (before: "benchmark excluded 88" for "Measured on
+// benchmark", read as the benchmark picked as the task having excluded them); the CLI names its options the same way
+const FILTER_LABELS = { licenses: "licenses", min_params: "min parameters", max_params: "max parameters",
+  pipeline_tag: "pipeline tag", exclude_gated: "exclude gated", open_only: "open weights only",
+  min_evidence: "min prompts measured", benchmark: "measured on benchmark", prefer_smaller: "prefer smaller" };
+
 function renderResults(data) {
   const list = $("ranked");
   const signal = !data.space || data.space.signal !== false;
@@ -216,8 +227,9 @@ function renderResults(data) {
     : filtered ? `no model matches (${what}): loosen the filters`
     : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
   const notes = [];
-  for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${f} excluded ${n}`);
-  for (const [f, n] of Object.entries(data.missing_metadata || {})) if (n) notes.push(`${n} without the metadata ${f} needs`);
+  const label = (f) => FILTER_LABELS[f] || f;
+  for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${label(f)} excluded ${n}`);
+  for (const [f, n] of Object.entries(data.missing_metadata || {})) if (n) notes.push(`${n} without the metadata ${label(f)} needs`);
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
   if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
