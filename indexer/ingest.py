@@ -353,10 +353,14 @@ class Ingester:
             if options.get("model") and infos is None:  # known only by reading: read all before storing any
                 batches = list(batches)
                 _one_model_for(options["model"], path, [b.source.location for b in batches])
+            # the fingerprint taken before reading is the one stored: a file rewritten while it was read (the reader
+            # fingerprints it again after) is then read again by the next pass instead of skipped as unchanged
+            before = {i.location: i.revision for i in infos or []}
             for batch in batches:
                 if infos is None:
                     self._refuse_nested([batch.source], path)
-                batch.source = replace(batch.source, revision=read_revision(batch.source.revision, options))
+                revision = before.get(batch.source.location, batch.source.revision)
+                batch.source = replace(batch.source, revision=read_revision(revision, options))
                 self.store_batch(batch)
         except InputError as exc:
             self.summary.add_error(exc, str(path))
