@@ -405,3 +405,26 @@ def test_a_format_that_does_not_fit_the_path_is_refused_before_saving(tmp_path):
     empty = tmp_path / "later"  # an empty folder may fill later, whatever its format
     empty.mkdir()
     assert ts("sources", "add", str(empty), "--format", "lm_eval").returncode == 0
+
+
+def test_changing_the_sources_of_a_read_only_home_is_one_line_naming_the_file(tmp_path):
+    """`sources add` / `sources remove` on a home that cannot be written (a read-only mount): one
+    line naming sources.toml and what to do, exit 2, the file unchanged; `sources list` still reads it. Before, an
+    OSError traceback from creating `sources.toml.lock`."""
+    from helpers import run_in_read_only_home
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    home = tmp_path / "home"
+    assert ts("sources", "add", str(folder)).returncode == 0
+    before = (home / "sources.toml").read_text()
+    for args in (["sources", "add", str(other)], ["sources", "remove", str(folder)]):
+        r = run_in_read_only_home(home, *args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert f"error: {home / 'sources.toml'}: cannot be written" in r.stderr and "nothing was saved" in r.stderr
+        assert "TASKSPACE_HOME" in r.stderr
+    assert (home / "sources.toml").read_text() == before
+    r = run_in_read_only_home(home, "sources", "list")
+    assert r.returncode == 0 and r.stdout.strip() == str(folder)
