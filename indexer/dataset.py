@@ -335,7 +335,39 @@ def _read_table(root: Path, name: str, columns: tuple, errors: _Errors):
     if missing:
         errors.add(name, f"missing column(s) {', '.join(missing)}")
         return None
+    # each column taskspace writes must hold (or cast safely to) the type it writes (int32 read as int64 is fine, a
+    # string where a list of floats belongs is not): the checks below read values of those types
+    written = _written_schema(name)
+    wrong = []
+    for c in table.column_names:
+        if c not in written.names or table.schema.field(c).type == written.field(c).type:
+            continue
+        try:
+            table = table.set_column(table.column_names.index(c), c, table.column(c).cast(written.field(c).type))
+        except (ArithmeticError, NotImplementedError, TypeError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+            wrong.append(f"{c} is {table.schema.field(c).type}, not {written.field(c).type}")
+    if wrong:
+        errors.add(name, f"column(s) of the wrong type: {'; '.join(wrong)} (not the records `taskspace publish` "
+                   "writes, or a damaged copy: fetch the record set again)")
+        return None
     return table
+
+
+def _written_schema(name: str):
+    """The Parquet schema taskspace writes for the record file ``name`` (that of an empty file of its kind)."""
+    import pyarrow.parquet as pq
+
+    if name == SPACES:
+        data = spaces_table([])
+    elif name == BENCHMARKS:
+        data = benchmarks_table([])
+    elif name.startswith(f"{MODELS_DIR}/"):
+        data = models_table([], np.zeros((0, 1), dtype=np.float32))
+    elif name.startswith(f"{PATTERNS_DIR}/"):
+        data = patterns_table([])
+    else:
+        data = prompts_table([], [], [])
+    return pq.read_schema(io.BytesIO(data))
 
 
 def _vector_column(table, name: str, file: str, dims, labels: list[str], errors: _Errors) -> list[np.ndarray | None]:

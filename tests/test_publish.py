@@ -377,6 +377,48 @@ def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_
         store_b.close()
 
 
+def test_a_column_of_the_wrong_type_is_reported_by_file_and_column(publisher, tmp_path, monkeypatch):
+    """Records whose column holds another type than taskspace writes (a vector as text, a model's benchmarks as a
+    string: a hand-made or damaged copy) are reported naming the file, the column and both types, exit 1, nothing
+    imported; a type that casts safely (int32 written as int64) still pulls. Before, a TypeError or
+    ArrowNotImplementedError traceback."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+
+    def as_text(*names):
+        def edit(t):
+            for c in names:
+                t = t.set_column(t.column_names.index(c), c, pa.array([str(v) for v in t.column(c).to_pylist()]))
+            return t
+        return edit
+
+    bad = _copy(tmp_path / "d", tmp_path / "bad")
+    _rewrite_models(bad, as_text("vector", "benchmarks"))
+    with pytest.raises(InputError, match=r"models/\S+\.parquet: column\(s\) of the wrong type: vector is string, "
+                                         r"not list<element: float>; benchmarks is string, not list<.*fetch the "
+                                         r"record set again"):
+        pull(str(bad))
+    out = subprocess.run([sys.executable, "-m", "indexer.cli", "pull", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr.startswith("error: ") and len(out.stderr.strip().splitlines()) == 1
+    bench = _copy(tmp_path / "d", tmp_path / "bench")
+    t = pq.read_table(bench / "benchmarks.parquet")
+    pq.write_table(as_text("vector")(t), bench / "benchmarks.parquet")
+    with pytest.raises(InputError, match=r"benchmarks.parquet: column\(s\) of the wrong type: vector is string"):
+        pull(str(bench))
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+    wide = _copy(tmp_path / "d", tmp_path / "wide")
+    _rewrite_models(wide, lambda t: t.set_column(t.column_names.index("dim"), "dim", t.column("dim").cast(pa.int64())))
+    assert pull(str(wide)).spaces
+
+
 def test_a_copy_without_its_prompts_file_is_refused_and_nothing_imported(publisher, tmp_path, monkeypatch):
     """A record set whose ``prompts/<space>.parquet`` is gone (a partial download or copy) pulled without a word, and
     the pulled index then filled no question's answer options and told no coverage. Now, as benchmarks.parquet counts
