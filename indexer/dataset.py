@@ -449,6 +449,13 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         if sp is None:
             errors.add(f"{BENCHMARKS}: row {len(b_dims) - 1} ({r['benchmark']})", f"unknown space {r['space']!r}")
     b_vecs = _vector_column(bt, "vector", BENCHMARKS, b_dims, [str(r["benchmark"]) for r in b_rows], errors)
+    b_seen: set = set()
+    for j, r in enumerate(b_rows):  # one row per (benchmark, space): a second one would fail the pull's SQL write
+        if (r["benchmark"], r["space"]) in b_seen:
+            errors.add(f"{BENCHMARKS}: row {j} ({r['benchmark']})", f"a second record of this benchmark in space "
+                       f"{r['space']}")
+            b_vecs[j] = None
+        b_seen.add((r["benchmark"], r["space"]))
     for i, r in enumerate(rows):
         if spaces and r["space"] not in spaces:
             continue
@@ -514,6 +521,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             Vs = _vector_column(pt, "V", pname, [p["width"] * p["rank"] for p in prow], labels, errors)
             for j, p in enumerate(prow):
                 if mus[j] is None or ws[j] is None or Vs[j] is None:
+                    continue
+                if p["key"] in keys:  # one row per pattern: a second one would fail the pull's SQL write
+                    errors.add(f"{pname}: row {j} ({labels[j]})", "a second record of this pattern")
                     continue
                 K = Cinv = None
                 if p["free"]:

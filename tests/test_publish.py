@@ -419,6 +419,37 @@ def test_a_column_of_the_wrong_type_is_reported_by_file_and_column(publisher, tm
     assert pull(str(wide)).spaces
 
 
+def test_a_benchmark_or_pattern_recorded_twice_is_reported_by_row(publisher, tmp_path, monkeypatch):
+    """A record set with a benchmark row or a pattern row twice (a bad merge of two sets) is reported naming the file
+    and the row of the second record (exit 1), nothing imported, as a model recorded twice already was. Before, the
+    pull failed in its SQL write: "UNIQUE constraint failed: benchmarks.name" (or space_patterns), a store error
+    (exit 3) naming no file or row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    for i, (name, pattern) in enumerate((("benchmarks.parquet", r"benchmarks.parquet: row (\d+) \([^)]+\): a second record of this "
+                                                 r"benchmark in space \S+"),
+                          ("patterns/*.parquet", r"patterns/\S+\.parquet: row (\d+) \(pattern \w+\): a second "
+                                                 r"record of this pattern"))):
+        bad = _copy(tmp_path / "d", tmp_path / f"bad{i}")
+        (f,) = bad.glob(name)
+        t = pq.read_table(f)
+        pq.write_table(pa.concat_tables([t, t.slice(0, 1)]), f)
+        with pytest.raises(InputError, match=pattern) as err:
+            pull(str(bad))
+        assert re.search(pattern, str(err.value)).group(1) == str(len(t))
+        out = subprocess.run([sys.executable, "-m", "indexer.cli", "pull", str(bad)], capture_output=True, text=True)
+        assert out.returncode == 1 and "UNIQUE" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+
+
 def test_a_copy_without_its_prompts_file_is_refused_and_nothing_imported(publisher, tmp_path, monkeypatch):
     """A record set whose ``prompts/<space>.parquet`` is gone (a partial download or copy) pulled without a word, and
     the pulled index then filled no question's answer options and told no coverage. Now, as benchmarks.parquet counts
