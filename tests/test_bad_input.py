@@ -151,3 +151,25 @@ def test_every_reader_and_the_store_hold_the_same_rule(store):
     with pytest.raises(InputError, match="NUL"):
         store.ingest(SourceBatch(SourceInfo("table", "/y", "r1"), {}, [Outcome("m", "b", "a\u0000b", 1.0)]))
     assert store.get_source("/y") is None
+
+
+def test_a_model_folder_that_fails_unexpectedly_costs_only_itself(store, tmp_path):
+    """An lm-eval output folder of four model folders where one results file is shaped as no harness writes it
+    (`configs` a string: the reader fails with an AttributeError): the three other model folders are stored, the
+    error names the model folder, and the next ingest skips the three as unchanged. Before, the error named the whole
+    output folder and every model folder after the bad one (in sorted order) was never read, on every pass."""
+    import shutil
+
+    out = tmp_path / "lm_eval_out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out", out)
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    data = json.loads(res.read_text())
+    data["configs"] = "x"
+    res.write_text(json.dumps(data))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.file == str(out / "fake-org__dummy-b") and "cannot be read: AttributeError" in e.message
+    assert s.sources == 3 and sorted(store.load_outcomes().models) == [
+        "fake-org/dummy-a", "fake-org/dummy-c", "fake-org/noisy-oracle-70"]
+    again = ingest(str(out), store=store, fetch_metadata=False)
+    assert (again.sources, again.skipped, len(again.errors)) == (0, 3, 1)

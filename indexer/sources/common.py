@@ -17,6 +17,7 @@ import io
 import json
 import re
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -499,3 +500,27 @@ def csv_record_lines(path: Path, wanted) -> dict[int, int]:
     except READ_ERRORS:
         pass
     return out
+
+
+def each_isolated(items, read) -> Iterator:
+    """``read(item)`` for each of ``items`` (a reader's model folders), yielded in turn; an unexpected exception (a
+    bug, a file shaped as no harness writes it) of one item does not stop the others: they are read and yielded, and
+    the first such exception is raised at the end with ``source_where`` naming its item and ``also_failed`` the
+    (item, exception) of the others (the ingest guard reports each at its item). Library errors (IndexerError) propagate at once, as before."""
+    from ..errors import IndexerError
+
+    failed: list[tuple[object, Exception]] = []
+    for item in items:
+        try:
+            got = read(item)
+        except IndexerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - raised again below, after the other items
+            failed.append((item, exc))
+            continue
+        yield got
+    if failed:
+        item, exc = failed[0]
+        exc.source_where = str(getattr(item, "path", item))
+        exc.also_failed = [(str(getattr(i, "path", i)), e) for i, e in failed[1:]]
+        raise exc

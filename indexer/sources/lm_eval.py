@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog, json_objects
+from .common import UTF8, ErrorLog, each_isolated, json_objects
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import choose_metric, metric_value
@@ -635,8 +635,8 @@ def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
     ``rules`` (a :class:`~indexer.sources.rules.Rules`), ``kind``, ``location``, ``revision``.
     """
     notes: list[str] = []
-    for i, mf in enumerate(lm_eval_folders(path, notes)):
-        batch = read_model_folder(mf, **options)
+    # a folder that fails unexpectedly costs only itself: the folders after it are still read (each_isolated)
+    for i, batch in enumerate(each_isolated(lm_eval_folders(path, notes), lambda mf: read_model_folder(mf, **options))):
         if i == 0:
             batch.warnings[:0] = notes  # once, with the first source
         yield batch
