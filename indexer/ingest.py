@@ -253,7 +253,7 @@ class Ingester:
         except Exception as exc:  # noqa: BLE001 - recorded, with the traceback in the debug log
             # a reader's model folder that failed (sources.common.each_isolated): each is named, the others were read
             for at, e in [(getattr(exc, "source_where", where), exc), *getattr(exc, "also_failed", [])]:
-                log.debug("unexpected error while reading %s", at, exc_info=e)
+                log.info("unexpected error while reading %s", at, exc_info=e)  # -v shows it, as the line says
                 self.summary.errors.append(RowError(at, None, f"cannot be read: {type(e).__name__}: {e} (an "
                                                     "unexpected error: run with -v for the traceback and please "
                                                     "report it; this source is skipped, the others are read)"))

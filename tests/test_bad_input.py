@@ -173,3 +173,30 @@ def test_a_model_folder_that_fails_unexpectedly_costs_only_itself(store, tmp_pat
         "fake-org/dummy-a", "fake-org/dummy-c", "fake-org/noisy-oracle-70"]
     again = ingest(str(out), store=store, fetch_metadata=False)
     assert (again.sources, again.skipped, len(again.errors)) == (0, 3, 1)
+
+
+def test_the_traceback_of_an_unexpected_reader_error_is_shown_by_v_as_its_line_says(tmp_path):
+    """The error line of a reader's unexpected failure says "run with -v for the traceback": `taskspace -v ingest`
+    shows it (and without -v there is none). Before, it was logged at DEBUG, which only -vv shows."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    out = tmp_path / "lm_eval_out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    res.write_text(json.dumps(dict(json.loads(res.read_text()), configs="x")))
+    env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+
+    def run(*flags):
+        return subprocess.run([sys.executable, "-m", "indexer.cli", *flags, "ingest", str(out)], capture_output=True,
+                              text=True, env=env)
+
+    quiet = run()
+    assert quiet.returncode == 1 and "run with -v for the traceback" in quiet.stderr
+    assert "Traceback" not in quiet.stderr
+    loud = run("-v")
+    assert loud.returncode == 1 and "Traceback (most recent call last)" in loud.stderr
+    assert "AttributeError" in loud.stderr
