@@ -128,8 +128,11 @@ def load(path: Path) -> list[SourceSpec]:
                 raise ConfigError(f"{path}: source #{n} format {fmt!r} is unknown; use one of {', '.join(formats())}")
         if not isinstance(item["spec"], str):  # `spec = 5` was the folder "5" under the current folder
             raise ConfigError(f"{path}: source #{n} spec must be a string (a path, hub:ORG/REPO or hub-org:ORG)")
+        raw = item["spec"].strip()
+        if raw and spec_kind(raw) == "path" and not Path(raw).expanduser().is_absolute():
+            raw = str(path.parent / raw)  # written by hand: relative to this file's folder, not to the current one
         try:
-            spec = normalise(str(item["spec"]))
+            spec = normalise(raw)
         except ConfigError as exc:
             raise ConfigError(f"{path}: source #{n}: {exc}") from None
         out.append(SourceSpec(spec=spec, format=item.get("format"), limit=limit))

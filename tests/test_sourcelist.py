@@ -428,3 +428,32 @@ def test_changing_the_sources_of_a_read_only_home_is_one_line_naming_the_file(tm
     assert (home / "sources.toml").read_text() == before
     r = run_in_read_only_home(home, "sources", "list")
     assert r.returncode == 0 and r.stdout.strip() == str(folder)
+
+
+def test_a_relative_path_written_by_hand_is_read_relative_to_the_sources_file(tmp_path):
+    """A `spec` written by hand as a relative path (`../results`) names the folder relative to sources.toml's folder
+    (TASKSPACE_HOME), whatever folder the worker or `taskspace index` runs in: `sources list` shows it absolute and a
+    pass run from another folder ingests it. Before, it was resolved against the current folder, so the same file
+    named another folder (or none) depending on where the command was started."""
+    import os
+    import subprocess
+    import sys
+
+    folder, _ = _one_prompt_source_and_cli(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "sources.toml").write_text('[[source]]\nspec = "../results"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = dict(os.environ, TASKSPACE_HOME=str(home), HF_HUB_OFFLINE="1",
+               PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+
+    def ts(*args):
+        return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
+                              cwd=elsewhere)
+
+    assert [s.spec for s in sourcelist.load(home / "sources.toml")] == [str(folder)]
+    r = ts("sources", "list")
+    assert r.returncode == 0 and r.stdout.strip() == str(folder)
+    r = ts("index")
+    assert r.returncode == 0 and f"ingested    {folder}" in r.stdout, r.stdout + r.stderr
