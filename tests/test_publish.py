@@ -830,6 +830,41 @@ def test_a_dry_run_into_an_earlier_one_holds_exactly_the_new_records(publisher, 
     assert (other / "models" / "mine.parquet").read_bytes() == b"x"
 
 
+def test_a_dry_run_that_fails_while_writing_leaves_the_earlier_one_whole(publisher, tmp_path, monkeypatch):
+    """`publish --dry-run D` over an earlier dry run, failing while it writes (a full disk at the patterns file):
+    every file of the earlier run is as it was (a dropped space's file too), no temporary file is left, and the error
+    names `--dry-run`, the file and that nothing was written (exit 2 from the CLI). Before, the files written before
+    the failure (README.md, benchmarks.parquet, the models file) replaced the earlier ones beside its old
+    spaces.parquet and patterns: a mixed set that looks complete to `taskspace pull`, and an OSError traceback."""
+    import errno
+    import pathlib
+
+    store_a, _, _ = publisher
+    d = tmp_path / "d"
+    first = publish("tester/recs", store=store_a, dry_run=d)
+    model_file = next(f for f in first.files if f.startswith("models/"))
+    shutil.copy(d / model_file, d / "models" / "old-space.parquet")  # a space the next run no longer writes
+    (d / "README.md").write_text("the earlier card\n")  # so that a file the failed run wrote would show
+    before = {p.relative_to(d).as_posix(): p.read_bytes() for p in d.rglob("*") if p.is_file()}
+    real = pathlib.Path.write_bytes
+
+    def disk_full_at_the_patterns(self, data):
+        if "patterns" in str(self):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(pathlib.Path, "write_bytes", disk_full_at_the_patterns)
+    with pytest.raises(ConfigError, match=rf"--dry-run {re.escape(str(d))}: cannot write patterns/\S+: No space left "
+                                          r"on device; nothing of this run was written"):
+        publish("tester/recs", store=store_a, dry_run=d)
+    after = {p.relative_to(d).as_posix(): p.read_bytes() for p in d.rglob("*") if p.is_file()}
+    assert after == before
+    monkeypatch.setattr(pathlib.Path, "write_bytes", real)
+    again = publish("tester/recs", store=store_a, dry_run=d)
+    assert again.deleted == ["models/old-space.parquet"] and (d / "README.md").read_text() != "the earlier card\n"
+    assert sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file()) == sorted(again.files)
+
+
 # -- a sparse, mixed index (multiple-choice MMLU-Pro + free-form code) whose map is coverage-aware --
 
 CODE_PER_BENCHMARK = 40
