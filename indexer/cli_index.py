@@ -103,6 +103,11 @@ def index(
 
         raise ConfigError("--limit applies only to hub-org: sources given with --source (at most that many of the "
                           "organisation's datasets); drop --limit")
+    if fmt is not None and not source:  # it would be ignored (the configured sources keep their own format)
+        from .errors import ConfigError
+
+        raise ConfigError("--format applies only to the sources given with --source (the configured ones are read "
+                          "with the format sources.toml gives them); add --source PATH, or drop --format")
     extra = [SourceSpec(spec=s, format=fmt, limit=limit if s in orgs else None) for s in source or []]
     report = run_index(extra or None, progress=Progress(None if not as_json else False), refresh_prior=refresh_prior,
                        accept_partial=accept_partial)

@@ -457,3 +457,17 @@ def test_a_relative_path_written_by_hand_is_read_relative_to_the_sources_file(tm
     assert r.returncode == 0 and r.stdout.strip() == str(folder)
     r = ts("index")
     assert r.returncode == 0 and f"ingested    {folder}" in r.stdout, r.stdout + r.stderr
+
+
+def test_index_format_without_a_source_is_a_usage_error(tmp_path):
+    """`taskspace index --format F` without `--source`: `--format` names the reader of the sources given with
+    `--source` (the configured ones keep the format sources.toml gives them), so it would be ignored; a usage error
+    naming it (exit 2, one line) before any pass, as `--limit` without a hub-org: source is. Before, a pass ran
+    (exit 0) and the option was dropped without a word."""
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    assert ts("sources", "add", str(folder)).returncode == 0
+    r = ts("index", "--format", "lm_eval")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "--format applies only to the sources given with --source" in lines[0]
+    r = ts("runs", "--json")
+    assert r.returncode == 0 and r.stdout.strip() in ("", "[]"), r.stdout
