@@ -527,3 +527,35 @@ def test_true_false_words_in_any_case_and_nan_is_not_a_valid_score(tmp_path, ext
         ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m1", "p3", 1.0), ("m2", "p1", 0.0), ("m2", "p3", 1.0)]
     write_outcomes(tmp_path, ext, [("m1", "p1", 1), ("m1", "p2", "NaN"), ("m1", "p3", "nan")])  # the numeric path
     assert [line for _, line, _ in errors_of(read_source(tmp_path))] == [2 + head, 3 + head]
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "parquet"])
+def test_a_prompt_field_that_is_not_a_string_is_an_error_at_its_line(tmp_path, ext):
+    """A prompts file with typed values (JSON lines, Parquet) whose benchmark, text or prompt_id is a list, an object
+    or a boolean: an error at its line naming the field and its kind, the prompt and its outcome rows dropped, the
+    rest read; a number still reads as its digits (as in CSV). Before, str() stored Python reprs: a benchmark named
+    "['x']", a prompt text "{'a': 1}" or "True", embedded and indexed as if real."""
+    rows = [{"prompt_id": "p1", "benchmark": "b", "text": "Q1"},
+            {"prompt_id": "p2", "benchmark": "b", "text": 5},
+            {"prompt_id": "p3", "benchmark": ["x"], "text": "Q3"},
+            {"prompt_id": "p4", "benchmark": "b", "text": {"a": 1}},
+            {"prompt_id": "p5", "benchmark": "b", "text": True}]
+    if ext == "jsonl":
+        (tmp_path / "prompts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:  # Parquet has one type per column: each bad value in a file of its own kind
+        rows = [rows[0], {"prompt_id": "p3", "benchmark": ["x"], "text": "Q3"}]
+        pq.write_table(pa.table({"prompt_id": ["p1", "p3"], "benchmark": [["b"], ["x"]], "text": ["Q1", "Q3"]}),
+                       tmp_path / "prompts.parquet")
+    ids = [r["prompt_id"] for r in rows]
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m1,{p},1\n" for p in ids))
+    batch = read_source(tmp_path)
+    msgs = {(e.file.rsplit("/", 1)[-1], e.line): e.message for e in batch.errors}
+    pf = f"prompts.{ext}"
+    if ext == "jsonl":
+        assert batch.table.texts == ["Q1", "5"] and batch.table.benchmarks == ["b", "b"]
+        assert msgs[(pf, 3)] == "benchmark is a list, not a string; the prompt is skipped"
+        assert msgs[(pf, 4)] == "text is an object, not a string; the prompt is skipped"
+        assert msgs[(pf, 5)] == "text is a boolean, not a string; the prompt is skipped"
+        assert "prompt_id 'p4' was rejected in the prompts file (line 4)" in msgs[("outcomes.csv", 5)]
+    else:
+        assert batch.table.texts == [] and msgs[(pf, 1)].startswith("benchmark is a list, not a string")
