@@ -559,3 +559,28 @@ def test_a_prompt_field_that_is_not_a_string_is_an_error_at_its_line(tmp_path, e
         assert "prompt_id 'p4' was rejected in the prompts file (line 4)" in msgs[("outcomes.csv", 5)]
     else:
         assert batch.table.texts == [] and msgs[(pf, 1)].startswith("benchmark is a list, not a string")
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_header_that_names_a_column_twice_is_one_error_and_nothing_of_the_file_is_read(tmp_path, ext):
+    """A matrix whose header repeats a prompt id (`model,p1,p1`, two different cells for one pair) or a long-form
+    file with two `correct` columns: one error naming the column and its positions (at line 1 in CSV), nothing of
+    the file read. Before, the columns were read into a dict by name, so all but the last were dropped without a
+    word: `m1,1,0` stored m1's p1 as 0, the 1 gone, and the ingest reported no error."""
+    write_prompts(tmp_path)
+    header, row = ["model", "p1", "p1"], ["m1", "1", "0"]
+    if ext == "csv":
+        (tmp_path / "matrix.csv").write_text(",".join(header) + "\n" + ",".join(row) + "\n")
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array([v]) for v in row], names=header), tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.file.endswith(f"matrix.{ext}") and e.line == (1 if ext == "csv" else None)
+    assert e.message.startswith("the header names 'p1' (columns 2, 3) more than once") and "nothing of this file" in e.message
+    assert batch.table.scores.size == 0
+    long = tmp_path / "long"
+    long.mkdir()
+    write_prompts(long)
+    (long / "outcomes.csv").write_text("model,prompt_id,correct,correct\nm1,p1,1,0\n")
+    (e,) = read_source(long).errors
+    assert e.line == 1 and "the header names 'correct' (columns 3, 4) more than once" in e.message

@@ -358,6 +358,9 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
     ext = table_ext(path)
     if ext == ".parquet":
         for first, batch in _parquet_batches(path, errors, 1 << 20):
+            if first == 1 and (why := repeated_columns(batch.schema.names)) is not None:
+                errors.add(str(path), None, why)
+                return
             lines = np.arange(first, first + batch.num_rows, dtype=np.int64)
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
         return
@@ -375,6 +378,21 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
             chunk, chunk_lines = [], []
     if chunk:
         yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
+
+
+def repeated_columns(names: list[str]) -> str | None:
+    """The error for a header that names a column more than once (its columns, 1-based), or None. Read into one
+    column per name, all but one of them would be dropped without a word (a matrix's repeated prompt id, a second
+    `correct` column), so nothing of such a file is read."""
+    seen: dict[str, list[int]] = {}
+    for i, n in enumerate(names, 1):
+        seen.setdefault(str(n).strip(), []).append(i)
+    twice = {n: at for n, at in seen.items() if len(at) > 1}
+    if not twice:
+        return None
+    which = "; ".join(f"{n!r} (columns {', '.join(map(str, at))})" for n, at in twice.items())
+    return (f"the header names {which} more than once: which column holds the values cannot be told, so nothing of "
+            "this file is read; remove or rename the repeated column")
 
 
 def _rows_to_columns(rows: list[dict]) -> dict:
@@ -409,6 +427,9 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         return
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
+        return
+    if (why := repeated_columns(header)) is not None:
+        errors.add(fname, 1, why)
         return
     # fast path: pyarrow, streamed block by block. A malformed row (wrong field count, stray quote) makes
     # this yield RESTART: the consumer discards what it built from this file and the line-exact Python
