@@ -471,3 +471,22 @@ def test_index_format_without_a_source_is_a_usage_error(tmp_path):
     assert r.returncode == 2 and len(lines) == 1 and "--format applies only to the sources given with --source" in lines[0]
     r = ts("runs", "--json")
     assert r.returncode == 0 and r.stdout.strip() in ("", "[]"), r.stdout
+
+
+def test_a_sources_file_that_is_not_utf8_or_not_a_file_is_one_line_naming_it(tmp_path):
+    """sources.toml saved in Latin-1 (a path with "é" written by hand) or replaced by a folder: `sources list`,
+    `sources add` and `index` say what is wrong with the file, one line, exit 2. Before, a UnicodeDecodeError or
+    IsADirectoryError traceback from every command that reads it (a worker failed every pass so)."""
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    path = tmp_path / "home" / "sources.toml"
+    path.parent.mkdir()
+    for setup, says in ((lambda: path.write_bytes(b'[[source]]\nspec = "/data/caf\xe9"\n'),
+                         f"error: {path}: not UTF-8 text (byte 0xe9 at line 2); TOML files are UTF-8"),
+                        (lambda: path.mkdir(), f"error: {path}: cannot be read: Is a directory")):
+        setup()
+        for args in (["sources", "list"], ["sources", "add", str(folder)], ["index"]):
+            r = ts(*args)
+            assert r.returncode == 2 and r.stderr.startswith(says), (args, r.stderr)
+            assert len(r.stderr.strip().splitlines()) == 1
+        if path.is_file():
+            path.unlink()
