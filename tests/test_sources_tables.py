@@ -584,3 +584,39 @@ def test_a_header_that_names_a_column_twice_is_one_error_and_nothing_of_the_file
     (long / "outcomes.csv").write_text("model,prompt_id,correct,correct\nm1,p1,1,0\n")
     (e,) = read_source(long).errors
     assert e.line == 1 and "the header names 'correct' (columns 3, 4) more than once" in e.message
+
+
+def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
+    """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
+    list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a
+    cell is left out with an error, such a model costs its row. Before, the rows were read as Python reprs (models
+    named "['m2']", "True", "{'a': 1}" stored and indexed), and a file whose every model was a list failed as an
+    unexpected error (ArrowNotImplementedError: cast from list to utf8) costing the source."""
+    write_prompts(tmp_path)
+    rows = [{"model": "m1", "prompt_id": "p1", "correct": 1}, {"model": ["m2"], "prompt_id": "p1", "correct": 1},
+            {"model": True, "prompt_id": "p2", "correct": 0}, {"model": {"a": 1}, "prompt_id": "p2", "correct": 1},
+            {"model": "m3", "prompt_id": ["p2"], "correct": 1}, {"model": "m4", "prompt_id": "p2", "correct": [1]},
+            {"model": "m5", "prompt_id": "p2", "correct": True}]
+    (tmp_path / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    batch = read_source(tmp_path)
+    assert sorted(batch.table.models) == ["m1", "m5"]
+    assert [(e.line, e.message) for e in batch.errors] == [
+        (2, "model is a list, not a name; the row is skipped"), (3, "model is a boolean, not a name; the row is skipped"),
+        (4, "model is an object, not a name; the row is skipped"),
+        (5, "prompt_id is a list, not a name; the row is skipped"), (6, "correct is a list, not a score; the row is skipped")]
+    every = tmp_path / "every"
+    every.mkdir()
+    write_prompts(every)
+    (every / "outcomes.jsonl").write_text(json.dumps({"model": ["m1"], "prompt_id": "p1", "correct": 1}) + "\n")
+    (e,) = read_source(every).errors
+    assert e.line == 1 and e.message.startswith("model is a list")
+    matrix = tmp_path / "matrix"
+    matrix.mkdir()
+    write_prompts(matrix)
+    (matrix / "matrix.jsonl").write_text(json.dumps({"model": "m1", "p1": 1, "p2": [0]}) + "\n"
+                                         + json.dumps({"model": ["m2"], "p1": 1}) + "\n")
+    batch = read_source(matrix)
+    assert batch.table.models == ["m1"] and batch.table.prompt_ids == ["p1"]
+    assert [(e.line, e.message) for e in batch.errors] == [
+        (1, "cell p2 is a list, not a score; it is left out (unobserved)"),
+        (2, "model is a list, not a name; the row is skipped")]

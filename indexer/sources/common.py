@@ -371,6 +371,8 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
     chunk: list[dict] = []
     chunk_lines: list[int] = []
     for line, row in _iter_rows(path, errors):
+        if (row := _without_nested(row, line, str(path), errors)) is None:
+            continue
         chunk.append(row)
         chunk_lines.append(line)
         if len(chunk) >= 200_000:
@@ -378,6 +380,34 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
             chunk, chunk_lines = [], []
     if chunk:
         yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
+
+
+def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict | None:
+    """A JSON-lines outcomes row without nested values (a list or an object where a name, id or score belongs; a
+    boolean where a name or id belongs), each an error at ``line``: in long form (the row has a prompt_id key) such a model, prompt_id, correct or score
+    costs the row, in matrix form such a cell is left out (unobserved) and such a model costs the row; None when the
+    row is skipped. Read as columns they became Python reprs (a model named "['m2']") or, when every row had one, a
+    column that could not be cast to text (an unexpected error costing the source)."""
+    import re as _re
+
+    key = lambda k: _re.sub(r"[\s-]+", "_", str(k).strip()).lower()  # noqa: E731 - tables.column_key
+    long = any(key(k) == "prompt_id" for k in row)
+    names = [k for k in row if key(k) in ("model", "prompt_id") or (not long and k == next(iter(row)))]
+    nested = [k for k, v in row.items() if isinstance(v, (list, dict)) or (k in names and isinstance(v, bool))]
+    if not nested:
+        return row
+    what = lambda v: "an object" if isinstance(v, dict) else "a boolean" if isinstance(v, bool) else "a list"  # noqa: E731
+    fatal = [k for k in nested if k in names or key(k) in ("correct", "score")]
+    if fatal:
+        said = ", ".join(f"{k} is {what(row[k])}, not {'a name' if k in names else 'a score'}" for k in fatal)
+        errors.add(fname, line, f"{said}; the row is skipped", "nested values (lists, objects) in outcome rows")
+        return None
+    if not long:
+        for k in nested:
+            errors.add(fname, line, f"cell {k} is {what(row[k])}, not a score; it is left out (unobserved)",
+                       "nested values (lists, objects) in outcome rows")
+        return {k: v for k, v in row.items() if k not in nested}
+    return row  # a nested value in a column long form does not read
 
 
 def repeated_columns(names: list[str]) -> str | None:
