@@ -620,3 +620,20 @@ def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_
     assert [(e.line, e.message) for e in batch.errors] == [
         (1, "cell p2 is a list, not a score; it is left out (unobserved)"),
         (2, "model is a list, not a name; the row is skipped")]
+
+
+def test_a_parquet_model_or_prompt_id_column_of_lists_is_an_error_naming_it(tmp_path):
+    """A Parquet outcomes file whose model (or prompt_id) column holds lists (or booleans): one error naming the
+    column and its type, nothing of it read. Before, an ArrowNotImplementedError ("Unsupported cast from
+    list<element: string> to utf8") reported as an unexpected error costing the source."""
+    write_prompts(tmp_path)
+    pq.write_table(pa.table({"model": [["m1"], ["m2"]], "prompt_id": ["p1", "p2"], "correct": [1, 0]}),
+                   tmp_path / "outcomes.parquet")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.line is None and e.message.startswith("the model column holds list<element: string> values, not names")
+    assert batch.table.models == []
+    pq.write_table(pa.table({"model": ["m1", "m2"], "prompt_id": [True, False], "correct": [1, 0]}),
+                   tmp_path / "outcomes.parquet")
+    (e,) = read_source(tmp_path).errors
+    assert e.message.startswith("the prompt_id column holds bool values")

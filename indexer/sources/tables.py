@@ -263,6 +263,11 @@ class _Builder:
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        if pa.types.is_nested(arr.type) or pa.types.is_boolean(arr.type):  # a Parquet column of lists: no text cast
+            self.errors.add(self.fname, None, f"the {what} column holds {arr.type} values, not names (text); its rows "
+                            "are not read", f"{what} column of {arr.type}")
+            ok[:] = False
+            return np.full(len(lines), -1, dtype=np.int64)
         enc = pc.dictionary_encode(_as_string(arr))
         if isinstance(enc, pa.ChunkedArray):
             enc = enc.combine_chunks()
