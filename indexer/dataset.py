@@ -542,6 +542,10 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         mt = _read_table(root, mname, MODEL_COLUMNS, errors)
         if mt is not None:
             mrows = mt.drop_columns(["vector"]).to_pylist()
+            if r.get("n_models") is not None and int(r["n_models"]) != len(mrows):  # publish writes n_models = rows
+                errors.add(mname, f"holds {len(mrows)} model record(s), but {SPACES} counts {int(r['n_models'])} for "
+                           f"space {spec.name}: the copy is incomplete or mixed (a file from another publish); fetch "
+                           "the whole record set again")
             labels = [f"model {m['model']}" for m in mrows]
             vecs = _vector_column(mt, "vector", mname, int(spec.dim), labels, errors)
             seen = set()

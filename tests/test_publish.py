@@ -450,6 +450,27 @@ def test_a_benchmark_or_pattern_recorded_twice_is_reported_by_row(publisher, tmp
         store_b.close()
 
 
+def test_a_models_file_with_another_count_than_spaces_parquet_says_is_refused(publisher, tmp_path, monkeypatch):
+    """A models file holding fewer (or more) records than `spaces.parquet` counts for its space (`n_models`, which
+    publish writes as the file's rows: a file rewritten by a tool that lost rows, or one from another publish) is
+    refused naming the file and both counts, nothing imported. Before, an empty models file pulled as "0 model(s)",
+    exit 0, and a file missing some models pulled the others without a word."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    for i, edit in enumerate((lambda t: t.slice(0, 0), lambda t: t.slice(1))):
+        cut = _copy(tmp_path / "d", tmp_path / f"cut{i}")
+        _rewrite_models(cut, edit)
+        with pytest.raises(InputError, match=r"models/\S+\.parquet: holds \d+ model record\(s\), but spaces.parquet "
+                                             r"counts \d+ for space \S+: the copy is incomplete or mixed"):
+            pull(str(cut))
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+
+
 def test_a_copy_without_its_prompts_file_is_refused_and_nothing_imported(publisher, tmp_path, monkeypatch):
     """A record set whose ``prompts/<space>.parquet`` is gone (a partial download or copy) pulled without a word, and
     the pulled index then filled no question's answer options and told no coverage. Now, as benchmarks.parquet counts
