@@ -123,6 +123,11 @@ def _print_run(report) -> None:
     typer.echo(f"run {report.run_id}: {report.status}")
     for src in report.sources:
         typer.echo(f"  {src['status']:<11} {src['spec']}" + (f"  ({src['errors']} error(s))" if src["errors"] else ""))
+    if not report.sources:  # a pass over nothing: say where sources come from (it indexes what `ingest` stored)
+        from .config import get_settings
+
+        typer.echo(f"  no sources configured in {get_settings().sources_file}: `taskspace sources add SPEC` or "
+                   "`taskspace index --source SPEC` adds one (this pass indexed what `taskspace ingest` stored)")
     rows = [
         ("sources ingested", c.get("sources", 0)), ("sources unchanged", c.get("sources_unchanged", 0)),
         ("sources quarantined", c.get("quarantined", 0)),

@@ -490,3 +490,15 @@ def test_a_sources_file_that_is_not_utf8_or_not_a_file_is_one_line_naming_it(tmp
             assert len(r.stderr.strip().splitlines()) == 1
         if path.is_file():
             path.unlink()
+
+
+def test_a_pass_without_configured_sources_says_where_sources_come_from(tmp_path):
+    """`taskspace index` on a home with no sources.toml entry: the summary says no source is configured (naming the
+    file) and how to add one; with a source configured it says nothing of the kind. Before, "run 1: ok" and zeros,
+    and the search that followed said to run `taskspace index`, the command just run."""
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    r = ts("index")
+    assert r.returncode == 0
+    assert f"  no sources configured in {tmp_path / 'home' / 'sources.toml'}: `taskspace sources add SPEC`" in r.stdout
+    r = ts("index", "--source", str(folder))
+    assert r.returncode == 0 and "no sources configured" not in r.stdout
