@@ -103,6 +103,11 @@ def index(
 
         raise ConfigError("--limit applies only to hub-org: sources given with --source (at most that many of the "
                           "organisation's datasets); drop --limit")
+    if fmt is not None and not source:  # it would be ignored (the configured sources keep their own format)
+        from .errors import ConfigError
+
+        raise ConfigError("--format applies only to the sources given with --source (the configured ones are read "
+                          "with the format sources.toml gives them); add --source PATH, or drop --format")
     extra = [SourceSpec(spec=s, format=fmt, limit=limit if s in orgs else None) for s in source or []]
     report = run_index(extra or None, progress=Progress(None if not as_json else False), refresh_prior=refresh_prior,
                        accept_partial=accept_partial)
@@ -118,6 +123,11 @@ def _print_run(report) -> None:
     typer.echo(f"run {report.run_id}: {report.status}")
     for src in report.sources:
         typer.echo(f"  {src['status']:<11} {src['spec']}" + (f"  ({src['errors']} error(s))" if src["errors"] else ""))
+    if not report.sources:  # a pass over nothing: say where sources come from (it indexes what `ingest` stored)
+        from .config import get_settings
+
+        typer.echo(f"  no sources configured in {get_settings().sources_file}: `taskspace sources add SPEC` or "
+                   "`taskspace index --source SPEC` adds one (this pass indexed what `taskspace ingest` stored)")
     rows = [
         ("sources ingested", c.get("sources", 0)), ("sources unchanged", c.get("sources_unchanged", 0)),
         ("sources quarantined", c.get("quarantined", 0)),

@@ -339,7 +339,39 @@ def _read_table(root: Path, name: str, columns: tuple, errors: _Errors):
     if missing:
         errors.add(name, f"missing column(s) {', '.join(missing)}")
         return None
+    # each column taskspace writes must hold (or cast safely to) the type it writes (int32 read as int64 is fine, a
+    # string where a list of floats belongs is not): the checks below read values of those types
+    written = _written_schema(name)
+    wrong = []
+    for c in table.column_names:
+        if c not in written.names or table.schema.field(c).type == written.field(c).type:
+            continue
+        try:
+            table = table.set_column(table.column_names.index(c), c, table.column(c).cast(written.field(c).type))
+        except (ArithmeticError, NotImplementedError, TypeError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+            wrong.append(f"{c} is {table.schema.field(c).type}, not {written.field(c).type}")
+    if wrong:
+        errors.add(name, f"column(s) of the wrong type: {'; '.join(wrong)} (not the records `taskspace publish` "
+                   "writes, or a damaged copy: fetch the record set again)")
+        return None
     return table
+
+
+def _written_schema(name: str):
+    """The Parquet schema taskspace writes for the record file ``name`` (that of an empty file of its kind)."""
+    import pyarrow.parquet as pq
+
+    if name == SPACES:
+        data = spaces_table([])
+    elif name == BENCHMARKS:
+        data = benchmarks_table([])
+    elif name.startswith(f"{MODELS_DIR}/"):
+        data = models_table([], np.zeros((0, 1), dtype=np.float32))
+    elif name.startswith(f"{PATTERNS_DIR}/"):
+        data = patterns_table([])
+    else:
+        data = prompts_table([], [], [])
+    return pq.read_schema(io.BytesIO(data))
 
 
 def _vector_column(table, name: str, file: str, dims, labels: list[str], errors: _Errors) -> list[np.ndarray | None]:
@@ -421,6 +453,13 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         if sp is None:
             errors.add(f"{BENCHMARKS}: row {len(b_dims) - 1} ({r['benchmark']})", f"unknown space {r['space']!r}")
     b_vecs = _vector_column(bt, "vector", BENCHMARKS, b_dims, [str(r["benchmark"]) for r in b_rows], errors)
+    b_seen: set = set()
+    for j, r in enumerate(b_rows):  # one row per (benchmark, space): a second one would fail the pull's SQL write
+        if (r["benchmark"], r["space"]) in b_seen:
+            errors.add(f"{BENCHMARKS}: row {j} ({r['benchmark']})", f"a second record of this benchmark in space "
+                       f"{r['space']}")
+            b_vecs[j] = None
+        b_seen.add((r["benchmark"], r["space"]))
     for i, r in enumerate(rows):
         if spaces and r["space"] not in spaces:
             continue
@@ -492,6 +531,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             for j, p in enumerate(prow):
                 if mus[j] is None or ws[j] is None or Vs[j] is None:
                     continue
+                if p["key"] in keys:  # one row per pattern: a second one would fail the pull's SQL write
+                    errors.add(f"{pname}: row {j} ({labels[j]})", "a second record of this pattern")
+                    continue
                 K = Cinv = None
                 if p["free"]:
                     K = np.asarray(p["K"] or [], dtype=np.float32)
@@ -509,6 +551,10 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         mt = _read_table(root, mname, MODEL_COLUMNS, errors)
         if mt is not None:
             mrows = mt.drop_columns(["vector"]).to_pylist()
+            if r.get("n_models") is not None and int(r["n_models"]) != len(mrows):  # publish writes n_models = rows
+                errors.add(mname, f"holds {len(mrows)} model record(s), but {SPACES} counts {int(r['n_models'])} for "
+                           f"space {spec.name}: the copy is incomplete or mixed (a file from another publish); fetch "
+                           "the whole record set again")
             labels = [f"model {m['model']}" for m in mrows]
             vecs = _vector_column(mt, "vector", mname, int(spec.dim), labels, errors)
             seen = set()

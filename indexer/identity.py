@@ -90,11 +90,19 @@ class AliasTable:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"not valid TOML: {exc}; see indexer/data/aliases.toml for the format", file=str(path)) from exc
+        except UnicodeDecodeError as exc:  # TOML is UTF-8: a file saved in Latin-1 (a name with "é")
+            line = Path(path).read_bytes()[:exc.start].count(b"\n") + 1
+            raise InputError(f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at line {line}); TOML files are "
+                             "UTF-8: save it as UTF-8", file=str(path)) from exc
         except OSError as exc:
             raise InputError(f"cannot read the alias file: {exc}", file=str(path)) from exc
         unknown = set(data) - {"hub", "api"}
         if unknown:
             raise InputError(f"unknown section(s) {sorted(unknown)}; use [hub] and [api]", file=str(path))
+        for section in ("hub", "api"):  # `hub = 5`: a value where a table belongs
+            if section in data and not isinstance(data[section], dict):
+                raise InputError(f"{section} must be a table ([{section}]), not {type(data[section]).__name__}; see "
+                                 "indexer/data/aliases.toml for the format", file=str(path))
         hub = {}
         for name, repo in (data.get("hub") or {}).items():
             if not isinstance(repo, str) or not is_repo_id(repo):

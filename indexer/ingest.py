@@ -251,10 +251,12 @@ class Ingester:
         except IndexerError:
             raise
         except Exception as exc:  # noqa: BLE001 - recorded, with the traceback in the debug log
-            log.debug("unexpected error while reading %s", where, exc_info=True)
-            self.summary.errors.append(RowError(where, None, f"cannot be read: {type(exc).__name__}: {exc} (an "
-                                                "unexpected error: run with -v for the traceback and please report "
-                                                "it; this source is skipped, the others are read)"))
+            # a reader's model folder that failed (sources.common.each_isolated): each is named, the others were read
+            for at, e in [(getattr(exc, "source_where", where), exc), *getattr(exc, "also_failed", [])]:
+                log.info("unexpected error while reading %s", at, exc_info=e)  # -v shows it, as the line says
+                self.summary.errors.append(RowError(at, None, f"cannot be read: {type(e).__name__}: {e} (an "
+                                                    "unexpected error: run with -v for the traceback and please "
+                                                    "report it; this source is skipped, the others are read)"))
 
     # -- one source -------------------------------------------------------------------------------------
 
@@ -353,10 +355,14 @@ class Ingester:
             if options.get("model") and infos is None:  # known only by reading: read all before storing any
                 batches = list(batches)
                 _one_model_for(options["model"], path, [b.source.location for b in batches])
+            # the fingerprint taken before reading is the one stored: a file rewritten while it was read (the reader
+            # fingerprints it again after) is then read again by the next pass instead of skipped as unchanged
+            before = {i.location: i.revision for i in infos or []}
             for batch in batches:
                 if infos is None:
                     self._refuse_nested([batch.source], path)
-                batch.source = replace(batch.source, revision=read_revision(batch.source.revision, options))
+                revision = before.get(batch.source.location, batch.source.revision)
+                batch.source = replace(batch.source, revision=read_revision(revision, options))
                 self.store_batch(batch)
         except InputError as exc:
             self.summary.add_error(exc, str(path))

@@ -353,6 +353,31 @@ def _check_dry_run_dir(path: Path) -> None:
                           f"{dataset.SPACES}); give a new or empty folder")
 
 
+def _write_all(out: Path, files: dict) -> None:
+    """Write the record ``files`` into the dry run folder ``out`` as one set: each to a temporary file beside it first,
+    then all renamed into place, ``spaces.parquet`` last. A run that fails (a full disk) or is killed while writing
+    them leaves the earlier dry run's files whole (a failure removes its temporary files; a kill leaves hidden
+    ``.<name>.<pid>.tmp`` files) instead of a mix of new and old records that pulls as one set; the error names the
+    file and says the folder is as it was."""
+    import os
+
+    tmps: list[tuple[Path, Path]] = []
+    try:
+        for name, data in sorted(files.items(), key=lambda kv: (kv[0] == dataset.SPACES, kv[0])):
+            target = out / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            tmps.append((tmp, target))
+            tmp.write_bytes(data)
+    except OSError as exc:
+        for tmp, _ in tmps:
+            tmp.unlink(missing_ok=True)
+        raise ConfigError(f"--dry-run {out}: cannot write {name}: {exc.strerror or exc}; nothing of this run was "
+                          "written (the folder holds what it held before)") from exc
+    for tmp, target in tmps:
+        os.replace(tmp, target)
+
+
 def _stale_dry_run_files(out: Path, files: dict) -> list[str]:
     """The record files an earlier dry run left in ``out`` that this one does not write (a space dropped or renamed):
     the managed layout only (:func:`indexer.dataset.is_managed`); other files are left alone, as on the Hub."""
@@ -389,12 +414,9 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
         out = Path(dry_run)
         out.mkdir(parents=True, exist_ok=True)
         stale = _stale_dry_run_files(out, files)  # the folder then holds exactly what an empty repository gets
-        for name in stale:
+        _write_all(out, files)
+        for name in stale:  # after the new set is in place: a failed write leaves the earlier run whole
             (out / name).unlink()
-        for name, data in sorted(files.items()):
-            target = out / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
         n = len(rs.records)
         return PublishResult(repo_id, None, n, 0, 0, sorted(files), stale, dry_run=str(out),
                              message=commit_message(n, 0, 0, len(rs.spaces)))

@@ -107,6 +107,13 @@ def load(path: Path) -> list[SourceSpec]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8: a file saved in Latin-1 (a path with "é")
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at line {line}); TOML files are "
+                          "UTF-8: save it as UTF-8, or fix or delete the file") from None
+    except OSError as exc:  # a folder of that name, no permission to read it
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}; it should be the TOML file of the "
+                          "configured sources: fix or delete it") from None
     items = data.get("source", [])
     if not isinstance(items, list):
         raise ConfigError(f"{path}: 'source' must be an array of tables ([[source]])")
@@ -128,8 +135,11 @@ def load(path: Path) -> list[SourceSpec]:
                 raise ConfigError(f"{path}: source #{n} format {fmt!r} is unknown; use one of {', '.join(formats())}")
         if not isinstance(item["spec"], str):  # `spec = 5` was the folder "5" under the current folder
             raise ConfigError(f"{path}: source #{n} spec must be a string (a path, hub:ORG/REPO or hub-org:ORG)")
+        raw = item["spec"].strip()
+        if raw and spec_kind(raw) == "path" and not Path(raw).expanduser().is_absolute():
+            raw = str(path.parent / raw)  # written by hand: relative to this file's folder, not to the current one
         try:
-            spec = normalise(str(item["spec"]))
+            spec = normalise(raw)
         except ConfigError as exc:
             raise ConfigError(f"{path}: source #{n}: {exc}") from None
         out.append(SourceSpec(spec=spec, format=item.get("format"), limit=limit))
@@ -192,11 +202,24 @@ def _check_format(spec: str, format: str) -> None:
     raise InputError(why or f"not a {format} source: expected {reader.layout}{instead}")
 
 
+def _unwritable(path: Path, exc: OSError) -> ConfigError:
+    """The error for a configuration file (or its lock or temporary file) that cannot be written: a home on a
+    read-only file system or without write permission. Nothing was changed."""
+    why = exc.strerror or type(exc).__name__
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+    return ConfigError(f"{path}: cannot be written: {why}{where}; nothing was saved. The sources list is kept in "
+                       "TASKSPACE_HOME: make that folder writable, or set TASKSPACE_HOME to a folder you can write")
+
+
 @contextlib.contextmanager
 def _locked(path: Path):
-    """Hold the exclusive lock of the configuration ``path`` (waits for another holder)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold the exclusive lock of the configuration ``path`` (waits for another holder). A ConfigError when the lock
+    file cannot be created (a read-only home)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise _unwritable(path, exc) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -210,18 +233,23 @@ def save(path: Path, sources: list[SourceSpec]) -> None:
     (Callers changing the file hold :func:`_locked`; :func:`add` and :func:`remove` do.)"""
     import tomli_w
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"source": [{k: v for k, v in asdict(s).items() if v is not None} for s in sources]}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _unwritable(path, exc) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(tomli_w.dumps(doc))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # a full disk, a file that may not be replaced
+            raise _unwritable(path, exc) from exc
         raise
     dfd = os.open(path.parent, os.O_RDONLY)
     try:

@@ -42,7 +42,7 @@ Qdrant's Dot product is the model's predicted score.
 - :func:`open_sql_of_index` opens SQL for ``check`` and ``reindex``, refusing (instead of creating it empty) a SQLite
   file that is gone while a vector index remains.
 - :func:`resolve_spaces` looks spaces up: all of them, or the one named by its index name, its SQL id, or an
-  encoder name when that picks exactly one.
+  encoder name (whole, or the part after its last "/", in any case) when that picks exactly one.
 """
 
 from __future__ import annotations
@@ -80,7 +80,10 @@ def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
     s = str(space)
     by_name = [r for r in spaces if space_name(r) == s or str(r.id) == s]
     if not by_name:
-        by_name = [r for r in spaces if encoder_name(r.encoder).lower().endswith(s.lower())]
+        # the encoder's name, whole or after a "/" (all-MiniLM-L6-v2 for sentence-transformers/all-MiniLM-L6-v2): a
+        # bare suffix made `--space 2` (an id no space has) the space of every encoder whose name ends in "2"
+        low = s.lower()
+        by_name = [r for r in spaces if (n := encoder_name(r.encoder).lower()) == low or n.endswith("/" + low)]
     if len(by_name) != 1:
         known = ", ".join(f"{space_name(r)} (id {r.id}, {r.encoder})" for r in spaces) or "none"
         what = "matches several spaces" if by_name else "is not a known space"

@@ -163,3 +163,38 @@ def has_close_elements(numbers: List[float], threshold: float) -> bool:
     True
     """
 '''
+
+
+def run_in_read_only_home(home: Path, *args: str, env: dict | None = None):
+    """Run ``python -m indexer.cli ARGS`` with ``home`` (TASKSPACE_HOME) on a read-only file system: bind-mounted
+    read-only in a user and mount namespace (``unshare -Urm``), or, where that is not allowed and the tests do not run
+    as root, with the write permission taken away. Skips the test when neither can make it read-only."""
+    import os
+    import shlex
+    import shutil as _shutil
+    import subprocess
+    import sys
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, **(env or {}), "TASKSPACE_HOME": str(home), "PYTHONPATH": str(root)}
+    cmd = shlex.join([sys.executable, "-m", "indexer.cli", *args])
+    h = shlex.quote(str(home))
+    if _shutil.which("unshare"):
+        script = f"mount --bind {h} {h} && mount -o remount,bind,ro {h} || exit 97; exec {cmd}"
+        res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, env=env,
+                             cwd=root, timeout=300)
+        if res.returncode != 97 and not res.stderr.startswith("unshare:"):  # else: namespaces not allowed here
+            return res
+    if os.geteuid() == 0:
+        pytest.skip("cannot make a folder read-only here (no unshare -Urm, and root ignores permissions)")
+    modes = {p: p.stat().st_mode for p in [home, *home.rglob("*")]}
+    try:
+        for p in modes:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
+                              cwd=root, timeout=300)
+    finally:
+        for p, m in modes.items():
+            p.chmod(m)

@@ -151,3 +151,61 @@ def test_every_reader_and_the_store_hold_the_same_rule(store):
     with pytest.raises(InputError, match="NUL"):
         store.ingest(SourceBatch(SourceInfo("table", "/y", "r1"), {}, [Outcome("m", "b", "a\u0000b", 1.0)]))
     assert store.get_source("/y") is None
+
+
+def _lm_eval_out_with_a_buggy_folder(tmp_path, monkeypatch, folders=None) -> Path:
+    """A copy of the lm-eval fixture folder (or of its ``folders``) whose reader fails with a RuntimeError (a bug)
+    on fake-org__dummy-b's samples."""
+    import shutil
+
+    from indexer.sources import lm_eval
+
+    src = Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out"
+    out = tmp_path / "lm_eval_out"
+    for f in folders or sorted(p.name for p in src.iterdir()):
+        shutil.copytree(src / f, out / f)
+    real = lm_eval.read_task_file
+
+    def buggy(path, *a, **k):
+        if "dummy-b" in str(path):
+            raise RuntimeError("a bug in a reader")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(lm_eval, "read_task_file", buggy)
+    return out
+
+
+def test_a_model_folder_that_fails_unexpectedly_costs_only_itself(store, tmp_path, monkeypatch):
+    """An lm-eval output folder of four model folders where reading one fails unexpectedly (a bug): the three other
+    model folders are stored, the error names the model folder, and the next ingest skips the three as unchanged.
+    Before, the error named the whole output folder and every model folder after the bad one (in sorted order) was
+    never read, on every pass."""
+    out = _lm_eval_out_with_a_buggy_folder(tmp_path, monkeypatch)
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.file == str(out / "fake-org__dummy-b") and "cannot be read: RuntimeError: a bug in a reader" in e.message
+    assert s.sources == 3 and sorted(store.load_outcomes().models) == [
+        "fake-org/dummy-a", "fake-org/dummy-c", "fake-org/noisy-oracle-70"]
+    again = ingest(str(out), store=store, fetch_metadata=False)
+    assert (again.sources, again.skipped, len(again.errors)) == (0, 3, 1)
+
+
+def test_the_traceback_of_an_unexpected_reader_error_is_shown_by_v_as_its_line_says(store, tmp_path, monkeypatch,
+                                                                                  caplog):
+    """The error line of a reader's unexpected failure says "run with -v for the traceback": the traceback is logged
+    at INFO, the level `-v` shows (`indexer.cli`: WARNING by default, INFO with -v, DEBUG with -vv); the CLI's line
+    without -v holds none. Before, it was logged at DEBUG, which only -vv shows."""
+    import logging
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    out = _lm_eval_out_with_a_buggy_folder(tmp_path, monkeypatch, ["fake-org__dummy-b"])
+    quiet = CliRunner().invoke(app, ["ingest", str(out)])
+    assert quiet.exit_code == 1 and "run with -v for the traceback" in quiet.stderr
+    assert "Traceback" not in quiet.stderr
+    with caplog.at_level(logging.INFO, logger="indexer"):
+        ingest(str(out), store=store, fetch_metadata=False)
+    (rec,) = [r for r in caplog.records if r.exc_info and "unexpected error while reading" in r.getMessage()]
+    assert rec.levelno == logging.INFO and str(rec.exc_info[1]) == "a bug in a reader"

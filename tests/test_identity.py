@@ -1,6 +1,8 @@
 """Model identity: source names -> Hub repo ids (rules, the packaged alias file, the user's), API-only models, the
 SQL alias table (migration 0004 on SQLite and PostgreSQL) and one model row whatever its sources call it."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -81,6 +83,36 @@ def test_bad_alias_file_names_the_file(tmp_path, text, match):
     with pytest.raises(InputError, match=match) as e:
         AliasTable.parse(path)
     assert str(path) in str(e.value)
+
+
+@pytest.mark.parametrize("raw,match", [
+    (b'[hub]\n"caf\xe9" = "org/x"\n', r"not UTF-8 text \(byte 0xe9 at line 2\); TOML files are UTF-8"),
+    (b"hub = 5\n", r"hub must be a table \(\[hub\]\), not int"),
+    (b"api = [1]\n", r"api must be a table \(\[api\]\), not list"),
+])
+def test_an_alias_file_not_utf8_or_with_a_value_for_a_section_is_an_input_error_naming_it(tmp_path, taskspace_home,
+                                                                                         raw, match):
+    """`$TASKSPACE_HOME/aliases.toml` saved in Latin-1 (a name with "é") or with `hub = 5` where the [hub] table
+    belongs: an error naming the alias file and what is wrong, and an ingest reports it so (the source not stored).
+    Before, a
+    UnicodeDecodeError or AttributeError that the ingest reported as an unexpected error of the source being read
+    ("DATA: cannot be read: ... please report it")."""
+    from indexer.ingest import ingest
+
+    taskspace_home.mkdir(parents=True, exist_ok=True)
+    path = taskspace_home / "aliases.toml"
+    path.write_bytes(raw)
+    with pytest.raises(InputError, match=match) as e:
+        AliasTable.parse(path)
+    assert str(e.value).startswith(f"{path}: ")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q?"}\n')
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    s = ingest(str(data), fetch_metadata=False)
+    (err,) = s.errors
+    assert err.message.startswith(f"source not stored (nothing of it was written): {path}: ")
+    assert re.search(match, err.message) and "unexpected" not in err.message
 
 
 def _batch(location, outcomes):

@@ -671,3 +671,27 @@ def test_a_limit_below_one_is_refused_before_the_hub_is_asked(store, hub_server,
     assert len(hub_server.log) == before
     s = ingest("hub-org:open-llm-leaderboard", store=store, limit=1, fetch_metadata=False)  # 1 is a limit
     assert s.sources + len(s.errors) == 1
+
+
+def test_a_file_changed_while_it_is_read_is_read_again_by_the_next_pass(store, tmp_path, monkeypatch):
+    """The revision stored is the fingerprint taken before the files were read: a file rewritten while it is read
+    (an export still running) is read again by the next pass. Before, the fingerprint was taken after reading, so
+    the outcomes read were stored under the new content's fingerprint and every later pass skipped the new content
+    as unchanged."""
+    import indexer.sources.tables as tables
+
+    d = write_table(tmp_path / "t", [("m1", "p1", 1), ("m1", "p2", 0)])
+    real = tables._read_long_blocks
+
+    def read_then_a_writer_rewrites(path, errors):  # the export rewrites the outcomes just after they were read
+        yield from real(path, errors)
+        write_table(d, [("m1", "p1", 1), ("m1", "p2", 0), ("m2", "p1", 1)])
+
+    monkeypatch.setattr(tables, "_read_long_blocks", read_then_a_writer_rewrites)
+    first = ingest(str(d), store=store, fetch_metadata=False)
+    monkeypatch.setattr(tables, "_read_long_blocks", real)
+    assert (first.sources, sorted(store.load_outcomes().models)) == (1, ["m1"])
+    again = ingest(str(d), store=store, fetch_metadata=False)
+    assert (again.skipped, again.sources) == (0, 1)
+    assert sorted(store.load_outcomes().models) == ["m1", "m2"]
+    assert ingest(str(d), store=store, fetch_metadata=False).skipped == 1

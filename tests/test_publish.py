@@ -410,6 +410,100 @@ def test_a_bad_region_variance_is_reported_and_an_old_record_set_pulls_without_i
         store_b.close()
 
 
+def test_a_column_of_the_wrong_type_is_reported_by_file_and_column(publisher, tmp_path, monkeypatch):
+    """Records whose column holds another type than taskspace writes (a vector as text, a model's benchmarks as a
+    string: a hand-made or damaged copy) are reported naming the file, the column and both types, exit 1, nothing
+    imported; a type that casts safely (int32 written as int64) still pulls. Before, a TypeError or
+    ArrowNotImplementedError traceback."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+
+    def as_text(*names):
+        def edit(t):
+            for c in names:
+                t = t.set_column(t.column_names.index(c), c, pa.array([str(v) for v in t.column(c).to_pylist()]))
+            return t
+        return edit
+
+    bad = _copy(tmp_path / "d", tmp_path / "bad")
+    _rewrite_models(bad, as_text("vector", "benchmarks"))
+    with pytest.raises(InputError, match=r"models/\S+\.parquet: column\(s\) of the wrong type: vector is string, "
+                                         r"not list<element: float>; benchmarks is string, not list<.*fetch the "
+                                         r"record set again"):
+        pull(str(bad))
+    out = subprocess.run([sys.executable, "-m", "indexer.cli", "pull", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr.startswith("error: ") and len(out.stderr.strip().splitlines()) == 1
+    bench = _copy(tmp_path / "d", tmp_path / "bench")
+    t = pq.read_table(bench / "benchmarks.parquet")
+    pq.write_table(as_text("vector")(t), bench / "benchmarks.parquet")
+    with pytest.raises(InputError, match=r"benchmarks.parquet: column\(s\) of the wrong type: vector is string"):
+        pull(str(bench))
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+    wide = _copy(tmp_path / "d", tmp_path / "wide")
+    _rewrite_models(wide, lambda t: t.set_column(t.column_names.index("dim"), "dim", t.column("dim").cast(pa.int64())))
+    assert pull(str(wide)).spaces
+
+
+def test_a_benchmark_or_pattern_recorded_twice_is_reported_by_row(publisher, tmp_path, monkeypatch):
+    """A record set with a benchmark row or a pattern row twice (a bad merge of two sets) is reported naming the file
+    and the row of the second record (exit 1), nothing imported, as a model recorded twice already was. Before, the
+    pull failed in its SQL write: "UNIQUE constraint failed: benchmarks.name" (or space_patterns), a store error
+    (exit 3) naming no file or row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    for i, (name, pattern) in enumerate((("benchmarks.parquet", r"benchmarks.parquet: row (\d+) \([^)]+\): a second record of this "
+                                                 r"benchmark in space \S+"),
+                          ("patterns/*.parquet", r"patterns/\S+\.parquet: row (\d+) \(pattern \w+\): a second "
+                                                 r"record of this pattern"))):
+        bad = _copy(tmp_path / "d", tmp_path / f"bad{i}")
+        (f,) = bad.glob(name)
+        t = pq.read_table(f)
+        pq.write_table(pa.concat_tables([t, t.slice(0, 1)]), f)
+        with pytest.raises(InputError, match=pattern) as err:
+            pull(str(bad))
+        assert re.search(pattern, str(err.value)).group(1) == str(len(t))
+        out = subprocess.run([sys.executable, "-m", "indexer.cli", "pull", str(bad)], capture_output=True, text=True)
+        assert out.returncode == 1 and "UNIQUE" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+
+
+def test_a_models_file_with_another_count_than_spaces_parquet_says_is_refused(publisher, tmp_path, monkeypatch):
+    """A models file holding fewer (or more) records than `spaces.parquet` counts for its space (`n_models`, which
+    publish writes as the file's rows: a file rewritten by a tool that lost rows, or one from another publish) is
+    refused naming the file and both counts, nothing imported. Before, an empty models file pulled as "0 model(s)",
+    exit 0, and a file missing some models pulled the others without a word."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    for i, edit in enumerate((lambda t: t.slice(0, 0), lambda t: t.slice(1))):
+        cut = _copy(tmp_path / "d", tmp_path / f"cut{i}")
+        _rewrite_models(cut, edit)
+        with pytest.raises(InputError, match=r"models/\S+\.parquet: holds \d+ model record\(s\), but spaces.parquet "
+                                             r"counts \d+ for space \S+: the copy is incomplete or mixed"):
+            pull(str(cut))
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+
+
 def test_a_copy_without_its_prompts_file_is_refused_and_nothing_imported(publisher, tmp_path, monkeypatch):
     """A record set whose ``prompts/<space>.parquet`` is gone (a partial download or copy) pulled without a word, and
     the pulled index then filled no question's answer options and told no coverage. Now, as benchmarks.parquet counts
@@ -788,6 +882,41 @@ def test_a_dry_run_into_an_earlier_one_holds_exactly_the_new_records(publisher, 
     with pytest.raises(ConfigError, match=f"--dry-run {re.escape(str(other))}: the folder is not empty"):
         publish("tester/recs", store=store_a, dry_run=other)
     assert (other / "models" / "mine.parquet").read_bytes() == b"x"
+
+
+def test_a_dry_run_that_fails_while_writing_leaves_the_earlier_one_whole(publisher, tmp_path, monkeypatch):
+    """`publish --dry-run D` over an earlier dry run, failing while it writes (a full disk at the patterns file):
+    every file of the earlier run is as it was (a dropped space's file too), no temporary file is left, and the error
+    names `--dry-run`, the file and that nothing was written (exit 2 from the CLI). Before, the files written before
+    the failure (README.md, benchmarks.parquet, the models file) replaced the earlier ones beside its old
+    spaces.parquet and patterns: a mixed set that looks complete to `taskspace pull`, and an OSError traceback."""
+    import errno
+    import pathlib
+
+    store_a, _, _ = publisher
+    d = tmp_path / "d"
+    first = publish("tester/recs", store=store_a, dry_run=d)
+    model_file = next(f for f in first.files if f.startswith("models/"))
+    shutil.copy(d / model_file, d / "models" / "old-space.parquet")  # a space the next run no longer writes
+    (d / "README.md").write_text("the earlier card\n")  # so that a file the failed run wrote would show
+    before = {p.relative_to(d).as_posix(): p.read_bytes() for p in d.rglob("*") if p.is_file()}
+    real = pathlib.Path.write_bytes
+
+    def disk_full_at_the_patterns(self, data):
+        if "patterns" in str(self):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(pathlib.Path, "write_bytes", disk_full_at_the_patterns)
+    with pytest.raises(ConfigError, match=rf"--dry-run {re.escape(str(d))}: cannot write patterns/\S+: No space left "
+                                          r"on device; nothing of this run was written"):
+        publish("tester/recs", store=store_a, dry_run=d)
+    after = {p.relative_to(d).as_posix(): p.read_bytes() for p in d.rglob("*") if p.is_file()}
+    assert after == before
+    monkeypatch.setattr(pathlib.Path, "write_bytes", real)
+    again = publish("tester/recs", store=store_a, dry_run=d)
+    assert again.deleted == ["models/old-space.parquet"] and (d / "README.md").read_text() != "the earlier card\n"
+    assert sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file()) == sorted(again.files)
 
 
 # -- a sparse, mixed index (multiple-choice MMLU-Pro + free-form code) whose map is coverage-aware --

@@ -405,3 +405,100 @@ def test_a_format_that_does_not_fit_the_path_is_refused_before_saving(tmp_path):
     empty = tmp_path / "later"  # an empty folder may fill later, whatever its format
     empty.mkdir()
     assert ts("sources", "add", str(empty), "--format", "lm_eval").returncode == 0
+
+
+def test_changing_the_sources_of_a_read_only_home_is_one_line_naming_the_file(tmp_path):
+    """`sources add` / `sources remove` on a home that cannot be written (a read-only mount): one
+    line naming sources.toml and what to do, exit 2, the file unchanged; `sources list` still reads it. Before, an
+    OSError traceback from creating `sources.toml.lock`."""
+    from helpers import run_in_read_only_home
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    home = tmp_path / "home"
+    assert ts("sources", "add", str(folder)).returncode == 0
+    before = (home / "sources.toml").read_text()
+    for args in (["sources", "add", str(other)], ["sources", "remove", str(folder)]):
+        r = run_in_read_only_home(home, *args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert f"error: {home / 'sources.toml'}: cannot be written" in r.stderr and "nothing was saved" in r.stderr
+        assert "TASKSPACE_HOME" in r.stderr
+    assert (home / "sources.toml").read_text() == before
+    r = run_in_read_only_home(home, "sources", "list")
+    assert r.returncode == 0 and r.stdout.strip() == str(folder)
+
+
+def test_a_relative_path_written_by_hand_is_read_relative_to_the_sources_file(tmp_path):
+    """A `spec` written by hand as a relative path (`../results`) names the folder relative to sources.toml's folder
+    (TASKSPACE_HOME), whatever folder the worker or `taskspace index` runs in: `sources list` shows it absolute and a
+    pass run from another folder ingests it. Before, it was resolved against the current folder, so the same file
+    named another folder (or none) depending on where the command was started."""
+    import os
+    import subprocess
+    import sys
+
+    folder, _ = _one_prompt_source_and_cli(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "sources.toml").write_text('[[source]]\nspec = "../results"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = dict(os.environ, TASKSPACE_HOME=str(home), HF_HUB_OFFLINE="1",
+               PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+
+    def ts(*args):
+        return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
+                              cwd=elsewhere)
+
+    assert [s.spec for s in sourcelist.load(home / "sources.toml")] == [str(folder)]
+    r = ts("sources", "list")
+    assert r.returncode == 0 and r.stdout.strip() == str(folder)
+    r = ts("index")
+    assert r.returncode == 0 and f"ingested    {folder}" in r.stdout, r.stdout + r.stderr
+
+
+def test_index_format_without_a_source_is_a_usage_error(tmp_path):
+    """`taskspace index --format F` without `--source`: `--format` names the reader of the sources given with
+    `--source` (the configured ones keep the format sources.toml gives them), so it would be ignored; a usage error
+    naming it (exit 2, one line) before any pass, as `--limit` without a hub-org: source is. Before, a pass ran
+    (exit 0) and the option was dropped without a word."""
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    assert ts("sources", "add", str(folder)).returncode == 0
+    r = ts("index", "--format", "lm_eval")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "--format applies only to the sources given with --source" in lines[0]
+    r = ts("runs", "--json")
+    assert r.returncode == 0 and r.stdout.strip() in ("", "[]"), r.stdout
+
+
+def test_a_sources_file_that_is_not_utf8_or_not_a_file_is_one_line_naming_it(tmp_path):
+    """sources.toml saved in Latin-1 (a path with "é" written by hand) or replaced by a folder: `sources list`,
+    `sources add` and `index` say what is wrong with the file, one line, exit 2. Before, a UnicodeDecodeError or
+    IsADirectoryError traceback from every command that reads it (a worker failed every pass so)."""
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    path = tmp_path / "home" / "sources.toml"
+    path.parent.mkdir()
+    for setup, says in ((lambda: path.write_bytes(b'[[source]]\nspec = "/data/caf\xe9"\n'),
+                         f"error: {path}: not UTF-8 text (byte 0xe9 at line 2); TOML files are UTF-8"),
+                        (lambda: path.mkdir(), f"error: {path}: cannot be read: Is a directory")):
+        setup()
+        for args in (["sources", "list"], ["sources", "add", str(folder)], ["index"]):
+            r = ts(*args)
+            assert r.returncode == 2 and r.stderr.startswith(says), (args, r.stderr)
+            assert len(r.stderr.strip().splitlines()) == 1
+        if path.is_file():
+            path.unlink()
+
+
+def test_a_pass_without_configured_sources_says_where_sources_come_from(tmp_path):
+    """`taskspace index` on a home with no sources.toml entry: the summary says no source is configured (naming the
+    file) and how to add one; with a source configured it says nothing of the kind. Before, "run 1: ok" and zeros,
+    and the search that followed said to run `taskspace index`, the command just run."""
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    r = ts("index")
+    assert r.returncode == 0
+    assert f"  no sources configured in {tmp_path / 'home' / 'sources.toml'}: `taskspace sources add SPEC`" in r.stdout
+    r = ts("index", "--source", str(folder))
+    assert r.returncode == 0 and "no sources configured" not in r.stdout

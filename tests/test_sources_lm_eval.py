@@ -418,3 +418,23 @@ def test_results_and_samples_files_that_start_with_a_byte_order_mark_are_read(mo
         f.write_bytes(b"\xef\xbb\xbf" + f.read_bytes())
     b = read_source(model_dir)
     assert b.errors == [] and sorted((o.model, o.prompt_id, o.score) for o in b.outcomes) == expected
+
+
+@pytest.mark.parametrize("key, value", [("configs", "x"), ("results", [1]), ("n-shot", []), ("versions", "1")])
+def test_a_results_file_whose_task_tables_are_not_objects_is_an_error_naming_it(tmp_path, key, value):
+    """A results file whose `configs`, `results`, `versions` or `n-shot` is not a JSON object (a hand edit, a
+    converter's bug) is one error naming the file and the key; its samples are not read, other model folders are.
+    Before, the reader failed with an AttributeError ("'str' object has no attribute 'get'"), an "unexpected error"
+    that cost the whole folder given."""
+    out = tmp_path / "out"
+    for name in ("fake-org__dummy-a", "fake-org__dummy-b"):
+        shutil.copytree(LM_OUT / name, out / name)
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    res.write_text(json.dumps(dict(json.loads(res.read_text()), **{key: value})))
+    batches = list(read_sources(out))
+    errors = [e for b in batches for e in b.errors]
+    assert [e.file for e in errors] == [str(res)]
+    assert f"`{key}` is {type(value).__name__}, not a JSON object" in errors[0].message
+    assert "the samples of its timestamp are not read" in errors[0].message
+    by_model = {o.model for b in batches for o in b.outcomes}
+    assert by_model == {"fake-org/dummy-a"}

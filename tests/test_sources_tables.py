@@ -527,3 +527,113 @@ def test_true_false_words_in_any_case_and_nan_is_not_a_valid_score(tmp_path, ext
         ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m1", "p3", 1.0), ("m2", "p1", 0.0), ("m2", "p3", 1.0)]
     write_outcomes(tmp_path, ext, [("m1", "p1", 1), ("m1", "p2", "NaN"), ("m1", "p3", "nan")])  # the numeric path
     assert [line for _, line, _ in errors_of(read_source(tmp_path))] == [2 + head, 3 + head]
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "parquet"])
+def test_a_prompt_field_that_is_not_a_string_is_an_error_at_its_line(tmp_path, ext):
+    """A prompts file with typed values (JSON lines, Parquet) whose benchmark, text or prompt_id is a list, an object
+    or a boolean: an error at its line naming the field and its kind, the prompt and its outcome rows dropped, the
+    rest read; a number still reads as its digits (as in CSV). Before, str() stored Python reprs: a benchmark named
+    "['x']", a prompt text "{'a': 1}" or "True", embedded and indexed as if real."""
+    rows = [{"prompt_id": "p1", "benchmark": "b", "text": "Q1"},
+            {"prompt_id": "p2", "benchmark": "b", "text": 5},
+            {"prompt_id": "p3", "benchmark": ["x"], "text": "Q3"},
+            {"prompt_id": "p4", "benchmark": "b", "text": {"a": 1}},
+            {"prompt_id": "p5", "benchmark": "b", "text": True}]
+    if ext == "jsonl":
+        (tmp_path / "prompts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:  # Parquet has one type per column: each bad value in a file of its own kind
+        rows = [rows[0], {"prompt_id": "p3", "benchmark": ["x"], "text": "Q3"}]
+        pq.write_table(pa.table({"prompt_id": ["p1", "p3"], "benchmark": [["b"], ["x"]], "text": ["Q1", "Q3"]}),
+                       tmp_path / "prompts.parquet")
+    ids = [r["prompt_id"] for r in rows]
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m1,{p},1\n" for p in ids))
+    batch = read_source(tmp_path)
+    msgs = {(e.file.rsplit("/", 1)[-1], e.line): e.message for e in batch.errors}
+    pf = f"prompts.{ext}"
+    if ext == "jsonl":
+        assert batch.table.texts == ["Q1", "5"] and batch.table.benchmarks == ["b", "b"]
+        assert msgs[(pf, 3)] == "benchmark is a list, not a string; the prompt is skipped"
+        assert msgs[(pf, 4)] == "text is an object, not a string; the prompt is skipped"
+        assert msgs[(pf, 5)] == "text is a boolean, not a string; the prompt is skipped"
+        assert "prompt_id 'p4' was rejected in the prompts file (line 4)" in msgs[("outcomes.csv", 5)]
+    else:
+        assert batch.table.texts == [] and msgs[(pf, 1)].startswith("benchmark is a list, not a string")
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_header_that_names_a_column_twice_is_one_error_and_nothing_of_the_file_is_read(tmp_path, ext):
+    """A matrix whose header repeats a prompt id (`model,p1,p1`, two different cells for one pair) or a long-form
+    file with two `correct` columns: one error naming the column and its positions (at line 1 in CSV), nothing of
+    the file read. Before, the columns were read into a dict by name, so all but the last were dropped without a
+    word: `m1,1,0` stored m1's p1 as 0, the 1 gone, and the ingest reported no error."""
+    write_prompts(tmp_path)
+    header, row = ["model", "p1", "p1"], ["m1", "1", "0"]
+    if ext == "csv":
+        (tmp_path / "matrix.csv").write_text(",".join(header) + "\n" + ",".join(row) + "\n")
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array([v]) for v in row], names=header), tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.file.endswith(f"matrix.{ext}") and e.line == (1 if ext == "csv" else None)
+    assert e.message.startswith("the header names 'p1' (columns 2, 3) more than once") and "nothing of this file" in e.message
+    assert batch.table.scores.size == 0
+    long = tmp_path / "long"
+    long.mkdir()
+    write_prompts(long)
+    (long / "outcomes.csv").write_text("model,prompt_id,correct,correct\nm1,p1,1,0\n")
+    (e,) = read_source(long).errors
+    assert e.line == 1 and "the header names 'correct' (columns 3, 4) more than once" in e.message
+
+
+def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
+    """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
+    list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a
+    cell is left out with an error, such a model costs its row. Before, the rows were read as Python reprs (models
+    named "['m2']", "True", "{'a': 1}" stored and indexed), and a file whose every model was a list failed as an
+    unexpected error (ArrowNotImplementedError: cast from list to utf8) costing the source."""
+    write_prompts(tmp_path)
+    rows = [{"model": "m1", "prompt_id": "p1", "correct": 1}, {"model": ["m2"], "prompt_id": "p1", "correct": 1},
+            {"model": True, "prompt_id": "p2", "correct": 0}, {"model": {"a": 1}, "prompt_id": "p2", "correct": 1},
+            {"model": "m3", "prompt_id": ["p2"], "correct": 1}, {"model": "m4", "prompt_id": "p2", "correct": [1]},
+            {"model": "m5", "prompt_id": "p2", "correct": True}]
+    (tmp_path / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    batch = read_source(tmp_path)
+    assert sorted(batch.table.models) == ["m1", "m5"]
+    assert [(e.line, e.message) for e in batch.errors] == [
+        (2, "model is a list, not a name; the row is skipped"), (3, "model is a boolean, not a name; the row is skipped"),
+        (4, "model is an object, not a name; the row is skipped"),
+        (5, "prompt_id is a list, not a name; the row is skipped"), (6, "correct is a list, not a score; the row is skipped")]
+    every = tmp_path / "every"
+    every.mkdir()
+    write_prompts(every)
+    (every / "outcomes.jsonl").write_text(json.dumps({"model": ["m1"], "prompt_id": "p1", "correct": 1}) + "\n")
+    (e,) = read_source(every).errors
+    assert e.line == 1 and e.message.startswith("model is a list")
+    matrix = tmp_path / "matrix"
+    matrix.mkdir()
+    write_prompts(matrix)
+    (matrix / "matrix.jsonl").write_text(json.dumps({"model": "m1", "p1": 1, "p2": [0]}) + "\n"
+                                         + json.dumps({"model": ["m2"], "p1": 1}) + "\n")
+    batch = read_source(matrix)
+    assert batch.table.models == ["m1"] and batch.table.prompt_ids == ["p1"]
+    assert [(e.line, e.message) for e in batch.errors] == [
+        (1, "cell p2 is a list, not a score; it is left out (unobserved)"),
+        (2, "model is a list, not a name; the row is skipped")]
+
+
+def test_a_parquet_model_or_prompt_id_column_of_lists_is_an_error_naming_it(tmp_path):
+    """A Parquet outcomes file whose model (or prompt_id) column holds lists (or booleans): one error naming the
+    column and its type, nothing of it read. Before, an ArrowNotImplementedError ("Unsupported cast from
+    list<element: string> to utf8") reported as an unexpected error costing the source."""
+    write_prompts(tmp_path)
+    pq.write_table(pa.table({"model": [["m1"], ["m2"]], "prompt_id": ["p1", "p2"], "correct": [1, 0]}),
+                   tmp_path / "outcomes.parquet")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.line is None and e.message.startswith("the model column holds list<element: string> values, not names")
+    assert batch.table.models == []
+    pq.write_table(pa.table({"model": ["m1", "m2"], "prompt_id": [True, False], "correct": [1, 0]}),
+                   tmp_path / "outcomes.parquet")
+    (e,) = read_source(tmp_path).errors
+    assert e.message.startswith("the prompt_id column holds bool values")

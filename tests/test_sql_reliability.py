@@ -226,3 +226,24 @@ def test_a_password_in_the_database_url_is_never_shown():
     with pytest.raises(StoreError) as info:
         Store("postgresql+psycopg://postgres:topsecret@127.0.0.1:1/test")
     assert "topsecret" not in str(info.value) and "postgres:***@127.0.0.1:1" in str(info.value)
+
+
+def test_a_sqlite_home_that_cannot_be_written_is_named_not_taken_for_a_bad_url(tmp_path):
+    """The SQLite database in a home that cannot be written (a read-only mount): every command that opens it says the
+    folder cannot be written and to make it writable or move TASKSPACE_HOME (exit 3, one line), for a database that
+    exists (`runs`, `ingest`) and one not created yet (`index --source`). Before, "unable to open database file. Check
+    TASKSPACE_DATABASE_URL (host, port, user, database name, file path) and that the server is running"."""
+    from helpers import run_in_read_only_home, write_table
+
+    home, empty, data = tmp_path / "home", tmp_path / "empty", tmp_path / "data"
+    write_table(data, "demo/a", {"m1": [1, 0, 1], "m2": [0, 0, 1]}, 3)
+    home.mkdir()
+    empty.mkdir()
+    with Store(f"sqlite:///{home / 'taskspace.db'}", upgrade=True) as s:
+        s.ingest(batch("mem:x"))
+    for where, args in ((home, ["runs"]), (home, ["ingest", str(data)]), (empty, ["index", "--source", str(data)])):
+        r = run_in_read_only_home(where, *args, env={"HF_HUB_OFFLINE": "1"})
+        assert r.returncode == 3, (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+        assert f"because the folder {where} cannot be written" in r.stderr, r.stderr
+        assert "TASKSPACE_HOME" in r.stderr and "server is running" not in r.stderr

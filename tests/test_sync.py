@@ -230,6 +230,20 @@ def test_resolve_spaces_and_encoder_mismatch(store, vs, encoder):
         reindex(store, vs, other, encoder=encoder)
 
 
+def test_a_space_is_named_by_its_encoders_whole_name_not_any_suffix_of_it(store, vs, encoder):
+    """`--space` (check, reindex, publish, search) names a space by index name, SQL id, or the encoder's name whole
+    or after its "/" (`all-MiniLM-L6-v2`, any case); another suffix names none: `--space 2` on a home with only
+    space 1 is "not a known space". Before, any suffix matched, so `reindex --space 2` (an id no space has) or
+    `--space v2` rebuilt space 1, whose encoder name ends in "2"."""
+    space = fill(store, encoder)
+    assert space.id != 2
+    for name in ("all-MiniLM-L6-v2", "ALL-minilm-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        assert resolve_spaces(store, name) == [space]
+    for name in ("2", "v2", "L6-v2", "MiniLM-L6-v2"):
+        with pytest.raises(NotFoundError, match=rf"--space '{name}' is not a known space"):
+            resolve_spaces(store, name)
+
+
 def test_sigkill_mid_reindex_then_reindex_is_clean(tmp_path, vs, encoder):
     from indexer.store.sql import Store
 

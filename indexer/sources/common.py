@@ -17,6 +17,7 @@ import io
 import json
 import re
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -357,6 +358,9 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
     ext = table_ext(path)
     if ext == ".parquet":
         for first, batch in _parquet_batches(path, errors, 1 << 20):
+            if first == 1 and (why := repeated_columns(batch.schema.names)) is not None:
+                errors.add(str(path), None, why)
+                return
             lines = np.arange(first, first + batch.num_rows, dtype=np.int64)
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
         return
@@ -367,6 +371,8 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
     chunk: list[dict] = []
     chunk_lines: list[int] = []
     for line, row in _iter_rows(path, errors):
+        if (row := _without_nested(row, line, str(path), errors)) is None:
+            continue
         chunk.append(row)
         chunk_lines.append(line)
         if len(chunk) >= 200_000:
@@ -374,6 +380,49 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
             chunk, chunk_lines = [], []
     if chunk:
         yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
+
+
+def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict | None:
+    """A JSON-lines outcomes row without nested values (a list or an object where a name, id or score belongs; a
+    boolean where a name or id belongs), each an error at ``line``: in long form (the row has a prompt_id key) such a model, prompt_id, correct or score
+    costs the row, in matrix form such a cell is left out (unobserved) and such a model costs the row; None when the
+    row is skipped. Read as columns they became Python reprs (a model named "['m2']") or, when every row had one, a
+    column that could not be cast to text (an unexpected error costing the source)."""
+    import re as _re
+
+    key = lambda k: _re.sub(r"[\s-]+", "_", str(k).strip()).lower()  # noqa: E731 - tables.column_key
+    long = any(key(k) == "prompt_id" for k in row)
+    names = [k for k in row if key(k) in ("model", "prompt_id") or (not long and k == next(iter(row)))]
+    nested = [k for k, v in row.items() if isinstance(v, (list, dict)) or (k in names and isinstance(v, bool))]
+    if not nested:
+        return row
+    what = lambda v: "an object" if isinstance(v, dict) else "a boolean" if isinstance(v, bool) else "a list"  # noqa: E731
+    fatal = [k for k in nested if k in names or key(k) in ("correct", "score")]
+    if fatal:
+        said = ", ".join(f"{k} is {what(row[k])}, not {'a name' if k in names else 'a score'}" for k in fatal)
+        errors.add(fname, line, f"{said}; the row is skipped", "nested values (lists, objects) in outcome rows")
+        return None
+    if not long:
+        for k in nested:
+            errors.add(fname, line, f"cell {k} is {what(row[k])}, not a score; it is left out (unobserved)",
+                       "nested values (lists, objects) in outcome rows")
+        return {k: v for k, v in row.items() if k not in nested}
+    return row  # a nested value in a column long form does not read
+
+
+def repeated_columns(names: list[str]) -> str | None:
+    """The error for a header that names a column more than once (its columns, 1-based), or None. Read into one
+    column per name, all but one of them would be dropped without a word (a matrix's repeated prompt id, a second
+    `correct` column), so nothing of such a file is read."""
+    seen: dict[str, list[int]] = {}
+    for i, n in enumerate(names, 1):
+        seen.setdefault(str(n).strip(), []).append(i)
+    twice = {n: at for n, at in seen.items() if len(at) > 1}
+    if not twice:
+        return None
+    which = "; ".join(f"{n!r} (columns {', '.join(map(str, at))})" for n, at in twice.items())
+    return (f"the header names {which} more than once: which column holds the values cannot be told, so nothing of "
+            "this file is read; remove or rename the repeated column")
 
 
 def _rows_to_columns(rows: list[dict]) -> dict:
@@ -408,6 +457,9 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         return
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
+        return
+    if (why := repeated_columns(header)) is not None:
+        errors.add(fname, 1, why)
         return
     # fast path: pyarrow, streamed block by block. A malformed row (wrong field count, stray quote) makes
     # this yield RESTART: the consumer discards what it built from this file and the line-exact Python
@@ -499,3 +551,27 @@ def csv_record_lines(path: Path, wanted) -> dict[int, int]:
     except READ_ERRORS:
         pass
     return out
+
+
+def each_isolated(items, read) -> Iterator:
+    """``read(item)`` for each of ``items`` (a reader's model folders), yielded in turn; an unexpected exception (a
+    bug, a file shaped as no harness writes it) of one item does not stop the others: they are read and yielded, and
+    the first such exception is raised at the end with ``source_where`` naming its item and ``also_failed`` the
+    (item, exception) of the others (the ingest guard reports each at its item). Library errors (IndexerError) propagate at once, as before."""
+    from ..errors import IndexerError
+
+    failed: list[tuple[object, Exception]] = []
+    for item in items:
+        try:
+            got = read(item)
+        except IndexerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - raised again below, after the other items
+            failed.append((item, exc))
+            continue
+        yield got
+    if failed:
+        item, exc = failed[0]
+        exc.source_where = str(getattr(item, "path", item))
+        exc.also_failed = [(str(getattr(i, "path", i)), e) for i, e in failed[1:]]
+        raise exc

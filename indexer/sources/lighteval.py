@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog
+from .common import UTF8, ErrorLog, each_isolated
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
@@ -313,8 +313,7 @@ def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | 
     roots = find_details_roots(path)
     if not roots:
         raise InputError("no lighteval details files (details_<task>_<ts>.parquet) here", file=str(path))
-    for root in roots:
-        yield _read_root(root, _details_files(root), **opts)
+    yield from each_isolated(roots, lambda root: _read_root(root, _details_files(root), **opts))  # one fails alone
 
 
 READER = Reader(

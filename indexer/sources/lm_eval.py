@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog, json_objects
+from .common import UTF8, ErrorLog, each_isolated, json_objects
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import choose_metric, metric_value
@@ -273,6 +273,10 @@ def _task_version(results: dict, task: str):
     return v
 
 
+#: the keys of a results file the reader looks a task up in: JSON objects (task -> ...) in every harness version
+RESULTS_TABLES = ("results", "configs", "versions", "n-shot", "group_subtasks")
+
+
 def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
     """The first candidate that is an lm-eval results file (a JSON object with ``results`` and ``configs``);
     when none is, every candidate is reported and None returned (the runs of that timestamp are not read)."""
@@ -284,7 +288,15 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
             problems.append((str(p), getattr(exc, "lineno", None), f"unreadable results file: {exc}"))
             continue
         if isinstance(data, dict) and "results" in data and "configs" in data:
-            return data
+            # the tables the reader looks tasks up in must be objects (or absent/null) as every harness writes them
+            bad = [f"`{k}` is {type(data[k]).__name__}" for k in RESULTS_TABLES
+                   if data.get(k) is not None and not isinstance(data[k], dict)]
+            if not bad:
+                return data
+            problems.append((str(p), None, f"not an lm-eval results file: {', '.join(bad)}, not a JSON object (as "
+                             "every harness writes it); the samples of its timestamp are not read: re-export the "
+                             "results file"))
+            continue
         problems.append((str(p), None, "not an lm-eval results file: no `results` and `configs` keys (every "
                          "harness since 0.4.0 writes both); the samples of its timestamp are not read"))
     for file, line, message in problems:
@@ -635,8 +647,8 @@ def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
     ``rules`` (a :class:`~indexer.sources.rules.Rules`), ``kind``, ``location``, ``revision``.
     """
     notes: list[str] = []
-    for i, mf in enumerate(lm_eval_folders(path, notes)):
-        batch = read_model_folder(mf, **options)
+    # a folder that fails unexpectedly costs only itself: the folders after it are still read (each_isolated)
+    for i, batch in enumerate(each_isolated(lm_eval_folders(path, notes), lambda mf: read_model_folder(mf, **options))):
         if i == 0:
             batch.warnings[:0] = notes  # once, with the first source
         yield batch

@@ -148,6 +148,17 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
             if row.get("prompt_id") not in (None, ""):
                 prompts.rejected.setdefault(str(row["prompt_id"]), line)
             continue
+        # JSON lines and Parquet carry types: a list, an object or a boolean is no id, name or text (str() made Python
+        # reprs of them: a benchmark "['x']", a text "{'a': 1}", "True"); a number reads as its digits, as in CSV
+        typed = [f"{k} is {_json_kind(row[k])}" for k in ("prompt_id", "benchmark", "text")
+                 if not isinstance(row[k], (str, int, float)) or isinstance(row[k], bool)]
+        if typed:
+            errors.add(fname, line, f"{', '.join(typed)}, not a string; the prompt is skipped",
+                       "prompt fields that are not strings")
+            mine.append(line)
+            if not typed[0].startswith("prompt_id"):  # its outcome rows say it was rejected here
+                prompts.rejected.setdefault(str(row["prompt_id"]), line)
+            continue
         pid, bench, text = str(row["prompt_id"]), str(row["benchmark"]), str(row["text"])
         bad = text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None)
         if bad:
@@ -175,6 +186,17 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     if not prompts and not errors.errors:
         errors.add(fname, None, "empty prompts file: no rows")
     return prompts, (errors.finish() if own else [])
+
+
+def _json_kind(value) -> str:
+    """How a JSON (or Parquet) value that is not a string is named in an error: "a list", "an object", "a boolean"."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
 
 
 class _Builder:
@@ -241,6 +263,11 @@ class _Builder:
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        if pa.types.is_nested(arr.type) or pa.types.is_boolean(arr.type):  # a Parquet column of lists: no text cast
+            self.errors.add(self.fname, None, f"the {what} column holds {arr.type} values, not names (text); its rows "
+                            "are not read", f"{what} column of {arr.type}")
+            ok[:] = False
+            return np.full(len(lines), -1, dtype=np.int64)
         enc = pc.dictionary_encode(_as_string(arr))
         if isinstance(enc, pa.ChunkedArray):
             enc = enc.combine_chunks()

@@ -111,10 +111,34 @@ def connect_error(url, exc: Exception) -> StoreError:
         return StoreError(
             f"cannot use the database at {safe_url(url)}: {detail}. The file is damaged: restore it from a backup "
             "(`sqlite3 FILE .recover` may save what is left of it); the Qdrant index beside it is derived from it")
+    if (unwritable := _unwritable_sqlite(url)) is not None:
+        return StoreError(
+            f"cannot use the database at {safe_url(url)}: {detail}, because {unwritable} cannot be written (a read-only file "
+            "system, or no write permission): SQLite writes beside the file even to read it (its write-ahead log and "
+            "shared-memory files), so make it writable, or set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a "
+            "place you can write")
     return StoreError(
         f"cannot use the database at {safe_url(url)}: {detail}. Check TASKSPACE_DATABASE_URL "
         "(host, port, user, database name, file path) and that the server is running and reachable"
     )
+
+
+def _unwritable_sqlite(url) -> str | None:
+    """The SQLite file of ``url``, or its folder, when it exists and cannot be written (None otherwise, and for
+    other databases): a home on a read-only file system opens with "unable to open database file"."""
+    import os
+
+    try:
+        u = make_url(str(url)) if not hasattr(url, "get_backend_name") else url
+    except ArgumentError:
+        return None
+    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+        return None
+    path = Path(u.database)
+    for p in (path.parent, path):
+        if p.exists() and not os.access(p, os.W_OK):
+            return f"{'the folder ' if p.is_dir() else ''}{p}"
+    return None
 
 
 def _quiet_alembic() -> None:
