@@ -344,6 +344,15 @@ def _rewrite_models(folder: Path, edit) -> None:
     pq.write_table(edit(t), f)
 
 
+def _assert_nothing_imported() -> None:
+    """The home (TASKSPACE_HOME) holds no space and no model: a refused pull imported nothing."""
+    store_b = open_store()
+    try:
+        assert store_b.list_spaces() == [] and store_b.list_models() == []
+    finally:
+        store_b.close()
+
+
 def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_path, monkeypatch):
     import pyarrow as pa
 
@@ -370,11 +379,7 @@ def test_bad_records_are_reported_by_row_and_nothing_is_imported(publisher, tmp_
     _rewrite_models(missing, lambda t: t.drop_columns(["noise", "pattern"]))
     with pytest.raises(InputError, match=r"missing column\(s\) pattern, noise"):
         pull(str(missing))
-    store_b = open_store()
-    try:
-        assert store_b.list_spaces() == [] and store_b.list_models() == []
-    finally:
-        store_b.close()
+    _assert_nothing_imported()
 
 
 def test_a_bad_region_variance_is_reported_and_an_old_record_set_pulls_without_it(publisher, tmp_path, monkeypatch):
@@ -442,11 +447,7 @@ def test_a_column_of_the_wrong_type_is_reported_by_file_and_column(publisher, tm
     pq.write_table(as_text("vector")(t), bench / "benchmarks.parquet")
     with pytest.raises(InputError, match=r"benchmarks.parquet: column\(s\) of the wrong type: vector is string"):
         pull(str(bench))
-    store_b = open_store()
-    try:
-        assert store_b.list_spaces() == [] and store_b.list_models() == []
-    finally:
-        store_b.close()
+    _assert_nothing_imported()
     wide = _copy(tmp_path / "d", tmp_path / "wide")
     _rewrite_models(wide, lambda t: t.set_column(t.column_names.index("dim"), "dim", t.column("dim").cast(pa.int64())))
     assert pull(str(wide)).spaces
@@ -476,11 +477,7 @@ def test_a_benchmark_or_pattern_recorded_twice_is_reported_by_row(publisher, tmp
         assert re.search(pattern, str(err.value)).group(1) == str(len(t))
         out = subprocess.run([sys.executable, "-m", "indexer.cli", "pull", str(bad)], capture_output=True, text=True)
         assert out.returncode == 1 and "UNIQUE" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
-    store_b = open_store()
-    try:
-        assert store_b.list_spaces() == [] and store_b.list_models() == []
-    finally:
-        store_b.close()
+    _assert_nothing_imported()
 
 
 def test_a_models_file_with_another_count_than_spaces_parquet_says_is_refused(publisher, tmp_path, monkeypatch):
@@ -497,11 +494,7 @@ def test_a_models_file_with_another_count_than_spaces_parquet_says_is_refused(pu
         with pytest.raises(InputError, match=r"models/\S+\.parquet: holds \d+ model record\(s\), but spaces.parquet "
                                              r"counts \d+ for space \S+: the copy is incomplete or mixed"):
             pull(str(cut))
-    store_b = open_store()
-    try:
-        assert store_b.list_spaces() == [] and store_b.list_models() == []
-    finally:
-        store_b.close()
+    _assert_nothing_imported()
 
 
 def test_a_copy_without_its_prompts_file_is_refused_and_nothing_imported(publisher, tmp_path, monkeypatch):
@@ -517,11 +510,7 @@ def test_a_copy_without_its_prompts_file_is_refused_and_nothing_imported(publish
     with pytest.raises(InputError, match=r"prompts/\S+\.parquet: file is missing, though benchmarks.parquet counts 90 "
                                          r"indexed prompt\(s\).*fetch the whole record set again"):
         pull(str(cut))
-    store_b = open_store()
-    try:
-        assert store_b.list_spaces() == [] and store_b.list_models() == []
-    finally:
-        store_b.close()
+    _assert_nothing_imported()
     assert pull(str(tmp_path / "d")).spaces[0]["indexed"]["prompts"] == 90  # the whole copy pulls
 
 
