@@ -44,6 +44,13 @@ class NotFoundError(IndexerError, LookupError):
     """A model, benchmark, prompt, repo or file that does not exist."""
 
 
+class UnknownSpaceError(NotFoundError):
+    """``--space NAME`` names no space SQL holds (or several): a usage error (exit 2) naming the option and the known
+    spaces, as for any other bad option value; still a NotFoundError (HTTP 404) to code that looks names up."""
+
+    exit_code = 2
+
+
 class StoreError(IndexerError, RuntimeError):
     """The database or the vector index cannot be used (unreachable, locked, out of date)."""
 

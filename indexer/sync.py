@@ -58,7 +58,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from . import represent
-from .errors import BusyError, DimensionError, NotFoundError, StoreError
+from .errors import BusyError, DimensionError, StoreError, UnknownSpaceError
 from .records import prompt_hash
 from .space import encoder_name, space_encoder, space_name
 from .store.vectors import KINDS, Point, VectorStore, point_id, space_slug
@@ -69,7 +69,8 @@ SNIPPET = 300
 
 def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
     """Every SQL space (``space`` None), or the one ``space`` names (see the module docstring); a space record
-    is returned as it is. :class:`NotFoundError` listing the spaces when the name fits none or several.
+    is returned as it is. :class:`UnknownSpaceError` (a NotFoundError, exit 2: a usage error) listing the spaces when
+    the name fits none or several.
     ``spaces``: SQL's spaces as just read (:meth:`list_spaces <indexer.store.sql.Store.list_spaces>`), not read
     again."""
     spaces = sql.list_spaces() if spaces is None else spaces
@@ -87,7 +88,7 @@ def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
     if len(by_name) != 1:
         known = ", ".join(f"{space_name(r)} (id {r.id}, {r.encoder})" for r in spaces) or "none"
         what = "matches several spaces" if by_name else "is not a known space"
-        raise NotFoundError(f"--space {s!r} {what}; spaces in SQL: {known}")
+        raise UnknownSpaceError(f"--space {s!r} {what}; spaces in SQL: {known}")
     return by_name
 
 

@@ -336,7 +336,7 @@ def test_cli_reindex_and_check(encoder, taskspace_home, cli):
     assert rc == 0 and "3 models" in out, err
     assert cli("check")[0] == 0
     rc, out, err = cli("reindex", "--space", "nope")
-    assert rc == 1 and "is not a known space" in err
+    assert rc == 2 and "is not a known space" in err
     # another holder of the local index: a one-line BusyError, exit code 6
     with VectorStore.from_settings():
         rc, out, err = cli("check")
@@ -350,6 +350,22 @@ def test_reindex_with_an_unknown_kind_is_a_usage_error(taskspace_home, cli):
     assert rc == 2 and out == "", (rc, out, err)
     assert len(err.strip().splitlines()) == 1 and "'--kind'" in err and "models, benchmarks, prompts" in err, err
     assert not (taskspace_home / "taskspace.db").exists()
+
+
+def test_an_unknown_space_is_a_usage_error_naming_the_option_and_the_spaces(encoder, taskspace_home, cli, tmp_path):
+    """`--space NAME` naming no space (`check`, `reindex`, `publish`): a usage error (exit 2, one line) naming the
+    option and the spaces SQL holds; before, exit 1, as for a failed command."""
+    from indexer.store.sql import open_store
+
+    with open_store() as sql:
+        space = fill(sql, encoder)
+    assert cli("reindex")[0] == 0
+    for args in (("check", "--space", "nope"), ("reindex", "--space", "nope"),
+                 ("publish", "my-org/x", "--space", "nope", "--dry-run", str(tmp_path / "out"))):
+        rc, out, err = cli(*args)
+        assert rc == 2 and out == "", (args, rc, out, err)
+        assert len(err.strip().splitlines()) == 1 and "--space 'nope' is not a known space" in err, (args, err)
+        assert f"spaces in SQL: {space_name(space)} (id {space.id}" in err, (args, err)
 
 
 def test_check_and_reindex_without_the_sqlite_file_say_sql_is_missing(encoder, taskspace_home, cli):
