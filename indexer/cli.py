@@ -281,6 +281,16 @@ def _plots(value: Path) -> None:
     check_plots_dir(value)
 
 
+def _seeds_option(value: Optional[int]) -> Optional[int]:
+    """``evaluate --seeds``: at most ``MAX_SEEDS``, checked while the options are parsed (a usage error naming it);
+    before, no bound, and ``--seeds 99999999999`` ran until killed."""
+    from .evaluate import MAX_SEEDS
+
+    if value is not None and value > MAX_SEEDS:
+        raise typer.BadParameter(f"{value} is more than the {MAX_SEEDS} seeds evaluate takes")
+    return value
+
+
 #: ``evaluate --method``: checked while the options are parsed (a usage error naming it, exit 2), not after
 _method_option = cli_index.checked_option(_method)
 #: ``evaluate --plots``: a file there, or a folder that cannot be created or written, is a usage error while the
@@ -293,7 +303,7 @@ def evaluate(
     data: list[str] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
     format: Optional[str] = typer.Option(None, "--format", callback=cli_index.format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Seeds of the in-sample and coverage splits (1 or more; default 5); --split oos has one fold per group and takes none."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, callback=_seeds_option, help="Seeds of the in-sample and coverage splits (1 to 1000; default 5); --split oos has one fold per group and takes none."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
     eps: Optional[float] = typer.Option(None, "--eps", help="eps of the `paper` method (default 0)."),

@@ -60,6 +60,9 @@ __all__ = ["SPLITS", "SPLIT_CHOICES", "evaluate", "load_matrix", "load_pooled", 
 SPLITS = {"in-sample": ("in-sample",), "oos": ("oos",), "coverage": ("coverage",),
           "all": ("in-sample", "oos", "coverage"), "both": ("in-sample", "oos")}
 #: the choices ``taskspace evaluate --split`` shows (``both``, in-sample and oos, is still accepted)
+#: the most seeds ``evaluate`` takes (``--seeds``): each is a full fit of every contestant, so 1000 already runs for
+#: days on a real data set; a larger number (a typo, 99999999999) ran until killed
+MAX_SEEDS = 1000
 SPLIT_CHOICES = ("in-sample", "oos", "coverage", "all", "both")
 #: the eps / lambda ablation: eps at the paper's lambda, lambda at the paper's eps
 SWEEP_EPS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -200,8 +203,8 @@ def evaluate(
     if knn_k < 1:
         raise InputError(f"knn k={knn_k} must be at least 1")
     if split in ("in-sample", "coverage", "all", "both") and (isinstance(seeds, bool) or not isinstance(seeds, int)
-                                                              or seeds < 1):
-        raise ConfigError(f"--seeds {seeds!r}: need at least 1 seed")  # before the data is read, not after
+                                                              or not 1 <= seeds <= MAX_SEEDS):
+        raise ConfigError(f"--seeds {seeds!r}: need 1 to {MAX_SEEDS} seeds")  # before the data is read, not after
     if plots_dir is not None:
         from .evaluation.plots import check_plots_dir
 

@@ -926,6 +926,8 @@ def test_plots_into_a_file_or_an_unwritable_folder_fails_before_the_evaluation(t
 @pytest.mark.parametrize("args,says", [
     (["--seeds", "0", "--split", "in-sample"], "Invalid value for '--seeds'"),
     (["--seeds", "-2"], "Invalid value for '--seeds'"),
+    # before: no upper bound, and the evaluation ran for ever
+    (["--seeds", "99999999999", "--split", "in-sample"], "Invalid value for '--seeds': 99999999999 is more than the 1000 seeds evaluate takes"),
     (["--method", "bogus"], "Invalid value for '--method': unknown solver method 'bogus'; use auto-mc"),
     (["--group-by", "nofield", "--no-sweep"], "error: --group-by 'nofield': prompts have no field 'nofield' to group by; "
                                               "available: benchmark, src"),
@@ -970,6 +972,8 @@ def test_a_bad_evaluate_option_value_is_a_usage_error_naming_it(args, says, monk
     else:
         with pytest.raises(ConfigError, match="--seeds"):
             ev.evaluate(SAMPLE, split="in-sample", seeds=0, matrix=m, embeddings=D)
+        with pytest.raises(ConfigError, match=f"--seeds {ev.MAX_SEEDS + 1}: need 1 to {ev.MAX_SEEDS} seeds"):
+            ev.evaluate(SAMPLE, split="coverage", seeds=ev.MAX_SEEDS + 1, matrix=m, embeddings=D)
 
 
 def test_one_seed_shows_no_spread(sample_embeddings):
