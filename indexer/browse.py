@@ -66,7 +66,7 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
     where = _models_where(store, benchmark, filters)
     hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
     if not hits and not where:
-        check_not_drifted(store, sp, name)
+        check_not_drifted(store, sp, name, vectors)
     hits = hits[offset: None if limit is None else offset + limit]
     return [{**_identity(h.key, h.payload), "metadata": _metadata(h.payload),
              "benchmarks": list(h.payload.get("benchmarks") or []), "n_prompts": h.payload.get("n_prompts"),

@@ -479,11 +479,15 @@ def _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
     return X.mean(axis=0, dtype=np.float64).astype(np.float32), filled, (hits[:NEAR_PROMPTS] if hits else None)
 
 
-def check_not_drifted(store, space, name: str) -> None:
+def check_not_drifted(store, space, name: str, vectors=None) -> None:
     """For a query that filtered nothing out and found no model: a StoreError (exit 3, HTTP 503) when SQL holds model
-    vectors of the space, i.e. the index lost them (emptied by hand, a damaged copy); nothing when SQL has none."""
+    vectors of the space, i.e. the index lost them (emptied by hand, a damaged copy); nothing when SQL has none.
+    With ``vectors``: when the models index is there as the other embedded engine wrote it, the error says so."""
     n = len(store.model_vector_keys(space.id))
     if n:
+        other = vectors.other_engines_index(name, "models") if vectors is not None else None
+        if other is not None:
+            raise StoreError(other)
         raise StoreError(f"the index of space {name} answered no model, though the database holds {n} model "
                          "vector(s): the index has drifted; `taskspace check` reports it, `taskspace reindex` "
                          "rebuilds it from the database")
@@ -592,7 +596,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
                                                  limit=limit, rank=rank, alpha=alpha, timings=timings, state=state)
     if not ranked and where is None:  # nothing filtered out, yet no model: the index has lost what SQL holds
-        check_not_drifted(store, sp, name)
+        check_not_drifted(store, sp, name, vectors)
 
     excluded, missing = {}, {}
     if conds or alpha > 0:

@@ -171,7 +171,6 @@ def prompts_indexed(store, vectors, space) -> bool:
     question without options filled from the mean of all prompts (another ranking) and every coverage "unknown"."""
     from .errors import IndexMissingError
     from .space import space_name
-    from .store.vectors import index_missing
 
     name = space_name(space)
     if vectors.alias_target(name, "prompts") is not None:
@@ -179,7 +178,7 @@ def prompts_indexed(store, vectors, space) -> bool:
     read_only = getattr(store, "is_read_only", None)
     if read_only is not None and read_only(space.id):
         return False
-    raise IndexMissingError(index_missing(name, ["prompts"], vectors.where))
+    raise IndexMissingError(vectors.missing(name, ["prompts"]))
 
 
 def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:

@@ -371,7 +371,7 @@ class Service:
         """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
         from .query import _space
         from .space import space_name
-        from .store.vectors import VectorStore, index_missing
+        from .store.vectors import VectorStore
 
         checks: dict[str, dict] = {}
         space = None
@@ -393,7 +393,7 @@ class Service:
                     self.vectors.spaces()
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
                 if gone:
-                    checks["index"] = {"ok": False, "detail": index_missing(space_name(space), gone, self.vectors.where)}
+                    checks["index"] = {"ok": False, "detail": self.vectors.missing(space_name(space), gone)}
                 else:
                     checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else
                                        "the index is empty: run `taskspace index` (or serve with --worker-every)"}

@@ -93,3 +93,39 @@ def test_ties_and_exactness(answers):
     for k, s in answers["edge"]["search"][0][3]:
         exact = float(np.dot(pts[k].vector.astype(np.float64), q.astype(np.float64)))
         assert abs(s - exact) <= 4 * np.spacing(np.float32(abs(exact)))
+
+
+@pytest.mark.parametrize("written,used", [("edge", "local"), ("local", "edge")])
+def test_an_index_written_by_the_other_engine_is_named_as_such(written, used, taskspace_home):
+    """A home indexed with one embedded engine, then read with the other (`TASKSPACE_QDRANT_ENGINE` changed): `search`
+    and `models` say which engine wrote the folder and what to do (set the variable back, or `taskspace reindex`),
+    exit 3; `reindex` then rebuilds it for the engine in use. Before, `search` said the prompts index "is missing"
+    and `models` that the index "has drifted", never naming the other engine."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from indexer.store.vectors import ENGINE_NAMES
+
+    root = Path(__file__).resolve().parents[1]
+
+    def cli(engine, *args):
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TASKSPACE_QDRANT_ENGINE=engine, COLUMNS="200")
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
+                             timeout=300, cwd=root)
+        return res.returncode, res.stdout, res.stderr
+
+    assert cli(written, "index", "--source", str(root / "indexer" / "data" / "sample"))[0] == 0
+    for args in (("search", "What is 2 + 2?"), ("models",)):
+        rc, out, err = cli(used, *args)
+        assert rc == 3 and out == "", (args, rc, out, err)
+        err = err.strip().splitlines()[-1]  # Edge opening local mode's folder warns first (a line of the log)
+        assert err.startswith("error: the "), (args, err)
+        assert f"was written by {ENGINE_NAMES[written]} (TASKSPACE_QDRANT_ENGINE={written}" in err, (args, err)
+        assert f"set TASKSPACE_QDRANT_ENGINE={written} back, or run `taskspace reindex`" in err, (args, err)
+        assert "is missing" not in err and "drifted" not in err, (args, err)
+    assert cli(used, "reindex")[0] == 0
+    for engine in (used, written):  # the other engine's files are left as they were
+        assert cli(engine, "search", "What is 2 + 2?", "--json")[0] == 0
+        assert cli(engine, "models")[0] == 0

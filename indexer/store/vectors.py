@@ -264,6 +264,10 @@ def index_missing(space: str, kinds: Sequence[str], where: str) -> str:
             f"`taskspace reindex --space {space}` (or the next indexing pass) rebuilds it from SQL")
 
 
+#: how a message names each embedded engine
+ENGINE_NAMES = {"edge": "Qdrant Edge", "local": "qdrant-client's local mode"}
+
+
 def default_engine() -> str:
     """The embedded engine the settings name (``TASKSPACE_QDRANT_ENGINE``, default ``edge``)."""
     from ..config import get_settings
@@ -670,8 +674,36 @@ class VectorStore:
     def _target(self, space: str, kind: str) -> str:
         target = self.alias_target(space, kind)
         if target is None:
-            raise IndexMissingError(index_missing(space, [kind], self.where))
+            raise IndexMissingError(self.missing(space, [kind]))
         return target
+
+    def missing(self, space: str, kinds: Sequence[str]) -> str:
+        """:func:`index_missing` of this store, or, when the folder holds the index as the other embedded engine wrote
+        it, :meth:`other_engines_index`'s message."""
+        return next(filter(None, (self.other_engines_index(space, k) for k in kinds)), None) or \
+            index_missing(space, kinds, self.where)
+
+    def other_engines_index(self, space: str, kind: str) -> str | None:
+        """What to say when the embedded folder holds the (space, kind) index as the other embedded engine wrote it
+        (``TASKSPACE_QDRANT_ENGINE`` changed on a home indexed before; the engines' files differ: Edge keeps
+        ``aliases.json`` beside a folder per collection, local mode ``meta.json`` and ``collection/<name>/``): which
+        engine wrote it and what to do. None when it does not (or on a server, or in memory). Before, a search said
+        the index "is missing" and ``taskspace models`` that it "has drifted"."""
+        if self.path is None or self.engine not in ENGINES:
+            return None
+        other = "local" if self.engine == "edge" else "edge"
+        if other == "edge":
+            from .vectors_edge import alias_on_disk
+        else:
+            alias_on_disk = _local_alias_on_disk
+        folder = self.path / kind
+        if not alias_on_disk(folder, self.alias_name(space, kind)):
+            return None
+        default = ", the default" if other == "edge" else ""
+        return (f"the {kind} index of space {space!r} in {folder} was written by {ENGINE_NAMES[other]} "
+                f"(TASKSPACE_QDRANT_ENGINE={other}{default}), which the engine in use, {ENGINE_NAMES[self.engine]} "
+                f"(TASKSPACE_QDRANT_ENGINE={self.engine}), does not read: set TASKSPACE_QDRANT_ENGINE={other} back, "
+                f"or run `taskspace reindex` to rebuild the index from SQL for {self.engine}")
 
     @staticmethod
     def _hit(row) -> Hit:
