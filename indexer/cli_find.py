@@ -275,7 +275,7 @@ def search(
                                         "prompts separated by a line of three dashes (---) and blank lines kept inside a "
                                         "prompt, or, with no --- line, by blank lines; - reads text from stdin."),
     benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Use a benchmark as the task (its mean prompt)."),
-    top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models."),
+    top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models (compare mode, -m: every listed model, whatever -k says; --json still echoes it as query.k)."),
     license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
     min_params: Optional[str] = typer.Option(None, "--min-params", callback=_params_option,
                                       help="Only models with at least this many parameters (1.5B, 770M)."),
@@ -286,7 +286,7 @@ def search(
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo (drops API-only models)."),
     min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
     measured_on: Optional[str] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark."),
-    models: list[str] = typer.Option(None, "--model", "-m", callback=_names_option, help="Compare mode: rank exactly these models (repeatable)."),
+    models: list[str] = typer.Option(None, "--model", "-m", callback=_names_option, help="Compare mode: rank exactly these models (repeatable); every one is listed, -k does not apply."),
     prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA", callback=_prefer_smaller_option,
                                          help="Rank by score - ALPHA x log10(parameters): the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),

@@ -89,6 +89,21 @@ def test_benchmark_search_json_and_filters(index, capsys):
     assert code == 0 and [r["model"] for r in results(json.loads(out))] == [r["model"] for r in everyone[:2]]
 
 
+def test_compare_mode_lists_every_named_model_and_the_help_says_k_does_not_apply(index, capsys, monkeypatch):
+    """`search -m A -m B -m C -k 1`: every named model is ranked (find_models: compare mode lists every listed model)
+    and `--json` echoes the -k given as `query.k`; `search -h` says so at `-k` and `-m`. Before, the help said only
+    "How many models.", so `query.k` 1 beside three results read as a bug."""
+    code, out, _ = cli(capsys, "--benchmark", "cli-bench", "-m", MODELS[0], "-m", MODELS[1], "-m", MODELS[2], "-k", "1",
+                       "--json")
+    got = json.loads(out)
+    assert code == 0 and sorted(r["model"] for r in results(got)) == sorted(MODELS[:3]) and got["query"]["k"] == 1
+    monkeypatch.setenv("COLUMNS", "400")
+    code, out, _ = cli(capsys, "-h")
+    text = " ".join(out.replace("│", " ").split())
+    assert code == 0 and "compare mode, -m: every listed model, whatever -k says; --json still echoes it as query.k" \
+        in text and "every one is listed, -k does not apply" in text, text
+
+
 def test_search_text_output_and_no_match(index, capsys):
     code, out, _ = cli(capsys, "--benchmark", "cli-bench", "--license", "mit")
     assert code == 0
