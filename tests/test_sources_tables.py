@@ -320,6 +320,21 @@ def test_unreadable_sources_raise_input_error(tmp_path):
         read_source(tmp_path / "x.bin")
 
 
+@pytest.mark.parametrize("name", ["notes.md", "notes.txt", "README"])
+def test_a_file_type_no_format_reads_lists_what_taskspace_reads(tmp_path, name):
+    """A file of a type no reader reads (`.md`, `.txt` of prose, no extension): the error lists the formats and the
+    table extensions taskspace reads, not "pass --format", which no format answers; before, "unknown file type; pass
+    --format (table, lm_eval, lighteval)"."""
+    (tmp_path / name).write_text("Some notes about the results.\n")
+    with pytest.raises(InputError) as err:
+        read_source(tmp_path / name)
+    message = str(err.value)
+    assert "--format" not in message and "unknown file type: taskspace does not read" in message, message
+    for what in ("outcomes.<ext> + prompts.<ext> (plain table)", "(lm-eval)", "details_*.parquet (lighteval)",
+                 ".csv, .csv.gz, .tsv", ".parquet"):
+        assert what in message, (what, message)
+
+
 def test_a_folder_with_two_outcomes_or_prompts_files_is_refused_naming_them(tmp_path):
     """outcomes.csv beside matrix.csv (or two prompts files): one was read and the other ignored without a word."""
     write_prompts(tmp_path)

@@ -156,6 +156,13 @@ def detect(path: str | Path) -> Reader:
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
         raise InputError(f"cannot tell the format of this folder: expected {expected}; pass --format ({names})",
                          file=str(p))
+    from .common import EXTENSIONS, table_ext
+
+    if table_ext(p) is None:  # no reader reads such a file whatever --format says: say what they read
+        kind = f"{p.suffix} files" if p.suffix else "a file without an extension"
+        raise InputError(f"unknown file type: taskspace does not read {kind}; it reads "
+                         f"{'; '.join(r.layout for r in readers())}, where a table is {', '.join(EXTENSIONS)}",
+                         file=str(p))
     raise InputError(f"unknown file type; pass --format ({names})", file=str(p))
 
 
