@@ -601,6 +601,27 @@ def test_a_header_that_names_a_column_twice_is_one_error_and_nothing_of_the_file
     assert e.line == 1 and "the header names 'correct' (columns 3, 4) more than once" in e.message
 
 
+@pytest.mark.parametrize("ext", ["csv", "jsonl", "parquet"])
+def test_an_outcomes_file_with_both_correct_and_score_is_one_error_naming_both(tmp_path, ext):
+    """A long-form outcomes file with a `correct` and a `score` column (`Score`, any case): one error (at line 1 in CSV,
+    the first row's line in JSON lines) naming both columns and saying to keep one, nothing of the file read. Before,
+    `correct` was read and `score` dropped without a word."""
+    write_prompts(tmp_path)
+    rows = [{"model": "m1", "prompt_id": "p1", "correct": 1, "Score": 0.25},
+            {"model": "m2", "prompt_id": "p2", "correct": 0, "Score": 0.75}]
+    if ext == "csv":
+        (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct,Score\nm1,p1,1,0.25\nm2,p2,0,0.75\n")
+    elif ext == "jsonl":
+        (tmp_path / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), tmp_path / "outcomes.parquet")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.file.endswith(f"outcomes.{ext}") and e.line == {"csv": 1, "jsonl": 1, "parquet": None}[ext], e
+    assert e.message.startswith("both a 'correct' and a 'score' column") and "keep one" in e.message, e.message
+    assert batch.table.scores.size == 0
+
+
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
     """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
     list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a

@@ -573,6 +573,13 @@ def _looks_long(cols: dict, prompt_map: dict) -> bool:
 
 def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
     cols = _long_columns(cols)
+    if all(c in cols for c in VALUE_COLUMNS):  # which one holds the outcomes cannot be told: before, `correct` won
+        both = f"both a {VALUE_COLUMNS[0]!r} and a {VALUE_COLUMNS[1]!r} column"
+        if not any(both in e.message for e in errors.errors if e.file == fname):  # once, not per block
+            errors.add(fname, _header_line(fname, lines),
+                       f"{both}: which one holds the outcomes cannot be told; keep one (correct: 0/1, score: [0, 1]) "
+                       f"and remove or rename the other")
+        return
     missing = [c for c in ("model", "prompt_id") if c not in cols]
     value = _value_column(cols, fname, errors, builder)
     if value is None:
