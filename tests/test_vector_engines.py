@@ -96,36 +96,40 @@ def test_ties_and_exactness(answers):
 
 
 @pytest.mark.parametrize("written,used", [("edge", "local"), ("local", "edge")])
-def test_an_index_written_by_the_other_engine_is_named_as_such(written, used, taskspace_home):
-    """A home indexed with one embedded engine, then read with the other (`TASKSPACE_QDRANT_ENGINE` changed): `search`
-    and `models` say which engine wrote the folder and what to do (set the variable back, or `taskspace reindex`),
-    exit 3; `reindex` then rebuilds it for the engine in use. Before, `search` said the prompts index "is missing"
-    and `models` that the index "has drifted", never naming the other engine."""
-    import os
-    import subprocess
-    import sys
+def test_an_index_written_by_the_other_engine_is_named_as_such(written, used, taskspace_home, encoder):
+    """A home indexed with one embedded engine, then read with the other (`TASKSPACE_QDRANT_ENGINE` changed): a search
+    (`taskspace search`) and the model list (`taskspace models`) say which engine wrote the folder and what to do (set
+    the variable back, or `taskspace reindex`): a store error, exit 3; `reindex` then rebuilds it for the engine in
+    use, leaving the other engine's files as they were. Before, the search said the prompts index "is missing" and the
+    model list that the index "has drifted", never naming the other engine."""
     from pathlib import Path
 
+    from indexer.browse import list_models
+    from indexer.errors import StoreError
+    from indexer.find import find_models
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
     from indexer.store.vectors import ENGINE_NAMES
+    from indexer.sync import reindex
 
-    root = Path(__file__).resolve().parents[1]
-
-    def cli(engine, *args):
-        env = dict(os.environ, HF_HUB_OFFLINE="1", TASKSPACE_QDRANT_ENGINE=engine, COLUMNS="200")
-        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
-                             timeout=300, cwd=root)
-        return res.returncode, res.stdout, res.stderr
-
-    assert cli(written, "index", "--source", str(root / "indexer" / "data" / "sample"))[0] == 0
-    for args in (("search", "What is 2 + 2?"), ("models",)):
-        rc, out, err = cli(used, *args)
-        assert rc == 3 and out == "", (args, rc, out, err)
-        err = err.strip().splitlines()[-1]  # Edge opening local mode's folder warns first (a line of the log)
-        assert err.startswith("error: the "), (args, err)
-        assert f"was written by {ENGINE_NAMES[written]} (TASKSPACE_QDRANT_ENGINE={written}" in err, (args, err)
-        assert f"set TASKSPACE_QDRANT_ENGINE={written} back, or run `taskspace reindex`" in err, (args, err)
-        assert "is missing" not in err and "drifted" not in err, (args, err)
-    assert cli(used, "reindex")[0] == 0
-    for engine in (used, written):  # the other engine's files are left as they were
-        assert cli(engine, "search", "What is 2 + 2?", "--json")[0] == 0
-        assert cli(engine, "models")[0] == 0
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    folder = taskspace_home / "qdrant"
+    with open_store() as store:
+        with VectorStore(path=folder, engine=written) as vs:
+            assert Indexer(store, vs, encoder=encoder).run([SourceSpec(str(sample))]).status == "ok"
+        with VectorStore(path=folder, engine=used) as vs:
+            for what, ask in (("search", lambda: find_models("What is 2 + 2?", store=store, vectors=vs)),
+                              ("models", lambda: list_models(store=store, vectors=vs))):
+                with pytest.raises(StoreError) as err:
+                    ask()
+                said = str(err.value)
+                assert err.value.exit_code == 3, (what, said)
+                assert f"was written by {ENGINE_NAMES[written]} (TASKSPACE_QDRANT_ENGINE={written}" in said, (what, said)
+                assert f"set TASKSPACE_QDRANT_ENGINE={written} back, or run `taskspace reindex`" in said, (what, said)
+                assert "is missing" not in said and "drifted" not in said, (what, said)
+            reindex(store, vs)
+        for engine in (used, written):  # both engines answer now: the other engine's files are left as they were
+            with VectorStore(path=folder, engine=engine) as vs:
+                assert find_models("What is 2 + 2?", store=store, vectors=vs).results
+                assert list_models(store=store, vectors=vs)
