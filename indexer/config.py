@@ -195,6 +195,17 @@ def _folder(name: str, path: Path) -> None:
         raise ConfigError(f"{name}={str(path)!r} {what}; set it to a folder (created when missing)")
 
 
+def make_folder(name: str, path: Path) -> None:
+    """Create a setting's folder (``TASKSPACE_HOME``, ``TASKSPACE_CACHE_DIR``) if missing; a folder that cannot be
+    created (a read-only file system, no permission, a file in its way) is a ConfigError naming the setting, not an
+    OSError traceback."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{name}={str(path)!r} cannot be created: {exc.strerror or exc}; set it to a folder you can "
+                          "write (created when missing)") from None
+
+
 def check_output_folder(path: Path, option: str, what: str) -> Path:
     """``path`` if files can be written there: a folder that exists and can be written, or a path that does not exist
     yet whose nearest existing parent is such a folder (it is created when written). Otherwise a ConfigError naming

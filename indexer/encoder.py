@@ -119,7 +119,9 @@ class EmbeddingCache:
     def __init__(self, path: Path, dim: int | None = None):
         self.path = Path(path)
         self.dim = dim
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from .config import make_folder
+
+        make_folder("TASKSPACE_CACHE_DIR", self.path.parent)
         self._local = threading.local()
         self._recovering(self._create)
 

@@ -70,8 +70,8 @@ class Worker:
                 self.passes += 1
                 log.exception("pass failed with an unexpected %s: %s (retrying at the next scheduled time)",
                               type(exc).__name__, exc)
-            if self.max_passes is not None and self.passes >= self.max_passes:
-                break
+            if self.stop.is_set() or (self.max_passes is not None and self.passes >= self.max_passes):
+                break  # stopped during the pass (a signal): no next pass to announce
             due = next_run(self.schedule, datetime.now(timezone.utc))
             log.info("next pass at %s", due.isoformat(timespec="seconds"))
             while not self.stop.is_set():

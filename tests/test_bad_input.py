@@ -96,6 +96,22 @@ def test_bytes_that_are_not_utf8_cost_their_line(store, tmp_path):
     assert [(Path(e.file).name, e.line) for e in s.errors] == [("prompts.csv", 2)] and s.outcomes == 2
 
 
+def test_a_quote_opening_in_the_last_field_and_never_closing_costs_its_line(store, tmp_path):
+    """`m2,p3,"1` with rows after it: the quote took every later line into the last field (the header's field
+    count, so it was not seen as malformed): one error 'not a number' and the rows after it lost. Now the quote is
+    reported at its line and reading goes on at the next line (outcomes and CSV prompts alike); a last record whose
+    quoted field spans lines and closes is read as before."""
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "prompts.csv").write_text('prompt_id,benchmark,text\np0,b,Zero?\np3,b,"Three\nlines"\np1,b,"One\np2,b,Two?\n')
+    (d / "outcomes.csv").write_text('model,prompt_id,correct\nm1,p0,1\nm2,p2,"1\nm2,p0,0\nm1,p3,1\nm1,p2,0\n')
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    errs = {(Path(e.file).name, e.line): e.message for e in s.errors}
+    assert set(errs) == {("prompts.csv", 5), ("outcomes.csv", 3)}, errs
+    assert all("never closes" in m and "reading goes on at the next line" in m for m in errs.values())
+    assert s.outcomes == 4 and s.prompts == 3 and s.sources == 1
+
+
 def test_whitespace_and_nul_prompt_texts_are_row_errors(store, tmp_path):
     """A whitespace-only text rejected the whole source without a line; a NUL was stored on SQLite and rejected the
     source on PostgreSQL. Now both are row errors at their line, and the rest is stored, on both databases."""

@@ -83,6 +83,27 @@ def test_import_and_help_do_not_load_torch(taskspace_script):
     assert res.returncode == 0 and "Usage: taskspace" in res.stdout
 
 
+def test_a_folder_setting_that_cannot_be_created_is_a_config_error(tmp_path, taskspace_script):
+    """`TASKSPACE_HOME=/proc/x taskspace runs` (a folder mkdir cannot create: a read-only or special file system, no
+    permission) printed a FileNotFoundError traceback and exited 1; `TASKSPACE_CACHE_DIR` so too at the first
+    search. Now both are one `error:` line naming the variable, exit 2 (configuration), as README says."""
+    import os
+
+    from indexer.encoder import EmbeddingCache
+
+    bad = Path("/proc") / f"taskspace-test-{os.getpid()}"
+    env = {**os.environ, "TASKSPACE_HOME": str(bad), "HF_HUB_OFFLINE": "1"}
+    env.pop("TASKSPACE_DATABASE_URL", None)
+    for args in (["runs"], ["db", "upgrade"]):
+        res = subprocess.run([taskspace_script, *args], capture_output=True, text=True, env=env, timeout=120)
+        assert res.returncode == 2, (args, res.stderr[-2000:])
+        assert res.stderr.strip().splitlines() == [
+            f"error: TASKSPACE_HOME={str(bad)!r} cannot be created: No such file or directory; set it to a folder you "
+            "can write (created when missing)"], res.stderr[-2000:]
+    with pytest.raises(ConfigError, match=r"^TASKSPACE_CACHE_DIR='/proc/[^']+' cannot be created"):
+        EmbeddingCache(bad / "enc.sqlite")
+
+
 @pytest.mark.parametrize("name", ["TASKSPACE_HOME", "TASKSPACE_CACHE_DIR"])
 def test_a_folder_setting_that_is_a_file_is_a_config_error(tmp_path, monkeypatch, name):
     """A folder setting naming a file (or a path under one) was a FileExistsError / NotADirectoryError traceback from

@@ -449,6 +449,25 @@ def test_a_long_form_header_in_another_case_or_spacing_is_long_form(tmp_path, he
         (m, p, float(c)) for m, p, c in rows)
 
 
+@pytest.mark.parametrize("header", ["Prompt_ID,Benchmark,Text", "prompt_id, benchmark, text", " PROMPT ID ,benchmark,Text"])
+@pytest.mark.parametrize("ext", ["csv", "jsonl"])
+def test_a_prompts_header_in_another_case_or_spacing_is_read(tmp_path, header, ext):
+    """The prompts file's header is matched as the outcomes file's is (stripped, any case, spaces and hyphens as
+    `_`); before, `Prompt_ID,Benchmark,Text` rejected every prompt with "missing field(s) prompt_id, benchmark,
+    text" and every outcome row with it."""
+    names = header.split(",")
+    prompts = [("p1", "b", "What is 2+2?"), ("p2", "b", "What is 5+5?")]
+    if ext == "csv":
+        (tmp_path / "prompts.csv").write_text(header + "\n" + "".join(",".join(r) + "\n" for r in prompts))
+    else:
+        (tmp_path / "prompts.jsonl").write_text("".join(json.dumps(dict(zip(names, r))) + "\n" for r in prompts))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\nm1,p2,0\n")
+    batch = read_source(tmp_path)
+    assert batch.errors == []
+    assert sorted((o.model, o.prompt_id, o.benchmark, o.text, o.score) for o in batch.iter_outcomes()) == [
+        ("m1", "p1", "b", "What is 2+2?", 1.0), ("m1", "p2", "b", "What is 5+5?", 0.0)]
+
+
 def test_a_header_that_looks_like_long_form_without_prompt_id_says_so(tmp_path):
     write_prompts(tmp_path)
     (tmp_path / "outcomes.csv").write_text("model,pid,correct\nm1,p1,1\nm1,p2,0\n")

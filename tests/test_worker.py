@@ -45,6 +45,20 @@ def test_worker_stop_event_interrupts_the_wait():
     assert not t.is_alive() and w.passes == 1
 
 
+def test_a_signal_during_a_pass_exits_without_announcing_a_next_pass(caplog):
+    """SIGTERM during a pass: the worker finished the pass ('stopped') and exited 0, but logged 'next pass at ...'
+    first, as if it would run again. Now it exits after the pass without that line."""
+    def run_pass(stop):
+        stop.set()  # what the signal handler does while a pass runs
+        return "stopped"
+
+    w = Worker("1h", run_pass)
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        assert w.serve() == 0
+    assert w.passes == 1
+    assert not any("next pass at" in r.getMessage() for r in caplog.records), caplog.text
+
+
 def test_worker_waits_for_the_lock_or_exits():
     attempts = []
 

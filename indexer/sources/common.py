@@ -173,6 +173,17 @@ class _Lines:
         self.back.extend(reversed(items))
 
 
+def _quote_never_closes(text: str, delimiter: str) -> bool:
+    """Whether the CSV ``text`` (one record's lines) ends inside a quoted field: the lenient reader then took the
+    rest of the file into that field."""
+    try:
+        for _ in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
+
+
 class CsvRecords:
     """The records of an open CSV/TSV text file as ``(line, fields)``, the header first (:meth:`header`), every later
     record checked against the header's field count. A record with another field count is reported and skipped; when
@@ -209,6 +220,14 @@ class CsvRecords:
                 else:
                     msg = f"malformed CSV ({exc}); the line is skipped"
                 self.errors.add(self.fname, start, msg, self.PROBLEM)
+                self._resume(lines.taken[1:])
+                continue
+            if len(lines.taken) > 1 and _quote_never_closes("".join(t for _, t in lines.taken), self.delimiter):
+                # a quote that opens in the record's last field and never closes took every line after it up to the
+                # end of the file into that field, with the header's field count: report it, read the lines again
+                self.errors.add(self.fname, lines.taken[0][0], "malformed CSV row: a quoted field opens on this line "
+                                "and never closes; the line is skipped and reading goes on at the next line",
+                                self.PROBLEM)
                 self._resume(lines.taken[1:])
                 continue
             if rec and lines.taken:
@@ -478,12 +497,19 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             convert_options=pacsv.ConvertOptions(column_types={h: pa.string() for h in header}, strings_can_be_null=False),
         )
         row = 0
+        last_row: list = []
         for batch in reader:
             if bad_rows:
                 break
             lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)  # provisional: csv_record_lines
             row += batch.num_rows
+            if batch.num_rows:
+                last_row = [batch.column(i)[batch.num_rows - 1].as_py() for i in range(batch.num_columns)]
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
+        # a quote that never closes takes the rest of the file into the last record's field (pyarrow, like csv, reads
+        # it so): a last record with a line break in a field is read again by the Python reader, which tells
+        if any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in last_row):
+            bad_rows.append(None)
     except (pa.ArrowInvalid, *READ_ERRORS):
         bad_rows.append(None)
     if not bad_rows:

@@ -66,6 +66,23 @@ def _long_columns(cols: dict) -> dict:
     return out
 
 
+PROMPT_COLUMNS = ("prompt_id", "benchmark", "text")
+
+
+def _prompt_columns(row: dict) -> dict:
+    """A prompts file's row with every field that names a prompt column (:data:`PROMPT_COLUMNS`) but for case or
+    spacing renamed to it (``Prompt ID, Benchmark, Text``), as :func:`_long_columns` does for outcomes; a name
+    spelled exactly wins over a variant of it."""
+    if all(k in row for k in PROMPT_COLUMNS):
+        return row
+    out = dict(row)
+    for name in row:
+        key = column_key(name)
+        if key in PROMPT_COLUMNS and key not in out:
+            out[key] = row[name]
+    return out
+
+
 def _table_files(folder: Path, stems) -> list[Path]:
     """Every ``<stem><ext>`` file in a folder, in :data:`EXTENSIONS` order."""
     return [folder / f"{stem}{ext}" for ext in EXTENSIONS for stem in stems if (folder / f"{stem}{ext}").is_file()]
@@ -140,6 +157,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     # problems of this file: all, the detailed ones, and the lines of those of the rows read here
     before, first, mine = errors.count(fname), len(errors.errors), []
     for line, row in _iter_rows(path, errors):
+        row = _prompt_columns(row)
         missing = [k for k in ("prompt_id", "benchmark", "text") if row.get(k) in (None, "")]
         if missing:
             errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)",

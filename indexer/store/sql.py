@@ -183,7 +183,9 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             if upgrade is None:
                 upgrade = settings.is_default_database
             if settings.is_default_database:
-                settings.home.mkdir(parents=True, exist_ok=True)
+                from ..config import make_folder
+
+                make_folder("TASKSPACE_HOME", settings.home)
         self.url = url
         self.engine: Engine = migrate.make_engine(url)
         self.dialect = self.engine.dialect.name

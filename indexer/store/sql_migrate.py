@@ -257,7 +257,9 @@ def _url_or_default(url: str | None) -> str:
     settings = get_settings()
     if url is None:
         if settings.is_default_database:
-            settings.home.mkdir(parents=True, exist_ok=True)
+            from ..config import make_folder
+
+            make_folder("TASKSPACE_HOME", settings.home)
         return settings.database_url
     return url
 
