@@ -380,10 +380,12 @@ def reindex(
       taskspace reindex --kind prompts --json
     """
     from .store.vectors import KINDS, VectorStore
-    from .sync import open_sql_of_index
+    from .sync import open_sql_of_index, resolve_spaces
     from .sync import reindex as run_reindex
 
     with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
+        if space is not None:  # a --space naming no space is a usage error, not a failed reindex run
+            resolve_spaces(sql, space)
         # recorded as a run: a killed reindex shows in `taskspace runs`, and the next index pass verifies the index
         run_id = sql.start_run("reindex")
         try:

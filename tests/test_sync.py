@@ -354,18 +354,23 @@ def test_reindex_with_an_unknown_kind_is_a_usage_error(taskspace_home, cli):
 
 def test_an_unknown_space_is_a_usage_error_naming_the_option_and_the_spaces(encoder, taskspace_home, cli, tmp_path):
     """`--space NAME` naming no space (`check`, `reindex`, `publish`): a usage error (exit 2, one line) naming the
-    option and the spaces SQL holds; before, exit 1, as for a failed command."""
+    option and the spaces SQL holds, and `reindex` records no failed run for it; before, exit 1, as for a failed
+    command."""
     from indexer.store.sql import open_store
 
     with open_store() as sql:
         space = fill(sql, encoder)
     assert cli("reindex")[0] == 0
+    with open_store() as sql:
+        runs = len(sql.list_runs())
     for args in (("check", "--space", "nope"), ("reindex", "--space", "nope"),
                  ("publish", "my-org/x", "--space", "nope", "--dry-run", str(tmp_path / "out"))):
         rc, out, err = cli(*args)
         assert rc == 2 and out == "", (args, rc, out, err)
         assert len(err.strip().splitlines()) == 1 and "--space 'nope' is not a known space" in err, (args, err)
         assert f"spaces in SQL: {space_name(space)} (id {space.id}" in err, (args, err)
+    with open_store() as sql:
+        assert len(sql.list_runs()) == runs  # no failed reindex run recorded for it
 
 
 def test_check_and_reindex_without_the_sqlite_file_say_sql_is_missing(encoder, taskspace_home, cli):
