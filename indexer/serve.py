@@ -619,7 +619,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return {"benchmarks": svc.benchmarks()}
 
     # -- the page
-    @app.get("/", include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)  # HEAD: probes that check the page
     def page():
         return FileResponse(WEB / "index.html", media_type="text/html; charset=utf-8")
 

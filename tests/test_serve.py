@@ -75,6 +75,8 @@ def test_find_answers_what_search_json_prints(client):
 def test_browse_routes_health_openapi_and_page(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     assert client.head("/healthz").status_code == 200 and client.head("/readyz").status_code == 200  # probes
+    head = client.head("/")  # a probe of the page (was 405)
+    assert head.status_code == 200 and head.headers["content-type"].startswith("text/html") and head.content == b""
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.json()["status"] == "ready"
     assert set(ready.json()["checks"]) == {"sql", "vectors", "index", "encoder"}
