@@ -91,9 +91,10 @@ class AliasTable:
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"not valid TOML: {exc}; see indexer/data/aliases.toml for the format", file=str(path)) from exc
         except UnicodeDecodeError as exc:  # TOML is UTF-8: a file saved in Latin-1 (a name with "é")
-            line = Path(path).read_bytes()[:exc.start].count(b"\n") + 1
-            raise InputError(f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at line {line}); TOML files are "
-                             "UTF-8: save it as UTF-8", file=str(path)) from exc
+            from .records import utf8_position
+
+            raise InputError(f"not UTF-8 text ({utf8_position(exc)}); TOML files are UTF-8: save it as UTF-8",
+                             file=str(path)) from exc
         except OSError as exc:
             raise InputError(f"cannot read the alias file: {exc}", file=str(path)) from exc
         unknown = set(data) - {"hub", "api"}

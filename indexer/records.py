@@ -44,6 +44,13 @@ def name_problem(value) -> str | None:
     return None
 
 
+def utf8_position(exc: UnicodeDecodeError) -> str:
+    """Where a whole file's bytes (``exc.object``, as ``Path.read_text`` decoded them) stop being UTF-8:
+    ``byte 0x.. at line N``."""
+    line = exc.object[:exc.start].count(b"\n") + 1
+    return f"byte {exc.object[exc.start]:#04x} at line {line}"
+
+
 def prompt_hash(text: str) -> str:
     """Content hash of a prompt text: hex sha256 of its UTF-8 bytes (the text is used as given)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

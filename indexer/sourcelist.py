@@ -108,9 +108,10 @@ def load(path: Path) -> list[SourceSpec]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8: a file saved in Latin-1 (a path with "é")
-        line = path.read_bytes()[:exc.start].count(b"\n") + 1
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at line {line}); TOML files are "
-                          "UTF-8: save it as UTF-8, or fix or delete the file") from None
+        from .records import utf8_position
+
+        raise ConfigError(f"{path}: not UTF-8 text ({utf8_position(exc)}); TOML files are UTF-8: save it as UTF-8, or "
+                          "fix or delete the file") from None
     except OSError as exc:  # a folder of that name, no permission to read it
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}; it should be the TOML file of the "
                           "configured sources: fix or delete it") from None
