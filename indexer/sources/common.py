@@ -39,6 +39,12 @@ NOT_UTF8 = "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
+def column_key(name) -> str:
+    """A header name as compared with the known column names: stripped, lower case, runs of spaces and hyphens as
+    one ``_`` (``" Prompt ID"`` -> ``prompt_id``)."""
+    return re.sub(r"[\s-]+", "_", str(name).strip()).lower()
+
+
 def bad_utf8(text: str) -> bool:
     """True when ``text`` (decoded with ``errors="surrogateescape"``) holds bytes that were not UTF-8."""
     return _SURROGATE.search(text) is not None
@@ -407,16 +413,13 @@ def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict 
     costs the row, in matrix form such a cell is left out (unobserved) and such a model costs the row; None when the
     row is skipped. Read as columns they became Python reprs (a model named "['m2']") or, when every row had one, a
     column that could not be cast to text (an unexpected error costing the source)."""
-    import re as _re
-
-    key = lambda k: _re.sub(r"[\s-]+", "_", str(k).strip()).lower()  # noqa: E731 - tables.column_key
-    long = any(key(k) == "prompt_id" for k in row)
-    names = [k for k in row if key(k) in ("model", "prompt_id") or (not long and k == next(iter(row)))]
+    long = any(column_key(k) == "prompt_id" for k in row)
+    names = [k for k in row if column_key(k) in ("model", "prompt_id") or (not long and k == next(iter(row)))]
     nested = [k for k, v in row.items() if isinstance(v, (list, dict)) or (k in names and isinstance(v, bool))]
     if not nested:
         return row
     what = lambda v: "an object" if isinstance(v, dict) else "a boolean" if isinstance(v, bool) else "a list"  # noqa: E731
-    fatal = [k for k in nested if k in names or key(k) in ("correct", "score")]
+    fatal = [k for k in nested if k in names or column_key(k) in ("correct", "score")]
     if fatal:
         said = ", ".join(f"{k} is {what(row[k])}, not {'a name' if k in names else 'a score'}" for k in fatal)
         errors.add(fname, line, f"{said}; the row is skipped", "nested values (lists, objects) in outcome rows")

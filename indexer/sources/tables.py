@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import re
 
 import numpy as np
 
@@ -37,6 +36,7 @@ from .common import (  # noqa: F401 - MAX_ERRORS_PER_PROBLEM re-exported (the te
     _fingerprint,
     _iter_rows,
     _read_long_blocks,
+    column_key,
     csv_record_lines,
     table_ext,
 )
@@ -48,21 +48,15 @@ VALUE_COLUMNS = ("correct", "score")
 LONG_COLUMNS = ("model", "prompt_id", *VALUE_COLUMNS)
 
 
-def column_key(name) -> str:
-    """A header name as compared with the known column names: stripped, lower case, runs of spaces and hyphens as
-    one ``_`` (``" Prompt ID"`` -> ``prompt_id``)."""
-    return re.sub(r"[\s-]+", "_", str(name).strip()).lower()
-
-
-def _long_columns(cols: dict) -> dict:
-    """``cols`` with every header that names a known long-form column (:data:`LONG_COLUMNS`) but for case or
+def _known_columns(cols: dict, known: tuple = LONG_COLUMNS) -> dict:
+    """``cols`` with every header that names a ``known`` column (default :data:`LONG_COLUMNS`) but for case or
     spacing renamed to it (``Model, Prompt_ID, Correct``); a name spelled exactly wins over a variant of it."""
-    out = {k: v for k, v in cols.items() if k in LONG_COLUMNS}
+    out = {k: v for k, v in cols.items() if k in known}
     for name, arr in cols.items():
         key = column_key(name)
-        if name in LONG_COLUMNS:
+        if name in known:
             continue
-        out[key if key in LONG_COLUMNS and key not in out else name] = arr
+        out[key if key in known and key not in out else name] = arr
     return out
 
 
@@ -70,17 +64,9 @@ PROMPT_COLUMNS = ("prompt_id", "benchmark", "text")
 
 
 def _prompt_columns(row: dict) -> dict:
-    """A prompts file's row with every field that names a prompt column (:data:`PROMPT_COLUMNS`) but for case or
-    spacing renamed to it (``Prompt ID, Benchmark, Text``), as :func:`_long_columns` does for outcomes; a name
-    spelled exactly wins over a variant of it."""
-    if all(k in row for k in PROMPT_COLUMNS):
-        return row
-    out = dict(row)
-    for name in row:
-        key = column_key(name)
-        if key in PROMPT_COLUMNS and key not in out:
-            out[key] = row[name]
-    return out
+    """A prompts file's row with its prompt columns (:data:`PROMPT_COLUMNS`) named so (``Prompt ID, Benchmark,
+    Text``: :func:`_known_columns`); the row itself when it names them exactly (every row of most files)."""
+    return row if all(k in row for k in PROMPT_COLUMNS) else _known_columns(row, PROMPT_COLUMNS)
 
 
 def _table_files(folder: Path, stems) -> list[Path]:
@@ -590,7 +576,7 @@ def _looks_long(cols: dict, prompt_map: dict) -> bool:
 
 
 def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
-    cols = _long_columns(cols)
+    cols = _known_columns(cols)
     if all(c in cols for c in VALUE_COLUMNS):  # which one holds the outcomes cannot be told: before, `correct` won
         both = f"both a {VALUE_COLUMNS[0]!r} and a {VALUE_COLUMNS[1]!r} column"
         if not any(both in e.message for e in errors.errors if e.file == fname):  # once, not per block
