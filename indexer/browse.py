@@ -84,8 +84,8 @@ def count_models(benchmark: str | None = None, filters: Filters | dict | None = 
 def _models_where(store, benchmark: str | None, filters: Filters | dict | None) -> dict:
     """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones)."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
-    if benchmark is not None and name_problem(benchmark):  # as a benchmark query refuses it (before: "unknown
-        bad = name_problem(benchmark)                         # benchmark ''; did you mean ...", a 404)
+    # a blank or unusable name, as a benchmark query refuses it (before: "unknown benchmark ''; did you mean ...")
+    if benchmark is not None and (bad := name_problem(benchmark)):
         raise InputError("benchmark must be a non-empty benchmark name" if bad == "empty" else
                          f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
     conds = dict(flt.conditions())
@@ -140,8 +140,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
 
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
-    if name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (before: its name)
-        raise InputError(f"model {model_id[:60]!r} {name_problem(model_id)}", item="model")
+    if bad := name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (its name before)
+        raise InputError(f"model {model_id[:60]!r} {bad}", item="model")
     store, vectors, sp, name = _stores(store, vectors, space)
     (key,) = _resolve_models(store, [model_id], item=None)  # the model named by the path, not an argument
     rec = store.get_model(key)

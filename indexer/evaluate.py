@@ -60,10 +60,10 @@ __all__ = ["SPLITS", "SPLIT_CHOICES", "evaluate", "load_matrix", "load_pooled", 
 SPLITS = {"in-sample": ("in-sample",), "oos": ("oos",), "coverage": ("coverage",),
           "all": ("in-sample", "oos", "coverage"), "both": ("in-sample", "oos")}
 #: the choices ``taskspace evaluate --split`` shows (``both``, in-sample and oos, is still accepted)
+SPLIT_CHOICES = ("in-sample", "oos", "coverage", "all", "both")
 #: the most seeds ``evaluate`` takes (``--seeds``): each is a full fit of every contestant, so 1000 already runs for
 #: days on a real data set; a larger number (a typo, 99999999999) ran until killed
 MAX_SEEDS = 1000
-SPLIT_CHOICES = ("in-sample", "oos", "coverage", "all", "both")
 #: the eps / lambda ablation: eps at the paper's lambda, lambda at the paper's eps
 SWEEP_EPS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
 SWEEP_LAMBDA = (0.01, 0.1, 1.0, 10.0, 100.0)
