@@ -696,10 +696,11 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
     penalty = ("num_parameters", alpha, UNKNOWN_PARAMS, max(n_all, 1)) if alpha > 0 else None
     if by_coverage and near_hits is None:
         near_hits = _near_hits(vectors, space, q, benchmark, store=store)
-    shares = (None if pred.coverage_aware or not near_hits  # (coverage_ranked reads the shares itself)
-              else share_reader(store, pred, [_near(h) for h in near_hits[:COVERAGE_PROMPTS]]))
-    if pred.coverage_aware and near_hits:
-        ranked = coverage_ranked(store, vectors, name, q, pred, [_near(h) for h in near_hits[:COVERAGE_PROMPTS]],
+    near_c = [_near(h) for h in near_hits[:COVERAGE_PROMPTS]] if by_coverage and near_hits else []
+    # each hit's coverage share for its variance (coverage_ranked reads them itself)
+    shares = share_reader(store, space, near_c) if near_c and pred.region_aware and not pred.coverage_aware else None
+    if pred.coverage_aware and near_c:
+        ranked = coverage_ranked(store, vectors, name, q, pred, near_c,
                                  filters=where, limit=limit, rank=rank,
                                  penalty=penalty if rank == "probability" else None,
                                  shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None,

@@ -349,15 +349,13 @@ def _all_measured(store, space) -> bool:
     return unmeasured is not None and not unmeasured(space.id)
 
 
-def share_reader(store, pred, near: list[dict]):
-    """For a map whose variances depend on coverage (:attr:`~indexer.posterior.Predictor.region_aware`) and the
-    query's nearest indexed prompts ``near``: a function of hits giving each one's coverage share
-    (:func:`observed_shares`, read once per model and kept for the search), for :func:`_matches`. None when the map
-    needs none or the query has no neighbourhood (no prompts collection)."""
-    if not near or not pred.region_aware:
-        return None
-    all_measured = _all_measured(store, pred.space)
-    ids = store.prompt_ids([p["id"] for p in near])
+def share_reader(store, space, near: list[dict], all_measured: bool | None = None):
+    """A function of hits giving each one's coverage share of the query's nearest indexed prompts ``near``
+    (:func:`observed_shares`, read once per model and kept for the search: a larger fetch reads only the new
+    candidates), for :func:`_matches` and the coverage re-rank. ``all_measured``: :func:`_all_measured` of ``space``
+    when already read."""
+    all_measured = _all_measured(store, space) if all_measured is None else all_measured
+    ids = store.prompt_ids([p["id"] for p in near])  # the neighbourhood's prompt ids, read once for every read
     known: dict[str, float] = {}
 
     def read(hits) -> dict[str, float]:
@@ -365,7 +363,7 @@ def share_reader(store, pred, near: list[dict]):
         if new:
             known.update(observed_shares(store, [h.key for h in new], near,
                                          {h.key: h.payload.get("benchmarks") for h in new}, all_measured, ids=ids,
-                                         space=pred.space, patterns={h.key: h.payload.get("pattern") for h in new}))
+                                         space=space, patterns={h.key: h.payload.get("pattern") for h in new}))
         return {h.key: known[h.key] for h in hits}
 
     return read
@@ -401,8 +399,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     all_measured = _all_measured(store, pred.space)
     if benches and "benchmarks" not in (filters or {}) and all_measured:
         where1 = {**(filters or {}), "benchmarks": benches}
-    shares: dict[str, float] = {}
-    ids = store.prompt_ids([p["id"] for p in near])  # the neighbourhood's prompt ids, read once for every round
+    read_shares = share_reader(store, pred.space, near, all_measured)
     # each candidate's inner products with q1, q0 and the row q: one search restricted to the candidates' points,
     # the three rows at once (no payloads or vectors read: converting them cost more than the search)
     rows = np.stack([np.asarray(x, dtype=np.float32) for x in (q1, q0, q)])
@@ -424,10 +421,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         for got, into in zip(vectors.scores_of(name, "models", rows, [h.key for h in hits if h.key not in raw1]),
                              (raw1, raw0, at_row)):
             into.update(got)
-        new = [h for h in hits if h.key not in shares]  # those of a smaller fetch are known already
-        shares.update(observed_shares(store, [h.key for h in new], near,
-                                      {h.key: h.payload.get("benchmarks") for h in new}, all_measured, ids=ids,
-                                      space=pred.space, patterns={h.key: h.payload.get("pattern") for h in new}))
+        shares = read_shares(hits)  # those of a smaller fetch are known already
         cs = np.array([shares[h.key] for h in hits])
         blend = (cs * np.array([raw1[h.key] for h in hits])
                  + (1.0 - cs) * (np.array([raw0[h.key] for h in hits]) + d0))
