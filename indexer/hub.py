@@ -316,23 +316,23 @@ class HubClient:
         """Metadata of a model repo as a dict for ``Store.upsert_models`` (missing fields are None)."""
         info = self._call("read model info of", repo_id, "model", self._api.model_info, repo_id)
         card = info.card_data.to_dict() if getattr(info, "card_data", None) is not None else {}
-        license_ = card.get("license")
-        if isinstance(license_, list):
-            license_ = ",".join(map(str, license_))
-        base = card.get("base_model")
-        if isinstance(base, list):
-            base = base[0] if base else None
+        # the card's YAML is the model author's: a license or base_model may be a number, a mapping or a list of
+        # anything; only text is kept (a list of texts joined), so no odd card reaches SQL, where a mapping failed
+        # the whole metadata batch of the pass
+        license_ = _card_text(card.get("license"), join=True)
+        base = _card_text(card.get("base_model"), join=False)
         st = getattr(info, "safetensors", None)
         gated = info.gated
+        total = getattr(st, "total", None) if st is not None else None
         return {
             "key": info.id,
             "revision": info.sha if _SHA.match(info.sha or "") else None,
             "author": info.author or (info.id.split("/", 1)[0] if "/" in info.id else None),
             "license": license_,
-            "num_parameters": getattr(st, "total", None) if st is not None else None,
-            "pipeline_tag": info.pipeline_tag,
-            "library": info.library_name,
-            "tags": list(info.tags or []),
+            "num_parameters": total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None,
+            "pipeline_tag": _card_text(info.pipeline_tag, join=False),
+            "library": _card_text(info.library_name, join=False),
+            "tags": [t for t in (info.tags or []) if isinstance(t, str) and t.strip()],
             "downloads": info.downloads,
             "likes": info.likes,
             "gated": None if gated is None else str(gated).lower(),
@@ -443,6 +443,21 @@ class HubClient:
         finally:
             self.retries = retries
         return info.oid
+
+
+def _card_text(value, *, join: bool) -> str | None:
+    """A model card's metadata value as text: a string (stripped; blank -> None), a number as written, a list of
+    them joined with "," (``join``) or its first (else); a mapping or anything else -> None."""
+    if isinstance(value, (list, tuple)):
+        items = [t for t in (_card_text(v, join=False) for v in value) if t]
+        return (",".join(items) if join else items[0]) if items else None
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return value.strip() or None
+    return None
 
 
 def _chain(exc: BaseException):

@@ -234,3 +234,37 @@ def test_an_answer_huggingface_hub_cannot_read_is_a_hub_error_and_the_ingest_goe
     assert s.errors == [] and s.outcomes == 2 and s.metadata == 1
     assert len(s.warnings) == 1 and s.warnings[0].startswith("fake-org/broken: no Hub metadata (cannot read model info")
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
+
+
+def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, store, tmp_path):
+    """A model card's YAML is its author's: `license: 5`, `base_model: {name: x}`, `tags` holding null, a blank
+    license. The metadata keeps the text (a number as written, a list of texts joined, a blank or a mapping as
+    unknown) and an ingest stores every model's metadata. Before, the mapping reached SQL: `upsert_models` failed
+    ("type 'dict' is not supported", "cannot adapt type 'dict'") for the whole batch, so no model of the pass got its
+    metadata, and the StoreError ended `taskspace index` (run failed) after the source was stored."""
+    import json
+
+    from indexer.ingest import ingest
+
+    for name, info in {"odd": {"cardData": {"license": 5, "base_model": {"name": "x"}}, "tags": ["a", None, " "],
+                               "gated": True, "pipeline_tag": ""},
+                       "blank": {"cardData": {"license": [" ", {"a": 1}], "base_model": [None, "org/base"]},
+                                 "safetensors": {"parameters": {}, "total": None}}}.items():
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps(info))
+    got = HubClient().model_info("fake-org/odd")
+    assert (got["license"], got["base_model"], got["tags"], got["gated"], got["pipeline_tag"]) == (
+        "5", None, ["a"], "true", None)
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/odd,p1,1\nfake-org/blank,p1,0\n"
+                                    "fake-org/tiny-lb,p1,1\n")
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    s = ingest(str(d), store=store)
+    assert s.errors == [] and s.outcomes == 3 and s.metadata == 3 and s.warnings == []
+    odd, blank = store.get_model("fake-org/odd"), store.get_model("fake-org/blank")
+    assert (odd.license, odd.base_model, odd.tags, odd.gated) == ("5", None, ["a"], "true")
+    assert (blank.license, blank.base_model, blank.num_parameters) == (None, "org/base", None)
+    assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
