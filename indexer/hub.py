@@ -1,7 +1,7 @@
 """Everything that talks to the Hugging Face Hub. The only module that imports ``huggingface_hub``.
 
 - :meth:`HubClient.model_info` -> a dict of model metadata for filters (the field names of
-  ``Store.upsert_models``: key, revision, author, license, num_parameters, pipeline_tag, library, tags,
+  ``Store.upsert_models``: key (the id asked for, also when the Hub redirects a renamed repo), revision, author, license, num_parameters, pipeline_tag, library, tags,
   downloads, likes, gated, created_at, last_modified, base_model).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
@@ -324,8 +324,10 @@ class HubClient:
         st = getattr(info, "safetensors", None)
         gated = info.gated
         total = getattr(st, "total", None) if st is not None else None
+        if info.id and info.id != repo_id:  # a renamed repo (the Hub redirects): the metadata is of the id asked for
+            log.info("Hub: model %s is now %s; its metadata is stored under %s", repo_id, info.id, repo_id)
         return {
-            "key": info.id,
+            "key": repo_id,
             "revision": info.sha if _SHA.match(info.sha or "") else None,
             "author": info.author or (info.id.split("/", 1)[0] if "/" in info.id else None),
             "license": license_,

@@ -9,7 +9,8 @@ The commit sha of a repo is the sha1 of its files (names and contents), so editi
 Endpoints: ``GET /api/{models|datasets}?author=&search=&limit=``, ``GET /api/{type}s/{id}[/revision/{rev}]``,
 ``GET /api/{type}s/{id}/tree/{rev}[/{path}]?recursive=``, ``HEAD``/``GET /[datasets/]{id}/resolve/{rev}/{path}``.
 Unknown repo -> 404 ``X-Error-Code: RepoNotFound``; unknown revision -> ``RevisionNotFound``; unknown file ->
-``EntryNotFound``. ``server.fail(prefix, [429, 503])`` makes the next requests whose path starts with ``prefix``
+``EntryNotFound``. ``server.rename(rtype, old, new)`` makes requests naming ``old`` answer 307 to ``new`` (a renamed
+repo). ``server.fail(prefix, [429, 503])`` makes the next requests whose path starts with ``prefix``
 answer those statuses first (to test retries and error paths); an entry may be ``(status, {header: value})`` to
 send headers of its own (``(429, {"Retry-After": "7"})``; a plain 408/429/5xx answers ``Retry-After: 0``, other
 statuses no such header); ``server.log`` records ``(method, path, auth_present)``.
@@ -56,6 +57,7 @@ class HubServer:
         self.tokens: dict[str, str] = {}
         self.commits: list[dict] = []
         self.history: dict[str, dict[str, dict[str, bytes]]] = {}  # repo dir -> sha -> {file: bytes}
+        self.renamed: dict[str, str] = {}  # URL path prefix of an old repo id -> that of its new id
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"hub": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -90,6 +92,19 @@ class HubServer:
     def tamper(self, repo_id: str, *, sha: str | None = None, files: dict[str, bytes] | None = None,
                etag: str | None = None) -> None:
         self.tampered[repo_id] = {"sha": sha, "files": dict(files or {}), "etag": etag}
+
+    def rename(self, rtype: str, old: str, new: str) -> None:
+        """The repo ``old`` was renamed ``new`` (its folder is ``new``'s): requests naming ``old`` (its info, tree and
+        files) answer 307 to the same path under ``new``, as the Hub redirects a renamed repo."""
+        prefix = "" if rtype == "model" else f"{rtype}s/"
+        self.renamed[f"/api/{rtype}s/{old}"] = f"/api/{rtype}s/{new}"
+        self.renamed[f"/{prefix}{old}/resolve/"] = f"/{prefix}{new}/resolve/"
+
+    def _redirect(self, path: str) -> str | None:
+        for old, new in self.renamed.items():
+            if path == old or path.startswith(old + "/") or (old.endswith("/") and path.startswith(old)):
+                return new + path[len(old):]
+        return None
 
     def drop(self, prefix: str, n: int) -> None:
         with self._lock:
@@ -349,6 +364,9 @@ class _Handler(BaseHTTPRequestHandler):
 
             self.connection.shutdown(socket.SHUT_RDWR)
             return
+        moved = self.hub._redirect(path)
+        if moved is not None:  # a renamed repo
+            return self._send(307, b"", {"Location": moved + (f"?{url.query}" if url.query else "")}, head)
         fault = self.hub._fault_for(path)
         if fault is not None:
             status, headers = fault if isinstance(fault, tuple) else (fault, None)

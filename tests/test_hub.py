@@ -268,3 +268,22 @@ def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, sto
     assert (odd.license, odd.base_model, odd.tags, odd.gated) == ("5", None, ["a"], "true")
     assert (blank.license, blank.base_model, blank.num_parameters) == (None, "org/base", None)
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
+
+
+def test_a_renamed_model_repos_metadata_is_stored_under_the_name_asked_for(hub_server, store, tmp_path):
+    """A model repo renamed on the Hub (its old id answers 307 to the new one, which huggingface_hub follows): the
+    metadata is the stored model's, under the id the results name. Before, it was stored under the new id, a model
+    row without results, and the model the results name got none (license, parameters, gated unknown)."""
+    from indexer.ingest import ingest
+
+    hub_server.rename("model", "fake-org/old-name", "fake-org/tiny-lb")
+    assert HubClient().model_info("fake-org/old-name")["key"] == "fake-org/old-name"
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/old-name,p1,1\n")
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    s = ingest(str(d), store=store)
+    assert s.errors == [] and s.metadata == 1
+    got = store.get_model("fake-org/old-name")
+    assert (got.license, got.num_parameters, got.author) == ("apache-2.0", 1234567, "fake-org")
+    assert store.get_model("fake-org/tiny-lb") is None
