@@ -59,6 +59,10 @@ _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?:/[A-Za-z0-9][A-Za-z0-9._
 _ETAG = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
 
 
+class _RevisionNotFound(NotFoundError):
+    """The repo exists, the revision asked for does not (:meth:`HubClient.repo_snapshot` names it)."""
+
+
 class HubUnreachableError(HubError):
     """The Hub endpoint cannot be connected to at all (DNS, refused, no network): not retried."""
 
@@ -365,7 +369,12 @@ class HubClient:
             files = tuple(s.rfilename for s in (info.siblings or []))
             return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None))
 
-        snap = self._call("read", repo_id, repo_type, run)
+        try:
+            snap = self._call("read", repo_id, repo_type, run)
+        except _RevisionNotFound:
+            kind = "dataset" if repo_type == "dataset" else "model"
+            raise NotFoundError(f"revision {revision!r} not found in the {kind} {repo_id}: give one of its commit shas, "
+                                "branches or tags, or none for main") from None
         if not _SHA.match(snap.sha or ""):
             raise HubError(f"the Hub at {self.endpoint} answered the commit sha {str(snap.sha)[:80]!r} for {repo_id}, not "
                            "40 hex digits; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
@@ -518,7 +527,7 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
                 f"the {kind} {repo} is gated and {how}: request access at {url} (log in and accept its conditions), "
                 "then set HF_TOKEN or run `hf auth login`"), None
         if isinstance(e, hf.RevisionNotFoundError):
-            return NotFoundError(f"revision not found in the {kind} {repo}"), None
+            return _RevisionNotFound(f"revision not found in the {kind} {repo}"), None
         if isinstance(e, hf.RemoteEntryNotFoundError):
             return NotFoundError(f"cannot {what} the {kind} {repo}: no such file at this revision"), None
         if isinstance(e, hf.RepositoryNotFoundError):

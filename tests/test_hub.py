@@ -61,7 +61,7 @@ def test_snapshot_and_download_at_a_commit_are_cached(client, hub_server):
 def test_not_found_errors(client):
     with pytest.raises(NotFoundError, match="fake-org/nope does not exist"):
         client.model_info("fake-org/nope")
-    with pytest.raises(NotFoundError, match="revision not found"):
+    with pytest.raises(NotFoundError, match="revision .0{40}. not found"):
         client.repo_snapshot(LB, "0" * 40)
     snap = client.repo_snapshot(LB)
     with pytest.raises(NotFoundError, match="no such file"):
@@ -287,3 +287,19 @@ def test_a_renamed_model_repos_metadata_is_stored_under_the_name_asked_for(hub_s
     got = store.get_model("fake-org/old-name")
     assert (got.license, got.num_parameters, got.author) == ("apache-2.0", 1234567, "fake-org")
     assert store.get_model("fake-org/tiny-lb") is None
+
+
+def test_a_revision_not_found_is_named(client, hub_server, store, taskspace_home):
+    """`@REV` naming no commit, branch or tag of an existing repo (`taskspace pull hub:ORG/NAME@REV`, `ingest`,
+    `sources add`): the error names the revision and what to give. Before, "revision not found in the dataset
+    ORG/NAME", the revision named nowhere."""
+    from indexer.ingest import ingest
+    from indexer.publish import pull
+
+    with pytest.raises(NotFoundError, match=rf"revision 'v9' not found in the dataset {LB}: give one of its commit "
+                                            "shas, branches or tags, or none for main"):
+        client.repo_snapshot(LB, "v9")
+    with pytest.raises(NotFoundError, match=rf"revision '{'0' * 40}' not found in the dataset {LB}"):
+        pull(f"hub:{LB}@{'0' * 40}")
+    (e,) = ingest(f"hub:{LB}@no-such-branch", store=store).errors
+    assert "revision 'no-such-branch' not found in the dataset" in e.message

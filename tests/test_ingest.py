@@ -302,7 +302,7 @@ def test_hub_missing_repo_revision_and_offline(store, hub_server, monkeypatch):
     (e,) = s.errors
     assert e.file == "hub:fake-org/does-not-exist" and "does not exist" in e.message
     (e,) = ingest(f"hub:{LB}@{'0' * 40}", store=store).errors
-    assert "revision not found" in e.message
+    assert f"revision {'0' * 40!r} not found in the dataset" in e.message
     from indexer.hub import HubClient
 
     sha = HubClient().repo_snapshot(LB).sha
