@@ -533,14 +533,14 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
         if isinstance(e, hf.RepositoryNotFoundError):
             status = e.response.status_code if getattr(e, "response", None) is not None else None
             if status in (401, 403):
-                return _auth_error(what, repo, kind, url, has_token, status), None
+                return _auth_error(what, repo, kind, url, has_token, status, endpoint), None
             return NotFoundError(f"the {kind} {repo} does not exist on {endpoint} (or it is private: set HF_TOKEN)"), None
         if isinstance(e, hf.HfHubHTTPError) and getattr(e, "response", None) is not None:
             status = e.response.status_code
             if status in RETRY_STATUS:
                 return HubError(f"cannot {what} {repo}: the Hub answered {status}"), _retry_after(e.response)
             if status in (401, 403):
-                return _auth_error(what, repo, kind, url, has_token, status), None
+                return _auth_error(what, repo, kind, url, has_token, status, endpoint), None
             if status == 404:
                 return NotFoundError(f"not found on the Hub: {repo} ({what})"), None
             return HubError(f"cannot {what} {repo}: the Hub answered {status}"), None
@@ -552,7 +552,12 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
     return None, None
 
 
-def _auth_error(what, repo, kind, url, has_token, status) -> GatedRepoError:
+def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") -> GatedRepoError:
+    if what == "check the token for" and status == 401:  # whoami: the token itself is refused, whatever its rights
+        return GatedRepoError(f"the Hub at {endpoint} does not accept the "
+                              "Hugging Face token (401: mistyped, expired or revoked), so nothing can be published to "
+                              f"{repo}: create a token with write access at https://huggingface.co/settings/tokens, "
+                              "then run `hf auth login` or set HF_TOKEN")
     if what in ("write to", "create the dataset", "check the token for"):
         return GatedRepoError(f"the Hub refused to let this token {what} the {kind} {repo} ({status}): use a token with "
                               f"write access to {repo.split('/')[0]} (https://huggingface.co/settings/tokens), then run "

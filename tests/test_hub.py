@@ -303,3 +303,20 @@ def test_a_revision_not_found_is_named(client, hub_server, store, taskspace_home
         pull(f"hub:{LB}@{'0' * 40}")
     (e,) = ingest(f"hub:{LB}@no-such-branch", store=store).errors
     assert "revision 'no-such-branch' not found in the dataset" in e.message
+
+
+def test_a_token_the_hub_does_not_accept_is_named_as_such_when_publishing(hub_server, sleeps):
+    """A token whoami answers 401 to (mistyped, expired, revoked): `taskspace publish` says the Hub does not accept
+    the token and how to make one (exit 4, the token never shown). Before: "the Hub refused to let this token check
+    the token for the dataset ORG/NAME (401): use a token with write access to ORG", which sent the user to add
+    write access to a token that is not valid at all."""
+    hub_server.tokens = {"hf_write_1": "write"}
+    c = HubClient(token="hf_revoked_9", sleep=sleeps.append)
+    with pytest.raises(GatedRepoError) as e:
+        c.check_write_access("tester/recs")
+    msg = str(e.value)
+    assert msg == (f"the Hub at {hub_server.url} does not accept the Hugging Face token (401: mistyped, expired or "
+                   "revoked), so nothing can be published to tester/recs: create a token with write access at "
+                   "https://huggingface.co/settings/tokens, then run `hf auth login` or set HF_TOKEN")
+    assert "hf_revoked_9" not in msg and e.value.exit_code == 4 and sleeps == []
+    HubClient(token="hf_write_1", sleep=sleeps.append).check_write_access("tester/recs")  # a valid one passes
