@@ -1043,3 +1043,28 @@ def test_a_pulled_sparse_mixed_index_answers_as_its_publisher_coverage_included(
     finally:
         vectors_c.close()
         store_c.close()
+
+
+def test_a_pull_keeps_the_hub_metadata_the_records_leave_empty(publisher, tmp_path, store):
+    """Records published without a model's Hub metadata (the publisher never fetched it) pulled into a home that has
+    it: the home keeps its licence, parameters, gated, tags; what the records carry (the publisher's licence of
+    LLAMA) still replaces it. Before, every empty field overwrote this home's value with null (its fetch time kept,
+    so the next pass did not fetch it again): `--license` and `--max-params` filters then dropped the model."""
+    from indexer.store.sql_records import ImportedSpace
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (rec,) = dataset.read(tmp_path / "d")
+    yi, llama = _key(store_a, "Yi-34B"), _key(store_a, LLAMA)
+    assert store_a.get_model(yi).license is None  # published without metadata
+    store.upsert_models([{"key": yi, "license": "apache-2.0", "num_parameters": 34_000_000_000, "gated": "false",
+                          "tags": ["text-generation"]},
+                         {"key": llama, "license": "other", "num_parameters": 1}])
+    store.import_spaces([ImportedSpace(spec=rec.spec, origin="test", revision="r", models=rec.models,
+                                       vectors=rec.vectors, patterns=rec.patterns, calibration=rec.calibration,
+                                       benchmarks=rec.benchmarks, benchmark_vectors=rec.benchmark_vectors,
+                                       created_at=rec.created_at, coverage=rec.coverage)])
+    got = store.get_model(yi)
+    assert (got.license, got.num_parameters, got.gated, got.tags) == ("apache-2.0", 34_000_000_000, "false",
+                                                                       ["text-generation"])
+    assert (store.get_model(llama).license, store.get_model(llama).num_parameters) == ("llama3", 8_000_000_000)

@@ -213,9 +213,10 @@ class RecordsMixin:
         inserts = [{f: None for f in MODEL_FIELDS} | v | {"key": k} for k, v in rows.items() if k not in mids]
         for c in chunks(inserts, 1000):
             conn.execute(Model.__table__.insert(), c)
-        for k, v in rows.items():
-            if k in mids and v:
-                conn.execute(update(Model).where(Model.id == mids[k]).values(**v))
+        for k, v in rows.items():  # a field the records leave empty keeps what this home knows (its Hub metadata)
+            known = {f: x for f, x in v.items() if x is not None and x != []}
+            if k in mids and known:
+                conn.execute(update(Model).where(Model.id == mids[k]).values(**known))
         mids = self._ids_by(conn, Model.key, Model.id, list(rows))
         # every name the publisher's sources gave a model (a name already taken here keeps its model)
         alias_rows = {a: {"alias": a, "model_id": mids[k], "rule": "pulled"} for k in rows
