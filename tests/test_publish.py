@@ -1068,3 +1068,30 @@ def test_a_pull_keeps_the_hub_metadata_the_records_leave_empty(publisher, tmp_pa
     assert (got.license, got.num_parameters, got.gated, got.tags) == ("apache-2.0", 34_000_000_000, "false",
                                                                        ["text-generation"])
     assert (store.get_model(llama).license, store.get_model(llama).num_parameters) == ("llama3", 8_000_000_000)
+
+
+def test_a_pull_over_a_space_built_here_says_what_works(publisher, tmp_path, encoder):
+    """Pulling records into the home that built the same space from raw results is refused, nothing imported, and
+    the message says what works: another TASKSPACE_HOME, or the home's results taken out first (`sources remove`
+    and `sources drop`, then `index`: the space is then left without vectors and the pull goes through). Before, it
+    said "or drop this one first", naming no command; taskspace has none that drops a space."""
+    store_a, vectors_a, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (sp,) = store_a.list_spaces()
+    before = len(store_a.model_vector_keys(sp.id))
+    with pytest.raises(InputError) as e:
+        pull(str(tmp_path / "d"), store=store_a, vectors=vectors_a)
+    msg = str(e.value)
+    assert "drop this one first" not in msg and "pull into another TASKSPACE_HOME" in msg
+    assert "`taskspace sources remove` and `taskspace sources drop` each source, then `taskspace index`" in msg
+    assert len(store_a.model_vector_keys(sp.id)) == before and store_a.space_origin(sp.id) is None
+    # what it says works: the results taken out, a pass removes the vectors, and the pull goes through
+    (src,) = [s.location for s in store_a.list_sources()]
+    from indexer import sourcelist
+    from indexer.config import get_settings
+
+    sourcelist.remove(get_settings().sources_file, src)  # `taskspace sources remove`
+    store_a.delete_source(src)  # `taskspace sources drop`
+    Indexer(store_a, vectors_a, encoder=encoder).run([])
+    assert store_a.model_vector_keys(sp.id) == []
+    assert pull(str(tmp_path / "d"), store=store_a, vectors=vectors_a).spaces[0]["models"] == before

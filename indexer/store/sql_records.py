@@ -188,8 +188,10 @@ class RecordsMixin:
         if sid is not None and marker is None:
             has = conn.execute(select(ModelVectorRow.id).where(ModelVectorRow.space_id == sid).limit(1)).first()
             if has is not None:
-                raise InputError(f"space {spec.name} already holds vectors computed here from raw results; "
-                                 "pull into another TASKSPACE_HOME, or drop this one first", item=item.origin)
+                raise InputError(f"space {spec.name} already holds vectors computed here from raw results, which a "
+                                 "pull does not replace: pull into another TASKSPACE_HOME, or first take this home's "
+                                 "results out (`taskspace sources remove` and `taskspace sources drop` each source, "
+                                 "then `taskspace index`)", item=item.origin)
         if sid is None:
             conn.execute(Space.__table__.insert().values(
                 key=key, encoder=spec.encoder, dim=int(spec.dim), lam=float(spec.lam), eps=float(spec.eps),
