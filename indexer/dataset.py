@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, UnknownSpaceError
 
 SPACES = "spaces.parquet"
 BENCHMARKS = "benchmarks.parquet"
@@ -441,9 +441,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         raise InputError(f"{SPACES} lists space(s) {', '.join(map(str, twice))} more than once", item=str(root))
     if spaces:
         unknown = [s for s in spaces if s not in known]
-        if unknown:
-            raise InputError(f"no space {', '.join(unknown)} in the records; they hold {', '.join(known) or 'none'}",
-                             item=str(root))
+        if unknown:  # a bad option value (exit 2, naming it), as `--space` of publish, check and reindex
+            raise UnknownSpaceError(f"--space {unknown[0]!r} is not a space of the records; they hold "
+                                    f"{', '.join(map(str, known)) or 'none'} (by index name)")
     b_rows = [dict(r, vector=None) for r in bt.drop_columns(["vector"]).to_pylist()]
     b_dims = []
     by_space = {r["space"]: r for r in rows}

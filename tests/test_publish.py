@@ -1095,3 +1095,22 @@ def test_a_pull_over_a_space_built_here_says_what_works(publisher, tmp_path, enc
     Indexer(store_a, vectors_a, encoder=encoder).run([])
     assert store_a.model_vector_keys(sp.id) == []
     assert pull(str(tmp_path / "d"), store=store_a, vectors=vectors_a).spaces[0]["models"] == before
+
+
+def test_pull_space_naming_no_space_of_the_records_is_a_usage_error(publisher, tmp_path, monkeypatch):
+    """`taskspace pull DIR --space NAME` where the records hold no space NAME: a usage error (exit 2, one line)
+    naming `--space` and the spaces the records hold, nothing imported, as `--space` of publish, check and reindex is.
+    Before, exit 1 (as for bad records) with "no space NAME in the records", the option named nowhere."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (sp,) = store_a.list_spaces()
+    from indexer.space import space_name
+
+    _home(tmp_path, monkeypatch, "home_b")
+    out = subprocess.run([sys.executable, "-m", "indexer.cli", "pull", str(tmp_path / "d"), "--space", "nope"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line == (f"error: --space 'nope' is not a space of the records; they hold "
+                    f"{space_name(sp)} (by index name)")
+    _assert_nothing_imported()
