@@ -244,6 +244,7 @@ class HubClient:
         deadline: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        again: str = "the next run tries again",
     ):
         from huggingface_hub import HfApi, constants
         from huggingface_hub import get_token
@@ -264,6 +265,9 @@ class HubClient:
         self._sleep = sleep
         self._clock = clock
         self._failing = False  # an operation gave up: later ones are tried once until one succeeds
+        #: what happens next, said when an operation gave up: an indexing pass's source is tried again by the next
+        #: run; a command the user runs (pull, publish) says what it left and to run it again
+        self.again = again
         _install_transport()
         self._api = HfApi(endpoint=self.endpoint, token=self._token or False)
 
@@ -308,7 +312,7 @@ class HubClient:
                         why = ("not retried: an earlier request had failed as well" if self._failing else
                                f"gave up after {attempt} tries in {self._clock() - start:.0f} s")
                         self._failing = True
-                        raise HubError(f"{err} ({why}; the next run tries again)") from None
+                        raise HubError(f"{err} ({why}; {self.again})") from None
                     log.warning("Hub: %s; retry %d/%d in %.1fs", err, attempt, self.retries, delay)
                     self._sleep(delay)
         finally:

@@ -421,6 +421,7 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
         return PublishResult(repo_id, None, n, 0, 0, sorted(files), stale, dry_run=str(out),
                              message=commit_message(n, 0, 0, len(rs.spaces)))
     hub = hub or HubClient()
+    hub.again = "nothing was published; run `taskspace publish` again later"  # not "the next run": none follows
     hub.check_write_access(repo_id)
     hub.create_dataset(repo_id, private=private)
     snap = hub.repo_snapshot(repo_id, None, "dataset")
@@ -466,6 +467,7 @@ def _fetch(spec: str, hub=None) -> tuple[Path, str, str]:
         if not is_valid_repo_id(repo) or (rev and not is_valid_revision(rev)):
             raise InputError(f"{spec!r} is not hub:ORG/NAME[@REVISION]")
         hub = hub or HubClient()
+        hub.again = "nothing was pulled; run `taskspace pull` again later"  # not "the next run": none follows
         snap = hub.repo_snapshot(repo, rev or None, "dataset")
         files = [f for f in snap.files if dataset.is_managed(f) and f != dataset.CARD]
         if dataset.SPACES not in files:

@@ -320,3 +320,22 @@ def test_a_token_the_hub_does_not_accept_is_named_as_such_when_publishing(hub_se
                    "https://huggingface.co/settings/tokens, then run `hf auth login` or set HF_TOKEN")
     assert "hf_revoked_9" not in msg and e.value.exit_code == 4 and sleeps == []
     HubClient(token="hf_write_1", sleep=sleeps.append).check_write_access("tester/recs")  # a valid one passes
+
+
+def test_a_pull_the_hub_fails_says_nothing_was_pulled_and_to_run_it_again(hub_server, sleeps, taskspace_home):
+    """A Hub that keeps answering 503 during `taskspace pull` of a multi-file record set: after the retries the error
+    says nothing was pulled and to run the command again (`publish` likewise says nothing was published). Before,
+    "(gave up after 6 tries ...; the next run tries again)", the words of an indexing pass: nothing tries a pull
+    again."""
+    from indexer.publish import pull
+
+    repo = hub_server.root / "datasets" / "tester" / "recs"
+    for name in ("spaces.parquet", "benchmarks.parquet", "models/s.parquet"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_bytes(b"not read: a download fails")
+    hub_server.fail("/datasets/tester/recs/resolve", [503] * 6)
+    with pytest.raises(HubError) as e:
+        pull("hub:tester/recs", hub=HubClient(backoff=0.01, sleep=sleeps.append))
+    assert str(e.value).startswith("cannot download benchmarks.parquet from tester/recs: the Hub answered 503 (gave up")
+    assert str(e.value).endswith("; nothing was pulled; run `taskspace pull` again later)")
+    assert "next run" not in str(e.value) and len(sleeps) == 5
