@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError, UnknownSpaceError
+from .errors import ConfigError, InputError, UnknownSpaceError
 
 SPACES = "spaces.parquet"
 BENCHMARKS = "benchmarks.parquet"
@@ -470,6 +470,14 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             if spec.key != r["key"] or spec.name != r["space"]:
                 errors.add(where, "its key or name does not match its encoder, dim, lambda, eps, method and params")
                 continue
+            layout(spec.dim, params)  # settings this version knows (a newer one may add feature sets, levels)
+        except ConfigError as exc:  # before ValueError: a setting of another (newer) version, not bad input
+            from . import __version__
+
+            errors.add(where, f"its settings are not known to this taskspace ({__version__}): "
+                       f"{str(exc).split(' (the space was built')[0]}; another, likely newer, taskspace published these records: "
+                       "upgrade taskspace to pull them")
+            continue
         except (TypeError, ValueError, InputError) as exc:
             errors.add(where, f"bad space settings ({exc})")
             continue

@@ -304,19 +304,20 @@ def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, enc
                 assert s == pytest.approx(float(row @ vec[k]), abs=2e-5)
 
 
-def _respace(src: Path, dst: Path, sp, encoder: str) -> Path:
-    """A copy of the records in ``src`` whose space claims another encoder id (key, name and file names follow)."""
+def _respace(src: Path, dst: Path, sp, encoder: str, params: dict | None = None) -> Path:
+    """A copy of the records in ``src`` whose space claims another encoder id (or ``params``; key, name and file
+    names follow)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from indexer.space import SpaceSpec
 
     dst = _copy(src, dst)
-    spec = SpaceSpec(encoder, sp.lam, sp.eps, sp.method, sp.params, sp.dim)
+    spec = SpaceSpec(encoder, sp.lam, sp.eps, sp.method, params or sp.params, sp.dim)
     name = SpaceSpec.of(sp).name
     t = pq.read_table(dst / "spaces.parquet")
     rows = t.to_pylist()
-    rows[0].update(encoder=spec.encoder, key=spec.key, space=spec.name)
+    rows[0].update(encoder=spec.encoder, key=spec.key, space=spec.name, params=json.dumps(spec.params, sort_keys=True))
     pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), dst / "spaces.parquet")
     for f in ("models", "benchmarks"):
         path = dst / "models" / f"{name}.parquet" if f == "models" else dst / "benchmarks.parquet"
@@ -1113,4 +1114,26 @@ def test_pull_space_naming_no_space_of_the_records_is_a_usage_error(publisher, t
     (line,) = out.stderr.strip().splitlines()
     assert line == (f"error: --space 'nope' is not a space of the records; they hold "
                     f"{space_name(sp)} (by index name)")
+    _assert_nothing_imported()
+
+
+def test_records_of_settings_a_newer_taskspace_made_say_to_upgrade(publisher, tmp_path, monkeypatch):
+    """Records whose space names a setting this version does not know (a newer feature set: `multiple-choice-v9`,
+    key and name consistent, as a newer taskspace writes them) are reported by file and row, saying to upgrade
+    taskspace (exit 1, nothing imported). Before, a ConfigError (exit 2) from deep in the layout code, naming no file
+    and advising to "re-index", which a pulled home cannot (it holds no results)."""
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (sp,) = store_a.list_spaces()
+    newer = _respace(tmp_path / "d", tmp_path / "newer", sp, sp.encoder,
+                     params=dict(sp.params, features="multiple-choice-v9"))
+    _home(tmp_path, monkeypatch, "home_b")
+    with pytest.raises(InputError) as e:
+        pull(str(newer))
+    msg = str(e.value)
+    assert type(e.value) is InputError and e.value.exit_code == 1
+    assert re.search(r"spaces\.parquet: row 0 \(all-minilm-l6-v2-[0-9a-f]{10}\): its settings are not known to this "
+                     r"taskspace \([^)]+\): unknown prompt feature set 'multiple-choice-v9'", msg)
+    assert msg.endswith("another, likely newer, taskspace published these records: upgrade taskspace to pull them")
+    assert "re-index" not in msg
     _assert_nothing_imported()
