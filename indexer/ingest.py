@@ -467,27 +467,34 @@ class Ingester:
     def fetch_model_metadata(self) -> None:
         from .hub import HubUnreachableError, is_valid_repo_id
 
+        if not self.fetch_metadata:
+            return
         stored = self.store.resolve_aliases(sorted(self._models)) if self._models else {}  # the names' model keys
         names = sorted({stored.get(m, m) for m in self._models} - {None})
         names = [m for m in names if is_valid_repo_id(m)]
-        if not names or not self.fetch_metadata:
-            return
         if self._hub is None:
             from .hub import _offline
 
             if _offline():
-                self.summary.warnings.append("HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models")
+                if names:
+                    self.summary.warnings.append("HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models")
                 return
+        # and every model with results whose metadata was never fetched (a Hub failure or an offline pass when its
+        # source was stored: the source is unchanged since, so nothing else would ask again)
+        names = sorted(set(names) | {m for m in self.store.models_without_metadata() if is_valid_repo_id(m)})
+        if not names:
+            return
         rows = []
         for name in names:
-            if not self.refresh_metadata:
-                rec = self.store.get_model(name)
-                if rec is not None and rec.fetched_at is not None:
-                    continue
+            rec = self.store.get_model(name)
+            if not self.refresh_metadata and rec is not None and rec.fetched_at is not None:
+                continue
             try:
                 rows.append(self.hub.model_info(name))
             except NotFoundError:
                 self.summary.warnings.append(f"{name}: not a model on the Hub; no metadata")
+                if rec is not None:  # asked: not asked again every pass (its kind and fields stay)
+                    self.store.upsert_models([{"key": name, "kind": rec.kind}])
             except HubUnreachableError as exc:
                 self.summary.warnings.append(f"no Hub metadata fetched: {exc}")
                 break

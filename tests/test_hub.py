@@ -339,3 +339,28 @@ def test_a_pull_the_hub_fails_says_nothing_was_pulled_and_to_run_it_again(hub_se
     assert str(e.value).startswith("cannot download benchmarks.parquet from tester/recs: the Hub answered 503 (gave up")
     assert str(e.value).endswith("; nothing was pulled; run `taskspace pull` again later)")
     assert "next run" not in str(e.value) and len(sleeps) == 5
+
+
+def test_metadata_a_failing_hub_did_not_give_is_fetched_by_the_next_ingest(hub_server, store, tmp_path):
+    """The Hub failing (503 after the retries) while an ingest fetches a model's metadata: the next ingest fetches it,
+    though its source is unchanged (skipped); a Hub id the Hub does not know is asked once, not on every pass.
+    Before, metadata was asked only for the models of sources stored in that pass, so the warning's "the next run
+    tries again" never happened: the model kept no licence, parameters or gated until its source changed (the same
+    after a pass run with HF_HUB_OFFLINE=1)."""
+    from indexer.ingest import ingest
+
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/tiny-lb,p1,1\nfake-org/not-on-hub,p1,0\n")
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    hub_server.fail("/api/models/fake-org/tiny-lb", [503] * 6)
+    first = ingest(str(d), store=store, hub=HubClient(backoff=0.01, sleep=lambda s: None))
+    assert first.metadata == 0 and any("fake-org/tiny-lb: no Hub metadata" in w for w in first.warnings)
+    assert store.get_model("fake-org/tiny-lb").license is None
+    second = ingest(str(d), store=store)
+    assert second.skipped == 1 and second.metadata == 1 and second.warnings == []
+    assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
+    asked = _requests(hub_server, "/api/models/fake-org/not-on-hub")
+    third = ingest(str(d), store=store)
+    assert third.metadata == 0 and third.warnings == []
+    assert _requests(hub_server, "/api/models/fake-org/not-on-hub") == asked == 1  # asked once, answered 404

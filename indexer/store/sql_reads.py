@@ -190,6 +190,14 @@ class ReadMixin:
             rows.sort(key=lambda r: r[0])
         return [ModelRecord(*r) for r in rows]
 
+    def models_without_metadata(self) -> list[str]:
+        """Keys of the models that hold results (outcomes) and whose Hub metadata was never fetched (``fetched_at``
+        null: the fetch failed, or the pass that stored them was offline), sorted: an ingest asks the Hub again."""
+        q = (select(Model.key).where(Model.fetched_at.is_(None),
+                                     exists().where(OutcomeBlock.model_id == Model.id)).order_by(Model.key))
+        with self._read() as conn:
+            return [k for (k,) in conn.execute(q).all()]
+
     def resolve_aliases(self, names: Sequence[str]) -> dict[str, str]:
         """name -> the key of the model row it is an alias of (names no source used are left out)."""
         q = self.engine.dialect.identifier_preparer.quote
