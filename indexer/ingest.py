@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 #: a new revision that reads with errors and loses more than this share of the stored revision's outcome cells is
 #: quarantined (not stored; the stored revision keeps serving) unless accepted with ``--accept-partial``
 QUARANTINE_LOSS = 0.10
+#: how many models whose Hub metadata was never fetched (a failing Hub, an offline pass, ``--no-metadata``) an ingest or
+#: pass asks for besides the models of the sources it stores (:meth:`Ingester.fetch_model_metadata`)
+METADATA_BACKLOG = 200
 
 #: reader options that change what a source stores (the model name recorded, the filter and metric read, a table's
 #: shape): a source read with any of them is stored under a revision that names them (:func:`read_revision`), so
@@ -479,9 +482,16 @@ class Ingester:
                 if names:
                     self.summary.warnings.append("HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models")
                 return
-        # and every model with results whose metadata was never fetched (a Hub failure or an offline pass when its
-        # source was stored: the source is unchanged since, so nothing else would ask again)
-        names = sorted(set(names) | {m for m in self.store.models_without_metadata() if is_valid_repo_id(m)})
+        # and models with results whose metadata was never fetched (a Hub failure or an offline pass when its source
+        # was stored: the source is unchanged since, so nothing else would ask again), at most METADATA_BACKLOG a run
+        # (a home ingested with --no-metadata catches up over passes, not in one long pass), drawn at random so that
+        # ids the Hub keeps refusing do not hold the rest back
+        import random
+
+        backlog = sorted(set(m for m in self.store.models_without_metadata() if is_valid_repo_id(m)) - set(names))
+        if len(backlog) > METADATA_BACKLOG:
+            backlog = random.sample(backlog, METADATA_BACKLOG)
+        names = sorted({*names, *backlog})
         if not names:
             return
         rows = []
