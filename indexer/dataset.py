@@ -405,6 +405,22 @@ def _vector_column(table, name: str, file: str, dims, labels: list[str], errors:
     return out
 
 
+def _nul_column(row: dict) -> str | None:
+    """The first column of a record row whose text holds a NUL character (PostgreSQL refuses it in any text, and a
+    name holding one cannot be asked for), or None. Lists and structs (``benchmarks``, ``aliases``) are looked into."""
+
+    def has_nul(v) -> bool:
+        if isinstance(v, str):
+            return "\x00" in v
+        if isinstance(v, dict):
+            return any(has_nul(x) for x in v.values())
+        if isinstance(v, (list, tuple)):
+            return any(has_nul(x) for x in v)
+        return False
+
+    return next((c for c, v in row.items() if has_nul(v)), None)
+
+
 def _time(value, where: str, errors: _Errors):
     if value is None:
         return None
@@ -539,6 +555,10 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             for j, p in enumerate(prow):
                 if mus[j] is None or ws[j] is None or Vs[j] is None:
                     continue
+                if _nul_column(p):
+                    errors.add(f"{pname}: row {j} ({labels[j]})", f"{_nul_column(p)} holds a NUL character (no database "
+                               "takes it)")
+                    continue
                 if p["key"] in keys:  # one row per pattern: a second one would fail the pull's SQL write
                     errors.add(f"{pname}: row {j} ({labels[j]})", "a second record of this pattern")
                     continue
@@ -570,6 +590,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                 w = f"{mname}: row {j} ({labels[j]})"
                 if not m["model"] or not isinstance(m["model"], str):
                     errors.add(w, "model is missing")
+                    continue
+                if _nul_column(m):
+                    errors.add(w, f"{_nul_column(m)} holds a NUL character (no database takes it)")
                     continue
                 if m["model"] in seen:
                     errors.add(w, "a second record of this model")
@@ -618,6 +641,8 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                 for j, (q, v) in enumerate(zip(qrows, qvecs)):
                     if not q["hash"] or not q["benchmarks"]:
                         errors.add(f"{qname}: row {j}", "hash or benchmarks is missing")
+                    elif _nul_column(q):
+                        errors.add(f"{qname}: row {j}", f"{_nul_column(q)} holds a NUL character (no database takes it)")
                     elif v is not None:
                         rec.prompts.append((q["hash"], list(q["benchmarks"]), v))
                 if masks:
@@ -628,6 +653,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             if b["space"] != spec.name or b_vecs[j] is None:
                 continue
             w = f"{BENCHMARKS}: row {j} ({b['benchmark']})"
+            if _nul_column(b):
+                errors.add(w, f"{_nul_column(b)} holds a NUL character (no database takes it)")
+                continue
             try:
                 config = json.loads(b["config"]) if b["config"] else {}
             except ValueError:

@@ -1137,3 +1137,33 @@ def test_records_of_settings_a_newer_taskspace_made_say_to_upgrade(publisher, tm
     assert msg.endswith("another, likely newer, taskspace published these records: upgrade taskspace to pull them")
     assert "re-index" not in msg
     _assert_nothing_imported()
+
+
+def test_a_record_whose_text_holds_a_nul_is_reported_by_row(publisher, tmp_path, store):
+    """A record set whose model name (or another text: an alias, a licence, a benchmark name) holds a NUL character
+    (a damaged or hand-made copy): reported by file, row and column, nothing imported (exit 1), on SQLite and
+    PostgreSQL. Before, PostgreSQL failed the pull's transaction ("pulling records failed ...: PostgreSQL text fields
+    cannot contain NUL (0x00) bytes", exit 3, no file or row named) and SQLite stored a model whose name no command
+    could ask for."""
+    import pyarrow as pa
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    bad = _copy(tmp_path / "d", tmp_path / "bad")
+
+    def edit(t):
+        names = t.column("model").to_pylist()
+        names[1] = "org/a\x00b"
+        lic = t.column("license").to_pylist()
+        lic[2] = "mit\x00"
+        t = t.set_column(t.column_names.index("model"), "model", pa.array(names))
+        return t.set_column(t.column_names.index("license"), "license", pa.array(lic))
+
+    _rewrite_models(bad, edit)
+    with pytest.raises(InputError) as e:
+        pull(str(bad), store=store)
+    msg = str(e.value)
+    assert "2 problem(s) in the records, nothing was imported" in msg and e.value.exit_code == 1
+    assert re.search(r"models/\S+\.parquet: row 1 \(model org/a\x00b\): model holds a NUL character", msg)
+    assert re.search(r"models/\S+\.parquet: row 2 \(model \S+\): license holds a NUL character", msg)
+    assert store.list_spaces() == [] and store.list_models() == []
