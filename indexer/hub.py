@@ -337,12 +337,12 @@ class HubClient:
         return {
             "key": repo_id,
             "revision": info.sha if _SHA.match(info.sha or "") else None,
-            "author": info.author or (info.id.split("/", 1)[0] if "/" in info.id else None),
+            "author": _card_text(info.author, join=False) or repo_id.split("/", 1)[0],
             "license": license_,
             "num_parameters": total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None,
             "pipeline_tag": _card_text(info.pipeline_tag, join=False),
             "library": _card_text(info.library_name, join=False),
-            "tags": [t for t in (info.tags or []) if isinstance(t, str) and t.strip()],
+            "tags": [t for t in (_card_text(x, join=False) for x in (info.tags or []) if isinstance(x, str)) if t],
             "downloads": info.downloads,
             "likes": info.likes,
             "gated": None if gated is None else str(gated).lower(),
@@ -462,7 +462,8 @@ class HubClient:
 
 def _card_text(value, *, join: bool) -> str | None:
     """A model card's metadata value as text: a string (stripped; blank -> None), a number as written, a list of
-    them joined with "," (``join``) or its first (else); a mapping or anything else -> None."""
+    them joined with "," (``join``) or its first (else); a mapping, a text holding a NUL (no database takes it: a
+    broken or hostile endpoint) or anything else -> None."""
     if isinstance(value, (list, tuple)):
         items = [t for t in (_card_text(v, join=False) for v in value) if t]
         return (",".join(items) if join else items[0]) if items else None
@@ -471,7 +472,7 @@ def _card_text(value, *, join: bool) -> str | None:
     if isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, str):
-        return value.strip() or None
+        return None if "\x00" in value else (value.strip() or None)
     return None
 
 

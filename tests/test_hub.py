@@ -364,3 +364,28 @@ def test_metadata_a_failing_hub_did_not_give_is_fetched_by_the_next_ingest(hub_s
     third = ingest(str(d), store=store)
     assert third.metadata == 0 and third.warnings == []
     assert _requests(hub_server, "/api/models/fake-org/not-on-hub") == asked == 1  # asked once, answered 404
+
+
+def test_a_hub_answer_with_a_nul_in_a_text_costs_no_metadata(hub_server, store, tmp_path):
+    """A model's info whose texts hold a NUL (a broken mirror or a hostile HF_ENDPOINT: licence, pipeline tag, author,
+    a tag): those values are unknown, the rest is stored, and every other model's metadata too, on SQLite and
+    PostgreSQL. Before, PostgreSQL refused the NUL and `upsert_models` failed the whole batch (no model of the pass got
+    metadata; the StoreError ended `taskspace index`)."""
+    import json
+
+    from indexer.ingest import ingest
+
+    d = hub_server.root / "models" / "fake-org" / "nul"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text("{}")
+    (d / "_info.json").write_text(json.dumps({"cardData": {"license": "mit\u0000"}, "pipeline_tag": "text\u0000gen",
+                                              "author": "x\u0000", "tags": ["ok", "b\u0000d"], "likes": 3}))
+    t = tmp_path / "t"
+    t.mkdir()
+    (t / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/nul,p1,1\nfake-org/tiny-lb,p1,0\n")
+    (t / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    s = ingest(str(t), store=store)
+    assert s.errors == [] and s.metadata == 2
+    got = store.get_model("fake-org/nul")
+    assert (got.license, got.pipeline_tag, got.author, got.tags, got.likes) == (None, None, "fake-org", ["ok"], 3)
+    assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
