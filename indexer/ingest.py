@@ -455,6 +455,11 @@ class Ingester:
         if mode:
             suffix = mode[1]
             repos = [r for r in repos if r.endswith(suffix) or r.split("/", 1)[1].startswith(suffix)]
+        if not repos:  # the Hub answers an unknown organisation (a typo) with an empty list, not a 404
+            what = f"datasets named like '{mode[1]}'" if mode else "datasets"
+            self.summary.errors.append(RowError(f"hub-org:{org}", None, f"the Hub at {self.hub.endpoint} lists no "
+                                                f"{what} of {org!r}: is the organisation (or user) name right?"))
+            return
         from .hub import is_valid_repo_id
 
         for repo in repos[:limit] if limit else repos:

@@ -389,3 +389,19 @@ def test_a_hub_answer_with_a_nul_in_a_text_costs_no_metadata(hub_server, store, 
     got = store.get_model("fake-org/nul")
     assert (got.license, got.pipeline_tag, got.author, got.tags, got.likes) == (None, None, "fake-org", ["ok"], 3)
     assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
+
+
+def test_a_hub_org_listing_no_datasets_is_an_error_naming_it(hub_server, store):
+    """`hub-org:ORG` whose listing is empty (the Hub answers an unknown organisation, a typo, with an empty list, not
+    a 404): an error line naming the listing and asking whether the name is right (`ingest` exit 1, a pass `partial`);
+    a known organisation is read as before. Before, "added 0 models ... from 0 source(s)", exit 0, every pass."""
+    from indexer.ingest import ingest
+
+    s = ingest("hub-org:fake-orgg", store=store)
+    (e,) = s.errors
+    assert (e.file, e.line) == ("hub-org:fake-orgg", None)
+    assert e.message == (f"the Hub at {hub_server.url} lists no datasets of 'fake-orgg': is the organisation (or user) "
+                         "name right?")
+    assert s.hub_failures == 0 and s.sources == 0
+    ok = ingest("hub-org:fake-org", store=store, fetch_metadata=False)
+    assert ok.errors == [] and ok.sources == 1
