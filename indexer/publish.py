@@ -398,6 +398,10 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
         raise InputError(f"{repo_id!r} is not a Hub repo id ORG/NAME")
     if dry_run is not None:  # before the records are read: a file there raised FileExistsError at the end
         _check_dry_run_dir(Path(dry_run))
+    else:  # the token before the records are built (minutes on a large home, the encoder for the prompt rows)
+        hub = hub or HubClient()
+        hub.again = "nothing was published; run `taskspace publish` again later"  # not "the next run": none follows
+        hub.check_write_access(repo_id)
     own = store is None
     if own:
         from .store.sql import open_store
@@ -420,9 +424,6 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
         n = len(rs.records)
         return PublishResult(repo_id, None, n, 0, 0, sorted(files), stale, dry_run=str(out),
                              message=commit_message(n, 0, 0, len(rs.spaces)))
-    hub = hub or HubClient()
-    hub.again = "nothing was published; run `taskspace publish` again later"  # not "the next run": none follows
-    hub.check_write_access(repo_id)
     hub.create_dataset(repo_id, private=private)
     snap = hub.repo_snapshot(repo_id, None, "dataset")
     managed = [f for f in snap.files if dataset.is_managed(f)]

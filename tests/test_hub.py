@@ -405,3 +405,22 @@ def test_a_hub_org_listing_no_datasets_is_an_error_naming_it(hub_server, store):
     assert s.hub_failures == 0 and s.sources == 0
     ok = ingest("hub-org:fake-org", store=store, fetch_metadata=False)
     assert ok.errors == [] and ok.sources == 1
+
+
+def test_publish_checks_the_token_before_it_reads_the_records(hub_server, taskspace_home, monkeypatch):
+    """`taskspace publish` without a token, or with a read-only one, says so before the records are read and built
+    (on a large home minutes of work, the encoder loaded for the prompt rows): here on a home with nothing to publish
+    the token is what it names. Before, the records were built first and only then was the token looked at."""
+    from indexer.errors import ConfigError
+    from indexer.publish import publish
+
+    hub_server.tokens = {"hf_read_1": "read"}
+    with pytest.raises(ConfigError, match="publishing to tester/recs needs a Hugging Face token and none is set"):
+        publish("tester/recs")
+    monkeypatch.setenv("HF_TOKEN", "hf_read_1")
+    with pytest.raises(GatedRepoError, match="token is read-only and cannot publish to tester/recs"):
+        publish("tester/recs")
+    hub_server.tokens = {"hf_read_1": "write"}
+    with pytest.raises(NotFoundError, match="nothing to publish"):  # a token that can write: then the records
+        publish("tester/recs")
+    assert not (hub_server.root / "datasets" / "tester" / "recs").exists()
