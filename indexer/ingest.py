@@ -393,6 +393,12 @@ class Ingester:
                                          "that could leave the download folder); nothing of this source is downloaded"))
                 return
             fmt, files = plan_files(list(snap.files))
+            if format and format != fmt and find_reader(format) is not None:  # the files the named format reads
+                fmt, files = format, find_reader(format).plan_hub_files(list(snap.files))[1]
+                if not files:
+                    s.errors.append(RowError(location, None, f"no files of format {format} in this repo (--format "
+                                             f"{format}); nothing to read"))
+                    return
             fmt = format or fmt
             if fmt is None:
                 s.errors.append(RowError(location, None, "no lm-eval samples, lighteval details or plain table files in "

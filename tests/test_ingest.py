@@ -695,3 +695,19 @@ def test_a_file_changed_while_it_is_read_is_read_again_by_the_next_pass(store, t
     assert (again.skipped, again.sources) == (0, 1)
     assert sorted(store.load_outcomes().models) == ["m1", "m2"]
     assert ingest(str(d), store=store, fetch_metadata=False).skipped == 1
+
+
+def test_format_of_a_hub_repo_plans_the_files_that_format_reads(store, hub_server):
+    """`ingest hub:ORG/REPO --format table` on a repo that holds a plain table beside lm-eval runs (which the detection
+    prefers): the table's files are downloaded and read; a format with no files in the repo is an error naming it.
+    Before, the detected format's files were downloaded and read as the named one: "no outcomes.<ext> or matrix.<ext>
+    in this folder" for a repo whose root holds outcomes.csv."""
+    both = hub_server.root / "datasets" / "fake-org" / "both"
+    shutil.copytree(hub_server.root / "datasets" / "fake-org" / "lm-eval-results", both)
+    (both / "outcomes.csv").write_text("model,prompt_id,correct\norg/m1,p1,1\norg/m2,p1,0\n")
+    (both / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    s = ingest("hub:fake-org/both", store=store, format="table", fetch_metadata=False)
+    assert s.errors == [] and (s.models, s.outcomes) == (2, 2)
+    assert not any("samples_" in p for p in hub_server.downloads("fake-org/both"))
+    (e,) = ingest("hub:fake-org/lm-eval-results", store=store, format="lighteval", fetch_metadata=False).errors
+    assert e.message == "no files of format lighteval in this repo (--format lighteval); nothing to read"
