@@ -432,7 +432,7 @@ class HubClient:
 
     def create_dataset(self, repo_id: str, *, private: bool = False) -> None:
         """Create the dataset repo ``repo_id`` unless it exists."""
-        self._call("create the dataset", repo_id, "dataset", self._api.create_repo, repo_id, repo_type="dataset",
+        self._call("create", repo_id, "dataset", self._api.create_repo, repo_id, repo_type="dataset",
                    private=private, exist_ok=True, token=self._token)
 
     def commit(self, repo_id: str, files: dict[str, bytes], deletes: list[str], message: str,
@@ -563,7 +563,7 @@ def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") ->
                               "Hugging Face token (401: mistyped, expired or revoked), so nothing can be published to "
                               f"{repo}: create a token with write access at https://huggingface.co/settings/tokens, "
                               "then run `hf auth login` or set HF_TOKEN")
-    if what in ("write to", "create the dataset", "check the token for"):
+    if what in ("write to", "create", "check the token for"):
         return GatedRepoError(f"the Hub refused to let this token {what} the {kind} {repo} ({status}): use a token with "
                               f"write access to {repo.split('/')[0]} (https://huggingface.co/settings/tokens), then run "
                               "`hf auth login` or set HF_TOKEN")

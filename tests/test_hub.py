@@ -424,3 +424,13 @@ def test_publish_checks_the_token_before_it_reads_the_records(hub_server, tasksp
     with pytest.raises(NotFoundError, match="nothing to publish"):  # a token that can write: then the records
         publish("tester/recs")
     assert not (hub_server.root / "datasets" / "tester" / "recs").exists()
+
+
+def test_a_refused_dataset_creation_reads_as_one_sentence(hub_server, sleeps):
+    """The Hub refusing to create the dataset (403: a token without rights to the organisation) says so once; before,
+    "the Hub refused to let this token create the dataset the dataset ORG/NAME (403)"."""
+    hub_server.fail("/api/repos/create", [403])
+    with pytest.raises(GatedRepoError) as e:
+        HubClient(token="hf_x", sleep=sleeps.append).create_dataset("other-org/recs")
+    assert str(e.value).startswith("the Hub refused to let this token create the dataset other-org/recs (403): use a "
+                                   "token with write access to other-org")
