@@ -379,10 +379,26 @@ class HubClient:
             kind = "dataset" if repo_type == "dataset" else "model"
             raise NotFoundError(f"revision {revision!r} not found in the {kind} {repo_id}: give one of its commit shas, "
                                 "branches or tags, or none for main") from None
+        except NotFoundError:
+            if repo_type == "dataset" and self._is_model(repo_id):  # `hub:` of a model's id: setting HF_TOKEN won't help
+                org, _, name = repo_id.partition("/")
+                raise NotFoundError(f"{repo_id} is a model repo on {self.endpoint}, not a dataset: hub:ORG/NAME names a "
+                                    "dataset repo of results (for this model's Open LLM Leaderboard details: "
+                                    f"hub:open-llm-leaderboard/{org}__{name}-details; a private dataset of that "
+                                    "name needs HF_TOKEN)") from None
+            raise
         if not _SHA.match(snap.sha or ""):
             raise HubError(f"the Hub at {self.endpoint} answered the commit sha {str(snap.sha)[:80]!r} for {repo_id}, not "
                            "40 hex digits; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
         return snap
+
+    def _is_model(self, repo_id: str) -> bool:
+        """True when the Hub knows ``repo_id`` as a model repo (False also when it cannot tell)."""
+        try:
+            self._call("read model info of", repo_id, "model", self._api.model_info, repo_id)
+            return True
+        except Exception:  # noqa: BLE001 - only a hint: any failure means "cannot tell"
+            return False
 
     def download(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
         """Download ``files`` of the snapshot at its exact commit; returns the local root holding them in

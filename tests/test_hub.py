@@ -434,3 +434,24 @@ def test_a_refused_dataset_creation_reads_as_one_sentence(hub_server, sleeps):
         HubClient(token="hf_x", sleep=sleeps.append).create_dataset("other-org/recs")
     assert str(e.value).startswith("the Hub refused to let this token create the dataset other-org/recs (403): use a "
                                    "token with write access to other-org")
+
+
+def test_a_hub_spec_naming_a_model_repo_says_it_is_a_model(client, hub_server, store, taskspace_home):
+    """`ingest hub:ORG/NAME` (or `pull`) naming a model repo, not a dataset of results: the error says it is a model
+    repo and which dataset holds its leaderboard details. Before, "the dataset ORG/NAME does not exist ... (or it is
+    private: set HF_TOKEN)", advice that does not help; an id that is neither still says that."""
+    from indexer.ingest import ingest
+    from indexer.publish import pull
+
+    want = (f"fake-org/tiny-lb is a model repo on {hub_server.url}, not a dataset: hub:ORG/NAME names a dataset repo of "
+            "results (for this model's Open LLM Leaderboard details: hub:open-llm-leaderboard/fake-org__tiny-lb-details; a "
+            "private dataset of that name needs HF_TOKEN)")
+    with pytest.raises(NotFoundError) as e:
+        client.repo_snapshot("fake-org/tiny-lb")
+    assert str(e.value) == want
+    (err,) = ingest("hub:fake-org/tiny-lb", store=store).errors
+    assert want in err.message
+    with pytest.raises(NotFoundError, match="is a model repo"):
+        pull("hub:fake-org/tiny-lb")
+    with pytest.raises(NotFoundError, match=r"the dataset fake-org/nothing does not exist .*set HF_TOKEN"):
+        client.repo_snapshot("fake-org/nothing")
