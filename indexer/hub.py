@@ -327,8 +327,8 @@ class HubClient:
         # the card's YAML is the model author's: a license or base_model may be a number, a mapping or a list of
         # anything; only text is kept (a list of texts joined), so no odd card reaches SQL, where a mapping failed
         # the whole metadata batch of the pass
-        license_ = _card_text(card.get("license"), join=True)
-        base = _card_text(card.get("base_model"), join=False)
+        license_ = _fits(_card_text(card.get("license"), join=True), 256)
+        base = _fits(_card_text(card.get("base_model"), join=False), 512)
         st = getattr(info, "safetensors", None)
         gated = info.gated
         total = getattr(st, "total", None) if st is not None else None
@@ -337,11 +337,11 @@ class HubClient:
         return {
             "key": repo_id,
             "revision": info.sha if _SHA.match(info.sha or "") else None,
-            "author": _card_text(info.author, join=False) or repo_id.split("/", 1)[0],
+            "author": _fits(_card_text(info.author, join=False), 256) or repo_id.split("/", 1)[0],
             "license": license_,
             "num_parameters": total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None,
-            "pipeline_tag": _card_text(info.pipeline_tag, join=False),
-            "library": _card_text(info.library_name, join=False),
+            "pipeline_tag": _fits(_card_text(info.pipeline_tag, join=False), 128),
+            "library": _fits(_card_text(info.library_name, join=False), 128),
             "tags": [t for t in (_card_text(x, join=False) for x in (info.tags or []) if isinstance(x, str)) if t],
             "downloads": info.downloads,
             "likes": info.likes,
@@ -474,6 +474,12 @@ class HubClient:
         finally:
             self.retries = retries
         return info.oid
+
+
+def _fits(text: str | None, width: int) -> str | None:
+    """``text`` when it fits its SQL column (``width`` characters: PostgreSQL refuses a longer one, failing the whole
+    metadata batch), else None: a longer licence or tag is no Hub value taskspace could filter on."""
+    return text if text is None or len(text) <= width else None
 
 
 def _card_text(value, *, join: bool) -> str | None:

@@ -455,3 +455,28 @@ def test_a_hub_spec_naming_a_model_repo_says_it_is_a_model(client, hub_server, s
         pull("hub:fake-org/tiny-lb")
     with pytest.raises(NotFoundError, match=r"the dataset fake-org/nothing does not exist .*set HF_TOKEN"):
         client.repo_snapshot("fake-org/nothing")
+
+
+def test_a_hub_text_longer_than_its_column_costs_no_metadata(hub_server, store, tmp_path):
+    """A model's info with a licence of 300 characters and a pipeline tag of 200 (longer than the SQL columns, 256 and
+    128: a broken mirror or a hostile HF_ENDPOINT; no Hub value is that long): those are unknown, the rest and the
+    other models' metadata stored, on SQLite and PostgreSQL. Before, PostgreSQL refused the value ("value too long for
+    type character varying(256)") and the pass's whole metadata batch failed."""
+    import json
+
+    from indexer.ingest import ingest
+
+    d = hub_server.root / "models" / "fake-org" / "long"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text("{}")
+    (d / "_info.json").write_text(json.dumps({"cardData": {"license": "x" * 300}, "pipeline_tag": "y" * 200,
+                                              "library_name": "transformers"}))
+    t = tmp_path / "t"
+    t.mkdir()
+    (t / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/long,p1,1\nfake-org/tiny-lb,p1,0\n")
+    (t / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    s = ingest(str(t), store=store)
+    assert s.errors == [] and s.metadata == 2
+    got = store.get_model("fake-org/long")
+    assert (got.license, got.pipeline_tag, got.library) == (None, None, "transformers")
+    assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
