@@ -1,8 +1,9 @@
 """Everything that talks to the Hugging Face Hub. The only module that imports ``huggingface_hub``.
 
 - :meth:`HubClient.model_info` -> a dict of model metadata for filters (the field names of
-  ``Store.upsert_models``: key (the id asked for, also when the Hub redirects a renamed repo), revision, author, license, num_parameters, pipeline_tag, library, tags,
-  downloads, likes, gated, created_at, last_modified, base_model).
+  ``Store.upsert_models``: key (the id asked for, also when the Hub redirects a renamed repo), revision, author,
+  license, num_parameters, pipeline_tag, library, tags, downloads, likes, gated, created_at, last_modified,
+  base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
   (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice).
