@@ -312,6 +312,10 @@ class HubClient:
                     if self._failing or attempt > self.retries or self._clock() + delay > end:
                         why = ("not retried: an earlier request had failed as well" if self._failing else
                                f"gave up after {attempt} tries in {self._clock() - start:.0f} s")
+                        if not self._failing and attempt <= self.retries:  # the wait would pass the deadline
+                            wait = (f"the Hub asks to wait {retry_after:.0f} s (Retry-After)" if retry_after > 0 else
+                                    f"the next try would be in {delay:.0f} s")
+                            why += f": {wait}, past this operation's {self.deadline:.0f} s deadline"
                         self._failing = True
                         raise HubError(f"{err} ({why}; {self.again})") from None
                     log.warning("Hub: %s; retry %d/%d in %.1fs", err, attempt, self.retries, delay)

@@ -480,3 +480,15 @@ def test_a_hub_text_longer_than_its_column_costs_no_metadata(hub_server, store, 
     got = store.get_model("fake-org/long")
     assert (got.license, got.pipeline_tag, got.library) == (None, None, "transformers")
     assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
+
+
+def test_a_rate_limit_longer_than_the_deadline_says_how_long_the_hub_asks_to_wait(hub_server, sleeps):
+    """A 429 whose Retry-After passes the operation's deadline (a rate limit during a pull of many files): not waited
+    for, and the error says how long the Hub asks to wait and that it passes the deadline. Before, "the Hub answered
+    429 (gave up after 1 tries in 0 s; ...)", which read as a Hub that was not tried at all."""
+    hub_server.fail("/api/datasets/" + LB, [(429, {"Retry-After": "300"})])
+    with pytest.raises(HubError) as e:
+        HubClient(backoff=0.5, sleep=sleeps.append).repo_snapshot(LB)
+    assert (f"cannot read {LB}: the Hub answered 429 (gave up after 1 tries in 0 s: the Hub asks to wait 300 s "
+            "(Retry-After), past this operation's 60 s deadline; the next run tries again)") == str(e.value)
+    assert sleeps == []
