@@ -25,7 +25,7 @@ oracle (the best observed model on every prompt) is the ceiling.
 Splits (``split``): ``in-sample``, ``oos`` (leave one group out), ``coverage`` (issue 13: a group's outcomes
 hidden from half of the models, half of its prompts the targets, :func:`indexer.evaluation.splits.coverage`),
 ``all`` (the three), ``both`` (in-sample and oos). Several data folders are pooled into one index (models merged by
-name, :func:`indexer.outcomes.merge`), with every metric also per data set (``datasets`` of each method).
+their index key, :func:`load_matrix`, :func:`indexer.outcomes.merge`), with every metric also per data set (``datasets`` of each method).
 
 **Threads.** The folds run with one BLAS thread (:func:`indexer.solver.kernels.single_threaded_lapack`): their
 products are many and of medium size (a fold's Grams, ``b`` sums, kNN similarities), and with two threads on a
@@ -71,7 +71,7 @@ SWEEP_LAMBDA = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 def load_matrix(data: str | Path, group_by: str | None = None, format: str | None = None) -> OutcomeMatrix:
     """Read DATA with the ingest layer (``format``: its reader, default detected, as ``taskspace ingest --format``)
-    and build the outcome matrix.
+    and build the outcome matrix, each model under the key an index stores it under (:mod:`indexer.identity`).
 
     Extra prompt fields (``src``, ``category`` ...) are read from a table source's prompts file
     (:func:`indexer.sources.tables.prompt_fields`) when ``group_by`` asks for one, since the readers keep only
@@ -86,13 +86,18 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
         detail = "; ".join(str(e) for e in (whole + [e for e in batch.errors if e not in whole])[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
     fields = tables.prompt_fields(data) if group_by not in (None, "benchmark") else None
-    return from_batch(batch, fields)
+    # a model is the key an index stores it under (its Hub repo id when known), so that its names in several data
+    # sets (`Qwen--Qwen1.5-72B-Chat`, `Qwen1.5-72B-Chat`, any case) are one model here too, as in the index
+    from .identity import resolve_many
+
+    return from_batch(batch, fields, lambda names: {n: i.key for n, i in resolve_many(names).items()})
 
 
 def load_pooled(datas, group_by: str | None = None,
                 format: str | None = None) -> tuple[OutcomeMatrix, np.ndarray | None, list[str]]:
     """(matrix, per-prompt data set names or None, the names) of one or several data folders: several are
-    pooled into one matrix as one index holds them (:func:`indexer.outcomes.merge`: models merged by name).
+    pooled into one matrix as one index holds them (:func:`indexer.outcomes.merge`: models merged by their index
+    key, :func:`load_matrix`).
     A data set's name is its folder's name (its path when two share a name)."""
     paths = [Path(str(d)) for d in datas]
     if len(paths) == 1:

@@ -14,7 +14,7 @@ the fields both have carry the same names (``models``, ``prompt_hashes``, ``scor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -107,7 +107,8 @@ def _as_mask(sel: np.ndarray, n: int) -> np.ndarray:
     return mask
 
 
-def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, object]] | None = None) -> OutcomeMatrix:
+def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, object]] | None = None,
+               model_keys: Callable[[list[str]], Mapping[str, str]] | None = None) -> OutcomeMatrix:
     """Build the matrix from a batch's outcomes (its ``outcomes`` rows and/or columnar ``table``).
 
     Parameters
@@ -115,6 +116,9 @@ def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, obje
     batch : the outcomes (model, benchmark, text, score in [0, 1]).
     prompt_fields : optional extra labels, keyed by prompt hash or by the source's ``prompt_id``, each a
         dict of field -> value (e.g. ``{"src": "ori_mmlu-law"}``). Looked up by hash first, then by id.
+    model_keys : optional, the batch's model names -> {name: the model it is} (as an index keys it:
+        :func:`indexer.identity.resolve_many`); names of one model are one row, their outcomes on a prompt averaged.
+        Default: each name its own model.
 
     Raises :class:`InputError` if the batch has no outcomes or a score is outside [0, 1].
     """
@@ -148,10 +152,11 @@ def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, obje
             benchmarks.append(t.benchmarks[p])
             ids.append(t.prompt_ids[p])
         pmap[p] = j
-    # models: by name (sorted); revisions of one name are one model here
-    order = sorted(set(t.models), key=str)
+    # models: by name (sorted), or by their ``model_keys``; revisions of one name are one model here
+    keys = dict(model_keys(sorted(set(t.models), key=str))) if model_keys is not None else {}
+    order = sorted({keys.get(m, m) for m in t.models}, key=str)
     row_of = {m: i for i, m in enumerate(order)}
-    mmap = np.asarray([row_of[m] for m in t.models], dtype=np.int64)
+    mmap = np.asarray([row_of[keys.get(m, m)] for m in t.models], dtype=np.int64)
     M, N = len(order), len(texts)
     rows = mmap[np.asarray(t.model_idx, dtype=np.int64)]
     cols = pmap[np.asarray(t.prompt_idx, dtype=np.int64)]

@@ -1246,3 +1246,27 @@ def test_the_coverage_split_says_how_many_groups_are_too_small():
     labels = np.array([f"g{k:02d}" for k in range(7)] + ["big"] * 4, dtype=object)
     with pytest.raises(InputError, match=r"7 of 8 groups have fewer than 2 prompts \(g00, g01, g02, g03, g04, \.\.\.\)"):
         splits.coverage(labels, 4)
+
+
+def test_pooled_data_sets_merge_a_models_names_as_the_index_does(tmp_path):
+    # one model named as each data set names it (`Qwen--Qwen1.5-72B-Chat` in evalarena_code, `Qwen1.5-72B-Chat` in
+    # mmlu_pro, a case changed): an index stores them as one model (indexer.identity), evaluate pooled two
+    from indexer.evaluate import load_pooled
+    from indexer.identity import resolve
+
+    names = {"a": ["Qwen--Qwen1.5-72B-Chat", "m-only-in-a"], "b": ["QWEN1.5-72B-CHAT", "Qwen1.5-72B-Chat"]}
+    for folder, models in names.items():
+        d = tmp_path / folder
+        d.mkdir()
+        (d / "prompts.jsonl").write_text("".join(
+            json.dumps({"prompt_id": f"p{j}", "benchmark": folder, "text": f"{folder}: what is {j} + {j}?"}) + "\n"
+            for j in range(2)))
+        (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+            f"{m},p{j},{(i + j) % 2}\n" for i, m in enumerate(models) for j in range(2)))
+    key = resolve("Qwen1.5-72B-Chat").key
+    assert key == "Qwen/Qwen1.5-72B-Chat"
+    m, origin, _ = load_pooled([tmp_path / "a", tmp_path / "b"])
+    assert m.models == sorted([key, "m-only-in-a"])  # before: four models, one of them three times
+    row = m.models.index(key)
+    # b's two names of the model: its outcomes on a prompt averaged, as repeats of one source
+    assert m.scores[row].tolist() == [0.0, 1.0, 0.5, 0.5]
