@@ -511,11 +511,24 @@ def _usage_error(exc) -> int:
     return 2
 
 
+#: the commands whose work is recorded as a run (`taskspace runs`): an interrupt of one shows there
+_RUN_COMMANDS = ("taskspace index", "taskspace reindex", "taskspace worker", "taskspace serve")
+
+
 def _exit(code: int) -> None:
-    """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so."""
+    """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so,
+    and what it left: the same for every command, before, so `evaluate` (which stores nothing) was said to have kept
+    what it committed, to continue when run again and to show in `taskspace runs`."""
     if code == 130:
-        typer.echo("interrupted: what was committed is kept, nothing is half-written; run the command again to "
-                   "continue (`taskspace runs` shows an interrupted pass)", err=True)
+        where = _command_path(sys.argv[1:])
+        if where == "taskspace evaluate":
+            said = ("interrupted: an evaluation keeps no partial results (only the --plots of splits that finished "
+                    "were written); run the command again to start it over")
+        else:
+            said = "interrupted: what was committed is kept, nothing is half-written; run the command again to continue"
+            if where in _RUN_COMMANDS:
+                said += " (`taskspace runs` shows an interrupted pass)"
+        typer.echo(said, err=True)
     sys.exit(code)
 
 

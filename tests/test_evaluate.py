@@ -1270,3 +1270,25 @@ def test_pooled_data_sets_merge_a_models_names_as_the_index_does(tmp_path):
     row = m.models.index(key)
     # b's two names of the model: its outcomes on a prompt averaged, as repeats of one source
     assert m.scores[row].tolist() == [0.0, 1.0, 0.5, 0.5]
+
+
+def test_an_interrupted_evaluation_says_it_kept_nothing(monkeypatch, capsys):
+    # Ctrl-C during `taskspace evaluate`: the message was the indexing pass's, "what was committed is kept ... run the
+    # command again to continue (`taskspace runs` shows an interrupted pass)", though evaluate commits nothing, starts
+    # over and records no run
+    import sys
+
+    from indexer import cli
+    import indexer.evaluate as ev
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ev, "evaluate", interrupted)
+    monkeypatch.setattr(sys, "argv", ["taskspace", "evaluate", str(SAMPLE), "--no-sweep"])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    assert exc.value.code == 130
+    err = capsys.readouterr().err
+    assert "keeps no partial results" in err and "start it over" in err
+    assert "taskspace runs" not in err and "committed" not in err
