@@ -22,6 +22,7 @@ Each contestant's numbers are printed; the JSON goes to /tmp (its name is printe
 """
 import argparse, sys, time, json
 from dataclasses import dataclass
+from pathlib import Path
 import numpy as np
 from indexer import represent
 from indexer.evaluation.contestants import Fitted, source_means
@@ -226,7 +227,9 @@ def main():
         out[sp] = {n: {k: v for k, v in mm.items() if k != "folds"} for n, mm in r["methods"].items()}
     path = f"/tmp/bench_level_{'+'.join(x.rstrip('/').split('/')[-1] for x in data)}_{split}_{method}.json"
     print("json:", path)
-    json.dump(out, open(path, "w"), default=str)
+    from indexer.cli_index import json_text  # standard JSON: a metric without a value is null, not NaN
+
+    Path(path).write_text(json_text(out, indent=None))
 
 if __name__ == "__main__":
     main()

@@ -13,7 +13,6 @@ it: `taskspace evaluate DATA --split both --peers all`).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
@@ -121,7 +120,9 @@ def main() -> None:
               f"{wall:.0f} s wall (read {res['seconds']['read']:.1f} s, encode {res['seconds']['encode']:.1f} s)\n")
         print(table(res) + "\n", flush=True)
     if args.json:
-        args.json.write_text(json.dumps(everything, indent=1, default=str))
+        from indexer.cli_index import json_text  # standard JSON: a metric without a value is null, not NaN
+
+        args.json.write_text(json_text(everything, indent=1))
 
 
 if __name__ == "__main__":

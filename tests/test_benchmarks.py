@@ -22,3 +22,37 @@ def test_every_benchmark_script_answers_help(script, tmp_path):
                           text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("usage:"), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
+
+
+def _all_correct(root: Path) -> Path:
+    """A small folder of the sample's prompts whose every outcome is a success: no AUC, so NaN metrics."""
+    import json
+
+    sample = ROOT / "indexer" / "data" / "sample"
+    prompts = [json.loads(line) for line in (sample / "prompts.jsonl").read_text().splitlines()]
+    by_bench: dict = {}
+    for p in prompts:
+        by_bench.setdefault(p["benchmark"], []).append(p)
+    chosen = [p for b in sorted(by_bench)[:2] for p in by_bench[b][:10]]
+    d = root / "allright"
+    d.mkdir()
+    (d / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in chosen))
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{i},{p['prompt_id']},1\n" for i in range(3) for p in chosen))
+    return d
+
+
+@pytest.mark.parametrize("script,args", [("bench_evaluate.py", ["--seeds", "1"]),
+                                         ("bench_peers.py", ["--splits", "oos", "--peers", "none"])])
+def test_a_benchmark_scripts_json_is_standard_json(script, args, tmp_path, monkeypatch):
+    # data without an AUC (every outcome a success): the --json file held Python's bare NaN tokens, which jq,
+    # JSON.parse and Go refuse for the whole file (the CLI's --json gives null since session 30)
+    import json
+    import runpy
+
+    out = tmp_path / "out.json"
+    monkeypatch.setattr(sys, "argv", [script, str(_all_correct(tmp_path)), *args, "--json", str(out)])
+    runpy.run_path(str(ROOT / "benchmarks" / script), run_name="__main__")
+    text = out.read_text()
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert "null" in text
