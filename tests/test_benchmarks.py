@@ -1,4 +1,4 @@
-"""The scripts in benchmarks/: each answers --help with its usage (exit 0) without reading data or an index."""
+"""The scripts in benchmarks/ and scripts/: each answers --help with its usage (exit 0) without reading data or an index."""
 
 from __future__ import annotations
 
@@ -56,3 +56,16 @@ def test_a_benchmark_scripts_json_is_standard_json(script, args, tmp_path, monke
     text = out.read_text()
     json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
     assert "null" in text
+
+
+def test_the_mutation_script_answers_help_and_refuses_a_word_no_mutant_has(tmp_path):
+    # scripts/mutants.py took every argument for a word of a mutant's name: `--help` or a typo ran no mutant, printed
+    # nothing and exited 0, as if every mutant had been caught
+    script = ROOT / "scripts" / "mutants.py"
+    run = lambda *a: subprocess.run([sys.executable, str(script), *a], capture_output=True, text=True,  # noqa: E731
+                                    cwd=tmp_path, timeout=60)
+    helped = run("--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage:") and "mutants" in helped.stdout
+    typo = run("crno")
+    assert typo.returncode == 2 and "no mutant's name contains 'crno'" in typo.stderr
+    assert "cron day-of-month AND day-of-week" in typo.stderr  # the names to choose from
