@@ -69,3 +69,22 @@ def test_the_mutation_script_answers_help_and_refuses_a_word_no_mutant_has(tmp_p
     typo = run("crno")
     assert typo.returncode == 2 and "no mutant's name contains 'crno'" in typo.stderr
     assert "cron day-of-month AND day-of-week" in typo.stderr  # the names to choose from
+
+
+def test_bench_peers_checks_its_splits_first_and_runs_all_or_both_as_their_splits(tmp_path, monkeypatch, capsys):
+    # `--splits oos,bogus` ran oos (minutes at scale), then failed with an InputError traceback; `--splits both` ran
+    # both splits, then a KeyError ('protocol': the result of `both` holds one result per split)
+    import runpy
+
+    data = _all_correct(tmp_path)
+    script = str(ROOT / "benchmarks" / "bench_peers.py")
+    for bad, says in ((["--splits", "oos,bogus"], "'bogus': use splits of"), (["--seeds", "0"], "need 1 to 1000"),
+                      (["--peers", "every"], "invalid choice: 'every'")):
+        monkeypatch.setattr(sys, "argv", ["bench_peers.py", str(data), *bad])
+        with pytest.raises(SystemExit) as exc:
+            runpy.run_path(script, run_name="__main__")
+        assert exc.value.code == 2 and says in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["bench_peers.py", str(data), "--splits", "both", "--peers", "none", "--seeds", "1"])
+    runpy.run_path(script, run_name="__main__")
+    out = capsys.readouterr().out
+    assert "### allright in-sample:" in out and "### allright oos:" in out
