@@ -239,6 +239,15 @@ def evaluate(
     if any(not str(d).strip() for d in datas):  # Path("") is the current folder: not what an empty DATA means
         raise InputError("a DATA is empty; give a folder or a file (an empty path is not the current folder: write . "
                          "for that)")
+    for d in datas if matrix is None else ():  # a source spec `taskspace ingest` takes: "no such file or folder" said
+        spec = str(d)                           # nothing of why
+        if spec.startswith(("hub:", "hub-org:")) and not Path(spec).exists():
+            repo, _, rev = spec.partition(":")[2].partition("@")
+            get = (f"it first (`hf download {repo} --repo-type dataset{' --revision ' + rev if rev else ''} "
+                   "--local-dir DIR`)" if spec.startswith("hub:") else
+                   "each of its datasets first (`hf download ORG/NAME --repo-type dataset --local-dir DIR`)")
+            raise InputError(f"taskspace evaluate reads local files and folders, not Hub sources: download {get} "
+                             "and give DIR", file=spec)
     if matrix is not None:
         m, ds_names = matrix, (sorted(set(np.asarray(datasets, dtype=object).tolist()), key=str)
                                if datasets is not None else [Path(str(datas[0])).name])

@@ -1292,3 +1292,16 @@ def test_an_interrupted_evaluation_says_it_kept_nothing(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "keeps no partial results" in err and "start it over" in err
     assert "taskspace runs" not in err and "committed" not in err
+
+
+def test_a_hub_source_given_as_data_says_evaluate_reads_local_data_and_how_to_get_it(tmp_path):
+    # `taskspace ingest hub:ORG/NAME` reads the Hub; `taskspace evaluate hub:ORG/NAME` said "no such file or folder"
+    from indexer.evaluate import evaluate
+
+    with pytest.raises(InputError) as exc:
+        evaluate("hub:org/results@v2", split="oos", sweep=False)
+    said = str(exc.value)
+    assert said.startswith("hub:org/results@v2: taskspace evaluate reads local files and folders, not Hub sources")
+    assert "`hf download org/results --repo-type dataset --revision v2 --local-dir DIR`" in said
+    with pytest.raises(InputError, match="each of its datasets first"):
+        evaluate([str(SAMPLE), "hub-org:org"], split="oos", sweep=False)
