@@ -463,10 +463,11 @@ def difficulty_vector(X: np.ndarray, S: np.ndarray, clusters: int, grid=np.logsp
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data")
-    ap.add_argument("split")
+    # one split (all / both ran every split, then failed reading their result: KeyError 'methods', numbers lost)
+    ap.add_argument("split", choices=("in-sample", "oos", "coverage"))
     ap.add_argument("variants")
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--peers", default="none")
+    ap.add_argument("--peers", default="none", choices=("none", "fast", "all"))
     ap.add_argument("--decompose", action="store_true")
     args = ap.parse_args()
     cells = _record_folds() if args.decompose else None

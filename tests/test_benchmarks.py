@@ -88,3 +88,14 @@ def test_bench_peers_checks_its_splits_first_and_runs_all_or_both_as_their_split
     runpy.run_path(script, run_name="__main__")
     out = capsys.readouterr().out
     assert "### allright in-sample:" in out and "### allright oos:" in out
+
+
+def test_bench_local_takes_one_split(tmp_path, monkeypatch, capsys):
+    # `bench_local.py DATA both -` ran both splits (minutes at scale), then failed with KeyError 'methods' (the result
+    # of `both` holds one result per split), every number lost
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", ["bench_local.py", str(_all_correct(tmp_path)), "both", "-"])
+    with pytest.raises(SystemExit) as exc:
+        runpy.run_path(str(ROOT / "benchmarks" / "bench_local.py"), run_name="__main__")
+    assert exc.value.code == 2 and "invalid choice: 'both'" in capsys.readouterr().err
