@@ -1305,3 +1305,19 @@ def test_a_hub_source_given_as_data_says_evaluate_reads_local_data_and_how_to_ge
     assert "`hf download org/results --repo-type dataset --revision v2 --local-dir DIR`" in said
     with pytest.raises(InputError, match="each of its datasets first"):
         evaluate([str(SAMPLE), "hub-org:org"], split="oos", sweep=False)
+
+
+def test_a_folder_without_its_prompts_file_is_named_as_such(tmp_path):
+    # a folder of outcomes.csv alone: "cannot tell the format of this folder ... pass --format", and with --format
+    # table "put one there or pass it explicitly", an option evaluate does not have
+    from indexer.evaluate import evaluate
+
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    with pytest.raises(InputError) as exc:
+        evaluate(tmp_path, split="oos", sweep=False)
+    said = str(exc.value)
+    assert "outcomes.csv but no prompts file beside it: put one there (prompts.jsonl" in said
+    assert "--format" not in said and "cannot tell" not in said
+    with pytest.raises(InputError) as exc:
+        evaluate(tmp_path, split="oos", sweep=False, format="table")
+    assert "explicitly" not in str(exc.value) and "put one there" in str(exc.value)
