@@ -1321,3 +1321,20 @@ def test_a_folder_without_its_prompts_file_is_named_as_such(tmp_path):
     with pytest.raises(InputError) as exc:
         evaluate(tmp_path, split="oos", sweep=False, format="table")
     assert "explicitly" not in str(exc.value) and "put one there" in str(exc.value)
+
+
+def test_a_constant_prediction_has_no_benchmark_correlation():
+    # the per-benchmark means of one predicted value differ in their last bits (v * n / n): `std() == 0` missed that,
+    # and `bsp` on data of one model showed a "bench r" made of rounding errors (0.100 on the sample's first model)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        sizes = rng.integers(1, 40, 4)
+        groups = np.concatenate([[f"b{i}"] * k for i, k in enumerate(sizes)])
+        S = rng.integers(0, 2, (1, groups.size)).astype(float)
+        r, n = metrics.benchmark_correlation(np.full((1, groups.size), rng.random()), S, groups)
+        assert np.isnan(r) and n == 4
+    # a prediction that varies still correlates
+    P = np.array([[0.1] * 3 + [0.5] * 3 + [0.9] * 3])
+    S = np.array([[0, 0, 1] + [0, 1, 1] + [1, 1, 1]], dtype=float)
+    r, _ = metrics.benchmark_correlation(P, S, np.array(["a"] * 3 + ["b"] * 3 + ["c"] * 3))
+    assert r == pytest.approx(1.0)
