@@ -99,3 +99,14 @@ def test_bench_local_takes_one_split(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         runpy.run_path(str(ROOT / "benchmarks" / "bench_local.py"), run_name="__main__")
     assert exc.value.code == 2 and "invalid choice: 'both'" in capsys.readouterr().err
+
+
+def test_bench_beyond_auto_refuses_an_only_no_variant_matches(tmp_path, monkeypatch, capsys):
+    # `--only zzz` (a typo) ran no variant, printed nothing and exited 0
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", ["bench_beyond_auto.py", str(_all_correct(tmp_path)), "--only", "zzz"])
+    with pytest.raises(SystemExit) as exc:
+        runpy.run_path(str(ROOT / "benchmarks" / "bench_beyond_auto.py"), run_name="__main__")
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--only 'zzz': no variant's name contains it" in err and "auto-text" in err
