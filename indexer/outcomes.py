@@ -75,12 +75,14 @@ class OutcomeMatrix:
             raise InputError(f"prompts have no field {group_by!r} to group by; available: {have}")
         values = self.fields[group_by]
         missing = np.array([v is None or v == "" for v in values])
-        if missing.any():
+        if missing.any():  # named by benchmark and text: the prompt's content hash (named before) says nothing
+            where = sorted({str(b) for b in self.benchmarks[missing]}, key=str)
             j = int(np.flatnonzero(missing)[0])
+            text = " ".join(self.texts[j].split())
             raise InputError(
-                f"{int(missing.sum())} prompt(s) lack the field {group_by!r}; group by a field every prompt has",
-                item=f"prompt {self.prompt_hashes[j][:12]}",
-            )
+                f"{int(missing.sum())} prompt(s) lack the field {group_by!r} (in {len(where)} benchmark(s): "
+                f"{', '.join(where[:5])}{', ...' if len(where) > 5 else ''}; the first: "
+                f"{text[:60] + '...' if len(text) > 60 else text!r}); group by a field every prompt has")
         return values
 
     def subset(self, models: np.ndarray | None = None, prompts: np.ndarray | None = None) -> "OutcomeMatrix":

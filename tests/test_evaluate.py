@@ -1338,3 +1338,16 @@ def test_a_constant_prediction_has_no_benchmark_correlation():
     S = np.array([[0, 0, 1] + [0, 1, 1] + [1, 1, 1]], dtype=float)
     r, _ = metrics.benchmark_correlation(P, S, np.array(["a"] * 3 + ["b"] * 3 + ["c"] * 3))
     assert r == pytest.approx(1.0)
+
+
+def test_group_by_a_field_some_prompts_lack_names_their_benchmarks_not_a_hash():
+    # the sample (which has `src`) pooled with lm-eval output (which has none): the error named "prompt 5e37d27bc73d",
+    # a content hash the user cannot look up
+    from indexer.evaluate import evaluate
+
+    lm_eval = Path(__file__).resolve().parent / "fixtures" / "lm_eval"
+    with pytest.raises(ConfigError) as exc:
+        evaluate([SAMPLE, lm_eval], split="oos", group_by="src", sweep=False)
+    said = str(exc.value)
+    assert "42 prompt(s) lack the field 'src' (in 3 benchmark(s): tiny_gen_arith, tiny_mc_science, tiny_mc_yesno" in said
+    assert "the first: 'A baker made 24 muffins" in said and "prompt 5e37" not in said
