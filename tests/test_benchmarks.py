@@ -110,3 +110,16 @@ def test_bench_beyond_auto_refuses_an_only_no_variant_matches(tmp_path, monkeypa
         runpy.run_path(str(ROOT / "benchmarks" / "bench_beyond_auto.py"), run_name="__main__")
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "--only 'zzz': no variant's name contains it" in err and "auto-text" in err
+
+
+@pytest.mark.parametrize("script", ["bench_find.py", "bench_coverage_query.py"])
+def test_a_benchmark_needing_the_shared_data_says_so_first(script, tmp_path):
+    # both read ../shared/data (beside the checkout) only after building their index: without it, a traceback
+    # (FileNotFoundError, CalledProcessError) minutes in, and no option to say where the data is
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--data", str(tmp_path / "none"),
+                           "--work", str(tmp_path / "work")], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{tmp_path / 'none' / 'evalarena_code' / 'prompts.jsonl'}" in proc.stderr
+    assert "not found: give the shared data sets' folder with --data DIR" in proc.stderr
+    assert not (tmp_path / "work").exists()  # nothing built
