@@ -309,7 +309,7 @@ def evaluate(
     eps: Optional[float] = typer.Option(None, "--eps", help="eps of the `paper` method (default 0)."),
     lam: Optional[float] = typer.Option(None, "--lambda", help="lambda of the `paper` method (default 1)."),
     method: Optional[str] = typer.Option(None, "--method", callback=_method_option, help="The `default` method's name (default TASKSPACE_METHOD)."),
-    sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
+    sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation (on the in-sample and oos splits; the coverage split has none)."),
     queries: Queries = typer.Option(Queries.full, "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
     peers: Peers = typer.Option(Peers.none, "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),

@@ -1351,3 +1351,21 @@ def test_group_by_a_field_some_prompts_lack_names_their_benchmarks_not_a_hash():
     said = str(exc.value)
     assert "42 prompt(s) lack the field 'src' (in 3 benchmark(s): tiny_gen_arith, tiny_mc_science, tiny_mc_yesno" in said
     assert "the first: 'A baker made 24 muffins" in said and "prompt 5e37" not in said
+
+
+def test_the_help_and_readme_say_the_coverage_split_has_no_ablation():
+    # `--sweep` (the default) said "Run the paper's eps/lambda ablation" and the README "plus the eps/lambda ablation
+    # (`--no-sweep` skips it)", but `--split coverage` runs none (its result's sweep is empty, no table, no plot)
+    from typer.testing import CliRunner
+
+    from indexer import cli
+
+    m = from_arrays(np.array([[1, 0, 1, 0], [0, 1, 1, 0]], dtype=float), ["a1", "a2", "b1", "b2"], ["a", "a", "b", "b"])
+    from indexer.evaluate import evaluate
+
+    res = evaluate("x", split="coverage", seeds=1, matrix=m, embeddings=np.eye(4), method="paper")
+    assert res["sweep"] == []
+    out = CliRunner().invoke(cli.app, ["evaluate", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"})
+    assert "(on the in-sample and oos splits; the coverage split has none)" in " ".join(out.output.split())
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert "plus the eps/lambda ablation on the in-sample and oos splits (the coverage split has none" in readme
