@@ -123,3 +123,17 @@ def test_a_benchmark_needing_the_shared_data_says_so_first(script, tmp_path):
     assert f"{tmp_path / 'none' / 'evalarena_code' / 'prompts.jsonl'}" in proc.stderr
     assert "not found: give the shared data sets' folder with --data DIR" in proc.stderr
     assert not (tmp_path / "work").exists()  # nothing built
+
+
+def test_bench_sql_reads_back_the_sample_under_the_stores_model_keys(tmp_path):
+    # its read-back check keyed the expected cells by the model names as written, the store by their keys
+    # (`Llama-2-13b-hf` -> `meta-llama/Llama-2-13b-hf`): a KeyError on the sample and on mmlu_pro, its default data
+    import json
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sql.py"), "--data",
+                           str(ROOT / "indexer" / "data" / "sample"), "--no-postgres"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout)["sqlite"]
+    assert got["readback_exact"] is True and got["stored"]["models"] == 25
