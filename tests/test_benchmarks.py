@@ -137,3 +137,23 @@ def test_bench_sql_reads_back_the_sample_under_the_stores_model_keys(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout)["sqlite"]
     assert got["readback_exact"] is True and got["stored"]["models"] == 25
+
+
+def test_bench_publish_runs_small_and_refuses_counts_it_cannot_seed(tmp_path):
+    # every run failed at its pull (the seeded benchmarks counted prompts the home does not hold, so the record set
+    # lacked a prompts file `taskspace pull` requires), and --benchmarks below 6 was a numpy ValueError
+    import json
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    env.pop("TASKSPACE_HOME", None)
+    script = str(ROOT / "benchmarks" / "bench_publish.py")
+    bad = subprocess.run([sys.executable, script, "--patterns", "0"], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert bad.returncode == 2 and "--patterns: 0: need at least 1" in bad.stderr
+    out = tmp_path / "out.json"
+    proc = subprocess.run([sys.executable, script, "--models", "8", "--patterns", "1", "--rank", "2", "--benchmarks",
+                           "2", "--work", str(tmp_path / "work"), "--json", str(out)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "pulled into the index: {'models': 8, 'benchmarks': 2" in proc.stdout
+    assert json.loads(out.read_text())
