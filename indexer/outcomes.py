@@ -30,7 +30,7 @@ class OutcomeMatrix:
 
     Attributes
     ----------
-    models : list of M model names (sorted).
+    models : list of M model names (sorted; with ``model_keys``, the keys in the order of their first name).
     texts : list of N prompt texts (order of first appearance).
     prompt_hashes : list of N content hashes of ``texts``.
     scores : (M, N) float64, outcome in [0, 1] (mean over copies), NaN where not observed.
@@ -154,9 +154,12 @@ def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, obje
             benchmarks.append(t.benchmarks[p])
             ids.append(t.prompt_ids[p])
         pmap[p] = j
-    # models: by name (sorted), or by their ``model_keys``; revisions of one name are one model here
-    keys = dict(model_keys(sorted(set(t.models), key=str))) if model_keys is not None else {}
-    order = sorted({keys.get(m, m) for m in t.models}, key=str)
+    # models: by name (sorted), or by their ``model_keys`` in the order of their first name (so that a source whose
+    # names are all distinct keeps its rows' order, on which ties and the trained peers' seeding depend); revisions
+    # of one name are one model here
+    names = sorted(set(t.models), key=str)
+    keys = dict(model_keys(names)) if model_keys is not None else {}
+    order = list(dict.fromkeys(keys.get(m, m) for m in names))
     row_of = {m: i for i, m in enumerate(order)}
     mmap = np.asarray([row_of[keys.get(m, m)] for m in t.models], dtype=np.int64)
     M, N = len(order), len(texts)

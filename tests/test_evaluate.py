@@ -1369,3 +1369,17 @@ def test_the_help_and_readme_say_the_coverage_split_has_no_ablation():
     assert "(on the in-sample and oos splits; the coverage split has none)" in " ".join(out.output.split())
     readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
     assert "plus the eps/lambda ablation on the in-sample and oos splits (the coverage split has none" in readme
+
+
+def test_a_single_data_sets_models_keep_the_order_of_their_names():
+    # keyed by identity (2c1dd1a), the rows were sorted by key (`gpt-4o` before `meta-llama/...`): a data set whose
+    # names are all distinct must keep its order, on which selection ties and the trained peers' seeding depend
+    from indexer.evaluate import load_matrix
+    from indexer.sources import read_source
+
+    names = sorted(set(read_source(SAMPLE).to_table().models), key=str)
+    m = load_matrix(SAMPLE)
+    assert len(m.models) == len(names) == 25
+    from indexer.identity import resolve
+
+    assert m.models == [resolve(n).key for n in names]
