@@ -157,3 +157,23 @@ def test_bench_publish_runs_small_and_refuses_counts_it_cannot_seed(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "pulled into the index: {'models': 8, 'benchmarks': 2" in proc.stdout
     assert json.loads(out.read_text())
+
+
+def test_bench_scale_reads_plain_or_gzipped_shared_files_and_checks_them_first(tmp_path):
+    # it opened `prompts.jsonl*` with gzip and read `outcomes.csv.gz` by that name: on the bundled sample (plain files)
+    # a BadGzipFile traceback after the index was built; a folder without them failed as late
+    import runpy
+
+    script = ROOT / "benchmarks" / "bench_scale.py"
+    shared_file = runpy.run_path(str(script))["_shared_file"]
+    sample = ROOT / "indexer" / "data" / "sample"
+    assert shared_file(sample, "prompts.jsonl") == sample / "prompts.jsonl"
+    assert shared_file(sample, "outcomes.csv") == sample / "outcomes.csv"
+    (tmp_path / "gz").mkdir()
+    (tmp_path / "gz" / "prompts.jsonl.gz").write_bytes(b"")
+    assert shared_file(tmp_path / "gz", "prompts.jsonl") == tmp_path / "gz" / "prompts.jsonl.gz"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, str(script), "--data", str(tmp_path / "gz"), "--work", str(tmp_path / "w")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1 and "no outcomes.csv or outcomes.csv.gz" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "w").exists()
