@@ -177,3 +177,13 @@ def test_bench_scale_reads_plain_or_gzipped_shared_files_and_checks_them_first(t
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 1 and "no outcomes.csv or outcomes.csv.gz" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "w").exists()
+
+
+def test_probe_query_names_a_data_folder_without_prompts(tmp_path):
+    # it opened `prompts.jsonl*` with gzip whatever the name (the bundled sample's plain file: BadGzipFile) and a folder
+    # without one was a StopIteration traceback
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "probe_query.py"), str(tmp_path / "home"),
+                           "--data", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2 and "no prompts.jsonl or prompts.jsonl.gz" in proc.stderr
+    assert "Traceback" not in proc.stderr
