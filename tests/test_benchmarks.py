@@ -187,3 +187,14 @@ def test_probe_query_names_a_data_folder_without_prompts(tmp_path):
                            "--data", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 2 and "no prompts.jsonl or prompts.jsonl.gz" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_bench_encoder_reads_a_plain_prompts_file(tmp_path):
+    # `--prompts indexer/data/sample/prompts.jsonl` was opened with gzip: a BadGzipFile traceback
+    import runpy
+
+    load_prompts = runpy.run_path(str(ROOT / "benchmarks" / "bench_encoder.py"))["load_prompts"]
+    texts = load_prompts(ROOT / "indexer" / "data" / "sample" / "prompts.jsonl", 5)
+    assert len(texts) == 5 and all(texts)
+    with pytest.raises(SystemExit, match="no such file"):
+        load_prompts(tmp_path / "none.jsonl", 5)
