@@ -198,3 +198,24 @@ def test_bench_encoder_reads_a_plain_prompts_file(tmp_path):
     assert len(texts) == 5 and all(texts)
     with pytest.raises(SystemExit, match="no such file"):
         load_prompts(tmp_path / "none.jsonl", 5)
+
+
+def test_bench_vectors_takes_the_shared_layout_plain_or_gzipped(tmp_path):
+    # its real-data part read `outcomes.csv.gz` by that name: on the bundled sample "no such file or folder" (a
+    # traceback, after removing --home); a folder without prompts a StopIteration
+    import runpy
+
+    shared_files = runpy.run_path(str(ROOT / "benchmarks" / "bench_vectors.py"))["shared_files"]
+    sample = ROOT / "indexer" / "data" / "sample"
+    assert shared_files(sample) == (sample / "outcomes.csv", sample / "prompts.jsonl")
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "outcomes.csv.gz").write_bytes(b"")
+    assert shared_files(tmp_path / "half") is None
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_vectors.py"), "--data",
+                           str(tmp_path / "half"), "--home", str(home)], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 2 and "no outcomes.csv[.gz] and prompts.jsonl[.gz]" in proc.stderr
+    assert home.exists()  # nothing removed
