@@ -62,8 +62,13 @@ if __name__ == "__main__":
         HyperplaneSolver._prior_of = _prior_format if args.prior == "format" else _prior_weighted
     HyperplaneSolver._weighting = args.prior
     from indexer.evaluate import evaluate
+    from indexer.errors import IndexerError
     data = args.data.split("+")
-    res = evaluate(data if len(data) > 1 else data[0], split=args.split, sweep=False)
+    try:
+        res = evaluate(data if len(data) > 1 else data[0], split=args.split, sweep=False)
+    except IndexerError as exc:  # a bad DATA: one line and its exit code (before: a traceback)
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
     parts = [(k, v) for k, v in res.items() if isinstance(v, dict) and "methods" in v] or [(args.split, res)]
     for sp, r in parts:
         m = r["methods"]["default"]

@@ -219,3 +219,17 @@ def test_bench_vectors_takes_the_shared_layout_plain_or_gzipped(tmp_path):
                           timeout=120)
     assert proc.returncode == 2 and "no outcomes.csv[.gz] and prompts.jsonl[.gz]" in proc.stderr
     assert home.exists()  # nothing removed
+
+
+@pytest.mark.parametrize("args", [["bench_evaluate.py", "{x}"], ["bench_peers.py", "{x}"],
+                                  ["bench_pooled.py", "{x}", "{x}2"], ["bench_intervals.py", "{x}"],
+                                  ["bench_local.py", "{x}", "oos", "-"], ["bench_beyond_auto.py", "{x}"],
+                                  ["bench_level.py", "{x}", "oos", "auto-mc", "16:3"],
+                                  ["bench_prior.py", "{x}", "oos", "format"]])
+def test_an_evaluation_benchmark_given_a_bad_data_says_so_in_one_line(args, tmp_path):
+    # each ended in a traceback of the library's InputError ("no such file or folder"): the cause was its last line
+    x = str(tmp_path / "none")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / args[0]), *(a.format(x=x) for a in args[1:])],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1 and proc.stderr.strip() == f"error: {x}: no such file or folder", proc.stderr[-2000:]
