@@ -400,6 +400,15 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
         warnings.append(f"every observed outcome is {'a success' if seen[0] == 1.0 else 'a failure'}: AUC and bench r "
                         "have no value (shown as -), and selection cannot tell the models apart; the data needs both "
                         "successes and failures")
+    else:  # a fold whose held-out outcomes are all of one kind has no AUC: the column's mean is over the others
+        noauc = [r.name for r in results if r.cells and not np.isfinite(r.methods["default"]["auc"])]
+        if noauc:
+            unit = "seeds" if split == "in-sample" else "folds"
+            warnings.append(
+                f"{len(noauc)} of {len(results)} {unit} have no AUC ({', '.join(map(str, noauc[:5]))}"
+                f"{', ...' if len(noauc) > 5 else ''}): their held-out outcomes are all successes or all failures; "
+                + (f"AUC (and bench r where it has none) is the mean over the other {len(results) - len(noauc)}"
+                   if len(noauc) < len(results) else "AUC has no value (shown as -)"))
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
         alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
         if alone:

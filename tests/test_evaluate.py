@@ -1383,3 +1383,21 @@ def test_a_single_data_sets_models_keep_the_order_of_their_names():
     from indexer.identity import resolve
 
     assert m.models == [resolve(n).key for n in names]
+
+
+def test_a_fold_without_an_auc_is_named_and_the_mean_said_to_be_over_the_others():
+    # a benchmark whose held-out outcomes are all successes has no AUC: the AUC column was the mean over the other
+    # folds under "mean ± std over folds (14 folds)", without a word (the sample with mmlu_pro/biology all correct)
+    from indexer.evaluate import evaluate
+
+    rng = np.random.default_rng(0)
+    S = rng.integers(0, 2, (6, 30)).astype(float)
+    S[:, 20:] = 1.0  # group c: every outcome a success
+    D = rng.normal(size=(30, 8))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    m = from_arrays(S, [f"p{j}" for j in range(30)], ["a"] * 10 + ["b"] * 10 + ["c"] * 10)
+    res = evaluate("x", split="oos", matrix=m, embeddings=D, method="paper", sweep=False)
+    aucs = [f["methods"]["default"]["auc"] for f in res["folds"]]
+    assert np.isnan(aucs[2]) and np.isfinite(aucs[:2]).all()
+    assert any(w.startswith("1 of 3 folds have no AUC (c): their held-out outcomes are all successes or all failures; "
+                            "AUC (and bench r where it has none) is the mean over the other 2") for w in res["warnings"])
