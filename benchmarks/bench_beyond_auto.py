@@ -425,6 +425,10 @@ def main() -> None:
                 F2["mc"], Fq2["mc"] = F["mc"], mc_covariates(m.texts, qt, options_known=False)
             F, Fq = F2, Fq2
             Q = np.asarray(get_encoder(None).encode(qt), dtype=np.float64)
+        if args.only is not None:  # before: a text no variant's name holds ran nothing, printed nothing, exit 0
+            names = list(variants(F, Fq))
+            if not any(o in k for k in names for o in args.only.split("|")):
+                ap.error(f"--only {args.only!r}: no variant's name contains it; the variants: {'; '.join(names)}")
         g = np.asarray(m.benchmarks, dtype=str)
         folds = splits.leave_one_group_out(g) if args.split == "oos" else splits.in_sample(len(g), 5)
         scores: dict[str, list] = {}
@@ -449,4 +453,12 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from indexer.errors import IndexerError
+
+    try:
+        main()
+    except IndexerError as exc:  # a bad DATA or option value: one line and its exit code, as `taskspace evaluate`
+        print(f"error: {exc}", file=sys.stderr)  # says it (before: a traceback)
+        sys.exit(exc.exit_code)

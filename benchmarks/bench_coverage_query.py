@@ -30,21 +30,30 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default=None)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--data", type=Path, default=DATA,
+                    help=f"the shared data sets' folder, holding evalarena_code and mmlu_pro (default {DATA})")
     args = ap.parse_args()
+    data = args.data
+    # what it reads, checked first: before, a missing ../shared/data failed after the sample was indexed (minutes)
+    need = [data / "evalarena_code" / "prompts.jsonl", data / "mmlu_pro" / "prompts.jsonl.gz"]
+    if missing := [str(f) for f in need if not f.is_file()]:
+        ap.error(f"{', '.join(missing)} not found: give the shared data sets' folder with --data DIR")
     work = Path(args.work or tempfile.mkdtemp(prefix="bench_cov_"))
     os.environ["TASKSPACE_HOME"] = str(work / "home")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if not (work / "home" / "taskspace.db").exists():
-        for src in (ROOT / "indexer" / "data" / "sample", DATA / "evalarena_code"):
+    done = work / "home" / "bench_coverage_query.indexed"  # both passes finished: before, a database alone was taken
+    if not done.exists():                                    # for the index, so a run stopped after the sample
+        for src in (ROOT / "indexer" / "data" / "sample", data / "evalarena_code"):  # reused a half index
             subprocess.run([sys.executable, "-m", "indexer.cli", "index", "--source", str(src)], check=True, cwd=ROOT,
                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL)
+        done.write_text("the sample and evalarena_code are indexed here\n")
     sys.path.insert(0, str(ROOT))
     from indexer import find_models
     from indexer.query import _shared_stores
 
-    with gzip.open(DATA / "mmlu_pro" / "prompts.jsonl.gz", "rt") as f:
+    with gzip.open(data / "mmlu_pro" / "prompts.jsonl.gz", "rt") as f:
         texts = [json.loads(line)["text"] for _, line in zip(range(5020), f)][5000:]
-    with open(DATA / "evalarena_code" / "prompts.jsonl") as f:
+    with open(data / "evalarena_code" / "prompts.jsonl") as f:
         texts += [json.loads(line)["text"] for _, line in zip(range(20), f)]
     store, _ = _shared_stores()
     sid = store.list_spaces()[-1].id

@@ -40,7 +40,11 @@ DEFAULT_PROMPTS = ROOT.parent / "shared" / "data" / "mmlu_pro" / "prompts.jsonl.
 
 
 def load_prompts(path: Path, n: int) -> list[str]:
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
+    """``n`` distinct prompt texts spread over a prompts file, plain or gzipped (before: opened with gzip whatever its
+    name, so the bundled sample's `prompts.jsonl` was a BadGzipFile traceback; a missing file a FileNotFoundError)."""
+    if not path.is_file():
+        raise SystemExit(f"--prompts {path}: no such file (a prompts.jsonl or prompts.jsonl.gz with a text per line)")
+    with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as fh:
         texts = [json.loads(line)["text"] for line in fh if line.strip()]
     step = max(1, len(texts) // n)
     picked = list(dict.fromkeys(t for t in texts[::step] if t.strip()))[:n]

@@ -12,7 +12,6 @@ docs/RESULTS.md (speed section).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -50,8 +49,18 @@ def main() -> None:
                 )
             print(f"  {split:<9} oracle   sel {r['oracle']:.3f}")
     if args.json:
-        args.json.write_text(json.dumps(everything, indent=1, default=str))
+        from indexer.cli_index import json_text  # standard JSON: a metric without a value is null, not NaN
+
+        args.json.write_text(json_text(everything, indent=1))
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from indexer.errors import IndexerError
+
+    try:
+        main()
+    except IndexerError as exc:  # a bad DATA or option value: one line and its exit code, as `taskspace evaluate`
+        print(f"error: {exc}", file=sys.stderr)  # says it (before: a traceback)
+        sys.exit(exc.exit_code)

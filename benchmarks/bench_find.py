@@ -218,6 +218,7 @@ def variants(texts: list[str]) -> dict:
 
 
 def main() -> None:
+    global DATA  # --data: query_texts reads it
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--queries", type=int, default=200)
@@ -225,7 +226,15 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--variants-only", action="store_true",
                     help="Reuse the index in --work (as a previous run left it) and time the query options only.")
+    ap.add_argument("--data", type=Path, default=DATA,
+                    help=f"the shared data sets' folder, holding evalarena_code and mmlu_pro (default {DATA})")
     args = ap.parse_args()
+    DATA = args.data
+    # what the queries are read from, checked first: before, a missing ../shared/data failed with a traceback after the
+    # indexes were built (minutes)
+    need = [DATA / "evalarena_code" / "prompts.jsonl", DATA / "mmlu_pro" / "prompts.jsonl.gz"]
+    if missing := [str(f) for f in need if not f.is_file()]:
+        ap.error(f"{', '.join(missing)} not found: give the shared data sets' folder with --data DIR")
     if args.variants_only:
         os.environ.update(TASKSPACE_HOME=str(args.work / "home"), TASKSPACE_CACHE_DIR=str(args.work / "cache"),
                           HF_HUB_OFFLINE="1")

@@ -121,4 +121,12 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from indexer.errors import IndexerError
+
+    try:
+        main()
+    except IndexerError as exc:  # a bad DATA or option value: one line and its exit code, as `taskspace evaluate`
+        print(f"error: {exc}", file=sys.stderr)  # says it (before: a traceback)
+        sys.exit(exc.exit_code)

@@ -20,8 +20,9 @@ GRID is a comma-separated list of entries ``a:b[:kind]``:
 
 Each contestant's numbers are printed; the JSON goes to /tmp (its name is printed).
 """
-import sys, time, json
+import argparse, sys, time, json
 from dataclasses import dataclass
+from pathlib import Path
 import numpy as np
 from indexer import represent
 from indexer.evaluation.contestants import Fitted, source_means
@@ -142,12 +143,27 @@ class ClusterCols:
         return Fitted(lambda Q: solver.predict(self._tx(Q)).T, source_means(S))
 
 
+def _grid(text):
+    """GRID: comma-separated ``a:b[:kind]`` entries (the module docstring), each a tuple of numbers."""
+    try:
+        grid = [tuple(float(v) for v in g.split(":")) for g in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: entries are a:b[:kind] numbers, comma-separated (e.g. 16:3,13:3:1)")
+    if any(len(g) not in (2, 3) for g in grid):
+        raise argparse.ArgumentTypeError(f"{text!r}: each entry is a:b or a:b:kind")
+    return grid
+
+
 def main():
-    data = sys.argv[1].split("+")
-    split = sys.argv[2]
-    method = sys.argv[3]
-    grid = [tuple(float(v) for v in g.split(":")) for g in sys.argv[4].split(",")]
-    seeds = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+    from indexer.evaluate import SPLIT_CHOICES
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data", help="a data folder, or several joined by '+' (pooled)")
+    ap.add_argument("split", choices=SPLIT_CHOICES)
+    ap.add_argument("method", help="the default's method (auto-mc, ...)")
+    ap.add_argument("grid", type=_grid, help="comma-separated a:b[:kind] entries (above)")
+    ap.add_argument("seeds", type=int, nargs="?", default=5, help="seeds of the in-sample and coverage splits (5)")
+    args = ap.parse_args()  # before: sys.argv read by position, so --help or a missing argument was an IndexError
+    data, split, method, grid, seeds = args.data.split("+"), args.split, args.method, args.grid, args.seeds
     from indexer.encoder import get_encoder
     m, datasets, names = load_pooled(data)
     enc = get_encoder(None)
@@ -211,7 +227,17 @@ def main():
         out[sp] = {n: {k: v for k, v in mm.items() if k != "folds"} for n, mm in r["methods"].items()}
     path = f"/tmp/bench_level_{'+'.join(x.rstrip('/').split('/')[-1] for x in data)}_{split}_{method}.json"
     print("json:", path)
-    json.dump(out, open(path, "w"), default=str)
+    from indexer.cli_index import json_text  # standard JSON: a metric without a value is null, not NaN
+
+    Path(path).write_text(json_text(out, indent=None))
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from indexer.errors import IndexerError
+
+    try:
+        main()
+    except IndexerError as exc:  # a bad DATA or option value: one line and its exit code, as `taskspace evaluate`
+        print(f"error: {exc}", file=sys.stderr)  # says it (before: a traceback)
+        sys.exit(exc.exit_code)

@@ -463,10 +463,11 @@ def difficulty_vector(X: np.ndarray, S: np.ndarray, clusters: int, grid=np.logsp
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data")
-    ap.add_argument("split")
+    # one split (all / both ran every split, then failed reading their result: KeyError 'methods', numbers lost)
+    ap.add_argument("split", choices=("in-sample", "oos", "coverage"))
     ap.add_argument("variants")
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--peers", default="none")
+    ap.add_argument("--peers", default="none", choices=("none", "fast", "all"))
     ap.add_argument("--decompose", action="store_true")
     args = ap.parse_args()
     cells = _record_folds() if args.decompose else None
@@ -590,4 +591,12 @@ def _print_decomposition(cells: list, names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from indexer.errors import IndexerError
+
+    try:
+        main()
+    except IndexerError as exc:  # a bad DATA or option value: one line and its exit code, as `taskspace evaluate`
+        print(f"error: {exc}", file=sys.stderr)  # says it (before: a traceback)
+        sys.exit(exc.exit_code)

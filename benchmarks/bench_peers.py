@@ -13,7 +13,6 @@ it: `taskspace evaluate DATA --split both --peers all`).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
@@ -86,12 +85,36 @@ def _absorb(method: str | None, benchmarks, D, k: int = 10) -> dict:
             "default+bench(known)": SolverContestant(opts, rows=(X, X))}
 
 
+def _splits(text: str) -> list[str]:
+    """``--splits``: every name checked before anything runs (before: a bad one failed with a traceback after the
+    splits before it had run, their numbers lost), ``all`` and ``both`` as the splits they stand for (before, a
+    KeyError after running them: their result holds one result per split)."""
+    from indexer.evaluate import SPLIT_CHOICES, SPLITS
+
+    names = [t.strip() for t in text.split(",")]
+    bad = [n for n in names if n not in SPLIT_CHOICES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{', '.join(map(repr, bad))}: use splits of {', '.join(SPLIT_CHOICES)}, "
+                                         "comma-separated")
+    return list(dict.fromkeys(one for n in names for one in SPLITS[n]))
+
+
+def _seeds(text: str) -> int:
+    from indexer.evaluate import MAX_SEEDS
+
+    n = int(text)
+    if not 1 <= n <= MAX_SEEDS:
+        raise argparse.ArgumentTypeError(f"{n}: need 1 to {MAX_SEEDS} seeds")
+    return n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data")
-    ap.add_argument("--splits", default="in-sample,oos")
-    ap.add_argument("--peers", default="all")
-    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--splits", type=_splits, default="in-sample,oos",
+                    help="comma-separated splits of `taskspace evaluate --split` (in-sample,oos)")
+    ap.add_argument("--peers", default="all", choices=("none", "fast", "all"))
+    ap.add_argument("--seeds", type=_seeds, default=5, help="seeds of the in-sample and coverage splits (5)")
     ap.add_argument("--group-by", default=None)
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--method", default=None, help="the `default` contestant's method (default TASKSPACE_METHOD)")
@@ -110,7 +133,7 @@ def main() -> None:
         matrix = load_matrix(args.data, args.group_by)
         emb = get_encoder(None).encode(matrix.texts)
         extra = _absorb(args.method, matrix.benchmarks, emb)
-    for split in args.splits.split(","):
+    for split in args.splits:
         t0 = time.perf_counter()
         res = evaluate(args.data, split=split, seeds=args.seeds, group_by=args.group_by, peers=args.peers,
                        sweep=args.sweep, method=args.method, contestants=extra, matrix=matrix, embeddings=emb)
@@ -121,8 +144,18 @@ def main() -> None:
               f"{wall:.0f} s wall (read {res['seconds']['read']:.1f} s, encode {res['seconds']['encode']:.1f} s)\n")
         print(table(res) + "\n", flush=True)
     if args.json:
-        args.json.write_text(json.dumps(everything, indent=1, default=str))
+        from indexer.cli_index import json_text  # standard JSON: a metric without a value is null, not NaN
+
+        args.json.write_text(json_text(everything, indent=1))
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from indexer.errors import IndexerError
+
+    try:
+        main()
+    except IndexerError as exc:  # a bad DATA or option value: one line and its exit code, as `taskspace evaluate`
+        print(f"error: {exc}", file=sys.stderr)  # says it (before: a traceback)
+        sys.exit(exc.exit_code)

@@ -47,20 +47,32 @@ def _prior_format(self, E):
     return u
 
 if __name__ == "__main__":
-    if sys.argv[3] == "performat":
+    import argparse
+    from indexer.evaluate import SPLIT_CHOICES
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data", help="a data folder, or several joined by '+' (pooled)")
+    ap.add_argument("split", choices=SPLIT_CHOICES)
+    ap.add_argument("prior", choices=("precision", "coverage", "format", "performat"))
+    args = ap.parse_args()  # before: sys.argv read by position, so --help or a missing argument was an IndexError
+    if args.prior == "performat":
         import dataclasses
         from indexer import space
         space.METHODS["auto-mc"] = dataclasses.replace(space.METHODS["auto-mc"], prior_formats=True)
     else:
-        HyperplaneSolver._prior_of = _prior_format if sys.argv[3] == "format" else _prior_weighted
-    HyperplaneSolver._weighting = sys.argv[3]
+        HyperplaneSolver._prior_of = _prior_format if args.prior == "format" else _prior_weighted
+    HyperplaneSolver._weighting = args.prior
     from indexer.evaluate import evaluate
-    data = sys.argv[1].split("+")
-    res = evaluate(data if len(data) > 1 else data[0], split=sys.argv[2], sweep=False)
-    parts = [(k, v) for k, v in res.items() if isinstance(v, dict) and "methods" in v] or [(sys.argv[2], res)]
+    from indexer.errors import IndexerError
+    data = args.data.split("+")
+    try:
+        res = evaluate(data if len(data) > 1 else data[0], split=args.split, sweep=False)
+    except IndexerError as exc:  # a bad DATA: one line and its exit code (before: a traceback)
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    parts = [(k, v) for k, v in res.items() if isinstance(v, dict) and "methods" in v] or [(args.split, res)]
     for sp, r in parts:
         m = r["methods"]["default"]
-        line = f"{sp} default({sys.argv[3]} prior) auc {m['auc']:.4f} sel {m['selection_accuracy']:.4f} ece {m['ece']:.3f}"
+        line = f"{sp} default({args.prior} prior) auc {m['auc']:.4f} sel {m['selection_accuracy']:.4f} ece {m['ece']:.3f}"
         for part in ("covered", "uncovered"):
             if part in m:
                 line += f" | {part[:3]} {m[part]['auc']:.4f} {m[part]['selection_accuracy']:.4f}"

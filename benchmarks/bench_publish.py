@@ -68,12 +68,15 @@ def seed(home: Path, n_models: int, n_patterns: int, rank: int, n_bench: int) ->
                        "num_parameters": int(rng.integers(1, 700)) * 10**8, "pipeline_tag": "text-generation",
                        "tags": ["transformers", "safetensors"], "downloads": int(rng.integers(0, 10**6)),
                        "likes": int(rng.integers(0, 1000)), "gated": "false"})
-        bs = sorted(rng.choice(benches, size=6, replace=False).tolist())
+        bs = sorted(rng.choice(benches, size=min(6, n_bench), replace=False).tolist())  # (size 6 of fewer: ValueError)
         vectors.append(ModelVector(key, (rng.normal(size=spec.dim) * 0.05).astype(np.float32), int(rng.integers(100, 6000)),
                                    bs, {b: float(rng.random()) for b in bs}, f"{i:064x}", None,
                                    patterns[i % n_patterns].key, float(rng.gamma(2.0, 2.0)), float(rng.random())))
     bench_rows = [{"name": b, "group": "g", "metric": "acc", "num_fewshot": 0, "config": {}} for b in benches]
-    bvs = [BenchmarkVector(b, rng.normal(size=spec.dim).astype(np.float32), int(rng.integers(50, 500))) for b in benches]
+    # no indexed prompts (the seeded home has none, so its record set has no prompts file): a benchmark counting some
+    # made the set one `taskspace pull` refuses ("prompts/<space>.parquet: file is missing, though benchmarks.parquet
+    # counts N indexed prompt(s)"), so every run failed at its pull
+    bvs = [BenchmarkVector(b, rng.normal(size=spec.dim).astype(np.float32), 0) for b in benches]
     store = open_store()
     try:
         item = ImportedSpace(spec=spec, origin="seed", revision="seed", models=models, vectors=vectors,
@@ -104,12 +107,27 @@ def run(args: list[str], env: dict) -> dict:
             "output": out.stdout.strip()}
 
 
+def _at_least_one(text: str) -> int:
+    """A count (before, 0 failed in the seeding with a ZeroDivisionError or numpy's ValueError)."""
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: need at least 1")
+    return n
+
+
+def _rank(text: str) -> int:
+    n = _at_least_one(text)
+    if n > 2 * 384:  # the columns of a pattern's V (d x rank) cannot outnumber its rows
+        raise argparse.ArgumentTypeError(f"{n}: at most {2 * 384} (the split embedding's width)")
+    return n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", type=int, default=10_000)
-    ap.add_argument("--patterns", type=int, default=20)
-    ap.add_argument("--rank", type=int, default=200)
-    ap.add_argument("--benchmarks", type=int, default=60)
+    ap.add_argument("--models", type=_at_least_one, default=10_000)
+    ap.add_argument("--patterns", type=_at_least_one, default=20)
+    ap.add_argument("--rank", type=_rank, default=200, help="each pattern's posterior rank (1 to 768, the split width)")
+    ap.add_argument("--benchmarks", type=_at_least_one, default=60)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()

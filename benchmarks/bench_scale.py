@@ -127,12 +127,22 @@ def open_probe(env: dict, space: str, dim: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _shared_file(data: Path, name: str) -> Path:
+    """``name`` or ``name.gz`` in a folder of the shared layout; before, the gzipped name was assumed, so the bundled
+    sample (plain files) failed after its index was built (``BadGzipFile``, or ``outcomes.csv.gz`` not found)."""
+    for p in (data / name, data / f"{name}.gz"):
+        if p.is_file():
+            return p
+    raise SystemExit(f"{data}: no {name} or {name}.gz (--data takes a folder of the shared layout: outcomes.csv[.gz] "
+                     "and prompts.jsonl[.gz])")
+
+
 def one_model_source(data: Path, out: Path, new_name: str) -> str:
     """A table source holding one existing model's outcomes under ``new_name`` (its prompts are all known)."""
     import pyarrow.csv as pacsv
     import pyarrow.compute as pc
 
-    table = pacsv.read_csv(data / "outcomes.csv.gz")
+    table = pacsv.read_csv(_shared_file(data, "outcomes.csv"))  # pyarrow reads a .gz by its name
     first = table.column("model")[0].as_py()
     rows = table.filter(pc.equal(table.column("model"), first))
     out.mkdir(parents=True, exist_ok=True)
@@ -184,6 +194,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
+    for name in ("outcomes.csv", "prompts.jsonl"):  # what steps 4 and 6 read, checked before the index is built
+        _shared_file(args.data, name)
 
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-scale-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -243,7 +255,8 @@ def main() -> None:
     res["open"] = {k: statistics.median(p[k] for p in probes) for k in probes[0]}
 
     # 4. in-process query against the numpy floor
-    with gzip.open(next(p for p in data.iterdir() if p.name.startswith("prompts.jsonl")), "rt") as f:
+    prompts = _shared_file(data, "prompts.jsonl")
+    with (gzip.open(prompts, "rt") if prompts.suffix == ".gz" else open(prompts)) as f:
         texts = [json.loads(line)["text"] for line in f][: args.queries]
     with open_store() as sql, VectorStore.from_settings() as vs:
         sp = query._space(sql)

@@ -57,12 +57,17 @@ def read_batch(folder: Path) -> SourceBatch:
 
 
 def expected_cells(batch: SourceBatch) -> dict:
-    """(model, prompt hash) -> score, the mean where one text occurs under several prompt ids."""
+    """(model key, prompt hash) -> score, the mean where one text occurs under several prompt ids. A model is the key
+    the store keeps it under (:mod:`indexer.identity`: mmlu_pro's `Llama-2-13b-hf` is `meta-llama/Llama-2-13b-hf`);
+    before, the name as written, so the read-back check failed with a KeyError on mmlu_pro, the default data."""
+    from indexer.identity import resolve_many
+
+    keys = {n: i.key for n, i in resolve_many(sorted({o.model for o in batch.outcomes})).items()}
     hashes = {}
     sums: dict = {}
     for o in batch.outcomes:
         h = hashes.get(o.text) or hashes.setdefault(o.text, prompt_hash(o.text))
-        s = sums.setdefault((o.model, h), [0.0, 0])
+        s = sums.setdefault((keys[o.model], h), [0.0, 0])
         s[0] += o.score
         s[1] += 1
     # 159 texts occur under two prompt ids: the store keeps one prompt and the mean score

@@ -44,6 +44,14 @@ def latency(fn, queries) -> tuple[float, float]:
     return statistics.median(ts), ts[int(0.95 * (len(ts) - 1))]
 
 
+def shared_files(data: Path) -> tuple[Path, Path] | None:
+    """(outcomes, prompts) of a folder of the shared layout, each plain or gzipped; None without them. Before,
+    ``outcomes.csv.gz`` was assumed: the bundled sample (plain files) failed with "no such file or folder"."""
+    found = [next((p for p in (data / n, data / f"{n}.gz") if p.is_file()), None) for n in ("outcomes.csv",
+                                                                                          "prompts.jsonl")]
+    return None if None in found else (found[0], found[1])
+
+
 def real_data(data: Path, lines: list[str]) -> None:
     from indexer.encoder import get_encoder
     from indexer.solver import HyperplaneSolver
@@ -52,8 +60,8 @@ def real_data(data: Path, lines: list[str]) -> None:
     from indexer.store.vectors import VectorStore
     from indexer.sync import check, reindex, space_name
 
-    prompts = next(p for p in sorted(data.iterdir()) if p.name.startswith("prompts.jsonl"))
-    batch = read_source(data / "outcomes.csv.gz", prompts=prompts)
+    outcomes, prompts = shared_files(data)
+    batch = read_source(outcomes, prompts=prompts)
     if batch.table is not None:  # as Outcome rows: when this was written, Store.ingest ignored `batch.table`
         batch.outcomes, batch.table = list(batch.iter_outcomes()), None
     enc = get_encoder("all-MiniLM-L6-v2")
@@ -155,6 +163,8 @@ def main() -> None:
     ap.add_argument("--home", type=Path, default=Path("/tmp/taskspace-bench-vectors"))
     ap.add_argument("--skip-real", action="store_true")
     args = ap.parse_args()
+    if not args.skip_real and shared_files(args.data) is None:  # before anything is removed or built
+        ap.error(f"--data {args.data}: no outcomes.csv[.gz] and prompts.jsonl[.gz] (or give --skip-real)")
     shutil.rmtree(args.home, ignore_errors=True)
     os.environ["TASKSPACE_HOME"] = str(args.home)
     os.environ.pop("TASKSPACE_DATABASE_URL", None)

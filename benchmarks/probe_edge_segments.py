@@ -7,12 +7,19 @@ shards under /tmp: one segment; two segments (the first half sealed by ``optimiz
 config, ``m = 0``, then the second half appended) searched with 2 threads and with 1; p50 of 100 queries each,
 interleaved with the numpy product, and whether each shard's top 10 equals numpy's (ties may be listed in another
 order)."""
-import shutil, statistics, time, uuid, sys
+import argparse, shutil, statistics, time, uuid, sys
+argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
 import numpy as np, qdrant_edge as qe
 from indexer import query
+from indexer.config import Settings
+from indexer.errors import NotFoundError
 from indexer.store.sql import open_store
 with open_store() as sql:
-    sp = query._space(sql)
+    try:
+        sp = query._space(sql)
+    except NotFoundError as exc:  # before: a traceback, also for --help
+        sys.exit(f"error: {exc}; this probe reads the index in TASKSPACE_HOME ({Settings.from_env().home}): set it to "
+                 "one, e.g. <bench_scale.py --work>/home")
     keys, X = sql.model_vector_matrix(sp.id)
 X = np.ascontiguousarray(X, dtype=np.float32); N, d = X.shape
 print("vectors", X.shape, flush=True)

@@ -32,6 +32,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
+    # prompts.jsonl plain or gzipped (before: opened with gzip whatever its name, so the bundled sample's plain file was a
+    # BadGzipFile traceback; a folder without one a StopIteration), checked before anything is opened
+    prompts = next((p for p in (args.data / "prompts.jsonl", args.data / "prompts.jsonl.gz") if p.is_file()), None)
+    if prompts is None:
+        ap.error(f"--data {args.data}: no prompts.jsonl or prompts.jsonl.gz (the query texts are read from it)")
     os.environ.update(TASKSPACE_HOME=str(args.home.resolve()), HF_HUB_OFFLINE="1")
     from indexer import query
     from indexer.config import reset_settings
@@ -39,7 +44,7 @@ def main() -> None:
     from indexer.store.vectors import VectorStore
 
     reset_settings()
-    with gzip.open(next(p for p in args.data.iterdir() if p.name.startswith("prompts.jsonl")), "rt") as f:
+    with (gzip.open(prompts, "rt") if prompts.suffix == ".gz" else open(prompts)) as f:
         texts = [json.loads(line)["text"] for line in f][: args.queries]
     with open_store() as sql, VectorStore.from_settings() as vs:
         for t in texts[:5]:

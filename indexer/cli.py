@@ -300,7 +300,7 @@ _plots_option = cli_index.checked_option(_plots, lambda exc: str(exc).removepref
 
 @app.command()
 def evaluate(
-    data: list[str] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged by name) with every metric also per data set."),
+    data: list[str] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged as the index merges them: by Hub repo id when known) with every metric also per data set."),
     format: Optional[str] = typer.Option(None, "--format", callback=cli_index.format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, callback=_seeds_option, help="Seeds of the in-sample and coverage splits (1 to 1000; default 5); --split oos has one fold per group and takes none."),
@@ -309,7 +309,7 @@ def evaluate(
     eps: Optional[float] = typer.Option(None, "--eps", help="eps of the `paper` method (default 0)."),
     lam: Optional[float] = typer.Option(None, "--lambda", help="lambda of the `paper` method (default 1)."),
     method: Optional[str] = typer.Option(None, "--method", callback=_method_option, help="The `default` method's name (default TASKSPACE_METHOD)."),
-    sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation."),
+    sweep: bool = typer.Option(True, "--sweep/--no-sweep", help="Run the paper's eps/lambda ablation (on the in-sample and oos splits; the coverage split has none)."),
     queries: Queries = typer.Option(Queries.full, "--queries", help="Query each held-out prompt with its full text, or with its question alone (stem: the text before its answer options)."),
     peers: Peers = typer.Option(Peers.none, "--peers", help="Published peers compared too: none, fast (cluster profiles, per-benchmark best; training-free) or all (adds EmbedLLM and IRT routing, trained on CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print every number as JSON."),
@@ -511,11 +511,24 @@ def _usage_error(exc) -> int:
     return 2
 
 
+#: the commands whose work is recorded as a run (`taskspace runs`): an interrupt of one shows there
+_RUN_COMMANDS = ("taskspace index", "taskspace reindex", "taskspace worker", "taskspace serve")
+
+
 def _exit(code: int) -> None:
-    """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so."""
+    """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so,
+    and what it left: the same for every command, before, so `evaluate` (which stores nothing) was said to have kept
+    what it committed, to continue when run again and to show in `taskspace runs`."""
     if code == 130:
-        typer.echo("interrupted: what was committed is kept, nothing is half-written; run the command again to "
-                   "continue (`taskspace runs` shows an interrupted pass)", err=True)
+        where = _command_path(sys.argv[1:])
+        if where == "taskspace evaluate":
+            said = ("interrupted: an evaluation keeps no partial results (only the --plots of splits that finished "
+                    "were written); run the command again to start it over")
+        else:
+            said = "interrupted: what was committed is kept, nothing is half-written; run the command again to continue"
+            if where in _RUN_COMMANDS:
+                said += " (`taskspace runs` shows an interrupted pass)"
+        typer.echo(said, err=True)
     sys.exit(code)
 
 

@@ -15,7 +15,12 @@ import typer
 def echo_json(obj) -> None:
     """Print an object as indented JSON on stdout: standard JSON (RFC 8259), so a number without a value (a NaN
     metric, an infinite bound) is ``null``; Python's bare ``NaN`` token is refused by jq 1.6, JSON.parse and Go."""
-    typer.echo(json.dumps(_finite(obj), indent=2, sort_keys=False, default=str, allow_nan=False))
+    typer.echo(json_text(obj))
+
+
+def json_text(obj, indent: int = 2) -> str:
+    """``obj`` as standard JSON text (:func:`echo_json`; the benchmark scripts' ``--json`` files too)."""
+    return json.dumps(_finite(obj), indent=indent, sort_keys=False, default=str, allow_nan=False)
 
 
 def _finite(obj):

@@ -25,7 +25,7 @@ oracle (the best observed model on every prompt) is the ceiling.
 Splits (``split``): ``in-sample``, ``oos`` (leave one group out), ``coverage`` (issue 13: a group's outcomes
 hidden from half of the models, half of its prompts the targets, :func:`indexer.evaluation.splits.coverage`),
 ``all`` (the three), ``both`` (in-sample and oos). Several data folders are pooled into one index (models merged by
-name, :func:`indexer.outcomes.merge`), with every metric also per data set (``datasets`` of each method).
+their index key, :func:`load_matrix`, :func:`indexer.outcomes.merge`), with every metric also per data set (``datasets`` of each method).
 
 **Threads.** The folds run with one BLAS thread (:func:`indexer.solver.kernels.single_threaded_lapack`): their
 products are many and of medium size (a fold's Grams, ``b`` sums, kNN similarities), and with two threads on a
@@ -71,7 +71,7 @@ SWEEP_LAMBDA = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 def load_matrix(data: str | Path, group_by: str | None = None, format: str | None = None) -> OutcomeMatrix:
     """Read DATA with the ingest layer (``format``: its reader, default detected, as ``taskspace ingest --format``)
-    and build the outcome matrix.
+    and build the outcome matrix, each model under the key an index stores it under (:mod:`indexer.identity`).
 
     Extra prompt fields (``src``, ``category`` ...) are read from a table source's prompts file
     (:func:`indexer.sources.tables.prompt_fields`) when ``group_by`` asks for one, since the readers keep only
@@ -86,13 +86,18 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
         detail = "; ".join(str(e) for e in (whole + [e for e in batch.errors if e not in whole])[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
     fields = tables.prompt_fields(data) if group_by not in (None, "benchmark") else None
-    return from_batch(batch, fields)
+    # a model is the key an index stores it under (its Hub repo id when known), so that its names in several data
+    # sets (`Qwen--Qwen1.5-72B-Chat`, `Qwen1.5-72B-Chat`, any case) are one model here too, as in the index
+    from .identity import resolve_many
+
+    return from_batch(batch, fields, lambda names: {n: i.key for n, i in resolve_many(names).items()})
 
 
 def load_pooled(datas, group_by: str | None = None,
                 format: str | None = None) -> tuple[OutcomeMatrix, np.ndarray | None, list[str]]:
     """(matrix, per-prompt data set names or None, the names) of one or several data folders: several are
-    pooled into one matrix as one index holds them (:func:`indexer.outcomes.merge`: models merged by name).
+    pooled into one matrix as one index holds them (:func:`indexer.outcomes.merge`: models merged by their index
+    key, :func:`load_matrix`).
     A data set's name is its folder's name (its path when two share a name)."""
     paths = [Path(str(d)) for d in datas]
     if len(paths) == 1:
@@ -234,6 +239,15 @@ def evaluate(
     if any(not str(d).strip() for d in datas):  # Path("") is the current folder: not what an empty DATA means
         raise InputError("a DATA is empty; give a folder or a file (an empty path is not the current folder: write . "
                          "for that)")
+    for d in datas if matrix is None else ():  # a source spec `taskspace ingest` takes: "no such file or folder" said
+        spec = str(d)                           # nothing of why
+        if spec.startswith(("hub:", "hub-org:")) and not Path(spec).exists():
+            repo, _, rev = spec.partition(":")[2].partition("@")
+            get = (f"it first (`hf download {repo} --repo-type dataset{' --revision ' + rev if rev else ''} "
+                   "--local-dir DIR`)" if spec.startswith("hub:") else
+                   "each of its datasets first (`hf download ORG/NAME --repo-type dataset --local-dir DIR`)")
+            raise InputError(f"taskspace evaluate reads local files and folders, not Hub sources: download {get} "
+                             "and give DIR", file=spec)
     if matrix is not None:
         m, ds_names = matrix, (sorted(set(np.asarray(datasets, dtype=object).tolist()), key=str)
                                if datasets is not None else [Path(str(datas[0])).name])
@@ -386,6 +400,15 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
         warnings.append(f"every observed outcome is {'a success' if seen[0] == 1.0 else 'a failure'}: AUC and bench r "
                         "have no value (shown as -), and selection cannot tell the models apart; the data needs both "
                         "successes and failures")
+    else:  # a fold whose held-out outcomes are all of one kind has no AUC: the column's mean is over the others
+        noauc = [r.name for r in results if r.cells and not np.isfinite(r.methods["default"]["auc"])]
+        if noauc:
+            unit = "seeds" if split == "in-sample" else "folds"
+            warnings.append(
+                f"{len(noauc)} of {len(results)} {unit} have no AUC ({', '.join(map(str, noauc[:5]))}"
+                f"{', ...' if len(noauc) > 5 else ''}): their held-out outcomes are all successes or all failures; "
+                + (f"AUC (and bench r where it has none) is the mean over the other {len(results) - len(noauc)}"
+                   if len(noauc) < len(results) else "AUC has no value (shown as -)"))
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
         alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
         if alone:

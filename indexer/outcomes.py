@@ -14,7 +14,7 @@ the fields both have carry the same names (``models``, ``prompt_hashes``, ``scor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ class OutcomeMatrix:
 
     Attributes
     ----------
-    models : list of M model names (sorted).
+    models : list of M model names (sorted; with ``model_keys``, the keys in the order of their first name).
     texts : list of N prompt texts (order of first appearance).
     prompt_hashes : list of N content hashes of ``texts``.
     scores : (M, N) float64, outcome in [0, 1] (mean over copies), NaN where not observed.
@@ -75,12 +75,14 @@ class OutcomeMatrix:
             raise InputError(f"prompts have no field {group_by!r} to group by; available: {have}")
         values = self.fields[group_by]
         missing = np.array([v is None or v == "" for v in values])
-        if missing.any():
+        if missing.any():  # named by benchmark and text: the prompt's content hash (named before) says nothing
+            where = sorted({str(b) for b in self.benchmarks[missing]}, key=str)
             j = int(np.flatnonzero(missing)[0])
+            text = " ".join(self.texts[j].split())
             raise InputError(
-                f"{int(missing.sum())} prompt(s) lack the field {group_by!r}; group by a field every prompt has",
-                item=f"prompt {self.prompt_hashes[j][:12]}",
-            )
+                f"{int(missing.sum())} prompt(s) lack the field {group_by!r} (in {len(where)} benchmark(s): "
+                f"{', '.join(where[:5])}{', ...' if len(where) > 5 else ''}; the first: "
+                f"{text[:60] + '...' if len(text) > 60 else text!r}); group by a field every prompt has")
         return values
 
     def subset(self, models: np.ndarray | None = None, prompts: np.ndarray | None = None) -> "OutcomeMatrix":
@@ -107,7 +109,8 @@ def _as_mask(sel: np.ndarray, n: int) -> np.ndarray:
     return mask
 
 
-def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, object]] | None = None) -> OutcomeMatrix:
+def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, object]] | None = None,
+               model_keys: Callable[[list[str]], Mapping[str, str]] | None = None) -> OutcomeMatrix:
     """Build the matrix from a batch's outcomes (its ``outcomes`` rows and/or columnar ``table``).
 
     Parameters
@@ -115,6 +118,9 @@ def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, obje
     batch : the outcomes (model, benchmark, text, score in [0, 1]).
     prompt_fields : optional extra labels, keyed by prompt hash or by the source's ``prompt_id``, each a
         dict of field -> value (e.g. ``{"src": "ori_mmlu-law"}``). Looked up by hash first, then by id.
+    model_keys : optional, the batch's model names -> {name: the model it is} (as an index keys it:
+        :func:`indexer.identity.resolve_many`); names of one model are one row, their outcomes on a prompt averaged.
+        Default: each name its own model.
 
     Raises :class:`InputError` if the batch has no outcomes or a score is outside [0, 1].
     """
@@ -148,10 +154,14 @@ def from_batch(batch: SourceBatch, prompt_fields: Mapping[str, Mapping[str, obje
             benchmarks.append(t.benchmarks[p])
             ids.append(t.prompt_ids[p])
         pmap[p] = j
-    # models: by name (sorted); revisions of one name are one model here
-    order = sorted(set(t.models), key=str)
+    # models: by name (sorted), or by their ``model_keys`` in the order of their first name (so that a source whose
+    # names are all distinct keeps its rows' order, on which ties and the trained peers' seeding depend); revisions
+    # of one name are one model here
+    names = sorted(set(t.models), key=str)
+    keys = dict(model_keys(names)) if model_keys is not None else {}
+    order = list(dict.fromkeys(keys.get(m, m) for m in names))
     row_of = {m: i for i, m in enumerate(order)}
-    mmap = np.asarray([row_of[m] for m in t.models], dtype=np.int64)
+    mmap = np.asarray([row_of[keys.get(m, m)] for m in t.models], dtype=np.int64)
     M, N = len(order), len(texts)
     rows = mmap[np.asarray(t.model_idx, dtype=np.int64)]
     cols = pmap[np.asarray(t.prompt_idx, dtype=np.int64)]

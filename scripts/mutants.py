@@ -224,6 +224,15 @@ def run(m: Mutant, root: Path) -> tuple[bool, str]:
 
 
 def main(argv: list[str]) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("words", nargs="*", help="only the mutants whose names contain one of these words (any case)")
+    words = ap.parse_args(argv).words
+    chosen = _only(words)
+    if not chosen:  # before: `--help` or a typo ran no mutant, printed nothing and exited 0, as if all were caught
+        ap.error(f"no mutant's name contains {' or '.join(map(repr, words))}; the mutants: "
+                 + "; ".join(m.name for m in MUTANTS))
     survived = 0
     with tempfile.TemporaryDirectory(prefix="taskspace-mutants-") as tmp:
         root = Path(tmp) / ROOT.name
@@ -233,7 +242,7 @@ def main(argv: list[str]) -> int:
         script.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(root)!r})\n"
                           "from indexer.cli import main\nsys.exit(main())\n")
         script.chmod(0o755)
-        for m in _only(argv):
+        for m in chosen:
             caught, detail = run(m, root)
             survived += not caught
             print(f"{'caught  ' if caught else 'SURVIVED'}  {m.name}  [{m.path}]  {detail}", flush=True)

@@ -1246,3 +1246,158 @@ def test_the_coverage_split_says_how_many_groups_are_too_small():
     labels = np.array([f"g{k:02d}" for k in range(7)] + ["big"] * 4, dtype=object)
     with pytest.raises(InputError, match=r"7 of 8 groups have fewer than 2 prompts \(g00, g01, g02, g03, g04, \.\.\.\)"):
         splits.coverage(labels, 4)
+
+
+def test_pooled_data_sets_merge_a_models_names_as_the_index_does(tmp_path):
+    # one model named as each data set names it (`Qwen--Qwen1.5-72B-Chat` in evalarena_code, `Qwen1.5-72B-Chat` in
+    # mmlu_pro, a case changed): an index stores them as one model (indexer.identity), evaluate pooled two
+    from indexer.evaluate import load_pooled
+    from indexer.identity import resolve
+
+    names = {"a": ["Qwen--Qwen1.5-72B-Chat", "m-only-in-a"], "b": ["QWEN1.5-72B-CHAT", "Qwen1.5-72B-Chat"]}
+    for folder, models in names.items():
+        d = tmp_path / folder
+        d.mkdir()
+        (d / "prompts.jsonl").write_text("".join(
+            json.dumps({"prompt_id": f"p{j}", "benchmark": folder, "text": f"{folder}: what is {j} + {j}?"}) + "\n"
+            for j in range(2)))
+        (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+            f"{m},p{j},{(i + j) % 2}\n" for i, m in enumerate(models) for j in range(2)))
+    key = resolve("Qwen1.5-72B-Chat").key
+    assert key == "Qwen/Qwen1.5-72B-Chat"
+    m, origin, _ = load_pooled([tmp_path / "a", tmp_path / "b"])
+    assert m.models == sorted([key, "m-only-in-a"])  # before: four models, one of them three times
+    row = m.models.index(key)
+    # b's two names of the model: its outcomes on a prompt averaged, as repeats of one source
+    assert m.scores[row].tolist() == [0.0, 1.0, 0.5, 0.5]
+
+
+def test_an_interrupted_evaluation_says_it_kept_nothing(monkeypatch, capsys):
+    # Ctrl-C during `taskspace evaluate`: the message was the indexing pass's, "what was committed is kept ... run the
+    # command again to continue (`taskspace runs` shows an interrupted pass)", though evaluate commits nothing, starts
+    # over and records no run
+    import sys
+
+    from indexer import cli
+    import indexer.evaluate as ev
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ev, "evaluate", interrupted)
+    monkeypatch.setattr(sys, "argv", ["taskspace", "evaluate", str(SAMPLE), "--no-sweep"])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    assert exc.value.code == 130
+    err = capsys.readouterr().err
+    assert "keeps no partial results" in err and "start it over" in err
+    assert "taskspace runs" not in err and "committed" not in err
+
+
+def test_a_hub_source_given_as_data_says_evaluate_reads_local_data_and_how_to_get_it(tmp_path):
+    # `taskspace ingest hub:ORG/NAME` reads the Hub; `taskspace evaluate hub:ORG/NAME` said "no such file or folder"
+    from indexer.evaluate import evaluate
+
+    with pytest.raises(InputError) as exc:
+        evaluate("hub:org/results@v2", split="oos", sweep=False)
+    said = str(exc.value)
+    assert said.startswith("hub:org/results@v2: taskspace evaluate reads local files and folders, not Hub sources")
+    assert "`hf download org/results --repo-type dataset --revision v2 --local-dir DIR`" in said
+    with pytest.raises(InputError, match="each of its datasets first"):
+        evaluate([str(SAMPLE), "hub-org:org"], split="oos", sweep=False)
+
+
+def test_a_folder_without_its_prompts_file_is_named_as_such(tmp_path):
+    # a folder of outcomes.csv alone: "cannot tell the format of this folder ... pass --format", and with --format
+    # table "put one there or pass it explicitly", an option evaluate does not have
+    from indexer.evaluate import evaluate
+
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    with pytest.raises(InputError) as exc:
+        evaluate(tmp_path, split="oos", sweep=False)
+    said = str(exc.value)
+    assert "outcomes.csv but no prompts file beside it: put one there (prompts.jsonl" in said
+    assert "--format" not in said and "cannot tell" not in said
+    with pytest.raises(InputError) as exc:
+        evaluate(tmp_path, split="oos", sweep=False, format="table")
+    assert "explicitly" not in str(exc.value) and "put one there" in str(exc.value)
+
+
+def test_a_constant_prediction_has_no_benchmark_correlation():
+    # the per-benchmark means of one predicted value differ in their last bits (v * n / n): `std() == 0` missed that,
+    # and `bsp` on data of one model showed a "bench r" made of rounding errors (0.100 on the sample's first model)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        sizes = rng.integers(1, 40, 4)
+        groups = np.concatenate([[f"b{i}"] * k for i, k in enumerate(sizes)])
+        S = rng.integers(0, 2, (1, groups.size)).astype(float)
+        r, n = metrics.benchmark_correlation(np.full((1, groups.size), rng.random()), S, groups)
+        assert np.isnan(r) and n == 4
+    # a prediction that varies still correlates
+    P = np.array([[0.1] * 3 + [0.5] * 3 + [0.9] * 3])
+    S = np.array([[0, 0, 1] + [0, 1, 1] + [1, 1, 1]], dtype=float)
+    r, _ = metrics.benchmark_correlation(P, S, np.array(["a"] * 3 + ["b"] * 3 + ["c"] * 3))
+    assert r == pytest.approx(1.0)
+
+
+def test_group_by_a_field_some_prompts_lack_names_their_benchmarks_not_a_hash():
+    # the sample (which has `src`) pooled with lm-eval output (which has none): the error named "prompt 5e37d27bc73d",
+    # a content hash the user cannot look up
+    from indexer.evaluate import evaluate
+
+    lm_eval = Path(__file__).resolve().parent / "fixtures" / "lm_eval"
+    with pytest.raises(ConfigError) as exc:
+        evaluate([SAMPLE, lm_eval], split="oos", group_by="src", sweep=False)
+    said = str(exc.value)
+    assert "42 prompt(s) lack the field 'src' (in 3 benchmark(s): tiny_gen_arith, tiny_mc_science, tiny_mc_yesno" in said
+    assert "the first: 'A baker made 24 muffins" in said and "prompt 5e37" not in said
+
+
+def test_the_help_and_readme_say_the_coverage_split_has_no_ablation():
+    # `--sweep` (the default) said "Run the paper's eps/lambda ablation" and the README "plus the eps/lambda ablation
+    # (`--no-sweep` skips it)", but `--split coverage` runs none (its result's sweep is empty, no table, no plot)
+    from typer.testing import CliRunner
+
+    from indexer import cli
+
+    m = from_arrays(np.array([[1, 0, 1, 0], [0, 1, 1, 0]], dtype=float), ["a1", "a2", "b1", "b2"], ["a", "a", "b", "b"])
+    from indexer.evaluate import evaluate
+
+    res = evaluate("x", split="coverage", seeds=1, matrix=m, embeddings=np.eye(4), method="paper")
+    assert res["sweep"] == []
+    out = CliRunner().invoke(cli.app, ["evaluate", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"})
+    assert "(on the in-sample and oos splits; the coverage split has none)" in " ".join(out.output.split())
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert "plus the eps/lambda ablation on the in-sample and oos splits (the coverage split has none" in readme
+
+
+def test_a_single_data_sets_models_keep_the_order_of_their_names():
+    # keyed by identity (2c1dd1a), the rows were sorted by key (`gpt-4o` before `meta-llama/...`): a data set whose
+    # names are all distinct must keep its order, on which selection ties and the trained peers' seeding depend
+    from indexer.evaluate import load_matrix
+    from indexer.sources import read_source
+
+    names = sorted(set(read_source(SAMPLE).to_table().models), key=str)
+    m = load_matrix(SAMPLE)
+    assert len(m.models) == len(names) == 25
+    from indexer.identity import resolve
+
+    assert m.models == [resolve(n).key for n in names]
+
+
+def test_a_fold_without_an_auc_is_named_and_the_mean_said_to_be_over_the_others():
+    # a benchmark whose held-out outcomes are all successes has no AUC: the AUC column was the mean over the other
+    # folds under "mean ± std over folds (14 folds)", without a word (the sample with mmlu_pro/biology all correct)
+    from indexer.evaluate import evaluate
+
+    rng = np.random.default_rng(0)
+    S = rng.integers(0, 2, (6, 30)).astype(float)
+    S[:, 20:] = 1.0  # group c: every outcome a success
+    D = rng.normal(size=(30, 8))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    m = from_arrays(S, [f"p{j}" for j in range(30)], ["a"] * 10 + ["b"] * 10 + ["c"] * 10)
+    res = evaluate("x", split="oos", matrix=m, embeddings=D, method="paper", sweep=False)
+    aucs = [f["methods"]["default"]["auc"] for f in res["folds"]]
+    assert np.isnan(aucs[2]) and np.isfinite(aucs[:2]).all()
+    assert any(w.startswith("1 of 3 folds have no AUC (c): their held-out outcomes are all successes or all failures; "
+                            "AUC (and bench r where it has none) is the mean over the other 2") for w in res["warnings"])

@@ -133,9 +133,16 @@ def benchmark_correlation(P: np.ndarray, S: np.ndarray, groups: np.ndarray) -> t
     if not pred:
         return float("nan"), 0
     pred, true = np.concatenate(pred), np.concatenate(true)
-    if pred.size < 3 or pred.std() == 0 or true.std() == 0:
+    if pred.size < 3 or _constant(pred) or _constant(true):
         return float("nan"), int(pred.size)
     return float(np.corrcoef(pred, true)[0, 1]), int(pred.size)
+
+
+def _constant(x: np.ndarray) -> bool:
+    """Whether ``x`` is one value up to rounding: the per-benchmark means of a constant prediction (``bsp`` on one
+    model) differ in their last bits, and before, ``std() == 0`` missed that, so their "correlation" was a number made
+    of rounding errors (any value in [-1, 1])."""
+    return bool(np.ptp(x) <= 1e-9 * max(1.0, float(np.abs(x).max())))
 
 
 def _picks(P: np.ndarray, S: np.ndarray, tie_break: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

@@ -95,6 +95,20 @@ def looks_like_table_folder(folder: Path) -> bool:
     return o is not None and p is not None
 
 
+def why_not(path: Path) -> str | None:
+    """Why a folder no reader recognised is no table source although it looks like one: an outcomes (or matrix) file
+    without a prompts file beside it (None otherwise). Before, the folder's format "could not be told" and the advice
+    was to pass --format, after which the missing prompts file was named."""
+    path = Path(path)
+    if not path.is_dir():
+        return None
+    outcomes, prompts = find_table_files(path)
+    if outcomes is None or prompts is not None:
+        return None
+    return (f"{outcomes.name} but no prompts file beside it: put one there (prompts.jsonl / .csv / .parquet with "
+            "prompt_id, benchmark, text)")
+
+
 def recognise(path: Path) -> Match:
     """STRONG for a folder with an outcomes (or matrix) file and a prompts file; WEAK for a file with a table
     extension (any table file can be read as outcomes, with ``prompts.<ext>`` beside it)."""
@@ -439,7 +453,8 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
     if prompts_file is None or not prompts_file.is_file():
         raise InputError(
             "no prompts file (prompts.jsonl / .csv / .parquet with prompt_id, benchmark, text) beside the outcomes; "
-            "put one there or pass it explicitly", file=str(outcomes_file)
+            "put one there (`taskspace ingest OUTCOMES_FILE --prompts FILE` also takes one from elsewhere)",
+            file=str(outcomes_file)
         )
     return outcomes_file, prompts_file
 
@@ -658,6 +673,7 @@ READER = Reader(
     name="table",
     layout="outcomes.<ext> + prompts.<ext> (plain table)",
     recognise=recognise,
+    why_not=why_not,
     read=read_tables,
     plan_hub_files=plan_hub_files,
     source_infos=table_source_infos,

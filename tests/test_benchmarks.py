@@ -1,0 +1,235 @@
+"""The scripts in benchmarks/ and scripts/: each answers --help with its usage (exit 0) without reading data or an index."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_benchmark_script_answers_help(script, tmp_path):
+    # bench_level.py and bench_prior.py read sys.argv by position (--help: an IndexError traceback), and
+    # probe_edge_segments.py read the index of TASKSPACE_HOME first (--help: a NotFoundError traceback)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--help"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage:"), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+
+
+def _all_correct(root: Path) -> Path:
+    """A small folder of the sample's prompts whose every outcome is a success: no AUC, so NaN metrics."""
+    import json
+
+    sample = ROOT / "indexer" / "data" / "sample"
+    prompts = [json.loads(line) for line in (sample / "prompts.jsonl").read_text().splitlines()]
+    by_bench: dict = {}
+    for p in prompts:
+        by_bench.setdefault(p["benchmark"], []).append(p)
+    chosen = [p for b in sorted(by_bench)[:2] for p in by_bench[b][:10]]
+    d = root / "allright"
+    d.mkdir()
+    (d / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in chosen))
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{i},{p['prompt_id']},1\n" for i in range(3) for p in chosen))
+    return d
+
+
+@pytest.mark.parametrize("script,args", [("bench_evaluate.py", ["--seeds", "1"]),
+                                         ("bench_peers.py", ["--splits", "oos", "--peers", "none"])])
+def test_a_benchmark_scripts_json_is_standard_json(script, args, tmp_path, monkeypatch):
+    # data without an AUC (every outcome a success): the --json file held Python's bare NaN tokens, which jq,
+    # JSON.parse and Go refuse for the whole file (the CLI's --json gives null since session 30)
+    import json
+    import runpy
+
+    out = tmp_path / "out.json"
+    monkeypatch.setattr(sys, "argv", [script, str(_all_correct(tmp_path)), *args, "--json", str(out)])
+    runpy.run_path(str(ROOT / "benchmarks" / script), run_name="__main__")
+    text = out.read_text()
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert "null" in text
+
+
+def test_the_mutation_script_answers_help_and_refuses_a_word_no_mutant_has(tmp_path):
+    # scripts/mutants.py took every argument for a word of a mutant's name: `--help` or a typo ran no mutant, printed
+    # nothing and exited 0, as if every mutant had been caught
+    script = ROOT / "scripts" / "mutants.py"
+    run = lambda *a: subprocess.run([sys.executable, str(script), *a], capture_output=True, text=True,  # noqa: E731
+                                    cwd=tmp_path, timeout=60)
+    helped = run("--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage:") and "mutants" in helped.stdout
+    typo = run("crno")
+    assert typo.returncode == 2 and "no mutant's name contains 'crno'" in typo.stderr
+    assert "cron day-of-month AND day-of-week" in typo.stderr  # the names to choose from
+
+
+def test_bench_peers_checks_its_splits_first_and_runs_all_or_both_as_their_splits(tmp_path, monkeypatch, capsys):
+    # `--splits oos,bogus` ran oos (minutes at scale), then failed with an InputError traceback; `--splits both` ran
+    # both splits, then a KeyError ('protocol': the result of `both` holds one result per split)
+    import runpy
+
+    data = _all_correct(tmp_path)
+    script = str(ROOT / "benchmarks" / "bench_peers.py")
+    for bad, says in ((["--splits", "oos,bogus"], "'bogus': use splits of"), (["--seeds", "0"], "need 1 to 1000"),
+                      (["--peers", "every"], "invalid choice: 'every'")):
+        monkeypatch.setattr(sys, "argv", ["bench_peers.py", str(data), *bad])
+        with pytest.raises(SystemExit) as exc:
+            runpy.run_path(script, run_name="__main__")
+        assert exc.value.code == 2 and says in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["bench_peers.py", str(data), "--splits", "both", "--peers", "none", "--seeds", "1"])
+    runpy.run_path(script, run_name="__main__")
+    out = capsys.readouterr().out
+    assert "### allright in-sample:" in out and "### allright oos:" in out
+
+
+def test_bench_local_takes_one_split(tmp_path, monkeypatch, capsys):
+    # `bench_local.py DATA both -` ran both splits (minutes at scale), then failed with KeyError 'methods' (the result
+    # of `both` holds one result per split), every number lost
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", ["bench_local.py", str(_all_correct(tmp_path)), "both", "-"])
+    with pytest.raises(SystemExit) as exc:
+        runpy.run_path(str(ROOT / "benchmarks" / "bench_local.py"), run_name="__main__")
+    assert exc.value.code == 2 and "invalid choice: 'both'" in capsys.readouterr().err
+
+
+def test_bench_beyond_auto_refuses_an_only_no_variant_matches(tmp_path, monkeypatch, capsys):
+    # `--only zzz` (a typo) ran no variant, printed nothing and exited 0
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", ["bench_beyond_auto.py", str(_all_correct(tmp_path)), "--only", "zzz"])
+    with pytest.raises(SystemExit) as exc:
+        runpy.run_path(str(ROOT / "benchmarks" / "bench_beyond_auto.py"), run_name="__main__")
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--only 'zzz': no variant's name contains it" in err and "auto-text" in err
+
+
+@pytest.mark.parametrize("script", ["bench_find.py", "bench_coverage_query.py"])
+def test_a_benchmark_needing_the_shared_data_says_so_first(script, tmp_path):
+    # both read ../shared/data (beside the checkout) only after building their index: without it, a traceback
+    # (FileNotFoundError, CalledProcessError) minutes in, and no option to say where the data is
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--data", str(tmp_path / "none"),
+                           "--work", str(tmp_path / "work")], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{tmp_path / 'none' / 'evalarena_code' / 'prompts.jsonl'}" in proc.stderr
+    assert "not found: give the shared data sets' folder with --data DIR" in proc.stderr
+    assert not (tmp_path / "work").exists()  # nothing built
+
+
+def test_bench_sql_reads_back_the_sample_under_the_stores_model_keys(tmp_path):
+    # its read-back check keyed the expected cells by the model names as written, the store by their keys
+    # (`Llama-2-13b-hf` -> `meta-llama/Llama-2-13b-hf`): a KeyError on the sample and on mmlu_pro, its default data
+    import json
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sql.py"), "--data",
+                           str(ROOT / "indexer" / "data" / "sample"), "--no-postgres"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout)["sqlite"]
+    assert got["readback_exact"] is True and got["stored"]["models"] == 25
+
+
+def test_bench_publish_runs_small_and_refuses_counts_it_cannot_seed(tmp_path):
+    # every run failed at its pull (the seeded benchmarks counted prompts the home does not hold, so the record set
+    # lacked a prompts file `taskspace pull` requires), and --benchmarks below 6 was a numpy ValueError
+    import json
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    env.pop("TASKSPACE_HOME", None)
+    script = str(ROOT / "benchmarks" / "bench_publish.py")
+    bad = subprocess.run([sys.executable, script, "--patterns", "0"], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert bad.returncode == 2 and "--patterns: 0: need at least 1" in bad.stderr
+    out = tmp_path / "out.json"
+    proc = subprocess.run([sys.executable, script, "--models", "8", "--patterns", "1", "--rank", "2", "--benchmarks",
+                           "2", "--work", str(tmp_path / "work"), "--json", str(out)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "pulled into the index: {'models': 8, 'benchmarks': 2" in proc.stdout
+    assert json.loads(out.read_text())
+
+
+def test_bench_scale_reads_plain_or_gzipped_shared_files_and_checks_them_first(tmp_path):
+    # it opened `prompts.jsonl*` with gzip and read `outcomes.csv.gz` by that name: on the bundled sample (plain files)
+    # a BadGzipFile traceback after the index was built; a folder without them failed as late
+    import runpy
+
+    script = ROOT / "benchmarks" / "bench_scale.py"
+    shared_file = runpy.run_path(str(script))["_shared_file"]
+    sample = ROOT / "indexer" / "data" / "sample"
+    assert shared_file(sample, "prompts.jsonl") == sample / "prompts.jsonl"
+    assert shared_file(sample, "outcomes.csv") == sample / "outcomes.csv"
+    (tmp_path / "gz").mkdir()
+    (tmp_path / "gz" / "prompts.jsonl.gz").write_bytes(b"")
+    assert shared_file(tmp_path / "gz", "prompts.jsonl") == tmp_path / "gz" / "prompts.jsonl.gz"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, str(script), "--data", str(tmp_path / "gz"), "--work", str(tmp_path / "w")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1 and "no outcomes.csv or outcomes.csv.gz" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "w").exists()
+
+
+def test_probe_query_names_a_data_folder_without_prompts(tmp_path):
+    # it opened `prompts.jsonl*` with gzip whatever the name (the bundled sample's plain file: BadGzipFile) and a folder
+    # without one was a StopIteration traceback
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "probe_query.py"), str(tmp_path / "home"),
+                           "--data", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2 and "no prompts.jsonl or prompts.jsonl.gz" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bench_encoder_reads_a_plain_prompts_file(tmp_path):
+    # `--prompts indexer/data/sample/prompts.jsonl` was opened with gzip: a BadGzipFile traceback
+    import runpy
+
+    load_prompts = runpy.run_path(str(ROOT / "benchmarks" / "bench_encoder.py"))["load_prompts"]
+    texts = load_prompts(ROOT / "indexer" / "data" / "sample" / "prompts.jsonl", 5)
+    assert len(texts) == 5 and all(texts)
+    with pytest.raises(SystemExit, match="no such file"):
+        load_prompts(tmp_path / "none.jsonl", 5)
+
+
+def test_bench_vectors_takes_the_shared_layout_plain_or_gzipped(tmp_path):
+    # its real-data part read `outcomes.csv.gz` by that name: on the bundled sample "no such file or folder" (a
+    # traceback, after removing --home); a folder without prompts a StopIteration
+    import runpy
+
+    shared_files = runpy.run_path(str(ROOT / "benchmarks" / "bench_vectors.py"))["shared_files"]
+    sample = ROOT / "indexer" / "data" / "sample"
+    assert shared_files(sample) == (sample / "outcomes.csv", sample / "prompts.jsonl")
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "outcomes.csv.gz").write_bytes(b"")
+    assert shared_files(tmp_path / "half") is None
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_vectors.py"), "--data",
+                           str(tmp_path / "half"), "--home", str(home)], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 2 and "no outcomes.csv[.gz] and prompts.jsonl[.gz]" in proc.stderr
+    assert home.exists()  # nothing removed
+
+
+@pytest.mark.parametrize("args", [["bench_evaluate.py", "{x}"], ["bench_peers.py", "{x}"],
+                                  ["bench_pooled.py", "{x}", "{x}2"], ["bench_intervals.py", "{x}"],
+                                  ["bench_local.py", "{x}", "oos", "-"], ["bench_beyond_auto.py", "{x}"],
+                                  ["bench_level.py", "{x}", "oos", "auto-mc", "16:3"],
+                                  ["bench_prior.py", "{x}", "oos", "format"]])
+def test_an_evaluation_benchmark_given_a_bad_data_says_so_in_one_line(args, tmp_path):
+    # each ended in a traceback of the library's InputError ("no such file or folder"): the cause was its last line
+    x = str(tmp_path / "none")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TASKSPACE_HOME=str(tmp_path / "home"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / args[0]), *(a.format(x=x) for a in args[1:])],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1 and proc.stderr.strip() == f"error: {x}: no such file or folder", proc.stderr[-2000:]
