@@ -158,3 +158,26 @@ def test_sqlite_wal_switch_waits_for_a_writer_on_a_new_file(tmp_path):
     assert time.perf_counter() - t0 >= 0.3
     engine.dispose()
     other.close()
+
+
+def test_a_revision_alembic_cannot_place_is_one_error_naming_it(db_url):
+    """`taskspace db upgrade 0099`, `db downgrade foo`, and either on a database a newer taskspace migrated: one error
+    naming the revision (or that the database is newer), not Alembic's CommandError traceback."""
+    from indexer.errors import ConfigError
+
+    migrate.upgrade_url(db_url)
+    with pytest.raises(ConfigError, match=r"to revision '0099': Can't locate revision .*revisions: base, 0001, "):
+        migrate.upgrade_url(db_url, "0099")
+    with pytest.raises(ConfigError, match="to revision 'foo'"):
+        migrate.downgrade_url(db_url, "foo")
+    assert migrate.status(db_url)["current"] == migrate.head()
+    engine = migrate.make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("update alembic_version set version_num = 'ffff_future'")
+    finally:
+        engine.dispose()
+    for step in (lambda: migrate.upgrade_url(db_url), lambda: migrate.downgrade_url(db_url, "0012")):
+        with pytest.raises(StoreError, match="at schema ffff_future, newer than this taskspace .*upgrade taskspace"):
+            step()
+    assert migrate.status(db_url)["current"] == "ffff_future"

@@ -196,6 +196,8 @@ def current(engine: Engine) -> str | None:
 
 
 def _migrate(engine: Engine, fn, rev: str) -> None:
+    from alembic.util import CommandError
+
     try:
         with write_connection(engine) as conn:
             with conn.begin():
@@ -205,6 +207,24 @@ def _migrate(engine: Engine, fn, rev: str) -> None:
                 fn(_config(conn), rev)
     except SQLAlchemyError as exc:
         raise StoreError(f"migrating {safe_url(engine.url)} to {rev} failed: {exc}") from exc
+    except CommandError as exc:  # a revision Alembic cannot place: before, its traceback
+        raise _revision_error(engine, rev, exc) from None
+
+
+def _revision_error(engine: Engine, rev: str, exc: Exception) -> Exception:
+    """What to say when Alembic cannot migrate to ``rev``: the database is at a revision this taskspace does not know
+    (written by a newer taskspace: a StoreError), or ``rev`` is not a revision (or not one to go to from here: a
+    ConfigError naming it and the known revisions)."""
+    from ..errors import ConfigError
+
+    cur, where = current(engine), safe_url(engine.url)
+    known = known_revisions()
+    if cur is not None and cur not in known:
+        return StoreError(f"the database at {where} is at schema {cur}, newer than this taskspace (head {head()}); "
+                          "upgrade taskspace (this one cannot migrate it up or down)")
+    detail = " ".join(str(exc).split())
+    return ConfigError(f"cannot migrate the database at {where} (at {cur or '(empty)'}) to revision {rev!r}: {detail}; "
+                       f"revisions: base, {', '.join(sorted(known))}, head")
 
 
 def upgrade(engine: Engine, rev: str = "head") -> None:
