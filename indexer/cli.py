@@ -230,7 +230,8 @@ def db_current(url: Optional[str] = _DB_URL) -> None:
     from .store.sql_migrate import status
 
     r = status(url)
-    state = "up to date" if r["current"] == r["head"] else "run `taskspace db upgrade`"
+    state = ("up to date" if r["current"] == r["head"] else
+             "newer than this taskspace: upgrade taskspace" if r["newer"] else "run `taskspace db upgrade`")
     typer.echo(f"{r['url']}: current {r['current'] or '(empty)'}, head {r['head']} ({state})")
 
 

@@ -181,3 +181,26 @@ def test_a_revision_alembic_cannot_place_is_one_error_naming_it(db_url):
         with pytest.raises(StoreError, match="at schema ffff_future, newer than this taskspace .*upgrade taskspace"):
             step()
     assert migrate.status(db_url)["current"] == "ffff_future"
+
+
+def test_db_current_on_a_newer_database_says_to_upgrade_taskspace(tmp_path):
+    """`taskspace db current` on a database a newer taskspace migrated: "newer than this taskspace: upgrade taskspace";
+    before, "run `taskspace db upgrade`", which cannot migrate a revision it does not know."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    url = f"sqlite:///{tmp_path / 'newer.db'}"
+    migrate.upgrade_url(url)
+    assert migrate.status(url)["newer"] is False
+    engine = migrate.make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("update alembic_version set version_num = 'ffff_future'")
+    finally:
+        engine.dispose()
+    assert migrate.status(url)["newer"] is True
+    r = CliRunner().invoke(app, ["db", "current", "--url", url])
+    assert r.exit_code == 0, r.output
+    assert "current ffff_future" in r.output and "newer than this taskspace: upgrade taskspace" in r.output
+    assert "db upgrade" not in r.output

@@ -285,11 +285,14 @@ def _url_or_default(url: str | None) -> str:
 
 
 def status(url: str | None = None) -> dict:
-    """``{"url", "current", "head"}`` of the database at ``url`` (default: the configured one)."""
+    """``{"url", "current", "head", "newer"}`` of the database at ``url`` (default: the configured one); ``newer``: the
+    database is at a revision this taskspace does not know (a newer taskspace migrated it: `db upgrade` cannot)."""
     url = _url_or_default(url)
     engine = make_engine(url)
     try:
-        return {"url": safe_url(url), "current": current(engine), "head": head()}
+        cur = current(engine)
+        return {"url": safe_url(url), "current": cur, "head": head(),
+                "newer": cur is not None and cur not in known_revisions()}
     finally:
         engine.dispose()
 
