@@ -115,6 +115,10 @@ def load(path: Path) -> list[SourceSpec]:
     except OSError as exc:  # a folder of that name, no permission to read it
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}; it should be the TOML file of the "
                           "configured sources: fix or delete it") from None
+    stray = sorted(set(data) - {"source"})
+    if stray:  # `[[sources]]` (a typo) was ignored: "no sources configured" and every pass indexed nothing
+        raise ConfigError(f"{path}: unknown key(s) {stray} at the top level; a source is a [[source]] table (with "
+                          "spec, and optionally format and limit): fix or delete the file")
     items = data.get("source", [])
     if not isinstance(items, list):
         raise ConfigError(f"{path}: 'source' must be an array of tables ([[source]])")

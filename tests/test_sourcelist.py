@@ -502,3 +502,22 @@ def test_a_pass_without_configured_sources_says_where_sources_come_from(tmp_path
     assert f"  no sources configured in {tmp_path / 'home' / 'sources.toml'}: `taskspace sources add SPEC`" in r.stdout
     r = ts("index", "--source", str(folder))
     assert r.returncode == 0 and "no sources configured" not in r.stdout
+
+
+@pytest.mark.parametrize("text", ["[[sources]]\nspec = '/x'\n", "spec = '/x'\n",
+                                  "[[source]]\nspec = '/x'\n[[Source]]\nspec = '/y'\n"])
+def test_a_top_level_key_other_than_source_is_refused_not_ignored(tmp_path, text):
+    """A `sources.toml` whose tables are misnamed (`[[sources]]`, `[[Source]]`, a bare `spec = ...`): a configuration
+    error naming the file and the key (`sources list` and every pass, exit 2); before, the key was ignored: "no sources
+    configured" and every pass indexed nothing, without a word."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    path = tmp_path / "sources.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['(sources|spec|Source)'\] at the top level; a source is a \[\[source\]\]") as info:
+        sourcelist.load(path)
+    assert str(path) in str(info.value)
+    r = CliRunner().invoke(app, ["sources", "list"], env={"TASKSPACE_HOME": str(tmp_path)})
+    assert isinstance(r.exception, ConfigError) and "no sources configured" not in r.output
