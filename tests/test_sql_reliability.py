@@ -113,6 +113,22 @@ def test_lock_across_processes_and_released_by_kill(store):
             time.sleep(0.2)
 
 
+def test_a_busy_lock_names_the_holding_process_on_every_database(store):
+    """The second holder of a lock is told the holder's own pid and host (`pid N on HOST`, as the SQLite lock file
+    says), on PostgreSQL too; before, PostgreSQL named only the server backend's pid, which is no taskspace process
+    (killing it, as root, makes the server restart every session)."""
+    import socket
+
+    p = _child(store.url, "lock", "locked")
+    try:
+        with pytest.raises(BusyError, match=rf"\(pid {p.pid} on {socket.gethostname()}[,)]"):
+            with store.lock("index"):
+                pass
+    finally:
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+
+
 @pytest.mark.parametrize(
     "url, needle",
     [

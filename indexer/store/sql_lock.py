@@ -33,6 +33,11 @@ def _busy(name: str, where: str, holder: str) -> BusyError:
     )
 
 
+def _holder_name() -> str:
+    """Who holds a lock, as the SQLite lock file says it: ``pid N on HOST`` (PostgreSQL keeps 63 bytes of it)."""
+    return f"pid {os.getpid()} on {socket.gethostname()}"[:63]
+
+
 @contextlib.contextmanager
 def pg_lock(engine: Engine, name: str):
     conn = engine.connect()
@@ -40,17 +45,20 @@ def pg_lock(engine: Engine, name: str):
         scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
         key = zlib.crc32(f"taskspace:{scope}:{name}".encode())
         got = conn.execute(text("select pg_try_advisory_lock(:k)"), {"k": key}).scalar()
+        if got:  # the holder's own pid and host, for a second holder's message (the backend's pid is the server's)
+            conn.execute(text("select set_config('application_name', :n, false)"), {"n": _holder_name()})
         conn.commit()
         if not got:
             holder = conn.execute(
                 text(
-                    "select string_agg(l.pid::text, ',') from pg_locks l where l.locktype = 'advisory' "
-                    "and l.objid = (:k)::bigint::oid and l.granted"
+                    "select string_agg(coalesce(nullif(a.application_name, ''), 'a client') || ', server backend pid '"
+                    " || l.pid::text, '; ') from pg_locks l left join pg_stat_activity a on a.pid = l.pid "
+                    "where l.locktype = 'advisory' and l.objid = (:k)::bigint::oid and l.granted"
                 ),
                 {"k": key},
             ).scalar()
             conn.commit()
-            raise _busy(name, f"PostgreSQL database {scope}", f"server backend pid {holder or '?'}")
+            raise _busy(name, f"PostgreSQL database {scope}", holder or "server backend pid ?")
         try:
             yield
         finally:
@@ -83,7 +91,7 @@ def sqlite_lock(database: str | None, name: str):
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown pid"
             raise _busy(name, str(database), holder) from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        os.pwrite(fd, f"{_holder_name()}\n".encode(), 0)
         try:
             yield
         finally:
