@@ -384,6 +384,9 @@ def reindex(
     from .sync import open_sql_of_index, resolve_spaces
     from .sync import reindex as run_reindex
 
+    from .cli_index import interrupt_on_sigterm
+
+    interrupt_on_sigterm()
     with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
         if space is not None:  # a --space naming no space is a usage error, not a failed reindex run
             resolve_spaces(sql, space)
@@ -513,10 +516,16 @@ def _usage_error(exc) -> int:
 
 
 def _exit(code: int) -> None:
-    """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so."""
-    if code == 130:
-        typer.echo("interrupted: what was committed is kept, nothing is half-written; run the command again to "
-                   "continue (`taskspace runs` shows an interrupted pass)", err=True)
+    """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so;
+    143 when it was SIGTERM (index, reindex: :func:`indexer.cli_index.interrupt_on_sigterm`)."""
+    from .cli_index import terminated
+
+    if code == 130 and terminated:
+        code = 143
+    if code in (130, 143):  # Ctrl-C, or SIGTERM to a command that records a run (cli_index.interrupt_on_sigterm)
+        typer.echo(f"{'interrupted' if code == 130 else 'terminated'}: what was committed is kept, nothing is "
+                   "half-written; run the command again to continue (`taskspace runs` shows an interrupted pass)",
+                   err=True)
     sys.exit(code)
 
 
@@ -536,7 +545,7 @@ def main() -> None:
 
             typer.echo("error: " + re.sub(r"\s*\n\s*", " ", str(exc).strip()), err=True)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:  # Ctrl-C, or a worker's second SIGINT/SIGTERM
+    except KeyboardInterrupt:  # Ctrl-C, a worker's second SIGINT/SIGTERM, or SIGTERM to index/reindex
         _exit(130)
     except typer.Exit as exc:
         _exit(exc.exit_code)

@@ -59,6 +59,27 @@ def _reader(value: str) -> None:
 format_option = checked_option(_reader)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM taken as Ctrl-C (:func:`interrupt_on_sigterm`): the command exits 143, its run recorded."""
+
+
+#: set by the SIGTERM handler of :func:`interrupt_on_sigterm` (typer turns the KeyboardInterrupt into Exit(130))
+terminated: list[bool] = []
+
+
+def interrupt_on_sigterm() -> None:
+    """Make SIGTERM (``timeout``, a service manager, ``kill``) stop this command as Ctrl-C does: the pass (or reindex)
+    records its run as ``interrupted`` and the command exits 143. Before, SIGTERM ended the process at once: its run
+    stayed ``running`` in ``taskspace runs`` until the next pass marked it ``killed``."""
+    import signal
+
+    def on_term(signum, frame):
+        terminated.append(True)
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
 def index(
     source: list[str] = typer.Option(
         None, "--source", "-s",
@@ -109,6 +130,7 @@ def index(
         raise ConfigError("--format applies only to the sources given with --source (the configured ones are read "
                           "with the format sources.toml gives them); add --source PATH, or drop --format")
     extra = [SourceSpec(spec=s, format=fmt, limit=limit if s in orgs else None) for s in source or []]
+    interrupt_on_sigterm()
     report = run_index(extra or None, progress=Progress(None if not as_json else False), refresh_prior=refresh_prior,
                        accept_partial=accept_partial)
     if as_json:

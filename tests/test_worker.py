@@ -301,3 +301,46 @@ def test_max_passes_below_one_is_a_usage_error(value):
 
     with open_store() as store:
         assert store.list_runs() == []  # no pass ran
+
+
+def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TASKSPACE):
+    """SIGTERM to `taskspace index` (`timeout`, a service manager) stops it as Ctrl-C does: its run is recorded
+    `interrupted` and it exits 143 with one line saying what was kept; before, the process died at once, exit 143
+    from the signal, and the run stayed `running` in `taskspace runs` until the next pass marked it `killed`."""
+    from indexer.store.sql import open_store
+
+    data = tmp_path / "data"
+    data.mkdir()
+    os.mkfifo(data / "outcomes.csv")  # the pass blocks reading it: a pass caught mid-way, every time
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the run is recorded as running once the pass holds the lock
+            if (home / "taskspace.db").exists():
+                store = open_store()
+                try:
+                    runs = store.list_runs(limit=1)
+                finally:
+                    store.close()
+                if runs and runs[0].status == "running":
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the pass did not start")
+        time.sleep(0.3)  # into the read of the pipe
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err[-2000:]
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("terminated: what was committed is kept")
+    store = open_store()
+    try:
+        (run,) = store.list_runs(limit=1)
+    finally:
+        store.close()
+    assert run.status == "interrupted", run
