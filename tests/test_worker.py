@@ -344,3 +344,27 @@ def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TA
     finally:
         store.close()
     assert run.status == "interrupted", run
+
+
+def test_a_pass_failing_on_a_broken_sources_file_is_recorded_failed(tmp_path):
+    """A worker's pass that fails because `sources.toml` was broken by hand (not TOML): its run is recorded `failed`
+    with the message naming the file, as any failed pass (docs/WORKER.md), and the next pass after the fix is `ok`;
+    before, the file was read before the run started: only a log line, and `taskspace runs` showed the last `ok`."""
+    from indexer.config import get_settings
+    from indexer.errors import ConfigError
+    from indexer.pipeline import run_index
+    from indexer.store.sql import open_store
+
+    cfg = get_settings().sources_file
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("garbage = = \n")
+    w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
+    assert w.serve() == 0 and w.passes == 1
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        run_index()
+    with open_store() as store:
+        runs = store.list_runs()
+    assert [r.status for r in runs] == ["failed", "failed"]
+    assert all(str(cfg) in r.errors[0]["message"] and "not valid TOML" in r.errors[0]["message"] for r in runs)
+    cfg.write_text("")
+    assert run_index().status == "ok"
