@@ -137,6 +137,12 @@ def test_cli_runs_lists_recent_runs(tmp_path, TASKSPACE):
     subprocess.run([TASKSPACE, "index"], capture_output=True, text=True, env=dict(os.environ), check=True)
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 0 and " ok " in res.stdout
+    # each run says its kind: a reindex solves nothing and read as an index pass with nothing to do
+    subprocess.run([TASKSPACE, "reindex"], capture_output=True, text=True, env=dict(os.environ), check=True)
+    res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
+    lines = res.stdout.splitlines()
+    assert lines[0].split()[:3] == ["id", "kind", "status"], res.stdout
+    assert [ln.split()[1:3] for ln in lines[1:]] == [["reindex", "ok"], ["index", "ok"]], res.stdout
     # -n 0 said "no runs yet" with a run on record: it is a usage error
     res = subprocess.run([TASKSPACE, "runs", "-n", "0"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 2 and "no runs yet" not in res.stdout and "'-n'" in res.stderr
