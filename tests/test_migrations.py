@@ -204,3 +204,17 @@ def test_db_current_on_a_newer_database_says_to_upgrade_taskspace(tmp_path):
     assert r.exit_code == 0, r.output
     assert "current ffff_future" in r.output and "newer than this taskspace: upgrade taskspace" in r.output
     assert "db upgrade" not in r.output
+
+
+def test_a_postgres_search_path_naming_no_schema_is_named(pg_url):
+    """A PostgreSQL URL whose search_path names a schema that does not exist (a typo in `options=-csearch_path=...`):
+    `db upgrade`, `db current` and opening the store say so, naming the search_path and what to do; before, opening
+    said "no taskspace tables; run `taskspace db upgrade`", and that failed with a raw "no schema has been selected to
+    create in" and the SQL of Alembic's CREATE TABLE."""
+    from indexer.store.sql import Store
+
+    url = migrate.with_search_path(pg_url.split("?")[0], "no_such_schema_xyz")
+    for step in (lambda: migrate.upgrade_url(url), lambda: migrate.status(url), lambda: Store(url)):
+        with pytest.raises(StoreError, match=r"its search_path \(no_such_schema_xyz\) names no schema that exists; "
+                                             r"create it"):
+            step()

@@ -185,6 +185,12 @@ def current(engine: Engine) -> str | None:
     import Alembic; the first connection is also the fail-fast connectivity check."""
     try:
         with engine.connect() as conn:
+            if conn.dialect.name == "postgresql" and conn.exec_driver_sql("select current_schema()").scalar() is None:
+                path = conn.exec_driver_sql("show search_path").scalar()
+                raise StoreError(  # before: "no taskspace tables; run `taskspace db upgrade`", which then failed
+                    f"the database at {safe_url(engine.url)} has no schema to use: its search_path ({path}) names no "
+                    "schema that exists; create it (`CREATE SCHEMA name`) or fix the search_path given in "
+                    "TASKSPACE_DATABASE_URL (options=-csearch_path=...) or set for the user")
             if not inspect(conn).has_table("alembic_version"):
                 return None
             rows = conn.execute(text("select version_num from alembic_version")).scalars().all()
