@@ -136,6 +136,9 @@ def test_a_busy_lock_names_the_holding_process_on_every_database(store):
         ("nosuchdb://x/y", "no driver"),
         ("sqlite:////nonexistent-folder-xyz/taskspace.db", "does not exist"),
         ("postgresql+psycopg://postgres@127.0.0.1:1/test", "Connection refused"),
+        # a port that is not a number: before, a ValueError traceback from the URL parser
+        ("postgresql+psycopg://postgres@127.0.0.1:notaport/test", r"not a valid SQLAlchemy URL \(invalid literal"),
+        ("postgresql+psycopg://postgres:topsecret@127.0.0.1:notaport/test", r"'postgresql\+psycopg://postgres:\*\*\*@"),
     ],
 )
 def test_bad_urls_fail_fast_and_say_what_to_fix(url, needle):
@@ -143,7 +146,7 @@ def test_bad_urls_fail_fast_and_say_what_to_fix(url, needle):
     with pytest.raises(StoreError, match=needle) as info:
         Store(url)
     assert time.monotonic() - t < 10
-    assert "TASKSPACE_DATABASE_URL" in str(info.value)
+    assert "TASKSPACE_DATABASE_URL" in str(info.value) and "topsecret" not in str(info.value)
 
 
 @pytest.mark.parametrize("damage", ["cut short", "not a database"])

@@ -34,12 +34,20 @@ def safe_url(url) -> str:
         return "<unparseable URL>"
 
 
+def _masked_text(url: str) -> str:
+    """A URL that cannot be parsed, with whatever stands where its password would be (``//user:PASSWORD@``) masked."""
+    import re
+
+    return re.sub(r"(//[^/@:]*:)[^@/]*@", r"\1***@", str(url))
+
+
 def make_engine(url: str) -> Engine:
     """A SQLAlchemy engine for ``url``; raises StoreError for a malformed URL, unknown driver or missing folder."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
-        raise StoreError(f"database URL {url!r} is not a valid SQLAlchemy URL; {_URL_HELP}") from None
+    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number (before: its traceback)
+        why = f" ({exc})" if isinstance(exc, ValueError) else ""
+        raise StoreError(f"database URL {_masked_text(url)!r} is not a valid SQLAlchemy URL{why}; {_URL_HELP}") from None
     backend = parsed.get_backend_name()
     connect_args: dict = {}
     if backend == "sqlite":
