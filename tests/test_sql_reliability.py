@@ -247,6 +247,15 @@ def test_a_password_in_the_database_url_is_never_shown():
     assert "topsecret" not in str(info.value) and "postgres:***@127.0.0.1:1" in str(info.value)
 
 
+@pytest.mark.parametrize("query", ["password=topsecret", "PASSWORD=topsecret&sslmode=disable", "sslpassword=topsecret"])
+def test_a_password_given_as_a_query_parameter_is_never_shown(query):
+    """libpq takes the password as a query parameter too (`...?password=...`): masked like the one before the host;
+    before, every error message showed it."""
+    with pytest.raises(StoreError) as info:
+        Store(f"postgresql+psycopg://postgres@127.0.0.1:1/test?{query}")
+    assert "topsecret" not in str(info.value) and "password=***" in str(info.value).lower()
+
+
 def test_a_sqlite_home_that_cannot_be_written_is_named_not_taken_for_a_bad_url(tmp_path):
     """The SQLite database in a home that cannot be written (a read-only mount): every command that opens it says the
     folder cannot be written and to make it writable or move TASKSPACE_HOME (exit 3, one line), for a database that

@@ -29,9 +29,16 @@ _URL_HELP = "set TASKSPACE_DATABASE_URL to e.g. sqlite:////abs/path/taskspace.db
 def safe_url(url) -> str:
     """The URL with any password masked, for messages and logs."""
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        u = make_url(url)
+        secret = {k: "MASKED" for k in u.query if k.lower() in _SECRET_PARAMS}  # libpq takes ?password=... too
+        shown = (u.update_query_dict(secret) if secret else u).render_as_string(hide_password=True)
+        return shown.replace("=MASKED", "=***") if secret else shown
     except Exception:
         return "<unparseable URL>"
+
+
+#: query parameters of a database URL that hold a secret (libpq's connection parameters), masked like the password
+_SECRET_PARAMS = {"password", "sslpassword"}
 
 
 def _masked_text(url: str) -> str:
