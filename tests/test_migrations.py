@@ -218,3 +218,17 @@ def test_a_postgres_search_path_naming_no_schema_is_named(pg_url):
         with pytest.raises(StoreError, match=r"its search_path \(no_such_schema_xyz\) names no schema that exists; "
                                              r"create it"):
             step()
+
+
+def test_db_upgrade_to_a_revision_the_database_is_past_is_refused(tmp_path):
+    """`taskspace db upgrade 0005` on a database at head: a usage error saying it is past that revision and that
+    `db downgrade 0005 --yes` goes down; before, Alembic did nothing and the command said "0013 -> 0013", exit 0."""
+    from indexer.errors import ConfigError
+
+    url = f"sqlite:///{tmp_path / 'past.db'}"
+    migrate.upgrade_url(url)
+    with pytest.raises(ConfigError, match=rf"is at {migrate.HEAD}, past 0005: .*`taskspace db downgrade 0005 --yes`"):
+        migrate.upgrade_url(url, "0005")
+    assert migrate.upgrade_url(url, migrate.HEAD)["to"] == migrate.HEAD  # where it is: nothing to do, no error
+    migrate.downgrade_url(url, "0003")
+    assert migrate.upgrade_url(url, "0005") == {"url": url, "from": "0003", "to": "0005"}

@@ -182,17 +182,11 @@ HEAD = "0013"
 
 def head() -> str:
     """The newest migration revision in ``migrations/versions`` (asks Alembic; see also :data:`HEAD`)."""
-    _quiet_alembic()
-    from alembic.script import ScriptDirectory
-
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    return _script().get_current_head()
 
 
 def known_revisions() -> set[str]:
-    _quiet_alembic()
-    from alembic.script import ScriptDirectory
-
-    return {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
+    return {s.revision for s in _script().walk_revisions()}
 
 
 def current(engine: Engine) -> str | None:
@@ -331,7 +325,28 @@ def _migrate_url(url: str | None, step, rev: str) -> dict:
 
 
 def upgrade_url(url: str | None = None, rev: str = "head") -> dict:
-    return _migrate_url(url, upgrade, rev)
+    return _migrate_url(url, _upgrade_only, rev)
+
+
+def _upgrade_only(engine: Engine, rev: str) -> None:
+    """:func:`upgrade`, refusing a revision the database is already past: Alembic does nothing then, and `taskspace db
+    upgrade 0005` on a database at 0013 reported "0013 -> 0013", exit 0, as if that were 0005."""
+    from ..errors import ConfigError
+
+    cur = current(engine)
+    order = [s.revision for s in _script().walk_revisions()][::-1]  # base first (the chain is linear)
+    if cur in order and rev in order and order.index(rev) < order.index(cur):
+        raise ConfigError(f"the database at {safe_url(engine.url)} is at {cur}, past {rev}: `taskspace db upgrade` "
+                          f"only goes up; `taskspace db downgrade {rev} --yes` goes down to it (deleting the data of "
+                          "what it drops)")
+    upgrade(engine, rev)
+
+
+def _script():
+    _quiet_alembic()
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_config())
 
 
 def downgrade_url(url: str | None, rev: str) -> dict:
