@@ -275,3 +275,36 @@ def test_a_sqlite_home_that_cannot_be_written_is_named_not_taken_for_a_bad_url(t
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
         assert f"because the folder {where} cannot be written" in r.stderr, r.stderr
         assert "TASKSPACE_HOME" in r.stderr and "server is running" not in r.stderr
+
+
+def test_a_lock_whose_connection_the_server_ended_is_left_without_a_traceback(pg_url, caplog):
+    """PostgreSQL ending the session that holds the 'index' lock during a pass (a restart, `pg_terminate_backend`):
+    leaving the lock logs a warning that the server released it with the session, and the pass's own outcome stands
+    (its result, or its own error); before, unlocking on the dead connection raised a raw OperationalError traceback,
+    which hid a pass's own error too."""
+    import logging
+
+    from sqlalchemy import text
+
+    import zlib
+
+    with Store(pg_url, upgrade=True) as store, Store(pg_url) as other:
+        def end_the_holder():  # only this test's lock: its key is of this test's own schema (the server is shared)
+            with other.engine.begin() as conn:
+                scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
+                key = zlib.crc32(f"taskspace:{scope}:index".encode())
+                n = conn.execute(text("select count(pg_terminate_backend(pid)) from pg_locks where locktype = 'advisory' "
+                                      "and granted and objid = (:k)::bigint::oid and pid <> pg_backend_pid()"),
+                                 {"k": key}).scalar()
+            assert n == 1
+
+        with caplog.at_level(logging.WARNING, logger="indexer.store.sql_lock"):
+            with store.lock("index"):
+                end_the_holder()
+        assert "was lost before the lock was released" in caplog.text
+        with pytest.raises(ValueError, match="the pass's own error"):
+            with store.lock("index"):
+                end_the_holder()
+                raise ValueError("the pass's own error")
+        with store.lock("index"):  # free again
+            pass

@@ -11,6 +11,7 @@ A second holder gets :class:`~indexer.errors.BusyError` naming the current holde
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import threading
@@ -19,9 +20,11 @@ from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import BusyError
 
+log = logging.getLogger(__name__)
 _local_locks: dict[str, threading.Lock] = {}
 _local_guard = threading.Lock()
 
@@ -62,8 +65,14 @@ def pg_lock(engine: Engine, name: str):
         try:
             yield
         finally:
-            conn.execute(text("select pg_advisory_unlock(:k)"), {"k": key})
-            conn.commit()
+            try:
+                conn.execute(text("select pg_advisory_unlock(:k)"), {"k": key})
+                conn.commit()
+            except SQLAlchemyError as exc:  # the session ended (the server restarted, pg_terminate_backend): its
+                # locks went with it. Before, a raw OperationalError traceback here, hiding the pass's own outcome
+                log.warning("the connection holding the %r lock on PostgreSQL database %s was lost before the lock was "
+                            "released (%s); the server released it with the session", name, scope,
+                            str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else exc)
     finally:
         conn.close()
 
