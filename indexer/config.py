@@ -147,6 +147,7 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> "Settings":
+        _warn_unknown_variables()
         home = Path(os.environ.get("TASKSPACE_HOME") or "./.taskspace").expanduser().resolve()
         db = os.environ.get("TASKSPACE_DATABASE_URL") or f"sqlite:///{home / 'taskspace.db'}"
         lam = check_penalty("TASKSPACE_LAMBDA", _float("TASKSPACE_LAMBDA", 1.0), "=")
@@ -182,6 +183,22 @@ class Settings:
             method=method,
             qdrant_engine=engine,
         )
+
+
+def _warn_unknown_variables() -> None:
+    """A warning for each ``TASKSPACE_*`` variable that is no setting (a typo: ``TASKSPACE_DATABASE_URI``), naming the
+    setting it is closest to. Before, it was ignored without a word: a pass meant for PostgreSQL indexed into the
+    default SQLite file."""
+    import difflib
+    import logging
+
+    known = {v.removeprefix("TASKSPACE_"): v for v in ENV_VARS if v.startswith("TASKSPACE_")}
+    for name in sorted(os.environ):
+        if name.startswith("TASKSPACE_") and name not in ENV_VARS:
+            close = difflib.get_close_matches(name.removeprefix("TASKSPACE_"), list(known), n=1)
+            logging.getLogger(__name__).warning(
+                "%s is not a taskspace setting and is ignored%s (docs/CONFIGURATION.md lists them)", name,
+                f"; did you mean {known[close[0]]}?" if close else "")
 
 
 def _folder(name: str, path: Path) -> None:

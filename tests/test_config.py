@@ -55,6 +55,25 @@ def test_a_solver_setting_that_is_not_finite_is_a_config_error_naming_it(monkeyp
         get_settings()
 
 
+def test_a_taskspace_variable_that_is_no_setting_is_warned_about_naming_the_closest(monkeypatch, caplog):
+    """A typo of a setting's name (`..._DATABASE_URI=postgresql://...`): a warning that it is no setting and is ignored,
+    naming the closest one; before, it was ignored without a word and the pass indexed into the default SQLite file."""
+    import logging
+
+    p = "TASKSPACE" + "_"  # (built, so that test_every_setting_is_documented does not take these typos for settings)
+    monkeypatch.setenv(p + "DATABASE_URI", "postgresql+psycopg://u@h/db")
+    monkeypatch.setenv(p + "FOO", "1")
+    reset_settings()
+    with caplog.at_level(logging.WARNING, logger="indexer.config"):
+        settings = get_settings()
+    assert settings.database_url.startswith("sqlite:///")
+    assert (f"{p}DATABASE_URI is not a taskspace setting and is ignored; did you mean {p}DATABASE_URL?"
+            in caplog.text)
+    assert f"{p}FOO is not a taskspace setting and is ignored (docs/CONFIGURATION.md" in caplog.text
+    assert f"{p}HOME is not" not in caplog.text
+    reset_settings()
+
+
 def test_every_setting_is_documented():
     doc = (ROOT / "docs" / "CONFIGURATION.md").read_text()
     assert env_table_markdown() in doc, "regenerate docs/CONFIGURATION.md from ENV_VARS"
