@@ -374,3 +374,25 @@ def test_a_pass_failing_on_a_broken_sources_file_is_recorded_failed(tmp_path):
     assert all(str(cfg) in r.errors[0]["message"] and "not valid TOML" in r.errors[0]["message"] for r in runs)
     cfg.write_text("")
     assert run_index().status == "ok"
+
+
+def test_the_worker_logs_the_errors_of_a_pass(caplog):
+    """A worker's pass with item errors (a bad row, a failing source): each is logged as `taskspace index` prints it
+    (`error: file:line: message`), at most 20 and a count of the rest; before, the log said only "pass finished:
+    partial", and which file failed was in the run's record, which no command shows (`runs` counts the errors)."""
+    import logging
+
+    from indexer.pipeline import RunReport
+
+    errors = [{"file": "/d/outcomes.csv", "line": i + 2, "message": f"bad value {i}"} for i in range(24)]
+    errors.append({"file": None, "line": None, "message": "hub:org/x: 503 after 3 tries"})
+    report = RunReport(run_id=7, status="partial", errors=errors)
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        assert Worker("1h", lambda stop: report, max_passes=1).serve() == 0
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert lines[0] == "error: /d/outcomes.csv:2: bad value 0" and len(lines) == 21
+    assert lines[-1] == "... and 5 more error(s) in run 7"
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        Worker("1h", lambda stop: RunReport(run_id=8, status="partial", errors=errors[-1:]), max_passes=1).serve()
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == ["error: hub:org/x: 503 after 3 tries"]
