@@ -124,8 +124,10 @@ def demo(
       taskspace demo -p "Prove that sqrt(2) is irrational" -k 5 --json
     """
     from .cli_find import _print_result
+    from .cli_index import interrupt_on_sigterm
     from .demo import DEFAULT_PROMPTS, run_demo
 
+    interrupt_on_sigterm()  # its throwaway home is removed on SIGTERM too (before, it stayed in the temp folder)
     result = run_demo(prompt or DEFAULT_PROMPTS, top=top)
     if as_json:
         echo_json(result.to_dict())

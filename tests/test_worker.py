@@ -396,3 +396,24 @@ def test_the_worker_logs_the_errors_of_a_pass(caplog):
     with caplog.at_level(logging.INFO, logger="indexer.worker"):
         Worker("1h", lambda stop: RunReport(run_id=8, status="partial", errors=errors[-1:]), max_passes=1).serve()
     assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == ["error: hub:org/x: 503 after 3 tries"]
+
+
+def test_sigterm_to_demo_removes_its_throwaway_home(tmp_path, TASKSPACE):
+    """SIGTERM to `taskspace demo` while it indexes the sample: its temporary home (SQLite file, embedded index) is
+    removed, as when it finishes, and it exits 143; before, the process died at once and left the folder behind."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.Popen([TASKSPACE, "demo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, TMPDIR=str(tmp)))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(tmp.glob("taskspace-demo-*/demo.db")):
+            time.sleep(0.05)
+        assert list(tmp.glob("taskspace-demo-*")), "the demo did not start"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err[-2000:]
+    assert list(tmp.glob("taskspace-demo-*")) == [] and "Traceback" not in err
