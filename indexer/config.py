@@ -148,6 +148,10 @@ class Settings:
     @classmethod
     def from_env(cls) -> "Settings":
         _warn_unknown_variables()
+        for name in _TEXT_SETTINGS:  # a value of spaces only: before, TASKSPACE_HOME=" " made a folder named " "
+            raw = os.environ.get(name)
+            if raw and not raw.strip():
+                raise ConfigError(f"{name}={raw!r} is blank; set a value, or unset it (or set it empty) for the default")
         home = Path(os.environ.get("TASKSPACE_HOME") or "./.taskspace").expanduser().resolve()
         db = os.environ.get("TASKSPACE_DATABASE_URL") or f"sqlite:///{home / 'taskspace.db'}"
         lam = check_penalty("TASKSPACE_LAMBDA", _float("TASKSPACE_LAMBDA", 1.0), "=")
@@ -183,6 +187,11 @@ class Settings:
             method=method,
             qdrant_engine=engine,
         )
+
+
+#: the settings read as text (paths, URLs, names): one given as spaces only is a ConfigError (empty means the default)
+_TEXT_SETTINGS = ("TASKSPACE_HOME", "TASKSPACE_DATABASE_URL", "TASKSPACE_QDRANT_URL", "TASKSPACE_QDRANT_API_KEY",
+                  "TASKSPACE_ENCODER", "TASKSPACE_ENCODER_DEVICE", "TASKSPACE_CACHE_DIR")
 
 
 def _warn_unknown_variables() -> None:

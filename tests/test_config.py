@@ -55,6 +55,24 @@ def test_a_solver_setting_that_is_not_finite_is_a_config_error_naming_it(monkeyp
         get_settings()
 
 
+@pytest.mark.parametrize("name", ["TASKSPACE_HOME", "TASKSPACE_CACHE_DIR", "TASKSPACE_DATABASE_URL", "TASKSPACE_QDRANT_URL",
+                                  "TASKSPACE_QDRANT_API_KEY", "TASKSPACE_ENCODER", "TASKSPACE_ENCODER_DEVICE"])
+def test_a_text_setting_of_spaces_only_is_a_config_error_naming_it(monkeypatch, tmp_path, name):
+    """A text setting given as spaces only (a `.env` line `TASKSPACE_HOME= `): a one-line configuration error naming the
+    variable; before, TASKSPACE_HOME=" " made a folder named " " in the current folder and indexed into it, and
+    TASKSPACE_CACHE_DIR=" " put a fresh embedding cache there."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(name, "  ")
+    reset_settings()
+    with pytest.raises(ConfigError, match=f"{name}='  ' is blank; set a value, or unset it"):
+        get_settings()
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv(name, "")  # empty: the default, as before
+    reset_settings()
+    get_settings()
+    reset_settings()
+
+
 def test_a_taskspace_variable_that_is_no_setting_is_warned_about_naming_the_closest(monkeypatch, caplog):
     """A typo of a setting's name (`..._DATABASE_URI=postgresql://...`): a warning that it is no setting and is ignored,
     naming the closest one; before, it was ignored without a word and the pass indexed into the default SQLite file."""
