@@ -104,7 +104,7 @@ def load(path: Path) -> list[SourceSpec]:
     if not path.exists():
         return []
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # -sig: a byte-order mark (Notepad) is no error
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8: a file saved in Latin-1 (a path with "é")

@@ -521,3 +521,20 @@ def test_a_top_level_key_other_than_source_is_refused_not_ignored(tmp_path, text
     assert str(path) in str(info.value)
     r = CliRunner().invoke(app, ["sources", "list"], env={"TASKSPACE_HOME": str(tmp_path)})
     assert isinstance(r.exception, ConfigError) and "no sources configured" not in r.output
+
+
+def test_a_sources_file_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """`sources.toml` saved as "UTF-8 with BOM" (Windows Notepad, some editors): read as the same file without it, and
+    `sources add` keeps its entries; before, "not valid TOML (Invalid statement (at line 1, column 1))", a first line
+    with nothing visible wrong, and every pass failed."""
+    from helpers import write_table
+
+    data = tmp_path / "data"
+    write_table(data, "bench", {"m1": [1, 0]}, 2)
+    path = tmp_path / "sources.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + f'[[source]]\nspec = "{data}"\n'.encode())
+    assert [s.spec for s in sourcelist.load(path)] == [str(data)]
+    other = tmp_path / "other"
+    write_table(other, "bench2", {"m1": [1, 0]}, 2)
+    sourcelist.add(path, [SourceSpec(str(other))])
+    assert [s.spec for s in sourcelist.load(path)] == [str(data), str(other)]
