@@ -215,8 +215,8 @@ def test_a_postgres_search_path_naming_no_schema_is_named(pg_url):
 
     url = migrate.with_search_path(pg_url.split("?")[0], "no_such_schema_xyz")
     for step in (lambda: migrate.upgrade_url(url), lambda: migrate.status(url), lambda: Store(url)):
-        with pytest.raises(StoreError, match=r"its search_path \(no_such_schema_xyz\) names no schema that exists; "
-                                             r"create it"):
+        with pytest.raises(StoreError, match=r"its search_path \(no_such_schema_xyz\) names no schema that exists "
+                                             r"and this user may use; create it"):
             step()
 
 
@@ -232,3 +232,33 @@ def test_db_upgrade_to_a_revision_the_database_is_past_is_refused(tmp_path):
     assert migrate.upgrade_url(url, migrate.HEAD)["to"] == migrate.HEAD  # where it is: nothing to do, no error
     migrate.downgrade_url(url, "0003")
     assert migrate.upgrade_url(url, "0005") == {"url": url, "from": "0003", "to": "0005"}
+
+
+def test_a_migration_the_user_may_not_run_is_one_line_saying_what_to_do(pg_url):
+    """`taskspace db upgrade` as a PostgreSQL user without CREATE on the schema: one line with the driver's reason,
+    what to do, and that nothing was changed; before, the message carried the SQL of Alembic's CREATE TABLE and
+    SQLAlchemy's link after "permission denied for schema"."""
+    import uuid
+
+    role = "taskspace_t_" + uuid.uuid4().hex[:12]  # a role of this test only (roles are the server's, not the schema's)
+    admin = migrate.make_engine(pg_url)
+    try:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f'create role "{role}" login')
+            schema = conn.exec_driver_sql("select current_schema()").scalar()
+            conn.exec_driver_sql(f'grant usage on schema "{schema}" to "{role}"')  # it may read there, not create
+        url = pg_url.replace("postgres@", f"{role}@", 1)
+        with pytest.raises(StoreError) as info:
+            migrate.upgrade_url(url)
+        message = str(info.value)
+        assert "permission denied for schema" in message and "GRANT CREATE ON SCHEMA" in message
+        assert message.endswith("nothing was changed") and "[SQL:" not in message and "\n" not in message
+        assert migrate.status(pg_url)["current"] is None
+    finally:
+        with admin.begin() as conn:
+            schema = conn.exec_driver_sql("select current_schema()").scalar()
+            exists = conn.exec_driver_sql(f"select 1 from pg_roles where rolname = '{role}'").scalar()
+            if exists:
+                conn.exec_driver_sql(f'revoke all on schema "{schema}" from "{role}"')
+                conn.exec_driver_sql(f'drop role "{role}"')
+        admin.dispose()

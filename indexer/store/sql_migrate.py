@@ -198,8 +198,9 @@ def current(engine: Engine) -> str | None:
                 path = conn.exec_driver_sql("show search_path").scalar()
                 raise StoreError(  # before: "no taskspace tables; run `taskspace db upgrade`", which then failed
                     f"the database at {safe_url(engine.url)} has no schema to use: its search_path ({path}) names no "
-                    "schema that exists; create it (`CREATE SCHEMA name`) or fix the search_path given in "
-                    "TASKSPACE_DATABASE_URL (options=-csearch_path=...) or set for the user")
+                    "schema that exists and this user may use; create it (`CREATE SCHEMA name`), grant the user "
+                    "USAGE on it, or fix the search_path given in TASKSPACE_DATABASE_URL (options=-csearch_path=...) "
+                    "or set for the user")
             if not inspect(conn).has_table("alembic_version"):
                 return None
             rows = conn.execute(text("select version_num from alembic_version")).scalars().all()
@@ -220,8 +221,13 @@ def _migrate(engine: Engine, fn, rev: str) -> None:
                     key = zlib.crc32(b"taskspace-migrate:" + str(conn.exec_driver_sql("select current_schema()").scalar()).encode())
                     conn.execute(text("select pg_advisory_xact_lock(:k)"), {"k": key})
                 fn(_config(conn), rev)
-    except SQLAlchemyError as exc:
-        raise StoreError(f"migrating {safe_url(engine.url)} to {rev} failed: {exc}") from exc
+    except SQLAlchemyError as exc:  # the driver's first line, as every other store error (before: the SQL of the
+        # failing CREATE TABLE and SQLAlchemy's link too)
+        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        if getattr(getattr(exc, "orig", None), "sqlstate", None) == "42501":  # insufficient privilege
+            detail += ("; migrate as a user that may create tables there (the schema's owner), or grant it "
+                       "(GRANT CREATE ON SCHEMA name TO user)")
+        raise StoreError(f"migrating {safe_url(engine.url)} to {rev} failed: {detail}; nothing was changed") from exc
     except CommandError as exc:  # a revision Alembic cannot place: before, its traceback
         raise _revision_error(engine, rev, exc) from None
 
