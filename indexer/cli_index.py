@@ -77,7 +77,10 @@ def interrupt_on_sigterm() -> None:
         terminated.append(True)
         raise Terminated()
 
-    signal.signal(signal.SIGTERM, on_term)
+    try:
+        signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (the command called from a thread): SIGTERM keeps its own action
+        pass
 
 
 def index(
