@@ -44,6 +44,14 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 }
 
 
+def sqlite_url(path: Path) -> str:
+    """The SQLAlchemy URL of the SQLite file at ``path``, its path percent-quoted: SQLAlchemy reads a ``?`` as the
+    start of the URL's query and decodes ``%XX``, so a home named ``h?x`` put the database in a file ``h`` beside it
+    (outside the home) and one named ``h%41`` looked for the folder ``hA``."""
+    quoted = "".join({"%": "%25", "?": "%3F", "#": "%23"}.get(c, c) for c in str(path))  # the rest reads as written
+    return f"sqlite:///{quoted}"
+
+
 def mask_url(url: str | None) -> str | None:
     """``url`` with the password of its user part masked (``http://user:***@host:6333``), for messages and logs."""
     if not url:
@@ -153,7 +161,7 @@ class Settings:
             if raw and not raw.strip():
                 raise ConfigError(f"{name}={raw!r} is blank; set a value, or unset it (or set it empty) for the default")
         home = Path(os.environ.get("TASKSPACE_HOME") or "./.taskspace").expanduser().resolve()
-        db = os.environ.get("TASKSPACE_DATABASE_URL") or f"sqlite:///{home / 'taskspace.db'}"
+        db = os.environ.get("TASKSPACE_DATABASE_URL") or sqlite_url(home / "taskspace.db")
         lam = check_penalty("TASKSPACE_LAMBDA", _float("TASKSPACE_LAMBDA", 1.0), "=")
         eps = check_penalty("TASKSPACE_EPS", _float("TASKSPACE_EPS", 0.0), "=")
         level = (os.environ.get("TASKSPACE_LOG_LEVEL") or "INFO").upper()

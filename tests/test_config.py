@@ -73,6 +73,23 @@ def test_a_text_setting_of_spaces_only_is_a_config_error_naming_it(monkeypatch, 
     reset_settings()
 
 
+@pytest.mark.parametrize("folder", ["h?q=1", "h%41", "h#x", "h sp", "hé"])
+def test_a_home_whose_name_holds_url_characters_keeps_its_database_inside(monkeypatch, tmp_path, folder):
+    """A TASKSPACE_HOME whose name holds a character URLs give a meaning (`?`, `%`, `#`): the default SQLite database is
+    `$TASKSPACE_HOME/taskspace.db`, nothing is written beside the home; before, `h?q=1` put the database in a file `h`
+    beside it (the rest read as the URL's query) and `h%41` looked for a folder `hA` ("does not exist")."""
+    from indexer.store.sql import Store
+
+    home = tmp_path / folder
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    monkeypatch.delenv("TASKSPACE_DATABASE_URL", raising=False)
+    reset_settings()
+    with Store() as store:
+        assert store.counts()["models"] == 0
+    assert (home / "taskspace.db").is_file() and sorted(p.name for p in tmp_path.iterdir()) == [folder]
+    reset_settings()
+
+
 def test_a_taskspace_variable_that_is_no_setting_is_warned_about_naming_the_closest(monkeypatch, caplog):
     """A typo of a setting's name (`..._DATABASE_URI=postgresql://...`): a warning that it is no setting and is ignored,
     naming the closest one; before, it was ignored without a word and the pass indexed into the default SQLite file."""
