@@ -562,6 +562,14 @@ def test_failing_in_process_passes_show_as_failed_and_only_the_recent_ones_are_k
     assert len(svc.passes) == 20 and svc.passes_done == 23
     assert {p["status"] for p in svc.passes} == {"failed"} and all(p["run_id"] is None for p in svc.passes)
     assert "the last failed" in checks["worker"]["detail"] and len(checks["worker"]["passes"]) == 20
+    from indexer.errors import BusyError
+    from indexer.store.sql import open_store
+
+    get_settings().sources_file.write_text("")
+    with open_store() as other, other.lock("index"):  # another process's pass: this one is busy, not failed
+        with pytest.raises(BusyError):
+            svc.run_pass(threading.Event())
+    assert svc.passes[-1]["status"] == "busy"
 
 
 def test_cli_serve_rejects_a_bad_schedule_in_one_line():
