@@ -262,3 +262,18 @@ def test_a_migration_the_user_may_not_run_is_one_line_saying_what_to_do(pg_url):
                 conn.exec_driver_sql(f'revoke all on schema "{schema}" from "{role}"')
                 conn.exec_driver_sql(f'drop role "{role}"')
         admin.dispose()
+
+
+def test_db_current_on_a_sqlite_file_that_does_not_exist_does_not_create_it(tmp_path):
+    """`taskspace db current` (a status) on a SQLite database whose file does not exist (not created yet, or deleted
+    beside its index): "(empty)" and no file; before, connecting created an empty file, after which `check` no longer
+    said the SQL database is missing but reported every indexed point as extra and advised `reindex`."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    db = tmp_path / "gone.db"
+    r = CliRunner().invoke(app, ["db", "current", "--url", f"sqlite:///{db}"])
+    assert r.exit_code == 0 and "current (empty)" in r.output, r.output
+    assert list(tmp_path.iterdir()) == []
+    assert migrate.status(f"sqlite:///{db}")["current"] is None and not db.exists()

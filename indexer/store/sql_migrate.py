@@ -311,11 +311,22 @@ def status(url: str | None = None) -> dict:
     url = _url_or_default(url)
     engine = make_engine(url)
     try:
-        cur = current(engine)
+        # a SQLite file that does not exist is empty, and stays absent: connecting would create it, and an empty file
+        # where the database was deleted turned `check` and `reindex` from "the SQL database is missing" to advising a
+        # reindex that drops the index
+        cur = None if _absent_sqlite_file(engine) else current(engine)
         return {"url": safe_url(url), "current": cur, "head": head(),
                 "newer": cur is not None and cur not in known_revisions()}
     finally:
         engine.dispose()
+
+
+def _absent_sqlite_file(engine: Engine) -> bool:
+    """True for a SQLite database (a file, not in memory nor a ``file:`` URI) whose file does not exist."""
+    u = engine.url
+    db = u.database
+    return (u.get_backend_name() == "sqlite" and bool(db) and db != ":memory:" and not db.startswith("file:")
+            and not Path(db).expanduser().exists())
 
 
 def _migrate_url(url: str | None, step, rev: str) -> dict:
