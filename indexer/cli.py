@@ -124,8 +124,10 @@ def demo(
       taskspace demo -p "Prove that sqrt(2) is irrational" -k 5 --json
     """
     from .cli_find import _print_result
+    from .cli_index import interrupt_on_sigterm
     from .demo import DEFAULT_PROMPTS, run_demo
 
+    interrupt_on_sigterm()  # its throwaway home is removed on SIGTERM too (before, it stayed in the temp folder)
     result = run_demo(prompt or DEFAULT_PROMPTS, top=top)
     if as_json:
         echo_json(result.to_dict())
@@ -230,7 +232,8 @@ def db_current(url: Optional[str] = _DB_URL) -> None:
     from .store.sql_migrate import status
 
     r = status(url)
-    state = "up to date" if r["current"] == r["head"] else "run `taskspace db upgrade`"
+    state = ("up to date" if r["current"] == r["head"] else
+             "newer than this taskspace: upgrade taskspace" if r["newer"] else "run `taskspace db upgrade`")
     typer.echo(f"{r['url']}: current {r['current'] or '(empty)'}, head {r['head']} ({state})")
 
 
@@ -383,6 +386,9 @@ def reindex(
     from .sync import open_sql_of_index, resolve_spaces
     from .sync import reindex as run_reindex
 
+    from .cli_index import interrupt_on_sigterm
+
+    interrupt_on_sigterm()
     with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
         if space is not None:  # a --space naming no space is a usage error, not a failed reindex run
             resolve_spaces(sql, space)
@@ -517,15 +523,21 @@ _RUN_COMMANDS = ("taskspace index", "taskspace reindex", "taskspace worker", "ta
 
 def _exit(code: int) -> None:
     """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so,
-    and what it left: the same for every command, before, so `evaluate` (which stores nothing) was said to have kept
-    what it committed, to continue when run again and to show in `taskspace runs`."""
-    if code == 130:
+    and what it left; 143 when it was SIGTERM (index, reindex: :func:`indexer.cli_index.interrupt_on_sigterm`).
+    Before, every command was said to have kept what it committed, so `evaluate` (which stores nothing) was said to
+    continue when run again and to show in `taskspace runs`."""
+    from .cli_index import terminated
+
+    if code == 130 and terminated:
+        code = 143
+    if code in (130, 143):
+        how = "interrupted" if code == 130 else "terminated"
         where = _command_path(sys.argv[1:])
         if where == "taskspace evaluate":
-            said = ("interrupted: an evaluation keeps no partial results (only the --plots of splits that finished "
+            said = (f"{how}: an evaluation keeps no partial results (only the --plots of splits that finished "
                     "were written); run the command again to start it over")
         else:
-            said = "interrupted: what was committed is kept, nothing is half-written; run the command again to continue"
+            said = f"{how}: what was committed is kept, nothing is half-written; run the command again to continue"
             if where in _RUN_COMMANDS:
                 said += " (`taskspace runs` shows an interrupted pass)"
         typer.echo(said, err=True)
@@ -548,7 +560,7 @@ def main() -> None:
 
             typer.echo("error: " + re.sub(r"\s*\n\s*", " ", str(exc).strip()), err=True)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:  # Ctrl-C, or a worker's second SIGINT/SIGTERM
+    except KeyboardInterrupt:  # Ctrl-C, a worker's second SIGINT/SIGTERM, or SIGTERM to index/reindex
         _exit(130)
     except typer.Exit as exc:
         _exit(exc.exit_code)

@@ -64,6 +64,30 @@ def _reader(value: str) -> None:
 format_option = checked_option(_reader)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM taken as Ctrl-C (:func:`interrupt_on_sigterm`): the command exits 143, its run recorded."""
+
+
+#: set by the SIGTERM handler of :func:`interrupt_on_sigterm` (typer turns the KeyboardInterrupt into Exit(130))
+terminated: list[bool] = []
+
+
+def interrupt_on_sigterm() -> None:
+    """Make SIGTERM (``timeout``, a service manager, ``kill``) stop this command as Ctrl-C does: the pass (or reindex)
+    records its run as ``interrupted`` and the command exits 143. Before, SIGTERM ended the process at once: its run
+    stayed ``running`` in ``taskspace runs`` until the next pass marked it ``killed``."""
+    import signal
+
+    def on_term(signum, frame):
+        terminated.append(True)
+        raise Terminated()
+
+    try:
+        signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (the command called from a thread): SIGTERM keeps its own action
+        pass
+
+
 def index(
     source: list[str] = typer.Option(
         None, "--source", "-s",
@@ -114,6 +138,7 @@ def index(
         raise ConfigError("--format applies only to the sources given with --source (the configured ones are read "
                           "with the format sources.toml gives them); add --source PATH, or drop --format")
     extra = [SourceSpec(spec=s, format=fmt, limit=limit if s in orgs else None) for s in source or []]
+    interrupt_on_sigterm()
     report = run_index(extra or None, progress=Progress(None if not as_json else False), refresh_prior=refresh_prior,
                        accept_partial=accept_partial)
     if as_json:
@@ -219,9 +244,10 @@ def runs(
     if not recs:
         typer.echo("no runs yet (taskspace index starts one)")
         return
-    typer.echo(f"{'id':>5}  {'status':<11} {'started (UTC)':<20} {'took':>8}  {'solved':>6} {'embedded':>8} {'errors':>6}")
-    for r in recs:
+    typer.echo(f"{'id':>5}  {'kind':<8} {'status':<11} {'started (UTC)':<20} {'took':>8}  {'solved':>6} {'embedded':>8} "
+               f"{'errors':>6}")
+    for r in recs:  # the kind: a reindex (or a pull) solves and embeds nothing, and read as an index pass that had no work
         took = f"{(r.finished_at - r.started_at).total_seconds():.1f}s" if r.finished_at else "-"
         c = r.counts or {}
-        typer.echo(f"{r.id:>5}  {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  {c.get('solved', 0):>6} "
-                   f"{c.get('embedded', 0):>8} {len(r.errors or []):>6}")
+        typer.echo(f"{r.id:>5}  {r.kind:<8} {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  "
+                   f"{c.get('solved', 0):>6} {c.get('embedded', 0):>8} {len(r.errors or []):>6}")

@@ -44,6 +44,14 @@ ENV_VARS: dict[str, tuple[str, str]] = {
 }
 
 
+def sqlite_url(path: Path) -> str:
+    """The SQLAlchemy URL of the SQLite file at ``path``, its path percent-quoted: SQLAlchemy reads a ``?`` as the
+    start of the URL's query and decodes ``%XX``, so a home named ``h?x`` put the database in a file ``h`` beside it
+    (outside the home) and one named ``h%41`` looked for the folder ``hA``."""
+    quoted = "".join({"%": "%25", "?": "%3F", "#": "%23"}.get(c, c) for c in str(path))  # the rest reads as written
+    return f"sqlite:///{quoted}"
+
+
 def mask_url(url: str | None) -> str | None:
     """``url`` with the password of its user part masked (``http://user:***@host:6333``), for messages and logs."""
     if not url:
@@ -147,8 +155,13 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> "Settings":
+        _warn_unknown_variables()
+        for name in _TEXT_SETTINGS:  # a value of spaces only: before, TASKSPACE_HOME=" " made a folder named " "
+            raw = os.environ.get(name)
+            if raw and not raw.strip():
+                raise ConfigError(f"{name}={raw!r} is blank; set a value, or unset it (or set it empty) for the default")
         home = Path(os.environ.get("TASKSPACE_HOME") or "./.taskspace").expanduser().resolve()
-        db = os.environ.get("TASKSPACE_DATABASE_URL") or f"sqlite:///{home / 'taskspace.db'}"
+        db = os.environ.get("TASKSPACE_DATABASE_URL") or sqlite_url(home / "taskspace.db")
         lam = check_penalty("TASKSPACE_LAMBDA", _float("TASKSPACE_LAMBDA", 1.0), "=")
         eps = check_penalty("TASKSPACE_EPS", _float("TASKSPACE_EPS", 0.0), "=")
         level = (os.environ.get("TASKSPACE_LOG_LEVEL") or "INFO").upper()
@@ -182,6 +195,27 @@ class Settings:
             method=method,
             qdrant_engine=engine,
         )
+
+
+#: the settings read as text (paths, URLs, names): one given as spaces only is a ConfigError (empty means the default)
+_TEXT_SETTINGS = ("TASKSPACE_HOME", "TASKSPACE_DATABASE_URL", "TASKSPACE_QDRANT_URL", "TASKSPACE_QDRANT_API_KEY",
+                  "TASKSPACE_ENCODER", "TASKSPACE_ENCODER_DEVICE", "TASKSPACE_CACHE_DIR")
+
+
+def _warn_unknown_variables() -> None:
+    """A warning for each ``TASKSPACE_*`` variable that is no setting (a typo: ``TASKSPACE_DATABASE_URI``), naming the
+    setting it is closest to. Before, it was ignored without a word: a pass meant for PostgreSQL indexed into the
+    default SQLite file."""
+    import difflib
+    import logging
+
+    known = {v.removeprefix("TASKSPACE_"): v for v in ENV_VARS if v.startswith("TASKSPACE_")}
+    for name in sorted(os.environ):
+        if name.startswith("TASKSPACE_") and name not in ENV_VARS:
+            close = difflib.get_close_matches(name.removeprefix("TASKSPACE_"), list(known), n=1)
+            logging.getLogger(__name__).warning(
+                "%s is not a taskspace setting and is ignored%s (docs/CONFIGURATION.md lists them)", name,
+                f"; did you mean {known[close[0]]}?" if close else "")
 
 
 def _folder(name: str, path: Path) -> None:

@@ -53,7 +53,7 @@ def run_demo(queries: list[str], top: int = 5) -> DemoResult:
         bad = text_problem(q)
         if bad:
             raise InputError(f"{bad}; give the prompt as text", item=f"queries[{i}]")
-    from .config import get_settings
+    from .config import get_settings, sqlite_url
     from .find import find_models
     from .pipeline import Indexer
     from .sourcelist import SourceSpec
@@ -62,7 +62,7 @@ def run_demo(queries: list[str], top: int = 5) -> DemoResult:
 
     with tempfile.TemporaryDirectory(prefix="taskspace-demo-") as tmp:
         # the configured settings (method, lambda, encoder, cache) in a home of its own: SQLite and the embedded index
-        settings = dataclasses.replace(get_settings(), home=Path(tmp), database_url=f"sqlite:///{Path(tmp) / 'demo.db'}",
+        settings = dataclasses.replace(get_settings(), home=Path(tmp), database_url=sqlite_url(Path(tmp) / "demo.db"),
                                        qdrant_url=None, qdrant_api_key=None)
         store = Store(settings.database_url, upgrade=True)
         vectors = None

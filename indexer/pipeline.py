@@ -154,7 +154,7 @@ class Indexer:
         whatever the model count (``taskspace index --refresh-prior``). ``accept_partial``: store new revisions
         that read much worse than the stored ones instead of quarantining them (:data:`indexer.ingest.QUARANTINE_LOSS`)."""
         cfg = self.settings.sources_file
-        specs = sourcelist.add(cfg, extra_sources) if extra_sources else sourcelist.load(cfg)
+        specs = sourcelist.add(cfg, extra_sources) if extra_sources else None  # a bad --source: refused, no run
         report = RunReport()
         t_start = time.perf_counter()
         with self.store.lock("index"):
@@ -163,6 +163,8 @@ class Indexer:
             clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
             report.run_id = self.store.start_run("index")
             try:
+                if specs is None:  # read in the run: a sources.toml broken by hand fails the run (a worker's pass
+                    specs = sourcelist.load(cfg)  # is in `taskspace runs`), not only a log line
                 self._pass(specs, report, verify_index=not clean_before, refresh_prior=refresh_prior,
                            accept_partial=accept_partial)
             except BaseException as exc:

@@ -307,17 +307,23 @@ class Service:
         store = open_store()
         for name in _SQL_PUBLISH:
             setattr(store, name, publish.wrap(getattr(store, name)))
-        t = time.perf_counter()
+        from .errors import BusyError
+
+        t, report, status = time.perf_counter(), None, "failed"
         try:
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
-        finally:
-            held = publish.release()
+        except BusyError:  # another process's pass holds the lock: this one did not run (the worker tries again)
+            status = "busy"
+            raise
+        finally:  # a pass that raised is "failed" here too (the run records why); before, its status was None and
+            held = publish.release()  # failing passes piled up in /readyz, only a pass that finished trimmed them
             store.close()
-            self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held})
+            self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held,
+                                "status": report.status if report else status,
+                                "run_id": report.run_id if report else None})
             self.passes_done += 1
-        self.passes[-1].update(status=report.status, run_id=report.run_id)
-        del self.passes[:-20]  # the recent ones
+            del self.passes[:-20]  # the recent ones
         log.info("index pass %s: %s (index published in %.2f s)", report.run_id, report.status, held)
         return report
 

@@ -104,7 +104,7 @@ def load(path: Path) -> list[SourceSpec]:
     if not path.exists():
         return []
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # -sig: a byte-order mark (Notepad) is no error
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8: a file saved in Latin-1 (a path with "é")
@@ -115,6 +115,10 @@ def load(path: Path) -> list[SourceSpec]:
     except OSError as exc:  # a folder of that name, no permission to read it
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}; it should be the TOML file of the "
                           "configured sources: fix or delete it") from None
+    stray = sorted(set(data) - {"source"})
+    if stray:  # `[[sources]]` (a typo) was ignored: "no sources configured" and every pass indexed nothing
+        raise ConfigError(f"{path}: unknown key(s) {stray} at the top level; a source is a [[source]] table (with "
+                          "spec, and optionally format and limit): fix or delete the file")
     items = data.get("source", [])
     if not isinstance(items, list):
         raise ConfigError(f"{path}: 'source' must be an array of tables ([[source]])")

@@ -56,6 +56,7 @@ class Worker:
                 report = self.run_pass(self.stop)
                 self.passes += 1
                 log.info("pass finished: %s", getattr(report, "status", report))
+                _log_errors(report)
             except BusyError as exc:
                 if not self.wait_for_lock:
                     log.error("%s", exc)
@@ -80,3 +81,21 @@ class Worker:
                     break
                 self.stop.wait(min(left, 60.0))
         return 0
+
+
+#: the item errors of a pass the worker logs (as `taskspace index` prints them); the rest are counted
+MAX_LOGGED_ERRORS = 20
+
+
+def _log_errors(report) -> None:
+    """A warning per item error of a finished pass (``file:line: message``, at most :data:`MAX_LOGGED_ERRORS`), as
+    `taskspace index` prints them. Before, a worker's log said only "pass finished: partial": which source or file
+    failed was in the run's record, which no command shows (`taskspace runs` counts the errors)."""
+    errors = getattr(report, "errors", None) or []
+    for err in errors[:MAX_LOGGED_ERRORS]:
+        where = err.get("file") or ""
+        if err.get("line") is not None:
+            where += f":{err['line']}"
+        log.warning("error: %s%s", f"{where}: " if where else "", err.get("message"))
+    if len(errors) > MAX_LOGGED_ERRORS:
+        log.warning("... and %d more error(s) in run %s", len(errors) - MAX_LOGGED_ERRORS, getattr(report, "run_id", "?"))

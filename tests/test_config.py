@@ -55,6 +55,60 @@ def test_a_solver_setting_that_is_not_finite_is_a_config_error_naming_it(monkeyp
         get_settings()
 
 
+@pytest.mark.parametrize("name", ["TASKSPACE_HOME", "TASKSPACE_CACHE_DIR", "TASKSPACE_DATABASE_URL", "TASKSPACE_QDRANT_URL",
+                                  "TASKSPACE_QDRANT_API_KEY", "TASKSPACE_ENCODER", "TASKSPACE_ENCODER_DEVICE"])
+def test_a_text_setting_of_spaces_only_is_a_config_error_naming_it(monkeypatch, tmp_path, name):
+    """A text setting given as spaces only (a `.env` line `TASKSPACE_HOME= `): a one-line configuration error naming the
+    variable; before, TASKSPACE_HOME=" " made a folder named " " in the current folder and indexed into it, and
+    TASKSPACE_CACHE_DIR=" " put a fresh embedding cache there."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(name, "  ")
+    reset_settings()
+    with pytest.raises(ConfigError, match=f"{name}='  ' is blank; set a value, or unset it"):
+        get_settings()
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv(name, "")  # empty: the default, as before
+    reset_settings()
+    get_settings()
+    reset_settings()
+
+
+@pytest.mark.parametrize("folder", ["h?q=1", "h%41", "h#x", "h sp", "hé"])
+def test_a_home_whose_name_holds_url_characters_keeps_its_database_inside(monkeypatch, tmp_path, folder):
+    """A TASKSPACE_HOME whose name holds a character URLs give a meaning (`?`, `%`, `#`): the default SQLite database is
+    `$TASKSPACE_HOME/taskspace.db`, nothing is written beside the home; before, `h?q=1` put the database in a file `h`
+    beside it (the rest read as the URL's query) and `h%41` looked for a folder `hA` ("does not exist")."""
+    from indexer.store.sql import Store
+
+    home = tmp_path / folder
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    monkeypatch.delenv("TASKSPACE_DATABASE_URL", raising=False)
+    reset_settings()
+    with Store() as store:
+        assert store.counts()["models"] == 0
+    assert (home / "taskspace.db").is_file() and sorted(p.name for p in tmp_path.iterdir()) == [folder]
+    reset_settings()
+
+
+def test_a_taskspace_variable_that_is_no_setting_is_warned_about_naming_the_closest(monkeypatch, caplog):
+    """A typo of a setting's name (`..._DATABASE_URI=postgresql://...`): a warning that it is no setting and is ignored,
+    naming the closest one; before, it was ignored without a word and the pass indexed into the default SQLite file."""
+    import logging
+
+    p = "TASKSPACE" + "_"  # (built, so that test_every_setting_is_documented does not take these typos for settings)
+    monkeypatch.setenv(p + "DATABASE_URI", "postgresql+psycopg://u@h/db")
+    monkeypatch.setenv(p + "FOO", "1")
+    reset_settings()
+    with caplog.at_level(logging.WARNING, logger="indexer.config"):
+        settings = get_settings()
+    assert settings.database_url.startswith("sqlite:///")
+    assert (f"{p}DATABASE_URI is not a taskspace setting and is ignored; did you mean {p}DATABASE_URL?"
+            in caplog.text)
+    assert f"{p}FOO is not a taskspace setting and is ignored (docs/CONFIGURATION.md" in caplog.text
+    assert f"{p}HOME is not" not in caplog.text
+    reset_settings()
+
+
 def test_every_setting_is_documented():
     doc = (ROOT / "docs" / "CONFIGURATION.md").read_text()
     assert env_table_markdown() in doc, "regenerate docs/CONFIGURATION.md from ENV_VARS"

@@ -158,3 +158,122 @@ def test_sqlite_wal_switch_waits_for_a_writer_on_a_new_file(tmp_path):
     assert time.perf_counter() - t0 >= 0.3
     engine.dispose()
     other.close()
+
+
+def test_a_revision_alembic_cannot_place_is_one_error_naming_it(db_url):
+    """`taskspace db upgrade 0099`, `db downgrade foo`, and either on a database a newer taskspace migrated: one error
+    naming the revision (or that the database is newer), not Alembic's CommandError traceback."""
+    from indexer.errors import ConfigError
+
+    migrate.upgrade_url(db_url)
+    with pytest.raises(ConfigError, match=r"to revision '0099': Can't locate revision .*revisions: base, 0001, "):
+        migrate.upgrade_url(db_url, "0099")
+    with pytest.raises(ConfigError, match="to revision 'foo'"):
+        migrate.downgrade_url(db_url, "foo")
+    assert migrate.status(db_url)["current"] == migrate.head()
+    engine = migrate.make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("update alembic_version set version_num = 'ffff_future'")
+    finally:
+        engine.dispose()
+    for step in (lambda: migrate.upgrade_url(db_url), lambda: migrate.downgrade_url(db_url, "0012")):
+        with pytest.raises(StoreError, match="at schema ffff_future, newer than this taskspace .*upgrade taskspace"):
+            step()
+    assert migrate.status(db_url)["current"] == "ffff_future"
+
+
+def test_db_current_on_a_newer_database_says_to_upgrade_taskspace(tmp_path):
+    """`taskspace db current` on a database a newer taskspace migrated: "newer than this taskspace: upgrade taskspace";
+    before, "run `taskspace db upgrade`", which cannot migrate a revision it does not know."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    url = f"sqlite:///{tmp_path / 'newer.db'}"
+    migrate.upgrade_url(url)
+    assert migrate.status(url)["newer"] is False
+    engine = migrate.make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("update alembic_version set version_num = 'ffff_future'")
+    finally:
+        engine.dispose()
+    assert migrate.status(url)["newer"] is True
+    r = CliRunner().invoke(app, ["db", "current", "--url", url])
+    assert r.exit_code == 0, r.output
+    assert "current ffff_future" in r.output and "newer than this taskspace: upgrade taskspace" in r.output
+    assert "db upgrade" not in r.output
+
+
+def test_a_postgres_search_path_naming_no_schema_is_named(pg_url):
+    """A PostgreSQL URL whose search_path names a schema that does not exist (a typo in `options=-csearch_path=...`):
+    `db upgrade`, `db current` and opening the store say so, naming the search_path and what to do; before, opening
+    said "no taskspace tables; run `taskspace db upgrade`", and that failed with a raw "no schema has been selected to
+    create in" and the SQL of Alembic's CREATE TABLE."""
+    from indexer.store.sql import Store
+
+    url = migrate.with_search_path(pg_url.split("?")[0], "no_such_schema_xyz")
+    for step in (lambda: migrate.upgrade_url(url), lambda: migrate.status(url), lambda: Store(url)):
+        with pytest.raises(StoreError, match=r"its search_path \(no_such_schema_xyz\) names no schema that exists "
+                                             r"and this user may use; create it"):
+            step()
+
+
+def test_db_upgrade_to_a_revision_the_database_is_past_is_refused(tmp_path):
+    """`taskspace db upgrade 0005` on a database at head: a usage error saying it is past that revision and that
+    `db downgrade 0005 --yes` goes down; before, Alembic did nothing and the command said "0013 -> 0013", exit 0."""
+    from indexer.errors import ConfigError
+
+    url = f"sqlite:///{tmp_path / 'past.db'}"
+    migrate.upgrade_url(url)
+    with pytest.raises(ConfigError, match=rf"is at {migrate.HEAD}, past 0005: .*`taskspace db downgrade 0005 --yes`"):
+        migrate.upgrade_url(url, "0005")
+    assert migrate.upgrade_url(url, migrate.HEAD)["to"] == migrate.HEAD  # where it is: nothing to do, no error
+    migrate.downgrade_url(url, "0003")
+    assert migrate.upgrade_url(url, "0005") == {"url": url, "from": "0003", "to": "0005"}
+
+
+def test_a_migration_the_user_may_not_run_is_one_line_saying_what_to_do(pg_url):
+    """`taskspace db upgrade` as a PostgreSQL user without CREATE on the schema: one line with the driver's reason,
+    what to do, and that nothing was changed; before, the message carried the SQL of Alembic's CREATE TABLE and
+    SQLAlchemy's link after "permission denied for schema"."""
+    import uuid
+
+    role = "taskspace_t_" + uuid.uuid4().hex[:12]  # a role of this test only (roles are the server's, not the schema's)
+    admin = migrate.make_engine(pg_url)
+    try:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f'create role "{role}" login')
+            schema = conn.exec_driver_sql("select current_schema()").scalar()
+            conn.exec_driver_sql(f'grant usage on schema "{schema}" to "{role}"')  # it may read there, not create
+        url = pg_url.replace("postgres@", f"{role}@", 1)
+        with pytest.raises(StoreError) as info:
+            migrate.upgrade_url(url)
+        message = str(info.value)
+        assert "permission denied for schema" in message and "GRANT CREATE ON SCHEMA" in message
+        assert message.endswith("nothing was changed") and "[SQL:" not in message and "\n" not in message
+        assert migrate.status(pg_url)["current"] is None
+    finally:
+        with admin.begin() as conn:
+            schema = conn.exec_driver_sql("select current_schema()").scalar()
+            exists = conn.exec_driver_sql(f"select 1 from pg_roles where rolname = '{role}'").scalar()
+            if exists:
+                conn.exec_driver_sql(f'revoke all on schema "{schema}" from "{role}"')
+                conn.exec_driver_sql(f'drop role "{role}"')
+        admin.dispose()
+
+
+def test_db_current_on_a_sqlite_file_that_does_not_exist_does_not_create_it(tmp_path):
+    """`taskspace db current` (a status) on a SQLite database whose file does not exist (not created yet, or deleted
+    beside its index): "(empty)" and no file; before, connecting created an empty file, after which `check` no longer
+    said the SQL database is missing but reported every indexed point as extra and advised `reindex`."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    db = tmp_path / "gone.db"
+    r = CliRunner().invoke(app, ["db", "current", "--url", f"sqlite:///{db}"])
+    assert r.exit_code == 0 and "current (empty)" in r.output, r.output
+    assert list(tmp_path.iterdir()) == []
+    assert migrate.status(f"sqlite:///{db}")["current"] is None and not db.exists()

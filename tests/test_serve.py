@@ -544,6 +544,34 @@ def test_the_worker_runs_in_the_server_process(indexed, encoder):
     assert svc._thread is None and svc.worker.stop.is_set()
 
 
+def test_failing_in_process_passes_show_as_failed_and_only_the_recent_ones_are_kept(indexed, encoder):
+    """Passes of the server's worker that fail (a sources.toml broken by hand, every pass): each shows as `failed` in
+    `/readyz` (the last one's status) and only the 20 most recent are listed; before, their status was None ("the
+    last None") and, since only a pass that finished trimmed the list, a worker failing for days listed every pass."""
+    from indexer.config import get_settings
+    from indexer.errors import ConfigError
+
+    get_settings().sources_file.write_text("garbage = = \n")
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc)) as c:
+        for _ in range(23):
+            with pytest.raises(ConfigError):
+                svc.run_pass(threading.Event())
+        svc.worker_schedule = "1h"  # as with --worker-every (the thread is not started: the passes ran above)
+        checks = c.get("/readyz").json()["checks"]
+    assert len(svc.passes) == 20 and svc.passes_done == 23
+    assert {p["status"] for p in svc.passes} == {"failed"} and all(p["run_id"] is None for p in svc.passes)
+    assert "the last failed" in checks["worker"]["detail"] and len(checks["worker"]["passes"]) == 20
+    from indexer.errors import BusyError
+    from indexer.store.sql import open_store
+
+    get_settings().sources_file.write_text("")
+    with open_store() as other, other.lock("index"):  # another process's pass: this one is busy, not failed
+        with pytest.raises(BusyError):
+            svc.run_pass(threading.Event())
+    assert svc.passes[-1]["status"] == "busy"
+
+
 def test_cli_serve_rejects_a_bad_schedule_in_one_line():
     for args in (["--worker-every", "soon"], ["--cron", "61 * * * *"], ["--every", "1h", "--cron", "@daily"]):
         r = subprocess.run([TASKSPACE, "serve", *args], capture_output=True, text=True, timeout=120)

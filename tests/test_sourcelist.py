@@ -502,3 +502,39 @@ def test_a_pass_without_configured_sources_says_where_sources_come_from(tmp_path
     assert f"  no sources configured in {tmp_path / 'home' / 'sources.toml'}: `taskspace sources add SPEC`" in r.stdout
     r = ts("index", "--source", str(folder))
     assert r.returncode == 0 and "no sources configured" not in r.stdout
+
+
+@pytest.mark.parametrize("text", ["[[sources]]\nspec = '/x'\n", "spec = '/x'\n",
+                                  "[[source]]\nspec = '/x'\n[[Source]]\nspec = '/y'\n"])
+def test_a_top_level_key_other_than_source_is_refused_not_ignored(tmp_path, text):
+    """A `sources.toml` whose tables are misnamed (`[[sources]]`, `[[Source]]`, a bare `spec = ...`): a configuration
+    error naming the file and the key (`sources list` and every pass, exit 2); before, the key was ignored: "no sources
+    configured" and every pass indexed nothing, without a word."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    path = tmp_path / "sources.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['(sources|spec|Source)'\] at the top level; a source is a \[\[source\]\]") as info:
+        sourcelist.load(path)
+    assert str(path) in str(info.value)
+    r = CliRunner().invoke(app, ["sources", "list"], env={"TASKSPACE_HOME": str(tmp_path)})
+    assert isinstance(r.exception, ConfigError) and "no sources configured" not in r.output
+
+
+def test_a_sources_file_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """`sources.toml` saved as "UTF-8 with BOM" (Windows Notepad, some editors): read as the same file without it, and
+    `sources add` keeps its entries; before, "not valid TOML (Invalid statement (at line 1, column 1))", a first line
+    with nothing visible wrong, and every pass failed."""
+    from helpers import write_table
+
+    data = tmp_path / "data"
+    write_table(data, "bench", {"m1": [1, 0]}, 2)
+    path = tmp_path / "sources.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + f'[[source]]\nspec = "{data}"\n'.encode())
+    assert [s.spec for s in sourcelist.load(path)] == [str(data)]
+    other = tmp_path / "other"
+    write_table(other, "bench2", {"m1": [1, 0]}, 2)
+    sourcelist.add(path, [SourceSpec(str(other))])
+    assert [s.spec for s in sourcelist.load(path)] == [str(data), str(other)]

@@ -270,6 +270,10 @@ def test_runs(store):
         store.finish_run(r2, "great")
     with pytest.raises(NotFoundError):
         store.finish_run(9999, "ok")
+    # a limit past any id (`taskspace runs -n 9999999999999999999`) is every run; before, PostgreSQL's "bigint out of
+    # range" as a store error (exit 3) and SQLite's OverflowError traceback
+    for huge in (2**63, 10**19, 2**31):
+        assert [r.id for r in store.list_runs(limit=huge)] == [r2, r1]
 
 
 def test_record_checked(store):

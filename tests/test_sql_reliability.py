@@ -113,6 +113,22 @@ def test_lock_across_processes_and_released_by_kill(store):
             time.sleep(0.2)
 
 
+def test_a_busy_lock_names_the_holding_process_on_every_database(store):
+    """The second holder of a lock is told the holder's own pid and host (`pid N on HOST`, as the SQLite lock file
+    says), on PostgreSQL too; before, PostgreSQL named only the server backend's pid, which is no taskspace process
+    (killing it, as root, makes the server restart every session)."""
+    import socket
+
+    p = _child(store.url, "lock", "locked")
+    try:
+        with pytest.raises(BusyError, match=rf"\(pid {p.pid} on {socket.gethostname()}[,)]"):
+            with store.lock("index"):
+                pass
+    finally:
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+
+
 @pytest.mark.parametrize(
     "url, needle",
     [
@@ -120,6 +136,9 @@ def test_lock_across_processes_and_released_by_kill(store):
         ("nosuchdb://x/y", "no driver"),
         ("sqlite:////nonexistent-folder-xyz/taskspace.db", "does not exist"),
         ("postgresql+psycopg://postgres@127.0.0.1:1/test", "Connection refused"),
+        # a port that is not a number: before, a ValueError traceback from the URL parser
+        ("postgresql+psycopg://postgres@127.0.0.1:notaport/test", r"not a valid SQLAlchemy URL \(invalid literal"),
+        ("postgresql+psycopg://postgres:topsecret@127.0.0.1:notaport/test", r"'postgresql\+psycopg://postgres:\*\*\*@"),
     ],
 )
 def test_bad_urls_fail_fast_and_say_what_to_fix(url, needle):
@@ -127,7 +146,7 @@ def test_bad_urls_fail_fast_and_say_what_to_fix(url, needle):
     with pytest.raises(StoreError, match=needle) as info:
         Store(url)
     assert time.monotonic() - t < 10
-    assert "TASKSPACE_DATABASE_URL" in str(info.value)
+    assert "TASKSPACE_DATABASE_URL" in str(info.value) and "topsecret" not in str(info.value)
 
 
 @pytest.mark.parametrize("damage", ["cut short", "not a database"])
@@ -228,6 +247,15 @@ def test_a_password_in_the_database_url_is_never_shown():
     assert "topsecret" not in str(info.value) and "postgres:***@127.0.0.1:1" in str(info.value)
 
 
+@pytest.mark.parametrize("query", ["password=topsecret", "PASSWORD=topsecret&sslmode=disable", "sslpassword=topsecret"])
+def test_a_password_given_as_a_query_parameter_is_never_shown(query):
+    """libpq takes the password as a query parameter too (`...?password=...`): masked like the one before the host;
+    before, every error message showed it."""
+    with pytest.raises(StoreError) as info:
+        Store(f"postgresql+psycopg://postgres@127.0.0.1:1/test?{query}")
+    assert "topsecret" not in str(info.value) and "password=***" in str(info.value).lower()
+
+
 def test_a_sqlite_home_that_cannot_be_written_is_named_not_taken_for_a_bad_url(tmp_path):
     """The SQLite database in a home that cannot be written (a read-only mount): every command that opens it says the
     folder cannot be written and to make it writable or move TASKSPACE_HOME (exit 3, one line), for a database that
@@ -247,3 +275,36 @@ def test_a_sqlite_home_that_cannot_be_written_is_named_not_taken_for_a_bad_url(t
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
         assert f"because the folder {where} cannot be written" in r.stderr, r.stderr
         assert "TASKSPACE_HOME" in r.stderr and "server is running" not in r.stderr
+
+
+def test_a_lock_whose_connection_the_server_ended_is_left_without_a_traceback(pg_url, caplog):
+    """PostgreSQL ending the session that holds the 'index' lock during a pass (a restart, `pg_terminate_backend`):
+    leaving the lock logs a warning that the server released it with the session, and the pass's own outcome stands
+    (its result, or its own error); before, unlocking on the dead connection raised a raw OperationalError traceback,
+    which hid a pass's own error too."""
+    import logging
+
+    from sqlalchemy import text
+
+    import zlib
+
+    with Store(pg_url, upgrade=True) as store, Store(pg_url) as other:
+        def end_the_holder():  # only this test's lock: its key is of this test's own schema (the server is shared)
+            with other.engine.begin() as conn:
+                scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
+                key = zlib.crc32(f"taskspace:{scope}:index".encode())
+                n = conn.execute(text("select count(pg_terminate_backend(pid)) from pg_locks where locktype = 'advisory' "
+                                      "and granted and objid = (:k)::bigint::oid and pid <> pg_backend_pid()"),
+                                 {"k": key}).scalar()
+            assert n == 1
+
+        with caplog.at_level(logging.WARNING, logger="indexer.store.sql_lock"):
+            with store.lock("index"):
+                end_the_holder()
+        assert "was lost before the lock was released" in caplog.text
+        with pytest.raises(ValueError, match="the pass's own error"):
+            with store.lock("index"):
+                end_the_holder()
+                raise ValueError("the pass's own error")
+        with store.lock("index"):  # free again
+            pass

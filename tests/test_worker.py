@@ -137,6 +137,12 @@ def test_cli_runs_lists_recent_runs(tmp_path, TASKSPACE):
     subprocess.run([TASKSPACE, "index"], capture_output=True, text=True, env=dict(os.environ), check=True)
     res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 0 and " ok " in res.stdout
+    # each run says its kind: a reindex solves nothing and read as an index pass with nothing to do
+    subprocess.run([TASKSPACE, "reindex"], capture_output=True, text=True, env=dict(os.environ), check=True)
+    res = subprocess.run([TASKSPACE, "runs"], capture_output=True, text=True, env=dict(os.environ))
+    lines = res.stdout.splitlines()
+    assert lines[0].split()[:3] == ["id", "kind", "status"], res.stdout
+    assert [ln.split()[1:3] for ln in lines[1:]] == [["reindex", "ok"], ["index", "ok"]], res.stdout
     # -n 0 said "no runs yet" with a run on record: it is a usage error
     res = subprocess.run([TASKSPACE, "runs", "-n", "0"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 2 and "no runs yet" not in res.stdout and "'-n'" in res.stderr
@@ -301,3 +307,113 @@ def test_max_passes_below_one_is_a_usage_error(value):
 
     with open_store() as store:
         assert store.list_runs() == []  # no pass ran
+
+
+def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TASKSPACE):
+    """SIGTERM to `taskspace index` (`timeout`, a service manager) stops it as Ctrl-C does: its run is recorded
+    `interrupted` and it exits 143 with one line saying what was kept; before, the process died at once, exit 143
+    from the signal, and the run stayed `running` in `taskspace runs` until the next pass marked it `killed`."""
+    from indexer.store.sql import open_store
+
+    data = tmp_path / "data"
+    data.mkdir()
+    os.mkfifo(data / "outcomes.csv")  # the pass blocks reading it: a pass caught mid-way, every time
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the run is recorded as running once the pass holds the lock
+            if (home / "taskspace.db").exists():
+                store = open_store()
+                try:
+                    runs = store.list_runs(limit=1)
+                finally:
+                    store.close()
+                if runs and runs[0].status == "running":
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the pass did not start")
+        time.sleep(0.3)  # into the read of the pipe
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err[-2000:]
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("terminated: what was committed is kept")
+    store = open_store()
+    try:
+        (run,) = store.list_runs(limit=1)
+    finally:
+        store.close()
+    assert run.status == "interrupted", run
+
+
+def test_a_pass_failing_on_a_broken_sources_file_is_recorded_failed(tmp_path):
+    """A worker's pass that fails because `sources.toml` was broken by hand (not TOML): its run is recorded `failed`
+    with the message naming the file, as any failed pass (docs/WORKER.md), and the next pass after the fix is `ok`;
+    before, the file was read before the run started: only a log line, and `taskspace runs` showed the last `ok`."""
+    from indexer.config import get_settings
+    from indexer.errors import ConfigError
+    from indexer.pipeline import run_index
+    from indexer.store.sql import open_store
+
+    cfg = get_settings().sources_file
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("garbage = = \n")
+    w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
+    assert w.serve() == 0 and w.passes == 1
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        run_index()
+    with open_store() as store:
+        runs = store.list_runs()
+    assert [r.status for r in runs] == ["failed", "failed"]
+    assert all(str(cfg) in r.errors[0]["message"] and "not valid TOML" in r.errors[0]["message"] for r in runs)
+    cfg.write_text("")
+    assert run_index().status == "ok"
+
+
+def test_the_worker_logs_the_errors_of_a_pass(caplog):
+    """A worker's pass with item errors (a bad row, a failing source): each is logged as `taskspace index` prints it
+    (`error: file:line: message`), at most 20 and a count of the rest; before, the log said only "pass finished:
+    partial", and which file failed was in the run's record, which no command shows (`runs` counts the errors)."""
+    import logging
+
+    from indexer.pipeline import RunReport
+
+    errors = [{"file": "/d/outcomes.csv", "line": i + 2, "message": f"bad value {i}"} for i in range(24)]
+    errors.append({"file": None, "line": None, "message": "hub:org/x: 503 after 3 tries"})
+    report = RunReport(run_id=7, status="partial", errors=errors)
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        assert Worker("1h", lambda stop: report, max_passes=1).serve() == 0
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert lines[0] == "error: /d/outcomes.csv:2: bad value 0" and len(lines) == 21
+    assert lines[-1] == "... and 5 more error(s) in run 7"
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        Worker("1h", lambda stop: RunReport(run_id=8, status="partial", errors=errors[-1:]), max_passes=1).serve()
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == ["error: hub:org/x: 503 after 3 tries"]
+
+
+def test_sigterm_to_demo_removes_its_throwaway_home(tmp_path, TASKSPACE):
+    """SIGTERM to `taskspace demo` while it indexes the sample: its temporary home (SQLite file, embedded index) is
+    removed, as when it finishes, and it exits 143; before, the process died at once and left the folder behind."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.Popen([TASKSPACE, "demo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, TMPDIR=str(tmp)))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(tmp.glob("taskspace-demo-*/demo.db")):
+            time.sleep(0.05)
+        assert list(tmp.glob("taskspace-demo-*")), "the demo did not start"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err[-2000:]
+    assert list(tmp.glob("taskspace-demo-*")) == [] and "Traceback" not in err

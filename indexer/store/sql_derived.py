@@ -438,7 +438,8 @@ class DerivedMixin:
             return _run_record(r)
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
-        """The newest runs first."""
+        """The newest runs first (at most ``limit``; a limit past what a 32-bit id can number is every run)."""
+        limit = min(int(limit), 2**31 - 1)  # `runs -n 9999999999999999999`: "bigint out of range" / OverflowError before
         with self._read() as conn:
             return [_run_record(r) for r in conn.execute(select(Run).order_by(Run.id.desc()).limit(limit)).scalars()]
 

@@ -11,6 +11,7 @@ A second holder gets :class:`~indexer.errors.BusyError` naming the current holde
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import threading
@@ -19,9 +20,11 @@ from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import BusyError
 
+log = logging.getLogger(__name__)
 _local_locks: dict[str, threading.Lock] = {}
 _local_guard = threading.Lock()
 
@@ -33,6 +36,11 @@ def _busy(name: str, where: str, holder: str) -> BusyError:
     )
 
 
+def _holder_name() -> str:
+    """Who holds a lock, as the SQLite lock file says it: ``pid N on HOST`` (PostgreSQL keeps 63 bytes of it)."""
+    return f"pid {os.getpid()} on {socket.gethostname()}"[:63]
+
+
 @contextlib.contextmanager
 def pg_lock(engine: Engine, name: str):
     conn = engine.connect()
@@ -40,22 +48,31 @@ def pg_lock(engine: Engine, name: str):
         scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
         key = zlib.crc32(f"taskspace:{scope}:{name}".encode())
         got = conn.execute(text("select pg_try_advisory_lock(:k)"), {"k": key}).scalar()
+        if got:  # the holder's own pid and host, for a second holder's message (the backend's pid is the server's)
+            conn.execute(text("select set_config('application_name', :n, false)"), {"n": _holder_name()})
         conn.commit()
         if not got:
             holder = conn.execute(
                 text(
-                    "select string_agg(l.pid::text, ',') from pg_locks l where l.locktype = 'advisory' "
-                    "and l.objid = (:k)::bigint::oid and l.granted"
+                    "select string_agg(coalesce(nullif(a.application_name, ''), 'a client') || ', server backend pid '"
+                    " || l.pid::text, '; ') from pg_locks l left join pg_stat_activity a on a.pid = l.pid "
+                    "where l.locktype = 'advisory' and l.objid = (:k)::bigint::oid and l.granted"
                 ),
                 {"k": key},
             ).scalar()
             conn.commit()
-            raise _busy(name, f"PostgreSQL database {scope}", f"server backend pid {holder or '?'}")
+            raise _busy(name, f"PostgreSQL database {scope}", holder or "server backend pid ?")
         try:
             yield
         finally:
-            conn.execute(text("select pg_advisory_unlock(:k)"), {"k": key})
-            conn.commit()
+            try:
+                conn.execute(text("select pg_advisory_unlock(:k)"), {"k": key})
+                conn.commit()
+            except SQLAlchemyError as exc:  # the session ended (the server restarted, pg_terminate_backend): its
+                # locks went with it. Before, a raw OperationalError traceback here, hiding the pass's own outcome
+                log.warning("the connection holding the %r lock on PostgreSQL database %s was lost before the lock was "
+                            "released (%s); the server released it with the session", name, scope,
+                            str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else exc)
     finally:
         conn.close()
 
@@ -83,7 +100,7 @@ def sqlite_lock(database: str | None, name: str):
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown pid"
             raise _busy(name, str(database), holder) from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        os.pwrite(fd, f"{_holder_name()}\n".encode(), 0)
         try:
             yield
         finally:

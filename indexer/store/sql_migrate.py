@@ -29,17 +29,32 @@ _URL_HELP = "set TASKSPACE_DATABASE_URL to e.g. sqlite:////abs/path/taskspace.db
 def safe_url(url) -> str:
     """The URL with any password masked, for messages and logs."""
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        u = make_url(url)
+        secret = {k: "MASKED" for k in u.query if k.lower() in _SECRET_PARAMS}  # libpq takes ?password=... too
+        shown = (u.update_query_dict(secret) if secret else u).render_as_string(hide_password=True)
+        return shown.replace("=MASKED", "=***") if secret else shown
     except Exception:
         return "<unparseable URL>"
+
+
+#: query parameters of a database URL that hold a secret (libpq's connection parameters), masked like the password
+_SECRET_PARAMS = {"password", "sslpassword"}
+
+
+def _masked_text(url: str) -> str:
+    """A URL that cannot be parsed, with whatever stands where its password would be (``//user:PASSWORD@``) masked."""
+    import re
+
+    return re.sub(r"(//[^/@:]*:)[^@/]*@", r"\1***@", str(url))
 
 
 def make_engine(url: str) -> Engine:
     """A SQLAlchemy engine for ``url``; raises StoreError for a malformed URL, unknown driver or missing folder."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
-        raise StoreError(f"database URL {url!r} is not a valid SQLAlchemy URL; {_URL_HELP}") from None
+    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number (before: its traceback)
+        why = f" ({exc})" if isinstance(exc, ValueError) else ""
+        raise StoreError(f"database URL {_masked_text(url)!r} is not a valid SQLAlchemy URL{why}; {_URL_HELP}") from None
     backend = parsed.get_backend_name()
     connect_args: dict = {}
     if backend == "sqlite":
@@ -167,17 +182,11 @@ HEAD = "0013"
 
 def head() -> str:
     """The newest migration revision in ``migrations/versions`` (asks Alembic; see also :data:`HEAD`)."""
-    _quiet_alembic()
-    from alembic.script import ScriptDirectory
-
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    return _script().get_current_head()
 
 
 def known_revisions() -> set[str]:
-    _quiet_alembic()
-    from alembic.script import ScriptDirectory
-
-    return {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
+    return {s.revision for s in _script().walk_revisions()}
 
 
 def current(engine: Engine) -> str | None:
@@ -185,6 +194,13 @@ def current(engine: Engine) -> str | None:
     import Alembic; the first connection is also the fail-fast connectivity check."""
     try:
         with engine.connect() as conn:
+            if conn.dialect.name == "postgresql" and conn.exec_driver_sql("select current_schema()").scalar() is None:
+                path = conn.exec_driver_sql("show search_path").scalar()
+                raise StoreError(  # before: "no taskspace tables; run `taskspace db upgrade`", which then failed
+                    f"the database at {safe_url(engine.url)} has no schema to use: its search_path ({path}) names no "
+                    "schema that exists and this user may use; create it (`CREATE SCHEMA name`), grant the user "
+                    "USAGE on it, or fix the search_path given in TASKSPACE_DATABASE_URL (options=-csearch_path=...) "
+                    "or set for the user")
             if not inspect(conn).has_table("alembic_version"):
                 return None
             rows = conn.execute(text("select version_num from alembic_version")).scalars().all()
@@ -196,6 +212,8 @@ def current(engine: Engine) -> str | None:
 
 
 def _migrate(engine: Engine, fn, rev: str) -> None:
+    from alembic.util import CommandError
+
     try:
         with write_connection(engine) as conn:
             with conn.begin():
@@ -203,8 +221,31 @@ def _migrate(engine: Engine, fn, rev: str) -> None:
                     key = zlib.crc32(b"taskspace-migrate:" + str(conn.exec_driver_sql("select current_schema()").scalar()).encode())
                     conn.execute(text("select pg_advisory_xact_lock(:k)"), {"k": key})
                 fn(_config(conn), rev)
-    except SQLAlchemyError as exc:
-        raise StoreError(f"migrating {safe_url(engine.url)} to {rev} failed: {exc}") from exc
+    except SQLAlchemyError as exc:  # the driver's first line, as every other store error (before: the SQL of the
+        # failing CREATE TABLE and SQLAlchemy's link too)
+        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        if getattr(getattr(exc, "orig", None), "sqlstate", None) == "42501":  # insufficient privilege
+            detail += ("; migrate as a user that may create tables there (the schema's owner), or grant it "
+                       "(GRANT CREATE ON SCHEMA name TO user)")
+        raise StoreError(f"migrating {safe_url(engine.url)} to {rev} failed: {detail}; nothing was changed") from exc
+    except CommandError as exc:  # a revision Alembic cannot place: before, its traceback
+        raise _revision_error(engine, rev, exc) from None
+
+
+def _revision_error(engine: Engine, rev: str, exc: Exception) -> Exception:
+    """What to say when Alembic cannot migrate to ``rev``: the database is at a revision this taskspace does not know
+    (written by a newer taskspace: a StoreError), or ``rev`` is not a revision (or not one to go to from here: a
+    ConfigError naming it and the known revisions)."""
+    from ..errors import ConfigError
+
+    cur, where = current(engine), safe_url(engine.url)
+    known = known_revisions()
+    if cur is not None and cur not in known:
+        return StoreError(f"the database at {where} is at schema {cur}, newer than this taskspace (head {head()}); "
+                          "upgrade taskspace (this one cannot migrate it up or down)")
+    detail = " ".join(str(exc).split())
+    return ConfigError(f"cannot migrate the database at {where} (at {cur or '(empty)'}) to revision {rev!r}: {detail}; "
+                       f"revisions: base, {', '.join(sorted(known))}, head")
 
 
 def upgrade(engine: Engine, rev: str = "head") -> None:
@@ -265,13 +306,27 @@ def _url_or_default(url: str | None) -> str:
 
 
 def status(url: str | None = None) -> dict:
-    """``{"url", "current", "head"}`` of the database at ``url`` (default: the configured one)."""
+    """``{"url", "current", "head", "newer"}`` of the database at ``url`` (default: the configured one); ``newer``: the
+    database is at a revision this taskspace does not know (a newer taskspace migrated it: `db upgrade` cannot)."""
     url = _url_or_default(url)
     engine = make_engine(url)
     try:
-        return {"url": safe_url(url), "current": current(engine), "head": head()}
+        # a SQLite file that does not exist is empty, and stays absent: connecting would create it, and an empty file
+        # where the database was deleted turned `check` and `reindex` from "the SQL database is missing" to advising a
+        # reindex that drops the index
+        cur = None if _absent_sqlite_file(engine) else current(engine)
+        return {"url": safe_url(url), "current": cur, "head": head(),
+                "newer": cur is not None and cur not in known_revisions()}
     finally:
         engine.dispose()
+
+
+def _absent_sqlite_file(engine: Engine) -> bool:
+    """True for a SQLite database (a file, not in memory nor a ``file:`` URI) whose file does not exist."""
+    u = engine.url
+    db = u.database
+    return (u.get_backend_name() == "sqlite" and bool(db) and db != ":memory:" and not db.startswith("file:")
+            and not Path(db).expanduser().exists())
 
 
 def _migrate_url(url: str | None, step, rev: str) -> dict:
@@ -287,7 +342,28 @@ def _migrate_url(url: str | None, step, rev: str) -> dict:
 
 
 def upgrade_url(url: str | None = None, rev: str = "head") -> dict:
-    return _migrate_url(url, upgrade, rev)
+    return _migrate_url(url, _upgrade_only, rev)
+
+
+def _upgrade_only(engine: Engine, rev: str) -> None:
+    """:func:`upgrade`, refusing a revision the database is already past: Alembic does nothing then, and `taskspace db
+    upgrade 0005` on a database at 0013 reported "0013 -> 0013", exit 0, as if that were 0005."""
+    from ..errors import ConfigError
+
+    cur = current(engine)
+    order = [s.revision for s in _script().walk_revisions()][::-1]  # base first (the chain is linear)
+    if cur in order and rev in order and order.index(rev) < order.index(cur):
+        raise ConfigError(f"the database at {safe_url(engine.url)} is at {cur}, past {rev}: `taskspace db upgrade` "
+                          f"only goes up; `taskspace db downgrade {rev} --yes` goes down to it (deleting the data of "
+                          "what it drops)")
+    upgrade(engine, rev)
+
+
+def _script():
+    _quiet_alembic()
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_config())
 
 
 def downgrade_url(url: str | None, rev: str) -> dict:
