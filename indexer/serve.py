@@ -547,13 +547,15 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
 
-    # -- routes
+    # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
+    fails = _error_responses()
+
     @app.get("/healthz", tags=["service"])
     def healthz() -> dict:
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["service"])
+    @app.get("/readyz", tags=["service"], responses=fails(503, ready=True))
     def readyz():
         """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise)."""
         checks = svc.readiness()
@@ -569,7 +571,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     for path, probe in (("/healthz", healthz), ("/readyz", readyz)):  # HEAD too, for load-balancer probes
         app.add_api_route(path, probe, methods=["HEAD"], include_in_schema=False)
 
-    @app.post("/v1/find", tags=["find"], openapi_extra={"requestBody": {"required": True, "content": {
+    @app.post("/v1/find", tags=["find"], responses=fails(400, 404, 413, 415, 422, 503, 500),
+              openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
                                                            "filters": {"max_params": "8B"}}}}}})
     def find(body: dict[str, Any] = Body(...)):
@@ -579,7 +582,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         (probability | lcb), ``evidence``. Answers what ``taskspace search --json`` prints."""
         return svc.find(**find_arguments(body))
 
-    @app.get("/v1/models", tags=["browse"])
+    @app.get("/v1/models", tags=["browse"], responses=fails(404, 422, 503, 500))
     def models(benchmark: str | None = None, offset: int = Query(0, ge=0),
                limit: int = Query(50, ge=1, json_schema_extra={"maximum": LIMITS["max_page"]}),
                license: list[str] | None = Query(None), min_params: str | None = None, max_params: str | None = None,
@@ -608,12 +611,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return {"models": got[:limit], "offset": offset, "limit": limit,
                 "next_offset": offset + limit if len(got) > limit else None}
 
-    @app.get("/v1/models/{model_id:path}", tags=["browse"])
+    @app.get("/v1/models/{model_id:path}", tags=["browse"], responses=fails(404, 422, 503, 500))
     def model(model_id: str):
         """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
         return svc.model(model_id)
 
-    @app.get("/v1/benchmarks", tags=["browse"])
+    @app.get("/v1/benchmarks", tags=["browse"], responses=fails(503, 500))
     def benchmarks():
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}
@@ -640,6 +643,31 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     app.openapi = with_defs
     return app
+
+
+def _error_responses():
+    """``errs(status, ...)`` -> the OpenAPI ``responses`` of a route's error statuses, each the one error shape
+    (FastAPI's default 422, ``{"detail": [...]}``, is not what the server answers)."""
+    from pydantic import BaseModel, Field
+
+    class ErrorDetail(BaseModel):
+        code: str = Field(description="e.g. limit_exceeded, invalid_input, not_found, unavailable")
+        message: str
+        field: str | None = Field(description="the body field or query parameter at fault, or null")
+
+    class Error(BaseModel):
+        error: ErrorDetail
+
+    class NotReady(Error):
+        checks: dict[str, dict] = Field(description="each check: ok and detail")
+
+    said = {400: "the body is not JSON (or not UTF-8), or there is none", 404: "an empty index, or an unknown "
+            "model or benchmark", 413: "the body is over max_body_bytes", 415: "the body was not sent as "
+            "application/json", 422: "a malformed field or parameter, or an input limit", 500: "an internal error "
+            "(its message carries a reference to the server log)", 503: "a store cannot be reached, the index a "
+            "query needs is missing, or (readyz) not ready"}
+    return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
+                                           for s in statuses}
 
 
 def _find_schema() -> dict:

@@ -152,6 +152,36 @@ def test_the_openapi_schema_of_the_model_list_gives_the_page_limit(client):
     assert_error(client.get("/v1/models", params={"limit": LIMITS["max_page"] + 1}), 422, "limit_exceeded", "limit")
 
 
+def test_the_openapi_document_gives_each_routes_error_statuses_in_the_one_error_shape(client):
+    """/openapi.json lists each route's error statuses with the shape the server answers, {"error": {"code",
+    "message", "field"}}; before, every route with a parameter declared only FastAPI's default 422
+    `HTTPValidationError` ({"detail": [...]}), a shape the server never sends, and no 400/404/413/415/503."""
+    spec = client.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    assert "HTTPValidationError" not in schemas
+    detail = schemas["ErrorDetail"]
+    assert set(detail["required"]) == {"code", "message", "field"} and schemas["Error"]["required"] == ["error"]
+    long = "x" * (LIMITS["max_prompt_chars"] + 1)
+    cases = [("/v1/find", "post", client.post("/v1/find", content=b"{oops", headers={"content-type": "application/json"})),
+             ("/v1/find", "post", client.post("/v1/find", json={"benchmark": "nope"})),
+             ("/v1/find", "post", client.post("/v1/find", content=b"x" * (LIMITS["max_body_bytes"] + 1),
+                                              headers={"content-type": "application/json"})),
+             ("/v1/find", "post", client.post("/v1/find", content=b'{"prompts": ["x"]}')),
+             ("/v1/find", "post", client.post("/v1/find", json={"prompts": long})),
+             ("/v1/models", "get", client.get("/v1/models", params={"limit": 0})),
+             ("/v1/models", "get", client.get("/v1/models", params={"benchmark": "nope"})),
+             ("/v1/models/{model_id}", "get", client.get("/v1/models/org/nope")),
+             ("/v1/models/{model_id}", "get", client.get("/v1/models/a%00b"))]
+    for path, method, r in cases:
+        declared = spec["paths"][path][method]["responses"]
+        assert str(r.status_code) in declared, (path, r.status_code, sorted(declared))
+        ref = declared[str(r.status_code)]["content"]["application/json"]["schema"]["$ref"]
+        assert ref == "#/components/schemas/Error", ref
+        assert set(r.json()) == {"error"} and set(r.json()["error"]) == set(detail["properties"])
+    ready = spec["paths"]["/readyz"]["get"]["responses"]["503"]["content"]["application/json"]["schema"]["$ref"]
+    assert set(schemas[ready.rsplit("/", 1)[1]]["required"]) == {"error", "checks"}
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
