@@ -847,7 +847,8 @@ class _TooLarge(Exception):
 def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | None = None,
         log_level: str = "warning", on_start=None) -> None:
     """Start the server (blocks until SIGINT/SIGTERM; the in-process worker finishes its current item first).
-    ``on_start()`` is called once the stores and the encoder are open, before the server listens."""
+    ``on_start(url)`` is called once the stores and the encoder are open, before the server listens, with the URL
+    it serves (:func:`served_url`)."""
     import uvicorn
 
     # the address is taken first: a port in use (or a host that is not an address here) is one line and exit 2
@@ -859,7 +860,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
         # not reachable or an encoder that does not load is one line and its exit code (indexer.cli), not a traceback
         service = Service(worker_schedule=worker_schedule).start()
         if on_start is not None:
-            on_start()
+            on_start(served_url(sock))
         app = create_app(service)
         # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
         # so a clean shutdown exits 0
@@ -872,6 +873,13 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
             raise SystemExit(3)
     finally:
         sock.close()
+
+
+def served_url(sock) -> str:
+    """The URL of the bound ``sock``: the port the system picked for ``--port 0``, an IPv6 address in brackets
+    (``http://[::1]:8000/``), every interface as ``0.0.0.0`` (``--host ''``)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 def listen_socket(host: str, port: int):

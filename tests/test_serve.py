@@ -627,6 +627,42 @@ def test_cli_serve_on_an_index_another_process_holds_is_one_line_exit_6(indexed,
     assert "Traceback" not in r.stderr and "serving http" not in r.stderr  # it never served: it does not say it does
 
 
+def test_cli_serve_says_the_url_it_serves(tmp_path):
+    """`taskspace serve` names the URL it listens on as bound: `--port 0` the port the system picked, an IPv6 host
+    in brackets; before, "serving http://127.0.0.1:0/" and "serving http://::1:8000/", URLs no client can open."""
+    import os
+    import urllib.request
+
+    proc = subprocess.Popen([TASKSPACE, "serve", "--port", "0"], stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TASKSPACE_HOME": str(tmp_path / "home")})
+    try:
+        line = next(x for x in proc.stderr if x.startswith("serving ") or x.startswith("error:"))
+        url = line.split()[1]
+        assert url.startswith("http://127.0.0.1:") and not url.startswith("http://127.0.0.1:0/"), line
+        for _ in range(200):  # uvicorn starts right after the line
+            try:
+                with urllib.request.urlopen(url + "healthz", timeout=5) as r:
+                    assert json.load(r) == {"status": "ok"}
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise AssertionError(f"nothing answers at {url}")
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    from indexer.serve import listen_socket, served_url
+
+    try:
+        sock = listen_socket("::1", 0)
+    except Exception:  # noqa: BLE001 - no IPv6 loopback here
+        pytest.skip("no IPv6 loopback")
+    with sock:
+        assert served_url(sock) == f"http://[::1]:{sock.getsockname()[1]}/"
+    with listen_socket("", 0) as sock:
+        assert served_url(sock).startswith("http://0.0.0.0:")
+
+
 def test_cli_serve_on_a_port_in_use_is_one_line_exit_2(tmp_path):
     """`taskspace serve --port P` where P is taken (another server) is one `error:` line naming the address and
     saying to give another --port, exit 2 (configuration), before the stores or the encoder load. Before, the
