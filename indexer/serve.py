@@ -580,7 +580,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         ``vector``; ``k`` (<= 100), ``filters`` (licenses, min_params, max_params, pipeline_tag, exclude_gated,
         open_only, min_evidence, benchmark), ``models`` (compare mode), ``prefer_smaller``, ``rank``
         (probability | lcb), ``evidence``. Answers what ``taskspace search --json`` prints."""
-        return svc.find(**find_arguments(body))
+        args = find_arguments(body)
+        try:
+            return svc.find(**args)
+        except errors.InputError as exc:  # the library names the list it was given; the client sent one string
+            one = "prompt" if "prompt" in body else "prompts" if isinstance(body.get("prompts"), str) else None
+            if one is not None and exc.item == "prompts[0]":
+                exc.item = one
+                said = str(exc)
+                exc.args = (one + said[len("prompts[0]"):] if said.startswith("prompts[0]: ") else said,)
+            raise
 
     @app.get("/v1/models", tags=["browse"], responses=fails(404, 422, 503, 500))
     def models(benchmark: str | None = None, offset: int = Query(0, ge=0),
@@ -738,6 +747,7 @@ def find_arguments(body: dict) -> dict:
         if not isinstance(args["prompt"], str):
             raise ApiError(422, "invalid_request", f"prompt must be one string, not {_json_type(args['prompt'])}; "
                            "send several example prompts as a list in prompts", "prompt")
+        _check_length(args["prompt"], "prompt")
         args["prompts"] = args.pop("prompt")
     prompts = args.get("prompts")
     if isinstance(prompts, list):

@@ -186,7 +186,7 @@ def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
         ({"prompts": [PROMPT, long]}, "prompts[1]", "max_prompt_chars"),
-        ({"prompt": long}, "prompts", "max_prompt_chars"),
+        ({"prompt": long}, "prompt", "max_prompt_chars"),
         ({"prompts": [PROMPT] * (LIMITS["max_prompts"] + 1)}, "prompts", "max_prompts"),
         ({"prompts": [PROMPT], "k": LIMITS["max_k"] + 1}, "k", "max_k"),
         ({"prompts": [PROMPT], "models": [f"m{i}" for i in range(LIMITS["max_models"] + 1)]}, "models", "max_models"),
@@ -256,6 +256,18 @@ def test_every_error_has_one_shape(client, monkeypatch):
     monkeypatch.setattr(find_module, "find_models", unreachable)
     err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT]}), 503, "unavailable")
     assert "hunter2" not in err["message"] and "s3cr3t" not in err["message"] and "***" in err["message"]
+
+
+def test_an_error_about_one_prompt_names_the_field_the_client_sent(client):
+    """A body giving one prompt as `"prompt": "..."` or `"prompts": "..."` (a string) has its errors named by that
+    field; before, by `prompts[0]` (or `prompts` for the length limit of `prompt`), a list the client never sent."""
+    long = "x" * (LIMITS["max_prompt_chars"] + 1)
+    for body, field in (({"prompt": ""}, "prompt"), ({"prompt": "a\x00b"}, "prompt"), ({"prompts": " "}, "prompts"),
+                        ({"prompts": "a\x00b"}, "prompts")):
+        err = assert_error(client.post("/v1/find", json=body), 422, "invalid_input", field)
+        assert err["message"].startswith(f"{field}: ") and "prompts[0]" not in err["message"], err
+    assert_error(client.post("/v1/find", json={"prompt": long}), 422, "limit_exceeded", "prompt", says="prompt: ")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT, ""]}), 422, "invalid_input", "prompts[1]")
 
 
 def test_a_filter_error_names_its_filter_once(client):
