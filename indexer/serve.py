@@ -444,13 +444,19 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         route = request.scope.get("route")
         if route is None or not getattr(route, "include_in_schema", False) or not request.query_params:
             return
-        takes, todo = [], [route.dependant]
+        takes, one, todo = [], set(), [route.dependant]
         while todo:  # the route's own query parameters and those of its dependencies
             dep = todo.pop()
             takes += [p.alias for p in dep.query_params]
+            one |= {p.alias for p in dep.query_params if not _takes_many(p.field_info.annotation)}
             todo += dep.dependencies
         unknown = sorted(set(request.query_params) - set(takes))
         if not unknown:
+            # a parameter that takes one value, given twice (?limit=2&limit=3): FastAPI keeps the last one without a word
+            twice = sorted(n for n in one if len(request.query_params.getlist(n)) > 1)
+            if twice:
+                given = ", ".join(f"{twice[0]}={v}" for v in request.query_params.getlist(twice[0]))
+                raise ApiError(422, "invalid_request", f"{twice[0]} takes one value, given {given}", twice[0])
             return
         path = request.url.path
         if takes:
@@ -677,6 +683,14 @@ def _error_responses():
             "query needs is missing, or (readyz) not ready"}
     return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
                                            for s in statuses}
+
+
+def _takes_many(annotation) -> bool:
+    """A query parameter's type takes several values (``list[str] | None``: ``?license=a&license=b``)."""
+    from typing import get_args, get_origin
+
+    return get_origin(annotation) in (list, tuple, set) or any(_takes_many(a) for a in get_args(annotation)
+                                                                if get_origin(annotation) is not None)
 
 
 def _find_schema() -> dict:

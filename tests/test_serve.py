@@ -270,6 +270,17 @@ def test_an_error_about_one_prompt_names_the_field_the_client_sent(client):
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT, ""]}), 422, "invalid_input", "prompts[1]")
 
 
+def test_a_query_parameter_that_takes_one_value_given_twice_is_refused(client):
+    """`GET /v1/models?limit=2&limit=3` is a 422 naming `limit` and both values; before, FastAPI kept the last value
+    without a word (limit 3), as it did for `benchmark`, `max_params` and every other one-value parameter.
+    `license`, which takes several, still does."""
+    err = assert_error(client.get("/v1/models?limit=2&limit=3"), 422, "invalid_request", "limit")
+    assert err["message"] == "limit takes one value, given limit=2, limit=3"
+    assert_error(client.get("/v1/models?max_params=1B&max_params=80B"), 422, "invalid_request", "max_params")
+    both = client.get("/v1/models?license=mit&license=apache-2.0")
+    assert both.status_code == 200 and {m["model"] for m in both.json()["models"]} == {"org/m1", "org/m2", "lab/m3"}
+
+
 def test_a_filter_error_names_its_filter_once(client):
     """An input error about a filter names it once, as `k`'s does: `filters.min_evidence` in the field, "min_evidence
     must be ..." in the message (before: "filters.min_evidence: min_evidence must be ..."; on GET /v1/models
