@@ -504,6 +504,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         kind = first.get("type", "")
         if kind == "json_invalid":
             return answer(400, "invalid_json", "the request body is not valid JSON", None)
+        sent = (request.headers.get("content-length", "0") not in ("", "0")
+                or "chunked" in request.headers.get("transfer-encoding", "").lower())
+        if kind == "missing" and not loc and sent:  # a body of JSON null: FastAPI takes it for no body
+            return answer(422, "invalid_request", "the body must be a JSON object such as {\"prompts\": [\"...\"], "
+                          "\"k\": 5}, not null", None)
         if kind == "missing" and not loc:
             return answer(400, "bad_request", "the request needs a JSON body, e.g. {\"prompts\": [\"...\"], \"k\": 5}",
                           None)

@@ -218,6 +218,11 @@ def test_every_error_has_one_shape(client, monkeypatch):
     assert_error(client.post("/v1/find", content=b"{oops", headers={"content-type": "application/json"}), 400, "invalid_json")
     assert_error(client.post("/v1/find"), 400, "bad_request")
     assert_error(client.post("/v1/find", json=["a list"]), 422, "invalid_request")
+    # a body of JSON null was sent: not "the request needs a JSON body" (before), but what the body must be
+    assert_error(client.post("/v1/find", content=b"null", headers={"content-type": "application/json"}), 422,
+                 "invalid_request", says="must be a JSON object such as")
+    assert_error(client.post("/v1/find", content=b"", headers={"content-type": "application/json"}), 400,
+                 "bad_request", says="needs a JSON body")
     assert_error(client.get("/v1/models", params={"offset": -1}), 422, "invalid_request", "offset")
     assert_error(client.get("/v1/models", params={"limit": "many"}), 422, "invalid_request", "limit")
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "colour": "red"}), 422, "invalid_request", "colour")
