@@ -438,9 +438,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     from . import __version__ as version
 
-    def known_query_parameters(request: Request) -> None:
+    async def known_query_parameters(request: Request) -> None:
         """A query parameter the route does not take is an error naming it (a typo such as ``?limt=5`` or
-        ``/v1/find?k=3`` would otherwise be ignored without a word). The page (``/?q=...``) is not checked."""
+        ``/v1/find?k=3`` would otherwise be ignored without a word). The page (``/?q=...``) is not checked. On the
+        event loop (no I/O here): a sync dependency takes a worker thread, which /healthz must not wait for."""
         route = request.scope.get("route")
         if route is None or not getattr(route, "include_in_schema", False) or not request.query_params:
             return
@@ -562,8 +563,9 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     fails = _error_responses()
 
     @app.get("/healthz", tags=["service"])
-    def healthz() -> dict:
-        """The process is up."""
+    async def healthz() -> dict:
+        """The process is up. On the event loop, not in the worker threads: while an index pass publishes, every
+        query waits in one of them (40 at most), and a liveness probe queued behind them failed."""
         return {"status": "ok"}
 
     @app.get("/readyz", tags=["service"], responses=fails(503, ready=True))

@@ -587,6 +587,36 @@ def test_a_query_during_an_index_pass_answers_from_the_previous_complete_index(i
         assert c.get("/v1/benchmarks").json()["benchmarks"][-1]["name"] == "gamma"
 
 
+def test_healthz_answers_while_queries_wait_for_a_publish(indexed, encoder):
+    """While an index pass holds the gate (its publish), /healthz still answers at once, however many queries wait;
+    before, it ran in the same thread pool as the queries (40 threads), so 45 waiting requests left a liveness probe
+    without an answer until the publish ended (a probe's timeout kills the server mid-publish)."""
+    import urllib.request
+
+    svc = Service(encoder=encoder)
+    answers = []
+
+    def query(url):
+        with urllib.request.urlopen(url + "/v1/benchmarks", timeout=60) as r:
+            answers.append(r.status)
+
+    with ThreadServer(create_app(svc)) as url:
+        svc.gate.acquire_write()
+        try:
+            waiting = [threading.Thread(target=query, args=(url,), daemon=True) for _ in range(45)]
+            for t in waiting:
+                t.start()
+            time.sleep(0.5)
+            with urllib.request.urlopen(url + "/healthz", timeout=3) as r:
+                assert json.load(r) == {"status": "ok"}
+            assert answers == []  # the queries still wait for the publish
+        finally:
+            svc.gate.release_write()
+        for t in waiting:
+            t.join(60)
+    assert answers == [200] * 45
+
+
 def test_the_worker_runs_in_the_server_process(indexed, encoder):
     """--worker-every: the first pass runs at start-up in a thread of the server, through the server's stores
     (the embedded index has one owner), while the API answers; shutdown stops it."""
