@@ -43,6 +43,7 @@ With a Qdrant server and PostgreSQL the worker and any number of API processes r
 from __future__ import annotations
 
 import errno
+import hashlib
 import logging
 import os
 import signal
@@ -418,7 +419,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     closed at shutdown."""
     from fastapi import Body, Depends, FastAPI, Query, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import FileResponse, JSONResponse
+    from fastapi.responses import JSONResponse, Response
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     from . import errors
@@ -643,18 +644,30 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}
 
-    # -- the page
-    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)  # HEAD: probes that check the page
-    def page():
-        return FileResponse(WEB / "index.html", media_type="text/html; charset=utf-8")
+    # -- the page: its few small files answered from memory on the event loop, so it loads while queries wait for
+    # a publish in the worker threads (a FileResponse reads the file in one of those threads, and waited for them)
+    def web_file(request: Request, path: Path, media: str | None) -> Response:
+        data = path.read_bytes()
+        etag = '"' + hashlib.md5(data, usedforsecurity=False).hexdigest() + '"'
+        headers = {"etag": etag, "content-length": str(len(data))}
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers={"etag": etag})
+        return Response(b"" if request.method == "HEAD" else data, media_type=media, headers=headers)
 
-    @app.get("/static/{name}", include_in_schema=False)
-    def static(name: str):
+    async def page(request: Request):
+        return web_file(request, WEB / "index.html", "text/html; charset=utf-8")
+
+    async def static(request: Request, name: str):
         path = WEB / name
         if "/" in name or name.startswith(".") or not path.is_file():
             raise ApiError(404, "not_found", f"no static file {name!r}", "name")
         media = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}.get(path.suffix)
-        return FileResponse(path, media_type=media)
+        return web_file(request, path, media)
+
+    for endpoint in (page, static):  # the request as a class (see known_query_parameters), not a query parameter
+        endpoint.__annotations__["request"] = Request
+    app.add_api_route("/", page, methods=["GET", "HEAD"], include_in_schema=False)  # HEAD: probes that check it
+    app.add_api_route("/static/{name}", static, methods=["GET"], include_in_schema=False)
 
     openapi = app.openapi
 

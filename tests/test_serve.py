@@ -102,6 +102,7 @@ def test_browse_routes_health_openapi_and_page(client):
     assert client.get("/docs").status_code == 404  # Swagger UI would load files from a CDN
     html = client.get("/")
     assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
+    assert client.get("/", headers={"if-none-match": html.headers["etag"]}).status_code == 304  # a browser's cache
     for name, kind in (("app.css", "text/css"), ("app.js", "text/javascript")):
         r = client.get(f"/static/{name}")
         assert r.status_code == 200 and r.headers["content-type"].startswith(kind)
@@ -587,7 +588,7 @@ def test_a_query_during_an_index_pass_answers_from_the_previous_complete_index(i
         assert c.get("/v1/benchmarks").json()["benchmarks"][-1]["name"] == "gamma"
 
 
-def test_healthz_answers_while_queries_wait_for_a_publish(indexed, encoder):
+def test_healthz_and_the_page_answer_while_queries_wait_for_a_publish(indexed, encoder):
     """While an index pass holds the gate (its publish), /healthz still answers at once, however many queries wait;
     before, it ran in the same thread pool as the queries (40 threads), so 45 waiting requests left a liveness probe
     without an answer until the publish ended (a probe's timeout kills the server mid-publish)."""
@@ -610,6 +611,10 @@ def test_healthz_answers_while_queries_wait_for_a_publish(indexed, encoder):
             with urllib.request.urlopen(url + "/healthz", timeout=3) as r:
                 assert json.load(r) == {"status": "ok"}
             assert answers == []  # the queries still wait for the publish
+            # the search page and its files load meanwhile (before: they waited in the same thread pool)
+            for path in ("/", "/static/app.js", "/static/app.css"):
+                with urllib.request.urlopen(url + path, timeout=3) as r:
+                    assert r.status == 200 and r.read()
         finally:
             svc.gate.release_write()
         for t in waiting:
