@@ -504,8 +504,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
         field = ".".join(loc) or None
         kind = first.get("type", "")
-        if kind == "json_invalid":
-            return answer(400, "invalid_json", "the request body is not valid JSON", None)
+        if kind == "json_invalid":  # where and why, as the parser said it (a trailing comma, single quotes)
+            return answer(400, "invalid_json", _not_json(first, getattr(exc, "body", None)), None)
         sent = (request.headers.get("content-length", "0") not in ("", "0")
                 or "chunked" in request.headers.get("transfer-encoding", "").lower())
         if kind == "missing" and not loc and sent:  # a body of JSON null: FastAPI takes it for no body
@@ -805,6 +805,19 @@ def find_arguments(body: dict) -> dict:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
                        f"(max_evidence), got {ev}", "evidence")
     return args
+
+
+def _not_json(error: dict, doc) -> str:
+    """The message for a body the JSON parser refused: its reason, and the line and column (of ``doc``, the body's
+    text) where it stopped."""
+    why = (error.get("ctx") or {}).get("error")
+    loc = error.get("loc") or ()
+    pos = loc[-1] if loc and isinstance(loc[-1], int) else None
+    where = ""
+    if pos is not None and isinstance(doc, str):
+        line = doc.count("\n", 0, pos) + 1
+        where = f" at line {line}, column {pos - doc.rfind(chr(10), 0, pos)} (character {pos})"
+    return f"the request body is not valid JSON: {why or 'JSON decode error'}{where}"
 
 
 def _not_utf8(exc: UnicodeDecodeError) -> str:

@@ -399,6 +399,20 @@ def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(
     assert client.post("/v1/find", json={"vector": [1e3] * dim}).status_code == 200  # large but representable
 
 
+def test_a_body_that_is_not_json_is_said_where_and_why(client):
+    """A body the JSON parser refuses: the message gives the parser's reason and the line and column where it
+    stopped; before, only "the request body is not valid JSON", with no hint of a trailing comma or quotes."""
+    json_ = {"content-type": "application/json"}
+    err = assert_error(client.post("/v1/find", content=b'{"prompts": ["x"],\n "k": 3,\n}', headers=json_), 400,
+                       "invalid_json")
+    assert err["message"] == ("the request body is not valid JSON: Expecting property name enclosed in double quotes "
+                              "at line 3, column 1 (character 28)"), err
+    err = assert_error(client.post("/v1/find", content=b"{'prompts': ['x']}", headers=json_), 400, "invalid_json")
+    assert "double quotes at line 1, column 2" in err["message"], err
+    err = assert_error(client.post("/v1/find", content=b'{"k": 3} {"k": 4}', headers=json_), 400, "invalid_json")
+    assert err["message"].endswith("Extra data at line 1, column 10 (character 9)"), err
+
+
 def test_a_body_that_is_not_utf8_is_named_with_its_byte_and_what_to_send(encoder):
     """A body whose bytes are not UTF-8 (a Latin-1 client, a binary upload): before, 400 "could not be parsed as
     JSON (is it nested too deeply?)", which sent the client looking at its nesting. Now it says the body is not
