@@ -841,7 +841,7 @@ def _check_length(text, field: str) -> None:
 
 class _BodyLimit:
     """ASGI middleware: a request body over ``limit`` bytes is answered 413 (by its Content-Length before
-    reading, else when the streamed body passes the limit)."""
+    reading, else when the streamed body passes the limit); a compressed one (Content-Encoding) 415."""
 
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
@@ -850,6 +850,11 @@ class _BodyLimit:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
+        coding = headers.get(b"content-encoding", b"").decode("latin-1").strip()
+        if coding and coding.lower() != "identity":  # a compressed body was parsed as it came ("not UTF-8"): 415
+            return await self._send(send, 415, error_body(
+                "unsupported_media_type", f"the body is sent with content-encoding: {coding}, which this server does not "
+                "decode: send it uncompressed (no content-encoding header)", "content-encoding"))
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             return await self._reject(send, int(declared))
@@ -884,13 +889,17 @@ class _BodyLimit:
                 await self._reject(send, seen, at_least=True)
 
     async def _reject(self, send, size: int, at_least: bool = False):
-        import json
-
         # a body without a Content-Length is read only until it passes the limit: its size is a lower bound
         size_said = f"at least {size} bytes (read so far)" if at_least else f"{size} bytes"
-        body = json.dumps(error_body("body_too_large", f"the request body is {size_said}; the limit is "
-                                     f"{self.limit} bytes (max_body_bytes)", "body")).encode()
-        await send({"type": "http.response.start", "status": 413,
+        await self._send(send, 413, error_body("body_too_large", f"the request body is {size_said}; the limit is "
+                                               f"{self.limit} bytes (max_body_bytes)", "body"))
+
+    @staticmethod
+    async def _send(send, status: int, content: dict):
+        import json
+
+        body = json.dumps(content).encode()
+        await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 

@@ -413,6 +413,23 @@ def test_a_body_that_is_not_json_is_said_where_and_why(client):
     assert err["message"].endswith("Extra data at line 1, column 10 (character 9)"), err
 
 
+def test_a_compressed_body_is_a_415_naming_content_encoding(client):
+    """A body sent with `content-encoding: gzip` (or deflate, br): 415 naming the header and saying to send it
+    uncompressed; before, the compressed bytes were parsed as they came, "not UTF-8 JSON (invalid start byte 0x8b
+    at byte 1); send the JSON encoded as UTF-8", advice the client had followed."""
+    import gzip
+
+    body = json.dumps({"prompts": [PROMPT], "k": 1}).encode()
+    for coding, data in (("gzip", gzip.compress(body)), ("deflate", __import__("zlib").compress(body))):
+        err = assert_error(client.post("/v1/find", content=data, headers={"content-type": "application/json",
+                                                                          "content-encoding": coding}),
+                           415, "unsupported_media_type", "content-encoding", says=f"content-encoding: {coding}")
+        assert "send it uncompressed" in err["message"]
+    plain = client.post("/v1/find", content=body, headers={"content-type": "application/json",
+                                                            "content-encoding": "identity"})
+    assert plain.status_code == 200, plain.text
+
+
 def test_a_body_that_is_not_utf8_is_named_with_its_byte_and_what_to_send(encoder):
     """A body whose bytes are not UTF-8 (a Latin-1 client, a binary upload): before, 400 "could not be parsed as
     JSON (is it nested too deeply?)", which sent the client looking at its nesting. Now it says the body is not
