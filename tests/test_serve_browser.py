@@ -151,6 +151,17 @@ def test_search_page_in_chromium(page_server, tmp_path):
             page.screenshot(path=str(shots / "model-360.png"), full_page=True)
             page.go_back()  # Back returns to the filtered results
             expect(results).to_have_count(2)
+            # the page's own "back to search" link does too: the same search, the form as it was (before: "/", an
+            # empty form and no results)
+            page.set_viewport_size({"width": 1280, "height": 900})
+            page.locator("#ranked a.detail[data-model='lab/m3']").click()
+            expect(page.locator("#model-title")).to_have_text("lab/m3")
+            page.locator("#back").focus()
+            page.keyboard.press("Enter")
+            expect(page.locator("#search")).to_be_visible()
+            expect(results).to_have_count(2)
+            assert sorted(results.locator(".name").all_inner_texts()) == ["lab/m3", "org/m1"]
+            assert page.input_value("#licenses") == "mit" and parse_qs(urlsplit(page.url).query)["license"] == ["mit"]
 
             assert failures == []
             assert hosts == {base}, hosts  # no request to any other host

@@ -360,8 +360,16 @@ document.addEventListener("click", (ev) => {  // model pages open in place (the 
   const a = ev.target.closest("a[data-model]");
   if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
   ev.preventDefault();
+  // "back to search" returns to the search this model page was opened from (before: to an empty page, "/")
+  $("back").href = "/" + location.search;
   history.pushState(null, "", a.getAttribute("href"));
   showModel(a.dataset.model);
+});
+$("back").addEventListener("click", (ev) => {  // the search, run again in place (a new history entry)
+  if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
+  ev.preventDefault();
+  history.pushState(null, "", $("back").getAttribute("href"));
+  route();
 });
 window.addEventListener("popstate", route);
 // the form follows the URL at once; the benchmark picker fills in when its list arrives (filling the form after
