@@ -667,7 +667,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     for endpoint in (page, static):  # the request as a class (see known_query_parameters), not a query parameter
         endpoint.__annotations__["request"] = Request
     app.add_api_route("/", page, methods=["GET", "HEAD"], include_in_schema=False)  # HEAD: probes that check it
-    app.add_api_route("/static/{name}", static, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/static/{name}", static, methods=["GET", "HEAD"], include_in_schema=False)
 
     openapi = app.openapi
 

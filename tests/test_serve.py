@@ -106,6 +106,8 @@ def test_browse_routes_health_openapi_and_page(client):
     for name, kind in (("app.css", "text/css"), ("app.js", "text/javascript")):
         r = client.get(f"/static/{name}")
         assert r.status_code == 200 and r.headers["content-type"].startswith(kind)
+        head = client.head(f"/static/{name}")  # a probe of the page's files, as of the page (was 405)
+        assert head.status_code == 200 and head.content == b"" and head.headers["content-length"] == str(len(r.content))
     assert_error(client.get("/static/..%2Fserve.py"), 404, "not_found")
     # no request to any other host: no absolute URL in what the page loads, except the Hub links it writes
     for text in (html.text, client.get("/static/app.css").text, client.get("/static/app.js").text):
