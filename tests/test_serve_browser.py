@@ -359,6 +359,14 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
             assert page.evaluate("document.activeElement.id") == "task"
             page.keyboard.press("Control+Enter")  # again: said again (emptied, then set)
             expect(status).to_have_text("type a task or pick a benchmark")
+            # a task of only --- lines holds no prompt: the same words (before: the API's "prompts is an empty list:
+            # ... or a query vector instead", a thing the page cannot give); beside a benchmark, the benchmark's answer
+            page.fill("#task", "---\n  ---  \n")
+            page.keyboard.press("Control+Enter")
+            expect(status).to_have_text("type a task or pick a benchmark")
+            page.select_option("#benchmark", "alpha")
+            page.click("#go")
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
 
             assert failures == []
             page.close()

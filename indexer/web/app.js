@@ -122,10 +122,12 @@ const BOTH = "a task and a benchmark were both given: empty the task box, or set
 
 function findBody(p) {
   const body = {};
-  const task = p.get("q");
-  if (p.get("benchmark") && task && task.trim()) throw new Error(BOTH);
+  // a task of only --- lines holds no prompt: no task (before: the API's "prompts is an empty list ... or a query
+  // vector instead", and beside a benchmark "a task and a benchmark were both given")
+  const prompts = p.get("q") ? splitPrompts(p.get("q")) : [];
+  if (p.get("benchmark") && prompts.length) throw new Error(BOTH);
   if (p.get("benchmark")) body.benchmark = p.get("benchmark");
-  else if (task) body.prompts = splitPrompts(task);
+  else if (prompts.length) body.prompts = prompts;
   body.k = given(p, "k") ? number(p, "k") : 10;
   if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
