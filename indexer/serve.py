@@ -769,7 +769,9 @@ def find_arguments(body: dict) -> dict:
     unknown = sorted(set(body) - set(FIND_FIELDS))
     if unknown:
         name = unknown[0]
-        ours = _FIND_SYNONYMS.get(name.lower()) or next(iter(difflib.get_close_matches(name, FIND_FIELDS, n=1)), None)
+        low = name.strip().lower()  # "PROMPTS", "K", "prompts ": ours in another case or with spaces
+        ours = (_FIND_SYNONYMS.get(low) or (low if low in FIND_FIELDS else None)
+                or next(iter(difflib.get_close_matches(low, FIND_FIELDS, n=1)), None))
         hint = f" (did you mean {ours!r}?)" if ours else ""
         more = f" (and {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
         raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "

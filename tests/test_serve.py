@@ -289,6 +289,14 @@ def test_a_query_parameter_that_takes_one_value_given_twice_is_refused(client):
     assert both.status_code == 200 and {m["model"] for m in both.json()["models"]} == {"org/m1", "org/m2", "lab/m3"}
 
 
+def test_an_unknown_body_field_in_another_case_is_answered_with_ours(client):
+    """An unknown `/v1/find` field that is ours in another case or with spaces ("PROMPTS", "K", "Top_K") is answered
+    with the field meant; before, "PROMPTS" and "K" got no suggestion (the match was case-sensitive)."""
+    for sent, ours in (("PROMPTS", "prompts"), ("K", "k"), ("Top_K", "k"), ("Filters", "filters"), ("prompts ", "prompts")):
+        err = assert_error(client.post("/v1/find", json={sent: ["x"]}), 422, "invalid_request", sent)
+        assert f"(did you mean {ours!r}?)" in err["message"], err
+
+
 def test_a_filter_error_names_its_filter_once(client):
     """An input error about a filter names it once, as `k`'s does: `filters.min_evidence` in the field, "min_evidence
     must be ..." in the message (before: "filters.min_evidence: min_evidence must be ..."; on GET /v1/models
