@@ -149,8 +149,10 @@ def test_search_page_in_chromium(page_server, tmp_path):
             page.set_viewport_size({"width": 360, "height": 780})
             assert page.evaluate("document.documentElement.scrollWidth") <= 360
             page.screenshot(path=str(shots / "model-360.png"), full_page=True)
+            assert page.title() == "model org/m1 – taskspace"  # the tab and the history entry name the view
             page.go_back()  # Back returns to the filtered results
             expect(results).to_have_count(2)
+            assert page.title() == "What is item 3 of alpha about chemistry? – taskspace"
             # the page's own "back to search" link does too: the same search, the form as it was (before: "/", an
             # empty form and no results)
             page.set_viewport_size({"width": 1280, "height": 900})

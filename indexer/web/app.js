@@ -257,9 +257,17 @@ const EMPTY = "type a task or pick a benchmark";
 // runSearch(p, true) for a search the user asked for: with neither a task nor a benchmark it says what to give (in
 // #status, a polite live region, so a screen reader announces it) rather than nothing; a page opened without a query
 // stays quiet
+// the tab's and the history entry's title names the view (before: one title for every search and model page)
+const TITLE = document.title;
+function titleFor(what) {
+  document.title = what ? `${what.length > 60 ? what.slice(0, 60) + "…" : what} – taskspace` : TITLE;
+}
+
 async function runSearch(p, asked = false) {
   $("model").hidden = true;
   $("results").hidden = false;
+  const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
+  titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task);
   let body;
   try { body = findBody(p); } catch (err) { showError(err); return; }
   if (!body.prompts && !body.benchmark) {
@@ -300,6 +308,7 @@ async function showModel(id) {
   const sec = $("model");
   sec.hidden = false;
   $("model-title").textContent = id;
+  titleFor(`model ${id}`);
   $("model-meta").textContent = "loading…";
   $("model-meta").removeAttribute("title");
   clearModelTables();  // the previous model's rows never stand under this one's title
