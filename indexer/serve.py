@@ -957,6 +957,13 @@ def listen_socket(host: str, port: int):
 
     from .errors import ConfigError
 
+    given, host = host, host.strip()
+    if host.startswith("[") and host.endswith("]"):  # an IPv6 address written as in a URL: [::1]
+        host = host[1:-1]
+    if "://" in host or "/" in host or (host.count(":") == 1 and host.rsplit(":", 1)[1].isdigit()):
+        # a URL or HOST:PORT (before: "cannot listen on localhost:8000:8000: Name or service not known")
+        raise ConfigError(f"--host {given!r} is not an address: give the host alone (e.g. 127.0.0.1, 0.0.0.0 or ::1) "
+                          "and the port with --port")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:

@@ -767,6 +767,29 @@ def test_cli_serve_says_the_url_it_serves(tmp_path):
         assert served_url(sock).startswith("http://0.0.0.0:")
 
 
+def test_a_host_given_as_a_url_or_with_a_port_is_said_so():
+    """`--host localhost:8000`, `--host http://localhost`: a configuration error saying to give the host alone and
+    the port with --port; `--host [::1]` (an IPv6 address as a URL writes it) listens on ::1. Before, "cannot listen
+    on localhost:8000:8000: Name or service not known; check --host and --port", and `[::1]` was "not known"."""
+    from indexer.errors import ConfigError
+    from indexer.serve import listen_socket, served_url
+
+    for host in ("localhost:8000", "http://localhost", "127.0.0.1:9000", "http://[::1]:8000/"):
+        with pytest.raises(ConfigError) as caught:
+            listen_socket(host, 0)
+        assert str(caught.value) == (f"--host {host!r} is not an address: give the host alone (e.g. 127.0.0.1, "
+                                     "0.0.0.0 or ::1) and the port with --port")
+    with listen_socket(" 127.0.0.1 ", 0) as sock:
+        assert served_url(sock).startswith("http://127.0.0.1:")
+    try:
+        sock = listen_socket("[::1]", 0)
+    except ConfigError as exc:  # no IPv6 loopback here: the error is not about the brackets
+        assert "not an address" not in str(exc)
+        return
+    with sock:
+        assert served_url(sock).startswith("http://[::1]:")
+
+
 def test_cli_serve_on_a_port_in_use_is_one_line_exit_2(tmp_path):
     """`taskspace serve --port P` where P is taken (another server) is one `error:` line naming the address and
     saying to give another --port, exit 2 (configuration), before the stores or the encoder load. Before, the
