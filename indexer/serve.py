@@ -368,6 +368,20 @@ class Service:
         with self.gate.read():
             return list_benchmarks(store=self.store)
 
+    #: the library's word on an empty index (indexer.query._space), said for a server by :meth:`empty_index`
+    EMPTY = "the index is empty: run `taskspace index` first"
+
+    def empty_index(self) -> str:
+        """What to do about an empty index, for this server: a `taskspace index` run beside a server that holds the
+        embedded index stops at its index stage (another process holds it), so that advice is not given there."""
+        if self.worker_schedule:
+            return (f"the index is empty: this server's indexing worker ({self.worker_schedule}) has not published an "
+                    "index yet (its passes: GET /readyz; its sources: `taskspace sources add`)")
+        if self.vectors is not None and getattr(self.vectors, "local", False):
+            return ("the index is empty: stop this server, run `taskspace index`, then start it again; or restart it "
+                    "with --worker-every INTERVAL to index in the server (the embedded index is one process at a time)")
+        return "the index is empty: run `taskspace index` (or `taskspace worker`) against these stores"
+
     def readiness(self) -> dict:
         """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
         from .query import _space
@@ -383,7 +397,8 @@ class Service:
             except Exception as exc:  # noqa: BLE001 - any failure is "not ready", said in the answer
                 from .errors import NotFoundError
 
-                checks["sql"] = {"ok": isinstance(exc, NotFoundError), "detail": scrub(str(exc))}
+                checks["sql"] = {"ok": isinstance(exc, NotFoundError),
+                                 "detail": scrub(str(exc)).replace(self.EMPTY, self.empty_index())}
             try:
                 # an embedded index removed by hand (its folder, a kind's folder): read from the files, as an
                 # indexing pass does; the engine may still answer from what it mapped before, until a restart
@@ -396,8 +411,7 @@ class Service:
                 if gone:
                     checks["index"] = {"ok": False, "detail": self.vectors.missing(space_name(space), gone)}
                 else:
-                    checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else
-                                       "the index is empty: run `taskspace index` (or serve with --worker-every)"}
+                    checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
                 checks["index"] = {"ok": False, "detail": "the vector store cannot be read"}
@@ -495,7 +509,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             return _internal(request, exc)
         field = getattr(exc, "item", None)
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
-        return answer(status, code, _http_hints(scrub(str(exc))), field)
+        return answer(status, code, _http_hints(scrub(str(exc))).replace(svc.EMPTY, svc.empty_index()), field)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
