@@ -375,8 +375,8 @@ class Service:
         """What to do about an empty index, for this server: a `taskspace index` run beside a server that holds the
         embedded index stops at its index stage (another process holds it), so that advice is not given there."""
         if self.worker_schedule:
-            return (f"the index is empty: this server's indexing worker ({self.worker_schedule}) has not published an "
-                    "index yet (its passes: GET /readyz; its sources: `taskspace sources add`)")
+            return (f"the index is empty: this server's indexing worker ({self.worker_schedule}) has indexed no model "
+                    "yet (GET /readyz shows its passes and their status; `taskspace sources list` what they read)")
         if self.vectors is not None and getattr(self.vectors, "local", False):
             return ("the index is empty: stop this server, run `taskspace index`, then start it again; or restart it "
                     "with --worker-every INTERVAL to index in the server (the embedded index is one process at a time)")

@@ -501,8 +501,8 @@ def test_readyz_is_503_on_an_empty_index(encoder):
 
 def test_an_empty_index_is_answered_with_advice_that_works_beside_this_server(encoder):
     """An empty embedded index under a server: the 404 of a query and /readyz say to stop the server and run
-    `taskspace index` (or restart it with --worker-every); with --worker-every, that its worker has not published an
-    index yet. Before, "run `taskspace index` first", which beside the server that holds the embedded index stops at
+    `taskspace index` (or restart it with --worker-every); with --worker-every, that its worker has indexed no model
+    yet. Before, "run `taskspace index` first", which beside the server that holds the embedded index stops at
     its index stage (another process holds it, exit 6)."""
     from indexer.store.sql import open_store
     from indexer.store.vectors import VectorStore
@@ -517,8 +517,8 @@ def test_an_empty_index_is_answered_with_advice_that_works_beside_this_server(en
     with open_store() as store, VectorStore.from_settings() as vectors:  # the worker's schedule, its thread not started
         with TestClient(create_app(Service(worker_schedule="6h", store=store, vectors=vectors, encoder=encoder))) as c:
             err = assert_error(c.post("/v1/find", json={"prompts": [PROMPT]}), 404, "not_found")
-            assert err["message"].startswith("the index is empty: this server's indexing worker (6h) has not "
-                                             "published an index yet"), err
+            assert err["message"].startswith("the index is empty: this server's indexing worker (6h) has indexed "
+                                             "no model yet"), err
             assert c.get("/readyz").json()["checks"]["index"]["detail"] == err["message"]
 
 
