@@ -238,7 +238,8 @@ def test_every_error_has_one_shape(client, monkeypatch):
                  "invalid_input", "filters.max_params")
     assert_error(client.post("/v1/find", json={"vector": [0.1, 0.2]}), 422, "invalid_input", "vector")
     assert_error(client.post("/v1/find", json={"benchmark": "alpah"}), 404, "not_found", "benchmark", says="alpha")
-    assert_error(client.get("/v1/models/org/nope"), 404, "not_found")
+    # the unknown model of the path is named as its blank or NUL id is, "model" (before: null)
+    assert_error(client.get("/v1/models/org/nope"), 404, "not_found", "model", says="GET /v1/models lists them")
     assert_error(client.get("/v1/models", params={"benchmark": "nope"}), 404, "not_found", "benchmark",
                  says="GET /v1/benchmarks lists them")
     # an internal error: a 500 with a reference, no traceback, no secret
