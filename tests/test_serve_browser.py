@@ -361,6 +361,12 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
             assert page.evaluate("document.activeElement.id") == "task"
             page.keyboard.press("Control+Enter")  # again: said again (emptied, then set)
             expect(status).to_have_text("type a task or pick a benchmark")
+            # a prompt over the limit is named by its place in the box, from 1 (before: "prompts[1]: ...", the API's
+            # index from 0)
+            page.fill("#task", "What is item 3?\n---\n" + "x" * 4001)
+            page.keyboard.press("Control+Enter")
+            expect(status).to_have_text("error: prompt 2: a prompt has at most 4000 characters (max_prompt_chars), "
+                                        "got 4001")
             # a task of only --- lines holds no prompt: the same words (before: the API's "prompts is an empty list:
             # ... or a query vector instead", a thing the page cannot give); beside a benchmark, the benchmark's answer
             page.fill("#task", "---\n  ---  \n")

@@ -47,6 +47,9 @@ const names = (text, word) => new RegExp(`(^|[^\\w.])${escapeRe(word)}(?![\\w])`
 function errorText(e, status) {
   const msg = e.message || `HTTP ${status}`;
   if (!e.field) return msg;
+  // one of the task's prompts: by its place in the box, from 1 (before: the API's "prompts[0]: ...", counted from 0)
+  const nth = /^prompts\[(\d+)\]$/.exec(e.field);
+  if (nth) return `prompt ${Number(nth[1]) + 1}: ` + (msg.startsWith(`${e.field}: `) ? msg.slice(e.field.length + 2) : msg);
   const leaf = e.field.split(".").pop();
   if (msg.startsWith(`${e.field}: `)) {
     const rest = msg.slice(e.field.length + 2);
