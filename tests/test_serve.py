@@ -298,6 +298,17 @@ def test_an_unknown_body_field_in_another_case_is_answered_with_ours(client):
         assert f"(did you mean {ours!r}?)" in err["message"], err
 
 
+def test_a_filter_named_as_the_model_list_names_it_is_answered_with_ours(client):
+    """A `/v1/find` filter under the name `GET /v1/models` and the page's URL give it (`measured_on`, `license`) or in
+    another case (`Licenses`) is answered with the body's name; before, `measured_on` got no suggestion (not close to
+    `benchmark` by spelling), so a client could not tell which known filter it was."""
+    for sent, ours in (("measured_on", "benchmark"), ("license", "licenses"), ("Licenses", "licenses"),
+                       ("MIN_EVIDENCE", "min_evidence")):
+        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {sent: "alpha"}}), 422,
+                           "invalid_input", "filters")
+        assert f"(did you mean {ours!r}?)" in err["message"], err
+
+
 def test_a_filter_error_names_its_filter_once(client):
     """An input error about a filter names it once, as `k`'s does: `filters.min_evidence` in the field, "min_evidence
     must be ..." in the message (before: "filters.min_evidence: min_evidence must be ..."; on GET /v1/models
