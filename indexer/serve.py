@@ -309,16 +309,20 @@ class Service:
         for name in _SQL_PUBLISH:
             setattr(store, name, publish.wrap(getattr(store, name)))
         t = time.perf_counter()
+        failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (was "the last None")
         try:
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
+        except Exception as exc:
+            failed["error"] = scrub(str(exc)) or type(exc).__name__
+            raise
         finally:
             held = publish.release()
             store.close()
-            self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held})
+            self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held, **failed})
             self.passes_done += 1
+            del self.passes[:-20]  # the recent ones
         self.passes[-1].update(status=report.status, run_id=report.run_id)
-        del self.passes[:-20]  # the recent ones
         log.info("index pass %s: %s (index published in %.2f s)", report.run_id, report.status, held)
         return report
 
@@ -421,8 +425,10 @@ class Service:
             last = dict(self.passes[-1]) if self.passes else None
             checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
                                 "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
-                                          + (f"; the last {last.get('status')}, {last['seconds']:.1f} s, its index "
-                                             f"published in {last['publish_seconds']:.2f} s" if last else ""),
+                                          + (f"; the last {last.get('status')}"
+                                             + (f" ({last['error']})" if last.get("error") else "")
+                                             + f", {last['seconds']:.1f} s, its index published in "
+                                             f"{last['publish_seconds']:.2f} s" if last else ""),
                                 "passes": [dict(p) for p in self.passes]}
         return checks
 

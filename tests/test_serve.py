@@ -713,6 +713,26 @@ def test_the_worker_runs_in_the_server_process(indexed, encoder):
     assert svc._thread is None and svc.worker.stop.is_set()
 
 
+def test_readyz_says_why_the_workers_last_pass_failed(tmp_path, encoder):
+    """An in-process pass that raises (here sources.toml is not TOML) is listed in /readyz's worker check as failed,
+    with its error; before, "the last None, 0.0 s" and a pass entry without status, the error only in the log."""
+    from indexer.config import get_settings
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    home = get_settings().home
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text("source = [ { spec = \n")
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="6h", store=store, vectors=vectors, encoder=encoder)
+        with pytest.raises(Exception, match="not valid TOML"):
+            svc.run_pass(threading.Event())
+        worker = svc.readiness()["worker"]
+    assert worker["passes"][-1]["status"] == "failed" and "not valid TOML" in worker["passes"][-1]["error"]
+    assert "; the last failed (" in worker["detail"] and "sources.toml: not valid TOML" in worker["detail"]
+    assert "None" not in worker["detail"], worker
+
+
 def test_cli_serve_rejects_a_bad_schedule_in_one_line():
     for args in (["--worker-every", "soon"], ["--cron", "61 * * * *"], ["--every", "1h", "--cron", "@daily"]):
         r = subprocess.run([TASKSPACE, "serve", *args], capture_output=True, text=True, timeout=120)
