@@ -701,7 +701,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
 
 def _error_responses():
-    """``errs(status, ...)`` -> the OpenAPI ``responses`` of a route's error statuses, each the one error shape
+    """``fails(status, ...)`` -> the OpenAPI ``responses`` of a route's error statuses, each the one error shape
     (FastAPI's default 422, ``{"detail": [...]}``, is not what the server answers)."""
     from pydantic import BaseModel, Field
 
