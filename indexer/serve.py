@@ -547,6 +547,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                           f"\"k\": 5}}, not {what}", None)
         def one(e) -> str:
             where = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body", "query", "path")) or "request"
+            # a query parameter's type or bound in the words the body's fields get from the library ("open_only must
+            # be true or false, not 'yes'"); before, pydantic's "Input should be a valid boolean, unable to interpret
+            # input", which said neither what was sent nor what is taken
+            kind, got, ctx = e.get("type"), e.get("input"), e.get("ctx") or {}
+            if kind == "bool_parsing":
+                return f"{where} must be true or false, not {got!r}"
+            if kind in ("int_parsing", "int_from_float"):
+                return f"{where} must be an integer, not {got!r}"
+            if kind == "greater_than_equal" and ctx.get("ge") in (0, 1):
+                return f"{where} must be a {'non-negative' if ctx['ge'] == 0 else 'positive'} integer, not {got}"
             return f"{where}: {e.get('msg', 'invalid value')}"
 
         return answer(422, "invalid_request", "; ".join(one(e) for e in errs), field)

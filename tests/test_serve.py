@@ -328,6 +328,15 @@ def test_a_filter_error_names_its_filter_once(client):
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B")
     err = assert_error(client.get("/v1/models", params={"license": ""}), 422, "invalid_input", "license")
     assert err["message"] == "license: a license must be a non-empty string"
+    # a query parameter's type or bound in the body's words (before: pydantic's "open_only: Input should be a valid
+    # boolean, unable to interpret input", "min_evidence: Input should be greater than or equal to 0")
+    for params, field, said in (({"open_only": "maybe"}, "open_only", "open_only must be true or false, not 'maybe'"),
+                                ({"min_evidence": -1}, "min_evidence", "min_evidence must be a non-negative integer, not -1"),
+                                ({"min_evidence": "abc"}, "min_evidence", "min_evidence must be an integer, not 'abc'"),
+                                ({"limit": 0}, "limit", "limit must be a positive integer, not 0"),
+                                ({"offset": "1.5"}, "offset", "offset must be an integer, not '1.5'")):
+        err = assert_error(client.get("/v1/models", params=params), 422, "invalid_request", field)
+        assert err["message"] == said, err
 
 
 def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_refuses_it(client):
@@ -398,7 +407,7 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     assert_error(client.get("/v1/models", params={"max_params": "big"}), 422, "invalid_input", "max_params",
                  says="max_params: 'big' is not a parameter count")
     err = assert_error(client.get("/v1/models", params={"limit": "x", "offset": "y"}), 422, "invalid_request", "offset")
-    assert "limit:" in err["message"] and "offset:" in err["message"]  # every problem, not the first and a count
+    assert "limit must" in err["message"] and "offset must" in err["message"]  # every problem, not the first and a count
 
 
 def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(client):
