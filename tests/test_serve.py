@@ -621,7 +621,7 @@ def test_over_a_real_socket(indexed, encoder):
             r = http.post("/v1/find", json={"prompts": [PROMPT], "k": 2})
             assert r.status_code == 200 and len(r.json()["results"]) == 2
             assert http.get("/readyz").json()["status"] == "ready"
-            assert_error(http.get("/v1/models/nope"), 404, "not_found")
+            assert_error(http.get("/v1/models/nope"), 404, "not_found", "model")
             assert http.get("/").text.startswith("<!doctype html>")
 
 
