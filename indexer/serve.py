@@ -309,7 +309,7 @@ class Service:
         for name in _SQL_PUBLISH:
             setattr(store, name, publish.wrap(getattr(store, name)))
         t = time.perf_counter()
-        failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (was "the last None")
+        failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
         try:
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
@@ -386,6 +386,16 @@ class Service:
                     "with --worker-every INTERVAL to index in the server (the embedded index is one process at a time)")
         return "the index is empty: run `taskspace index` (or `taskspace worker`) against these stores"
 
+    def advice(self, message: str) -> str:
+        """A library message as this server's client should read it: an empty index said by :meth:`empty_index`, and
+        on an embedded index the `taskspace reindex` it advises run with this server stopped (beside it, reindex
+        stops at once: another process holds the index, exit 6)."""
+        message = message.replace(self.EMPTY, self.empty_index())
+        if getattr(self.vectors, "local", False) and "`taskspace reindex" in message:
+            message += ("; run `taskspace reindex` with this server stopped (the embedded index is one process at a "
+                        "time)")
+        return message
+
     def readiness(self) -> dict:
         """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
         from .query import _space
@@ -402,7 +412,7 @@ class Service:
                 from .errors import NotFoundError
 
                 checks["sql"] = {"ok": isinstance(exc, NotFoundError),
-                                 "detail": scrub(str(exc)).replace(self.EMPTY, self.empty_index())}
+                                 "detail": self.advice(scrub(str(exc)))}
             try:
                 # an embedded index removed by hand (its folder, a kind's folder): read from the files, as an
                 # indexing pass does; the engine may still answer from what it mapped before, until a restart
@@ -413,7 +423,8 @@ class Service:
                     self.vectors.spaces()
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
                 if gone:
-                    checks["index"] = {"ok": False, "detail": self.vectors.missing(space_name(space), gone)}
+                    missing = self.vectors.missing(space_name(space), gone)
+                    checks["index"] = {"ok": False, "detail": self.advice(missing)}
                 else:
                     checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001
@@ -515,7 +526,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             return _internal(request, exc)
         field = getattr(exc, "item", None)
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
-        return answer(status, code, _http_hints(scrub(str(exc))).replace(svc.EMPTY, svc.empty_index()), field)
+        return answer(status, code, svc.advice(_http_hints(scrub(str(exc)))), field)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):

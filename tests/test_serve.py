@@ -557,6 +557,9 @@ def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, remov
     assert client.get("/readyz").status_code == 200
     shutil.rmtree(root if removed == "qdrant" else root / removed)
     err = assert_error(client.get("/readyz"), 503, "not_ready", says="`taskspace reindex --space ")
+    # beside this server reindex stops at once (another process holds the embedded index): said (before: not)
+    assert err["message"].endswith("run `taskspace reindex` with this server stopped (the embedded index is one "
+                                   "process at a time)"), err["message"]
     want = "models and benchmarks and prompts" if removed == "qdrant" else "the benchmarks index"
     assert want in err["message"] and "missing" in err["message"], err["message"]
     checks = client.get("/readyz").json()["checks"]
@@ -587,6 +590,8 @@ def test_a_query_on_a_missing_index_is_503_saying_reindex_rebuilds_it(indexed, e
                 assert r.status_code == 200, r.text
                 continue
             err = assert_error(r, 503, "unavailable", says="`taskspace reindex --space ")
+            assert err["message"].endswith("run `taskspace reindex` with this server stopped (the embedded index is "
+                                           "one process at a time)"), err["message"]
             assert "is missing from" in err["message"] and (f"the {removed} index" in err["message"]
                                                             or removed == "qdrant"), err["message"]
         if removed == "qdrant":
