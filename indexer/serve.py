@@ -391,9 +391,13 @@ class Service:
         on an embedded index the `taskspace reindex` it advises run with this server stopped (beside it, reindex
         stops at once: another process holds the index, exit 6)."""
         message = message.replace(self.EMPTY, self.empty_index())
-        if getattr(self.vectors, "local", False) and "`taskspace reindex" in message:
-            message += ("; run `taskspace reindex` with this server stopped (the embedded index is one process at a "
-                        "time)")
+        if getattr(self.vectors, "local", False) and "this server" not in message:
+            # an ingested benchmark not indexed yet: `taskspace index` beside this server stops at its index stage
+            cmd = next((c for c in ("reindex", "index") if f"`taskspace {c}" in message), None)
+            if cmd is not None:
+                message += (f"; run `taskspace {cmd}` with this server stopped (the embedded index is one process at a "
+                            "time)" + (": this server's worker indexes it at its next pass" if cmd == "index" and
+                                       self.worker_schedule else ""))
         return message
 
     def readiness(self) -> dict:

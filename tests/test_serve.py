@@ -598,6 +598,22 @@ def test_a_query_on_a_missing_index_is_503_saying_reindex_rebuilds_it(indexed, e
             assert_error(c.get("/v1/models/org/m1"), 503, "unavailable", says="`taskspace reindex --space ")
 
 
+def test_a_benchmark_ingested_beside_the_server_says_index_with_the_server_stopped(client, tmp_path):
+    """A benchmark ingested (SQL only, `taskspace ingest`) while the server runs, not indexed yet: its query's 404
+    says to run `taskspace index` with this server stopped; before, only "run `taskspace index`", which beside the
+    server holding the embedded index stops at its index stage (exit 6)."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer.ingest import ingest
+
+    write_table(tmp_path / "g", "gamma", outcomes(np.random.default_rng(0), ["org/m1"], 4), 4, offset=40)
+    assert ingest(str(tmp_path / "g"), store=client.service.store, fetch_metadata=False).outcomes == 4
+    err = assert_error(client.post("/v1/find", json={"benchmark": "gamma"}), 404, "not_found", "benchmark")
+    assert "not indexed" in err["message"] and err["message"].endswith(
+        "; run `taskspace index` with this server stopped (the embedded index is one process at a time)"), err
+
+
 def test_the_encoder_loads_once_at_start_up(indexed, monkeypatch):
     import sentence_transformers
 
