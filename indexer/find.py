@@ -643,7 +643,10 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
     if len(given) != 1:
         got = " and ".join(given) or "none"
         raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
-    if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
+    if benchmark is not None and not isinstance(benchmark, str):  # one name (before: "must be a non-empty ... name")
+        raise InputError(f"benchmark must be one benchmark name (a string), not {type(benchmark).__name__}",
+                         item="benchmark")
+    if benchmark is not None and not benchmark.strip():
         raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
     if benchmark is not None and name_problem(benchmark):
         raise InputError(f"benchmark {benchmark[:40]!r} {name_problem(benchmark)}", item="benchmark")

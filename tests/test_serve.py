@@ -309,6 +309,17 @@ def test_a_filter_named_as_the_model_list_names_it_is_answered_with_ours(client)
         assert f"(did you mean {ours!r}?)" in err["message"], err
 
 
+def test_a_benchmark_that_is_not_a_string_is_said_so(client):
+    """`{"benchmark": ["alpha"]}` (a list, as `prompts` takes) or a number: 422 naming `benchmark` and saying it is one
+    name, a string, not what was sent; before, "benchmark must be a non-empty benchmark name", for a list that was
+    not empty. A blank name is still "non-empty"."""
+    for sent, kind in ((["alpha"], "list"), (5, "int"), ({"name": "alpha"}, "dict")):
+        err = assert_error(client.post("/v1/find", json={"benchmark": sent}), 422, "invalid_input", "benchmark")
+        assert err["message"] == f"benchmark must be one benchmark name (a string), not {kind}", err
+    assert_error(client.post("/v1/find", json={"benchmark": " "}), 422, "invalid_input", "benchmark",
+                 says="non-empty benchmark name")
+
+
 def test_a_filter_error_names_its_filter_once(client):
     """An input error about a filter names it once, as `k`'s does: `filters.min_evidence` in the field, "min_evidence
     must be ..." in the message (before: "filters.min_evidence: min_evidence must be ..."; on GET /v1/models
