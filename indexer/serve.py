@@ -588,7 +588,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             else:
                 code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
         elif exc.status_code == 405:
-            message = f"method {request.method} is not allowed on {request.url.path}"
+            method = request.scope.get("taskspace.method", request.method)  # HEAD, which _Head sends on as GET
+            message = f"method {method} is not allowed on {request.url.path}"
         else:
             message = str(exc.detail)
         return JSONResponse(status_code=exc.status_code, content=error_body(code, message),
@@ -604,6 +605,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return _internal(request, exc)
 
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
+    app.add_middleware(_Head)
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
     fails = _error_responses()
@@ -626,9 +628,6 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     schema = _find_schema()
     defs = schema.pop("$defs", {})
-
-    for path, probe in (("/healthz", healthz), ("/readyz", readyz)):  # HEAD too, for load-balancer probes
-        app.add_api_route(path, probe, methods=["HEAD"], include_in_schema=False)
 
     @app.post("/v1/find", tags=["find"], responses=fails(400, 404, 413, 415, 422, 503, 500),
               openapi_extra={"requestBody": {"required": True, "content": {
@@ -697,7 +696,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         headers = {"etag": etag, "content-length": str(len(data))}
         if etag in request.headers.get("if-none-match", ""):
             return Response(status_code=304, headers={"etag": etag})
-        return Response(b"" if request.method == "HEAD" else data, media_type=media, headers=headers)
+        return Response(data, media_type=media, headers=headers)
 
     async def page(request: Request):
         return web_file(request, WEB / "index.html", "text/html; charset=utf-8")
@@ -711,8 +710,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     for endpoint in (page, static):  # the request as a class (see known_query_parameters), not a query parameter
         endpoint.__annotations__["request"] = Request
-    app.add_api_route("/", page, methods=["GET", "HEAD"], include_in_schema=False)  # HEAD: probes that check it
-    app.add_api_route("/static/{name}", static, methods=["GET", "HEAD"], include_in_schema=False)
+    app.add_api_route("/", page, methods=["GET"], include_in_schema=False)  # HEAD too (_Head)
+    app.add_api_route("/static/{name}", static, methods=["GET"], include_in_schema=False)
 
     openapi = app.openapi
 
@@ -949,6 +948,26 @@ class _BodyLimit:
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
+
+
+class _Head:
+    """ASGI middleware: ``HEAD`` of any route is its ``GET`` without the body (the headers, content-length included),
+    as RFC 9110 asks of every GET resource; before, only /, /static/*, /healthz and /readyz took HEAD (each its own
+    route) and ``HEAD /v1/benchmarks`` or ``/openapi.json`` was a 405."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            return await self.app(scope, receive, send)
+
+        async def headers_only(message):
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET", "taskspace.method": "HEAD"}, receive, headers_only)
 
 
 class _TooLarge(Exception):

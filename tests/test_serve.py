@@ -77,6 +77,14 @@ def test_browse_routes_health_openapi_and_page(client):
     assert client.head("/healthz").status_code == 200 and client.head("/readyz").status_code == 200  # probes
     head = client.head("/")  # a probe of the page (was 405)
     assert head.status_code == 200 and head.headers["content-type"].startswith("text/html") and head.content == b""
+    # HEAD of every GET route: its headers, no body (before: 405 but for /, /static/*, /healthz and /readyz)
+    for path in ("/v1/benchmarks", "/v1/models?limit=2", "/v1/models/org/m1", "/openapi.json"):
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == 200 and head.content == b"", (path, head.status_code, head.text)
+        assert head.headers["content-length"] == str(len(got.content)), path
+    assert client.head("/v1/models/org/nope").status_code == 404 and client.head("/v1/models?limit=0").status_code == 422
+    assert_error(client.get("/v1/find"), 405, "method_not_allowed", says="method GET is not allowed")
+    assert client.head("/v1/find").status_code == 405
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.json()["status"] == "ready"
     assert set(ready.json()["checks"]) == {"sql", "vectors", "index", "encoder"}
