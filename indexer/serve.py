@@ -991,6 +991,9 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
         # the stores and the encoder open here, before uvicorn: an index another process holds, a database that is
         # not reachable or an encoder that does not load is one line and its exit code (indexer.cli), not a traceback
         service = Service(worker_schedule=worker_schedule).start()
+        # listening from here, not from when uvicorn starts: a client that connects as soon as `serving URL` is said
+        # (before: while the app was still being built) waits in the backlog instead of being refused
+        sock.listen(2048)
         if on_start is not None:
             on_start(served_url(sock))
         app = create_app(service)
