@@ -143,7 +143,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     if bad := name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (its name before)
         raise InputError(f"model {model_id[:60]!r} {bad}", item="model")
     store, vectors, sp, name = _stores(store, vectors, space)
-    (key,) = _resolve_models(store, [model_id], item=None)  # the model named by the path, not an argument
+    # the model the path (or ID) names: "model", as for a blank or NUL id (before: null), not compare mode's "models"
+    (key,) = _resolve_models(store, [model_id], item="model")
     rec = store.get_model(key)
     hit = vectors.get(name, "models", [key], with_vectors=True).get(key)
     payload = dict(hit.payload) if hit is not None else {

@@ -45,8 +45,9 @@ def serve(
         next_run(schedule, datetime.now(timezone.utc))  # a bad interval fails here, before anything opens
     import logging
 
-    def announce() -> None:  # once the stores are open: a second server on the same index fails before saying it serves
-        typer.echo(f"serving http://{host}:{port}/ (API under /v1, OpenAPI at /openapi.json)"
+    # once the stores are open: a second server on the same index fails before saying it serves
+    def announce(url: str) -> None:
+        typer.echo(f"serving {url} (API under /v1, OpenAPI at /openapi.json)"
                    + (f"; indexing worker: {schedule}" if schedule else ""), err=True)
 
     run(host, port, worker_schedule=schedule, log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()),

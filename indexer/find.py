@@ -122,6 +122,11 @@ def format_params(n) -> str | None:
     return f"{n:.0f}"
 
 
+#: other names of a filter (the query parameters of GET /v1/models and the search page's URL): answered with ours
+_FILTER_SYNONYMS = {"measured_on": "benchmark", "license": "licenses", "measured": "benchmark",
+                    "min_prompts": "min_evidence", "gated": "exclude_gated", "open_weights": "open_only"}
+
+
 @dataclass
 class Filters:
     """What the candidates must satisfy (every field optional; all must hold). Each becomes a Qdrant payload
@@ -186,7 +191,10 @@ class Filters:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            close = [c[0] for u in unknown for c in [difflib.get_close_matches(u, known, n=1, cutoff=0.6)] if c]
+            # the names GET /v1/models and the page's URL use for two of them (measured_on, license), then close ones
+            close = [_FILTER_SYNONYMS.get(u.strip().lower()) or next(iter(difflib.get_close_matches(
+                u.strip().lower(), known, n=1, cutoff=0.6)), None) for u in unknown]
+            close = list(dict.fromkeys(c for c in close if c))
             hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
             raise InputError(f"unknown filter(s) {unknown}{hint}; known: {', '.join(sorted(known))}", item="filters")
         return cls(**data)
@@ -635,7 +643,10 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
     if len(given) != 1:
         got = " and ".join(given) or "none"
         raise InputError(f"give exactly one of prompts, a benchmark name or a query vector (got {got})", item="query")
-    if benchmark is not None and (not isinstance(benchmark, str) or not benchmark.strip()):
+    if benchmark is not None and not isinstance(benchmark, str):  # one name (before: "must be a non-empty ... name")
+        raise InputError(f"benchmark must be one benchmark name (a string), not {type(benchmark).__name__}",
+                         item="benchmark")
+    if benchmark is not None and not benchmark.strip():
         raise InputError("benchmark must be a non-empty benchmark name", item="benchmark")
     if benchmark is not None and name_problem(benchmark):
         raise InputError(f"benchmark {benchmark[:40]!r} {name_problem(benchmark)}", item="benchmark")

@@ -43,6 +43,7 @@ With a Qdrant server and PostgreSQL the worker and any number of API processes r
 from __future__ import annotations
 
 import errno
+import hashlib
 import logging
 import os
 import signal
@@ -309,21 +310,24 @@ class Service:
             setattr(store, name, publish.wrap(getattr(store, name)))
         from .errors import BusyError
 
-        t, report, status = time.perf_counter(), None, "failed"
+        t = time.perf_counter()
+        failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
         try:
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
-        except BusyError:  # another process's pass holds the lock: this one did not run (the worker tries again)
-            status = "busy"
+        except BusyError as exc:  # another process's pass holds the lock: this one did not run (the worker tries again)
+            failed.update(status="busy", error=scrub(str(exc)) or type(exc).__name__)
             raise
-        finally:  # a pass that raised is "failed" here too (the run records why); before, its status was None and
-            held = publish.release()  # failing passes piled up in /readyz, only a pass that finished trimmed them
+        except Exception as exc:
+            failed["error"] = scrub(str(exc)) or type(exc).__name__
+            raise
+        finally:  # a pass that raised is listed too; before, its status was None and failing passes piled up in
+            held = publish.release()  # /readyz, only a pass that finished trimmed them
             store.close()
-            self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held,
-                                "status": report.status if report else status,
-                                "run_id": report.run_id if report else None})
+            self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held, **failed})
             self.passes_done += 1
             del self.passes[:-20]  # the recent ones
+        self.passes[-1].update(status=report.status, run_id=report.run_id)
         log.info("index pass %s: %s (index published in %.2f s)", report.run_id, report.status, held)
         return report
 
@@ -373,6 +377,34 @@ class Service:
         with self.gate.read():
             return list_benchmarks(store=self.store)
 
+    #: the library's word on an empty index (indexer.query._space), said for a server by :meth:`empty_index`
+    EMPTY = "the index is empty: run `taskspace index` first"
+
+    def empty_index(self) -> str:
+        """What to do about an empty index, for this server: a `taskspace index` run beside a server that holds the
+        embedded index stops at its index stage (another process holds it), so that advice is not given there."""
+        if self.worker_schedule:
+            return (f"the index is empty: this server's indexing worker ({self.worker_schedule}) has indexed no model "
+                    "yet (GET /readyz shows its passes and their status; `taskspace sources list` what they read)")
+        if self.vectors is not None and getattr(self.vectors, "local", False):
+            return ("the index is empty: stop this server, run `taskspace index`, then start it again; or restart it "
+                    "with --worker-every INTERVAL to index in the server (the embedded index is one process at a time)")
+        return "the index is empty: run `taskspace index` (or `taskspace worker`) against these stores"
+
+    def advice(self, message: str) -> str:
+        """A library message as this server's client should read it: an empty index said by :meth:`empty_index`, and
+        on an embedded index the `taskspace reindex` it advises run with this server stopped (beside it, reindex
+        stops at once: another process holds the index, exit 6)."""
+        message = message.replace(self.EMPTY, self.empty_index())
+        if getattr(self.vectors, "local", False) and "this server" not in message:
+            # an ingested benchmark not indexed yet: `taskspace index` beside this server stops at its index stage
+            cmd = next((c for c in ("reindex", "index") if f"`taskspace {c}" in message), None)
+            if cmd is not None:
+                message += (f"; run `taskspace {cmd}` with this server stopped (the embedded index is one process at a "
+                            "time)" + (": this server's worker indexes it at its next pass" if cmd == "index" and
+                                       self.worker_schedule else ""))
+        return message
+
     def readiness(self) -> dict:
         """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
         from .query import _space
@@ -388,7 +420,8 @@ class Service:
             except Exception as exc:  # noqa: BLE001 - any failure is "not ready", said in the answer
                 from .errors import NotFoundError
 
-                checks["sql"] = {"ok": isinstance(exc, NotFoundError), "detail": scrub(str(exc))}
+                checks["sql"] = {"ok": isinstance(exc, NotFoundError),
+                                 "detail": self.advice(scrub(str(exc)))}
             try:
                 # an embedded index removed by hand (its folder, a kind's folder): read from the files, as an
                 # indexing pass does; the engine may still answer from what it mapped before, until a restart
@@ -399,10 +432,10 @@ class Service:
                     self.vectors.spaces()
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
                 if gone:
-                    checks["index"] = {"ok": False, "detail": self.vectors.missing(space_name(space), gone)}
+                    missing = self.vectors.missing(space_name(space), gone)
+                    checks["index"] = {"ok": False, "detail": self.advice(missing)}
                 else:
-                    checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else
-                                       "the index is empty: run `taskspace index` (or serve with --worker-every)"}
+                    checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
                 checks["index"] = {"ok": False, "detail": "the vector store cannot be read"}
@@ -412,8 +445,10 @@ class Service:
             last = dict(self.passes[-1]) if self.passes else None
             checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
                                 "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
-                                          + (f"; the last {last.get('status')}, {last['seconds']:.1f} s, its index "
-                                             f"published in {last['publish_seconds']:.2f} s" if last else ""),
+                                          + (f"; the last {last.get('status')}"
+                                             + (f" ({last['error']})" if last.get("error") else "")
+                                             + f", {last['seconds']:.1f} s, its index published in "
+                                             f"{last['publish_seconds']:.2f} s" if last else ""),
                                 "passes": [dict(p) for p in self.passes]}
         return checks
 
@@ -424,7 +459,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     closed at shutdown."""
     from fastapi import Body, Depends, FastAPI, Query, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import FileResponse, JSONResponse
+    from fastapi.responses import JSONResponse, Response
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     from . import errors
@@ -444,19 +479,26 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     from . import __version__ as version
 
-    def known_query_parameters(request: Request) -> None:
+    async def known_query_parameters(request: Request) -> None:
         """A query parameter the route does not take is an error naming it (a typo such as ``?limt=5`` or
-        ``/v1/find?k=3`` would otherwise be ignored without a word). The page (``/?q=...``) is not checked."""
+        ``/v1/find?k=3`` would otherwise be ignored without a word). The page (``/?q=...``) is not checked. On the
+        event loop (no I/O here): a sync dependency takes a worker thread, which /healthz must not wait for."""
         route = request.scope.get("route")
         if route is None or not getattr(route, "include_in_schema", False) or not request.query_params:
             return
-        takes, todo = [], [route.dependant]
+        takes, one, todo = [], set(), [route.dependant]
         while todo:  # the route's own query parameters and those of its dependencies
             dep = todo.pop()
             takes += [p.alias for p in dep.query_params]
+            one |= {p.alias for p in dep.query_params if not _takes_many(p.field_info.annotation)}
             todo += dep.dependencies
         unknown = sorted(set(request.query_params) - set(takes))
         if not unknown:
+            # a parameter that takes one value, given twice (?limit=2&limit=3): FastAPI keeps the last one without a word
+            twice = sorted(n for n in one if len(request.query_params.getlist(n)) > 1)
+            if twice:
+                given = ", ".join(f"{twice[0]}={v}" for v in request.query_params.getlist(twice[0]))
+                raise ApiError(422, "invalid_request", f"{twice[0]} takes one value, given {given}", twice[0])
             return
         path = request.url.path
         if takes:
@@ -493,7 +535,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             return _internal(request, exc)
         field = getattr(exc, "item", None)
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
-        return answer(status, code, _http_hints(scrub(str(exc))), field)
+        return answer(status, code, svc.advice(_http_hints(scrub(str(exc)))), field)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
@@ -502,8 +544,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
         field = ".".join(loc) or None
         kind = first.get("type", "")
-        if kind == "json_invalid":
-            return answer(400, "invalid_json", "the request body is not valid JSON", None)
+        if kind == "json_invalid":  # where and why, as the parser said it (a trailing comma, single quotes)
+            return answer(400, "invalid_json", _not_json(first, getattr(exc, "body", None)), None)
+        sent = (request.headers.get("content-length", "0") not in ("", "0")
+                or "chunked" in request.headers.get("transfer-encoding", "").lower())
+        if kind == "missing" and not loc and sent:  # a body of JSON null: FastAPI takes it for no body
+            return answer(422, "invalid_request", "the body must be a JSON object such as {\"prompts\": [\"...\"], "
+                          "\"k\": 5}, not null", None)
         if kind == "missing" and not loc:
             return answer(400, "bad_request", "the request needs a JSON body, e.g. {\"prompts\": [\"...\"], \"k\": 5}",
                           None)
@@ -520,6 +567,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                           f"\"k\": 5}}, not {what}", None)
         def one(e) -> str:
             where = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body", "query", "path")) or "request"
+            # a query parameter's type or bound in the words the body's fields get from the library ("open_only must
+            # be true or false, not 'yes'"); before, pydantic's "Input should be a valid boolean, unable to interpret
+            # input", which said neither what was sent nor what is taken
+            kind, got, ctx = e.get("type"), e.get("input"), e.get("ctx") or {}
+            if kind == "bool_parsing":
+                return f"{where} must be true or false, not {got!r}"
+            if kind in ("int_parsing", "int_from_float"):
+                return f"{where} must be an integer, not {got!r}"
+            if kind == "greater_than_equal" and ctx.get("ge") in (0, 1):
+                return f"{where} must be a {'non-negative' if ctx['ge'] == 0 else 'positive'} integer, not {got}"
             return f"{where}: {e.get('msg', 'invalid value')}"
 
         return answer(422, "invalid_request", "; ".join(one(e) for e in errs), field)
@@ -536,7 +593,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             else:
                 code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
         elif exc.status_code == 405:
-            message = f"method {request.method} is not allowed on {request.url.path}"
+            method = request.scope.get("taskspace.method", request.method)  # HEAD, which _Head sends on as GET
+            message = f"method {method} is not allowed on {request.url.path}"
         else:
             message = str(exc.detail)
         return JSONResponse(status_code=exc.status_code, content=error_body(code, message),
@@ -552,14 +610,18 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return _internal(request, exc)
 
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
+    app.add_middleware(_Head)
 
-    # -- routes
+    # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
+    fails = _error_responses()
+
     @app.get("/healthz", tags=["service"])
-    def healthz() -> dict:
-        """The process is up."""
+    async def healthz() -> dict:
+        """The process is up. On the event loop, not in the worker threads: while an index pass publishes, every
+        query waits in one of them (40 at most), and a liveness probe queued behind them failed."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["service"])
+    @app.get("/readyz", tags=["service"], responses=fails(503, ready=True))
     def readyz():
         """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise)."""
         checks = svc.readiness()
@@ -572,10 +634,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     schema = _find_schema()
     defs = schema.pop("$defs", {})
 
-    for path, probe in (("/healthz", healthz), ("/readyz", readyz)):  # HEAD too, for load-balancer probes
-        app.add_api_route(path, probe, methods=["HEAD"], include_in_schema=False)
-
-    @app.post("/v1/find", tags=["find"], openapi_extra={"requestBody": {"required": True, "content": {
+    @app.post("/v1/find", tags=["find"], responses=fails(400, 404, 413, 415, 422, 503, 500),
+              openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
                                                            "filters": {"max_params": "8B"}}}}}})
     def find(body: dict[str, Any] = Body(...)):
@@ -583,9 +643,18 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         ``vector``; ``k`` (<= 100), ``filters`` (licenses, min_params, max_params, pipeline_tag, exclude_gated,
         open_only, min_evidence, benchmark), ``models`` (compare mode), ``prefer_smaller``, ``rank``
         (probability | lcb), ``evidence``. Answers what ``taskspace search --json`` prints."""
-        return svc.find(**find_arguments(body))
+        args = find_arguments(body)
+        try:
+            return svc.find(**args)
+        except errors.InputError as exc:  # the library names the list it was given; the client sent one string
+            one = "prompt" if "prompt" in body else "prompts" if isinstance(body.get("prompts"), str) else None
+            if one is not None and exc.item == "prompts[0]":
+                exc.item = one
+                said = str(exc)
+                exc.args = (one + said[len("prompts[0]"):] if said.startswith("prompts[0]: ") else said,)
+            raise
 
-    @app.get("/v1/models", tags=["browse"])
+    @app.get("/v1/models", tags=["browse"], responses=fails(404, 422, 503, 500))
     def models(benchmark: str | None = None, offset: int = Query(0, ge=0),
                limit: int = Query(50, ge=1, json_schema_extra={"maximum": LIMITS["max_page"]}),
                license: list[str] | None = Query(None), min_params: str | None = None, max_params: str | None = None,
@@ -614,28 +683,40 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return {"models": got[:limit], "offset": offset, "limit": limit,
                 "next_offset": offset + limit if len(got) > limit else None}
 
-    @app.get("/v1/models/{model_id:path}", tags=["browse"])
+    @app.get("/v1/models/{model_id:path}", tags=["browse"], responses=fails(404, 422, 503, 500))
     def model(model_id: str):
         """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
         return svc.model(model_id)
 
-    @app.get("/v1/benchmarks", tags=["browse"])
+    @app.get("/v1/benchmarks", tags=["browse"], responses=fails(503, 500))
     def benchmarks():
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}
 
-    # -- the page
-    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)  # HEAD: probes that check the page
-    def page():
-        return FileResponse(WEB / "index.html", media_type="text/html; charset=utf-8")
+    # -- the page: its few small files answered from memory on the event loop, so it loads while queries wait for
+    # a publish in the worker threads (a FileResponse reads the file in one of those threads, and waited for them)
+    def web_file(request: Request, path: Path, media: str | None) -> Response:
+        data = path.read_bytes()
+        etag = '"' + hashlib.md5(data, usedforsecurity=False).hexdigest() + '"'
+        headers = {"etag": etag, "content-length": str(len(data))}
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers={"etag": etag})
+        return Response(data, media_type=media, headers=headers)
 
-    @app.get("/static/{name}", include_in_schema=False)
-    def static(name: str):
+    async def page(request: Request):
+        return web_file(request, WEB / "index.html", "text/html; charset=utf-8")
+
+    async def static(request: Request, name: str):
         path = WEB / name
         if "/" in name or name.startswith(".") or not path.is_file():
             raise ApiError(404, "not_found", f"no static file {name!r}", "name")
         media = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}.get(path.suffix)
-        return FileResponse(path, media_type=media)
+        return web_file(request, path, media)
+
+    for endpoint in (page, static):  # the request as a class (see known_query_parameters), not a query parameter
+        endpoint.__annotations__["request"] = Request
+    app.add_api_route("/", page, methods=["GET"], include_in_schema=False)  # HEAD too (_Head)
+    app.add_api_route("/static/{name}", static, methods=["GET"], include_in_schema=False)
 
     openapi = app.openapi
 
@@ -646,6 +727,39 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     app.openapi = with_defs
     return app
+
+
+def _error_responses():
+    """``fails(status, ...)`` -> the OpenAPI ``responses`` of a route's error statuses, each the one error shape
+    (FastAPI's default 422, ``{"detail": [...]}``, is not what the server answers)."""
+    from pydantic import BaseModel, Field
+
+    class ErrorDetail(BaseModel):
+        code: str = Field(description="e.g. limit_exceeded, invalid_input, not_found, unavailable")
+        message: str
+        field: str | None = Field(description="the body field or query parameter at fault, or null")
+
+    class Error(BaseModel):
+        error: ErrorDetail
+
+    class NotReady(Error):
+        checks: dict[str, dict] = Field(description="each check: ok and detail")
+
+    said = {400: "the body is not JSON (or not UTF-8), or there is none", 404: "an empty index, or an unknown "
+            "model or benchmark", 413: "the body is over max_body_bytes", 415: "the body was not sent as "
+            "application/json", 422: "a malformed field or parameter, or an input limit", 500: "an internal error "
+            "(its message carries a reference to the server log)", 503: "a store cannot be reached, the index a "
+            "query needs is missing, or (readyz) not ready"}
+    return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
+                                           for s in statuses}
+
+
+def _takes_many(annotation) -> bool:
+    """A query parameter's type takes several values (``list[str] | None``: ``?license=a&license=b``)."""
+    from typing import get_args, get_origin
+
+    return get_origin(annotation) in (list, tuple, set) or any(_takes_many(a) for a in get_args(annotation)
+                                                                if get_origin(annotation) is not None)
 
 
 def _find_schema() -> dict:
@@ -704,7 +818,9 @@ def find_arguments(body: dict) -> dict:
     unknown = sorted(set(body) - set(FIND_FIELDS))
     if unknown:
         name = unknown[0]
-        ours = _FIND_SYNONYMS.get(name.lower()) or next(iter(difflib.get_close_matches(name, FIND_FIELDS, n=1)), None)
+        low = name.strip().lower()  # "PROMPTS", "K", "prompts ": ours in another case or with spaces
+        ours = (_FIND_SYNONYMS.get(low) or (low if low in FIND_FIELDS else None)
+                or next(iter(difflib.get_close_matches(low, FIND_FIELDS, n=1)), None))
         hint = f" (did you mean {ours!r}?)" if ours else ""
         more = f" (and {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
         raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
@@ -716,6 +832,7 @@ def find_arguments(body: dict) -> dict:
         if not isinstance(args["prompt"], str):
             raise ApiError(422, "invalid_request", f"prompt must be one string, not {_json_type(args['prompt'])}; "
                            "send several example prompts as a list in prompts", "prompt")
+        _check_length(args["prompt"], "prompt")
         args["prompts"] = args.pop("prompt")
     prompts = args.get("prompts")
     if isinstance(prompts, list):
@@ -741,6 +858,19 @@ def find_arguments(body: dict) -> dict:
     return args
 
 
+def _not_json(error: dict, doc) -> str:
+    """The message for a body the JSON parser refused: its reason, and the line and column (of ``doc``, the body's
+    text) where it stopped."""
+    why = (error.get("ctx") or {}).get("error")
+    loc = error.get("loc") or ()
+    pos = loc[-1] if loc and isinstance(loc[-1], int) else None
+    where = ""
+    if pos is not None and isinstance(doc, str):
+        line = doc.count("\n", 0, pos) + 1
+        where = f" at line {line}, column {pos - doc.rfind(chr(10), 0, pos)} (character {pos})"
+    return f"the request body is not valid JSON: {why or 'JSON decode error'}{where}"
+
+
 def _not_utf8(exc: UnicodeDecodeError) -> str:
     """The message for a body whose bytes are not UTF-8 (the offset is into the body as sent)."""
     bad = bytes(exc.object[exc.start:exc.start + 1]) if isinstance(exc.object, (bytes, bytearray)) else b""
@@ -762,7 +892,7 @@ def _check_length(text, field: str) -> None:
 
 class _BodyLimit:
     """ASGI middleware: a request body over ``limit`` bytes is answered 413 (by its Content-Length before
-    reading, else when the streamed body passes the limit)."""
+    reading, else when the streamed body passes the limit); a compressed one (Content-Encoding) 415."""
 
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
@@ -771,6 +901,11 @@ class _BodyLimit:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
+        coding = headers.get(b"content-encoding", b"").decode("latin-1").strip()
+        if coding and coding.lower() != "identity":  # a compressed body was parsed as it came ("not UTF-8"): 415
+            return await self._send(send, 415, error_body(
+                "unsupported_media_type", f"the body is sent with content-encoding: {coding}, which this server does not "
+                "decode: send it uncompressed (no content-encoding header)", "content-encoding"))
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             return await self._reject(send, int(declared))
@@ -805,15 +940,39 @@ class _BodyLimit:
                 await self._reject(send, seen, at_least=True)
 
     async def _reject(self, send, size: int, at_least: bool = False):
-        import json
-
         # a body without a Content-Length is read only until it passes the limit: its size is a lower bound
         size_said = f"at least {size} bytes (read so far)" if at_least else f"{size} bytes"
-        body = json.dumps(error_body("body_too_large", f"the request body is {size_said}; the limit is "
-                                     f"{self.limit} bytes (max_body_bytes)", "body")).encode()
-        await send({"type": "http.response.start", "status": 413,
+        await self._send(send, 413, error_body("body_too_large", f"the request body is {size_said}; the limit is "
+                                               f"{self.limit} bytes (max_body_bytes)", "body"))
+
+    @staticmethod
+    async def _send(send, status: int, content: dict):
+        import json
+
+        body = json.dumps(content).encode()
+        await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
+
+
+class _Head:
+    """ASGI middleware: ``HEAD`` of any route is its ``GET`` without the body (the headers, content-length included),
+    as RFC 9110 asks of every GET resource; before, only /, /static/*, /healthz and /readyz took HEAD (each its own
+    route) and ``HEAD /v1/benchmarks`` or ``/openapi.json`` was a 405."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            return await self.app(scope, receive, send)
+
+        async def headers_only(message):
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET", "taskspace.method": "HEAD"}, receive, headers_only)
 
 
 class _TooLarge(Exception):
@@ -825,7 +984,8 @@ class _TooLarge(Exception):
 def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | None = None,
         log_level: str = "warning", on_start=None) -> None:
     """Start the server (blocks until SIGINT/SIGTERM; the in-process worker finishes its current item first).
-    ``on_start()`` is called once the stores and the encoder are open, before the server listens."""
+    ``on_start(url)`` is called once the stores and the encoder are open, before the server listens, with the URL
+    it serves (:func:`served_url`)."""
     import uvicorn
 
     # the address is taken first: a port in use (or a host that is not an address here) is one line and exit 2
@@ -836,8 +996,11 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
         # the stores and the encoder open here, before uvicorn: an index another process holds, a database that is
         # not reachable or an encoder that does not load is one line and its exit code (indexer.cli), not a traceback
         service = Service(worker_schedule=worker_schedule).start()
+        # listening from here, not from when uvicorn starts: a client that connects as soon as `serving URL` is said
+        # (before: while the app was still being built) waits in the backlog instead of being refused
+        sock.listen(2048)
         if on_start is not None:
-            on_start()
+            on_start(served_url(sock))
         app = create_app(service)
         # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
         # so a clean shutdown exits 0
@@ -852,6 +1015,13 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
         sock.close()
 
 
+def served_url(sock) -> str:
+    """The URL of the bound ``sock``: the port the system picked for ``--port 0``, an IPv6 address in brackets
+    (``http://[::1]:8000/``), every interface as ``0.0.0.0`` (``--host ''``)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
 def listen_socket(host: str, port: int):
     """A TCP socket bound to ``(host, port)`` as uvicorn binds one (SO_REUSEADDR; IPv6 when the host has a colon),
     or a :class:`~indexer.errors.ConfigError` naming the address and what to change."""
@@ -859,6 +1029,13 @@ def listen_socket(host: str, port: int):
 
     from .errors import ConfigError
 
+    given, host = host, host.strip()
+    if host.startswith("[") and host.endswith("]"):  # an IPv6 address written as in a URL: [::1]
+        host = host[1:-1]
+    if "://" in host or "/" in host or (host.count(":") == 1 and host.rsplit(":", 1)[1].isdigit()):
+        # a URL or HOST:PORT (before: "cannot listen on localhost:8000:8000: Name or service not known")
+        raise ConfigError(f"--host {given!r} is not an address: give the host alone (e.g. 127.0.0.1, 0.0.0.0 or ::1) "
+                          "and the port with --port")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:

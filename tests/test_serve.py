@@ -77,6 +77,14 @@ def test_browse_routes_health_openapi_and_page(client):
     assert client.head("/healthz").status_code == 200 and client.head("/readyz").status_code == 200  # probes
     head = client.head("/")  # a probe of the page (was 405)
     assert head.status_code == 200 and head.headers["content-type"].startswith("text/html") and head.content == b""
+    # HEAD of every GET route: its headers, no body (before: 405 but for /, /static/*, /healthz and /readyz)
+    for path in ("/v1/benchmarks", "/v1/models?limit=2", "/v1/models/org/m1", "/openapi.json"):
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == 200 and head.content == b"", (path, head.status_code, head.text)
+        assert head.headers["content-length"] == str(len(got.content)), path
+    assert client.head("/v1/models/org/nope").status_code == 404 and client.head("/v1/models?limit=0").status_code == 422
+    assert_error(client.get("/v1/find"), 405, "method_not_allowed", says="method GET is not allowed")
+    assert client.head("/v1/find").status_code == 405
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.json()["status"] == "ready"
     assert set(ready.json()["checks"]) == {"sql", "vectors", "index", "encoder"}
@@ -102,9 +110,12 @@ def test_browse_routes_health_openapi_and_page(client):
     assert client.get("/docs").status_code == 404  # Swagger UI would load files from a CDN
     html = client.get("/")
     assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
+    assert client.get("/", headers={"if-none-match": html.headers["etag"]}).status_code == 304  # a browser's cache
     for name, kind in (("app.css", "text/css"), ("app.js", "text/javascript")):
         r = client.get(f"/static/{name}")
         assert r.status_code == 200 and r.headers["content-type"].startswith(kind)
+        head = client.head(f"/static/{name}")  # a probe of the page's files, as of the page (was 405)
+        assert head.status_code == 200 and head.content == b"" and head.headers["content-length"] == str(len(r.content))
     assert_error(client.get("/static/..%2Fserve.py"), 404, "not_found")
     # no request to any other host: no absolute URL in what the page loads, except the Hub links it writes
     for text in (html.text, client.get("/static/app.css").text, client.get("/static/app.js").text):
@@ -152,11 +163,41 @@ def test_the_openapi_schema_of_the_model_list_gives_the_page_limit(client):
     assert_error(client.get("/v1/models", params={"limit": LIMITS["max_page"] + 1}), 422, "limit_exceeded", "limit")
 
 
+def test_the_openapi_document_gives_each_routes_error_statuses_in_the_one_error_shape(client):
+    """/openapi.json lists each route's error statuses with the shape the server answers, {"error": {"code",
+    "message", "field"}}; before, every route with a parameter declared only FastAPI's default 422
+    `HTTPValidationError` ({"detail": [...]}), a shape the server never sends, and no 400/404/413/415/503."""
+    spec = client.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    assert "HTTPValidationError" not in schemas
+    detail = schemas["ErrorDetail"]
+    assert set(detail["required"]) == {"code", "message", "field"} and schemas["Error"]["required"] == ["error"]
+    long = "x" * (LIMITS["max_prompt_chars"] + 1)
+    cases = [("/v1/find", "post", client.post("/v1/find", content=b"{oops", headers={"content-type": "application/json"})),
+             ("/v1/find", "post", client.post("/v1/find", json={"benchmark": "nope"})),
+             ("/v1/find", "post", client.post("/v1/find", content=b"x" * (LIMITS["max_body_bytes"] + 1),
+                                              headers={"content-type": "application/json"})),
+             ("/v1/find", "post", client.post("/v1/find", content=b'{"prompts": ["x"]}')),
+             ("/v1/find", "post", client.post("/v1/find", json={"prompts": long})),
+             ("/v1/models", "get", client.get("/v1/models", params={"limit": 0})),
+             ("/v1/models", "get", client.get("/v1/models", params={"benchmark": "nope"})),
+             ("/v1/models/{model_id}", "get", client.get("/v1/models/org/nope")),
+             ("/v1/models/{model_id}", "get", client.get("/v1/models/a%00b"))]
+    for path, method, r in cases:
+        declared = spec["paths"][path][method]["responses"]
+        assert str(r.status_code) in declared, (path, r.status_code, sorted(declared))
+        ref = declared[str(r.status_code)]["content"]["application/json"]["schema"]["$ref"]
+        assert ref == "#/components/schemas/Error", ref
+        assert set(r.json()) == {"error"} and set(r.json()["error"]) == set(detail["properties"])
+    ready = spec["paths"]["/readyz"]["get"]["responses"]["503"]["content"]["application/json"]["schema"]["$ref"]
+    assert set(schemas[ready.rsplit("/", 1)[1]]["required"]) == {"error", "checks"}
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
         ({"prompts": [PROMPT, long]}, "prompts[1]", "max_prompt_chars"),
-        ({"prompt": long}, "prompts", "max_prompt_chars"),
+        ({"prompt": long}, "prompt", "max_prompt_chars"),
         ({"prompts": [PROMPT] * (LIMITS["max_prompts"] + 1)}, "prompts", "max_prompts"),
         ({"prompts": [PROMPT], "k": LIMITS["max_k"] + 1}, "k", "max_k"),
         ({"prompts": [PROMPT], "models": [f"m{i}" for i in range(LIMITS["max_models"] + 1)]}, "models", "max_models"),
@@ -188,6 +229,11 @@ def test_every_error_has_one_shape(client, monkeypatch):
     assert_error(client.post("/v1/find", content=b"{oops", headers={"content-type": "application/json"}), 400, "invalid_json")
     assert_error(client.post("/v1/find"), 400, "bad_request")
     assert_error(client.post("/v1/find", json=["a list"]), 422, "invalid_request")
+    # a body of JSON null was sent: not "the request needs a JSON body" (before), but what the body must be
+    assert_error(client.post("/v1/find", content=b"null", headers={"content-type": "application/json"}), 422,
+                 "invalid_request", says="must be a JSON object such as")
+    assert_error(client.post("/v1/find", content=b"", headers={"content-type": "application/json"}), 400,
+                 "bad_request", says="needs a JSON body")
     assert_error(client.get("/v1/models", params={"offset": -1}), 422, "invalid_request", "offset")
     assert_error(client.get("/v1/models", params={"limit": "many"}), 422, "invalid_request", "limit")
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "colour": "red"}), 422, "invalid_request", "colour")
@@ -200,7 +246,8 @@ def test_every_error_has_one_shape(client, monkeypatch):
                  "invalid_input", "filters.max_params")
     assert_error(client.post("/v1/find", json={"vector": [0.1, 0.2]}), 422, "invalid_input", "vector")
     assert_error(client.post("/v1/find", json={"benchmark": "alpah"}), 404, "not_found", "benchmark", says="alpha")
-    assert_error(client.get("/v1/models/org/nope"), 404, "not_found")
+    # the unknown model of the path is named as its blank or NUL id is, "model" (before: null)
+    assert_error(client.get("/v1/models/org/nope"), 404, "not_found", "model", says="GET /v1/models lists them")
     assert_error(client.get("/v1/models", params={"benchmark": "nope"}), 404, "not_found", "benchmark",
                  says="GET /v1/benchmarks lists them")
     # an internal error: a 500 with a reference, no traceback, no secret
@@ -228,6 +275,59 @@ def test_every_error_has_one_shape(client, monkeypatch):
     assert "hunter2" not in err["message"] and "s3cr3t" not in err["message"] and "***" in err["message"]
 
 
+def test_an_error_about_one_prompt_names_the_field_the_client_sent(client):
+    """A body giving one prompt as `"prompt": "..."` or `"prompts": "..."` (a string) has its errors named by that
+    field; before, by `prompts[0]` (or `prompts` for the length limit of `prompt`), a list the client never sent."""
+    long = "x" * (LIMITS["max_prompt_chars"] + 1)
+    for body, field in (({"prompt": ""}, "prompt"), ({"prompt": "a\x00b"}, "prompt"), ({"prompts": " "}, "prompts"),
+                        ({"prompts": "a\x00b"}, "prompts")):
+        err = assert_error(client.post("/v1/find", json=body), 422, "invalid_input", field)
+        assert err["message"].startswith(f"{field}: ") and "prompts[0]" not in err["message"], err
+    assert_error(client.post("/v1/find", json={"prompt": long}), 422, "limit_exceeded", "prompt", says="prompt: ")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT, ""]}), 422, "invalid_input", "prompts[1]")
+
+
+def test_a_query_parameter_that_takes_one_value_given_twice_is_refused(client):
+    """`GET /v1/models?limit=2&limit=3` is a 422 naming `limit` and both values; before, FastAPI kept the last value
+    without a word (limit 3), as it did for `benchmark`, `max_params` and every other one-value parameter.
+    `license`, which takes several, still does."""
+    err = assert_error(client.get("/v1/models?limit=2&limit=3"), 422, "invalid_request", "limit")
+    assert err["message"] == "limit takes one value, given limit=2, limit=3"
+    assert_error(client.get("/v1/models?max_params=1B&max_params=80B"), 422, "invalid_request", "max_params")
+    both = client.get("/v1/models?license=mit&license=apache-2.0")
+    assert both.status_code == 200 and {m["model"] for m in both.json()["models"]} == {"org/m1", "org/m2", "lab/m3"}
+
+
+def test_an_unknown_body_field_in_another_case_is_answered_with_ours(client):
+    """An unknown `/v1/find` field that is ours in another case or with spaces ("PROMPTS", "K", "Top_K") is answered
+    with the field meant; before, "PROMPTS" and "K" got no suggestion (the match was case-sensitive)."""
+    for sent, ours in (("PROMPTS", "prompts"), ("K", "k"), ("Top_K", "k"), ("Filters", "filters"), ("prompts ", "prompts")):
+        err = assert_error(client.post("/v1/find", json={sent: ["x"]}), 422, "invalid_request", sent)
+        assert f"(did you mean {ours!r}?)" in err["message"], err
+
+
+def test_a_filter_named_as_the_model_list_names_it_is_answered_with_ours(client):
+    """A `/v1/find` filter under the name `GET /v1/models` and the page's URL give it (`measured_on`, `license`) or in
+    another case (`Licenses`) is answered with the body's name; before, `measured_on` got no suggestion (not close to
+    `benchmark` by spelling), so a client could not tell which known filter it was."""
+    for sent, ours in (("measured_on", "benchmark"), ("license", "licenses"), ("Licenses", "licenses"),
+                       ("MIN_EVIDENCE", "min_evidence")):
+        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {sent: "alpha"}}), 422,
+                           "invalid_input", "filters")
+        assert f"(did you mean {ours!r}?)" in err["message"], err
+
+
+def test_a_benchmark_that_is_not_a_string_is_said_so(client):
+    """`{"benchmark": ["alpha"]}` (a list, as `prompts` takes) or a number: 422 naming `benchmark` and saying it is one
+    name, a string, not what was sent; before, "benchmark must be a non-empty benchmark name", for a list that was
+    not empty. A blank name is still "non-empty"."""
+    for sent, kind in ((["alpha"], "list"), (5, "int"), ({"name": "alpha"}, "dict")):
+        err = assert_error(client.post("/v1/find", json={"benchmark": sent}), 422, "invalid_input", "benchmark")
+        assert err["message"] == f"benchmark must be one benchmark name (a string), not {kind}", err
+    assert_error(client.post("/v1/find", json={"benchmark": " "}), 422, "invalid_input", "benchmark",
+                 says="non-empty benchmark name")
+
+
 def test_a_filter_error_names_its_filter_once(client):
     """An input error about a filter names it once, as `k`'s does: `filters.min_evidence` in the field, "min_evidence
     must be ..." in the message (before: "filters.min_evidence: min_evidence must be ..."; on GET /v1/models
@@ -247,6 +347,15 @@ def test_a_filter_error_names_its_filter_once(client):
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B")
     err = assert_error(client.get("/v1/models", params={"license": ""}), 422, "invalid_input", "license")
     assert err["message"] == "license: a license must be a non-empty string"
+    # a query parameter's type or bound in the body's words (before: pydantic's "open_only: Input should be a valid
+    # boolean, unable to interpret input", "min_evidence: Input should be greater than or equal to 0")
+    for params, field, said in (({"open_only": "maybe"}, "open_only", "open_only must be true or false, not 'maybe'"),
+                                ({"min_evidence": -1}, "min_evidence", "min_evidence must be a non-negative integer, not -1"),
+                                ({"min_evidence": "abc"}, "min_evidence", "min_evidence must be an integer, not 'abc'"),
+                                ({"limit": 0}, "limit", "limit must be a positive integer, not 0"),
+                                ({"offset": "1.5"}, "offset", "offset must be an integer, not '1.5'")):
+        err = assert_error(client.get("/v1/models", params=params), 422, "invalid_request", field)
+        assert err["message"] == said, err
 
 
 def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_refuses_it(client):
@@ -317,7 +426,7 @@ def test_malformed_requests_get_a_4xx_naming_the_field_and_what_to_do(client):
     assert_error(client.get("/v1/models", params={"max_params": "big"}), 422, "invalid_input", "max_params",
                  says="max_params: 'big' is not a parameter count")
     err = assert_error(client.get("/v1/models", params={"limit": "x", "offset": "y"}), 422, "invalid_request", "offset")
-    assert "limit:" in err["message"] and "offset:" in err["message"]  # every problem, not the first and a count
+    assert "limit must" in err["message"] and "offset must" in err["message"]  # every problem, not the first and a count
 
 
 def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(client):
@@ -338,6 +447,37 @@ def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(
             find_models(vector=vector, store=svc.store, vectors=svc.vectors)
         assert got.value.item == "vector"
     assert client.post("/v1/find", json={"vector": [1e3] * dim}).status_code == 200  # large but representable
+
+
+def test_a_body_that_is_not_json_is_said_where_and_why(client):
+    """A body the JSON parser refuses: the message gives the parser's reason and the line and column where it
+    stopped; before, only "the request body is not valid JSON", with no hint of a trailing comma or quotes."""
+    json_ = {"content-type": "application/json"}
+    err = assert_error(client.post("/v1/find", content=b'{"prompts": ["x"],\n "k": 3,\n}', headers=json_), 400,
+                       "invalid_json")
+    assert err["message"] == ("the request body is not valid JSON: Expecting property name enclosed in double quotes "
+                              "at line 3, column 1 (character 28)"), err
+    err = assert_error(client.post("/v1/find", content=b"{'prompts': ['x']}", headers=json_), 400, "invalid_json")
+    assert "double quotes at line 1, column 2" in err["message"], err
+    err = assert_error(client.post("/v1/find", content=b'{"k": 3} {"k": 4}', headers=json_), 400, "invalid_json")
+    assert err["message"].endswith("Extra data at line 1, column 10 (character 9)"), err
+
+
+def test_a_compressed_body_is_a_415_naming_content_encoding(client):
+    """A body sent with `content-encoding: gzip` (or deflate, br): 415 naming the header and saying to send it
+    uncompressed; before, the compressed bytes were parsed as they came, "not UTF-8 JSON (invalid start byte 0x8b
+    at byte 1); send the JSON encoded as UTF-8", advice the client had followed."""
+    import gzip
+
+    body = json.dumps({"prompts": [PROMPT], "k": 1}).encode()
+    for coding, data in (("gzip", gzip.compress(body)), ("deflate", __import__("zlib").compress(body))):
+        err = assert_error(client.post("/v1/find", content=data, headers={"content-type": "application/json",
+                                                                          "content-encoding": coding}),
+                           415, "unsupported_media_type", "content-encoding", says=f"content-encoding: {coding}")
+        assert "send it uncompressed" in err["message"]
+    plain = client.post("/v1/find", content=body, headers={"content-type": "application/json",
+                                                            "content-encoding": "identity"})
+    assert plain.status_code == 200, plain.text
 
 
 def test_a_body_that_is_not_utf8_is_named_with_its_byte_and_what_to_send(encoder):
@@ -399,6 +539,29 @@ def test_readyz_is_503_on_an_empty_index(encoder):
         assert err["field"] is None
 
 
+def test_an_empty_index_is_answered_with_advice_that_works_beside_this_server(encoder):
+    """An empty embedded index under a server: the 404 of a query and /readyz say to stop the server and run
+    `taskspace index` (or restart it with --worker-every); with --worker-every, that its worker has indexed no model
+    yet. Before, "run `taskspace index` first", which beside the server that holds the embedded index stops at
+    its index stage (another process holds it, exit 6)."""
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        err = assert_error(c.post("/v1/find", json={"prompts": [PROMPT]}), 404, "not_found")
+        assert err["message"].startswith("the index is empty: stop this server, run `taskspace index`"), err
+        assert "--worker-every" in err["message"] and "first" not in err["message"]
+        checks = c.get("/readyz").json()["checks"]
+        assert checks["index"]["detail"] == checks["sql"]["detail"] == err["message"]
+        assert_error(c.get("/v1/models"), 404, "not_found", says="stop this server")
+    with open_store() as store, VectorStore.from_settings() as vectors:  # the worker's schedule, its thread not started
+        with TestClient(create_app(Service(worker_schedule="6h", store=store, vectors=vectors, encoder=encoder))) as c:
+            err = assert_error(c.post("/v1/find", json={"prompts": [PROMPT]}), 404, "not_found")
+            assert err["message"].startswith("the index is empty: this server's indexing worker (6h) has indexed "
+                                             "no model yet"), err
+            assert c.get("/readyz").json()["checks"]["index"]["detail"] == err["message"]
+
+
 @pytest.mark.parametrize("removed", ["qdrant", "benchmarks"])
 def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, removed):
     """The embedded index's folder (or one kind's) removed by hand under a running server: before, /readyz answered
@@ -413,6 +576,9 @@ def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, remov
     assert client.get("/readyz").status_code == 200
     shutil.rmtree(root if removed == "qdrant" else root / removed)
     err = assert_error(client.get("/readyz"), 503, "not_ready", says="`taskspace reindex --space ")
+    # beside this server reindex stops at once (another process holds the embedded index): said (before: not)
+    assert err["message"].endswith("run `taskspace reindex` with this server stopped (the embedded index is one "
+                                   "process at a time)"), err["message"]
     want = "models and benchmarks and prompts" if removed == "qdrant" else "the benchmarks index"
     assert want in err["message"] and "missing" in err["message"], err["message"]
     checks = client.get("/readyz").json()["checks"]
@@ -443,10 +609,28 @@ def test_a_query_on_a_missing_index_is_503_saying_reindex_rebuilds_it(indexed, e
                 assert r.status_code == 200, r.text
                 continue
             err = assert_error(r, 503, "unavailable", says="`taskspace reindex --space ")
+            assert err["message"].endswith("run `taskspace reindex` with this server stopped (the embedded index is "
+                                           "one process at a time)"), err["message"]
             assert "is missing from" in err["message"] and (f"the {removed} index" in err["message"]
                                                             or removed == "qdrant"), err["message"]
         if removed == "qdrant":
             assert_error(c.get("/v1/models/org/m1"), 503, "unavailable", says="`taskspace reindex --space ")
+
+
+def test_a_benchmark_ingested_beside_the_server_says_index_with_the_server_stopped(client, tmp_path):
+    """A benchmark ingested (SQL only, `taskspace ingest`) while the server runs, not indexed yet: its query's 404
+    says to run `taskspace index` with this server stopped; before, only "run `taskspace index`", which beside the
+    server holding the embedded index stops at its index stage (exit 6)."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer.ingest import ingest
+
+    write_table(tmp_path / "g", "gamma", outcomes(np.random.default_rng(0), ["org/m1"], 4), 4, offset=40)
+    assert ingest(str(tmp_path / "g"), store=client.service.store, fetch_metadata=False).outcomes == 4
+    err = assert_error(client.post("/v1/find", json={"benchmark": "gamma"}), 404, "not_found", "benchmark")
+    assert "not indexed" in err["message"] and err["message"].endswith(
+        "; run `taskspace index` with this server stopped (the embedded index is one process at a time)"), err
 
 
 def test_the_encoder_loads_once_at_start_up(indexed, monkeypatch):
@@ -477,7 +661,7 @@ def test_over_a_real_socket(indexed, encoder):
             r = http.post("/v1/find", json={"prompts": [PROMPT], "k": 2})
             assert r.status_code == 200 and len(r.json()["results"]) == 2
             assert http.get("/readyz").json()["status"] == "ready"
-            assert_error(http.get("/v1/models/nope"), 404, "not_found")
+            assert_error(http.get("/v1/models/nope"), 404, "not_found", "model")
             assert http.get("/").text.startswith("<!doctype html>")
 
 
@@ -529,6 +713,40 @@ def test_a_query_during_an_index_pass_answers_from_the_previous_complete_index(i
         assert c.get("/v1/benchmarks").json()["benchmarks"][-1]["name"] == "gamma"
 
 
+def test_healthz_and_the_page_answer_while_queries_wait_for_a_publish(indexed, encoder):
+    """While an index pass holds the gate (its publish), /healthz still answers at once, however many queries wait;
+    before, it ran in the same thread pool as the queries (40 threads), so 45 waiting requests left a liveness probe
+    without an answer until the publish ended (a probe's timeout kills the server mid-publish)."""
+    import urllib.request
+
+    svc = Service(encoder=encoder)
+    answers = []
+
+    def query(url):
+        with urllib.request.urlopen(url + "/v1/benchmarks", timeout=60) as r:
+            answers.append(r.status)
+
+    with ThreadServer(create_app(svc)) as url:
+        svc.gate.acquire_write()
+        try:
+            waiting = [threading.Thread(target=query, args=(url,), daemon=True) for _ in range(45)]
+            for t in waiting:
+                t.start()
+            time.sleep(0.5)
+            with urllib.request.urlopen(url + "/healthz", timeout=3) as r:
+                assert json.load(r) == {"status": "ok"}
+            assert answers == []  # the queries still wait for the publish
+            # the search page and its files load meanwhile (before: they waited in the same thread pool)
+            for path in ("/", "/static/app.js", "/static/app.css"):
+                with urllib.request.urlopen(url + path, timeout=3) as r:
+                    assert r.status == 200 and r.read()
+        finally:
+            svc.gate.release_write()
+        for t in waiting:
+            t.join(60)
+    assert answers == [200] * 45
+
+
 def test_the_worker_runs_in_the_server_process(indexed, encoder):
     """--worker-every: the first pass runs at start-up in a thread of the server, through the server's stores
     (the embedded index has one owner), while the API answers; shutdown stops it."""
@@ -560,7 +778,7 @@ def test_failing_in_process_passes_show_as_failed_and_only_the_recent_ones_are_k
         svc.worker_schedule = "1h"  # as with --worker-every (the thread is not started: the passes ran above)
         checks = c.get("/readyz").json()["checks"]
     assert len(svc.passes) == 20 and svc.passes_done == 23
-    assert {p["status"] for p in svc.passes} == {"failed"} and all(p["run_id"] is None for p in svc.passes)
+    assert {p["status"] for p in svc.passes} == {"failed"} and all(p.get("run_id") is None for p in svc.passes)
     assert "the last failed" in checks["worker"]["detail"] and len(checks["worker"]["passes"]) == 20
     from indexer.errors import BusyError
     from indexer.store.sql import open_store
@@ -570,6 +788,26 @@ def test_failing_in_process_passes_show_as_failed_and_only_the_recent_ones_are_k
         with pytest.raises(BusyError):
             svc.run_pass(threading.Event())
     assert svc.passes[-1]["status"] == "busy"
+
+
+def test_readyz_says_why_the_workers_last_pass_failed(tmp_path, encoder):
+    """An in-process pass that raises (here sources.toml is not TOML) is listed in /readyz's worker check as failed,
+    with its error; before, "the last None, 0.0 s" and a pass entry without status, the error only in the log."""
+    from indexer.config import get_settings
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    home = get_settings().home
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text("source = [ { spec = \n")
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="6h", store=store, vectors=vectors, encoder=encoder)
+        with pytest.raises(Exception, match="not valid TOML"):
+            svc.run_pass(threading.Event())
+        worker = svc.readiness()["worker"]
+    assert worker["passes"][-1]["status"] == "failed" and "not valid TOML" in worker["passes"][-1]["error"]
+    assert "; the last failed (" in worker["detail"] and "sources.toml: not valid TOML" in worker["detail"]
+    assert "None" not in worker["detail"], worker
 
 
 def test_cli_serve_rejects_a_bad_schedule_in_one_line():
@@ -623,6 +861,60 @@ def test_cli_serve_on_an_index_another_process_holds_is_one_line_exit_6(indexed,
     lines = [x for x in r.stderr.splitlines() if x.startswith("error:")]
     assert len(lines) == 1 and "another taskspace process is using the index" in lines[0]
     assert "Traceback" not in r.stderr and "serving http" not in r.stderr  # it never served: it does not say it does
+
+
+def test_cli_serve_says_the_url_it_serves(tmp_path):
+    """`taskspace serve` names the URL it listens on as bound: `--port 0` the port the system picked, an IPv6 host
+    in brackets; before, "serving http://127.0.0.1:0/" and "serving http://::1:8000/", URLs no client can open. A
+    client that connects as soon as the line is said is answered (before: refused until uvicorn had started)."""
+    import os
+    import urllib.request
+
+    proc = subprocess.Popen([TASKSPACE, "serve", "--port", "0"], stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TASKSPACE_HOME": str(tmp_path / "home")})
+    try:
+        line = next(x for x in proc.stderr if x.startswith("serving ") or x.startswith("error:"))
+        url = line.split()[1]
+        assert url.startswith("http://127.0.0.1:") and not url.startswith("http://127.0.0.1:0/"), line
+        # at once: the address listens when the line is said (before: connection refused until uvicorn had started)
+        with urllib.request.urlopen(url + "healthz", timeout=60) as r:
+            assert json.load(r) == {"status": "ok"}
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    from indexer.serve import listen_socket, served_url
+
+    try:
+        sock = listen_socket("::1", 0)
+    except Exception:  # noqa: BLE001 - no IPv6 loopback here
+        pytest.skip("no IPv6 loopback")
+    with sock:
+        assert served_url(sock) == f"http://[::1]:{sock.getsockname()[1]}/"
+    with listen_socket("", 0) as sock:
+        assert served_url(sock).startswith("http://0.0.0.0:")
+
+
+def test_a_host_given_as_a_url_or_with_a_port_is_said_so():
+    """`--host localhost:8000`, `--host http://localhost`: a configuration error saying to give the host alone and
+    the port with --port; `--host [::1]` (an IPv6 address as a URL writes it) listens on ::1. Before, "cannot listen
+    on localhost:8000:8000: Name or service not known; check --host and --port", and `[::1]` was "not known"."""
+    from indexer.errors import ConfigError
+    from indexer.serve import listen_socket, served_url
+
+    for host in ("localhost:8000", "http://localhost", "127.0.0.1:9000", "http://[::1]:8000/"):
+        with pytest.raises(ConfigError) as caught:
+            listen_socket(host, 0)
+        assert str(caught.value) == (f"--host {host!r} is not an address: give the host alone (e.g. 127.0.0.1, "
+                                     "0.0.0.0 or ::1) and the port with --port")
+    with listen_socket(" 127.0.0.1 ", 0) as sock:
+        assert served_url(sock).startswith("http://127.0.0.1:")
+    try:
+        sock = listen_socket("[::1]", 0)
+    except ConfigError as exc:  # no IPv6 loopback here: the error is not about the brackets
+        assert "not an address" not in str(exc)
+        return
+    with sock:
+        assert served_url(sock).startswith("http://[::1]:")
 
 
 def test_cli_serve_on_a_port_in_use_is_one_line_exit_2(tmp_path):

@@ -149,8 +149,21 @@ def test_search_page_in_chromium(page_server, tmp_path):
             page.set_viewport_size({"width": 360, "height": 780})
             assert page.evaluate("document.documentElement.scrollWidth") <= 360
             page.screenshot(path=str(shots / "model-360.png"), full_page=True)
+            assert page.title() == "model org/m1 – taskspace"  # the tab and the history entry name the view
             page.go_back()  # Back returns to the filtered results
             expect(results).to_have_count(2)
+            assert page.title() == "What is item 3 of alpha about chemistry? – taskspace"
+            # the page's own "back to search" link does too: the same search, the form as it was (before: "/", an
+            # empty form and no results)
+            page.set_viewport_size({"width": 1280, "height": 900})
+            page.locator("#ranked a.detail[data-model='lab/m3']").click()
+            expect(page.locator("#model-title")).to_have_text("lab/m3")
+            page.locator("#back").focus()
+            page.keyboard.press("Enter")
+            expect(page.locator("#search")).to_be_visible()
+            expect(results).to_have_count(2)
+            assert sorted(results.locator(".name").all_inner_texts()) == ["lab/m3", "org/m1"]
+            assert page.input_value("#licenses") == "mit" and parse_qs(urlsplit(page.url).query)["license"] == ["mit"]
 
             assert failures == []
             assert hosts == {base}, hosts  # no request to any other host
@@ -348,6 +361,20 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
             assert page.evaluate("document.activeElement.id") == "task"
             page.keyboard.press("Control+Enter")  # again: said again (emptied, then set)
             expect(status).to_have_text("type a task or pick a benchmark")
+            # a prompt over the limit is named by its place in the box, from 1 (before: "prompts[1]: ...", the API's
+            # index from 0)
+            page.fill("#task", "What is item 3?\n---\n" + "x" * 4001)
+            page.keyboard.press("Control+Enter")
+            expect(status).to_have_text("error: prompt 2: a prompt has at most 4000 characters (max_prompt_chars), "
+                                        "got 4001")
+            # a task of only --- lines holds no prompt: the same words (before: the API's "prompts is an empty list:
+            # ... or a query vector instead", a thing the page cannot give); beside a benchmark, the benchmark's answer
+            page.fill("#task", "---\n  ---  \n")
+            page.keyboard.press("Control+Enter")
+            expect(status).to_have_text("type a task or pick a benchmark")
+            page.select_option("#benchmark", "alpha")
+            page.click("#go")
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
 
             assert failures == []
             page.close()

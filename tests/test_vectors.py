@@ -694,7 +694,7 @@ def test_kinds_gone_reads_the_files_of_each_engine(tmp_path, engine):
     assert VectorStore.kinds_gone(root, engine, "t") == ["benchmarks", "prompts"]
 
 
-def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path):
+def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path, monkeypatch):
     """A second opener of the embedded index is told which process holds it (pid and command, never its arguments)
     and what to do: beside a running `taskspace serve`, send the query to the server; beside another command, wait
     or stop it. Before, every case said only to set up a Qdrant server, so `taskspace search` run beside `taskspace
@@ -719,6 +719,13 @@ def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path):
             assert said.startswith(f"another taskspace process is using the index at {path} (pid {holder.pid}: "
                                    f"{command}): {todo}"), said
             assert "TASKSPACE_QDRANT_URL" in said and "s3cr3t" not in said and "--port" not in said
+            if "serve" in argv:  # an indexing command beside the server: no query to send it (before: "send the query")
+                with monkeypatch.context() as m, pytest.raises(BusyError) as err:
+                    m.setattr(sys, "argv", ["/usr/bin/taskspace", "reindex"])
+                    VectorStore(path=path)
+                assert "send the query" not in str(err.value) and "(pid " in str(err.value), err.value
+                assert ": stop it first (the embedded index is one process at a time); or let the server index: " \
+                       "`taskspace serve --worker-every INTERVAL`" in str(err.value), err.value
         finally:
             holder.kill()
             holder.wait()

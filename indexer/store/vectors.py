@@ -156,7 +156,12 @@ def _busy_message(path: Path, holder: str) -> str:
     pid, _, command = holder.strip().partition(" ")
     if not pid.isdigit() or not command:
         return _BUSY.format(path)
-    if command.split()[-1:] == ["serve"]:
+    if command.split()[-1:] == ["serve"] and _command().split()[-1:] in (["index"], ["reindex"], ["worker"],
+                                                                        ["pull"], ["check"]):
+        # not a query the server could answer (before: "send the query to it instead", to `taskspace reindex`)
+        todo = ("stop it first (the embedded index is one process at a time); or let the server index: `taskspace "
+                "serve --worker-every INTERVAL` runs the indexing passes in its process")
+    elif command.split()[-1:] == ["serve"]:
         todo = ("send the query to it instead (POST /v1/find, GET /v1/models, or its search page), or stop it "
                 "first")
     else:

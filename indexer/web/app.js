@@ -47,6 +47,9 @@ const names = (text, word) => new RegExp(`(^|[^\\w.])${escapeRe(word)}(?![\\w])`
 function errorText(e, status) {
   const msg = e.message || `HTTP ${status}`;
   if (!e.field) return msg;
+  // one of the task's prompts: by its place in the box, from 1 (before: the API's "prompts[0]: ...", counted from 0)
+  const nth = /^prompts\[(\d+)\]$/.exec(e.field);
+  if (nth) return `prompt ${Number(nth[1]) + 1}: ` + (msg.startsWith(`${e.field}: `) ? msg.slice(e.field.length + 2) : msg);
   const leaf = e.field.split(".").pop();
   if (msg.startsWith(`${e.field}: `)) {
     const rest = msg.slice(e.field.length + 2);
@@ -122,10 +125,12 @@ const BOTH = "a task and a benchmark were both given: empty the task box, or set
 
 function findBody(p) {
   const body = {};
-  const task = p.get("q");
-  if (p.get("benchmark") && task && task.trim()) throw new Error(BOTH);
+  // a task of only --- lines holds no prompt: no task (before: the API's "prompts is an empty list ... or a query
+  // vector instead", and beside a benchmark "a task and a benchmark were both given")
+  const prompts = p.get("q") ? splitPrompts(p.get("q")) : [];
+  if (p.get("benchmark") && prompts.length) throw new Error(BOTH);
   if (p.get("benchmark")) body.benchmark = p.get("benchmark");
-  else if (task) body.prompts = splitPrompts(task);
+  else if (prompts.length) body.prompts = prompts;
   body.k = given(p, "k") ? number(p, "k") : 10;
   if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
@@ -255,9 +260,17 @@ const EMPTY = "type a task or pick a benchmark";
 // runSearch(p, true) for a search the user asked for: with neither a task nor a benchmark it says what to give (in
 // #status, a polite live region, so a screen reader announces it) rather than nothing; a page opened without a query
 // stays quiet
+// the tab's and the history entry's title names the view (before: one title for every search and model page)
+const TITLE = document.title;
+function titleFor(what) {
+  document.title = what ? `${what.length > 60 ? what.slice(0, 60) + "…" : what} – taskspace` : TITLE;
+}
+
 async function runSearch(p, asked = false) {
   $("model").hidden = true;
   $("results").hidden = false;
+  const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
+  titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task);
   let body;
   try { body = findBody(p); } catch (err) { showError(err); return; }
   if (!body.prompts && !body.benchmark) {
@@ -298,6 +311,7 @@ async function showModel(id) {
   const sec = $("model");
   sec.hidden = false;
   $("model-title").textContent = id;
+  titleFor(`model ${id}`);
   $("model-meta").textContent = "loading…";
   $("model-meta").removeAttribute("title");
   clearModelTables();  // the previous model's rows never stand under this one's title
@@ -360,8 +374,16 @@ document.addEventListener("click", (ev) => {  // model pages open in place (the 
   const a = ev.target.closest("a[data-model]");
   if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
   ev.preventDefault();
+  // "back to search" returns to the search this model page was opened from (before: to an empty page, "/")
+  $("back").href = "/" + location.search;
   history.pushState(null, "", a.getAttribute("href"));
   showModel(a.dataset.model);
+});
+$("back").addEventListener("click", (ev) => {  // the search, run again in place (a new history entry)
+  if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
+  ev.preventDefault();
+  history.pushState(null, "", $("back").getAttribute("href"));
+  route();
 });
 window.addEventListener("popstate", route);
 // the form follows the URL at once; the benchmark picker fills in when its list arrives (filling the form after
