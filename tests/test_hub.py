@@ -135,6 +135,15 @@ def test_is_valid_repo_id(value, ok):
 # -- error paths, each provoked on the local Hub server and met through the real client (issue 21) ------------
 
 
+def _one_prompt_table(tmp_path, *outcomes):
+    """A plain-table source in ``tmp_path/t``: one prompt ("What is 2+2?", benchmark ``b``) and each (model, correct)."""
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"{m},p1,{c}\n" for m, c in outcomes))
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    return d
+
+
 def _requests(server, prefix):
     return sum(1 for _, p, _ in server.log if p.startswith(prefix))
 
@@ -226,10 +235,7 @@ def test_an_answer_huggingface_hub_cannot_read_is_a_hub_error_and_the_ingest_goe
     assert sleeps == []
     assert client.model_info("fake-org/tiny-lb")["num_parameters"] == 1234567  # the client goes on
 
-    d = tmp_path / "t"
-    d.mkdir()
-    (d / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/broken,p1,1\nfake-org/tiny-lb,p1,0\n")
-    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    d = _one_prompt_table(tmp_path, ("fake-org/broken", 1), ("fake-org/tiny-lb", 0))
     s = ingest(str(d), store=store)
     assert s.errors == [] and s.outcomes == 2 and s.metadata == 1
     assert len(s.warnings) == 1 and s.warnings[0].startswith("fake-org/broken: no Hub metadata (cannot read model info")
@@ -257,11 +263,7 @@ def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, sto
     got = HubClient().model_info("fake-org/odd")
     assert (got["license"], got["base_model"], got["tags"], got["gated"], got["pipeline_tag"]) == (
         "5", None, ["a"], "true", None)
-    d = tmp_path / "t"
-    d.mkdir()
-    (d / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/odd,p1,1\nfake-org/blank,p1,0\n"
-                                    "fake-org/tiny-lb,p1,1\n")
-    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    d = _one_prompt_table(tmp_path, ("fake-org/odd", 1), ("fake-org/blank", 0), ("fake-org/tiny-lb", 1))
     s = ingest(str(d), store=store)
     assert s.errors == [] and s.outcomes == 3 and s.metadata == 3 and s.warnings == []
     odd, blank = store.get_model("fake-org/odd"), store.get_model("fake-org/blank")
@@ -278,10 +280,7 @@ def test_a_renamed_model_repos_metadata_is_stored_under_the_name_asked_for(hub_s
 
     hub_server.rename("model", "fake-org/old-name", "fake-org/tiny-lb")
     assert HubClient().model_info("fake-org/old-name")["key"] == "fake-org/old-name"
-    d = tmp_path / "t"
-    d.mkdir()
-    (d / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/old-name,p1,1\n")
-    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    d = _one_prompt_table(tmp_path, ("fake-org/old-name", 1))
     s = ingest(str(d), store=store)
     assert s.errors == [] and s.metadata == 1
     got = store.get_model("fake-org/old-name")
@@ -349,10 +348,7 @@ def test_metadata_a_failing_hub_did_not_give_is_fetched_by_the_next_ingest(hub_s
     after a pass run with HF_HUB_OFFLINE=1)."""
     from indexer.ingest import ingest
 
-    d = tmp_path / "t"
-    d.mkdir()
-    (d / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/tiny-lb,p1,1\nfake-org/not-on-hub,p1,0\n")
-    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    d = _one_prompt_table(tmp_path, ("fake-org/tiny-lb", 1), ("fake-org/not-on-hub", 0))
     hub_server.fail("/api/models/fake-org/tiny-lb", [503] * 6)
     first = ingest(str(d), store=store, hub=HubClient(backoff=0.01, sleep=lambda s: None))
     assert first.metadata == 0 and any("fake-org/tiny-lb: no Hub metadata" in w for w in first.warnings)
@@ -380,10 +376,7 @@ def test_a_hub_answer_with_a_nul_in_a_text_costs_no_metadata(hub_server, store, 
     (d / "config.json").write_text("{}")
     (d / "_info.json").write_text(json.dumps({"cardData": {"license": "mit\u0000"}, "pipeline_tag": "text\u0000gen",
                                               "author": "x\u0000", "tags": ["ok", "b\u0000d"], "likes": 3}))
-    t = tmp_path / "t"
-    t.mkdir()
-    (t / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/nul,p1,1\nfake-org/tiny-lb,p1,0\n")
-    (t / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    t = _one_prompt_table(tmp_path, ("fake-org/nul", 1), ("fake-org/tiny-lb", 0))
     s = ingest(str(t), store=store)
     assert s.errors == [] and s.metadata == 2
     got = store.get_model("fake-org/nul")
@@ -471,10 +464,7 @@ def test_a_hub_text_longer_than_its_column_costs_no_metadata(hub_server, store, 
     (d / "config.json").write_text("{}")
     (d / "_info.json").write_text(json.dumps({"cardData": {"license": "x" * 300}, "pipeline_tag": "y" * 200,
                                               "library_name": "transformers"}))
-    t = tmp_path / "t"
-    t.mkdir()
-    (t / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/long,p1,1\nfake-org/tiny-lb,p1,0\n")
-    (t / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    t = _one_prompt_table(tmp_path, ("fake-org/long", 1), ("fake-org/tiny-lb", 0))
     s = ingest(str(t), store=store)
     assert s.errors == [] and s.metadata == 2
     got = store.get_model("fake-org/long")
