@@ -160,6 +160,16 @@ def test_sqlite_wal_switch_waits_for_a_writer_on_a_new_file(tmp_path):
     other.close()
 
 
+def _set_revision(url: str, rev: str) -> None:
+    """Write ``rev`` into the database's alembic_version (a revision this taskspace may not know)."""
+    engine = migrate.make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(f"update alembic_version set version_num = '{rev}'")
+    finally:
+        engine.dispose()
+
+
 def test_a_revision_alembic_cannot_place_is_one_error_naming_it(db_url):
     """`taskspace db upgrade 0099`, `db downgrade foo`, and either on a database a newer taskspace migrated: one error
     naming the revision (or that the database is newer), not Alembic's CommandError traceback."""
@@ -171,12 +181,7 @@ def test_a_revision_alembic_cannot_place_is_one_error_naming_it(db_url):
     with pytest.raises(ConfigError, match="to revision 'foo'"):
         migrate.downgrade_url(db_url, "foo")
     assert migrate.status(db_url)["current"] == migrate.head()
-    engine = migrate.make_engine(db_url)
-    try:
-        with engine.begin() as conn:
-            conn.exec_driver_sql("update alembic_version set version_num = 'ffff_future'")
-    finally:
-        engine.dispose()
+    _set_revision(db_url, "ffff_future")  # as a newer taskspace leaves it
     for step in (lambda: migrate.upgrade_url(db_url), lambda: migrate.downgrade_url(db_url, "0012")):
         with pytest.raises(StoreError, match="at schema ffff_future, newer than this taskspace .*upgrade taskspace"):
             step()
@@ -193,12 +198,7 @@ def test_db_current_on_a_newer_database_says_to_upgrade_taskspace(tmp_path):
     url = f"sqlite:///{tmp_path / 'newer.db'}"
     migrate.upgrade_url(url)
     assert migrate.status(url)["newer"] is False
-    engine = migrate.make_engine(url)
-    try:
-        with engine.begin() as conn:
-            conn.exec_driver_sql("update alembic_version set version_num = 'ffff_future'")
-    finally:
-        engine.dispose()
+    _set_revision(url, "ffff_future")
     assert migrate.status(url)["newer"] is True
     r = CliRunner().invoke(app, ["db", "current", "--url", url])
     assert r.exit_code == 0, r.output
