@@ -204,7 +204,8 @@ def from_arrays(scores: np.ndarray, texts: list[str], benchmarks, models: list[s
 
 
 def merge(matrices: Sequence[OutcomeMatrix], names: Sequence[str]) -> tuple[OutcomeMatrix, np.ndarray]:
-    """Several matrices pooled into one, as one index holds several sources: models merged by name (sorted),
+    """Several matrices pooled into one, as one index holds several sources: models merged by name (sorted; the
+    matrices' model names are their index keys, :func:`indexer.evaluate.load_matrix`),
     prompts by text (content hash; a prompt keeps the benchmark and fields of the first matrix that has it), and
     a model's outcomes on a prompt in two matrices averaged. Returns (the matrix, (N,) the name in ``names`` of the
     matrix each prompt first came from)."""

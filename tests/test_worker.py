@@ -315,9 +315,15 @@ def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TA
     from the signal, and the run stayed `running` in `taskspace runs` until the next pass marked it `killed`."""
     from indexer.store.sql import open_store
 
+    import uuid
+
     data = tmp_path / "data"
-    data.mkdir()
-    os.mkfifo(data / "outcomes.csv")  # the pass blocks reading it: a pass caught mid-way, every time
+    data.mkdir()  # prompts no cache holds: the pass loads the encoder (seconds) after its run is recorded running
+    texts = [f"sigterm {uuid.uuid4().hex}: what is {i} + {i}?" for i in range(3)]
+    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n"
+                                      + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
+                                                                           for i in range(3) for j in range(2)))
     home = Path(os.environ["TASKSPACE_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
@@ -337,7 +343,7 @@ def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TA
             time.sleep(0.1)
         else:
             raise AssertionError("the pass did not start")
-        time.sleep(0.3)  # into the read of the pipe
+        time.sleep(0.3)  # into the encoder's load
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     finally:
