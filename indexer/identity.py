@@ -87,7 +87,7 @@ class AliasTable:
     @classmethod
     def parse(cls, path: Path) -> "AliasTable":
         try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))  # a byte-order mark (Notepad) is no error
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"not valid TOML: {exc}; see indexer/data/aliases.toml for the format", file=str(path)) from exc
         except UnicodeDecodeError as exc:  # TOML is UTF-8: a file saved in Latin-1 (a name with "é")

@@ -71,6 +71,15 @@ def test_user_alias_file_extends_and_wins(taskspace_home):
     assert resolve("Qwen1.5-7B").key == "Qwen/Qwen1.5-7B"  # the packaged file still applies
 
 
+def test_a_user_alias_file_saved_with_a_byte_order_mark_is_read(taskspace_home):
+    """`$TASKSPACE_HOME/aliases.toml` saved with a UTF-8 byte-order mark (Notepad's "UTF-8 with BOM"), as
+    sources.toml is: read as written; before, "not valid TOML (Invalid statement at line 1, column 1)" and every
+    ingest failed on it."""
+    taskspace_home.mkdir(parents=True, exist_ok=True)
+    (taskspace_home / "aliases.toml").write_bytes('\ufeff[hub]\n"my-local-finetune" = "me/finetune-v1"\n'.encode())
+    assert resolve("my-local-finetune").key == "me/finetune-v1"
+
+
 @pytest.mark.parametrize("text,match", [
     ("[hub\n", "not valid TOML"),
     ('[hub]\n"x" = "not a repo"\n', "is not a Hub repo id"),
