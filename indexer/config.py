@@ -204,8 +204,9 @@ _TEXT_SETTINGS = ("TASKSPACE_HOME", "TASKSPACE_DATABASE_URL", "TASKSPACE_QDRANT_
 
 def _warn_unknown_variables() -> None:
     """A warning for each ``TASKSPACE_*`` variable that is no setting (a typo: ``TASKSPACE_DATABASE_URI``), naming the
-    setting it is closest to. Before, it was ignored without a word: a pass meant for PostgreSQL indexed into the
-    default SQLite file."""
+    setting it is closest to, and for a Qdrant API key without the server's URL. Before, both were ignored without a
+    word: a pass meant for PostgreSQL (or a Qdrant server) indexed into the default SQLite file (or the embedded
+    index)."""
     import difflib
     import logging
 
@@ -216,6 +217,10 @@ def _warn_unknown_variables() -> None:
             logging.getLogger(__name__).warning(
                 "%s is not a taskspace setting and is ignored%s (docs/CONFIGURATION.md lists them)", name,
                 f"; did you mean {known[close[0]]}?" if close else "")
+    if os.environ.get("TASKSPACE_QDRANT_API_KEY") and not os.environ.get("TASKSPACE_QDRANT_URL"):
+        logging.getLogger(__name__).warning(
+            "TASKSPACE_QDRANT_API_KEY is set but TASKSPACE_QDRANT_URL is not: the key is for a Qdrant server, and "
+            "without its URL the embedded index in TASKSPACE_HOME is used and the key ignored")
 
 
 def _folder(name: str, path: Path) -> None:

@@ -109,6 +109,28 @@ def test_a_taskspace_variable_that_is_no_setting_is_warned_about_naming_the_clos
     reset_settings()
 
 
+def test_a_qdrant_api_key_without_the_servers_url_is_warned_about(monkeypatch, caplog):
+    """TASKSPACE_QDRANT_API_KEY set and TASKSPACE_QDRANT_URL not (the URL forgotten, or set in another shell): a
+    warning that the key is for a server and the embedded index is used; before, the key was ignored without a word
+    and the pass indexed into the embedded index."""
+    import logging
+
+    monkeypatch.setenv("TASKSPACE_QDRANT_API_KEY", "secret-key")
+    monkeypatch.delenv("TASKSPACE_QDRANT_URL", raising=False)
+    reset_settings()
+    with caplog.at_level(logging.WARNING, logger="indexer.config"):
+        get_settings()
+    assert "TASKSPACE_QDRANT_API_KEY is set but TASKSPACE_QDRANT_URL is not" in caplog.text
+    assert "secret-key" not in caplog.text
+    caplog.clear()
+    monkeypatch.setenv("TASKSPACE_QDRANT_URL", "http://127.0.0.1:6333")
+    reset_settings()
+    with caplog.at_level(logging.WARNING, logger="indexer.config"):
+        get_settings()
+    assert "TASKSPACE_QDRANT_API_KEY" not in caplog.text
+    reset_settings()
+
+
 def test_every_setting_is_documented():
     doc = (ROOT / "docs" / "CONFIGURATION.md").read_text()
     assert env_table_markdown() in doc, "regenerate docs/CONFIGURATION.md from ENV_VARS"
