@@ -147,6 +147,13 @@ def load(path: Path) -> list[SourceSpec]:
             spec = normalise(raw)
         except ConfigError as exc:
             raise ConfigError(f"{path}: source #{n}: {exc}") from None
+        first = next((k for k, o in enumerate(out, 1) if (o.spec, o.format, o.limit) == (spec, fmt, limit)), None)
+        if first is not None:  # `/x` and `/x/` by hand: one source, read once (before, twice every pass)
+            import logging
+
+            logging.getLogger(__name__).warning("%s: source #%d is source #%d again (%s); it is read once", path, n,
+                                                first, spec)
+            continue
         out.append(SourceSpec(spec=spec, format=item.get("format"), limit=limit))
     return out
 

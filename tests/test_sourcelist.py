@@ -538,3 +538,23 @@ def test_a_sources_file_saved_with_a_byte_order_mark_is_read(tmp_path):
     write_table(other, "bench2", {"m1": [1, 0]}, 2)
     sourcelist.add(path, [SourceSpec(str(other))])
     assert [s.spec for s in sourcelist.load(path)] == [str(data), str(other)]
+
+
+def test_one_path_written_twice_by_hand_is_one_source(tmp_path, caplog):
+    """A hand-written `sources.toml` naming one folder twice (`/x` and `/x/`, or an absolute and a relative path):
+    one source, read once, with a warning naming both entries; before, both were kept and every pass read the
+    folder twice. The same folder with another format or limit stays a source of its own."""
+    import logging
+
+    from helpers import write_table
+
+    data = tmp_path / "data"
+    write_table(data, "bench", {"m1": [1, 0]}, 2)
+    path = tmp_path / "sources.toml"
+    path.write_text(f'[[source]]\nspec = "{data}"\n\n[[source]]\nspec = "{data}/"\n\n[[source]]\nspec = "data"\n\n'
+                    f'[[source]]\nspec = "{data}"\nlimit = 3\n')
+    with caplog.at_level(logging.WARNING, logger="indexer.sourcelist"):
+        got = sourcelist.load(path)
+    assert [(s.spec, s.limit) for s in got] == [(str(data), None), (str(data), 3)]
+    assert f"source #2 is source #1 again ({data}); it is read once" in caplog.text
+    assert "source #3 is source #1 again" in caplog.text
