@@ -379,7 +379,9 @@ def _prompts(prompts) -> list[str] | None:
         raise InputError("prompts is an empty list: give at least one prompt (or a benchmark name or a query vector "
                          "instead)", item="prompts")
     for i, p in enumerate(out):
-        if not isinstance(p, str) or not p.strip():
+        if not isinstance(p, str):  # `[["x"]]`, `[1]`: said as what it is (before: "must be a non-empty string")
+            raise InputError(f"a prompt must be a string, not {type(p).__name__}", item=f"prompts[{i}]")
+        if not p.strip():
             raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
         bad = text_problem(p)  # what ingest refuses (a NUL, a lone surrogate) cannot be a query either
         if bad:
@@ -545,7 +547,9 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     if not isinstance(names, (list, tuple)) or not names:
         raise InputError("models must be a non-empty list of model names", item="models")
     for n in names:
-        if not isinstance(n, str) or not n.strip():
+        if not isinstance(n, str):
+            raise InputError(f"a model name must be a string, not {type(n).__name__}", item="models")
+        if not n.strip():
             raise InputError("a model name must be a non-empty string", item="models")
         if name_problem(n):
             raise InputError(f"the model name {n[:60]!r} {name_problem(n)}", item="models")

@@ -287,6 +287,18 @@ def test_an_error_about_one_prompt_names_the_field_the_client_sent(client):
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT, ""]}), 422, "invalid_input", "prompts[1]")
 
 
+def test_a_prompt_or_model_that_is_not_a_string_is_said_so(client):
+    """`{"prompts": [["x"]]}`, `{"prompts": [1]}` or `{"models": [1]}`: the error names the type sent; before, "must
+    be a non-empty string", as if an empty string had been sent."""
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT, ["x"]]}), 422, "invalid_input", "prompts[1]")
+    assert err["message"] == "prompts[1]: a prompt must be a string, not list", err
+    err = assert_error(client.post("/v1/find", json={"prompts": [1]}), 422, "invalid_input", "prompts[0]")
+    assert "must be a string, not int" in err["message"], err
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "models": [1]}), 422, "invalid_input",
+                       "models")
+    assert "a model name must be a string, not int" in err["message"], err
+
+
 def test_a_query_parameter_that_takes_one_value_given_twice_is_refused(client):
     """`GET /v1/models?limit=2&limit=3` is a 422 naming `limit` and both values; before, FastAPI kept the last value
     without a word (limit 3), as it did for `benchmark`, `max_params` and every other one-value parameter.
