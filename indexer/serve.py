@@ -43,6 +43,7 @@ With a Qdrant server and PostgreSQL the worker and any number of API processes r
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import logging
 import os
@@ -649,9 +650,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         except errors.InputError as exc:  # the library names the list it was given; the client sent one string
             one = "prompt" if "prompt" in body else "prompts" if isinstance(body.get("prompts"), str) else None
             if one is not None and exc.item == "prompts[0]":
-                exc.item = one
-                said = str(exc)
-                exc.args = (one + said[len("prompts[0]"):] if said.startswith("prompts[0]: ") else said,)
+                _named_as_sent(exc, "prompts[0]", one)
             raise
 
     @app.get("/v1/models", tags=["browse"], responses=fails(404, 422, 503, 500))
@@ -674,11 +673,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             item = getattr(exc, "item", None) or ""
             param = {f"filters.{v}": k for k, v in _MODELS_FILTERS.items()}.get(item)
             if param is not None:
-                exc.item = param
-                said = str(exc)
-                said = (said.replace(f"{item}: ", f"{param}: ", 1) if said.startswith(f"{item}: ") else said
-                        if said.startswith(f"{param} ") else f"{param}: {said}")  # "measured_on: benchmark must ..."
-                exc.args = (said,)
+                _named_as_sent(exc, item, param)
             raise
         return {"models": got[:limit], "offset": offset, "limit": limit,
                 "next_offset": offset + limit if len(got) > limit else None}
@@ -696,8 +691,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     # -- the page: its few small files answered from memory on the event loop, so it loads while queries wait for
     # a publish in the worker threads (a FileResponse reads the file in one of those threads, and waited for them)
     def web_file(request: Request, path: Path, media: str | None) -> Response:
-        data = path.read_bytes()
-        etag = '"' + hashlib.md5(data, usedforsecurity=False).hexdigest() + '"'
+        data, etag = _web_bytes(path)
         headers = {"etag": etag, "content-length": str(len(data))}
         if etag in request.headers.get("if-none-match", ""):
             return Response(status_code=304, headers={"etag": etag})
@@ -727,6 +721,22 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     app.openapi = with_defs
     return app
+
+
+@functools.lru_cache(maxsize=None)
+def _web_bytes(path: Path) -> tuple[bytes, str]:
+    """A page file's bytes and ETag, read once per process (the files are part of the package)."""
+    data = path.read_bytes()
+    return data, '"' + hashlib.md5(data, usedforsecurity=False).hexdigest() + '"'
+
+
+def _named_as_sent(exc, item: str, field: str) -> None:
+    """The library's InputError about ``item`` (``filters.licenses``, ``prompts[0]``) said with the name the client
+    sent (``license``, ``prompt``): its ``item`` and the message's leading ``item: `` become ``field``."""
+    exc.item = field
+    said = str(exc)
+    exc.args = (said.replace(f"{item}: ", f"{field}: ", 1) if said.startswith(f"{item}: ") else said
+                if said.startswith(f"{field} ") else f"{field}: {said}",)  # "measured_on: benchmark must ..."
 
 
 def _error_responses():
