@@ -233,3 +233,15 @@ def test_an_evaluation_benchmark_given_a_bad_data_says_so_in_one_line(args, tmp_
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / args[0]), *(a.format(x=x) for a in args[1:])],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 1 and proc.stderr.strip() == f"error: {x}: no such file or folder", proc.stderr[-2000:]
+
+
+def test_probe_pooled_fold_checks_its_arguments_before_reading_data(tmp_path):
+    # one folder, or a folder that is not there: a usage error (exit 2) naming it, before any data is read or encoded
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    run = lambda *a: subprocess.run([sys.executable, str(ROOT / "benchmarks" / "probe_pooled_fold.py"), *a],  # noqa: E731
+                                    capture_output=True, text=True, env=env, timeout=120)
+    one = run(str(tmp_path), "--fold", "math")
+    assert one.returncode == 2 and "give at least two data folders" in one.stderr
+    missing = run(str(tmp_path), str(tmp_path / "none"), "--fold", "math")
+    assert missing.returncode == 2 and f"{tmp_path / 'none'}: not a folder" in missing.stderr
+    assert "Traceback" not in one.stderr + missing.stderr
