@@ -51,7 +51,10 @@ def _identity(key: str, p: dict) -> dict:
 
 
 def _metadata(p: dict) -> dict:
-    return {"license": p.get("license"), "params": p.get("num_parameters"), "pipeline_tag": p.get("pipeline_tag"),
+    from .sync import license_text
+
+    return {"license": license_text(p.get("license")), "params": p.get("num_parameters"),
+            "pipeline_tag": p.get("pipeline_tag"),
             "gated": p.get("gated"), "open_weights": p.get("kind") == "hub"}
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError, NotFoundError
+from .sync import license_text
 
 
 @dataclass
@@ -58,7 +59,7 @@ class Match:
         r = lambda x: None if x is None or not np.isfinite(x) else round(float(x), 6)  # noqa: E731
         return {"model": self.model, "score": round(self.score, 6), "probability": r(self.probability),
                 "interval": None if r(self.low) is None or r(self.high) is None else [r(self.low), r(self.high)],
-                **{k: self.payload.get(k) for k in keep}}
+                **{k: self.payload.get(k) for k in keep}, "license": license_text(self.payload.get("license"))}
 
 
 #: RANKS: ``probability`` (the calibrated probability: Qdrant's own order) or ``lcb`` (the lower end of the

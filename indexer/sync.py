@@ -142,12 +142,31 @@ def _iso(t):
 UNSTORED = ("revision", "gated_mode", "likes", "base_model", "last_modified", "inputs_digest", "computed_at")
 
 
+def license_payload(text):
+    """A model's license as its point carries it: the text SQL holds, or, for a model card that names several
+    (stored joined with ",", e.g. ``apache-2.0,mit``), the list of them, so that a filter on any one of them matches
+    (a keyword filter matches an array field holding the value; the joined text matched none of its licenses).
+    :func:`license_text` reads it back."""
+    if isinstance(text, str) and "," in text:
+        parts = [t.strip() for t in text.split(",") if t.strip()]
+        return parts if len(parts) > 1 else (parts[0] if parts else None)
+    return text
+
+
+def license_text(value):
+    """A point's ``license`` as text, as SQL and the answers give it: a list joined with ","."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value) or None
+    return value
+
+
 def _model_point(mv, rec, aliases: dict | None = None) -> Point:
     acc = {k: float(v) for k, v in (mv.accuracy or {}).items() if v is not None and np.isfinite(v)}
     gated = getattr(rec, "gated", None)
     payload = {
         "kind": getattr(rec, "kind", None), "revision": getattr(rec, "revision", None),
-        "license": getattr(rec, "license", None), "num_parameters": getattr(rec, "num_parameters", None),
+        "license": license_payload(getattr(rec, "license", None)),
+        "num_parameters": getattr(rec, "num_parameters", None),
         "pipeline_tag": getattr(rec, "pipeline_tag", None), "library": getattr(rec, "library", None),
         "tags": list(getattr(rec, "tags", None) or []),
         "gated": gated not in (None, "", "false", "False", False), "gated_mode": gated,

@@ -666,3 +666,22 @@ def test_a_model_measured_on_a_varied_benchmark_is_measured_near_its_benchmark_q
     finally:
         vectors.close()
         store.close()
+
+
+def test_a_model_with_two_licenses_passes_a_filter_on_either(idx):
+    """A model card naming two licenses is stored as "apache-2.0,mit" (hub._card_text joins them); its point held that
+    text, so `--license mit` and `--license apache-2.0` both excluded it. Now the point holds the list of them and a
+    filter on either matches; answers still show the text as stored."""
+    from indexer import sync
+
+    store, vectors, _ = idx
+    store.upsert_models([{"key": "org/small", "license": "apache-2.0,mit"}])
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    for lic in ("mit", "apache-2.0"):
+        got = {r.model: r for r in ask(idx, benchmark="alpha", k=10, filters={"licenses": [lic]})}
+        assert "org/small" in got, lic
+        assert got["org/small"].metadata["license"] == "apache-2.0,mit"
+    assert "org/small" not in {r.model for r in ask(idx, benchmark="alpha", k=10, filters={"licenses": ["gpl-3.0"]})}
+    assert sync.license_payload("apache-2.0, mit") == ["apache-2.0", "mit"] and sync.license_payload("mit") == "mit"
+    assert sync.license_payload(None) is None and sync.license_text(["a", "b"]) == "a,b"
+    assert all(d.clean for d in sync.check(store, vectors))  # the digest covers the payload as pushed
