@@ -197,7 +197,9 @@ class Filters:
                 u.strip().lower(), known, n=1, cutoff=0.6)), None) for u in unknown]
             close = list(dict.fromkeys(c for c in close if c))
             hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-            raise InputError(f"unknown filter(s) {unknown}{hint}; known: {', '.join(sorted(known))}", item="filters")
+            # one unknown key is the item itself (as a bad value of a known one is: filters.licenses)
+            raise InputError(f"unknown filter(s) {unknown}{hint}; known: {', '.join(sorted(known))}",
+                             item=f"filters.{unknown[0]}" if len(unknown) == 1 else "filters")
         return cls(**data)
 
     def to_dict(self) -> dict:

@@ -52,8 +52,12 @@ def test_parse_params_human_units():
         Filters(max_params="lots")
     with pytest.raises(InputError, match="above max_params"):
         Filters(min_params="8B", max_params="1B")
-    with pytest.raises(InputError, match=r"unknown filter\(s\) \['colour'\]"):
+    with pytest.raises(InputError, match=r"unknown filter\(s\) \['colour'\]") as err:
         Filters.from_dict({"colour": "red"})
+    assert err.value.item == "filters.colour"  # the key itself, as a bad value of a known one (filters.licenses)
+    with pytest.raises(InputError, match=r"unknown filter\(s\) \['colour', 'size'\]") as err:
+        Filters.from_dict({"colour": "red", "size": 1})
+    assert err.value.item == "filters"
     with pytest.raises(InputError, match=r"unknown filter\(s\) \['license'\] \(did you mean 'licenses'\?\); known: "):
         Filters.from_dict({"license": "mit"})  # the HTTP body's filters: a near name is suggested, as for fields
     assert Filters.from_dict({"max_params": "8B", "licenses": "mit"}).conditions() == {

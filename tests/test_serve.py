@@ -241,7 +241,8 @@ def test_every_error_has_one_shape(client, monkeypatch):
     assert bad_k["message"] == "k must be a positive integer, not 0"  # the field named once (before: "k: k must ...")
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "benchmark": "alpha"}), 422, "invalid_input", "query")
     assert_error(client.post("/v1/find", json={"prompts": [""]}), 422, "invalid_input", "prompts[0]")
-    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"size": 1}}), 422, "invalid_input", "filters")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"size": 1}}), 422, "invalid_input",
+                 "filters.size")
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"max_params": "big"}}), 422,
                  "invalid_input", "filters.max_params")
     assert_error(client.post("/v1/find", json={"vector": [0.1, 0.2]}), 422, "invalid_input", "vector")
@@ -325,7 +326,7 @@ def test_a_filter_named_as_the_model_list_names_it_is_answered_with_ours(client)
     for sent, ours in (("measured_on", "benchmark"), ("license", "licenses"), ("Licenses", "licenses"),
                        ("MIN_EVIDENCE", "min_evidence")):
         err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {sent: "alpha"}}), 422,
-                           "invalid_input", "filters")
+                           "invalid_input", f"filters.{sent}")  # the key as sent
         assert f"(did you mean {ours!r}?)" in err["message"], err
 
 
