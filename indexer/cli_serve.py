@@ -17,6 +17,10 @@ def serve(
              "owns the embedded index, and queries during a pass answer from the previous complete index."),
     cron: Optional[str] = typer.Option(
         None, "--cron", help='Like --worker-every, on a cron schedule in UTC (e.g. "0 */6 * * *" or @daily).'),
+    cors_origin: Optional[list[str]] = typer.Option(
+        None, "--cors-origin",
+        help="Let pages from this origin (scheme://host[:port], or * for any) call the API from a browser; repeat for "
+             "more. Unset: no CORS headers (the search page at / needs none)."),
 ) -> None:
     """Serve the HTTP API (POST /v1/find, GET /v1/models, /v1/benchmarks, /healthz, /readyz) and the search page at /.
 
@@ -25,11 +29,14 @@ def serve(
       taskspace serve --port 8000
 
       taskspace serve --worker-every 6h      # embedded index: the worker runs in the server process
+
+      taskspace serve --cors-origin https://my-app.example.org
     """
     from .errors import ConfigError
     from .schedule import Cron, is_cron
-    from .serve import run
+    from .serve import cors_origins, run
 
+    cors = cors_origins(cors_origin)  # a bad origin: one line, exit 2, before anything opens
     if every and cron:
         raise ConfigError("give at most one of --worker-every INTERVAL or --cron EXPRESSION")
     if cron and not is_cron(cron):
@@ -51,4 +58,4 @@ def serve(
                    + (f"; indexing worker: {schedule}" if schedule else ""), err=True)
 
     run(host, port, worker_schedule=schedule, log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()),
-        on_start=announce)
+        on_start=announce, cors=cors)

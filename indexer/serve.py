@@ -455,9 +455,35 @@ class Service:
 
 
 # ------------------------------------------------------------------------------------------------ the app
-def create_app(service: Service | None = None, *, worker_schedule: str | None = None):
+def cors_origins(origins) -> list[str]:
+    """The origins ``taskspace serve --cors-origin`` allows, checked: each ``*`` (any) or ``scheme://host[:port]`` as
+    a browser sends it in its ``Origin`` header (no path, query or trailing slash: such an origin never matches, so
+    a browser would be refused with nothing said); a ConfigError naming the first one that is not."""
+    from urllib.parse import urlsplit
+
+    from .errors import ConfigError
+
+    out: list[str] = []
+    for raw in origins or ():
+        o = str(raw).strip()
+        try:
+            parts = urlsplit(o)
+            port_ok = parts.port is None or parts.port > 0
+        except ValueError:
+            parts, port_ok = None, False
+        if o != "*" and (parts is None or not port_ok or parts.scheme not in ("http", "https") or not parts.hostname
+                         or parts.path or parts.query or parts.fragment or parts.username is not None):
+            raise ConfigError(f"--cors-origin {raw!r} is not an origin: give scheme://host[:port] as the browser sends "
+                              "it (e.g. https://example.org or http://localhost:3000, no path), or * for any")
+        if o not in out:
+            out.append(o)
+    return out
+
+
+def create_app(service: Service | None = None, *, worker_schedule: str | None = None, cors: list[str] | None = None):
     """The FastAPI app. ``service``: one already built (tests); else one is built and started at start-up and
-    closed at shutdown."""
+    closed at shutdown. ``cors``: the origins whose pages may call the API from a browser (:func:`cors_origins`;
+    none: no CORS headers, so only pages served from the API's own origin, as its search page is)."""
     from fastapi import Body, Depends, FastAPI, Query, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, Response
@@ -612,6 +638,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
     app.add_middleware(_Head)
+    if cors:  # outermost: a preflight is answered before any other middleware, every answer carries the headers
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
+                           allow_headers=["content-type"], max_age=600)
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
     fails = _error_responses()
@@ -992,12 +1023,13 @@ class _TooLarge(Exception):
 
 
 def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | None = None,
-        log_level: str = "warning", on_start=None) -> None:
+        log_level: str = "warning", on_start=None, cors: list[str] | None = None) -> None:
     """Start the server (blocks until SIGINT/SIGTERM; the in-process worker finishes its current item first).
     ``on_start(url)`` is called once the stores and the encoder are open, before the server listens, with the URL
     it serves (:func:`served_url`)."""
     import uvicorn
 
+    cors = cors_origins(cors)  # a bad origin is one line and exit 2, before anything is bound or opened
     # the address is taken first: a port in use (or a host that is not an address here) is one line and exit 2
     # (a configuration error) before anything loads; uvicorn binding it itself logged its own ERROR line after the
     # encoder had loaded and exited 3, the code of a storage error
@@ -1011,7 +1043,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
         sock.listen(2048)
         if on_start is not None:
             on_start(served_url(sock))
-        app = create_app(service)
+        app = create_app(service, cors=cors)
         # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
         # so a clean shutdown exits 0
         signal.signal(signal.SIGTERM, lambda signum, frame: None)

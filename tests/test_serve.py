@@ -950,3 +950,41 @@ def test_cli_serve_on_a_port_in_use_is_one_line_exit_2(tmp_path):
                        text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("error: cannot listen on nosuch.invalid:0: "), r.stderr
     assert "check --host and --port" in r.stderr and r.stderr.strip().count("\n") == 0
+
+
+def test_cors_origins_may_call_the_api_from_a_browser_and_others_get_no_cors_headers(indexed, encoder):
+    """`taskspace serve --cors-origin URL`: a page of that origin may call the API from a browser (a preflight is
+    answered, every answer carries Access-Control-Allow-Origin); another origin gets no such header (the browser
+    refuses it); without the option no answer carries one. An origin a browser never sends (with a path, another
+    scheme, no host) is a configuration error naming it, before anything starts."""
+    from indexer.errors import ConfigError
+    from indexer.serve import cors_origins
+
+    app_origin = "https://app.example.org"
+    with TestClient(create_app(Service(encoder=encoder), cors=[app_origin, app_origin + " "])) as c:
+        pre = c.options("/v1/find", headers={"Origin": app_origin, "Access-Control-Request-Method": "POST",
+                                             "Access-Control-Request-Headers": "content-type"})
+        assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] == app_origin
+        assert "POST" in pre.headers["access-control-allow-methods"]
+        r = c.post("/v1/find", json={"prompts": [PROMPT], "k": 2}, headers={"Origin": app_origin})
+        assert r.status_code == 200 and r.headers["access-control-allow-origin"] == app_origin
+        err = c.post("/v1/find", json={"prompts": [""]}, headers={"Origin": app_origin})  # errors too
+        assert err.status_code == 422 and err.headers["access-control-allow-origin"] == app_origin
+        other = c.get("/v1/models", headers={"Origin": "https://elsewhere.example"})
+        assert other.status_code == 200 and "access-control-allow-origin" not in other.headers
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        plain = c.get("/v1/models", headers={"Origin": app_origin})
+        assert plain.status_code == 200 and "access-control-allow-origin" not in plain.headers
+    assert cors_origins(["*", "http://localhost:3000", "http://localhost:3000"]) == ["*", "http://localhost:3000"]
+    for bad in ("https://app.example.org/", "app.example.org", "ftp://x.org", "https://x.org/page", "http://:80",
+                "http://x.org:0", "http://x.org:99999"):
+        with pytest.raises(ConfigError, match="is not an origin"):
+            cors_origins([bad])
+
+
+def test_serve_refuses_a_bad_cors_origin_before_it_starts(tmp_path):
+    proc = subprocess.run([TASKSPACE, "serve", "--port", "0", "--cors-origin", "https://app.example.org/"],
+                          capture_output=True, text=True, timeout=60,
+                          env={**__import__("os").environ, "TASKSPACE_HOME": str(tmp_path / "home")})
+    assert proc.returncode == 2 and "--cors-origin 'https://app.example.org/' is not an origin" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "home").exists()
