@@ -217,11 +217,26 @@ def worker(
     raise typer.Exit(w.serve())
 
 
+#: the item errors ``taskspace runs`` prints under a run in its table (``--json`` lists them all)
+RUN_ERRORS_SHOWN = 3
+
+
+def _error_line(err) -> str:
+    """A run's stored item error as ``taskspace index`` prints it: ``error: file:line: message``."""
+    if not isinstance(err, dict):
+        return f"error: {err}"
+    where = str(err.get("file") or "")
+    if err.get("line") is not None:
+        where += f":{err['line']}"
+    return f"error: {where + ': ' if where else ''}{err.get('message')}"
+
+
 def runs(
     limit: int = typer.Option(20, "--limit", "-n", min=1, help="How many recent runs."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List recent indexing runs with their status and counts.
+    """List recent indexing runs with their status and counts, and under each run its first errors (which file or
+    source failed, and why; --json lists every one under "error_details").
 
     Examples:
 
@@ -238,7 +253,8 @@ def runs(
         store.close()
     if as_json:
         echo_json([{"id": r.id, "kind": r.kind, "status": r.status, "started_at": r.started_at,
-                    "finished_at": r.finished_at, "pid": r.pid, "counts": r.counts, "errors": len(r.errors or [])}
+                    "finished_at": r.finished_at, "pid": r.pid, "counts": r.counts, "errors": len(r.errors or []),
+                    "error_details": list(r.errors or [])}
                    for r in recs])
         return
     if not recs:
@@ -251,3 +267,9 @@ def runs(
         c = r.counts or {}
         typer.echo(f"{r.id:>5}  {r.kind:<8} {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  "
                    f"{c.get('solved', 0):>6} {c.get('embedded', 0):>8} {len(r.errors or []):>6}")
+        # which file or source failed was only in the run's record, which no command showed (the count above)
+        errs = list(r.errors or [])
+        for err in errs[:RUN_ERRORS_SHOWN]:
+            typer.echo(f"       {_error_line(err)}")
+        if len(errs) > RUN_ERRORS_SHOWN:
+            typer.echo(f"       ... and {len(errs) - RUN_ERRORS_SHOWN} more (taskspace runs --json lists them)")

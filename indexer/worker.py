@@ -90,7 +90,7 @@ MAX_LOGGED_ERRORS = 20
 def _log_errors(report) -> None:
     """A warning per item error of a finished pass (``file:line: message``, at most :data:`MAX_LOGGED_ERRORS`), as
     `taskspace index` prints them. Before, a worker's log said only "pass finished: partial": which source or file
-    failed was in the run's record, which no command shows (`taskspace runs` counts the errors)."""
+    failed was in the run's record only (`taskspace runs` shows it now, under the run)."""
     errors = getattr(report, "errors", None) or []
     for err in errors[:MAX_LOGGED_ERRORS]:
         where = err.get("file") or ""

@@ -558,3 +558,30 @@ def test_one_path_written_twice_by_hand_is_one_source(tmp_path, caplog):
     assert [(s.spec, s.limit) for s in got] == [(str(data), None), (str(data), 3)]
     assert f"source #2 is source #1 again ({data}); it is read once" in caplog.text
     assert "source #3 is source #1 again" in caplog.text
+
+
+def test_runs_shows_which_source_failed_and_why(tmp_path):
+    """`taskspace runs` counted a run's errors and no command showed them (a worker's log did, if kept): which file
+    or source failed was only in the database. Now the table prints a run's first errors under it as `taskspace index`
+    prints them (`error: file:line: message`, then how many more) and `--json` lists every one (`error_details`)."""
+    import json as _json
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    gone = tmp_path / "gone"
+    assert ts("sources", "add", str(folder)).returncode == 0
+    for k in range(5):  # five configured folders that vanished: five item errors of one pass
+        (gone / str(k)).mkdir(parents=True)
+        assert ts("sources", "add", str(gone / str(k))).returncode == 0
+    import shutil
+
+    shutil.rmtree(gone)
+    assert ts("index").returncode == 1
+    table = ts("runs")
+    lines = table.stdout.splitlines()
+    assert table.returncode == 0 and "partial" in lines[1], table.stdout
+    shown = [x.strip() for x in lines[2:] if x.strip().startswith("error: ")]
+    assert len(shown) == 3 and shown[0].startswith(f"error: {gone / '0'}: no such file or folder"), table.stdout
+    assert lines[-1].strip() == "... and 2 more (taskspace runs --json lists them)", table.stdout
+    (run,) = _json.loads(ts("runs", "--json").stdout)
+    assert run["errors"] == 5 and len(run["error_details"]) == 5
+    assert {e["file"] for e in run["error_details"]} == {str(gone / str(k)) for k in range(5)}
