@@ -84,6 +84,19 @@ def count_models(benchmark: str | None = None, filters: Filters | dict | None = 
     return vectors.count(name, "models", _models_where(store, benchmark, filters) or None)
 
 
+def missing_metadata(benchmark: str | None = None, filters: Filters | dict | None = None, *, store=None, vectors=None,
+                     space=None) -> dict[str, int]:
+    """Per filter of these options that needs metadata (license, parameter count, pipeline tag, a Hub repo), how many
+    of the models ``benchmark`` restricts to lack it, so that the filter drops them whatever they are (as
+    ``find_models`` reports ``missing_metadata``); ``{}`` without such a filter."""
+    from .find import _MISSING
+
+    store, vectors, sp, name = _stores(store, vectors, space)
+    flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
+    base = _models_where(store, benchmark, None)
+    return {f: vectors.count(name, "models", _merge(base, _MISSING[f])) for f in flt.conditions() if f in _MISSING}
+
+
 def _models_where(store, benchmark: str | None, filters: Filters | dict | None) -> dict:
     """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones)."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)

@@ -406,7 +406,7 @@ def models(
 
       taskspace models --open-only --max-params 8B --json
     """
-    from .browse import count_models, list_models
+    from .browse import count_models, list_models, missing_metadata
     from .find import Filters, format_params
 
     filters = Filters(licenses=license or None, max_params=max_params, open_only=open_only)
@@ -414,10 +414,19 @@ def models(
     if as_json:
         echo_json(rows)
         return
+
+    def unlisted() -> None:  # the models a filter drops for lack of the metadata it needs (as `search` notes them)
+        what = {"licenses": "no license", "max_params": "no parameter count", "open_only": "no Hub repo known"}
+        for name, n in missing_metadata(benchmark=benchmark, filters=filters).items():
+            if n:
+                typer.echo(f"{FILTER_OPTIONS.get(name, name)}: {n} model(s) with {what.get(name, 'no such metadata')} "
+                           "are not listed")
+
     if not rows:
         if list_models(limit=1):  # models are indexed: the options (or the page) left none
             typer.echo("no indexed model matches these options (without them the index lists models: drop a filter "
                        "or lower --offset)")
+            unlisted()
         else:
             typer.echo("no model is indexed yet (run `taskspace index`)")
         return
@@ -432,6 +441,7 @@ def models(
            [[r["model"], "API" if r["api_only"] else ("Hub" if r["hub_id"] else "name"),
              format_params(r["metadata"]["params"]) or "-", r["metadata"]["license"] or "-", str(r["n_prompts"] or 0),
              _pct(r["accuracy"]), str(len(r["benchmarks"]))] for r in rows])
+    unlisted()
 
 
 def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:

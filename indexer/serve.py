@@ -366,6 +366,12 @@ class Service:
         with self.gate.read():
             return list_models(**query, store=self.store, vectors=self.vectors)
 
+    def missing_metadata(self, **query) -> dict[str, int]:
+        from .browse import missing_metadata
+
+        with self.gate.read():
+            return missing_metadata(**query, store=self.store, vectors=self.vectors)
+
     def model(self, model_id: str) -> dict:
         from .browse import model_detail
 
@@ -698,8 +704,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                    "pipeline_tag": pipeline_tag, "exclude_gated": exclude_gated, "open_only": open_only,
                    "min_evidence": min_evidence, "benchmark": measured_on}
         try:
-            got = svc.models(benchmark=benchmark, offset=offset, limit=limit + 1,
-                             filters={k: v for k, v in filters.items() if v is not None})
+            given = {k: v for k, v in filters.items() if v is not None}
+            got = svc.models(benchmark=benchmark, offset=offset, limit=limit + 1, filters=given)
+            # per filter that needs metadata (license, sizes, ...): how many models lack it, as /v1/find says; before,
+            # ?max_params on an index without sizes answered [] and nothing said why
+            missing = svc.missing_metadata(benchmark=benchmark, filters=given)
         except errors.IndexerError as exc:  # the library names the filter; the client sent the query parameter
             item = getattr(exc, "item", None) or ""
             param = {f"filters.{v}": k for k, v in _MODELS_FILTERS.items()}.get(item)
@@ -707,7 +716,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 _named_as_sent(exc, item, param)
             raise
         return {"models": got[:limit], "offset": offset, "limit": limit,
-                "next_offset": offset + limit if len(got) > limit else None}
+                "next_offset": offset + limit if len(got) > limit else None,
+                "missing_metadata": {k: missing[v] for k, v in _MODELS_FILTERS.items() if v in missing}}
 
     @app.get("/v1/models/{model_id:path}", tags=["browse"], responses=fails(404, 422, 503, 500))
     def model(model_id: str):

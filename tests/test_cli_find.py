@@ -146,6 +146,13 @@ def test_browse_commands(indexed):
     assert text.returncode == 0 and all(t in text.stdout for t in ("model", "params", "license", "accuracy"))
     text = run("models", "--offset", "1000")  # past the end: the options left none, not "run taskspace index"
     assert text.returncode == 0 and "drop a filter or lower --offset" in text.stdout and "taskspace index" not in text.stdout
+    # a filter that needs metadata says how many models it drops for lack of it (3 of the 4 have no parameter count)
+    text = run("models", "--max-params", "80B", "--license", "mit")
+    assert text.returncode == 0 and "org/a" in text.stdout
+    assert "--max-params: 3 model(s) with no parameter count are not listed" in text.stdout, text.stdout
+    assert "--license: 3 model(s) with no license are not listed" in text.stdout
+    text = run("models", "--max-params", "1B")  # none left: said, with why
+    assert "no indexed model matches these options" in text.stdout and "--max-params: 3 model(s)" in text.stdout
     text = run("benchmarks")
     assert "models measured" in text.stdout and "alpha" in text.stdout
     text = run("model", "org/a")
