@@ -11,6 +11,8 @@ from typing import Optional
 
 import typer
 
+from .errors import item_error_line
+
 
 def echo_json(obj) -> None:
     """Print an object as indented JSON on stdout: standard JSON (RFC 8259), so a number without a value (a NaN
@@ -175,10 +177,7 @@ def _print_run(report) -> None:
     if times:
         typer.echo(f"  time: {times}")
     for err in report.errors[:20]:
-        where = err.get("file") or ""
-        if err.get("line") is not None:
-            where += f":{err['line']}"
-        typer.echo(f"  error: {where}: {err['message']}" if where else f"  error: {err['message']}", err=True)
+        typer.echo(f"  {item_error_line(err)}", err=True)
     if len(report.errors) > 20:
         typer.echo(f"  ... and {len(report.errors) - 20} more error(s) (--json lists all)", err=True)
 
@@ -221,16 +220,6 @@ def worker(
 RUN_ERRORS_SHOWN = 3
 
 
-def _error_line(err) -> str:
-    """A run's stored item error as ``taskspace index`` prints it: ``error: file:line: message``."""
-    if not isinstance(err, dict):
-        return f"error: {err}"
-    where = str(err.get("file") or "")
-    if err.get("line") is not None:
-        where += f":{err['line']}"
-    return f"error: {where + ': ' if where else ''}{err.get('message')}"
-
-
 def runs(
     limit: int = typer.Option(20, "--limit", "-n", min=1, help="How many recent runs."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -270,6 +259,6 @@ def runs(
         # which file or source failed was only in the run's record, which no command showed (the count above)
         errs = list(r.errors or [])
         for err in errs[:RUN_ERRORS_SHOWN]:
-            typer.echo(f"       {_error_line(err)}")
+            typer.echo(f"       {item_error_line(err)}")
         if len(errs) > RUN_ERRORS_SHOWN:
             typer.echo(f"       ... and {len(errs) - RUN_ERRORS_SHOWN} more (taskspace runs --json lists them)")

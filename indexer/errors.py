@@ -87,3 +87,15 @@ class BusyError(StoreError):
     """Another taskspace process holds the lock (indexing pass, local Qdrant folder)."""
 
     exit_code = 6
+
+
+def item_error_line(err) -> str:
+    """An item error of a pass (``{"file", "line", "message"}``, as a run records it) as one line, the way
+    ``taskspace index``, ``taskspace runs`` and the worker's log print it: ``error: file:line: message`` (``file`` and
+    ``line`` when known)."""
+    if not isinstance(err, dict):
+        return f"error: {err}"
+    where = str(err.get("file") or "")
+    if err.get("line") is not None:
+        where += f":{err['line']}"
+    return f"error: {where}: {err.get('message')}" if where else f"error: {err.get('message')}"

@@ -19,7 +19,7 @@ import threading
 from datetime import datetime, timezone
 from typing import Callable
 
-from .errors import BusyError, IndexerError
+from .errors import BusyError, IndexerError, item_error_line
 from .schedule import next_run
 
 log = logging.getLogger(__name__)
@@ -93,9 +93,6 @@ def _log_errors(report) -> None:
     failed was in the run's record only (`taskspace runs` shows it now, under the run)."""
     errors = getattr(report, "errors", None) or []
     for err in errors[:MAX_LOGGED_ERRORS]:
-        where = err.get("file") or ""
-        if err.get("line") is not None:
-            where += f":{err['line']}"
-        log.warning("error: %s%s", f"{where}: " if where else "", err.get("message"))
+        log.warning("%s", item_error_line(err))
     if len(errors) > MAX_LOGGED_ERRORS:
         log.warning("... and %d more error(s) in run %s", len(errors) - MAX_LOGGED_ERRORS, getattr(report, "run_id", "?"))
