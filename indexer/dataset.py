@@ -435,6 +435,25 @@ def _finite(x) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
 
 
+def space_names(root: Path, want: list[str] | None = None) -> list[str]:
+    """The spaces (by index name) the space table of the record set in ``root`` lists; with ``want``, an
+    :class:`UnknownSpaceError` naming the first of them it does not list (as :func:`read` raises it)."""
+    root = Path(root)
+    errors = _Errors()
+    st = _read_table(root, SPACES, SPACE_COLUMNS, errors)
+    errors.raise_if_any(root)
+    known = [r["space"] for r in st.select(["space"]).to_pylist()]
+    _check_wanted(known, want)
+    return known
+
+
+def _check_wanted(known: list, want: list[str] | None) -> None:
+    unknown = [s for s in want or [] if s not in known]
+    if unknown:  # a bad option value (exit 2, naming it), as `--space` of publish, check and reindex
+        raise UnknownSpaceError(f"--space {unknown[0]!r} is not a space of the records; they hold "
+                                f"{', '.join(map(str, known)) or 'none'} (by index name)")
+
+
 def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
     """Every space of the record set in the folder ``root`` (or those named in ``spaces``), validated (see the
     module docstring); :class:`InputError` listing every problem by file and row, and nothing returned, otherwise."""
@@ -455,11 +474,7 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
     twice = sorted({k for k in known if known.count(k) > 1})
     if twice:
         raise InputError(f"{SPACES} lists space(s) {', '.join(map(str, twice))} more than once", item=str(root))
-    if spaces:
-        unknown = [s for s in spaces if s not in known]
-        if unknown:  # a bad option value (exit 2, naming it), as `--space` of publish, check and reindex
-            raise UnknownSpaceError(f"--space {unknown[0]!r} is not a space of the records; they hold "
-                                    f"{', '.join(map(str, known)) or 'none'} (by index name)")
+    _check_wanted(known, spaces)
     b_rows = [dict(r, vector=None) for r in bt.drop_columns(["vector"]).to_pylist()]
     b_dims = []
     by_space = {r["space"]: r for r in rows}

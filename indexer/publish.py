@@ -458,8 +458,10 @@ class PullResult:
         return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3)}
 
 
-def _fetch(spec: str, hub=None) -> tuple[Path, str, str]:
-    """(folder, origin, revision) of a pull spec: ``hub:ORG/NAME[@REV]`` or a local folder."""
+def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, str]:
+    """(folder, origin, revision) of a pull spec: ``hub:ORG/NAME[@REV]`` or a local folder. ``space`` (``pull
+    --space``): from the Hub, the space table is downloaded first and the name checked against it (an unknown one is
+    an error before the vectors are fetched), then only that space's files."""
     from .hub import HubClient, is_valid_repo_id, is_valid_revision
 
     if spec.startswith("hub:"):
@@ -473,6 +475,10 @@ def _fetch(spec: str, hub=None) -> tuple[Path, str, str]:
         files = [f for f in snap.files if dataset.is_managed(f) and f != dataset.CARD]
         if dataset.SPACES not in files:
             raise NotFoundError(f"hub:{repo}@{snap.sha[:12]} holds no {dataset.SPACES}: not a taskspace record set")
+        if space is not None:  # its name checked on the small space table, before any vectors are downloaded
+            dataset.space_names(hub.download(snap, [dataset.SPACES]), [space])
+            others = {dataset.models_file, dataset.patterns_file, dataset.prompts_file}
+            files = [f for f in files if f.count("/") == 0 or f in {name(space) for name in others}]
         root = hub.download(snap, files)
         return root, f"hub:{repo}@{snap.sha}", snap.sha
     root = Path(spec).expanduser()
@@ -535,7 +541,7 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
     """Load published records into this installation (see the module docstring). Holds the ``index`` lock while it
     writes (BusyError, exit 6, while an indexing pass runs)."""
     t0 = time.perf_counter()
-    root, origin, revision = _fetch(spec, hub)
+    root, origin, revision = _fetch(spec, hub, space)
     spaces = dataset.read(root, [space] if space else None)
     own_store, own_vectors = store is None, vectors is None
     if own_store:

@@ -1167,3 +1167,32 @@ def test_a_record_whose_text_holds_a_nul_is_reported_by_row(publisher, tmp_path,
     assert re.search(r"models/\S+\.parquet: row 1 \(model org/a\x00b\): model holds a NUL character", msg)
     assert re.search(r"models/\S+\.parquet: row 2 \(model \S+\): license holds a NUL character", msg)
     assert store.list_spaces() == [] and store.list_models() == []
+
+
+def test_pull_space_from_the_hub_checks_the_name_before_downloading_vectors(publisher, hub_server, tmp_path,
+                                                                          monkeypatch):
+    """`taskspace pull hub:ORG/NAME --space X`: the space table is downloaded first and X checked against it, so an
+    unknown X fails (exit 2's UnknownSpaceError, nothing imported) having fetched only that small table; a known X
+    downloads its own files and the shared tables, not those of the dataset's other spaces. Before, every file of the
+    record set was downloaded and then the name was found unknown."""
+    from indexer import dataset
+    from indexer.errors import UnknownSpaceError
+    from indexer.space import space_name
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    publish("tester/recs", store=store_a)
+    (sp,) = store_a.list_spaces()
+    name = space_name(sp)
+    _home(tmp_path, monkeypatch, "home_b")
+    before = len(hub_server.downloads())
+    with pytest.raises(UnknownSpaceError, match=r"--space 'nope' is not a space of the records; they hold " + name):
+        pull("hub:tester/recs", space="nope")
+    fetched = hub_server.downloads()[before:]
+    assert fetched and all(p.endswith(dataset.SPACES) for p in fetched), fetched
+    _assert_nothing_imported()
+    before = len(hub_server.downloads())
+    pull("hub:tester/recs", space=name)
+    fetched = {p.split("/resolve/", 1)[1].split("/", 1)[1] for p in hub_server.downloads()[before:]}
+    assert dataset.models_file(name) in fetched and dataset.BENCHMARKS in fetched
+    assert all(f.count("/") == 0 or name in f for f in fetched), fetched
