@@ -542,9 +542,18 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             hint = f"{path} takes no query parameters"
         raise ApiError(422, "invalid_request", f"unknown query parameter(s) {unknown}; {hint}", unknown[0])
 
+    async def names_once(request: Request) -> None:
+        """A name written twice in one object of the body is an error naming it (JSON leaves its meaning open; the
+        parser kept the last). The body is already read and parsed by then: a body that does not parse has its own
+        error. On the event loop: no I/O (the body is cached), parsing at most :data:`LIMITS` ``max_body_bytes``."""
+        if (where := repeated_name(await request.body())) is not None:
+            raise ApiError(422, "invalid_input", f"{where}: written twice in one JSON object; send each name once",
+                           where)
+
     # the annotation as a class, not the string this module's `from __future__ import annotations` makes of it (FastAPI
     # resolves strings in the module's globals, where Request is not imported): the request, not a query parameter
     known_query_parameters.__annotations__["request"] = Request
+    names_once.__annotations__["request"] = Request
 
     app = FastAPI(title="taskspace", version=version, lifespan=lifespan, docs_url=None, redoc_url=None,
                   dependencies=[Depends(known_query_parameters)],
@@ -673,6 +682,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     defs = schema.pop("$defs", {})
 
     @app.post("/v1/find", tags=["find"], responses=fails(400, 404, 413, 415, 422, 503, 500),
+              dependencies=[Depends(names_once)],
               openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
                                                            "filters": {"max_params": "8B"}}}}}})
@@ -857,6 +867,41 @@ def _find_schema() -> dict:
         evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
 
     return FindBody.model_json_schema(ref_template="#/components/schemas/{model}")
+
+
+class _Pairs(list):
+    """A JSON object as its (name, value) pairs in order, duplicates kept (:func:`repeated_name`)."""
+
+
+def _first_repeat(node, path: str) -> str | None:
+    if isinstance(node, _Pairs):
+        seen: set = set()
+        for name, value in node:
+            where = f"{path}.{name}" if path else str(name)
+            if name in seen:
+                return where
+            seen.add(name)
+            if (got := _first_repeat(value, where)) is not None:
+                return got
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            if (got := _first_repeat(value, f"{path}[{i}]")) is not None:
+                return got
+    return None
+
+
+def repeated_name(raw: bytes) -> str | None:
+    """The path (``k``, ``filters.licenses``, ``prompts[0].x``) of the first name a JSON body writes twice in one
+    object, None when none is (or the body does not parse: its own error says so). JSON leaves the meaning of a
+    repeated name open and Python keeps the last, so ``{"k": 5, "k": 50}`` would be answered for 50 without a word."""
+    import json
+
+    if raw.count(b'"') < 4:  # fewer than two names: nothing to repeat
+        return None
+    try:
+        return _first_repeat(json.loads(raw, object_pairs_hook=_Pairs), "")
+    except (ValueError, RecursionError):
+        return None
 
 
 def find_arguments(body: dict) -> dict:

@@ -990,3 +990,20 @@ def test_serve_refuses_a_bad_cors_origin_before_it_starts(tmp_path):
                           env={**__import__("os").environ, "TASKSPACE_HOME": str(tmp_path / "home")})
     assert proc.returncode == 2 and "--cors-origin 'https://app.example.org/' is not an origin" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "home").exists()
+
+
+def test_a_name_written_twice_in_the_body_is_named_not_taken_last(client):
+    """`{"prompts": [...], "k": 5, "k": 50}`: JSON leaves a repeated name's meaning open and the parser kept the last,
+    so the answer was for k=50 without a word. Now 422 naming it (its path inside the body), for nested objects too;
+    the same name in two different objects is fine."""
+    def post(text):
+        return client.post("/v1/find", content=text.encode(), headers={"content-type": "application/json"})
+
+    err = assert_error(post(f'{{"prompts": ["{PROMPT}"], "k": 5, "k": 50}}'), 422, "invalid_input", "k")
+    assert "written twice in one JSON object" in err["message"]
+    assert_error(post(f'{{"prompts": ["{PROMPT}"], "filters": {{"max_params": "8B", "max_params": "80B"}}}}'), 422,
+                 "invalid_input", "filters.max_params")
+    ok = post(f'{{"prompts": ["{PROMPT}"], "k": 2, "filters": {{"k": 1}}}}')  # one 'k' per object: no repeat there
+    assert ok.status_code == 422 and ok.json()["error"]["field"] == "filters.k"  # (an unknown filter, said as such)
+    assert post(f'{{"prompts": ["{PROMPT}"], "k": 2}}').status_code == 200
+    assert_error(post('{"prompts": ['), 400, "invalid_json")  # a body that does not parse keeps its own error
