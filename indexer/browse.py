@@ -91,10 +91,13 @@ def missing_metadata(benchmark: str | None = None, filters: Filters | dict | Non
     ``find_models`` reports ``missing_metadata``); ``{}`` without such a filter."""
     from .find import _MISSING
 
-    store, vectors, sp, name = _stores(store, vectors, space)
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
+    need = [f for f in flt.conditions() if f in _MISSING]
+    if not need:  # no such filter (most pages): no store is asked
+        return {}
+    store, vectors, sp, name = _stores(store, vectors, space)
     base = _models_where(store, benchmark, None)
-    return {f: vectors.count(name, "models", _merge(base, _MISSING[f])) for f in flt.conditions() if f in _MISSING}
+    return {f: vectors.count(name, "models", _merge(base, _MISSING[f])) for f in need}
 
 
 def _models_where(store, benchmark: str | None, filters: Filters | dict | None) -> dict:

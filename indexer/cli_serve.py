@@ -34,9 +34,8 @@ def serve(
     """
     from .errors import ConfigError
     from .schedule import Cron, is_cron
-    from .serve import cors_origins, run
+    from .serve import run
 
-    cors = cors_origins(cors_origin)  # a bad origin: one line, exit 2, before anything opens
     if every and cron:
         raise ConfigError("give at most one of --worker-every INTERVAL or --cron EXPRESSION")
     if cron and not is_cron(cron):
@@ -58,4 +57,4 @@ def serve(
                    + (f"; indexing worker: {schedule}" if schedule else ""), err=True)
 
     run(host, port, worker_schedule=schedule, log_level=logging.getLevelName(logging.getLogger().getEffectiveLevel()),
-        on_start=announce, cors=cors)
+        on_start=announce, cors=cors_origin)  # run checks the origins first (a bad one: exit 2, nothing opened)

@@ -477,8 +477,8 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
             raise NotFoundError(f"hub:{repo}@{snap.sha[:12]} holds no {dataset.SPACES}: not a taskspace record set")
         if space is not None:  # its name checked on the small space table, before any vectors are downloaded
             dataset.space_names(hub.download(snap, [dataset.SPACES]), [space])
-            others = {dataset.models_file, dataset.patterns_file, dataset.prompts_file}
-            files = [f for f in files if f.count("/") == 0 or f in {name(space) for name in others}]
+            own = {dataset.models_file(space), dataset.patterns_file(space), dataset.prompts_file(space)}
+            files = [f for f in files if f.count("/") == 0 or f in own]
         root = hub.download(snap, files)
         return root, f"hub:{repo}@{snap.sha}", snap.sha
     root = Path(spec).expanduser()
