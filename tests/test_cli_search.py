@@ -89,6 +89,23 @@ def test_benchmark_search_json_and_filters(index, capsys):
     assert code == 0 and [r["model"] for r in results(json.loads(out))] == [r["model"] for r in everyone[:2]]
 
 
+def test_a_benchmark_search_shows_each_models_observed_accuracy_on_it(index, capsys, monkeypatch):
+    """`search --benchmark B` prints, beside the predicted probability (shrunk toward the model's general level, so it
+    may differ), the model's observed accuracy on B and of how many prompts; before, only "measured near: yes (10)",
+    so 74% beside a measured 57% (the bundled sample's gpt-4o on mmlu_pro/law) read as a contradiction."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = cli(capsys, "--benchmark", "cli-bench", "--evidence", "0")  # the table reads it whatever --evidence
+    assert code == 0 and "measured on it" in out and "measured near" not in out, out
+    rows = {line.split("│")[2].strip(): line for line in out.splitlines() if line.count("│") > 6}
+    assert sorted(rows) == sorted(MODELS), out
+    code, js, _ = cli(capsys, "--benchmark", "cli-bench", "--json")
+    for r in results(json.loads(js)):
+        (b,) = [b for b in r["evidence"]["benchmarks"] if b["name"] == "cli-bench"]
+        assert f"{round(100 * b['accuracy'])}% of 10" in rows[r["model"]], (rows[r["model"]], b)
+    code, out, _ = cli(capsys, "What is item 3?")  # a prompt query keeps its column
+    assert code == 0 and "measured near" in out and "measured on it" not in out
+
+
 def test_compare_mode_lists_every_named_model_and_the_help_says_k_does_not_apply(index, capsys, monkeypatch):
     """`search -m A -m B -m C -k 1`: every named model is ranked (find_models: compare mode lists every listed model)
     and `--json` echoes the -k given as `query.k`; `search -h` says so at `-k` and `-m`. Before, the help said only

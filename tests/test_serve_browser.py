@@ -8,6 +8,7 @@ PostgreSQL tests: ``.ci/run`` installs it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -375,6 +376,10 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
             page.select_option("#benchmark", "alpha")
             page.click("#go")
             expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            # a benchmark's answer shows each model's observed accuracy on it beside the predicted probability, which
+            # the method shrinks toward the model's general level (before: the probability alone)
+            metas = page.locator("#ranked .result > p.meta").all_inner_texts()
+            assert len(metas) == 4 and all(re.search(r"observed on alpha: \d+% of 16 prompts", m) for m in metas), metas
 
             assert failures == []
             page.close()

@@ -194,7 +194,15 @@ function evidencePanel(r) {
   return panel;
 }
 
-function resultItem(r, i, signal) {
+// a benchmark query's observed accuracy of the model on that benchmark (the method's probability is shrunk toward the
+// model's general level and may differ from it; before, only the probability was shown), or null when not measured
+function observedOn(r, benchmark) {
+  const b = ((r.evidence || {}).benchmarks || []).find((x) => x.name === benchmark && x.accuracy !== null);
+  if (!b) return null;
+  return `observed on ${benchmark}: ${pct(b.accuracy)}` + (b.n === null || b.n === undefined ? " (as published)" : ` of ${b.n} prompts`);
+}
+
+function resultItem(r, i, signal, q) {
   const name = r.hub_id
     ? el("a", { class: "name", href: `https://huggingface.co/${r.hub_id}`, rel: "noopener", title: "its page on the Hugging Face Hub" }, r.model)
     : el("span", { class: "name", text: r.model });
@@ -208,6 +216,7 @@ function resultItem(r, i, signal) {
   const cov = r.coverage || {};
   const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
     md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null,
+    q && q.kind === "benchmark" ? observedOn(r, q.benchmark) : null,
     cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown"
       : `measured on ${cov.near || 0} nearby prompt(s)` + (cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "")]
     .filter(Boolean).join(" · ") });
@@ -223,7 +232,7 @@ const FILTER_LABELS = { licenses: "licenses", min_params: "min parameters", max_
 function renderResults(data) {
   const list = $("ranked");
   const signal = !data.space || data.space.signal !== false;
-  list.replaceChildren(...data.results.map((r, i) => resultItem(r, i, signal)));
+  list.replaceChildren(...data.results.map((r, i) => resultItem(r, i, signal, data.query)));
   const q = data.query || {};
   const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${q.prompts} prompt(s)`;
   $("status").className = "";
