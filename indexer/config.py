@@ -40,7 +40,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_TEST_CACHE": ("(unset)", "Tests only: an embedding cache folder to keep across test sessions (default: a fresh folder per session)."),
     "HF_TOKEN": ("(unset)", "Hugging Face token (read by huggingface_hub; never logged). `hf auth login` works too. `taskspace publish` needs one with write access (docs/PUBLISHING.md)."),
     "HF_ENDPOINT": ("https://huggingface.co", "Hub endpoint (read by huggingface_hub); tests point it at a local server."),
-    "HF_HUB_OFFLINE": ("0", "Set to 1 to forbid any Hub request (the encoder loads from installed packages anyway)."),
+    "HF_HUB_OFFLINE": ("0", "Set to 1 (or true, yes, on) to forbid any Hub request (the encoder loads from installed packages anyway); TRANSFORMERS_OFFLINE set so counts the same."),
 }
 
 
