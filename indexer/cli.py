@@ -387,6 +387,7 @@ def reindex(
     from .sync import reindex as run_reindex
 
     from .cli_index import interrupt_on_sigterm
+    from .errors import abort_reason
 
     interrupt_on_sigterm()
     with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
@@ -398,7 +399,7 @@ def reindex(
             results = run_reindex(sql, vectors, space, kinds=kind or KINDS)
         except BaseException as exc:
             sql.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
-                           errors=[{"file": None, "line": None, "message": f"reindex aborted: {exc}"}])
+                           errors=[{"file": None, "line": None, "message": f"reindex aborted: {abort_reason(exc)}"}])
             raise
         sql.finish_run(run_id, "ok", {"spaces": [r.as_dict() for r in results]})
     if as_json:

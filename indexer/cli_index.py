@@ -82,7 +82,7 @@ def interrupt_on_sigterm() -> None:
 
     def on_term(signum, frame):
         terminated.append(True)
-        raise Terminated()
+        raise Terminated("terminated (SIGTERM)")
 
     try:
         signal.signal(signal.SIGTERM, on_term)

@@ -89,6 +89,16 @@ class BusyError(StoreError):
     exit_code = 6
 
 
+def abort_reason(exc: BaseException) -> str:
+    """Why a run stopped early, as its recorded error says it after "run aborted: " (``taskspace runs``): the
+    exception's message, else what it was (an interrupt carries none: Ctrl-C). Before, an interrupted run's error
+    read "run aborted: " and nothing more."""
+    text = str(exc).strip()
+    if text:
+        return text
+    return "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
+
+
 def item_error_line(err) -> str:
     """An item error of a pass (``{"file", "line", "message"}``, as a run records it) as one line, the way
     ``taskspace index``, ``taskspace runs`` and the worker's log print it: ``error: file:line: message`` (``file`` and

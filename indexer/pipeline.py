@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from . import sourcelist
-from .errors import IndexerError, InputError
+from .errors import IndexerError, InputError, abort_reason
 from .sourcelist import SourceSpec
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ class Indexer:
                            accept_partial=accept_partial)
             except BaseException as exc:
                 report.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-                report.errors.append({"file": None, "line": None, "message": f"run aborted: {exc}"})
+                report.errors.append({"file": None, "line": None, "message": f"run aborted: {abort_reason(exc)}"})
                 self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
                 raise
             if self.stop.is_set():

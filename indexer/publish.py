@@ -180,6 +180,10 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
     from .store.sql_types import looks_like_repo_id
     from .sync import resolve_spaces
 
+    # the spaces first: a --space naming none is said as such (exit 2), not as a licence refusal (exit 1)
+    spaces = [sp for sp in resolve_spaces(store, space) if store.model_vector_keys(sp.id)]
+    if not spaces:
+        raise NotFoundError("nothing to publish: no space has model vectors; run `taskspace index` first")
     sources = source_licences(store)
     restricted = [s for s in sources if s["restricted"]]
     if restricted and not include_restricted:
@@ -188,9 +192,6 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
         raise InputError(f"source {s['location']} is under a restricted licence ({s['licence']}, from {s['file']}){more}: "
                          "its derived records are not published; pass --include-restricted to publish them anyway "
                          "(the card lists every licence)")
-    spaces = [sp for sp in resolve_spaces(store, space) if store.model_vector_keys(sp.id)]
-    if not spaces:
-        raise NotFoundError("nothing to publish: no space has model vectors; run `taskspace index` first")
     for sp in spaces:  # a pulled space: its records are published where they came from, and it holds too little here
         origin = store.space_origin(sp.id)
         if origin is not None:

@@ -41,7 +41,7 @@ class Worker:
 
     def _on_signal(self, signum, frame) -> None:
         if self.stop.is_set():
-            raise KeyboardInterrupt  # second signal: leave now
+            raise KeyboardInterrupt(f"a second {signal.Signals(signum).name}")  # second signal: leave now
         log.info("signal %s: finishing the current item, then exiting", signal.Signals(signum).name)
         self.stop.set()
 

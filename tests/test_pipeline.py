@@ -284,6 +284,37 @@ def test_an_interrupt_is_recorded_and_reraised(tmp_path, env, monkeypatch):
     assert run.status == "interrupted" and "run aborted" in run.errors[0]["message"]
 
 
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_an_interrupted_runs_error_says_what_interrupted_it(tmp_path, env, monkeypatch, how):
+    """The error an interrupted pass records (`taskspace runs` prints it) names the interrupt: Ctrl-C, or SIGTERM to
+    `taskspace index` (its handler, indexer.cli_index.interrupt_on_sigterm); before, it read "run aborted: " and
+    nothing more (a KeyboardInterrupt has no message)."""
+    from indexer import cli_index
+
+    write_table(tmp_path / "a", "alpha", outcomes(np.random.default_rng(9), ["m1"], 6), 6)
+    ix = env()
+
+    def interrupt(self):
+        if how == "ctrl-c":
+            raise KeyboardInterrupt
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler raises in this (the main) thread
+        raise AssertionError("SIGTERM did not interrupt the pass")  # not reached: the handler raised
+
+    monkeypatch.setattr(Indexer, "_space", interrupt)
+    monkeypatch.setattr(cli_index, "terminated", [])
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        if how == "sigterm":
+            cli_index.interrupt_on_sigterm()
+        with pytest.raises(KeyboardInterrupt):
+            ix.run([SourceSpec(str(tmp_path / "a"))])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    run = ix.store.list_runs()[0]
+    said = {"ctrl-c": "interrupted (Ctrl-C)", "sigterm": "terminated (SIGTERM)"}[how]
+    assert run.status == "interrupted" and run.errors[0]["message"] == f"run aborted: {said}", run.errors
+
+
 def _two_models_indexed(tmp_path, env, seed: int):
     """One pass over two models on one benchmark (folder ``a``): the indexer, its space, the space's index name and
     the random generator that made the outcomes."""

@@ -1098,6 +1098,19 @@ def test_a_pull_over_a_space_built_here_says_what_works(publisher, tmp_path, enc
     assert pull(str(tmp_path / "d"), store=store_a, vectors=vectors_a).spaces[0]["models"] == before
 
 
+def test_publish_space_naming_no_space_is_said_before_a_licence_refusal(publisher, tmp_path):
+    """`taskspace publish --space NAME` naming no space, in a home with a source under a restricted licence: the error
+    names --space and the spaces there (UnknownSpaceError, exit 2), nothing written; before, the licence refusal
+    (exit 1) came first, so a typo in --space read as a licence problem."""
+    from indexer.errors import UnknownSpaceError
+
+    store_a, _, _ = publisher
+    (tmp_path / "sample" / "PROVENANCE.md").write_text("# x\n- License: CC BY-NC-SA 4.0 (non-commercial, share-alike)\n")
+    with pytest.raises(UnknownSpaceError, match=r"--space 'nope' is not a known space"):
+        publish("tester/recs", space="nope", store=store_a, dry_run=tmp_path / "d")
+    assert not (tmp_path / "d").exists()
+
+
 def test_pull_space_naming_no_space_of_the_records_is_a_usage_error(publisher, tmp_path, monkeypatch):
     """`taskspace pull DIR --space NAME` where the records hold no space NAME: a usage error (exit 2, one line)
     naming `--space` and the spaces the records hold, nothing imported, as `--space` of publish, check and reindex is.
