@@ -254,6 +254,33 @@ def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):
     assert sorted(r.model for r in cased) == ["Qwen/Qwen1.5-7B", "org/small"]
 
 
+def test_a_model_name_in_another_unicode_form_is_that_model(tmp_path, encoder):
+    """A model whose name a source wrote with a combining accent ("cafe" + U+0301, as macOS file names and some tools
+    write it) is found by the name typed precomposed ("café", what a keyboard gives; the two look the same), and the
+    other way round, in compare mode and by `model_detail` (so `taskspace model`, `GET /v1/models/{id}`); before,
+    "unknown model 'café-7B'; did you mean café-7B?", a suggestion that looks like the name given."""
+    import unicodedata
+
+    from indexer.browse import model_detail
+
+    nfd, nfc = (unicodedata.normalize(f, "Café-7B") for f in ("NFD", "NFC"))
+    other_nfc, other_nfd = (unicodedata.normalize(f, "Ünïcödé/Model") for f in ("NFC", "NFD"))
+    assert nfd != nfc
+    rng = np.random.default_rng(3)
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ALPHA,
+                                              outcomes(rng, ["org/small", nfd, other_nfc], 16))])
+    try:
+        got = find_models(ALPHA[0], models=[nfc, other_nfd, "cafÉ-7b"], store=store, vectors=vectors)
+        assert sorted(r.model for r in got) == sorted([nfd, other_nfc]) and got.query["unranked"] == []
+        assert model_detail(nfc, store=store, vectors=vectors)["model"] == nfd
+        assert model_detail(other_nfd, store=store, vectors=vectors)["model"] == other_nfc
+        with pytest.raises(NotFoundError, match="did you mean"):
+            find_models(ALPHA[0], models=["Cafe-7B"], store=store, vectors=vectors)  # another name: not the model
+    finally:
+        vectors.close()
+        store.close()
+
+
 @pytest.mark.parametrize("engine", ["edge", "local"])
 def test_prefer_smaller_equals_the_formula_computed_by_hand(tmp_path, encoder, monkeypatch, engine):
     from indexer.config import reset_settings
