@@ -173,9 +173,12 @@ def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], ca
         t.add_column(name, justify=justify, no_wrap=True, min_width=widest)
     for r in rows:
         t.add_row(*r)
-    console = Console(soft_wrap=False)
+    # the cells are data (model, benchmark and licence names as sources wrote them), never rich markup or emoji codes:
+    # before, "org/model[v2]" was shown as "org/model", ":fire:" as an emoji, and "x[/]y" raised a MarkupError
+    plain = {"soft_wrap": False, "markup": False, "emoji": False}
+    console = Console(**plain)
     if not console.is_terminal:  # piped: the whole table, never wrapped to 80 columns
-        console = Console(soft_wrap=False, width=max(console.width, sum(c.min_width + 3 for c in t.columns) + 1))
+        console = Console(**plain, width=max(console.width, sum(c.min_width + 3 for c in t.columns) + 1))
     console.print(t)
 
 

@@ -394,3 +394,30 @@ def test_the_notes_under_the_table_name_the_options_that_excluded_models(indexed
     assert "--measured-on excluded 2 model(s)" in notes, res.stdout
     assert any(n.startswith("--open-only excluded 1 model(s)") for n in notes), res.stdout
     assert not any("filter " in n or "benchmark excluded" in n for n in notes), notes
+
+
+def test_names_with_brackets_or_colons_are_printed_as_written(tmp_path, encoder):
+    """The tables of `search`, `models`, `model` and `benchmarks` print model, benchmark and licence names as the
+    sources wrote them: `org/model[v2]`, `[bold]z[/bold]`, `org/x:fire:` and `bench[v1]` are text, not rich markup or
+    emoji codes, and `x[/]y` prints; before, `org/model[v2]` was shown as `org/model`, `[bold]z[/bold]` as a bold
+    `z`, `:fire:` as an emoji, and `taskspace models` (or any table holding `x[/]y`) failed with a MarkupError
+    traceback."""
+    rng = np.random.default_rng(11)
+    names = ["org/model[v2]", "x[/]y", "[bold]z[/bold]", "org/x:fire:"]
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "bench[v1]", alpha, outcomes(rng, names, 12))])
+    store.upsert_models([{"key": "org/model[v2]", "license": "[i]mine[/i]"}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    vectors.close()
+    store.close()
+    outputs = [run("models"), run("search", alpha[0], *[a for n in names for a in ("-m", n)]),
+               run("search", "-b", "bench[v1]"), run("benchmarks"), run("model", "org/model[v2]")]
+    for res in outputs:
+        assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    for res in outputs[:3]:
+        assert all(n in res.stdout for n in names), res.stdout
+        assert "[i]mine[/i]" in res.stdout, res.stdout
+    assert "Models for benchmark bench[v1]" in outputs[2].stdout and "bench[v1]" in outputs[3].stdout
+    assert "bench[v1]" in outputs[4].stdout and "🔥" not in "".join(r.stdout for r in outputs)
