@@ -157,7 +157,13 @@ class Filters:
             for x in self.licenses:
                 if name_problem(x):
                     raise InputError(f"the license {x[:40]!r} {name_problem(x)}", item="filters.licenses")
-            self.licenses = [x.strip() for x in self.licenses] or None
+            # a model card naming several licenses is stored (and shown) as "apache-2.0,mit", its point holding each
+            # (indexer.sync.license_payload): no point holds a text with a comma, so a value given as the answers show
+            # it ("apache-2.0,mit", "mit, apache-2.0") is the licenses it names (before: it matched nothing)
+            parts = [[p.strip() for p in x.split(",") if p.strip()] for x in self.licenses]
+            if not all(parts):
+                raise InputError("a license must be a non-empty string", item="filters.licenses")
+            self.licenses = list(dict.fromkeys(p for ps in parts for p in ps)) or None
         for name in ("min_params", "max_params"):
             v = getattr(self, name)
             if v is not None:

@@ -716,3 +716,29 @@ def test_a_model_with_two_licenses_passes_a_filter_on_either(idx):
     assert sync.license_payload("apache-2.0, mit") == ["apache-2.0", "mit"] and sync.license_payload("mit") == "mit"
     assert sync.license_payload(None) is None and sync.license_text(["a", "b"]) == "a,b"
     assert all(d.clean for d in sync.check(store, vectors))  # the digest covers the payload as pushed
+
+
+def test_a_license_filter_given_as_the_answers_show_two_licenses_matches(idx):
+    """The answers show a model card's two licenses as stored, "apache-2.0,mit"; a filter given that text (copied from
+    a table, or `--license mit,apache-2.0`, `GET /v1/models?license=apache-2.0,mit`) is those licenses, any of them, so
+    the model it was copied from is ranked and listed; before, it matched nothing (no point holds a text with a
+    comma: its point holds the list) and every model was "excluded by --license"."""
+    from indexer import sync
+    from indexer.browse import list_models
+
+    store, vectors, _ = idx
+    store.upsert_models([{"key": "org/small", "license": "apache-2.0,mit"}])
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    shown = {r.model: r.metadata["license"] for r in ask(idx, benchmark="alpha", k=10)}["org/small"]
+    assert shown == "apache-2.0,mit"
+    for given in ([shown], "mit, apache-2.0", ["mit,", "gpl-3.0"]):
+        res = ask(idx, benchmark="alpha", k=10, filters={"licenses": given})
+        assert "org/small" in {r.model for r in res}, given
+    assert Filters(licenses=[shown]).licenses == ["apache-2.0", "mit"]
+    assert ask(idx, benchmark="alpha", k=10, filters={"licenses": shown}).query["filters"] == {
+        "licenses": ["apache-2.0", "mit"]}
+    assert "org/small" in {m["model"] for m in list_models(filters={"licenses": [shown]}, store=store, vectors=vectors)}
+    for bad in (",", " , "):
+        with pytest.raises(InputError, match="non-empty") as err:
+            Filters(licenses=[bad])
+        assert err.value.item == "filters.licenses"
