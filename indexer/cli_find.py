@@ -294,6 +294,7 @@ def search(
                                          help="Rank by score - ALPHA x log10(parameters): the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
     evidence: int = typer.Option(3, "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
+    space: Optional[str] = typer.Option(None, "--space", help="Search this space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as one JSON object."),
 ) -> None:
     """Find the models most likely to succeed on a task: prompts, a prompts file or a benchmark.
@@ -326,7 +327,7 @@ def search(
     filters = Filters(licenses=license or None, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
                       exclude_gated=exclude_gated, open_only=open_only, min_evidence=min_evidence, benchmark=measured_on)
     result = find_models(prompts or None, benchmark=benchmark, k=top, filters=filters, models=models or None,
-                         prefer_smaller=prefer_smaller, rank=rank.value, evidence=evidence)
+                         prefer_smaller=prefer_smaller, rank=rank.value, evidence=evidence, space=space)
     if as_json:
         echo_json(result.to_dict())
         return

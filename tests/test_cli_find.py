@@ -421,3 +421,23 @@ def test_names_with_brackets_or_colons_are_printed_as_written(tmp_path, encoder)
         assert "[i]mine[/i]" in res.stdout, res.stdout
     assert "Models for benchmark bench[v1]" in outputs[2].stdout and "bench[v1]" in outputs[3].stdout
     assert "bench[v1]" in outputs[4].stdout and "🔥" not in "".join(r.stdout for r in outputs)
+
+
+def test_search_takes_the_space_option_the_docs_name(indexed):
+    """`taskspace search --space NAME` searches that space (its index name, SQL id or encoder name, as `check`,
+    `reindex` and `publish` take it, and as docs/RELIABILITY.md said search did) and prints the library's answer for
+    `find_models(space=NAME)`; a name that is no space is a usage error naming `--space` and the spaces (exit 2).
+    Before, search had no such option ("No such option: --space"), so a home with several spaces (an `auto` index
+    beside the `auto-mc` one) could be searched only by changing TASKSPACE_METHOD."""
+    from indexer import find_models
+
+    (space,) = indexed.list_spaces()
+    for name in ("all-MiniLM-L6-v2", str(space.id)):
+        res = run("search", "Write a Python function that sorts numbers", "-k", "2", "--space", name, "--json")
+        assert res.returncode == 0, res.stderr
+        want = _library(find_models, "Write a Python function that sorts numbers", k=2, space=name)
+        assert json.loads(res.stdout) == json.loads(json.dumps(want.to_dict()))
+    bad = run("search", "x", "--space", "2")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert bad.stderr.startswith("error: --space '2' is not a known space; spaces in SQL: ")
+    assert "--space" in run("search", "-h").stdout
