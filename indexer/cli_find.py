@@ -28,7 +28,7 @@ def echo_json(obj) -> None:
 #: what ``search --file`` takes, said in its help and in its errors
 PROMPTS_FILE_FORMATS = ("a .jsonl file (one prompt a line: a JSON string or an object with a \"prompt\" or \"text\" "
                         "field), a .json file (a JSON array of those) or a text file (prompts separated by a line "
-                        "of three dashes, ---; without such a line, by a blank line)")
+                        "of three dashes, ---; without such a line, by a blank line), gzipped too")
 
 #: a line of three dashes (spaces or tabs around them allowed) separates two prompts of a text (a prompts file, the
 #: search page's text box: indexer/web/app.js says the same); blank lines are part of a prompt
@@ -132,15 +132,34 @@ def _json_prompts(text: str, path: Path) -> list[str]:
     return prompts
 
 
+def _gunzip(data: bytes, path: Path) -> bytes:
+    """The bytes of a gzipped prompts file; an InputError naming it when they cannot be read (before, a gzipped file
+    was "not UTF-8 text ...; save it as UTF-8")."""
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"the prompts file is gzip-compressed but cannot be read ({exc}); decompress it, or give "
+                         "the file it was made from", file=str(path)) from None
+
+
 def read_prompts_file(path: Path) -> list[str]:
     """Example prompts from a file (:data:`PROMPTS_FILE_FORMATS`): a ``.jsonl`` file one a line, a ``.json`` file
-    an array, any other file (and ``-``, stdin) text split by :func:`split_prompts`. A leading byte order mark is
-    dropped. A line of a .jsonl or an item of a .json file that is not a prompt, or is an empty one, is an
+    an array, any other file (and ``-``, stdin) text split by :func:`split_prompts`; a gzipped file (``.jsonl.gz``,
+    as a table source's) is read as the file it holds. A leading byte order mark is dropped. A line of a .jsonl or an item of a .json file that is not a prompt, or is an empty one, is an
     :class:`InputError` naming the file and line; nothing is searched."""
     import sys
 
     try:
-        text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
+        if str(path) == "-":
+            text = sys.stdin.read()
+        else:
+            data = Path(path).read_bytes()
+            if data[:2] == b"\x1f\x8b":  # gzip: a table source's prompts.jsonl.gz, as the shared data sets ship it
+                data = _gunzip(data, path)
+            text = data.decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"no such prompts file (--file takes {PROMPTS_FILE_FORMATS})", file=str(path)) from None
     except IsADirectoryError:
@@ -151,7 +170,8 @@ def read_prompts_file(path: Path) -> list[str]:
     except OSError as exc:
         raise InputError(f"cannot read the prompts file: {exc.strerror or exc}", file=str(path)) from exc
     text = text.removeprefix("\ufeff")  # a byte order mark (Notepad, Excel) is not part of the first prompt
-    suffix = Path(path).suffix.lower() if str(path) != "-" else ""
+    name = Path(path).name.lower() if str(path) != "-" else ""
+    suffix = Path(name.removesuffix(".gz")).suffix  # prompts.jsonl.gz is a .jsonl file
     if suffix == ".jsonl":
         prompts = _jsonl_prompts(text, path)
     elif suffix == ".json":
@@ -276,7 +296,7 @@ def search(
                                         "FILE.jsonl, one prompt a line (a JSON string or an object with a \"prompt\" or "
                                         "\"text\" field); FILE.json, a JSON array of those; any other file is text, "
                                         "prompts separated by a line of three dashes (---) and blank lines kept inside a "
-                                        "prompt, or, with no --- line, by blank lines; - reads text from stdin."),
+                                        "prompt, or, with no --- line, by blank lines; gzipped too (.jsonl.gz); - reads text from stdin."),
     benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Use a benchmark as the task (its mean prompt)."),
     top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models (compare mode, -m: every listed model, whatever -k says; --json still echoes it as query.k)."),
     license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),

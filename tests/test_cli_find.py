@@ -441,3 +441,33 @@ def test_search_takes_the_space_option_the_docs_name(indexed):
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert bad.stderr.startswith("error: --space '2' is not a known space; spaces in SQL: ")
     assert "--space" in run("search", "-h").stdout
+
+
+def test_a_gzipped_prompts_file_is_read_as_the_file_it_holds(indexed, tmp_path):
+    """`search -f prompts.jsonl.gz` (a table source's prompts file as the shared data sets ship it; README: "lines of a
+    table source's prompts.jsonl can be given as they are") reads the .jsonl it holds, and answers as the plain file
+    does; a gzipped text file is text; a damaged one is one line naming it (exit 1). Before, each was "the prompts
+    file is not UTF-8 text (invalid start byte at byte 1); save it as UTF-8"."""
+    import gzip
+
+    from indexer.cli_find import read_prompts_file
+    from indexer.errors import InputError
+
+    lines = [json.dumps({"prompt_id": "p1", "benchmark": "beta", "text": "Write a Python function that sorts numbers"}),
+             json.dumps({"prompt_id": "p2", "benchmark": "alpha", "text": "Question on poetry: what is a sonnet?"})]
+    plain, packed = tmp_path / "prompts.jsonl", tmp_path / "prompts.jsonl.gz"
+    plain.write_text("\n".join(lines) + "\n")
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert read_prompts_file(packed) == read_prompts_file(plain) == [json.loads(x)["text"] for x in lines]
+    text = tmp_path / "prompts.txt.gz"
+    text.write_bytes(gzip.compress(b"First prompt\n---\nSecond prompt\n"))
+    assert read_prompts_file(text) == ["First prompt", "Second prompt"]
+    got, want = (run("search", "-f", str(p), "-k", "2", "--json") for p in (packed, plain))
+    assert got.returncode == 0 and json.loads(got.stdout) == json.loads(want.stdout), got.stderr
+    damaged = tmp_path / "cut.jsonl.gz"
+    damaged.write_bytes(gzip.compress(plain.read_bytes())[:20])
+    with pytest.raises(InputError) as err:
+        read_prompts_file(damaged)
+    assert str(err.value).startswith(f"{damaged}: the prompts file is gzip-compressed but cannot be read")
+    res = run("search", "-f", str(damaged))
+    assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1 and "gzip-compressed" in res.stderr
