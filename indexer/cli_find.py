@@ -310,8 +310,9 @@ def search(
     min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
     measured_on: Optional[str] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark."),
     models: list[str] = typer.Option(None, "--model", "-m", callback=_names_option, help="Compare mode: rank exactly these models (repeatable); every one is listed, -k does not apply."),
-    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA", callback=_prefer_smaller_option,
-                                         help="Rank by score - ALPHA x log10(parameters): the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
+    # (no min=: typer's help would show the range as "x>=0.0", hiding the upper bound the callback enforces)
+    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", metavar="ALPHA", callback=_prefer_smaller_option,
+                                         help="Rank by score - ALPHA x log10(parameters), ALPHA from 0 to 100: the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
     evidence: int = typer.Option(3, "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
     space: Optional[str] = typer.Option(None, "--space", help="Search this space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest)."),

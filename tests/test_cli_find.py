@@ -471,3 +471,12 @@ def test_a_gzipped_prompts_file_is_read_as_the_file_it_holds(indexed, tmp_path):
     assert str(err.value).startswith(f"{damaged}: the prompts file is gzip-compressed but cannot be read")
     res = run("search", "-f", str(damaged))
     assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1 and "gzip-compressed" in res.stderr
+
+
+def test_the_help_of_prefer_smaller_gives_its_whole_range():
+    """`search -h` gives `--prefer-smaller`'s range as it is checked, 0 to 100 (`--prefer-smaller 101` is a usage
+    error); before, it showed "ALPHA [x>=0.0]", a range without the upper bound."""
+    help_text = re.sub(r"[│\s]+", " ", run("search", "-h").stdout)
+    assert "ALPHA from 0 to 100" in help_text and "x>=0.0" not in help_text
+    res = run("search", "x", "--prefer-smaller", "101")
+    assert res.returncode == 2 and "101 is not a number from 0 to 100" in res.stderr
