@@ -137,7 +137,15 @@ def _space(store, space=None, spaces: list | None = None):
 
     spaces = resolve_spaces(store, space, spaces)
     if not spaces:
-        raise NotFoundError("the index is empty: run `taskspace index` first")
+        # where it looked: a search against another home than the one indexed (a typo in TASKSPACE_HOME) said only to
+        # run `taskspace index`, which would index into that home
+        url = getattr(store, "url", None)
+        if isinstance(url, str):
+            from .store.sql_migrate import safe_url
+
+            url = safe_url(url)
+        raise NotFoundError("the index is empty: run `taskspace index` first" +
+                            (f" (the database {url} holds no indexed space)" if isinstance(url, str) else ""))
     if len(spaces) > 1:
         from .config import get_settings
         from .encoder import get_encoder

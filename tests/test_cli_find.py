@@ -480,3 +480,17 @@ def test_the_help_of_prefer_smaller_gives_its_whole_range():
     assert "ALPHA from 0 to 100" in help_text and "x>=0.0" not in help_text
     res = run("search", "x", "--prefer-smaller", "101")
     assert res.returncode == 2 and "101 is not a number from 0 to 100" in res.stderr
+
+
+def test_an_empty_index_says_which_database_it_looked_in(tmp_path, monkeypatch):
+    """`taskspace search` (and `models`, `model`) on a home where nothing is indexed says where it looked: the
+    database (its URL, password masked), so a search against another home than the one indexed (a typo in
+    TASKSPACE_HOME) shows it; before, only "the index is empty: run `taskspace index` first", which in that home would
+    index into the wrong folder."""
+    home = tmp_path / "typo-home"
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    for args in (("search", "x"), ("models",), ("model", "org/a")):
+        res = run(*args)
+        assert res.returncode == 1 and res.stderr.strip() == (
+            "error: the index is empty: run `taskspace index` first (the database "
+            f"sqlite:///{home}/taskspace.db holds no indexed space)"), res.stderr
