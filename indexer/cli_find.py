@@ -28,7 +28,7 @@ def echo_json(obj) -> None:
 #: what ``search --file`` takes, said in its help and in its errors
 PROMPTS_FILE_FORMATS = ("a .jsonl file (one prompt a line: a JSON string or an object with a \"prompt\" or \"text\" "
                         "field), a .json file (a JSON array of those) or a text file (prompts separated by a line "
-                        "of three dashes, ---; without such a line, by a blank line)")
+                        "of three dashes, ---; without such a line, by a blank line), gzipped too")
 
 #: a line of three dashes (spaces or tabs around them allowed) separates two prompts of a text (a prompts file, the
 #: search page's text box: indexer/web/app.js says the same); blank lines are part of a prompt
@@ -132,15 +132,34 @@ def _json_prompts(text: str, path: Path) -> list[str]:
     return prompts
 
 
+def _gunzip(data: bytes, path: Path) -> bytes:
+    """The bytes of a gzipped prompts file; an InputError naming it when they cannot be read (before, a gzipped file
+    was "not UTF-8 text ...; save it as UTF-8")."""
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"the prompts file is gzip-compressed but cannot be read ({exc}); decompress it, or give "
+                         "the file it was made from", file=str(path)) from None
+
+
 def read_prompts_file(path: Path) -> list[str]:
     """Example prompts from a file (:data:`PROMPTS_FILE_FORMATS`): a ``.jsonl`` file one a line, a ``.json`` file
-    an array, any other file (and ``-``, stdin) text split by :func:`split_prompts`. A leading byte order mark is
-    dropped. A line of a .jsonl or an item of a .json file that is not a prompt, or is an empty one, is an
+    an array, any other file (and ``-``, stdin) text split by :func:`split_prompts`; a gzipped file (``.jsonl.gz``,
+    as a table source's) is read as the file it holds. A leading byte order mark is dropped. A line of a .jsonl or an item of a .json file that is not a prompt, or is an empty one, is an
     :class:`InputError` naming the file and line; nothing is searched."""
     import sys
 
     try:
-        text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
+        if str(path) == "-":
+            text = sys.stdin.read()
+        else:
+            data = Path(path).read_bytes()
+            if data[:2] == b"\x1f\x8b":  # gzip: a table source's prompts.jsonl.gz, as the shared data sets ship it
+                data = _gunzip(data, path)
+            text = data.decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"no such prompts file (--file takes {PROMPTS_FILE_FORMATS})", file=str(path)) from None
     except IsADirectoryError:
@@ -151,7 +170,8 @@ def read_prompts_file(path: Path) -> list[str]:
     except OSError as exc:
         raise InputError(f"cannot read the prompts file: {exc.strerror or exc}", file=str(path)) from exc
     text = text.removeprefix("\ufeff")  # a byte order mark (Notepad, Excel) is not part of the first prompt
-    suffix = Path(path).suffix.lower() if str(path) != "-" else ""
+    name = Path(path).name.lower() if str(path) != "-" else ""
+    suffix = Path(name.removesuffix(".gz")).suffix  # prompts.jsonl.gz is a .jsonl file
     if suffix == ".jsonl":
         prompts = _jsonl_prompts(text, path)
     elif suffix == ".json":
@@ -173,9 +193,12 @@ def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], ca
         t.add_column(name, justify=justify, no_wrap=True, min_width=widest)
     for r in rows:
         t.add_row(*r)
-    console = Console(soft_wrap=False)
+    # the cells are data (model, benchmark and licence names as sources wrote them), never rich markup or emoji codes:
+    # before, "org/model[v2]" was shown as "org/model", ":fire:" as an emoji, and "x[/]y" raised a MarkupError
+    plain = {"soft_wrap": False, "markup": False, "emoji": False}
+    console = Console(**plain)
     if not console.is_terminal:  # piped: the whole table, never wrapped to 80 columns
-        console = Console(soft_wrap=False, width=max(console.width, sum(c.min_width + 3 for c in t.columns) + 1))
+        console = Console(**plain, width=max(console.width, sum(c.min_width + 3 for c in t.columns) + 1))
     console.print(t)
 
 
@@ -273,7 +296,7 @@ def search(
                                         "FILE.jsonl, one prompt a line (a JSON string or an object with a \"prompt\" or "
                                         "\"text\" field); FILE.json, a JSON array of those; any other file is text, "
                                         "prompts separated by a line of three dashes (---) and blank lines kept inside a "
-                                        "prompt, or, with no --- line, by blank lines; - reads text from stdin."),
+                                        "prompt, or, with no --- line, by blank lines; gzipped too (.jsonl.gz); - reads text from stdin."),
     benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Use a benchmark as the task (its mean prompt)."),
     top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models (compare mode, -m: every listed model, whatever -k says; --json still echoes it as query.k)."),
     license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
@@ -287,10 +310,12 @@ def search(
     min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
     measured_on: Optional[str] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark."),
     models: list[str] = typer.Option(None, "--model", "-m", callback=_names_option, help="Compare mode: rank exactly these models (repeatable); every one is listed, -k does not apply."),
-    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", min=0.0, metavar="ALPHA", callback=_prefer_smaller_option,
-                                         help="Rank by score - ALPHA x log10(parameters): the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
+    # (no min=: typer's help would show the range as "x>=0.0", hiding the upper bound the callback enforces)
+    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", metavar="ALPHA", callback=_prefer_smaller_option,
+                                         help="Rank by score - ALPHA x log10(parameters), ALPHA from 0 to 100: the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
     evidence: int = typer.Option(3, "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
+    space: Optional[str] = typer.Option(None, "--space", help="Search this space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as one JSON object."),
 ) -> None:
     """Find the models most likely to succeed on a task: prompts, a prompts file or a benchmark.
@@ -323,7 +348,7 @@ def search(
     filters = Filters(licenses=license or None, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
                       exclude_gated=exclude_gated, open_only=open_only, min_evidence=min_evidence, benchmark=measured_on)
     result = find_models(prompts or None, benchmark=benchmark, k=top, filters=filters, models=models or None,
-                         prefer_smaller=prefer_smaller, rank=rank.value,
+                         prefer_smaller=prefer_smaller, rank=rank.value, space=space,
                          evidence=evidence if as_json else max(evidence, 1))  # the table's "measured on it" reads one
     if as_json:
         echo_json(result.to_dict())

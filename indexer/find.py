@@ -66,6 +66,7 @@ import logging
 import math
 import re
 import time
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 
@@ -156,7 +157,13 @@ class Filters:
             for x in self.licenses:
                 if name_problem(x):
                     raise InputError(f"the license {x[:40]!r} {name_problem(x)}", item="filters.licenses")
-            self.licenses = [x.strip() for x in self.licenses] or None
+            # a model card naming several licenses is stored (and shown) as "apache-2.0,mit", its point holding each
+            # (indexer.sync.license_payload): no point holds a text with a comma, so a value given as the answers show
+            # it ("apache-2.0,mit", "mit, apache-2.0") is the licenses it names (before: it matched nothing)
+            parts = [[p.strip() for p in x.split(",") if p.strip()] for x in self.licenses]
+            if not all(parts):
+                raise InputError("a license must be a non-empty string", item="filters.licenses")
+            self.licenses = list(dict.fromkeys(p for ps in parts for p in ps)) or None
         for name in ("min_params", "max_params"):
             v = getattr(self, name)
             if v is not None:
@@ -542,6 +549,12 @@ def _index_in_step(vectors, space):
         raise err from exc
 
 
+def _fold(name: str) -> str:
+    """A model name as compared when it is not stored as given: NFC (one form for "é", precomposed or "e" with a
+    combining accent, which look the same) and lower case."""
+    return unicodedata.normalize("NFC", name).lower()
+
+
 def _resolve_models(store, names: list[str], item: str | None = "models") -> list[str]:
     """Stored model keys of compare-mode names (key, alias or identity rules); NotFoundError suggesting close
     names for one that is not stored (``item``: the argument that named them)."""
@@ -567,7 +580,8 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
                 stored = {m.key for m in store.list_models()}
             key = n if n in stored else resolve(n).key
             if key not in stored:  # Hub ids are case-insensitive on the Hub: one stored key that differs in case only
-                same = [k for k in stored if k.lower() in (n.lower(), key.lower())]
+                # (or in Unicode normal form: "café" typed precomposed, stored with a combining accent, or the other way)
+                same = [k for k in stored if _fold(k) in (_fold(n), _fold(key))]
                 if len(same) != 1:
                     raise suggest(n, sorted(stored), "model", item=item)
                 key = same[0]

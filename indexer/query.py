@@ -137,7 +137,15 @@ def _space(store, space=None, spaces: list | None = None):
 
     spaces = resolve_spaces(store, space, spaces)
     if not spaces:
-        raise NotFoundError("the index is empty: run `taskspace index` first")
+        # where it looked: a search against another home than the one indexed (a typo in TASKSPACE_HOME) said only to
+        # run `taskspace index`, which would index into that home
+        url = getattr(store, "url", None)
+        if isinstance(url, str):
+            from .store.sql_migrate import safe_url
+
+            url = safe_url(url)
+        raise NotFoundError("the index is empty: run `taskspace index` first" +
+                            (f" (the database {url} holds no indexed space)" if isinstance(url, str) else ""))
     if len(spaces) > 1:
         from .config import get_settings
         from .encoder import get_encoder
@@ -274,12 +282,37 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     from .find import Filters, _check_query, _merge, _search, _stores
 
     prompts = _check_query(prompts, benchmark, None, top, rank, k_name="top")  # its argument (before: "k must be")
-    where = (_merge(*filters.conditions().values()) or None) if isinstance(filters, Filters) else filters
+    where = (_merge(*filters.conditions().values()) or None) if isinstance(filters, Filters) else _raw_filter(filters)
     store, vectors = _stores(store, vectors)
     sp, state = _space_state(store, space)
     ranked = _search(store, vectors, sp, prompts, benchmark, None, where=where, limit=int(top), rank=rank, timings={},
                      near=False, state=state)[-1]
     return [m for m, _ in ranked]
+
+
+#: the names of :class:`indexer.Filters` that are no payload field -> the payload field their filter reads
+_FILTERS_FIELDS = {"licenses": "license", "min_params": "num_parameters", "max_params": "num_parameters",
+                   "exclude_gated": "gated", "open_only": "kind", "min_evidence": "n_prompts", "benchmark": "benchmarks"}
+
+
+def _raw_filter(filters) -> dict | None:
+    """:func:`find_models`' ``filters`` when it is not an :class:`indexer.Filters`: a raw payload filter (a dict), or
+    None. An InputError for anything else, and for a key that is a name of :class:`indexer.Filters` rather than a
+    payload field (``{"licenses": ["mit"]}``, as :func:`indexer.find_models` takes it): no point carries such a field,
+    so the filter would match nothing (before, ``[]`` without a word; a list or a string: an AttributeError)."""
+    if filters is None:
+        return None
+    if not isinstance(filters, dict):
+        raise InputError(f"filters must be a raw payload filter (a dict such as {{'license': ['mit']}}) or an "
+                         f"indexer.Filters, not {type(filters).__name__}", item="filters")
+    named = [k for k in filters if k in _FILTERS_FIELDS]
+    if named:
+        one = len(named) == 1
+        raise InputError(f"{' and '.join(named)} {'is a name' if one else 'are names'} of indexer.Filters, not of a "
+                         f"payload field (no model carries {'it' if one else 'them'}, so nothing would match): pass "
+                         f"filters=indexer.Filters({named[0]}=...), or filter the payload field "
+                         f"{_FILTERS_FIELDS[named[0]]!r}", item=f"filters.{named[0]}" if one else "filters")
+    return filters
 
 
 def pattern_observed(store, space, patterns: dict[str, str | None]) -> dict[str, frozenset]:

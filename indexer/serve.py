@@ -47,6 +47,7 @@ import functools
 import hashlib
 import logging
 import os
+import re
 import signal
 import threading
 import time
@@ -402,7 +403,10 @@ class Service:
         """A library message as this server's client should read it: an empty index said by :meth:`empty_index`, and
         on an embedded index the `taskspace reindex` it advises run with this server stopped (beside it, reindex
         stops at once: another process holds the index, exit 6)."""
-        message = message.replace(self.EMPTY, self.empty_index())
+        # (the library's word names the database it looked in, for a command run against the wrong home; a server
+        # says its own, as /readyz does)
+        message = re.sub(re.escape(self.EMPTY) + r"( \(the database .* holds no indexed space\))?",
+                         lambda _: self.empty_index(), message)
         if getattr(self.vectors, "local", False) and "this server" not in message:
             # an ingested benchmark not indexed yet: `taskspace index` beside this server stops at its index stage
             cmd = next((c for c in ("reindex", "index") if f"`taskspace {c}" in message), None)

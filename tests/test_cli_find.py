@@ -394,3 +394,103 @@ def test_the_notes_under_the_table_name_the_options_that_excluded_models(indexed
     assert "--measured-on excluded 2 model(s)" in notes, res.stdout
     assert any(n.startswith("--open-only excluded 1 model(s)") for n in notes), res.stdout
     assert not any("filter " in n or "benchmark excluded" in n for n in notes), notes
+
+
+def test_names_with_brackets_or_colons_are_printed_as_written(tmp_path, encoder):
+    """The tables of `search`, `models`, `model` and `benchmarks` print model, benchmark and licence names as the
+    sources wrote them: `org/model[v2]`, `[bold]z[/bold]`, `org/x:fire:` and `bench[v1]` are text, not rich markup or
+    emoji codes, and `x[/]y` prints; before, `org/model[v2]` was shown as `org/model`, `[bold]z[/bold]` as a bold
+    `z`, `:fire:` as an emoji, and `taskspace models` (or any table holding `x[/]y`) failed with a MarkupError
+    traceback."""
+    rng = np.random.default_rng(11)
+    names = ["org/model[v2]", "x[/]y", "[bold]z[/bold]", "org/x:fire:"]
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "bench[v1]", alpha, outcomes(rng, names, 12))])
+    store.upsert_models([{"key": "org/model[v2]", "license": "[i]mine[/i]"}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    vectors.close()
+    store.close()
+    outputs = [run("models"), run("search", alpha[0], *[a for n in names for a in ("-m", n)]),
+               run("search", "-b", "bench[v1]"), run("benchmarks"), run("model", "org/model[v2]")]
+    for res in outputs:
+        assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    for res in outputs[:3]:
+        assert all(n in res.stdout for n in names), res.stdout
+        assert "[i]mine[/i]" in res.stdout, res.stdout
+    assert "Models for benchmark bench[v1]" in outputs[2].stdout and "bench[v1]" in outputs[3].stdout
+    assert "bench[v1]" in outputs[4].stdout and "🔥" not in "".join(r.stdout for r in outputs)
+
+
+def test_search_takes_the_space_option_the_docs_name(indexed):
+    """`taskspace search --space NAME` searches that space (its index name, SQL id or encoder name, as `check`,
+    `reindex` and `publish` take it, and as docs/RELIABILITY.md said search did) and prints the library's answer for
+    `find_models(space=NAME)`; a name that is no space is a usage error naming `--space` and the spaces (exit 2).
+    Before, search had no such option ("No such option: --space"), so a home with several spaces (an `auto` index
+    beside the `auto-mc` one) could be searched only by changing TASKSPACE_METHOD."""
+    from indexer import find_models
+
+    (space,) = indexed.list_spaces()
+    for name in ("all-MiniLM-L6-v2", str(space.id)):
+        res = run("search", "Write a Python function that sorts numbers", "-k", "2", "--space", name, "--json")
+        assert res.returncode == 0, res.stderr
+        want = _library(find_models, "Write a Python function that sorts numbers", k=2, space=name)
+        assert json.loads(res.stdout) == json.loads(json.dumps(want.to_dict()))
+    bad = run("search", "x", "--space", "2")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert bad.stderr.startswith("error: --space '2' is not a known space; spaces in SQL: ")
+    assert "--space" in run("search", "-h").stdout
+
+
+def test_a_gzipped_prompts_file_is_read_as_the_file_it_holds(indexed, tmp_path):
+    """`search -f prompts.jsonl.gz` (a table source's prompts file as the shared data sets ship it; README: "lines of a
+    table source's prompts.jsonl can be given as they are") reads the .jsonl it holds, and answers as the plain file
+    does; a gzipped text file is text; a damaged one is one line naming it (exit 1). Before, each was "the prompts
+    file is not UTF-8 text (invalid start byte at byte 1); save it as UTF-8"."""
+    import gzip
+
+    from indexer.cli_find import read_prompts_file
+    from indexer.errors import InputError
+
+    lines = [json.dumps({"prompt_id": "p1", "benchmark": "beta", "text": "Write a Python function that sorts numbers"}),
+             json.dumps({"prompt_id": "p2", "benchmark": "alpha", "text": "Question on poetry: what is a sonnet?"})]
+    plain, packed = tmp_path / "prompts.jsonl", tmp_path / "prompts.jsonl.gz"
+    plain.write_text("\n".join(lines) + "\n")
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert read_prompts_file(packed) == read_prompts_file(plain) == [json.loads(x)["text"] for x in lines]
+    text = tmp_path / "prompts.txt.gz"
+    text.write_bytes(gzip.compress(b"First prompt\n---\nSecond prompt\n"))
+    assert read_prompts_file(text) == ["First prompt", "Second prompt"]
+    got, want = (run("search", "-f", str(p), "-k", "2", "--json") for p in (packed, plain))
+    assert got.returncode == 0 and json.loads(got.stdout) == json.loads(want.stdout), got.stderr
+    damaged = tmp_path / "cut.jsonl.gz"
+    damaged.write_bytes(gzip.compress(plain.read_bytes())[:20])
+    with pytest.raises(InputError) as err:
+        read_prompts_file(damaged)
+    assert str(err.value).startswith(f"{damaged}: the prompts file is gzip-compressed but cannot be read")
+    res = run("search", "-f", str(damaged))
+    assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1 and "gzip-compressed" in res.stderr
+
+
+def test_the_help_of_prefer_smaller_gives_its_whole_range():
+    """`search -h` gives `--prefer-smaller`'s range as it is checked, 0 to 100 (`--prefer-smaller 101` is a usage
+    error); before, it showed "ALPHA [x>=0.0]", a range without the upper bound."""
+    help_text = re.sub(r"[│\s]+", " ", run("search", "-h").stdout)
+    assert "ALPHA from 0 to 100" in help_text and "x>=0.0" not in help_text
+    res = run("search", "x", "--prefer-smaller", "101")
+    assert res.returncode == 2 and "101 is not a number from 0 to 100" in res.stderr
+
+
+def test_an_empty_index_says_which_database_it_looked_in(tmp_path, monkeypatch):
+    """`taskspace search` (and `models`, `model`) on a home where nothing is indexed says where it looked: the
+    database (its URL, password masked), so a search against another home than the one indexed (a typo in
+    TASKSPACE_HOME) shows it; before, only "the index is empty: run `taskspace index` first", which in that home would
+    index into the wrong folder."""
+    home = tmp_path / "typo-home"
+    monkeypatch.setenv("TASKSPACE_HOME", str(home))
+    for args in (("search", "x"), ("models",), ("model", "org/a")):
+        res = run(*args)
+        assert res.returncode == 1 and res.stderr.strip() == (
+            "error: the index is empty: run `taskspace index` first (the database "
+            f"sqlite:///{home}/taskspace.db holds no indexed space)"), res.stderr

@@ -254,6 +254,33 @@ def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):
     assert sorted(r.model for r in cased) == ["Qwen/Qwen1.5-7B", "org/small"]
 
 
+def test_a_model_name_in_another_unicode_form_is_that_model(tmp_path, encoder):
+    """A model whose name a source wrote with a combining accent ("cafe" + U+0301, as macOS file names and some tools
+    write it) is found by the name typed precomposed ("café", what a keyboard gives; the two look the same), and the
+    other way round, in compare mode and by `model_detail` (so `taskspace model`, `GET /v1/models/{id}`); before,
+    "unknown model 'café-7B'; did you mean café-7B?", a suggestion that looks like the name given."""
+    import unicodedata
+
+    from indexer.browse import model_detail
+
+    nfd, nfc = (unicodedata.normalize(f, "Café-7B") for f in ("NFD", "NFC"))
+    other_nfc, other_nfd = (unicodedata.normalize(f, "Ünïcödé/Model") for f in ("NFC", "NFD"))
+    assert nfd != nfc
+    rng = np.random.default_rng(3)
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ALPHA,
+                                              outcomes(rng, ["org/small", nfd, other_nfc], 16))])
+    try:
+        got = find_models(ALPHA[0], models=[nfc, other_nfd, "cafÉ-7b"], store=store, vectors=vectors)
+        assert sorted(r.model for r in got) == sorted([nfd, other_nfc]) and got.query["unranked"] == []
+        assert model_detail(nfc, store=store, vectors=vectors)["model"] == nfd
+        assert model_detail(other_nfd, store=store, vectors=vectors)["model"] == other_nfc
+        with pytest.raises(NotFoundError, match="did you mean"):
+            find_models(ALPHA[0], models=["Cafe-7B"], store=store, vectors=vectors)  # another name: not the model
+    finally:
+        vectors.close()
+        store.close()
+
+
 @pytest.mark.parametrize("engine", ["edge", "local"])
 def test_prefer_smaller_equals_the_formula_computed_by_hand(tmp_path, encoder, monkeypatch, engine):
     from indexer.config import reset_settings
@@ -689,3 +716,29 @@ def test_a_model_with_two_licenses_passes_a_filter_on_either(idx):
     assert sync.license_payload("apache-2.0, mit") == ["apache-2.0", "mit"] and sync.license_payload("mit") == "mit"
     assert sync.license_payload(None) is None and sync.license_text(["a", "b"]) == "a,b"
     assert all(d.clean for d in sync.check(store, vectors))  # the digest covers the payload as pushed
+
+
+def test_a_license_filter_given_as_the_answers_show_two_licenses_matches(idx):
+    """The answers show a model card's two licenses as stored, "apache-2.0,mit"; a filter given that text (copied from
+    a table, or `--license mit,apache-2.0`, `GET /v1/models?license=apache-2.0,mit`) is those licenses, any of them, so
+    the model it was copied from is ranked and listed; before, it matched nothing (no point holds a text with a
+    comma: its point holds the list) and every model was "excluded by --license"."""
+    from indexer import sync
+    from indexer.browse import list_models
+
+    store, vectors, _ = idx
+    store.upsert_models([{"key": "org/small", "license": "apache-2.0,mit"}])
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    shown = {r.model: r.metadata["license"] for r in ask(idx, benchmark="alpha", k=10)}["org/small"]
+    assert shown == "apache-2.0,mit"
+    for given in ([shown], "mit, apache-2.0", ["mit,", "gpl-3.0"]):
+        res = ask(idx, benchmark="alpha", k=10, filters={"licenses": given})
+        assert "org/small" in {r.model for r in res}, given
+    assert Filters(licenses=[shown]).licenses == ["apache-2.0", "mit"]
+    assert ask(idx, benchmark="alpha", k=10, filters={"licenses": shown}).query["filters"] == {
+        "licenses": ["apache-2.0", "mit"]}
+    assert "org/small" in {m["model"] for m in list_models(filters={"licenses": [shown]}, store=store, vectors=vectors)}
+    for bad in (",", " , "):
+        with pytest.raises(InputError, match="non-empty") as err:
+            Filters(licenses=[bad])
+        assert err.value.item == "filters.licenses"

@@ -233,3 +233,30 @@ def test_the_full_answer_is_indexed_as_it_is_iterated(indexed):
     assert result[:2] == result.results[:2] and result[0].model == next(iter(result)).model
     with pytest.raises(IndexError):
         result[3]
+
+
+def test_the_lean_entry_point_refuses_filters_no_payload_field_holds(indexed):
+    """`indexer.query.find_models(filters=...)` takes a raw payload filter or an `indexer.Filters`: a dict keyed by
+    `indexer.Filters` names (`{"licenses": ["mit"]}`, as `indexer.find_models` takes it) is an InputError naming the
+    key, the Filters to pass and the payload field, and a filter that is no dict (a list, a string) an InputError
+    naming `filters`; before, the first answered [] without a word (no point has a `licenses` field) and the second
+    raised an AttributeError. A raw payload filter still ranks as before."""
+    from indexer import Filters
+    from indexer.errors import InputError
+
+    store, vectors = indexed
+    text = "What is item 3 of alpha about chemistry?"
+    with pytest.raises(InputError) as err:
+        find_models(text, filters={"licenses": ["mit"]}, store=store, vectors=vectors)
+    assert err.value.item == "filters.licenses"
+    assert "indexer.Filters(licenses=...)" in str(err.value) and "'license'" in str(err.value)
+    with pytest.raises(InputError) as err:
+        find_models(text, filters={"open_only": True, "max_params": 8e9}, store=store, vectors=vectors)
+    assert err.value.item == "filters" and "open_only and max_params are names of indexer.Filters" in str(err.value)
+    for bad in (["mit"], "mit"):
+        with pytest.raises(InputError) as err:
+            find_models(text, filters=bad, store=store, vectors=vectors)
+        assert err.value.item == "filters"
+    raw = find_models(text, filters={"license": ["mit"]}, store=store, vectors=vectors)
+    assert [m.model for m in raw] == [m.model for m in find_models(text, filters=Filters(licenses=["mit"]),
+                                                                   store=store, vectors=vectors)] == ["m1"]

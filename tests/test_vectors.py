@@ -410,6 +410,51 @@ def test_second_process_gets_busy_error(tmp_path):
         assert vs.spaces() == []
 
 
+def test_an_opener_waits_for_a_query_command_that_holds_the_folder(tmp_path, monkeypatch):
+    """A query command holding the embedded folder (`taskspace search`, `models`, `model`: seconds) is waited for, up
+    to `QUERY_WAIT` seconds, by the next opener (an index pass at its last stage, another search); another holder
+    (`taskspace index`, `serve`, a library process) is not waited for, nor a query past the wait. Before, a search
+    beside `taskspace index` made the pass fail at its index stage (exit 6, SQL left ahead of the index, every later
+    search answering from that mix until the next pass), and one of two searches run at once failed."""
+    import indexer.store.vectors as vectors_module
+
+    path = tmp_path / "q"
+    code = """
+        import json, sys, time
+        from indexer.store.vectors import VectorStore
+        path, sys.argv, hold = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
+        vs = VectorStore(path=path)
+        print("ready", flush=True)
+        time.sleep(hold)
+        vs.close()
+        print("released", flush=True)
+        time.sleep(60)
+    """
+    search = _spawn(code, path, json.dumps(["/usr/bin/taskspace", "search", "a prompt", "-k", "3"]), 1.5)
+    try:
+        assert search.stdout.readline().strip() == "ready", search.stderr.read()
+        t = time.monotonic()
+        with VectorStore(path=path) as vs:  # waited for the search to let go (before: BusyError at once)
+            assert vs.spaces() == [] and search.stdout.readline().strip() == "released"
+        assert time.monotonic() - t > 0.5
+    finally:
+        search.kill()
+        search.wait()
+    for argv, hold in ((["/usr/bin/taskspace", "index"], 60), (["/usr/bin/taskspace", "model", "org/m"], 60)):
+        if "model" in argv:
+            monkeypatch.setattr(vectors_module, "QUERY_WAIT", 1.0)  # a query that holds it past the wait
+        holder = _spawn(code, path, json.dumps(argv), hold)
+        try:
+            assert holder.stdout.readline().strip() == "ready", holder.stderr.read()
+            t = time.monotonic()
+            with pytest.raises(BusyError, match=f"pid {holder.pid}: taskspace {argv[1]}"):
+                VectorStore(path=path)
+            assert time.monotonic() - t < (0.5 if argv[1] == "index" else 3.0)
+        finally:
+            holder.kill()
+            holder.wait()
+
+
 def _open_when_free(path, wait: float = 30.0) -> VectorStore:
     deadline = time.monotonic() + wait
     while True:

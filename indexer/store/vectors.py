@@ -149,6 +149,18 @@ def _command() -> str:
     return name
 
 
+#: the commands whose hold on the embedded folder another opener waits for (up to :data:`QUERY_WAIT` seconds): each
+#: answers one query and lets it go
+QUERY_COMMANDS = ("taskspace search", "taskspace models", "taskspace model", "taskspace benchmarks")
+QUERY_WAIT = 30.0
+
+
+def _command_of(holder: str) -> str:
+    """The command of a lock file's "PID COMMAND" line ("" when it names none)."""
+    pid, _, command = holder.strip().partition(" ")
+    return command if pid.isdigit() else ""
+
+
 def _busy_message(path: Path, holder: str) -> str:
     """:data:`_BUSY` with who holds the folder (``holder``: the lock file's "PID COMMAND" line) and what to do: a
     running ``taskspace serve`` answers the query itself. Before, the message named neither, so a search run beside
@@ -318,7 +330,7 @@ class VectorStore:
                 idle = _SHARED.pop(self.path, None)  # a store this process keeps for reuse gives the folder up
                 if idle is not None:
                     idle.close()
-                if idle is None or not self._flock():
+                if (idle is None or not self._flock()) and not self._wait_for_a_query():
                     holder = self._read_holder()
                     self._lockfile.close()
                     self._lockfile = None
@@ -343,6 +355,25 @@ class VectorStore:
             return self._lockfile.read(200)
         except (OSError, ValueError):
             return ""
+
+    def _wait_for_a_query(self) -> bool:
+        """Whether the folder became free while a query command held it (``taskspace search``, ``models``, ``model``:
+        seconds), waited for up to :data:`QUERY_WAIT` seconds; other holders are not waited for. Before, a search
+        that held the folder for its two seconds made a ``taskspace index`` beside it fail at its last stage (exit
+        6, SQL left ahead of the index, every later search answering from that mix until the next pass), and two
+        searches at once failed one of them."""
+        start = time.monotonic()
+        unnamed = None  # since when the lock file names no holder
+        while time.monotonic() < start + QUERY_WAIT:
+            command = _command_of(self._read_holder())
+            # (a new holder names itself right after it locks: a lock file naming none is read again for half a second)
+            unnamed = None if command else unnamed or time.monotonic()
+            if command not in QUERY_COMMANDS and (command or time.monotonic() > unnamed + 0.5):
+                return False
+            time.sleep(0.05)
+            if self._flock():
+                return True
+        return False
 
     def _flock(self) -> bool:
         try:
