@@ -96,6 +96,38 @@ def test_bytes_that_are_not_utf8_cost_their_line(store, tmp_path):
     assert [(Path(e.file).name, e.line) for e in s.errors] == [("prompts.csv", 2)] and s.outcomes == 2
 
 
+def test_a_header_line_that_is_not_utf8_is_one_error_not_a_row_read_as_the_header(store, tmp_path):
+    """A Latin-1 header (`modèle,prompt_id,correct`) or a whole file in UTF-16 (Windows PowerShell's `>`): the header
+    line was skipped as a row's is, so the first row became the header and every later row was read under its values
+    (`score value 'p2' is not a number`, `prompt_id '1' is not in the prompts file`), the first row lost. Now one
+    error at the header's line says it is not UTF-8 and nothing of that file is read (outcomes, CSV/TSV prompts)."""
+    d = tmp_path / "t"
+    _prompts(d, ["Two plus two?", "Three plus three?"])
+    (d / "outcomes.csv").write_bytes("modèle,prompt_id,correct\nm1,p0,1\nm1,p1,0\n".encode("latin-1"))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (Path(e.file).name, e.line) == ("outcomes.csv", 1)
+    assert "header line is not valid UTF-8" in e.message and "nothing of this file is read" in e.message
+    assert s.sources == 0 and s.outcomes == 0
+    u = tmp_path / "u"
+    _prompts(u, ["Two plus two?", "Three plus three?"])
+    (u / "outcomes.tsv").write_bytes("model\tprompt_id\tcorrect\r\nm1\tp0\t1\r\n".encode("utf-16"))
+    s = ingest(str(u / "outcomes.tsv"), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line) for e in s.errors] == [("outcomes.tsv", 1)]
+    assert "header line is not valid UTF-8" in s.errors[0].message
+    p = tmp_path / "p"
+    p.mkdir()
+    (p / "prompts.csv").write_bytes("prompt_id,benchmark,énoncé\np0,b,Two?\n".encode("latin-1"))
+    (p / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p0,1\n")
+    s = ingest(str(p), store=store, fetch_metadata=False)
+    errs = {(Path(e.file).name, e.line): e.message for e in s.errors}
+    assert "header line is not valid UTF-8" in errs[("prompts.csv", 1)] and s.sources == 0
+    # a row's bad byte still costs that row only
+    (d / "outcomes.csv").write_bytes("model,prompt_id,correct\nmod\xe8le,p0,1\nm1,p1,0\n".encode("latin-1"))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line) for e in s.errors] == [("outcomes.csv", 2)] and s.outcomes == 1
+
+
 def test_a_quote_opening_in_the_last_field_and_never_closing_costs_its_line(store, tmp_path):
     """`m2,p3,"1` with rows after it: the quote took every later line into the last field (the header's field
     count, so it was not seen as malformed): one error 'not a number' and the rows after it lost. Now the quote is

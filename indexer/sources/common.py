@@ -157,6 +157,9 @@ class _Lines:
         self.n = 0
         self.back: list[tuple[int, str]] = []  # a stack: the next line is the last one
         self.taken: list[tuple[int, str]] = []
+        #: while the header is read: a line that is not UTF-8 raises :class:`_HeaderNotUtf8` instead of being skipped
+        #: (skipped, the first row was taken for the header)
+        self.header = False
 
     def __iter__(self):
         return self
@@ -170,6 +173,8 @@ class _Lines:
                 self.n += 1
                 item = (self.n, text)
             if bad_utf8(item[1]):
+                if self.header:
+                    raise _HeaderNotUtf8(item[0])
                 self.errors.add(self.fname, item[0], NOT_UTF8)
                 continue
             self.taken.append(item)
@@ -177,6 +182,14 @@ class _Lines:
 
     def push_back(self, items: list[tuple[int, str]]) -> None:
         self.back.extend(reversed(items))
+
+
+class _HeaderNotUtf8(Exception):
+    """The header line of a CSV/TSV file holds bytes that are not UTF-8 (``line``: its number)."""
+
+    def __init__(self, line: int):
+        super().__init__(line)
+        self.line = line
 
 
 def _quote_never_closes(text: str, delimiter: str) -> bool:
@@ -205,6 +218,7 @@ class CsvRecords:
         csv.field_size_limit(CSV_FIELD_LIMIT)
         self._reader = csv.reader(self._lines, delimiter=delimiter)
         self.n_fields: int | None = None
+        self.header_error: RowError | None = None  # the header line could not be read (see :meth:`header`)
 
     def _next(self) -> tuple[int, list[str]] | None:
         """The next record as it parses (None at the end); csv's own errors cost the first line of the record."""
@@ -245,7 +259,20 @@ class CsvRecords:
         self._reader = csv.reader(self._lines, delimiter=self.delimiter)
 
     def header(self) -> list[str] | None:
-        got = self._next()
+        """The header's fields; None for a file without one, and for a header line that is not UTF-8, which is
+        reported (nothing of the file is read: skipped as a row's line is, the first row was taken for the header,
+        its values for column names, and every row after it was read under them)."""
+        self._lines.header = True
+        try:
+            got = self._next()
+        except _HeaderNotUtf8 as exc:
+            self.header_error = RowError(self.fname, exc.line, "the header line is not valid UTF-8 text, so the "
+                                         "columns cannot be told and nothing of this file is read (re-save the file "
+                                         "as UTF-8)")
+            self.errors.add(self.fname, exc.line, self.header_error.message)
+            return None
+        finally:
+            self._lines.header = False
         if got is None:
             return None
         self.n_fields = len(got[1])
@@ -335,6 +362,8 @@ def _iter_rows(path: Path, errors: ErrorLog):
             if ext in (".csv", ".csv.gz", ".tsv", ".tsv.gz"):
                 records = CsvRecords(f, fname, errors, "\t" if ext.startswith(".tsv") else ",")
                 header = records.header()
+                if header is None:  # an empty file, or a header that cannot be read (reported)
+                    return
                 for line, rec in records:
                     yield line, dict(zip(header, rec))
             else:
@@ -473,9 +502,13 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
     probe = ErrorLog()
     try:
         with _open_text(path) as f:
-            header = CsvRecords(f, fname, probe, delim).header()
+            records = CsvRecords(f, fname, probe, delim)
+            header = records.header()
     except READ_ERRORS as exc:
         errors.add(fname, None, f"cannot read file: {_read_failure(exc)}; is it truncated or not {ext}?")
+        return
+    if records.header_error is not None:
+        errors.add(fname, records.header_error.line, records.header_error.message)
         return
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
