@@ -438,3 +438,35 @@ def test_a_results_file_whose_task_tables_are_not_objects_is_an_error_naming_it(
     assert "the samples of its timestamp are not read" in errors[0].message
     by_model = {o.model for b in batches for o in b.outcomes}
     assert by_model == {"fake-org/dummy-a"}
+
+
+def test_gzipped_samples_and_results_files_are_read_as_the_files(tmp_path, store):
+    """`gzip -r` over an lm-eval output folder (samples_<task>_<ts>.jsonl.gz, results_<ts>.json.gz): before, a model
+    folder with only gzipped samples was skipped without a word inside its output folder, given alone it was "an
+    lm-eval run without samples files ... run the evaluation again with --log_samples", and a .jsonl.gz samples file
+    given alone was taken for a table without a prompts file. Now they read as the plain files; a truncated .gz keeps
+    the samples before the break and names the line where reading stopped."""
+    import gzip
+
+    from indexer.ingest import ingest
+
+    out = tmp_path / "out"
+    shutil.copytree(LM_OUT, out)
+    expected = sorted((o.model, o.prompt_id, o.score) for o in read_source(out).outcomes)
+    b = out / "fake-org__dummy-b"
+    for f in [*b.glob("samples_*.jsonl"), *b.glob("results_*.json")]:
+        (f.parent / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
+        f.unlink()
+    got = read_source(out)
+    assert got.errors == [] and sorted((o.model, o.prompt_id, o.score) for o in got.outcomes) == expected
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.sources == 4 and s.outcomes == 168
+    one = next(b.glob("samples_tiny_mc_yesno_*.jsonl.gz"))
+    assert detect_format(one) == "lm_eval" and detect_format(b) == "lm_eval"
+    assert len(read_source(one).outcomes) == 12
+    latest = sorted(b.glob("samples_tiny_mc_science_*.jsonl.gz"))[-1]
+    latest.write_bytes(latest.read_bytes()[:1500])
+    cut = read_source(b)
+    ((name, line, msg),) = errs(cut)
+    assert name == latest.name and line is not None and "unreadable from here on" in msg and "truncated" in msg
+    assert 27 < len(cut.outcomes) < 42  # the other tasks, and the samples before the break
