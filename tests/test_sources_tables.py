@@ -620,6 +620,28 @@ def test_a_header_that_names_a_column_twice_is_one_error_and_nothing_of_the_file
     assert e.line == 1 and "the header names 'correct' (columns 3, 4) more than once" in e.message
 
 
+def test_empty_header_cells_a_spreadsheet_export_ends_with_are_no_repeated_column(tmp_path, store):
+    """A CSV saved from a spreadsheet whose header ends with empty cells (`model,prompt_id,correct,,`, a column once
+    formatted): before, "the header names '' (columns 4, 5) more than once ... nothing of this file is read", the
+    whole file rejected for two columns that name nothing. Now blank header cells name no column: long form and
+    matrix form read as without them; a named column repeated is still refused."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct,,\r\nm1,p1,1,,\r\nm1,p2,0,,\r\nm2,p1,1,,\r\n")
+    s = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 3 and s.models == 2
+    m = tmp_path / "m"
+    m.mkdir()
+    write_prompts(m)
+    (m / "matrix.csv").write_text("model,p1,p2,,\nm1,1,0,,\nm2,,1,,\n")
+    batch = read_source(m)
+    assert batch.errors == [] and batch.table.scores.size == 3
+    (m / "matrix.csv").write_text("model,p1,p1,,\nm1,1,0,,\n")
+    (e,) = read_source(m).errors
+    assert e.line == 1 and e.message.startswith("the header names 'p1' (columns 2, 3) more than once")
+
+
 @pytest.mark.parametrize("ext", ["csv", "jsonl", "parquet"])
 def test_an_outcomes_file_with_both_correct_and_score_is_one_error_naming_both(tmp_path, ext):
     """A long-form outcomes file with a `correct` and a `score` column (`Score`, any case): one error (at line 1 in CSV,

@@ -464,10 +464,13 @@ def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict 
 def repeated_columns(names: list[str]) -> str | None:
     """The error for a header that names a column more than once (its columns, 1-based), or None. Read into one
     column per name, all but one of them would be dropped without a word (a matrix's repeated prompt id, a second
-    `correct` column), so nothing of such a file is read."""
+    `correct` column), so nothing of such a file is read. Blank names name no column (a spreadsheet's export ends its
+    header with empty cells, ``model,prompt_id,correct,,``): they are no repetition, and their columns are read as
+    any column long form does not use is."""
     seen: dict[str, list[int]] = {}
     for i, n in enumerate(names, 1):
-        seen.setdefault(str(n).strip(), []).append(i)
+        if str(n).strip():
+            seen.setdefault(str(n).strip(), []).append(i)
     twice = {n: at for n, at in seen.items() if len(at) > 1}
     if not twice:
         return None
