@@ -216,6 +216,19 @@ def test_outcomes_of_a_prompt_on_an_unreadable_line_say_where_it_may_be(tmp_path
                                                                      "rows are dropped")
 
 
+@pytest.mark.parametrize("name, content", [("prompts.parquet", b"garbage"), ("prompts.jsonl.gz", b"garbage")])
+def test_outcomes_of_a_prompts_file_that_could_not_be_read_at_all_say_so(tmp_path, name, content):
+    """A prompts file that cannot be read at all (a corrupt Parquet file, a `.gz` that is not gzip): its error names no
+    line, and the outcome rows said "is not in the prompts file, unless on a line of it that could not be read
+    (line , ...: 1 in all)", a sentence with no line in it. Now they say the prompts file could not be read."""
+    (tmp_path / name).write_bytes(content)
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1)])
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0] == ("outcomes.csv", 2, "prompt_id 'p1' is not in the prompts file, which could not be read (its "
+                                          "error says why); its rows are dropped")
+    assert errs[1][:2] == (name, None) and len(errs) == 2
+
+
 def test_non_binary_and_non_numeric_values(tmp_path):
     write_prompts(tmp_path)
     (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,0.5\nm1,p2,yes\nm1,p3,abc\nm2,p1,true\n")

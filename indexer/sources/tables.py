@@ -256,8 +256,12 @@ class _Builder:
             else:
                 unread, at = getattr(self.prompts, "unread", 0), getattr(self.prompts, "unread_lines", [])
                 lines = ", ".join(map(str, at[:3])) + (f", ...: {unread} in all" if unread > len(at[:3]) else "")
-                why = (f", unless on a line of it that could not be read (line{'s' if unread > 1 else ''} {lines})"
-                       if unread else "")
+                if unread and not at:  # no line of it was named: the file could not be read (corrupt, not UTF-8)
+                    why = ", which could not be read (its error says why)"
+                elif unread:
+                    why = f", unless on a line of it that could not be read (line{'s' if unread > 1 else ''} {lines})"
+                else:
+                    why = ""
                 self.errors.add(self.fname, line, f"prompt_id {pid!r} is not in the prompts file{why}; its rows are "
                                 "dropped", "unknown prompt ids")
             self.unknown_pids.add(pid)
