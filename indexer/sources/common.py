@@ -137,6 +137,28 @@ def _open_text(path: Path):
     return open(path, encoding=UTF8, errors="surrogateescape", newline="")
 
 
+#: byte order marks of the encodings a text file is saved in by Windows tools instead of UTF-8 (PowerShell 5's ``>``
+#: and ``Out-File``, Excel's "Unicode Text"), longest first
+_OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+               (b"\xfe\xff", "UTF-16"))
+
+
+def encoding_problem(path: Path) -> str | None:
+    """Why a text file (gzip when ``.gz``) cannot be read as UTF-8 at all: it starts with a UTF-16 or UTF-32 byte
+    order mark (every line of it then failed: as not UTF-8, as malformed JSON, a header of NULs); None otherwise (also
+    when it cannot be opened: the reader reports that)."""
+    try:
+        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")) as f:
+            head = f.read(4)
+    except READ_ERRORS:
+        return None
+    for bom, name in _OTHER_BOMS:
+        if head.startswith(bom):
+            return (f"the file is {name} text (it starts with a {name} byte order mark), not UTF-8: nothing of it is "
+                    "read; save it as UTF-8 (PowerShell: Out-File -Encoding utf8; Excel: CSV UTF-8)")
+    return None
+
+
 def _read_failure(exc: BaseException) -> str:
     """What a read error means, for a message."""
     if isinstance(exc, (zlib.error, gzip.BadGzipFile)):
@@ -356,6 +378,9 @@ def _iter_rows(path: Path, errors: ErrorLog):
             for k, row in enumerate(batch.to_pylist()):
                 yield first + k, row
         return
+    if (why := encoding_problem(path)) is not None:
+        errors.add(fname, None, why)
+        return
     line = None
     try:
         with _open_text(path) as f:
@@ -502,6 +527,9 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
 
     fname = str(path)
     delim = "\t" if ext.startswith(".tsv") else ","
+    if (why := encoding_problem(path)) is not None:
+        errors.add(fname, None, why)
+        return
     probe = ErrorLog()
     try:
         with _open_text(path) as f:
