@@ -462,6 +462,26 @@ def test_a_long_form_header_in_another_case_or_spacing_is_long_form(tmp_path, he
         (m, p, float(c)) for m, p, c in rows)
 
 
+def test_prompt_ids_and_benchmarks_with_spaces_around_them_in_the_prompts_file_match(tmp_path, store):
+    """A prompts file from a spreadsheet with spaces around its ids and benchmark names (`p1 ,b ,...`, ` p2,b,...`):
+    the outcomes file's ids are read stripped, the prompts file's were not, so every outcome row of them was "prompt_id
+    'p1' is not in the prompts file" (and a benchmark `b ` stood beside `b`). Now both are read stripped; an id of
+    spaces only is a missing field."""
+    from indexer.ingest import ingest
+    from indexer.sources.tables import prompt_fields
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text,src\np1 ,b ,What is 2+2?,x\n p2,b,What is 3+3?,y\n"
+                                          "  ,b,What is 4+4?,z\n")
+    write_outcomes(tmp_path, "csv", [("m1", "p1 ", 1), ("m1", "p2", 0), ("m2", " p1", 0)])
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [("prompts.csv", 4, "missing field(s) prompt_id (a prompt needs prompt_id, benchmark, "
+                                                   "text)")]
+    assert batch.table.prompt_ids == ["p1", "p2"] and set(batch.table.benchmarks) == {"b"}
+    assert prompt_fields(tmp_path) == {"p1": {"src": "x"}, "p2": {"src": "y"}}
+    s = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert s.outcomes == 3 and s.prompts == 2
+
+
 @pytest.mark.parametrize("header", ["Prompt_ID,Benchmark,Text", "prompt_id, benchmark, text", " PROMPT ID ,benchmark,Text"])
 @pytest.mark.parametrize("ext", ["csv", "jsonl"])
 def test_a_prompts_header_in_another_case_or_spacing_is_read(tmp_path, header, ext):

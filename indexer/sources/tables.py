@@ -158,13 +158,16 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     before, first, mine = errors.count(fname), len(errors.errors), []
     for line, row in _iter_rows(path, errors):
         row = _prompt_columns(row)
-        missing = [k for k in ("prompt_id", "benchmark", "text") if row.get(k) in (None, "")]
+        # an id or a benchmark name is read stripped, as the outcomes file's ids and names are (`p1 ,b ,...` from a
+        # spreadsheet: before, "p1 " never matched the outcome rows' "p1"); a blank one is missing
+        missing = [k for k in ("prompt_id", "benchmark", "text") if row.get(k) in (None, "")
+                   or (k != "text" and isinstance(row[k], str) and not row[k].strip())]
         if missing:
             errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)",
                        "prompt rows with missing fields")
             mine.append(line)
-            if row.get("prompt_id") not in (None, ""):
-                prompts.rejected.setdefault(str(row["prompt_id"]), line)
+            if "prompt_id" not in missing:
+                prompts.rejected.setdefault(str(row["prompt_id"]).strip(), line)
             continue
         # JSON lines and Parquet carry types: a list, an object or a boolean is no id, name or text (str() made Python
         # reprs of them: a benchmark "['x']", a text "{'a': 1}", "True"); a number reads as its digits, as in CSV
@@ -175,9 +178,9 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                        "prompt fields that are not strings")
             mine.append(line)
             if not typed[0].startswith("prompt_id"):  # its outcome rows say it was rejected here
-                prompts.rejected.setdefault(str(row["prompt_id"]), line)
+                prompts.rejected.setdefault(str(row["prompt_id"]).strip(), line)
             continue
-        pid, bench, text = str(row["prompt_id"]), str(row["benchmark"]), str(row["text"])
+        pid, bench, text = str(row["prompt_id"]).strip(), str(row["benchmark"]).strip(), str(row["text"])
         bad = text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None)
         if bad:
             errors.add(fname, line, f"{bad}; the prompt is skipped", bad)
@@ -482,9 +485,9 @@ def prompt_fields(path: str | Path, prompts: str | Path | None = None) -> dict[s
     rows, _ = iter_table_rows(prompts_file)
     out = {}
     for _, row in rows:
-        pid = row.get("prompt_id")
-        if pid not in (None, ""):
-            out[str(pid)] = {k: v for k, v in row.items() if k not in ("prompt_id", "text", "benchmark") and v not in (None, "")}
+        pid = "" if row.get("prompt_id") is None else str(row["prompt_id"]).strip()  # as read_prompts reads it
+        if pid:
+            out[pid] = {k: v for k, v in row.items() if k not in ("prompt_id", "text", "benchmark") and v not in (None, "")}
     return out
 
 
