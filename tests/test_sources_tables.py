@@ -482,6 +482,37 @@ def test_prompt_ids_and_benchmarks_with_spaces_around_them_in_the_prompts_file_m
     assert s.outcomes == 3 and s.prompts == 2
 
 
+@pytest.mark.parametrize("prompts_ext, outcomes_ext", [("jsonl", "jsonl"), ("parquet", "csv"), ("jsonl", "csv"),
+                                                        ("parquet", "parquet")])
+def test_whole_number_ids_written_as_floats_match_across_the_files(tmp_path, store, prompts_ext, outcomes_ext):
+    """pandas writes an integer id column with a gap as floats (`1.0`): a JSON or Parquet `1.0` read as "1" in an
+    outcomes file (arrow's cast) but "1.0" in a prompts file (`str`), and a CSV holds what was written, so the files of
+    one writer did not match: every row "prompt_id '1' is not in the prompts file". Now a whole number written with a
+    decimal point is its digits on both sides; other ids are as written."""
+    from indexer.ingest import ingest
+
+    prompts = [{"prompt_id": 1.0, "benchmark": "b", "text": "One?"}, {"prompt_id": 2.0, "benchmark": "b", "text": "Two?"},
+               {"prompt_id": "v1.5", "benchmark": "b", "text": "Three?"}]
+    rows = [("m1", 1.0, 1), ("m1", 2.0, 0), ("m2", 1.0, 0), ("m2", "v1.5", 1)]
+    if prompts_ext == "jsonl":
+        (tmp_path / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts))
+    else:  # a Parquet column holds one type: the float ids, the text one apart
+        pq.write_table(pa.Table.from_pylist(prompts[:2]), tmp_path / "prompts.parquet")
+        rows = rows[:3]
+    if outcomes_ext == "jsonl":
+        (tmp_path / "outcomes.jsonl").write_text("".join(json.dumps({"model": m, "prompt_id": p, "correct": c}) + "\n"
+                                                         for m, p, c in rows))
+    elif outcomes_ext == "parquet":
+        pq.write_table(pa.table({"model": [r[0] for r in rows], "prompt_id": [r[1] for r in rows],
+                                 "correct": [r[2] for r in rows]}), tmp_path / "outcomes.parquet")
+    else:  # a CSV as written by hand (1) and by pandas (2.0)
+        write_outcomes(tmp_path, "csv", [(m, {1.0: "1", 2.0: "2.0"}.get(p, p), c) for m, p, c in rows])
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and len(batch.table) == len(rows)
+    assert sorted(batch.table.prompt_ids) == sorted(["1", "2", "v1.5"][:len({r[1] for r in rows})])
+    assert ingest(str(tmp_path), store=store, fetch_metadata=False).outcomes == len(rows)
+
+
 @pytest.mark.parametrize("header", ["Prompt_ID,Benchmark,Text", "prompt_id, benchmark, text", " PROMPT ID ,benchmark,Text"])
 @pytest.mark.parametrize("ext", ["csv", "jsonl"])
 def test_a_prompts_header_in_another_case_or_spacing_is_read(tmp_path, header, ext):

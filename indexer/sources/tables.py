@@ -22,6 +22,7 @@ different outcome it is a data error and both rows are dropped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,7 +168,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                        "prompt rows with missing fields")
             mine.append(line)
             if "prompt_id" not in missing:
-                prompts.rejected.setdefault(str(row["prompt_id"]).strip(), line)
+                prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
             continue
         # JSON lines and Parquet carry types: a list, an object or a boolean is no id, name or text (str() made Python
         # reprs of them: a benchmark "['x']", a text "{'a': 1}", "True"); a number reads as its digits, as in CSV
@@ -178,9 +179,9 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                        "prompt fields that are not strings")
             mine.append(line)
             if not typed[0].startswith("prompt_id"):  # its outcome rows say it was rejected here
-                prompts.rejected.setdefault(str(row["prompt_id"]).strip(), line)
+                prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
             continue
-        pid, bench, text = str(row["prompt_id"]).strip(), str(row["benchmark"]).strip(), str(row["text"])
+        pid, bench, text = _id_text(row["prompt_id"]), str(row["benchmark"]).strip(), str(row["text"])
         bad = text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None)
         if bad:
             errors.add(fname, line, f"{bad}; the prompt is skipped", bad)
@@ -207,6 +208,24 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     if not prompts and not errors.errors:
         errors.add(fname, None, "empty prompts file: no rows")
     return prompts, (errors.finish() if own else [])
+
+
+#: a whole number written with a decimal point (``1.0``, ``12.00``)
+_WHOLE = re.compile(r"(-?\d+)\.0*")
+
+
+def id_key(text: str) -> str:
+    """The prompt id that outcome rows and the prompts file are matched on: a whole number written with a decimal
+    point as its digits (``1.0`` -> ``1``). pandas writes an integer column with a gap as floats, and the files read
+    them apart: a JSON or Parquet ``1.0`` read as "1" in an outcomes file (arrow's cast) and "1.0" in a prompts file
+    (``str``), a CSV's as written, so ids of one writer did not match ("prompt_id '1' is not in the prompts file")."""
+    m = _WHOLE.fullmatch(text)
+    return m.group(1) if m else text
+
+
+def _id_text(value) -> str:
+    """A prompts file's prompt id as the text the outcome rows are matched on: stripped, :func:`id_key`."""
+    return id_key(str(value).strip())
 
 
 def _json_kind(value) -> str:
@@ -240,6 +259,7 @@ class _Builder:
         self.line_map = None
 
     def _pid_index(self, pid: str, line: int) -> int:
+        pid = id_key(pid)
         idx = self.pids.get(pid)
         if idx is not None:
             return idx
@@ -485,7 +505,7 @@ def prompt_fields(path: str | Path, prompts: str | Path | None = None) -> dict[s
     rows, _ = iter_table_rows(prompts_file)
     out = {}
     for _, row in rows:
-        pid = "" if row.get("prompt_id") is None else str(row["prompt_id"]).strip()  # as read_prompts reads it
+        pid = "" if row.get("prompt_id") is None else _id_text(row["prompt_id"])  # as read_prompts reads it
         if pid:
             out[pid] = {k: v for k, v in row.items() if k not in ("prompt_id", "text", "benchmark") and v not in (None, "")}
     return out
@@ -594,7 +614,7 @@ def _looks_long(cols: dict, prompt_map: dict) -> bool:
     """A header without a prompt_id column that still looks like long form: a value column (``correct``/``score``,
     any case) and no column named after a prompt id of the prompts file."""
     return (any(column_key(c) in VALUE_COLUMNS for c in cols)
-            and not any(str(c) in prompt_map for c in cols))
+            and not any(id_key(str(c).strip()) in prompt_map for c in cols))
 
 
 def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
