@@ -482,6 +482,38 @@ def test_prompt_ids_and_benchmarks_with_spaces_around_them_in_the_prompts_file_m
     assert s.outcomes == 3 and s.prompts == 2
 
 
+@pytest.mark.parametrize("name, text", [
+    ("outcomes.csv", "model;prompt_id;correct\nm1;p1;1\n"),  # a spreadsheet in a locale with a decimal comma
+    ("matrix.csv", "model;p1;p2\nm1;1;0\n"),
+    ("outcomes.csv", "model\tprompt_id\tcorrect\nm1\tp1\t1\n"),  # a tab-separated export named .csv
+    ("outcomes.tsv", "model,prompt_id,correct\nm1,p1,1\n"),
+    ("prompts.csv", "prompt_id;benchmark;text\np1;b;What is two plus two?\n"),
+])
+def test_a_table_separated_by_another_character_than_its_extensions_says_so(tmp_path, name, text):
+    """A .csv separated by semicolons (or tabs), a .tsv by commas: the header was one column named
+    'model;prompt_id;correct', reported as "matrix form needs a model column and one column per prompt id", and a
+    prompts file lost every prompt to "missing field(s) prompt_id, benchmark, text", one error per line. Now one error
+    at line 1 says which separator the file seems to use and what taskspace reads; the outcome rows of an unread prompts
+    file say it could not be read."""
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1)])
+    if name.startswith("prompts"):
+        (tmp_path / "prompts.jsonl").unlink()
+    else:
+        (tmp_path / "outcomes.csv").unlink()
+    (tmp_path / name).write_text(text)
+    errs = errors_of(read_source(tmp_path))
+    mine = [e for e in errs if e[0] == name]
+    assert len(mine) == 1 and mine[0][1] == 1, errs
+    assert mine[0][2].startswith("the header is one column") and "nothing of it is read: save it with" in mine[0][2]
+    assert ("semicolons" if ";" in text else "tabs" if "\t" in text else "commas") in mine[0][2].split("but")[0]
+    if name.startswith("prompts"):
+        assert errs[0][2] == ("prompt_id 'p1' is not in the prompts file, which could not be read (its error says "
+                              "why); its rows are dropped")
+    else:
+        assert len(errs) == 1
+
+
 @pytest.mark.parametrize("prompts_ext, outcomes_ext", [("jsonl", "jsonl"), ("parquet", "csv"), ("jsonl", "csv"),
                                                         ("parquet", "parquet")])
 def test_whole_number_ids_written_as_floats_match_across_the_files(tmp_path, store, prompts_ext, outcomes_ext):

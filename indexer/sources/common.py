@@ -320,6 +320,26 @@ class CsvRecords:
                                 f"{self.n_fields}", self.PROBLEM)
 
 
+#: what a table file may be separated by instead of its extension's separator (a spreadsheet in a locale whose decimal
+#: mark is a comma saves "CSV" with semicolons; a tab-separated export named .csv)
+_OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars", ",": "commas"}
+
+
+def separator_problem(header: list[str], delimiter: str) -> str | None:
+    """Why a CSV/TSV header of one column that holds another separator (``model;prompt_id;correct`` in a ``.csv``) is
+    not read: the file is separated by something else than its extension says; None otherwise. Read as it is, the
+    whole header was one column name ("matrix form needs a model column ...", or every prompt "missing field(s)")."""
+    if len(header) != 1:
+        return None
+    found = [name for sep, name in _OTHER_SEPARATORS.items() if sep != delimiter and sep in header[0]]
+    if not found:
+        return None
+    ext, own = (".tsv", "tabs") if delimiter == "\t" else (".csv", "commas")
+    return (f"the header is one column, {header[0]!r}: the file seems separated by {found[0]}, but a {ext} file is "
+            f"read as separated by {own}; nothing of it is read: save it with {own}"
+            + (" (or name it .tsv when it holds tabs)" if found[0] == "tabs" else ""))
+
+
 def _fingerprint(paths: list[Path]) -> str:
     h = hashlib.sha256()
     for p in paths:
@@ -388,6 +408,9 @@ def _iter_rows(path: Path, errors: ErrorLog):
                 records = CsvRecords(f, fname, errors, "\t" if ext.startswith(".tsv") else ",")
                 header = records.header()
                 if header is None:  # an empty file, or a header that cannot be read (reported)
+                    return
+                if (why := separator_problem(header, records.delimiter)) is not None:
+                    errors.add(fname, 1, why)
                     return
                 for line, rec in records:
                     yield line, dict(zip(header, rec))
@@ -544,7 +567,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
         return
-    if (why := repeated_columns(header)) is not None:
+    if (why := repeated_columns(header) or separator_problem(header, delim)) is not None:
         errors.add(fname, 1, why)
         return
     # fast path: pyarrow, streamed block by block. A malformed row (wrong field count, stray quote) makes

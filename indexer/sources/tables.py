@@ -202,6 +202,8 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     prompts.unread = errors.count(fname) - before - len(mine)
     prompts.unread_lines = sorted({e.line for e in errors.errors[first:]
                                    if e.file == fname and e.line is not None} - set(mine))[:prompts.unread]
+    if not prompts and not mine:  # no row read at all (a header that cannot be read): the file could not be read
+        prompts.unread_lines = []
     for k in [k for k, v in prompts.items() if v is None]:
         del prompts[k]
         prompts.rejected[k] = tuple(conflicts[k])  # its outcome rows say why (not "is not in the prompts file")
