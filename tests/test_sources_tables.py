@@ -363,6 +363,31 @@ def test_a_folder_with_two_outcomes_or_prompts_files_is_refused_naming_them(tmp_
         read_source(tmp_path / "prompts.jsonl")
 
 
+@pytest.mark.parametrize("outcomes, prompts", [("Outcomes.csv", "Prompts.jsonl"), ("outcomes.CSV", "prompts.jsonl"),
+                                                ("MATRIX.TSV", "PROMPTS.JSONL")])
+def test_table_files_named_in_another_case_are_found_in_their_folder(tmp_path, store, outcomes, prompts):
+    """Files from a case-insensitive file system (Windows, macOS: `Outcomes.csv`, `outcomes.CSV`): a table extension
+    is read in any case, so `ingest DIR/outcomes.CSV` read the file, but its folder was "cannot tell the format of
+    this folder ... pass --format", which did not help, and `Prompts.jsonl` was never found beside an outcomes file.
+    Now the names are matched in any case; two files whose names differ only in case are two outcomes files."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    (tmp_path / "prompts.jsonl").rename(tmp_path / prompts)
+    if outcomes.lower().startswith("matrix"):
+        (tmp_path / outcomes).write_text("model\tp1\tp2\nm1\t1\t0\n")
+    else:
+        write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0)])
+        (tmp_path / "outcomes.csv").rename(tmp_path / outcomes)
+    assert detect_format(tmp_path) == "table"
+    s = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 2
+    assert read_source(tmp_path / outcomes).errors == []
+    (tmp_path / outcomes.swapcase()).write_text((tmp_path / outcomes).read_text())
+    with pytest.raises(InputError, match="several outcomes files"):
+        read_source(tmp_path)
+
+
 def test_outcome_table_round_trip():
     from indexer.records import Outcome
 

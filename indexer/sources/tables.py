@@ -71,8 +71,16 @@ def _prompt_columns(row: dict) -> dict:
 
 
 def _table_files(folder: Path, stems) -> list[Path]:
-    """Every ``<stem><ext>`` file in a folder, in :data:`EXTENSIONS` order."""
-    return [folder / f"{stem}{ext}" for ext in EXTENSIONS for stem in stems if (folder / f"{stem}{ext}").is_file()]
+    """Every ``<stem><ext>`` file in a folder, in :data:`EXTENSIONS` order, its name in any case (``Outcomes.CSV``
+    from a case-insensitive file system: a table extension is read in any case, so a file so named given alone was
+    read while its folder was "cannot tell the format")."""
+    try:
+        by_name: dict[str, list[Path]] = {}
+        for p in sorted(folder.iterdir()):
+            by_name.setdefault(p.name.lower(), []).append(p)
+    except OSError:
+        return []
+    return [p for ext in EXTENSIONS for stem in stems for p in by_name.get(f"{stem}{ext}", []) if p.is_file()]
 
 
 def find_table_files(folder: Path) -> tuple[Path | None, Path | None]:
@@ -121,7 +129,7 @@ def recognise(path: Path) -> Match:
 def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
     """The table files at the root of a Hub repo's file list (``outcomes|matrix|prompts.<ext>``)."""
     names = OUTCOME_NAMES + PROMPT_NAMES
-    found = sorted(f for f in files if "/" not in f and table_ext(Path(f)) and Path(f).name.split(".")[0] in names)
+    found = sorted(f for f in files if "/" not in f and table_ext(Path(f)) and Path(f).name.split(".")[0].lower() in names)
     return (Match.WEAK, found) if found else (Match.NONE, [])
 
 
