@@ -388,6 +388,22 @@ def test_table_files_named_in_another_case_are_found_in_their_folder(tmp_path, s
         read_source(tmp_path)
 
 
+@pytest.mark.parametrize("broken", ["outcomes.csv", "prompts.jsonl"])
+def test_a_table_file_that_is_a_broken_symbolic_link_is_named(tmp_path, broken):
+    """A table folder whose outcomes or prompts file is a symbolic link to a file that is gone (a data folder moved or
+    not mounted): before, "cannot tell the format of this folder ... pass --format" (outcomes) or "outcomes.csv but no
+    prompts file beside it: put one there" (prompts), for files `ls` lists. Now the error names the link and its
+    target."""
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv")
+    (tmp_path / broken).unlink()
+    (tmp_path / broken).symlink_to(tmp_path / "gone" / broken)
+    with pytest.raises(InputError, match=rf"{broken} is a symbolic link to .*gone/{broken}, which does not exist"):
+        detect_format(tmp_path)
+    with pytest.raises(InputError, match="is a symbolic link"):
+        read_source(tmp_path)
+
+
 def test_outcome_table_round_trip():
     from indexer.records import Outcome
 

@@ -22,6 +22,7 @@ different outcome it is a data error and both rows are dropped.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -83,6 +84,17 @@ def _table_files(folder: Path, stems) -> list[Path]:
     return [p for ext in EXTENSIONS for stem in stems for p in by_name.get(f"{stem}{ext}", []) if p.is_file()]
 
 
+def _broken_links(folder: Path) -> list[Path]:
+    """The symbolic links in a folder named as a table source's files (``outcomes.csv`` ...) whose target does not
+    exist: :func:`_table_files` passes them over, as it does anything that is not a file."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    names = {f"{stem}{ext}" for stem in OUTCOME_NAMES + PROMPT_NAMES for ext in EXTENSIONS}
+    return [p for p in entries if p.name.lower() in names and p.is_symlink() and not p.exists()]
+
+
 def find_table_files(folder: Path) -> tuple[Path | None, Path | None]:
     """``(outcomes_file, prompts_file)`` in a folder (either may be None; the first of several)."""
     outcomes, prompts = _table_files(folder, OUTCOME_NAMES), _table_files(folder, PROMPT_NAMES)
@@ -111,6 +123,10 @@ def why_not(path: Path) -> str | None:
     path = Path(path)
     if not path.is_dir():
         return None
+    if broken := _broken_links(path):  # before, "cannot tell the format" or "no prompts file beside it"
+        link = broken[0]
+        return (f"{link.name} is a symbolic link to {os.readlink(link)}, which does not exist (a moved or unmounted "
+                "folder): mount or restore it, or replace the link with the file")
     outcomes, prompts = find_table_files(path)
     if outcomes is None or prompts is not None:
         return None
