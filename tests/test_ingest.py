@@ -487,6 +487,33 @@ def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
     assert ingest(str(LM_OUT), filter="none", fetch_metadata=False).sources > 0  # its own options still read
 
 
+def test_a_prompts_file_of_no_table_type_is_a_usage_error_naming_the_types(tmp_path, store):
+    """`taskspace ingest OUTCOMES --prompts questions.txt` (a CSV named .txt): before, read as JSON lines whatever it
+    held, every line "malformed JSON line: Expecting value" and every outcome row "not in the prompts file" (exit 1).
+    Now one line naming --prompts and the table file types (exit 2), nothing stored; named .csv it reads."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import ConfigError
+
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    (tmp_path / "questions.txt").write_text("prompt_id,benchmark,text\np1,b,What is two plus two?\n")
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(tmp_path / "outcomes.csv"), "--prompts",
+                          str(tmp_path / "questions.txt"), "--no-metadata"], capture_output=True, text=True,
+                         env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300, cwd=Path(__file__).resolve().parents[1])
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
+    assert lines[0].startswith(f"error: --prompts {tmp_path / 'questions.txt'}: not a table file type") and ".csv" in lines[0]
+    with pytest.raises(ConfigError, match="not a table file type"):
+        ingest(str(tmp_path / "outcomes.csv"), prompts=str(tmp_path / "questions.txt"), store=store,
+               fetch_metadata=False)
+    (tmp_path / "questions.txt").rename(tmp_path / "questions.csv")
+    s = ingest(str(tmp_path / "outcomes.csv"), prompts=str(tmp_path / "questions.csv"), store=store,
+               fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 1
+
+
 def test_a_blank_reading_option_or_a_missing_prompts_file_is_a_usage_error(tmp_path):
     """`taskspace ingest DATA --prompts PATH` where PATH does not exist or is a folder, and `--model`, `--filter` or
     `--metric` given blank: one line naming the option (exit 2), nothing stored. Before, a missing `--prompts` file

@@ -500,6 +500,11 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
             what = "is a folder; give the prompts file" if prompts_file.is_dir() else "no such file"
             raise ConfigError(f"--prompts {prompts}: {what} (prompts.jsonl / .csv / .parquet with prompt_id, "
                               "benchmark, text)")
+        if table_ext(prompts_file) is None:  # before, read as JSON lines whatever it held: every line malformed JSON
+            from ..errors import ConfigError
+
+            raise ConfigError(f"--prompts {prompts}: not a table file type, so how to read it cannot be told; name it "
+                              f"for its format, one of {', '.join(EXTENSIONS)}")
     else:
         _one_of(beside, "prompts", "keep the one that goes with the outcomes")
         prompts_file = beside[0] if beside else None
