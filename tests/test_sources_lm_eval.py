@@ -470,3 +470,25 @@ def test_gzipped_samples_and_results_files_are_read_as_the_files(tmp_path, store
     ((name, line, msg),) = errs(cut)
     assert name == latest.name and line is not None and "unreadable from here on" in msg and "truncated" in msg
     assert 27 < len(cut.outcomes) < 42  # the other tasks, and the samples before the break
+
+
+def test_a_samples_line_with_bytes_that_are_not_utf8_costs_that_line(model_dir, store):
+    """One byte that is not UTF-8 in a samples file (a hand edit in Latin-1): before, decoding failed at the 8 KB block
+    holding it, so every sample from that block on was lost, and the error named no line ("cannot read file: 'utf-8'
+    codec can't decode byte 0xff ...") or one before the bad byte. Now the line is reported and skipped, as in a table
+    file, and the rest read (plain and .gz alike)."""
+    import gzip
+
+    from indexer.ingest import ingest
+
+    f = samples(model_dir, "tiny_mc_science")
+    lines = f.read_bytes().split(b"\n")
+    lines[10] = lines[10].replace(b"question", b"qu\xffestion", 1)
+    f.write_bytes(b"\n".join(lines))
+    b = read_source(model_dir)
+    assert errs(b) == [(f.name, 11, "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8)")]
+    assert len(b.outcomes) == 41
+    (f.parent / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
+    f.unlink()
+    s = ingest(str(model_dir), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line) for e in s.errors] == [(f.name + ".gz", 11)] and s.outcomes == 41

@@ -47,12 +47,12 @@ LAYOUT_HINT = ("harness 0.4.3+ writes results_<ts>.json, and with --output_path 
                "<name>_<ts>.json, beside samples_<task>_<ts>.jsonl")
 
 
-def open_text(path: Path):
+def open_text(path: Path, errors: str = "strict"):
     """A samples or results file as UTF-8 text (a byte order mark dropped), through gzip when its name ends
-    ``.gz``."""
+    ``.gz``; ``errors="surrogateescape"``: bytes that are not UTF-8 become lone surrogates, reported at their line."""
     if path.name.lower().endswith(".gz"):
-        return gzip.open(path, "rt", encoding=UTF8)
-    return open(path, encoding=UTF8)
+        return gzip.open(path, "rt", encoding=UTF8, errors=errors)
+    return open(path, encoding=UTF8, errors=errors)
 
 
 def _read_json(path: Path):
@@ -324,11 +324,13 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
 
 def iter_sample_rows(path: Path, errors: ErrorLog) -> Iterator[tuple[int, dict]]:
     """(line, row) of a samples file: JSON lines, or one JSON array (line = item number); a ``.gz`` is read through
-    gzip. A file that breaks off (a truncated ``.gz``) is reported after the line last read, whose rows are kept."""
+    gzip. A file that breaks off (a truncated ``.gz``) is reported after the line last read, whose rows are kept. A
+    line with bytes that are not UTF-8 costs that line (before, decoding failed at the 8 KB block holding it: the
+    rest of the file was lost, reported at no line)."""
     fname = str(path)
     line = None
     try:
-        with open_text(path) as f:
+        with open_text(path, errors="surrogateescape") as f:
             head = f.read(1)
             while head and head.isspace():
                 head = f.read(1)
