@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -430,7 +431,9 @@ def test_shared_mmlu_pro(shared_data):
     [
         ('{"a": 1}\n\n[1]\nnot json\n{"b": 2}\n', False, [(1, {"a": 1}), (5, {"b": 2})],
          ["line is not a JSON object", "malformed JSON line"]),
-        ('[{"a": 1}, 2, {"b": 2}]', True, [(1, {"a": 1}), (3, {"b": 2})], ["item 2 is not a JSON object"]),
+        ('[{"a": 1}, 2, {"b": 2}]', True, [(1, {"a": 1}), (1, {"b": 2})], ["item 2 is not a JSON object"]),
+        ('[\n  {"a": 1},\n\n  2, {"b":\n 2}, {"c": 3}\n]\n', True, [(2, {"a": 1}), (4, {"b": 2}), (5, {"c": 3})],
+         ["item 2 is not a JSON object"]),
         ('{"a": 1}', True, [], ["not an array of objects"]),
         ('[{"a": 1},', True, [], ["malformed JSON"]),
     ],
@@ -445,6 +448,28 @@ def test_json_objects_lines_and_arrays(text, array, rows, messages):
     assert len(errors.errors) == len(messages)
     for err, msg in zip(errors.errors, messages):
         assert err.file == "f.jsonl" and msg in err.message
+
+
+def test_an_item_of_a_pretty_printed_json_array_is_reported_at_its_line(tmp_path):
+    """`outcomes.json` / `prompts.json` written by `json.dump(rows, f, indent=2)`, and the June-2024 leaderboard's
+    samples arrays: an item's number was reported as its line, so the 2nd item's bad value named line 2, inside the
+    first item. Now the line the item starts on."""
+    import shutil
+
+    write_prompts(tmp_path)
+    rows = [{"model": "m1", "prompt_id": "p1", "correct": 1}, {"model": "m1", "prompt_id": "p2", "correct": 2}]
+    (tmp_path / "outcomes.json").write_text(json.dumps(rows, indent=2))
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.json", 7, "correct value 2 is not binary (expected 0 or 1; put graded outcomes in a `score` column)")]
+    lb = tmp_path / "lb"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "leaderboard_v2_json_array", lb)
+    f = next(lb.glob("*/samples_*.json"))
+    items = json.loads(f.read_text())
+    items[1]["acc_norm"] = 7
+    f.write_text(json.dumps(items, indent=1))
+    ((name, line, msg),) = errors_of(read_source(lb))
+    text = f.read_text().splitlines()
+    assert name == f.name and text[line - 1].strip() == "{" and f'"doc_id": {items[1]["doc_id"]},' in text[line]
 
 
 BOM = b"\xef\xbb\xbf"

@@ -353,24 +353,25 @@ def _fingerprint(paths: list[Path]) -> str:
 
 
 def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
-    """(line or item number, dict) of an open JSON file: one JSON array (``array``) or JSON lines. Malformed
-    lines and items that are not objects go to ``errors``; a malformed array rejects the whole file."""
+    """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
+    Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file."""
     if array:
+        text = f.read()
         try:
-            data = json.load(f)
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             errors.add(fname, exc.lineno, f"malformed JSON: {exc.msg}; the file is skipped")
             return
         if not isinstance(data, list):
             errors.add(fname, None, "the JSON file is not an array of objects (nor JSON lines); the file is skipped")
             return
-        for i, row in enumerate(data, 1):
+        for i, (line, row) in enumerate(zip(_item_lines(text), data), 1):
             if not isinstance(row, dict):
-                errors.add(fname, i, f"item {i} is not a JSON object", "non-object JSON items")
+                errors.add(fname, line, f"item {i} is not a JSON object", "non-object JSON items")
             elif bad_utf8(json.dumps(row, ensure_ascii=False)):
-                errors.add(fname, i, f"item {i} holds text that is not valid UTF-8; the item is skipped", NOT_UTF8)
+                errors.add(fname, line, f"item {i} holds text that is not valid UTF-8; the item is skipped", NOT_UTF8)
             else:
-                yield i, row
+                yield line, row
         return
     for i, raw in enumerate(f, 1):
         if not raw.strip():
@@ -387,6 +388,29 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
             yield i, row
         else:
             errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _item_lines(text: str) -> list[int]:
+    """The line each item of the JSON array ``text`` (valid JSON) starts on. Before, an item's number was reported as
+    its line, so an error in the 2nd item of a pretty-printed array (``json.dump(rows, f, indent=2)``) named line 2,
+    inside the first."""
+    decoder = json.JSONDecoder()
+    pos = _JSON_SPACE.match(text).end() + 1  # past "["
+    lines, line, counted = [], 1, 0
+    while True:
+        pos = _JSON_SPACE.match(text, pos).end()
+        if pos >= len(text) or text[pos] == "]":
+            return lines
+        line += text.count("\n", counted, pos)
+        counted = pos
+        lines.append(line)
+        _, pos = decoder.raw_decode(text, pos)
+        pos = _JSON_SPACE.match(text, pos).end()
+        if text.startswith(",", pos):
+            pos += 1
 
 
 def _iter_rows(path: Path, errors: ErrorLog):
