@@ -450,6 +450,30 @@ def test_json_objects_lines_and_arrays(text, array, rows, messages):
         assert err.file == "f.jsonl" and msg in err.message
 
 
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_a_header_line_repeated_in_a_csv_joined_from_files_is_named_as_such(tmp_path, store, bom):
+    """`cat part1.csv part2.csv > outcomes.csv` (each with its header; Excel's each with a byte order mark): the second
+    header was read as a row, "prompt_id 'prompt_id' is not in the prompts file" (in a prompts file: a prompt whose
+    text is "text"). Now it is named as the header line again, at its line, and skipped; the rows around it are
+    read, in outcomes and prompts files alike."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    part = lambda rows: bom + ("model,prompt_id,correct\r\n" + "".join(f"{m},{p},{c}\r\n" for m, p, c in rows)).encode()  # noqa: E731
+    (tmp_path / "outcomes.csv").write_bytes(part([("m1", "p1", 1), ("m1", "p2", 0)]) + part([("m2", "p1", 0)]))
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.csv", 4, "the header line again (files joined one after another?); the line is skipped")]
+    p = tmp_path / "p"
+    p.mkdir()
+    (p / "prompts.csv").write_bytes(b"prompt_id,benchmark,text\nq1,b,One?\n" + bom + b"prompt_id,benchmark,text\nq2,b,Two?\n")
+    (p / "outcomes.csv").write_text("model,prompt_id,correct\nm1,q1,1\nm1,q2,0\nm1,prompt_id,1\n")
+    s = ingest(str(p), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line, e.message.split(";")[0]) for e in s.errors] == [
+        ("outcomes.csv", 4, "prompt_id 'prompt_id' is not in the prompts file"),
+        ("prompts.csv", 3, "the header line again (files joined one after another?)")]
+    assert s.outcomes == 2 and s.prompts == 2
+
+
 def test_an_item_of_a_pretty_printed_json_array_is_reported_at_its_line(tmp_path):
     """`outcomes.json` / `prompts.json` written by `json.dump(rows, f, indent=2)`, and the June-2024 leaderboard's
     samples arrays: an item's number was reported as its line, so the 2nd item's bad value named line 2, inside the

@@ -225,6 +225,10 @@ def _quote_never_closes(text: str, delimiter: str) -> bool:
     return False
 
 
+#: the problem of a line that repeats the header (files joined one after another): it holds no row
+REPEATED_HEADER = "the header line again (files joined one after another?); the line is skipped"
+
+
 class CsvRecords:
     """The records of an open CSV/TSV text file as ``(line, fields)``, the header first (:meth:`header`), every later
     record checked against the header's field count. A record with another field count is reported and skipped; when
@@ -241,6 +245,7 @@ class CsvRecords:
         self._reader = csv.reader(self._lines, delimiter=delimiter)
         self.n_fields: int | None = None
         self.header_error: RowError | None = None  # the header line could not be read (see :meth:`header`)
+        self.header_fields: list[str] | None = None
 
     def _next(self) -> tuple[int, list[str]] | None:
         """The next record as it parses (None at the end); csv's own errors cost the first line of the record."""
@@ -298,6 +303,7 @@ class CsvRecords:
         if got is None:
             return None
         self.n_fields = len(got[1])
+        self.header_fields = got[1]
         return got[1]
 
     def __iter__(self):
@@ -306,6 +312,10 @@ class CsvRecords:
             if got is None:
                 return
             line, rec = got
+            if self.header_fields and [rec[0].lstrip("\ufeff"), *rec[1:]] == self.header_fields:  # (a joined file's
+                # byte order mark too) before, read as a row: "prompt_id 'prompt_id' is not in the prompts file"
+                self.errors.add(self.fname, line, REPEATED_HEADER, REPEATED_HEADER)
+                continue
             if self.n_fields is None or len(rec) == self.n_fields:
                 yield line, rec
                 continue
@@ -613,7 +623,8 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         row = 0
         last_row: list = []
         for batch in reader:
-            if bad_rows:
+            if bad_rows or _holds_header(batch, header):  # the line-exact reader reports a repeated header line
+                bad_rows.append(None)
                 break
             lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)  # provisional: csv_record_lines
             row += batch.num_rows
@@ -630,6 +641,20 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         return
     yield RESTART
     yield from _read_csv_python(path, delim, header, errors)
+
+
+def _holds_header(batch, header: list[str]) -> bool:
+    """Whether a block of the fast CSV path holds a row equal to the header (files joined with ``cat``)."""
+    import pyarrow.compute as pc
+
+    if not batch.num_rows or batch.num_columns != len(header):
+        return False
+    mask = None
+    for i, name in enumerate(header):
+        col = batch.column(i)
+        eq = pc.equal(pc.utf8_ltrim(col, characters="\ufeff") if i == 0 else col, name)
+        mask = eq if mask is None else pc.and_(mask, eq)
+    return bool(pc.any(mask).as_py())
 
 
 def _read_csv_python(path: Path, delim: str, header: list[str], errors: ErrorLog, chunk: int = 200_000):

@@ -34,6 +34,7 @@ from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, Source
 from .common import (  # noqa: F401 - MAX_ERRORS_PER_PROBLEM re-exported (the tests read it here)
     EXTENSIONS,
     MAX_ERRORS_PER_PROBLEM,
+    REPEATED_HEADER,
     ErrorLog,
     _fingerprint,
     _iter_rows,
@@ -223,6 +224,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
         prompts[pid] = (bench, text)
         first_line[pid] = line
     # the reader's own problems (a line not UTF-8, malformed): lines whose prompt ids are not known
+    mine += [e.line for e in errors.errors[first:] if e.file == fname and e.message == REPEATED_HEADER]  # no prompt
     prompts.unread = errors.count(fname) - before - len(mine)
     prompts.unread_lines = sorted({e.line for e in errors.errors[first:]
                                    if e.file == fname and e.line is not None} - set(mine))[:prompts.unread]
