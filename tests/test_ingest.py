@@ -437,6 +437,31 @@ def test_ingesting_a_file_of_a_stored_folder_source_is_refused(store, tmp_path):
     assert ingest(str(d), store=store, fetch_metadata=False).skipped == 1  # the stored folder itself: unchanged
 
 
+def test_sources_below_a_table_folder_that_it_does_not_read_are_not_refused_as_nested(store, tmp_path):
+    """A table folder reads its own outcomes and prompts files only: an lm-eval run or a second table in a subfolder
+    of it is no part of it. Before, after `ingest DIR` (which read the table only), `ingest DIR/run` was refused as
+    "part of the stored source DIR (its outcomes are stored with it)", and `sources add DIR/run` beside a configured
+    DIR as "inside the configured source DIR, which reads it already": the run could not be ingested at all without
+    moving its files. A file of the table (`DIR/outcomes.csv`) is still refused."""
+    from indexer.sourcelist import SourceSpec, add, reading
+
+    d = write_table(tmp_path / "d", [("m1", "p1", 1), ("m1", "p2", 0)])
+    shutil.copytree(LM_OUT / "fake-org__dummy-a", d / "run")
+    write_table(d / "tbl", [("m2", "p1", 1)])
+    assert ingest(str(d), store=store, fetch_metadata=False).outcomes == 2
+    for sub, n in (("run", 42), ("tbl", 1)):
+        s = ingest(str(d / sub), store=store, fetch_metadata=False)
+        assert s.errors == [] and s.outcomes == n, s.errors
+    s = ingest(str(d / "outcomes.csv"), store=store, fetch_metadata=False)
+    assert s.exit_code == 1 and s.errors[0].message.startswith(f"part of the stored source {d} ")
+    conf = tmp_path / "sources.toml"
+    add(conf, [SourceSpec(str(d)), SourceSpec(str(d / "run")), SourceSpec(str(d / "tbl"))])
+    with pytest.raises(ConfigError, match="is inside the configured source"):
+        add(conf, [SourceSpec(str(d / "outcomes.csv"))])
+    assert [x.spec for x in reading(str(d / "run"), [SourceSpec(str(d))])] == []
+    assert [x.spec for x in reading(str(d / "outcomes.csv"), [SourceSpec(str(d))])] == [str(d)]
+
+
 def test_a_database_holding_a_folder_and_its_file_from_before_keeps_ingesting_both(store, tmp_path, monkeypatch):
     """Sources stored nested before the refusal existed are read as they always were (their changes ingested), so
     an old database or sources.toml listing both does not fail every pass; only a new nested source is refused."""
