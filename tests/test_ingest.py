@@ -462,6 +462,21 @@ def test_sources_below_a_table_folder_that_it_does_not_read_are_not_refused_as_n
     assert [x.spec for x in reading(str(d / "outcomes.csv"), [SourceSpec(str(d))])] == [str(d)]
 
 
+def test_a_table_folder_holding_output_of_another_format_says_it_is_not_read(store, tmp_path):
+    """A folder with outcomes and prompts files is read as a plain table, its own files only: an lm-eval run in a
+    subfolder of it was left unread without a word (`ingest DIR` said "added ... from 1 source(s)", exit 0). Now a
+    warning names the subfolder, its format and that it is ingested by its own path, which then reads it."""
+    d = write_table(tmp_path / "d", [("m1", "p1", 1), ("m1", "p2", 0)])
+    shutil.copytree(LM_OUT / "fake-org__dummy-a", d / "run")
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 2
+    (w,) = [w for w in s.warnings if "read as a plain table" in w]
+    assert f"{d / 'run'} holds lm_eval output" in w and "ingest it by its own path" in w
+    assert ingest(str(d / "run"), store=store, fetch_metadata=False).outcomes == 42
+    plain = write_table(tmp_path / "plain", [("m1", "p1", 1)])
+    assert not [w for w in ingest(str(plain), store=store, fetch_metadata=False).warnings if "plain table" in w]
+
+
 def test_a_database_holding_a_folder_and_its_file_from_before_keeps_ingesting_both(store, tmp_path, monkeypatch):
     """Sources stored nested before the refusal existed are read as they always were (their changes ingested), so
     an old database or sources.toml listing both does not fail every pass; only a new nested source is refused."""
