@@ -492,3 +492,27 @@ def test_a_samples_line_with_bytes_that_are_not_utf8_costs_that_line(model_dir, 
     f.unlink()
     s = ingest(str(model_dir), store=store, fetch_metadata=False)
     assert [(Path(e.file).name, e.line) for e in s.errors] == [(f.name + ".gz", 11)] and s.outcomes == 41
+
+
+def test_a_results_file_given_alone_says_to_ingest_its_folder(tmp_path):
+    """`taskspace ingest OUT/MODEL/results_<ts>.json` (a tab completion away from the folder): a JSON file, so it was
+    read as a table's outcomes file: "no prompts file ... beside the outcomes; put one there", or with a prompts file
+    beside it, 300 "malformed JSON lines". Now detection (so `ingest`, `sources add`, `index --source`) says it is an
+    lm-eval results file holding aggregates and to ingest its folder; a samples file given alone reads as before."""
+    from indexer.sourcelist import SourceSpec, validate
+
+    from indexer.errors import ConfigError
+
+    d = tmp_path / "fake-org__dummy-a"
+    shutil.copytree(LM_OUT / "fake-org__dummy-a", d)
+    results = sorted(d.glob("results_*.json"))[0]
+    for _ in range(2):
+        with pytest.raises(InputError, match=rf"an lm-eval results file: .* ingest its folder, {d}, whose samples_"):
+            read_source(results)
+        (d / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "x"}\n')  # then beside one
+    with pytest.raises(ConfigError, match="an lm-eval results file"):
+        validate(SourceSpec(str(results)))
+    assert detect_format(next(d.glob("samples_tiny_mc_yesno_*.jsonl"))) == "lm_eval"
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "scores_2024-01-01T00-00-00.json").write_text('[{"model": "m", "prompt_id": "p1", "correct": 1}]')
+    assert detect_format(tmp_path / "t" / "scores_2024-01-01T00-00-00.json") == "table"  # no results/configs: a table

@@ -193,9 +193,14 @@ def recognise(path: Path) -> Match:
 
 
 def why_not(path: Path) -> str | None:
-    """Why a folder no reader recognised is no lm-eval source although it looks like one: results files of runs
-    made without ``--log_samples`` (None otherwise)."""
+    """Why a path is no lm-eval source although it looks like one: a folder of results files of runs made without
+    ``--log_samples``, or a results file given alone (None otherwise)."""
     path = Path(path)
+    if path.is_file():  # a results file given alone: a JSON file, which the table reader took for an outcomes table
+        if results_ts(path.name) is not None and _is_results_file(path):
+            return (f"an lm-eval results file: it holds the run's aggregate scores, not per-sample results; ingest "
+                    f"its folder, {path.parent}, whose samples_<task>_<timestamp>.jsonl files hold them")
+        return None
     runs = results_without_samples(path) if path.is_dir() else []
     if not runs:
         return None
