@@ -516,3 +516,15 @@ def test_a_results_file_given_alone_says_to_ingest_its_folder(tmp_path):
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "scores_2024-01-01T00-00-00.json").write_text('[{"model": "m", "prompt_id": "p1", "correct": 1}]')
     assert detect_format(tmp_path / "t" / "scores_2024-01-01T00-00-00.json") == "table"  # no results/configs: a table
+
+
+def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(tmp_path):
+    """A lighteval results file given alone (`details_<org>__<model>/results_<ts>.json`, lighteval's
+    `<out>/results/<org>/<model>/results_<ts>.json`): before, read as a table's outcomes file, "no prompts file ...
+    beside the outcomes; put one there". Now it says it is a lighteval results file and to ingest the folder holding
+    the details files; that folder reads as before."""
+    out = FIX / "formats" / "lighteval_0.13_output"
+    for results in (next(V1.glob("results_*.json")), next(out.glob("results/*/*/results_*.json"))):
+        with pytest.raises(InputError, match="a lighteval results file: .* ingest the folder holding the run's details"):
+            detect_format(results)
+    assert detect_format(V1) == "lighteval" and read_source(V1).errors == []
