@@ -528,3 +528,16 @@ def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(
         with pytest.raises(InputError, match="a lighteval results file: .* ingest the folder holding the run's details"):
             detect_format(results)
     assert detect_format(V1) == "lighteval" and read_source(V1).errors == []
+
+
+def test_a_samples_file_saved_as_utf16_is_one_error_saying_so(model_dir):
+    """A samples file re-saved as UTF-16 (PowerShell 5's `Get-Content | Out-File`): before, with the surrogate escape
+    every line was "not valid UTF-8" or "malformed JSON line" (a NUL byte before each character); strictly read,
+    "cannot read file: 'utf-8' codec can't decode byte 0xff". Now one error names the file, says it is UTF-16 and to
+    save it as UTF-8; the other tasks are read."""
+    f = samples(model_dir, "tiny_mc_yesno")
+    f.write_bytes(f.read_text().encode("utf-16"))
+    b = read_source(model_dir)
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (f.name, None) and msg.startswith("the file is UTF-16 text") and "save it as UTF-8" in msg
+    assert len(b.outcomes) == 42 - 12

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import READ_ERRORS, UTF8, ErrorLog, _read_failure, each_isolated, json_objects
+from .common import READ_ERRORS, UTF8, ErrorLog, _read_failure, each_isolated, encoding_problem, json_objects
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import choose_metric, metric_value
@@ -333,6 +333,9 @@ def iter_sample_rows(path: Path, errors: ErrorLog) -> Iterator[tuple[int, dict]]
     line with bytes that are not UTF-8 costs that line (before, decoding failed at the 8 KB block holding it: the
     rest of the file was lost, reported at no line)."""
     fname = str(path)
+    if (why := encoding_problem(path)) is not None:  # UTF-16: before, "cannot read file: 'utf-8' codec can't decode"
+        errors.add(fname, None, why)
+        return
     line = None
     try:
         with open_text(path, errors="surrogateescape") as f:
