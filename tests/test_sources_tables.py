@@ -496,6 +496,21 @@ def test_an_item_of_a_pretty_printed_json_array_is_reported_at_its_line(tmp_path
     assert name == f.name and text[line - 1].strip() == "{" and f'"doc_id": {items[1]["doc_id"]},' in text[line]
 
 
+def test_a_json_array_in_a_jsonl_file_says_to_name_it_json(tmp_path):
+    """`prompts.jsonl` holding one JSON array (`json.dump(rows, f)` into a .jsonl name): before, "line is not a JSON
+    object", which it is not, but it holds the objects; now the error says it is a JSON array of N items and that a
+    file holding one array is read when named .json, and so named it reads."""
+    rows = [{"prompt_id": "p1", "benchmark": "b", "text": "One?"}, {"prompt_id": "p2", "benchmark": "b", "text": "Two?"}]
+    (tmp_path / "prompts.jsonl").write_text(json.dumps(rows) + "\n")
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0)])
+    mine = [e for e in errors_of(read_source(tmp_path)) if e[0] == "prompts.jsonl"]
+    assert mine == [("prompts.jsonl", 1, "line is a JSON array of 2 item(s), not an object: a JSON-lines file holds one "
+                                         "object per line; a file holding one JSON array is read as such when named "
+                                         ".json")]
+    (tmp_path / "prompts.jsonl").rename(tmp_path / "prompts.json")
+    assert read_source(tmp_path).errors == []
+
+
 BOM = b"\xef\xbb\xbf"
 
 

@@ -396,6 +396,10 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
             continue
         if isinstance(row, dict):
             yield i, row
+        elif isinstance(row, list) and any(isinstance(x, dict) for x in row):  # the whole table as one JSON array
+            errors.add(fname, i, f"line is a JSON array of {len(row)} item(s), not an object: a JSON-lines file holds "
+                       "one object per line; a file holding one JSON array is read as such when named .json",
+                       "non-object JSON lines")
         else:
             errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
 
