@@ -118,6 +118,24 @@ def test_matrix_form(tmp_path):
     assert got == [("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m2", "p1", 0.5), ("m2", "p3", 1.0)]  # empty = unobserved
 
 
+def test_a_matrix_parquet_whose_models_are_the_pandas_index_reads_them_as_models(tmp_path, store):
+    """`df.to_parquet("matrix.parquet")` of a models x prompt ids DataFrame whose models are its unnamed index: pandas
+    stores the index as a last column `__index_level_0__`. Before, the first column (prompt id p1) was taken for the
+    model column: a model named "1.0" was stored with the p2 cell, and the index column was "prompt_id
+    '__index_level_0__' is not in the prompts file". Now that column holds the models; a `model` column still wins."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    pq.write_table(pa.table({"p1": [1.0, None], "p2": [0.0, 1.0], "__index_level_0__": ["m1", "m2"]}),
+                   tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and sorted(batch.table.models) == ["m1", "m2"]
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
+        ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m2", "p2", 1.0)]
+    s = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert (s.models, s.outcomes) == (2, 3)
+
+
 def test_matrix_form_parquet_with_bad_cells(tmp_path):
     write_prompts(tmp_path)
     pq.write_table(pa.table({"model": ["m1", "m2"], "p1": [1.0, 2.0], "p9": [1.0, None]}), tmp_path / "matrix.parquet")

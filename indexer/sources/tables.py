@@ -64,6 +64,9 @@ def _known_columns(cols: dict, known: tuple = LONG_COLUMNS) -> dict:
 
 
 PROMPT_COLUMNS = ("prompt_id", "benchmark", "text")
+#: the column pandas stores a DataFrame's unnamed index in (Parquet): a matrix's models when they are the index;
+#: before, the first prompt id column was taken for the model column (models named "1.0", "0.0")
+PANDAS_INDEX = "__index_level_0__"
 
 
 def _prompt_columns(row: dict) -> dict:
@@ -693,7 +696,9 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
         errors.add(fname, _header_line(fname, lines),
                    f"matrix form needs a model column and one column per prompt id; found {names}")
         return
-    model_col = "model" if "model" in cols else next((n for n in names if column_key(n) == "model"), names[0])
+    model_col = "model" if "model" in cols else next((n for n in names if column_key(n) == "model"), None)
+    if model_col is None:  # pandas writes an unnamed index (the models of `df.to_parquet()`) as its last column
+        model_col = PANDAS_INDEX if PANDAS_INDEX in cols else names[0]
     builder.value_kind = "score"  # cells may be 0/1 or graded in [0, 1]
     for name in names:
         if name == model_col:
