@@ -136,6 +136,24 @@ def test_a_matrix_parquet_whose_models_are_the_pandas_index_reads_them_as_models
     assert (s.models, s.outcomes) == (2, 3)
 
 
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_matrix_without_a_model_column_is_one_error_not_models_named_after_cells(tmp_path, ext):
+    """A matrix exported without its model names (`df.to_csv(index=False)`: `p1,p2,p3` then 0/1 rows): the first
+    column was taken for the model column, so its cells became models ("0", "1") and the rows of each conflicted.
+    Now, when that first column is a prompt id of the prompts file, one error says there is no model column and
+    nothing of the file is read."""
+    write_prompts(tmp_path)
+    header, rows = ["p1", "p2", "p3"], [["1", "0", "1"], ["0", "1", "1"], ["1", "1", "0"]]
+    if ext == "csv":
+        (tmp_path / "matrix.csv").write_text("\n".join(",".join(r) for r in [header, *rows]) + "\n")
+    else:
+        pq.write_table(pa.table({h: [float(r[i]) for r in rows] for i, h in enumerate(header)}), tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.line == (1 if ext == "csv" else None) and e.message.startswith("no model column: the first column, 'p1',")
+    assert batch.table.scores.size == 0
+
+
 def test_matrix_form_parquet_with_bad_cells(tmp_path):
     write_prompts(tmp_path)
     pq.write_table(pa.table({"model": ["m1", "m2"], "p1": [1.0, 2.0], "p9": [1.0, None]}), tmp_path / "matrix.parquet")

@@ -699,6 +699,13 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
     model_col = "model" if "model" in cols else next((n for n in names if column_key(n) == "model"), None)
     if model_col is None:  # pandas writes an unnamed index (the models of `df.to_parquet()`) as its last column
         model_col = PANDAS_INDEX if PANDAS_INDEX in cols else names[0]
+    if model_col == names[0] and id_key(str(model_col).strip()) in builder.prompts:  # no model column (index=False):
+        # before, the first prompt id's cells were read as model names (a model "0" stored)
+        why = (f"no model column: the first column, {model_col!r}, is a prompt id of the prompts file; matrix form needs "
+               "the model names in a first column named model; nothing of this file is read")
+        if not any(e.message == why for e in errors.errors if e.file == fname):  # once, not per block
+            errors.add(fname, _header_line(fname, lines), why)
+        return
     builder.value_kind = "score"  # cells may be 0/1 or graded in [0, 1]
     for name in names:
         if name == model_col:
