@@ -228,6 +228,8 @@ class Indexer:
                 report.sources.append({"spec": spec.spec, "status": status, "errors": len(s.errors) - before[2]})
             if bar is not None:
                 bar.close()
+            for w in dict.fromkeys(ing.summary.warnings):  # what the readers warned of (a model folder too deep to be
+                log.warning("%s", w)  # read, a task the results file lacks): before, `taskspace ingest` alone said it
             self.store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
             ing.fetch_model_metadata()
             s = ing.summary

@@ -93,7 +93,9 @@ def reading(location: str, sources: list[SourceSpec]) -> list[SourceSpec]:
         elif kind == "hub":
             hit = source_key(s.spec) == location
         else:
-            hit = spec_kind(location) == "path" and Path(location).is_relative_to(source_key(s.spec))
+            key = source_key(s.spec)
+            hit = (spec_kind(location) == "path" and Path(location).is_relative_to(key)
+                   and (location == key or not _read_apart(Path(location), Path(key))))
         if hit:
             out.append(s)
     return out
@@ -288,13 +290,39 @@ def add(path: Path, specs: list[SourceSpec], *, check: bool = True) -> list[Sour
 
 
 def nesting(a: str, b: str) -> str | None:
-    """How local path ``a`` relates to local path ``b``: "inside", "contains", or None (also for equal paths, Hub specs)."""
+    """How local path ``a`` relates to local path ``b`` as sources: "inside", "contains", or None (also for equal paths,
+    Hub specs, and nested paths that read no file in common: :func:`_read_apart`)."""
     if a == b or spec_kind(a) != "path" or spec_kind(b) != "path":
         return None
     pa, pb = Path(a), Path(b)
-    if pa.is_relative_to(pb):
-        return "inside"
-    return "contains" if pb.is_relative_to(pa) else None
+    how = "inside" if pa.is_relative_to(pb) else "contains" if pb.is_relative_to(pa) else None
+    return None if how is None or _read_apart(pa, pb) else how
+
+
+def _read_apart(a: Path, b: Path) -> bool:
+    """Whether two nested local sources read no file in common because a plain table is one of them: a table source
+    reads its outcomes and prompts files only (a folder's, in the folder itself), and no other format reads those.
+    Before, an lm-eval run in a subfolder of a table folder (or a second table in one) was refused as "part of the
+    stored source" whose outcomes "are stored with it", while the table source had not read it."""
+    ta, tb = _table_files_read(a), _table_files_read(b)
+    if ta is None and tb is None:
+        return False
+    return ta is None or tb is None or not (ta & tb)
+
+
+def _table_files_read(path: Path) -> set[Path] | None:
+    """The files a local path reads as a plain table source (its outcomes and prompts files, resolved); None when it
+    is no table source (another format, or it cannot be told: the nesting rule then holds as for any folder)."""
+    from .errors import IndexerError
+    from .sources import detect_format
+    from .sources.tables import resolve_table_files
+
+    try:
+        if detect_format(path) != "table":
+            return None
+        return {f.resolve() for f in resolve_table_files(path)}
+    except (IndexerError, OSError):
+        return None
 
 
 def _refuse_nested(source: SourceSpec, current: list[SourceSpec], path: Path) -> None:

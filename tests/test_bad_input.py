@@ -96,6 +96,61 @@ def test_bytes_that_are_not_utf8_cost_their_line(store, tmp_path):
     assert [(Path(e.file).name, e.line) for e in s.errors] == [("prompts.csv", 2)] and s.outcomes == 2
 
 
+def test_a_header_line_that_is_not_utf8_is_one_error_not_a_row_read_as_the_header(store, tmp_path):
+    """A Latin-1 header (`modèle,prompt_id,correct`): the header line was skipped as a row's is, so the first row became the header and every later row was read under its values
+    (`score value 'p2' is not a number`, `prompt_id '1' is not in the prompts file`), the first row lost. Now one
+    error at the header's line says it is not UTF-8 and nothing of that file is read (outcomes, CSV/TSV prompts)."""
+    d = tmp_path / "t"
+    _prompts(d, ["Two plus two?", "Three plus three?"])
+    (d / "outcomes.csv").write_bytes("modèle,prompt_id,correct\nm1,p0,1\nm1,p1,0\n".encode("latin-1"))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (Path(e.file).name, e.line) == ("outcomes.csv", 1)
+    assert "header line is not valid UTF-8" in e.message and "nothing of this file is read" in e.message
+    assert s.sources == 0 and s.outcomes == 0
+    p = tmp_path / "p"
+    p.mkdir()
+    (p / "prompts.csv").write_bytes("prompt_id,benchmark,énoncé\np0,b,Two?\n".encode("latin-1"))
+    (p / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p0,1\n")
+    s = ingest(str(p), store=store, fetch_metadata=False)
+    errs = {(Path(e.file).name, e.line): e.message for e in s.errors}
+    assert "header line is not valid UTF-8" in errs[("prompts.csv", 1)] and s.sources == 0
+    # a row's bad byte still costs that row only
+    (d / "outcomes.csv").write_bytes("model,prompt_id,correct\nmod\xe8le,p0,1\nm1,p1,0\n".encode("latin-1"))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line) for e in s.errors] == [("outcomes.csv", 2)] and s.outcomes == 1
+
+
+@pytest.mark.parametrize("name", ["outcomes.csv", "outcomes.tsv", "outcomes.jsonl", "outcomes.csv.gz", "prompts.jsonl",
+                                  "prompts.csv"])
+def test_a_table_file_saved_as_utf16_is_one_error_saying_so(store, tmp_path, name):
+    """A table file saved as UTF-16 (Windows PowerShell 5's `>` and `Out-File`, Excel's "Unicode Text"): before, every
+    line failed on its own (`line 1: not valid UTF-8`, then `malformed JSON line: Expecting value` for each line of a
+    JSONL file, or a header of NUL bytes: "matrix form needs a model column ... found ['\\x00']"), the cause buried
+    among dozens of errors. Now one error names the file, says it is UTF-16 and to save it as UTF-8; nothing of it is
+    read."""
+    d = tmp_path / "t"
+    _prompts(d, [f"Question {j}?" for j in range(30)])
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 30)))
+    src = d / name.replace(".gz", "")
+    text = src.read_text() if src.exists() else "".join(json.dumps({"model": "m1", "prompt_id": f"p{j}", "correct": 1})
+                                                         + "\n" for j in range(30))
+    if name == "outcomes.tsv":
+        text = (d / "outcomes.csv").read_text().replace(",", "\t")
+    if name == "prompts.csv":
+        text = "prompt_id,benchmark,text\n" + "".join(f"p{j},b,Question {j}?\n" for j in range(30))
+    for f in [d / "outcomes.csv", d / "prompts.jsonl"]:
+        if name.split(".")[0] == f.name.split(".")[0]:
+            f.unlink()
+    data = text.replace("\n", "\r\n").encode("utf-16")
+    (d / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    mine = [e for e in s.errors if Path(e.file).name == name]
+    assert [e.line for e in mine] == [None], mine
+    assert mine[0].message.startswith("the file is UTF-16 text") and "save it as UTF-8" in mine[0].message
+    assert s.sources == 0
+
+
 def test_a_quote_opening_in_the_last_field_and_never_closing_costs_its_line(store, tmp_path):
     """`m2,p3,"1` with rows after it: the quote took every later line into the last field (the header's field
     count, so it was not seen as malformed): one error 'not a number' and the rows after it lost. Now the quote is

@@ -437,6 +437,46 @@ def test_ingesting_a_file_of_a_stored_folder_source_is_refused(store, tmp_path):
     assert ingest(str(d), store=store, fetch_metadata=False).skipped == 1  # the stored folder itself: unchanged
 
 
+def test_sources_below_a_table_folder_that_it_does_not_read_are_not_refused_as_nested(store, tmp_path):
+    """A table folder reads its own outcomes and prompts files only: an lm-eval run or a second table in a subfolder
+    of it is no part of it. Before, after `ingest DIR` (which read the table only), `ingest DIR/run` was refused as
+    "part of the stored source DIR (its outcomes are stored with it)", and `sources add DIR/run` beside a configured
+    DIR as "inside the configured source DIR, which reads it already": the run could not be ingested at all without
+    moving its files. A file of the table (`DIR/outcomes.csv`) is still refused."""
+    from indexer.sourcelist import SourceSpec, add, reading
+
+    d = write_table(tmp_path / "d", [("m1", "p1", 1), ("m1", "p2", 0)])
+    shutil.copytree(LM_OUT / "fake-org__dummy-a", d / "run")
+    write_table(d / "tbl", [("m2", "p1", 1)])
+    assert ingest(str(d), store=store, fetch_metadata=False).outcomes == 2
+    for sub, n in (("run", 42), ("tbl", 1)):
+        s = ingest(str(d / sub), store=store, fetch_metadata=False)
+        assert s.errors == [] and s.outcomes == n, s.errors
+    s = ingest(str(d / "outcomes.csv"), store=store, fetch_metadata=False)
+    assert s.exit_code == 1 and s.errors[0].message.startswith(f"part of the stored source {d} ")
+    conf = tmp_path / "sources.toml"
+    add(conf, [SourceSpec(str(d)), SourceSpec(str(d / "run")), SourceSpec(str(d / "tbl"))])
+    with pytest.raises(ConfigError, match="is inside the configured source"):
+        add(conf, [SourceSpec(str(d / "outcomes.csv"))])
+    assert [x.spec for x in reading(str(d / "run"), [SourceSpec(str(d))])] == []
+    assert [x.spec for x in reading(str(d / "outcomes.csv"), [SourceSpec(str(d))])] == [str(d)]
+
+
+def test_a_table_folder_holding_output_of_another_format_says_it_is_not_read(store, tmp_path):
+    """A folder with outcomes and prompts files is read as a plain table, its own files only: an lm-eval run in a
+    subfolder of it was left unread without a word (`ingest DIR` said "added ... from 1 source(s)", exit 0). Now a
+    warning names the subfolder, its format and that it is ingested by its own path, which then reads it."""
+    d = write_table(tmp_path / "d", [("m1", "p1", 1), ("m1", "p2", 0)])
+    shutil.copytree(LM_OUT / "fake-org__dummy-a", d / "run")
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 2
+    (w,) = [w for w in s.warnings if "read as a plain table" in w]
+    assert f"{d / 'run'} holds lm_eval output" in w and "ingest it by its own path" in w
+    assert ingest(str(d / "run"), store=store, fetch_metadata=False).outcomes == 42
+    plain = write_table(tmp_path / "plain", [("m1", "p1", 1)])
+    assert not [w for w in ingest(str(plain), store=store, fetch_metadata=False).warnings if "plain table" in w]
+
+
 def test_a_database_holding_a_folder_and_its_file_from_before_keeps_ingesting_both(store, tmp_path, monkeypatch):
     """Sources stored nested before the refusal existed are read as they always were (their changes ingested), so
     an old database or sources.toml listing both does not fail every pass; only a new nested source is refused."""
@@ -485,6 +525,33 @@ def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
     with open_store() as store:
         assert store.list_sources() == []
     assert ingest(str(LM_OUT), filter="none", fetch_metadata=False).sources > 0  # its own options still read
+
+
+def test_a_prompts_file_of_no_table_type_is_a_usage_error_naming_the_types(tmp_path, store):
+    """`taskspace ingest OUTCOMES --prompts questions.txt` (a CSV named .txt): before, read as JSON lines whatever it
+    held, every line "malformed JSON line: Expecting value" and every outcome row "not in the prompts file" (exit 1).
+    Now one line naming --prompts and the table file types (exit 2), nothing stored; named .csv it reads."""
+    import os
+    import subprocess
+    import sys
+
+    from indexer.errors import ConfigError
+
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    (tmp_path / "questions.txt").write_text("prompt_id,benchmark,text\np1,b,What is two plus two?\n")
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "ingest", str(tmp_path / "outcomes.csv"), "--prompts",
+                          str(tmp_path / "questions.txt"), "--no-metadata"], capture_output=True, text=True,
+                         env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300, cwd=Path(__file__).resolve().parents[1])
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
+    assert lines[0].startswith(f"error: --prompts {tmp_path / 'questions.txt'}: not a table file type") and ".csv" in lines[0]
+    with pytest.raises(ConfigError, match="not a table file type"):
+        ingest(str(tmp_path / "outcomes.csv"), prompts=str(tmp_path / "questions.txt"), store=store,
+               fetch_metadata=False)
+    (tmp_path / "questions.txt").rename(tmp_path / "questions.csv")
+    s = ingest(str(tmp_path / "outcomes.csv"), prompts=str(tmp_path / "questions.csv"), store=store,
+               fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 1
 
 
 def test_a_blank_reading_option_or_a_missing_prompts_file_is_a_usage_error(tmp_path):

@@ -571,3 +571,24 @@ def test_a_source_that_edits_renames_or_drops_prompts_leaves_no_stale_benchmark_
     assert r.exit_code == 0, r.errors
     assert ix.vectors.count(name, "benchmarks") == 0, r.counts
     assert all(d.clean for d in sync.check(ix.store, ix.vectors))
+
+
+def test_a_pass_logs_what_the_readers_warned_of(env, tmp_path, caplog):
+    """The readers' warnings (an lm-eval model folder more than 3 levels down, not read; a task the results file has no
+    config for) reached `taskspace ingest`'s output only: an indexing pass (`taskspace index`, the worker) dropped
+    them, so a model folder left unread was not mentioned anywhere. Now the pass logs each at WARNING."""
+    import logging
+    import shutil
+    from pathlib import Path
+
+    from indexer.sourcelist import SourceSpec
+
+    lm_out = Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out"
+    out = tmp_path / "out"
+    shutil.copytree(lm_out / "fake-org__dummy-b", out / "fake-org__dummy-b")
+    shutil.copytree(lm_out / "fake-org__dummy-a", out / "a" / "b" / "c" / "d" / "fake-org__dummy-a")
+    with caplog.at_level(logging.WARNING, logger="indexer.pipeline"):
+        r = env().run([SourceSpec(str(out))])
+    assert r.status == "ok" and r.counts["solved"] == 1
+    said = [rec.getMessage() for rec in caplog.records if rec.name == "indexer.pipeline"]
+    assert any("fake-org__dummy-a" in m and "more than 3 levels below" in m for m in said), said

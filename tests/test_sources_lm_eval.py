@@ -438,3 +438,106 @@ def test_a_results_file_whose_task_tables_are_not_objects_is_an_error_naming_it(
     assert "the samples of its timestamp are not read" in errors[0].message
     by_model = {o.model for b in batches for o in b.outcomes}
     assert by_model == {"fake-org/dummy-a"}
+
+
+def test_gzipped_samples_and_results_files_are_read_as_the_files(tmp_path, store):
+    """`gzip -r` over an lm-eval output folder (samples_<task>_<ts>.jsonl.gz, results_<ts>.json.gz): before, a model
+    folder with only gzipped samples was skipped without a word inside its output folder, given alone it was "an
+    lm-eval run without samples files ... run the evaluation again with --log_samples", and a .jsonl.gz samples file
+    given alone was taken for a table without a prompts file. Now they read as the plain files; a truncated .gz keeps
+    the samples before the break and names the line where reading stopped."""
+    import gzip
+
+    from indexer.ingest import ingest
+
+    out = tmp_path / "out"
+    shutil.copytree(LM_OUT, out)
+    expected = sorted((o.model, o.prompt_id, o.score) for o in read_source(out).outcomes)
+    b = out / "fake-org__dummy-b"
+    for f in [*b.glob("samples_*.jsonl"), *b.glob("results_*.json")]:
+        (f.parent / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
+        f.unlink()
+    got = read_source(out)
+    assert got.errors == [] and sorted((o.model, o.prompt_id, o.score) for o in got.outcomes) == expected
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.sources == 4 and s.outcomes == 168
+    one = next(b.glob("samples_tiny_mc_yesno_*.jsonl.gz"))
+    assert detect_format(one) == "lm_eval" and detect_format(b) == "lm_eval"
+    assert len(read_source(one).outcomes) == 12
+    latest = sorted(b.glob("samples_tiny_mc_science_*.jsonl.gz"))[-1]
+    latest.write_bytes(latest.read_bytes()[:1500])
+    cut = read_source(b)
+    ((name, line, msg),) = errs(cut)
+    assert name == latest.name and line is not None and "unreadable from here on" in msg and "truncated" in msg
+    assert 27 < len(cut.outcomes) < 42  # the other tasks, and the samples before the break
+
+
+def test_a_samples_line_with_bytes_that_are_not_utf8_costs_that_line(model_dir, store):
+    """One byte that is not UTF-8 in a samples file (a hand edit in Latin-1): before, decoding failed at the 8 KB block
+    holding it, so every sample from that block on was lost, and the error named no line ("cannot read file: 'utf-8'
+    codec can't decode byte 0xff ...") or one before the bad byte. Now the line is reported and skipped, as in a table
+    file, and the rest read (plain and .gz alike)."""
+    import gzip
+
+    from indexer.ingest import ingest
+
+    f = samples(model_dir, "tiny_mc_science")
+    lines = f.read_bytes().split(b"\n")
+    lines[10] = lines[10].replace(b"question", b"qu\xffestion", 1)
+    f.write_bytes(b"\n".join(lines))
+    b = read_source(model_dir)
+    assert errs(b) == [(f.name, 11, "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8)")]
+    assert len(b.outcomes) == 41
+    (f.parent / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
+    f.unlink()
+    s = ingest(str(model_dir), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line) for e in s.errors] == [(f.name + ".gz", 11)] and s.outcomes == 41
+
+
+def test_a_results_file_given_alone_says_to_ingest_its_folder(tmp_path):
+    """`taskspace ingest OUT/MODEL/results_<ts>.json` (a tab completion away from the folder): a JSON file, so it was
+    read as a table's outcomes file: "no prompts file ... beside the outcomes; put one there", or with a prompts file
+    beside it, 300 "malformed JSON lines". Now detection (so `ingest`, `sources add`, `index --source`) says it is an
+    lm-eval results file holding aggregates and to ingest its folder; a samples file given alone reads as before."""
+    from indexer.sourcelist import SourceSpec, validate
+
+    from indexer.errors import ConfigError
+
+    d = tmp_path / "fake-org__dummy-a"
+    shutil.copytree(LM_OUT / "fake-org__dummy-a", d)
+    results = sorted(d.glob("results_*.json"))[0]
+    for _ in range(2):
+        with pytest.raises(InputError, match=rf"an lm-eval results file: .* ingest its folder, {d}, whose samples_"):
+            read_source(results)
+        (d / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "x"}\n')  # then beside one
+    with pytest.raises(ConfigError, match="an lm-eval results file"):
+        validate(SourceSpec(str(results)))
+    assert detect_format(next(d.glob("samples_tiny_mc_yesno_*.jsonl"))) == "lm_eval"
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "scores_2024-01-01T00-00-00.json").write_text('[{"model": "m", "prompt_id": "p1", "correct": 1}]')
+    assert detect_format(tmp_path / "t" / "scores_2024-01-01T00-00-00.json") == "table"  # no results/configs: a table
+
+
+def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(tmp_path):
+    """A lighteval results file given alone (`details_<org>__<model>/results_<ts>.json`, lighteval's
+    `<out>/results/<org>/<model>/results_<ts>.json`): before, read as a table's outcomes file, "no prompts file ...
+    beside the outcomes; put one there". Now it says it is a lighteval results file and to ingest the folder holding
+    the details files; that folder reads as before."""
+    out = FIX / "formats" / "lighteval_0.13_output"
+    for results in (next(V1.glob("results_*.json")), next(out.glob("results/*/*/results_*.json"))):
+        with pytest.raises(InputError, match="a lighteval results file: .* ingest the folder holding the run's details"):
+            detect_format(results)
+    assert detect_format(V1) == "lighteval" and read_source(V1).errors == []
+
+
+def test_a_samples_file_saved_as_utf16_is_one_error_saying_so(model_dir):
+    """A samples file re-saved as UTF-16 (PowerShell 5's `Get-Content | Out-File`): before, with the surrogate escape
+    every line was "not valid UTF-8" or "malformed JSON line" (a NUL byte before each character); strictly read,
+    "cannot read file: 'utf-8' codec can't decode byte 0xff". Now one error names the file, says it is UTF-16 and to
+    save it as UTF-8; the other tasks are read."""
+    f = samples(model_dir, "tiny_mc_yesno")
+    f.write_bytes(f.read_text().encode("utf-16"))
+    b = read_source(model_dir)
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (f.name, None) and msg.startswith("the file is UTF-16 text") and "save it as UTF-8" in msg
+    assert len(b.outcomes) == 42 - 12

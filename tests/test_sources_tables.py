@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -117,6 +118,42 @@ def test_matrix_form(tmp_path):
     assert got == [("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m2", "p1", 0.5), ("m2", "p3", 1.0)]  # empty = unobserved
 
 
+def test_a_matrix_parquet_whose_models_are_the_pandas_index_reads_them_as_models(tmp_path, store):
+    """`df.to_parquet("matrix.parquet")` of a models x prompt ids DataFrame whose models are its unnamed index: pandas
+    stores the index as a last column `__index_level_0__`. Before, the first column (prompt id p1) was taken for the
+    model column: a model named "1.0" was stored with the p2 cell, and the index column was "prompt_id
+    '__index_level_0__' is not in the prompts file". Now that column holds the models; a `model` column still wins."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    pq.write_table(pa.table({"p1": [1.0, None], "p2": [0.0, 1.0], "__index_level_0__": ["m1", "m2"]}),
+                   tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and sorted(batch.table.models) == ["m1", "m2"]
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
+        ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m2", "p2", 1.0)]
+    s = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert (s.models, s.outcomes) == (2, 3)
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_matrix_without_a_model_column_is_one_error_not_models_named_after_cells(tmp_path, ext):
+    """A matrix exported without its model names (`df.to_csv(index=False)`: `p1,p2,p3` then 0/1 rows): the first
+    column was taken for the model column, so its cells became models ("0", "1") and the rows of each conflicted.
+    Now, when that first column is a prompt id of the prompts file, one error says there is no model column and
+    nothing of the file is read."""
+    write_prompts(tmp_path)
+    header, rows = ["p1", "p2", "p3"], [["1", "0", "1"], ["0", "1", "1"], ["1", "1", "0"]]
+    if ext == "csv":
+        (tmp_path / "matrix.csv").write_text("\n".join(",".join(r) for r in [header, *rows]) + "\n")
+    else:
+        pq.write_table(pa.table({h: [float(r[i]) for r in rows] for i, h in enumerate(header)}), tmp_path / "matrix.parquet")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.line == (1 if ext == "csv" else None) and e.message.startswith("no model column: the first column, 'p1',")
+    assert batch.table.scores.size == 0
+
+
 def test_matrix_form_parquet_with_bad_cells(tmp_path):
     write_prompts(tmp_path)
     pq.write_table(pa.table({"model": ["m1", "m2"], "p1": [1.0, 2.0], "p9": [1.0, None]}), tmp_path / "matrix.parquet")
@@ -214,6 +251,19 @@ def test_outcomes_of_a_prompt_on_an_unreadable_line_say_where_it_may_be(tmp_path
     (tmp_path / "prompts.jsonl").write_bytes(b"\n".join(rows[:1]) + b"\n")  # every line read: the plain message
     assert [m for _, _, m in errors_of(read_source(tmp_path))][0] == ("prompt_id 'p2' is not in the prompts file; its "
                                                                      "rows are dropped")
+
+
+@pytest.mark.parametrize("name, content", [("prompts.parquet", b"garbage"), ("prompts.jsonl.gz", b"garbage")])
+def test_outcomes_of_a_prompts_file_that_could_not_be_read_at_all_say_so(tmp_path, name, content):
+    """A prompts file that cannot be read at all (a corrupt Parquet file, a `.gz` that is not gzip): its error names no
+    line, and the outcome rows said "is not in the prompts file, unless on a line of it that could not be read
+    (line , ...: 1 in all)", a sentence with no line in it. Now they say the prompts file could not be read."""
+    (tmp_path / name).write_bytes(content)
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1)])
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0] == ("outcomes.csv", 2, "prompt_id 'p1' is not in the prompts file, which could not be read (its "
+                                          "error says why); its rows are dropped")
+    assert errs[1][:2] == (name, None) and len(errs) == 2
 
 
 def test_non_binary_and_non_numeric_values(tmp_path):
@@ -350,6 +400,47 @@ def test_a_folder_with_two_outcomes_or_prompts_files_is_refused_naming_them(tmp_
         read_source(tmp_path / "prompts.jsonl")
 
 
+@pytest.mark.parametrize("outcomes, prompts", [("Outcomes.csv", "Prompts.jsonl"), ("outcomes.CSV", "prompts.jsonl"),
+                                                ("MATRIX.TSV", "PROMPTS.JSONL")])
+def test_table_files_named_in_another_case_are_found_in_their_folder(tmp_path, store, outcomes, prompts):
+    """Files from a case-insensitive file system (Windows, macOS: `Outcomes.csv`, `outcomes.CSV`): a table extension
+    is read in any case, so `ingest DIR/outcomes.CSV` read the file, but its folder was "cannot tell the format of
+    this folder ... pass --format", which did not help, and `Prompts.jsonl` was never found beside an outcomes file.
+    Now the names are matched in any case; two files whose names differ only in case are two outcomes files."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    (tmp_path / "prompts.jsonl").rename(tmp_path / prompts)
+    if outcomes.lower().startswith("matrix"):
+        (tmp_path / outcomes).write_text("model\tp1\tp2\nm1\t1\t0\n")
+    else:
+        write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0)])
+        (tmp_path / "outcomes.csv").rename(tmp_path / outcomes)
+    assert detect_format(tmp_path) == "table"
+    s = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 2
+    assert read_source(tmp_path / outcomes).errors == []
+    (tmp_path / outcomes.swapcase()).write_text((tmp_path / outcomes).read_text())
+    with pytest.raises(InputError, match="several outcomes files"):
+        read_source(tmp_path)
+
+
+@pytest.mark.parametrize("broken", ["outcomes.csv", "prompts.jsonl"])
+def test_a_table_file_that_is_a_broken_symbolic_link_is_named(tmp_path, broken):
+    """A table folder whose outcomes or prompts file is a symbolic link to a file that is gone (a data folder moved or
+    not mounted): before, "cannot tell the format of this folder ... pass --format" (outcomes) or "outcomes.csv but no
+    prompts file beside it: put one there" (prompts), for files `ls` lists. Now the error names the link and its
+    target."""
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv")
+    (tmp_path / broken).unlink()
+    (tmp_path / broken).symlink_to(tmp_path / "gone" / broken)
+    with pytest.raises(InputError, match=rf"{broken} is a symbolic link to .*gone/{broken}, which does not exist"):
+        detect_format(tmp_path)
+    with pytest.raises(InputError, match="is a symbolic link"):
+        read_source(tmp_path)
+
+
 def test_outcome_table_round_trip():
     from indexer.records import Outcome
 
@@ -376,7 +467,9 @@ def test_shared_mmlu_pro(shared_data):
     [
         ('{"a": 1}\n\n[1]\nnot json\n{"b": 2}\n', False, [(1, {"a": 1}), (5, {"b": 2})],
          ["line is not a JSON object", "malformed JSON line"]),
-        ('[{"a": 1}, 2, {"b": 2}]', True, [(1, {"a": 1}), (3, {"b": 2})], ["item 2 is not a JSON object"]),
+        ('[{"a": 1}, 2, {"b": 2}]', True, [(1, {"a": 1}), (1, {"b": 2})], ["item 2 is not a JSON object"]),
+        ('[\n  {"a": 1},\n\n  2, {"b":\n 2}, {"c": 3}\n]\n', True, [(2, {"a": 1}), (4, {"b": 2}), (5, {"c": 3})],
+         ["item 2 is not a JSON object"]),
         ('{"a": 1}', True, [], ["not an array of objects"]),
         ('[{"a": 1},', True, [], ["malformed JSON"]),
     ],
@@ -391,6 +484,67 @@ def test_json_objects_lines_and_arrays(text, array, rows, messages):
     assert len(errors.errors) == len(messages)
     for err, msg in zip(errors.errors, messages):
         assert err.file == "f.jsonl" and msg in err.message
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_a_header_line_repeated_in_a_csv_joined_from_files_is_named_as_such(tmp_path, store, bom):
+    """`cat part1.csv part2.csv > outcomes.csv` (each with its header; Excel's each with a byte order mark): the second
+    header was read as a row, "prompt_id 'prompt_id' is not in the prompts file" (in a prompts file: a prompt whose
+    text is "text"). Now it is named as the header line again, at its line, and skipped; the rows around it are
+    read, in outcomes and prompts files alike."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    part = lambda rows: bom + ("model,prompt_id,correct\r\n" + "".join(f"{m},{p},{c}\r\n" for m, p, c in rows)).encode()  # noqa: E731
+    (tmp_path / "outcomes.csv").write_bytes(part([("m1", "p1", 1), ("m1", "p2", 0)]) + part([("m2", "p1", 0)]))
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.csv", 4, "the header line again (files joined one after another?); the line is skipped")]
+    p = tmp_path / "p"
+    p.mkdir()
+    (p / "prompts.csv").write_bytes(b"prompt_id,benchmark,text\nq1,b,One?\n" + bom + b"prompt_id,benchmark,text\nq2,b,Two?\n")
+    (p / "outcomes.csv").write_text("model,prompt_id,correct\nm1,q1,1\nm1,q2,0\nm1,prompt_id,1\n")
+    s = ingest(str(p), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line, e.message.split(";")[0]) for e in s.errors] == [
+        ("outcomes.csv", 4, "prompt_id 'prompt_id' is not in the prompts file"),
+        ("prompts.csv", 3, "the header line again (files joined one after another?)")]
+    assert s.outcomes == 2 and s.prompts == 2
+
+
+def test_an_item_of_a_pretty_printed_json_array_is_reported_at_its_line(tmp_path):
+    """`outcomes.json` / `prompts.json` written by `json.dump(rows, f, indent=2)`, and the June-2024 leaderboard's
+    samples arrays: an item's number was reported as its line, so the 2nd item's bad value named line 2, inside the
+    first item. Now the line the item starts on."""
+    import shutil
+
+    write_prompts(tmp_path)
+    rows = [{"model": "m1", "prompt_id": "p1", "correct": 1}, {"model": "m1", "prompt_id": "p2", "correct": 2}]
+    (tmp_path / "outcomes.json").write_text(json.dumps(rows, indent=2))
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.json", 7, "correct value 2 is not binary (expected 0 or 1; put graded outcomes in a `score` column)")]
+    lb = tmp_path / "lb"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "leaderboard_v2_json_array", lb)
+    f = next(lb.glob("*/samples_*.json"))
+    items = json.loads(f.read_text())
+    items[1]["acc_norm"] = 7
+    f.write_text(json.dumps(items, indent=1))
+    ((name, line, msg),) = errors_of(read_source(lb))
+    text = f.read_text().splitlines()
+    assert name == f.name and text[line - 1].strip() == "{" and f'"doc_id": {items[1]["doc_id"]},' in text[line]
+
+
+def test_a_json_array_in_a_jsonl_file_says_to_name_it_json(tmp_path):
+    """`prompts.jsonl` holding one JSON array (`json.dump(rows, f)` into a .jsonl name): before, "line is not a JSON
+    object", which it is not, but it holds the objects; now the error says it is a JSON array of N items and that a
+    file holding one array is read when named .json, and so named it reads."""
+    rows = [{"prompt_id": "p1", "benchmark": "b", "text": "One?"}, {"prompt_id": "p2", "benchmark": "b", "text": "Two?"}]
+    (tmp_path / "prompts.jsonl").write_text(json.dumps(rows) + "\n")
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0)])
+    mine = [e for e in errors_of(read_source(tmp_path)) if e[0] == "prompts.jsonl"]
+    assert mine == [("prompts.jsonl", 1, "line is a JSON array of 2 item(s), not an object: a JSON-lines file holds one "
+                                         "object per line; a file holding one JSON array is read as such when named "
+                                         ".json")]
+    (tmp_path / "prompts.jsonl").rename(tmp_path / "prompts.json")
+    assert read_source(tmp_path).errors == []
 
 
 BOM = b"\xef\xbb\xbf"
@@ -447,6 +601,89 @@ def test_a_long_form_header_in_another_case_or_spacing_is_long_form(tmp_path, he
     assert batch.errors == []
     assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == sorted(
         (m, p, float(c)) for m, p, c in rows)
+
+
+def test_prompt_ids_and_benchmarks_with_spaces_around_them_in_the_prompts_file_match(tmp_path, store):
+    """A prompts file from a spreadsheet with spaces around its ids and benchmark names (`p1 ,b ,...`, ` p2,b,...`):
+    the outcomes file's ids are read stripped, the prompts file's were not, so every outcome row of them was "prompt_id
+    'p1' is not in the prompts file" (and a benchmark `b ` stood beside `b`). Now both are read stripped; an id of
+    spaces only is a missing field."""
+    from indexer.ingest import ingest
+    from indexer.sources.tables import prompt_fields
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text,src\np1 ,b ,What is 2+2?,x\n p2,b,What is 3+3?,y\n"
+                                          "  ,b,What is 4+4?,z\n")
+    write_outcomes(tmp_path, "csv", [("m1", "p1 ", 1), ("m1", "p2", 0), ("m2", " p1", 0)])
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [("prompts.csv", 4, "missing field(s) prompt_id (a prompt needs prompt_id, benchmark, "
+                                                   "text)")]
+    assert batch.table.prompt_ids == ["p1", "p2"] and set(batch.table.benchmarks) == {"b"}
+    assert prompt_fields(tmp_path) == {"p1": {"src": "x"}, "p2": {"src": "y"}}
+    s = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert s.outcomes == 3 and s.prompts == 2
+
+
+@pytest.mark.parametrize("name, text", [
+    ("outcomes.csv", "model;prompt_id;correct\nm1;p1;1\n"),  # a spreadsheet in a locale with a decimal comma
+    ("matrix.csv", "model;p1;p2\nm1;1;0\n"),
+    ("outcomes.csv", "model\tprompt_id\tcorrect\nm1\tp1\t1\n"),  # a tab-separated export named .csv
+    ("outcomes.tsv", "model,prompt_id,correct\nm1,p1,1\n"),
+    ("prompts.csv", "prompt_id;benchmark;text\np1;b;What is two plus two?\n"),
+])
+def test_a_table_separated_by_another_character_than_its_extensions_says_so(tmp_path, name, text):
+    """A .csv separated by semicolons (or tabs), a .tsv by commas: the header was one column named
+    'model;prompt_id;correct', reported as "matrix form needs a model column and one column per prompt id", and a
+    prompts file lost every prompt to "missing field(s) prompt_id, benchmark, text", one error per line. Now one error
+    at line 1 says which separator the file seems to use and what taskspace reads; the outcome rows of an unread prompts
+    file say it could not be read."""
+    write_prompts(tmp_path)
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1)])
+    if name.startswith("prompts"):
+        (tmp_path / "prompts.jsonl").unlink()
+    else:
+        (tmp_path / "outcomes.csv").unlink()
+    (tmp_path / name).write_text(text)
+    errs = errors_of(read_source(tmp_path))
+    mine = [e for e in errs if e[0] == name]
+    assert len(mine) == 1 and mine[0][1] == 1, errs
+    assert mine[0][2].startswith("the header is one column") and "nothing of it is read: save it with" in mine[0][2]
+    assert ("semicolons" if ";" in text else "tabs" if "\t" in text else "commas") in mine[0][2].split("but")[0]
+    if name.startswith("prompts"):
+        assert errs[0][2] == ("prompt_id 'p1' is not in the prompts file, which could not be read (its error says "
+                              "why); its rows are dropped")
+    else:
+        assert len(errs) == 1
+
+
+@pytest.mark.parametrize("prompts_ext, outcomes_ext", [("jsonl", "jsonl"), ("parquet", "csv"), ("jsonl", "csv"),
+                                                        ("parquet", "parquet")])
+def test_whole_number_ids_written_as_floats_match_across_the_files(tmp_path, store, prompts_ext, outcomes_ext):
+    """pandas writes an integer id column with a gap as floats (`1.0`): a JSON or Parquet `1.0` read as "1" in an
+    outcomes file (arrow's cast) but "1.0" in a prompts file (`str`), and a CSV holds what was written, so the files of
+    one writer did not match: every row "prompt_id '1' is not in the prompts file". Now a whole number written with a
+    decimal point is its digits on both sides; other ids are as written."""
+    from indexer.ingest import ingest
+
+    prompts = [{"prompt_id": 1.0, "benchmark": "b", "text": "One?"}, {"prompt_id": 2.0, "benchmark": "b", "text": "Two?"},
+               {"prompt_id": "v1.5", "benchmark": "b", "text": "Three?"}]
+    rows = [("m1", 1.0, 1), ("m1", 2.0, 0), ("m2", 1.0, 0), ("m2", "v1.5", 1)]
+    if prompts_ext == "jsonl":
+        (tmp_path / "prompts.jsonl").write_text("".join(json.dumps(p) + "\n" for p in prompts))
+    else:  # a Parquet column holds one type: the float ids, the text one apart
+        pq.write_table(pa.Table.from_pylist(prompts[:2]), tmp_path / "prompts.parquet")
+        rows = rows[:3]
+    if outcomes_ext == "jsonl":
+        (tmp_path / "outcomes.jsonl").write_text("".join(json.dumps({"model": m, "prompt_id": p, "correct": c}) + "\n"
+                                                         for m, p, c in rows))
+    elif outcomes_ext == "parquet":
+        pq.write_table(pa.table({"model": [r[0] for r in rows], "prompt_id": [r[1] for r in rows],
+                                 "correct": [r[2] for r in rows]}), tmp_path / "outcomes.parquet")
+    else:  # a CSV as written by hand (1) and by pandas (2.0)
+        write_outcomes(tmp_path, "csv", [(m, {1.0: "1", 2.0: "2.0"}.get(p, p), c) for m, p, c in rows])
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and len(batch.table) == len(rows)
+    assert sorted(batch.table.prompt_ids) == sorted(["1", "2", "v1.5"][:len({r[1] for r in rows})])
+    assert ingest(str(tmp_path), store=store, fetch_metadata=False).outcomes == len(rows)
 
 
 @pytest.mark.parametrize("header", ["Prompt_ID,Benchmark,Text", "prompt_id, benchmark, text", " PROMPT ID ,benchmark,Text"])
@@ -618,6 +855,28 @@ def test_a_header_that_names_a_column_twice_is_one_error_and_nothing_of_the_file
     (long / "outcomes.csv").write_text("model,prompt_id,correct,correct\nm1,p1,1,0\n")
     (e,) = read_source(long).errors
     assert e.line == 1 and "the header names 'correct' (columns 3, 4) more than once" in e.message
+
+
+def test_empty_header_cells_a_spreadsheet_export_ends_with_are_no_repeated_column(tmp_path, store):
+    """A CSV saved from a spreadsheet whose header ends with empty cells (`model,prompt_id,correct,,`, a column once
+    formatted): before, "the header names '' (columns 4, 5) more than once ... nothing of this file is read", the
+    whole file rejected for two columns that name nothing. Now blank header cells name no column: long form and
+    matrix form read as without them; a named column repeated is still refused."""
+    from indexer.ingest import ingest
+
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct,,\r\nm1,p1,1,,\r\nm1,p2,0,,\r\nm2,p1,1,,\r\n")
+    s = ingest(str(tmp_path), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 3 and s.models == 2
+    m = tmp_path / "m"
+    m.mkdir()
+    write_prompts(m)
+    (m / "matrix.csv").write_text("model,p1,p2,,\nm1,1,0,,\nm2,,1,,\n")
+    batch = read_source(m)
+    assert batch.errors == [] and batch.table.scores.size == 3
+    (m / "matrix.csv").write_text("model,p1,p1,,\nm1,1,0,,\n")
+    (e,) = read_source(m).errors
+    assert e.line == 1 and e.message.startswith("the header names 'p1' (columns 2, 3) more than once")
 
 
 @pytest.mark.parametrize("ext", ["csv", "jsonl", "parquet"])

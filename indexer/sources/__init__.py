@@ -46,7 +46,28 @@ def read_sources(path: str | Path, format: str | None = None, **options) -> Iter
     """
     reader = get_reader(format, item=str(path)) if format else detect(path)
     check_options(reader, options)
-    yield from reader.read(path, **options)
+    also = [] if format else _not_read_below(Path(path), reader)
+    for i, batch in enumerate(reader.read(path, **options)):
+        if i == 0 and also:
+            batch.warnings.extend(also)
+        yield batch
+
+
+def _not_read_below(path: Path, reader: Reader) -> list[str]:
+    """Warnings for output of another format below a table folder, which the table source does not read (a folder is
+    read in one format: the table's, when it has outcomes and prompts files). Before, an lm-eval run beside them was
+    left unread without a word."""
+    if reader.name != "table" or not path.is_dir():
+        return []
+    out = []
+    for r in readers():
+        if r is reader or r.recognise(path) != Match.STRONG:
+            continue
+        subs = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+        where = next((p for p in subs if r.recognise(p) == Match.STRONG), None)
+        out.append(f"{path}: read as a plain table (its outcomes and prompts files); {where or 'a folder below it'} "
+                   f"holds {r.name} output ({r.layout}), which is no part of this source: ingest it by its own path")
+    return out
 
 
 def source_infos(path: str | Path, format: str | None = None, **options) -> list | None:

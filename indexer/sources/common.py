@@ -137,6 +137,28 @@ def _open_text(path: Path):
     return open(path, encoding=UTF8, errors="surrogateescape", newline="")
 
 
+#: byte order marks of the encodings a text file is saved in by Windows tools instead of UTF-8 (PowerShell 5's ``>``
+#: and ``Out-File``, Excel's "Unicode Text"), longest first
+_OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+               (b"\xfe\xff", "UTF-16"))
+
+
+def encoding_problem(path: Path) -> str | None:
+    """Why a text file (gzip when ``.gz``) cannot be read as UTF-8 at all: it starts with a UTF-16 or UTF-32 byte
+    order mark (every line of it then failed: as not UTF-8, as malformed JSON, a header of NULs); None otherwise (also
+    when it cannot be opened: the reader reports that)."""
+    try:
+        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")) as f:
+            head = f.read(4)
+    except READ_ERRORS:
+        return None
+    for bom, name in _OTHER_BOMS:
+        if head.startswith(bom):
+            return (f"the file is {name} text (it starts with a {name} byte order mark), not UTF-8: nothing of it is "
+                    "read; save it as UTF-8 (PowerShell: Out-File -Encoding utf8; Excel: CSV UTF-8)")
+    return None
+
+
 def _read_failure(exc: BaseException) -> str:
     """What a read error means, for a message."""
     if isinstance(exc, (zlib.error, gzip.BadGzipFile)):
@@ -157,6 +179,9 @@ class _Lines:
         self.n = 0
         self.back: list[tuple[int, str]] = []  # a stack: the next line is the last one
         self.taken: list[tuple[int, str]] = []
+        #: while the header is read: a line that is not UTF-8 raises :class:`_HeaderNotUtf8` instead of being skipped
+        #: (skipped, the first row was taken for the header)
+        self.header = False
 
     def __iter__(self):
         return self
@@ -170,6 +195,8 @@ class _Lines:
                 self.n += 1
                 item = (self.n, text)
             if bad_utf8(item[1]):
+                if self.header:
+                    raise _HeaderNotUtf8(item[0])
                 self.errors.add(self.fname, item[0], NOT_UTF8)
                 continue
             self.taken.append(item)
@@ -177,6 +204,14 @@ class _Lines:
 
     def push_back(self, items: list[tuple[int, str]]) -> None:
         self.back.extend(reversed(items))
+
+
+class _HeaderNotUtf8(Exception):
+    """The header line of a CSV/TSV file holds bytes that are not UTF-8 (``line``: its number)."""
+
+    def __init__(self, line: int):
+        super().__init__(line)
+        self.line = line
 
 
 def _quote_never_closes(text: str, delimiter: str) -> bool:
@@ -188,6 +223,10 @@ def _quote_never_closes(text: str, delimiter: str) -> bool:
     except csv.Error as exc:
         return "unexpected end of data" in str(exc)
     return False
+
+
+#: the problem of a line that repeats the header (files joined one after another): it holds no row
+REPEATED_HEADER = "the header line again (files joined one after another?); the line is skipped"
 
 
 class CsvRecords:
@@ -205,6 +244,8 @@ class CsvRecords:
         csv.field_size_limit(CSV_FIELD_LIMIT)
         self._reader = csv.reader(self._lines, delimiter=delimiter)
         self.n_fields: int | None = None
+        self.header_error: RowError | None = None  # the header line could not be read (see :meth:`header`)
+        self.header_fields: list[str] | None = None
 
     def _next(self) -> tuple[int, list[str]] | None:
         """The next record as it parses (None at the end); csv's own errors cost the first line of the record."""
@@ -245,10 +286,24 @@ class CsvRecords:
         self._reader = csv.reader(self._lines, delimiter=self.delimiter)
 
     def header(self) -> list[str] | None:
-        got = self._next()
+        """The header's fields; None for a file without one, and for a header line that is not UTF-8, which is
+        reported (nothing of the file is read: skipped as a row's line is, the first row was taken for the header,
+        its values for column names, and every row after it was read under them)."""
+        self._lines.header = True
+        try:
+            got = self._next()
+        except _HeaderNotUtf8 as exc:
+            self.header_error = RowError(self.fname, exc.line, "the header line is not valid UTF-8 text, so the "
+                                         "columns cannot be told and nothing of this file is read (re-save the file "
+                                         "as UTF-8)")
+            self.errors.add(self.fname, exc.line, self.header_error.message)
+            return None
+        finally:
+            self._lines.header = False
         if got is None:
             return None
         self.n_fields = len(got[1])
+        self.header_fields = got[1]
         return got[1]
 
     def __iter__(self):
@@ -257,6 +312,10 @@ class CsvRecords:
             if got is None:
                 return
             line, rec = got
+            if self.header_fields and [rec[0].lstrip("\ufeff"), *rec[1:]] == self.header_fields:  # (a joined file's
+                # byte order mark too) before, read as a row: "prompt_id 'prompt_id' is not in the prompts file"
+                self.errors.add(self.fname, line, REPEATED_HEADER, REPEATED_HEADER)
+                continue
             if self.n_fields is None or len(rec) == self.n_fields:
                 yield line, rec
                 continue
@@ -269,6 +328,26 @@ class CsvRecords:
             else:
                 self.errors.add(self.fname, line, f"malformed CSV row: {len(rec)} fields, the header has "
                                 f"{self.n_fields}", self.PROBLEM)
+
+
+#: what a table file may be separated by instead of its extension's separator (a spreadsheet in a locale whose decimal
+#: mark is a comma saves "CSV" with semicolons; a tab-separated export named .csv)
+_OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars", ",": "commas"}
+
+
+def separator_problem(header: list[str], delimiter: str) -> str | None:
+    """Why a CSV/TSV header of one column that holds another separator (``model;prompt_id;correct`` in a ``.csv``) is
+    not read: the file is separated by something else than its extension says; None otherwise. Read as it is, the
+    whole header was one column name ("matrix form needs a model column ...", or every prompt "missing field(s)")."""
+    if len(header) != 1:
+        return None
+    found = [name for sep, name in _OTHER_SEPARATORS.items() if sep != delimiter and sep in header[0]]
+    if not found:
+        return None
+    ext, own = (".tsv", "tabs") if delimiter == "\t" else (".csv", "commas")
+    return (f"the header is one column, {header[0]!r}: the file seems separated by {found[0]}, but a {ext} file is "
+            f"read as separated by {own}; nothing of it is read: save it with {own}"
+            + (" (or name it .tsv when it holds tabs)" if found[0] == "tabs" else ""))
 
 
 def _fingerprint(paths: list[Path]) -> str:
@@ -284,24 +363,25 @@ def _fingerprint(paths: list[Path]) -> str:
 
 
 def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
-    """(line or item number, dict) of an open JSON file: one JSON array (``array``) or JSON lines. Malformed
-    lines and items that are not objects go to ``errors``; a malformed array rejects the whole file."""
+    """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
+    Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file."""
     if array:
+        text = f.read()
         try:
-            data = json.load(f)
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             errors.add(fname, exc.lineno, f"malformed JSON: {exc.msg}; the file is skipped")
             return
         if not isinstance(data, list):
             errors.add(fname, None, "the JSON file is not an array of objects (nor JSON lines); the file is skipped")
             return
-        for i, row in enumerate(data, 1):
+        for i, (line, row) in enumerate(zip(_item_lines(text), data), 1):
             if not isinstance(row, dict):
-                errors.add(fname, i, f"item {i} is not a JSON object", "non-object JSON items")
+                errors.add(fname, line, f"item {i} is not a JSON object", "non-object JSON items")
             elif bad_utf8(json.dumps(row, ensure_ascii=False)):
-                errors.add(fname, i, f"item {i} holds text that is not valid UTF-8; the item is skipped", NOT_UTF8)
+                errors.add(fname, line, f"item {i} holds text that is not valid UTF-8; the item is skipped", NOT_UTF8)
             else:
-                yield i, row
+                yield line, row
         return
     for i, raw in enumerate(f, 1):
         if not raw.strip():
@@ -316,8 +396,35 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
             continue
         if isinstance(row, dict):
             yield i, row
+        elif isinstance(row, list) and any(isinstance(x, dict) for x in row):  # the whole table as one JSON array
+            errors.add(fname, i, f"line is a JSON array of {len(row)} item(s), not an object: a JSON-lines file holds "
+                       "one object per line; a file holding one JSON array is read as such when named .json",
+                       "non-object JSON lines")
         else:
             errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _item_lines(text: str) -> list[int]:
+    """The line each item of the JSON array ``text`` (valid JSON) starts on. Before, an item's number was reported as
+    its line, so an error in the 2nd item of a pretty-printed array (``json.dump(rows, f, indent=2)``) named line 2,
+    inside the first."""
+    decoder = json.JSONDecoder()
+    pos = _JSON_SPACE.match(text).end() + 1  # past "["
+    lines, line, counted = [], 1, 0
+    while True:
+        pos = _JSON_SPACE.match(text, pos).end()
+        if pos >= len(text) or text[pos] == "]":
+            return lines
+        line += text.count("\n", counted, pos)
+        counted = pos
+        lines.append(line)
+        _, pos = decoder.raw_decode(text, pos)
+        pos = _JSON_SPACE.match(text, pos).end()
+        if text.startswith(",", pos):
+            pos += 1
 
 
 def _iter_rows(path: Path, errors: ErrorLog):
@@ -329,12 +436,20 @@ def _iter_rows(path: Path, errors: ErrorLog):
             for k, row in enumerate(batch.to_pylist()):
                 yield first + k, row
         return
+    if (why := encoding_problem(path)) is not None:
+        errors.add(fname, None, why)
+        return
     line = None
     try:
         with _open_text(path) as f:
             if ext in (".csv", ".csv.gz", ".tsv", ".tsv.gz"):
                 records = CsvRecords(f, fname, errors, "\t" if ext.startswith(".tsv") else ",")
                 header = records.header()
+                if header is None:  # an empty file, or a header that cannot be read (reported)
+                    return
+                if (why := separator_problem(header, records.delimiter)) is not None:
+                    errors.add(fname, 1, why)
+                    return
                 for line, rec in records:
                     yield line, dict(zip(header, rec))
             else:
@@ -435,10 +550,13 @@ def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict 
 def repeated_columns(names: list[str]) -> str | None:
     """The error for a header that names a column more than once (its columns, 1-based), or None. Read into one
     column per name, all but one of them would be dropped without a word (a matrix's repeated prompt id, a second
-    `correct` column), so nothing of such a file is read."""
+    `correct` column), so nothing of such a file is read. Blank names name no column (a spreadsheet's export ends its
+    header with empty cells, ``model,prompt_id,correct,,``): they are no repetition, and their columns are read as
+    any column long form does not use is."""
     seen: dict[str, list[int]] = {}
     for i, n in enumerate(names, 1):
-        seen.setdefault(str(n).strip(), []).append(i)
+        if str(n).strip():
+            seen.setdefault(str(n).strip(), []).append(i)
     twice = {n: at for n, at in seen.items() if len(at) > 1}
     if not twice:
         return None
@@ -470,17 +588,24 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
 
     fname = str(path)
     delim = "\t" if ext.startswith(".tsv") else ","
+    if (why := encoding_problem(path)) is not None:
+        errors.add(fname, None, why)
+        return
     probe = ErrorLog()
     try:
         with _open_text(path) as f:
-            header = CsvRecords(f, fname, probe, delim).header()
+            records = CsvRecords(f, fname, probe, delim)
+            header = records.header()
     except READ_ERRORS as exc:
         errors.add(fname, None, f"cannot read file: {_read_failure(exc)}; is it truncated or not {ext}?")
+        return
+    if records.header_error is not None:
+        errors.add(fname, records.header_error.line, records.header_error.message)
         return
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
         return
-    if (why := repeated_columns(header)) is not None:
+    if (why := repeated_columns(header) or separator_problem(header, delim)) is not None:
         errors.add(fname, 1, why)
         return
     # fast path: pyarrow, streamed block by block. A malformed row (wrong field count, stray quote) makes
@@ -502,7 +627,8 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         row = 0
         last_row: list = []
         for batch in reader:
-            if bad_rows:
+            if bad_rows or _holds_header(batch, header):  # the line-exact reader reports a repeated header line
+                bad_rows.append(None)
                 break
             lines = np.arange(row + 2, row + 2 + batch.num_rows, dtype=np.int64)  # provisional: csv_record_lines
             row += batch.num_rows
@@ -519,6 +645,20 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         return
     yield RESTART
     yield from _read_csv_python(path, delim, header, errors)
+
+
+def _holds_header(batch, header: list[str]) -> bool:
+    """Whether a block of the fast CSV path holds a row equal to the header (files joined with ``cat``)."""
+    import pyarrow.compute as pc
+
+    if not batch.num_rows or batch.num_columns != len(header):
+        return False
+    mask = None
+    for i, name in enumerate(header):
+        col = batch.column(i)
+        eq = pc.equal(pc.utf8_ltrim(col, characters="\ufeff") if i == 0 else col, name)
+        mask = eq if mask is None else pc.and_(mask, eq)
+    return bool(pc.any(mask).as_py())
 
 
 def _read_csv_python(path: Path, delim: str, header: list[str], errors: ErrorLog, chunk: int = 200_000):

@@ -94,6 +94,24 @@ def recognise(path: Path) -> Match:
     return Match.STRONG if looks_like_lighteval(path) else Match.NONE
 
 
+def why_not(path: Path) -> str | None:
+    """Why a file is no lighteval source although it is lighteval's: a results file given alone (``results_<ts>.json``
+    holding ``config_general``), which the table reader took for an outcomes table ("no prompts file beside the
+    outcomes; put one there"). None otherwise."""
+    path = Path(path)
+    if not (path.is_file() and RESULTS_RE.match(path.name)):
+        return None
+    try:
+        data = json.loads(path.read_text(encoding=UTF8))
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(data, dict) and "config_general" in data):
+        return None
+    return ("a lighteval results file: it holds the run's aggregate scores, not per-sample results; ingest the folder "
+            "holding the run's details_*.parquet files (the details repo's folder, or lighteval's output folder "
+            "--output-dir)")
+
+
 def _choose_runs(runs_by_task: dict[str, dict[str, object]], rules: Rules) -> tuple[dict[str, tuple[str, object]], list]:
     """Per task without its shot count: (full task name, the latest run of the shot count read), and the runs
     left out for another shot count. The shot count read is the benchmark's standard one (rules ``shots``)
@@ -320,6 +338,7 @@ READER = Reader(
     name="lighteval",
     layout="details_*.parquet (lighteval)",
     recognise=recognise,
+    why_not=why_not,
     read=read_lighteval,
     plan_hub_files=plan_hub_files,
     takes_identity=True,

@@ -21,6 +21,7 @@ RowErrors (file, line, what is wrong) and the rest is read; a samples file witho
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -31,18 +32,32 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog, each_isolated, json_objects
+from .common import READ_ERRORS, UTF8, ErrorLog, _read_failure, each_isolated, encoding_problem, json_objects
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import choose_metric, metric_value
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
-SAMPLES_RE = re.compile(rf"^samples_(?P<task>.+)_(?P<ts>{TS})\.(?P<ext>jsonl|json)$")
+#: (a ``.gz`` of either is read as the file: ``gzip -r`` over an output folder made them unreadable before)
+SAMPLES_RE = re.compile(rf"^samples_(?P<task>.+)_(?P<ts>{TS})\.(?P<ext>jsonl|json)(?:\.gz)?$")
 RESULTS_RE = re.compile(rf"^results_(?P<ts>{TS})\.json$")
 #: any ``<name>_<ts>.json`` that is not a samples file: a results file (``--output_path <name>.json``, 0.4.9+)
-RUN_JSON_RE = re.compile(rf"^(?P<stem>.+)_(?P<ts>{TS})\.json$")
+RUN_JSON_RE = re.compile(rf"^(?P<stem>.+)_(?P<ts>{TS})\.json(?:\.gz)?$")
 LAYOUT_HINT = ("harness 0.4.3+ writes results_<ts>.json, and with --output_path <name>.json (0.4.9+) "
                "<name>_<ts>.json, beside samples_<task>_<ts>.jsonl")
+
+
+def open_text(path: Path, errors: str = "strict"):
+    """A samples or results file as UTF-8 text (a byte order mark dropped), through gzip when its name ends
+    ``.gz``; ``errors="surrogateescape"``: bytes that are not UTF-8 become lone surrogates, reported at their line."""
+    if path.name.lower().endswith(".gz"):
+        return gzip.open(path, "rt", encoding=UTF8, errors=errors)
+    return open(path, encoding=UTF8, errors=errors)
+
+
+def _read_json(path: Path):
+    with open_text(path) as f:
+        return json.load(f)
 
 
 def results_ts(name: str) -> str | None:
@@ -138,8 +153,8 @@ def find_model_folders(path: Path, max_depth: int = MAX_DEPTH,
 
 def _is_results_file(p: Path) -> bool:
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = _read_json(p)
+    except (*READ_ERRORS, ValueError):
         return False
     return isinstance(data, dict) and "results" in data and "configs" in data
 
@@ -178,9 +193,14 @@ def recognise(path: Path) -> Match:
 
 
 def why_not(path: Path) -> str | None:
-    """Why a folder no reader recognised is no lm-eval source although it looks like one: results files of runs
-    made without ``--log_samples`` (None otherwise)."""
+    """Why a path is no lm-eval source although it looks like one: a folder of results files of runs made without
+    ``--log_samples``, or a results file given alone (None otherwise)."""
     path = Path(path)
+    if path.is_file():  # a results file given alone: a JSON file, which the table reader took for an outcomes table
+        if results_ts(path.name) is not None and _is_results_file(path):
+            return (f"an lm-eval results file: it holds the run's aggregate scores, not per-sample results; ingest "
+                    f"its folder, {path.parent}, whose samples_<task>_<timestamp>.jsonl files hold them")
+        return None
     runs = results_without_samples(path) if path.is_dir() else []
     if not runs:
         return None
@@ -283,8 +303,8 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
     problems = []
     for p in paths:
         try:
-            data = json.loads(p.read_text(encoding=UTF8))
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = _read_json(p)
+        except (*READ_ERRORS, json.JSONDecodeError) as exc:
             problems.append((str(p), getattr(exc, "lineno", None), f"unreadable results file: {exc}"))
             continue
         if isinstance(data, dict) and "results" in data and "configs" in data:
@@ -308,10 +328,17 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
 
 
 def iter_sample_rows(path: Path, errors: ErrorLog) -> Iterator[tuple[int, dict]]:
-    """(line, row) of a samples file: JSON lines, or one JSON array (line = item number)."""
+    """(line, row) of a samples file: JSON lines, or one JSON array (line = item number); a ``.gz`` is read through
+    gzip. A file that breaks off (a truncated ``.gz``) is reported after the line last read, whose rows are kept. A
+    line with bytes that are not UTF-8 costs that line (before, decoding failed at the 8 KB block holding it: the
+    rest of the file was lost, reported at no line)."""
     fname = str(path)
+    if (why := encoding_problem(path)) is not None:  # UTF-16: before, "cannot read file: 'utf-8' codec can't decode"
+        errors.add(fname, None, why)
+        return
+    line = None
     try:
-        with open(path, encoding=UTF8) as f:
+        with open_text(path, errors="surrogateescape") as f:
             head = f.read(1)
             while head and head.isspace():
                 head = f.read(1)
@@ -319,9 +346,14 @@ def iter_sample_rows(path: Path, errors: ErrorLog) -> Iterator[tuple[int, dict]]
             if not head:
                 errors.add(fname, None, "empty file: no samples")
                 return
-            yield from json_objects(f, fname, errors, array=head == "[")
-    except (OSError, UnicodeDecodeError) as exc:
-        errors.add(fname, None, f"cannot read file: {exc}")
+            for line, row in json_objects(f, fname, errors, array=head == "["):
+                yield line, row
+    except READ_ERRORS as exc:
+        if line is None:
+            errors.add(fname, None, f"cannot read file: {_read_failure(exc)}")
+        else:
+            errors.add(fname, line + 1, f"unreadable from here on: {_read_failure(exc)}; is the file truncated? the "
+                       "samples before are read")
 
 
 def _arg0(row: dict) -> str | None:

@@ -145,6 +145,10 @@ def detect(path: str | Path) -> Reader:
             best, sure = reader, m
             if sure == Match.STRONG:
                 break  # no later reader can be surer
+    if best is not None and sure == Match.WEAK and p.is_file():  # any table-typed file: unless it is known as
+        for reader in readers():  # another format's file that is no source (an lm-eval results file)
+            if reader.why_not is not None and (why := reader.why_not(p)):
+                raise InputError(why, file=str(p))
     if best is not None:
         return best
     names = ", ".join(formats())

@@ -22,6 +22,8 @@ different outcome it is a data error and both rows are dropped.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +34,7 @@ from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, Source
 from .common import (  # noqa: F401 - MAX_ERRORS_PER_PROBLEM re-exported (the tests read it here)
     EXTENSIONS,
     MAX_ERRORS_PER_PROBLEM,
+    REPEATED_HEADER,
     ErrorLog,
     _fingerprint,
     _iter_rows,
@@ -61,6 +64,9 @@ def _known_columns(cols: dict, known: tuple = LONG_COLUMNS) -> dict:
 
 
 PROMPT_COLUMNS = ("prompt_id", "benchmark", "text")
+#: the column pandas stores a DataFrame's unnamed index in (Parquet): a matrix's models when they are the index;
+#: before, the first prompt id column was taken for the model column (models named "1.0", "0.0")
+PANDAS_INDEX = "__index_level_0__"
 
 
 def _prompt_columns(row: dict) -> dict:
@@ -70,8 +76,27 @@ def _prompt_columns(row: dict) -> dict:
 
 
 def _table_files(folder: Path, stems) -> list[Path]:
-    """Every ``<stem><ext>`` file in a folder, in :data:`EXTENSIONS` order."""
-    return [folder / f"{stem}{ext}" for ext in EXTENSIONS for stem in stems if (folder / f"{stem}{ext}").is_file()]
+    """Every ``<stem><ext>`` file in a folder, in :data:`EXTENSIONS` order, its name in any case (``Outcomes.CSV``
+    from a case-insensitive file system: a table extension is read in any case, so a file so named given alone was
+    read while its folder was "cannot tell the format")."""
+    try:
+        by_name: dict[str, list[Path]] = {}
+        for p in sorted(folder.iterdir()):
+            by_name.setdefault(p.name.lower(), []).append(p)
+    except OSError:
+        return []
+    return [p for ext in EXTENSIONS for stem in stems for p in by_name.get(f"{stem}{ext}", []) if p.is_file()]
+
+
+def _broken_links(folder: Path) -> list[Path]:
+    """The symbolic links in a folder named as a table source's files (``outcomes.csv`` ...) whose target does not
+    exist: :func:`_table_files` passes them over, as it does anything that is not a file."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    names = {f"{stem}{ext}" for stem in OUTCOME_NAMES + PROMPT_NAMES for ext in EXTENSIONS}
+    return [p for p in entries if p.name.lower() in names and p.is_symlink() and not p.exists()]
 
 
 def find_table_files(folder: Path) -> tuple[Path | None, Path | None]:
@@ -102,6 +127,10 @@ def why_not(path: Path) -> str | None:
     path = Path(path)
     if not path.is_dir():
         return None
+    if broken := _broken_links(path):  # before, "cannot tell the format" or "no prompts file beside it"
+        link = broken[0]
+        return (f"{link.name} is a symbolic link to {os.readlink(link)}, which does not exist (a moved or unmounted "
+                "folder): mount or restore it, or replace the link with the file")
     outcomes, prompts = find_table_files(path)
     if outcomes is None or prompts is not None:
         return None
@@ -120,7 +149,7 @@ def recognise(path: Path) -> Match:
 def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
     """The table files at the root of a Hub repo's file list (``outcomes|matrix|prompts.<ext>``)."""
     names = OUTCOME_NAMES + PROMPT_NAMES
-    found = sorted(f for f in files if "/" not in f and table_ext(Path(f)) and Path(f).name.split(".")[0] in names)
+    found = sorted(f for f in files if "/" not in f and table_ext(Path(f)) and Path(f).name.split(".")[0].lower() in names)
     return (Match.WEAK, found) if found else (Match.NONE, [])
 
 
@@ -158,13 +187,16 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     before, first, mine = errors.count(fname), len(errors.errors), []
     for line, row in _iter_rows(path, errors):
         row = _prompt_columns(row)
-        missing = [k for k in ("prompt_id", "benchmark", "text") if row.get(k) in (None, "")]
+        # an id or a benchmark name is read stripped, as the outcomes file's ids and names are (`p1 ,b ,...` from a
+        # spreadsheet: before, "p1 " never matched the outcome rows' "p1"); a blank one is missing
+        missing = [k for k in ("prompt_id", "benchmark", "text") if row.get(k) in (None, "")
+                   or (k != "text" and isinstance(row[k], str) and not row[k].strip())]
         if missing:
             errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)",
                        "prompt rows with missing fields")
             mine.append(line)
-            if row.get("prompt_id") not in (None, ""):
-                prompts.rejected.setdefault(str(row["prompt_id"]), line)
+            if "prompt_id" not in missing:
+                prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
             continue
         # JSON lines and Parquet carry types: a list, an object or a boolean is no id, name or text (str() made Python
         # reprs of them: a benchmark "['x']", a text "{'a': 1}", "True"); a number reads as its digits, as in CSV
@@ -175,9 +207,9 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                        "prompt fields that are not strings")
             mine.append(line)
             if not typed[0].startswith("prompt_id"):  # its outcome rows say it was rejected here
-                prompts.rejected.setdefault(str(row["prompt_id"]), line)
+                prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
             continue
-        pid, bench, text = str(row["prompt_id"]), str(row["benchmark"]), str(row["text"])
+        pid, bench, text = _id_text(row["prompt_id"]), str(row["benchmark"]).strip(), str(row["text"])
         bad = text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None)
         if bad:
             errors.add(fname, line, f"{bad}; the prompt is skipped", bad)
@@ -195,15 +227,36 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
         prompts[pid] = (bench, text)
         first_line[pid] = line
     # the reader's own problems (a line not UTF-8, malformed): lines whose prompt ids are not known
+    mine += [e.line for e in errors.errors[first:] if e.file == fname and e.message == REPEATED_HEADER]  # no prompt
     prompts.unread = errors.count(fname) - before - len(mine)
     prompts.unread_lines = sorted({e.line for e in errors.errors[first:]
                                    if e.file == fname and e.line is not None} - set(mine))[:prompts.unread]
+    if not prompts and not mine:  # no row read at all (a header that cannot be read): the file could not be read
+        prompts.unread_lines = []
     for k in [k for k, v in prompts.items() if v is None]:
         del prompts[k]
         prompts.rejected[k] = tuple(conflicts[k])  # its outcome rows say why (not "is not in the prompts file")
     if not prompts and not errors.errors:
         errors.add(fname, None, "empty prompts file: no rows")
     return prompts, (errors.finish() if own else [])
+
+
+#: a whole number written with a decimal point (``1.0``, ``12.00``)
+_WHOLE = re.compile(r"(-?\d+)\.0*")
+
+
+def id_key(text: str) -> str:
+    """The prompt id that outcome rows and the prompts file are matched on: a whole number written with a decimal
+    point as its digits (``1.0`` -> ``1``). pandas writes an integer column with a gap as floats, and the files read
+    them apart: a JSON or Parquet ``1.0`` read as "1" in an outcomes file (arrow's cast) and "1.0" in a prompts file
+    (``str``), a CSV's as written, so ids of one writer did not match ("prompt_id '1' is not in the prompts file")."""
+    m = _WHOLE.fullmatch(text)
+    return m.group(1) if m else text
+
+
+def _id_text(value) -> str:
+    """A prompts file's prompt id as the text the outcome rows are matched on: stripped, :func:`id_key`."""
+    return id_key(str(value).strip())
 
 
 def _json_kind(value) -> str:
@@ -237,6 +290,7 @@ class _Builder:
         self.line_map = None
 
     def _pid_index(self, pid: str, line: int) -> int:
+        pid = id_key(pid)
         idx = self.pids.get(pid)
         if idx is not None:
             return idx
@@ -256,8 +310,12 @@ class _Builder:
             else:
                 unread, at = getattr(self.prompts, "unread", 0), getattr(self.prompts, "unread_lines", [])
                 lines = ", ".join(map(str, at[:3])) + (f", ...: {unread} in all" if unread > len(at[:3]) else "")
-                why = (f", unless on a line of it that could not be read (line{'s' if unread > 1 else ''} {lines})"
-                       if unread else "")
+                if unread and not at:  # no line of it was named: the file could not be read (corrupt, not UTF-8)
+                    why = ", which could not be read (its error says why)"
+                elif unread:
+                    why = f", unless on a line of it that could not be read (line{'s' if unread > 1 else ''} {lines})"
+                else:
+                    why = ""
                 self.errors.add(self.fname, line, f"prompt_id {pid!r} is not in the prompts file{why}; its rows are "
                                 "dropped", "unknown prompt ids")
             self.unknown_pids.add(pid)
@@ -447,6 +505,11 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
             what = "is a folder; give the prompts file" if prompts_file.is_dir() else "no such file"
             raise ConfigError(f"--prompts {prompts}: {what} (prompts.jsonl / .csv / .parquet with prompt_id, "
                               "benchmark, text)")
+        if table_ext(prompts_file) is None:  # before, read as JSON lines whatever it held: every line malformed JSON
+            from ..errors import ConfigError
+
+            raise ConfigError(f"--prompts {prompts}: not a table file type, so how to read it cannot be told; name it "
+                              f"for its format, one of {', '.join(EXTENSIONS)}")
     else:
         _one_of(beside, "prompts", "keep the one that goes with the outcomes")
         prompts_file = beside[0] if beside else None
@@ -478,9 +541,9 @@ def prompt_fields(path: str | Path, prompts: str | Path | None = None) -> dict[s
     rows, _ = iter_table_rows(prompts_file)
     out = {}
     for _, row in rows:
-        pid = row.get("prompt_id")
-        if pid not in (None, ""):
-            out[str(pid)] = {k: v for k, v in row.items() if k not in ("prompt_id", "text", "benchmark") and v not in (None, "")}
+        pid = "" if row.get("prompt_id") is None else _id_text(row["prompt_id"])  # as read_prompts reads it
+        if pid:
+            out[pid] = {k: v for k, v in row.items() if k not in ("prompt_id", "text", "benchmark") and v not in (None, "")}
     return out
 
 
@@ -587,7 +650,7 @@ def _looks_long(cols: dict, prompt_map: dict) -> bool:
     """A header without a prompt_id column that still looks like long form: a value column (``correct``/``score``,
     any case) and no column named after a prompt id of the prompts file."""
     return (any(column_key(c) in VALUE_COLUMNS for c in cols)
-            and not any(str(c) in prompt_map for c in cols))
+            and not any(id_key(str(c).strip()) in prompt_map for c in cols))
 
 
 def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
@@ -633,7 +696,16 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
         errors.add(fname, _header_line(fname, lines),
                    f"matrix form needs a model column and one column per prompt id; found {names}")
         return
-    model_col = "model" if "model" in cols else next((n for n in names if column_key(n) == "model"), names[0])
+    model_col = "model" if "model" in cols else next((n for n in names if column_key(n) == "model"), None)
+    if model_col is None:  # pandas writes an unnamed index (the models of `df.to_parquet()`) as its last column
+        model_col = PANDAS_INDEX if PANDAS_INDEX in cols else names[0]
+    if model_col == names[0] and id_key(str(model_col).strip()) in builder.prompts:  # no model column (index=False):
+        # before, the first prompt id's cells were read as model names (a model "0" stored)
+        why = (f"no model column: the first column, {model_col!r}, is a prompt id of the prompts file; matrix form needs "
+               "the model names in a first column named model; nothing of this file is read")
+        if not any(e.message == why for e in errors.errors if e.file == fname):  # once, not per block
+            errors.add(fname, _header_line(fname, lines), why)
+        return
     builder.value_kind = "score"  # cells may be 0/1 or graded in [0, 1]
     for name in names:
         if name == model_col:
