@@ -31,6 +31,7 @@ read-only until raw results are ingested (:mod:`indexer.store.sql_records`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -459,6 +460,18 @@ class PullResult:
         return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3)}
 
 
+@contextlib.contextmanager
+def _named(origin: str):
+    """Bad records of a Hub dataset are reported as ``hub:ORG/NAME@SHA``, not by the Hub cache folder they were
+    downloaded into (a folder pulled in place keeps its path)."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.file is not None or exc.item is None or exc.item == origin or not origin.startswith("hub:"):
+            raise
+        raise type(exc)(exc.message, item=origin) from None
+
+
 def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, str]:
     """(folder, origin, revision) of a pull spec: ``hub:ORG/NAME[@REV]`` or a local folder. ``space`` (``pull
     --space``): from the Hub, the space table is downloaded first and the name checked against it (an unknown one is
@@ -476,12 +489,14 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
         files = [f for f in snap.files if dataset.is_managed(f) and f != dataset.CARD]
         if dataset.SPACES not in files:
             raise NotFoundError(f"hub:{repo}@{snap.sha[:12]} holds no {dataset.SPACES}: not a taskspace record set")
+        origin = f"hub:{repo}@{snap.sha}"
         if space is not None:  # its name checked on the small space table, before any vectors are downloaded
-            dataset.space_names(hub.download(snap, [dataset.SPACES]), [space])
+            with _named(origin):
+                dataset.space_names(hub.download(snap, [dataset.SPACES]), [space])
             own = {dataset.models_file(space), dataset.patterns_file(space), dataset.prompts_file(space)}
             files = [f for f in files if f.count("/") == 0 or f in own]
         root = hub.download(snap, files)
-        return root, f"hub:{repo}@{snap.sha}", snap.sha
+        return root, origin, snap.sha
     root = Path(spec).expanduser()
     if not root.is_dir():
         raise InputError(f"{spec!r} is neither hub:ORG/NAME[@REVISION] nor a folder")
@@ -543,7 +558,8 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
     writes (BusyError, exit 6, while an indexing pass runs)."""
     t0 = time.perf_counter()
     root, origin, revision = _fetch(spec, hub, space)
-    spaces = dataset.read(root, [space] if space else None)
+    with _named(origin):
+        spaces = dataset.read(root, [space] if space else None)
     own_store, own_vectors = store is None, vectors is None
     if own_store:
         from .store.sql import open_store

@@ -482,3 +482,24 @@ def test_a_rate_limit_longer_than_the_deadline_says_how_long_the_hub_asks_to_wai
     assert (f"cannot read {LB}: the Hub answered 429 (gave up after 1 tries in 0 s: the Hub asks to wait 300 s "
             "(Retry-After), past this operation's 60 s deadline; the next run tries again)") == str(e.value)
     assert sleeps == []
+
+
+def test_bad_records_of_a_hub_dataset_are_named_by_the_dataset_not_the_cache_folder(hub_server, taskspace_home):
+    """`taskspace pull hub:ORG/NAME` of a dataset whose record files are damaged (a broken mirror, a hand-edited
+    upload): the error names the dataset at its commit (`hub:tester/recs@SHA: 2 problem(s) in the records ...`), with
+    `--space` too. Before, it named the Hub cache folder the files were downloaded into
+    (`$TASKSPACE_HOME/hub/datasets--tester--recs/snapshots/SHA: ...`), the dataset named nowhere."""
+    from indexer.errors import InputError
+    from indexer.publish import pull
+
+    repo = hub_server.root / "datasets" / "tester" / "recs"
+    repo.mkdir(parents=True)
+    for name in ("spaces.parquet", "benchmarks.parquet"):
+        (repo / name).write_bytes(b"PAR1 not a parquet file PAR1")
+    sha = HubClient().repo_snapshot("tester/recs").sha
+    for space in (None, "s"):
+        with pytest.raises(InputError) as e:
+            pull("hub:tester/recs", space=space)
+        assert str(e.value).startswith(f"hub:tester/recs@{sha}: ") and "problem(s) in the records" in str(e.value)
+        assert e.value.item == f"hub:tester/recs@{sha}"
+
