@@ -199,9 +199,10 @@ class Ingester:
     """One ingest run over a store (and a Hub client, made on first use)."""
 
     def __init__(self, store, *, hub=None, fetch_metadata: bool = True, refresh_metadata: bool = False,
-                 accept_partial: bool = False):
+                 accept_partial: bool = False, again: str | None = None):
         self.store = store
         self._hub = hub
+        self._again = again  # what a Hub failure's error says happens next (HubClient's ``again``)
         self.fetch_metadata = fetch_metadata
         self.refresh_metadata = refresh_metadata
         self.accept_partial = accept_partial
@@ -214,6 +215,8 @@ class Ingester:
             from .hub import HubClient
 
             self._hub = HubClient()
+        if self._again is not None:
+            self._hub.again = self._again
         return self._hub
 
     # -- one spec ---------------------------------------------------------------------------------------
@@ -669,7 +672,9 @@ def ingest(
 
         store = open_store()
     try:
-        ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial)
+        # a command the user runs: no next run tries the source again (a configured source's pass does)
+        ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial,
+                       again="run `taskspace ingest` again later")
         ing.ingest_spec(parsed, format, limit=limit, **options)
         store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
         ing.fetch_model_metadata()

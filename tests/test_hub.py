@@ -503,3 +503,19 @@ def test_bad_records_of_a_hub_dataset_are_named_by_the_dataset_not_the_cache_fol
         assert str(e.value).startswith(f"hub:tester/recs@{sha}: ") and "problem(s) in the records" in str(e.value)
         assert e.value.item == f"hub:tester/recs@{sha}"
 
+
+def test_an_ingest_the_hub_fails_says_to_run_the_ingest_again(hub_server, sleeps, store):
+    """`taskspace ingest hub:ORG/REPO` (and `hub-org:`) whose downloads keep failing (503 after the retries): the
+    error says to run `taskspace ingest` again, as pull and publish say to run themselves again; a pass's Hub client
+    keeps "the next run tries again" (a configured source is read by the next pass). Before, the ingest said "the
+    next run tries again", though an ingest's source is in no sources.toml and nothing tries it again."""
+    from indexer.ingest import Ingester, ingest
+
+    hub_server.fail(f"/datasets/{LB}/resolve", [503] * 6)
+    s = ingest(f"hub:{LB}", store=store, fetch_metadata=False, hub=HubClient(backoff=0.01, sleep=sleeps.append))
+    (err,) = s.errors
+    assert s.exit_code == 4 and "the Hub answered 503 (gave up after 6 tries" in err.message
+    assert err.message.endswith("; run `taskspace ingest` again later)") and "next run" not in err.message
+    hub = HubClient(backoff=0.01, sleep=sleeps.append)
+    Ingester(store, hub=hub, fetch_metadata=False)  # as the indexing pass makes it
+    assert hub.again == "the next run tries again"
