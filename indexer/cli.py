@@ -180,7 +180,11 @@ def ingest(
             typer.echo(f"quarantined: {q} (the stored revision keeps serving; --accept-partial stores the new one)", err=True)
         if s.errors:
             rest = "the rest was ingested" if s.sources else "nothing was ingested"
-            typer.echo(f"{len(s.errors)} error(s): this input was rejected, {rest}", err=True)
+            what = "this input was rejected"  # a Hub failure rejected nothing: the input could not be fetched
+            if s.hub_failures:
+                what = ("this input could not be fetched from the Hub" if s.hub_failures == len(s.errors) else
+                        f"this input was rejected or ({s.hub_failures}) could not be fetched from the Hub")
+            typer.echo(f"{len(s.errors)} error(s): {what}, {rest}", err=True)
             for e in s.errors[:50]:
                 typer.echo(f"  {e}", err=True)
             if len(s.errors) > 50:

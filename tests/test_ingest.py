@@ -778,3 +778,21 @@ def test_format_of_a_hub_repo_plans_the_files_that_format_reads(store, hub_serve
     assert not any("samples_" in p for p in hub_server.downloads("fake-org/both"))
     (e,) = ingest("hub:fake-org/lm-eval-results", store=store, format="lighteval", fetch_metadata=False).errors
     assert e.message == "no files of format lighteval in this repo (--format lighteval); nothing to read"
+
+
+def test_the_error_summary_of_an_ingest_the_hub_failed_says_so_not_rejected(tmp_path, hub_server):
+    """`taskspace ingest hub:ORG/REPO` whose download the Hub keeps failing (exit 4): the summary line says the input
+    could not be fetched from the Hub, and with input errors beside it (a `hub-org:` listing) how many of the errors
+    are the Hub's. Before, "1 error(s): this input was rejected, nothing was ingested", as if the repo's files were
+    read and found bad, though none was downloaded."""
+    from indexer.cli import app
+
+    hub_server.fail(f"/datasets/{LB}/resolve", [(503, {"Retry-After": "9999"})])  # past the deadline: not waited for
+    r = CliRunner().invoke(app, ["ingest", f"hub:{LB}", "--no-metadata"])
+    assert r.exit_code == 4, r.output
+    assert "1 error(s): this input could not be fetched from the Hub, nothing was ingested" in r.output.splitlines()
+    hub_server.fail(f"/datasets/{LB}/resolve", [(503, {"Retry-After": "9999"})])
+    r = CliRunner().invoke(app, ["ingest", "hub-org:open-llm-leaderboard", "--no-metadata"])
+    assert r.exit_code == 4, r.output
+    # the gated repo (no token) could not be fetched either; the repo naming no valid model id was rejected
+    assert "3 error(s): this input was rejected or (2) could not be fetched from the Hub, the rest was ingested" in r.output
