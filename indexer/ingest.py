@@ -404,8 +404,13 @@ class Ingester:
                     return
             fmt = format or fmt
             if fmt is None:
-                s.errors.append(RowError(location, None, "no lm-eval samples, lighteval details or plain table files in "
-                                         "this repo; nothing to read"))
+                from .dataset import SPACES
+
+                rev = f"@{revision}" if revision else ""
+                s.errors.append(RowError(location, None, f"this repo holds {SPACES}: published taskspace model records, "
+                                         f"not per-sample results; load them with `taskspace pull hub:{repo_id}{rev}`"
+                                         if SPACES in snap.files else "no lm-eval samples, lighteval details or plain "
+                                         "table files in this repo; nothing to read"))
                 return
             reader = find_reader(fmt)
             if reader is not None:  # an option the repo's format does not take: before any download

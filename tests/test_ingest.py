@@ -796,3 +796,25 @@ def test_the_error_summary_of_an_ingest_the_hub_failed_says_so_not_rejected(tmp_
     assert r.exit_code == 4, r.output
     # the gated repo (no token) could not be fetched either; the repo naming no valid model id was rejected
     assert "3 error(s): this input was rejected or (2) could not be fetched from the Hub, the rest was ingested" in r.output
+
+
+def test_ingesting_a_published_record_set_says_to_pull_it(store, tmp_path, hub_server):
+    """`taskspace ingest hub:ORG/NAME` of a dataset `taskspace publish` wrote (a consumer who has only the dataset),
+    or of a `--dry-run` folder: the error says it holds published model records, not results, and to load them with
+    `taskspace pull` of the same spec; nothing is stored. Before, "no lm-eval samples, lighteval details or plain
+    table files in this repo; nothing to read" (for a folder: "cannot tell the format ...; pass --format"), advice
+    that could not help."""
+    repo = hub_server.root / "datasets" / "tester" / "recs"
+    recs = tmp_path / "recs"
+    for root in (repo, recs):
+        (root / "models").mkdir(parents=True)
+        for name in ("spaces.parquet", "benchmarks.parquet", "models/s.parquet", "README.md"):
+            (root / name).write_bytes(b"not read")
+    s = ingest("hub:tester/recs", store=store, fetch_metadata=False)
+    assert [e.message for e in s.errors] == [
+        "this repo holds spaces.parquet: published taskspace model records, not per-sample results; load them with "
+        "`taskspace pull hub:tester/recs`"] and s.sources == 0 and s.exit_code == 1
+    s = ingest(str(recs), store=store, fetch_metadata=False)
+    assert [e.message for e in s.errors] == [
+        "this folder holds spaces.parquet: published taskspace model records, not per-sample results; load them with "
+        f"`taskspace pull {recs}`"] and s.sources == 0 and s.exit_code == 1

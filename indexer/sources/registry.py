@@ -155,6 +155,11 @@ def detect(path: str | Path) -> Reader:
     for reader in readers():
         if reader.why_not is not None and (why := reader.why_not(p)):
             raise InputError(why, file=str(p))
+    from ..dataset import SPACES
+
+    if p.is_dir() and (p / SPACES).is_file():  # a `taskspace publish --dry-run` folder or a downloaded record set
+        raise InputError(f"this folder holds {SPACES}: published taskspace model records, not per-sample results; "
+                         f"load them with `taskspace pull {p}`", file=str(p))
     if p.is_dir():
         layouts = [r.layout for r in readers()]
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
