@@ -636,3 +636,25 @@ def test_a_space_left_without_models_fits_its_next_models_afresh(tmp_path, store
     assert sorted(again) == sorted(scratch) == [f"n{i}" for i in range(5)]
     for m in again:
         np.testing.assert_allclose(again[m], scratch[m], rtol=0, atol=1e-6)
+
+
+def test_a_plain_prompt_on_a_space_left_without_models_answers_no_model(tmp_path, store, encoder):
+    """Every source dropped, then a pass: a search for a prompt without answer options answers no model, as one with
+    options does (the CLI: "no model indexed yet", exit 0). Before, it failed with "the space has no benchmark
+    vectors yet: run `taskspace index`" (exit 1), while a question with options answered none."""
+    from indexer import find_models, sourcelist
+    from indexer.store.vectors import VectorStore
+
+    rng = np.random.default_rng(22)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2", "m3"], 8), 8)
+    vectors = VectorStore.from_settings()
+    try:
+        ix = Indexer(store, vectors, encoder=encoder)
+        assert ix.run([SourceSpec(str(tmp_path / "a"))]).status == "ok"
+        sourcelist.remove(ix.settings.sources_file, str(tmp_path / "a"))
+        assert store.delete_source(str(tmp_path / "a"))
+        assert ix.run().counts["removed"] == 3
+        for prompt in ("What is item 3 of alpha?", "What is 2+2?\nA. 3\nB. 4\nC. 5\nD. 6"):
+            assert find_models(prompt, k=5, store=store, vectors=vectors).results == []
+    finally:
+        vectors.close()
