@@ -256,6 +256,10 @@ class Indexer:
             every = _Every(self.store)
             stale, refresh, prior = self._prior_plan(space, stale, every, force=refresh_prior)
             stale, calibrate = self._calibration_plan(space, stale, every, refresh)
+            if not every and (prior is not None or self.store.get_space_calibration(space.id) is not None):
+                self.store.forget_space_fit(space.id)  # no model has outcomes (every source dropped or emptied): a
+                # prior and map fitted on the gone models would be kept for the ones that come next (the count's
+                # doubling or halving is measured from them), where a fresh space fits its own
         if stale:
             with _timed(report, "load"):
                 digests = self.store.model_digests(stale if len(stale) < 2000 else None)  # all: one read

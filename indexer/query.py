@@ -216,7 +216,11 @@ def _neighbour_rows(store, vectors, space, X: np.ndarray) -> np.ndarray:
             out[row] = np.mean([np.asarray(h.vector, dtype=np.float64)[:width] for h in found], axis=0)
         else:
             if fallback is None:
-                fallback = represent.mean_row(store.load_benchmark_vectors(space.id), space)
+                bvs = store.load_benchmark_vectors(space.id)
+                # a space left without models and prompts (every source dropped): nothing to fill from and no model
+                # to rank, so the search answers none, as it does for a question with options
+                fallback = (np.zeros(width) if not bvs and not store.model_vector_keys(space.id)
+                            else represent.mean_row(bvs, space))
             out[row] = fallback
     return out
 

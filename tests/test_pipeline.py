@@ -592,3 +592,69 @@ def test_a_pass_logs_what_the_readers_warned_of(env, tmp_path, caplog):
     assert r.status == "ok" and r.counts["solved"] == 1
     said = [rec.getMessage() for rec in caplog.records if rec.name == "indexer.pipeline"]
     assert any("fake-org__dummy-a" in m and "more than 3 levels below" in m for m in said), said
+
+
+def test_a_space_left_without_models_fits_its_next_models_afresh(tmp_path, store, encoder):
+    """Every source dropped, then a pass (no model has outcomes), then results again: the prior and the calibration
+    map are fitted on the new models, as in a fresh index. Before, the pass without models kept both, and the new
+    models (not twice or half as many as the gone ones) were solved toward the gone models' prior and calibrated
+    by their map, so the index never equalled a rebuild until the count doubled or halved."""
+    from indexer import sourcelist
+    from indexer.store.sql import Store
+    from indexer.store.vectors import VectorStore
+
+    rng = np.random.default_rng(21)
+    a, b = tmp_path / "a", tmp_path / "b"
+    write_table(a, "alpha", outcomes(rng, [f"m{i}" for i in range(8)], 12), 12)
+    write_table(b, "alpha", outcomes(rng, [f"n{i}" for i in range(5)], 12), 12)
+    vectors = VectorStore.from_settings()
+    try:
+        ix = Indexer(store, vectors, encoder=encoder)
+        assert ix.run([SourceSpec(str(a))]).status == "ok"
+        (space,) = store.list_spaces()
+        assert store.get_space_prior(space.id).n_models == 8
+        sourcelist.remove(ix.settings.sources_file, str(a))  # `sources remove` + `sources drop`
+        assert store.delete_source(str(a))
+        r = ix.run()
+        assert r.status == "ok" and r.counts["removed"] == 8
+        assert store.get_space_prior(space.id) is None and store.get_space_calibration(space.id) is None
+        r = ix.run([SourceSpec(str(b))])
+        assert r.status == "ok" and r.counts["solved"] == 5 and r.counts["prior_models"] == 5
+        assert store.get_space_calibration(space.id).n_models == 5
+        again = model_vectors(ix)
+    finally:
+        vectors.close()
+    fresh_store = Store(f"sqlite:///{tmp_path / 'fresh.db'}", upgrade=True)
+    fresh_vectors = VectorStore(path=tmp_path / "fresh-qdrant")
+    try:
+        fresh = Indexer(fresh_store, fresh_vectors, encoder=encoder)
+        assert fresh.run([SourceSpec(str(b))]).status == "ok"
+        scratch = model_vectors(fresh)
+    finally:
+        fresh_vectors.close()
+        fresh_store.close()
+    assert sorted(again) == sorted(scratch) == [f"n{i}" for i in range(5)]
+    for m in again:
+        np.testing.assert_allclose(again[m], scratch[m], rtol=0, atol=1e-6)
+
+
+def test_a_plain_prompt_on_a_space_left_without_models_answers_no_model(tmp_path, store, encoder):
+    """Every source dropped, then a pass: a search for a prompt without answer options answers no model, as one with
+    options does (the CLI: "no model indexed yet", exit 0). Before, it failed with "the space has no benchmark
+    vectors yet: run `taskspace index`" (exit 1), while a question with options answered none."""
+    from indexer import find_models, sourcelist
+    from indexer.store.vectors import VectorStore
+
+    rng = np.random.default_rng(22)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2", "m3"], 8), 8)
+    vectors = VectorStore.from_settings()
+    try:
+        ix = Indexer(store, vectors, encoder=encoder)
+        assert ix.run([SourceSpec(str(tmp_path / "a"))]).status == "ok"
+        sourcelist.remove(ix.settings.sources_file, str(tmp_path / "a"))
+        assert store.delete_source(str(tmp_path / "a"))
+        assert ix.run().counts["removed"] == 3
+        for prompt in ("What is item 3 of alpha?", "What is 2+2?\nA. 3\nB. 4\nC. 5\nD. 6"):
+            assert find_models(prompt, k=5, store=store, vectors=vectors).results == []
+    finally:
+        vectors.close()

@@ -289,6 +289,14 @@ class DerivedMixin:
                                                      row.level, row.specific, row.shared, row.uncovered, row.knots,
                                                      row.lam_cap, row.region_var)
 
+    def forget_space_fit(self, space_id: int) -> int:
+        """Delete the space's prior and calibration map (fitted on models that have no outcomes any more), so the
+        next models get their own as in a fresh space; returns how many rows were deleted."""
+        self.check_writable(space_id)
+        with self._write() as conn:
+            return sum(conn.execute(delete(t).where(t.space_id == space_id)).rowcount
+                       for t in (SpacePriorRow, SpaceCalibrationRow))
+
     def load_model_vectors(self, space_id: int, models: Sequence[str] | None = None) -> list[ModelVector]:
         """Stored vectors of a space, by model key (all models when ``models`` is None)."""
         v = ModelVectorRow
