@@ -489,3 +489,61 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
             page.close()
         finally:
             browser.close()
+
+
+def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
+    """A search whose answer is slow (held here by the route, as a publish holds queries), then Back to the search
+    before it: when the slow answer comes it is dropped, the page shows the search its URL and form say; the same for
+    a slow model page left for another. Before, the late answer replaced what was shown: "4 model(s) ranked for 1
+    prompt(s)" under /?benchmark=alpha, and model org/m1's rows under the title of org/m2 after it."""
+    from playwright.sync_api import expect, sync_playwright
+
+    held = []
+
+    def hold(route):
+        if "chemistry" in (route.request.post_data or "") or route.request.url.endswith("/v1/models/org/m1"):
+            held.append(route)
+        else:
+            route.continue_()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            status = page.locator("#status")
+            page.goto(page_server + "/?benchmark=alpha")
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            page.route("**/v1/**", hold)
+            page.select_option("#benchmark", "")
+            page.fill("#task", "What is item 3 of alpha about chemistry?")
+            page.click("#go")
+            expect(status).to_have_text("searching…")
+            page.go_back()  # the benchmark's search again, answered at once
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            assert len(held) == 1
+            with page.expect_response(lambda r: r.url.endswith("/v1/find")):
+                held.pop().continue_()
+            page.wait_for_timeout(300)
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            assert "benchmark=alpha" in page.url and page.title().startswith("benchmark alpha")
+
+            # a model page whose answer is slow, left for another model's: the first's answer never lands under it
+            page.locator("#ranked a.detail[data-model='org/m1']").click()
+            expect(page.locator("#model-meta")).to_have_text("loading…")
+            page.go_back()
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            page.locator("#ranked a.detail[data-model='org/m2']").click()
+            expect(page.locator("#model-title")).to_have_text("org/m2")
+            expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+            m2 = page.locator("#model-meta").inner_text()
+            with page.expect_response(lambda r: r.url.endswith("/v1/models/org/m1")):
+                held.pop().continue_()
+            page.wait_for_timeout(300)
+            expect(page.locator("#model-title")).to_have_text("org/m2")
+            assert page.locator("#model-meta").inner_text() == m2
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()
