@@ -630,6 +630,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):
         code = _CODES.get(exc.status_code, "http_error")
+        headers = getattr(exc, "headers", None)
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
@@ -640,11 +641,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
         elif exc.status_code == 405:
             method = request.scope.get("taskspace.method", request.method)  # HEAD, which _Head sends on as GET
-            message = f"method {method} is not allowed on {request.url.path}"
+            # a GET route takes HEAD too (_Head): Allow says so (before: "GET" alone), and the message says what it takes
+            allow = [m.strip() for m in (headers or {}).get("Allow", "").split(",") if m.strip()]
+            if "GET" in allow and "HEAD" not in allow:
+                allow.append("HEAD")
+            headers = {**(headers or {}), "Allow": ", ".join(allow)}
+            message = f"method {method} is not allowed on {request.url.path}" + (
+                f" (it takes {', '.join(allow)})" if allow else "")
         else:
             message = str(exc.detail)
-        return JSONResponse(status_code=exc.status_code, content=error_body(code, message),
-                            headers=getattr(exc, "headers", None))
+        return JSONResponse(status_code=exc.status_code, content=error_body(code, message), headers=headers)
 
     def _internal(request, exc) -> JSONResponse:
         ref = uuid.uuid4().hex[:12]

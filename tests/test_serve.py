@@ -1007,3 +1007,18 @@ def test_a_name_written_twice_in_the_body_is_named_not_taken_last(client):
     assert ok.status_code == 422 and ok.json()["error"]["field"] == "filters.k"  # (an unknown filter, said as such)
     assert post(f'{{"prompts": ["{PROMPT}"], "k": 2}}').status_code == 200
     assert_error(post('{"prompts": ['), 400, "invalid_json")  # a body that does not parse keeps its own error
+
+
+def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
+    """A 405's Allow header (and its message) lists the methods the route takes: a GET route also HEAD, which every
+    GET route answers (``_Head``); before, ``Allow: GET`` alone and a message naming none, so a client reading Allow
+    took HEAD for refused."""
+    for method, path, takes in (("POST", "/v1/models", "GET, HEAD"), ("DELETE", "/v1/models/org/m1", "GET, HEAD"),
+                                ("POST", "/healthz", "GET, HEAD"), ("PUT", "/", "GET, HEAD"),
+                                ("POST", "/static/app.css", "GET, HEAD"), ("GET", "/v1/find", "POST"),
+                                ("DELETE", "/v1/find", "POST")):
+        r = client.request(method, path)
+        assert_error(r, 405, "method_not_allowed", says=f"method {method} is not allowed on {path} (it takes {takes})")
+        assert r.headers["allow"] == takes, (method, path, r.headers.get("allow"))
+    head = client.head("/v1/find")  # HEAD of the POST route: refused, the headers saying what it takes
+    assert head.status_code == 405 and head.content == b"" and head.headers["allow"] == "POST"
