@@ -248,6 +248,7 @@ class Service:
         self.busy_retry_seconds = busy_retry_seconds
         self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
         self.passes_done = 0
+        self.pass_running = False  # an in-process pass is running now (its first one builds the index)
         if worker_schedule:
             from .schedule import next_run
             from datetime import datetime, timezone
@@ -313,6 +314,7 @@ class Service:
         from .errors import BusyError
 
         t = time.perf_counter()
+        self.pass_running = True
         failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
         try:
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
@@ -325,6 +327,7 @@ class Service:
             raise
         finally:  # a pass that raised is listed too; before, its status was None and failing passes piled up in
             held = publish.release()  # /readyz, only a pass that finished trimmed them
+            self.pass_running = False
             store.close()
             self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held, **failed})
             self.passes_done += 1
@@ -407,6 +410,12 @@ class Service:
         # says its own, as /readyz does)
         message = re.sub(re.escape(self.EMPTY) + r"( \(the database .* holds no indexed space\))?",
                          lambda _: self.empty_index(), message)
+        if self.worker_schedule and self.pass_running and not self.passes_done:
+            # the worker's first pass has written the space to SQL and not yet published its index: it is building it
+            # (before: "`taskspace reindex` ... rebuilds it; run it with this server stopped", which stops that pass)
+            message = re.sub(r"; `taskspace reindex --space \S+` \(or the next indexing pass\) rebuilds it from SQL",
+                             f"; this server's indexing worker ({self.worker_schedule}) is building it: its first pass "
+                             "is running (GET /readyz is 200 when the index is published)", message)
         if getattr(self.vectors, "local", False) and "this server" not in message:
             # an ingested benchmark not indexed yet: `taskspace index` beside this server stops at its index stage
             cmd = next((c for c in ("reindex", "index") if f"`taskspace {c}" in message), None)

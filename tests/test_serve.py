@@ -1022,3 +1022,53 @@ def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
         assert r.headers["allow"] == takes, (method, path, r.headers.get("allow"))
     head = client.head("/v1/find")  # HEAD of the POST route: refused, the headers saying what it takes
     assert head.status_code == 405 and head.content == b"" and head.headers["allow"] == "POST"
+
+
+def test_a_query_during_the_workers_first_pass_says_the_worker_is_building_the_index(tmp_path, encoder, monkeypatch):
+    """`serve --worker-every` on a home with sources and no index: once its first pass has written the space to SQL
+    (held here at its solve stage, as a large first pass spends minutes there), a query and /readyz are 503 saying
+    this server's worker is building the index (its first pass is running); the pass then publishes and the query
+    answers. Before, they said the index "is missing" and to run `taskspace reindex` with this server stopped, which
+    would stop the pass that was building it."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.sql_derived import DerivedMixin
+    from indexer.store.vectors import VectorStore
+
+    write_table(tmp_path / "a", "alpha", outcomes(np.random.default_rng(3), MODELS, 16), 16)
+    sourcelist.add(get_settings().sources_file, [SourceSpec(str(tmp_path / "a"))])
+    reached, go = threading.Event(), threading.Event()
+    original = DerivedMixin.get_space_calibration
+
+    def held(self, space_id):  # the worker's pass, at its solve stage: the space is in SQL, nothing published yet
+        if threading.current_thread().name == "taskspace-worker":
+            reached.set()
+            go.wait(120)
+        return original(self, space_id)
+
+    monkeypatch.setattr(DerivedMixin, "get_space_calibration", held)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="1h", store=store, vectors=vectors, encoder=encoder)
+        with TestClient(create_app(svc)) as c:
+            svc.start_worker()
+            try:
+                assert reached.wait(120)
+                building = "this server's indexing worker (1h) is building it: its first pass is running"
+                for body in ({"prompts": [PROMPT]}, {"benchmark": "alpha"}):
+                    err = assert_error(c.post("/v1/find", json=body), 503, "unavailable", says=building)
+                    assert "taskspace reindex" not in err["message"], err
+                err = assert_error(c.get("/readyz"), 503, "not_ready", says=building)
+                assert "taskspace reindex" not in err["message"], err
+            finally:
+                go.set()
+            deadline = time.monotonic() + 180
+            while not svc.passes and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
+            assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
+            assert c.get("/readyz").status_code == 200
