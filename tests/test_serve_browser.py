@@ -547,3 +547,33 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
             page.close()
         finally:
             browser.close()
+
+
+def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(page_server):
+    """A shared URL naming a benchmark (`/?benchmark=beta`, `measured_on=beta`): when the list arrives the picker holds
+    each benchmark once, in the list's order with its number of prompts, the URL's one selected; before, the URL's
+    was first and bare ("beta" above "alpha (16 prompts)") for as long as the page stayed open."""
+    from playwright.sync_api import expect, sync_playwright
+
+    options = "[...document.querySelectorAll('#{} option')].map((o) => o.textContent)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            page.goto(page_server + "/?benchmark=beta")
+            expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark beta")
+            expect(page.locator("#benchmark option")).to_have_count(3)
+            expect(page.locator("#benchmark option").nth(1)).to_have_text("alpha (16 prompts)")
+            assert page.evaluate(options.format("benchmark"))[1:] == ["alpha (16 prompts)", "beta (12 prompts)"]
+            assert page.locator("#benchmark").input_value() == "beta"
+            page.goto(page_server + "/?q=What+is+item+3&measured_on=beta")
+            expect(page.locator("#measured_on option")).to_have_count(3)
+            expect(page.locator("#measured_on option").nth(1)).to_have_text("alpha (16 prompts)")
+            assert page.evaluate(options.format("measured_on"))[1:] == ["alpha (16 prompts)", "beta (12 prompts)"]
+            assert page.locator("#measured_on").input_value() == "beta"
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()

@@ -374,8 +374,14 @@ async function loadBenchmarks() {
     const { benchmarks } = await api("/v1/benchmarks");
     for (const id of ["benchmark", "measured_on"]) {
       const sel = $(id);
-      const have = new Set([...sel.options].map((o) => o.value));
-      for (const b of benchmarks) if (!have.has(b.name)) sel.append(el("option", { value: b.name, text: `${b.name} (${b.prompts} prompts)` }));
+      // in the list's order, each with its prompts: one the URL named (added by paramsToForm before the list came) is
+      // labelled and moved to its place, still selected (before: first, bare "mbpp" above "cruxeval-input (800 prompts)")
+      const have = new Map([...sel.options].map((o) => [o.value, o]));
+      for (const b of benchmarks) {
+        const text = `${b.name} (${b.prompts} prompts)`;
+        const o = have.get(b.name);
+        if (o) { o.textContent = text; sel.append(o); } else sel.append(el("option", { value: b.name, text }));
+      }
     }
   } catch (err) { /* the picker stays empty; a search still says what is wrong */ }
 }
