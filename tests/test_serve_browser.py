@@ -577,3 +577,37 @@ def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(p
             page.close()
         finally:
             browser.close()
+
+
+def test_the_same_search_again_adds_no_history_entry(page_server):
+    """A search submitted again unchanged (a refresh of its results) replaces its history entry, so one Back returns
+    to the page before it; before, each submit pushed another entry for the same URL and Back seemed to do nothing.
+    A changed search still adds one."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            status = page.locator("#status")
+            page.goto(page_server + "/")
+            page.fill("#task", "What is item 3 of alpha about chemistry?")
+            for _ in range(3):
+                page.click("#go")
+                expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            # about:blank (the new tab), "/", the search: one entry however often it was submitted (before: 5)
+            assert page.evaluate("history.length") == 3
+            page.fill("#task", "What is item 5 of beta?")
+            page.click("#go")
+            expect(page).to_have_url(re.compile(r"item\+5"))
+            assert page.evaluate("history.length") == 4
+            page.go_back()
+            expect(page).to_have_url(re.compile(r"item\+3"))
+            page.go_back()
+            expect(page).to_have_url(page_server + "/")
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()

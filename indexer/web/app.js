@@ -389,7 +389,9 @@ async function loadBenchmarks() {
 $("search").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const p = formToParams();
-  history.pushState(null, "", "/?" + p.toString());
+  // the same search again (a refresh) replaces its history entry: before, each one pushed another, so Back stayed put
+  const url = "/?" + p.toString();
+  if (location.pathname + location.search === url) history.replaceState(null, "", url); else history.pushState(null, "", url);
   runSearch(p, true).then(() => { if ($("ranked").children.length) $("results").focus(); });
 });
 $("task").addEventListener("keydown", (ev) => {  // Ctrl/Cmd+Enter searches from the text box
