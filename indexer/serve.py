@@ -532,6 +532,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         route = request.scope.get("route")
         if route is None or not getattr(route, "include_in_schema", False) or not request.query_params:
             return
+        _query_is_utf8(request.scope.get("query_string", b""))
         takes, one, todo = [], set(), [route.dependant]
         while todo:  # the route's own query parameters and those of its dependencies
             dep = todo.pop()
@@ -992,6 +993,25 @@ def _not_utf8(exc: UnicodeDecodeError) -> str:
     byte = f" 0x{bad.hex()}" if bad else ""
     return (f"the request body is not UTF-8 JSON ({exc.reason}{byte} at byte {exc.start}); send the JSON encoded as "
             "UTF-8 (a JSON \\uXXXX escape carries any character)")
+
+
+def _query_is_utf8(raw: bytes) -> None:
+    """A query parameter whose percent-decoded bytes are not UTF-8 (``?license=mit%FF``, a Latin-1 ``caf%E9``) is an
+    error naming it, as such a body is; before, each bad byte became U+FFFD and the answer was for that other value
+    (no model of license 'mit\ufffd') without a word."""
+    from urllib.parse import unquote_to_bytes
+
+    for part in raw.split(b"&"):
+        name, _, value = part.partition(b"=")
+        for piece in (name, value):
+            data = unquote_to_bytes(piece.replace(b"+", b" "))
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                field = unquote_to_bytes(name.replace(b"+", b" ")).decode("utf-8", "backslashreplace")
+                raise ApiError(422, "invalid_request", f"query parameter {field!r} is not UTF-8 ({exc.reason} "
+                               f"0x{data[exc.start]:02x} at byte {exc.start} of its {'name' if piece is name else 'value'}"
+                               " percent-decoded); percent-encode the UTF-8 bytes of the text", field) from None
 
 
 def _json_type(value) -> str:

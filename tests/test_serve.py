@@ -1072,3 +1072,19 @@ def test_a_query_during_the_workers_first_pass_says_the_worker_is_building_the_i
             assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
             assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
             assert c.get("/readyz").status_code == 200
+
+
+def test_a_query_parameter_that_is_not_utf8_is_named(client):
+    """A query parameter whose percent-decoded bytes are not UTF-8 (`?license=mit%FF`, Latin-1 `caf%E9`, a name
+    `%FF=1`): 422 naming it, the byte and where, as a body that is not UTF-8 is said; before, each bad byte became
+    U+FFFD and the answer was for that other value without a word (200 and no model of license 'mit\\ufffd', 404
+    "unknown benchmark '\\ufffd'"). UTF-8 text percent-encoded is taken as before."""
+    err = assert_error(client.get("/v1/models?license=mit%FF"), 422, "invalid_request", "license",
+                       says="query parameter 'license' is not UTF-8 (invalid start byte 0xff at byte 3 of its value")
+    assert "percent-encode the UTF-8 bytes" in err["message"]
+    assert_error(client.get("/v1/models?benchmark=caf%E9"), 422, "invalid_request", "benchmark", says="0xe9 at byte 3")
+    assert_error(client.get("/v1/models?%FF=1"), 422, "invalid_request", "\\xff", says="of its name")
+    assert_error(client.get("/v1/models?limit=2&measured_on=%ED%A0%80"), 422, "invalid_request", "measured_on")
+    got = client.get("/v1/models?license=caf%C3%A9&license=mit+x")  # UTF-8, and + for a space: taken
+    assert got.status_code == 200 and got.json()["models"] == [], got.text
+    assert client.get("/?q=caf%E9").status_code == 200  # the page reads its own URL
