@@ -248,6 +248,7 @@ class Service:
         self.busy_retry_seconds = busy_retry_seconds
         self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
         self.passes_done = 0
+        self.pass_running = False  # an in-process pass is running now (its first one builds the index)
         if worker_schedule:
             from .schedule import next_run
             from datetime import datetime, timezone
@@ -313,6 +314,7 @@ class Service:
         from .errors import BusyError
 
         t = time.perf_counter()
+        self.pass_running = True
         failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
         try:
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
@@ -325,6 +327,7 @@ class Service:
             raise
         finally:  # a pass that raised is listed too; before, its status was None and failing passes piled up in
             held = publish.release()  # /readyz, only a pass that finished trimmed them
+            self.pass_running = False
             store.close()
             self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held, **failed})
             self.passes_done += 1
@@ -407,6 +410,12 @@ class Service:
         # says its own, as /readyz does)
         message = re.sub(re.escape(self.EMPTY) + r"( \(the database .* holds no indexed space\))?",
                          lambda _: self.empty_index(), message)
+        if self.worker_schedule and self.pass_running and not self.passes_done:
+            # the worker's first pass has written the space to SQL and not yet published its index: it is building it
+            # (before: "`taskspace reindex` ... rebuilds it; run it with this server stopped", which stops that pass)
+            message = re.sub(r"; `taskspace reindex --space \S+` \(or the next indexing pass\) rebuilds it from SQL",
+                             f"; this server's indexing worker ({self.worker_schedule}) is building it: its first pass "
+                             "is running (GET /readyz is 200 when the index is published)", message)
         if getattr(self.vectors, "local", False) and "this server" not in message:
             # an ingested benchmark not indexed yet: `taskspace index` beside this server stops at its index stage
             cmd = next((c for c in ("reindex", "index") if f"`taskspace {c}" in message), None)
@@ -523,6 +532,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         route = request.scope.get("route")
         if route is None or not getattr(route, "include_in_schema", False) or not request.query_params:
             return
+        _query_is_utf8(request.scope.get("query_string", b""))
         takes, one, todo = [], set(), [route.dependant]
         while todo:  # the route's own query parameters and those of its dependencies
             dep = todo.pop()
@@ -630,6 +640,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):
         code = _CODES.get(exc.status_code, "http_error")
+        headers = getattr(exc, "headers", None)
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
@@ -640,11 +651,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
         elif exc.status_code == 405:
             method = request.scope.get("taskspace.method", request.method)  # HEAD, which _Head sends on as GET
-            message = f"method {method} is not allowed on {request.url.path}"
+            # a GET route takes HEAD too (_Head): Allow says so (before: "GET" alone), and the message says what it takes
+            allow = [m.strip() for m in (headers or {}).get("Allow", "").split(",") if m.strip()]
+            if "GET" in allow and "HEAD" not in allow:
+                allow.append("HEAD")
+            headers = {**(headers or {}), "Allow": ", ".join(allow)}
+            message = f"method {method} is not allowed on {request.url.path}" + (
+                f" (it takes {', '.join(allow)})" if allow else "")
         else:
             message = str(exc.detail)
-        return JSONResponse(status_code=exc.status_code, content=error_body(code, message),
-                            headers=getattr(exc, "headers", None))
+        return JSONResponse(status_code=exc.status_code, content=error_body(code, message), headers=headers)
 
     def _internal(request, exc) -> JSONResponse:
         ref = uuid.uuid4().hex[:12]
@@ -977,6 +993,25 @@ def _not_utf8(exc: UnicodeDecodeError) -> str:
     byte = f" 0x{bad.hex()}" if bad else ""
     return (f"the request body is not UTF-8 JSON ({exc.reason}{byte} at byte {exc.start}); send the JSON encoded as "
             "UTF-8 (a JSON \\uXXXX escape carries any character)")
+
+
+def _query_is_utf8(raw: bytes) -> None:
+    """A query parameter whose percent-decoded bytes are not UTF-8 (``?license=mit%FF``, a Latin-1 ``caf%E9``) is an
+    error naming it, as such a body is; before, each bad byte became U+FFFD and the answer was for that other value
+    (no model of license 'mit\ufffd') without a word."""
+    from urllib.parse import unquote_to_bytes
+
+    for part in raw.split(b"&"):
+        name, _, value = part.partition(b"=")
+        for piece in (name, value):
+            data = unquote_to_bytes(piece.replace(b"+", b" "))
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                field = unquote_to_bytes(name.replace(b"+", b" ")).decode("utf-8", "backslashreplace")
+                raise ApiError(422, "invalid_request", f"query parameter {field!r} is not UTF-8 ({exc.reason} "
+                               f"0x{data[exc.start]:02x} at byte {exc.start} of its {'name' if piece is name else 'value'}"
+                               " percent-decoded); percent-encode the UTF-8 bytes of the text", field) from None
 
 
 def _json_type(value) -> str:

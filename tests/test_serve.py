@@ -1007,3 +1007,84 @@ def test_a_name_written_twice_in_the_body_is_named_not_taken_last(client):
     assert ok.status_code == 422 and ok.json()["error"]["field"] == "filters.k"  # (an unknown filter, said as such)
     assert post(f'{{"prompts": ["{PROMPT}"], "k": 2}}').status_code == 200
     assert_error(post('{"prompts": ['), 400, "invalid_json")  # a body that does not parse keeps its own error
+
+
+def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
+    """A 405's Allow header (and its message) lists the methods the route takes: a GET route also HEAD, which every
+    GET route answers (``_Head``); before, ``Allow: GET`` alone and a message naming none, so a client reading Allow
+    took HEAD for refused."""
+    for method, path, takes in (("POST", "/v1/models", "GET, HEAD"), ("DELETE", "/v1/models/org/m1", "GET, HEAD"),
+                                ("POST", "/healthz", "GET, HEAD"), ("PUT", "/", "GET, HEAD"),
+                                ("POST", "/static/app.css", "GET, HEAD"), ("GET", "/v1/find", "POST"),
+                                ("DELETE", "/v1/find", "POST")):
+        r = client.request(method, path)
+        assert_error(r, 405, "method_not_allowed", says=f"method {method} is not allowed on {path} (it takes {takes})")
+        assert r.headers["allow"] == takes, (method, path, r.headers.get("allow"))
+    head = client.head("/v1/find")  # HEAD of the POST route: refused, the headers saying what it takes
+    assert head.status_code == 405 and head.content == b"" and head.headers["allow"] == "POST"
+
+
+def test_a_query_during_the_workers_first_pass_says_the_worker_is_building_the_index(tmp_path, encoder, monkeypatch):
+    """`serve --worker-every` on a home with sources and no index: once its first pass has written the space to SQL
+    (held here at its solve stage, as a large first pass spends minutes there), a query and /readyz are 503 saying
+    this server's worker is building the index (its first pass is running); the pass then publishes and the query
+    answers. Before, they said the index "is missing" and to run `taskspace reindex` with this server stopped, which
+    would stop the pass that was building it."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.sql_derived import DerivedMixin
+    from indexer.store.vectors import VectorStore
+
+    write_table(tmp_path / "a", "alpha", outcomes(np.random.default_rng(3), MODELS, 16), 16)
+    sourcelist.add(get_settings().sources_file, [SourceSpec(str(tmp_path / "a"))])
+    reached, go = threading.Event(), threading.Event()
+    original = DerivedMixin.get_space_calibration
+
+    def held(self, space_id):  # the worker's pass, at its solve stage: the space is in SQL, nothing published yet
+        if threading.current_thread().name == "taskspace-worker":
+            reached.set()
+            go.wait(120)
+        return original(self, space_id)
+
+    monkeypatch.setattr(DerivedMixin, "get_space_calibration", held)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="1h", store=store, vectors=vectors, encoder=encoder)
+        with TestClient(create_app(svc)) as c:
+            svc.start_worker()
+            try:
+                assert reached.wait(120)
+                building = "this server's indexing worker (1h) is building it: its first pass is running"
+                for body in ({"prompts": [PROMPT]}, {"benchmark": "alpha"}):
+                    err = assert_error(c.post("/v1/find", json=body), 503, "unavailable", says=building)
+                    assert "taskspace reindex" not in err["message"], err
+                err = assert_error(c.get("/readyz"), 503, "not_ready", says=building)
+                assert "taskspace reindex" not in err["message"], err
+            finally:
+                go.set()
+            deadline = time.monotonic() + 180
+            while not svc.passes and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
+            assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
+            assert c.get("/readyz").status_code == 200
+
+
+def test_a_query_parameter_that_is_not_utf8_is_named(client):
+    """A query parameter whose percent-decoded bytes are not UTF-8 (`?license=mit%FF`, Latin-1 `caf%E9`, a name
+    `%FF=1`): 422 naming it, the byte and where, as a body that is not UTF-8 is said; before, each bad byte became
+    U+FFFD and the answer was for that other value without a word (200 and no model of license 'mit\\ufffd', 404
+    "unknown benchmark '\\ufffd'"). UTF-8 text percent-encoded is taken as before."""
+    err = assert_error(client.get("/v1/models?license=mit%FF"), 422, "invalid_request", "license",
+                       says="query parameter 'license' is not UTF-8 (invalid start byte 0xff at byte 3 of its value")
+    assert "percent-encode the UTF-8 bytes" in err["message"]
+    assert_error(client.get("/v1/models?benchmark=caf%E9"), 422, "invalid_request", "benchmark", says="0xe9 at byte 3")
+    assert_error(client.get("/v1/models?%FF=1"), 422, "invalid_request", "\\xff", says="of its name")
+    assert_error(client.get("/v1/models?limit=2&measured_on=%ED%A0%80"), 422, "invalid_request", "measured_on")
+    got = client.get("/v1/models?license=caf%C3%A9&license=mit+x")  # UTF-8, and + for a space: taken
+    assert got.status_code == 200 and got.json()["models"] == [], got.text
+    assert client.get("/?q=caf%E9").status_code == 200  # the page reads its own URL

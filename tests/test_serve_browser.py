@@ -489,3 +489,125 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
             page.close()
         finally:
             browser.close()
+
+
+def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
+    """A search whose answer is slow (held here by the route, as a publish holds queries), then Back to the search
+    before it: when the slow answer comes it is dropped, the page shows the search its URL and form say; the same for
+    a slow model page left for another. Before, the late answer replaced what was shown: "4 model(s) ranked for 1
+    prompt(s)" under /?benchmark=alpha, and model org/m1's rows under the title of org/m2 after it."""
+    from playwright.sync_api import expect, sync_playwright
+
+    held = []
+
+    def hold(route):
+        if "chemistry" in (route.request.post_data or "") or route.request.url.endswith("/v1/models/org/m1"):
+            held.append(route)
+        else:
+            route.continue_()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            status = page.locator("#status")
+            page.goto(page_server + "/?benchmark=alpha")
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            page.route("**/v1/**", hold)
+            page.select_option("#benchmark", "")
+            page.fill("#task", "What is item 3 of alpha about chemistry?")
+            page.click("#go")
+            expect(status).to_have_text("searching…")
+            page.go_back()  # the benchmark's search again, answered at once
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            assert len(held) == 1
+            with page.expect_response(lambda r: r.url.endswith("/v1/find")):
+                held.pop().continue_()
+            page.wait_for_timeout(300)
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            assert "benchmark=alpha" in page.url and page.title().startswith("benchmark alpha")
+
+            # a model page whose answer is slow, left for another model's: the first's answer never lands under it
+            page.locator("#ranked a.detail[data-model='org/m1']").click()
+            expect(page.locator("#model-meta")).to_have_text("loading…")
+            page.go_back()
+            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+            page.locator("#ranked a.detail[data-model='org/m2']").click()
+            expect(page.locator("#model-title")).to_have_text("org/m2")
+            expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+            m2 = page.locator("#model-meta").inner_text()
+            with page.expect_response(lambda r: r.url.endswith("/v1/models/org/m1")):
+                held.pop().continue_()
+            page.wait_for_timeout(300)
+            expect(page.locator("#model-title")).to_have_text("org/m2")
+            assert page.locator("#model-meta").inner_text() == m2
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()
+
+
+def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(page_server):
+    """A shared URL naming a benchmark (`/?benchmark=beta`, `measured_on=beta`): when the list arrives the picker holds
+    each benchmark once, in the list's order with its number of prompts, the URL's one selected; before, the URL's
+    was first and bare ("beta" above "alpha (16 prompts)") for as long as the page stayed open."""
+    from playwright.sync_api import expect, sync_playwright
+
+    options = "[...document.querySelectorAll('#{} option')].map((o) => o.textContent)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            page.goto(page_server + "/?benchmark=beta")
+            expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark beta")
+            expect(page.locator("#benchmark option")).to_have_count(3)
+            expect(page.locator("#benchmark option").nth(1)).to_have_text("alpha (16 prompts)")
+            assert page.evaluate(options.format("benchmark"))[1:] == ["alpha (16 prompts)", "beta (12 prompts)"]
+            assert page.locator("#benchmark").input_value() == "beta"
+            page.goto(page_server + "/?q=What+is+item+3&measured_on=beta")
+            expect(page.locator("#measured_on option")).to_have_count(3)
+            expect(page.locator("#measured_on option").nth(1)).to_have_text("alpha (16 prompts)")
+            assert page.evaluate(options.format("measured_on"))[1:] == ["alpha (16 prompts)", "beta (12 prompts)"]
+            assert page.locator("#measured_on").input_value() == "beta"
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()
+
+
+def test_the_same_search_again_adds_no_history_entry(page_server):
+    """A search submitted again unchanged (a refresh of its results) replaces its history entry, so one Back returns
+    to the page before it; before, each submit pushed another entry for the same URL and Back seemed to do nothing.
+    A changed search still adds one."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            status = page.locator("#status")
+            page.goto(page_server + "/")
+            page.fill("#task", "What is item 3 of alpha about chemistry?")
+            for _ in range(3):
+                page.click("#go")
+                expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            # about:blank (the new tab), "/", the search: one entry however often it was submitted (before: 5)
+            assert page.evaluate("history.length") == 3
+            page.fill("#task", "What is item 5 of beta?")
+            page.click("#go")
+            expect(page).to_have_url(re.compile(r"item\+5"))
+            assert page.evaluate("history.length") == 4
+            page.go_back()
+            expect(page).to_have_url(re.compile(r"item\+3"))
+            page.go_back()
+            expect(page).to_have_url(page_server + "/")
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()

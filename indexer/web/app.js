@@ -275,7 +275,13 @@ function titleFor(what) {
   document.title = what ? `${what.length > 60 ? what.slice(0, 60) + "…" : what} – taskspace` : TITLE;
 }
 
+// each view (a search, a model page) takes a number; an answer that comes after another view was opened is dropped
+// (before: a slow search's answer, or a model's, came in after the next search or Back and replaced what was shown,
+// the results of a query the URL and the form no longer said)
+let view = 0;
+
 async function runSearch(p, asked = false) {
+  const mine = ++view;
   $("model").hidden = true;
   $("results").hidden = false;
   const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
@@ -299,9 +305,10 @@ async function runSearch(p, asked = false) {
   $("status").textContent = "searching…";
   $("go").disabled = true;
   try {
-    renderResults(await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+    const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (mine === view) renderResults(data);
   } catch (err) {
-    showError(err);
+    if (mine === view) showError(err);
   } finally {
     $("go").disabled = false;
   }
@@ -315,6 +322,7 @@ function clearModelTables() {
 }
 
 async function showModel(id) {
+  const mine = ++view;
   $("results").hidden = true;
   $("search").hidden = true;
   const sec = $("model");
@@ -326,6 +334,7 @@ async function showModel(id) {
   clearModelTables();  // the previous model's rows never stand under this one's title
   try {
     const m = await api(modelPath(id));
+    if (mine !== view) return;
     const title = $("model-title");
     title.replaceChildren(m.hub_id ? el("a", { href: `https://huggingface.co/${m.hub_id}`, rel: "noopener" }, m.model) : m.model);
     const md = m.metadata || {};
@@ -344,6 +353,7 @@ async function showModel(id) {
     $("observed-note").textContent = m.benchmarks_note || "";
     $("observed-note").hidden = !m.benchmarks_note;
   } catch (err) {
+    if (mine !== view) return;
     clearModelTables();
     $("model-meta").textContent = `error: ${err.message}`;
     if (err.raw) $("model-meta").title = err.raw;
@@ -364,8 +374,14 @@ async function loadBenchmarks() {
     const { benchmarks } = await api("/v1/benchmarks");
     for (const id of ["benchmark", "measured_on"]) {
       const sel = $(id);
-      const have = new Set([...sel.options].map((o) => o.value));
-      for (const b of benchmarks) if (!have.has(b.name)) sel.append(el("option", { value: b.name, text: `${b.name} (${b.prompts} prompts)` }));
+      // in the list's order, each with its prompts: one the URL named (added by paramsToForm before the list came) is
+      // labelled and moved to its place, still selected (before: first, bare "mbpp" above "cruxeval-input (800 prompts)")
+      const have = new Map([...sel.options].map((o) => [o.value, o]));
+      for (const b of benchmarks) {
+        const text = `${b.name} (${b.prompts} prompts)`;
+        const o = have.get(b.name);
+        if (o) { o.textContent = text; sel.append(o); } else sel.append(el("option", { value: b.name, text }));
+      }
     }
   } catch (err) { /* the picker stays empty; a search still says what is wrong */ }
 }
@@ -373,7 +389,9 @@ async function loadBenchmarks() {
 $("search").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const p = formToParams();
-  history.pushState(null, "", "/?" + p.toString());
+  // the same search again (a refresh) replaces its history entry: before, each one pushed another, so Back stayed put
+  const url = "/?" + p.toString();
+  if (location.pathname + location.search === url) history.replaceState(null, "", url); else history.pushState(null, "", url);
   runSearch(p, true).then(() => { if ($("ranked").children.length) $("results").focus(); });
 });
 $("task").addEventListener("keydown", (ev) => {  // Ctrl/Cmd+Enter searches from the text box
