@@ -226,8 +226,20 @@ class RepoSnapshot:
     gated: Any = None
 
 
+def offline_variable() -> str | None:
+    """The environment variable that forbids Hub requests (``HF_HUB_OFFLINE``, else ``TRANSFORMERS_OFFLINE``, set to
+    1/true/yes/on; an explicit HF_HUB_OFFLINE wins), or None. Messages name it: before, they said "HF_HUB_OFFLINE is
+    set" where only TRANSFORMERS_OFFLINE was, and unsetting HF_HUB_OFFLINE changed nothing."""
+    name = "HF_HUB_OFFLINE" if os.environ.get("HF_HUB_OFFLINE") else "TRANSFORMERS_OFFLINE"
+    return name if (os.environ.get(name) or "").strip().lower() in {"1", "true", "yes", "on"} else None
+
+
 def _offline() -> bool:
-    return (os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or "").strip().lower() in {"1", "true", "yes", "on"}
+    return offline_variable() is not None
+
+
+def _offline_message(what: str, repo: str) -> str:
+    return f"cannot {what} {repo}: {offline_variable() or 'HF_HUB_OFFLINE'} is set; unset it to reach the Hub"
 
 
 class HubClient:
@@ -286,7 +298,7 @@ class HubClient:
         (at least ``Retry-After``), none that would end after ``deadline`` seconds from the start, and none at all
         while the client is failing (an earlier operation gave up and none has succeeded since)."""
         if self.offline:
-            raise HubError(f"cannot {what} {repo}: HF_HUB_OFFLINE is set; unset it to reach the Hub")
+            raise HubError(_offline_message(what, repo))
         start = self._clock()
         end = start + self.deadline
         token = _OPERATION.set(lambda: self._clock() > end)
@@ -552,7 +564,7 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
     url = f"{endpoint}/{'datasets/' if repo_type == 'dataset' else ''}{repo.split('/')[0]}/{repo.split('/')[1]}" if "/" in repo else endpoint
     for e in _chain(exc):
         if isinstance(e, hf.OfflineModeIsEnabled):
-            return HubError(f"cannot {what} {repo}: HF_HUB_OFFLINE is set; unset it to reach the Hub"), None
+            return HubError(_offline_message(what, repo)), None
         if isinstance(e, hf.GatedRepoError):
             how = ("your token has no access yet" if has_token else "no token is set")
             return GatedRepoError(

@@ -495,11 +495,11 @@ class Ingester:
         names = sorted({stored.get(m, m) for m in self._models} - {None})
         names = [m for m in names if is_valid_repo_id(m)]
         if self._hub is None:
-            from .hub import _offline
+            from .hub import offline_variable
 
-            if _offline():
+            if (variable := offline_variable()) is not None:
                 if names:
-                    self.summary.warnings.append("HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models")
+                    self.summary.warnings.append(f"{variable} is set: no Hub metadata fetched for the ingested models")
                 return
         # and models with results whose metadata was never fetched (a Hub failure or an offline pass when its source
         # was stored: the source is unchanged since, so nothing else would ask again), at most METADATA_BACKLOG a run

@@ -312,6 +312,21 @@ def test_hub_missing_repo_revision_and_offline(store, hub_server, monkeypatch):
     assert "HF_HUB_OFFLINE" in s.errors[0].message
 
 
+def test_offline_messages_name_the_variable_that_set_it(store, tmp_path, monkeypatch, hub_server):
+    """With only TRANSFORMERS_OFFLINE=1 (which huggingface_hub honours too) the warning and the Hub error name it;
+    before, both said "HF_HUB_OFFLINE is set; unset it", which was not set, and unsetting it changed nothing."""
+    d = write_table(tmp_path / "t", [("org/model", "p1", 0)])
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    s = ingest(str(d), store=store)
+    assert s.warnings == ["TRANSFORMERS_OFFLINE is set: no Hub metadata fetched for the ingested models"]
+    (e,) = ingest(f"hub:{LB}", store=store).errors
+    assert "TRANSFORMERS_OFFLINE is set; unset it to reach the Hub" in e.message and "HF_HUB_OFFLINE" not in e.message
+    monkeypatch.setenv("HF_HUB_OFFLINE", "yes")  # both: the one huggingface_hub reads first
+    (e,) = ingest(f"hub:{LB}", store=store).errors
+    assert "HF_HUB_OFFLINE is set" in e.message
+
+
 def test_metadata_skipped_for_plain_names_and_offline(store, tmp_path, monkeypatch):
     d = write_table(tmp_path / "t", [("gpt-4o(api)", "p1", 1), ("org/model", "p1", 0)])
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
