@@ -168,6 +168,17 @@ def _read_failure(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def add_read_failure(errors: ErrorLog, fname: str, line: int | None, exc: BaseException, *,
+                     kept: str = "rows", hint: str = "") -> None:
+    """Report a read error of a file: at no line when nothing of it was read ("cannot read file: ..." and ``hint``),
+    else after ``line``, the last one read, whose ``kept`` ("rows", "samples") stay read."""
+    if line is None:
+        errors.add(fname, None, f"cannot read file: {_read_failure(exc)}{hint}")
+    else:
+        errors.add(fname, line + 1, f"unreadable from here on: {_read_failure(exc)}; is the file truncated? the {kept} "
+                   "before are read")
+
+
 class _Lines:
     """The physical lines of an open text file, numbered from 1, for a :class:`csv.reader`: lines that are not UTF-8
     are reported and skipped; ``taken`` is the (line number, text) pairs the current record used, and lines can be
@@ -457,11 +468,7 @@ def _iter_rows(path: Path, errors: ErrorLog):
                                               array=ext in (".json", ".json.gz") and _starts_with_bracket(path)):
                     yield line, row
     except READ_ERRORS as exc:
-        if line is None:
-            errors.add(fname, None, f"cannot read file: {_read_failure(exc)}; is it truncated or not {ext}?")
-        else:
-            errors.add(fname, line + 1, f"unreadable from here on: {_read_failure(exc)}; is the file truncated? "
-                       "the rows before are read")
+        add_read_failure(errors, fname, line, exc, hint=f"; is it truncated or not {ext}?")
 
 
 def _starts_with_bracket(path: Path) -> bool:
@@ -597,7 +604,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             records = CsvRecords(f, fname, probe, delim)
             header = records.header()
     except READ_ERRORS as exc:
-        errors.add(fname, None, f"cannot read file: {_read_failure(exc)}; is it truncated or not {ext}?")
+        add_read_failure(errors, fname, None, exc, hint=f"; is it truncated or not {ext}?")
         return
     if records.header_error is not None:
         errors.add(fname, records.header_error.line, records.header_error.message)
@@ -691,8 +698,7 @@ def _read_csv_python(path: Path, delim: str, header: list[str], errors: ErrorLog
                 if len(lines) >= chunk:
                     yield flush()
     except READ_ERRORS as exc:
-        errors.add(fname, last + 1, f"unreadable from here on: {_read_failure(exc)}; is the file truncated? "
-                   "the rows before are read")
+        add_read_failure(errors, fname, last, exc)
     if lines:
         yield flush()
 

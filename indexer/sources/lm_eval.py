@@ -32,7 +32,8 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import READ_ERRORS, UTF8, ErrorLog, _read_failure, each_isolated, encoding_problem, json_objects
+from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem,
+                     json_objects)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import choose_metric, metric_value
@@ -349,11 +350,7 @@ def iter_sample_rows(path: Path, errors: ErrorLog) -> Iterator[tuple[int, dict]]
             for line, row in json_objects(f, fname, errors, array=head == "["):
                 yield line, row
     except READ_ERRORS as exc:
-        if line is None:
-            errors.add(fname, None, f"cannot read file: {_read_failure(exc)}")
-        else:
-            errors.add(fname, line + 1, f"unreadable from here on: {_read_failure(exc)}; is the file truncated? the "
-                       "samples before are read")
+        add_read_failure(errors, fname, line, exc, kept="samples")
 
 
 def _arg0(row: dict) -> str | None:
