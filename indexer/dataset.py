@@ -435,6 +435,13 @@ def _finite(x) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
 
 
+def records_not_results(where: str, spec: str) -> str:
+    """What ingesting a published record set (a ``repo`` or ``folder`` holding :data:`SPACES`) is told: these are
+    model records, not per-sample results, and ``taskspace pull SPEC`` loads them."""
+    return (f"this {where} holds {SPACES}: published taskspace model records, not per-sample results; load them with "
+            f"`taskspace pull {spec}`")
+
+
 def space_names(root: Path, want: list[str] | None = None) -> list[str]:
     """The spaces (by index name) the space table of the record set in ``root`` lists; with ``want``, an
     :class:`UnknownSpaceError` naming the first of them it does not list (as :func:`read` raises it)."""

@@ -404,11 +404,10 @@ class Ingester:
                     return
             fmt = format or fmt
             if fmt is None:
-                from .dataset import SPACES
+                from .dataset import SPACES, records_not_results
 
                 rev = f"@{revision}" if revision else ""
-                s.errors.append(RowError(location, None, f"this repo holds {SPACES}: published taskspace model records, "
-                                         f"not per-sample results; load them with `taskspace pull hub:{repo_id}{rev}`"
+                s.errors.append(RowError(location, None, records_not_results("repo", f"hub:{repo_id}{rev}")
                                          if SPACES in snap.files else "no lm-eval samples, lighteval details or plain "
                                          "table files in this repo; nothing to read"))
                 return

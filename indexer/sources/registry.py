@@ -132,6 +132,14 @@ def get_reader(name: str, item: str | None = None) -> Reader:
     return reader
 
 
+def _refuse_known(p: Path) -> None:
+    """An InputError when a reader knows ``p`` as its format's output that is no source (its ``why_not``: results
+    files of runs made without per-sample output, an lm-eval results file given alone)."""
+    for reader in readers():
+        if reader.why_not is not None and (why := reader.why_not(p)):
+            raise InputError(why, file=str(p))
+
+
 def detect(path: str | Path) -> Reader:
     """The reader of a local file or folder (the surest, see the module docstring), or an InputError saying why
     there is none."""
@@ -146,20 +154,15 @@ def detect(path: str | Path) -> Reader:
             if sure == Match.STRONG:
                 break  # no later reader can be surer
     if best is not None and sure == Match.WEAK and p.is_file():  # any table-typed file: unless it is known as
-        for reader in readers():  # another format's file that is no source (an lm-eval results file)
-            if reader.why_not is not None and (why := reader.why_not(p)):
-                raise InputError(why, file=str(p))
+        _refuse_known(p)  # another format's file that is no source (an lm-eval results file)
     if best is not None:
         return best
     names = ", ".join(formats())
-    for reader in readers():
-        if reader.why_not is not None and (why := reader.why_not(p)):
-            raise InputError(why, file=str(p))
-    from ..dataset import SPACES
+    _refuse_known(p)
+    from ..dataset import SPACES, records_not_results
 
     if p.is_dir() and (p / SPACES).is_file():  # a `taskspace publish --dry-run` folder or a downloaded record set
-        raise InputError(f"this folder holds {SPACES}: published taskspace model records, not per-sample results; "
-                         f"load them with `taskspace pull {p}`", file=str(p))
+        raise InputError(records_not_results("folder", str(p)), file=str(p))
     if p.is_dir():
         layouts = [r.layout for r in readers()]
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
