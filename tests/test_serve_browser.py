@@ -7,6 +7,7 @@ PostgreSQL tests: ``.ci/run`` installs it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -36,6 +37,23 @@ def _browser_or_reason() -> str | None:
     except ImportError:
         return "the playwright package is not installed (make setup installs requirements.lock)"
     return None
+
+
+@contextlib.contextmanager
+def chromium_page():
+    """A fresh chromium page (1280 x 900) and the list its uncaught script errors go to; closed after."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures: list[str] = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            yield page, failures
+            page.close()
+        finally:
+            browser.close()
 
 
 def _need_browser() -> None:
@@ -290,101 +308,93 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
     model, the tables the old one's rows) and says the server cannot be reached; errors that name their field once, and values that are not numbers named
     as such; flags in the URL as true/false/1/0;
     an empty task submitted says what to give."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            failures = []
-            page.on("pageerror", lambda e: failures.append(str(e)))
+    with chromium_page() as (page, failures):
 
-            # a model page, Back, the server gone, another model page: no row of the first model stays
-            page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
-            expect(page.locator("#ranked > li.result")).to_have_count(4)
-            page.locator("#ranked a.detail[data-model='org/m1']").click()
-            expect(page.locator("#observed tbody tr")).to_have_count(2)
-            expect(page.locator("#strengths tbody tr").first).to_be_visible()
-            page.go_back()
-            expect(page.locator("#ranked > li.result")).to_have_count(4)
-            page.route("**/v1/**", lambda route: route.abort("connectionrefused"))
-            page.locator("#ranked a.detail[data-model='org/m2']").click()
-            expect(page.locator("#model-title")).to_have_text("org/m2")
-            expect(page.locator("#model-meta")).to_contain_text("error:")
-            expect(page.locator("#observed tbody tr")).to_have_count(0)
-            expect(page.locator("#strengths tbody tr")).to_have_count(0)
-            # and it says the server cannot be reached (before: only "error: Failed to fetch"), the browser's words in
-            # the title; a search the same
-            gone = "error: cannot reach the taskspace server (is it running?)"
-            expect(page.locator("#model-meta")).to_have_text(gone)
-            expect(page.locator("#model-meta")).to_have_attribute("title", "Failed to fetch")
-            page.goto(page_server + "/?q=What+is+item+3")
-            expect(page.locator("#status")).to_have_text(gone)
-            expect(page.locator("#status")).to_have_attribute("title", "Failed to fetch")
-            page.unroute("**/v1/**")
+        # a model page, Back, the server gone, another model page: no row of the first model stays
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+        expect(page.locator("#ranked > li.result")).to_have_count(4)
+        page.locator("#ranked a.detail[data-model='org/m1']").click()
+        expect(page.locator("#observed tbody tr")).to_have_count(2)
+        expect(page.locator("#strengths tbody tr").first).to_be_visible()
+        page.go_back()
+        expect(page.locator("#ranked > li.result")).to_have_count(4)
+        page.route("**/v1/**", lambda route: route.abort("connectionrefused"))
+        page.locator("#ranked a.detail[data-model='org/m2']").click()
+        expect(page.locator("#model-title")).to_have_text("org/m2")
+        expect(page.locator("#model-meta")).to_contain_text("error:")
+        expect(page.locator("#observed tbody tr")).to_have_count(0)
+        expect(page.locator("#strengths tbody tr")).to_have_count(0)
+        # and it says the server cannot be reached (before: only "error: Failed to fetch"), the browser's words in
+        # the title; a search the same
+        gone = "error: cannot reach the taskspace server (is it running?)"
+        expect(page.locator("#model-meta")).to_have_text(gone)
+        expect(page.locator("#model-meta")).to_have_attribute("title", "Failed to fetch")
+        page.goto(page_server + "/?q=What+is+item+3")
+        expect(page.locator("#status")).to_have_text(gone)
+        expect(page.locator("#status")).to_have_attribute("title", "Failed to fetch")
+        page.unroute("**/v1/**")
 
-            # an error names its field once (before: "k: k: k must be ...", the page's prefix on the server's); a value
-            # that is not a number is said so, naming the parameter (before: NaN went out as null, "not None", or the
-            # filter was dropped: min_evidence=abc ranked every model); a non-integer k is sent as given, not truncated
-            # (before: k=2.7 gave 2 results)
-            status = page.locator("#status")
-            for qs, words in (("prefer_smaller=1e9", "error: prefer_smaller must be a number from 0 to 100"),
-                              ("k=abc", "error: k: not a number"), ("prefer_smaller=abc", "error: prefer_smaller: not a number"),
-                              ("min_evidence=abc", "error: min_evidence: not a number"), ("k=Infinity", "error: k: not a number"),
-                              ("k=2.7", "error: k must be a positive integer, not 2.7"),
-                              ("min_evidence=2.5", "error: min_evidence must be a non-negative integer, not 2.5")):
-                page.goto(page_server + "/?q=What+is+item+3&" + qs)
-                expect(status).to_contain_text(words)
-                field = qs.split("=")[0]
-                assert status.inner_text().count(field) == 1 and "None" not in status.inner_text(), status.inner_text()
-                expect(page.locator("#ranked > li.result")).to_have_count(0)
-            # a flag in the URL: true/false/1/0 in any case (before: only 1 counted, open_only=true was ignored);
-            # another word is an error naming it
-            answers = {}
-            for v in ("1", "TRUE", "true", "0", "False"):
-                page.goto(page_server + "/?q=What+is+item+3&open_only=" + v)
-                expect(status).to_contain_text("ranked")
-                answers[v] = (page.locator("#ranked .name").all_inner_texts(), page.locator("#notes").inner_text(),
-                              page.is_checked("#open_only"))
-            assert answers["1"][1] and "open weights only excluded" in answers["1"][1] and answers["1"][2]
-            assert answers["TRUE"] == answers["true"] == answers["1"]
-            assert answers["0"] == answers["False"] and "open weights only" not in answers["0"][1] and not answers["0"][2]
-            page.goto(page_server + "/?q=What+is+item+3&exclude_gated=yes")
-            expect(status).to_have_text("error: exclude_gated must be true or false, not 'yes'")
-            # an empty task submitted (Ctrl+Enter in the empty box) says what to give, in the announced status region
-            # (before: nothing); a page opened without a query stays quiet
-            page.goto(page_server + "/")
-            expect(page.locator("#status[role=status][aria-live=polite]")).to_have_count(1)
-            expect(status).to_have_text("")
-            page.focus("#task")
-            page.keyboard.press("Control+Enter")
-            expect(status).to_have_text("type a task or pick a benchmark")
-            assert page.evaluate("document.activeElement.id") == "task"
-            page.keyboard.press("Control+Enter")  # again: said again (emptied, then set)
-            expect(status).to_have_text("type a task or pick a benchmark")
-            # a prompt over the limit is named by its place in the box, from 1 (before: "prompts[1]: ...", the API's
-            # index from 0)
-            page.fill("#task", "What is item 3?\n---\n" + "x" * 4001)
-            page.keyboard.press("Control+Enter")
-            expect(status).to_have_text("error: prompt 2: a prompt has at most 4000 characters (max_prompt_chars), "
-                                        "got 4001")
-            # a task of only --- lines holds no prompt: the same words (before: the API's "prompts is an empty list:
-            # ... or a query vector instead", a thing the page cannot give); beside a benchmark, the benchmark's answer
-            page.fill("#task", "---\n  ---  \n")
-            page.keyboard.press("Control+Enter")
-            expect(status).to_have_text("type a task or pick a benchmark")
-            page.select_option("#benchmark", "alpha")
-            page.click("#go")
-            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
-            # a benchmark's answer shows each model's observed accuracy on it beside the predicted probability, which
-            # the method shrinks toward the model's general level (before: the probability alone)
-            metas = page.locator("#ranked .result > p.meta").all_inner_texts()
-            assert len(metas) == 4 and all(re.search(r"observed on alpha: \d+% of 16 prompts", m) for m in metas), metas
+        # an error names its field once (before: "k: k: k must be ...", the page's prefix on the server's); a value
+        # that is not a number is said so, naming the parameter (before: NaN went out as null, "not None", or the
+        # filter was dropped: min_evidence=abc ranked every model); a non-integer k is sent as given, not truncated
+        # (before: k=2.7 gave 2 results)
+        status = page.locator("#status")
+        for qs, words in (("prefer_smaller=1e9", "error: prefer_smaller must be a number from 0 to 100"),
+                          ("k=abc", "error: k: not a number"), ("prefer_smaller=abc", "error: prefer_smaller: not a number"),
+                          ("min_evidence=abc", "error: min_evidence: not a number"), ("k=Infinity", "error: k: not a number"),
+                          ("k=2.7", "error: k must be a positive integer, not 2.7"),
+                          ("min_evidence=2.5", "error: min_evidence must be a non-negative integer, not 2.5")):
+            page.goto(page_server + "/?q=What+is+item+3&" + qs)
+            expect(status).to_contain_text(words)
+            field = qs.split("=")[0]
+            assert status.inner_text().count(field) == 1 and "None" not in status.inner_text(), status.inner_text()
+            expect(page.locator("#ranked > li.result")).to_have_count(0)
+        # a flag in the URL: true/false/1/0 in any case (before: only 1 counted, open_only=true was ignored);
+        # another word is an error naming it
+        answers = {}
+        for v in ("1", "TRUE", "true", "0", "False"):
+            page.goto(page_server + "/?q=What+is+item+3&open_only=" + v)
+            expect(status).to_contain_text("ranked")
+            answers[v] = (page.locator("#ranked .name").all_inner_texts(), page.locator("#notes").inner_text(),
+                          page.is_checked("#open_only"))
+        assert answers["1"][1] and "open weights only excluded" in answers["1"][1] and answers["1"][2]
+        assert answers["TRUE"] == answers["true"] == answers["1"]
+        assert answers["0"] == answers["False"] and "open weights only" not in answers["0"][1] and not answers["0"][2]
+        page.goto(page_server + "/?q=What+is+item+3&exclude_gated=yes")
+        expect(status).to_have_text("error: exclude_gated must be true or false, not 'yes'")
+        # an empty task submitted (Ctrl+Enter in the empty box) says what to give, in the announced status region
+        # (before: nothing); a page opened without a query stays quiet
+        page.goto(page_server + "/")
+        expect(page.locator("#status[role=status][aria-live=polite]")).to_have_count(1)
+        expect(status).to_have_text("")
+        page.focus("#task")
+        page.keyboard.press("Control+Enter")
+        expect(status).to_have_text("type a task or pick a benchmark")
+        assert page.evaluate("document.activeElement.id") == "task"
+        page.keyboard.press("Control+Enter")  # again: said again (emptied, then set)
+        expect(status).to_have_text("type a task or pick a benchmark")
+        # a prompt over the limit is named by its place in the box, from 1 (before: "prompts[1]: ...", the API's
+        # index from 0)
+        page.fill("#task", "What is item 3?\n---\n" + "x" * 4001)
+        page.keyboard.press("Control+Enter")
+        expect(status).to_have_text("error: prompt 2: a prompt has at most 4000 characters (max_prompt_chars), "
+                                    "got 4001")
+        # a task of only --- lines holds no prompt: the same words (before: the API's "prompts is an empty list:
+        # ... or a query vector instead", a thing the page cannot give); beside a benchmark, the benchmark's answer
+        page.fill("#task", "---\n  ---  \n")
+        page.keyboard.press("Control+Enter")
+        expect(status).to_have_text("type a task or pick a benchmark")
+        page.select_option("#benchmark", "alpha")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        # a benchmark's answer shows each model's observed accuracy on it beside the predicted probability, which
+        # the method shrinks toward the model's general level (before: the probability alone)
+        metas = page.locator("#ranked .result > p.meta").all_inner_texts()
+        assert len(metas) == 4 and all(re.search(r"observed on alpha: \d+% of 16 prompts", m) for m in metas), metas
 
-            assert failures == []
-            page.close()
-        finally:
-            browser.close()
+        assert failures == []
 
 
 def test_a_prompt_with_blank_lines_is_one_prompt_and_a_dashes_line_separates_several(page_server):
@@ -434,34 +444,26 @@ def test_a_task_and_a_benchmark_both_given_is_said_not_half_answered(page_server
     and what to change, and ranks nothing (the CLI and the API refuse both too); before, it ranked the benchmark and
     dropped the task without a word ("4 model(s) ranked for benchmark alpha" under the typed task). Either alone
     still searches."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            failures = []
-            page.on("pageerror", lambda e: failures.append(str(e)))
-            status = page.locator("#status")
-            page.goto(page_server + "/")
-            expect(page.locator("#benchmark option[value='alpha']")).to_have_count(1)
-            page.select_option("#benchmark", "alpha")
-            page.click("#go")
-            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
-            page.fill("#task", "What is item 3 of alpha about chemistry?")
-            page.click("#go")
-            expect(status).to_have_text("error: a task and a benchmark were both given: empty the task box, or set "
-                                        "the benchmark to (none)")
-            expect(page.locator("#ranked > li.result")).to_have_count(0)
-            page.goto(page_server + "/?q=What+is+item+3&benchmark=alpha")  # the same from a URL
-            expect(status).to_contain_text("a task and a benchmark were both given")
-            page.select_option("#benchmark", "")
-            page.click("#go")
-            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
-            assert failures == []
-            page.close()
-        finally:
-            browser.close()
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/")
+        expect(page.locator("#benchmark option[value='alpha']")).to_have_count(1)
+        page.select_option("#benchmark", "alpha")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        page.fill("#task", "What is item 3 of alpha about chemistry?")
+        page.click("#go")
+        expect(status).to_have_text("error: a task and a benchmark were both given: empty the task box, or set "
+                                    "the benchmark to (none)")
+        expect(page.locator("#ranked > li.result")).to_have_count(0)
+        page.goto(page_server + "/?q=What+is+item+3&benchmark=alpha")  # the same from a URL
+        expect(status).to_contain_text("a task and a benchmark were both given")
+        page.select_option("#benchmark", "")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert failures == []
 
 
 def test_the_notes_name_filters_by_the_forms_words(page_server):
@@ -469,26 +471,18 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
     only excluded 1", "1 without the metadata max parameters needs"); before, the API's field names ("max_params
     excluded 2", "open_only ..."), and "Measured on benchmark" was "benchmark excluded N", which beside a benchmark
     picked as the task read as that benchmark having excluded them."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            failures = []
-            page.on("pageerror", lambda e: failures.append(str(e)))
-            page.goto(page_server + "/?benchmark=alpha&max_params=10B&open_only=1")
-            expect(page.locator("#status")).to_contain_text("ranked for benchmark alpha")
-            notes = page.locator("#notes").inner_text().split(" · ")
-            assert "max parameters excluded 2" in notes and "open weights only excluded 1" in notes, notes
-            assert "1 without the metadata max parameters needs" in notes, notes
-            assert not any("max_params" in n or "open_only" in n for n in notes), notes
-            labels = page.evaluate("FILTER_LABELS")  # every filter the API counts has the form's words
-            assert labels["benchmark"] == "measured on benchmark" and labels["min_evidence"] == "min prompts measured"
-            assert failures == []
-            page.close()
-        finally:
-            browser.close()
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?benchmark=alpha&max_params=10B&open_only=1")
+        expect(page.locator("#status")).to_contain_text("ranked for benchmark alpha")
+        notes = page.locator("#notes").inner_text().split(" · ")
+        assert "max parameters excluded 2" in notes and "open weights only excluded 1" in notes, notes
+        assert "1 without the metadata max parameters needs" in notes, notes
+        assert not any("max_params" in n or "open_only" in n for n in notes), notes
+        labels = page.evaluate("FILTER_LABELS")  # every filter the API counts has the form's words
+        assert labels["benchmark"] == "measured on benchmark" and labels["min_evidence"] == "min prompts measured"
+        assert failures == []
 
 
 def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
@@ -496,7 +490,7 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
     before it: when the slow answer comes it is dropped, the page shows the search its URL and form say; the same for
     a slow model page left for another. Before, the late answer replaced what was shown: "4 model(s) ranked for 1
     prompt(s)" under /?benchmark=alpha, and model org/m1's rows under the title of org/m2 after it."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     held = []
 
@@ -506,108 +500,84 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
         else:
             route.continue_()
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            failures = []
-            page.on("pageerror", lambda e: failures.append(str(e)))
-            status = page.locator("#status")
-            page.goto(page_server + "/?benchmark=alpha")
-            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
-            page.route("**/v1/**", hold)
-            page.select_option("#benchmark", "")
-            page.fill("#task", "What is item 3 of alpha about chemistry?")
-            page.click("#go")
-            expect(status).to_have_text("searching…")
-            page.go_back()  # the benchmark's search again, answered at once
-            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
-            assert len(held) == 1
-            with page.expect_response(lambda r: r.url.endswith("/v1/find")):
-                held.pop().continue_()
-            page.wait_for_timeout(300)
-            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
-            assert "benchmark=alpha" in page.url and page.title().startswith("benchmark alpha")
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/?benchmark=alpha")
+        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        page.route("**/v1/**", hold)
+        page.select_option("#benchmark", "")
+        page.fill("#task", "What is item 3 of alpha about chemistry?")
+        page.click("#go")
+        expect(status).to_have_text("searching…")
+        page.go_back()  # the benchmark's search again, answered at once
+        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        assert len(held) == 1
+        with page.expect_response(lambda r: r.url.endswith("/v1/find")):
+            held.pop().continue_()
+        page.wait_for_timeout(300)
+        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        assert "benchmark=alpha" in page.url and page.title().startswith("benchmark alpha")
 
-            # a model page whose answer is slow, left for another model's: the first's answer never lands under it
-            page.locator("#ranked a.detail[data-model='org/m1']").click()
-            expect(page.locator("#model-meta")).to_have_text("loading…")
-            page.go_back()
-            expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
-            page.locator("#ranked a.detail[data-model='org/m2']").click()
-            expect(page.locator("#model-title")).to_have_text("org/m2")
-            expect(page.locator("#model-meta")).to_contain_text("prompts measured")
-            m2 = page.locator("#model-meta").inner_text()
-            with page.expect_response(lambda r: r.url.endswith("/v1/models/org/m1")):
-                held.pop().continue_()
-            page.wait_for_timeout(300)
-            expect(page.locator("#model-title")).to_have_text("org/m2")
-            assert page.locator("#model-meta").inner_text() == m2
-            assert failures == []
-            page.close()
-        finally:
-            browser.close()
+        # a model page whose answer is slow, left for another model's: the first's answer never lands under it
+        page.locator("#ranked a.detail[data-model='org/m1']").click()
+        expect(page.locator("#model-meta")).to_have_text("loading…")
+        page.go_back()
+        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        page.locator("#ranked a.detail[data-model='org/m2']").click()
+        expect(page.locator("#model-title")).to_have_text("org/m2")
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+        m2 = page.locator("#model-meta").inner_text()
+        with page.expect_response(lambda r: r.url.endswith("/v1/models/org/m1")):
+            held.pop().continue_()
+        page.wait_for_timeout(300)
+        expect(page.locator("#model-title")).to_have_text("org/m2")
+        assert page.locator("#model-meta").inner_text() == m2
+        assert failures == []
 
 
 def test_a_benchmark_named_in_the_url_is_in_the_pickers_order_with_its_prompts(page_server):
     """A shared URL naming a benchmark (`/?benchmark=beta`, `measured_on=beta`): when the list arrives the picker holds
     each benchmark once, in the list's order with its number of prompts, the URL's one selected; before, the URL's
     was first and bare ("beta" above "alpha (16 prompts)") for as long as the page stayed open."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     options = "[...document.querySelectorAll('#{} option')].map((o) => o.textContent)"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            failures = []
-            page.on("pageerror", lambda e: failures.append(str(e)))
-            page.goto(page_server + "/?benchmark=beta")
-            expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark beta")
-            expect(page.locator("#benchmark option")).to_have_count(3)
-            expect(page.locator("#benchmark option").nth(1)).to_have_text("alpha (16 prompts)")
-            assert page.evaluate(options.format("benchmark"))[1:] == ["alpha (16 prompts)", "beta (12 prompts)"]
-            assert page.locator("#benchmark").input_value() == "beta"
-            page.goto(page_server + "/?q=What+is+item+3&measured_on=beta")
-            expect(page.locator("#measured_on option")).to_have_count(3)
-            expect(page.locator("#measured_on option").nth(1)).to_have_text("alpha (16 prompts)")
-            assert page.evaluate(options.format("measured_on"))[1:] == ["alpha (16 prompts)", "beta (12 prompts)"]
-            assert page.locator("#measured_on").input_value() == "beta"
-            assert failures == []
-            page.close()
-        finally:
-            browser.close()
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?benchmark=beta")
+        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark beta")
+        expect(page.locator("#benchmark option")).to_have_count(3)
+        expect(page.locator("#benchmark option").nth(1)).to_have_text("alpha (16 prompts)")
+        assert page.evaluate(options.format("benchmark"))[1:] == ["alpha (16 prompts)", "beta (12 prompts)"]
+        assert page.locator("#benchmark").input_value() == "beta"
+        page.goto(page_server + "/?q=What+is+item+3&measured_on=beta")
+        expect(page.locator("#measured_on option")).to_have_count(3)
+        expect(page.locator("#measured_on option").nth(1)).to_have_text("alpha (16 prompts)")
+        assert page.evaluate(options.format("measured_on"))[1:] == ["alpha (16 prompts)", "beta (12 prompts)"]
+        assert page.locator("#measured_on").input_value() == "beta"
+        assert failures == []
 
 
 def test_the_same_search_again_adds_no_history_entry(page_server):
     """A search submitted again unchanged (a refresh of its results) replaces its history entry, so one Back returns
     to the page before it; before, each submit pushed another entry for the same URL and Back seemed to do nothing.
     A changed search still adds one."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            failures = []
-            page.on("pageerror", lambda e: failures.append(str(e)))
-            status = page.locator("#status")
-            page.goto(page_server + "/")
-            page.fill("#task", "What is item 3 of alpha about chemistry?")
-            for _ in range(3):
-                page.click("#go")
-                expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
-            # about:blank (the new tab), "/", the search: one entry however often it was submitted (before: 5)
-            assert page.evaluate("history.length") == 3
-            page.fill("#task", "What is item 5 of beta?")
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/")
+        page.fill("#task", "What is item 3 of alpha about chemistry?")
+        for _ in range(3):
             page.click("#go")
-            expect(page).to_have_url(re.compile(r"item\+5"))
-            assert page.evaluate("history.length") == 4
-            page.go_back()
-            expect(page).to_have_url(re.compile(r"item\+3"))
-            page.go_back()
-            expect(page).to_have_url(page_server + "/")
-            assert failures == []
-            page.close()
-        finally:
-            browser.close()
+            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        # about:blank (the new tab), "/", the search: one entry however often it was submitted (before: 5)
+        assert page.evaluate("history.length") == 3
+        page.fill("#task", "What is item 5 of beta?")
+        page.click("#go")
+        expect(page).to_have_url(re.compile(r"item\+5"))
+        assert page.evaluate("history.length") == 4
+        page.go_back()
+        expect(page).to_have_url(re.compile(r"item\+3"))
+        page.go_back()
+        expect(page).to_have_url(page_server + "/")
+        assert failures == []
