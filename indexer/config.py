@@ -26,7 +26,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_ENCODER_DEVICE": ("cpu", "torch device for the encoder (cpu, cuda, ...)."),
     "TASKSPACE_BATCH_SIZE": ("64", "Encoder batch size."),
     "TASKSPACE_CACHE_DIR": ("$TASKSPACE_HOME/cache", "Embedding cache directory (one store per encoder)."),
-    "TASKSPACE_LAMBDA": ("1.0", "Tikhonov regularisation lambda of the `paper` method. The other methods choose lambda per model by generalised cross-validation and do not use it (a changed value still names another space, built beside the old one with the same vectors)."),
+    "TASKSPACE_LAMBDA": ("1.0", "Tikhonov regularisation lambda of the `paper` method. The other methods choose lambda per model by generalised cross-validation and ignore it (a warning says so where it is set)."),
     "TASKSPACE_EPS": ("0.0", "Singular-value threshold eps of the solver."),
     "TASKSPACE_METHOD": ("auto-mc", "Solver method: `auto-mc` (`auto-mean` with multiple-choice prompts embedded as their question and their answer options apart plus four option covariates; on prompts without an option block it is `auto-mean`; a query without options takes the options of the 50 most similar indexed questions; a model is never extrapolated to an answer format it was not measured on; indexer/represent.py, docs/RESULTS.md), `auto-mean` (`auto` with every model shrunk toward the models' mean normal, which is stored with the space and re-estimated when the number of models doubles or halves; below 5 models it is `auto`), `auto` (centred, per-model intercept, lambda chosen per model by generalised cross-validation), `auto-text` (`auto` plus two unpenalised prompt-length covariates, indexer/features.py; better on held-out benchmark prompts, unreliable for queries much shorter than the indexed prompts) or `paper` (the paper's exact method with TASKSPACE_LAMBDA / TASKSPACE_EPS)."),
     "TASKSPACE_LOG_LEVEL": ("(unset: WARNING; worker and serve INFO)", "Log level (DEBUG, INFO, WARNING, ERROR). Unset, CLI commands log at WARNING (`-v`: INFO) and `taskspace worker` / `serve` at INFO."),
@@ -173,6 +173,12 @@ class Settings:
         method = (os.environ.get("TASKSPACE_METHOD") or "auto-mc").strip().lower()
         if method not in METHODS:
             raise ConfigError(f"TASKSPACE_METHOD={method!r}: use one of {', '.join(METHODS)}")
+        if os.environ.get("TASKSPACE_LAMBDA") and METHODS[method].select is not None:
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "TASKSPACE_LAMBDA is set but TASKSPACE_METHOD=%s chooses lambda per model by generalised "
+                "cross-validation and ignores it; it is the paper method's only (TASKSPACE_METHOD=paper)", method)
         engine = (os.environ.get("TASKSPACE_QDRANT_ENGINE") or "edge").strip().lower()
         if engine not in ("edge", "local"):
             raise ConfigError(f"TASKSPACE_QDRANT_ENGINE={engine!r}: use edge (Qdrant Edge) or local (qdrant-client)")

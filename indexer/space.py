@@ -249,7 +249,10 @@ def configured(settings=None, *, encoder: str | None = None, method: str | None 
 
         settings = get_settings()
     m = get_method(method or settings.method)
-    return SpaceSpec(encoder, settings.lam, settings.eps, m.name, m.params)
+    # a method that chooses lambda per model (GCV) never reads TASKSPACE_LAMBDA: its space keeps the default 1.0, so
+    # a value set for the paper method names no second space with the same vectors (before, it built one beside)
+    lam = settings.lam if m.select is None else 1.0
+    return SpaceSpec(encoder, lam, settings.eps, m.name, m.params)
 
 
 def space_name(space) -> str:

@@ -96,6 +96,35 @@ def test_second_run_with_nothing_new_does_no_work(tmp_path, env):
     assert [r.status for r in runs[:2]] == ["ok", "ok"]
 
 
+def test_lambda_set_for_the_paper_method_builds_no_second_space_under_a_gcv_method(tmp_path, env, monkeypatch, caplog):
+    """TASKSPACE_LAMBDA set under the default method, which chooses lambda per model by GCV: a warning that it is
+    ignored, and the next pass has nothing to do; before, the value named another space, so the pass re-solved every
+    model into a second space with the same vectors (and its searches looked there)."""
+    import logging
+
+    from indexer.config import reset_settings
+
+    rng = np.random.default_rng(2)
+    write_table(tmp_path / "a", "lambda-space", outcomes(rng, ["m1", "m2"], 8), 8)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "a"))]).counts["solved"] == 2
+    monkeypatch.setenv("TASKSPACE_LAMBDA", "3")
+    reset_settings()
+    with caplog.at_level(logging.WARNING, logger="indexer.config"):
+        again = Indexer(ix.store, ix.vectors, encoder=ix.encoder).run()
+    assert "TASKSPACE_LAMBDA is set but TASKSPACE_METHOD=auto-mc chooses lambda per model" in caplog.text
+    assert (again.counts["solved"], again.counts["pushed"]) == (0, 0), again.counts
+    assert [(s.method, s.lam) for s in ix.store.list_spaces()] == [("auto-mc", 1.0)]
+    monkeypatch.setenv("TASKSPACE_METHOD", "paper")  # the paper method reads it: its own space, at lambda 3
+    reset_settings()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.config"):
+        assert Indexer(ix.store, ix.vectors, encoder=ix.encoder).run().counts["solved"] == 2
+    assert "TASKSPACE_LAMBDA is set" not in caplog.text
+    assert sorted((s.method, s.lam) for s in ix.store.list_spaces()) == [("auto-mc", 1.0), ("paper", 3.0)]
+    reset_settings()
+
+
 def test_replaced_source_drops_a_models_vector_and_point(tmp_path, env):
     rng = np.random.default_rng(2)
     src = tmp_path / "a"
