@@ -581,3 +581,47 @@ def test_the_same_search_again_adds_no_history_entry(page_server):
         page.go_back()
         expect(page).to_have_url(page_server + "/")
         assert failures == []
+
+
+#: a model name with no space or hyphen to break at (as some fine-tunes are named), 86 characters
+LONG_NAME = "org/Some_Extremely_Long_Model_Name_Finetuned_On_Everything_v0_1_GGUF_Q4_K_M_instruct"
+
+
+def test_a_long_name_never_widens_the_page_on_a_phone(page_server):
+    """At 360 x 740 (a phone), a shared link naming a long model or benchmark without a space or hyphen in it (the
+    status quoting it in an error, a model page titled by it) keeps the page 360 px wide, and a model page's table
+    wraps a long benchmark name so its numbers stay in view; before, the status made the page 886 px wide and the
+    model page's title 1307 px, the numbers scrolled off beside the name."""
+    import json
+
+    from playwright.sync_api import expect
+
+    def long_benchmarks(route):  # the real answer, its benchmarks renamed (the test index's are alpha and beta)
+        data = route.fetch().json()
+        for s in data["strengths"]:
+            s["benchmark"] = "leaderboard_bbh_logical_deduction_seven_objects_" + s["benchmark"]
+        for b in data["benchmarks"]:
+            b["name"] = "leaderboard_bbh_logical_deduction_seven_objects_" + b["name"]
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.set_viewport_size({"width": 360, "height": 740})
+        width = "document.documentElement.scrollWidth"
+        page.goto(page_server + "/?q=What+is+item+3&models=" + LONG_NAME)
+        expect(page.locator("#status")).to_contain_text(f"unknown model '{LONG_NAME}'")
+        assert page.evaluate(width) <= 360
+        page.goto(page_server + "/?benchmark=" + LONG_NAME.replace("/", "_"))
+        expect(page.locator("#status")).to_contain_text("unknown benchmark")
+        assert page.evaluate(width) <= 360
+        page.goto(page_server + "/?model=" + LONG_NAME)
+        expect(page.locator("#model-meta")).to_contain_text("error: unknown model")
+        expect(page.locator("#model-title")).to_have_text(LONG_NAME)
+        assert page.evaluate(width) <= 360
+        page.route("**/v1/models/org/m1", long_benchmarks)
+        page.goto(page_server + "/?model=org%2Fm1")
+        expect(page.locator("#observed tbody tr")).to_have_count(2)
+        assert page.evaluate(width) <= 360
+        for table in ("#observed", "#strengths"):  # the last column's numbers are on the screen, not scrolled off
+            right = page.locator(f"{table} tbody tr").first.locator("td:visible").last.bounding_box()
+            assert right["x"] + right["width"] <= 360, (table, right)
+        assert failures == []
