@@ -625,3 +625,36 @@ def test_a_long_name_never_widens_the_page_on_a_phone(page_server):
             right = page.locator(f"{table} tbody tr").first.locator("td:visible").last.bounding_box()
             assert right["x"] + right["width"] <= 360, (table, right)
         assert failures == []
+
+
+def test_the_keyboard_focus_stays_where_the_user_is(page_server):
+    """A keyboard user's focus is never dropped to the page's body: pressing "Find models" (Enter on it) keeps it on
+    the button while the search runs and after an error (the results get it when they come); before, the button was
+    disabled while searching, which took the focus from it, so after an error the next Tab went to the footer."""
+    from playwright.sync_api import expect
+
+    focused = "document.activeElement.id || document.activeElement.tagName"
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/")
+        held = []
+        page.route("**/v1/find", lambda route: held.append(route))
+        page.fill("#task", "What is item 3?\n---\n" + "x" * 4001)
+        page.focus("#go")
+        page.keyboard.press("Enter")
+        expect(status).to_have_text("searching…")
+        assert page.evaluate(focused) == "go"
+        expect(page.locator("#go")).to_have_attribute("aria-disabled", "true")
+        held.pop().continue_()
+        page.unroute("**/v1/find")
+        expect(status).to_contain_text("error: prompt 2: a prompt has at most 4000 characters")
+        assert page.evaluate(focused) == "go"
+        expect(page.locator("#go")).not_to_have_attribute("aria-disabled", "true")
+        page.keyboard.press("Shift+Tab")  # the focus goes on from where it was
+        assert page.evaluate(focused) == "SUMMARY"
+        page.fill("#task", "What is item 3 of alpha about chemistry?")
+        page.focus("#go")
+        page.keyboard.press("Enter")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(page.locator("#results")).to_be_focused()
+        assert failures == []

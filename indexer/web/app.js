@@ -280,8 +280,14 @@ function titleFor(what) {
 // the results of a query the URL and the form no longer said)
 let view = 0;
 
+// the search button while a search runs: marked busy (aria-disabled), never disabled, which would take the keyboard
+// focus from a user who pressed it (before: focus fell to the page's body, and after an error the next Tab went to
+// the footer); a click on it meanwhile is ignored, as a disabled button's was
+const busy = (on) => (on ? $("go").setAttribute("aria-disabled", "true") : $("go").removeAttribute("aria-disabled"));
+
 async function runSearch(p, asked = false) {
   const mine = ++view;
+  busy(false);
   $("model").hidden = true;
   $("results").hidden = false;
   const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
@@ -303,14 +309,14 @@ async function runSearch(p, asked = false) {
   $("status").className = "";
   $("status").removeAttribute("title");
   $("status").textContent = "searching…";
-  $("go").disabled = true;
+  busy(true);
   try {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (mine === view) renderResults(data);
   } catch (err) {
     if (mine === view) showError(err);
   } finally {
-    $("go").disabled = false;
+    if (mine === view) busy(false);
   }
 }
 
@@ -388,6 +394,7 @@ async function loadBenchmarks() {
 
 $("search").addEventListener("submit", (ev) => {
   ev.preventDefault();
+  if (ev.submitter === $("go") && $("go").getAttribute("aria-disabled") === "true") return;
   const p = formToParams();
   // the same search again (a refresh) replaces its history entry: before, each one pushed another, so Back stayed put
   const url = "/?" + p.toString();
