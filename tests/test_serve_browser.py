@@ -630,7 +630,9 @@ def test_a_long_name_never_widens_the_page_on_a_phone(page_server):
 def test_the_keyboard_focus_stays_where_the_user_is(page_server):
     """A keyboard user's focus is never dropped to the page's body: pressing "Find models" (Enter on it) keeps it on
     the button while the search runs and after an error (the results get it when they come); before, the button was
-    disabled while searching, which took the focus from it, so after an error the next Tab went to the footer."""
+    disabled while searching, which took the focus from it, so after an error the next Tab went to the footer.
+    Leaving a model page (its "back to search" link, Back) puts the focus on that model's link among the results;
+    before, on the body, as the model page's section was hidden under it."""
     from playwright.sync_api import expect
 
     focused = "document.activeElement.id || document.activeElement.tagName"
@@ -657,4 +659,24 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
         page.keyboard.press("Enter")
         expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
         expect(page.locator("#results")).to_be_focused()
+
+        # a model page opened from the keyboard and left by its "back to search" link, or by Back: the focus returns
+        # to that model's link among the results (before: the body; the next Tab went to the footer)
+        link = page.locator("#ranked a.detail[data-model='org/m2']")
+        for leave in ("the link", "Back"):
+            link.focus()
+            page.keyboard.press("Enter")
+            expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+            expect(page.locator("#model")).to_be_focused()
+            if leave == "Back":
+                page.go_back()
+            else:
+                page.keyboard.press("Tab")
+                assert page.evaluate(focused) == "back"
+                page.keyboard.press("Enter")
+            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            expect(link).to_be_focused()
+        page.go_forward()  # Forward to the model page: its section has the focus
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+        expect(page.locator("#model")).to_be_focused()
         assert failures == []

@@ -334,6 +334,7 @@ async function showModel(id) {
   const sec = $("model");
   sec.hidden = false;
   $("model-title").textContent = id;
+  $("model-title").dataset.model = id;
   titleFor(`model ${id}`);
   $("model-meta").textContent = "loading…";
   $("model-meta").removeAttribute("title");
@@ -373,6 +374,18 @@ function route() {
   $("search").hidden = false;
   paramsToForm(p);
   return runSearch(p);
+}
+
+// a view switched by Back/Forward or "back to search": the keyboard focus, lost with the model page it was in (its
+// section hidden), goes to that model's "model page" link among the results, else to the view shown; before, it fell
+// to the page's body and the next Tab went to the footer. A focus still in the page (a search left by Back) stays.
+async function routeKeepingFocus() {
+  const left = new URLSearchParams(location.search).get("model") ? null : $("model").hidden ? null : $("model-title").dataset.model;
+  await route();
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (!lost) return;
+  const link = left && [...document.querySelectorAll("#ranked a.detail")].find((a) => a.dataset.model === left);
+  (link || ($("model").hidden ? $("results") : $("model"))).focus();
 }
 
 async function loadBenchmarks() {
@@ -417,9 +430,9 @@ $("back").addEventListener("click", (ev) => {  // the search, run again in place
   if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
   ev.preventDefault();
   history.pushState(null, "", $("back").getAttribute("href"));
-  route();
+  routeKeepingFocus();
 });
-window.addEventListener("popstate", route);
+window.addEventListener("popstate", routeKeepingFocus);
 // the form follows the URL at once; the benchmark picker fills in when its list arrives (filling the form after
 // that request wiped what a user had typed meanwhile)
 route();
