@@ -680,3 +680,28 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")
         expect(page.locator("#model")).to_be_focused()
         assert failures == []
+
+
+def test_a_screen_reader_can_tell_the_results_apart(page_server):
+    """What a screen reader lists of the results: each is headed by its model's name (h3 under the Results h2, the
+    evidence panel's h4 under it; no heading level skipped on the page), its "model page" link and its evidence panel
+    are named for the model. Before, no result had a heading (the h4s sat under the h2), and the lists of links and
+    controls read "model page" and "Evidence" four times, none saying which model."""
+    from playwright.sync_api import expect
+
+    levels = "[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map((h) => Number(h.tagName[1]))"
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+        expect(page.locator("#ranked > li.result")).to_have_count(4)
+        for m in ("org/m1", "org/m2", "lab/m3", "plainname"):
+            expect(page.get_by_role("heading", level=3, name=m, exact=True)).to_have_count(1)
+            expect(page.get_by_role("link", name=f"model page of {m}", exact=True)).to_have_count(1)
+            expect(page.get_by_role("group").filter(has=page.get_by_text(f"Evidence for {m}", exact=True))).to_have_count(1)
+        expect(page.get_by_role("link", name="model page", exact=True)).to_have_count(0)
+        order = page.evaluate(levels)
+        assert order[0] == 1 and all(b - a <= 1 for a, b in zip(order, order[1:])), order
+        page.locator("#ranked a.detail[data-model='org/m1']").click()
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+        order = page.evaluate(levels)
+        assert order[0] == 1 and all(b - a <= 1 for a, b in zip(order, order[1:])), order
+        assert failures == []

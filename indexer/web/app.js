@@ -171,7 +171,8 @@ function outcomeText(o) {
 
 function evidencePanel(r) {
   const ev = r.evidence || { prompts: [], benchmarks: [] };
-  const panel = el("details", { class: "evidence" }, el("summary", { text: "Evidence" }));
+  const panel = el("details", { class: "evidence" },
+                   el("summary", {}, "Evidence", el("span", { class: "visually-hidden", text: ` for ${r.model}` })));
   panel.append(el("h4", { text: "Nearest indexed prompts, with this model's outcome" }));
   const ul = el("ul");
   for (const p of ev.prompts) {
@@ -206,12 +207,16 @@ function resultItem(r, i, signal, q) {
   const name = r.hub_id
     ? el("a", { class: "name", href: `https://huggingface.co/${r.hub_id}`, rel: "noopener", title: "its page on the Hugging Face Hub" }, r.model)
     : el("span", { class: "name", text: r.model });
-  const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${i + 1}.` }), name);
+  // each result is headed by its model (h3 under the Results h2; the evidence panel's h4 under it), and its links
+  // and panel are named for it: before, a screen reader's list of links read "model page" ten times, its list of
+  // headings only "Nearest indexed prompts ..." (h4 under h2), neither saying which model
+  const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${i + 1}.` }), el("h3", { class: "title" }, name));
   if (r.api_only) head.append(el("span", { class: "badge", text: "API only" }));
   const near = r.coverage ? r.coverage.measured_near : null;
   if (near === null) head.append(el("span", { class: "badge unknown", title: NEAR_UNKNOWN, text: "measured near this query: unknown" }));
   else if (!near) head.append(el("span", { class: "badge far", text: "not measured near this query" }));
-  head.append(el("a", { class: "detail", href: modelPage(r.model), "data-model": r.model }, "model page"));
+  head.append(el("a", { class: "detail", href: modelPage(r.model), "data-model": r.model, "aria-label": `model page of ${r.model}` },
+                 "model page"));
   const md = r.metadata || {};
   const cov = r.coverage || {};
   const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
