@@ -705,7 +705,9 @@ def test_a_screen_reader_can_tell_the_results_apart(page_server):
     """What a screen reader lists of the results: each is headed by its model's name (h3 under the Results h2, the
     evidence panel's h4 under it; no heading level skipped on the page), its "model page" link and its evidence panel
     are named for the model. Before, no result had a heading (the h4s sat under the h2), and the lists of links and
-    controls read "model page" and "Evidence" four times, none saying which model."""
+    controls read "model page" and "Evidence" four times, none saying which model. A model page's section, focused
+    when it loads, is described by the line under its title (its metadata, or the error); before, only its name was
+    said, and why it failed to load never."""
     from playwright.sync_api import expect
 
     levels = "[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map((h) => Number(h.tagName[1]))"
@@ -723,4 +725,13 @@ def test_a_screen_reader_can_tell_the_results_apart(page_server):
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")
         order = page.evaluate(levels)
         assert order[0] == 1 and all(b - a <= 1 for a, b in zip(order, order[1:])), order
+        # the model page's section, which gets the focus when it has loaded, is described by its line under the
+        # title: what the model is, or why it could not be loaded (before: only its name was said, an error never)
+        model = page.locator("#model")
+        expect(model).to_be_focused()
+        expect(model).to_have_accessible_name("org/m1")
+        expect(model).to_have_accessible_description(re.compile(r"^parameters 7\.0B · license mit · .*prompts measured"))
+        page.goto(page_server + "/?model=org%2Fnope")
+        expect(model).to_be_focused()
+        expect(model).to_have_accessible_description(re.compile(r"^error: unknown model 'org/nope'"))
         assert failures == []
