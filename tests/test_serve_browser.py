@@ -307,7 +307,7 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
     made so by aborting its requests) shows no row of the model opened before it (before: the title said the new
     model, the tables the old one's rows) and says the server cannot be reached; errors that name their field once, and values that are not numbers named
     as such; flags in the URL as true/false/1/0;
-    an empty task submitted says what to give."""
+    an empty task submitted says what to give; with JavaScript switched off, that the search needs it."""
     from playwright.sync_api import expect
 
     with chromium_page() as (page, failures):
@@ -394,6 +394,18 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         metas = page.locator("#ranked .result > p.meta").all_inner_texts()
         assert len(metas) == 4 and all(re.search(r"observed on alpha: \d+% of 16 prompts", m) for m in metas), metas
 
+        # JavaScript switched off (or blocked): the page says the search needs it and what answers instead, above the
+        # button (before: nothing; "Find models" reloaded the page with the typed task gone and no word why)
+        nojs = page.context.browser.new_context(java_script_enabled=False)
+        try:
+            plain = nojs.new_page()
+            plain.goto(page_server + "/")
+            expect(plain.locator("#nojs")).to_be_visible()
+            expect(plain.locator("#nojs")).to_contain_text("This page needs JavaScript to search")
+            expect(plain.locator("#nojs")).to_contain_text("taskspace search")
+        finally:
+            nojs.close()
+        expect(page.locator("#nojs")).to_have_count(0)  # with JavaScript, no such words
         assert failures == []
 
 
