@@ -644,7 +644,8 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
     the button while the search runs and after an error (the results get it when they come); before, the button was
     disabled while searching, which took the focus from it, so after an error the next Tab went to the footer.
     Leaving a model page (its "back to search" link, Back) puts the focus on that model's link among the results;
-    before, on the body, as the model page's section was hidden under it."""
+    before, on the body, as the model page's section was hidden under it. The skip link moves the focus to the view
+    shown and navigates nowhere; before, it ran the search again."""
     from playwright.sync_api import expect
 
     focused = "document.activeElement.id || document.activeElement.tagName"
@@ -691,6 +692,27 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
         page.go_forward()  # Forward to the model page: its section has the focus
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")
         expect(page.locator("#model")).to_be_focused()
+
+        # the skip link moves the focus to the view shown and nothing else: no request, no history entry, the URL as
+        # it was (before: its "#results" was a history entry whose popstate ran the search again; on a model page it
+        # pointed at the hidden results and loaded the model again)
+        requests = []
+        page.on("request", lambda r: requests.append(r.url) if "/v1/" in r.url else None)
+        skip = page.locator("a.skip")
+        for view, name in (("#model", "Skip to the model page"), ("#results", "Skip to results")):
+            if view == "#results":
+                page.go_back()
+                expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            url, entries, asked = page.url, page.evaluate("history.length"), len(requests)
+            expect(skip).to_have_text(name)
+            skip.focus()
+            page.keyboard.press("Enter")
+            expect(page.locator(view)).to_be_focused()
+            page.wait_for_timeout(300)
+            assert (page.url, page.evaluate("history.length"), len(requests)) == (url, entries, asked)
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        page.go_forward()
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")
 
         # the focus ring is seen: at least 3:1 against the page (WCAG's focus indicator contrast) on each kind of
         # control reached by Tab; before, amber #f2a900 on white, 2.1:1

@@ -295,6 +295,7 @@ async function runSearch(p, asked = false) {
   busy(false);
   $("model").hidden = true;
   $("results").hidden = false;
+  document.querySelector("a.skip").textContent = "Skip to results";
   const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
   titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task);
   let body;
@@ -338,6 +339,7 @@ async function showModel(id) {
   $("search").hidden = true;
   const sec = $("model");
   sec.hidden = false;
+  document.querySelector("a.skip").textContent = "Skip to the model page";
   $("model-title").textContent = id;
   $("model-title").dataset.model = id;
   titleFor(`model ${id}`);
@@ -438,6 +440,13 @@ $("back").addEventListener("click", (ev) => {  // the search, run again in place
   routeKeepingFocus();
 });
 window.addEventListener("popstate", routeKeepingFocus);
+// the skip link moves the focus to the view shown, the results or a model page, and navigates nowhere: before, its
+// "#results" was a history entry whose popstate ran the search again (a second request, "searching…"; on a model
+// page, the model loaded again while the focus stayed put)
+document.querySelector("a.skip").addEventListener("click", (ev) => {
+  ev.preventDefault();
+  ($("model").hidden ? $("results") : $("model")).focus();
+});
 // the form follows the URL at once; the benchmark picker fills in when its list arrives (filling the form after
 // that request wiped what a user had typed meanwhile)
 route();
