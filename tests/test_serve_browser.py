@@ -482,7 +482,8 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
     """The notes above the results name each filter by the form's words ("max parameters excluded 2", "open weights
     only excluded 1", "1 without the metadata max parameters needs"); before, the API's field names ("max_params
     excluded 2", "open_only ..."), and "Measured on benchmark" was "benchmark excluded N", which beside a benchmark
-    picked as the task read as that benchmark having excluded them."""
+    picked as the task read as that benchmark having excluded them. With prefer smaller or rank by lower bound, the
+    order is said, and the models of no known size are said to be charged as 100B, as the CLI says."""
     from playwright.sync_api import expect
 
     with chromium_page() as (page, failures):
@@ -492,6 +493,16 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
         assert "max parameters excluded 2" in notes and "open weights only excluded 1" in notes, notes
         assert "1 without the metadata max parameters needs" in notes, notes
         assert not any("max_params" in n or "open_only" in n for n in notes), notes
+        # prefer smaller: the order said, and the model of no known size said to be charged as 100B, as the CLI says
+        # (before: no word of the order, and "1 without the metadata prefer smaller needs", read as filtered out)
+        page.goto(page_server + "/?benchmark=alpha&prefer_smaller=0.1&rank=lcb")
+        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark alpha")
+        notes = page.locator("#notes").inner_text().split(" · ")
+        assert "ranked by the lower end of the interval − 0.1 × log10(parameters)" in notes, notes
+        assert "1 without a parameter count charged as 100B by prefer smaller" in notes, notes
+        page.goto(page_server + "/?benchmark=alpha")
+        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark alpha")
+        assert not any(n.startswith("ranked by") for n in page.locator("#notes").inner_text().split(" · "))
         labels = page.evaluate("FILTER_LABELS")  # every filter the API counts has the form's words
         assert labels["benchmark"] == "measured on benchmark" and labels["min_evidence"] == "min prompts measured"
         assert failures == []

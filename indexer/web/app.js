@@ -248,7 +248,20 @@ function renderResults(data) {
   const notes = [];
   const label = (f) => FILTER_LABELS[f] || f;
   for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${label(f)} excluded ${n}`);
-  for (const [f, n] of Object.entries(data.missing_metadata || {})) if (n) notes.push(`${n} without the metadata ${label(f)} needs`);
+  // what the order is when it is not the probability's, and what prefer smaller did to a model of no known size (it
+  // is ranked, charged as 100B: indexer.find.UNKNOWN_PARAMS), as the CLI says under its table; before, nothing of the
+  // first, and "N without the metadata prefer smaller needs", as if they had been filtered out
+  // (rank by lower bound where no model has an interval ranks by the score, so by probability: said so, as the CLI)
+  const noBound = data.results.every((r) => r.interval === null && r.rank_score === r.score);
+  if (q.rank === "lcb" && noBound) notes.push("ranked by probability (no model here has an interval, so none a lower bound to rank by)");
+  else if (q.rank === "lcb" || q.prefer_smaller > 0) {
+    notes.push(`ranked by ${q.rank === "lcb" ? "the lower end of the interval" : "probability"}` +
+               (q.prefer_smaller > 0 ? ` − ${q.prefer_smaller} × log10(parameters)` : ""));
+  }
+  for (const [f, n] of Object.entries(data.missing_metadata || {})) {
+    if (n) notes.push(f === "prefer_smaller" ? `${n} without a parameter count charged as 100B by prefer smaller`
+                                             : `${n} without the metadata ${label(f)} needs`);
+  }
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
   if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
