@@ -8,6 +8,7 @@ PostgreSQL tests: ``.ci/run`` installs it."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -307,7 +308,8 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
     made so by aborting its requests) shows no row of the model opened before it (before: the title said the new
     model, the tables the old one's rows) and says the server cannot be reached; errors that name their field once, and values that are not numbers named
     as such; flags in the URL as true/false/1/0;
-    an empty task submitted says what to give; with JavaScript switched off, that the search needs it."""
+    an empty task submitted says what to give; with JavaScript switched off, that the search needs it; an answer that is
+    not the API's JSON (a proxy's page), what it was."""
     from playwright.sync_api import expect
 
     with chromium_page() as (page, failures):
@@ -335,6 +337,22 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         expect(page.locator("#status")).to_have_text(gone)
         expect(page.locator("#status")).to_have_attribute("title", "Failed to fetch")
         page.unroute("**/v1/**")
+        # something else answering for the server (a proxy's login page with 200, a gateway's 502 page): said so,
+        # with the status and the type (before: a script error, "Cannot read properties of undefined (reading
+        # 'map')", and "HTTP 502")
+        for code, words in ((200, "HTTP 200 OK, text/html"), (502, "HTTP 502 Bad Gateway, text/html")):
+            portal = {"status": code, "content_type": "text/html",
+                      "body": "<html><body>Sign in to the network</body></html>"}
+            page.route("**/v1/**", functools.partial(lambda portal, route: route.fulfill(**portal), portal))
+            page.goto(page_server + "/?q=What+is+item+3")
+            expect(page.locator("#status")).to_have_text(f"error: the answer to /v1/find is not the taskspace API's "
+                                                         f"JSON ({words}): is something else, a proxy, answering for "
+                                                         "the server?")
+            expect(page.locator("#ranked > li.result")).to_have_count(0)
+            page.goto(page_server + "/?model=org%2Fm1")
+            expect(page.locator("#model-meta")).to_contain_text("error: the answer to /v1/models/org/m1 is not the "
+                                                                f"taskspace API's JSON ({words})")
+            page.unroute("**/v1/**")
 
         # an error names its field once (before: "k: k: k must be ...", the page's prefix on the server's); a value
         # that is not a number is said so, naming the parameter (before: NaN went out as null, "not None", or the

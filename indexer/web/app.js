@@ -68,7 +68,15 @@ async function api(path, options) {
     gone.raw = err.message;  // the browser's own words, kept in the message's title
     throw gone;
   }
-  const body = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
+  // an answer that is not the API's JSON object (a proxy's or a login portal's HTML page, a gateway's 502 text) is
+  // said so, with its status and type (before: "HTTP 502", or for a 200 a script error, "Cannot read properties of
+  // undefined (reading 'map')")
+  const body = await res.json().catch(() => null);
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    const type = (res.headers.get("content-type") || "no content type").split(";")[0];
+    throw new Error(`the answer to ${path} is not the taskspace API's JSON (HTTP ${res.status}${res.statusText ? " " + res.statusText : ""}, ` +
+                    `${type}): is something else, a proxy, answering for the server?`);
+  }
   if (!res.ok) throw new Error(errorText(body.error || {}, res.status));
   return body;
 }
