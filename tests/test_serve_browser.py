@@ -530,7 +530,8 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
     """A search whose answer is slow (held here by the route, as a publish holds queries), then Back to the search
     before it: when the slow answer comes it is dropped, the page shows the search its URL and form say; the same for
     a slow model page left for another. Before, the late answer replaced what was shown: "4 model(s) ranked for 1
-    prompt(s)" under /?benchmark=alpha, and model org/m1's rows under the title of org/m2 after it."""
+    prompt(s)" under /?benchmark=alpha, and model org/m1's rows under the title of org/m2 after it. While the slow
+    search runs, the previous answer's rows are gone; before, they stood under "searching…"."""
     from playwright.sync_api import expect
 
     held = []
@@ -550,6 +551,9 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
         page.fill("#task", "What is item 3 of alpha about chemistry?")
         page.click("#go")
         expect(status).to_have_text("searching…")
+        # meanwhile no row, note or caveat of the benchmark's answer stands under the new query (before: its 4 rows)
+        expect(page.locator("#ranked > li")).to_have_count(0)
+        expect(page.locator("#notes")).to_have_text("")
         page.go_back()  # the benchmark's search again, answered at once
         expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
         assert len(held) == 1

@@ -280,14 +280,20 @@ function renderResults(data) {
   $("caveats").hidden = !caveats.length;
 }
 
-function showError(err) {
-  $("status").className = "error";
-  $("status").textContent = `error: ${err.message}`;
-  if (err.raw) $("status").title = err.raw; else $("status").removeAttribute("title");
+// the rows, notes and caveats of the answer shown: emptied on an error, and when a search starts (before: while a
+// slow search ran, "searching…" stood above the previous query's ranking, under the new query's URL and title)
+function clearResults() {
   $("ranked").replaceChildren();
   $("notes").textContent = "";
   $("caveats").replaceChildren();
   $("caveats").hidden = true;
+}
+
+function showError(err) {
+  $("status").className = "error";
+  $("status").textContent = `error: ${err.message}`;
+  if (err.raw) $("status").title = err.raw; else $("status").removeAttribute("title");
+  clearResults();
 }
 
 const EMPTY = "type a task or pick a benchmark";
@@ -321,11 +327,8 @@ async function runSearch(p, asked = false) {
   titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task);
   let body;
   try { body = findBody(p); } catch (err) { showError(err); return; }
+  clearResults();
   if (!body.prompts && !body.benchmark) {
-    $("ranked").replaceChildren();
-    $("notes").textContent = "";
-    $("caveats").replaceChildren();
-    $("caveats").hidden = true;
     $("status").className = "";
     $("status").removeAttribute("title");
     $("status").textContent = "";
