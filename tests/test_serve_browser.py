@@ -772,7 +772,8 @@ def test_a_screen_reader_can_tell_the_results_apart(page_server):
     """What a screen reader lists of the results: each is headed by its model's name (h3 under the Results h2, the
     evidence panel's h4 under it; no heading level skipped on the page), its "model page" link and its evidence panel
     are named for the model. Before, no result had a heading (the h4s sat under the h2), and the lists of links and
-    controls read "model page" and "Evidence" four times, none saying which model. A model page's section, focused
+    controls read "model page" and "Evidence" four times, none saying which model. The interval is said to be the 90%
+    one, and heard once. A model page's section, focused
     when it loads, is described by the line under its title (its metadata, or the error); before, only its name was
     said, and why it failed to load never."""
     from playwright.sync_api import expect
@@ -786,6 +787,14 @@ def test_a_screen_reader_can_tell_the_results_apart(page_server):
             expect(page.get_by_role("link", name=f"model page of {m}", exact=True)).to_have_count(1)
             expect(page.get_by_role("group").filter(has=page.get_by_text(f"Evidence for {m}", exact=True))).to_have_count(1)
         expect(page.get_by_role("link", name="model page", exact=True)).to_have_count(0)
+        # the interval is said to be the 90% one (as the CLI's column), and a screen reader hears the probability and
+        # the interval once, in the bar's label (before: "(67%–77%)" with no level, the figures said twice)
+        first = page.locator("#ranked > li.result").first
+        label = first.locator(".bar").get_attribute("aria-label")
+        assert re.fullmatch(r"probability of success \d+%, 90% interval \d+% to \d+%", label), label
+        expect(first.locator(".ci")).to_have_text(re.compile(r"^\(90% interval \d+%–\d+%\)$"))
+        heard = first.aria_snapshot()
+        assert heard.count(label.split(",")[0].split()[-1]) == 1 and heard.count("interval") == 1, heard
         order = page.evaluate(levels)
         assert order[0] == 1 and all(b - a <= 1 for a, b in zip(order, order[1:])), order
         page.locator("#ranked a.detail[data-model='org/m1']").click()

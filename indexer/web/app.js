@@ -158,16 +158,21 @@ function findBody(p) {
 }
 
 // -- results
+// the interval is the 90% one, said so as the CLI's column and the README say (before: "(67%–77%)", no level); a
+// screen reader hears the bar's label, which says the probability and the interval (or why there is none), once: the
+// figures written beside it for the eye are hidden from it (before: said twice, the reason for no interval not at all
+// in the label)
 function probabilityBar(r, signal) {
   const [lo, hi] = r.interval || [null, null];
-  const label = `probability of success ${pct(r.probability)}` + (lo !== null && hi !== null ? `, interval ${pct(Math.min(lo, hi))} to ${pct(Math.max(lo, hi))}` : "");
+  const ci = lo !== null && hi !== null ? `90% interval ${pct(Math.min(lo, hi))}–${pct(Math.max(lo, hi))}`
+    : signal ? "no interval" : "no interval: no calibrated signal";
+  const label = `probability of success ${pct(r.probability)}, ${ci.replace("–", " to ")}`;
   const bar = el("div", { class: "bar", role: "img", "aria-label": label });
   if (r.probability !== null) bar.append(el("span", { class: "fill", style: `width:${(r.probability * 100).toFixed(1)}%` }));
   if (lo !== null && hi !== null) bar.append(el("span", { class: "band", style: `left:${(Math.min(lo, hi) * 100).toFixed(1)}%;width:${(Math.abs(hi - lo) * 100).toFixed(1)}%` }));
   if (r.probability !== null) bar.append(el("span", { class: "point", style: `left:${(r.probability * 100).toFixed(1)}%` }));
-  return el("div", { class: "prob" }, bar, el("span", { class: "pct", text: pct(r.probability) }),
-            el("span", { class: "ci", text: lo !== null && hi !== null ? `(${pct(Math.min(lo, hi))}–${pct(Math.max(lo, hi))})`
-              : signal ? "(no interval)" : "(no interval: no calibrated signal)" }));
+  return el("div", { class: "prob" }, bar, el("span", { class: "pct", "aria-hidden": "true", text: pct(r.probability) }),
+            el("span", { class: "ci", "aria-hidden": "true", text: `(${ci})` }));
 }
 
 function outcomeText(o) {
