@@ -811,3 +811,29 @@ def test_a_screen_reader_can_tell_the_results_apart(page_server):
         expect(model).to_be_focused()
         expect(model).to_have_accessible_description(re.compile(r"^error: unknown model 'org/nope'"))
         assert failures == []
+
+
+def test_a_model_pages_difference_is_that_of_the_percentages_shown(page_server):
+    """A model page's strengths row says predicted success, the mean of all models and their difference: the
+    difference is that of the two percentages shown, so the row adds up (xwincoder-34b on mbpp in evalarena_code,
+    0.6435 and 0.4481: "64%", "45%", "+19 pts"); before, the exact difference rounded on its own, "+20 pts", in 176 of
+    evalarena_code's 735 rows."""
+    import json
+
+    from playwright.sync_api import expect
+
+    def xwincoder(route):  # the real answer, its first row given xwincoder-34b's numbers on mbpp
+        data = route.fetch().json()
+        data["strengths"][0].update(probability=0.6435, mean=0.4481, delta=0.1954)
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.route("**/v1/models/org/m1", xwincoder)
+        page.goto(page_server + "/?model=org%2Fm1")
+        rows = page.locator("#strengths tbody tr")
+        expect(rows.first).to_be_visible()
+        assert rows.first.locator("td").all_inner_texts()[1:4] == ["64%", "45%", "+19 pts"]
+        for row in rows.all():
+            _, p, mean, diff, _ = row.locator("td").all_inner_texts()
+            assert int(diff.removesuffix(" pts")) == int(p.rstrip("%")) - int(mean.rstrip("%")), (p, mean, diff)
+        assert failures == []

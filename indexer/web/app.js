@@ -356,6 +356,13 @@ async function runSearch(p, asked = false) {
 }
 
 // -- the model page
+// a strengths row's difference: that of the two percentages shown beside it, so the row adds up; before, the exact
+// difference rounded on its own ("64% · 45% · +20 pts", xwincoder-34b on mbpp: 176 of evalarena_code's 735 rows)
+function difference(s) {
+  if (s.probability === null || s.probability === undefined || s.mean === null || s.mean === undefined) return "n/a";
+  const d = Math.round(s.probability * 100) - Math.round(s.mean * 100);
+  return `${d >= 0 ? "+" : ""}${d} pts`;
+}
 function clearModelTables() {
   for (const id of ["strengths", "observed"]) $(id).tBodies[0].replaceChildren();
   $("observed-note").textContent = "";
@@ -387,7 +394,7 @@ async function showModel(id) {
       .filter(Boolean).join(" · ");
     $("strengths").tBodies[0].replaceChildren(...m.strengths.map((s) => el("tr", {},
       el("td", { text: s.benchmark + (s.measured ? "" : " (not measured)") }), el("td", { text: pct(s.probability) }),
-      el("td", { text: pct(s.mean) }), el("td", { text: (s.delta >= 0 ? "+" : "") + Math.round(s.delta * 100) + " pts" }),
+      el("td", { text: pct(s.mean) }), el("td", { text: difference(s) }),
       el("td", { text: `${s.rank} of ${s.of}` }))));
     $("observed").tBodies[0].replaceChildren(...m.benchmarks.map((b) => el("tr", {},
       el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }),
