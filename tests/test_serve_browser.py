@@ -837,3 +837,29 @@ def test_a_model_pages_difference_is_that_of_the_percentages_shown(page_server):
             _, p, mean, diff, _ = row.locator("td").all_inner_texts()
             assert int(diff.removesuffix(" pts")) == int(p.rstrip("%")) - int(mean.rstrip("%")), (p, mean, diff)
         assert failures == []
+
+
+def test_the_page_takes_the_readers_default_text_size(page_server, tmp_path):
+    """A reader who set a larger default text size in the browser (24 px, Chromium's preference) gets the page's text
+    at that size, every size scaled from it (the labels at 0.95 of it); before, the page set 16 px on its root and
+    overrode the preference, so only zooming enlarged it. At the usual 16 px default nothing changes."""
+    import json
+
+    from playwright.sync_api import expect, sync_playwright
+
+    _need_browser()
+    profile = tmp_path / "profile"
+    (profile / "Default").mkdir(parents=True)
+    (profile / "Default" / "Preferences").write_text(json.dumps({"webkit": {"webprefs": {"default_font_size": 24}}}))
+    size = "(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)"
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = context.new_page()
+            page.goto(page_server + "/?q=What+is+item+3")
+            expect(page.locator("#status")).to_contain_text("ranked")
+            assert page.evaluate(size, "html") == 24
+            assert page.evaluate(size, "label[for=task]") == pytest.approx(24 * 0.95)
+            assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
+        finally:
+            context.close()
