@@ -678,7 +678,8 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
     disabled while searching, which took the focus from it, so after an error the next Tab went to the footer.
     Leaving a model page (its "back to search" link, Back) puts the focus on that model's link among the results;
     before, on the body, as the model page's section was hidden under it. The skip link moves the focus to the view
-    shown and navigates nowhere; before, it ran the search again."""
+    shown and navigates nowhere; before, it ran the search again. A model page that loads after the user tabbed on
+    leaves the focus where they put it; before, it took the focus to its section."""
     from playwright.sync_api import expect
 
     focused = "document.activeElement.id || document.activeElement.tagName"
@@ -725,6 +726,20 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
         page.go_forward()  # Forward to the model page: its section has the focus
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")
         expect(page.locator("#model")).to_be_focused()
+        # a model page still loading when the user tabs on to "back to search": its answer leaves the focus there
+        # (before: it moved the focus to the section, and the Enter meant for the link did nothing)
+        page.go_back()
+        expect(link).to_be_focused()
+        held = []
+        page.route("**/v1/models/org/m2", lambda route: held.append(route))
+        page.keyboard.press("Enter")
+        expect(page.locator("#model-meta")).to_have_text("loading…")
+        page.keyboard.press("Tab")
+        assert page.evaluate(focused) == "back"
+        held.pop().continue_()
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+        page.unroute("**/v1/models/org/m2")
+        assert page.evaluate(focused) == "back"
 
         # the skip link moves the focus to the view shown and nothing else: no request, no history entry, the URL as
         # it was (before: its "#results" was a history entry whose popstate ran the search again; on a model page it

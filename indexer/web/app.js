@@ -382,6 +382,7 @@ async function showModel(id) {
   $("model-meta").textContent = "loading…";
   $("model-meta").removeAttribute("title");
   clearModelTables();  // the previous model's rows never stand under this one's title
+  const from = document.activeElement;  // the page's body when the link opening this page was hidden with the results
   try {
     const m = await api(modelPath(id));
     if (mine !== view) return;
@@ -408,7 +409,9 @@ async function showModel(id) {
     $("model-meta").textContent = `error: ${err.message}`;
     if (err.raw) $("model-meta").title = err.raw;
   }
-  sec.focus();
+  // the section takes the focus once loaded, unless the user moved it meanwhile (Tab to "back to search" while the
+  // model loads): before, the answer took it from there, and Enter then pressed on the section did nothing
+  if (document.activeElement === from || document.activeElement === document.body) sec.focus();
 }
 
 function route() {
