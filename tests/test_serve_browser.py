@@ -310,6 +310,8 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
     as such; flags in the URL as true/false/1/0;
     an empty task submitted says what to give; with JavaScript switched off, that the search needs it; an answer that is
     not the API's JSON (a proxy's page), what it was."""
+    import json
+
     from playwright.sync_api import expect
 
     with chromium_page() as (page, failures):
@@ -411,6 +413,25 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         # the method shrinks toward the model's general level (before: the probability alone)
         metas = page.locator("#ranked .result > p.meta").all_inner_texts()
         assert len(metas) == 4 and all(re.search(r"observed on alpha: \d+% of 16 prompts", m) for m in metas), metas
+        # a model not measured on the benchmark (made so below, from the real answer) is "not measured on alpha", as
+        # the CLI's "measured on it: no" (before: "not measured near this query", the words for a prompt)
+
+        def unmeasured(route):
+            data = route.fetch().json()
+            first = data["results"][0]
+            first["coverage"].update(measured_near=False, near=0, benchmarks=[])
+            first["evidence"].update(prompts=[], benchmarks=[])
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+        page.route("**/v1/find", unmeasured)
+        page.click("#go")
+        expect(page.locator("#ranked > li.result").first.locator(".badge.far")).to_have_text("not measured on alpha")
+        page.unroute("**/v1/find")
+        page.route("**/v1/find", unmeasured)  # a prompt's answer: the words for a prompt
+        page.goto(page_server + "/?q=What+is+item+3")
+        expect(page.locator("#ranked > li.result").first.locator(".badge.far")).to_have_text(
+            "not measured near this query")
+        page.unroute("**/v1/find")
 
         # JavaScript switched off (or blocked): the page says the search needs it and what answers instead, above the
         # button (before: nothing; "Find models" reloaded the page with the typed task gone and no word why)

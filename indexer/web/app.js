@@ -227,7 +227,10 @@ function resultItem(r, i, signal, q) {
   if (r.api_only) head.append(el("span", { class: "badge", text: "API only" }));
   const near = r.coverage ? r.coverage.measured_near : null;
   if (near === null) head.append(el("span", { class: "badge unknown", title: NEAR_UNKNOWN, text: "measured near this query: unknown" }));
-  else if (!near) head.append(el("span", { class: "badge far", text: "not measured near this query" }));
+  // a benchmark query's neighbourhood is the benchmark itself: "not measured on B", as the CLI's "measured on it: no"
+  // (before: "not measured near this query", as for a prompt)
+  else if (!near) head.append(el("span", { class: "badge far",
+    text: q && q.kind === "benchmark" ? `not measured on ${q.benchmark}` : "not measured near this query" }));
   head.append(el("a", { class: "detail", href: modelPage(r.model), "data-model": r.model, "aria-label": `model page of ${r.model}` },
                  "model page"));
   const md = r.metadata || {};
