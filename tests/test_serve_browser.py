@@ -811,7 +811,7 @@ def test_a_screen_reader_can_tell_the_results_apart(page_server):
     controls read "model page" and "Evidence" four times, none saying which model. The interval is said to be the 90%
     one, and heard once. A model page's section, focused
     when it loads, is described by the line under its title (its metadata, or the error); before, only its name was
-    said, and why it failed to load never."""
+    said, and why it failed to load never. Its tables are named by their headings."""
     from playwright.sync_api import expect
 
     levels = "[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map((h) => Number(h.tagName[1]))"
@@ -843,6 +843,9 @@ def test_a_screen_reader_can_tell_the_results_apart(page_server):
         expect(model).to_be_focused()
         expect(model).to_have_accessible_name("org/m1")
         expect(model).to_have_accessible_description(re.compile(r"^parameters 7\.0B · license mit · .*prompts measured"))
+        # its tables are named by their headings, as a screen reader's list of tables says them (before: unnamed)
+        for name in ("Where it is strongest relative to the other models", "Observed accuracy per benchmark"):
+            expect(page.get_by_role("table", name=name, exact=True)).to_have_count(1)
         page.goto(page_server + "/?model=org%2Fnope")
         expect(model).to_be_focused()
         expect(model).to_have_accessible_description(re.compile(r"^error: unknown model 'org/nope'"))
