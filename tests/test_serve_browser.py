@@ -8,6 +8,7 @@ PostgreSQL tests: ``.ci/run`` installs it."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -307,7 +308,10 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
     made so by aborting its requests) shows no row of the model opened before it (before: the title said the new
     model, the tables the old one's rows) and says the server cannot be reached; errors that name their field once, and values that are not numbers named
     as such; flags in the URL as true/false/1/0;
-    an empty task submitted says what to give."""
+    an empty task submitted says what to give; with JavaScript switched off, that the search needs it; an answer that is
+    not the API's JSON (a proxy's page), what it was."""
+    import json
+
     from playwright.sync_api import expect
 
     with chromium_page() as (page, failures):
@@ -335,6 +339,22 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         expect(page.locator("#status")).to_have_text(gone)
         expect(page.locator("#status")).to_have_attribute("title", "Failed to fetch")
         page.unroute("**/v1/**")
+        # something else answering for the server (a proxy's login page with 200, a gateway's 502 page): said so,
+        # with the status and the type (before: a script error, "Cannot read properties of undefined (reading
+        # 'map')", and "HTTP 502")
+        for code, words in ((200, "HTTP 200 OK, text/html"), (502, "HTTP 502 Bad Gateway, text/html")):
+            portal = {"status": code, "content_type": "text/html",
+                      "body": "<html><body>Sign in to the network</body></html>"}
+            page.route("**/v1/**", functools.partial(lambda portal, route: route.fulfill(**portal), portal))
+            page.goto(page_server + "/?q=What+is+item+3")
+            expect(page.locator("#status")).to_have_text(f"error: the answer to /v1/find is not the taskspace API's "
+                                                         f"JSON ({words}): is something else, a proxy, answering for "
+                                                         "the server?")
+            expect(page.locator("#ranked > li.result")).to_have_count(0)
+            page.goto(page_server + "/?model=org%2Fm1")
+            expect(page.locator("#model-meta")).to_contain_text("error: the answer to /v1/models/org/m1 is not the "
+                                                                f"taskspace API's JSON ({words})")
+            page.unroute("**/v1/**")
 
         # an error names its field once (before: "k: k: k must be ...", the page's prefix on the server's); a value
         # that is not a number is said so, naming the parameter (before: NaN went out as null, "not None", or the
@@ -393,7 +413,38 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         # the method shrinks toward the model's general level (before: the probability alone)
         metas = page.locator("#ranked .result > p.meta").all_inner_texts()
         assert len(metas) == 4 and all(re.search(r"observed on alpha: \d+% of 16 prompts", m) for m in metas), metas
+        # a model not measured on the benchmark (made so below, from the real answer) is "not measured on alpha", as
+        # the CLI's "measured on it: no" (before: "not measured near this query", the words for a prompt)
 
+        def unmeasured(route):
+            data = route.fetch().json()
+            first = data["results"][0]
+            first["coverage"].update(measured_near=False, near=0, benchmarks=[])
+            first["evidence"].update(prompts=[], benchmarks=[])
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+        page.route("**/v1/find", unmeasured)
+        page.click("#go")
+        expect(page.locator("#ranked > li.result").first.locator(".badge.far")).to_have_text("not measured on alpha")
+        page.unroute("**/v1/find")
+        page.route("**/v1/find", unmeasured)  # a prompt's answer: the words for a prompt
+        page.goto(page_server + "/?q=What+is+item+3")
+        expect(page.locator("#ranked > li.result").first.locator(".badge.far")).to_have_text(
+            "not measured near this query")
+        page.unroute("**/v1/find")
+
+        # JavaScript switched off (or blocked): the page says the search needs it and what answers instead, above the
+        # button (before: nothing; "Find models" reloaded the page with the typed task gone and no word why)
+        nojs = page.context.browser.new_context(java_script_enabled=False)
+        try:
+            plain = nojs.new_page()
+            plain.goto(page_server + "/")
+            expect(plain.locator("#nojs")).to_be_visible()
+            expect(plain.locator("#nojs")).to_contain_text("This page needs JavaScript to search")
+            expect(plain.locator("#nojs")).to_contain_text("taskspace search")
+        finally:
+            nojs.close()
+        expect(page.locator("#nojs")).to_have_count(0)  # with JavaScript, no such words
         assert failures == []
 
 
@@ -470,7 +521,8 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
     """The notes above the results name each filter by the form's words ("max parameters excluded 2", "open weights
     only excluded 1", "1 without the metadata max parameters needs"); before, the API's field names ("max_params
     excluded 2", "open_only ..."), and "Measured on benchmark" was "benchmark excluded N", which beside a benchmark
-    picked as the task read as that benchmark having excluded them."""
+    picked as the task read as that benchmark having excluded them. With prefer smaller or rank by lower bound, the
+    order is said, and the models of no known size are said to be charged as 100B, as the CLI says."""
     from playwright.sync_api import expect
 
     with chromium_page() as (page, failures):
@@ -480,6 +532,16 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
         assert "max parameters excluded 2" in notes and "open weights only excluded 1" in notes, notes
         assert "1 without the metadata max parameters needs" in notes, notes
         assert not any("max_params" in n or "open_only" in n for n in notes), notes
+        # prefer smaller: the order said, and the model of no known size said to be charged as 100B, as the CLI says
+        # (before: no word of the order, and "1 without the metadata prefer smaller needs", read as filtered out)
+        page.goto(page_server + "/?benchmark=alpha&prefer_smaller=0.1&rank=lcb")
+        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark alpha")
+        notes = page.locator("#notes").inner_text().split(" · ")
+        assert "ranked by the lower end of the interval − 0.1 × log10(parameters)" in notes, notes
+        assert "1 without a parameter count charged as 100B by prefer smaller" in notes, notes
+        page.goto(page_server + "/?benchmark=alpha")
+        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark alpha")
+        assert not any(n.startswith("ranked by") for n in page.locator("#notes").inner_text().split(" · "))
         labels = page.evaluate("FILTER_LABELS")  # every filter the API counts has the form's words
         assert labels["benchmark"] == "measured on benchmark" and labels["min_evidence"] == "min prompts measured"
         assert failures == []
@@ -489,7 +551,8 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
     """A search whose answer is slow (held here by the route, as a publish holds queries), then Back to the search
     before it: when the slow answer comes it is dropped, the page shows the search its URL and form say; the same for
     a slow model page left for another. Before, the late answer replaced what was shown: "4 model(s) ranked for 1
-    prompt(s)" under /?benchmark=alpha, and model org/m1's rows under the title of org/m2 after it."""
+    prompt(s)" under /?benchmark=alpha, and model org/m1's rows under the title of org/m2 after it. While the slow
+    search runs, the previous answer's rows are gone; before, they stood under "searching…"."""
     from playwright.sync_api import expect
 
     held = []
@@ -509,6 +572,9 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
         page.fill("#task", "What is item 3 of alpha about chemistry?")
         page.click("#go")
         expect(status).to_have_text("searching…")
+        # meanwhile no row, note or caveat of the benchmark's answer stands under the new query (before: its 4 rows)
+        expect(page.locator("#ranked > li")).to_have_count(0)
+        expect(page.locator("#notes")).to_have_text("")
         page.go_back()  # the benchmark's search again, answered at once
         expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
         assert len(held) == 1
@@ -581,3 +647,258 @@ def test_the_same_search_again_adds_no_history_entry(page_server):
         page.go_back()
         expect(page).to_have_url(page_server + "/")
         assert failures == []
+
+
+#: a model name with no space or hyphen to break at (as some fine-tunes are named), 86 characters
+LONG_NAME = "org/Some_Extremely_Long_Model_Name_Finetuned_On_Everything_v0_1_GGUF_Q4_K_M_instruct"
+
+
+def test_a_long_name_never_widens_the_page_on_a_phone(page_server):
+    """At 360 x 740 (a phone), a shared link naming a long model or benchmark without a space or hyphen in it (the
+    status quoting it in an error, a model page titled by it) keeps the page 360 px wide, and a model page's table
+    wraps a long benchmark name so its numbers stay in view; before, the status made the page 886 px wide and the
+    model page's title 1307 px, the numbers scrolled off beside the name."""
+    import json
+
+    from playwright.sync_api import expect
+
+    def long_benchmarks(route):  # the real answer, its benchmarks renamed (the test index's are alpha and beta)
+        data = route.fetch().json()
+        for s in data["strengths"]:
+            s["benchmark"] = "leaderboard_bbh_logical_deduction_seven_objects_" + s["benchmark"]
+        for b in data["benchmarks"]:
+            b["name"] = "leaderboard_bbh_logical_deduction_seven_objects_" + b["name"]
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.set_viewport_size({"width": 360, "height": 740})
+        width = "document.documentElement.scrollWidth"
+        page.goto(page_server + "/?q=What+is+item+3&models=" + LONG_NAME)
+        expect(page.locator("#status")).to_contain_text(f"unknown model '{LONG_NAME}'")
+        assert page.evaluate(width) <= 360
+        page.goto(page_server + "/?benchmark=" + LONG_NAME.replace("/", "_"))
+        expect(page.locator("#status")).to_contain_text("unknown benchmark")
+        assert page.evaluate(width) <= 360
+        page.goto(page_server + "/?model=" + LONG_NAME)
+        expect(page.locator("#model-meta")).to_contain_text("error: unknown model")
+        expect(page.locator("#model-title")).to_have_text(LONG_NAME)
+        assert page.evaluate(width) <= 360
+        page.route("**/v1/models/org/m1", long_benchmarks)
+        page.goto(page_server + "/?model=org%2Fm1")
+        expect(page.locator("#observed tbody tr")).to_have_count(2)
+        assert page.evaluate(width) <= 360
+        for table in ("#observed", "#strengths"):  # the last column's numbers are on the screen, not scrolled off
+            right = page.locator(f"{table} tbody tr").first.locator("td:visible").last.bounding_box()
+            assert right["x"] + right["width"] <= 360, (table, right)
+        assert failures == []
+
+
+def test_the_keyboard_focus_stays_where_the_user_is(page_server):
+    """A keyboard user's focus is never dropped to the page's body: pressing "Find models" (Enter on it) keeps it on
+    the button while the search runs and after an error (the results get it when they come); before, the button was
+    disabled while searching, which took the focus from it, so after an error the next Tab went to the footer.
+    Leaving a model page (its "back to search" link, Back) puts the focus on that model's link among the results;
+    before, on the body, as the model page's section was hidden under it. The skip link moves the focus to the view
+    shown and navigates nowhere; before, it ran the search again. A model page that loads after the user tabbed on
+    leaves the focus where they put it; before, it took the focus to its section."""
+    from playwright.sync_api import expect
+
+    focused = "document.activeElement.id || document.activeElement.tagName"
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/")
+        held = []
+        page.route("**/v1/find", lambda route: held.append(route))
+        page.fill("#task", "What is item 3?\n---\n" + "x" * 4001)
+        page.focus("#go")
+        page.keyboard.press("Enter")
+        expect(status).to_have_text("searching…")
+        assert page.evaluate(focused) == "go"
+        expect(page.locator("#go")).to_have_attribute("aria-disabled", "true")
+        held.pop().continue_()
+        page.unroute("**/v1/find")
+        expect(status).to_contain_text("error: prompt 2: a prompt has at most 4000 characters")
+        assert page.evaluate(focused) == "go"
+        expect(page.locator("#go")).not_to_have_attribute("aria-disabled", "true")
+        page.keyboard.press("Shift+Tab")  # the focus goes on from where it was
+        assert page.evaluate(focused) == "SUMMARY"
+        page.fill("#task", "What is item 3 of alpha about chemistry?")
+        page.focus("#go")
+        page.keyboard.press("Enter")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(page.locator("#results")).to_be_focused()
+
+        # a model page opened from the keyboard and left by its "back to search" link, or by Back: the focus returns
+        # to that model's link among the results (before: the body; the next Tab went to the footer)
+        link = page.locator("#ranked a.detail[data-model='org/m2']")
+        for leave in ("the link", "Back"):
+            link.focus()
+            page.keyboard.press("Enter")
+            expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+            expect(page.locator("#model")).to_be_focused()
+            if leave == "Back":
+                page.go_back()
+            else:
+                page.keyboard.press("Tab")
+                assert page.evaluate(focused) == "back"
+                page.keyboard.press("Enter")
+            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            expect(link).to_be_focused()
+        page.go_forward()  # Forward to the model page: its section has the focus
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+        expect(page.locator("#model")).to_be_focused()
+        # a model page still loading when the user tabs on to "back to search": its answer leaves the focus there
+        # (before: it moved the focus to the section, and the Enter meant for the link did nothing)
+        page.go_back()
+        expect(link).to_be_focused()
+        held = []
+        page.route("**/v1/models/org/m2", lambda route: held.append(route))
+        page.keyboard.press("Enter")
+        expect(page.locator("#model-meta")).to_have_text("loading…")
+        page.keyboard.press("Tab")
+        assert page.evaluate(focused) == "back"
+        held.pop().continue_()
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+        page.unroute("**/v1/models/org/m2")
+        assert page.evaluate(focused) == "back"
+
+        # the skip link moves the focus to the view shown and nothing else: no request, no history entry, the URL as
+        # it was (before: its "#results" was a history entry whose popstate ran the search again; on a model page it
+        # pointed at the hidden results and loaded the model again)
+        requests = []
+        page.on("request", lambda r: requests.append(r.url) if "/v1/" in r.url else None)
+        skip = page.locator("a.skip")
+        for view, name in (("#model", "Skip to the model page"), ("#results", "Skip to results")):
+            if view == "#results":
+                page.go_back()
+                expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            url, entries, asked = page.url, page.evaluate("history.length"), len(requests)
+            expect(skip).to_have_text(name)
+            skip.focus()
+            page.keyboard.press("Enter")
+            expect(page.locator(view)).to_be_focused()
+            page.wait_for_timeout(300)
+            assert (page.url, page.evaluate("history.length"), len(requests)) == (url, entries, asked)
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        page.go_forward()
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+
+        # the focus ring is seen: at least 3:1 against the page (WCAG's focus indicator contrast) on each kind of
+        # control reached by Tab; before, amber #f2a900 on white, 2.1:1
+        contrast = """(() => {
+          const lum = (c) => { const [r, g, b] = c.match(/\\d+/g).slice(0, 3).map((v) => { v = v / 255;
+            return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+          const s = getComputedStyle(document.activeElement);
+          const [a, b] = [lum(s.outlineColor), lum(getComputedStyle(document.body).backgroundColor)];
+          return [s.outlineStyle, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
+        })()"""
+        page.goto(page_server + "/?q=What+is+item+3")
+        expect(status).to_contain_text("ranked")
+        seen = set()
+        for _ in range(10):  # the skip link, the site's name, the task, the picker, the filters, the button, a result's
+            page.keyboard.press("Tab")
+            seen.add(page.evaluate("document.activeElement.tagName"))
+            style, ratio = page.evaluate(contrast)
+            assert style == "solid" and ratio >= 3, (page.evaluate(focused), ratio)
+        assert {"A", "TEXTAREA", "SELECT", "SUMMARY", "BUTTON"} <= seen, seen
+        assert failures == []
+
+
+def test_a_screen_reader_can_tell_the_results_apart(page_server):
+    """What a screen reader lists of the results: each is headed by its model's name (h3 under the Results h2, the
+    evidence panel's h4 under it; no heading level skipped on the page), its "model page" link and its evidence panel
+    are named for the model. Before, no result had a heading (the h4s sat under the h2), and the lists of links and
+    controls read "model page" and "Evidence" four times, none saying which model. The interval is said to be the 90%
+    one, and heard once. A model page's section, focused
+    when it loads, is described by the line under its title (its metadata, or the error); before, only its name was
+    said, and why it failed to load never. Its tables are named by their headings."""
+    from playwright.sync_api import expect
+
+    levels = "[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map((h) => Number(h.tagName[1]))"
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+        expect(page.locator("#ranked > li.result")).to_have_count(4)
+        for m in ("org/m1", "org/m2", "lab/m3", "plainname"):
+            expect(page.get_by_role("heading", level=3, name=m, exact=True)).to_have_count(1)
+            expect(page.get_by_role("link", name=f"model page of {m}", exact=True)).to_have_count(1)
+            expect(page.get_by_role("group").filter(has=page.get_by_text(f"Evidence for {m}", exact=True))).to_have_count(1)
+        expect(page.get_by_role("link", name="model page", exact=True)).to_have_count(0)
+        # the interval is said to be the 90% one (as the CLI's column), and a screen reader hears the probability and
+        # the interval once, in the bar's label (before: "(67%–77%)" with no level, the figures said twice)
+        first = page.locator("#ranked > li.result").first
+        label = first.locator(".bar").get_attribute("aria-label")
+        assert re.fullmatch(r"probability of success \d+%, 90% interval \d+% to \d+%", label), label
+        expect(first.locator(".ci")).to_have_text(re.compile(r"^\(90% interval \d+%–\d+%\)$"))
+        heard = first.aria_snapshot()
+        assert heard.count(label.split(",")[0].split()[-1]) == 1 and heard.count("interval") == 1, heard
+        order = page.evaluate(levels)
+        assert order[0] == 1 and all(b - a <= 1 for a, b in zip(order, order[1:])), order
+        page.locator("#ranked a.detail[data-model='org/m1']").click()
+        expect(page.locator("#model-meta")).to_contain_text("prompts measured")
+        order = page.evaluate(levels)
+        assert order[0] == 1 and all(b - a <= 1 for a, b in zip(order, order[1:])), order
+        # the model page's section, which gets the focus when it has loaded, is described by its line under the
+        # title: what the model is, or why it could not be loaded (before: only its name was said, an error never)
+        model = page.locator("#model")
+        expect(model).to_be_focused()
+        expect(model).to_have_accessible_name("org/m1")
+        expect(model).to_have_accessible_description(re.compile(r"^parameters 7\.0B · license mit · .*prompts measured"))
+        # its tables are named by their headings, as a screen reader's list of tables says them (before: unnamed)
+        for name in ("Where it is strongest relative to the other models", "Observed accuracy per benchmark"):
+            expect(page.get_by_role("table", name=name, exact=True)).to_have_count(1)
+        page.goto(page_server + "/?model=org%2Fnope")
+        expect(model).to_be_focused()
+        expect(model).to_have_accessible_description(re.compile(r"^error: unknown model 'org/nope'"))
+        assert failures == []
+
+
+def test_a_model_pages_difference_is_that_of_the_percentages_shown(page_server):
+    """A model page's strengths row says predicted success, the mean of all models and their difference: the
+    difference is that of the two percentages shown, so the row adds up (xwincoder-34b on mbpp in evalarena_code,
+    0.6435 and 0.4481: "64%", "45%", "+19 pts"); before, the exact difference rounded on its own, "+20 pts", in 176 of
+    evalarena_code's 735 rows."""
+    import json
+
+    from playwright.sync_api import expect
+
+    def xwincoder(route):  # the real answer, its first row given xwincoder-34b's numbers on mbpp
+        data = route.fetch().json()
+        data["strengths"][0].update(probability=0.6435, mean=0.4481, delta=0.1954)
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.route("**/v1/models/org/m1", xwincoder)
+        page.goto(page_server + "/?model=org%2Fm1")
+        rows = page.locator("#strengths tbody tr")
+        expect(rows.first).to_be_visible()
+        assert rows.first.locator("td").all_inner_texts()[1:4] == ["64%", "45%", "+19 pts"]
+        for row in rows.all():
+            _, p, mean, diff, _ = row.locator("td").all_inner_texts()
+            assert int(diff.removesuffix(" pts")) == int(p.rstrip("%")) - int(mean.rstrip("%")), (p, mean, diff)
+        assert failures == []
+
+
+def test_the_page_takes_the_readers_default_text_size(page_server, tmp_path):
+    """A reader who set a larger default text size in the browser (24 px, Chromium's preference) gets the page's text
+    at that size, every size scaled from it (the labels at 0.95 of it); before, the page set 16 px on its root and
+    overrode the preference, so only zooming enlarged it. At the usual 16 px default nothing changes."""
+    import json
+
+    from playwright.sync_api import expect, sync_playwright
+
+    _need_browser()
+    profile = tmp_path / "profile"
+    (profile / "Default").mkdir(parents=True)
+    (profile / "Default" / "Preferences").write_text(json.dumps({"webkit": {"webprefs": {"default_font_size": 24}}}))
+    size = "(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)"
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = context.new_page()
+            page.goto(page_server + "/?q=What+is+item+3")
+            expect(page.locator("#status")).to_contain_text("ranked")
+            assert page.evaluate(size, "html") == 24
+            assert page.evaluate(size, "label[for=task]") == pytest.approx(24 * 0.95)
+            assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
+        finally:
+            context.close()

@@ -68,7 +68,15 @@ async function api(path, options) {
     gone.raw = err.message;  // the browser's own words, kept in the message's title
     throw gone;
   }
-  const body = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
+  // an answer that is not the API's JSON object (a proxy's or a login portal's HTML page, a gateway's 502 text) is
+  // said so, with its status and type (before: "HTTP 502", or for a 200 a script error, "Cannot read properties of
+  // undefined (reading 'map')")
+  const body = await res.json().catch(() => null);
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    const type = (res.headers.get("content-type") || "no content type").split(";")[0];
+    throw new Error(`the answer to ${path} is not the taskspace API's JSON (HTTP ${res.status}${res.statusText ? " " + res.statusText : ""}, ` +
+                    `${type}): is something else, a proxy, answering for the server?`);
+  }
   if (!res.ok) throw new Error(errorText(body.error || {}, res.status));
   return body;
 }
@@ -150,16 +158,21 @@ function findBody(p) {
 }
 
 // -- results
+// the interval is the 90% one, said so as the CLI's column and the README say (before: "(67%–77%)", no level); a
+// screen reader hears the bar's label, which says the probability and the interval (or why there is none), once: the
+// figures written beside it for the eye are hidden from it (before: said twice, the reason for no interval not at all
+// in the label)
 function probabilityBar(r, signal) {
   const [lo, hi] = r.interval || [null, null];
-  const label = `probability of success ${pct(r.probability)}` + (lo !== null && hi !== null ? `, interval ${pct(Math.min(lo, hi))} to ${pct(Math.max(lo, hi))}` : "");
+  const ci = lo !== null && hi !== null ? `90% interval ${pct(Math.min(lo, hi))}–${pct(Math.max(lo, hi))}`
+    : signal ? "no interval" : "no interval: no calibrated signal";
+  const label = `probability of success ${pct(r.probability)}, ${ci.replace("–", " to ")}`;
   const bar = el("div", { class: "bar", role: "img", "aria-label": label });
   if (r.probability !== null) bar.append(el("span", { class: "fill", style: `width:${(r.probability * 100).toFixed(1)}%` }));
   if (lo !== null && hi !== null) bar.append(el("span", { class: "band", style: `left:${(Math.min(lo, hi) * 100).toFixed(1)}%;width:${(Math.abs(hi - lo) * 100).toFixed(1)}%` }));
   if (r.probability !== null) bar.append(el("span", { class: "point", style: `left:${(r.probability * 100).toFixed(1)}%` }));
-  return el("div", { class: "prob" }, bar, el("span", { class: "pct", text: pct(r.probability) }),
-            el("span", { class: "ci", text: lo !== null && hi !== null ? `(${pct(Math.min(lo, hi))}–${pct(Math.max(lo, hi))})`
-              : signal ? "(no interval)" : "(no interval: no calibrated signal)" }));
+  return el("div", { class: "prob" }, bar, el("span", { class: "pct", "aria-hidden": "true", text: pct(r.probability) }),
+            el("span", { class: "ci", "aria-hidden": "true", text: `(${ci})` }));
 }
 
 function outcomeText(o) {
@@ -171,7 +184,8 @@ function outcomeText(o) {
 
 function evidencePanel(r) {
   const ev = r.evidence || { prompts: [], benchmarks: [] };
-  const panel = el("details", { class: "evidence" }, el("summary", { text: "Evidence" }));
+  const panel = el("details", { class: "evidence" },
+                   el("summary", {}, "Evidence", el("span", { class: "visually-hidden", text: ` for ${r.model}` })));
   panel.append(el("h4", { text: "Nearest indexed prompts, with this model's outcome" }));
   const ul = el("ul");
   for (const p of ev.prompts) {
@@ -206,12 +220,19 @@ function resultItem(r, i, signal, q) {
   const name = r.hub_id
     ? el("a", { class: "name", href: `https://huggingface.co/${r.hub_id}`, rel: "noopener", title: "its page on the Hugging Face Hub" }, r.model)
     : el("span", { class: "name", text: r.model });
-  const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${i + 1}.` }), name);
+  // each result is headed by its model (h3 under the Results h2; the evidence panel's h4 under it), and its links
+  // and panel are named for it: before, a screen reader's list of links read "model page" ten times, its list of
+  // headings only "Nearest indexed prompts ..." (h4 under h2), neither saying which model
+  const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${i + 1}.` }), el("h3", { class: "title" }, name));
   if (r.api_only) head.append(el("span", { class: "badge", text: "API only" }));
   const near = r.coverage ? r.coverage.measured_near : null;
   if (near === null) head.append(el("span", { class: "badge unknown", title: NEAR_UNKNOWN, text: "measured near this query: unknown" }));
-  else if (!near) head.append(el("span", { class: "badge far", text: "not measured near this query" }));
-  head.append(el("a", { class: "detail", href: modelPage(r.model), "data-model": r.model }, "model page"));
+  // a benchmark query's neighbourhood is the benchmark itself: "not measured on B", as the CLI's "measured on it: no"
+  // (before: "not measured near this query", as for a prompt)
+  else if (!near) head.append(el("span", { class: "badge far",
+    text: q && q.kind === "benchmark" ? `not measured on ${q.benchmark}` : "not measured near this query" }));
+  head.append(el("a", { class: "detail", href: modelPage(r.model), "data-model": r.model, "aria-label": `model page of ${r.model}` },
+                 "model page"));
   const md = r.metadata || {};
   const cov = r.coverage || {};
   const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
@@ -243,7 +264,20 @@ function renderResults(data) {
   const notes = [];
   const label = (f) => FILTER_LABELS[f] || f;
   for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${label(f)} excluded ${n}`);
-  for (const [f, n] of Object.entries(data.missing_metadata || {})) if (n) notes.push(`${n} without the metadata ${label(f)} needs`);
+  // what the order is when it is not the probability's, and what prefer smaller did to a model of no known size (it
+  // is ranked, charged as 100B: indexer.find.UNKNOWN_PARAMS), as the CLI says under its table; before, nothing of the
+  // first, and "N without the metadata prefer smaller needs", as if they had been filtered out
+  // (rank by lower bound where no model has an interval ranks by the score, so by probability: said so, as the CLI)
+  const noBound = data.results.every((r) => r.interval === null && r.rank_score === r.score);
+  if (q.rank === "lcb" && noBound) notes.push("ranked by probability (no model here has an interval, so none a lower bound to rank by)");
+  else if (q.rank === "lcb" || q.prefer_smaller > 0) {
+    notes.push(`ranked by ${q.rank === "lcb" ? "the lower end of the interval" : "probability"}` +
+               (q.prefer_smaller > 0 ? ` − ${q.prefer_smaller} × log10(parameters)` : ""));
+  }
+  for (const [f, n] of Object.entries(data.missing_metadata || {})) {
+    if (n) notes.push(f === "prefer_smaller" ? `${n} without a parameter count charged as 100B by prefer smaller`
+                                             : `${n} without the metadata ${label(f)} needs`);
+  }
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
   if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
@@ -254,14 +288,20 @@ function renderResults(data) {
   $("caveats").hidden = !caveats.length;
 }
 
-function showError(err) {
-  $("status").className = "error";
-  $("status").textContent = `error: ${err.message}`;
-  if (err.raw) $("status").title = err.raw; else $("status").removeAttribute("title");
+// the rows, notes and caveats of the answer shown: emptied on an error, and when a search starts (before: while a
+// slow search ran, "searching…" stood above the previous query's ranking, under the new query's URL and title)
+function clearResults() {
   $("ranked").replaceChildren();
   $("notes").textContent = "";
   $("caveats").replaceChildren();
   $("caveats").hidden = true;
+}
+
+function showError(err) {
+  $("status").className = "error";
+  $("status").textContent = `error: ${err.message}`;
+  if (err.raw) $("status").title = err.raw; else $("status").removeAttribute("title");
+  clearResults();
 }
 
 const EMPTY = "type a task or pick a benchmark";
@@ -280,19 +320,23 @@ function titleFor(what) {
 // the results of a query the URL and the form no longer said)
 let view = 0;
 
+// the search button while a search runs: marked busy (aria-disabled), never disabled, which would take the keyboard
+// focus from a user who pressed it (before: focus fell to the page's body, and after an error the next Tab went to
+// the footer); a click on it meanwhile is ignored, as a disabled button's was
+const busy = (on) => (on ? $("go").setAttribute("aria-disabled", "true") : $("go").removeAttribute("aria-disabled"));
+
 async function runSearch(p, asked = false) {
   const mine = ++view;
+  busy(false);
   $("model").hidden = true;
   $("results").hidden = false;
+  document.querySelector("a.skip").textContent = "Skip to results";
   const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
   titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task);
   let body;
   try { body = findBody(p); } catch (err) { showError(err); return; }
+  clearResults();
   if (!body.prompts && !body.benchmark) {
-    $("ranked").replaceChildren();
-    $("notes").textContent = "";
-    $("caveats").replaceChildren();
-    $("caveats").hidden = true;
     $("status").className = "";
     $("status").removeAttribute("title");
     $("status").textContent = "";
@@ -303,18 +347,25 @@ async function runSearch(p, asked = false) {
   $("status").className = "";
   $("status").removeAttribute("title");
   $("status").textContent = "searching…";
-  $("go").disabled = true;
+  busy(true);
   try {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (mine === view) renderResults(data);
   } catch (err) {
     if (mine === view) showError(err);
   } finally {
-    $("go").disabled = false;
+    if (mine === view) busy(false);
   }
 }
 
 // -- the model page
+// a strengths row's difference: that of the two percentages shown beside it, so the row adds up; before, the exact
+// difference rounded on its own ("64% · 45% · +20 pts", xwincoder-34b on mbpp: 176 of evalarena_code's 735 rows)
+function difference(s) {
+  if (s.probability === null || s.probability === undefined || s.mean === null || s.mean === undefined) return "n/a";
+  const d = Math.round(s.probability * 100) - Math.round(s.mean * 100);
+  return `${d >= 0 ? "+" : ""}${d} pts`;
+}
 function clearModelTables() {
   for (const id of ["strengths", "observed"]) $(id).tBodies[0].replaceChildren();
   $("observed-note").textContent = "";
@@ -327,11 +378,14 @@ async function showModel(id) {
   $("search").hidden = true;
   const sec = $("model");
   sec.hidden = false;
+  document.querySelector("a.skip").textContent = "Skip to the model page";
   $("model-title").textContent = id;
+  $("model-title").dataset.model = id;
   titleFor(`model ${id}`);
   $("model-meta").textContent = "loading…";
   $("model-meta").removeAttribute("title");
   clearModelTables();  // the previous model's rows never stand under this one's title
+  const from = document.activeElement;  // the page's body when the link opening this page was hidden with the results
   try {
     const m = await api(modelPath(id));
     if (mine !== view) return;
@@ -344,7 +398,7 @@ async function showModel(id) {
       .filter(Boolean).join(" · ");
     $("strengths").tBodies[0].replaceChildren(...m.strengths.map((s) => el("tr", {},
       el("td", { text: s.benchmark + (s.measured ? "" : " (not measured)") }), el("td", { text: pct(s.probability) }),
-      el("td", { text: pct(s.mean) }), el("td", { text: (s.delta >= 0 ? "+" : "") + Math.round(s.delta * 100) + " pts" }),
+      el("td", { text: pct(s.mean) }), el("td", { text: difference(s) }),
       el("td", { text: `${s.rank} of ${s.of}` }))));
     $("observed").tBodies[0].replaceChildren(...m.benchmarks.map((b) => el("tr", {},
       el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }),
@@ -358,7 +412,9 @@ async function showModel(id) {
     $("model-meta").textContent = `error: ${err.message}`;
     if (err.raw) $("model-meta").title = err.raw;
   }
-  sec.focus();
+  // the section takes the focus once loaded, unless the user moved it meanwhile (Tab to "back to search" while the
+  // model loads): before, the answer took it from there, and Enter then pressed on the section did nothing
+  if (document.activeElement === from || document.activeElement === document.body) sec.focus();
 }
 
 function route() {
@@ -367,6 +423,18 @@ function route() {
   $("search").hidden = false;
   paramsToForm(p);
   return runSearch(p);
+}
+
+// a view switched by Back/Forward or "back to search": the keyboard focus, lost with the model page it was in (its
+// section hidden), goes to that model's "model page" link among the results, else to the view shown; before, it fell
+// to the page's body and the next Tab went to the footer. A focus still in the page (a search left by Back) stays.
+async function routeKeepingFocus() {
+  const left = new URLSearchParams(location.search).get("model") ? null : $("model").hidden ? null : $("model-title").dataset.model;
+  await route();
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (!lost) return;
+  const link = left && [...document.querySelectorAll("#ranked a.detail")].find((a) => a.dataset.model === left);
+  (link || ($("model").hidden ? $("results") : $("model"))).focus();
 }
 
 async function loadBenchmarks() {
@@ -388,6 +456,7 @@ async function loadBenchmarks() {
 
 $("search").addEventListener("submit", (ev) => {
   ev.preventDefault();
+  if (ev.submitter === $("go") && $("go").getAttribute("aria-disabled") === "true") return;
   const p = formToParams();
   // the same search again (a refresh) replaces its history entry: before, each one pushed another, so Back stayed put
   const url = "/?" + p.toString();
@@ -410,9 +479,16 @@ $("back").addEventListener("click", (ev) => {  // the search, run again in place
   if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
   ev.preventDefault();
   history.pushState(null, "", $("back").getAttribute("href"));
-  route();
+  routeKeepingFocus();
 });
-window.addEventListener("popstate", route);
+window.addEventListener("popstate", routeKeepingFocus);
+// the skip link moves the focus to the view shown, the results or a model page, and navigates nowhere: before, its
+// "#results" was a history entry whose popstate ran the search again (a second request, "searching…"; on a model
+// page, the model loaded again while the focus stayed put)
+document.querySelector("a.skip").addEventListener("click", (ev) => {
+  ev.preventDefault();
+  ($("model").hidden ? $("results") : $("model")).focus();
+});
 // the form follows the URL at once; the benchmark picker fills in when its list arrives (filling the form after
 // that request wiped what a user had typed meanwhile)
 route();
