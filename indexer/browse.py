@@ -7,8 +7,8 @@
 - :func:`count_models`: how many models :func:`list_models` lists without ``offset``/``limit`` (what a page is out of).
 - :func:`list_benchmarks`: every benchmark with its group, number of prompts and number of models measured.
 - :func:`model_detail`: one model (by key, Hub id or any alias): its benchmarks with observed accuracy and n (in an
-  index without its per-prompt results, a pulled one, the accuracy its record was published with, ``n`` null and
-  ``benchmarks_note`` saying so), and
+  index without its per-prompt results, a pulled one, the accuracy and n its record was published with, ``n`` null
+  from records that carry none, and ``benchmarks_note`` saying so), and
   the benchmarks where its predicted success is highest relative to the other models (``strengths``: the
   calibrated probability on the benchmark's vector minus the mean over every indexed model, and its rank there).
   These use the calibration as if every model were measured near each benchmark (one folded query per benchmark
@@ -152,7 +152,8 @@ def _published_counts(store) -> tuple[dict[str, int], dict[str, set]]:
 
 def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS) -> dict:
     """One model: identity, metadata, ``benchmarks`` (observed accuracy and n on each, by name; with no outcomes
-    here, the published accuracy with ``n`` None and ``benchmarks_note`` :data:`PUBLISHED`, else None) and ``strengths``
+    here, the published accuracy and n (None where the record carries none) and ``benchmarks_note`` :data:`PUBLISHED`,
+    else None) and ``strengths``
     (the benchmarks where its predicted success is highest relative to the other indexed models: ``probability``,
     ``mean`` over the models, ``delta``, its ``rank`` among ``of`` models, best first)."""
     from .query import predictor
@@ -185,7 +186,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     if not observed and payload.get("accuracy_by_benchmark"):
         # no outcomes here (a pulled index): the accuracy per benchmark its record was published with, n unknown
         # (before, an empty table under "N prompts measured")
-        observed = [{"name": b, "accuracy": _num(a, 4), "n": None}
+        ns = payload.get("n_by_benchmark") or {}  # its n, where the record carries it (records of old: unknown)
+        observed = [{"name": b, "accuracy": _num(a, 4), "n": ns.get(b)}
                     for b, a in sorted(payload["accuracy_by_benchmark"].items()) if a is not None]
         note = PUBLISHED if observed else None
     best = []

@@ -56,7 +56,8 @@ all is near.
 across sources averaged); ``evidence.benchmarks`` its observed accuracy and n on the benchmarks nearest to the
 query (those of the neighbourhood, nearest first; a benchmark query's own first), not its overall accuracy; where
 the index holds none of the model's per-prompt outcomes (a pulled index) they are the accuracies its published
-record carries (the vector's payload, ``accuracy_by_benchmark``) with ``n`` null.
+record carries (the vector's payload, ``accuracy_by_benchmark``) with its ``n`` (``n_by_benchmark``; null from
+records that carry none).
 """
 
 from __future__ import annotations
@@ -792,7 +793,8 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         p = m.payload
         cells, accs, n_known = observed.get(m.model, ({}, {}, 0))
         if not n_known and p.get("accuracy_by_benchmark"):  # no outcomes here (a pulled index): the published accuracy
-            accs = {b: (a, None) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
+            ns = p.get("n_by_benchmark") or {}  # and its n, where the record carries it
+            accs = {b: (a, ns.get(b)) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
         mine = [x for x in near if x["id"] in cells]
         seen = by_pattern.get(m.model)
         close = [x for x in (mine if seen is None else [x for x in near if x["id"] in seen]) if is_near(x)]
