@@ -680,13 +680,18 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
 
 
 def _stores(store, vectors):
-    """The given stores, or the process's shared ones (:func:`indexer.query._shared_stores`) for those not given."""
-    if store is None or vectors is None:
+    """The given stores, or the process's shared ones (:func:`indexer.query._shared_stores`) for those not given: given
+    a vector store alone, the shared SQL store alone (:func:`indexer.query._shared_sql`), no second vector store."""
+    if vectors is None:
         from .query import _shared_stores
 
         shared_store, shared_vectors = _shared_stores()
         store = store or shared_store
-        vectors = vectors or shared_vectors
+        vectors = shared_vectors
+    elif store is None:
+        from .query import _shared_sql
+
+        store = _shared_sql()
     return store, vectors
 
 

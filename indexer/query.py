@@ -246,8 +246,12 @@ def _shared_stores():
         got = _OPEN.get("stores")
         if got is not None and got[0] == key and not got[2].closed:
             return got[1], got[2]
+        sql = _OPEN.pop("sql", None)  # an SQL store opened alone (:func:`_shared_sql`) for these settings is kept
+        if sql is not None and sql[0] != s.database_url:
+            sql[1].close()
+            sql = None
         _close_locked()
-        store = open_store()
+        store = sql[1] if sql is not None else open_store()
         try:
             vectors = VectorStore.from_settings(s).share()
         except BaseException:
@@ -260,11 +264,41 @@ def _shared_stores():
         return store, vectors
 
 
+def _shared_sql():
+    """The SQL store of the current settings alone, for a call that needs no vector store of its own
+    (:func:`indexer.list_benchmarks`) or was given one (``find_models(..., vectors=V)``): the shared pair's when it is
+    open, else one opened and kept apart. Before, such a call opened the pair, whose vector store, on the embedded
+    folder a store of the caller already held, failed with BusyError (and otherwise held the folder for nothing)."""
+    from .config import get_settings
+    from .store.sql import open_store
+
+    s = get_settings()
+    key = (s.database_url, s.qdrant_url, str(s.qdrant_path), s.qdrant_engine)
+    with _OPEN_LOCK:
+        got = _OPEN.get("stores")
+        if got is not None and got[0] == key and not got[2].closed:
+            return got[1]
+        sql = _OPEN.get("sql")
+        if sql is not None and sql[0] == s.database_url:
+            return sql[1]
+        if sql is not None:
+            sql[1].close()
+        store = open_store()
+        if not _OPEN.get("atexit"):
+            atexit.register(close_cached)
+            _OPEN["atexit"] = True
+        _OPEN["sql"] = (s.database_url, store)
+        return store
+
+
 def _close_locked() -> None:
     got = _OPEN.pop("stores", None)
     if got is not None:
         got[2].close()
         got[1].close()
+    sql = _OPEN.pop("sql", None)
+    if sql is not None:
+        sql[1].close()
 
 
 def close_cached() -> None:

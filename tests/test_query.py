@@ -211,6 +211,26 @@ def test_find_models_without_stores_opens_them_once_and_yields_the_folder(tmp_pa
     assert len(opened) == 3
 
 
+def test_a_program_holding_its_own_vector_store_can_pass_it_alone(indexed):
+    """A program that opened the configured vector store itself and passes it alone (`indexer.find_models(...,
+    vectors=V)`, `model_detail(..., vectors=V)`, `indexer.query.find_models(..., vectors=V)`), or calls
+    `list_benchmarks()` (SQL only), gets its answer: only an SQL store is opened for it, kept for the next call and
+    released by `close_cached()`. Before, each opened the shared pair, whose second vector store on the folder the
+    program held failed with BusyError (which named the program itself as "another taskspace process")."""
+    import indexer
+    from indexer import query
+
+    store, vectors = indexed
+    want = [(m.model, m.score) for m in find_models(benchmark="alpha", store=store, vectors=vectors)]
+    assert [(r.model, r.score) for r in indexer.find_models(benchmark="alpha", vectors=vectors)] == want
+    assert [(m.model, m.score) for m in find_models(benchmark="alpha", vectors=vectors)] == want
+    assert indexer.model_detail("m1", vectors=vectors)["model"] == "m1"
+    assert [b["name"] for b in indexer.list_benchmarks()] == ["alpha"]
+    assert query._OPEN.get("stores") is None and query._OPEN["sql"][1] is not None  # no second vector store
+    query.close_cached()
+    assert query._OPEN.get("sql") is None
+
+
 @pytest.mark.parametrize("top", [0, -1, 2.5, None, True])
 def test_a_bad_top_names_top(top):
     """`indexer.query.find_models(prompts, top=0)`: the input error names `top`, its own argument (checked before any
