@@ -162,6 +162,9 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         raise InputError("a model id must be a non-empty string", item="model")
     if bad := name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (its name before)
         raise InputError(f"model {model_id[:60]!r} {bad}", item="model")
+    if isinstance(strengths, bool) or not isinstance(strengths, (int, np.integer)) or strengths < 0:
+        # as list_models' offset and limit (before, "2": a TypeError from inside; -1: silently none)
+        raise InputError(f"strengths must be a non-negative integer, not {strengths!r}", item="strengths")
     store, vectors, sp, name = _stores(store, vectors, space)
     # the model the path (or ID) names: "model", as for a blank or NUL id (before: null), not compare mode's "models"
     (key,) = _resolve_models(store, [model_id], item="model")
