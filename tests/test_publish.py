@@ -713,6 +713,45 @@ def test_a_pulled_home_shows_the_published_n_of_each_benchmark_accuracy(publishe
     assert "(published)" in capsys.readouterr().out
 
 
+def test_a_pulled_home_gives_the_publishers_accuracy_to_the_last_digit(tmp_path, monkeypatch, encoder):
+    """A model's observed accuracy per benchmark, stored with its vector (and so published), is the mean of its
+    outcomes in float64, as the publisher's own answers compute it from the outcomes: a pulled home shows the same
+    4 digits. Before, it was a float32 mean: 131 of 160 was 0.8187500238 there, so the publisher said 0.8187 and the
+    pulled home 0.8188 (on evalarena_code's 800-prompt benchmarks, gpt-4o+cot's cruxeval-output 0.7762 / 0.7763)."""
+    from helpers import write_table
+
+    from indexer.find import find_models as find
+
+    rng = np.random.default_rng(3)
+    outs = {f"org/m{i}": rng.integers(0, 2, 160).tolist() for i in range(5)}
+    outs["org/m0"] = [1] * 131 + [0] * 29  # 131/160 = 0.81875, not a float32
+    _home(tmp_path, monkeypatch, "home_a")
+    write_table(tmp_path / "src", "bench", outs, 160)
+    store, vectors = open_store(), VectorStore.from_settings()
+    try:
+        Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "src"))])
+        (sp,) = store.list_spaces()
+        assert {mv.model: mv.accuracy["bench"] for mv in store.load_model_vectors(sp.id)}["org/m0"] == 131 / 160
+        mine = find(benchmark="bench", k=5, store=store, vectors=vectors).to_dict()["results"]
+        publish("tester/recs", store=store, dry_run=tmp_path / "d")
+    finally:
+        vectors.close()
+        store.close()
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        theirs = find(benchmark="bench", k=5, store=store_b, vectors=vectors_b).to_dict()["results"]
+    finally:
+        vectors_b.close()
+        store_b.close()
+    assert [r["model"] for r in theirs] == [r["model"] for r in mine]
+    assert {r["model"]: r["evidence"]["benchmarks"] for r in theirs} == {r["model"]: r["evidence"]["benchmarks"]
+                                                                         for r in mine}
+    assert next(r for r in theirs if r["model"] == "org/m0")["evidence"]["benchmarks"] == [
+        {"name": "bench", "accuracy": 0.8187, "n": 160}]
+
+
 def test_ingesting_raw_results_lifts_read_only(publisher, tmp_path, monkeypatch):
     from indexer.pipeline import run_index
 
