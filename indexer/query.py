@@ -65,19 +65,25 @@ class Match:
 #: RANKS: ``probability`` (the calibrated probability: Qdrant's own order) or ``lcb`` (the lower end of the
 #: probability's interval: re-ranks a candidate set, grown until the top k are settled)
 RANKS = ("probability", "lcb")
-_PATTERNS: dict[tuple[str, str], object] = {}  # (space key, pattern key) -> PatternPosterior, per process
+#: (database, space id, space key, pattern key) -> PatternPosterior, per process. A pattern key is a digest of the
+#: database's own prompt ids (indexer.pipeline._pattern_id), so two databases (two homes queried by one program)
+#: can hold one key for different prompts: keyed by space key alone, the second home's intervals came from the
+#: first home's factors
+_PATTERNS: dict[tuple, object] = {}
 _OBSERVED: dict[str, frozenset] = {}  # a pattern's observed prompt set by its digest, per process
 
 
 def predictor(store, space, state: tuple | None = None):
     """The :class:`~indexer.posterior.Predictor` of a space: its stored calibration, and its coverage patterns'
     posterior factors loaded on demand and kept for the process (a pattern's factors are fixed by the space and
-    the prompt set its key names). ``state``: the space's ``(calibration, prior)`` as :func:`_space_state` just
+    the prompt set its key names in its database: kept per database, :data:`_PATTERNS`). ``state``: the space's ``(calibration, prior)`` as :func:`_space_state` just
     read them (not read again)."""
     from .posterior import Predictor
     from .space import SpaceSpec
 
-    skey = SpaceSpec.of(space).key
+    url = getattr(store, "url", None)
+    db = id(store) if url in (None, "sqlite://", "sqlite:///:memory:") else str(url)  # in memory: this store's alone
+    skey = (db, space.id, SpaceSpec.of(space).key)
 
     def load(keys):
         want = [k for k in keys if (skey, k) not in _PATTERNS]

@@ -231,6 +231,43 @@ def test_a_program_holding_its_own_vector_store_can_pass_it_alone(indexed):
     assert query._OPEN.get("sql") is None
 
 
+def test_two_homes_queried_by_one_process_each_get_their_own_intervals(tmp_path, monkeypatch, encoder):
+    """Two homes indexed from different data (each 24 prompts, every model measured on all: one coverage pattern,
+    whose key is a digest of the database's prompt ids 1..24, the same in both), queried by one program: the second
+    home's variances and intervals are its own, as a fresh process gives them. Before, the process kept pattern
+    factors by space and pattern key alone, so the second home's answers used the first home's factors (a
+    variance of 2.57 where its own is 3.89)."""
+    from helpers import write_source
+
+    from indexer import query
+    from indexer.config import reset_settings
+
+    def home(name):
+        monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / name))
+        reset_settings()
+
+    for name, topic, seed in (("x", "cooking recipes", 1), ("y", "orbital mechanics", 2)):
+        rng = np.random.default_rng(seed)
+        texts = [f"Question {j} about {topic}: explain step {j} of {topic} in detail." for j in range(24)]
+        write_source(tmp_path / f"src-{name}", f"bench-{name}", texts,
+                     {f"org/m{i}": rng.integers(0, 2, 24).tolist() for i in range(6)})
+        home(name)
+        with open_store() as store, VectorStore.from_settings() as vectors:
+            Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / f"src-{name}"))])
+
+    def answer(name):
+        home(name)
+        with open_store() as store, VectorStore.from_settings() as vectors:
+            return [(m.model, m.variance) for m in find_models(["Explain how to bake bread."], top=6, store=store,
+                                                                vectors=vectors)]
+
+    query._PATTERNS.clear()  # as a fresh process
+    alone = answer("y")
+    query._PATTERNS.clear()
+    answer("x")
+    assert answer("y") == alone
+
+
 @pytest.mark.parametrize("top", [0, -1, 2.5, None, True])
 def test_a_bad_top_names_top(top):
     """`indexer.query.find_models(prompts, top=0)`: the input error names `top`, its own argument (checked before any
