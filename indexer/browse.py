@@ -187,7 +187,7 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         observed.append({"name": b, "accuracy": _num(float(mean.mean()), 4) if len(u) else None, "n": int(len(u))})
     note = None
     if not observed and payload.get("accuracy_by_benchmark"):
-        # no outcomes here (a pulled index): the accuracy per benchmark its record was published with, n unknown
+        # no outcomes here (a pulled index): the accuracy and n per benchmark its record was published with
         # (before, an empty table under "N prompts measured")
         ns = payload.get("n_by_benchmark") or {}  # its n, where the record carries it (records of old: unknown)
         observed = [{"name": b, "accuracy": _num(a, 4), "n": ns.get(b)}
