@@ -6,7 +6,8 @@
 
 Importing this package is cheap: torch, sentence-transformers, SQLAlchemy and qdrant-client load only
 inside the modules that need them (``indexer.encoder``, ``indexer.store``); ``find_models``, ``Filters``,
-``FindResult`` and the browse functions are imported on first access.
+``FindResult`` and the browse functions are imported on first access, and listed by ``dir(indexer)`` before it
+(what IPython's and Jupyter's completion of ``indexer.`` read).
 """
 
 __version__ = "0.1.0"
@@ -27,3 +28,9 @@ def __getattr__(name: str):
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The module's names with the lazy ones (PEP 562): before, ``dir(indexer)`` lacked ``find_models`` and the rest
+    until their first access, so ``indexer.<TAB>`` in IPython or Jupyter did not offer them."""
+    return sorted(set(globals()) | set(_LAZY))

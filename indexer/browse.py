@@ -7,8 +7,8 @@
 - :func:`count_models`: how many models :func:`list_models` lists without ``offset``/``limit`` (what a page is out of).
 - :func:`list_benchmarks`: every benchmark with its group, number of prompts and number of models measured.
 - :func:`model_detail`: one model (by key, Hub id or any alias): its benchmarks with observed accuracy and n (in an
-  index without its per-prompt results, a pulled one, the accuracy its record was published with, ``n`` null and
-  ``benchmarks_note`` saying so), and
+  index without its per-prompt results, a pulled one, the accuracy and n its record was published with, ``n`` null
+  from records that carry none, and ``benchmarks_note`` saying so), and
   the benchmarks where its predicted success is highest relative to the other models (``strengths``: the
   calibrated probability on the benchmark's vector minus the mean over every indexed model, and its rank there).
   These use the calibration as if every model were measured near each benchmark (one folded query per benchmark
@@ -121,10 +121,10 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None) 
 
 def list_benchmarks(*, store=None) -> list[dict]:
     """Every benchmark by name: ``{"name", "group", "prompts", "models"}`` (models: how many were measured on it)."""
-    if store is None:
-        from .query import _shared_stores
+    if store is None:  # SQL alone (before, the shared pair: its vector store held the embedded folder for nothing)
+        from .query import _shared_sql
 
-        store = _shared_stores()[0]
+        store = _shared_sql()
     counts = store.benchmark_model_counts()
     rows = [{"name": b.name, "group": b.group, "prompts": int(b.n_prompts), "models": counts.get(b.name, 0)}
             for b in store.list_benchmarks()]
@@ -152,7 +152,8 @@ def _published_counts(store) -> tuple[dict[str, int], dict[str, set]]:
 
 def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS) -> dict:
     """One model: identity, metadata, ``benchmarks`` (observed accuracy and n on each, by name; with no outcomes
-    here, the published accuracy with ``n`` None and ``benchmarks_note`` :data:`PUBLISHED`, else None) and ``strengths``
+    here, the published accuracy and n (None where the record carries none) and ``benchmarks_note`` :data:`PUBLISHED`,
+    else None) and ``strengths``
     (the benchmarks where its predicted success is highest relative to the other indexed models: ``probability``,
     ``mean`` over the models, ``delta``, its ``rank`` among ``of`` models, best first)."""
     from .query import predictor
@@ -161,6 +162,9 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         raise InputError("a model id must be a non-empty string", item="model")
     if bad := name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (its name before)
         raise InputError(f"model {model_id[:60]!r} {bad}", item="model")
+    if isinstance(strengths, bool) or not isinstance(strengths, (int, np.integer)) or strengths < 0:
+        # as list_models' offset and limit (before, "2": a TypeError from inside; -1: silently none)
+        raise InputError(f"strengths must be a non-negative integer, not {strengths!r}", item="strengths")
     store, vectors, sp, name = _stores(store, vectors, space)
     # the model the path (or ID) names: "model", as for a blank or NUL id (before: null), not compare mode's "models"
     (key,) = _resolve_models(store, [model_id], item="model")
@@ -183,9 +187,10 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         observed.append({"name": b, "accuracy": _num(float(mean.mean()), 4) if len(u) else None, "n": int(len(u))})
     note = None
     if not observed and payload.get("accuracy_by_benchmark"):
-        # no outcomes here (a pulled index): the accuracy per benchmark its record was published with, n unknown
+        # no outcomes here (a pulled index): the accuracy and n per benchmark its record was published with
         # (before, an empty table under "N prompts measured")
-        observed = [{"name": b, "accuracy": _num(a, 4), "n": None}
+        ns = payload.get("n_by_benchmark") or {}  # its n, where the record carries it (records of old: unknown)
+        observed = [{"name": b, "accuracy": _num(a, 4), "n": ns.get(b)}
                     for b, a in sorted(payload["accuracy_by_benchmark"].items()) if a is not None]
         note = PUBLISHED if observed else None
     best = []

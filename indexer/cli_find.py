@@ -358,7 +358,7 @@ def search(
 
 def _measured_on(benchmark: str, benchmarks: list[dict], near: str) -> str:
     """A benchmark query's "measured on it" cell: the model's observed accuracy on the benchmark and of how many
-    prompts ("57% of 30"; "57% (published)" in a pulled index, which holds no count), beside the probability the
+    prompts ("57% of 30"; "57% (published)" from records that carry no count), beside the probability the
     method predicts for it, which the ridge shrinks toward the model's general level and may differ from it
     (before, only "yes (30)": the table showed 74% for a model that got 57% of the benchmark's 30 prompts right, and
     nothing said so); a model not measured on it: ``near`` ("no", or "unknown" where the index cannot tell)."""

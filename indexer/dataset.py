@@ -629,9 +629,12 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                         errors.add(w, f"{c} is {m[c]}, not a finite number >= 0")
                 if m["n_prompts"] is None or m["n_prompts"] < 0:
                     errors.add(w, "n_prompts is missing or negative")
-                if v is None:
-                    continue
                 bench = list(m["benchmarks"] or [])
+                bad_n = next((b for b in bench if b.get("n") is not None and b["n"] < 0), None)
+                if bad_n is not None:
+                    errors.add(w, f"benchmark {bad_n['name']} has n {bad_n['n']}, not a count >= 0")
+                if v is None or bad_n is not None:
+                    continue
                 rec.aliases[m["model"]] = sorted({m["model"], *[a for a in (m["aliases"] or []) if a]})
                 rec.models.append({"key": m["model"], "kind": m["kind"] or "name", "revision": m["model_revision"],
                                    "author": m["author"], "license": m["license"],
@@ -644,7 +647,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                     m["model"], v, int(m["n_prompts"] or 0), [b["name"] for b in bench],
                     {b["name"]: float(b["accuracy"]) for b in bench if b["accuracy"] is not None},
                     m["inputs_digest"], _time(m["computed_at"], w, errors), m["pattern"], _finite(m["model_lambda"]),
-                    _finite(m["noise"])))
+                    _finite(m["noise"]),
+                    # the outcome cells per benchmark (before, dropped: a pulled home showed every n as unknown)
+                    {b["name"]: int(b["n"]) for b in bench if b.get("n") is not None} or None))
         # prompts: written whenever the space indexed prompts, which its benchmark rows' n_prompts count (a benchmark
         # vector is the mean of its prompts' rows); a copy without the file would pull silently and then fill no
         # question's answer options and tell no model's coverage, so it is refused (a space that indexed none, and a

@@ -56,7 +56,8 @@ all is near.
 across sources averaged); ``evidence.benchmarks`` its observed accuracy and n on the benchmarks nearest to the
 query (those of the neighbourhood, nearest first; a benchmark query's own first), not its overall accuracy; where
 the index holds none of the model's per-prompt outcomes (a pulled index) they are the accuracies its published
-record carries (the vector's payload, ``accuracy_by_benchmark``) with ``n`` null.
+record carries (the vector's payload, ``accuracy_by_benchmark``) with its ``n`` (``n_by_benchmark``; null from
+records that carry none).
 """
 
 from __future__ import annotations
@@ -679,13 +680,18 @@ def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list
 
 
 def _stores(store, vectors):
-    """The given stores, or the process's shared ones (:func:`indexer.query._shared_stores`) for those not given."""
-    if store is None or vectors is None:
+    """The given stores, or the process's shared ones (:func:`indexer.query._shared_stores`) for those not given: given
+    a vector store alone, the shared SQL store alone (:func:`indexer.query._shared_sql`), no second vector store."""
+    if vectors is None:
         from .query import _shared_stores
 
         shared_store, shared_vectors = _shared_stores()
         store = store or shared_store
-        vectors = vectors or shared_vectors
+        vectors = shared_vectors
+    elif store is None:
+        from .query import _shared_sql
+
+        store = _shared_sql()
     return store, vectors
 
 
@@ -792,7 +798,8 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         p = m.payload
         cells, accs, n_known = observed.get(m.model, ({}, {}, 0))
         if not n_known and p.get("accuracy_by_benchmark"):  # no outcomes here (a pulled index): the published accuracy
-            accs = {b: (a, None) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
+            ns = p.get("n_by_benchmark") or {}  # and its n, where the record carries it
+            accs = {b: (a, ns.get(b)) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
         mine = [x for x in near if x["id"] in cells]
         seen = by_pattern.get(m.model)
         close = [x for x in (mine if seen is None else [x for x in near if x["id"] in seen]) if is_near(x)]

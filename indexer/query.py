@@ -65,19 +65,25 @@ class Match:
 #: RANKS: ``probability`` (the calibrated probability: Qdrant's own order) or ``lcb`` (the lower end of the
 #: probability's interval: re-ranks a candidate set, grown until the top k are settled)
 RANKS = ("probability", "lcb")
-_PATTERNS: dict[tuple[str, str], object] = {}  # (space key, pattern key) -> PatternPosterior, per process
+#: (database, space id, space key, pattern key) -> PatternPosterior, per process. A pattern key is a digest of the
+#: database's own prompt ids (indexer.pipeline._pattern_id), so two databases (two homes queried by one program)
+#: can hold one key for different prompts: keyed by space key alone, the second home's intervals came from the
+#: first home's factors
+_PATTERNS: dict[tuple, object] = {}
 _OBSERVED: dict[str, frozenset] = {}  # a pattern's observed prompt set by its digest, per process
 
 
 def predictor(store, space, state: tuple | None = None):
     """The :class:`~indexer.posterior.Predictor` of a space: its stored calibration, and its coverage patterns'
     posterior factors loaded on demand and kept for the process (a pattern's factors are fixed by the space and
-    the prompt set its key names). ``state``: the space's ``(calibration, prior)`` as :func:`_space_state` just
+    the prompt set its key names in its database: kept per database, :data:`_PATTERNS`). ``state``: the space's ``(calibration, prior)`` as :func:`_space_state` just
     read them (not read again)."""
     from .posterior import Predictor
     from .space import SpaceSpec
 
-    skey = SpaceSpec.of(space).key
+    url = getattr(store, "url", None)
+    db = id(store) if url in (None, "sqlite://", "sqlite:///:memory:") else str(url)  # in memory: this store's alone
+    skey = (db, space.id, SpaceSpec.of(space).key)
 
     def load(keys):
         want = [k for k in keys if (skey, k) not in _PATTERNS]
@@ -246,8 +252,12 @@ def _shared_stores():
         got = _OPEN.get("stores")
         if got is not None and got[0] == key and not got[2].closed:
             return got[1], got[2]
+        sql = _OPEN.pop("sql", None)  # an SQL store opened alone (:func:`_shared_sql`) for these settings is kept
+        if sql is not None and sql[0] != s.database_url:
+            sql[1].close()
+            sql = None
         _close_locked()
-        store = open_store()
+        store = sql[1] if sql is not None else open_store()
         try:
             vectors = VectorStore.from_settings(s).share()
         except BaseException:
@@ -260,11 +270,41 @@ def _shared_stores():
         return store, vectors
 
 
+def _shared_sql():
+    """The SQL store of the current settings alone, for a call that needs no vector store of its own
+    (:func:`indexer.list_benchmarks`) or was given one (``find_models(..., vectors=V)``): the shared pair's when it is
+    open, else one opened and kept apart. Before, such a call opened the pair, whose vector store, on the embedded
+    folder a store of the caller already held, failed with BusyError (and otherwise held the folder for nothing)."""
+    from .config import get_settings
+    from .store.sql import open_store
+
+    s = get_settings()
+    key = (s.database_url, s.qdrant_url, str(s.qdrant_path), s.qdrant_engine)
+    with _OPEN_LOCK:
+        got = _OPEN.get("stores")
+        if got is not None and got[0] == key and not got[2].closed:
+            return got[1]
+        sql = _OPEN.get("sql")
+        if sql is not None and sql[0] == s.database_url:
+            return sql[1]
+        if sql is not None:
+            sql[1].close()
+        store = open_store()
+        if not _OPEN.get("atexit"):
+            atexit.register(close_cached)
+            _OPEN["atexit"] = True
+        _OPEN["sql"] = (s.database_url, store)
+        return store
+
+
 def _close_locked() -> None:
     got = _OPEN.pop("stores", None)
     if got is not None:
         got[2].close()
         got[1].close()
+    sql = _OPEN.pop("sql", None)
+    if sql is not None:
+        sql[1].close()
 
 
 def close_cached() -> None:

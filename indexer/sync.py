@@ -180,6 +180,9 @@ def _model_point(mv, rec, aliases: dict | None = None) -> Point:
         # every other name its sources gave it (indexer.identity; the model_aliases table)
         "aliases": sorted(a for a in (aliases or {}).get(mv.model, []) if a != mv.model),
     }
+    counts = getattr(mv, "counts", None)
+    if counts:  # a pulled vector: the outcome cells per benchmark its record carries (a built one's are its outcomes)
+        payload["n_by_benchmark"] = {k: int(v) for k, v in counts.items()}
     vec = np.asarray(mv.vector, dtype=np.float32)
     digest = _digest({"key": mv.model, **payload}, vec)
     for k in UNSTORED:  # covered by the digest (as before), but not written into the index: nothing reads them there

@@ -1,6 +1,8 @@
 """indexer.browse: models (filters, paging, benchmark), benchmarks (prompts, models measured), one model's record
 (observed accuracy and n, strengths relative to the other models), close-name suggestions."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,17 @@ def test_model_detail_observed_and_strengths(idx):
     assert api["model"] == "gpt-4o" and api["api_only"] and api["hub_id"] is None
     with pytest.raises(NotFoundError, match="did you mean org/a"):
         model_detail("org/aa", store=store, vectors=vectors)
+
+
+@pytest.mark.parametrize("strengths", ["2", -1, 2.5, True, None])
+def test_a_bad_strengths_names_strengths(idx, strengths):
+    """`model_detail(ID, strengths=S)` with S not a non-negative integer: an InputError naming `strengths`, as
+    `list_models` does for `offset` and `limit`; before, "2" raised TypeError ('>' not supported between 'str' and
+    'int') from inside and -1 answered no strengths without a word."""
+    from indexer.errors import InputError
+
+    store, vectors, _ = idx
+    with pytest.raises(InputError, match=rf"strengths must be a non-negative integer, not {re.escape(repr(strengths))}") as err:
+        model_detail("org/a", store=store, vectors=vectors, strengths=strengths)
+    assert err.value.item == "strengths"
+    assert len(model_detail("org/a", store=store, vectors=vectors, strengths=0)["strengths"]) == 0

@@ -664,6 +664,19 @@ def test_importing_the_entry_point_is_cheap():
     assert out == "[] False"
 
 
+def test_dir_of_the_package_lists_the_library_before_first_access():
+    """`dir(indexer)` (what IPython's and Jupyter's `indexer.<TAB>` completion reads) lists every name of
+    `indexer.__all__` in a fresh process, before any was accessed, and still loads nothing heavy. Before, it listed
+    none of them (they are imported on first access), so completion offered only submodules."""
+    import subprocess
+    import sys
+
+    code = ("import sys, indexer; names = dir(indexer); print(sorted(set(indexer.__all__) - set(names)), "
+            "[m for m in ('numpy', 'torch', 'sqlalchemy') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[] []"
+
+
 def test_a_model_measured_on_a_varied_benchmark_is_measured_near_its_benchmark_query(tmp_path, encoder):
     """A benchmark of varied prompts (20 unrelated tasks) has a mean vector that many of its prompts are not similar
     to (cosine below NEAR_SIMILARITY). Its query's neighbourhood is its own prompts, so a model measured on it, even

@@ -648,15 +648,108 @@ def test_a_pulled_model_page_shows_the_published_accuracy_per_benchmark(publishe
     assert [b["name"] for b in theirs["benchmarks"]] == [b["name"] for b in mine["benchmarks"]]
     assert [b["accuracy"] for b in theirs["benchmarks"]] == pytest.approx([b["accuracy"] for b in mine["benchmarks"]],
                                                                            abs=1e-4)
-    assert all(b["n"] is None for b in theirs["benchmarks"]) and theirs["benchmarks_note"] == published
+    # the n each benchmark's accuracy was published with (before, dropped by the pull: null)
+    assert [b["n"] for b in theirs["benchmarks"]] == [b["n"] for b in mine["benchmarks"]]
+    assert theirs["benchmarks_note"] == published
     out = CliRunner().invoke(app, ["model", top])
     assert out.exit_code == 0, out.output
     text = " ".join(out.output.split())
-    assert "as published (no per-prompt results here)" in text and "unknown" in text
+    assert "as published (no per-prompt results here)" in text and "unknown" not in text
     assert all(b["name"] in text for b in mine["benchmarks"])
     with TestClient(create_app(Service(encoder=encoder))) as client:
         got = client.get("/v1/models/" + top).json()
     assert got["benchmarks"] == theirs["benchmarks"] and got["benchmarks_note"] == published
+
+
+def test_a_pulled_home_shows_the_published_n_of_each_benchmark_accuracy(publisher, tmp_path, monkeypatch, capsys):
+    """The records carry each benchmark's observed accuracy with its n (outcome cells); the pull kept the accuracy and
+    dropped the n, so a pulled home said "57% (published)" / n unknown where its publisher said "57% of 30". Now the
+    pull keeps it (``model_vectors.counts``, the index payload's ``n_by_benchmark``): a benchmark search's "measured on
+    it", the evidence's benchmarks and the model page give the publisher's n; records that carry no n still pull,
+    n unknown."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from indexer.browse import model_detail
+    from indexer.cli_find import _print_result
+    from indexer.find import find_models as find
+
+    store_a, vectors_a, _ = publisher
+    law = CATEGORIES[1]
+    mine = find(benchmark=law, k=5, store=store_a, vectors=vectors_a)
+    top = mine.results[0].model
+    page_a = model_detail(top, store=store_a, vectors=vectors_a)["benchmarks"]
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+
+    def pulled(home):
+        _home(tmp_path, monkeypatch, home)
+        pull(str(tmp_path / "d"))
+        store_b, vectors_b = open_store(), VectorStore.from_settings()
+        try:
+            return (find(benchmark=law, k=5, store=store_b, vectors=vectors_b),
+                    model_detail(top, store=store_b, vectors=vectors_b)["benchmarks"])
+        finally:
+            vectors_b.close()
+            store_b.close()
+
+    theirs, page_b = pulled("home_b")
+    assert [r.model for r in theirs] == [r.model for r in mine]
+    for r, a in zip(theirs, mine):
+        assert r.evidence.benchmarks[0]["name"] == law and r.evidence.benchmarks[0]["n"] == 30
+        assert [(b["name"], b["n"]) for b in r.evidence.benchmarks] == [(b["name"], b["n"]) for b in a.evidence.benchmarks]
+    assert [(b["name"], b["n"]) for b in page_b] == [(b["name"], b["n"]) for b in page_a] and page_b[0]["n"] > 0
+    _print_result(theirs)
+    out = capsys.readouterr().out
+    assert " of 30" in out and "(published)" not in out
+    # records published without n (a hand-made or older copy): they pull, n unknown, "(published)" in the table
+    f = next((tmp_path / "d" / "models").glob("*.parquet"))
+    t = pq.read_table(f)
+    col = t.column("benchmarks")
+    bare = pa.array([[dict(b, n=None) for b in row] for row in col.to_pylist()], type=col.type)
+    pq.write_table(t.set_column(t.schema.get_field_index("benchmarks"), "benchmarks", bare), f)
+    old, page_c = pulled("home_c")
+    assert all(b["n"] is None for r in old for b in r.evidence.benchmarks) and all(b["n"] is None for b in page_c)
+    _print_result(old)
+    assert "(published)" in capsys.readouterr().out
+
+
+def test_a_pulled_home_gives_the_publishers_accuracy_to_the_last_digit(tmp_path, monkeypatch, encoder):
+    """A model's observed accuracy per benchmark, stored with its vector (and so published), is the mean of its
+    outcomes in float64, as the publisher's own answers compute it from the outcomes: a pulled home shows the same
+    4 digits. Before, it was a float32 mean: 131 of 160 was 0.8187500238 there, so the publisher said 0.8187 and the
+    pulled home 0.8188 (on evalarena_code's 800-prompt benchmarks, gpt-4o+cot's cruxeval-output 0.7762 / 0.7763)."""
+    from helpers import write_table
+
+    from indexer.find import find_models as find
+
+    rng = np.random.default_rng(3)
+    outs = {f"org/m{i}": rng.integers(0, 2, 160).tolist() for i in range(5)}
+    outs["org/m0"] = [1] * 131 + [0] * 29  # 131/160 = 0.81875, not a float32
+    _home(tmp_path, monkeypatch, "home_a")
+    write_table(tmp_path / "src", "bench", outs, 160)
+    store, vectors = open_store(), VectorStore.from_settings()
+    try:
+        Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "src"))])
+        (sp,) = store.list_spaces()
+        assert {mv.model: mv.accuracy["bench"] for mv in store.load_model_vectors(sp.id)}["org/m0"] == 131 / 160
+        mine = find(benchmark="bench", k=5, store=store, vectors=vectors).to_dict()["results"]
+        publish("tester/recs", store=store, dry_run=tmp_path / "d")
+    finally:
+        vectors.close()
+        store.close()
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        theirs = find(benchmark="bench", k=5, store=store_b, vectors=vectors_b).to_dict()["results"]
+    finally:
+        vectors_b.close()
+        store_b.close()
+    assert [r["model"] for r in theirs] == [r["model"] for r in mine]
+    assert {r["model"]: r["evidence"]["benchmarks"] for r in theirs} == {r["model"]: r["evidence"]["benchmarks"]
+                                                                         for r in mine}
+    assert next(r for r in theirs if r["model"] == "org/m0")["evidence"]["benchmarks"] == [
+        {"name": "bench", "accuracy": 0.8187, "n": 160}]
 
 
 def test_ingesting_raw_results_lifts_read_only(publisher, tmp_path, monkeypatch):
@@ -733,10 +826,11 @@ def test_a_pulled_index_says_measured_near_is_unknown_not_no(publisher, tmp_path
         for r in theirs:
             assert r.coverage.measured_near is None and r.coverage.near is None and r.coverage.benchmarks is None
             assert r.to_dict()["coverage"] == {"near": None, "measured_near": None, "benchmarks": None}
-        # the nearest benchmarks' accuracy: the published one (n not in a pulled index), as measured at the publisher
+        # the nearest benchmarks' accuracy and n: the published ones, as measured at the publisher
         for r, a in zip(theirs, mine):
             assert [b["name"] for b in r.evidence.benchmarks] == [b["name"] for b in a.evidence.benchmarks]
-            assert r.evidence.benchmarks and all(b["n"] is None for b in r.evidence.benchmarks)
+            assert r.evidence.benchmarks and [b["n"] for b in r.evidence.benchmarks] == [
+                b["n"] for b in a.evidence.benchmarks]
             assert [b["accuracy"] for b in r.evidence.benchmarks] == pytest.approx(
                 [b["accuracy"] for b in a.evidence.benchmarks], abs=1e-4)
         _print_result(theirs)

@@ -211,6 +211,63 @@ def test_find_models_without_stores_opens_them_once_and_yields_the_folder(tmp_pa
     assert len(opened) == 3
 
 
+def test_a_program_holding_its_own_vector_store_can_pass_it_alone(indexed):
+    """A program that opened the configured vector store itself and passes it alone (`indexer.find_models(...,
+    vectors=V)`, `model_detail(..., vectors=V)`, `indexer.query.find_models(..., vectors=V)`), or calls
+    `list_benchmarks()` (SQL only), gets its answer: only an SQL store is opened for it, kept for the next call and
+    released by `close_cached()`. Before, each opened the shared pair, whose second vector store on the folder the
+    program held failed with BusyError (which named the program itself as "another taskspace process")."""
+    import indexer
+    from indexer import query
+
+    store, vectors = indexed
+    want = [(m.model, m.score) for m in find_models(benchmark="alpha", store=store, vectors=vectors)]
+    assert [(r.model, r.score) for r in indexer.find_models(benchmark="alpha", vectors=vectors)] == want
+    assert [(m.model, m.score) for m in find_models(benchmark="alpha", vectors=vectors)] == want
+    assert indexer.model_detail("m1", vectors=vectors)["model"] == "m1"
+    assert [b["name"] for b in indexer.list_benchmarks()] == ["alpha"]
+    assert query._OPEN.get("stores") is None and query._OPEN["sql"][1] is not None  # no second vector store
+    query.close_cached()
+    assert query._OPEN.get("sql") is None
+
+
+def test_two_homes_queried_by_one_process_each_get_their_own_intervals(tmp_path, monkeypatch, encoder):
+    """Two homes indexed from different data (each 24 prompts, every model measured on all: one coverage pattern,
+    whose key is a digest of the database's prompt ids 1..24, the same in both), queried by one program: the second
+    home's variances and intervals are its own, as a fresh process gives them. Before, the process kept pattern
+    factors by space and pattern key alone, so the second home's answers used the first home's factors (a
+    variance of 2.57 where its own is 3.89)."""
+    from helpers import write_source
+
+    from indexer import query
+    from indexer.config import reset_settings
+
+    def home(name):
+        monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / name))
+        reset_settings()
+
+    for name, topic, seed in (("x", "cooking recipes", 1), ("y", "orbital mechanics", 2)):
+        rng = np.random.default_rng(seed)
+        texts = [f"Question {j} about {topic}: explain step {j} of {topic} in detail." for j in range(24)]
+        write_source(tmp_path / f"src-{name}", f"bench-{name}", texts,
+                     {f"org/m{i}": rng.integers(0, 2, 24).tolist() for i in range(6)})
+        home(name)
+        with open_store() as store, VectorStore.from_settings() as vectors:
+            Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / f"src-{name}"))])
+
+    def answer(name):
+        home(name)
+        with open_store() as store, VectorStore.from_settings() as vectors:
+            return [(m.model, m.variance) for m in find_models(["Explain how to bake bread."], top=6, store=store,
+                                                                vectors=vectors)]
+
+    query._PATTERNS.clear()  # as a fresh process
+    alone = answer("y")
+    query._PATTERNS.clear()
+    answer("x")
+    assert answer("y") == alone
+
+
 @pytest.mark.parametrize("top", [0, -1, 2.5, None, True])
 def test_a_bad_top_names_top(top):
     """`indexer.query.find_models(prompts, top=0)`: the input error names `top`, its own argument (checked before any

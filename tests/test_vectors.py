@@ -410,6 +410,37 @@ def test_second_process_gets_busy_error(tmp_path):
         assert vs.spaces() == []
 
 
+def test_a_second_store_of_this_process_is_told_it_is_this_process(tmp_path):
+    """A second VectorStore on a folder this process already holds (a program that opened its own store beside the one
+    find_models keeps, or a session that re-imported taskspace: the old modules' store still holds the lock): the
+    BusyError says this process holds it and what releases it. Before, "another taskspace process is using the index
+    at PATH (pid <this process's own>: ...): wait for it to finish, or stop it"."""
+    path = tmp_path / "q"
+    with VectorStore(path=path):
+        with pytest.raises(BusyError) as err:
+            VectorStore(path=path)
+        said = str(err.value)
+        assert said.startswith(f"this process (pid {os.getpid()}) already holds the index at {path}")
+        assert "another taskspace process" not in said and "close_cached()" in said
+    # a re-import (every indexer module dropped and imported again, as a session may): the same, in a fresh process
+    code = f"""
+        import sys
+        from indexer.store.vectors import VectorStore
+        kept = VectorStore(path={str(path)!r})
+        for name in [m for m in sys.modules if m == "indexer" or m.startswith("indexer.")]:
+            del sys.modules[name]
+        from indexer.errors import BusyError
+        from indexer.store.vectors import VectorStore as Again
+        try:
+            Again(path={str(path)!r})
+        except BusyError as e:
+            print(e)
+    """
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("this process (pid "), out.stdout + out.stderr
+    assert "restarting the interpreter" in out.stdout
+
+
 def test_an_opener_waits_for_a_query_command_that_holds_the_folder(tmp_path, monkeypatch):
     """A query command holding the embedded folder (`taskspace search`, `models`, `model`: seconds) is waited for, up
     to `QUERY_WAIT` seconds, by the next opener (an index pass at its last stage, another search); another holder

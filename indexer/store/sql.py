@@ -109,7 +109,8 @@ Schema (tables; ``id`` integer primary keys; times are timezone-aware UTC)
   Deleted with their source.
 - ``spaces``: encoder, dim, lam, eps, method, params (JSON), key (unique digest of all those), created_at.
 - ``model_vectors``: (space_id, model_id) unique, dim, vector (float32 packed), n_prompts, benchmarks (JSON),
-  accuracy (JSON), inputs_digest, computed_at.
+  accuracy (JSON), counts (JSON: outcome cells per benchmark of a pulled vector, migration 0014; NULL for one built
+  here), inputs_digest, computed_at.
 - ``benchmark_vectors``: (space_id, benchmark_id) unique, dim, vector, n_prompts, computed_at.
 - ``space_priors``: space_id (primary key), dim, vector (float64 packed), n_models, computed_at.
 - ``runs``: kind, started_at, finished_at, status, pid, counts (JSON), errors (JSON).

@@ -301,14 +301,15 @@ class DerivedMixin:
         """Stored vectors of a space, by model key (all models when ``models`` is None)."""
         v = ModelVectorRow
         q = (select(Model.key, v.vector, v.n_prompts, v.benchmarks, v.accuracy, v.inputs_digest, v.computed_at,
-                    v.pattern, v.lam, v.noise)
+                    v.pattern, v.lam, v.noise, v.counts)
              .join(Model, Model.id == v.model_id).where(v.space_id == space_id).order_by(Model.key))
         with self._read() as conn:  # plain rows, not ORM objects (32k vectors)
             rows = rows_for_keys(conn, q, Model.key, models)
         if models is not None:
             rows.sort(key=lambda r: r[0])
-        return [ModelVector(k, np.frombuffer(vec, dtype="<f4").copy(), n, list(b or []), dict(a or {}), d, t, pk, lam, nz)
-                for k, vec, n, b, a, d, t, pk, lam, nz in rows]
+        return [ModelVector(k, np.frombuffer(vec, dtype="<f4").copy(), n, list(b or []), dict(a or {}), d, t, pk, lam, nz,
+                            dict(c) if c else None)
+                for k, vec, n, b, a, d, t, pk, lam, nz, c in rows]
 
     def model_vector_matrix(self, space_id: int) -> tuple[list[str], np.ndarray]:
         """(model keys, float32 (n, dim) vectors) of every vector of the space, in key order (as Python orders

@@ -204,6 +204,9 @@ class ModelVectorRow(Base):
     n_prompts: Mapped[int] = mapped_column(Integer)
     benchmarks: Mapped[list | None] = mapped_column(JSON)
     accuracy: Mapped[dict | None] = mapped_column(JSON)
+    #: outcome cells per benchmark as a pulled record carries them (migration 0014); None where the vector was built
+    #: here (its outcomes count them) or its record carried none
+    counts: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     inputs_digest: Mapped[str | None] = mapped_column(String(64))
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # the posterior of the model's scores: its coverage pattern (a key of space_patterns), lambda, s^2

@@ -227,7 +227,7 @@ class RecordsMixin:
         self._forget_point_digests(conn, mids.values())  # metadata and aliases in their index payloads
         vec_rows = [dict(space_id=sid, model_id=mids[v.model], dim=int(spec.dim), vector=f4(v.vector),
                          n_prompts=int(v.n_prompts), benchmarks=list(v.benchmarks), accuracy=dict(v.accuracy),
-                         inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow(), pattern=v.pattern,
+                         counts=dict(v.counts) if v.counts else None, inputs_digest=v.inputs_digest, computed_at=v.computed_at or utcnow(), pattern=v.pattern,
                          lam=v.lam, noise=v.noise) for v in item.vectors]
         for c in chunks(vec_rows, 500):
             conn.execute(ModelVectorRow.__table__.insert(), c)

@@ -148,6 +148,9 @@ class ModelVector:
     pattern: str | None = None
     lam: float | None = None
     noise: float | None = None
+    #: outcome cells per benchmark, as a pulled record carries them (``benchmarks[].n`` of models/<space>.parquet);
+    #: None for a vector built here, whose counts come from its outcomes
+    counts: dict[str, int] | None = None
 
 
 @dataclass

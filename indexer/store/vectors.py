@@ -165,7 +165,16 @@ def _busy_message(path: Path, holder: str) -> str:
     """:data:`_BUSY` with who holds the folder (``holder``: the lock file's "PID COMMAND" line) and what to do: a
     running ``taskspace serve`` answers the query itself. Before, the message named neither, so a search run beside
     a server was told only to set up a Qdrant server."""
+    import os
+
     pid, _, command = holder.strip().partition(" ")
+    if pid == str(os.getpid()):
+        # this process holds it (another VectorStore, or one its modules kept before a re-import: importlib.reload,
+        # autoreload); before, "another taskspace process ... (pid <this one>)" sent the user looking for a process
+        return (f"this process (pid {pid}) already holds the index at {path} through another VectorStore: close that "
+                "one first (store.close(), or indexer.query.close_cached() for the stores find_models keeps); one "
+                "kept by taskspace's modules before they were re-imported (importlib.reload, autoreload) is "
+                "released only by restarting the interpreter (the Jupyter kernel)")
     if not pid.isdigit() or not command:
         return _BUSY.format(path)
     if command.split()[-1:] == ["serve"] and _command().split()[-1:] in (["index"], ["reindex"], ["worker"],
