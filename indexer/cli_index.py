@@ -188,7 +188,7 @@ def worker(
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
     max_passes: Optional[int] = typer.Option(None, "--max-passes", min=1, help="Stop after this many passes, 1 or more (default: run forever)."),
 ) -> None:
-    """Run indexing passes on a schedule until SIGTERM/SIGINT (finishes the current item, then exits).
+    """Run indexing passes on a schedule until SIGTERM/SIGINT/SIGHUP (finishes the current item, then exits).
 
     Examples:
 

@@ -1,7 +1,9 @@
 """The scheduled worker: ``taskspace worker --every 6h`` (or a cron expression) runs indexing passes forever.
 
-- SIGTERM / SIGINT set a stop flag: the current item (source, stage) finishes, the pass records itself as
-  ``stopped`` and the worker exits 0. A second signal exits at once (what was committed stays committed).
+- SIGTERM / SIGINT / SIGHUP set a stop flag: the current item (source, stage) finishes, the pass records itself as
+  ``stopped`` and the worker exits 0. A second signal exits at once (what was committed stays committed). SIGHUP (the
+  terminal or ssh session closed) is taken as SIGTERM: there is nothing to reload (each pass reads ``sources.toml``
+  afresh), and its default action killed the worker mid-pass, leaving its run ``running``.
 - One pass per database at a time (the SQL lock ``"index"``): when another process holds it, the worker
   waits and tries again (``wait=True``) or exits with a clear message.
 - A pass that fails (a lost database, or an unexpected exception: a bug) is logged (an unexpected exception with
@@ -48,6 +50,7 @@ class Worker:
     def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGHUP, self._on_signal)  # a closed terminal: stop as for SIGTERM (nothing to reload)
 
     def serve(self) -> int:
         """Loop until stopped (or ``max_passes``). Returns the exit code."""

@@ -423,3 +423,45 @@ def test_sigterm_to_demo_removes_its_throwaway_home(tmp_path, TASKSPACE):
         proc.kill()
     assert proc.returncode == 143, err[-2000:]
     assert list(tmp.glob("taskspace-demo-*")) == [] and "Traceback" not in err
+
+
+def test_sighup_to_the_worker_finishes_the_pass_and_records_it_stopped(tmp_path, TASKSPACE):
+    """SIGHUP to `taskspace worker` (its terminal or ssh session closed, `kill -HUP`): the worker stops as for SIGTERM,
+    its pass recorded `stopped`, exit 0; before, SIGHUP's default action ended the process at once (exit 129, not a
+    log line) and its run stayed `running` in `taskspace runs` until a later pass marked it `killed`."""
+    from indexer.store.sql import open_store
+
+    import uuid
+
+    data = tmp_path / "data"
+    data.mkdir()  # prompts no cache holds: the pass loads the encoder (seconds) after its run is recorded running
+    texts = [f"sighup {uuid.uuid4().hex}: what is {i} + {i}?" for i in range(3)]
+    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n"
+                                      + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
+                                                                           for i in range(3) for j in range(2)))
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    proc = subprocess.Popen([TASKSPACE, "worker", "--every", "1h"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the run is recorded as running once the pass holds the lock
+            if (home / "taskspace.db").exists():
+                with open_store() as store:
+                    runs = store.list_runs(limit=1)
+                if runs and runs[0].status == "running":
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the pass did not start")
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    assert "signal SIGHUP: finishing the current item" in err and "Traceback" not in err, err[-2000:]
+    with open_store() as store:
+        (run,) = store.list_runs(limit=1)
+    assert run.status == "stopped", run
