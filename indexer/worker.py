@@ -58,7 +58,7 @@ class Worker:
             try:
                 report = self.run_pass(self.stop)
                 self.passes += 1
-                log.info("pass finished: %s", getattr(report, "status", report))
+                log.info("pass finished: %s", pass_summary(report))
                 _log_errors(report)
             except BusyError as exc:
                 if not self.wait_for_lock:
@@ -84,6 +84,31 @@ class Worker:
                     break
                 self.stop.wait(min(left, 60.0))
         return 0
+
+
+#: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`)
+_DONE = (("sources", "source(s) ingested"), ("quarantined", "source(s) quarantined"),
+         ("models_added", "model(s) added"), ("prompts_added", "prompt(s) added"), ("outcomes_added", "outcome(s) added"),
+         ("embedded", "prompt(s) embedded"), ("solved", "model(s) solved"), ("removed", "model(s) removed"),
+         ("benchmarks", "benchmark vector(s)"), ("pushed", "model(s) pushed"))
+
+
+def pass_summary(report) -> str:
+    """The worker's line for a finished pass: ``ok (run 3): 1 source(s) ingested, 4 model(s) solved, ...`` or
+    ``ok (run 4): nothing new: 1 source(s) unchanged``. Before, every pass logged only its status ("ok"), the same for a
+    pass that indexed new results and one that changed nothing."""
+    counts = getattr(report, "counts", None)
+    status = getattr(report, "status", report)
+    if not isinstance(counts, dict):
+        return str(status)
+    head = f"{status} (run {getattr(report, 'run_id', '?')})"
+    done = [f"{counts[key]} {what}" for key, what in _DONE if counts.get(key)]
+    if counts.get("rebuilt"):
+        done.append("index rebuilt (" + ", ".join(counts["rebuilt"]) + ")")
+    unchanged = counts.get("sources_unchanged", 0)
+    if not done:
+        return f"{head}: nothing new" + (f": {unchanged} source(s) unchanged" if unchanged else "")
+    return f"{head}: " + ", ".join(done) + (f"; {unchanged} source(s) unchanged" if unchanged else "")
 
 
 #: the item errors of a pass the worker logs (as `taskspace index` prints them); the rest are counted

@@ -465,3 +465,27 @@ def test_sighup_to_the_worker_finishes_the_pass_and_records_it_stopped(tmp_path,
     with open_store() as store:
         (run,) = store.list_runs(limit=1)
     assert run.status == "stopped", run
+
+
+def test_the_worker_says_what_each_pass_did_and_when_it_found_nothing_new(tmp_path, caplog):
+    """Each pass's line in the worker's log says what it did (`1 source(s) ingested, ... model(s) solved`) or that it
+    found nothing new (`nothing new: 1 source(s) unchanged`), with its run id; before, every pass logged only
+    "pass finished: ok", the same for a pass that indexed new results and one that changed nothing."""
+    from indexer.pipeline import run_index
+
+    from helpers import outcomes, write_table
+    import numpy as np
+
+    write_table(tmp_path / "a", "worker-summary", outcomes(np.random.default_rng(0), ["m1", "m2"], 4), 4)
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.sourcelist import SourceSpec
+
+    sourcelist.add(get_settings().sources_file, [SourceSpec(str(tmp_path / "a"))])
+    w = Worker("1s", lambda stop: run_index(stop=stop), max_passes=2)
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        assert w.serve() == 0
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished")]
+    assert len(lines) == 2, caplog.text
+    assert lines[0].startswith("pass finished: ok (run 1): 1 source(s) ingested") and "2 model(s) solved" in lines[0], lines
+    assert lines[1] == "pass finished: ok (run 2): nothing new: 1 source(s) unchanged", lines
