@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -54,9 +55,13 @@ class Worker:
 
     def serve(self) -> int:
         """Loop until stopped (or ``max_passes``). Returns the exit code."""
+        waiting: tuple[str, float] | None = None  # (the holder's message, since when) while another pass holds the lock
         while not self.stop.is_set():
             try:
                 report = self.run_pass(self.stop)
+                if waiting:
+                    log.info("the lock is free (waited %.0f s for the other pass); this pass ran", time.monotonic() - waiting[1])
+                    waiting = None
                 self.passes += 1
                 log.info("pass finished: %s", pass_summary(report))
                 _log_errors(report)
@@ -64,13 +69,19 @@ class Worker:
                 if not self.wait_for_lock:
                     log.error("%s", exc)
                     return exc.exit_code
-                log.warning("%s; trying again in %.0f s", exc, self.busy_retry_seconds)
+                if waiting is None or waiting[0] != str(exc):  # once per holder: not a line every 30 s of its pass
+                    log.warning("%s; waiting: trying again every %.0f s until it is free", exc, self.busy_retry_seconds)
+                    waiting = (str(exc), waiting[1] if waiting else time.monotonic())
+                else:
+                    log.debug("still busy: %s", exc)
                 self.stop.wait(self.busy_retry_seconds)
                 continue
             except IndexerError as exc:
+                waiting = None  # it got the lock (or failed before asking): a later holder is logged again
                 self.passes += 1
                 log.error("pass failed: %s (retrying at the next scheduled time)", exc)
             except Exception as exc:  # noqa: BLE001 - a bug in a pass must not end a scheduled worker
+                waiting = None
                 self.passes += 1
                 log.exception("pass failed with an unexpected %s: %s (retrying at the next scheduled time)",
                               type(exc).__name__, exc)

@@ -489,3 +489,24 @@ def test_the_worker_says_what_each_pass_did_and_when_it_found_nothing_new(tmp_pa
     assert len(lines) == 2, caplog.text
     assert lines[0].startswith("pass finished: ok (run 1): 1 source(s) ingested") and "2 model(s) solved" in lines[0], lines
     assert lines[1] == "pass finished: ok (run 2): nothing new: 1 source(s) unchanged", lines
+
+
+def test_a_worker_waiting_for_the_lock_says_so_once(caplog):
+    """A worker that meets another process's pass (a second worker, `taskspace index` by hand) logs the holder once,
+    then waits without repeating it, and says when it got the lock; before, the same warning (naming the holder and
+    "trying again in 30 s") was logged every 30 s for as long as the other pass ran: 120 lines for an hour's pass."""
+    attempts = []
+
+    def busy(stop):
+        attempts.append(1)
+        if len(attempts) < 5:
+            raise BusyError("another taskspace process holds the 'index' lock (pid 1 on host)")
+        return "ok"
+
+    w = Worker("1h", busy, busy_retry_seconds=0.01, max_passes=1)
+    with caplog.at_level("DEBUG", logger="indexer.worker"):
+        assert w.serve() == 0 and len(attempts) == 5
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "pid 1 on host" in warnings[0] and "waiting" in warnings[0], warnings
+    infos = [r.getMessage() for r in caplog.records if r.levelname == "INFO"]
+    assert any(m.startswith("the lock is free") for m in infos), infos
