@@ -54,7 +54,10 @@ class Worker:
         signal.signal(signal.SIGHUP, self._on_signal)  # a closed terminal: stop as for SIGTERM (nothing to reload)
 
     def serve(self) -> int:
-        """Loop until stopped (or ``max_passes``). Returns the exit code."""
+        """Loop until stopped (or ``max_passes``). Returns the exit code: 0 when stopped by a signal; after
+        ``max_passes`` the last pass's code, as `taskspace index` exits (0 ok, 1 item errors or an unexpected failure,
+        a failed pass's own code). Before, 0 whatever the passes recorded."""
+        last_code = 0
         waiting: tuple[str, float] | None = None  # (the holder's message, since when) while another pass holds the lock
         while not self.stop.is_set():
             try:
@@ -63,6 +66,8 @@ class Worker:
                     log.info("the lock is free (waited %.0f s for the other pass); this pass ran", time.monotonic() - waiting[1])
                     waiting = None
                 self.passes += 1
+                last_code = 1
+                last_code = getattr(report, "exit_code", 0)
                 log.info("pass finished: %s", pass_summary(report))
                 _log_errors(report)
             except BusyError as exc:
@@ -79,14 +84,17 @@ class Worker:
             except IndexerError as exc:
                 waiting = None  # it got the lock (or failed before asking): a later holder is logged again
                 self.passes += 1
+                last_code = exc.exit_code
                 log.error("pass failed: %s (retrying at the next scheduled time)", exc)
             except Exception as exc:  # noqa: BLE001 - a bug in a pass must not end a scheduled worker
                 waiting = None
                 self.passes += 1
                 log.exception("pass failed with an unexpected %s: %s (retrying at the next scheduled time)",
                               type(exc).__name__, exc)
-            if self.stop.is_set() or (self.max_passes is not None and self.passes >= self.max_passes):
+            if self.stop.is_set():
                 break  # stopped during the pass (a signal): no next pass to announce
+            if self.max_passes is not None and self.passes >= self.max_passes:
+                return last_code  # a one-shot (CI, a cron job) tells a failing pass from a clean one, as `index` does
             due = next_run(self.schedule, datetime.now(timezone.utc))
             log.info("next pass at %s", due.isoformat(timespec="seconds"))
             while not self.stop.is_set():

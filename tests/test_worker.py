@@ -510,3 +510,24 @@ def test_a_worker_waiting_for_the_lock_says_so_once(caplog):
     assert len(warnings) == 1 and "pid 1 on host" in warnings[0] and "waiting" in warnings[0], warnings
     infos = [r.getMessage() for r in caplog.records if r.levelname == "INFO"]
     assert any(m.startswith("the lock is free") for m in infos), infos
+
+
+def test_max_passes_exits_with_the_last_passs_code_as_index_does(tmp_path, TASKSPACE):
+    """`taskspace worker --max-passes N` (a one-shot in CI or a cron job) exits as `taskspace index` does for its last
+    pass: 1 when it had item errors (`partial` in `taskspace runs`), 0 when it was `ok`; before, it exited 0 whatever
+    the passes recorded, so a job running it could not tell a failing source from a clean pass."""
+    import json
+
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    gone = tmp_path / "moved-away"
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{gone}"\n')  # configured, then its folder went away
+    res = _cli(TASKSPACE, "worker", "--every", "1s", "--max-passes", "1")
+    runs = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
+    assert [r["status"] for r in runs] == ["partial"], runs
+    assert res.returncode == 1, res.stderr[-2000:]
+    assert f"error: {gone}: no such file or folder" in res.stderr, res.stderr[-2000:]
+    (home / "sources.toml").write_text("")
+    res = _cli(TASKSPACE, "worker", "--every", "1s", "--max-passes", "1")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(_cli(TASKSPACE, "runs", "--json").stdout)[0]["status"] == "ok"
