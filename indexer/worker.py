@@ -53,6 +53,13 @@ class Worker:
         signal.signal(signal.SIGINT, self._on_signal)
         signal.signal(signal.SIGHUP, self._on_signal)  # a closed terminal: stop as for SIGTERM (nothing to reload)
 
+    def _retry_note(self) -> str:
+        """What a failed pass's log line says of the retry: none after the last of ``max_passes`` (a one-shot that
+        promised a retry which never came) or a signal."""
+        if self.stop.is_set() or (self.max_passes is not None and self.passes >= self.max_passes):
+            return ""
+        return " (retrying at the next scheduled time)"
+
     def serve(self) -> int:
         """Loop until stopped (or ``max_passes``). Returns the exit code: 0 when stopped by a signal; after
         ``max_passes`` the last pass's code, as `taskspace index` exits (0 ok, 1 item errors or an unexpected failure,
@@ -85,12 +92,11 @@ class Worker:
                 waiting = None  # it got the lock (or failed before asking): a later holder is logged again
                 self.passes += 1
                 last_code = exc.exit_code
-                log.error("pass failed: %s (retrying at the next scheduled time)", exc)
+                log.error("pass failed: %s%s", exc, self._retry_note())
             except Exception as exc:  # noqa: BLE001 - a bug in a pass must not end a scheduled worker
                 waiting = None
                 self.passes += 1
-                log.exception("pass failed with an unexpected %s: %s (retrying at the next scheduled time)",
-                              type(exc).__name__, exc)
+                log.exception("pass failed with an unexpected %s: %s%s", type(exc).__name__, exc, self._retry_note())
             if self.stop.is_set():
                 break  # stopped during the pass (a signal): no next pass to announce
             if self.max_passes is not None and self.passes >= self.max_passes:

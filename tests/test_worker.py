@@ -531,3 +531,21 @@ def test_max_passes_exits_with_the_last_passs_code_as_index_does(tmp_path, TASKS
     res = _cli(TASKSPACE, "worker", "--every", "1s", "--max-passes", "1")
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(_cli(TASKSPACE, "runs", "--json").stdout)[0]["status"] == "ok"
+
+
+def test_the_last_pass_of_max_passes_that_fails_does_not_promise_a_retry(tmp_path, caplog, monkeypatch):
+    """`--max-passes N` whose last pass fails as a whole (PostgreSQL without the taskspace tables): the worker logs
+    the failure and exits with its code, without "(retrying at the next scheduled time)"; before, the last line of
+    such a one-shot promised a retry that never came. A failing pass with passes to come still says it is retried."""
+    from indexer.pipeline import run_index
+
+    import sqlite3
+
+    sqlite3.connect(tmp_path / "empty.db").close()  # a database without the taskspace tables, as an un-upgraded one
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", f"sqlite:///{tmp_path / 'empty.db'}")
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        code = Worker("1s", lambda stop: run_index(stop=stop), max_passes=2).serve()
+    failures = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
+    assert len(failures) == 2 and code == StoreError.exit_code, caplog.text
+    assert failures[0].endswith("(retrying at the next scheduled time)"), failures
+    assert "retrying" not in failures[1] and "db upgrade" in failures[1], failures
