@@ -131,9 +131,12 @@ def pass_summary(report) -> str:
     if counts.get("rebuilt"):
         done.append("index rebuilt (" + ", ".join(counts["rebuilt"]) + ")")
     unchanged = counts.get("sources_unchanged", 0)
+    killed = counts.get("killed_runs_marked") or []  # a restart after kill -9: the run it left, seen in `runs` only
+    killed_note = (f"; run{'s' if len(killed) > 1 else ''} {', '.join(map(str, killed))} left running by a killed "
+                   "process marked killed" if killed else "")
     if not done:
-        return f"{head}: nothing new" + (f": {unchanged} source(s) unchanged" if unchanged else "")
-    return f"{head}: " + ", ".join(done) + (f"; {unchanged} source(s) unchanged" if unchanged else "")
+        return f"{head}: nothing new" + (f": {unchanged} source(s) unchanged" if unchanged else "") + killed_note
+    return f"{head}: " + ", ".join(done) + (f"; {unchanged} source(s) unchanged" if unchanged else "") + killed_note
 
 
 #: the item errors of a pass the worker logs (as `taskspace index` prints them); the rest are counted

@@ -549,3 +549,21 @@ def test_the_last_pass_of_max_passes_that_fails_does_not_promise_a_retry(tmp_pat
     assert len(failures) == 2 and code == StoreError.exit_code, caplog.text
     assert failures[0].endswith("(retrying at the next scheduled time)"), failures
     assert "retrying" not in failures[1] and "db upgrade" in failures[1], failures
+
+
+def test_the_worker_says_which_runs_it_marked_killed(caplog):
+    """A worker restarted after it was killed mid-pass (kill -9, an OOM kill): its first pass's line names the run the
+    killed process left `running` and that it is now marked `killed`; before, the line said only "pass finished: ok",
+    and the mark was seen only in `taskspace runs` or `--json` counts."""
+    from indexer.pipeline import run_index
+    from indexer.store.sql import open_store
+
+    with open_store() as store:
+        left = store.start_run("index")  # the run of a process killed before it finished (its lock gone with it)
+    w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        assert w.serve() == 0
+    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished")]
+    assert f"run {left} left running by a killed process marked killed" in line, line
+    with open_store() as store:
+        assert store.get_run(left).status == "killed"
