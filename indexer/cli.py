@@ -435,6 +435,7 @@ def check(
 
     with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
         drifts = run_check(sql, vectors, space)
+        running = None if all(d.clean for d in drifts) else _running_pass(sql)
     clean = all(d.clean for d in drifts)
     if as_json:
         echo_json({"clean": clean, "spaces": [d.as_dict() for d in drifts]})
@@ -457,13 +458,34 @@ def check(
                         more = f" (+{len(keys) - 5} more)" if len(keys) > 5 else ""
                         typer.echo(f"  {what} {k}: {len(keys)}: {', '.join(keys[:5])}{more}")
         uncomputed = sum(len(d.uncomputed) for d in drifts)
-        if uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
+        if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
+            typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
+                       f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and writes the index; check again when it "
+                       "finishes (`taskspace runs`)", err=True)
+        elif uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
             typer.echo(f"run `taskspace index` to compute the {uncomputed} benchmark vector(s) SQL lacks (extra "
                        "benchmarks above; `taskspace reindex` alone would drop them)", err=True)
-        if any(_beyond_uncomputed(d) for d in drifts):
+        if running is None and any(_beyond_uncomputed(d) for d in drifts):
             typer.echo(f"{'then ' if uncomputed else ''}run `taskspace reindex` to rebuild the index from SQL", err=True)
     if not clean:
         raise typer.Exit(1)
+
+
+def _running_pass(sql):
+    """The indexing run in progress now, or None: the newest run is an ``index`` run recorded ``running`` (on SQLite,
+    whose lock is local, only while its process lives: a killed one stays ``running`` until the next pass)."""
+    import os
+
+    recs = sql.list_runs(limit=1)
+    run = recs[0] if recs and recs[0].kind == "index" and recs[0].status == "running" else None
+    if run is not None and sql.dialect == "sqlite" and run.pid:
+        try:
+            os.kill(run.pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:  # another user's process: it lives
+            pass
+    return run
 
 
 def _beyond_uncomputed(d) -> bool:
