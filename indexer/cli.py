@@ -550,14 +550,14 @@ _RUN_COMMANDS = ("taskspace index", "taskspace reindex", "taskspace worker", "ta
 
 def _exit(code: int) -> None:
     """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so,
-    and what it left; 143 when it was SIGTERM (index, reindex: :func:`indexer.cli_index.interrupt_on_sigterm`).
+    and what it left; 143 when it was SIGTERM, 129 SIGHUP (index, reindex: :func:`indexer.cli_index.interrupt_on_sigterm`).
     Before, every command was said to have kept what it committed, so `evaluate` (which stores nothing) was said to
     continue when run again and to show in `taskspace runs`."""
     from .cli_index import terminated
 
     if code == 130 and terminated:
-        code = 143
-    if code in (130, 143):
+        code = 128 + terminated[0]  # 143 for SIGTERM, 129 for SIGHUP
+    if code in (130, 143, 129):
         how = "interrupted" if code == 130 else "terminated"
         where = _command_path(sys.argv[1:])
         if where == "taskspace evaluate":

@@ -67,25 +67,27 @@ format_option = checked_option(_reader)
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM taken as Ctrl-C (:func:`interrupt_on_sigterm`): the command exits 143, its run recorded."""
+    """SIGTERM or SIGHUP taken as Ctrl-C (:func:`interrupt_on_sigterm`): the command exits 143 (129), its run recorded."""
 
 
-#: set by the SIGTERM handler of :func:`interrupt_on_sigterm` (typer turns the KeyboardInterrupt into Exit(130))
-terminated: list[bool] = []
+#: the signal numbers the handler of :func:`interrupt_on_sigterm` took (typer turns the KeyboardInterrupt into Exit(130))
+terminated: list[int] = []
 
 
 def interrupt_on_sigterm() -> None:
     """Make SIGTERM (``timeout``, a service manager, ``kill``) stop this command as Ctrl-C does: the pass (or reindex)
-    records its run as ``interrupted`` and the command exits 143. Before, SIGTERM ended the process at once: its run
-    stayed ``running`` in ``taskspace runs`` until the next pass marked it ``killed``."""
+    records its run as ``interrupted`` and the command exits 143. SIGHUP (its terminal or ssh session closed) the same,
+    exit 129. Before, either signal ended the process at once: its run stayed ``running`` in ``taskspace runs`` until
+    the next pass marked it ``killed``."""
     import signal
 
     def on_term(signum, frame):
-        terminated.append(True)
-        raise Terminated("terminated (SIGTERM)")
+        terminated.append(signum)
+        raise Terminated(f"terminated ({signal.Signals(signum).name})")
 
     try:
         signal.signal(signal.SIGTERM, on_term)
+        signal.signal(signal.SIGHUP, on_term)
     except ValueError:  # not the main thread (the command called from a thread): SIGTERM keeps its own action
         pass
 

@@ -567,3 +567,46 @@ def test_the_worker_says_which_runs_it_marked_killed(caplog):
     assert f"run {left} left running by a killed process marked killed" in line, line
     with open_store() as store:
         assert store.get_run(left).status == "killed"
+
+
+def test_sighup_to_index_records_the_run_interrupted_and_exits_129(tmp_path, TASKSPACE):
+    """SIGHUP to `taskspace index` (its terminal or ssh session closed) stops it as SIGTERM does: its run is recorded
+    `interrupted` ("run aborted: terminated (SIGHUP)"), one line says what was kept, exit 129 (128 + SIGHUP); before,
+    SIGHUP's default action ended it at once and its run stayed `running` until the next pass marked it `killed`."""
+    from indexer.store.sql import open_store
+
+    import uuid
+
+    data = tmp_path / "data"
+    data.mkdir()  # prompts no cache holds: the pass loads the encoder (seconds) after its run is recorded running
+    texts = [f"sighup index {uuid.uuid4().hex}: what is {i} + {i}?" for i in range(3)]
+    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n"
+                                      + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
+                                                                           for i in range(3) for j in range(2)))
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the run is recorded as running once the pass holds the lock
+            if (home / "taskspace.db").exists():
+                with open_store() as store:
+                    runs = store.list_runs(limit=1)
+                if runs and runs[0].status == "running":
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the pass did not start")
+        time.sleep(0.3)  # into the encoder's load
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 129, err[-2000:]
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("terminated: what was committed is kept")
+    with open_store() as store:
+        (run,) = store.list_runs(limit=1)
+    assert run.status == "interrupted" and "terminated (SIGHUP)" in run.errors[0]["message"], run
