@@ -488,6 +488,29 @@ def _running_pass(sql):
     return run
 
 
+def _while_a_pass_runs(exc) -> str:
+    """An error's message; for an index that is missing while an indexing pass runs (a worker's first pass: SQL
+    written, the index not yet built), the pass that builds it instead of advising `taskspace reindex`, which run then
+    held the embedded index the pass needed and made it fail."""
+    from .errors import IndexMissingError
+
+    text = str(exc).strip()
+    if not isinstance(exc, IndexMissingError) or " is missing from " not in text:  # (not the other engine's index)
+        return text
+    try:
+        from .store.sql import open_store
+
+        with open_store() as sql:
+            running = _running_pass(sql)
+    except Exception:  # noqa: BLE001 - the error as it is when the runs cannot be read
+        return text
+    if running is None:
+        return text
+    return (f"{text.split(';')[0]}: an indexing pass is running (run {running.id}, pid {running.pid}, started "
+            f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and builds it; run the command again when it finishes "
+            "(`taskspace runs`)")
+
+
 def _beyond_uncomputed(d) -> bool:
     """True when a space's drift is more than benchmark points whose vectors SQL lacks (``Drift.uncomputed``)."""
     extra = dict(d.extra, benchmarks=[b for b in d.extra.get("benchmarks", []) if b not in set(d.uncomputed)])
@@ -585,7 +608,7 @@ def main() -> None:
         else:  # one line (README): a cause quoted in the message (transformers' offline error) may span several
             import re
 
-            typer.echo("error: " + re.sub(r"\s*\n\s*", " ", str(exc).strip()), err=True)
+            typer.echo("error: " + re.sub(r"\s*\n\s*", " ", _while_a_pass_runs(exc)), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C, a worker's second SIGINT/SIGTERM, or SIGTERM to index/reindex
         _exit(130)
