@@ -56,7 +56,7 @@ class Worker:
     def _retry_note(self) -> str:
         """What a failed pass's log line says of the retry: none after the last of ``max_passes`` (a one-shot that
         promised a retry which never came) or a signal."""
-        if self.stop.is_set() or (self.max_passes is not None and self.passes >= self.max_passes):
+        if self.stop.is_set() or (self.max_passes is not None and self.max_passes <= self.passes):
             return ""
         return " (retrying at the next scheduled time)"
 

@@ -371,7 +371,7 @@ def test_a_pass_failing_on_a_broken_sources_file_is_recorded_failed(tmp_path):
     cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text("garbage = = \n")
     w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
-    assert w.serve() == 0 and w.passes == 1
+    assert w.serve() == ConfigError.exit_code and w.passes == 1  # the last pass's code, as `taskspace index` exits
     with pytest.raises(ConfigError, match="not valid TOML"):
         run_index()
     with open_store() as store:
@@ -394,7 +394,7 @@ def test_the_worker_logs_the_errors_of_a_pass(caplog):
     errors.append({"file": None, "line": None, "message": "hub:org/x: 503 after 3 tries"})
     report = RunReport(run_id=7, status="partial", errors=errors)
     with caplog.at_level(logging.INFO, logger="indexer.worker"):
-        assert Worker("1h", lambda stop: report, max_passes=1).serve() == 0
+        assert Worker("1h", lambda stop: report, max_passes=1).serve() == 1  # a partial last pass, as `index` exits
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert lines[0] == "error: /d/outcomes.csv:2: bad value 0" and len(lines) == 21
     assert lines[-1] == "... and 5 more error(s) in run 7"
