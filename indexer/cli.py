@@ -435,6 +435,7 @@ def check(
 
     with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
         drifts = run_check(sql, vectors, space)
+        running = None if all(d.clean for d in drifts) else _running_pass(sql)
     clean = all(d.clean for d in drifts)
     if as_json:
         echo_json({"clean": clean, "spaces": [d.as_dict() for d in drifts]})
@@ -457,13 +458,57 @@ def check(
                         more = f" (+{len(keys) - 5} more)" if len(keys) > 5 else ""
                         typer.echo(f"  {what} {k}: {len(keys)}: {', '.join(keys[:5])}{more}")
         uncomputed = sum(len(d.uncomputed) for d in drifts)
-        if uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
+        if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
+            typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
+                       f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and writes the index; check again when it "
+                       "finishes (`taskspace runs`)", err=True)
+        elif uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
             typer.echo(f"run `taskspace index` to compute the {uncomputed} benchmark vector(s) SQL lacks (extra "
                        "benchmarks above; `taskspace reindex` alone would drop them)", err=True)
-        if any(_beyond_uncomputed(d) for d in drifts):
+        if running is None and any(_beyond_uncomputed(d) for d in drifts):
             typer.echo(f"{'then ' if uncomputed else ''}run `taskspace reindex` to rebuild the index from SQL", err=True)
     if not clean:
         raise typer.Exit(1)
+
+
+def _running_pass(sql):
+    """The indexing run in progress now, or None: the newest run is an ``index`` run recorded ``running`` (on SQLite,
+    whose lock is local, only while its process lives: a killed one stays ``running`` until the next pass)."""
+    import os
+
+    recs = sql.list_runs(limit=1)
+    run = recs[0] if recs and recs[0].kind == "index" and recs[0].status == "running" else None
+    if run is not None and sql.dialect == "sqlite" and run.pid:
+        try:
+            os.kill(run.pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:  # another user's process: it lives
+            pass
+    return run
+
+
+def _while_a_pass_runs(exc) -> str:
+    """An error's message; for an index that is missing while an indexing pass runs (a worker's first pass: SQL
+    written, the index not yet built), the pass that builds it instead of advising `taskspace reindex`, which run then
+    held the embedded index the pass needed and made it fail."""
+    from .errors import IndexMissingError
+
+    text = str(exc).strip()
+    if not isinstance(exc, IndexMissingError) or " is missing from " not in text:  # (not the other engine's index)
+        return text
+    try:
+        from .store.sql import open_store
+
+        with open_store() as sql:
+            running = _running_pass(sql)
+    except Exception:  # noqa: BLE001 - the error as it is when the runs cannot be read
+        return text
+    if running is None:
+        return text
+    return (f"{text.split(';')[0]}: an indexing pass is running (run {running.id}, pid {running.pid}, started "
+            f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and builds it; run the command again when it finishes "
+            "(`taskspace runs`)")
 
 
 def _beyond_uncomputed(d) -> bool:
@@ -528,14 +573,14 @@ _RUN_COMMANDS = ("taskspace index", "taskspace reindex", "taskspace worker", "ta
 
 def _exit(code: int) -> None:
     """Exit with ``code``; 130 is an interrupt (typer turns a KeyboardInterrupt into ``Exit(130)``), which says so,
-    and what it left; 143 when it was SIGTERM (index, reindex: :func:`indexer.cli_index.interrupt_on_sigterm`).
+    and what it left; 143 when it was SIGTERM, 129 SIGHUP (index, reindex: :func:`indexer.cli_index.interrupt_on_sigterm`).
     Before, every command was said to have kept what it committed, so `evaluate` (which stores nothing) was said to
     continue when run again and to show in `taskspace runs`."""
     from .cli_index import terminated
 
     if code == 130 and terminated:
-        code = 143
-    if code in (130, 143):
+        code = 128 + terminated[0]  # 143 for SIGTERM, 129 for SIGHUP
+    if code in (130, 143, 129):
         how = "interrupted" if code == 130 else "terminated"
         where = _command_path(sys.argv[1:])
         if where == "taskspace evaluate":
@@ -563,7 +608,7 @@ def main() -> None:
         else:  # one line (README): a cause quoted in the message (transformers' offline error) may span several
             import re
 
-            typer.echo("error: " + re.sub(r"\s*\n\s*", " ", str(exc).strip()), err=True)
+            typer.echo("error: " + re.sub(r"\s*\n\s*", " ", _while_a_pass_runs(exc)), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C, a worker's second SIGINT/SIGTERM, or SIGTERM to index/reindex
         _exit(130)

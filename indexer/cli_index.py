@@ -67,25 +67,27 @@ format_option = checked_option(_reader)
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM taken as Ctrl-C (:func:`interrupt_on_sigterm`): the command exits 143, its run recorded."""
+    """SIGTERM or SIGHUP taken as Ctrl-C (:func:`interrupt_on_sigterm`): the command exits 143 (129), its run recorded."""
 
 
-#: set by the SIGTERM handler of :func:`interrupt_on_sigterm` (typer turns the KeyboardInterrupt into Exit(130))
-terminated: list[bool] = []
+#: the signal numbers the handler of :func:`interrupt_on_sigterm` took (typer turns the KeyboardInterrupt into Exit(130))
+terminated: list[int] = []
 
 
 def interrupt_on_sigterm() -> None:
     """Make SIGTERM (``timeout``, a service manager, ``kill``) stop this command as Ctrl-C does: the pass (or reindex)
-    records its run as ``interrupted`` and the command exits 143. Before, SIGTERM ended the process at once: its run
-    stayed ``running`` in ``taskspace runs`` until the next pass marked it ``killed``."""
+    records its run as ``interrupted`` and the command exits 143. SIGHUP (its terminal or ssh session closed) the same,
+    exit 129. Before, either signal ended the process at once: its run stayed ``running`` in ``taskspace runs`` until
+    the next pass marked it ``killed``."""
     import signal
 
     def on_term(signum, frame):
-        terminated.append(True)
-        raise Terminated("terminated (SIGTERM)")
+        terminated.append(signum)
+        raise Terminated(f"terminated ({signal.Signals(signum).name})")
 
     try:
         signal.signal(signal.SIGTERM, on_term)
+        signal.signal(signal.SIGHUP, on_term)
     except ValueError:  # not the main thread (the command called from a thread): SIGTERM keeps its own action
         pass
 
@@ -186,9 +188,9 @@ def worker(
     every: Optional[str] = typer.Option(None, "--every", help="Interval between passes, e.g. 6h, 30m, 1d."),
     cron: Optional[str] = typer.Option(None, "--cron", help='Cron expression in UTC: 5 fields (e.g. "0 */6 * * *", "0 3 * * MON-FRI") or a nickname (@hourly, @daily, @weekly, @monthly, @yearly).'),
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
-    max_passes: Optional[int] = typer.Option(None, "--max-passes", min=1, help="Stop after this many passes, 1 or more (default: run forever)."),
+    max_passes: Optional[int] = typer.Option(None, "--max-passes", min=1, help="Stop after this many passes, 1 or more (default: run forever); then exit as `taskspace index` does for the last one (0 ok, 1 item errors)."),
 ) -> None:
-    """Run indexing passes on a schedule until SIGTERM/SIGINT (finishes the current item, then exits).
+    """Run indexing passes on a schedule until SIGTERM/SIGINT/SIGHUP (finishes the current item, then exits).
 
     Examples:
 

@@ -25,7 +25,7 @@ def _file():
 
 @app.command("list")
 def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """Show the configured sources.
+    """Show the configured sources (a local path that no longer exists is marked missing).
 
     Examples:
 
@@ -36,15 +36,23 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> 
     from . import sourcelist
     from .cli_index import echo_json
 
+    from pathlib import Path
+
+    from .ingest import spec_kind
+
     items = sourcelist.load(_file())
+    # a configured path that is gone fails every pass; the list the error sends the user to names it (local paths only)
+    missing = {s.spec: not Path(s.spec).exists() for s in items if spec_kind(s.spec) == "path"}
     if as_json:
-        echo_json([asdict(s) for s in items])
+        echo_json([{**asdict(s), **({"missing": missing[s.spec]} if s.spec in missing else {})} for s in items])
         return
     if not items:
         typer.echo(f"no sources configured in {_file()} (`taskspace sources add SPEC` adds one)")
     for s in items:
         extra = "".join(f"  {k}={v}" for k, v in (("format", s.format), ("limit", s.limit)) if v is not None)
-        typer.echo(f"{s.spec}{extra}")
+        gone = (f"  (missing: no such file or folder; every pass reports it until `taskspace sources remove {s.spec}`)"
+                if missing.get(s.spec) else "")
+        typer.echo(f"{s.spec}{extra}{gone}")
 
 
 @app.command("add")

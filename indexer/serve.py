@@ -1138,9 +1138,12 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
         if on_start is not None:
             on_start(served_url(sock))
         app = create_app(service, cors=cors)
-        # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one,
-        # so a clean shutdown exits 0
+        # uvicorn shuts down gracefully on SIGTERM and SIGINT (Ctrl-C), then raises the signal again for the handler it
+        # found: this one, so a clean shutdown exits 0. Before, SIGINT's re-raise was a KeyboardInterrupt: exit 130 and
+        # "interrupted: ... (`taskspace runs` shows an interrupted pass)" after a clean stop (uvicorn's own handlers
+        # are in place from server.run on; the worker's pass is stopped at its next item on shutdown)
         signal.signal(signal.SIGTERM, lambda signum, frame: None)
+        signal.signal(signal.SIGINT, lambda signum, frame: None)
         config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), access_log=False,
                                 server_header=False)
         server = uvicorn.Server(config)

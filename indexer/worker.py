@@ -1,7 +1,9 @@
 """The scheduled worker: ``taskspace worker --every 6h`` (or a cron expression) runs indexing passes forever.
 
-- SIGTERM / SIGINT set a stop flag: the current item (source, stage) finishes, the pass records itself as
-  ``stopped`` and the worker exits 0. A second signal exits at once (what was committed stays committed).
+- SIGTERM / SIGINT / SIGHUP set a stop flag: the current item (source, stage) finishes, the pass records itself as
+  ``stopped`` and the worker exits 0. A second signal exits at once (what was committed stays committed). SIGHUP (the
+  terminal or ssh session closed) is taken as SIGTERM: there is nothing to reload (each pass reads ``sources.toml``
+  afresh), and its default action killed the worker mid-pass, leaving its run ``running``.
 - One pass per database at a time (the SQL lock ``"index"``): when another process holds it, the worker
   waits and tries again (``wait=True``) or exits with a clear message.
 - A pass that fails (a lost database, or an unexpected exception: a bug) is logged (an unexpected exception with
@@ -16,6 +18,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -48,31 +51,56 @@ class Worker:
     def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGHUP, self._on_signal)  # a closed terminal: stop as for SIGTERM (nothing to reload)
+
+    def _retry_note(self) -> str:
+        """What a failed pass's log line says of the retry: none after the last of ``max_passes`` (a one-shot that
+        promised a retry which never came) or a signal."""
+        if self.stop.is_set() or (self.max_passes is not None and self.max_passes <= self.passes):
+            return ""
+        return " (retrying at the next scheduled time)"
 
     def serve(self) -> int:
-        """Loop until stopped (or ``max_passes``). Returns the exit code."""
+        """Loop until stopped (or ``max_passes``). Returns the exit code: 0 when stopped by a signal; after
+        ``max_passes`` the last pass's code, as `taskspace index` exits (0 ok, 1 item errors or an unexpected failure,
+        a failed pass's own code). Before, 0 whatever the passes recorded."""
+        last_code = 0
+        waiting: tuple[str, float] | None = None  # (the holder's message, since when) while another pass holds the lock
         while not self.stop.is_set():
             try:
                 report = self.run_pass(self.stop)
+                if waiting:
+                    log.info("the lock is free (waited %.0f s for the other pass); this pass ran", time.monotonic() - waiting[1])
+                    waiting = None
                 self.passes += 1
-                log.info("pass finished: %s", getattr(report, "status", report))
+                last_code = 1
+                last_code = getattr(report, "exit_code", 0)
+                log.info("pass finished: %s", pass_summary(report))
                 _log_errors(report)
             except BusyError as exc:
                 if not self.wait_for_lock:
                     log.error("%s", exc)
                     return exc.exit_code
-                log.warning("%s; trying again in %.0f s", exc, self.busy_retry_seconds)
+                if waiting is None or waiting[0] != str(exc):  # once per holder: not a line every 30 s of its pass
+                    log.warning("%s; waiting: trying again every %.0f s until it is free", exc, self.busy_retry_seconds)
+                    waiting = (str(exc), waiting[1] if waiting else time.monotonic())
+                else:
+                    log.debug("still busy: %s", exc)
                 self.stop.wait(self.busy_retry_seconds)
                 continue
             except IndexerError as exc:
+                waiting = None  # it got the lock (or failed before asking): a later holder is logged again
                 self.passes += 1
-                log.error("pass failed: %s (retrying at the next scheduled time)", exc)
+                last_code = exc.exit_code
+                log.error("pass failed: %s%s", exc, self._retry_note())
             except Exception as exc:  # noqa: BLE001 - a bug in a pass must not end a scheduled worker
+                waiting = None
                 self.passes += 1
-                log.exception("pass failed with an unexpected %s: %s (retrying at the next scheduled time)",
-                              type(exc).__name__, exc)
-            if self.stop.is_set() or (self.max_passes is not None and self.passes >= self.max_passes):
+                log.exception("pass failed with an unexpected %s: %s%s", type(exc).__name__, exc, self._retry_note())
+            if self.stop.is_set():
                 break  # stopped during the pass (a signal): no next pass to announce
+            if self.max_passes is not None and self.passes >= self.max_passes:
+                return last_code  # a one-shot (CI, a cron job) tells a failing pass from a clean one, as `index` does
             due = next_run(self.schedule, datetime.now(timezone.utc))
             log.info("next pass at %s", due.isoformat(timespec="seconds"))
             while not self.stop.is_set():
@@ -81,6 +109,34 @@ class Worker:
                     break
                 self.stop.wait(min(left, 60.0))
         return 0
+
+
+#: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`)
+_DONE = (("sources", "source(s) ingested"), ("quarantined", "source(s) quarantined"),
+         ("models_added", "model(s) added"), ("prompts_added", "prompt(s) added"), ("outcomes_added", "outcome(s) added"),
+         ("embedded", "prompt(s) embedded"), ("solved", "model(s) solved"), ("removed", "model(s) removed"),
+         ("benchmarks", "benchmark vector(s)"), ("pushed", "model(s) pushed"))
+
+
+def pass_summary(report) -> str:
+    """The worker's line for a finished pass: ``ok (run 3): 1 source(s) ingested, 4 model(s) solved, ...`` or
+    ``ok (run 4): nothing new: 1 source(s) unchanged``. Before, every pass logged only its status ("ok"), the same for a
+    pass that indexed new results and one that changed nothing."""
+    counts = getattr(report, "counts", None)
+    status = getattr(report, "status", report)
+    if not isinstance(counts, dict):
+        return str(status)
+    head = f"{status} (run {getattr(report, 'run_id', '?')})"
+    done = [f"{counts[key]} {what}" for key, what in _DONE if counts.get(key)]
+    if counts.get("rebuilt"):
+        done.append("index rebuilt (" + ", ".join(counts["rebuilt"]) + ")")
+    unchanged = counts.get("sources_unchanged", 0)
+    killed = counts.get("killed_runs_marked") or []  # a restart after kill -9: the run it left, seen in `runs` only
+    killed_note = (f"; run{'s' if len(killed) > 1 else ''} {', '.join(map(str, killed))} left running by a killed "
+                   "process marked killed" if killed else "")
+    if not done:
+        return f"{head}: nothing new" + (f": {unchanged} source(s) unchanged" if unchanged else "") + killed_note
+    return f"{head}: " + ", ".join(done) + (f"; {unchanged} source(s) unchanged" if unchanged else "") + killed_note
 
 
 #: the item errors of a pass the worker logs (as `taskspace index` prints them); the rest are counted

@@ -1088,3 +1088,29 @@ def test_a_query_parameter_that_is_not_utf8_is_named(client):
     got = client.get("/v1/models?license=caf%C3%A9&license=mit+x")  # UTF-8, and + for a space: taken
     assert got.status_code == 200 and got.json()["models"] == [], got.text
     assert client.get("/?q=caf%E9").status_code == 200  # the page reads its own URL
+
+
+def test_ctrl_c_stops_the_server_cleanly_as_sigterm_does(tmp_path):
+    """Ctrl-C (SIGINT) to `taskspace serve --worker-every` while the worker sleeps: the server shuts down as on SIGTERM
+    and exits 0, saying nothing was interrupted; before, it exited 130 with "interrupted: ... run the command again to
+    continue (`taskspace runs` shows an interrupted pass)", though no pass ran and `runs` showed none interrupted."""
+    import os
+    import signal
+
+    proc = subprocess.Popen([TASKSPACE, "serve", "--port", "0", "--worker-every", "1h"], stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "TASKSPACE_HOME": str(tmp_path / "home")})
+    lines = []
+    try:
+        for line in proc.stderr:  # the first pass ran at start-up; the worker now sleeps until the next
+            lines.append(line)
+            if "next pass at" in line or line.startswith("error:"):
+                break
+        time.sleep(1.0)  # uvicorn's own signal handlers in place
+        proc.send_signal(signal.SIGINT)
+        rest = proc.communicate(timeout=60)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert any("next pass at" in x for x in lines), "".join(lines)[-2000:]
+    assert proc.returncode == 0, rest[-2000:]
+    assert "interrupted" not in rest and "Traceback" not in rest, rest[-2000:]

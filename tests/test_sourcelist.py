@@ -585,3 +585,24 @@ def test_runs_shows_which_source_failed_and_why(tmp_path):
     (run,) = _json.loads(ts("runs", "--json").stdout)
     assert run["errors"] == 5 and len(run["error_details"]) == 5
     assert {e["file"] for e in run["error_details"]} == {str(gone / str(k)) for k in range(5)}
+
+
+def test_sources_list_marks_a_configured_path_that_is_gone(tmp_path):
+    """`taskspace sources list` marks a configured path that no longer exists (removed, moved, not mounted) and says
+    how to take it out, and `--json` gives `"missing": true`; before, it was listed as any other source while every
+    pass failed on it, so the list the error sends the user to did not show which entry was the broken one."""
+    import json as _json
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    assert ts("sources", "add", str(folder)).returncode == 0
+    assert ts("sources", "add", "hub:org/repo").returncode == 0
+    r = ts("sources", "list")
+    assert r.returncode == 0 and r.stdout.splitlines() == [str(folder), "hub:org/repo"], r.stdout
+    folder.rename(tmp_path / "moved")
+    r = ts("sources", "list")
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and lines[1] == "hub:org/repo", r.stdout
+    assert lines[0].startswith(f"{folder}  (missing: no such file or folder") and \
+        f"`taskspace sources remove {folder}`" in lines[0], lines
+    r = ts("sources", "list", "--json")
+    assert [s.get("missing") for s in _json.loads(r.stdout)] == [True, None], r.stdout

@@ -536,3 +536,46 @@ def test_check_advises_an_indexing_pass_for_benchmark_vectors_sql_lacks(encoder,
         assert r.status == "ok" and r.counts["benchmarks"] == 1, r.counts
     rc, out, err = cli("check")
     assert rc == 0 and "clean" in out, (out, err)
+
+
+def test_check_during_a_running_pass_says_the_pass_is_writing_the_index(encoder, taskspace_home, cli):
+    """`taskspace check` while an indexing pass runs (the worker's, `taskspace index`): the drift it sees is the
+    pass's work in progress, so it says which run is writing the index and to check again when it finishes, instead
+    of advising `taskspace reindex` (which, run then, holds the index the pass needs and makes it fail: "run
+    aborted: another taskspace process is using the index (pid N: taskspace reindex)"); before, "missing prompts:
+    2142 ..." and "run `taskspace reindex` to rebuild the index from SQL", mid-pass. Without a running pass the advice
+    stays."""
+    from indexer.store.sql import open_store
+
+    with open_store() as sql:
+        fill(sql, encoder)  # SQL written, the index not yet: what a pass has done before its index stage
+        run_id = sql.start_run("index")  # this process's pass, running
+    rc, out, err = cli("check")
+    assert rc == 1 and "drift" in out, (rc, out, err)
+    assert f"an indexing pass is running (run {run_id}, pid {os.getpid()}" in err and "check again" in err, err
+    assert "taskspace reindex" not in err, err
+    with open_store() as sql:
+        sql.finish_run(run_id, "ok")
+    rc, out, err = cli("check")
+    assert rc == 1 and "run `taskspace reindex` to rebuild the index from SQL" in err and "is running" not in err, err
+
+
+def test_a_search_during_the_first_pass_says_the_pass_is_building_the_index(encoder, taskspace_home, cli):
+    """`taskspace search` while an indexing pass builds the index (a worker's first pass, SQL written, the index not
+    yet): the error names the running pass and says to run the command again when it finishes (exit 3), instead of advising
+    `taskspace reindex`, which run then holds the embedded index the pass needs and makes it fail; before, "the
+    prompts index of space ... is missing ...; `taskspace reindex --space ...` (or the next indexing pass) rebuilds
+    it". Without a running pass the advice stays."""
+    from indexer.store.sql import open_store
+
+    with open_store() as sql:
+        fill(sql, encoder)
+        run_id = sql.start_run("index")
+    rc, out, err = cli("search", "what is 2 + 2?")
+    assert rc == 3 and f"an indexing pass is running (run {run_id}, pid {os.getpid()}" in err, (rc, out, err)
+    assert "run the command again when it finishes" in err and "taskspace reindex" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    with open_store() as sql:
+        sql.finish_run(run_id, "ok")
+    rc, out, err = cli("search", "what is 2 + 2?")
+    assert rc == 3 and "taskspace reindex" in err and "is running" not in err, err

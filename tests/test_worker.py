@@ -371,7 +371,7 @@ def test_a_pass_failing_on_a_broken_sources_file_is_recorded_failed(tmp_path):
     cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text("garbage = = \n")
     w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
-    assert w.serve() == 0 and w.passes == 1
+    assert w.serve() == ConfigError.exit_code and w.passes == 1  # the last pass's code, as `taskspace index` exits
     with pytest.raises(ConfigError, match="not valid TOML"):
         run_index()
     with open_store() as store:
@@ -394,7 +394,7 @@ def test_the_worker_logs_the_errors_of_a_pass(caplog):
     errors.append({"file": None, "line": None, "message": "hub:org/x: 503 after 3 tries"})
     report = RunReport(run_id=7, status="partial", errors=errors)
     with caplog.at_level(logging.INFO, logger="indexer.worker"):
-        assert Worker("1h", lambda stop: report, max_passes=1).serve() == 0
+        assert Worker("1h", lambda stop: report, max_passes=1).serve() == 1  # a partial last pass, as `index` exits
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert lines[0] == "error: /d/outcomes.csv:2: bad value 0" and len(lines) == 21
     assert lines[-1] == "... and 5 more error(s) in run 7"
@@ -423,3 +423,190 @@ def test_sigterm_to_demo_removes_its_throwaway_home(tmp_path, TASKSPACE):
         proc.kill()
     assert proc.returncode == 143, err[-2000:]
     assert list(tmp.glob("taskspace-demo-*")) == [] and "Traceback" not in err
+
+
+def test_sighup_to_the_worker_finishes_the_pass_and_records_it_stopped(tmp_path, TASKSPACE):
+    """SIGHUP to `taskspace worker` (its terminal or ssh session closed, `kill -HUP`): the worker stops as for SIGTERM,
+    its pass recorded `stopped`, exit 0; before, SIGHUP's default action ended the process at once (exit 129, not a
+    log line) and its run stayed `running` in `taskspace runs` until a later pass marked it `killed`."""
+    from indexer.store.sql import open_store
+
+    import uuid
+
+    data = tmp_path / "data"
+    data.mkdir()  # prompts no cache holds: the pass loads the encoder (seconds) after its run is recorded running
+    texts = [f"sighup {uuid.uuid4().hex}: what is {i} + {i}?" for i in range(3)]
+    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n"
+                                      + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
+                                                                           for i in range(3) for j in range(2)))
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    proc = subprocess.Popen([TASKSPACE, "worker", "--every", "1h"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the run is recorded as running once the pass holds the lock
+            if (home / "taskspace.db").exists():
+                with open_store() as store:
+                    runs = store.list_runs(limit=1)
+                if runs and runs[0].status == "running":
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the pass did not start")
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    assert "signal SIGHUP: finishing the current item" in err and "Traceback" not in err, err[-2000:]
+    with open_store() as store:
+        (run,) = store.list_runs(limit=1)
+    assert run.status == "stopped", run
+
+
+def test_the_worker_says_what_each_pass_did_and_when_it_found_nothing_new(tmp_path, caplog):
+    """Each pass's line in the worker's log says what it did (`1 source(s) ingested, ... model(s) solved`) or that it
+    found nothing new (`nothing new: 1 source(s) unchanged`), with its run id; before, every pass logged only
+    "pass finished: ok", the same for a pass that indexed new results and one that changed nothing."""
+    from indexer.pipeline import run_index
+
+    from helpers import outcomes, write_table
+    import numpy as np
+
+    write_table(tmp_path / "a", "worker-summary", outcomes(np.random.default_rng(0), ["m1", "m2"], 4), 4)
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.sourcelist import SourceSpec
+
+    sourcelist.add(get_settings().sources_file, [SourceSpec(str(tmp_path / "a"))])
+    w = Worker("1s", lambda stop: run_index(stop=stop), max_passes=2)
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        assert w.serve() == 0
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished")]
+    assert len(lines) == 2, caplog.text
+    assert lines[0].startswith("pass finished: ok (run 1): 1 source(s) ingested") and "2 model(s) solved" in lines[0], lines
+    assert lines[1] == "pass finished: ok (run 2): nothing new: 1 source(s) unchanged", lines
+
+
+def test_a_worker_waiting_for_the_lock_says_so_once(caplog):
+    """A worker that meets another process's pass (a second worker, `taskspace index` by hand) logs the holder once,
+    then waits without repeating it, and says when it got the lock; before, the same warning (naming the holder and
+    "trying again in 30 s") was logged every 30 s for as long as the other pass ran: 120 lines for an hour's pass."""
+    attempts = []
+
+    def busy(stop):
+        attempts.append(1)
+        if len(attempts) < 5:
+            raise BusyError("another taskspace process holds the 'index' lock (pid 1 on host)")
+        return "ok"
+
+    w = Worker("1h", busy, busy_retry_seconds=0.01, max_passes=1)
+    with caplog.at_level("DEBUG", logger="indexer.worker"):
+        assert w.serve() == 0 and len(attempts) == 5
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "pid 1 on host" in warnings[0] and "waiting" in warnings[0], warnings
+    infos = [r.getMessage() for r in caplog.records if r.levelname == "INFO"]
+    assert any(m.startswith("the lock is free") for m in infos), infos
+
+
+def test_max_passes_exits_with_the_last_passs_code_as_index_does(tmp_path, TASKSPACE):
+    """`taskspace worker --max-passes N` (a one-shot in CI or a cron job) exits as `taskspace index` does for its last
+    pass: 1 when it had item errors (`partial` in `taskspace runs`), 0 when it was `ok`; before, it exited 0 whatever
+    the passes recorded, so a job running it could not tell a failing source from a clean pass."""
+    import json
+
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    gone = tmp_path / "moved-away"
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{gone}"\n')  # configured, then its folder went away
+    res = _cli(TASKSPACE, "worker", "--every", "1s", "--max-passes", "1")
+    runs = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
+    assert [r["status"] for r in runs] == ["partial"], runs
+    assert res.returncode == 1, res.stderr[-2000:]
+    assert f"error: {gone}: no such file or folder" in res.stderr, res.stderr[-2000:]
+    (home / "sources.toml").write_text("")
+    res = _cli(TASKSPACE, "worker", "--every", "1s", "--max-passes", "1")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(_cli(TASKSPACE, "runs", "--json").stdout)[0]["status"] == "ok"
+
+
+def test_the_last_pass_of_max_passes_that_fails_does_not_promise_a_retry(tmp_path, caplog, monkeypatch):
+    """`--max-passes N` whose last pass fails as a whole (PostgreSQL without the taskspace tables): the worker logs
+    the failure and exits with its code, without "(retrying at the next scheduled time)"; before, the last line of
+    such a one-shot promised a retry that never came. A failing pass with passes to come still says it is retried."""
+    from indexer.pipeline import run_index
+
+    import sqlite3
+
+    sqlite3.connect(tmp_path / "empty.db").close()  # a database without the taskspace tables, as an un-upgraded one
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", f"sqlite:///{tmp_path / 'empty.db'}")
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        code = Worker("1s", lambda stop: run_index(stop=stop), max_passes=2).serve()
+    failures = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
+    assert len(failures) == 2 and code == StoreError.exit_code, caplog.text
+    assert failures[0].endswith("(retrying at the next scheduled time)"), failures
+    assert "retrying" not in failures[1] and "db upgrade" in failures[1], failures
+
+
+def test_the_worker_says_which_runs_it_marked_killed(caplog):
+    """A worker restarted after it was killed mid-pass (kill -9, an OOM kill): its first pass's line names the run the
+    killed process left `running` and that it is now marked `killed`; before, the line said only "pass finished: ok",
+    and the mark was seen only in `taskspace runs` or `--json` counts."""
+    from indexer.pipeline import run_index
+    from indexer.store.sql import open_store
+
+    with open_store() as store:
+        left = store.start_run("index")  # the run of a process killed before it finished (its lock gone with it)
+    w = Worker("1h", lambda stop: run_index(stop=stop), max_passes=1)
+    with caplog.at_level("INFO", logger="indexer.worker"):
+        assert w.serve() == 0
+    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass finished")]
+    assert f"run {left} left running by a killed process marked killed" in line, line
+    with open_store() as store:
+        assert store.get_run(left).status == "killed"
+
+
+def test_sighup_to_index_records_the_run_interrupted_and_exits_129(tmp_path, TASKSPACE):
+    """SIGHUP to `taskspace index` (its terminal or ssh session closed) stops it as SIGTERM does: its run is recorded
+    `interrupted` ("run aborted: terminated (SIGHUP)"), one line says what was kept, exit 129 (128 + SIGHUP); before,
+    SIGHUP's default action ended it at once and its run stayed `running` until the next pass marked it `killed`."""
+    from indexer.store.sql import open_store
+
+    import uuid
+
+    data = tmp_path / "data"
+    data.mkdir()  # prompts no cache holds: the pass loads the encoder (seconds) after its run is recorded running
+    texts = [f"sighup index {uuid.uuid4().hex}: what is {i} + {i}?" for i in range(3)]
+    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n"
+                                      + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
+                                                                           for i in range(3) for j in range(2)))
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the run is recorded as running once the pass holds the lock
+            if (home / "taskspace.db").exists():
+                with open_store() as store:
+                    runs = store.list_runs(limit=1)
+                if runs and runs[0].status == "running":
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the pass did not start")
+        time.sleep(0.3)  # into the encoder's load
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 129, err[-2000:]
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("terminated: what was committed is kept")
+    with open_store() as store:
+        (run,) = store.list_runs(limit=1)
+    assert run.status == "interrupted" and "terminated (SIGHUP)" in run.errors[0]["message"], run
