@@ -311,6 +311,27 @@ def test_models_limit_below_one_is_a_usage_error_and_a_populated_home_never_says
         assert "no indexed model matches these options" in res.stdout, (args, res.stdout)
 
 
+def test_models_takes_the_filters_of_the_http_model_list(indexed):
+    """`taskspace models` takes every filter `GET /v1/models` takes, under `taskspace search`'s option names and with
+    the library's semantics (`--min-params`, `--pipeline-tag`, `--exclude-gated`, `--min-evidence`, `--measured-on`);
+    before, only `--license`, `--max-params` and `--open-only`: "No such option: --min-params" (exit 2)."""
+    from indexer import Filters
+    from indexer.browse import list_models
+
+    res = run("models", "--json", "--min-params", "1B", "--min-evidence", "15", "--measured-on", "beta", "--exclude-gated")
+    assert res.returncode == 0, res.stderr
+    want = _library(list_models, filters=Filters(min_params="1B", min_evidence=15, benchmark="beta", exclude_gated=True))
+    assert json.loads(res.stdout) == want and [m["model"] for m in want] == ["org/a"]
+    res = run("models", "--min-evidence", "11")  # org/a (22 prompts) and the three alpha models (12); org/c has 10
+    assert res.returncode == 0 and "org/c" not in res.stdout and "org/a" in res.stdout, res.stdout
+    res = run("models", "--pipeline-tag", "text-generation", "--min-params", "1B")  # none has a tag: said, with why
+    assert res.returncode == 0 and "no indexed model matches these options" in res.stdout, res.stdout
+    assert "--pipeline-tag: 4 model(s) with no pipeline tag are not listed" in res.stdout
+    assert "--min-params: 3 model(s) with no parameter count are not listed" in res.stdout
+    res = run("models", "--min-params", "10B", "--max-params", "1B")
+    assert res.returncode == 2 and "see `taskspace models -h`" in res.stderr, res.stderr
+
+
 @pytest.mark.parametrize("args,says", [
     (["search", " "], "Invalid value for 'PROMPT': the 1st: empty prompt text"),
     (["search", "a task", ""], "Invalid value for 'PROMPT': the 2nd: empty prompt text"),
