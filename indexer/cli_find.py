@@ -197,8 +197,12 @@ def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], ca
     # before, "org/model[v2]" was shown as "org/model", ":fire:" as an emoji, and "x[/]y" raised a MarkupError
     plain = {"soft_wrap": False, "markup": False, "emoji": False}
     console = Console(**plain)
-    if not console.is_terminal:  # piped: the whole table, never wrapped to 80 columns
-        console = Console(**plain, width=max(console.width, sum(c.min_width + 3 for c in t.columns) + 1))
+    need = sum(c.min_width + 3 for c in t.columns) + 1
+    if console.width < need:
+        # piped, or a terminal narrower than the table (COLUMNS=60): the whole table, its lines wrapped by the terminal
+        # if need be; before, a terminal cropped it to its width, the rank column left empty, the columns on the right
+        # and the end of the title cut off without a mark (piped output was already printed whole)
+        console = Console(**plain, width=need)
     console.print(t)
 
 

@@ -332,6 +332,31 @@ def test_models_takes_the_filters_of_the_http_model_list(indexed):
     assert res.returncode == 2 and "see `taskspace models -h`" in res.stderr, res.stderr
 
 
+def test_a_terminal_narrower_than_a_table_gets_the_whole_table(indexed):
+    """On a terminal narrower than a table (COLUMNS=40; `TTY_COMPATIBLE=1` makes rich treat the pipe as one), every
+    cell and the title are printed whole, the lines left to the terminal to wrap, as piped output is; before, rich
+    cropped the table to the terminal: `search`'s rank column came out empty, the columns on the right (interval,
+    measured near, params, license) and the end of the title were cut off, with no mark that anything was missing."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="40", TTY_COMPATIBLE="1")
+
+    def shown(*args):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
+                             cwd=ROOT)
+        assert res.returncode == 0, res.stderr
+        return re.sub(r"\x1b\[[0-9;]*m", "", res.stdout)
+
+    text = shown("search", "Write a Python function that sorts numbers", "-k", "4")
+    assert "Models for the prompt" in text
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
+    assert [r[0] for r in rows] == ["1", "2", "3", "4"], text
+    assert all(len(r) == 7 and r[1] and "%" in r[2] and r[4] for r in rows), text
+    assert ["org/a", "8.0B", "mit"] in [[r[1], r[5], r[6]] for r in rows], text
+    text = shown("models")
+    assert "4 indexed model(s)" in text and "Qwen/Qwen1.5-7B" in text
+    assert any(line.startswith("│ org/a") and "8.0B" in line and "mit" in line and "22" in line
+               for line in text.splitlines()), text
+
+
 @pytest.mark.parametrize("args,says", [
     (["search", " "], "Invalid value for 'PROMPT': the 1st: empty prompt text"),
     (["search", "a task", ""], "Invalid value for 'PROMPT': the 2nd: empty prompt text"),
