@@ -22,7 +22,10 @@ class Rank(str, Enum):
 
 
 def echo_json(obj) -> None:
-    typer.echo(json.dumps(obj, indent=2, default=str))
+    """As every command's ``--json`` (:func:`indexer.cli_index.echo_json`): standard JSON, times in ISO 8601."""
+    from .cli_index import echo_json as standard
+
+    standard(obj)
 
 
 #: what ``search --file`` takes, said in its help and in its errors

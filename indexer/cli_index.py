@@ -22,7 +22,18 @@ def echo_json(obj) -> None:
 
 def json_text(obj, indent: int = 2) -> str:
     """``obj`` as standard JSON text (:func:`echo_json`; the benchmark scripts' ``--json`` files too)."""
-    return json.dumps(_finite(obj), indent=indent, sort_keys=False, default=str, allow_nan=False)
+    return json.dumps(_finite(obj), indent=indent, sort_keys=False, default=_json_default, allow_nan=False)
+
+
+def _json_default(value):
+    """A value JSON has no type for: a time as ISO 8601 (``2026-12-05T04:48:31.257500+00:00``, as ``sources stored
+    --json`` writes one; before, ``runs --json`` wrote ``str()``'s "2026-12-05 04:48:31.257500+00:00"),
+    anything else as its text."""
+    import datetime
+
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    return str(value)
 
 
 def _finite(obj):
