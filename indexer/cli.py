@@ -35,6 +35,32 @@ app = typer.Typer(
 _state = {"debug": False}
 
 
+def _help_shows_what_an_option_takes() -> None:
+    """typer 0.29's rich help writes a Python type after every option, flags included: "--open-only <bool>",
+    "-v <int>", as if they took a value (`--open-only true` is then "unexpected extra argument"), and
+    "--license <list[str]>" for a repeatable option, which takes one value each time; its plain help writes none for a
+    flag. Here a flag or counter shows no type, and a repeatable option the type of its one value ("<str>")."""
+    import re
+
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "_taskspace", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if self.is_flag or self.count:
+            return None
+        got = shown(self, ctx)
+        return re.sub(r"^<list\[(.+)\]>$", r"<\1>", got) if self.multiple and isinstance(got, str) else got
+
+    display_type_rich._taskspace = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_help_shows_what_an_option_takes()
+
+
 def _version(value: bool) -> None:
     if value:
         from . import __version__

@@ -222,3 +222,29 @@ def test_every_command_has_help_with_examples_of_itself():
         if not own:
             lacking.append(" ".join(path))
     assert lacking == []
+
+
+def test_the_help_gives_no_value_to_a_flag_and_one_value_to_a_repeatable_option():
+    """`-h` shows what an option takes: a flag (`--open-only`, `--json`, `--metadata/--no-metadata`) and the counter
+    `-v` nothing, a repeatable option (`--license`, `-m`, `--kind`) the type of its one value (`<str>`), an option with a
+    value its type; before, typer 0.29's rich help wrote "--open-only <bool>", "-v <int>" and "--license <list[str]>",
+    as if a flag took a value (`--open-only true` is "unexpected extra argument") and --license a list."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    def line(args, option):
+        res = CliRunner().invoke(app, [*args, "-h"], terminal_width=200)
+        assert res.exit_code == 0, res.output
+        (got,) = [ln for ln in res.output.splitlines() if re.search(rf"│ {re.escape(option)}\b", ln)]
+        return got
+
+    for args, option in ((["models"], "--open-only"), (["models"], "--json"), (["search"], "--exclude-gated"),
+                         ([], "--verbose"), ([], "--debug"), (["ingest"], "--metadata"), (["evaluate"], "--sweep")):
+        assert "<" not in line(args, option), (args, option)
+    for args, option in ((["models"], "--license"), (["search"], "--model"), (["reindex"], "--kind")):
+        got = line(args, option)
+        assert "<str>" in got and "list[" not in got, (args, option, got)
+    assert "<int range> [x>=1]" in line(["models"], "--limit") and "<str>" in line(["search"], "--benchmark")
