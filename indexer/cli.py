@@ -210,7 +210,11 @@ def ingest(
             if s.hub_failures:
                 what = ("this input could not be fetched from the Hub" if s.hub_failures == len(s.errors) else
                         f"this input was rejected or ({s.hub_failures}) could not be fetched from the Hub")
-            typer.echo(f"{len(s.errors)} error(s): {what}, {rest}", err=True)
+            from .sources.common import count_rejected
+
+            # what the lines stand for: each one error, a "N more rows rejected" line N (before, 300 bad rows were
+            # "21 error(s)": 20 shown and the line counting the other 280)
+            typer.echo(f"{count_rejected(s.errors)} error(s): {what}, {rest}", err=True)
             for e in s.errors[:50]:
                 typer.echo(f"  {e}", err=True)
             if len(s.errors) > 50:

@@ -415,6 +415,20 @@ def test_cli_ingest_hub_failure_exits_4(tmp_path, hub_server):
     assert CliRunner().invoke(app, ["ingest", str(bad), "--no-metadata"]).exit_code == 1
 
 
+def test_the_error_count_of_ingest_counts_the_rows_a_summary_line_stands_for(tmp_path):
+    """`taskspace ingest` over 25 rows of one problem (20 shown, one line "5 more rows rejected: ...") says "25
+    error(s)", the rows rejected; before, "21 error(s)", the lines printed."""
+    from indexer.cli import app
+    from indexer.sources.tables import MAX_ERRORS_PER_PROBLEM
+
+    bad = write_table(tmp_path / "t", [(f"m{i}", "p1", "x") for i in range(MAX_ERRORS_PER_PROBLEM + 5)] + [("ok", "p1", 1)])
+    r = CliRunner().invoke(app, ["ingest", str(bad), "--no-metadata"])
+    assert r.exit_code == 1, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0] == f"{MAX_ERRORS_PER_PROBLEM + 5} error(s): this input was rejected, the rest was ingested", r.stderr
+    assert lines[-1].endswith("5 more rows rejected: non-numeric correct values") and len(lines) == 22
+
+
 def test_conflicting_outcomes_of_one_model_named_two_ways_are_dropped_with_an_error(store, tmp_path):
     """Names that map to one model (`meta-llama__Llama-3-8B` and `meta-llama/Llama-3-8B`, `gpt-4o(eval_results/gpt4o)`
     and `gpt-4o`) with different outcomes on one prompt id: all those rows are dropped with an error, as under one
