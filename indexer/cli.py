@@ -42,20 +42,22 @@ def _help_shows_what_an_option_takes() -> None:
     flag. Here a flag or counter shows no type, and a repeatable option the type of its one value ("<str>")."""
     import re
 
-    from typer.core import TyperOption
+    from typer.core import TyperArgument, TyperOption
 
-    shown = TyperOption.display_type_rich
-    if getattr(shown, "_taskspace", False):
-        return
+    for cls in (TyperOption, TyperArgument):
+        shown = cls.display_type_rich
+        if getattr(shown, "_taskspace", False):
+            continue
 
-    def display_type_rich(self, ctx):
-        if self.is_flag or self.count:
-            return None
-        got = shown(self, ctx)
-        return re.sub(r"^<list\[(.+)\]>$", r"<\1>", got) if self.multiple and isinstance(got, str) else got
+        def display_type_rich(self, ctx, shown=shown):
+            if getattr(self, "is_flag", False) or getattr(self, "count", False):
+                return None
+            got = shown(self, ctx)
+            several = getattr(self, "multiple", False) or self.nargs != 1  # DATA...: one value each, as --license
+            return re.sub(r"^<list\[(.+)\]>$", r"<\1>", got) if several and isinstance(got, str) else got
 
-    display_type_rich._taskspace = True
-    TyperOption.display_type_rich = display_type_rich
+        display_type_rich._taskspace = True
+        cls.display_type_rich = display_type_rich
 
 
 _help_shows_what_an_option_takes()
@@ -166,7 +168,7 @@ def demo(
 
 @app.command()
 def ingest(
-    source: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
+    source: str = typer.Argument(..., metavar="SOURCE", help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="hub-org: ingest at most N datasets (1 or more)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", callback=cli_index.format_option, help="table, lm_eval or lighteval (default: detected)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
@@ -236,7 +238,7 @@ _DB_URL = typer.Option(None, "--url", help="SQLAlchemy URL; default: TASKSPACE_D
 
 @db_app.command("upgrade")
 def db_upgrade(
-    revision: str = typer.Argument("head", help="Target revision (default: the newest)."),
+    revision: str = typer.Argument("head", metavar="REVISION", help="Target revision (default: the newest)."),
     url: Optional[str] = _DB_URL,
 ) -> None:
     """Create or migrate every table up to REVISION (safe to repeat).
@@ -273,7 +275,7 @@ def db_current(url: Optional[str] = _DB_URL) -> None:
 
 @db_app.command("downgrade")
 def db_downgrade(
-    revision: str = typer.Argument(..., help="Target revision; 'base' drops every taskspace table."),
+    revision: str = typer.Argument(..., metavar="REVISION", help="Target revision; 'base' drops every taskspace table."),
     url: Optional[str] = _DB_URL,
     yes: bool = typer.Option(False, "--yes", help="Confirm: a downgrade deletes the data of the dropped tables."),
 ) -> None:
@@ -337,7 +339,7 @@ _plots_option = cli_index.checked_option(_plots, lambda exc: str(exc).removepref
 
 @app.command()
 def evaluate(
-    data: list[str] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged as the index merges them: by Hub repo id when known) with every metric also per data set."),
+    data: list[str] = typer.Argument(..., metavar="DATA", help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged as the index merges them: by Hub repo id when known) with every metric also per data set."),
     format: Optional[str] = typer.Option(None, "--format", callback=cli_index.format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, callback=_seeds_option, help="Seeds of the in-sample and coverage splits (1 to 1000; default 5); --split oos has one fold per group and takes none."),

@@ -9,7 +9,7 @@ import typer
 
 
 def publish(
-    repo: str = typer.Argument(..., help="The Hub dataset to publish to, ORG/NAME (created when missing)."),
+    repo: str = typer.Argument(..., metavar="ORG/NAME", help="The Hub dataset to publish to, ORG/NAME (created when missing)."),
     space: Optional[str] = typer.Option(None, "--space", help="Only this space (index name, SQL id or encoder name)."),
     private: bool = typer.Option(False, "--private", help="Create the dataset private (when it does not exist yet)."),
     dry_run: Optional[str] = typer.Option(None, "--dry-run", metavar="DIR",
@@ -44,7 +44,7 @@ def publish(
 
 
 def pull(
-    source: str = typer.Argument(..., help="hub:ORG/NAME[@REVISION] or a folder of published records."),
+    source: str = typer.Argument(..., metavar="SOURCE", help="hub:ORG/NAME[@REVISION] or a folder of published records."),
     space: Optional[str] = typer.Option(None, "--space", help="Only this space of the records (its index name)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:

@@ -248,3 +248,29 @@ def test_the_help_gives_no_value_to_a_flag_and_one_value_to_a_repeatable_option(
         got = line(args, option)
         assert "<str>" in got and "list[" not in got, (args, option, got)
     assert "<int range> [x>=1]" in line(["models"], "--limit") and "<str>" in line(["search"], "--benchmark")
+
+
+def test_arguments_are_named_in_the_usage_and_errors_as_the_readme_writes_them():
+    """Every command's arguments are named in capitals, as the README writes them and as `search`'s PROMPT and
+    `model`'s ID already were: the usage line (`taskspace pull [OPTIONS] {SOURCE}`) and a missing argument ("Missing
+    argument 'ORG/NAME'"), with the type of one value (`DATA <str>`, not `<list[str]>`); before, typer's lowercase
+    parameter names: "{source}", "{repo}", "{data}...", "Missing argument 'spec'"."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    want = {("ingest",): "SOURCE", ("pull",): "SOURCE", ("publish",): "ORG/NAME", ("evaluate",): "DATA",
+            ("sources", "add"): "SPEC", ("sources", "remove"): "SPEC", ("sources", "drop"): "LOCATION",
+            ("db", "downgrade"): "REVISION", ("model",): "ID"}
+    for path, name in want.items():
+        res = CliRunner().invoke(app, [*path, "-h"], terminal_width=200)
+        usage = next(ln for ln in res.output.splitlines() if "Usage:" in ln)
+        assert f"{{{name}}}" in usage, (path, usage)
+        res = CliRunner().invoke(app, list(path))
+        assert res.exit_code == 2 and f"Missing argument '{name}'" in res.output, (path, res.output)
+    res = CliRunner().invoke(app, ["db", "upgrade", "-h"], terminal_width=200)
+    assert "[REVISION]" in next(ln for ln in res.output.splitlines() if "Usage:" in ln)
+    res = CliRunner().invoke(app, ["evaluate", "-h"], terminal_width=200)
+    assert re.search(r"│ \* +DATA +<str> ", res.output), res.output
