@@ -8,8 +8,18 @@ from typing import Optional
 import typer
 
 
+def _repo_id(value: str) -> str:
+    """``publish ORG/NAME``: a Hub repo id, checked while the arguments are parsed (a usage error, exit 2, as the
+    README says a bad value is; before, the library's input error, exit 1, after the command had started)."""
+    from .hub import is_valid_repo_id
+
+    if not is_valid_repo_id(value):
+        raise typer.BadParameter(f"{value[:80]!r} is not a Hub dataset id; write ORG/NAME, e.g. my-org/taskspace-vectors")
+    return value
+
+
 def publish(
-    repo: str = typer.Argument(..., metavar="ORG/NAME", help="The Hub dataset to publish to, ORG/NAME (created when missing)."),
+    repo: str = typer.Argument(..., metavar="ORG/NAME", callback=_repo_id, help="The Hub dataset to publish to, ORG/NAME (created when missing)."),
     space: Optional[str] = typer.Option(None, "--space", help="Only this space (index name, SQL id or encoder name)."),
     private: bool = typer.Option(False, "--private", help="Create the dataset private (when it does not exist yet)."),
     dry_run: Optional[str] = typer.Option(None, "--dry-run", metavar="DIR",
