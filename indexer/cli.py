@@ -168,7 +168,7 @@ def demo(
 
 @app.command()
 def ingest(
-    source: str = typer.Argument(..., metavar="SOURCE", help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
+    source: str = typer.Argument(..., metavar="SOURCE", callback=cli_index.spec_argument, help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="hub-org: ingest at most N datasets (1 or more)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", callback=cli_index.format_option, help="table, lm_eval or lighteval (default: detected)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),

@@ -65,6 +65,19 @@ def checked_option(check, message=str):
     return callback
 
 
+def _spec(value: str) -> None:
+    from .ingest import parse_spec, spec_kind
+
+    if spec_kind(value) != "path":  # a path that is not there (or a blank one) stays an input error (exit 1)
+        parse_spec(value)
+
+
+#: a source spec given as an argument (``ingest SOURCE``): a malformed ``hub:`` / ``hub-org:`` spec is a usage error
+#: naming the argument (exit 2), as ``index --source`` and ``sources add`` refuse it; before, the library's input
+#: error, exit 1, for the same spec those two refuse with 2
+spec_argument = checked_option(_spec, lambda exc: f"{exc.message}" + (f" (given {exc.item!r})" if exc.item else ""))
+
+
 def _reader(value: str) -> None:
     from .sources.registry import get_reader
 

@@ -18,6 +18,24 @@ def _repo_id(value: str) -> str:
     return value
 
 
+def _pull_source(value: str) -> str:
+    """``pull SOURCE``: a malformed ``hub:`` spec, or an organisation, is a usage error naming the argument (exit 2),
+    as ``ingest`` and ``index --source`` refuse one; a folder that is not there stays an input error (exit 1)."""
+    from .errors import InputError
+    from .ingest import parse_spec, spec_kind
+
+    kind = spec_kind(value)
+    if kind == "hub-org":
+        raise typer.BadParameter(f"{value[:80]!r} names an organisation; pull takes one record set, "
+                                 "hub:ORG/NAME[@REVISION], or a folder")
+    if kind == "hub":
+        try:
+            parse_spec(value)
+        except InputError as exc:
+            raise typer.BadParameter(f"{exc.message} (given {value[:80]!r})") from None
+    return value
+
+
 def publish(
     repo: str = typer.Argument(..., metavar="ORG/NAME", callback=_repo_id, help="The Hub dataset to publish to, ORG/NAME (created when missing)."),
     space: Optional[str] = typer.Option(None, "--space", help="Only this space (index name, SQL id or encoder name)."),
@@ -54,7 +72,7 @@ def publish(
 
 
 def pull(
-    source: str = typer.Argument(..., metavar="SOURCE", help="hub:ORG/NAME[@REVISION] or a folder of published records."),
+    source: str = typer.Argument(..., metavar="SOURCE", callback=_pull_source, help="hub:ORG/NAME[@REVISION] or a folder of published records."),
     space: Optional[str] = typer.Option(None, "--space", help="Only this space of the records (its index name)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:

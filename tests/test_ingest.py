@@ -847,3 +847,27 @@ def test_ingesting_a_published_record_set_says_to_pull_it(store, tmp_path, hub_s
     assert [e.message for e in s.errors] == [
         "this folder holds spaces.parquet: published taskspace model records, not per-sample results; load them with "
         f"`taskspace pull {recs}`"] and s.sources == 0 and s.exit_code == 1
+
+
+@pytest.mark.parametrize("args,says", [
+    (["ingest", "hub:bad"], "Invalid value for 'SOURCE': hub: needs a dataset repo id ORG/NAME (optionally @REVISION) "
+                            "(given 'hub:bad')"),
+    (["ingest", "hub-org:"], "Invalid value for 'SOURCE': hub-org: needs an organisation name"),
+    (["ingest", "hub:a/b@x..y"], "Invalid value for 'SOURCE': @REVISION must be a commit sha"),
+    (["pull", "hub:bad"], "Invalid value for 'SOURCE': hub: needs a dataset repo id ORG/NAME"),
+    (["pull", "hub-org:x"], "Invalid value for 'SOURCE': 'hub-org:x' names an organisation; pull takes one record set"),
+])
+def test_a_malformed_hub_spec_is_a_usage_error_in_every_command(args, says):
+    """A malformed `hub:` / `hub-org:` spec given to `taskspace ingest` or `pull` is a usage error naming the argument
+    (exit 2, one line, before the Hub or a store is asked), as `index --source` and `sources add` refuse the same spec;
+    before, ingest and pull said it with exit 1, an input error, for the value `sources add` refused with 2. A path that
+    is not there stays an input error (exit 1)."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and says in lines[0], res.stderr
+    assert lines[0].startswith(f"error: taskspace {args[0]}: ")
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "sources", "add", "hub:bad"], capture_output=True, text=True)
+    assert res.returncode == 2
