@@ -78,6 +78,32 @@ def _spec(value: str) -> None:
 spec_argument = checked_option(_spec, lambda exc: f"{exc.message}" + (f" (given {exc.item!r})" if exc.item else ""))
 
 
+def _interval(value: str) -> None:
+    from .schedule import parse_interval
+
+    parse_interval(value)
+
+
+#: ``worker --every`` / ``serve --worker-every``: an interval, checked while the options are parsed, so a bad one is a
+#: usage error naming the option (before: "error: interval 'abc' is not understood ...", no option named)
+interval_option = checked_option(_interval)
+
+
+def cron_option(interval: str):
+    """``--cron`` of ``worker`` (``interval``: ``--every``) and ``serve`` (``--worker-every``): a cron expression,
+    checked while the options are parsed (a usage error naming ``--cron``, as the other options' are)."""
+    def check(value: str) -> None:
+        from .errors import ConfigError
+        from .schedule import Cron, is_cron
+
+        if not is_cron(value):
+            raise ConfigError(f"{value!r} is not a cron expression (5 fields or @daily ...); for an interval use "
+                              f"{interval}")
+        Cron(value)
+
+    return checked_option(check)
+
+
 def _reader(value: str) -> None:
     from .sources.registry import get_reader
 
@@ -207,8 +233,8 @@ def _print_run(report) -> None:
 
 
 def worker(
-    every: Optional[str] = typer.Option(None, "--every", help="Interval between passes, e.g. 6h, 30m, 1d."),
-    cron: Optional[str] = typer.Option(None, "--cron", help='Cron expression in UTC: 5 fields (e.g. "0 */6 * * *", "0 3 * * MON-FRI") or a nickname (@hourly, @daily, @weekly, @monthly, @yearly).'),
+    every: Optional[str] = typer.Option(None, "--every", callback=interval_option, help="Interval between passes, e.g. 6h, 30m, 1d."),
+    cron: Optional[str] = typer.Option(None, "--cron", callback=cron_option("--every"), help='Cron expression in UTC: 5 fields (e.g. "0 */6 * * *", "0 3 * * MON-FRI") or a nickname (@hourly, @daily, @weekly, @monthly, @yearly).'),
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
     max_passes: Optional[int] = typer.Option(None, "--max-passes", min=1, help="Stop after this many passes, 1 or more (default: run forever)."),
 ) -> None:
@@ -228,12 +254,6 @@ def worker(
 
     if bool(every) == bool(cron):
         raise ConfigError("give exactly one of --every INTERVAL or --cron EXPRESSION")
-    from .schedule import Cron, is_cron
-
-    if cron and not is_cron(cron):
-        raise ConfigError(f"--cron {cron!r} is not a cron expression (5 fields or @daily ...); for an interval use --every")
-    if cron:
-        Cron(cron)  # a malformed expression fails here, before any work
     w = Worker(every or cron, lambda stop: run_index(progress=Progress(False), stop=stop),
                wait_for_lock=not no_wait, max_passes=max_passes)
     w.install_signal_handlers()
