@@ -536,6 +536,10 @@ def _command_path(argv: list[str]) -> str:
     return " ".join(path)
 
 
+#: the options of ``taskspace`` itself (the callback's), which a command does not take after its name
+_GLOBAL_OPTIONS = ("--debug", "--verbose", "-v", "--version")
+
+
 def _usage_error(exc) -> int:
     """One line on stderr for a usage error (bad option value, missing argument, unknown command): the command,
     the message and where help is; exit code 2."""
@@ -550,6 +554,10 @@ def _usage_error(exc) -> int:
     if text is not None:  # `search "-1 times -1?"`: a text taken for options (before: only "No such option: -1")
         shown = text if len(text) <= 40 else text[:37] + "..."
         hint = f"; a text that starts with '-' goes after `--`: {where} -- {json.dumps(shown, ensure_ascii=False)}"
+    elif name in _GLOBAL_OPTIONS and where != "taskspace":
+        # `taskspace models -v` (before: only "No such option: -v", though the README lists -v and --debug)
+        run = "taskspace --version" if name == "--version" else f"taskspace {name} {where.removeprefix('taskspace ')} ..."
+        hint = f"; {name} is an option of taskspace itself: put it before the command, {run}"
     typer.echo(f"error: {where}: {message} (see `{where} -h`){hint}", err=True)
     return 2
 

@@ -274,3 +274,21 @@ def test_arguments_are_named_in_the_usage_and_errors_as_the_readme_writes_them()
     assert "[REVISION]" in next(ln for ln in res.output.splitlines() if "Usage:" in ln)
     res = CliRunner().invoke(app, ["evaluate", "-h"], terminal_width=200)
     assert re.search(r"│ \* +DATA +<str> ", res.output), res.output
+
+
+@pytest.mark.parametrize("args,hint", [
+    (["models", "-v"], "; -v is an option of taskspace itself: put it before the command, taskspace -v models ..."),
+    (["search", "x", "--debug"], "; --debug is an option of taskspace itself: put it before the command, "
+                                 "taskspace --debug search ..."),
+    (["sources", "list", "--verbose"], "put it before the command, taskspace --verbose sources list ..."),
+    (["models", "--version"], "; --version is an option of taskspace itself: put it before the command, "
+                              "taskspace --version"),
+])
+def test_a_global_option_after_the_command_is_told_to_go_before_it(args, hint):
+    """`taskspace models -v` (`--debug`, `--verbose`, `--version` after a command name): the one-line usage error
+    (exit 2) says the option is taskspace's own and where it goes; before, only "No such option: -v", though the
+    README lists `-v` and `--debug` as global options."""
+    res = run(*args)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and "No such option" in lines[0], res.stderr
+    assert lines[0].endswith(hint) or hint in lines[0], lines[0]
