@@ -25,7 +25,10 @@ app = typer.Typer(
          "Examples:\n\n"
          "  taskspace index --source indexer/data/sample\n\n"
          "  taskspace search \"Compute the derivative of x^3 sin(x)\" -k 5\n\n"
-         "  taskspace models --benchmark mmlu_pro/law",
+         "  taskspace models --benchmark mmlu_pro/law\n\n"
+         "Exit codes: 0 done; 1 input (a bad file or row, an unknown model or benchmark; some input rejected, the "
+         "rest kept); 2 usage or configuration; 3 storage (database, index); 4 Hugging Face Hub; 5 encoder; 6 busy "
+         "(another process holds the index); 130 interrupted, 143 terminated.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -292,3 +292,25 @@ def test_a_global_option_after_the_command_is_told_to_go_before_it(args, hint):
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2 and len(lines) == 1 and "No such option" in lines[0], res.stderr
     assert lines[0].endswith(hint) or hint in lines[0], lines[0]
+
+
+def test_the_top_help_lists_the_exit_codes_as_the_errors_have_them():
+    """`taskspace -h` lists the exit codes (the README's "exit with a code by kind"), each as the error classes carry
+    it; before, only the README said which code means what, nothing a user running the command could read."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer import errors
+    from indexer.cli import app
+
+    text = " ".join(CliRunner().invoke(app, ["-h"], terminal_width=200).output.split())
+    said = re.search(r"Exit codes: (.*?\.)", text)
+    assert said, text
+    codes = dict((int(n), what) for n, what in re.findall(r"(\d+) ([a-zA-Z][^;,]*)", said.group(1)))
+    assert codes[0] == "done" and codes[2].startswith("usage or configuration") and codes[130] == "interrupted"
+    for cls, word in ((errors.InputError, "input"), (errors.NotFoundError, "input"), (errors.ConfigError, "usage"),
+                      (errors.StoreError, "storage"), (errors.HubError, "Hugging Face Hub"),
+                      (errors.EncoderError, "encoder"), (errors.BusyError, "busy")):
+        assert codes[cls.exit_code].startswith(word), (cls, codes)
+    assert codes[143] == "terminated."
