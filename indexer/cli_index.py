@@ -277,6 +277,7 @@ def runs(
 
       taskspace runs -n 5 --json
     """
+    from .sources.common import count_rejected
     from .store.sql import open_store
 
     store = open_store()
@@ -299,7 +300,7 @@ def runs(
         took = f"{(r.finished_at - r.started_at).total_seconds():.1f}s" if r.finished_at else "-"
         c = r.counts or {}
         typer.echo(f"{r.id:>5}  {r.kind:<8} {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  "
-                   f"{c.get('solved', 0):>6} {c.get('embedded', 0):>8} {len(r.errors or []):>6}")
+                   f"{c.get('solved', 0):>6} {c.get('embedded', 0):>8} {count_rejected(r.errors or []):>6}")
         # which file or source failed was only in the run's record, which no command showed (the count above)
         errs = list(r.errors or [])
         for err in errs[:RUN_ERRORS_SHOWN]:
