@@ -182,6 +182,9 @@ def read_prompts_file(path: Path) -> list[str]:
     else:
         prompts = split_prompts(text)
     if not prompts:
+        if str(path) == "-":  # before, "-: no prompt in the file", a file named "-"
+            raise InputError("no prompt on stdin (--file - reads text: prompts separated by a line of three dashes, "
+                             "---, or without one by blank lines); pipe the prompts into it")
         raise InputError(f"no prompt in the file (--file takes {PROMPTS_FILE_FORMATS})", file=str(path))
     return prompts
 

@@ -357,6 +357,17 @@ def test_a_terminal_narrower_than_a_table_gets_the_whole_table(indexed):
                for line in text.splitlines()), text
 
 
+def test_an_empty_stdin_is_named_as_stdin_not_as_a_file_named_dash():
+    """`taskspace search -f -` with nothing on stdin: the input error (exit 1, one line, before any store is opened)
+    says no prompt came on stdin and how `-f -` reads it; before, "-: no prompt in the file (--file takes a .jsonl
+    file ...)", a file named "-" and the formats of files stdin is never read as."""
+    res = run("search", "-f", "-", stdin="\n \n")
+    assert res.returncode == 1 and res.stdout == "", res.stderr
+    assert res.stderr.strip().splitlines() == [
+        "error: no prompt on stdin (--file - reads text: prompts separated by a line of three dashes, ---, or without "
+        "one by blank lines); pipe the prompts into it"]
+
+
 @pytest.mark.parametrize("args,says", [
     (["search", " "], "Invalid value for 'PROMPT': the 1st: empty prompt text"),
     (["search", "a task", ""], "Invalid value for 'PROMPT': the 2nd: empty prompt text"),
