@@ -164,12 +164,9 @@ def parse_spec(spec: str) -> Spec:
     if kind == "hub":
         from .hub import is_valid_repo_id, is_valid_revision
 
-        target, at, rev = spec[len("hub:"):].partition("@")
+        target, _, rev = spec[len("hub:"):].partition("@")
         if not is_valid_repo_id(target):
             raise InputError("hub: needs a dataset repo id ORG/NAME (optionally @REVISION)", item=spec)
-        if at and not rev:  # before, "hub:ORG/REPO@" read the newest commit, as if no revision had been meant
-            raise InputError(f"@REVISION is empty; write hub:{target} for the newest commit, or a revision after @",
-                             item=spec)
         if rev and not is_valid_revision(rev):
             raise InputError("@REVISION must be a commit sha (40 hex digits), refs/pr/N, or a branch or tag name "
                              "(letters, digits, ._- and / between parts)", item=spec)

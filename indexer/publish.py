@@ -480,8 +480,8 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
 
     if spec.startswith("hub:"):
         target = spec[4:]
-        repo, at, rev = target.partition("@")
-        if not is_valid_repo_id(repo) or (at and not rev) or (rev and not is_valid_revision(rev)):
+        repo, _, rev = target.partition("@")
+        if not is_valid_repo_id(repo) or (rev and not is_valid_revision(rev)):
             raise InputError(f"{spec!r} is not hub:ORG/NAME[@REVISION]")
         hub = hub or HubClient()
         hub.again = "nothing was pulled; run `taskspace pull` again later"  # not "the next run": none follows

@@ -871,20 +871,3 @@ def test_a_malformed_hub_spec_is_a_usage_error_in_every_command(args, says):
     assert lines[0].startswith(f"error: taskspace {args[0]}: ")
     res = subprocess.run([sys.executable, "-m", "indexer.cli", "sources", "add", "hub:bad"], capture_output=True, text=True)
     assert res.returncode == 2
-
-
-def test_a_hub_spec_with_an_empty_revision_is_refused_not_read_at_the_newest_commit():
-    """`hub:ORG/REPO@` (an `@` with nothing after it: a variable left unset, `hub:org/repo@$REV`) is refused by
-    `parse_spec` and so by `ingest`, `sources add` and `pull` (exit 2, naming the spec to write for the newest
-    commit); before, it was read as `hub:ORG/REPO`, at the newest commit, as if no revision had been meant."""
-    import subprocess
-    import sys
-
-    from indexer.ingest import parse_spec
-
-    with pytest.raises(InputError, match=r"@REVISION is empty; write hub:org/repo for the newest commit"):
-        parse_spec("hub:org/repo@")
-    assert parse_spec("hub:org/repo@main").revision == "main" and parse_spec("hub:org/repo").revision is None
-    for args in (["ingest", "hub:org/repo@"], ["pull", "hub:org/repo@"], ["sources", "add", "hub:org/repo@"]):
-        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True)
-        assert res.returncode == 2 and "@REVISION is empty" in res.stderr, (args, res.stderr)
