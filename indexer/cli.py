@@ -25,7 +25,10 @@ app = typer.Typer(
          "Examples:\n\n"
          "  taskspace index --source indexer/data/sample\n\n"
          "  taskspace search \"Compute the derivative of x^3 sin(x)\" -k 5\n\n"
-         "  taskspace models --benchmark mmlu_pro/law",
+         "  taskspace models --benchmark mmlu_pro/law\n\n"
+         "Exit codes: 0 done; 1 input (a bad file or row, an unknown model or benchmark; some input rejected, the "
+         "rest kept); 2 usage or configuration; 3 storage (database, index); 4 Hugging Face Hub; 5 encoder; 6 busy "
+         "(another process holds the index); 130 interrupted, 143 terminated.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -33,6 +36,34 @@ app = typer.Typer(
 )
 
 _state = {"debug": False}
+
+
+def _help_shows_what_an_option_takes() -> None:
+    """typer 0.29's rich help writes a Python type after every option, flags included: "--open-only <bool>",
+    "-v <int>", as if they took a value (`--open-only true` is then "unexpected extra argument"), and
+    "--license <list[str]>" for a repeatable option, which takes one value each time; its plain help writes none for a
+    flag. Here a flag or counter shows no type, and a repeatable option the type of its one value ("<str>")."""
+    import re
+
+    from typer.core import TyperArgument, TyperOption
+
+    for cls in (TyperOption, TyperArgument):
+        shown = cls.display_type_rich
+        if getattr(shown, "_taskspace", False):
+            continue
+
+        def display_type_rich(self, ctx, shown=shown):
+            if getattr(self, "is_flag", False) or getattr(self, "count", False):
+                return None
+            got = shown(self, ctx)
+            several = getattr(self, "multiple", False) or self.nargs != 1  # DATA...: one value each, as --license
+            return re.sub(r"^<list\[(.+)\]>$", r"<\1>", got) if several and isinstance(got, str) else got
+
+        display_type_rich._taskspace = True
+        cls.display_type_rich = display_type_rich
+
+
+_help_shows_what_an_option_takes()
 
 
 def _version(value: bool) -> None:
@@ -140,7 +171,7 @@ def demo(
 
 @app.command()
 def ingest(
-    source: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
+    source: str = typer.Argument(..., metavar="SOURCE", callback=cli_index.spec_argument, help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="hub-org: ingest at most N datasets (1 or more)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", callback=cli_index.format_option, help="table, lm_eval or lighteval (default: detected)."),
     prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
@@ -184,7 +215,11 @@ def ingest(
             if s.hub_failures:
                 what = ("this input could not be fetched from the Hub" if s.hub_failures == len(s.errors) else
                         f"this input was rejected or ({s.hub_failures}) could not be fetched from the Hub")
-            typer.echo(f"{len(s.errors)} error(s): {what}, {rest}", err=True)
+            from .sources.common import count_rejected
+
+            # what the lines stand for: each one error, a "N more rows rejected" line N (before, 300 bad rows were
+            # "21 error(s)": 20 shown and the line counting the other 280)
+            typer.echo(f"{count_rejected(s.errors)} error(s): {what}, {rest}", err=True)
             for e in s.errors[:50]:
                 typer.echo(f"  {e}", err=True)
             if len(s.errors) > 50:
@@ -206,7 +241,7 @@ _DB_URL = typer.Option(None, "--url", help="SQLAlchemy URL; default: TASKSPACE_D
 
 @db_app.command("upgrade")
 def db_upgrade(
-    revision: str = typer.Argument("head", help="Target revision (default: the newest)."),
+    revision: str = typer.Argument("head", metavar="REVISION", help="Target revision (default: the newest)."),
     url: Optional[str] = _DB_URL,
 ) -> None:
     """Create or migrate every table up to REVISION (safe to repeat).
@@ -243,7 +278,7 @@ def db_current(url: Optional[str] = _DB_URL) -> None:
 
 @db_app.command("downgrade")
 def db_downgrade(
-    revision: str = typer.Argument(..., help="Target revision; 'base' drops every taskspace table."),
+    revision: str = typer.Argument(..., metavar="REVISION", help="Target revision; 'base' drops every taskspace table."),
     url: Optional[str] = _DB_URL,
     yes: bool = typer.Option(False, "--yes", help="Confirm: a downgrade deletes the data of the dropped tables."),
 ) -> None:
@@ -307,7 +342,7 @@ _plots_option = cli_index.checked_option(_plots, lambda exc: str(exc).removepref
 
 @app.command()
 def evaluate(
-    data: list[str] = typer.Argument(..., help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged as the index merges them: by Hub repo id when known) with every metric also per data set."),
+    data: list[str] = typer.Argument(..., metavar="DATA", help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged as the index merges them: by Hub repo id when known) with every metric also per data set."),
     format: Optional[str] = typer.Option(None, "--format", callback=cli_index.format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
     split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, callback=_seeds_option, help="Seeds of the in-sample and coverage splits (1 to 1000; default 5); --split oos has one fold per group and takes none."),
@@ -549,6 +584,10 @@ def _command_path(argv: list[str]) -> str:
     return " ".join(path)
 
 
+#: the options of ``taskspace`` itself (the callback's), which a command does not take after its name
+_GLOBAL_OPTIONS = ("--debug", "--verbose", "-v", "--version")
+
+
 def _usage_error(exc) -> int:
     """One line on stderr for a usage error (bad option value, missing argument, unknown command): the command,
     the message and where help is; exit code 2."""
@@ -563,6 +602,10 @@ def _usage_error(exc) -> int:
     if text is not None:  # `search "-1 times -1?"`: a text taken for options (before: only "No such option: -1")
         shown = text if len(text) <= 40 else text[:37] + "..."
         hint = f"; a text that starts with '-' goes after `--`: {where} -- {json.dumps(shown, ensure_ascii=False)}"
+    elif name in _GLOBAL_OPTIONS and where != "taskspace":
+        # `taskspace models -v` (before: only "No such option: -v", though the README lists -v and --debug)
+        run = "taskspace --version" if name == "--version" else f"taskspace {name} {where.removeprefix('taskspace ')} ..."
+        hint = f"; {name} is an option of taskspace itself: put it before the command, {run}"
     typer.echo(f"error: {where}: {message} (see `{where} -h`){hint}", err=True)
     return 2
 

@@ -22,7 +22,10 @@ class Rank(str, Enum):
 
 
 def echo_json(obj) -> None:
-    typer.echo(json.dumps(obj, indent=2, default=str))
+    """As every command's ``--json`` (:func:`indexer.cli_index.echo_json`): standard JSON, times in ISO 8601."""
+    from .cli_index import echo_json as standard
+
+    standard(obj)
 
 
 #: what ``search --file`` takes, said in its help and in its errors
@@ -179,6 +182,9 @@ def read_prompts_file(path: Path) -> list[str]:
     else:
         prompts = split_prompts(text)
     if not prompts:
+        if str(path) == "-":  # before, "-: no prompt in the file", a file named "-"
+            raise InputError("no prompt on stdin (--file - reads text: prompts separated by a line of three dashes, "
+                             "---, or without one by blank lines); pipe the prompts into it")
         raise InputError(f"no prompt in the file (--file takes {PROMPTS_FILE_FORMATS})", file=str(path))
     return prompts
 
@@ -197,8 +203,12 @@ def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], ca
     # before, "org/model[v2]" was shown as "org/model", ":fire:" as an emoji, and "x[/]y" raised a MarkupError
     plain = {"soft_wrap": False, "markup": False, "emoji": False}
     console = Console(**plain)
-    if not console.is_terminal:  # piped: the whole table, never wrapped to 80 columns
-        console = Console(**plain, width=max(console.width, sum(c.min_width + 3 for c in t.columns) + 1))
+    need = sum(c.min_width + 3 for c in t.columns) + 1
+    if console.width < need:
+        # piped, or a terminal narrower than the table (COLUMNS=60): the whole table, its lines wrapped by the terminal
+        # if need be; before, a terminal cropped it to its width, the rank column left empty, the columns on the right
+        # and the end of the title cut off without a mark (piped output was already printed whole)
+        console = Console(**plain, width=need)
     console.print(t)
 
 
@@ -214,7 +224,7 @@ def _params(value: str) -> None:
 _params_option = checked_option(_params, lambda exc: exc.message)
 
 
-def _check_params_range(min_params: str | None, max_params: str | None) -> None:
+def _check_params_range(min_params: str | None, max_params: str | None, command: str = "search") -> None:
     """``--min-params`` above ``--max-params``: a usage error naming both options (exit 2, before any store is opened),
     as a bad value of either is; before, the library's input error (exit 1) "filters.min_params: ..."."""
     from .find import parse_params
@@ -223,7 +233,7 @@ def _check_params_range(min_params: str | None, max_params: str | None) -> None:
         from .errors import ConfigError
 
         raise ConfigError(f"--min-params {min_params} is above --max-params {max_params}: no model can be in that "
-                          "range; lower --min-params or raise --max-params (see `taskspace search -h`)")
+                          f"range; lower --min-params or raise --max-params (see `taskspace {command} -h`)")
 
 
 def _prefer_smaller_option(value: float) -> float:
@@ -432,9 +442,15 @@ def _print_result(result) -> None:
 def models(
     benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Only models measured on this benchmark."),
     license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
+    min_params: Optional[str] = typer.Option(None, "--min-params", callback=_params_option,
+                                      help="At least this many parameters (1.5B, 770M)."),
     max_params: Optional[str] = typer.Option(None, "--max-params", callback=_params_option,
                                       help="At most this many parameters (8B)."),
+    pipeline_tag: Optional[str] = typer.Option(None, "--pipeline-tag", callback=_name_option, help="Only models with this Hub pipeline tag."),
+    exclude_gated: bool = typer.Option(False, "--exclude-gated", help="Drop gated Hub repos."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo."),
+    min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
+    measured_on: Optional[str] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark (as --benchmark; both: on both)."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip this many."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="At most this many (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -446,18 +462,25 @@ def models(
       taskspace models --benchmark mmlu_pro/law
 
       taskspace models --open-only --max-params 8B --json
+
+      taskspace models --min-params 1B --pipeline-tag text-generation --exclude-gated --min-evidence 100
     """
     from .browse import count_models, list_models, missing_metadata
     from .find import Filters, format_params
 
-    filters = Filters(licenses=license or None, max_params=max_params, open_only=open_only)
+    # the filters of `taskspace search` and GET /v1/models, with the library's rules (before: only --license,
+    # --max-params and --open-only, so the list could not be narrowed as a search or the HTTP list can)
+    _check_params_range(min_params, max_params, "models")
+    filters = Filters(licenses=license or None, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
+                      exclude_gated=exclude_gated, open_only=open_only, min_evidence=min_evidence, benchmark=measured_on)
     rows = list_models(benchmark=benchmark, offset=offset, limit=limit, filters=filters)
     if as_json:
         echo_json(rows)
         return
 
     def unlisted() -> None:  # the models a filter drops for lack of the metadata it needs (as `search` notes them)
-        what = {"licenses": "no license", "max_params": "no parameter count", "open_only": "no Hub repo known"}
+        what = {"licenses": "no license", "min_params": "no parameter count", "max_params": "no parameter count",
+                "pipeline_tag": "no pipeline tag", "open_only": "no Hub repo known"}
         for name, n in missing_metadata(benchmark=benchmark, filters=filters).items():
             if n:
                 typer.echo(f"{FILTER_OPTIONS.get(name, name)}: {n} model(s) with {what.get(name, 'no such metadata')} "

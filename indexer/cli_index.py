@@ -22,7 +22,18 @@ def echo_json(obj) -> None:
 
 def json_text(obj, indent: int = 2) -> str:
     """``obj`` as standard JSON text (:func:`echo_json`; the benchmark scripts' ``--json`` files too)."""
-    return json.dumps(_finite(obj), indent=indent, sort_keys=False, default=str, allow_nan=False)
+    return json.dumps(_finite(obj), indent=indent, sort_keys=False, default=_json_default, allow_nan=False)
+
+
+def _json_default(value):
+    """A value JSON has no type for: a time as ISO 8601 (``2026-12-05T04:48:31.257500+00:00``, as ``sources stored
+    --json`` writes one; before, ``runs --json`` wrote ``str()``'s "2026-12-05 04:48:31.257500+00:00"),
+    anything else as its text."""
+    import datetime
+
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    return str(value)
 
 
 def _finite(obj):
@@ -52,6 +63,45 @@ def checked_option(check, message=str):
         return value
 
     return callback
+
+
+def _spec(value: str) -> None:
+    from .ingest import parse_spec, spec_kind
+
+    if spec_kind(value) != "path":  # a path that is not there (or a blank one) stays an input error (exit 1)
+        parse_spec(value)
+
+
+#: a source spec given as an argument (``ingest SOURCE``): a malformed ``hub:`` / ``hub-org:`` spec is a usage error
+#: naming the argument (exit 2), as ``index --source`` and ``sources add`` refuse it; before, the library's input
+#: error, exit 1, for the same spec those two refuse with 2
+spec_argument = checked_option(_spec, lambda exc: f"{exc.message}" + (f" (given {exc.item!r})" if exc.item else ""))
+
+
+def _interval(value: str) -> None:
+    from .schedule import parse_interval
+
+    parse_interval(value)
+
+
+#: ``worker --every`` / ``serve --worker-every``: an interval, checked while the options are parsed, so a bad one is a
+#: usage error naming the option (before: "error: interval 'abc' is not understood ...", no option named)
+interval_option = checked_option(_interval)
+
+
+def cron_option(interval: str):
+    """``--cron`` of ``worker`` (``interval``: ``--every``) and ``serve`` (``--worker-every``): a cron expression,
+    checked while the options are parsed (a usage error naming ``--cron``, as the other options' are)."""
+    def check(value: str) -> None:
+        from .errors import ConfigError
+        from .schedule import Cron, is_cron
+
+        if not is_cron(value):
+            raise ConfigError(f"{value!r} is not a cron expression (5 fields or @daily ...); for an interval use "
+                              f"{interval}")
+        Cron(value)
+
+    return checked_option(check)
 
 
 def _reader(value: str) -> None:
@@ -185,8 +235,8 @@ def _print_run(report) -> None:
 
 
 def worker(
-    every: Optional[str] = typer.Option(None, "--every", help="Interval between passes, e.g. 6h, 30m, 1d."),
-    cron: Optional[str] = typer.Option(None, "--cron", help='Cron expression in UTC: 5 fields (e.g. "0 */6 * * *", "0 3 * * MON-FRI") or a nickname (@hourly, @daily, @weekly, @monthly, @yearly).'),
+    every: Optional[str] = typer.Option(None, "--every", callback=interval_option, help="Interval between passes, e.g. 6h, 30m, 1d."),
+    cron: Optional[str] = typer.Option(None, "--cron", callback=cron_option("--every"), help='Cron expression in UTC: 5 fields (e.g. "0 */6 * * *", "0 3 * * MON-FRI") or a nickname (@hourly, @daily, @weekly, @monthly, @yearly).'),
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
     max_passes: Optional[int] = typer.Option(None, "--max-passes", min=1, help="Stop after this many passes, 1 or more (default: run forever); then exit as `taskspace index` does for the last one (0 ok, 1 item errors)."),
 ) -> None:
@@ -206,12 +256,6 @@ def worker(
 
     if bool(every) == bool(cron):
         raise ConfigError("give exactly one of --every INTERVAL or --cron EXPRESSION")
-    from .schedule import Cron, is_cron
-
-    if cron and not is_cron(cron):
-        raise ConfigError(f"--cron {cron!r} is not a cron expression (5 fields or @daily ...); for an interval use --every")
-    if cron:
-        Cron(cron)  # a malformed expression fails here, before any work
     w = Worker(every or cron, lambda stop: run_index(progress=Progress(False), stop=stop),
                wait_for_lock=not no_wait, max_passes=max_passes)
     w.install_signal_handlers()
@@ -235,6 +279,7 @@ def runs(
 
       taskspace runs -n 5 --json
     """
+    from .sources.common import count_rejected
     from .store.sql import open_store
 
     store = open_store()
@@ -257,7 +302,7 @@ def runs(
         took = f"{(r.finished_at - r.started_at).total_seconds():.1f}s" if r.finished_at else "-"
         c = r.counts or {}
         typer.echo(f"{r.id:>5}  {r.kind:<8} {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  "
-                   f"{c.get('solved', 0):>6} {c.get('embedded', 0):>8} {len(r.errors or []):>6}")
+                   f"{c.get('solved', 0):>6} {c.get('embedded', 0):>8} {count_rejected(r.errors or []):>6}")
         # which file or source failed was only in the run's record, which no command showed (the count above)
         errs = list(r.errors or [])
         for err in errs[:RUN_ERRORS_SHOWN]:

@@ -8,8 +8,36 @@ from typing import Optional
 import typer
 
 
+def _repo_id(value: str) -> str:
+    """``publish ORG/NAME``: a Hub repo id, checked while the arguments are parsed (a usage error, exit 2, as the
+    README says a bad value is; before, the library's input error, exit 1, after the command had started)."""
+    from .hub import is_valid_repo_id
+
+    if not is_valid_repo_id(value):
+        raise typer.BadParameter(f"{value[:80]!r} is not a Hub dataset id; write ORG/NAME, e.g. my-org/taskspace-vectors")
+    return value
+
+
+def _pull_source(value: str) -> str:
+    """``pull SOURCE``: a malformed ``hub:`` spec, or an organisation, is a usage error naming the argument (exit 2),
+    as ``ingest`` and ``index --source`` refuse one; a folder that is not there stays an input error (exit 1)."""
+    from .errors import InputError
+    from .ingest import parse_spec, spec_kind
+
+    kind = spec_kind(value)
+    if kind == "hub-org":
+        raise typer.BadParameter(f"{value[:80]!r} names an organisation; pull takes one record set, "
+                                 "hub:ORG/NAME[@REVISION], or a folder")
+    if kind == "hub":
+        try:
+            parse_spec(value)
+        except InputError as exc:
+            raise typer.BadParameter(f"{exc.message} (given {value[:80]!r})") from None
+    return value
+
+
 def publish(
-    repo: str = typer.Argument(..., help="The Hub dataset to publish to, ORG/NAME (created when missing)."),
+    repo: str = typer.Argument(..., metavar="ORG/NAME", callback=_repo_id, help="The Hub dataset to publish to, ORG/NAME (created when missing)."),
     space: Optional[str] = typer.Option(None, "--space", help="Only this space (index name, SQL id or encoder name)."),
     private: bool = typer.Option(False, "--private", help="Create the dataset private (when it does not exist yet)."),
     dry_run: Optional[str] = typer.Option(None, "--dry-run", metavar="DIR",
@@ -44,7 +72,7 @@ def publish(
 
 
 def pull(
-    source: str = typer.Argument(..., help="hub:ORG/NAME[@REVISION] or a folder of published records."),
+    source: str = typer.Argument(..., metavar="SOURCE", callback=_pull_source, help="hub:ORG/NAME[@REVISION] or a folder of published records."),
     space: Optional[str] = typer.Option(None, "--space", help="Only this space of the records (its index name)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:

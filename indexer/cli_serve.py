@@ -7,16 +7,18 @@ from typing import Optional
 
 import typer
 
+from .cli_index import cron_option, interval_option
+
 
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every interface)."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port."),
     every: Optional[str] = typer.Option(
-        None, "--worker-every", "--every",
+        None, "--worker-every", "--every", callback=interval_option,
         help="Also run the indexing worker in this process, a pass every INTERVAL (e.g. 6h, 30m): one process then "
              "owns the embedded index, and queries during a pass answer from the previous complete index."),
     cron: Optional[str] = typer.Option(
-        None, "--cron", help='Like --worker-every, on a cron schedule in UTC (e.g. "0 */6 * * *" or @daily).'),
+        None, "--cron", callback=cron_option("--worker-every"), help='Like --worker-every, on a cron schedule in UTC (e.g. "0 */6 * * *" or @daily).'),
     cors_origin: Optional[list[str]] = typer.Option(
         None, "--cors-origin",
         help="Let pages from this origin (scheme://host[:port], or * for any) call the API from a browser; repeat for "
@@ -33,22 +35,11 @@ def serve(
       taskspace serve --cors-origin https://my-app.example.org
     """
     from .errors import ConfigError
-    from .schedule import Cron, is_cron
     from .serve import run
 
     if every and cron:
         raise ConfigError("give at most one of --worker-every INTERVAL or --cron EXPRESSION")
-    if cron and not is_cron(cron):
-        raise ConfigError(f"--cron {cron!r} is not a cron expression (5 fields or @daily ...); for an interval use --worker-every")
-    if cron:
-        Cron(cron)
-    schedule = every or cron
-    if schedule:
-        from datetime import datetime, timezone
-
-        from .schedule import next_run
-
-        next_run(schedule, datetime.now(timezone.utc))  # a bad interval fails here, before anything opens
+    schedule = every or cron  # each checked while the options were parsed (a usage error naming it)
     import logging
 
     # once the stores are open: a second server on the same index fails before saying it serves

@@ -57,7 +57,7 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> 
 
 @app.command("add")
 def add(
-    spec: str = typer.Argument(..., help="A file or folder, hub:ORG/REPO[@REVISION] or hub-org:ORG."),
+    spec: str = typer.Argument(..., metavar="SPEC", help="A file or folder, hub:ORG/REPO[@REVISION] or hub-org:ORG."),
     fmt: Optional[str] = typer.Option(None, "--format", callback=format_option, help="Reader for a path (default: detected)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per pass (hub-org:)."),
 ) -> None:
@@ -87,7 +87,7 @@ def add(
 
 
 @app.command("remove")
-def remove(spec: str = typer.Argument(..., help="The source as listed by `taskspace sources list` (or as added).")) -> None:
+def remove(spec: str = typer.Argument(..., metavar="SPEC", help="The source as listed by `taskspace sources list` (or as added).")) -> None:
     """Remove a source from the configuration (its results already stored stay in the database).
 
     Examples:
@@ -125,7 +125,7 @@ def stored(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) ->
 
 
 @app.command("drop")
-def drop(location: str = typer.Argument(..., help="A stored source as `taskspace sources stored` lists it (or its "
+def drop(location: str = typer.Argument(..., metavar="LOCATION", help="A stored source as `taskspace sources stored` lists it (or its "
                                          "path).")) -> None:
     """Delete a stored source's results from the database (one transaction); the next `taskspace index` re-solves
     the models they touched and removes those left without results.

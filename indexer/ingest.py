@@ -486,14 +486,18 @@ class Ingester:
     # -- Hub metadata -----------------------------------------------------------------------------------
 
     def fetch_model_metadata(self) -> None:
-        from .hub import HubUnreachableError, is_valid_repo_id
+        from .hub import HubClient, HubUnreachableError, is_valid_repo_id
 
         if not self.fetch_metadata:
             return
         stored = self.store.resolve_aliases(sorted(self._models)) if self._models else {}  # the names' model keys
         names = sorted({stored.get(m, m) for m in self._models} - {None})
         names = [m for m in names if is_valid_repo_id(m)]
-        if self._hub is None:
+        if self._hub is None or isinstance(self._hub, HubClient):
+            # offline, a Hub client (one a hub: spec of this ingest made) refuses every request: one warning, no
+            # request; before, with such a client, each model of the metadata backlog got a warning of its own
+            # (`ingest hub:ORG/REPO` offline on the bundled sample's home: 23 lines "no Hub metadata (cannot read
+            # model info of ...: HF_HUB_OFFLINE is set ...)")
             from .hub import offline_variable
 
             if (variable := offline_variable()) is not None:

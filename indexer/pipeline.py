@@ -38,6 +38,7 @@ import numpy as np
 from . import sourcelist
 from .errors import IndexerError, InputError, abort_reason
 from .sourcelist import SourceSpec
+from .sources.common import count_rejected
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +226,9 @@ class Indexer:
                     status = "failed"
                 else:
                     status = "unchanged"
-                report.sources.append({"spec": spec.spec, "status": status, "errors": len(s.errors) - before[2]})
+                # the rows rejected, as `taskspace ingest` counts them (a "N more rows rejected" line is N)
+                report.sources.append({"spec": spec.spec, "status": status,
+                                       "errors": count_rejected(s.errors[before[2]:])})
             if bar is not None:
                 bar.close()
             for w in dict.fromkeys(ing.summary.warnings):  # what the readers warned of (a model folder too deep to be

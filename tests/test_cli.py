@@ -222,3 +222,95 @@ def test_every_command_has_help_with_examples_of_itself():
         if not own:
             lacking.append(" ".join(path))
     assert lacking == []
+
+
+def test_the_help_gives_no_value_to_a_flag_and_one_value_to_a_repeatable_option():
+    """`-h` shows what an option takes: a flag (`--open-only`, `--json`, `--metadata/--no-metadata`) and the counter
+    `-v` nothing, a repeatable option (`--license`, `-m`, `--kind`) the type of its one value (`<str>`), an option with a
+    value its type; before, typer 0.29's rich help wrote "--open-only <bool>", "-v <int>" and "--license <list[str]>",
+    as if a flag took a value (`--open-only true` is "unexpected extra argument") and --license a list."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    def line(args, option):
+        res = CliRunner().invoke(app, [*args, "-h"], terminal_width=200)
+        assert res.exit_code == 0, res.output
+        (got,) = [ln for ln in res.output.splitlines() if re.search(rf"│ {re.escape(option)}\b", ln)]
+        return got
+
+    for args, option in ((["models"], "--open-only"), (["models"], "--json"), (["search"], "--exclude-gated"),
+                         ([], "--verbose"), ([], "--debug"), (["ingest"], "--metadata"), (["evaluate"], "--sweep")):
+        assert "<" not in line(args, option), (args, option)
+    for args, option in ((["models"], "--license"), (["search"], "--model"), (["reindex"], "--kind")):
+        got = line(args, option)
+        assert "<str>" in got and "list[" not in got, (args, option, got)
+    assert "<int range> [x>=1]" in line(["models"], "--limit") and "<str>" in line(["search"], "--benchmark")
+
+
+def test_arguments_are_named_in_the_usage_and_errors_as_the_readme_writes_them():
+    """Every command's arguments are named in capitals, as the README writes them and as `search`'s PROMPT and
+    `model`'s ID already were: the usage line (`taskspace pull [OPTIONS] {SOURCE}`) and a missing argument ("Missing
+    argument 'ORG/NAME'"), with the type of one value (`DATA <str>`, not `<list[str]>`); before, typer's lowercase
+    parameter names: "{source}", "{repo}", "{data}...", "Missing argument 'spec'"."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    want = {("ingest",): "SOURCE", ("pull",): "SOURCE", ("publish",): "ORG/NAME", ("evaluate",): "DATA",
+            ("sources", "add"): "SPEC", ("sources", "remove"): "SPEC", ("sources", "drop"): "LOCATION",
+            ("db", "downgrade"): "REVISION", ("model",): "ID"}
+    for path, name in want.items():
+        res = CliRunner().invoke(app, [*path, "-h"], terminal_width=200)
+        usage = next(ln for ln in res.output.splitlines() if "Usage:" in ln)
+        assert f"{{{name}}}" in usage, (path, usage)
+        res = CliRunner().invoke(app, list(path))
+        assert res.exit_code == 2 and f"Missing argument '{name}'" in res.output, (path, res.output)
+    res = CliRunner().invoke(app, ["db", "upgrade", "-h"], terminal_width=200)
+    assert "[REVISION]" in next(ln for ln in res.output.splitlines() if "Usage:" in ln)
+    res = CliRunner().invoke(app, ["evaluate", "-h"], terminal_width=200)
+    assert re.search(r"│ \* +DATA +<str> ", res.output), res.output
+
+
+@pytest.mark.parametrize("args,hint", [
+    (["models", "-v"], "; -v is an option of taskspace itself: put it before the command, taskspace -v models ..."),
+    (["search", "x", "--debug"], "; --debug is an option of taskspace itself: put it before the command, "
+                                 "taskspace --debug search ..."),
+    (["sources", "list", "--verbose"], "put it before the command, taskspace --verbose sources list ..."),
+    (["models", "--version"], "; --version is an option of taskspace itself: put it before the command, "
+                              "taskspace --version"),
+])
+def test_a_global_option_after_the_command_is_told_to_go_before_it(args, hint):
+    """`taskspace models -v` (`--debug`, `--verbose`, `--version` after a command name): the one-line usage error
+    (exit 2) says the option is taskspace's own and where it goes; before, only "No such option: -v", though the
+    README lists `-v` and `--debug` as global options."""
+    res = run(*args)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and "No such option" in lines[0], res.stderr
+    assert lines[0].endswith(hint) or hint in lines[0], lines[0]
+
+
+def test_the_top_help_lists_the_exit_codes_as_the_errors_have_them():
+    """`taskspace -h` lists the exit codes (the README's "exit with a code by kind"), each as the error classes carry
+    it; before, only the README said which code means what, nothing a user running the command could read."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from indexer import errors
+    from indexer.cli import app
+
+    text = " ".join(CliRunner().invoke(app, ["-h"], terminal_width=200).output.split())
+    said = re.search(r"Exit codes: (.*?\.)", text)
+    assert said, text
+    codes = dict((int(n), what) for n, what in re.findall(r"(\d+) ([a-zA-Z][^;,]*)", said.group(1)))
+    assert codes[0] == "done" and codes[2].startswith("usage or configuration") and codes[130] == "interrupted"
+    for cls, word in ((errors.InputError, "input"), (errors.NotFoundError, "input"), (errors.ConfigError, "usage"),
+                      (errors.StoreError, "storage"), (errors.HubError, "Hugging Face Hub"),
+                      (errors.EncoderError, "encoder"), (errors.BusyError, "busy")):
+        assert codes[cls.exit_code].startswith(word), (cls, codes)
+    assert codes[143] == "terminated."

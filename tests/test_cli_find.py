@@ -311,6 +311,63 @@ def test_models_limit_below_one_is_a_usage_error_and_a_populated_home_never_says
         assert "no indexed model matches these options" in res.stdout, (args, res.stdout)
 
 
+def test_models_takes_the_filters_of_the_http_model_list(indexed):
+    """`taskspace models` takes every filter `GET /v1/models` takes, under `taskspace search`'s option names and with
+    the library's semantics (`--min-params`, `--pipeline-tag`, `--exclude-gated`, `--min-evidence`, `--measured-on`);
+    before, only `--license`, `--max-params` and `--open-only`: "No such option: --min-params" (exit 2)."""
+    from indexer import Filters
+    from indexer.browse import list_models
+
+    res = run("models", "--json", "--min-params", "1B", "--min-evidence", "15", "--measured-on", "beta", "--exclude-gated")
+    assert res.returncode == 0, res.stderr
+    want = _library(list_models, filters=Filters(min_params="1B", min_evidence=15, benchmark="beta", exclude_gated=True))
+    assert json.loads(res.stdout) == want and [m["model"] for m in want] == ["org/a"]
+    res = run("models", "--min-evidence", "11")  # org/a (22 prompts) and the three alpha models (12); org/c has 10
+    assert res.returncode == 0 and "org/c" not in res.stdout and "org/a" in res.stdout, res.stdout
+    res = run("models", "--pipeline-tag", "text-generation", "--min-params", "1B")  # none has a tag: said, with why
+    assert res.returncode == 0 and "no indexed model matches these options" in res.stdout, res.stdout
+    assert "--pipeline-tag: 4 model(s) with no pipeline tag are not listed" in res.stdout
+    assert "--min-params: 3 model(s) with no parameter count are not listed" in res.stdout
+    res = run("models", "--min-params", "10B", "--max-params", "1B")
+    assert res.returncode == 2 and "see `taskspace models -h`" in res.stderr, res.stderr
+
+
+def test_a_terminal_narrower_than_a_table_gets_the_whole_table(indexed):
+    """On a terminal narrower than a table (COLUMNS=40; `TTY_COMPATIBLE=1` makes rich treat the pipe as one), every
+    cell and the title are printed whole, the lines left to the terminal to wrap, as piped output is; before, rich
+    cropped the table to the terminal: `search`'s rank column came out empty, the columns on the right (interval,
+    measured near, params, license) and the end of the title were cut off, with no mark that anything was missing."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="40", TTY_COMPATIBLE="1")
+
+    def shown(*args):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env,
+                             cwd=ROOT)
+        assert res.returncode == 0, res.stderr
+        return re.sub(r"\x1b\[[0-9;]*m", "", res.stdout)
+
+    text = shown("search", "Write a Python function that sorts numbers", "-k", "4")
+    assert "Models for the prompt" in text
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
+    assert [r[0] for r in rows] == ["1", "2", "3", "4"], text
+    assert all(len(r) == 7 and r[1] and "%" in r[2] and r[4] for r in rows), text
+    assert ["org/a", "8.0B", "mit"] in [[r[1], r[5], r[6]] for r in rows], text
+    text = shown("models")
+    assert "4 indexed model(s)" in text and "Qwen/Qwen1.5-7B" in text
+    assert any(line.startswith("│ org/a") and "8.0B" in line and "mit" in line and "22" in line
+               for line in text.splitlines()), text
+
+
+def test_an_empty_stdin_is_named_as_stdin_not_as_a_file_named_dash():
+    """`taskspace search -f -` with nothing on stdin: the input error (exit 1, one line, before any store is opened)
+    says no prompt came on stdin and how `-f -` reads it; before, "-: no prompt in the file (--file takes a .jsonl
+    file ...)", a file named "-" and the formats of files stdin is never read as."""
+    res = run("search", "-f", "-", stdin="\n \n")
+    assert res.returncode == 1 and res.stdout == "", res.stderr
+    assert res.stderr.strip().splitlines() == [
+        "error: no prompt on stdin (--file - reads text: prompts separated by a line of three dashes, ---, or without "
+        "one by blank lines); pipe the prompts into it"]
+
+
 @pytest.mark.parametrize("args,says", [
     (["search", " "], "Invalid value for 'PROMPT': the 1st: empty prompt text"),
     (["search", "a task", ""], "Invalid value for 'PROMPT': the 2nd: empty prompt text"),

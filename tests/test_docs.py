@@ -44,3 +44,30 @@ def test_testing_md_cites_real_tests_and_every_mutant():
             assert (ROOT / f).is_file(), node
             if t:
                 assert re.search(rf"^def {t}\(", (ROOT / f).read_text(), re.M), node
+
+
+def test_the_docs_give_the_result_limits_of_the_cli_http_and_library_as_the_code_has_them():
+    """How many results (`k`) and evidence items each interface takes differs: `taskspace search -k` 1 to 1,000, `POST
+    /v1/find` at most 100 (`max_k`), `taskspace demo -k` and the library any number; `max_evidence` 20 over HTTP only.
+    The README and docs/SERVING.md say so; before, only the HTTP limit was written anywhere, so `search -k 500` working
+    and `"k": 500` answering 422 looked like a bug of one of them."""
+    import typer.main
+
+    from indexer.cli import app
+    from indexer.serve import LIMITS
+
+    group = typer.main.get_command(app)
+
+    def option(cmd, name):
+        return next(p for p in group.commands[cmd].params if p.name == name)
+
+    assert (option("search", "top").min, option("search", "top").max) == (1, 1000)
+    assert option("demo", "top").max is None and getattr(option("search", "evidence"), "max", None) is None
+    assert (LIMITS["max_k"], LIMITS["max_evidence"]) == (100, 20)
+    readme = (ROOT / "README.md").read_text()
+    assert "`-k` 1 to 1,000 (`POST /v1/find` takes `k` up to 100, `indexer.find_models` any k)" in readme
+    serving = (ROOT / "docs" / "SERVING.md").read_text()
+    assert ("| `max_k` | 100 (`taskspace search -k` takes up to 1,000; `taskspace demo -k` and "
+            "`indexer.find_models(k=...)` any number) |") in serving
+    assert ("| `max_evidence` (evidence items per result) | 20 (`taskspace search --evidence` and "
+            "`indexer.find_models(evidence=...)`: any number) |") in serving

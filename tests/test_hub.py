@@ -362,6 +362,23 @@ def test_metadata_a_failing_hub_did_not_give_is_fetched_by_the_next_ingest(hub_s
     assert _requests(hub_server, "/api/models/fake-org/not-on-hub") == asked == 1  # asked once, answered 404
 
 
+def test_an_offline_hub_ingest_warns_once_not_per_model_of_the_metadata_backlog(store, tmp_path):
+    """`taskspace ingest hub:ORG/REPO` with HF_HUB_OFFLINE set, on a home whose models have no Hub metadata yet (stored
+    offline): the repo is the one error (exit 4) and no model's metadata is asked for; before, the Hub client the spec
+    made sent the metadata backlog through it, one warning per model ("org/m0: no Hub metadata (cannot read model
+    info of org/m0: HF_HUB_OFFLINE is set; ...)": 23 lines on the bundled sample's home)."""
+    from indexer.ingest import ingest
+
+    d = _one_prompt_table(tmp_path, *((f"org/m{i}", i % 2) for i in range(5)))
+    first = ingest(str(d), store=store)
+    assert first.warnings == ["HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models"]
+    assert len(store.models_without_metadata()) == 5
+    s = ingest("hub:org/results", store=store)
+    assert s.exit_code == 4 and [e.message for e in s.errors] == [
+        "cannot read org/results: HF_HUB_OFFLINE is set; unset it to reach the Hub"]
+    assert s.warnings == [], s.warnings
+
+
 def test_a_hub_answer_with_a_nul_in_a_text_costs_no_metadata(hub_server, store, tmp_path):
     """A model's info whose texts hold a NUL (a broken mirror or a hostile HF_ENDPOINT: licence, pipeline tag, author,
     a tag): those values are unknown, the rest is stored, and every other model's metadata too, on SQLite and

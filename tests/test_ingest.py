@@ -415,6 +415,20 @@ def test_cli_ingest_hub_failure_exits_4(tmp_path, hub_server):
     assert CliRunner().invoke(app, ["ingest", str(bad), "--no-metadata"]).exit_code == 1
 
 
+def test_the_error_count_of_ingest_counts_the_rows_a_summary_line_stands_for(tmp_path):
+    """`taskspace ingest` over 25 rows of one problem (20 shown, one line "5 more rows rejected: ...") says "25
+    error(s)", the rows rejected; before, "21 error(s)", the lines printed."""
+    from indexer.cli import app
+    from indexer.sources.tables import MAX_ERRORS_PER_PROBLEM
+
+    bad = write_table(tmp_path / "t", [(f"m{i}", "p1", "x") for i in range(MAX_ERRORS_PER_PROBLEM + 5)] + [("ok", "p1", 1)])
+    r = CliRunner().invoke(app, ["ingest", str(bad), "--no-metadata"])
+    assert r.exit_code == 1, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0] == f"{MAX_ERRORS_PER_PROBLEM + 5} error(s): this input was rejected, the rest was ingested", r.stderr
+    assert lines[-1].endswith("5 more rows rejected: non-numeric correct values") and len(lines) == 22
+
+
 def test_conflicting_outcomes_of_one_model_named_two_ways_are_dropped_with_an_error(store, tmp_path):
     """Names that map to one model (`meta-llama__Llama-3-8B` and `meta-llama/Llama-3-8B`, `gpt-4o(eval_results/gpt4o)`
     and `gpt-4o`) with different outcomes on one prompt id: all those rows are dropped with an error, as under one
@@ -833,3 +847,27 @@ def test_ingesting_a_published_record_set_says_to_pull_it(store, tmp_path, hub_s
     assert [e.message for e in s.errors] == [
         "this folder holds spaces.parquet: published taskspace model records, not per-sample results; load them with "
         f"`taskspace pull {recs}`"] and s.sources == 0 and s.exit_code == 1
+
+
+@pytest.mark.parametrize("args,says", [
+    (["ingest", "hub:bad"], "Invalid value for 'SOURCE': hub: needs a dataset repo id ORG/NAME (optionally @REVISION) "
+                            "(given 'hub:bad')"),
+    (["ingest", "hub-org:"], "Invalid value for 'SOURCE': hub-org: needs an organisation name"),
+    (["ingest", "hub:a/b@x..y"], "Invalid value for 'SOURCE': @REVISION must be a commit sha"),
+    (["pull", "hub:bad"], "Invalid value for 'SOURCE': hub: needs a dataset repo id ORG/NAME"),
+    (["pull", "hub-org:x"], "Invalid value for 'SOURCE': 'hub-org:x' names an organisation; pull takes one record set"),
+])
+def test_a_malformed_hub_spec_is_a_usage_error_in_every_command(args, says):
+    """A malformed `hub:` / `hub-org:` spec given to `taskspace ingest` or `pull` is a usage error naming the argument
+    (exit 2, one line, before the Hub or a store is asked), as `index --source` and `sources add` refuse the same spec;
+    before, ingest and pull said it with exit 1, an input error, for the value `sources add` refused with 2. A path that
+    is not there stays an input error (exit 1)."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and says in lines[0], res.stderr
+    assert lines[0].startswith(f"error: taskspace {args[0]}: ")
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "sources", "add", "hub:bad"], capture_output=True, text=True)
+    assert res.returncode == 2

@@ -1303,3 +1303,21 @@ def test_pull_space_from_the_hub_checks_the_name_before_downloading_vectors(publ
     fetched = {p.split("/resolve/", 1)[1].split("/", 1)[1] for p in hub_server.downloads()[before:]}
     assert dataset.models_file(name) in fetched and dataset.BENCHMARKS in fetched
     assert all(f.count("/") == 0 or name in f for f in fetched), fetched
+
+
+@pytest.mark.parametrize("repo", ["badname", "a/b/c", "org/na me"])
+def test_publish_to_a_name_that_is_not_org_name_is_a_usage_error(repo, tmp_path):
+    """`taskspace publish NAME` where NAME is not a Hub dataset id (`badname`, `a/b/c`) is a usage error naming the
+    argument and the form to write (exit 2, one line), before any store is opened or the dry-run folder written, as
+    the README says a bad value is; before, the library's input error, exit 1: "'badname' is not a Hub repo id
+    ORG/NAME"."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", "publish", repo, "--dry-run", str(tmp_path / "out")],
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and res.stdout == "", res.stderr
+    assert res.stderr.strip().splitlines() == [
+        f"error: taskspace publish: Invalid value for 'ORG/NAME': {repo!r} is not a Hub dataset id; write ORG/NAME, "
+        "e.g. my-org/taskspace-vectors (see `taskspace publish -h`)"]
+    assert not (tmp_path / "out").exists()

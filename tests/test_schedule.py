@@ -109,5 +109,29 @@ def test_cli_worker_with_an_interval_over_the_limit_is_one_line_exit_2(every):
     res = subprocess.run([sys.executable, "-m", "indexer.cli", "worker", "--every", every, "--max-passes", "1"],
                          capture_output=True, text=True, env=dict(os.environ), timeout=120)
     lines = res.stderr.strip().splitlines()
-    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: interval"), res.stderr[-2000:]
+    assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
+    assert lines[0].startswith("error: taskspace worker: Invalid value for '--every': interval"), lines
     assert "366d" in lines[0] and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("args,option,says", [
+    (["worker", "--every", "abc"], "'--every'", "interval 'abc' is not understood"),
+    (["worker", "--every", "0s"], "'--every'", "interval '0s' must be positive"),
+    (["worker", "--cron", "99 * * * *"], "'--cron'", "cron expression '99 * * * *' is not valid"),
+    (["worker", "--cron", "1 2 3"], "'--cron'", "'1 2 3' is not a cron expression (5 fields or @daily ...); for an "
+                                                "interval use --every"),
+    (["serve", "--worker-every", "abc"], "'--worker-every' / '--every'", "interval 'abc' is not understood"),
+    (["serve", "--cron", "1 2 3"], "'--cron'", "for an interval use --worker-every"),
+])
+def test_a_bad_schedule_is_a_usage_error_naming_its_option(args, option, says):
+    """A bad `--every` / `--cron` of `taskspace worker` (and `--worker-every` / `--cron` of `serve`) is a usage error
+    naming the option, as every other bad option value is: "error: taskspace worker: Invalid value for '--every':
+    interval 'abc' is not understood; ..." (exit 2, one line, before the stores are opened); before, the message named
+    no option ("error: interval 'abc' is not understood; ...") and the command's help was not pointed to."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, timeout=120)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr
+    assert lines[0].startswith(f"error: taskspace {args[0]}: Invalid value for {option}: ") and says in lines[0], lines

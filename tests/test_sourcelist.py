@@ -606,3 +606,31 @@ def test_sources_list_marks_a_configured_path_that_is_gone(tmp_path):
         f"`taskspace sources remove {folder}`" in lines[0], lines
     r = ts("sources", "list", "--json")
     assert [s.get("missing") for s in _json.loads(r.stdout)] == [True, None], r.stdout
+
+
+def test_index_and_runs_count_the_rows_a_source_had_rejected(tmp_path):
+    """A source with 25 bad rows of one problem (20 detailed, one line "5 more rows rejected"): `taskspace index`
+    says "(25 error(s))" beside it (and `--json` `sources[].errors` 25) and `taskspace runs` 25 in its errors column,
+    as `taskspace ingest` counts them; before, 21, the lines recorded. `runs --json` keeps `errors` as the number of
+    `error_details`."""
+    import json as _json
+
+    from indexer.sources.tables import MAX_ERRORS_PER_PROBLEM
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    n = MAX_ERRORS_PER_PROBLEM + 5
+    (folder / "outcomes.csv").write_text("model,prompt_id,correct\nm,p1,1\n" + "".join(f"m{i},p1,x\n" for i in range(n)))
+    res = ts("index", "--source", str(folder), "--json")
+    assert res.returncode == 1, res.stderr
+    (src,) = _json.loads(res.stdout)["sources"]
+    assert src["errors"] == n, src
+    table = ts("runs").stdout.splitlines()
+    assert table[1].split()[:3] == ["1", "index", "partial"] and table[1].split()[-1] == str(n), table
+    (run,) = _json.loads(ts("runs", "--json").stdout)
+    assert run["errors"] == len(run["error_details"]) == MAX_ERRORS_PER_PROBLEM + 1
+    folder2 = tmp_path / "results2"  # the text, for another source with the same rows
+    folder2.mkdir()
+    (folder2 / "outcomes.csv").write_text((folder / "outcomes.csv").read_text())
+    (folder2 / "prompts.jsonl").write_text((folder / "prompts.jsonl").read_text())
+    res = ts("index", "--source", str(folder2))
+    assert f"ingested    {folder2}  ({n} error(s))" in res.stdout, res.stdout

@@ -276,6 +276,22 @@ def test_non_binary_and_non_numeric_values(tmp_path):
     assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p2", 1.0), ("m2", "p1", 1.0)]
 
 
+def test_a_decimal_comma_is_said_to_need_a_decimal_point(tmp_path):
+    """A number written with a decimal comma (`"0,5"`, a spreadsheet in a locale that writes one; a JSON string too)
+    is still refused, and the error says to write it with a decimal point and how; before, only "'0,5' is not a
+    number", no hint why a number was not one. Other text gets no such hint."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text('model,prompt_id,score\nm1,p1,"0,5"\nm1,p2,",25"\nm1,p3,abc\nm2,p1,1\n')
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0] == ("outcomes.csv", 2, "score value '0,5' is not a number (write numbers with a decimal point: 0.5)")
+    assert errs[1] == ("outcomes.csv", 3, "score value ',25' is not a number (write numbers with a decimal point: .25)")
+    assert errs[2] == ("outcomes.csv", 4, "score value 'abc' is not a number")
+    (tmp_path / "outcomes.csv").unlink()
+    (tmp_path / "outcomes.jsonl").write_text(json.dumps({"model": "m1", "prompt_id": "p1", "score": "0,75"}) + "\n")
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.jsonl", 1, "score value '0,75' is not a number (write numbers with a decimal point: 0.75)")]
+
+
 def test_repeated_pair_with_different_outcome_is_a_data_error(tmp_path):
     write_prompts(tmp_path)
     write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0), ("m1", "p1", 0), ("m2", "p1", 1), ("m2", "p1", 1)])

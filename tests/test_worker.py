@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -146,6 +148,21 @@ def test_cli_runs_lists_recent_runs(tmp_path, TASKSPACE):
     # -n 0 said "no runs yet" with a run on record: it is a usage error
     res = subprocess.run([TASKSPACE, "runs", "-n", "0"], capture_output=True, text=True, env=dict(os.environ))
     assert res.returncode == 2 and "no runs yet" not in res.stdout and "'-n'" in res.stderr
+
+
+def test_runs_json_gives_times_in_iso_8601_as_sources_stored_does(TASKSPACE):
+    """`taskspace runs --json` writes `started_at` / `finished_at` in ISO 8601 (`2026-12-05T04:48:31.257500+00:00`),
+    as `sources stored --json` writes `ingested_at`; before, Python's `str()`:
+    "2026-12-05 04:48:31.257500+00:00", a space for the `T`, which strict ISO 8601 parsers refuse."""
+    import datetime
+
+    subprocess.run([TASKSPACE, "index"], capture_output=True, text=True, env=dict(os.environ), check=True)
+    res = subprocess.run([TASKSPACE, "runs", "--json"], capture_output=True, text=True, env=dict(os.environ))
+    assert res.returncode == 0, res.stderr
+    (run,) = json.loads(res.stdout)
+    for key in ("started_at", "finished_at"):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00", run[key]), run
+        assert datetime.datetime.fromisoformat(run[key]).tzinfo is not None
 
 
 def test_worker_survives_an_unexpected_exception(caplog):

@@ -69,9 +69,15 @@ def is_summary(error) -> bool:
 
 
 def count_rejected(errors) -> int:
-    """How many rejections ``errors`` (RowErrors, as :meth:`ErrorLog.finish` returns them) stand for: one each, and
-    ``N`` for a summary line ``N more rows rejected: ...``."""
-    return sum(int(m.group(1)) if (m := _MORE_ROWS.match(e.message)) else 1 for e in errors)
+    """How many rejections ``errors`` (RowErrors, as :meth:`ErrorLog.finish` returns them, or a run's recorded item
+    errors) stand for: one each, and ``N`` for a summary line ``N more rows rejected: ...``."""
+    return sum(int(m.group(1)) if (m := _MORE_ROWS.match(_message(e))) else 1 for e in errors)
+
+
+def _message(error) -> str:
+    """The message of a RowError, or of an item error as a run records it (``{"file", "line", "message"}``)."""
+    got = error.get("message") if isinstance(error, dict) else getattr(error, "message", error)
+    return got if isinstance(got, str) else str(got)
 
 
 class ErrorLog:

@@ -421,6 +421,17 @@ _TRUE = {"1", "1.0", "true", "yes"}
 _FALSE = {"0", "0.0", "false", "no"}
 
 
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
+
+
+def _comma_hint(v) -> str:
+    """For a value written with a decimal comma (``0,5``: a spreadsheet in a locale that writes one), what to write
+    instead; else nothing (before, "'0,5' is not a number" gave no hint that a decimal point was needed)."""
+    if isinstance(v, str) and _DECIMAL_COMMA.fullmatch(v):
+        return f" (write numbers with a decimal point: {v.replace(',', '.')})"
+    return ""
+
+
 def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, errors: ErrorLog,
                matrix: bool = False) -> np.ndarray:
     """float64 scores from an arrow array; bad cells are reported and cleared in ``ok``. The advice for a NaN is the
@@ -454,7 +465,8 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
             except (TypeError, ValueError):
                 out[i] = np.nan
                 if ok[i]:
-                    errors.add(fname, int(lines[i]), f"{kind} value {v!r} is not a number", f"non-numeric {kind} values")
+                    errors.add(fname, int(lines[i]), f"{kind} value {v!r} is not a number{_comma_hint(v)}",
+                               f"non-numeric {kind} values")
                     ok[i] = False
         vals = out
     unknown = ("leave the cell empty when the outcome is unknown" if matrix
