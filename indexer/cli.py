@@ -429,7 +429,10 @@ def reindex(
     from .errors import abort_reason
 
     interrupt_on_sigterm()
-    with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
+    # the indexing passes' lock, taken before the index is opened: a pass running now writes the index itself, and a
+    # rebuild beside it held the embedded index the pass needed at its index stage and made the pass fail (before,
+    # reindex took only its own lock); an indexing pass started meanwhile waits (worker) or is told who holds it
+    with open_sql_of_index() as sql, sql.lock("index"), VectorStore.from_settings() as vectors:
         if space is not None:  # a --space naming no space is a usage error, not a failed reindex run
             resolve_spaces(sql, space)
         # recorded as a run: a killed reindex shows in `taskspace runs`, and the next index pass verifies the index

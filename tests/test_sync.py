@@ -560,6 +560,25 @@ def test_check_during_a_running_pass_says_the_pass_is_writing_the_index(encoder,
     assert rc == 1 and "run `taskspace reindex` to rebuild the index from SQL" in err and "is running" not in err, err
 
 
+def test_reindex_while_an_indexing_pass_runs_is_refused_naming_the_holder(encoder, taskspace_home, cli):
+    """`taskspace reindex` while an indexing pass holds the index lock (a worker's pass, `taskspace index`, a pull):
+    exit 6 naming the holder, before the index is opened, nothing rebuilt and no run recorded; before, it took only its
+    own lock, rebuilt from the half-written SQL and held the embedded index, so the pass failed at its index stage
+    ("run aborted: another taskspace process is using the index"). Once the pass is over it rebuilds."""
+    from indexer.store.sql import open_store
+
+    with open_store() as sql:
+        fill(sql, encoder)
+        with sql.lock("index"):  # a pass of this process, holding the lock
+            n_runs = len(sql.list_runs())
+            rc, out, err = cli("reindex")
+            assert rc == 6 and "holds the 'index' lock" in err and f"pid {os.getpid()}" in err, (rc, out, err)
+            assert len(sql.list_runs()) == n_runs
+        rc, out, err = cli("reindex")
+        assert rc == 0 and "space " in out, (rc, out, err)
+        assert sql.list_runs()[0].kind == "reindex" and sql.list_runs()[0].status == "ok"
+
+
 def test_a_search_during_the_first_pass_says_the_pass_is_building_the_index(encoder, taskspace_home, cli):
     """`taskspace search` while an indexing pass builds the index (a worker's first pass, SQL written, the index not
     yet): the error names the running pass and says to run the command again when it finishes (exit 3), instead of advising
