@@ -137,7 +137,10 @@ def interrupt_on_sigterm() -> None:
 
     try:
         signal.signal(signal.SIGTERM, on_term)
-        signal.signal(signal.SIGHUP, on_term)
+        from .worker import hangup_is_ours
+
+        if hangup_is_ours():
+            signal.signal(signal.SIGHUP, on_term)
     except ValueError:  # not the main thread (the command called from a thread): SIGTERM keeps its own action
         pass
 

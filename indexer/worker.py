@@ -28,6 +28,14 @@ from .schedule import next_run
 log = logging.getLogger(__name__)
 
 
+def hangup_is_ours() -> bool:
+    """Whether this process may take SIGHUP as a stop: not where it was started to ignore it (``nohup``, a service
+    manager's ``IgnoreSIGHUP``), which is the user asking it to outlive the terminal. Before, the handlers of worker,
+    index and reindex replaced the ignored disposition, so ``nohup taskspace worker &`` stopped when its terminal
+    closed."""
+    return signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN
+
+
 class Worker:
     """Runs ``run_pass()`` on a schedule until stopped. ``run_pass`` gets the stop event."""
 
@@ -51,7 +59,8 @@ class Worker:
     def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
-        signal.signal(signal.SIGHUP, self._on_signal)  # a closed terminal: stop as for SIGTERM (nothing to reload)
+        if hangup_is_ours():  # a closed terminal: stop as for SIGTERM (nothing to reload); under nohup: ignored still
+            signal.signal(signal.SIGHUP, self._on_signal)
 
     def _retry_note(self) -> str:
         """What a failed pass's log line says of the retry: none after the last of ``max_passes`` (a one-shot that

@@ -442,6 +442,45 @@ def test_sigterm_to_demo_removes_its_throwaway_home(tmp_path, TASKSPACE):
     assert list(tmp.glob("taskspace-demo-*")) == [] and "Traceback" not in err
 
 
+def test_a_worker_started_with_sighup_ignored_outlives_its_terminal(tmp_path, TASKSPACE):
+    """`nohup taskspace worker ... &` (SIGHUP ignored when it starts, as nohup and service managers set it): the
+    hangup of its closed terminal is still ignored and the worker keeps its schedule; SIGTERM stops it. Before, its
+    SIGHUP handler replaced the ignored disposition, so closing the terminal stopped a worker started with nohup."""
+    from indexer.store.sql import open_store
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,nohup: what is {i} + {i}?\n"
+                                                                             for i in range(3)))
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
+                                                                           for i in range(3) for j in range(2)))
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    proc = subprocess.Popen([TASKSPACE, "worker", "--every", "1h"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ),
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))  # what nohup does
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:  # the first pass over: the worker sleeps until the next
+            if (home / "taskspace.db").exists():
+                with open_store() as store:
+                    runs = store.list_runs(limit=1)
+                if runs and runs[0].status == "ok":
+                    break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("the first pass did not finish")
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(1.5)
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and "SIGHUP" not in err and "SIGTERM" in err, err[-2000:]
+
+
 def test_sighup_to_the_worker_finishes_the_pass_and_records_it_stopped(tmp_path, TASKSPACE):
     """SIGHUP to `taskspace worker` (its terminal or ssh session closed, `kill -HUP`): the worker stops as for SIGTERM,
     its pass recorded `stopped`, exit 0; before, SIGHUP's default action ended the process at once (exit 129, not a
