@@ -1147,6 +1147,13 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
         config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), access_log=False,
                                 server_header=False)
         server = uvicorn.Server(config)
+        from .worker import hangup_is_ours
+
+        if hangup_is_ours():
+            # SIGHUP (its terminal or ssh session closed) shuts down as SIGTERM does (uvicorn handles only SIGINT and
+            # SIGTERM): before, its default action ended the server at once, an in-process pass left `running`; a
+            # server started under nohup keeps ignoring it
+            signal.signal(signal.SIGHUP, server.handle_exit)
         server.run(sockets=[sock])
         if not server.started:  # the app's startup failed (uvicorn.run's own exit code for that)
             raise SystemExit(3)

@@ -1090,10 +1090,13 @@ def test_a_query_parameter_that_is_not_utf8_is_named(client):
     assert client.get("/?q=caf%E9").status_code == 200  # the page reads its own URL
 
 
-def test_ctrl_c_stops_the_server_cleanly_as_sigterm_does(tmp_path):
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP"])
+def test_ctrl_c_stops_the_server_cleanly_as_sigterm_does(tmp_path, sig):
     """Ctrl-C (SIGINT) to `taskspace serve --worker-every` while the worker sleeps: the server shuts down as on SIGTERM
     and exits 0, saying nothing was interrupted; before, it exited 130 with "interrupted: ... run the command again to
-    continue (`taskspace runs` shows an interrupted pass)", though no pass ran and `runs` showed none interrupted."""
+    continue (`taskspace runs` shows an interrupted pass)", though no pass ran and `runs` showed none interrupted.
+    SIGHUP (its terminal or ssh session closed) the same; before, its default action ended the server at once (exit
+    -1, no shutdown), a pass it was running left `running` in `taskspace runs`."""
     import os
     import signal
 
@@ -1106,7 +1109,7 @@ def test_ctrl_c_stops_the_server_cleanly_as_sigterm_does(tmp_path):
             if "next pass at" in line or line.startswith("error:"):
                 break
         time.sleep(1.0)  # uvicorn's own signal handlers in place
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, sig))
         rest = proc.communicate(timeout=60)[1]
     finally:
         if proc.poll() is None:
