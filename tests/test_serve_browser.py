@@ -198,7 +198,7 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
     random outcomes): the page says why there is no interval, as `taskspace search` does. The same index published
     without the patterns' observed prompts (as before they were published) and pulled into another home (no per-prompt
     outcomes there): "measured near" is unknown, not "not measured";
-    its model page shows the published accuracy per benchmark, n unknown."""
+    its model page shows the published accuracy and n per benchmark."""
     from playwright.sync_api import expect, sync_playwright
 
     from indexer.config import reset_settings
@@ -259,17 +259,19 @@ def test_the_page_says_why_there_is_no_interval_and_when_measured_near_is_unknow
     assert "measured near unknown: this index cannot tell" in text
     assert badges.count("measured near this query: unknown") == 4 and "not measured near this query" not in badges
     assert "unknown: this index does not hold this model's per-prompt results" in evidence
-    # the nearest benchmarks' accuracy is the published one (no count of prompts in a pulled index), not "none"
-    assert evidence.endswith("(as published; the number of prompts is not in this index)")
+    # the nearest benchmarks' accuracy is the published one with the n the records carry, not "none": the built
+    # home's own line ("alpha: 63% of 16 prompts ..."; records without n: "(as published; the number of prompts is
+    # not in this index)", tests/test_publish.py)
+    tail = seen["built"][2].split("Observed accuracy on the nearest benchmarks")[1]
+    assert evidence.endswith("Observed accuracy on the nearest benchmarks" + tail) and " of " in tail, (evidence, tail)
     assert "measured on nearby prompts: unknown" in meta
-    # a model page on the pulled home: the published accuracy per benchmark, n unknown, said so (before: an empty
-    # Observed table under "N prompts measured"); on the built home, the measured n and no note
+    # a model page on the pulled home: the published accuracy and n per benchmark, said to be published (before: an
+    # empty Observed table under "N prompts measured"); on the built home, the measured n and no note
     rows, shown, note = observed["built"]
     assert not shown and all(r.split("\t")[-1].strip().isdigit() for r in rows)
     rows, shown, note = observed["pulled"]
     assert shown and note == "as published (no per-prompt results here)"
-    assert [r.split("\t")[0] for r in rows] == [r.split("\t")[0] for r in observed["built"][0]]
-    assert all(r.split("\t")[-1].strip() == "unknown" for r in rows)
+    assert rows == observed["built"][0]  # the publisher's accuracy and n (records carry n since migration 0014)
 
 
 def test_an_empty_answer_says_why_on_the_page(page_server):
