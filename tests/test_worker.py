@@ -326,17 +326,14 @@ def test_max_passes_below_one_is_a_usage_error(value):
         assert store.list_runs() == []  # no pass ran
 
 
-def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TASKSPACE):
-    """SIGTERM to `taskspace index` (`timeout`, a service manager) stops it as Ctrl-C does: its run is recorded
-    `interrupted` and it exits 143 with one line saying what was kept; before, the process died at once, exit 143
-    from the signal, and the run stayed `running` in `taskspace runs` until the next pass marked it `killed`."""
-    from indexer.store.sql import open_store
-
+def _tiny_configured_source(tmp_path, tag: str) -> Path:
+    """A source of 3 prompts x 2 models configured in this test's home (sources.toml); its prompts, unique to the call,
+    are in no embedding cache, so a pass loads the encoder (seconds) after its run is recorded running. The home."""
     import uuid
 
     data = tmp_path / "data"
-    data.mkdir()  # prompts no cache holds: the pass loads the encoder (seconds) after its run is recorded running
-    texts = [f"sigterm {uuid.uuid4().hex}: what is {i} + {i}?" for i in range(3)]
+    data.mkdir()
+    texts = [f"{tag} {uuid.uuid4().hex}: what is {i} + {i}?" for i in range(3)]
     (data / "prompts.csv").write_text("prompt_id,benchmark,text\n"
                                       + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
     (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
@@ -344,22 +341,35 @@ def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TA
     home = Path(os.environ["TASKSPACE_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    return home
+
+
+def _wait_for_newest_run(home: Path, status: str, seconds: float = 60) -> None:
+    """Wait until the home's newest run has ``status`` (``running``: the pass holds the lock; ``ok``: it is over)."""
+    from indexer.store.sql import open_store
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if (home / "taskspace.db").exists():
+            with open_store() as store:
+                runs = store.list_runs(limit=1)
+            if runs and runs[0].status == status:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"no run became {status!r} in {seconds} s")
+
+
+def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TASKSPACE):
+    """SIGTERM to `taskspace index` (`timeout`, a service manager) stops it as Ctrl-C does: its run is recorded
+    `interrupted` and it exits 143 with one line saying what was kept; before, the process died at once, exit 143
+    from the signal, and the run stayed `running` in `taskspace runs` until the next pass marked it `killed`."""
+    from indexer.store.sql import open_store
+
+    home = _tiny_configured_source(tmp_path, "sigterm")
     proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ))
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # the run is recorded as running once the pass holds the lock
-            if (home / "taskspace.db").exists():
-                store = open_store()
-                try:
-                    runs = store.list_runs(limit=1)
-                finally:
-                    store.close()
-                if runs and runs[0].status == "running":
-                    break
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the pass did not start")
+        _wait_for_newest_run(home, "running")  # the pass holds the lock
         time.sleep(0.3)  # into the encoder's load
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
@@ -446,31 +456,12 @@ def test_a_worker_started_with_sighup_ignored_outlives_its_terminal(tmp_path, TA
     """`nohup taskspace worker ... &` (SIGHUP ignored when it starts, as nohup and service managers set it): the
     hangup of its closed terminal is still ignored and the worker keeps its schedule; SIGTERM stops it. Before, its
     SIGHUP handler replaced the ignored disposition, so closing the terminal stopped a worker started with nohup."""
-    from indexer.store.sql import open_store
-
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,nohup: what is {i} + {i}?\n"
-                                                                             for i in range(3)))
-    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
-                                                                           for i in range(3) for j in range(2)))
-    home = Path(os.environ["TASKSPACE_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    home = _tiny_configured_source(tmp_path, "nohup")
     proc = subprocess.Popen([TASKSPACE, "worker", "--every", "1h"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=dict(os.environ),
                             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))  # what nohup does
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:  # the first pass over: the worker sleeps until the next
-            if (home / "taskspace.db").exists():
-                with open_store() as store:
-                    runs = store.list_runs(limit=1)
-                if runs and runs[0].status == "ok":
-                    break
-            time.sleep(0.2)
-        else:
-            raise AssertionError("the first pass did not finish")
+        _wait_for_newest_run(home, "ok", 90)  # the first pass over: the worker sleeps until the next
         proc.send_signal(signal.SIGHUP)
         time.sleep(1.5)
         assert proc.poll() is None, proc.communicate()[1][-2000:]
@@ -487,31 +478,11 @@ def test_sighup_to_the_worker_finishes_the_pass_and_records_it_stopped(tmp_path,
     log line) and its run stayed `running` in `taskspace runs` until a later pass marked it `killed`."""
     from indexer.store.sql import open_store
 
-    import uuid
-
-    data = tmp_path / "data"
-    data.mkdir()  # prompts no cache holds: the pass loads the encoder (seconds) after its run is recorded running
-    texts = [f"sighup {uuid.uuid4().hex}: what is {i} + {i}?" for i in range(3)]
-    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n"
-                                      + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
-    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
-                                                                           for i in range(3) for j in range(2)))
-    home = Path(os.environ["TASKSPACE_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    home = _tiny_configured_source(tmp_path, "sighup")
     proc = subprocess.Popen([TASKSPACE, "worker", "--every", "1h"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=dict(os.environ))
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # the run is recorded as running once the pass holds the lock
-            if (home / "taskspace.db").exists():
-                with open_store() as store:
-                    runs = store.list_runs(limit=1)
-                if runs and runs[0].status == "running":
-                    break
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the pass did not start")
+        _wait_for_newest_run(home, "running")  # the pass holds the lock
         proc.send_signal(signal.SIGHUP)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -631,31 +602,11 @@ def test_sighup_to_index_records_the_run_interrupted_and_exits_129(tmp_path, TAS
     SIGHUP's default action ended it at once and its run stayed `running` until the next pass marked it `killed`."""
     from indexer.store.sql import open_store
 
-    import uuid
-
-    data = tmp_path / "data"
-    data.mkdir()  # prompts no cache holds: the pass loads the encoder (seconds) after its run is recorded running
-    texts = [f"sighup index {uuid.uuid4().hex}: what is {i} + {i}?" for i in range(3)]
-    (data / "prompts.csv").write_text("prompt_id,benchmark,text\n"
-                                      + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
-    (data / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m{j},p{i},{(i + j) % 2}\n"
-                                                                           for i in range(3) for j in range(2)))
-    home = Path(os.environ["TASKSPACE_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "sources.toml").write_text(f'[[source]]\nspec = "{data}"\nformat = "table"\n')
+    home = _tiny_configured_source(tmp_path, "sighup index")
     proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ))
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # the run is recorded as running once the pass holds the lock
-            if (home / "taskspace.db").exists():
-                with open_store() as store:
-                    runs = store.list_runs(limit=1)
-                if runs and runs[0].status == "running":
-                    break
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the pass did not start")
+        _wait_for_newest_run(home, "running")  # the pass holds the lock
         time.sleep(0.3)  # into the encoder's load
         proc.send_signal(signal.SIGHUP)
         out, err = proc.communicate(timeout=60)
