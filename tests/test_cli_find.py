@@ -551,3 +551,24 @@ def test_an_empty_index_says_which_database_it_looked_in(tmp_path, monkeypatch):
         assert res.returncode == 1 and res.stderr.strip() == (
             "error: the index is empty: run `taskspace index` first (the database "
             f"sqlite:///{home}/taskspace.db holds no indexed space)"), res.stderr
+
+
+def test_a_percentage_halfway_between_two_rounds_up_as_on_the_page(tmp_path, encoder):
+    """The tables round a percentage halfway between two whole ones up, as the search page does (JavaScript's
+    Math.round): 1 of 8 is "13%", 5 of 8 "63%" in `taskspace model`, `models` and the "measured on it" column of
+    `search -b`. Before, Python's round-half-to-even: "12%" and "62%" where the page said 13% and 63% (on
+    evalarena_code, codellama/CodeLlama-13b-hf's 324 of 800 on cruxeval-output: "40%" in `taskspace model`, "41%" on
+    its model page)."""
+    texts = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    outs = {"org/low": [1, 0, 0, 0, 0, 0, 0, 0], "org/high": [1, 1, 1, 1, 1, 0, 0, 0], "org/mid": [1, 0] * 4}
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", texts, outs)])
+    vectors.close()
+    store.close()
+    for model, want in (("org/low", "13%"), ("org/high", "63%")):
+        res = run("model", model)
+        assert res.returncode == 0, res.stderr
+        assert re.search(rf"alpha\s*\S\s*{want}\s*\S\s*8\b", res.stdout), res.stdout
+        listed = next(line for line in run("models").stdout.splitlines() if model in line)
+        assert re.search(rf"\b8\s*\S\s*{want}\s", listed), listed
+        ranked = next(line for line in run("search", "-b", "alpha").stdout.splitlines() if model in line)
+        assert f"{want} of 8" in ranked, ranked
