@@ -459,7 +459,8 @@ def models(
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="At most this many (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List the indexed models.
+    """List the indexed models: identity, metadata, the prompts each was measured on, and its accuracy: the mean of
+    its benchmarks' observed accuracies, each benchmark weighing alike (`taskspace model ID` gives each one's).
 
     Examples:
 
@@ -505,7 +506,7 @@ def models(
             which = f"#{offset + 1}" + (f"-{offset + len(rows)}" if len(rows) > 1 else "")
             title = f"{len(rows)} of {total} indexed model(s)" + (f" ({which})" if offset else "")
     _table(title, [("model", "left"), ("kind", "left"), ("params", "right"), ("license", "left"), ("prompts", "right"),
-                   ("accuracy", "right"), ("benchmarks", "right")],
+                   ("accuracy (mean of benchmarks)", "right"), ("benchmarks", "right")],
            [[r["model"], "API" if r["api_only"] else ("Hub" if r["hub_id"] else "name"),
              format_params(r["metadata"]["params"]) or "-", r["metadata"]["license"] or "-", str(r["n_prompts"] or 0),
              _pct(r["accuracy"]), str(len(r["benchmarks"]))] for r in rows])

@@ -572,3 +572,24 @@ def test_a_percentage_halfway_between_two_rounds_up_as_on_the_page(tmp_path, enc
         assert re.search(rf"\b8\s*\S\s*{want}\s", listed), listed
         ranked = next(line for line in run("search", "-b", "alpha").stdout.splitlines() if model in line)
         assert f"{want} of 8" in ranked, ranked
+
+
+def test_the_models_accuracy_column_says_it_is_the_mean_of_the_benchmarks(tmp_path, encoder):
+    """`taskspace models`' accuracy is the mean of a model's benchmarks' observed accuracies, each benchmark weighing
+    alike (the payload's `accuracy`, GET /v1/models' too), and its column says so: "accuracy (mean of benchmarks)".
+    Before, the column was "accuracy" beside "prompts": on evalarena_code, microsoft/phi-2 read "2142 prompts, 42%",
+    though it got 38% of those 2,142 prompts right (32% and 33% of 800, 46% of 164, 55% of 378)."""
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    beta = [f"Write a Python function number {j} that sorts a list" for j in range(4)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, {"org/a": [0] * 12, "org/b": [1] * 12}),
+                                             (tmp_path / "b", "beta", beta, {"org/a": [1] * 4, "org/b": [0] * 4})])
+    vectors.close()
+    store.close()
+    res = run("models")
+    assert res.returncode == 0, res.stderr
+    assert "accuracy (mean of benchmarks)" in res.stdout, res.stdout
+    row = next(line for line in res.stdout.splitlines() if "org/a" in line)  # 4 of 16 prompts; 0% and 100%: 50%
+    assert re.search(r"\b16\s*\S\s*50%", row), row
+    listed = json.loads(run("models", "--json").stdout)
+    assert [m["accuracy"] for m in listed] == [0.5, 0.5]
+    assert "mean of its benchmarks' observed accuracies" in run("models", "--help").stdout
