@@ -593,3 +593,26 @@ def test_the_models_accuracy_column_says_it_is_the_mean_of_the_benchmarks(tmp_pa
     listed = json.loads(run("models", "--json").stdout)
     assert [m["accuracy"] for m in listed] == [0.5, 0.5]
     assert "mean of its benchmarks' observed accuracies" in run("models", "--help").stdout
+
+
+def test_a_parameter_count_is_shown_to_three_significant_digits_as_the_hub_does(tmp_path, encoder):
+    """A model's size in `taskspace models`, `search` and `model` has three significant digits, as the Hub shows it
+    (Meta-Llama-3-8B's safetensors count 8,030,261,248: "8.03B"; a round 70e9 stays "70.0B"), so a model that
+    `--max-params 8B` leaves out does not read as 8B. Before, one decimal: "8.0B" for a model `--max-params 8B`
+    excluded."""
+    texts = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    outs = {"meta-llama/Meta-Llama-3-8B": [1, 0] * 4, "org/big": [1, 1, 0, 1] * 2}
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", texts, outs)])
+    store.upsert_models([{"key": "meta-llama/Meta-Llama-3-8B", "num_parameters": 8_030_261_248},
+                         {"key": "org/big", "num_parameters": 70_000_000_000}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    vectors.close()
+    store.close()
+    for res in (run("models"), run("search", texts[0]), run("search", "-b", "alpha")):
+        assert res.returncode == 0, res.stderr
+        rows = {m: line for line in res.stdout.splitlines() for m in outs if m in line}
+        assert "8.03B" in rows["meta-llama/Meta-Llama-3-8B"] and "70.0B" in rows["org/big"], res.stdout
+    assert "parameters 8.03B," in run("model", "meta-llama/Meta-Llama-3-8B").stdout
+    assert "Meta-Llama-3-8B" not in run("models", "--max-params", "8B").stdout
