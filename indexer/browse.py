@@ -11,10 +11,9 @@
   from records that carry none, and ``benchmarks_note`` saying so), and
   the benchmarks where its predicted success is highest relative to the other models (``strengths``: the
   calibrated probability on the benchmark's vector minus the mean over every indexed model, and its rank there).
-  These use the calibration as if every model were measured near each benchmark (one folded query per benchmark
-  ranks every model at once); where the calibration weighs coverage (:attr:`indexer.posterior.Calibration.uncovered`)
-  a search for the benchmark also weighs each model's own deviation by its coverage, so its probabilities there
-  can differ.
+  Each is the number `search --benchmark B` gives (one folded query per benchmark ranks every model at once; where
+  the calibration weighs coverage, :attr:`indexer.posterior.Calibration.uncovered`, each model's own deviation is
+  weighed by its share of B's nearest own prompts it was observed on, as the search does).
 
 Unknown models and benchmarks raise :class:`~indexer.errors.NotFoundError` naming the close names.
 """
@@ -150,6 +149,38 @@ def _published_counts(store) -> tuple[dict[str, int], dict[str, set]]:
     return prompts, models
 
 
+def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: list[dict], key: str
+                     ) -> tuple[list[dict], np.ndarray]:
+    """Every model's score on each benchmark of ``bench`` (its hits, with vectors) as a benchmark search ranks by it
+    where the calibration weighs coverage (:func:`indexer.query.coverage_ranked`): ``c L1 + (1 - c) L0``, ``c`` the
+    model's share of the benchmark's nearest own prompts it was observed on, L1 its folded score (``every``), L0 that
+    with the uncovered weight of its own deviation; and model ``key``'s. Before, ``c = 1`` for every model: a model
+    never measured on a benchmark was ranked there by its extrapolated deviation (the bundled sample plus
+    evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b mmlu_pro/history`)."""
+    from .find import _near, _near_hits
+    from .posterior import COVERAGE_PROMPTS
+    from .query import _all_measured, observed_shares
+    from .store.vectors import point_id
+
+    info = {h.key: h.payload for h in vectors.scan(name, "models", fields=("benchmarks", "pattern"))}
+    keys = list(info)
+    all_measured = _all_measured(store, sp)
+    blended, mine = [], []
+    for h, covered in zip(bench, every):
+        pred.fold(h.vector)  # the map's offset for this row (fold_uncovered's constant is relative to it)
+        q0, d0 = pred.fold_uncovered(np.asarray(h.vector, dtype=np.float64))
+        (uncovered,) = vectors.scores(name, "models", np.asarray(q0, dtype=np.float32)[None, :])
+        near = [_near(x) for x in _near_hits(vectors, sp, h.vector, h.key, store=store)[:COVERAGE_PROMPTS]]
+        shares = observed_shares(store, keys, near, {k: p.get("benchmarks") for k, p in info.items()}, all_measured,
+                                 space=sp, patterns={k: p.get("pattern") for k, p in info.items()}) if near else {}
+        c = {point_id(name, "models", k): shares.get(k, 1.0) for k in keys}  # the scores are by point id
+        row = {i: c.get(i, 1.0) * v + (1.0 - c.get(i, 1.0)) * (uncovered[i] + d0)
+               for i, v in covered.items() if i in uncovered}
+        blended.append(row)
+        mine.append(row.get(point_id(name, "models", key), np.nan))
+    return blended, np.array(mine, dtype=np.float64)
+
+
 def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS) -> dict:
     """One model: identity, metadata, ``benchmarks`` (observed accuracy and n on each, by name; with no outcomes
     here, the published accuracy and n (None where the record carries none) and ``benchmarks_note`` :data:`PUBLISHED`,
@@ -205,6 +236,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
             Bq = np.stack([f for f, _ in folds]).astype(np.float32)
             every = vectors.scores(name, "models", Bq)  # each benchmark row: every model's (ranking) score
             mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
+            if pred.coverage_aware:  # each model's logit as `search --benchmark B` gives it (its coverage of B)
+                every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, every, key)
             # measured: outcomes in SQL, or a benchmark its vector was fitted on (a pulled index has only the latter)
             fitted = set(payload.get("benchmarks") or [])
             rows = []

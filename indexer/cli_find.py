@@ -297,7 +297,11 @@ _name_option = _texts_option(_name, one=True)
 
 
 def _pct(x) -> str:
-    return "-" if x is None else f"{100 * x:.0f}%"
+    """A share as a whole percentage, halfway rounded up, as the search page's ``Math.round`` does (before, Python's
+    round-half-to-even: 1 of 8 was "12%" here and "13%" on the page)."""
+    import math
+
+    return "-" if x is None else f"{math.floor(100 * x + 0.5):.0f}%"
 
 
 def search(
@@ -455,7 +459,8 @@ def models(
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="At most this many (1 or more)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List the indexed models.
+    """List the indexed models: identity, metadata, the prompts each was measured on, and its accuracy: the mean of
+    its benchmarks' observed accuracies, each benchmark weighing alike (`taskspace model ID` gives each one's).
 
     Examples:
 
@@ -501,7 +506,7 @@ def models(
             which = f"#{offset + 1}" + (f"-{offset + len(rows)}" if len(rows) > 1 else "")
             title = f"{len(rows)} of {total} indexed model(s)" + (f" ({which})" if offset else "")
     _table(title, [("model", "left"), ("kind", "left"), ("params", "right"), ("license", "left"), ("prompts", "right"),
-                   ("accuracy", "right"), ("benchmarks", "right")],
+                   ("accuracy (mean of benchmarks)", "right"), ("benchmarks", "right")],
            [[r["model"], "API" if r["api_only"] else ("Hub" if r["hub_id"] else "name"),
              format_params(r["metadata"]["params"]) or "-", r["metadata"]["license"] or "-", str(r["n_prompts"] or 0),
              _pct(r["accuracy"]), str(len(r["benchmarks"]))] for r in rows])

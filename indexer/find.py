@@ -115,13 +115,21 @@ def parse_params(value, *, what: str = "parameters") -> float:
 
 
 def format_params(n) -> str | None:
-    """``8030261248`` -> ``"8.0B"``; None stays None."""
+    """A parameter count to three significant digits, as the Hub shows it, and at least one decimal:
+    ``8030261248`` -> ``"8.03B"``, ``70553706496`` -> ``"70.6B"``, ``8e9`` -> ``"8.0B"``, ``124439808`` ->
+    ``"124.4M"``; None stays None. (Before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which
+    ``--max-params 8B`` excludes.)"""
     if n is None:
         return None
     n = float(n)
     for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
         if n >= size:
-            return f"{n / size:.1f}{unit}"
+            v = n / size
+            digits = max(1, 2 - int(math.floor(math.log10(v))))
+            text = f"{v:.{digits}f}"
+            while text.endswith("0") and len(text.split(".")[1]) > 1:
+                text = text[:-1]
+            return f"{text}{unit}"
     return f"{n:.0f}"
 
 

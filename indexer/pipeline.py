@@ -275,9 +275,14 @@ class Indexer:
             bench_changed = self._benchmark_vectors(space, report)
         if self.stop.is_set():
             return
-        # 5. Qdrant
+        # 5. Qdrant: the re-solved and removed models, and those whose point's other inputs changed in SQL since their
+        # last push (Hub metadata this pass or an ingest fetched for the backlog: before, it reached SQL only, the answers
+        # kept no size or licence for the model and `check` reported it stale until a reindex)
+        with _timed(report, "load"):
+            unpushed = getattr(self.store, "unpushed_models", lambda _: [])(space.id)
+        changed = list(dict.fromkeys([*stale, *gone, *unpushed]))
         with _timed(report, "index"):
-            self._sync_index(space, changed=stale + gone, bench_changed=bench_changed or s.prompts > 0 or s.pruned > 0,
+            self._sync_index(space, changed=changed, bench_changed=bench_changed or s.prompts > 0 or s.pruned > 0,
                              verify=verify_index, report=report)
 
     def _ingest_one(self, ing, spec: SourceSpec) -> None:

@@ -551,3 +551,68 @@ def test_an_empty_index_says_which_database_it_looked_in(tmp_path, monkeypatch):
         assert res.returncode == 1 and res.stderr.strip() == (
             "error: the index is empty: run `taskspace index` first (the database "
             f"sqlite:///{home}/taskspace.db holds no indexed space)"), res.stderr
+
+
+def test_a_percentage_halfway_between_two_rounds_up_as_on_the_page(tmp_path, encoder):
+    """The tables round a percentage halfway between two whole ones up, as the search page does (JavaScript's
+    Math.round): 1 of 8 is "13%", 5 of 8 "63%" in `taskspace model`, `models` and the "measured on it" column of
+    `search -b`. Before, Python's round-half-to-even: "12%" and "62%" where the page said 13% and 63% (on
+    evalarena_code, codellama/CodeLlama-13b-hf's 324 of 800 on cruxeval-output: "40%" in `taskspace model`, "41%" on
+    its model page)."""
+    texts = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    outs = {"org/low": [1, 0, 0, 0, 0, 0, 0, 0], "org/high": [1, 1, 1, 1, 1, 0, 0, 0], "org/mid": [1, 0] * 4}
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", texts, outs)])
+    vectors.close()
+    store.close()
+    for model, want in (("org/low", "13%"), ("org/high", "63%")):
+        res = run("model", model)
+        assert res.returncode == 0, res.stderr
+        assert re.search(rf"alpha\s*\S\s*{want}\s*\S\s*8\b", res.stdout), res.stdout
+        listed = next(line for line in run("models").stdout.splitlines() if model in line)
+        assert re.search(rf"\b8\s*\S\s*{want}\s", listed), listed
+        ranked = next(line for line in run("search", "-b", "alpha").stdout.splitlines() if model in line)
+        assert f"{want} of 8" in ranked, ranked
+
+
+def test_the_models_accuracy_column_says_it_is_the_mean_of_the_benchmarks(tmp_path, encoder):
+    """`taskspace models`' accuracy is the mean of a model's benchmarks' observed accuracies, each benchmark weighing
+    alike (the payload's `accuracy`, GET /v1/models' too), and its column says so: "accuracy (mean of benchmarks)".
+    Before, the column was "accuracy" beside "prompts": on evalarena_code, microsoft/phi-2 read "2142 prompts, 42%",
+    though it got 38% of those 2,142 prompts right (32% and 33% of 800, 46% of 164, 55% of 378)."""
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    beta = [f"Write a Python function number {j} that sorts a list" for j in range(4)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, {"org/a": [0] * 12, "org/b": [1] * 12}),
+                                             (tmp_path / "b", "beta", beta, {"org/a": [1] * 4, "org/b": [0] * 4})])
+    vectors.close()
+    store.close()
+    res = run("models")
+    assert res.returncode == 0, res.stderr
+    assert "accuracy (mean of benchmarks)" in res.stdout, res.stdout
+    row = next(line for line in res.stdout.splitlines() if "org/a" in line)  # 4 of 16 prompts; 0% and 100%: 50%
+    assert re.search(r"\b16\s*\S\s*50%", row), row
+    listed = json.loads(run("models", "--json").stdout)
+    assert [m["accuracy"] for m in listed] == [0.5, 0.5]
+    assert "mean of its benchmarks' observed accuracies" in run("models", "--help").stdout
+
+
+def test_a_parameter_count_is_shown_to_three_significant_digits_as_the_hub_does(tmp_path, encoder):
+    """A model's size in `taskspace models`, `search` and `model` has three significant digits, as the Hub shows it
+    (Meta-Llama-3-8B's safetensors count 8,030,261,248: "8.03B"; a round 70e9 stays "70.0B"), so a model that
+    `--max-params 8B` leaves out does not read as 8B. Before, one decimal: "8.0B" for a model `--max-params 8B`
+    excluded."""
+    texts = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    outs = {"meta-llama/Meta-Llama-3-8B": [1, 0] * 4, "org/big": [1, 1, 0, 1] * 2}
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", texts, outs)])
+    store.upsert_models([{"key": "meta-llama/Meta-Llama-3-8B", "num_parameters": 8_030_261_248},
+                         {"key": "org/big", "num_parameters": 70_000_000_000}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    vectors.close()
+    store.close()
+    for res in (run("models"), run("search", texts[0]), run("search", "-b", "alpha")):
+        assert res.returncode == 0, res.stderr
+        rows = {m: line for line in res.stdout.splitlines() for m in outs if m in line}
+        assert "8.03B" in rows["meta-llama/Meta-Llama-3-8B"] and "70.0B" in rows["org/big"], res.stdout
+    assert "parameters 8.03B," in run("model", "meta-llama/Meta-Llama-3-8B").stdout
+    assert "Meta-Llama-3-8B" not in run("models", "--max-params", "8B").stdout

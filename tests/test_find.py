@@ -562,6 +562,28 @@ def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
         assert by[k].probability == pytest.approx(float(v), abs=1e-5), k
 
 
+def test_a_models_strengths_on_a_coverage_aware_map_are_the_benchmark_searchs_numbers(idx):
+    """`taskspace model ID` / GET /v1/models/{id} strengths on a coverage-aware map: each benchmark's probability,
+    mean over the models and "rank N of M" are those `search --benchmark B` gives (a model not measured on B gets the
+    uncovered map there). Before, the covered map for every model: on the bundled sample plus evalarena_code,
+    microsoft/phi-2 was "rank 39 of 147" on mmlu_pro/history (51%, its top strength) and 94th in
+    `search -b mmlu_pro/history` (36%)."""
+    from indexer import model_detail
+
+    store, vectors, _ = idx
+    coverage_aware(idx)
+    for model in ("org/big", "org/small", "coder/only-code"):  # alpha only, both, beta only
+        d = model_detail(model, store=store, vectors=vectors, strengths=10)
+        assert {s["benchmark"] for s in d["strengths"]} == {"alpha", "beta"}
+        for s in d["strengths"]:
+            ranked = ask(idx, benchmark=s["benchmark"], k=100, evidence=0).results
+            probs = [r.probability for r in ranked]
+            i = [r.model for r in ranked].index(model)
+            assert s["probability"] == pytest.approx(probs[i], abs=1e-4), (model, s)
+            assert s["mean"] == pytest.approx(float(np.mean(probs)), abs=1e-4), (model, s)
+            assert (s["rank"], s["of"]) == (i + 1, len(ranked)), (model, s)
+
+
 def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(idx, monkeypatch):
     """A question without options (its options filled from the nearest indexed questions): the same scores as
     indexer.query, and the prompts collection is searched once for the fill and the neighbourhood together."""

@@ -362,6 +362,41 @@ def test_metadata_a_failing_hub_did_not_give_is_fetched_by_the_next_ingest(hub_s
     assert _requests(hub_server, "/api/models/fake-org/not-on-hub") == asked == 1  # asked once, answered 404
 
 
+def test_metadata_fetched_by_a_later_pass_reaches_the_answers(hub_server, store, tmp_path, encoder):
+    """A model indexed while the Hub failed (or offline): the next `taskspace index` fetches its metadata (the
+    backlog above) and pushes it to the index, though the model's outcomes are unchanged, so `search`, `models` and
+    the `--max-params` / `--license` filters see its size and licence and `taskspace check` is clean. Before, the
+    metadata reached SQL only: the answers kept "-" for its size, a size filter left it out, and `check` reported
+    the model stale ("run `taskspace reindex`")."""
+    from indexer import list_models, sync
+    from indexer.find import find_models
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.vectors import VectorStore
+
+    d = tmp_path / "t"
+    d.mkdir()
+    texts = [f"What is {i} plus {i + 1}?" for i in range(6)]
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"{m},p{i},{(i + j) % 2}\n" for j, m in enumerate(("fake-org/tiny-lb", "other-model")) for i in range(6)))
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    hub_server.fail("/api/models/fake-org/tiny-lb", [503] * 6)
+    vectors = VectorStore.from_settings()
+    try:
+        hub = HubClient(backoff=0.01, sleep=lambda s: None)
+        first = Indexer(store, vectors, encoder=encoder, hub=hub).run([SourceSpec(str(d))])
+        assert first.counts["solved"] == 2 and store.get_model("fake-org/tiny-lb").num_parameters is None
+        Indexer(store, vectors, encoder=encoder, hub=HubClient(backoff=0.01, sleep=lambda s: None)).run()
+        assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567  # the backlog fetched it
+        listed = {m["model"]: m["metadata"] for m in list_models(store=store, vectors=vectors)}
+        assert listed["fake-org/tiny-lb"]["params"] == 1234567
+        found = find_models(texts[0], k=5, filters={"max_params": "2M"}, store=store, vectors=vectors)
+        assert [r.model for r in found] == ["fake-org/tiny-lb"]
+        assert all(d.clean for d in sync.check(store, vectors))
+    finally:
+        vectors.close()
+
+
 def test_an_offline_hub_ingest_warns_once_not_per_model_of_the_metadata_backlog(store, tmp_path):
     """`taskspace ingest hub:ORG/REPO` with HF_HUB_OFFLINE set, on a home whose models have no Hub metadata yet (stored
     offline): the repo is the one error (exit 4) and no model's metadata is asked for; before, the Hub client the spec

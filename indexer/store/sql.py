@@ -68,7 +68,8 @@ Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt
   ``claim_point_digests`` / ``save_point_digests``: the digest of the index point each vector implies
   (:func:`indexer.sync.check` compares it instead of rebuilding 32k payloads), stored by pushes and rebuilds under
   a claim token and forgotten (None) by every write of its inputs (the model's metadata, key or aliases, the vector
-  row), so a digest computed from inputs that changed meanwhile is never stored. Each vector carries
+  row), so a digest computed from inputs that changed meanwhile is never stored; ``unpushed_models``: the models whose
+  digest is unknown (an indexing pass pushes them: Hub metadata fetched after their vector was pushed). Each vector carries
   the posterior of its scores (its coverage pattern's key, lambda, residual variance); ``save_model_vectors``
   also stores the patterns' factors and the space's calibration map (:mod:`indexer.posterior`) in the same
   transaction: ``load_patterns``, ``get_space_calibration``.

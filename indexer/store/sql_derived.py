@@ -222,6 +222,15 @@ class DerivedMixin:
             rows = conn.connection().execute(q).all()
         return {k: (d if d and not d.startswith("~") else None) for k, d in rows}
 
+    def unpushed_models(self, space_id: int) -> list[str]:
+        """The models of the space whose index point digest is unknown (NULL): a vector not pushed yet, or one whose
+        point's other inputs (the model's metadata, key or aliases) were written since its last push, e.g. Hub
+        metadata a later ingest or pass fetched. A claim token (a push under way) is not listed."""
+        q = (select(Model.key).select_from(ModelVectorRow).join(Model, Model.id == ModelVectorRow.model_id)
+             .where(ModelVectorRow.space_id == space_id, ModelVectorRow.point_digest.is_(None)).order_by(Model.key))
+        with self._read() as conn:
+            return [k for (k,) in conn.connection().execute(q).all()]
+
     def claim_point_digests(self, space_id: int, models: Sequence[str] | None = None) -> str:
         """Mark the unknown point digests of these models' vectors (all when None) with a fresh token and return it,
         before their points are built: :meth:`save_point_digests` then stores a digest only where the token is still

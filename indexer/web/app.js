@@ -30,9 +30,17 @@ const NO_SIGNAL = "no calibrated signal: in this index's held-out results succes
 const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts " +
   "near this query; it does not hold their per-prompt results (an index pulled from a published dataset holds none)";
 
+// three significant digits, as the Hub shows a size, and at least one decimal (indexer.find.format_params): 8.03B,
+// 70.6B, 8.0B (before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which max params 8B excludes)
 function formatParams(n) {
   if (n === null || n === undefined) return "unknown";
-  for (const [u, s] of [["T", 1e12], ["B", 1e9], ["M", 1e6], ["K", 1e3]]) if (n >= s) return `${(n / s).toFixed(1)}${u}`;
+  for (const [u, s] of [["T", 1e12], ["B", 1e9], ["M", 1e6], ["K", 1e3]]) {
+    if (n < s) continue;
+    const v = n / s;
+    let text = v.toFixed(Math.max(1, 2 - Math.floor(Math.log10(v))));
+    while (text.endsWith("0") && text.split(".")[1].length > 1) text = text.slice(0, -1);
+    return `${text}${u}`;
+  }
   return String(n);
 }
 
