@@ -417,9 +417,13 @@ def _print_result(result) -> None:
                                        for d in (r.to_dict() for r in result.results)):
             # no model has a bound (the paper method keeps no posterior): lcb ranked by the score, so by probability
             sort = "probability (--rank lcb: no model here has an interval, so none a lower bound to rank by)"
-        caption = f"space {result.space['name']} ({result.space['method']}); ranked by {sort}"
         if q["prefer_smaller"]:
-            caption += f" - {q['prefer_smaller']} x log10(parameters)"
+            # the size is charged on the score the probability rises with (the logit with the default method), not on
+            # the probability (before, "ranked by probability - 0.1 x log10(parameters)", not what is computed)
+            sort = ("score" if sort == "probability" else sort) + f" - {q['prefer_smaller']} x log10(parameters)"
+            if sort.startswith("score"):
+                sort += " (the probability rises with the score)"
+        caption = f"space {result.space['name']} ({result.space['method']}); ranked by {sort}"
         near_column = "measured on it" if q["kind"] == "benchmark" else "measured near"
         _table(f"Models for {what}", [("#", "right"), ("model", "left"), ("P(success)", "right"),
                                       ("90% interval", "right"), (near_column, "left"), ("params", "right"),

@@ -539,6 +539,16 @@ def test_the_help_of_prefer_smaller_gives_its_whole_range():
     assert res.returncode == 2 and "101 is not a number from 0 to 100" in res.stderr
 
 
+def test_prefer_smaller_says_the_size_is_charged_on_the_score(indexed):
+    """`search --prefer-smaller 0.1`: the caption says what the order is, the score (which the probability rises with)
+    less 0.1 x log10(parameters), as the README's "Size trade-off" computes it; before, "ranked by probability - 0.1 x
+    log10(parameters)", which is not what is ranked by (the size is charged on the score, not on the probability)."""
+    text = re.sub(r"\s+", " ", run("search", "Write a Python function that sorts numbers", "--prefer-smaller", "0.1").stdout)
+    assert "ranked by score - 0.1 x log10(parameters) (the probability rises with the score)" in text, text
+    text = re.sub(r"\s+", " ", run("search", "Write a Python function that sorts numbers").stdout)
+    assert "ranked by probability" in text and "log10" not in text, text
+
+
 def test_an_empty_index_says_which_database_it_looked_in(tmp_path, monkeypatch):
     """`taskspace search` (and `models`, `model`) on a home where nothing is indexed says where it looked: the
     database (its URL, password masked), so a search against another home than the one indexed (a typo in

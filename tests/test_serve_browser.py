@@ -541,6 +541,10 @@ def test_the_notes_name_filters_by_the_forms_words(page_server):
         notes = page.locator("#notes").inner_text().split(" · ")
         assert "ranked by the lower end of the interval − 0.1 × log10(parameters)" in notes, notes
         assert "1 without a parameter count charged as 100B by prefer smaller" in notes, notes
+        page.goto(page_server + "/?benchmark=alpha&prefer_smaller=0.1")  # charged on the score, not the probability
+        expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark alpha")
+        notes = page.locator("#notes").inner_text().split(" · ")
+        assert "ranked by score − 0.1 × log10(parameters) (the probability rises with the score)" in notes, notes
         page.goto(page_server + "/?benchmark=alpha")
         expect(page.locator("#status")).to_have_text("4 model(s) ranked for benchmark alpha")
         assert not any(n.startswith("ranked by") for n in page.locator("#notes").inner_text().split(" · "))

@@ -279,8 +279,10 @@ function renderResults(data) {
   const noBound = data.results.every((r) => r.interval === null && r.rank_score === r.score);
   if (q.rank === "lcb" && noBound) notes.push("ranked by probability (no model here has an interval, so none a lower bound to rank by)");
   else if (q.rank === "lcb" || q.prefer_smaller > 0) {
-    notes.push(`ranked by ${q.rank === "lcb" ? "the lower end of the interval" : "probability"}` +
-               (q.prefer_smaller > 0 ? ` − ${q.prefer_smaller} × log10(parameters)` : ""));
+    // (the size is charged on the score the probability rises with, not on the probability: the CLI's caption)
+    notes.push(`ranked by ${q.rank === "lcb" ? "the lower end of the interval" : "score"}` +
+               (q.prefer_smaller > 0 ? ` − ${q.prefer_smaller} × log10(parameters)` : "") +
+               (q.rank === "lcb" ? "" : " (the probability rises with the score)"));
   }
   for (const [f, n] of Object.entries(data.missing_metadata || {})) {
     if (n) notes.push(f === "prefer_smaller" ? `${n} without a parameter count charged as 100B by prefer smaller`
