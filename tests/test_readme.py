@@ -36,3 +36,47 @@ def test_readme_examples_run_as_written(taskspace_home):
     assert res.returncode == 0, res.stderr[-2000:]
     printed = ast.literal_eval(res.stdout.strip())
     assert len(printed) == 5 and all(0.0 <= p <= 1.0 for _, p, _ in printed)
+
+
+def _make_setup(tmp_path, *args, path=None):
+    """`make setup` of this Makefile in a scratch folder (empty pyproject.toml and requirements.lock: nothing is
+    installed), with PATH searched first in tmp_path/bin."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "Makefile").write_bytes((ROOT / "Makefile").read_bytes())
+    for name in ("pyproject.toml", "requirements.lock"):
+        (work / name).touch()
+    env = dict(os.environ, PATH=f"{tmp_path / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    return subprocess.run(["make", "--no-print-directory", "setup", *args], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _other_python(path):
+    """A Python that is not 3.11 as far as the Makefile can tell: `-V` says 3.12.1 and the version check fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('#!/bin/sh\nif [ "$1" = -V ]; then echo "Python 3.12.1"; exit 0; fi\nexit 1\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_make_setup_without_python_3_11_says_what_it_needs(tmp_path):
+    # requirements.lock pins wheels for Python 3.11 alone. Before, `make setup` with another Python (PYTHON=python3.12,
+    # or python3.11 missing and python3 another version) went on to pip, which failed with "Cannot install
+    # torch==2.13.0+cpu because these package versions have conflicting dependencies", no word of the Python;
+    # and the venv it left made every later `make setup` (even with Python 3.11) use that Python again.
+    other = _other_python(tmp_path / "bin" / "python3.12")
+    _other_python(tmp_path / "bin" / "python3")  # python3 on PATH is that Python too
+    res = _make_setup(tmp_path, f"PYTHON={other}", f"VENV={tmp_path / 'venv'}")
+    assert res.returncode != 0
+    assert f"make: {other} is Python 3.12.1, not Python 3.11" in res.stderr, res.stderr
+    assert "make: python3 is Python 3.12.1, not Python 3.11" in res.stderr, res.stderr
+    assert "taskspace needs Python 3.11" in res.stderr and "make PYTHON=/path/to/python3.11" in res.stderr
+    assert not (tmp_path / "venv").exists()
+    res = _make_setup(tmp_path, f"PYTHON={tmp_path / 'nope' / 'python3.11'}", f"VENV={tmp_path / 'venv'}")
+    assert f"make: {tmp_path / 'nope' / 'python3.11'}: not found" in res.stderr, res.stderr
+    # a venv another Python made: named, with what to do, before pip runs in it
+    _other_python(tmp_path / "venv" / "bin" / "python")
+    res = _make_setup(tmp_path, f"PYTHON={sys.executable}", f"VENV={tmp_path / 'venv'}")
+    assert res.returncode != 0
+    assert f"make: {tmp_path / 'venv'} was made by Python 3.12.1, not Python 3.11" in res.stderr, res.stderr
+    assert "make clean" in res.stderr and "pip" not in res.stdout
