@@ -308,3 +308,32 @@ def test_a_lock_whose_connection_the_server_ended_is_left_without_a_traceback(pg
                 raise ValueError("the pass's own error")
         with store.lock("index"):  # free again
             pass
+
+
+def test_a_database_or_user_that_does_not_exist_says_how_to_create_it(pg_url):
+    """A first setup against a PostgreSQL server where the URL's database or user was not created yet: the error says
+    to create it (`createdb ... NAME` / `createuser ... NAME`, or the SQL) and to run `taskspace db upgrade`, naming
+    `--url` beside TASKSPACE_DATABASE_URL (`taskspace db upgrade --url URL` gave it there); before, "Check
+    TASKSPACE_DATABASE_URL (host, port, user, database name, file path) and that the server is running and
+    reachable", which names neither what is missing nor how to make it, and a variable the user had not set."""
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import status
+
+    base = make_url(pg_url)
+    no_db = base.set(database="ts_no_such_database_q1").render_as_string(hide_password=False)
+    with pytest.raises(StoreError) as info:
+        status(no_db)
+    message = str(info.value)
+    assert 'database "ts_no_such_database_q1" does not exist' in message, message
+    assert "createdb" in message and "ts_no_such_database_q1" in message.split("createdb", 1)[1], message
+    assert "taskspace db upgrade" in message and "--url" in message, message
+    no_role = base.set(username="ts_no_such_role_q1").render_as_string(hide_password=False)
+    with pytest.raises(StoreError) as info:
+        Store(no_role)
+    message = str(info.value)
+    assert 'role "ts_no_such_role_q1" does not exist' in message and "createuser" in message, message
+    # a server that is not there: the URL's settings, --url among them, and the server to start
+    with pytest.raises(StoreError) as info:
+        status(base.set(port=1).render_as_string(hide_password=False))
+    assert "--url" in str(info.value) and "server is running" in str(info.value)

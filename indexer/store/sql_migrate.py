@@ -132,10 +132,36 @@ def connect_error(url, exc: Exception) -> StoreError:
             "system, or no write permission): SQLite writes beside the file even to read it (its write-ahead log and "
             "shared-memory files), so make it writable, or set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a "
             "place you can write")
+    if hint := _missing_hint(url, detail):
+        return StoreError(f"cannot use the database at {safe_url(url)}: {detail}. {hint}")
     return StoreError(
-        f"cannot use the database at {safe_url(url)}: {detail}. Check TASKSPACE_DATABASE_URL "
-        "(host, port, user, database name, file path) and that the server is running and reachable"
+        f"cannot use the database at {safe_url(url)}: {detail}. Check the URL ({_URL_SETTING}: host, port, user, "
+        "database name, file path) and that the server is running and reachable"
     )
+
+
+_URL_SETTING = "TASKSPACE_DATABASE_URL, or `--url` of `taskspace db`"
+
+
+def _missing_hint(url, detail: str) -> str:
+    """What to do when PostgreSQL says the database or the role of the URL does not exist (a first setup): create it,
+    as its superuser (``createdb``, ``createuser``); "" otherwise."""
+    try:
+        u = make_url(str(url)) if not hasattr(url, "database") else url
+    except Exception:  # noqa: BLE001 - the hint is an extra; the error stands without it
+        return ""
+    if not u.drivername.startswith("postgresql"):
+        return ""
+    server = " ".join(x for x in (f"-h {u.host}" if u.host else "", f"-p {u.port}" if u.port else "") if x)
+    server = f" {server}" if server else ""
+    if u.database and f'database "{u.database}" does not exist' in detail:
+        owner = f" -O {u.username}" if u.username and u.username != "postgres" else ""
+        return (f"Create it (`createdb{server} -U postgres{owner} {u.database}`, or `CREATE DATABASE \"{u.database}\"` as "
+                f"a user who may) and then `taskspace db upgrade`, or name an existing database in the URL ({_URL_SETTING})")
+    if u.username and f'role "{u.username}" does not exist' in detail:
+        return (f"Create the user (`createuser{server} -U postgres {u.username}`, or `CREATE ROLE \"{u.username}\" LOGIN`), "
+                f"or name an existing user in the URL ({_URL_SETTING})")
+    return ""
 
 
 def _unwritable_sqlite(url) -> str | None:
