@@ -29,9 +29,27 @@ $(BIN)/.installed: pyproject.toml requirements.lock
 	$(BIN)/python -m compileall -q indexer  # what a non-editable install does: no command compiles the package (~0.1 s each) where PYTHONDONTWRITEBYTECODE is set
 	touch $@
 
-setup: $(BIN)/.installed
+# A .venv copied or moved with the checkout is up to date for make, but its scripts and its editable install point at
+# the checkout it was made in: `taskspace` would run that checkout's code, or fail with "No such file or directory"
+# once it is gone. Checked on every setup (python -I: the current folder is not on sys.path).
+define VENV_CHECK
+import pathlib, sys
+here, venv = pathlib.Path(sys.argv[1]).resolve(), sys.argv[2]
+again = "remove it (make clean) and run make again"
+try:
+    import indexer
+except ImportError as exc:
+    sys.exit(f"make: {venv} cannot import taskspace ({exc}): it was made for a checkout since moved or removed; {again}")
+at = pathlib.Path(indexer.__file__).resolve().parent.parent
+if at != here:
+    sys.exit(f"make: {venv} runs the taskspace of {at}, not of this checkout ({here}): it was made there and copied "
+             f"or moved here; {again}")
+endef
+export VENV_CHECK
 
-# The main job on the embedded defaults (SQLite file + Qdrant Edge, in ./.taskspace) over the bundled real sample.
+setup: $(BIN)/.installed
+	@$(BIN)/python -I -c "$$VENV_CHECK" "$(CURDIR)" "$(VENV)"
+
 run: setup
 	$(BIN)/taskspace index --source indexer/data/sample
 	$(BIN)/taskspace search "Compute the derivative of x^3 sin(x) with respect to x." --top 5

@@ -3,6 +3,7 @@
 import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,7 +46,8 @@ def _make_setup(tmp_path, *args, path=None):
     work.mkdir(exist_ok=True)
     (work / "Makefile").write_bytes((ROOT / "Makefile").read_bytes())
     for name in ("pyproject.toml", "requirements.lock"):
-        (work / name).touch()
+        if not (work / name).exists():
+            (work / name).touch()
     env = dict(os.environ, PATH=f"{tmp_path / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
     return subprocess.run(["make", "--no-print-directory", "setup", *args], cwd=work, env=env,
                           capture_output=True, text=True, timeout=60)
@@ -80,3 +82,35 @@ def test_make_setup_without_python_3_11_says_what_it_needs(tmp_path):
     assert res.returncode != 0
     assert f"make: {tmp_path / 'venv'} was made by Python 3.12.1, not Python 3.11" in res.stderr, res.stderr
     assert "make clean" in res.stderr and "pip" not in res.stdout
+
+
+def test_make_setup_refuses_a_venv_made_for_another_checkout(tmp_path):
+    # A checkout copied or moved with its .venv (`cp -r`, a renamed folder): make found .venv up to date, but its
+    # editable install (and its scripts' #! line) pointed at the checkout it was made in, so `make run` ran that
+    # checkout's code, or, once it was gone, failed with "make: .venv/bin/taskspace: No such file or directory".
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    assert site != Path(sysconfig.get_paths()["purelib"])
+    first = tmp_path / "first"  # the checkout the venv was made in: an editable install is a path entry to it
+    (first / "indexer").mkdir(parents=True)
+    (first / "indexer" / "__init__.py").touch()
+    (site / "taskspace-editable.pth").write_text(f"{first}\n")
+    _make_setup(tmp_path, f"VENV={venv}")  # makes the checkout's folder; no .installed yet: pip is missing
+    (venv / "bin" / ".installed").touch()  # as `make setup` leaves it
+    res = _make_setup(tmp_path, f"VENV={venv}")
+    work = (tmp_path / "work").resolve()
+    assert res.returncode != 0
+    assert f"make: {venv} runs the taskspace of {first}, not of this checkout ({work})" in res.stderr, res.stderr
+    assert "make clean" in res.stderr
+    shutil.rmtree(first)  # the checkout it was made in moved away
+    res = _make_setup(tmp_path, f"VENV={venv}")
+    assert res.returncode != 0 and f"make: {venv} cannot import taskspace" in res.stderr, res.stderr
+    (site / "taskspace-editable.pth").write_text(f"{work}\n")  # made here: nothing to say
+    (work / "indexer").mkdir()
+    (work / "indexer" / "__init__.py").touch()
+    res = _make_setup(tmp_path, f"VENV={venv}")
+    assert res.returncode == 0 and res.stderr == "", res.stderr
