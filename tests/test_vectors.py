@@ -807,3 +807,23 @@ def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path, m
             holder.wait()
     with VectorStore(path=path) as vs:  # the kernel released the lock with the process; this one now holds it
         assert (path / ".taskspace.lock").read_text().split(" ", 1)[0] == str(os.getpid())
+
+
+def test_an_embedded_index_on_a_read_only_file_system_is_a_store_error_naming_it(tmp_path, vector_engine):
+    """The embedded index's folder on a read-only file system while SQL is elsewhere (PostgreSQL, or a SQLite file
+    outside TASKSPACE_HOME): `search`, `models`, `check` and `reindex` say the folder cannot be opened for its lock
+    file and what to do (exit 3, one line); before, an `OSError: [Errno 30] Read-only file system:
+    '.../qdrant/.taskspace.lock'` traceback."""
+    from helpers import run_in_read_only_home
+    from indexer.store.sql import Store
+
+    home = tmp_path / "home"
+    (home / "qdrant").mkdir(parents=True)
+    url = f"sqlite:///{tmp_path / 'sql' / 't.db'}"
+    (tmp_path / "sql").mkdir()
+    Store(url, upgrade=True).close()
+    for args in (["check"], ["models"]):
+        res = run_in_read_only_home(home, *args, env={"TASKSPACE_DATABASE_URL": url, "HF_HUB_OFFLINE": "1"})
+        assert res.returncode == 3, res.stderr[-2000:]
+        assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr[-2000:]
+        assert f"cannot open the embedded index at {home / 'qdrant'}" in res.stderr and "TASKSPACE_HOME" in res.stderr

@@ -333,8 +333,15 @@ class VectorStore:
             # or a push of a few models opens only the models folder. One process at a time holds the whole
             # index (a lock file over the folder).
             self._client = None
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._lockfile = open(self.path / ".taskspace.lock", "a+")
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+                self._lockfile = open(self.path / ".taskspace.lock", "a+")
+            except OSError as exc:  # a read-only mount, no permission: before, an OSError traceback
+                raise StoreError(
+                    f"cannot open the embedded index at {self.path}: {exc.strerror or exc} ({exc.filename or self.path}); "
+                    "it holds a lock file there even to read, so make the folder writable, or set TASKSPACE_HOME to a "
+                    "place you can write (`taskspace reindex` rebuilds the index there from SQL), or use a Qdrant "
+                    "server (TASKSPACE_QDRANT_URL)") from None
             if not self._flock():
                 idle = _SHARED.pop(self.path, None)  # a store this process keeps for reuse gives the folder up
                 if idle is not None:
