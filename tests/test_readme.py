@@ -114,3 +114,38 @@ def test_make_setup_refuses_a_venv_made_for_another_checkout(tmp_path):
     (work / "indexer" / "__init__.py").touch()
     res = _make_setup(tmp_path, f"VENV={venv}")
     assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+def _ci_run(tmp_path, **env):
+    """`.ci/run` of this checkout in a scratch copy, with PATH holding only bash, dirname, a `make` that records its
+    arguments and an `apt-get` that records it was called (nothing is installed, no suite runs)."""
+    work = tmp_path / "ci"
+    (work / ".ci").mkdir(parents=True, exist_ok=True)
+    (work / ".ci" / "run").write_bytes((ROOT / ".ci" / "run").read_bytes())
+    (work / ".ci" / "run").chmod(0o755)
+    bin_ = tmp_path / "cibin"
+    if not bin_.exists():
+        bin_.mkdir()
+        for tool in ("bash", "dirname", "id"):
+            (bin_ / tool).symlink_to(shutil.which(tool))
+        for tool in ("make", "apt-get"):
+            (bin_ / tool).write_text(f'#!{shutil.which("bash")}\necho "{tool} $*" >> "{tmp_path / "calls"}"\n')
+            (bin_ / tool).chmod(0o755)
+    return subprocess.run([str(work / ".ci" / "run")], env={"PATH": str(bin_), **env}, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_ci_run_checks_the_chromium_taskspace_chromium_names_before_the_suite(tmp_path):
+    # TASKSPACE_CHROMIUM names the browser the test drives. Before, .ci/run looked at /usr/bin/chromium alone: with
+    # TASKSPACE_CHROMIUM naming a missing file it ran the whole suite (minutes) and the browser tests failed at its
+    # end ("no Chromium at ..."), or installed /usr/bin/chromium, which the tests then did not use.
+    res = _ci_run(tmp_path, TASKSPACE_CHROMIUM=str(tmp_path / "no-chromium"))
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert f"TASKSPACE_CHROMIUM={tmp_path / 'no-chromium'} is not an executable file" in res.stderr, res.stderr
+    assert not (tmp_path / "calls").exists()  # no install, no suite
+    chromium = tmp_path / "chromium"
+    chromium.write_text("#!/bin/sh\n")
+    chromium.chmod(0o755)
+    res = _ci_run(tmp_path, TASKSPACE_CHROMIUM=str(chromium))
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "calls").read_text() == "make test\n"  # that chromium is used: nothing installed
