@@ -395,7 +395,9 @@ def _print_result(result) -> None:
         if q.get("filters") or q.get("models"):
             typer.echo("no model matches (check the filters, or run `taskspace index`)")
         else:  # (an index that lost the models SQL holds is an error of find_models: exit 3)
-            typer.echo("no model indexed yet (run `taskspace index`)")
+            # said after a pass too (one with no source configured): "run `taskspace index`" alone sent the user back
+            typer.echo("no model indexed yet: `taskspace index --source SPEC` ingests results and indexes them "
+                       "(a plain `taskspace index` reads the sources `taskspace sources list` shows)")
     else:
         rows = []
         for i, r in enumerate(result.results, 1):

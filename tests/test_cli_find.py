@@ -190,7 +190,10 @@ def test_an_empty_answer_says_why(capsys):
     from indexer.find import FindResult
 
     space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
-    for filters, words in (({"licenses": ["mit"]}, "check the filters"), ({}, "no model indexed yet (run `taskspace index`)")):
+    # and after a pass that indexed nothing (no source configured) it names the way to give one: before, "(run
+    # `taskspace index`)", the command just run
+    for filters, words in (({"licenses": ["mit"]}, "check the filters"),
+                           ({}, "no model indexed yet: `taskspace index --source SPEC` ingests results and indexes them")):
         query = {"kind": "prompt", "prompts": 1, "rank": "probability", "prefer_smaller": 0.0, "filters": filters,
                  "models": None}
         _print_result(FindResult(query, space, [], {}, {}))
