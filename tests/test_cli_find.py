@@ -554,3 +554,14 @@ def test_an_empty_index_says_which_database_it_looked_in(tmp_path, monkeypatch):
         assert res.returncode == 1 and res.stderr.strip() == (
             "error: the index is empty: run `taskspace index` first (the database "
             f"sqlite:///{home}/taskspace.db holds no indexed space)"), res.stderr
+
+
+def test_after_a_pass_with_no_source_the_listings_say_how_to_give_one():
+    """A fresh home, `taskspace index` with no source configured (it says so), then `models`, `benchmarks` and
+    `search`: each names `taskspace index --source SPEC`; before, "(run `taskspace index`)", the command just run."""
+    assert run("index").returncode == 0
+    for args in (["models"], ["benchmarks"], ["search", "What is 2+2?"]):
+        res = run(*args)
+        assert res.returncode == 0, (args, res.stderr)
+        assert "`taskspace index --source SPEC` ingests results and indexes them" in res.stdout, (args, res.stdout)
+        assert "(run `taskspace index`)" not in res.stdout
