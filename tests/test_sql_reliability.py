@@ -337,3 +337,38 @@ def test_a_database_or_user_that_does_not_exist_says_how_to_create_it(pg_url):
     with pytest.raises(StoreError) as info:
         status(base.set(port=1).render_as_string(hide_password=False))
     assert "--url" in str(info.value) and "server is running" in str(info.value)
+
+
+def test_a_lock_beside_a_sqlite_file_on_a_full_disk_is_still_taken(tmp_path):
+    """TASKSPACE_HOME on a full disk (a 64 kB tmpfs, filled): the lock beside the SQLite file is taken though its holder
+    cannot be written into it, so the command goes on to the error that says the disk is full (`taskspace index`:
+    "not enough free disk space ...", exit 3); before, `OSError: [Errno 28] No space left on device` from writing
+    the holder, a traceback, exit 1."""
+    import shlex
+    import shutil
+    from pathlib import Path
+
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    code = textwrap.dedent(f"""
+        from pathlib import Path
+        from indexer.store.sql_lock import sqlite_lock
+        Path({str(disk)!r}, "t.db.index.lock").touch()
+        try:
+            with open({str(disk / 'filler')!r}, "wb") as f:
+                while True:
+                    f.write(b"x" * 4096)
+                    f.flush()
+        except OSError:
+            pass
+        with sqlite_lock({str(disk / 't.db')!r}, "index"):
+            print("held")
+    """)
+    script = f"mount -t tmpfs -o size=64k tmpfs {disk} || exit 97; exec {sys.executable} -c {shlex.quote(code)}"
+    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parent.parent)
+    if res.returncode == 97 or res.stderr.startswith("unshare:"):
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    assert res.returncode == 0 and res.stdout.strip() == "held", res.stderr[-2000:]
