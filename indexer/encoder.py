@@ -175,6 +175,12 @@ class EmbeddingCache:
                 return fn(*args)
             except sqlite3.DatabaseError as exc:
                 damaged = "malformed" in str(exc) or "not a database" in str(exc)  # SQLite's words for damage
+                if not damaged and (free := self._full_disk(exc)) is not None:
+                    # deleting the file (the advice below) would throw the embeddings away to free a little room
+                    raise EncoderError(
+                        f"the embedding cache {self.path} cannot be used: {exc}, because the disk holding "
+                        f"{self.path.parent} is full ({free} bytes free): free some space there, or set "
+                        "TASKSPACE_CACHE_DIR to a folder with room (the prompts are then encoded again)") from None
                 if not damaged and (unwritable := self._unwritable()) is not None:
                     # a read-only mount or no permission: deleting the file (the advice below) cannot help, and
                     # where the file does not exist yet there is none to delete
@@ -186,6 +192,19 @@ class EmbeddingCache:
                     raise EncoderError(f"the embedding cache {self.path} cannot be used: {exc} (delete the file: "
                                        "the prompts are then encoded again)") from None
                 self._set_aside(exc)
+
+    def _full_disk(self, exc: Exception) -> int | None:
+        """The free bytes of the cache's disk when SQLite's error is one a full disk gives and less than 1 MB is free."""
+        import shutil
+
+        words = str(exc).lower()
+        if "disk is full" not in words and "disk i/o error" not in words:
+            return None
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+        except OSError:
+            return None
+        return free if free < 1 << 20 else None
 
     def _unwritable(self) -> str | None:
         """The cache's folder, or its file, when it exists and cannot be written; else None."""
