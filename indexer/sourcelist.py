@@ -219,8 +219,13 @@ def _check_format(spec: str, format: str) -> None:
 def _unwritable(path: Path, exc: OSError) -> ConfigError:
     """The error for a configuration file (or its lock or temporary file) that cannot be written: a home on a
     read-only file system or without write permission. Nothing was changed."""
+    import errno
+
     why = exc.strerror or type(exc).__name__
     where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # a full disk (or quota): the folder is writable, room is missing
+        return ConfigError(f"{path}: cannot be written: {why}{where}; nothing was saved. The disk holding "
+                           "TASKSPACE_HOME is full: free some space there, or set TASKSPACE_HOME to a folder with room")
     return ConfigError(f"{path}: cannot be written: {why}{where}; nothing was saved. The sources list is kept in "
                        "TASKSPACE_HOME: make that folder writable, or set TASKSPACE_HOME to a folder you can write")
 

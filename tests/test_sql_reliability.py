@@ -308,3 +308,113 @@ def test_a_lock_whose_connection_the_server_ended_is_left_without_a_traceback(pg
                 raise ValueError("the pass's own error")
         with store.lock("index"):  # free again
             pass
+
+
+def test_a_database_or_user_that_does_not_exist_says_how_to_create_it(pg_url):
+    """A first setup against a PostgreSQL server where the URL's database or user was not created yet: the error says
+    to create it (`createdb ... NAME` / `createuser ... NAME`, or the SQL) and to run `taskspace db upgrade`, naming
+    `--url` beside TASKSPACE_DATABASE_URL (`taskspace db upgrade --url URL` gave it there); before, "Check
+    TASKSPACE_DATABASE_URL (host, port, user, database name, file path) and that the server is running and
+    reachable", which names neither what is missing nor how to make it, and a variable the user had not set."""
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import status
+
+    base = make_url(pg_url)
+    no_db = base.set(database="ts_no_such_database_q1").render_as_string(hide_password=False)
+    with pytest.raises(StoreError) as info:
+        status(no_db)
+    message = str(info.value)
+    assert 'database "ts_no_such_database_q1" does not exist' in message, message
+    assert "createdb" in message and "ts_no_such_database_q1" in message.split("createdb", 1)[1], message
+    assert "taskspace db upgrade" in message and "--url" in message, message
+    no_role = base.set(username="ts_no_such_role_q1").render_as_string(hide_password=False)
+    with pytest.raises(StoreError) as info:
+        Store(no_role)
+    message = str(info.value)
+    assert 'role "ts_no_such_role_q1" does not exist' in message and "createuser" in message, message
+    # a server that is not there: the URL's settings, --url among them, and the server to start
+    with pytest.raises(StoreError) as info:
+        status(base.set(port=1).render_as_string(hide_password=False))
+    assert "--url" in str(info.value) and "server is running" in str(info.value)
+
+
+def test_a_lock_beside_a_sqlite_file_on_a_full_disk_is_still_taken(tmp_path):
+    """TASKSPACE_HOME on a full disk (a 64 kB tmpfs, filled): the lock beside the SQLite file is taken though its holder
+    cannot be written into it, so the command goes on to the error that says the disk is full (`taskspace index`:
+    "not enough free disk space ...", exit 3); before, `OSError: [Errno 28] No space left on device` from writing
+    the holder, a traceback, exit 1."""
+    import shlex
+    import shutil
+    from pathlib import Path
+
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    code = textwrap.dedent(f"""
+        from pathlib import Path
+        from indexer.store.sql_lock import sqlite_lock
+        Path({str(disk)!r}, "t.db.index.lock").touch()
+        try:
+            with open({str(disk / 'filler')!r}, "wb") as f:
+                while True:
+                    f.write(b"x" * 4096)
+                    f.flush()
+        except OSError:
+            pass
+        with sqlite_lock({str(disk / 't.db')!r}, "index"):
+            print("held")
+    """)
+    script = f"mount -t tmpfs -o size=64k tmpfs {disk} || exit 97; exec {sys.executable} -c {shlex.quote(code)}"
+    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parent.parent)
+    if res.returncode == 97 or res.stderr.startswith("unshare:"):
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    assert res.returncode == 0 and res.stdout.strip() == "held", res.stderr[-2000:]
+
+
+def test_a_sqlite_database_on_a_full_disk_says_the_disk_is_full(tmp_path):
+    """A home whose disk filled up after it was indexed (a 4 MB tmpfs, filled): opening its SQLite database says the
+    disk holding it is full and to free space or move TASKSPACE_HOME (exit 3); before, "disk I/O error. Check
+    TASKSPACE_DATABASE_URL (host, port, user, database name, file path) and that the server is running and
+    reachable", as if the URL were wrong (SQLite creates its shared-memory file even to read, and cannot)."""
+    import shlex
+    import shutil
+    from pathlib import Path
+
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    code = textwrap.dedent(f"""
+        import os
+        from indexer.errors import StoreError
+        from indexer.store.sql import Store
+        url = "sqlite:///{disk / 't.db'}"
+        Store(url, upgrade=True).close()
+        for suffix in ("-wal", "-shm"):
+            if os.path.exists("{disk / 't.db'}" + suffix):
+                os.remove("{disk / 't.db'}" + suffix)
+        try:
+            with open("{disk / 'filler'}", "wb") as f:
+                while True:
+                    f.write(b"x" * 4096)
+                    f.flush()
+        except OSError:
+            pass
+        try:
+            Store(url).close()
+            print("opened")
+        except StoreError as exc:
+            print(exc)
+    """)
+    script = f"mount -t tmpfs -o size=4m tmpfs {disk} || exit 97; exec {sys.executable} -c {shlex.quote(code)}"
+    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parent.parent)
+    if res.returncode == 97 or res.stderr.startswith("unshare:"):
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    said = res.stdout.strip()
+    assert res.returncode == 0 and said != "opened", (said, res.stderr[-2000:])
+    assert f"because the disk holding {disk} is full" in said and "free some space" in said, said
+    assert "server is running" not in said

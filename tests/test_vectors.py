@@ -807,3 +807,66 @@ def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path, m
             holder.wait()
     with VectorStore(path=path) as vs:  # the kernel released the lock with the process; this one now holds it
         assert (path / ".taskspace.lock").read_text().split(" ", 1)[0] == str(os.getpid())
+
+
+def test_an_embedded_index_on_a_read_only_file_system_is_a_store_error_naming_it(tmp_path, vector_engine):
+    """The embedded index's folder on a read-only file system while SQL is elsewhere (PostgreSQL, or a SQLite file
+    outside TASKSPACE_HOME): `search`, `models`, `check` and `reindex` say the folder cannot be opened for its lock
+    file and what to do (exit 3, one line); before, an `OSError: [Errno 30] Read-only file system:
+    '.../qdrant/.taskspace.lock'` traceback."""
+    from helpers import run_in_read_only_home
+    from indexer.store.sql import Store
+
+    home = tmp_path / "home"
+    (home / "qdrant").mkdir(parents=True)
+    url = f"sqlite:///{tmp_path / 'sql' / 't.db'}"
+    (tmp_path / "sql").mkdir()
+    Store(url, upgrade=True).close()
+    for args in (["check"], ["models"]):
+        res = run_in_read_only_home(home, *args, env={"TASKSPACE_DATABASE_URL": url, "HF_HUB_OFFLINE": "1"})
+        assert res.returncode == 3, res.stderr[-2000:]
+        assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr[-2000:]
+        assert f"cannot open the embedded index at {home / 'qdrant'}" in res.stderr and "TASKSPACE_HOME" in res.stderr
+
+
+def test_opening_an_edge_index_on_a_disk_without_room_for_it_is_an_error_not_a_bus_error(tmp_path, vector_engine):
+    """An Edge index copied onto a disk with little room (a tmpfs filled but for 256 kB), then searched: a store error
+    saying the disk has not room enough to open the index (Edge fills its payload indexes' sparse files when it opens
+    them, even to read); before, the process was killed by SIGBUS ("Bus error", no message) as a search on a home
+    whose disk had filled up was."""
+    import shlex
+    import shutil
+
+    if vector_engine != "edge":
+        pytest.skip("qdrant-client's local mode maps no file")
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
+    with VectorStore(path=tmp_path / "built") as built:
+        built.rebuild("s", "models", make_points(), dim=DIM)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    code = textwrap.dedent(f"""
+        import os, shutil
+        import numpy as np
+        from indexer.errors import StoreError
+        from indexer.store.vectors import VectorStore
+        shutil.copytree({str(tmp_path / 'built')!r}, {str(disk / 'qdrant')!r}, copy_function=lambda s, d: os.system(f"cp --sparse=always '{{s}}' '{{d}}'"))
+        with open({str(disk / 'filler')!r}, "wb") as f:
+            while shutil.disk_usage({str(disk)!r}).free > 256 * 1024:
+                f.write(b"x" * 65536)
+                f.flush()
+        try:
+            with VectorStore(path={str(disk / 'qdrant')!r}) as vs:
+                vs.search("s", "models", np.ones({DIM}), limit=3)
+            print("searched")
+        except StoreError as exc:
+            print(exc)
+    """)
+    script = f"mount -t tmpfs -o size=64m tmpfs {disk} || exit 97; exec {sys.executable} -c {shlex.quote(code)}"
+    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parent.parent)
+    if res.returncode == 97 or res.stderr.startswith("unshare:"):
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    said = res.stdout.strip()
+    assert res.returncode == 0, (res.returncode, said, res.stderr[-2000:])  # before: -7, SIGBUS
+    assert said.startswith(f"not enough free disk space to open the index at {disk / 'qdrant' / 'models'}"), said

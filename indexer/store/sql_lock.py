@@ -99,8 +99,11 @@ def sqlite_lock(database: str | None, name: str):
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown pid"
             raise _busy(name, str(database), holder) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{_holder_name()}\n".encode(), 0)
+        try:  # who holds it, for the next opener's message; the flock is the lock
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{_holder_name()}\n".encode(), 0)
+        except OSError as exc:  # a full disk: the lock is held all the same (before: an OSError traceback, exit 1)
+            log.debug("cannot write the holder into %s: %s", path, exc)
         try:
             yield
         finally:

@@ -126,16 +126,79 @@ def connect_error(url, exc: Exception) -> StoreError:
         return StoreError(
             f"cannot use the database at {safe_url(url)}: {detail}. The file is damaged: restore it from a backup "
             "(`sqlite3 FILE .recover` may save what is left of it); the Qdrant index beside it is derived from it")
+    if (full := _full_disk_sqlite(url, detail)) is not None:
+        return StoreError(
+            f"cannot use the database at {safe_url(url)}: {detail}, because the disk holding {full} is full "
+            f"({_free_text(full)} free; SQLite writes beside the file even to read it): free some space there, or "
+            "set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a place with room")
     if (unwritable := _unwritable_sqlite(url)) is not None:
         return StoreError(
             f"cannot use the database at {safe_url(url)}: {detail}, because {unwritable} cannot be written (a read-only file "
             "system, or no write permission): SQLite writes beside the file even to read it (its write-ahead log and "
             "shared-memory files), so make it writable, or set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a "
             "place you can write")
+    if hint := _missing_hint(url, detail):
+        return StoreError(f"cannot use the database at {safe_url(url)}: {detail}. {hint}")
     return StoreError(
-        f"cannot use the database at {safe_url(url)}: {detail}. Check TASKSPACE_DATABASE_URL "
-        "(host, port, user, database name, file path) and that the server is running and reachable"
+        f"cannot use the database at {safe_url(url)}: {detail}. Check the URL ({_URL_SETTING}: host, port, user, "
+        "database name, file path) and that the server is running and reachable"
     )
+
+
+_URL_SETTING = "TASKSPACE_DATABASE_URL, or `--url` of `taskspace db`"
+
+
+def _missing_hint(url, detail: str) -> str:
+    """What to do when PostgreSQL says the database or the role of the URL does not exist (a first setup): create it,
+    as its superuser (``createdb``, ``createuser``); "" otherwise."""
+    try:
+        u = make_url(str(url)) if not hasattr(url, "database") else url
+    except Exception:  # noqa: BLE001 - the hint is an extra; the error stands without it
+        return ""
+    if not u.drivername.startswith("postgresql"):
+        return ""
+    server = " ".join(x for x in (f"-h {u.host}" if u.host else "", f"-p {u.port}" if u.port else "") if x)
+    server = f" {server}" if server else ""
+    if u.database and f'database "{u.database}" does not exist' in detail:
+        owner = f" -O {u.username}" if u.username and u.username != "postgres" else ""
+        return (f"Create it (`createdb{server} -U postgres{owner} {u.database}`, or `CREATE DATABASE \"{u.database}\"` as "
+                f"a user who may) and then `taskspace db upgrade`, or name an existing database in the URL ({_URL_SETTING})")
+    if u.username and f'role "{u.username}" does not exist' in detail:
+        return (f"Create the user (`createuser{server} -U postgres {u.username}`, or `CREATE ROLE \"{u.username}\" LOGIN`), "
+                f"or name an existing user in the URL ({_URL_SETTING})")
+    return ""
+
+
+#: below this much free space, SQLite's "disk I/O error" (it cannot create its shared-memory file) or "database or disk
+#: is full" at connect time is taken for a full disk
+FULL_DISK_BYTES = 1 << 20
+
+
+def _full_disk_sqlite(url, detail: str) -> Path | None:
+    """The folder of the SQLite file of ``url`` when SQLite's error is one a full disk gives and that disk has less
+    than :data:`FULL_DISK_BYTES` free; None otherwise (other databases, other errors)."""
+    import shutil
+
+    if "disk i/o error" not in detail.lower() and "disk is full" not in detail.lower():
+        return None
+    try:
+        u = make_url(str(url)) if not hasattr(url, "get_backend_name") else url
+    except ArgumentError:
+        return None
+    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+        return None
+    folder = Path(u.database).expanduser().parent
+    try:
+        return folder if shutil.disk_usage(folder).free < FULL_DISK_BYTES else None
+    except OSError:
+        return None
+
+
+def _free_text(folder: Path) -> str:
+    import shutil
+
+    free = shutil.disk_usage(folder).free
+    return f"{free} bytes" if free < 1 << 10 else f"{free >> 10} kB"
 
 
 def _unwritable_sqlite(url) -> str | None:

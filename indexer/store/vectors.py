@@ -333,8 +333,15 @@ class VectorStore:
             # or a push of a few models opens only the models folder. One process at a time holds the whole
             # index (a lock file over the folder).
             self._client = None
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._lockfile = open(self.path / ".taskspace.lock", "a+")
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+                self._lockfile = open(self.path / ".taskspace.lock", "a+")
+            except OSError as exc:  # a read-only mount, no permission: before, an OSError traceback
+                raise StoreError(
+                    f"cannot open the embedded index at {self.path}: {exc.strerror or exc} ({exc.filename or self.path}); "
+                    "it holds a lock file there even to read, so make the folder writable, or set TASKSPACE_HOME to a "
+                    "place you can write (`taskspace reindex` rebuilds the index there from SQL), or use a Qdrant "
+                    "server (TASKSPACE_QDRANT_URL)") from None
             if not self._flock():
                 idle = _SHARED.pop(self.path, None)  # a store this process keeps for reuse gives the folder up
                 if idle is not None:
@@ -412,6 +419,7 @@ class VectorStore:
             if (folder / "meta.json").exists() and not (folder / ALIASES).exists():
                 log.warning("%s holds an index written by qdrant-client's local mode (TASKSPACE_QDRANT_ENGINE=local), "
                             "which Qdrant Edge does not read: `taskspace reindex` rebuilds it from SQL", folder)
+            self._check_room_to_open(folder)
             return EdgeEngine(folder)
         from .vectors_qdrant import ClientEngine, open_local
 
@@ -580,6 +588,36 @@ class VectorStore:
                     "dimension: index the other encoder into a new space, or rebuild this one "
                     f"(`taskspace reindex --space {space}` rebuilds it from SQL)", item=self.alias_name(space, kind))
         return target
+
+    @staticmethod
+    def _check_room_to_open(folder: Path) -> None:
+        """StoreError when the disk holding ``folder`` has less room than Qdrant Edge fills on opening it. Its
+        payload indexes' files are sparse (a map of 4 MB holding a few kB) and Edge writes into all their mapped pages
+        when it opens them, even to read (measured: the bundled sample's models and prompts folders grew by their
+        payload_index holes, 62 MB, on a search; the vector and payload storage files' holes stayed holes): where the
+        disk cannot hold those pages the process is killed (SIGBUS, "Bus error", no message), so a search on a home
+        whose disk filled up crashed. Free space is compared with those holes (none once filled, so a full disk with
+        an index opened before still reads)."""
+        import shutil
+
+        if not folder.is_dir():
+            return
+        holes = 0
+        for f in folder.rglob("*"):
+            try:
+                st = f.lstat()
+            except OSError:
+                continue
+            if "payload_index" in f.parts and f.is_file() and not f.is_symlink():
+                holes += max(0, st.st_size - st.st_blocks * 512)
+        if not holes:
+            return
+        free = shutil.disk_usage(folder).free
+        if free < holes + (1 << 20):
+            raise StoreError(
+                f"not enough free disk space to open the index at {folder}: {free / 2**20:.1f} MB free, about "
+                f"{(holes + (1 << 20)) / 2**20:.0f} MB needed (Qdrant Edge fills its files' sparse pages when it opens "
+                "them, even to read); free some space and run it again (the index is as it was)")
 
     def _check_free_space(self, what: str, points: int = 0, dim: int = 0) -> None:
         """StoreError when the embedded index's file system has too little room for ``what``: :data:`MIN_FREE_BYTES`
