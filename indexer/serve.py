@@ -8,7 +8,7 @@ Routes
   ``taskspace search --json`` prints (:meth:`indexer.find.FindResult.to_dict`).
 - ``GET /v1/models`` (``?benchmark=&offset=&limit=`` and the filters: ``license`` (repeatable), ``min_params``,
   ``max_params``, ``pipeline_tag``, ``exclude_gated``, ``open_only``, ``min_evidence``, ``measured_on``) ->
-  ``{"models": [...], "offset", "limit", "next_offset"}``; ``GET /v1/models/{id}`` (a key, Hub id or alias; ids
+  ``{"models": [...], "offset", "limit", "total", "next_offset"}``; ``GET /v1/models/{id}`` (a key, Hub id or alias; ids
   contain slashes); ``GET /v1/benchmarks``.
 - ``GET /healthz`` (the process answers), ``GET /readyz`` (stores reachable, index not empty, encoder loaded;
   503 otherwise). ``GET /openapi.json``. (No ``/docs``: Swagger UI loads its files from a CDN.)
@@ -369,6 +369,12 @@ class Service:
 
         with self.gate.read():
             return list_models(**query, store=self.store, vectors=self.vectors)
+
+    def count_models(self, **query) -> int:
+        from .browse import count_models
+
+        with self.gate.read():
+            return count_models(**query, store=self.store, vectors=self.vectors)
 
     def missing_metadata(self, **query) -> dict[str, int]:
         from .browse import missing_metadata
@@ -739,13 +745,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             # per filter that needs metadata (license, sizes, ...): how many models lack it, as /v1/find says; before,
             # ?max_params on an index without sizes answered [] and nothing said why
             missing = svc.missing_metadata(benchmark=benchmark, filters=given)
+            # how many the query lists in all, as `taskspace models` titles a page ("3 of 25"); before, only
+            # next_offset, so a client learnt the count by paging to the end
+            total = svc.count_models(benchmark=benchmark, filters=given)
         except errors.IndexerError as exc:  # the library names the filter; the client sent the query parameter
             item = getattr(exc, "item", None) or ""
             param = {f"filters.{v}": k for k, v in _MODELS_FILTERS.items()}.get(item)
             if param is not None:
                 _named_as_sent(exc, item, param)
             raise
-        return {"models": got[:limit], "offset": offset, "limit": limit,
+        return {"models": got[:limit], "offset": offset, "limit": limit, "total": total,
                 "next_offset": offset + limit if len(got) > limit else None,
                 "missing_metadata": {k: missing[v] for k, v in _MODELS_FILTERS.items() if v in missing}}
 

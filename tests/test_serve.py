@@ -92,8 +92,10 @@ def test_browse_routes_health_openapi_and_page(client):
     assert [m["model"] for m in page1["models"]] == sorted(MODELS)[:3] and page1["next_offset"] == 3
     page2 = client.get("/v1/models", params={"limit": 3, "offset": 3}).json()
     assert [m["model"] for m in page2["models"]] == sorted(MODELS)[3:] and page2["next_offset"] is None
+    # how many the query lists over all its pages, as `taskspace models` titles a page ("3 of 5"); before, no count
+    assert page1["total"] == page2["total"] == len(MODELS)
     mit = client.get("/v1/models", params=[("license", "mit"), ("max_params", "2B")]).json()
-    assert [m["model"] for m in mit["models"]] == ["lab/m3"]
+    assert [m["model"] for m in mit["models"]] == ["lab/m3"] and mit["total"] == 1
     # per filter that needs metadata, how many models lack it (plainname has neither), named as sent; as /v1/find says
     assert mit["missing_metadata"] == {"license": 1, "max_params": 1} and page1["missing_metadata"] == {}
     assert len(client.get("/v1/models", params={"benchmark": "beta"}).json()["models"]) == 4
