@@ -198,3 +198,45 @@ def run_in_read_only_home(home: Path, *args: str, env: dict | None = None):
     finally:
         for p, m in modes.items():
             p.chmod(m)
+
+
+#: Python that fills the disk holding ``{path}`` with a file of that name (format it with ``path=...``)
+_FILL_DISK = '''
+try:
+    with open({path!r}, "wb") as f:
+        while True:
+            f.write(b"x" * 4096)
+            f.flush()
+except OSError:
+    pass
+'''
+
+
+def fill_disk_code(path) -> str:
+    """Python that writes ``path`` until its disk has no byte left (for :func:`run_on_a_small_disk`'s code)."""
+    return _FILL_DISK.format(path=str(path))
+
+
+def run_on_a_small_disk(disk: Path, size: str, command: str | None = None, *, python: str | None = None,
+                        env: dict | None = None, timeout: float = 60):
+    """Run the shell ``command`` (or the Python source ``python``, dedented) with a fresh tmpfs of ``size`` (``64k``,
+    ``4m``) mounted at the folder ``disk``, in a user and mount namespace (``unshare -Urm``), from the repository's
+    root: a disk that fills up without filling this machine's. Skips the test where no tmpfs can be mounted."""
+    import shlex
+    import shutil as _shutil
+    import subprocess
+    import sys
+    import textwrap
+
+    import pytest
+
+    if not _shutil.which("unshare"):
+        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
+    if python is not None:
+        command = f"exec {sys.executable} -c {shlex.quote(textwrap.dedent(python))}"
+    script = f"mount -t tmpfs -o size={size} tmpfs {shlex.quote(str(disk))} || exit 97; {command}"
+    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=timeout,
+                         cwd=Path(__file__).resolve().parent.parent, env=env)
+    if res.returncode == 97 or res.stderr.startswith("unshare:"):
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    return res

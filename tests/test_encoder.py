@@ -302,37 +302,18 @@ def test_an_embedding_cache_on_a_full_disk_says_the_disk_is_full_not_to_delete_i
     """TASKSPACE_CACHE_DIR on a disk with no byte left (a 256 kB tmpfs, filled): the encoder error says the disk holding
     the cache is full and to free space or move TASKSPACE_CACHE_DIR; before, "database or disk is full (delete the
     file: the prompts are then encoded again)", advice that throws every embedding away to free a little room."""
-    import shlex
-    import shutil
-    import subprocess
-    import sys
-    import textwrap
+    from helpers import fill_disk_code, run_on_a_small_disk
 
-    if not shutil.which("unshare"):
-        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
     disk = tmp_path / "disk"
     disk.mkdir()
-    code = textwrap.dedent(f"""
-        from indexer.encoder import EmbeddingCache
-        from indexer.errors import EncoderError
-        try:
-            with open("{disk / 'filler'}", "wb") as f:
-                while True:
-                    f.write(b"x" * 4096)
-                    f.flush()
-        except OSError:
-            pass
-        try:
-            EmbeddingCache("{disk / 'cache.sqlite'}")
-            print("opened")
-        except EncoderError as exc:
-            print(exc)
-    """)
-    script = f"mount -t tmpfs -o size=256k tmpfs {disk} || exit 97; exec {sys.executable} -c {shlex.quote(code)}"
-    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=60,
-                         cwd=Path(__file__).resolve().parent.parent)
-    if res.returncode == 97 or res.stderr.startswith("unshare:"):
-        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    res = run_on_a_small_disk(disk, "256k", python="from indexer.encoder import EmbeddingCache\n"
+                              "from indexer.errors import EncoderError\n" + fill_disk_code(disk / "filler") + f"""
+try:
+    EmbeddingCache({str(disk / 'cache.sqlite')!r})
+    print("opened")
+except EncoderError as exc:
+    print(exc)
+""")
     said = res.stdout.strip()
     assert res.returncode == 0 and said != "opened", (said, res.stderr[-2000:])
     assert f"because the disk holding {disk} is full" in said and "TASKSPACE_CACHE_DIR" in said, said

@@ -642,23 +642,18 @@ def test_changing_the_sources_of_a_home_on_a_full_disk_says_the_disk_is_full(tmp
     "No space left on device; ... make that folder writable", advice for a read-only home."""
     import os
     import shlex
-    import shutil
-    import subprocess
     import sys
     from pathlib import Path
 
-    if not shutil.which("unshare"):
-        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
+    from helpers import run_on_a_small_disk
+
     root = Path(__file__).resolve().parent.parent
     home = tmp_path / "home"
     home.mkdir()
     fill = f"dd if=/dev/zero of={home / 'filler'} bs=4096 2>/dev/null"
     add = shlex.join([sys.executable, "-m", "indexer.cli", "sources", "add", str(root / "indexer" / "data" / "sample")])
-    script = f"mount -t tmpfs -o size=256k tmpfs {home} || exit 97; {fill}; exec {add}"
-    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=120, cwd=root,
-                         env={**os.environ, "TASKSPACE_HOME": str(home), "HF_HUB_OFFLINE": "1"})
-    if res.returncode == 97 or res.stderr.startswith("unshare:"):
-        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    res = run_on_a_small_disk(home, "256k", f"{fill}; exec {add}", timeout=120,
+                              env={**os.environ, "TASKSPACE_HOME": str(home), "HF_HUB_OFFLINE": "1"})
     assert res.returncode == 2, res.stderr[-2000:]
     line = res.stderr.strip().splitlines()[-1]
     assert "sources.toml: cannot be written" in line and "nothing was saved" in line, line

@@ -344,33 +344,16 @@ def test_a_lock_beside_a_sqlite_file_on_a_full_disk_is_still_taken(tmp_path):
     cannot be written into it, so the command goes on to the error that says the disk is full (`taskspace index`:
     "not enough free disk space ...", exit 3); before, `OSError: [Errno 28] No space left on device` from writing
     the holder, a traceback, exit 1."""
-    import shlex
-    import shutil
-    from pathlib import Path
+    from helpers import fill_disk_code, run_on_a_small_disk
 
-    if not shutil.which("unshare"):
-        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
     disk = tmp_path / "disk"
     disk.mkdir()
-    code = textwrap.dedent(f"""
-        from pathlib import Path
-        from indexer.store.sql_lock import sqlite_lock
-        Path({str(disk)!r}, "t.db.index.lock").touch()
-        try:
-            with open({str(disk / 'filler')!r}, "wb") as f:
-                while True:
-                    f.write(b"x" * 4096)
-                    f.flush()
-        except OSError:
-            pass
-        with sqlite_lock({str(disk / 't.db')!r}, "index"):
-            print("held")
-    """)
-    script = f"mount -t tmpfs -o size=64k tmpfs {disk} || exit 97; exec {sys.executable} -c {shlex.quote(code)}"
-    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=60,
-                         cwd=Path(__file__).resolve().parent.parent)
-    if res.returncode == 97 or res.stderr.startswith("unshare:"):
-        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    res = run_on_a_small_disk(disk, "64k", python="from pathlib import Path\n"
+                              "from indexer.store.sql_lock import sqlite_lock\n"
+                              f"Path({str(disk)!r}, 't.db.index.lock').touch()\n" + fill_disk_code(disk / "filler") + f"""
+with sqlite_lock({str(disk / 't.db')!r}, "index"):
+    print("held")
+""")
     assert res.returncode == 0 and res.stdout.strip() == "held", res.stderr[-2000:]
 
 
@@ -379,41 +362,27 @@ def test_a_sqlite_database_on_a_full_disk_says_the_disk_is_full(tmp_path):
     disk holding it is full and to free space or move TASKSPACE_HOME (exit 3); before, "disk I/O error. Check
     TASKSPACE_DATABASE_URL (host, port, user, database name, file path) and that the server is running and
     reachable", as if the URL were wrong (SQLite creates its shared-memory file even to read, and cannot)."""
-    import shlex
-    import shutil
-    from pathlib import Path
+    from helpers import fill_disk_code, run_on_a_small_disk
 
-    if not shutil.which("unshare"):
-        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
     disk = tmp_path / "disk"
     disk.mkdir()
-    code = textwrap.dedent(f"""
-        import os
-        from indexer.errors import StoreError
-        from indexer.store.sql import Store
-        url = "sqlite:///{disk / 't.db'}"
-        Store(url, upgrade=True).close()
-        for suffix in ("-wal", "-shm"):
-            if os.path.exists("{disk / 't.db'}" + suffix):
-                os.remove("{disk / 't.db'}" + suffix)
-        try:
-            with open("{disk / 'filler'}", "wb") as f:
-                while True:
-                    f.write(b"x" * 4096)
-                    f.flush()
-        except OSError:
-            pass
-        try:
-            Store(url).close()
-            print("opened")
-        except StoreError as exc:
-            print(exc)
-    """)
-    script = f"mount -t tmpfs -o size=4m tmpfs {disk} || exit 97; exec {sys.executable} -c {shlex.quote(code)}"
-    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=60,
-                         cwd=Path(__file__).resolve().parent.parent)
-    if res.returncode == 97 or res.stderr.startswith("unshare:"):
-        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
+    db = str(disk / "t.db")
+    res = run_on_a_small_disk(disk, "4m", python=f"""
+import os
+from indexer.errors import StoreError
+from indexer.store.sql import Store
+url = "sqlite:///" + {db!r}
+Store(url, upgrade=True).close()
+for suffix in ("-wal", "-shm"):
+    if os.path.exists({db!r} + suffix):
+        os.remove({db!r} + suffix)
+""" + fill_disk_code(disk / "filler") + """
+try:
+    Store(url).close()
+    print("opened")
+except StoreError as exc:
+    print(exc)
+""")
     said = res.stdout.strip()
     assert res.returncode == 0 and said != "opened", (said, res.stderr[-2000:])
     assert f"because the disk holding {disk} is full" in said and "free some space" in said, said

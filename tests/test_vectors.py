@@ -834,18 +834,15 @@ def test_opening_an_edge_index_on_a_disk_without_room_for_it_is_an_error_not_a_b
     saying the disk has not room enough to open the index (Edge fills its payload indexes' sparse files when it opens
     them, even to read); before, the process was killed by SIGBUS ("Bus error", no message) as a search on a home
     whose disk had filled up was."""
-    import shlex
-    import shutil
+    from helpers import run_on_a_small_disk
 
     if vector_engine != "edge":
         pytest.skip("qdrant-client's local mode maps no file")
-    if not shutil.which("unshare"):
-        pytest.skip("no unshare here to mount a small tmpfs in a user namespace")
     with VectorStore(path=tmp_path / "built") as built:
         built.rebuild("s", "models", make_points(), dim=DIM)
     disk = tmp_path / "disk"
     disk.mkdir()
-    code = textwrap.dedent(f"""
+    res = run_on_a_small_disk(disk, "64m", timeout=120, python=f"""
         import os, shutil
         import numpy as np
         from indexer.errors import StoreError
@@ -862,11 +859,6 @@ def test_opening_an_edge_index_on_a_disk_without_room_for_it_is_an_error_not_a_b
         except StoreError as exc:
             print(exc)
     """)
-    script = f"mount -t tmpfs -o size=64m tmpfs {disk} || exit 97; exec {sys.executable} -c {shlex.quote(code)}"
-    res = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=120,
-                         cwd=Path(__file__).resolve().parent.parent)
-    if res.returncode == 97 or res.stderr.startswith("unshare:"):
-        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
     said = res.stdout.strip()
     assert res.returncode == 0, (res.returncode, said, res.stderr[-2000:])  # before: -7, SIGBUS
     assert said.startswith(f"not enough free disk space to open the index at {disk / 'qdrant' / 'models'}"), said
