@@ -21,7 +21,7 @@ the outcome scale) on the prompt, or, for a benchmark or several prompts, its me
 Prompts are embedded with the space's own encoder, loaded once per process (:func:`indexer.space.space_encoder`,
 an ``EncoderError`` when the installed encoder is not the one the space was built with). With several spaces in
 SQL the search uses the configured one (encoder, ``TASKSPACE_METHOD``, lambda, eps), else the newest of the
-configured encoder, else the newest.
+configured encoder, else the newest (with a warning naming the configured encoder and the space searched).
 """
 
 from __future__ import annotations
@@ -161,6 +161,15 @@ def _space(store, space=None, spaces: list | None = None):
         # the space the configured method builds (TASKSPACE_METHOD=auto after auto-text: the auto space)
         spec = configured(settings, encoder=get_encoder(settings.encoder).id)
         mine = [s for s in spaces if s.encoder == spec.encoder]
+        if not mine:  # the configured encoder built none of them (TASKSPACE_ENCODER changed, or a typo): said, not silent
+            import logging
+
+            from .space import space_name
+
+            logging.getLogger(__name__).warning(
+                "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the newest "
+                "space, %s (%s); --space NAME picks another: %s", spec.encoder, space_name(spaces[-1]),
+                spaces[-1].encoder, ", ".join(space_name(s) for s in spaces))
         spaces = [s for s in mine if spec.matches(s)][-1:] or mine[-1:] or spaces[-1:]
     return spaces[0]
 

@@ -317,3 +317,26 @@ def test_the_lean_entry_point_refuses_filters_no_payload_field_holds(indexed):
     raw = find_models(text, filters={"license": ["mit"]}, store=store, vectors=vectors)
     assert [m.model for m in raw] == [m.model for m in find_models(text, filters=Filters(licenses=["mit"]),
                                                                    store=store, vectors=vectors)] == ["m1"]
+
+
+def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_searches(store, encoder, caplog):
+    """Several spaces, none built with the configured encoder (TASKSPACE_ENCODER changed since, or a typo): the query
+    takes the newest space as before, and a warning says so, naming the configured encoder, the space searched and
+    `--space` with the spaces it takes; before, it took the newest one without a word. A home with a space of the
+    configured encoder says nothing."""
+    import logging
+
+    from indexer.query import _space
+    from indexer.space import space_name
+
+    store.get_or_create_space("org/enc-a@1", 11, 1.0, 0.0, method="auto", params={})
+    newest = store.get_or_create_space("org/enc-b@1", 11, 1.0, 0.0, method="auto", params={})
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == newest.id
+    assert (f"no indexed space was built with the configured encoder {encoder.id} (TASKSPACE_ENCODER); searching the "
+            f"newest space, {space_name(newest)} (org/enc-b@1); --space NAME picks another") in caplog.text
+    caplog.clear()
+    mine = store.get_or_create_space(encoder.id, 11, 1.0, 0.0, method="auto", params={})
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == mine.id
+    assert "no indexed space" not in caplog.text
