@@ -137,6 +137,10 @@ def _space_state(store, space=None) -> tuple:
     return rec, next(((cal, prior) for r, cal, prior in rows if r.id == rec.id), None)
 
 
+#: (configured encoder, space id) pairs :func:`_space` has warned of in this process
+_WARNED_ENCODER: set = set()
+
+
 def _space(store, space=None, spaces: list | None = None):
     """The space a query uses (see the module docstring); ``spaces``: SQL's spaces as just read."""
     from .sync import resolve_spaces
@@ -161,11 +165,14 @@ def _space(store, space=None, spaces: list | None = None):
         # the space the configured method builds (TASKSPACE_METHOD=auto after auto-text: the auto space)
         spec = configured(settings, encoder=get_encoder(settings.encoder).id)
         mine = [s for s in spaces if s.encoder == spec.encoder]
-        if not mine:  # the configured encoder built none of them (TASKSPACE_ENCODER changed, or a typo): said, not silent
+        if not mine and (spec.encoder, spaces[-1].id) not in _WARNED_ENCODER:
+            # the configured encoder built none of them (TASKSPACE_ENCODER changed, or a typo): said once per process
+            # (a server answers many queries), not silent
             import logging
 
             from .space import space_name
 
+            _WARNED_ENCODER.add((spec.encoder, spaces[-1].id))
             logging.getLogger(__name__).warning(
                 "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the newest "
                 "space, %s (%s); --space NAME picks another: %s", spec.encoder, space_name(spaces[-1]),

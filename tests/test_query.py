@@ -326,13 +326,17 @@ def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_
     configured encoder says nothing."""
     import logging
 
+    from indexer import query
     from indexer.query import _space
     from indexer.space import space_name
 
     store.get_or_create_space("org/enc-a@1", 11, 1.0, 0.0, method="auto", params={})
     newest = store.get_or_create_space("org/enc-b@1", 11, 1.0, 0.0, method="auto", params={})
+    query._WARNED_ENCODER.clear()
     with caplog.at_level(logging.WARNING, logger="indexer.query"):
         assert _space(store).id == newest.id
+        assert _space(store).id == newest.id  # said once per process (a server answers many queries)
+    assert caplog.text.count("no indexed space was built") == 1, caplog.text
     assert (f"no indexed space was built with the configured encoder {encoder.id} (TASKSPACE_ENCODER); searching the "
             f"newest space, {space_name(newest)} (org/enc-b@1); --space NAME picks another") in caplog.text
     caplog.clear()
