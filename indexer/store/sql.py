@@ -420,21 +420,9 @@ def open_store(url: str | None = None) -> Store:
 def missing_sqlite_file(url: str | None = None):
     """The file of a SQLite database URL (default: the configured one) when it does not exist, else None (it exists,
     or the URL is another database, an in-memory one or a ``file:`` URI). Opening the store would create it empty."""
-    from pathlib import Path
-
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
     if url is None:
         from ..config import get_settings
 
         url = get_settings().database_url
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        return None  # opening it says what is wrong
-    db = parsed.database
-    if parsed.get_backend_name() != "sqlite" or not db or db == ":memory:" or db.startswith("file:"):
-        return None
-    path = Path(db).expanduser()
-    return None if path.exists() else path
+    path = migrate.sqlite_path(url)
+    return None if path is None or path.exists() else path

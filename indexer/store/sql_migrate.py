@@ -169,6 +169,19 @@ def _missing_hint(url, detail: str) -> str:
     return ""
 
 
+def sqlite_path(url) -> Path | None:
+    """The file of a SQLite database URL (a string or a SQLAlchemy URL), ``~`` expanded; None for another database,
+    one in memory, a ``file:`` URI or a URL that does not parse (opening it says what is wrong)."""
+    try:
+        u = make_url(str(url)) if not hasattr(url, "get_backend_name") else url
+    except ArgumentError:
+        return None
+    db = u.database
+    if u.get_backend_name() != "sqlite" or not db or db == ":memory:" or db.startswith("file:"):
+        return None
+    return Path(db).expanduser()
+
+
 #: below this much free space, SQLite's "disk I/O error" (it cannot create its shared-memory file) or "database or disk
 #: is full" at connect time is taken for a full disk
 FULL_DISK_BYTES = 1 << 20
@@ -181,13 +194,10 @@ def _full_disk_sqlite(url, detail: str) -> Path | None:
 
     if "disk i/o error" not in detail.lower() and "disk is full" not in detail.lower():
         return None
-    try:
-        u = make_url(str(url)) if not hasattr(url, "get_backend_name") else url
-    except ArgumentError:
+    path = sqlite_path(url)
+    if path is None:
         return None
-    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
-        return None
-    folder = Path(u.database).expanduser().parent
+    folder = path.parent
     try:
         return folder if shutil.disk_usage(folder).free < FULL_DISK_BYTES else None
     except OSError:
@@ -206,13 +216,9 @@ def _unwritable_sqlite(url) -> str | None:
     other databases): a home on a read-only file system opens with "unable to open database file"."""
     import os
 
-    try:
-        u = make_url(str(url)) if not hasattr(url, "get_backend_name") else url
-    except ArgumentError:
+    path = sqlite_path(url)
+    if path is None:
         return None
-    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
-        return None
-    path = Path(u.database)
     for p in (path.parent, path):
         if p.exists() and not os.access(p, os.W_OK):
             return f"{'the folder ' if p.is_dir() else ''}{p}"
@@ -386,10 +392,8 @@ def status(url: str | None = None) -> dict:
 
 def _absent_sqlite_file(engine: Engine) -> bool:
     """True for a SQLite database (a file, not in memory nor a ``file:`` URI) whose file does not exist."""
-    u = engine.url
-    db = u.database
-    return (u.get_backend_name() == "sqlite" and bool(db) and db != ":memory:" and not db.startswith("file:")
-            and not Path(db).expanduser().exists())
+    path = sqlite_path(engine.url)
+    return path is not None and not path.exists()
 
 
 def _migrate_url(url: str | None, step, rev: str) -> dict:
