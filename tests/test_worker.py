@@ -359,29 +359,33 @@ def _wait_for_newest_run(home: Path, status: str, seconds: float = 60) -> None:
     raise AssertionError(f"no run became {status!r} in {seconds} s")
 
 
-def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TASKSPACE):
-    """SIGTERM to `taskspace index` (`timeout`, a service manager) stops it as Ctrl-C does: its run is recorded
-    `interrupted` and it exits 143 with one line saying what was kept; before, the process died at once, exit 143
-    from the signal, and the run stayed `running` in `taskspace runs` until the next pass marked it `killed`."""
+def _index_stopped_mid_pass(tmp_path, TASKSPACE, sig: int, tag: str):
+    """`taskspace index` over a tiny configured source, sent ``sig`` once its run is recorded running (into the
+    encoder's load): (its exit code, its stderr, the run recorded)."""
     from indexer.store.sql import open_store
 
-    home = _tiny_configured_source(tmp_path, "sigterm")
+    home = _tiny_configured_source(tmp_path, tag)
     proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ))
     try:
         _wait_for_newest_run(home, "running")  # the pass holds the lock
         time.sleep(0.3)  # into the encoder's load
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert proc.returncode == 143, err[-2000:]
-    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("terminated: what was committed is kept")
-    store = open_store()
-    try:
+    with open_store() as store:
         (run,) = store.list_runs(limit=1)
-    finally:
-        store.close()
+    return proc.returncode, err, run
+
+
+def test_sigterm_to_index_records_the_run_interrupted_and_exits_143(tmp_path, TASKSPACE):
+    """SIGTERM to `taskspace index` (`timeout`, a service manager) stops it as Ctrl-C does: its run is recorded
+    `interrupted` and it exits 143 with one line saying what was kept; before, the process died at once, exit 143
+    from the signal, and the run stayed `running` in `taskspace runs` until the next pass marked it `killed`."""
+    code, err, run = _index_stopped_mid_pass(tmp_path, TASKSPACE, signal.SIGTERM, "sigterm")
+    assert code == 143, err[-2000:]
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("terminated: what was committed is kept")
     assert run.status == "interrupted", run
 
 
@@ -600,20 +604,7 @@ def test_sighup_to_index_records_the_run_interrupted_and_exits_129(tmp_path, TAS
     """SIGHUP to `taskspace index` (its terminal or ssh session closed) stops it as SIGTERM does: its run is recorded
     `interrupted` ("run aborted: terminated (SIGHUP)"), one line says what was kept, exit 129 (128 + SIGHUP); before,
     SIGHUP's default action ended it at once and its run stayed `running` until the next pass marked it `killed`."""
-    from indexer.store.sql import open_store
-
-    home = _tiny_configured_source(tmp_path, "sighup index")
-    proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
-    try:
-        _wait_for_newest_run(home, "running")  # the pass holds the lock
-        time.sleep(0.3)  # into the encoder's load
-        proc.send_signal(signal.SIGHUP)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    assert proc.returncode == 129, err[-2000:]
+    code, err, run = _index_stopped_mid_pass(tmp_path, TASKSPACE, signal.SIGHUP, "sighup index")
+    assert code == 129, err[-2000:]
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("terminated: what was committed is kept")
-    with open_store() as store:
-        (run,) = store.list_runs(limit=1)
     assert run.status == "interrupted" and "terminated (SIGHUP)" in run.errors[0]["message"], run
