@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .errors import EncoderError, InputError
+from .errors import EncoderError, InputError, full_disk_free, unwritable
 from .records import prompt_hash
 
 log = logging.getLogger(__name__)
@@ -175,43 +175,23 @@ class EmbeddingCache:
                 return fn(*args)
             except sqlite3.DatabaseError as exc:
                 damaged = "malformed" in str(exc) or "not a database" in str(exc)  # SQLite's words for damage
-                if not damaged and (free := self._full_disk(exc)) is not None:
+                if not damaged and (free := full_disk_free(self.path.parent, str(exc))) is not None:
                     # deleting the file (the advice below) would throw the embeddings away to free a little room
                     raise EncoderError(
                         f"the embedding cache {self.path} cannot be used: {exc}, because the disk holding "
                         f"{self.path.parent} is full ({free} bytes free): free some space there, or set "
                         "TASKSPACE_CACHE_DIR to a folder with room (the prompts are then encoded again)") from None
-                if not damaged and (unwritable := self._unwritable()) is not None:
+                if not damaged and (read_only := unwritable(self.path)) is not None:
                     # a read-only mount or no permission: deleting the file (the advice below) cannot help, and
                     # where the file does not exist yet there is none to delete
                     raise EncoderError(
-                        f"the embedding cache {self.path} cannot be used: {exc}, because {unwritable} cannot be "
+                        f"the embedding cache {self.path} cannot be used: {exc}, because {read_only} cannot be "
                         "written (a read-only file system, or no write permission; SQLite writes beside the file even "
                         "to read it): make it writable, or set TASKSPACE_CACHE_DIR to a folder you can write") from None
                 if attempt or not damaged:
                     raise EncoderError(f"the embedding cache {self.path} cannot be used: {exc} (delete the file: "
                                        "the prompts are then encoded again)") from None
                 self._set_aside(exc)
-
-    def _full_disk(self, exc: Exception) -> int | None:
-        """The free bytes of the cache's disk when SQLite's error is one a full disk gives and less than 1 MB is free."""
-        import shutil
-
-        words = str(exc).lower()
-        if "disk is full" not in words and "disk i/o error" not in words:
-            return None
-        try:
-            free = shutil.disk_usage(self.path.parent).free
-        except OSError:
-            return None
-        return free if free < 1 << 20 else None
-
-    def _unwritable(self) -> str | None:
-        """The cache's folder, or its file, when it exists and cannot be written; else None."""
-        for p in (self.path.parent, self.path):
-            if p.exists() and not os.access(p, os.W_OK):
-                return f"{'the folder ' if p.is_dir() else ''}{p}"
-        return None
 
     def _set_aside(self, exc: Exception) -> None:
         import time

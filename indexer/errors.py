@@ -109,3 +109,37 @@ def item_error_line(err) -> str:
     if err.get("line") is not None:
         where += f":{err['line']}"
     return f"error: {where}: {err.get('message')}" if where else f"error: {err.get('message')}"
+
+
+#: below this much free space, SQLite's "disk I/O error" (it cannot create its shared-memory file) or "database or disk
+#: is full" is taken for a full disk
+FULL_DISK_BYTES = 1 << 20
+
+
+def full_disk_free(folder, detail: str) -> int | None:
+    """The free bytes of the disk holding ``folder`` when ``detail`` (a SQLite error's text) is one a full disk gives
+    and fewer than :data:`FULL_DISK_BYTES` are free; None otherwise. For the SQL store's and the embedding cache's
+    SQLite files, whose usual advice (check the URL; delete the cache file) does not help there."""
+    import shutil
+
+    words = detail.lower()
+    if "disk i/o error" not in words and "disk is full" not in words:
+        return None
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return None
+    return free if free < FULL_DISK_BYTES else None
+
+
+def unwritable(path) -> str | None:
+    """``path``'s folder (``"the folder F"``), or ``path`` itself, when it exists and cannot be written (a read-only
+    file system, no permission); None otherwise. SQLite writes beside its file even to read it."""
+    import os
+    from pathlib import Path
+
+    path = Path(path)
+    for p in (path.parent, path):
+        if p.exists() and not os.access(p, os.W_OK):
+            return f"{'the folder ' if p.is_dir() else ''}{p}"
+    return None

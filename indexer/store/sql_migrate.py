@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
-from ..errors import StoreError
+from ..errors import StoreError, full_disk_free, unwritable
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 CONNECT_TIMEOUT_S = 5
@@ -126,14 +126,15 @@ def connect_error(url, exc: Exception) -> StoreError:
         return StoreError(
             f"cannot use the database at {safe_url(url)}: {detail}. The file is damaged: restore it from a backup "
             "(`sqlite3 FILE .recover` may save what is left of it); the Qdrant index beside it is derived from it")
-    if (full := _full_disk_sqlite(url, detail)) is not None:
+    path = sqlite_path(url)
+    if path is not None and (free := full_disk_free(path.parent, detail)) is not None:
         return StoreError(
-            f"cannot use the database at {safe_url(url)}: {detail}, because the disk holding {full} is full "
-            f"({_free_text(full)} free; SQLite writes beside the file even to read it): free some space there, or "
+            f"cannot use the database at {safe_url(url)}: {detail}, because the disk holding {path.parent} is full "
+            f"({_free_text(free)} free; SQLite writes beside the file even to read it): free some space there, or "
             "set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a place with room")
-    if (unwritable := _unwritable_sqlite(url)) is not None:
+    if path is not None and (read_only := unwritable(path)) is not None:
         return StoreError(
-            f"cannot use the database at {safe_url(url)}: {detail}, because {unwritable} cannot be written (a read-only file "
+            f"cannot use the database at {safe_url(url)}: {detail}, because {read_only} cannot be written (a read-only file "
             "system, or no write permission): SQLite writes beside the file even to read it (its write-ahead log and "
             "shared-memory files), so make it writable, or set TASKSPACE_HOME (or TASKSPACE_DATABASE_URL) to a "
             "place you can write")
@@ -182,47 +183,8 @@ def sqlite_path(url) -> Path | None:
     return Path(db).expanduser()
 
 
-#: below this much free space, SQLite's "disk I/O error" (it cannot create its shared-memory file) or "database or disk
-#: is full" at connect time is taken for a full disk
-FULL_DISK_BYTES = 1 << 20
-
-
-def _full_disk_sqlite(url, detail: str) -> Path | None:
-    """The folder of the SQLite file of ``url`` when SQLite's error is one a full disk gives and that disk has less
-    than :data:`FULL_DISK_BYTES` free; None otherwise (other databases, other errors)."""
-    import shutil
-
-    if "disk i/o error" not in detail.lower() and "disk is full" not in detail.lower():
-        return None
-    path = sqlite_path(url)
-    if path is None:
-        return None
-    folder = path.parent
-    try:
-        return folder if shutil.disk_usage(folder).free < FULL_DISK_BYTES else None
-    except OSError:
-        return None
-
-
-def _free_text(folder: Path) -> str:
-    import shutil
-
-    free = shutil.disk_usage(folder).free
+def _free_text(free: int) -> str:
     return f"{free} bytes" if free < 1 << 10 else f"{free >> 10} kB"
-
-
-def _unwritable_sqlite(url) -> str | None:
-    """The SQLite file of ``url``, or its folder, when it exists and cannot be written (None otherwise, and for
-    other databases): a home on a read-only file system opens with "unable to open database file"."""
-    import os
-
-    path = sqlite_path(url)
-    if path is None:
-        return None
-    for p in (path.parent, path):
-        if p.exists() and not os.access(p, os.W_OK):
-            return f"{'the folder ' if p.is_dir() else ''}{p}"
-    return None
 
 
 def _quiet_alembic() -> None:
