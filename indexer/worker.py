@@ -82,7 +82,6 @@ class Worker:
                     log.info("the lock is free (waited %.0f s for the other pass); this pass ran", time.monotonic() - waiting[1])
                     waiting = None
                 self.passes += 1
-                last_code = 1
                 last_code = getattr(report, "exit_code", 0)
                 log.info("pass finished: %s", pass_summary(report))
                 _log_errors(report)
@@ -105,6 +104,7 @@ class Worker:
             except Exception as exc:  # noqa: BLE001 - a bug in a pass must not end a scheduled worker
                 waiting = None
                 self.passes += 1
+                last_code = 1  # as `taskspace index` exits on an unexpected error
                 log.exception("pass failed with an unexpected %s: %s%s", type(exc).__name__, exc, self._retry_note())
             if self.stop.is_set():
                 break  # stopped during the pass (a signal): no next pass to announce

@@ -564,6 +564,25 @@ def test_max_passes_exits_with_the_last_passs_code_as_index_does(tmp_path, TASKS
     assert json.loads(_cli(TASKSPACE, "runs", "--json").stdout)[0]["status"] == "ok"
 
 
+def test_max_passes_whose_last_pass_fails_with_a_bug_exits_1():
+    """`--max-passes N` whose last pass raises an unexpected exception (a bug): the worker exits 1, as `taskspace index`
+    does on one; before, the code of the pass before it (0 after a clean one, 0 for a first pass), so a one-shot
+    reported a pass that crashed as clean (the exit code was set only for passes that returned or failed as
+    IndexerError)."""
+    results = iter(["ok", RuntimeError("a bug in the pass")])
+
+    def buggy(stop):
+        r = next(results)
+        if isinstance(r, Exception):
+            raise r
+        return r
+
+    w = Worker("1s", buggy, max_passes=2)
+    assert w.serve() == 1 and w.passes == 2  # after a clean pass
+    results = iter([RuntimeError("a bug in the first pass")])
+    assert Worker("1s", buggy, max_passes=1).serve() == 1  # the first pass
+
+
 def test_the_last_pass_of_max_passes_that_fails_does_not_promise_a_retry(tmp_path, caplog, monkeypatch):
     """`--max-passes N` whose last pass fails as a whole (PostgreSQL without the taskspace tables): the worker logs
     the failure and exits with its code, without "(retrying at the next scheduled time)"; before, the last line of
