@@ -599,25 +599,24 @@ class VectorStore:
         whose disk filled up crashed. Free space is compared with those holes (none once filled, so a full disk with
         an index opened before still reads)."""
         import shutil
+        import stat
 
-        if not folder.is_dir():
-            return
         holes = 0
-        for f in folder.rglob("*"):
+        for f in folder.glob("**/payload_index/**/*"):  # (a folder not there yet globs nothing)
             try:
                 st = f.lstat()
             except OSError:
                 continue
-            if "payload_index" in f.parts and f.is_file() and not f.is_symlink():
+            if stat.S_ISREG(st.st_mode):  # a plain file (not a folder, not a symlink)
                 holes += max(0, st.st_size - st.st_blocks * 512)
         if not holes:
             return
-        free = shutil.disk_usage(folder).free
-        if free < holes + (1 << 20):
+        free, need = shutil.disk_usage(folder).free, holes + (1 << 20)
+        if free < need:
             raise StoreError(
                 f"not enough free disk space to open the index at {folder}: {free / 2**20:.1f} MB free, about "
-                f"{(holes + (1 << 20)) / 2**20:.0f} MB needed (Qdrant Edge fills its files' sparse pages when it opens "
-                "them, even to read); free some space and run it again (the index is as it was)")
+                f"{need / 2**20:.0f} MB needed (Qdrant Edge fills its files' sparse pages when it opens them, even to "
+                "read); free some space and run it again (the index is as it was)")
 
     def _check_free_space(self, what: str, points: int = 0, dim: int = 0) -> None:
         """StoreError when the embedded index's file system has too little room for ``what``: :data:`MIN_FREE_BYTES`
