@@ -159,7 +159,7 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: li
     evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b mmlu_pro/history`)."""
     from .find import _near, _near_hits
     from .posterior import COVERAGE_PROMPTS
-    from .query import _all_measured, observed_shares
+    from .query import _all_measured, coverage_logit, observed_shares
     from .store.vectors import point_id
 
     info = {h.key: h.payload for h in vectors.scan(name, "models", fields=("benchmarks", "pattern"))}
@@ -174,8 +174,7 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: li
         shares = observed_shares(store, keys, near, {k: p.get("benchmarks") for k, p in info.items()}, all_measured,
                                  space=sp, patterns={k: p.get("pattern") for k, p in info.items()}) if near else {}
         c = {point_id(name, "models", k): shares.get(k, 1.0) for k in keys}  # the scores are by point id
-        row = {i: c.get(i, 1.0) * v + (1.0 - c.get(i, 1.0)) * (uncovered[i] + d0)
-               for i, v in covered.items() if i in uncovered}
+        row = {i: coverage_logit(c.get(i, 1.0), v, uncovered[i], d0) for i, v in covered.items() if i in uncovered}
         blended.append(row)
         mine.append(row.get(point_id(name, "models", key), np.nan))
     return blended, np.array(mine, dtype=np.float64)

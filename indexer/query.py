@@ -463,6 +463,14 @@ def share_reader(store, space, near: list[dict], all_measured: bool | None = Non
     return read
 
 
+def coverage_logit(c, covered, uncovered, d0: float):
+    """A model's logit on a coverage-aware map: ``c L1 + (1 - c) L0`` with ``c`` its share of the query's nearest
+    indexed prompts it was observed on, ``covered`` L1 (its score on the folded query) and ``uncovered`` + ``d0`` L0
+    (its score on :meth:`~indexer.posterior.Predictor.fold_uncovered`'s query plus that query's constant). Numbers or
+    arrays; what :func:`coverage_ranked` ranks by and :func:`indexer.browse.model_detail`'s strengths give."""
+    return c * covered + (1.0 - c) * (uncovered + d0)
+
+
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
                     rank: str = "probability", penalty=None, shift=None,
                     fetch: int | None = None) -> list[tuple[Match, float]]:
@@ -516,9 +524,8 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
                              (raw1, raw0, at_row)):
             into.update(got)
         shares = read_shares(hits)  # those of a smaller fetch are known already
-        cs = np.array([shares[h.key] for h in hits])
-        blend = (cs * np.array([raw1[h.key] for h in hits])
-                 + (1.0 - cs) * (np.array([raw0[h.key] for h in hits]) + d0))
+        blend = coverage_logit(np.array([shares[h.key] for h in hits]), np.array([raw1[h.key] for h in hits]),
+                               np.array([raw0[h.key] for h in hits]), d0)
         for h, v in zip(hits, blend):
             h.score = float(v)
         value = blend.copy()
