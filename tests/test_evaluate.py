@@ -1401,3 +1401,25 @@ def test_a_fold_without_an_auc_is_named_and_the_mean_said_to_be_over_the_others(
     assert np.isnan(aucs[2]) and np.isfinite(aucs[:2]).all()
     assert any(w.startswith("1 of 3 folds have no AUC (c): their held-out outcomes are all successes or all failures; "
                             "AUC (and bench r where it has none) is the mean over the other 2") for w in res["warnings"])
+
+
+def test_an_roc_curve_identical_to_an_earlier_one_is_dashed_and_says_whose_it_is():
+    """Two contestants with the same ranking of the held-out cells (`bsp` and `benchbest` leave one benchmark out)
+    have one ROC curve: the second is dashed and its legend entry names the first. Before, it was drawn solid over the
+    first, whose legend entry named a line the plot did not show (evalarena_code --split oos --peers fast: `bsp`)."""
+    from indexer.evaluation.plots import roc_curves
+    from indexer.evaluation.protocol import Pooled
+
+    def pool(scores):
+        p = Pooled()
+        p.scores.append(np.asarray(scores, dtype=float))
+        p.outcomes.append(np.array([1.0, 0.0, 1.0, 0.0, 1.0]))
+        return p
+
+    pooled = {"bsp": pool([0.9, 0.1, 0.8, 0.3, 0.7]), "benchbest": pool([0.8, 0.2, 0.7, 0.3, 0.6]),
+              "default": pool([0.9, 0.8, 0.7, 0.1, 0.2])}
+    curves = {name: (label, style) for name, _, _, label, style in roc_curves({"methods": {}}, pooled, "folds")}
+    assert curves["bsp"][1] == "-" and "same curve" not in curves["bsp"][0]
+    assert curves["benchbest"] == (curves["benchbest"][0], "--") and curves["benchbest"][0].endswith(
+        "; the same curve as bsp (dashed)"), curves
+    assert curves["default"][1] == "-" and "same curve" not in curves["default"][0]

@@ -40,6 +40,26 @@ def check_plots_dir(out_dir) -> Path:
     return check_output_folder(Path(out_dir), "--plots", "the PNGs")
 
 
+def roc_curves(result: dict, pooled: dict, unit: str) -> list[tuple[str, np.ndarray, np.ndarray, str, str]]:
+    """(name, fpr, tpr, legend label, line style) of each contestant's ROC curve over its pooled held-out cells. A
+    curve identical to an earlier contestant's (the same ranking of the cells: ``bsp`` and ``benchbest`` on a
+    leave-one-benchmark-out split) is dashed and its label says whose it is: drawn solid, it hid the earlier one, whose
+    legend entry then named a line the plot did not show."""
+    out, seen = [], []
+    for name, pool in pooled.items():
+        scores, s, *_ = pool.arrays()
+        fpr, tpr = metrics.roc_curve(scores, s)
+        mean_auc = result.get("methods", {}).get(name, {}).get("auc", float("nan"))
+        label = f"{name}: AUC {mean_auc:.3f} mean over {unit} (pooled {metrics.roc_auc(scores, s):.3f})"
+        same = next((n for n, f, t in seen if f.shape == fpr.shape and np.array_equal(f, fpr) and np.array_equal(t, tpr)),
+                    None)
+        if same is not None:
+            label += f"; the same curve as {same} (dashed)"
+        out.append((name, fpr, tpr, label, "--" if same is not None else "-"))
+        seen.append((name, fpr, tpr))
+    return out
+
+
 def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[Path]:
     """Write ``{prefix}_roc.png``, ``{prefix}_sweep.png`` (when there is a sweep) and ``{prefix}_benchmarks.png``.
 
@@ -66,12 +86,8 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
     col = colours(list(pooled) + list(result.get("methods", {})))
     unit = "folds" if result["split"] == "oos" else ("seeds" if result["split"] == "in-sample" else "(group, seed) folds")
     fig, ax = plt.subplots(figsize=(6, 5.5))
-    for name, pool in pooled.items():
-        scores, s, *_ = pool.arrays()
-        fpr, tpr = metrics.roc_curve(scores, s)
-        mean_auc = result.get("methods", {}).get(name, {}).get("auc", float("nan"))
-        ax.plot(fpr, tpr, color=col[name],
-                label=f"{name}: AUC {mean_auc:.3f} mean over {unit} (pooled {metrics.roc_auc(scores, s):.3f})")
+    for name, fpr, tpr, label, style in roc_curves(result, pooled, unit):
+        ax.plot(fpr, tpr, color=col[name], ls=style, label=label)
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     ax.set(xlabel="false-positive rate (failures predicted to succeed)",
            ylabel="true-positive rate (successes predicted to succeed)",
