@@ -31,7 +31,7 @@ STRENGTHS = 5
 #: :func:`model_detail`'s ``benchmarks_note`` when its observed accuracies are the published ones (a pulled index)
 PUBLISHED = "as published (no per-prompt results here)"
 _FIELDS = ("kind", "license", "num_parameters", "pipeline_tag", "gated", "benchmarks", "n_prompts", "accuracy",
-           "aliases", "downloads")
+           "aliases", "downloads", "library", "tags")  # the last three with the others: whether Hub metadata is known
 
 
 def _stores(store, vectors, space):
@@ -50,11 +50,11 @@ def _identity(key: str, p: dict) -> dict:
 
 
 def _metadata(p: dict) -> dict:
-    from .sync import license_text
+    from .sync import gated_known, license_text
 
     return {"license": license_text(p.get("license")), "params": p.get("num_parameters"),
             "pipeline_tag": p.get("pipeline_tag"),
-            "gated": p.get("gated"), "open_weights": p.get("kind") == "hub"}
+            "gated": gated_known(p), "open_weights": p.get("kind") == "hub"}
 
 
 def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None = None,
@@ -203,7 +203,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     payload = dict(hit.payload) if hit is not None else {
         "kind": getattr(rec, "kind", None), "license": getattr(rec, "license", None),
         "num_parameters": getattr(rec, "num_parameters", None), "pipeline_tag": getattr(rec, "pipeline_tag", None),
-        "gated": getattr(rec, "gated", None) not in (None, "", "false", "False")}
+        "gated": getattr(rec, "gated", None) not in (None, "", "false", "False"),
+        "gated_mode": getattr(rec, "gated", None)}
     if hit is None and hasattr(store, "aliases_of"):
         payload["aliases"] = store.aliases_of(key)
     blocks: dict[str, tuple[list, list]] = {}

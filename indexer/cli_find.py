@@ -565,7 +565,7 @@ def model(
     kind = "API-only" if d["api_only"] else ("Hub: https://huggingface.co/" + d["hub_id"] if d["hub_id"] else "no Hub repo known")
     typer.echo(f"{d['model']}  ({kind})")
     typer.echo(f"license {m['license'] or '-'}, parameters {format_params(m['params']) or '-'}, "
-               f"pipeline tag {m['pipeline_tag'] or '-'}, gated {'yes' if m['gated'] else 'no'}")
+               f"pipeline tag {m['pipeline_tag'] or '-'}, gated {'-' if m['gated'] is None else 'yes' if m['gated'] else 'no'}")
     if d["aliases"]:
         typer.echo("also called: " + ", ".join(d["aliases"]))
     _table("Observed", [("benchmark", "left"), ("accuracy", "right"), ("n", "right")],

@@ -75,7 +75,7 @@ import numpy as np
 
 from .errors import DimensionError, InputError, NotFoundError, StoreError
 from .records import name_problem, text_problem
-from .sync import license_text
+from .sync import gated_known, license_text
 
 log = logging.getLogger(__name__)
 
@@ -827,7 +827,7 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         kind = p.get("kind")
         hub = m.model if kind == "hub" else None
         meta = {"license": license_text(p.get("license")), "params": p.get("num_parameters"),
-                "pipeline_tag": p.get("pipeline_tag"), "gated": p.get("gated"), "open_weights": kind == "hub"}
+                "pipeline_tag": p.get("pipeline_tag"), "gated": gated_known(p), "open_weights": kind == "hub"}
         out.append(ModelResult(m.model, hub, kind == "api", [a for a in (p.get("aliases") or []) if a != m.model],
                                m.score, float(rank_score), m.probability, m.low, m.high, m.variance, cov, ev, meta, p))
     return out

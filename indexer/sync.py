@@ -160,6 +160,26 @@ def license_text(value):
     return value
 
 
+#: the Hub metadata fields of a model point: a point with none of them has had no Hub metadata fetched
+HUB_FIELDS = ("license", "num_parameters", "pipeline_tag", "library", "tags", "downloads")
+
+
+def gated_known(payload: dict) -> bool | None:
+    """Whether a model point's repo is gated, as an answer shows it: None where that is not known, else the payload's
+    ``gated``. Not known: a model that is not a Hub repo (an API model), or one whose Hub metadata was never fetched
+    (an offline pass, ``--no-metadata``, a Hub that failed): its point holds none of :data:`HUB_FIELDS`, or, on a
+    point read from SQL, the Hub's own value ``gated_mode`` is missing. The ``gated`` payload field itself is False
+    there, so ``exclude_gated`` keeps those models (it drops the repos known to be gated). Before, those answers
+    said "gated no"."""
+    if payload.get("kind") != "hub":
+        return None
+    if "gated_mode" in payload:
+        return None if payload.get("gated_mode") in (None, "") else bool(payload.get("gated"))
+    if all(payload.get(f) in (None, "", []) for f in HUB_FIELDS):
+        return None
+    return bool(payload.get("gated"))
+
+
 def _model_point(mv, rec, aliases: dict | None = None) -> Point:
     acc = {k: float(v) for k, v in (mv.accuracy or {}).items() if v is not None and np.isfinite(v)}
     gated = getattr(rec, "gated", None)

@@ -777,3 +777,21 @@ def test_a_license_filter_given_as_the_answers_show_two_licenses_matches(idx):
         with pytest.raises(InputError, match="non-empty") as err:
             Filters(licenses=[bad])
         assert err.value.item == "filters.licenses"
+
+
+def test_gated_is_unknown_for_api_models_and_models_without_hub_metadata(idx):
+    """`metadata.gated` is null (the CLI's "gated -") for a model that is not a Hub repo (gpt-4o, API only) and for a
+    Hub repo whose metadata was never fetched (Qwen/Qwen1.5-7B here; every model of an offline pass), true or false
+    where the Hub said; in search answers, the model list and a model's page alike. `exclude_gated` still drops only
+    the repos known to be gated. Before, both unknowns said "gated no" (false), which the Hub never said."""
+    from indexer.browse import list_models, model_detail
+
+    store, vectors, _ = idx
+    want = {"gpt-4o": None, "Qwen/Qwen1.5-7B": None, "org/big": True, "org/small": False}
+    found = {r.model: r.metadata["gated"] for r in ask(idx, benchmark="alpha", k=10)}
+    listed = {m["model"]: m["metadata"]["gated"] for m in list_models(store=store, vectors=vectors)}
+    pages = {k: model_detail(k, store=store, vectors=vectors)["metadata"]["gated"] for k in want}
+    for got in (found, listed, pages):
+        assert {k: got[k] for k in want} == want, got
+    kept = {r.model for r in ask(idx, benchmark="alpha", k=10, filters={"exclude_gated": True})}
+    assert "org/big" not in kept and {"gpt-4o", "Qwen/Qwen1.5-7B", "org/small"} <= kept
