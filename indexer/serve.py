@@ -687,6 +687,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
     fails = _error_responses()
+    ok = _answer_responses()
 
     @app.get("/healthz", tags=["service"])
     async def healthz() -> dict:
@@ -694,7 +695,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         query waits in one of them (40 at most), and a liveness probe queued behind them failed."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["service"], responses=fails(503, ready=True))
+    @app.get("/readyz", tags=["service"], responses={**ok["ready"], **fails(503, ready=True)})
     def readyz():
         """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise)."""
         checks = svc.readiness()
@@ -707,7 +708,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     schema = _find_schema()
     defs = schema.pop("$defs", {})
 
-    @app.post("/v1/find", tags=["find"], responses=fails(400, 404, 413, 415, 422, 503, 500),
+    @app.post("/v1/find", tags=["find"], responses={**ok["find"], **fails(400, 404, 413, 415, 422, 503, 500)},
               dependencies=[Depends(names_once)],
               openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
@@ -726,7 +727,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 _named_as_sent(exc, "prompts[0]", one)
             raise
 
-    @app.get("/v1/models", tags=["browse"], responses=fails(404, 422, 503, 500))
+    @app.get("/v1/models", tags=["browse"], responses={**ok["models"], **fails(404, 422, 503, 500)})
     def models(benchmark: str | None = None, offset: int = Query(0, ge=0),
                limit: int = Query(50, ge=1, json_schema_extra={"maximum": LIMITS["max_page"]}),
                license: list[str] | None = Query(None), min_params: str | None = None, max_params: str | None = None,
@@ -758,12 +759,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 "next_offset": offset + limit if len(got) > limit else None,
                 "missing_metadata": {k: missing[v] for k, v in _MODELS_FILTERS.items() if v in missing}}
 
-    @app.get("/v1/models/{model_id:path}", tags=["browse"], responses=fails(404, 422, 503, 500))
+    @app.get("/v1/models/{model_id:path}", tags=["browse"], responses={**ok["model"], **fails(404, 422, 503, 500)})
     def model(model_id: str):
         """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
         return svc.model(model_id)
 
-    @app.get("/v1/benchmarks", tags=["browse"], responses=fails(503, 500))
+    @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(503, 500)})
     def benchmarks():
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}
@@ -842,6 +843,158 @@ def _error_responses():
             "query needs is missing, or (readyz) not ready"}
     return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
                                            for s in statuses}
+
+
+def _answer_responses() -> dict:
+    """The OpenAPI ``responses`` entry of each route's 200 answer: the shape the library's dicts have (``FindAnswer``
+    is :meth:`indexer.find.FindResult.to_dict`, ``ModelPage`` the ``GET /v1/models`` page, ``ModelDetail``
+    :func:`indexer.browse.model_detail`, ``BenchmarkList``, ``Ready``). Documentation only: the routes return the
+    library's dicts as they are, nothing is converted or filtered on the way. Before, every 200 was declared as ``{}``
+    (any JSON), so a client built from /openapi.json knew nothing of an answer's fields."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class Metadata(BaseModel):
+        license: str | None = Field(description="as the Hub gives it; several joined with a comma (apache-2.0,mit)")
+        params: int | None = Field(description="parameter count")
+        pipeline_tag: str | None
+        gated: bool | None
+        open_weights: bool = Field(description="the model has a Hub repo")
+
+    class Identity(BaseModel):
+        model: str = Field(description="its key: the Hub repo id when it has one")
+        hub_id: str | None
+        api_only: bool
+        aliases: list[str] = Field(description="the other names its sources gave it")
+        metadata: Metadata
+
+    class AppliedFilters(BaseModel):
+        """The filters as understood (units resolved: max_params 8B is 8000000000); unset ones are left out."""
+
+        model_config = ConfigDict(extra="forbid")
+        licenses: list[str] = None
+        min_params: float = None
+        max_params: float = None
+        pipeline_tag: str = None
+        exclude_gated: bool = None
+        open_only: bool = None
+        min_evidence: int = None
+        benchmark: str = None
+
+    class Query(BaseModel):
+        kind: Literal["prompt", "prompts", "benchmark", "vector"]
+        prompts: int = Field(description="how many prompts the query was made of")
+        options_filled: bool = Field(description="answer options were filled in from the nearest indexed questions")
+        benchmark: str | None
+        k: int
+        rank: Literal["probability", "lcb"]
+        prefer_smaller: float
+        filters: AppliedFilters
+        models: list[str] | None = Field(description="compare mode: the models asked for, by key")
+        unranked: list[str] = Field(None, description="compare mode only: the models asked for that are not in "
+                                                      "the answer (removed by a filter, or without a vector)")
+
+    class SpaceInfo(BaseModel):
+        name: str
+        id: int
+        encoder: str
+        method: str
+        dim: int
+        calibrated: bool
+        signal: bool = Field(description="false: no rise of success with the score in the held-out results; every "
+                                         "probability is then the base rate and every interval null")
+
+    class Coverage(BaseModel):
+        near: int | None = Field(description="indexed prompts near the query it was measured on (null: unknown)")
+        measured_near: bool | None
+        benchmarks: list[str] | None
+
+    class EvidencePrompt(BaseModel):
+        text: str | None
+        benchmark: str | None
+        outcome: float | None = Field(description="its outcome on the prompt, 0 to 1")
+        similarity: float | None
+
+    class Observed(BaseModel):
+        name: str = Field(description="a benchmark")
+        accuracy: float | None
+        n: int | None = Field(description="prompts its accuracy is of (null: unknown, records published without it)")
+
+    class Evidence(BaseModel):
+        prompts: list[EvidencePrompt]
+        benchmarks: list[Observed]
+
+    class Result(Identity):
+        score: float | None
+        rank_score: float | None = Field(description="what the results are ordered by")
+        probability: float | None = Field(description="calibrated probability of success")
+        interval: list[float] | None = Field(min_length=2, max_length=2, description="90% interval [low, high]")
+        variance: float | None
+        coverage: Coverage
+        evidence: Evidence
+
+    class FindAnswer(BaseModel):
+        """What ``taskspace search --json`` prints."""
+
+        query: Query
+        space: SpaceInfo
+        results: list[Result] = Field(description="best first")
+        excluded: dict[str, int] = Field(description="per filter, how many models it removed")
+        missing_metadata: dict[str, int] = Field(description="per filter, how many models lack the field it needs")
+
+    class ListedModel(Identity):
+        benchmarks: list[str]
+        n_prompts: int | None
+        accuracy: float | None = Field(description="the mean of its benchmarks' observed accuracies")
+
+    class ModelPage(BaseModel):
+        models: list[ListedModel]
+        offset: int
+        limit: int
+        total: int = Field(description="how many models the query lists over all its pages")
+        next_offset: int | None = Field(description="null on the last page")
+        missing_metadata: dict[str, int] = Field(description="per filter given that needs metadata (named as sent), "
+                                                             "how many models lack it")
+
+    class Strength(BaseModel):
+        benchmark: str
+        probability: float | None
+        mean: float | None = Field(description="the mean probability of every indexed model")
+        delta: float | None
+        rank: int
+        of: int
+        measured: bool
+
+    class ModelDetail(Identity):
+        indexed: bool
+        n_prompts: int | None
+        benchmarks: list[Observed]
+        benchmarks_note: str | None
+        strengths: list[Strength]
+
+    class Benchmark(BaseModel):
+        name: str
+        group: str | None
+        prompts: int
+        models: int = Field(description="models measured on it")
+
+    class BenchmarkList(BaseModel):
+        benchmarks: list[Benchmark]
+
+    class Check(BaseModel):
+        ok: bool
+        detail: str
+        passes: list[dict] = Field(None, description="the worker check: its recent passes")
+
+    class Ready(BaseModel):
+        status: Literal["ready"]
+        checks: dict[str, Check]
+
+    said = {"find": (FindAnswer, "the ranked models (what `taskspace search --json` prints)"),
+            "models": (ModelPage, "a page of the indexed models"), "model": (ModelDetail, "one model"),
+            "benchmarks": (BenchmarkList, "every benchmark"), "ready": (Ready, "ready")}
+    return {name: {200: {"model": model, "description": description}} for name, (model, description) in said.items()}
 
 
 def _takes_many(annotation) -> bool:

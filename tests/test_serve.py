@@ -197,6 +197,70 @@ def test_the_openapi_document_gives_each_routes_error_statuses_in_the_one_error_
     assert set(schemas[ready.rsplit("/", 1)[1]]["required"]) == {"error", "checks"}
 
 
+def _strict(schema):
+    """``schema`` with ``additionalProperties: false`` on every object that lists its properties (and none given), so
+    that validating an answer also checks it carries no field the document does not declare."""
+    if isinstance(schema, dict):
+        out = {k: _strict(v) for k, v in schema.items()}
+        if "properties" in out and "additionalProperties" not in out:
+            out["additionalProperties"] = False
+        return out
+    return [_strict(v) for v in schema] if isinstance(schema, list) else schema
+
+
+def test_every_answer_fits_the_schema_openapi_declares_for_it(client):
+    """A client written from /openapi.json alone: every answer (200 and error) validates against the schema its route
+    declares for its status, each field of it declared (JSON Schema 2020-12, as OpenAPI 3.1 uses). Before, every 200
+    answer was declared as `{}` (any JSON): the document said nothing of `results`, `probability`, `interval`, a
+    page's `total` or a model's `strengths`."""
+    from jsonschema import Draft202012Validator
+
+    spec = client.get("/openapi.json").json()
+    components = _strict(spec["components"])
+
+    def fits(path: str, method: str, r, status: int | None = None) -> dict:
+        assert status is None or r.status_code == status, r.text
+        declared = spec["paths"][path][method]["responses"]
+        assert str(r.status_code) in declared, (path, r.status_code, sorted(declared))
+        schema = declared[str(r.status_code)]["content"]["application/json"]["schema"]
+        assert schema, (path, r.status_code, "declared as any JSON")
+        errors = [f"{list(e.absolute_path)}: {e.message}" for e in
+                  Draft202012Validator({**_strict(schema), "components": components}).iter_errors(r.json())]
+        assert not errors, (path, r.status_code, errors[:3])
+        return r.json()
+
+    request = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]
+    example = request["example"]  # the document's own example is a body it declares, and the server answers it
+    assert not list(Draft202012Validator({**request["schema"], "components": spec["components"]}).iter_errors(example))
+    fits("/v1/find", "post", client.post("/v1/find", json=example), 200)
+    for body in ({"prompts": [PROMPT], "k": 3}, {"prompt": PROMPT, "evidence": 5},
+                 {"prompts": [PROMPT, "A question on poetry"], "rank": "lcb"},
+                 {"benchmark": "alpha", "filters": {"licenses": ["mit"], "max_params": "8B", "min_params": 1e9,
+                                                    "exclude_gated": True, "open_only": True, "min_evidence": 1,
+                                                    "benchmark": "beta"}},
+                 {"prompts": [PROMPT], "filters": {"pipeline_tag": "text-generation"}},  # none has a tag: no result
+                 {"benchmark": "beta", "prefer_smaller": 0.1, "models": ["org/m1", "plainname"],
+                  "filters": {"licenses": "mit"}}):
+        got = fits("/v1/find", "post", client.post("/v1/find", json=body), 200)
+        assert got["results"] or "pipeline_tag" in body.get("filters", {}), body
+    assert got["query"]["unranked"] == ["plainname"]  # compare mode's field, declared too
+    for params in ({}, {"limit": 2, "offset": 1}, {"license": ["mit", "apache-2.0"], "max_params": "8B"},
+                   {"benchmark": "alpha", "measured_on": "beta", "open_only": True}):
+        fits("/v1/models", "get", client.get("/v1/models", params=params), 200)
+    assert fits("/v1/models/{model_id}", "get", client.get("/v1/models/org/m1"), 200)["strengths"]
+    fits("/v1/models/{model_id}", "get", client.get("/v1/models/plainname"), 200)
+    fits("/v1/benchmarks", "get", client.get("/v1/benchmarks"), 200)
+    fits("/healthz", "get", client.get("/healthz"), 200)
+    fits("/readyz", "get", client.get("/readyz"), 200)
+    for r in (client.post("/v1/find", json={"benchmark": "nope"}), client.post("/v1/find", json={"prompts": []}),
+              client.post("/v1/find", json={"prompts": ["x"], "k": LIMITS["max_k"] + 1}),
+              client.post("/v1/find", content=b"{oops", headers={"content-type": "application/json"})):
+        fits("/v1/find", "post", r)
+    for r in (client.get("/v1/models", params={"limit": 0}), client.get("/v1/models", params={"benchmark": "nope"})):
+        fits("/v1/models", "get", r)
+    fits("/v1/models/{model_id}", "get", client.get("/v1/models/org/nope"), 404)
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
