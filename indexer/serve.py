@@ -689,13 +689,15 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     fails = _error_responses()
     ok = _answer_responses()
 
-    @app.get("/healthz", tags=["service"])
+    # every route refuses a query parameter it does not take (known_query_parameters, an app dependency): 422 on each,
+    # those without parameters too (before, /healthz, /readyz and /v1/benchmarks declared none)
+    @app.get("/healthz", tags=["service"], responses=fails(422))
     async def healthz() -> dict:
         """The process is up. On the event loop, not in the worker threads: while an index pass publishes, every
         query waits in one of them (40 at most), and a liveness probe queued behind them failed."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["service"], responses={**ok["ready"], **fails(503, ready=True)})
+    @app.get("/readyz", tags=["service"], responses={**ok["ready"], **fails(422), **fails(503, ready=True)})
     def readyz():
         """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise)."""
         checks = svc.readiness()
@@ -764,7 +766,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
         return svc.model(model_id)
 
-    @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(503, 500)})
+    @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(422, 503, 500)})
     def benchmarks():
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}
@@ -838,8 +840,8 @@ def _error_responses():
 
     said = {400: "the body is not JSON (or not UTF-8), or there is none", 404: "an empty index, or an unknown "
             "model or benchmark", 413: "the body is over max_body_bytes", 415: "the body was not sent as "
-            "application/json", 422: "a malformed field or parameter, or an input limit", 500: "an internal error "
-            "(its message carries a reference to the server log)", 503: "a store cannot be reached, the index a "
+            "application/json", 422: "a malformed field or parameter (or one the route does not take), or an input "
+            "limit", 500: "an internal error (its message carries a reference to the server log)", 503: "a store cannot be reached, the index a "
             "query needs is missing, or (readyz) not ready"}
     return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
                                            for s in statuses}
