@@ -1017,33 +1017,37 @@ def _find_schema() -> dict:
     from .find import MAX_PREFER_SMALLER
 
     # each variant of a union carries its own limits (maxLength on a list is no limit at all in JSON Schema); a
-    # name or a prompt may come alone where the library takes a list (indexer.find.Filters, find_models)
-    Prompt = Annotated[str, Field(max_length=LIMITS["max_prompt_chars"])]
+    # name or a prompt may come alone where the library takes a list (indexer.find.Filters, find_models). A text the
+    # server refuses as blank (empty or spaces only) is refused by the schema too (pattern: a non-space character),
+    # and so is an empty list of prompts or models (before, the schema let both through to a 422)
+    Text = Annotated[str, Field(pattern=r"\S")]
+    Prompt = Annotated[str, Field(max_length=LIMITS["max_prompt_chars"], pattern=r"\S")]
 
     class FindFilters(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        licenses: list[str] | str | None = Field(None, description="any of these licenses (one may be a string)")
+        licenses: list[Text] | Text | None = Field(None, description="any of these licenses (one may be a string; "
+                                                                      "\"apache-2.0,mit\" names both)")
         min_params: str | float | None = Field(None, description="parameters, e.g. 1.5B")
         max_params: str | float | None = Field(None, description="parameters, e.g. 8B")
-        pipeline_tag: str | None = None
+        pipeline_tag: Text | None = None
         exclude_gated: bool = False
         open_only: bool = Field(False, description="only models with a Hub repo (open weights)")
         min_evidence: int | None = Field(None, ge=0, description="measured on at least this many prompts")
-        benchmark: str | None = Field(None, description="measured on this benchmark")
+        benchmark: Text | None = Field(None, description="measured on this benchmark")
 
     class FindBody(BaseModel):
         """Exactly one of prompts (or prompt), benchmark, vector."""
 
         model_config = ConfigDict(extra="forbid")
-        prompts: Annotated[list[Prompt], Field(max_length=LIMITS["max_prompts"])] | Prompt | None = Field(
+        prompts: Annotated[list[Prompt], Field(min_length=1, max_length=LIMITS["max_prompts"])] | Prompt | None = Field(
             None, description="example prompts of the task (their mean is the query), or one prompt as a string")
         prompt: Prompt | None = Field(None, description="one prompt")
-        benchmark: str | None = Field(None, description="a benchmark name: its vector is the query")
+        benchmark: Text | None = Field(None, description="a benchmark name: its vector is the query")
         vector: list[float] | None = Field(None, max_length=LIMITS["max_vector_length"],
                                            description="a raw query in the space's index form")
         k: int = Field(10, ge=1, le=LIMITS["max_k"])
         filters: FindFilters | None = None
-        models: Annotated[list[str], Field(max_length=LIMITS["max_models"])] | str | None = Field(
+        models: Annotated[list[Text], Field(min_length=1, max_length=LIMITS["max_models"])] | Text | None = Field(
             None, description="compare mode: rank exactly these models (one may be a string)")
         prefer_smaller: float = Field(0.0, ge=0, le=MAX_PREFER_SMALLER,
                                       description="rank by score - ALPHA * log10(parameters)")

@@ -131,7 +131,8 @@ def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
     """The /v1/find schema in /openapi.json against the server: before, `prompts` (a string or a list) carried one
     maxLength 32 over the union (no limit on a list in JSON Schema, and a wrong one on a string), `filters.licenses`
     and `models` said array only though the server (indexer.find.Filters, find_models) takes one name as a string,
-    and `prefer_smaller` had no maximum though above 100 is refused."""
+    and `prefer_smaller` had no maximum though above 100 is refused; an empty list of prompts or models and a blank
+    prompt or name were valid by the schema, refused by the server."""
     spec = client.get("/openapi.json").json()
     body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
     variants = lambda prop: {v.get("type"): v for v in prop["anyOf"]}  # noqa: E731
@@ -155,6 +156,22 @@ def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
     assert client.post("/v1/find", json={"prompts": "x" * 40, "k": 1}).status_code == 200  # > 32 characters
     assert_error(client.post("/v1/find", json={"prompts": ["x"], "prefer_smaller": 101}), 422, "invalid_input",
                  "prefer_smaller")
+    # what the server refuses as empty or blank, the schema refuses too (before, it let each through to a 422), and
+    # what it answers the schema takes
+    from jsonschema import Draft202012Validator
+
+    schema = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    valid = Draft202012Validator({**schema, "components": spec["components"]}).is_valid
+    for body in ({"prompts": []}, {"prompts": ["  "]}, {"prompts": [PROMPT, ""]}, {"prompts": " "}, {"prompt": ""},
+                 {"benchmark": " "}, {"prompts": [PROMPT], "models": []}, {"prompts": [PROMPT], "models": [""]},
+                 {"prompts": [PROMPT], "models": " "}, {"prompts": [PROMPT], "filters": {"licenses": [" "]}},
+                 {"prompts": [PROMPT], "filters": {"pipeline_tag": ""}}, {"prompts": [PROMPT], "filters": {"benchmark": ""}}):
+        assert client.post("/v1/find", json=body).status_code == 422, body
+        assert not valid(body), body
+    for body in ({"prompts": [PROMPT]}, {"prompt": " x "}, {"benchmark": "alpha", "models": "org/m1"},
+                 {"prompts": PROMPT, "filters": {"licenses": "mit", "benchmark": "beta", "pipeline_tag": "x"}}):
+        assert client.post("/v1/find", json=body).status_code == 200, body
+        assert valid(body), body
 
 
 def test_the_openapi_schema_of_the_model_list_gives_the_page_limit(client):
