@@ -1110,6 +1110,12 @@ def find_arguments(body: dict) -> dict:
         raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
     args = dict(body)
+    # a whole number written with a fraction (5.0: a client that computed it as a float) is the integer JSON Schema
+    # takes it for, as /openapi.json declares k, evidence and min_evidence "integer" (before: "k must be a positive
+    # integer, not 5.0", a body valid by the document refused)
+    args.update({name: _whole(args[name]) for name in ("k", "evidence") if name in args})
+    if isinstance(args.get("filters"), dict) and "min_evidence" in args["filters"]:
+        args["filters"] = {**args["filters"], "min_evidence": _whole(args["filters"]["min_evidence"])}
     if "prompt" in args:  # one prompt: "prompt": "..." is "prompts": ["..."]
         if "prompts" in args:
             raise ApiError(422, "invalid_request", "give prompt or prompts, not both", "prompt")
@@ -1140,6 +1146,11 @@ def find_arguments(body: dict) -> dict:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
                        f"(max_evidence), got {ev}", "evidence")
     return args
+
+
+def _whole(value):
+    """``value`` as an int when it is a float with no fraction (``5.0``), else as it is (the library names the rest)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _not_json(error: dict, doc) -> str:

@@ -282,6 +282,26 @@ def test_every_answer_fits_the_schema_openapi_declares_for_it(client):
     fits("/v1/models/{model_id}", "get", client.get("/v1/models/org/nope"), 404)
 
 
+def test_a_whole_number_written_with_a_fraction_is_the_integer_the_schema_takes_it_for(client):
+    """`"k": 5.0` (a client that computed it as a float): JSON Schema, which /openapi.json uses, counts 5.0 an
+    integer, so the body is valid by the document and the server answers it as k 5 (evidence and min_evidence too);
+    before, 422 "k must be a positive integer, not 5.0". A fraction is still refused, naming the field."""
+    from jsonschema import Draft202012Validator
+
+    spec = client.get("/openapi.json").json()
+    schema = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    whole = {"prompts": [PROMPT], "k": 3.0, "evidence": 2.0, "filters": {"min_evidence": 1.0}}
+    assert Draft202012Validator({**schema, "components": spec["components"]}).is_valid(whole)
+    got = client.post("/v1/find", json=whole)
+    assert got.status_code == 200, got.text
+    ints = client.post("/v1/find", json={"prompts": [PROMPT], "k": 3, "evidence": 2, "filters": {"min_evidence": 1}})
+    assert got.json() == ints.json() and len(got.json()["results"]) == 3 and got.json()["query"]["k"] == 3
+    for body, field in (({"prompts": [PROMPT], "k": 2.5}, "k"), ({"prompts": [PROMPT], "evidence": 0.5}, "evidence"),
+                        ({"prompts": [PROMPT], "filters": {"min_evidence": 1.5}}, "filters.min_evidence")):
+        assert_error(client.post("/v1/find", json=body), 422, "invalid_input", field)
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "k": 101.0}), 422, "limit_exceeded", "k")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
