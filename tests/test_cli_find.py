@@ -219,6 +219,23 @@ def test_compare_mode_text_names_the_listed_models_left_unranked(capsys):
     assert "not ranked" not in capsys.readouterr().out
 
 
+def test_answer_options_taken_from_neighbours_are_said_under_the_table(capsys):
+    """A question asked without its answer options (the default method takes those of the nearest indexed questions):
+    the table is followed by a line saying so, as the page's notes and `--json` (`query.options_filled`) say; before,
+    the text said nothing of it."""
+    from indexer.cli_find import _print_result
+    from indexer.find import Coverage, Evidence, FindResult, ModelResult
+
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    r = ModelResult("org/m", "org/m", False, [], 0.1, 0.1, 0.47, 0.4, 0.55, 0.01, Coverage(), Evidence(), {})
+    for filled in (True, False):
+        query = {"kind": "prompt", "prompts": 1, "options_filled": filled, "rank": "probability",
+                 "prefer_smaller": 0.0, "filters": {}, "models": None}
+        _print_result(FindResult(query, space, [r], {}, {}))
+        said = "answer options taken from the nearest indexed questions" in capsys.readouterr().out
+        assert said is filled
+
+
 @pytest.mark.parametrize("args,says", [
     ([], "none was given"), (["-m", "org/a"], "none was given"),
     (["x", "-b", "alpha"], "not PROMPT and --benchmark together"),
