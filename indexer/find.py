@@ -70,6 +70,7 @@ import time
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
@@ -118,7 +119,7 @@ def format_params(n) -> str | None:
     """A parameter count to three significant digits, as the Hub shows it, and at least one decimal:
     ``8030261248`` -> ``"8.03B"``, ``70553706496`` -> ``"70.6B"``, ``8e9`` -> ``"8.0B"``, ``124439808`` ->
     ``"124.4M"``; None stays None. (Before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which
-    ``--max-params 8B`` excludes.)"""
+    ``--max-params 8B`` excludes.) Halfway is rounded up, as the search page rounds: ``12250000000`` -> ``"12.3B"``."""
     if n is None:
         return None
     n = float(n)
@@ -126,7 +127,9 @@ def format_params(n) -> str | None:
         if n >= size:
             v = n / size
             digits = max(1, 2 - int(math.floor(math.log10(v))))
-            text = f"{v:.{digits}f}"
+            # halfway rounded up, as the search page's toFixed rounds the same float (before, Python's half-to-even:
+            # 12.25B read "12.2B" here and "12.3B" on the page)
+            text = str(Decimal(v).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
             while text.endswith("0") and len(text.split(".")[1]) > 1:
                 text = text[:-1]
             return f"{text}{unit}"
