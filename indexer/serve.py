@@ -86,7 +86,9 @@ def _http_hints(message: str) -> str:
     return message
 
 
-_STATUS = {"InputError": 422, "DimensionError": 422, "ConfigError": 422, "NotFoundError": 404, "BusyError": 503,
+#: a ConfigError during a request is the server's (its settings, an index another version of taskspace built: the
+#: CLI's exit 2), never the client's: 503 (before, 422 invalid_input, as if the request were wrong)
+_STATUS = {"InputError": 422, "DimensionError": 422, "ConfigError": 503, "NotFoundError": 404, "BusyError": 503,
            "StoreError": 503, "EncoderError": 503, "HubError": 503}
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large",
           415: "unsupported_media_type", 422: "invalid_request", 503: "unavailable", 500: "internal_error"}
@@ -842,7 +844,7 @@ def _error_responses():
             "model or benchmark", 413: "the body is over max_body_bytes", 415: "the body was not sent as "
             "application/json", 422: "a malformed field or parameter (or one the route does not take), or an input "
             "limit", 500: "an internal error (its message carries a reference to the server log)", 503: "a store cannot be reached, the index a "
-            "query needs is missing, or (readyz) not ready"}
+            "query needs is missing or was built by another version of taskspace, or (readyz) not ready"}
     return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
                                            for s in statuses}
 

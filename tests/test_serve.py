@@ -302,6 +302,20 @@ def test_a_whole_number_written_with_a_fraction_is_the_integer_the_schema_takes_
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "k": 101.0}), 422, "limit_exceeded", "k")
 
 
+def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
+    """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
+    over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
+    `unavailable` saying so, as a store the server cannot read is; before, 422 `invalid_input`, telling the client to
+    change a request that was fine."""
+    import indexer.features as features
+
+    unknown = {k: v for k, v in features._SETS.items() if k != features.MULTIPLE_CHOICE_V2}
+    monkeypatch.setattr(features, "_SETS", unknown)  # the fixture's space (auto-mc) uses multiple-choice-v2
+    for body in ({"prompts": [PROMPT]}, {"benchmark": "alpha"}):
+        assert_error(client.post("/v1/find", json=body), 503, "unavailable", None,
+                     says="the space was built by another version of taskspace")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
