@@ -598,6 +598,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if status == 500:
             return _internal(request, exc)
         field = getattr(exc, "item", None)
+        if isinstance(exc, errors.DimensionError) and field != "vector":
+            # only a query vector is the client's: any other dimension that disagrees is the index's, out of step
+            # with SQL (copied from another home, another encoder), which `taskspace reindex` rebuilds (before: 422
+            # invalid_input with the field "space NAME", one no client sent)
+            status, field = 503, None
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
         return answer(status, code, svc.advice(_http_hints(scrub(str(exc)))), field)
 
@@ -844,7 +849,7 @@ def _error_responses():
             "model or benchmark", 413: "the body is over max_body_bytes", 415: "the body was not sent as "
             "application/json", 422: "a malformed field or parameter (or one the route does not take), or an input "
             "limit", 500: "an internal error (its message carries a reference to the server log)", 503: "a store cannot be reached, the index a "
-            "query needs is missing or was built by another version of taskspace, or (readyz) not ready"}
+            "query needs is missing, out of step with SQL or built by another version of taskspace, or (readyz) not ready"}
     return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
                                            for s in statuses}
 

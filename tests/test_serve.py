@@ -316,6 +316,27 @@ def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client
                      says="the space was built by another version of taskspace")
 
 
+def test_an_index_out_of_step_with_sql_is_a_503_and_a_bad_vector_the_clients_422(client):
+    """The vector index holding vectors of another dimension than SQL's space (copied from another home, built with
+    another encoder): a query is a 503 `unavailable` saying `taskspace reindex` rebuilds it, as for a missing index;
+    before, 422 `invalid_input` with `field` "space NAME", a field no client sent. A query vector of the wrong length
+    stays the client's 422 naming `vector`."""
+    import numpy as np
+
+    from indexer.space import space_name
+    from indexer.store.vectors import KINDS, Point
+
+    svc = client.service
+    name = space_name(svc.store.list_spaces()[0])
+    points = {kind: [Point(h.key, np.ones(8), h.payload) for h in svc.vectors.scan(name, kind)] for kind in KINDS}
+    for kind in KINDS:
+        svc.vectors.rebuild(name, kind, points[kind], dim=8)
+    for body in ({"prompts": [PROMPT]}, {"benchmark": "alpha"}):
+        assert_error(client.post("/v1/find", json=body), 503, "unavailable", None, says="taskspace reindex --space")
+    assert_error(client.post("/v1/find", json={"vector": [0.5, 0.5, 0.5]}), 422, "invalid_input", "vector",
+                 says="the query vector has 3 entries")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
