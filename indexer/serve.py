@@ -845,11 +845,14 @@ def _error_responses():
     class NotReady(Error):
         checks: dict[str, dict] = Field(description="each check: ok and detail")
 
-    said = {400: "the body is not JSON (or not UTF-8), or there is none", 404: "an empty index, or an unknown "
-            "model or benchmark", 413: "the body is over max_body_bytes", 415: "the body was not sent as "
-            "application/json", 422: "a malformed field or parameter (or one the route does not take), or an input "
-            "limit", 500: "an internal error (its message carries a reference to the server log)", 503: "a store cannot be reached, the index a "
-            "query needs is missing, out of step with SQL or built by another version of taskspace, or (readyz) not ready"}
+    said = {400: "the body is not JSON (or not UTF-8), or there is none",
+            404: "an empty index, or an unknown model or benchmark",
+            413: "the body is over max_body_bytes",
+            415: "the body was not sent as application/json",
+            422: "a malformed field or parameter (or one the route does not take), or an input limit",
+            500: "an internal error (its message carries a reference to the server log)",
+            503: "a store cannot be reached, the index a query needs is missing, out of step with SQL or built by "
+                 "another version of taskspace, or (readyz) not ready"}
     return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
                                            for s in statuses}
 
