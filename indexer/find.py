@@ -74,7 +74,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
-from .errors import DimensionError, InputError, NotFoundError, StoreError
+from .errors import DimensionError, IndexOutOfStepError, InputError, NotFoundError, StoreError
 from .records import name_problem, text_problem
 from .sync import license_text
 
@@ -526,8 +526,9 @@ def check_not_drifted(store, space, name: str, vectors=None) -> None:
 
 
 def _index_dim_error(vectors, space) -> DimensionError | None:
-    """A DimensionError saying which kind of the vector index holds vectors of another dimension than the space (in
-    SQL, the source of truth) and that ``taskspace reindex`` rebuilds it; None when every kind agrees."""
+    """An :class:`~indexer.errors.IndexOutOfStepError` (a StoreError and a DimensionError: exit 3, HTTP 503) saying
+    which kind of the vector index holds vectors of another dimension than the space (in SQL, the source of truth) and
+    that ``taskspace reindex`` rebuilds it; None when every kind agrees."""
     from .space import space_name
     from .store.vectors import KINDS
 
@@ -538,9 +539,9 @@ def _index_dim_error(vectors, space) -> DimensionError | None:
         except StoreError:  # cannot be read at all: not this problem
             continue
         if have is not None and have != int(space.dim):
-            return DimensionError(f"its {kind} index holds {have}-dim vectors, but the space has {space.dim} (in SQL, "
-                                  f"the source of truth): the index was built with another dimension; run `taskspace "
-                                  f"reindex --space {name}` to rebuild it from SQL", item=f"space {name}")
+            return IndexOutOfStepError(f"its {kind} index holds {have}-dim vectors, but the space has {space.dim} (in "
+                                       f"SQL, the source of truth): the index was built with another dimension; run "
+                                       f"`taskspace reindex --space {name}` to rebuild it from SQL", item=f"space {name}")
     return None
 
 
