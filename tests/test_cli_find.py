@@ -221,9 +221,10 @@ def test_compare_mode_text_names_the_listed_models_left_unranked(capsys):
 
 def test_an_index_out_of_step_with_sql_exits_3_as_a_storage_error(indexed):
     """The vector index holding vectors of another dimension than SQL's space (copied from another home, built with
-    another encoder): `search` (and `model`) say `taskspace reindex --space NAME` rebuilds it and exit 3, a storage
-    error as for a missing index (README: 1 input, 3 storage); before, exit 1, as if the prompt were bad input. The
-    library's error is still a DimensionError."""
+    another encoder): `search` and `model` say `taskspace reindex --space NAME` rebuilds it and exit 3, a storage
+    error as for a missing index (README: 1 input, 3 storage); before, exit 1, as if the prompt were bad input (and
+    `model`: "query vector has N dimensions ...; embed the query with the space's encoder"). The library's error is
+    still a DimensionError."""
     import numpy as np
 
     from indexer.errors import DimensionError, StoreError
@@ -235,7 +236,7 @@ def test_an_index_out_of_step_with_sql_exits_3_as_a_storage_error(indexed):
         points = {kind: [Point(h.key, np.ones(8), h.payload) for h in vectors.scan(name, kind)] for kind in KINDS}
         for kind in KINDS:
             vectors.rebuild(name, kind, points[kind], dim=8)
-    for args in (["search", "What is item 3 of alpha?"], ["search", "-b", "alpha", "--json"]):
+    for args in (["search", "What is item 3 of alpha?"], ["search", "-b", "alpha", "--json"], ["model", "org/a"]):
         res = run(*args)
         assert res.returncode == 3, (args, res.returncode, res.stderr)
         assert f"taskspace reindex --space {name}" in res.stderr and res.stderr.count("\n") == 1, res.stderr

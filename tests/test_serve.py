@@ -333,6 +333,7 @@ def test_an_index_out_of_step_with_sql_is_a_503_and_a_bad_vector_the_clients_422
         svc.vectors.rebuild(name, kind, points[kind], dim=8)
     for body in ({"prompts": [PROMPT]}, {"benchmark": "alpha"}):
         assert_error(client.post("/v1/find", json=body), 503, "unavailable", None, says="taskspace reindex --space")
+    assert_error(client.get("/v1/models/org/m1"), 503, "unavailable", None, says="taskspace reindex --space")
     assert_error(client.post("/v1/find", json={"vector": [0.5, 0.5, 0.5]}), 422, "invalid_input", "vector",
                  says="the query vector has 3 entries")
 
