@@ -435,6 +435,7 @@ class Service:
 
     def readiness(self) -> dict:
         """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
+        from .find import _index_dim_error
         from .query import _space
         from .space import space_name
         from .store.vectors import VectorStore
@@ -459,9 +460,14 @@ class Service:
                 if space is None:
                     self.vectors.spaces()
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
+                # an index of another dimension than SQL's space (copied from another home): every query is a 503
+                # saying `taskspace reindex` rebuilds it, so not ready (before: "147 models indexed", ready)
+                stepped = None if space is None or gone else _index_dim_error(self.vectors, space)
                 if gone:
                     missing = self.vectors.missing(space_name(space), gone)
                     checks["index"] = {"ok": False, "detail": self.advice(missing)}
+                elif stepped is not None:
+                    checks["index"] = {"ok": False, "detail": self.advice(scrub(str(stepped)))}
                 else:
                     checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001

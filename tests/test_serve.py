@@ -319,8 +319,8 @@ def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client
 def test_an_index_out_of_step_with_sql_is_a_503_and_a_bad_vector_the_clients_422(client):
     """The vector index holding vectors of another dimension than SQL's space (copied from another home, built with
     another encoder): a query is a 503 `unavailable` saying `taskspace reindex` rebuilds it, as for a missing index;
-    before, 422 `invalid_input` with `field` "space NAME", a field no client sent. A query vector of the wrong length
-    stays the client's 422 naming `vector`."""
+    before, 422 `invalid_input` with `field` "space NAME", a field no client sent, and `/readyz` said ready. A query
+    vector of the wrong length stays the client's 422 naming `vector`."""
     import numpy as np
 
     from indexer.space import space_name
@@ -334,6 +334,8 @@ def test_an_index_out_of_step_with_sql_is_a_503_and_a_bad_vector_the_clients_422
     for body in ({"prompts": [PROMPT]}, {"benchmark": "alpha"}):
         assert_error(client.post("/v1/find", json=body), 503, "unavailable", None, says="taskspace reindex --space")
     assert_error(client.get("/v1/models/org/m1"), 503, "unavailable", None, says="taskspace reindex --space")
+    # and the server is not ready (a load balancer sends it no query it would answer 503); before, ready
+    assert_error(client.get("/readyz"), 503, "not_ready", None, says="taskspace reindex --space")
     assert_error(client.post("/v1/find", json={"vector": [0.5, 0.5, 0.5]}), 422, "invalid_input", "vector",
                  says="the query vector has 3 entries")
 
