@@ -583,7 +583,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     known_query_parameters.__annotations__["request"] = Request
     names_once.__annotations__["request"] = Request
 
+    # no redirect of a path with a trailing slash (/v1/find/): a 404 naming the route instead (_http); the redirect was
+    # a 307 with an empty body to an http:// URL built from the Host header, which clients that do not follow
+    # redirects read as an answer without JSON, and which behind a TLS proxy pointed at plain http
     app = FastAPI(title="taskspace", version=version, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  redirect_slashes=False,
                   dependencies=[Depends(known_query_parameters)],
                   description="Find the model for a task: rank indexed models by their predicted success on prompts "
                               "or a benchmark. Read-only.")
@@ -662,6 +666,9 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         headers = getattr(exc, "headers", None)
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
+            bare = request.url.path.rstrip("/")
+            if bare != request.url.path and any(getattr(r, "path", None) == bare for r in request.app.routes):
+                message = f"no route {request.url.path}: write it without the trailing slash: {bare}"
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
             cause = exc.__cause__  # what FastAPI's json.loads raised
             if isinstance(cause, UnicodeDecodeError):

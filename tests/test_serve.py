@@ -340,6 +340,17 @@ def test_an_index_out_of_step_with_sql_is_a_503_and_a_bad_vector_the_clients_422
                  says="the query vector has 3 entries")
 
 
+def test_a_route_written_with_a_trailing_slash_is_a_404_naming_the_route(client):
+    """`POST /v1/find/` (or `GET /v1/benchmarks/`, `/healthz/`): a 404 in the one error shape naming the route meant;
+    before, a 307 redirect with an empty body to an absolute `http://` URL built from the Host header, which a client
+    that does not follow redirects (httpx, requests for a POST) read as an answer without JSON, and which behind a TLS
+    proxy pointed at plain http."""
+    for r, route in ((client.post("/v1/find/", json={"prompts": [PROMPT]}), "/v1/find"),
+                     (client.get("/v1/benchmarks/"), "/v1/benchmarks"), (client.get("/healthz/"), "/healthz")):
+        assert_error(r, 404, "not_found", says=f"without the trailing slash: {route}")
+    assert_error(client.get("/v1/nope"), 404, "not_found", says="no route /v1/nope; see /openapi.json")
+
+
 def test_every_limit_is_a_4xx_naming_it(client):
     long = "x" * (LIMITS["max_prompt_chars"] + 1)
     cases = [
