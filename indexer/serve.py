@@ -544,7 +544,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         ``/v1/find?k=3`` would otherwise be ignored without a word). The page (``/?q=...``) is not checked. On the
         event loop (no I/O here): a sync dependency takes a worker thread, which /healthz must not wait for."""
         route = request.scope.get("route")
-        if route is None or not getattr(route, "include_in_schema", False) or not request.query_params:
+        if route is None or not getattr(route, "include_in_schema", False):
+            return
+        path = request.url.path
+        if path.endswith("/") and _trailing_slash_of(request.app, path):
+            # /v1/models/ (the model route with no id): the model list written with a trailing slash, as any other
+            # route so written is answered (before: "a model id must be a non-empty string", or with ?limit=5
+            # "unknown query parameter(s) ['limit']; /v1/models/ takes no query parameters")
+            raise ApiError(404, "not_found", f"no route {path}: write it without the trailing slash: "
+                           f"{path.rstrip('/')}", None)
+        if not request.query_params:
             return
         _query_is_utf8(request.scope.get("query_string", b""))
         takes, one, todo = [], set(), [route.dependant]
@@ -666,9 +675,9 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         headers = getattr(exc, "headers", None)
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
-            bare = request.url.path.rstrip("/")
-            if bare != request.url.path and any(getattr(r, "path", None) == bare for r in request.app.routes):
-                message = f"no route {request.url.path}: write it without the trailing slash: {bare}"
+            if _trailing_slash_of(request.app, request.url.path):
+                message = (f"no route {request.url.path}: write it without the trailing slash: "
+                           f"{request.url.path.rstrip('/')}")
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
             cause = exc.__cause__  # what FastAPI's json.loads raised
             if isinstance(cause, UnicodeDecodeError):
@@ -831,6 +840,12 @@ def _web_bytes(path: Path) -> tuple[bytes, str]:
     """A page file's bytes and ETag, read once per process (the files are part of the package)."""
     data = path.read_bytes()
     return data, '"' + hashlib.md5(data, usedforsecurity=False).hexdigest() + '"'
+
+
+def _trailing_slash_of(app, path: str) -> bool:
+    """``path`` is a route of ``app`` written with a trailing slash (``/v1/find/``, ``/v1/models/``)."""
+    bare = path.rstrip("/")
+    return bare != path and bool(bare) and any(getattr(r, "path", None) == bare for r in app.routes)
 
 
 def _named_as_sent(exc, item: str, field: str) -> None:

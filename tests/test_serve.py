@@ -346,7 +346,10 @@ def test_a_route_written_with_a_trailing_slash_is_a_404_naming_the_route(client)
     that does not follow redirects (httpx, requests for a POST) read as an answer without JSON, and which behind a TLS
     proxy pointed at plain http."""
     for r, route in ((client.post("/v1/find/", json={"prompts": [PROMPT]}), "/v1/find"),
-                     (client.get("/v1/benchmarks/"), "/v1/benchmarks"), (client.get("/healthz/"), "/healthz")):
+                     (client.get("/v1/benchmarks/"), "/v1/benchmarks"), (client.get("/healthz/"), "/healthz"),
+                     # the model route with no id is the model list so written, its parameters too
+                     (client.get("/v1/models/"), "/v1/models"), (client.get("/v1/models/", params={"limit": 2}),
+                                                                  "/v1/models")):
         assert_error(r, 404, "not_found", says=f"without the trailing slash: {route}")
     assert_error(client.get("/v1/nope"), 404, "not_found", says="no route /v1/nope; see /openapi.json")
 
