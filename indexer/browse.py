@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputError
+from .errors import DimensionError, InputError
 from .records import name_problem
-from .find import Filters, _means, check_not_drifted, _merge, _num, _resolve_models, _stores as _given_or_shared, suggest
+from .find import (Filters, _index_in_step, _means, check_not_drifted, _merge, _num, _resolve_models,
+                   _stores as _given_or_shared, suggest)
 
 #: how many benchmarks :func:`model_detail` lists as strengths
 STRENGTHS = 5
@@ -186,8 +187,6 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     else None) and ``strengths``
     (the benchmarks where its predicted success is highest relative to the other indexed models: ``probability``,
     ``mean`` over the models, ``delta``, its ``rank`` among ``of`` models, best first)."""
-    from .query import predictor
-
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
     if bad := name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (its name before)
@@ -226,30 +225,44 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         note = PUBLISHED if observed else None
     best = []
     if hit is not None and strengths > 0:
-        bench = list(vectors.scan(name, "benchmarks", with_vectors=True))
-        if bench:
-            B = np.stack([h.vector for h in bench]).astype(np.float32)
-            pred = predictor(store, sp)
-            folds = []  # each benchmark row as the search folds it (the level/deviation map) and its offset
-            for b in B:
-                folds.append((pred.fold(b), pred.offset))
-            Bq = np.stack([f for f, _ in folds]).astype(np.float32)
-            every = vectors.scores(name, "models", Bq)  # each benchmark row: every model's (ranking) score
-            mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
-            if pred.coverage_aware:  # each model's logit as `search --benchmark B` gives it (its coverage of B)
-                every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, every, key)
-            # measured: outcomes in SQL, or a benchmark its vector was fitted on (a pulled index has only the latter)
-            fitted = set(payload.get("benchmarks") or [])
-            rows = []
-            for h, all_scores, s, (_, offset) in zip(bench, every, mine, folds):
-                vals = np.fromiter(all_scores.values(), dtype=np.float64, count=len(all_scores))
-                pred.offset = offset
-                probs = pred.probability(vals)
-                p = float(pred.probability(s))
-                rows.append({"benchmark": h.key, "probability": _num(p, 4), "mean": _num(float(probs.mean()), 4),
-                             "delta": _num(p - float(probs.mean()), 4), "rank": int((vals > s + 1e-9).sum()) + 1,
-                             "of": int(vals.size), "measured": h.key in blocks or h.key in fitted})
-            rows.sort(key=lambda r: -(r["delta"] or 0.0))
-            best = rows[:strengths]
+        # an index of another dimension than SQL's space says `taskspace reindex` rebuilds it, as a search does
+        # (before: "query vector has 778 dimensions ...; embed the query with the space's encoder", exit 1)
+        with _index_in_step(vectors, sp):
+            best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths)
     return {**_identity(key, payload), "metadata": _metadata(payload), "indexed": hit is not None,
             "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best}
+
+
+def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, blocks: dict, strengths: int) -> list[dict]:
+    """:func:`model_detail`'s ``strengths``: the ``strengths`` benchmarks where the model's predicted success is highest
+    relative to the other indexed models, best first."""
+    from .query import predictor
+
+    bench = list(vectors.scan(name, "benchmarks", with_vectors=True))
+    if not bench:
+        return []
+    B = np.stack([h.vector for h in bench]).astype(np.float32)
+    if B.shape[1] != int(sp.dim):  # a benchmarks index of another dimension (_index_in_step says which, and what to do)
+        raise DimensionError(f"benchmark vectors have {B.shape[1]} entries, the space has {sp.dim}", item="benchmarks")
+    pred = predictor(store, sp)
+    folds = []  # each benchmark row as the search folds it (the level/deviation map) and its offset
+    for b in B:
+        folds.append((pred.fold(b), pred.offset))
+    Bq = np.stack([f for f, _ in folds]).astype(np.float32)
+    every = vectors.scores(name, "models", Bq)  # each benchmark row: every model's (ranking) score
+    mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
+    if pred.coverage_aware:  # each model's logit as `search --benchmark B` gives it (its coverage of B)
+        every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, every, key)
+    # measured: outcomes in SQL, or a benchmark its vector was fitted on (a pulled index has only the latter)
+    fitted = set(payload.get("benchmarks") or [])
+    rows = []
+    for h, all_scores, s, (_, offset) in zip(bench, every, mine, folds):
+        vals = np.fromiter(all_scores.values(), dtype=np.float64, count=len(all_scores))
+        pred.offset = offset
+        probs = pred.probability(vals)
+        p = float(pred.probability(s))
+        rows.append({"benchmark": h.key, "probability": _num(p, 4), "mean": _num(float(probs.mean()), 4),
+                     "delta": _num(p - float(probs.mean()), 4), "rank": int((vals > s + 1e-9).sum()) + 1,
+                     "of": int(vals.size), "measured": h.key in blocks or h.key in fitted})
+    rows.sort(key=lambda r: -(r["delta"] or 0.0))
+    return rows[:strengths]

@@ -446,6 +446,9 @@ def _print_result(result) -> None:
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""
         typer.echo(f"{FILTER_OPTIONS.get(name, name)} excluded {n} model(s){extra}")
+    if q.get("options_filled"):  # as the page's notes and --json (query.options_filled) say; before, the table alone
+        # did not: a question asked without its answer options was ranked as if it had those of its neighbours
+        typer.echo("answer options taken from the nearest indexed questions (the task gave none of its own)")
     if q.get("unranked"):  # compare mode: the listed models the answer leaves out (as the page and --json say)
         typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {', '.join(q['unranked'])}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:

@@ -63,6 +63,12 @@ class IndexMissingError(StoreError, NotFoundError):
     answer (exit 3, HTTP 503), not an unknown name; still a NotFoundError to code that looks for an index."""
 
 
+class IndexOutOfStepError(StoreError, DimensionError):
+    """The vector index holds vectors of another dimension than SQL's space (copied from another home, built with
+    another encoder): ``taskspace reindex`` rebuilds it from SQL. A store that cannot answer (exit 3, HTTP 503), not
+    bad input; still a DimensionError to code that catches that (before, only one: exit 1)."""
+
+
 class HubError(IndexerError, ConnectionError):
     """The Hugging Face Hub refused or failed a request (after retries)."""
 

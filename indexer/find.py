@@ -70,10 +70,11 @@ import time
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
-from .errors import DimensionError, InputError, NotFoundError, StoreError
+from .errors import DimensionError, IndexOutOfStepError, InputError, NotFoundError, StoreError
 from .records import name_problem, text_problem
 from .sync import gated_known, license_text
 
@@ -118,7 +119,7 @@ def format_params(n) -> str | None:
     """A parameter count to three significant digits, as the Hub shows it, and at least one decimal:
     ``8030261248`` -> ``"8.03B"``, ``70553706496`` -> ``"70.6B"``, ``8e9`` -> ``"8.0B"``, ``124439808`` ->
     ``"124.4M"``; None stays None. (Before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which
-    ``--max-params 8B`` excludes.)"""
+    ``--max-params 8B`` excludes.) Halfway is rounded up, as the search page rounds: ``12250000000`` -> ``"12.3B"``."""
     if n is None:
         return None
     n = float(n)
@@ -126,7 +127,9 @@ def format_params(n) -> str | None:
         if n >= size:
             v = n / size
             digits = max(1, 2 - int(math.floor(math.log10(v))))
-            text = f"{v:.{digits}f}"
+            # halfway rounded up, as the search page's toFixed rounds the same float (before, Python's half-to-even:
+            # 12.25B read "12.2B" here and "12.3B" on the page)
+            text = str(Decimal(v).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
             while text.endswith("0") and len(text.split(".")[1]) > 1:
                 text = text[:-1]
             return f"{text}{unit}"
@@ -523,8 +526,9 @@ def check_not_drifted(store, space, name: str, vectors=None) -> None:
 
 
 def _index_dim_error(vectors, space) -> DimensionError | None:
-    """A DimensionError saying which kind of the vector index holds vectors of another dimension than the space (in
-    SQL, the source of truth) and that ``taskspace reindex`` rebuilds it; None when every kind agrees."""
+    """An :class:`~indexer.errors.IndexOutOfStepError` (a StoreError and a DimensionError: exit 3, HTTP 503) saying
+    which kind of the vector index holds vectors of another dimension than the space (in SQL, the source of truth) and
+    that ``taskspace reindex`` rebuilds it; None when every kind agrees."""
     from .space import space_name
     from .store.vectors import KINDS
 
@@ -535,9 +539,9 @@ def _index_dim_error(vectors, space) -> DimensionError | None:
         except StoreError:  # cannot be read at all: not this problem
             continue
         if have is not None and have != int(space.dim):
-            return DimensionError(f"its {kind} index holds {have}-dim vectors, but the space has {space.dim} (in SQL, "
-                                  f"the source of truth): the index was built with another dimension; run `taskspace "
-                                  f"reindex --space {name}` to rebuild it from SQL", item=f"space {name}")
+            return IndexOutOfStepError(f"its {kind} index holds {have}-dim vectors, but the space has {space.dim} (in "
+                                       f"SQL, the source of truth): the index was built with another dimension; run "
+                                       f"`taskspace reindex --space {name}` to rebuild it from SQL", item=f"space {name}")
     return None
 
 

@@ -86,7 +86,9 @@ def _http_hints(message: str) -> str:
     return message
 
 
-_STATUS = {"InputError": 422, "DimensionError": 422, "ConfigError": 422, "NotFoundError": 404, "BusyError": 503,
+#: a ConfigError during a request is the server's (its settings, an index another version of taskspace built: the
+#: CLI's exit 2), never the client's: 503 (before, 422 invalid_input, as if the request were wrong)
+_STATUS = {"InputError": 422, "DimensionError": 422, "ConfigError": 503, "NotFoundError": 404, "BusyError": 503,
            "StoreError": 503, "EncoderError": 503, "HubError": 503}
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large",
           415: "unsupported_media_type", 422: "invalid_request", 503: "unavailable", 500: "internal_error"}
@@ -433,6 +435,7 @@ class Service:
 
     def readiness(self) -> dict:
         """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
+        from .find import _index_dim_error
         from .query import _space
         from .space import space_name
         from .store.vectors import VectorStore
@@ -457,9 +460,14 @@ class Service:
                 if space is None:
                     self.vectors.spaces()
                 checks["vectors"] = {"ok": True, "detail": self.vectors.where if self.vectors.local else "server"}
+                # an index of another dimension than SQL's space (copied from another home): every query is a 503
+                # saying `taskspace reindex` rebuilds it, so not ready (before: "147 models indexed", ready)
+                stepped = None if space is None or gone else _index_dim_error(self.vectors, space)
                 if gone:
                     missing = self.vectors.missing(space_name(space), gone)
                     checks["index"] = {"ok": False, "detail": self.advice(missing)}
+                elif stepped is not None:
+                    checks["index"] = {"ok": False, "detail": self.advice(scrub(str(stepped)))}
                 else:
                     checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001
@@ -536,7 +544,16 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         ``/v1/find?k=3`` would otherwise be ignored without a word). The page (``/?q=...``) is not checked. On the
         event loop (no I/O here): a sync dependency takes a worker thread, which /healthz must not wait for."""
         route = request.scope.get("route")
-        if route is None or not getattr(route, "include_in_schema", False) or not request.query_params:
+        if route is None or not getattr(route, "include_in_schema", False):
+            return
+        path = request.url.path
+        if path.endswith("/") and _trailing_slash_of(request.app, path):
+            # /v1/models/ (the model route with no id): the model list written with a trailing slash, as any other
+            # route so written is answered (before: "a model id must be a non-empty string", or with ?limit=5
+            # "unknown query parameter(s) ['limit']; /v1/models/ takes no query parameters")
+            raise ApiError(404, "not_found", f"no route {path}: write it without the trailing slash: "
+                           f"{path.rstrip('/')}", None)
+        if not request.query_params:
             return
         _query_is_utf8(request.scope.get("query_string", b""))
         takes, one, todo = [], set(), [route.dependant]
@@ -575,7 +592,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     known_query_parameters.__annotations__["request"] = Request
     names_once.__annotations__["request"] = Request
 
+    # no redirect of a path with a trailing slash (/v1/find/): a 404 naming the route instead (_http); the redirect was
+    # a 307 with an empty body to an http:// URL built from the Host header, which clients that do not follow
+    # redirects read as an answer without JSON, and which behind a TLS proxy pointed at plain http
     app = FastAPI(title="taskspace", version=version, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  redirect_slashes=False,
                   dependencies=[Depends(known_query_parameters)],
                   description="Find the model for a task: rank indexed models by their predicted success on prompts "
                               "or a benchmark. Read-only.")
@@ -596,6 +617,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if status == 500:
             return _internal(request, exc)
         field = getattr(exc, "item", None)
+        if isinstance(exc, errors.DimensionError) and field != "vector":
+            # only a query vector is the client's: any other dimension that disagrees is the index's, out of step
+            # with SQL (copied from another home, another encoder), which `taskspace reindex` rebuilds (before: 422
+            # invalid_input with the field "space NAME", one no client sent)
+            status, field = 503, None
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
         return answer(status, code, svc.advice(_http_hints(scrub(str(exc)))), field)
 
@@ -649,6 +675,9 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         headers = getattr(exc, "headers", None)
         if exc.status_code == 404:
             message = f"no route {request.url.path}; see /openapi.json"
+            if _trailing_slash_of(request.app, request.url.path):
+                message = (f"no route {request.url.path}: write it without the trailing slash: "
+                           f"{request.url.path.rstrip('/')}")
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
             cause = exc.__cause__  # what FastAPI's json.loads raised
             if isinstance(cause, UnicodeDecodeError):
@@ -687,14 +716,17 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
     fails = _error_responses()
+    ok = _answer_responses()
 
-    @app.get("/healthz", tags=["service"])
+    # every route refuses a query parameter it does not take (known_query_parameters, an app dependency): 422 on each,
+    # those without parameters too (before, /healthz, /readyz and /v1/benchmarks declared none)
+    @app.get("/healthz", tags=["service"], responses=fails(422))
     async def healthz() -> dict:
         """The process is up. On the event loop, not in the worker threads: while an index pass publishes, every
         query waits in one of them (40 at most), and a liveness probe queued behind them failed."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["service"], responses=fails(503, ready=True))
+    @app.get("/readyz", tags=["service"], responses={**ok["ready"], **fails(422), **fails(503, ready=True)})
     def readyz():
         """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise)."""
         checks = svc.readiness()
@@ -707,7 +739,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     schema = _find_schema()
     defs = schema.pop("$defs", {})
 
-    @app.post("/v1/find", tags=["find"], responses=fails(400, 404, 413, 415, 422, 503, 500),
+    @app.post("/v1/find", tags=["find"], responses={**ok["find"], **fails(400, 404, 413, 415, 422, 503, 500)},
               dependencies=[Depends(names_once)],
               openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": schema, "example": {"prompts": ["Solve 2x + 3 = 7"], "k": 5,
@@ -726,7 +758,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 _named_as_sent(exc, "prompts[0]", one)
             raise
 
-    @app.get("/v1/models", tags=["browse"], responses=fails(404, 422, 503, 500))
+    @app.get("/v1/models", tags=["browse"], responses={**ok["models"], **fails(404, 422, 503, 500)})
     def models(benchmark: str | None = None, offset: int = Query(0, ge=0),
                limit: int = Query(50, ge=1, json_schema_extra={"maximum": LIMITS["max_page"]}),
                license: list[str] | None = Query(None), min_params: str | None = None, max_params: str | None = None,
@@ -758,12 +790,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 "next_offset": offset + limit if len(got) > limit else None,
                 "missing_metadata": {k: missing[v] for k, v in _MODELS_FILTERS.items() if v in missing}}
 
-    @app.get("/v1/models/{model_id:path}", tags=["browse"], responses=fails(404, 422, 503, 500))
+    @app.get("/v1/models/{model_id:path}", tags=["browse"], responses={**ok["model"], **fails(404, 422, 503, 500)})
     def model(model_id: str):
         """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
         return svc.model(model_id)
 
-    @app.get("/v1/benchmarks", tags=["browse"], responses=fails(503, 500))
+    @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(422, 503, 500)})
     def benchmarks():
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}
@@ -810,6 +842,12 @@ def _web_bytes(path: Path) -> tuple[bytes, str]:
     return data, '"' + hashlib.md5(data, usedforsecurity=False).hexdigest() + '"'
 
 
+def _trailing_slash_of(app, path: str) -> bool:
+    """``path`` is a route of ``app`` written with a trailing slash (``/v1/find/``, ``/v1/models/``)."""
+    bare = path.rstrip("/")
+    return bare != path and bool(bare) and any(getattr(r, "path", None) == bare for r in app.routes)
+
+
 def _named_as_sent(exc, item: str, field: str) -> None:
     """The library's InputError about ``item`` (``filters.licenses``, ``prompts[0]``) said with the name the client
     sent (``license``, ``prompt``): its ``item`` and the message's leading ``item: `` become ``field``."""
@@ -835,13 +873,168 @@ def _error_responses():
     class NotReady(Error):
         checks: dict[str, dict] = Field(description="each check: ok and detail")
 
-    said = {400: "the body is not JSON (or not UTF-8), or there is none", 404: "an empty index, or an unknown "
-            "model or benchmark", 413: "the body is over max_body_bytes", 415: "the body was not sent as "
-            "application/json", 422: "a malformed field or parameter, or an input limit", 500: "an internal error "
-            "(its message carries a reference to the server log)", 503: "a store cannot be reached, the index a "
-            "query needs is missing, or (readyz) not ready"}
+    said = {400: "the body is not JSON (or not UTF-8), or there is none",
+            404: "an empty index, or an unknown model or benchmark",
+            413: "the body is over max_body_bytes",
+            415: "the body was not sent as application/json",
+            422: "a malformed field or parameter (or one the route does not take), or an input limit",
+            500: "an internal error (its message carries a reference to the server log)",
+            503: "a store cannot be reached, the index a query needs is missing, out of step with SQL or built by "
+                 "another version of taskspace, or (readyz) not ready"}
     return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
                                            for s in statuses}
+
+
+def _answer_responses() -> dict:
+    """The OpenAPI ``responses`` entry of each route's 200 answer: the shape the library's dicts have (``FindAnswer``
+    is :meth:`indexer.find.FindResult.to_dict`, ``ModelPage`` the ``GET /v1/models`` page, ``ModelDetail``
+    :func:`indexer.browse.model_detail`, ``BenchmarkList``, ``Ready``). Documentation only: the routes return the
+    library's dicts as they are, nothing is converted or filtered on the way. Before, every 200 was declared as ``{}``
+    (any JSON), so a client built from /openapi.json knew nothing of an answer's fields."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class Metadata(BaseModel):
+        license: str | None = Field(description="as the Hub gives it; several joined with a comma (apache-2.0,mit)")
+        params: int | None = Field(description="parameter count")
+        pipeline_tag: str | None
+        gated: bool | None
+        open_weights: bool = Field(description="the model has a Hub repo")
+
+    class Identity(BaseModel):
+        model: str = Field(description="its key: the Hub repo id when it has one")
+        hub_id: str | None
+        api_only: bool
+        aliases: list[str] = Field(description="the other names its sources gave it")
+        metadata: Metadata
+
+    class AppliedFilters(BaseModel):
+        """The filters as understood (units resolved: max_params 8B is 8000000000); unset ones are left out."""
+
+        model_config = ConfigDict(extra="forbid")
+        licenses: list[str] = None
+        min_params: float = None
+        max_params: float = None
+        pipeline_tag: str = None
+        exclude_gated: bool = None
+        open_only: bool = None
+        min_evidence: int = None
+        benchmark: str = None
+
+    class Query(BaseModel):
+        kind: Literal["prompt", "prompts", "benchmark", "vector"]
+        prompts: int = Field(description="how many prompts the query was made of")
+        options_filled: bool = Field(description="answer options were filled in from the nearest indexed questions")
+        benchmark: str | None
+        k: int
+        rank: Literal["probability", "lcb"]
+        prefer_smaller: float
+        filters: AppliedFilters
+        models: list[str] | None = Field(description="compare mode: the models asked for, by key")
+        unranked: list[str] = Field(None, description="compare mode only: the models asked for that are not in "
+                                                      "the answer (removed by a filter, or without a vector)")
+
+    class SpaceInfo(BaseModel):
+        name: str
+        id: int
+        encoder: str
+        method: str
+        dim: int
+        calibrated: bool
+        signal: bool = Field(description="false: no rise of success with the score in the held-out results; every "
+                                         "probability is then the base rate and every interval null")
+
+    class Coverage(BaseModel):
+        near: int | None = Field(description="indexed prompts near the query it was measured on (null: unknown)")
+        measured_near: bool | None
+        benchmarks: list[str] | None
+
+    class EvidencePrompt(BaseModel):
+        text: str | None
+        benchmark: str | None
+        outcome: float | None = Field(description="its outcome on the prompt, 0 to 1")
+        similarity: float | None
+
+    class Observed(BaseModel):
+        name: str = Field(description="a benchmark")
+        accuracy: float | None
+        n: int | None = Field(description="prompts its accuracy is of (null: unknown, records published without it)")
+
+    class Evidence(BaseModel):
+        prompts: list[EvidencePrompt]
+        benchmarks: list[Observed]
+
+    class Result(Identity):
+        score: float | None
+        rank_score: float | None = Field(description="what the results are ordered by")
+        probability: float | None = Field(description="calibrated probability of success")
+        interval: list[float] | None = Field(min_length=2, max_length=2, description="90% interval [low, high]")
+        variance: float | None
+        coverage: Coverage
+        evidence: Evidence
+
+    class FindAnswer(BaseModel):
+        """What ``taskspace search --json`` prints."""
+
+        query: Query
+        space: SpaceInfo
+        results: list[Result] = Field(description="best first")
+        excluded: dict[str, int] = Field(description="per filter, how many models it removed")
+        missing_metadata: dict[str, int] = Field(description="per filter, how many models lack the field it needs")
+
+    class ListedModel(Identity):
+        benchmarks: list[str]
+        n_prompts: int | None
+        accuracy: float | None = Field(description="the mean of its benchmarks' observed accuracies")
+
+    class ModelPage(BaseModel):
+        models: list[ListedModel]
+        offset: int
+        limit: int
+        total: int = Field(description="how many models the query lists over all its pages")
+        next_offset: int | None = Field(description="null on the last page")
+        missing_metadata: dict[str, int] = Field(description="per filter given that needs metadata (named as sent), "
+                                                             "how many models lack it")
+
+    class Strength(BaseModel):
+        benchmark: str
+        probability: float | None
+        mean: float | None = Field(description="the mean probability of every indexed model")
+        delta: float | None
+        rank: int
+        of: int
+        measured: bool
+
+    class ModelDetail(Identity):
+        indexed: bool
+        n_prompts: int | None
+        benchmarks: list[Observed]
+        benchmarks_note: str | None
+        strengths: list[Strength]
+
+    class Benchmark(BaseModel):
+        name: str
+        group: str | None
+        prompts: int
+        models: int = Field(description="models measured on it")
+
+    class BenchmarkList(BaseModel):
+        benchmarks: list[Benchmark]
+
+    class Check(BaseModel):
+        ok: bool
+        detail: str
+        passes: list[dict] = Field(None, description="the worker check: its recent passes")
+
+    class Ready(BaseModel):
+        status: Literal["ready"]
+        checks: dict[str, Check]
+
+    said = {"find": (FindAnswer, "the ranked models (what `taskspace search --json` prints)"),
+            "models": (ModelPage, "a page of the indexed models"), "model": (ModelDetail, "one model"),
+            "benchmarks": (BenchmarkList, "every benchmark"), "ready": (Ready, "ready")}
+    return {name: {200: {"model": model, "description": description}} for name, (model, description) in said.items()}
 
 
 def _takes_many(annotation) -> bool:
@@ -862,33 +1055,37 @@ def _find_schema() -> dict:
     from .find import MAX_PREFER_SMALLER
 
     # each variant of a union carries its own limits (maxLength on a list is no limit at all in JSON Schema); a
-    # name or a prompt may come alone where the library takes a list (indexer.find.Filters, find_models)
-    Prompt = Annotated[str, Field(max_length=LIMITS["max_prompt_chars"])]
+    # name or a prompt may come alone where the library takes a list (indexer.find.Filters, find_models). A text the
+    # server refuses as blank (empty or spaces only) is refused by the schema too (pattern: a non-space character),
+    # and so is an empty list of prompts or models (before, the schema let both through to a 422)
+    Text = Annotated[str, Field(pattern=r"\S")]
+    Prompt = Annotated[str, Field(max_length=LIMITS["max_prompt_chars"], pattern=r"\S")]
 
     class FindFilters(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        licenses: list[str] | str | None = Field(None, description="any of these licenses (one may be a string)")
+        licenses: list[Text] | Text | None = Field(None, description="any of these licenses (one may be a string; "
+                                                                      "\"apache-2.0,mit\" names both)")
         min_params: str | float | None = Field(None, description="parameters, e.g. 1.5B")
         max_params: str | float | None = Field(None, description="parameters, e.g. 8B")
-        pipeline_tag: str | None = None
+        pipeline_tag: Text | None = None
         exclude_gated: bool = False
         open_only: bool = Field(False, description="only models with a Hub repo (open weights)")
         min_evidence: int | None = Field(None, ge=0, description="measured on at least this many prompts")
-        benchmark: str | None = Field(None, description="measured on this benchmark")
+        benchmark: Text | None = Field(None, description="measured on this benchmark")
 
     class FindBody(BaseModel):
         """Exactly one of prompts (or prompt), benchmark, vector."""
 
         model_config = ConfigDict(extra="forbid")
-        prompts: Annotated[list[Prompt], Field(max_length=LIMITS["max_prompts"])] | Prompt | None = Field(
+        prompts: Annotated[list[Prompt], Field(min_length=1, max_length=LIMITS["max_prompts"])] | Prompt | None = Field(
             None, description="example prompts of the task (their mean is the query), or one prompt as a string")
         prompt: Prompt | None = Field(None, description="one prompt")
-        benchmark: str | None = Field(None, description="a benchmark name: its vector is the query")
+        benchmark: Text | None = Field(None, description="a benchmark name: its vector is the query")
         vector: list[float] | None = Field(None, max_length=LIMITS["max_vector_length"],
                                            description="a raw query in the space's index form")
         k: int = Field(10, ge=1, le=LIMITS["max_k"])
         filters: FindFilters | None = None
-        models: Annotated[list[str], Field(max_length=LIMITS["max_models"])] | str | None = Field(
+        models: Annotated[list[Text], Field(min_length=1, max_length=LIMITS["max_models"])] | Text | None = Field(
             None, description="compare mode: rank exactly these models (one may be a string)")
         prefer_smaller: float = Field(0.0, ge=0, le=MAX_PREFER_SMALLER,
                                       description="rank by score - ALPHA * log10(parameters)")
@@ -951,6 +1148,12 @@ def find_arguments(body: dict) -> dict:
         raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
     args = dict(body)
+    # a whole number written with a fraction (5.0: a client that computed it as a float) is the integer JSON Schema
+    # takes it for, as /openapi.json declares k, evidence and min_evidence "integer" (before: "k must be a positive
+    # integer, not 5.0", a body valid by the document refused)
+    args.update({name: _whole(args[name]) for name in ("k", "evidence") if name in args})
+    if isinstance(args.get("filters"), dict) and "min_evidence" in args["filters"]:
+        args["filters"] = {**args["filters"], "min_evidence": _whole(args["filters"]["min_evidence"])}
     if "prompt" in args:  # one prompt: "prompt": "..." is "prompts": ["..."]
         if "prompts" in args:
             raise ApiError(422, "invalid_request", "give prompt or prompts, not both", "prompt")
@@ -981,6 +1184,11 @@ def find_arguments(body: dict) -> dict:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
                        f"(max_evidence), got {ev}", "evidence")
     return args
+
+
+def _whole(value):
+    """``value`` as an int when it is a float with no fraction (``5.0``), else as it is (the library names the rest)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _not_json(error: dict, doc) -> str:

@@ -219,6 +219,51 @@ def test_compare_mode_text_names_the_listed_models_left_unranked(capsys):
     assert "not ranked" not in capsys.readouterr().out
 
 
+def test_an_index_out_of_step_with_sql_exits_3_as_a_storage_error(indexed):
+    """The vector index holding vectors of another dimension than SQL's space (copied from another home, built with
+    another encoder): `search` and `model` say `taskspace reindex --space NAME` rebuilds it and exit 3, a storage
+    error as for a missing index (README: 1 input, 3 storage); before, exit 1, as if the prompt were bad input (and
+    `model`: "query vector has N dimensions ...; embed the query with the space's encoder"). The library's error is
+    still a DimensionError."""
+    import numpy as np
+
+    from indexer.errors import DimensionError, StoreError
+    from indexer.space import space_name
+    from indexer.store.vectors import KINDS, Point, VectorStore
+
+    name = space_name(indexed.list_spaces()[0])
+    with VectorStore.from_settings() as vectors:
+        points = {kind: [Point(h.key, np.ones(8), h.payload) for h in vectors.scan(name, kind)] for kind in KINDS}
+        for kind in KINDS:
+            vectors.rebuild(name, kind, points[kind], dim=8)
+    for args in (["search", "What is item 3 of alpha?"], ["search", "-b", "alpha", "--json"], ["model", "org/a"]):
+        res = run(*args)
+        assert res.returncode == 3, (args, res.returncode, res.stderr)
+        assert f"taskspace reindex --space {name}" in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    from indexer.find import find_models
+
+    with pytest.raises(DimensionError) as err:
+        _library(find_models, "What is item 3 of alpha?")
+    assert isinstance(err.value, StoreError) and err.value.exit_code == 3
+
+
+def test_answer_options_taken_from_neighbours_are_said_under_the_table(capsys):
+    """A question asked without its answer options (the default method takes those of the nearest indexed questions):
+    the table is followed by a line saying so, as the page's notes and `--json` (`query.options_filled`) say; before,
+    the text said nothing of it."""
+    from indexer.cli_find import _print_result
+    from indexer.find import Coverage, Evidence, FindResult, ModelResult
+
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    r = ModelResult("org/m", "org/m", False, [], 0.1, 0.1, 0.47, 0.4, 0.55, 0.01, Coverage(), Evidence(), {})
+    for filled in (True, False):
+        query = {"kind": "prompt", "prompts": 1, "options_filled": filled, "rank": "probability",
+                 "prefer_smaller": 0.0, "filters": {}, "models": None}
+        _print_result(FindResult(query, space, [r], {}, {}))
+        said = "answer options taken from the nearest indexed questions" in capsys.readouterr().out
+        assert said is filled
+
+
 @pytest.mark.parametrize("args,says", [
     ([], "none was given"), (["-m", "org/a"], "none was given"),
     (["x", "-b", "alpha"], "not PROMPT and --benchmark together"),

@@ -131,7 +131,8 @@ def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
     """The /v1/find schema in /openapi.json against the server: before, `prompts` (a string or a list) carried one
     maxLength 32 over the union (no limit on a list in JSON Schema, and a wrong one on a string), `filters.licenses`
     and `models` said array only though the server (indexer.find.Filters, find_models) takes one name as a string,
-    and `prefer_smaller` had no maximum though above 100 is refused."""
+    and `prefer_smaller` had no maximum though above 100 is refused; an empty list of prompts or models and a blank
+    prompt or name were valid by the schema, refused by the server."""
     spec = client.get("/openapi.json").json()
     body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
     variants = lambda prop: {v.get("type"): v for v in prop["anyOf"]}  # noqa: E731
@@ -155,6 +156,22 @@ def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
     assert client.post("/v1/find", json={"prompts": "x" * 40, "k": 1}).status_code == 200  # > 32 characters
     assert_error(client.post("/v1/find", json={"prompts": ["x"], "prefer_smaller": 101}), 422, "invalid_input",
                  "prefer_smaller")
+    # what the server refuses as empty or blank, the schema refuses too (before, it let each through to a 422), and
+    # what it answers the schema takes
+    from jsonschema import Draft202012Validator
+
+    schema = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    valid = Draft202012Validator({**schema, "components": spec["components"]}).is_valid
+    for body in ({"prompts": []}, {"prompts": ["  "]}, {"prompts": [PROMPT, ""]}, {"prompts": " "}, {"prompt": ""},
+                 {"benchmark": " "}, {"prompts": [PROMPT], "models": []}, {"prompts": [PROMPT], "models": [""]},
+                 {"prompts": [PROMPT], "models": " "}, {"prompts": [PROMPT], "filters": {"licenses": [" "]}},
+                 {"prompts": [PROMPT], "filters": {"pipeline_tag": ""}}, {"prompts": [PROMPT], "filters": {"benchmark": ""}}):
+        assert client.post("/v1/find", json=body).status_code == 422, body
+        assert not valid(body), body
+    for body in ({"prompts": [PROMPT]}, {"prompt": " x "}, {"benchmark": "alpha", "models": "org/m1"},
+                 {"prompts": PROMPT, "filters": {"licenses": "mit", "benchmark": "beta", "pipeline_tag": "x"}}):
+        assert client.post("/v1/find", json=body).status_code == 200, body
+        assert valid(body), body
 
 
 def test_the_openapi_schema_of_the_model_list_gives_the_page_limit(client):
@@ -186,7 +203,11 @@ def test_the_openapi_document_gives_each_routes_error_statuses_in_the_one_error_
              ("/v1/models", "get", client.get("/v1/models", params={"limit": 0})),
              ("/v1/models", "get", client.get("/v1/models", params={"benchmark": "nope"})),
              ("/v1/models/{model_id}", "get", client.get("/v1/models/org/nope")),
-             ("/v1/models/{model_id}", "get", client.get("/v1/models/a%00b"))]
+             ("/v1/models/{model_id}", "get", client.get("/v1/models/a%00b")),
+             # a query parameter a route does not take is refused on every route, those without parameters too
+             ("/v1/benchmarks", "get", client.get("/v1/benchmarks", params={"limit": 5})),
+             ("/healthz", "get", client.get("/healthz", params={"verbose": 1})),
+             ("/readyz", "get", client.get("/readyz", params={"verbose": 1}))]
     for path, method, r in cases:
         declared = spec["paths"][path][method]["responses"]
         assert str(r.status_code) in declared, (path, r.status_code, sorted(declared))
@@ -195,6 +216,142 @@ def test_the_openapi_document_gives_each_routes_error_statuses_in_the_one_error_
         assert set(r.json()) == {"error"} and set(r.json()["error"]) == set(detail["properties"])
     ready = spec["paths"]["/readyz"]["get"]["responses"]["503"]["content"]["application/json"]["schema"]["$ref"]
     assert set(schemas[ready.rsplit("/", 1)[1]]["required"]) == {"error", "checks"}
+
+
+def _strict(schema):
+    """``schema`` with ``additionalProperties: false`` on every object that lists its properties (and none given), so
+    that validating an answer also checks it carries no field the document does not declare."""
+    if isinstance(schema, dict):
+        out = {k: _strict(v) for k, v in schema.items()}
+        if "properties" in out and "additionalProperties" not in out:
+            out["additionalProperties"] = False
+        return out
+    return [_strict(v) for v in schema] if isinstance(schema, list) else schema
+
+
+def test_every_answer_fits_the_schema_openapi_declares_for_it(client):
+    """A client written from /openapi.json alone: every answer (200 and error) validates against the schema its route
+    declares for its status, each field of it declared (JSON Schema 2020-12, as OpenAPI 3.1 uses). Before, every 200
+    answer was declared as `{}` (any JSON): the document said nothing of `results`, `probability`, `interval`, a
+    page's `total` or a model's `strengths`."""
+    from jsonschema import Draft202012Validator
+
+    spec = client.get("/openapi.json").json()
+    components = _strict(spec["components"])
+
+    def fits(path: str, method: str, r, status: int | None = None) -> dict:
+        assert status is None or r.status_code == status, r.text
+        declared = spec["paths"][path][method]["responses"]
+        assert str(r.status_code) in declared, (path, r.status_code, sorted(declared))
+        schema = declared[str(r.status_code)]["content"]["application/json"]["schema"]
+        assert schema, (path, r.status_code, "declared as any JSON")
+        errors = [f"{list(e.absolute_path)}: {e.message}" for e in
+                  Draft202012Validator({**_strict(schema), "components": components}).iter_errors(r.json())]
+        assert not errors, (path, r.status_code, errors[:3])
+        return r.json()
+
+    request = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]
+    example = request["example"]  # the document's own example is a body it declares, and the server answers it
+    assert not list(Draft202012Validator({**request["schema"], "components": spec["components"]}).iter_errors(example))
+    fits("/v1/find", "post", client.post("/v1/find", json=example), 200)
+    for body in ({"prompts": [PROMPT], "k": 3}, {"prompt": PROMPT, "evidence": 5},
+                 {"prompts": [PROMPT, "A question on poetry"], "rank": "lcb"},
+                 {"benchmark": "alpha", "filters": {"licenses": ["mit"], "max_params": "8B", "min_params": 1e9,
+                                                    "exclude_gated": True, "open_only": True, "min_evidence": 1,
+                                                    "benchmark": "beta"}},
+                 {"prompts": [PROMPT], "filters": {"pipeline_tag": "text-generation"}},  # none has a tag: no result
+                 {"benchmark": "beta", "prefer_smaller": 0.1, "models": ["org/m1", "plainname"],
+                  "filters": {"licenses": "mit"}}):
+        got = fits("/v1/find", "post", client.post("/v1/find", json=body), 200)
+        assert got["results"] or "pipeline_tag" in body.get("filters", {}), body
+    assert got["query"]["unranked"] == ["plainname"]  # compare mode's field, declared too
+    for params in ({}, {"limit": 2, "offset": 1}, {"license": ["mit", "apache-2.0"], "max_params": "8B"},
+                   {"benchmark": "alpha", "measured_on": "beta", "open_only": True}):
+        fits("/v1/models", "get", client.get("/v1/models", params=params), 200)
+    assert fits("/v1/models/{model_id}", "get", client.get("/v1/models/org/m1"), 200)["strengths"]
+    fits("/v1/models/{model_id}", "get", client.get("/v1/models/plainname"), 200)
+    fits("/v1/benchmarks", "get", client.get("/v1/benchmarks"), 200)
+    fits("/healthz", "get", client.get("/healthz"), 200)
+    fits("/readyz", "get", client.get("/readyz"), 200)
+    for r in (client.post("/v1/find", json={"benchmark": "nope"}), client.post("/v1/find", json={"prompts": []}),
+              client.post("/v1/find", json={"prompts": ["x"], "k": LIMITS["max_k"] + 1}),
+              client.post("/v1/find", content=b"{oops", headers={"content-type": "application/json"})):
+        fits("/v1/find", "post", r)
+    for r in (client.get("/v1/models", params={"limit": 0}), client.get("/v1/models", params={"benchmark": "nope"})):
+        fits("/v1/models", "get", r)
+    fits("/v1/models/{model_id}", "get", client.get("/v1/models/org/nope"), 404)
+
+
+def test_a_whole_number_written_with_a_fraction_is_the_integer_the_schema_takes_it_for(client):
+    """`"k": 5.0` (a client that computed it as a float): JSON Schema, which /openapi.json uses, counts 5.0 an
+    integer, so the body is valid by the document and the server answers it as k 5 (evidence and min_evidence too);
+    before, 422 "k must be a positive integer, not 5.0". A fraction is still refused, naming the field."""
+    from jsonschema import Draft202012Validator
+
+    spec = client.get("/openapi.json").json()
+    schema = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    whole = {"prompts": [PROMPT], "k": 3.0, "evidence": 2.0, "filters": {"min_evidence": 1.0}}
+    assert Draft202012Validator({**schema, "components": spec["components"]}).is_valid(whole)
+    got = client.post("/v1/find", json=whole)
+    assert got.status_code == 200, got.text
+    ints = client.post("/v1/find", json={"prompts": [PROMPT], "k": 3, "evidence": 2, "filters": {"min_evidence": 1}})
+    assert got.json() == ints.json() and len(got.json()["results"]) == 3 and got.json()["query"]["k"] == 3
+    for body, field in (({"prompts": [PROMPT], "k": 2.5}, "k"), ({"prompts": [PROMPT], "evidence": 0.5}, "evidence"),
+                        ({"prompts": [PROMPT], "filters": {"min_evidence": 1.5}}, "filters.min_evidence")):
+        assert_error(client.post("/v1/find", json=body), 422, "invalid_input", field)
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "k": 101.0}), 422, "limit_exceeded", "k")
+
+
+def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
+    """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
+    over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503
+    `unavailable` saying so, as a store the server cannot read is; before, 422 `invalid_input`, telling the client to
+    change a request that was fine."""
+    import indexer.features as features
+
+    unknown = {k: v for k, v in features._SETS.items() if k != features.MULTIPLE_CHOICE_V2}
+    monkeypatch.setattr(features, "_SETS", unknown)  # the fixture's space (auto-mc) uses multiple-choice-v2
+    for body in ({"prompts": [PROMPT]}, {"benchmark": "alpha"}):
+        assert_error(client.post("/v1/find", json=body), 503, "unavailable", None,
+                     says="the space was built by another version of taskspace")
+
+
+def test_an_index_out_of_step_with_sql_is_a_503_and_a_bad_vector_the_clients_422(client):
+    """The vector index holding vectors of another dimension than SQL's space (copied from another home, built with
+    another encoder): a query is a 503 `unavailable` saying `taskspace reindex` rebuilds it, as for a missing index;
+    before, 422 `invalid_input` with `field` "space NAME", a field no client sent, and `/readyz` said ready. A query
+    vector of the wrong length stays the client's 422 naming `vector`."""
+    import numpy as np
+
+    from indexer.space import space_name
+    from indexer.store.vectors import KINDS, Point
+
+    svc = client.service
+    name = space_name(svc.store.list_spaces()[0])
+    points = {kind: [Point(h.key, np.ones(8), h.payload) for h in svc.vectors.scan(name, kind)] for kind in KINDS}
+    for kind in KINDS:
+        svc.vectors.rebuild(name, kind, points[kind], dim=8)
+    for body in ({"prompts": [PROMPT]}, {"benchmark": "alpha"}):
+        assert_error(client.post("/v1/find", json=body), 503, "unavailable", None, says="taskspace reindex --space")
+    assert_error(client.get("/v1/models/org/m1"), 503, "unavailable", None, says="taskspace reindex --space")
+    # and the server is not ready (a load balancer sends it no query it would answer 503); before, ready
+    assert_error(client.get("/readyz"), 503, "not_ready", None, says="taskspace reindex --space")
+    assert_error(client.post("/v1/find", json={"vector": [0.5, 0.5, 0.5]}), 422, "invalid_input", "vector",
+                 says="the query vector has 3 entries")
+
+
+def test_a_route_written_with_a_trailing_slash_is_a_404_naming_the_route(client):
+    """`POST /v1/find/` (or `GET /v1/benchmarks/`, `/healthz/`): a 404 in the one error shape naming the route meant;
+    before, a 307 redirect with an empty body to an absolute `http://` URL built from the Host header, which a client
+    that does not follow redirects (httpx, requests for a POST) read as an answer without JSON, and which behind a TLS
+    proxy pointed at plain http."""
+    for r, route in ((client.post("/v1/find/", json={"prompts": [PROMPT]}), "/v1/find"),
+                     (client.get("/v1/benchmarks/"), "/v1/benchmarks"), (client.get("/healthz/"), "/healthz"),
+                     # the model route with no id is the model list so written, its parameters too
+                     (client.get("/v1/models/"), "/v1/models"), (client.get("/v1/models/", params={"limit": 2}),
+                                                                  "/v1/models")):
+        assert_error(r, 404, "not_found", says=f"without the trailing slash: {route}")
+    assert_error(client.get("/v1/nope"), 404, "not_found", says="no route /v1/nope; see /openapi.json")
 
 
 def test_every_limit_is_a_4xx_naming_it(client):

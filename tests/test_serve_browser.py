@@ -858,6 +858,29 @@ def test_a_screen_reader_can_tell_the_results_apart(page_server):
         assert failures == []
 
 
+def test_the_page_writes_sizes_and_percentages_as_the_cli_does(page_server):
+    """The page's parameter counts and percentages (app.js formatParams, pct) are the CLI's (indexer.find.format_params,
+    indexer.cli_find._pct) for the same number, halfway cases included: 12.25B is "12.3B" in both, 1 of 8 "13%".
+    Before, the CLI rounded a size halfway to even: "12.2B" and "2.62M" in `taskspace models` and `search`, "12.3B"
+    and "2.63M" on the page."""
+    import random
+
+    from indexer.cli_find import _pct
+    from indexer.find import format_params
+
+    rng = random.Random(7)
+    sizes = [12_250_000_000, 1_125_000_000, 3_375_000_000, 2_625_000, 124_500_000, 8_030_261_248, 70_553_706_496,
+             999_950_000, 8_000_000_000, 1_500, 999, 1_000_000_000_000] + [rng.randrange(1, 10**12) for _ in range(300)]
+    shares = [k / d for d in (8, 40, 200, 1000) for k in range(d + 1)] + [rng.random() for _ in range(300)]
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/")
+        got_sizes = page.evaluate("(ns) => ns.map(formatParams)", sizes)
+        got_shares = page.evaluate("(xs) => xs.map(pct)", shares)
+        assert failures == []
+    assert [(n, g) for n, g in zip(sizes, got_sizes) if g != format_params(n)] == []
+    assert [(x, g) for x, g in zip(shares, got_shares) if g != _pct(x)] == []
+
+
 def test_a_model_pages_difference_is_that_of_the_percentages_shown(page_server):
     """A model page's strengths row says predicted success, the mean of all models and their difference: the
     difference is that of the two percentages shown, so the row adds up (xwincoder-34b on mbpp in evalarena_code,
