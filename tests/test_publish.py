@@ -259,6 +259,18 @@ def test_licences_of_the_shared_sets(shared_data):
     assert licence_of(str(shared_data / "evalarena_code"))[1] is False
 
 
+def test_a_sources_title_and_licence_on_the_card_keep_the_underscores_of_names(tmp_path):
+    """The card names a source by its file's title: `evalarena_code`, `mmlu_pro` stay as written (Markdown emphasis
+    marks are dropped, an underscore inside a word is none); before, every `_` went: "evalarenacode", "mmlupro"."""
+    from indexer.publish import _title
+
+    f = tmp_path / "SOURCE.md"
+    f.write_text("# evalarena_code — 132 code LLMs (__bold__, *it*, `x_y`)\n\n**License**: see LICENSE_MIT.txt "
+                 "(_MIT_)\n")
+    assert _title(f) == "evalarena_code — 132 code LLMs (bold, it, x_y)"
+    assert licence_of(str(tmp_path))[0] == "see LICENSE_MIT.txt (MIT)"
+
+
 def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, encoder):
     store_a, vectors_a, unseen = publisher
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
