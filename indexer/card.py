@@ -117,10 +117,17 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "logit `z` is bent before the logistic: `logit p` is the straight line through the knots "
               "(`calibration_knots_z`, `calibration_knots_logit`) around `z`, and `knot_logit + (z - knot_z)` beyond "
               "the first or last knot (`numpy.interp` inside; increasing, so it keeps the ranking) |",
-              "| `models/<space>.parquet` | one per model: model id, Hub repo id, model revision, space, encoder and "
-              "revision, dimension, method, lambda, eps, `vector` (list of float32) and its `layout`, the posterior "
-              "of its scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed "
-              "accuracy, n), `computed_at`, `taskspace_version` |",
+              "| `models/<space>.parquet` | one per model: `model` (its id: the Hub repo id when known), `aliases` "
+              "(every name its sources gave it), `hub_repo_id`, `kind` (`hub`: a Hub repo, open weights; `api`: "
+              "served only through an API; `name`: not known to be either), `model_revision`, `sources` (the result "
+              "sources, `name@revision`), the Hub metadata as fetched (`author`, `license`, `num_parameters`, "
+              "`pipeline_tag`, `library`, `tags`, `gated`, `downloads`, `likes`, `base_model`, `created_at`, "
+              "`last_modified`; null, and `tags` empty, where none was fetched; `gated` is text as the Hub gives it: "
+              "`false` (not gated), `auto` or `manual` (access on request), so compare it with `\"false\"`: the "
+              "string is true in Python and pandas), `space`, `encoder` (`name@revision`), `encoder_revision`, "
+              "`dim`, `method`, `lam`, `eps`, `vector` (list of float32) and its `layout`, the posterior of its "
+              "scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed accuracy, n), "
+              "`inputs_digest`, `computed_at`, `taskspace_version` |",
               "| `patterns/<space>.parquet` | the posterior factors of each coverage pattern (float32): with a record's "
               "`model_lambda` and `noise` they give the variance of its score (taskspace's intervals); `observed`: "
               "the indexed prompts the pattern's models were observed on, one bit per row of "

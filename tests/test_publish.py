@@ -271,6 +271,28 @@ def test_a_sources_title_and_licence_on_the_card_keep_the_underscores_of_names(t
     assert licence_of(str(tmp_path))[0] == "see LICENSE_MIT.txt (MIT)"
 
 
+def test_the_card_names_every_column_of_the_model_records_and_what_gated_and_kind_hold(publisher, tmp_path):
+    """The card (what a consumer reads on the Hub and the viewer's config shows) names every column of
+    ``models/<space>.parquet``, and says that ``gated`` is text (the Hub's ``false``, ``auto``, ``manual``: the
+    string "false" is true in Python and pandas) and which ``kind`` values there are; before, it named neither the
+    Hub metadata nor ``aliases``, ``kind``, ``sources``, ``inputs_digest``."""
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    store_a.upsert_models([{"key": _key(store_a, LLAMA), "gated": "manual"}, {"key": _key(store_a, MISTRAL),
+                                                                                "gated": False}])
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    (row,) = [ln for ln in card.splitlines() if ln.startswith("| `models/<space>.parquet` |")]
+    (f,) = (tmp_path / "d" / "models").glob("*.parquet")
+    t = pq.read_table(f)
+    assert [c for c in t.column_names if f"`{c}`" not in row] == []
+    gated = {g for g in t["gated"].to_pylist() if g is not None}
+    assert gated == {"manual", "false"} and all(f"`{g}`" in row for g in gated)
+    assert "text" in row.split("`gated`", 1)[1][:200]
+    assert all(f"`{k}`" in row for k in set(t["kind"].to_pylist()))
+
+
 def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, encoder):
     store_a, vectors_a, unseen = publisher
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
