@@ -1174,6 +1174,50 @@ def test_a_pulled_sparse_mixed_index_answers_as_its_publisher_coverage_included(
         store_c.close()
 
 
+def test_the_cards_example_gives_taskspaces_probabilities_on_a_coverage_aware_index(mixed_publisher, tmp_path,
+                                                                                    encoder):
+    """On a sparse, mixed index (the map coverage-aware: a model's logit is ``c L1 + (1 - c) L0``) the card's example
+    computes each model's share ``c`` of the query's 10 nearest indexed prompts from the records (the prompts' rows
+    and its pattern's ``observed`` bits), so it prints taskspace's probabilities and top 5 (``taskspace search
+    --json``), for code prompts and prompts with options, still in ten lines. Before, it took ``c = 1`` for every
+    model: on the sample plus evalarena_code a code prompt's probabilities were up to 0.08 off and its top 5 in
+    another order."""
+    import contextlib
+    import io
+    import os
+
+    from indexer.find import find_models as find
+    from indexer.space import space_name
+
+    store_a, vectors_a, unseen, code = mixed_publisher
+    (sp,) = store_a.list_spaces()
+    assert store_a.get_space_calibration(sp.id).coverage_aware  # the premise
+    publish("tester/mixed", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    example = card.split(f"<!-- taskspace-example:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
+    assert len(example.strip().splitlines()) <= 10
+    partial = 0
+    for prompt in code[:3] + unseen[:2]:
+        want = find(prompt, k=1000, store=store_a, vectors=vectors_a).to_dict()
+        assert not want["query"]["options_filled"]  # a row the example builds as taskspace does
+        ns = {"encode": lambda texts: encoder.encode(list(texts)), "prompt": prompt}
+        cwd = os.getcwd()
+        os.chdir(tmp_path / "d")
+        try:
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                exec(compile(example, "card-example", "exec"), ns)
+        finally:
+            os.chdir(cwd)
+        models = [str(m) for m in ns["t"]["model"].to_pylist()]
+        prob = dict(zip(models, ns["p"].tolist()))
+        assert len(want["results"]) == len(models)
+        for r in want["results"]:
+            assert prob[r["model"]] == pytest.approx(r["probability"], abs=2e-5), (prompt[:40], r["model"])
+        assert [ln.split(" ")[0] for ln in printed.getvalue().splitlines()] == [r["model"] for r in want["results"][:5]]
+        partial += sum(c < 1 for c in ns["cv"])
+    assert partial  # some model measured on none or part of a query's neighbourhood: c mattered
+
+
 def test_a_pull_keeps_the_hub_metadata_the_records_leave_empty(publisher, tmp_path, store):
     """Records published without a model's Hub metadata (the publisher never fetched it) pulled into a home that has
     it: the home keeps its licence, parameters, gated, tags; what the records carry (the publisher's licence of
