@@ -179,9 +179,9 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
                       "columns have the largest inner product with the question's embedding are averaged (`m`), and "
                       "the query row is `[E(question), m[d:2d], m[2d], m[2d] * log1p(question characters), m[2d+2], "
                       "m[2d+3], m[2d], 1 - m[2d]]`."]
-        lines += ["", "Ten lines (`encode(texts)` returns the encoder's unit-length embeddings, e.g. "
-                  "`encode = SentenceTransformer(\"sentence-transformers/all-MiniLM-L6-v2\").encode` with "
-                  "`normalize_embeddings=True`; `prompt` is your prompt):", "",
+        lines += ["", "Ten lines (`encode(texts)` returns the unit-length embeddings of this space's encoder, "
+                  f"`{sp['encoder_name']}`: e.g. `m = SentenceTransformer(\"{sp['encoder_name']}\"); encode = "
+                  "lambda texts: m.encode(texts, normalize_embeddings=True)`; `prompt` is your prompt):", "",
                   EXAMPLE_MARK.format(space=sp["space"]), "```python",
                   example(sp["space"], sp["params_dict"], sp["encoder_dim"]), "```", ""]
     lines += ["## Uncertainty", "",

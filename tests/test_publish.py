@@ -293,6 +293,29 @@ def test_the_card_names_every_column_of_the_model_records_and_what_gated_and_kin
     assert all(f"`{k}`" in row for k in set(t["kind"].to_pylist()))
 
 
+def _card_of(space: str, encoder_name: str, encoder_dim: int, repo: str = "tester/recs") -> str:
+    """The card of one auto-mc space of ``encoder_name`` (no I/O: :func:`indexer.card.card` on a spaces row)."""
+    from indexer.card import card
+
+    params = {"features": "multiple-choice-v2", "free": 4, "intercept": True, "levels": "level-deviation-v2",
+              "prior": "mean", "select": "gcv"}
+    dim = 2 * encoder_dim + 10
+    sp = {"space": space, "encoder": f"{encoder_name}@0123456789abcdef", "encoder_name": encoder_name,
+          "encoder_dim": encoder_dim, "method": "auto-mc", "dim": dim, "lam": 1.0, "eps": 0.0, "calibration_a": None,
+          "params_dict": params, "layout": dataset.layout(dim, params)}
+    return card(repo, [sp], [], {space: {"models": 1, "benchmarks": 1}}, "0.1.0")
+
+
+def test_the_cards_example_names_the_encoder_of_its_own_space():
+    """Each space's example says to embed with that space's encoder (``encoder_name``): an all-mpnet-base-v2 space's
+    example names all-mpnet-base-v2; before, every example said ``SentenceTransformer("sentence-transformers/
+    all-MiniLM-L6-v2")``, whose 384-dimensional rows cannot score a 768-dimensional space's records."""
+    text = _card_of("all-mpnet-base-v2-0123456789", "sentence-transformers/all-mpnet-base-v2", 768)
+    section = text.split("### `all-mpnet-base-v2-0123456789`", 1)[1].split("## Uncertainty", 1)[0]
+    assert 'SentenceTransformer("sentence-transformers/all-mpnet-base-v2")' in section
+    assert "MiniLM" not in section
+
+
 def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, encoder):
     store_a, vectors_a, unseen = publisher
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
