@@ -165,7 +165,11 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "calibration. The encoder is named by the space's `encoder_name` (e.g. "
               "`sentence-transformers/all-MiniLM-L6-v2` for `all-MiniLM-L6-v2`), with unit-length (normalised) "
               "embeddings; `encoder_revision` is a fingerprint of its weights. A query row has the layout below, "
-              "column by column (`layout` in `spaces.parquet` and in every record says the same).", ""]
+              "column by column (`layout` in `spaces.parquet` and in every record says the same).", "",
+              "The examples below read the files by their paths in this dataset: run them in a folder holding them, "
+              "e.g. the one `huggingface_hub`'s "
+              f"`snapshot_download({_yaml_str(repo_id)}, repo_type=\"dataset\", local_dir=\"taskspace-records\")` "
+              "downloads them into (`os.chdir` there first).", ""]
     for sp in spaces:
         lines += [f"### `{sp['space']}`", "", "| columns | part | what the query row holds there |", "|---|---|---|"]
         for p in sp["layout"]:

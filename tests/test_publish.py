@@ -316,6 +316,23 @@ def test_the_cards_example_names_the_encoder_of_its_own_space():
     assert "MiniLM" not in section
 
 
+def test_the_card_says_where_the_example_reads_the_files_from(hub_server, tmp_path, monkeypatch):
+    """The example reads ``models/<space>.parquet`` and the other files by relative path: the card says to run it in
+    a folder holding them and how to download them (``snapshot_download`` of this dataset, which works as written);
+    before, it said neither, so the example copied from the Hub's page failed with FileNotFoundError."""
+    from huggingface_hub import snapshot_download
+
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384, repo="fake-org/recs")
+    section = text.split("## Using the vectors without taskspace", 1)[1].split("### ", 1)[0]
+    call = re.search(r"`(snapshot_download\([^`]*\))`", section)
+    assert call and '"fake-org/recs"' in call[1] and "folder" in section
+    (hub_server.root / "datasets" / "fake-org" / "recs" / "models").mkdir(parents=True)
+    (hub_server.root / "datasets" / "fake-org" / "recs" / "models" / "x.parquet").write_bytes(b"PAR1")
+    monkeypatch.chdir(tmp_path)
+    got = eval(call[1], {"snapshot_download": snapshot_download})  # noqa: S307 - the card's own call
+    assert (Path(got) / "models" / "x.parquet").is_file()
+
+
 def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, encoder):
     store_a, vectors_a, unseen = publisher
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
