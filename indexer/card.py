@@ -59,6 +59,16 @@ def example(space: str, params: dict, encoder_dim: int) -> str:
     return "\n".join([head, body, read.format(space=space, d=encoder_dim)])
 
 
+def _fill_tail(params: dict) -> str:
+    """The end of the query row of a question typed without its options, from its last covariate, as the card
+    writes it (``m`` the neighbours' mean row): the format columns (``m[2d], 1 - m[2d]``) or the intercept, then
+    the level coordinates' zeros."""
+    from . import represent
+
+    tail = ["m[2d]", "1 - m[2d]"] if represent.has_formats(params) else ["1"] if represent.has_intercept(params) else []
+    return ", ".join(["m[2d+3]"] + tail + ["0"] * represent.level_width(params))
+
+
 def how(method: str, params: dict, lam: float, eps: float) -> str:
     """One sentence on how a space's vectors were solved, from its method's params."""
     parts = [f"method `{method}`"]
@@ -182,7 +192,7 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
                       "average of what it leaves open: the 50 rows of `prompts/<space>.parquet` whose first `d` "
                       "columns have the largest inner product with the question's embedding are averaged (`m`), and "
                       "the query row is `[E(question), m[d:2d], m[2d], m[2d] * log1p(question characters), m[2d+2], "
-                      "m[2d+3], m[2d], 1 - m[2d]]`."]
+                      f"{_fill_tail(sp['params_dict'])}]`."]
         lines += ["", "Ten lines (`encode(texts)` returns the unit-length embeddings of this space's encoder, "
                   f"`{sp['encoder_name']}`: e.g. `m = SentenceTransformer(\"{sp['encoder_name']}\"); encode = "
                   "lambda texts: m.encode(texts, normalize_embeddings=True)`; `prompt` is your prompt):", "",

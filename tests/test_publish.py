@@ -316,6 +316,18 @@ def test_the_cards_example_names_the_encoder_of_its_own_space():
     assert "MiniLM" not in section
 
 
+def test_the_cards_row_for_a_question_without_options_has_the_spaces_width():
+    """The card writes out the query row taskspace builds for a question typed without its options: for an auto-mc
+    space it ends with the four zeros of ``prior_w``, ``level`` and ``prior_mu`` (2 d + 10 entries, as the layout
+    table above it says); before, it ended at ``1 - m[2d]`` (2 d + 6 entries), a row that cannot be multiplied with
+    the records' vectors."""
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    row = re.search(r"the query row is `\[(E\(question\), m\[d:2d\], [^`]*)\]`", text)[1]
+    items = [x.strip() for x in row.split(", ")]
+    width = 2 * 384 + len(items) - 2  # E(question) and m[d:2d] are d entries each, the others one
+    assert width == 2 * 384 + 10 and items[-4:] == ["0"] * 4
+
+
 def test_the_card_says_where_the_example_reads_the_files_from(hub_server, tmp_path, monkeypatch):
     """The example reads ``models/<space>.parquet`` and the other files by relative path: the card says to run it in
     a folder holding them and how to download them (``snapshot_download`` of this dataset, which works as written);
