@@ -332,7 +332,9 @@ def test_the_card_says_where_the_example_reads_the_files_from(hub_server, tmp_pa
     """The example reads ``models/<space>.parquet`` and the other files by relative path: the card says to run it in
     a folder holding them and how to download them (``snapshot_download`` of this dataset, which works as written);
     before, it said neither, so the example copied from the Hub's page failed with FileNotFoundError."""
-    from huggingface_hub import snapshot_download
+    import functools
+
+    from huggingface_hub import constants, snapshot_download
 
     text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384, repo="fake-org/recs")
     section = text.split("## Using the vectors without taskspace", 1)[1].split("### ", 1)[0]
@@ -341,7 +343,10 @@ def test_the_card_says_where_the_example_reads_the_files_from(hub_server, tmp_pa
     (hub_server.root / "datasets" / "fake-org" / "recs" / "models").mkdir(parents=True)
     (hub_server.root / "datasets" / "fake-org" / "recs" / "models" / "x.parquet").write_bytes(b"PAR1")
     monkeypatch.chdir(tmp_path)
-    got = eval(call[1], {"snapshot_download": snapshot_download})  # noqa: S307 - the card's own call
+    # the library reads HF_ENDPOINT and HF_HUB_OFFLINE once, at import (maybe before the fixture set them)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    local = functools.partial(snapshot_download, endpoint=hub_server.url)
+    got = eval(call[1], {"snapshot_download": local})  # noqa: S307 - the card's own call
     assert (Path(got) / "models" / "x.parquet").is_file()
 
 
