@@ -156,7 +156,9 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
     for sp in spaces:
         cal = (f"{sp['calibration_n_cells']} held-out cells of {sp['calibration_n_models']} models"
                if sp.get("calibration_a") is not None else "not calibrated")
-        lines.append(f"| `{sp['space']}` | `{sp['encoder']}` | {sp['method']} | {sp['dim']} | {sp['lam']:g} | "
+        lam = f"{sp['lam']:g}" + (" (chosen per model by GCV: `model_lambda`)"
+                                  if (sp.get("params_dict") or {}).get("select") == "gcv" else "")
+        lines.append(f"| `{sp['space']}` | `{sp['encoder']}` | {sp['method']} | {sp['dim']} | {lam} | "
                      f"{sp['eps']:g} | {counts[sp['space']]['models']} | {counts[sp['space']]['benchmarks']} | {cal} |")
     lines += ["", "How each space's vectors were solved:", ""]
     for sp in spaces:

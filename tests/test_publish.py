@@ -328,6 +328,16 @@ def test_the_cards_row_for_a_question_without_options_has_the_spaces_width():
     assert width == 2 * 384 + 10 and items[-4:] == ["0"] * 4
 
 
+def test_the_cards_space_table_says_lambda_is_chosen_per_model_where_it_is():
+    """The card's table of spaces gives a space whose lambda is chosen per model (generalised cross-validation, as
+    auto-mc's) as such, beside the space's setting; before, it said "lambda 1", while the records' `model_lambda`
+    ran from 0.56 to 10,000 on the sample plus evalarena_code."""
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    (row,) = [ln for ln in text.splitlines() if ln.startswith("| `all-minilm-l6-v2-0123456789` | `sentence")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[4].startswith("1 ") and "per model" in cells[4] and "model_lambda" in cells[4]
+
+
 def test_the_card_says_where_the_example_reads_the_files_from(hub_server, tmp_path, monkeypatch):
     """The example reads ``models/<space>.parquet`` and the other files by relative path: the card says to run it in
     a folder holding them and how to download them (``snapshot_download`` of this dataset, which works as written);
