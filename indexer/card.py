@@ -10,22 +10,23 @@ EXAMPLE_MARK = "<!-- taskspace-example:{space} -->"
 
 _SPLIT_ROW = '''opt = lambda line: re.match(r"^\\s*\\(?([A-Z])[.)]\\s", line)  # an answer-option line: "A. ...", "(B) ..."
 L = prompt.split("\\n"); i = next((i for i in range(1, len(L) - 1) if (x := opt(L[i])) and x[1] == "A" and (y := opt(L[i + 1])) and y[1] == "B" and "\\n".join(L[:i]).strip()), None)
-q, o = ("\\n".join(L[:i]).strip(), "\\n".join(L[i:]).strip()) if i else (prompt, None)  # question, option block (from its A. line)
-f = [1, math.log1p(len(q)), math.log1p(len(o)), math.log(max(sum(bool(opt(x)) for x in o.split("\\n")), 1))] if o else [0, 0, 0, 0]
+q, o = ("\\n".join(L[:i]).strip(), "\\n".join(L[i:]).strip()) if i else (prompt, None); f = [1, math.log1p(len(q)), math.log1p(len(o)), math.log(max(sum(bool(opt(x)) for x in o.split("\\n")), 1))] if o else [0, 0, 0, 0]  # question, option block (from its A. line), covariates
 row = np.concatenate([encode([q])[0], encode([o])[0] if o else {none}, f, {tail}])'''
 
 #: the same for a space with levels (indexer.represent.has_levels): the level/deviation map of its calibration
-_READ_LEVELS = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); c = next(r for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
+_READ_LEVELS = '''t = pq.read_table("models/{space}.parquet", columns=["model", "pattern", "vector"]); c = next(r for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
+X = pq.read_table("prompts/{space}.parquet", columns=["vector"])["vector"].combine_chunks(); near = np.argsort(-(X.flatten().to_numpy().reshape(len(X), -1)[:, :{d}] @ row[:{d}]))[:10]; B = {{r["key"]: np.unpackbits(np.frombuffer(r["observed"], "uint8"), bitorder="little")[near].mean() for r in pq.read_table("patterns/{space}.parquet", columns=["key", "observed"]).to_pylist() if r["observed"]}}; cv = np.array([B.get(k, 1.0) for k in t["pattern"].to_pylist()]); g = c["calibration_specific"] + (1 - cv) * ((c["calibration_specific"] if c.get("calibration_uncovered") is None else c["calibration_uncovered"]) - c["calibration_specific"])  # each model's share cv of the query's 10 nearest indexed prompts (by question) it was measured on (1 where unknown), its deviation's weight g
 V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -2]; U = np.array(c["prior"] or [0.0]) @ row[:len(c["prior"] or [0.0])] - V[:, -1]  # raw score, level, prior's part
-z = c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - U) + c["calibration_shared"] * U; kz, kl = (np.array(c.get(k) or [-1e9, 1e9]) for k in ("calibration_knots_z", "calibration_knots_logit")); p = 1 / (1 + np.exp(-(np.interp(z, kz, kl) + np.minimum(z - kz[0], 0) + np.maximum(z - kz[-1], 0))))  # the logit z, bent by the knots
+z = c["calibration_a"] + c["calibration_level"] * l + g * (s - l - U) + c["calibration_shared"] * U; kz, kl = (np.array(c.get(k) or [-1e9, 1e9]) for k in ("calibration_knots_z", "calibration_knots_logit")); p = 1 / (1 + np.exp(-(np.interp(z, kz, kl) + np.minimum(z - kz[0], 0) + np.maximum(z - kz[-1], 0))))  # the logit z, bent by the knots
 for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
 #: the same with the prior per answer format (indexer.represent.LEVELS_FORMATS): the model's own prior part is its mix
 #: of the per-format priors ``w_i . (u_f . x)_f - u_i . mu_i``, the shared part the query format's ``m . (u_f . x)_f -
 #: u_i . mu_i``
-_READ_FORMATS = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); c = next(r for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
+_READ_FORMATS = '''t = pq.read_table("models/{space}.parquet", columns=["model", "pattern", "vector"]); c = next(r for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
+X = pq.read_table("prompts/{space}.parquet", columns=["vector"])["vector"].combine_chunks(); near = np.argsort(-(X.flatten().to_numpy().reshape(len(X), -1)[:, :{d}] @ row[:{d}]))[:10]; B = {{r["key"]: np.unpackbits(np.frombuffer(r["observed"], "uint8"), bitorder="little")[near].mean() for r in pq.read_table("patterns/{space}.parquet", columns=["key", "observed"]).to_pylist() if r["observed"]}}; cv = np.array([B.get(k, 1.0) for k in t["pattern"].to_pylist()]); g = c["calibration_specific"] + (1 - cv) * ((c["calibration_specific"] if c.get("calibration_uncovered") is None else c["calibration_uncovered"]) - c["calibration_specific"])  # each model's share cv of the query's 10 nearest indexed prompts (by question) it was measured on (1 where unknown), its deviation's weight g
 V = np.array(t["vector"].to_pylist(), dtype=np.float64); s = V @ row; l = V[:, -2]; P = np.array(c["prior"] or [0.0, 0.0]).reshape(2, -1); ux = P @ row[:P.shape[1]]; own = V[:, -4:-2] @ ux - V[:, -1]; U = row[-6:-4] @ ux - V[:, -1]  # raw score, level, the model's own prior part, the query format's
-z = c["calibration_a"] + c["calibration_level"] * l + c["calibration_specific"] * (s - l - own) + c["calibration_shared"] * U; kz, kl = (np.array(c.get(k) or [-1e9, 1e9]) for k in ("calibration_knots_z", "calibration_knots_logit")); p = 1 / (1 + np.exp(-(np.interp(z, kz, kl) + np.minimum(z - kz[0], 0) + np.maximum(z - kz[-1], 0))))  # the logit z, bent by the knots
+z = c["calibration_a"] + c["calibration_level"] * l + g * (s - l - own) + c["calibration_shared"] * U; kz, kl = (np.array(c.get(k) or [-1e9, 1e9]) for k in ("calibration_knots_z", "calibration_knots_logit")); p = 1 / (1 + np.exp(-(np.interp(z, kz, kl) + np.minimum(z - kz[0], 0) + np.maximum(z - kz[-1], 0))))  # the logit z, bent by the knots
 for k in np.argsort(-p)[:5]: print(t["model"][k], round(float(s[k]), 4), round(float(p[k]), 3))'''
 
 _READ = '''t = pq.read_table("models/{space}.parquet", columns=["model", "vector"]); a, b = next((r["calibration_a"], r["calibration_b"]) for r in pq.read_table("spaces.parquet").to_pylist() if r["space"] == "{space}")
@@ -55,7 +56,17 @@ def example(space: str, params: dict, encoder_dim: int) -> str:
         body = body.replace("[, ", "[")
     read = _READ if not represent.has_levels(params) else (
         _READ_FORMATS if represent.level_width(params) > 2 else _READ_LEVELS)
-    return "\n".join([head, body, read.format(space=space)])
+    return "\n".join([head, body, read.format(space=space, d=encoder_dim)])
+
+
+def _fill_tail(params: dict) -> str:
+    """The end of the query row of a question typed without its options, from its last covariate, as the card
+    writes it (``m`` the neighbours' mean row): the format columns (``m[2d], 1 - m[2d]``) or the intercept, then
+    the level coordinates' zeros."""
+    from . import represent
+
+    tail = ["m[2d]", "1 - m[2d]"] if represent.has_formats(params) else ["1"] if represent.has_intercept(params) else []
+    return ", ".join(["m[2d+3]"] + tail + ["0"] * represent.level_width(params))
 
 
 def how(method: str, params: dict, lam: float, eps: float) -> str:
@@ -112,15 +123,24 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "prior_w . (prior_f . row)_f + prior_mu`); where `calibration_uncovered` is set, that weight replaces "
               "`calibration_specific` for a model measured on none of the query's 10 nearest indexed prompts (on a "
               "share `c` of them: `c` times the one logit plus `1 - c` times the other; `c` is read from the `observed` "
-              "prompts of the model's pattern in `patterns/<space>.parquet`, as taskspace does; the example below "
-              "scores every model as measured near, `c = 1`); where `calibration_knots_z` is set, that "
+              "prompts of the model's pattern in `patterns/<space>.parquet`, as taskspace does and the example below "
+              "does: the query's 10 nearest are the rows of `prompts/<space>.parquet` whose first `d` columns have the "
+              "largest inner product with the question's embedding, and `c` is 1 for a pattern without `observed`); "
+              "where `calibration_knots_z` is set, that "
               "logit `z` is bent before the logistic: `logit p` is the straight line through the knots "
               "(`calibration_knots_z`, `calibration_knots_logit`) around `z`, and `knot_logit + (z - knot_z)` beyond "
               "the first or last knot (`numpy.interp` inside; increasing, so it keeps the ranking) |",
-              "| `models/<space>.parquet` | one per model: model id, Hub repo id, model revision, space, encoder and "
-              "revision, dimension, method, lambda, eps, `vector` (list of float32) and its `layout`, the posterior "
-              "of its scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed "
-              "accuracy, n), `computed_at`, `taskspace_version` |",
+              "| `models/<space>.parquet` | one per model: `model` (its id: the Hub repo id when known), `aliases` "
+              "(every name its sources gave it), `hub_repo_id`, `kind` (`hub`: a Hub repo, open weights; `api`: "
+              "served only through an API; `name`: not known to be either), `model_revision`, `sources` (the result "
+              "sources, `name@revision`), the Hub metadata as fetched (`author`, `license`, `num_parameters`, "
+              "`pipeline_tag`, `library`, `tags`, `gated`, `downloads`, `likes`, `base_model`, `created_at`, "
+              "`last_modified`; null, and `tags` empty, where none was fetched; `gated` is text as the Hub gives it: "
+              "`false` (not gated), `auto` or `manual` (access on request), so compare it with `\"false\"`: the "
+              "string is true in Python and pandas), `space`, `encoder` (`name@revision`), `encoder_revision`, "
+              "`dim`, `method`, `lam`, `eps`, `vector` (list of float32) and its `layout`, the posterior of its "
+              "scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed accuracy, n), "
+              "`inputs_digest`, `computed_at`, `taskspace_version` |",
               "| `patterns/<space>.parquet` | the posterior factors of each coverage pattern (float32): with a record's "
               "`model_lambda` and `noise` they give the variance of its score (taskspace's intervals); `observed`: "
               "the indexed prompts the pattern's models were observed on, one bit per row of "
@@ -136,7 +156,9 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
     for sp in spaces:
         cal = (f"{sp['calibration_n_cells']} held-out cells of {sp['calibration_n_models']} models"
                if sp.get("calibration_a") is not None else "not calibrated")
-        lines.append(f"| `{sp['space']}` | `{sp['encoder']}` | {sp['method']} | {sp['dim']} | {sp['lam']:g} | "
+        lam = f"{sp['lam']:g}" + (" (chosen per model by GCV: `model_lambda`)"
+                                  if (sp.get("params_dict") or {}).get("select") == "gcv" else "")
+        lines.append(f"| `{sp['space']}` | `{sp['encoder']}` | {sp['method']} | {sp['dim']} | {lam} | "
                      f"{sp['eps']:g} | {counts[sp['space']]['models']} | {counts[sp['space']]['benchmarks']} | {cal} |")
     lines += ["", "How each space's vectors were solved:", ""]
     for sp in spaces:
@@ -155,7 +177,11 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "calibration. The encoder is named by the space's `encoder_name` (e.g. "
               "`sentence-transformers/all-MiniLM-L6-v2` for `all-MiniLM-L6-v2`), with unit-length (normalised) "
               "embeddings; `encoder_revision` is a fingerprint of its weights. A query row has the layout below, "
-              "column by column (`layout` in `spaces.parquet` and in every record says the same).", ""]
+              "column by column (`layout` in `spaces.parquet` and in every record says the same).", "",
+              "The examples below read the files by their paths in this dataset: run them in a folder holding them, "
+              "e.g. the one `huggingface_hub`'s "
+              f"`snapshot_download({_yaml_str(repo_id)}, repo_type=\"dataset\", local_dir=\"taskspace-records\")` "
+              "downloads them into (`os.chdir` there first).", ""]
     for sp in spaces:
         lines += [f"### `{sp['space']}`", "", "| columns | part | what the query row holds there |", "|---|---|---|"]
         for p in sp["layout"]:
@@ -168,10 +194,10 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
                       "average of what it leaves open: the 50 rows of `prompts/<space>.parquet` whose first `d` "
                       "columns have the largest inner product with the question's embedding are averaged (`m`), and "
                       "the query row is `[E(question), m[d:2d], m[2d], m[2d] * log1p(question characters), m[2d+2], "
-                      "m[2d+3], m[2d], 1 - m[2d]]`."]
-        lines += ["", "Ten lines (`encode(texts)` returns the encoder's unit-length embeddings, e.g. "
-                  "`encode = SentenceTransformer(\"sentence-transformers/all-MiniLM-L6-v2\").encode` with "
-                  "`normalize_embeddings=True`; `prompt` is your prompt):", "",
+                      f"{_fill_tail(sp['params_dict'])}]`."]
+        lines += ["", "Ten lines (`encode(texts)` returns the unit-length embeddings of this space's encoder, "
+                  f"`{sp['encoder_name']}`: e.g. `m = SentenceTransformer(\"{sp['encoder_name']}\"); encode = "
+                  "lambda texts: m.encode(texts, normalize_embeddings=True)`; `prompt` is your prompt):", "",
                   EXAMPLE_MARK.format(space=sp["space"]), "```python",
                   example(sp["space"], sp["params_dict"], sp["encoder_dim"]), "```", ""]
     lines += ["## Uncertainty", "",

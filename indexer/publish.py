@@ -57,10 +57,16 @@ def _restricted(text: str) -> bool:
     return bool(_RESTRICTED_WORDS.search(text) or _RESTRICTED_CODES.search(text))
 
 
+def _unmarked(text: str) -> str:
+    """Markdown text without its emphasis and code marks: ``*``, backticks, and ``_`` at a word's edge; an underscore
+    inside a word (``evalarena_code``, ``mmlu_pro``) is part of a name and stays."""
+    return re.sub(r"(?<![^\W_])_+|_+(?![^\W_])", "", re.sub(r"[*`]", "", text))
+
+
 def _title(path: Path) -> str | None:
     for line in path.read_text(errors="replace").splitlines():
         if line.startswith("#"):
-            return re.sub(r"[*_`|]", "", line.lstrip("# ")).strip()[:200] or None
+            return _unmarked(line.lstrip("# ")).replace("|", "").strip()[:200] or None
     return None
 
 
@@ -80,7 +86,7 @@ def licence_of(location: str) -> tuple[str, bool, str | None]:
                 lines = [ln.strip() for ln in f.read_text(errors="replace").splitlines() if _LICENCE_LINE.search(ln)]
                 if not lines:
                     continue
-                text = re.sub(r"[*_`]", "", lines[0]).lstrip("-# ").strip()
+                text = _unmarked(lines[0]).lstrip("-# ").strip()
                 text = re.sub(r"^licen[cs]e\s*:?\s*", "", text, flags=re.IGNORECASE) or text
                 return text[:300], _restricted(" ".join(lines)), str(f)
     return "unknown (no SOURCE.md or PROVENANCE.md found)", False, None

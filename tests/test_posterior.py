@@ -58,6 +58,27 @@ def test_stored_factors_give_the_solvers_variance(store):
     assert store.load_patterns(space.id) == {}
 
 
+def test_deleting_vectors_deletes_the_patterns_no_vector_names(store):
+    """Models removed from a space (their results dropped: the pass deletes their vectors and saves none) take
+    their coverage pattern along when no other vector names it, as a save does; before, the pattern stayed in SQL,
+    and `taskspace publish` wrote it to patterns/<space>.parquet, a pattern no record names (11 patterns for 10 on
+    the sample plus evalarena_code after a source of 4 models was dropped)."""
+    D, S, solver = _fit()
+    names = [f"org/m{i}" for i in range(S.shape[0])]
+    store.ingest(SourceBatch(SourceInfo("table", "/x", "r1"), {}, [
+        Outcome(m, "b", f"prompt {j}", 1.0, prompt_id=str(j)) for m in names for j in range(3)]))
+    space = store.get_or_create_space("enc@1", D.shape[1] + 1, 1.0, 0.0, method="auto-mean",
+                                      params={"intercept": True, "select": "gcv", "prior": "mean", "free": 2})
+    posts = posterior.pattern_posteriors(solver, D)
+    assert len(posts) == 2  # model 0 alone has the second pattern
+    vecs = [ModelVector(m, np.append(solver.normals_[i], solver.intercept_[i]).astype(np.float32), 3,
+                        pattern=posts[solver.pattern_of_[i]].key, lam=float(solver.lam_[i]),
+                        noise=float(solver.noise_[i])) for i, m in enumerate(names)]
+    store.save_model_vectors(space.id, vecs, patterns=posts.values())
+    assert store.delete_model_vectors(space.id, [names[0]]) == 1
+    assert set(store.load_patterns(space.id)) == {vecs[1].pattern} != {vecs[0].pattern}
+
+
 def test_an_interval_uses_at_most_the_maps_lambda_cap():
     """A model whose lambda sat at the grid's edge (its outcomes could not tell its deviation from the population's)
     gets the interval of the map's ``lam_cap`` (the models' median lambda), not the near-zero width of its own:

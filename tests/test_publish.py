@@ -259,6 +259,107 @@ def test_licences_of_the_shared_sets(shared_data):
     assert licence_of(str(shared_data / "evalarena_code"))[1] is False
 
 
+def test_a_sources_title_and_licence_on_the_card_keep_the_underscores_of_names(tmp_path):
+    """The card names a source by its file's title: `evalarena_code`, `mmlu_pro` stay as written (Markdown emphasis
+    marks are dropped, an underscore inside a word is none); before, every `_` went: "evalarenacode", "mmlupro"."""
+    from indexer.publish import _title
+
+    f = tmp_path / "SOURCE.md"
+    f.write_text("# evalarena_code — 132 code LLMs (__bold__, *it*, `x_y`)\n\n**License**: see LICENSE_MIT.txt "
+                 "(_MIT_)\n")
+    assert _title(f) == "evalarena_code — 132 code LLMs (bold, it, x_y)"
+    assert licence_of(str(tmp_path))[0] == "see LICENSE_MIT.txt (MIT)"
+
+
+def test_the_card_names_every_column_of_the_model_records_and_what_gated_and_kind_hold(publisher, tmp_path):
+    """The card (what a consumer reads on the Hub and the viewer's config shows) names every column of
+    ``models/<space>.parquet``, and says that ``gated`` is text (the Hub's ``false``, ``auto``, ``manual``: the
+    string "false" is true in Python and pandas) and which ``kind`` values there are; before, it named neither the
+    Hub metadata nor ``aliases``, ``kind``, ``sources``, ``inputs_digest``."""
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    store_a.upsert_models([{"key": _key(store_a, LLAMA), "gated": "manual"}, {"key": _key(store_a, MISTRAL),
+                                                                                "gated": False}])
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    (row,) = [ln for ln in card.splitlines() if ln.startswith("| `models/<space>.parquet` |")]
+    (f,) = (tmp_path / "d" / "models").glob("*.parquet")
+    t = pq.read_table(f)
+    assert [c for c in t.column_names if f"`{c}`" not in row] == []
+    gated = {g for g in t["gated"].to_pylist() if g is not None}
+    assert gated == {"manual", "false"} and all(f"`{g}`" in row for g in gated)
+    assert "text" in row.split("`gated`", 1)[1][:200]
+    assert all(f"`{k}`" in row for k in set(t["kind"].to_pylist()))
+
+
+def _card_of(space: str, encoder_name: str, encoder_dim: int, repo: str = "tester/recs") -> str:
+    """The card of one auto-mc space of ``encoder_name`` (no I/O: :func:`indexer.card.card` on a spaces row)."""
+    from indexer.card import card
+
+    params = {"features": "multiple-choice-v2", "free": 4, "intercept": True, "levels": "level-deviation-v2",
+              "prior": "mean", "select": "gcv"}
+    dim = 2 * encoder_dim + 10
+    sp = {"space": space, "encoder": f"{encoder_name}@0123456789abcdef", "encoder_name": encoder_name,
+          "encoder_dim": encoder_dim, "method": "auto-mc", "dim": dim, "lam": 1.0, "eps": 0.0, "calibration_a": None,
+          "params_dict": params, "layout": dataset.layout(dim, params)}
+    return card(repo, [sp], [], {space: {"models": 1, "benchmarks": 1}}, "0.1.0")
+
+
+def test_the_cards_example_names_the_encoder_of_its_own_space():
+    """Each space's example says to embed with that space's encoder (``encoder_name``): an all-mpnet-base-v2 space's
+    example names all-mpnet-base-v2; before, every example said ``SentenceTransformer("sentence-transformers/
+    all-MiniLM-L6-v2")``, whose 384-dimensional rows cannot score a 768-dimensional space's records."""
+    text = _card_of("all-mpnet-base-v2-0123456789", "sentence-transformers/all-mpnet-base-v2", 768)
+    section = text.split("### `all-mpnet-base-v2-0123456789`", 1)[1].split("## Uncertainty", 1)[0]
+    assert 'SentenceTransformer("sentence-transformers/all-mpnet-base-v2")' in section
+    assert "MiniLM" not in section
+
+
+def test_the_cards_row_for_a_question_without_options_has_the_spaces_width():
+    """The card writes out the query row taskspace builds for a question typed without its options: for an auto-mc
+    space it ends with the four zeros of ``prior_w``, ``level`` and ``prior_mu`` (2 d + 10 entries, as the layout
+    table above it says); before, it ended at ``1 - m[2d]`` (2 d + 6 entries), a row that cannot be multiplied with
+    the records' vectors."""
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    row = re.search(r"the query row is `\[(E\(question\), m\[d:2d\], [^`]*)\]`", text)[1]
+    items = [x.strip() for x in row.split(", ")]
+    width = 2 * 384 + len(items) - 2  # E(question) and m[d:2d] are d entries each, the others one
+    assert width == 2 * 384 + 10 and items[-4:] == ["0"] * 4
+
+
+def test_the_cards_space_table_says_lambda_is_chosen_per_model_where_it_is():
+    """The card's table of spaces gives a space whose lambda is chosen per model (generalised cross-validation, as
+    auto-mc's) as such, beside the space's setting; before, it said "lambda 1", while the records' `model_lambda`
+    ran from 0.56 to 10,000 on the sample plus evalarena_code."""
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    (row,) = [ln for ln in text.splitlines() if ln.startswith("| `all-minilm-l6-v2-0123456789` | `sentence")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[4].startswith("1 ") and "per model" in cells[4] and "model_lambda" in cells[4]
+
+
+def test_the_card_says_where_the_example_reads_the_files_from(hub_server, tmp_path, monkeypatch):
+    """The example reads ``models/<space>.parquet`` and the other files by relative path: the card says to run it in
+    a folder holding them and how to download them (``snapshot_download`` of this dataset, which works as written);
+    before, it said neither, so the example copied from the Hub's page failed with FileNotFoundError."""
+    import functools
+
+    from huggingface_hub import constants, snapshot_download
+
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384, repo="fake-org/recs")
+    section = text.split("## Using the vectors without taskspace", 1)[1].split("### ", 1)[0]
+    call = re.search(r"`(snapshot_download\([^`]*\))`", section)
+    assert call and '"fake-org/recs"' in call[1] and "folder" in section
+    (hub_server.root / "datasets" / "fake-org" / "recs" / "models").mkdir(parents=True)
+    (hub_server.root / "datasets" / "fake-org" / "recs" / "models" / "x.parquet").write_bytes(b"PAR1")
+    monkeypatch.chdir(tmp_path)
+    # the library reads HF_ENDPOINT and HF_HUB_OFFLINE once, at import (maybe before the fixture set them)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    local = functools.partial(snapshot_download, endpoint=hub_server.url)
+    got = eval(call[1], {"snapshot_download": local})  # noqa: S307 - the card's own call
+    assert (Path(got) / "models" / "x.parquet").is_file()
+
+
 def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, encoder):
     store_a, vectors_a, unseen = publisher
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
@@ -1138,6 +1239,50 @@ def test_a_pulled_sparse_mixed_index_answers_as_its_publisher_coverage_included(
     finally:
         vectors_c.close()
         store_c.close()
+
+
+def test_the_cards_example_gives_taskspaces_probabilities_on_a_coverage_aware_index(mixed_publisher, tmp_path,
+                                                                                    encoder):
+    """On a sparse, mixed index (the map coverage-aware: a model's logit is ``c L1 + (1 - c) L0``) the card's example
+    computes each model's share ``c`` of the query's 10 nearest indexed prompts from the records (the prompts' rows
+    and its pattern's ``observed`` bits), so it prints taskspace's probabilities and top 5 (``taskspace search
+    --json``), for code prompts and prompts with options, still in ten lines. Before, it took ``c = 1`` for every
+    model: on the sample plus evalarena_code a code prompt's probabilities were up to 0.08 off and its top 5 in
+    another order."""
+    import contextlib
+    import io
+    import os
+
+    from indexer.find import find_models as find
+    from indexer.space import space_name
+
+    store_a, vectors_a, unseen, code = mixed_publisher
+    (sp,) = store_a.list_spaces()
+    assert store_a.get_space_calibration(sp.id).coverage_aware  # the premise
+    publish("tester/mixed", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    example = card.split(f"<!-- taskspace-example:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
+    assert len(example.strip().splitlines()) <= 10
+    partial = 0
+    for prompt in code[:3] + unseen[:2]:
+        want = find(prompt, k=1000, store=store_a, vectors=vectors_a).to_dict()
+        assert not want["query"]["options_filled"]  # a row the example builds as taskspace does
+        ns = {"encode": lambda texts: encoder.encode(list(texts)), "prompt": prompt}
+        cwd = os.getcwd()
+        os.chdir(tmp_path / "d")
+        try:
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                exec(compile(example, "card-example", "exec"), ns)
+        finally:
+            os.chdir(cwd)
+        models = [str(m) for m in ns["t"]["model"].to_pylist()]
+        prob = dict(zip(models, ns["p"].tolist()))
+        assert len(want["results"]) == len(models)
+        for r in want["results"]:
+            assert prob[r["model"]] == pytest.approx(r["probability"], abs=2e-5), (prompt[:40], r["model"])
+        assert [ln.split(" ")[0] for ln in printed.getvalue().splitlines()] == [r["model"] for r in want["results"][:5]]
+        partial += sum(c < 1 for c in ns["cv"])
+    assert partial  # some model measured on none or part of a query's neighbourhood: c mattered
 
 
 def test_a_pull_keeps_the_hub_metadata_the_records_leave_empty(publisher, tmp_path, store):

@@ -355,6 +355,8 @@ class DerivedMixin:
             for c in chunks(mids):
                 n += conn.execute(delete(ModelVectorRow).where(ModelVectorRow.space_id == space_id,
                                                                ModelVectorRow.model_id.in_(c))).rowcount
+            if n:  # their coverage patterns go with them where no other vector names one (as a save drops them)
+                self._drop_unused_patterns(conn, space_id)
         return n
 
     def stale_models(self, space_id: int, digests: dict[str, str] | None = None) -> list[str]:
