@@ -460,6 +460,9 @@ class Service:
                 if gone:
                     missing = self.vectors.missing(space_name(space), gone)
                     checks["index"] = {"ok": False, "detail": self.advice(missing)}
+                elif space is None and not checks["sql"]["ok"]:  # which space to count is SQL's word: unknown (before:
+                    # "the index is empty: stop this server, run `taskspace index`", for a whole index and a lost database)
+                    checks["index"] = {"ok": False, "detail": "cannot be checked: the SQL store cannot be read (see sql)"}
                 else:
                     checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001

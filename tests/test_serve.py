@@ -603,6 +603,30 @@ def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, remov
     assert client.head("/readyz").status_code == 503
 
 
+def test_readyz_with_the_database_unreachable_does_not_call_the_index_empty(client):
+    """The SQL store cannot be reached (PostgreSQL restarted, at its connection limit, a network cut) under a server
+    whose index is whole: /readyz is 503 with the sql check saying why, and the index check says it cannot be checked
+    without SQL; before, it said "the index is empty: stop this server, run `taskspace index`, then start it again",
+    advice that rebuilds nothing and stops a server that answers again as soon as the database does. When the
+    database is back, /readyz is 200 again without a restart."""
+    from indexer.store.sql_migrate import make_engine
+
+    svc = client.service
+    assert client.get("/readyz").status_code == 200
+    engine = svc.store.engine
+    svc.store.engine = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")  # connection refused at once
+    try:
+        err = assert_error(client.get("/readyz"), 503, "not_ready", says="sql: cannot use the database")
+        checks = client.get("/readyz").json()["checks"]
+        assert checks["sql"]["ok"] is False and checks["index"]["ok"] is False
+        assert "empty" not in err["message"] and "taskspace index" not in err["message"], err["message"]
+        assert checks["index"]["detail"].startswith("cannot be checked: the SQL store cannot be read"), checks["index"]
+    finally:
+        svc.store.engine.dispose()
+        svc.store.engine = engine
+    assert client.get("/readyz").status_code == 200
+
+
 @pytest.mark.parametrize("removed", ["qdrant", "benchmarks", "prompts"])
 def test_a_query_on_a_missing_index_is_503_saying_reindex_rebuilds_it(indexed, encoder, removed):
     """The embedded index (or one kind's folder) removed before the server starts, SQL intact: every query kind
