@@ -339,6 +339,32 @@ def test_a_database_or_user_that_does_not_exist_says_how_to_create_it(pg_url):
     assert "--url" in str(info.value) and "server is running" in str(info.value)
 
 
+@pytest.mark.postgres
+def test_a_server_at_its_connection_limit_is_named_not_taken_for_a_bad_url(pg_url):
+    """PostgreSQL refusing a connection because it is at its limit (max_connections, or a limit set for the database
+    or the user: many `taskspace serve` processes, each with its own pool): the error says the server is at its
+    connection limit, how many connections a taskspace process keeps, and what to do (raise the limit, fewer
+    processes, a pooler), and that the URL is right; before, "Check the URL (...: host, port, user, database name, file
+    path) and that the server is running and reachable", about a URL that works and a server that answered."""
+    import uuid
+
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import _schema_ddl
+
+    role = "ts_limit_" + uuid.uuid4().hex[:10]
+    _schema_ddl(pg_url, f'create role "{role}" login connection limit 0')  # every connection over its limit
+    try:
+        with pytest.raises(StoreError) as info:
+            Store(make_url(pg_url).set(username=role).render_as_string(hide_password=False))
+        message = str(info.value)
+        assert f'too many connections for role "{role}"' in message, message
+        assert "connection limit" in message and "max_connections" in message and "pool" in message, message
+        assert "Check the URL" not in message and "running and reachable" not in message, message
+    finally:
+        _schema_ddl(pg_url, f'drop role if exists "{role}"')
+
+
 def test_a_lock_beside_a_sqlite_file_on_a_full_disk_is_still_taken(tmp_path):
     """TASKSPACE_HOME on a full disk (a 64 kB tmpfs, filled): the lock beside the SQLite file is taken though its holder
     cannot be written into it, so the command goes on to the error that says the disk is full (`taskspace index`:

@@ -68,8 +68,9 @@ def make_engine(url: str) -> Engine:
         if parsed.get_driver_name() not in {"psycopg", "psycopg2"} and parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # plain postgresql:// means psycopg 3 here
         connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
+    pool = {"pool_size": 5, "max_overflow": POOL_CONNECTIONS - 5} if backend == "postgresql" else {}  # (the defaults)
     try:
-        engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend != "sqlite")
+        engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend != "sqlite", **pool)
     except (NoSuchModuleError, ImportError) as exc:
         raise StoreError(f"database URL {safe_url(url)}: no driver for {parsed.drivername!r} ({exc}); {_URL_HELP}") from None
     except (ArgumentError, TypeError) as exc:
@@ -147,17 +148,26 @@ def connect_error(url, exc: Exception) -> StoreError:
 
 
 _URL_SETTING = "TASKSPACE_DATABASE_URL, or `--url` of `taskspace db`"
+#: what PostgreSQL says when it refuses a connection for its limits (SQLSTATE 53300, too_many_connections)
+_AT_LIMIT = ("too many connections", "too many clients", "remaining connection slots are reserved")
+#: the most connections one PostgreSQL engine opens (:func:`make_engine`: 5 kept, 10 more under load, SQLAlchemy's defaults)
+POOL_CONNECTIONS = 15
 
 
 def _missing_hint(url, detail: str) -> str:
     """What to do when PostgreSQL says the database or the role of the URL does not exist (a first setup): create it,
-    as its superuser (``createdb``, ``createuser``); "" otherwise."""
+    as its superuser (``createdb``, ``createuser``); or that it is at its connection limit: what to change; "" otherwise."""
     try:
         u = make_url(str(url)) if not hasattr(url, "database") else url
     except Exception:  # noqa: BLE001 - the hint is an extra; the error stands without it
         return ""
     if not u.drivername.startswith("postgresql"):
         return ""
+    if any(w in detail for w in _AT_LIMIT):  # the server answered and refused: the URL is right (before: "check the URL")
+        return ("The server is at its connection limit (max_connections, or a CONNECTION LIMIT set for this database or "
+                f"user); the URL is right. Each taskspace process keeps a pool of up to {POOL_CONNECTIONS} connections "
+                "(`taskspace serve` under load, a pass): raise the limit, run fewer processes against this database, or "
+                "put a connection pooler (PgBouncer) in front; retry when connections are free")
     server = " ".join(x for x in (f"-h {u.host}" if u.host else "", f"-p {u.port}" if u.port else "") if x)
     server = f" {server}" if server else ""
     if u.database and f'database "{u.database}" does not exist' in detail:
