@@ -365,6 +365,48 @@ def test_a_server_at_its_connection_limit_is_named_not_taken_for_a_bad_url(pg_ur
         _schema_ddl(pg_url, f'drop role if exists "{role}"')
 
 
+@pytest.mark.postgres
+@pytest.mark.parametrize("setting", ["statement_timeout", "lock_timeout"])
+def test_a_statement_the_servers_timeout_cancelled_names_the_setting(pg_url, setting):
+    """A statement PostgreSQL cancelled for its `statement_timeout` or `lock_timeout` (set for the database or the user
+    by an operator; here in the URL, while another session holds a table's lock): the store error names the setting,
+    says nothing was saved and how to give taskspace more time (`ALTER ROLE ... SET`, or the URL's options); before,
+    only the driver's "canceling statement due to statement timeout", no setting and nothing to do."""
+    import threading
+
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import make_engine
+
+    Store(pg_url, upgrade=True).close()
+    u = make_url(pg_url)
+    url = u.update_query_dict({"options": f"{u.query['options']} -c{setting}=200"}).render_as_string(hide_password=False)
+    holder = make_engine(pg_url)
+    locked, done = threading.Event(), threading.Event()
+
+    def hold():
+        with holder.begin() as conn:
+            conn.exec_driver_sql("lock table sources in access exclusive mode")
+            locked.set()
+            done.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        assert locked.wait(30)
+        with Store(url) as store:
+            with pytest.raises(StoreError) as info:
+                store.record_checked("/data/x", kind="table")
+    finally:
+        done.set()
+        t.join()
+        holder.dispose()
+    message = str(info.value)
+    words = "statement timeout" if setting == "statement_timeout" else "lock timeout"
+    assert f"canceling statement due to {words}" in message and "nothing of it was saved" in message, message
+    assert f"the server's {setting}" in message and f"ALTER ROLE" in message and f"-c{setting}=" in message, message
+
+
 def test_a_lock_beside_a_sqlite_file_on_a_full_disk_is_still_taken(tmp_path):
     """TASKSPACE_HOME on a full disk (a 64 kB tmpfs, filled): the lock beside the SQLite file is taken though its holder
     cannot be written into it, so the command goes on to the error that says the disk is full (`taskspace index`:

@@ -409,7 +409,24 @@ class _Tx:
                 f"{self.what} failed{saved}: another process kept the SQLite database {self.engine.url.database} "
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
-        return StoreError(f"{self.what} failed{saved}: {detail} ({migrate.safe_url(self.engine.url)})")
+        return StoreError(f"{self.what} failed{saved}: {detail}{_timeout_hint(self.engine.url, detail)} "
+                          f"({migrate.safe_url(self.engine.url)})")
+
+
+def _timeout_hint(url, detail: str) -> str:
+    """What to do when PostgreSQL cancelled a statement for its ``statement_timeout`` or ``lock_timeout`` (set for the
+    database or the user by an operator): name the setting and how to give taskspace more (before: the driver's
+    "canceling statement due to statement timeout" alone). "" for any other error."""
+    setting = next((s for s in ("statement_timeout", "lock_timeout") if s.replace("_", " ") in detail), None)
+    if setting is None:
+        return ""
+    role = url.username or "USER"
+    what = ("a statement waited for a lock another session held, longer than it allows" if setting == "lock_timeout" else
+            "a statement ran, or waited for a lock another session held, longer than it allows; taskspace's statements "
+            "can take minutes on a large index")
+    return (f": the server's {setting} (set for this database or user, or in the URL) cancelled it: {what}; give "
+            f"taskspace's user more (`ALTER ROLE \"{role}\" SET {setting} = '30min'`, or `options=-c{setting}=0` in "
+            "TASKSPACE_DATABASE_URL) and retry")
 
 
 def open_store(url: str | None = None) -> Store:
