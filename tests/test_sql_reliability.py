@@ -310,6 +310,36 @@ def test_a_lock_whose_connection_the_server_ended_is_left_without_a_traceback(pg
             pass
 
 
+@pytest.mark.postgres
+def test_a_lock_whose_session_the_server_ended_is_taken_again_or_given_up(pg_url, caplog):
+    """PostgreSQL ending the session of a held 'index' lock while its holder runs on (a restart, `pg_terminate_backend`,
+    `idle_session_timeout`): `held.ensure()`, which a pass calls between its stages, takes the lock again on a new
+    connection (a warning says so), so a second holder is refused again; when another process took it meanwhile,
+    `ensure()` raises BusyError naming that holder and saying this pass stops. Before, the lock was gone for the rest
+    of the pass and a second pass (a waiting worker) ran beside it."""
+    import logging
+
+    from helpers import end_lock_session
+
+    with Store(pg_url, upgrade=True) as store, Store(pg_url) as other:
+        with caplog.at_level(logging.WARNING, logger="indexer.store.sql_lock"):
+            with store.lock("index") as held:
+                held.ensure()  # the session lives: nothing to do
+                end_lock_session(other)
+                held.ensure()
+                assert "this process took it again" in caplog.text
+                with pytest.raises(BusyError, match="holds the 'index' lock"):
+                    with other.lock("index"):
+                        pass
+                end_lock_session(other)
+                with other.lock("index"):  # another pass takes it while this one's session is gone
+                    with pytest.raises(BusyError, match="another taskspace process took it") as info:
+                        held.ensure()
+                    assert "this pass stops here" in str(info.value) and "pid " in str(info.value)
+        with store.lock("index"):  # released by the other holder: free
+            pass
+
+
 def test_a_database_or_user_that_does_not_exist_says_how_to_create_it(pg_url):
     """A first setup against a PostgreSQL server where the URL's database or user was not created yet: the error says
     to create it (`createdb ... NAME` / `createuser ... NAME`, or the SQL) and to run `taskspace db upgrade`, naming

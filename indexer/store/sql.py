@@ -359,7 +359,9 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
         return True
 
     def lock(self, name: str = "index"):
-        """Context manager: hold the per-database ``name`` lock or raise BusyError (see :mod:`.sql_lock`)."""
+        """Context manager: hold the per-database ``name`` lock or raise BusyError (see :mod:`.sql_lock`); it gives a
+        :class:`~.sql_lock.Held` whose ``ensure()`` checks the lock is still held (PostgreSQL: taken again when the server
+        ended its session, BusyError when another process took it meanwhile)."""
         if self.dialect == "postgresql":
             return sql_lock.pg_lock(self.engine, name)
         return sql_lock.sqlite_lock(self.engine.url.database, name)
