@@ -437,6 +437,37 @@ def test_a_statement_the_servers_timeout_cancelled_names_the_setting(pg_url, set
     assert f"the server's {setting}" in message and f"ALTER ROLE" in message and f"-c{setting}=" in message, message
 
 
+def test_a_connection_pool_busy_too_long_is_named_not_taken_for_a_bad_url(store):
+    """Every connection of the process's pool in use past the pool's timeout (`taskspace serve` with its queries waiting
+    on a table another session locked, or slow statements): the store error (HTTP 503) says the pool was busy, how
+    many connections it has and for how long, and what to look at; before, "QueuePool limit of size 5 overflow 10
+    reached, connection timed out, timeout 30.00 (Background on this error at: https://sqlalche.me/...). Check the URL
+    (...) and that the server is running and reachable", about a URL that works and a server that answers."""
+    from indexer.store.sql_migrate import POOL_CONNECTIONS
+
+    store.engine.pool._timeout = 0.2  # (30 s by default)
+    held = []
+    try:
+        if store.dialect == "postgresql":
+            held = [store.engine.connect() for _ in range(POOL_CONNECTIONS)]
+        else:  # SQLite's pool: as many as it takes
+            while True:
+                try:
+                    held.append(store.engine.connect())
+                except Exception:  # noqa: BLE001 - the pool's own TimeoutError: all of them are held now
+                    break
+        with pytest.raises(StoreError) as info:
+            store.list_sources()
+    finally:
+        for conn in held:
+            conn.close()
+    message = str(info.value)
+    assert "connections of this process" in message and "in use" in message and "0.2 s" in message, message
+    assert "pg_stat_activity" in message or store.dialect == "sqlite", message
+    assert "Check the URL" not in message and "sqlalche.me" not in message and "QueuePool" not in message, message
+    assert store.list_sources() == []  # free again
+
+
 def test_a_lock_beside_a_sqlite_file_on_a_full_disk_is_still_taken(tmp_path):
     """TASKSPACE_HOME on a full disk (a 64 kB tmpfs, filled): the lock beside the SQLite file is taken though its holder
     cannot be written into it, so the command goes on to the error that says the disk is full (`taskspace index`:

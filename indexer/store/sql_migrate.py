@@ -17,6 +17,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from ..errors import StoreError, full_disk_free, unwritable
 
@@ -122,6 +123,20 @@ def write_connection(engine: Engine) -> Connection:
 
 def connect_error(url, exc: Exception) -> StoreError:
     """Turn a driver error at connect time into a StoreError that says what to fix."""
+    if isinstance(exc, PoolTimeout):  # no connection was even tried: every one of this process's was in use (before:
+        # SQLAlchemy's "QueuePool limit ... reached" with its link, and "check the URL and that the server is running")
+        import re
+
+        # "QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30.00": the error carries no pool
+        m = re.search(r"size (\d+) overflow (\d+) reached.*timeout ([\d.]+)", str(exc))
+        size, waited = (int(m[1]) + max(0, int(m[2])), float(m[3])) if m else (POOL_CONNECTIONS, 30.0)
+        where = ("look at what they wait for in pg_stat_activity and pg_locks (a LOCK TABLE another session holds, slow "
+                 "statements)" if str(getattr(url, "drivername", url)).startswith("postgresql") else
+                 "another process holding the SQLite database's write lock, or slow statements")
+        return StoreError(
+            f"cannot use the database at {safe_url(url)}: all {size} connections of this process were in use for "
+            f"{waited:g} s (each query and pass holds one while the database answers it, so they were all waiting on the "
+            f"database); the URL is right: {where}, then retry")
     detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "malformed" in detail or "not a database" in detail:  # SQLite's words for a damaged file: the URL is right
         return StoreError(
