@@ -437,6 +437,35 @@ def test_a_statement_the_servers_timeout_cancelled_names_the_setting(pg_url, set
     assert f"the server's {setting}" in message and f"ALTER ROLE" in message and f"-c{setting}=" in message, message
 
 
+def test_a_user_that_may_only_read_is_told_which_grant_an_indexing_pass_needs(pg_url):
+    """PostgreSQL as a user granted SELECT alone on taskspace's tables (a read-only role, as `taskspace serve` needs):
+    queries answer, and a write (an indexing pass, ingest, pull) is a store error naming the table, the user, that
+    nothing was saved, and the GRANT that lets it write (or to run it as the tables' owner); before, only the driver's
+    "permission denied for table runs"."""
+    import uuid
+
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import _schema_ddl
+
+    Store(pg_url, upgrade=True).close()
+    schema = make_url(pg_url).query["options"].split("=", 1)[1]
+    role = "ts_reader_" + uuid.uuid4().hex[:10]
+    _schema_ddl(pg_url, f'create role "{role}" login; grant usage on schema "{schema}" to "{role}"; '
+                        f'grant select on all tables in schema "{schema}" to "{role}"')
+    try:
+        with Store(make_url(pg_url).set(username=role).render_as_string(hide_password=False)) as reader:
+            assert reader.list_sources() == [] and reader.list_runs() == []  # reading is allowed
+            with pytest.raises(StoreError) as info:
+                reader.start_run("index")
+    finally:
+        _schema_ddl(pg_url, f'drop owned by "{role}"; drop role if exists "{role}"')
+    message = str(info.value)
+    assert "permission denied for table runs" in message and "nothing of it was saved" in message, message
+    assert f'user "{role}" may read' in message and f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA" in message, message
+    assert "USAGE ON ALL SEQUENCES" in message, message
+
+
 def test_a_connection_pool_busy_too_long_is_named_not_taken_for_a_bad_url(store):
     """Every connection of the process's pool in use past the pool's timeout (`taskspace serve` with its queries waiting
     on a table another session locked, or slow statements): the store error (HTTP 503) says the pool was busy, how

@@ -411,8 +411,29 @@ class _Tx:
                 f"{self.what} failed{saved}: another process kept the SQLite database {self.engine.url.database} "
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
-        return StoreError(f"{self.what} failed{saved}: {detail}{_timeout_hint(self.engine.url, detail)} "
-                          f"({migrate.safe_url(self.engine.url)})")
+        hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail)
+        return StoreError(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
+
+    def _grant_hint(self, exc: SQLAlchemyError, detail: str) -> str:
+        """What to grant when PostgreSQL refused the user a table (a role granted SELECT alone, as `taskspace serve`
+        needs, running an indexing pass); "" for any other error. Before: the driver's "permission denied for table"."""
+        if getattr(getattr(exc, "orig", None), "sqlstate", None) != "42501" or "permission denied for table" not in detail:
+            return ""
+        role = self.engine.url.username or "USER"
+        schema = "SCHEMA_NAME"
+        try:
+            with self.engine.connect() as conn:
+                schema = conn.exec_driver_sql("select current_schema()").scalar() or schema
+        except SQLAlchemyError:
+            pass
+        grants = (f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO \"{role}\"; "
+                  f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO \"{role}\"")
+        if not self.write:
+            return (f": the user \"{role}\" may not read taskspace's tables; as their owner, "
+                    f"`GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO \"{role}\"`")
+        return (f": the user \"{role}\" may read taskspace's tables but not write them (enough for `taskspace serve` and "
+                "the query commands); run indexing, ingest, pull and reindex as a user who may: the tables' owner, or "
+                f"one granted, as their owner, `{grants}`")
 
 
 def _timeout_hint(url, detail: str) -> str:
