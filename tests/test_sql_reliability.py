@@ -437,6 +437,46 @@ def test_a_statement_the_servers_timeout_cancelled_names_the_setting(pg_url, set
     assert f"the server's {setting}" in message and f"ALTER ROLE" in message and f"-c{setting}=" in message, message
 
 
+@pytest.mark.postgres
+def test_a_transaction_the_servers_idle_timeout_ended_names_the_setting(pg_url, monkeypatch):
+    """PostgreSQL ending an ingest's session for its `idle_in_transaction_session_timeout` (an operator's setting; an
+    ingest keeps its transaction open while it prepares the next rows, seconds for a large source): the store error
+    names the setting, says nothing of the source was saved and how to give taskspace's user more; before, only the
+    driver's "terminating connection due to idle-in-transaction timeout", or "server closed the connection
+    unexpectedly"."""
+    from sqlalchemy.engine import make_url
+
+    Store(pg_url, upgrade=True).close()
+    u = make_url(pg_url)
+    url = u.update_query_dict({"options": f"{u.query['options']} -cidle_in_transaction_session_timeout=100"})
+    real = Store._insert_blocks
+
+    def slow(self, conn, blocks):  # Python work inside the transaction, longer than the server allows
+        time.sleep(0.6)
+        return real(self, conn, blocks)
+
+    monkeypatch.setattr(Store, "_insert_blocks", slow)
+    with Store(url.render_as_string(hide_password=False)) as store:
+        with pytest.raises(StoreError) as info:
+            store.ingest(batch("/d/a.csv"))
+        monkeypatch.setattr(Store, "_insert_blocks", real)
+        assert store.get_source("/d/a.csv") is None
+    message = str(info.value)
+    assert "nothing of it was saved" in message, message  # (the driver saw the server's word, or a closed connection)
+    assert "the server's idle_in_transaction_session_timeout" in message and "ALTER ROLE" in message, message
+    assert "-cidle_in_transaction_session_timeout=0" in message, message
+
+    def ended(self, conn, blocks):  # without the timeout: the session ended by an operator (or a restart)
+        conn.connection().exec_driver_sql("select pg_terminate_backend(pg_backend_pid())")
+
+    monkeypatch.setattr(Store, "_insert_blocks", ended)
+    with Store(pg_url) as store:
+        with pytest.raises(StoreError) as info:
+            store.ingest(batch("/d/a.csv"))
+    assert "the server ended the session (a restart, `pg_terminate_backend`); retry" in str(info.value), str(info.value)
+    assert "idle_in_transaction" not in str(info.value)
+
+
 def test_a_user_that_may_only_read_is_told_which_grant_an_indexing_pass_needs(pg_url):
     """PostgreSQL as a user granted SELECT alone on taskspace's tables (a read-only role, as `taskspace serve` needs):
     queries answer, and a write (an indexing pass, ingest, pull) is a store error naming the table, the user, that

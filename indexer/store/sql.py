@@ -411,8 +411,34 @@ class _Tx:
                 f"{self.what} failed{saved}: another process kept the SQLite database {self.engine.url.database} "
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
-        hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail)
+        hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
         return StoreError(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
+
+    def _ended_hint(self, exc: SQLAlchemyError, detail: str) -> str:
+        """Why PostgreSQL ended the session in the middle of a transaction: its ``idle_in_transaction_session_timeout``
+        (named when the driver read the server's word, or when it is set for this user and database and the driver saw
+        only a closed connection), else a restart or ``pg_terminate_backend``; "" for any other error. Before: the
+        driver's "server closed the connection unexpectedly" alone."""
+        lost = getattr(exc, "connection_invalidated", False) or any(
+            w in detail for w in ("server closed the connection", "terminating connection"))
+        if self.engine.dialect.name != "postgresql" or not lost:
+            return ""
+        idle = None
+        if "idle-in-transaction timeout" not in detail:
+            try:  # the timeout set for this user and database (a fresh session has what the ended one had)
+                with self.engine.connect() as conn:
+                    idle = conn.exec_driver_sql("select current_setting('idle_in_transaction_session_timeout')").scalar()
+            except SQLAlchemyError:
+                pass
+            if idle in (None, "0"):
+                return ": the server ended the session (a restart, `pg_terminate_backend`); retry"
+        role = self.engine.url.username or "USER"
+        now = f", {idle} here" if idle else ""
+        return (f": the server's idle_in_transaction_session_timeout{now} (set for this database or user, or in the URL) "
+                "ended the session: taskspace keeps a transaction open while it prepares the next rows (seconds for a "
+                f"large source); give taskspace's user more (`ALTER ROLE \"{role}\" SET "
+                "idle_in_transaction_session_timeout = '10min'`, or `options=-cidle_in_transaction_session_timeout=0` in "
+                "TASKSPACE_DATABASE_URL) and retry")
 
     def _grant_hint(self, exc: SQLAlchemyError, detail: str) -> str:
         """What to grant when PostgreSQL refused the user a table (a role granted SELECT alone, as `taskspace serve`
