@@ -474,6 +474,9 @@ def test_a_transaction_the_servers_idle_timeout_ended_names_the_setting(pg_url, 
         with pytest.raises(StoreError) as info:
             store.ingest(batch("/d/a.csv"))
     assert "the server ended the session (a restart, `pg_terminate_backend`); retry" in str(info.value), str(info.value)
+    from indexer.errors import ConnectionLostError
+
+    assert isinstance(info.value, ConnectionLostError)  # what the worker runs again soon (test_worker.py)
     assert "idle_in_transaction" not in str(info.value)
 
 

@@ -129,7 +129,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ..errors import BusyError, InputError, StoreError
+from ..errors import BusyError, ConnectionLostError, InputError, StoreError
 from . import sql_lock
 from . import sql_migrate as migrate
 from .sql_derived import DerivedMixin
@@ -412,16 +412,20 @@ class _Tx:
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
         hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
-        return StoreError(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
+        kind = ConnectionLostError if self._lost(exc, detail) else StoreError  # the worker runs such a pass again soon
+        return kind(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
+
+    def _lost(self, exc: SQLAlchemyError, detail: str) -> bool:
+        """The server ended the session mid-transaction (a restart, ``pg_terminate_backend``, a session timeout)."""
+        return self.engine.dialect.name == "postgresql" and (getattr(exc, "connection_invalidated", False) or any(
+            w in detail for w in ("server closed the connection", "terminating connection")))
 
     def _ended_hint(self, exc: SQLAlchemyError, detail: str) -> str:
         """Why PostgreSQL ended the session in the middle of a transaction: its ``idle_in_transaction_session_timeout``
         (named when the driver read the server's word, or when it is set for this user and database and the driver saw
         only a closed connection), else a restart or ``pg_terminate_backend``; "" for any other error. Before: the
         driver's "server closed the connection unexpectedly" alone."""
-        lost = getattr(exc, "connection_invalidated", False) or any(
-            w in detail for w in ("server closed the connection", "terminating connection"))
-        if self.engine.dialect.name != "postgresql" or not lost:
+        if not self._lost(exc, detail):
             return ""
         idle = None
         if "idle-in-transaction timeout" not in detail:
