@@ -859,6 +859,41 @@ def test_cli_serve_rejects_a_bad_schedule_in_one_line():
 
 
 @pytest.mark.postgres
+def test_a_query_whose_database_session_is_ended_is_asked_again(pg_url, tmp_path, encoder, monkeypatch):
+    """PostgreSQL ending the session a query runs on (a restart or failover, `pg_terminate_backend`) in the middle of
+    the query: the server asks again on a fresh connection and answers 200, as the query answers after; before, 503
+    "reading from the database failed: terminating connection ..." for every query in flight. A session ended on the
+    second try too is still the 503 saying so."""
+    from indexer.config import reset_settings
+    from indexer.store.sql import Store
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", pg_url)
+    reset_settings()
+    Store(pg_url, upgrade=True).close()
+    build_index(tmp_path, encoder)
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc), raise_server_exceptions=False) as c:
+        want = c.post("/v1/find", json={"prompts": [PROMPT], "k": 3}).json()
+        states, ended = svc.store.space_states, []
+
+        def ended_once(*args, **kwargs):  # the session ends under the query (here: its own backend terminated)
+            if len(ended) < times:
+                ended.append(1)
+                with svc.store._read() as conn:
+                    conn.connection().exec_driver_sql("select pg_terminate_backend(pg_backend_pid())")
+            return states(*args, **kwargs)
+
+        monkeypatch.setattr(svc.store, "space_states", ended_once)
+        times = 1
+        r = c.post("/v1/find", json={"prompts": [PROMPT], "k": 3})
+        assert r.status_code == 200 and r.json() == want and ended == [1], r.text
+        ended.clear()
+        times = 2
+        assert_error(c.post("/v1/find", json={"prompts": [PROMPT], "k": 3}), 503, "unavailable",
+                     says="the server ended the session")
+
+
+@pytest.mark.postgres
 def test_routes_and_an_in_process_pass_on_postgresql(pg_url, tmp_path, encoder, monkeypatch):
     """The same app over PostgreSQL (the production SQL store): find, browse, readiness, and a pass run by the
     server's worker thread while it answers."""
