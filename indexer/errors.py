@@ -57,6 +57,12 @@ class StoreError(IndexerError, RuntimeError):
     exit_code = 3
 
 
+class ConnectionLostError(StoreError):
+    """The database ended the session in the middle of an operation (a PostgreSQL restart or failover,
+    ``pg_terminate_backend``, a session timeout): nothing of its transaction was saved, and the same operation on a
+    fresh connection can succeed (the worker runs such a pass again soon: :mod:`indexer.worker`)."""
+
+
 class IndexMissingError(StoreError, NotFoundError):
     """The vector index of a space SQL holds is missing (its folder removed by hand, or never published): nothing
     can be searched until ``taskspace reindex`` (or an indexing pass) rebuilds it from SQL. A store that cannot

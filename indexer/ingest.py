@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import ConfigError, HubError, IndexerError, InputError, NotFoundError
+from .errors import ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError
 from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
@@ -283,7 +283,13 @@ class Ingester:
                 s.warnings.append(f"{batch.source.location}: no outcomes to store")
             return
         try:
-            res = self.store.ingest(batch)
+            try:
+                res = self.store.ingest(batch)
+            except ConnectionLostError as exc:  # the database ended the session (a restart, a failover): nothing of it
+                # was written, and the batch is read; once more on a fresh connection (before: the source failed, and
+                # the pass fitted the prior and calibration without it)
+                log.warning("%s: %s; storing it once more", batch.source.location, exc)
+                res = self.store.ingest(batch)
         except IndexerError as exc:
             s.errors.append(RowError(batch.source.location, getattr(exc, "line", None),
                                      f"source not stored (nothing of it was written): {exc}"))

@@ -19,7 +19,9 @@ Stages (each idempotent, so a pass killed anywhere is completed by the next one)
    (killed), the next pass checks every collection against SQL and repairs the drift, and drops the collections an
    interrupted rebuild left behind. Runs a killed process left "running" are marked "killed" when the lock is taken.
 
-A pass holds the SQL lock ``"index"``: one pass per database at a time.
+A pass holds the SQL lock ``"index"``: one pass per database at a time. It checks the lock is still held between its
+stages (PostgreSQL releases it when it ends the lock's session: the pass takes it again, or stops with BusyError when
+another pass took it meanwhile).
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ class Indexer:
         self.stop = stop or threading.Event()
         self.hub = hub
         self.fetch_metadata = fetch_metadata  # False: no Hub metadata for the ingested models (the demo: no network)
+        self._ensure_lock = lambda: None  # set by run(): checks the pass still holds the 'index' lock
 
     @property
     def vectors(self):
@@ -158,7 +161,10 @@ class Indexer:
         specs = sourcelist.add(cfg, extra_sources) if extra_sources else None  # a bad --source: refused, no run
         report = RunReport()
         t_start = time.perf_counter()
-        with self.store.lock("index"):
+        with self.store.lock("index") as held:
+            # between stages: still ours? (PostgreSQL ends the lock with its session: taken again, or BusyError when
+            # another pass took it meanwhile; before, this pass ran on beside that one)
+            self._ensure_lock = getattr(held, "ensure", None) or (lambda: None)
             self._mark_killed(report)
             previous = self.store.list_runs(limit=1)
             clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
@@ -210,6 +216,7 @@ class Indexer:
             for spec in specs:
                 if self.stop.is_set():
                     break  # what was ingested so far is committed and counted below
+                self._ensure_lock()
                 if bar is not None:
                     bar.update(1)
                 if _empty_folder(spec):  # `sources add` takes an empty folder as one that may fill later:
@@ -242,6 +249,7 @@ class Indexer:
             report.errors.extend(e.as_dict() for e in s.errors)
         if self.stop.is_set():
             return
+        self._ensure_lock()
         with _timed(report, "setup"):  # the embedding space (the encoder loads only for a new space)
             space = self._space()
             counts["space"] = space.id
@@ -282,6 +290,7 @@ class Indexer:
         with _timed(report, "load"):
             unpushed = getattr(self.store, "unpushed_models", lambda _: [])(space.id)
         changed = list(dict.fromkeys([*stale, *gone, *unpushed]))
+        self._ensure_lock()
         with _timed(report, "index"):
             self._sync_index(space, changed=changed, bench_changed=bench_changed or s.prompts > 0 or s.pruned > 0,
                              verify=verify_index, report=report)
@@ -479,6 +488,7 @@ class Indexer:
                 S = om.scores[[row_of[m] for m in solver.model_ids_]]
                 cal = _fit_calibration(solver, D, S, spec, groups=bench)
                 report.counts["calibration_cells"] = cal.n_cells
+        self._ensure_lock()  # (the solve takes minutes on a large index)
         with _timed(report, "vectors"):
             # a re-estimation replaces the stored prior (removes it when there is none now)
             self.store.save_model_vectors(space.id, vectors, prior=prior, replace_prior=refresh_prior,

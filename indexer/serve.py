@@ -360,41 +360,48 @@ class Service:
             self._thread = None
 
     # -- reads (the library does the work)
+    def _read(self, fn):
+        """``fn()`` under the gate's read side; once more when the database ended the session it ran on (a PostgreSQL
+        restart or failover, ``pg_terminate_backend``): a read is safe to repeat, and the pool's next connection is a
+        fresh one. Before, every query in flight when the database restarted answered 503."""
+        from .errors import ConnectionLostError
+
+        with self.gate.read():
+            try:
+                return fn()
+            except ConnectionLostError as exc:
+                log.info("the database ended the session of a query (%s); asking again on a fresh connection", exc)
+                return fn()
+
     def find(self, **query) -> dict:
         from .find import find_models
 
-        with self.gate.read():
-            return find_models(**query, store=self.store, vectors=self.vectors).to_dict()
+        return self._read(lambda: find_models(**query, store=self.store, vectors=self.vectors).to_dict())
 
     def models(self, **query) -> list[dict]:
         from .browse import list_models
 
-        with self.gate.read():
-            return list_models(**query, store=self.store, vectors=self.vectors)
+        return self._read(lambda: list_models(**query, store=self.store, vectors=self.vectors))
 
     def count_models(self, **query) -> int:
         from .browse import count_models
 
-        with self.gate.read():
-            return count_models(**query, store=self.store, vectors=self.vectors)
+        return self._read(lambda: count_models(**query, store=self.store, vectors=self.vectors))
 
     def missing_metadata(self, **query) -> dict[str, int]:
         from .browse import missing_metadata
 
-        with self.gate.read():
-            return missing_metadata(**query, store=self.store, vectors=self.vectors)
+        return self._read(lambda: missing_metadata(**query, store=self.store, vectors=self.vectors))
 
     def model(self, model_id: str) -> dict:
         from .browse import model_detail
 
-        with self.gate.read():
-            return model_detail(model_id, store=self.store, vectors=self.vectors)
+        return self._read(lambda: model_detail(model_id, store=self.store, vectors=self.vectors))
 
     def benchmarks(self) -> list[dict]:
         from .browse import list_benchmarks
 
-        with self.gate.read():
-            return list_benchmarks(store=self.store)
+        return self._read(lambda: list_benchmarks(store=self.store))
 
     #: the library's word on an empty index (indexer.query._space), said for a server by :meth:`empty_index`
     EMPTY = "the index is empty: run `taskspace index` first"
@@ -468,6 +475,9 @@ class Service:
                     checks["index"] = {"ok": False, "detail": self.advice(missing)}
                 elif stepped is not None:
                     checks["index"] = {"ok": False, "detail": self.advice(scrub(str(stepped)))}
+                elif space is None and not checks["sql"]["ok"]:  # which space to count is SQL's word: unknown (before:
+                    # "the index is empty: stop this server, run `taskspace index`", for a whole index and a lost database)
+                    checks["index"] = {"ok": False, "detail": "cannot be checked: the SQL store cannot be read (see sql)"}
                 else:
                     checks["index"] = {"ok": n > 0, "detail": f"{n} models indexed" if n else self.empty_index()}
             except Exception as exc:  # noqa: BLE001

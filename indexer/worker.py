@@ -8,7 +8,9 @@
   waits and tries again (``wait=True``) or exits with a clear message.
 - A pass that fails (a lost database, or an unexpected exception: a bug) is logged (an unexpected exception with
   its traceback), counts as a pass (``--max-passes``), is recorded as a ``failed`` run by the pass itself
-  (:meth:`indexer.pipeline.Indexer.run`), and is retried at the next scheduled time: the worker keeps serving.
+  (:meth:`indexer.pipeline.Indexer.run`), and is retried at the next scheduled time: the worker keeps serving. A pass
+  whose database session the server ended (a restart or failover: ConnectionLostError) is run again after
+  ``busy_retry_seconds`` (30 s), up to :data:`LOST_RETRIES` times in a row, then at the next scheduled time.
   One failing source or model never stops a pass (it is recorded with the run and retried next time).
   Only KeyboardInterrupt / SystemExit (the second signal, an exit) end the worker.
 """
@@ -22,10 +24,14 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
-from .errors import BusyError, IndexerError, item_error_line
+from .errors import BusyError, ConnectionLostError, IndexerError, item_error_line
 from .schedule import next_run
 
 log = logging.getLogger(__name__)
+
+#: passes in a row that failed because the database ended their session (ConnectionLostError), each run again after
+#: ``busy_retry_seconds`` instead of at the next scheduled time
+LOST_RETRIES = 3
 
 
 def hangup_is_ours() -> bool:
@@ -74,10 +80,12 @@ class Worker:
         ``max_passes`` the last pass's code, as `taskspace index` exits (0 ok, 1 item errors or an unexpected failure,
         a failed pass's own code). Before, 0 whatever the passes recorded."""
         last_code = 0
+        lost = 0  # passes in a row that failed because the database ended their session, each run again soon
         waiting: tuple[str, float] | None = None  # (the holder's message, since when) while another pass holds the lock
         while not self.stop.is_set():
             try:
                 report = self.run_pass(self.stop)
+                lost = 0
                 if waiting:
                     log.info("the lock is free (waited %.0f s for the other pass); this pass ran", time.monotonic() - waiting[1])
                     waiting = None
@@ -100,7 +108,16 @@ class Worker:
                 waiting = None  # it got the lock (or failed before asking): a later holder is logged again
                 self.passes += 1
                 last_code = exc.exit_code
-                log.error("pass failed: %s%s", exc, self._retry_note())
+                # the database ended the pass's session (a restart, a failover): run it again soon, not hours later (a
+                # server's first pass: no index until then); a few times in a row, then back to the schedule
+                again = isinstance(exc, ConnectionLostError) and lost < LOST_RETRIES and not self.stop.is_set() and (
+                    self.max_passes is None or self.passes < self.max_passes)
+                lost = lost + 1 if again else 0
+                note = f" (the database ended its session: retrying in {self.busy_retry_seconds:g} s)" if again else None
+                log.error("pass failed: %s%s", exc, note or self._retry_note())
+                if again:
+                    self.stop.wait(self.busy_retry_seconds)
+                    continue
             except Exception as exc:  # noqa: BLE001 - a bug in a pass must not end a scheduled worker
                 waiting = None
                 self.passes += 1

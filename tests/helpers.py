@@ -240,3 +240,19 @@ def run_on_a_small_disk(disk: Path, size: str, command: str | None = None, *, py
     if res.returncode == 97 or res.stderr.startswith("unshare:"):
         pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
     return res
+
+
+def end_lock_session(other, name: str = "index") -> None:
+    """End (``pg_terminate_backend``) the PostgreSQL session holding this test's ``name`` lock, as a server restart or an
+    operator does; ``other``: a Store on the same database and schema (the key is of this test's own schema, so another
+    test's lock on the shared server is never touched)."""
+    import zlib
+
+    from sqlalchemy import text
+
+    with other.engine.begin() as conn:
+        scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
+        key = zlib.crc32(f"taskspace:{scope}:{name}".encode())
+        n = conn.execute(text("select count(pg_terminate_backend(pid)) from pg_locks where locktype = 'advisory' "
+                              "and granted and objid = (:k)::bigint::oid and pid <> pg_backend_pid()"), {"k": key}).scalar()
+    assert n == 1, n

@@ -114,6 +114,41 @@ def test_a_source_that_fails_midway_leaves_nothing_behind(store, tmp_path, monke
     assert len(store.load_outcomes().models) == 3
 
 
+@pytest.mark.postgres
+def test_a_source_whose_database_session_was_ended_is_stored_on_a_fresh_connection(pg_url, monkeypatch, caplog):
+    """PostgreSQL ending the session of a source's transaction (a restart or failover, `pg_terminate_backend`) while it
+    is written: nothing of it was written, and it is stored once more on a fresh connection (a warning says so), so an
+    ingest or an indexing pass equals one the database did not interrupt; a second ending is that source's error as
+    before. Before, the source failed ("server closed the connection unexpectedly") and a pass went on without it,
+    fitting the space's prior and calibration on the other sources' models."""
+    import logging
+
+    from indexer.store.sql import Store
+
+    with Store(pg_url, upgrade=True) as store:
+        real, ended = store._insert_blocks, []
+
+        def end_session(conn, blocks):  # the first time, the session ends under the transaction
+            if len(ended) < times:
+                ended.append(1)
+                conn.connection().exec_driver_sql("select pg_terminate_backend(pg_backend_pid())")
+            return real(conn, blocks)
+
+        monkeypatch.setattr(store, "_insert_blocks", end_session)
+        times = 1
+        with caplog.at_level(logging.WARNING, logger="indexer.ingest"):
+            s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
+        assert s.errors == [] and s.sources == 4 and len(store.load_outcomes().models) == 4, s.errors
+        assert ended == [1] and "storing it once more" in caplog.text
+    with Store(pg_url) as store:  # ended twice: the source's error, nothing of it stored
+        real, ended, times = store._insert_blocks, [], 2
+        monkeypatch.setattr(store, "_insert_blocks", end_session)
+        store.delete_source(sorted(x.location for x in store.list_sources())[0])
+        s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
+        (err,) = s.errors
+        assert "the server ended the session" in err.message and store.get_source(err.file) is None, err.message
+
+
 @pytest.mark.slow
 def test_shared_mmlu_pro_counts(tmp_path, shared_data):
     """The real 371k-cell table into SQLite (PostgreSQL: benchmarks/bench_ingest.py)."""

@@ -491,6 +491,75 @@ def test_a_full_pass_and_queries_on_postgresql(tmp_path, pg_url, encoder, monkey
         store.close()
 
 
+@pytest.mark.postgres
+@pytest.mark.parametrize("taken", [False, True])
+def test_a_pass_whose_lock_session_is_ended_takes_it_again_or_stops(tmp_path, pg_url, encoder, monkeypatch, taken):
+    """PostgreSQL ending the session that holds a pass's 'index' lock after its ingest (`pg_terminate_backend`, a
+    restart): the pass takes the lock again before its next stage and completes (`ok`); when another process took it
+    meanwhile (a waiting worker), the pass stops there (BusyError, exit 6), its run recorded `failed` saying why,
+    and the next pass completes the index. Before, the pass ran on without the lock beside the other one, which
+    marked its run `killed` while it ran."""
+    from helpers import end_lock_session
+    from indexer.config import reset_settings
+    from indexer.errors import BusyError
+    from indexer.store.sql import Store
+    from indexer.store.vectors import VectorStore
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", pg_url)
+    reset_settings()
+    write_table(tmp_path / "a", "alpha", outcomes(np.random.default_rng(5), ["m1", "m2", "m3"], 10), 10)
+    store, other = Store(pg_url, upgrade=True), Store(pg_url)
+    vectors = VectorStore.from_settings()
+    held_by_other = []
+    merge = store.merge_model_names
+
+    def merge_then_lose_the_lock():  # after the ingest loop, before the next stage
+        out = merge()
+        end_lock_session(other)
+        if taken:
+            cm = other.lock("index")
+            cm.__enter__()
+            held_by_other.append(cm)
+        return out
+
+    monkeypatch.setattr(store, "merge_model_names", merge_then_lose_the_lock)
+    try:
+        ix = Indexer(store, vectors, encoder=encoder)
+        if not taken:
+            save, refused = store.save_model_vectors, []
+
+            def save_while_a_second_pass_tries(*args, **kwargs):  # the pass holds the lock again: a second is refused
+                try:
+                    with other.lock("index"):
+                        refused.append(False)
+                except BusyError:
+                    refused.append(True)
+                return save(*args, **kwargs)
+
+            monkeypatch.setattr(store, "save_model_vectors", save_while_a_second_pass_tries)
+            r = ix.run([SourceSpec(str(tmp_path / "a"))])
+            assert r.status == "ok" and r.counts["solved"] == 3 and refused == [True], refused
+            with pytest.raises(BusyError):  # the pass held it again to its end; now free, and taken by nobody else
+                with other.lock("index"), store.lock("index"):
+                    pass
+            return
+        with pytest.raises(BusyError, match="another taskspace process took it"):
+            ix.run([SourceSpec(str(tmp_path / "a"))])
+        (run,) = store.list_runs()
+        assert run.status == "failed" and "this pass stops here" in run.errors[0]["message"], run
+        assert not store.list_spaces()  # it stopped before its setup stage: nothing solved beside the other pass
+        held_by_other.pop().__exit__(None, None, None)
+        monkeypatch.setattr(store, "merge_model_names", merge)
+        r = ix.run()
+        assert r.status == "ok" and r.counts["solved"] == 3
+    finally:
+        for cm in held_by_other:
+            cm.__exit__(None, None, None)
+        vectors.close()
+        other.close()
+        store.close()
+
+
 def test_a_pass_rebuilds_a_live_collection_whose_folder_is_gone(tmp_path, env):
     """A pass that pushes new model vectors into a models collection whose folder was removed rebuilds it from SQL
     instead of failing on it."""

@@ -760,6 +760,30 @@ def test_readyz_is_503_when_the_embedded_index_was_removed_by_hand(client, remov
     assert client.head("/readyz").status_code == 503
 
 
+def test_readyz_with_the_database_unreachable_does_not_call_the_index_empty(client):
+    """The SQL store cannot be reached (PostgreSQL restarted, at its connection limit, a network cut) under a server
+    whose index is whole: /readyz is 503 with the sql check saying why, and the index check says it cannot be checked
+    without SQL; before, it said "the index is empty: stop this server, run `taskspace index`, then start it again",
+    advice that rebuilds nothing and stops a server that answers again as soon as the database does. When the
+    database is back, /readyz is 200 again without a restart."""
+    from indexer.store.sql_migrate import make_engine
+
+    svc = client.service
+    assert client.get("/readyz").status_code == 200
+    engine = svc.store.engine
+    svc.store.engine = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")  # connection refused at once
+    try:
+        err = assert_error(client.get("/readyz"), 503, "not_ready", says="sql: cannot use the database")
+        checks = client.get("/readyz").json()["checks"]
+        assert checks["sql"]["ok"] is False and checks["index"]["ok"] is False
+        assert "empty" not in err["message"] and "taskspace index" not in err["message"], err["message"]
+        assert checks["index"]["detail"].startswith("cannot be checked: the SQL store cannot be read"), checks["index"]
+    finally:
+        svc.store.engine.dispose()
+        svc.store.engine = engine
+    assert client.get("/readyz").status_code == 200
+
+
 @pytest.mark.parametrize("removed", ["qdrant", "benchmarks", "prompts"])
 def test_a_query_on_a_missing_index_is_503_saying_reindex_rebuilds_it(indexed, encoder, removed):
     """The embedded index (or one kind's folder) removed before the server starts, SQL intact: every query kind
@@ -989,6 +1013,41 @@ def test_cli_serve_rejects_a_bad_schedule_in_one_line():
         r = subprocess.run([TASKSPACE, "serve", *args], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.strip().count("\n") == 0 and r.stderr.startswith("error:"), r.stderr
+
+
+@pytest.mark.postgres
+def test_a_query_whose_database_session_is_ended_is_asked_again(pg_url, tmp_path, encoder, monkeypatch):
+    """PostgreSQL ending the session a query runs on (a restart or failover, `pg_terminate_backend`) in the middle of
+    the query: the server asks again on a fresh connection and answers 200, as the query answers after; before, 503
+    "reading from the database failed: terminating connection ..." for every query in flight. A session ended on the
+    second try too is still the 503 saying so."""
+    from indexer.config import reset_settings
+    from indexer.store.sql import Store
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", pg_url)
+    reset_settings()
+    Store(pg_url, upgrade=True).close()
+    build_index(tmp_path, encoder)
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc), raise_server_exceptions=False) as c:
+        want = c.post("/v1/find", json={"prompts": [PROMPT], "k": 3}).json()
+        states, ended = svc.store.space_states, []
+
+        def ended_once(*args, **kwargs):  # the session ends under the query (here: its own backend terminated)
+            if len(ended) < times:
+                ended.append(1)
+                with svc.store._read() as conn:
+                    conn.connection().exec_driver_sql("select pg_terminate_backend(pg_backend_pid())")
+            return states(*args, **kwargs)
+
+        monkeypatch.setattr(svc.store, "space_states", ended_once)
+        times = 1
+        r = c.post("/v1/find", json={"prompts": [PROMPT], "k": 3})
+        assert r.status_code == 200 and r.json() == want and ended == [1], r.text
+        ended.clear()
+        times = 2
+        assert_error(c.post("/v1/find", json={"prompts": [PROMPT], "k": 3}), 503, "unavailable",
+                     says="the server ended the session")
 
 
 @pytest.mark.postgres

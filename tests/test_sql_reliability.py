@@ -310,6 +310,36 @@ def test_a_lock_whose_connection_the_server_ended_is_left_without_a_traceback(pg
             pass
 
 
+@pytest.mark.postgres
+def test_a_lock_whose_session_the_server_ended_is_taken_again_or_given_up(pg_url, caplog):
+    """PostgreSQL ending the session of a held 'index' lock while its holder runs on (a restart, `pg_terminate_backend`,
+    `idle_session_timeout`): `held.ensure()`, which a pass calls between its stages, takes the lock again on a new
+    connection (a warning says so), so a second holder is refused again; when another process took it meanwhile,
+    `ensure()` raises BusyError naming that holder and saying this pass stops. Before, the lock was gone for the rest
+    of the pass and a second pass (a waiting worker) ran beside it."""
+    import logging
+
+    from helpers import end_lock_session
+
+    with Store(pg_url, upgrade=True) as store, Store(pg_url) as other:
+        with caplog.at_level(logging.WARNING, logger="indexer.store.sql_lock"):
+            with store.lock("index") as held:
+                held.ensure()  # the session lives: nothing to do
+                end_lock_session(other)
+                held.ensure()
+                assert "this process took it again" in caplog.text
+                with pytest.raises(BusyError, match="holds the 'index' lock"):
+                    with other.lock("index"):
+                        pass
+                end_lock_session(other)
+                with other.lock("index"):  # another pass takes it while this one's session is gone
+                    with pytest.raises(BusyError, match="another taskspace process took it") as info:
+                        held.ensure()
+                    assert "this pass stops here" in str(info.value) and "pid " in str(info.value)
+        with store.lock("index"):  # released by the other holder: free
+            pass
+
+
 def test_a_database_or_user_that_does_not_exist_says_how_to_create_it(pg_url):
     """A first setup against a PostgreSQL server where the URL's database or user was not created yet: the error says
     to create it (`createdb ... NAME` / `createuser ... NAME`, or the SQL) and to run `taskspace db upgrade`, naming
@@ -337,6 +367,177 @@ def test_a_database_or_user_that_does_not_exist_says_how_to_create_it(pg_url):
     with pytest.raises(StoreError) as info:
         status(base.set(port=1).render_as_string(hide_password=False))
     assert "--url" in str(info.value) and "server is running" in str(info.value)
+
+
+@pytest.mark.postgres
+def test_a_server_at_its_connection_limit_is_named_not_taken_for_a_bad_url(pg_url):
+    """PostgreSQL refusing a connection because it is at its limit (max_connections, or a limit set for the database
+    or the user: many `taskspace serve` processes, each with its own pool): the error says the server is at its
+    connection limit, how many connections a taskspace process keeps, and what to do (raise the limit, fewer
+    processes, a pooler), and that the URL is right; before, "Check the URL (...: host, port, user, database name, file
+    path) and that the server is running and reachable", about a URL that works and a server that answered."""
+    import uuid
+
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import _schema_ddl
+
+    role = "ts_limit_" + uuid.uuid4().hex[:10]
+    _schema_ddl(pg_url, f'create role "{role}" login connection limit 0')  # every connection over its limit
+    try:
+        with pytest.raises(StoreError) as info:
+            Store(make_url(pg_url).set(username=role).render_as_string(hide_password=False))
+        message = str(info.value)
+        assert f'too many connections for role "{role}"' in message, message
+        assert "connection limit" in message and "max_connections" in message and "pool" in message, message
+        assert "Check the URL" not in message and "running and reachable" not in message, message
+    finally:
+        _schema_ddl(pg_url, f'drop role if exists "{role}"')
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("setting", ["statement_timeout", "lock_timeout"])
+def test_a_statement_the_servers_timeout_cancelled_names_the_setting(pg_url, setting):
+    """A statement PostgreSQL cancelled for its `statement_timeout` or `lock_timeout` (set for the database or the user
+    by an operator; here in the URL, while another session holds a table's lock): the store error names the setting,
+    says nothing was saved and how to give taskspace more time (`ALTER ROLE ... SET`, or the URL's options); before,
+    only the driver's "canceling statement due to statement timeout", no setting and nothing to do."""
+    import threading
+
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import make_engine
+
+    Store(pg_url, upgrade=True).close()
+    u = make_url(pg_url)
+    url = u.update_query_dict({"options": f"{u.query['options']} -c{setting}=200"}).render_as_string(hide_password=False)
+    holder = make_engine(pg_url)
+    locked, done = threading.Event(), threading.Event()
+
+    def hold():
+        with holder.begin() as conn:
+            conn.exec_driver_sql("lock table sources in access exclusive mode")
+            locked.set()
+            done.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        assert locked.wait(30)
+        with Store(url) as store:
+            with pytest.raises(StoreError) as info:
+                store.record_checked("/data/x", kind="table")
+    finally:
+        done.set()
+        t.join()
+        holder.dispose()
+    message = str(info.value)
+    words = "statement timeout" if setting == "statement_timeout" else "lock timeout"
+    assert f"canceling statement due to {words}" in message and "nothing of it was saved" in message, message
+    assert f"the server's {setting}" in message and f"ALTER ROLE" in message and f"-c{setting}=" in message, message
+
+
+@pytest.mark.postgres
+def test_a_transaction_the_servers_idle_timeout_ended_names_the_setting(pg_url, monkeypatch):
+    """PostgreSQL ending an ingest's session for its `idle_in_transaction_session_timeout` (an operator's setting; an
+    ingest keeps its transaction open while it prepares the next rows, seconds for a large source): the store error
+    names the setting, says nothing of the source was saved and how to give taskspace's user more; before, only the
+    driver's "terminating connection due to idle-in-transaction timeout", or "server closed the connection
+    unexpectedly"."""
+    from sqlalchemy.engine import make_url
+
+    Store(pg_url, upgrade=True).close()
+    u = make_url(pg_url)
+    url = u.update_query_dict({"options": f"{u.query['options']} -cidle_in_transaction_session_timeout=100"})
+    real = Store._insert_blocks
+
+    def slow(self, conn, blocks):  # Python work inside the transaction, longer than the server allows
+        time.sleep(0.6)
+        return real(self, conn, blocks)
+
+    monkeypatch.setattr(Store, "_insert_blocks", slow)
+    with Store(url.render_as_string(hide_password=False)) as store:
+        with pytest.raises(StoreError) as info:
+            store.ingest(batch("/d/a.csv"))
+        monkeypatch.setattr(Store, "_insert_blocks", real)
+        assert store.get_source("/d/a.csv") is None
+    message = str(info.value)
+    assert "nothing of it was saved" in message, message  # (the driver saw the server's word, or a closed connection)
+    assert "the server's idle_in_transaction_session_timeout" in message and "ALTER ROLE" in message, message
+    assert "-cidle_in_transaction_session_timeout=0" in message, message
+
+    def ended(self, conn, blocks):  # without the timeout: the session ended by an operator (or a restart)
+        conn.connection().exec_driver_sql("select pg_terminate_backend(pg_backend_pid())")
+
+    monkeypatch.setattr(Store, "_insert_blocks", ended)
+    with Store(pg_url) as store:
+        with pytest.raises(StoreError) as info:
+            store.ingest(batch("/d/a.csv"))
+    assert "the server ended the session (a restart, `pg_terminate_backend`); retry" in str(info.value), str(info.value)
+    from indexer.errors import ConnectionLostError
+
+    assert isinstance(info.value, ConnectionLostError)  # what the worker runs again soon (test_worker.py)
+    assert "idle_in_transaction" not in str(info.value)
+
+
+def test_a_user_that_may_only_read_is_told_which_grant_an_indexing_pass_needs(pg_url):
+    """PostgreSQL as a user granted SELECT alone on taskspace's tables (a read-only role, as `taskspace serve` needs):
+    queries answer, and a write (an indexing pass, ingest, pull) is a store error naming the table, the user, that
+    nothing was saved, and the GRANT that lets it write (or to run it as the tables' owner); before, only the driver's
+    "permission denied for table runs"."""
+    import uuid
+
+    from sqlalchemy.engine import make_url
+
+    from indexer.store.sql_migrate import _schema_ddl
+
+    Store(pg_url, upgrade=True).close()
+    schema = make_url(pg_url).query["options"].split("=", 1)[1]
+    role = "ts_reader_" + uuid.uuid4().hex[:10]
+    _schema_ddl(pg_url, f'create role "{role}" login; grant usage on schema "{schema}" to "{role}"; '
+                        f'grant select on all tables in schema "{schema}" to "{role}"')
+    try:
+        with Store(make_url(pg_url).set(username=role).render_as_string(hide_password=False)) as reader:
+            assert reader.list_sources() == [] and reader.list_runs() == []  # reading is allowed
+            with pytest.raises(StoreError) as info:
+                reader.start_run("index")
+    finally:
+        _schema_ddl(pg_url, f'drop owned by "{role}"; drop role if exists "{role}"')
+    message = str(info.value)
+    assert "permission denied for table runs" in message and "nothing of it was saved" in message, message
+    assert f'user "{role}" may read' in message and f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA" in message, message
+    assert "USAGE ON ALL SEQUENCES" in message, message
+
+
+def test_a_connection_pool_busy_too_long_is_named_not_taken_for_a_bad_url(store):
+    """Every connection of the process's pool in use past the pool's timeout (`taskspace serve` with its queries waiting
+    on a table another session locked, or slow statements): the store error (HTTP 503) says the pool was busy, how
+    many connections it has and for how long, and what to look at; before, "QueuePool limit of size 5 overflow 10
+    reached, connection timed out, timeout 30.00 (Background on this error at: https://sqlalche.me/...). Check the URL
+    (...) and that the server is running and reachable", about a URL that works and a server that answers."""
+    from indexer.store.sql_migrate import POOL_CONNECTIONS
+
+    store.engine.pool._timeout = 0.2  # (30 s by default)
+    held = []
+    try:
+        if store.dialect == "postgresql":
+            held = [store.engine.connect() for _ in range(POOL_CONNECTIONS)]
+        else:  # SQLite's pool: as many as it takes
+            while True:
+                try:
+                    held.append(store.engine.connect())
+                except Exception:  # noqa: BLE001 - the pool's own TimeoutError: all of them are held now
+                    break
+        with pytest.raises(StoreError) as info:
+            store.list_sources()
+    finally:
+        for conn in held:
+            conn.close()
+    message = str(info.value)
+    assert "connections of this process" in message and "in use" in message and "0.2 s" in message, message
+    assert "pg_stat_activity" in message or store.dialect == "sqlite", message
+    assert "Check the URL" not in message and "sqlalche.me" not in message and "QueuePool" not in message, message
+    assert store.list_sources() == []  # free again
 
 
 def test_a_lock_beside_a_sqlite_file_on_a_full_disk_is_still_taken(tmp_path):

@@ -186,6 +186,54 @@ def test_worker_survives_an_unexpected_exception(caplog):
     assert "a bug in the pass" in caplog.text and "pass finished: ok" in caplog.text
 
 
+def test_a_pass_whose_database_session_was_ended_is_run_again_soon(caplog):
+    """A pass failing because the database ended its session (a PostgreSQL restart or failover mid-pass:
+    ConnectionLostError, exit 3) is run again after the busy retry (30 s), up to LOST_RETRIES times in a row, and then
+    at the next scheduled time; another store error waits for the schedule as before. Before, every failing pass waited
+    for the next scheduled time: a `serve --worker-every 6h` whose first pass met a restart had no index for 6 hours."""
+    import logging
+    import threading
+
+    from indexer.errors import ConnectionLostError, StoreError
+    from indexer.worker import LOST_RETRIES
+
+    caplog.set_level(logging.INFO, logger="indexer.worker")
+    lost = ConnectionLostError("reading from the database failed: terminating connection due to administrator command")
+    results = iter([lost, "ok"])
+
+    def flaky(stop):
+        r = next(results)
+        if isinstance(r, Exception):
+            raise r
+        return r
+
+    w = Worker("6h", flaky, max_passes=2, busy_retry_seconds=0.05)
+    t = threading.Thread(target=w.serve, daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive() and w.passes == 2, "the second pass waited for the schedule (6h)"
+    assert "the database ended its session: retrying in 0.05 s" in caplog.text and "pass finished: ok" in caplog.text
+    # at most LOST_RETRIES in a row, then the schedule; another store error: the schedule at once
+    for first, runs_soon in ((lost, LOST_RETRIES + 1), (StoreError("no taskspace tables"), 1)):
+        caplog.clear()
+        calls = []
+
+        def failing(stop, first=first):
+            calls.append(1)
+            raise first
+
+        w = Worker("6h", failing, max_passes=10, busy_retry_seconds=0.05)
+        t = threading.Thread(target=w.serve, daemon=True)
+        t.start()
+        deadline = time.monotonic() + 20
+        while "next pass at" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+        w.stop.set()
+        t.join(20)
+        assert len(calls) == runs_soon, (first, len(calls))
+        assert caplog.text.count("retrying in 0.05 s") == runs_soon - 1 and "retrying at the next scheduled time" in caplog.text
+
+
 def test_worker_lets_an_interrupt_through():
     def interrupted(stop):
         raise KeyboardInterrupt

@@ -129,7 +129,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ..errors import BusyError, InputError, StoreError
+from ..errors import BusyError, ConnectionLostError, InputError, StoreError
 from . import sql_lock
 from . import sql_migrate as migrate
 from .sql_derived import DerivedMixin
@@ -359,7 +359,9 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
         return True
 
     def lock(self, name: str = "index"):
-        """Context manager: hold the per-database ``name`` lock or raise BusyError (see :mod:`.sql_lock`)."""
+        """Context manager: hold the per-database ``name`` lock or raise BusyError (see :mod:`.sql_lock`); it gives a
+        :class:`~.sql_lock.Held` whose ``ensure()`` checks the lock is still held (PostgreSQL: taken again when the server
+        ended its session, BusyError when another process took it meanwhile)."""
         if self.dialect == "postgresql":
             return sql_lock.pg_lock(self.engine, name)
         return sql_lock.sqlite_lock(self.engine.url.database, name)
@@ -409,7 +411,75 @@ class _Tx:
                 f"{self.what} failed{saved}: another process kept the SQLite database {self.engine.url.database} "
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
-        return StoreError(f"{self.what} failed{saved}: {detail} ({migrate.safe_url(self.engine.url)})")
+        hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
+        kind = ConnectionLostError if self._lost(exc, detail) else StoreError  # the worker runs such a pass again soon
+        return kind(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
+
+    def _lost(self, exc: SQLAlchemyError, detail: str) -> bool:
+        """The server ended the session mid-transaction (a restart, ``pg_terminate_backend``, a session timeout)."""
+        return self.engine.dialect.name == "postgresql" and (getattr(exc, "connection_invalidated", False) or any(
+            w in detail for w in ("server closed the connection", "terminating connection")))
+
+    def _ended_hint(self, exc: SQLAlchemyError, detail: str) -> str:
+        """Why PostgreSQL ended the session in the middle of a transaction: its ``idle_in_transaction_session_timeout``
+        (named when the driver read the server's word, or when it is set for this user and database and the driver saw
+        only a closed connection), else a restart or ``pg_terminate_backend``; "" for any other error. Before: the
+        driver's "server closed the connection unexpectedly" alone."""
+        if not self._lost(exc, detail):
+            return ""
+        idle = None
+        if "idle-in-transaction timeout" not in detail:
+            try:  # the timeout set for this user and database (a fresh session has what the ended one had)
+                with self.engine.connect() as conn:
+                    idle = conn.exec_driver_sql("select current_setting('idle_in_transaction_session_timeout')").scalar()
+            except SQLAlchemyError:
+                pass
+            if idle in (None, "0"):
+                return ": the server ended the session (a restart, `pg_terminate_backend`); retry"
+        role = self.engine.url.username or "USER"
+        now = f", {idle} here" if idle else ""
+        return (f": the server's idle_in_transaction_session_timeout{now} (set for this database or user, or in the URL) "
+                "ended the session: taskspace keeps a transaction open while it prepares the next rows (seconds for a "
+                f"large source); give taskspace's user more (`ALTER ROLE \"{role}\" SET "
+                "idle_in_transaction_session_timeout = '10min'`, or `options=-cidle_in_transaction_session_timeout=0` in "
+                "TASKSPACE_DATABASE_URL) and retry")
+
+    def _grant_hint(self, exc: SQLAlchemyError, detail: str) -> str:
+        """What to grant when PostgreSQL refused the user a table (a role granted SELECT alone, as `taskspace serve`
+        needs, running an indexing pass); "" for any other error. Before: the driver's "permission denied for table"."""
+        if getattr(getattr(exc, "orig", None), "sqlstate", None) != "42501" or "permission denied for table" not in detail:
+            return ""
+        role = self.engine.url.username or "USER"
+        schema = "SCHEMA_NAME"
+        try:
+            with self.engine.connect() as conn:
+                schema = conn.exec_driver_sql("select current_schema()").scalar() or schema
+        except SQLAlchemyError:
+            pass
+        grants = (f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO \"{role}\"; "
+                  f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO \"{role}\"")
+        if not self.write:
+            return (f": the user \"{role}\" may not read taskspace's tables; as their owner, "
+                    f"`GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO \"{role}\"`")
+        return (f": the user \"{role}\" may read taskspace's tables but not write them (enough for `taskspace serve` and "
+                "the query commands); run indexing, ingest, pull and reindex as a user who may: the tables' owner, or "
+                f"one granted, as their owner, `{grants}`")
+
+
+def _timeout_hint(url, detail: str) -> str:
+    """What to do when PostgreSQL cancelled a statement for its ``statement_timeout`` or ``lock_timeout`` (set for the
+    database or the user by an operator): name the setting and how to give taskspace more (before: the driver's
+    "canceling statement due to statement timeout" alone). "" for any other error."""
+    setting = next((s for s in ("statement_timeout", "lock_timeout") if s.replace("_", " ") in detail), None)
+    if setting is None:
+        return ""
+    role = url.username or "USER"
+    what = ("a statement waited for a lock another session held, longer than it allows" if setting == "lock_timeout" else
+            "a statement ran, or waited for a lock another session held, longer than it allows; taskspace's statements "
+            "can take minutes on a large index")
+    return (f": the server's {setting} (set for this database or user, or in the URL) cancelled it: {what}; give "
+            f"taskspace's user more (`ALTER ROLE \"{role}\" SET {setting} = '30min'`, or `options=-c{setting}=0` in "
+            "TASKSPACE_DATABASE_URL) and retry")
 
 
 def open_store(url: str | None = None) -> Store:

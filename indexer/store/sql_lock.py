@@ -5,7 +5,9 @@
 - SQLite: an exclusive ``fcntl`` lock on ``<database file>.<name>.lock`` holding the owner's pid; the kernel
   releases it when the process dies. An in-memory database uses a process-local lock.
 
-A second holder gets :class:`~indexer.errors.BusyError` naming the current holder.
+A second holder gets :class:`~indexer.errors.BusyError` naming the current holder. The context gives a :class:`Held`:
+a long holder calls ``held.ensure()`` between its stages, which on PostgreSQL takes the lock again when the server ended
+its session (or raises BusyError when another process took it meanwhile).
 """
 
 from __future__ import annotations
@@ -41,39 +43,112 @@ def _holder_name() -> str:
     return f"pid {os.getpid()} on {socket.gethostname()}"[:63]
 
 
+def _holders(conn, key: int) -> str | None:
+    """Who holds the advisory lock ``key`` (its holder's ``application_name`` and server backend pid), or None."""
+    holder = conn.execute(
+        text(
+            "select string_agg(coalesce(nullif(a.application_name, ''), 'a client') || ', server backend pid '"
+            " || l.pid::text, '; ') from pg_locks l left join pg_stat_activity a on a.pid = l.pid "
+            "where l.locktype = 'advisory' and l.objid = (:k)::bigint::oid and l.granted"
+        ),
+        {"k": key},
+    ).scalar()
+    conn.commit()
+    return holder
+
+
+def _try_lock(conn, key: int) -> bool:
+    got = conn.execute(text("select pg_try_advisory_lock(:k)"), {"k": key}).scalar()
+    if got:  # the holder's own pid and host, for a second holder's message (the backend's pid is the server's)
+        conn.execute(text("select set_config('application_name', :n, false)"), {"n": _holder_name()})
+    conn.commit()
+    return bool(got)
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+class Held:
+    """A held lock, as ``with store.lock(name) as held:`` gives it. ``held.ensure()`` (a long holder calls it between
+    its stages: :class:`indexer.pipeline.Indexer`) checks the lock is still held; on SQLite the kernel holds it for the
+    process's life, so there is nothing to check."""
+
+    def ensure(self) -> None:
+        return None
+
+
+class _PgHeld(Held):
+    """A PostgreSQL advisory lock on its own connection. The server releases it when it ends that session (a restart,
+    ``pg_terminate_backend``, ``idle_session_timeout``) while the holder runs on: :meth:`ensure` takes it again on a
+    new connection, or raises BusyError when another process took it meanwhile. Before, a pass whose lock connection
+    was ended ran on without the lock, and a second pass (a waiting worker) took it and ran beside it, marking the
+    first pass's run ``killed`` while it still ran."""
+
+    def __init__(self, engine: Engine, conn, key: int, name: str, scope: str):
+        self.engine, self.conn, self.key, self.name, self.scope = engine, conn, key, name, scope
+        self.lost = False  # the lock went with its session and another process holds it now: nothing to release
+
+    def ensure(self) -> None:
+        try:
+            self.conn.exec_driver_sql("select 1")
+            self.conn.commit()
+            return  # the session lives, so does its lock
+        except SQLAlchemyError as exc:
+            lost = _first_line(exc)
+        with contextlib.suppress(SQLAlchemyError):
+            self.conn.close()
+        try:
+            conn = self.engine.connect()
+        except SQLAlchemyError as exc:  # the server is gone, not only the session: the pass's next write says so too
+            from .sql_migrate import connect_error
+
+            self.lost = True
+            raise connect_error(self.engine.url, exc) from exc
+        try:
+            if _try_lock(conn, self.key):
+                self.conn = conn
+                log.warning("the connection holding the %r lock on PostgreSQL database %s was lost (%s); the server "
+                            "released the lock with the session, and this process took it again", self.name, self.scope,
+                            lost)
+                return
+            holder = _holders(conn, self.key) or "server backend pid ?"
+        except BaseException:
+            conn.close()
+            raise
+        conn.close()
+        self.lost = True
+        raise BusyError(
+            f"the connection holding the {self.name!r} lock on PostgreSQL database {self.scope} was lost ({lost}), the "
+            f"server released the lock with it, and another taskspace process took it ({holder}): this pass stops here "
+            "so that two passes do not run at once; what it committed stays, and the other pass (or the next one) "
+            "completes it")
+
+
 @contextlib.contextmanager
 def pg_lock(engine: Engine, name: str):
     conn = engine.connect()
+    held = None
     try:
         scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
         key = zlib.crc32(f"taskspace:{scope}:{name}".encode())
-        got = conn.execute(text("select pg_try_advisory_lock(:k)"), {"k": key}).scalar()
-        if got:  # the holder's own pid and host, for a second holder's message (the backend's pid is the server's)
-            conn.execute(text("select set_config('application_name', :n, false)"), {"n": _holder_name()})
-        conn.commit()
-        if not got:
-            holder = conn.execute(
-                text(
-                    "select string_agg(coalesce(nullif(a.application_name, ''), 'a client') || ', server backend pid '"
-                    " || l.pid::text, '; ') from pg_locks l left join pg_stat_activity a on a.pid = l.pid "
-                    "where l.locktype = 'advisory' and l.objid = (:k)::bigint::oid and l.granted"
-                ),
-                {"k": key},
-            ).scalar()
-            conn.commit()
-            raise _busy(name, f"PostgreSQL database {scope}", holder or "server backend pid ?")
+        if not _try_lock(conn, key):
+            raise _busy(name, f"PostgreSQL database {scope}", _holders(conn, key) or "server backend pid ?")
+        held = _PgHeld(engine, conn, key, name, scope)
         try:
-            yield
+            yield held
         finally:
             try:
-                conn.execute(text("select pg_advisory_unlock(:k)"), {"k": key})
-                conn.commit()
+                if not held.lost:
+                    held.conn.execute(text("select pg_advisory_unlock(:k)"), {"k": key})
+                    held.conn.commit()
             except SQLAlchemyError as exc:  # the session ended (the server restarted, pg_terminate_backend): its
                 # locks went with it. Before, a raw OperationalError traceback here, hiding the pass's own outcome
                 log.warning("the connection holding the %r lock on PostgreSQL database %s was lost before the lock was "
-                            "released (%s); the server released it with the session", name, scope,
-                            str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else exc)
+                            "released (%s); the server released it with the session", name, scope, _first_line(exc))
     finally:
+        if held is not None and held.conn is not conn:
+            held.conn.close()
         conn.close()
 
 
@@ -85,7 +160,7 @@ def sqlite_lock(database: str | None, name: str):
         if not lock.acquire(blocking=False):
             raise _busy(name, "the in-memory database", f"this process, pid {os.getpid()}")
         try:
-            yield
+            yield Held()
         finally:
             lock.release()
         return
@@ -105,7 +180,7 @@ def sqlite_lock(database: str | None, name: str):
         except OSError as exc:  # a full disk: the lock is held all the same (before: an OSError traceback, exit 1)
             log.debug("cannot write the holder into %s: %s", path, exc)
         try:
-            yield
+            yield Held()
         finally:
             os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)

@@ -17,6 +17,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from ..errors import StoreError, full_disk_free, unwritable
 
@@ -68,8 +69,9 @@ def make_engine(url: str) -> Engine:
         if parsed.get_driver_name() not in {"psycopg", "psycopg2"} and parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # plain postgresql:// means psycopg 3 here
         connect_args["connect_timeout"] = CONNECT_TIMEOUT_S
+    pool = {"pool_size": 5, "max_overflow": POOL_CONNECTIONS - 5} if backend == "postgresql" else {}  # (the defaults)
     try:
-        engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend != "sqlite")
+        engine = create_engine(parsed, connect_args=connect_args, pool_pre_ping=backend != "sqlite", **pool)
     except (NoSuchModuleError, ImportError) as exc:
         raise StoreError(f"database URL {safe_url(url)}: no driver for {parsed.drivername!r} ({exc}); {_URL_HELP}") from None
     except (ArgumentError, TypeError) as exc:
@@ -121,6 +123,20 @@ def write_connection(engine: Engine) -> Connection:
 
 def connect_error(url, exc: Exception) -> StoreError:
     """Turn a driver error at connect time into a StoreError that says what to fix."""
+    if isinstance(exc, PoolTimeout):  # no connection was even tried: every one of this process's was in use (before:
+        # SQLAlchemy's "QueuePool limit ... reached" with its link, and "check the URL and that the server is running")
+        import re
+
+        # "QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30.00": the error carries no pool
+        m = re.search(r"size (\d+) overflow (\d+) reached.*timeout ([\d.]+)", str(exc))
+        size, waited = (int(m[1]) + max(0, int(m[2])), float(m[3])) if m else (POOL_CONNECTIONS, 30.0)
+        where = ("look at what they wait for in pg_stat_activity and pg_locks (a LOCK TABLE another session holds, slow "
+                 "statements)" if str(getattr(url, "drivername", url)).startswith("postgresql") else
+                 "another process holding the SQLite database's write lock, or slow statements")
+        return StoreError(
+            f"cannot use the database at {safe_url(url)}: all {size} connections of this process were in use for "
+            f"{waited:g} s (each query and pass holds one while the database answers it, so they were all waiting on the "
+            f"database); the URL is right: {where}, then retry")
     detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "malformed" in detail or "not a database" in detail:  # SQLite's words for a damaged file: the URL is right
         return StoreError(
@@ -147,17 +163,26 @@ def connect_error(url, exc: Exception) -> StoreError:
 
 
 _URL_SETTING = "TASKSPACE_DATABASE_URL, or `--url` of `taskspace db`"
+#: what PostgreSQL says when it refuses a connection for its limits (SQLSTATE 53300, too_many_connections)
+_AT_LIMIT = ("too many connections", "too many clients", "remaining connection slots are reserved")
+#: the most connections one PostgreSQL engine opens (:func:`make_engine`: 5 kept, 10 more under load, SQLAlchemy's defaults)
+POOL_CONNECTIONS = 15
 
 
 def _missing_hint(url, detail: str) -> str:
     """What to do when PostgreSQL says the database or the role of the URL does not exist (a first setup): create it,
-    as its superuser (``createdb``, ``createuser``); "" otherwise."""
+    as its superuser (``createdb``, ``createuser``); or that it is at its connection limit: what to change; "" otherwise."""
     try:
         u = make_url(str(url)) if not hasattr(url, "database") else url
     except Exception:  # noqa: BLE001 - the hint is an extra; the error stands without it
         return ""
     if not u.drivername.startswith("postgresql"):
         return ""
+    if any(w in detail for w in _AT_LIMIT):  # the server answered and refused: the URL is right (before: "check the URL")
+        return ("The server is at its connection limit (max_connections, or a CONNECTION LIMIT set for this database or "
+                f"user); the URL is right. Each taskspace process keeps a pool of up to {POOL_CONNECTIONS} connections "
+                "(`taskspace serve` under load, a pass): raise the limit, run fewer processes against this database, or "
+                "put a connection pooler (PgBouncer) in front; retry when connections are free")
     server = " ".join(x for x in (f"-h {u.host}" if u.host else "", f"-p {u.port}" if u.port else "") if x)
     server = f" {server}" if server else ""
     if u.database and f'database "{u.database}" does not exist' in detail:
