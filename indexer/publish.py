@@ -598,8 +598,26 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) 
         counts["prompts"] = _index_prompts(vectors, rec)
         out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
                     "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
-                    "prompts": len(rec.prompts), "indexed": counts})
+                    "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin)})
     return PullResult(origin, out, time.perf_counter() - t0)
+
+
+def _coverage_known(rec, origin: str) -> bool:
+    """Whether the records tell which indexed prompts each model was observed on (the patterns' ``observed``); when
+    they do not (published by a taskspace from before they did) and the space's map is coverage-aware, a warning that
+    the pulled index answers otherwise than its publisher (every model counted as measured near every query: c = 1)
+    and that publishing again fixes it. Before, nothing said so: docs/PUBLISHING.md alone did."""
+    if rec.coverage:
+        return True
+    cal = rec.calibration
+    if cal is not None and getattr(cal, "coverage_aware", False):
+        log.warning("pull: the records of space %s from %s do not say which indexed prompts each model was measured "
+                    "on (published by a taskspace from before they did), and its calibration map weighs that: this "
+                    "installation counts every model as measured near every query, so on this index its order, "
+                    "probabilities and intervals can differ from the publisher's, and `measured near` is unknown; "
+                    "publishing the records again with this taskspace (`taskspace publish`) adds it",
+                    rec.spec.name, origin)
+    return False
 
 
 __all__ = ["publish", "pull", "build", "licence_of", "source_licences", "PublishResult", "PullResult"]

@@ -1140,6 +1140,35 @@ def test_a_pulled_sparse_mixed_index_answers_as_its_publisher_coverage_included(
         store_c.close()
 
 
+
+def test_pulling_records_published_without_coverage_warns_that_answers_differ_from_the_publishers(
+        mixed_publisher, tmp_path, monkeypatch, caplog):
+    """Records published by a taskspace from before the patterns carried their observed prompts, of a space whose map
+    is coverage-aware: the pull says that this installation counts every model as measured near every query, so its
+    answers can differ from the publisher's, and that publishing again adds what is missing; `--json` gives
+    `coverage_known` false (true for records that carry it, which pull without the warning). Before, nothing said so
+    (docs/PUBLISHING.md alone): the pulled home answered otherwise than its publisher without a word."""
+    import logging
+
+    store_a, _, _, _ = mixed_publisher
+    (sp_a,) = store_a.list_spaces()
+    assert store_a.get_space_calibration(sp_a.id).coverage_aware  # the premise
+    publish("tester/mixed", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_new")
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        assert pull(str(tmp_path / "d")).spaces[0]["coverage_known"] is True
+    assert "do not say which indexed prompts" not in caplog.text
+    _drop_observed(tmp_path / "d")  # as published before the patterns carried their observed prompts
+    _home(tmp_path, monkeypatch, "home_old")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        got = pull(str(tmp_path / "d"))
+    assert got.spaces[0].get("coverage_known") is False
+    assert (f"pull: the records of space {got.spaces[0]['space']} from "
+            f"{tmp_path / 'd'} do not say which indexed prompts each model was measured on") in caplog.text
+    assert "can differ from the publisher's" in caplog.text and "`taskspace publish`" in caplog.text
+
+
 def test_a_pull_keeps_the_hub_metadata_the_records_leave_empty(publisher, tmp_path, store):
     """Records published without a model's Hub metadata (the publisher never fetched it) pulled into a home that has
     it: the home keeps its licence, parameters, gated, tags; what the records carry (the publisher's licence of
