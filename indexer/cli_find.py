@@ -394,6 +394,13 @@ NOTHING_INDEXED = ("`taskspace index --source SPEC` ingests results and indexes 
                    "the sources `taskspace sources list` shows)")
 
 
+#: under the table (and on the search page, indexer/web/app.js) when the space stores no calibration map (a space an
+#: older taskspace indexed before maps were stored, whose probabilities the predictor gives as ``(1 + score) / 2``)
+NOT_CALIBRATED = ("not calibrated: space {space} stores no calibration map (indexed by a taskspace from before one was "
+                  "stored), so P(success) is (1 + score) / 2, not a probability fitted on held-out results, and no "
+                  "interval is given; `taskspace index` gives the configured method's space one")
+
+
 def _print_result(result) -> None:
     from .find import format_params
 
@@ -434,6 +441,8 @@ def _print_result(result) -> None:
         _table(f"Models for {what}", [("#", "right"), ("model", "left"), ("P(success)", "right"),
                                       ("90% interval", "right"), (near_column, "left"), ("params", "right"),
                                       ("license", "left")], rows, caption)
+        if result.space.get("calibrated") is False:
+            typer.echo(NOT_CALIBRATED.format(space=result.space["name"]))
         if not result.space.get("signal", True):
             typer.echo("no calibrated signal: in this index's held-out results success did not rise with the score beyond chance "
                        "(too few results?), so every probability is the base rate and no interval is given; the order "

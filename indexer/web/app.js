@@ -27,6 +27,9 @@ const pct = (p) => (p === null || p === undefined ? "n/a" : `${Math.round(p * 10
 // the reasons the CLI prints under its table (indexer/cli_find.py), said the same way here
 const NO_SIGNAL = "no calibrated signal: in this index's held-out results success did not rise with the score beyond chance " +
   "(too few results?), so every probability is the base rate and no interval is given; the order is the models' raw scores";
+const NOT_CALIBRATED = (space) => `not calibrated: space ${space} stores no calibration map (indexed by a taskspace from ` +
+  "before one was stored), so P(success) is (1 + score) / 2, not a probability fitted on held-out results, and no " +
+  "interval is given; `taskspace index` gives the configured method's space one";
 const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts " +
   "near this query; it does not hold their per-prompt results (an index pulled from a published dataset holds none)";
 
@@ -292,6 +295,9 @@ function renderResults(data) {
   if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
   const caveats = [];
+  if (data.results.length && data.space && data.space.calibrated === false) {
+    caveats.push(el("p", { text: NOT_CALIBRATED(data.space.name) }));
+  }
   if (data.results.length && !signal) caveats.push(el("p", { text: NO_SIGNAL }));
   if (data.results.some((r) => r.coverage && r.coverage.measured_near === null)) caveats.push(el("p", { text: NEAR_UNKNOWN }));
   $("caveats").replaceChildren(...caveats);
