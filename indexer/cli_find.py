@@ -401,6 +401,16 @@ NOT_CALIBRATED = ("not calibrated: space {space} stores no calibration map (inde
                   "interval is given; `taskspace index` gives the configured method's space one")
 
 
+#: under the table (and on the page, indexer/web/app.js) when some result's ``measured_near`` is null: a pulled index
+#: whose records (or whose pull) do not carry each pattern's observed prompts. Before, "(an index pulled from a published
+#: dataset holds none)": a pulled index knows it from the patterns' observed prompts, and a home pulled by a taskspace
+#: from before it kept them (schema 0012) gets them by pulling again
+NEAR_UNKNOWN = ("measured near unknown: this index cannot tell whether those models were measured on prompts near this "
+                "query; it holds no per-prompt results, and its pulled records do not say which prompts each model was "
+                "measured on (records published, or pulled, by a taskspace from before they did): pulling them again, "
+                "published again by a newer taskspace if need be, gives it, and the publisher's order and probabilities")
+
+
 def _print_result(result) -> None:
     from .find import format_params
 
@@ -448,9 +458,7 @@ def _print_result(result) -> None:
                        "(too few results?), so every probability is the base rate and no interval is given; the order "
                        "is the models' raw scores")
         if any(r.coverage.measured_near is None for r in result.results):
-            typer.echo("measured near unknown: this index cannot tell whether those models were measured on prompts "
-                       "near this query; it does not hold their per-prompt results (an index pulled from a published "
-                       "dataset holds none)")
+            typer.echo(NEAR_UNKNOWN)
     for name, n in result.excluded.items():
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""

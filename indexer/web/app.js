@@ -30,8 +30,10 @@ const NO_SIGNAL = "no calibrated signal: in this index's held-out results succes
 const NOT_CALIBRATED = (space) => `not calibrated: space ${space} stores no calibration map (indexed by a taskspace from ` +
   "before one was stored), so P(success) is (1 + score) / 2, not a probability fitted on held-out results, and no " +
   "interval is given; `taskspace index` gives the configured method's space one";
-const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts " +
-  "near this query; it does not hold their per-prompt results (an index pulled from a published dataset holds none)";
+const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts near this " +
+  "query; it holds no per-prompt results, and its pulled records do not say which prompts each model was " +
+  "measured on (records published, or pulled, by a taskspace from before they did): pulling them again, " +
+  "published again by a newer taskspace if need be, gives it, and the publisher's order and probabilities";
 
 // three significant digits, as the Hub shows a size, and at least one decimal (indexer.find.format_params): 8.03B,
 // 70.6B, 8.0B (before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which max params 8B excludes)
