@@ -204,10 +204,9 @@ def _warn_not_configured(store, chosen, spaces: list) -> None:
     from .space import SpaceSpec, configured, space_name
 
     spec, have = configured(get_settings()), SpaceSpec.of(chosen)
-    want = (spec.lam, spec.eps, spec.method, dict(spec.params))
-    if (have.lam, have.eps, have.method, dict(have.params)) == want:
+    if spec.same_method(chosen):
         return
-    key = (have.key, repr(want))
+    key = (have.key, repr((spec.lam, spec.eps, spec.method, dict(spec.params))))
     if key in _WARNED_METHOD:
         return
     _WARNED_METHOD.add(key)

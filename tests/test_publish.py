@@ -1169,6 +1169,42 @@ def test_pulling_records_published_without_coverage_warns_that_answers_differ_fr
     assert "can differ from the publisher's" in caplog.text and "`taskspace publish`" in caplog.text
 
 
+
+def test_publishing_a_space_with_out_of_date_vectors_warns_naming_it_and_what_to_do(publisher, tmp_path, monkeypatch,
+                                                                                    caplog):
+    """A space whose models' vectors are missing or older than their results: results ingested since the last pass
+    (the warning says to run `taskspace index` first), or a space the configured method did not build (a home an older
+    taskspace indexed with its default method, which no pass updates: the warning names the configured method's space
+    for `--space`). The records are still published as they are. Before, without a word: an upgraded home published its
+    old space's vectors, fitted on last month's results and missing every model added since."""
+    import logging
+
+    from helpers import outcomes, write_table
+    from indexer.ingest import ingest
+
+    store_a, _, _ = publisher
+    (sp,) = store_a.list_spaces()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        publish("tester/x", store=store_a, dry_run=tmp_path / "d0")
+    assert "older than their results" not in caplog.text  # nothing stale: nothing said
+    write_table(tmp_path / "new", "alpha", outcomes(np.random.default_rng(0), ["org/new-model"], 6), 6)
+    ingest(str(tmp_path / "new"), store=store_a)  # ingested, no pass since
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        res = publish("tester/x", store=store_a, dry_run=tmp_path / "d1")
+    assert res.dry_run and (tmp_path / "d1" / "spaces.parquet").exists()  # published as it is
+    from indexer.space import space_name
+
+    assert (f"publish: space {space_name(sp)} holds 1 model(s) whose vector is missing or older than their results "
+            "(org/new-model); results were ingested since the last indexing pass: run `taskspace index` first") in caplog.text
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mean" if sp.method != "auto-mean" else "auto")
+    reset_settings()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        publish("tester/x", store=store_a, dry_run=tmp_path / "d2")
+    assert (f"it was built by method {sp.method}, not as this taskspace builds the configured ") in caplog.text
+    assert "so no indexing pass updates it; its records are published as they are" in caplog.text
+
 def test_a_pull_keeps_the_hub_metadata_the_records_leave_empty(publisher, tmp_path, store):
     """Records published without a model's Hub metadata (the publisher never fetched it) pulled into a home that has
     it: the home keeps its licence, parameters, gated, tags; what the records carry (the publisher's licence of
