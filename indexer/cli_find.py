@@ -408,7 +408,8 @@ NOT_CALIBRATED = ("not calibrated: space {space} stores no calibration map (inde
 NEAR_UNKNOWN = ("measured near unknown: this index cannot tell whether those models were measured on prompts near this "
                 "query; it holds no per-prompt results, and its pulled records do not say which prompts each model was "
                 "measured on (records published, or pulled, by a taskspace from before they did): pulling them again, "
-                "published again by a newer taskspace if need be, gives it, and the publisher's order and probabilities")
+                "published again by a newer taskspace if need be, gives it (and where the map weighs it, the publisher's "
+                "order and probabilities)")
 
 
 def _print_result(result) -> None:

@@ -33,7 +33,8 @@ const NOT_CALIBRATED = (space) => `not calibrated: space ${space} stores no cali
 const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts near this " +
   "query; it holds no per-prompt results, and its pulled records do not say which prompts each model was " +
   "measured on (records published, or pulled, by a taskspace from before they did): pulling them again, " +
-  "published again by a newer taskspace if need be, gives it, and the publisher's order and probabilities";
+  "published again by a newer taskspace if need be, gives it (and where the map weighs it, the publisher's " +
+  "order and probabilities)";
 
 // three significant digits, as the Hub shows a size, and at least one decimal (indexer.find.format_params): 8.03B,
 // 70.6B, 8.0B (before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which max params 8B excludes)
