@@ -394,6 +394,24 @@ NOTHING_INDEXED = ("`taskspace index --source SPEC` ingests results and indexes 
                    "the sources `taskspace sources list` shows)")
 
 
+#: under the table (and on the search page, indexer/web/app.js) when the space stores no calibration map (a space an
+#: older taskspace indexed before maps were stored, whose probabilities the predictor gives as ``(1 + score) / 2``)
+NOT_CALIBRATED = ("not calibrated: space {space} stores no calibration map (indexed by a taskspace from before one was "
+                  "stored), so P(success) is (1 + score) / 2, not a probability fitted on held-out results, and no "
+                  "interval is given; `taskspace index` gives the configured method's space one")
+
+
+#: under the table (and on the page, indexer/web/app.js) when some result's ``measured_near`` is null: a pulled index
+#: whose records (or whose pull) do not carry each pattern's observed prompts. Before, "(an index pulled from a published
+#: dataset holds none)": a pulled index knows it from the patterns' observed prompts, and a home pulled by a taskspace
+#: from before it kept them (schema 0012) gets them by pulling again
+NEAR_UNKNOWN = ("measured near unknown: this index cannot tell whether those models were measured on prompts near this "
+                "query; it holds no per-prompt results, and its pulled records do not say which prompts each model was "
+                "measured on (records published, or pulled, by a taskspace from before they did): pulling them again, "
+                "published again by a newer taskspace if need be, gives it (and where the map weighs it, the publisher's "
+                "order and probabilities)")
+
+
 def _print_result(result) -> None:
     from .find import format_params
 
@@ -434,14 +452,14 @@ def _print_result(result) -> None:
         _table(f"Models for {what}", [("#", "right"), ("model", "left"), ("P(success)", "right"),
                                       ("90% interval", "right"), (near_column, "left"), ("params", "right"),
                                       ("license", "left")], rows, caption)
+        if result.space.get("calibrated") is False:
+            typer.echo(NOT_CALIBRATED.format(space=result.space["name"]))
         if not result.space.get("signal", True):
             typer.echo("no calibrated signal: in this index's held-out results success did not rise with the score beyond chance "
                        "(too few results?), so every probability is the base rate and no interval is given; the order "
                        "is the models' raw scores")
         if any(r.coverage.measured_near is None for r in result.results):
-            typer.echo("measured near unknown: this index cannot tell whether those models were measured on prompts "
-                       "near this query; it does not hold their per-prompt results (an index pulled from a published "
-                       "dataset holds none)")
+            typer.echo(NEAR_UNKNOWN)
     for name, n in result.excluded.items():
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""

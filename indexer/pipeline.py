@@ -409,6 +409,14 @@ class Indexer:
         n = len(every)
         if solving_all or cal is None or n >= PRIOR_GROWTH * cal.n_models or n * PRIOR_GROWTH <= cal.n_models:
             return every.keys(), True
+        missing = _fitted_before(cal, space)
+        if missing:
+            from .space import space_name
+
+            log.warning("the calibration map of space %s was fitted by an older taskspace (without %s, which this one "
+                        "fits): fitting it again, every model solved once, so intervals are computed as a fresh index "
+                        "computes them", space_name(space), " and ".join(missing))
+            return every.keys(), True
         return models, False
 
     def _solve(self, space, models: list[str], digests: dict[str, str], report: RunReport,
@@ -613,6 +621,23 @@ def _pattern_id(prompt_ids: np.ndarray, mask: np.ndarray) -> str:
 
     ids = np.sort(np.asarray(prompt_ids, dtype="<i8")[np.asarray(mask)])
     return hashlib.sha256(ids.tobytes()).hexdigest()[:32]
+
+
+def _fitted_before(cal, space) -> list[str]:
+    """What a stored calibration map lacks of what :func:`_fit_calibration` gives every map of ``space`` now: a map
+    stored by an older taskspace (before schema 0011, no ``lam_cap``; before 0013, no ``region_var``) kept its
+    intervals as they were computed then, on every pass after the upgrade, until the model count doubled or halved.
+    ``lam_cap``: every space whose models keep a posterior (any option but the plain solve's); ``region_var``: every
+    level/deviation (folded) map."""
+    from .space import SpaceSpec
+
+    params = SpaceSpec.of(space).params
+    out = []
+    if cal.lam_cap is None and any(params.get(k) for k in ("intercept", "select", "free", "prior")):
+        out.append("its lambda cap")
+    if cal.folded and cal.region_var is None:
+        out.append("its region variance")
+    return out
 
 
 def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None, groups: np.ndarray | None = None):

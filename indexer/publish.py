@@ -207,6 +207,8 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
                              "prompt texts or sources, so publishing it again would drop its prompts file and the "
                              "provenance of its records; publish from the home that indexed its results, or index raw "
                              f"results into this home first (`taskspace index`){others}", item=space_name(sp))
+    for sp in spaces:
+        _warn_stale(store, sp)
     version = _version()
     files: dict[str, bytes] = {}
     records: dict[tuple[str, str], dict] = {}
@@ -384,6 +386,30 @@ def _write_all(out: Path, files: dict) -> None:
                           "written (the folder holds what it held before)") from exc
     for tmp, target in tmps:
         os.replace(tmp, target)
+
+
+def _warn_stale(store, sp) -> None:
+    """A warning when a space to publish holds models whose vector is missing or older than their results (SQL's
+    :meth:`~indexer.store.sql.Store.stale_models`): results ingested since the last pass, or a space the configured
+    method did not build (an older taskspace's default method), which no pass updates. Its records are published as
+    they are; before, without a word, so an upgraded home published its old space's vectors of last month's results."""
+    from .config import get_settings
+    from .space import configured, space_name
+
+    stale = store.stale_models(sp.id)
+    if not stale:
+        return
+    name, spec = space_name(sp), configured(get_settings())
+    if spec.same_method(sp):
+        why = "results were ingested since the last indexing pass: run `taskspace index` first to publish them"
+    else:
+        mine = [space_name(o) for o in store.list_spaces() if spec.same_method(o)]
+        why = (f"it was built by method {sp.method}, not as this taskspace builds the configured {spec.method} "
+               "(TASKSPACE_METHOD), so no indexing pass updates it" +
+               (f": `--space {mine[-1]}` publishes the configured method's space alone" if mine else ""))
+    more = f" (+{len(stale) - 3} more)" if len(stale) > 3 else ""
+    log.warning("publish: space %s holds %d model(s) whose vector is missing or older than their results (%s%s); %s; "
+                "its records are published as they are", name, len(stale), ", ".join(sorted(stale)[:3]), more, why)
 
 
 def _stale_dry_run_files(out: Path, files: dict) -> list[str]:
@@ -604,8 +630,26 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) 
         counts["prompts"] = _index_prompts(vectors, rec)
         out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
                     "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
-                    "prompts": len(rec.prompts), "indexed": counts})
+                    "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin)})
     return PullResult(origin, out, time.perf_counter() - t0)
+
+
+def _coverage_known(rec, origin: str) -> bool:
+    """Whether the records tell which indexed prompts each model was observed on (the patterns' ``observed``); when
+    they do not (published by a taskspace from before they did) and the space's map is coverage-aware, a warning that
+    the pulled index answers otherwise than its publisher (every model counted as measured near every query: c = 1)
+    and that publishing again fixes it. Before, nothing said so: docs/PUBLISHING.md alone did."""
+    if rec.coverage:
+        return True
+    cal = rec.calibration
+    if cal is not None and getattr(cal, "coverage_aware", False):
+        log.warning("pull: the records of space %s from %s do not say which indexed prompts each model was measured "
+                    "on (published by a taskspace from before they did), and its calibration map weighs that: this "
+                    "installation counts every model as measured near every query, so on this index its order, "
+                    "probabilities and intervals can differ from the publisher's, and `measured near` is unknown; "
+                    "publishing the records again with this taskspace (`taskspace publish`) adds it",
+                    rec.spec.name, origin)
+    return False
 
 
 __all__ = ["publish", "pull", "build", "licence_of", "source_licences", "PublishResult", "PullResult"]

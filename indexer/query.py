@@ -21,7 +21,9 @@ the outcome scale) on the prompt, or, for a benchmark or several prompts, its me
 Prompts are embedded with the space's own encoder, loaded once per process (:func:`indexer.space.space_encoder`,
 an ``EncoderError`` when the installed encoder is not the one the space was built with). With several spaces in
 SQL the search uses the configured one (encoder, ``TASKSPACE_METHOD``, lambda, eps), else the newest of the
-configured encoder, else the newest (with a warning naming the configured encoder and the space searched).
+configured encoder, else the newest (with a warning naming the configured encoder and the space searched). A space
+taken by default that the configured method did not build (a home an older taskspace indexed with its default
+method) is searched with a warning saying that ``taskspace index`` builds the configured one.
 """
 
 from __future__ import annotations
@@ -145,6 +147,7 @@ def _space(store, space=None, spaces: list | None = None):
     """The space a query uses (see the module docstring); ``spaces``: SQL's spaces as just read."""
     from .sync import resolve_spaces
 
+    by_default = space is None
     spaces = resolve_spaces(store, space, spaces)
     if not spaces:
         # where it looked: a search against another home than the one indexed (a typo in TASKSPACE_HOME) said only to
@@ -177,8 +180,49 @@ def _space(store, space=None, spaces: list | None = None):
                 "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the newest "
                 "space, %s (%s); --space NAME picks another: %s", spec.encoder, space_name(spaces[-1]),
                 spaces[-1].encoder, ", ".join(space_name(s) for s in spaces))
-        spaces = [s for s in mine if spec.matches(s)][-1:] or mine[-1:] or spaces[-1:]
+        every, spaces = spaces, [s for s in mine if spec.matches(s)][-1:] or mine[-1:] or spaces[-1:]
+        if not mine:  # said above: the encoder differs, so the method's space cannot be here either
+            return spaces[0]
+    else:
+        every = spaces
+    if by_default:
+        _warn_not_configured(store, spaces[0], every)
     return spaces[0]
+
+
+#: (space key, configured method and settings) pairs :func:`_warn_not_configured` has warned of in this process
+_WARNED_METHOD: set = set()
+
+
+def _warn_not_configured(store, chosen, spaces: list) -> None:
+    """A warning (once per process and space) when the space a query took by default is not the one the configured
+    method (``TASKSPACE_METHOD``, lambda, eps) builds: a home indexed by an older taskspace, whose default method or its
+    params have changed since, keeps its old space, which answered every search without a word (with the scores of the
+    old method: before calibration was stored, its "probabilities" were ``(1 + score) / 2``), while ``taskspace
+    index`` would build the configured one. Not for a pulled space (its method is the publisher's)."""
+    from .config import get_settings
+    from .space import SpaceSpec, configured, space_name
+
+    spec, have = configured(get_settings()), SpaceSpec.of(chosen)
+    if spec.same_method(chosen):
+        return
+    key = (have.key, repr((spec.lam, spec.eps, spec.method, dict(spec.params))))
+    if key in _WARNED_METHOD:
+        return
+    _WARNED_METHOD.add(key)
+    origin = getattr(store, "space_origin", None)
+    if callable(origin) and origin(chosen.id) is not None:
+        return
+    import logging
+
+    name = space_name(chosen)
+    others = [space_name(s) for s in spaces if s.id != chosen.id]
+    logging.getLogger(__name__).warning(
+        "searching space %s, built with method %s%s (by an older taskspace, or under another TASKSPACE_METHOD), not as "
+        "this taskspace builds the configured method %s (TASKSPACE_METHOD), whose space is not indexed: `taskspace "
+        "index` builds it from the stored results, and searches use it from then on; --space %s searches this "
+        "one without this warning%s", name, have.method, "" if have.method != spec.method else " with other settings",
+        spec.method, name, f" (other spaces: {', '.join(others)})" if others else "")
 
 
 def query_vector(store, vectors, space, *, prompts: list[str] | None = None, benchmark: str | None = None) -> np.ndarray:

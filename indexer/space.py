@@ -213,8 +213,13 @@ class SpaceSpec:
 
     def matches(self, space) -> bool:
         """True when the stored ``space`` is this one: same encoder id, lambda, eps, method and params."""
-        return (space.encoder == self.encoder and space.lam == self.lam and space.eps == self.eps
-                and space.method == self.method and dict(space.params or {}) == self.params)
+        return space.encoder == self.encoder and self.same_method(space)
+
+    def same_method(self, space) -> bool:
+        """True when the stored ``space`` was built by this method with these settings (lambda, eps, method and
+        params), whatever its encoder: what a spec of :func:`configured` without an encoder can tell."""
+        return (space.lam == self.lam and space.eps == self.eps and space.method == self.method
+                and dict(space.params or {}) == self.params)
 
     # -- what the params mean ----------------------------------------------------------------------------
     @property

@@ -182,6 +182,54 @@ def test_an_answer_without_calibrated_signal_says_so(capsys):
     assert "no calibrated signal" not in out and "40%-55%" in out
 
 
+
+def test_an_answer_from_a_space_without_a_calibration_map_says_its_probability_is_not_calibrated(capsys):
+    """A space an older taskspace indexed before calibration maps were stored (found by an upgraded home, `calibrated`
+    false in the JSON): the table's P(success) is the predictor's `(1 + score) / 2`, and a line under it says so, naming
+    the space and `taskspace index`; the search page shows the same line (indexer/web/app.js, NOT_CALIBRATED). Before,
+    77% and "-" with no word, read as a calibrated probability whose interval was missing."""
+    from indexer.cli_find import NOT_CALIBRATED, _print_result
+    from indexer.find import Coverage, Evidence, FindResult, ModelResult
+
+    def answer(calibrated: bool) -> FindResult:
+        r = ModelResult("org/m", "org/m", False, [], 0.54, 0.54, 0.77, float("nan"), float("nan"), float("nan"),
+                        Coverage(), Evidence(), {})
+        space = {"name": "all-minilm-l6-v2-1dd55a44ac", "id": 1, "encoder": "e", "method": "auto", "dim": 385,
+                 "calibrated": calibrated, "signal": True}
+        return FindResult({"kind": "prompt", "rank": "probability", "prefer_smaller": 0.0}, space, [r], {}, {})
+
+    _print_result(answer(False))
+    out = capsys.readouterr().out
+    assert "77%" in out and ("not calibrated: space all-minilm-l6-v2-1dd55a44ac stores no calibration map (indexed by a "
+                             "taskspace from before one was stored), so P(success) is (1 + score) / 2") in " ".join(out.split())
+    assert "`taskspace index`" in out
+    _print_result(answer(True))
+    assert "not calibrated" not in capsys.readouterr().out
+    js = (Path(__file__).resolve().parents[1] / "indexer" / "web" / "app.js").read_text(encoding="utf-8")
+    said = NOT_CALIBRATED.split("{space}")
+    assert "calibrated === false" in js and all(part.split(" (")[0] in js for part in said)
+
+
+def test_measured_near_unknown_says_that_pulling_the_records_again_can_tell_it(capsys):
+    """A pulled home whose records do not say which prompts each model was measured on (records published, or a home
+    pulled, by a taskspace from before the patterns' observed prompts, schema 0012): the line under the table says so and
+    that pulling again (republished if need be) gives it, with the publisher's order and probabilities; the search page
+    says the same (indexer/web/app.js, NEAR_UNKNOWN). Before, "(an index pulled from a published dataset holds none)",
+    though a pulled index knows it from the records, and a home pulled by an older taskspace got it by pulling again."""
+    from indexer.cli_find import NEAR_UNKNOWN, _print_result
+    from indexer.find import Coverage, Evidence, FindResult, ModelResult
+
+    r = ModelResult("org/m", "org/m", False, [], 0.54, 0.54, 0.74, 0.63, 0.84, 0.01, Coverage(None, None, None),
+                    Evidence(), {})
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    _print_result(FindResult({"kind": "prompt", "rank": "probability", "prefer_smaller": 0.0}, space, [r], {}, {}))
+    out = " ".join(capsys.readouterr().out.split())
+    assert "measured near unknown: this index cannot tell" in out and "holds none" not in out
+    assert ("its pulled records do not say which prompts each model was measured on (records published, or pulled, by a "
+            "taskspace from before they did): pulling them again") in out
+    js = " ".join((Path(__file__).resolve().parents[1] / "indexer" / "web" / "app.js").read_text(encoding="utf-8").split())
+    assert all(part in js.replace('" + "', "") for part in (NEAR_UNKNOWN[:60], NEAR_UNKNOWN[-60:]))
+
 def test_an_empty_answer_says_why(capsys):
     """No result with filters: the filters. No result without any: SQL holds no model vector yet, so `taskspace
     index` (an index that lost what SQL holds is a StoreError of find_models, exit 3, saying `reindex`:

@@ -71,3 +71,15 @@ def test_the_docs_give_the_result_limits_of_the_cli_http_and_library_as_the_code
             "`indexer.find_models(k=...)` any number) |") in serving
     assert ("| `max_evidence` (evidence items per result) | 20 (`taskspace search --evidence` and "
             "`indexer.find_models(evidence=...)`: any number) |") in serving
+
+
+def test_the_readme_says_how_to_upgrade_a_home():
+    """An upgrading user looks in the README: its Upgrading section names what each part of a home needs (the SQL
+    migration, `db upgrade` for PostgreSQL, `db downgrade` to go back, `reindex` for the vector index, `index` for the
+    configured method's space). Before, the README had no word on upgrading."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "\n## Upgrading\n" in text
+    section = text.split("\n## Upgrading\n", 1)[1].split("\n## ", 1)[0]
+    for needed in ("migrated", "taskspace db upgrade", "taskspace db downgrade REV --yes", "newer than this taskspace",
+                   "taskspace reindex", "taskspace index", "--space NAME"):
+        assert needed in section, needed

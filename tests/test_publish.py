@@ -1285,6 +1285,70 @@ def test_the_cards_example_gives_taskspaces_probabilities_on_a_coverage_aware_in
     assert partial  # some model measured on none or part of a query's neighbourhood: c mattered
 
 
+def test_pulling_records_published_without_coverage_warns_that_answers_differ_from_the_publishers(
+        mixed_publisher, tmp_path, monkeypatch, caplog):
+    """Records published by a taskspace from before the patterns carried their observed prompts, of a space whose map
+    is coverage-aware: the pull says that this installation counts every model as measured near every query, so its
+    answers can differ from the publisher's, and that publishing again adds what is missing; `--json` gives
+    `coverage_known` false (true for records that carry it, which pull without the warning). Before, nothing said so
+    (docs/PUBLISHING.md alone): the pulled home answered otherwise than its publisher without a word."""
+    import logging
+
+    store_a, _, _, _ = mixed_publisher
+    (sp_a,) = store_a.list_spaces()
+    assert store_a.get_space_calibration(sp_a.id).coverage_aware  # the premise
+    publish("tester/mixed", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_new")
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        assert pull(str(tmp_path / "d")).spaces[0]["coverage_known"] is True
+    assert "do not say which indexed prompts" not in caplog.text
+    _drop_observed(tmp_path / "d")  # as published before the patterns carried their observed prompts
+    _home(tmp_path, monkeypatch, "home_old")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        got = pull(str(tmp_path / "d"))
+    assert got.spaces[0].get("coverage_known") is False
+    assert (f"pull: the records of space {got.spaces[0]['space']} from "
+            f"{tmp_path / 'd'} do not say which indexed prompts each model was measured on") in caplog.text
+    assert "can differ from the publisher's" in caplog.text and "`taskspace publish`" in caplog.text
+
+
+
+def test_publishing_a_space_with_out_of_date_vectors_warns_naming_it_and_what_to_do(publisher, tmp_path, monkeypatch,
+                                                                                    caplog):
+    """A space whose models' vectors are missing or older than their results: results ingested since the last pass
+    (the warning says to run `taskspace index` first), or a space the configured method did not build (a home an older
+    taskspace indexed with its default method, which no pass updates: the warning names the configured method's space
+    for `--space`). The records are still published as they are. Before, without a word: an upgraded home published its
+    old space's vectors, fitted on last month's results and missing every model added since."""
+    import logging
+
+    from helpers import outcomes, write_table
+    from indexer.ingest import ingest
+
+    store_a, _, _ = publisher
+    (sp,) = store_a.list_spaces()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        publish("tester/x", store=store_a, dry_run=tmp_path / "d0")
+    assert "older than their results" not in caplog.text  # nothing stale: nothing said
+    write_table(tmp_path / "new", "alpha", outcomes(np.random.default_rng(0), ["org/new-model"], 6), 6)
+    ingest(str(tmp_path / "new"), store=store_a)  # ingested, no pass since
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        res = publish("tester/x", store=store_a, dry_run=tmp_path / "d1")
+    assert res.dry_run and (tmp_path / "d1" / "spaces.parquet").exists()  # published as it is
+    from indexer.space import space_name
+
+    assert (f"publish: space {space_name(sp)} holds 1 model(s) whose vector is missing or older than their results "
+            "(org/new-model); results were ingested since the last indexing pass: run `taskspace index` first") in caplog.text
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mean" if sp.method != "auto-mean" else "auto")
+    reset_settings()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        publish("tester/x", store=store_a, dry_run=tmp_path / "d2")
+    assert (f"it was built by method {sp.method}, not as this taskspace builds the configured ") in caplog.text
+    assert "so no indexing pass updates it; its records are published as they are" in caplog.text
+
 def test_a_pull_keeps_the_hub_metadata_the_records_leave_empty(publisher, tmp_path, store):
     """Records published without a model's Hub metadata (the publisher never fetched it) pulled into a home that has
     it: the home keeps its licence, parameters, gated, tags; what the records carry (the publisher's licence of

@@ -344,3 +344,38 @@ def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_
     with caplog.at_level(logging.WARNING, logger="indexer.query"):
         assert _space(store).id == mine.id
     assert "no indexed space" not in caplog.text
+
+
+def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_saying_to_index(store, encoder, caplog):
+    """A home indexed by an older taskspace keeps the space of that version's default method (`auto` before `auto-mc`,
+    no calibration stored yet): a search still takes it, once per process a warning names it, its method, the
+    configured one and `taskspace index` (which builds the configured method's space) and `--space NAME` (which picks
+    it without the warning); before, every search answered from it without a word, its "probabilities" the
+    uncalibrated `(1 + score) / 2`. A space asked for by name, and the configured method's space, say nothing."""
+    import logging
+
+    from indexer import query
+    from indexer.config import get_settings
+    from indexer.query import _space
+    from indexer.space import configured, space_name
+
+    old = store.get_or_create_space(encoder.id, 385, 1.0, 0.0, method="auto", params={"intercept": True, "select": "gcv"})
+    getattr(query, "_WARNED_METHOD", set()).clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == old.id
+        assert _space(store).id == old.id  # said once per process (a server answers many queries)
+    method = get_settings().method
+    assert caplog.text.count("searching space") == 1, caplog.text
+    assert (f"searching space {space_name(old)}, built with method auto (by an older taskspace, or under another "
+            f"TASKSPACE_METHOD), not as this taskspace builds the configured method {method} (TASKSPACE_METHOD)") in caplog.text
+    assert "whose space is not indexed: `taskspace index` builds it" in caplog.text and f"--space {space_name(old)} searches this" in caplog.text
+    caplog.clear()
+    getattr(query, "_WARNED_METHOD", set()).clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store, space_name(old)).id == old.id
+    assert "searching space" not in caplog.text
+    spec = configured(encoder=encoder.id)
+    mine = store.get_or_create_space(encoder.id, 11, spec.lam, spec.eps, method=spec.method, params=spec.params)
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == mine.id
+    assert "searching space" not in caplog.text

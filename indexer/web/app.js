@@ -27,8 +27,14 @@ const pct = (p) => (p === null || p === undefined ? "n/a" : `${Math.round(p * 10
 // the reasons the CLI prints under its table (indexer/cli_find.py), said the same way here
 const NO_SIGNAL = "no calibrated signal: in this index's held-out results success did not rise with the score beyond chance " +
   "(too few results?), so every probability is the base rate and no interval is given; the order is the models' raw scores";
-const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts " +
-  "near this query; it does not hold their per-prompt results (an index pulled from a published dataset holds none)";
+const NOT_CALIBRATED = (space) => `not calibrated: space ${space} stores no calibration map (indexed by a taskspace from ` +
+  "before one was stored), so P(success) is (1 + score) / 2, not a probability fitted on held-out results, and no " +
+  "interval is given; `taskspace index` gives the configured method's space one";
+const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts near this " +
+  "query; it holds no per-prompt results, and its pulled records do not say which prompts each model was " +
+  "measured on (records published, or pulled, by a taskspace from before they did): pulling them again, " +
+  "published again by a newer taskspace if need be, gives it (and where the map weighs it, the publisher's " +
+  "order and probabilities)";
 
 // three significant digits, as the Hub shows a size, and at least one decimal (indexer.find.format_params): 8.03B,
 // 70.6B, 8.0B (before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which max params 8B excludes)
@@ -292,6 +298,9 @@ function renderResults(data) {
   if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
   const caveats = [];
+  if (data.results.length && data.space && data.space.calibrated === false) {
+    caveats.push(el("p", { text: NOT_CALIBRATED(data.space.name) }));
+  }
   if (data.results.length && !signal) caveats.push(el("p", { text: NO_SIGNAL }));
   if (data.results.some((r) => r.coverage && r.coverage.measured_near === null)) caveats.push(el("p", { text: NEAR_UNKNOWN }));
   $("caveats").replaceChildren(...caveats);
