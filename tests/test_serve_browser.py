@@ -931,3 +931,16 @@ def test_the_page_takes_the_readers_default_text_size(page_server, tmp_path):
             assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
         finally:
             context.close()
+
+
+def test_the_checkboxes_are_targets_of_at_least_24_pixels(page_server):
+    """"Exclude gated models" and "Open weights only" are at least 24 x 24 CSS pixels, the minimum target size of
+    WCAG 2.2 (2.5.8), at the default text size, on a desktop and on a phone; before, the browser's default 13 x 13."""
+    with chromium_page() as (page, failures):
+        for width in (1280, 360):
+            page.set_viewport_size({"width": width, "height": 800})
+            page.goto(page_server + "/")
+            for box in ("#exclude_gated", "#open_only"):
+                b = page.locator(box).bounding_box()
+                assert b["width"] >= 24 and b["height"] >= 24, (width, box, b)
+        assert failures == []
