@@ -527,7 +527,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     """The FastAPI app. ``service``: one already built (tests); else one is built and started at start-up and
     closed at shutdown. ``cors``: the origins whose pages may call the API from a browser (:func:`cors_origins`;
     none: no CORS headers, so only pages served from the API's own origin, as its search page is)."""
-    from fastapi import Body, Depends, FastAPI, Query, Request
+    from fastapi import Body, Depends, FastAPI, Path as PathParam, Query, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, Response
     from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -801,7 +801,9 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                 "missing_metadata": {k: missing[v] for k, v in _MODELS_FILTERS.items() if v in missing}}
 
     @app.get("/v1/models/{model_id:path}", tags=["browse"], responses={**ok["model"], **fails(404, 422, 503, 500)})
-    def model(model_id: str):
+    def model(model_id: str = PathParam(description="the model's key, Hub id (org/name: its slash is part of the path, "
+                                                    "or sent as %2F) or any alias; an error about it names the field "
+                                                    "`model`")):
         """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
         return svc.model(model_id)
 
