@@ -251,6 +251,23 @@ def test_restricted_sources_are_refused_unless_asked(publisher, tmp_path):
     assert "CC BY-NC-SA 4.0" in card and "| yes |" in card and res.added > 0
 
 
+def test_a_space_holding_vectors_of_dropped_results_is_not_published(publisher, tmp_path):
+    """A space holding the vectors of models whose results are no longer stored (`taskspace sources drop` and no
+    pass of that space since: a space other than the configured one is never re-indexed by `taskspace index`) is
+    refused, naming the space, the models and the command that removes them; nothing is written. Before, its records
+    were published with `sources` empty and the card listed no source: records of results the home no longer holds
+    (perhaps dropped for their licence), under no licence."""
+    from indexer.ingest import drop_source
+
+    store_a, _, _ = publisher
+    drop_source(str(tmp_path / "sample"), store=store_a)
+    with pytest.raises(InputError, match=r"space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
+                                         r"stored .*TASKSPACE_METHOD=auto-mc taskspace index") as err:
+        publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    assert "01-ai/Yi-34B" in str(err.value) or "Meta-Llama" in str(err.value) or "meta-llama" in str(err.value)
+    assert not (tmp_path / "d").exists()
+
+
 def test_licences_of_the_shared_sets(shared_data):
     text, restricted, _ = licence_of(str(shared_data / "metabench_openllm"))
     assert "BY-NC-SA" in text and restricted
