@@ -406,10 +406,10 @@ NOT_CALIBRATED = ("not calibrated: space {space} stores no calibration map (inde
 #: dataset holds none)": a pulled index knows it from the patterns' observed prompts, and a home pulled by a taskspace
 #: from before it kept them (schema 0012) gets them by pulling again
 NEAR_UNKNOWN = ("measured near unknown: this index cannot tell whether those models were measured on prompts near this "
-                "query; it holds no per-prompt results, and its pulled records do not say which prompts each model was "
-                "measured on (records published, or pulled, by a taskspace from before they did): pulling them again, "
-                "published again by a newer taskspace if need be, gives it (and where the map weighs it, the publisher's "
-                "order and probabilities)")
+                "query; it holds none of their per-prompt results, and its pulled records do not say which prompts "
+                "each model was measured on (records published, or pulled, by a taskspace from before they did): "
+                "pulling them again, published again by a newer taskspace if need be, gives it (and where the map "
+                "weighs it, the publisher's order and probabilities)")
 
 
 def _print_result(result) -> None:

@@ -224,7 +224,7 @@ def test_measured_near_unknown_says_that_pulling_the_records_again_can_tell_it(c
     space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
     _print_result(FindResult({"kind": "prompt", "rank": "probability", "prefer_smaller": 0.0}, space, [r], {}, {}))
     out = " ".join(capsys.readouterr().out.split())
-    assert "measured near unknown: this index cannot tell" in out and "holds none" not in out
+    assert "measured near unknown: this index cannot tell" in out and "published dataset holds none" not in out
     assert ("its pulled records do not say which prompts each model was measured on (records published, or pulled, by a "
             "taskspace from before they did): pulling them again") in out
     js = " ".join((Path(__file__).resolve().parents[1] / "indexer" / "web" / "app.js").read_text(encoding="utf-8").split())

@@ -31,7 +31,7 @@ const NOT_CALIBRATED = (space) => `not calibrated: space ${space} stores no cali
   "before one was stored), so P(success) is (1 + score) / 2, not a probability fitted on held-out results, and no " +
   "interval is given; `taskspace index` gives the configured method's space one";
 const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether those models were measured on prompts near this " +
-  "query; it holds no per-prompt results, and its pulled records do not say which prompts each model was " +
+  "query; it holds none of their per-prompt results, and its pulled records do not say which prompts each model was " +
   "measured on (records published, or pulled, by a taskspace from before they did): pulling them again, " +
   "published again by a newer taskspace if need be, gives it (and where the map weighs it, the publisher's " +
   "order and probabilities)";
