@@ -416,16 +416,19 @@ class _Tx:
         return kind(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
 
     def _lost(self, exc: SQLAlchemyError, detail: str) -> bool:
-        """The server ended the session mid-transaction (a restart, ``pg_terminate_backend``, a session timeout)."""
-        return self.engine.dialect.name == "postgresql" and (getattr(exc, "connection_invalidated", False) or any(
-            w in detail for w in ("server closed the connection", "terminating connection")))
+        """The server ended the session mid-transaction (a restart, ``pg_terminate_backend``), which the same work on a
+        fresh connection can survive; not when it says its ``idle_in_transaction_session_timeout`` did (a setting that
+        ends the same work again)."""
+        return self.engine.dialect.name == "postgresql" and "idle-in-transaction timeout" not in detail and (
+            getattr(exc, "connection_invalidated", False) or any(
+                w in detail for w in ("server closed the connection", "terminating connection")))
 
     def _ended_hint(self, exc: SQLAlchemyError, detail: str) -> str:
         """Why PostgreSQL ended the session in the middle of a transaction: its ``idle_in_transaction_session_timeout``
         (named when the driver read the server's word, or when it is set for this user and database and the driver saw
         only a closed connection), else a restart or ``pg_terminate_backend``; "" for any other error. Before: the
         driver's "server closed the connection unexpectedly" alone."""
-        if not self._lost(exc, detail):
+        if not (self._lost(exc, detail) or "idle-in-transaction timeout" in detail):
             return ""
         idle = None
         if "idle-in-transaction timeout" not in detail:
