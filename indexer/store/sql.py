@@ -412,7 +412,8 @@ class _Tx:
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
         hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
-        kind = ConnectionLostError if self._lost(exc, detail) else StoreError  # the worker runs such a pass again soon
+        # the worker runs a pass that lost its session again soon; not one its idle-in-transaction timeout ended
+        kind = ConnectionLostError if self._lost(exc, detail) and "idle_in_transaction" not in hint else StoreError
         return kind(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
 
     def _lost(self, exc: SQLAlchemyError, detail: str) -> bool:
