@@ -485,11 +485,14 @@ def test_a_transaction_the_servers_idle_timeout_ended_names_the_setting(pg_url, 
         assert store.get_source("/d/a.csv") is None
     message = str(info.value)
     assert "nothing of it was saved" in message, message  # (the driver saw the server's word, or a closed connection)
-    assert "the server's idle_in_transaction_session_timeout" in message and "ALTER ROLE" in message, message
+    assert "idle_in_transaction_session_timeout" in message and "ALTER ROLE" in message, message
     assert "-cidle_in_transaction_session_timeout=0" in message, message
     from indexer.errors import ConnectionLostError
 
-    assert not isinstance(info.value, ConnectionLostError)  # the same work would meet it again: no quick retry
+    if "terminating connection due to idle-in-transaction timeout" in message:  # the server's word, read by the driver
+        assert not isinstance(info.value, ConnectionLostError)  # the same work would meet it again: no quick retry
+    else:  # a closed connection alone, the setting read from the server: a restart may have done it too
+        assert "a restart" in message and "(100ms for this user and database)" in message, message
 
     def ended(self, conn, blocks):  # without the timeout: the session ended by an operator (or a restart)
         conn.connection().exec_driver_sql("select pg_terminate_backend(pg_backend_pid())")

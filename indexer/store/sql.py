@@ -412,8 +412,9 @@ class _Tx:
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
         hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
-        # the worker runs a pass that lost its session again soon; not one its idle-in-transaction timeout ended
-        kind = ConnectionLostError if self._lost(exc, detail) and "idle_in_transaction" not in hint else StoreError
+        # the same work on a fresh connection can succeed (a source stored once more, a worker's pass run again soon);
+        # not after the server said its idle-in-transaction timeout ended it (the same work meets it again)
+        kind = ConnectionLostError if self._lost(exc, detail) else StoreError
         return kind(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
 
     def _lost(self, exc: SQLAlchemyError, detail: str) -> bool:
@@ -441,12 +442,15 @@ class _Tx:
             if idle in (None, "0"):
                 return ": the server ended the session (a restart, `pg_terminate_backend`); retry"
         role = self.engine.url.username or "USER"
-        now = f", {idle} here" if idle else ""
-        return (f": the server's idle_in_transaction_session_timeout{now} (set for this database or user, or in the URL) "
-                "ended the session: taskspace keeps a transaction open while it prepares the next rows (seconds for a "
-                f"large source); give taskspace's user more (`ALTER ROLE \"{role}\" SET "
+        # the server's word, or a closed connection with the timeout set (then a restart may have ended it as well)
+        who = ("the server's idle_in_transaction_session_timeout (set for this database or user, or in the URL) ended the "
+               "session" if idle is None else
+               "the server ended the session: a restart, `pg_terminate_backend`, or its idle_in_transaction_session_timeout "
+               f"({idle} for this user and database)")
+        return (f": {who}: taskspace keeps a transaction open while it prepares the next rows (seconds for a large "
+                f"source); if it is the timeout, give taskspace's user more (`ALTER ROLE \"{role}\" SET "
                 "idle_in_transaction_session_timeout = '10min'`, or `options=-cidle_in_transaction_session_timeout=0` in "
-                "TASKSPACE_DATABASE_URL) and retry")
+                "TASKSPACE_DATABASE_URL); retry")
 
     def _grant_hint(self, exc: SQLAlchemyError, detail: str) -> str:
         """What to grant when PostgreSQL refused the user a table (a role granted SELECT alone, as `taskspace serve`
