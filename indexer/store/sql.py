@@ -87,9 +87,12 @@ Indexing runs and the worker lock
 - Runs (:class:`RunRecord`): ``start_run``, ``finish_run`` (with a status such as "ok", "failed" or "partial",
   counts, and errors as JSON-able dicts such as ``RowError.as_dict()``), ``get_run``, ``list_runs`` (newest
   first).
-- ``with store.lock("index"):`` one holder per database: a PostgreSQL advisory lock (session level,
+- ``with store.lock("index") as held:`` one holder per database: a PostgreSQL advisory lock (session level,
   released if the process dies), or an exclusive file lock next to the SQLite file. A second holder gets
-  :class:`~indexer.errors.BusyError` naming the holder's pid.
+  :class:`~indexer.errors.BusyError` naming the holder's pid. ``held.ensure()`` (a pass calls it between its stages)
+  takes a PostgreSQL lock again when the server ended its session, or raises BusyError when another process took it.
+- A transaction whose PostgreSQL session the server ended (a restart, ``pg_terminate_backend``) raises
+  :class:`~indexer.errors.ConnectionLostError` (a StoreError): the same work on a fresh connection can succeed.
 
 Migrations: :mod:`indexer.store.sql_migrate` (``upgrade_url``, ``downgrade_url``, ``status``; the
 ``taskspace db upgrade|current|downgrade`` commands). Tests: the ``store`` fixture (tests/conftest.py) gives an
