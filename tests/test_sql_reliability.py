@@ -340,6 +340,28 @@ def test_a_lock_whose_session_the_server_ended_is_taken_again_or_given_up(pg_url
             pass
 
 
+@pytest.mark.postgres
+def test_a_lock_taken_while_the_server_cannot_be_reached_is_a_store_error(pg_url):
+    """The 'index' lock asked for while PostgreSQL cannot be reached (a restart or failover between opening the store
+    and taking the lock: a pass, `reindex`, `publish`, `pull`): a StoreError saying the database cannot be used (exit 3;
+    the worker logs one line and retries), not a raw `sqlalchemy.exc.OperationalError` with its traceback (exit 1, "an
+    unexpected OperationalError" in the worker's log)."""
+    from indexer.store.sql_migrate import make_engine
+
+    with Store(pg_url, upgrade=True) as store:
+        engine = store.engine
+        store.engine = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")  # connection refused at once
+        try:
+            with pytest.raises(StoreError, match="cannot use the database at .*Connection refused"):
+                with store.lock("index"):
+                    pass
+        finally:
+            store.engine.dispose()
+            store.engine = engine
+        with store.lock("index"):  # reachable again: taken
+            pass
+
+
 def test_a_database_or_user_that_does_not_exist_says_how_to_create_it(pg_url):
     """A first setup against a PostgreSQL server where the URL's database or user was not created yet: the error says
     to create it (`createdb ... NAME` / `createuser ... NAME`, or the SQL) and to run `taskspace db upgrade`, naming
@@ -463,8 +485,14 @@ def test_a_transaction_the_servers_idle_timeout_ended_names_the_setting(pg_url, 
         assert store.get_source("/d/a.csv") is None
     message = str(info.value)
     assert "nothing of it was saved" in message, message  # (the driver saw the server's word, or a closed connection)
-    assert "the server's idle_in_transaction_session_timeout" in message and "ALTER ROLE" in message, message
+    assert "idle_in_transaction_session_timeout" in message and "ALTER ROLE" in message, message
     assert "-cidle_in_transaction_session_timeout=0" in message, message
+    from indexer.errors import ConnectionLostError
+
+    if "terminating connection due to idle-in-transaction timeout" in message:  # the server's word, read by the driver
+        assert not isinstance(info.value, ConnectionLostError)  # the same work would meet it again: no quick retry
+    else:  # a closed connection alone, the setting read from the server: a restart may have done it too
+        assert "a restart" in message and "(100ms for this user and database)" in message, message
 
     def ended(self, conn, blocks):  # without the timeout: the session ended by an operator (or a restart)
         conn.connection().exec_driver_sql("select pg_terminate_backend(pg_backend_pid())")

@@ -87,9 +87,12 @@ Indexing runs and the worker lock
 - Runs (:class:`RunRecord`): ``start_run``, ``finish_run`` (with a status such as "ok", "failed" or "partial",
   counts, and errors as JSON-able dicts such as ``RowError.as_dict()``), ``get_run``, ``list_runs`` (newest
   first).
-- ``with store.lock("index"):`` one holder per database: a PostgreSQL advisory lock (session level,
+- ``with store.lock("index") as held:`` one holder per database: a PostgreSQL advisory lock (session level,
   released if the process dies), or an exclusive file lock next to the SQLite file. A second holder gets
-  :class:`~indexer.errors.BusyError` naming the holder's pid.
+  :class:`~indexer.errors.BusyError` naming the holder's pid. ``held.ensure()`` (a pass calls it between its stages)
+  takes a PostgreSQL lock again when the server ended its session, or raises BusyError when another process took it.
+- A transaction whose PostgreSQL session the server ended (a restart, ``pg_terminate_backend``) raises
+  :class:`~indexer.errors.ConnectionLostError` (a StoreError): the same work on a fresh connection can succeed.
 
 Migrations: :mod:`indexer.store.sql_migrate` (``upgrade_url``, ``downgrade_url``, ``status``; the
 ``taskspace db upgrade|current|downgrade`` commands). Tests: the ``store`` fixture (tests/conftest.py) gives an
@@ -412,20 +415,25 @@ class _Tx:
                 f"locked for over {migrate.SQLITE_BUSY_TIMEOUT_S} s; retry when it is done, or use PostgreSQL "
                 "(TASKSPACE_DATABASE_URL) for concurrent writers")
         hint = _timeout_hint(self.engine.url, detail) or self._grant_hint(exc, detail) or self._ended_hint(exc, detail)
-        kind = ConnectionLostError if self._lost(exc, detail) else StoreError  # the worker runs such a pass again soon
+        # the same work on a fresh connection can succeed (a source stored once more, a worker's pass run again soon);
+        # not after the server said its idle-in-transaction timeout ended it (the same work meets it again)
+        kind = ConnectionLostError if self._lost(exc, detail) else StoreError
         return kind(f"{self.what} failed{saved}: {detail}{hint} ({migrate.safe_url(self.engine.url)})")
 
     def _lost(self, exc: SQLAlchemyError, detail: str) -> bool:
-        """The server ended the session mid-transaction (a restart, ``pg_terminate_backend``, a session timeout)."""
-        return self.engine.dialect.name == "postgresql" and (getattr(exc, "connection_invalidated", False) or any(
-            w in detail for w in ("server closed the connection", "terminating connection")))
+        """The server ended the session mid-transaction (a restart, ``pg_terminate_backend``), which the same work on a
+        fresh connection can survive; not when it says its ``idle_in_transaction_session_timeout`` did (a setting that
+        ends the same work again)."""
+        return self.engine.dialect.name == "postgresql" and "idle-in-transaction timeout" not in detail and (
+            getattr(exc, "connection_invalidated", False) or any(
+                w in detail for w in ("server closed the connection", "terminating connection")))
 
     def _ended_hint(self, exc: SQLAlchemyError, detail: str) -> str:
         """Why PostgreSQL ended the session in the middle of a transaction: its ``idle_in_transaction_session_timeout``
         (named when the driver read the server's word, or when it is set for this user and database and the driver saw
         only a closed connection), else a restart or ``pg_terminate_backend``; "" for any other error. Before: the
         driver's "server closed the connection unexpectedly" alone."""
-        if not self._lost(exc, detail):
+        if not (self._lost(exc, detail) or "idle-in-transaction timeout" in detail):
             return ""
         idle = None
         if "idle-in-transaction timeout" not in detail:
@@ -437,12 +445,15 @@ class _Tx:
             if idle in (None, "0"):
                 return ": the server ended the session (a restart, `pg_terminate_backend`); retry"
         role = self.engine.url.username or "USER"
-        now = f", {idle} here" if idle else ""
-        return (f": the server's idle_in_transaction_session_timeout{now} (set for this database or user, or in the URL) "
-                "ended the session: taskspace keeps a transaction open while it prepares the next rows (seconds for a "
-                f"large source); give taskspace's user more (`ALTER ROLE \"{role}\" SET "
+        # the server's word, or a closed connection with the timeout set (then a restart may have ended it as well)
+        who = ("the server's idle_in_transaction_session_timeout (set for this database or user, or in the URL) ended the "
+               "session" if idle is None else
+               "the server ended the session: a restart, `pg_terminate_backend`, or its idle_in_transaction_session_timeout "
+               f"({idle} for this user and database)")
+        return (f": {who}: taskspace keeps a transaction open while it prepares the next rows (seconds for a large "
+                f"source); if it is the timeout, give taskspace's user more (`ALTER ROLE \"{role}\" SET "
                 "idle_in_transaction_session_timeout = '10min'`, or `options=-cidle_in_transaction_session_timeout=0` in "
-                "TASKSPACE_DATABASE_URL) and retry")
+                "TASKSPACE_DATABASE_URL); retry")
 
     def _grant_hint(self, exc: SQLAlchemyError, detail: str) -> str:
         """What to grant when PostgreSQL refused the user a table (a role granted SELECT alone, as `taskspace serve`

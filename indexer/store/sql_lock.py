@@ -98,11 +98,11 @@ class _PgHeld(Held):
             lost = _first_line(exc)
         with contextlib.suppress(SQLAlchemyError):
             self.conn.close()
+        from .sql_migrate import connect_error
+
         try:
             conn = self.engine.connect()
         except SQLAlchemyError as exc:  # the server is gone, not only the session: the pass's next write says so too
-            from .sql_migrate import connect_error
-
             self.lost = True
             raise connect_error(self.engine.url, exc) from exc
         try:
@@ -113,6 +113,10 @@ class _PgHeld(Held):
                             lost)
                 return
             holder = _holders(conn, self.key) or "server backend pid ?"
+        except SQLAlchemyError as exc:
+            conn.close()
+            self.lost = True
+            raise connect_error(self.engine.url, exc) from exc
         except BaseException:
             conn.close()
             raise
@@ -127,13 +131,23 @@ class _PgHeld(Held):
 
 @contextlib.contextmanager
 def pg_lock(engine: Engine, name: str):
-    conn = engine.connect()
+    from .sql_migrate import connect_error
+
+    try:  # the server unreachable now (a restart between opening the store and this): a StoreError (before: a raw
+        conn = engine.connect()  # OperationalError traceback, "an unexpected OperationalError" in a worker's log)
+    except SQLAlchemyError as exc:
+        raise connect_error(engine.url, exc) from exc
     held = None
     try:
-        scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
-        key = zlib.crc32(f"taskspace:{scope}:{name}".encode())
-        if not _try_lock(conn, key):
-            raise _busy(name, f"PostgreSQL database {scope}", _holders(conn, key) or "server backend pid ?")
+        try:
+            scope = conn.exec_driver_sql("select current_database() || '.' || current_schema()").scalar()
+            key = zlib.crc32(f"taskspace:{scope}:{name}".encode())
+            got = _try_lock(conn, key)
+            holder = None if got else _holders(conn, key)
+        except SQLAlchemyError as exc:
+            raise connect_error(engine.url, exc) from exc
+        if not got:
+            raise _busy(name, f"PostgreSQL database {scope}", holder or "server backend pid ?")
         held = _PgHeld(engine, conn, key, name, scope)
         try:
             yield held
