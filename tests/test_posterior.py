@@ -23,11 +23,10 @@ def _fit(seed=0, N=40, d=6, M=4, free=2):
     return D, S, HyperplaneSolver(intercept=True, select="gcv", prior="mean", free=free).fit(D, S)
 
 
-def test_stored_factors_give_the_solvers_variance(store):
-    """float32 storage, only the eigenvectors with a non-zero eigenvalue kept (N < d leaves the rest 0): the
-    variance from the loaded factors equals the solver's to float32 precision."""
-    D, S, solver = _fit(N=6, d=10, free=2)  # 6 prompts: rank <= 5 of the 8 penalised directions
-    names = [f"org/m{i}" for i in range(S.shape[0])]
+def _stored(store, D, solver, **save):
+    """(space, names, patterns, vectors) of ``solver``'s models saved into ``store`` (their results a table of three
+    prompts each, in an ``auto-mean`` space), with ``save`` passed on to ``save_model_vectors``."""
+    names = [f"org/m{i}" for i in range(len(solver.model_ids_))]
     store.ingest(SourceBatch(SourceInfo("table", "/x", "r1"), {}, [
         Outcome(m, "b", f"prompt {j}", 1.0, prompt_id=str(j)) for m in names for j in range(3)]))
     space = store.get_or_create_space("enc@1", D.shape[1] + 1, 1.0, 0.0, method="auto-mean",
@@ -36,8 +35,16 @@ def test_stored_factors_give_the_solvers_variance(store):
     vecs = [ModelVector(m, np.append(solver.normals_[i], solver.intercept_[i]).astype(np.float32), 3,
                         pattern=posts[solver.pattern_of_[i]].key, lam=float(solver.lam_[i]),
                         noise=float(solver.noise_[i])) for i, m in enumerate(names)]
-    store.save_model_vectors(space.id, vecs, patterns=posts.values(),
-                             calibration=posterior.Calibration(0.1, 2.5, 100, spread=0.07), calibration_models=4)
+    store.save_model_vectors(space.id, vecs, patterns=posts.values(), **save)
+    return space, names, posts, vecs
+
+
+def test_stored_factors_give_the_solvers_variance(store):
+    """float32 storage, only the eigenvectors with a non-zero eigenvalue kept (N < d leaves the rest 0): the
+    variance from the loaded factors equals the solver's to float32 precision."""
+    D, S, solver = _fit(N=6, d=10, free=2)  # 6 prompts: rank <= 5 of the 8 penalised directions
+    space, names, posts, vecs = _stored(store, D, solver, calibration=posterior.Calibration(0.1, 2.5, 100, spread=0.07),
+                                        calibration_models=4)
     loaded = store.load_patterns(space.id)
     assert set(loaded) == {p.key for p in posts.values()}
     assert all(p.V.shape[1] < p.V.shape[0] for p in loaded.values())  # truncated to the non-zero eigenvalues
@@ -64,17 +71,8 @@ def test_deleting_vectors_deletes_the_patterns_no_vector_names(store):
     and `taskspace publish` wrote it to patterns/<space>.parquet, a pattern no record names (11 patterns for 10 on
     the sample plus evalarena_code after a source of 4 models was dropped)."""
     D, S, solver = _fit()
-    names = [f"org/m{i}" for i in range(S.shape[0])]
-    store.ingest(SourceBatch(SourceInfo("table", "/x", "r1"), {}, [
-        Outcome(m, "b", f"prompt {j}", 1.0, prompt_id=str(j)) for m in names for j in range(3)]))
-    space = store.get_or_create_space("enc@1", D.shape[1] + 1, 1.0, 0.0, method="auto-mean",
-                                      params={"intercept": True, "select": "gcv", "prior": "mean", "free": 2})
-    posts = posterior.pattern_posteriors(solver, D)
+    space, names, posts, vecs = _stored(store, D, solver)
     assert len(posts) == 2  # model 0 alone has the second pattern
-    vecs = [ModelVector(m, np.append(solver.normals_[i], solver.intercept_[i]).astype(np.float32), 3,
-                        pattern=posts[solver.pattern_of_[i]].key, lam=float(solver.lam_[i]),
-                        noise=float(solver.noise_[i])) for i, m in enumerate(names)]
-    store.save_model_vectors(space.id, vecs, patterns=posts.values())
     assert store.delete_model_vectors(space.id, [names[0]]) == 1
     assert set(store.load_patterns(space.id)) == {vecs[1].pattern} != {vecs[0].pattern}
 

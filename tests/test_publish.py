@@ -377,6 +377,23 @@ def test_the_card_says_where_the_example_reads_the_files_from(hub_server, tmp_pa
     assert (Path(got) / "models" / "x.parquet").is_file()
 
 
+def run_card_example(code: str, ns: dict, folder: Path) -> str:
+    """Run the card's Python example ``code`` with the globals ``ns`` in ``folder`` (it reads the records by relative
+    path, as from a download of the dataset), and return what it printed."""
+    import contextlib
+    import io
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            exec(compile(code, "card-example", "exec"), ns)
+    finally:
+        os.chdir(cwd)
+    return printed.getvalue()
+
+
 def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, encoder):
     store_a, vectors_a, unseen = publisher
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
@@ -392,18 +409,8 @@ def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, enc
     enc = lambda texts: encoder.encode(list(texts))  # noqa: E731 - the named encoder, unit rows
     for prompt in (unseen[0], "Write a Python function that reverses a linked list."):
         ns = {"encode": enc, "prompt": prompt}
-        import contextlib
-        import io
-        import os
-
-        cwd = os.getcwd()
-        os.chdir(tmp_path / "d")
-        try:
-            with contextlib.redirect_stdout(io.StringIO()) as printed:
-                exec(compile(code, "card-example", "exec"), ns)
-        finally:
-            os.chdir(cwd)
-        assert len(printed.getvalue().strip().splitlines()) == 5
+        printed = run_card_example(code, ns, tmp_path / "d")
+        assert len(printed.strip().splitlines()) == 5
         models = [str(m) for m in ns["t"]["model"].to_pylist()]
         got = dict(zip(models, ns["s"].tolist()))
         prob = dict(zip(models, ns["p"].tolist()))
@@ -1266,10 +1273,6 @@ def test_the_cards_example_gives_taskspaces_probabilities_on_a_coverage_aware_in
     --json``), for code prompts and prompts with options, still in ten lines. Before, it took ``c = 1`` for every
     model: on the sample plus evalarena_code a code prompt's probabilities were up to 0.08 off and its top 5 in
     another order."""
-    import contextlib
-    import io
-    import os
-
     from indexer.find import find_models as find
     from indexer.space import space_name
 
@@ -1285,19 +1288,13 @@ def test_the_cards_example_gives_taskspaces_probabilities_on_a_coverage_aware_in
         want = find(prompt, k=1000, store=store_a, vectors=vectors_a).to_dict()
         assert not want["query"]["options_filled"]  # a row the example builds as taskspace does
         ns = {"encode": lambda texts: encoder.encode(list(texts)), "prompt": prompt}
-        cwd = os.getcwd()
-        os.chdir(tmp_path / "d")
-        try:
-            with contextlib.redirect_stdout(io.StringIO()) as printed:
-                exec(compile(example, "card-example", "exec"), ns)
-        finally:
-            os.chdir(cwd)
+        printed = run_card_example(example, ns, tmp_path / "d")
         models = [str(m) for m in ns["t"]["model"].to_pylist()]
         prob = dict(zip(models, ns["p"].tolist()))
         assert len(want["results"]) == len(models)
         for r in want["results"]:
             assert prob[r["model"]] == pytest.approx(r["probability"], abs=2e-5), (prompt[:40], r["model"])
-        assert [ln.split(" ")[0] for ln in printed.getvalue().splitlines()] == [r["model"] for r in want["results"][:5]]
+        assert [ln.split(" ")[0] for ln in printed.splitlines()] == [r["model"] for r in want["results"][:5]]
         partial += sum(c < 1 for c in ns["cv"])
     assert partial  # some model measured on none or part of a query's neighbourhood: c mattered
 
