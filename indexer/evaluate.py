@@ -90,7 +90,34 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     # sets (`Qwen--Qwen1.5-72B-Chat`, `Qwen1.5-72B-Chat`, any case) are one model here too, as in the index
     from .identity import resolve_many
 
-    return from_batch(batch, fields, lambda names: {n: i.key for n, i in resolve_many(names).items()})
+    m = from_batch(batch, fields, lambda names: {n: i.key for n, i in resolve_many(names).items()})
+    _warn_repeated_texts(data, batch, m)
+    return m
+
+
+def _warn_repeated_texts(data, batch, m: OutcomeMatrix) -> None:
+    """A warning when some prompt text was read under more than one (benchmark, prompt id): each text is one prompt
+    (as in an index), a model's outcomes on its copies averaged, its benchmark the first one read. Before, the data
+    simply had fewer prompts than its prompts file, without a word (30 mbpp prompts with the text of humaneval ones:
+    "20 models x 220 prompts" of 250, the 30 counted in humaneval's fold)."""
+    if m.copies is None or not (m.copies > 1).any():
+        return
+    from .records import prompt_hash
+
+    t = batch.to_table()
+    seen: dict[str, list[tuple[str, str]]] = {}
+    for text, bench, pid in zip(t.texts, t.benchmarks, t.prompt_ids):
+        seen.setdefault(prompt_hash(text), []).append((str(bench), str(pid) if pid else "?"))
+    repeated = [c for c in seen.values() if len(c) > 1]
+    if not repeated:
+        return
+    across = [c for c in repeated if len({b for b, _ in c}) > 1]
+    example = " = ".join(f"{b} {i!r}" for b, i in repeated[0][:3])
+    log.warning("%s: %d prompt text%s read more than once (%d rows of prompts; e.g. %s): each text is one prompt, "
+                "a model's outcomes on its copies averaged%s", data, len(repeated),
+                " was" if len(repeated) == 1 else "s were", sum(len(c) for c in repeated),
+                example, (f"; {len(across)} of them are in more than one benchmark and count in the first one read "
+                          f"(e.g. {across[0][0][0]}, not {across[0][1][0]})" if across else ""))
 
 
 def load_pooled(datas, group_by: str | None = None,

@@ -1423,3 +1423,30 @@ def test_an_roc_curve_identical_to_an_earlier_one_is_dashed_and_says_whose_it_is
     assert curves["benchbest"] == (curves["benchbest"][0], "--") and curves["benchbest"][0].endswith(
         "; the same curve as bsp (dashed)"), curves
     assert curves["default"][1] == "-" and "same curve" not in curves["default"][0]
+
+
+def test_prompt_texts_read_more_than_once_are_named_in_a_warning(tmp_path, caplog):
+    # the same text under two prompt ids (here in two benchmarks): the matrix had fewer prompts than the prompts file,
+    # the copies' outcomes averaged and counted in the first benchmark, without a word
+    import logging
+
+    from indexer.evaluate import load_matrix
+
+    texts = {"a/0": ("a", "What is 1 + 1?"), "a/1": ("a", "Name a prime."), "b/0": ("b", "What is 1 + 1?"),
+             "b/1": ("b", "Spell cat.")}
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": i, "benchmark": b, "text": t}) + "\n" for i, (b, t) in texts.items()))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},{i},{(k + j) % 2}\n" for k in range(3) for j, i in enumerate(texts)))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        m = load_matrix(tmp_path)
+    assert len(m.texts) == 3
+    msg = [r.getMessage() for r in caplog.records if "read more than once" in r.getMessage()]
+    assert msg and "1 prompt text was read more than once (2 rows of prompts; e.g. a 'a/0' = b 'b/0')" in msg[0], msg
+    assert "1 of them are in more than one benchmark and count in the first one read (e.g. a, not b)" in msg[0]
+    caplog.clear()
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": i, "benchmark": b, "text": f"{t} ({i})"}) + "\n" for i, (b, t) in texts.items()))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        assert len(load_matrix(tmp_path).texts) == 4
+    assert not any("read more than once" in r.getMessage() for r in caplog.records)
