@@ -1450,3 +1450,27 @@ def test_prompt_texts_read_more_than_once_are_named_in_a_warning(tmp_path, caplo
     with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
         assert len(load_matrix(tmp_path).texts) == 4
     assert not any("read more than once" in r.getMessage() for r in caplog.records)
+
+
+def test_an_roc_legend_without_an_auc_says_so_and_draws_no_curve():
+    """Held-out cells all successes (every outcome of the data one kind): the ROC plot drew roc_curve's filler
+    diagonal for each contestant, labelled "AUC nan mean over folds (pooled nan)", and every contestant after the
+    first "the same curve as default (dashed)", as if each ranked the cells as chance does."""
+    from indexer.evaluation.plots import roc_curves
+    from indexer.evaluation.protocol import Pooled
+
+    def pool(scores, outcomes):
+        p = Pooled()
+        p.scores.append(np.asarray(scores, dtype=float))
+        p.outcomes.append(np.asarray(outcomes, dtype=float))
+        return p
+
+    pooled = {"default": pool([0.9, 0.1, 0.8], [1, 1, 1]), "paper": pool([0.2, 0.1, 0.8], [1, 1, 1]),
+              "knn": pool([0.9, 0.1, 0.8], [1, 0, 1])}
+    res = {"methods": {"default": {"auc": float("nan")}, "paper": {"auc": float("nan")}, "knn": {"auc": float("nan")}}}
+    curves = {name: (label, style) for name, _, _, label, style in roc_curves(res, pooled, "folds")}
+    for name in ("default", "paper"):
+        label, style = curves[name]
+        assert style == "" and "nan" not in label and "same curve" not in label, label
+        assert label == f"{name}: no AUC (its held-out cells are all successes or all failures; no curve)"
+    assert curves["knn"][1] == "-" and curves["knn"][0] == "knn: AUC - mean over folds (pooled 1.000)", curves["knn"]
