@@ -83,7 +83,13 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     if not batch.n_outcomes:
         # a whole file's problem (an empty prompts file) first: it is why each row after it was dropped
         whole = [e for e in batch.errors if e.line is None and not is_summary(e)]
-        detail = "; ".join(str(e) for e in (whole + [e for e in batch.errors if e not in whole])[:3])
+        # then a prompts file's rows (a prompt rejected there, e.g. a prompts file without a benchmark column, is why
+        # its outcome rows were dropped; the errors come sorted by file name, outcomes first): before, the three
+        # shown were "outcomes.csv:2: prompt_id 'p1' was rejected in the prompts file ...", without the cause
+        cause = [e for e in batch.errors if e not in whole and not is_summary(e)
+                 and Path(str(e.file)).name.split(".")[0].lower() in tables.PROMPT_NAMES]
+        detail = "; ".join(str(e) for e in (whole + cause + [e for e in batch.errors
+                                                             if e not in whole and e not in cause])[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
     fields = tables.prompt_fields(data) if group_by not in (None, "benchmark") else None
     # a model is the key an index stores it under (its Hub repo id when known), so that its names in several data

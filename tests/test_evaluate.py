@@ -1103,6 +1103,23 @@ def test_data_without_readable_outcomes_names_the_files_problem_first(tmp_path):
                                          f"{folder / 'outcomes.csv'}:2: prompt_id"), info.value.message
 
 
+def test_data_whose_prompt_rows_were_all_rejected_names_a_prompts_row_first(tmp_path):
+    """A prompts file without a benchmark column (the benchmark given in the outcomes file instead): every prompt row
+    is rejected, and the error named the first three outcome rows it cost ("outcomes.csv:2: prompt_id 'p0' was
+    rejected in the prompts file (line 2)", the errors sorted by file name), never why: now a prompts row's own error
+    ("missing field(s) benchmark") comes first."""
+    from indexer.evaluate import load_matrix
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,text\n" + "".join(f"p{j},What is {j} + {j}?\n" for j in range(4)))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,benchmark,correct\n" + "".join(
+        f"m{k},p{j},arith,{(j + k) % 2}\n" for k in range(2) for j in range(4)))
+    with pytest.raises(InputError) as info:
+        load_matrix(tmp_path)
+    assert info.value.message.startswith(
+        f"no readable outcomes: {tmp_path / 'prompts.csv'}:2: missing field(s) benchmark (a prompt needs prompt_id, "
+        "benchmark, text); "), info.value.message
+
+
 def test_the_nothing_to_score_warning_advises_another_split_only_where_one_helps():
     # each model measured on one prompt only: an in-sample fold holds out one prompt, whose model then has no source
     # outcome; the warning said "use --split in-sample or --split coverage" to a run of --split in-sample
