@@ -82,14 +82,8 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     batch = read_source(data, format)
     if not batch.n_outcomes:
         # a whole file's problem (an empty prompts file) first: it is why each row after it was dropped
-        whole = [e for e in batch.errors if e.line is None and not is_summary(e)]
-        # then a prompts file's rows (a prompt rejected there, e.g. a prompts file without a benchmark column, is why
-        # its outcome rows were dropped; the errors come sorted by file name, outcomes first): before, the three
-        # shown were "outcomes.csv:2: prompt_id 'p1' was rejected in the prompts file ...", without the cause
-        cause = [e for e in batch.errors if e not in whole and not is_summary(e)
-                 and Path(str(e.file)).name.split(".")[0].lower() in tables.PROMPT_NAMES]
-        detail = "; ".join(str(e) for e in (whole + cause + [e for e in batch.errors
-                                                             if e not in whole and e not in cause])[:3])
+        # then a prompts file's rows (:func:`_causes_first`)
+        detail = "; ".join(str(e) for e in _causes_first(batch.errors)[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
     fields = tables.prompt_fields(data) if group_by not in (None, "benchmark") else None
     # a model is the key an index stores it under (its Hub repo id when known), so that its names in several data
@@ -99,6 +93,20 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     m = from_batch(batch, fields, lambda names: {n: i.key for n, i in resolve_many(names).items()})
     _warn_repeated_texts(data, batch, m)
     return m
+
+
+def _causes_first(errors: list) -> list:
+    """The rejected rows with the causes first: a whole file's problems (an empty prompts file), then a prompts file's
+    rows (a prompt rejected there, e.g. a prompts file without a benchmark column, is why its outcome rows were
+    dropped), then the rest. The readers sort them by file name, outcomes first: before, the first shown (the
+    one-line error, the table's warning) was "outcomes.csv:2: prompt_id 'p1' was rejected in the prompts file ...",
+    and the cause none of them."""
+    from .sources.tables import PROMPT_NAMES
+
+    whole = [e for e in errors if e.line is None and not is_summary(e)]
+    cause = [e for e in errors if e not in whole and not is_summary(e)
+             and Path(str(e.file)).name.split(".")[0].lower() in PROMPT_NAMES]
+    return whole + cause + [e for e in errors if e not in whole and e not in cause]
 
 
 def _warn_repeated_texts(data, batch, m: OutcomeMatrix) -> None:
@@ -333,7 +341,7 @@ def evaluate(
         "group_by": group_by or "benchmark",
         "queries": queries,
         "queries_changed": len(changed),
-        "rejected_rows": [str(e) for e in m.errors],  # at most 20 of each problem, then "N more rows rejected"
+        "rejected_rows": [str(e) for e in _causes_first(m.errors)],  # at most 20 of each problem, then "N more rows rejected"
         "rejected_count": count_rejected(m.errors),
     }
     extra = dict(peer_contestants(peers, m.benchmarks))  # the published peers (--peers), then the caller's

@@ -1491,3 +1491,22 @@ def test_an_roc_legend_without_an_auc_says_so_and_draws_no_curve():
         assert style == "" and "nan" not in label and "same curve" not in label, label
         assert label == f"{name}: no AUC (its held-out cells are all successes or all failures; no curve)"
     assert curves["knn"][1] == "-" and curves["knn"][0] == "knn: AUC - mean over folds (pooled 1.000)", curves["knn"]
+
+
+def test_the_rejected_rows_warning_names_a_prompts_row_before_the_outcome_rows_it_cost(tmp_path):
+    """A prompts row without a benchmark: the table's warning said "first: outcomes.csv:2: prompt_id 'p0' was rejected
+    in the prompts file (line 2)" (the errors sorted by file name) and `--json`'s rejected_rows listed the outcome rows
+    first; now the prompts row's own error ("missing field(s) benchmark") comes first in both."""
+    from indexer.evaluate import evaluate, load_matrix
+    from indexer.evaluation.report import format_result
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
+        f"p{j},{'' if j == 0 else 'ab'[j % 2]},What is {j} + {j}?\n" for j in range(8)))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},p{j},{(j + k) % 2}\n" for k in range(3) for j in range(8)))
+    m = load_matrix(tmp_path)
+    D = np.random.default_rng(0).normal(size=(len(m.texts), 8))
+    res = evaluate(tmp_path, split="in-sample", seeds=1, matrix=m, embeddings=D, sweep=False, method="paper")
+    first = f"{tmp_path / 'prompts.csv'}:2: missing field(s) benchmark (a prompt needs prompt_id, benchmark, text)"
+    assert res["rejected_rows"][0] == first and any("outcomes.csv" in r for r in res["rejected_rows"][1:])
+    assert f"skipped, first: {first}" in format_result(res)
