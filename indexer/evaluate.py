@@ -436,6 +436,10 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     warnings = ([f"{len(empty)} of {len(results)} folds have no cell to score ({', '.join(map(str, empty[:5]))}"
                  f"{', ...' if len(empty) > 5 else ''}): no model with a source outcome was measured on their targets "
                  + why] if empty else [])
+    if len(m.models) == 1:  # sel acc equal to the oracle's read as perfect selection, with nothing to select from
+        warnings.append(f"the data has one model ({m.models[0]}): selection has nothing to choose from, so every "
+                        "contestant's sel acc and sel recall are that model's own (the oracle's), and bsp's score is one "
+                        "constant (AUC 0.5); evaluate several models to measure selection")
     seen = m.scores[m.observed]
     if seen.size and (seen.min() == seen.max() == 1.0 or seen.min() == seen.max() == 0.0):  # nothing to rank against
         warnings.append(f"every observed outcome is {'a success' if seen[0] == 1.0 else 'a failure'}: AUC and bench r "

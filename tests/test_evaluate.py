@@ -1510,3 +1510,20 @@ def test_the_rejected_rows_warning_names_a_prompts_row_before_the_outcome_rows_i
     first = f"{tmp_path / 'prompts.csv'}:2: missing field(s) benchmark (a prompt needs prompt_id, benchmark, text)"
     assert res["rejected_rows"][0] == first and any("outcomes.csv" in r for r in res["rejected_rows"][1:])
     assert f"skipped, first: {first}" in format_result(res)
+
+
+def test_data_of_one_model_says_selection_has_nothing_to_choose_from():
+    """One model: every contestant's sel acc equalled the oracle's without a word, which reads as perfect selection."""
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=9, M=1, per_group=10, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("one", split="in-sample", seeds=1, matrix=m, embeddings=D, sweep=False, method="paper")
+    assert any(w.startswith("the data has one model (") and "selection has nothing to choose from" in w
+               for w in res["warnings"]), res["warnings"]
+    assert "warning: the data has one model" in format_result(res)
+    D, S, labels = synthetic(seed=9, M=2, per_group=10, groups=2)
+    two = evaluate("two", split="in-sample", seeds=1, matrix=from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])],
+                                                                         labels), embeddings=D, sweep=False, method="paper")
+    assert not any("one model" in w for w in two["warnings"])
