@@ -1527,3 +1527,26 @@ def test_data_of_one_model_says_selection_has_nothing_to_choose_from():
     two = evaluate("two", split="in-sample", seeds=1, matrix=from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])],
                                                                          labels), embeddings=D, sweep=False, method="paper")
     assert not any("one model" in w for w in two["warnings"])
+
+
+def test_the_sweep_plot_legend_names_the_colour_of_each_dotted_baseline(tmp_path, monkeypatch):
+    """The eps/lambda plot draws bsp's and knn's AUC and selection accuracy as dotted lines in their colours; its legend
+    named only the paper's lines and a note said "bsp and knn (their colours)" without saying which is which."""
+    from indexer import evaluate as ev
+    from indexer.evaluation import plots
+
+    D, S, labels = synthetic(seed=10, M=5, per_group=12, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    legends = {}
+
+    def save(fig, path):
+        legends[Path(path).name] = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(plots, "_save", save)
+    ev.evaluate("d", split="oos", matrix=m, embeddings=D, method="paper", plots_dir=tmp_path)
+    sweep = legends["d_oos_sweep.png"]
+    assert sweep.count("bsp (AUC and selection accuracy)") == 2 and sweep.count("knn (AUC and selection accuracy)") == 2

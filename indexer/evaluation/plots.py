@@ -143,6 +143,9 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
                 for base in ("bsp", "knn"):
                     if base in result["methods"]:
                         ax.axhline(result["methods"][base][metric], lw=0.8, ls=":", color=col[base])
+            for base in ("bsp", "knn"):  # a legend entry per colour: the note below named no colour
+                if base in result["methods"]:
+                    ax.plot([], [], lw=0.8, ls=":", color=col[base], label=f"{base} (AUC and selection accuracy)")
             if key == "lam":
                 ax.set_xscale("log")
             ax.set(xlabel=label, ylabel="AUC (o-) / selection accuracy (s--), mean over folds", title=f"ablation: {title}")
