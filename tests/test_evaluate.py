@@ -1550,3 +1550,20 @@ def test_the_sweep_plot_legend_names_the_colour_of_each_dotted_baseline(tmp_path
     ev.evaluate("d", split="oos", matrix=m, embeddings=D, method="paper", plots_dir=tmp_path)
     sweep = legends["d_oos_sweep.png"]
     assert sweep.count("bsp (AUC and selection accuracy)") == 2 and sweep.count("knn (AUC and selection accuracy)") == 2
+
+
+def test_prompts_nobody_answered_are_named_in_a_warning(tmp_path, caplog):
+    """A prompts file with a prompt no outcome row names: the evaluation showed one prompt fewer than the file without
+    a word."""
+    import logging
+
+    from indexer.evaluate import load_matrix
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
+        f"p{j},b,What is {j} + {j}?\n" for j in range(5)))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},p{j},{(j + k) % 2}\n" for k in range(2) for j in range(4)))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        assert len(load_matrix(tmp_path).texts) == 4
+    assert any("1 of the 5 prompts of its prompts file have no outcome (e.g. 'p4') and are not evaluated"
+               in r.getMessage() for r in caplog.records), caplog.text
