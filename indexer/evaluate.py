@@ -82,15 +82,72 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
     batch = read_source(data, format)
     if not batch.n_outcomes:
         # a whole file's problem (an empty prompts file) first: it is why each row after it was dropped
-        whole = [e for e in batch.errors if e.line is None and not is_summary(e)]
-        detail = "; ".join(str(e) for e in (whole + [e for e in batch.errors if e not in whole])[:3])
+        # then a prompts file's rows (:func:`_causes_first`)
+        detail = "; ".join(str(e) for e in _causes_first(batch.errors)[:3])
         raise InputError(f"no readable outcomes{': ' + detail if detail else ''}", file=str(data))
-    fields = tables.prompt_fields(data) if group_by not in (None, "benchmark") else None
+    listed = tables.prompt_fields(data)  # every prompt id of a table source's prompts file ({} for other sources)
+    fields = listed if group_by not in (None, "benchmark") else None
     # a model is the key an index stores it under (its Hub repo id when known), so that its names in several data
     # sets (`Qwen--Qwen1.5-72B-Chat`, `Qwen1.5-72B-Chat`, any case) are one model here too, as in the index
     from .identity import resolve_many
 
-    return from_batch(batch, fields, lambda names: {n: i.key for n, i in resolve_many(names).items()})
+    m = from_batch(batch, fields, lambda names: {n: i.key for n, i in resolve_many(names).items()})
+    _warn_repeated_texts(data, batch, m)
+    _warn_unanswered(data, batch, listed)
+    return m
+
+
+def _warn_unanswered(data, batch, listed: dict) -> None:
+    """A warning when prompts of a table source's prompts file have no outcome row (nobody answered them): they are
+    not in the evaluation. Before, "20 models x 250 prompts" for a prompts file of 251, without a word. Only when the
+    reader rejected nothing: a rejected prompt (or its rejected outcome rows) is listed as rejected already, and which
+    prompt ids those were is not kept apart."""
+    if not listed or batch.errors:
+        return
+    answered = {str(i) for i in batch.to_table().prompt_ids if i is not None}
+    missing = [pid for pid in listed if pid not in answered]
+    if missing:
+        log.warning("%s: %d of the %d prompts of its prompts file have no outcome (e.g. %s) and are not evaluated",
+                    data, len(missing), len(listed), ", ".join(repr(p) for p in missing[:3]))
+
+
+def _causes_first(errors: list) -> list:
+    """The rejected rows with the causes first: a whole file's problems (an empty prompts file), then a prompts file's
+    rows (a prompt rejected there, e.g. a prompts file without a benchmark column, is why its outcome rows were
+    dropped), then the rest. The readers sort them by file name, outcomes first: before, the first shown (the
+    one-line error, the table's warning) was "outcomes.csv:2: prompt_id 'p1' was rejected in the prompts file ...",
+    and the cause none of them."""
+    from .sources.tables import PROMPT_NAMES
+
+    whole = [e for e in errors if e.line is None and not is_summary(e)]
+    cause = [e for e in errors if e not in whole and not is_summary(e)
+             and Path(str(e.file)).name.split(".")[0].lower() in PROMPT_NAMES]
+    return whole + cause + [e for e in errors if e not in whole and e not in cause]
+
+
+def _warn_repeated_texts(data, batch, m: OutcomeMatrix) -> None:
+    """A warning when some prompt text was read under more than one (benchmark, prompt id): each text is one prompt
+    (as in an index), a model's outcomes on its copies averaged, its benchmark the first one read. Before, the data
+    simply had fewer prompts than its prompts file, without a word (30 mbpp prompts with the text of humaneval ones:
+    "20 models x 220 prompts" of 250, the 30 counted in humaneval's fold)."""
+    if m.copies is None or not (m.copies > 1).any():
+        return
+    from .records import prompt_hash
+
+    t = batch.to_table()
+    seen: dict[str, list[tuple[str, str]]] = {}
+    for text, bench, pid in zip(t.texts, t.benchmarks, t.prompt_ids):
+        seen.setdefault(prompt_hash(text), []).append((str(bench), str(pid) if pid else "?"))
+    repeated = [c for c in seen.values() if len(c) > 1]
+    if not repeated:
+        return
+    across = [c for c in repeated if len({b for b, _ in c}) > 1]
+    example = " = ".join(f"{b} {i!r}" for b, i in repeated[0][:3])
+    log.warning("%s: %d prompt text%s read more than once (%d rows of prompts; e.g. %s): each text is one prompt, "
+                "a model's outcomes on its copies averaged%s", data, len(repeated),
+                " was" if len(repeated) == 1 else "s were", sum(len(c) for c in repeated),
+                example, (f"; {len(across)} of them are in more than one benchmark and count in the first one read "
+                          f"(e.g. {across[0][0][0]}, not {across[0][1][0]})" if across else ""))
 
 
 def load_pooled(datas, group_by: str | None = None,
@@ -300,7 +357,7 @@ def evaluate(
         "group_by": group_by or "benchmark",
         "queries": queries,
         "queries_changed": len(changed),
-        "rejected_rows": [str(e) for e in m.errors],  # at most 20 of each problem, then "N more rows rejected"
+        "rejected_rows": [str(e) for e in _causes_first(m.errors)],  # at most 20 of each problem, then "N more rows rejected"
         "rejected_count": count_rejected(m.errors),
     }
     extra = dict(peer_contestants(peers, m.benchmarks))  # the published peers (--peers), then the caller's
@@ -395,6 +452,10 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     warnings = ([f"{len(empty)} of {len(results)} folds have no cell to score ({', '.join(map(str, empty[:5]))}"
                  f"{', ...' if len(empty) > 5 else ''}): no model with a source outcome was measured on their targets "
                  + why] if empty else [])
+    if len(m.models) == 1:  # sel acc equal to the oracle's read as perfect selection, with nothing to select from
+        warnings.append(f"the data has one model ({m.models[0]}): selection has nothing to choose from, so every "
+                        "contestant's sel acc and sel recall are that model's own (the oracle's), and bsp's score is one "
+                        "constant (AUC 0.5); evaluate several models to measure selection")
     seen = m.scores[m.observed]
     if seen.size and (seen.min() == seen.max() == 1.0 or seen.min() == seen.max() == 0.0):  # nothing to rank against
         warnings.append(f"every observed outcome is {'a success' if seen[0] == 1.0 else 'a failure'}: AUC and bench r "

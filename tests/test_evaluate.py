@@ -1103,6 +1103,23 @@ def test_data_without_readable_outcomes_names_the_files_problem_first(tmp_path):
                                          f"{folder / 'outcomes.csv'}:2: prompt_id"), info.value.message
 
 
+def test_data_whose_prompt_rows_were_all_rejected_names_a_prompts_row_first(tmp_path):
+    """A prompts file without a benchmark column (the benchmark given in the outcomes file instead): every prompt row
+    is rejected, and the error named the first three outcome rows it cost ("outcomes.csv:2: prompt_id 'p0' was
+    rejected in the prompts file (line 2)", the errors sorted by file name), never why: now a prompts row's own error
+    ("missing field(s) benchmark") comes first."""
+    from indexer.evaluate import load_matrix
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,text\n" + "".join(f"p{j},What is {j} + {j}?\n" for j in range(4)))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,benchmark,correct\n" + "".join(
+        f"m{k},p{j},arith,{(j + k) % 2}\n" for k in range(2) for j in range(4)))
+    with pytest.raises(InputError) as info:
+        load_matrix(tmp_path)
+    assert info.value.message.startswith(
+        f"no readable outcomes: {tmp_path / 'prompts.csv'}:2: missing field(s) benchmark (a prompt needs prompt_id, "
+        "benchmark, text); "), info.value.message
+
+
 def test_the_nothing_to_score_warning_advises_another_split_only_where_one_helps():
     # each model measured on one prompt only: an in-sample fold holds out one prompt, whose model then has no source
     # outcome; the warning said "use --split in-sample or --split coverage" to a run of --split in-sample
@@ -1423,3 +1440,130 @@ def test_an_roc_curve_identical_to_an_earlier_one_is_dashed_and_says_whose_it_is
     assert curves["benchbest"] == (curves["benchbest"][0], "--") and curves["benchbest"][0].endswith(
         "; the same curve as bsp (dashed)"), curves
     assert curves["default"][1] == "-" and "same curve" not in curves["default"][0]
+
+
+def test_prompt_texts_read_more_than_once_are_named_in_a_warning(tmp_path, caplog):
+    # the same text under two prompt ids (here in two benchmarks): the matrix had fewer prompts than the prompts file,
+    # the copies' outcomes averaged and counted in the first benchmark, without a word
+    import logging
+
+    from indexer.evaluate import load_matrix
+
+    texts = {"a/0": ("a", "What is 1 + 1?"), "a/1": ("a", "Name a prime."), "b/0": ("b", "What is 1 + 1?"),
+             "b/1": ("b", "Spell cat.")}
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": i, "benchmark": b, "text": t}) + "\n" for i, (b, t) in texts.items()))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},{i},{(k + j) % 2}\n" for k in range(3) for j, i in enumerate(texts)))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        m = load_matrix(tmp_path)
+    assert len(m.texts) == 3
+    msg = [r.getMessage() for r in caplog.records if "read more than once" in r.getMessage()]
+    assert msg and "1 prompt text was read more than once (2 rows of prompts; e.g. a 'a/0' = b 'b/0')" in msg[0], msg
+    assert "1 of them are in more than one benchmark and count in the first one read (e.g. a, not b)" in msg[0]
+    caplog.clear()
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": i, "benchmark": b, "text": f"{t} ({i})"}) + "\n" for i, (b, t) in texts.items()))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        assert len(load_matrix(tmp_path).texts) == 4
+    assert not any("read more than once" in r.getMessage() for r in caplog.records)
+
+
+def test_an_roc_legend_without_an_auc_says_so_and_draws_no_curve():
+    """Held-out cells all successes (every outcome of the data one kind): the ROC plot drew roc_curve's filler
+    diagonal for each contestant, labelled "AUC nan mean over folds (pooled nan)", and every contestant after the
+    first "the same curve as default (dashed)", as if each ranked the cells as chance does."""
+    from indexer.evaluation.plots import roc_curves
+    from indexer.evaluation.protocol import Pooled
+
+    def pool(scores, outcomes):
+        p = Pooled()
+        p.scores.append(np.asarray(scores, dtype=float))
+        p.outcomes.append(np.asarray(outcomes, dtype=float))
+        return p
+
+    pooled = {"default": pool([0.9, 0.1, 0.8], [1, 1, 1]), "paper": pool([0.2, 0.1, 0.8], [1, 1, 1]),
+              "knn": pool([0.9, 0.1, 0.8], [1, 0, 1])}
+    res = {"methods": {"default": {"auc": float("nan")}, "paper": {"auc": float("nan")}, "knn": {"auc": float("nan")}}}
+    curves = {name: (label, style) for name, _, _, label, style in roc_curves(res, pooled, "folds")}
+    for name in ("default", "paper"):
+        label, style = curves[name]
+        assert style == "" and "nan" not in label and "same curve" not in label, label
+        assert label == f"{name}: no AUC (its held-out cells are all successes or all failures; no curve)"
+    assert curves["knn"][1] == "-" and curves["knn"][0] == "knn: AUC - mean over folds (pooled 1.000)", curves["knn"]
+
+
+def test_the_rejected_rows_warning_names_a_prompts_row_before_the_outcome_rows_it_cost(tmp_path):
+    """A prompts row without a benchmark: the table's warning said "first: outcomes.csv:2: prompt_id 'p0' was rejected
+    in the prompts file (line 2)" (the errors sorted by file name) and `--json`'s rejected_rows listed the outcome rows
+    first; now the prompts row's own error ("missing field(s) benchmark") comes first in both."""
+    from indexer.evaluate import evaluate, load_matrix
+    from indexer.evaluation.report import format_result
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
+        f"p{j},{'' if j == 0 else 'ab'[j % 2]},What is {j} + {j}?\n" for j in range(8)))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},p{j},{(j + k) % 2}\n" for k in range(3) for j in range(8)))
+    m = load_matrix(tmp_path)
+    D = np.random.default_rng(0).normal(size=(len(m.texts), 8))
+    res = evaluate(tmp_path, split="in-sample", seeds=1, matrix=m, embeddings=D, sweep=False, method="paper")
+    first = f"{tmp_path / 'prompts.csv'}:2: missing field(s) benchmark (a prompt needs prompt_id, benchmark, text)"
+    assert res["rejected_rows"][0] == first and any("outcomes.csv" in r for r in res["rejected_rows"][1:])
+    assert f"skipped, first: {first}" in format_result(res)
+
+
+def test_data_of_one_model_says_selection_has_nothing_to_choose_from():
+    """One model: every contestant's sel acc equalled the oracle's without a word, which reads as perfect selection."""
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=9, M=1, per_group=10, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("one", split="in-sample", seeds=1, matrix=m, embeddings=D, sweep=False, method="paper")
+    assert any(w.startswith("the data has one model (") and "selection has nothing to choose from" in w
+               for w in res["warnings"]), res["warnings"]
+    assert "warning: the data has one model" in format_result(res)
+    D, S, labels = synthetic(seed=9, M=2, per_group=10, groups=2)
+    two = evaluate("two", split="in-sample", seeds=1, matrix=from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])],
+                                                                         labels), embeddings=D, sweep=False, method="paper")
+    assert not any("one model" in w for w in two["warnings"])
+
+
+def test_the_sweep_plot_legend_names_the_colour_of_each_dotted_baseline(tmp_path, monkeypatch):
+    """The eps/lambda plot draws bsp's and knn's AUC and selection accuracy as dotted lines in their colours; its legend
+    named only the paper's lines and a note said "bsp and knn (their colours)" without saying which is which."""
+    from indexer import evaluate as ev
+    from indexer.evaluation import plots
+
+    D, S, labels = synthetic(seed=10, M=5, per_group=12, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    legends = {}
+
+    def save(fig, path):
+        legends[Path(path).name] = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(plots, "_save", save)
+    ev.evaluate("d", split="oos", matrix=m, embeddings=D, method="paper", plots_dir=tmp_path)
+    sweep = legends["d_oos_sweep.png"]
+    assert sweep.count("bsp (AUC and selection accuracy)") == 2 and sweep.count("knn (AUC and selection accuracy)") == 2
+
+
+def test_prompts_nobody_answered_are_named_in_a_warning(tmp_path, caplog):
+    """A prompts file with a prompt no outcome row names: the evaluation showed one prompt fewer than the file without
+    a word."""
+    import logging
+
+    from indexer.evaluate import load_matrix
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
+        f"p{j},b,What is {j} + {j}?\n" for j in range(5)))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},p{j},{(j + k) % 2}\n" for k in range(2) for j in range(4)))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        assert len(load_matrix(tmp_path).texts) == 4
+    assert any("1 of the 5 prompts of its prompts file have no outcome (e.g. 'p4') and are not evaluated"
+               in r.getMessage() for r in caplog.records), caplog.text

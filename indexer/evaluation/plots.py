@@ -50,7 +50,12 @@ def roc_curves(result: dict, pooled: dict, unit: str) -> list[tuple[str, np.ndar
         scores, s, *_ = pool.arrays()
         fpr, tpr = metrics.roc_curve(scores, s)
         mean_auc = result.get("methods", {}).get(name, {}).get("auc", float("nan"))
-        label = f"{name}: AUC {mean_auc:.3f} mean over {unit} (pooled {metrics.roc_auc(scores, s):.3f})"
+        pooled_auc = metrics.roc_auc(scores, s)
+        if not np.isfinite(pooled_auc):  # no positive or no negative cell: no curve (roc_curve's diagonal is a filler)
+            out.append((name, fpr, tpr, f"{name}: no AUC (its held-out cells are all successes or all failures; no "
+                                        "curve)", ""))
+            continue
+        label = f"{name}: AUC {_num(mean_auc)} mean over {unit} (pooled {pooled_auc:.3f})"
         same = next((n for n, f, t in seen if f.shape == fpr.shape and np.array_equal(f, fpr) and np.array_equal(t, tpr)),
                     None)
         if same is not None:
@@ -87,7 +92,9 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
     unit = "folds" if result["split"] == "oos" else ("seeds" if result["split"] == "in-sample" else "(group, seed) folds")
     fig, ax = plt.subplots(figsize=(6, 5.5))
     for name, fpr, tpr, label, style in roc_curves(result, pooled, unit):
-        ax.plot(fpr, tpr, color=col[name], ls=style, label=label)
+        # a contestant without an AUC keeps its legend entry but draws no line (before: the chance diagonal, labelled
+        # "AUC nan", and "the same curve as default" for every other contestant)
+        ax.plot(*((fpr, tpr) if style else ([], [])), color=col[name], ls=style or "-", label=label)
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     ax.set(xlabel="false-positive rate (failures predicted to succeed)",
            ylabel="true-positive rate (successes predicted to succeed)",
@@ -107,7 +114,7 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
             full = rel["n"] > 0
             e = result.get("methods", {}).get(name, {}).get("ece", float("nan"))
             ax.plot(rel["p"][full], rel["s"][full], "o-", color=col[name], ms=4,
-                    label=f"{name}: ECE {e:.3f} mean over {unit} (pooled {metrics.ece(prob, s):.3f})")
+                    label=f"{name}: ECE {_num(e)} mean over {unit} (pooled {_num(metrics.ece(prob, s))})")
             centres = (rel["edges"][:-1] + rel["edges"][1:]) / 2
             hx.plot(centres, rel["n"] / max(rel["n"].sum(), 1), "o-", color=col[name], ms=3)
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="perfect calibration")
@@ -136,6 +143,9 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
                 for base in ("bsp", "knn"):
                     if base in result["methods"]:
                         ax.axhline(result["methods"][base][metric], lw=0.8, ls=":", color=col[base])
+            for base in ("bsp", "knn"):  # a legend entry per colour: the note below named no colour
+                if base in result["methods"]:
+                    ax.plot([], [], lw=0.8, ls=":", color=col[base], label=f"{base} (AUC and selection accuracy)")
             if key == "lam":
                 ax.set_xscale("log")
             ax.set(xlabel=label, ylabel="AUC (o-) / selection accuracy (s--), mean over folds", title=f"ablation: {title}")
@@ -160,10 +170,19 @@ def write_plots(result: dict, pooled: dict, out_dir: Path, prefix: str) -> list[
         axes[1].set_xticks(xs + 0.4 - width / 2, groups, rotation=60, ha="right", fontsize=7)
         axes[0].legend(fontsize=8, ncol=len(pooled))
         # (no finite bar at all, e.g. every outcome a success: no AUC anywhere, the floor stays 0.5)
-        lo = min([0.5, *(b.get_height() for b in axes[0].patches if np.isfinite(b.get_height()))])
-        axes[0].set_ylim(lo - 0.02, None)
+        finite = [b.get_height() for b in axes[0].patches if np.isfinite(b.get_height())]
+        lo = min([0.5, *finite])
+        axes[0].set_ylim(lo - 0.02, None if finite else 1.0)
+        if not finite:  # an empty panel with an axis from 0.1 to 0.45 said nothing of why
+            axes[0].text(0.5, 0.5, "no AUC: every benchmark's held-out cells are all successes or all "
+                         "failures", transform=axes[0].transAxes, ha="center", va="center", fontsize=8)
         paths.append(_save(fig, out_dir / f"{prefix}_benchmarks.png"))
     return paths
+
+
+def _num(x: float) -> str:
+    """A metric in a legend: three decimals, ``-`` without a value (as the table shows it; before, "nan")."""
+    return f"{x:.3f}" if np.isfinite(x) else "-"
 
 
 def _save(fig, path: Path) -> Path:
