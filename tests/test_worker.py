@@ -78,15 +78,22 @@ def test_worker_waits_for_the_lock_or_exits():
     assert Worker("1h", always_busy, wait_for_lock=False).serve() == BusyError.exit_code
 
 
-def test_worker_survives_a_failing_pass():
-    results = iter([StoreError("database went away"), "ok"])
+def _scripted_pass(*outcomes):
+    """A pass function for :class:`Worker` that gives ``outcomes`` in turn: each exception raised, anything else
+    returned (the pass's result)."""
+    left = iter(outcomes)
 
-    def flaky(stop):
-        r = next(results)
+    def run(stop):
+        r = next(left)
         if isinstance(r, Exception):
             raise r
         return r
 
+    return run
+
+
+def test_worker_survives_a_failing_pass():
+    flaky = _scripted_pass(StoreError("database went away"), "ok")
     w = Worker("1s", flaky, max_passes=2)
     assert w.serve() == 0 and w.passes == 2
 
@@ -171,14 +178,7 @@ def test_worker_survives_an_unexpected_exception(caplog):
     import logging
 
     caplog.set_level(logging.INFO, logger="indexer.worker")
-    results = iter([RuntimeError("a bug in the pass"), "ok"])
-
-    def buggy(stop):
-        r = next(results)
-        if isinstance(r, Exception):
-            raise r
-        return r
-
+    buggy = _scripted_pass(RuntimeError("a bug in the pass"), "ok")
     w = Worker("1s", buggy, max_passes=2)
     assert w.serve() == 0 and w.passes == 2
     failed = [r for r in caplog.records if "unexpected RuntimeError" in r.getMessage()]
@@ -199,14 +199,7 @@ def test_a_pass_whose_database_session_was_ended_is_run_again_soon(caplog):
 
     caplog.set_level(logging.INFO, logger="indexer.worker")
     lost = ConnectionLostError("reading from the database failed: terminating connection due to administrator command")
-    results = iter([lost, "ok"])
-
-    def flaky(stop):
-        r = next(results)
-        if isinstance(r, Exception):
-            raise r
-        return r
-
+    flaky = _scripted_pass(lost, "ok")
     w = Worker("6h", flaky, max_passes=2, busy_retry_seconds=0.05)
     t = threading.Thread(target=w.serve, daemon=True)
     t.start()
@@ -617,18 +610,11 @@ def test_max_passes_whose_last_pass_fails_with_a_bug_exits_1():
     does on one; before, the code of the pass before it (0 after a clean one, 0 for a first pass), so a one-shot
     reported a pass that crashed as clean (the exit code was set only for passes that returned or failed as
     IndexerError)."""
-    results = iter(["ok", RuntimeError("a bug in the pass")])
-
-    def buggy(stop):
-        r = next(results)
-        if isinstance(r, Exception):
-            raise r
-        return r
-
+    buggy = _scripted_pass("ok", RuntimeError("a bug in the pass"))
     w = Worker("1s", buggy, max_passes=2)
     assert w.serve() == 1 and w.passes == 2  # after a clean pass
-    results = iter([RuntimeError("a bug in the first pass")])
-    assert Worker("1s", buggy, max_passes=1).serve() == 1  # the first pass
+    first = _scripted_pass(RuntimeError("a bug in the first pass"))
+    assert Worker("1s", first, max_passes=1).serve() == 1  # the first pass
 
 
 def test_the_last_pass_of_max_passes_that_fails_does_not_promise_a_retry(tmp_path, caplog, monkeypatch):
