@@ -432,13 +432,13 @@ def reindex(
     # the indexing passes' lock, taken before the index is opened: a pass running now writes the index itself, and a
     # rebuild beside it held the embedded index the pass needed at its index stage and made the pass fail (before,
     # reindex took only its own lock); an indexing pass started meanwhile waits (worker) or is told who holds it
-    with open_sql_of_index() as sql, sql.lock("index"), VectorStore.from_settings() as vectors:
+    with open_sql_of_index() as sql, sql.lock("index") as held, VectorStore.from_settings() as vectors:
         if space is not None:  # a --space naming no space is a usage error, not a failed reindex run
             resolve_spaces(sql, space)
         # recorded as a run: a killed reindex shows in `taskspace runs`, and the next index pass verifies the index
         run_id = sql.start_run("reindex")
         try:
-            results = run_reindex(sql, vectors, space, kinds=kind or KINDS)
+            results = run_reindex(sql, vectors, space, kinds=kind or KINDS, ensure=held.ensure)
         except BaseException as exc:
             sql.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
                            errors=[{"file": None, "line": None, "message": f"reindex aborted: {abort_reason(exc)}"}])

@@ -611,8 +611,8 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
             from .store.vectors import VectorStore
 
             vectors = VectorStore.from_settings()
-        with store.lock("index"):  # no indexing pass writes meanwhile
-            return _pull_locked(store, vectors, spaces, origin, revision, t0)
+        with store.lock("index") as held:  # no indexing pass writes meanwhile
+            return _pull_locked(store, vectors, spaces, origin, revision, t0, held.ensure)
     finally:
         if own_vectors and vectors is not None:
             vectors.close()
@@ -620,7 +620,7 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
             store.close()
 
 
-def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) -> PullResult:
+def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, ensure=None) -> PullResult:
     from .store.sql_records import ImportedSpace
     from .sync import reindex
 
@@ -634,7 +634,7 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float) 
     ids = store.import_spaces(items)  # one transaction: all of it or nothing
     out = []
     for rec, sid in zip(spaces, ids):
-        done = reindex(store, vectors, sid, kinds=("models", "benchmarks"))
+        done = reindex(store, vectors, sid, kinds=("models", "benchmarks"), ensure=ensure)
         counts = dict(done[0].counts) if done else {}
         counts["prompts"] = _index_prompts(vectors, rec)
         out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),

@@ -316,13 +316,18 @@ class ReindexResult:
 
 
 def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KINDS, encoder=None,
-            progress=None) -> list[ReindexResult]:
+            progress=None, ensure=None) -> list[ReindexResult]:
     """Rebuild the index of one space (or every space) from SQL. See the module docstring.
 
-    ``progress(points, kind)``, when given, wraps each kind's point iterator (e.g. a progress bar)."""
+    ``progress(points, kind)``, when given, wraps each kind's point iterator (e.g. a progress bar). ``ensure``: the
+    ``held.ensure`` of a lock the caller holds around this (``taskspace reindex`` and ``pull`` hold ``"index"``); it
+    and this function's own ``"reindex"`` lock are checked before each collection is rebuilt, so a rebuild whose
+    PostgreSQL lock session the server ended takes the lock again or stops (BusyError) instead of rebuilding beside
+    the pass that took it meanwhile."""
     results = []
     lock = sql.lock("reindex") if hasattr(sql, "lock") else nullcontext()
-    with lock:
+    with lock as held:
+        checks = [f for f in (ensure, getattr(held, "ensure", None)) if f is not None]
         for rec in resolve_spaces(sql, space):
             t0, name, counts = time.perf_counter(), space_name(rec), {}
             # the models collection last: a search needs the prompts (neighbours, coverage) and benchmarks as soon as
@@ -345,6 +350,8 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
                     points = _prompt_points(sql, rec, encoder)
                 if progress is not None:
                     points = progress(points, kind)
+                for still_held in checks:
+                    still_held()
                 counts[kind] = vectors.rebuild(name, kind, points, dim=rec.dim, size=size).count
                 if digests is not None:
                     digests.save()

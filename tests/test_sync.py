@@ -598,3 +598,51 @@ def test_a_search_during_the_first_pass_says_the_pass_is_building_the_index(enco
         sql.finish_run(run_id, "ok")
     rc, out, err = cli("search", "what is 2 + 2?")
     assert rc == 3 and "taskspace reindex" in err and "is running" not in err, err
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("taken", [False, True])
+def test_a_reindex_whose_lock_session_is_ended_takes_it_again_or_stops(encoder, taskspace_home, cli, pg_url,
+                                                                       monkeypatch, taken):
+    """PostgreSQL ending the session that holds `taskspace reindex`'s 'index' lock after its first collection (a server
+    restart, `pg_terminate_backend`): the rebuild takes the lock again before its next collection and completes;
+    when another process (an indexing pass) took it meanwhile, the rebuild stops there (exit 6), its run recorded
+    `failed` saying why. Before, it rebuilt every collection without the lock, beside the pass that held it."""
+    from helpers import end_lock_session
+    from indexer.config import reset_settings
+    from indexer.store.sql import Store
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", pg_url)
+    reset_settings()
+    with Store(pg_url, upgrade=True) as sql:
+        fill(sql, encoder)
+    other, held_by_other, built = Store(pg_url), [], []
+    rebuild = VectorStore.rebuild
+
+    def rebuild_then_lose_the_lock(self, name, kind, points, **kwargs):
+        out = rebuild(self, name, kind, points, **kwargs)
+        built.append(kind)
+        if len(built) == 1:
+            end_lock_session(other)
+            if taken:
+                cm = other.lock("index")
+                cm.__enter__()
+                held_by_other.append(cm)
+        return out
+
+    monkeypatch.setattr(VectorStore, "rebuild", rebuild_then_lose_the_lock)
+    try:
+        rc, out, err = cli("reindex")
+        runs = other.list_runs()
+        if not taken:
+            assert rc == 0 and len(built) == 3, (rc, out, err, built)
+            assert runs[0].kind == "reindex" and runs[0].status == "ok", runs
+            return
+        assert rc == 6 and "another taskspace process took it" in err, (rc, out, err)
+        assert len(built) == 1, built  # nothing rebuilt beside the other holder
+        assert runs[0].kind == "reindex" and runs[0].status == "failed", runs
+        assert "another taskspace process took it" in runs[0].errors[0]["message"], runs[0].errors
+    finally:
+        for cm in held_by_other:
+            cm.__exit__(None, None, None)
+        other.close()
