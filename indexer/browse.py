@@ -5,6 +5,8 @@
   ``benchmark``: only those measured on it; ``filters``: a :class:`~indexer.find.Filters` (Qdrant payload filters);
   ``offset``/``limit`` page the list.
 - :func:`count_models`: how many models :func:`list_models` lists without ``offset``/``limit`` (what a page is out of).
+- :func:`models_page`: a page of :func:`list_models` with its total and next offset (``GET /v1/models``,
+  ``taskspace models --json``).
 - :func:`list_benchmarks`: every benchmark with its group, number of prompts and number of models measured.
 - :func:`model_detail`: one model (by key, Hub id or any alias): its benchmarks with observed accuracy and n (in an
   index without its per-prompt results, a pulled one, the accuracy and n its record was published with, ``n`` null
@@ -98,6 +100,29 @@ def missing_metadata(benchmark: str | None = None, filters: Filters | dict | Non
     store, vectors, sp, name = _stores(store, vectors, space)
     base = _models_where(store, benchmark, None)
     return {f: vectors.count(name, "models", _merge(base, _MISSING[f])) for f in need}
+
+
+#: the query parameters of ``GET /v1/models`` (and the keys of :func:`models_page`'s ``missing_metadata``) -> the
+#: :class:`~indexer.find.Filters` field each sets
+FILTER_PARAMS = {"license": "licenses", "min_params": "min_params", "max_params": "max_params",
+                 "pipeline_tag": "pipeline_tag", "exclude_gated": "exclude_gated", "open_only": "open_only",
+                 "min_evidence": "min_evidence", "measured_on": "benchmark"}
+
+
+def models_page(benchmark: str | None = None, offset: int = 0, limit: int | None = None,
+                filters: Filters | dict | None = None, *, store=None, vectors=None, space=None) -> dict:
+    """One page of :func:`list_models` with what it is out of: ``{"models", "offset", "limit", "total", "next_offset",
+    "missing_metadata"}`` (``next_offset`` null on the last page; ``missing_metadata`` keyed by the query parameter of
+    :data:`FILTER_PARAMS`), the answer of ``GET /v1/models`` and of ``taskspace models --json``."""
+    got = list_models(benchmark=benchmark, offset=offset, limit=None if limit is None else limit + 1,
+                      filters=filters, store=store, vectors=vectors, space=space)
+    # per filter that needs metadata (license, sizes, ...): how many models lack it, as a search says
+    missing = missing_metadata(benchmark=benchmark, filters=filters, store=store, vectors=vectors, space=space)
+    total = count_models(benchmark=benchmark, filters=filters, store=store, vectors=vectors, space=space)
+    more = limit is not None and len(got) > limit
+    return {"models": got[:limit], "offset": offset, "limit": limit, "total": total,
+            "next_offset": offset + limit if more else None,
+            "missing_metadata": {k: missing[v] for k, v in FILTER_PARAMS.items() if v in missing}}
 
 
 def _models_where(store, benchmark: str | None, filters: Filters | dict | None) -> dict:

@@ -501,7 +501,7 @@ def models(
 
       taskspace models --min-params 1B --pipeline-tag text-generation --exclude-gated --min-evidence 100
     """
-    from .browse import count_models, list_models, missing_metadata
+    from .browse import count_models, list_models, missing_metadata, models_page
     from .find import Filters, format_params
 
     # the filters of `taskspace search` and GET /v1/models, with the library's rules (before: only --license,
@@ -509,10 +509,10 @@ def models(
     _check_params_range(min_params, max_params, "models")
     filters = Filters(licenses=license or None, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
                       exclude_gated=exclude_gated, open_only=open_only, min_evidence=min_evidence, benchmark=measured_on)
-    rows = list_models(benchmark=benchmark, offset=offset, limit=limit, filters=filters)
-    if as_json:
-        echo_json(rows)
+    if as_json:  # the answer of GET /v1/models: the page with its total, next offset and models lacking metadata
+        echo_json(models_page(benchmark=benchmark, offset=offset, limit=limit, filters=filters))
         return
+    rows = list_models(benchmark=benchmark, offset=offset, limit=limit, filters=filters)
 
     def unlisted() -> None:  # the models a filter drops for lack of the metadata it needs (as `search` notes them)
         what = {"licenses": "no license", "min_params": "no parameter count", "max_params": "no parameter count",

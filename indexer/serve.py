@@ -98,10 +98,6 @@ FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "filters", "mode
 _FIND_SYNONYMS = {"top": "k", "top_k": "k", "topk": "k", "limit": "k", "n": "k", "num_results": "k", "query": "prompts",
                   "queries": "prompts", "text": "prompt", "texts": "prompts", "examples": "prompts", "filter": "filters",
                   "model": "models", "sort": "rank", "order_by": "rank"}
-#: ``GET /v1/models`` query parameter -> the filter it sets (errors name the parameter)
-_MODELS_FILTERS = {"license": "licenses", "min_params": "min_params", "max_params": "max_params",
-                   "pipeline_tag": "pipeline_tag", "exclude_gated": "exclude_gated", "open_only": "open_only",
-                   "min_evidence": "min_evidence", "measured_on": "benchmark"}
 
 
 class ApiError(Exception):
@@ -378,20 +374,10 @@ class Service:
 
         return self._read(lambda: find_models(**query, store=self.store, vectors=self.vectors).to_dict())
 
-    def models(self, **query) -> list[dict]:
-        from .browse import list_models
+    def models_page(self, **query) -> dict:
+        from .browse import models_page
 
-        return self._read(lambda: list_models(**query, store=self.store, vectors=self.vectors))
-
-    def count_models(self, **query) -> int:
-        from .browse import count_models
-
-        return self._read(lambda: count_models(**query, store=self.store, vectors=self.vectors))
-
-    def missing_metadata(self, **query) -> dict[str, int]:
-        from .browse import missing_metadata
-
-        return self._read(lambda: missing_metadata(**query, store=self.store, vectors=self.vectors))
+        return self._read(lambda: models_page(**query, store=self.store, vectors=self.vectors))
 
     def model(self, model_id: str) -> dict:
         from .browse import model_detail
@@ -783,22 +769,17 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                    "min_evidence": min_evidence, "benchmark": measured_on}
         try:
             given = {k: v for k, v in filters.items() if v is not None}
-            got = svc.models(benchmark=benchmark, offset=offset, limit=limit + 1, filters=given)
-            # per filter that needs metadata (license, sizes, ...): how many models lack it, as /v1/find says; before,
-            # ?max_params on an index without sizes answered [] and nothing said why
-            missing = svc.missing_metadata(benchmark=benchmark, filters=given)
-            # how many the query lists in all, as `taskspace models` titles a page ("3 of 25"); before, only
-            # next_offset, so a client learnt the count by paging to the end
-            total = svc.count_models(benchmark=benchmark, filters=given)
+            # with the total it is out of (as `taskspace models` titles a page, "3 of 25") and, per filter that needs
+            # metadata (license, sizes, ...), how many models lack it, as /v1/find says
+            return svc.models_page(benchmark=benchmark, offset=offset, limit=limit, filters=given)
         except errors.IndexerError as exc:  # the library names the filter; the client sent the query parameter
             item = getattr(exc, "item", None) or ""
-            param = {f"filters.{v}": k for k, v in _MODELS_FILTERS.items()}.get(item)
+            from .browse import FILTER_PARAMS  # GET /v1/models query parameter -> the filter it sets
+
+            param = {f"filters.{v}": k for k, v in FILTER_PARAMS.items()}.get(item)
             if param is not None:
                 _named_as_sent(exc, item, param)
             raise
-        return {"models": got[:limit], "offset": offset, "limit": limit, "total": total,
-                "next_offset": offset + limit if len(got) > limit else None,
-                "missing_metadata": {k: missing[v] for k, v in _MODELS_FILTERS.items() if v in missing}}
 
     @app.get("/v1/models/{model_id:path}", tags=["browse"], responses={**ok["model"], **fails(404, 422, 503, 500)})
     def model(model_id: str = PathParam(description="the model's key, Hub id (org/name: its slash is part of the path, "

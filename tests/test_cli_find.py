@@ -135,9 +135,12 @@ def test_search_json_is_the_library_answer_and_the_table_has_titles(indexed, tmp
 
 def test_browse_commands(indexed):
     from indexer import list_benchmarks, list_models, model_detail
+    from indexer.browse import models_page
 
     res = run("models", "--json", "--benchmark", "beta")
-    assert json.loads(res.stdout) == _library(list_models, benchmark="beta")
+    page = json.loads(res.stdout)
+    assert page == _library(models_page, benchmark="beta")
+    assert page["models"] == _library(list_models, benchmark="beta") and page["total"] == len(page["models"])
     res = run("benchmarks", "--json")
     assert json.loads(res.stdout) == _library(list_benchmarks)
     res = run("model", "Qwen--Qwen1.5-7B", "--json")
@@ -417,7 +420,7 @@ def test_models_takes_the_filters_of_the_http_model_list(indexed):
     res = run("models", "--json", "--min-params", "1B", "--min-evidence", "15", "--measured-on", "beta", "--exclude-gated")
     assert res.returncode == 0, res.stderr
     want = _library(list_models, filters=Filters(min_params="1B", min_evidence=15, benchmark="beta", exclude_gated=True))
-    assert json.loads(res.stdout) == want and [m["model"] for m in want] == ["org/a"]
+    assert json.loads(res.stdout)["models"] == want and [m["model"] for m in want] == ["org/a"]
     res = run("models", "--min-evidence", "11")  # org/a (22 prompts) and the three alpha models (12); org/c has 10
     assert res.returncode == 0 and "org/c" not in res.stdout and "org/a" in res.stdout, res.stdout
     res = run("models", "--pipeline-tag", "text-generation", "--min-params", "1B")  # none has a tag: said, with why
@@ -696,7 +699,7 @@ def test_the_models_accuracy_column_says_it_is_the_mean_of_the_benchmarks(tmp_pa
     assert "accuracy (mean of benchmarks)" in res.stdout, res.stdout
     row = next(line for line in res.stdout.splitlines() if "org/a" in line)  # 4 of 16 prompts; 0% and 100%: 50%
     assert re.search(r"\b16\s*\S\s*50%", row), row
-    listed = json.loads(run("models", "--json").stdout)
+    listed = json.loads(run("models", "--json").stdout)["models"]
     assert [m["accuracy"] for m in listed] == [0.5, 0.5]
     assert "mean of its benchmarks' observed accuracies" in run("models", "--help").stdout
 
@@ -733,3 +736,20 @@ def test_after_a_pass_with_no_source_the_listings_say_how_to_give_one():
         assert res.returncode == 0, (args, res.stderr)
         assert "`taskspace index --source SPEC` ingests results and indexes them" in res.stdout, (args, res.stdout)
         assert "(run `taskspace index`)" not in res.stdout
+
+
+def test_models_json_is_the_http_page_with_its_total_and_next_offset(indexed):
+    """`taskspace models --json` prints the answer of `GET /v1/models` (`indexer.browse.models_page`): the page's models
+    with `offset`, `limit`, `total` (what the page is out of), `next_offset` (null on the last page) and, per filter
+    needing metadata, how many models lack it under the query parameter's name; before, a bare list, so a script
+    paging with `--offset/--limit` could not tell how many there were or when it was done, as an HTTP client can."""
+    every = json.loads(run("models", "--json").stdout)
+    n = every["total"]
+    assert n == len(every["models"]) >= 3 and every["next_offset"] is None and every["limit"] is None, every
+    first = json.loads(run("models", "--json", "--limit", "2").stdout)
+    assert first["models"] == every["models"][:2] and first["total"] == n and first["next_offset"] == 2, first
+    last = json.loads(run("models", "--json", "--offset", "2", "--limit", "1000").stdout)
+    assert last["models"] == every["models"][2:] and last["next_offset"] is None and last["offset"] == 2, last
+    lacking = json.loads(run("models", "--json", "--max-params", "80B", "--license", "mit").stdout)
+    assert set(lacking["missing_metadata"]) == {"license", "max_params"}, lacking
+    assert lacking["missing_metadata"]["max_params"] >= 1, lacking
