@@ -603,3 +603,31 @@ def test_an_index_pass_says_when_no_hub_metadata_was_fetched(tmp_path, env, monk
         assert ix.run([SourceSpec(str(d))]).status == "ok"
     said = [r.getMessage() for r in caplog.records if r.name == "indexer.pipeline"]
     assert "HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models" in said, said
+
+
+def test_a_card_licensed_other_keeps_the_license_name_it_gives(hub_server, store, tmp_path):
+    """A model card with the Hub's `license: other` and the license's own name (`license_name: tongyi-qianwen`, as
+    Qwen's cards have it): the stored license is "other,tongyi-qianwen", shown so, and its point carries both names,
+    so a filter on either matches (as for a card naming two licenses); before, "other" alone: the answers could not
+    say which license and `--license tongyi-qianwen` never matched. A name that says nothing more ("other", blank, a
+    mapping) leaves "other"."""
+    import json
+
+    from indexer.ingest import ingest
+    from indexer.sync import license_payload
+
+    for name, card in {"qwenish": {"license": "other", "license_name": "tongyi-qianwen",
+                                   "license_link": "https://example.org/LICENSE"},
+                       "plain-other": {"license": "other", "license_name": {"a": 1}},
+                       "other-other": {"license": "Other", "license_name": "other"}}.items():
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps({"cardData": card}))
+    assert HubClient().model_info("fake-org/qwenish")["license"] == "other,tongyi-qianwen"
+    d = _one_prompt_table(tmp_path, ("fake-org/qwenish", 1), ("fake-org/plain-other", 0), ("fake-org/other-other", 1))
+    s = ingest(str(d), store=store)
+    assert s.errors == [] and s.metadata == 3
+    got = {m: store.get_model(f"fake-org/{m}").license for m in ("qwenish", "plain-other", "other-other")}
+    assert got == {"qwenish": "other,tongyi-qianwen", "plain-other": "other", "other-other": "Other"}, got
+    assert license_payload(got["qwenish"]) == ["other", "tongyi-qianwen"]
