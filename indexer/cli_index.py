@@ -239,7 +239,7 @@ def _print_run(report) -> None:
 
 def worker(
     every: Optional[str] = typer.Option(None, "--every", callback=interval_option, help="Interval between passes, e.g. 6h, 30m, 1d."),
-    cron: Optional[str] = typer.Option(None, "--cron", callback=cron_option("--every"), help='Cron expression in UTC: 5 fields (e.g. "0 */6 * * *", "0 3 * * MON-FRI") or a nickname (@hourly, @daily, @weekly, @monthly, @yearly).'),
+    cron: Optional[str] = typer.Option(None, "--cron", callback=cron_option("--every"), help='Cron expression, in UTC unless it starts with CRON_TZ=ZONE: 5 fields (e.g. "0 */6 * * *", "0 3 * * MON-FRI", "CRON_TZ=Europe/Berlin 0 3 * * *") or a nickname (@hourly, @daily, @weekly, @monthly, @yearly).'),
     no_wait: bool = typer.Option(False, "--no-wait", help="Exit (code 6) instead of waiting when another pass holds the lock."),
     max_passes: Optional[int] = typer.Option(None, "--max-passes", min=1, help="Stop after this many passes, 1 or more (default: run forever); then exit as `taskspace index` does for the last one (0 ok, 1 item errors)."),
 ) -> None:

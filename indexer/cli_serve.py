@@ -18,7 +18,7 @@ def serve(
         help="Also run the indexing worker in this process, a pass every INTERVAL (e.g. 6h, 30m): one process then "
              "owns the embedded index, and queries during a pass answer from the previous complete index."),
     cron: Optional[str] = typer.Option(
-        None, "--cron", callback=cron_option("--worker-every"), help='Like --worker-every, on a cron schedule in UTC (e.g. "0 */6 * * *" or @daily).'),
+        None, "--cron", callback=cron_option("--worker-every"), help='Like --worker-every, on a cron schedule in UTC unless it starts with CRON_TZ=ZONE (e.g. "0 */6 * * *", @daily, "CRON_TZ=Europe/Berlin 0 3 * * *").'),
     cors_origin: Optional[list[str]] = typer.Option(
         None, "--cors-origin",
         help="Let pages from this origin (scheme://host[:port], or * for any) call the API from a browser; repeat for "

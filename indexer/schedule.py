@@ -1,8 +1,10 @@
-"""When the worker runs next: a fixed interval (``6h``, ``30m``, ``1d``, ``90s``) or a cron expression in UTC:
+"""When the worker runs next: a fixed interval (``6h``, ``30m``, ``1d``, ``90s``) or a cron expression (UTC, or a CRON_TZ zone):
 five fields (``minute hour day-of-month month day-of-week``, with ranges, lists, steps and the names ``JAN``-``DEC``
 and ``SUN``-``SAT``) or a nickname (``@hourly``, ``@daily``/``@midnight``, ``@weekly``, ``@monthly``,
 ``@yearly``/``@annually``). Cron expressions are parsed by croniter (standard semantics: when both the day of month
-and the day of week are restricted, either matches). Pure functions, no I/O.
+and the day of week are restricted, either matches). A leading ``CRON_TZ=ZONE`` (or ``TZ=ZONE``; an IANA zone such as
+``Europe/Berlin``, as cronie and Kubernetes CronJobs take it) reads the expression in that zone's local time, daylight
+saving included. Pure functions, no I/O beyond the zone database.
 """
 
 from __future__ import annotations
@@ -34,20 +36,46 @@ def parse_interval(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def is_cron(schedule: str) -> bool:
-    """True when ``schedule`` is meant as a cron expression (five fields or an ``@`` nickname), not an interval."""
+_ZONE = re.compile(r"^(?:CRON_TZ|TZ)=(\S*)\s*(.*)$", re.S)
+
+
+def _split_zone(schedule: str) -> tuple[str | None, str]:
+    """``"CRON_TZ=Europe/Berlin 0 3 * * *"`` -> ``("Europe/Berlin", "0 3 * * *")``; without the prefix, ``(None, text)``."""
     text = schedule.strip()
-    return text.startswith("@") or len(text.split()) == 5
+    m = _ZONE.match(text)
+    return (m.group(1), m.group(2).strip()) if m else (None, text)
+
+
+def is_cron(schedule: str) -> bool:
+    """True when ``schedule`` is meant as a cron expression (five fields or an ``@`` nickname, after an optional
+    ``CRON_TZ=ZONE``), not an interval."""
+    zone, text = _split_zone(schedule)
+    return zone is not None or text.startswith("@") or len(text.split()) == 5
+
+
+def _zone(name: str, expr: str):
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        if not name or name.startswith(("/", ".")) or ".." in name:
+            raise ValueError(name)
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"cron expression {expr!r}: time zone {name!r} is not known; name an IANA zone such as "
+                          "CRON_TZ=Europe/Berlin or CRON_TZ=America/New_York (or leave CRON_TZ out for UTC)") from None
 
 
 class Cron:
     """A cron expression (see the module docstring); ``next_after(t)`` is the first matching minute after ``t``
-    (UTC). A malformed expression, or one that never matches (``0 0 31 2 *``), raises ConfigError."""
+    (in UTC; matched in the ``CRON_TZ`` zone when one is given, else in UTC). A malformed expression, an unknown zone,
+    or one that never matches (``0 0 31 2 *``), raises ConfigError."""
 
     def __init__(self, expr: str):
         from croniter import croniter
 
-        text = " ".join(expr.split())
+        zone, text = _split_zone(expr)
+        self.tz = timezone.utc if zone is None else _zone(zone, expr)
+        text = " ".join(text.split())
         if text.startswith("@"):
             if text.lower() not in NICKNAMES:
                 raise ConfigError(f"cron nickname {expr!r} is not known; use one of {', '.join(NICKNAMES)}")
@@ -67,7 +95,7 @@ class Cron:
 
         t = (t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)).replace(second=0, microsecond=0)
         try:
-            return croniter(self.expr, t).get_next(datetime).astimezone(timezone.utc)
+            return croniter(self.expr, t.astimezone(self.tz)).get_next(datetime).astimezone(timezone.utc)
         except CroniterBadDateError:
             raise ConfigError(f"cron expression {self.expr!r} never matches") from None
 

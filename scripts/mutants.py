@@ -36,7 +36,8 @@ class Mutant:
 MUTANTS = [
     # -- issue 21, item 1: the two mutations the suite missed, and the Hub error paths
     Mutant("cron day-of-month AND day-of-week", "indexer/schedule.py",
-           "croniter(self.expr, t).get_next", "croniter(self.expr, t, day_or=False).get_next",
+           "croniter(self.expr, t.astimezone(self.tz)).get_next",
+           "croniter(self.expr, t.astimezone(self.tz), day_or=False).get_next",
            ["tests/test_schedule.py"]),
     Mutant("hub ignores Retry-After", "indexer/hub.py",
            "max(retry_after, self.backoff * (2**attempt))", "max(0.0, self.backoff * (2**attempt))",

@@ -122,6 +122,7 @@ def test_cli_worker_with_an_interval_over_the_limit_is_one_line_exit_2(every):
                                                 "interval use --every"),
     (["serve", "--worker-every", "abc"], "'--worker-every' / '--every'", "interval 'abc' is not understood"),
     (["serve", "--cron", "1 2 3"], "'--cron'", "for an interval use --worker-every"),
+    (["worker", "--cron", "CRON_TZ=Mars/Base 0 3 * * *"], "'--cron'", "time zone 'Mars/Base' is not known"),
 ])
 def test_a_bad_schedule_is_a_usage_error_naming_its_option(args, option, says):
     """A bad `--every` / `--cron` of `taskspace worker` (and `--worker-every` / `--cron` of `serve`) is a usage error
@@ -135,3 +136,27 @@ def test_a_bad_schedule_is_a_usage_error_naming_its_option(args, option, says):
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2 and len(lines) == 1, res.stderr
     assert lines[0].startswith(f"error: taskspace {args[0]}: Invalid value for {option}: ") and says in lines[0], lines
+
+
+@pytest.mark.parametrize("expr,after,expected", [
+    # 03:00 in Berlin: 02:00 UTC in winter (CET), 01:00 UTC from the night clocks go forward (CEST)
+    ("CRON_TZ=Europe/Berlin 0 3 * * *", T, datetime(2026, 11, 30, 2, 0)),
+    ("CRON_TZ=Europe/Berlin 0 3 * * *", datetime(2026, 3, 28, 12, 0, tzinfo=timezone.utc), datetime(2026, 3, 29, 1, 0)),
+    ("TZ=America/New_York 0 9 * * MON-FRI", T, datetime(2026, 11, 30, 14, 0)),  # 9:00 EST on Monday
+    ("CRON_TZ=Asia/Kolkata @daily", T, datetime(2026, 11, 29, 18, 30)),  # midnight at +05:30
+    ("CRON_TZ=UTC 30 2 * * *", T, datetime(2026, 11, 30, 2, 30)),
+])
+def test_a_cron_expression_can_name_its_time_zone(expr, after, expected):
+    """`--cron "CRON_TZ=Europe/Berlin 0 3 * * *"` (or `TZ=...`, as cronie and Kubernetes CronJobs take it) matches in
+    that zone's local time, daylight saving included, and the next pass is given in UTC; before, cron was UTC only and
+    the prefix made it "not a cron expression", so a nightly job at 3 am local time had to be rewritten at every clock
+    change."""
+    from indexer.schedule import is_cron
+
+    assert is_cron(expr) and next_run(expr, after) == expected.replace(tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("zone", ["Mars/Base", "", "../../etc/passwd", "/etc/localtime"])
+def test_an_unknown_cron_time_zone_is_a_config_error_naming_it(zone):
+    with pytest.raises(ConfigError, match=f"time zone {zone!r} is not known; name an IANA zone such as CRON_TZ="):
+        Cron(f"CRON_TZ={zone} 0 3 * * *")
