@@ -1,5 +1,5 @@
-"""When the worker runs next: a fixed interval (``6h``, ``30m``, ``1d``, ``90s``) or a cron expression (UTC, or a CRON_TZ zone):
-five fields (``minute hour day-of-month month day-of-week``, with ranges, lists, steps and the names ``JAN``-``DEC``
+"""When the worker runs next: a fixed interval (``6h``, ``30m``, ``1d``, ``90s``) or a cron expression (in UTC, or
+in a ``CRON_TZ`` zone): five fields (``minute hour day-of-month month day-of-week``, with ranges, lists, steps and the names ``JAN``-``DEC``
 and ``SUN``-``SAT``) or a nickname (``@hourly``, ``@daily``/``@midnight``, ``@weekly``, ``@monthly``,
 ``@yearly``/``@annually``). Cron expressions are parsed by croniter (standard semantics: when both the day of month
 and the day of week are restricted, either matches). A leading ``CRON_TZ=ZONE`` (or ``TZ=ZONE``; an IANA zone such as
@@ -40,7 +40,8 @@ _ZONE = re.compile(r"^(?:CRON_TZ|TZ)=(\S*)\s*(.*)$", re.S)
 
 
 def _split_zone(schedule: str) -> tuple[str | None, str]:
-    """``"CRON_TZ=Europe/Berlin 0 3 * * *"`` -> ``("Europe/Berlin", "0 3 * * *")``; without the prefix, ``(None, text)``."""
+    """``"CRON_TZ=Europe/Berlin 0 3 * * *"`` -> ``("Europe/Berlin", "0 3 * * *")``; without the prefix,
+    ``(None, text)``."""
     text = schedule.strip()
     m = _ZONE.match(text)
     return (m.group(1), m.group(2).strip()) if m else (None, text)
