@@ -1,10 +1,10 @@
 """When the worker runs next: a fixed interval (``6h``, ``30m``, ``1d``, ``90s``) or a cron expression (in UTC, or
-in a ``CRON_TZ`` zone): five fields (``minute hour day-of-month month day-of-week``, with ranges, lists, steps and the names ``JAN``-``DEC``
-and ``SUN``-``SAT``) or a nickname (``@hourly``, ``@daily``/``@midnight``, ``@weekly``, ``@monthly``,
-``@yearly``/``@annually``). Cron expressions are parsed by croniter (standard semantics: when both the day of month
-and the day of week are restricted, either matches). A leading ``CRON_TZ=ZONE`` (or ``TZ=ZONE``; an IANA zone such as
-``Europe/Berlin``, as cronie and Kubernetes CronJobs take it) reads the expression in that zone's local time, daylight
-saving included. Pure functions, no I/O beyond the zone database.
+in a ``CRON_TZ`` zone): five fields (``minute hour day-of-month month day-of-week``, with ranges, lists, steps and
+the names ``JAN``-``DEC`` and ``SUN``-``SAT``) or a nickname (``@hourly``, ``@daily``/``@midnight``, ``@weekly``,
+``@monthly``, ``@yearly``/``@annually``). Cron expressions are parsed by croniter (standard semantics: when both the
+day of month and the day of week are restricted, either matches). A leading ``CRON_TZ=ZONE`` (or ``TZ=ZONE``; an
+IANA zone such as ``Europe/Berlin``, as cronie and Kubernetes CronJobs take it) reads the expression in that zone's
+local time, daylight saving included. Pure functions, no I/O beyond the zone database.
 """
 
 from __future__ import annotations
