@@ -294,6 +294,10 @@ class Indexer:
         with _timed(report, "index"):
             self._sync_index(space, changed=changed, bench_changed=bench_changed or s.prompts > 0 or s.pruned > 0,
                              verify=verify_index, report=report)
+        # models left with no result and no vector (a new revision without them, a dropped source): gone from SQL as
+        # a fresh index never had them (before, `taskspace model NAME` still answered one, "not indexed")
+        with _timed(report, "index"):
+            self.store.delete_models_without_results()
 
     def _ingest_one(self, ing, spec: SourceSpec) -> None:
         from .ingest import parse_spec
