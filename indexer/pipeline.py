@@ -267,7 +267,9 @@ class Indexer:
             stale = self.store.stale_models(space.id)
             every = _Every(self.store)
             stale, refresh, prior = self._prior_plan(space, stale, every, force=refresh_prior)
-            stale, calibrate = self._calibration_plan(space, stale, every, refresh)
+            # --refresh-prior fits the map now too (it is held fixed like the prior): under a method without a prior
+            # (auto, auto-text) that is all the flag does; before, it did nothing there and the map could not be refitted
+            stale, calibrate = self._calibration_plan(space, stale, every, refresh or (refresh_prior and bool(every)))
             if not every and (prior is not None or self.store.get_space_calibration(space.id) is not None):
                 self.store.forget_space_fit(space.id)  # no model has outcomes (every source dropped or emptied): a
                 # prior and map fitted on the gone models would be kept for the ones that come next (the count's
