@@ -454,6 +454,51 @@ def test_metadata_changed_on_the_hub_reaches_an_evolving_index_when_it_is_due(hu
         vectors.close()
 
 
+def test_metadata_asked_again_and_unchanged_pushes_nothing(hub_server, store, tmp_path, encoder):
+    """Metadata due again (over ``METADATA_MAX_AGE`` old) and unchanged on the Hub: the pass asks the Hub, keeps the
+    index points as they are (pushed 0) and the worker's log says it found nothing new; metadata that did change is
+    pushed. Before, any metadata written, the same values included, made the model's point stale: a weekly refresh
+    re-pushed every refreshed model and no pass of a worker said "nothing new" again."""
+    import json
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import update
+
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.space import space_name
+    from indexer.store.sql_models import Model
+    from indexer.store.vectors import VectorStore
+    from indexer.worker import pass_summary
+
+    d = _one_prompt_table(tmp_path, ("fake-org/tiny-lb", 1), ("other-model", 0))
+    vectors = VectorStore.from_settings()
+
+    def age():
+        with store.engine.begin() as conn:
+            conn.execute(update(Model).values(fetched_at=datetime.now(timezone.utc) - timedelta(days=8)))
+
+    try:
+        assert Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(d))]).status == "ok"
+        age()
+        asked = _requests(hub_server, "/api/models/fake-org/tiny-lb")
+        r = Indexer(store, vectors, encoder=encoder).run()
+        assert _requests(hub_server, "/api/models/fake-org/tiny-lb") == asked + 1
+        assert r.status == "ok" and r.counts["pushed"] == 0, r.counts
+        assert "nothing new" in pass_summary(r), pass_summary(r)
+        info_file = hub_server.root / "models" / "fake-org" / "tiny-lb" / "_info.json"
+        info = json.loads(info_file.read_text())
+        info["gated"] = "manual"
+        info_file.write_text(json.dumps(info))
+        age()
+        r = Indexer(store, vectors, encoder=encoder).run()
+        assert r.status == "ok" and r.counts["pushed"] == 1, r.counts
+        point = vectors.get(space_name(store.list_spaces()[0]), "models", ["fake-org/tiny-lb"])["fake-org/tiny-lb"]
+        assert point.payload["gated"] is True
+    finally:
+        vectors.close()
+
+
 def test_an_offline_hub_ingest_warns_once_not_per_model_of_the_metadata_backlog(store, tmp_path):
     """`taskspace ingest hub:ORG/REPO` with HF_HUB_OFFLINE set, on a home whose models have no Hub metadata yet (stored
     offline): the repo is the one error (exit 4) and no model's metadata is asked for; before, the Hub client the spec
