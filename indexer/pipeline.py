@@ -167,7 +167,11 @@ class Indexer:
             self._ensure_lock = getattr(held, "ensure", None) or (lambda: None)
             self._mark_killed(report)
             previous = self.store.list_runs(limit=1)
-            clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
+            # a pass that finished (ok, or partial: item errors, a quarantined source, its index stage done) leaves the
+            # index current; only one that did not (killed, failed, stopped) makes this pass compare it with SQL. Before,
+            # a partial one did too: while a source stayed quarantined every pass rebuilt the models collection
+            clean_before = (bool(previous) and previous[0].status in ("ok", "partial")
+                            and previous[0].kind == "index")
             report.run_id = self.store.start_run("index")
             try:
                 if specs is None:  # read in the run: a sources.toml broken by hand fails the run (a worker's pass

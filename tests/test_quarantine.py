@@ -155,3 +155,33 @@ def test_index_run_is_partial_and_the_stored_revision_keeps_serving(env, tmp_pat
     out = runner.invoke(app, ["index", "--accept-partial", "--json"])
     rep = json.loads(out.stdout)
     assert rep["counts"]["quarantined"] == 0 and rep["counts"]["sources"] == 1
+
+
+def test_passes_while_a_source_stays_quarantined_push_what_changed_without_rebuilding(env, tmp_path, monkeypatch):
+    """A source quarantined pass after pass (its owner has not fixed it yet: every pass is `partial`) while another
+    source gains models: each pass pushes the new models to the index and rebuilds nothing, as after an `ok` pass; a
+    partial pass finished its index stage, so the next one does not compare the whole index with SQL. Before, every
+    pass after a partial one verified every collection (`taskspace check`'s work) and rebuilt the models collection
+    from SQL because the models it had just solved were not pushed yet: a full rebuild on every pass for as long as
+    the quarantine lasted."""
+    from indexer import sync
+    from indexer.sourcelist import SourceSpec
+
+    rng = np.random.default_rng(4)
+    a, b = tmp_path / "a", tmp_path / "b"
+    write_source(a, "arith", [f"What is {i} + {i}?" for i in range(12)], outcomes(rng, [f"m{i}" for i in range(5)], 12))
+    write_source(b, "more", [f"What is {i} * 3?" for i in range(6)], outcomes(rng, ["n1"], 6))
+    ix = env()
+    assert ix.run([SourceSpec(str(a)), SourceSpec(str(b))]).status == "ok"
+    good = (a / "outcomes.csv").read_text().splitlines(keepends=True)
+    (a / "outcomes.csv").write_text("".join(good[:10]) + 'm1,arith-9,"1')  # cut mid-write: quarantined
+    assert ix.run().status == "partial"
+    checked = []
+    real_check = sync.check
+    monkeypatch.setattr(sync, "check", lambda *args, **kw: checked.append(args) or real_check(*args, **kw))
+    for extra in (["n2"], ["n2", "n3"]):
+        write_source(b, "more", [f"What is {i} * 3?" for i in range(6)], outcomes(rng, ["n1", *extra], 6))
+        r = ix.run()
+        assert r.status == "partial" and r.counts["quarantined"] == 1
+        assert r.counts["rebuilt"] == [] and r.counts["pushed"] >= 1 and checked == [], (r.counts, len(checked))
+    assert all(d.clean for d in real_check(ix.store, ix.vectors))
