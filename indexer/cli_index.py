@@ -161,8 +161,8 @@ def index(
     ),
     refresh_prior: bool = typer.Option(
         False, "--refresh-prior",
-        help="auto-mc, auto-mean: re-estimate the space's prior (the models' mean normal) now and re-solve every model toward "
-             "it (otherwise only when the number of models has doubled or halved).",
+        help="Re-estimate now what passes hold fixed until the number of models has doubled or halved: the space's "
+             "prior (auto-mc, auto-mean: the models' mean normal) and the calibration map; every model is solved once.",
     ),
 ) -> None:
     """One indexing pass: ingest new/changed sources, embed new prompts, re-solve changed models, update Qdrant.

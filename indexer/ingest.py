@@ -32,6 +32,7 @@ import logging
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
@@ -46,6 +47,10 @@ QUARANTINE_LOSS = 0.10
 #: how many models whose Hub metadata was never fetched (a failing Hub, an offline pass, ``--no-metadata``) an ingest or
 #: pass asks for besides the models of the sources it stores (:meth:`Ingester.fetch_model_metadata`)
 METADATA_BACKLOG = 200
+#: Hub metadata fetched longer ago than this is asked again by the next ingest or pass (within the backlog's bound,
+#: after the never-fetched models, oldest first): a licence, size or gate changed on the Hub reaches the index as it
+#: reaches a fresh one. None: never again (once per model)
+METADATA_MAX_AGE = timedelta(days=7)
 
 #: reader options that change what a source stores (the model name recorded, the filter and metric read, a table's
 #: shape): a source read with any of them is stored under a revision that names them (:func:`read_revision`), so
@@ -514,18 +519,26 @@ class Ingester:
         # was stored: the source is unchanged since, so nothing else would ask again), at most METADATA_BACKLOG a run
         # (a home ingested with --no-metadata catches up over passes, not in one long pass), drawn at random so that
         # ids the Hub keeps refusing do not hold the rest back
+        # and, after them, models whose metadata is older than METADATA_MAX_AGE, oldest first (a licence, size or gate
+        # changed on the Hub: before, metadata was fetched once per model and an evolving index kept the old values
+        # in its answers and filters, where a fresh index of the same results had the new ones)
         import random
 
-        backlog = sorted(set(m for m in self.store.models_without_metadata() if is_valid_repo_id(m)) - set(names))
+        stale_before = None if METADATA_MAX_AGE is None else datetime.now(timezone.utc) - METADATA_MAX_AGE
+        never = set(self.store.models_without_metadata())
+        due = [m for m in self.store.models_without_metadata(stale_before) if is_valid_repo_id(m) and m not in names]
+        backlog = sorted(m for m in due if m in never)
         if len(backlog) > METADATA_BACKLOG:
             backlog = random.sample(backlog, METADATA_BACKLOG)
+        backlog += [m for m in due if m not in never][:max(0, METADATA_BACKLOG - len(backlog))]
         names = sorted({*names, *backlog})
         if not names:
             return
         rows = []
         for name in names:
             rec = self.store.get_model(name)
-            if not self.refresh_metadata and rec is not None and rec.fetched_at is not None:
+            if (not self.refresh_metadata and rec is not None and rec.fetched_at is not None
+                    and (stale_before is None or rec.fetched_at >= stale_before)):
                 continue
             try:
                 rows.append(self.hub.model_info(name))

@@ -167,7 +167,11 @@ class Indexer:
             self._ensure_lock = getattr(held, "ensure", None) or (lambda: None)
             self._mark_killed(report)
             previous = self.store.list_runs(limit=1)
-            clean_before = bool(previous) and previous[0].status == "ok" and previous[0].kind == "index"
+            # a pass that finished (ok, or partial: item errors, a quarantined source, its index stage done) leaves the
+            # index current; only one that did not (killed, failed, stopped) makes this pass compare it with SQL. Before,
+            # a partial one did too: while a source stayed quarantined every pass rebuilt the models collection
+            clean_before = (bool(previous) and previous[0].status in ("ok", "partial")
+                            and previous[0].kind == "index")
             report.run_id = self.store.start_run("index")
             try:
                 if specs is None:  # read in the run: a sources.toml broken by hand fails the run (a worker's pass
@@ -267,7 +271,9 @@ class Indexer:
             stale = self.store.stale_models(space.id)
             every = _Every(self.store)
             stale, refresh, prior = self._prior_plan(space, stale, every, force=refresh_prior)
-            stale, calibrate = self._calibration_plan(space, stale, every, refresh)
+            # --refresh-prior fits the map now too (it is held fixed like the prior): under a method without a prior
+            # (auto, auto-text) that is all the flag does; before, it did nothing there and the map could not be refitted
+            stale, calibrate = self._calibration_plan(space, stale, every, refresh or (refresh_prior and bool(every)))
             if not every and (prior is not None or self.store.get_space_calibration(space.id) is not None):
                 self.store.forget_space_fit(space.id)  # no model has outcomes (every source dropped or emptied): a
                 # prior and map fitted on the gone models would be kept for the ones that come next (the count's
@@ -294,6 +300,10 @@ class Indexer:
         with _timed(report, "index"):
             self._sync_index(space, changed=changed, bench_changed=bench_changed or s.prompts > 0 or s.pruned > 0,
                              verify=verify_index, report=report)
+        # models left with no result and no vector (a new revision without them, a dropped source): gone from SQL as
+        # a fresh index never had them (before, `taskspace model NAME` still answered one, "not indexed")
+        with _timed(report, "index"):
+            self.store.delete_models_without_results()
 
     def _ingest_one(self, ing, spec: SourceSpec) -> None:
         from .ingest import parse_spec

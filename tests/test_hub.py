@@ -397,6 +397,108 @@ def test_metadata_fetched_by_a_later_pass_reaches_the_answers(hub_server, store,
         vectors.close()
 
 
+def test_metadata_changed_on_the_hub_reaches_an_evolving_index_when_it_is_due(hub_server, store, tmp_path, encoder):
+    """A model's licence, size and gate changed on the Hub after it was indexed (its results unchanged): a pass while
+    its metadata is younger than ``METADATA_MAX_AGE`` does not ask again; the first pass after that fetches the new
+    metadata and pushes it to the index, so `search` filters and answers (and SQL) are those of a fresh index of the
+    same results. Before, metadata was fetched once per model: a worker's index kept "apache-2.0, not gated, 1.2M"
+    for ever, where a fresh index said "mit, gated, 7.7M", and `--exclude-gated` kept a gated model."""
+    import json
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from indexer.find import find_models
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql_models import Model
+    from indexer.store.vectors import VectorStore
+
+    d = tmp_path / "t"
+    d.mkdir()
+    texts = [f"What is {i} times {i + 2}?" for i in range(6)]
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"{m},p{i},{(i + j) % 2}\n" for j, m in enumerate(("fake-org/tiny-lb", "other-model")) for i in range(6)))
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    vectors = VectorStore.from_settings()
+    try:
+        assert Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(d))]).status == "ok"
+        m = store.get_model("fake-org/tiny-lb")
+        assert (m.license, m.gated, m.num_parameters) == ("apache-2.0", "false", 1234567)
+        info_file = hub_server.root / "models" / "fake-org" / "tiny-lb" / "_info.json"
+        info = json.loads(info_file.read_text())
+        info["cardData"]["license"] = "mit"
+        info["gated"] = "manual"
+        info["safetensors"] = {"parameters": {"BF16": 7654321}, "total": 7654321}
+        info_file.write_text(json.dumps(info))
+        asked = _requests(hub_server, "/api/models/fake-org/tiny-lb")
+        r = Indexer(store, vectors, encoder=encoder).run()  # metadata a day old: not due
+        assert r.status == "ok" and _requests(hub_server, "/api/models/fake-org/tiny-lb") == asked
+        assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
+        with store.engine.begin() as conn:  # fetched 8 days ago: longer ago than METADATA_MAX_AGE (7 days)
+            conn.execute(update(Model).where(Model.key == "fake-org/tiny-lb").values(
+                fetched_at=m.fetched_at - timedelta(days=8)))
+        r = Indexer(store, vectors, encoder=encoder).run()
+        assert r.status == "ok" and _requests(hub_server, "/api/models/fake-org/tiny-lb") == asked + 1
+        m = store.get_model("fake-org/tiny-lb")
+        assert (m.license, m.gated, m.num_parameters) == ("mit", "manual", 7654321)
+        found = find_models(texts[0], k=5, store=store, vectors=vectors)
+        meta = {x.model: x.to_dict()["metadata"] for x in found}
+        assert meta["fake-org/tiny-lb"]["license"] == "mit" and meta["fake-org/tiny-lb"]["gated"] is True
+        assert meta["fake-org/tiny-lb"]["params"] == 7654321
+        kept = find_models(texts[0], k=5, filters={"exclude_gated": True}, store=store, vectors=vectors)
+        assert [x.model for x in kept] == ["other-model"]
+        again = Indexer(store, vectors, encoder=encoder).run()  # fetched now: not asked again
+        assert again.status == "ok" and _requests(hub_server, "/api/models/fake-org/tiny-lb") == asked + 1
+    finally:
+        vectors.close()
+
+
+def test_metadata_asked_again_and_unchanged_pushes_nothing(hub_server, store, tmp_path, encoder):
+    """Metadata due again (over ``METADATA_MAX_AGE`` old) and unchanged on the Hub: the pass asks the Hub, keeps the
+    index points as they are (pushed 0) and the worker's log says it found nothing new; metadata that did change is
+    pushed. Before, any metadata written, the same values included, made the model's point stale: a weekly refresh
+    re-pushed every refreshed model and no pass of a worker said "nothing new" again."""
+    import json
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import update
+
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.space import space_name
+    from indexer.store.sql_models import Model
+    from indexer.store.vectors import VectorStore
+    from indexer.worker import pass_summary
+
+    d = _one_prompt_table(tmp_path, ("fake-org/tiny-lb", 1), ("other-model", 0))
+    vectors = VectorStore.from_settings()
+
+    def age():
+        with store.engine.begin() as conn:
+            conn.execute(update(Model).values(fetched_at=datetime.now(timezone.utc) - timedelta(days=8)))
+
+    try:
+        assert Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(d))]).status == "ok"
+        age()
+        asked = _requests(hub_server, "/api/models/fake-org/tiny-lb")
+        r = Indexer(store, vectors, encoder=encoder).run()
+        assert _requests(hub_server, "/api/models/fake-org/tiny-lb") == asked + 1
+        assert r.status == "ok" and r.counts["pushed"] == 0, r.counts
+        assert "nothing new" in pass_summary(r), pass_summary(r)
+        info_file = hub_server.root / "models" / "fake-org" / "tiny-lb" / "_info.json"
+        info = json.loads(info_file.read_text())
+        info["gated"] = "manual"
+        info_file.write_text(json.dumps(info))
+        age()
+        r = Indexer(store, vectors, encoder=encoder).run()
+        assert r.status == "ok" and r.counts["pushed"] == 1, r.counts
+        point = vectors.get(space_name(store.list_spaces()[0]), "models", ["fake-org/tiny-lb"])["fake-org/tiny-lb"]
+        assert point.payload["gated"] is True
+    finally:
+        vectors.close()
+
+
 def test_an_offline_hub_ingest_warns_once_not_per_model_of_the_metadata_backlog(store, tmp_path):
     """`taskspace ingest hub:ORG/REPO` with HF_HUB_OFFLINE set, on a home whose models have no Hub metadata yet (stored
     offline): the repo is the one error (exit 4) and no model's metadata is asked for; before, the Hub client the spec

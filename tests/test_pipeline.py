@@ -756,3 +756,42 @@ def test_a_plain_prompt_on_a_space_left_without_models_answers_no_model(tmp_path
             assert find_models(prompt, k=5, store=store, vectors=vectors).results == []
     finally:
         vectors.close()
+
+
+def test_a_model_whose_results_are_all_gone_is_unknown_as_in_a_fresh_index(tmp_path, store, encoder):
+    """A new revision of a source without one model's rows, and a dropped source that held another's: after the pass,
+    `taskspace model NAME` says "unknown model" for both and SQL keeps no row (nor alias) of them, as a fresh index
+    of the same sources; a model that comes back later is indexed anew. Before, their rows stayed: `taskspace model
+    m3` answered a model "not indexed" with no benchmarks, where a fresh index said it does not know it."""
+    from sqlalchemy import text
+
+    from indexer import model_detail, sourcelist
+    from indexer.store.vectors import VectorStore
+
+    rng = np.random.default_rng(23)
+    a, b = tmp_path / "a", tmp_path / "b"
+    outs = outcomes(rng, ["m1", "m2", "m3"], 8)
+    write_table(a, "alpha", outs, 8)
+    write_table(b, "beta", outcomes(rng, ["m1", "m7"], 6), 6, offset=50)
+    vectors = VectorStore.from_settings()
+    try:
+        ix = Indexer(store, vectors, encoder=encoder)
+        assert ix.run([SourceSpec(str(a)), SourceSpec(str(b))]).status == "ok"
+        assert model_detail("m3", store=store, vectors=vectors)["indexed"] is True
+        write_table(a, "alpha", {m: outs[m] for m in ("m1", "m2")}, 8)  # m3's results disappear
+        sourcelist.remove(ix.settings.sources_file, str(b))  # `sources remove` + `sources drop`: m7's
+        assert store.delete_source(str(b))
+        r = ix.run()
+        assert r.status == "ok" and r.counts["removed"] == 2
+        for gone in ("m3", "m7"):
+            with pytest.raises(NotFoundError, match=f"unknown model '{gone}'"):
+                model_detail(gone, store=store, vectors=vectors)
+        with store.engine.connect() as conn:
+            keys = sorted(conn.execute(text("select key from models")).scalars())
+            aliases = sorted(conn.execute(text("select alias from model_aliases")).scalars())
+        assert keys == ["m1", "m2"] and set(aliases) <= {"m1", "m2"}, (keys, aliases)
+        write_table(a, "alpha", outs, 8)  # m3 back
+        assert ix.run().counts["solved"] >= 1
+        assert model_detail("m3", store=store, vectors=vectors)["indexed"] is True
+    finally:
+        vectors.close()

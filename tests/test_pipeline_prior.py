@@ -179,3 +179,52 @@ def test_a_calibration_map_stored_by_an_older_taskspace_is_fitted_again_on_the_n
     for m, v in model_vectors(ix).items():
         np.testing.assert_allclose(v, before[m], atol=1e-6)
     assert ix.run().counts["solved"] == 0
+
+
+@pytest.mark.parametrize("method", ["auto", "auto-text"])
+def test_refresh_prior_fits_the_calibration_map_of_a_method_without_a_prior(tmp_path, monkeypatch, method):
+    """`taskspace index --refresh-prior` under a method without a prior (``auto``, ``auto-text``), whose calibration map
+    is held fixed like the prior until the model count doubles or halves: 6 models, then 2 more (held), then the flag
+    fits the map on the 8 models now, as a fresh index of the same sources fits it (its probabilities and intervals).
+    Before, the flag did nothing under these methods ("solved": 0), so their map could not be refitted short of
+    twice as many models, and an evolved index kept another map than a fresh one."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+    from indexer.store.sql import open_store
+
+    monkeypatch.setenv("TASKSPACE_METHOD", method)
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "home"))
+    reset_settings()
+    rng = np.random.default_rng(6)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, [f"m{k}" for k in range(6)], 10), 10)
+    write_table(tmp_path / "b", "alpha", outcomes(rng, ["m6", "m7"], 10), 10)
+    run = CliRunner().invoke
+
+    def index(*args):
+        out = run(app, ["index", "--json", *args])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output[out.output.index("{"):])["counts"]
+
+    def calibration():
+        with open_store() as store:
+            (space,) = store.list_spaces()
+            cal = store.get_space_calibration(space.id)
+            return {k: v for k, v in vars(cal).items() if k != "computed_at"}
+
+    index("--source", str(tmp_path / "a"))
+    assert calibration()["n_models"] == 6
+    assert index("--source", str(tmp_path / "b"))["solved"] == 2 and calibration()["n_models"] == 6  # held
+    c = index("--refresh-prior")
+    assert c["solved"] == 8 and "prior_models" not in c
+    evolved = calibration()
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "fresh"))
+    reset_settings()
+    index("--source", str(tmp_path / "a"), "--source", str(tmp_path / "b"))
+    fresh = calibration()
+    assert evolved.keys() == fresh.keys() and evolved["n_models"] == 8
+    for k in fresh:
+        if isinstance(fresh[k], float):
+            assert evolved[k] == pytest.approx(fresh[k], rel=1e-6, abs=1e-9), k
+        else:
+            assert evolved[k] == fresh[k], k

@@ -93,6 +93,39 @@ def test_a_quote_that_swallows_the_file_is_quarantined(store, tmp_path):
     assert s.errors == [] and s.sources == 1 and store.get_source(location).n_outcomes == 40
 
 
+@pytest.mark.parametrize("end", ["\n", ""])
+def test_a_file_cut_inside_its_last_quoted_field_is_quarantined(store, tmp_path, end):
+    """A new revision cut mid-write inside a quoted field of its last line (`org/m1,arith-9,"1`, a prompts file's
+    `p9,b,"What is 9 +`), with or without a line break after it: the open quote is reported at its line, so a
+    revision that lost most of its rows is quarantined and the stored one keeps serving. Before, a quote that never
+    closed on the file's last line was read as if it closed (the cut prompt text stored as a prompt, the cut score
+    as an outcome), the revision read cleanly and replaced the stored one whatever it had lost."""
+    texts = [f"What is {i} + {i}?" for i in range(20)]
+    rng = np.random.default_rng(3)
+    d = tmp_path / "t"
+    write_source(d, "arith", texts, outcomes(rng, [f"org/m{i}" for i in range(5)], 20))
+    assert ingest(str(d), store=store, fetch_metadata=False).sources == 1
+    location = str(d.resolve())
+    stored = _state(store, location)
+    lines = (d / "outcomes.csv").read_text().splitlines(keepends=True)
+    (d / "outcomes.csv").write_text("".join(lines[:30]) + 'org/m1,arith-9,"1' + end)  # 71 of 100 rows lost
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (quote,) = s.errors[:1]
+    assert (Path(quote.file).name, quote.line) == ("outcomes.csv", 31) and "never closes" in quote.message, s.errors
+    assert s.quarantined == [location] and _state(store, location) == stored
+    # a prompts file cut inside its last (quoted) text: that prompt is an error at its line, not a prompt "What is 9 +"
+    e = tmp_path / "p"
+    e.mkdir()
+    (e / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f'p{i},b,"{t}"\n' for i, t in enumerate(texts[:9]))
+                                   + 'p9,b,"What is 9 +' + end)
+    (e / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"m1,p{i},1\n" for i in range(10)))
+    s = ingest(str(e), store=store, fetch_metadata=False)
+    (cut,) = [x for x in s.errors if Path(x.file).name == "prompts.csv"]
+    assert cut.line == 11 and "never closes" in cut.message, s.errors
+    assert not any(t.startswith("What is 9 +") and t != "What is 9 + 9?" for t in store.prompt_texts(
+        [int(i) for i in store.load_outcomes().prompt_ids]))
+
+
 def test_index_run_is_partial_and_the_stored_revision_keeps_serving(env, tmp_path):
     from indexer.cli import app
     from indexer.sourcelist import SourceSpec
@@ -122,3 +155,33 @@ def test_index_run_is_partial_and_the_stored_revision_keeps_serving(env, tmp_pat
     out = runner.invoke(app, ["index", "--accept-partial", "--json"])
     rep = json.loads(out.stdout)
     assert rep["counts"]["quarantined"] == 0 and rep["counts"]["sources"] == 1
+
+
+def test_passes_while_a_source_stays_quarantined_push_what_changed_without_rebuilding(env, tmp_path, monkeypatch):
+    """A source quarantined pass after pass (its owner has not fixed it yet: every pass is `partial`) while another
+    source gains models: each pass pushes the new models to the index and rebuilds nothing, as after an `ok` pass; a
+    partial pass finished its index stage, so the next one does not compare the whole index with SQL. Before, every
+    pass after a partial one verified every collection (`taskspace check`'s work) and rebuilt the models collection
+    from SQL because the models it had just solved were not pushed yet: a full rebuild on every pass for as long as
+    the quarantine lasted."""
+    from indexer import sync
+    from indexer.sourcelist import SourceSpec
+
+    rng = np.random.default_rng(4)
+    a, b = tmp_path / "a", tmp_path / "b"
+    write_source(a, "arith", [f"What is {i} + {i}?" for i in range(12)], outcomes(rng, [f"m{i}" for i in range(5)], 12))
+    write_source(b, "more", [f"What is {i} * 3?" for i in range(6)], outcomes(rng, ["n1"], 6))
+    ix = env()
+    assert ix.run([SourceSpec(str(a)), SourceSpec(str(b))]).status == "ok"
+    good = (a / "outcomes.csv").read_text().splitlines(keepends=True)
+    (a / "outcomes.csv").write_text("".join(good[:10]) + 'm1,arith-9,"1')  # cut mid-write: quarantined
+    assert ix.run().status == "partial"
+    checked = []
+    real_check = sync.check
+    monkeypatch.setattr(sync, "check", lambda *args, **kw: checked.append(args) or real_check(*args, **kw))
+    for extra in (["n2"], ["n2", "n3"]):
+        write_source(b, "more", [f"What is {i} * 3?" for i in range(6)], outcomes(rng, ["n1", *extra], 6))
+        r = ix.run()
+        assert r.status == "partial" and r.counts["quarantined"] == 1
+        assert r.counts["rebuilt"] == [] and r.counts["pushed"] >= 1 and checked == [], (r.counts, len(checked))
+    assert all(d.clean for d in real_check(ix.store, ix.vectors))

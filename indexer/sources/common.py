@@ -286,9 +286,11 @@ class CsvRecords:
                 self.errors.add(self.fname, start, msg, self.PROBLEM)
                 self._resume(lines.taken[1:])
                 continue
-            if len(lines.taken) > 1 and _quote_never_closes("".join(t for _, t in lines.taken), self.delimiter):
+            if ((len(lines.taken) > 1 or (lines.taken and '"' in lines.taken[0][1]))
+                    and _quote_never_closes("".join(t for _, t in lines.taken), self.delimiter)):
                 # a quote that opens in the record's last field and never closes took every line after it up to the
                 # end of the file into that field, with the header's field count: report it, read the lines again
+                # (on the file's last line it took nothing, but the record was cut there: a file caught mid-write)
                 self.errors.add(self.fname, lines.taken[0][0], "malformed CSV row: a quoted field opens on this line "
                                 "and never closes; the line is skipped and reading goes on at the next line",
                                 self.PROBLEM)
@@ -650,7 +652,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
         # a quote that never closes takes the rest of the file into the last record's field (pyarrow, like csv, reads
         # it so): a last record with a line break in a field is read again by the Python reader, which tells
-        if any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in last_row):
+        if any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in last_row) or _last_line_quotes(path):
             bad_rows.append(None)
     except (pa.ArrowInvalid, *READ_ERRORS):
         bad_rows.append(None)
@@ -658,6 +660,23 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         return
     yield RESTART
     yield from _read_csv_python(path, delim, header, errors)
+
+
+def _last_line_quotes(path: Path, tail: int = 65536) -> bool:
+    """Whether the last line of an uncompressed CSV/TSV file holds a quote character: a quote opening there and never
+    closing (a file cut mid-write inside a quoted field, without the line break after it) is read by pyarrow as if it
+    closed, so such a file is read again by the line-exact reader, which tells. Compressed files are not checked."""
+    if path.suffix.lower() in (".gz", ".bz2", ".zst", ".xz", ".lz4"):
+        return False
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - tail))
+            data = f.read()
+    except OSError:
+        return False
+    return b'"' in data.rstrip(b"\r\n").rsplit(b"\n", 1)[-1]
 
 
 def _holds_header(batch, header: list[str]) -> bool:

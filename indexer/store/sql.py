@@ -313,10 +313,21 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             inserts = [{f: None for f in MODEL_FIELDS} | v | {"key": k} for k, v in clean.items() if k not in ids]
             for chunk in _chunks(inserts, 1000):
                 conn.execute(Model.__table__.insert(), chunk)
+            # what each stored row holds of the fields written: a row written with the values it holds (metadata asked
+            # again and found unchanged) keeps its index point's digest, so the pass pushes nothing for it
+            fields = sorted({f for v in clean.values() for f in v if f != "fetched_at"})
+            held: dict[int, tuple] = {}
+            for c in _chunks(sorted(ids.values()), 1000):
+                q = select(Model.id, *(getattr(Model, f) for f in fields)).where(Model.id.in_(c))
+                held.update((r[0], tuple(r[1:])) for r in conn.execute(q).all())
+            changed = []
             for k, v in sorted(clean.items()):
                 if k in ids:
                     conn.execute(update(Model).where(Model.id == ids[k]).values(**v))
-            self._forget_point_digests(conn, ids.values())  # their index payloads change
+                    was = dict(zip(fields, held.get(ids[k], (None,) * len(fields))))
+                    if any(was[f] != x for f, x in v.items() if f != "fetched_at"):
+                        changed.append(ids[k])
+            self._forget_point_digests(conn, changed)  # their index payloads change
         return len(clean)
 
     def get_source(self, location: str) -> SourceRecord | None:

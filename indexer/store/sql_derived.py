@@ -9,13 +9,13 @@ import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, exists, or_, select, update
 
 from ..errors import DimensionError, InputError, NotFoundError, StoreError
 from ..represent import prior_formats
 from ..space import SpaceSpec
-from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelVectorRow, Run, Space, SpaceCalibrationRow,
-                         SpacePatternRow, SpacePriorRow, utcnow)
+from .sql_models import (Benchmark, BenchmarkVectorRow, Model, ModelAlias, ModelVectorRow, OutcomeBlock, Run, Space,
+                         SpaceCalibrationRow, SpacePatternRow, SpacePriorRow, utcnow)
 from .sql_types import (BenchmarkVector, ModelVector, RunRecord, SpacePrior, SpaceRecord, chunks, driver_rows_in,
                         inputs_digest, prior_digest, rows_for_keys, vector_digest)
 
@@ -391,6 +391,19 @@ class DerivedMixin:
              .where(ModelVectorRow.space_id == space_id, Model.outcomes_digest.is_(None)))
         with self._read() as conn:
             return sorted(conn.execute(q).scalars())
+
+    def delete_models_without_results(self) -> list[str]:
+        """Delete the models that hold no outcome and no vector in any space (every result of theirs gone: a new
+        revision of their source without them, a dropped source), with their aliases, as a fresh index of the same
+        sources never had them; returns their keys. A pass calls it once their vectors are dropped."""
+        q = select(Model.id, Model.key).where(~exists().where(OutcomeBlock.model_id == Model.id),
+                                              ~exists().where(ModelVectorRow.model_id == Model.id))
+        with self._write() as conn:
+            rows = conn.execute(q).all()
+            for c in chunks([i for i, _ in rows]):
+                conn.execute(delete(ModelAlias).where(ModelAlias.model_id.in_(c)))
+                conn.execute(delete(Model).where(Model.id.in_(c)))
+        return sorted(k for _, k in rows)
 
     # -- benchmark vectors ----------------------------------------------------------------------------------
 

@@ -190,13 +190,20 @@ class ReadMixin:
             rows.sort(key=lambda r: r[0])
         return [ModelRecord(*r) for r in rows]
 
-    def models_without_metadata(self) -> list[str]:
+    def models_without_metadata(self, fetched_before=None) -> list[str]:
         """Keys of the models that hold results (outcomes) and whose Hub metadata was never fetched (``fetched_at``
-        null: the fetch failed, or the pass that stored them was offline), sorted: an ingest asks the Hub again."""
-        q = (select(Model.key).where(Model.fetched_at.is_(None),
-                                     exists().where(OutcomeBlock.model_id == Model.id)).order_by(Model.key))
+        null: the fetch failed, or the pass that stored them was offline), sorted: an ingest asks the Hub again.
+        ``fetched_before`` (a UTC datetime): also those whose metadata was fetched before it (stale: a licence,
+        size or gate changed on the Hub since), after the never-fetched ones, oldest first."""
+        has_results = exists().where(OutcomeBlock.model_id == Model.id)
+        q = select(Model.key).where(Model.fetched_at.is_(None), has_results).order_by(Model.key)
         with self._read() as conn:
-            return [k for (k,) in conn.execute(q).all()]
+            keys = [k for (k,) in conn.execute(q).all()]
+            if fetched_before is not None:
+                q = (select(Model.key).where(Model.fetched_at < fetched_before, has_results)
+                     .order_by(Model.fetched_at, Model.key))
+                keys += [k for (k,) in conn.execute(q).all()]
+        return keys
 
     def resolve_aliases(self, names: Sequence[str]) -> dict[str, str]:
         """name -> the key of the model row it is an alias of (names no source used are left out)."""
