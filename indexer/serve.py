@@ -590,12 +590,14 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         raise ApiError(422, "invalid_request", f"unknown query parameter(s) {unknown}; {hint}", unknown[0])
 
     async def names_once(request: Request) -> None:
-        """A name written twice in one object of the body is an error naming it (JSON leaves its meaning open; the
-        parser kept the last). The body is already read and parsed by then: a body that does not parse has its own
-        error. On the event loop: no I/O (the body is cached), parsing at most :data:`LIMITS` ``max_body_bytes``."""
-        if (where := repeated_name(await request.body())) is not None:
-            raise ApiError(422, "invalid_input", f"{where}: written twice in one JSON object; send each name once",
-                           where)
+        """A name written twice in one object of the body, or a number that is not finite (``NaN``, ``Infinity``:
+        not JSON, which Python's parser takes; ``1e999``, past float range), is an error naming it (JSON leaves a
+        repeated name's meaning open, the parser kept the last). The body is already read and parsed by then: a body
+        that does not parse has its own error. On the event loop: no I/O (the body is cached), parsing at most
+        :data:`LIMITS` ``max_body_bytes``."""
+        if (problem := body_problem(await request.body())) is not None:
+            where, message = problem
+            raise ApiError(422, "invalid_input", f"{where}: {message}", where)
 
     # the annotation as a class, not the string this module's `from __future__ import annotations` makes of it (FastAPI
     # resolves strings in the module's globals, where Request is not imported): the request, not a query parameter
@@ -1108,36 +1110,56 @@ def _find_schema() -> dict:
 
 
 class _Pairs(list):
-    """A JSON object as its (name, value) pairs in order, duplicates kept (:func:`repeated_name`)."""
+    """A JSON object as its (name, value) pairs in order, duplicates kept (:func:`body_problem`)."""
 
 
-def _first_repeat(node, path: str) -> str | None:
+class _NotFinite:
+    """A number of the body that is not finite, as written: ``NaN``, ``Infinity``, ``-Infinity`` (not JSON; Python's
+    parser takes them) or a number past float range (``1e999``, which it reads as infinity)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _finite_float(text: str):
+    value = float(text)
+    return value if value - value == 0 else _NotFinite(text)
+
+
+def _first_problem(node, path: str) -> tuple[str, str] | None:
     if isinstance(node, _Pairs):
         seen: set = set()
         for name, value in node:
             where = f"{path}.{name}" if path else str(name)
             if name in seen:
-                return where
+                return where, "written twice in one JSON object; send each name once"
             seen.add(name)
-            if (got := _first_repeat(value, where)) is not None:
+            if (got := _first_problem(value, where)) is not None:
                 return got
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            if (got := _first_repeat(value, f"{path}[{i}]")) is not None:
+            if (got := _first_problem(value, f"{path}[{i}]")) is not None:
                 return got
+    elif isinstance(node, _NotFinite):
+        if node.text.lstrip("-") in ("NaN", "Infinity"):
+            return path or "body", (f"{node.text} is not a JSON number (JSON has no NaN or Infinity); send a finite "
+                                    "number")
+        return path or "body", f"{node.text} is past the range of a number (a double); send a finite number"
     return None
 
 
-def repeated_name(raw: bytes) -> str | None:
-    """The path (``k``, ``filters.licenses``, ``prompts[0].x``) of the first name a JSON body writes twice in one
-    object, None when none is (or the body does not parse: its own error says so). JSON leaves the meaning of a
-    repeated name open and Python keeps the last, so ``{"k": 5, "k": 50}`` would be answered for 50 without a word."""
+def body_problem(raw: bytes) -> tuple[str, str] | None:
+    """``(path, what is wrong)`` for the first name a JSON body writes twice in one object (``k``,
+    ``filters.licenses``, ``prompts[0].x``) or the first number in it that is not finite (``vector[3]``: ``NaN``,
+    ``Infinity``, ``1e999``); None when there is neither (or the body does not parse: its own error says so). JSON
+    leaves the meaning of a repeated name open and Python keeps the last, so ``{"k": 5, "k": 50}`` would be answered
+    for 50 without a word; and Python's parser reads ``NaN`` and ``Infinity``, which are not JSON, so the library was
+    told of a ``nan`` the client never wrote."""
     import json
 
-    if raw.count(b'"') < 4:  # fewer than two names: nothing to repeat
-        return None
     try:
-        return _first_repeat(json.loads(raw, object_pairs_hook=_Pairs), "")
+        return _first_problem(json.loads(raw, object_pairs_hook=_Pairs, parse_constant=_NotFinite,
+                                         parse_float=_finite_float), "")
     except (ValueError, RecursionError):
         return None
 

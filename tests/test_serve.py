@@ -1232,6 +1232,28 @@ def test_a_name_written_twice_in_the_body_is_named_not_taken_last(client):
     assert_error(post('{"prompts": ['), 400, "invalid_json")  # a body that does not parse keeps its own error
 
 
+def test_a_number_that_is_not_finite_is_named_as_not_json(client):
+    """`NaN`, `Infinity` and `-Infinity` are not JSON, but Python's parser reads them, so the library was handed a
+    `nan` and answered "k must be a positive integer, not nan", "prefer_smaller must be a number from 0 to 100 (e.g.
+    0.1), not inf", or for a whole vector of NaN "the query vector has NaN/inf entries": words for a value the client
+    never wrote, not what to change. `1e999` is JSON but past a double's range (read as inf). Now 422 naming the
+    number's path in the body and saying to send a finite number."""
+    def post(text):
+        return client.post("/v1/find", content=text.encode(), headers={"content-type": "application/json"})
+
+    for body, field, literal in ((f'{{"prompts": ["{PROMPT}"], "k": NaN}}', "k", "NaN"),
+                                 (f'{{"prompts": ["{PROMPT}"], "prefer_smaller": Infinity}}', "prefer_smaller", "Infinity"),
+                                 (f'{{"prompts": ["{PROMPT}"], "filters": {{"max_params": -Infinity}}}}',
+                                  "filters.max_params", "-Infinity"),
+                                 ('{"vector": [0.5, NaN, 0.25]}', "vector[1]", "NaN")):
+        err = assert_error(post(body), 422, "invalid_input", field)
+        assert err["message"] == (f"{field}: {literal} is not a JSON number (JSON has no NaN or Infinity); send a "
+                                  "finite number"), err
+    err = assert_error(post(f'{{"prompts": ["{PROMPT}"], "k": 1e999}}'), 422, "invalid_input", "k")
+    assert err["message"] == "k: 1e999 is past the range of a number (a double); send a finite number", err
+    assert post(f'{{"prompts": ["{PROMPT}"], "prefer_smaller": 1e-3, "k": 2}}').status_code == 200  # finite: fine
+
+
 def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
     """A 405's Allow header (and its message) lists the methods the route takes: a GET route also HEAD, which every
     GET route answers (``_Head``); before, ``Allow: GET`` alone and a message naming none, so a client reading Allow
