@@ -725,6 +725,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
         app.add_middleware(CORSMiddleware, allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
                            allow_headers=["content-type"], max_age=600)
+    app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
     fails = _error_responses()
@@ -1339,6 +1340,40 @@ class _BodyLimit:
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
+
+
+#: headers of every answer: the page loads nothing from another host (no CDN, no inline script), so its policy allows
+#: its own origin alone; it may not be framed by another site (clickjacking); no answer is sniffed as another type
+#: (an error's JSON echoing `<script>` is never run as HTML); and the page's URL, which holds the user's task
+#: (``/?q=...``), is not sent to the Hub when a result's link is followed
+SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+                               "form-action 'self'; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "same-origin",
+}
+
+
+class _SecurityHeaders:
+    """ASGI middleware: :data:`SECURITY_HEADERS` on every answer (a header the app set itself is kept)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                have = {name.lower() for name, _ in headers}
+                headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items() if k.encode() not in have]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 class _Head:

@@ -1254,6 +1254,25 @@ def test_a_number_that_is_not_finite_is_named_as_not_json(client):
     assert post(f'{{"prompts": ["{PROMPT}"], "prefer_smaller": 1e-3, "k": 2}}').status_code == 200  # finite: fine
 
 
+def test_every_answer_carries_the_headers_a_public_page_should_send(client):
+    """The page, its files, the API's answers and its errors (a 404, the body limit's 413, a 405) each carry a
+    Content-Security-Policy allowing the page's own origin alone and no framing by another site, `X-Frame-Options:
+    DENY`, `X-Content-Type-Options: nosniff` and a Referrer-Policy that keeps the page's URL (the user's task, `?q=`)
+    from the Hub when a result's link is followed; before, none of them: the page could be framed by any site
+    (clickjacking) and nothing stopped an answer being sniffed as another type."""
+    answers = [client.get("/"), client.get("/static/app.js"), client.get("/static/app.css"), client.get("/v1/benchmarks"),
+               client.head("/"), client.get("/v1/models/org/nope"), client.get("/v1/find"),
+               client.post("/v1/find", content=b" " * (LIMITS["max_body_bytes"] + 1),
+                           headers={"content-type": "application/json"}),
+               client.post("/v1/find", json={"prompts": [PROMPT], "k": 2})]
+    assert [r.status_code for r in answers] == [200, 200, 200, 200, 200, 404, 405, 413, 200]
+    for r in answers:
+        csp = r.headers.get("content-security-policy", "")
+        assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp, (r.request.url, dict(r.headers))
+        assert r.headers.get("x-frame-options") == "DENY" and r.headers.get("x-content-type-options") == "nosniff"
+        assert r.headers.get("referrer-policy") == "same-origin"
+
+
 def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
     """A 405's Allow header (and its message) lists the methods the route takes: a GET route also HEAD, which every
     GET route answers (``_Head``); before, ``Allow: GET`` alone and a message naming none, so a client reading Allow
