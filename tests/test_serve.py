@@ -1273,6 +1273,28 @@ def test_every_answer_carries_the_headers_a_public_page_should_send(client):
         assert r.headers.get("referrer-policy") == "same-origin"
 
 
+def test_a_get_is_answered_whatever_its_body_headers_say(client):
+    """A GET reads no body, so its `Content-Encoding` or a body over the limit is about nothing the server reads: the
+    answer is the route's, with a status /openapi.json declares for it; before, `GET /v1/benchmarks` with
+    `content-encoding: gzip` was a 415 and with a 300 KB body a 413, neither declared for a GET route. A POST keeps
+    both (its body is read)."""
+    spec = client.get("/openapi.json").json()
+    want = client.get("/v1/benchmarks").json()
+    big = b" " * (LIMITS["max_body_bytes"] + 1)
+    for path, route in (("/v1/benchmarks", "/v1/benchmarks"), ("/v1/models/org/m1", "/v1/models/{model_id}"),
+                        ("/v1/models?limit=2", "/v1/models"), ("/", None)):
+        for kw in ({"headers": {"content-encoding": "gzip"}}, {"content": big}):
+            for method in ("GET", "HEAD"):
+                r = client.request(method, path, **kw)
+                assert r.status_code == 200, (method, path, r.status_code, r.text[:200])
+                assert route is None or str(r.status_code) in spec["paths"][route]["get"]["responses"]
+    assert client.request("GET", "/v1/benchmarks", content=big).json() == want
+    assert_error(client.post("/v1/find", content=big, headers={"content-type": "application/json"}), 413,
+                 "body_too_large", "body")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT]}, headers={"content-encoding": "gzip"}), 415,
+                 "unsupported_media_type", "content-encoding")
+
+
 def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
     """A 405's Allow header (and its message) lists the methods the route takes: a GET route also HEAD, which every
     GET route answers (``_Head``); before, ``Allow: GET`` alone and a message naming none, so a client reading Allow
