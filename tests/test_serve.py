@@ -628,6 +628,31 @@ def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(
     assert client.post("/v1/find", json={"vector": [1e3] * dim}).status_code == 200  # large but representable
 
 
+def test_an_integer_past_float_range_is_an_input_error_not_a_500(client):
+    """JSON integers have no bound and Python reads them whole: `"prefer_smaller": 1` and 400 zeros,
+    `filters.min_params` / `max_params` so written, or such an entry of `vector`, made `float()` raise OverflowError,
+    a 500 "internal error" (and a traceback from `indexer.find_models`). Now a 422 naming the field, the number cut
+    short in the message; the same InputError from the Python API."""
+    from indexer.errors import InputError
+    from indexer.find import find_models
+
+    svc = client.service
+    dim = svc.store.list_spaces()[0].dim
+    huge = 10 ** 400
+    for body, field, says in (({"prompts": [PROMPT], "prefer_smaller": huge}, "prefer_smaller", "from 0 to 100"),
+                              ({"prompts": [PROMPT], "filters": {"min_params": huge}}, "filters.min_params",
+                               "parameter count"),
+                              ({"prompts": [PROMPT], "filters": {"max_params": -huge}}, "filters.max_params",
+                               "parameter count"),
+                              ({"vector": [huge] + [0.0] * (dim - 1)}, "vector", "overflow")):
+        err = assert_error(client.post("/v1/find", json=body), 422, "invalid_input", field, says=says)
+        assert len(err["message"]) < 400, err["message"]  # the 401 digits are not echoed whole
+        args = {k: v for k, v in body.items()}
+        with pytest.raises(InputError) as got:
+            find_models(**args, store=svc.store, vectors=svc.vectors)
+        assert got.value.item == field
+
+
 def test_a_body_that_is_not_json_is_said_where_and_why(client):
     """A body the JSON parser refuses: the message gives the parser's reason and the line and column where it
     stopped; before, only "the request body is not valid JSON", with no hint of a trailing comma or quotes."""
