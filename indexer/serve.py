@@ -692,8 +692,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                            f"{request.url.path.rstrip('/')}")
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
             cause = exc.__cause__  # what FastAPI's json.loads raised
+            digits = re.search(r"Exceeds the limit \((\d+) digits\).*?value has (\d+) digits", str(cause or ""))
             if isinstance(cause, UnicodeDecodeError):
                 code, message = "invalid_json", _not_utf8(cause)
+            elif digits is not None:  # Python's guard on int(); before, "is it nested too deeply?", which it was not
+                code, message = "invalid_json", (f"the request body holds an integer of {digits[2]} digits; the "
+                                                 f"JSON parser reads at most {digits[1]}: send a shorter number")
             else:
                 code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
         elif exc.status_code == 405:

@@ -653,6 +653,17 @@ def test_an_integer_past_float_range_is_an_input_error_not_a_500(client):
         assert got.value.item == field
 
 
+def test_an_integer_too_long_to_parse_is_said_so_not_taken_for_nesting(client):
+    """An integer of more digits than Python's parser reads (4300: `"k": 1` and 5000 zeros) made the body unparsable,
+    and the 400 said "could not be parsed as JSON (is it nested too deeply?)", sending the client looking at a
+    nesting that was fine. Now it names the number's digits and the parser's limit."""
+    body = '{"prompts": ["x"], "k": 1' + "0" * 5000 + "}"
+    err = assert_error(client.post("/v1/find", content=body.encode(), headers={"content-type": "application/json"}),
+                       400, "invalid_json")
+    assert err["message"] == ("the request body holds an integer of 5001 digits; the JSON parser reads at most 4300: "
+                              "send a shorter number"), err
+
+
 def test_a_body_that_is_not_json_is_said_where_and_why(client):
     """A body the JSON parser refuses: the message gives the parser's reason and the line and column where it
     stopped; before, only "the request body is not valid JSON", with no hint of a trailing comma or quotes."""
