@@ -556,6 +556,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         route = request.scope.get("route")
         if route is None or not getattr(route, "include_in_schema", False):
             return
+        if "{" in getattr(route, "path", ""):  # a model id in the path: its bytes as a query parameter's (below)
+            _path_is_utf8(request.scope.get("raw_path") or b"", len(route.path.split("{")[0]))
         path = request.url.path
         if path.endswith("/") and _trailing_slash_of(request.app, path):
             # /v1/models/ (the model route with no id): the model list written with a trailing slash, as any other
@@ -1268,6 +1270,21 @@ def _query_is_utf8(raw: bytes) -> None:
                 raise ApiError(422, "invalid_request", f"query parameter {field!r} is not UTF-8 ({exc.reason} "
                                f"0x{data[exc.start]:02x} at byte {exc.start} of its {'name' if piece is name else 'value'}"
                                " percent-decoded); percent-encode the UTF-8 bytes of the text", field) from None
+
+
+def _path_is_utf8(raw: bytes, start: int) -> None:
+    """A path whose percent-decoded bytes are not UTF-8 (``/v1/models/caf%E9``, Latin-1) is an error naming the model
+    it carries (``start``: where the id begins in the path), as such a query parameter is (:func:`_query_is_utf8`); before, each bad byte became U+FFFD and the
+    answer was "unknown model 'caf\ufffd'", a name the client never sent."""
+    from urllib.parse import unquote_to_bytes
+
+    data = unquote_to_bytes(raw)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(422, "invalid_request", f"the model id in the path is not UTF-8 ({exc.reason} "
+                       f"0x{data[exc.start]:02x} at byte {exc.start - start} of the id percent-decoded); percent-encode "
+                       "the UTF-8 bytes of the id", "model") from None
 
 
 def _json_type(value) -> str:

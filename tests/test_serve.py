@@ -1412,6 +1412,18 @@ def test_a_query_parameter_that_is_not_utf8_is_named(client):
     assert client.get("/?q=caf%E9").status_code == 200  # the page reads its own URL
 
 
+def test_a_model_id_that_is_not_utf8_is_named(client):
+    """`GET /v1/models/caf%E9` (Latin-1) or `%FF`: the id's percent-decoded bytes are not UTF-8, and each bad byte
+    became U+FFFD, so the answer was "unknown model 'caf\ufffd'", a name the client never sent. Now a 422 naming
+    `model`, the byte and its offset, as a query parameter's bytes are checked; a UTF-8 id (`%E2%98%83`) is looked up."""
+    for path, byte in (("/v1/models/caf%E9", "0xe9 at byte 3 of the id"), ("/v1/models/org/%FF", "0xff at byte 4 of the id")):
+        err = assert_error(client.get(path), 422, "invalid_request", "model", says="is not UTF-8")
+        assert byte in err["message"] and "\ufffd" not in err["message"], err["message"]
+        assert client.head(path).status_code == 422
+    assert_error(client.get("/v1/models/%E2%98%83"), 404, "not_found", "model", says="unknown model '\u2603'")
+    assert client.get("/v1/models/org%2Fm1").json()["model"] == "org/m1"
+
+
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP"])
 def test_ctrl_c_stops_the_server_cleanly_as_sigterm_does(tmp_path, sig):
     """Ctrl-C (SIGINT) to `taskspace serve --worker-every` while the worker sleeps: the server shuts down as on SIGTERM
