@@ -278,6 +278,9 @@ class Encoder:
         self._path: Path | None = None
         self._revision: str | None = None
         self._cache: EmbeddingCache | None = None
+        # one thread resolves and loads the model; the others wait for it (a shared encoder's first queries come at
+        # once): before, a thread could read the path stored and the revision not yet, and take the id for "@None"
+        self._loading = threading.RLock()
 
     #: texts encoded, then committed to the cache, per step: a killed run loses at most one chunk of work
     chunk_size = 2048
@@ -286,6 +289,12 @@ class Encoder:
     def _resolve(self) -> tuple[Path | str, str]:
         """(what to load, revision)."""
         if self._path is not None:
+            return self._path, self._revision  # type: ignore[return-value]
+        with self._loading:
+            return self._resolve_once()
+
+    def _resolve_once(self) -> tuple[Path | str, str]:
+        if self._path is not None:  # another thread resolved it while this one waited
             return self._path, self._revision  # type: ignore[return-value]
         if self.name == MINILM:
             path = _minilm_path()
@@ -300,8 +309,8 @@ class Encoder:
                                "all-MiniLM-L6-v2 or all-mpnet-base-v2")
         else:
             return self.name, "hub"
-        self._path = path
         self._revision = _fingerprint_cached(path, self._cache_dir)
+        self._path = path  # last: a path stored means its revision is too
         return path, self._revision
 
     @property
@@ -334,6 +343,12 @@ class Encoder:
     # -- loading --------------------------------------------------------------
     def _load(self):
         if self._model is not None:
+            return self._model
+        with self._loading:
+            return self._load_once()
+
+    def _load_once(self):
+        if self._model is not None:  # another thread loaded it while this one waited
             return self._model
         target, revision = self._resolve()
         try:
