@@ -245,6 +245,15 @@ class EmbeddingCache:
             self._local.con = None
 
 
+
+#: at most this many model calls of one process encode at once (the queries of `taskspace serve`, and its worker's
+#: pass, share one encoder): torch spreads each call over the cores already, so more at once only adds their
+#: activations' memory. Before, 50 concurrent `POST /v1/find` of 32 prompts of 4,000 characters encoded 40 at once
+#: (the server's thread pool) and the process grew to 9-11 GB; two at once answer them as fast (24: 2.8 GB at peak).
+ENCODE_AT_ONCE = 2
+_ENCODING = threading.BoundedSemaphore(ENCODE_AT_ONCE)
+
+
 class Encoder:
     """A sentence-transformer with an embedding cache (texts are encoded and cached ``chunk_size`` at a time).
 
@@ -448,13 +457,14 @@ class Encoder:
     def _encode_raw(self, texts: list[str], *, progress: bool) -> np.ndarray:
         model = self._load()
         log.info("encoding %d prompts with %s", len(texts), self.name)
-        vecs = model.encode(
-            texts,
-            batch_size=self.batch_size,
-            show_progress_bar=progress,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        ).astype(np.float32)
+        with _ENCODING:  # memory bounded by ENCODE_AT_ONCE calls, however many threads ask
+            vecs = model.encode(
+                texts,
+                batch_size=self.batch_size,
+                show_progress_bar=progress,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+            ).astype(np.float32)
         # normalise again in float32 so every row has unit norm to float32 precision
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True).clip(min=1e-12)
         if not np.isfinite(vecs).all():

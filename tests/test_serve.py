@@ -904,6 +904,48 @@ def test_over_a_real_socket(indexed, encoder):
             assert http.get("/").text.startswith("<!doctype html>")
 
 
+def test_many_concurrent_clients_are_answered_with_the_encoding_bounded(indexed, encoder, monkeypatch):
+    """24 clients at once over a real socket, each with example prompts the cache does not hold: every answer is 200
+    and equals the same query asked alone afterwards, and the model encodes at most `ENCODE_AT_ONCE` calls at once.
+    Before, every request in the server's 40-thread pool encoded at once: 50 concurrent requests of 32 prompts of
+    4,000 characters took the process to 11 GB (each call's activations), no faster than two at a time."""
+    import uuid
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from indexer import encoder as encoder_module
+
+    from sentence_transformers import SentenceTransformer
+
+    real, lock = SentenceTransformer.encode, threading.Lock()
+    seen = {"now": 0, "most": 0, "calls": 0}
+
+    def counted(self, *args, **kwargs):  # the real model's encode, counting the calls in it at once
+        with lock:
+            seen["now"] += 1
+            seen["calls"] += 1
+            seen["most"] = max(seen["most"], seen["now"])
+        try:
+            time.sleep(0.05)  # long enough for the others to pile up behind the bound
+            return real(self, *args, **kwargs)
+        finally:
+            with lock:
+                seen["now"] -= 1
+
+    monkeypatch.setattr(SentenceTransformer, "encode", counted)
+    run = uuid.uuid4().hex  # prompts no earlier run cached
+    bodies = [{"prompts": [f"{PROMPT} ({run} client {i} example {j})" for j in range(4)], "k": 3} for i in range(24)]
+    with ThreadServer(create_app(Service(encoder=encoder))) as url:
+        with httpx.Client(base_url=url, timeout=120, limits=httpx.Limits(max_connections=30)) as http:
+            with ThreadPoolExecutor(24) as pool:
+                answers = list(pool.map(lambda b: http.post("/v1/find", json=b), bodies))
+            assert [r.status_code for r in answers] == [200] * 24, [r.text[:200] for r in answers if r.status_code != 200]
+            assert seen["calls"] == 24 and 1 < seen["most"] <= encoder_module.ENCODE_AT_ONCE, seen
+            for body, r in zip(bodies, answers):  # alone now (from the cache): the same answer
+                assert _ranking(http.post("/v1/find", json=body).json()) == _ranking(r.json())
+
+
 def _ranking(body: dict) -> list:
     return [(x["model"], x["score"], x["probability"], x["interval"], x["coverage"], x["evidence"]["benchmarks"])
             for x in body["results"]]
