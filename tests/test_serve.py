@@ -1373,6 +1373,20 @@ def test_a_get_is_answered_whatever_its_body_headers_say(client):
                  "unsupported_media_type", "content-encoding")
 
 
+def test_a_knob_written_as_null_is_said_in_jsons_words_with_its_default(client):
+    """`"k": null` (a client serialising an unset option) got the library's Python words, "k must be a positive
+    integer, not None", "rank: unknown ranking None": a None the client never wrote, and no word of the default. Now
+    422 naming the field, saying null is not a value of it and to leave it out for its default; the schema in
+    /openapi.json takes no null for these fields either. `"filters": null` stays no filter."""
+    for name, default in (("k", "10"), ("prefer_smaller", "0.0"), ("rank", "probability"), ("evidence", "3")):
+        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], name: None}), 422, "invalid_input", name)
+        assert err["message"] == f"{name}: null is not a value of {name}; leave {name} out for its default ({default})"
+    spec = client.get("/openapi.json").json()
+    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert all("null" not in json.dumps(body[name]) for name in ("k", "prefer_smaller", "rank", "evidence"))
+    assert client.post("/v1/find", json={"prompts": [PROMPT], "filters": None, "k": 2}).status_code == 200
+
+
 def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
     """A 405's Allow header (and its message) lists the methods the route takes: a GET route also HEAD, which every
     GET route answers (``_Head``); before, ``Allow: GET`` alone and a message naming none, so a client reading Allow
