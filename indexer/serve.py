@@ -94,8 +94,10 @@ _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: 
           415: "unsupported_media_type", 422: "invalid_request", 503: "unavailable", 500: "internal_error"}
 #: the ``/v1/find`` body fields
 FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence")
-#: the ``/v1/find`` knobs that take no null (a body without one gets find_models' default)
-_NO_NULL = ("k", "prefer_smaller", "rank", "evidence")
+#: the ``/v1/find`` knobs that take no null and no true/false, with what each takes (a body without one gets
+#: find_models' default)
+_KNOBS = {"k": f"a positive integer, at most {LIMITS['max_k']}", "prefer_smaller": "a number from 0 to {max_prefer:g}",
+          "rank": "probability or lcb", "evidence": f"an integer from 0 to {LIMITS['max_evidence']}"}
 #: names other APIs use for a ``/v1/find`` field: an unknown field of these names is answered with ours
 _FIND_SYNONYMS = {"top": "k", "top_k": "k", "topk": "k", "limit": "k", "n": "k", "num_results": "k", "query": "prompts",
                   "queries": "prompts", "text": "prompt", "texts": "prompts", "examples": "prompts", "filter": "filters",
@@ -1190,17 +1192,20 @@ def find_arguments(body: dict) -> dict:
         more = f" (and {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
         raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
-    # a knob written as null: the library's words would be Python's ("k must be a positive integer, not None"), for a
-    # value the client wrote as null; said in JSON's, with the way to get the default
-    for name in _NO_NULL:
-        if name in body and body[name] is None:
+    # a knob written as null, true or false: the library's words would be Python's ("k must be a positive integer, not
+    # None", "not True"), for a value the client wrote as null or true; said in JSON's, with what it takes and the way
+    # to get the default
+    for name, takes in _KNOBS.items():
+        if name in body and (body[name] is None or isinstance(body[name], bool)):
             import inspect
+            import json
 
-            from .find import find_models
+            from .find import MAX_PREFER_SMALLER, find_models
 
             default = inspect.signature(find_models).parameters[name].default
-            raise ApiError(422, "invalid_input", f"{name}: null is not a value of {name}; leave {name} out for its "
-                           f"default ({default})", name)
+            takes = takes.format(max_prefer=MAX_PREFER_SMALLER)
+            raise ApiError(422, "invalid_input", f"{name}: {json.dumps(body[name])} is not a value of {name} ({takes}); "
+                           f"leave {name} out for its default ({default})", name)
     args = dict(body)
     # a whole number written with a fraction (5.0: a client that computed it as a float) is the integer JSON Schema
     # takes it for, as /openapi.json declares k, evidence and min_evidence "integer" (before: "k must be a positive

@@ -1374,13 +1374,20 @@ def test_a_get_is_answered_whatever_its_body_headers_say(client):
 
 
 def test_a_knob_written_as_null_is_said_in_jsons_words_with_its_default(client):
-    """`"k": null` (a client serialising an unset option) got the library's Python words, "k must be a positive
-    integer, not None", "rank: unknown ranking None": a None the client never wrote, and no word of the default. Now
-    422 naming the field, saying null is not a value of it and to leave it out for its default; the schema in
-    /openapi.json takes no null for these fields either. `"filters": null` stays no filter."""
-    for name, default in (("k", "10"), ("prefer_smaller", "0.0"), ("rank", "probability"), ("evidence", "3")):
-        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], name: None}), 422, "invalid_input", name)
-        assert err["message"] == f"{name}: null is not a value of {name}; leave {name} out for its default ({default})"
+    """`"k": null` (a client serialising an unset option), or `true`, got the library's Python words, "k must be a
+    positive integer, not None", "not True", "rank: unknown ranking None": a None the client never wrote, and no word
+    of the default. Now 422 naming the field, saying null (true, false) is not a value of it, what it takes, and to
+    leave it out for its default; the schema in /openapi.json takes no null for these fields either. `"filters": null`
+    stays no filter."""
+    for name, takes, default in (("k", "a positive integer, at most 100", "10"),
+                                 ("prefer_smaller", "a number from 0 to 100", "0.0"),
+                                 ("rank", "probability or lcb", "probability"),
+                                 ("evidence", "an integer from 0 to 20", "3")):
+        for value, said in ((None, "null"), (True, "true"), (False, "false")):
+            err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], name: value}), 422, "invalid_input",
+                               name)
+            assert err["message"] == (f"{name}: {said} is not a value of {name} ({takes}); leave {name} out for its "
+                                      f"default ({default})"), err
     spec = client.get("/openapi.json").json()
     body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
     assert all("null" not in json.dumps(body[name]) for name in ("k", "prefer_smaller", "rank", "evidence"))
