@@ -245,6 +245,15 @@ class EmbeddingCache:
             self._local.con = None
 
 
+
+#: at most this many model calls of one process encode at once (the queries of `taskspace serve`, and its worker's
+#: pass, share one encoder): torch spreads each call over the cores already, so more at once only adds their
+#: activations' memory. Before, 50 concurrent `POST /v1/find` of 32 prompts of 4,000 characters encoded 40 at once
+#: (the server's thread pool) and the process grew to 9-11 GB; two at once answer them as fast (24: 2.8 GB at peak).
+ENCODE_AT_ONCE = 2
+_ENCODING = threading.BoundedSemaphore(ENCODE_AT_ONCE)
+
+
 class Encoder:
     """A sentence-transformer with an embedding cache (texts are encoded and cached ``chunk_size`` at a time).
 
@@ -278,6 +287,9 @@ class Encoder:
         self._path: Path | None = None
         self._revision: str | None = None
         self._cache: EmbeddingCache | None = None
+        # one thread resolves and loads the model; the others wait for it (a shared encoder's first queries come at
+        # once): before, a thread could read the path stored and the revision not yet, and take the id for "@None"
+        self._loading = threading.RLock()
 
     #: texts encoded, then committed to the cache, per step: a killed run loses at most one chunk of work
     chunk_size = 2048
@@ -286,6 +298,12 @@ class Encoder:
     def _resolve(self) -> tuple[Path | str, str]:
         """(what to load, revision)."""
         if self._path is not None:
+            return self._path, self._revision  # type: ignore[return-value]
+        with self._loading:
+            return self._resolve_once()
+
+    def _resolve_once(self) -> tuple[Path | str, str]:
+        if self._path is not None:  # another thread resolved it while this one waited
             return self._path, self._revision  # type: ignore[return-value]
         if self.name == MINILM:
             path = _minilm_path()
@@ -300,8 +318,8 @@ class Encoder:
                                "all-MiniLM-L6-v2 or all-mpnet-base-v2")
         else:
             return self.name, "hub"
-        self._path = path
         self._revision = _fingerprint_cached(path, self._cache_dir)
+        self._path = path  # last: a path stored means its revision is too
         return path, self._revision
 
     @property
@@ -334,6 +352,12 @@ class Encoder:
     # -- loading --------------------------------------------------------------
     def _load(self):
         if self._model is not None:
+            return self._model
+        with self._loading:
+            return self._load_once()
+
+    def _load_once(self):
+        if self._model is not None:  # another thread loaded it while this one waited
             return self._model
         target, revision = self._resolve()
         try:
@@ -433,13 +457,14 @@ class Encoder:
     def _encode_raw(self, texts: list[str], *, progress: bool) -> np.ndarray:
         model = self._load()
         log.info("encoding %d prompts with %s", len(texts), self.name)
-        vecs = model.encode(
-            texts,
-            batch_size=self.batch_size,
-            show_progress_bar=progress,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        ).astype(np.float32)
+        with _ENCODING:  # memory bounded by ENCODE_AT_ONCE calls, however many threads ask
+            vecs = model.encode(
+                texts,
+                batch_size=self.batch_size,
+                show_progress_bar=progress,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+            ).astype(np.float32)
         # normalise again in float32 so every row has unit norm to float32 precision
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True).clip(min=1e-12)
         if not np.isfinite(vecs).all():

@@ -103,7 +103,7 @@ def parse_params(value, *, what: str = "parameters") -> float:
     if isinstance(value, bool):
         raise InputError(f"{value!r} is not a parameter count; use a number with K, M, B or T, e.g. 8B or 770M", item=what)
     if isinstance(value, (int, float, np.integer, np.floating)):
-        n = float(value)
+        n = _float_or_inf(value)  # an int past float range (a JSON 10**400) is infinite, not an OverflowError
     else:
         m = _PARAMS.match(str(value)) if isinstance(value, str) else None
         if m is None:
@@ -111,8 +111,24 @@ def parse_params(value, *, what: str = "parameters") -> float:
                              item=what)
         n = float(m.group(1)) * _UNITS[m.group(2).upper()]
     if not math.isfinite(n) or n <= 0:
-        raise InputError(f"{value!r} is not a positive parameter count (e.g. 8B or 770M)", item=what)
+        raise InputError(f"{_short(value)} is not a positive parameter count (e.g. 8B or 770M)", item=what)
     return n
+
+
+def _float_or_inf(value) -> float:
+    """``float(value)``; an int past float range (Python's ints have no bound: a JSON ``1`` and 400 zeros) is
+    +-inf, which the callers refuse as not finite, rather than the OverflowError ``float`` raises (before: a
+    traceback, an HTTP 500)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _short(value, width: int = 60) -> str:
+    """``repr(value)``, its middle cut when longer than ``width`` (a number of 400 digits, said in an error)."""
+    text = repr(value)
+    return text if len(text) <= width else f"{text[:width // 2]}...{text[-10:]} ({len(text)} characters)"
 
 
 def format_params(n) -> str | None:
@@ -422,6 +438,10 @@ def _vector(vector) -> np.ndarray:
     for i, x in enumerate(vector):
         if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
             raise InputError(f"the query vector must be a list of numbers; entry {i} is {x!r}", item=f"vector[{i}]")
+        if not isinstance(x, (float, np.floating)) and not math.isfinite(_float_or_inf(x)):  # an int past float range
+            raise InputError(f"the query vector's values overflow: entry {i} is {_short(x)}, past the range of a number "
+                             "(a double); send a query in the space's index form (a row as indexer.represent builds "
+                             "it, such as a benchmark's vector), whose entries are far smaller", item="vector")
     return np.asarray(vector, dtype=np.float64).reshape(-1)
 
 
@@ -616,10 +636,10 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     timings: dict[str, float] = {"encode": 0.0}
     t0 = time.perf_counter()
     prompts = _check_query(prompts, benchmark, vector, k, rank)
-    bad = (f"prefer_smaller must be a number from 0 to {MAX_PREFER_SMALLER:g} (e.g. 0.1), not {prefer_smaller!r}")
+    bad = (f"prefer_smaller must be a number from 0 to {MAX_PREFER_SMALLER:g} (e.g. 0.1), not {_short(prefer_smaller)}")
     if isinstance(prefer_smaller, bool) or not isinstance(prefer_smaller, (int, float, np.integer, np.floating)):
         raise InputError(bad, item="prefer_smaller")
-    alpha = float(prefer_smaller)
+    alpha = _float_or_inf(prefer_smaller)
     if not math.isfinite(alpha) or not 0 <= alpha <= MAX_PREFER_SMALLER:
         raise InputError(bad, item="prefer_smaller")
     if isinstance(evidence, bool) or not isinstance(evidence, (int, np.integer)) or evidence < 0:

@@ -94,6 +94,10 @@ _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: 
           415: "unsupported_media_type", 422: "invalid_request", 503: "unavailable", 500: "internal_error"}
 #: the ``/v1/find`` body fields
 FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence")
+#: the ``/v1/find`` knobs that take no null and no true/false, with what each takes (a body without one gets
+#: find_models' default)
+_KNOBS = {"k": f"a positive integer, at most {LIMITS['max_k']}", "prefer_smaller": "a number from 0 to {max_prefer:g}",
+          "rank": "probability or lcb", "evidence": f"an integer from 0 to {LIMITS['max_evidence']}"}
 #: names other APIs use for a ``/v1/find`` field: an unknown field of these names is answered with ours
 _FIND_SYNONYMS = {"top": "k", "top_k": "k", "topk": "k", "limit": "k", "n": "k", "num_results": "k", "query": "prompts",
                   "queries": "prompts", "text": "prompt", "texts": "prompts", "examples": "prompts", "filter": "filters",
@@ -542,6 +546,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         route = request.scope.get("route")
         if route is None or not getattr(route, "include_in_schema", False):
             return
+        if "{" in getattr(route, "path", ""):  # a model id in the path: its bytes as a query parameter's (below)
+            _path_is_utf8(request.scope.get("raw_path") or b"", len(route.path.split("{")[0]))
         path = request.url.path
         if path.endswith("/") and _trailing_slash_of(request.app, path):
             # /v1/models/ (the model route with no id): the model list written with a trailing slash, as any other
@@ -576,12 +582,14 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         raise ApiError(422, "invalid_request", f"unknown query parameter(s) {unknown}; {hint}", unknown[0])
 
     async def names_once(request: Request) -> None:
-        """A name written twice in one object of the body is an error naming it (JSON leaves its meaning open; the
-        parser kept the last). The body is already read and parsed by then: a body that does not parse has its own
-        error. On the event loop: no I/O (the body is cached), parsing at most :data:`LIMITS` ``max_body_bytes``."""
-        if (where := repeated_name(await request.body())) is not None:
-            raise ApiError(422, "invalid_input", f"{where}: written twice in one JSON object; send each name once",
-                           where)
+        """A name written twice in one object of the body, or a number that is not finite (``NaN``, ``Infinity``:
+        not JSON, which Python's parser takes; ``1e999``, past float range), is an error naming it (JSON leaves a
+        repeated name's meaning open, the parser kept the last). The body is already read and parsed by then: a body
+        that does not parse has its own error. On the event loop: no I/O (the body is cached), parsing at most
+        :data:`LIMITS` ``max_body_bytes``."""
+        if (problem := body_problem(await request.body())) is not None:
+            where, message = problem
+            raise ApiError(422, "invalid_input", f"{where}: {message}", where)
 
     # the annotation as a class, not the string this module's `from __future__ import annotations` makes of it (FastAPI
     # resolves strings in the module's globals, where Request is not imported): the request, not a query parameter
@@ -676,8 +684,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                            f"{request.url.path.rstrip('/')}")
         elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
             cause = exc.__cause__  # what FastAPI's json.loads raised
+            digits = re.search(r"Exceeds the limit \((\d+) digits\).*?value has (\d+) digits", str(cause or ""))
             if isinstance(cause, UnicodeDecodeError):
                 code, message = "invalid_json", _not_utf8(cause)
+            elif digits is not None:  # Python's guard on int(); before, "is it nested too deeply?", which it was not
+                code, message = "invalid_json", (f"the request body holds an integer of {digits[2]} digits; the "
+                                                 f"JSON parser reads at most {digits[1]}: send a shorter number")
             else:
                 code, message = "invalid_json", "the request body could not be parsed as JSON (is it nested too deeply?)"
         elif exc.status_code == 405:
@@ -709,6 +721,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
 
         app.add_middleware(CORSMiddleware, allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
                            allow_headers=["content-type"], max_age=600)
+    app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
     fails = _error_responses()
@@ -1089,36 +1102,56 @@ def _find_schema() -> dict:
 
 
 class _Pairs(list):
-    """A JSON object as its (name, value) pairs in order, duplicates kept (:func:`repeated_name`)."""
+    """A JSON object as its (name, value) pairs in order, duplicates kept (:func:`body_problem`)."""
 
 
-def _first_repeat(node, path: str) -> str | None:
+class _NotFinite:
+    """A number of the body that is not finite, as written: ``NaN``, ``Infinity``, ``-Infinity`` (not JSON; Python's
+    parser takes them) or a number past float range (``1e999``, which it reads as infinity)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _finite_float(text: str):
+    value = float(text)
+    return value if value - value == 0 else _NotFinite(text)
+
+
+def _first_problem(node, path: str) -> tuple[str, str] | None:
     if isinstance(node, _Pairs):
         seen: set = set()
         for name, value in node:
             where = f"{path}.{name}" if path else str(name)
             if name in seen:
-                return where
+                return where, "written twice in one JSON object; send each name once"
             seen.add(name)
-            if (got := _first_repeat(value, where)) is not None:
+            if (got := _first_problem(value, where)) is not None:
                 return got
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            if (got := _first_repeat(value, f"{path}[{i}]")) is not None:
+            if (got := _first_problem(value, f"{path}[{i}]")) is not None:
                 return got
+    elif isinstance(node, _NotFinite):
+        if node.text.lstrip("-") in ("NaN", "Infinity"):
+            return path or "body", (f"{node.text} is not a JSON number (JSON has no NaN or Infinity); send a finite "
+                                    "number")
+        return path or "body", f"{node.text} is past the range of a number (a double); send a finite number"
     return None
 
 
-def repeated_name(raw: bytes) -> str | None:
-    """The path (``k``, ``filters.licenses``, ``prompts[0].x``) of the first name a JSON body writes twice in one
-    object, None when none is (or the body does not parse: its own error says so). JSON leaves the meaning of a
-    repeated name open and Python keeps the last, so ``{"k": 5, "k": 50}`` would be answered for 50 without a word."""
+def body_problem(raw: bytes) -> tuple[str, str] | None:
+    """``(path, what is wrong)`` for the first name a JSON body writes twice in one object (``k``,
+    ``filters.licenses``, ``prompts[0].x``) or the first number in it that is not finite (``vector[3]``: ``NaN``,
+    ``Infinity``, ``1e999``); None when there is neither (or the body does not parse: its own error says so). JSON
+    leaves the meaning of a repeated name open and Python keeps the last, so ``{"k": 5, "k": 50}`` would be answered
+    for 50 without a word; and Python's parser reads ``NaN`` and ``Infinity``, which are not JSON, so the library was
+    told of a ``nan`` the client never wrote."""
     import json
 
-    if raw.count(b'"') < 4:  # fewer than two names: nothing to repeat
-        return None
     try:
-        return _first_repeat(json.loads(raw, object_pairs_hook=_Pairs), "")
+        return _first_problem(json.loads(raw, object_pairs_hook=_Pairs, parse_constant=_NotFinite,
+                                         parse_float=_finite_float), "")
     except (ValueError, RecursionError):
         return None
 
@@ -1140,6 +1173,20 @@ def find_arguments(body: dict) -> dict:
         more = f" (and {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
         raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
+    # a knob written as null, true or false: the library's words would be Python's ("k must be a positive integer, not
+    # None", "not True"), for a value the client wrote as null or true; said in JSON's, with what it takes and the way
+    # to get the default
+    for name, takes in _KNOBS.items():
+        if name in body and (body[name] is None or isinstance(body[name], bool)):
+            import inspect
+            import json
+
+            from .find import MAX_PREFER_SMALLER, find_models
+
+            default = inspect.signature(find_models).parameters[name].default
+            takes = takes.format(max_prefer=MAX_PREFER_SMALLER)
+            raise ApiError(422, "invalid_input", f"{name}: {json.dumps(body[name])} is not a value of {name} ({takes}); "
+                           f"leave {name} out for its default ({default})", name)
     args = dict(body)
     # a whole number written with a fraction (5.0: a client that computed it as a float) is the integer JSON Schema
     # takes it for, as /openapi.json declares k, evidence and min_evidence "integer" (before: "k must be a positive
@@ -1224,6 +1271,21 @@ def _query_is_utf8(raw: bytes) -> None:
                                " percent-decoded); percent-encode the UTF-8 bytes of the text", field) from None
 
 
+def _path_is_utf8(raw: bytes, start: int) -> None:
+    """A path whose percent-decoded bytes are not UTF-8 (``/v1/models/caf%E9``, Latin-1) is an error naming the model
+    it carries (``start``: where the id begins in the path), as such a query parameter is (:func:`_query_is_utf8`); before, each bad byte became U+FFFD and the
+    answer was "unknown model 'caf\ufffd'", a name the client never sent."""
+    from urllib.parse import unquote_to_bytes
+
+    data = unquote_to_bytes(raw)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(422, "invalid_request", f"the model id in the path is not UTF-8 ({exc.reason} "
+                       f"0x{data[exc.start]:02x} at byte {exc.start - start} of the id percent-decoded); percent-encode "
+                       "the UTF-8 bytes of the id", "model") from None
+
+
 def _json_type(value) -> str:
     return {list: "a list", dict: "an object", str: "a string", bool: "true/false", int: "a number",
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
@@ -1243,7 +1305,10 @@ class _BodyLimit:
         self.app, self.limit = app, limit
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
+        # a GET (and HEAD, which _Head sends on as GET) reads no body: its Content-Encoding or Content-Length is about
+        # nothing the server reads (before, `GET /v1/benchmarks` with content-encoding: gzip, or with a body over the
+        # limit, was a 415 / 413, statuses /openapi.json does not declare for a GET route)
+        if scope["type"] != "http" or scope["method"] == "GET":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or [])
         coding = headers.get(b"content-encoding", b"").decode("latin-1").strip()
@@ -1298,6 +1363,40 @@ class _BodyLimit:
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
+
+
+#: headers of every answer: the page loads nothing from another host (no CDN, no inline script), so its policy allows
+#: its own origin alone; it may not be framed by another site (clickjacking); no answer is sniffed as another type
+#: (an error's JSON echoing `<script>` is never run as HTML); and the page's URL, which holds the user's task
+#: (``/?q=...``), is not sent to the Hub when a result's link is followed
+SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+                               "form-action 'self'; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "same-origin",
+}
+
+
+class _SecurityHeaders:
+    """ASGI middleware: :data:`SECURITY_HEADERS` on every answer (a header the app set itself is kept)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers") or [])
+                have = {name.lower() for name, _ in headers}
+                headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items() if k.encode() not in have]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 class _Head:

@@ -318,3 +318,28 @@ except EncoderError as exc:
     assert res.returncode == 0 and said != "opened", (said, res.stderr[-2000:])
     assert f"because the disk holding {disk} is full" in said and "TASKSPACE_CACHE_DIR" in said, said
     assert "delete the file" not in said
+
+
+def test_an_encoders_id_asked_by_many_threads_at_once_is_its_revision(tmp_path, encoder):
+    """A fresh shared encoder whose id is first asked by several threads at once (concurrent queries of
+    `indexer.find_models`, or of a server whose encoder was handed in: each calls `space_encoder`): every thread gets
+    `name@revision`. Before, `_resolve` stored the model's path before its fingerprint, and a thread arriving in
+    between read the revision as None: `...@None`, and the query failed with "space ... was built with encoder
+    ...@bcfe46d679df602d but the installed encoder is ...@None" (a 503 under load)."""
+    import threading
+
+    want = encoder.id
+    for _ in range(5):
+        fresh = Encoder("all-MiniLM-L6-v2", cache_dir=tmp_path)
+        start, got = threading.Barrier(16), []
+
+        def ask():
+            start.wait()
+            got.append(fresh.id)
+
+        threads = [threading.Thread(target=ask) for _ in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert got == [want] * 16, sorted(set(got))

@@ -628,6 +628,42 @@ def test_a_query_vector_too_large_for_the_index_is_an_input_error_naming_vector(
     assert client.post("/v1/find", json={"vector": [1e3] * dim}).status_code == 200  # large but representable
 
 
+def test_an_integer_past_float_range_is_an_input_error_not_a_500(client):
+    """JSON integers have no bound and Python reads them whole: `"prefer_smaller": 1` and 400 zeros,
+    `filters.min_params` / `max_params` so written, or such an entry of `vector`, made `float()` raise OverflowError,
+    a 500 "internal error" (and a traceback from `indexer.find_models`). Now a 422 naming the field, the number cut
+    short in the message; the same InputError from the Python API."""
+    from indexer.errors import InputError
+    from indexer.find import find_models
+
+    svc = client.service
+    dim = svc.store.list_spaces()[0].dim
+    huge = 10 ** 400
+    for body, field, says in (({"prompts": [PROMPT], "prefer_smaller": huge}, "prefer_smaller", "from 0 to 100"),
+                              ({"prompts": [PROMPT], "filters": {"min_params": huge}}, "filters.min_params",
+                               "parameter count"),
+                              ({"prompts": [PROMPT], "filters": {"max_params": -huge}}, "filters.max_params",
+                               "parameter count"),
+                              ({"vector": [huge] + [0.0] * (dim - 1)}, "vector", "overflow")):
+        err = assert_error(client.post("/v1/find", json=body), 422, "invalid_input", field, says=says)
+        assert len(err["message"]) < 400, err["message"]  # the 401 digits are not echoed whole
+        args = {k: v for k, v in body.items()}
+        with pytest.raises(InputError) as got:
+            find_models(**args, store=svc.store, vectors=svc.vectors)
+        assert got.value.item == field
+
+
+def test_an_integer_too_long_to_parse_is_said_so_not_taken_for_nesting(client):
+    """An integer of more digits than Python's parser reads (4300: `"k": 1` and 5000 zeros) made the body unparsable,
+    and the 400 said "could not be parsed as JSON (is it nested too deeply?)", sending the client looking at a
+    nesting that was fine. Now it names the number's digits and the parser's limit."""
+    body = '{"prompts": ["x"], "k": 1' + "0" * 5000 + "}"
+    err = assert_error(client.post("/v1/find", content=body.encode(), headers={"content-type": "application/json"}),
+                       400, "invalid_json")
+    assert err["message"] == ("the request body holds an integer of 5001 digits; the JSON parser reads at most 4300: "
+                              "send a shorter number"), err
+
+
 def test_a_body_that_is_not_json_is_said_where_and_why(client):
     """A body the JSON parser refuses: the message gives the parser's reason and the line and column where it
     stopped; before, only "the request body is not valid JSON", with no hint of a trailing comma or quotes."""
@@ -866,6 +902,48 @@ def test_over_a_real_socket(indexed, encoder):
             assert http.get("/readyz").json()["status"] == "ready"
             assert_error(http.get("/v1/models/nope"), 404, "not_found", "model")
             assert http.get("/").text.startswith("<!doctype html>")
+
+
+def test_many_concurrent_clients_are_answered_with_the_encoding_bounded(indexed, encoder, monkeypatch):
+    """24 clients at once over a real socket, each with example prompts the cache does not hold: every answer is 200
+    and equals the same query asked alone afterwards, and the model encodes at most `ENCODE_AT_ONCE` calls at once.
+    Before, every request in the server's 40-thread pool encoded at once: 50 concurrent requests of 32 prompts of
+    4,000 characters took the process to 11 GB (each call's activations), no faster than two at a time."""
+    import uuid
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from indexer import encoder as encoder_module
+
+    from sentence_transformers import SentenceTransformer
+
+    real, lock = SentenceTransformer.encode, threading.Lock()
+    seen = {"now": 0, "most": 0, "calls": 0}
+
+    def counted(self, *args, **kwargs):  # the real model's encode, counting the calls in it at once
+        with lock:
+            seen["now"] += 1
+            seen["calls"] += 1
+            seen["most"] = max(seen["most"], seen["now"])
+        try:
+            time.sleep(0.05)  # long enough for the others to pile up behind the bound
+            return real(self, *args, **kwargs)
+        finally:
+            with lock:
+                seen["now"] -= 1
+
+    monkeypatch.setattr(SentenceTransformer, "encode", counted)
+    run = uuid.uuid4().hex  # prompts no earlier run cached
+    bodies = [{"prompts": [f"{PROMPT} ({run} client {i} example {j})" for j in range(4)], "k": 3} for i in range(24)]
+    with ThreadServer(create_app(Service(encoder=encoder))) as url:
+        with httpx.Client(base_url=url, timeout=120, limits=httpx.Limits(max_connections=30)) as http:
+            with ThreadPoolExecutor(24) as pool:
+                answers = list(pool.map(lambda b: http.post("/v1/find", json=b), bodies))
+            assert [r.status_code for r in answers] == [200] * 24, [r.text[:200] for r in answers if r.status_code != 200]
+            assert seen["calls"] == 24 and 1 < seen["most"] <= encoder_module.ENCODE_AT_ONCE, seen
+            for body, r in zip(bodies, answers):  # alone now (from the cache): the same answer
+                assert _ranking(http.post("/v1/find", json=body).json()) == _ranking(r.json())
 
 
 def _ranking(body: dict) -> list:
@@ -1232,6 +1310,90 @@ def test_a_name_written_twice_in_the_body_is_named_not_taken_last(client):
     assert_error(post('{"prompts": ['), 400, "invalid_json")  # a body that does not parse keeps its own error
 
 
+def test_a_number_that_is_not_finite_is_named_as_not_json(client):
+    """`NaN`, `Infinity` and `-Infinity` are not JSON, but Python's parser reads them, so the library was handed a
+    `nan` and answered "k must be a positive integer, not nan", "prefer_smaller must be a number from 0 to 100 (e.g.
+    0.1), not inf", or for a whole vector of NaN "the query vector has NaN/inf entries": words for a value the client
+    never wrote, not what to change. `1e999` is JSON but past a double's range (read as inf). Now 422 naming the
+    number's path in the body and saying to send a finite number."""
+    def post(text):
+        return client.post("/v1/find", content=text.encode(), headers={"content-type": "application/json"})
+
+    for body, field, literal in ((f'{{"prompts": ["{PROMPT}"], "k": NaN}}', "k", "NaN"),
+                                 (f'{{"prompts": ["{PROMPT}"], "prefer_smaller": Infinity}}', "prefer_smaller", "Infinity"),
+                                 (f'{{"prompts": ["{PROMPT}"], "filters": {{"max_params": -Infinity}}}}',
+                                  "filters.max_params", "-Infinity"),
+                                 ('{"vector": [0.5, NaN, 0.25]}', "vector[1]", "NaN")):
+        err = assert_error(post(body), 422, "invalid_input", field)
+        assert err["message"] == (f"{field}: {literal} is not a JSON number (JSON has no NaN or Infinity); send a "
+                                  "finite number"), err
+    err = assert_error(post(f'{{"prompts": ["{PROMPT}"], "k": 1e999}}'), 422, "invalid_input", "k")
+    assert err["message"] == "k: 1e999 is past the range of a number (a double); send a finite number", err
+    assert post(f'{{"prompts": ["{PROMPT}"], "prefer_smaller": 1e-3, "k": 2}}').status_code == 200  # finite: fine
+
+
+def test_every_answer_carries_the_headers_a_public_page_should_send(client):
+    """The page, its files, the API's answers and its errors (a 404, the body limit's 413, a 405) each carry a
+    Content-Security-Policy allowing the page's own origin alone and no framing by another site, `X-Frame-Options:
+    DENY`, `X-Content-Type-Options: nosniff` and a Referrer-Policy that keeps the page's URL (the user's task, `?q=`)
+    from the Hub when a result's link is followed; before, none of them: the page could be framed by any site
+    (clickjacking) and nothing stopped an answer being sniffed as another type."""
+    answers = [client.get("/"), client.get("/static/app.js"), client.get("/static/app.css"), client.get("/v1/benchmarks"),
+               client.head("/"), client.get("/v1/models/org/nope"), client.get("/v1/find"),
+               client.post("/v1/find", content=b" " * (LIMITS["max_body_bytes"] + 1),
+                           headers={"content-type": "application/json"}),
+               client.post("/v1/find", json={"prompts": [PROMPT], "k": 2})]
+    assert [r.status_code for r in answers] == [200, 200, 200, 200, 200, 404, 405, 413, 200]
+    for r in answers:
+        csp = r.headers.get("content-security-policy", "")
+        assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp, (r.request.url, dict(r.headers))
+        assert r.headers.get("x-frame-options") == "DENY" and r.headers.get("x-content-type-options") == "nosniff"
+        assert r.headers.get("referrer-policy") == "same-origin"
+
+
+def test_a_get_is_answered_whatever_its_body_headers_say(client):
+    """A GET reads no body, so its `Content-Encoding` or a body over the limit is about nothing the server reads: the
+    answer is the route's, with a status /openapi.json declares for it; before, `GET /v1/benchmarks` with
+    `content-encoding: gzip` was a 415 and with a 300 KB body a 413, neither declared for a GET route. A POST keeps
+    both (its body is read)."""
+    spec = client.get("/openapi.json").json()
+    want = client.get("/v1/benchmarks").json()
+    big = b" " * (LIMITS["max_body_bytes"] + 1)
+    for path, route in (("/v1/benchmarks", "/v1/benchmarks"), ("/v1/models/org/m1", "/v1/models/{model_id}"),
+                        ("/v1/models?limit=2", "/v1/models"), ("/", None)):
+        for kw in ({"headers": {"content-encoding": "gzip"}}, {"content": big}):
+            for method in ("GET", "HEAD"):
+                r = client.request(method, path, **kw)
+                assert r.status_code == 200, (method, path, r.status_code, r.text[:200])
+                assert route is None or str(r.status_code) in spec["paths"][route]["get"]["responses"]
+    assert client.request("GET", "/v1/benchmarks", content=big).json() == want
+    assert_error(client.post("/v1/find", content=big, headers={"content-type": "application/json"}), 413,
+                 "body_too_large", "body")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT]}, headers={"content-encoding": "gzip"}), 415,
+                 "unsupported_media_type", "content-encoding")
+
+
+def test_a_knob_written_as_null_is_said_in_jsons_words_with_its_default(client):
+    """`"k": null` (a client serialising an unset option), or `true`, got the library's Python words, "k must be a
+    positive integer, not None", "not True", "rank: unknown ranking None": a None the client never wrote, and no word
+    of the default. Now 422 naming the field, saying null (true, false) is not a value of it, what it takes, and to
+    leave it out for its default; the schema in /openapi.json takes no null for these fields either. `"filters": null`
+    stays no filter."""
+    for name, takes, default in (("k", "a positive integer, at most 100", "10"),
+                                 ("prefer_smaller", "a number from 0 to 100", "0.0"),
+                                 ("rank", "probability or lcb", "probability"),
+                                 ("evidence", "an integer from 0 to 20", "3")):
+        for value, said in ((None, "null"), (True, "true"), (False, "false")):
+            err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], name: value}), 422, "invalid_input",
+                               name)
+            assert err["message"] == (f"{name}: {said} is not a value of {name} ({takes}); leave {name} out for its "
+                                      f"default ({default})"), err
+    spec = client.get("/openapi.json").json()
+    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert all("null" not in json.dumps(body[name]) for name in ("k", "prefer_smaller", "rank", "evidence"))
+    assert client.post("/v1/find", json={"prompts": [PROMPT], "filters": None, "k": 2}).status_code == 200
+
+
 def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
     """A 405's Allow header (and its message) lists the methods the route takes: a GET route also HEAD, which every
     GET route answers (``_Head``); before, ``Allow: GET`` alone and a message naming none, so a client reading Allow
@@ -1311,6 +1473,18 @@ def test_a_query_parameter_that_is_not_utf8_is_named(client):
     got = client.get("/v1/models?license=caf%C3%A9&license=mit+x")  # UTF-8, and + for a space: taken
     assert got.status_code == 200 and got.json()["models"] == [], got.text
     assert client.get("/?q=caf%E9").status_code == 200  # the page reads its own URL
+
+
+def test_a_model_id_that_is_not_utf8_is_named(client):
+    """`GET /v1/models/caf%E9` (Latin-1) or `%FF`: the id's percent-decoded bytes are not UTF-8, and each bad byte
+    became U+FFFD, so the answer was "unknown model 'caf\ufffd'", a name the client never sent. Now a 422 naming
+    `model`, the byte and its offset, as a query parameter's bytes are checked; a UTF-8 id (`%E2%98%83`) is looked up."""
+    for path, byte in (("/v1/models/caf%E9", "0xe9 at byte 3 of the id"), ("/v1/models/org/%FF", "0xff at byte 4 of the id")):
+        err = assert_error(client.get(path), 422, "invalid_request", "model", says="is not UTF-8")
+        assert byte in err["message"] and "\ufffd" not in err["message"], err["message"]
+        assert client.head(path).status_code == 422
+    assert_error(client.get("/v1/models/%E2%98%83"), 404, "not_found", "model", says="unknown model '\u2603'")
+    assert client.get("/v1/models/org%2Fm1").json()["model"] == "org/m1"
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP"])

@@ -107,6 +107,9 @@ def test_search_page_in_chromium(page_server, tmp_path):
             first = results.first
             assert first.locator(".bar").get_attribute("aria-label").startswith("probability of success")
             expect(first.locator(".bar .band")).to_have_count(1)  # the interval
+            # the bar drawn under the page's Content-Security-Policy (no inline style attribute: set through the CSSOM)
+            assert first.locator(".bar .fill").evaluate("e => e.style.width").endswith("%")
+            assert first.locator(".bar .band").evaluate("e => e.getBoundingClientRect().width") > 0
             hub = page.locator("#ranked a.name[href^='https://huggingface.co/org/']")
             assert hub.count() >= 1
             expect(page.locator("#ranked span.name", has_text="plainname")).to_have_count(1)  # no Hub link for a plain name

@@ -16,7 +16,10 @@ function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
-    if (k === "class") node.className = v; else if (k === "text") node.textContent = v; else node.setAttribute(k, v);
+    // a style through the CSSOM, which the page's Content-Security-Policy (no inline styles) allows; a style
+    // attribute set with setAttribute is refused by it
+    if (k === "class") node.className = v; else if (k === "text") node.textContent = v;
+    else if (k === "style") node.style.cssText = v; else node.setAttribute(k, v);
   }
   for (const c of children) if (c !== null && c !== undefined) node.append(c);
   return node;
