@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from . import cli_find, cli_index, cli_publish, cli_sources
+from . import cli_find, cli_index, cli_publish, cli_sources, cli_spaces
 from .errors import IndexerError
 
 app = typer.Typer(
@@ -556,6 +556,7 @@ def _beyond_uncomputed(d) -> bool:
 
 
 app.add_typer(cli_sources.app, name="sources")
+app.add_typer(cli_spaces.app, name="spaces")
 
 from .cli_serve import serve as _serve  # noqa: E402  (serve lives in cli_serve.py)
 

@@ -160,13 +160,10 @@ def _space(store, space=None, spaces: list | None = None):
         raise NotFoundError("the index is empty: run `taskspace index` first" +
                             (f" (the database {url} holds no indexed space)" if isinstance(url, str) else ""))
     if len(spaces) > 1:
-        from .config import get_settings
-        from .encoder import get_encoder
-        from .space import configured
+        from .spaces import configured_spec, default_space
 
-        settings = get_settings()
         # the space the configured method builds (TASKSPACE_METHOD=auto after auto-text: the auto space)
-        spec = configured(settings, encoder=get_encoder(settings.encoder).id)
+        spec = configured_spec()
         mine = [s for s in spaces if s.encoder == spec.encoder]
         if not mine and (spec.encoder, spaces[-1].id) not in _WARNED_ENCODER:
             # the configured encoder built none of them (TASKSPACE_ENCODER changed, or a typo): said once per process
@@ -180,7 +177,7 @@ def _space(store, space=None, spaces: list | None = None):
                 "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the newest "
                 "space, %s (%s); --space NAME picks another: %s", spec.encoder, space_name(spaces[-1]),
                 spaces[-1].encoder, ", ".join(space_name(s) for s in spaces))
-        every, spaces = spaces, [s for s in mine if spec.matches(s)][-1:] or mine[-1:] or spaces[-1:]
+        every, spaces = spaces, [default_space(spaces, spec)]
         if not mine:  # said above: the encoder differs, so the method's space cannot be here either
             return spaces[0]
     else:

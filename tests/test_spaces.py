@@ -1,0 +1,257 @@
+"""Living with several embedding spaces (indexer/spaces.py): `taskspace spaces` lists each one's encoder, method,
+dimension, models, staleness and which is the default; `taskspace spaces drop` removes one from SQL and the vector
+index together (crash-safe, idempotent, the default refused unless forced, a dry run first); the HTTP API takes a
+`space` as the CLI does. A home with two spaces is built as a user gets one: indexed with the default method, then
+with TASKSPACE_METHOD=auto (a second space from the stored results, the same encoder)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from helpers import outcomes, write_source
+
+TOPICS = ["chemistry", "poetry", "law", "algebra"]
+PROMPT = "Question 3 on law: what is item 3 of alpha?"
+
+
+def _sources(tmp_path):
+    rng = np.random.default_rng(3)
+    alpha = [f"Question {j} on {TOPICS[j % 4]}: what is item {j} of alpha?" for j in range(14)]
+    beta = [f"Write a Python function number {j} that sorts a list" for j in range(10)]
+    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b", "org/c", "org/d"], 14))
+    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/c", "org/e"], 10))
+    return [tmp_path / "a", tmp_path / "b"]
+
+
+def _index(store, vectors, encoder, folders, method=None, monkeypatch=None):
+    from indexer.config import reset_settings
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+
+    if method is not None:
+        monkeypatch.setenv("TASKSPACE_METHOD", method)
+        reset_settings()
+    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(f)) for f in folders])
+    assert r.status == "ok", r.errors
+
+
+@pytest.fixture
+def two_spaces(tmp_path, encoder, store, monkeypatch):
+    """(store, vectors, auto-mc space, auto space) in this test's home, SQL on SQLite and PostgreSQL; the configured
+    method is auto-mc again after (its space is the default)."""
+    from indexer.config import reset_settings
+    from indexer.store.vectors import VectorStore
+
+    vectors = VectorStore.from_settings()
+    folders = _sources(tmp_path)
+    _index(store, vectors, encoder, folders)
+    _index(store, vectors, encoder, folders, "auto", monkeypatch)
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    mc, auto = store.list_spaces()
+    assert (mc.method, auto.method) == ("auto-mc", "auto")
+    try:
+        yield store, vectors, mc, auto
+    finally:
+        vectors.close()
+
+
+def test_drop_space_removes_its_sql_rows_and_its_index_together(two_spaces):
+    """`drop_space` of a space that is not the default: a dry run lists its SQL rows and collections and changes
+    nothing; the drop removes every row SQL holds of it and its three collections, the other space stays whole (its
+    searches answer as before); a second drop finds nothing and succeeds (idempotent). Before, no command removed a
+    space: the only way was deleting rows by hand and leaving its collections in the index."""
+    from indexer.find import find_models
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+    from indexer.sync import check
+
+    store, vectors, mc, auto = two_spaces
+    name = space_name(auto)
+    before = find_models(PROMPT, k=3, store=store, vectors=vectors).to_dict()
+    dry = drop_space(store, vectors, name, dry_run=True)
+    assert dry.dry_run and not dry.default and dry.sql["model_vectors"] == 5 and dry.sql["spaces"] == 1
+    assert sorted(dry.collections.values()) == sorted([5, 2, 24]), dry.collections
+    assert [s.id for s in store.list_spaces()] == [mc.id, auto.id] and name in vectors.spaces()
+
+    res = drop_space(store, vectors, name)
+    assert res.sql == dry.sql and res.collections == dry.collections
+    assert [s.id for s in store.list_spaces()] == [mc.id]
+    assert name not in vectors.spaces() and vectors.physical_collections(name) == []
+    assert store.load_model_vectors(auto.id) == [] and store.get_space_calibration(auto.id) is None
+    assert all(d.clean for d in check(store, vectors)), [d.as_dict() for d in check(store, vectors)]
+    assert find_models(PROMPT, k=3, store=store, vectors=vectors).to_dict() == before
+    assert store.counts()["outcomes"] > 0  # the results stay
+
+    again = drop_space(store, vectors, name)
+    assert again.nothing and again.sql == {} and again.collections == {}
+
+
+def test_drop_space_refuses_the_default_space_unless_forced(two_spaces):
+    """The default space (the one searches take without --space) is refused with an error naming it, the way to force
+    it and the other spaces, nothing removed; `force=True` drops it, and searches then take the other space."""
+    from indexer.errors import ConfigError
+    from indexer.find import find_models
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+
+    store, vectors, mc, auto = two_spaces
+    name = space_name(mc)
+    with pytest.raises(ConfigError) as err:
+        drop_space(store, vectors, name)
+    msg = str(err.value)
+    assert f"space {name}" in msg and "is the default space" in msg and f"taskspace spaces drop {name} --force" in msg
+    assert space_name(auto) in msg
+    assert len(store.list_spaces()) == 2 and name in vectors.spaces()
+    assert drop_space(store, vectors, name, dry_run=True).default  # a dry run says it, refusing nothing
+    drop_space(store, vectors, name, force=True)
+    assert [s.id for s in store.list_spaces()] == [auto.id] and name not in vectors.spaces()
+    got = find_models(PROMPT, k=3, store=store, vectors=vectors).to_dict()
+    assert got["space"]["name"] == space_name(auto)
+
+
+def test_a_drop_killed_between_the_index_and_sql_is_finished_by_the_same_command(two_spaces, monkeypatch):
+    """Killed after the index part and before SQL's transaction: SQL still names the space (nothing half-deleted in
+    SQL), `check` reports its index missing, and the same drop again finishes it. Left the other way (collections
+    whose SQL rows are gone: a copied folder, an older drop), `drop_space` of the name removes them."""
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+    from indexer.sync import check
+
+    store, vectors, mc, auto = two_spaces
+    name = space_name(auto)
+    rows = store.space_rows(auto.id)
+
+    def killed(space_id):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(type(store), "delete_space", lambda self, sid: killed(sid))
+    with pytest.raises(KeyboardInterrupt):
+        drop_space(store, vectors, name)
+    monkeypatch.undo()
+    assert [s.id for s in store.list_spaces()] == [mc.id, auto.id] and store.space_rows(auto.id) == rows
+    assert not next(d for d in check(store, vectors) if d.space == name).clean
+    res = drop_space(store, vectors, name)
+    assert res.sql["model_vectors"] == rows["model_vectors"] and res.collections == {}
+    assert [s.id for s in store.list_spaces()] == [mc.id] and name not in vectors.spaces()
+
+    # collections no SQL row names: removed by name
+    from indexer.store.vectors import Point
+
+    vectors.upsert("ghost-0123456789", "models", [Point("m", np.ones(4, np.float32), {"key": "m"})], dim=4)
+    assert drop_space(store, vectors, "ghost-0123456789").collections
+    assert "ghost-0123456789" not in vectors.spaces()
+
+
+def test_an_unknown_space_name_is_an_error_naming_the_spaces(two_spaces):
+    """A name that is no space (and not of a space name's form) is an UnknownSpaceError naming the spaces, as
+    `--space` of search is (the name being an argument here, `space 'x'`, not `--space 'x'`); nothing removed."""
+    from indexer.errors import UnknownSpaceError
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+
+    store, vectors, mc, auto = two_spaces
+    with pytest.raises(UnknownSpaceError, match=r"^space 'minilm' is not a known space; spaces in SQL: "
+                                                + space_name(mc)):
+        drop_space(store, vectors, "minilm")
+    assert len(store.list_spaces()) == 2
+
+
+def test_describe_spaces_gives_each_ones_encoder_method_dim_models_staleness_and_the_default(two_spaces, tmp_path,
+                                                                                            encoder):
+    """`describe_spaces`: per space its encoder, method, width, models and benchmarks with a vector, how many models
+    are stale, which is the default and which the configured; after new results only the configured space is
+    re-solved by a pass, so the other one's stale count says how many of its models are behind."""
+    from indexer.space import space_name
+    from indexer.spaces import describe_spaces
+
+    store, vectors, mc, auto = two_spaces
+    got = {i.name: i for i in describe_spaces(store, vectors)}
+    a, b = got[space_name(mc)], got[space_name(auto)]
+    assert (a.method, b.method) == ("auto-mc", "auto") and a.encoder == b.encoder == encoder.id
+    assert (a.dim, b.dim) == (mc.dim, auto.dim) and a.dim != b.dim
+    assert (a.models, a.benchmarks, a.stale, b.models, b.stale) == (5, 2, 0, 5, 0)
+    assert (a.default, a.configured, b.default, b.configured) == (True, True, False, False)
+    assert a.index == {"models": 5, "benchmarks": 2, "prompts": 24}
+    # new results for org/e: the pass re-solves the configured space; the auto space is one model behind
+    rng = np.random.default_rng(9)
+    write_source(tmp_path / "c", "gamma", [f"Translate sentence {j} into French" for j in range(8)],
+                 outcomes(rng, ["org/e"], 8))
+    _index(store, vectors, encoder, [tmp_path / "a", tmp_path / "b", tmp_path / "c"])
+    got = {i.name: i for i in describe_spaces(store, vectors)}
+    assert got[space_name(mc)].stale == 0 and got[space_name(auto)].stale == 1
+
+
+def _run(*args):
+    import os
+    from pathlib import Path
+
+    return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="200"), cwd=Path(__file__).parents[1])
+
+
+@pytest.fixture
+def home_with_two_spaces(tmp_path, encoder, monkeypatch):
+    """This test's TASKSPACE_HOME (SQLite, Qdrant Edge) with an auto-mc and an auto space; stores closed."""
+    from indexer.config import reset_settings
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    folders = _sources(tmp_path)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        _index(store, vectors, encoder, folders)
+        _index(store, vectors, encoder, folders, "auto", monkeypatch)
+        spaces = store.list_spaces()
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    return spaces
+
+
+def test_the_spaces_command_lists_each_space_and_marks_the_default(home_with_two_spaces, encoder, monkeypatch):
+    """`taskspace spaces` (and `spaces list`, `--json`: `describe_spaces`) prints per space its name, id, encoder,
+    method, dimension, models, benchmarks and staleness, and marks the default and the configured one; under
+    TASKSPACE_METHOD=auto the other one is both. Before, no command listed the spaces: `taskspace spaces` was "No such
+    command", and a user learnt their names only from an error of `--space`."""
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    res = _run("spaces")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == f"{space_name(mc)} [default, configured]" and lines[3] == space_name(auto), res.stdout
+    assert lines[1] == f"  id {mc.id}  encoder {encoder.id}  method auto-mc  dim {mc.dim}"
+    assert lines[2] == "  models 5  benchmarks 2  stale: none" and f"method auto  dim {auto.dim}" in lines[4]
+    got = json.loads(_run("spaces", "list", "--json").stdout)
+    assert [(s["name"], s["method"], s["dim"], s["models"], s["stale"], s["default"]) for s in got] == [
+        (space_name(mc), "auto-mc", mc.dim, 5, 0, True), (space_name(auto), "auto", auto.dim, 5, 0, False)]
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    swapped = json.loads(_run("spaces", "--json").stdout)
+    assert [(s["default"], s["configured"]) for s in swapped] == [(False, False), (True, True)]
+
+
+def test_spaces_drop_dry_run_refusal_and_drop_from_the_command_line(home_with_two_spaces):
+    """`taskspace spaces drop NAME --dry-run` lists the SQL rows and collections it would remove and changes nothing;
+    the default space is one `error:` line naming `--force` (exit 2); the other is dropped and a second drop says
+    there is nothing to drop (exit 0). Before, there was no such command ("No such command 'spaces'")."""
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    name = space_name(auto)
+    dry = _run("spaces", "drop", name, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith(f"space {name} (") and "would remove" in dry.stdout and "5 model_vectors" in dry.stdout
+    assert dry.stdout.count("index collection ts_") == 3 and "nothing was changed" in dry.stdout
+    refused = _run("spaces", "drop", space_name(mc))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(f"error: space {space_name(mc)} (") and "--force" in refused.stderr
+    done = _run("spaces", "drop", name, "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["sql"]["spaces"] == 1, done.stderr
+    assert [s["name"] for s in json.loads(_run("spaces", "--json").stdout)] == [space_name(mc)]
+    again = _run("spaces", "drop", name)
+    assert again.returncode == 0 and "nothing to drop" in again.stdout, again.stderr
+
