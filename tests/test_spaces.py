@@ -255,3 +255,71 @@ def test_spaces_drop_dry_run_refusal_and_drop_from_the_command_line(home_with_tw
     again = _run("spaces", "drop", name)
     assert again.returncode == 0 and "nothing to drop" in again.stdout, again.stderr
 
+
+def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_two_spaces, encoder):
+    """`POST /v1/find` takes `space` and `GET /v1/models`, `/v1/models/{id}` take `?space=` (index name, SQL id or
+    encoder name, as `--space`), each answering what the library answers for that space, and /openapi.json declares
+    them; a space that is no space is a 404 naming the field `space` and the spaces (the CLI's error, exit 2), one
+    that is not a string a 422. Before, the API could query only the default space: `space` was an unknown field
+    (422) and `?space=` an unknown query parameter."""
+    from fastapi.testclient import TestClient
+
+    from indexer.browse import list_models, model_detail
+    from indexer.find import find_models
+    from indexer.serve import Service, create_app
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc), raise_server_exceptions=False) as client:
+        kw = dict(store=svc.store, vectors=svc.vectors)
+        for sp in (space_name(auto), str(auto.id), space_name(mc)):
+            r = client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": sp})
+            assert r.status_code == 200, r.text
+            want = find_models(PROMPT, k=3, space=sp, **kw).to_dict()
+            assert r.json() == json.loads(json.dumps(want))
+        got = client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": space_name(auto)}).json()
+        assert got["space"]["name"] == space_name(auto) and got["space"]["method"] == "auto"
+        assert client.post("/v1/find", json={"prompt": PROMPT}).json()["space"]["name"] == space_name(mc)
+        page = client.get("/v1/models", params={"space": space_name(auto), "limit": 3}).json()
+        assert page["models"] == json.loads(json.dumps(list_models(limit=3, space=space_name(auto), **kw)))
+        one = client.get("/v1/models/org/a", params={"space": space_name(auto)})
+        assert one.status_code == 200, one.text
+        assert one.json() == json.loads(json.dumps(model_detail("org/a", space=space_name(auto), **kw)))
+        assert one.json() != client.get("/v1/models/org/a").json()  # the other space's predictions
+        for r in (client.post("/v1/find", json={"prompt": PROMPT, "space": "nope"}),
+                  client.get("/v1/models", params={"space": "nope"}), client.get("/v1/models/org/a?space=nope")):
+            assert r.status_code == 404, r.text
+            err = r.json()["error"]
+            assert err["code"] == "not_found" and err["field"] == "space", err
+            assert err["message"].startswith("space 'nope' is not a known space; spaces in SQL: ") and \
+                space_name(auto) in err["message"], err
+        bad = client.post("/v1/find", json={"prompt": PROMPT, "space": ["x"]})
+        assert bad.status_code == 422 and bad.json()["error"]["field"] == "space", bad.text
+        doc = client.get("/openapi.json").json()
+        body = doc["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert "space" in body["properties"]
+        for path in ("/v1/models", "/v1/models/{model_id}"):
+            assert "space" in [p["name"] for p in doc["paths"][path]["get"]["parameters"]], path
+
+
+def test_models_and_model_take_the_space_option(home_with_two_spaces):
+    """`taskspace models --space NAME` and `taskspace model ID --space NAME` answer for that space (as `search
+    --space` and the HTTP `?space=`); before, both had no such option ("No such option: --space") and listed the
+    default space alone."""
+    from indexer.browse import model_detail
+    from indexer.query import close_cached
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    res = _run("model", "org/a", "--space", space_name(auto), "--json")
+    assert res.returncode == 0, res.stderr
+    try:
+        want = model_detail("org/a", space=space_name(auto))
+    finally:
+        close_cached()
+    assert json.loads(res.stdout) == json.loads(json.dumps(want))
+    listed = _run("models", "--space", str(auto.id), "--json")
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 5, listed.stderr
+    bad = _run("models", "--space", "nope")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --space 'nope' is not a known space"), bad.stderr
