@@ -20,8 +20,17 @@ def _show(as_json: bool) -> None:
     from .store.vectors import VectorStore
     from .sync import open_sql_of_index
 
+    from .errors import EncoderError
+    from .spaces import configured_spec
+
     with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
         infos = describe_spaces(sql, vectors)
+    try:
+        configured_spec()
+    except EncoderError as exc:  # listed all the same, the newest as the default (what a search takes then)
+        typer.echo(f"note: the configured encoder cannot be loaded here, so a search without --space takes the newest "
+                   f"space (with a warning) and `taskspace index` fails until TASKSPACE_ENCODER names an installed one: "
+                   f"{exc}", err=True)
     if as_json:
         echo_json([i.as_dict() for i in infos])
         return

@@ -42,16 +42,24 @@ def default_space(spaces: list, spec):
     return ([s for s in mine if spec.matches(s)][-1:] or mine[-1:] or spaces[-1:])[0]
 
 
-def configured_spec(settings=None):
-    """The configured space (:func:`indexer.space.configured`) on the configured encoder's id."""
+def configured_spec(settings=None, *, lenient: bool = False):
+    """The configured space (:func:`indexer.space.configured`) on the configured encoder's id. ``lenient``: when that
+    encoder cannot be loaded here (not installed, a typo in ``TASKSPACE_ENCODER``), the spec without an encoder, which
+    matches no space (so :func:`default_space` gives the newest) instead of the :class:`~indexer.errors.EncoderError`."""
     from .encoder import get_encoder
+    from .errors import EncoderError
     from .space import configured
 
     if settings is None:
         from .config import get_settings
 
         settings = get_settings()
-    return configured(settings, encoder=get_encoder(settings.encoder).id)
+    try:
+        return configured(settings, encoder=get_encoder(settings.encoder).id)
+    except EncoderError:
+        if not lenient:
+            raise
+        return configured(settings)
 
 
 @dataclass
@@ -93,7 +101,7 @@ def describe_spaces(sql, vectors=None, settings=None) -> list[SpaceInfo]:
     from .store.vectors import KINDS
 
     spaces = sql.list_spaces()
-    spec = configured_spec(settings)
+    spec = configured_spec(settings, lenient=True)
     chosen = default_space(spaces, spec)
     out = []
     for rec in spaces:
@@ -160,7 +168,7 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
         else:  # the name is an argument here, not --space
             raise UnknownSpaceError(re.sub(r"^--space ", "space ", str(exc)) + " (`taskspace spaces` lists them)") \
                 from None
-    spec = configured_spec(settings)
+    spec = configured_spec(settings, lenient=True)
     chosen = default_space(spaces, spec)
     is_default = rec is not None and chosen is not None and rec.id == chosen.id
     slug = space_name(rec) if rec is not None else name

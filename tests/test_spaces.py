@@ -323,3 +323,30 @@ def test_models_and_model_take_the_space_option(home_with_two_spaces):
     assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 5, listed.stderr
     bad = _run("models", "--space", "nope")
     assert bad.returncode == 2 and bad.stderr.startswith("error: --space 'nope' is not a known space"), bad.stderr
+
+
+def test_a_configured_encoder_that_cannot_be_loaded_does_not_stop_searches_of_the_spaces_there(two_spaces, caplog,
+                                                                                            monkeypatch):
+    """TASKSPACE_ENCODER naming an encoder that cannot be loaded here (a typo, a package not installed) in a home with
+    two spaces: a search without --space takes the newest space with the warning naming the configured encoder, as it
+    does in a home with one space, and `describe_spaces` lists both, the newest as the default. Before, every search
+    without --space failed (exit 5, "cannot load encoder ..."), though no space needed that encoder, and so did the
+    listing."""
+    import logging
+
+    from indexer.config import reset_settings
+    from indexer.find import find_models
+    from indexer.space import space_name
+    from indexer.spaces import describe_spaces
+
+    store, vectors, mc, auto = two_spaces
+    monkeypatch.setenv("TASKSPACE_ENCODER", "/nonexistent/encoder")
+    reset_settings()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        got = find_models(PROMPT, k=3, store=store, vectors=vectors).to_dict()
+    assert got["space"]["name"] == space_name(auto)
+    assert any("configured encoder /nonexistent/encoder (which cannot be loaded here)" in r.getMessage()
+               for r in caplog.records), caplog.text
+    listed = describe_spaces(store, vectors)
+    assert [(i.name, i.default, i.configured) for i in listed] == [(space_name(mc), False, False),
+                                                                   (space_name(auto), True, False)]
