@@ -178,11 +178,14 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
                         is_default, dry_run, sql.space_rows(rec.id) if rec is not None else {}, collections)
     if is_default and not force and not dry_run:
         others = [space_name(s) for s in spaces if s.id != rec.id]
+        # built here from stored results: the next pass builds the configured space again (a pulled one it cannot)
+        again = (" (the next `taskspace index` builds it again from the stored results)"
+                 if spec.matches(rec) and sql.space_origin(rec.id) is None else "")
         switch = (f"; or make another the default first (TASKSPACE_ENCODER / TASKSPACE_METHOD; other spaces: "
                   f"{', '.join(others)})" if others else "")
         raise ConfigError(f"space {slug} ({rec.encoder}, method {rec.method}) is the default space: searches, "
                           f"`taskspace serve` and the page use it; `taskspace spaces drop {slug} --force` drops it "
-                          f"anyway{' (the next `taskspace index` builds it again from the stored results)' if spec.matches(rec) else ''}"
+                          f"anyway{again}"
                           f"{switch}")
     if dry_run:
         return result

@@ -350,3 +350,33 @@ def test_a_configured_encoder_that_cannot_be_loaded_does_not_stop_searches_of_th
     listed = describe_spaces(store, vectors)
     assert [(i.name, i.default, i.configured) for i in listed] == [(space_name(mc), False, False),
                                                                    (space_name(auto), True, False)]
+
+
+def test_dropping_a_pulled_space_removes_what_the_pull_brought(two_spaces, tmp_path, monkeypatch):
+    """A space pulled into another home (`taskspace pull` of a `publish --dry-run` folder), dropped: its rows, its
+    pulled marker and the models and benchmarks only it brought go, so the home is as empty as before the pull; the
+    refusal of the default does not promise that `taskspace index` builds it again (a pulled space has no results here
+    to build from). Before the refusal said it would."""
+    from indexer.config import reset_settings
+    from indexer.errors import ConfigError
+    from indexer.publish import publish, pull
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+    from indexer.store.sql import Store
+    from indexer.store.vectors import VectorStore
+
+    store, vectors, mc, auto = two_spaces
+    publish("tester/recs", space=space_name(mc), dry_run=tmp_path / "out", store=store)
+    vectors.close()  # the pulling home is another folder; one embedded index per process at a time
+    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "other"))
+    reset_settings()
+    with Store(f"sqlite:///{tmp_path / 'other.db'}", upgrade=True) as other, VectorStore.from_settings() as ovec:
+        pull(str(tmp_path / "out"), store=other, vectors=ovec)
+        (rec,) = other.list_spaces()
+        with pytest.raises(ConfigError) as err:
+            drop_space(other, ovec, space_name(rec))
+        assert "--force" in str(err.value) and "builds it again" not in str(err.value)
+        res = drop_space(other, ovec, space_name(rec), force=True)
+        assert res.sql["sources"] == 1 and res.sql["models"] == 5 and res.sql["benchmarks"] == 2, res.sql
+        assert {k: v for k, v in other.counts().items() if v} == {}, other.counts()
+        assert ovec.spaces() == []
