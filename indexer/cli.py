@@ -503,8 +503,12 @@ def check(
         elif uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
             typer.echo(f"run `taskspace index` to compute the {uncomputed} benchmark vector(s) SQL lacks (extra "
                        "benchmarks above; `taskspace reindex` alone would drop them)", err=True)
-        if running is None and any(_beyond_uncomputed(d) for d in drifts):
+        if running is None and any(_beyond_uncomputed(d) for d in drifts if d.in_sql):
             typer.echo(f"{'then ' if uncomputed else ''}run `taskspace reindex` to rebuild the index from SQL", err=True)
+        for d in drifts:
+            if not d.in_sql:  # a rebuild from SQL does not touch it (before: "run `taskspace reindex`", which left it)
+                typer.echo(f"run `taskspace spaces drop {d.space}` to remove index space {d.space}, which SQL does not "
+                           "hold", err=True)
     if not clean:
         raise typer.Exit(1)
 

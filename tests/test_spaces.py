@@ -380,3 +380,25 @@ def test_dropping_a_pulled_space_removes_what_the_pull_brought(two_spaces, tmp_p
         assert res.sql["sources"] == 1 and res.sql["models"] == 5 and res.sql["benchmarks"] == 2, res.sql
         assert {k: v for k, v in other.counts().items() if v} == {}, other.counts()
         assert ovec.spaces() == []
+
+
+def test_check_says_to_drop_an_index_space_sql_does_not_hold_not_to_reindex(home_with_two_spaces):
+    """A space the vector index holds and SQL does not (its SQL rows removed, as a drop killed the other way round or a
+    copied folder leaves it): `taskspace check` reports it and says `taskspace spaces drop NAME` removes it, not
+    `taskspace reindex`, which rebuilds SQL's spaces only and left it (check drifted again after it); the drop it
+    names makes check clean. Before, check said "run `taskspace reindex` to rebuild the index from SQL", forever."""
+    from indexer.space import space_name
+    from indexer.store.sql import open_store
+
+    mc, auto = home_with_two_spaces
+    name = space_name(auto)
+    with open_store() as store:
+        store.delete_space(auto.id)
+    res = _run("check")
+    assert res.returncode == 1 and f"index space {name} has no embedding space in SQL" in res.stdout, res.stdout
+    assert f"run `taskspace spaces drop {name}`" in res.stderr and "taskspace reindex` to rebuild" not in res.stderr, \
+        res.stderr
+    assert json.loads(_run("check", "--json").stdout)["spaces"][1]["in_sql"] is False
+    assert _run("spaces", "drop", name).returncode == 0
+    again = _run("check")
+    assert again.returncode == 0 and again.stdout == f"space {space_name(mc)}: clean\n", again.stdout + again.stderr
