@@ -51,7 +51,8 @@ def _show(as_json: bool) -> None:
         elif i.stale:
             stale = (f"stale: {i.stale} model(s) whose results changed since their vector was solved ("
                      + ("the next `taskspace index` re-solves them)" if i.configured else
-                        "no pass updates this space: it is not the configured one)"))
+                        f"not the configured space, so no pass updates it: `{i.update}` re-solves it)" if i.update else
+                        "not the configured space, and no setting of this taskspace builds it: no pass updates it)"))
         else:
             stale = "stale: none"
         typer.echo(f"  models {i.models}  benchmarks {i.benchmarks}  {stale}")

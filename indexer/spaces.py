@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 
 from .errors import ConfigError, UnknownSpaceError
 
-__all__ = ["default_space", "configured_spec", "SpaceInfo", "describe_spaces", "DropResult", "drop_space"]
+__all__ = ["default_space", "configured_spec", "update_command", "SpaceInfo", "describe_spaces", "DropResult", "drop_space"]
 
 #: the form of a space's index name (:attr:`indexer.space.SpaceSpec.name`): an encoder's short name and 10 hex digits
 SPACE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*-[0-9a-f]{10}")
@@ -62,6 +62,34 @@ def configured_spec(settings=None, *, lenient: bool = False):
         return configured(settings)
 
 
+def update_command(space, settings=None) -> str | None:
+    """The command whose indexing pass re-solves ``space`` from the stored results: ``taskspace index`` for the
+    configured space, with ``TASKSPACE_ENCODER=...`` / ``TASKSPACE_METHOD=...`` before it for another one; None when no
+    setting of this taskspace builds it (a method or params of an older taskspace, another revision of its encoder)."""
+    from .errors import InputError
+    from .space import SpaceSpec, configured, encoder_name
+
+    if settings is None:
+        from .config import get_settings
+
+        settings = get_settings()
+    sp = SpaceSpec.of(space)
+    try:
+        if not configured(settings, encoder=sp.encoder, method=sp.method).matches(sp):
+            return None
+    except InputError:  # a method this taskspace does not know
+        return None
+    mine = configured_spec(settings, lenient=True)
+    env = []
+    if sp.encoder != mine.encoder:
+        if mine.encoder is not None and encoder_name(mine.encoder) == sp.encoder_name:
+            return None  # the installed revision of its encoder is another one: a pass builds another space
+        env.append(f"TASKSPACE_ENCODER={sp.encoder_name}")
+    if sp.method != mine.method:
+        env.append(f"TASKSPACE_METHOD={sp.method}")
+    return " ".join(env + ["taskspace index"])
+
+
 @dataclass
 class SpaceInfo:
     """One space as ``taskspace spaces`` shows it."""
@@ -84,6 +112,8 @@ class SpaceInfo:
     default: bool = False
     #: the space the settings configure: the one `taskspace index` updates
     configured: bool = False
+    #: the command that re-solves it from the stored results (:func:`update_command`; None: none does)
+    update: str | None = None
     #: where a pulled space came from (None: built here)
     origin: str | None = None
     read_only: bool = False
@@ -113,7 +143,7 @@ def describe_spaces(sql, vectors=None, settings=None) -> list[SpaceInfo]:
             eps=rec.eps, created_at=rec.created_at.isoformat() if rec.created_at else None,
             models=len(sql.model_vector_keys(rec.id)), benchmarks=len(sql.load_benchmark_vectors(rec.id)),
             stale=stale, default=chosen is not None and rec.id == chosen.id, configured=spec.matches(rec),
-            origin=origin, read_only=read_only))
+            origin=origin, read_only=read_only, update=None if origin else update_command(rec, settings)))
     if vectors is not None:
         known = {i.name for i in out}
         out += [SpaceInfo(name=slug, id=None) for slug in vectors.spaces() if slug not in known]

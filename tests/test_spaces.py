@@ -402,3 +402,33 @@ def test_check_says_to_drop_an_index_space_sql_does_not_hold_not_to_reindex(home
     assert _run("spaces", "drop", name).returncode == 0
     again = _run("check")
     assert again.returncode == 0 and again.stdout == f"space {space_name(mc)}: clean\n", again.stdout + again.stderr
+
+
+def test_a_stale_space_of_another_encoder_is_said_to_be_resolved_by_the_command_that_does(two_spaces, caplog):
+    """A space of the configured method on another encoder (indexed under TASKSPACE_ENCODER=all-mpnet-base-v2, then
+    the setting back to MiniLM) whose models are stale: `publish` warns that no pass updates it and names
+    `TASKSPACE_ENCODER=NAME taskspace index`, which re-solves it; `describe_spaces` gives the same command (and
+    `TASKSPACE_METHOD=auto taskspace index` for the auto space). Before, publish said "run `taskspace index` first",
+    whose pass updates the configured encoder's space alone and left this one as stale as it was."""
+    import logging
+
+    from indexer.publish import _warn_stale
+    from indexer.space import space_name, space_params
+    from indexer.spaces import describe_spaces
+
+    store, vectors, mc, auto = two_spaces
+    other = store.get_or_create_space("org/enc-b@1", mc.dim, mc.lam, mc.eps, method="auto-mc",
+                                      params=space_params("auto-mc"))
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        _warn_stale(store, other)
+    assert (f"publish: space {space_name(other)} holds 5 model(s) whose vector is missing or older than their "
+            f"results") in caplog.text, caplog.text
+    assert ("it was built with encoder org/enc-b@1, not the configured " in caplog.text and
+            "(TASKSPACE_ENCODER), so no indexing pass updates it: `TASKSPACE_ENCODER=org/enc-b taskspace index` "
+            "re-solves it first" in caplog.text), caplog.text
+    assert "run `taskspace index` first" not in caplog.text
+    got = {i.name: i for i in describe_spaces(store, vectors)}
+    assert got[space_name(other)].stale == 5 and not got[space_name(other)].configured
+    assert got[space_name(other)].update == "TASKSPACE_ENCODER=org/enc-b taskspace index"
+    assert got[space_name(auto)].update == "TASKSPACE_METHOD=auto taskspace index"
+    assert got[space_name(mc)].update == "taskspace index"
