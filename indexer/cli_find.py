@@ -595,7 +595,7 @@ def model(
            [[b["name"], _pct(b["accuracy"]), "unknown" if b["n"] is None else str(b["n"])] for b in d["benchmarks"]],
            caption=d.get("benchmarks_note"))
     if d["strengths"]:
-        _table("Strongest relative to the other models (predicted)",
+        _table(f"Strongest relative to the other models (predicted in space {d['space']})",
                [("benchmark", "left"), ("P(success)", "right"), ("mean of all models", "right"), ("rank", "right"),
                 ("measured", "left")],
                [[s["benchmark"], _pct(s["probability"]), _pct(s["mean"]), f"{s['rank']} of {s['of']}",

@@ -1033,6 +1033,7 @@ def _answer_responses() -> dict:
         benchmarks: list[Observed]
         benchmarks_note: str | None
         strengths: list[Strength]
+        space: str = Field(description="the embedding space whose vectors the strengths (and `indexed`) are of")
 
     class Benchmark(BaseModel):
         name: str

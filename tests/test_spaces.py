@@ -432,3 +432,18 @@ def test_a_stale_space_of_another_encoder_is_said_to_be_resolved_by_the_command_
     assert got[space_name(other)].update == "TASKSPACE_ENCODER=org/enc-b taskspace index"
     assert got[space_name(auto)].update == "TASKSPACE_METHOD=auto taskspace index"
     assert got[space_name(mc)].update == "taskspace index"
+
+
+def test_a_models_strengths_name_the_space_they_are_of(home_with_two_spaces):
+    """`taskspace model ID` (and `model_detail`, `GET /v1/models/{id}`) names the space its predicted strengths come
+    from, the default or the one `--space` gives: in a home with two spaces the table's title says "predicted in space
+    NAME" and the answer carries `space`. Before, nothing said which space's vectors the strengths were of."""
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    for args, sp in (((), mc), (("--space", space_name(auto)), auto)):
+        res = _run("model", "org/a", *args)
+        assert res.returncode == 0, res.stderr
+        said = " ".join(res.stdout.split())  # the table's title wraps at its width
+        assert f"Strongest relative to the other models (predicted in space {space_name(sp)})" in said, res.stdout
+        assert json.loads(_run("model", "org/a", *args, "--json").stdout)["space"] == space_name(sp)
