@@ -168,17 +168,18 @@ def _space(store, space=None, spaces: list | None = None):
         # 5 "cannot load encoder" for every search without --space, though no space needed that encoder)
         spec = configured_spec(lenient=True)
         mine = [s for s in spaces if s.encoder == spec.encoder]
-        if not mine and (spec.encoder, spaces[-1].id) not in _WARNED_ENCODER:
+        said = spec.encoder or _configured_encoder()
+        if not mine and (said, spaces[-1].id) not in _WARNED_ENCODER:
             # the configured encoder built none of them (TASKSPACE_ENCODER changed, or a typo): said once per process
             # (a server answers many queries), not silent
             import logging
 
             from .space import space_name
 
-            _WARNED_ENCODER.add((spec.encoder, spaces[-1].id))
+            _WARNED_ENCODER.add((said, spaces[-1].id))
             logging.getLogger(__name__).warning(
                 "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the newest "
-                "space, %s (%s); --space NAME picks another: %s", spec.encoder or _configured_encoder(),
+                "space, %s (%s); --space NAME picks another: %s", said,
                 space_name(spaces[-1]), spaces[-1].encoder, ", ".join(space_name(s) for s in spaces))
         every, spaces = spaces, [default_space(spaces, spec)]
         if not mine:  # said above: the encoder differs, so the method's space cannot be here either

@@ -339,7 +339,10 @@ def test_a_configured_encoder_that_cannot_be_loaded_does_not_stop_searches_of_th
     from indexer.space import space_name
     from indexer.spaces import describe_spaces
 
+    from indexer import query
+
     store, vectors, mc, auto = two_spaces
+    query._WARNED_ENCODER.clear()  # said once per process and (encoder, space): the other database's run said it
     monkeypatch.setenv("TASKSPACE_ENCODER", "/nonexistent/encoder")
     reset_settings()
     with caplog.at_level(logging.WARNING, logger="indexer.query"):
