@@ -6,7 +6,10 @@ from typing import Optional
 
 import typer
 
-app = typer.Typer(help="The embedding spaces of this home (one per encoder and method indexed or pulled).\n\n"
+app = typer.Typer(help="The embedding spaces of this home (one per encoder and method indexed or pulled): `taskspace "
+                       "spaces` lists each one's encoder, method, dimension, models, how many are stale and the command "
+                       "that re-solves them, and marks the default (the one a search without --space takes) and the "
+                       "configured one (the one `taskspace index` updates); `drop` removes one.\n\n"
                        "Examples:\n\n"
                        "  taskspace spaces\n\n"
                        "  taskspace spaces --json\n\n"
