@@ -355,12 +355,11 @@ def test_a_configured_encoder_that_cannot_be_loaded_does_not_stop_searches_of_th
                                                                    (space_name(auto), True, False)]
 
 
-def test_dropping_a_pulled_space_removes_what_the_pull_brought(two_spaces, tmp_path, monkeypatch):
-    """A space pulled into another home (`taskspace pull` of a `publish --dry-run` folder), dropped: its rows, its
-    pulled marker and the models and benchmarks only it brought go, so the home is as empty as before the pull; the
-    refusal of the default does not promise that `taskspace index` builds it again (a pulled space has no results here
-    to build from). Before the refusal said it would."""
-    from indexer.config import reset_settings
+def test_dropping_a_pulled_space_removes_what_the_pull_brought(store, encoder, tmp_path):
+    """A space pulled into another home (`taskspace pull` of a `publish --dry-run` folder; that home's SQL on SQLite
+    and PostgreSQL), dropped: its rows, its pulled marker and the models and benchmarks only it brought go, so the home
+    is as empty as before the pull; the refusal of the default does not promise that `taskspace index` builds it again
+    (a pulled space has no results here to build from). Before, the refusal said it would."""
     from indexer.errors import ConfigError
     from indexer.publish import publish, pull
     from indexer.space import space_name
@@ -368,22 +367,20 @@ def test_dropping_a_pulled_space_removes_what_the_pull_brought(two_spaces, tmp_p
     from indexer.store.sql import Store
     from indexer.store.vectors import VectorStore
 
-    store, vectors, mc, auto = two_spaces
-    publish("tester/recs", space=space_name(mc), dry_run=tmp_path / "out", store=store)
-    vectors.close()  # the pulling home is another folder; one embedded index per process at a time
-    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "other"))
-    reset_settings()
-    with Store(f"sqlite:///{tmp_path / 'other.db'}", upgrade=True) as other, VectorStore.from_settings() as ovec:
-        pull(str(tmp_path / "out"), store=other, vectors=ovec)
-        (rec,) = other.list_spaces()
+    with Store(f"sqlite:///{tmp_path / 'publisher.db'}", upgrade=True) as pub, \
+            VectorStore(path=tmp_path / "publisher-index") as pvec:
+        _index(pub, pvec, encoder, _sources(tmp_path))
+        publish("tester/recs", dry_run=tmp_path / "out", store=pub)
+    with VectorStore.from_settings() as vectors:
+        pull(str(tmp_path / "out"), store=store, vectors=vectors)
+        (rec,) = store.list_spaces()
         with pytest.raises(ConfigError) as err:
-            drop_space(other, ovec, space_name(rec))
+            drop_space(store, vectors, space_name(rec))
         assert "--force" in str(err.value) and "builds it again" not in str(err.value)
-        res = drop_space(other, ovec, space_name(rec), force=True)
+        res = drop_space(store, vectors, space_name(rec), force=True)
         assert res.sql["sources"] == 1 and res.sql["models"] == 5 and res.sql["benchmarks"] == 2, res.sql
-        assert {k: v for k, v in other.counts().items() if v} == {}, other.counts()
-        assert ovec.spaces() == []
-
+        assert {k: v for k, v in store.counts().items() if v} == {}, store.counts()
+        assert vectors.spaces() == []
 
 def test_check_says_to_drop_an_index_space_sql_does_not_hold_not_to_reindex(home_with_two_spaces):
     """A space the vector index holds and SQL does not (its SQL rows removed, as a drop killed the other way round or a
