@@ -447,3 +447,27 @@ def test_a_models_strengths_name_the_space_they_are_of(home_with_two_spaces):
         said = " ".join(res.stdout.split())  # the table's title wraps at its width
         assert f"Strongest relative to the other models (predicted in space {space_name(sp)})" in said, res.stdout
         assert json.loads(_run("model", "org/a", *args, "--json").stdout)["space"] == space_name(sp)
+
+
+def test_a_space_whose_encoder_cannot_be_loaded_is_named_with_what_to_do(two_spaces):
+    """A query of a space whose encoder cannot be loaded here (`--space NAME` of an mpnet space on a machine without
+    its packages, a pulled space of another encoder): an encoder error naming the space and its encoder, saying to
+    install it or query another space (`taskspace spaces`), without the loader's advice to set TASKSPACE_ENCODER (which
+    changes nothing for that space). Before, "cannot load encoder ...; set TASKSPACE_ENCODER to a local folder or
+    all-MiniLM-L6-v2", with no word of the space."""
+    from indexer.errors import EncoderError
+    from indexer.find import find_models
+    from indexer.space import space_encoder, space_name, space_params
+
+    store, vectors, mc, auto = two_spaces
+    other = store.get_or_create_space("/no/such/encoder@1", mc.dim, mc.lam, mc.eps, method="auto-mc",
+                                      params=space_params("auto-mc"))
+    for call in (lambda: space_encoder(other), lambda: find_models(PROMPT, space=space_name(other), store=store,
+                                                                     vectors=vectors)):
+        with pytest.raises(EncoderError) as err:
+            call()
+        msg = str(err.value)
+        assert msg.startswith(f"space {space_name(other)} needs its encoder /no/such/encoder, which cannot be loaded "
+                              "here: "), msg
+        assert msg.endswith("install that encoder to query this space, or query another (`taskspace spaces` lists "
+                            "them)") and "set TASKSPACE_ENCODER" not in msg, msg
