@@ -211,7 +211,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
     here, the published accuracy and n (None where the record carries none) and ``benchmarks_note`` :data:`PUBLISHED`,
     else None) and ``strengths``
     (the benchmarks where its predicted success is highest relative to the other indexed models: ``probability``,
-    ``mean`` over the models, ``delta``, its ``rank`` among ``of`` models, best first)."""
+    ``mean`` over the models, ``delta``, its ``rank`` among ``of`` models, best first), and ``space``: the index name
+    of the space they are of (``space``, else the default)."""
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
     if bad := name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (its name before)
@@ -255,7 +256,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         with _index_in_step(vectors, sp):
             best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths)
     return {**_identity(key, payload), "metadata": _metadata(payload), "indexed": hit is not None,
-            "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best}
+            "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best,
+            "space": name}
 
 
 def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, blocks: dict, strengths: int) -> list[dict]:

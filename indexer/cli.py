@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from . import cli_find, cli_index, cli_publish, cli_sources
+from . import cli_find, cli_index, cli_publish, cli_sources, cli_spaces
 from .errors import IndexerError
 
 app = typer.Typer(
@@ -503,8 +503,12 @@ def check(
         elif uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
             typer.echo(f"run `taskspace index` to compute the {uncomputed} benchmark vector(s) SQL lacks (extra "
                        "benchmarks above; `taskspace reindex` alone would drop them)", err=True)
-        if running is None and any(_beyond_uncomputed(d) for d in drifts):
+        if running is None and any(_beyond_uncomputed(d) for d in drifts if d.in_sql):
             typer.echo(f"{'then ' if uncomputed else ''}run `taskspace reindex` to rebuild the index from SQL", err=True)
+        for d in drifts:
+            if not d.in_sql:  # a rebuild from SQL does not touch it (before: "run `taskspace reindex`", which left it)
+                typer.echo(f"run `taskspace spaces drop {d.space}` to remove index space {d.space}, which SQL does not "
+                           "hold", err=True)
     if not clean:
         raise typer.Exit(1)
 
@@ -556,6 +560,7 @@ def _beyond_uncomputed(d) -> bool:
 
 
 app.add_typer(cli_sources.app, name="sources")
+app.add_typer(cli_spaces.app, name="spaces")
 
 from .cli_serve import serve as _serve  # noqa: E402  (serve lives in cli_serve.py)
 

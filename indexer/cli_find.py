@@ -488,6 +488,7 @@ def models(
     measured_on: Optional[str] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark (as --benchmark; both: on both)."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip this many."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="At most this many (1 or more)."),
+    space: Optional[str] = typer.Option(None, "--space", help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the indexed models: identity, metadata, the prompts each was measured on, and its accuracy: the mean of
@@ -510,20 +511,20 @@ def models(
     filters = Filters(licenses=license or None, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
                       exclude_gated=exclude_gated, open_only=open_only, min_evidence=min_evidence, benchmark=measured_on)
     if as_json:  # the answer of GET /v1/models: the page with its total, next offset and models lacking metadata
-        echo_json(models_page(benchmark=benchmark, offset=offset, limit=limit, filters=filters))
+        echo_json(models_page(benchmark=benchmark, offset=offset, limit=limit, filters=filters, space=space))
         return
-    rows = list_models(benchmark=benchmark, offset=offset, limit=limit, filters=filters)
+    rows = list_models(benchmark=benchmark, offset=offset, limit=limit, filters=filters, space=space)
 
     def unlisted() -> None:  # the models a filter drops for lack of the metadata it needs (as `search` notes them)
         what = {"licenses": "no license", "min_params": "no parameter count", "max_params": "no parameter count",
                 "pipeline_tag": "no pipeline tag", "open_only": "no Hub repo known"}
-        for name, n in missing_metadata(benchmark=benchmark, filters=filters).items():
+        for name, n in missing_metadata(benchmark=benchmark, filters=filters, space=space).items():
             if n:
                 typer.echo(f"{FILTER_OPTIONS.get(name, name)}: {n} model(s) with {what.get(name, 'no such metadata')} "
                            "are not listed")
 
     if not rows:
-        if list_models(limit=1):  # models are indexed: the options (or the page) left none
+        if list_models(limit=1, space=space):  # models are indexed: the options (or the page) left none
             typer.echo("no indexed model matches these options (without them the index lists models: drop a filter "
                        "or lower --offset)")
             unlisted()
@@ -532,7 +533,7 @@ def models(
         return
     title = f"{len(rows)} indexed model(s)"
     if offset or limit is not None:  # a page: out of how many, and which (the title said "3 indexed model(s)" of 25)
-        total = count_models(benchmark=benchmark, filters=filters)
+        total = count_models(benchmark=benchmark, filters=filters, space=space)
         if len(rows) < total:
             which = f"#{offset + 1}" + (f"-{offset + len(rows)}" if len(rows) > 1 else "")
             title = f"{len(rows)} of {total} indexed model(s)" + (f" ({which})" if offset else "")
@@ -567,6 +568,7 @@ def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 
 def model(
     model_id: str = typer.Argument(..., metavar="ID", callback=_name_option, help="A model: its Hub id, or any name a source gave it."),
+    space: Optional[str] = typer.Option(None, "--space", help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show one model: its benchmarks with observed accuracy, and where it is strongest relative to the others.
@@ -578,7 +580,7 @@ def model(
     from .browse import model_detail
     from .find import format_params
 
-    d = model_detail(model_id)
+    d = model_detail(model_id, space=space)
     if as_json:
         echo_json(d)
         return
@@ -593,7 +595,7 @@ def model(
            [[b["name"], _pct(b["accuracy"]), "unknown" if b["n"] is None else str(b["n"])] for b in d["benchmarks"]],
            caption=d.get("benchmarks_note"))
     if d["strengths"]:
-        _table("Strongest relative to the other models (predicted)",
+        _table(f"Strongest relative to the other models (predicted in space {d['space']})",
                [("benchmark", "left"), ("P(success)", "right"), ("mean of all models", "right"), ("rank", "right"),
                 ("measured", "left")],
                [[s["benchmark"], _pct(s["probability"]), _pct(s["mean"]), f"{s['rank']} of {s['of']}",

@@ -22,7 +22,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "TASKSPACE_QDRANT_URL": ("(unset: embedded in $TASKSPACE_HOME/qdrant)", "URL of a Qdrant server; unset uses the embedded engine (TASKSPACE_QDRANT_ENGINE) in a folder, one process at a time."),
     "TASKSPACE_QDRANT_ENGINE": ("edge", "Embedded vector engine: `edge` (Qdrant Edge, Qdrant's own engine in-process: memory-mapped, exact search, payload indexes) or `local` (qdrant-client's pure-Python local mode: loads every point when it opens a collection, filters in Python; slow above about 20,000 points). An index written by one is not read by the other: `taskspace reindex` rebuilds it."),
     "TASKSPACE_QDRANT_API_KEY": ("(unset)", "API key for the Qdrant server."),
-    "TASKSPACE_ENCODER": ("all-MiniLM-L6-v2", "Sentence-transformer: a known name (all-MiniLM-L6-v2, all-mpnet-base-v2), a local folder, or a Hub model id."),
+    "TASKSPACE_ENCODER": ("all-MiniLM-L6-v2", "Sentence-transformer: a known name (all-MiniLM-L6-v2, all-mpnet-base-v2), a local folder, or a Hub model id. Each encoder (with `TASKSPACE_METHOD`) is a space of its own: `taskspace index` builds and updates the configured one, searches without `--space` take it (else the newest space, with a warning), and the others stay as they are (`taskspace spaces` lists them, their stale models and the command that re-solves each; `taskspace spaces drop NAME` removes one)."),
     "TASKSPACE_ENCODER_DEVICE": ("cpu", "torch device for the encoder (cpu, cuda, ...)."),
     "TASKSPACE_BATCH_SIZE": ("64", "Encoder batch size."),
     "TASKSPACE_CACHE_DIR": ("$TASKSPACE_HOME/cache", "Embedding cache directory (one store per encoder)."),

@@ -404,13 +404,20 @@ def _warn_stale(store, sp) -> None:
     they are; before, without a word, so an upgraded home published its old space's vectors of last month's results."""
     from .config import get_settings
     from .space import configured, space_name
+    from .spaces import configured_spec, update_command
 
     stale = store.stale_models(sp.id)
     if not stale:
         return
     name, spec = space_name(sp), configured(get_settings())
-    if spec.same_method(sp):
+    mine = configured_spec(lenient=True)
+    if mine.matches(sp):
         why = "results were ingested since the last indexing pass: run `taskspace index` first to publish them"
+    elif spec.same_method(sp):  # the configured method on another encoder (before: "run `taskspace index` first",
+        # whose pass updates the configured encoder's space alone and left this one as stale as it was)
+        cmd = update_command(sp)
+        why = (f"it was built with encoder {sp.encoder}, not the configured {mine.encoder or get_settings().encoder} "
+               "(TASKSPACE_ENCODER), so no indexing pass updates it" + (f": `{cmd}` re-solves it first" if cmd else ""))
     else:
         mine = [space_name(o) for o in store.list_spaces() if spec.same_method(o)]
         why = (f"it was built by method {sp.method}, not as this taskspace builds the configured {spec.method} "

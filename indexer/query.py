@@ -160,27 +160,28 @@ def _space(store, space=None, spaces: list | None = None):
         raise NotFoundError("the index is empty: run `taskspace index` first" +
                             (f" (the database {url} holds no indexed space)" if isinstance(url, str) else ""))
     if len(spaces) > 1:
-        from .config import get_settings
-        from .encoder import get_encoder
-        from .space import configured
+        from .spaces import configured_spec, default_space
 
-        settings = get_settings()
         # the space the configured method builds (TASKSPACE_METHOD=auto after auto-text: the auto space)
-        spec = configured(settings, encoder=get_encoder(settings.encoder).id)
+        # lenient: a configured encoder that cannot be loaded here (a typo in TASKSPACE_ENCODER, a package not installed)
+        # built none of the spaces, so the newest is searched with the warning below, as with one space (before: exit
+        # 5 "cannot load encoder" for every search without --space, though no space needed that encoder)
+        spec = configured_spec(lenient=True)
         mine = [s for s in spaces if s.encoder == spec.encoder]
-        if not mine and (spec.encoder, spaces[-1].id) not in _WARNED_ENCODER:
+        said = spec.encoder or _configured_encoder()
+        if not mine and (said, spaces[-1].id) not in _WARNED_ENCODER:
             # the configured encoder built none of them (TASKSPACE_ENCODER changed, or a typo): said once per process
             # (a server answers many queries), not silent
             import logging
 
             from .space import space_name
 
-            _WARNED_ENCODER.add((spec.encoder, spaces[-1].id))
+            _WARNED_ENCODER.add((said, spaces[-1].id))
             logging.getLogger(__name__).warning(
                 "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the newest "
-                "space, %s (%s); --space NAME picks another: %s", spec.encoder, space_name(spaces[-1]),
-                spaces[-1].encoder, ", ".join(space_name(s) for s in spaces))
-        every, spaces = spaces, [s for s in mine if spec.matches(s)][-1:] or mine[-1:] or spaces[-1:]
+                "space, %s (%s); --space NAME picks another: %s", said,
+                space_name(spaces[-1]), spaces[-1].encoder, ", ".join(space_name(s) for s in spaces))
+        every, spaces = spaces, [default_space(spaces, spec)]
         if not mine:  # said above: the encoder differs, so the method's space cannot be here either
             return spaces[0]
     else:
@@ -188,6 +189,13 @@ def _space(store, space=None, spaces: list | None = None):
     if by_default:
         _warn_not_configured(store, spaces[0], every)
     return spaces[0]
+
+
+def _configured_encoder() -> str:
+    """``TASKSPACE_ENCODER`` as set, for a warning about an encoder that cannot be loaded (so has no id)."""
+    from .config import get_settings
+
+    return f"{get_settings().encoder} (which cannot be loaded here)"
 
 
 #: (space key, configured method and settings) pairs :func:`_warn_not_configured` has warned of in this process

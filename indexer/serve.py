@@ -92,8 +92,12 @@ _STATUS = {"InputError": 422, "DimensionError": 422, "ConfigError": 503, "NotFou
            "StoreError": 503, "EncoderError": 503, "HubError": 503}
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "body_too_large",
           415: "unsupported_media_type", 422: "invalid_request", 503: "unavailable", 500: "internal_error"}
+#: what the ``space`` field and query parameter take (OpenAPI)
+SPACE_PARAM = ("the embedding space to query: its index name (as `taskspace spaces` lists it), SQL id or encoder name; "
+               "default: the configured space, as `taskspace search` without --space")
 #: the ``/v1/find`` body fields
-FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence")
+FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence",
+               "space")
 #: the ``/v1/find`` knobs that take no null and no true/false, with what each takes (a body without one gets
 #: find_models' default)
 _KNOBS = {"k": f"a positive integer, at most {LIMITS['max_k']}", "prefer_smaller": "a number from 0 to {max_prefer:g}",
@@ -383,10 +387,10 @@ class Service:
 
         return self._read(lambda: models_page(**query, store=self.store, vectors=self.vectors))
 
-    def model(self, model_id: str) -> dict:
+    def model(self, model_id: str, space: str | None = None) -> dict:
         from .browse import model_detail
 
-        return self._read(lambda: model_detail(model_id, store=self.store, vectors=self.vectors))
+        return self._read(lambda: model_detail(model_id, store=self.store, vectors=self.vectors, space=space))
 
     def benchmarks(self) -> list[dict]:
         from .browse import list_benchmarks
@@ -621,6 +625,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if status == 500:
             return _internal(request, exc)
         field = getattr(exc, "item", None)
+        if isinstance(exc, errors.UnknownSpaceError):  # the library's words are the CLI's option; the client sent `space`
+            return answer(status, "not_found", re.sub(r"^--space ", "space ", scrub(str(exc))), "space")
         if isinstance(exc, errors.DimensionError) and field != "vector":
             # only a query vector is the client's: any other dimension that disagrees is the index's, out of step
             # with SQL (copied from another home, another encoder), which `taskspace reindex` rebuilds (before: 422
@@ -757,7 +763,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         """Rank the indexed models for a task: one of ``prompts`` (a string or a list), ``benchmark`` or
         ``vector``; ``k`` (<= 100), ``filters`` (licenses, min_params, max_params, pipeline_tag, exclude_gated,
         open_only, min_evidence, benchmark), ``models`` (compare mode), ``prefer_smaller``, ``rank``
-        (probability | lcb), ``evidence``. Answers what ``taskspace search --json`` prints."""
+        (probability | lcb), ``evidence``, ``space`` (default: the configured space, as ``taskspace search``
+        without ``--space``). Answers what ``taskspace search --json`` prints."""
         args = find_arguments(body)
         try:
             return svc.find(**args)
@@ -772,7 +779,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                limit: int = Query(50, ge=1, json_schema_extra={"maximum": LIMITS["max_page"]}),
                license: list[str] | None = Query(None), min_params: str | None = None, max_params: str | None = None,
                pipeline_tag: str | None = None, exclude_gated: bool = False, open_only: bool = False,
-               min_evidence: int | None = Query(None, ge=0), measured_on: str | None = None):
+               min_evidence: int | None = Query(None, ge=0), measured_on: str | None = None,
+               space: str | None = Query(None, description=SPACE_PARAM)):
         """The indexed models by key, a page at a time (``next_offset`` is null on the last page)."""
         if limit > LIMITS["max_page"]:
             raise ApiError(422, "limit_exceeded", f"limit: at most {LIMITS['max_page']} models per page "
@@ -784,7 +792,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             given = {k: v for k, v in filters.items() if v is not None}
             # with the total it is out of (as `taskspace models` titles a page, "3 of 25") and, per filter that needs
             # metadata (license, sizes, ...), how many models lack it, as /v1/find says
-            return svc.models_page(benchmark=benchmark, offset=offset, limit=limit, filters=given)
+            return svc.models_page(benchmark=benchmark, offset=offset, limit=limit, filters=given, space=space)
         except errors.IndexerError as exc:  # the library names the filter; the client sent the query parameter
             item = getattr(exc, "item", None) or ""
             from .browse import FILTER_PARAMS  # GET /v1/models query parameter -> the filter it sets
@@ -797,9 +805,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     @app.get("/v1/models/{model_id:path}", tags=["browse"], responses={**ok["model"], **fails(404, 422, 503, 500)})
     def model(model_id: str = PathParam(description="the model's key, Hub id (org/name: its slash is part of the path, "
                                                     "or sent as %2F) or any alias; an error about it names the field "
-                                                    "`model`")):
+                                                    "`model`"),
+              space: str | None = Query(None, description=SPACE_PARAM)):
         """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
-        return svc.model(model_id)
+        return svc.model(model_id, space=space)
 
     @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(422, 503, 500)})
     def benchmarks():
@@ -1018,6 +1027,7 @@ def _answer_responses() -> dict:
         benchmarks: list[Observed]
         benchmarks_note: str | None
         strengths: list[Strength]
+        space: str = Field(description="the embedding space whose vectors the strengths (and `indexed`) are of")
 
     class Benchmark(BaseModel):
         name: str
@@ -1097,6 +1107,7 @@ def _find_schema() -> dict:
                                       description="rank by score - ALPHA * log10(parameters)")
         rank: Literal["probability", "lcb"] = "probability"
         evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
+        space: Text | None = Field(None, description=SPACE_PARAM)
 
     return FindBody.model_json_schema(ref_template="#/components/schemas/{model}")
 
@@ -1219,6 +1230,10 @@ def find_arguments(body: dict) -> dict:
         if isinstance(v, list) and len(v) > LIMITS[limit]:
             raise ApiError(422, "limit_exceeded", f"{name}: at most {LIMITS[limit]} entries ({limit}), got {len(v)}",
                            name)
+    sp = args.get("space")
+    if sp is not None and (not isinstance(sp, str) or not sp.strip()):
+        raise ApiError(422, "invalid_request", f"space must be a space's name (a non-empty string, as `taskspace spaces` "
+                       f"lists it), not {_json_type(sp) if not isinstance(sp, str) else 'an empty string'}", "space")
     ev = args.get("evidence")
     if isinstance(ev, int) and not isinstance(ev, bool) and ev > LIMITS["max_evidence"]:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "

@@ -273,7 +273,16 @@ def space_encoder(space, encoder=None):
     if encoder is None:
         from .encoder import get_encoder
 
-        encoder = get_encoder(spec.encoder_name)
+        try:
+            encoder = get_encoder(spec.encoder_name)
+            encoder.id  # noqa: B018  (resolves the encoder: an EncoderError when it is not here)
+        except EncoderError as exc:
+            # the space needs its own encoder whatever TASKSPACE_ENCODER says (before: the loader's own advice to set
+            # TASKSPACE_ENCODER, which changes nothing for this space, and no word of which space needed it)
+            why = re.sub(r"; set TASKSPACE_ENCODER to [^;]*$", "", str(exc))
+            raise EncoderError(f"space {spec.name} needs its encoder {spec.encoder_name}, which cannot be loaded here: "
+                               f"{why}; install that encoder to query this space, or query another (`taskspace "
+                               "spaces` lists them)") from exc
     if encoder.id != spec.encoder:
         raise EncoderError(f"space {spec.name} was built with encoder {spec.encoder} but the installed encoder is "
                            f"{encoder.id}; prompt vectors would not match its model vectors: install that encoder "

@@ -392,6 +392,9 @@ class Drift:
     #: extra benchmark points of benchmarks SQL holds with prompts but without a vector in this space (a benchmark
     #: vector deleted, say): `taskspace reindex` would drop the points, an indexing pass recomputes the vectors
     uncomputed: list[str] = field(default_factory=list)
+    #: False for a space the index holds and SQL does not (an interrupted or by-hand removal, a copied folder):
+    #: `taskspace reindex` rebuilds only SQL's spaces, so it stays; `taskspace spaces drop NAME` removes it
+    in_sql: bool = True
 
     @property
     def clean(self) -> bool:
@@ -403,7 +406,7 @@ class Drift:
     def as_dict(self, limit: int = 20) -> dict:
         """JSON-able summary: counts and up to ``limit`` keys per (category, kind)."""
         return {"space": self.space, "clean": self.clean, "counts": self.counts(), "problems": self.problems,
-                "orphans": self.orphans, "uncomputed": self.uncomputed[:limit],
+                "orphans": self.orphans, "uncomputed": self.uncomputed[:limit], "in_sql": self.in_sql,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -524,7 +527,8 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
         out.append(drift)
     for slug in vectors.spaces() if space is None else []:
         if slug not in known:
-            drift = Drift(slug, problems=[f"index space {slug} has no embedding space in SQL"])
+            drift = Drift(slug, problems=[f"index space {slug} has no embedding space in SQL (`taskspace reindex` "
+                                          "leaves it)"], in_sql=False)
             for kind in KINDS:
                 drift.extra[kind] = sorted(h.key for h in vectors.scan(slug, kind))
             out.append(drift)

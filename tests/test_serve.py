@@ -281,7 +281,7 @@ def test_every_answer_fits_the_schema_openapi_declares_for_it(client):
         fits("/v1/models", "get", r)
     fits("/v1/models/{model_id}", "get", client.get("/v1/models/org/nope"), 404)
     # the path parameter says what it takes, the slash of a Hub id sent as %2F too, and the field its errors name
-    (param,) = spec["paths"]["/v1/models/{model_id}"]["get"]["parameters"]
+    param = next(p for p in spec["paths"]["/v1/models/{model_id}"]["get"]["parameters"] if p["name"] == "model_id")
     assert "alias" in param["description"] and "`model`" in param["description"], param
     assert client.get("/v1/models/org%2Fm1").json()["model"] == "org/m1"
     assert client.get("/v1/models/org%2Fnope").json()["error"]["field"] == "model"

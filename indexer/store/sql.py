@@ -56,7 +56,9 @@ Embedding spaces and vectors (derived state the worker writes; Qdrant is rebuilt
 -------------------------------------------------------------------------------------------
 - Spaces (:class:`SpaceRecord`: the encoder id including its revision, dim, lambda, eps, method and its
   params): ``get_or_create_space``, ``get_space``, ``list_spaces``; ``space_states``: every space with its
-  calibration map and prior in one read (what a search reads of SQL about its space).
+  calibration map and prior in one read (what a search reads of SQL about its space); ``space_rows`` /
+  ``delete_space`` (in :mod:`.sql_records`): the rows a space holds per table, and deleting them all with the space in
+  one transaction (``taskspace spaces drop``, :func:`indexer.spaces.drop_space`).
 - Model vectors (:class:`ModelVector`): ``save_model_vectors`` (upsert per model; a vector of the wrong
   dimension raises DimensionError; optionally with the space's shrinkage target, a :class:`SpacePrior`
   (method ``auto-mean``), in the same transaction), ``load_model_vectors``, ``delete_model_vectors``,

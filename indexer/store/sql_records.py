@@ -269,3 +269,51 @@ class RecordsMixin:
         else:
             conn.execute(update(Source).where(Source.id == marker).values(**values))
         return sid
+
+    # -- removing a space (``taskspace spaces drop``, :func:`indexer.spaces.drop_space`) -----------------------
+
+    #: the tables that hold a space's rows (each keyed by ``space_id``), in the order they are deleted
+    SPACE_TABLES = (ModelVectorRow, BenchmarkVectorRow, SpacePatternPromptsRow, SpacePatternRow, SpaceCalibrationRow,
+                    SpacePriorRow)
+
+    def space_rows(self, space_id: int) -> dict[str, int]:
+        """How many rows of each table :meth:`delete_space` would delete for the space (``spaces`` itself: 1; the
+        pulled marker in ``sources``: 0 or 1)."""
+        self.get_space(space_id)  # NotFoundError for an unknown id
+        with self._read() as conn:
+            key = conn.execute(select(Space.key).where(Space.id == space_id)).scalar_one()
+            out = {t.__tablename__: conn.execute(select(func.count()).select_from(t)
+                                                 .where(t.space_id == space_id)).scalar_one()
+                   for t in self.SPACE_TABLES}
+            out["sources"] = conn.execute(select(func.count()).select_from(Source)
+                                          .where(Source.location == pulled_location(key))).scalar_one()
+        out["spaces"] = 1
+        return out
+
+    def delete_space(self, space_id: int) -> dict[str, int]:
+        """Delete a space and everything SQL holds of it, in one transaction: its model and benchmark vectors, pattern
+        factors, calibration map and prior, its pulled marker, the ``spaces`` row; then the models and benchmarks a
+        pulled space brought that nothing else uses any more (no outcomes, prompts or vector in another space).
+        Outcomes, prompts and models with results stay. Returns the rows deleted per table; a space that is not
+        there (deleted already) deletes nothing: ``{}``."""
+        with self._write("dropping an embedding space") as conn:
+            row = conn.execute(select(Space).where(Space.id == space_id)).scalar()
+            if row is None:
+                return {}
+            loc = pulled_location(row.key)
+            out = {t.__tablename__: conn.execute(delete(t).where(t.space_id == space_id)).rowcount
+                   for t in self.SPACE_TABLES}
+            out["sources"] = conn.execute(delete(Source).where(Source.location == loc,
+                                                               Source.kind == PULLED_KIND)).rowcount
+            out["spaces"] = conn.execute(delete(Space).where(Space.id == space_id)).rowcount
+            if out["sources"]:  # the models a pull brought and nothing holds now (their aliases go with them)
+                used = select(OutcomeBlock.model_id).union(select(ModelVectorRow.model_id))
+                gone = list(conn.execute(select(Model.id).where(Model.id.not_in(used))).scalars())
+                for c in chunks(gone):
+                    conn.execute(delete(ModelAlias).where(ModelAlias.model_id.in_(c)))
+                    conn.execute(delete(Model).where(Model.id.in_(c)))
+                out["models"] = len(gone)
+                nb = conn.execute(select(func.count()).select_from(Benchmark)).scalar_one()
+                self._drop_unused_benchmarks(conn, set())
+                out["benchmarks"] = nb - conn.execute(select(func.count()).select_from(Benchmark)).scalar_one()
+        return out

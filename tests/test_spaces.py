@@ -1,0 +1,473 @@
+"""Living with several embedding spaces (indexer/spaces.py): `taskspace spaces` lists each one's encoder, method,
+dimension, models, staleness and which is the default; `taskspace spaces drop` removes one from SQL and the vector
+index together (crash-safe, idempotent, the default refused unless forced, a dry run first); the HTTP API takes a
+`space` as the CLI does. A home with two spaces is built as a user gets one: indexed with the default method, then
+with TASKSPACE_METHOD=auto (a second space from the stored results, the same encoder)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from helpers import outcomes, write_source
+
+TOPICS = ["chemistry", "poetry", "law", "algebra"]
+PROMPT = "Question 3 on law: what is item 3 of alpha?"
+
+
+def _sources(tmp_path):
+    rng = np.random.default_rng(3)
+    alpha = [f"Question {j} on {TOPICS[j % 4]}: what is item {j} of alpha?" for j in range(14)]
+    beta = [f"Write a Python function number {j} that sorts a list" for j in range(10)]
+    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b", "org/c", "org/d"], 14))
+    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/c", "org/e"], 10))
+    return [tmp_path / "a", tmp_path / "b"]
+
+
+def _index(store, vectors, encoder, folders, method=None, monkeypatch=None):
+    from indexer.config import reset_settings
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+
+    if method is not None:
+        monkeypatch.setenv("TASKSPACE_METHOD", method)
+        reset_settings()
+    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(f)) for f in folders])
+    assert r.status == "ok", r.errors
+
+
+@pytest.fixture
+def two_spaces(tmp_path, encoder, store, monkeypatch):
+    """(store, vectors, auto-mc space, auto space) in this test's home, SQL on SQLite and PostgreSQL; the configured
+    method is auto-mc again after (its space is the default)."""
+    from indexer.config import reset_settings
+    from indexer.store.vectors import VectorStore
+
+    vectors = VectorStore.from_settings()
+    folders = _sources(tmp_path)
+    _index(store, vectors, encoder, folders)
+    _index(store, vectors, encoder, folders, "auto", monkeypatch)
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    mc, auto = store.list_spaces()
+    assert (mc.method, auto.method) == ("auto-mc", "auto")
+    try:
+        yield store, vectors, mc, auto
+    finally:
+        vectors.close()
+
+
+def test_drop_space_removes_its_sql_rows_and_its_index_together(two_spaces):
+    """`drop_space` of a space that is not the default: a dry run lists its SQL rows and collections and changes
+    nothing; the drop removes every row SQL holds of it and its three collections, the other space stays whole (its
+    searches answer as before); a second drop finds nothing and succeeds (idempotent). Before, no command removed a
+    space: the only way was deleting rows by hand and leaving its collections in the index."""
+    from indexer.find import find_models
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+    from indexer.sync import check
+
+    store, vectors, mc, auto = two_spaces
+    name = space_name(auto)
+    before = find_models(PROMPT, k=3, store=store, vectors=vectors).to_dict()
+    dry = drop_space(store, vectors, name, dry_run=True)
+    assert dry.dry_run and not dry.default and dry.sql["model_vectors"] == 5 and dry.sql["spaces"] == 1
+    assert sorted(dry.collections.values()) == sorted([5, 2, 24]), dry.collections
+    assert [s.id for s in store.list_spaces()] == [mc.id, auto.id] and name in vectors.spaces()
+
+    res = drop_space(store, vectors, name)
+    assert res.sql == dry.sql and res.collections == dry.collections
+    assert [s.id for s in store.list_spaces()] == [mc.id]
+    assert name not in vectors.spaces() and vectors.physical_collections(name) == []
+    assert store.load_model_vectors(auto.id) == [] and store.get_space_calibration(auto.id) is None
+    assert all(d.clean for d in check(store, vectors)), [d.as_dict() for d in check(store, vectors)]
+    assert find_models(PROMPT, k=3, store=store, vectors=vectors).to_dict() == before
+    assert store.counts()["outcomes"] > 0  # the results stay
+
+    again = drop_space(store, vectors, name)
+    assert again.nothing and again.sql == {} and again.collections == {}
+
+
+def test_drop_space_refuses_the_default_space_unless_forced(two_spaces):
+    """The default space (the one searches take without --space) is refused with an error naming it, the way to force
+    it and the other spaces, nothing removed; `force=True` drops it, and searches then take the other space."""
+    from indexer.errors import ConfigError
+    from indexer.find import find_models
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+
+    store, vectors, mc, auto = two_spaces
+    name = space_name(mc)
+    with pytest.raises(ConfigError) as err:
+        drop_space(store, vectors, name)
+    msg = str(err.value)
+    assert f"space {name}" in msg and "is the default space" in msg and f"taskspace spaces drop {name} --force" in msg
+    assert space_name(auto) in msg
+    assert len(store.list_spaces()) == 2 and name in vectors.spaces()
+    assert drop_space(store, vectors, name, dry_run=True).default  # a dry run says it, refusing nothing
+    drop_space(store, vectors, name, force=True)
+    assert [s.id for s in store.list_spaces()] == [auto.id] and name not in vectors.spaces()
+    got = find_models(PROMPT, k=3, store=store, vectors=vectors).to_dict()
+    assert got["space"]["name"] == space_name(auto)
+
+
+def test_a_drop_killed_between_the_index_and_sql_is_finished_by_the_same_command(two_spaces, monkeypatch):
+    """Killed after the index part and before SQL's transaction: SQL still names the space (nothing half-deleted in
+    SQL), `check` reports its index missing, and the same drop again finishes it. Left the other way (collections
+    whose SQL rows are gone: a copied folder, an older drop), `drop_space` of the name removes them."""
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+    from indexer.sync import check
+
+    store, vectors, mc, auto = two_spaces
+    name = space_name(auto)
+    rows = store.space_rows(auto.id)
+
+    def killed(space_id):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(type(store), "delete_space", lambda self, sid: killed(sid))
+    with pytest.raises(KeyboardInterrupt):
+        drop_space(store, vectors, name)
+    monkeypatch.undo()
+    assert [s.id for s in store.list_spaces()] == [mc.id, auto.id] and store.space_rows(auto.id) == rows
+    assert not next(d for d in check(store, vectors) if d.space == name).clean
+    res = drop_space(store, vectors, name)
+    assert res.sql["model_vectors"] == rows["model_vectors"] and res.collections == {}
+    assert [s.id for s in store.list_spaces()] == [mc.id] and name not in vectors.spaces()
+
+    # collections no SQL row names: removed by name
+    from indexer.store.vectors import Point
+
+    vectors.upsert("ghost-0123456789", "models", [Point("m", np.ones(4, np.float32), {"key": "m"})], dim=4)
+    assert drop_space(store, vectors, "ghost-0123456789").collections
+    assert "ghost-0123456789" not in vectors.spaces()
+
+
+def test_an_unknown_space_name_is_an_error_naming_the_spaces(two_spaces):
+    """A name that is no space (and not of a space name's form) is an UnknownSpaceError naming the spaces, as
+    `--space` of search is (the name being an argument here, `space 'x'`, not `--space 'x'`); nothing removed."""
+    from indexer.errors import UnknownSpaceError
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+
+    store, vectors, mc, auto = two_spaces
+    with pytest.raises(UnknownSpaceError, match=r"^space 'minilm' is not a known space; spaces in SQL: "
+                                                + space_name(mc)):
+        drop_space(store, vectors, "minilm")
+    assert len(store.list_spaces()) == 2
+
+
+def test_describe_spaces_gives_each_ones_encoder_method_dim_models_staleness_and_the_default(two_spaces, tmp_path,
+                                                                                            encoder):
+    """`describe_spaces`: per space its encoder, method, width, models and benchmarks with a vector, how many models
+    are stale, which is the default and which the configured; after new results only the configured space is
+    re-solved by a pass, so the other one's stale count says how many of its models are behind."""
+    from indexer.space import space_name
+    from indexer.spaces import describe_spaces
+
+    store, vectors, mc, auto = two_spaces
+    got = {i.name: i for i in describe_spaces(store, vectors)}
+    a, b = got[space_name(mc)], got[space_name(auto)]
+    assert (a.method, b.method) == ("auto-mc", "auto") and a.encoder == b.encoder == encoder.id
+    assert (a.dim, b.dim) == (mc.dim, auto.dim) and a.dim != b.dim
+    assert (a.models, a.benchmarks, a.stale, b.models, b.stale) == (5, 2, 0, 5, 0)
+    assert (a.default, a.configured, b.default, b.configured) == (True, True, False, False)
+    assert a.index == {"models": 5, "benchmarks": 2, "prompts": 24}
+    # new results for org/e: the pass re-solves the configured space; the auto space is one model behind
+    rng = np.random.default_rng(9)
+    write_source(tmp_path / "c", "gamma", [f"Translate sentence {j} into French" for j in range(8)],
+                 outcomes(rng, ["org/e"], 8))
+    _index(store, vectors, encoder, [tmp_path / "a", tmp_path / "b", tmp_path / "c"])
+    got = {i.name: i for i in describe_spaces(store, vectors)}
+    assert got[space_name(mc)].stale == 0 and got[space_name(auto)].stale == 1
+
+
+def _run(*args):
+    import os
+    from pathlib import Path
+
+    return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="200"), cwd=Path(__file__).parents[1])
+
+
+@pytest.fixture
+def home_with_two_spaces(tmp_path, encoder, monkeypatch):
+    """This test's TASKSPACE_HOME (SQLite, Qdrant Edge) with an auto-mc and an auto space; stores closed."""
+    from indexer.config import reset_settings
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    folders = _sources(tmp_path)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        _index(store, vectors, encoder, folders)
+        _index(store, vectors, encoder, folders, "auto", monkeypatch)
+        spaces = store.list_spaces()
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    return spaces
+
+
+def test_the_spaces_command_lists_each_space_and_marks_the_default(home_with_two_spaces, encoder, monkeypatch):
+    """`taskspace spaces` (and `spaces list`, `--json`: `describe_spaces`) prints per space its name, id, encoder,
+    method, dimension, models, benchmarks and staleness, and marks the default and the configured one; under
+    TASKSPACE_METHOD=auto the other one is both. Before, no command listed the spaces: `taskspace spaces` was "No such
+    command", and a user learnt their names only from an error of `--space`."""
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    res = _run("spaces")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == f"{space_name(mc)} [default, configured]" and lines[3] == space_name(auto), res.stdout
+    assert lines[1] == f"  id {mc.id}  encoder {encoder.id}  method auto-mc  dim {mc.dim}"
+    assert lines[2] == "  models 5  benchmarks 2  stale: none" and f"method auto  dim {auto.dim}" in lines[4]
+    got = json.loads(_run("spaces", "list", "--json").stdout)
+    assert [(s["name"], s["method"], s["dim"], s["models"], s["stale"], s["default"]) for s in got] == [
+        (space_name(mc), "auto-mc", mc.dim, 5, 0, True), (space_name(auto), "auto", auto.dim, 5, 0, False)]
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    swapped = json.loads(_run("spaces", "--json").stdout)
+    assert [(s["default"], s["configured"]) for s in swapped] == [(False, False), (True, True)]
+
+
+def test_spaces_drop_dry_run_refusal_and_drop_from_the_command_line(home_with_two_spaces):
+    """`taskspace spaces drop NAME --dry-run` lists the SQL rows and collections it would remove and changes nothing;
+    the default space is one `error:` line naming `--force` (exit 2); the other is dropped and a second drop says
+    there is nothing to drop (exit 0). Before, there was no such command ("No such command 'spaces'")."""
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    name = space_name(auto)
+    dry = _run("spaces", "drop", name, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith(f"space {name} (") and "would remove" in dry.stdout and "5 model_vectors" in dry.stdout
+    assert dry.stdout.count("index collection ts_") == 3 and "nothing was changed" in dry.stdout
+    refused = _run("spaces", "drop", space_name(mc))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(f"error: space {space_name(mc)} (") and "--force" in refused.stderr
+    done = _run("spaces", "drop", name, "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["sql"]["spaces"] == 1, done.stderr
+    assert [s["name"] for s in json.loads(_run("spaces", "--json").stdout)] == [space_name(mc)]
+    again = _run("spaces", "drop", name)
+    assert again.returncode == 0 and "nothing to drop" in again.stdout, again.stderr
+
+
+def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_two_spaces, encoder):
+    """`POST /v1/find` takes `space` and `GET /v1/models`, `/v1/models/{id}` take `?space=` (index name, SQL id or
+    encoder name, as `--space`), each answering what the library answers for that space, and /openapi.json declares
+    them; a space that is no space is a 404 naming the field `space` and the spaces (the CLI's error, exit 2), one
+    that is not a string a 422. Before, the API could query only the default space: `space` was an unknown field
+    (422) and `?space=` an unknown query parameter."""
+    from fastapi.testclient import TestClient
+
+    from indexer.browse import list_models, model_detail
+    from indexer.find import find_models
+    from indexer.serve import Service, create_app
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc), raise_server_exceptions=False) as client:
+        kw = dict(store=svc.store, vectors=svc.vectors)
+        for sp in (space_name(auto), str(auto.id), space_name(mc)):
+            r = client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": sp})
+            assert r.status_code == 200, r.text
+            want = find_models(PROMPT, k=3, space=sp, **kw).to_dict()
+            assert r.json() == json.loads(json.dumps(want))
+        got = client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": space_name(auto)}).json()
+        assert got["space"]["name"] == space_name(auto) and got["space"]["method"] == "auto"
+        assert client.post("/v1/find", json={"prompt": PROMPT}).json()["space"]["name"] == space_name(mc)
+        page = client.get("/v1/models", params={"space": space_name(auto), "limit": 3}).json()
+        assert page["models"] == json.loads(json.dumps(list_models(limit=3, space=space_name(auto), **kw)))
+        one = client.get("/v1/models/org/a", params={"space": space_name(auto)})
+        assert one.status_code == 200, one.text
+        assert one.json() == json.loads(json.dumps(model_detail("org/a", space=space_name(auto), **kw)))
+        assert one.json() != client.get("/v1/models/org/a").json()  # the other space's predictions
+        for r in (client.post("/v1/find", json={"prompt": PROMPT, "space": "nope"}),
+                  client.get("/v1/models", params={"space": "nope"}), client.get("/v1/models/org/a?space=nope")):
+            assert r.status_code == 404, r.text
+            err = r.json()["error"]
+            assert err["code"] == "not_found" and err["field"] == "space", err
+            assert err["message"].startswith("space 'nope' is not a known space; spaces in SQL: ") and \
+                space_name(auto) in err["message"], err
+        bad = client.post("/v1/find", json={"prompt": PROMPT, "space": ["x"]})
+        assert bad.status_code == 422 and bad.json()["error"]["field"] == "space", bad.text
+        doc = client.get("/openapi.json").json()
+        body = doc["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert "space" in body["properties"]
+        for path in ("/v1/models", "/v1/models/{model_id}"):
+            assert "space" in [p["name"] for p in doc["paths"][path]["get"]["parameters"]], path
+
+
+def test_models_and_model_take_the_space_option(home_with_two_spaces):
+    """`taskspace models --space NAME` and `taskspace model ID --space NAME` answer for that space (as `search
+    --space` and the HTTP `?space=`); before, both had no such option ("No such option: --space") and listed the
+    default space alone."""
+    from indexer.browse import model_detail
+    from indexer.query import close_cached
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    res = _run("model", "org/a", "--space", space_name(auto), "--json")
+    assert res.returncode == 0, res.stderr
+    try:
+        want = model_detail("org/a", space=space_name(auto))
+    finally:
+        close_cached()
+    assert json.loads(res.stdout) == json.loads(json.dumps(want))
+    listed = _run("models", "--space", str(auto.id), "--json")
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)["models"]) == 5, listed.stderr
+    bad = _run("models", "--space", "nope")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --space 'nope' is not a known space"), bad.stderr
+
+
+def test_a_configured_encoder_that_cannot_be_loaded_does_not_stop_searches_of_the_spaces_there(two_spaces, caplog,
+                                                                                            monkeypatch):
+    """TASKSPACE_ENCODER naming an encoder that cannot be loaded here (a typo, a package not installed) in a home with
+    two spaces: a search without --space takes the newest space with the warning naming the configured encoder, as it
+    does in a home with one space, and `describe_spaces` lists both, the newest as the default. Before, every search
+    without --space failed (exit 5, "cannot load encoder ..."), though no space needed that encoder, and so did the
+    listing."""
+    import logging
+
+    from indexer.config import reset_settings
+    from indexer.find import find_models
+    from indexer.space import space_name
+    from indexer.spaces import describe_spaces
+
+    from indexer import query
+
+    store, vectors, mc, auto = two_spaces
+    query._WARNED_ENCODER.clear()  # said once per process and (encoder, space): the other database's run said it
+    monkeypatch.setenv("TASKSPACE_ENCODER", "/nonexistent/encoder")
+    reset_settings()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        got = find_models(PROMPT, k=3, store=store, vectors=vectors).to_dict()
+    assert got["space"]["name"] == space_name(auto)
+    assert any("configured encoder /nonexistent/encoder (which cannot be loaded here)" in r.getMessage()
+               for r in caplog.records), caplog.text
+    listed = describe_spaces(store, vectors)
+    assert [(i.name, i.default, i.configured) for i in listed] == [(space_name(mc), False, False),
+                                                                   (space_name(auto), True, False)]
+
+
+def test_dropping_a_pulled_space_removes_what_the_pull_brought(store, encoder, tmp_path):
+    """A space pulled into another home (`taskspace pull` of a `publish --dry-run` folder; that home's SQL on SQLite
+    and PostgreSQL), dropped: its rows, its pulled marker and the models and benchmarks only it brought go, so the home
+    is as empty as before the pull; the refusal of the default does not promise that `taskspace index` builds it again
+    (a pulled space has no results here to build from). Before, the refusal said it would."""
+    from indexer.errors import ConfigError
+    from indexer.publish import publish, pull
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+    from indexer.store.sql import Store
+    from indexer.store.vectors import VectorStore
+
+    with Store(f"sqlite:///{tmp_path / 'publisher.db'}", upgrade=True) as pub, \
+            VectorStore(path=tmp_path / "publisher-index") as pvec:
+        _index(pub, pvec, encoder, _sources(tmp_path))
+        publish("tester/recs", dry_run=tmp_path / "out", store=pub)
+    with VectorStore.from_settings() as vectors:
+        pull(str(tmp_path / "out"), store=store, vectors=vectors)
+        (rec,) = store.list_spaces()
+        with pytest.raises(ConfigError) as err:
+            drop_space(store, vectors, space_name(rec))
+        assert "--force" in str(err.value) and "builds it again" not in str(err.value)
+        res = drop_space(store, vectors, space_name(rec), force=True)
+        assert res.sql["sources"] == 1 and res.sql["models"] == 5 and res.sql["benchmarks"] == 2, res.sql
+        assert {k: v for k, v in store.counts().items() if v} == {}, store.counts()
+        assert vectors.spaces() == []
+
+def test_check_says_to_drop_an_index_space_sql_does_not_hold_not_to_reindex(home_with_two_spaces):
+    """A space the vector index holds and SQL does not (its SQL rows removed, as a drop killed the other way round or a
+    copied folder leaves it): `taskspace check` reports it and says `taskspace spaces drop NAME` removes it, not
+    `taskspace reindex`, which rebuilds SQL's spaces only and left it (check drifted again after it); the drop it
+    names makes check clean. Before, check said "run `taskspace reindex` to rebuild the index from SQL", forever."""
+    from indexer.space import space_name
+    from indexer.store.sql import open_store
+
+    mc, auto = home_with_two_spaces
+    name = space_name(auto)
+    with open_store() as store:
+        store.delete_space(auto.id)
+    res = _run("check")
+    assert res.returncode == 1 and f"index space {name} has no embedding space in SQL" in res.stdout, res.stdout
+    assert f"run `taskspace spaces drop {name}`" in res.stderr and "taskspace reindex` to rebuild" not in res.stderr, \
+        res.stderr
+    assert json.loads(_run("check", "--json").stdout)["spaces"][1]["in_sql"] is False
+    assert _run("spaces", "drop", name).returncode == 0
+    again = _run("check")
+    assert again.returncode == 0 and again.stdout == f"space {space_name(mc)}: clean\n", again.stdout + again.stderr
+
+
+def test_a_stale_space_of_another_encoder_is_said_to_be_resolved_by_the_command_that_does(two_spaces, caplog):
+    """A space of the configured method on another encoder (indexed under TASKSPACE_ENCODER=all-mpnet-base-v2, then
+    the setting back to MiniLM) whose models are stale: `publish` warns that no pass updates it and names
+    `TASKSPACE_ENCODER=NAME taskspace index`, which re-solves it; `describe_spaces` gives the same command (and
+    `TASKSPACE_METHOD=auto taskspace index` for the auto space). Before, publish said "run `taskspace index` first",
+    whose pass updates the configured encoder's space alone and left this one as stale as it was."""
+    import logging
+
+    from indexer.publish import _warn_stale
+    from indexer.space import space_name, space_params
+    from indexer.spaces import describe_spaces
+
+    store, vectors, mc, auto = two_spaces
+    other = store.get_or_create_space("org/enc-b@1", mc.dim, mc.lam, mc.eps, method="auto-mc",
+                                      params=space_params("auto-mc"))
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        _warn_stale(store, other)
+    assert (f"publish: space {space_name(other)} holds 5 model(s) whose vector is missing or older than their "
+            f"results") in caplog.text, caplog.text
+    assert ("it was built with encoder org/enc-b@1, not the configured " in caplog.text and
+            "(TASKSPACE_ENCODER), so no indexing pass updates it: `TASKSPACE_ENCODER=org/enc-b taskspace index` "
+            "re-solves it first" in caplog.text), caplog.text
+    assert "run `taskspace index` first" not in caplog.text
+    got = {i.name: i for i in describe_spaces(store, vectors)}
+    assert got[space_name(other)].stale == 5 and not got[space_name(other)].configured
+    assert got[space_name(other)].update == "TASKSPACE_ENCODER=org/enc-b taskspace index"
+    assert got[space_name(auto)].update == "TASKSPACE_METHOD=auto taskspace index"
+    assert got[space_name(mc)].update == "taskspace index"
+
+
+def test_a_models_strengths_name_the_space_they_are_of(home_with_two_spaces):
+    """`taskspace model ID` (and `model_detail`, `GET /v1/models/{id}`) names the space its predicted strengths come
+    from, the default or the one `--space` gives: in a home with two spaces the table's title says "predicted in space
+    NAME" and the answer carries `space`. Before, nothing said which space's vectors the strengths were of."""
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    for args, sp in (((), mc), (("--space", space_name(auto)), auto)):
+        res = _run("model", "org/a", *args)
+        assert res.returncode == 0, res.stderr
+        said = " ".join(res.stdout.split())  # the table's title wraps at its width
+        assert f"Strongest relative to the other models (predicted in space {space_name(sp)})" in said, res.stdout
+        assert json.loads(_run("model", "org/a", *args, "--json").stdout)["space"] == space_name(sp)
+
+
+def test_a_space_whose_encoder_cannot_be_loaded_is_named_with_what_to_do(two_spaces):
+    """A query of a space whose encoder cannot be loaded here (`--space NAME` of an mpnet space on a machine without
+    its packages, a pulled space of another encoder): an encoder error naming the space and its encoder, saying to
+    install it or query another space (`taskspace spaces`), without the loader's advice to set TASKSPACE_ENCODER (which
+    changes nothing for that space). Before, "cannot load encoder ...; set TASKSPACE_ENCODER to a local folder or
+    all-MiniLM-L6-v2", with no word of the space."""
+    from indexer.errors import EncoderError
+    from indexer.find import find_models
+    from indexer.space import space_encoder, space_name, space_params
+
+    store, vectors, mc, auto = two_spaces
+    other = store.get_or_create_space("/no/such/encoder@1", mc.dim, mc.lam, mc.eps, method="auto-mc",
+                                      params=space_params("auto-mc"))
+    for call in (lambda: space_encoder(other), lambda: find_models(PROMPT, space=space_name(other), store=store,
+                                                                     vectors=vectors)):
+        with pytest.raises(EncoderError) as err:
+            call()
+        msg = str(err.value)
+        assert msg.startswith(f"space {space_name(other)} needs its encoder /no/such/encoder, which cannot be loaded "
+                              "here: "), msg
+        assert msg.endswith("install that encoder to query this space, or query another (`taskspace spaces` lists "
+                            "them)") and "set TASKSPACE_ENCODER" not in msg, msg
