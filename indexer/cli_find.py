@@ -467,11 +467,22 @@ def _print_result(result) -> None:
     if q.get("options_filled"):  # as the page's notes and --json (query.options_filled) say; before, the table alone
         # did not: a question asked without its answer options was ranked as if it had those of its neighbours
         typer.echo("answer options taken from the nearest indexed questions (the task gave none of its own)")
+    if q.get("truncated"):  # as the page's notes and --json (query.truncated) say: the rest did not count
+        typer.echo(truncated_note(q["truncated"], q.get("prompts") or 1, q.get("max_tokens")))
     if q.get("unranked"):  # compare mode: the listed models the answer leaves out (as the page and --json say)
         typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {', '.join(q['unranked'])}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
         typer.echo(f"--prefer-smaller: {result.missing_metadata['prefer_smaller']} model(s) without a parameter count "
                    "are charged as 100B")
+
+
+def truncated_note(which: list[int], n: int, limit: int | None) -> str:
+    """The line saying which prompts the encoder read only the beginning of (``query.truncated``, 0-based)."""
+    what = "the prompt is" if n == 1 else (
+        f"prompt {which[0] + 1} of {n} is" if len(which) == 1 else
+        f"prompts {', '.join(str(i + 1) for i in which)} of {n} are")
+    return (f"{what} longer than the encoder reads ({limit} word pieces): only its beginning was embedded, so text "
+            "after the cut does not change the answer")
 
 
 def models(

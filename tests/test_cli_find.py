@@ -312,6 +312,25 @@ def test_answer_options_taken_from_neighbours_are_said_under_the_table(capsys):
         assert said is filled
 
 
+def test_a_prompt_cut_by_the_encoder_is_said_under_the_table(capsys):
+    """A prompt longer than the encoder reads (`query.truncated`): a line under the table says which one was cut and
+    at how many word pieces, as the page's notes and `--json` do; before, nothing said that only its beginning counted."""
+    from indexer.cli_find import _print_result
+    from indexer.find import Coverage, Evidence, FindResult, ModelResult
+
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    r = ModelResult("org/m", "org/m", False, [], 0.1, 0.1, 0.47, 0.4, 0.55, 0.01, Coverage(), Evidence(), {})
+    for n, cut, says in ((1, [0], "the prompt is longer than the encoder reads (256 word pieces)"),
+                         (3, [1], "prompt 2 of 3 is longer than the encoder reads (256 word pieces)"),
+                         (3, [0, 2], "prompts 1, 3 of 3 are longer"), (2, [], None)):
+        query = {"kind": "prompts", "prompts": n, "options_filled": False, "truncated": cut,
+                 "max_tokens": 256 if cut else None, "rank": "probability", "prefer_smaller": 0.0, "filters": {},
+                 "models": None}
+        _print_result(FindResult(query, space, [r], {}, {}))
+        out = capsys.readouterr().out
+        assert (says in out) if says else "encoder reads" not in out, out
+
+
 @pytest.mark.parametrize("args,says", [
     ([], "none was given"), (["-m", "org/a"], "none was given"),
     (["x", "-b", "alpha"], "not PROMPT and --benchmark together"),

@@ -643,6 +643,25 @@ def test_options_filled_only_when_some_neighbour_had_options(tmp_path, encoder, 
         store.close()
 
 
+def test_a_prompt_longer_than_the_encoder_reads_is_said_to_be_cut(idx):
+    """MiniLM embeds a text's first 256 word pieces only: a prompt longer than that is answered from its beginning, so
+    two prompts that differ after the cut get the same answer. `query.truncated` says which prompts were cut (0-based;
+    a split space's question or options alike) and `query.max_tokens` the limit; before, nothing told the user."""
+    long = " ".join(f"word{i}" for i in range(400))
+    one, other = ask(idx, long + " ALPHA", k=3), ask(idx, long + " OMEGA", k=3)
+    assert one.query["truncated"] == [0] and one.query["max_tokens"] == 256
+    assert [(r.model, r.score) for r in one] == [(r.model, r.score) for r in other]  # the cut is real: same answer
+    several = ask(idx, ["Write a Python function that sorts numbers", long], k=3)
+    assert several.query["truncated"] == [1] and several.to_dict()["query"]["truncated"] == [1]
+    options = "Which one?\n" + "\n".join(f"{letter}. {long}" for letter in "AB")  # the option block is cut
+    assert ask(idx, options, k=3).query["truncated"] == [0]
+    short = ask(idx, "Write a Python function that sorts numbers. " * 8, k=3)  # 360 characters, well under 256 pieces
+    assert short.query["truncated"] == [] and short.query["max_tokens"] == 256
+    shorter = ask(idx, "Write a Python function that sorts numbers.", k=3)  # too short to need counting
+    assert shorter.query["truncated"] == [] and shorter.query["max_tokens"] is None
+    assert ask(idx, benchmark="alpha", k=3).query["truncated"] == []
+
+
 def test_a_lost_prompts_index_is_a_store_error_not_another_answer(idx, monkeypatch):
     """The prompts collection removed by hand (SQL intact): every query kind is an IndexMissingError (exit 3, HTTP
     503) saying `taskspace reindex` rebuilds it, as for a lost models or benchmarks collection. Before, the search

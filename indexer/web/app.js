@@ -295,6 +295,11 @@ function renderResults(data) {
                                              : `${n} without the metadata ${label(f)} needs`);
   }
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
+  if (q.truncated && q.truncated.length) {
+    const which = q.prompts === 1 ? "the prompt is" : q.truncated.length === 1
+      ? `prompt ${q.truncated[0] + 1} of ${q.prompts} is` : `prompts ${q.truncated.map((i) => i + 1).join(", ")} of ${q.prompts} are`;
+    notes.push(`${which} longer than the encoder reads (${q.max_tokens} word pieces): only its beginning was embedded`);
+  }
   if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
   const caveats = [];
