@@ -62,6 +62,13 @@ def _prompt_of(item, path: Path, line: int, what: str) -> str:
                          f"with a \"prompt\" or \"text\" string", file=str(path), line=line)
     if not item.strip():
         raise InputError(f"{what} is an empty prompt; write the prompt's text, or remove it", file=str(path), line=line)
+    from .records import text_problem
+
+    bad = text_problem(item)  # a "\u0000" or lone "\ud800" escape: said at its line, not as the query's prompts[i]
+    if bad:
+        fix = ("remove its \\u0000 escape" if "NUL" in bad else
+               "a \\ud800-\\udfff escape needs its pair (\\ud83d\\ude00), or write the character itself")
+        raise InputError(f"{what}: {bad}; {fix}", file=str(path), line=line)
     return item.strip()
 
 
@@ -155,6 +162,8 @@ def read_prompts_file(path: Path) -> list[str]:
     :class:`InputError` naming the file and line; nothing is searched."""
     import sys
 
+    from .sources.common import bom_problem
+
     try:
         if str(path) == "-":
             text = sys.stdin.read()
@@ -162,17 +171,24 @@ def read_prompts_file(path: Path) -> list[str]:
             data = Path(path).read_bytes()
             if data[:2] == b"\x1f\x8b":  # gzip: a table source's prompts.jsonl.gz, as the shared data sets ship it
                 data = _gunzip(data, path)
+            if (bom := bom_problem(data[:4])) is not None:  # PowerShell 5's `>`, Notepad's "Unicode": said as such
+                raise InputError(bom, file=str(path))
             text = data.decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"no such prompts file (--file takes {PROMPTS_FILE_FORMATS})", file=str(path)) from None
     except IsADirectoryError:
         raise InputError(f"is a folder; --file takes {PROMPTS_FILE_FORMATS}", file=str(path)) from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"the prompts file is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8",
-                         file=str(path)) from None
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise InputError(f"the prompts file is not UTF-8 text ({exc.reason}: byte {exc.object[exc.start]:#04x}, the "
+                         f"file's byte {exc.start}); save it as UTF-8", file=str(path), line=line) from None
     except OSError as exc:
         raise InputError(f"cannot read the prompts file: {exc.strerror or exc}", file=str(path)) from exc
     text = text.removeprefix("\ufeff")  # a byte order mark (Notepad, Excel) is not part of the first prompt
+    if "\x00" in text:  # no prompt may hold one (text_problem); a UTF-16 file without a byte order mark has them all over
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise InputError("holds a NUL character (a binary file, or UTF-16 text without a byte order mark?); a "
+                         "prompts file is UTF-8 text", file=str(path) if str(path) != "-" else "stdin", line=line)
     name = Path(path).name.lower() if str(path) != "-" else ""
     suffix = Path(name.removesuffix(".gz")).suffix  # prompts.jsonl.gz is a .jsonl file
     if suffix == ".jsonl":

@@ -359,10 +359,38 @@ def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_pa
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("caf\xe9 au lait\n".encode("latin-1"))
     for path, says in ((tmp_path / "none.txt", "no such prompts file"), (tmp_path, "is a folder; --file takes"),
-                       (bad, "the prompts file is not UTF-8 text (invalid continuation byte at byte 3); save it as UTF-8")):
+                       (bad, "the prompts file is not UTF-8 text (invalid continuation byte: byte 0xe9, the file's "
+                             "byte 3); save it as UTF-8")):
         with pytest.raises(InputError) as err:
             read_prompts_file(path)
-        assert str(err.value).startswith(f"{path}: {says}") and str(err.value).count(str(path)) == 1, str(err.value)
+        where = f"{path}:1" if path == bad else f"{path}"
+        assert str(err.value).startswith(f"{where}: {says}") and str(err.value).count(str(path)) == 1, str(err.value)
+
+
+def test_a_prompts_file_whose_text_no_query_takes_is_named_by_file_and_line(tmp_path):
+    """`search -f FILE` whose prompt holds a NUL or a lone surrogate (a `\\u0000` or unpaired `\\ud800` escape of a
+    .jsonl or .json file, a NUL byte in a text file), and a file saved as UTF-16: an input error naming the file and
+    the line, saying what to do. Before, the query's "prompts[1]: prompt text holds a NUL character" (the 0-based
+    index of a list the user never wrote), and a UTF-16 file was "invalid start byte at byte 0" or, without a byte
+    order mark, a NUL error for prompts[0]."""
+    from indexer.cli_find import read_prompts_file
+    from indexer.errors import InputError
+
+    cases = {"esc.jsonl": (b'"fine"\n"half \\ud800 a pair"\n', 2, "the line: prompt text is not valid UTF-8 (a lone "
+                                                                  "surrogate); a \\ud800-\\udfff escape needs its pair"),
+             "nul.json": (b'[\n"fine",\n{"prompt": "a\\u0000b"}\n]', 3, "item 2 of the array's \"prompt\": prompt "
+                                                                         "text holds a NUL character; remove its"),
+             "nul.txt": (b"fine\n---\nbad\x00byte\n", 3, "holds a NUL character"),
+             "u16.txt": ("hello\n---\nworld\n".encode("utf-16-le"), 1, "holds a NUL character (a binary file, or UTF-16"),
+             "bom16.txt": ("hello\n---\nworld\n".encode("utf-16"), None, "the file is UTF-16 text (it starts with a "
+                                                                           "UTF-16 byte order mark), not UTF-8")}
+    for name, (data, line, says) in cases.items():
+        f = tmp_path / name
+        f.write_bytes(data)
+        with pytest.raises(InputError) as err:
+            read_prompts_file(f)
+        assert err.value.file == str(f) and err.value.line == line, (name, str(err.value))
+        assert says in str(err.value), (name, str(err.value))
 
 
 def test_a_byte_order_mark_is_not_part_of_the_first_prompt(tmp_path, monkeypatch):
