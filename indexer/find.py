@@ -81,7 +81,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 
 from .errors import DimensionError, IndexOutOfStepError, InputError, NotFoundError, StoreError
-from .records import name_problem, text_problem
+from .records import is_blank, name_problem, text_problem
 from .sync import gated_known, license_text
 
 log = logging.getLogger(__name__)
@@ -411,6 +411,9 @@ def _prompts(prompts) -> list[str] | None:
             raise InputError(f"a prompt must be a string, not {type(p).__name__}", item=f"prompts[{i}]")
         if not p.strip():
             raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
+        if is_blank(p):  # "\u200b", "\ufeff": the encoder reads nothing (before, ranked as if something was asked)
+            raise InputError("a prompt must have visible text (it holds only invisible characters: zero-width or "
+                             "format characters, a byte order mark, controls)", item=f"prompts[{i}]")
         bad = text_problem(p)  # what ingest refuses (a NUL, a lone surrogate) cannot be a query either
         if bad:
             raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"prompts[{i}]")

@@ -158,6 +158,17 @@ def test_text_no_database_takes_is_an_input_error_naming_its_argument(idx):
     assert ask(idx, "fine \U0001F600", k=1).results  # a character beyond the BMP (a surrogate pair in JSON) is text
 
 
+def test_a_prompt_of_invisible_characters_only_is_an_input_error(idx):
+    """A query prompt of zero-width spaces, a byte order mark or control characters only (`"\\ufeff"`, `" \\u200b "`):
+    an InputError naming `prompts[i]`; before, it passed the blank check (`str.strip` keeps them) and was ranked as if
+    something had been asked (the encoder reads nothing of it). Visible text among them is a prompt."""
+    for prompts, item in (("\ufeff", "prompts[0]"), (["fine", " \u200b\u200d "], "prompts[1]"), ("\x07", "prompts[0]")):
+        with pytest.raises(InputError, match="a prompt must have visible text") as err:
+            ask(idx, prompts)
+        assert err.value.item == item
+    assert ask(idx, "\u200bWhat is item 3 of alpha?", k=1).results
+
+
 def test_a_benchmark_known_but_not_indexed_says_which_command_indexes_it(idx, tmp_path):
     """A benchmark whose results were ingested but not indexed yet (``taskspace ingest``) was "unknown benchmark
     'gamma'; did you mean gamma?". Now the error says it is not indexed yet and to run ``taskspace index``; one whose
