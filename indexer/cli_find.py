@@ -205,10 +205,24 @@ def read_prompts_file(path: Path) -> list[str]:
     return prompts
 
 
+#: characters a terminal acts on instead of showing (C0 and C1 controls: ESC starts a colour, a cursor move or an OSC
+#: that sets the window title or the clipboard) or that reorder the text around them (bidi embeddings, overrides,
+#: isolates, marks)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """``text`` as the CLI prints it: each control or bidi character as its escape (``\\x1b``, ``\\u202e``), so a
+    model or benchmark name a source wrote cannot colour, move or retitle the user's terminal, nor reorder a line."""
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], caption: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    # names are the sources' (a Hub dataset's model or benchmark name can hold an escape sequence): shown, never acted on
+    title, caption, rows = shown(title), (shown(caption) if caption else caption), [[shown(c) for c in r] for r in rows]
     t = Table(title=title, caption=caption, show_lines=False, header_style="bold")
     for i, (name, justify) in enumerate(columns):
         widest = max([len(name), *(len(r[i]) for r in rows)]) if rows else len(name)
@@ -486,7 +500,7 @@ def _print_result(result) -> None:
     if q.get("truncated"):  # as the page's notes and --json (query.truncated) say: the rest did not count
         typer.echo(truncated_note(q["truncated"], q.get("prompts") or 1, q.get("max_tokens")))
     if q.get("unranked"):  # compare mode: the listed models the answer leaves out (as the page and --json say)
-        typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {', '.join(q['unranked'])}")
+        typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {shown(', '.join(q['unranked']))}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
         typer.echo(f"--prefer-smaller: {result.missing_metadata['prefer_smaller']} model(s) without a parameter count "
                    "are charged as 100B")
@@ -611,11 +625,11 @@ def model(
         return
     m = d["metadata"]
     kind = "API-only" if d["api_only"] else ("Hub: https://huggingface.co/" + d["hub_id"] if d["hub_id"] else "no Hub repo known")
-    typer.echo(f"{d['model']}  ({kind})")
-    typer.echo(f"license {m['license'] or '-'}, parameters {format_params(m['params']) or '-'}, "
-               f"pipeline tag {m['pipeline_tag'] or '-'}, gated {'-' if m['gated'] is None else 'yes' if m['gated'] else 'no'}")
+    typer.echo(shown(f"{d['model']}  ({kind})"))
+    typer.echo(shown(f"license {m['license'] or '-'}, parameters {format_params(m['params']) or '-'}, "
+                     f"pipeline tag {m['pipeline_tag'] or '-'}, gated {'-' if m['gated'] is None else 'yes' if m['gated'] else 'no'}"))
     if d["aliases"]:
-        typer.echo("also called: " + ", ".join(d["aliases"]))
+        typer.echo(shown("also called: " + ", ".join(d["aliases"])))
     _table("Observed", [("benchmark", "left"), ("accuracy", "right"), ("n", "right")],
            [[b["name"], _pct(b["accuracy"]), "unknown" if b["n"] is None else str(b["n"])] for b in d["benchmarks"]],
            caption=d.get("benchmarks_note"))

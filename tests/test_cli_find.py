@@ -623,6 +623,34 @@ def test_names_with_brackets_or_colons_are_printed_as_written(tmp_path, encoder)
     assert "bench[v1]" in outputs[4].stdout and "🔥" not in "".join(r.stdout for r in outputs)
 
 
+def test_names_with_escape_sequences_cannot_drive_the_terminal(tmp_path, encoder):
+    """A model, benchmark or licence name holding an escape sequence or a bidi override (a source on the Hub wrote it:
+    `org/m\\x1b]0;pwned\\x07`, `bench\\x1b[31m`, `lic\\u202eevil`) is printed by `search`, `models`, `model` and
+    `benchmarks` with those characters escaped (`\\x1b`, `\\u202e`), the rest of the name as written; before, the raw
+    ESC reached the terminal (a colour for the rest of the screen, a window title set, OSC 52 a clipboard write) and
+    U+202E reversed what followed on the line."""
+    rng = np.random.default_rng(11)
+    names = ["org/m\x1b]0;pwned\x07x", "org/plain", "org/\u202eevil"]
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "bench\x1b[31mred", alpha, outcomes(rng, names, 12))])
+    store.upsert_models([{"key": "org/plain", "license": "lic\x1b[2J"}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    vectors.close()
+    store.close()
+    outputs = [run("models"), run("search", alpha[0], *[a for n in names for a in ("-m", n)]),
+               run("search", "-b", "bench\x1b[31mred"), run("benchmarks"), run("model", names[0]),
+               run("model", "org/plain")]
+    for res in outputs:
+        assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+        assert "\x1b" not in res.stdout and "\x07" not in res.stdout and "\u202e" not in res.stdout, res.stdout
+    for res in outputs[:3]:
+        assert "org/m\\x1b]0;pwned\\x07x" in res.stdout and "org/\\u202eevil" in res.stdout, res.stdout
+        assert "lic\\x1b[2J" in res.stdout, res.stdout
+    assert "bench\\x1b[31mred" in outputs[3].stdout and "org/m\\x1b]0;pwned\\x07x" in outputs[4].stdout
+
+
 def test_search_takes_the_space_option_the_docs_name(indexed):
     """`taskspace search --space NAME` searches that space (its index name, SQL id or encoder name, as `check`,
     `reindex` and `publish` take it, and as docs/RELIABILITY.md said search did) and prints the library's answer for
