@@ -450,6 +450,37 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         assert failures == []
 
 
+def test_a_prompt_longer_than_the_encoder_reads_is_said_in_the_notes(page_server):
+    """A prompt longer than the encoder reads (MiniLM: 256 word pieces): the notes say that only its beginning was
+    embedded, as `taskspace search` and `query.truncated` do; a short one says nothing of it. Before, nothing did."""
+    from playwright.sync_api import expect, sync_playwright
+
+    long = " ".join(f"word{i}" for i in range(400))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            page.goto(page_server + "/")
+            status = page.locator("#status")
+            for text, says in ((long, "the prompt is longer than the encoder reads (256 word pieces)"),
+                               (f"What is item 3 of alpha?\n---\n{long}", "prompt 2 of 2 is longer than the encoder reads"),
+                               ("What is item 3 of alpha?", None)):
+                page.fill("#task", text)
+                page.focus("#task")
+                page.keyboard.press("Control+Enter")
+                expect(status).to_contain_text("model(s) ranked for")
+                if says:
+                    expect(page.locator("#notes")).to_contain_text(says)
+                else:
+                    expect(page.locator("#notes")).not_to_contain_text("encoder reads")
+            assert failures == []
+            page.close()
+        finally:
+            browser.close()
+
+
 def test_a_prompt_with_blank_lines_is_one_prompt_and_a_dashes_line_separates_several(page_server):
     """The task box: a pasted prompt with blank lines (HumanEval/0) is one prompt, sent as typed (trimmed); several
     example prompts are separated by a line of three dashes (spaces around them allowed), and the label and hint say
