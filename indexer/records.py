@@ -49,14 +49,21 @@ def text_problem(text) -> str | None:
     return None
 
 
+#: the longest model or benchmark name the database holds (their SQL columns; PostgreSQL refuses a longer one)
+NAME_LIMIT = 512
+
+
 def name_problem(value) -> str | None:
-    """What makes a model or benchmark name unusable (empty, a NUL character or a lone surrogate), or None."""
+    """What makes a model or benchmark name unusable (empty, a NUL character, a lone surrogate, or longer than
+    :data:`NAME_LIMIT` characters: no database takes it), or None."""
     if not isinstance(value, str) or not value.strip():
         return "empty"
     if "\x00" in value:
         return "holds a NUL character"
     if _SURROGATE.search(value):
         return "is not valid Unicode (a lone surrogate, e.g. bytes that were not UTF-8)"
+    if len(value) > NAME_LIMIT:
+        return f"is longer than {NAME_LIMIT} characters ({len(value)}), more than the database holds"
     return None
 
 
