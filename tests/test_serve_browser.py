@@ -481,6 +481,45 @@ def test_a_prompt_longer_than_the_encoder_reads_is_said_in_the_notes(page_server
             browser.close()
 
 
+def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
+    """The evidence panel shows an indexed prompt's text as text (markup in it, `<img onerror=...>`, is neither an
+    element nor run) and cuts a long one after 300 characters, never through a character: a text whose 300th
+    character is an emoji (two UTF-16 units) ends with the whole emoji and "…"; before, the cut fell between its
+    surrogates and the page showed "�"."""
+    import json
+
+    from playwright.sync_api import expect, sync_playwright
+
+    long = "a" * 299 + "\U0001F600" + "b" * 50
+    html = "<img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script> & \u202eevil"
+
+    def evidence(route):
+        data = route.fetch().json()
+        data["results"][0]["evidence"]["prompts"] = [
+            {"text": long, "benchmark": "alpha", "outcome": 1.0, "similarity": 0.9},
+            {"text": html, "benchmark": "alpha", "outcome": 0.0, "similarity": 0.8}]
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            failures = []
+            page.on("pageerror", lambda e: failures.append(str(e)))
+            page.route("**/v1/find", evidence)
+            page.goto(page_server + "/?q=What+is+item+3+of+alpha")
+            first = page.locator("#ranked > li.result").first
+            expect(first).to_be_visible()
+            first.locator("details.evidence summary").click()
+            shown = first.locator("details.evidence li > span:not(.meta):not(.outcome)").all_text_contents()
+            assert shown[0] == "a" * 299 + "\U0001F600…", shown[0][-5:]
+            assert shown[1] == html and first.locator("details.evidence img, details.evidence script").count() == 0
+            assert page.evaluate("window.pwned") is None and failures == []
+            page.close()
+        finally:
+            browser.close()
+
+
 def test_a_prompt_with_blank_lines_is_one_prompt_and_a_dashes_line_separates_several(page_server):
     """The task box: a pasted prompt with blank lines (HumanEval/0) is one prompt, sent as typed (trimmed); several
     example prompts are separated by a line of three dashes (spaces around them allowed), and the label and hint say

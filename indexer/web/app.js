@@ -203,7 +203,10 @@ function evidencePanel(r) {
   panel.append(el("h4", { text: "Nearest indexed prompts, with this model's outcome" }));
   const ul = el("ul");
   for (const p of ev.prompts) {
-    ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { text: p.text.length > 300 ? p.text.slice(0, 300) + "…" : p.text }),
+    // cut by code point, not UTF-16 unit: a cut through an emoji or a CJK extension character left half a surrogate
+    // pair, shown as "�"
+    const chars = Array.from(p.text);
+    ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { text: chars.length > 300 ? chars.slice(0, 300).join("") + "…" : p.text }),
                  el("span", { class: "meta", text: ` (${p.benchmark}; similarity ${p.similarity === null ? "n/a" : p.similarity.toFixed(2)})` })));
   }
   const unknown = r.coverage && r.coverage.measured_near === null;
