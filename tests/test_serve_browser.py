@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
@@ -485,7 +485,7 @@ def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
     """The evidence panel shows an indexed prompt's text as text (markup in it, `<img onerror=...>`, is neither an
     element nor run) and cuts a long one after 300 characters, never through a character: a text whose 300th
     character is an emoji (two UTF-16 units) ends with the whole emoji and "…"; before, the cut fell between its
-    surrogates and the page showed "�"."""
+    surrogates and the page showed "�" (so did the tab's title, which names the task in 60 characters)."""
     import json
 
     from playwright.sync_api import expect, sync_playwright
@@ -515,6 +515,10 @@ def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
             assert shown[0] == "a" * 299 + "\U0001F600…", shown[0][-5:]
             assert shown[1] == html and first.locator("details.evidence img, details.evidence script").count() == 0
             assert page.evaluate("window.pwned") is None and failures == []
+            page.unroute("**/v1/find")
+            task = "q" * 59 + "\U0001F600" + "z" * 20  # the tab's title names the task, cut the same way
+            page.goto(page_server + "/?q=" + quote(task))
+            expect(page).to_have_title("q" * 59 + "\U0001F600… – taskspace")
             page.close()
         finally:
             browser.close()

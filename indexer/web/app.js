@@ -339,7 +339,8 @@ const EMPTY = "type a task or pick a benchmark";
 // the tab's and the history entry's title names the view (before: one title for every search and model page)
 const TITLE = document.title;
 function titleFor(what) {
-  document.title = what ? `${what.length > 60 ? what.slice(0, 60) + "…" : what} – taskspace` : TITLE;
+  const chars = Array.from(what || "");  // by code point, as the evidence texts: never half an emoji ("�")
+  document.title = what ? `${chars.length > 60 ? chars.slice(0, 60).join("") + "…" : what} – taskspace` : TITLE;
 }
 
 // each view (a search, a model page) takes a number; an answer that comes after another view was opened is dropped
