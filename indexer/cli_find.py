@@ -40,11 +40,14 @@ SEPARATOR = re.compile(r"^[^\S\n]*---[^\S\n]*$", re.MULTILINE)
 
 def split_prompts(text: str) -> list[str]:
     """The prompts of a text: separated by ``---`` lines when it has one (blank lines are kept inside a prompt),
-    else by blank lines (what a prompts file has always meant); each stripped, empty ones dropped (so a text of one
+    else by blank lines (what a prompts file has always meant); each stripped, empty ones (or of invisible characters
+    only) dropped (so a text of one
     prompt with blank lines can be given as that prompt followed by a ``---`` line)."""
     text = text.replace("\r\n", "\n")
+    from .records import is_blank
+
     blocks = SEPARATOR.split(text) if SEPARATOR.search(text) else text.split("\n\n")
-    return [b for b in (b.strip() for b in blocks) if b]
+    return [b for b in (b.strip() for b in blocks) if not is_blank(b)]  # a block of zero-width spaces is empty too
 
 
 def _prompt_of(item, path: Path, line: int, what: str) -> str:
@@ -67,7 +70,8 @@ def _prompt_of(item, path: Path, line: int, what: str) -> str:
     bad = text_problem(item)  # a "\u0000" or lone "\ud800" escape: said at its line, not as the query's prompts[i]
     if bad:
         fix = ("remove its \\u0000 escape" if "NUL" in bad else
-               "a \\ud800-\\udfff escape needs its pair (\\ud83d\\ude00), or write the character itself")
+               "a \\ud800-\\udfff escape needs its pair (\\ud83d\\ude00), or write the character itself"
+               if "surrogate" in bad else "write the prompt's text, or remove it")
         raise InputError(f"{what}: {bad}; {fix}", file=str(path), line=line)
     return item.strip()
 

@@ -380,6 +380,9 @@ def test_a_prompts_file_whose_text_no_query_takes_is_named_by_file_and_line(tmp_
                                                                   "surrogate); a \\ud800-\\udfff escape needs its pair"),
              "nul.json": (b'[\n"fine",\n{"prompt": "a\\u0000b"}\n]', 3, "item 2 of the array's \"prompt\": prompt "
                                                                          "text holds a NUL character; remove its"),
+             "zw.jsonl": ('"fine"\n{"prompt": "\\u200b\\ufeff"}\n'.encode(), 2, "the line's \"prompt\": empty prompt text "
+                         "(only invisible characters: zero-width or format characters, a byte order mark, controls); "
+                         "write the prompt's text, or remove it"),
              "nul.txt": (b"fine\n---\nbad\x00byte\n", 3, "holds a NUL character"),
              "u16.txt": ("hello\n---\nworld\n".encode("utf-16-le"), 1, "holds a NUL character (a binary file, or UTF-16"),
              "bom16.txt": ("hello\n---\nworld\n".encode("utf-16"), None, "the file is UTF-16 text (it starts with a "
@@ -391,6 +394,9 @@ def test_a_prompts_file_whose_text_no_query_takes_is_named_by_file_and_line(tmp_
             read_prompts_file(f)
         assert err.value.file == str(f) and err.value.line == line, (name, str(err.value))
         assert says in str(err.value), (name, str(err.value))
+    blank = tmp_path / "blank.txt"  # a text block of zero-width characters only is an empty block: dropped, as "" is
+    blank.write_text("fine\n---\n\u200b\ufeff\n---\nalso fine\n")
+    assert read_prompts_file(blank) == ["fine", "also fine"]
 
 
 def test_a_byte_order_mark_is_not_part_of_the_first_prompt(tmp_path, monkeypatch):
