@@ -40,11 +40,14 @@ SEPARATOR = re.compile(r"^[^\S\n]*---[^\S\n]*$", re.MULTILINE)
 
 def split_prompts(text: str) -> list[str]:
     """The prompts of a text: separated by ``---`` lines when it has one (blank lines are kept inside a prompt),
-    else by blank lines (what a prompts file has always meant); each stripped, empty ones dropped (so a text of one
+    else by blank lines (what a prompts file has always meant); each stripped, empty ones (or of invisible characters
+    only) dropped (so a text of one
     prompt with blank lines can be given as that prompt followed by a ``---`` line)."""
     text = text.replace("\r\n", "\n")
+    from .records import is_blank
+
     blocks = SEPARATOR.split(text) if SEPARATOR.search(text) else text.split("\n\n")
-    return [b for b in (b.strip() for b in blocks) if b]
+    return [b for b in (b.strip() for b in blocks) if not is_blank(b)]  # a block of zero-width spaces is empty too
 
 
 def _prompt_of(item, path: Path, line: int, what: str) -> str:
@@ -62,6 +65,14 @@ def _prompt_of(item, path: Path, line: int, what: str) -> str:
                          f"with a \"prompt\" or \"text\" string", file=str(path), line=line)
     if not item.strip():
         raise InputError(f"{what} is an empty prompt; write the prompt's text, or remove it", file=str(path), line=line)
+    from .records import text_problem
+
+    bad = text_problem(item)  # a "\u0000" or lone "\ud800" escape: said at its line, not as the query's prompts[i]
+    if bad:
+        fix = ("remove its \\u0000 escape" if "NUL" in bad else
+               "a \\ud800-\\udfff escape needs its pair (\\ud83d\\ude00), or write the character itself"
+               if "surrogate" in bad else "write the prompt's text, or remove it")
+        raise InputError(f"{what}: {bad}; {fix}", file=str(path), line=line)
     return item.strip()
 
 
@@ -155,6 +166,8 @@ def read_prompts_file(path: Path) -> list[str]:
     :class:`InputError` naming the file and line; nothing is searched."""
     import sys
 
+    from .sources.common import bom_problem
+
     try:
         if str(path) == "-":
             text = sys.stdin.read()
@@ -162,17 +175,24 @@ def read_prompts_file(path: Path) -> list[str]:
             data = Path(path).read_bytes()
             if data[:2] == b"\x1f\x8b":  # gzip: a table source's prompts.jsonl.gz, as the shared data sets ship it
                 data = _gunzip(data, path)
+            if (bom := bom_problem(data[:4])) is not None:  # PowerShell 5's `>`, Notepad's "Unicode": said as such
+                raise InputError(bom, file=str(path))
             text = data.decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"no such prompts file (--file takes {PROMPTS_FILE_FORMATS})", file=str(path)) from None
     except IsADirectoryError:
         raise InputError(f"is a folder; --file takes {PROMPTS_FILE_FORMATS}", file=str(path)) from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"the prompts file is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8",
-                         file=str(path)) from None
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise InputError(f"the prompts file is not UTF-8 text ({exc.reason}: byte {exc.object[exc.start]:#04x}, the "
+                         f"file's byte {exc.start}); save it as UTF-8", file=str(path), line=line) from None
     except OSError as exc:
         raise InputError(f"cannot read the prompts file: {exc.strerror or exc}", file=str(path)) from exc
     text = text.removeprefix("\ufeff")  # a byte order mark (Notepad, Excel) is not part of the first prompt
+    if "\x00" in text:  # no prompt may hold one (text_problem); a UTF-16 file without a byte order mark has them all over
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise InputError("holds a NUL character (a binary file, or UTF-16 text without a byte order mark?); a "
+                         "prompts file is UTF-8 text", file=str(path) if str(path) != "-" else "stdin", line=line)
     name = Path(path).name.lower() if str(path) != "-" else ""
     suffix = Path(name.removesuffix(".gz")).suffix  # prompts.jsonl.gz is a .jsonl file
     if suffix == ".jsonl":
@@ -189,10 +209,24 @@ def read_prompts_file(path: Path) -> list[str]:
     return prompts
 
 
+#: characters a terminal acts on instead of showing (C0 and C1 controls: ESC starts a colour, a cursor move or an OSC
+#: that sets the window title or the clipboard) or that reorder the text around them (bidi embeddings, overrides,
+#: isolates, marks)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """``text`` as the CLI prints it: each control or bidi character as its escape (``\\x1b``, ``\\u202e``), so a
+    model or benchmark name a source wrote cannot colour, move or retitle the user's terminal, nor reorder a line."""
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def _table(title: str, columns: list[tuple[str, str]], rows: list[list[str]], caption: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    # names are the sources' (a Hub dataset's model or benchmark name can hold an escape sequence): shown, never acted on
+    title, caption, rows = shown(title), (shown(caption) if caption else caption), [[shown(c) for c in r] for r in rows]
     t = Table(title=title, caption=caption, show_lines=False, header_style="bold")
     for i, (name, justify) in enumerate(columns):
         widest = max([len(name), *(len(r[i]) for r in rows)]) if rows else len(name)
@@ -467,11 +501,22 @@ def _print_result(result) -> None:
     if q.get("options_filled"):  # as the page's notes and --json (query.options_filled) say; before, the table alone
         # did not: a question asked without its answer options was ranked as if it had those of its neighbours
         typer.echo("answer options taken from the nearest indexed questions (the task gave none of its own)")
+    if q.get("truncated"):  # as the page's notes and --json (query.truncated) say: the rest did not count
+        typer.echo(truncated_note(q["truncated"], q.get("prompts") or 1, q.get("max_tokens")))
     if q.get("unranked"):  # compare mode: the listed models the answer leaves out (as the page and --json say)
-        typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {', '.join(q['unranked'])}")
+        typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {shown(', '.join(q['unranked']))}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
         typer.echo(f"--prefer-smaller: {result.missing_metadata['prefer_smaller']} model(s) without a parameter count "
                    "are charged as 100B")
+
+
+def truncated_note(which: list[int], n: int, limit: int | None) -> str:
+    """The line saying which prompts the encoder read only the beginning of (``query.truncated``, 0-based)."""
+    what = "the prompt is" if n == 1 else (
+        f"prompt {which[0] + 1} of {n} is" if len(which) == 1 else
+        f"prompts {', '.join(str(i + 1) for i in which)} of {n} are")
+    return (f"{what} longer than the encoder reads ({limit} word pieces): only its beginning was embedded, so text "
+            "after the cut does not change the answer")
 
 
 def models(
@@ -586,11 +631,11 @@ def model(
         return
     m = d["metadata"]
     kind = "API-only" if d["api_only"] else ("Hub: https://huggingface.co/" + d["hub_id"] if d["hub_id"] else "no Hub repo known")
-    typer.echo(f"{d['model']}  ({kind})")
-    typer.echo(f"license {m['license'] or '-'}, parameters {format_params(m['params']) or '-'}, "
-               f"pipeline tag {m['pipeline_tag'] or '-'}, gated {'-' if m['gated'] is None else 'yes' if m['gated'] else 'no'}")
+    typer.echo(shown(f"{d['model']}  ({kind})"))
+    typer.echo(shown(f"license {m['license'] or '-'}, parameters {format_params(m['params']) or '-'}, "
+                     f"pipeline tag {m['pipeline_tag'] or '-'}, gated {'-' if m['gated'] is None else 'yes' if m['gated'] else 'no'}"))
     if d["aliases"]:
-        typer.echo("also called: " + ", ".join(d["aliases"]))
+        typer.echo(shown("also called: " + ", ".join(d["aliases"])))
     _table("Observed", [("benchmark", "left"), ("accuracy", "right"), ("n", "right")],
            [[b["name"], _pct(b["accuracy"]), "unknown" if b["n"] is None else str(b["n"])] for b in d["benchmarks"]],
            caption=d.get("benchmarks_note"))

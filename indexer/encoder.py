@@ -471,6 +471,29 @@ class Encoder:
             raise EncoderError(f"encoder {self.name} produced NaN/inf embeddings")
         return vecs
 
+    def over_limit(self, texts: Sequence[str]) -> tuple[list[bool], int | None]:
+        """(for each text whether it is longer than the encoder reads, the encoder's limit in tokens (word pieces)):
+        sentence-transformers cuts a text at ``max_seq_length`` tokens (all-MiniLM-L6-v2: 256) and embeds only its
+        beginning, so two texts that differ only after the cut embed alike. A text of fewer than
+        :data:`_SHORT_BYTES` UTF-8 bytes is within every encoder's limit (a token is at least a byte) and needs no
+        model load; a longer one is counted with the model's own tokenizer, its special tokens included."""
+        texts = list(texts)
+        if not any(len(t.encode("utf-8")) >= _SHORT_BYTES for t in texts):
+            return [False] * len(texts), None
+        model = self._load()
+        limit = getattr(model, "max_seq_length", None)
+        tokenizer = getattr(model, "tokenizer", None)
+        if not limit or tokenizer is None:
+            return [False] * len(texts), None
+        out = []
+        for t in texts:
+            if len(t.encode("utf-8")) < _SHORT_BYTES:
+                out.append(False)
+                continue
+            ids = tokenizer(t, add_special_tokens=True, verbose=False)["input_ids"]
+            out.append(len(ids) > int(limit))
+        return out, int(limit)
+
     def cached(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached embeddings of these text hashes (missing ones are left out); never loads the model."""
         cache = self._get_cache()
@@ -479,6 +502,11 @@ class Encoder:
     def cached_count(self) -> int:
         cache = self._get_cache()
         return len(cache) if cache is not None else 0
+
+
+#: texts shorter than this many UTF-8 bytes fit every encoder's token limit (sentence-transformers' smallest common
+#: ``max_seq_length`` is 128, and a token covers at least one byte), so :meth:`Encoder.over_limit` tokenizes none
+_SHORT_BYTES = 120
 
 
 def _hub_commit(model) -> str | None:

@@ -5,6 +5,7 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
 :class:`FindResult` whose :meth:`~FindResult.to_dict` is the exact JSON object ``taskspace search --json`` prints::
 
     {"query": {"kind": "prompt" | "prompts" | "benchmark" | "vector", "prompts": n, "options_filled": bool,
+               "truncated": [i, ...], "max_tokens": n | null,
                "benchmark": ..., "k": ..., "rank": ..., "prefer_smaller": ..., "filters": {...}, "models": [...]},
      "space": {"name", "id", "encoder", "method", "dim", "calibrated", "signal"},
      "results": [{"model", "hub_id", "api_only", "aliases", "score", "rank_score", "probability",
@@ -36,6 +37,11 @@ the answer says how many).
 **Compare mode** (``models=[...]``): rank exactly these models (names, Hub ids or any alias the store knows);
 an unknown name is a :class:`~indexer.errors.NotFoundError` suggesting close names; ``query.unranked`` lists the
 given models missing from the answer (removed by a filter, or without a vector in the space).
+
+**Long prompts.** The encoder embeds a text's first ``max_seq_length`` tokens only (all-MiniLM-L6-v2: 256 word
+pieces, about 200 English words), so text after the cut does not change the answer: ``query.truncated`` lists the
+(0-based) prompts that were cut (on the default method: whose question or answer options were), ``query.max_tokens``
+the limit (null when no prompt was long enough to count).
 
 **Coverage and evidence.** The :data:`NEAR_PROMPTS` indexed prompts nearest to the query (by cosine of the question
 embedding, a search of the prompts collection) are the query's neighbourhood (a benchmark query's: that
@@ -75,7 +81,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 
 from .errors import DimensionError, IndexOutOfStepError, InputError, NotFoundError, StoreError
-from .records import name_problem, text_problem
+from .records import is_blank, name_problem, text_problem
 from .sync import gated_known, license_text
 
 log = logging.getLogger(__name__)
@@ -421,6 +427,9 @@ def _prompts(prompts) -> list[str] | None:
             raise InputError(f"a prompt must be a string, not {type(p).__name__}", item=f"prompts[{i}]")
         if not p.strip():
             raise InputError("a prompt must be a non-empty string", item=f"prompts[{i}]")
+        if is_blank(p):  # "\u200b", "\ufeff": the encoder reads nothing (before, ranked as if something was asked)
+            raise InputError("a prompt must have visible text (it holds only invisible characters: zero-width or "
+                             "format characters, a byte order mark, controls)", item=f"prompts[{i}]")
         bad = text_problem(p)  # what ingest refuses (a NUL, a lone surrogate) cannot be a query either
         if bad:
             raise InputError(f"{bad}: send the prompt as valid UTF-8 text without NUL characters", item=f"prompts[{i}]")
@@ -677,7 +686,9 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 
     kind = "benchmark" if benchmark is not None else "vector" if vector is not None else (
         "prompt" if len(prompts) == 1 else "prompts")
-    query = {"kind": kind, "prompts": len(prompts or []), "options_filled": filled, "benchmark": benchmark,
+    truncated, max_tokens = _truncated(sp, prompts) if prompts else ([], None)
+    query = {"kind": kind, "prompts": len(prompts or []), "options_filled": filled, "truncated": truncated,
+             "max_tokens": max_tokens, "benchmark": benchmark,
              "k": int(k), "rank": rank, "prefer_smaller": alpha, "filters": flt.to_dict(),
              "models": list(keys) if keys is not None else None}
     if keys is not None:  # compare mode: the listed models that are not in the answer (filtered out, or no vector)
@@ -686,6 +697,24 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     space_info = {"name": name, "id": sp.id, "encoder": sp.encoder, "method": sp.method, "dim": int(sp.dim),
                   "calibrated": pred.calibrated, "signal": pred.signal}
     return FindResult(query, space_info, results, excluded, missing, timings)
+
+
+def _truncated(space, prompts: list[str]) -> tuple[list[int], int | None]:
+    """(the 0-based indexes of the prompts the encoder read only the beginning of: a text it embeds, the whole prompt
+    or on a split space its question or its options, is longer than its token limit; that limit, or None when no
+    prompt is long enough to need counting). Text after the cut does not change the answer, so the answer says so."""
+    from . import represent
+    from .space import space_encoder
+
+    parts = represent.embedded_texts(prompts, space)
+    flat = [t for p in parts for t in p]
+    over, limit = space_encoder(space).over_limit(flat)
+    out, i = [], 0
+    for n, p in enumerate(parts):
+        if any(over[i:i + len(p)]):
+            out.append(n)
+        i += len(p)
+    return out, limit
 
 
 def _check_query(prompts, benchmark, vector, k, rank, k_name: str = "k") -> list[str] | None:

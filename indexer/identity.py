@@ -13,7 +13,9 @@ Sources name one model in many ways: ``Qwen--Qwen1.5-72B-Chat`` (``org--name``),
    (``open-llm-leaderboard/<org>__<name>-details``, ``details_<org>__<name>``) and ``org__name`` / ``org--name``
    become ``org/name`` when the result is a valid Hub repo id; a name that already is ``org/name`` stays.
 
-A name none of these maps stays as given (``kind`` ``"name"``: not known to be open or API-only).
+A name none of these maps stays as given (``kind`` ``"name"``: not known to be open or API-only). A name is read
+in Unicode NFC first: ``Café-7B`` with a precomposed ``é`` and with ``e`` plus a combining accent (macOS, some
+exports) is one model, stored under the NFC key (before, two model rows that look the same).
 
 The alias file format (TOML)::
 
@@ -35,6 +37,7 @@ import functools
 import hashlib
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,6 +189,8 @@ def resolve(name: str, tables: list[AliasTable] | None = None) -> Identity:
     if tables is None:
         tables = [t for t in (user_table(), packaged()) if t is not None]
     base = name.strip()
+    if not base.isascii():  # one model for the two spellings of one text (precomposed or combining accents)
+        base = unicodedata.normalize("NFC", base)
     m = _TAG.match(base)
     stripped = m.group(1).strip() if m and m.group(1).strip() else base
     for i, table in enumerate(tables):

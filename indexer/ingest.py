@@ -277,6 +277,8 @@ class Ingester:
         batch = drop_conflicts_between_names(batch, self.store)
         s.errors.extend(batch.errors)
         s.warnings.extend(batch.warnings)
+        if (repeated := repeated_texts(batch)) is not None:
+            s.warnings.append(repeated)
         s.duplicates += batch.skipped
         why = None if self.accept_partial or not batch.errors else self._quarantine_reason(batch)
         if why is not None:
@@ -654,6 +656,31 @@ def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
     kept_b = set(table.benchmarks) | {o.benchmark for o in batch.outcomes}
     benchmarks = {b: info for b, info in batch.benchmarks.items() if b in kept_b}
     return replace(batch, table=table, benchmarks=benchmarks, errors=list(batch.errors) + log_.finish())
+
+
+def repeated_texts(batch: SourceBatch) -> str | None:
+    """A warning when the batch holds one prompt text (in one benchmark) under several prompt ids: a prompt's identity
+    is its text, so the copies are stored as one prompt and a model's outcomes on them averaged into one graded score
+    (as ``taskspace evaluate`` warns for its data); None when no text is repeated. Before, the ingest summary counted
+    fewer prompts than the source's ids, and "0 repeated row(s) dropped", without a word."""
+    ids: dict[tuple[str, str], dict] = {}
+    for o in batch.outcomes:
+        ids.setdefault((o.benchmark, o.text), {})[o.prompt_id] = None
+    table = batch.table
+    if table is not None and len(table):
+        import numpy as np
+
+        for i in np.unique(table.prompt_idx).tolist():  # the prompts some outcome row names
+            ids.setdefault((table.benchmarks[i], table.texts[i]), {})[table.prompt_ids[i]] = None
+    repeated = [(b, list(p)) for (b, _), p in ids.items() if len(p) > 1]
+    if not repeated:
+        return None
+    bench, first = repeated[0]
+    example = " = ".join(repr(str(i)) for i in first[:3]) + (" ..." if len(first) > 3 else "")
+    n = len(repeated)
+    return (f"{batch.source.location}: {n} prompt text{' is' if n == 1 else 's are'} given under more than one prompt "
+            f"id ({sum(len(p) for _, p in repeated)} ids; e.g. {bench} {example}): a prompt is its text, so the ids of a "
+            "text are one prompt and a model's outcomes on them are averaged into one score")
 
 
 def cell_count(batch: SourceBatch) -> int:

@@ -20,12 +20,28 @@ from typing import Any
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+#: Unicode categories of characters that show nothing and that an encoder's tokenizer drops: controls (Cc), format
+#: characters (Cf: zero-width space U+200B, joiners, a byte order mark U+FEFF, bidi marks), separators (Z*)
+_INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` has no visible character: nothing, whitespace, zero-width or other format characters (a byte
+    order mark, U+200B), control characters. Such a text embeds as an empty one (the tokenizer drops them all)."""
+    import unicodedata
+
+    return not any(not c.isspace() and unicodedata.category(c) not in _INVISIBLE for c in text)
+
+
 def text_problem(text) -> str | None:
-    """What makes a prompt text unusable, or None: empty or only whitespace, a NUL character (PostgreSQL cannot store
-    one, so no database takes it), or bytes that were not UTF-8 (lone surrogates from a ``surrogateescape`` decode).
-    Readers reject such rows with their line; the store refuses them the same way on SQLite and PostgreSQL."""
+    """What makes a prompt text unusable, or None: empty or only whitespace or invisible characters (:func:`is_blank`),
+    a NUL character (PostgreSQL cannot store one, so no database takes it), or bytes that were not UTF-8 (lone
+    surrogates from a ``surrogateescape`` decode). Readers reject such rows with their line; the store refuses them the
+    same way on SQLite and PostgreSQL."""
     if not isinstance(text, str) or not text.strip():
         return "empty prompt text (only whitespace or nothing)"
+    if is_blank(text):
+        return "empty prompt text (only invisible characters: zero-width or format characters, a byte order mark, controls)"
     if "\x00" in text:
         return "prompt text holds a NUL character"
     if _SURROGATE.search(text):
@@ -33,14 +49,21 @@ def text_problem(text) -> str | None:
     return None
 
 
+#: the longest model or benchmark name the database holds (their SQL columns; PostgreSQL refuses a longer one)
+NAME_LIMIT = 512
+
+
 def name_problem(value) -> str | None:
-    """What makes a model or benchmark name unusable (empty, a NUL character or a lone surrogate), or None."""
+    """What makes a model or benchmark name unusable (empty, a NUL character, a lone surrogate, or longer than
+    :data:`NAME_LIMIT` characters: no database takes it), or None."""
     if not isinstance(value, str) or not value.strip():
         return "empty"
     if "\x00" in value:
         return "holds a NUL character"
     if _SURROGATE.search(value):
         return "is not valid Unicode (a lone surrogate, e.g. bytes that were not UTF-8)"
+    if len(value) > NAME_LIMIT:
+        return f"is longer than {NAME_LIMIT} characters ({len(value)}), more than the database holds"
     return None
 
 

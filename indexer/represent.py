@@ -54,7 +54,7 @@ from .features import MULTIPLE_CHOICE, MULTIPLE_CHOICE_V2, mc_covariates, n_feat
 __all__ = ["NO_OPTIONS", "NEIGHBOURS", "add_intercept", "neighbour_rows", "fill_from_neighbours", "feature_set",
            "has_intercept", "is_split", "embed_width", "index_dim", "embed", "design", "rows", "lift", "query_rows",
            "question_width", "unknown", "options_share", "fill_unknown", "mean_row", "has_formats", "pattern_formats", "index_vectors",
-           "effective_rows", "LEVELS", "LEVELS_FORMATS", "has_levels", "strip_levels", "levels", "prior_formats",
+           "effective_rows", "embedded_texts", "LEVELS", "LEVELS_FORMATS", "has_levels", "strip_levels", "levels", "prior_formats",
            "level_width", "prompt_formats", "format_weights", "prior_matrix", "question_rows", "nearest"]
 
 #: the ``levels`` param of a space whose vectors carry the level coordinates (:func:`has_levels`)
@@ -216,6 +216,15 @@ def _split_embed(parts: list[tuple[str, str | None]], encode: Encode, space_or_p
 
 def _split_covariates(parts: list[tuple[str, str | None]]) -> np.ndarray:
     return mc_covariates([q for q, _ in parts], [o for _, o in parts])
+
+
+def embedded_texts(texts: Sequence[str], space_or_params) -> list[list[str]]:
+    """For each text, the texts its row embeds (what :func:`embed` gives the encoder): ``[text]``, or on a split
+    space ``[question]`` and, when it has an option block, ``[question, options]``."""
+    texts = _texts(texts)
+    if not is_split(space_or_params):
+        return [[t] for t in texts]
+    return [[q] if o is None else [q, o] for q, o in (split_options(t) for t in texts)]
 
 
 def embed(texts: Sequence[str], encode: Encode, space_or_params) -> np.ndarray:

@@ -941,6 +941,10 @@ def _answer_responses() -> dict:
         kind: Literal["prompt", "prompts", "benchmark", "vector"]
         prompts: int = Field(description="how many prompts the query was made of")
         options_filled: bool = Field(description="answer options were filled in from the nearest indexed questions")
+        truncated: list[int] = Field(description="the prompts (0-based) longer than the encoder reads: only their "
+                                                 "first max_tokens tokens were embedded")
+        max_tokens: int | None = Field(description="the encoder's limit in tokens (word pieces); null when no prompt "
+                                                   "was long enough to count")
         benchmark: str | None
         k: int
         rank: Literal["probability", "lcb"]

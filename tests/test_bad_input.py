@@ -181,6 +181,44 @@ def test_whitespace_and_nul_prompt_texts_are_row_errors(store, tmp_path):
     assert len(om.prompt_hashes) == 2
 
 
+def test_a_prompt_of_invisible_characters_only_is_a_row_error(store, tmp_path):
+    """A prompt text of zero-width spaces, a byte order mark, joiners or control characters only (what a spreadsheet or a
+    scraper leaves in an emptied cell): an error at its line ("empty prompt text (only invisible characters ...)"), the
+    rest stored, on SQLite and PostgreSQL; before, it passed the whitespace check (`str.strip` keeps them) and was
+    stored and embedded as a prompt the encoder reads as empty. A text with visible characters among them is kept."""
+    d = tmp_path / "t"
+    _prompts(d, ["Fine question?", "\u200b\u200b", " \ufeff\u200d\n", "\x07\x1b", "Keep \u200bthis one?"])
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 5)))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    errs = {(Path(e.file).name, e.line): e.message for e in s.errors}
+    for line in (2, 3, 4):
+        assert "empty prompt text (only invisible characters" in errs[("prompts.jsonl", line)], errs
+    assert {f for f, _ in errs} == {"prompts.jsonl", "outcomes.csv"} and len(errs) == 6  # their outcome rows say so
+    assert s.outcomes == 2 and s.sources == 1
+    assert len(store.load_outcomes().prompt_hashes) == 2
+
+
+def test_a_name_longer_than_the_database_holds_costs_its_rows_not_the_source(store, tmp_path):
+    """A model or benchmark name longer than its SQL column (512 characters; a harness's model_args string, a damaged
+    export): its rows are errors (a benchmark's at its line in the prompts file, a model's naming it) and the rest of the
+    source is stored, on SQLite as on PostgreSQL. Before, the store refused the whole source ("source not stored
+    (nothing of it was written): prompt p3: model 'org/mmm...'... is longer than 512 characters"), naming no line."""
+    d = tmp_path / "t"
+    d.mkdir()
+    rows = [("p0", "b", "Fine?"), ("p1", "b" * 600, "Long benchmark?"), ("p2", "b", "Also fine?")]
+    (d / "prompts.jsonl").write_text("".join(json.dumps({"prompt_id": p, "benchmark": b, "text": t}) + "\n"
+                                             for p, b, t in rows))
+    long_model = "org/" + "m" * 600
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1", long_model], 3)))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert s.sources == 1 and s.outcomes == 2 and s.models == 1, s.errors
+    msgs = [str(e) for e in s.errors]
+    assert any(m.startswith(f"{d / 'prompts.jsonl'}:2: benchmark name is longer than 512 characters (600)") for m in msgs), msgs
+    assert any("org/mmm" in m and "is longer than 512 characters (604)" in m and "its outcomes are dropped" in m
+               for m in msgs), msgs
+    assert sorted(store.load_outcomes().models) == ["m1"]
+
+
 def test_a_lone_surrogate_from_a_json_escape_costs_its_row(store, tmp_path):
     """``"\\ud800"`` in a JSONL prompt decodes to a lone surrogate (the file itself is valid UTF-8): it passed the
     not-UTF-8 check (which looked only for surrogateescape's U+DC80-U+DCFF) and crashed the prompt hash. Now the row

@@ -315,6 +315,25 @@ def test_answer_options_taken_from_neighbours_are_said_under_the_table(capsys):
         assert said is filled
 
 
+def test_a_prompt_cut_by_the_encoder_is_said_under_the_table(capsys):
+    """A prompt longer than the encoder reads (`query.truncated`): a line under the table says which one was cut and
+    at how many word pieces, as the page's notes and `--json` do; before, nothing said that only its beginning counted."""
+    from indexer.cli_find import _print_result
+    from indexer.find import Coverage, Evidence, FindResult, ModelResult
+
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    r = ModelResult("org/m", "org/m", False, [], 0.1, 0.1, 0.47, 0.4, 0.55, 0.01, Coverage(), Evidence(), {})
+    for n, cut, says in ((1, [0], "the prompt is longer than the encoder reads (256 word pieces)"),
+                         (3, [1], "prompt 2 of 3 is longer than the encoder reads (256 word pieces)"),
+                         (3, [0, 2], "prompts 1, 3 of 3 are longer"), (2, [], None)):
+        query = {"kind": "prompts", "prompts": n, "options_filled": False, "truncated": cut,
+                 "max_tokens": 256 if cut else None, "rank": "probability", "prefer_smaller": 0.0, "filters": {},
+                 "models": None}
+        _print_result(FindResult(query, space, [r], {}, {}))
+        out = capsys.readouterr().out
+        assert (says in out) if says else "encoder reads" not in out, out
+
+
 @pytest.mark.parametrize("args,says", [
     ([], "none was given"), (["-m", "org/a"], "none was given"),
     (["x", "-b", "alpha"], "not PROMPT and --benchmark together"),
@@ -343,10 +362,44 @@ def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_pa
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("caf\xe9 au lait\n".encode("latin-1"))
     for path, says in ((tmp_path / "none.txt", "no such prompts file"), (tmp_path, "is a folder; --file takes"),
-                       (bad, "the prompts file is not UTF-8 text (invalid continuation byte at byte 3); save it as UTF-8")):
+                       (bad, "the prompts file is not UTF-8 text (invalid continuation byte: byte 0xe9, the file's "
+                             "byte 3); save it as UTF-8")):
         with pytest.raises(InputError) as err:
             read_prompts_file(path)
-        assert str(err.value).startswith(f"{path}: {says}") and str(err.value).count(str(path)) == 1, str(err.value)
+        where = f"{path}:1" if path == bad else f"{path}"
+        assert str(err.value).startswith(f"{where}: {says}") and str(err.value).count(str(path)) == 1, str(err.value)
+
+
+def test_a_prompts_file_whose_text_no_query_takes_is_named_by_file_and_line(tmp_path):
+    """`search -f FILE` whose prompt holds a NUL or a lone surrogate (a `\\u0000` or unpaired `\\ud800` escape of a
+    .jsonl or .json file, a NUL byte in a text file), and a file saved as UTF-16: an input error naming the file and
+    the line, saying what to do. Before, the query's "prompts[1]: prompt text holds a NUL character" (the 0-based
+    index of a list the user never wrote), and a UTF-16 file was "invalid start byte at byte 0" or, without a byte
+    order mark, a NUL error for prompts[0]."""
+    from indexer.cli_find import read_prompts_file
+    from indexer.errors import InputError
+
+    cases = {"esc.jsonl": (b'"fine"\n"half \\ud800 a pair"\n', 2, "the line: prompt text is not valid UTF-8 (a lone "
+                                                                  "surrogate); a \\ud800-\\udfff escape needs its pair"),
+             "nul.json": (b'[\n"fine",\n{"prompt": "a\\u0000b"}\n]', 3, "item 2 of the array's \"prompt\": prompt "
+                                                                         "text holds a NUL character; remove its"),
+             "zw.jsonl": ('"fine"\n{"prompt": "\\u200b\\ufeff"}\n'.encode(), 2, "the line's \"prompt\": empty prompt text "
+                         "(only invisible characters: zero-width or format characters, a byte order mark, controls); "
+                         "write the prompt's text, or remove it"),
+             "nul.txt": (b"fine\n---\nbad\x00byte\n", 3, "holds a NUL character"),
+             "u16.txt": ("hello\n---\nworld\n".encode("utf-16-le"), 1, "holds a NUL character (a binary file, or UTF-16"),
+             "bom16.txt": ("hello\n---\nworld\n".encode("utf-16"), None, "the file is UTF-16 text (it starts with a "
+                                                                           "UTF-16 byte order mark), not UTF-8")}
+    for name, (data, line, says) in cases.items():
+        f = tmp_path / name
+        f.write_bytes(data)
+        with pytest.raises(InputError) as err:
+            read_prompts_file(f)
+        assert err.value.file == str(f) and err.value.line == line, (name, str(err.value))
+        assert says in str(err.value), (name, str(err.value))
+    blank = tmp_path / "blank.txt"  # a text block of zero-width characters only is an empty block: dropped, as "" is
+    blank.write_text("fine\n---\n\u200b\ufeff\n---\nalso fine\n")
+    assert read_prompts_file(blank) == ["fine", "also fine"]
 
 
 def test_a_byte_order_mark_is_not_part_of_the_first_prompt(tmp_path, monkeypatch):
@@ -577,6 +630,34 @@ def test_names_with_brackets_or_colons_are_printed_as_written(tmp_path, encoder)
         assert "[i]mine[/i]" in res.stdout, res.stdout
     assert "Models for benchmark bench[v1]" in outputs[2].stdout and "bench[v1]" in outputs[3].stdout
     assert "bench[v1]" in outputs[4].stdout and "🔥" not in "".join(r.stdout for r in outputs)
+
+
+def test_names_with_escape_sequences_cannot_drive_the_terminal(tmp_path, encoder):
+    """A model, benchmark or licence name holding an escape sequence or a bidi override (a source on the Hub wrote it:
+    `org/m\\x1b]0;pwned\\x07`, `bench\\x1b[31m`, `lic\\u202eevil`) is printed by `search`, `models`, `model` and
+    `benchmarks` with those characters escaped (`\\x1b`, `\\u202e`), the rest of the name as written; before, the raw
+    ESC reached the terminal (a colour for the rest of the screen, a window title set, OSC 52 a clipboard write) and
+    U+202E reversed what followed on the line."""
+    rng = np.random.default_rng(11)
+    names = ["org/m\x1b]0;pwned\x07x", "org/plain", "org/\u202eevil"]
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "bench\x1b[31mred", alpha, outcomes(rng, names, 12))])
+    store.upsert_models([{"key": "org/plain", "license": "lic\x1b[2J"}])
+    from indexer import sync
+
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    vectors.close()
+    store.close()
+    outputs = [run("models"), run("search", alpha[0], *[a for n in names for a in ("-m", n)]),
+               run("search", "-b", "bench\x1b[31mred"), run("benchmarks"), run("model", names[0]),
+               run("model", "org/plain")]
+    for res in outputs:
+        assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+        assert "\x1b" not in res.stdout and "\x07" not in res.stdout and "\u202e" not in res.stdout, res.stdout
+    for res in outputs[:3]:
+        assert "org/m\\x1b]0;pwned\\x07x" in res.stdout and "org/\\u202eevil" in res.stdout, res.stdout
+        assert "lic\\x1b[2J" in res.stdout, res.stdout
+    assert "bench\\x1b[31mred" in outputs[3].stdout and "org/m\\x1b]0;pwned\\x07x" in outputs[4].stdout
 
 
 def test_search_takes_the_space_option_the_docs_name(indexed):

@@ -1567,3 +1567,26 @@ def test_prompts_nobody_answered_are_named_in_a_warning(tmp_path, caplog):
         assert len(load_matrix(tmp_path).texts) == 4
     assert any("1 of the 5 prompts of its prompts file have no outcome (e.g. 'p4') and are not evaluated"
                in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_a_prompt_text_no_hash_takes_in_lm_eval_output_costs_its_rows(tmp_path):
+    """lm-eval samples whose doc question holds a lone surrogate (a JSON `\\ud800` escape without its pair): `taskspace
+    evaluate` drops that prompt's rows with an error naming it (the rule `taskspace ingest` holds for every reader) and
+    evaluates the rest; before, a UnicodeEncodeError traceback from the prompt hash, nothing evaluated."""
+    import shutil
+
+    from indexer.evaluate import load_matrix
+
+    src = Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out"
+    folder = tmp_path / "out"
+    shutil.copytree(src, folder)
+    clean = load_matrix(src)
+    for f in folder.glob("*/samples_tiny_mc_science_*.jsonl"):
+        lines = f.read_text().splitlines()
+        first = json.loads(lines[0])
+        first["doc"]["question"] = "Bad \ud800 question"
+        f.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    m = load_matrix(folder)
+    assert len(m.texts) == len(clean.texts) - 1 and m.errors, m.errors
+    assert all("tiny_mc_science:0" in str(e) and "lone surrogate" in str(e) for e in m.errors), m.errors
+    assert len(m.errors) == len(clean.models)  # one per model's samples file

@@ -158,6 +158,17 @@ def test_text_no_database_takes_is_an_input_error_naming_its_argument(idx):
     assert ask(idx, "fine \U0001F600", k=1).results  # a character beyond the BMP (a surrogate pair in JSON) is text
 
 
+def test_a_prompt_of_invisible_characters_only_is_an_input_error(idx):
+    """A query prompt of zero-width spaces, a byte order mark or control characters only (`"\\ufeff"`, `" \\u200b "`):
+    an InputError naming `prompts[i]`; before, it passed the blank check (`str.strip` keeps them) and was ranked as if
+    something had been asked (the encoder reads nothing of it). Visible text among them is a prompt."""
+    for prompts, item in (("\ufeff", "prompts[0]"), (["fine", " \u200b\u200d "], "prompts[1]"), ("\x07", "prompts[0]")):
+        with pytest.raises(InputError, match="a prompt must have visible text") as err:
+            ask(idx, prompts)
+        assert err.value.item == item
+    assert ask(idx, "\u200bWhat is item 3 of alpha?", k=1).results
+
+
 def test_a_benchmark_known_but_not_indexed_says_which_command_indexes_it(idx, tmp_path):
     """A benchmark whose results were ingested but not indexed yet (``taskspace ingest``) was "unknown benchmark
     'gamma'; did you mean gamma?". Now the error says it is not indexed yet and to run ``taskspace index``; one whose
@@ -271,8 +282,9 @@ def test_a_model_name_in_another_unicode_form_is_that_model(tmp_path, encoder):
                                               outcomes(rng, ["org/small", nfd, other_nfc], 16))])
     try:
         got = find_models(ALPHA[0], models=[nfc, other_nfd, "cafÉ-7b"], store=store, vectors=vectors)
-        assert sorted(r.model for r in got) == sorted([nfd, other_nfc]) and got.query["unranked"] == []
-        assert model_detail(nfc, store=store, vectors=vectors)["model"] == nfd
+        # stored under the NFC spelling (indexer.identity), found by either
+        assert sorted(r.model for r in got) == sorted([nfc, other_nfc]) and got.query["unranked"] == []
+        assert model_detail(nfd, store=store, vectors=vectors)["model"] == nfc
         assert model_detail(other_nfd, store=store, vectors=vectors)["model"] == other_nfc
         with pytest.raises(NotFoundError, match="did you mean"):
             find_models(ALPHA[0], models=["Cafe-7B"], store=store, vectors=vectors)  # another name: not the model
@@ -641,6 +653,25 @@ def test_options_filled_only_when_some_neighbour_had_options(tmp_path, encoder, 
     finally:
         vectors.close()
         store.close()
+
+
+def test_a_prompt_longer_than_the_encoder_reads_is_said_to_be_cut(idx):
+    """MiniLM embeds a text's first 256 word pieces only: a prompt longer than that is answered from its beginning, so
+    two prompts that differ after the cut get the same answer. `query.truncated` says which prompts were cut (0-based;
+    a split space's question or options alike) and `query.max_tokens` the limit; before, nothing told the user."""
+    long = " ".join(f"word{i}" for i in range(400))
+    one, other = ask(idx, long + " ALPHA", k=3), ask(idx, long + " OMEGA", k=3)
+    assert one.query["truncated"] == [0] and one.query["max_tokens"] == 256
+    assert [(r.model, r.score) for r in one] == [(r.model, r.score) for r in other]  # the cut is real: same answer
+    several = ask(idx, ["Write a Python function that sorts numbers", long], k=3)
+    assert several.query["truncated"] == [1] and several.to_dict()["query"]["truncated"] == [1]
+    options = "Which one?\n" + "\n".join(f"{letter}. {long}" for letter in "AB")  # the option block is cut
+    assert ask(idx, options, k=3).query["truncated"] == [0]
+    short = ask(idx, "Write a Python function that sorts numbers. " * 8, k=3)  # 360 characters, well under 256 pieces
+    assert short.query["truncated"] == [] and short.query["max_tokens"] == 256
+    shorter = ask(idx, "Write a Python function that sorts numbers.", k=3)  # too short to need counting
+    assert shorter.query["truncated"] == [] and shorter.query["max_tokens"] is None
+    assert ask(idx, benchmark="alpha", k=3).query["truncated"] == []
 
 
 def test_a_lost_prompts_index_is_a_store_error_not_another_answer(idx, monkeypatch):

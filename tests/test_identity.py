@@ -193,6 +193,31 @@ def test_migration_0004_adds_the_alias_table_and_backfills(db_url):
         engine.dispose()
 
 
+def test_one_name_in_two_unicode_forms_is_one_model(store):
+    """`org/Café-7B` with a precomposed é in one source and with e + a combining accent in another (macOS, some
+    exports): one model row under the NFC key, both spellings its aliases, on SQLite and PostgreSQL; a row stored
+    before under the other spelling is merged into it by the next pass (merge_model_names). Before, two model rows
+    that look the same, each with half the outcomes."""
+    import unicodedata
+
+    from sqlalchemy import update
+
+    from indexer.store.sql_models import Model
+
+    nfc, nfd = unicodedata.normalize("NFC", "org/Café-7B"), unicodedata.normalize("NFD", "org/Café-7B")
+    assert nfc != nfd and resolve(nfd).key == resolve(nfc).key == nfc
+    store.ingest(_batch("/a.csv", [Outcome(nfc, "math", "q1", 1.0)]))
+    store.ingest(_batch("/b.csv", [Outcome(nfd, "math", "q2", 0.0)]))
+    assert [m.key for m in store.list_models()] == [nfc]
+    assert set(store.aliases_of(nfc)) == {nfc, nfd}
+    with store._write() as conn:  # what a database written before holds: the other spelling as its own row
+        conn.execute(Model.__table__.insert().values(key=nfd, kind="hub"))
+        conn.execute(update(Model).values(identity_stamp=None))
+    store.ingest(_batch("/c.csv", [Outcome("org/other", "math", "q3", 1.0)]))
+    assert dict(store.merge_model_names()) == {nfd: nfc}
+    assert sorted(m.key for m in store.list_models()) == [nfc, "org/other"]
+
+
 def test_rows_stored_before_the_alias_table_are_renamed_or_merged(store):
     """A database from before 0004 keeps names as given: merge_model_names renames a row to its Hub id, or merges
     it into the row that id already has (blocks move, aliases follow, nothing lost)."""

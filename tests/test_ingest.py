@@ -65,6 +65,24 @@ def test_bad_rows_are_reported_and_the_rest_is_stored(store, tmp_path):
     assert set(d["errors"][0]) == {"file", "line", "message"}
 
 
+def test_one_text_under_several_prompt_ids_is_said_in_a_warning(store, tmp_path):
+    """A table whose prompts file gives one text (in one benchmark) under two ids, a model right on one and wrong on the
+    other: stored as one prompt, the outcomes averaged (a prompt is its text), and the summary says so in a warning
+    naming the source, how many texts and an example pair; before, "added 1 prompts" for two ids without a word. The
+    same text in two benchmarks is two benchmarks' prompt (no warning for it)."""
+    prompts = [("p1", "demo/a", "What is 1+1?"), ("p2", "demo/a", "What is 1+1?"), ("p3", "demo/b", "What is 1+1?"),
+               ("p4", "demo/b", "What is 2+2?")]
+    d = write_table(tmp_path / "t", [("m1", "p1", 1), ("m1", "p2", 0), ("m1", "p3", 1), ("m1", "p4", 1)], prompts)
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.prompts == 2 and s.outcomes == 3
+    said = [w for w in s.warnings if "more than one prompt id" in w]
+    assert len(said) == 1 and said[0].startswith(f"{d}: 1 prompt text is given under more than one prompt id (2 ids; "
+                                                 "e.g. demo/a 'p1' = 'p2')"), s.warnings
+    assert "averaged" in said[0]
+    other = write_table(tmp_path / "u", [("m1", "p1", 1), ("m1", "p3", 1)], prompts)  # p2 has no outcome: not read
+    assert not [w for w in ingest(str(other), store=store, fetch_metadata=False).warnings if "prompt id" in w]
+
+
 def test_lm_eval_folder_one_source_per_model(store):
     s = ingest(str(LM_OUT), store=store, fetch_metadata=False)
     assert (s.sources, s.models, s.prompts, s.outcomes, s.errors) == (4, 4, 42, 168, [])

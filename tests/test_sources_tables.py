@@ -967,3 +967,27 @@ def test_a_parquet_model_or_prompt_id_column_of_lists_is_an_error_naming_it(tmp_
                    tmp_path / "outcomes.parquet")
     (e,) = read_source(tmp_path).errors
     assert e.message.startswith("the prompt_id column holds bool values")
+
+
+@pytest.mark.parametrize("form", ["long", "matrix"])
+def test_a_prompt_id_in_another_unicode_form_in_the_outcomes_file_is_the_same_id(tmp_path, form):
+    """`café-1` written with a precomposed é in the prompts file and with e + a combining accent in the outcomes file
+    (macOS, some exports): one id, as they look; before, "prompt_id 'café-1' is not in the prompts file" and its rows
+    dropped. A zero-width character still makes another id."""
+    import unicodedata
+
+    nfc, nfd = unicodedata.normalize("NFC", "café-1"), unicodedata.normalize("NFD", "café-1")
+    assert nfc != nfd
+    (tmp_path / "prompts.jsonl").write_text(json.dumps({"prompt_id": nfc, "benchmark": "b", "text": "Q1?"}) + "\n" +
+                                            json.dumps({"prompt_id": "p2", "benchmark": "b", "text": "Q2?"}) + "\n")
+    if form == "long":
+        (tmp_path / "outcomes.csv").write_text(f"model,prompt_id,correct\nm1,{nfd},1\nm1,p2,0\nm1,p2\u200b,1\n")
+    else:
+        (tmp_path / "outcomes.csv").write_text(f"model,{nfd},p2\nm1,1,0\n")
+    batch = read_source(tmp_path)
+    assert sorted((o.text, o.score) for o in batch.iter_outcomes()) == [("Q1?", 1.0), ("Q2?", 0.0)]
+    if form == "long":
+        (e,) = batch.errors
+        assert e.line == 4 and "not in the prompts file" in e.message
+    else:
+        assert batch.errors == []

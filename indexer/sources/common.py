@@ -158,6 +158,12 @@ def encoding_problem(path: Path) -> str | None:
             head = f.read(4)
     except READ_ERRORS:
         return None
+    return bom_problem(head)
+
+
+def bom_problem(head: bytes) -> str | None:
+    """:func:`encoding_problem` of a file's first bytes ``head``: a UTF-16 or UTF-32 byte order mark, said with what to
+    do; None otherwise."""
     for bom, name in _OTHER_BOMS:
         if head.startswith(bom):
             return (f"the file is {name} text (it starts with a {name} byte order mark), not UTF-8: nothing of it is "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -249,9 +250,14 @@ def id_key(text: str) -> str:
     """The prompt id that outcome rows and the prompts file are matched on: a whole number written with a decimal
     point as its digits (``1.0`` -> ``1``). pandas writes an integer column with a gap as floats, and the files read
     them apart: a JSON or Parquet ``1.0`` read as "1" in an outcomes file (arrow's cast) and "1.0" in a prompts file
-    (``str``), a CSV's as written, so ids of one writer did not match ("prompt_id '1' is not in the prompts file")."""
+    (``str``), a CSV's as written, so ids of one writer did not match ("prompt_id '1' is not in the prompts file").
+    An id is compared in Unicode NFC: ``café-1`` with a precomposed ``é`` in one file and ``e`` + a combining accent in
+    the other (macOS file names, some exports) is one id (before, "prompt_id 'café-1' is not in the prompts file", the
+    same id to the eye)."""
     m = _WHOLE.fullmatch(text)
-    return m.group(1) if m else text
+    if m:
+        return m.group(1)
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _id_text(value) -> str:

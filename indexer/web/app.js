@@ -206,7 +206,10 @@ function evidencePanel(r) {
   panel.append(el("h4", { text: "Nearest indexed prompts, with this model's outcome" }));
   const ul = el("ul");
   for (const p of ev.prompts) {
-    ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { text: p.text.length > 300 ? p.text.slice(0, 300) + "…" : p.text }),
+    // cut by code point, not UTF-16 unit: a cut through an emoji or a CJK extension character left half a surrogate
+    // pair, shown as "�"
+    const chars = Array.from(p.text);
+    ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { text: chars.length > 300 ? chars.slice(0, 300).join("") + "…" : p.text }),
                  el("span", { class: "meta", text: ` (${p.benchmark}; similarity ${p.similarity === null ? "n/a" : p.similarity.toFixed(2)})` })));
   }
   const unknown = r.coverage && r.coverage.measured_near === null;
@@ -298,6 +301,11 @@ function renderResults(data) {
                                              : `${n} without the metadata ${label(f)} needs`);
   }
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
+  if (q.truncated && q.truncated.length) {
+    const which = q.prompts === 1 ? "the prompt is" : q.truncated.length === 1
+      ? `prompt ${q.truncated[0] + 1} of ${q.prompts} is` : `prompts ${q.truncated.map((i) => i + 1).join(", ")} of ${q.prompts} are`;
+    notes.push(`${which} longer than the encoder reads (${q.max_tokens} word pieces): only its beginning was embedded`);
+  }
   if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
   const caveats = [];
@@ -334,7 +342,8 @@ const EMPTY = "type a task or pick a benchmark";
 // the tab's and the history entry's title names the view (before: one title for every search and model page)
 const TITLE = document.title;
 function titleFor(what) {
-  document.title = what ? `${what.length > 60 ? what.slice(0, 60) + "…" : what} – taskspace` : TITLE;
+  const chars = Array.from(what || "");  // by code point, as the evidence texts: never half an emoji ("�")
+  document.title = what ? `${chars.length > 60 ? chars.slice(0, 60).join("") + "…" : what} – taskspace` : TITLE;
 }
 
 // each view (a search, a model page) takes a number; an answer that comes after another view was opened is dropped
