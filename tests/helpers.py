@@ -256,3 +256,26 @@ def end_lock_session(other, name: str = "index") -> None:
         n = conn.execute(text("select count(pg_terminate_backend(pid)) from pg_locks where locktype = 'advisory' "
                               "and granted and objid = (:k)::bigint::oid and pid <> pg_backend_pid()"), {"k": key}).scalar()
     assert n == 1, n
+    # pg_terminate_backend only signals the backend: until it has exited it holds the lock, and a second holder taking
+    # it at once was refused ("holds the 'index' lock ... server backend pid ?") on a busy machine
+    import time
+
+    deadline = time.monotonic() + 30
+    while True:
+        with other.engine.begin() as conn:
+            held = conn.execute(text("select count(*) from pg_locks where locktype = 'advisory' and granted "
+                                     "and objid = (:k)::bigint::oid"), {"k": key}).scalar()
+        if not held:
+            return
+        assert time.monotonic() < deadline, "the ended session still holds the lock after 30 s"
+        time.sleep(0.05)
+
+
+def lose_lock_session(other, taken: bool, held: list) -> None:
+    """End the session holding this test's 'index' lock (:func:`end_lock_session`); when ``taken``, ``other`` then
+    takes the lock, as a waiting pass does, and its context manager is appended to ``held`` (the test exits it)."""
+    end_lock_session(other)
+    if taken:
+        cm = other.lock("index")
+        cm.__enter__()
+        held.append(cm)

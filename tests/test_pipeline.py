@@ -499,7 +499,7 @@ def test_a_pass_whose_lock_session_is_ended_takes_it_again_or_stops(tmp_path, pg
     meanwhile (a waiting worker), the pass stops there (BusyError, exit 6), its run recorded `failed` saying why,
     and the next pass completes the index. Before, the pass ran on without the lock beside the other one, which
     marked its run `killed` while it ran."""
-    from helpers import end_lock_session
+    from helpers import lose_lock_session
     from indexer.config import reset_settings
     from indexer.errors import BusyError
     from indexer.store.sql import Store
@@ -515,11 +515,7 @@ def test_a_pass_whose_lock_session_is_ended_takes_it_again_or_stops(tmp_path, pg
 
     def merge_then_lose_the_lock():  # after the ingest loop, before the next stage
         out = merge()
-        end_lock_session(other)
-        if taken:
-            cm = other.lock("index")
-            cm.__enter__()
-            held_by_other.append(cm)
+        lose_lock_session(other, taken, held_by_other)
         return out
 
     monkeypatch.setattr(store, "merge_model_names", merge_then_lose_the_lock)

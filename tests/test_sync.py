@@ -608,7 +608,7 @@ def test_a_reindex_whose_lock_session_is_ended_takes_it_again_or_stops(encoder, 
     restart, `pg_terminate_backend`): the rebuild takes the lock again before its next collection and completes;
     when another process (an indexing pass) took it meanwhile, the rebuild stops there (exit 6), its run recorded
     `failed` saying why. Before, it rebuilt every collection without the lock, beside the pass that held it."""
-    from helpers import end_lock_session
+    from helpers import lose_lock_session
     from indexer.config import reset_settings
     from indexer.store.sql import Store
 
@@ -623,11 +623,7 @@ def test_a_reindex_whose_lock_session_is_ended_takes_it_again_or_stops(encoder, 
         out = rebuild(self, name, kind, points, **kwargs)
         built.append(kind)
         if len(built) == 1:
-            end_lock_session(other)
-            if taken:
-                cm = other.lock("index")
-                cm.__enter__()
-                held_by_other.append(cm)
+            lose_lock_session(other, taken, held_by_other)
         return out
 
     monkeypatch.setattr(VectorStore, "rebuild", rebuild_then_lose_the_lock)
