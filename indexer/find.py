@@ -602,8 +602,16 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     names for one that is not stored (``item``: the argument that named them)."""
     from .identity import resolve
 
-    if not isinstance(names, (list, tuple)) or not names:
+    # any sequence of names, as prompts take it: a numpy array or a pandas Series of names (before: "must be a
+    # non-empty list" for `models=df["model"].values`, which `prompts=` of the same call takes)
+    if not isinstance(names, (str, bytes, dict)):
+        try:
+            names = list(names)
+        except TypeError:
+            pass
+    if not isinstance(names, list) or not names:
         raise InputError("models must be a non-empty list of model names", item="models")
+    names = [str(n) if isinstance(n, str) else n for n in names]  # numpy's str_ as the plain str it is
     for n in names:
         if not isinstance(n, str):
             raise InputError(f"a model name must be a string, not {type(n).__name__}", item="models")

@@ -246,6 +246,24 @@ def test_filters_are_not_post_filters(idx, monkeypatch):
     assert [r.model for r in got] == ok
 
 
+def test_compare_mode_takes_the_models_as_any_sequence_of_names_as_prompts_are_taken(idx):
+    """`models=` takes a numpy array of names (a DataFrame column's `.values`) or a generator, as `prompts=` of the
+    same call does, and answers as for the list; an empty array or a dict is still the InputError naming `models`.
+    Before, `models=np.array([...])` was "models must be a non-empty list of model names"."""
+    import numpy as np
+
+    names = ["org/small", "gpt-4o"]
+    want = ask(idx, BETA[2], models=names)
+    for given in (np.array(names), (n for n in names)):
+        got = ask(idx, BETA[2], models=given)
+        assert [r.model for r in got] == [r.model for r in want] and got.query["models"] == want.query["models"]
+        assert all(type(m) is str for m in got.query["models"])
+    for bad in (np.array([], dtype=str), {"org/small": 1}, 5):
+        with pytest.raises(InputError, match="models must be a non-empty list of model names") as err:
+            ask(idx, BETA[2], models=bad)
+        assert err.value.item == "models"
+
+
 def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):
     res = ask(idx, BETA[2], models=["Qwen--Qwen1.5-7B", "org/small", "gpt-4o(eval_results/gpt4o)"], k=1)
     assert sorted(r.model for r in res) == ["Qwen/Qwen1.5-7B", "gpt-4o", "org/small"]
