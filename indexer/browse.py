@@ -60,13 +60,21 @@ def _metadata(p: dict) -> dict:
             "gated": gated_known(p), "open_weights": p.get("kind") == "hub"}
 
 
+def _page(offset, limit) -> tuple[int, int | None]:
+    """``offset`` and ``limit`` checked (non-negative integers, ``limit`` None for all) and as plain ints: a numpy
+    integer (read from an array) made :func:`models_page`'s ``offset``/``next_offset`` numpy values, which
+    ``json.dumps`` refuses."""
+    for what, v in (("offset", offset), ("limit", limit)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
+            raise InputError(f"{what} must be a non-negative integer, not {v!r}", item=what)
+    return int(offset), None if limit is None else int(limit)
+
+
 def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None = None,
                 filters: Filters | dict | None = None, *, store=None, vectors=None, space=None) -> list[dict]:
     """The indexed models sorted by key: ``{"model", "hub_id", "api_only", "aliases", "metadata", "benchmarks",
     "n_prompts", "accuracy"}`` each (``accuracy``: mean observed accuracy over its benchmarks)."""
-    for what, v in (("offset", offset), ("limit", limit)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
-            raise InputError(f"{what} must be a non-negative integer, not {v!r}", item=what)
+    offset, limit = _page(offset, limit)
     store, vectors, sp, name = _stores(store, vectors, space)
     where = _models_where(store, benchmark, filters)
     hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
@@ -114,6 +122,7 @@ def models_page(benchmark: str | None = None, offset: int = 0, limit: int | None
     """One page of :func:`list_models` with what it is out of: ``{"models", "offset", "limit", "total", "next_offset",
     "missing_metadata"}`` (``next_offset`` null on the last page; ``missing_metadata`` keyed by the query parameter of
     :data:`FILTER_PARAMS`), the answer of ``GET /v1/models`` and of ``taskspace models --json``."""
+    offset, limit = _page(offset, limit)
     got = list_models(benchmark=benchmark, offset=offset, limit=None if limit is None else limit + 1,
                       filters=filters, store=store, vectors=vectors, space=space)
     # per filter that needs metadata (license, sizes, ...): how many models lack it, as a search says

@@ -186,6 +186,15 @@ class Filters:
         if isinstance(self.licenses, str):
             self.licenses = [self.licenses]
         if self.licenses is not None:
+            # a license or any collection of them (list, tuple, set, numpy array); before, `licenses=5` was a
+            # TypeError traceback ('int' object is not iterable)
+            bad = f"licenses must be a license name or a list of them, not {type(self.licenses).__name__}"
+            if isinstance(self.licenses, (bytes, dict)):
+                raise InputError(bad, item="filters.licenses")
+            try:
+                self.licenses = list(self.licenses)
+            except TypeError:
+                raise InputError(bad, item="filters.licenses") from None
             if not all(isinstance(x, str) and x.strip() for x in self.licenses):
                 raise InputError("a license must be a non-empty string", item="filters.licenses")
             for x in self.licenses:
@@ -214,6 +223,9 @@ class Filters:
         for name in ("exclude_gated", "open_only"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise InputError(f"{name} must be true or false, not {getattr(self, name)!r}", item=f"filters.{name}")
+            # numpy's bool as the bool it holds: before, to_dict() (so find_models) failed with "The truth value of
+            # an empty array is ambiguous" and the answer's filters could not be written as JSON
+            setattr(self, name, bool(getattr(self, name)))
         for name in ("pipeline_tag", "benchmark"):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v.strip()):
@@ -602,8 +614,16 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     names for one that is not stored (``item``: the argument that named them)."""
     from .identity import resolve
 
-    if not isinstance(names, (list, tuple)) or not names:
+    # any sequence of names, as prompts take it: a numpy array or a pandas Series of names (before: "must be a
+    # non-empty list" for `models=df["model"].values`, which `prompts=` of the same call takes)
+    if not isinstance(names, (str, bytes, dict)):
+        try:
+            names = list(names)
+        except TypeError:
+            pass
+    if not isinstance(names, list) or not names:
         raise InputError("models must be a non-empty list of model names", item="models")
+    names = [str(n) if isinstance(n, str) else n for n in names]  # numpy's str_ as the plain str it is
     for n in names:
         if not isinstance(n, str):
             raise InputError(f"a model name must be a string, not {type(n).__name__}", item="models")

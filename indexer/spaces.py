@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from .errors import ConfigError, UnknownSpaceError
+from .errors import ConfigError, InputError, UnknownSpaceError
 
 __all__ = ["default_space", "configured_spec", "update_command", "SpaceInfo", "describe_spaces", "DropResult", "drop_space"]
 
@@ -187,6 +187,15 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
     from .store.vectors import KINDS
     from .sync import resolve_spaces
 
+    import numpy as np
+
+    if isinstance(space, np.integer):  # an id read from an array: the id it holds
+        space = int(space)
+    if isinstance(space, bool) or not isinstance(space, (str, int)):
+        # before: str(space) looked up, so `drop_space(sql, vectors, None)` or a list was 'space "None" is not a known
+        # space', a NotFoundError about a name nobody gave
+        raise InputError(f"space must be a space's name or id (a string or an integer), not {type(space).__name__}",
+                         item="space")
     spaces = sql.list_spaces()
     name = str(space).strip()
     try:
@@ -196,8 +205,9 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
                                         and _not_ambiguous(name, spaces)):
             rec = None  # in the index alone (an interrupted drop, a copied folder), or dropped already
         else:  # the name is an argument here, not --space
-            raise UnknownSpaceError(re.sub(r"^--space ", "space ", str(exc)) + " (`taskspace spaces` lists them)") \
-                from None
+            err = UnknownSpaceError(re.sub(r"^--space ", "space ", str(exc)) + " (`taskspace spaces` lists them)")
+            err.item = "space"
+            raise err from None
     spec = configured_spec(settings, lenient=True)
     chosen = default_space(spaces, spec)
     is_default = rec is not None and chosen is not None and rec.id == chosen.id

@@ -76,8 +76,16 @@ def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
     spaces = sql.list_spaces() if spaces is None else spaces
     if space is None:
         return spaces
-    if not isinstance(space, (str, int)):
-        return [space]  # a SpaceRecord already
+    if isinstance(space, np.integer):  # a numpy id (from an array or a DataFrame) is the id it holds
+        space = int(space)
+    if isinstance(space, bool) or not isinstance(space, (str, int)):
+        if hasattr(space, "id") and hasattr(space, "encoder"):
+            return [space]  # a SpaceRecord already
+        # before: a list or a float here failed later with AttributeError: 'list' object has no attribute 'id'
+        from .errors import InputError
+
+        raise InputError(f"space must be a space's name or id (a string or an integer), not {type(space).__name__}",
+                         item="space")
     s = str(space)
     by_name = [r for r in spaces if space_name(r) == s or str(r.id) == s]
     if not by_name:
@@ -88,7 +96,9 @@ def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
     if len(by_name) != 1:
         known = ", ".join(f"{space_name(r)} (id {r.id}, {r.encoder})" for r in spaces) or "none"
         what = "matches several spaces" if by_name else "is not a known space"
-        raise UnknownSpaceError(f"--space {s!r} {what}; spaces in SQL: {known}")
+        err = UnknownSpaceError(f"--space {s!r} {what}; spaces in SQL: {known}")
+        err.item = "space"  # the argument that named it, as a model's or benchmark's NotFoundError has
+        raise err
     return by_name
 
 

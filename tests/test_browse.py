@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from indexer import list_benchmarks, list_models, model_detail
-from indexer.errors import NotFoundError
+from indexer.errors import InputError, NotFoundError
 
 from helpers import TOPICS, index_sources, outcomes
 
@@ -44,6 +44,26 @@ def test_list_models_filters_and_pages(idx):
     assert [m["model"] for m in list_models(filters={"open_only": True}, benchmark="alpha", **kw)] == ["org/a", "org/b"]
     with pytest.raises(NotFoundError, match="did you mean beta"):
         list_models(benchmark="betta", **kw)
+
+
+def test_a_page_asked_with_numpy_integers_is_plain_json(idx):
+    """`models_page` (the answer of `GET /v1/models` and `taskspace models --json`) and `list_models` asked with numpy
+    integers (`offset=np.int64(1)`, as read from an array) answer as with ints, in plain ints: before, the page's
+    `offset`, `limit` and `next_offset` were numpy values and `json.dumps` of it failed ("Object of type int64 is not
+    JSON serializable")."""
+    import json
+
+    from indexer.browse import models_page
+
+    store, vectors, _ = idx
+    kw = {"store": store, "vectors": vectors}
+    page = models_page(offset=np.int64(1), limit=np.int32(2), **kw)
+    assert page == models_page(offset=1, limit=2, **kw) and json.loads(json.dumps(page)) == page
+    assert [type(page[k]) for k in ("offset", "limit", "next_offset")] == [int, int, int]
+    assert list_models(offset=np.int64(1), limit=np.int64(2), **kw) == list_models(offset=1, limit=2, **kw)
+    with pytest.raises(InputError, match="offset must be a non-negative integer") as err:
+        models_page(offset=np.int64(-1), **kw)
+    assert err.value.item == "offset"
 
 
 def test_a_models_index_that_lost_its_models_is_a_store_error(idx):

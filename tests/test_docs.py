@@ -83,3 +83,15 @@ def test_the_readme_says_how_to_upgrade_a_home():
     for needed in ("migrated", "taskspace db upgrade", "taskspace db downgrade REV --yes", "newer than this taskspace",
                    "taskspace reindex", "taskspace index", "--space NAME"):
         assert needed in section, needed
+
+
+def test_the_readme_names_every_function_and_class_the_package_exports():
+    """A notebook user reads `indexer.__all__` (what `from indexer import *` and completion offer) and looks each name
+    up in the README's "Finding models" section; every one is there as `indexer.NAME`. Before, `list_models`,
+    `model_detail`, `ModelResult` and `parse_params` were exported and named nowhere in the README."""
+    import indexer
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Finding models\n", 1)[1].split("\n## ", 1)[0]
+    missing = [n for n in indexer.__all__ if n != "__version__" and f"`indexer.{n}" not in section]
+    assert not missing, missing

@@ -42,6 +42,23 @@ def ask(idx, *args, **kw):
     return find_models(*args, store=store, vectors=vectors, **kw)
 
 
+def test_filters_take_numpy_values_and_say_a_wrong_licenses_type_is_an_input_error():
+    """`Filters` built from a DataFrame row or numpy arrays: `exclude_gated=np.bool_(True)` is True and its
+    `to_dict()` plain JSON (before: ValueError "The truth value of an empty array is ambiguous", so every
+    `find_models` with it failed), `licenses=np.array([...])` or a tuple the licenses it holds; `licenses=5` is the
+    InputError naming `filters.licenses` (before: TypeError 'int' object is not iterable)."""
+    flt = Filters(exclude_gated=np.bool_(True), open_only=np.bool_(False), licenses=np.array(["mit", "apache-2.0"]))
+    assert flt.to_dict() == {"exclude_gated": True, "licenses": ["mit", "apache-2.0"]}
+    assert type(flt.exclude_gated) is bool and type(flt.open_only) is bool
+    assert json.loads(json.dumps(flt.to_dict())) == flt.to_dict()
+    assert flt.conditions()["exclude_gated"] == {"gated": False}
+    assert Filters(licenses=("mit",)).licenses == ["mit"]
+    for bad in (5, b"mit", {"mit": 1}):
+        with pytest.raises(InputError, match="licenses must be a license name or a list of them") as err:
+            Filters(licenses=bad)
+        assert err.value.item == "filters.licenses"
+
+
 def test_parse_params_human_units():
     assert parse_params("8B") == 8e9 and parse_params("1.5b") == 1.5e9 and parse_params("770M") == 7.7e8
     assert parse_params("350k") == 3.5e5 and parse_params(7e9) == 7e9 and parse_params("1T") == 1e12
@@ -244,6 +261,24 @@ def test_filters_are_not_post_filters(idx, monkeypatch):
     ok = [r.model for r in best if r.metadata["license"] == "mit"]
     got = ask(idx, benchmark="alpha", k=len(ok), filters=Filters(licenses=["mit"]))
     assert [r.model for r in got] == ok
+
+
+def test_compare_mode_takes_the_models_as_any_sequence_of_names_as_prompts_are_taken(idx):
+    """`models=` takes a numpy array of names (a DataFrame column's `.values`) or a generator, as `prompts=` of the
+    same call does, and answers as for the list; an empty array or a dict is still the InputError naming `models`.
+    Before, `models=np.array([...])` was "models must be a non-empty list of model names"."""
+    import numpy as np
+
+    names = ["org/small", "gpt-4o"]
+    want = ask(idx, BETA[2], models=names)
+    for given in (np.array(names), (n for n in names)):
+        got = ask(idx, BETA[2], models=given)
+        assert [r.model for r in got] == [r.model for r in want] and got.query["models"] == want.query["models"]
+        assert all(type(m) is str for m in got.query["models"])
+    for bad in (np.array([], dtype=str), {"org/small": 1}, 5):
+        with pytest.raises(InputError, match="models must be a non-empty list of model names") as err:
+            ask(idx, BETA[2], models=bad)
+        assert err.value.item == "models"
 
 
 def test_compare_mode_ranks_exactly_the_given_models_by_any_name(idx):

@@ -162,6 +162,28 @@ def test_an_unknown_space_name_is_an_error_naming_the_spaces(two_spaces):
     assert len(store.list_spaces()) == 2
 
 
+def test_drop_space_takes_a_numpy_id_and_says_a_wrong_type_is_an_input_error_naming_space(two_spaces):
+    """`drop_space` takes a numpy integer id (read from an array) as the id it holds; None, a list or a bool is the
+    InputError naming `space`, and an unknown name's UnknownSpaceError carries `.item == "space"`; nothing removed.
+    Before, `str(space)` was looked up: `drop_space(sql, vectors, None)` said 'space "None" is not a known space'."""
+    import numpy as np
+
+    from indexer.errors import InputError, UnknownSpaceError
+    from indexer.space import space_name
+    from indexer.spaces import drop_space
+
+    store, vectors, mc, auto = two_spaces
+    assert drop_space(store, vectors, np.int64(auto.id), dry_run=True).space == space_name(auto)
+    for bad in (None, [auto.id], True):
+        with pytest.raises(InputError, match="^space must be a space's name or id") as err:
+            drop_space(store, vectors, bad)
+        assert err.value.item == "space"
+    with pytest.raises(UnknownSpaceError) as unknown:
+        drop_space(store, vectors, "minilm")
+    assert unknown.value.item == "space"
+    assert len(store.list_spaces()) == 2
+
+
 def test_describe_spaces_gives_each_ones_encoder_method_dim_models_staleness_and_the_default(two_spaces, tmp_path,
                                                                                             encoder):
     """`describe_spaces`: per space its encoder, method, width, models and benchmarks with a vector, how many models

@@ -244,6 +244,28 @@ def test_a_space_is_named_by_its_encoders_whole_name_not_any_suffix_of_it(store,
             resolve_spaces(store, name)
 
 
+def test_a_space_given_as_a_numpy_id_or_a_wrong_type_is_resolved_or_an_input_error_naming_space(store, vs, encoder):
+    """`space=` of the library (find_models, list_models, model_detail) takes a numpy integer id, as read from an
+    array or a DataFrame, as the id it holds; another type (a list, a float) is an InputError naming `space`, and an
+    unknown name's error carries `.item == "space"`. Before, `space=np.int64(1)` or `space=["x"]` failed with
+    AttributeError: 'numpy.int64' object has no attribute 'id'."""
+    import numpy as np
+
+    from indexer.errors import InputError, UnknownSpaceError
+    from indexer.query import _space
+
+    space = fill(store, encoder)
+    assert resolve_spaces(store, np.int64(space.id)) == [space]
+    assert _space(store, np.int32(space.id)) == space
+    for bad in (["x"], 1.0, True):
+        with pytest.raises(InputError, match="^space must be a space's name or id") as err:
+            _space(store, bad)
+        assert err.value.item == "space"
+    with pytest.raises(UnknownSpaceError) as unknown:
+        resolve_spaces(store, "nope")
+    assert unknown.value.item == "space"
+
+
 def test_sigkill_mid_reindex_then_reindex_is_clean(tmp_path, vs, encoder):
     from indexer.store.sql import Store
 
