@@ -83,3 +83,18 @@ def test_the_readme_says_how_to_upgrade_a_home():
     for needed in ("migrated", "taskspace db upgrade", "taskspace db downgrade REV --yes", "newer than this taskspace",
                    "taskspace reindex", "taskspace index", "--space NAME"):
         assert needed in section, needed
+
+
+def test_the_readme_layout_names_every_module_of_the_package():
+    """README "Layout" is where a reader looks for the module that does X: every module and sub-package of `indexer/`
+    is named there. Before, `spaces.py` and `cli_spaces.py` (`taskspace spaces`, added with the command) and
+    `outcomes.py` were missing, so the layout did not say where the spaces' listing and drop live."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"[\w.]+", layout))
+    pkg = ROOT / "indexer"
+    modules = {p.name for p in pkg.glob("*.py") if p.name != "__init__.py"}
+    packages = {p.name for p in pkg.iterdir() if (p / "__init__.py").is_file()}
+    assert len(modules) > 30
+    assert sorted(modules - named) == []
+    assert sorted(p for p in packages if f"{p}/" not in layout) == []
