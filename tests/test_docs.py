@@ -98,3 +98,40 @@ def test_the_readme_layout_names_every_module_of_the_package():
     assert len(modules) > 30
     assert sorted(modules - named) == []
     assert sorted(p for p in packages if f"{p}/" not in layout) == []
+
+
+def test_every_option_the_readme_commands_table_shows_exists_and_every_option_is_shown():
+    """Each row of the README's "Commands" table gives a command's synopsis: every `-x`/`--xyz` it shows is an option
+    of that command (or of the subcommands the row lists, `sources list|add|remove`), and every option of the command
+    is shown (`--every` of `serve`, another name of `--worker-every`, and the negations `--sweep` / `--metadata` of
+    `--no-sweep` / `--no-metadata` aside). A flag renamed or added in the code without the table fails here."""
+    import typer.main
+
+    from indexer.cli import app
+
+    group = typer.main.get_command(app)
+    table = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Commands\n", 1)[1].split("\nEvery command", 1)[0]
+    aside = {"--every", "--sweep", "--metadata"}
+    seen = set()
+    for row in table.splitlines():
+        m = re.match(r"\| `taskspace ([^`]*)` \|", row)
+        if not m:
+            continue
+        words = m.group(1).split()
+        cmd = group.commands[words[0]]
+        subs = [cmd]
+        if hasattr(cmd, "commands"):  # a group: the subcommands the row names (`[list]`, `add`, `drop`, `upgrade`)
+            names = {w for w in re.split(r"[\s\[\]|\\]+", m.group(1)) if w in cmd.commands}
+            subs = [cmd.commands[n] for n in names]
+            seen.update((words[0], n) for n in names)
+        else:
+            seen.add((words[0],))
+        shown = set(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", m.group(1)))
+        real = {o for c in subs for p in c.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")}
+        real -= {"--help", "-h"}
+        assert sorted(shown - real) == [], (m.group(1), "not options of the command")
+        if len(subs) == 1:
+            assert sorted(real - shown - aside) == [], (m.group(1), "options the row does not show")
+    every = {(n,) for n, c in group.commands.items() if not hasattr(c, "commands")}
+    every |= {(n, s) for n, c in group.commands.items() if hasattr(c, "commands") for s in c.commands}
+    assert sorted(every - seen) == []
