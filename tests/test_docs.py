@@ -135,3 +135,17 @@ def test_every_option_the_readme_commands_table_shows_exists_and_every_option_is
     every = {(n,) for n, c in group.commands.items() if not hasattr(c, "commands")}
     every |= {(n, s) for n, c in group.commands.items() if hasattr(c, "commands") for s in c.commands}
     assert sorted(every - seen) == []
+
+
+def test_serving_md_names_every_note_the_search_page_shows_under_its_status_line():
+    """docs/SERVING.md's "The search page" lists the notes the page writes under its status line (indexer/web/app.js
+    `notes.push`): each note's words are in the doc. Before, the doc named the order and prefer smaller's 100B charge
+    only; the notes for a prompt cut by the encoder (added with `query.truncated`), options filled from neighbours,
+    filters' exclusions and compare mode's unranked models were on the page with no word in the doc."""
+    app = (ROOT / "indexer" / "web" / "app.js").read_text(encoding="utf-8")
+    serving = " ".join((ROOT / "docs" / "SERVING.md").read_text(encoding="utf-8").split())
+    assert app.count("notes.push(") >= 7
+    for words in ("longer than the encoder reads", "answer options taken from the nearest indexed questions",
+                  "charged as 100B", "not ranked (no vector, or filtered out", "excluded"):
+        assert words in app, words  # the page still says it
+        assert words in serving, words
