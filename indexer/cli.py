@@ -184,7 +184,8 @@ def ingest(
 ) -> None:
     """Read per-sample results (plain tables, lm-eval samples, leaderboard details) into the SQL store.
 
-    Exit code 0 when no input was rejected, 1 when some was, 4 when a Hub request failed (the rest is still ingested).
+    Exit code 0 when no input was rejected, 1 when some was or a source was quarantined (its stored revision keeps
+    serving; --accept-partial stores the new one), 4 when a Hub request failed (the rest is still ingested).
 
     Examples:
 

@@ -532,9 +532,11 @@ def models(
     min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
     measured_on: Optional[str] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark (as --benchmark; both: on both)."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip this many."),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="At most this many (1 or more)."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1,
+                                        help="At most this many (1 or more; default: every model)."),
     space: Optional[str] = typer.Option(None, "--space", help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer of GET /v1/models: {models, offset, limit "
+                                 "(null without --limit), total, next_offset, missing_metadata}."),
 ) -> None:
     """List the indexed models: identity, metadata, the prompts each was measured on, and its accuracy: the mean of
     its benchmarks' observed accuracies, each benchmark weighing alike (`taskspace model ID` gives each one's).

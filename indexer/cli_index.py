@@ -168,7 +168,8 @@ def index(
     """One indexing pass: ingest new/changed sources, embed new prompts, re-solve changed models, update Qdrant.
 
     Sources are configured in $TASKSPACE_HOME/sources.toml (see docs/WORKER.md). Exit code 0 when the index
-    is current, 1 when any item failed (the rest is indexed; the next pass retries the failures).
+    is current, 1 when any item failed (the rest is indexed; the next pass retries the failures) or a source was
+    quarantined (its stored revision keeps serving; --accept-partial stores the new one).
 
     Examples:
 

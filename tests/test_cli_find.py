@@ -833,4 +833,15 @@ def test_models_json_is_the_http_page_with_its_total_and_next_offset(indexed):
     assert last["models"] == every["models"][2:] and last["next_offset"] is None and last["offset"] == 2, last
     lacking = json.loads(run("models", "--json", "--max-params", "80B", "--license", "mit").stdout)
     assert set(lacking["missing_metadata"]) == {"license", "max_params"}, lacking
+    # what a user reads says so: `models -h` gives the object and `limit` null without --limit (before: "Print JSON.",
+    # "At most this many"), as the README's row does
+    import typer.main
+
+    from indexer.cli import app
+
+    params = {p.name: p for p in typer.main.get_command(app).commands["models"].params}
+    assert all(k in params["as_json"].help for k in every) and "null without --limit" in params["as_json"].help
+    assert "default: every model" in params["limit"].help
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "(without `--limit`: every model, `limit` null)" in readme
     assert lacking["missing_metadata"]["max_params"] >= 1, lacking

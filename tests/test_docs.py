@@ -95,3 +95,69 @@ def test_the_readme_names_every_function_and_class_the_package_exports():
     section = text.split("\n## Finding models\n", 1)[1].split("\n## ", 1)[0]
     missing = [n for n in indexer.__all__ if n != "__version__" and f"`indexer.{n}" not in section]
     assert not missing, missing
+
+
+def test_the_readme_layout_names_every_module_of_the_package():
+    """README "Layout" is where a reader looks for the module that does X: every module and sub-package of `indexer/`
+    is named there. Before, `spaces.py` and `cli_spaces.py` (`taskspace spaces`, added with the command) and
+    `outcomes.py` were missing, so the layout did not say where the spaces' listing and drop live."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"[\w.]+", layout))
+    pkg = ROOT / "indexer"
+    modules = {p.name for p in pkg.glob("*.py") if p.name != "__init__.py"}
+    packages = {p.name for p in pkg.iterdir() if (p / "__init__.py").is_file()}
+    assert len(modules) > 30
+    assert sorted(modules - named) == []
+    assert sorted(p for p in packages if f"{p}/" not in layout) == []
+
+
+def test_every_option_the_readme_commands_table_shows_exists_and_every_option_is_shown():
+    """Each row of the README's "Commands" table gives a command's synopsis: every `-x`/`--xyz` it shows is an option
+    of that command (or of the subcommands the row lists, `sources list|add|remove`), and every option of the command
+    is shown (`--every` of `serve`, another name of `--worker-every`, and the negations `--sweep` / `--metadata` of
+    `--no-sweep` / `--no-metadata` aside). A flag renamed or added in the code without the table fails here."""
+    import typer.main
+
+    from indexer.cli import app
+
+    group = typer.main.get_command(app)
+    table = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Commands\n", 1)[1].split("\nEvery command", 1)[0]
+    aside = {"--every", "--sweep", "--metadata"}
+    seen = set()
+    for row in table.splitlines():
+        m = re.match(r"\| `taskspace ([^`]*)` \|", row)
+        if not m:
+            continue
+        words = m.group(1).split()
+        cmd = group.commands[words[0]]
+        subs = [cmd]
+        if hasattr(cmd, "commands"):  # a group: the subcommands the row names (`[list]`, `add`, `drop`, `upgrade`)
+            names = {w for w in re.split(r"[\s\[\]|\\]+", m.group(1)) if w in cmd.commands}
+            subs = [cmd.commands[n] for n in names]
+            seen.update((words[0], n) for n in names)
+        else:
+            seen.add((words[0],))
+        shown = set(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", m.group(1)))
+        real = {o for c in subs for p in c.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")}
+        real -= {"--help", "-h"}
+        assert sorted(shown - real) == [], (m.group(1), "not options of the command")
+        if len(subs) == 1:
+            assert sorted(real - shown - aside) == [], (m.group(1), "options the row does not show")
+    every = {(n,) for n, c in group.commands.items() if not hasattr(c, "commands")}
+    every |= {(n, s) for n, c in group.commands.items() if hasattr(c, "commands") for s in c.commands}
+    assert sorted(every - seen) == []
+
+
+def test_serving_md_names_every_note_the_search_page_shows_under_its_status_line():
+    """docs/SERVING.md's "The search page" lists the notes the page writes under its status line (indexer/web/app.js
+    `notes.push`): each note's words are in the doc. Before, the doc named the order and prefer smaller's 100B charge
+    only; the notes for a prompt cut by the encoder (added with `query.truncated`), options filled from neighbours,
+    filters' exclusions and compare mode's unranked models were on the page with no word in the doc."""
+    app = (ROOT / "indexer" / "web" / "app.js").read_text(encoding="utf-8")
+    serving = " ".join((ROOT / "docs" / "SERVING.md").read_text(encoding="utf-8").split())
+    assert app.count("notes.push(") >= 7
+    for words in ("longer than the encoder reads", "answer options taken from the nearest indexed questions",
+                  "charged as 100B", "not ranked (no vector, or filtered out", "excluded"):
+        assert words in app, words  # the page still says it
+        assert words in serving, words

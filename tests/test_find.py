@@ -861,3 +861,23 @@ def test_gated_is_unknown_for_api_models_and_models_without_hub_metadata(idx):
         assert {k: got[k] for k in want} == want, got
     kept = {r.model for r in ask(idx, benchmark="alpha", k=10, filters={"exclude_gated": True})}
     assert "org/big" not in kept and {"gpt-4o", "Qwen/Qwen1.5-7B", "org/small"} <= kept
+
+
+def test_the_readme_names_every_field_search_json_prints(idx):
+    """The README's "Finding models" is the reference for `taskspace search --json` (= `POST /v1/find`): every key of
+    the object, its `query`, `space` and each result is named there in backticks. Before, `query.max_tokens` (the
+    encoder's limit a cut prompt was read to), the query's echoed settings and compare mode's `unranked` were in the
+    answer with no word on them, and `truncated` was "which prompts" without saying it holds 0-based indexes."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Finding models\n", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`(\w+)`", section))
+    long = " ".join(f"word{i}" for i in range(400))
+    some = ask(idx, [long, "Write a Python function"], k=3).to_dict()
+    compare = ask(idx, "Write a Python function", models=["org/small", "org/big"], k=3,
+                  filters=Filters(exclude_gated=True)).to_dict()
+    assert some["query"]["max_tokens"] == 256 and "unranked" in compare["query"]
+    keys = set(some) | set(some["query"]) | set(compare["query"]) | set(some["space"]) | set(some["results"][0])
+    assert sorted(keys - named) == []
+    assert "`truncated`: the 0-based indexes" in section

@@ -185,3 +185,27 @@ def test_passes_while_a_source_stays_quarantined_push_what_changed_without_rebui
         assert r.status == "partial" and r.counts["quarantined"] == 1
         assert r.counts["rebuilt"] == [] and r.counts["pushed"] >= 1 and checked == [], (r.counts, len(checked))
     assert all(d.clean for d in real_check(ix.store, ix.vectors))
+
+
+def test_ingest_and_index_exit_1_on_a_quarantine_and_their_help_says_so(tmp_path):
+    """`taskspace ingest` and `taskspace index` exit 1 when a new revision is quarantined (the README's rows say so), and
+    each command's `-h` gives that exit code among its own. Before, both helps named exit 1 for rejected input or a
+    failed item only, so a reader of `-h` could not tell that exit 1 may mean a quarantine (nothing of the new revision
+    stored, the old one serving)."""
+    from indexer.cli import app
+
+    texts = [f"What is {i} + {i}?" for i in range(20)]
+    d = tmp_path / "t"
+    write_source(d, "arith", texts, outcomes(np.random.default_rng(0), [f"org/m{i}" for i in range(5)], 20))
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", str(d), "--no-metadata"]).exit_code == 0
+    lines = (d / "outcomes.csv").read_text().splitlines(keepends=True)
+    (d / "outcomes.csv").write_text("".join(lines[:2] + ['"' + lines[2]] + lines[3:70]))
+    res = runner.invoke(app, ["ingest", str(d), "--no-metadata"])
+    assert res.exit_code == 1 and "quarantined" in res.output, res.output
+    res = runner.invoke(app, ["index", "--source", str(d)])
+    assert res.exit_code == 1 and "quarantined" in res.output, res.output
+    for command in ("ingest", "index"):
+        text = " ".join(runner.invoke(app, [command, "-h"], terminal_width=200).output.split())
+        exits = text.split("Exit code", 1)[1].split("Examples", 1)[0]
+        assert "1 when" in exits and "quarantined" in exits, (command, exits)
