@@ -605,22 +605,29 @@ def test_the_notes_under_the_table_name_the_options_that_excluded_models(indexed
     assert not any("filter " in n or "benchmark excluded" in n for n in notes), notes
 
 
+def _index_names(tmp_path, encoder, names: list[str], bench: str, metadata: dict) -> list[str]:
+    """An index of one benchmark ``bench`` (12 prompts, returned) measuring the models ``names``, one of them given Hub
+    ``metadata`` (a licence) pushed to its point; the stores closed for the command-line runs."""
+    from indexer import sync
+
+    rng = np.random.default_rng(11)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", bench, alpha, outcomes(rng, names, 12))])
+    store.upsert_models([metadata])
+    sync.push_models(store, vectors, store.list_spaces()[0].id)
+    vectors.close()
+    store.close()
+    return alpha
+
+
 def test_names_with_brackets_or_colons_are_printed_as_written(tmp_path, encoder):
     """The tables of `search`, `models`, `model` and `benchmarks` print model, benchmark and licence names as the
     sources wrote them: `org/model[v2]`, `[bold]z[/bold]`, `org/x:fire:` and `bench[v1]` are text, not rich markup or
     emoji codes, and `x[/]y` prints; before, `org/model[v2]` was shown as `org/model`, `[bold]z[/bold]` as a bold
     `z`, `:fire:` as an emoji, and `taskspace models` (or any table holding `x[/]y`) failed with a MarkupError
     traceback."""
-    rng = np.random.default_rng(11)
     names = ["org/model[v2]", "x[/]y", "[bold]z[/bold]", "org/x:fire:"]
-    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
-    store, vectors = index_sources(encoder, [(tmp_path / "a", "bench[v1]", alpha, outcomes(rng, names, 12))])
-    store.upsert_models([{"key": "org/model[v2]", "license": "[i]mine[/i]"}])
-    from indexer import sync
-
-    sync.push_models(store, vectors, store.list_spaces()[0].id)
-    vectors.close()
-    store.close()
+    alpha = _index_names(tmp_path, encoder, names, "bench[v1]", {"key": "org/model[v2]", "license": "[i]mine[/i]"})
     outputs = [run("models"), run("search", alpha[0], *[a for n in names for a in ("-m", n)]),
                run("search", "-b", "bench[v1]"), run("benchmarks"), run("model", "org/model[v2]")]
     for res in outputs:
@@ -638,16 +645,8 @@ def test_names_with_escape_sequences_cannot_drive_the_terminal(tmp_path, encoder
     `benchmarks` with those characters escaped (`\\x1b`, `\\u202e`), the rest of the name as written; before, the raw
     ESC reached the terminal (a colour for the rest of the screen, a window title set, OSC 52 a clipboard write) and
     U+202E reversed what followed on the line."""
-    rng = np.random.default_rng(11)
     names = ["org/m\x1b]0;pwned\x07x", "org/plain", "org/\u202eevil"]
-    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
-    store, vectors = index_sources(encoder, [(tmp_path / "a", "bench\x1b[31mred", alpha, outcomes(rng, names, 12))])
-    store.upsert_models([{"key": "org/plain", "license": "lic\x1b[2J"}])
-    from indexer import sync
-
-    sync.push_models(store, vectors, store.list_spaces()[0].id)
-    vectors.close()
-    store.close()
+    alpha = _index_names(tmp_path, encoder, names, "bench\x1b[31mred", {"key": "org/plain", "license": "lic\x1b[2J"})
     outputs = [run("models"), run("search", alpha[0], *[a for n in names for a in ("-m", n)]),
                run("search", "-b", "bench\x1b[31mred"), run("benchmarks"), run("model", names[0]),
                run("model", "org/plain")]

@@ -144,6 +144,17 @@ def _one_prompt_table(tmp_path, *outcomes):
     return d
 
 
+def _two_model_table(tmp_path, texts):
+    """A plain-table source in ``tmp_path/t``: ``texts`` as prompts p0, p1, ... of benchmark ``b``, answered
+    alternately right and wrong by ``fake-org/tiny-lb`` (a repo of the fake Hub) and ``other-model``."""
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"{m},p{i},{(i + j) % 2}\n" for j, m in enumerate(("fake-org/tiny-lb", "other-model")) for i in range(len(texts))))
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    return d
+
+
 def _requests(server, prefix):
     return sum(1 for _, p, _ in server.log if p.startswith(prefix))
 
@@ -374,12 +385,8 @@ def test_metadata_fetched_by_a_later_pass_reaches_the_answers(hub_server, store,
     from indexer.sourcelist import SourceSpec
     from indexer.store.vectors import VectorStore
 
-    d = tmp_path / "t"
-    d.mkdir()
     texts = [f"What is {i} plus {i + 1}?" for i in range(6)]
-    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
-        f"{m},p{i},{(i + j) % 2}\n" for j, m in enumerate(("fake-org/tiny-lb", "other-model")) for i in range(6)))
-    (d / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    d = _two_model_table(tmp_path, texts)
     hub_server.fail("/api/models/fake-org/tiny-lb", [503] * 6)
     vectors = VectorStore.from_settings()
     try:
@@ -414,12 +421,8 @@ def test_metadata_changed_on_the_hub_reaches_an_evolving_index_when_it_is_due(hu
     from indexer.store.sql_models import Model
     from indexer.store.vectors import VectorStore
 
-    d = tmp_path / "t"
-    d.mkdir()
     texts = [f"What is {i} times {i + 2}?" for i in range(6)]
-    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
-        f"{m},p{i},{(i + j) % 2}\n" for j, m in enumerate(("fake-org/tiny-lb", "other-model")) for i in range(6)))
-    (d / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,{t}\n" for i, t in enumerate(texts)))
+    d = _two_model_table(tmp_path, texts)
     vectors = VectorStore.from_settings()
     try:
         assert Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(d))]).status == "ok"

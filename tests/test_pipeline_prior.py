@@ -117,17 +117,16 @@ def test_a_re_estimation_with_too_few_models_removes_the_stored_prior(tmp_path, 
     assert ix.run().counts["solved"] == 0
 
 
-def test_index_refresh_prior_re_estimates_now(tmp_path, monkeypatch):
-    """`taskspace index --refresh-prior`: 6 models, then 2 more (8 < 12: held), then the flag re-estimates from 8."""
+def _six_then_two(tmp_path, monkeypatch, seed: int):
+    """A home in tmp_path/home (fresh settings), two table sources (tmp_path/a: 6 models, tmp_path/b: 2 more), and
+    ``index(*args)``: `taskspace index --json ARGS` in this process, its counts (asserting exit 0)."""
     from typer.testing import CliRunner
 
     from indexer.cli import app
-    from indexer.config import reset_settings
-    from indexer.store.sql import open_store
 
     monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "home"))
     reset_settings()
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng(seed)
     write_table(tmp_path / "a", "alpha", outcomes(rng, [f"m{k}" for k in range(6)], 10), 10)
     write_table(tmp_path / "b", "alpha", outcomes(rng, ["m6", "m7"], 10), 10)
     run = CliRunner().invoke
@@ -137,6 +136,14 @@ def test_index_refresh_prior_re_estimates_now(tmp_path, monkeypatch):
         assert out.exit_code == 0, out.output
         return json.loads(out.output[out.output.index("{"):])["counts"]
 
+    return index
+
+
+def test_index_refresh_prior_re_estimates_now(tmp_path, monkeypatch):
+    """`taskspace index --refresh-prior`: 6 models, then 2 more (8 < 12: held), then the flag re-estimates from 8."""
+    from indexer.store.sql import open_store
+
+    index = _six_then_two(tmp_path, monkeypatch, seed=5)
     assert index("--source", str(tmp_path / "a"))["prior_models"] == 6
     c = index("--source", str(tmp_path / "b"))
     assert c["solved"] == 2 and "prior_models" not in c
@@ -188,24 +195,10 @@ def test_refresh_prior_fits_the_calibration_map_of_a_method_without_a_prior(tmp_
     fits the map on the 8 models now, as a fresh index of the same sources fits it (its probabilities and intervals).
     Before, the flag did nothing under these methods ("solved": 0), so their map could not be refitted short of
     twice as many models, and an evolved index kept another map than a fresh one."""
-    from typer.testing import CliRunner
-
-    from indexer.cli import app
     from indexer.store.sql import open_store
 
     monkeypatch.setenv("TASKSPACE_METHOD", method)
-    monkeypatch.setenv("TASKSPACE_HOME", str(tmp_path / "home"))
-    reset_settings()
-    rng = np.random.default_rng(6)
-    write_table(tmp_path / "a", "alpha", outcomes(rng, [f"m{k}" for k in range(6)], 10), 10)
-    write_table(tmp_path / "b", "alpha", outcomes(rng, ["m6", "m7"], 10), 10)
-    run = CliRunner().invoke
-
-    def index(*args):
-        out = run(app, ["index", "--json", *args])
-        assert out.exit_code == 0, out.output
-        return json.loads(out.output[out.output.index("{"):])["counts"]
-
+    index = _six_then_two(tmp_path, monkeypatch, seed=6)
     def calibration():
         with open_store() as store:
             (space,) = store.list_spaces()

@@ -69,18 +69,24 @@ def test_stray_quote_and_truncated_copy_are_quarantined(store, tmp_path, shared_
     assert store.get_source(location).n_outcomes < (1 - QUARANTINE_LOSS) * good[1]
 
 
-def test_a_quote_that_swallows_the_file_is_quarantined(store, tmp_path):
-    """A stray quote in a small file (the Python reader's old behaviour: the rest of the file became one field) is
-    reported at its line; the lines after it are read again. When the revision loses over the threshold it is
-    quarantined, and a clean smaller revision is not (the source's owner may drop models)."""
+def _stored_arith(store, tmp_path, seed: int):
+    """A table source of 20 arithmetic prompts and 5 models (tmp_path/t) ingested into ``store``: its folder, texts,
+    the rng that drew its outcomes (for a next revision), location, stored state and outcomes.csv's lines."""
     texts = [f"What is {i} + {i}?" for i in range(20)]
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     d = tmp_path / "t"
     write_source(d, "arith", texts, outcomes(rng, [f"org/m{i}" for i in range(5)], 20))
     assert ingest(str(d), store=store, fetch_metadata=False).sources == 1
     location = str(d.resolve())
-    stored = _state(store, location)
     lines = (d / "outcomes.csv").read_text().splitlines(keepends=True)
+    return d, texts, rng, location, _state(store, location), lines
+
+
+def test_a_quote_that_swallows_the_file_is_quarantined(store, tmp_path):
+    """A stray quote in a small file (the Python reader's old behaviour: the rest of the file became one field) is
+    reported at its line; the lines after it are read again. When the revision loses over the threshold it is
+    quarantined, and a clean smaller revision is not (the source's owner may drop models)."""
+    d, texts, rng, location, stored, lines = _stored_arith(store, tmp_path, seed=0)
     # a quote on line 3 that never closes, and 30 rows cut off at the end
     (d / "outcomes.csv").write_text("".join(lines[:2] + ['"' + lines[2]] + lines[3:70]))
     s = ingest(str(d), store=store, fetch_metadata=False)
@@ -100,14 +106,7 @@ def test_a_file_cut_inside_its_last_quoted_field_is_quarantined(store, tmp_path,
     revision that lost most of its rows is quarantined and the stored one keeps serving. Before, a quote that never
     closed on the file's last line was read as if it closed (the cut prompt text stored as a prompt, the cut score
     as an outcome), the revision read cleanly and replaced the stored one whatever it had lost."""
-    texts = [f"What is {i} + {i}?" for i in range(20)]
-    rng = np.random.default_rng(3)
-    d = tmp_path / "t"
-    write_source(d, "arith", texts, outcomes(rng, [f"org/m{i}" for i in range(5)], 20))
-    assert ingest(str(d), store=store, fetch_metadata=False).sources == 1
-    location = str(d.resolve())
-    stored = _state(store, location)
-    lines = (d / "outcomes.csv").read_text().splitlines(keepends=True)
+    d, texts, _, location, stored, lines = _stored_arith(store, tmp_path, seed=3)
     (d / "outcomes.csv").write_text("".join(lines[:30]) + 'org/m1,arith-9,"1' + end)  # 71 of 100 rows lost
     s = ingest(str(d), store=store, fetch_metadata=False)
     (quote,) = s.errors[:1]

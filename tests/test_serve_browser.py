@@ -456,32 +456,24 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
 def test_a_prompt_longer_than_the_encoder_reads_is_said_in_the_notes(page_server):
     """A prompt longer than the encoder reads (MiniLM: 256 word pieces): the notes say that only its beginning was
     embedded, as `taskspace search` and `query.truncated` do; a short one says nothing of it. Before, nothing did."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     long = " ".join(f"word{i}" for i in range(400))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            failures = []
-            page.on("pageerror", lambda e: failures.append(str(e)))
-            page.goto(page_server + "/")
-            status = page.locator("#status")
-            for text, says in ((long, "the prompt is longer than the encoder reads (256 word pieces)"),
-                               (f"What is item 3 of alpha?\n---\n{long}", "prompt 2 of 2 is longer than the encoder reads"),
-                               ("What is item 3 of alpha?", None)):
-                page.fill("#task", text)
-                page.focus("#task")
-                page.keyboard.press("Control+Enter")
-                expect(status).to_contain_text("model(s) ranked for")
-                if says:
-                    expect(page.locator("#notes")).to_contain_text(says)
-                else:
-                    expect(page.locator("#notes")).not_to_contain_text("encoder reads")
-            assert failures == []
-            page.close()
-        finally:
-            browser.close()
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/")
+        status = page.locator("#status")
+        for text, says in ((long, "the prompt is longer than the encoder reads (256 word pieces)"),
+                           (f"What is item 3 of alpha?\n---\n{long}", "prompt 2 of 2 is longer than the encoder reads"),
+                           ("What is item 3 of alpha?", None)):
+            page.fill("#task", text)
+            page.focus("#task")
+            page.keyboard.press("Control+Enter")
+            expect(status).to_contain_text("model(s) ranked for")
+            if says:
+                expect(page.locator("#notes")).to_contain_text(says)
+            else:
+                expect(page.locator("#notes")).not_to_contain_text("encoder reads")
+        assert failures == []
 
 
 def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
@@ -491,7 +483,7 @@ def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
     surrogates and the page showed "�" (so did the tab's title, which names the task in 60 characters)."""
     import json
 
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     long = "a" * 299 + "\U0001F600" + "b" * 50
     html = "<img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script> & \u202eevil"
@@ -503,28 +495,20 @@ def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
             {"text": html, "benchmark": "alpha", "outcome": 0.0, "similarity": 0.8}]
         route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            failures = []
-            page.on("pageerror", lambda e: failures.append(str(e)))
-            page.route("**/v1/find", evidence)
-            page.goto(page_server + "/?q=What+is+item+3+of+alpha")
-            first = page.locator("#ranked > li.result").first
-            expect(first).to_be_visible()
-            first.locator("details.evidence summary").click()
-            shown = first.locator("details.evidence li > span:not(.meta):not(.outcome)").all_text_contents()
-            assert shown[0] == "a" * 299 + "\U0001F600…", shown[0][-5:]
-            assert shown[1] == html and first.locator("details.evidence img, details.evidence script").count() == 0
-            assert page.evaluate("window.pwned") is None and failures == []
-            page.unroute("**/v1/find")
-            task = "q" * 59 + "\U0001F600" + "z" * 20  # the tab's title names the task, cut the same way
-            page.goto(page_server + "/?q=" + quote(task))
-            expect(page).to_have_title("q" * 59 + "\U0001F600… – taskspace")
-            page.close()
-        finally:
-            browser.close()
+    with chromium_page() as (page, failures):
+        page.route("**/v1/find", evidence)
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha")
+        first = page.locator("#ranked > li.result").first
+        expect(first).to_be_visible()
+        first.locator("details.evidence summary").click()
+        shown = first.locator("details.evidence li > span:not(.meta):not(.outcome)").all_text_contents()
+        assert shown[0] == "a" * 299 + "\U0001F600…", shown[0][-5:]
+        assert shown[1] == html and first.locator("details.evidence img, details.evidence script").count() == 0
+        assert page.evaluate("window.pwned") is None and failures == []
+        page.unroute("**/v1/find")
+        task = "q" * 59 + "\U0001F600" + "z" * 20  # the tab's title names the task, cut the same way
+        page.goto(page_server + "/?q=" + quote(task))
+        expect(page).to_have_title("q" * 59 + "\U0001F600… – taskspace")
 
 
 def test_a_prompt_with_blank_lines_is_one_prompt_and_a_dashes_line_separates_several(page_server):
