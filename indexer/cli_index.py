@@ -161,7 +161,7 @@ def index(
     ),
     refresh_prior: bool = typer.Option(
         False, "--refresh-prior",
-        help="Re-estimate now what passes hold fixed until the number of models has doubled or halved: the space's "
+        help="Re-estimate now what passes hold fixed until the models changed since reach a quarter of the models: the space's "
              "prior (auto-mc, auto-mean: the models' mean normal) and the calibration map; every model is solved once.",
     ),
 ) -> None:

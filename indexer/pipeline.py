@@ -9,9 +9,9 @@ Stages (each idempotent, so a pass killed anywhere is completed by the next one)
    ``inputs_digest``) are re-solved. A model's normal depends only on its own outcomes and the embeddings of
    the prompts it was observed on, so solving a subset gives exactly what a from-scratch fit gives.
    With ``auto-mean`` it also depends on the space's prior (the models' mean normal, SQL ``space_priors``),
-   which is held fixed between estimations: a pass re-estimates it from all models, and re-solves them all,
-   only when there is none yet or the number of models has doubled or halved since
-   (:data:`indexer.space.PRIOR_GROWTH`),
+   which is held fixed between estimations, as is the calibration map: a pass re-estimates both from all models,
+   and re-solves them all, only when there are none yet or the models solved or removed since (new, with new or
+   changed results, gone) reach a quarter of those they were estimated from (:data:`indexer.space.REFIT_SHARE`),
    so adding one model stays one solve and the total work stays linear in the number of models.
 4. **vectors**: the new model vectors and the benchmark mean vectors are saved in SQL (the source of truth).
 5. **index**: Qdrant is brought in step with SQL: changed models are pushed; the benchmarks and prompts
@@ -269,6 +269,7 @@ class Indexer:
             # the stale models, found in SQL from the digests stored with the outcomes and the vectors: a pass with
             # nothing new reads no model's digest; every model's key only when all are re-solved
             stale = self.store.stale_models(space.id)
+            changed_models = len(stale)  # new, or with new or changed results (or solved toward another prior)
             every = _Every(self.store)
             stale, refresh, prior = self._prior_plan(space, stale, every, force=refresh_prior)
             # --refresh-prior fits the map now too (it is held fixed like the prior): under a method without a prior
@@ -285,6 +286,9 @@ class Indexer:
                                 calibrate=calibrate)
         with _timed(report, "load"):
             gone = self._drop_orphan_vectors(space)
+            # what changed under the held prior and map, counted toward their re-estimation (space.needs_refit)
+            self.store.add_fit_drift(space.id, changed_models + len(gone), prior=not refresh,
+                                     calibration=not calibrate)
         counts["removed"] = len(gone)
         with _timed(report, "vectors"):
             bench_changed = self._benchmark_vectors(space, report)
@@ -383,12 +387,13 @@ class Indexer:
     def _prior_plan(self, space, stale: list[str], models: "_Every",
                     force: bool = False) -> tuple[list[str], bool, object]:
         """(models to solve, whether to re-estimate the space's prior, the stored prior or None). Without a
-        ``'mean'`` prior: the stale models. With one: every model when the model count has changed by
-        :data:`PRIOR_GROWTH` since the stored prior was estimated, or when there is none yet and there are at least
+        ``'mean'`` prior: the stale models. With one: every model when the models solved or removed since the stored
+        prior was estimated, or the change in their count, reach :data:`~indexer.space.REFIT_SHARE` of the models it
+        was estimated from (:func:`~indexer.space.needs_refit`), or when there is none yet and there are at least
         ``PRIOR_MIN_MODELS`` models (fewer get no prior: plain ``auto``); else the stale ones (solved toward the
         stored prior, if any). ``models``: every model with outcomes. ``force``: re-estimate now (with too few
         models that removes the stored prior)."""
-        from .space import PRIOR_GROWTH, SpaceSpec
+        from .space import SpaceSpec, needs_refit
 
         if SpaceSpec.of(space).prior != "mean":
             return stale, False, None
@@ -401,23 +406,23 @@ class Indexer:
             from .solver import PRIOR_MIN_MODELS  # (the solver package is imported only by a pass that solves)
 
             return (models.keys(), True, None) if n >= PRIOR_MIN_MODELS else (stale, False, None)
-        if n >= PRIOR_GROWTH * prior.n_models or n * PRIOR_GROWTH <= prior.n_models:
+        if needs_refit(n, prior.n_models, (self.store.fit_drift(space.id)[0] or 0) + len(stale)):  # this pass's too
             return models.keys(), True, prior
         return stale, False, prior
 
     def _calibration_plan(self, space, models: list[str], every: "_Every", solving_all: bool) -> tuple[list[str], bool]:
         """(models to solve, whether to fit the space's calibration map now). The map (:mod:`indexer.posterior`) is
         fitted on the leave-one-out scores of the models a pass solves, so only from a pass that solves every
-        model: when there is none yet, or the model count has changed by :data:`~indexer.space.PRIOR_GROWTH`
-        since it was fitted (then every model is solved), or the prior is re-estimated (``solving_all``); in
+        model: when there is none yet, or the models solved or removed since it was fitted, or the change in their
+        count, reach :data:`~indexer.space.REFIT_SHARE` of the models it was fitted on (then every model is solved), or the prior is re-estimated (``solving_all``); in
         between it is held fixed, like the prior. ``every``: every model with outcomes."""
-        from .space import PRIOR_GROWTH
+        from .space import needs_refit
 
         if not every:
             return models, False
         cal = self.store.get_space_calibration(space.id)
-        n = len(every)
-        if solving_all or cal is None or n >= PRIOR_GROWTH * cal.n_models or n * PRIOR_GROWTH <= cal.n_models:
+        if solving_all or cal is None or needs_refit(len(every), cal.n_models,
+                                                     (self.store.fit_drift(space.id)[1] or 0) + len(models)):
             return every.keys(), True
         missing = _fitted_before(cal, space)
         if missing:
@@ -636,7 +641,8 @@ def _pattern_id(prompt_ids: np.ndarray, mask: np.ndarray) -> str:
 def _fitted_before(cal, space) -> list[str]:
     """What a stored calibration map lacks of what :func:`_fit_calibration` gives every map of ``space`` now: a map
     stored by an older taskspace (before schema 0011, no ``lam_cap``; before 0013, no ``region_var``) kept its
-    intervals as they were computed then, on every pass after the upgrade, until the model count doubled or halved.
+    intervals as they were computed then, on every pass after the upgrade, until the model count doubled or halved
+    (as passes then re-estimated it).
     ``lam_cap``: every space whose models keep a posterior (any option but the plain solve's); ``region_var``: every
     level/deviation (folded) map."""
     from .space import SpaceSpec

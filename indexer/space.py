@@ -3,8 +3,8 @@
 **Methods** (:data:`METHODS`, ``TASKSPACE_METHOD``). Each name is a :class:`Method`: the solver options it
 sets (a centred per-model intercept, lambda chosen per model by generalised cross-validation), its prior policy
 (``'mean'``: every model is shrunk toward the indexed models' mean normal, stored with the space and
-re-estimated when the number of models has changed by :data:`PRIOR_GROWTH`) and its prompt feature set
-(:mod:`indexer.features`: covariate columns appended to each prompt's row and left unpenalised, the solver's
+re-estimated when the models changed since reach :data:`REFIT_SHARE` of those it was estimated from) and its prompt
+feature set (:mod:`indexer.features`: covariate columns appended to each prompt's row and left unpenalised, the solver's
 ``free`` columns; ``multiple-choice-v2`` (and its predecessor ``-v1``) also embeds a prompt as its question and
 its options apart and keeps the two answer formats apart in the index, :mod:`indexer.represent`). What each method is for and how it measures: ``docs/RESULTS.md``.
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 from .errors import EncoderError, InputError
 
-__all__ = ["Method", "METHODS", "PRIOR_GROWTH", "get_method", "method_options", "space_params", "SpaceSpec",
+__all__ = ["Method", "METHODS", "REFIT_SHARE", "needs_refit", "get_method", "method_options", "space_params", "SpaceSpec",
            "configured", "encoder_name", "space_name", "space_encoder"]
 
 #: the prompt feature sets' names (the same strings as :data:`indexer.features.TEXT_FEATURES` and
@@ -46,10 +46,22 @@ _LEVELS = "level-deviation-v1"
 #: :data:`indexer.represent.LEVELS_FORMATS`
 _LEVELS_FORMATS = "level-deviation-v2"
 
-#: a space with a ``'mean'`` prior re-estimates it (and re-solves every model toward it) when the number of
-#: models has grown or shrunk by this factor since it was estimated; in between the prior is held fixed, so adding
-#: a model is one solve and the total work stays linear in the number of models
-PRIOR_GROWTH = 2.0
+#: a space re-estimates its ``'mean'`` prior and refits its calibration map (solving every model once) when the
+#: models solved toward them or removed since they were estimated (a new model, a known one with new or changed
+#: results), or the change in the model count, reach this share of the models they were estimated from; in between
+#: both are held fixed, so adding a model is one solve and the total work stays linear in the number of models
+#: (each changed model costs at most ``1 + 1 / REFIT_SHARE`` solves). Measured (docs/BENCHMARKS.md "Held prior
+#: and map"): holding them until the count doubled let an evolving evalarena_code home answer up to 0.12 apart
+#: from a fresh index of the same results when known models gained benchmarks
+REFIT_SHARE = 0.25
+
+
+def needs_refit(n_models: int, fitted_on: int, changed: int) -> bool:
+    """Whether a prior or calibration map estimated from ``fitted_on`` models is re-estimated now that the space
+    holds ``n_models``, ``changed`` models solved or removed since (this pass's stale ones included; not counted
+    before schema 0015) (:data:`REFIT_SHARE`)."""
+    limit = REFIT_SHARE * fitted_on
+    return changed >= limit or abs(n_models - fitted_on) >= limit
 
 
 @dataclass(frozen=True)

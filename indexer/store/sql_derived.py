@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from sqlalchemy import delete, exists, or_, select, update
+from sqlalchemy import delete, exists, func, or_, select, update
 
 from ..errors import DimensionError, InputError, NotFoundError, StoreError
 from ..represent import prior_formats
@@ -146,7 +146,7 @@ class DerivedMixin:
                 raise InputError(f"invalid prior: {u.shape[0]} entries for a space of dimension {space.dim}, "
                                  f"{prior.n_models} model(s)", item=f"space {space_id}")
             prior_row = dict(space_id=space_id, dim=int(u.shape[0]), vector=u.tobytes(), n_models=int(prior.n_models),
-                             computed_at=prior.computed_at or utcnow())
+                             computed_at=prior.computed_at or utcnow(), n_changed=0)
         rows = {}
         for v in vectors:
             rows[v.model] = dict(dim=space.dim, vector=_vector(v.vector, space.dim, v.model), n_prompts=int(v.n_prompts),
@@ -165,7 +165,7 @@ class DerivedMixin:
                 conn.execute(delete(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id))
                 conn.execute(SpaceCalibrationRow.__table__.insert(), [dict(
                     space_id=space_id, a=float(calibration.a), b=float(calibration.b), n_cells=int(calibration.n_cells),
-                    n_models=int(calibration_models), spread=float(calibration.spread), computed_at=utcnow(),
+                    n_models=int(calibration_models), spread=float(calibration.spread), computed_at=utcnow(), n_changed=0,
                     **_folded(calibration))])
             if pattern_rows:
                 have_p = set(conn.execute(select(SpacePatternRow.key).where(SpacePatternRow.space_id == space_id)).scalars())
@@ -297,6 +297,25 @@ class DerivedMixin:
         return None if row is None else _calibration(row.a, row.b, row.n_cells, row.n_models, row.spread,
                                                      row.level, row.specific, row.shared, row.uncovered, row.knots,
                                                      row.lam_cap, row.region_var)
+
+    def fit_drift(self, space_id: int) -> tuple[int | None, int | None]:
+        """How many models were solved or removed since the space's prior, and since its calibration map, were
+        estimated (:func:`indexer.space.needs_refit`): None where there is none or it was stored before
+        migration 0015 counted them."""
+        with self._read() as conn:
+            return tuple(conn.execute(select(t.n_changed).where(t.space_id == space_id)).scalar()
+                         for t in (SpacePriorRow, SpaceCalibrationRow))
+
+    def add_fit_drift(self, space_id: int, n: int, *, prior: bool, calibration: bool) -> None:
+        """Count ``n`` models solved toward the held prior (``prior``) and calibrated by the held map
+        (``calibration``), or removed, since they were estimated (:meth:`fit_drift`)."""
+        tables = [t for t, held in ((SpacePriorRow, prior), (SpaceCalibrationRow, calibration)) if held]
+        if n <= 0 or not tables:
+            return
+        with self._write("counting the models changed since the space's fit") as conn:
+            for t in tables:
+                conn.execute(update(t).where(t.space_id == space_id)
+                             .values(n_changed=func.coalesce(t.n_changed, 0) + int(n)))
 
     def forget_space_fit(self, space_id: int) -> int:
         """Delete the space's prior and calibration map (fitted on models that have no outcomes any more), so the

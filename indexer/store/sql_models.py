@@ -238,6 +238,8 @@ class SpacePriorRow(Base):
     vector: Mapped[bytes] = mapped_column(LargeBinary)
     n_models: Mapped[int] = mapped_column(Integer)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: models solved toward this prior or removed since it was estimated (migration 0015; None: 0)
+    n_changed: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class SpacePatternRow(Base):
@@ -302,6 +304,8 @@ class SpaceCalibrationRow(Base):
     #: migration 0013)
     region_var: Mapped[float | None] = mapped_column(Float, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: models solved (calibrated by this map) or removed since it was fitted (migration 0015; None: 0)
+    n_changed: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class BenchmarkVectorRow(Base):
