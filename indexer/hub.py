@@ -1,7 +1,8 @@
 """Everything that talks to the Hugging Face Hub. The only module that imports ``huggingface_hub``.
 
 - :meth:`HubClient.model_info` -> a dict of model metadata for filters (the field names of
-  ``Store.upsert_models``: key (the id asked for, also when the Hub redirects a renamed repo), revision, author,
+  ``Store.upsert_models``: key (the repo's id on the Hub now: for a renamed repo, whose old id the Hub redirects,
+  its new id; for an id in another case, the repo's own spelling), revision, author,
   license, num_parameters, pipeline_tag, library, tags, downloads, likes, gated, created_at, last_modified,
   base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
@@ -355,12 +356,15 @@ class HubClient:
         st = getattr(info, "safetensors", None)
         gated = info.gated
         total = getattr(st, "total", None) if st is not None else None
-        if info.id and info.id != repo_id:  # a renamed repo (the Hub redirects): the metadata is of the id asked for
-            log.info("Hub: model %s is now %s; its metadata is stored under %s", repo_id, info.id, repo_id)
+        # the repo's id now: a renamed repo's old id is answered (through a redirect) with its new one, an id typed in
+        # another case with the repo's own (the Hub's ids are case-insensitive); the caller stores the model under it
+        key = info.id if isinstance(info.id, str) and is_valid_repo_id(info.id) else repo_id
+        if key != repo_id:
+            log.info("Hub: model %s is %s on the Hub", repo_id, key)
         return {
-            "key": repo_id,
+            "key": key,
             "revision": info.sha if _SHA.match(info.sha or "") else None,
-            "author": _fits(_card_text(info.author, join=False), 256) or repo_id.split("/", 1)[0],
+            "author": _fits(_card_text(info.author, join=False), 256) or key.split("/", 1)[0],
             "license": license_,
             "num_parameters": total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None,
             "pipeline_tag": _fits(_card_text(info.pipeline_tag, join=False), 128),

@@ -9,7 +9,8 @@ The commit sha of a repo is the sha1 of its files (names and contents), so editi
 Endpoints: ``GET /api/{models|datasets}?author=&search=&limit=``, ``GET /api/{type}s/{id}[/revision/{rev}]``,
 ``GET /api/{type}s/{id}/tree/{rev}[/{path}]?recursive=``, ``HEAD``/``GET /[datasets/]{id}/resolve/{rev}/{path}``.
 Unknown repo -> 404 ``X-Error-Code: RepoNotFound``; unknown revision -> ``RevisionNotFound``; unknown file ->
-``EntryNotFound``. ``server.rename(rtype, old, new)`` makes requests naming ``old`` answer 307 to ``new`` (a renamed
+``EntryNotFound``. Repo ids are matched case-insensitively and a repo's info gives its own id (as the Hub does).
+``server.rename(rtype, old, new)`` makes requests naming ``old`` answer 307 to ``new`` (a renamed
 repo). ``server.fail(prefix, [429, 503])`` makes the next requests whose path starts with ``prefix``
 answer those statuses first (to test retries and error paths); an entry may be ``(status, {header: value})`` to
 send headers of its own (``(429, {"Retry-After": "7"})``; a plain 408/429/5xx answers ``Retry-After: 0``, other
@@ -132,8 +133,24 @@ class HubServer:
     # -- repos ------------------------------------------------------------------------------------------
 
     def repo_dir(self, rtype: str, repo_id: str) -> Path | None:
+        """The repo's folder; an id in another case finds it too (the Hub's repo ids are case-insensitive: it answers
+        ``Meta-Llama/llama-3-8b`` with the repo ``meta-llama/Llama-3-8B``, whose own id its info gives)."""
+        if "/" not in repo_id:
+            return None
         d = self.root / f"{rtype}s" / repo_id
-        return d if d.is_dir() and "/" in repo_id else None
+        if d.is_dir():
+            return d
+        org, _, name = repo_id.partition("/")
+        base = self.root / f"{rtype}s"
+        for o in (p for p in (base.iterdir() if base.is_dir() else ()) if p.name.lower() == org.lower()):
+            for r in (p for p in o.iterdir() if p.name.lower() == name.lower() and p.is_dir()):
+                return r
+        return None
+
+    @staticmethod
+    def repo_id(d: Path) -> str:
+        """The repo's own id (its folder's spelling)."""
+        return f"{d.parent.name}/{d.name}"
 
     def _tamper_of(self, d: Path) -> dict:
         return self.tampered.get(f"{d.parent.name}/{d.name}", {})
@@ -392,10 +409,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, items, head=head)
             if len(parts) < 4:
                 return self._error(404, "RepoNotFound", "Repository not found", head)
-            repo_id = "/".join(parts[2:4])
-            d = self.hub.repo_dir(rtype, repo_id)
+            d = self.hub.repo_dir(rtype, "/".join(parts[2:4]))
             if d is None:
                 return self._error(404, "RepoNotFound", "Repository not found", head)
+            repo_id = self.hub.repo_id(d)
             private = self.hub._private_status(repo_id, auth)
             if private is not None:
                 return self._error(private, None, "Invalid credentials in Authorization header" if private == 403
@@ -434,11 +451,10 @@ class _Handler(BaseHTTPRequestHandler):
             rtype = parts[0][:-1]
             parts = parts[1:]
         if len(parts) >= 5 and parts[2] == "resolve":
-            repo_id = "/".join(parts[:2])
-            d = self.hub.repo_dir(rtype, repo_id)
+            d = self.hub.repo_dir(rtype, "/".join(parts[:2]))
             if d is None:
                 return self._error(404, "RepoNotFound", "Repository not found", head)
-            private = self.hub._private_status(repo_id, auth)
+            private = self.hub._private_status(self.hub.repo_id(d), auth)
             if private is not None:
                 return self._error(private, None, "Unauthorized" if private == 401 else "Forbidden", head)
             meta = self.hub.meta(d)

@@ -283,20 +283,42 @@ def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, sto
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
 
 
-def test_a_renamed_model_repos_metadata_is_stored_under_the_name_asked_for(hub_server, store, tmp_path):
-    """A model repo renamed on the Hub (its old id answers 307 to the new one, which huggingface_hub follows): the
-    metadata is the stored model's, under the id the results name. Before, it was stored under the new id, a model
-    row without results, and the model the results name got none (license, parameters, gated unknown)."""
+def test_a_renamed_or_other_case_model_id_becomes_one_model_under_its_current_hub_id(hub_server, store, tmp_path):
+    """A model repo renamed on the Hub (its old id answers 307 to the new one, which huggingface_hub follows) and an
+    id typed in another case (the Hub answers it with the repo's own id): one model, stored under the id the Hub
+    gives it now, with the outcomes of every name (two names of one source's benchmark merged into one block, their
+    one shared prompt agreeing) and the old names as aliases. Before, each name was a model of its own: the old id's
+    row took the new repo's metadata, and `search` listed one model two or three times."""
+    from indexer.browse import model_detail
+    from indexer.find import _resolve_models
     from indexer.ingest import ingest
 
     hub_server.rename("model", "fake-org/old-name", "fake-org/tiny-lb")
-    assert HubClient().model_info("fake-org/old-name")["key"] == "fake-org/old-name"
-    d = _one_prompt_table(tmp_path, ("fake-org/old-name", 1))
+    assert HubClient().model_info("fake-org/old-name")["key"] == "fake-org/tiny-lb"
+    assert HubClient().model_info("Fake-Org/TINY-lb")["key"] == "fake-org/tiny-lb"
+    d = tmp_path / "t"
+    d.mkdir()
+    rows = [("fake-org/old-name", "p0", 1), ("fake-org/old-name", "p1", 0), ("Fake-Org/Tiny-LB", "p2", 1),
+            ("fake-org/tiny-lb", "p3", 0), ("fake-org/tiny-lb", "p0", 1)]
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"{m},{p},{c}\n" for m, p, c in rows))
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,What is {i}+2?\n" for i in range(4)))
     s = ingest(str(d), store=store)
-    assert s.errors == [] and s.metadata == 1
-    got = store.get_model("fake-org/old-name")
+    assert s.errors == [] and s.warnings == [] and s.metadata == 1
+    assert [m.key for m in store.list_models()] == ["fake-org/tiny-lb"]
+    got = store.get_model("fake-org/tiny-lb")
     assert (got.license, got.num_parameters, got.author) == ("apache-2.0", 1234567, "fake-org")
-    assert store.get_model("fake-org/tiny-lb") is None
+    assert store.aliases_of("fake-org/tiny-lb") == ["Fake-Org/Tiny-LB", "fake-org/old-name", "fake-org/tiny-lb"]
+    ((_, bench, ids, scores),) = store.outcome_blocks(["fake-org/tiny-lb"])
+    assert bench == "b" and len(ids) == 4 and sorted(scores.tolist()) == [0.0, 0.0, 1.0, 1.0]
+    assert _resolve_models(store, ["fake-org/old-name", "FAKE-ORG/tiny-lb"]) == ["fake-org/tiny-lb"]
+    # a later source naming the old id is read into the same model
+    d2 = tmp_path / "t2"
+    d2.mkdir()
+    (d2 / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/old-name,q1,1\n")
+    (d2 / "prompts.csv").write_text("prompt_id,benchmark,text\nq1,c,What is 9+9?\n")
+    assert ingest(str(d2), store=store).errors == []
+    assert [m.key for m in store.list_models()] == ["fake-org/tiny-lb"]
+    assert len(store.outcome_blocks(["fake-org/tiny-lb"])) == 2
 
 
 def test_a_revision_not_found_is_named(client, hub_server, store, taskspace_home):
