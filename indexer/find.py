@@ -644,6 +644,9 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
             if key not in stored:  # Hub ids are case-insensitive on the Hub: one stored key that differs in case only
                 # (or in Unicode normal form: "café" typed precomposed, stored with a combining accent, or the other way)
                 same = [k for k in stored if _fold(k) in (_fold(n), _fold(key))]
+                if not same and hasattr(store, "aliases_by_model"):  # a name a source gave it, typed in another case
+                    same = sorted({k for k, names in store.aliases_by_model().items()
+                                   if any(_fold(a) in (_fold(n), _fold(key)) for a in names)})
                 if len(same) != 1:
                     raise suggest(n, sorted(stored), "model", item=item)
                 key = same[0]
