@@ -3,7 +3,8 @@
 - :meth:`HubClient.model_info` -> a dict of model metadata for filters (the field names of
   ``Store.upsert_models``: key (the repo's id on the Hub now: for a renamed repo, whose old id the Hub redirects,
   its new id; for an id in another case, the repo's own spelling), revision, author,
-  license, num_parameters, pipeline_tag, library, tags, downloads, likes, gated, created_at, last_modified,
+  license, num_parameters (safetensors' total, else a GGUF repo's), pipeline_tag, library, tags, downloads, likes,
+  gated, created_at, last_modified,
   base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
@@ -356,6 +357,9 @@ class HubClient:
         st = getattr(info, "safetensors", None)
         gated = info.gated
         total = getattr(st, "total", None) if st is not None else None
+        if total is None and isinstance(getattr(info, "gguf", None), dict):  # a GGUF repo (llama.cpp quantizations)
+            total = info.gguf.get("total")  # has no safetensors: the Hub counts its parameters from the GGUF header;
+            # before, its size was unknown and every --max-params / --min-params filter dropped it
         # the repo's id now: a renamed repo's old id is answered (through a redirect) with its new one, an id typed in
         # another case with the repo's own (the Hub's ids are case-insensitive); the caller stores the model under it
         key = info.id if isinstance(info.id, str) and is_valid_repo_id(info.id) else repo_id

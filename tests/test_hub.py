@@ -283,6 +283,31 @@ def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, sto
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
 
 
+def test_a_gguf_repos_parameter_count_comes_from_its_gguf_metadata(hub_server, store, tmp_path):
+    """A GGUF repo (llama.cpp quantizations: no safetensors) has the parameter count the Hub reads from its GGUF
+    header (`gguf.total` of its model info), so size filters keep or drop it like any repo; a repo with safetensors
+    keeps theirs (an MoE's total, every expert counted), one with neither stays unknown. Before, every GGUF repo's
+    size was unknown and `--max-params 8B` dropped it as missing metadata."""
+    import json
+
+    from indexer.ingest import ingest
+
+    for name, info in (("q-GGUF", {"gguf": {"total": 8030261248, "architecture": "llama", "context_length": 8192}}),
+                       ("moe", {"safetensors": {"parameters": {"BF16": 46702792704}, "total": 46702792704},
+                                "gguf": {"total": 1}}),
+                       ("adapter", {"library_name": "peft", "cardData": {"base_model": "fake-org/tiny-lb"}})):
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps(info))
+    assert HubClient().model_info("fake-org/q-GGUF")["num_parameters"] == 8030261248
+    d = _one_prompt_table(tmp_path, ("fake-org/q-GGUF", 1), ("fake-org/moe", 0), ("fake-org/adapter", 1))
+    s = ingest(str(d), store=store)
+    assert s.errors == [] and s.metadata == 3
+    assert {m.key: m.num_parameters for m in store.list_models()} == {
+        "fake-org/q-GGUF": 8030261248, "fake-org/moe": 46702792704, "fake-org/adapter": None}
+
+
 def test_a_renamed_or_other_case_model_id_becomes_one_model_under_its_current_hub_id(hub_server, store, tmp_path):
     """A model repo renamed on the Hub (its old id answers 307 to the new one, which huggingface_hub follows) and an
     id typed in another case (the Hub answers it with the repo's own id): one model, stored under the id the Hub
