@@ -293,3 +293,18 @@ def test_model_lookup_takes_a_hub_url_and_a_stored_name_in_another_case(store):
     assert _resolve_models(store, ["ORG/Y"]) == ["org/renamed"]  # its old id, in another case
     with pytest.raises(NotFoundError):
         _resolve_models(store, ["hf://org/z"])
+
+
+def test_a_hub_id_in_another_case_is_the_same_model_without_the_hub(store):
+    """Hub ids are case-insensitive (the Hub answers `Meta-Llama/llama-3-8b` with `meta-llama/Llama-3-8B`): offline,
+    a source naming a stored model's id in another case adds to that model, and two spellings inside one source are
+    one model under the first; a bare name stays case-sensitive. Before, each spelling was a model of its own until a
+    pass reached the Hub (with HF_HUB_OFFLINE, for good): `search` listed it twice."""
+    store.ingest(_batch("/a.csv", [Outcome("meta-llama/Llama-3-8B", "math", "q1", 1.0)]))
+    store.ingest(_batch("/b.csv", [Outcome("Meta-Llama/llama-3-8b", "math", "q2", 0.0),
+                                   Outcome("org/Model-7B", "math", "q1", 1.0), Outcome("ORG/model-7b", "math", "q2", 1.0),
+                                   Outcome("my-Model", "math", "q1", 1.0), Outcome("my-model", "math", "q1", 0.0)]))
+    assert store.aliases_by_model() == {"meta-llama/Llama-3-8B": ["Meta-Llama/llama-3-8b", "meta-llama/Llama-3-8B"],
+                                        "org/Model-7B": ["ORG/model-7b", "org/Model-7B"],
+                                        "my-Model": ["my-Model"], "my-model": ["my-model"]}
+    assert sorted(len(p) for m, _, p, _ in store.outcome_blocks(["meta-llama/Llama-3-8B", "org/Model-7B"])) == [1, 1, 2]

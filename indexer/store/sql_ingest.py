@@ -19,7 +19,7 @@ from ..errors import InputError, StoreError
 from ..records import OutcomeTable, SourceBatch, name_problem, prompt_hash, text_problem
 from .sql_models import (Benchmark, BenchmarkPrompt, BenchmarkVectorRow, Model, ModelAlias, OutcomeBlock, Prompt,
                          Source, utcnow)
-from .sql_types import IngestResult, chunks, looks_like_repo_id
+from .sql_types import IngestResult, chunks, driver_rows_in, looks_like_repo_id
 
 
 def _pack(ids: np.ndarray, scores: np.ndarray) -> tuple[bytes, bytes, str]:
@@ -410,7 +410,22 @@ class IngestMixin:
                   if isinstance(m, str) and m.strip() and not name_problem(m) and len(m) <= 512]
         known = self.resolve_aliases(usable) if usable else {}
         ids = resolve_many([m for m in usable if m not in known])
-        return {m: (known[m], None, "stored") if m in known else (ids[m].key, ids[m].kind, ids[m].rule) for m in usable}
+        out = {m: (known[m], None, "stored") if m in known else (ids[m].key, ids[m].kind, ids[m].rule) for m in usable}
+        # a Hub id is case-insensitive on the Hub (`Meta-Llama/llama-3-8b` is the repo `meta-llama/Llama-3-8B`): a new
+        # Hub id in another case than a stored model's key, or than another name of this batch, is that model (the
+        # stored key, else the batch's first spelling; the next pass with the Hub moves it to the repo's own id). Before,
+        # each spelling was a model of its own until a pass reached the Hub, and offline for good
+        hub = [m for m in usable if m not in known and ids[m].kind == "hub"]
+        if hub:
+            q = self.engine.dialect.identifier_preparer.quote
+            head = f"SELECT lower({q('key')}), {q('key')} FROM {q(Model.__tablename__)} WHERE lower({q('key')}) IN "
+            with self._read() as conn:
+                canon = dict(sorted(driver_rows_in(conn, head, sorted({ids[m].key.lower() for m in hub})), reverse=True))
+            for m in hub:
+                key = canon.setdefault(ids[m].key.lower(), ids[m].key)
+                if key != ids[m].key:
+                    out[m] = (key, "hub", "case")
+        return out
 
     def model_keys(self, names) -> dict[str, str]:
         """The model key each name would be stored under (as :meth:`ingest` maps it); names no database can take
