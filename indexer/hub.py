@@ -347,12 +347,15 @@ class HubClient:
         # anything; only text is kept (a list of texts joined), so no odd card reaches SQL, where a mapping failed
         # the whole metadata batch of the pass
         license_ = _fits(_card_text(card.get("license"), join=True), 256)
-        if license_ is not None and license_.lower() == "other":  # the Hub's "other" with the license's own name
+        # in lower case, as the Hub's license ids are: a card's "MIT" or "Other" is `mit` / `other`, which the filters
+        # match (they read a filter value in lower case too); before, stored as written, `--license mit` missed "MIT"
+        license_ = license_.lower() if license_ is not None else None
+        if license_ is not None and license_ == "other":  # the Hub's "other" with the license's own name
             # (`license_name: tongyi-qianwen`, with `license_link`): kept beside it, as a card naming two licenses
             # is, so the answers show which license and a filter on either name matches; before, "other" alone
             named = _card_text(card.get("license_name"), join=False)
             if named is not None and named.lower() != "other":
-                license_ = _fits(f"{license_},{named}", 256) or license_
+                license_ = _fits(f"{license_},{named.lower()}", 256) or license_
         base = _fits(_card_text(card.get("base_model"), join=False), 512)
         st = getattr(info, "safetensors", None)
         gated = info.gated

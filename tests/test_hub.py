@@ -757,6 +757,27 @@ def test_an_index_pass_says_when_no_hub_metadata_was_fetched(tmp_path, env, monk
     assert "HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models" in said, said
 
 
+def test_a_license_is_matched_whatever_its_case(hub_server, store, tmp_path):
+    """A card's license written in capitals (`MIT`, `Other` with `license_name: Llama3`) is stored in lower case, as the
+    Hub's license ids are, and a filter value is read in lower case too: `--license MIT`, `mit` and `llama3` match.
+    Before, the text was stored as written and matched exactly: `--license mit` missed a card's "MIT", `--license
+    MIT` missed every model stored "mit" ("no indexed model matches")."""
+    import json
+
+    from indexer.find import Filters
+    from indexer.ingest import ingest
+
+    for name, card in {"caps": {"license": "MIT"}, "llamaish": {"license": "Other", "license_name": "Llama3"}}.items():
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps({"cardData": card}))
+    d = _one_prompt_table(tmp_path, ("fake-org/caps", 1), ("fake-org/llamaish", 0))
+    assert ingest(str(d), store=store).errors == []
+    assert [store.get_model(f"fake-org/{m}").license for m in ("caps", "llamaish")] == ["mit", "other,llama3"]
+    assert Filters(licenses=["MIT", "Llama3, Apache-2.0"]).licenses == ["mit", "llama3", "apache-2.0"]
+
+
 def test_a_card_licensed_other_keeps_the_license_name_it_gives(hub_server, store, tmp_path):
     """A model card with the Hub's `license: other` and the license's own name (`license_name: tongyi-qianwen`, as
     Qwen's cards have it): the stored license is "other,tongyi-qianwen", shown so, and its point carries both names,
@@ -781,5 +802,5 @@ def test_a_card_licensed_other_keeps_the_license_name_it_gives(hub_server, store
     s = ingest(str(d), store=store)
     assert s.errors == [] and s.metadata == 3
     got = {m: store.get_model(f"fake-org/{m}").license for m in ("qwenish", "plain-other", "other-other")}
-    assert got == {"qwenish": "other,tongyi-qianwen", "plain-other": "other", "other-other": "Other"}, got
+    assert got == {"qwenish": "other,tongyi-qianwen", "plain-other": "other", "other-other": "other"}, got
     assert license_payload(got["qwenish"]) == ["other", "tongyi-qianwen"]
