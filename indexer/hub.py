@@ -626,6 +626,13 @@ def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") ->
     if has_token:
         msg = (f"the Hub refused to let this token {what} the {kind} {repo} ({status}): if it is gated, request access at "
                f"{url}; otherwise check that HF_TOKEN is valid and has read access")
+    elif status == 401 and not what.startswith("download"):
+        # without a token the Hub answers a repo that does not exist (deleted, a typo, renamed without a redirect) as
+        # it answers a private one, 401 (huggingface_hub: "401 is misleading"); a gated repo's info and listing need
+        # none. Before, a deleted repo's metadata warning said only to request access and set a token
+        msg = (f"the {kind} {repo} needs a Hugging Face token ({status}) if it exists: without one the Hub answers a "
+               "repo that does not exist (deleted, renamed, a typo) as it answers a private one; check the id, and if it "
+               f"is private or gated request access at {url}, then set HF_TOKEN or run `hf auth login`")
     else:
         msg = (f"the {kind} {repo} needs a Hugging Face token ({status}): request access at {url} if it is gated, "
                "then set HF_TOKEN or run `hf auth login`")

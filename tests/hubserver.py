@@ -17,6 +17,8 @@ send headers of its own (``(429, {"Retry-After": "7"})``; a plain 408/429/5xx an
 statuses no such header); ``server.log`` records ``(method, path, auth_present)``.
 ``server.require_token(repo_id, tokens)`` makes a (non-gated) private repo: every request for it (info, tree,
 files) answers 401 without a token and 403 with a token not in ``tokens`` (as the Hub does for a private repo).
+``server.hide_missing = True``: a repo that does not exist answers a request without a token 401 too, as the Hub does
+(``X-Error-Code: RepoNotFound``; 404 with a token).
 
 Misbehaving servers (a broken mirror, a hostile ``HF_ENDPOINT``): ``server.tamper(repo_id, sha=..., files=...,
 etag=...)`` makes the repo answer that commit ``sha`` (in its info; ``X-Repo-Commit`` keeps the real one), list extra ``files``
@@ -59,6 +61,9 @@ class HubServer:
         self.commits: list[dict] = []
         self.history: dict[str, dict[str, dict[str, bytes]]] = {}  # repo dir -> sha -> {file: bytes}
         self.renamed: dict[str, str] = {}  # URL path prefix of an old repo id -> that of its new id
+        #: True: a repo that does not exist answers a request without a token 401 (X-Error-Code RepoNotFound), as the
+        #: Hub does (it answers a missing repo as a private one), and 404 only to a request with a token
+        self.hide_missing = False
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"hub": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -310,6 +315,12 @@ class _Handler(BaseHTTPRequestHandler):
             headers["X-Error-Code"] = code
         self._json(status, {"error": message}, headers, head)
 
+    def _missing(self, auth: str | None, head: bool) -> None:
+        """A repo that does not exist: 404, or with ``hide_missing`` and no token 401 (as a private repo)."""
+        if self.hub.hide_missing and not (auth or "").removeprefix("Bearer ").strip():
+            return self._error(401, "RepoNotFound", "Repository not found", head)
+        return self._error(404, "RepoNotFound", "Repository not found", head)
+
     def do_HEAD(self):
         self._route(head=True)
 
@@ -411,7 +422,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._error(404, "RepoNotFound", "Repository not found", head)
             d = self.hub.repo_dir(rtype, "/".join(parts[2:4]))
             if d is None:
-                return self._error(404, "RepoNotFound", "Repository not found", head)
+                return self._missing(auth, head)
             repo_id = self.hub.repo_id(d)
             private = self.hub._private_status(repo_id, auth)
             if private is not None:
@@ -453,7 +464,7 @@ class _Handler(BaseHTTPRequestHandler):
         if len(parts) >= 5 and parts[2] == "resolve":
             d = self.hub.repo_dir(rtype, "/".join(parts[:2]))
             if d is None:
-                return self._error(404, "RepoNotFound", "Repository not found", head)
+                return self._missing(auth, head)
             private = self.hub._private_status(self.hub.repo_id(d), auth)
             if private is not None:
                 return self._error(private, None, "Unauthorized" if private == 401 else "Forbidden", head)

@@ -185,6 +185,25 @@ def test_401_and_403_say_what_to_do_with_the_token_and_are_not_retried(hub_serve
     assert GatedRepoError.exit_code == 4
 
 
+def test_a_deleted_model_without_a_token_is_not_only_said_to_need_one(hub_server, store, tmp_path):
+    """Without a token the Hub answers a repo that does not exist (deleted, renamed without a redirect, a typo) as it
+    answers a private one, 401 (the fake Hub's `hide_missing`): the metadata warning says the repo may not exist and to
+    check the id, as well as how to read a private one; with a token the Hub says 404, "not a model on the Hub". Before,
+    a deleted model's warning said only that it needs a token and to request access if it is gated."""
+    from indexer.ingest import ingest
+
+    hub_server.hide_missing = True
+    with pytest.raises(GatedRepoError, match=r"fake-org/gone needs a Hugging Face token \(401\) if it exists: without "
+                                             r"one the Hub answers a repo that does not exist .* check the id"):
+        HubClient().model_info("fake-org/gone")
+    with pytest.raises(NotFoundError):
+        HubClient(token=TOKEN).model_info("fake-org/gone")
+    d = _one_prompt_table(tmp_path, ("fake-org/gone", 1), ("fake-org/tiny-lb", 0))
+    s = ingest(str(d), store=store)
+    assert s.metadata == 1 and len(s.warnings) == 1 and "does not exist (deleted, renamed, a typo)" in s.warnings[0]
+    assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
+
+
 def test_a_private_dataset_needs_the_right_token_for_listing_and_files(hub_server, sleeps):
     hub_server.require_token(LB, {TOKEN})
     with pytest.raises(GatedRepoError, match=r"needs a Hugging Face token \(401\)"):
