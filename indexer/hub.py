@@ -3,9 +3,8 @@
 - :meth:`HubClient.model_info` -> a dict of model metadata for filters (the field names of
   ``Store.upsert_models``: key (the repo's id on the Hub now: for a renamed repo, whose old id the Hub redirects,
   its new id; for an id in another case, the repo's own spelling), revision, author,
-  license, num_parameters (safetensors' total, else a GGUF repo's), pipeline_tag, library, tags, downloads, likes,
-  gated, created_at, last_modified,
-  base_model; a card's value that is not text, or does not fit its SQL column, is None).
+  license, num_parameters (safetensors' total, else a GGUF repo's; None for packed quantized weights), pipeline_tag,
+  library, tags, downloads, likes, gated, created_at, last_modified, base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
   (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice).
@@ -360,6 +359,15 @@ class HubClient:
         st = getattr(info, "safetensors", None)
         gated = info.gated
         total = getattr(st, "total", None) if st is not None else None
+        counts = getattr(st, "parameters", None) if st is not None else None
+        if isinstance(total, int) and isinstance(counts, dict) and total > 0:
+            # a GPTQ/AWQ (or bitsandbytes 4-bit) repo stores its weights packed, eight 4-bit values in one I32 (two in
+            # one U8), and the Hub counts the packed tensors' elements (a 4-bit 70B model: about 9B). A
+            # count that is mostly packed integers is not the model's size: unknown, which a size filter reports as
+            # missing, rather than a 70B model passing `--max-params 10B`
+            packed = sum(v for k, v in counts.items() if str(k).upper() in _PACKED and isinstance(v, int))
+            if packed > total * PACKED_SHARE:
+                total = None
         if total is None and isinstance(getattr(info, "gguf", None), dict):  # a GGUF repo (llama.cpp quantizations)
             total = info.gguf.get("total")  # has no safetensors: the Hub counts its parameters from the GGUF header;
             # before, its size was unknown and every --max-params / --min-params filter dropped it
@@ -508,6 +516,12 @@ class HubClient:
         finally:
             self.retries = retries
         return info.oid
+
+
+#: safetensors dtypes that hold packed quantized weights (GPTQ/AWQ: I32; bitsandbytes 4-bit: U8); a parameter count
+#: with more than PACKED_SHARE of its elements in them counts packed words, not parameters (:meth:`HubClient.model_info`)
+_PACKED = frozenset({"I32", "U8"})
+PACKED_SHARE = 0.05
 
 
 def _fits(text: str | None, width: int) -> str | None:
