@@ -361,8 +361,8 @@ class HubClient:
         total = getattr(st, "total", None) if st is not None else None
         counts = getattr(st, "parameters", None) if st is not None else None
         if isinstance(total, int) and isinstance(counts, dict) and total > 0:
-            # a GPTQ/AWQ (or bitsandbytes 4-bit) repo stores its weights packed, eight 4-bit values in one I32 (two in
-            # one U8), and the Hub counts the packed tensors' elements (a 4-bit 70B model: about 9B). A
+            # a GPTQ/AWQ repo stores its weights packed, eight 4-bit values in one I32, and the Hub counts the packed
+            # tensors' elements (a 4-bit 70B model: about 9B). A
             # count that is mostly packed integers is not the model's size: unknown, which a size filter reports as
             # missing, rather than a 70B model passing `--max-params 10B`
             packed = sum(v for k, v in counts.items() if str(k).upper() in _PACKED and isinstance(v, int))
@@ -518,9 +518,11 @@ class HubClient:
         return info.oid
 
 
-#: safetensors dtypes that hold packed quantized weights (GPTQ/AWQ: I32; bitsandbytes 4-bit: U8); a parameter count
-#: with more than PACKED_SHARE of its elements in them counts packed words, not parameters (:meth:`HubClient.model_info`)
-_PACKED = frozenset({"I32", "U8"})
+#: safetensors dtypes that hold packed quantized weights (GPTQ/AWQ: I32); a parameter count with more than
+#: PACKED_SHARE of its elements in them counts packed words, not parameters (:meth:`HubClient.model_info`). U8 is not
+#: one of them: bitsandbytes 4-bit packs two values in a U8, but MXFP4 checkpoints hold U8 blocks too, whose count the
+#: Hub may already give right
+_PACKED = frozenset({"I32"})
 PACKED_SHARE = 0.05
 
 

@@ -328,14 +328,13 @@ def test_a_gguf_repos_parameter_count_comes_from_its_gguf_metadata(hub_server, s
 
 
 def test_a_packed_quantized_repos_count_is_not_taken_for_its_size(hub_server):
-    """A GPTQ/AWQ repo stores its weights packed (eight 4-bit values in one I32; bitsandbytes 4-bit: two in one U8) and
-    the Hub's safetensors count is of the packed elements (a 70B GPTQ repo shows about 9B): such a count is no size,
-    so the parameter count is unknown (a size filter reports it missing); an 8-bit repo (I8, one value each) and a
-    model with a few integer buffers keep theirs. Before, a 70B GPTQ model passed `--max-params 10B`."""
+    """A GPTQ/AWQ repo stores its weights packed (eight 4-bit values in one I32) and the Hub's safetensors count is of
+    the packed elements (a 4-bit 70B model counts about 9B): such a count is no size, so the parameter count is unknown
+    (a size filter reports it missing); an 8-bit repo (I8, one value each) and a model with a few integer buffers keep
+    theirs. Before, a 70B GPTQ model passed `--max-params 10B`."""
     import json
 
     for name, params in (("llama-70b-gptq", {"I32": 8_600_000_000, "F16": 530_000_000}),
-                         ("llama-8b-bnb-4bit", {"U8": 3_500_000_000, "F16": 1_050_000_000, "F32": 270_000}),
                          ("llama-8b-int8", {"I8": 6_980_000_000, "F16": 1_050_000_000}),
                          ("bert", {"F32": 109_000_000, "I64": 512})):
         d = hub_server.root / "models" / "fake-org" / name
@@ -343,8 +342,8 @@ def test_a_packed_quantized_repos_count_is_not_taken_for_its_size(hub_server):
         (d / "config.json").write_text("{}")
         (d / "_info.json").write_text(json.dumps({"safetensors": {"parameters": params, "total": sum(params.values())}}))
     got = {n: HubClient().model_info(f"fake-org/{n}")["num_parameters"]
-           for n in ("llama-70b-gptq", "llama-8b-bnb-4bit", "llama-8b-int8", "bert")}
-    assert got == {"llama-70b-gptq": None, "llama-8b-bnb-4bit": None, "llama-8b-int8": 8_030_000_000,
+           for n in ("llama-70b-gptq", "llama-8b-int8", "bert")}
+    assert got == {"llama-70b-gptq": None, "llama-8b-int8": 8_030_000_000,
                    "bert": 109_000_512}
 
 
