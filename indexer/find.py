@@ -203,7 +203,9 @@ class Filters:
             # a model card naming several licenses is stored (and shown) as "apache-2.0,mit", its point holding each
             # (indexer.sync.license_payload): no point holds a text with a comma, so a value given as the answers show
             # it ("apache-2.0,mit", "mit, apache-2.0") is the licenses it names (before: it matched nothing)
-            parts = [[p.strip() for p in x.split(",") if p.strip()] for x in self.licenses]
+            # and in lower case, as the Hub's license ids are and taskspace stores a card's (indexer.hub): `--license
+            # MIT` is `mit` (before, a filter in another case than the stored text matched nothing)
+            parts = [[p.strip().lower() for p in x.split(",") if p.strip()] for x in self.licenses]
             if not all(parts):
                 raise InputError("a license must be a non-empty string", item="filters.licenses")
             self.licenses = list(dict.fromkeys(p for ps in parts for p in ps)) or None
@@ -644,6 +646,9 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
             if key not in stored:  # Hub ids are case-insensitive on the Hub: one stored key that differs in case only
                 # (or in Unicode normal form: "café" typed precomposed, stored with a combining accent, or the other way)
                 same = [k for k in stored if _fold(k) in (_fold(n), _fold(key))]
+                if not same and hasattr(store, "aliases_by_model"):  # a name a source gave it, typed in another case
+                    same = sorted({k for k, names in store.aliases_by_model().items()
+                                   if any(_fold(a) in (_fold(n), _fold(key)) for a in names)})
                 if len(same) != 1:
                     raise suggest(n, sorted(stored), "model", item=item)
                 key = same[0]

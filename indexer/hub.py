@@ -1,9 +1,10 @@
 """Everything that talks to the Hugging Face Hub. The only module that imports ``huggingface_hub``.
 
 - :meth:`HubClient.model_info` -> a dict of model metadata for filters (the field names of
-  ``Store.upsert_models``: key (the id asked for, also when the Hub redirects a renamed repo), revision, author,
-  license, num_parameters, pipeline_tag, library, tags, downloads, likes, gated, created_at, last_modified,
-  base_model; a card's value that is not text, or does not fit its SQL column, is None).
+  ``Store.upsert_models``: key (the repo's id on the Hub now: for a renamed repo, whose old id the Hub redirects,
+  its new id; for an id in another case, the repo's own spelling), revision, author,
+  license, num_parameters (safetensors' total, else a GGUF repo's; None for packed quantized weights), pipeline_tag,
+  library, tags, downloads, likes, gated, created_at, last_modified, base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
   (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice).
@@ -345,22 +346,40 @@ class HubClient:
         # anything; only text is kept (a list of texts joined), so no odd card reaches SQL, where a mapping failed
         # the whole metadata batch of the pass
         license_ = _fits(_card_text(card.get("license"), join=True), 256)
-        if license_ is not None and license_.lower() == "other":  # the Hub's "other" with the license's own name
+        # in lower case, as the Hub's license ids are: a card's "MIT" or "Other" is `mit` / `other`, which the filters
+        # match (they read a filter value in lower case too); before, stored as written, `--license mit` missed "MIT"
+        license_ = license_.lower() if license_ is not None else None
+        if license_ is not None and license_ == "other":  # the Hub's "other" with the license's own name
             # (`license_name: tongyi-qianwen`, with `license_link`): kept beside it, as a card naming two licenses
             # is, so the answers show which license and a filter on either name matches; before, "other" alone
             named = _card_text(card.get("license_name"), join=False)
             if named is not None and named.lower() != "other":
-                license_ = _fits(f"{license_},{named}", 256) or license_
+                license_ = _fits(f"{license_},{named.lower()}", 256) or license_
         base = _fits(_card_text(card.get("base_model"), join=False), 512)
         st = getattr(info, "safetensors", None)
         gated = info.gated
         total = getattr(st, "total", None) if st is not None else None
-        if info.id and info.id != repo_id:  # a renamed repo (the Hub redirects): the metadata is of the id asked for
-            log.info("Hub: model %s is now %s; its metadata is stored under %s", repo_id, info.id, repo_id)
+        counts = getattr(st, "parameters", None) if st is not None else None
+        if isinstance(total, int) and isinstance(counts, dict) and total > 0:
+            # a GPTQ/AWQ repo stores its weights packed, eight 4-bit values in one I32, and the Hub counts the packed
+            # tensors' elements (a 4-bit 70B model: about 9B). A
+            # count that is mostly packed integers is not the model's size: unknown, which a size filter reports as
+            # missing, rather than a 70B model passing `--max-params 10B`
+            packed = sum(v for k, v in counts.items() if str(k).upper() in _PACKED and isinstance(v, int))
+            if packed > total * PACKED_SHARE:
+                total = None
+        if total is None and isinstance(getattr(info, "gguf", None), dict):  # a GGUF repo (llama.cpp quantizations)
+            total = info.gguf.get("total")  # has no safetensors: the Hub counts its parameters from the GGUF header;
+            # before, its size was unknown and every --max-params / --min-params filter dropped it
+        # the repo's id now: a renamed repo's old id is answered (through a redirect) with its new one, an id typed in
+        # another case with the repo's own (the Hub's ids are case-insensitive); the caller stores the model under it
+        key = info.id if isinstance(info.id, str) and is_valid_repo_id(info.id) else repo_id
+        if key != repo_id:
+            log.info("Hub: model %s is %s on the Hub", repo_id, key)
         return {
-            "key": repo_id,
+            "key": key,
             "revision": info.sha if _SHA.match(info.sha or "") else None,
-            "author": _fits(_card_text(info.author, join=False), 256) or repo_id.split("/", 1)[0],
+            "author": _fits(_card_text(info.author, join=False), 256) or key.split("/", 1)[0],
             "license": license_,
             "num_parameters": total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None,
             "pipeline_tag": _fits(_card_text(info.pipeline_tag, join=False), 128),
@@ -499,6 +518,14 @@ class HubClient:
         return info.oid
 
 
+#: safetensors dtypes that hold packed quantized weights (GPTQ/AWQ: I32); a parameter count with more than
+#: PACKED_SHARE of its elements in them counts packed words, not parameters (:meth:`HubClient.model_info`). U8 is not
+#: one of them: bitsandbytes 4-bit packs two values in a U8, but MXFP4 checkpoints hold U8 blocks too, whose count the
+#: Hub may already give right
+_PACKED = frozenset({"I32"})
+PACKED_SHARE = 0.05
+
+
 def _fits(text: str | None, width: int) -> str | None:
     """``text`` when it fits its SQL column (``width`` characters: PostgreSQL refuses a longer one, failing the whole
     metadata batch), else None: a longer licence or tag is no Hub value taskspace could filter on."""
@@ -615,6 +642,13 @@ def _auth_error(what, repo, kind, url, has_token, status, endpoint="the Hub") ->
     if has_token:
         msg = (f"the Hub refused to let this token {what} the {kind} {repo} ({status}): if it is gated, request access at "
                f"{url}; otherwise check that HF_TOKEN is valid and has read access")
+    elif status == 401 and not what.startswith("download"):
+        # without a token the Hub answers a repo that does not exist (deleted, a typo, renamed without a redirect) as
+        # it answers a private one, 401 (huggingface_hub: "401 is misleading"); a gated repo's info and listing need
+        # none. Before, a deleted repo's metadata warning said only to request access and set a token
+        msg = (f"the {kind} {repo} needs a Hugging Face token ({status}) if it exists: without one the Hub answers a "
+               "repo that does not exist (deleted, renamed, a typo) as it answers a private one; check the id, and if it "
+               f"is private or gated request access at {url}, then set HF_TOKEN or run `hf auth login`")
     else:
         msg = (f"the {kind} {repo} needs a Hugging Face token ({status}): request access at {url} if it is gated, "
                "then set HF_TOKEN or run `hf auth login`")

@@ -9,7 +9,9 @@ Sources name one model in many ways: ``Qwen--Qwen1.5-72B-Chat`` (``org--name``),
 1. the user's alias file ``$TASKSPACE_HOME/aliases.toml`` (same format as the packaged one; it wins);
 2. the packaged file :data:`ALIASES_FILE` (``indexer/data/aliases.toml``): known bare names -> Hub repo ids,
    and the names and name patterns of API-only models;
-3. rules: a trailing ``(...)`` provenance tag is dropped; leaderboard details naming
+3. rules: a trailing ``(...)`` provenance tag is dropped; a Hub reference ``hf://org/name`` or
+   ``https://huggingface.co/org/name`` (a revision or sub-path after it dropped) and a huggingface_hub cache path
+   ``.../models--org--name/snapshots/<sha>`` (an lm-eval run of a downloaded snapshot) become ``org/name``; leaderboard details naming
    (``open-llm-leaderboard/<org>__<name>-details``, ``details_<org>__<name>``) and ``org__name`` / ``org--name``
    become ``org/name`` when the result is a valid Hub repo id; a name that already is ``org/name`` stays.
 
@@ -50,6 +52,13 @@ USER_FILE = "aliases.toml"  # in TASKSPACE_HOME
 #: "org/модель" for one), to the end of the string (``$`` would also end before a trailing newline)
 _REPO = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+\Z", re.ASCII)
 _TAG = re.compile(r"^(.*?)\s*\([^()]*\)$")
+#: a Hub reference as tools and users write it: ``hf://ORG/NAME`` (huggingface_hub's file system, vLLM, DuckDB), the
+#: repo's page ``https://huggingface.co/ORG/NAME`` (with or without the scheme; ``/tree/main``, ``@REV`` after it)
+_HUB_URL = re.compile(r"^(?:hf://|(?:https?://)?(?:www\.)?huggingface\.co/)(?:models/)?([^/@?#\s]+)/([^/@?#\s]+)"
+                      r"(?:[@/?#].*)?\Z", re.IGNORECASE | re.DOTALL)
+#: the huggingface_hub cache folder of a model repo, ``.../hub/models--ORG--NAME/snapshots/SHA``: an lm-eval run given
+#: a downloaded snapshot's path (``pretrained=$(hf download ORG/NAME)``) names its model by it
+_HF_CACHE = re.compile(r"(?:^|[/\\])models--([A-Za-z0-9][\w.\-]*?)--([\w.\-]+?)(?:[/\\].*)?\Z", re.ASCII | re.DOTALL)
 _DETAILS = (re.compile(r"^open-llm-leaderboard(?:-old)?/details_(.+)$"),
             re.compile(r"^open-llm-leaderboard(?:-old)?/(.+)-details$"),
             re.compile(r"^details_(.+)$"))
@@ -167,6 +176,11 @@ def user_table(home: Path | None = None) -> AliasTable | None:
 
 def _rules(name: str) -> str | None:
     """The Hub repo id the naming rules derive from ``name`` (None: none)."""
+    for pat in (_HUB_URL, _HF_CACHE):
+        m = pat.match(name) if pat is _HUB_URL else pat.search(name)
+        if m and m.group(1).lower() not in ("datasets", "spaces"):
+            cand = f"{m.group(1)}/{m.group(2)}"
+            return cand if is_repo_id(cand) and "--" not in cand else None  # the Hub allows no "--" in an id
     for pat in _DETAILS:
         m = pat.match(name)
         if m:

@@ -536,7 +536,7 @@ class Ingester:
         names = sorted({*names, *backlog})
         if not names:
             return
-        rows = []
+        rows, moves = [], {}
         for name in names:
             rec = self.store.get_model(name)
             if (not self.refresh_metadata and rec is not None and rec.fetched_at is not None
@@ -544,6 +544,8 @@ class Ingester:
                 continue
             try:
                 rows.append(self.hub.model_info(name))
+                if rows[-1]["key"] != name:  # renamed on the Hub, or stored in another case: one model, its id now
+                    moves[name] = rows[-1]["key"]
             except NotFoundError:
                 self.summary.warnings.append(f"{name}: not a model on the Hub; no metadata")
                 if rec is not None:  # asked: not asked again every pass (its kind and fields stay)
@@ -553,6 +555,9 @@ class Ingester:
                 break
             except HubError as exc:
                 self.summary.warnings.append(f"{name}: no Hub metadata ({exc})")
+        if moves:
+            for old, new in self.store.rename_models(moves.items()):
+                log.info("model %s is %s on the Hub: its results are stored under %s", old, new, new)
         if rows:
             self.summary.metadata += self.store.upsert_models(rows)
 

@@ -386,6 +386,16 @@ def push_models(sql, vectors: VectorStore, space, models: Sequence[str] | None =
         digests.save()
         if models is not None:
             gone = set(models) - {mv.model for mv in mvs}
+            # a model renamed or merged since its last push (a repo renamed on the Hub, a name the identity rules now
+            # map elsewhere: Store.rename_models, merge_model_names) keeps its old key as an alias, and the point under
+            # that key is stale: dropped here, where the pass pushes the model under its new key (its point digest was
+            # forgotten with the rename, so a pass after a crash still does). Before, the old point stayed: `models`
+            # and `search` listed the model twice and `check` reported an extra point until a reindex
+            pushed = {mv.model for mv in mvs}
+            former = sorted({a for m in pushed for a in aliases.get(m, ()) if a != m})
+            if former:
+                keys = {m.key for m in sql.list_models(keys=former)}  # an alias is never another model's key; still
+                gone |= set(vectors.get(name, "models", [a for a in former if a not in keys]))
             vectors.delete(name, "models", sorted(gone))
     return n
 

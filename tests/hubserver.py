@@ -9,13 +9,16 @@ The commit sha of a repo is the sha1 of its files (names and contents), so editi
 Endpoints: ``GET /api/{models|datasets}?author=&search=&limit=``, ``GET /api/{type}s/{id}[/revision/{rev}]``,
 ``GET /api/{type}s/{id}/tree/{rev}[/{path}]?recursive=``, ``HEAD``/``GET /[datasets/]{id}/resolve/{rev}/{path}``.
 Unknown repo -> 404 ``X-Error-Code: RepoNotFound``; unknown revision -> ``RevisionNotFound``; unknown file ->
-``EntryNotFound``. ``server.rename(rtype, old, new)`` makes requests naming ``old`` answer 307 to ``new`` (a renamed
+``EntryNotFound``. Repo ids are matched case-insensitively and a repo's info gives its own id (as the Hub does).
+``server.rename(rtype, old, new)`` makes requests naming ``old`` answer 307 to ``new`` (a renamed
 repo). ``server.fail(prefix, [429, 503])`` makes the next requests whose path starts with ``prefix``
 answer those statuses first (to test retries and error paths); an entry may be ``(status, {header: value})`` to
 send headers of its own (``(429, {"Retry-After": "7"})``; a plain 408/429/5xx answers ``Retry-After: 0``, other
 statuses no such header); ``server.log`` records ``(method, path, auth_present)``.
 ``server.require_token(repo_id, tokens)`` makes a (non-gated) private repo: every request for it (info, tree,
 files) answers 401 without a token and 403 with a token not in ``tokens`` (as the Hub does for a private repo).
+``server.hide_missing = True``: a repo that does not exist answers a request without a token 401 too, as the Hub does
+(``X-Error-Code: RepoNotFound``; 404 with a token).
 
 Misbehaving servers (a broken mirror, a hostile ``HF_ENDPOINT``): ``server.tamper(repo_id, sha=..., files=...,
 etag=...)`` makes the repo answer that commit ``sha`` (in its info; ``X-Repo-Commit`` keeps the real one), list extra ``files``
@@ -58,6 +61,9 @@ class HubServer:
         self.commits: list[dict] = []
         self.history: dict[str, dict[str, dict[str, bytes]]] = {}  # repo dir -> sha -> {file: bytes}
         self.renamed: dict[str, str] = {}  # URL path prefix of an old repo id -> that of its new id
+        #: True: a repo that does not exist answers a request without a token 401 (X-Error-Code RepoNotFound), as the
+        #: Hub does (it answers a missing repo as a private one), and 404 only to a request with a token
+        self.hide_missing = False
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"hub": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -132,8 +138,24 @@ class HubServer:
     # -- repos ------------------------------------------------------------------------------------------
 
     def repo_dir(self, rtype: str, repo_id: str) -> Path | None:
+        """The repo's folder; an id in another case finds it too (the Hub's repo ids are case-insensitive: it answers
+        ``Meta-Llama/llama-3-8b`` with the repo ``meta-llama/Llama-3-8B``, whose own id its info gives)."""
+        if "/" not in repo_id:
+            return None
         d = self.root / f"{rtype}s" / repo_id
-        return d if d.is_dir() and "/" in repo_id else None
+        if d.is_dir():
+            return d
+        org, _, name = repo_id.partition("/")
+        base = self.root / f"{rtype}s"
+        for o in (p for p in (base.iterdir() if base.is_dir() else ()) if p.name.lower() == org.lower()):
+            for r in (p for p in o.iterdir() if p.name.lower() == name.lower() and p.is_dir()):
+                return r
+        return None
+
+    @staticmethod
+    def repo_id(d: Path) -> str:
+        """The repo's own id (its folder's spelling)."""
+        return f"{d.parent.name}/{d.name}"
 
     def _tamper_of(self, d: Path) -> dict:
         return self.tampered.get(f"{d.parent.name}/{d.name}", {})
@@ -293,6 +315,12 @@ class _Handler(BaseHTTPRequestHandler):
             headers["X-Error-Code"] = code
         self._json(status, {"error": message}, headers, head)
 
+    def _missing(self, auth: str | None, head: bool) -> None:
+        """A repo that does not exist: 404, or with ``hide_missing`` and no token 401 (as a private repo)."""
+        if self.hub.hide_missing and not (auth or "").removeprefix("Bearer ").strip():
+            return self._error(401, "RepoNotFound", "Repository not found", head)
+        return self._error(404, "RepoNotFound", "Repository not found", head)
+
     def do_HEAD(self):
         self._route(head=True)
 
@@ -392,10 +420,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, items, head=head)
             if len(parts) < 4:
                 return self._error(404, "RepoNotFound", "Repository not found", head)
-            repo_id = "/".join(parts[2:4])
-            d = self.hub.repo_dir(rtype, repo_id)
+            d = self.hub.repo_dir(rtype, "/".join(parts[2:4]))
             if d is None:
-                return self._error(404, "RepoNotFound", "Repository not found", head)
+                return self._missing(auth, head)
+            repo_id = self.hub.repo_id(d)
             private = self.hub._private_status(repo_id, auth)
             if private is not None:
                 return self._error(private, None, "Invalid credentials in Authorization header" if private == 403
@@ -434,11 +462,10 @@ class _Handler(BaseHTTPRequestHandler):
             rtype = parts[0][:-1]
             parts = parts[1:]
         if len(parts) >= 5 and parts[2] == "resolve":
-            repo_id = "/".join(parts[:2])
-            d = self.hub.repo_dir(rtype, repo_id)
+            d = self.hub.repo_dir(rtype, "/".join(parts[:2]))
             if d is None:
-                return self._error(404, "RepoNotFound", "Repository not found", head)
-            private = self.hub._private_status(repo_id, auth)
+                return self._missing(auth, head)
+            private = self.hub._private_status(self.hub.repo_id(d), auth)
             if private is not None:
                 return self._error(private, None, "Unauthorized" if private == 401 else "Forbidden", head)
             meta = self.hub.meta(d)

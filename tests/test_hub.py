@@ -185,6 +185,25 @@ def test_401_and_403_say_what_to_do_with_the_token_and_are_not_retried(hub_serve
     assert GatedRepoError.exit_code == 4
 
 
+def test_a_deleted_model_without_a_token_is_not_only_said_to_need_one(hub_server, store, tmp_path):
+    """Without a token the Hub answers a repo that does not exist (deleted, renamed without a redirect, a typo) as it
+    answers a private one, 401 (the fake Hub's `hide_missing`): the metadata warning says the repo may not exist and to
+    check the id, as well as how to read a private one; with a token the Hub says 404, "not a model on the Hub". Before,
+    a deleted model's warning said only that it needs a token and to request access if it is gated."""
+    from indexer.ingest import ingest
+
+    hub_server.hide_missing = True
+    with pytest.raises(GatedRepoError, match=r"fake-org/gone needs a Hugging Face token \(401\) if it exists: without "
+                                             r"one the Hub answers a repo that does not exist .* check the id"):
+        HubClient().model_info("fake-org/gone")
+    with pytest.raises(NotFoundError):
+        HubClient(token=TOKEN).model_info("fake-org/gone")
+    d = _one_prompt_table(tmp_path, ("fake-org/gone", 1), ("fake-org/tiny-lb", 0))
+    s = ingest(str(d), store=store)
+    assert s.metadata == 1 and len(s.warnings) == 1 and "does not exist (deleted, renamed, a typo)" in s.warnings[0]
+    assert store.get_model("fake-org/tiny-lb").license == "apache-2.0"
+
+
 def test_a_private_dataset_needs_the_right_token_for_listing_and_files(hub_server, sleeps):
     hub_server.require_token(LB, {TOKEN})
     with pytest.raises(GatedRepoError, match=r"needs a Hugging Face token \(401\)"):
@@ -283,20 +302,87 @@ def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, sto
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
 
 
-def test_a_renamed_model_repos_metadata_is_stored_under_the_name_asked_for(hub_server, store, tmp_path):
-    """A model repo renamed on the Hub (its old id answers 307 to the new one, which huggingface_hub follows): the
-    metadata is the stored model's, under the id the results name. Before, it was stored under the new id, a model
-    row without results, and the model the results name got none (license, parameters, gated unknown)."""
+def test_a_gguf_repos_parameter_count_comes_from_its_gguf_metadata(hub_server, store, tmp_path):
+    """A GGUF repo (llama.cpp quantizations: no safetensors) has the parameter count the Hub reads from its GGUF
+    header (`gguf.total` of its model info), so size filters keep or drop it like any repo; a repo with safetensors
+    keeps theirs (an MoE's total, every expert counted), one with neither stays unknown. Before, every GGUF repo's
+    size was unknown and `--max-params 8B` dropped it as missing metadata."""
+    import json
+
+    from indexer.ingest import ingest
+
+    for name, info in (("q-GGUF", {"gguf": {"total": 8030261248, "architecture": "llama", "context_length": 8192}}),
+                       ("moe", {"safetensors": {"parameters": {"BF16": 46702792704}, "total": 46702792704},
+                                "gguf": {"total": 1}}),
+                       ("adapter", {"library_name": "peft", "cardData": {"base_model": "fake-org/tiny-lb"}})):
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps(info))
+    assert HubClient().model_info("fake-org/q-GGUF")["num_parameters"] == 8030261248
+    d = _one_prompt_table(tmp_path, ("fake-org/q-GGUF", 1), ("fake-org/moe", 0), ("fake-org/adapter", 1))
+    s = ingest(str(d), store=store)
+    assert s.errors == [] and s.metadata == 3
+    assert {m.key: m.num_parameters for m in store.list_models()} == {
+        "fake-org/q-GGUF": 8030261248, "fake-org/moe": 46702792704, "fake-org/adapter": None}
+
+
+def test_a_packed_quantized_repos_count_is_not_taken_for_its_size(hub_server):
+    """A GPTQ/AWQ repo stores its weights packed (eight 4-bit values in one I32) and the Hub's safetensors count is of
+    the packed elements (a 4-bit 70B model counts about 9B): such a count is no size, so the parameter count is unknown
+    (a size filter reports it missing); an 8-bit repo (I8, one value each) and a model with a few integer buffers keep
+    theirs. Before, a 70B GPTQ model passed `--max-params 10B`."""
+    import json
+
+    for name, params in (("llama-70b-gptq", {"I32": 8_600_000_000, "F16": 530_000_000}),
+                         ("llama-8b-int8", {"I8": 6_980_000_000, "F16": 1_050_000_000}),
+                         ("bert", {"F32": 109_000_000, "I64": 512})):
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps({"safetensors": {"parameters": params, "total": sum(params.values())}}))
+    got = {n: HubClient().model_info(f"fake-org/{n}")["num_parameters"]
+           for n in ("llama-70b-gptq", "llama-8b-int8", "bert")}
+    assert got == {"llama-70b-gptq": None, "llama-8b-int8": 8_030_000_000,
+                   "bert": 109_000_512}
+
+
+def test_a_renamed_or_other_case_model_id_becomes_one_model_under_its_current_hub_id(hub_server, store, tmp_path):
+    """A model repo renamed on the Hub (its old id answers 307 to the new one, which huggingface_hub follows) and an
+    id typed in another case (the Hub answers it with the repo's own id): one model, stored under the id the Hub
+    gives it now, with the outcomes of every name (two names of one source's benchmark merged into one block, their
+    one shared prompt agreeing) and the old names as aliases. Before, each name was a model of its own: the old id's
+    row took the new repo's metadata, and `search` listed one model two or three times."""
+    from indexer.browse import model_detail
+    from indexer.find import _resolve_models
     from indexer.ingest import ingest
 
     hub_server.rename("model", "fake-org/old-name", "fake-org/tiny-lb")
-    assert HubClient().model_info("fake-org/old-name")["key"] == "fake-org/old-name"
-    d = _one_prompt_table(tmp_path, ("fake-org/old-name", 1))
+    assert HubClient().model_info("fake-org/old-name")["key"] == "fake-org/tiny-lb"
+    assert HubClient().model_info("Fake-Org/TINY-lb")["key"] == "fake-org/tiny-lb"
+    d = tmp_path / "t"
+    d.mkdir()
+    rows = [("fake-org/old-name", "p0", 1), ("fake-org/old-name", "p1", 0), ("Fake-Org/Tiny-LB", "p2", 1),
+            ("fake-org/tiny-lb", "p3", 0), ("fake-org/tiny-lb", "p0", 1)]
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(f"{m},{p},{c}\n" for m, p, c in rows))
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(f"p{i},b,What is {i}+2?\n" for i in range(4)))
     s = ingest(str(d), store=store)
-    assert s.errors == [] and s.metadata == 1
-    got = store.get_model("fake-org/old-name")
+    assert s.errors == [] and s.warnings == [] and s.metadata == 1
+    assert [m.key for m in store.list_models()] == ["fake-org/tiny-lb"]
+    got = store.get_model("fake-org/tiny-lb")
     assert (got.license, got.num_parameters, got.author) == ("apache-2.0", 1234567, "fake-org")
-    assert store.get_model("fake-org/tiny-lb") is None
+    assert store.aliases_of("fake-org/tiny-lb") == ["Fake-Org/Tiny-LB", "fake-org/old-name", "fake-org/tiny-lb"]
+    ((_, bench, ids, scores),) = store.outcome_blocks(["fake-org/tiny-lb"])
+    assert bench == "b" and len(ids) == 4 and sorted(scores.tolist()) == [0.0, 0.0, 1.0, 1.0]
+    assert _resolve_models(store, ["fake-org/old-name", "FAKE-ORG/tiny-lb"]) == ["fake-org/tiny-lb"]
+    # a later source naming the old id is read into the same model
+    d2 = tmp_path / "t2"
+    d2.mkdir()
+    (d2 / "outcomes.csv").write_text("model,prompt_id,correct\nfake-org/old-name,q1,1\n")
+    (d2 / "prompts.csv").write_text("prompt_id,benchmark,text\nq1,c,What is 9+9?\n")
+    assert ingest(str(d2), store=store).errors == []
+    assert [m.key for m in store.list_models()] == ["fake-org/tiny-lb"]
+    assert len(store.outcome_blocks(["fake-org/tiny-lb"])) == 2
 
 
 def test_a_revision_not_found_is_named(client, hub_server, store, taskspace_home):
@@ -710,6 +796,27 @@ def test_an_index_pass_says_when_no_hub_metadata_was_fetched(tmp_path, env, monk
     assert "HF_HUB_OFFLINE is set: no Hub metadata fetched for the ingested models" in said, said
 
 
+def test_a_license_is_matched_whatever_its_case(hub_server, store, tmp_path):
+    """A card's license written in capitals (`MIT`, `Other` with `license_name: Llama3`) is stored in lower case, as the
+    Hub's license ids are, and a filter value is read in lower case too: `--license MIT`, `mit` and `llama3` match.
+    Before, the text was stored as written and matched exactly: `--license mit` missed a card's "MIT", `--license
+    MIT` missed every model stored "mit" ("no indexed model matches")."""
+    import json
+
+    from indexer.find import Filters
+    from indexer.ingest import ingest
+
+    for name, card in {"caps": {"license": "MIT"}, "llamaish": {"license": "Other", "license_name": "Llama3"}}.items():
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps({"cardData": card}))
+    d = _one_prompt_table(tmp_path, ("fake-org/caps", 1), ("fake-org/llamaish", 0))
+    assert ingest(str(d), store=store).errors == []
+    assert [store.get_model(f"fake-org/{m}").license for m in ("caps", "llamaish")] == ["mit", "other,llama3"]
+    assert Filters(licenses=["MIT", "Llama3, Apache-2.0"]).licenses == ["mit", "llama3", "apache-2.0"]
+
+
 def test_a_card_licensed_other_keeps_the_license_name_it_gives(hub_server, store, tmp_path):
     """A model card with the Hub's `license: other` and the license's own name (`license_name: tongyi-qianwen`, as
     Qwen's cards have it): the stored license is "other,tongyi-qianwen", shown so, and its point carries both names,
@@ -734,5 +841,5 @@ def test_a_card_licensed_other_keeps_the_license_name_it_gives(hub_server, store
     s = ingest(str(d), store=store)
     assert s.errors == [] and s.metadata == 3
     got = {m: store.get_model(f"fake-org/{m}").license for m in ("qwenish", "plain-other", "other-other")}
-    assert got == {"qwenish": "other,tongyi-qianwen", "plain-other": "other", "other-other": "Other"}, got
+    assert got == {"qwenish": "other,tongyi-qianwen", "plain-other": "other", "other-other": "other"}, got
     assert license_payload(got["qwenish"]) == ["other", "tongyi-qianwen"]

@@ -256,3 +256,55 @@ def test_the_reads_find_and_browse_use(store):
     assert [b for _, b, _, _ in store.outcome_blocks(["org/y"], benchmarks=["code"])] == ["code"]
     assert store.aliases_by_model() == {"Qwen/Qwen1.5-7B": ["Qwen--Qwen1.5-7B", "Qwen/Qwen1.5-7B", "Qwen1.5-7B"],
                                         "org/y": ["org/y"]}
+
+
+@pytest.mark.parametrize("name,key,kind", [
+    ("hf://mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x7B-v0.1", "hub"),  # huggingface_hub's file system
+    ("hf://meta-llama/Llama-3-8B@main", "meta-llama/Llama-3-8B", "hub"),
+    ("https://huggingface.co/meta-llama/Llama-3-8B", "meta-llama/Llama-3-8B", "hub"),  # the repo's page
+    ("https://huggingface.co/meta-llama/Llama-3-8B/tree/main", "meta-llama/Llama-3-8B", "hub"),
+    ("huggingface.co/Qwen/Qwen2-7B", "Qwen/Qwen2-7B", "hub"),
+    # an lm-eval run of a downloaded snapshot: pretrained=<the huggingface_hub cache folder>
+    ("/root/.cache/huggingface/hub/models--meta-llama--Llama-3-8B/snapshots/" + "a" * 40, "meta-llama/Llama-3-8B", "hub"),
+    ("hf://datasets/org/results", "hf://datasets/org/results", "name"),  # a dataset is no model
+    ("/cache/hub/datasets--org--results/snapshots/1", "/cache/hub/datasets--org--results/snapshots/1", "name"),
+    ("/models/llama-3-8b", "/models/llama-3-8b", "name"),  # a local folder: which repo it came from is unknown
+    ("https://example.com/org/model", "https://example.com/org/model", "name"),
+])
+def test_a_hub_url_or_cache_path_names_its_repo(name, key, kind):
+    """The ways tools and users write a Hub repo besides ORG/NAME are that repo: before, `hf://ORG/NAME`, the repo's
+    URL and an lm-eval `pretrained=` of a downloaded snapshot's cache folder were plain names (kind "name": no Hub
+    metadata, dropped by --open-only, a model apart from the same repo's other results)."""
+    assert (resolve(name).key, resolve(name).kind) == (key, kind)
+
+
+def test_model_lookup_takes_a_hub_url_and_a_stored_name_in_another_case(store):
+    """`taskspace model ID`, `search -m ID` and GET /v1/models/{id} find a model by its Hub URL or `hf://` reference,
+    and by any name its sources gave it typed in another case (the Hub's ids are case-insensitive); before, both were
+    "unknown model"."""
+    from indexer.errors import NotFoundError
+    from indexer.find import _resolve_models
+
+    store.ingest(_batch("/a.csv", [Outcome("Qwen--Qwen1.5-7B", "math", "q1", 1.0), Outcome("org/y", "math", "q1", 0.0)]))
+    for typed in ("hf://Qwen/Qwen1.5-7B", "https://huggingface.co/Qwen/Qwen1.5-7B", "QWEN--qwen1.5-7b",
+                  "https://huggingface.co/qwen/QWEN1.5-7B/tree/main"):
+        assert _resolve_models(store, [typed]) == ["Qwen/Qwen1.5-7B"], typed
+    assert store.rename_models([("org/y", "org/renamed")]) == [("org/y", "org/renamed")]  # the Hub renamed it
+    assert _resolve_models(store, ["ORG/Y"]) == ["org/renamed"]  # its old id, in another case
+    with pytest.raises(NotFoundError):
+        _resolve_models(store, ["hf://org/z"])
+
+
+def test_a_hub_id_in_another_case_is_the_same_model_without_the_hub(store):
+    """Hub ids are case-insensitive (the Hub answers `Meta-Llama/llama-3-8b` with `meta-llama/Llama-3-8B`): offline,
+    a source naming a stored model's id in another case adds to that model, and two spellings inside one source are
+    one model under the first; a bare name stays case-sensitive. Before, each spelling was a model of its own until a
+    pass reached the Hub (with HF_HUB_OFFLINE, for good): `search` listed it twice."""
+    store.ingest(_batch("/a.csv", [Outcome("meta-llama/Llama-3-8B", "math", "q1", 1.0)]))
+    store.ingest(_batch("/b.csv", [Outcome("Meta-Llama/llama-3-8b", "math", "q2", 0.0),
+                                   Outcome("org/Model-7B", "math", "q1", 1.0), Outcome("ORG/model-7b", "math", "q2", 1.0),
+                                   Outcome("my-Model", "math", "q1", 1.0), Outcome("my-model", "math", "q1", 0.0)]))
+    assert store.aliases_by_model() == {"meta-llama/Llama-3-8B": ["Meta-Llama/llama-3-8b", "meta-llama/Llama-3-8B"],
+                                        "org/Model-7B": ["ORG/model-7b", "org/Model-7B"],
+                                        "my-Model": ["my-Model"], "my-model": ["my-model"]}
+    assert sorted(len(p) for m, _, p, _ in store.outcome_blocks(["meta-llama/Llama-3-8B", "org/Model-7B"])) == [1, 1, 2]

@@ -457,6 +457,37 @@ def test_a_pass_with_hub_sources_records_each_failing_source_and_indexes_the_res
     assert again.status == "partial" and len(again.errors) == 2
 
 
+def test_a_model_renamed_on_the_hub_after_it_was_indexed_leaves_no_point_under_its_old_id(tmp_path, env, hub_server,
+                                                                                           monkeypatch):
+    """A model indexed under its Hub id, whose repo is renamed later (the Hub redirects the old id): the pass that
+    refreshes its metadata moves it to the new id, and its point under the old id is dropped as the new one is
+    pushed, so the index holds one point per model (`check` clean, no reindex). Before, the old point stayed beside
+    the new: `models` and `search` listed the model twice and `check` reported an extra point."""
+    import json
+    from datetime import timedelta
+
+    import indexer.ingest as ingest_mod
+
+    old = hub_server.root / "models" / "fake-org" / "old-name"
+    old.mkdir(parents=True)
+    (old / "config.json").write_text("{}")
+    (old / "_info.json").write_text(json.dumps({"cardData": {"license": "mit"}}))
+    rng = np.random.default_rng(5)
+    write_table(tmp_path / "src", "renamed", outcomes(rng, ["fake-org/old-name", "fake-org/tiny-lb"], 8), 8)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "src"))]).exit_code == 0
+    (space_name_,) = [d.space for d in sync.check(ix.store, ix.vectors)]
+    assert {h.key for h in ix.vectors.scan(space_name_, "models")} == {"fake-org/old-name", "fake-org/tiny-lb"}
+    old.rename(old.parent / "new-name")  # the Hub renames the repo
+    hub_server.rename("model", "fake-org/old-name", "fake-org/new-name")
+    monkeypatch.setattr(ingest_mod, "METADATA_MAX_AGE", timedelta(0))  # the stored metadata is due
+    assert ix.run().exit_code == 0
+    assert [m.key for m in ix.store.list_models()] == ["fake-org/new-name", "fake-org/tiny-lb"]
+    assert {h.key for h in ix.vectors.scan(space_name_, "models")} == {"fake-org/new-name", "fake-org/tiny-lb"}
+    drift = sync.check(ix.store, ix.vectors)
+    assert all(d.clean for d in drift), drift
+
+
 def test_a_full_pass_and_queries_on_postgresql(tmp_path, pg_url, encoder, monkeypatch):
     """The indexing pass and the queries on PostgreSQL (not only the store's own tests): the mixed index's model
     vectors and scores equal the first-principles fit (tests/reference.py), a second pass does no work, and a

@@ -19,7 +19,7 @@ from ..errors import InputError, StoreError
 from ..records import OutcomeTable, SourceBatch, name_problem, prompt_hash, text_problem
 from .sql_models import (Benchmark, BenchmarkPrompt, BenchmarkVectorRow, Model, ModelAlias, OutcomeBlock, Prompt,
                          Source, utcnow)
-from .sql_types import IngestResult, chunks, looks_like_repo_id
+from .sql_types import IngestResult, chunks, driver_rows_in, looks_like_repo_id
 
 
 def _pack(ids: np.ndarray, scores: np.ndarray) -> tuple[bytes, bytes, str]:
@@ -247,6 +247,25 @@ def _fingerprint(table: OutcomeTable) -> str:
     return fp.hexdigest()[:40]
 
 
+def _merge_cells(ids_a, scores_a, ids_b, scores_b) -> tuple[bytes, bytes]:
+    """Two outcome blocks' packed cells (sorted little-endian int32 prompt ids, float32 scores) as one block's: every
+    prompt of either; a prompt in both once when its two outcomes agree, and not at all when they differ (as an
+    ingest drops a (model, prompt) its source gives two different outcomes under two names of the model)."""
+    ia, ib = np.frombuffer(ids_a, dtype="<i4"), np.frombuffer(ids_b, dtype="<i4")
+    sa, sb = np.frombuffer(scores_a, dtype="<f4"), np.frombuffer(scores_b, dtype="<f4")
+    both, at_a, at_b = np.intersect1d(ia, ib, assume_unique=True, return_indices=True)
+    differ = both[sa[at_a] != sb[at_b]]
+    keep_b = ~np.isin(ib, both)
+    ids = np.concatenate([ia, ib[keep_b]])
+    scores = np.concatenate([sa, sb[keep_b]])
+    order = np.argsort(ids, kind="stable")
+    ids, scores = ids[order], scores[order]
+    if len(differ):
+        keep = ~np.isin(ids, differ)
+        ids, scores = ids[keep], scores[keep]
+    return (np.ascontiguousarray(ids, dtype="<i4").tobytes(), np.ascontiguousarray(scores, dtype="<f4").tobytes())
+
+
 _STAMP = "\x00stamp"  # the key of the identity rules' stamp in the idents of _identities (no model name has a NUL)
 
 
@@ -286,8 +305,8 @@ class IngestMixin:
     def merge_model_names(self) -> list[tuple[str, str]]:
         """Rows stored under a name that :mod:`indexer.identity` now maps to another key (rows from before the
         alias table, or a name an alias file learned since): renamed to that key, or merged into its row when it
-        exists (their outcome blocks move there; a block of the same source and benchmark under both names keeps
-        the target's). Their aliases follow. Returns ``(old key, new key)`` pairs. The next index pass re-solves
+        exists (their outcome blocks move there; a block of the same source and benchmark under both names is merged
+        into the target's: :meth:`_move_model`). Their aliases follow. Returns ``(old key, new key)`` pairs. The next index pass re-solves
         the models whose outcomes changed. Only rows not yet checked under the current identity rules are resolved
         (``models.identity_stamp`` != :func:`indexer.identity.rules_stamp`: rows written without resolving their
         key, renamed rows, or every row once the rules or an alias file change); a row whose key resolves to itself
@@ -316,31 +335,71 @@ class IngestMixin:
         with self._write("merging model names") as conn:
             touched = set()
             for mid, key, ident in todo:
-                target = conn.execute(select(Model.id).where(Model.key == ident.key)).scalar()
-                if target is None:
-                    conn.execute(update(Model).where(Model.id == mid).values(key=ident.key, kind=ident.kind))
-                    target = mid
-                else:
-                    mine = conn.execute(select(OutcomeBlock.source_id, OutcomeBlock.benchmark_id)
-                                        .where(OutcomeBlock.model_id == target)).all()
-                    taken = {tuple(r) for r in mine}
-                    for bid, src, bench in conn.execute(select(OutcomeBlock.id, OutcomeBlock.source_id,
-                                                               OutcomeBlock.benchmark_id)
-                                                        .where(OutcomeBlock.model_id == mid)).all():
-                        if (src, bench) in taken:
-                            conn.execute(delete(OutcomeBlock).where(OutcomeBlock.id == bid))
-                        else:
-                            conn.execute(update(OutcomeBlock).where(OutcomeBlock.id == bid).values(model_id=target))
-                    conn.execute(update(ModelAlias).where(ModelAlias.model_id == mid).values(model_id=target))
-                    conn.execute(delete(Model).where(Model.id == mid))
-                self._insert_ignore(conn, ModelAlias.__table__, [{"alias": key, "model_id": target, "rule": ident.rule[:16]},
-                                                                 {"alias": ident.key, "model_id": target, "rule": "as-given"}],
-                                    ["alias"])
-                touched.add(target)
+                touched.add(self._move_model(conn, mid, key, ident.key, ident.kind, ident.rule))
                 done.append((key, ident.key))
             self._refresh_outcome_digests(conn, touched)
             self._forget_point_digests(conn, touched)  # a new key, more aliases
         return done
+
+    def rename_models(self, moves) -> list[tuple[str, str]]:
+        """Move stored models to the key the Hub gives them now: ``moves`` are ``(stored key, current Hub id)``
+        pairs (:meth:`indexer.hub.HubClient.model_info` of a repo renamed on the Hub, which answers the old id with
+        the new one, or of an id typed in another case, which the Hub answers with the repo's own). Each row is
+        renamed, or merged into the row of its new key when that exists (as :meth:`merge_model_names` merges);
+        the old key stays an alias, so a source naming it is read into the same model. Returns the ``(old, new)``
+        pairs done (a key not stored, or moved to itself, is left out)."""
+        moves = [(old, new) for old, new in dict(moves).items() if old != new]
+        if not moves:
+            return []
+        done = []
+        with self._write("renaming models to their Hub ids") as conn:
+            touched = set()
+            for old, new in moves:
+                mid = conn.execute(select(Model.id).where(Model.key == old)).scalar()
+                if mid is None:
+                    continue
+                touched.add(self._move_model(conn, mid, old, new, "hub", "hub"))
+                done.append((old, new))
+            self._refresh_outcome_digests(conn, touched)
+            self._forget_point_digests(conn, touched)
+        return done
+
+    def _move_model(self, conn, mid: int, key: str, new_key: str, kind: str, rule: str) -> int:
+        """Rename the model row ``mid`` (key ``key``) to ``new_key``, or merge it into ``new_key``'s row when that
+        exists: its outcome blocks move there (a block of the same source and benchmark as one of the target's is
+        merged into it: the prompts of both, a prompt in both with one outcome kept once, with two different ones
+        dropped, as an ingest treats two names of one model; before, the moved block was deleted, and the outcomes
+        of a model its source named two ways were lost), its aliases follow, and ``key`` becomes an alias. Returns
+        the id of the row it is now."""
+        target = conn.execute(select(Model.id).where(Model.key == new_key)).scalar()
+        if target is None:
+            conn.execute(update(Model).where(Model.id == mid).values(key=new_key, kind=kind))
+            target = mid
+        else:
+            mine = {(r[1], r[2]): r for r in conn.execute(
+                select(OutcomeBlock.id, OutcomeBlock.source_id, OutcomeBlock.benchmark_id, OutcomeBlock.prompt_ids,
+                       OutcomeBlock.scores).where(OutcomeBlock.model_id == target)).all()}
+            for bid, src, bench, ids, scores in conn.execute(
+                    select(OutcomeBlock.id, OutcomeBlock.source_id, OutcomeBlock.benchmark_id, OutcomeBlock.prompt_ids,
+                           OutcomeBlock.scores).where(OutcomeBlock.model_id == mid)).all():
+                if (src, bench) in mine:
+                    tid, _, _, tids, tscores = mine[(src, bench)]
+                    a, b = _merge_cells(tids, tscores, ids, scores)
+                    conn.execute(delete(OutcomeBlock).where(OutcomeBlock.id == bid))
+                    if not a:  # every prompt of both had two different outcomes
+                        conn.execute(delete(OutcomeBlock).where(OutcomeBlock.id == tid))
+                        continue
+                    conn.execute(update(OutcomeBlock).where(OutcomeBlock.id == tid).values(
+                        n=len(a) // 4, prompt_ids=a, scores=b, digest=hashlib.sha256(a + b).hexdigest()))
+                    mine[(src, bench)] = (tid, src, bench, a, b)
+                else:
+                    conn.execute(update(OutcomeBlock).where(OutcomeBlock.id == bid).values(model_id=target))
+            conn.execute(update(ModelAlias).where(ModelAlias.model_id == mid).values(model_id=target))
+            conn.execute(delete(Model).where(Model.id == mid))
+        self._insert_ignore(conn, ModelAlias.__table__, [{"alias": key, "model_id": target, "rule": rule[:16]},
+                                                         {"alias": new_key, "model_id": target, "rule": "as-given"}],
+                            ["alias"])
+        return target
 
     def _model_identities(self, names) -> dict[str, tuple[str, str | None, str]]:
         """``{name: (key, kind, rule)}`` for the usable names among ``names``: a name the SQL alias table knows keeps
@@ -351,7 +410,22 @@ class IngestMixin:
                   if isinstance(m, str) and m.strip() and not name_problem(m) and len(m) <= 512]
         known = self.resolve_aliases(usable) if usable else {}
         ids = resolve_many([m for m in usable if m not in known])
-        return {m: (known[m], None, "stored") if m in known else (ids[m].key, ids[m].kind, ids[m].rule) for m in usable}
+        out = {m: (known[m], None, "stored") if m in known else (ids[m].key, ids[m].kind, ids[m].rule) for m in usable}
+        # a Hub id is case-insensitive on the Hub (`Meta-Llama/llama-3-8b` is the repo `meta-llama/Llama-3-8B`): a new
+        # Hub id in another case than a stored model's key, or than another name of this batch, is that model (the
+        # stored key, else the batch's first spelling; the next pass with the Hub moves it to the repo's own id). Before,
+        # each spelling was a model of its own until a pass reached the Hub, and offline for good
+        hub = [m for m in usable if m not in known and ids[m].kind == "hub"]
+        if hub:
+            q = self.engine.dialect.identifier_preparer.quote
+            head = f"SELECT lower({q('key')}), {q('key')} FROM {q(Model.__tablename__)} WHERE lower({q('key')}) IN "
+            with self._read() as conn:
+                canon = dict(sorted(driver_rows_in(conn, head, sorted({ids[m].key.lower() for m in hub})), reverse=True))
+            for m in hub:
+                key = canon.setdefault(ids[m].key.lower(), ids[m].key)
+                if key != ids[m].key:
+                    out[m] = (key, "hub", "case")
+        return out
 
     def model_keys(self, names) -> dict[str, str]:
         """The model key each name would be stored under (as :meth:`ingest` maps it); names no database can take

@@ -102,7 +102,8 @@ UNDECLARED_INDEXES = frozenset({"ix_models_unmeasured"})
 
 class ModelAlias(Base):
     """A name some source gave a model (:mod:`indexer.identity`) -> its one row; ``rule``: what mapped it
-    (``as-given``, ``rule``, ``known``, ``user``, ``merged``)."""
+    (``as-given``, ``rule``, ``known``, ``user``, ``merged``; ``hub``: the Hub answered it with another id, a
+    renamed repo's old id or an id in another case; ``case``: a Hub id in another case than the model's key)."""
 
     __tablename__ = "model_aliases"
 
