@@ -820,7 +820,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     def web_file(request: Request, path: Path, media: str | None) -> Response:
         data, etag = _web_bytes(path)
         headers = {"etag": etag, "content-length": str(len(data))}
-        if etag in request.headers.get("if-none-match", ""):
+        if _none_match(request.headers.get("if-none-match"), etag):
             return Response(status_code=304, headers={"etag": etag})
         return Response(data, media_type=media, headers=headers)
 
@@ -855,6 +855,16 @@ def _web_bytes(path: Path) -> tuple[bytes, str]:
     """A page file's bytes and ETag, read once per process (the files are part of the package)."""
     data = path.read_bytes()
     return data, '"' + hashlib.md5(data, usedforsecurity=False).hexdigest() + '"'
+
+
+def _none_match(header: str | None, etag: str) -> bool:
+    """``If-None-Match`` matches ``etag`` (RFC 9110 13.1.2): ``*`` matches any current representation, else one of its
+    comma-separated entity tags by weak comparison (``W/"x"`` matches ``"x"``). Before, the header was searched for
+    the tag as a substring, so ``*`` (a cache or proxy asking "anything newer than what I hold?") answered 200."""
+    if not header:
+        return False
+    tags = [t.strip() for t in header.split(",")]
+    return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
 
 
 def _trailing_slash_of(app, path: str) -> bool:

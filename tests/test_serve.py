@@ -72,6 +72,20 @@ def test_find_answers_what_search_json_prints(client):
     assert top["query"]["kind"] == "prompt" and top["space"]["encoder"]
 
 
+def test_if_none_match_star_or_a_listed_tag_answers_304_and_another_tag_200(client):
+    """The page and its files answer a conditional GET as RFC 9110 says: `If-None-Match: *` (any current
+    representation) and a list holding the tag (weak `W/"..."` too) are 304; other tags are 200 with the body. Before,
+    the header was searched for the tag as a substring: `*` answered 200."""
+    for path in ("/", "/static/app.js"):
+        etag = client.get(path).headers["etag"]
+        for header in ("*", etag, f'"x", {etag}', f"W/{etag}"):
+            r = client.get(path, headers={"if-none-match": header})
+            assert r.status_code == 304 and r.content == b"" and r.headers["etag"] == etag, (path, header)
+        for header in ('"x"', f'"{etag.strip(chr(34))}x"', ""):
+            r = client.get(path, headers={"if-none-match": header})
+            assert r.status_code == 200 and r.content, (path, header)
+
+
 def test_browse_routes_health_openapi_and_page(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     assert client.head("/healthz").status_code == 200 and client.head("/readyz").status_code == 200  # probes
