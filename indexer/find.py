@@ -195,6 +195,11 @@ class Filters:
                 self.licenses = list(self.licenses)
             except TypeError:
                 raise InputError(bad, item="filters.licenses") from None
+            if not self.licenses:
+                # an allow-list of none: before, taken for no filter (every license) without a word, the opposite of
+                # what an empty allow-list says
+                raise InputError("licenses is an empty list, which allows no license: leave licenses out for any "
+                                 "license, or name one or more", item="filters.licenses")
             if not all(isinstance(x, str) and x.strip() for x in self.licenses):
                 raise InputError("a license must be a non-empty string", item="filters.licenses")
             for x in self.licenses:

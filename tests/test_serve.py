@@ -1528,3 +1528,14 @@ def test_ctrl_c_stops_the_server_cleanly_as_sigterm_does(tmp_path, sig):
     assert any("next pass at" in x for x in lines), "".join(lines)[-2000:]
     assert proc.returncode == 0, rest[-2000:]
     assert "interrupted" not in rest and "Traceback" not in rest, rest[-2000:]
+
+
+def test_an_empty_license_list_is_said_to_allow_none(client):
+    """`"licenses": []` (an allow-list of none) is a 422 naming `filters.licenses` and saying to leave it out for any
+    license; before, it was no filter at all, every license, without a word."""
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": []}}), 422,
+                       "invalid_input", "filters.licenses")
+    assert "empty list" in err["message"] and "leave licenses out" in err["message"], err
+    with_one = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": ["mit"]}})
+    assert with_one.status_code == 200 and with_one.json()["query"]["filters"] == {"licenses": ["mit"]}
+

@@ -161,7 +161,9 @@ function findBody(p) {
   if (p.get("rank")) body.rank = p.get("rank");
   if (p.get("models")) body.models = p.get("models").split(",").map((s) => s.trim()).filter(Boolean);
   const filters = {};
-  if (p.get("license")) filters.licenses = p.get("license").split(",").map((s) => s.trim()).filter(Boolean);
+  // a box of commas alone names no license: no filter, as an empty box (the API refuses an empty list of licenses)
+  const licenses = (p.get("license") || "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (licenses.length) filters.licenses = licenses;
   for (const f of ["min_params", "max_params", "pipeline_tag"]) if (p.get(f)) filters[f] = p.get(f);
   if (given(p, "min_evidence")) filters.min_evidence = number(p, "min_evidence");
   if (p.get("measured_on")) filters.benchmark = p.get("measured_on");
