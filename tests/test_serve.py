@@ -1539,3 +1539,18 @@ def test_an_empty_license_list_is_said_to_allow_none(client):
     with_one = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": ["mit"]}})
     assert with_one.status_code == 200 and with_one.json()["query"]["filters"] == {"licenses": ["mit"]}
 
+
+def test_a_parameter_count_past_float_range_is_said_too_large(client):
+    """A parameter count past a double's range (`?min_params=1e400`, `"1e300T"`, a JSON integer of 400 digits) is said
+    to be too large; before, "not a positive parameter count", of a positive number."""
+    err = assert_error(client.get("/v1/models", params={"min_params": "1e400"}), 422, "invalid_input", "min_params")
+    assert "too large" in err["message"] and "not a positive" not in err["message"], err
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"max_params": "1e300T"}}), 422,
+                       "invalid_input", "filters.max_params")
+    assert "too large" in err["message"], err
+    body = '{"prompts": ["%s"], "filters": {"min_params": 1%s}}' % (PROMPT, "0" * 400)
+    err = assert_error(client.post("/v1/find", content=body, headers={"content-type": "application/json"}), 422,
+                       "invalid_input", "filters.min_params")
+    assert "too large" in err["message"] and len(err["message"]) < 300, err
+    err = assert_error(client.get("/v1/models", params={"max_params": "0"}), 422, "invalid_input", "max_params")
+    assert "not a positive parameter count" in err["message"], err
