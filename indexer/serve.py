@@ -9,7 +9,7 @@ Routes
 - ``GET /v1/models`` (``?benchmark=&offset=&limit=`` and the filters: ``license`` (repeatable), ``min_params``,
   ``max_params``, ``pipeline_tag``, ``exclude_gated``, ``open_only``, ``min_evidence``, ``measured_on``) ->
   ``{"models": [...], "offset", "limit", "total", "next_offset"}``; ``GET /v1/models/{id}`` (a key, Hub id or alias; ids
-  contain slashes); ``GET /v1/benchmarks``.
+  contain slashes); ``GET /v1/benchmarks``; ``GET /v1/spaces`` (the embedding spaces, which one is the default).
 - ``GET /healthz`` (the process answers), ``GET /readyz`` (stores reachable, index not empty, encoder loaded;
   503 otherwise). ``GET /openapi.json``. (No ``/docs``: Swagger UI loads its files from a CDN.)
 - ``GET /``: the search page (``indexer/web``: plain HTML, CSS and JavaScript; no request to any other host).
@@ -396,6 +396,17 @@ class Service:
         from .browse import list_benchmarks
 
         return self._read(lambda: list_benchmarks(store=self.store))
+
+    #: what ``GET /v1/spaces`` gives of each space (``taskspace spaces --json`` without the vector index's counts)
+    SPACE_FIELDS = ("name", "id", "encoder", "method", "dim", "models", "benchmarks", "default", "configured", "origin")
+
+    def spaces(self) -> list[dict]:
+        """The embedding spaces SQL holds (id order), as ``taskspace spaces --json`` lists them, with which one a query
+        without ``space`` takes (``default``)."""
+        from .spaces import describe_spaces
+
+        return self._read(lambda: [{k: v for k, v in info.as_dict().items() if k in self.SPACE_FIELDS}
+                                   for info in describe_spaces(self.store)])
 
     #: the library's word on an empty index (indexer.query._space), said for a server by :meth:`empty_index`
     EMPTY = "the index is empty: run `taskspace index` first"
@@ -815,6 +826,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}
 
+    @app.get("/v1/spaces", tags=["browse"], responses={**ok["spaces"], **fails(422, 503, 500)})
+    def spaces():
+        """The embedding spaces (one per encoder and method indexed or pulled), as `taskspace spaces --json` lists
+        them: the name `space` takes, encoder, method, dimension, models and benchmarks with a vector, and which one a
+        query without `space` takes (`default`)."""
+        return {"spaces": svc.spaces()}
+
     # -- the page: its few small files answered from memory on the event loop, so it loads while queries wait for
     # a publish in the worker threads (a FileResponse reads the file in one of those threads, and waited for them)
     def web_file(request: Request, path: Path, media: str | None) -> Response:
@@ -1052,6 +1070,22 @@ def _answer_responses() -> dict:
     class BenchmarkList(BaseModel):
         benchmarks: list[Benchmark]
 
+    class Space(BaseModel):
+        name: str = Field(description="its index name: what `space` (POST /v1/find) and `?space=` take")
+        id: int
+        encoder: str
+        method: str
+        dim: int
+        models: int = Field(description="models with a vector in it")
+        benchmarks: int = Field(description="benchmarks with a vector in it")
+        default: bool = Field(description="the space a query without `space` takes")
+        configured: bool = Field(description="the space the server's settings configure (the one `taskspace index` "
+                                             "updates)")
+        origin: str | None = Field(description="where a pulled space came from (null: built here)")
+
+    class SpaceList(BaseModel):
+        spaces: list[Space]
+
     class Check(BaseModel):
         ok: bool
         detail: str
@@ -1063,7 +1097,8 @@ def _answer_responses() -> dict:
 
     said = {"find": (FindAnswer, "the ranked models (what `taskspace search --json` prints)"),
             "models": (ModelPage, "a page of the indexed models"), "model": (ModelDetail, "one model"),
-            "benchmarks": (BenchmarkList, "every benchmark"), "ready": (Ready, "ready")}
+            "benchmarks": (BenchmarkList, "every benchmark"), "spaces": (SpaceList, "every embedding space"),
+            "ready": (Ready, "ready")}
     return {name: {200: {"model": model, "description": description}} for name, (model, description) in said.items()}
 
 

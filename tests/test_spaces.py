@@ -316,6 +316,9 @@ def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_tw
             assert err["code"] == "not_found" and err["field"] == "space", err
             assert err["message"].startswith("space 'nope' is not a known space; spaces in SQL: ") and \
                 space_name(auto) in err["message"], err
+        listed = client.get("/v1/spaces").json()["spaces"]  # what `taskspace spaces --json` lists, as the page shows it
+        assert [(s["name"], s["id"], s["method"], s["default"], s["models"]) for s in listed] == \
+            [(space_name(mc), mc.id, "auto-mc", True, 5), (space_name(auto), auto.id, "auto", False, 5)]
         bad = client.post("/v1/find", json={"prompt": PROMPT, "space": ["x"]})
         assert bad.status_code == 422 and bad.json()["error"]["field"] == "space", bad.text
         doc = client.get("/openapi.json").json()
