@@ -496,3 +496,40 @@ def test_a_space_whose_encoder_cannot_be_loaded_is_named_with_what_to_do(two_spa
                               "here: "), msg
         assert msg.endswith("install that encoder to query this space, or query another (`taskspace spaces` lists "
                             "them)") and "set TASKSPACE_ENCODER" not in msg, msg
+
+
+def test_a_configured_encoder_that_cannot_load_is_tried_once_not_on_every_query(home_with_two_spaces, encoder,
+                                                                                monkeypatch):
+    """A server whose TASKSPACE_ENCODER names a model it cannot load (here a Hub id, offline), on a home with two
+    spaces: each query without `space` asks which space is the configured one, so for that encoder's id; the load is
+    tried once, later queries answer at once from the newest space (as the first did) without trying it again
+    (indexer.encoder.RETRY_FAILED_LOAD_SECONDS). Before, every such query tried the load again (Hub requests when
+    online) and logged the attempt."""
+    import sentence_transformers
+    from fastapi.testclient import TestClient
+
+    from indexer.config import reset_settings
+    from indexer.serve import Service, create_app
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    real, tried = sentence_transformers.SentenceTransformer, []
+
+    def loading(name, *args, **kwargs):
+        if "org/nope" in str(name):
+            tried.append(name)
+            raise OSError("org/nope is not a local folder and is not a valid model identifier")
+        return real(name, *args, **kwargs)
+
+    import indexer.encoder
+
+    monkeypatch.setattr(indexer.encoder, "_ENCODERS", {})  # this test's shared encoders only
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", loading)
+    monkeypatch.setenv("TASKSPACE_ENCODER", "org/nope")
+    reset_settings()
+    with TestClient(create_app(Service(encoder=encoder)), raise_server_exceptions=False) as client:
+        for _ in range(4):
+            r = client.post("/v1/find", json={"prompt": PROMPT, "k": 2})
+            assert r.status_code == 200, r.text
+            assert r.json()["space"]["name"] == space_name(auto)  # the newest: the configured encoder built neither
+    assert len(tried) == 1, tried
