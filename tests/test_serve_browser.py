@@ -1075,3 +1075,28 @@ def test_a_space_chooser_picks_the_space_when_the_index_holds_several(tmp_path, 
         expect(page.locator("#status")).to_contain_text(f"in space {mc}")
         assert "space" not in parse_qs(urlsplit(page.url).query)
         assert failures == []
+
+
+def test_a_model_id_with_dot_segments_stays_a_model_id(page_server):
+    """A model page whose id holds a `.` or `..` segment (`/?model=..%2Fbenchmarks`, `../..`, `org/..`) asks the API
+    for that id (one path segment, its slashes as %2F) and says the model is unknown; `.` or `..` alone, which no URL
+    path can carry, is said so without a request. Before, the browser resolved the dot segments: `../benchmarks`
+    fetched /v1/benchmarks ("Cannot read properties of undefined", the title "undefined") and `../..` the page itself
+    ("not the taskspace API's JSON")."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        for model, sent in (("../benchmarks", "/v1/models/..%2Fbenchmarks"), ("../..", "/v1/models/..%2F.."),
+                            ("org/..", "/v1/models/org%2F..")):
+            with page.expect_request(lambda r: "/v1/models" in r.url) as asked:
+                page.goto(page_server + "/?model=" + quote(model, safe=""))
+            assert urlsplit(asked.value.url).path == sent
+            expect(page.locator("#model-meta")).to_contain_text(f"error: unknown model '{model}'")
+            expect(page.locator("#model-title")).to_have_text(model)
+        for model in (".", ".."):
+            asked = []
+            page.on("request", lambda r: asked.append(r.url) if "/v1/models" in r.url else None)
+            page.goto(page_server + "/?model=" + quote(model, safe=""))
+            expect(page.locator("#model-meta")).to_contain_text(f'error: the model id "{model}" cannot be written in a URL path')
+            assert asked == []
+        assert failures == []

@@ -54,8 +54,14 @@ function formatParams(n) {
 }
 
 // a model's API path, and its page, in the space chosen (?space=; none: the default space)
+// an id with a segment "." or ".." ("../benchmarks", "org/..") goes as one segment, its slashes as %2F (which the API
+// takes as a slash): the browser's URL parser resolves dot segments, even percent-encoded, so before, /?model=..%2Fbenchmarks
+// fetched /v1/benchmarks and the page failed ("Cannot read properties of undefined"), and ../.. fetched the page itself
+const DOTS = (s) => s === "." || s === "..";
 function modelPath(id, space) {
-  return "/v1/models/" + id.split("/").map(encodeURIComponent).join("/") + (space ? "?space=" + encodeURIComponent(space) : "");
+  const parts = id.split("/");
+  return "/v1/models/" + (parts.some(DOTS) ? encodeURIComponent(id) : parts.map(encodeURIComponent).join("/")) +
+    (space ? "?space=" + encodeURIComponent(space) : "");
 }
 function modelPage(id, space) { return "/?model=" + encodeURIComponent(id) + (space ? "&space=" + encodeURIComponent(space) : ""); }
 
@@ -429,6 +435,8 @@ async function showModel(id, space) {
   clearModelTables();  // the previous model's rows never stand under this one's title
   const from = document.activeElement;  // the page's body when the link opening this page was hidden with the results
   try {
+    // "." or ".." alone is a dot segment however it is written: no URL path can carry it
+    if (DOTS(id)) throw new Error(`the model id ${JSON.stringify(id)} cannot be written in a URL path (a browser resolves it); \`taskspace model ${id}\` looks it up`);
     const m = await api(modelPath(id, space));
     if (mine !== view) return;
     const title = $("model-title");
