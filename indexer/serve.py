@@ -793,6 +793,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                min_evidence: int | None = Query(None, ge=0), measured_on: str | None = None,
                space: str | None = Query(None, description=SPACE_PARAM)):
         """The indexed models by key, a page at a time (``next_offset`` is null on the last page)."""
+        _check_space(space)  # ?space= (an empty choice): as the body's "space": "" (before: 404, "space '' is not a
+        # known space", where every other empty parameter is a 422)
         if limit > LIMITS["max_page"]:
             raise ApiError(422, "limit_exceeded", f"limit: at most {LIMITS['max_page']} models per page "
                            f"(max_page), got {limit}", "limit")
@@ -819,6 +821,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                                                     "`model`"),
               space: str | None = Query(None, description=SPACE_PARAM)):
         """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
+        _check_space(space)
         return svc.model(model_id, space=space)
 
     @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(422, 503, 500)})
@@ -1279,15 +1282,19 @@ def find_arguments(body: dict) -> dict:
         if isinstance(v, list) and len(v) > LIMITS[limit]:
             raise ApiError(422, "limit_exceeded", f"{name}: at most {LIMITS[limit]} entries ({limit}), got {len(v)}",
                            name)
-    sp = args.get("space")
-    if sp is not None and (not isinstance(sp, str) or not sp.strip()):
-        raise ApiError(422, "invalid_request", f"space must be a space's name (a non-empty string, as `taskspace spaces` "
-                       f"lists it), not {_json_type(sp) if not isinstance(sp, str) else 'an empty string'}", "space")
+    _check_space(args.get("space"))
     ev = args.get("evidence")
     if isinstance(ev, int) and not isinstance(ev, bool) and ev > LIMITS["max_evidence"]:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
                        f"(max_evidence), got {ev}", "evidence")
     return args
+
+
+def _check_space(sp) -> None:
+    """A ``space`` given (the body's field, the ``?space=`` parameter) is a non-empty string, else a 422 naming it."""
+    if sp is not None and (not isinstance(sp, str) or not sp.strip()):
+        raise ApiError(422, "invalid_request", f"space must be a space's name (a non-empty string, as `taskspace spaces` "
+                       f"lists it), not {_json_type(sp) if not isinstance(sp, str) else 'an empty string'}", "space")
 
 
 def _whole(value):

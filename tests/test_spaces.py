@@ -321,6 +321,12 @@ def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_tw
             [(space_name(mc), mc.id, "auto-mc", True, 5), (space_name(auto), auto.id, "auto", False, 5)]
         bad = client.post("/v1/find", json={"prompt": PROMPT, "space": ["x"]})
         assert bad.status_code == 422 and bad.json()["error"]["field"] == "space", bad.text
+        # an empty space (a form's empty choice) is a 422 in the body and as ?space= alike (before: ?space= was a 404,
+        # "space '' is not a known space")
+        for r in (client.post("/v1/find", json={"prompt": PROMPT, "space": ""}), client.get("/v1/models?space="),
+                  client.get("/v1/models/org/a?space=%20")):
+            err = r.json()["error"]
+            assert r.status_code == 422 and err["field"] == "space" and "not an empty string" in err["message"], r.text
         doc = client.get("/openapi.json").json()
         body = doc["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
         assert "space" in body["properties"]
