@@ -1159,7 +1159,7 @@ def _find_schema() -> dict:
                                       description="rank by score - ALPHA * log10(parameters)")
         rank: Literal["probability", "lcb"] = "probability"
         evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
-        space: Text | None = Field(None, description=SPACE_PARAM)
+        space: Text | int | None = Field(None, description=SPACE_PARAM + " (the id may be a JSON integer)")
 
     return FindBody.model_json_schema(ref_template="#/components/schemas/{model}")
 
@@ -1254,7 +1254,7 @@ def find_arguments(body: dict) -> dict:
     # a whole number written with a fraction (5.0: a client that computed it as a float) is the integer JSON Schema
     # takes it for, as /openapi.json declares k, evidence and min_evidence "integer" (before: "k must be a positive
     # integer, not 5.0", a body valid by the document refused)
-    args.update({name: _whole(args[name]) for name in ("k", "evidence") if name in args})
+    args.update({name: _whole(args[name]) for name in ("k", "evidence", "space") if name in args})
     if isinstance(args.get("filters"), dict) and "min_evidence" in args["filters"]:
         args["filters"] = {**args["filters"], "min_evidence": _whole(args["filters"]["min_evidence"])}
     if "prompt" in args:  # one prompt: "prompt": "..." is "prompts": ["..."]
@@ -1291,10 +1291,15 @@ def find_arguments(body: dict) -> dict:
 
 
 def _check_space(sp) -> None:
-    """A ``space`` given (the body's field, the ``?space=`` parameter) is a non-empty string, else a 422 naming it."""
+    """A ``space`` given (the body's field, the ``?space=`` parameter) is a non-empty string or (in the body) a space's
+    SQL id as a JSON integer (the ``id`` ``GET /v1/spaces`` lists; before, 422 "not a number", though the id is what
+    ``"space": "2"`` and ``?space=2`` take), else a 422 naming it."""
+    if isinstance(sp, int) and not isinstance(sp, bool):
+        return
     if sp is not None and (not isinstance(sp, str) or not sp.strip()):
-        raise ApiError(422, "invalid_request", f"space must be a space's name (a non-empty string, as `taskspace spaces` "
-                       f"lists it), not {_json_type(sp) if not isinstance(sp, str) else 'an empty string'}", "space")
+        raise ApiError(422, "invalid_request", f"space must be a space's name or id (a non-empty string, or the id as an "
+                       f"integer, as `taskspace spaces` and GET /v1/spaces list them), not "
+                       f"{_json_type(sp) if not isinstance(sp, str) else 'an empty string'}", "space")
 
 
 def _whole(value):

@@ -300,6 +300,10 @@ def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_tw
             assert r.status_code == 200, r.text
             want = find_models(PROMPT, k=3, space=sp, **kw).to_dict()
             assert r.json() == json.loads(json.dumps(want))
+        # the id as GET /v1/spaces lists it, a JSON integer (before: 422 "not a number"), answers as its name does
+        by_id = client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": auto.id})
+        assert by_id.status_code == 200, by_id.text
+        assert by_id.json() == client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": space_name(auto)}).json()
         got = client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": space_name(auto)}).json()
         assert got["space"]["name"] == space_name(auto) and got["space"]["method"] == "auto"
         assert client.post("/v1/find", json={"prompt": PROMPT}).json()["space"]["name"] == space_name(mc)
@@ -327,6 +331,9 @@ def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_tw
                   client.get("/v1/models/org/a?space=%20")):
             err = r.json()["error"]
             assert r.status_code == 422 and err["field"] == "space" and "not an empty string" in err["message"], r.text
+        for bad in (True, 2.5, ["x"]):
+            r = client.post("/v1/find", json={"prompt": PROMPT, "space": bad})
+            assert r.status_code == 422 and r.json()["error"]["field"] == "space", r.text
         doc = client.get("/openapi.json").json()
         body = doc["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
         assert "space" in body["properties"]
