@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pytest
 
@@ -1032,7 +1032,7 @@ def test_a_space_chooser_picks_the_space_when_the_index_holds_several(tmp_path, 
     with open_store() as store, VectorStore.from_settings() as vectors:
         r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))])
         assert r.status == "ok", r.errors
-        mc, auto = (space_name(s) for s in store.list_spaces())
+        (mc, _), (auto, auto_id) = ((space_name(s), str(s.id)) for s in store.list_spaces())
     monkeypatch.delenv("TASKSPACE_METHOD")
     reset_settings()
     with ThreadServer(create_app(Service(encoder=encoder))) as url, chromium_page() as (page, failures):
@@ -1074,6 +1074,15 @@ def test_a_space_chooser_picks_the_space_when_the_index_holds_several(tmp_path, 
         assert "space" not in asked.value.post_data_json
         expect(page.locator("#status")).to_contain_text(f"in space {mc}")
         assert "space" not in parse_qs(urlsplit(page.url).query)
+        # a link naming the space by its id is labelled as the list labels it; one naming no space of this index is
+        # last, said so, and the search says what the spaces are
+        page.goto(url + "/?" + urlencode({"q": "What is item 3 of alpha?", "space": auto_id}))
+        expect(page.locator("#status")).to_contain_text(f"in space {auto}")
+        expect(page.locator("#space option:checked")).to_contain_text(f"{auto}: ")
+        page.goto(url + "/?q=x&space=nope")
+        expect(page.locator("#status")).to_contain_text("error: space 'nope' is not a known space")
+        expect(options.last).to_have_text("nope (not a space of this index)")
+        expect(options).to_have_count(3)
         assert failures == []
 
 

@@ -513,17 +513,18 @@ async function loadSpaces() {
     if (!spaces || spaces.length < 2) return;
     const sel = $("space");
     const have = new Map([...sel.options].map((o) => [o.value, o]));
+    const listed = new Set([""]);
     for (const s of spaces) {
       const encoder = (s.encoder || "").split("@")[0].split("/").pop();
       const text = `${s.name}: ${encoder}, method ${s.method}, ${s.models} models` + (s.default ? " (the default)" : "");
-      if (s.default) {  // the first option, "" (a URL naming it by its name keeps that option, labelled the same)
-        have.get("").textContent = text;
-        if (have.has(s.name)) have.get(s.name).textContent = text;
-        continue;
-      }
-      const o = have.get(s.name);
-      if (o) { o.textContent = text; sel.append(o); } else sel.append(el("option", { value: s.name, text }));
+      // a space the URL named, by its name or its id, is labelled as the list labels it
+      const named = [s.name, String(s.id)].filter((v) => have.has(v));
+      named.forEach((v) => { have.get(v).textContent = text; listed.add(v); });
+      if (s.default) { have.get("").textContent = text; continue; }  // the first option, "": no space sent
+      if (!named.length) { sel.append(el("option", { value: s.name, text })); listed.add(s.name); } else sel.append(...named.map((v) => have.get(v)));
     }
+    // one the URL named that is no space of this index: last, said so (a search with it says what the spaces are)
+    for (const o of [...sel.options]) if (!listed.has(o.value)) { o.textContent = `${o.value} (not a space of this index)`; sel.append(o); }
     $("space-field").hidden = false;
   } catch (err) { /* the chooser stays hidden: a search takes the default space */ }
 }
