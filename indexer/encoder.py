@@ -251,6 +251,20 @@ class EmbeddingCache:
 #: activations' memory. Before, 50 concurrent `POST /v1/find` of 32 prompts of 4,000 characters encoded 40 at once
 #: (the server's thread pool) and the process grew to 9-11 GB; two at once answer them as fast (24: 2.8 GB at peak).
 ENCODE_AT_ONCE = 2
+
+#: a model that failed to load is not tried again for this long: its error is raised again at once. A server whose
+#: TASKSPACE_ENCODER names a model it cannot load (a typo, not installed, a Hub id offline) asks for it on every
+#: query without a space (which space is the configured one, :func:`indexer.spaces.configured_spec`); before, each
+#: such query tried the load again (Hub requests when online) and logged it. Another setting is another Encoder
+#: (:func:`get_encoder`), so a changed configuration is tried at once.
+RETRY_FAILED_LOAD_SECONDS = 60.0
+
+
+def _now() -> float:
+    import time
+
+    return time.monotonic()
+
 _ENCODING = threading.BoundedSemaphore(ENCODE_AT_ONCE)
 
 
@@ -290,6 +304,8 @@ class Encoder:
         # one thread resolves and loads the model; the others wait for it (a shared encoder's first queries come at
         # once): before, a thread could read the path stored and the revision not yet, and take the id for "@None"
         self._loading = threading.RLock()
+        #: (when, message) of the last load that failed (:data:`RETRY_FAILED_LOAD_SECONDS`)
+        self._failed: tuple[float, str] | None = None
 
     #: texts encoded, then committed to the cache, per step: a killed run loses at most one chunk of work
     chunk_size = 2048
@@ -354,7 +370,16 @@ class Encoder:
         if self._model is not None:
             return self._model
         with self._loading:
-            return self._load_once()
+            failed = self._failed
+            if failed is not None and _now() - failed[0] < RETRY_FAILED_LOAD_SECONDS:
+                raise EncoderError(failed[1])  # the same words, at once: the load is not tried again yet
+            try:
+                model = self._load_once()
+            except EncoderError as exc:
+                self._failed = (_now(), str(exc))
+                raise
+            self._failed = None
+            return model
 
     def _load_once(self):
         if self._model is not None:  # another thread loaded it while this one waited

@@ -116,6 +116,10 @@ def parse_params(value, *, what: str = "parameters") -> float:
             raise InputError(f"{value!r} is not a parameter count; use a number with K, M, B or T, e.g. 8B or 770M",
                              item=what)
         n = float(m.group(1)) * _UNITS[m.group(2).upper()]
+    if math.isinf(n) and n > 0:
+        # a number past a double's range (1e400, 1e300T): before, "not a positive parameter count", of a positive one
+        raise InputError(f"{_short(value)} is too large: past the range of a number (a double); give a parameter "
+                         "count such as 8B or 770M", item=what)
     if not math.isfinite(n) or n <= 0:
         raise InputError(f"{_short(value)} is not a positive parameter count (e.g. 8B or 770M)", item=what)
     return n
@@ -195,6 +199,11 @@ class Filters:
                 self.licenses = list(self.licenses)
             except TypeError:
                 raise InputError(bad, item="filters.licenses") from None
+            if not self.licenses:
+                # an allow-list of none: before, taken for no filter (every license) without a word, the opposite of
+                # what an empty allow-list says
+                raise InputError("licenses is an empty list, which allows no license: leave licenses out for any "
+                                 "license, or name one or more", item="filters.licenses")
             if not all(isinstance(x, str) and x.strip() for x in self.licenses):
                 raise InputError("a license must be a non-empty string", item="filters.licenses")
             for x in self.licenses:

@@ -9,7 +9,7 @@ Routes
 - ``GET /v1/models`` (``?benchmark=&offset=&limit=`` and the filters: ``license`` (repeatable), ``min_params``,
   ``max_params``, ``pipeline_tag``, ``exclude_gated``, ``open_only``, ``min_evidence``, ``measured_on``) ->
   ``{"models": [...], "offset", "limit", "total", "next_offset"}``; ``GET /v1/models/{id}`` (a key, Hub id or alias; ids
-  contain slashes); ``GET /v1/benchmarks``.
+  contain slashes); ``GET /v1/benchmarks``; ``GET /v1/spaces`` (the embedding spaces, which one is the default).
 - ``GET /healthz`` (the process answers), ``GET /readyz`` (stores reachable, index not empty, encoder loaded;
   503 otherwise). ``GET /openapi.json``. (No ``/docs``: Swagger UI loads its files from a CDN.)
 - ``GET /``: the search page (``indexer/web``: plain HTML, CSS and JavaScript; no request to any other host).
@@ -397,6 +397,17 @@ class Service:
 
         return self._read(lambda: list_benchmarks(store=self.store))
 
+    #: what ``GET /v1/spaces`` gives of each space (``taskspace spaces --json`` without the vector index's counts)
+    SPACE_FIELDS = ("name", "id", "encoder", "method", "dim", "models", "benchmarks", "default", "configured", "origin")
+
+    def spaces(self) -> list[dict]:
+        """The embedding spaces SQL holds (id order), as ``taskspace spaces --json`` lists them, with which one a query
+        without ``space`` takes (``default``)."""
+        from .spaces import describe_spaces
+
+        return self._read(lambda: [{k: v for k, v in info.as_dict().items() if k in self.SPACE_FIELDS}
+                                   for info in describe_spaces(self.store)])
+
     #: the library's word on an empty index (indexer.query._space), said for a server by :meth:`empty_index`
     EMPTY = "the index is empty: run `taskspace index` first"
 
@@ -782,6 +793,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                min_evidence: int | None = Query(None, ge=0), measured_on: str | None = None,
                space: str | None = Query(None, description=SPACE_PARAM)):
         """The indexed models by key, a page at a time (``next_offset`` is null on the last page)."""
+        _check_space(space)  # ?space= (an empty choice): as the body's "space": "" (before: 404, "space '' is not a
+        # known space", where every other empty parameter is a 422)
         if limit > LIMITS["max_page"]:
             raise ApiError(422, "limit_exceeded", f"limit: at most {LIMITS['max_page']} models per page "
                            f"(max_page), got {limit}", "limit")
@@ -808,6 +821,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                                                     "`model`"),
               space: str | None = Query(None, description=SPACE_PARAM)):
         """One model (key, Hub id or alias): observed accuracy per benchmark, and where it is strongest."""
+        _check_space(space)
         return svc.model(model_id, space=space)
 
     @app.get("/v1/benchmarks", tags=["browse"], responses={**ok["benchmarks"], **fails(422, 503, 500)})
@@ -815,12 +829,19 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         """Every benchmark: name, group, prompts, models measured."""
         return {"benchmarks": svc.benchmarks()}
 
+    @app.get("/v1/spaces", tags=["browse"], responses={**ok["spaces"], **fails(422, 503, 500)})
+    def spaces():
+        """The embedding spaces (one per encoder and method indexed or pulled), as `taskspace spaces --json` lists
+        them: the name `space` takes, encoder, method, dimension, models and benchmarks with a vector, and which one a
+        query without `space` takes (`default`)."""
+        return {"spaces": svc.spaces()}
+
     # -- the page: its few small files answered from memory on the event loop, so it loads while queries wait for
     # a publish in the worker threads (a FileResponse reads the file in one of those threads, and waited for them)
     def web_file(request: Request, path: Path, media: str | None) -> Response:
         data, etag = _web_bytes(path)
         headers = {"etag": etag, "content-length": str(len(data))}
-        if etag in request.headers.get("if-none-match", ""):
+        if _none_match(request.headers.get("if-none-match"), etag):
             return Response(status_code=304, headers={"etag": etag})
         return Response(data, media_type=media, headers=headers)
 
@@ -855,6 +876,16 @@ def _web_bytes(path: Path) -> tuple[bytes, str]:
     """A page file's bytes and ETag, read once per process (the files are part of the package)."""
     data = path.read_bytes()
     return data, '"' + hashlib.md5(data, usedforsecurity=False).hexdigest() + '"'
+
+
+def _none_match(header: str | None, etag: str) -> bool:
+    """``If-None-Match`` matches ``etag`` (RFC 9110 13.1.2): ``*`` matches any current representation, else one of its
+    comma-separated entity tags by weak comparison (``W/"x"`` matches ``"x"``). Before, the header was searched for
+    the tag as a substring, so ``*`` (a cache or proxy asking "anything newer than what I hold?") answered 200."""
+    if not header:
+        return False
+    tags = [t.strip() for t in header.split(",")]
+    return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
 
 
 def _trailing_slash_of(app, path: str) -> bool:
@@ -1042,6 +1073,22 @@ def _answer_responses() -> dict:
     class BenchmarkList(BaseModel):
         benchmarks: list[Benchmark]
 
+    class Space(BaseModel):
+        name: str = Field(description="its index name: what `space` (POST /v1/find) and `?space=` take")
+        id: int
+        encoder: str
+        method: str
+        dim: int
+        models: int = Field(description="models with a vector in it")
+        benchmarks: int = Field(description="benchmarks with a vector in it")
+        default: bool = Field(description="the space a query without `space` takes")
+        configured: bool = Field(description="the space the server's settings configure (the one `taskspace index` "
+                                             "updates)")
+        origin: str | None = Field(description="where a pulled space came from (null: built here)")
+
+    class SpaceList(BaseModel):
+        spaces: list[Space]
+
     class Check(BaseModel):
         ok: bool
         detail: str
@@ -1053,7 +1100,8 @@ def _answer_responses() -> dict:
 
     said = {"find": (FindAnswer, "the ranked models (what `taskspace search --json` prints)"),
             "models": (ModelPage, "a page of the indexed models"), "model": (ModelDetail, "one model"),
-            "benchmarks": (BenchmarkList, "every benchmark"), "ready": (Ready, "ready")}
+            "benchmarks": (BenchmarkList, "every benchmark"), "spaces": (SpaceList, "every embedding space"),
+            "ready": (Ready, "ready")}
     return {name: {200: {"model": model, "description": description}} for name, (model, description) in said.items()}
 
 
@@ -1111,7 +1159,7 @@ def _find_schema() -> dict:
                                       description="rank by score - ALPHA * log10(parameters)")
         rank: Literal["probability", "lcb"] = "probability"
         evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
-        space: Text | None = Field(None, description=SPACE_PARAM)
+        space: Text | int | None = Field(None, description=SPACE_PARAM + " (the id may be a JSON integer)")
 
     return FindBody.model_json_schema(ref_template="#/components/schemas/{model}")
 
@@ -1206,7 +1254,7 @@ def find_arguments(body: dict) -> dict:
     # a whole number written with a fraction (5.0: a client that computed it as a float) is the integer JSON Schema
     # takes it for, as /openapi.json declares k, evidence and min_evidence "integer" (before: "k must be a positive
     # integer, not 5.0", a body valid by the document refused)
-    args.update({name: _whole(args[name]) for name in ("k", "evidence") if name in args})
+    args.update({name: _whole(args[name]) for name in ("k", "evidence", "space") if name in args})
     if isinstance(args.get("filters"), dict) and "min_evidence" in args["filters"]:
         args["filters"] = {**args["filters"], "min_evidence": _whole(args["filters"]["min_evidence"])}
     if "prompt" in args:  # one prompt: "prompt": "..." is "prompts": ["..."]
@@ -1234,15 +1282,24 @@ def find_arguments(body: dict) -> dict:
         if isinstance(v, list) and len(v) > LIMITS[limit]:
             raise ApiError(422, "limit_exceeded", f"{name}: at most {LIMITS[limit]} entries ({limit}), got {len(v)}",
                            name)
-    sp = args.get("space")
-    if sp is not None and (not isinstance(sp, str) or not sp.strip()):
-        raise ApiError(422, "invalid_request", f"space must be a space's name (a non-empty string, as `taskspace spaces` "
-                       f"lists it), not {_json_type(sp) if not isinstance(sp, str) else 'an empty string'}", "space")
+    _check_space(args.get("space"))
     ev = args.get("evidence")
     if isinstance(ev, int) and not isinstance(ev, bool) and ev > LIMITS["max_evidence"]:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
                        f"(max_evidence), got {ev}", "evidence")
     return args
+
+
+def _check_space(sp) -> None:
+    """A ``space`` given (the body's field, the ``?space=`` parameter) is a non-empty string or (in the body) a space's
+    SQL id as a JSON integer (the ``id`` ``GET /v1/spaces`` lists; before, 422 "not a number", though the id is what
+    ``"space": "2"`` and ``?space=2`` take), else a 422 naming it."""
+    if isinstance(sp, int) and not isinstance(sp, bool):
+        return
+    if sp is not None and (not isinstance(sp, str) or not sp.strip()):
+        raise ApiError(422, "invalid_request", f"space must be a space's name or id (a non-empty string, or the id as an "
+                       f"integer, as `taskspace spaces` and GET /v1/spaces list them), not "
+                       f"{_json_type(sp) if not isinstance(sp, str) else 'an empty string'}", "space")
 
 
 def _whole(value):

@@ -343,3 +343,37 @@ def test_an_encoders_id_asked_by_many_threads_at_once_is_its_revision(tmp_path, 
         for t in threads:
             t.join()
         assert got == [want] * 16, sorted(set(got))
+
+
+def test_a_model_that_failed_to_load_is_not_tried_again_at_once(tmp_path, monkeypatch):
+    """A model that cannot be loaded (a Hub id offline, a typo in TASKSPACE_ENCODER) is tried once: asked again within
+    RETRY_FAILED_LOAD_SECONDS, the same EncoderError is raised at once without another attempt; after it, the load is
+    tried again. Before, every call tried the load again: a server asked it on
+    each query without a space (indexer.spaces.configured_spec), Hub requests each time when online."""
+    import sentence_transformers
+
+    import indexer.encoder as enc_mod
+
+    calls = []
+
+    class Failing:
+        def __init__(self, *args, **kwargs):
+            calls.append(args)
+            raise OSError("org/nope is not a local folder and is not a valid model identifier")
+
+    clock = [1000.0]
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", Failing)
+    monkeypatch.setattr(enc_mod, "_now", lambda: clock[0], raising=False)
+    enc = Encoder("org/nope", cache_dir=tmp_path / "cache")
+    with pytest.raises(EncoderError, match="cannot load encoder 'org/nope'") as first:
+        enc.id  # noqa: B018
+    for _ in range(3):
+        clock[0] += 10
+        with pytest.raises(EncoderError) as again:
+            enc.id  # noqa: B018
+        assert str(again.value) == str(first.value)
+    assert len(calls) == 1
+    clock[0] += enc_mod.RETRY_FAILED_LOAD_SECONDS
+    with pytest.raises(EncoderError):
+        enc.id  # noqa: B018
+    assert len(calls) == 2

@@ -72,6 +72,20 @@ def test_find_answers_what_search_json_prints(client):
     assert top["query"]["kind"] == "prompt" and top["space"]["encoder"]
 
 
+def test_if_none_match_star_or_a_listed_tag_answers_304_and_another_tag_200(client):
+    """The page and its files answer a conditional GET as RFC 9110 says: `If-None-Match: *` (any current
+    representation) and a list holding the tag (weak `W/"..."` too) are 304; other tags are 200 with the body. Before,
+    the header was searched for the tag as a substring: `*` answered 200."""
+    for path in ("/", "/static/app.js"):
+        etag = client.get(path).headers["etag"]
+        for header in ("*", etag, f'"x", {etag}', f"W/{etag}"):
+            r = client.get(path, headers={"if-none-match": header})
+            assert r.status_code == 304 and r.content == b"" and r.headers["etag"] == etag, (path, header)
+        for header in ('"x"', f'"{etag.strip(chr(34))}x"', ""):
+            r = client.get(path, headers={"if-none-match": header})
+            assert r.status_code == 200 and r.content, (path, header)
+
+
 def test_browse_routes_health_openapi_and_page(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     assert client.head("/healthz").status_code == 200 and client.head("/readyz").status_code == 200  # probes
@@ -1514,3 +1528,29 @@ def test_ctrl_c_stops_the_server_cleanly_as_sigterm_does(tmp_path, sig):
     assert any("next pass at" in x for x in lines), "".join(lines)[-2000:]
     assert proc.returncode == 0, rest[-2000:]
     assert "interrupted" not in rest and "Traceback" not in rest, rest[-2000:]
+
+
+def test_an_empty_license_list_is_said_to_allow_none(client):
+    """`"licenses": []` (an allow-list of none) is a 422 naming `filters.licenses` and saying to leave it out for any
+    license; before, it was no filter at all, every license, without a word."""
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": []}}), 422,
+                       "invalid_input", "filters.licenses")
+    assert "empty list" in err["message"] and "leave licenses out" in err["message"], err
+    with_one = client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": ["mit"]}})
+    assert with_one.status_code == 200 and with_one.json()["query"]["filters"] == {"licenses": ["mit"]}
+
+
+def test_a_parameter_count_past_float_range_is_said_too_large(client):
+    """A parameter count past a double's range (`?min_params=1e400`, `"1e300T"`, a JSON integer of 400 digits) is said
+    to be too large; before, "not a positive parameter count", of a positive number."""
+    err = assert_error(client.get("/v1/models", params={"min_params": "1e400"}), 422, "invalid_input", "min_params")
+    assert "too large" in err["message"] and "not a positive" not in err["message"], err
+    err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"max_params": "1e300T"}}), 422,
+                       "invalid_input", "filters.max_params")
+    assert "too large" in err["message"], err
+    body = '{"prompts": ["%s"], "filters": {"min_params": 1%s}}' % (PROMPT, "0" * 400)
+    err = assert_error(client.post("/v1/find", content=body, headers={"content-type": "application/json"}), 422,
+                       "invalid_input", "filters.min_params")
+    assert "too large" in err["message"] and len(err["message"]) < 300, err
+    err = assert_error(client.get("/v1/models", params={"max_params": "0"}), 422, "invalid_input", "max_params")
+    assert "not a positive parameter count" in err["message"], err

@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pytest
 
@@ -91,7 +91,10 @@ def test_search_page_in_chromium(page_server, tmp_path):
             hosts, failures = set(), []
             page.on("request", lambda r: hosts.add(urlsplit(r.url).netloc))
             page.on("pageerror", lambda e: failures.append(str(e)))
-            page.goto(page_server + "/")
+            with page.expect_response("**/v1/spaces") as listed:
+                page.goto(page_server + "/")
+            assert len(listed.value.json()["spaces"]) == 1
+            expect(page.locator("#space-field")).to_be_hidden()  # one space: no chooser
             # keyboard only: the text box, then Ctrl+Enter searches
             page.keyboard.press("Tab")  # the skip link
             page.keyboard.press("Tab")  # the site name
@@ -1004,4 +1007,105 @@ def test_the_checkboxes_are_targets_of_at_least_24_pixels(page_server):
             for box in ("#exclude_gated", "#open_only"):
                 b = page.locator(box).bounding_box()
                 assert b["width"] >= 24 and b["height"] >= 24, (width, box, b)
+        assert failures == []
+
+
+def test_a_space_chooser_picks_the_space_when_the_index_holds_several(tmp_path, encoder, monkeypatch):
+    """An index holding two spaces (the default method's, and `TASKSPACE_METHOD=auto`'s from the same results, as
+    tests/test_spaces.py builds two): the page shows a labelled space chooser (hidden with one space: the other
+    tests), the default first; picked from the keyboard, the search asks `POST /v1/find` for that space, says which
+    space answered, keeps it in the URL (a reload picks it again), and a result's model page asks
+    `GET /v1/models/{id}?space=` for it. Before, the page could search the default space alone."""
+    from playwright.sync_api import expect
+
+    from indexer.config import reset_settings
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.space import space_name
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    _need_browser()
+    build_index(tmp_path, encoder)
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))])
+        assert r.status == "ok", r.errors
+        (mc, _), (auto, auto_id) = ((space_name(s), str(s.id)) for s in store.list_spaces())
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    with ThreadServer(create_app(Service(encoder=encoder))) as url, chromium_page() as (page, failures):
+        page.goto(url + "/")
+        chooser = page.get_by_label("Embedding space (this index holds several)")
+        expect(chooser).to_be_visible()
+        options = page.locator("#space option")
+        expect(options).to_have_count(2)
+        assert options.nth(0).get_attribute("value") == "" and mc in options.nth(0).inner_text()
+        assert "(the default)" in options.nth(0).inner_text() and "method auto-mc" in options.nth(0).inner_text()
+        assert options.nth(1).get_attribute("value") == auto and "method auto," in options.nth(1).inner_text()
+        # from the keyboard: the task, then the chooser (the next control but the benchmark picker), then the button
+        page.locator("#task").focus()
+        page.keyboard.type("What is item 3 of alpha about chemistry?")
+        page.keyboard.press("Tab")
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.id") == "space"
+        page.keyboard.press("ArrowDown")
+        assert chooser.input_value() == auto
+        with page.expect_request("**/v1/find") as asked:
+            page.locator("#go").press("Enter")
+        assert asked.value.post_data_json["space"] == auto
+        expect(page.locator("#status")).to_contain_text(f"4 model(s) ranked for 1 prompt(s) in space {auto}")
+        assert parse_qs(urlsplit(page.url).query)["space"] == [auto]
+        page.goto(page.url)  # a shared link: the same space chosen again
+        expect(page.locator("#status")).to_contain_text(f"in space {auto}")
+        assert chooser.input_value() == auto
+        with page.expect_request("**/v1/models/**") as detail:
+            page.locator("#ranked a.detail[data-model='org/m1']").click()
+        assert parse_qs(urlsplit(detail.value.url).query)["space"] == [auto]
+        expect(page.locator("#model-meta")).to_contain_text(f"predicted in space {auto}")
+        assert parse_qs(urlsplit(page.url).query)["space"] == [auto]
+        page.go_back()
+        # the default again: no space in the request or the URL, the answer from the default space
+        expect(page.locator("#status")).to_contain_text(f"in space {auto}")
+        chooser.select_option("")
+        with page.expect_request("**/v1/find") as asked:
+            page.locator("#go").press("Enter")
+        assert "space" not in asked.value.post_data_json
+        expect(page.locator("#status")).to_contain_text(f"in space {mc}")
+        assert "space" not in parse_qs(urlsplit(page.url).query)
+        # a link naming the space by its id is labelled as the list labels it; one naming no space of this index is
+        # last, said so, and the search says what the spaces are
+        page.goto(url + "/?" + urlencode({"q": "What is item 3 of alpha?", "space": auto_id}))
+        expect(page.locator("#status")).to_contain_text(f"in space {auto}")
+        expect(page.locator("#space option:checked")).to_contain_text(f"{auto}: ")
+        page.goto(url + "/?q=x&space=nope")
+        expect(page.locator("#status")).to_contain_text("error: space 'nope' is not a known space")
+        expect(options.last).to_have_text("nope (not a space of this index)")
+        expect(options).to_have_count(3)
+        assert failures == []
+
+
+def test_a_model_id_with_dot_segments_stays_a_model_id(page_server):
+    """A model page whose id holds a `.` or `..` segment (`/?model=..%2Fbenchmarks`, `../..`, `org/..`) asks the API
+    for that id (one path segment, its slashes as %2F) and says the model is unknown; `.` or `..` alone, which no URL
+    path can carry, is said so without a request. Before, the browser resolved the dot segments: `../benchmarks`
+    fetched /v1/benchmarks ("Cannot read properties of undefined", the title "undefined") and `../..` the page itself
+    ("not the taskspace API's JSON")."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        for model, sent in (("../benchmarks", "/v1/models/..%2Fbenchmarks"), ("../..", "/v1/models/..%2F.."),
+                            ("org/..", "/v1/models/org%2F..")):
+            with page.expect_request(lambda r: "/v1/models" in r.url) as asked:
+                page.goto(page_server + "/?model=" + quote(model, safe=""))
+            assert urlsplit(asked.value.url).path == sent
+            expect(page.locator("#model-meta")).to_contain_text(f"error: unknown model '{model}'")
+            expect(page.locator("#model-title")).to_have_text(model)
+        for model in (".", ".."):
+            asked = []
+            page.on("request", lambda r: asked.append(r.url) if "/v1/models" in r.url else None)
+            page.goto(page_server + "/?model=" + quote(model, safe=""))
+            expect(page.locator("#model-meta")).to_contain_text(f'error: the model id "{model}" cannot be written in a URL path')
+            assert asked == []
         assert failures == []

@@ -300,6 +300,10 @@ def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_tw
             assert r.status_code == 200, r.text
             want = find_models(PROMPT, k=3, space=sp, **kw).to_dict()
             assert r.json() == json.loads(json.dumps(want))
+        # the id as GET /v1/spaces lists it, a JSON integer (before: 422 "not a number"), answers as its name does
+        by_id = client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": auto.id})
+        assert by_id.status_code == 200, by_id.text
+        assert by_id.json() == client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": space_name(auto)}).json()
         got = client.post("/v1/find", json={"prompt": PROMPT, "k": 3, "space": space_name(auto)}).json()
         assert got["space"]["name"] == space_name(auto) and got["space"]["method"] == "auto"
         assert client.post("/v1/find", json={"prompt": PROMPT}).json()["space"]["name"] == space_name(mc)
@@ -316,8 +320,20 @@ def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_tw
             assert err["code"] == "not_found" and err["field"] == "space", err
             assert err["message"].startswith("space 'nope' is not a known space; spaces in SQL: ") and \
                 space_name(auto) in err["message"], err
+        listed = client.get("/v1/spaces").json()["spaces"]  # what `taskspace spaces --json` lists, as the page shows it
+        assert [(s["name"], s["id"], s["method"], s["default"], s["models"]) for s in listed] == \
+            [(space_name(mc), mc.id, "auto-mc", True, 5), (space_name(auto), auto.id, "auto", False, 5)]
         bad = client.post("/v1/find", json={"prompt": PROMPT, "space": ["x"]})
         assert bad.status_code == 422 and bad.json()["error"]["field"] == "space", bad.text
+        # an empty space (a form's empty choice) is a 422 in the body and as ?space= alike (before: ?space= was a 404,
+        # "space '' is not a known space")
+        for r in (client.post("/v1/find", json={"prompt": PROMPT, "space": ""}), client.get("/v1/models?space="),
+                  client.get("/v1/models/org/a?space=%20")):
+            err = r.json()["error"]
+            assert r.status_code == 422 and err["field"] == "space" and "not an empty string" in err["message"], r.text
+        for bad in (True, 2.5, ["x"]):
+            r = client.post("/v1/find", json={"prompt": PROMPT, "space": bad})
+            assert r.status_code == 422 and r.json()["error"]["field"] == "space", r.text
         doc = client.get("/openapi.json").json()
         body = doc["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
         assert "space" in body["properties"]
@@ -493,3 +509,40 @@ def test_a_space_whose_encoder_cannot_be_loaded_is_named_with_what_to_do(two_spa
                               "here: "), msg
         assert msg.endswith("install that encoder to query this space, or query another (`taskspace spaces` lists "
                             "them)") and "set TASKSPACE_ENCODER" not in msg, msg
+
+
+def test_a_configured_encoder_that_cannot_load_is_tried_once_not_on_every_query(home_with_two_spaces, encoder,
+                                                                                monkeypatch):
+    """A server whose TASKSPACE_ENCODER names a model it cannot load (here a Hub id, offline), on a home with two
+    spaces: each query without `space` asks which space is the configured one, so for that encoder's id; the load is
+    tried once, later queries answer at once from the newest space (as the first did) without trying it again
+    (indexer.encoder.RETRY_FAILED_LOAD_SECONDS). Before, every such query tried the load again (Hub requests when
+    online) and logged the attempt."""
+    import sentence_transformers
+    from fastapi.testclient import TestClient
+
+    from indexer.config import reset_settings
+    from indexer.serve import Service, create_app
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    real, tried = sentence_transformers.SentenceTransformer, []
+
+    def loading(name, *args, **kwargs):
+        if "org/nope" in str(name):
+            tried.append(name)
+            raise OSError("org/nope is not a local folder and is not a valid model identifier")
+        return real(name, *args, **kwargs)
+
+    import indexer.encoder
+
+    monkeypatch.setattr(indexer.encoder, "_ENCODERS", {})  # this test's shared encoders only
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", loading)
+    monkeypatch.setenv("TASKSPACE_ENCODER", "org/nope")
+    reset_settings()
+    with TestClient(create_app(Service(encoder=encoder)), raise_server_exceptions=False) as client:
+        for _ in range(4):
+            r = client.post("/v1/find", json={"prompt": PROMPT, "k": 2})
+            assert r.status_code == 200, r.text
+            assert r.json()["space"]["name"] == space_name(auto)  # the newest: the configured encoder built neither
+    assert len(tried) == 1, tried

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const FIELDS = ["benchmark", "license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on",
+const FIELDS = ["benchmark", "space", "license", "min_params", "max_params", "pipeline_tag", "min_evidence", "measured_on",
                 "models", "k", "prefer_smaller", "rank"];
 const INPUT = { license: "licenses" };  // URL parameter -> input id where they differ
 const FLAGS = ["exclude_gated", "open_only"];
@@ -53,8 +53,17 @@ function formatParams(n) {
   return String(n);
 }
 
-function modelPath(id) { return "/v1/models/" + id.split("/").map(encodeURIComponent).join("/"); }
-function modelPage(id) { return "/?model=" + encodeURIComponent(id); }
+// a model's API path, and its page, in the space chosen (?space=; none: the default space)
+// an id with a segment "." or ".." ("../benchmarks", "org/..") goes as one segment, its slashes as %2F (which the API
+// takes as a slash): the browser's URL parser resolves dot segments, even percent-encoded, so before, /?model=..%2Fbenchmarks
+// fetched /v1/benchmarks and the page failed ("Cannot read properties of undefined"), and ../.. fetched the page itself
+const DOTS = (s) => s === "." || s === "..";
+function modelPath(id, space) {
+  const parts = id.split("/");
+  return "/v1/models/" + (parts.some(DOTS) ? encodeURIComponent(id) : parts.map(encodeURIComponent).join("/")) +
+    (space ? "?space=" + encodeURIComponent(space) : "");
+}
+function modelPage(id, space) { return "/?model=" + encodeURIComponent(id) + (space ? "&space=" + encodeURIComponent(space) : ""); }
 
 const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const names = (text, word) => new RegExp(`(^|[^\\w.])${escapeRe(word)}(?![\\w])`).test(text);
@@ -159,9 +168,12 @@ function findBody(p) {
   body.k = given(p, "k") ? number(p, "k") : 10;
   if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
+  if (p.get("space")) body.space = p.get("space");
   if (p.get("models")) body.models = p.get("models").split(",").map((s) => s.trim()).filter(Boolean);
   const filters = {};
-  if (p.get("license")) filters.licenses = p.get("license").split(",").map((s) => s.trim()).filter(Boolean);
+  // a box of commas alone names no license: no filter, as an empty box (the API refuses an empty list of licenses)
+  const licenses = (p.get("license") || "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (licenses.length) filters.licenses = licenses;
   for (const f of ["min_params", "max_params", "pipeline_tag"]) if (p.get(f)) filters[f] = p.get(f);
   if (given(p, "min_evidence")) filters.min_evidence = number(p, "min_evidence");
   if (p.get("measured_on")) filters.benchmark = p.get("measured_on");
@@ -236,7 +248,7 @@ function observedOn(r, benchmark) {
   return `observed on ${benchmark}: ${pct(b.accuracy)}` + (b.n === null || b.n === undefined ? " (as published)" : ` of ${b.n} prompts`);
 }
 
-function resultItem(r, i, signal, q) {
+function resultItem(r, i, signal, q, space) {
   const name = r.hub_id
     ? el("a", { class: "name", href: `https://huggingface.co/${r.hub_id}`, rel: "noopener", title: "its page on the Hugging Face Hub" }, r.model)
     : el("span", { class: "name", text: r.model });
@@ -251,7 +263,8 @@ function resultItem(r, i, signal, q) {
   // (before: "not measured near this query", as for a prompt)
   else if (!near) head.append(el("span", { class: "badge far",
     text: q && q.kind === "benchmark" ? `not measured on ${q.benchmark}` : "not measured near this query" }));
-  head.append(el("a", { class: "detail", href: modelPage(r.model), "data-model": r.model, "aria-label": `model page of ${r.model}` },
+  head.append(el("a", { class: "detail", href: modelPage(r.model, space), "data-model": r.model, "data-space": space || null,
+                        "aria-label": `model page of ${r.model}` },
                  "model page"));
   const md = r.metadata || {};
   const cov = r.coverage || {};
@@ -270,15 +283,19 @@ const FILTER_LABELS = { licenses: "licenses", min_params: "min parameters", max_
   pipeline_tag: "pipeline tag", exclude_gated: "exclude gated", open_only: "open weights only",
   min_evidence: "min prompts measured", benchmark: "measured on benchmark", prefer_smaller: "prefer smaller" };
 
-function renderResults(data) {
+function renderResults(data, askedSpace) {
   const list = $("ranked");
   const signal = !data.space || data.space.signal !== false;
-  list.replaceChildren(...data.results.map((r, i) => resultItem(r, i, signal, data.query)));
+  // a model page opened from a result predicts in the space this search asked for (none: the default)
+  const asked = data.space && askedSpace ? data.space.name : null;
+  list.replaceChildren(...data.results.map((r, i) => resultItem(r, i, signal, data.query, asked)));
   const q = data.query || {};
   const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${q.prompts} prompt(s)`;
   $("status").className = "";
   const filtered = Object.keys(q.filters || {}).length > 0 || (q.models || []).length > 0;
-  $("status").textContent = data.results.length ? `${data.results.length} model(s) ranked for ${what}`
+  // which space answered, where the index holds several (the chooser is shown)
+  const where = data.space && (askedSpace || !$("space-field").hidden) ? ` in space ${data.space.name}` : "";
+  $("status").textContent = data.results.length ? `${data.results.length} model(s) ranked for ${what}${where}`
     : filtered ? `no model matches (${what}): loosen the filters`
     : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
   const notes = [];
@@ -381,7 +398,7 @@ async function runSearch(p, asked = false) {
   busy(true);
   try {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-    if (mine === view) renderResults(data);
+    if (mine === view) renderResults(data, body.space);
   } catch (err) {
     if (mine === view) showError(err);
   } finally {
@@ -403,7 +420,7 @@ function clearModelTables() {
   $("observed-note").hidden = true;
 }
 
-async function showModel(id) {
+async function showModel(id, space) {
   const mine = ++view;
   $("results").hidden = true;
   $("search").hidden = true;
@@ -418,14 +435,16 @@ async function showModel(id) {
   clearModelTables();  // the previous model's rows never stand under this one's title
   const from = document.activeElement;  // the page's body when the link opening this page was hidden with the results
   try {
-    const m = await api(modelPath(id));
+    // "." or ".." alone is a dot segment however it is written: no URL path can carry it
+    if (DOTS(id)) throw new Error(`the model id ${JSON.stringify(id)} cannot be written in a URL path (a browser resolves it); \`taskspace model ${id}\` looks it up`);
+    const m = await api(modelPath(id, space));
     if (mine !== view) return;
     const title = $("model-title");
     title.replaceChildren(m.hub_id ? el("a", { href: `https://huggingface.co/${m.hub_id}`, rel: "noopener" }, m.model) : m.model);
     const md = m.metadata || {};
     $("model-meta").textContent = [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
       md.pipeline_tag, md.gated ? "gated" : null, m.api_only ? "API only" : (md.open_weights ? "open weights" : null),
-      `${m.n_prompts || 0} prompts measured`, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
+      `${m.n_prompts || 0} prompts measured`, space && m.space ? `predicted in space ${m.space}` : null, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
       .filter(Boolean).join(" · ");
     $("strengths").tBodies[0].replaceChildren(...m.strengths.map((s) => el("tr", {},
       el("td", { text: s.benchmark + (s.measured ? "" : " (not measured)") }), el("td", { text: pct(s.probability) }),
@@ -450,7 +469,7 @@ async function showModel(id) {
 
 function route() {
   const p = new URLSearchParams(location.search);
-  if (p.get("model")) return showModel(p.get("model"));
+  if (p.get("model")) return showModel(p.get("model"), p.get("space"));
   $("search").hidden = false;
   paramsToForm(p);
   return runSearch(p);
@@ -485,6 +504,31 @@ async function loadBenchmarks() {
   } catch (err) { /* the picker stays empty; a search still says what is wrong */ }
 }
 
+// the space chooser, shown only when the index holds several spaces: each by its name, encoder, method and models, the
+// default one first as "" (no space in the URL or the query); a space the URL named that is not listed stays chosen
+// (the server's error names it). Before, the page searched the default space alone.
+async function loadSpaces() {
+  try {
+    const { spaces } = await api("/v1/spaces");
+    if (!spaces || spaces.length < 2) return;
+    const sel = $("space");
+    const have = new Map([...sel.options].map((o) => [o.value, o]));
+    const listed = new Set([""]);
+    for (const s of spaces) {
+      const encoder = (s.encoder || "").split("@")[0].split("/").pop();
+      const text = `${s.name}: ${encoder}, method ${s.method}, ${s.models} models` + (s.default ? " (the default)" : "");
+      // a space the URL named, by its name or its id, is labelled as the list labels it
+      const named = [s.name, String(s.id)].filter((v) => have.has(v));
+      named.forEach((v) => { have.get(v).textContent = text; listed.add(v); });
+      if (s.default) { have.get("").textContent = text; continue; }  // the first option, "": no space sent
+      if (!named.length) { sel.append(el("option", { value: s.name, text })); listed.add(s.name); } else sel.append(...named.map((v) => have.get(v)));
+    }
+    // one the URL named that is no space of this index: last, said so (a search with it says what the spaces are)
+    for (const o of [...sel.options]) if (!listed.has(o.value)) { o.textContent = `${o.value} (not a space of this index)`; sel.append(o); }
+    $("space-field").hidden = false;
+  } catch (err) { /* the chooser stays hidden: a search takes the default space */ }
+}
+
 $("search").addEventListener("submit", (ev) => {
   ev.preventDefault();
   if (ev.submitter === $("go") && $("go").getAttribute("aria-disabled") === "true") return;
@@ -504,7 +548,7 @@ document.addEventListener("click", (ev) => {  // model pages open in place (the 
   // "back to search" returns to the search this model page was opened from (before: to an empty page, "/")
   $("back").href = "/" + location.search;
   history.pushState(null, "", a.getAttribute("href"));
-  showModel(a.dataset.model);
+  showModel(a.dataset.model, a.dataset.space);
 });
 $("back").addEventListener("click", (ev) => {  // the search, run again in place (a new history entry)
   if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
@@ -524,3 +568,4 @@ document.querySelector("a.skip").addEventListener("click", (ev) => {
 // that request wiped what a user had typed meanwhile)
 route();
 loadBenchmarks();
+loadSpaces();
