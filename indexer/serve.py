@@ -314,15 +314,18 @@ class Service:
         from .store.sql import open_store
 
         publish = _Publish(self.gate)
-        store = open_store()
-        for name in _SQL_PUBLISH:
-            setattr(store, name, publish.wrap(getattr(store, name)))
         from .errors import BusyError
 
         t = time.perf_counter()
         self.pass_running = True
         failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
+        store = None
         try:
+            # opened in the pass: one that cannot open its connection (the database gone for a moment) is a failed
+            # pass in /readyz too (before, it was neither listed nor counted: "the last ok" while passes failed)
+            store = open_store()
+            for name in _SQL_PUBLISH:
+                setattr(store, name, publish.wrap(getattr(store, name)))
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
         except BusyError as exc:  # another process's pass holds the lock: this one did not run (the worker tries again)
@@ -334,7 +337,8 @@ class Service:
         finally:  # a pass that raised is listed too; before, its status was None and failing passes piled up in
             held = publish.release()  # /readyz, only a pass that finished trimmed them
             self.pass_running = False
-            store.close()
+            if store is not None:
+                store.close()
             self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held, **failed})
             self.passes_done += 1
             del self.passes[:-20]  # the recent ones

@@ -1091,6 +1091,38 @@ def test_readyz_says_why_the_workers_last_pass_failed(tmp_path, encoder):
     assert "None" not in worker["detail"], worker
 
 
+def test_a_pass_that_cannot_open_the_database_is_listed_as_failed_in_readyz(indexed, encoder, monkeypatch):
+    """The database gone for a moment (PostgreSQL refusing connections): the in-process passes meanwhile fail at opening
+    their connection, and /readyz's worker check lists each as failed with why, and counts it; once the database
+    answers, the next pass is ok and the failed ones stay in its recent passes. Before, a pass failing there was
+    neither listed nor counted: during a 10 s outage five passes failed (the log said so) while the worker check said
+    "the last ok", and afterwards /readyz showed only ok passes."""
+    from indexer.errors import StoreError
+    from indexer.store import sql
+
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc)) as c:
+        svc.worker_schedule = "1h"  # as with --worker-every (the thread is not started: the passes run below)
+        real = sql.open_store
+
+        def refused(*a, **k):
+            raise StoreError("cannot use the database at postgresql://db/x: connection failed: database \"x\" is not "
+                             "currently accepting connections")
+
+        monkeypatch.setattr(sql, "open_store", refused)
+        for _ in range(2):
+            with pytest.raises(StoreError):
+                svc.run_pass(threading.Event())
+        worker = svc.readiness()["worker"]
+        assert svc.passes_done == 2 and [p["status"] for p in svc.passes] == ["failed", "failed"], svc.passes
+        assert "2 pass(es) done; the last failed (cannot use the database" in worker["detail"], worker
+        assert not svc.pass_running
+        monkeypatch.setattr(sql, "open_store", real)
+        assert svc.run_pass(threading.Event()).status == "ok"
+        assert [p["status"] for p in c.get("/readyz").json()["checks"]["worker"]["passes"]] == ["failed", "failed", "ok"]
+        assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
+
+
 def test_cli_serve_rejects_a_bad_schedule_in_one_line():
     for args in (["--worker-every", "soon"], ["--cron", "61 * * * *"], ["--every", "1h", "--cron", "@daily"]):
         r = subprocess.run([TASKSPACE, "serve", *args], capture_output=True, text=True, timeout=120)
