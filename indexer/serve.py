@@ -415,6 +415,16 @@ class Service:
                     "with --worker-every INTERVAL to index in the server (the embedded index is one process at a time)")
         return "the index is empty: run `taskspace index` (or `taskspace worker`) against these stores"
 
+    #: the library's word on a benchmark ingested and not indexed yet (indexer.find._unindexed_benchmark)
+    UNINDEXED = "(its results were ingested, its vector not computed): run `taskspace index`"
+    #: what :meth:`advice` says of it while this server's pass is running (a 503: there once the pass publishes)
+    INDEXING = "is indexing it: its pass is running"
+
+    def indexing_now(self, message: str) -> bool:
+        """Whether ``message`` is about a benchmark this server's running pass is indexing (ingested, its vector not
+        published yet): a wait of that pass, not a missing benchmark."""
+        return bool(self.worker_schedule and self.pass_running and self.UNINDEXED in message)
+
     def advice(self, message: str) -> str:
         """A library message as this server's client should read it: an empty index said by :meth:`empty_index`, and
         on an embedded index the `taskspace reindex` it advises run with this server stopped (beside it, reindex
@@ -429,6 +439,13 @@ class Service:
             message = re.sub(r"; `taskspace reindex --space \S+` \(or the next indexing pass\) rebuilds it from SQL",
                              f"; this server's indexing worker ({self.worker_schedule}) is building it: its first pass "
                              "is running (GET /readyz is 200 when the index is published)", message)
+        if self.indexing_now(message):
+            # a benchmark the running pass ingested (or finds ingested) and publishes when it ends (before: "run
+            # `taskspace index` with this server stopped ...: this server's worker indexes it at its next pass", a 404
+            # for a benchmark GET /v1/benchmarks had just listed; stopping the server would stop that pass)
+            message = message.replace(self.UNINDEXED, "(its results were ingested, its vector not computed yet): this "
+                                      f"server's indexing worker ({self.worker_schedule}) {self.INDEXING}; ask again when it "
+                                      "has published (GET /readyz lists its passes)")
         if getattr(self.vectors, "local", False) and "this server" not in message:
             # an ingested benchmark not indexed yet: `taskspace index` beside this server stops at its index stage
             cmd = next((c for c in ("reindex", "index") if f"`taskspace {c}" in message), None)
@@ -636,8 +653,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             # with SQL (copied from another home, another encoder), which `taskspace reindex` rebuilds (before: 422
             # invalid_input with the field "space NAME", one no client sent)
             status, field = 503, None
+        message = svc.advice(_http_hints(scrub(str(exc))))
+        if isinstance(exc, errors.NotFoundError) and svc.INDEXING in message:
+            status = 503  # being indexed by this server's running pass: there once it publishes, not unknown
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
-        return answer(status, code, svc.advice(_http_hints(scrub(str(exc)))), field)
+        return answer(status, code, message, field)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):

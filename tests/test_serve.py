@@ -1491,6 +1491,55 @@ def test_a_query_during_the_workers_first_pass_says_the_worker_is_building_the_i
             assert c.get("/readyz").status_code == 200
 
 
+def test_a_benchmark_the_running_pass_ingested_is_said_to_be_indexed_now_not_to_stop_the_server(indexed, encoder,
+                                                                                                 monkeypatch):
+    """`serve --worker-every`: a pass ingests a new benchmark (held here at its solve stage): /v1/benchmarks lists it at
+    once, and a query for it is a 503 saying this server's worker is indexing it now, its pass running; once the pass
+    has published it answers. Before, a 404 telling the client to "run `taskspace index`; run `taskspace index` with
+    this server stopped ...: this server's worker indexes it at its next pass", for a benchmark the listing had just
+    given and the running pass was about to publish (stopping the server would have stopped that pass)."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.sql_derived import DerivedMixin
+    from indexer.store.vectors import VectorStore
+
+    write_table(indexed / "c", "gamma", outcomes(np.random.default_rng(9), MODELS, 12), 12, offset=40)
+    sourcelist.add(get_settings().sources_file, [SourceSpec(str(indexed / "c"))])
+    reached, go = threading.Event(), threading.Event()
+    original = DerivedMixin.get_space_calibration
+
+    def held(self, space_id):  # the worker's pass after its ingest, before it writes anything queries read
+        if threading.current_thread().name == "taskspace-worker":
+            reached.set()
+            go.wait(120)
+        return original(self, space_id)
+
+    monkeypatch.setattr(DerivedMixin, "get_space_calibration", held)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="1h", store=store, vectors=vectors, encoder=encoder)
+        with TestClient(create_app(svc)) as c:
+            svc.start_worker()
+            try:
+                assert reached.wait(120)
+                assert "gamma" in [b["name"] for b in c.get("/v1/benchmarks").json()["benchmarks"]]
+                err = assert_error(c.post("/v1/find", json={"benchmark": "gamma"}), 503, "unavailable", "benchmark",
+                                   says="this server's indexing worker (1h) is indexing it: its pass is running")
+                assert "stopped" not in err["message"] and "run `taskspace index`" not in err["message"], err
+                assert c.post("/v1/find", json={"benchmark": "alpha"}).status_code == 200  # the previous index answers
+            finally:
+                go.set()
+            deadline = time.monotonic() + 180
+            while not svc.passes and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
+            assert c.post("/v1/find", json={"benchmark": "gamma"}).status_code == 200
+
+
 def test_a_query_parameter_that_is_not_utf8_is_named(client):
     """A query parameter whose percent-decoded bytes are not UTF-8 (`?license=mit%FF`, Latin-1 `caf%E9`, a name
     `%FF=1`): 422 naming it, the byte and where, as a body that is not UTF-8 is said; before, each bad byte became
