@@ -194,6 +194,11 @@ class Gate:
             self._writer = False
             self._cond.notify_all()
 
+    @property
+    def publishing(self) -> bool:
+        """A writer holds the gate or waits for it: a reader arriving now waits until it is done."""
+        return self._writer or bool(self._waiting)
+
 
 class _Publish:
     """One pass's hold on the gate: taken at its first write of derived state, released when the pass ends."""
@@ -255,6 +260,7 @@ class Service:
         self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
         self.passes_done = 0
         self.pass_running = False  # an in-process pass is running now (its first one builds the index)
+        self._checked: dict | None = None  # the store checks of the last /readyz (answered again during a publish)
         if worker_schedule:
             from .schedule import next_run
             from datetime import datetime, timezone
@@ -455,8 +461,34 @@ class Service:
                                        self.worker_schedule else ""))
         return message
 
-    def readiness(self) -> dict:
-        """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
+    def readiness(self, *, wait: bool = True) -> dict | None:
+        """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder.
+        ``wait=False``: while a pass publishes, the store checks made before it (saying so), without touching the
+        stores or waiting for the publish; None when there are none to give (then ask with ``wait=True``)."""
+        if not wait:
+            if not self.gate.publishing or self._checked is None:
+                return None
+            checks = {k: dict(v) for k, v in self._checked.items()}
+            checks["index"]["detail"] += ("; an index pass is publishing a new index now (queries wait for it; these "
+                                          "checks are from before it)")
+        else:
+            checks = self._store_checks()
+            self._checked = {k: dict(v) for k, v in checks.items()}
+        checks["encoder"] = {"ok": self.encoder is not None,
+                             "detail": getattr(self.encoder, "id", None) or "not loaded"}
+        if self.worker_schedule:
+            last = dict(self.passes[-1]) if self.passes else None
+            checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
+                                "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
+                                          + (f"; the last {last.get('status')}"
+                                             + (f" ({last['error']})" if last.get("error") else "")
+                                             + f", {last['seconds']:.1f} s, its index published in "
+                                             f"{last['publish_seconds']:.2f} s" if last else ""),
+                                "passes": [dict(p) for p in self.passes]}
+        return checks
+
+    def _store_checks(self) -> dict:
+        """The SQL store, the vector store and the index, read under the gate's read side."""
         from .find import _index_dim_error
         from .query import _space
         from .space import space_name
@@ -498,17 +530,6 @@ class Service:
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
                 checks["index"] = {"ok": False, "detail": "the vector store cannot be read"}
-        checks["encoder"] = {"ok": self.encoder is not None,
-                             "detail": getattr(self.encoder, "id", None) or "not loaded"}
-        if self.worker_schedule:
-            last = dict(self.passes[-1]) if self.passes else None
-            checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
-                                "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
-                                          + (f"; the last {last.get('status')}"
-                                             + (f" ({last['error']})" if last.get("error") else "")
-                                             + f", {last['seconds']:.1f} s, its index published in "
-                                             f"{last['publish_seconds']:.2f} s" if last else ""),
-                                "passes": [dict(p) for p in self.passes]}
         return checks
 
 
@@ -766,9 +787,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return {"status": "ok"}
 
     @app.get("/readyz", tags=["service"], responses={**ok["ready"], **fails(422), **fails(503, ready=True)})
-    def readyz():
-        """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise)."""
-        checks = svc.readiness()
+    async def readyz():
+        """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise). On the event
+        loop: while an index pass publishes, the checks made before it, at once (before, a probe waited for the publish
+        behind the queries in the worker threads, and a readiness probe's timeout took the server out of service)."""
+        import anyio
+
+        checks = svc.readiness(wait=False) or await anyio.to_thread.run_sync(svc.readiness)
         bad = [k for k, v in checks.items() if not v["ok"]]
         if bad:
             return answer(503, "not_ready", "not ready: " + "; ".join(f"{k}: {checks[k]['detail']}" for k in bad),

@@ -1028,6 +1028,46 @@ def test_healthz_and_the_page_answer_while_queries_wait_for_a_publish(indexed, e
     assert answers == [200] * 45
 
 
+def test_readyz_answers_at_once_while_queries_wait_for_a_publish(indexed, encoder):
+    """While an index pass publishes (the gate's write side held) and queries wait for it, /readyz answers at once, 200,
+    from the checks made before the publish and saying a publish is under way; after it, from the stores again. Before,
+    it read the stores under the gate's read side in the queries' thread pool: it waited for the publish (2.3 s under
+    4 clients on the sample, longer on a large index), so a readiness probe with a 1 s timeout failed during each
+    publish and a load balancer took the only server out of service, though every query was about to be answered."""
+    import urllib.request
+
+    svc = Service(encoder=encoder)  # the pass's hold on the gate is taken below
+    answers = []
+
+    def query(url):
+        with urllib.request.urlopen(url + "/v1/benchmarks", timeout=60) as r:
+            answers.append(r.status)
+
+    with ThreadServer(create_app(svc)) as url:
+        with urllib.request.urlopen(url + "/readyz", timeout=60) as r:  # checked once before the pass
+            before = json.load(r)["checks"]
+        svc.gate.acquire_write()
+        try:
+            waiting = [threading.Thread(target=query, args=(url,), daemon=True) for _ in range(45)]
+            for t in waiting:
+                t.start()
+            time.sleep(0.5)
+            with urllib.request.urlopen(url + "/readyz", timeout=3) as r:
+                assert r.status == 200
+                during = json.load(r)
+            assert answers == []  # the queries still wait for the publish
+        finally:
+            svc.gate.release_write()
+        for t in waiting:
+            t.join(60)
+        with urllib.request.urlopen(url + "/readyz", timeout=60) as r:
+            after = json.load(r)["checks"]
+    assert answers == [200] * 45
+    assert during["status"] == "ready" and "an index pass is publishing" in during["checks"]["index"]["detail"], during
+    assert {k: v["ok"] for k, v in during["checks"].items()} == {k: v["ok"] for k, v in before.items()}
+    assert "publishing" not in after["index"]["detail"] and after["index"]["detail"] == before["index"]["detail"]
+
+
 def test_the_worker_runs_in_the_server_process(indexed, encoder):
     """--worker-every: the first pass runs at start-up in a thread of the server, through the server's stores
     (the embedded index has one owner), while the API answers; shutdown stops it."""
