@@ -63,6 +63,12 @@ class ConnectionLostError(StoreError):
     fresh connection can succeed (the worker runs such a pass again soon: :mod:`indexer.worker`)."""
 
 
+class DatabaseUnreachableError(StoreError):
+    """The database server could not be reached for now (PostgreSQL restarting or failing over: the connection
+    refused, "the database system is starting up", "not currently accepting connections", a connect timeout): the
+    same work can succeed once it answers again (the worker runs such a pass again soon: :mod:`indexer.worker`)."""
+
+
 class IndexMissingError(StoreError, NotFoundError):
     """The vector index of a space SQL holds is missing (its folder removed by hand, or never published): nothing
     can be searched until ``taskspace reindex`` (or an indexing pass) rebuilds it from SQL. A store that cannot

@@ -277,8 +277,10 @@ class Indexer:
             stale, calibrate = self._calibration_plan(space, stale, every, refresh or (refresh_prior and bool(every)))
             if not every and (prior is not None or self.store.get_space_calibration(space.id) is not None):
                 self.store.forget_space_fit(space.id)  # no model has outcomes (every source dropped or emptied): a
-                # prior and map fitted on the gone models would be kept for the ones that come next (the count's
-                # doubling or halving is measured from them), where a fresh space fits its own
+                # prior and map fitted on the gone models would be kept for the ones that come next (their changes
+                # are counted against them), where a fresh space fits its own
+        if self.stop.is_set():  # the last stop before this pass writes what queries read (vectors, calibration)
+            return
         if stale:
             with _timed(report, "load"):
                 digests = self.store.model_digests(stale if len(stale) < 2000 else None)  # all: one read
@@ -292,8 +294,9 @@ class Indexer:
         counts["removed"] = len(gone)
         with _timed(report, "vectors"):
             bench_changed = self._benchmark_vectors(space, report)
-        if self.stop.is_set():
-            return
+        # a stop from here on still publishes: SQL holds the new vectors and calibration, and until the index follows
+        # every query ranks its old points under them (before, a SIGTERM during the solve stopped here, leaving that
+        # mix to a restarted server until its first pass, and to `taskspace search` until the next pass)
         # 5. Qdrant: the re-solved and removed models, and those whose point's other inputs changed in SQL since their
         # last push (Hub metadata this pass or an ingest fetched for the backlog: before, it reached SQL only, the answers
         # kept no size or licence for the model and `check` reported it stale until a reindex)

@@ -194,6 +194,11 @@ class Gate:
             self._writer = False
             self._cond.notify_all()
 
+    @property
+    def publishing(self) -> bool:
+        """A writer holds the gate or waits for it: a reader arriving now waits until it is done."""
+        return self._writer or bool(self._waiting)
+
 
 class _Publish:
     """One pass's hold on the gate: taken at its first write of derived state, released when the pass ends."""
@@ -255,6 +260,7 @@ class Service:
         self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
         self.passes_done = 0
         self.pass_running = False  # an in-process pass is running now (its first one builds the index)
+        self._checked: dict | None = None  # the store checks of the last /readyz (answered again during a publish)
         if worker_schedule:
             from .schedule import next_run
             from datetime import datetime, timezone
@@ -314,15 +320,18 @@ class Service:
         from .store.sql import open_store
 
         publish = _Publish(self.gate)
-        store = open_store()
-        for name in _SQL_PUBLISH:
-            setattr(store, name, publish.wrap(getattr(store, name)))
         from .errors import BusyError
 
         t = time.perf_counter()
         self.pass_running = True
         failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
+        store = None
         try:
+            # opened in the pass: one that cannot open its connection (the database gone for a moment) is a failed
+            # pass in /readyz too (before, it was neither listed nor counted: "the last ok" while passes failed)
+            store = open_store()
+            for name in _SQL_PUBLISH:
+                setattr(store, name, publish.wrap(getattr(store, name)))
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
         except BusyError as exc:  # another process's pass holds the lock: this one did not run (the worker tries again)
@@ -334,7 +343,8 @@ class Service:
         finally:  # a pass that raised is listed too; before, its status was None and failing passes piled up in
             held = publish.release()  # /readyz, only a pass that finished trimmed them
             self.pass_running = False
-            store.close()
+            if store is not None:
+                store.close()
             self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held, **failed})
             self.passes_done += 1
             del self.passes[:-20]  # the recent ones
@@ -422,6 +432,16 @@ class Service:
                     "with --worker-every INTERVAL to index in the server (the embedded index is one process at a time)")
         return "the index is empty: run `taskspace index` (or `taskspace worker`) against these stores"
 
+    #: the library's word on a benchmark ingested and not indexed yet (indexer.find._unindexed_benchmark)
+    UNINDEXED = "(its results were ingested, its vector not computed): run `taskspace index`"
+    #: what :meth:`advice` says of it while this server's pass is running (a 503: there once the pass publishes)
+    INDEXING = "is indexing it: its pass is running"
+
+    def indexing_now(self, message: str) -> bool:
+        """Whether ``message`` is about a benchmark this server's running pass is indexing (ingested, its vector not
+        published yet): a wait of that pass, not a missing benchmark."""
+        return bool(self.worker_schedule and self.pass_running and self.UNINDEXED in message)
+
     def advice(self, message: str) -> str:
         """A library message as this server's client should read it: an empty index said by :meth:`empty_index`, and
         on an embedded index the `taskspace reindex` it advises run with this server stopped (beside it, reindex
@@ -436,6 +456,13 @@ class Service:
             message = re.sub(r"; `taskspace reindex --space \S+` \(or the next indexing pass\) rebuilds it from SQL",
                              f"; this server's indexing worker ({self.worker_schedule}) is building it: its first pass "
                              "is running (GET /readyz is 200 when the index is published)", message)
+        if self.indexing_now(message):
+            # a benchmark the running pass ingested (or finds ingested) and publishes when it ends (before: "run
+            # `taskspace index` with this server stopped ...: this server's worker indexes it at its next pass", a 404
+            # for a benchmark GET /v1/benchmarks had just listed; stopping the server would stop that pass)
+            message = message.replace(self.UNINDEXED, "(its results were ingested, its vector not computed yet): this "
+                                      f"server's indexing worker ({self.worker_schedule}) {self.INDEXING}; ask again when it "
+                                      "has published (GET /readyz lists its passes)")
         if getattr(self.vectors, "local", False) and "this server" not in message:
             # an ingested benchmark not indexed yet: `taskspace index` beside this server stops at its index stage
             cmd = next((c for c in ("reindex", "index") if f"`taskspace {c}" in message), None)
@@ -445,8 +472,34 @@ class Service:
                                        self.worker_schedule else ""))
         return message
 
-    def readiness(self) -> dict:
-        """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder."""
+    def readiness(self, *, wait: bool = True) -> dict | None:
+        """``{check: {"ok": bool, "detail": str}}`` for the SQL store, the vector store, the index and the encoder.
+        ``wait=False``: while a pass publishes, the store checks made before it (saying so), without touching the
+        stores or waiting for the publish; None when there are none to give (then ask with ``wait=True``)."""
+        if not wait:
+            if not self.gate.publishing or self._checked is None:
+                return None
+            checks = {k: dict(v) for k, v in self._checked.items()}
+            checks["index"]["detail"] += ("; an index pass is publishing a new index now (queries wait for it; these "
+                                          "checks are from before it)")
+        else:
+            checks = self._store_checks()
+            self._checked = {k: dict(v) for k, v in checks.items()}
+        checks["encoder"] = {"ok": self.encoder is not None,
+                             "detail": getattr(self.encoder, "id", None) or "not loaded"}
+        if self.worker_schedule:
+            last = dict(self.passes[-1]) if self.passes else None
+            checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
+                                "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
+                                          + (f"; the last {last.get('status')}"
+                                             + (f" ({last['error']})" if last.get("error") else "")
+                                             + f", {last['seconds']:.1f} s, its index published in "
+                                             f"{last['publish_seconds']:.2f} s" if last else ""),
+                                "passes": [dict(p) for p in self.passes]}
+        return checks
+
+    def _store_checks(self) -> dict:
+        """The SQL store, the vector store and the index, read under the gate's read side."""
         from .find import _index_dim_error
         from .query import _space
         from .space import space_name
@@ -488,17 +541,6 @@ class Service:
             except Exception as exc:  # noqa: BLE001
                 checks["vectors"] = {"ok": False, "detail": scrub(str(exc))}
                 checks["index"] = {"ok": False, "detail": "the vector store cannot be read"}
-        checks["encoder"] = {"ok": self.encoder is not None,
-                             "detail": getattr(self.encoder, "id", None) or "not loaded"}
-        if self.worker_schedule:
-            last = dict(self.passes[-1]) if self.passes else None
-            checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
-                                "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
-                                          + (f"; the last {last.get('status')}"
-                                             + (f" ({last['error']})" if last.get("error") else "")
-                                             + f", {last['seconds']:.1f} s, its index published in "
-                                             f"{last['publish_seconds']:.2f} s" if last else ""),
-                                "passes": [dict(p) for p in self.passes]}
         return checks
 
 
@@ -643,8 +685,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             # with SQL (copied from another home, another encoder), which `taskspace reindex` rebuilds (before: 422
             # invalid_input with the field "space NAME", one no client sent)
             status, field = 503, None
+        message = svc.advice(_http_hints(scrub(str(exc))))
+        if isinstance(exc, errors.NotFoundError) and svc.INDEXING in message:
+            status = 503  # being indexed by this server's running pass: there once it publishes, not unknown
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
-        return answer(status, code, svc.advice(_http_hints(scrub(str(exc)))), field)
+        return answer(status, code, message, field)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
@@ -753,9 +798,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         return {"status": "ok"}
 
     @app.get("/readyz", tags=["service"], responses={**ok["ready"], **fails(422), **fails(503, ready=True)})
-    def readyz():
-        """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise)."""
-        checks = svc.readiness()
+    async def readyz():
+        """Ready when the stores answer, the index holds models and the encoder is loaded (503 otherwise). On the event
+        loop: while an index pass publishes, the checks made before it, at once (before, a probe waited for the publish
+        behind the queries in the worker threads, and a readiness probe's timeout took the server out of service)."""
+        import anyio
+
+        checks = svc.readiness(wait=False) or await anyio.to_thread.run_sync(svc.readiness)
         bad = [k for k, v in checks.items() if not v["ok"]]
         if bad:
             return answer(503, "not_ready", "not ready: " + "; ".join(f"{k}: {checks[k]['detail']}" for k in bad),

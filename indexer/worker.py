@@ -9,8 +9,9 @@
 - A pass that fails (a lost database, or an unexpected exception: a bug) is logged (an unexpected exception with
   its traceback), counts as a pass (``--max-passes``), is recorded as a ``failed`` run by the pass itself
   (:meth:`indexer.pipeline.Indexer.run`), and is retried at the next scheduled time: the worker keeps serving. A pass
-  whose database session the server ended (a restart or failover: ConnectionLostError) is run again after
-  ``busy_retry_seconds`` (30 s), up to :data:`LOST_RETRIES` times in a row, then at the next scheduled time.
+  whose database session the server ended (a restart or failover: ConnectionLostError), or whose database could not be
+  reached (DatabaseUnreachableError: refused, starting up), is run again after ``busy_retry_seconds`` (30 s), up to
+  :data:`LOST_RETRIES` times in a row, then at the next scheduled time.
   One failing source or model never stops a pass (it is recorded with the run and retried next time).
   Only KeyboardInterrupt / SystemExit (the second signal, an exit) end the worker.
 """
@@ -24,7 +25,7 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
-from .errors import BusyError, ConnectionLostError, IndexerError, item_error_line
+from .errors import BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line
 from .schedule import next_run
 
 log = logging.getLogger(__name__)
@@ -110,10 +111,13 @@ class Worker:
                 last_code = exc.exit_code
                 # the database ended the pass's session (a restart, a failover): run it again soon, not hours later (a
                 # server's first pass: no index until then); a few times in a row, then back to the schedule
-                again = isinstance(exc, ConnectionLostError) and lost < LOST_RETRIES and not self.stop.is_set() and (
-                    self.max_passes is None or self.passes < self.max_passes)
+                # the same for a database that could not be reached (restarting, failing over: before, that pass waited
+                # for the schedule, so a restart under way when a pass began, or outlasting the retries, left it hours behind)
+                again = isinstance(exc, (ConnectionLostError, DatabaseUnreachableError)) and lost < LOST_RETRIES and (
+                    not self.stop.is_set()) and (self.max_passes is None or self.passes < self.max_passes)
                 lost = lost + 1 if again else 0
-                note = f" (the database ended its session: retrying in {self.busy_retry_seconds:g} s)" if again else None
+                why = "ended its session" if isinstance(exc, ConnectionLostError) else "could not be reached"
+                note = f" (the database {why}: retrying in {self.busy_retry_seconds:g} s)" if again else None
                 log.error("pass failed: %s%s", exc, note or self._retry_note())
                 if again:
                     self.stop.wait(self.busy_retry_seconds)

@@ -302,6 +302,30 @@ def test_stop_between_sources_records_a_stopped_run_and_the_next_pass_finishes(t
     assert sorted(model_vectors(ix)) == ["m1", "m2"]
 
 
+def test_a_stop_during_the_solve_publishes_what_it_saved_the_index_in_step_with_sql(tmp_path, env, monkeypatch):
+    """SIGTERM (the worker's stop) while a pass solves: the solved vectors, calibration and benchmark vectors are saved
+    to SQL and the pass then pushes them to the index before it stops (`stopped`), so SQL and the index agree. Before,
+    it stopped between the two: SQL held the new vectors and calibration, the index the old points and none of the
+    new models, and every query (a restarted server's until its first pass published, `taskspace search`, a server
+    without --worker-every for good) ranked the old points under the new calibration."""
+    rng = np.random.default_rng(8)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1", "m2"], 6), 6)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "a"))]).status == "ok"
+    write_table(tmp_path / "b", "beta", outcomes(rng, ["m1", "m3"], 6), 6, offset=50)
+    real = HyperplaneSolver.add_models
+
+    def solve_then_stop(self, S, model_ids=None):
+        ix.stop.set()  # as SIGTERM would, while the models are being solved
+        return real(self, S, model_ids)
+
+    monkeypatch.setattr(HyperplaneSolver, "add_models", solve_then_stop)
+    r = ix.run([SourceSpec(str(tmp_path / "b"))])
+    assert r.status == "stopped" and r.counts["solved"] == 2 and r.counts["benchmarks"] == 1
+    assert all(d.clean for d in sync.check(ix.store, ix.vectors)), [d.as_dict() for d in sync.check(ix.store, ix.vectors)]
+    assert sorted(model_vectors(ix)) == ["m1", "m2", "m3"]
+
+
 def test_an_interrupt_is_recorded_and_reraised(tmp_path, env, monkeypatch):
     rng = np.random.default_rng(9)
     write_table(tmp_path / "a", "alpha", outcomes(rng, ["m1"], 6), 6)

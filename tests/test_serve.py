@@ -1042,6 +1042,46 @@ def test_healthz_and_the_page_answer_while_queries_wait_for_a_publish(indexed, e
     assert answers == [200] * 45
 
 
+def test_readyz_answers_at_once_while_queries_wait_for_a_publish(indexed, encoder):
+    """While an index pass publishes (the gate's write side held) and queries wait for it, /readyz answers at once, 200,
+    from the checks made before the publish and saying a publish is under way; after it, from the stores again. Before,
+    it read the stores under the gate's read side in the queries' thread pool: it waited for the publish (2.3 s under
+    4 clients on the sample, longer on a large index), so a readiness probe with a 1 s timeout failed during each
+    publish and a load balancer took the only server out of service, though every query was about to be answered."""
+    import urllib.request
+
+    svc = Service(encoder=encoder)  # the pass's hold on the gate is taken below
+    answers = []
+
+    def query(url):
+        with urllib.request.urlopen(url + "/v1/benchmarks", timeout=60) as r:
+            answers.append(r.status)
+
+    with ThreadServer(create_app(svc)) as url:
+        with urllib.request.urlopen(url + "/readyz", timeout=60) as r:  # checked once before the pass
+            before = json.load(r)["checks"]
+        svc.gate.acquire_write()
+        try:
+            waiting = [threading.Thread(target=query, args=(url,), daemon=True) for _ in range(45)]
+            for t in waiting:
+                t.start()
+            time.sleep(0.5)
+            with urllib.request.urlopen(url + "/readyz", timeout=3) as r:
+                assert r.status == 200
+                during = json.load(r)
+            assert answers == []  # the queries still wait for the publish
+        finally:
+            svc.gate.release_write()
+        for t in waiting:
+            t.join(60)
+        with urllib.request.urlopen(url + "/readyz", timeout=60) as r:
+            after = json.load(r)["checks"]
+    assert answers == [200] * 45
+    assert during["status"] == "ready" and "an index pass is publishing" in during["checks"]["index"]["detail"], during
+    assert {k: v["ok"] for k, v in during["checks"].items()} == {k: v["ok"] for k, v in before.items()}
+    assert "publishing" not in after["index"]["detail"] and after["index"]["detail"] == before["index"]["detail"]
+
+
 def test_the_worker_runs_in_the_server_process(indexed, encoder):
     """--worker-every: the first pass runs at start-up in a thread of the server, through the server's stores
     (the embedded index has one owner), while the API answers; shutdown stops it."""
@@ -1103,6 +1143,38 @@ def test_readyz_says_why_the_workers_last_pass_failed(tmp_path, encoder):
     assert worker["passes"][-1]["status"] == "failed" and "not valid TOML" in worker["passes"][-1]["error"]
     assert "; the last failed (" in worker["detail"] and "sources.toml: not valid TOML" in worker["detail"]
     assert "None" not in worker["detail"], worker
+
+
+def test_a_pass_that_cannot_open_the_database_is_listed_as_failed_in_readyz(indexed, encoder, monkeypatch):
+    """The database gone for a moment (PostgreSQL refusing connections): the in-process passes meanwhile fail at opening
+    their connection, and /readyz's worker check lists each as failed with why, and counts it; once the database
+    answers, the next pass is ok and the failed ones stay in its recent passes. Before, a pass failing there was
+    neither listed nor counted: during a 10 s outage five passes failed (the log said so) while the worker check said
+    "the last ok", and afterwards /readyz showed only ok passes."""
+    from indexer.errors import StoreError
+    from indexer.store import sql
+
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc)) as c:
+        svc.worker_schedule = "1h"  # as with --worker-every (the thread is not started: the passes run below)
+        real = sql.open_store
+
+        def refused(*a, **k):
+            raise StoreError("cannot use the database at postgresql://db/x: connection failed: database \"x\" is not "
+                             "currently accepting connections")
+
+        monkeypatch.setattr(sql, "open_store", refused)
+        for _ in range(2):
+            with pytest.raises(StoreError):
+                svc.run_pass(threading.Event())
+        worker = svc.readiness()["worker"]
+        assert svc.passes_done == 2 and [p["status"] for p in svc.passes] == ["failed", "failed"], svc.passes
+        assert "2 pass(es) done; the last failed (cannot use the database" in worker["detail"], worker
+        assert not svc.pass_running
+        monkeypatch.setattr(sql, "open_store", real)
+        assert svc.run_pass(threading.Event()).status == "ok"
+        assert [p["status"] for p in c.get("/readyz").json()["checks"]["worker"]["passes"]] == ["failed", "failed", "ok"]
+        assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
 
 
 def test_cli_serve_rejects_a_bad_schedule_in_one_line():
@@ -1471,6 +1543,55 @@ def test_a_query_during_the_workers_first_pass_says_the_worker_is_building_the_i
             assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
             assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
             assert c.get("/readyz").status_code == 200
+
+
+def test_a_benchmark_the_running_pass_ingested_is_said_to_be_indexed_now_not_to_stop_the_server(indexed, encoder,
+                                                                                                 monkeypatch):
+    """`serve --worker-every`: a pass ingests a new benchmark (held here at its solve stage): /v1/benchmarks lists it at
+    once, and a query for it is a 503 saying this server's worker is indexing it now, its pass running; once the pass
+    has published it answers. Before, a 404 telling the client to "run `taskspace index`; run `taskspace index` with
+    this server stopped ...: this server's worker indexes it at its next pass", for a benchmark the listing had just
+    given and the running pass was about to publish (stopping the server would have stopped that pass)."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.sql_derived import DerivedMixin
+    from indexer.store.vectors import VectorStore
+
+    write_table(indexed / "c", "gamma", outcomes(np.random.default_rng(9), MODELS, 12), 12, offset=40)
+    sourcelist.add(get_settings().sources_file, [SourceSpec(str(indexed / "c"))])
+    reached, go = threading.Event(), threading.Event()
+    original = DerivedMixin.get_space_calibration
+
+    def held(self, space_id):  # the worker's pass after its ingest, before it writes anything queries read
+        if threading.current_thread().name == "taskspace-worker":
+            reached.set()
+            go.wait(120)
+        return original(self, space_id)
+
+    monkeypatch.setattr(DerivedMixin, "get_space_calibration", held)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="1h", store=store, vectors=vectors, encoder=encoder)
+        with TestClient(create_app(svc)) as c:
+            svc.start_worker()
+            try:
+                assert reached.wait(120)
+                assert "gamma" in [b["name"] for b in c.get("/v1/benchmarks").json()["benchmarks"]]
+                err = assert_error(c.post("/v1/find", json={"benchmark": "gamma"}), 503, "unavailable", "benchmark",
+                                   says="this server's indexing worker (1h) is indexing it: its pass is running")
+                assert "stopped" not in err["message"] and "run `taskspace index`" not in err["message"], err
+                assert c.post("/v1/find", json={"benchmark": "alpha"}).status_code == 200  # the previous index answers
+            finally:
+                go.set()
+            deadline = time.monotonic() + 180
+            while not svc.passes and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
+            assert c.post("/v1/find", json={"benchmark": "gamma"}).status_code == 200
 
 
 def test_a_query_parameter_that_is_not_utf8_is_named(client):

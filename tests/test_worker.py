@@ -227,6 +227,44 @@ def test_a_pass_whose_database_session_was_ended_is_run_again_soon(caplog):
         assert caplog.text.count("retrying in 0.05 s") == runs_soon - 1 and "retrying at the next scheduled time" in caplog.text
 
 
+def test_a_pass_that_cannot_reach_the_database_is_run_again_soon(caplog):
+    """The database gone for a moment as a pass starts (PostgreSQL restarting or failing over: the connection refused,
+    "the database system is starting up", "not currently accepting connections"): the store's error says it could not
+    be reached (DatabaseUnreachableError, exit 3) and the worker runs the pass again after the busy retry (30 s), as for
+    a session the server ended, up to LOST_RETRIES times in a row. Before, it was a plain StoreError and the pass waited
+    for the next scheduled time: a restart that outlasted the 30 s retry of a pass it had ended, or that was under way
+    when a pass began, left a `serve --worker-every 6h` index 6 hours behind."""
+    import logging
+    import socket
+    import threading
+
+    from indexer.errors import DatabaseUnreachableError, StoreError
+    from indexer.store.sql import Store
+    from indexer.store.sql_migrate import connect_error
+
+    with socket.socket() as s:  # a port nothing listens on: the connection is refused, as while a server restarts
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(DatabaseUnreachableError, match="Connection refused|connection refused") as refused:
+        Store(f"postgresql+psycopg://postgres@127.0.0.1:{port}/taskspace", upgrade=False).list_runs(limit=1)
+    for words in ("the database system is starting up", "the database system is shutting down",
+                  'database "x" is not currently accepting connections'):
+        assert isinstance(connect_error("postgresql+psycopg://u@db/x", Exception(f"connection failed: {words}")),
+                          DatabaseUnreachableError), words
+    # the URL is wrong, not the server away: the schedule, as before
+    assert not isinstance(connect_error("postgresql+psycopg://u@db/x", Exception('password authentication failed for user "u"')),
+                          DatabaseUnreachableError)
+    caplog.set_level(logging.INFO, logger="indexer.worker")
+    w = Worker("6h", _scripted_pass(refused.value, refused.value, "ok"), max_passes=3, busy_retry_seconds=0.05)
+    t = threading.Thread(target=w.serve, daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive() and w.passes == 3, "a pass waited for the schedule (6h)"
+    assert caplog.text.count("the database could not be reached: retrying in 0.05 s") == 2, caplog.text
+    assert "pass finished: ok" in caplog.text
+    assert isinstance(refused.value, StoreError) and refused.value.exit_code == 3
+
+
 def test_worker_lets_an_interrupt_through():
     def interrupted(stop):
         raise KeyboardInterrupt

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from ..errors import StoreError, full_disk_free, unwritable
+from ..errors import DatabaseUnreachableError, StoreError, full_disk_free, unwritable
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 CONNECT_TIMEOUT_S = 5
@@ -156,10 +156,19 @@ def connect_error(url, exc: Exception) -> StoreError:
             "place you can write")
     if hint := _missing_hint(url, detail):
         return StoreError(f"cannot use the database at {safe_url(url)}: {detail}. {hint}")
-    return StoreError(
+    # a server away for now (restarting, failing over) rather than a wrong URL: the worker tries its pass again soon
+    away = str(getattr(url, "drivername", url)).startswith("postgresql") and any(w in detail.lower() for w in _AWAY)
+    return (DatabaseUnreachableError if away else StoreError)(
         f"cannot use the database at {safe_url(url)}: {detail}. Check the URL ({_URL_SETTING}: host, port, user, "
         "database name, file path) and that the server is running and reachable"
     )
+
+
+#: what PostgreSQL (or the connection to it) says while the server is away for now: restarting, failing over, in
+#: recovery, or not answering in time (DatabaseUnreachableError); a wrong password, user or database is not among them
+_AWAY = ("connection refused", "the database system is starting up", "the database system is shutting down",
+         "the database system is in recovery mode", "the database system is not yet accepting connections",
+         "is not currently accepting connections", "timeout expired", "connection timed out")
 
 
 _URL_SETTING = "TASKSPACE_DATABASE_URL, or `--url` of `taskspace db`"
