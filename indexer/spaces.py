@@ -205,7 +205,7 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
                                         and _not_ambiguous(name, spaces)):
             rec = None  # in the index alone (an interrupted drop, a copied folder), or dropped already
         else:  # the name is an argument here, not --space
-            err = UnknownSpaceError(re.sub(r"^--space ", "space ", str(exc)) + " (`taskspace spaces` lists them)")
+            err = UnknownSpaceError(re.sub(r"^space=", "space ", str(exc)) + " (`taskspace spaces` lists them)")
             err.item = "space"
             raise err from None
     spec = configured_spec(settings, lenient=True)

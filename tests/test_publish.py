@@ -1423,7 +1423,7 @@ def test_publish_space_naming_no_space_is_said_before_a_licence_refusal(publishe
 
     store_a, _, _ = publisher
     (tmp_path / "sample" / "PROVENANCE.md").write_text("# x\n- License: CC BY-NC-SA 4.0 (non-commercial, share-alike)\n")
-    with pytest.raises(UnknownSpaceError, match=r"--space 'nope' is not a known space"):
+    with pytest.raises(UnknownSpaceError, match=r"^space='nope' is not a known space"):
         publish("tester/recs", space="nope", store=store_a, dry_run=tmp_path / "d")
     assert not (tmp_path / "d").exists()
 
@@ -1516,7 +1516,7 @@ def test_pull_space_from_the_hub_checks_the_name_before_downloading_vectors(publ
     name = space_name(sp)
     _home(tmp_path, monkeypatch, "home_b")
     before = len(hub_server.downloads())
-    with pytest.raises(UnknownSpaceError, match=r"--space 'nope' is not a space of the records; they hold " + name):
+    with pytest.raises(UnknownSpaceError, match=r"^space='nope' is not a space of the records; they hold " + name):
         pull("hub:tester/recs", space="nope")
     fetched = hub_server.downloads()[before:]
     assert fetched and all(p.endswith(dataset.SPACES) for p in fetched), fetched

@@ -347,6 +347,39 @@ def test_models_and_model_take_the_space_option(home_with_two_spaces):
     assert bad.returncode == 2 and bad.stderr.startswith("error: --space 'nope' is not a known space"), bad.stderr
 
 
+def test_an_unknown_or_shared_space_name_names_the_argument_of_its_caller_and_the_matching_spaces(home_with_two_spaces):
+    """A space name that fits no space: the library's error names its argument, `space='nope'` (find_models,
+    models_page), the CLI's its option, `--space 'nope'`; an encoder's name that two methods' spaces share lists those
+    two by index name and method, so the user can pick one. Before, the library said `--space 'nope'` (an option of a
+    command a library user never ran), and the shared name listed every space by name and encoder, the method that
+    tells them apart nowhere."""
+    from indexer.browse import models_page
+    from indexer.errors import UnknownSpaceError
+    from indexer.find import find_models
+    from indexer.query import close_cached
+    from indexer.space import encoder_name, space_name
+
+    mc, auto = home_with_two_spaces
+    enc = encoder_name(mc.encoder)
+    try:
+        for call in (lambda: find_models(PROMPT, k=3, space="nope"), lambda: models_page(space="nope")):
+            with pytest.raises(UnknownSpaceError, match=r"^space='nope' is not a known space; spaces in SQL: ") as err:
+                call()
+            assert err.value.item == "space" and "--space" not in str(err.value)
+        with pytest.raises(UnknownSpaceError, match=rf"^space='{enc}' matches several spaces") as err:
+            find_models(PROMPT, k=3, space=enc)
+    finally:
+        close_cached()
+    assert (f"{space_name(mc)} (id {mc.id}, method auto-mc), {space_name(auto)} (id {auto.id}, method auto); name "
+            "one by its index name or id") in str(err.value), err.value
+    bad = _run("search", PROMPT, "--space", enc)
+    assert bad.returncode == 2, bad.stderr
+    (line,) = bad.stderr.splitlines()
+    assert line.startswith(f"error: --space '{enc}' matches several spaces") and line.endswith(
+        f"{space_name(mc)} (id {mc.id}, method auto-mc), {space_name(auto)} (id {auto.id}, method auto); name one by "
+        "its index name or id"), line
+
+
 def test_a_configured_encoder_that_cannot_be_loaded_does_not_stop_searches_of_the_spaces_there(two_spaces, caplog,
                                                                                             monkeypatch):
     """TASKSPACE_ENCODER naming an encoder that cannot be loaded here (a typo, a package not installed) in a home with
