@@ -206,7 +206,7 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
             raise InputError(f"space {space_name(sp)} was pulled from {origin}: a pulled space holds no results, "
                              "prompt texts or sources, so publishing it again would drop its prompts file and the "
                              "provenance of its records; publish from the home that indexed its results, or index raw "
-                             f"results into this home first (`taskspace index`){others}", item=space_name(sp))
+                             f"results into this home first (`taskspace index`){others}", item=f"space {space_name(sp)}")
     for sp in spaces:  # vectors of results no longer held: a source dropped since the space's last pass
         gone = store.orphan_model_vectors(sp.id)
         if gone:
@@ -215,7 +215,7 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
                              "was dropped, so their records would be published under no source and licence; index "
                              f"that space first, which removes them (`TASKSPACE_METHOD={sp.method} taskspace index`)"
                              + (", or publish another space with --space" if len(spaces) > 1 else ""),
-                             item=space_name(sp))
+                             item=f"space {space_name(sp)}")  # named once (before: "NAME: space NAME holds ...")
     for sp in spaces:
         _warn_stale(store, sp)
     version = _version()

@@ -258,12 +258,15 @@ def test_a_space_holding_vectors_of_dropped_results_is_not_published(publisher, 
     were published with `sources` empty and the card listed no source: records of results the home no longer holds
     (perhaps dropped for their licence), under no licence."""
     from indexer.ingest import drop_source
+    from indexer.space import space_name
 
     store_a, _, _ = publisher
     drop_source(str(tmp_path / "sample"), store=store_a)
-    with pytest.raises(InputError, match=r"space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
+    with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
                                          r"stored .*TASKSPACE_METHOD=auto-mc taskspace index") as err:
         publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (sp,) = store_a.list_spaces()  # named once (before: "NAME: space NAME holds ...")
+    assert str(err.value).count(space_name(sp)) == 1 and err.value.item == f"space {space_name(sp)}", err.value
     assert "01-ai/Yi-34B" in str(err.value) or "Meta-Llama" in str(err.value) or "meta-llama" in str(err.value)
     assert not (tmp_path / "d").exists()
 
@@ -650,9 +653,10 @@ def test_publishing_a_pulled_space_is_refused_with_what_to_do(publisher, tmp_pat
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
     _home(tmp_path, monkeypatch, "home_b")
     pull(str(tmp_path / "d"))
-    with pytest.raises(InputError, match=r"was pulled from .*publish from the home that indexed its results") as err:
+    with pytest.raises(InputError, match=r"^space \S+ was pulled from .*publish from the home that indexed its results") as err:
         publish("tester/again", dry_run=tmp_path / "d2")
-    assert err.value.item and not (tmp_path / "d2").exists()
+    name = err.value.item.removeprefix("space ")  # named once (before: "NAME: space NAME was pulled ...")
+    assert str(err.value).count(name) == 1 and not (tmp_path / "d2").exists()
     out = subprocess.run([sys.executable, "-m", "indexer.cli", "publish", "tester/again", "--dry-run", str(tmp_path / "d3")],
                          capture_output=True, text=True)
     assert out.returncode != 0 and "was pulled from" in out.stderr and len(out.stderr.strip().splitlines()) == 1
