@@ -117,8 +117,9 @@ class SpaceInfo:
     #: where a pulled space came from (None: built here)
     origin: str | None = None
     read_only: bool = False
-    #: points per collection kind in the vector index (None: that collection is missing)
-    index: dict = field(default_factory=dict)
+    #: points per collection kind in the vector index (None: that collection is missing); None when the index could
+    #: not be read (another process holds the embedded folder: `taskspace spaces` beside `taskspace serve`)
+    index: dict | None = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
