@@ -271,6 +271,29 @@ def test_a_space_holding_vectors_of_dropped_results_is_not_published(publisher, 
     assert not (tmp_path / "d").exists()
 
 
+def test_a_dropped_source_in_every_space_is_not_said_to_leave_another_space_to_publish(publisher, tmp_path, monkeypatch,
+                                                                                       encoder):
+    """A source dropped from a home with two spaces (auto-mc and auto) leaves its models' vectors in both: the refusal
+    names the first space and how to index it, and no `--space` alternative, none being publishable. Before, it added
+    "or publish another space with --space" whenever there were two spaces, sending the user to a space that is
+    refused the same way."""
+    from indexer.ingest import drop_source
+
+    store_a, vectors_a, _ = publisher
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    Indexer(store_a, vectors_a, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    assert len(store_a.list_spaces()) == 2
+    drop_source(str(tmp_path / "sample"), store=store_a)
+    with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
+                                         r"stored .*taskspace index`\)$") as err:
+        publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    assert "--space" not in str(err.value), err.value
+    assert not (tmp_path / "d").exists()
+
+
 def test_licences_of_the_shared_sets(shared_data):
     text, restricted, _ = licence_of(str(shared_data / "metabench_openllm"))
     assert "BY-NC-SA" in text and restricted
