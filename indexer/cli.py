@@ -602,7 +602,12 @@ def _usage_error(exc) -> int:
     the message and where help is; exit code 2."""
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else _command_path(sys.argv[1:])
+    import re
+
     message = " ".join(exc.format_message().split())
+    # typer's choice check words a bad choice as pydantic does, "Value error, 'x' is not one of ...": the prefix is the
+    # validator's, not the user's concern (before: "Invalid value for '--rank': Value error, 'x' is not one of ...")
+    message = re.sub(r"^(Invalid value for .*?: )Value error, ", r"\1", message)
     if type(exc).__name__ == "NoArgsIsHelpError":  # a bare group: click printed its help already
         return 2
     hint = ""
@@ -660,7 +665,12 @@ def main() -> None:
         else:  # one line (README): a cause quoted in the message (transformers' offline error) may span several
             import re
 
-            typer.echo("error: " + re.sub(r"\s*\n\s*", " ", _while_a_pass_runs(exc)), err=True)
+            from .errors import UnknownSpaceError
+
+            text = _while_a_pass_runs(exc)
+            if isinstance(exc, UnknownSpaceError):  # the library names its argument, `space=`; here it is the option
+                text = re.sub(r"^space=", "--space ", text)
+            typer.echo("error: " + re.sub(r"\s*\n\s*", " ", text), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C, a worker's second SIGINT/SIGTERM, or SIGTERM to index/reindex
         _exit(130)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import typer
@@ -26,8 +27,22 @@ def _show(as_json: bool) -> None:
     from .errors import EncoderError
     from .spaces import configured_spec
 
-    with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
-        infos = describe_spaces(sql, vectors)
+    from .errors import BusyError
+
+    with open_sql_of_index() as sql:
+        try:
+            vectors = VectorStore.from_settings()
+        except BusyError as exc:  # a running server holds the embedded folder: SQL still says what the spaces are
+            # (before: exit 6, nothing listed, and "send the query to it", though the server has no such query)
+            infos = describe_spaces(sql)
+            for i in infos:
+                i.index = None
+            held = re.split(r": (?:stop it|wait for it|send the query)", str(exc))[0]
+            typer.echo(f"note: {held}: the spaces are listed from SQL alone, their vector-index collections unchecked",
+                       err=True)
+        else:
+            with vectors:
+                infos = describe_spaces(sql, vectors)
     try:
         configured_spec()
     except EncoderError as exc:  # listed all the same, the newest as the default (what a search takes then)
@@ -61,7 +76,7 @@ def _show(as_json: bool) -> None:
         typer.echo(f"  models {i.models}  benchmarks {i.benchmarks}  {stale}")
         if i.origin:
             typer.echo(f"  pulled from {i.origin}{' (read-only until raw results are ingested)' if i.read_only else ''}")
-        missing = [k for k, n in i.index.items() if n is None]
+        missing = [k for k, n in (i.index or {}).items() if n is None]
         if missing:
             typer.echo(f"  index: {', '.join(missing)} missing (`taskspace reindex --space {i.name}` rebuilds it)")
 

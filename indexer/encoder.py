@@ -23,6 +23,7 @@ import sys
 import threading
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -301,6 +302,8 @@ class Encoder:
         self._path: Path | None = None
         self._revision: str | None = None
         self._cache: EmbeddingCache | None = None
+        # (tokenizer, token limit) read from the model folder without the weights (over_limit), False: cannot be
+        self._counter = None
         # one thread resolves and loads the model; the others wait for it (a shared encoder's first queries come at
         # once): before, a thread could read the path stored and the revision not yet, and take the id for "@None"
         self._loading = threading.RLock()
@@ -501,13 +504,12 @@ class Encoder:
         sentence-transformers cuts a text at ``max_seq_length`` tokens (all-MiniLM-L6-v2: 256) and embeds only its
         beginning, so two texts that differ only after the cut embed alike. A text of fewer than
         :data:`_SHORT_BYTES` UTF-8 bytes is within every encoder's limit (a token is at least a byte) and needs no
-        model load; a longer one is counted with the model's own tokenizer, its special tokens included."""
+        model load; a longer one is counted with the model's own tokenizer, its special tokens included (read from the
+        model folder without the weights where that is the same tokenizer: :meth:`_token_counter`)."""
         texts = list(texts)
         if not any(len(t.encode("utf-8")) >= _SHORT_BYTES for t in texts):
             return [False] * len(texts), None
-        model = self._load()
-        limit = getattr(model, "max_seq_length", None)
-        tokenizer = getattr(model, "tokenizer", None)
+        tokenizer, limit = self._token_counter()
         if not limit or tokenizer is None:
             return [False] * len(texts), None
         out = []
@@ -518,6 +520,49 @@ class Encoder:
             ids = tokenizer(t, add_special_tokens=True, verbose=False)["input_ids"]
             out.append(len(ids) > int(limit))
         return out, int(limit)
+
+    def _token_counter(self):
+        """(tokenizer, token limit) of :meth:`over_limit`: the loaded model's; else, for a model folder whose first
+        module is a Transformer configured by ``max_seq_length`` alone, its tokenizer (transformers' AutoTokenizer
+        from that folder) and that limit, as sentence-transformers sets them, without loading the weights (before,
+        every query of 120+ bytes loaded the whole model, 1-2 s, even when its embedding was cached); else
+        (another layout, a Hub id, lower-casing) the loaded model's."""
+        if self._model is None:
+            with self._loading:
+                if self._model is None and self._counter is None:
+                    self._counter = self._read_counter() or False
+            if self._model is None and self._counter:
+                return self._counter
+        model = self._load()
+        return getattr(model, "tokenizer", None), getattr(model, "max_seq_length", None)
+
+    def _read_counter(self):
+        """(tokenizer, limit) read from the model folder, or None where that would not be the model's own."""
+        target, _ = self._resolve()
+        if not isinstance(target, Path):
+            return None
+        try:
+            first = json.loads((target / "modules.json").read_text())[0]
+            if str(first.get("type", "")).rsplit(".", 1)[-1] != "Transformer":
+                return None
+            folder = target / first.get("path", "")
+            config = json.loads((folder / "sentence_bert_config.json").read_text())
+            limit = config.get("max_seq_length")
+        except (OSError, ValueError, LookupError, TypeError, AttributeError):
+            return None
+        # the model's tokenizer is this one with model_max_length = max_seq_length; other settings (lower-casing,
+        # tokenizer arguments) change what it counts: those load the model
+        if set(config) - {"max_seq_length", "do_lower_case"} or config.get("do_lower_case") or \
+                isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            return None
+        try:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(str(folder), model_max_length=limit)
+        except Exception:  # noqa: BLE001 - the model load says what is wrong with the folder
+            return None
+        _check_vocabulary(SimpleNamespace(tokenizer=tokenizer), self.name, target)  # as the model load checks it
+        return tokenizer, limit
 
     def cached(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached embeddings of these text hashes (missing ones are left out); never loads the model."""

@@ -206,16 +206,20 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
             raise InputError(f"space {space_name(sp)} was pulled from {origin}: a pulled space holds no results, "
                              "prompt texts or sources, so publishing it again would drop its prompts file and the "
                              "provenance of its records; publish from the home that indexed its results, or index raw "
-                             f"results into this home first (`taskspace index`){others}", item=space_name(sp))
+                             f"results into this home first (`taskspace index`){others}", item=f"space {space_name(sp)}")
+    orphans = {sp.id: store.orphan_model_vectors(sp.id) for sp in spaces}
+    # the spaces a --space could publish instead (before: "or publish another space with --space" whenever there were
+    # two, though a dropped source leaves its vectors in every space not indexed since, so often in all of them)
+    clean = [space_name(o) for o in spaces if not orphans[o.id]]
     for sp in spaces:  # vectors of results no longer held: a source dropped since the space's last pass
-        gone = store.orphan_model_vectors(sp.id)
+        gone = orphans[sp.id]
         if gone:
             raise InputError(f"space {space_name(sp)} holds the vectors of {len(gone)} model(s) whose results are no "
                              f"longer stored ({', '.join(g[:80] for g in gone[:3])}{', ...' if len(gone) > 3 else ''}): their source "
                              "was dropped, so their records would be published under no source and licence; index "
                              f"that space first, which removes them (`TASKSPACE_METHOD={sp.method} taskspace index`)"
-                             + (", or publish another space with --space" if len(spaces) > 1 else ""),
-                             item=space_name(sp))
+                             + (f", or publish a space without them alone, --space {' / '.join(clean)}" if clean else ""),
+                             item=f"space {space_name(sp)}")  # named once (before: "NAME: space NAME holds ...")
     for sp in spaces:
         _warn_stale(store, sp)
     version = _version()

@@ -117,8 +117,9 @@ class SpaceInfo:
     #: where a pulled space came from (None: built here)
     origin: str | None = None
     read_only: bool = False
-    #: points per collection kind in the vector index (None: that collection is missing)
-    index: dict = field(default_factory=dict)
+    #: points per collection kind in the vector index (None: that collection is missing); None when the index could
+    #: not be read (another process holds the embedded folder: `taskspace spaces` beside `taskspace serve`)
+    index: dict | None = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -205,7 +206,7 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
                                         and _not_ambiguous(name, spaces)):
             rec = None  # in the index alone (an interrupted drop, a copied folder), or dropped already
         else:  # the name is an argument here, not --space
-            err = UnknownSpaceError(re.sub(r"^--space ", "space ", str(exc)) + " (`taskspace spaces` lists them)")
+            err = UnknownSpaceError(re.sub(r"^space=", "space ", str(exc)) + " (`taskspace spaces` lists them)")
             err.item = "space"
             raise err from None
     spec = configured_spec(settings, lenient=True)

@@ -94,9 +94,18 @@ def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
         low = s.lower()
         by_name = [r for r in spaces if (n := encoder_name(r.encoder).lower()) == low or n.endswith("/" + low)]
     if len(by_name) != 1:
-        known = ", ".join(f"{space_name(r)} (id {r.id}, {r.encoder})" for r in spaces) or "none"
-        what = "matches several spaces" if by_name else "is not a known space"
-        err = UnknownSpaceError(f"--space {s!r} {what}; spaces in SQL: {known}")
+        # the library's argument, `space=`; the CLI says `--space` (indexer.cli.main), the HTTP API `space`
+        if by_name:  # an encoder several methods' spaces share: those spaces, by what tells them apart (before: every
+            # space of SQL by name, id and encoder, the method nowhere, so two names of one encoder read alike)
+            alike = len({r.encoder for r in by_name}) == 1
+            which = ", ".join(f"{space_name(r)} (id {r.id}, {'' if alike else r.encoder + ', '}method {r.method})"
+                              for r in by_name)
+            err = UnknownSpaceError(f"space={s!r} matches several spaces"
+                                    + (f" of encoder {by_name[0].encoder}" if alike else "")
+                                    + f": {which}; name one by its index name or id")
+        else:
+            known = ", ".join(f"{space_name(r)} (id {r.id}, {r.encoder}, method {r.method})" for r in spaces)
+            err = UnknownSpaceError(f"space={s!r} is not a known space; spaces in SQL: {known or 'none'}")
         err.item = "space"  # the argument that named it, as a model's or benchmark's NotFoundError has
         raise err
     return by_name

@@ -27,8 +27,11 @@ def run(*args, stdin=None):
     (["search", "-k", "0", "x"], "greater than or equal to 1"),
     (["nosuchcmd"], "No such command 'nosuchcmd'"),
     (["ingest"], "Missing argument"),
-    (["search", "--rank", "best", "x"], "'best' is not one of 'probability', 'lcb'"),
-    (["evaluate", "x", "--split", "nope"], "'nope' is not one of 'in-sample', 'oos', 'coverage', 'all', 'both'"),
+    # the choice named after the option, without the validator's "Value error, " (before: "'--rank': Value error, ...")
+    (["search", "--rank", "best", "x"], "Invalid value for '--rank': 'best' is not one of 'probability', 'lcb'"),
+    (["evaluate", "x", "--split", "nope"], "Invalid value for '--split': 'nope' is not one of 'in-sample', 'oos', "
+                                           "'coverage', 'all', 'both'"),
+    (["evaluate", "x", "--queries", "nope"], "Invalid value for '--queries': 'nope' is not one of 'full', 'stem'"),
     (["search", "--no-such-option"], "No such option"),
 ])
 def test_usage_errors_are_one_line_with_exit_2(args, says):

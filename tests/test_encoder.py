@@ -377,3 +377,24 @@ def test_a_model_that_failed_to_load_is_not_tried_again_at_once(tmp_path, monkey
     with pytest.raises(EncoderError):
         enc.id  # noqa: B018
     assert len(calls) == 2
+
+
+def test_a_long_cached_query_is_counted_by_the_tokenizer_alone_not_the_model(tmp_path, encoder, monkeypatch):
+    """`query.truncated` counts a text of 120+ bytes in word pieces: now with the model folder's tokenizer alone
+    (transformers' AutoTokenizer, capped at the folder's max_seq_length as sentence-transformers caps it), so a long
+    query whose embedding is cached loads no model; before, every search of such a prompt loaded the whole
+    sentence-transformer (1-2 s) to count. Its verdicts and counts are the loaded model's, at the limit's edge too."""
+    model = encoder._load()
+    edge = [" ".join(["a"] * n) for n in (254, 255)]  # one piece each, plus [CLS] and [SEP]: 256 fits, 257 does not
+    texts = edge + ["Ünïcödé naïve café 東京 x^3 sin(x) — «quotes» " * k for k in (12, 16, 20)] + ["short"]
+    want = encoder.over_limit(texts)
+    assert want[1] == 256 and want[0][:2] == [False, True], want
+    fresh = Encoder("all-MiniLM-L6-v2", cache_dir=tmp_path / "cache")
+    fresh._get_cache().put_many([(prompt_hash(t), np.ones(384, np.float32)) for t in texts])
+    monkeypatch.setattr(fresh, "_load", lambda: pytest.fail("model loaded"))
+    assert fresh.encode(texts).shape == (len(texts), 384)  # cached: no model
+    assert fresh.over_limit(texts) == want and fresh._model is None
+    tokenizer, limit = fresh._token_counter()
+    assert limit == model.max_seq_length
+    for t in texts:
+        assert len(tokenizer(t, verbose=False)["input_ids"]) == len(model.tokenizer(t, verbose=False)["input_ids"]), t

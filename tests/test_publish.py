@@ -258,13 +258,39 @@ def test_a_space_holding_vectors_of_dropped_results_is_not_published(publisher, 
     were published with `sources` empty and the card listed no source: records of results the home no longer holds
     (perhaps dropped for their licence), under no licence."""
     from indexer.ingest import drop_source
+    from indexer.space import space_name
 
     store_a, _, _ = publisher
     drop_source(str(tmp_path / "sample"), store=store_a)
-    with pytest.raises(InputError, match=r"space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
+    with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
                                          r"stored .*TASKSPACE_METHOD=auto-mc taskspace index") as err:
         publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (sp,) = store_a.list_spaces()  # named once (before: "NAME: space NAME holds ...")
+    assert str(err.value).count(space_name(sp)) == 1 and err.value.item == f"space {space_name(sp)}", err.value
     assert "01-ai/Yi-34B" in str(err.value) or "Meta-Llama" in str(err.value) or "meta-llama" in str(err.value)
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_dropped_source_in_every_space_is_not_said_to_leave_another_space_to_publish(publisher, tmp_path, monkeypatch,
+                                                                                       encoder):
+    """A source dropped from a home with two spaces (auto-mc and auto) leaves its models' vectors in both: the refusal
+    names the first space and how to index it, and no `--space` alternative, none being publishable. Before, it added
+    "or publish another space with --space" whenever there were two spaces, sending the user to a space that is
+    refused the same way."""
+    from indexer.ingest import drop_source
+
+    store_a, vectors_a, _ = publisher
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    Indexer(store_a, vectors_a, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
+    monkeypatch.delenv("TASKSPACE_METHOD")
+    reset_settings()
+    assert len(store_a.list_spaces()) == 2
+    drop_source(str(tmp_path / "sample"), store=store_a)
+    with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
+                                         r"stored .*taskspace index`\)$") as err:
+        publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    assert "--space" not in str(err.value), err.value
     assert not (tmp_path / "d").exists()
 
 
@@ -650,9 +676,10 @@ def test_publishing_a_pulled_space_is_refused_with_what_to_do(publisher, tmp_pat
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
     _home(tmp_path, monkeypatch, "home_b")
     pull(str(tmp_path / "d"))
-    with pytest.raises(InputError, match=r"was pulled from .*publish from the home that indexed its results") as err:
+    with pytest.raises(InputError, match=r"^space \S+ was pulled from .*publish from the home that indexed its results") as err:
         publish("tester/again", dry_run=tmp_path / "d2")
-    assert err.value.item and not (tmp_path / "d2").exists()
+    name = err.value.item.removeprefix("space ")  # named once (before: "NAME: space NAME was pulled ...")
+    assert str(err.value).count(name) == 1 and not (tmp_path / "d2").exists()
     out = subprocess.run([sys.executable, "-m", "indexer.cli", "publish", "tester/again", "--dry-run", str(tmp_path / "d3")],
                          capture_output=True, text=True)
     assert out.returncode != 0 and "was pulled from" in out.stderr and len(out.stderr.strip().splitlines()) == 1
@@ -1423,7 +1450,7 @@ def test_publish_space_naming_no_space_is_said_before_a_licence_refusal(publishe
 
     store_a, _, _ = publisher
     (tmp_path / "sample" / "PROVENANCE.md").write_text("# x\n- License: CC BY-NC-SA 4.0 (non-commercial, share-alike)\n")
-    with pytest.raises(UnknownSpaceError, match=r"--space 'nope' is not a known space"):
+    with pytest.raises(UnknownSpaceError, match=r"^space='nope' is not a known space"):
         publish("tester/recs", space="nope", store=store_a, dry_run=tmp_path / "d")
     assert not (tmp_path / "d").exists()
 
@@ -1516,7 +1543,7 @@ def test_pull_space_from_the_hub_checks_the_name_before_downloading_vectors(publ
     name = space_name(sp)
     _home(tmp_path, monkeypatch, "home_b")
     before = len(hub_server.downloads())
-    with pytest.raises(UnknownSpaceError, match=r"--space 'nope' is not a space of the records; they hold " + name):
+    with pytest.raises(UnknownSpaceError, match=r"^space='nope' is not a space of the records; they hold " + name):
         pull("hub:tester/recs", space="nope")
     fetched = hub_server.downloads()[before:]
     assert fetched and all(p.endswith(dataset.SPACES) for p in fetched), fetched

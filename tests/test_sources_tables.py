@@ -226,9 +226,9 @@ def test_prompt_rows_with_missing_fields(tmp_path):
     )
     write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1)])
     batch = read_source(tmp_path)
-    assert errors_of(batch) == [
-        ("outcomes.csv", 3, "prompt_id 'p2' was rejected in the prompts file (line 2); its rows are dropped"),
+    assert errors_of(batch) == [  # the cause first (before: by file name, so outcomes.csv's drops came first)
         ("prompts.jsonl", 2, "missing field(s) benchmark (a prompt needs prompt_id, benchmark, text)"),
+        ("outcomes.csv", 3, "prompt_id 'p2' was rejected in the prompts file (line 2); its rows are dropped"),
     ]
 
 
@@ -240,13 +240,13 @@ def test_outcomes_of_a_prompt_on_an_unreadable_line_say_where_it_may_be(tmp_path
     rows[1] = rows[1].replace(b"Q2", b"Q\xff2")
     (tmp_path / "prompts.jsonl").write_bytes(b"\n".join([*rows, b'{"prompt_id": "p4", '] ) + b"\n")
     write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1), ("m1", "p4", 0), ("m1", "p3", 0)])
-    assert errors_of(read_source(tmp_path)) == [
+    assert errors_of(read_source(tmp_path)) == [  # the prompts file's lines (the cause) first
+        ("prompts.jsonl", 2, "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8)"),
+        ("prompts.jsonl", 4, "malformed JSON line: Expecting property name enclosed in double quotes"),
         ("outcomes.csv", 3, "prompt_id 'p2' is not in the prompts file, unless on a line of it that could not be read "
                             "(lines 2, 4); its rows are dropped"),
         ("outcomes.csv", 4, "prompt_id 'p4' is not in the prompts file, unless on a line of it that could not be read "
                             "(lines 2, 4); its rows are dropped"),
-        ("prompts.jsonl", 2, "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8)"),
-        ("prompts.jsonl", 4, "malformed JSON line: Expecting property name enclosed in double quotes"),
     ]
     (tmp_path / "prompts.jsonl").write_bytes(b"\n".join(rows[:1]) + b"\n")  # every line read: the plain message
     assert [m for _, _, m in errors_of(read_source(tmp_path))][0] == ("prompt_id 'p2' is not in the prompts file; its "
@@ -261,9 +261,9 @@ def test_outcomes_of_a_prompts_file_that_could_not_be_read_at_all_say_so(tmp_pat
     (tmp_path / name).write_bytes(content)
     write_outcomes(tmp_path, "csv", [("m1", "p1", 1)])
     errs = errors_of(read_source(tmp_path))
-    assert errs[0] == ("outcomes.csv", 2, "prompt_id 'p1' is not in the prompts file, which could not be read (its "
+    assert errs[1] == ("outcomes.csv", 2, "prompt_id 'p1' is not in the prompts file, which could not be read (its "
                                           "error says why); its rows are dropped")
-    assert errs[1][:2] == (name, None) and len(errs) == 2
+    assert errs[0][:2] == (name, None) and len(errs) == 2  # the cause first
 
 
 def test_non_binary_and_non_numeric_values(tmp_path):
@@ -521,8 +521,8 @@ def test_a_header_line_repeated_in_a_csv_joined_from_files_is_named_as_such(tmp_
     (p / "outcomes.csv").write_text("model,prompt_id,correct\nm1,q1,1\nm1,q2,0\nm1,prompt_id,1\n")
     s = ingest(str(p), store=store, fetch_metadata=False)
     assert [(Path(e.file).name, e.line, e.message.split(";")[0]) for e in s.errors] == [
-        ("outcomes.csv", 4, "prompt_id 'prompt_id' is not in the prompts file"),
-        ("prompts.csv", 3, "the header line again (files joined one after another?)")]
+        ("prompts.csv", 3, "the header line again (files joined one after another?)"),
+        ("outcomes.csv", 4, "prompt_id 'prompt_id' is not in the prompts file")]
     assert s.outcomes == 2 and s.prompts == 2
 
 
@@ -664,8 +664,8 @@ def test_a_table_separated_by_another_character_than_its_extensions_says_so(tmp_
     assert len(mine) == 1 and mine[0][1] == 1, errs
     assert mine[0][2].startswith("the header is one column") and "nothing of it is read: save it with" in mine[0][2]
     assert ("semicolons" if ";" in text else "tabs" if "\t" in text else "commas") in mine[0][2].split("but")[0]
-    if name.startswith("prompts"):
-        assert errs[0][2] == ("prompt_id 'p1' is not in the prompts file, which could not be read (its error says "
+    if name.startswith("prompts"):  # after the prompts file's own error, its cause
+        assert errs[1][2] == ("prompt_id 'p1' is not in the prompts file, which could not be read (its error says "
                               "why); its rows are dropped")
     else:
         assert len(errs) == 1
@@ -761,9 +761,9 @@ def test_a_long_prompt_text_reads_from_csv_as_from_jsonl(tmp_path, monkeypatch):
                                                                                                 "p2": 6}
     monkeypatch.setattr(common, "CSV_FIELD_LIMIT", 100_000)
     errs = errors_of(read_source(tmp_path))
-    assert errs[1] == ("prompts.csv", 2, "a field longer than 100,000 characters, the most a CSV field may hold; the "
+    assert errs[0] == ("prompts.csv", 2, "a field longer than 100,000 characters, the most a CSV field may hold; the "
                                          "line is skipped (put such long texts in a JSONL file, prompts.jsonl)")
-    assert errs[0][:2] == ("outcomes.csv", 2) and "'p1' is not in the prompts file" in errs[0][2]
+    assert errs[1][:2] == ("outcomes.csv", 2) and "'p1' is not in the prompts file" in errs[1][2]
 
 
 def test_outcomes_of_a_prompt_id_dropped_as_conflicting_say_it_was_rejected(tmp_path):
@@ -775,10 +775,10 @@ def test_outcomes_of_a_prompt_id_dropped_as_conflicting_say_it_was_rejected(tmp_
     write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1), ("m1", "p3", 0)])
     batch = read_source(tmp_path)
     assert errors_of(batch) == [
-        ("outcomes.csv", 3, "prompt_id 'p2' was rejected in the prompts file: repeated with a different benchmark or "
-                            "text (lines 2, 4); its rows are dropped"),
         ("prompts.jsonl", 4, "prompt_id 'p2' repeated with a different benchmark or text (first at line 2); both "
                              "dropped"),
+        ("outcomes.csv", 3, "prompt_id 'p2' was rejected in the prompts file: repeated with a different benchmark or "
+                            "text (lines 2, 4); its rows are dropped"),
     ]
     assert sorted(o.prompt_id for o in batch.iter_outcomes()) == ["p1", "p3"]
 

@@ -363,6 +363,80 @@ def test_models_and_model_take_the_space_option(home_with_two_spaces):
     assert bad.returncode == 2 and bad.stderr.startswith("error: --space 'nope' is not a known space"), bad.stderr
 
 
+def test_an_unknown_or_shared_space_name_names_the_argument_of_its_caller_and_the_matching_spaces(home_with_two_spaces):
+    """A space name that fits no space: the library's error names its argument, `space='nope'` (find_models,
+    models_page), the CLI's its option, `--space 'nope'`; an encoder's name that two methods' spaces share lists those
+    two by index name and method, so the user can pick one. Before, the library said `--space 'nope'` (an option of a
+    command a library user never ran), and the shared name listed every space by name and encoder, the method that
+    tells them apart nowhere."""
+    from indexer.browse import models_page
+    from indexer.errors import UnknownSpaceError
+    from indexer.find import find_models
+    from indexer.query import close_cached
+    from indexer.space import encoder_name, space_name
+
+    mc, auto = home_with_two_spaces
+    enc = encoder_name(mc.encoder)
+    try:
+        for call in (lambda: find_models(PROMPT, k=3, space="nope"), lambda: models_page(space="nope")):
+            with pytest.raises(UnknownSpaceError, match=r"^space='nope' is not a known space; spaces in SQL: ") as err:
+                call()
+            assert err.value.item == "space" and "--space" not in str(err.value)
+        with pytest.raises(UnknownSpaceError, match=rf"^space='{enc}' matches several spaces") as err:
+            find_models(PROMPT, k=3, space=enc)
+    finally:
+        close_cached()
+    assert (f"{space_name(mc)} (id {mc.id}, method auto-mc), {space_name(auto)} (id {auto.id}, method auto); name "
+            "one by its index name or id") in str(err.value), err.value
+    bad = _run("search", PROMPT, "--space", enc)
+    assert bad.returncode == 2, bad.stderr
+    (line,) = bad.stderr.splitlines()
+    assert line.startswith(f"error: --space '{enc}' matches several spaces") and line.endswith(
+        f"{space_name(mc)} (id {mc.id}, method auto-mc), {space_name(auto)} (id {auto.id}, method auto); name one by "
+        "its index name or id"), line
+
+
+def test_the_spaces_are_listed_from_sql_beside_a_server_that_holds_the_index(home_with_two_spaces, tmp_path):
+    """`taskspace spaces` while `taskspace serve` holds the embedded index: the spaces are listed from SQL (exit 0;
+    `--json` gives `index` null, unchecked) with a note naming the process that holds the index; `spaces drop` is
+    told to stop the server first. Before, both failed with exit 6 and "send the query to it instead (POST
+    /v1/find, GET /v1/models, or its search page)", queries the server has none of for listing or dropping spaces."""
+    import os
+    import textwrap
+
+    from indexer.config import get_settings
+    from indexer.space import space_name
+
+    mc, auto = home_with_two_spaces
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys, time
+        from indexer.store.vectors import VectorStore
+        path, sys.argv = sys.argv[1], ["/usr/bin/taskspace", "serve"]
+        vs = VectorStore(path=path)
+        print("ready", flush=True)
+        time.sleep(60)
+    """), str(get_settings().qdrant_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert holder.stdout.readline().strip() == "ready", holder.stderr.read()
+        listed = _run("spaces")
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.startswith(space_name(mc) + " [default, configured]\n") and space_name(auto) in listed.stdout
+        (note,) = listed.stderr.splitlines()
+        assert note == (f"note: another taskspace process is using the index at {get_settings().qdrant_path} (pid "
+                        f"{holder.pid}: taskspace serve): the spaces are listed from SQL alone, their vector-index "
+                        "collections unchecked"), note
+        as_json = _run("spaces", "--json")
+        assert as_json.returncode == 0 and [(i["name"], i["models"], i["index"]) for i in json.loads(as_json.stdout)] \
+            == [(space_name(mc), 5, None), (space_name(auto), 5, None)], as_json.stdout
+        drop = _run("spaces", "drop", space_name(auto))
+        assert drop.returncode == 6 and "send the query" not in drop.stderr and "stop it first" in drop.stderr, drop.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    assert len(json.loads(_run("spaces", "--json").stdout)[1]["index"]) == 3  # the server gone: checked again
+
+
 def test_a_configured_encoder_that_cannot_be_loaded_does_not_stop_searches_of_the_spaces_there(two_spaces, caplog,
                                                                                             monkeypatch):
     """TASKSPACE_ENCODER naming an encoder that cannot be loaded here (a typo, a package not installed) in a home with

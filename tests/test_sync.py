@@ -240,7 +240,7 @@ def test_a_space_is_named_by_its_encoders_whole_name_not_any_suffix_of_it(store,
     for name in ("all-MiniLM-L6-v2", "ALL-minilm-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
         assert resolve_spaces(store, name) == [space]
     for name in ("2", "v2", "L6-v2", "MiniLM-L6-v2"):
-        with pytest.raises(NotFoundError, match=rf"--space '{name}' is not a known space"):
+        with pytest.raises(NotFoundError, match=rf"^space='{name}' is not a known space"):
             resolve_spaces(store, name)
 
 

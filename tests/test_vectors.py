@@ -802,6 +802,15 @@ def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path, m
                 assert "send the query" not in str(err.value) and "(pid " in str(err.value), err.value
                 assert ": stop it first (the embedded index is one process at a time); or let the server index: " \
                        "`taskspace serve --worker-every INTERVAL`" in str(err.value), err.value
+                for other in (["taskspace", "spaces", "drop", "x"], ["taskspace", "pull", "d"], ["taskspace", "check"]):
+                    # neither a query the server answers nor a pass its worker runs (before: `spaces drop` was told to
+                    # "send the query to it instead (POST /v1/find ...)", `pull` to let the server index)
+                    with monkeypatch.context() as m, pytest.raises(BusyError) as err:
+                        m.setattr(sys, "argv", other)
+                        VectorStore(path=path)
+                    assert f"(pid {holder.pid}: taskspace serve): stop it first (the embedded index is one process " \
+                           "at a time), then run this command again; for concurrent access use a Qdrant server" \
+                           in str(err.value), (other, err.value)
         finally:
             holder.kill()
             holder.wait()

@@ -87,6 +87,12 @@ class ErrorLog:
     def __init__(self) -> None:
         self.errors: list[RowError] = []
         self._counts: dict[tuple[str, str], int] = {}
+        self._leading: set[str] = set()
+
+    def lead(self, file: str) -> None:
+        """List the errors of ``file`` before the others': a file whose rejected rows cause errors in another (a
+        table's prompts file: its outcome rows of a rejected prompt are dropped), so the cause reads first."""
+        self._leading.add(file)
 
     def add(self, file: str, line: int | None, message: str, problem: str | None = None) -> None:
         key = (file, problem or message)
@@ -120,7 +126,9 @@ class ErrorLog:
         self._counts = dict(counts)
 
     def finish(self) -> list[RowError]:
-        self.errors.sort(key=lambda e: (e.file, e.line if e.line is not None else -1))
+        # (before, by file name alone: an outcomes file's "prompt_id 'p1' is not in the prompts file" came before the
+        # prompts file's malformed line that caused it whenever the outcomes file's name sorted first)
+        self.errors.sort(key=lambda e: (e.file not in self._leading, e.file, e.line if e.line is not None else -1))
         for (file, problem), n in self._counts.items():
             if n > MAX_ERRORS_PER_PROBLEM:
                 self.errors.append(RowError(file, None, f"{n - MAX_ERRORS_PER_PROBLEM} more rows rejected: {problem}"))

@@ -581,6 +581,7 @@ def read_table(
     path = Path(path)
     outcomes_file, prompts_file = resolve_table_files(path, prompts)
     errors = ErrorLog()
+    errors.lead(str(prompts_file))  # the prompts file's rejections are the cause of its outcome rows' drops: first
     prompt_map, _ = read_prompts(prompts_file, errors)
     fname = str(outcomes_file)
     builder = _Builder(fname, prompt_map, errors)

@@ -201,11 +201,15 @@ def _busy_message(path: Path, holder: str) -> str:
                 "released only by restarting the interpreter (the Jupyter kernel)")
     if not pid.isdigit() or not command:
         return _BUSY.format(path)
-    if command.split()[-1:] == ["serve"] and _command().split()[-1:] in (["index"], ["reindex"], ["worker"],
-                                                                        ["pull"], ["check"]):
+    mine = _command().split()[-1:]
+    if command.split()[-1:] == ["serve"] and mine in (["index"], ["reindex"], ["worker"]):
         # not a query the server could answer (before: "send the query to it instead", to `taskspace reindex`)
         todo = ("stop it first (the embedded index is one process at a time); or let the server index: `taskspace "
                 "serve --worker-every INTERVAL` runs the indexing passes in its process")
+    elif command.split()[-1:] == ["serve"] and mine in (["pull"], ["check"], ["spaces"]):
+        # pull, check, spaces drop: no query the server answers, nor a pass its worker runs (before:
+        # `spaces drop` was told to "send the query to it instead (POST /v1/find ...)", `pull` to let the server index)
+        todo = "stop it first (the embedded index is one process at a time), then run this command again"
     elif command.split()[-1:] == ["serve"]:
         todo = ("send the query to it instead (POST /v1/find, GET /v1/models, or its search page), or stop it "
                 "first")
