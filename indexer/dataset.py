@@ -637,7 +637,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                     continue
                 rec.aliases[m["model"]] = sorted({m["model"], *[a for a in (m["aliases"] or []) if a]})
                 rec.models.append({"key": m["model"], "kind": m["kind"] or "name", "revision": m["model_revision"],
-                                   "author": m["author"], "license": m["license"],
+                                   # in lower case, as this taskspace stores a card's license (an older publisher
+                                   # wrote "MIT" as the card did; `--license MIT` reads "mit" and missed it)
+                                   "author": m["author"], "license": m["license"] and m["license"].lower(),
                                    "num_parameters": m["num_parameters"], "pipeline_tag": m["pipeline_tag"],
                                    "library": m["library"], "tags": m["tags"], "gated": m["gated"],
                                    "downloads": m["downloads"], "likes": m["likes"], "base_model": m["base_model"],

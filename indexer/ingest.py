@@ -736,6 +736,7 @@ def ingest(
                        again="run `taskspace ingest` again later")
         ing.ingest_spec(parsed, format, limit=limit, **options)
         store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
+        store.lower_licenses()  # licenses an older taskspace stored as a card wrote them ('MIT')
         ing.fetch_model_metadata()
         return ing.summary
     finally:

@@ -243,6 +243,7 @@ class Indexer:
             if bar is not None:
                 bar.close()
             self.store.merge_model_names()  # rows stored under names the identity rules now map elsewhere
+            self.store.lower_licenses()  # licenses an older taskspace stored as a card wrote them ('MIT')
             ing.fetch_model_metadata()
             for w in dict.fromkeys(ing.summary.warnings):  # what the readers warned of (a model folder too deep to be
                 log.warning("%s", w)  # read, a task the results file lacks): before, `taskspace ingest` alone said it;

@@ -817,6 +817,40 @@ def test_a_license_is_matched_whatever_its_case(hub_server, store, tmp_path):
     assert Filters(licenses=["MIT", "Llama3, Apache-2.0"]).licenses == ["mit", "llama3", "apache-2.0"]
 
 
+def test_a_license_an_older_taskspace_stored_in_capitals_is_lowered_by_the_next_pass(store, tmp_path, encoder):
+    """A home an older taskspace indexed holds a card's license as written (`MIT`, `other,Llama3`), in SQL and in
+    its index points. The first pass of this one (no source changed, offline) stores them in lower case and pushes
+    those points, so `--license MIT` / `mit` / `llama3` match them and `check` is clean, as on a fresh index. Before,
+    the capitals stayed until the model's metadata was fetched again (7 days on, never offline): `--license MIT`,
+    which found the model before the upgrade, answered no model, as the filter now reads its value in lower case."""
+    from indexer import sync
+    from indexer.find import find_models
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.vectors import VectorStore
+
+    texts = [f"What is {i} plus {i + 1}?" for i in range(6)]
+    d = _two_model_table(tmp_path, texts)
+    vectors = VectorStore.from_settings()
+    try:
+        Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(d))])
+        # what an older taskspace stored, in SQL and in the index
+        store.upsert_models([{"key": "fake-org/tiny-lb", "license": "MIT"},
+                             {"key": "other-model", "kind": "name", "license": "other,Llama3"}])
+        sync.reindex(store, vectors)
+        assert all(c.clean for c in sync.check(store, vectors))
+        report = Indexer(store, vectors, encoder=encoder).run()
+        assert report.counts["solved"] == 0 and report.counts["pushed"] == 2
+        assert [store.get_model(m).license for m in ("fake-org/tiny-lb", "other-model")] == ["mit", "other,llama3"]
+        for lic, want in (("MIT", ["fake-org/tiny-lb"]), ("mit", ["fake-org/tiny-lb"]), ("llama3", ["other-model"])):
+            found = find_models(texts[0], k=5, filters={"licenses": [lic]}, store=store, vectors=vectors)
+            assert [r.model for r in found] == want, lic
+        assert all(c.clean for c in sync.check(store, vectors))
+        assert Indexer(store, vectors, encoder=encoder).run().counts["pushed"] == 0  # done once
+    finally:
+        vectors.close()
+
+
 def test_a_card_licensed_other_keeps_the_license_name_it_gives(hub_server, store, tmp_path):
     """A model card with the Hub's `license: other` and the license's own name (`license_name: tongyi-qianwen`, as
     Qwen's cards have it): the stored license is "other,tongyi-qianwen", shown so, and its point carries both names,

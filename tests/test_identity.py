@@ -308,3 +308,29 @@ def test_a_hub_id_in_another_case_is_the_same_model_without_the_hub(store):
                                         "org/Model-7B": ["ORG/model-7b", "org/Model-7B"],
                                         "my-Model": ["my-Model"], "my-model": ["my-model"]}
     assert sorted(len(p) for m, _, p, _ in store.outcome_blocks(["meta-llama/Llama-3-8B", "org/Model-7B"])) == [1, 1, 2]
+
+
+def test_a_hub_id_an_older_taskspace_stored_in_two_cases_is_merged_by_the_next_pass(store):
+    """A home an older taskspace indexed holds one Hub id in two spellings as two models (`meta-llama/Llama-3-8B` and
+    `Meta-Llama/llama-3-8b`, from two sources). The first pass (or ingest) of this one, offline, merges them into the
+    row stored first, the other spelling its alias, the outcomes of both its own, as an ingest of both spellings
+    into a fresh home stores them; two bare names that differ in case stay two. Before, the two stayed models of
+    their own until a pass reached the Hub and their metadata was due again (never offline): listed twice."""
+    from sqlalchemy import update
+
+    from indexer.store.sql_models import Model
+
+    store.ingest(_batch("/a.csv", [Outcome("meta-llama/Llama-3-8B", "math", "q1", 1.0)]))
+    with store.engine.begin() as conn:  # out of the way, so the next ingest stores its spelling apart, as before
+        conn.execute(update(Model).where(Model.key == "meta-llama/Llama-3-8B").values(key="x/hidden"))
+    store.ingest(_batch("/b.csv", [Outcome("Meta-Llama/llama-3-8b", "math", "q2", 0.0),
+                                   Outcome("my-Model", "math", "q1", 1.0), Outcome("my-model", "math", "q1", 0.0)]))
+    with store.engine.begin() as conn:  # what the older taskspace left: two rows, checked under older rules
+        conn.execute(update(Model).where(Model.key == "x/hidden").values(key="meta-llama/Llama-3-8B"))
+        conn.execute(update(Model).values(identity_stamp=None))
+    assert len(store.list_models()) == 4
+    assert store.merge_model_names() == [("Meta-Llama/llama-3-8b", "meta-llama/Llama-3-8B")]
+    assert store.aliases_by_model() == {"meta-llama/Llama-3-8B": ["Meta-Llama/llama-3-8b", "meta-llama/Llama-3-8B"],
+                                        "my-Model": ["my-Model"], "my-model": ["my-model"]}
+    assert [len(p) for _, _, p, _ in store.outcome_blocks(["meta-llama/Llama-3-8B"])] == [1, 1]
+    assert store.merge_model_names() == []  # done once

@@ -770,6 +770,41 @@ def test_a_pulled_home_lists_its_benchmarks_with_the_published_counts(publisher,
     assert all(r["prompts"] > 0 and r["models"] > 0 for r in got)
 
 
+def test_records_an_older_taskspace_published_with_a_license_in_capitals_pull_in_lower_case(publisher, tmp_path,
+                                                                                            monkeypatch, encoder):
+    """Records an older taskspace published hold a card's license as the card wrote it (`Llama3`, `MIT`). A pull
+    stores it in lower case, as this taskspace stores a card's license, so `--license Llama3` and `llama3` match the
+    model there as they do on the publisher's home after its upgrade; `check` is clean. Before, stored as published:
+    the filter, which reads its value in lower case, matched no model of the pulled home."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from indexer import find, sync
+
+    store_a, _, unseen = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+
+    def caps(t):  # what the older publisher wrote: llama3 as "Llama3"
+        i = t.schema.get_field_index("license")
+        col = pc.if_else(pc.equal(t["license"], "llama3"), pa.scalar("Llama3"), t["license"])
+        return t.set_column(i, "license", col)
+
+    _rewrite_models(tmp_path / "d", caps)
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        key = _key(store_b, LLAMA)
+        assert store_b.get_model(key).license == "llama3"
+        for lic in ("Llama3", "llama3"):
+            found = find.find_models(unseen[0], k=5, filters={"licenses": [lic]}, store=store_b, vectors=vectors_b)
+            assert [r.model for r in found] == [key], lic
+        assert all(c.clean for c in sync.check(store_b, vectors_b))
+    finally:
+        vectors_b.close()
+        store_b.close()
+
+
 def test_a_pulled_model_page_shows_the_published_accuracy_per_benchmark(publisher, tmp_path, monkeypatch, encoder):
     """A model on a pulled home (no per-prompt outcomes there): its observed accuracy per benchmark is the one its
     record was published with, n unknown (null), said to be "as published (no per-prompt results here)", in the

@@ -332,6 +332,28 @@ class Store(IngestMixin, ReadMixin, DerivedMixin, RecordsMixin):
             self._forget_point_digests(conn, changed)  # their index payloads change
         return len(clean)
 
+    def lower_licenses(self) -> int:
+        """Store in lower case the licenses an older taskspace (before licenses were lowered) kept as a model card
+        wrote them (``MIT``, ``Other``, ``other,Llama3``), as :meth:`indexer.hub.HubClient.model_info` stores a card's
+        license now and the ``--license`` filters read theirs; their index points' digests are forgotten, so the next
+        pass pushes them. Called by every ingest and pass (one read; nothing written when every license is lower
+        case). Returns how many rows were lowered. Before, such a row kept its capitals until its metadata was fetched
+        again (7 days on, never offline), and `--license MIT`, which matched it before the upgrade, missed it."""
+        from sqlalchemy import func
+
+        with self._read() as conn:  # lower(): ASCII on SQLite, enough for the Hub's license ids
+            rows = conn.execute(select(Model.id, Model.license).where(
+                Model.license.is_not(None), Model.license != func.lower(Model.license))).all()
+        rows = [(mid, lic) for mid, lic in rows if lic != lic.lower()]
+        if not rows:
+            return 0
+        with self._write("storing licenses in lower case") as conn:
+            for mid, lic in rows:  # the text re-checked in the statement: a license written meanwhile is left as it is
+                conn.execute(update(Model).where(Model.id == mid, Model.license == lic).values(license=lic.lower()))
+            self._forget_point_digests(conn, [mid for mid, _ in rows])  # their index payloads change
+        log.info("stored the licenses of %d model(s) in lower case, as this taskspace stores a card's license", len(rows))
+        return len(rows)
+
     def get_source(self, location: str) -> SourceRecord | None:
         with self._read() as conn:
             row = conn.execute(select(Source).where(Source.location == location)).scalar()

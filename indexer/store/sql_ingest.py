@@ -304,14 +304,15 @@ class IngestMixin:
 
     def merge_model_names(self) -> list[tuple[str, str]]:
         """Rows stored under a name that :mod:`indexer.identity` now maps to another key (rows from before the
-        alias table, or a name an alias file learned since): renamed to that key, or merged into its row when it
+        alias table, or a name an alias file learned since; a Hub id stored in another case than an earlier row's
+        key, as an older taskspace stored it): renamed to that key, or merged into its row when it
         exists (their outcome blocks move there; a block of the same source and benchmark under both names is merged
         into the target's: :meth:`_move_model`). Their aliases follow. Returns ``(old key, new key)`` pairs. The next index pass re-solves
         the models whose outcomes changed. Only rows not yet checked under the current identity rules are resolved
         (``models.identity_stamp`` != :func:`indexer.identity.rules_stamp`: rows written without resolving their
         key, renamed rows, or every row once the rules or an alias file change); a row whose key resolves to itself
         is stamped, so a pass with nothing new resolves nothing."""
-        from ..identity import resolve_many, rules_stamp
+        from ..identity import Identity, resolve_many, rules_stamp
 
         stamp = rules_stamp()
         with self._read() as conn:  # only the keys not yet checked under these rules (new rows, or the rules changed)
@@ -320,6 +321,24 @@ class IngestMixin:
         if not rows:
             return []
         ids = resolve_many([k for _, k in rows])
+        # a Hub id stored in two cases (`ACME/gamma-3b` beside `acme/Gamma-3B`: an older taskspace stored each
+        # spelling as a model, as an ingest now does not, :meth:`_model_identities`) is one model: the row stored
+        # first keeps it (the next pass with the Hub moves it to the repo's own id). Before, an upgraded home kept the
+        # two until a pass reached the Hub and their metadata was due again (never offline), listed twice
+        hub = {k.lower() for _, k in rows if ids[k].kind == "hub" and ids[k].key == k}
+        if hub:
+            q = self.engine.dialect.identifier_preparer.quote
+            head = (f"SELECT lower({q('key')}), {q('key')}, {q('id')} FROM {q(Model.__tablename__)} "
+                    f"WHERE {q('kind')} = 'hub' AND lower({q('key')}) IN ")
+            with self._read() as conn:
+                first: dict[str, tuple[int, str]] = {}
+                for low, key, mid in driver_rows_in(conn, head, sorted(hub)):
+                    if low not in first or mid < first[low][0]:
+                        first[low] = (mid, key)
+            for mid, k in rows:
+                low = k.lower()
+                if low in first and ids[k].kind == "hub" and ids[k].key == k and first[low][0] != mid:
+                    ids[k] = Identity(k, first[low][1], first[low][1], "hub", "case")
         todo = [(mid, k, ids[k]) for mid, k in rows if ids[k].key != k]
         fixed = [(stamp, mid, k) for mid, k in rows if ids[k].key == k]  # checked: stamped (a key that moves is not)
         done = []
