@@ -636,6 +636,8 @@ def model(
     typer.echo(shown(f"{d['model']}  ({kind})"))
     typer.echo(shown(f"license {m['license'] or '-'}, parameters {format_params(m['params']) or '-'}, "
                      f"pipeline tag {m['pipeline_tag'] or '-'}, gated {'-' if m['gated'] is None else 'yes' if m['gated'] else 'no'}"))
+    if m.get("base_model"):
+        typer.echo(shown(f"based on {m['base_model']}"))
     if d["aliases"]:
         typer.echo(shown("also called: " + ", ".join(d["aliases"])))
     _table("Observed", [("benchmark", "left"), ("accuracy", "right"), ("n", "right")],

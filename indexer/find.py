@@ -13,7 +13,7 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
                   "coverage": {"near", "measured_near", "benchmarks"},
                   "evidence": {"prompts": [{"text", "benchmark", "outcome", "similarity"}],
                                "benchmarks": [{"name", "accuracy", "n"}]},
-                  "metadata": {"license", "params", "pipeline_tag", "gated", "open_weights"}}],
+                  "metadata": {"license", "params", "pipeline_tag", "gated", "open_weights", "base_model"}}],
      "excluded": {"<filter>": count}, "missing_metadata": {"<filter>": count}}
 
 **Ranking.** ``rank="probability"`` (default): the calibrated probability (:mod:`indexer.posterior`), an increasing
@@ -872,6 +872,7 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     from .query import pattern_observed
 
     near = _neighbourhood(vectors, space, q, near_hits, benchmark, store=store) if ranked else []
+    facts = card_facts(store, [m.model for m, _ in ranked]) if ranked else {}
     observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
     # a model SQL holds no outcome of (a pulled index): the prompts its coverage pattern's models were observed on,
     # when the records carried them -- which near prompts it was measured on, not its outcomes there
@@ -914,10 +915,24 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         kind = p.get("kind")
         hub = m.model if kind == "hub" else None
         meta = {"license": license_text(p.get("license")), "params": p.get("num_parameters"),
-                "pipeline_tag": p.get("pipeline_tag"), "gated": gated_known(p), "open_weights": kind == "hub"}
+                "pipeline_tag": p.get("pipeline_tag"), "gated": gated_known(p), "open_weights": kind == "hub",
+                **facts.get(m.model, NO_CARD_FACTS)}
         out.append(ModelResult(m.model, hub, kind == "api", [a for a in (p.get("aliases") or []) if a != m.model],
                                m.score, float(rank_score), m.probability, m.low, m.high, m.variance, cov, ev, meta, p))
     return out
+
+
+#: :func:`card_facts` of a model SQL holds no record of
+NO_CARD_FACTS = {"base_model": None}
+
+
+def card_facts(store, keys) -> dict[str, dict]:
+    """key -> the model facts an answer's ``metadata`` shows that the index's points do not carry, read from SQL in
+    one query: ``base_model`` (the model its card says it is a fine-tune, adapter, quantization or merge of; several
+    joined with ","; None: none named, or no Hub metadata). Before, SQL held it and no answer showed it."""
+    if not keys or store is None or not hasattr(store, "list_models"):
+        return {}
+    return {r.key: {"base_model": getattr(r, "base_model", None)} for r in store.list_models(keys=list(keys))}
 
 
 def _neighbourhood(vectors, space, q, hits=None, benchmark: str | None = None, store=None) -> list[dict]:

@@ -1,0 +1,104 @@
+"""The model facts a user filters on and reads (size, base model) for repos the fake Hub answers as the real Hub does:
+a PEFT adapter (``adapter_config.json``, library ``peft``, card ``base_model``, no safetensors count of its own), a
+fine-tune, their base models. Through the CLI (``search``, ``models``, ``model``) and HTTP (``/v1/find``,
+``/v1/models``, ``/v1/models/{id}``)."""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from helpers import outcomes, write_table
+
+#: the indexed models: two adapters (of a small and of a 70B base), a fine-tune with weights of its own, an API model
+MODELS = ["fake-org/tiny-lora", "fake-org/big-lora", "fake-org/tiny-lb", "api-model"]
+BIG = 70_553_706_496
+
+
+def _repo(server, name: str, info: dict, files=("config.json",)) -> None:
+    d = server.root / "models" / "fake-org" / name
+    d.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        (d / f).write_text("{}")
+    (d / "_info.json").write_text(json.dumps(info))
+
+
+@pytest.fixture
+def index(hub_server, tmp_path, encoder):
+    """An index of :data:`MODELS` whose Hub metadata the fake Hub answered (the base repos are not indexed)."""
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    adapter = ("adapter_config.json", "adapter_model.safetensors")
+    _repo(hub_server, "tiny-lora", {"library_name": "peft", "cardData": {"base_model": "fake-org/tiny-lb"}}, adapter)
+    _repo(hub_server, "big-lora", {"library_name": "peft", "cardData": {"base_model": "fake-org/big-base"}}, adapter)
+    _repo(hub_server, "big-base", {"safetensors": {"parameters": {"BF16": BIG}, "total": BIG}})
+    write_table(tmp_path / "src", "facts-bench", outcomes(np.random.default_rng(3), MODELS, 10), 10)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "src"))])
+        assert r.status == "ok", r.errors
+    return hub_server
+
+
+def cli(capsys, *args) -> tuple[int, str]:
+    """(exit code, stdout) of ``taskspace ARGS`` run in this process."""
+    from indexer import cli as cli_module
+
+    argv, sys.argv = sys.argv, ["taskspace", *args]
+    try:
+        try:
+            cli_module.main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+        if "indexer.query" in sys.modules:
+            sys.modules["indexer.query"].close_cached()
+    return code, capsys.readouterr().out
+
+
+def _results(out: str) -> dict[str, dict]:
+    obj = json.loads(out)
+    return {r["model"]: r["metadata"] for r in (obj["results"] if isinstance(obj, dict) else obj)}
+
+
+def _rows(out: str) -> list[dict]:
+    obj = json.loads(out)
+    return obj["models"] if isinstance(obj, dict) else obj
+
+
+def test_every_answer_says_what_a_model_is_based_on(index, capsys, encoder):
+    """The card's ``base_model`` (stored in SQL) is in every answer's metadata: ``search --json``, ``models --json``,
+    ``model`` (JSON and text), GET /v1/models and /v1/models/{id}, POST /v1/find (None where no base is named).
+    Before, SQL held it and no answer showed it: an adapter's answer did not say what it adapts."""
+    from indexer.serve import Service, create_app
+
+    want = {"fake-org/tiny-lora": "fake-org/tiny-lb", "fake-org/big-lora": "fake-org/big-base",
+            "fake-org/tiny-lb": "fake-org/base-lb", "api-model": None}
+    code, out = cli(capsys, "search", "--benchmark", "facts-bench", "--json")
+    assert code == 0 and {m: md["base_model"] for m, md in _results(out).items()} == want
+    code, out = cli(capsys, "models", "--json")
+    assert code == 0 and {r["model"]: r["metadata"]["base_model"] for r in _rows(out)} == want
+    code, out = cli(capsys, "model", "fake-org/tiny-lora", "--json")
+    assert code == 0 and json.loads(out)["metadata"]["base_model"] == "fake-org/tiny-lb"
+    code, out = cli(capsys, "model", "fake-org/tiny-lora")
+    assert code == 0 and "based on fake-org/tiny-lb" in out
+    code, out = cli(capsys, "model", "api-model")
+    assert code == 0 and "based on" not in out
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        got = c.get("/v1/models/fake-org/big-lora")
+        assert got.status_code == 200 and got.json()["metadata"]["base_model"] == "fake-org/big-base"
+        page = c.get("/v1/models").json()
+        rows = page["models"] if isinstance(page, dict) else page
+        assert {r["model"]: r["metadata"]["base_model"] for r in rows} == want
+        found = c.post("/v1/find", json={"benchmark": "facts-bench"}).json()
+        assert {r["model"]: r["metadata"]["base_model"] for r in found["results"]} == want
+        schema = c.get("/openapi.json").json()["components"]["schemas"]
+        assert "base_model" in schema["Metadata"]["properties"]
+
