@@ -13,7 +13,8 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
                   "coverage": {"near", "measured_near", "benchmarks"},
                   "evidence": {"prompts": [{"text", "benchmark", "outcome", "similarity"}],
                                "benchmarks": [{"name", "accuracy", "n"}]},
-                  "metadata": {"license", "params", "pipeline_tag", "gated", "open_weights", "base_model"}}],
+                  "metadata": {"license", "params", "pipeline_tag", "gated", "open_weights", "base_model",
+                               "params_from"}}],
      "excluded": {"<filter>": count}, "missing_metadata": {"<filter>": count}}
 
 **Ranking.** ``rank="probability"`` (default): the calibrated probability (:mod:`indexer.posterior`), an increasing
@@ -923,16 +924,19 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
 
 
 #: :func:`card_facts` of a model SQL holds no record of
-NO_CARD_FACTS = {"base_model": None}
+NO_CARD_FACTS = {"base_model": None, "params_from": None}
 
 
 def card_facts(store, keys) -> dict[str, dict]:
     """key -> the model facts an answer's ``metadata`` shows that the index's points do not carry, read from SQL in
     one query: ``base_model`` (the model its card says it is a fine-tune, adapter, quantization or merge of; several
-    joined with ","; None: none named, or no Hub metadata). Before, SQL held it and no answer showed it."""
+    joined with ","; None: none named, or no Hub metadata). Before, SQL held it and no answer showed it.
+    ``params_from``: the repo whose parameter count ``params`` is when it is not the model's own (a PEFT adapter's
+    base model: it runs as that model does), else None."""
     if not keys or store is None or not hasattr(store, "list_models"):
         return {}
-    return {r.key: {"base_model": getattr(r, "base_model", None)} for r in store.list_models(keys=list(keys))}
+    return {r.key: {"base_model": getattr(r, "base_model", None),
+                    "params_from": getattr(r, "num_parameters_from", None)} for r in store.list_models(keys=list(keys))}
 
 
 def _neighbourhood(vectors, space, q, hits=None, benchmark: str | None = None, store=None) -> list[dict]:

@@ -102,3 +102,41 @@ def test_every_answer_says_what_a_model_is_based_on(index, capsys, encoder):
         schema = c.get("/openapi.json").json()["components"]["schemas"]
         assert "base_model" in schema["Metadata"]["properties"]
 
+
+def test_an_adapter_has_its_base_models_size_and_the_answers_say_so(index, capsys, encoder):
+    """A PEFT adapter (no parameter count of its own on the Hub) has its base model's count, fetched once per pass
+    and marked: ``params_from`` names the base in every answer, the CLI shows "of BASE" and the size filters and
+    ``--prefer-smaller`` use it (a 70B base's adapter is dropped by ``--max-params 10B``, a small base's kept, none
+    counted as missing metadata); a repo with a count of its own keeps it (``params_from`` None). Before, an adapter's
+    size was unknown: every size filter dropped it as missing metadata, whatever its base."""
+    from indexer.serve import Service, create_app
+    from indexer.store.sql import open_store
+
+    with open_store() as store:
+        got = {m.key: (m.num_parameters, m.num_parameters_from) for m in store.list_models()}
+    assert got == {"fake-org/tiny-lora": (1234567, "fake-org/tiny-lb"), "fake-org/big-lora": (BIG, "fake-org/big-base"),
+                   "fake-org/tiny-lb": (1234567, None), "api-model": (None, None)}
+    # the base tiny-lb is asked once for itself and once as tiny-lora's base, not once per adapter and pass
+    assert sum(1 for _, p, _ in index.log if p.startswith("/api/models/fake-org/big-base")) == 1
+    code, out = cli(capsys, "search", "--benchmark", "facts-bench", "--max-params", "10B", "--json")
+    obj = json.loads(out)
+    assert code == 0 and set(_results(out)) == {"fake-org/tiny-lora", "fake-org/tiny-lb"}
+    assert obj["missing_metadata"] == {"max_params": 1}  # the API model only
+    assert _results(out)["fake-org/tiny-lora"]["params_from"] == "fake-org/tiny-lb"
+    assert _results(out)["fake-org/tiny-lb"]["params_from"] is None
+    code, out = cli(capsys, "search", "--benchmark", "facts-bench", "--min-params", "10B", "--json")
+    assert code == 0 and set(_results(out)) == {"fake-org/big-lora"}
+    code, out = cli(capsys, "models", "--max-params", "10B", "--json")
+    assert code == 0 and {r["model"] for r in _rows(out)} == {"fake-org/tiny-lora", "fake-org/tiny-lb"}
+    code, out = cli(capsys, "model", "fake-org/big-lora")
+    assert code == 0 and "parameters 70.6B (of fake-org/big-base)" in out
+    code, out = cli(capsys, "models")
+    assert code == 0 and "70.6B*" in out and "* the base model's" in out
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        md = c.get("/v1/models/fake-org/big-lora").json()["metadata"]
+        assert (md["params"], md["params_from"]) == (BIG, "fake-org/big-base")
+        found = c.post("/v1/find", json={"benchmark": "facts-bench", "filters": {"max_params": "10B"}}).json()
+        assert {r["model"] for r in found["results"]} == {"fake-org/tiny-lora", "fake-org/tiny-lb"}
+        page = c.get("/v1/models", params={"min_params": "10B"}).json()
+        rows = page["models"] if isinstance(page, dict) else page
+        assert [(r["model"], r["metadata"]["params_from"]) for r in rows] == [("fake-org/big-lora", "fake-org/big-base")]

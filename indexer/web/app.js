@@ -268,7 +268,7 @@ function resultItem(r, i, signal, q, space) {
                  "model page"));
   const md = r.metadata || {};
   const cov = r.coverage || {};
-  const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
+  const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
     md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null,
     q && q.kind === "benchmark" ? observedOn(r, q.benchmark) : null,
     cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown"
@@ -442,7 +442,7 @@ async function showModel(id, space) {
     const title = $("model-title");
     title.replaceChildren(m.hub_id ? el("a", { href: `https://huggingface.co/${m.hub_id}`, rel: "noopener" }, m.model) : m.model);
     const md = m.metadata || {};
-    $("model-meta").textContent = [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
+    $("model-meta").textContent = [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
       md.pipeline_tag, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null, m.api_only ? "API only" : (md.open_weights ? "open weights" : null),
       `${m.n_prompts || 0} prompts measured`, space && m.space ? `predicted in space ${m.space}` : null, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
       .filter(Boolean).join(" · ");
