@@ -5,7 +5,7 @@
   its new id; for an id in another case, the repo's own spelling), revision, author,
   license, num_parameters (safetensors' total, else a GGUF repo's; None for packed quantized weights; with none of
   these, the count of the one base model its card names, e.g. a PEFT adapter's, which ``num_parameters_from`` then
-  names), pipeline_tag,
+  names; a count mostly of U8 bytes, bitsandbytes 4-bit's, gives way to that base's when larger), pipeline_tag,
   library, tags, downloads, likes, gated, created_at, last_modified, base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
@@ -374,6 +374,9 @@ class HubClient:
             packed = sum(v for k, v in counts.items() if str(k).upper() in _PACKED and isinstance(v, int))
             if packed > total * PACKED_SHARE:
                 total = None
+            bytes_ = sum(v for k, v in counts.items() if str(k).upper() in _BYTE_PACKED and isinstance(v, int))
+        else:
+            bytes_ = 0
         if total is None and isinstance(getattr(info, "gguf", None), dict):  # a GGUF repo (llama.cpp quantizations)
             total = info.gguf.get("total")  # has no safetensors: the Hub counts its parameters from the GGUF header;
             # before, its size was unknown and every --max-params / --min-params filter dropped it
@@ -384,6 +387,15 @@ class HubClient:
             # unknown and every size filter dropped it as missing metadata (an adapter of Llama-3-8B was not found by
             # `--max-params 10B`)
             total, size_from = self._base_size(one, (*_seen, repo_id))
+        elif total is not None and bytes_ > total * PACKED_SHARE and (
+                one := _one_base(card.get("base_model"), info.tags)) is not None:
+            # a count mostly of U8 elements: a bitsandbytes 4-bit repo packs two values in a byte and the Hub counts
+            # the bytes (a 4-bit Llama-3-8B: about 4.6B); MXFP4 blocks are U8 too, but their count may be right. The
+            # base model's count, when larger, is the size (its quantization runs as it does); before, the under-count
+            # stood and a 4-bit 8B model passed `--max-params 5B`
+            base_total, base_from = self._base_size(one, (*_seen, repo_id))
+            if base_total is not None and base_total > total:
+                total, size_from = base_total, base_from
         # the repo's id now: a renamed repo's old id is answered (through a redirect) with its new one, an id typed in
         # another case with the repo's own (the Hub's ids are case-insensitive); the caller stores the model under it
         key = info.id if isinstance(info.id, str) and is_valid_repo_id(info.id) else repo_id
@@ -557,6 +569,10 @@ class HubClient:
 #: Hub may already give right
 _PACKED = frozenset({"I32"})
 PACKED_SHARE = 0.05
+#: safetensors dtypes that may hold packed values whose count can be right (bitsandbytes 4-bit: two values a U8, an
+#: under-count; MXFP4 blocks: U8 too, counted right): a count more than PACKED_SHARE of them gives way to the one
+#: base model's count when that is larger (:meth:`HubClient.model_info`)
+_BYTE_PACKED = frozenset({"U8"})
 
 
 #: how many base models deep :meth:`HubClient._base_size` looks for a count (an adapter of a quantization of a model)

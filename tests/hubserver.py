@@ -278,15 +278,17 @@ class HubServer:
     def model_tree_tags(meta: dict, siblings: list[dict]) -> list[str]:
         """The tags the Hub adds to a model from its card's ``base_model`` (its model tree), when ``_info.json`` gives
         no ``tags`` of its own: ``base_model:BASE`` and ``base_model:RELATION:BASE``, the relation ``adapter`` for a
-        repo holding ``adapter_config.json`` (PEFT), ``quantized`` for one whose info has ``gguf`` or whose card says
-        ``quantized_by``, ``merge`` for a card naming several bases, else ``finetune``."""
+        repo holding ``adapter_config.json`` (PEFT), ``quantized`` for one whose info has ``gguf``, whose card says
+        ``quantized_by`` or whose config has a ``quantization_config``, ``merge`` for a card naming several bases, else
+        ``finetune``."""
         bases = (meta.get("cardData") or {}).get("base_model")
         bases = [bases] if isinstance(bases, str) else [b for b in bases or [] if isinstance(b, str)]
         if not bases:
             return []
         files = {s.get("rfilename") for s in siblings}
         relation = ("merge" if len(bases) > 1 else "adapter" if "adapter_config.json" in files else
-                    "quantized" if "gguf" in meta or "quantized_by" in (meta.get("cardData") or {}) else "finetune")
+                    "quantized" if "gguf" in meta or "quantized_by" in (meta.get("cardData") or {})
+                    or "quantization_config" in (meta.get("config") or {}) else "finetune")
         return [t for b in bases for t in (f"base_model:{b}", f"base_model:{relation}:{b}")]
 
     def list(self, rtype: str, author: str | None, search: str | None) -> list[dict]:

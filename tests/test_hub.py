@@ -882,3 +882,32 @@ def test_a_repo_without_a_count_of_its_own_has_its_one_base_models(hub_server):
     info = json.loads(json.dumps(hub_server.info("model", "fake-org/lora", hub_server.root / "models/fake-org/lora")))
     assert "base_model:adapter:fake-org/tiny-lb" in info["tags"]  # as the real Hub tags an adapter
     assert _requests(hub_server, "/api/models/fake-org/tiny-lb") == 2  # as a base once, and as itself
+
+
+def test_a_bitsandbytes_4bit_count_gives_way_to_its_base_models(hub_server):
+    """A bitsandbytes 4-bit repo packs two values in a U8 and the Hub counts the bytes (a 4-bit Llama-3-8B: about
+    4.6B): a count mostly of U8 elements gives way to the one base model's count when that is larger, marked with
+    ``num_parameters_from``; an MXFP4 repo's count (U8 blocks, counted right) equal to its base's stays its own, as
+    does a U8-heavy repo naming no base. Before, the under-count stood: a 4-bit 8B model passed `--max-params 5B`."""
+    import json
+
+    def repo(name, info):
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps(info))
+
+    def st(**params):
+        return {"parameters": params, "total": sum(params.values())}
+
+    repo("llama-8b", {"safetensors": st(BF16=8_030_261_248)})
+    repo("llama-8b-bnb-4bit", {"cardData": {"base_model": "fake-org/llama-8b"}, "safetensors": st(
+        F16=1_050_939_392, U8=3_489_660_928), "config": {"quantization_config": {"quant_method": "bitsandbytes"}}})
+    repo("oss-20b", {"safetensors": st(BF16=1_804_459_584, U8=19_110_297_600)})
+    repo("oss-20b-fork", {"cardData": {"base_model": "fake-org/oss-20b"}, "safetensors": st(
+        BF16=1_804_459_584, U8=19_110_297_600)})
+    hub = HubClient(retries=0)
+    got = {n: (r["num_parameters"], r["num_parameters_from"]) for n in
+           ("llama-8b-bnb-4bit", "oss-20b", "oss-20b-fork") for r in [hub.model_info(f"fake-org/{n}")]}
+    assert got == {"llama-8b-bnb-4bit": (8_030_261_248, "fake-org/llama-8b"), "oss-20b": (20_914_757_184, None),
+                   "oss-20b-fork": (20_914_757_184, None)}
