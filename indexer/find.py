@@ -146,17 +146,22 @@ def format_params(n) -> str | None:
     """A parameter count to three significant digits, as the Hub shows it, and at least one decimal:
     ``8030261248`` -> ``"8.03B"``, ``70553706496`` -> ``"70.6B"``, ``8e9`` -> ``"8.0B"``, ``124439808`` ->
     ``"124.4M"``; None stays None. (Before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which
-    ``--max-params 8B`` excludes.) Halfway is rounded up, as the search page rounds: ``12250000000`` -> ``"12.3B"``."""
+    ``--max-params 8B`` excludes.) Halfway is rounded up, as the search page rounds: ``12250000000`` -> ``"12.3B"``.
+    A count that rounds up to 1000 of its unit is written in the next one: ``999950000`` -> ``"1.0B"`` (before,
+    ``"1000.0M"``; the page said the same)."""
     if n is None:
         return None
     n = float(n)
-    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+    units = (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3))
+    for i, (unit, size) in enumerate(units):
         if n >= size:
             v = n / size
             digits = max(1, 2 - int(math.floor(math.log10(v))))
             # halfway rounded up, as the search page's toFixed rounds the same float (before, Python's half-to-even:
             # 12.25B read "12.2B" here and "12.3B" on the page)
             text = str(Decimal(v).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+            if i > 0 and Decimal(text) >= 1000:  # 999.95M rounds to 1000.0M: one of the next unit
+                text, unit = "1.0", units[i - 1][0]
             while text.endswith("0") and len(text.split(".")[1]) > 1:
                 text = text[:-1]
             return f"{text}{unit}"

@@ -140,3 +140,14 @@ def test_an_adapter_has_its_base_models_size_and_the_answers_say_so(index, capsy
         page = c.get("/v1/models", params={"min_params": "10B"}).json()
         rows = page["models"] if isinstance(page, dict) else page
         assert [(r["model"], r["metadata"]["params_from"]) for r in rows] == [("fake-org/big-lora", "fake-org/big-base")]
+
+
+def test_a_size_that_rounds_up_to_a_thousand_of_its_unit_is_written_in_the_next():
+    """A count that rounds to 1000 of its unit at three significant digits is one of the next unit: 999,950,000
+    is "1.0B" (the CLI's tables and `model`; the page's formatParams writes the same, test_serve_browser.py), not
+    "1000.0M"; counts below stay in their unit. Before, "1000.0M", "1000.0K"."""
+    from indexer.find import format_params
+
+    got = {n: format_params(n) for n in (999, 999_499, 999_950, 999_950_000, 999_999_999, 999_949_999, 8_030_261_248)}
+    assert got == {999: "999", 999_499: "999.5K", 999_950: "1.0M", 999_950_000: "1.0B", 999_999_999: "1.0B",
+                   999_949_999: "999.9M", 8_030_261_248: "8.03B"}

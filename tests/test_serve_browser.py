@@ -934,7 +934,8 @@ def test_the_page_writes_sizes_and_percentages_as_the_cli_does(page_server):
 
     rng = random.Random(7)
     sizes = [12_250_000_000, 1_125_000_000, 3_375_000_000, 2_625_000, 124_500_000, 8_030_261_248, 70_553_706_496,
-             999_950_000, 8_000_000_000, 1_500, 999, 1_000_000_000_000] + [rng.randrange(1, 10**12) for _ in range(300)]
+             999_950_000, 8_000_000_000, 1_500, 999, 1_000_000_000_000, 999_950, 999_999_999_999] + [
+                 rng.randrange(1, 10**12) for _ in range(300)]
     shares = [k / d for d in (8, 40, 200, 1000) for k in range(d + 1)] + [rng.random() for _ in range(300)]
     with chromium_page() as (page, failures):
         page.goto(page_server + "/")
@@ -942,6 +943,7 @@ def test_the_page_writes_sizes_and_percentages_as_the_cli_does(page_server):
         got_shares = page.evaluate("(xs) => xs.map(pct)", shares)
         assert failures == []
     assert [(n, g) for n, g in zip(sizes, got_sizes) if g != format_params(n)] == []
+    assert (got_sizes[7], got_sizes[12], got_sizes[13]) == ("1.0B", "1.0M", "1.0T")  # not "1000.0M" (before)
     assert [(x, g) for x, g in zip(shares, got_shares) if g != _pct(x)] == []
 
 

@@ -43,10 +43,14 @@ const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether thos
 // 70.6B, 8.0B (before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which max params 8B excludes)
 function formatParams(n) {
   if (n === null || n === undefined) return "unknown";
-  for (const [u, s] of [["T", 1e12], ["B", 1e9], ["M", 1e6], ["K", 1e3]]) {
+  const units = [["T", 1e12], ["B", 1e9], ["M", 1e6], ["K", 1e3]];
+  for (let i = 0; i < units.length; i++) {
+    let [u, s] = units[i];
     if (n < s) continue;
     const v = n / s;
     let text = v.toFixed(Math.max(1, 2 - Math.floor(Math.log10(v))));
+    // 999.95M rounds to 1000.0M: one of the next unit, as the CLI writes it (before, "1000.0M")
+    if (i > 0 && Number(text) >= 1000) [text, u] = ["1.0", units[i - 1][0]];
     while (text.endsWith("0") && text.split(".")[1].length > 1) text = text.slice(0, -1);
     return `${text}${u}`;
   }
