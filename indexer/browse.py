@@ -26,7 +26,7 @@ import numpy as np
 
 from .errors import DimensionError, InputError
 from .records import name_problem
-from .find import (Filters, _index_in_step, _means, check_not_drifted, _merge, _num, _resolve_models,
+from .find import (Filters, card_facts, _index_in_step, _means, check_not_drifted, _merge, _num, _resolve_models,
                    _stores as _given_or_shared, suggest)
 
 #: how many benchmarks :func:`model_detail` lists as strengths
@@ -52,12 +52,14 @@ def _identity(key: str, p: dict) -> dict:
             "aliases": [a for a in (p.get("aliases") or []) if a != key]}
 
 
-def _metadata(p: dict) -> dict:
+def _metadata(p: dict, facts: dict | None = None) -> dict:
+    """An answer's ``metadata``: the point's facts and :func:`indexer.find.card_facts`' (``facts``) of the model."""
+    from .find import NO_CARD_FACTS
     from .sync import gated_known, license_text
 
     return {"license": license_text(p.get("license")), "params": p.get("num_parameters"),
             "pipeline_tag": p.get("pipeline_tag"),
-            "gated": gated_known(p), "open_weights": p.get("kind") == "hub"}
+            "gated": gated_known(p), "open_weights": p.get("kind") == "hub", **(facts or NO_CARD_FACTS)}
 
 
 def _page(offset, limit) -> tuple[int, int | None]:
@@ -81,7 +83,8 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
     if not hits and not where:
         check_not_drifted(store, sp, name, vectors)
     hits = hits[offset: None if limit is None else offset + limit]
-    return [{**_identity(h.key, h.payload), "metadata": _metadata(h.payload),
+    facts = card_facts(store, [h.key for h in hits])
+    return [{**_identity(h.key, h.payload), "metadata": _metadata(h.payload, facts.get(h.key)),
              "benchmarks": list(h.payload.get("benchmarks") or []), "n_prompts": h.payload.get("n_prompts"),
              "accuracy": _num(h.payload.get("accuracy"), 4)} for h in hits]
 
@@ -264,7 +267,8 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         # (before: "query vector has 778 dimensions ...; embed the query with the space's encoder", exit 1)
         with _index_in_step(vectors, sp):
             best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths)
-    return {**_identity(key, payload), "metadata": _metadata(payload), "indexed": hit is not None,
+    return {**_identity(key, payload), "metadata": _metadata(payload, card_facts(store, [key]).get(key)),
+            "indexed": hit is not None,
             "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best,
             "space": name}
 

@@ -446,6 +446,26 @@ NEAR_UNKNOWN = ("measured near unknown: this index cannot tell whether those mod
                 "weighs it, the publisher's order and probabilities)")
 
 
+#: a table's note under an inferred parameter count (``12.3B*``: :func:`_params_cell`)
+PARAMS_FROM_NOTE = "* the base model's parameter count (an adapter or a repo with no count of its own)"
+
+
+def _params_cell(meta: dict) -> str:
+    """A table's params cell: the count, with ``*`` where it is the base model's (``params_from``; the table's caption
+    says so: :data:`PARAMS_FROM_NOTE`), ``-`` where none is known."""
+    from .find import format_params
+
+    text = format_params(meta.get("params"))
+    return "-" if text is None else text + ("*" if meta.get("params_from") else "")
+
+
+def _with_note(caption: str | None, metas) -> str | None:
+    """``caption`` with :data:`PARAMS_FROM_NOTE` added when a row's count is its base model's."""
+    if not any(m.get("params_from") and m.get("params") is not None for m in metas):
+        return caption
+    return f"{caption}; {PARAMS_FROM_NOTE}" if caption else PARAMS_FROM_NOTE
+
+
 def _print_result(result) -> None:
     from .find import format_params
 
@@ -469,7 +489,7 @@ def _print_result(result) -> None:
                 near = _measured_on(q["benchmark"], d["evidence"]["benchmarks"], near)
             meta = r.metadata
             rows.append([str(i), r.model + (" (API)" if r.api_only else ""), _pct(d["probability"]), interval,
-                         near, format_params(meta.get("params")) or "-", meta.get("license") or "-"])
+                         near, _params_cell(meta), meta.get("license") or "-"])
         sort = "lower bound" if q["rank"] == "lcb" else "probability"
         if q["rank"] == "lcb" and all(d["interval"] is None and d["rank_score"] == d["score"]
                                        for d in (r.to_dict() for r in result.results)):
@@ -485,7 +505,8 @@ def _print_result(result) -> None:
         near_column = "measured on it" if q["kind"] == "benchmark" else "measured near"
         _table(f"Models for {what}", [("#", "right"), ("model", "left"), ("P(success)", "right"),
                                       ("90% interval", "right"), (near_column, "left"), ("params", "right"),
-                                      ("license", "left")], rows, caption)
+                                      ("license", "left")], rows,
+               _with_note(caption, [r.metadata for r in result.results]))
         if result.space.get("calibrated") is False:
             typer.echo(NOT_CALIBRATED.format(space=result.space["name"]))
         if not result.space.get("signal", True):
@@ -587,8 +608,9 @@ def models(
     _table(title, [("model", "left"), ("kind", "left"), ("params", "right"), ("license", "left"), ("prompts", "right"),
                    ("accuracy (mean of benchmarks)", "right"), ("benchmarks", "right")],
            [[r["model"], "API" if r["api_only"] else ("Hub" if r["hub_id"] else "name"),
-             format_params(r["metadata"]["params"]) or "-", r["metadata"]["license"] or "-", str(r["n_prompts"] or 0),
-             _pct(r["accuracy"]), str(len(r["benchmarks"]))] for r in rows])
+             _params_cell(r["metadata"]), r["metadata"]["license"] or "-", str(r["n_prompts"] or 0),
+             _pct(r["accuracy"]), str(len(r["benchmarks"]))] for r in rows],
+           _with_note(None, [r["metadata"] for r in rows]))
     unlisted()
 
 
@@ -634,8 +656,13 @@ def model(
     m = d["metadata"]
     kind = "API-only" if d["api_only"] else ("Hub: https://huggingface.co/" + d["hub_id"] if d["hub_id"] else "no Hub repo known")
     typer.echo(shown(f"{d['model']}  ({kind})"))
-    typer.echo(shown(f"license {m['license'] or '-'}, parameters {format_params(m['params']) or '-'}, "
+    size = format_params(m["params"]) or "-"
+    if m.get("params_from") and m["params"] is not None:  # an adapter's: its base model's count
+        size += f" (of {m['params_from']})"
+    typer.echo(shown(f"license {m['license'] or '-'}, parameters {size}, "
                      f"pipeline tag {m['pipeline_tag'] or '-'}, gated {'-' if m['gated'] is None else 'yes' if m['gated'] else 'no'}"))
+    if m.get("base_model"):
+        typer.echo(shown(f"based on {m['base_model']}"))
     if d["aliases"]:
         typer.echo(shown("also called: " + ", ".join(d["aliases"])))
     _table("Observed", [("benchmark", "left"), ("accuracy", "right"), ("n", "right")],

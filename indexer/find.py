@@ -13,7 +13,8 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
                   "coverage": {"near", "measured_near", "benchmarks"},
                   "evidence": {"prompts": [{"text", "benchmark", "outcome", "similarity"}],
                                "benchmarks": [{"name", "accuracy", "n"}]},
-                  "metadata": {"license", "params", "pipeline_tag", "gated", "open_weights"}}],
+                  "metadata": {"license", "params", "pipeline_tag", "gated", "open_weights", "base_model",
+                               "params_from"}}],
      "excluded": {"<filter>": count}, "missing_metadata": {"<filter>": count}}
 
 **Ranking.** ``rank="probability"`` (default): the calibrated probability (:mod:`indexer.posterior`), an increasing
@@ -145,17 +146,22 @@ def format_params(n) -> str | None:
     """A parameter count to three significant digits, as the Hub shows it, and at least one decimal:
     ``8030261248`` -> ``"8.03B"``, ``70553706496`` -> ``"70.6B"``, ``8e9`` -> ``"8.0B"``, ``124439808`` ->
     ``"124.4M"``; None stays None. (Before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which
-    ``--max-params 8B`` excludes.) Halfway is rounded up, as the search page rounds: ``12250000000`` -> ``"12.3B"``."""
+    ``--max-params 8B`` excludes.) Halfway is rounded up, as the search page rounds: ``12250000000`` -> ``"12.3B"``.
+    A count that rounds up to 1000 of its unit is written in the next one: ``999950000`` -> ``"1.0B"`` (before,
+    ``"1000.0M"``; the page said the same)."""
     if n is None:
         return None
     n = float(n)
-    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+    units = (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3))
+    for i, (unit, size) in enumerate(units):
         if n >= size:
             v = n / size
             digits = max(1, 2 - int(math.floor(math.log10(v))))
             # halfway rounded up, as the search page's toFixed rounds the same float (before, Python's half-to-even:
             # 12.25B read "12.2B" here and "12.3B" on the page)
             text = str(Decimal(v).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+            if i > 0 and Decimal(text) >= 1000:  # 999.95M rounds to 1000.0M: one of the next unit
+                text, unit = "1.0", units[i - 1][0]
             while text.endswith("0") and len(text.split(".")[1]) > 1:
                 text = text[:-1]
             return f"{text}{unit}"
@@ -872,6 +878,7 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     from .query import pattern_observed
 
     near = _neighbourhood(vectors, space, q, near_hits, benchmark, store=store) if ranked else []
+    facts = card_facts(store, [m.model for m, _ in ranked]) if ranked else {}
     observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
     # a model SQL holds no outcome of (a pulled index): the prompts its coverage pattern's models were observed on,
     # when the records carried them -- which near prompts it was measured on, not its outcomes there
@@ -914,10 +921,27 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         kind = p.get("kind")
         hub = m.model if kind == "hub" else None
         meta = {"license": license_text(p.get("license")), "params": p.get("num_parameters"),
-                "pipeline_tag": p.get("pipeline_tag"), "gated": gated_known(p), "open_weights": kind == "hub"}
+                "pipeline_tag": p.get("pipeline_tag"), "gated": gated_known(p), "open_weights": kind == "hub",
+                **facts.get(m.model, NO_CARD_FACTS)}
         out.append(ModelResult(m.model, hub, kind == "api", [a for a in (p.get("aliases") or []) if a != m.model],
                                m.score, float(rank_score), m.probability, m.low, m.high, m.variance, cov, ev, meta, p))
     return out
+
+
+#: :func:`card_facts` of a model SQL holds no record of
+NO_CARD_FACTS = {"base_model": None, "params_from": None}
+
+
+def card_facts(store, keys) -> dict[str, dict]:
+    """key -> the model facts an answer's ``metadata`` shows that the index's points do not carry, read from SQL in
+    one query: ``base_model`` (the model its card says it is a fine-tune, adapter, quantization or merge of; several
+    joined with ","; None: none named, or no Hub metadata). Before, SQL held it and no answer showed it.
+    ``params_from``: the repo whose parameter count ``params`` is when it is not the model's own (a PEFT adapter's
+    base model: it runs as that model does), else None."""
+    if not keys or store is None or not hasattr(store, "list_models"):
+        return {}
+    return {r.key: {"base_model": getattr(r, "base_model", None),
+                    "params_from": getattr(r, "num_parameters_from", None)} for r in store.list_models(keys=list(keys))}
 
 
 def _neighbourhood(vectors, space, q, hits=None, benchmark: str | None = None, store=None) -> list[dict]:

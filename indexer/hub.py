@@ -3,7 +3,9 @@
 - :meth:`HubClient.model_info` -> a dict of model metadata for filters (the field names of
   ``Store.upsert_models``: key (the repo's id on the Hub now: for a renamed repo, whose old id the Hub redirects,
   its new id; for an id in another case, the repo's own spelling), revision, author,
-  license, num_parameters (safetensors' total, else a GGUF repo's; None for packed quantized weights), pipeline_tag,
+  license, num_parameters (safetensors' total, else a GGUF repo's; None for packed quantized weights; with none of
+  these, the count of the one base model its card names, e.g. a PEFT adapter's, which ``num_parameters_from`` then
+  names; a count mostly of U8 bytes, bitsandbytes 4-bit's, gives way to that base's when larger), pipeline_tag,
   library, tags, downloads, likes, gated, created_at, last_modified, base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
@@ -279,6 +281,7 @@ class HubClient:
         self._sleep = sleep
         self._clock = clock
         self._failing = False  # an operation gave up: later ones are tried once until one succeeds
+        self._base_sizes: dict[str, tuple[int | None, str | None]] = {}  # base model -> (count, of which repo)
         #: what happens next, said when an operation gave up: an indexing pass's source is tried again by the next
         #: run; a command the user runs (pull, publish) says what it left and to run it again
         self.again = again
@@ -338,8 +341,11 @@ class HubClient:
 
     # -- models ---------------------------------------------------------------------------------------
 
-    def model_info(self, repo_id: str) -> dict:
-        """Metadata of a model repo as a dict for ``Store.upsert_models`` (missing fields are None)."""
+    def model_info(self, repo_id: str, *, _seen: tuple[str, ...] = ()) -> dict:
+        """Metadata of a model repo as a dict for ``Store.upsert_models`` (missing fields are None). A repo with no
+        parameter count of its own whose card names one base model (a PEFT adapter, a fine-tune or quantization
+        without safetensors; not a merge) has the base model's count, and ``num_parameters_from`` names that base
+        (:meth:`_base_size`; else None)."""
         info = self._call("read model info of", repo_id, "model", self._api.model_info, repo_id)
         card = info.card_data.to_dict() if getattr(info, "card_data", None) is not None else {}
         # the card's YAML is the model author's: a license or base_model may be a number, a mapping or a list of
@@ -368,9 +374,28 @@ class HubClient:
             packed = sum(v for k, v in counts.items() if str(k).upper() in _PACKED and isinstance(v, int))
             if packed > total * PACKED_SHARE:
                 total = None
+            bytes_ = sum(v for k, v in counts.items() if str(k).upper() in _BYTE_PACKED and isinstance(v, int))
+        else:
+            bytes_ = 0
         if total is None and isinstance(getattr(info, "gguf", None), dict):  # a GGUF repo (llama.cpp quantizations)
             total = info.gguf.get("total")  # has no safetensors: the Hub counts its parameters from the GGUF header;
             # before, its size was unknown and every --max-params / --min-params filter dropped it
+        size_from = None
+        if total is None and (one := _one_base(card.get("base_model"), info.tags)) is not None:
+            # a PEFT adapter (its adapter_model.safetensors is no model the Hub counts), or a fine-tune or quantization
+            # without a count of its own: it runs as its base model does, so it has that size; before, its size was
+            # unknown and every size filter dropped it as missing metadata (an adapter of Llama-3-8B was not found by
+            # `--max-params 10B`)
+            total, size_from = self._base_size(one, (*_seen, repo_id))
+        elif total is not None and bytes_ > total * PACKED_SHARE and (
+                one := _one_base(card.get("base_model"), info.tags)) is not None:
+            # a count mostly of U8 elements: a bitsandbytes 4-bit repo packs two values in a byte and the Hub counts
+            # the bytes (a 4-bit Llama-3-8B: about 4.6B); MXFP4 blocks are U8 too, but their count may be right. The
+            # base model's count, when larger, is the size (its quantization runs as it does); before, the under-count
+            # stood and a 4-bit 8B model passed `--max-params 5B`
+            base_total, base_from = self._base_size(one, (*_seen, repo_id))
+            if base_total is not None and base_total > total:
+                total, size_from = base_total, base_from
         # the repo's id now: a renamed repo's old id is answered (through a redirect) with its new one, an id typed in
         # another case with the repo's own (the Hub's ids are case-insensitive); the caller stores the model under it
         key = info.id if isinstance(info.id, str) and is_valid_repo_id(info.id) else repo_id
@@ -391,7 +416,27 @@ class HubClient:
             "created_at": info.created_at,
             "last_modified": info.last_modified,
             "base_model": base,
+            "num_parameters_from": size_from if total is not None else None,
         }
+
+    def _base_size(self, base: str, seen: tuple[str, ...]) -> tuple[int | None, str | None]:
+        """(parameter count, the repo it is of) of the base model ``base`` (its own count, or in turn its base's, at
+        most :data:`BASE_DEPTH` models deep), or (None, None) when none is known or the Hub cannot say (a failure is
+        logged, not raised: the model's own metadata stands). Asked once per client: the adapters of one base in
+        a pass cost one request."""
+        if base in self._base_sizes:
+            return self._base_sizes[base]
+        got: tuple[int | None, str | None] = (None, None)
+        if base not in seen and len(seen) <= BASE_DEPTH:
+            try:
+                row = self.model_info(base, _seen=seen)
+            except (HubError, NotFoundError) as exc:  # gone, private, failing: the base's size stays unknown
+                log.info("Hub: no parameter count of %s, the base model of %s (%s)", base, seen[-1], exc)
+            else:
+                if row["num_parameters"] is not None:
+                    got = (row["num_parameters"], row["num_parameters_from"] or row["key"])
+        self._base_sizes[base] = got
+        return got
 
     # -- datasets -------------------------------------------------------------------------------------
 
@@ -524,6 +569,27 @@ class HubClient:
 #: Hub may already give right
 _PACKED = frozenset({"I32"})
 PACKED_SHARE = 0.05
+#: safetensors dtypes that may hold packed values whose count can be right (bitsandbytes 4-bit: two values a U8, an
+#: under-count; MXFP4 blocks: U8 too, counted right): a count more than PACKED_SHARE of them gives way to the one
+#: base model's count when that is larger (:meth:`HubClient.model_info`)
+_BYTE_PACKED = frozenset({"U8"})
+
+
+#: how many base models deep :meth:`HubClient._base_size` looks for a count (an adapter of a quantization of a model)
+BASE_DEPTH = 3
+
+
+def _one_base(value, tags) -> str | None:
+    """The one base model a card's ``base_model`` names (text, or a list of one), when it is a repo id and the Hub's
+    model-tree tags do not call the repo a merge of it (a merge's size is not its base's); else None."""
+    if isinstance(value, (list, tuple)):
+        value = value[0] if len(value) == 1 else None
+    if not isinstance(value, str) or not is_valid_repo_id(value.strip()):
+        return None
+    value = value.strip()
+    if any(isinstance(t, str) and t.lower() == f"base_model:merge:{value}".lower() for t in tags or []):
+        return None
+    return value
 
 
 def _fits(text: str | None, width: int) -> str | None:

@@ -996,6 +996,10 @@ def _answer_responses() -> dict:
         pipeline_tag: str | None
         gated: bool | None
         open_weights: bool = Field(description="the model has a Hub repo")
+        base_model: str | None = Field(None, description="the model its card says it is a fine-tune, adapter, "
+                                       "quantization or merge of (several joined with a comma)")
+        params_from: str | None = Field(None, description="the repo whose parameter count params is when it is "
+                                        "not the model's own (a PEFT adapter's base model), else null")
 
     class Identity(BaseModel):
         model: str = Field(description="its key: the Hub repo id when it has one")

@@ -2,7 +2,9 @@
 serving repos from a folder laid out as ``<root>/models/<org>/<name>/...`` and ``<root>/datasets/<org>/<name>/...``.
 
 A repo folder may hold ``_info.json``: fields merged into the ``/api/{type}s/{id}`` answer (cardData,
-safetensors, pipeline_tag, gated, downloads, ...). ``"gated": "manual"`` (or "auto") makes file downloads
+safetensors, pipeline_tag, gated, downloads, ...); a model whose ``_info.json`` gives no ``tags`` gets the model-tree
+tags the Hub derives from its card's ``base_model`` (:meth:`HubServer.model_tree_tags`: ``base_model:adapter:BASE``
+for a PEFT adapter, ...). ``"gated": "manual"`` (or "auto") makes file downloads
 answer 401 (no token) / 403 (a token not in ``_info.json``'s ``"_allowed_tokens"``) with ``X-Error-Code: GatedRepo``.
 The commit sha of a repo is the sha1 of its files (names and contents), so editing a file makes a new revision.
 
@@ -268,8 +270,26 @@ class HubServer:
                "siblings": [{"rfilename": f} for f in self.files(d)]}
         if rtype == "model":
             out["modelId"] = repo_id
+            out["tags"] = self.model_tree_tags(meta, out["siblings"])
         out.update(meta)
         return out
+
+    @staticmethod
+    def model_tree_tags(meta: dict, siblings: list[dict]) -> list[str]:
+        """The tags the Hub adds to a model from its card's ``base_model`` (its model tree), when ``_info.json`` gives
+        no ``tags`` of its own: ``base_model:BASE`` and ``base_model:RELATION:BASE``, the relation ``adapter`` for a
+        repo holding ``adapter_config.json`` (PEFT), ``quantized`` for one whose info has ``gguf``, whose card says
+        ``quantized_by`` or whose config has a ``quantization_config``, ``merge`` for a card naming several bases, else
+        ``finetune``."""
+        bases = (meta.get("cardData") or {}).get("base_model")
+        bases = [bases] if isinstance(bases, str) else [b for b in bases or [] if isinstance(b, str)]
+        if not bases:
+            return []
+        files = {s.get("rfilename") for s in siblings}
+        relation = ("merge" if len(bases) > 1 else "adapter" if "adapter_config.json" in files else
+                    "quantized" if "gguf" in meta or "quantized_by" in (meta.get("cardData") or {})
+                    or "quantization_config" in (meta.get("config") or {}) else "finetune")
+        return [t for b in bases for t in (f"base_model:{b}", f"base_model:{relation}:{b}")]
 
     def list(self, rtype: str, author: str | None, search: str | None) -> list[dict]:
         base = self.root / f"{rtype}s"

@@ -104,7 +104,7 @@ def test_one_entry_point_four_kinds_and_the_json_shape(idx):
                       "metadata"}
     assert set(r["coverage"]) == {"near", "measured_near", "benchmarks"}
     assert set(r["evidence"]) == {"prompts", "benchmarks"}
-    assert set(r["metadata"]) == {"license", "params", "pipeline_tag", "gated", "open_weights"}
+    assert set(r["metadata"]) == {"license", "params", "pipeline_tag", "gated", "open_weights", "base_model", "params_from"}
     for res in (one, several, bench, raw):
         for m in res:
             if res.space["signal"]:
@@ -235,7 +235,8 @@ def test_model_identity_in_results(idx):
     assert every["Qwen/Qwen1.5-7B"].hub_id == "Qwen/Qwen1.5-7B" and every["Qwen/Qwen1.5-7B"].aliases == ["Qwen--Qwen1.5-7B"]
     assert every["plain-name"].hub_id is None and not every["plain-name"].api_only
     assert every["org/small"].metadata == {"license": "mit", "params": 1_500_000_000, "pipeline_tag": None,
-                                           "gated": False, "open_weights": True}
+                                           "gated": False, "open_weights": True, "base_model": None,
+                                           "params_from": None}
 
 
 def test_filters_are_payload_filters_with_excluded_and_missing_counts(idx):

@@ -314,17 +314,17 @@ def test_a_gguf_repos_parameter_count_comes_from_its_gguf_metadata(hub_server, s
     for name, info in (("q-GGUF", {"gguf": {"total": 8030261248, "architecture": "llama", "context_length": 8192}}),
                        ("moe", {"safetensors": {"parameters": {"BF16": 46702792704}, "total": 46702792704},
                                 "gguf": {"total": 1}}),
-                       ("adapter", {"library_name": "peft", "cardData": {"base_model": "fake-org/tiny-lb"}})):
+                       ("no-count", {"library_name": "transformers", "cardData": {"license": "mit"}})):
         d = hub_server.root / "models" / "fake-org" / name
         d.mkdir(parents=True)
         (d / "config.json").write_text("{}")
         (d / "_info.json").write_text(json.dumps(info))
     assert HubClient().model_info("fake-org/q-GGUF")["num_parameters"] == 8030261248
-    d = _one_prompt_table(tmp_path, ("fake-org/q-GGUF", 1), ("fake-org/moe", 0), ("fake-org/adapter", 1))
+    d = _one_prompt_table(tmp_path, ("fake-org/q-GGUF", 1), ("fake-org/moe", 0), ("fake-org/no-count", 1))
     s = ingest(str(d), store=store)
     assert s.errors == [] and s.metadata == 3
     assert {m.key: m.num_parameters for m in store.list_models()} == {
-        "fake-org/q-GGUF": 8030261248, "fake-org/moe": 46702792704, "fake-org/adapter": None}
+        "fake-org/q-GGUF": 8030261248, "fake-org/moe": 46702792704, "fake-org/no-count": None}
 
 
 def test_a_packed_quantized_repos_count_is_not_taken_for_its_size(hub_server):
@@ -877,3 +877,71 @@ def test_a_card_licensed_other_keeps_the_license_name_it_gives(hub_server, store
     got = {m: store.get_model(f"fake-org/{m}").license for m in ("qwenish", "plain-other", "other-other")}
     assert got == {"qwenish": "other,tongyi-qianwen", "plain-other": "other", "other-other": "other"}, got
     assert license_payload(got["qwenish"]) == ["other", "tongyi-qianwen"]
+
+
+def test_a_repo_without_a_count_of_its_own_has_its_one_base_models(hub_server):
+    """The Hub gives a PEFT adapter, and a fine-tune or quantization with no safetensors (or packed ones), no parameter
+    count of its own: it has the count of the one base model its card names (in turn that model's base's, when the base
+    has none), and ``num_parameters_from`` names the repo counted; a merge (several bases, or tagged
+    ``base_model:merge:``) and a base the Hub cannot answer leave it unknown; a repo with a count keeps its own. Each
+    base is asked once per client. Before, all of them were unknown and every size filter dropped them."""
+    import json
+
+    def repo(name, info, files=("config.json",)):
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        for f in files:
+            (d / f).write_text("{}")
+        (d / "_info.json").write_text(json.dumps(info))
+
+    adapter = ("adapter_config.json", "adapter_model.safetensors")
+    repo("lora", {"library_name": "peft", "cardData": {"base_model": "fake-org/tiny-lb"}}, adapter)
+    repo("lora-2", {"library_name": "peft", "cardData": {"base_model": ["fake-org/tiny-lb"]}}, adapter)
+    repo("lora-of-lora", {"library_name": "peft", "cardData": {"base_model": "fake-org/lora"}}, adapter)
+    repo("gptq", {"cardData": {"base_model": "fake-org/tiny-lb", "quantized_by": "x"},
+                  "safetensors": {"parameters": {"I32": 900, "F16": 10}, "total": 910}})
+    repo("merged", {"cardData": {"base_model": ["fake-org/tiny-lb", "fake-org/dummy-b"]}})
+    repo("merge-tagged", {"cardData": {"base_model": "fake-org/tiny-lb"},
+                          "tags": ["merge", "base_model:merge:fake-org/tiny-lb"]})
+    repo("lora-gone", {"library_name": "peft", "cardData": {"base_model": "fake-org/deleted"}}, adapter)
+    repo("loop", {"library_name": "peft", "cardData": {"base_model": "fake-org/loop"}}, adapter)
+    hub = HubClient(retries=0)
+    got = {n: (r["num_parameters"], r["num_parameters_from"]) for n in
+           ("lora", "lora-2", "lora-of-lora", "gptq", "merged", "merge-tagged", "lora-gone", "loop", "tiny-lb")
+           for r in [hub.model_info(f"fake-org/{n}")]}
+    tiny = (1234567, "fake-org/tiny-lb")
+    assert got == {"lora": tiny, "lora-2": tiny, "lora-of-lora": tiny, "gptq": tiny, "merged": (None, None),
+                   "merge-tagged": (None, None), "lora-gone": (None, None), "loop": (None, None),
+                   "tiny-lb": (1234567, None)}
+    info = json.loads(json.dumps(hub_server.info("model", "fake-org/lora", hub_server.root / "models/fake-org/lora")))
+    assert "base_model:adapter:fake-org/tiny-lb" in info["tags"]  # as the real Hub tags an adapter
+    assert _requests(hub_server, "/api/models/fake-org/tiny-lb") == 2  # as a base once, and as itself
+
+
+def test_a_bitsandbytes_4bit_count_gives_way_to_its_base_models(hub_server):
+    """A bitsandbytes 4-bit repo packs two values in a U8 and the Hub counts the bytes (a 4-bit Llama-3-8B: about
+    4.6B): a count mostly of U8 elements gives way to the one base model's count when that is larger, marked with
+    ``num_parameters_from``; an MXFP4 repo's count (U8 blocks, counted right) equal to its base's stays its own, as
+    does a U8-heavy repo naming no base. Before, the under-count stood: a 4-bit 8B model passed `--max-params 5B`."""
+    import json
+
+    def repo(name, info):
+        d = hub_server.root / "models" / "fake-org" / name
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "_info.json").write_text(json.dumps(info))
+
+    def st(**params):
+        return {"parameters": params, "total": sum(params.values())}
+
+    repo("llama-8b", {"safetensors": st(BF16=8_030_261_248)})
+    repo("llama-8b-bnb-4bit", {"cardData": {"base_model": "fake-org/llama-8b"}, "safetensors": st(
+        F16=1_050_939_392, U8=3_489_660_928), "config": {"quantization_config": {"quant_method": "bitsandbytes"}}})
+    repo("oss-20b", {"safetensors": st(BF16=1_804_459_584, U8=19_110_297_600)})
+    repo("oss-20b-fork", {"cardData": {"base_model": "fake-org/oss-20b"}, "safetensors": st(
+        BF16=1_804_459_584, U8=19_110_297_600)})
+    hub = HubClient(retries=0)
+    got = {n: (r["num_parameters"], r["num_parameters_from"]) for n in
+           ("llama-8b-bnb-4bit", "oss-20b", "oss-20b-fork") for r in [hub.model_info(f"fake-org/{n}")]}
+    assert got == {"llama-8b-bnb-4bit": (8_030_261_248, "fake-org/llama-8b"), "oss-20b": (20_914_757_184, None),
+                   "oss-20b-fork": (20_914_757_184, None)}

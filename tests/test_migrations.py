@@ -277,3 +277,24 @@ def test_db_current_on_a_sqlite_file_that_does_not_exist_does_not_create_it(tmp_
     assert r.exit_code == 0 and "current (empty)" in r.output, r.output
     assert list(tmp_path.iterdir()) == []
     assert migrate.status(f"sqlite:///{db}")["current"] is None and not db.exists()
+
+
+def test_migration_0016_asks_again_for_models_without_a_count_that_name_a_base(db_url):
+    """A home upgraded to 0016: a Hub model stored without a parameter count whose card names a base model (an
+    adapter) has its metadata asked again by the next pass (``models_without_metadata``), where it gets its base's
+    count; models with a count, or without a base, keep theirs as fetched. Before, such an adapter stayed unsized
+    until its metadata was next due, up to 7 days after the upgrade."""
+    from indexer.records import Outcome, SourceBatch, SourceInfo
+    from indexer.store.sql import Store
+
+    with Store(db_url, upgrade=True) as st:
+        st.upsert_models([{"key": "org/lora", "base_model": "org/base"}, {"key": "org/sized", "num_parameters": 5,
+                          "base_model": "org/base"}, {"key": "org/plain"}])
+        st.ingest(SourceBatch(SourceInfo("table", "/t.csv", "r1"), {}, [
+            Outcome(m, "math", "What is 2+2?", 1.0, prompt_id="0") for m in ("org/lora", "org/sized", "org/plain")]))
+        assert st.models_without_metadata() == []
+    migrate.downgrade_url(db_url, "0015")
+    migrate.upgrade_url(db_url)
+    with Store(db_url) as st:
+        assert st.models_without_metadata() == ["org/lora"]
+        assert st.get_model("org/sized").fetched_at is not None and st.get_model("org/plain").fetched_at is not None

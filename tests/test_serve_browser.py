@@ -934,7 +934,8 @@ def test_the_page_writes_sizes_and_percentages_as_the_cli_does(page_server):
 
     rng = random.Random(7)
     sizes = [12_250_000_000, 1_125_000_000, 3_375_000_000, 2_625_000, 124_500_000, 8_030_261_248, 70_553_706_496,
-             999_950_000, 8_000_000_000, 1_500, 999, 1_000_000_000_000] + [rng.randrange(1, 10**12) for _ in range(300)]
+             999_950_000, 8_000_000_000, 1_500, 999, 1_000_000_000_000, 999_950, 999_999_999_999] + [
+                 rng.randrange(1, 10**12) for _ in range(300)]
     shares = [k / d for d in (8, 40, 200, 1000) for k in range(d + 1)] + [rng.random() for _ in range(300)]
     with chromium_page() as (page, failures):
         page.goto(page_server + "/")
@@ -942,6 +943,7 @@ def test_the_page_writes_sizes_and_percentages_as_the_cli_does(page_server):
         got_shares = page.evaluate("(xs) => xs.map(pct)", shares)
         assert failures == []
     assert [(n, g) for n, g in zip(sizes, got_sizes) if g != format_params(n)] == []
+    assert (got_sizes[7], got_sizes[12], got_sizes[13]) == ("1.0B", "1.0M", "1.0T")  # not "1000.0M" (before)
     assert [(x, g) for x, g in zip(shares, got_shares) if g != _pct(x)] == []
 
 
@@ -1108,4 +1110,37 @@ def test_a_model_id_with_dot_segments_stays_a_model_id(page_server):
             page.goto(page_server + "/?model=" + quote(model, safe=""))
             expect(page.locator("#model-meta")).to_contain_text(f'error: the model id "{model}" cannot be written in a URL path')
             assert asked == []
+        assert failures == []
+
+
+def test_the_page_says_what_a_model_is_based_on_and_whose_size_it_shows(page_server):
+    """A result and a model page say "based on BASE" for a model whose card names one, and "parameters 7.0B (of
+    BASE)" where the count is the base model's (``params_from``: an adapter's), as the CLI does; a model with neither
+    shows its size alone. (The answers are the server's, given these two fields by the routes below.)"""
+    import json
+
+    from playwright.sync_api import expect
+
+    facts = {"base_model": "org/base", "params_from": "org/base"}
+
+    def on_m1(route):
+        data = route.fetch().json()
+        for r in data.get("results") or [data]:
+            if r["model"] == "org/m1":
+                r["metadata"].update(facts)
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.route("**/v1/find", on_m1)
+        page.route("**/v1/models/org/m1", on_m1)
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+        results = page.locator("#ranked > li.result")
+        expect(results.first).to_be_visible()
+        metas = {r.locator("a.detail").get_attribute("data-model"): r.locator("p.meta").inner_text()
+                 for r in results.all()}
+        assert "parameters 7.0B (of org/base)" in metas["org/m1"] and "based on org/base" in metas["org/m1"]
+        assert "parameters 70.0B ·" in metas["org/m2"] and "based on" not in metas["org/m2"]
+        page.goto(page_server + "/?model=org%2Fm1")
+        expect(page.locator("#model-meta")).to_contain_text("parameters 7.0B (of org/base)")
+        expect(page.locator("#model-meta")).to_contain_text("based on org/base")
         assert failures == []

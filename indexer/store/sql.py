@@ -104,7 +104,8 @@ Schema (tables; ``id`` integer primary keys; times are timezone-aware UTC)
 -------------------------------------------------------------------------
 - ``models``: key (unique free string: Hub repo id or a table's plain name), kind ("hub" | "name"),
   revision, author, license, num_parameters, pipeline_tag, library, tags (JSON list), downloads, likes,
-  gated (str: "false" | "auto" | "manual"), created_at, last_modified, base_model, fetched_at.
+  gated (str: "false" | "auto" | "manual"), created_at, last_modified, base_model, fetched_at, num_parameters_from
+  (the repo whose count num_parameters is when not the model's own: an adapter's base model).
 - ``benchmarks``: name (unique), group, source_task, metric, num_fewshot, config (JSON).
 - ``prompts``: hash (unique, hex sha256 of the text), text.
 - ``benchmark_prompts``: (benchmark_id, prompt_id) primary key, position, source_prompt_id

@@ -82,6 +82,9 @@ class Model(Base):
     last_modified: Mapped[datetime | None] = mapped_column(UTCDateTime)
     base_model: Mapped[str | None] = mapped_column(String(512))
     fetched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: the repo whose parameter count ``num_parameters`` is when it is not the model's own (a PEFT adapter's base
+    #: model: :meth:`indexer.hub.HubClient.model_info`; migration 0016); None: its own, or none
+    num_parameters_from: Mapped[str | None] = mapped_column(String(512))
     #: sha256 over the model's outcome blocks (:meth:`Store.model_digests`), kept by every write of its outcomes;
     #: None: no outcomes
     outcomes_digest: Mapped[str | None] = mapped_column(String(64))

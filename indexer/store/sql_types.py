@@ -17,7 +17,7 @@ CHUNK = 5000
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+\Z", re.ASCII)  # ASCII, as indexer.identity._REPO
 MODEL_FIELDS = (
     "kind", "revision", "author", "license", "num_parameters", "pipeline_tag", "library", "tags", "downloads",
-    "likes", "gated", "created_at", "last_modified", "base_model", "fetched_at",
+    "likes", "gated", "created_at", "last_modified", "base_model", "fetched_at", "num_parameters_from",
 )
 
 
@@ -110,6 +110,8 @@ class ModelRecord:
     last_modified: datetime | None = None
     base_model: str | None = None
     fetched_at: datetime | None = None
+    #: the repo whose count ``num_parameters`` is when not the model's own (an adapter's base model), else None
+    num_parameters_from: str | None = None
 
 
 @dataclass(frozen=True)

@@ -43,10 +43,14 @@ const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether thos
 // 70.6B, 8.0B (before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which max params 8B excludes)
 function formatParams(n) {
   if (n === null || n === undefined) return "unknown";
-  for (const [u, s] of [["T", 1e12], ["B", 1e9], ["M", 1e6], ["K", 1e3]]) {
+  const units = [["T", 1e12], ["B", 1e9], ["M", 1e6], ["K", 1e3]];
+  for (let i = 0; i < units.length; i++) {
+    let [u, s] = units[i];
     if (n < s) continue;
     const v = n / s;
     let text = v.toFixed(Math.max(1, 2 - Math.floor(Math.log10(v))));
+    // 999.95M rounds to 1000.0M: one of the next unit, as the CLI writes it (before, "1000.0M")
+    if (i > 0 && Number(text) >= 1000) [text, u] = ["1.0", units[i - 1][0]];
     while (text.endsWith("0") && text.split(".")[1].length > 1) text = text.slice(0, -1);
     return `${text}${u}`;
   }
@@ -268,8 +272,8 @@ function resultItem(r, i, signal, q, space) {
                  "model page"));
   const md = r.metadata || {};
   const cov = r.coverage || {};
-  const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
-    md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null,
+  const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
+    md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null,
     q && q.kind === "benchmark" ? observedOn(r, q.benchmark) : null,
     cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown"
       : `measured on ${cov.near || 0} nearby prompt(s)` + (cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "")]
@@ -442,8 +446,8 @@ async function showModel(id, space) {
     const title = $("model-title");
     title.replaceChildren(m.hub_id ? el("a", { href: `https://huggingface.co/${m.hub_id}`, rel: "noopener" }, m.model) : m.model);
     const md = m.metadata || {};
-    $("model-meta").textContent = [`parameters ${formatParams(md.params)}`, `license ${md.license || "unknown"}`,
-      md.pipeline_tag, md.gated ? "gated" : null, m.api_only ? "API only" : (md.open_weights ? "open weights" : null),
+    $("model-meta").textContent = [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
+      md.pipeline_tag, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null, m.api_only ? "API only" : (md.open_weights ? "open weights" : null),
       `${m.n_prompts || 0} prompts measured`, space && m.space ? `predicted in space ${m.space}` : null, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
       .filter(Boolean).join(" · ");
     $("strengths").tBodies[0].replaceChildren(...m.strengths.map((s) => el("tr", {},
