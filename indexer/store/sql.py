@@ -420,10 +420,13 @@ class _Tx:
             raise migrate.connect_error(self.engine.url, exc) from exc
         try:
             self.tx = self.conn.begin()  # SQLite writers wait here for the write lock (busy timeout)
+            self.session = Session(bind=self.conn, autoflush=False)
         except SQLAlchemyError as exc:
             self.conn.close()
             raise self._error(exc) from exc
-        self.session = Session(bind=self.conn, autoflush=False)
+        except BaseException:  # an interrupt (SIGTERM or Ctrl-C as KeyboardInterrupt) after BEGIN, before the body:
+            self.conn.close()  # __exit__ never runs, and the connection, kept alive by the traceback while the
+            raise  # handler records the run, held the write lock (the record waited 30 s for it, then failed)
         return self.session
 
     def __exit__(self, exc_type, exc, tb) -> None:
