@@ -279,3 +279,25 @@ def lose_lock_session(other, taken: bool, held: list) -> None:
         cm = other.lock("index")
         cm.__enter__()
         held.append(cm)
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``taskspace ARGS`` run in this process (the query module's cached stores
+    closed after it)."""
+    import sys
+
+    from indexer import cli as cli_module
+
+    argv, sys.argv = sys.argv, ["taskspace", *args]
+    try:
+        try:
+            cli_module.main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+        if "indexer.query" in sys.modules:
+            sys.modules["indexer.query"].close_cached()
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -5,13 +5,12 @@ fine-tune, their base models. Through the CLI (``search``, ``models``, ``model``
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from helpers import outcomes, write_table
+from helpers import outcomes, run_cli, write_table
 
 #: the indexed models: two adapters (of a small and of a 70B base), a fine-tune with weights of its own, an API model
 MODELS = ["fake-org/tiny-lora", "fake-org/big-lora", "fake-org/tiny-lb", "api-model"]
@@ -47,20 +46,8 @@ def index(hub_server, tmp_path, encoder):
 
 def cli(capsys, *args) -> tuple[int, str]:
     """(exit code, stdout) of ``taskspace ARGS`` run in this process."""
-    from indexer import cli as cli_module
-
-    argv, sys.argv = sys.argv, ["taskspace", *args]
-    try:
-        try:
-            cli_module.main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = argv
-        if "indexer.query" in sys.modules:
-            sys.modules["indexer.query"].close_cached()
-    return code, capsys.readouterr().out
+    code, out, _ = run_cli(capsys, *args)
+    return code, out
 
 
 def _results(out: str) -> dict[str, dict]:

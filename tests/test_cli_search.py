@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from helpers import HUMANEVAL_0, outcomes, write_table
+from helpers import HUMANEVAL_0, outcomes, run_cli, write_table
 
 MODELS = ["org/small-mit", "org/big-apache", "org/mid-mit", "org/unknown"]
 
@@ -41,22 +40,7 @@ def index(tmp_path, encoder):
 
 def cli(capsys, *args) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of ``taskspace search ARGS`` run in this process."""
-    from indexer import cli as cli_module
-
-    argv = sys.argv
-    sys.argv = ["taskspace", "search", *args]
-    try:
-        try:
-            cli_module.main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = argv
-        if "indexer.query" in sys.modules:
-            sys.modules["indexer.query"].close_cached()
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_cli(capsys, "search", *args)
 
 
 def results(obj) -> list[dict]:

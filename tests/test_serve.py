@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -1008,6 +1009,33 @@ def test_a_query_during_an_index_pass_answers_from_the_previous_complete_index(i
         assert c.get("/v1/benchmarks").json()["benchmarks"][-1]["name"] == "gamma"
 
 
+@contextmanager
+def _queries_waiting_on_a_publish(svc, url: str, n: int = 45):
+    """The gate's write side held, as an index pass holds it while it publishes, with ``n`` GET /v1/benchmarks
+    waiting on it; yields the list their statuses are appended to, once each is answered (after the gate is
+    released on leaving, the queries are joined)."""
+    import urllib.request
+
+    answers: list[int] = []
+
+    def query():
+        with urllib.request.urlopen(url + "/v1/benchmarks", timeout=60) as r:
+            answers.append(r.status)
+
+    waiting = [threading.Thread(target=query, daemon=True) for _ in range(n)]
+    svc.gate.acquire_write()
+    try:
+        for t in waiting:
+            t.start()
+        time.sleep(0.5)
+        yield answers
+    finally:
+        svc.gate.release_write()
+        for t in waiting:
+            if t.ident is not None:  # started
+                t.join(60)
+
+
 def test_healthz_and_the_page_answer_while_queries_wait_for_a_publish(indexed, encoder):
     """While an index pass holds the gate (its publish), /healthz still answers at once, however many queries wait;
     before, it ran in the same thread pool as the queries (40 threads), so 45 waiting requests left a liveness probe
@@ -1015,19 +1043,8 @@ def test_healthz_and_the_page_answer_while_queries_wait_for_a_publish(indexed, e
     import urllib.request
 
     svc = Service(encoder=encoder)
-    answers = []
-
-    def query(url):
-        with urllib.request.urlopen(url + "/v1/benchmarks", timeout=60) as r:
-            answers.append(r.status)
-
     with ThreadServer(create_app(svc)) as url:
-        svc.gate.acquire_write()
-        try:
-            waiting = [threading.Thread(target=query, args=(url,), daemon=True) for _ in range(45)]
-            for t in waiting:
-                t.start()
-            time.sleep(0.5)
+        with _queries_waiting_on_a_publish(svc, url) as answers:
             with urllib.request.urlopen(url + "/healthz", timeout=3) as r:
                 assert json.load(r) == {"status": "ok"}
             assert answers == []  # the queries still wait for the publish
@@ -1035,10 +1052,6 @@ def test_healthz_and_the_page_answer_while_queries_wait_for_a_publish(indexed, e
             for path in ("/", "/static/app.js", "/static/app.css"):
                 with urllib.request.urlopen(url + path, timeout=3) as r:
                     assert r.status == 200 and r.read()
-        finally:
-            svc.gate.release_write()
-        for t in waiting:
-            t.join(60)
     assert answers == [200] * 45
 
 
@@ -1051,29 +1064,14 @@ def test_readyz_answers_at_once_while_queries_wait_for_a_publish(indexed, encode
     import urllib.request
 
     svc = Service(encoder=encoder)  # the pass's hold on the gate is taken below
-    answers = []
-
-    def query(url):
-        with urllib.request.urlopen(url + "/v1/benchmarks", timeout=60) as r:
-            answers.append(r.status)
-
     with ThreadServer(create_app(svc)) as url:
         with urllib.request.urlopen(url + "/readyz", timeout=60) as r:  # checked once before the pass
             before = json.load(r)["checks"]
-        svc.gate.acquire_write()
-        try:
-            waiting = [threading.Thread(target=query, args=(url,), daemon=True) for _ in range(45)]
-            for t in waiting:
-                t.start()
-            time.sleep(0.5)
+        with _queries_waiting_on_a_publish(svc, url) as answers:
             with urllib.request.urlopen(url + "/readyz", timeout=3) as r:
                 assert r.status == 200
                 during = json.load(r)
             assert answers == []  # the queries still wait for the publish
-        finally:
-            svc.gate.release_write()
-        for t in waiting:
-            t.join(60)
         with urllib.request.urlopen(url + "/readyz", timeout=60) as r:
             after = json.load(r)["checks"]
     assert answers == [200] * 45
@@ -1495,6 +1493,24 @@ def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
     assert head.status_code == 405 and head.content == b"" and head.headers["allow"] == "POST"
 
 
+
+def _hold_the_worker_pass(monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """(reached, go): the worker thread's pass waits at its read of the space's calibration map (after its ingest,
+    before it writes anything a query reads) until ``go`` is set; ``reached`` is set when it is there."""
+    from indexer.store.sql_derived import DerivedMixin
+
+    reached, go = threading.Event(), threading.Event()
+    original = DerivedMixin.get_space_calibration
+
+    def held(self, space_id):
+        if threading.current_thread().name == "taskspace-worker":
+            reached.set()
+            go.wait(120)
+        return original(self, space_id)
+
+    monkeypatch.setattr(DerivedMixin, "get_space_calibration", held)
+    return reached, go
+
 def test_a_query_during_the_workers_first_pass_says_the_worker_is_building_the_index(tmp_path, encoder, monkeypatch):
     """`serve --worker-every` on a home with sources and no index: once its first pass has written the space to SQL
     (held here at its solve stage, as a large first pass spends minutes there), a query and /readyz are 503 saying
@@ -1508,21 +1524,11 @@ def test_a_query_during_the_workers_first_pass_says_the_worker_is_building_the_i
     from indexer.config import get_settings
     from indexer.sourcelist import SourceSpec
     from indexer.store.sql import open_store
-    from indexer.store.sql_derived import DerivedMixin
     from indexer.store.vectors import VectorStore
 
     write_table(tmp_path / "a", "alpha", outcomes(np.random.default_rng(3), MODELS, 16), 16)
     sourcelist.add(get_settings().sources_file, [SourceSpec(str(tmp_path / "a"))])
-    reached, go = threading.Event(), threading.Event()
-    original = DerivedMixin.get_space_calibration
-
-    def held(self, space_id):  # the worker's pass, at its solve stage: the space is in SQL, nothing published yet
-        if threading.current_thread().name == "taskspace-worker":
-            reached.set()
-            go.wait(120)
-        return original(self, space_id)
-
-    monkeypatch.setattr(DerivedMixin, "get_space_calibration", held)
+    reached, go = _hold_the_worker_pass(monkeypatch)  # at its solve stage: the space is in SQL, nothing published
     with open_store() as store, VectorStore.from_settings() as vectors:
         svc = Service(worker_schedule="1h", store=store, vectors=vectors, encoder=encoder)
         with TestClient(create_app(svc)) as c:
@@ -1559,21 +1565,11 @@ def test_a_benchmark_the_running_pass_ingested_is_said_to_be_indexed_now_not_to_
     from indexer.config import get_settings
     from indexer.sourcelist import SourceSpec
     from indexer.store.sql import open_store
-    from indexer.store.sql_derived import DerivedMixin
     from indexer.store.vectors import VectorStore
 
     write_table(indexed / "c", "gamma", outcomes(np.random.default_rng(9), MODELS, 12), 12, offset=40)
     sourcelist.add(get_settings().sources_file, [SourceSpec(str(indexed / "c"))])
-    reached, go = threading.Event(), threading.Event()
-    original = DerivedMixin.get_space_calibration
-
-    def held(self, space_id):  # the worker's pass after its ingest, before it writes anything queries read
-        if threading.current_thread().name == "taskspace-worker":
-            reached.set()
-            go.wait(120)
-        return original(self, space_id)
-
-    monkeypatch.setattr(DerivedMixin, "get_space_calibration", held)
+    reached, go = _hold_the_worker_pass(monkeypatch)  # after its ingest, before it writes anything queries read
     with open_store() as store, VectorStore.from_settings() as vectors:
         svc = Service(worker_schedule="1h", store=store, vectors=vectors, encoder=encoder)
         with TestClient(create_app(svc)) as c:
