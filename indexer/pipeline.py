@@ -181,7 +181,15 @@ class Indexer:
             except BaseException as exc:
                 report.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
                 report.errors.append({"file": None, "line": None, "message": f"run aborted: {abort_reason(exc)}"})
-                self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
+                try:
+                    self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
+                except Exception as rec:  # noqa: BLE001 - recording it must not replace what stopped the pass
+                    if not isinstance(exc, KeyboardInterrupt):
+                        raise
+                    # an interrupt stays one (exit 130/143), its run left "running" for the next pass to mark killed;
+                    # before, a record that could not be written (the database locked) became the error (exit 6)
+                    log.warning("the interrupted run %s could not be recorded (%s); the next pass marks it killed",
+                                report.run_id, rec)
                 raise
             if self.stop.is_set():
                 report.status = "stopped"

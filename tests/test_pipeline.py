@@ -342,6 +342,31 @@ def test_an_interrupt_is_recorded_and_reraised(tmp_path, env, monkeypatch):
     assert run.status == "interrupted" and "run aborted" in run.errors[0]["message"]
 
 
+def test_an_interrupt_stays_an_interrupt_when_its_run_cannot_be_recorded(tmp_path, env, monkeypatch):
+    """Ctrl-C or SIGTERM during a pass whose run record cannot be written (the SQLite database locked past its busy
+    timeout): the pass still ends with the interrupt (exit 130/143), a warning says the run was not recorded and the
+    next pass marks it killed. Before, the BusyError of the record replaced it: `taskspace demo` sent SIGTERM exited 6
+    "another process kept the SQLite database ... locked for over 30 s" (CI, twice this session)."""
+    from indexer.errors import BusyError
+
+    write_table(tmp_path / "a", "alpha", outcomes(np.random.default_rng(9), ["m1"], 6), 6)
+    ix = env()
+
+    def ctrl_c(self):
+        raise KeyboardInterrupt
+
+    def locked(*args, **kwargs):
+        raise BusyError("writing to the database failed, nothing of it was saved: another process kept it locked")
+
+    monkeypatch.setattr(Indexer, "_space", ctrl_c)
+    monkeypatch.setattr(type(ix.store), "finish_run", locked)
+    with pytest.raises(KeyboardInterrupt):
+        ix.run([SourceSpec(str(tmp_path / "a"))])
+    monkeypatch.undo()
+    again = ix.run()
+    assert again.status == "ok" and again.counts.get("killed_runs_marked") == [1]
+
+
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_an_interrupted_runs_error_says_what_interrupted_it(tmp_path, env, monkeypatch, how):
     """The error an interrupted pass records (`taskspace runs` prints it) names the interrupt: Ctrl-C, or SIGTERM to
