@@ -50,8 +50,8 @@ _LEVELS_FORMATS = "level-deviation-v2"
 #: models solved toward them or removed since they were estimated (a new model, a known one with new or changed
 #: results), or the change in the model count, reach this share of the models they were estimated from; in between
 #: both are held fixed, so adding a model is one solve and the total work stays linear in the number of models
-#: (each changed model costs at most ``1 + 1 / REFIT_SHARE`` solves). Measured (docs/BENCHMARKS.md "Held prior
-#: and map"): holding them until the count doubled let an evolving evalarena_code home answer up to 0.12 apart
+#: (each changed model costs on average at most ``1 + 1 / REFIT_SHARE`` solves). Measured (docs/BENCHMARKS.md
+#: "Held prior and map"): holding them until the count doubled let an evolving evalarena_code home answer up to 0.12 apart
 #: from a fresh index of the same results when known models gained benchmarks
 REFIT_SHARE = 0.25
 
