@@ -280,10 +280,12 @@ class Indexer:
             stale = self.store.stale_models(space.id)
             changed_models = len(stale)  # new, or with new or changed results (or solved toward another prior)
             every = _Every(self.store)
-            stale, refresh, prior = self._prior_plan(space, stale, every, force=refresh_prior)
+            drift = self.store.fit_drift(space.id)  # (since the prior, since the map): read once for both plans
+            stale, refresh, prior = self._prior_plan(space, stale, every, drift[0], force=refresh_prior)
             # --refresh-prior fits the map now too (it is held fixed like the prior): under a method without a prior
             # (auto, auto-text) that is all the flag does; before, it did nothing there and the map could not be refitted
-            stale, calibrate = self._calibration_plan(space, stale, every, refresh or (refresh_prior and bool(every)))
+            stale, calibrate = self._calibration_plan(space, stale, every, drift[1],
+                                                      refresh or (refresh_prior and bool(every)))
             if not every and (prior is not None or self.store.get_space_calibration(space.id) is not None):
                 self.store.forget_space_fit(space.id)  # no model has outcomes (every source dropped or emptied): a
                 # prior and map fitted on the gone models would be kept for the ones that come next (their changes
@@ -396,12 +398,13 @@ class Indexer:
         return represent.lift(E, params, texts) if lifted else represent.design(E, texts, params)
 
     # ------------------------------------------------------------------ solving
-    def _prior_plan(self, space, stale: list[str], models: "_Every",
+    def _prior_plan(self, space, stale: list[str], models: "_Every", drift: int | None,
                     force: bool = False) -> tuple[list[str], bool, object]:
         """(models to solve, whether to re-estimate the space's prior, the stored prior or None). Without a
         ``'mean'`` prior: the stale models. With one: every model when the models solved or removed since the stored
         prior was estimated, or the change in their count, reach :data:`~indexer.space.REFIT_SHARE` of the models it
-        was estimated from (:func:`~indexer.space.needs_refit`), or when there is none yet and there are at least
+        was estimated from (:func:`~indexer.space.needs_refit`; ``drift``: those counted by earlier passes,
+        :meth:`Store.fit_drift`), or when there is none yet and there are at least
         ``PRIOR_MIN_MODELS`` models (fewer get no prior: plain ``auto``); else the stale ones (solved toward the
         stored prior, if any). ``models``: every model with outcomes. ``force``: re-estimate now (with too few
         models that removes the stored prior)."""
@@ -418,23 +421,24 @@ class Indexer:
             from .solver import PRIOR_MIN_MODELS  # (the solver package is imported only by a pass that solves)
 
             return (models.keys(), True, None) if n >= PRIOR_MIN_MODELS else (stale, False, None)
-        if needs_refit(n, prior.n_models, (self.store.fit_drift(space.id)[0] or 0) + len(stale)):  # this pass's too
+        if needs_refit(n, prior.n_models, (drift or 0) + len(stale)):  # this pass's too
             return models.keys(), True, prior
         return stale, False, prior
 
-    def _calibration_plan(self, space, models: list[str], every: "_Every", solving_all: bool) -> tuple[list[str], bool]:
+    def _calibration_plan(self, space, models: list[str], every: "_Every", drift: int | None,
+                          solving_all: bool) -> tuple[list[str], bool]:
         """(models to solve, whether to fit the space's calibration map now). The map (:mod:`indexer.posterior`) is
         fitted on the leave-one-out scores of the models a pass solves, so only from a pass that solves every
         model: when there is none yet, or the models solved or removed since it was fitted, or the change in their
         count, reach :data:`~indexer.space.REFIT_SHARE` of the models it was fitted on (then every model is solved), or the prior is re-estimated (``solving_all``); in
-        between it is held fixed, like the prior. ``every``: every model with outcomes."""
+        between it is held fixed, like the prior. ``every``: every model with outcomes; ``drift``: the models
+        counted toward the map's re-estimation by earlier passes."""
         from .space import needs_refit
 
         if not every:
             return models, False
         cal = self.store.get_space_calibration(space.id)
-        if solving_all or cal is None or needs_refit(len(every), cal.n_models,
-                                                     (self.store.fit_drift(space.id)[1] or 0) + len(models)):
+        if solving_all or cal is None or needs_refit(len(every), cal.n_models, (drift or 0) + len(models)):
             return every.keys(), True
         missing = _fitted_before(cal, space)
         if missing:
