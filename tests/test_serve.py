@@ -1085,11 +1085,11 @@ def test_the_worker_runs_in_the_server_process(indexed, encoder):
     (the embedded index has one owner), while the API answers; shutdown stops it."""
     svc = Service(encoder=encoder, worker_schedule="1h")
     with TestClient(create_app(svc)) as c:
-        deadline = time.monotonic() + 120
-        while not svc.passes and time.monotonic() < deadline:
+        def answers():
             assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
             time.sleep(0.05)
-        assert svc.passes and svc.passes[0]["status"] == "ok"
+
+        _first_pass_ok(svc, 120, answers)
         checks = c.get("/readyz").json()["checks"]
         assert checks["worker"]["ok"] and "1 pass(es)" in checks["worker"]["detail"]
     assert svc._thread is None and svc.worker.stop.is_set()
@@ -1243,10 +1243,10 @@ def test_routes_and_an_in_process_pass_on_postgresql(pg_url, tmp_path, encoder, 
         sourcelist.add(get_settings().sources_file, [SourceSpec(str(tmp_path / "c"))])
         svc.worker_schedule = "1h"
         svc.start_worker()
-        deadline = time.monotonic() + 180
-        while not svc.passes and time.monotonic() < deadline:
+        def answers():
             assert c.post("/v1/find", json={"benchmark": "alpha", "k": 4}).status_code == 200
-        assert svc.passes and svc.passes[0]["status"] == "ok"
+
+        _first_pass_ok(svc, meanwhile=answers)
         assert "gamma" in {b["name"] for b in c.get("/v1/benchmarks").json()["benchmarks"]}
         assert c.post("/v1/find", json={"benchmark": "gamma", "k": 4}).status_code == 200
 
@@ -1493,6 +1493,13 @@ def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
     assert head.status_code == 405 and head.content == b"" and head.headers["allow"] == "POST"
 
 
+def _first_pass_ok(svc, seconds: float = 180, meanwhile=None) -> None:
+    """Wait until the server's worker has listed its first pass (calling ``meanwhile()`` while it waits, or
+    sleeping), and check that it ended ok."""
+    deadline = time.monotonic() + seconds
+    while not svc.passes and time.monotonic() < deadline:
+        meanwhile() if meanwhile else time.sleep(0.1)
+    assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
 
 def _hold_the_worker_pass(monkeypatch) -> tuple[threading.Event, threading.Event]:
     """(reached, go): the worker thread's pass waits at its read of the space's calibration map (after its ingest,
@@ -1543,10 +1550,7 @@ def test_a_query_during_the_workers_first_pass_says_the_worker_is_building_the_i
                 assert "taskspace reindex" not in err["message"], err
             finally:
                 go.set()
-            deadline = time.monotonic() + 180
-            while not svc.passes and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
+            _first_pass_ok(svc)
             assert c.post("/v1/find", json={"prompts": [PROMPT]}).status_code == 200
             assert c.get("/readyz").status_code == 200
 
@@ -1583,10 +1587,7 @@ def test_a_benchmark_the_running_pass_ingested_is_said_to_be_indexed_now_not_to_
                 assert c.post("/v1/find", json={"benchmark": "alpha"}).status_code == 200  # the previous index answers
             finally:
                 go.set()
-            deadline = time.monotonic() + 180
-            while not svc.passes and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
+            _first_pass_ok(svc)
             assert c.post("/v1/find", json={"benchmark": "gamma"}).status_code == 200
 
 
