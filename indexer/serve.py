@@ -779,9 +779,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
     app.add_middleware(_Head)
     if cors:  # outermost: a preflight is answered before any other middleware, every answer carries the headers
-        from starlette.middleware.cors import CORSMiddleware
-
-        app.add_middleware(CORSMiddleware, allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
+        app.add_middleware(_cors_middleware(), allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
                            allow_headers=["content-type"], max_age=600)
     app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
 
@@ -1505,6 +1503,46 @@ SECURITY_HEADERS = {
     "x-frame-options": "DENY",
     "referrer-policy": "same-origin",
 }
+
+
+@functools.lru_cache(maxsize=None)
+def _cors_middleware():
+    """Starlette's CORSMiddleware, its refused preflight answered in the API's one error shape. Starlette answers it 400
+    in plain text ("Disallowed CORS origin"): the status stays (a browser needs an ok status and
+    Access-Control-Allow-Origin to go on, Fetch standard; what it is told otherwise is left to the server), the body
+    is the error naming the request header at fault (``origin``, ``access-control-request-method``,
+    ``access-control-request-headers``) and what is allowed, as every other error of the API."""
+    from starlette.middleware.cors import CORSMiddleware
+    from starlette.responses import JSONResponse
+
+    class Cors(CORSMiddleware):
+        def preflight_response(self, request_headers):
+            response = super().preflight_response(request_headers)
+            if response.status_code < 400:
+                return response
+            origin = request_headers["origin"]
+            method = request_headers["access-control-request-method"]
+            asked = [h.strip() for h in (request_headers.get("access-control-request-headers") or "").lower().split(",")]
+            refused = []  # (the request header at fault, what is said of it)
+            if not self.is_allowed_origin(origin=origin):
+                refused.append(("origin", f"origin {origin!r} is not allowed (the server allows the pages of the "
+                                          "origins given to `taskspace serve --cors-origin`)"))
+            if method not in self.allow_methods:
+                refused.append(("access-control-request-method", f"method {method!r} is not allowed (it allows "
+                                f"{', '.join(self.allow_methods)})"))
+            if not self.allow_all_headers and (bad := [h for h in asked if h and h not in self.allow_headers]):
+                refused.append(("access-control-request-headers", f"header(s) {', '.join(map(repr, bad))} not allowed "
+                                f"(it allows {', '.join(self.allow_headers)})"))
+            if request_headers.get("access-control-request-private-network") is not None and \
+                    not self.allow_private_network:
+                refused.append(("access-control-request-private-network", "private network access is not allowed"))
+            if not refused:  # a refusal this code does not know (a newer Starlette): its own words
+                refused.append((None, bytes(response.body).decode("utf-8", "replace")))
+            headers = {k: v for k, v in response.headers.items() if k.lower() not in ("content-type", "content-length")}
+            return JSONResponse(error_body("cors_refused", "CORS preflight refused: " + "; ".join(m for _, m in refused),
+                                           refused[0][0]), status_code=response.status_code, headers=headers)
+
+    return Cors
 
 
 class _SecurityHeaders:

@@ -1369,6 +1369,38 @@ def test_cors_origins_may_call_the_api_from_a_browser_and_others_get_no_cors_hea
             cors_origins([bad])
 
 
+def test_a_refused_cors_preflight_is_an_error_of_the_one_shape_naming_what_was_refused(indexed, encoder):
+    """A browser's preflight the server refuses (`--cors-origin` given, another origin, a method or a header it does not
+    allow) is still a 400, which a browser reads as a refusal (it needs an ok status and Access-Control-Allow-Origin,
+    Fetch standard), but in the API's one error shape, `field` the request header at fault and the message saying
+    what was refused and what is allowed; before, Starlette's plain text "Disallowed CORS origin", the one answer of
+    the API that was not JSON. An allowed preflight is answered as before, and carries the security headers."""
+    from indexer.serve import SECURITY_HEADERS
+
+    app_origin = "https://app.example.org"
+    with TestClient(create_app(Service(encoder=encoder), cors=[app_origin])) as c:
+        def preflight(origin, method="POST", headers="content-type"):
+            return c.options("/v1/find", headers={"Origin": origin, "Access-Control-Request-Method": method,
+                                                  "Access-Control-Request-Headers": headers})
+
+        ok = preflight(app_origin)
+        assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == app_origin
+        for r, field, says in (
+                (preflight("https://elsewhere.example"), "origin",
+                 "origin 'https://elsewhere.example' is not allowed"),
+                (preflight(app_origin, method="DELETE"), "access-control-request-method",
+                 "method 'DELETE' is not allowed (it allows GET, HEAD, POST)"),
+                (preflight(app_origin, headers="content-type, X-Api-Key"), "access-control-request-headers",
+                 "header(s) 'x-api-key' not allowed")):
+            err = assert_error(r, 400, "cors_refused", field, says=says)
+            assert err["message"].startswith("CORS preflight refused: "), err
+            assert "access-control-allow-origin" not in r.headers or field != "origin"
+            assert all(r.headers.get(k) == v for k, v in SECURITY_HEADERS.items()), r.headers
+        both = preflight("https://elsewhere.example", method="PUT")
+        err = assert_error(both, 400, "cors_refused", "origin", says="method 'PUT' is not allowed")
+        assert "origin 'https://elsewhere.example' is not allowed" in err["message"]
+
+
 def test_serve_refuses_a_bad_cors_origin_before_it_starts(tmp_path):
     proc = subprocess.run([TASKSPACE, "serve", "--port", "0", "--cors-origin", "https://app.example.org/"],
                           capture_output=True, text=True, timeout=60,
