@@ -408,7 +408,8 @@ class Service:
         return self._read(lambda: list_benchmarks(store=self.store))
 
     #: what ``GET /v1/spaces`` gives of each space (``taskspace spaces --json`` without the vector index's counts)
-    SPACE_FIELDS = ("name", "id", "encoder", "method", "dim", "models", "benchmarks", "default", "configured", "origin")
+    SPACE_FIELDS = ("name", "id", "encoder", "method", "dim", "models", "benchmarks", "stale", "default", "configured",
+                    "origin")
 
     def spaces(self) -> list[dict]:
         """The embedding spaces SQL holds (id order), as ``taskspace spaces --json`` lists them, with which one a query
@@ -879,8 +880,9 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     @app.get("/v1/spaces", tags=["browse"], responses={**ok["spaces"], **fails(422, 503, 500)})
     def spaces():
         """The embedding spaces (one per encoder and method indexed or pulled), as `taskspace spaces --json` lists
-        them: the name `space` takes, encoder, method, dimension, models and benchmarks with a vector, and which one a
-        query without `space` takes (`default`)."""
+        them: the name `space` takes, encoder, method, dimension, models and benchmarks with a vector, how many models
+        are stale (their results changed since their vector was solved), and which one a query without `space` takes
+        (`default`)."""
         return {"spaces": svc.spaces()}
 
     # -- the page: its few small files answered from memory on the event loop, so it loads while queries wait for
@@ -1132,6 +1134,9 @@ def _answer_responses() -> dict:
         dim: int
         models: int = Field(description="models with a vector in it")
         benchmarks: int = Field(description="benchmarks with a vector in it")
+        stale: int | None = Field(description="models whose results changed since their vector in it was solved (or "
+                                              "that have none any more): the next indexing pass re-solves them in the "
+                                              "configured space, no pass in another; null for a pulled (read-only) space")
         default: bool = Field(description="the space a query without `space` takes")
         configured: bool = Field(description="the space the server's settings configure (the one `taskspace index` "
                                              "updates)")

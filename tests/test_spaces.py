@@ -209,6 +209,32 @@ def test_describe_spaces_gives_each_ones_encoder_method_dim_models_staleness_and
     assert got[space_name(mc)].stale == 0 and got[space_name(auto)].stale == 1
 
 
+def test_get_spaces_says_how_many_models_of_each_space_are_stale(two_spaces, tmp_path, encoder):
+    """`GET /v1/spaces` gives each space's `stale` (models whose results changed since their vector was solved, or that
+    have none any more: `taskspace spaces`' count; null for a pulled read-only space), so a client choosing a space
+    sees that another encoder's or method's space lags behind the results; /openapi.json declares it with the other
+    fields, and every field an answer holds is declared. Before, the server computed each space's staleness (a
+    query per space) and dropped it from the answer."""
+    from fastapi.testclient import TestClient
+
+    from indexer.serve import Service, create_app
+    from indexer.space import space_name
+    from indexer.spaces import describe_spaces
+
+    store, vectors, mc, auto = two_spaces
+    rng = np.random.default_rng(9)  # new results for org/e: the pass re-solves the configured space only
+    write_source(tmp_path / "c", "gamma", [f"Translate sentence {j} into French" for j in range(8)],
+                 outcomes(rng, ["org/e"], 8))
+    _index(store, vectors, encoder, [tmp_path / "a", tmp_path / "b", tmp_path / "c"])
+    with TestClient(create_app(Service(store=store, vectors=vectors, encoder=encoder))) as client:
+        listed = client.get("/v1/spaces").json()["spaces"]
+        declared = client.get("/openapi.json").json()["components"]["schemas"]["Space"]
+    assert [(s["name"], s["stale"]) for s in listed] == [(space_name(mc), 0), (space_name(auto), 1)]
+    assert [s["stale"] for s in listed] == [i.stale for i in describe_spaces(store)]
+    assert set(listed[0]) == set(declared["properties"]), (set(listed[0]) ^ set(declared["properties"]))
+    assert "stale" in declared["required"]
+
+
 def _run(*args):
     import os
     from pathlib import Path
