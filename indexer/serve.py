@@ -46,6 +46,7 @@ import errno
 import functools
 import hashlib
 import logging
+import math
 import os
 import re
 import signal
@@ -260,6 +261,7 @@ class Service:
         self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
         self.passes_done = 0
         self.pass_running = False  # an in-process pass is running now (its first one builds the index)
+        self._pass_started = 0.0  # time.perf_counter() when the running pass began
         self._checked: dict | None = None  # the store checks of the last /readyz (answered again during a publish)
         if worker_schedule:
             from .schedule import next_run
@@ -322,7 +324,7 @@ class Service:
         publish = _Publish(self.gate)
         from .errors import BusyError
 
-        t = time.perf_counter()
+        t = self._pass_started = time.perf_counter()
         self.pass_running = True
         failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
         store = None
@@ -372,6 +374,23 @@ class Service:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+
+    def publish_eta(self) -> float | None:
+        """Seconds until this server's worker is expected to have published a new index, or None when that is not
+        known (no worker, its thread stopped; a running pass already longer than the passes before it, or the first).
+        A running pass: the longest of the recent passes that finished, less the time it has run; a worker waiting:
+        until its next pass starts (:attr:`indexer.worker.Worker.next_at`, exact) plus that estimate of its length."""
+        worker = self.worker
+        if not self.worker_schedule or worker is None or self._thread is None or not self._thread.is_alive():
+            return None
+        longest = max((p["seconds"] for p in self.passes if p.get("status") in ("ok", "partial")), default=None)
+        if self.pass_running:
+            left = None if longest is None else longest - (time.perf_counter() - self._pass_started)
+            return left if left is not None and left > 0 else None
+        at = worker.next_at
+        if at is None:
+            return None
+        return max(0.0, at - time.monotonic()) + (longest or 0.0)
 
     # -- reads (the library does the work)
     def _read(self, fn):
@@ -665,8 +684,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     app.state.service = svc
 
     # -- errors: one shape
-    def answer(status: int, code: str, message: str, field: str | None = None, **extra) -> JSONResponse:
-        return JSONResponse(status_code=status, content={**error_body(code, message, field), **utf8_safe(extra)})
+    def answer(status: int, code: str, message: str, field: str | None = None, *, retry_after: float | None = None,
+               **extra) -> JSONResponse:
+        """An error answer; ``retry_after``: seconds a 503 is known to last at least (or expected to), said in the
+        ``Retry-After`` header (RFC 9110 10.2.3, whole seconds, at least 1); None: not known, no header."""
+        headers = None if retry_after is None else {"Retry-After": str(max(1, math.ceil(retry_after)))}
+        return JSONResponse(status_code=status, content={**error_body(code, message, field), **utf8_safe(extra)},
+                            headers=headers)
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
@@ -687,10 +711,19 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             # invalid_input with the field "space NAME", one no client sent)
             status, field = 503, None
         message = svc.advice(_http_hints(scrub(str(exc))))
-        if isinstance(exc, errors.NotFoundError) and svc.INDEXING in message:
+        indexing = isinstance(exc, errors.NotFoundError) and svc.INDEXING in message
+        if indexing:
             status = 503  # being indexed by this server's running pass: there once it publishes, not unknown
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
-        return answer(status, code, message, field)
+        retry = None
+        if status == 503:
+            # how long is known: an encoder load that failed is tried again after RETRY_FAILED_LOAD_SECONDS; a benchmark
+            # or an index this server's worker publishes, when its pass is expected to end (else nothing is said)
+            retry = _retry_after(exc)
+            if retry is None and (indexing or (isinstance(exc, errors.IndexMissingError)
+                                               and "next indexing pass" in str(exc))):
+                retry = svc.publish_eta()
+        return answer(status, code, message, field, retry_after=retry)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
@@ -806,8 +839,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         checks = svc.readiness(wait=False) or await anyio.to_thread.run_sync(svc.readiness)
         bad = [k for k, v in checks.items() if not v["ok"]]
         if bad:
+            # only the index is not ready, and this server's worker builds or rebuilds it: ready when its pass is
+            # expected to publish (Retry-After); another failing check (a store, the worker) lasts no known time
+            retry = (svc.publish_eta() if bad == ["index"] and svc.worker_schedule and re.search(
+                r"next indexing pass|this server's indexing worker", checks["index"]["detail"]) else None)
             return answer(503, "not_ready", "not ready: " + "; ".join(f"{k}: {checks[k]['detail']}" for k in bad),
-                          None, checks=checks)
+                          None, retry_after=retry, checks=checks)
         return utf8_safe({"status": "ready", "checks": checks})  # a folder's name may not be UTF-8
 
     schema = _find_schema()
@@ -937,6 +974,17 @@ def _none_match(header: str | None, etag: str) -> bool:
     return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
 
 
+def _retry_after(exc: BaseException) -> float | None:
+    """The ``retry_after`` seconds an error (or the error it was raised from) carries: an encoder whose load failed
+    says when it tries again (:data:`indexer.encoder.RETRY_FAILED_LOAD_SECONDS`)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if getattr(exc, "retry_after", None) is not None:
+            return float(exc.retry_after)
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
 def _trailing_slash_of(app, path: str) -> bool:
     """``path`` is a route of ``app`` written with a trailing slash (``/v1/find/``, ``/v1/models/``)."""
     bare = path.rstrip("/")
@@ -976,8 +1024,13 @@ def _error_responses():
             500: "an internal error (its message carries a reference to the server log)",
             503: "a store cannot be reached, the index a query needs is missing, out of step with SQL or built by "
                  "another version of taskspace, or (readyz) not ready"}
-    return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
-                                           for s in statuses}
+    #: a 503's Retry-After, where how long it lasts is known
+    retry = {"Retry-After": {"description": "seconds until it is expected to end, where that is known: an encoder load "
+                                            "that failed is tried again then; a benchmark or an index this server's "
+                                            "worker is building is expected to be published then",
+                             "schema": {"type": "integer", "minimum": 1}}}
+    return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s],
+                                               **({"headers": retry} if s == 503 else {})} for s in statuses}
 
 
 def _answer_responses() -> dict:
