@@ -1355,6 +1355,8 @@ def test_cors_origins_may_call_the_api_from_a_browser_and_others_get_no_cors_hea
         assert "POST" in pre.headers["access-control-allow-methods"]
         r = c.post("/v1/find", json={"prompts": [PROMPT], "k": 2}, headers={"Origin": app_origin})
         assert r.status_code == 200 and r.headers["access-control-allow-origin"] == app_origin
+        # a 503's Retry-After is readable by that page's script (not a CORS-safelisted header: before, hidden from it)
+        assert r.headers["access-control-expose-headers"] == "Retry-After", r.headers
         err = c.post("/v1/find", json={"prompts": [""]}, headers={"Origin": app_origin})  # errors too
         assert err.status_code == 422 and err.headers["access-control-allow-origin"] == app_origin
         other = c.get("/v1/models", headers={"Origin": "https://elsewhere.example"})
