@@ -1,9 +1,10 @@
 """Load on a real ``taskspace serve``: concurrent clients while an index pass runs in the server process.
 
-    python benchmarks/bench_serve.py [--clients 4] [--requests 200] [--home DIR] [--source indexer/data/sample]
+    python benchmarks/bench_serve.py [--clients 4] [--requests 200] [--home DIR] [--source indexer/data/sample ...]
 
-1. Indexes ``--source`` (default: the bundled MMLU-Pro sample, 25 models x 420 prompts) into a fresh
-   TASKSPACE_HOME (a temporary folder unless ``--home``) with ``taskspace index``.
+1. Indexes ``--source`` (repeatable; default: the bundled MMLU-Pro sample, 25 models x 420 prompts) into a fresh
+   TASKSPACE_HOME (a temporary folder unless ``--home``) with ``taskspace index``; the second source below is made
+   from the last one given, the clients' prompts come from the first.
 2. Starts ``taskspace serve --host 127.0.0.1 --port P --worker-every 2s`` (the worker in the server process: the
    embedded index has one owner) and waits for ``/readyz``.
 3. Runs ``--clients`` threads x ``--requests`` requests each (keep-alive, 30 s timeout per request): ``POST /v1/find``
@@ -61,7 +62,11 @@ def flipped_source(src: Path, dst: Path, seed: int = 1) -> None:
             if rng.random() < 1 / 3:
                 flip.add(row["prompt_id"])
             g.write(json.dumps(row) + "\n")
-    with open(src / "outcomes.csv") as f, open(dst / "outcomes.csv", "w", newline="") as g:
+    import gzip
+
+    plain = src / "outcomes.csv"
+    with (open(plain) if plain.exists() else gzip.open(src / "outcomes.csv.gz", "rt")) as f, \
+            open(dst / "outcomes.csv", "w", newline="") as g:
         r, w = csv.reader(f), csv.writer(g)
         w.writerow(next(r))
         for model, pid, correct in r:
@@ -262,28 +267,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--requests", type=int, default=200, help="per client")
-    ap.add_argument("--source", type=Path, default=ROOT / "indexer" / "data" / "sample")
+    ap.add_argument("--source", type=Path, action="append", help="repeatable (default: indexer/data/sample)")
     ap.add_argument("--home", type=Path, default=None, help="TASKSPACE_HOME (default: a temporary folder, removed)")
     ap.add_argument("--deadline", type=float, default=1200, help="seconds for the whole load phase")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    sources = a.source or [ROOT / "indexer" / "data" / "sample"]
     home = a.home or Path(tempfile.mkdtemp(prefix="bench-serve-"))
     env = {**os.environ, "TASKSPACE_HOME": str(home), "HF_HUB_OFFLINE": "1"}
     try:
         t = time.perf_counter()
-        subprocess.run([TASKSPACE, "index", "--source", str(a.source)], env=env, check=True, capture_output=True,
-                       timeout=1800)
+        subprocess.run([TASKSPACE, "index", *[x for src in sources for x in ("--source", str(src))]], env=env,
+                       check=True, capture_output=True, timeout=1800)
         index_s = time.perf_counter() - t
         extra = home / "extra-source"
-        flipped_source(a.source, extra)
-        result = run_load(env, extra_source=extra, prompts=prompt_texts(a.source, 400), benchmarks=benchmarks_of(a.source),
+        flipped_source(sources[-1], extra)
+        result = run_load(env, extra_source=extra, prompts=prompt_texts(sources[0], 400),
+                          benchmarks=sorted({b for src in sources for b in benchmarks_of(src)}),
                           clients=a.clients, requests=a.requests, deadline=a.deadline, log=home / "serve.log")
         result["index_seconds"] = index_s
         if a.json:
             print(json.dumps(result, indent=2))
         check(result, a.clients, a.requests)
         cmd = f"python benchmarks/bench_serve.py --clients {a.clients} --requests {a.requests}"
-        print(f"\n`{cmd}` ({os.cpu_count()} cores; {a.source.name}; the in-process worker ingested a second source, "
+        cmd += "".join(f" --source {src}" for src in a.source or ())
+        print(f"\n`{cmd}` ({os.cpu_count()} cores; {' + '.join(src.name for src in sources)}; the in-process worker ingested a second source, "
               f"re-solved {result['pass_counts']['solved']} models and published while the clients ran)\n")
         print("| requests | errors | p50 ms | p95 ms | max ms | during the pass: requests | p50 ms | p95 ms | pass s | publish s |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

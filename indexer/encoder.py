@@ -375,11 +375,15 @@ class Encoder:
         with self._loading:
             failed = self._failed
             if failed is not None and _now() - failed[0] < RETRY_FAILED_LOAD_SECONDS:
-                raise EncoderError(failed[1])  # the same words, at once: the load is not tried again yet
+                err = EncoderError(failed[1])  # the same words, at once: the load is not tried again yet
+                err.retry_after = RETRY_FAILED_LOAD_SECONDS - (_now() - failed[0])
+                raise err
             try:
                 model = self._load_once()
             except EncoderError as exc:
                 self._failed = (_now(), str(exc))
+                # when the load is tried again (a server's 503 says it in Retry-After)
+                exc.retry_after = RETRY_FAILED_LOAD_SECONDS
                 raise
             self._failed = None
             return model

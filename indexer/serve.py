@@ -46,6 +46,7 @@ import errno
 import functools
 import hashlib
 import logging
+import math
 import os
 import re
 import signal
@@ -260,6 +261,7 @@ class Service:
         self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
         self.passes_done = 0
         self.pass_running = False  # an in-process pass is running now (its first one builds the index)
+        self._pass_started = 0.0  # time.perf_counter() when the running pass began
         self._checked: dict | None = None  # the store checks of the last /readyz (answered again during a publish)
         if worker_schedule:
             from .schedule import next_run
@@ -322,7 +324,7 @@ class Service:
         publish = _Publish(self.gate)
         from .errors import BusyError
 
-        t = time.perf_counter()
+        t = self._pass_started = time.perf_counter()
         self.pass_running = True
         failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
         store = None
@@ -373,6 +375,23 @@ class Service:
             self._thread.join(timeout)
             self._thread = None
 
+    def publish_eta(self) -> float | None:
+        """Seconds until this server's worker is expected to have published a new index, or None when that is not
+        known (no worker, its thread stopped; a running pass already longer than the passes before it, or the first).
+        A running pass: the longest of the recent passes that finished, less the time it has run; a worker waiting:
+        until its next pass starts (:attr:`indexer.worker.Worker.next_at`, exact) plus that estimate of its length."""
+        worker = self.worker
+        if not self.worker_schedule or worker is None or self._thread is None or not self._thread.is_alive():
+            return None
+        longest = max((p["seconds"] for p in self.passes if p.get("status") in ("ok", "partial")), default=None)
+        if self.pass_running:
+            left = None if longest is None else longest - (time.perf_counter() - self._pass_started)
+            return left if left is not None and left > 0 else None
+        at = worker.next_at
+        if at is None:
+            return None
+        return max(0.0, at - time.monotonic()) + (longest or 0.0)
+
     # -- reads (the library does the work)
     def _read(self, fn):
         """``fn()`` under the gate's read side; once more when the database ended the session it ran on (a PostgreSQL
@@ -408,7 +427,8 @@ class Service:
         return self._read(lambda: list_benchmarks(store=self.store))
 
     #: what ``GET /v1/spaces`` gives of each space (``taskspace spaces --json`` without the vector index's counts)
-    SPACE_FIELDS = ("name", "id", "encoder", "method", "dim", "models", "benchmarks", "default", "configured", "origin")
+    SPACE_FIELDS = ("name", "id", "encoder", "method", "dim", "models", "benchmarks", "stale", "default", "configured",
+                    "origin")
 
     def spaces(self) -> list[dict]:
         """The embedding spaces SQL holds (id order), as ``taskspace spaces --json`` lists them, with which one a query
@@ -664,8 +684,13 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     app.state.service = svc
 
     # -- errors: one shape
-    def answer(status: int, code: str, message: str, field: str | None = None, **extra) -> JSONResponse:
-        return JSONResponse(status_code=status, content={**error_body(code, message, field), **utf8_safe(extra)})
+    def answer(status: int, code: str, message: str, field: str | None = None, *, retry_after: float | None = None,
+               **extra) -> JSONResponse:
+        """An error answer; ``retry_after``: seconds a 503 is known to last at least (or expected to), said in the
+        ``Retry-After`` header (RFC 9110 10.2.3, whole seconds, at least 1); None: not known, no header."""
+        headers = None if retry_after is None else {"Retry-After": str(max(1, math.ceil(retry_after)))}
+        return JSONResponse(status_code=status, content={**error_body(code, message, field), **utf8_safe(extra)},
+                            headers=headers)
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
@@ -686,10 +711,19 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             # invalid_input with the field "space NAME", one no client sent)
             status, field = 503, None
         message = svc.advice(_http_hints(scrub(str(exc))))
-        if isinstance(exc, errors.NotFoundError) and svc.INDEXING in message:
+        indexing = isinstance(exc, errors.NotFoundError) and svc.INDEXING in message
+        if indexing:
             status = 503  # being indexed by this server's running pass: there once it publishes, not unknown
         code = {404: "not_found", 422: "invalid_input", 503: "unavailable"}[status]
-        return answer(status, code, message, field)
+        retry = None
+        if status == 503:
+            # how long is known: an encoder load that failed is tried again after RETRY_FAILED_LOAD_SECONDS; a benchmark
+            # or an index this server's worker publishes, when its pass is expected to end (else nothing is said)
+            retry = _retry_after(exc)
+            if retry is None and (indexing or (isinstance(exc, errors.IndexMissingError)
+                                               and "next indexing pass" in str(exc))):
+                retry = svc.publish_eta()
+        return answer(status, code, message, field, retry_after=retry)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
@@ -779,10 +813,9 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
     app.add_middleware(_Head)
     if cors:  # outermost: a preflight is answered before any other middleware, every answer carries the headers
-        from starlette.middleware.cors import CORSMiddleware
-
-        app.add_middleware(CORSMiddleware, allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
-                           allow_headers=["content-type"], max_age=600)
+        # Retry-After (a 503's) is no CORS-safelisted answer header: exposed, so the page's script can read it
+        app.add_middleware(_cors_middleware(), allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
+                           allow_headers=["content-type"], expose_headers=["Retry-After"], max_age=600)
     app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
@@ -807,8 +840,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         checks = svc.readiness(wait=False) or await anyio.to_thread.run_sync(svc.readiness)
         bad = [k for k, v in checks.items() if not v["ok"]]
         if bad:
+            # only the index is not ready, and this server's worker builds or rebuilds it: ready when its pass is
+            # expected to publish (Retry-After); another failing check (a store, the worker) lasts no known time
+            retry = (svc.publish_eta() if bad == ["index"] and svc.worker_schedule and re.search(
+                r"next indexing pass|this server's indexing worker", checks["index"]["detail"]) else None)
             return answer(503, "not_ready", "not ready: " + "; ".join(f"{k}: {checks[k]['detail']}" for k in bad),
-                          None, checks=checks)
+                          None, retry_after=retry, checks=checks)
         return utf8_safe({"status": "ready", "checks": checks})  # a folder's name may not be UTF-8
 
     schema = _find_schema()
@@ -881,8 +918,9 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     @app.get("/v1/spaces", tags=["browse"], responses={**ok["spaces"], **fails(422, 503, 500)})
     def spaces():
         """The embedding spaces (one per encoder and method indexed or pulled), as `taskspace spaces --json` lists
-        them: the name `space` takes, encoder, method, dimension, models and benchmarks with a vector, and which one a
-        query without `space` takes (`default`)."""
+        them: the name `space` takes, encoder, method, dimension, models and benchmarks with a vector, how many models
+        are stale (their results changed since their vector was solved), and which one a query without `space` takes
+        (`default`)."""
         return {"spaces": svc.spaces()}
 
     # -- the page: its few small files answered from memory on the event loop, so it loads while queries wait for
@@ -937,6 +975,17 @@ def _none_match(header: str | None, etag: str) -> bool:
     return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
 
 
+def _retry_after(exc: BaseException) -> float | None:
+    """The ``retry_after`` seconds an error (or the error it was raised from) carries: an encoder whose load failed
+    says when it tries again (:data:`indexer.encoder.RETRY_FAILED_LOAD_SECONDS`)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if getattr(exc, "retry_after", None) is not None:
+            return float(exc.retry_after)
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
 def _trailing_slash_of(app, path: str) -> bool:
     """``path`` is a route of ``app`` written with a trailing slash (``/v1/find/``, ``/v1/models/``)."""
     bare = path.rstrip("/")
@@ -976,8 +1025,13 @@ def _error_responses():
             500: "an internal error (its message carries a reference to the server log)",
             503: "a store cannot be reached, the index a query needs is missing, out of step with SQL or built by "
                  "another version of taskspace, or (readyz) not ready"}
-    return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s]}
-                                           for s in statuses}
+    #: a 503's Retry-After, where how long it lasts is known
+    retry = {"Retry-After": {"description": "seconds until it is expected to end, where that is known: an encoder load "
+                                            "that failed is tried again then; a benchmark or an index this server's "
+                                            "worker is building is expected to be published then",
+                             "schema": {"type": "integer", "minimum": 1}}}
+    return lambda *statuses, ready=False: {s: {"model": NotReady if ready else Error, "description": said[s],
+                                               **({"headers": retry} if s == 503 else {})} for s in statuses}
 
 
 def _answer_responses() -> dict:
@@ -1134,6 +1188,9 @@ def _answer_responses() -> dict:
         dim: int
         models: int = Field(description="models with a vector in it")
         benchmarks: int = Field(description="benchmarks with a vector in it")
+        stale: int | None = Field(description="models whose results changed since their vector in it was solved (or "
+                                              "that have none any more): the next indexing pass re-solves them in the "
+                                              "configured space, no pass in another; null for a pulled (read-only) space")
         default: bool = Field(description="the space a query without `space` takes")
         configured: bool = Field(description="the space the server's settings configure (the one `taskspace index` "
                                              "updates)")
@@ -1505,6 +1562,46 @@ SECURITY_HEADERS = {
     "x-frame-options": "DENY",
     "referrer-policy": "same-origin",
 }
+
+
+@functools.lru_cache(maxsize=None)
+def _cors_middleware():
+    """Starlette's CORSMiddleware, its refused preflight answered in the API's one error shape. Starlette answers it 400
+    in plain text ("Disallowed CORS origin"): the status stays (a browser needs an ok status and
+    Access-Control-Allow-Origin to go on, Fetch standard; what it is told otherwise is left to the server), the body
+    is the error naming the request header at fault (``origin``, ``access-control-request-method``,
+    ``access-control-request-headers``) and what is allowed, as every other error of the API."""
+    from starlette.middleware.cors import CORSMiddleware
+    from starlette.responses import JSONResponse
+
+    class Cors(CORSMiddleware):
+        def preflight_response(self, request_headers):
+            response = super().preflight_response(request_headers)
+            if response.status_code < 400:
+                return response
+            origin = request_headers["origin"]
+            method = request_headers["access-control-request-method"]
+            asked = [h.strip() for h in (request_headers.get("access-control-request-headers") or "").lower().split(",")]
+            refused = []  # (the request header at fault, what is said of it)
+            if not self.is_allowed_origin(origin=origin):
+                refused.append(("origin", f"origin {origin!r} is not allowed (the server allows the pages of the "
+                                          "origins given to `taskspace serve --cors-origin`)"))
+            if method not in self.allow_methods:
+                refused.append(("access-control-request-method", f"method {method!r} is not allowed (it allows "
+                                f"{', '.join(self.allow_methods)})"))
+            if not self.allow_all_headers and (bad := [h for h in asked if h and h not in self.allow_headers]):
+                refused.append(("access-control-request-headers", f"header(s) {', '.join(map(repr, bad))} not allowed "
+                                f"(it allows {', '.join(self.allow_headers)})"))
+            if request_headers.get("access-control-request-private-network") is not None and \
+                    not self.allow_private_network:
+                refused.append(("access-control-request-private-network", "private network access is not allowed"))
+            if not refused:  # a refusal this code does not know (a newer Starlette): its own words
+                refused.append((None, bytes(response.body).decode("utf-8", "replace")))
+            headers = {k: v for k, v in response.headers.items() if k.lower() not in ("content-type", "content-length")}
+            return JSONResponse(error_body("cors_refused", "CORS preflight refused: " + "; ".join(m for _, m in refused),
+                                           refused[0][0]), status_code=response.status_code, headers=headers)
+
+    return Cors
 
 
 class _SecurityHeaders:

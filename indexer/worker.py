@@ -11,7 +11,8 @@
   (:meth:`indexer.pipeline.Indexer.run`), and is retried at the next scheduled time: the worker keeps serving. A pass
   whose database session the server ended (a restart or failover: ConnectionLostError), or whose database could not be
   reached (DatabaseUnreachableError: refused, starting up), is run again after ``busy_retry_seconds`` (30 s), up to
-  :data:`LOST_RETRIES` times in a row, then at the next scheduled time.
+  :data:`LOST_RETRIES` times in a row, then at the next scheduled time. A retry (this one, or one for the lock) never
+  waits past the schedule's next pass: a schedule under 30 s retries at its own pace.
   One failing source or model never stops a pass (it is recorded with the run and retried next time).
   Only KeyboardInterrupt / SystemExit (the second signal, an exit) end the worker.
 """
@@ -56,6 +57,8 @@ class Worker:
         self.max_passes = max_passes
         self.stop = threading.Event()
         self.passes = 0
+        #: when (time.monotonic()) the next pass starts while the worker waits for it; None while a pass runs
+        self.next_at: float | None = None
 
     def _on_signal(self, signum, frame) -> None:
         if self.stop.is_set():
@@ -68,6 +71,21 @@ class Worker:
         signal.signal(signal.SIGINT, self._on_signal)
         if hangup_is_ours():  # a closed terminal: stop as for SIGTERM (nothing to reload); under nohup: ignored still
             signal.signal(signal.SIGHUP, self._on_signal)
+
+    def _retry_wait(self) -> float:
+        """How long to wait before trying a pass again (the lock busy, the database lost or unreachable): the busy
+        retry (30 s), or less when the schedule's next pass comes sooner. Before, 30 s whatever the schedule, so a
+        `--worker-every 10s` worker retried a pass later than its schedule would have run it."""
+        scheduled = (next_run(self.schedule, datetime.now(timezone.utc)) - datetime.now(timezone.utc)).total_seconds()
+        return max(0.0, min(self.busy_retry_seconds, scheduled))
+
+    def _wait(self, seconds: float) -> None:
+        """Wait ``seconds`` for the next pass (or the stop flag), saying when it starts (:attr:`next_at`)."""
+        self.next_at = time.monotonic() + seconds
+        try:
+            self.stop.wait(seconds)
+        finally:
+            self.next_at = None
 
     def _retry_note(self) -> str:
         """What a failed pass's log line says of the retry: none after the last of ``max_passes`` (a one-shot that
@@ -98,12 +116,13 @@ class Worker:
                 if not self.wait_for_lock:
                     log.error("%s", exc)
                     return exc.exit_code
+                wait = self._retry_wait()
                 if waiting is None or waiting[0] != str(exc):  # once per holder: not a line every 30 s of its pass
-                    log.warning("%s; waiting: trying again every %.0f s until it is free", exc, self.busy_retry_seconds)
+                    log.warning("%s; waiting: trying again every %s s until it is free", exc, _seconds(wait))
                     waiting = (str(exc), waiting[1] if waiting else time.monotonic())
                 else:
                     log.debug("still busy: %s", exc)
-                self.stop.wait(self.busy_retry_seconds)
+                self._wait(wait)
                 continue
             except IndexerError as exc:
                 waiting = None  # it got the lock (or failed before asking): a later holder is logged again
@@ -117,10 +136,12 @@ class Worker:
                     not self.stop.is_set()) and (self.max_passes is None or self.passes < self.max_passes)
                 lost = lost + 1 if again else 0
                 why = "ended its session" if isinstance(exc, ConnectionLostError) else "could not be reached"
-                note = f" (the database {why}: retrying in {self.busy_retry_seconds:g} s)" if again else None
+                wait = self._retry_wait() if again else 0.0
+                sooner = " (the next scheduled pass)" if wait < self.busy_retry_seconds else ""
+                note = f" (the database {why}: retrying in {_seconds(wait)} s{sooner})" if again else None
                 log.error("pass failed: %s%s", exc, note or self._retry_note())
                 if again:
-                    self.stop.wait(self.busy_retry_seconds)
+                    self._wait(wait)
                     continue
             except Exception as exc:  # noqa: BLE001 - a bug in a pass must not end a scheduled worker
                 waiting = None
@@ -137,8 +158,15 @@ class Worker:
                 left = (due - datetime.now(timezone.utc)).total_seconds()
                 if left <= 0:
                     break
+                self.next_at = time.monotonic() + left
                 self.stop.wait(min(left, 60.0))
+            self.next_at = None
         return 0
+
+
+def _seconds(x: float) -> str:
+    """A wait as the log says it: 30, 2, 0.05."""
+    return f"{x:.0f}" if x >= 10 else f"{x:.2g}"
 
 
 #: what a pass did, in the order of `taskspace index`'s summary (the counts of :class:`indexer.pipeline.RunReport`)

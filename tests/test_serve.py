@@ -1355,6 +1355,8 @@ def test_cors_origins_may_call_the_api_from_a_browser_and_others_get_no_cors_hea
         assert "POST" in pre.headers["access-control-allow-methods"]
         r = c.post("/v1/find", json={"prompts": [PROMPT], "k": 2}, headers={"Origin": app_origin})
         assert r.status_code == 200 and r.headers["access-control-allow-origin"] == app_origin
+        # a 503's Retry-After is readable by that page's script (not a CORS-safelisted header: before, hidden from it)
+        assert r.headers["access-control-expose-headers"] == "Retry-After", r.headers
         err = c.post("/v1/find", json={"prompts": [""]}, headers={"Origin": app_origin})  # errors too
         assert err.status_code == 422 and err.headers["access-control-allow-origin"] == app_origin
         other = c.get("/v1/models", headers={"Origin": "https://elsewhere.example"})
@@ -1367,6 +1369,38 @@ def test_cors_origins_may_call_the_api_from_a_browser_and_others_get_no_cors_hea
                 "http://x.org:0", "http://x.org:99999"):
         with pytest.raises(ConfigError, match="is not an origin"):
             cors_origins([bad])
+
+
+def test_a_refused_cors_preflight_is_an_error_of_the_one_shape_naming_what_was_refused(indexed, encoder):
+    """A browser's preflight the server refuses (`--cors-origin` given, another origin, a method or a header it does not
+    allow) is still a 400, which a browser reads as a refusal (it needs an ok status and Access-Control-Allow-Origin,
+    Fetch standard), but in the API's one error shape, `field` the request header at fault and the message saying
+    what was refused and what is allowed; before, Starlette's plain text "Disallowed CORS origin", the one answer of
+    the API that was not JSON. An allowed preflight is answered as before, and carries the security headers."""
+    from indexer.serve import SECURITY_HEADERS
+
+    app_origin = "https://app.example.org"
+    with TestClient(create_app(Service(encoder=encoder), cors=[app_origin])) as c:
+        def preflight(origin, method="POST", headers="content-type"):
+            return c.options("/v1/find", headers={"Origin": origin, "Access-Control-Request-Method": method,
+                                                  "Access-Control-Request-Headers": headers})
+
+        ok = preflight(app_origin)
+        assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == app_origin
+        for r, field, says in (
+                (preflight("https://elsewhere.example"), "origin",
+                 "origin 'https://elsewhere.example' is not allowed"),
+                (preflight(app_origin, method="DELETE"), "access-control-request-method",
+                 "method 'DELETE' is not allowed (it allows GET, HEAD, POST)"),
+                (preflight(app_origin, headers="content-type, X-Api-Key"), "access-control-request-headers",
+                 "header(s) 'x-api-key' not allowed")):
+            err = assert_error(r, 400, "cors_refused", field, says=says)
+            assert err["message"].startswith("CORS preflight refused: "), err
+            assert "access-control-allow-origin" not in r.headers or field != "origin"
+            assert all(r.headers.get(k) == v for k, v in SECURITY_HEADERS.items()), r.headers
+        both = preflight("https://elsewhere.example", method="PUT")
+        err = assert_error(both, 400, "cors_refused", "origin", says="method 'PUT' is not allowed")
+        assert "origin 'https://elsewhere.example' is not allowed" in err["message"]
 
 
 def test_serve_refuses_a_bad_cors_origin_before_it_starts(tmp_path):
@@ -1589,6 +1623,76 @@ def test_a_benchmark_the_running_pass_ingested_is_said_to_be_indexed_now_not_to_
                 go.set()
             _first_pass_ok(svc)
             assert c.post("/v1/find", json={"benchmark": "gamma"}).status_code == 200
+
+
+def test_a_503_that_the_workers_next_pass_ends_says_when_it_is_expected_in_retry_after(tmp_path, encoder, monkeypatch):
+    """`serve --worker-every`: a 503 that this server's worker ends by publishing says in `Retry-After` when that is
+    expected: /readyz on an index its worker has not built yet, while the worker waits, until its next pass starts
+    (Worker.next_at, exact) plus the longest recent pass; a query for a benchmark its running pass ingested, the
+    longest recent pass less the time this one has run. A 503 whose end is not known (the first pass, a store that
+    cannot be reached) has none. Before, no 503 carried Retry-After."""
+    import numpy as np
+
+    from helpers import outcomes, write_table
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.sql_derived import DerivedMixin
+    from indexer.store.vectors import VectorStore
+
+    rng = np.random.default_rng(3)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, MODELS, 16), 16)
+    write_table(tmp_path / "c", "gamma", outcomes(rng, MODELS, 12), 12, offset=40)
+    sources = get_settings().sources_file
+    reached, go, slowed = threading.Event(), threading.Event(), []
+    original = DerivedMixin.get_space_calibration
+
+    def held(self, space_id):  # the worker's passes after their ingest, before they write what queries read
+        if threading.current_thread().name == "taskspace-worker":
+            if svc.passes_done == 1 and not slowed:  # the pass indexing alpha: it adds gamma for the next, takes 3 s more
+                slowed.append(time.perf_counter())
+                sourcelist.add(sources, [SourceSpec(str(tmp_path / "c"))])
+                time.sleep(3)
+            elif svc.passes_done == 2 and not go.is_set():  # the next one, gamma ingested: held until the test says
+                reached.set()
+                go.wait(120)
+        return original(self, space_id)
+
+    monkeypatch.setattr(DerivedMixin, "get_space_calibration", held)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="6s", store=store, vectors=vectors, encoder=encoder)
+        with TestClient(create_app(svc)) as c:
+            svc.start_worker()
+            try:
+                deadline = time.monotonic() + 60
+                while not svc.passes and time.monotonic() < deadline:  # the first pass: no source, nothing indexed
+                    time.sleep(0.05)
+                assert svc.passes and svc.passes[0]["status"] == "ok", svc.passes
+                r = c.get("/readyz")
+                assert r.status_code == 503 and "has indexed no model yet" in r.text, r.text
+                wait = svc.worker.next_at - time.monotonic()
+                assert abs(int(r.headers["retry-after"]) - (wait + svc.passes[0]["seconds"])) <= 1.5, (r.headers, wait)
+                sourcelist.add(sources, [SourceSpec(str(tmp_path / "a"))])
+                assert reached.wait(120), svc.passes  # the third pass
+                longest = max(p["seconds"] for p in svc.passes)
+                assert len(svc.passes) == 2 and longest >= 3, svc.passes
+                err = c.post("/v1/find", json={"benchmark": "gamma"})
+                assert_error(err, 503, "unavailable", "benchmark", says="is indexing it: its pass is running")
+                ran = time.perf_counter() - svc._pass_started
+                assert 1 <= int(err.headers["retry-after"]) and abs(int(err.headers["retry-after"]) - (longest - ran)) <= 1.5, \
+                    (err.headers, longest, ran)
+                assert c.post("/v1/find", json={"benchmark": "alpha"}).status_code == 200
+            finally:
+                go.set()
+            deadline = time.monotonic() + 120
+            while len(svc.passes) < 3 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert c.post("/v1/find", json={"benchmark": "gamma"}).status_code == 200
+            doc = c.get("/openapi.json").json()["paths"]
+            for path, method in (("/readyz", "get"), ("/v1/find", "post"), ("/v1/models", "get")):
+                assert "Retry-After" in doc[path][method]["responses"]["503"]["headers"], path
+            svc.stop_worker()
 
 
 def test_a_query_parameter_that_is_not_utf8_is_named(client):

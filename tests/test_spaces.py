@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -207,6 +208,32 @@ def test_describe_spaces_gives_each_ones_encoder_method_dim_models_staleness_and
     _index(store, vectors, encoder, [tmp_path / "a", tmp_path / "b", tmp_path / "c"])
     got = {i.name: i for i in describe_spaces(store, vectors)}
     assert got[space_name(mc)].stale == 0 and got[space_name(auto)].stale == 1
+
+
+def test_get_spaces_says_how_many_models_of_each_space_are_stale(two_spaces, tmp_path, encoder):
+    """`GET /v1/spaces` gives each space's `stale` (models whose results changed since their vector was solved, or that
+    have none any more: `taskspace spaces`' count; null for a pulled read-only space), so a client choosing a space
+    sees that another encoder's or method's space lags behind the results; /openapi.json declares it with the other
+    fields, and every field an answer holds is declared. Before, the server computed each space's staleness (a
+    query per space) and dropped it from the answer."""
+    from fastapi.testclient import TestClient
+
+    from indexer.serve import Service, create_app
+    from indexer.space import space_name
+    from indexer.spaces import describe_spaces
+
+    store, vectors, mc, auto = two_spaces
+    rng = np.random.default_rng(9)  # new results for org/e: the pass re-solves the configured space only
+    write_source(tmp_path / "c", "gamma", [f"Translate sentence {j} into French" for j in range(8)],
+                 outcomes(rng, ["org/e"], 8))
+    _index(store, vectors, encoder, [tmp_path / "a", tmp_path / "b", tmp_path / "c"])
+    with TestClient(create_app(Service(store=store, vectors=vectors, encoder=encoder))) as client:
+        listed = client.get("/v1/spaces").json()["spaces"]
+        declared = client.get("/openapi.json").json()["components"]["schemas"]["Space"]
+    assert [(s["name"], s["stale"]) for s in listed] == [(space_name(mc), 0), (space_name(auto), 1)]
+    assert [s["stale"] for s in listed] == [i.stale for i in describe_spaces(store)]
+    assert set(listed[0]) == set(declared["properties"]), (set(listed[0]) ^ set(declared["properties"]))
+    assert "stale" in declared["required"]
 
 
 def _run(*args):
@@ -583,6 +610,34 @@ def test_a_space_whose_encoder_cannot_be_loaded_is_named_with_what_to_do(two_spa
                               "here: "), msg
         assert msg.endswith("install that encoder to query this space, or query another (`taskspace spaces` lists "
                             "them)") and "set TASKSPACE_ENCODER" not in msg, msg
+
+
+def test_a_503_for_an_encoder_that_failed_to_load_says_when_it_is_tried_again(two_spaces, encoder, monkeypatch):
+    """A query (`"space"` of `POST /v1/find`) of a space whose encoder failed to load (a Hub id, offline: a real failed
+    load) is a 503 whose `Retry-After` says when the load is tried again (indexer.encoder.RETRY_FAILED_LOAD_SECONDS,
+    60 s, counting down: an earlier query gets the same error at once); before, no Retry-After, so a client could
+    only guess, and a retry within the minute was bound to fail."""
+    from fastapi.testclient import TestClient
+
+    import indexer.encoder
+    from indexer.serve import Service, create_app
+    from indexer.space import space_name, space_params
+
+    store, vectors, mc, auto = two_spaces
+    monkeypatch.setattr(indexer.encoder, "_ENCODERS", {})  # this test's shared encoders only
+    other = store.get_or_create_space("org/nope@1234", mc.dim, mc.lam, mc.eps, method="auto-mc",
+                                      params=space_params("auto-mc"))
+    with TestClient(create_app(Service(store=store, vectors=vectors, encoder=encoder))) as client:
+        waits = []
+        for _ in range(2):
+            r = client.post("/v1/find", json={"prompt": PROMPT, "space": space_name(other)})
+            assert r.status_code == 503 and r.json()["error"]["code"] == "unavailable", r.text
+            assert "needs its encoder org/nope, which cannot be loaded here" in r.json()["error"]["message"], r.text
+            waits.append(int(r.headers["retry-after"]))
+            time.sleep(1.1)
+        assert 55 <= waits[0] <= 60 and 1 <= waits[1] < waits[0], waits
+        ok = client.post("/v1/find", json={"prompt": PROMPT})  # the other spaces answer meanwhile, with no such header
+        assert ok.status_code == 200 and "retry-after" not in ok.headers
 
 
 def test_a_configured_encoder_that_cannot_load_is_tried_once_not_on_every_query(home_with_two_spaces, encoder,

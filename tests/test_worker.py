@@ -699,3 +699,40 @@ def test_sighup_to_index_records_the_run_interrupted_and_exits_129(tmp_path, TAS
     assert code == 129, err[-2000:]
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("terminated: what was committed is kept")
     assert run.status == "interrupted" and "terminated (SIGHUP)" in run.errors[0]["message"], run
+
+
+def test_a_retry_after_a_lost_database_is_never_later_than_the_next_scheduled_pass(caplog):
+    """A pass that cannot reach PostgreSQL (a real refused connection) is run again after the busy retry (30 s), or at
+    the next scheduled time when that comes first: `serve --worker-every 2s` tries again in 2 s, not 30 s. Before, the
+    retry waited 30 s whatever the schedule, so a retry "soon" came later than the pass the schedule would have run.
+    Another process holding the lock (BusyError) is tried again as soon, for the same reason."""
+    import logging
+    import socket
+
+    from indexer.errors import DatabaseUnreachableError
+    from indexer.store.sql import Store
+
+    with socket.socket() as s:  # a port nothing listens on: the connection is refused, as while a server restarts
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(DatabaseUnreachableError) as refused:
+        Store(f"postgresql+psycopg://postgres@127.0.0.1:{port}/taskspace", upgrade=False).list_runs(limit=1)
+    caplog.set_level(logging.INFO, logger="indexer.worker")
+    for first in (refused.value, BusyError("another taskspace process (pid 1) is indexing this database")):
+        caplog.clear()
+        calls = []
+
+        def run(stop, first=first):
+            calls.append(time.monotonic())
+            if len(calls) == 1:
+                raise first
+            return "ok"
+
+        w = Worker("2s", run, max_passes=2 if isinstance(first, DatabaseUnreachableError) else 1)  # 30 s retry
+        t = threading.Thread(target=w.serve, daemon=True)
+        t.start()
+        t.join(12)
+        w.stop.set()
+        assert not t.is_alive() and len(calls) == 2, (first, "the retry waited longer than the 2 s schedule")
+        assert 1.5 <= calls[1] - calls[0] < 5, calls
+    assert "retrying in 2 s (the next scheduled pass)" in caplog.text or "trying again every 2 s" in caplog.text, caplog.text
