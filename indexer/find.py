@@ -60,8 +60,11 @@ collection is an IndexMissingError); "no" is said only when some indexed prompt 
 every prompt the model was measured on (its outcomes, or its pattern's prompt set), or when no indexed prompt at
 all is near.
 ``evidence.prompts`` are the ``evidence`` nearest of them it was measured on, with its outcome on each (repeats
-across sources averaged); ``evidence.benchmarks`` its observed accuracy and n on the benchmarks nearest to the
-query (those of the neighbourhood, nearest first; a benchmark query's own first), not its overall accuracy; where
+across sources averaged); a model measured on fewer of them (none: measured elsewhere) shows its nearest measured
+prompts beyond the neighbourhood (:func:`_own_nearest`; on a benchmark query only a model not measured on it), so
+they are always its ``evidence`` nearest measured prompts; ``evidence.benchmarks`` its observed accuracy and n on
+the benchmarks nearest to the query it was measured on (those of the neighbourhood, nearest first, a benchmark
+query's own first, then those of its evidence prompts), not its overall accuracy; where
 the index holds none of the model's per-prompt outcomes (a pulled index) they are the accuracies its published
 record carries (the vector's payload, ``accuracy_by_benchmark``) with its ``n`` (``n_by_benchmark``; null from
 records that carry none).
@@ -883,7 +886,7 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     # a model SQL holds no outcome of (a pulled index): the prompts its coverage pattern's models were observed on,
     # when the records carried them -- which near prompts it was measured on, not its outcomes there
     by_pattern = pattern_observed(store, space, {m.model: m.payload.get("pattern") for m, _ in ranked
-                                                 if not observed.get(m.model, ({}, {}, 0))[2]}) if near else {}
+                                                 if not observed.get(m.model, ({}, {}, 0, None))[2]}) if near else {}
     # benchmarks nearest to the query: the queried one, then those of the neighbourhood by best similarity
     order: list[str] = [benchmark] if benchmark else []
     for p in near:
@@ -896,9 +899,18 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     own = benchmark is not None and bool(near) and all(benchmark in x["benchmarks"] for x in near)
     is_near = (lambda x: True) if own else (lambda x: x["similarity"] >= NEAR_SIMILARITY)  # noqa: E731
     anything_near = any(is_near(x) for x in near)
+    # a model measured on fewer than n_evidence prompts of the neighbourhood (its cells there) and on others: its
+    # evidence is still its nearest measured prompts, found beyond it (before: none shown, or fewer than asked, for a
+    # model measured elsewhere); on a benchmark query only a model not measured on it (one measured on it shows the
+    # benchmark's own prompts alone)
+    short = {m.model: measured[0] for m, _ in ranked
+             for cells, _a, _n, measured in [observed.get(m.model, ({}, {}, 0, None))]
+             if n_evidence and measured is not None and len(cells) < n_evidence and len(measured[0]) > len(cells)
+             and not (own and cells)}
+    beyond = _own_nearest(store, vectors, space, q, short, n_evidence) if short and near else {}  # near: prompts indexed
     for m, rank_score in ranked:
         p = m.payload
-        cells, accs, n_known = observed.get(m.model, ({}, {}, 0))
+        cells, accs, n_known, measured = observed.get(m.model, ({}, {}, 0, None))
         if not n_known and p.get("accuracy_by_benchmark"):  # no outcomes here (a pulled index): the published accuracy
             ns = p.get("n_by_benchmark") or {}  # and its n, where the record carries it
             accs = {b: (a, ns.get(b)) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
@@ -913,11 +925,20 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         cov = (Coverage(near=len(close), measured_near=bool(close),
                         benchmarks=sorted({b for x in close for b in x["benchmarks"] if b in accs}))
                if known else Coverage(near=None, measured_near=None, benchmarks=None))
+        shown_prompts = mine[:n_evidence]
+        if m.model in beyond:  # its nearest measured prompts, some beyond the neighbourhood; outcomes from SQL
+            outcome = dict(zip(measured[0].tolist(), measured[1].tolist()))
+            pid_of = store.prompt_ids([x["id"] for x in beyond[m.model]])
+            shown_prompts = [x for x in beyond[m.model] if pid_of.get(x["id"]) in outcome]
+            cells = {**cells, **{x["id"]: outcome[pid_of[x["id"]]] for x in shown_prompts}}
+        # the benchmarks nearest to the query it was measured on: the neighbourhood's, then those of its evidence
+        # prompts (a model measured on none of the neighbourhood's benchmarks: before, none shown)
+        mine_order = order + [b for x in shown_prompts for b in x["benchmarks"] if b not in order]
         ev = Evidence(
             prompts=[{"text": x["text"], "benchmark": x["benchmark"], "outcome": _num(cells[x["id"]], 4),
-                      "similarity": _num(x["similarity"], 4)} for x in mine[:n_evidence]],
+                      "similarity": _num(x["similarity"], 4)} for x in shown_prompts],
             benchmarks=[{"name": b, "accuracy": _num(accs[b][0], 4), "n": accs[b][1]}
-                        for b in order if b in accs][:n_evidence])
+                        for b in dict.fromkeys(mine_order) if b in accs][:n_evidence])
         kind = p.get("kind")
         hub = m.model if kind == "hub" else None
         meta = {"license": license_text(p.get("license")), "params": p.get("num_parameters"),
@@ -967,18 +988,50 @@ def _near_hits(vectors, space, q, benchmark: str | None = None, store=None) -> l
     if not (prompts_indexed(store, vectors, space) if store is not None
             else vectors.alias_target(name, "prompts") is not None):
         return []
-    e = _embed_width(space)
-    head = np.asarray(q, dtype=np.float64)[:e]
-    norm = float(np.linalg.norm(head))
-    if norm == 0.0:
+    probe = _probe(space, q)
+    if probe is None:
         return []
-    probe = np.zeros(int(space.dim), dtype=np.float32)
-    probe[:e] = head / norm
     if benchmark is not None:
         own = vectors.search(name, "prompts", probe, filters={"benchmarks": {"all": [benchmark]}}, limit=NEAR_PROMPTS)
         if own:
             return own
     return vectors.search(name, "prompts", probe, limit=NEAR_PROMPTS)
+
+
+def _probe(space, q) -> np.ndarray | None:
+    """The prompts-collection query of ``q``: its question embedding, unit length, zeros elsewhere (None when that
+    part is zero)."""
+    e = _embed_width(space)
+    head = np.asarray(q, dtype=np.float64)[:e]
+    norm = float(np.linalg.norm(head))
+    if norm == 0.0:
+        return None
+    probe = np.zeros(int(space.dim), dtype=np.float32)
+    probe[:e] = head / norm
+    return probe
+
+
+def _own_nearest(store, vectors, space, q, need: dict[str, np.ndarray], n: int) -> dict[str, list[dict]]:
+    """model -> the ``n`` indexed prompts nearest to the query among those it was measured on (``need``: model ->
+    its distinct measured prompt ids), as :func:`_near` dicts, nearest first: one prompts-collection search
+    restricted to their ids per distinct set of measured prompts (models measured on the same prompts share it).
+    For a model measured on fewer than ``n`` prompts of the neighbourhood: its nearest measured prompts lie beyond
+    it, and are its evidence still (their similarity says how near they are)."""
+    from .space import space_name
+
+    probe = _probe(space, q) if need else None
+    if probe is None:
+        return {}
+    out: dict[str, list[dict]] = {}
+    done: dict[bytes, list[dict]] = {}
+    for model, pids in need.items():
+        sig = np.ascontiguousarray(pids, dtype=np.int64).tobytes()
+        if sig not in done:
+            hashes = store.prompt_hashes(pids.tolist())
+            done[sig] = [_near(h) for h in vectors.search(space_name(space), "prompts", probe,
+                                                          filters={"key": hashes}, limit=n)]
+        out[model] = done[sig]
+    return out
 
 
 def _near(h) -> dict:
@@ -995,13 +1048,13 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
 
 def _observed(store, models: list[str], near: list[dict]) -> dict:
     """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}, how many distinct
-    prompts SQL holds its outcomes on): one SQL read of these models' outcome blocks, grouped in one pass of array
+    prompts SQL holds its outcomes on, (those prompts' ids, its mean outcome on each)): one SQL read of these models' outcome blocks, grouped in one pass of array
     operations (no Python step per cell or per block); repeats of a prompt (several sources, several names of one
     model) averaged."""
     ids = store.prompt_ids([p["id"] for p in near]) if near else {}
     by_id = {v: h for h, v in ids.items()}
     blocks = store.outcome_blocks(models)
-    out = {m: ({}, {}, 0) for m in models}
+    out = {m: ({}, {}, 0, None) for m in models}
     if not blocks:
         return out
     mcode = {m: i for i, m in enumerate(models)}
@@ -1020,9 +1073,14 @@ def _observed(store, models: list[str], near: list[dict]) -> dict:
     n = np.bincount(ginv)
     mids, per_model = np.unique(np.unique((group // len(bnames)) * span + pid) // span, return_counts=True)
     for mi, c in zip(mids.tolist(), per_model.tolist()):  # distinct prompts per model (a prompt in two benchmarks once)
-        out[models[mi]] = (out[models[mi]][0], out[models[mi]][1], int(c))
+        out[models[mi]] = (out[models[mi]][0], out[models[mi]][1], int(c), None)
     for gi, a, k in zip(g.tolist(), acc.tolist(), n.tolist()):
         out[models[gi // len(bnames)]][1][bnames[gi % len(bnames)]] = (a, int(k))
+    mine = group // len(bnames)  # each cell's model
+    for mi in mids.tolist():  # each model's distinct measured prompts and its mean outcome on each
+        at = np.flatnonzero(mine == mi)
+        ps, first = np.unique(pid[at], return_index=True)
+        out[models[mi]] = (*out[models[mi]][:3], (ps, mean[at][first]))
     if by_id:
         want = np.fromiter(by_id, dtype=np.int64, count=len(by_id))
         hit = np.flatnonzero(np.isin(pid, want))

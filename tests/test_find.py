@@ -587,6 +587,32 @@ def test_coverage_and_evidence_come_from_the_models_own_outcomes(idx):
     assert all(r.evidence.prompts == [] and r.evidence.benchmarks == [] for r in none)
 
 
+def test_a_model_measured_beyond_the_neighbourhood_shows_its_own_nearest_measured_prompts(idx, encoder, monkeypatch):
+    """Evidence is a model's nearest measured prompts even where none of them is among the query's neighbourhood:
+    before, a model measured elsewhere showed no evidence prompt and no benchmark at all (Llama-3.1-70B-Instruct,
+    measured on MMLU-Pro only, for a coding prompt on sample + evalarena_code: 62%, evidence empty), and one with
+    fewer than ``evidence`` prompts in the neighbourhood fewer than asked. Checked against the cosines computed here."""
+    from indexer import find
+
+    _, _, outs = idx
+    monkeypatch.setattr(find, "NEAR_PROMPTS", 5)  # the neighbourhood: the 5 nearest, all beta prompts
+    task = "Write a Python function that sorts a list of integers"
+    by = {r.model: r for r in ask(idx, task, k=10, evidence=3)}
+    E = encoder.encode([task, *ALPHA]).astype(np.float64)
+    sims = E[1:] @ E[0]
+    nearest = np.argsort(-sims)[:3]
+    for name in ("org/big", "plain-name"):  # measured on alpha only
+        r = by[name]
+        assert not r.coverage.measured_near and r.coverage.near == 0  # coverage still says so
+        assert [p["text"] for p in r.evidence.prompts] == [ALPHA[j] for j in nearest]
+        assert [p["outcome"] for p in r.evidence.prompts] == [float(outs["alpha"][name][j]) for j in nearest]
+        assert [p["similarity"] for p in r.evidence.prompts] == pytest.approx([sims[j] for j in nearest], abs=1e-3)
+        assert r.evidence.benchmarks == [{"name": "alpha", "accuracy": round(float(np.mean(outs["alpha"][name])), 4),
+                                          "n": 16}]
+    coder = by["coder/only-code"]  # measured near: its evidence is the neighbourhood's, as before
+    assert coder.coverage.measured_near and {p["benchmark"] for p in coder.evidence.prompts} == {"beta"}
+
+
 def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
     """A benchmark query asks how models do on that benchmark: its neighbourhood (coverage, evidence, and a
     coverage-aware map's shares) is the benchmark's own prompts nearest to its vector, so a model measured only on
@@ -594,11 +620,13 @@ def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
     store, vectors, _ = idx
     space = coverage_aware(idx)
     by = {r.model: r for r in ask(idx, benchmark="beta", k=10, evidence=50)}
-    for r in by.values():
-        assert {p["benchmark"] for p in r.evidence.prompts} <= {"beta"}
+    for name in BETA_MODELS:
+        assert {p["benchmark"] for p in by[name].evidence.prompts} <= {"beta"}
     assert len(by["coder/only-code"].evidence.prompts) == len(BETA) and by["coder/only-code"].coverage.measured_near
-    for name in ("org/big", "gpt-4o", "plain-name"):  # measured on alpha only
-        assert by[name].evidence.prompts == [] and not by[name].coverage.measured_near
+    for name in ("org/big", "gpt-4o", "plain-name"):  # measured on alpha only: not on it, its evidence its alpha prompts
+        assert not by[name].coverage.measured_near and by[name].coverage.near == 0
+        assert {p["benchmark"] for p in by[name].evidence.prompts} == {"alpha"}
+        assert [b["name"] for b in by[name].evidence.benchmarks] == ["alpha"]
     # the blend: every alpha-only model has share 0 (L0), the two measured on beta share 1 (L1)
     from indexer.space import space_name
 
