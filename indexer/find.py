@@ -904,8 +904,8 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     # model measured elsewhere); on a benchmark query only a model not measured on it (one measured on it shows the
     # benchmark's own prompts alone)
     short = {m.model: measured[0] for m, _ in ranked
-             for cells, _a, _n, measured in [observed.get(m.model, ({}, {}, 0, None))]
-             if n_evidence and measured is not None and len(cells) < n_evidence and len(measured[0]) > len(cells)
+             for cells, _a, n_seen, measured in [observed.get(m.model, ({}, {}, 0, None))]
+             if n_evidence and measured is not None and len(cells) < n_evidence and n_seen > len(cells)
              and not (own and cells)}
     beyond = _own_nearest(store, vectors, space, q, short, n_evidence) if short and near else {}  # near: prompts indexed
     for m, rank_score in ranked:
@@ -928,9 +928,8 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         shown_prompts = mine[:n_evidence]
         if m.model in beyond:  # its nearest measured prompts, some beyond the neighbourhood; outcomes from SQL
             outcome = dict(zip(measured[0].tolist(), measured[1].tolist()))
-            pid_of = store.prompt_ids([x["id"] for x in beyond[m.model]])
-            shown_prompts = [x for x in beyond[m.model] if pid_of.get(x["id"]) in outcome]
-            cells = {**cells, **{x["id"]: outcome[pid_of[x["id"]]] for x in shown_prompts}}
+            shown_prompts = [x for x in beyond[m.model] if x["pid"] in outcome]
+            cells = {**cells, **{x["id"]: outcome[x["pid"]] for x in shown_prompts}}
         # the benchmarks nearest to the query it was measured on: the neighbourhood's, then those of its evidence
         # prompts (a model measured on none of the neighbourhood's benchmarks: before, none shown)
         mine_order = order + [b for x in shown_prompts for b in x["benchmarks"] if b not in order]
@@ -1013,7 +1012,7 @@ def _probe(space, q) -> np.ndarray | None:
 
 def _own_nearest(store, vectors, space, q, need: dict[str, np.ndarray], n: int) -> dict[str, list[dict]]:
     """model -> the ``n`` indexed prompts nearest to the query among those it was measured on (``need``: model ->
-    its distinct measured prompt ids), as :func:`_near` dicts, nearest first: one prompts-collection search
+    its measured prompt ids), as :func:`_near` dicts with the SQL ``pid``, nearest first: one prompts-collection search
     restricted to their ids per distinct set of measured prompts (models measured on the same prompts share it).
     For a model measured on fewer than ``n`` prompts of the neighbourhood: its nearest measured prompts lie beyond
     it, and are its evidence still (their similarity says how near they are)."""
@@ -1025,11 +1024,13 @@ def _own_nearest(store, vectors, space, q, need: dict[str, np.ndarray], n: int) 
     out: dict[str, list[dict]] = {}
     done: dict[bytes, list[dict]] = {}
     for model, pids in need.items():
-        sig = np.ascontiguousarray(pids, dtype=np.int64).tobytes()
+        pids = np.unique(pids)
+        sig = pids.astype(np.int64).tobytes()
         if sig not in done:
             hashes = store.prompt_hashes(pids.tolist())
-            done[sig] = [_near(h) for h in vectors.search(space_name(space), "prompts", probe,
-                                                          filters={"key": hashes}, limit=n)]
+            pid_of = dict(zip(hashes, pids.tolist()))
+            done[sig] = [{**_near(h), "pid": pid_of[h.key]} for h in vectors.search(
+                space_name(space), "prompts", probe, filters={"key": hashes}, limit=n)]
         out[model] = done[sig]
     return out
 
@@ -1048,7 +1049,7 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
 
 def _observed(store, models: list[str], near: list[dict]) -> dict:
     """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}, how many distinct
-    prompts SQL holds its outcomes on, (those prompts' ids, its mean outcome on each)): one SQL read of these models' outcome blocks, grouped in one pass of array
+    prompts SQL holds its outcomes on, (the prompt ids of its cells, its mean outcome on each)): one SQL read of these models' outcome blocks, grouped in one pass of array
     operations (no Python step per cell or per block); repeats of a prompt (several sources, several names of one
     model) averaged."""
     ids = store.prompt_ids([p["id"] for p in near]) if near else {}
@@ -1076,11 +1077,12 @@ def _observed(store, models: list[str], near: list[dict]) -> dict:
         out[models[mi]] = (out[models[mi]][0], out[models[mi]][1], int(c), None)
     for gi, a, k in zip(g.tolist(), acc.tolist(), n.tolist()):
         out[models[gi // len(bnames)]][1][bnames[gi % len(bnames)]] = (a, int(k))
-    mine = group // len(bnames)  # each cell's model
-    for mi in mids.tolist():  # each model's distinct measured prompts and its mean outcome on each
-        at = np.flatnonzero(mine == mi)
-        ps, first = np.unique(pid[at], return_index=True)
-        out[models[mi]] = (*out[models[mi]][:3], (ps, mean[at][first]))
+    # each model's cells are contiguous (u is sorted, the model its leading key): its measured prompts and its mean
+    # outcome on each as views (a prompt in two benchmarks twice, with the same outcome), no copy per query
+    bounds = np.searchsorted(group // len(bnames), np.arange(len(models) + 1))
+    for mi in mids.tolist():
+        lo, hi = int(bounds[mi]), int(bounds[mi + 1])
+        out[models[mi]] = (*out[models[mi]][:3], (pid[lo:hi], mean[lo:hi]))
     if by_id:
         want = np.fromiter(by_id, dtype=np.int64, count=len(by_id))
         hit = np.flatnonzero(np.isin(pid, want))
