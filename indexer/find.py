@@ -902,11 +902,17 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     # a model measured on fewer than n_evidence prompts of the neighbourhood (its cells there) and on others: its
     # evidence is still its nearest measured prompts, found beyond it (before: none shown, or fewer than asked, for a
     # model measured elsewhere); on a benchmark query only a model not measured on it (one measured on it shows the
-    # benchmark's own prompts alone)
-    short = {m.model: measured[0] for m, _ in ranked
-             for cells, _a, n_seen, measured in [observed.get(m.model, ({}, {}, 0, None))]
-             if n_evidence and measured is not None and len(cells) < n_evidence and n_seen > len(cells)
-             and not (own and cells)}
+    # benchmark's own prompts alone). A pulled index holds no outcome to show, but the prompts its pattern was observed
+    # on (by_pattern) order its published benchmarks the same way, so its answer names those its publisher's does.
+    short: dict[str, np.ndarray | frozenset] = {}
+    for m, _ in ranked:
+        cells, _a, n_seen, measured = observed.get(m.model, ({}, {}, 0, None))
+        seen = by_pattern.get(m.model) if measured is None else None
+        if seen is not None:
+            cells, n_seen = [x for x in near if x["id"] in seen], len(seen)
+        if n_evidence and (measured is not None or seen is not None) and len(cells) < n_evidence \
+                and n_seen > len(cells) and not (own and cells):
+            short[m.model] = measured[0] if measured is not None else frozenset(seen)
     beyond = _own_nearest(store, vectors, space, q, short, n_evidence) if short and near else {}  # near: prompts indexed
     for m, rank_score in ranked:
         p = m.payload
@@ -925,14 +931,16 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         cov = (Coverage(near=len(close), measured_near=bool(close),
                         benchmarks=sorted({b for x in close for b in x["benchmarks"] if b in accs}))
                if known else Coverage(near=None, measured_near=None, benchmarks=None))
-        shown_prompts = mine[:n_evidence]
-        if m.model in beyond:  # its nearest measured prompts, some beyond the neighbourhood; outcomes from SQL
-            outcome = dict(zip(measured[0].tolist(), measured[1].tolist()))
-            shown_prompts = [x for x in beyond[m.model] if x["pid"] in outcome]
+        shown_prompts, nearest = mine[:n_evidence], mine[:n_evidence]
+        if m.model in beyond and measured is not None:  # its nearest measured prompts, some beyond the neighbourhood
+            outcome = dict(zip(measured[0].tolist(), measured[1].tolist()))  # its outcomes on them, from SQL
+            shown_prompts = nearest = [x for x in beyond[m.model] if x["pid"] in outcome]
             cells = {**cells, **{x["id"]: outcome[x["pid"]] for x in shown_prompts}}
-        # the benchmarks nearest to the query it was measured on: the neighbourhood's, then those of its evidence
-        # prompts (a model measured on none of the neighbourhood's benchmarks: before, none shown)
-        mine_order = order + [b for x in shown_prompts for b in x["benchmarks"] if b not in order]
+        elif m.model in beyond:  # pulled: the prompts its pattern was observed on, no outcome to show
+            nearest = beyond[m.model]
+        # the benchmarks nearest to the query it was measured on: the neighbourhood's, then those of its nearest
+        # measured prompts (a model measured on none of the neighbourhood's benchmarks: before, none shown)
+        mine_order = order + [b for x in nearest for b in x["benchmarks"] if b not in order]
         ev = Evidence(
             prompts=[{"text": x["text"], "benchmark": x["benchmark"], "outcome": _num(cells[x["id"]], 4),
                       "similarity": _num(x["similarity"], 4)} for x in shown_prompts],
@@ -1010,9 +1018,10 @@ def _probe(space, q) -> np.ndarray | None:
     return probe
 
 
-def _own_nearest(store, vectors, space, q, need: dict[str, np.ndarray], n: int) -> dict[str, list[dict]]:
+def _own_nearest(store, vectors, space, q, need: dict, n: int) -> dict[str, list[dict]]:
     """model -> the ``n`` indexed prompts nearest to the query among those it was measured on (``need``: model ->
-    its measured prompt ids), as :func:`_near` dicts with the SQL ``pid``, nearest first: one prompts-collection search
+    its measured prompt ids, or a pulled model's pattern prompt hashes, a frozenset), as :func:`_near` dicts with the
+    SQL ``pid`` (None for hashes), nearest first: one prompts-collection search
     restricted to their ids per distinct set of measured prompts (models measured on the same prompts share it).
     For a model measured on fewer than ``n`` prompts of the neighbourhood: its nearest measured prompts lie beyond
     it, and are its evidence still (their similarity says how near they are)."""
@@ -1022,14 +1031,18 @@ def _own_nearest(store, vectors, space, q, need: dict[str, np.ndarray], n: int) 
     if probe is None:
         return {}
     out: dict[str, list[dict]] = {}
-    done: dict[bytes, list[dict]] = {}
-    for model, pids in need.items():
-        pids = np.unique(pids)
-        sig = pids.astype(np.int64).tobytes()
+    done: dict = {}
+    for model, measured in need.items():
+        if isinstance(measured, frozenset):  # a pulled model's pattern prompts: their hashes, no SQL id
+            sig, hashes, pid_of = measured, sorted(measured), {}
+        else:
+            pids = np.unique(measured)
+            sig = pids.astype(np.int64).tobytes()
+            if sig not in done:
+                hashes = store.prompt_hashes(pids.tolist())
+                pid_of = dict(zip(hashes, pids.tolist()))
         if sig not in done:
-            hashes = store.prompt_hashes(pids.tolist())
-            pid_of = dict(zip(hashes, pids.tolist()))
-            done[sig] = [{**_near(h), "pid": pid_of[h.key]} for h in vectors.search(
+            done[sig] = [{**_near(h), "pid": pid_of.get(h.key)} for h in vectors.search(
                 space_name(space), "prompts", probe, filters={"key": hashes}, limit=n)]
         out[model] = done[sig]
     return out
