@@ -914,6 +914,7 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
                 and n_seen > len(cells) and not (own and cells):
             short[m.model] = measured[0] if measured is not None else frozenset(seen)
     beyond = _own_nearest(store, vectors, space, q, short, n_evidence) if short and near else {}  # near: prompts indexed
+    cut = _cut(store, [*near, *(x for xs in beyond.values() for x in xs)]) if n_evidence else set()
     for m, rank_score in ranked:
         p = m.payload
         cells, accs, n_known, measured = observed.get(m.model, ({}, {}, 0, None))
@@ -942,7 +943,8 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         # measured prompts (a model measured on none of the neighbourhood's benchmarks: before, none shown)
         mine_order = order + [b for x in nearest for b in x["benchmarks"] if b not in order]
         ev = Evidence(
-            prompts=[{"text": x["text"], "benchmark": x["benchmark"], "outcome": _num(cells[x["id"]], 4),
+            prompts=[{"text": x["text"] + ("…" if x["id"] in cut else ""), "benchmark": x["benchmark"],
+                      "outcome": _num(cells[x["id"]], 4),
                       "similarity": _num(x["similarity"], 4)} for x in shown_prompts],
             benchmarks=[{"name": b, "accuracy": _num(accs[b][0], 4), "n": accs[b][1]}
                         for b in dict.fromkeys(mine_order) if b in accs][:n_evidence])
@@ -1046,6 +1048,23 @@ def _own_nearest(store, vectors, space, q, need: dict, n: int) -> dict[str, list
                 space_name(space), "prompts", probe, filters={"key": hashes}, limit=n)]
         out[model] = done[sig]
     return out
+
+
+def _cut(store, hits: list[dict]) -> set[str]:
+    """The hashes of those prompts whose payload snippet (their first :data:`indexer.sync.SNIPPET` characters) is not
+    the whole text, read from SQL (one query; only snippets of that length can be cut): an evidence text so cut ends
+    with "…" (before, nothing said it was cut, and a user read a text cut mid-word as the whole prompt)."""
+    from .sync import SNIPPET
+
+    full = {x["id"] for x in hits if x["text"] and len(x["text"]) >= SNIPPET}
+    if not full or store is None:
+        return set()
+    ids = store.prompt_ids(sorted(full))
+    if not ids:
+        return set()
+    hashes = list(ids)
+    texts = store.prompt_texts([ids[h] for h in hashes])
+    return {h for h, t in zip(hashes, texts) if len(t) > SNIPPET}
 
 
 def _near(h) -> dict:

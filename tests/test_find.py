@@ -613,6 +613,28 @@ def test_a_model_measured_beyond_the_neighbourhood_shows_its_own_nearest_measure
     assert coder.coverage.measured_near and {p["benchmark"] for p in coder.evidence.prompts} == {"beta"}
 
 
+def test_an_evidence_text_cut_to_its_snippet_ends_with_an_ellipsis(tmp_path, encoder):
+    """An evidence prompt is its indexed snippet, the first 300 characters (indexer.sync.SNIPPET): one cut so ends
+    with "…", one of exactly 300 characters (whole) does not. Before, a cut text was shown as if whole: on the sample
+    plus evalarena_code and metabench_openllm, an MMLU question ended "... the total number of month" on the page."""
+    from indexer.sync import SNIPPET
+
+    stem = "Write a Python function that sorts a list of integers and explains each step "
+    long = stem + "in detail. " * 40  # > 300 characters
+    exact = (stem + "x" * SNIPPET)[:SNIPPET]  # exactly 300: its snippet is the whole text
+    texts = [long, exact] + BETA[:6]
+    outs = outcomes(np.random.default_rng(5), ["org/a", "org/b", "org/c"], len(texts))
+    store, vectors = index_sources(encoder, [(tmp_path / "s", "beta", texts, outs)])
+    try:
+        res = find_models(stem, store=store, vectors=vectors, k=1, evidence=len(texts))
+        shown = {p["text"].rstrip("…"): p["text"] for p in res.results[0].evidence.prompts}
+        assert shown[long[:SNIPPET]] == long[:SNIPPET] + "…"
+        assert shown[exact] == exact and shown[BETA[0]] == BETA[0]
+    finally:
+        vectors.close()
+        store.close()
+
+
 def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
     """A benchmark query asks how models do on that benchmark: its neighbourhood (coverage, evidence, and a
     coverage-aware map's shares) is the benchmark's own prompts nearest to its vector, so a model measured only on
