@@ -1023,8 +1023,8 @@ def _probe(space, q) -> np.ndarray | None:
 def _own_nearest(store, vectors, space, q, need: dict, n: int) -> dict[str, list[dict]]:
     """model -> the ``n`` indexed prompts nearest to the query among those it was measured on (``need``: model ->
     its measured prompt ids, or a pulled model's pattern prompt hashes, a frozenset), as :func:`_near` dicts with the
-    SQL ``pid`` (None for hashes), nearest first: one prompts-collection search
-    restricted to their ids per distinct set of measured prompts (models measured on the same prompts share it).
+    SQL ``pid`` (None for hashes), nearest first: one prompts-collection search restricted to their ids per distinct
+    set of measured prompts (models measured on the same prompts share it).
     For a model measured on fewer than ``n`` prompts of the neighbourhood: its nearest measured prompts lie beyond
     it, and are its evidence still (their similarity says how near they are)."""
     from .space import space_name
@@ -1081,9 +1081,9 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
 
 def _observed(store, models: list[str], near: list[dict]) -> dict:
     """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}, how many distinct
-    prompts SQL holds its outcomes on, (the prompt ids of its cells, its mean outcome on each)): one SQL read of these models' outcome blocks, grouped in one pass of array
-    operations (no Python step per cell or per block); repeats of a prompt (several sources, several names of one
-    model) averaged."""
+    prompts SQL holds its outcomes on, (the prompt ids of its cells, its mean outcome on each)): one SQL read of
+    these models' outcome blocks, grouped in one pass of array operations (no Python step per cell or per block);
+    repeats of a prompt (several sources, several names of one model) averaged."""
     ids = store.prompt_ids([p["id"] for p in near]) if near else {}
     by_id = {v: h for h, v in ids.items()}
     blocks = store.outcome_blocks(models)
