@@ -21,8 +21,9 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
 map of the raw score, so Qdrant's own order. ``rank="lcb"``: the lower end of the probability's interval, a
 re-rank of a candidate set grown until exact (:func:`indexer.posterior.lcb_candidates_exact`).
 ``prefer_smaller=ALPHA``: rank by ``score - ALPHA * log10(parameters)`` with the score Qdrant ranks by: for the
-default method (a level/deviation space, its query folded) the logit of the probability up to a per-query constant,
-so ALPHA = 0.1 trades a tenfold size for 0.1 of logit, about 2.5 points of probability near 0.5; for the other
+default method (a level/deviation space, its query folded) the logit the calibration maps to the probability,
+``p = sigmoid(bend(score + c))`` with ``c`` constant per query (the map's bend keeps the order; the probability's own
+logit can differ from the score by a few tenths), so ALPHA = 0.1 trades a tenfold size for 0.1 of logit, about 2.5 points of probability near 0.5; for the other
 methods the raw score (in [-1, 1] units of the outcome scale, ALPHA = 0.05 about 2.5 points near 0.5). Qdrant computes it: a formula query (``$score - ALPHA * log10(num_parameters)``) over a
 prefetch of every model that passes the filters, so the order is exact; a model without a parameter count is
 charged as if it had :data:`UNKNOWN_PARAMS` (and counted in ``missing_metadata["prefer_smaller"]``). Example::
