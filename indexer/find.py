@@ -886,8 +886,9 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
     # a model SQL holds no outcome of (a pulled index): the prompts its coverage pattern's models were observed on,
     # when the records carried them -- which near prompts it was measured on, not its outcomes there
+    none = ({}, {}, 0, None, {})  # a model SQL holds no outcome of
     by_pattern = pattern_observed(store, space, {m.model: m.payload.get("pattern") for m, _ in ranked
-                                                 if not observed.get(m.model, ({}, {}, 0, None))[2]}) if near else {}
+                                                 if not observed.get(m.model, none)[2]}) if near else {}
     # benchmarks nearest to the query: the queried one, then those of the neighbourhood by best similarity
     order: list[str] = [benchmark] if benchmark else []
     for p in near:
@@ -907,18 +908,19 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     # on (by_pattern) order its published benchmarks the same way, so its answer names those its publisher's does.
     short: dict[str, np.ndarray | frozenset] = {}
     for m, _ in ranked:
-        cells, _a, n_seen, measured = observed.get(m.model, ({}, {}, 0, None))
+        cells, _a, n_seen, measured, _w = observed.get(m.model, none)
         seen = by_pattern.get(m.model) if measured is None else None
         if seen is not None:
             cells, n_seen = [x for x in near if x["id"] in seen], len(seen)
         if n_evidence and (measured is not None or seen is not None) and len(cells) < n_evidence \
                 and n_seen > len(cells) and not (own and cells):
             short[m.model] = measured[0] if measured is not None else frozenset(seen)
-    beyond = _own_nearest(store, vectors, space, q, short, n_evidence) if short and near else {}  # near: prompts indexed
+    # (near: the prompts collection is there)
+    beyond = _own_nearest(store, vectors, space, q, short, n_evidence) if short and near else {}
     cut = _cut(store, [*near, *(x for xs in beyond.values() for x in xs)]) if n_evidence else set()
     for m, rank_score in ranked:
         p = m.payload
-        cells, accs, n_known, measured = observed.get(m.model, ({}, {}, 0, None))
+        cells, accs, n_known, measured, where = observed.get(m.model, none)
         if not n_known and p.get("accuracy_by_benchmark"):  # no outcomes here (a pulled index): the published accuracy
             ns = p.get("n_by_benchmark") or {}  # and its n, where the record carries it
             accs = {b: (a, ns.get(b)) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
@@ -938,13 +940,15 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
             outcome = dict(zip(measured[0].tolist(), measured[1].tolist()))  # its outcomes on them, from SQL
             shown_prompts = nearest = [x for x in beyond[m.model] if x["pid"] in outcome]
             cells = {**cells, **{x["id"]: outcome[x["pid"]] for x in shown_prompts}}
+            pids, _, codes, names = measured
+            where = {**where, **{x["id"]: [names[c] for c in codes[pids == x["pid"]].tolist()] for x in shown_prompts}}
         elif m.model in beyond:  # pulled: the prompts its pattern was observed on, no outcome to show
             nearest = beyond[m.model]
         # the benchmarks nearest to the query it was measured on: the neighbourhood's, then those of its nearest
         # measured prompts (a model measured on none of the neighbourhood's benchmarks: before, none shown)
         mine_order = order + [b for x in nearest for b in x["benchmarks"] if b not in order]
         ev = Evidence(
-            prompts=[{"text": x["text"] + ("…" if x["id"] in cut else ""), "benchmark": x["benchmark"],
+            prompts=[{"text": x["text"] + ("…" if x["id"] in cut else ""), "benchmark": _measured_under(x, where),
                       "outcome": _num(cells[x["id"]], 4),
                       "similarity": _num(x["similarity"], 4)} for x in shown_prompts],
             benchmarks=[{"name": b, "accuracy": _num(accs[b][0], 4), "n": accs[b][1]}
@@ -1051,6 +1055,14 @@ def _own_nearest(store, vectors, space, q, need: dict, n: int) -> dict[str, list
     return out
 
 
+def _measured_under(x: dict, where: dict) -> str | None:
+    """The benchmark an evidence prompt is shown under: the index's (the first of its benchmarks) where the model was
+    measured on it there, else the first it was measured on it under. A prompt in two benchmarks whose model was
+    measured on it in the second only was shown under the first, which the model was not measured on it in."""
+    under = where.get(x["id"]) or []
+    return x["benchmark"] if not under or x["benchmark"] in under else sorted(under)[0]
+
+
 def _cut(store, hits: list[dict]) -> set[str]:
     """The hashes of those prompts whose payload snippet (their first :data:`indexer.sync.SNIPPET` characters) is not
     the whole text, read from SQL (one query; only snippets of that length can be cut): an evidence text so cut ends
@@ -1082,13 +1094,15 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
 
 def _observed(store, models: list[str], near: list[dict]) -> dict:
     """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}, how many distinct
-    prompts SQL holds its outcomes on, (the prompt ids of its cells, its mean outcome on each)): one SQL read of
+    prompts SQL holds its outcomes on, (the prompt ids of its cells, its mean outcome on each, each cell's benchmark
+    code, the benchmark names the codes index), {prompt hash: the benchmarks it was measured on it under} over the
+    neighbourhood): one SQL read of
     these models' outcome blocks, grouped in one pass of array operations (no Python step per cell or per block);
     repeats of a prompt (several sources, several names of one model) averaged."""
     ids = store.prompt_ids([p["id"] for p in near]) if near else {}
     by_id = {v: h for h, v in ids.items()}
     blocks = store.outcome_blocks(models)
-    out = {m: ({}, {}, 0, None) for m in models}
+    out = {m: ({}, {}, 0, None, {}) for m in models}
     if not blocks:
         return out
     mcode = {m: i for i, m in enumerate(models)}
@@ -1107,7 +1121,7 @@ def _observed(store, models: list[str], near: list[dict]) -> dict:
     n = np.bincount(ginv)
     mids, per_model = np.unique(np.unique((group // len(bnames)) * span + pid) // span, return_counts=True)
     for mi, c in zip(mids.tolist(), per_model.tolist()):  # distinct prompts per model (a prompt in two benchmarks once)
-        out[models[mi]] = (out[models[mi]][0], out[models[mi]][1], int(c), None)
+        out[models[mi]] = (out[models[mi]][0], out[models[mi]][1], int(c), None, {})
     for gi, a, k in zip(g.tolist(), acc.tolist(), n.tolist()):
         out[models[gi // len(bnames)]][1][bnames[gi % len(bnames)]] = (a, int(k))
     # each model's cells are contiguous (u is sorted, the model its leading key): its measured prompts and its mean
@@ -1115,10 +1129,13 @@ def _observed(store, models: list[str], near: list[dict]) -> dict:
     bounds = np.searchsorted(group // len(bnames), np.arange(len(models) + 1))
     for mi in mids.tolist():
         lo, hi = int(bounds[mi]), int(bounds[mi + 1])
-        out[models[mi]] = (*out[models[mi]][:3], (pid[lo:hi], mean[lo:hi]))
+        out[models[mi]] = (*out[models[mi]][:3], (pid[lo:hi], mean[lo:hi], group[lo:hi] % len(bnames), bnames),
+                           out[models[mi]][4])
     if by_id:
         want = np.fromiter(by_id, dtype=np.int64, count=len(by_id))
         hit = np.flatnonzero(np.isin(pid, want))
         for c in hit.tolist():  # a prompt in two benchmarks: the same outcome either way
-            out[models[int(group[c]) // len(bnames)]][0][by_id[int(pid[c])]] = float(mean[c])
+            m = out[models[int(group[c]) // len(bnames)]]
+            m[0][by_id[int(pid[c])]] = float(mean[c])
+            m[4].setdefault(by_id[int(pid[c])], []).append(bnames[int(group[c]) % len(bnames)])
     return out

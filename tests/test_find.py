@@ -635,6 +635,29 @@ def test_an_evidence_text_cut_to_its_snippet_ends_with_an_ellipsis(tmp_path, enc
         store.close()
 
 
+def test_an_evidence_prompt_in_two_benchmarks_is_shown_under_the_one_the_model_was_measured_on_it_in(tmp_path,
+                                                                                                   encoder):
+    """A prompt indexed under two benchmarks (two sources hold its text) is shown, in a model's evidence, under the
+    benchmark that model was measured on it in; before, always under the first of its benchmarks (alphabetical), so
+    a model measured on it in "beta" alone was shown an outcome on "alpha", which it was never measured on."""
+    shared = "Write a Python function that sorts a list of integers"
+    rng = np.random.default_rng(7)
+    a_texts, b_texts = [shared, *ALPHA[:6]], [shared, *BETA[:6]]
+    store, vectors = index_sources(encoder, [
+        (tmp_path / "a", "alpha", a_texts, outcomes(rng, ["org/a1", "org/a2"], len(a_texts))),
+        (tmp_path / "b", "beta", b_texts, outcomes(rng, ["org/b1", "org/b2"], len(b_texts)))])
+    try:
+        res = find_models(shared, store=store, vectors=vectors, k=4, evidence=len(a_texts) + len(b_texts))
+        for r in res:
+            first = [p for p in r.evidence.prompts if p["text"] == shared]
+            assert len(first) == 1, r.model
+            assert first[0]["benchmark"] == ("alpha" if r.model.startswith("org/a") else "beta"), r.model
+            assert {p["benchmark"] for p in r.evidence.prompts} == {"alpha" if r.model.startswith("org/a") else "beta"}
+    finally:
+        vectors.close()
+        store.close()
+
+
 def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
     """A benchmark query asks how models do on that benchmark: its neighbourhood (coverage, evidence, and a
     coverage-aware map's shares) is the benchmark's own prompts nearest to its vector, so a model measured only on
