@@ -360,7 +360,7 @@ def search(
     models: list[str] = typer.Option(None, "--model", "-m", callback=_names_option, help="Compare mode: rank exactly these models (repeatable); every one is listed, -k does not apply."),
     # (no min=: typer's help would show the range as "x>=0.0", hiding the upper bound the callback enforces)
     prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", metavar="ALPHA", callback=_prefer_smaller_option,
-                                         help="Rank by score - ALPHA x log10(parameters), ALPHA from 0 to 100: the score is the logit of the probability with the default method (0.1: a tenfold size for about 2.5 points near 50%)."),
+                                         help="Rank by score - ALPHA x log10(parameters), ALPHA from 0 to 100: with the default method the score is the logit the calibration maps to the probability, p = sigmoid(bend(score + c)), c one constant per query (0.1: a tenfold size for about 2.5 points near 50%)."),
     rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
     evidence: int = typer.Option(3, "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
     space: Optional[str] = typer.Option(None, "--space", help="Search this space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest)."),

@@ -21,8 +21,9 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
 map of the raw score, so Qdrant's own order. ``rank="lcb"``: the lower end of the probability's interval, a
 re-rank of a candidate set grown until exact (:func:`indexer.posterior.lcb_candidates_exact`).
 ``prefer_smaller=ALPHA``: rank by ``score - ALPHA * log10(parameters)`` with the score Qdrant ranks by: for the
-default method (a level/deviation space, its query folded) the logit of the probability up to a per-query constant,
-so ALPHA = 0.1 trades a tenfold size for 0.1 of logit, about 2.5 points of probability near 0.5; for the other
+default method (a level/deviation space, its query folded) the logit the calibration maps to the probability,
+``p = sigmoid(bend(score + c))`` with ``c`` constant per query (the map's bend keeps the order; the probability's own
+logit can differ from the score by a few tenths), so ALPHA = 0.1 trades a tenfold size for 0.1 of logit, about 2.5 points of probability near 0.5; for the other
 methods the raw score (in [-1, 1] units of the outcome scale, ALPHA = 0.05 about 2.5 points near 0.5). Qdrant computes it: a formula query (``$score - ALPHA * log10(num_parameters)``) over a
 prefetch of every model that passes the filters, so the order is exact; a model without a parameter count is
 charged as if it had :data:`UNKNOWN_PARAMS` (and counted in ``missing_metadata["prefer_smaller"]``). Example::
@@ -60,8 +61,11 @@ collection is an IndexMissingError); "no" is said only when some indexed prompt 
 every prompt the model was measured on (its outcomes, or its pattern's prompt set), or when no indexed prompt at
 all is near.
 ``evidence.prompts`` are the ``evidence`` nearest of them it was measured on, with its outcome on each (repeats
-across sources averaged); ``evidence.benchmarks`` its observed accuracy and n on the benchmarks nearest to the
-query (those of the neighbourhood, nearest first; a benchmark query's own first), not its overall accuracy; where
+across sources averaged); a model measured on fewer of them (none: measured elsewhere) shows its nearest measured
+prompts beyond the neighbourhood (:func:`_own_nearest`; on a benchmark query only a model not measured on it), so
+they are always its ``evidence`` nearest measured prompts; ``evidence.benchmarks`` its observed accuracy and n on
+the benchmarks nearest to the query it was measured on (those of the neighbourhood, nearest first, a benchmark
+query's own first, then those of its evidence prompts), not its overall accuracy; where
 the index holds none of the model's per-prompt outcomes (a pulled index) they are the accuracies its published
 record carries (the vector's payload, ``accuracy_by_benchmark``) with its ``n`` (``n_by_benchmark``; null from
 records that carry none).
@@ -882,8 +886,9 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
     # a model SQL holds no outcome of (a pulled index): the prompts its coverage pattern's models were observed on,
     # when the records carried them -- which near prompts it was measured on, not its outcomes there
+    none = ({}, {}, 0, None, {})  # a model SQL holds no outcome of
     by_pattern = pattern_observed(store, space, {m.model: m.payload.get("pattern") for m, _ in ranked
-                                                 if not observed.get(m.model, ({}, {}, 0))[2]}) if near else {}
+                                                 if not observed.get(m.model, none)[2]}) if near else {}
     # benchmarks nearest to the query: the queried one, then those of the neighbourhood by best similarity
     order: list[str] = [benchmark] if benchmark else []
     for p in near:
@@ -896,9 +901,26 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
     own = benchmark is not None and bool(near) and all(benchmark in x["benchmarks"] for x in near)
     is_near = (lambda x: True) if own else (lambda x: x["similarity"] >= NEAR_SIMILARITY)  # noqa: E731
     anything_near = any(is_near(x) for x in near)
+    # a model measured on fewer than n_evidence prompts of the neighbourhood (its cells there) and on others: its
+    # evidence is still its nearest measured prompts, found beyond it (before: none shown, or fewer than asked, for a
+    # model measured elsewhere); on a benchmark query only a model not measured on it (one measured on it shows the
+    # benchmark's own prompts alone). A pulled index holds no outcome to show, but the prompts its pattern was observed
+    # on (by_pattern) order its published benchmarks the same way, so its answer names those its publisher's does.
+    short: dict[str, np.ndarray | frozenset] = {}
+    for m, _ in ranked:
+        cells, _a, n_seen, measured, _w = observed.get(m.model, none)
+        seen = by_pattern.get(m.model) if measured is None else None
+        if seen is not None:
+            cells, n_seen = [x for x in near if x["id"] in seen], len(seen)
+        if n_evidence and (measured is not None or seen is not None) and len(cells) < n_evidence \
+                and n_seen > len(cells) and not (own and cells):
+            short[m.model] = measured[0] if measured is not None else frozenset(seen)
+    # (near: the prompts collection is there)
+    beyond = _own_nearest(store, vectors, space, q, short, n_evidence) if short and near else {}
+    cut = _cut(store, [*near, *(x for xs in beyond.values() for x in xs)]) if n_evidence else set()
     for m, rank_score in ranked:
         p = m.payload
-        cells, accs, n_known = observed.get(m.model, ({}, {}, 0))
+        cells, accs, n_known, measured, where = observed.get(m.model, none)
         if not n_known and p.get("accuracy_by_benchmark"):  # no outcomes here (a pulled index): the published accuracy
             ns = p.get("n_by_benchmark") or {}  # and its n, where the record carries it
             accs = {b: (a, ns.get(b)) for b, a in p["accuracy_by_benchmark"].items() if a is not None}
@@ -913,11 +935,24 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
         cov = (Coverage(near=len(close), measured_near=bool(close),
                         benchmarks=sorted({b for x in close for b in x["benchmarks"] if b in accs}))
                if known else Coverage(near=None, measured_near=None, benchmarks=None))
+        shown_prompts, nearest = mine[:n_evidence], mine[:n_evidence]
+        if m.model in beyond and measured is not None:  # its nearest measured prompts, some beyond the neighbourhood
+            outcome = dict(zip(measured[0].tolist(), measured[1].tolist()))  # its outcomes on them, from SQL
+            shown_prompts = nearest = [x for x in beyond[m.model] if x["pid"] in outcome]
+            cells = {**cells, **{x["id"]: outcome[x["pid"]] for x in shown_prompts}}
+            pids, _, codes, names = measured
+            where = {**where, **{x["id"]: [names[c] for c in codes[pids == x["pid"]].tolist()] for x in shown_prompts}}
+        elif m.model in beyond:  # pulled: the prompts its pattern was observed on, no outcome to show
+            nearest = beyond[m.model]
+        # the benchmarks nearest to the query it was measured on: the neighbourhood's, then those of its nearest
+        # measured prompts (a model measured on none of the neighbourhood's benchmarks: before, none shown)
+        mine_order = order + [b for x in nearest for b in x["benchmarks"] if b not in order]
         ev = Evidence(
-            prompts=[{"text": x["text"], "benchmark": x["benchmark"], "outcome": _num(cells[x["id"]], 4),
-                      "similarity": _num(x["similarity"], 4)} for x in mine[:n_evidence]],
+            prompts=[{"text": x["text"] + ("…" if x["id"] in cut else ""), "benchmark": _measured_under(x, where),
+                      "outcome": _num(cells[x["id"]], 4),
+                      "similarity": _num(x["similarity"], 4)} for x in shown_prompts],
             benchmarks=[{"name": b, "accuracy": _num(accs[b][0], 4), "n": accs[b][1]}
-                        for b in order if b in accs][:n_evidence])
+                        for b in dict.fromkeys(mine_order) if b in accs][:n_evidence])
         kind = p.get("kind")
         hub = m.model if kind == "hub" else None
         meta = {"license": license_text(p.get("license")), "params": p.get("num_parameters"),
@@ -967,18 +1002,82 @@ def _near_hits(vectors, space, q, benchmark: str | None = None, store=None) -> l
     if not (prompts_indexed(store, vectors, space) if store is not None
             else vectors.alias_target(name, "prompts") is not None):
         return []
-    e = _embed_width(space)
-    head = np.asarray(q, dtype=np.float64)[:e]
-    norm = float(np.linalg.norm(head))
-    if norm == 0.0:
+    probe = _probe(space, q)
+    if probe is None:
         return []
-    probe = np.zeros(int(space.dim), dtype=np.float32)
-    probe[:e] = head / norm
     if benchmark is not None:
         own = vectors.search(name, "prompts", probe, filters={"benchmarks": {"all": [benchmark]}}, limit=NEAR_PROMPTS)
         if own:
             return own
     return vectors.search(name, "prompts", probe, limit=NEAR_PROMPTS)
+
+
+def _probe(space, q) -> np.ndarray | None:
+    """The prompts-collection query of ``q``: its question embedding, unit length, zeros elsewhere (None when that
+    part is zero)."""
+    e = _embed_width(space)
+    head = np.asarray(q, dtype=np.float64)[:e]
+    norm = float(np.linalg.norm(head))
+    if norm == 0.0:
+        return None
+    probe = np.zeros(int(space.dim), dtype=np.float32)
+    probe[:e] = head / norm
+    return probe
+
+
+def _own_nearest(store, vectors, space, q, need: dict, n: int) -> dict[str, list[dict]]:
+    """model -> the ``n`` indexed prompts nearest to the query among those it was measured on (``need``: model ->
+    its measured prompt ids, or a pulled model's pattern prompt hashes, a frozenset), as :func:`_near` dicts with the
+    SQL ``pid`` (None for hashes), nearest first: one prompts-collection search restricted to their ids per distinct
+    set of measured prompts (models measured on the same prompts share it).
+    For a model measured on fewer than ``n`` prompts of the neighbourhood: its nearest measured prompts lie beyond
+    it, and are its evidence still (their similarity says how near they are)."""
+    from .space import space_name
+
+    probe = _probe(space, q) if need else None
+    if probe is None:
+        return {}
+    out: dict[str, list[dict]] = {}
+    done: dict = {}
+    for model, measured in need.items():
+        if isinstance(measured, frozenset):  # a pulled model's pattern prompts: their hashes, no SQL id
+            sig, hashes, pid_of = measured, sorted(measured), {}
+        else:
+            pids = np.unique(measured)
+            sig = pids.astype(np.int64).tobytes()
+            if sig not in done:
+                hashes = store.prompt_hashes(pids.tolist())
+                pid_of = dict(zip(hashes, pids.tolist()))
+        if sig not in done:
+            done[sig] = [{**_near(h), "pid": pid_of.get(h.key)} for h in vectors.search(
+                space_name(space), "prompts", probe, filters={"key": hashes}, limit=n)]
+        out[model] = done[sig]
+    return out
+
+
+def _measured_under(x: dict, where: dict) -> str | None:
+    """The benchmark an evidence prompt is shown under: the index's (the first of its benchmarks) where the model was
+    measured on it there, else the first it was measured on it under. A prompt in two benchmarks whose model was
+    measured on it in the second only was shown under the first, which the model was not measured on it in."""
+    under = where.get(x["id"]) or []
+    return x["benchmark"] if not under or x["benchmark"] in under else sorted(under)[0]
+
+
+def _cut(store, hits: list[dict]) -> set[str]:
+    """The hashes of those prompts whose payload snippet (their first :data:`indexer.sync.SNIPPET` characters) is not
+    the whole text, read from SQL (one query; only snippets of that length can be cut): an evidence text so cut ends
+    with "…" (before, nothing said it was cut, and a user read a text cut mid-word as the whole prompt)."""
+    from .sync import SNIPPET
+
+    full = {x["id"] for x in hits if x["text"] and len(x["text"]) >= SNIPPET}
+    if not full or store is None:
+        return set()
+    ids = store.prompt_ids(sorted(full))
+    if not ids:
+        return set()
+    hashes = list(ids)
+    texts = store.prompt_texts([ids[h] for h in hashes])
+    return {h for h, t in zip(hashes, texts) if len(t) > SNIPPET}
 
 
 def _near(h) -> dict:
@@ -995,13 +1094,15 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
 
 def _observed(store, models: list[str], near: list[dict]) -> dict:
     """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}, how many distinct
-    prompts SQL holds its outcomes on): one SQL read of these models' outcome blocks, grouped in one pass of array
-    operations (no Python step per cell or per block); repeats of a prompt (several sources, several names of one
-    model) averaged."""
+    prompts SQL holds its outcomes on, (the prompt ids of its cells, its mean outcome on each, each cell's benchmark
+    code, the benchmark names the codes index), {prompt hash: the benchmarks it was measured on it under} over the
+    neighbourhood): one SQL read of
+    these models' outcome blocks, grouped in one pass of array operations (no Python step per cell or per block);
+    repeats of a prompt (several sources, several names of one model) averaged."""
     ids = store.prompt_ids([p["id"] for p in near]) if near else {}
     by_id = {v: h for h, v in ids.items()}
     blocks = store.outcome_blocks(models)
-    out = {m: ({}, {}, 0) for m in models}
+    out = {m: ({}, {}, 0, None, {}) for m in models}
     if not blocks:
         return out
     mcode = {m: i for i, m in enumerate(models)}
@@ -1020,12 +1121,21 @@ def _observed(store, models: list[str], near: list[dict]) -> dict:
     n = np.bincount(ginv)
     mids, per_model = np.unique(np.unique((group // len(bnames)) * span + pid) // span, return_counts=True)
     for mi, c in zip(mids.tolist(), per_model.tolist()):  # distinct prompts per model (a prompt in two benchmarks once)
-        out[models[mi]] = (out[models[mi]][0], out[models[mi]][1], int(c))
+        out[models[mi]] = (out[models[mi]][0], out[models[mi]][1], int(c), None, {})
     for gi, a, k in zip(g.tolist(), acc.tolist(), n.tolist()):
         out[models[gi // len(bnames)]][1][bnames[gi % len(bnames)]] = (a, int(k))
+    # each model's cells are contiguous (u is sorted, the model its leading key): its measured prompts and its mean
+    # outcome on each as views (a prompt in two benchmarks twice, with the same outcome), no copy per query
+    bounds = np.searchsorted(group // len(bnames), np.arange(len(models) + 1))
+    for mi in mids.tolist():
+        lo, hi = int(bounds[mi]), int(bounds[mi + 1])
+        out[models[mi]] = (*out[models[mi]][:3], (pid[lo:hi], mean[lo:hi], group[lo:hi] % len(bnames), bnames),
+                           out[models[mi]][4])
     if by_id:
         want = np.fromiter(by_id, dtype=np.int64, count=len(by_id))
         hit = np.flatnonzero(np.isin(pid, want))
         for c in hit.tolist():  # a prompt in two benchmarks: the same outcome either way
-            out[models[int(group[c]) // len(bnames)]][0][by_id[int(pid[c])]] = float(mean[c])
+            m = out[models[int(group[c]) // len(bnames)]]
+            m[0][by_id[int(pid[c])]] = float(mean[c])
+            m[4].setdefault(by_id[int(pid[c])], []).append(bnames[int(group[c]) % len(bnames)])
     return out

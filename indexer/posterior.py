@@ -267,7 +267,7 @@ class Calibration:
     @property
     def folded(self) -> bool:
         """True for the level/deviation map: the query vector is folded (:meth:`fold`) and Qdrant's score is the
-        logit of the probability up to the per-query ``offset``."""
+        logit of the probability up to the per-query ``offset`` and the map's :meth:`bend`."""
         return self.level is not None
 
     def probability(self, score, offset: float = 0.0) -> np.ndarray:

@@ -731,6 +731,31 @@ def test_prefer_smaller_says_the_size_is_charged_on_the_score(indexed):
     assert "ranked by probability" in text and "log10" not in text, text
 
 
+def test_the_score_prefer_smaller_charges_is_said_as_the_calibration_maps_it(indexed):
+    """`search -h` and the README say what the score `--prefer-smaller` charges is with the default method: the
+    logit the calibration maps to the probability, p = sigmoid(bend(score + c)) with one constant c per query (checked
+    here on the answer), not the probability's own logit; before, both said "the logit of the probability", which on
+    the sample plus evalarena_code differs from the score by 0.14 to 0.40 within one query (a Fibonacci prompt:
+    gpt-4-turbo-2024-04-09+cot's score 1.69, its 82.6%'s logit 1.56)."""
+    from indexer.find import find_models
+    from indexer.query import _shared_stores, _space_state
+
+    res = _library(lambda: (find_models("Write a Python function that sorts a list", k=10),
+                            _space_state(_shared_stores()[0])[1][0]))
+    answer, cal = res
+    rs = np.array([r.rank_score for r in answer.results])
+    z = np.log([r.probability / (1 - r.probability) for r in answer.results])
+    if cal.knots is not None:  # the bend's inverse: straight lines through its knots, slope 1 beyond them
+        xs, L = (np.asarray(k, dtype=np.float64) for k in cal.knots)
+        z = np.where(z < L[0], xs[0] + (z - L[0]), np.where(z > L[-1], xs[-1] + (z - L[-1]), np.interp(z, L, xs)))
+    assert np.ptp(z - rs) < 1e-3, z - rs  # one constant per query
+    help_text = re.sub(r"[│\s]+", " ", run("search", "-h").stdout)
+    readme = re.sub(r"\s+", " ", (Path(__file__).resolve().parents[1] / "README.md").read_text())
+    for text in (help_text, readme):
+        assert "the logit of the probability" not in text
+        assert "sigmoid(bend(score + c))" in text
+
+
 def test_an_empty_index_says_which_database_it_looked_in(tmp_path, monkeypatch):
     """`taskspace search` (and `models`, `model`) on a home where nothing is indexed says where it looked: the
     database (its URL, password masked), so a search against another home than the one indexed (a typo in

@@ -587,6 +587,77 @@ def test_coverage_and_evidence_come_from_the_models_own_outcomes(idx):
     assert all(r.evidence.prompts == [] and r.evidence.benchmarks == [] for r in none)
 
 
+def test_a_model_measured_beyond_the_neighbourhood_shows_its_own_nearest_measured_prompts(idx, encoder, monkeypatch):
+    """Evidence is a model's nearest measured prompts even where none of them is among the query's neighbourhood:
+    before, a model measured elsewhere showed no evidence prompt and no benchmark at all (Llama-3.1-70B-Instruct,
+    measured on MMLU-Pro only, for a coding prompt on sample + evalarena_code: 62%, evidence empty), and one with
+    fewer than ``evidence`` prompts in the neighbourhood fewer than asked. Checked against the cosines computed here."""
+    from indexer import find
+
+    _, _, outs = idx
+    monkeypatch.setattr(find, "NEAR_PROMPTS", 5)  # the neighbourhood: the 5 nearest, all beta prompts
+    task = "Write a Python function that sorts a list of integers"
+    by = {r.model: r for r in ask(idx, task, k=10, evidence=3)}
+    E = encoder.encode([task, *ALPHA]).astype(np.float64)
+    sims = E[1:] @ E[0]
+    nearest = np.argsort(-sims)[:3]
+    for name in ("org/big", "plain-name"):  # measured on alpha only
+        r = by[name]
+        assert not r.coverage.measured_near and r.coverage.near == 0  # coverage still says so
+        assert [p["text"] for p in r.evidence.prompts] == [ALPHA[j] for j in nearest]
+        assert [p["outcome"] for p in r.evidence.prompts] == [float(outs["alpha"][name][j]) for j in nearest]
+        assert [p["similarity"] for p in r.evidence.prompts] == pytest.approx([sims[j] for j in nearest], abs=1e-3)
+        assert r.evidence.benchmarks == [{"name": "alpha", "accuracy": round(float(np.mean(outs["alpha"][name])), 4),
+                                          "n": 16}]
+    coder = by["coder/only-code"]  # measured near: its evidence is the neighbourhood's, as before
+    assert coder.coverage.measured_near and {p["benchmark"] for p in coder.evidence.prompts} == {"beta"}
+
+
+def test_an_evidence_text_cut_to_its_snippet_ends_with_an_ellipsis(tmp_path, encoder):
+    """An evidence prompt is its indexed snippet, the first 300 characters (indexer.sync.SNIPPET): one cut so ends
+    with "…", one of exactly 300 characters (whole) does not. Before, a cut text was shown as if whole: on the sample
+    plus evalarena_code and metabench_openllm, an MMLU question ended "... the total number of month" on the page."""
+    from indexer.sync import SNIPPET
+
+    stem = "Write a Python function that sorts a list of integers and explains each step "
+    long = stem + "in detail. " * 40  # > 300 characters
+    exact = (stem + "x" * SNIPPET)[:SNIPPET]  # exactly 300: its snippet is the whole text
+    texts = [long, exact] + BETA[:6]
+    outs = outcomes(np.random.default_rng(5), ["org/a", "org/b", "org/c"], len(texts))
+    store, vectors = index_sources(encoder, [(tmp_path / "s", "beta", texts, outs)])
+    try:
+        res = find_models(stem, store=store, vectors=vectors, k=1, evidence=len(texts))
+        shown = {p["text"].rstrip("…"): p["text"] for p in res.results[0].evidence.prompts}
+        assert shown[long[:SNIPPET]] == long[:SNIPPET] + "…"
+        assert shown[exact] == exact and shown[BETA[0]] == BETA[0]
+    finally:
+        vectors.close()
+        store.close()
+
+
+def test_an_evidence_prompt_in_two_benchmarks_is_shown_under_the_one_the_model_was_measured_on_it_in(tmp_path,
+                                                                                                   encoder):
+    """A prompt indexed under two benchmarks (two sources hold its text) is shown, in a model's evidence, under the
+    benchmark that model was measured on it in; before, always under the first of its benchmarks (alphabetical), so
+    a model measured on it in "beta" alone was shown an outcome on "alpha", which it was never measured on."""
+    shared = "Write a Python function that sorts a list of integers"
+    rng = np.random.default_rng(7)
+    a_texts, b_texts = [shared, *ALPHA[:6]], [shared, *BETA[:6]]
+    store, vectors = index_sources(encoder, [
+        (tmp_path / "a", "alpha", a_texts, outcomes(rng, ["org/a1", "org/a2"], len(a_texts))),
+        (tmp_path / "b", "beta", b_texts, outcomes(rng, ["org/b1", "org/b2"], len(b_texts)))])
+    try:
+        res = find_models(shared, store=store, vectors=vectors, k=4, evidence=len(a_texts) + len(b_texts))
+        for r in res:
+            first = [p for p in r.evidence.prompts if p["text"] == shared]
+            assert len(first) == 1, r.model
+            assert first[0]["benchmark"] == ("alpha" if r.model.startswith("org/a") else "beta"), r.model
+            assert {p["benchmark"] for p in r.evidence.prompts} == {"alpha" if r.model.startswith("org/a") else "beta"}
+    finally:
+        vectors.close()
+        store.close()
+
+
 def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
     """A benchmark query asks how models do on that benchmark: its neighbourhood (coverage, evidence, and a
     coverage-aware map's shares) is the benchmark's own prompts nearest to its vector, so a model measured only on
@@ -594,11 +665,13 @@ def test_a_benchmark_querys_neighbourhood_is_its_own_prompts(idx, encoder):
     store, vectors, _ = idx
     space = coverage_aware(idx)
     by = {r.model: r for r in ask(idx, benchmark="beta", k=10, evidence=50)}
-    for r in by.values():
-        assert {p["benchmark"] for p in r.evidence.prompts} <= {"beta"}
+    for name in BETA_MODELS:
+        assert {p["benchmark"] for p in by[name].evidence.prompts} <= {"beta"}
     assert len(by["coder/only-code"].evidence.prompts) == len(BETA) and by["coder/only-code"].coverage.measured_near
-    for name in ("org/big", "gpt-4o", "plain-name"):  # measured on alpha only
-        assert by[name].evidence.prompts == [] and not by[name].coverage.measured_near
+    for name in ("org/big", "gpt-4o", "plain-name"):  # measured on alpha only: not on it, its evidence its alpha prompts
+        assert not by[name].coverage.measured_near and by[name].coverage.near == 0
+        assert {p["benchmark"] for p in by[name].evidence.prompts} == {"alpha"}
+        assert [b["name"] for b in by[name].evidence.benchmarks] == ["alpha"]
     # the blend: every alpha-only model has share 0 (L0), the two measured on beta share 1 (L1)
     from indexer.space import space_name
 

@@ -483,19 +483,22 @@ def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
     """The evidence panel shows an indexed prompt's text as text (markup in it, `<img onerror=...>`, is neither an
     element nor run) and cuts a long one after 300 characters, never through a character: a text whose 300th
     character is an emoji (two UTF-16 units) ends with the whole emoji and "…"; before, the cut fell between its
-    surrogates and the page showed "�" (so did the tab's title, which names the task in 60 characters)."""
+    surrogates and the page showed "�" (so did the tab's title, which names the task in 60 characters). A code
+    prompt is shown with its line breaks and indentation (before, collapsed into one line)."""
     import json
 
     from playwright.sync_api import expect
 
     long = "a" * 299 + "\U0001F600" + "b" * 50
     html = "<img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script> & \u202eevil"
+    code = "def f(n):\n    if n < 2:\n        return n\n    return f(n - 1) + f(n - 2)"
 
     def evidence(route):
         data = route.fetch().json()
         data["results"][0]["evidence"]["prompts"] = [
             {"text": long, "benchmark": "alpha", "outcome": 1.0, "similarity": 0.9},
-            {"text": html, "benchmark": "alpha", "outcome": 0.0, "similarity": 0.8}]
+            {"text": html, "benchmark": "alpha", "outcome": 0.0, "similarity": 0.8},
+            {"text": code, "benchmark": "beta", "outcome": 1.0, "similarity": 0.7}]
         route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
 
     with chromium_page() as (page, failures):
@@ -508,6 +511,12 @@ def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
         assert shown[0] == "a" * 299 + "\U0001F600…", shown[0][-5:]
         assert shown[1] == html and first.locator("details.evidence img, details.evidence script").count() == 0
         assert page.evaluate("window.pwned") is None and failures == []
+        # a code prompt keeps its line breaks and indentation (before: white-space collapsed, read as one line), under
+        # a heading saying these are the prompts this model was measured on, not the query's nearest overall
+        spans = first.locator("details.evidence li > span.prompt")
+        assert spans.nth(2).evaluate("e => e.innerText") == code
+        expect(first.locator("details.evidence h4").first).to_have_text(
+            "Nearest indexed prompts this model was measured on, with its outcome")
         page.unroute("**/v1/find")
         task = "q" * 59 + "\U0001F600" + "z" * 20  # the tab's title names the task, cut the same way
         page.goto(page_server + "/?q=" + quote(task))

@@ -219,13 +219,16 @@ function evidencePanel(r) {
   const ev = r.evidence || { prompts: [], benchmarks: [] };
   const panel = el("details", { class: "evidence" },
                    el("summary", {}, "Evidence", el("span", { class: "visually-hidden", text: ` for ${r.model}` })));
-  panel.append(el("h4", { text: "Nearest indexed prompts, with this model's outcome" }));
+  // the prompts this model was measured on, nearest first (before: "Nearest indexed prompts", read as the query's
+  // nearest overall, which this model may not have been measured on)
+  panel.append(el("h4", { text: "Nearest indexed prompts this model was measured on, with its outcome" }));
   const ul = el("ul");
   for (const p of ev.prompts) {
     // cut by code point, not UTF-16 unit: a cut through an emoji or a CJK extension character left half a surrogate
     // pair, shown as "�"
     const chars = Array.from(p.text);
-    ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { text: chars.length > 300 ? chars.slice(0, 300).join("") + "…" : p.text }),
+    // class "prompt": shown with its line breaks and indentation (a code prompt read as one line before)
+    ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { class: "prompt", text: chars.length > 300 ? chars.slice(0, 300).join("") + "…" : p.text }),
                  el("span", { class: "meta", text: ` (${p.benchmark}; similarity ${p.similarity === null ? "n/a" : p.similarity.toFixed(2)})` })));
   }
   const unknown = r.coverage && r.coverage.measured_near === null;
