@@ -139,6 +139,28 @@ def test_region_variance_is_the_model_by_benchmark_interaction_less_its_noise():
     assert posterior.region_variance(np.full((3, 4), np.nan), np.array(list("abcd"))) == 0.0
 
 
+def test_region_variance_is_not_diluted_by_models_measured_on_one_benchmark():
+    """Models with outcomes on one benchmark only (a lm-eval upload of one task; metabench_openllm's anonymous
+    matrices) carry no evidence of how a model's level moves between benchmarks: adding 3,000 of them leaves
+    :func:`posterior.region_variance` as it was. Before, each counted as a pair without interaction (its level there
+    is its overall level), and the variance fell with their share (here to about a third; in a home of the sample,
+    evalarena_code and metabench_openllm from 0.0033 to 0.00007, every interval far from a model's evidence under a
+    point wide); alone they give 0, as before."""
+    rng = np.random.default_rng(5)
+    M, G, n = 300, 6, 100
+    groups = np.repeat([f"b{g}" for g in range(G)], n)
+    p = np.clip(0.55 + rng.normal(0.0, 0.08, (M, 1)) + rng.normal(0.0, 0.08, (M, G)), 0.02, 0.98)
+    S = (rng.random((M, G * n)) < np.repeat(p, n, axis=1)).astype(float)
+    before = posterior.region_variance(S, groups)
+    assert before > 0.01
+    single = np.full((3000, G * n), np.nan)
+    for i in range(single.shape[0]):
+        g = i % G
+        single[i, g * n:(g + 1) * n] = rng.random(n) < rng.uniform(0.2, 0.9)
+    assert posterior.region_variance(np.vstack([S, single]), groups) == pytest.approx(before, rel=0.05)
+    assert posterior.region_variance(single, groups) == 0.0
+
+
 def test_an_interval_widens_by_the_region_term_where_the_model_has_no_evidence():
     """A coverage-aware map's ``region_var``: a model observed on none of the query's nearest prompts (share c = 0)
     gets ``(level / specific)^2 region_var`` more variance, one observed on all of them none, and a share between
