@@ -3,6 +3,7 @@ processes, and bad configuration failing fast with a message that says what to f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -597,6 +598,7 @@ def test_a_sqlite_database_on_a_full_disk_says_the_disk_is_full(tmp_path):
     disk.mkdir()
     db = str(disk / "t.db")
     res = run_on_a_small_disk(disk, "4m", python=f"""
+import contextlib
 import os
 from indexer.errors import StoreError
 from indexer.store.sql import Store
@@ -653,3 +655,75 @@ def test_an_interrupt_between_begin_and_the_body_of_a_write_leaves_no_lock(tmp_p
     with store._write("after"):
         pass
     store.close()
+
+
+@contextlib.contextmanager
+def _sigterm_on(engine, event_name: str, when=lambda *args: True):
+    """SIGTERM sent to this process from the engine's ``event_name`` event, the first time it fires with ``when(*its
+    arguments)`` true, with the handler
+    of `taskspace demo` / `index` (:func:`indexer.cli_index.interrupt_on_sigterm`) installed: its KeyboardInterrupt
+    is raised inside the event, as a signal that lands at that moment of the transaction raises it there."""
+    from sqlalchemy import event
+
+    from indexer import cli_index
+
+    sent: list[int] = []
+
+    def send(*args):
+        if not sent and when(*args):
+            sent.append(1)
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler raises at the next instruction, in this function
+            raise AssertionError("SIGTERM did not interrupt")  # not reached
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    was = list(cli_index.terminated)
+    cli_index.interrupt_on_sigterm()
+    event.listen(engine, event_name, send)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, event_name, send)
+        for s, h in handlers.items():
+            signal.signal(s, h)
+        cli_index.terminated[:] = was
+
+
+def _sqlite_write_lock_free(path) -> bool:
+    """Whether another connection can take the SQLite database's write lock now (no waiting)."""
+    import sqlite3
+
+    other = sqlite3.connect(path, timeout=0)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.rollback()
+        return True
+    except sqlite3.OperationalError as exc:
+        assert "locked" in str(exc), exc
+        return False
+    finally:
+        other.close()
+
+
+def test_an_interrupt_right_after_a_statement_leaves_no_lock_while_its_traceback_lives(tmp_path):
+    """SIGTERM to `taskspace demo` (or Ctrl-C) landing while a write transaction runs a statement (the interrupt is
+    raised when the statement returns; most of a pass's writes are long inserts): SQLAlchemy invalidates the connection,
+    closing it, and SQLite's close of a connection whose statement a cursor still holds (a local of the traceback's
+    frames, alive while the pass records its run as interrupted) only makes it a zombie that keeps its transaction and
+    the write lock. Before, the run record then waited the busy timeout (30 s) for that lock and `taskspace demo` exited
+    6 "another process kept the SQLite database locked" (CI: tests/test_worker.py::test_sigterm_to_demo_removes_its_
+    throwaway_home). Now the transaction is rolled back before the connection is closed."""
+    path = tmp_path / "t.db"
+    store = Store(f"sqlite:///{path}", upgrade=True)
+    try:
+        inserting = lambda conn, cursor, statement, *rest: statement.startswith("INSERT")  # noqa: E731 (not BEGIN)
+        with _sigterm_on(store.engine, "after_cursor_execute", inserting) as sent:
+            try:
+                store.start_run("index")  # INSERT ... RETURNING: interrupted before its row is read
+                pytest.fail("the SIGTERM did not interrupt the write")
+            except KeyboardInterrupt:  # the traceback is alive here, as in the pass's handler that records the run
+                assert sent and _sqlite_write_lock_free(path), "the interrupted write still holds the write lock"
+                run = store.start_run("index")  # what the pass's handler does next: a write
+        assert [r.id for r in store.list_runs()] == [run]  # the interrupted insert was rolled back
+    finally:
+        store.close()
+
