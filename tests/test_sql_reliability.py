@@ -727,3 +727,21 @@ def test_an_interrupt_right_after_a_statement_leaves_no_lock_while_its_traceback
     finally:
         store.close()
 
+
+def test_an_interrupt_just_before_a_commit_leaves_no_transaction_open(store, db_url):
+    """SIGTERM (or Ctrl-C) landing in SQLAlchemy's commit before the COMMIT reaches the database: SQLAlchemy marks the
+    transaction over and returns the connection to its pool without the rollback it does for any other connection, so
+    the transaction stayed open there: on SQLite holding the write lock (the run record of the interrupted pass waited
+    30 s for it, `taskspace demo` exited 6, as above); on PostgreSQL the next transaction given that connection committed
+    the interrupted writes with its own. Now a transaction whose commit did not finish is rolled back, its connection
+    not reused."""
+    with _sigterm_on(store.engine, "commit") as sent:
+        try:
+            store.record_checked("/interrupted", kind="path")
+            pytest.fail("the SIGTERM did not interrupt the commit")
+        except KeyboardInterrupt:
+            assert sent
+            if store.dialect == "sqlite":
+                assert _sqlite_write_lock_free(store.engine.url.database), "the interrupted write holds the write lock"
+            store.record_checked("/after", kind="path")  # the next write, as the pass's handler records its run
+    assert [s.location for s in store.list_sources()] == ["/after"]  # the interrupted one was never committed
