@@ -157,9 +157,18 @@ def _unraisable_hook(unraisable) -> None:
     """Deliver again a SIGTERM (SIGHUP) whose :class:`Terminated` Python dropped: raised where the handler ran, in a
     finalizer (a ``__del__``, a weakref callback of the garbage collector: SQLAlchemy's run every few transactions),
     it is printed as "Exception ignored in ..." with a traceback and lost, and the command went on as if never
-    signalled (`taskspace demo` under load: exit 0, about 1 SIGTERM in 40). Nothing is printed for the dropped one."""
+    signalled (`taskspace demo` under load: exit 0, about 1 SIGTERM in 40). Nothing is printed for the dropped one.
+    Once signalled, the error of any other finalizer is logged at DEBUG: the interrupt, raised wherever the process was,
+    can leave a library's state half-updated, whose cleanup then fails (SQLAlchemy's event registry: "weak object has
+    gone away"), and the command, ending, said "Exception ignored in ..." with a traceback under its one line."""
     if isinstance(unraisable.exc_value, Terminated) and terminated:
         _send_again(terminated[-1])
+    elif terminated:
+        import logging
+        import signal
+
+        logging.getLogger(__name__).debug("after %s, ignored in %r: %r", signal.Signals(terminated[0]).name,
+                                          unraisable.object, unraisable.exc_value)
     else:
         _unraisable_hook.previous(unraisable)
 
