@@ -103,6 +103,15 @@ def _sqlite_setup(engine: Engine) -> None:
     def _on_close(dbapi_conn, _record):
         _end_transaction(dbapi_conn)
 
+    @event.listens_for(engine, "handle_error")
+    def _on_error(ctx):
+        # an interrupt (SIGTERM or Ctrl-C raised as a statement or a fetch returned) does not lose a SQLite connection,
+        # which is in-process: keep it (its cursor closed, its transaction rolled back, as for any error). SQLAlchemy
+        # takes it for lost and closes it under the open cursor; closing that cursor afterwards (its result's cleanup)
+        # failed, logged as ERROR "Error closing cursor" with a traceback on the command's stderr
+        if ctx.is_disconnect and not isinstance(ctx.original_exception, Exception):
+            ctx.is_disconnect = False
+
 
 def _end_transaction(dbapi_conn) -> None:
     """Roll back the transaction of a SQLite connection about to be closed. SQLAlchemy closes a connection whose statement
