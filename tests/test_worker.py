@@ -597,6 +597,33 @@ def test_after_sigterm_a_finalizers_error_prints_no_traceback():
     assert "before the signal: weak object" in res.stderr and res.stderr.count("Traceback") == 1, res.stderr[-2000:]
     assert "after the signal" not in res.stderr, res.stderr[-2000:]
 
+
+def test_a_command_whose_sigterm_was_swallowed_still_exits_143():
+    """SIGTERM to `taskspace demo` / `index` / `reindex` whose interrupt library code swallowed (an ``except
+    BaseException`` that does not raise again), so the command's work went on and returned: it still exits 143 and says
+    it was terminated. Before, it exited 0 as if never signalled (`taskspace demo` under load, now and then: its pass
+    finished, 30 s after the SIGTERM)."""
+    code = textwrap.dedent("""
+        import os, signal, sys
+        from indexer import cli
+        from indexer.cli_index import interrupt_on_sigterm
+
+        @cli.app.command("swallowing")
+        def swallowing():
+            interrupt_on_sigterm()  # as demo, index and reindex do
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+            except BaseException:  # library code that swallows every exception, the interrupt included
+                pass
+            print("work done")
+
+        sys.argv = ["taskspace", "swallowing"]
+        cli.main()
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.stdout.strip() == "work done" and res.returncode == 143, (res.returncode, res.stderr[-2000:])
+    assert res.stderr.startswith("terminated:"), res.stderr[-2000:]
+
 def test_a_worker_started_with_sighup_ignored_outlives_its_terminal(tmp_path, TASKSPACE):
     """`nohup taskspace worker ... &` (SIGHUP ignored when it starts, as nohup and service managers set it): the
     hangup of its closed terminal is still ignored and the worker keeps its schedule; SIGTERM stops it. Before, its
