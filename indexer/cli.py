@@ -635,7 +635,9 @@ def _exit(code: int) -> None:
     continue when run again and to show in `taskspace runs`."""
     from .cli_index import terminated
 
-    if code == 130 and terminated:
+    if code in (0, 130) and terminated:  # 0: the command's work returned though the signal came, its interrupt
+        # swallowed by library code (an `except BaseException` that does not raise again): it ends as terminated still;
+        # before, `taskspace demo` sent SIGTERM under load now and then finished its work and exited 0
         code = 128 + terminated[0]  # 143 for SIGTERM, 129 for SIGHUP
     if code in (130, 143, 129):
         how = "interrupted" if code == 130 else "terminated"
@@ -655,8 +657,10 @@ def main() -> None:
     """Console-script entry point: run the app, mapping library errors to exit codes."""
     try:
         rc = app(standalone_mode=False, prog_name="taskspace")
-        if isinstance(rc, int) and rc:  # typer.Exit(code) comes back as a return value here
-            _exit(rc)
+        from .cli_index import terminated
+
+        if isinstance(rc, int) and rc or terminated:  # typer.Exit(code) comes back as a return value here
+            _exit(rc if isinstance(rc, int) else 0)
     except IndexerError as exc:
         if _state["debug"]:  # the traceback, and still the error's exit code
             import traceback

@@ -125,6 +125,7 @@ Schema (tables; ``id`` integer primary keys; times are timezone-aware UTC)
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
 from collections.abc import Iterable, Sequence
@@ -437,6 +438,14 @@ class _Tx:
                     self.tx.commit()
                 else:
                     self.tx.rollback()
+            except BaseException:  # the COMMIT (ROLLBACK) may not have reached the database: an interrupt landing in
+                # SQLAlchemy's commit before it, a failed COMMIT. SQLAlchemy marks the transaction over all the same and
+                # pools the connection without its rollback, the transaction open (SQLite: holding the write lock the
+                # interrupted pass's run record then waited 30 s for; PostgreSQL: refused to the next transaction given
+                # that connection). Discarded instead: closing it ends the transaction
+                with contextlib.suppress(SQLAlchemyError):
+                    self.conn.invalidate()
+                raise
             finally:
                 self.conn.close()
         except SQLAlchemyError as err:  # the commit (or rollback) itself failed

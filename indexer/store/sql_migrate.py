@@ -99,6 +99,34 @@ def _sqlite_setup(engine: Engine) -> None:
     def _on_begin(conn: Connection):
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("sqlite_immediate") else "BEGIN")
 
+    @event.listens_for(engine, "close")
+    def _on_close(dbapi_conn, _record):
+        _end_transaction(dbapi_conn)
+
+    @event.listens_for(engine, "handle_error")
+    def _on_error(ctx):
+        # an interrupt (SIGTERM or Ctrl-C raised as a statement or a fetch returned) does not lose a SQLite connection,
+        # which is in-process: keep it (its cursor closed, its transaction rolled back, as for any error). SQLAlchemy
+        # takes it for lost and closes it under the open cursor; closing that cursor afterwards (its result's cleanup)
+        # failed, logged as ERROR "Error closing cursor" with a traceback on the command's stderr
+        if ctx.is_disconnect and not isinstance(ctx.original_exception, Exception):
+            ctx.is_disconnect = False
+
+
+def _end_transaction(dbapi_conn) -> None:
+    """Roll back the transaction of a SQLite connection about to be closed. SQLAlchemy closes a connection whose statement
+    was interrupted (SIGTERM or Ctrl-C raised as the statement returned: it takes the connection for lost), and SQLite's
+    close of a connection whose statement a cursor still holds (an unread INSERT ... RETURNING or SELECT, a finished
+    executemany), only makes it a zombie that keeps its transaction, and the write lock, until that cursor is freed: the
+    cursor is a local of the interrupt's traceback, alive while the interrupted pass records its run (that write waited
+    the 30 s busy timeout; `taskspace demo` exited 6 instead of 143). A rollback ends the transaction with the cursor
+    alive."""
+    try:
+        if dbapi_conn.in_transaction:
+            dbapi_conn.rollback()
+    except sqlite3.Error:  # closed already, or a connection of another thread: nothing this close can end
+        pass
+
 
 def _set_wal(cur) -> None:
     """``PRAGMA journal_mode=WAL``, retried while the database is locked. SQLite answers this pragma with
