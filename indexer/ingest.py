@@ -264,6 +264,9 @@ class Ingester:
         except Exception as exc:  # noqa: BLE001 - recorded, with the traceback in the debug log
             # a reader's model folder that failed (sources.common.each_isolated): each is named, the others were read
             for at, e in [(getattr(exc, "source_where", where), exc), *getattr(exc, "also_failed", [])]:
+                if isinstance(e, PermissionError):  # a file or folder this user may not read: no bug, the user's fix
+                    self.summary.errors.append(RowError(e.filename or at, None, unreadable_message(e)))
+                    continue
                 log.info("unexpected error while reading %s", at, exc_info=e)  # -v shows it, as the line says
                 self.summary.errors.append(RowError(at, None, f"cannot be read: {type(e).__name__}: {e} (an "
                                                     "unexpected error: run with -v for the traceback and please "
@@ -363,7 +366,10 @@ class Ingester:
         if not Path(path).exists():
             raise InputError("no such file or folder" + missing_path_hint(path), file=str(path))
         try:
-            infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
+            try:
+                infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
+            except PermissionError:  # a file of one of its folders this user may not read: known by reading, each
+                infos = None  # folder on its own (the others stored, that one an error naming the file)
             self._refuse_nested(infos or [], path)
             if options.get("model") and infos is not None:
                 _one_model_for(options["model"], path, [i.location for i in infos])
@@ -560,6 +566,18 @@ class Ingester:
                 log.info("model %s is %s on the Hub: its results are stored under %s", old, new, new)
         if rows:
             self.summary.metadata += self.store.upsert_models(rows)
+
+
+def unreadable_message(exc: PermissionError) -> str:
+    """The error line of a file or folder of a source that this user may not read (``chmod 000``, another user's
+    0600 file, a folder without ``x``): what to do, not "an unexpected error ... please report it"."""
+    import os
+
+    path = Path(exc.filename) if exc.filename else None
+    how = "chmod a+rx" if path is not None and path.is_dir() else "chmod a+r"
+    who = f"uid {os.geteuid()}" if hasattr(os, "geteuid") else "this user"
+    return (f"permission denied: this user ({who}) may not read it; make it readable (`{how}`, or chown it) or ingest as "
+            "a user who can: nothing of this source is stored, the others are read")
 
 
 def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:

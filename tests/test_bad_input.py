@@ -319,3 +319,55 @@ def test_the_traceback_of_an_unexpected_reader_error_is_shown_by_v_as_its_line_s
         ingest(str(out), store=store, fetch_metadata=False)
     (rec,) = [r for r in caplog.records if r.exc_info and "unexpected error while reading" in r.getMessage()]
     assert rec.levelno == logging.INFO and str(rec.exc_info[1]) == "a bug in a reader"
+
+
+def _run_cli_without_read_override(home: Path, *args: str):
+    """``python -m indexer.cli ARGS`` as a process that file permissions apply to: as root (which reads a ``chmod 000``
+    file), with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped from its capability bounding set (``setpriv``)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    cmd = [sys.executable, "-m", "indexer.cli", *args]
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("root reads every file, and no setpriv here to drop that capability")
+        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *cmd]
+    env = {**os.environ, "TASKSPACE_HOME": str(home), "PYTHONPATH": str(root)}
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root, timeout=300)
+
+
+def test_a_file_this_user_may_not_read_is_an_error_naming_it_and_the_other_model_folders_are_stored(tmp_path):
+    """A samples file of one model folder with mode 000 (or a folder without x): one error naming that file, saying to
+    make it readable, and the folder's other model folders stored. Before, the fingerprint taken before reading failed
+    for the whole path: "in/: cannot be read: PermissionError ... (an unexpected error: ... please report it)", and
+    nothing of any model folder was stored."""
+    import shutil
+
+    from indexer.store.sql import Store
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out", out)
+    locked = next((out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl"))
+    locked.chmod(0)
+    shut = out / "fake-org__dummy-c"
+    shut.chmod(0)
+    try:
+        res = _run_cli_without_read_override(tmp_path / "home", "ingest", str(out), "--no-metadata", "--json")
+    finally:
+        locked.chmod(0o644)
+        shut.chmod(0o755)
+    assert res.returncode == 1, res.stderr
+    got = json.loads(res.stdout)
+    errors = {e["file"]: e["message"] for e in got["errors"]}
+    assert set(errors) == {str(locked), str(shut)}, got["errors"]
+    assert "permission denied" in errors[str(locked)] and "`chmod a+r`" in errors[str(locked)]
+    assert "`chmod a+rx`" in errors[str(shut)] and "unexpected" not in " ".join(errors.values())
+    store = Store(f"sqlite:///{tmp_path / 'home' / 'taskspace.db'}")
+    assert sorted(store.load_outcomes().models) == ["fake-org/dummy-a", "fake-org/noisy-oracle-70"]
+    # made readable, the next ingest stores the two others and skips the two it stored
+    again = _run_cli_without_read_override(tmp_path / "home", "ingest", str(out), "--no-metadata", "--json")
+    assert again.returncode == 0, again.stderr
+    assert (json.loads(again.stdout)["sources"], json.loads(again.stdout)["skipped"]) == (2, 2)

@@ -81,6 +81,9 @@ class ModelFolder:
     #: the one samples file given as the source (``taskspace ingest DIR/samples_<task>_<ts>.jsonl``): it is its
     #: own source, located at its own path, so two files of one folder ingested apart are two sources
     only: Path | None = None
+    #: why this folder could not be listed (a folder below the path given that this user may not read): reading it
+    #: raises this, so it costs only itself (an error naming it) and the other model folders are read
+    denied: PermissionError | None = None
 
 
 def scan_folder(folder: Path) -> ModelFolder | None:
@@ -138,7 +141,13 @@ def find_model_folders(path: Path, max_depth: int = MAX_DEPTH,
     found: list[ModelFolder] = []
 
     def walk(p: Path, depth: int) -> None:
-        mf = scan_folder(p)
+        try:
+            mf = scan_folder(p)
+        except PermissionError as exc:
+            if depth == 0:
+                raise
+            found.append(ModelFolder(p, denied=exc))  # whether it holds runs cannot be told: reading it says why
+            return
         if mf:
             found.append(mf)
         for sub in _subfolders(p):
@@ -546,6 +555,8 @@ def model_folder_info(mf: ModelFolder, *, kind: str = "lm_eval", location: str |
                       revision: str | None = None, model: str | None = None, **_ignored) -> SourceInfo:
     """The identity and revision (fingerprint of the files read) of a folder of runs, from file contents
     without reading the samples."""
+    if mf.denied is not None:
+        raise mf.denied
     if revision is None:
         runs = chosen_runs(mf, model)
         files = [mf.samples[t][ts] for (_m, t), ts in runs.items()]
@@ -560,6 +571,8 @@ def read_model_folder(
     metric: str | None = None, kind: str = "lm_eval", location: str | None = None, revision: str | None = None,
 ) -> SourceBatch:
     """One folder of runs -> one SourceBatch (latest run per model and task)."""
+    if mf.denied is not None:
+        raise mf.denied
     rules = rules or load_rules()
     errors = ErrorLog()
     outcomes: list[Outcome] = []
