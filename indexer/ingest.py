@@ -580,6 +580,11 @@ def unreadable_message(exc: PermissionError) -> str:
             "a user who can: nothing of this source is stored, the others are read")
 
 
+def _shown(name: str, limit: int = 60) -> str:
+    """A name as an error line shows it: quoted, its first ``limit`` characters and ``...`` when longer."""
+    return repr(name[:limit]) + ("..." if len(name) > limit else "")
+
+
 def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     """The batch without outcomes whose prompt text or model/benchmark name no database can take (:func:`text_problem`,
     :func:`name_problem`), each problem an error naming the prompt (the table reader already rejects these at their
@@ -605,13 +610,23 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
         return None
 
     outcomes, seen = [], set()
+    bad_names: dict[tuple[str, str], int] = {}  # (model|benchmark, name) -> its rows dropped: one error each
     for o in batch.outcomes:
         bad = why(o.text, o.model, o.benchmark)
         if bad is None:
             outcomes.append(o)
-        elif (bad, o.prompt_id, o.model) not in seen:
-            seen.add((bad, o.prompt_id, o.model))
-            log_.add(where, None, f"prompt {o.prompt_id!r} of {o.model!r}: {bad}; its outcomes are dropped", bad)
+        elif bad.startswith(("model name ", "benchmark name ")):
+            what = bad.split(" ", 1)[0]
+            key = (what, o.model if what == "model" else o.benchmark)
+            bad_names[key] = bad_names.get(key, 0) + 1
+        elif (bad, o.prompt_id, _shown(o.model)) not in seen:
+            seen.add((bad, o.prompt_id, _shown(o.model)))
+            log_.add(where, None, f"prompt {o.prompt_id!r} of {_shown(o.model)}: {bad}; its outcomes are dropped", bad)
+    for (what, name), n in bad_names.items():  # before: one line per prompt, each with the whole name (5,000 chars)
+        log_.add(where, None, f"{what} {_shown(name)}: name {name_problem(name)}; its {n} outcome(s) are dropped"
+                 + (": shorten it in the source (an lm-eval or lighteval run: or ingest it with --model NAME)"
+                    if what == "model" else ""),
+                 f"{what} names")
     table = batch.table
     if table is not None and len(table):
         bad_p = [i for i, (t, b) in enumerate(zip(table.texts, table.benchmarks)) if why(t, "m", b)]
@@ -621,7 +636,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
                 log_.add(where, None, f"prompt {table.prompt_ids[i]!r}: {why(table.texts[i], 'm', table.benchmarks[i])}; "
                          "its outcomes are dropped", why(table.texts[i], "m", table.benchmarks[i]))
             for i in bad_m:
-                log_.add(where, None, f"model {table.models[i][:60]!r}: {name_problem(table.models[i])}; its outcomes "
+                log_.add(where, None, f"model {_shown(table.models[i])}: {name_problem(table.models[i])}; its outcomes "
                          "are dropped", "model names")
             keep = ~np.isin(table.prompt_idx, bad_p) & ~np.isin(table.model_idx, bad_m)
             table = replace(table, model_idx=table.model_idx[keep], prompt_idx=table.prompt_idx[keep],

@@ -371,3 +371,26 @@ def test_a_file_this_user_may_not_read_is_an_error_naming_it_and_the_other_model
     again = _run_cli_without_read_override(tmp_path / "home", "ingest", str(out), "--no-metadata", "--json")
     assert again.returncode == 0, again.stderr
     assert (json.loads(again.stdout)["sources"], json.loads(again.stdout)["skipped"]) == (2, 2)
+
+
+def test_a_model_name_no_database_takes_is_one_error_showing_its_start_not_a_line_per_prompt(store, tmp_path):
+    """An lm-eval results file whose ``model_name`` is 5,000 characters (a damaged export, a model_args string): one
+    error naming the model by its first characters and its length, counting the outcomes dropped and saying what to
+    do; the store is as before and the run reads with ``--model``. Before, one error per prompt (20, then "22 more rows
+    rejected"), each holding the whole name: 100 kB of output for 42 rows."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    data = json.loads(res.read_text())
+    data["model_name"] = "org/" + "x" * 4996
+    res.write_text(json.dumps(data))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.message.startswith("model 'org/xxx") and "...: name is longer than 512 characters (5000)" in e.message
+    assert "its 42 outcome(s) are dropped" in e.message and "--model NAME" in e.message and len(e.message) < 300
+    assert s.sources == 0 and store.load_outcomes().models == []
+    again = ingest(str(out), store=store, fetch_metadata=False, model="org/short")
+    assert again.errors == [] and store.load_outcomes().models == ["org/short"]
