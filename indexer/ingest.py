@@ -624,7 +624,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
             log_.add(where, None, f"prompt {o.prompt_id!r} of {_shown(o.model)}: {bad}; its outcomes are dropped", bad)
     for (what, name), n in bad_names.items():  # before: one line per prompt, each with the whole name (5,000 chars)
         log_.add(where, None, f"{what} {_shown(name)}: name {name_problem(name)}; its {n} outcome(s) are dropped"
-                 + (": shorten it in the source (an lm-eval or lighteval run: or ingest it with --model NAME)"
+                 + (": fix it in the source (an lm-eval or lighteval run: or ingest it with --model NAME)"
                     if what == "model" else ""),
                  f"{what} names")
     table = batch.table

@@ -394,3 +394,30 @@ def test_a_model_name_no_database_takes_is_one_error_showing_its_start_not_a_lin
     assert s.sources == 0 and store.load_outcomes().models == []
     again = ingest(str(out), store=store, fetch_metadata=False, model="org/short")
     assert again.errors == [] and store.load_outcomes().models == ["org/short"]
+
+
+@pytest.mark.parametrize("name", ["org/evil\x1b[2J\x1b[31mmodel", "org/two\nlines", "org/tab\tbed", "org/c1\x9bx"])
+def test_a_model_name_with_a_control_character_is_an_error_and_nothing_of_it_is_stored(store, tmp_path, name):
+    """A results file's ``model_name`` holding a line break, a tab or a terminal escape (ESC, or the C1 CSI U+009B): one
+    error naming the model and the character, nothing of that model stored; `--model` reads the run. Before, the name
+    was stored as given, and every line showing it (`taskspace models`, an error's `file:line:`) broke or wrote the
+    escape to the terminal."""
+    import shutil
+
+    from indexer.records import name_problem
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    data = json.loads(res.read_text())
+    data["model_name"] = name
+    res.write_text(json.dumps(data))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert "holds a control character (U+" in e.message and "--model NAME" in e.message, e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+    with pytest.raises(InputError, match="control character"):  # the store holds the same rule
+        store.ingest(SourceBatch(SourceInfo("table", "/y", "r1"), {}, [Outcome(name, "b", "A text?", 1.0)]))
+    assert name_problem("org/model name with spaces/and slashes") is None  # printable names stay as given
+    assert ingest(str(out), store=store, fetch_metadata=False, model="org/fine").errors == []
