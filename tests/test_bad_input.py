@@ -421,3 +421,21 @@ def test_a_model_name_with_a_control_character_is_an_error_and_nothing_of_it_is_
         store.ingest(SourceBatch(SourceInfo("table", "/y", "r1"), {}, [Outcome(name, "b", "A text?", 1.0)]))
     assert name_problem("org/model name with spaces/and slashes") is None  # printable names stay as given
     assert ingest(str(out), store=store, fetch_metadata=False, model="org/fine").errors == []
+
+
+def test_a_symlink_loop_in_an_lm_eval_output_folder_reads_each_model_folder_once_without_a_warning(store, tmp_path):
+    """A model folder holding a link to its parent (`ln -s .. loop`, as a tool syncing an output folder may leave) and
+    a second link to a model folder: each model folder is read once, and no warning speaks of folders too deep to read.
+    Before, the folder was reached again through the loop (read twice, counted as one unchanged source) and a warning
+    said that `.../loop/fake-org__dummy-a/loop/fake-org__dummy-a` was more than 3 levels deep, not read."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out", out)
+    (out / "fake-org__dummy-a" / "loop").symlink_to("..")
+    (out / "again").symlink_to(out / "fake-org__dummy-b")
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    assert (s.sources, s.skipped, s.errors, s.warnings) == (4, 0, [], []), (s.warnings, s.errors)
+    assert len(store.load_outcomes().models) == 4
+    again = ingest(str(out), store=store, fetch_metadata=False)
+    assert (again.sources, again.skipped, again.warnings) == (0, 4, [])

@@ -139,8 +139,13 @@ def find_model_folders(path: Path, max_depth: int = MAX_DEPTH,
     are not read)."""
     path = Path(path)
     found: list[ModelFolder] = []
+    seen: set[Path] = set()  # resolved folders walked: a symlink back up (`loop -> ..`) or a second link to one is not
 
     def walk(p: Path, depth: int) -> None:
+        real = p.resolve()
+        if real in seen:  # walked again (before: the folder read twice, then a warning that a path of the loop was too
+            return  # deep to read)
+        seen.add(real)
         try:
             mf = scan_folder(p)
         except PermissionError as exc:
@@ -153,7 +158,8 @@ def find_model_folders(path: Path, max_depth: int = MAX_DEPTH,
         for sub in _subfolders(p):
             if depth < max_depth:
                 walk(sub, depth + 1)
-            elif too_deep is not None and (deep := _first_samples_folder(sub, _LOOK_BEYOND)) is not None:
+            elif too_deep is not None and sub.resolve() not in seen and (
+                    deep := _first_samples_folder(sub, _LOOK_BEYOND)) is not None:
                 too_deep.append(deep)
 
     if path.is_dir():
