@@ -439,3 +439,27 @@ def test_a_symlink_loop_in_an_lm_eval_output_folder_reads_each_model_folder_once
     assert len(store.load_outcomes().models) == 4
     again = ingest(str(out), store=store, fetch_metadata=False)
     assert (again.sources, again.skipped, again.warnings) == (0, 4, [])
+
+
+def test_a_json_line_cut_short_or_of_nul_bytes_says_so_where_and_what_to_do(store, tmp_path):
+    """A samples file whose last line breaks off (a copy that stopped, a run still writing) and one whose line is NUL
+    bytes (what a crash leaves where data was to be written): each error gives the column, says what the line looks
+    like and what to do, and the other lines are stored. Before: "malformed JSON line: Unterminated string starting
+    at" (the sentence cut before its position) and "malformed JSON line: Expecting value" for the NULs."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    lines = f.read_bytes().splitlines()
+    lines[2] = b"\x00" * 64
+    f.write_bytes(b"\n".join(lines)[:-300])  # the last line loses its end (no line break after it either)
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    errs = {e.line: e.message for e in s.errors if e.file == str(f)}
+    assert sorted(errs) == [3, len(lines)], s.errors
+    assert errs[3].startswith("malformed JSON line: it holds 64 NUL byte(s)") and "copy or export the file again" in errs[3]
+    cut = errs[len(lines)]
+    assert cut.startswith("malformed JSON line: Unterminated string starting at column ") and cut.split("column ")[1][0].isdigit()
+    assert "breaks off before its end" in cut and "export or copy the file again" in cut
+    assert s.sources == 1 and s.outcomes == 42 - 2

@@ -395,6 +395,22 @@ def _fingerprint(paths: list[Path]) -> str:
 # --------------------------------------------------------------------------------------- prompts
 
 
+def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
+    """The error of a JSON line that does not parse: where on the line, and what to do. A line holding NUL bytes (the
+    zeros a crash or an interrupted copy leaves where the data was to be) says so; a line that breaks off before its
+    end (the last line of a file still being written) says it is cut short."""
+    if "\x00" in raw:
+        return (f"malformed JSON line: it holds {raw.count(chr(0))} NUL byte(s) (zeros a crash or an interrupted copy "
+                "leaves in a file); the line is skipped: copy or export the file again")
+    cut = not raw.rstrip().endswith("}")  # a JSON object's line ends with its closing brace
+    # (not exc.colno: past the line's own line break, that is column 1 of the next line; at most just past its end)
+    col = min(exc.pos, len(raw.rstrip("\r\n"))) + 1
+    where = f"{exc.msg} column {col}" if exc.msg.endswith(" at") else f"{exc.msg} at column {col}"
+    return (f"malformed JSON line: {where}"
+            + ("; the line breaks off before its end (a file still being written, or cut short?)" if cut else "")
+            + "; the line is skipped: fix it, or export or copy the file again")
+
+
 def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
     """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
     Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file."""
@@ -425,7 +441,7 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
         try:
             row = json.loads(raw)
         except json.JSONDecodeError as exc:
-            errors.add(fname, i, f"malformed JSON line: {exc.msg}", "malformed JSON lines")
+            errors.add(fname, i, malformed_line(raw, exc), "malformed JSON lines")
             continue
         if isinstance(row, dict):
             yield i, row
