@@ -463,3 +463,31 @@ def test_a_json_line_cut_short_or_of_nul_bytes_says_so_where_and_what_to_do(stor
     assert cut.startswith("malformed JSON line: Unterminated string starting at column ") and cut.split("column ")[1][0].isdigit()
     assert "breaks off before its end" in cut and "export or copy the file again" in cut
     assert s.sources == 1 and s.outcomes == 42 - 2
+
+
+@pytest.mark.parametrize("content, said", [
+    ("", "unreadable results file: it is empty (a run that stopped before writing it"),
+    ("[]", "not an lm-eval results file: it holds an array, not the JSON object with `results` and `configs` keys"),
+    ('"results"', "not an lm-eval results file: it holds a string, not the JSON object"),
+])
+def test_an_empty_or_non_object_results_file_is_named_for_what_it_holds(store, tmp_path, content, said):
+    """A results file that is empty (a run stopped before writing it) or holds a JSON array or string: one error saying
+    what it holds and what to do; nothing of its run stored; the store untouched, and the run reads once the file is
+    back. Before: "unreadable results file: Expecting value: line 1 column 1 (char 0)" at line 1, and "no `results` and
+    `configs` keys" said of an array."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    good = res.read_text()
+    res.write_text(content)
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (e.file, e.line) == (str(res), None) and e.message.startswith(said), e
+    assert "the samples of its timestamp are not read: " in e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+    res.write_text(good)
+    assert ingest(str(out), store=store, fetch_metadata=False).errors == []
+    assert store.load_outcomes().models == ["fake-org/dummy-b"]

@@ -320,8 +320,20 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
     for p in paths:
         try:
             data = _read_json(p)
-        except (*READ_ERRORS, json.JSONDecodeError) as exc:
-            problems.append((str(p), getattr(exc, "lineno", None), f"unreadable results file: {exc}"))
+        except json.JSONDecodeError as exc:
+            why = ("it is empty (a run that stopped before writing it, a copy cut short)" if not exc.doc.strip()
+                   else f"{exc.msg} at column {exc.colno}")
+            problems.append((str(p), exc.lineno if exc.doc.strip() else None, f"unreadable results file: {why}; the "
+                             "samples of its timestamp are not read: copy it again, or run the evaluation again"))
+            continue
+        except READ_ERRORS as exc:
+            problems.append((str(p), None, f"unreadable results file: {exc}"))
+            continue
+        if not isinstance(data, dict):  # before: "no `results` and `configs` keys" said of a list
+            kind = {list: "an array", str: "a string", type(None): "null"}.get(type(data), type(data).__name__)
+            problems.append((str(p), None, f"not an lm-eval results file: it holds {kind}, not the JSON object with "
+                             "`results` and `configs` keys every harness since 0.4.0 writes; the samples of its "
+                             "timestamp are not read: use the results file the harness wrote"))
             continue
         if isinstance(data, dict) and "results" in data and "configs" in data:
             # the tables the reader looks tasks up in must be objects (or absent/null) as every harness writes them
