@@ -491,3 +491,20 @@ def test_an_empty_or_non_object_results_file_is_named_for_what_it_holds(store, t
     res.write_text(good)
     assert ingest(str(out), store=store, fetch_metadata=False).errors == []
     assert store.load_outcomes().models == ["fake-org/dummy-b"]
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", '"org/light-model"', "null"])
+def test_a_lighteval_results_file_that_is_no_object_costs_only_the_model_name_it_would_give(store, tmp_path, content):
+    """lighteval's output folder whose results file holds a JSON array, string or null: the details are read, the
+    model named from its folders (`<out>/details/org/light-model`), as when the results file does not parse. Before:
+    "cannot be read: AttributeError: 'list' object has no attribute 'get' (an unexpected error ... please report it)"
+    and nothing of the run stored."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "lighteval_0.13_output", out)
+    (res,) = (out / "results").rglob("results_*.json")
+    res.write_text(content)
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.sources == 1 and s.outcomes > 0, s.errors
+    assert store.load_outcomes().models == ["org/light-model"]
