@@ -508,3 +508,22 @@ def test_a_lighteval_results_file_that_is_no_object_costs_only_the_model_name_it
     s = ingest(str(out), store=store, fetch_metadata=False)
     assert s.errors == [] and s.sources == 1 and s.outcomes > 0, s.errors
     assert store.load_outcomes().models == ["org/light-model"]
+
+
+def test_a_json_array_file_cut_short_says_where_it_breaks_off_and_what_to_do(store, tmp_path):
+    """A `.json` prompts table (one JSON array) whose copy stopped half-way: one error at the line where parsing
+    stopped, with its column, saying the file breaks off before its end and to copy it again; nothing of the table is
+    stored (its outcome rows name no readable prompt). Before: "malformed JSON: Unterminated string starting at; the
+    file is skipped" (the sentence cut before its position)."""
+    d = tmp_path / "t"
+    d.mkdir()
+    rows = [{"prompt_id": f"p{j}", "benchmark": "b", "text": f"Question number {j}?"} for j in range(6)]
+    text = json.dumps(rows, indent=1)
+    (d / "prompts.json").write_text(text[: len(text) // 2])
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 6)))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (e,) = [e for e in s.errors if e.file == str(d / "prompts.json")]
+    assert e.line is not None and e.line > 1
+    assert e.message.startswith("malformed JSON: ") and " column " in e.message
+    assert "breaks off before its end" in e.message and "copy or download it again" in e.message
+    assert s.sources == 0 and store.load_outcomes().models == []

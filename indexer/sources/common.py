@@ -419,7 +419,11 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            errors.add(fname, exc.lineno, f"malformed JSON: {exc.msg}; the file is skipped")
+            where = f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else f"{exc.msg} at column {exc.colno}"
+            cut = text.strip() and not text.rstrip().endswith("]")  # a JSON array's file ends with its bracket
+            errors.add(fname, exc.lineno, f"malformed JSON: {where}"
+                       + ("; the file breaks off before its end (a copy or download cut short, or still being "
+                          "written?)" if cut else "") + "; the file is skipped: fix it, or copy or download it again")
             return
         if not isinstance(data, list):
             errors.add(fname, None, "the JSON file is not an array of objects (nor JSON lines); the file is skipped")
