@@ -527,3 +527,21 @@ def test_a_json_array_file_cut_short_says_where_it_breaks_off_and_what_to_do(sto
     assert e.message.startswith("malformed JSON: ") and " column " in e.message
     assert "breaks off before its end" in e.message and "copy or download it again" in e.message
     assert s.sources == 0 and store.load_outcomes().models == []
+
+
+def test_a_prompts_file_holding_its_rows_under_a_key_says_how_to_write_them(store, tmp_path):
+    """`prompts.json` written as `{"prompts": [{...}, ...]}` (an object where an array of rows belongs): the error at
+    line 1 says it holds N rows under 'prompts' and how to write them; nothing is stored. Before, only "missing
+    field(s) prompt_id, benchmark, text", as if the object were a prompt row with its fields misspelt."""
+    d = tmp_path / "t"
+    d.mkdir()
+    rows = [{"prompt_id": f"p{j}", "benchmark": "b", "text": f"Question number {j}?"} for j in range(4)]
+    (d / "prompts.json").write_text(json.dumps({"prompts": rows}))
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 4)))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (e,) = [e for e in s.errors if e.file == str(d / "prompts.json")]
+    assert e.line == 1 and "one JSON object holding 4 row(s) under 'prompts'" in e.message
+    assert "write them as a JSON array" in e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+    (d / "prompts.json").write_text(json.dumps(rows))
+    assert ingest(str(d), store=store, fetch_metadata=False).errors == []
