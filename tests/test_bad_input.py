@@ -545,3 +545,28 @@ def test_a_prompts_file_holding_its_rows_under_a_key_says_how_to_write_them(stor
     assert s.sources == 0 and store.load_outcomes().models == []
     (d / "prompts.json").write_text(json.dumps(rows))
     assert ingest(str(d), store=store, fetch_metadata=False).errors == []
+
+
+def test_a_samples_file_that_is_a_symlink_to_nothing_is_an_error_naming_it(store, tmp_path):
+    """A samples file that is a symbolic link whose target was moved or deleted (a cache cleaned, a folder copied with
+    its links): one error naming the link and saying its task is missing and what to do; the other tasks stored; with
+    the target back, the next ingest reads the task. Before, the link was passed over without a word (exit 0) and the
+    task was silently missing from the model."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    moved = tmp_path / "elsewhere.jsonl"
+    f.rename(moved)
+    f.symlink_to(tmp_path / "gone.jsonl")
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.file == str(f) and "a symbolic link to nothing" in e.message and "its task is missing" in e.message
+    assert "restore the target or remove the link" in e.message
+    assert s.sources == 1 and s.outcomes == 42 - 12
+    f.unlink()
+    f.symlink_to(moved)
+    again = ingest(str(out), store=store, fetch_metadata=False)
+    assert again.errors == [] and again.sources == 1 and again.outcomes == 42

@@ -84,12 +84,17 @@ class ModelFolder:
     #: why this folder could not be listed (a folder below the path given that this user may not read): reading it
     #: raises this, so it costs only itself (an error naming it) and the other model folders are read
     denied: PermissionError | None = None
+    #: samples or results files of this folder that are symbolic links to nothing (a target moved or deleted, a loop
+    #: of links): each an error when the folder is read, as its task or run is missing
+    broken: list[Path] = field(default_factory=list)
 
 
 def scan_folder(folder: Path) -> ModelFolder | None:
     mf = ModelFolder(folder)
     for p in sorted(folder.iterdir()):
         if not p.is_file():
+            if p.is_symlink() and not p.exists() and (SAMPLES_RE.match(p.name) or results_ts(p.name)):
+                mf.broken.append(p)
             continue
         if m := SAMPLES_RE.match(p.name):
             mf.samples.setdefault(m["task"], {})[m["ts"]] = p
@@ -599,6 +604,10 @@ def read_model_folder(
     warnings: list[str] = []
     unnamed: set[str] = set()
     cache: dict[str, dict | None] = {}
+    for p in mf.broken if mf.only is None else []:
+        errors.add(str(p), None, "a symbolic link to nothing (its target was moved or deleted, or a loop of links): "
+                   f"not read, so its {'task' if SAMPLES_RE.match(p.name) else 'run'} is missing; restore the target "
+                   "or remove the link")
     for task in sorted(mf.samples):
         for ts, p in mf.samples[task].items():
             if ts not in mf.results:
