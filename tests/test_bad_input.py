@@ -570,3 +570,25 @@ def test_a_samples_file_that_is_a_symlink_to_nothing_is_an_error_naming_it(store
     f.symlink_to(moved)
     again = ingest(str(out), store=store, fetch_metadata=False)
     assert again.errors == [] and again.sources == 1 and again.outcomes == 42
+
+
+def test_an_lm_eval_0_4_2_output_folder_is_named_as_such_and_what_to_do(store, tmp_path):
+    """lm-evaluation-harness 0.4.0-0.4.2's --log_samples output (`results.json` beside `<model_args>_<task>.jsonl`, no
+    timestamps), which FORMATS.md lists as not read: the error names that layout and says to re-run with 0.4.3+ or
+    convert to a plain table, with `--format lm_eval` too; nothing stored. Before: "cannot tell the format of this
+    folder: expected outcomes.<ext> + prompts.<ext> (plain table), samples_<task>_<ts>.jsonl + ..." (and with
+    --format lm_eval: "no lm-eval samples files"), which did not say that this harness output is known and not read."""
+    import shutil
+
+    src = Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b"
+    run = tmp_path / "out" / "pretrained__fake-org__dummy-b"
+    run.mkdir(parents=True)
+    shutil.copy(next(src.glob("results_*.json")), run / "results.json")
+    shutil.copy(next(src.glob("samples_tiny_mc_yesno_*.jsonl")), run / "pretrained=fake-org__dummy-b_tiny_mc_yesno.jsonl")
+    for fmt in (None, "lm_eval"):
+        s = ingest(str(tmp_path / "out"), store=store, fetch_metadata=False, format=fmt)
+        (e,) = s.errors
+        assert e.file == str(tmp_path / "out"), e
+        assert e.message.startswith("lm-evaluation-harness 0.4.0-0.4.2 output (pretrained__fake-org__dummy-b/results.json")
+        assert "harness 0.4.3 or later" in e.message and "plain table" in e.message
+        assert s.sources == 0 and store.load_outcomes().models == []

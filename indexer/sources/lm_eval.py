@@ -224,11 +224,35 @@ def why_not(path: Path) -> str | None:
         return None
     runs = results_without_samples(path) if path.is_dir() else []
     if not runs:
+        old = _old_harness_folder(path) if path.is_dir() else None
+        if old is not None:
+            return (f"lm-evaluation-harness 0.4.0-0.4.2 output ({old.relative_to(path) / 'results.json'} beside "
+                    "<model_args>_<task>.jsonl samples files) is not read: its samples files have no timestamped name "
+                    "that ties them to their run; run the evaluation again with harness 0.4.3 or later "
+                    "(--log_samples), or convert the samples to a plain table (outcomes + prompts: README)")
         return None
     first = runs[0].relative_to(path)
     more = f" (and {len(runs) - 1} more results file(s))" if len(runs) > 1 else ""
     return (f"an lm-eval run without samples files: {first}{more} but no samples_<task>_<timestamp>.jsonl; per-sample "
             "results need lm-eval's --log_samples: run the evaluation again with it")
+
+
+def _old_harness_folder(path: Path, max_depth: int = MAX_DEPTH) -> Path | None:
+    """The first folder under ``path`` (``max_depth`` levels) laid out as lm-evaluation-harness 0.4.0-0.4.2 wrote
+    ``--output_path`` with ``--log_samples``: ``results.json`` beside ``*.jsonl`` samples files without a timestamp."""
+    def walk(p: Path, depth: int) -> Path | None:
+        try:
+            names = [x.name for x in p.iterdir()]
+        except OSError:
+            return None
+        if "results.json" in names and any(n.endswith(".jsonl") and not SAMPLES_RE.match(n) for n in names):
+            return p
+        for sub in _subfolders(p) if depth < max_depth else []:
+            if (got := walk(sub, depth + 1)) is not None:
+                return got
+        return None
+
+    return walk(Path(path), 0)
 
 
 def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
