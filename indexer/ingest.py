@@ -363,8 +363,11 @@ class Ingester:
     def ingest_path(self, path: str, format: str | None = None, **options) -> None:
         from .sources import read_sources, source_infos
 
-        if not Path(path).exists():
-            raise InputError("no such file or folder" + missing_path_hint(path), file=str(path))
+        from .sources.common import path_problem
+
+        if (why := path_problem(path)) is not None:
+            hint = missing_path_hint(path) if why == "no such file or folder" else ""
+            raise InputError(why + hint, file=str(path))
         try:
             try:
                 infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading

@@ -592,3 +592,39 @@ def test_an_lm_eval_0_4_2_output_folder_is_named_as_such_and_what_to_do(store, t
         assert e.message.startswith("lm-evaluation-harness 0.4.0-0.4.2 output (pretrained__fake-org__dummy-b/results.json")
         assert "harness 0.4.3 or later" in e.message and "plain table" in e.message
         assert s.sources == 0 and store.load_outcomes().models == []
+
+
+@pytest.mark.parametrize("kind, said", [
+    ("loop", "a loop of symbolic links: it names no file or folder"),
+    ("dangling", "a symbolic link to nothing (its target, "),
+    ("fifo", "not a regular file or folder (a named pipe, socket or device)"),
+])
+def test_a_source_path_that_is_a_link_loop_a_dangling_link_or_a_pipe_is_named_for_what_it_is(store, tmp_path, kind,
+                                                                                             said):
+    """`taskspace ingest`, `sources add` and `index --source` of a path that is a loop of symbolic links, a link whose
+    target was moved, or a named pipe: one error naming the path given and what it is, nothing stored or saved, the
+    store as before. Before: a loop was a RuntimeError traceback from `sources add` / `index --source` and "no such
+    file or folder" from `ingest`; a dangling link was "no such file or folder" naming its missing target; a pipe was
+    "no such file or folder" though it exists."""
+    import os
+
+    from indexer.errors import ConfigError
+    from indexer.sourcelist import SourceSpec, validate
+
+    write_source(tmp_path / "good", "good", [f"Good question {i}?" for i in range(4)],
+                 outcomes(np.random.default_rng(5), ["org/a"], 4))
+    assert ingest(str(tmp_path / "good"), store=store, fetch_metadata=False).sources == 1
+    p = tmp_path / "samples_x_2026-01-01T00-00-00.000000.jsonl"
+    if kind == "loop":
+        p.symlink_to(p.name)
+    elif kind == "dangling":
+        p.symlink_to(tmp_path / "moved-away.jsonl")
+    else:
+        os.mkfifo(p)
+    with pytest.raises(InputError) as err:  # as for a path that does not exist (the CLI: "error: PATH: ...", exit 1)
+        ingest(str(p), store=store, fetch_metadata=False)
+    assert (err.value.file, err.value.line) == (str(p), None) and err.value.message.startswith(said), err.value
+    assert store.load_outcomes().models == ["org/a"]
+    with pytest.raises(ConfigError) as got:
+        validate(SourceSpec(str(p)))
+    assert str(got.value).startswith(f"{p}: {said}") and "nothing was saved" in str(got.value)

@@ -45,6 +45,33 @@ def column_key(name) -> str:
     return re.sub(r"[\s-]+", "_", str(name).strip()).lower()
 
 
+def path_problem(path) -> str | None:
+    """Why a source path given cannot be read as a file or folder, or None: missing, a symbolic link to nothing (its
+    target moved or deleted, a loop of links: before, both "no such file or folder"), or neither a regular file nor a
+    folder (a named pipe, which reading would wait on forever, a socket, a device)."""
+    import os
+
+    p = Path(path)
+    if p.is_file() or p.is_dir():
+        return None
+    if p.is_symlink():
+        import errno
+
+        try:
+            p.resolve(strict=True)
+        except (RuntimeError, OSError) as exc:  # (a loop: RuntimeError up to Python 3.12, OSError ELOOP after)
+            if isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP:
+                return "a loop of symbolic links: it names no file or folder; give the path of the file or folder itself"
+        else:
+            return None if p.exists() else "a symbolic link that cannot be followed"
+        return (f"a symbolic link to nothing (its target, {os.readlink(p)}, was moved or deleted): restore the target, "
+                "or give the path of the file or folder itself")
+    if p.exists():
+        return ("not a regular file or folder (a named pipe, socket or device): taskspace reads files; write the "
+                "input to a file first")
+    return "no such file or folder"
+
+
 def bad_utf8(text: str) -> bool:
     """True when ``text`` (decoded with ``errors="surrogateescape"``) holds bytes that were not UTF-8."""
     return _SURROGATE.search(text) is not None
