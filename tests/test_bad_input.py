@@ -628,3 +628,25 @@ def test_a_source_path_that_is_a_link_loop_a_dangling_link_or_a_pipe_is_named_fo
     with pytest.raises(ConfigError) as got:
         validate(SourceSpec(str(p)))
     assert str(got.value).startswith(f"{p}: {said}") and "nothing was saved" in str(got.value)
+
+
+def test_a_samples_line_whose_doc_id_is_no_number_or_name_costs_its_line(store, tmp_path):
+    """lm-eval samples lines whose `doc_id` is a list, an object, a fraction or null (a hand-edited or hostile file):
+    each an error at its line, the other lines stored. Before, the list, object and fraction were stored under prompt
+    ids made of their repr (`tiny_mc_yesno:[1]`, `tiny_mc_yesno:1.5`) and null as `tiny_mc_yesno:None`, without a word."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    for row, bad in zip(rows, [[1], {"a": 1}, 1.5, None, True]):
+        row["doc_id"] = bad
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    errs = {e.line: e.message for e in s.errors}
+    assert sorted(errs) == [1, 2, 3, 4, 5], s.errors
+    assert errs[1].startswith("doc_id [1] is not a whole number or a name") and errs[4] == "missing field doc_id"
+    assert errs[3].startswith("doc_id 1.5 is not") and errs[5].startswith("doc_id true is not")
+    assert s.outcomes == 42 - 5

@@ -520,8 +520,15 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
     skipped = rejected = 0
     used_metric = None
     for line, row in by_filter[chosen]:
-        if "doc_id" not in row:
+        if row.get("doc_id") is None:
             errors.add(fname, line, "missing field doc_id", "missing doc_id")
+            rejected += 1
+            continue
+        did = row["doc_id"]
+        if isinstance(did, bool) or not isinstance(did, (int, str)) or (isinstance(did, str) and not did.strip()):
+            # before: a list, object or float became the prompt id as its repr ("task:[1]", "task:1.5")
+            errors.add(fname, line, f"doc_id {json.dumps(did)[:60]} is not a whole number or a name (the harness "
+                       "writes the doc's index): the line is skipped; fix the source", "bad doc_id")
             rejected += 1
             continue
         doc = row.get("doc")
