@@ -264,6 +264,9 @@ class Ingester:
         except Exception as exc:  # noqa: BLE001 - recorded, with the traceback in the debug log
             # a reader's model folder that failed (sources.common.each_isolated): each is named, the others were read
             for at, e in [(getattr(exc, "source_where", where), exc), *getattr(exc, "also_failed", [])]:
+                if isinstance(e, PermissionError):  # a file or folder this user may not read: no bug, the user's fix
+                    self.summary.errors.append(RowError(e.filename or at, None, unreadable_message(e)))
+                    continue
                 log.info("unexpected error while reading %s", at, exc_info=e)  # -v shows it, as the line says
                 self.summary.errors.append(RowError(at, None, f"cannot be read: {type(e).__name__}: {e} (an "
                                                     "unexpected error: run with -v for the traceback and please "
@@ -360,10 +363,16 @@ class Ingester:
     def ingest_path(self, path: str, format: str | None = None, **options) -> None:
         from .sources import read_sources, source_infos
 
-        if not Path(path).exists():
-            raise InputError("no such file or folder" + missing_path_hint(path), file=str(path))
+        from .sources.common import path_problem
+
+        if (why := path_problem(path)) is not None:
+            hint = missing_path_hint(path) if why == "no such file or folder" else ""
+            raise InputError(why + hint, file=str(path))
         try:
-            infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
+            try:
+                infos = source_infos(path, format, **options)  # None: a reader that knows them only by reading
+            except PermissionError:  # a file of one of its folders this user may not read: known by reading, each
+                infos = None  # folder on its own (the others stored, that one an error naming the file)
             self._refuse_nested(infos or [], path)
             if options.get("model") and infos is not None:
                 _one_model_for(options["model"], path, [i.location for i in infos])
@@ -562,6 +571,23 @@ class Ingester:
             self.summary.metadata += self.store.upsert_models(rows)
 
 
+def unreadable_message(exc: PermissionError) -> str:
+    """The error line of a file or folder of a source that this user may not read (``chmod 000``, another user's
+    0600 file, a folder without ``x``): what to do, not "an unexpected error ... please report it"."""
+    import os
+
+    path = Path(exc.filename) if exc.filename else None
+    how = "chmod a+rx" if path is not None and path.is_dir() else "chmod a+r"
+    who = f"uid {os.geteuid()}" if hasattr(os, "geteuid") else "this user"
+    return (f"permission denied: this user ({who}) may not read it; make it readable (`{how}`, or chown it) or ingest as "
+            "a user who can: nothing of this source is stored, the others are read")
+
+
+def _shown(name: str, limit: int = 60) -> str:
+    """A name as an error line shows it: quoted, its first ``limit`` characters and ``...`` when longer."""
+    return repr(name[:limit]) + ("..." if len(name) > limit else "")
+
+
 def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     """The batch without outcomes whose prompt text or model/benchmark name no database can take (:func:`text_problem`,
     :func:`name_problem`), each problem an error naming the prompt (the table reader already rejects these at their
@@ -587,13 +613,23 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
         return None
 
     outcomes, seen = [], set()
+    bad_names: dict[tuple[str, str], int] = {}  # (model|benchmark, name) -> its rows dropped: one error each
     for o in batch.outcomes:
         bad = why(o.text, o.model, o.benchmark)
         if bad is None:
             outcomes.append(o)
-        elif (bad, o.prompt_id, o.model) not in seen:
-            seen.add((bad, o.prompt_id, o.model))
-            log_.add(where, None, f"prompt {o.prompt_id!r} of {o.model!r}: {bad}; its outcomes are dropped", bad)
+        elif bad.startswith(("model name ", "benchmark name ")):
+            what = bad.split(" ", 1)[0]
+            key = (what, o.model if what == "model" else o.benchmark)
+            bad_names[key] = bad_names.get(key, 0) + 1
+        elif (bad, o.prompt_id, _shown(o.model)) not in seen:
+            seen.add((bad, o.prompt_id, _shown(o.model)))
+            log_.add(where, None, f"prompt {o.prompt_id!r} of {_shown(o.model)}: {bad}; its outcomes are dropped", bad)
+    for (what, name), n in bad_names.items():  # before: one line per prompt, each with the whole name (5,000 chars)
+        log_.add(where, None, f"{what} {_shown(name)}: name {name_problem(name)}; its {n} outcome(s) are dropped"
+                 + (": fix it in the source (an lm-eval or lighteval run: or ingest it with --model NAME)"
+                    if what == "model" else ""),
+                 f"{what} names")
     table = batch.table
     if table is not None and len(table):
         bad_p = [i for i, (t, b) in enumerate(zip(table.texts, table.benchmarks)) if why(t, "m", b)]
@@ -603,7 +639,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
                 log_.add(where, None, f"prompt {table.prompt_ids[i]!r}: {why(table.texts[i], 'm', table.benchmarks[i])}; "
                          "its outcomes are dropped", why(table.texts[i], "m", table.benchmarks[i]))
             for i in bad_m:
-                log_.add(where, None, f"model {table.models[i][:60]!r}: {name_problem(table.models[i])}; its outcomes "
+                log_.add(where, None, f"model {_shown(table.models[i])}: {name_problem(table.models[i])}; its outcomes "
                          "are dropped", "model names")
             keep = ~np.isin(table.prompt_idx, bad_p) & ~np.isin(table.model_idx, bad_m)
             table = replace(table, model_idx=table.model_idx[keep], prompt_idx=table.prompt_idx[keep],

@@ -49,19 +49,27 @@ def text_problem(text) -> str | None:
     return None
 
 
+#: C0 and C1 control characters (NUL and the surrogates have messages of their own): a line break, a tab, an ESC that
+#: starts a terminal escape sequence. No Hub id or benchmark holds one; in a name they break every line that shows it
+#: (CLI tables, ``file:line: message`` errors) or rewrite the terminal that prints it
+_CONTROL = re.compile("[\x01-\x1f\x7f-\x9f]")
+
 #: the longest model or benchmark name the database holds (their SQL columns; PostgreSQL refuses a longer one)
 NAME_LIMIT = 512
 
 
 def name_problem(value) -> str | None:
     """What makes a model or benchmark name unusable (empty, a NUL character, a lone surrogate, or longer than
-    :data:`NAME_LIMIT` characters: no database takes it), or None."""
+    :data:`NAME_LIMIT` characters: no database takes it; a control character: no line can show it), or None."""
     if not isinstance(value, str) or not value.strip():
         return "empty"
     if "\x00" in value:
         return "holds a NUL character"
     if _SURROGATE.search(value):
         return "is not valid Unicode (a lone surrogate, e.g. bytes that were not UTF-8)"
+    if m := _CONTROL.search(value):
+        return (f"holds a control character (U+{ord(m.group()):04X}: a line break, tab or terminal escape); a name is "
+                "one line of printable text")
     if len(value) > NAME_LIMIT:
         return f"is longer than {NAME_LIMIT} characters ({len(value)}), more than the database holds"
     return None

@@ -69,7 +69,14 @@ def normalise(spec: str) -> str:
             raise ConfigError(f"source {spec!r}: {exc.message}; write hub:ORG/REPO[@REVISION] for a dataset or "
                               "hub-org:ORG for an organisation") from None
         return f"{parsed.kind}:{parsed.target}" + (f"@{parsed.revision}" if parsed.revision else "")
-    return str(Path(spec).expanduser().resolve())
+    from .sources.common import path_problem
+
+    path = Path(spec).expanduser()
+    # a loop of links, a link to nothing, a named pipe: said of the path given (before: a RuntimeError traceback for a
+    # loop, and "no such file or folder" named the missing target of a link)
+    if (why := path_problem(path)) is not None and why != "no such file or folder":
+        raise ConfigError(f"{spec}: {why}")
+    return str(path.resolve())
 
 
 def source_key(spec: str) -> str:

@@ -319,3 +319,334 @@ def test_the_traceback_of_an_unexpected_reader_error_is_shown_by_v_as_its_line_s
         ingest(str(out), store=store, fetch_metadata=False)
     (rec,) = [r for r in caplog.records if r.exc_info and "unexpected error while reading" in r.getMessage()]
     assert rec.levelno == logging.INFO and str(rec.exc_info[1]) == "a bug in a reader"
+
+
+def _run_cli_without_read_override(home: Path, *args: str):
+    """``python -m indexer.cli ARGS`` as a process that file permissions apply to: as root (which reads a ``chmod 000``
+    file), with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped from its capability bounding set (``setpriv``)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    cmd = [sys.executable, "-m", "indexer.cli", *args]
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("root reads every file, and no setpriv here to drop that capability")
+        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *cmd]
+    env = {**os.environ, "TASKSPACE_HOME": str(home), "PYTHONPATH": str(root)}
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root, timeout=300)
+
+
+def test_a_file_this_user_may_not_read_is_an_error_naming_it_and_the_other_model_folders_are_stored(tmp_path):
+    """A samples file of one model folder with mode 000 (or a folder without x): one error naming that file, saying to
+    make it readable, and the folder's other model folders stored. Before, the fingerprint taken before reading failed
+    for the whole path: "in/: cannot be read: PermissionError ... (an unexpected error: ... please report it)", and
+    nothing of any model folder was stored."""
+    import shutil
+
+    from indexer.store.sql import Store
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out", out)
+    locked = next((out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl"))
+    locked.chmod(0)
+    shut = out / "fake-org__dummy-c"
+    shut.chmod(0)
+    try:
+        res = _run_cli_without_read_override(tmp_path / "home", "ingest", str(out), "--no-metadata", "--json")
+    finally:
+        locked.chmod(0o644)
+        shut.chmod(0o755)
+    assert res.returncode == 1, res.stderr
+    got = json.loads(res.stdout)
+    errors = {e["file"]: e["message"] for e in got["errors"]}
+    assert set(errors) == {str(locked), str(shut)}, got["errors"]
+    assert "permission denied" in errors[str(locked)] and "`chmod a+r`" in errors[str(locked)]
+    assert "`chmod a+rx`" in errors[str(shut)] and "unexpected" not in " ".join(errors.values())
+    store = Store(f"sqlite:///{tmp_path / 'home' / 'taskspace.db'}")
+    assert sorted(store.load_outcomes().models) == ["fake-org/dummy-a", "fake-org/noisy-oracle-70"]
+    # made readable, the next ingest stores the two others and skips the two it stored
+    again = _run_cli_without_read_override(tmp_path / "home", "ingest", str(out), "--no-metadata", "--json")
+    assert again.returncode == 0, again.stderr
+    assert (json.loads(again.stdout)["sources"], json.loads(again.stdout)["skipped"]) == (2, 2)
+
+
+def test_a_model_name_no_database_takes_is_one_error_showing_its_start_not_a_line_per_prompt(store, tmp_path):
+    """An lm-eval results file whose ``model_name`` is 5,000 characters (a damaged export, a model_args string): one
+    error naming the model by its first characters and its length, counting the outcomes dropped and saying what to
+    do; the store is as before and the run reads with ``--model``. Before, one error per prompt (20, then "22 more rows
+    rejected"), each holding the whole name: 100 kB of output for 42 rows."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    data = json.loads(res.read_text())
+    data["model_name"] = "org/" + "x" * 4996
+    res.write_text(json.dumps(data))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.message.startswith("model 'org/xxx") and "...: name is longer than 512 characters (5000)" in e.message
+    assert "its 42 outcome(s) are dropped" in e.message and "--model NAME" in e.message and len(e.message) < 300
+    assert s.sources == 0 and store.load_outcomes().models == []
+    again = ingest(str(out), store=store, fetch_metadata=False, model="org/short")
+    assert again.errors == [] and store.load_outcomes().models == ["org/short"]
+
+
+@pytest.mark.parametrize("name", ["org/evil\x1b[2J\x1b[31mmodel", "org/two\nlines", "org/tab\tbed", "org/c1\x9bx"])
+def test_a_model_name_with_a_control_character_is_an_error_and_nothing_of_it_is_stored(store, tmp_path, name):
+    """A results file's ``model_name`` holding a line break, a tab or a terminal escape (ESC, or the C1 CSI U+009B): one
+    error naming the model and the character, nothing of that model stored; `--model` reads the run. Before, the name
+    was stored as given, and every line showing it (`taskspace models`, an error's `file:line:`) broke or wrote the
+    escape to the terminal."""
+    import shutil
+
+    from indexer.records import name_problem
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    data = json.loads(res.read_text())
+    data["model_name"] = name
+    res.write_text(json.dumps(data))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert "holds a control character (U+" in e.message and "--model NAME" in e.message, e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+    with pytest.raises(InputError, match="control character"):  # the store holds the same rule
+        store.ingest(SourceBatch(SourceInfo("table", "/y", "r1"), {}, [Outcome(name, "b", "A text?", 1.0)]))
+    assert name_problem("org/model name with spaces/and slashes") is None  # printable names stay as given
+    assert ingest(str(out), store=store, fetch_metadata=False, model="org/fine").errors == []
+
+
+def test_a_symlink_loop_in_an_lm_eval_output_folder_reads_each_model_folder_once_without_a_warning(store, tmp_path):
+    """A model folder holding a link to its parent (`ln -s .. loop`, as a tool syncing an output folder may leave) and
+    a second link to a model folder: each model folder is read once, and no warning speaks of folders too deep to read.
+    Before, the folder was reached again through the loop (read twice, counted as one unchanged source) and a warning
+    said that `.../loop/fake-org__dummy-a/loop/fake-org__dummy-a` was more than 3 levels deep, not read."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out", out)
+    (out / "fake-org__dummy-a" / "loop").symlink_to("..")
+    (out / "again").symlink_to(out / "fake-org__dummy-b")
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    assert (s.sources, s.skipped, s.errors, s.warnings) == (4, 0, [], []), (s.warnings, s.errors)
+    assert len(store.load_outcomes().models) == 4
+    again = ingest(str(out), store=store, fetch_metadata=False)
+    assert (again.sources, again.skipped, again.warnings) == (0, 4, [])
+
+
+def test_a_json_line_cut_short_or_of_nul_bytes_says_so_where_and_what_to_do(store, tmp_path):
+    """A samples file whose last line breaks off (a copy that stopped, a run still writing) and one whose line is NUL
+    bytes (what a crash leaves where data was to be written): each error gives the column, says what the line looks
+    like and what to do, and the other lines are stored. Before: "malformed JSON line: Unterminated string starting
+    at" (the sentence cut before its position) and "malformed JSON line: Expecting value" for the NULs."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    lines = f.read_bytes().splitlines()
+    lines[2] = b"\x00" * 64
+    f.write_bytes(b"\n".join(lines)[:-300])  # the last line loses its end (no line break after it either)
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    errs = {e.line: e.message for e in s.errors if e.file == str(f)}
+    assert sorted(errs) == [3, len(lines)], s.errors
+    assert errs[3].startswith("malformed JSON line: it holds 64 NUL byte(s)") and "copy or export the file again" in errs[3]
+    cut = errs[len(lines)]
+    assert cut.startswith("malformed JSON line: Unterminated string starting at column ") and cut.split("column ")[1][0].isdigit()
+    assert "breaks off before its end" in cut and "export or copy the file again" in cut
+    assert s.sources == 1 and s.outcomes == 42 - 2
+
+
+@pytest.mark.parametrize("content, said", [
+    ("", "unreadable results file: it is empty (a run that stopped before writing it"),
+    ("[]", "not an lm-eval results file: it holds an array, not the JSON object with `results` and `configs` keys"),
+    ('"results"', "not an lm-eval results file: it holds a string, not the JSON object"),
+])
+def test_an_empty_or_non_object_results_file_is_named_for_what_it_holds(store, tmp_path, content, said):
+    """A results file that is empty (a run stopped before writing it) or holds a JSON array or string: one error saying
+    what it holds and what to do; nothing of its run stored; the store untouched, and the run reads once the file is
+    back. Before: "unreadable results file: Expecting value: line 1 column 1 (char 0)" at line 1, and "no `results` and
+    `configs` keys" said of an array."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    good = res.read_text()
+    res.write_text(content)
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (e.file, e.line) == (str(res), None) and e.message.startswith(said), e
+    assert "the samples of its timestamp are not read: " in e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+    res.write_text(good)
+    assert ingest(str(out), store=store, fetch_metadata=False).errors == []
+    assert store.load_outcomes().models == ["fake-org/dummy-b"]
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", '"org/light-model"', "null"])
+def test_a_lighteval_results_file_that_is_no_object_costs_only_the_model_name_it_would_give(store, tmp_path, content):
+    """lighteval's output folder whose results file holds a JSON array, string or null: the details are read, the
+    model named from its folders (`<out>/details/org/light-model`), as when the results file does not parse. Before:
+    "cannot be read: AttributeError: 'list' object has no attribute 'get' (an unexpected error ... please report it)"
+    and nothing of the run stored."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "lighteval_0.13_output", out)
+    (res,) = (out / "results").rglob("results_*.json")
+    res.write_text(content)
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.sources == 1 and s.outcomes > 0, s.errors
+    assert store.load_outcomes().models == ["org/light-model"]
+
+
+def test_a_json_array_file_cut_short_says_where_it_breaks_off_and_what_to_do(store, tmp_path):
+    """A `.json` prompts table (one JSON array) whose copy stopped half-way: one error at the line where parsing
+    stopped, with its column, saying the file breaks off before its end and to copy it again; nothing of the table is
+    stored (its outcome rows name no readable prompt). Before: "malformed JSON: Unterminated string starting at; the
+    file is skipped" (the sentence cut before its position)."""
+    d = tmp_path / "t"
+    d.mkdir()
+    rows = [{"prompt_id": f"p{j}", "benchmark": "b", "text": f"Question number {j}?"} for j in range(6)]
+    text = json.dumps(rows, indent=1)
+    (d / "prompts.json").write_text(text[: len(text) // 2])
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 6)))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (e,) = [e for e in s.errors if e.file == str(d / "prompts.json")]
+    assert e.line is not None and e.line > 1
+    assert e.message.startswith("malformed JSON: ") and " column " in e.message
+    assert "breaks off before its end" in e.message and "copy or download it again" in e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+
+
+def test_a_prompts_file_holding_its_rows_under_a_key_says_how_to_write_them(store, tmp_path):
+    """`prompts.json` written as `{"prompts": [{...}, ...]}` (an object where an array of rows belongs): the error at
+    line 1 says it holds N rows under 'prompts' and how to write them; nothing is stored. Before, only "missing
+    field(s) prompt_id, benchmark, text", as if the object were a prompt row with its fields misspelt."""
+    d = tmp_path / "t"
+    d.mkdir()
+    rows = [{"prompt_id": f"p{j}", "benchmark": "b", "text": f"Question number {j}?"} for j in range(4)]
+    (d / "prompts.json").write_text(json.dumps({"prompts": rows}))
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 4)))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (e,) = [e for e in s.errors if e.file == str(d / "prompts.json")]
+    assert e.line == 1 and "one JSON object holding 4 row(s) under 'prompts'" in e.message
+    assert "write them as a JSON array" in e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+    (d / "prompts.json").write_text(json.dumps(rows))
+    assert ingest(str(d), store=store, fetch_metadata=False).errors == []
+
+
+def test_a_samples_file_that_is_a_symlink_to_nothing_is_an_error_naming_it(store, tmp_path):
+    """A samples file that is a symbolic link whose target was moved or deleted (a cache cleaned, a folder copied with
+    its links): one error naming the link and saying its task is missing and what to do; the other tasks stored; with
+    the target back, the next ingest reads the task. Before, the link was passed over without a word (exit 0) and the
+    task was silently missing from the model."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    moved = tmp_path / "elsewhere.jsonl"
+    f.rename(moved)
+    f.symlink_to(tmp_path / "gone.jsonl")
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.file == str(f) and "a symbolic link to nothing" in e.message and "its task is missing" in e.message
+    assert "restore the target or remove the link" in e.message
+    assert s.sources == 1 and s.outcomes == 42 - 12
+    f.unlink()
+    f.symlink_to(moved)
+    again = ingest(str(out), store=store, fetch_metadata=False)
+    assert again.errors == [] and again.sources == 1 and again.outcomes == 42
+
+
+def test_an_lm_eval_0_4_2_output_folder_is_named_as_such_and_what_to_do(store, tmp_path):
+    """lm-evaluation-harness 0.4.0-0.4.2's --log_samples output (`results.json` beside `<model_args>_<task>.jsonl`, no
+    timestamps), which FORMATS.md lists as not read: the error names that layout and says to re-run with 0.4.3+ or
+    convert to a plain table, with `--format lm_eval` too; nothing stored. Before: "cannot tell the format of this
+    folder: expected outcomes.<ext> + prompts.<ext> (plain table), samples_<task>_<ts>.jsonl + ..." (and with
+    --format lm_eval: "no lm-eval samples files"), which did not say that this harness output is known and not read."""
+    import shutil
+
+    src = Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b"
+    run = tmp_path / "out" / "pretrained__fake-org__dummy-b"
+    run.mkdir(parents=True)
+    shutil.copy(next(src.glob("results_*.json")), run / "results.json")
+    shutil.copy(next(src.glob("samples_tiny_mc_yesno_*.jsonl")), run / "pretrained=fake-org__dummy-b_tiny_mc_yesno.jsonl")
+    for fmt in (None, "lm_eval"):
+        s = ingest(str(tmp_path / "out"), store=store, fetch_metadata=False, format=fmt)
+        (e,) = s.errors
+        assert e.file == str(tmp_path / "out"), e
+        assert e.message.startswith("lm-evaluation-harness 0.4.0-0.4.2 output (pretrained__fake-org__dummy-b/results.json")
+        assert "harness 0.4.3 or later" in e.message and "plain table" in e.message
+        assert s.sources == 0 and store.load_outcomes().models == []
+
+
+@pytest.mark.parametrize("kind, said", [
+    ("loop", "a loop of symbolic links: it names no file or folder"),
+    ("dangling", "a symbolic link to nothing (its target, "),
+    ("fifo", "not a regular file or folder (a named pipe, socket or device)"),
+])
+def test_a_source_path_that_is_a_link_loop_a_dangling_link_or_a_pipe_is_named_for_what_it_is(store, tmp_path, kind,
+                                                                                             said):
+    """`taskspace ingest`, `sources add` and `index --source` of a path that is a loop of symbolic links, a link whose
+    target was moved, or a named pipe: one error naming the path given and what it is, nothing stored or saved, the
+    store as before. Before: a loop was a RuntimeError traceback from `sources add` / `index --source` and "no such
+    file or folder" from `ingest`; a dangling link was "no such file or folder" naming its missing target; a pipe was
+    "no such file or folder" though it exists."""
+    import os
+
+    from indexer.errors import ConfigError
+    from indexer.sourcelist import SourceSpec, validate
+
+    write_source(tmp_path / "good", "good", [f"Good question {i}?" for i in range(4)],
+                 outcomes(np.random.default_rng(5), ["org/a"], 4))
+    assert ingest(str(tmp_path / "good"), store=store, fetch_metadata=False).sources == 1
+    p = tmp_path / "samples_x_2026-01-01T00-00-00.000000.jsonl"
+    if kind == "loop":
+        p.symlink_to(p.name)
+    elif kind == "dangling":
+        p.symlink_to(tmp_path / "moved-away.jsonl")
+    else:
+        os.mkfifo(p)
+    with pytest.raises(InputError) as err:  # as for a path that does not exist (the CLI: "error: PATH: ...", exit 1)
+        ingest(str(p), store=store, fetch_metadata=False)
+    assert (err.value.file, err.value.line) == (str(p), None) and err.value.message.startswith(said), err.value
+    assert store.load_outcomes().models == ["org/a"]
+    with pytest.raises(ConfigError) as got:
+        validate(SourceSpec(str(p)))
+    assert str(got.value).startswith(f"{p}: {said}") and "nothing was saved" in str(got.value)
+
+
+def test_a_samples_line_whose_doc_id_is_no_number_or_name_costs_its_line(store, tmp_path):
+    """lm-eval samples lines whose `doc_id` is a list, an object, a fraction or null (a hand-edited or hostile file):
+    each an error at its line, the other lines stored. Before, the list, object and fraction were stored under prompt
+    ids made of their repr (`tiny_mc_yesno:[1]`, `tiny_mc_yesno:1.5`) and null as `tiny_mc_yesno:None`, without a word."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    for row, bad in zip(rows, [[1], {"a": 1}, 1.5, None, True]):
+        row["doc_id"] = bad
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    errs = {e.line: e.message for e in s.errors}
+    assert sorted(errs) == [1, 2, 3, 4, 5], s.errors
+    assert errs[1].startswith("doc_id [1] is not a whole number or a name") and errs[4] == "missing field doc_id"
+    assert errs[3].startswith("doc_id 1.5 is not") and errs[5].startswith("doc_id true is not")
+    assert s.outcomes == 42 - 5

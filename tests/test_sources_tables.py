@@ -242,7 +242,9 @@ def test_outcomes_of_a_prompt_on_an_unreadable_line_say_where_it_may_be(tmp_path
     write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 1), ("m1", "p4", 0), ("m1", "p3", 0)])
     assert errors_of(read_source(tmp_path)) == [  # the prompts file's lines (the cause) first
         ("prompts.jsonl", 2, "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8)"),
-        ("prompts.jsonl", 4, "malformed JSON line: Expecting property name enclosed in double quotes"),
+        ("prompts.jsonl", 4, "malformed JSON line: Expecting property name enclosed in double quotes at column 21; the "
+                             "line breaks off before its end (a file still being written, or cut short?); the line is "
+                             "skipped: fix it, or export or copy the file again"),
         ("outcomes.csv", 3, "prompt_id 'p2' is not in the prompts file, unless on a line of it that could not be read "
                             "(lines 2, 4); its rows are dropped"),
         ("outcomes.csv", 4, "prompt_id 'p4' is not in the prompts file, unless on a line of it that could not be read "

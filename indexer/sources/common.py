@@ -45,6 +45,33 @@ def column_key(name) -> str:
     return re.sub(r"[\s-]+", "_", str(name).strip()).lower()
 
 
+def path_problem(path) -> str | None:
+    """Why a source path given cannot be read as a file or folder, or None: missing, a symbolic link to nothing (its
+    target moved or deleted, a loop of links: before, both "no such file or folder"), or neither a regular file nor a
+    folder (a named pipe, which reading would wait on forever, a socket, a device)."""
+    import os
+
+    p = Path(path)
+    if p.is_file() or p.is_dir():
+        return None
+    if p.is_symlink():
+        import errno
+
+        try:
+            p.resolve(strict=True)
+        except (RuntimeError, OSError) as exc:  # (a loop: RuntimeError up to Python 3.12, OSError ELOOP after)
+            if isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP:
+                return "a loop of symbolic links: it names no file or folder; give the path of the file or folder itself"
+        else:
+            return None if p.exists() else "a symbolic link that cannot be followed"
+        return (f"a symbolic link to nothing (its target, {os.readlink(p)}, was moved or deleted): restore the target, "
+                "or give the path of the file or folder itself")
+    if p.exists():
+        return ("not a regular file or folder (a named pipe, socket or device): taskspace reads files; write the "
+                "input to a file first")
+    return "no such file or folder"
+
+
 def bad_utf8(text: str) -> bool:
     """True when ``text`` (decoded with ``errors="surrogateescape"``) holds bytes that were not UTF-8."""
     return _SURROGATE.search(text) is not None
@@ -395,6 +422,22 @@ def _fingerprint(paths: list[Path]) -> str:
 # --------------------------------------------------------------------------------------- prompts
 
 
+def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
+    """The error of a JSON line that does not parse: where on the line, and what to do. A line holding NUL bytes (the
+    zeros a crash or an interrupted copy leaves where the data was to be) says so; a line that breaks off before its
+    end (the last line of a file still being written) says it is cut short."""
+    if "\x00" in raw:
+        return (f"malformed JSON line: it holds {raw.count(chr(0))} NUL byte(s) (zeros a crash or an interrupted copy "
+                "leaves in a file); the line is skipped: copy or export the file again")
+    cut = not raw.rstrip().endswith("}")  # a JSON object's line ends with its closing brace
+    # (not exc.colno: past the line's own line break, that is column 1 of the next line; at most just past its end)
+    col = min(exc.pos, len(raw.rstrip("\r\n"))) + 1
+    where = f"{exc.msg} column {col}" if exc.msg.endswith(" at") else f"{exc.msg} at column {col}"
+    return (f"malformed JSON line: {where}"
+            + ("; the line breaks off before its end (a file still being written, or cut short?)" if cut else "")
+            + "; the line is skipped: fix it, or export or copy the file again")
+
+
 def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
     """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
     Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file."""
@@ -403,7 +446,11 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            errors.add(fname, exc.lineno, f"malformed JSON: {exc.msg}; the file is skipped")
+            where = f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else f"{exc.msg} at column {exc.colno}"
+            cut = text.strip() and not text.rstrip().endswith("]")  # a JSON array's file ends with its bracket
+            errors.add(fname, exc.lineno, f"malformed JSON: {where}"
+                       + ("; the file breaks off before its end (a copy or download cut short, or still being "
+                          "written?)" if cut else "") + "; the file is skipped: fix it, or copy or download it again")
             return
         if not isinstance(data, list):
             errors.add(fname, None, "the JSON file is not an array of objects (nor JSON lines); the file is skipped")
@@ -425,7 +472,7 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
         try:
             row = json.loads(raw)
         except json.JSONDecodeError as exc:
-            errors.add(fname, i, f"malformed JSON line: {exc.msg}", "malformed JSON lines")
+            errors.add(fname, i, malformed_line(raw, exc), "malformed JSON lines")
             continue
         if isinstance(row, dict):
             yield i, row

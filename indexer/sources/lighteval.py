@@ -169,6 +169,8 @@ def _model_name(root: Path) -> str | None:
             data = json.loads(p.read_text(encoding=UTF8))
         except (OSError, json.JSONDecodeError, UnicodeDecodeError):
             continue
+        if not isinstance(data, dict):  # a JSON array or string names no model, as an unreadable file (before: an
+            continue  # AttributeError, "an unexpected error ... please report it", and the model folder not read)
         cfg = data.get("config_general") or data.get("config") or {}
         if isinstance(cfg, dict) and cfg.get("model_name"):
             return str(cfg["model_name"])

@@ -81,12 +81,20 @@ class ModelFolder:
     #: the one samples file given as the source (``taskspace ingest DIR/samples_<task>_<ts>.jsonl``): it is its
     #: own source, located at its own path, so two files of one folder ingested apart are two sources
     only: Path | None = None
+    #: why this folder could not be listed (a folder below the path given that this user may not read): reading it
+    #: raises this, so it costs only itself (an error naming it) and the other model folders are read
+    denied: PermissionError | None = None
+    #: samples or results files of this folder that are symbolic links to nothing (a target moved or deleted, a loop
+    #: of links): each an error when the folder is read, as its task or run is missing
+    broken: list[Path] = field(default_factory=list)
 
 
 def scan_folder(folder: Path) -> ModelFolder | None:
     mf = ModelFolder(folder)
     for p in sorted(folder.iterdir()):
         if not p.is_file():
+            if p.is_symlink() and not p.exists() and (SAMPLES_RE.match(p.name) or results_ts(p.name)):
+                mf.broken.append(p)
             continue
         if m := SAMPLES_RE.match(p.name):
             mf.samples.setdefault(m["task"], {})[m["ts"]] = p
@@ -136,15 +144,27 @@ def find_model_folders(path: Path, max_depth: int = MAX_DEPTH,
     are not read)."""
     path = Path(path)
     found: list[ModelFolder] = []
+    seen: set[Path] = set()  # resolved folders walked: a symlink back up (`loop -> ..`) or a second link to one is not
 
     def walk(p: Path, depth: int) -> None:
-        mf = scan_folder(p)
+        real = p.resolve()
+        if real in seen:  # walked again (before: the folder read twice, then a warning that a path of the loop was too
+            return  # deep to read)
+        seen.add(real)
+        try:
+            mf = scan_folder(p)
+        except PermissionError as exc:
+            if depth == 0:
+                raise
+            found.append(ModelFolder(p, denied=exc))  # whether it holds runs cannot be told: reading it says why
+            return
         if mf:
             found.append(mf)
         for sub in _subfolders(p):
             if depth < max_depth:
                 walk(sub, depth + 1)
-            elif too_deep is not None and (deep := _first_samples_folder(sub, _LOOK_BEYOND)) is not None:
+            elif too_deep is not None and sub.resolve() not in seen and (
+                    deep := _first_samples_folder(sub, _LOOK_BEYOND)) is not None:
                 too_deep.append(deep)
 
     if path.is_dir():
@@ -204,11 +224,35 @@ def why_not(path: Path) -> str | None:
         return None
     runs = results_without_samples(path) if path.is_dir() else []
     if not runs:
+        old = _old_harness_folder(path) if path.is_dir() else None
+        if old is not None:
+            return (f"lm-evaluation-harness 0.4.0-0.4.2 output ({old.relative_to(path) / 'results.json'} beside "
+                    "<model_args>_<task>.jsonl samples files) is not read: its samples files have no timestamped name "
+                    "that ties them to their run; run the evaluation again with harness 0.4.3 or later "
+                    "(--log_samples), or convert the samples to a plain table (outcomes + prompts: README)")
         return None
     first = runs[0].relative_to(path)
     more = f" (and {len(runs) - 1} more results file(s))" if len(runs) > 1 else ""
     return (f"an lm-eval run without samples files: {first}{more} but no samples_<task>_<timestamp>.jsonl; per-sample "
             "results need lm-eval's --log_samples: run the evaluation again with it")
+
+
+def _old_harness_folder(path: Path, max_depth: int = MAX_DEPTH) -> Path | None:
+    """The first folder under ``path`` (``max_depth`` levels) laid out as lm-evaluation-harness 0.4.0-0.4.2 wrote
+    ``--output_path`` with ``--log_samples``: ``results.json`` beside ``*.jsonl`` samples files without a timestamp."""
+    def walk(p: Path, depth: int) -> Path | None:
+        try:
+            names = [x.name for x in p.iterdir()]
+        except OSError:
+            return None
+        if "results.json" in names and any(n.endswith(".jsonl") and not SAMPLES_RE.match(n) for n in names):
+            return p
+        for sub in _subfolders(p) if depth < max_depth else []:
+            if (got := walk(sub, depth + 1)) is not None:
+                return got
+        return None
+
+    return walk(Path(path), 0)
 
 
 def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
@@ -305,8 +349,20 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
     for p in paths:
         try:
             data = _read_json(p)
-        except (*READ_ERRORS, json.JSONDecodeError) as exc:
-            problems.append((str(p), getattr(exc, "lineno", None), f"unreadable results file: {exc}"))
+        except json.JSONDecodeError as exc:
+            why = ("it is empty (a run that stopped before writing it, a copy cut short)" if not exc.doc.strip()
+                   else f"{exc.msg} at column {exc.colno}")
+            problems.append((str(p), exc.lineno if exc.doc.strip() else None, f"unreadable results file: {why}; the "
+                             "samples of its timestamp are not read: copy it again, or run the evaluation again"))
+            continue
+        except READ_ERRORS as exc:
+            problems.append((str(p), None, f"unreadable results file: {exc}"))
+            continue
+        if not isinstance(data, dict):  # before: "no `results` and `configs` keys" said of a list
+            kind = {list: "an array", str: "a string", type(None): "null"}.get(type(data), type(data).__name__)
+            problems.append((str(p), None, f"not an lm-eval results file: it holds {kind}, not the JSON object with "
+                             "`results` and `configs` keys every harness since 0.4.0 writes; the samples of its "
+                             "timestamp are not read: use the results file the harness wrote"))
             continue
         if isinstance(data, dict) and "results" in data and "configs" in data:
             # the tables the reader looks tasks up in must be objects (or absent/null) as every harness writes them
@@ -464,8 +520,15 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
     skipped = rejected = 0
     used_metric = None
     for line, row in by_filter[chosen]:
-        if "doc_id" not in row:
+        if row.get("doc_id") is None:
             errors.add(fname, line, "missing field doc_id", "missing doc_id")
+            rejected += 1
+            continue
+        did = row["doc_id"]
+        if isinstance(did, bool) or not isinstance(did, (int, str)) or (isinstance(did, str) and not did.strip()):
+            # before: a list, object or float became the prompt id as its repr ("task:[1]", "task:1.5")
+            errors.add(fname, line, f"doc_id {json.dumps(did)[:60]} is not a whole number or a name (the harness "
+                       "writes the doc's index): the line is skipped; fix the source", "bad doc_id")
             rejected += 1
             continue
         doc = row.get("doc")
@@ -546,6 +609,8 @@ def model_folder_info(mf: ModelFolder, *, kind: str = "lm_eval", location: str |
                       revision: str | None = None, model: str | None = None, **_ignored) -> SourceInfo:
     """The identity and revision (fingerprint of the files read) of a folder of runs, from file contents
     without reading the samples."""
+    if mf.denied is not None:
+        raise mf.denied
     if revision is None:
         runs = chosen_runs(mf, model)
         files = [mf.samples[t][ts] for (_m, t), ts in runs.items()]
@@ -560,6 +625,8 @@ def read_model_folder(
     metric: str | None = None, kind: str = "lm_eval", location: str | None = None, revision: str | None = None,
 ) -> SourceBatch:
     """One folder of runs -> one SourceBatch (latest run per model and task)."""
+    if mf.denied is not None:
+        raise mf.denied
     rules = rules or load_rules()
     errors = ErrorLog()
     outcomes: list[Outcome] = []
@@ -568,6 +635,10 @@ def read_model_folder(
     warnings: list[str] = []
     unnamed: set[str] = set()
     cache: dict[str, dict | None] = {}
+    for p in mf.broken if mf.only is None else []:
+        errors.add(str(p), None, "a symbolic link to nothing (its target was moved or deleted, or a loop of links): "
+                   f"not read, so its {'task' if SAMPLES_RE.match(p.name) else 'run'} is missing; restore the target "
+                   "or remove the link")
     for task in sorted(mf.samples):
         for ts, p in mf.samples[task].items():
             if ts not in mf.results:

@@ -143,9 +143,11 @@ def _refuse_known(p: Path) -> None:
 def detect(path: str | Path) -> Reader:
     """The reader of a local file or folder (the surest, see the module docstring), or an InputError saying why
     there is none."""
+    from .common import path_problem
+
     p = Path(path)
-    if not p.exists():
-        raise InputError("no such file or folder", file=str(p))
+    if (why := path_problem(p)) is not None:
+        raise InputError(why, file=str(p))
     best, sure = None, Match.NONE
     for reader in readers():
         m = reader.recognise(p)

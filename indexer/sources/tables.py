@@ -193,8 +193,12 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
         missing = [k for k in ("prompt_id", "benchmark", "text") if row.get(k) in (None, "")
                    or (k != "text" and isinstance(row[k], str) and not row[k].strip())]
         if missing:
-            errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)",
-                       "prompt rows with missing fields")
+            # the whole table as one object holding its rows under a key (`{"prompts": [{...}, ...]}`): say so
+            nest = next((k for k, v in row.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
+            hint = (f"; this line is one JSON object holding {len(row[nest])} row(s) under {nest!r}: write them as a JSON "
+                    "array (`[{...}, ...]`, a .json file) or one object per line (JSON lines)") if nest else ""
+            errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)"
+                       + hint, "prompt rows with missing fields")
             mine.append(line)
             if "prompt_id" not in missing:
                 prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
