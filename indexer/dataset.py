@@ -8,7 +8,7 @@ Files (``FILES``):
   ``method``, ``params`` (JSON), ``layout`` (JSON: the vector's parts, :func:`layout`), the calibration
   (``calibration_a``, ``calibration_b``, ``calibration_n_cells``, ``calibration_n_models``, ``calibration_spread``;
   null when the space has none), ``n_models``, ``created_at``.
-- ``models/<space>.parquet``: one row per model record (:data:`MODEL_COLUMNS`).
+- ``models/<space>.parquet``: one row per model record (:data:`MODEL_COLUMNS`, and :data:`MODEL_OPTIONAL`).
 - ``patterns/<space>.parquet``: the posterior factors of the space's coverage patterns (:data:`PATTERN_COLUMNS`,
   float32 as stored), which with a record's ``pattern``, ``model_lambda`` and ``noise`` give its score's variance;
   and (:data:`PATTERN_OBSERVED`, optional when read) ``observed``: which indexed prompts the pattern's models were
@@ -56,6 +56,12 @@ MODEL_COLUMNS = (
     "space", "encoder", "encoder_revision", "dim", "method", "lam", "eps", "vector", "layout",
     "pattern", "model_lambda", "noise", "n_prompts", "benchmarks", "inputs_digest", "computed_at", "taskspace_version",
 )
+#: written since a model's size may be its base model's: ``num_parameters_from``, the repo whose parameter count
+#: ``num_parameters`` is when it is not the model's own (a PEFT adapter's: its base model's; null: its own, or none);
+#: optional when read (records of an older taskspace, which sized no model by its base, pull with it null)
+MODEL_OPTIONAL = ("num_parameters_from",)
+#: the columns of ``models/<space>.parquet`` in the order written (the optional ones beside what they qualify)
+MODEL_WRITTEN = tuple(c for col in MODEL_COLUMNS for c in ((col, *MODEL_OPTIONAL) if col == "num_parameters" else (col,)))
 PATTERN_COLUMNS = ("key", "n", "width", "rank", "free", "mc_seen", "free_seen", "mu", "w", "V", "K", "Cinv")
 #: written since pulled indexes tell coverage: the pattern's observed prompts, a bitmask over the prompts file's rows
 #: (binary; null: not known); optional when read (a record set without it pulls with coverage unknown, as before)
@@ -198,7 +204,7 @@ def models_table(records: list[dict], vectors: np.ndarray) -> bytes:
     schema = pa.schema([
         ("model", s), ("aliases", pa.list_(s)), ("hub_repo_id", s), ("kind", s), ("model_revision", s), ("sources", pa.list_(s)), ("author", s),
         ("license", s),
-        ("num_parameters", pa.int64()), ("pipeline_tag", s), ("library", s), ("tags", pa.list_(s)), ("gated", s),
+        ("num_parameters", pa.int64()), ("num_parameters_from", s), ("pipeline_tag", s), ("library", s), ("tags", pa.list_(s)), ("gated", s),
         ("downloads", pa.int64()), ("likes", pa.int64()), ("base_model", s), ("created_at", s), ("last_modified", s),
         ("space", s), ("encoder", s), ("encoder_revision", s), ("dim", pa.int32()), ("method", s), ("lam", pa.float64()),
         ("eps", pa.float64()), ("vector", pa.list_(pa.float32())), ("layout", s), ("pattern", s),
@@ -206,9 +212,9 @@ def models_table(records: list[dict], vectors: np.ndarray) -> bytes:
         ("benchmarks", pa.list_(pa.struct([("name", s), ("accuracy", pa.float64()), ("n", pa.int64())]))),
         ("inputs_digest", s), ("computed_at", s), ("taskspace_version", s),
     ])
-    cols = {c: [r.get(c) for r in records] for c in MODEL_COLUMNS if c != "vector"}
+    cols = {c: [r.get(c) for r in records] for c in MODEL_WRITTEN if c != "vector"}
     cols["vector"] = _vectors(list(vectors))
-    return _parquet({c: cols[c] for c in MODEL_COLUMNS}, schema)
+    return _parquet({c: cols[c] for c in MODEL_WRITTEN}, schema)
 
 
 def pattern_masks(observed: dict[str, set[str]], hashes: list[str]) -> dict[str, bytes]:
@@ -640,7 +646,11 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                                    # in lower case, as this taskspace stores a card's license (an older publisher
                                    # wrote "MIT" as the card did; `--license MIT` reads "mit" and missed it)
                                    "author": m["author"], "license": m["license"] and m["license"].lower(),
-                                   "num_parameters": m["num_parameters"], "pipeline_tag": m["pipeline_tag"],
+                                   "num_parameters": m["num_parameters"],
+                                   # whose count it is (a record of an older taskspace has no such column: its count
+                                   # is the repo's own, as that taskspace sized no model by its base)
+                                   "num_parameters_from": m.get("num_parameters_from"),
+                                   "pipeline_tag": m["pipeline_tag"],
                                    "library": m["library"], "tags": m["tags"], "gated": m["gated"],
                                    "downloads": m["downloads"], "likes": m["likes"], "base_model": m["base_model"],
                                    "created_at": _time(m["created_at"], w, errors),

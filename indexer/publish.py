@@ -248,7 +248,9 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
                 "sources": [f"{_source_name(loc)}@{rev}" if rev else _source_name(loc)
                             for loc, rev in prov.get(mv.model, (None, []))[1]],
                 "author": getattr(m, "author", None), "license": getattr(m, "license", None),
-                "num_parameters": getattr(m, "num_parameters", None), "pipeline_tag": getattr(m, "pipeline_tag", None),
+                "num_parameters": getattr(m, "num_parameters", None),
+                "num_parameters_from": getattr(m, "num_parameters_from", None),  # an adapter's: its base model
+                "pipeline_tag": getattr(m, "pipeline_tag", None),
                 "library": getattr(m, "library", None), "tags": list(getattr(m, "tags", None) or []) if m else None,
                 "gated": getattr(m, "gated", None), "downloads": getattr(m, "downloads", None),
                 "likes": getattr(m, "likes", None), "base_model": getattr(m, "base_model", None),

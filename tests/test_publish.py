@@ -805,6 +805,45 @@ def test_records_an_older_taskspace_published_with_a_license_in_capitals_pull_in
         store_b.close()
 
 
+def test_a_size_that_is_the_base_models_is_published_and_pulled_with_whose_it_is(publisher, tmp_path, monkeypatch,
+                                                                                   encoder):
+    """A model sized by its base (an adapter: ``num_parameters_from``, migration 0016) is published with the column
+    ``num_parameters_from`` and pulled with it, so the pulled home's answers say ``params_from`` as the publisher's
+    do; records an older taskspace published (no such column) pull with it null (their counts are the repos' own),
+    and a pulled count replaces what a home said of whose count it had. Before, the records carried no such column:
+    a pull lost it and the pulled home showed the base's size as the adapter's own."""
+    import pyarrow.parquet as pq
+
+    from indexer import find
+
+    store_a, _, unseen = publisher
+    llama = _key(store_a, LLAMA)
+    store_a.upsert_models([{"key": llama, "num_parameters_from": "meta-llama/Meta-Llama-3-8B"}])
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (f,) = (tmp_path / "d" / "models").glob("*.parquet")
+    rows = {r["model"]: r for r in pq.read_table(f).to_pylist()}
+    assert rows[llama]["num_parameters_from"] == "meta-llama/Meta-Llama-3-8B"
+    assert rows[_key(store_a, MISTRAL)]["num_parameters_from"] is None
+    older = _copy(tmp_path / "d", tmp_path / "older")  # what the previous release published: no such column
+    _rewrite_models(older, lambda t: t.drop_columns(["num_parameters_from"]))
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    with open_store() as store_b:
+        vectors_b = VectorStore.from_settings()
+        try:
+            assert (store_b.get_model(llama).num_parameters, store_b.get_model(llama).num_parameters_from) == (
+                8_000_000_000, "meta-llama/Meta-Llama-3-8B")
+            found = find.find_models(unseen[0], k=30, store=store_b, vectors=vectors_b)
+            facts = {r.model: r.metadata["params_from"] for r in found}
+            assert facts[llama] == "meta-llama/Meta-Llama-3-8B" and facts[_key(store_b, MISTRAL)] is None
+        finally:
+            vectors_b.close()
+    pull(str(older))  # the same records as the previous release wrote them: the count is the repo's own
+    with open_store() as store_b:
+        assert (store_b.get_model(llama).num_parameters, store_b.get_model(llama).num_parameters_from) == (
+            8_000_000_000, None)
+
+
 def test_a_pulled_model_page_shows_the_published_accuracy_per_benchmark(publisher, tmp_path, monkeypatch, encoder):
     """A model on a pulled home (no per-prompt outcomes there): its observed accuracy per benchmark is the one its
     record was published with, n unknown (null), said to be "as published (no per-prompt results here)", in the
