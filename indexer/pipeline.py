@@ -272,6 +272,7 @@ class Indexer:
             counts["read_only"] = space_name(space)
             log.info("space %s was pulled (%s) and is read-only until raw results are ingested",
                      space_name(space), self.store.space_origin(space.id))
+            self._push_other_spaces(report, skip=())  # its points too: their payloads (licenses lowered, metadata)
             return
         # 2-4. embed, solve, save vectors for the models whose inputs changed
         with _timed(report, "load"):
@@ -320,6 +321,18 @@ class Indexer:
         # a fresh index never had them (before, `taskspace model NAME` still answered one, "not indexed")
         with _timed(report, "index"):
             self.store.delete_models_without_results()
+            self._push_other_spaces(report, skip=(space.id,))
+
+    def _push_other_spaces(self, report: RunReport, skip: tuple) -> None:
+        """The points of the spaces this pass does not solve whose payload changed in SQL (licenses lowered, Hub
+        metadata fetched, models renamed: written for every space): pushed, so every space answers and checks as
+        SQL says (:func:`indexer.sync.push_other_spaces`; counted as ``pushed_other``, space -> points)."""
+        from . import sync
+
+        self._ensure_lock()
+        pushed = sync.push_other_spaces(self.store, self.vectors, skip=skip)
+        if pushed:
+            report.counts["pushed_other"] = pushed
 
     def _ingest_one(self, ing, spec: SourceSpec) -> None:
         from .ingest import parse_spec

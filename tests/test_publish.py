@@ -844,6 +844,35 @@ def test_a_size_that_is_the_base_models_is_published_and_pulled_with_whose_it_is
             8_000_000_000, None)
 
 
+def test_a_license_an_older_taskspace_pulled_in_capitals_reaches_the_pulled_index_with_the_next_pass(
+        publisher, tmp_path, monkeypatch, encoder):
+    """A home an older taskspace pulled records into holds a license as published (`Llama3`) in SQL and its index.
+    The first pass of this one stores it in lower case and pushes the pulled space's points, though it solves nothing
+    there (the space is read-only): `--license llama3` finds the model and `check` is clean. Before, the pass left
+    the pulled space alone after lowering SQL: the filter missed the model and `check` said stale until a reindex."""
+    from indexer import find, sync
+
+    store_a, _, unseen = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        key = _key(store_b, LLAMA)
+        store_b.upsert_models([{"key": key, "license": "Llama3"}])  # what the older taskspace's pull stored
+        sync.reindex(store_b, vectors_b)
+        assert all(c.clean for c in sync.check(store_b, vectors_b))
+        report = Indexer(store_b, vectors_b, encoder=encoder).run()
+        assert store_b.get_model(key).license == "llama3"
+        found = find.find_models(unseen[0], k=5, filters={"licenses": ["llama3"]}, store=store_b, vectors=vectors_b)
+        assert [r.model for r in found] == [key]
+        assert all(c.clean for c in sync.check(store_b, vectors_b))
+        assert report.counts["read_only"] and list(report.counts["pushed_other"].values()) == [1]
+    finally:
+        vectors_b.close()
+        store_b.close()
+
+
 def test_a_pulled_model_page_shows_the_published_accuracy_per_benchmark(publisher, tmp_path, monkeypatch, encoder):
     """A model on a pulled home (no per-prompt outcomes there): its observed accuracy per benchmark is the one its
     record was published with, n unknown (null), said to be "as published (no per-prompt results here)", in the
