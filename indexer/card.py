@@ -137,8 +137,9 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "`num_parameters_from` (the repo whose parameter count `num_parameters` is when it is not the model's "
               "own, e.g. a PEFT adapter's base model; null: its own), `pipeline_tag`, `library`, `tags`, `gated`, `downloads`, `likes`, `base_model`, `created_at`, "
               "`last_modified`; null, and `tags` empty, where none was fetched; `gated` is text as the Hub gives it: "
-              "`false` (not gated), `auto` or `manual` (access on request), so compare it with `\"false\"`: the "
-              "string is true in Python and pandas), `space`, `encoder` (`name@revision`), `encoder_revision`, "
+              "`false` (not gated), `auto` or `manual` (access on request; a PEFT adapter of a gated base has its "
+              "base's, as it runs only on the base's weights), so compare it with `\"false\"`: the string is true "
+              "in Python and pandas; a `license` the model's card does not name is its one base model's), `space`, `encoder` (`name@revision`), `encoder_revision`, "
               "`dim`, `method`, `lam`, `eps`, `vector` (list of float32) and its `layout`, the posterior of its "
               "scores (`pattern`, `model_lambda`, `noise`), `n_prompts`, `benchmarks` (name, observed accuracy, n), "
               "`inputs_digest`, `computed_at`, `taskspace_version` |",
