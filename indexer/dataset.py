@@ -411,6 +411,28 @@ def _vector_column(table, name: str, file: str, dims, labels: list[str], errors:
     return out
 
 
+#: the longest text of each record column taskspace stores, the width of its SQL column (indexer.store.sql_models:
+#: PostgreSQL refuses a longer one, failing the whole pull; SQLite would keep what PostgreSQL refuses); a list's every
+#: text (``aliases``, a prompt's ``benchmarks``) is held to it
+MODEL_TEXT_LIMITS = {"model": 512, "aliases": 512, "kind": 16, "model_revision": 128, "author": 256, "license": 256,
+                     "pipeline_tag": 128, "library": 128, "gated": 16, "base_model": 512, "num_parameters_from": 512,
+                     "pattern": 64, "inputs_digest": 64}
+BENCHMARK_TEXT_LIMITS = {"benchmark": 512, "group": 256, "source_task": 512, "metric": 128}
+PATTERN_TEXT_LIMITS = {"key": 64}
+PROMPT_TEXT_LIMITS = {"hash": 64, "benchmarks": 512}
+
+
+def _too_long(row: dict, limits: dict[str, int]) -> str | None:
+    """What is wrong with the first text of a record row longer than its column holds (``limits``), or None."""
+    for c, width in limits.items():
+        v = row.get(c)
+        for text in (v if isinstance(v, (list, tuple)) else [v]):
+            if isinstance(text, str) and len(text) > width:
+                return (f"{c} has {len(text)} characters, more than the {width} taskspace stores (a damaged or "
+                        "hand-made copy?)")
+    return None
+
+
 def _nul_column(row: dict) -> str | None:
     """The first column of a record row whose text holds a NUL character (PostgreSQL refuses it in any text, and a
     name holding one cannot be asked for), or None. Lists and structs (``benchmarks``, ``aliases``) are looked into."""
@@ -587,6 +609,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                     errors.add(f"{pname}: row {j} ({labels[j]})", f"{_nul_column(p)} holds a NUL character (no database "
                                "takes it)")
                     continue
+                if _too_long(p, PATTERN_TEXT_LIMITS):
+                    errors.add(f"{pname}: row {j} ({labels[j][:80]})", _too_long(p, PATTERN_TEXT_LIMITS))
+                    continue
                 if p["key"] in keys:  # one row per pattern: a second one would fail the pull's SQL write
                     errors.add(f"{pname}: row {j} ({labels[j]})", "a second record of this pattern")
                     continue
@@ -621,6 +646,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                     continue
                 if _nul_column(m):
                     errors.add(w, f"{_nul_column(m)} holds a NUL character (no database takes it)")
+                    continue
+                if _too_long(m, MODEL_TEXT_LIMITS):  # before, PostgreSQL failed the pull naming no row
+                    errors.add(f"{mname}: row {j} (model {m['model'][:80]})", _too_long(m, MODEL_TEXT_LIMITS))
                     continue
                 if m["model"] in seen:
                     errors.add(w, "a second record of this model")
@@ -682,6 +710,8 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                         errors.add(f"{qname}: row {j}", "hash or benchmarks is missing")
                     elif _nul_column(q):
                         errors.add(f"{qname}: row {j}", f"{_nul_column(q)} holds a NUL character (no database takes it)")
+                    elif _too_long(q, PROMPT_TEXT_LIMITS):
+                        errors.add(f"{qname}: row {j}", _too_long(q, PROMPT_TEXT_LIMITS))
                     elif v is not None:
                         rec.prompts.append((q["hash"], list(q["benchmarks"]), v))
                 if masks:
@@ -694,6 +724,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             w = f"{BENCHMARKS}: row {j} ({b['benchmark']})"
             if _nul_column(b):
                 errors.add(w, f"{_nul_column(b)} holds a NUL character (no database takes it)")
+                continue
+            if _too_long(b, BENCHMARK_TEXT_LIMITS):
+                errors.add(f"{BENCHMARKS}: row {j} ({b['benchmark'][:80]})", _too_long(b, BENCHMARK_TEXT_LIMITS))
                 continue
             try:
                 config = json.loads(b["config"]) if b["config"] else {}

@@ -1629,6 +1629,53 @@ def test_a_record_whose_text_holds_a_nul_is_reported_by_row(publisher, tmp_path,
     assert store.list_spaces() == [] and store.list_models() == []
 
 
+def test_a_record_text_longer_than_the_database_holds_is_reported_by_row(publisher, tmp_path, store):
+    """A record set whose texts are longer than the columns taskspace stores them in (a licence of 300 characters, a
+    `gated` of 20, an alias of 600, a benchmark name of 600: a damaged, hand-made or foreign copy) is reported by
+    file, row and column, nothing imported (exit 1), on SQLite and PostgreSQL alike. Before, PostgreSQL failed the
+    pull's transaction with the driver's "value too long for type character varying(256)" (no file or row named) and
+    SQLite stored what PostgreSQL refuses."""
+    import pyarrow as pa
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    bad = _copy(tmp_path / "d", tmp_path / "bad")
+
+    def edit(t):
+        lic, gated, aliases = (t.column(c).to_pylist() for c in ("license", "gated", "aliases"))
+        lic[2], gated[3], aliases[4] = "x" * 300, "y" * 20, [*aliases[4], "a" * 600]
+        for c, v in (("license", lic), ("gated", gated), ("aliases", aliases)):
+            t = t.set_column(t.column_names.index(c), c, pa.array(v, type=t.schema.field(c).type))
+        return t
+
+    _rewrite_models(bad, edit)
+    import pyarrow.parquet as pq
+
+    b = pq.read_table(bad / "benchmarks.parquet")
+    names = b.column("benchmark").to_pylist()
+    names[0] = "b" * 600
+    pq.write_table(b.set_column(0, "benchmark", pa.array(names)), bad / "benchmarks.parquet")
+    with pytest.raises(InputError) as e:
+        pull(str(bad), store=store)
+    msg = str(e.value)
+    assert "problem(s) in the records, nothing was imported" in msg and e.value.exit_code == 1, msg
+    assert re.search(r"models/\S+\.parquet: row 2 \(model \S+\): license has 300 characters, more than the 256 "
+                     r"taskspace stores", msg), msg
+    assert re.search(r"row 3 \(model \S+\): gated has 20 characters, more than the 16", msg), msg
+    assert re.search(r"row 4 \(model \S+\): aliases has 600 characters, more than the 512", msg), msg
+    assert re.search(r"benchmarks\.parquet: row 0 \(b{10}\S*\): benchmark has 600 characters, more than the 512", msg), msg
+    assert store.list_spaces() == [] and store.list_models() == []
+    # the limits are the widths of the SQL columns the records go to
+    from indexer.store.sql_models import Benchmark, Model, ModelAlias, ModelVectorRow
+
+    cols = {"model": Model.key, "aliases": ModelAlias.alias, "model_revision": Model.revision,
+            "pattern": ModelVectorRow.pattern, "inputs_digest": ModelVectorRow.inputs_digest}
+    assert dataset.MODEL_TEXT_LIMITS == {c: (cols.get(c) or getattr(Model, c)).type.length
+                                         for c in dataset.MODEL_TEXT_LIMITS}
+    assert dataset.BENCHMARK_TEXT_LIMITS == {c: getattr(Benchmark, "name" if c == "benchmark" else c).type.length
+                                             for c in dataset.BENCHMARK_TEXT_LIMITS}
+
+
 def test_pull_space_from_the_hub_checks_the_name_before_downloading_vectors(publisher, hub_server, tmp_path,
                                                                           monkeypatch):
     """`taskspace pull hub:ORG/NAME --space X`: the space table is downloaded first and X checked against it, so an
