@@ -264,8 +264,15 @@ class Indexer:
             return
         self._ensure_lock()
         with _timed(report, "setup"):  # the embedding space (the encoder loads only for a new space)
-            space = self._space()
-            counts["space"] = space.id
+            # not created without results to build it from beside other spaces (a home pulled with another method or
+            # encoder than the configured one): before, created empty, it became the space every search took by
+            # default, which then found no model, the pulled records reachable by --space alone
+            space = self._space(create=self.store.has_outcomes() or not self.store.list_spaces())
+            counts["space"] = None if space is None else space.id
+        if space is None:
+            log.info("no results to build the configured space from; the pulled spaces are left as they are")
+            self._push_other_spaces(report, skip=())  # their payloads (licenses lowered, metadata)
+            return
         if self.store.is_read_only(space.id):  # pulled, no raw results yet: nothing here can be solved or replaced
             from .space import space_name
 
@@ -350,14 +357,17 @@ class Indexer:
             ing.summary.add_error(exc, spec.spec)
 
     # ------------------------------------------------------------------ space and embeddings
-    def _space(self):
-        """The SQL embedding space of the configured encoder and method (the model loads only for a new one)."""
+    def _space(self, create: bool = True):
+        """The SQL embedding space of the configured encoder and method (the model loads only for a new one); None
+        when there is none and ``create`` is False."""
         from .space import configured
 
         spec = configured(self.settings, encoder=self.encoder.id)
         for sp in self.store.list_spaces():
             if spec.matches(sp):
                 return sp
+        if not create:
+            return None
         # model vectors are [e_i, f_i, c_i] and prompt/query vectors [q, covariates, 1] (indexer.represent), with
         # f_i only when the method has prompt features and c_i only with an intercept
         spec = spec.with_encoder(spec.encoder, self.encoder.dim)

@@ -873,6 +873,33 @@ def test_a_license_an_older_taskspace_pulled_in_capitals_reaches_the_pulled_inde
         store_b.close()
 
 
+def test_a_pass_on_a_home_pulled_with_another_method_leaves_searches_on_the_pulled_space(publisher, tmp_path,
+                                                                                        monkeypatch, encoder):
+    """Records pulled into a home configured for another method (or encoder) than the publisher's: searches take the
+    pulled space, and still do after an indexing pass (a worker started on the pulled home), which has no results to
+    build the configured space from. Before, the pass created the configured space empty and every search without
+    `--space` took it: no model found, the pulled records unreachable but by `--space`."""
+    from indexer import find
+
+    store_a, _, unseen = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        want = [r.model for r in find.find_models(unseen[0], k=5, store=store_b, vectors=vectors_b)]
+        assert len(want) == 5
+        report = Indexer(store_b, vectors_b, encoder=encoder).run()
+        assert report.status == "ok", report.errors
+        got = [r.model for r in find.find_models(unseen[0], k=5, store=store_b, vectors=vectors_b)]
+        assert got == want
+    finally:
+        vectors_b.close()
+        store_b.close()
+
+
 def test_a_pulled_model_page_shows_the_published_accuracy_per_benchmark(publisher, tmp_path, monkeypatch, encoder):
     """A model on a pulled home (no per-prompt outcomes there): its observed accuracy per benchmark is the one its
     record was published with, n unknown (null), said to be "as published (no per-prompt results here)", in the
