@@ -267,7 +267,7 @@ class Indexer:
             # not created without results to build it from beside other spaces (a home pulled with another method or
             # encoder than the configured one): before, created empty, it became the space every search took by
             # default, which then found no model, the pulled records reachable by --space alone
-            space = self._space(create=self.store.has_outcomes() or not self.store.list_spaces())
+            space = self._space()
             counts["space"] = None if space is None else space.id
         if space is None:
             log.info("no results to build the configured space from; the pulled spaces are left as they are")
@@ -357,16 +357,17 @@ class Indexer:
             ing.summary.add_error(exc, spec.spec)
 
     # ------------------------------------------------------------------ space and embeddings
-    def _space(self, create: bool = True):
+    def _space(self):
         """The SQL embedding space of the configured encoder and method (the model loads only for a new one); None
-        when there is none and ``create`` is False."""
+        when there is none and nothing to build it from beside other spaces (no results: a pulled home)."""
         from .space import configured
 
         spec = configured(self.settings, encoder=self.encoder.id)
-        for sp in self.store.list_spaces():
+        spaces = self.store.list_spaces()
+        for sp in spaces:
             if spec.matches(sp):
                 return sp
-        if not create:
+        if spaces and not self.store.has_outcomes():
             return None
         # model vectors are [e_i, f_i, c_i] and prompt/query vectors [q, covariates, 1] (indexer.represent), with
         # f_i only when the method has prompt features and c_i only with an intercept
