@@ -90,6 +90,18 @@ def _main(
     import os
 
     _state["debug"] = debug
+    if ctx.invoked_subcommand not in _SERVICES:  # a command's errors name its options (indexer.errors.arg)
+        from .errors import CLI
+
+        token = CLI.set(True)
+
+        def _reset() -> None:
+            try:
+                CLI.reset(token)
+            except ValueError:  # closed in another context: set back all the same
+                CLI.set(False)
+
+        ctx.call_on_close(_reset)
     if verbose:
         level = "INFO" if verbose == 1 else "DEBUG"
     elif os.environ.get("TASKSPACE_LOG_LEVEL") or ctx.invoked_subcommand in _SERVICES:

@@ -254,21 +254,27 @@ def make_folder(name: str, path: Path) -> None:
 def check_output_folder(path: Path, option: str, what: str) -> Path:
     """``path`` if files can be written there: a folder that exists and can be written, or a path that does not exist
     yet whose nearest existing parent is such a folder (it is created when written). Otherwise a ConfigError naming
-    ``option`` and the path and what is wrong (``what``: what the folder is for, e.g. "the PNGs"), so a command fails
-    before its work, not with a FileExistsError traceback at its end (``evaluate --plots``, ``publish --dry-run``)."""
+    ``option`` (the caller's parameter, named as its caller wrote it: :func:`indexer.errors.arg`) with the path and
+    what is wrong (``what``: what the folder is for, e.g. "the PNGs"), so a command fails before its work, not with a
+    FileExistsError traceback at its end (``evaluate --plots``, ``publish --dry-run``)."""
     import os
+
+    from .errors import arg
+
+    flag = {"plots_dir": "--plots"}.get(option)
+    named = arg(option, str(path), flag=flag, quote=False)
 
     probe = path
     while not (probe.exists() or probe.is_symlink()) and probe.parent != probe:
         probe = probe.parent
     if not probe.exists():  # a dangling symbolic link
-        raise ConfigError(f"{option} {path}: {probe} is a broken symbolic link; give a folder to write {what} into")
+        raise ConfigError(f"{named}: {probe} is a broken symbolic link; give a folder to write {what} into")
     if not probe.is_dir():
         where = "is a file" if probe == path else f"cannot be created: {probe} is a file"
-        raise ConfigError(f"{option} {path}: {where}; give a folder to write {what} into")
+        raise ConfigError(f"{named}: {where}; give a folder to write {what} into")
     if not os.access(probe, os.W_OK | os.X_OK):
         where = "cannot be written" if probe == path else f"cannot be created: {probe} cannot be written"
-        raise ConfigError(f"{option} {path}: {where} (permission denied); give a folder you can write")
+        raise ConfigError(f"{named}: {where} (permission denied); give a folder you can write")
     return path
 
 

@@ -8,7 +8,7 @@ Files (``FILES``):
   ``method``, ``params`` (JSON), ``layout`` (JSON: the vector's parts, :func:`layout`), the calibration
   (``calibration_a``, ``calibration_b``, ``calibration_n_cells``, ``calibration_n_models``, ``calibration_spread``;
   null when the space has none), ``n_models``, ``created_at``.
-- ``models/<space>.parquet``: one row per model record (:data:`MODEL_COLUMNS`).
+- ``models/<space>.parquet``: one row per model record (:data:`MODEL_COLUMNS`, and :data:`MODEL_OPTIONAL`).
 - ``patterns/<space>.parquet``: the posterior factors of the space's coverage patterns (:data:`PATTERN_COLUMNS`,
   float32 as stored), which with a record's ``pattern``, ``model_lambda`` and ``noise`` give its score's variance;
   and (:data:`PATTERN_OBSERVED`, optional when read) ``observed``: which indexed prompts the pattern's models were
@@ -56,6 +56,12 @@ MODEL_COLUMNS = (
     "space", "encoder", "encoder_revision", "dim", "method", "lam", "eps", "vector", "layout",
     "pattern", "model_lambda", "noise", "n_prompts", "benchmarks", "inputs_digest", "computed_at", "taskspace_version",
 )
+#: written since a model's size may be its base model's: ``num_parameters_from``, the repo whose parameter count
+#: ``num_parameters`` is when it is not the model's own (a PEFT adapter's: its base model's; null: its own, or none);
+#: optional when read (records of an older taskspace, which sized no model by its base, pull with it null)
+MODEL_OPTIONAL = ("num_parameters_from",)
+#: the columns of ``models/<space>.parquet`` in the order written (the optional ones beside what they qualify)
+MODEL_WRITTEN = tuple(c for col in MODEL_COLUMNS for c in ((col, *MODEL_OPTIONAL) if col == "num_parameters" else (col,)))
 PATTERN_COLUMNS = ("key", "n", "width", "rank", "free", "mc_seen", "free_seen", "mu", "w", "V", "K", "Cinv")
 #: written since pulled indexes tell coverage: the pattern's observed prompts, a bitmask over the prompts file's rows
 #: (binary; null: not known); optional when read (a record set without it pulls with coverage unknown, as before)
@@ -198,7 +204,7 @@ def models_table(records: list[dict], vectors: np.ndarray) -> bytes:
     schema = pa.schema([
         ("model", s), ("aliases", pa.list_(s)), ("hub_repo_id", s), ("kind", s), ("model_revision", s), ("sources", pa.list_(s)), ("author", s),
         ("license", s),
-        ("num_parameters", pa.int64()), ("pipeline_tag", s), ("library", s), ("tags", pa.list_(s)), ("gated", s),
+        ("num_parameters", pa.int64()), ("num_parameters_from", s), ("pipeline_tag", s), ("library", s), ("tags", pa.list_(s)), ("gated", s),
         ("downloads", pa.int64()), ("likes", pa.int64()), ("base_model", s), ("created_at", s), ("last_modified", s),
         ("space", s), ("encoder", s), ("encoder_revision", s), ("dim", pa.int32()), ("method", s), ("lam", pa.float64()),
         ("eps", pa.float64()), ("vector", pa.list_(pa.float32())), ("layout", s), ("pattern", s),
@@ -206,9 +212,9 @@ def models_table(records: list[dict], vectors: np.ndarray) -> bytes:
         ("benchmarks", pa.list_(pa.struct([("name", s), ("accuracy", pa.float64()), ("n", pa.int64())]))),
         ("inputs_digest", s), ("computed_at", s), ("taskspace_version", s),
     ])
-    cols = {c: [r.get(c) for r in records] for c in MODEL_COLUMNS if c != "vector"}
+    cols = {c: [r.get(c) for r in records] for c in MODEL_WRITTEN if c != "vector"}
     cols["vector"] = _vectors(list(vectors))
-    return _parquet({c: cols[c] for c in MODEL_COLUMNS}, schema)
+    return _parquet({c: cols[c] for c in MODEL_WRITTEN}, schema)
 
 
 def pattern_masks(observed: dict[str, set[str]], hashes: list[str]) -> dict[str, bytes]:
@@ -405,6 +411,28 @@ def _vector_column(table, name: str, file: str, dims, labels: list[str], errors:
     return out
 
 
+#: the longest text of each record column taskspace stores, the width of its SQL column (indexer.store.sql_models:
+#: PostgreSQL refuses a longer one, failing the whole pull; SQLite would keep what PostgreSQL refuses); a list's every
+#: text (``aliases``, a prompt's ``benchmarks``) is held to it
+MODEL_TEXT_LIMITS = {"model": 512, "aliases": 512, "kind": 16, "model_revision": 128, "author": 256, "license": 256,
+                     "pipeline_tag": 128, "library": 128, "gated": 16, "base_model": 512, "num_parameters_from": 512,
+                     "pattern": 64, "inputs_digest": 64}
+BENCHMARK_TEXT_LIMITS = {"benchmark": 512, "group": 256, "source_task": 512, "metric": 128}
+PATTERN_TEXT_LIMITS = {"key": 64}
+PROMPT_TEXT_LIMITS = {"hash": 64, "benchmarks": 512}
+
+
+def _too_long(row: dict, limits: dict[str, int]) -> str | None:
+    """What is wrong with the first text of a record row longer than its column holds (``limits``), or None."""
+    for c, width in limits.items():
+        v = row.get(c)
+        for text in (v if isinstance(v, (list, tuple)) else [v]):
+            if isinstance(text, str) and len(text) > width:
+                return (f"{c} has {len(text)} characters, more than the {width} taskspace stores (a damaged or "
+                        "hand-made copy?)")
+    return None
+
+
 def _nul_column(row: dict) -> str | None:
     """The first column of a record row whose text holds a NUL character (PostgreSQL refuses it in any text, and a
     name holding one cannot be asked for), or None. Lists and structs (``benchmarks``, ``aliases``) are looked into."""
@@ -581,6 +609,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                     errors.add(f"{pname}: row {j} ({labels[j]})", f"{_nul_column(p)} holds a NUL character (no database "
                                "takes it)")
                     continue
+                if _too_long(p, PATTERN_TEXT_LIMITS):
+                    errors.add(f"{pname}: row {j} ({labels[j][:80]})", _too_long(p, PATTERN_TEXT_LIMITS))
+                    continue
                 if p["key"] in keys:  # one row per pattern: a second one would fail the pull's SQL write
                     errors.add(f"{pname}: row {j} ({labels[j]})", "a second record of this pattern")
                     continue
@@ -616,6 +647,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                 if _nul_column(m):
                     errors.add(w, f"{_nul_column(m)} holds a NUL character (no database takes it)")
                     continue
+                if _too_long(m, MODEL_TEXT_LIMITS):  # before, PostgreSQL failed the pull naming no row
+                    errors.add(f"{mname}: row {j} (model {m['model'][:80]})", _too_long(m, MODEL_TEXT_LIMITS))
+                    continue
                 if m["model"] in seen:
                     errors.add(w, "a second record of this model")
                     continue
@@ -640,7 +674,11 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                                    # in lower case, as this taskspace stores a card's license (an older publisher
                                    # wrote "MIT" as the card did; `--license MIT` reads "mit" and missed it)
                                    "author": m["author"], "license": m["license"] and m["license"].lower(),
-                                   "num_parameters": m["num_parameters"], "pipeline_tag": m["pipeline_tag"],
+                                   "num_parameters": m["num_parameters"],
+                                   # whose count it is (a record of an older taskspace has no such column: its count
+                                   # is the repo's own, as that taskspace sized no model by its base)
+                                   "num_parameters_from": m.get("num_parameters_from"),
+                                   "pipeline_tag": m["pipeline_tag"],
                                    "library": m["library"], "tags": m["tags"], "gated": m["gated"],
                                    "downloads": m["downloads"], "likes": m["likes"], "base_model": m["base_model"],
                                    "created_at": _time(m["created_at"], w, errors),
@@ -672,6 +710,8 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                         errors.add(f"{qname}: row {j}", "hash or benchmarks is missing")
                     elif _nul_column(q):
                         errors.add(f"{qname}: row {j}", f"{_nul_column(q)} holds a NUL character (no database takes it)")
+                    elif _too_long(q, PROMPT_TEXT_LIMITS):
+                        errors.add(f"{qname}: row {j}", _too_long(q, PROMPT_TEXT_LIMITS))
                     elif v is not None:
                         rec.prompts.append((q["hash"], list(q["benchmarks"]), v))
                 if masks:
@@ -684,6 +724,9 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             w = f"{BENCHMARKS}: row {j} ({b['benchmark']})"
             if _nul_column(b):
                 errors.add(w, f"{_nul_column(b)} holds a NUL character (no database takes it)")
+                continue
+            if _too_long(b, BENCHMARK_TEXT_LIMITS):
+                errors.add(f"{BENCHMARKS}: row {j} ({b['benchmark'][:80]})", _too_long(b, BENCHMARK_TEXT_LIMITS))
                 continue
             try:
                 config = json.loads(b["config"]) if b["config"] else {}

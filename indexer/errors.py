@@ -7,6 +7,28 @@ The CLI maps each class to an exit code (``exit_code``) and prints one line.
 
 from __future__ import annotations
 
+import contextvars
+
+#: True while a CLI command runs (set by :mod:`indexer.cli` for every command but the services, whose HTTP answers
+#: and run records are not a command line): messages name a caller's arguments as its options (``--dry-run DIR``)
+#: there, and as the library's parameters (``dry_run='DIR'``) everywhere else (:func:`arg`)
+CLI = contextvars.ContextVar("taskspace_cli", default=False)
+_UNSET = object()
+
+
+def arg(param: str, value=_UNSET, *, flag: str | None = None, quote: bool = True) -> str:
+    """How a message names the argument ``param`` (a library parameter) given ``value``, as its caller wrote it: the
+    CLI's option (``flag``, by default ``--`` and the parameter with dashes) and the value (a text quoted unless
+    ``quote`` is False, as for a path), ``--model 'org/x'``, ``--dry-run out``, ``--include-restricted`` for True; the
+    library's ``model='org/x'``, ``dry_run='out'``, ``include_restricted=True``. Before, the library said ``--dry-run
+    out`` to a Python caller, which has no such option."""
+    if CLI.get():
+        name = flag or "--" + param.replace("_", "-")
+        if value is _UNSET or value is True:
+            return name
+        return f"{name} {value!r}" if isinstance(value, str) and quote else f"{name} {value}"
+    return f"{param}=" if value is _UNSET else f"{param}={value!r}"
+
 
 class IndexerError(Exception):
     """Root of every taskspace error."""

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ConfigError, InputError
+from .errors import CLI, ConfigError, InputError, arg
 from .evaluation import protocol, splits
 from .evaluation.contestants import PEER_SETS, BSPContestant, KNNContestant, PlattCalibrated, SolverContestant, peer_contestants
 from .evaluation.queries import query_texts
@@ -265,12 +265,12 @@ def evaluate(
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLIT_CHOICES)}")
     if peers not in PEER_SETS:
-        raise InputError(f"unknown --peers {peers!r}; use one of {', '.join(PEER_SETS)}")
+        raise InputError(f"unknown {arg('peers', peers)}; use one of {', '.join(PEER_SETS)}")
     if knn_k < 1:
         raise InputError(f"knn k={knn_k} must be at least 1")
     if split in ("in-sample", "coverage", "all", "both") and (isinstance(seeds, bool) or not isinstance(seeds, int)
                                                               or not 1 <= seeds <= MAX_SEEDS):
-        raise ConfigError(f"--seeds {seeds!r}: need 1 to {MAX_SEEDS} seeds")  # before the data is read, not after
+        raise ConfigError(f"{arg('seeds', seeds)}: need 1 to {MAX_SEEDS} seeds")  # before the data is read, not after
     if plots_dir is not None:
         from .evaluation.plots import check_plots_dir
 
@@ -278,21 +278,22 @@ def evaluate(
     from .config import check_penalty
 
     # a bad option value: exit 2 naming it, as the others
-    lam = check_penalty("--lambda", 1.0 if lam is None else lam)
-    eps = check_penalty("--eps", 0.0 if eps is None else eps)
+    cli = CLI.get()  # the option and its value, or the parameter's (indexer.errors.arg)
+    lam = check_penalty("--lambda" if cli else "lam", 1.0 if lam is None else lam, " " if cli else "=")
+    eps = check_penalty("--eps" if cli else "eps", 0.0 if eps is None else eps, " " if cli else "=")
     if format is not None:
         from .sources.registry import get_reader
 
         try:
             get_reader(format)
         except InputError as exc:
-            raise ConfigError(f"--format {format!r}: {exc}") from None
+            raise ConfigError(f"{arg('format', format)}: {exc}") from None
     try:
         default = _default_space(method)
     except InputError as exc:
         if method is None:
             raise
-        raise ConfigError(f"--method: {exc}") from None
+        raise ConfigError(f"{arg('method', method)}: {exc}") from None
     t0 = time.perf_counter()
     datas = list(data) if isinstance(data, (list, tuple)) else [data]
     if not datas:
@@ -319,7 +320,7 @@ def evaluate(
     try:
         labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
     except InputError as exc:  # a bad option value, known once the data is read: exit 2 as the parser's
-        raise ConfigError(f"--group-by {group_by!r}: {exc}") from None
+        raise ConfigError(f"{arg('group_by', group_by)}: {exc}") from None
     splits_todo = SPLITS[split]
     # every split's folds before anything is encoded or run: a split that cannot run on this data (oos of one group,
     # coverage of one model) fails now, not after the splits before it ran and with their numbers lost

@@ -281,7 +281,7 @@ class HubClient:
         self._sleep = sleep
         self._clock = clock
         self._failing = False  # an operation gave up: later ones are tried once until one succeeds
-        self._base_sizes: dict[str, tuple[int | None, str | None]] = {}  # base model -> (count, of which repo)
+        self._bases: dict[str, dict | None] = {}  # base model -> its model_info (None: the Hub could not say)
         #: what happens next, said when an operation gave up: an indexing pass's source is tried again by the next
         #: run; a command the user runs (pull, publish) says what it left and to run it again
         self.again = again
@@ -345,7 +345,9 @@ class HubClient:
         """Metadata of a model repo as a dict for ``Store.upsert_models`` (missing fields are None). A repo with no
         parameter count of its own whose card names one base model (a PEFT adapter, a fine-tune or quantization
         without safetensors; not a merge) has the base model's count, and ``num_parameters_from`` names that base
-        (:meth:`_base_size`; else None)."""
+        (:meth:`_base_size`; else None). A card naming no license has its one base model's, and a PEFT adapter (library
+        ``peft`` or tagged ``base_model:adapter:BASE``) of a gated base is gated as its base (its ``gated`` the base's
+        ``auto``/``manual``): it runs only on the base's weights."""
         info = self._call("read model info of", repo_id, "model", self._api.model_info, repo_id)
         card = info.card_data.to_dict() if getattr(info, "card_data", None) is not None else {}
         # the card's YAML is the model author's: a license or base_model may be a number, a mapping or a list of
@@ -396,6 +398,21 @@ class HubClient:
             base_total, base_from = self._base_size(one, (*_seen, repo_id))
             if base_total is not None and base_total > total:
                 total, size_from = base_total, base_from
+        gated = None if gated is None else str(gated).lower()
+        one = _one_base(card.get("base_model"), info.tags)
+        adapter = one is not None and (str(info.library_name or "").lower() == "peft" or any(
+            isinstance(t, str) and t.lower() == f"base_model:adapter:{one}".lower() for t in info.tags or []))
+        if one is not None and (license_ is None or (adapter and gated in (None, "false"))):
+            # what its one base model (not a merge's several) says where the repo's card is silent: a card naming no
+            # license has its base's (a fine-tune, adapter or quantization is used under its base's terms; "other" is
+            # a license of its own and stays), and an adapter, which runs only on its base's weights, is gated as its
+            # base is; before, such an adapter passed --exclude-gated, though using it needs access to the gated
+            # base, and every --license filter dropped a fine-tune whose card named no license as missing metadata
+            row = self._base_info(one, (*_seen, repo_id))
+            if row is not None:
+                license_ = license_ if license_ is not None else row["license"]
+                if adapter and gated in (None, "false") and row["gated"] not in (None, "false"):
+                    gated = row["gated"]
         # the repo's id now: a renamed repo's old id is answered (through a redirect) with its new one, an id typed in
         # another case with the repo's own (the Hub's ids are case-insensitive); the caller stores the model under it
         key = info.id if isinstance(info.id, str) and is_valid_repo_id(info.id) else repo_id
@@ -412,31 +429,36 @@ class HubClient:
             "tags": [t for t in (_card_text(x, join=False) for x in (info.tags or []) if isinstance(x, str)) if t],
             "downloads": info.downloads,
             "likes": info.likes,
-            "gated": None if gated is None else str(gated).lower(),
+            "gated": gated,
             "created_at": info.created_at,
             "last_modified": info.last_modified,
             "base_model": base,
             "num_parameters_from": size_from if total is not None else None,
         }
 
-    def _base_size(self, base: str, seen: tuple[str, ...]) -> tuple[int | None, str | None]:
-        """(parameter count, the repo it is of) of the base model ``base`` (its own count, or in turn its base's, at
-        most :data:`BASE_DEPTH` models deep), or (None, None) when none is known or the Hub cannot say (a failure is
-        logged, not raised: the model's own metadata stands). Asked once per client: the adapters of one base in
-        a pass cost one request."""
-        if base in self._base_sizes:
-            return self._base_sizes[base]
-        got: tuple[int | None, str | None] = (None, None)
+    def _base_info(self, base: str, seen: tuple[str, ...]) -> dict | None:
+        """The metadata of the base model ``base`` (:meth:`model_info`: what it has of its own base in turn, at most
+        :data:`BASE_DEPTH` models deep), or None when the Hub cannot say (a failure is logged, not raised: the model's
+        own metadata stands) or the bases loop. Asked once per client: the adapters of one base in a pass cost one
+        request."""
+        if base in self._bases:
+            return self._bases[base]
+        got = None
         if base not in seen and len(seen) <= BASE_DEPTH:
             try:
-                row = self.model_info(base, _seen=seen)
-            except (HubError, NotFoundError) as exc:  # gone, private, failing: the base's size stays unknown
-                log.info("Hub: no parameter count of %s, the base model of %s (%s)", base, seen[-1], exc)
-            else:
-                if row["num_parameters"] is not None:
-                    got = (row["num_parameters"], row["num_parameters_from"] or row["key"])
-        self._base_sizes[base] = got
+                got = self.model_info(base, _seen=seen)
+            except (HubError, NotFoundError) as exc:  # gone, private, failing: what it would give stays unknown
+                log.info("Hub: no metadata of %s, the base model of %s (%s)", base, seen[-1], exc)
+        self._bases[base] = got
         return got
+
+    def _base_size(self, base: str, seen: tuple[str, ...]) -> tuple[int | None, str | None]:
+        """(parameter count, the repo it is of) of the base model ``base`` (its own count, or in turn its base's), or
+        (None, None) when none is known or the Hub cannot say."""
+        row = self._base_info(base, seen)
+        if row is None or row["num_parameters"] is None:
+            return None, None
+        return row["num_parameters"], row["num_parameters_from"] or row["key"]
 
     # -- datasets -------------------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError
+from .errors import ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError, arg
 from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
@@ -185,9 +185,9 @@ def _one_model_for(model: str, path: str, locations: list[str]) -> None:
     outcomes would all be stored as that one model."""
     if len(locations) > 1:
         names = ", ".join(Path(loc).name for loc in locations[:4]) + (", ..." if len(locations) > 4 else "")
-        raise ConfigError(f"--model {model!r} names one model, but {path} holds the runs of {len(locations)} models "
-                          f"({names}): all would be stored as {model!r}; ingest one model's folder with --model, or "
-                          "drop --model")
+        raise ConfigError(f"{arg('model', model)} names one model, but {path} holds the runs of {len(locations)} "
+                          f"models ({names}): all would be stored as {model!r}; ingest one model's folder with "
+                          f"{arg('model')}, or drop {arg('model')}")
 
 
 def leaderboard_model_id(repo_id: str) -> str | None:
@@ -232,18 +232,19 @@ class Ingester:
         datasets of a ``hub-org:`` (a positive integer: 0 listed nothing, a negative one failed inside
         huggingface_hub). ``options`` go to the readers."""
         if limit is not None and not is_limit(limit):
-            raise ConfigError(f"--limit {limit}: must be a positive integer (at most that many datasets of a hub-org:)")
+            raise ConfigError(f"{arg('limit', limit)}: must be a positive integer (at most that many datasets of a "
+                              "hub-org:)")
         from .sources.registry import check_option_values
 
         check_option_values(options)  # a blank --model/--filter/--metric: before any listing or download
         spec = spec if isinstance(spec, Spec) else parse_spec(spec)
         if spec.kind == "hub-org" and options.get("model"):  # every repo of the listing would be stored as it
-            raise ConfigError(f"--model {options['model']!r} names one model, but hub-org:{spec.target} lists the "
+            raise ConfigError(f"{arg('model', options['model'])} names one model, but hub-org:{spec.target} lists the "
                               "datasets of many: all would be stored as that one model; ingest one repo with "
-                              "--model (hub:ORG/REPO), or drop --model")
+                              f"{arg('model')} (hub:ORG/REPO), or drop {arg('model')}")
         if limit is not None and spec.kind != "hub-org":  # it would be ignored: say so instead
-            raise ConfigError("--limit applies only to hub-org: sources (at most that many of the organisation's "
-                              "datasets), not to a path or a hub: repo; drop --limit")
+            raise ConfigError(f"{arg('limit')} applies only to hub-org: sources (at most that many of the "
+                              f"organisation's datasets), not to a path or a hub: repo; drop {arg('limit')}")
         where = spec.target if spec.kind == "path" else f"{spec.kind}:{spec.target}"
         with self._guard(where):
             if spec.kind == "path":
@@ -421,8 +422,8 @@ class Ingester:
             if format and format != fmt and find_reader(format) is not None:  # the files the named format reads
                 fmt, files = format, find_reader(format).plan_hub_files(list(snap.files))[1]
                 if not files:
-                    s.errors.append(RowError(location, None, f"no files of format {format} in this repo (--format "
-                                             f"{format}); nothing to read"))
+                    s.errors.append(RowError(location, None, f"no files of format {format} in this repo "
+                                             f"({arg('format', format)}); nothing to read"))
                     return
             fmt = format or fmt
             if fmt is None:

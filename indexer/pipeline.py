@@ -264,14 +264,22 @@ class Indexer:
             return
         self._ensure_lock()
         with _timed(report, "setup"):  # the embedding space (the encoder loads only for a new space)
+            # not created without results to build it from beside other spaces (a home pulled with another method or
+            # encoder than the configured one): before, created empty, it became the space every search took by
+            # default, which then found no model, the pulled records reachable by --space alone
             space = self._space()
-            counts["space"] = space.id
+            counts["space"] = None if space is None else space.id
+        if space is None:
+            log.info("no results to build the configured space from; the pulled spaces are left as they are")
+            self._push_other_spaces(report, skip=())  # their payloads (licenses lowered, metadata)
+            return
         if self.store.is_read_only(space.id):  # pulled, no raw results yet: nothing here can be solved or replaced
             from .space import space_name
 
             counts["read_only"] = space_name(space)
             log.info("space %s was pulled (%s) and is read-only until raw results are ingested",
                      space_name(space), self.store.space_origin(space.id))
+            self._push_other_spaces(report, skip=())  # its points too: their payloads (licenses lowered, metadata)
             return
         # 2-4. embed, solve, save vectors for the models whose inputs changed
         with _timed(report, "load"):
@@ -322,6 +330,18 @@ class Indexer:
         # a fresh index never had them (before, `taskspace model NAME` still answered one, "not indexed")
         with _timed(report, "index"):
             self.store.delete_models_without_results()
+            self._push_other_spaces(report, skip=(space.id,))
+
+    def _push_other_spaces(self, report: RunReport, skip: tuple) -> None:
+        """The points of the spaces this pass does not solve whose payload changed in SQL (licenses lowered, Hub
+        metadata fetched, models renamed: written for every space): pushed, so every space answers and checks as
+        SQL says (:func:`indexer.sync.push_other_spaces`; counted as ``pushed_other``, space -> points)."""
+        from . import sync
+
+        self._ensure_lock()
+        pushed = sync.push_other_spaces(self.store, self.vectors, skip=skip)
+        if pushed:
+            report.counts["pushed_other"] = pushed
 
     def _ingest_one(self, ing, spec: SourceSpec) -> None:
         from .ingest import parse_spec
@@ -340,13 +360,17 @@ class Indexer:
 
     # ------------------------------------------------------------------ space and embeddings
     def _space(self):
-        """The SQL embedding space of the configured encoder and method (the model loads only for a new one)."""
+        """The SQL embedding space of the configured encoder and method (the model loads only for a new one); None
+        when there is none and nothing to build it from beside other spaces (no results: a pulled home)."""
         from .space import configured
 
         spec = configured(self.settings, encoder=self.encoder.id)
-        for sp in self.store.list_spaces():
+        spaces = self.store.list_spaces()
+        for sp in spaces:
             if spec.matches(sp):
                 return sp
+        if spaces and not self.store.has_outcomes():
+            return None
         # model vectors are [e_i, f_i, c_i] and prompt/query vectors [q, covariates, 1] (indexer.represent), with
         # f_i only when the method has prompt features and c_i only with an intercept
         spec = spec.with_encoder(spec.encoder, self.encoder.dim)

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from . import dataset
-from .errors import ConfigError, DimensionError, EncoderError, InputError, NotFoundError
+from .errors import ConfigError, DimensionError, EncoderError, InputError, NotFoundError, arg
 
 log = logging.getLogger(__name__)
 
@@ -197,12 +197,12 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
         s = restricted[0]
         more = f" (and {len(restricted) - 1} more)" if len(restricted) > 1 else ""
         raise InputError(f"source {s['location']} is under a restricted licence ({s['licence']}, from {s['file']}){more}: "
-                         "its derived records are not published; pass --include-restricted to publish them anyway "
+                         f"its derived records are not published; pass {arg('include_restricted', True)} to publish them anyway "
                          "(the card lists every licence)")
     for sp in spaces:  # a pulled space: its records are published where they came from, and it holds too little here
         origin = store.space_origin(sp.id)
         if origin is not None:
-            others = " (or name another space with --space)" if len(store.list_spaces()) > 1 else ""
+            others = f" (or name another space with {arg('space')})" if len(store.list_spaces()) > 1 else ""
             raise InputError(f"space {space_name(sp)} was pulled from {origin}: a pulled space holds no results, "
                              "prompt texts or sources, so publishing it again would drop its prompts file and the "
                              "provenance of its records; publish from the home that indexed its results, or index raw "
@@ -218,7 +218,8 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
                              f"longer stored ({', '.join(g[:80] for g in gone[:3])}{', ...' if len(gone) > 3 else ''}): their source "
                              "was dropped, so their records would be published under no source and licence; index "
                              f"that space first, which removes them (`TASKSPACE_METHOD={sp.method} taskspace index`)"
-                             + (f", or publish a space without them alone, --space {' / '.join(clean)}" if clean else ""),
+                             + (f", or publish a space without them alone, {' / '.join(arg('space', c, quote=False) for c in clean)}"
+                                if clean else ""),
                              item=f"space {space_name(sp)}")  # named once (before: "NAME: space NAME holds ...")
     for sp in spaces:
         _warn_stale(store, sp)
@@ -248,7 +249,9 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
                 "sources": [f"{_source_name(loc)}@{rev}" if rev else _source_name(loc)
                             for loc, rev in prov.get(mv.model, (None, []))[1]],
                 "author": getattr(m, "author", None), "license": getattr(m, "license", None),
-                "num_parameters": getattr(m, "num_parameters", None), "pipeline_tag": getattr(m, "pipeline_tag", None),
+                "num_parameters": getattr(m, "num_parameters", None),
+                "num_parameters_from": getattr(m, "num_parameters_from", None),  # an adapter's: its base model
+                "pipeline_tag": getattr(m, "pipeline_tag", None),
                 "library": getattr(m, "library", None), "tags": list(getattr(m, "tags", None) or []) if m else None,
                 "gated": getattr(m, "gated", None), "downloads": getattr(m, "downloads", None),
                 "likes": getattr(m, "likes", None), "base_model": getattr(m, "base_model", None),
@@ -368,11 +371,11 @@ def _check_dry_run_dir(path: Path) -> None:
     be written, or a path whose nearest existing parent is such a folder)."""
     from .config import check_output_folder
 
-    check_output_folder(path, "--dry-run", "the records")
+    check_output_folder(path, "dry_run", "the records")
     if path.is_dir() and any(path.iterdir()) and not (path / dataset.SPACES).is_file():
         # a folder of other files: a dry run removes the record files it no longer produces, so it only writes
         # into a new or empty folder or over an earlier dry run (which holds spaces.parquet)
-        raise ConfigError(f"--dry-run {path}: the folder is not empty and holds no earlier dry run's records (no "
+        raise ConfigError(f"{arg('dry_run', str(path), quote=False)}: the folder is not empty and holds no earlier dry run's records (no "
                           f"{dataset.SPACES}); give a new or empty folder")
 
 
@@ -395,7 +398,7 @@ def _write_all(out: Path, files: dict) -> None:
     except OSError as exc:
         for tmp, _ in tmps:
             tmp.unlink(missing_ok=True)
-        raise ConfigError(f"--dry-run {out}: cannot write {name}: {exc.strerror or exc}; nothing of this run was "
+        raise ConfigError(f"{arg('dry_run', str(out), quote=False)}: cannot write {name}: {exc.strerror or exc}; nothing of this run was "
                           "written (the folder holds what it held before)") from exc
     for tmp, target in tmps:
         os.replace(tmp, target)
@@ -426,7 +429,7 @@ def _warn_stale(store, sp) -> None:
         mine = [space_name(o) for o in store.list_spaces() if spec.same_method(o)]
         why = (f"it was built by method {sp.method}, not as this taskspace builds the configured {spec.method} "
                "(TASKSPACE_METHOD), so no indexing pass updates it" +
-               (f": `--space {mine[-1]}` publishes the configured method's space alone" if mine else ""))
+               (f": `{arg('space', mine[-1], quote=False)}` publishes the configured method's space alone" if mine else ""))
     more = f" (+{len(stale) - 3} more)" if len(stale) > 3 else ""
     log.warning("publish: space %s holds %d model(s) whose vector is missing or older than their results (%s%s); %s; "
                 "its records are published as they are", name, len(stale), ", ".join(sorted(stale)[:3]), more, why)

@@ -409,6 +409,28 @@ def push_models(sql, vectors: VectorStore, space, models: Sequence[str] | None =
     return n
 
 
+def push_other_spaces(sql, vectors: VectorStore, skip: Sequence[int] = ()) -> dict[str, int]:
+    """Push the points of every space but ``skip`` (SQL ids) whose other inputs were written since their last push:
+    the models whose point digest is unknown (:meth:`~indexer.store.sql.Store.unpushed_models`: a license lowered,
+    Hub metadata fetched, a model renamed or merged; SQL writes each of those for the model in every space), into a
+    space whose models collection exists (one that was never built is left to `taskspace reindex`). An indexing
+    pass solves and pushes its configured space alone; before, those writes reached the other spaces' SQL only (a
+    pulled space, one of another encoder or method): their answers kept the old payload (`--license mit` missed a
+    model an older taskspace stored as "MIT") and `taskspace check` reported them stale until a reindex. Returns
+    space name -> points pushed, for the spaces pushed."""
+    if not hasattr(sql, "unpushed_models"):
+        return {}
+    out = {}
+    for rec in sql.list_spaces():
+        if rec.id in skip:
+            continue
+        models = sql.unpushed_models(rec.id)
+        name = space_name(rec)
+        if models and vectors.alias_target(name, "models") is not None:
+            out[name] = push_models(sql, vectors, rec.id, models)
+    return out
+
+
 @dataclass
 class Drift:
     space: str

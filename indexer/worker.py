@@ -188,6 +188,9 @@ def pass_summary(report) -> str:
     done = [f"{counts[key]} {what}" for key, what in _DONE if counts.get(key)]
     if counts.get("rebuilt"):
         done.append("index rebuilt (" + ", ".join(counts["rebuilt"]) + ")")
+    if counts.get("pushed_other"):  # the points of other spaces whose payload changed in SQL (licenses lowered, ...)
+        done.append(f"{sum(counts['pushed_other'].values())} model(s) pushed to {len(counts['pushed_other'])} other "
+                    "space(s)")
     unchanged = counts.get("sources_unchanged", 0)
     killed = counts.get("killed_runs_marked") or []  # a restart after kill -9: the run it left, seen in `runs` only
     killed_note = (f"; run{'s' if len(killed) > 1 else ''} {', '.join(map(str, killed))} left running by a killed "

@@ -129,6 +129,43 @@ def test_an_adapter_has_its_base_models_size_and_the_answers_say_so(index, capsy
         assert [(r["model"], r["metadata"]["params_from"]) for r in rows] == [("fake-org/big-lora", "fake-org/big-base")]
 
 
+def test_a_repo_silent_on_license_or_gate_has_its_base_models_where_a_user_needs_them(hub_server, tmp_path, encoder,
+                                                                                        capsys):
+    """Where a card is silent, the one base model it names speaks: a PEFT adapter of a gated base is gated as its base
+    (it runs only on the base's weights, which need access), so ``--exclude-gated`` drops it, while a fine-tune with
+    weights of its own stays as the Hub gates it; a card naming no license has its base's (a fine-tune, adapter or
+    quantization is used under its base's terms), so ``--license llama3`` finds it; a card's own license, ``other``
+    included, stays. Before, the adapter passed ``--exclude-gated`` and a fine-tune without a license in its card was
+    dropped by every ``--license`` as missing metadata."""
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    adapter = ("adapter_config.json", "adapter_model.safetensors")
+    base = {"cardData": {"base_model": "fake-org/gated-base"}}
+    own = {"safetensors": {"parameters": {"BF16": 8_000}, "total": 8_000}}
+    _repo(hub_server, "gated-base", {"gated": "manual", "cardData": {"license": "llama3"}, **own})
+    _repo(hub_server, "gated-lora", {"library_name": "peft", **base}, adapter)
+    _repo(hub_server, "apache-lora", {"library_name": "peft", "cardData": {**base["cardData"], "license": "apache-2.0"}},
+          adapter)
+    _repo(hub_server, "open-ft", {**base, **own})
+    _repo(hub_server, "other-ft", {"cardData": {**base["cardData"], "license": "other"}, **own})
+    models = ["fake-org/gated-lora", "fake-org/apache-lora", "fake-org/open-ft", "fake-org/other-ft"]
+    write_table(tmp_path / "src", "facts-bench", outcomes(np.random.default_rng(3), models, 10), 10)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "src"))])
+        assert r.status == "ok", r.errors
+        got = {m.key: (m.license, m.gated) for m in store.list_models()}
+    assert got == {"fake-org/gated-lora": ("llama3", "manual"), "fake-org/apache-lora": ("apache-2.0", "manual"),
+                   "fake-org/open-ft": ("llama3", "false"), "fake-org/other-ft": ("other", "false")}
+    code, out = cli(capsys, "search", "--benchmark", "facts-bench", "--exclude-gated", "--json")
+    assert code == 0 and set(_results(out)) == {"fake-org/open-ft", "fake-org/other-ft"}
+    code, out = cli(capsys, "search", "--benchmark", "facts-bench", "--license", "llama3", "--json")
+    assert code == 0 and set(_results(out)) == {"fake-org/gated-lora", "fake-org/open-ft"}
+    assert _results(out)["fake-org/gated-lora"]["gated"] is True
+
+
 def test_a_size_that_rounds_up_to_a_thousand_of_its_unit_is_written_in_the_next():
     """A count that rounds to 1000 of its unit at three significant digits is one of the next unit: 999,950,000
     is "1.0B" (the CLI's tables and `model`; the page's formatParams writes the same, test_serve_browser.py), not

@@ -851,6 +851,47 @@ def test_a_license_an_older_taskspace_stored_in_capitals_is_lowered_by_the_next_
         vectors.close()
 
 
+def test_licenses_an_older_taskspace_stored_are_pushed_to_every_space_not_only_the_configured_one(
+        store, tmp_path, encoder, monkeypatch):
+    """A home with two spaces (one per method: the older default's and the configured one's), whose models' licenses
+    an older taskspace stored in capitals in SQL and in both indexes: the first pass lowers them (SQL, for every
+    space) and pushes the points of both spaces, the one it does not solve too, so `--license mit` finds the model
+    in either and `check` is clean; the next pass pushes nothing. Before, only the configured space was pushed: the
+    other answered no model for `--license mit` and `check` reported it stale until `taskspace reindex`."""
+    from indexer import sync
+    from indexer.config import reset_settings
+    from indexer.find import find_models
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.space import space_name
+    from indexer.store.vectors import VectorStore
+
+    texts = [f"What is {i} plus {i + 1}?" for i in range(6)]
+    d = _two_model_table(tmp_path, texts)
+    vectors = VectorStore.from_settings()
+    try:
+        Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(d))])
+        monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+        reset_settings()
+        Indexer(store, vectors, encoder=encoder).run()
+        spaces = store.list_spaces()
+        assert len(spaces) == 2
+        store.upsert_models([{"key": "fake-org/tiny-lb", "license": "MIT"}])  # as an older taskspace stored it
+        sync.reindex(store, vectors)
+        assert all(c.clean for c in sync.check(store, vectors))
+        report = Indexer(store, vectors, encoder=encoder).run()
+        for sp in spaces:
+            found = find_models(texts[0], k=5, filters={"licenses": ["mit"]}, space=sp.id, store=store,
+                                vectors=vectors)
+            assert [r.model for r in found] == ["fake-org/tiny-lb"], sp.method
+        assert all(c.clean for c in sync.check(store, vectors))
+        (other,) = [sp for sp in spaces if sp.method != "auto"]
+        assert report.counts["pushed"] == 1 and report.counts["pushed_other"] == {space_name(other): 1}
+        assert "pushed_other" not in Indexer(store, vectors, encoder=encoder).run().counts  # done once
+    finally:
+        vectors.close()
+
+
 def test_a_card_licensed_other_keeps_the_license_name_it_gives(hub_server, store, tmp_path):
     """A model card with the Hub's `license: other` and the license's own name (`license_name: tongyi-qianwen`, as
     Qwen's cards have it): the stored license is "other,tongyi-qianwen", shown so, and its point carries both names,

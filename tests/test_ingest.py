@@ -294,7 +294,7 @@ def test_model_over_a_hub_org_listing_is_a_usage_error(store, hub_server):
     the organisation's models were stored as that one model."""
     from indexer.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="--model 'org/foo' names one model, but hub-org:open-llm-leaderboard lists"):
+    with pytest.raises(ConfigError, match="^model='org/foo' names one model, but hub-org:open-llm-leaderboard lists"):
         ingest("hub-org:open-llm-leaderboard", store=store, model="org/foo", fetch_metadata=False)
     assert store.list_sources() == [] and hub_server.downloads() == []
     assert [m for m, p, _ in hub_server.log if "/api/datasets" in p] == []  # not even listed
@@ -306,7 +306,7 @@ def test_model_over_a_hub_repo_of_several_models_is_a_usage_error(store, hub_ser
     keeps its name. Before, the repo's two models were stored as NAME, one model."""
     from indexer.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=r"--model 'org/foo' names one model, but hub:fake-org/lm-eval-results holds "
+    with pytest.raises(ConfigError, match=r"^model='org/foo' names one model, but hub:fake-org/lm-eval-results holds "
                                           r"the runs of 2 models \(fake-org__dummy-b, fake-org__noisy-oracle-70\)"):
         ingest("hub:fake-org/lm-eval-results", store=store, model="org/foo", fetch_metadata=False)
     assert store.list_sources() == []
@@ -324,12 +324,12 @@ def test_a_reading_option_a_hub_repos_format_does_not_take(store, hub_server):
     table.mkdir(parents=True)
     for name in ("outcomes.csv", "prompts.jsonl"):
         shutil.copy(FIX.parent.parent / "indexer" / "data" / "sample" / name, table / name)
-    with pytest.raises(ConfigError, match="--filter applies only to lm_eval"):
+    with pytest.raises(ConfigError, match="^filter= applies only to lm_eval"):  # the library's parameter
         ingest("hub:fake-org/a-table", store=store, fetch_metadata=False, filter="none")
     assert hub_server.downloads("a-table") == [] and store.get_source("hub:fake-org/a-table") is None
     s = ingest("hub-org:fake-org", store=store, fetch_metadata=False, filter="none")
     (e,) = [e for e in s.errors if e.file == "hub:fake-org/a-table"]
-    assert "--filter applies only to lm_eval" in e.message and "skipped" in e.message
+    assert "filter= applies only to lm_eval" in e.message and "skipped" in e.message
     assert store.get_source("hub:fake-org/lm-eval-results") is not None and s.exit_code == 1
     assert hub_server.downloads("a-table") == []
 
@@ -600,9 +600,9 @@ def test_an_option_the_sources_format_does_not_take_is_a_usage_error(tmp_path):
         assert res.returncode == 2 and len(lines) == 1 and lines[0] == f"error: {says}" + lines[0][len(says) + 7:], \
             res.stderr[-2000:]
         assert lines[0].endswith(f"drop {flag}") and "TypeError" not in res.stderr
-    with pytest.raises(ConfigError, match="--filter applies only to lm_eval sources"):
+    with pytest.raises(ConfigError, match="^filter= applies only to lm_eval sources"):
         ingest(str(sample), filter="strict-match", fetch_metadata=False)
-    with pytest.raises(ConfigError, match="--prompts applies only to table sources, not to this lm_eval source"):
+    with pytest.raises(ConfigError, match="^prompts= applies only to table sources, not to this lm_eval source"):
         ingest(str(LM_OUT), prompts=str(sample / "prompts.jsonl"), fetch_metadata=False)
     with open_store() as store:
         assert store.list_sources() == []
@@ -662,11 +662,11 @@ def test_a_blank_reading_option_or_a_missing_prompts_file_is_a_usage_error(tmp_p
         lines = res.stderr.strip().splitlines()
         assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith(says), (args, res.stderr[-2000:])
     for option in ("model", "filter", "metric"):
-        with pytest.raises(ConfigError, match=f"--{option} '  ': blank"):
+        with pytest.raises(ConfigError, match=f"^{option}='  ': blank"):
             ingest(str(LM_OUT), fetch_metadata=False, **{option: "  "})
-        with pytest.raises(ConfigError, match=f"--{option} '': blank"):
+        with pytest.raises(ConfigError, match=f"^{option}='': blank"):
             list(read_sources(LM_OUT, **{option: ""}))
-    with pytest.raises(ConfigError, match="--prompts .*: no such file"):
+    with pytest.raises(ConfigError, match="^prompts=.*: no such file"):
         ingest(str(sample), prompts=str(missing), fetch_metadata=False)
     with open_store() as store:
         assert store.list_sources() == []
@@ -772,7 +772,7 @@ def test_lighteval_refuses_filter_as_other_formats_refuse_the_options_they_do_no
                           "--no-metadata"], capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"),
                          timeout=300, cwd=Path(__file__).resolve().parents[1])
     assert res.returncode == 2 and res.stderr.strip().splitlines() == [says], res.stderr[-2000:]
-    with pytest.raises(ConfigError, match="--filter applies only to lm_eval sources, not to this lighteval source"):
+    with pytest.raises(ConfigError, match="^filter= applies only to lm_eval sources, not to this lighteval source"):
         list(read_sources(out, filter="strict-match"))
     with open_store() as store:
         assert store.list_sources() == []
@@ -859,7 +859,7 @@ def test_format_of_a_hub_repo_plans_the_files_that_format_reads(store, hub_serve
     assert s.errors == [] and (s.models, s.outcomes) == (2, 2)
     assert not any("samples_" in p for p in hub_server.downloads("fake-org/both"))
     (e,) = ingest("hub:fake-org/lm-eval-results", store=store, format="lighteval", fetch_metadata=False).errors
-    assert e.message == "no files of format lighteval in this repo (--format lighteval); nothing to read"
+    assert e.message == "no files of format lighteval in this repo (format='lighteval'); nothing to read"
 
 
 def test_the_error_summary_of_an_ingest_the_hub_failed_says_so_not_rejected(tmp_path, hub_server):

@@ -243,7 +243,7 @@ def test_restricted_sources_are_refused_unless_asked(publisher, tmp_path):
     with store_a.lock("index"), pytest.raises(BusyError):  # an indexing pass is writing: publish waits for none
         publish("tester/recs", store=store_a, dry_run=tmp_path / "busy")
     (tmp_path / "sample" / "PROVENANCE.md").write_text("# x\n- License: CC BY-NC-SA 4.0 (non-commercial, share-alike)\n")
-    with pytest.raises(InputError, match=r"restricted licence \(CC BY-NC-SA 4.0.*--include-restricted"):
+    with pytest.raises(InputError, match=r"restricted licence \(CC BY-NC-SA 4.0.*include_restricted=True"):
         publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
     assert not (tmp_path / "d").exists()
     res = publish("tester/recs", store=store_a, dry_run=tmp_path / "d", include_restricted=True)
@@ -290,7 +290,7 @@ def test_a_dropped_source_in_every_space_is_not_said_to_leave_another_space_to_p
     with pytest.raises(InputError, match=r"^space \S+ holds the vectors of 25 model\(s\) whose results are no longer "
                                          r"stored .*taskspace index`\)$") as err:
         publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
-    assert "--space" not in str(err.value), err.value
+    assert "--space" not in str(err.value) and "space=" not in str(err.value), err.value
     assert not (tmp_path / "d").exists()
 
 
@@ -805,6 +805,101 @@ def test_records_an_older_taskspace_published_with_a_license_in_capitals_pull_in
         store_b.close()
 
 
+def test_a_size_that_is_the_base_models_is_published_and_pulled_with_whose_it_is(publisher, tmp_path, monkeypatch,
+                                                                                   encoder):
+    """A model sized by its base (an adapter: ``num_parameters_from``, migration 0016) is published with the column
+    ``num_parameters_from`` and pulled with it, so the pulled home's answers say ``params_from`` as the publisher's
+    do; records an older taskspace published (no such column) pull with it null (their counts are the repos' own),
+    and a pulled count replaces what a home said of whose count it had. Before, the records carried no such column:
+    a pull lost it and the pulled home showed the base's size as the adapter's own."""
+    import pyarrow.parquet as pq
+
+    from indexer import find
+
+    store_a, _, unseen = publisher
+    llama = _key(store_a, LLAMA)
+    store_a.upsert_models([{"key": llama, "num_parameters_from": "meta-llama/Meta-Llama-3-8B"}])
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    (f,) = (tmp_path / "d" / "models").glob("*.parquet")
+    rows = {r["model"]: r for r in pq.read_table(f).to_pylist()}
+    assert rows[llama]["num_parameters_from"] == "meta-llama/Meta-Llama-3-8B"
+    assert rows[_key(store_a, MISTRAL)]["num_parameters_from"] is None
+    older = _copy(tmp_path / "d", tmp_path / "older")  # what the previous release published: no such column
+    _rewrite_models(older, lambda t: t.drop_columns(["num_parameters_from"]))
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    with open_store() as store_b:
+        vectors_b = VectorStore.from_settings()
+        try:
+            assert (store_b.get_model(llama).num_parameters, store_b.get_model(llama).num_parameters_from) == (
+                8_000_000_000, "meta-llama/Meta-Llama-3-8B")
+            found = find.find_models(unseen[0], k=30, store=store_b, vectors=vectors_b)
+            facts = {r.model: r.metadata["params_from"] for r in found}
+            assert facts[llama] == "meta-llama/Meta-Llama-3-8B" and facts[_key(store_b, MISTRAL)] is None
+        finally:
+            vectors_b.close()
+    pull(str(older))  # the same records as the previous release wrote them: the count is the repo's own
+    with open_store() as store_b:
+        assert (store_b.get_model(llama).num_parameters, store_b.get_model(llama).num_parameters_from) == (
+            8_000_000_000, None)
+
+
+def test_a_license_an_older_taskspace_pulled_in_capitals_reaches_the_pulled_index_with_the_next_pass(
+        publisher, tmp_path, monkeypatch, encoder):
+    """A home an older taskspace pulled records into holds a license as published (`Llama3`) in SQL and its index.
+    The first pass of this one stores it in lower case and pushes the pulled space's points, though it solves nothing
+    there (the space is read-only): `--license llama3` finds the model and `check` is clean. Before, the pass left
+    the pulled space alone after lowering SQL: the filter missed the model and `check` said stale until a reindex."""
+    from indexer import find, sync
+
+    store_a, _, unseen = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        key = _key(store_b, LLAMA)
+        store_b.upsert_models([{"key": key, "license": "Llama3"}])  # what the older taskspace's pull stored
+        sync.reindex(store_b, vectors_b)
+        assert all(c.clean for c in sync.check(store_b, vectors_b))
+        report = Indexer(store_b, vectors_b, encoder=encoder).run()
+        assert store_b.get_model(key).license == "llama3"
+        found = find.find_models(unseen[0], k=5, filters={"licenses": ["llama3"]}, store=store_b, vectors=vectors_b)
+        assert [r.model for r in found] == [key]
+        assert all(c.clean for c in sync.check(store_b, vectors_b))
+        assert report.counts["read_only"] and list(report.counts["pushed_other"].values()) == [1]
+    finally:
+        vectors_b.close()
+        store_b.close()
+
+
+def test_a_pass_on_a_home_pulled_with_another_method_leaves_searches_on_the_pulled_space(publisher, tmp_path,
+                                                                                        monkeypatch, encoder):
+    """Records pulled into a home configured for another method (or encoder) than the publisher's: searches take the
+    pulled space, and still do after an indexing pass (a worker started on the pulled home), which has no results to
+    build the configured space from. Before, the pass created the configured space empty and every search without
+    `--space` took it: no model found, the pulled records unreachable but by `--space`."""
+    from indexer import find
+
+    store_a, _, unseen = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto")
+    reset_settings()
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        want = [r.model for r in find.find_models(unseen[0], k=5, store=store_b, vectors=vectors_b)]
+        assert len(want) == 5
+        report = Indexer(store_b, vectors_b, encoder=encoder).run()
+        assert report.status == "ok", report.errors
+        got = [r.model for r in find.find_models(unseen[0], k=5, store=store_b, vectors=vectors_b)]
+        assert got == want
+    finally:
+        vectors_b.close()
+        store_b.close()
+
+
 def test_a_pulled_model_page_shows_the_published_accuracy_per_benchmark(publisher, tmp_path, monkeypatch, encoder):
     """A model on a pulled home (no per-prompt outcomes there): its observed accuracy per benchmark is the one its
     record was published with, n unknown (null), said to be "as published (no per-prompt results here)", in the
@@ -1122,12 +1217,12 @@ def test_a_dry_run_path_that_is_a_file_is_a_config_error_before_reading_the_reco
     _home(tmp_path, monkeypatch, "home_c")
     (tmp_path / "afile").write_text("x")
     for target in (tmp_path / "afile", tmp_path / "afile" / "out"):
-        with pytest.raises(ConfigError, match=f"--dry-run {re.escape(str(target))}: .*{'is a file'}"):
+        with pytest.raises(ConfigError, match=f"^dry_run='{re.escape(str(target))}': .*{'is a file'}"):
             publish("tester/recs", dry_run=target)
     res = subprocess.run([sys.executable, "-m", "indexer.cli", "publish", "tester/recs", "--dry-run",
                           str(tmp_path / "afile")], capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr[-2000:]
-    assert "is a file" in res.stderr and "Traceback" not in res.stderr
+    assert res.stderr.startswith(f"error: --dry-run {tmp_path / 'afile'}: is a file") and "Traceback" not in res.stderr
     assert not (tmp_path / "home_c" / "taskspace.db").exists()  # nothing was opened
 
 
@@ -1150,7 +1245,7 @@ def test_a_dry_run_into_an_earlier_one_holds_exactly_the_new_records(publisher, 
     other = tmp_path / "other"
     (other / "models").mkdir(parents=True)
     (other / "models" / "mine.parquet").write_bytes(b"x")
-    with pytest.raises(ConfigError, match=f"--dry-run {re.escape(str(other))}: the folder is not empty"):
+    with pytest.raises(ConfigError, match=f"^dry_run='{re.escape(str(other))}': the folder is not empty"):
         publish("tester/recs", store=store_a, dry_run=other)
     assert (other / "models" / "mine.parquet").read_bytes() == b"x"
 
@@ -1179,7 +1274,7 @@ def test_a_dry_run_that_fails_while_writing_leaves_the_earlier_one_whole(publish
         return real(self, data)
 
     monkeypatch.setattr(pathlib.Path, "write_bytes", disk_full_at_the_patterns)
-    with pytest.raises(ConfigError, match=rf"--dry-run {re.escape(str(d))}: cannot write patterns/\S+: No space left "
+    with pytest.raises(ConfigError, match=rf"^dry_run='{re.escape(str(d))}': cannot write patterns/\S+: No space left "
                                           r"on device; nothing of this run was written"):
         publish("tester/recs", store=store_a, dry_run=d)
     after = {p.relative_to(d).as_posix(): p.read_bytes() for p in d.rglob("*") if p.is_file()}
@@ -1559,6 +1654,53 @@ def test_a_record_whose_text_holds_a_nul_is_reported_by_row(publisher, tmp_path,
     assert re.search(r"models/\S+\.parquet: row 1 \(model org/a\x00b\): model holds a NUL character", msg)
     assert re.search(r"models/\S+\.parquet: row 2 \(model \S+\): license holds a NUL character", msg)
     assert store.list_spaces() == [] and store.list_models() == []
+
+
+def test_a_record_text_longer_than_the_database_holds_is_reported_by_row(publisher, tmp_path, store):
+    """A record set whose texts are longer than the columns taskspace stores them in (a licence of 300 characters, a
+    `gated` of 20, an alias of 600, a benchmark name of 600: a damaged, hand-made or foreign copy) is reported by
+    file, row and column, nothing imported (exit 1), on SQLite and PostgreSQL alike. Before, PostgreSQL failed the
+    pull's transaction with the driver's "value too long for type character varying(256)" (no file or row named) and
+    SQLite stored what PostgreSQL refuses."""
+    import pyarrow as pa
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    bad = _copy(tmp_path / "d", tmp_path / "bad")
+
+    def edit(t):
+        lic, gated, aliases = (t.column(c).to_pylist() for c in ("license", "gated", "aliases"))
+        lic[2], gated[3], aliases[4] = "x" * 300, "y" * 20, [*aliases[4], "a" * 600]
+        for c, v in (("license", lic), ("gated", gated), ("aliases", aliases)):
+            t = t.set_column(t.column_names.index(c), c, pa.array(v, type=t.schema.field(c).type))
+        return t
+
+    _rewrite_models(bad, edit)
+    import pyarrow.parquet as pq
+
+    b = pq.read_table(bad / "benchmarks.parquet")
+    names = b.column("benchmark").to_pylist()
+    names[0] = "b" * 600
+    pq.write_table(b.set_column(0, "benchmark", pa.array(names)), bad / "benchmarks.parquet")
+    with pytest.raises(InputError) as e:
+        pull(str(bad), store=store)
+    msg = str(e.value)
+    assert "problem(s) in the records, nothing was imported" in msg and e.value.exit_code == 1, msg
+    assert re.search(r"models/\S+\.parquet: row 2 \(model \S+\): license has 300 characters, more than the 256 "
+                     r"taskspace stores", msg), msg
+    assert re.search(r"row 3 \(model \S+\): gated has 20 characters, more than the 16", msg), msg
+    assert re.search(r"row 4 \(model \S+\): aliases has 600 characters, more than the 512", msg), msg
+    assert re.search(r"benchmarks\.parquet: row 0 \(b{10}\S*\): benchmark has 600 characters, more than the 512", msg), msg
+    assert store.list_spaces() == [] and store.list_models() == []
+    # the limits are the widths of the SQL columns the records go to
+    from indexer.store.sql_models import Benchmark, Model, ModelAlias, ModelVectorRow
+
+    cols = {"model": Model.key, "aliases": ModelAlias.alias, "model_revision": Model.revision,
+            "pattern": ModelVectorRow.pattern, "inputs_digest": ModelVectorRow.inputs_digest}
+    assert dataset.MODEL_TEXT_LIMITS == {c: (cols.get(c) or getattr(Model, c)).type.length
+                                         for c in dataset.MODEL_TEXT_LIMITS}
+    assert dataset.BENCHMARK_TEXT_LIMITS == {c: getattr(Benchmark, "name" if c == "benchmark" else c).type.length
+                                             for c in dataset.BENCHMARK_TEXT_LIMITS}
 
 
 def test_pull_space_from_the_hub_checks_the_name_before_downloading_vectors(publisher, hub_server, tmp_path,

@@ -312,7 +312,7 @@ def test_a_writer_without_the_benchmarks_metric_is_rejected_with_the_reason(tmp_
     f.unlink()
     b = read_source(d, model="org/m")
     (e,) = b.errors
-    assert "metric 'acc_norm'" in e.message and "benchmark arc_challenge" in e.message and "--metric" in e.message
+    assert "metric 'acc_norm'" in e.message and "benchmark arc_challenge" in e.message and "metric=" in e.message  # the library's parameter
 
 
 # ----------------------------------------------------------------- 9. June-2024 leaderboard: the array variant

@@ -33,11 +33,11 @@ def check_plots_dir(out_dir) -> Path:
     Otherwise a :class:`~indexer.errors.ConfigError` naming the path and what is wrong, so that ``evaluate --plots``
     fails before the evaluation runs (before, a file there failed with a FileExistsError traceback at its end)."""
     from ..config import check_output_folder
-    from ..errors import ConfigError
+    from ..errors import ConfigError, arg
 
     if str(out_dir) == "":
-        raise ConfigError("--plots: an empty path; give a folder to write the PNGs into")
-    return check_output_folder(Path(out_dir), "--plots", "the PNGs")
+        raise ConfigError(f"{arg('plots_dir', '', flag='--plots', quote=False)}: an empty path; give a folder to write the PNGs into")
+    return check_output_folder(Path(out_dir), "plots_dir", "the PNGs")
 
 
 def roc_curves(result: dict, pooled: dict, unit: str) -> list[tuple[str, np.ndarray, np.ndarray, str, str]]:

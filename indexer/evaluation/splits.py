@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, arg
 
 __all__ = ["Fold", "in_sample", "leave_one_group_out", "coverage"]
 
@@ -47,7 +47,7 @@ def leave_one_group_out(labels: np.ndarray) -> list[Fold]:
     if len(groups) < 2:
         raise InputError(
             f"out-of-sample evaluation needs at least 2 groups, found {len(groups)} ({groups}); "
-            "use --split in-sample or --group-by another field"
+            f"use {arg('split', 'in-sample', quote=False)} or {arg('group_by')} another field"
         )
     idx = np.arange(labels.size)
     return [Fold(str(g), idx[labels != g], idx[labels == g]) for g in groups]
@@ -70,7 +70,7 @@ def coverage(labels: np.ndarray, n_models: int, seeds: int = 5) -> list[Fold]:
     if small:
         raise InputError(f"the coverage split holds out half of each group's prompts: {len(small)} of {len(groups)} groups "
                          f"have fewer than 2 prompts ({', '.join(small[:5])}{', ...' if len(small) > 5 else ''}); use "
-                         "--group-by another field")
+                         f"{arg('group_by')} another field")
     folds = []
     for seed in range(seeds):
         for i, g in enumerate(groups):

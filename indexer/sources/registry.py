@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, arg
 from ..records import SourceBatch, SourceInfo
 
 #: the reader modules of this package, in order of precedence among equally sure matches
@@ -80,7 +80,7 @@ def check_options(reader: "Reader", options: dict) -> None:
         if name in reader.options:
             continue
         takers = [r.name for r in readers() if name in r.options]
-        flag = OPTION_FLAGS.get(name, name)
+        flag = arg(name, flag=OPTION_FLAGS.get(name, name))  # the option under the CLI, else the parameter
         raise ConfigError(f"{flag} applies only to {' and '.join(takers) or 'no'} sources, not to this {reader.name} "
                           f"source; drop {flag}")
 
@@ -94,8 +94,7 @@ def check_option_values(options: dict) -> None:
     for name in ("model", "filter", "metric"):
         value = options.get(name)
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            flag = OPTION_FLAGS[name]
-            raise ConfigError(f"{flag} {value!r}: blank; give a name or leave {flag} out")
+            raise ConfigError(f"{arg(name, value)}: blank; give a name or leave {arg(name)} out")
 
 
 _readers: dict[str, Reader] | None = None
@@ -168,7 +167,7 @@ def detect(path: str | Path) -> Reader:
     if p.is_dir():
         layouts = [r.layout for r in readers()]
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
-        raise InputError(f"cannot tell the format of this folder: expected {expected}; pass --format ({names})",
+        raise InputError(f"cannot tell the format of this folder: expected {expected}; pass {arg('format')} ({names})",
                          file=str(p))
     from .common import EXTENSIONS, table_ext
 
@@ -177,7 +176,7 @@ def detect(path: str | Path) -> Reader:
         raise InputError(f"unknown file type: taskspace does not read {kind}; it reads "
                          f"{'; '.join(r.layout for r in readers())}, where a table is {', '.join(EXTENSIONS)}",
                          file=str(p))
-    raise InputError(f"unknown file type; pass --format ({names})", file=str(p))
+    raise InputError(f"unknown file type; pass {arg('format')} ({names})", file=str(p))
 
 
 def plan_files(files: list[str]) -> tuple[str | None, list[str]]:

@@ -522,15 +522,15 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
     if prompts is not None:  # given (`--prompts`): a file that is not there is the option's fault, not the folder's
         prompts_file = Path(prompts)
         if not prompts_file.is_file():
-            from ..errors import ConfigError
+            from ..errors import ConfigError, arg
 
             what = "is a folder; give the prompts file" if prompts_file.is_dir() else "no such file"
-            raise ConfigError(f"--prompts {prompts}: {what} (prompts.jsonl / .csv / .parquet with prompt_id, "
+            raise ConfigError(f"{arg('prompts', str(prompts), quote=False)}: {what} (prompts.jsonl / .csv / .parquet with prompt_id, "
                               "benchmark, text)")
         if table_ext(prompts_file) is None:  # before, read as JSON lines whatever it held: every line malformed JSON
-            from ..errors import ConfigError
+            from ..errors import ConfigError, arg
 
-            raise ConfigError(f"--prompts {prompts}: not a table file type, so how to read it cannot be told; name it "
+            raise ConfigError(f"{arg('prompts', str(prompts), quote=False)}: not a table file type, so how to read it cannot be told; name it "
                               f"for its format, one of {', '.join(EXTENSIONS)}")
     else:
         _one_of(beside, "prompts", "keep the one that goes with the outcomes")

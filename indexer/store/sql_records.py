@@ -217,6 +217,8 @@ class RecordsMixin:
             conn.execute(Model.__table__.insert(), c)
         for k, v in rows.items():  # a field the records leave empty keeps what this home knows (its Hub metadata)
             known = {f: x for f, x in v.items() if x is not None and x != []}
+            if "num_parameters" in known:  # whose count it is goes with the count (null: the repo's own), so a home
+                known["num_parameters_from"] = v.get("num_parameters_from")  # that sized it by its base says so no more
             if k in mids and known:
                 conn.execute(update(Model).where(Model.id == mids[k]).values(**known))
         mids = self._ids_by(conn, Model.key, Model.id, list(rows))
