@@ -310,6 +310,23 @@ def test_non_binary_value(model_dir):
     assert (name, line) == (f.name, 5) and "acc value 0.5 is not binary" in msg
 
 
+@pytest.mark.parametrize("value, shown", [(float("inf"), "inf"), (float("-inf"), "-inf"), ("inf", "inf"),
+                                          (float("nan"), "nan"), (10 ** 400, "inf")])
+def test_an_infinite_or_nan_metric_value_is_not_a_number_not_not_binary(model_dir, value, shown):
+    """A sample whose binary metric is infinite or NaN (`"acc": Infinity`, `"acc": "inf"`, an integer too large for a
+    float): its line is rejected as not a number, saying the metric failed, not as "not binary" (0 or 1 expected),
+    which pointed at a graded-metric rule that would not help. Before, inf was "acc value inf is not binary"."""
+    f = samples(model_dir, "tiny_mc_science")
+
+    def bad(ls):
+        row = json.loads(ls[4]); row["acc"] = value; ls[4] = json.dumps(row)
+
+    edit_lines(f, bad)
+    ((name, line, msg),) = errs(read_source(model_dir))
+    assert (name, line) == (f.name, 5) and f"acc value {shown} is not a number" in msg, msg
+    assert "binary" not in msg and "NaN or infinite" in msg
+
+
 def test_repeated_doc_with_different_outcome(model_dir):
     f = samples(model_dir, "tiny_mc_science")
 

@@ -7,6 +7,7 @@ wrote as cells (``str(value)``) with :func:`ast.literal_eval`, never ``eval``.
 from __future__ import annotations
 
 import ast
+import math
 import re
 
 from ..errors import arg
@@ -55,9 +56,15 @@ def metric_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | No
         else:
             return None, (f"{metric} value {list(v)!r} is a list, not a per-sample score (lists are averaged only "
                           f"for {', '.join(sorted(rule.list_metrics)) or 'no metric'})")
-    if not isinstance(v, (int, float)) or v != v:
+    if not isinstance(v, (int, float)):
         return None, f"{metric} value {v!r} is not a number"
-    v = float(v)
+    try:
+        v = float(v)
+    except OverflowError:  # an integer too large for a float (`"acc": 1e999` is already inf)
+        v = math.inf
+    if not math.isfinite(v):  # NaN or infinity (`"acc": Infinity` or "inf"): before, inf was "not binary"
+        return None, (f"{metric} value {v!r} is not a number (NaN or infinite: the metric failed for this sample); "
+                      "the sample is skipped")
     if metric in rule.binary_metrics and v not in (0.0, 1.0):
         return None, (f"{metric} value {v:g} is not binary (0 or 1 expected; a task whose {metric} is a graded "
                       f"score needs `graded = [\"{metric}\"]` in its rule)")
