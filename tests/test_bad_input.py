@@ -572,6 +572,57 @@ def test_a_samples_file_that_is_a_symlink_to_nothing_is_an_error_naming_it(store
     assert again.errors == [] and again.sources == 1 and again.outcomes == 42
 
 
+@pytest.mark.parametrize("alone", [False, True])
+def test_a_samples_file_that_is_a_named_pipe_in_a_model_folder_is_an_error_naming_it_never_opened(store, tmp_path,
+                                                                                                  alone):
+    """A samples file in a model folder that is a named pipe (`mkfifo`; a socket or device alike): one error naming it,
+    saying it is no regular file and its task is missing, the other tasks stored; the pipe is never opened (which
+    would wait for a writer forever). A model folder whose only samples file is a pipe is the same error, not "cannot
+    tell the format". Before, the pipe was passed over without a word (exit 0), its task silently missing, while the
+    same pipe given as the path was an error."""
+    import os
+    import shutil
+    import threading
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    folder = out / "fake-org__dummy-b"
+    (f,) = folder.glob("samples_tiny_mc_yesno_*.jsonl")
+    if alone:  # the pipe is the folder's only samples file
+        for other in folder.glob("samples_*.jsonl"):
+            other.unlink()
+    else:
+        f.unlink()
+    os.mkfifo(f)
+    opened, done = [], threading.Event()
+
+    def watch() -> None:  # a reader opening the pipe lets a non-blocking writer in: record it, and set the reader free
+        while not done.wait(0.05):
+            try:
+                fd = os.open(f, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: no reader has it open
+                continue
+            opened.append(True)
+            os.close(fd)
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    try:
+        s = ingest(str(out), store=store, fetch_metadata=False)
+    finally:
+        done.set()
+        t.join()
+    assert not opened, "the named pipe was opened"
+    (e,) = s.errors
+    assert e.file == str(f) and e.line is None, e
+    assert e.message.startswith("not a regular file (a named pipe, socket or device)") and "its task is missing" in e.message
+    if alone:
+        assert s.sources == 0 and store.load_outcomes().models == []
+    else:
+        assert s.sources == 1 and s.outcomes == 42 - 12
+
+
 def test_an_lm_eval_0_4_2_output_folder_is_named_as_such_and_what_to_do(store, tmp_path):
     """lm-evaluation-harness 0.4.0-0.4.2's --log_samples output (`results.json` beside `<model_args>_<task>.jsonl`, no
     timestamps), which FORMATS.md lists as not read: the error names that layout and says to re-run with 0.4.3+ or

@@ -87,14 +87,20 @@ class ModelFolder:
     #: samples or results files of this folder that are symbolic links to nothing (a target moved or deleted, a loop
     #: of links): each an error when the folder is read, as its task or run is missing
     broken: list[Path] = field(default_factory=list)
+    #: samples or results files of this folder that are no regular file (a named pipe, a socket, a device): each an
+    #: error when the folder is read, found by ``stat`` alone (opening a named pipe would wait for a writer forever)
+    special: list[Path] = field(default_factory=list)
 
 
 def scan_folder(folder: Path) -> ModelFolder | None:
     mf = ModelFolder(folder)
     for p in sorted(folder.iterdir()):
         if not p.is_file():
-            if p.is_symlink() and not p.exists() and (SAMPLES_RE.match(p.name) or results_ts(p.name)):
-                mf.broken.append(p)
+            if SAMPLES_RE.match(p.name) or results_ts(p.name):
+                if p.is_symlink() and not p.exists():
+                    mf.broken.append(p)
+                elif p.exists() and not p.is_dir():  # before, passed over without a word (its task missing)
+                    mf.special.append(p)
             continue
         if m := SAMPLES_RE.match(p.name):
             mf.samples.setdefault(m["task"], {})[m["ts"]] = p
@@ -102,7 +108,7 @@ def scan_folder(folder: Path) -> ModelFolder | None:
             mf.results.setdefault(ts, []).append(p)
     for paths in mf.results.values():
         paths.sort(key=lambda p: (not RESULTS_RE.match(p.name), p.name))
-    return mf if mf.samples else None
+    return mf if mf.samples or any(SAMPLES_RE.match(p.name) for p in mf.special) else None
 
 
 #: how many levels below the path given model folders are looked for (detection and reading alike)
@@ -640,6 +646,10 @@ def read_model_folder(
         errors.add(str(p), None, "a symbolic link to nothing (its target was moved or deleted, or a loop of links): "
                    f"not read, so its {'task' if SAMPLES_RE.match(p.name) else 'run'} is missing; restore the target "
                    "or remove the link")
+    for p in mf.special if mf.only is None else []:
+        errors.add(str(p), None, "not a regular file (a named pipe, socket or device): not read, so its "
+                   f"{'task' if SAMPLES_RE.match(p.name) else 'run'} is missing; put the file itself there (write "
+                   "what the pipe carries to a file first)")
     for task in sorted(mf.samples):
         for ts, p in mf.samples[task].items():
             if ts not in mf.results:
