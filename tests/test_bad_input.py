@@ -510,6 +510,35 @@ def test_a_lighteval_results_file_that_is_no_object_costs_only_the_model_name_it
     assert store.load_outcomes().models == ["org/light-model"]
 
 
+@pytest.mark.parametrize("content, said", [("", "it is empty (a copy or download cut short?)"),
+                                           ("  \n", "it is empty (a copy or download cut short?)"),
+                                           ('{"config_general": {"model_na', "it cannot be read as JSON"),
+                                           ("[1, 2]", "it holds a JSON array, not the run's JSON object")])
+def test_an_empty_lighteval_v1_results_file_is_a_warning_naming_it_when_the_details_are_read_alone(store, tmp_path,
+                                                                                                   content, said):
+    """An Open LLM Leaderboard v1 details repo (`details_<org>__<model>/`) whose results file is empty (a copy or
+    download cut short), does not parse or holds no object: the details are read and the model named from the folder,
+    with a warning naming the results file, what it holds, that the model was named by the folder name and what to do;
+    nothing of the kind with the results file whole. Before, the results file was passed over without a word."""
+    import shutil
+
+    repo = tmp_path / "details_org__v1-shots"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "leaderboard_v1_shots" / "details_org__v1-shots",
+                    repo)
+    (res,) = repo.glob("results_*.json")
+    good = res.read_text()
+    res.write_text(content)
+    s = ingest(str(repo), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.sources == 1 and s.outcomes > 0, s.errors
+    (w,) = s.warnings
+    assert w.startswith(f"{res}: results file not read: {said}"), w
+    assert "the model named 'org/v1-shots' by the folder name" in w and "copy the results file again" in w
+    assert store.load_outcomes().models == ["org/v1-shots"]
+    res.write_text(good)
+    again = ingest(str(repo), store=store, fetch_metadata=False)
+    assert again.warnings == [] and again.errors == []
+
+
 def test_a_json_array_file_cut_short_says_where_it_breaks_off_and_what_to_do(store, tmp_path):
     """A `.json` prompts table (one JSON array) whose copy stopped half-way: one error at the line where parsing
     stopped, with its column, saying the file breaks off before its end and to copy it again; nothing of the table is

@@ -163,17 +163,31 @@ def _results_files(root: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name, reverse=True)
 
 
-def _model_name(root: Path) -> str | None:
+def _model_name(root: Path, unread: list[tuple[Path, str]] | None = None) -> str | None:
+    """The model of the details in ``root``: the newest results file's ``model_name``, else the folder's name.
+    ``unread``: a list to which each results file passed over is appended with what it holds (empty, not JSON, not
+    a JSON object): the details are then read without it, which is worth a word."""
     for p in _results_files(root):
         try:
             data = json.loads(p.read_text(encoding=UTF8))
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            if unread is not None:
+                empty = isinstance(exc, json.JSONDecodeError) and not exc.doc.strip()
+                unread.append((p, "it is empty (a copy or download cut short?)" if empty else
+                               f"it cannot be read as JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc})"))
             continue
         if not isinstance(data, dict):  # a JSON array or string names no model, as an unreadable file (before: an
-            continue  # AttributeError, "an unexpected error ... please report it", and the model folder not read)
+            if unread is not None:  # AttributeError, "an unexpected error ... please report it", and the model
+                unread.append((p, f"it holds {_json_kind(data)}, not the run's JSON object"))  # folder not read)
+            continue
         cfg = data.get("config_general") or data.get("config") or {}
         if isinstance(cfg, dict) and cfg.get("model_name"):
             return str(cfg["model_name"])
+    return _folder_model_name(root)
+
+
+def _folder_model_name(root: Path) -> str | None:
+    """The model a details folder's path names: ``details_<org>__<model>``, or ``<out>/details/<org>/<model>``."""
     if root.name.startswith("details_"):
         return root.name[len("details_"):].replace("__", "/")
     parts = root.parts
@@ -183,6 +197,11 @@ def _model_name(root: Path) -> str | None:
         if rest:
             return "/".join(rest)
     return None
+
+
+def _json_kind(data) -> str:
+    return ("a JSON array" if isinstance(data, list) else "a JSON string" if isinstance(data, str)
+            else "null" if data is None else "a JSON number" if isinstance(data, (int, float)) else "JSON")
 
 
 # -------------------------------------------------------------------------------------------- cells
@@ -276,7 +295,13 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
 
 def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | None, metric: str | None, rules: Rules,
                kind: str, location: str | None, revision: str | None) -> SourceBatch:
-    model = model or _model_name(root)
+    unread: list[tuple[Path, str]] = []
+    model = model or _model_name(root, unread)
+    # a results file passed over (an empty one: a copy cut short): the details are read without it, the model named
+    # by an older results file or the folder; before, without a word
+    named_by = "the folder name" if model == _folder_model_name(root) else "an older results file"
+    warnings = [f"{p}: results file not read: {why}; the details are read without it, the model named {model!r} by "
+                f"{named_by} (copy the results file again, or pass --model NAME)" for p, why in unread] if model else []
     if not model:
         raise InputError("cannot tell the model of these details files (no results file naming it, and the folder "
                          "is neither details_<org>__<model> nor <out>/details/<org>/<model>); pass model=", file=str(root))
@@ -312,7 +337,8 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
             h.update(p.name.encode() + b"\0" + p.read_bytes())
         revision = "sha256:" + h.hexdigest()
     info = SourceInfo(kind=kind, location=location or str(root.resolve()), revision=revision)
-    return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped)
+    return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped,
+                       warnings=warnings)
 
 
 def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | None = None, rules: Rules | None = None,
