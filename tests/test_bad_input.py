@@ -576,6 +576,55 @@ def test_a_prompts_file_holding_its_rows_under_a_key_says_how_to_write_them(stor
     assert ingest(str(d), store=store, fetch_metadata=False).errors == []
 
 
+@pytest.mark.parametrize("name, nested, said", [
+    ("prompts.json", True, "one JSON object holding 30 row(s) under 'prompts' spread over 154 lines"),
+    ("prompts.jsonl", True, "one JSON object holding 30 row(s) under 'prompts' spread over 154 lines"),
+    ("prompts.jsonl", False, "one JSON array of 30 item(s) spread over 152 lines"),
+])
+def test_a_pretty_printed_json_prompts_file_is_one_error_saying_so_not_one_per_line(store, tmp_path, name, nested,
+                                                                                    said):
+    """A prompts file that is one JSON document spread over lines (`json.dump({"prompts": rows}, f, indent=2)`, or a
+    pretty-printed array under a JSON-lines name): one error at line 1 saying it is one pretty-printed JSON document,
+    not JSON lines, what it holds and how to write it; nothing stored. Before, every line was a "malformed JSON line"
+    error (20 shown, then "N more rows rejected"), and only a one-line object got the hint."""
+    d = tmp_path / "t"
+    d.mkdir()
+    rows = [{"prompt_id": f"p{j}", "benchmark": "b", "text": f"Question number {j}?"} for j in range(30)]
+    (d / name).write_text(json.dumps({"prompts": rows} if nested else rows, indent=2) + "\n")
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 30)))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (e,) = [e for e in s.errors if e.file == str(d / name)]
+    assert e.line == 1 and e.message.startswith(f"the file is {said} (pretty-printed), not JSON lines"), e.message
+    assert ("write the rows as a JSON array" if nested else "name it .json to read it as one JSON array") in e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+
+
+def test_a_pretty_printed_samples_file_is_one_error_saying_so(store, tmp_path):
+    """An lm-eval samples file rewritten as one pretty-printed JSON object (`jq . samples.jsonl > x` of a one-sample
+    file, `json.dump(sample, f, indent=2)`): one error at line 1 saying it is one JSON object spread over its lines,
+    not JSON lines, and to write one object per line (`jq -c`); a pretty-printed file that does not parse says where.
+    Before, one "malformed JSON line" error per line."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    first = json.loads(f.read_text().splitlines()[0])
+    text = json.dumps(first, indent=2)
+    f.write_text(text)
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (e.file, e.line) == (str(f), 1) and e.message.startswith(
+        f"the file is one JSON object spread over {text.count(chr(10)) + 1} lines (pretty-printed), not JSON lines"), e
+    assert "write one object per line" in e.message and "jq -c" in e.message
+    assert s.sources == 1 and s.outcomes == 42 - 12
+    f.write_text("\n" + text[:-40])  # cut short, after a blank first line
+    (e,) = ingest(str(out), store=store, fetch_metadata=False).errors
+    assert e.line == 2 and "and it does not parse either" in e.message, e
+    assert f"at line {text[:-40].count(chr(10)) + 2} column" in e.message, e
+
+
 def test_a_samples_file_that_is_a_symlink_to_nothing_is_an_error_naming_it(store, tmp_path):
     """A samples file that is a symbolic link whose target was moved or deleted (a cache cleaned, a folder copied with
     its links): one error naming the link and saying its task is missing and what to do; the other tasks stored; with

@@ -463,17 +463,24 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
             else:
                 yield line, row
         return
+    first = True
     for i, raw in enumerate(f, 1):
         if not raw.strip():
             continue
         if bad_utf8(raw):
             errors.add(fname, i, NOT_UTF8)
+            first = False
             continue
         try:
             row = json.loads(raw)
         except json.JSONDecodeError as exc:
+            if first and raw.strip() in ("{", "["):  # a JSON line is never a lone brace: one pretty-printed document
+                errors.add(fname, i, _one_document(raw.lstrip() + f.read(), i))  # (before: an error per line, 20 shown)
+                return
             errors.add(fname, i, malformed_line(raw, exc), "malformed JSON lines")
+            first = False
             continue
+        first = False
         if isinstance(row, dict):
             yield i, row
         elif isinstance(row, list) and any(isinstance(x, dict) for x in row):  # the whole table as one JSON array
@@ -482,6 +489,30 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
                        "non-object JSON lines")
         else:
             errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
+
+
+def _one_document(text: str, first: int) -> str:
+    """The error of a JSON-lines file that is one JSON document spread over lines (``json.dump(obj, f, indent=2)``,
+    ``jq .``), ``text`` from its first line (line ``first``) on: what it holds and what to do, once."""
+    lines = text.count("\n") + (not text.endswith("\n"))
+
+    def said(what: str) -> str:
+        return f"the file is one JSON {what} spread over {lines} lines (pretty-printed), not JSON lines (one object per line)"
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return (said("object" if text.startswith("{") else "array") + f", and it does not parse either: {exc.msg} at "
+                f"line {first + exc.lineno - 1} column {exc.colno}; nothing of it is read: write one object per line, "
+                "or copy the file again")
+    if isinstance(data, list):
+        return (said(f"array of {len(data)} item(s)") + "; nothing of it is read: name it .json to read it as one JSON "
+                "array, or write one object per line")
+    nest = next((k for k, v in data.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
+    if nest is not None:  # the table as one object holding its rows under a key (`{"prompts": [{...}, ...]}`)
+        return (said(f"object holding {len(data[nest])} row(s) under {nest!r}") + "; nothing of it is read: write the "
+                "rows as a JSON array (`[{...}, ...]`, a .json file) or one object per line")
+    return said("object") + "; nothing of it is read: write one object per line (`json.dumps(row)` without indent, `jq -c`)"
 
 
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
