@@ -143,7 +143,7 @@ def test_a_blank_model_name_falls_back_to_pretrained_and_no_name_at_all_is_one_e
     assert b.errors == [] and {o.model for o in b.outcomes} == {"fake-org/dummy-b"} and len(b.outcomes) == 42
     b = read_source(tmp_path / "plain")
     ((name, line, msg),) = errs(b)
-    assert name.startswith("results_") and "names no model" in msg and "--model NAME" in msg and b.outcomes == []
+    assert name.startswith("results_") and "names no model" in msg and "pass model='NAME'" in msg and b.outcomes == []
     b = read_source(tmp_path / "plain", model="my/model")
     assert b.errors == [] and {o.model for o in b.outcomes} == {"my/model"}
 
