@@ -446,6 +446,29 @@ NEAR_UNKNOWN = ("measured near unknown: this index cannot tell whether those mod
                 "weighs it, the publisher's order and probabilities)")
 
 
+def measured_near_note(q: dict) -> str | None:
+    """The line under the table (the page says it the same way, indexer/web/app.js) from ``query.measured_near``:
+    that no model in the index was measured on anything like the query (every row's "no" said once: the ranking
+    rests on the models' general ability), or how many of the results were measured near it when not all were; None
+    when all were, or it is unknown (:data:`NEAR_UNKNOWN` says that)."""
+    mn = q.get("measured_near")
+    if not mn or mn["results"] == mn["of"]:
+        return None
+    if not mn["any_model"]:
+        return (f"{FAR_NOTE}: no model in the index was measured on anything like this query (no indexed prompt is "
+                "near it), so the ranking rests on the models' general ability alone")
+    on = f"on benchmark {q['benchmark']}" if q.get("kind") == "benchmark" else "near this query"
+    if not mn["results"]:
+        return (f"none of these {mn['of']} models was measured {on} (other indexed models were), so their ranking "
+                "rests on their general ability")
+    return (f"{mn['results']} of these {mn['of']} models {'was' if mn['results'] == 1 else 'were'} measured {on}; "
+            "the others' rank rests on their general ability")
+
+
+#: the words the note of a query far from every indexed prompt begins with (:func:`measured_near_note`)
+FAR_NOTE = "far from everything measured"
+
+
 #: a table's note under an inferred parameter count (``12.3B*``: :func:`_params_cell`)
 PARAMS_FROM_NOTE = "* the base model's parameter count (an adapter or a repo with no count of its own)"
 
@@ -515,6 +538,8 @@ def _print_result(result) -> None:
                        "is the models' raw scores")
         if any(r.coverage.measured_near is None for r in result.results):
             typer.echo(NEAR_UNKNOWN)
+        if measured_near_note(q):  # as the page and --json (query.measured_near) say; before, only each row's "no"
+            typer.echo(measured_near_note(q))
     for name, n in result.excluded.items():
         miss = result.missing_metadata.get(name)
         extra = f" ({miss} without the metadata it needs)" if miss else ""

@@ -6,6 +6,7 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
 
     {"query": {"kind": "prompt" | "prompts" | "benchmark" | "vector", "prompts": n, "options_filled": bool,
                "truncated": [i, ...], "max_tokens": n | null,
+               "measured_near": {"results": n, "of": n, "any_model": bool} | null,
                "benchmark": ..., "k": ..., "rank": ..., "prefer_smaller": ..., "filters": {...}, "models": [...]},
      "space": {"name", "id", "encoder", "method", "dim", "calibrated", "signal"},
      "results": [{"model", "hub_id", "api_only", "aliases", "score", "rank_score", "probability",
@@ -59,7 +60,9 @@ fitted on and no pattern prompt set for it (records published before they carrie
 is near, or it has no prompts collection (a pulled space published without prompt rows; a local space's lost prompts
 collection is an IndexMissingError); "no" is said only when some indexed prompt is near the query and SQL holds
 every prompt the model was measured on (its outcomes, or its pattern's prompt set), or when no indexed prompt at
-all is near.
+all is near. ``query.measured_near`` says it once for the answer (:func:`_measured_near`): ``results`` of the ``of``
+results were measured near, and ``any_model`` false where no model in the index was (no indexed prompt is near the
+query: the ranking rests on the models' general ability alone); null where some result's coverage is unknown.
 ``evidence.prompts`` are the ``evidence`` nearest of them it was measured on, with its outcome on each (repeats
 across sources averaged); a model measured on fewer of them (none: measured elsewhere) shows its nearest measured
 prompts beyond the neighbourhood (:func:`_own_nearest`; on a benchmark query only a model not measured on it), so
@@ -724,7 +727,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 
     t = time.perf_counter()
     with _index_in_step(vectors, sp):
-        results = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits)
+        results, anything_near = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits)
     timings["evidence"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
 
@@ -732,7 +735,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
         "prompt" if len(prompts) == 1 else "prompts")
     truncated, max_tokens = _truncated(sp, prompts) if prompts else ([], None)
     query = {"kind": kind, "prompts": len(prompts or []), "options_filled": filled, "truncated": truncated,
-             "max_tokens": max_tokens, "benchmark": benchmark,
+             "max_tokens": max_tokens, "measured_near": _measured_near(results, anything_near), "benchmark": benchmark,
              "k": int(k), "rank": rank, "prefer_smaller": alpha, "filters": flt.to_dict(),
              "models": list(keys) if keys is not None else None}
     if keys is not None:  # compare mode: the listed models that are not in the answer (filtered out, or no vector)
@@ -741,6 +744,19 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     space_info = {"name": name, "id": sp.id, "encoder": sp.encoder, "method": sp.method, "dim": int(sp.dim),
                   "calibrated": pred.calibrated, "signal": pred.signal}
     return FindResult(query, space_info, results, excluded, missing, timings)
+
+
+def _measured_near(results: list[ModelResult], anything_near: bool) -> dict | None:
+    """The answer's ``query.measured_near``: how many of the ``results`` were measured near the query (their
+    ``coverage.measured_near``), ``of`` how many, and ``any_model``: whether any model in the index was (some indexed
+    prompt is near the query; a benchmark query's own prompts always are). ``any_model`` false: the query is far from
+    everything the index measured, so the ranking rests on the models' general ability alone (every result's
+    coverage says "no", and the answer says so once). None where it cannot tell: no result, or some result's
+    coverage unknown (a pulled index without its patterns' prompts, or no prompts collection)."""
+    if not results or any(r.coverage.measured_near is None for r in results):
+        return None
+    return {"results": sum(bool(r.coverage.measured_near) for r in results), "of": len(results),
+            "any_model": bool(anything_near)}
 
 
 def _truncated(space, prompts: list[str]) -> tuple[list[int], int | None]:
@@ -877,8 +893,9 @@ def _raw(hits, alpha: float):
 
 
 def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str | None,
-             near_hits=None) -> list[ModelResult]:
-    """The ranked matches with identity, metadata, coverage and evidence."""
+             near_hits=None) -> tuple[list[ModelResult], bool]:
+    """(the ranked matches with identity, metadata, coverage and evidence; whether any indexed prompt is near the
+    query, :func:`_measured_near`)."""
     from .query import pattern_observed
 
     near = _neighbourhood(vectors, space, q, near_hits, benchmark, store=store) if ranked else []
@@ -960,7 +977,7 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
                 **facts.get(m.model, NO_CARD_FACTS)}
         out.append(ModelResult(m.model, hub, kind == "api", [a for a in (p.get("aliases") or []) if a != m.model],
                                m.score, float(rank_score), m.probability, m.low, m.high, m.variance, cov, ev, meta, p))
-    return out
+    return out, anything_near
 
 
 #: :func:`card_facts` of a model SQL holds no record of

@@ -1075,6 +1075,15 @@ def _answer_responses() -> dict:
         min_evidence: int = None
         benchmark: str = None
 
+    class MeasuredNear(BaseModel):
+        """How many of the results were measured near the query (their coverage.measured_near), said once."""
+
+        results: int = Field(description="the results measured near the query (a benchmark query: on it)")
+        of: int = Field(description="the results in the answer")
+        any_model: bool = Field(description="false: no model in the index was measured on anything like this query "
+                                            "(no indexed prompt is near it), so the ranking rests on the models' "
+                                            "general ability alone")
+
     class Query(BaseModel):
         kind: Literal["prompt", "prompts", "benchmark", "vector"]
         prompts: int = Field(description="how many prompts the query was made of")
@@ -1083,6 +1092,8 @@ def _answer_responses() -> dict:
                                                  "first max_tokens tokens were embedded")
         max_tokens: int | None = Field(description="the encoder's limit in tokens (word pieces); null when no prompt "
                                                    "was long enough to count")
+        measured_near: MeasuredNear | None = Field(description="null: no result, or some result's coverage is "
+                                                               "unknown")
         benchmark: str | None
         k: int
         rank: Literal["probability", "lcb"]

@@ -14,7 +14,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from helpers import HUMANEVAL_0, outcomes, run_cli, write_table
+from helpers import HUMANEVAL_0, outcomes, run_cli, write_source, write_table
 
 MODELS = ["org/small-mit", "org/big-apache", "org/mid-mit", "org/unknown"]
 
@@ -204,3 +204,45 @@ def test_a_prompts_file_item_that_is_not_a_prompt_is_an_input_error_naming_file_
     where = f"{path}:{line}: " if line else f"{path}: "
     assert code == 1 and out == ""
     assert err.strip().splitlines() == [err.strip()] and err.strip().startswith(f"error: {where}{says}"), err
+
+
+CODE = [f"Write a Python function number {j} that sorts a list of integers" for j in range(10)]
+
+
+def test_a_query_far_from_everything_measured_is_said_once_under_the_table(tmp_path, encoder, capsys):
+    """A mixed index (cli-bench's questions: four models; a coding benchmark: two of them): a bread recipe, far from
+    every indexed prompt, gets one line under the table saying no model in the index was measured on anything like
+    it, so the ranking rests on the models' general ability (and `--json` says it in `query.measured_near`); a coding
+    task near the coding prompts says how many of the rows were measured near it instead; a cli-bench question,
+    near prompts every model was measured on, says neither. Before, each row's "no" alone."""
+    from indexer import sync
+    from indexer.cli_find import FAR_NOTE
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    rng = np.random.default_rng(4)
+    write_table(tmp_path / "a", "cli-bench", outcomes(rng, MODELS, 10), 10)
+    write_source(tmp_path / "c", "cli-code", CODE, outcomes(rng, MODELS[:2], len(CODE)))
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        run = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "c"))])
+        assert run.status == "ok", run.errors
+        sync.push_models(store, vectors, store.list_spaces()[0].id)
+    far = "Give me a recipe for sourdough bread with a crisp crust"
+    code, out, _ = cli(capsys, far)
+    assert code == 0 and all(m in out for m in MODELS)
+    said = " ".join(out.split())
+    assert (f"{FAR_NOTE}: no model in the index was measured on anything like this query (no indexed prompt is near "
+            "it), so the ranking rests on the models' general ability alone") in said
+    assert said.count(FAR_NOTE) == 1 and "models were measured near this query" not in said
+    code, out, _ = cli(capsys, far, "--json")
+    assert json.loads(out)["query"]["measured_near"] == {"results": 0, "of": 4, "any_model": False}
+    code, out, _ = cli(capsys, "Write a Python function that sorts a list of integers")
+    said = " ".join(out.split())
+    assert code == 0 and FAR_NOTE not in said
+    assert "2 of these 4 models were measured near this query; the others' rank rests on their general ability" in said
+    code, out, _ = cli(capsys, "Write a Python function that sorts a list of integers", "-m", MODELS[2], "-m", MODELS[3])
+    assert "none of these 2 models was measured near this query (other indexed models were)" in " ".join(out.split())
+    code, out, _ = cli(capsys, "Question 3 on chemistry: what is item 3 of cli-bench?")
+    assert code == 0 and FAR_NOTE not in out and "of these" not in out and "none of these" not in out

@@ -153,11 +153,14 @@ def test_serving_md_names_every_note_the_search_page_shows_under_its_status_line
     """docs/SERVING.md's "The search page" lists the notes the page writes under its status line (indexer/web/app.js
     `notes.push`): each note's words are in the doc. Before, the doc named the order and prefer smaller's 100B charge
     only; the notes for a prompt cut by the encoder (added with `query.truncated`), options filled from neighbours,
-    filters' exclusions and compare mode's unranked models were on the page with no word in the doc."""
+    filters' exclusions and compare mode's unranked models were on the page with no word in the doc; and so, with
+    `query.measured_near`, how many results were measured near the query and that none in the index was."""
     app = (ROOT / "indexer" / "web" / "app.js").read_text(encoding="utf-8")
     serving = " ".join((ROOT / "docs" / "SERVING.md").read_text(encoding="utf-8").split())
     assert app.count("notes.push(") >= 7
     for words in ("longer than the encoder reads", "answer options taken from the nearest indexed questions",
-                  "charged as 100B", "not ranked (no vector, or filtered out", "excluded"):
+                  "charged as 100B", "not ranked (no vector, or filtered out", "excluded",
+                  "of these", "(other indexed models were)",
+                  "no model in the index was measured on anything like this query"):
         assert words in app, words  # the page still says it
         assert words in serving, words

@@ -587,6 +587,32 @@ def test_coverage_and_evidence_come_from_the_models_own_outcomes(idx):
     assert all(r.evidence.prompts == [] and r.evidence.benchmarks == [] for r in none)
 
 
+FAR_TASK = "Give me a recipe for sourdough bread with a crisp crust"  # no alpha or beta prompt near (cosine < 0.11)
+
+
+def test_the_answer_says_once_whether_any_model_was_measured_near_the_query(idx, encoder):
+    """``query.measured_near``: how many results were measured near the query, and whether any model in the index
+    was. A query far from every indexed prompt (a bread recipe: no alpha or beta prompt within NEAR_SIMILARITY)
+    says no model was (any_model false: the ranking rests on general ability); a coding task near beta says 2 of 6
+    (the two models measured on beta), and in compare mode over alpha-only models 0 of 3 with other models measured
+    near. Before, only each row's "no" said it."""
+    E = encoder.encode([FAR_TASK, *ALPHA, *BETA]).astype(np.float64)
+    assert (E[1:] @ E[0]).max() < NEAR_SIMILARITY  # far from everything indexed
+    far = ask(idx, FAR_TASK, k=10)
+    assert len(far) == 6 and all(r.coverage.measured_near is False for r in far)
+    assert far.query["measured_near"] == {"results": 0, "of": 6, "any_model": False}
+    assert far.to_dict()["query"]["measured_near"] == {"results": 0, "of": 6, "any_model": False}
+    near = ask(idx, "Write a Python function that sorts a list of integers", k=10)
+    assert {r.model for r in near if r.coverage.measured_near} == set(BETA_MODELS)
+    assert near.query["measured_near"] == {"results": 2, "of": 6, "any_model": True}
+    alpha_only = ["org/big", "plain-name", "gpt-4o(eval_results/gpt4o)"]
+    some = ask(idx, "Write a Python function that sorts a list of integers", models=alpha_only)
+    assert some.query["measured_near"] == {"results": 0, "of": 3, "any_model": True}
+    assert ask(idx, "Write a Python function that sorts a list of integers", models=BETA_MODELS).query[
+        "measured_near"] == {"results": 2, "of": 2, "any_model": True}
+    assert ask(idx, benchmark="beta", k=10).query["measured_near"] == {"results": 2, "of": 6, "any_model": True}
+
+
 def test_a_model_measured_beyond_the_neighbourhood_shows_its_own_nearest_measured_prompts(idx, encoder, monkeypatch):
     """Evidence is a model's nearest measured prompts even where none of them is among the query's neighbourhood:
     before, a model measured elsewhere showed no evidence prompt and no benchmark at all (Llama-3.1-70B-Instruct,

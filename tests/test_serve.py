@@ -302,6 +302,31 @@ def test_every_answer_fits_the_schema_openapi_declares_for_it(client):
     assert client.get("/v1/models/org%2Fnope").json()["error"]["field"] == "model"
 
 
+def test_the_http_answer_says_when_no_model_was_measured_near_the_query_and_openapi_declares_it(client):
+    """`query.measured_near` over HTTP: a bread recipe, far from every indexed alpha/beta question, answers that no
+    model in the index was measured on anything like it (any_model false, 0 of 4); a question like alpha's that all
+    four models were measured on, 4 of 4. /openapi.json declares the field and its parts (the answer validates
+    against the declared Query, closed to undeclared fields). Before, only each result's coverage said "no"."""
+    from jsonschema import Draft202012Validator
+
+    far = client.post("/v1/find", json={"prompt": "Give me a recipe for sourdough bread with a crisp crust"}).json()
+    assert far["query"]["measured_near"] == {"results": 0, "of": 4, "any_model": False}
+    assert [r["coverage"]["measured_near"] for r in far["results"]] == [False] * 4
+    near = client.post("/v1/find", json={"prompt": PROMPT}).json()
+    assert near["query"]["measured_near"] == {"results": 4, "of": 4, "any_model": True}
+    spec = client.get("/openapi.json").json()
+    components = _strict(spec["components"])
+    declared = components["schemas"]["Query"]["properties"]["measured_near"]
+    assert "null" in json.dumps(declared) and "MeasuredNear" in json.dumps(declared)
+    said = components["schemas"]["MeasuredNear"]
+    assert set(said["properties"]) == {"results", "of", "any_model"}
+    assert "general ability" in said["properties"]["any_model"]["description"]
+    for answer in (far, near):
+        errors = list(Draft202012Validator({"$ref": "#/components/schemas/Query", "components": components})
+                      .iter_errors(answer["query"]))
+        assert not errors, errors[:3]
+
+
 def test_a_whole_number_written_with_a_fraction_is_the_integer_the_schema_takes_it_for(client):
     """`"k": 5.0` (a client that computed it as a float): JSON Schema, which /openapi.json uses, counts 5.0 an
     integer, so the body is valid by the document and the server answers it as k 5 (evidence and min_evidence too);

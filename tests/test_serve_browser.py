@@ -1153,3 +1153,43 @@ def test_the_page_says_what_a_model_is_based_on_and_whose_size_it_shows(page_ser
         expect(page.locator("#model-meta")).to_contain_text("parameters 7.0B (of org/base)")
         expect(page.locator("#model-meta")).to_contain_text("based on org/base")
         assert failures == []
+
+
+def test_the_page_says_once_when_no_model_was_measured_near_the_query(page_server):
+    """A bread recipe, far from every indexed question: under the status line the page says once that no model in
+    the index was measured on anything like it, so the ranking rests on the models' general ability (as
+    `taskspace search` and `query.measured_near` do); a question like the index's says nothing of it; an answer where
+    only some results were measured near (the real answer's `query.measured_near` made so) says how many in the
+    notes. Before, only each result's "not measured near this query" badge."""
+    import json
+
+    from playwright.sync_api import expect
+
+    from indexer.cli_find import FAR_NOTE
+
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?q=Give+me+a+recipe+for+sourdough+bread+with+a+crisp+crust")
+        status, caveats, notes = page.locator("#status"), page.locator("#caveats"), page.locator("#notes")
+        expect(status).to_contain_text("4 model(s) ranked for")
+        expect(caveats).to_be_visible()
+        expect(caveats).to_contain_text(f"{FAR_NOTE}: no model in the index was measured on anything like this query "
+                                        "(no indexed prompt is near it), so the ranking rests on the models' general "
+                                        "ability alone")
+        assert caveats.inner_text().count(FAR_NOTE) == 1
+        expect(page.locator("#ranked .badge.far")).to_have_count(4)
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha")
+        expect(status).to_contain_text("4 model(s) ranked for")
+        expect(caveats).to_be_hidden()
+        expect(notes).not_to_contain_text("of these")
+
+        def some(route):
+            data = route.fetch().json()
+            data["query"]["measured_near"] = {"results": 1, "of": 4, "any_model": True}
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+        page.route("**/v1/find", some)
+        page.goto(page_server + "/?q=What+is+item+3+of+beta")
+        expect(notes).to_contain_text("1 of these 4 models was measured near this query")
+        expect(caveats).to_be_hidden()
+        page.unroute("**/v1/find")
+        assert failures == []

@@ -39,6 +39,19 @@ const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether thos
   "published again by a newer taskspace if need be, gives it (and where the map weighs it, the publisher's " +
   "order and probabilities)";
 
+// query.measured_near said once, as the CLI's line under its table (indexer.cli_find.measured_near_note): that no model
+// in the index was measured on anything like the query (a caveat: the ranking rests on general ability alone), or how
+// many of the results were measured near it when not all were (a note); before, only each row's "not measured near"
+const FAR = "far from everything measured: no model in the index was measured on anything like this query (no indexed " +
+  "prompt is near it), so the ranking rests on the models' general ability alone";
+function nearCount(q) {
+  const mn = q.measured_near;
+  if (!mn || mn.results === mn.of || !mn.any_model) return null;
+  const on = q.kind === "benchmark" ? `on benchmark ${q.benchmark}` : "near this query";
+  return mn.results === 0 ? `none of these ${mn.of} models was measured ${on} (other indexed models were)`
+    : `${mn.results} of these ${mn.of} models ${mn.results === 1 ? "was" : "were"} measured ${on}`;
+}
+
 // three significant digits, as the Hub shows a size, and at least one decimal (indexer.find.format_params): 8.03B,
 // 70.6B, 8.0B (before, one decimal: Meta-Llama-3-8B's 8.03B read "8.0B", which max params 8B excludes)
 function formatParams(n) {
@@ -330,6 +343,7 @@ function renderResults(data, askedSpace) {
       ? `prompt ${q.truncated[0] + 1} of ${q.prompts} is` : `prompts ${q.truncated.map((i) => i + 1).join(", ")} of ${q.prompts} are`;
     notes.push(`${which} longer than the encoder reads (${q.max_tokens} word pieces): only its beginning was embedded`);
   }
+  if (nearCount(q)) notes.push(nearCount(q));
   if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
   $("notes").textContent = notes.join(" · ");
   const caveats = [];
@@ -338,6 +352,8 @@ function renderResults(data, askedSpace) {
   }
   if (data.results.length && !signal) caveats.push(el("p", { text: NO_SIGNAL }));
   if (data.results.some((r) => r.coverage && r.coverage.measured_near === null)) caveats.push(el("p", { text: NEAR_UNKNOWN }));
+  const mn = q.measured_near;
+  if (mn && mn.results < mn.of && !mn.any_model) caveats.push(el("p", { text: FAR }));
   $("caveats").replaceChildren(...caveats);
   $("caveats").hidden = !caveats.length;
 }
