@@ -703,8 +703,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if status == 500:
             return _internal(request, exc)
         field = getattr(exc, "item", None)
-        if isinstance(exc, errors.UnknownSpaceError):  # the library's words are the CLI's option; the client sent `space`
-            return answer(status, "not_found", re.sub(r"^space=", "space ", scrub(str(exc))), "space")
+        if isinstance(exc, errors.UnknownSpaceError):  # the client sent the field `space` (the library says `space=`)
+            given = getattr(exc, "given", None)
+            said = f"space {given!r} {exc.detail}" if given is not None else str(exc)
+            return answer(status, "not_found", scrub(said), "space")
         if isinstance(exc, errors.DimensionError) and field != "vector":
             # only a query vector is the client's: any other dimension that disagrees is the index's, out of step
             # with SQL (copied from another home, another encoder), which `taskspace reindex` rebuilds (before: 422

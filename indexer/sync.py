@@ -103,13 +103,15 @@ def resolve_spaces(sql, space=None, spaces: list | None = None, *, said: str | N
             alike = len({r.encoder for r in by_name}) == 1
             which = ", ".join(f"{space_name(r)} (id {r.id}, {'' if alike else r.encoder + ', '}method {r.method})"
                               for r in by_name)
-            err = UnknownSpaceError(f"{said} matches several spaces"
-                                    + (f" of encoder {by_name[0].encoder}" if alike else "")
-                                    + f": {which}; name one by its index name or id")
+            detail = ("matches several spaces" + (f" of encoder {by_name[0].encoder}" if alike else "")
+                      + f": {which}; name one by its index name or id")
         else:
             known = ", ".join(f"{space_name(r)} (id {r.id}, {r.encoder}, method {r.method})" for r in spaces)
-            err = UnknownSpaceError(f"{said} is not a known space; spaces in SQL: {known or 'none'}")
+            detail = f"is not a known space; spaces in SQL: {known or 'none'}"
+        err = UnknownSpaceError(f"{said} {detail}")
         err.item = "space"  # the argument that named it, as a model's or benchmark's NotFoundError has
+        # the name given and what is wrong with it, for a layer that names the argument its own way (indexer.serve)
+        err.given, err.detail = s, detail
         raise err
     return by_name
 
