@@ -681,11 +681,7 @@ def main() -> None:
         else:  # one line (README): a cause quoted in the message (transformers' offline error) may span several
             import re
 
-            from .errors import UnknownSpaceError
-
             text = _while_a_pass_runs(exc)
-            if isinstance(exc, UnknownSpaceError):  # the library names its argument, `space=`; here it is the option
-                text = re.sub(r"^space=", "--space ", text)
             typer.echo("error: " + re.sub(r"\s*\n\s*", " ", text), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C, a worker's second SIGINT/SIGTERM, or SIGTERM to index/reindex

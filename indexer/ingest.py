@@ -36,7 +36,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError, arg
+from .errors import CLI, ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError, arg
 from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
@@ -330,7 +330,8 @@ class Ingester:
         return (f"new revision quarantined: it reads with errors ({len(batch.errors)} listed) and would keep {kept} of "
                 f"the {known.n_outcomes} outcome cells stored ({lost:.0%} lost; the limit is {QUARANTINE_LOSS:.0%}); the "
                 "stored revision keeps serving. Fix the source (a file still being written? re-copy it), or store it "
-                "anyway with --accept-partial (taskspace index or taskspace ingest)")
+                f"anyway with {arg('accept_partial', True)}"
+                + (" (taskspace index or taskspace ingest)" if CLI.get() else " (ingest() or Indexer.run())"))
 
     def _unchanged(self, location: str, revision: str | None) -> bool:
         known = self.store.get_source(location)

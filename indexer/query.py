@@ -177,10 +177,13 @@ def _space(store, space=None, spaces: list | None = None):
             from .space import space_name
 
             _WARNED_ENCODER.add((said, spaces[-1].id))
+            from .errors import CLI
+
+            # the caller's words: the command's option, the library's parameter (before: `--space` to a Python caller)
             logging.getLogger(__name__).warning(
                 "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the newest "
-                "space, %s (%s); --space NAME picks another: %s", said,
-                space_name(spaces[-1]), spaces[-1].encoder, ", ".join(space_name(s) for s in spaces))
+                "space, %s (%s); %s picks another: %s", said, space_name(spaces[-1]), spaces[-1].encoder,
+                "--space NAME" if CLI.get() else "space=NAME", ", ".join(space_name(s) for s in spaces))
         every, spaces = spaces, [default_space(spaces, spec)]
         if not mine:  # said above: the encoder differs, so the method's space cannot be here either
             return spaces[0]
@@ -223,14 +226,16 @@ def _warn_not_configured(store, chosen, spaces: list) -> None:
         return
     import logging
 
+    from .errors import arg
+
     name = space_name(chosen)
     others = [space_name(s) for s in spaces if s.id != chosen.id]
     logging.getLogger(__name__).warning(
         "searching space %s, built with method %s%s (by an older taskspace, or under another TASKSPACE_METHOD), not as "
         "this taskspace builds the configured method %s (TASKSPACE_METHOD), whose space is not indexed: `taskspace "
-        "index` builds it from the stored results, and searches use it from then on; --space %s searches this "
+        "index` builds it from the stored results, and searches use it from then on; %s searches this "
         "one without this warning%s", name, have.method, "" if have.method != spec.method else " with other settings",
-        spec.method, name, f" (other spaces: {', '.join(others)})" if others else "")
+        spec.method, arg("space", name, quote=False), f" (other spaces: {', '.join(others)})" if others else "")
 
 
 def query_vector(store, vectors, space, *, prompts: list[str] | None = None, benchmark: str | None = None) -> np.ndarray:

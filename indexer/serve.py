@@ -703,8 +703,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         if status == 500:
             return _internal(request, exc)
         field = getattr(exc, "item", None)
-        if isinstance(exc, errors.UnknownSpaceError):  # the library's words are the CLI's option; the client sent `space`
-            return answer(status, "not_found", re.sub(r"^space=", "space ", scrub(str(exc))), "space")
+        if isinstance(exc, errors.UnknownSpaceError):  # the client sent the field `space` (the library says `space=`)
+            given = getattr(exc, "given", None)
+            said = f"space {given!r} {exc.detail}" if given is not None else str(exc)
+            return answer(status, "not_found", scrub(said), "space")
         if isinstance(exc, errors.DimensionError) and field != "vector":
             # only a query vector is the client's: any other dimension that disagrees is the index's, out of step
             # with SQL (copied from another home, another encoder), which `taskspace reindex` rebuilds (before: 422
@@ -1403,12 +1405,100 @@ def find_arguments(body: dict) -> dict:
         if isinstance(v, list) and len(v) > LIMITS[limit]:
             raise ApiError(422, "limit_exceeded", f"{name}: at most {LIMITS[limit]} entries ({limit}), got {len(v)}",
                            name)
+    _check_json_types(args)
     _check_space(args.get("space"))
     ev = args.get("evidence")
     if isinstance(ev, int) and not isinstance(ev, bool) and ev > LIMITS["max_evidence"]:
         raise ApiError(422, "limit_exceeded", f"evidence: at most {LIMITS['max_evidence']} per result "
                        f"(max_evidence), got {ev}", "evidence")
     return args
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_text(v) -> bool:
+    return isinstance(v, str)
+
+
+#: the JSON type each ``/v1/find`` field takes (as /openapi.json declares it) and how a message says so: a value of
+#: another type is a 422 in JSON's words here; the library judges the rest (a blank name, a negative k, an unknown
+#: benchmark) in words that read the same in JSON (``-1``, ``1.5``, an empty string)
+_FIND_TYPES = {
+    "prompts": (lambda v: _is_text(v) or isinstance(v, list), "a string or a list of strings"),
+    "benchmark": (_is_text, "one benchmark name (a string)"),
+    "vector": (lambda v: isinstance(v, list), "a list of numbers"),
+    "k": (_is_int, _KNOBS["k"]),
+    "evidence": (_is_int, _KNOBS["evidence"]),
+    "prefer_smaller": (_is_number, _KNOBS["prefer_smaller"]),
+    "rank": (_is_text, _KNOBS["rank"]),
+    "models": (lambda v: _is_text(v) or isinstance(v, list), "a model name or a list of them"),
+    "filters": (lambda v: v is None or isinstance(v, dict), "an object"),
+}
+#: the same for each filter of ``filters`` (None leaves a filter out, as the schema's defaults do, but for the two
+#: flags, whose schema takes true or false alone)
+_FILTER_TYPES = {
+    "licenses": (lambda v: v is None or _is_text(v) or isinstance(v, list), "a license name or a list of them"),
+    "min_params": (lambda v: v is None or _is_text(v) or _is_number(v),
+                   "a parameter count, a number or a string such as 8B or 770M"),
+    "max_params": (lambda v: v is None or _is_text(v) or _is_number(v),
+                   "a parameter count, a number or a string such as 8B or 770M"),
+    "pipeline_tag": (lambda v: v is None or _is_text(v), "a string"),
+    "benchmark": (lambda v: v is None or _is_text(v), "a benchmark name (a string)"),
+    "exclude_gated": (lambda v: isinstance(v, bool), "true or false"),
+    "open_only": (lambda v: isinstance(v, bool), "true or false"),
+    "min_evidence": (lambda v: v is None or _is_int(v), "a non-negative integer"),
+}
+
+
+def _json_said(value) -> str:
+    """``value`` as the client wrote it in JSON: a scalar as JSON writes it (``true``, ``null``, ``"3"``, ``5``), a list
+    or an object by its kind (the library's words were Python's: ``True``, ``None``, ``'3'``, ``int``, ``dict``)."""
+    import json
+
+    if isinstance(value, (list, dict)):
+        return _json_type(value)
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_json_types(args: dict) -> None:
+    """A ``/v1/find`` field (or filter, or entry of a list) of another JSON type than it takes is a 422 naming it and
+    saying what it takes and what was sent in JSON's words (:data:`_FIND_TYPES`). Before, the library's Python words
+    came back: "licenses must be ... not int", "True is not a parameter count", "a license must be a non-empty
+    string" for a number, "open_only must be true or false, not None"."""
+    from .find import MAX_PREFER_SMALLER
+
+    def refuse(field: str, name: str, takes: str, value) -> None:
+        takes = takes.replace("{max_prefer:g}", f"{MAX_PREFER_SMALLER:g}")
+        raise ApiError(422, "invalid_input", f"{name} must be {takes}, not {_json_said(value)}", field)
+
+    for name, (fits, takes) in _FIND_TYPES.items():
+        if name in args and not fits(args[name]):
+            refuse(name, name, takes, args[name])
+    for name, what in (("prompts", "a prompt"), ("models", "a model name")):
+        if isinstance(args.get(name), list):
+            for i, v in enumerate(args[name]):
+                if not isinstance(v, str):
+                    refuse(f"{name}[{i}]", f"{name}[{i}]", f"{what} (a string)", v)
+    if isinstance(args.get("vector"), list):
+        for i, v in enumerate(args["vector"]):
+            if not _is_number(v):
+                refuse(f"vector[{i}]", f"vector[{i}]", "a number (vector is a list of numbers)", v)
+    filters = args.get("filters")
+    if isinstance(filters, dict):
+        for name, (fits, takes) in _FILTER_TYPES.items():
+            if name in filters and not fits(filters[name]):
+                refuse(f"filters.{name}", name, takes, filters[name])
+        if isinstance(filters.get("licenses"), list):
+            for i, v in enumerate(filters["licenses"]):
+                if not isinstance(v, str):
+                    refuse("filters.licenses", f"licenses[{i}]", "a license name (a string)", v)
 
 
 def _check_space(sp) -> None:

@@ -35,7 +35,7 @@ import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import ConfigError, IndexerError
+from .errors import ConfigError, IndexerError, arg
 from .ingest import is_limit, spec_kind
 
 _KEYS = {"spec", "format", "limit"}
@@ -184,7 +184,7 @@ def validate(source: SourceSpec) -> SourceSpec:
     try:
         parsed = parse_spec(spec)
         if source.limit is not None and parsed.kind != "hub-org":  # it would be ignored: say so instead
-            raise ConfigError(f"{where}: --limit applies only to hub-org: sources (at most that many of the "
+            raise ConfigError(f"{where}: {arg('limit')} applies only to hub-org: sources (at most that many of the "
                               "organisation's datasets), not to a path or a hub: repo; nothing was saved")
         if parsed.kind == "path":
             if not Path(spec).exists():
@@ -219,7 +219,9 @@ def _check_format(spec: str, format: str) -> None:
         other = detect_format(spec)
     except IndexerError:
         other = None
-    instead = f"; it reads as {other} (drop --format, or give --format {other})" if other and other != format else ""
+    # the caller's words: `--format` on the command line, `format=` to the library (indexer.errors.arg)
+    instead = (f"; it reads as {other} (drop {arg('format')}, or give {arg('format', other, quote=False)})"
+               if other and other != format else "")
     raise InputError(why or f"not a {format} source: expected {reader.layout}{instead}")
 
 

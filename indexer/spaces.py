@@ -200,13 +200,13 @@ def drop_space(sql, vectors, space: str | int, *, force: bool = False, dry_run: 
     spaces = sql.list_spaces()
     name = str(space).strip()
     try:
-        rec = resolve_spaces(sql, name, spaces)[0]
+        rec = resolve_spaces(sql, name, spaces, said=f"space {name!r}")[0]  # an argument here, not --space
     except UnknownSpaceError as exc:
         if name in vectors.spaces() or (SPACE_NAME.fullmatch(name) and not any(space_name(s) == name for s in spaces)
                                         and _not_ambiguous(name, spaces)):
             rec = None  # in the index alone (an interrupted drop, a copied folder), or dropped already
-        else:  # the name is an argument here, not --space
-            err = UnknownSpaceError(re.sub(r"^space=", "space ", str(exc)) + " (`taskspace spaces` lists them)")
+        else:
+            err = UnknownSpaceError(f"{exc} (`taskspace spaces` lists them)")
             err.item = "space"
             raise err from None
     spec = configured_spec(settings, lenient=True)

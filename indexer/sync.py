@@ -58,7 +58,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from . import represent
-from .errors import BusyError, DimensionError, StoreError, UnknownSpaceError
+from .errors import BusyError, DimensionError, StoreError, UnknownSpaceError, arg
 from .records import prompt_hash
 from .space import encoder_name, space_encoder, space_name
 from .store.vectors import KINDS, Point, VectorStore, point_id, space_slug
@@ -67,12 +67,13 @@ log = logging.getLogger(__name__)
 SNIPPET = 300
 
 
-def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
+def resolve_spaces(sql, space=None, spaces: list | None = None, *, said: str | None = None) -> list:
     """Every SQL space (``space`` None), or the one ``space`` names (see the module docstring); a space record
     is returned as it is. :class:`UnknownSpaceError` (a NotFoundError, exit 2: a usage error) listing the spaces when
     the name fits none or several.
     ``spaces``: SQL's spaces as just read (:meth:`list_spaces <indexer.store.sql.Store.list_spaces>`), not read
-    again."""
+    again. ``said``: how that error names the argument (default: as its caller wrote it, ``--space 'x'`` in a command,
+    ``space='x'`` to the library: :func:`indexer.errors.arg`)."""
     spaces = sql.list_spaces() if spaces is None else spaces
     if space is None:
         return spaces
@@ -94,19 +95,23 @@ def resolve_spaces(sql, space=None, spaces: list | None = None) -> list:
         low = s.lower()
         by_name = [r for r in spaces if (n := encoder_name(r.encoder).lower()) == low or n.endswith("/" + low)]
     if len(by_name) != 1:
-        # the library's argument, `space=`; the CLI says `--space` (indexer.cli.main), the HTTP API `space`
+        # the caller's words: the library's argument, `space='x'`; a command's option, `--space 'x'`
+        # (indexer.errors.arg); the HTTP API's field, `space 'x'` (indexer.serve)
+        said = said or arg("space", s)
         if by_name:  # an encoder several methods' spaces share: those spaces, by what tells them apart (before: every
             # space of SQL by name, id and encoder, the method nowhere, so two names of one encoder read alike)
             alike = len({r.encoder for r in by_name}) == 1
             which = ", ".join(f"{space_name(r)} (id {r.id}, {'' if alike else r.encoder + ', '}method {r.method})"
                               for r in by_name)
-            err = UnknownSpaceError(f"space={s!r} matches several spaces"
-                                    + (f" of encoder {by_name[0].encoder}" if alike else "")
-                                    + f": {which}; name one by its index name or id")
+            detail = ("matches several spaces" + (f" of encoder {by_name[0].encoder}" if alike else "")
+                      + f": {which}; name one by its index name or id")
         else:
             known = ", ".join(f"{space_name(r)} (id {r.id}, {r.encoder}, method {r.method})" for r in spaces)
-            err = UnknownSpaceError(f"space={s!r} is not a known space; spaces in SQL: {known or 'none'}")
+            detail = f"is not a known space; spaces in SQL: {known or 'none'}"
+        err = UnknownSpaceError(f"{said} {detail}")
         err.item = "space"  # the argument that named it, as a model's or benchmark's NotFoundError has
+        # the name given and what is wrong with it, for a layer that names the argument its own way (indexer.serve)
+        err.given, err.detail = s, detail
         raise err
     return by_name
 

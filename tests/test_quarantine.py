@@ -58,7 +58,9 @@ def test_stray_quote_and_truncated_copy_are_quarantined(store, tmp_path, shared_
     s = ingest(str(d), store=store, fetch_metadata=False)
     assert s.quarantined == [location] and s.sources == 0 and s.exit_code == 1
     (why,) = [e for e in s.errors if e.file == location]
-    assert "quarantined" in why.message and "--accept-partial" in why.message and "keeps serving" in why.message
+    # a library call: the library's parameter (before: the CLI's --accept-partial, an option a Python caller has not)
+    assert "quarantined" in why.message and "accept_partial=True" in why.message and "keeps serving" in why.message
+    assert "--accept-partial" not in why.message
     assert any("unreadable from here on" in e.message for e in s.errors)  # where the file breaks off
     assert _state(store, location) == good  # nothing stored changed
     assert len(store.load_outcomes().models) == n_models
@@ -141,7 +143,8 @@ def test_index_run_is_partial_and_the_stored_revision_keeps_serving(env, tmp_pat
     assert r.status == "partial" and r.exit_code == 1
     assert r.counts["quarantined"] == 1 and r.counts["removed"] == 0
     assert [s["status"] for s in r.sources] == ["quarantined"]
-    assert any("quarantined" in e["message"] and "--accept-partial" in e["message"] for e in r.errors)
+    assert any("quarantined" in e["message"] and "accept_partial=True" in e["message"] for e in r.errors)
+    assert not any("--accept-partial" in e["message"] for e in r.errors)  # a library call: its parameter
     space = idx.store.list_spaces()[0]
     assert sorted(mv.model for mv in idx.store.load_model_vectors(space.id)) == models
     idx.close()
@@ -151,6 +154,9 @@ def test_index_run_is_partial_and_the_stored_revision_keeps_serving(env, tmp_pat
     runner = CliRunner()
     out = runner.invoke(app, ["index", "--json"])
     assert out.exit_code == 1 and json.loads(out.stdout)["counts"]["quarantined"] == 1
+    # the command's option there, and which commands take it
+    assert any("--accept-partial (taskspace index or taskspace ingest)" in e["message"]
+               for e in json.loads(out.stdout)["errors"]), out.stdout
     out = runner.invoke(app, ["index", "--accept-partial", "--json"])
     rep = json.loads(out.stdout)
     assert rep["counts"]["quarantined"] == 0 and rep["counts"]["sources"] == 1

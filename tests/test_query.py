@@ -327,6 +327,7 @@ def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_
     import logging
 
     from indexer import query
+    from indexer.errors import CLI
     from indexer.query import _space
     from indexer.space import space_name
 
@@ -337,8 +338,18 @@ def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_
         assert _space(store).id == newest.id
         assert _space(store).id == newest.id  # said once per process (a server answers many queries)
     assert caplog.text.count("no indexed space was built") == 1, caplog.text
+    # a library call: the library's parameter (before: `--space NAME`, an option a Python caller has not)
     assert (f"no indexed space was built with the configured encoder {encoder.id} (TASKSPACE_ENCODER); searching the "
-            f"newest space, {space_name(newest)} (org/enc-b@1); --space NAME picks another") in caplog.text
+            f"newest space, {space_name(newest)} (org/enc-b@1); space=NAME picks another") in caplog.text
+    caplog.clear()
+    query._WARNED_ENCODER.clear()
+    token = CLI.set(True)  # as `taskspace search` sets it while it runs (indexer.cli): the command's option
+    try:
+        with caplog.at_level(logging.WARNING, logger="indexer.query"):
+            assert _space(store).id == newest.id
+    finally:
+        CLI.reset(token)
+    assert f"(org/enc-b@1); --space NAME picks another" in caplog.text, caplog.text
     caplog.clear()
     mine = store.get_or_create_space(encoder.id, 11, 1.0, 0.0, method="auto", params={})
     with caplog.at_level(logging.WARNING, logger="indexer.query"):
@@ -356,6 +367,7 @@ def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_
 
     from indexer import query
     from indexer.config import get_settings
+    from indexer.errors import CLI
     from indexer.query import _space
     from indexer.space import configured, space_name
 
@@ -368,7 +380,17 @@ def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_
     assert caplog.text.count("searching space") == 1, caplog.text
     assert (f"searching space {space_name(old)}, built with method auto (by an older taskspace, or under another "
             f"TASKSPACE_METHOD), not as this taskspace builds the configured method {method} (TASKSPACE_METHOD)") in caplog.text
-    assert "whose space is not indexed: `taskspace index` builds it" in caplog.text and f"--space {space_name(old)} searches this" in caplog.text
+    assert "whose space is not indexed: `taskspace index` builds it" in caplog.text
+    assert f"space='{space_name(old)}' searches this" in caplog.text and "--space" not in caplog.text  # a library call
+    caplog.clear()
+    getattr(query, "_WARNED_METHOD", set()).clear()
+    token = CLI.set(True)  # as `taskspace search` sets it while it runs (indexer.cli): the command's option
+    try:
+        with caplog.at_level(logging.WARNING, logger="indexer.query"):
+            assert _space(store).id == old.id
+    finally:
+        CLI.reset(token)
+    assert f"--space {space_name(old)} searches this" in caplog.text, caplog.text
     caplog.clear()
     getattr(query, "_WARNED_METHOD", set()).clear()
     with caplog.at_level(logging.WARNING, logger="indexer.query"):

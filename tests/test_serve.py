@@ -498,12 +498,12 @@ def test_a_prompt_or_model_that_is_not_a_string_is_said_so(client):
     """`{"prompts": [["x"]]}`, `{"prompts": [1]}` or `{"models": [1]}`: the error names the type sent; before, "must
     be a non-empty string", as if an empty string had been sent."""
     err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT, ["x"]]}), 422, "invalid_input", "prompts[1]")
-    assert err["message"] == "prompts[1]: a prompt must be a string, not list", err
+    assert err["message"] == "prompts[1] must be a prompt (a string), not a list", err
     err = assert_error(client.post("/v1/find", json={"prompts": [1]}), 422, "invalid_input", "prompts[0]")
-    assert "must be a string, not int" in err["message"], err
+    assert err["message"] == "prompts[0] must be a prompt (a string), not 1", err
     err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "models": [1]}), 422, "invalid_input",
-                       "models")
-    assert "a model name must be a string, not int" in err["message"], err
+                       "models[0]")
+    assert err["message"] == "models[0] must be a model name (a string), not 1", err
 
 
 def test_a_query_parameter_that_takes_one_value_given_twice_is_refused(client):
@@ -536,11 +536,59 @@ def test_a_filter_named_as_the_model_list_names_it_is_answered_with_ours(client)
         assert f"(did you mean {ours!r}?)" in err["message"], err
 
 
+def test_a_find_field_of_another_json_type_is_said_in_jsons_words(client):
+    """A `/v1/find` field, filter or list entry of another JSON type than /openapi.json declares is a 422 naming it,
+    saying what it takes and what was sent as JSON writes it (true, null, "3", 5, a list, an object), checked by the
+    HTTP layer before the library. Before, the library's Python words came back: "licenses must be a license name or
+    a list of them, not int", "filters.min_params: True is not a parameter count", "filters.licenses: a license must
+    be a non-empty string" for the number 5, "open_only must be true or false, not None", "k must be a positive
+    integer, not '3'"."""
+    post = lambda body: client.post("/v1/find", json={"prompts": [PROMPT], **body})  # noqa: E731
+    for body, field, said in (
+            ({"filters": {"licenses": 5}}, "filters.licenses", "licenses must be a license name or a list of them, not 5"),
+            ({"filters": {"licenses": [5]}}, "filters.licenses", "licenses[0] must be a license name (a string), not 5"),
+            ({"filters": {"licenses": {"a": 1}}}, "filters.licenses",
+             "licenses must be a license name or a list of them, not an object"),
+            ({"filters": {"min_params": True}}, "filters.min_params",
+             "min_params must be a parameter count, a number or a string such as 8B or 770M, not true"),
+            ({"filters": {"max_params": [1]}}, "filters.max_params",
+             "max_params must be a parameter count, a number or a string such as 8B or 770M, not a list"),
+            ({"filters": {"open_only": None}}, "filters.open_only", "open_only must be true or false, not null"),
+            ({"filters": {"exclude_gated": "true"}}, "filters.exclude_gated",
+             'exclude_gated must be true or false, not "true"'),
+            ({"filters": {"min_evidence": True}}, "filters.min_evidence",
+             "min_evidence must be a non-negative integer, not true"),
+            ({"filters": {"pipeline_tag": 5}}, "filters.pipeline_tag", "pipeline_tag must be a string, not 5"),
+            ({"filters": []}, "filters", "filters must be an object, not a list"),
+            ({"k": "3"}, "k", 'k must be a positive integer, at most 100, not "3"'),
+            ({"evidence": [1]}, "evidence", "evidence must be an integer from 0 to 20, not a list"),
+            ({"prefer_smaller": "x"}, "prefer_smaller", 'prefer_smaller must be a number from 0 to 100, not "x"'),
+            ({"rank": 5}, "rank", "rank must be probability or lcb, not 5"),
+            ({"models": 5}, "models", "models must be a model name or a list of them, not 5"),
+            ({"prompts": 5}, "prompts", "prompts must be a string or a list of strings, not 5"),
+            ({"prompts": None, "vector": [0.5, True]}, "vector[1]", "vector[1] must be a number (vector is a list of numbers), not true"),
+            ({"prompts": None, "vector": "x"}, "vector", 'vector must be a list of numbers, not "x"')):
+        body = {k: v for k, v in body.items() if v is not None}
+        if "vector" in body:
+            err = assert_error(client.post("/v1/find", json=body), 422, "invalid_input", field)
+        else:
+            err = assert_error(post(body), 422, "invalid_input", field)
+        assert err["message"] == said, err
+    # the library keeps its Python words: it is not the HTTP layer's to rewrite them
+    from indexer.errors import InputError
+    from indexer.find import Filters
+
+    with pytest.raises(InputError, match="not int"):
+        Filters(licenses=5)
+    with pytest.raises(InputError, match="True is not a parameter count"):
+        Filters(min_params=True)
+
+
 def test_a_benchmark_that_is_not_a_string_is_said_so(client):
     """`{"benchmark": ["alpha"]}` (a list, as `prompts` takes) or a number: 422 naming `benchmark` and saying it is one
     name, a string, not what was sent; before, "benchmark must be a non-empty benchmark name", for a list that was
     not empty. A blank name is still "non-empty"."""
-    for sent, kind in ((["alpha"], "list"), (5, "int"), ({"name": "alpha"}, "dict")):
+    for sent, kind in ((["alpha"], "a list"), (5, "5"), ({"name": "alpha"}, "an object")):
         err = assert_error(client.post("/v1/find", json={"benchmark": sent}), 422, "invalid_input", "benchmark")
         assert err["message"] == f"benchmark must be one benchmark name (a string), not {kind}", err
     assert_error(client.post("/v1/find", json={"benchmark": " "}), 422, "invalid_input", "benchmark",
@@ -556,7 +604,7 @@ def test_a_filter_error_names_its_filter_once(client):
     err = assert_error(post({"min_evidence": -1}), 422, "invalid_input", "filters.min_evidence")
     assert err["message"] == "min_evidence must be a non-negative integer, not -1"
     err = assert_error(post({"open_only": "yes"}), 422, "invalid_input", "filters.open_only")
-    assert err["message"] == "open_only must be true or false, not 'yes'"
+    assert err["message"] == 'open_only must be true or false, not "yes"'
     err = assert_error(post({"min_params": "70B", "max_params": "8B"}), 422, "invalid_input", "filters.min_params")
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B") and "lower min_params" in err["message"]
     err = assert_error(client.get("/v1/models", params={"pipeline_tag": " "}), 422, "invalid_input", "pipeline_tag")

@@ -172,11 +172,13 @@ def test_limit_on_a_source_that_is_not_an_organisation_is_refused(tmp_path):
     path = tmp_path / "home" / "sources.toml"
     folder, ts = _one_prompt_source_and_cli(tmp_path)
     for spec in (str(folder), "hub:org/repo"):
-        with pytest.raises(ConfigError, match="--limit applies only to hub-org: sources") as info:
+        # a library call names the library's parameter (before: `--limit`, an option a Python caller has not)
+        with pytest.raises(ConfigError, match=r"^source '[^']*': limit= applies only to hub-org: sources") as info:
             sourcelist.add(path, [SourceSpec(spec, limit=3)])
-        assert "nothing was saved" in str(info.value) and not path.exists()
-    with pytest.raises(ConfigError, match="--limit applies only to hub-org: sources"):
+        assert "nothing was saved" in str(info.value) and not path.exists() and "--limit" not in str(info.value)
+    with pytest.raises(ConfigError, match="limit= applies only to hub-org: sources") as info:
         ingest(str(folder), limit=3, fetch_metadata=False)
+    assert "--limit" not in str(info.value)
     for args in (["sources", "add", str(folder), "--limit", "3"], ["index", "--source", str(folder), "--limit", "3"],
                  ["ingest", str(folder), "--limit", "3", "--no-metadata"]):
         r = ts(*args)
@@ -393,6 +395,10 @@ def test_a_format_that_does_not_fit_the_path_is_refused_before_saving(tmp_path):
     fits is saved. Before, any known format was saved without a look at the path, and every later pass failed on it
     ("no lm-eval samples files ...") -- the typo docs/WORKER.md says is refused before it is saved."""
     folder, ts = _one_prompt_source_and_cli(tmp_path)
+    # the library's parameter to a library call (before: the CLI's `--format`)
+    with pytest.raises(ConfigError) as info:
+        sourcelist.add(tmp_path / "home" / "sources.toml", [SourceSpec(str(folder), format="lm_eval")])
+    assert str(info.value).endswith("it reads as table (drop format=, or give format='table'); nothing was saved")
     r = ts("sources", "add", str(folder), "--format", "lm_eval")
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip() == (

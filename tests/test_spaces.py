@@ -316,7 +316,7 @@ def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_tw
     from indexer.browse import list_models, model_detail
     from indexer.find import find_models
     from indexer.serve import Service, create_app
-    from indexer.space import space_name
+    from indexer.space import encoder_name, space_name
 
     mc, auto = home_with_two_spaces
     svc = Service(encoder=encoder)
@@ -347,6 +347,10 @@ def test_the_http_api_queries_the_space_it_is_given_as_the_cli_does(home_with_tw
             assert err["code"] == "not_found" and err["field"] == "space", err
             assert err["message"].startswith("space 'nope' is not a known space; spaces in SQL: ") and \
                 space_name(auto) in err["message"], err
+        # an encoder's name that both spaces share: the field the client sent, as it sent it (not `space=`)
+        enc = encoder_name(mc.encoder)
+        err = client.post("/v1/find", json={"prompt": PROMPT, "space": enc}).json()["error"]
+        assert err["field"] == "space" and err["message"].startswith(f"space '{enc}' matches several spaces"), err
         listed = client.get("/v1/spaces").json()["spaces"]  # what `taskspace spaces --json` lists, as the page shows it
         assert [(s["name"], s["id"], s["method"], s["default"], s["models"]) for s in listed] == \
             [(space_name(mc), mc.id, "auto-mc", True, 5), (space_name(auto), auto.id, "auto", False, 5)]
