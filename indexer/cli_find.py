@@ -461,8 +461,9 @@ def measured_near_note(q: dict) -> str | None:
     if not mn["results"]:
         return (f"none of these {mn['of']} models was measured {on} (other indexed models were), so their ranking "
                 "rests on their general ability")
+    rest = "the other's rank rests on its" if mn["of"] - mn["results"] == 1 else "the others' rank rests on their"
     return (f"{mn['results']} of these {mn['of']} models {'was' if mn['results'] == 1 else 'were'} measured {on}; "
-            "the others' rank rests on their general ability")
+            f"{rest} general ability")
 
 
 #: the words the note of a query far from every indexed prompt begins with (:func:`measured_near_note`)

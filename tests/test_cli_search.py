@@ -246,3 +246,19 @@ def test_a_query_far_from_everything_measured_is_said_once_under_the_table(tmp_p
     assert "none of these 2 models was measured near this query (other indexed models were)" in " ".join(out.split())
     code, out, _ = cli(capsys, "Question 3 on chemistry: what is item 3 of cli-bench?")
     assert code == 0 and FAR_NOTE not in out and "of these" not in out and "none of these" not in out
+
+
+def test_the_measured_near_line_says_one_other_model_in_the_singular():
+    """The line under the table counts the results measured near the query: with one of them not, it says "the
+    other's rank rests on its general ability" (before, "5 of these 6 models were measured near this query; the
+    others' rank rests on their general ability" for a single other), several "the others'"; none said when all were."""
+    from indexer.cli_find import measured_near_note
+
+    def said(results, of):
+        return measured_near_note({"kind": "prompts", "measured_near": {"results": results, "of": of, "any_model": True}})
+
+    assert said(5, 6) == ("5 of these 6 models were measured near this query; the other's rank rests on its general "
+                          "ability")
+    assert said(1, 4).endswith("1 of these 4 models was measured near this query; the others' rank rests on their "
+                               "general ability")
+    assert said(6, 6) is None
