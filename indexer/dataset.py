@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ConfigError, InputError, UnknownSpaceError
+from .errors import ConfigError, InputError, UnknownSpaceError, arg
 
 SPACES = "spaces.parquet"
 BENCHMARKS = "benchmarks.parquet"
@@ -485,7 +485,7 @@ def space_names(root: Path, want: list[str] | None = None) -> list[str]:
 def _check_wanted(known: list, want: list[str] | None) -> None:
     unknown = [s for s in want or [] if s not in known]
     if unknown:  # a bad option value (exit 2, naming it), as `--space` of publish, check and reindex
-        raise UnknownSpaceError(f"space={unknown[0]!r} is not a space of the records; they hold "
+        raise UnknownSpaceError(f"{arg('space', unknown[0])} is not a space of the records; they hold "
                                 f"{', '.join(map(str, known)) or 'none'} (by index name)")
 
 

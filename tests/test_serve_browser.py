@@ -372,7 +372,7 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         for qs, words in (("prefer_smaller=1e9", "error: prefer_smaller must be a number from 0 to 100"),
                           ("k=abc", "error: k: not a number"), ("prefer_smaller=abc", "error: prefer_smaller: not a number"),
                           ("min_evidence=abc", "error: min_evidence: not a number"), ("k=Infinity", "error: k: not a number"),
-                          ("k=2.7", "error: k must be a positive integer, not 2.7"),
+                          ("k=2.7", "error: k must be a positive integer, at most 100, not 2.7"),
                           ("min_evidence=2.5", "error: min_evidence must be a non-negative integer, not 2.5")):
             page.goto(page_server + "/?q=What+is+item+3&" + qs)
             expect(status).to_contain_text(words)
@@ -391,7 +391,7 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         assert answers["TRUE"] == answers["true"] == answers["1"]
         assert answers["0"] == answers["False"] and "open weights only" not in answers["0"][1] and not answers["0"][2]
         page.goto(page_server + "/?q=What+is+item+3&exclude_gated=yes")
-        expect(status).to_have_text("error: exclude_gated must be true or false, not 'yes'")
+        expect(status).to_have_text("error: exclude_gated must be true or false, not \"yes\"")
         # an empty task submitted (Ctrl+Enter in the empty box) says what to give, in the announced status region
         # (before: nothing); a page opened without a query stays quiet
         page.goto(page_server + "/")
