@@ -1,5 +1,7 @@
 """Queries over an indexed store: prompts or a benchmark -> ranked models, equal to e_i . q computed directly."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -319,6 +321,19 @@ def test_the_lean_entry_point_refuses_filters_no_payload_field_holds(indexed):
                                                                    store=store, vectors=vectors)] == ["m1"]
 
 
+
+@contextlib.contextmanager
+def _as_the_cli():
+    """Messages in the CLI's words while it runs, as `taskspace search` sets them (indexer.cli): the command's option."""
+    from indexer.errors import CLI
+
+    token = CLI.set(True)
+    try:
+        yield
+    finally:
+        CLI.reset(token)
+
+
 def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_searches(store, encoder, caplog):
     """Several spaces, none built with the configured encoder (TASKSPACE_ENCODER changed since, or a typo): the query
     takes the newest space as before, and a warning says so, naming the configured encoder, the space searched and
@@ -327,7 +342,6 @@ def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_
     import logging
 
     from indexer import query
-    from indexer.errors import CLI
     from indexer.query import _space
     from indexer.space import space_name
 
@@ -343,12 +357,8 @@ def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_
             f"newest space, {space_name(newest)} (org/enc-b@1); space=NAME picks another") in caplog.text
     caplog.clear()
     query._WARNED_ENCODER.clear()
-    token = CLI.set(True)  # as `taskspace search` sets it while it runs (indexer.cli): the command's option
-    try:
-        with caplog.at_level(logging.WARNING, logger="indexer.query"):
-            assert _space(store).id == newest.id
-    finally:
-        CLI.reset(token)
+    with _as_the_cli(), caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == newest.id
     assert f"(org/enc-b@1); --space NAME picks another" in caplog.text, caplog.text
     caplog.clear()
     mine = store.get_or_create_space(encoder.id, 11, 1.0, 0.0, method="auto", params={})
@@ -367,7 +377,6 @@ def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_
 
     from indexer import query
     from indexer.config import get_settings
-    from indexer.errors import CLI
     from indexer.query import _space
     from indexer.space import configured, space_name
 
@@ -384,12 +393,8 @@ def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_
     assert f"space='{space_name(old)}' searches this" in caplog.text and "--space" not in caplog.text  # a library call
     caplog.clear()
     getattr(query, "_WARNED_METHOD", set()).clear()
-    token = CLI.set(True)  # as `taskspace search` sets it while it runs (indexer.cli): the command's option
-    try:
-        with caplog.at_level(logging.WARNING, logger="indexer.query"):
-            assert _space(store).id == old.id
-    finally:
-        CLI.reset(token)
+    with _as_the_cli(), caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == old.id
     assert f"--space {space_name(old)} searches this" in caplog.text, caplog.text
     caplog.clear()
     getattr(query, "_WARNED_METHOD", set()).clear()
