@@ -278,6 +278,10 @@ def _print_run(report) -> None:
         typer.echo(f"  {name:<20} {value}")
     for name, n in (c.get("pushed_other") or {}).items():  # payloads changed in SQL (licenses lowered, metadata)
         typer.echo(f"  {'models pushed':<20} {n} to space {name}")
+    if c.get("truncated"):
+        from .pipeline import truncated_note
+
+        typer.echo(f"  {truncated_note(c)}")
     if c.get("read_only"):
         typer.echo(f"  space {c['read_only']} was pulled and is read-only until raw results are ingested: left as it is")
     times = "  ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())

@@ -68,6 +68,18 @@ class RunReport:
                 "errors": self.errors, "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
 
 
+def truncated_note(counts: dict) -> str | None:
+    """The pass's line on the texts it embedded that are longer than the encoder reads (``counts["truncated"]``), or
+    None: the encoder embeds only their beginning (as a query's ``query.truncated`` says of its prompts)."""
+    n = counts.get("truncated")
+    if not n:
+        return None
+    of = counts.get("embedded", n)
+    return (f"{n} of the {of} texts embedded in this pass are longer than the encoder reads "
+            f"({counts.get('token_limit')} word pieces): only their beginning is embedded, so prompts that differ "
+            "after the cut look alike to the index")
+
+
 class Progress:
     """Progress reporting: tqdm bars on a terminal, plain log lines otherwise (cron, CI)."""
 
@@ -401,10 +413,15 @@ class Indexer:
                 missing.setdefault(h, i)
         if missing:
             self.progress.stage("embed", f"{len(missing)} new {what}")
-            vecs = enc.encode(texts_at(list(missing.values())), progress=self.progress.enabled)
+            texts = texts_at(list(missing.values()))
+            vecs = enc.encode(texts, progress=self.progress.enabled)
             found.update(zip(missing, vecs))
             if report is not None:
                 report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)
+                over, limit = enc.over_limit(texts)  # the encoder embeds their beginning alone (query.truncated's
+                if any(over):  # rule): said once per pass (pass_notes), counted in the run record
+                    report.counts["truncated"] = report.counts.get("truncated", 0) + sum(over)
+                    report.counts["token_limit"] = limit
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)
 
     def rows(self, prompt_ids: np.ndarray, hashes: list[str], params: dict, report: RunReport | None = None,

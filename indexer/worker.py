@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from .errors import BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line
+from .pipeline import truncated_note
 from .schedule import next_run
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,8 @@ class Worker:
                 self.passes += 1
                 last_code = getattr(report, "exit_code", 0)
                 log.info("pass finished: %s", pass_summary(report))
+                if truncated_note(getattr(report, "counts", None) or {}):  # as `taskspace index` prints it
+                    log.info("%s", truncated_note(report.counts))
                 _log_errors(report)
             except BusyError as exc:
                 if not self.wait_for_lock:

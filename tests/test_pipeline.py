@@ -876,3 +876,35 @@ def test_a_model_whose_results_are_all_gone_is_unknown_as_in_a_fresh_index(tmp_p
         assert model_detail("m3", store=store, vectors=vectors)["indexed"] is True
     finally:
         vectors.close()
+
+
+def test_a_pass_says_how_many_texts_it_embedded_were_longer_than_the_encoder_reads(tmp_path):
+    """`taskspace index` says, once, how many of the texts it embedded were cut by the encoder (all-MiniLM-L6-v2 reads
+    256 word pieces), as a query's `query.truncated` does for its prompts; the run record counts them
+    (``truncated``, ``token_limit``) and a pass that embeds nothing new says nothing. Before, only a query was told:
+    a benchmark of long prompts was indexed without a word that the index saw only their beginning."""
+    import uuid
+
+    from typer.testing import CliRunner
+
+    from helpers import write_source
+    from indexer.cli import app
+
+    tag = uuid.uuid4().hex  # texts no earlier run has cached: the pass embeds them
+    long = " ".join(f"word{j} {tag}" for j in range(300))  # far beyond 256 word pieces
+    texts = [f"{tag} question {i}: what is {i} + {i}?" for i in range(18)] + [f"first {long}", f"second {long}"]
+    d = tmp_path / "t"
+    write_source(d, "arith", texts, outcomes(np.random.default_rng(0), [f"org/m{i}" for i in range(5)], 20))
+    runner = CliRunner()
+    res = runner.invoke(app, ["index", "--source", str(d)])
+    assert res.exit_code == 0, res.output
+    says = ("2 of the 20 texts embedded in this pass are longer than the encoder reads (256 word pieces): only their "
+            "beginning is embedded")
+    assert says in " ".join(res.output.split()), res.output
+    res = runner.invoke(app, ["runs", "--json"])
+    import json
+
+    counts = json.loads(res.output)[0]["counts"]
+    assert counts["truncated"] == 2 and counts["token_limit"] == 256 and counts["embedded"] == 20, counts
+    res = runner.invoke(app, ["index"])
+    assert res.exit_code == 0 and "longer than the encoder reads" not in res.output, res.output
