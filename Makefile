@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run demo test lint bench mpnet clean
+.PHONY: setup run demo test bench mpnet clean
 
 # A virtualenv with the exact dependency set of requirements.lock (torch is the CPU build pip finds on disk).
 # requirements.lock pins wheels for Python 3.11 alone: another Python is refused here, naming it, before pip

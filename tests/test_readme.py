@@ -116,6 +116,24 @@ def test_make_setup_refuses_a_venv_made_for_another_checkout(tmp_path):
     assert res.returncode == 0 and res.stderr == "", res.stderr
 
 
+def test_every_target_the_makefile_declares_does_something(tmp_path):
+    # `.PHONY` named a `lint` target that had no rule: `make lint` said "Nothing to be done for 'lint'" and exited 0, as
+    # if the code had been checked. Each declared target must have a rule with a recipe or prerequisites (`make -n`
+    # prints what it would run and runs nothing).
+    text = (ROOT / "Makefile").read_text()
+    phony = re.search(r"^\.PHONY:(.*)$", text, re.M).group(1).split()
+    assert "run" in phony and "test" in phony
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "Makefile").write_text(text)
+    for name in ("pyproject.toml", "requirements.lock"):
+        (work / name).touch()
+    for target in phony:
+        res = subprocess.run(["make", "--no-print-directory", "-n", target], cwd=work, capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 0 and res.stdout.strip() and "Nothing to be done" not in res.stdout, (target, res)
+
+
 def _ci_run(tmp_path, **env):
     """`.ci/run` of this checkout in a scratch copy, with PATH holding only bash, dirname, a `make` that records its
     arguments and an `apt-get` that records it was called (nothing is installed, no suite runs)."""
