@@ -73,5 +73,7 @@ mpnet: setup
 bench: setup
 	$(BIN)/python benchmarks/bench_solver.py
 
+# What make builds, not what taskspace stores: ./.taskspace (the default TASKSPACE_HOME: the SQL store, sources.toml,
+# the index) stays; `rm -rf .taskspace` starts the index over.
 clean:
-	rm -rf $(VENV) .taskspace .pytest_cache
+	rm -rf $(VENV) .pytest_cache
