@@ -23,6 +23,7 @@ def test_testing_md_cites_real_tests_and_every_mutant():
     """docs/TESTING.md: every test it cites exists, and every mutant of scripts/mutants.py is in its table with
     test ids that exist."""
     import importlib.util
+    import itertools
 
     text = (ROOT / "docs" / "TESTING.md").read_text()
     for f, t in set(re.findall(r"(test_\w+\.py)::(test_\w+)", text)):
@@ -37,6 +38,9 @@ def test_testing_md_cites_real_tests_and_every_mutant():
     finally:
         sys.modules.pop("mutants", None)
     assert len(mutants.MUTANTS) >= 20
+    rows = list(itertools.takewhile(lambda line: line.startswith("| "),
+                                    text[text.index("| mutant (file) | caught by |"):].splitlines()[2:]))
+    assert len(rows) == len(mutants.MUTANTS), f"{len(rows)} rows in TESTING.md's mutant table, {len(mutants.MUTANTS)} mutants"
     for m in mutants.MUTANTS:
         assert (ROOT / m.path).read_text().count(m.old) == 1, m.name  # still applies to the code
         for node in m.tests:
