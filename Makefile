@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: setup run demo test lint bench mpnet clean
+.PHONY: setup run demo test bench mpnet clean
 
 # A virtualenv with the exact dependency set of requirements.lock (torch is the CPU build pip finds on disk).
 # requirements.lock pins wheels for Python 3.11 alone: another Python is refused here, naming it, before pip
@@ -73,5 +73,7 @@ mpnet: setup
 bench: setup
 	$(BIN)/python benchmarks/bench_solver.py
 
+# What make builds, not what taskspace stores: ./.taskspace (the default TASKSPACE_HOME: the SQL store, sources.toml,
+# the index) stays; `rm -rf .taskspace` starts the index over.
 clean:
-	rm -rf $(VENV) .taskspace .pytest_cache
+	rm -rf $(VENV) .pytest_cache

@@ -24,7 +24,8 @@ def serve(
         help="Let pages from this origin (scheme://host[:port], or * for any) call the API from a browser; repeat for "
              "more. Unset: no CORS headers (the search page at / needs none)."),
 ) -> None:
-    """Serve the HTTP API (POST /v1/find, GET /v1/models, /v1/benchmarks, /healthz, /readyz) and the search page at /.
+    """Serve the HTTP API (POST /v1/find, GET /v1/models, /v1/models/{id}, /v1/benchmarks, /v1/spaces, /healthz,
+    /readyz) and the search page at /.
 
     Examples:
 

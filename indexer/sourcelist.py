@@ -180,7 +180,8 @@ def validate(source: SourceSpec) -> SourceSpec:
     if source.format is not None and source.format not in formats():
         raise ConfigError(f"{where}: unknown format {source.format!r}; use one of {', '.join(formats())}; nothing was saved")
     if source.limit is not None and not is_limit(source.limit):
-        raise ConfigError(f"{where}: limit must be a positive integer; nothing was saved")
+        # the caller's words: `--limit` on the command line, `limit=` to the library (indexer.errors.arg)
+        raise ConfigError(f"{where}: {arg('limit')} must be a positive integer, not {source.limit!r}; nothing was saved")
     try:
         parsed = parse_spec(spec)
         if source.limit is not None and parsed.kind != "hub-org":  # it would be ignored: say so instead

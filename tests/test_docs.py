@@ -23,6 +23,7 @@ def test_testing_md_cites_real_tests_and_every_mutant():
     """docs/TESTING.md: every test it cites exists, and every mutant of scripts/mutants.py is in its table with
     test ids that exist."""
     import importlib.util
+    import itertools
 
     text = (ROOT / "docs" / "TESTING.md").read_text()
     for f, t in set(re.findall(r"(test_\w+\.py)::(test_\w+)", text)):
@@ -37,6 +38,9 @@ def test_testing_md_cites_real_tests_and_every_mutant():
     finally:
         sys.modules.pop("mutants", None)
     assert len(mutants.MUTANTS) >= 20
+    rows = list(itertools.takewhile(lambda line: line.startswith("| "),
+                                    text[text.index("| mutant (file) | caught by |"):].splitlines()[2:]))
+    assert len(rows) == len(mutants.MUTANTS), f"{len(rows)} rows in TESTING.md's mutant table, {len(mutants.MUTANTS)} mutants"
     for m in mutants.MUTANTS:
         assert (ROOT / m.path).read_text().count(m.old) == 1, m.name  # still applies to the code
         for node in m.tests:
@@ -164,3 +168,36 @@ def test_serving_md_names_every_note_the_search_page_shows_under_its_status_line
                   "no model in the index was measured on anything like this query"):
         assert words in app, words  # the page still says it
         assert words in serving, words
+
+
+def test_the_formats_md_examples_ingest_as_shown(taskspace_home, tmp_path):
+    """docs/FORMATS.md's "Minimal examples": each file written from its block (its path on the line above), the
+    lighteval script run, and every example folder ingested without an error, as the page says."""
+    import subprocess
+    import sys
+
+    from indexer.ingest import ingest
+    from indexer.store.sql import Store
+
+    text = (ROOT / "docs" / "FORMATS.md").read_text()
+    section = text[text.index("## Minimal examples"):text.index("## Per-sample scores")]
+    work = tmp_path / "formats"
+    files = re.findall(r"^`([^`\n]+)`[^\n]*\n```[a-z]*\n(.*?)```", section, re.M | re.S)
+    assert {Path(p).parts[0] for p, _ in files} == {"results", "results-matrix", "out"}
+    for path, body in files:
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(body)
+    (work / "results-matrix" / "prompts.csv").write_text((work / "results" / "prompts.csv").read_text())
+    script = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    subprocess.run([sys.executable, "-c", script], cwd=work, check=True, timeout=120)
+    store = Store(f"sqlite:///{tmp_path / 'formats.db'}", upgrade=True)
+    try:
+        got = {}
+        for folder in ("results", "results-matrix", "out", "light-out"):
+            summary = ingest(str(work / folder), store=store, fetch_metadata=False)
+            assert summary.errors == [] and summary.sources == 1, (folder, summary)
+            got[folder] = (summary.models, summary.prompts, summary.outcomes)
+        assert got == {"results": (2, 3, 6), "results-matrix": (0, 0, 5), "out": (1, 2, 2), "light-out": (1, 1, 1)}
+        assert "added 2 models, 3 prompts, 6 outcomes from 1 source(s)" in section
+    finally:
+        store.close()

@@ -116,6 +116,39 @@ def test_make_setup_refuses_a_venv_made_for_another_checkout(tmp_path):
     assert res.returncode == 0 and res.stderr == "", res.stderr
 
 
+def test_every_target_the_makefile_declares_does_something(tmp_path):
+    # `.PHONY` named a `lint` target that had no rule: `make lint` said "Nothing to be done for 'lint'" and exited 0, as
+    # if the code had been checked. Each declared target must have a rule with a recipe or prerequisites (`make -n`
+    # prints what it would run and runs nothing).
+    text = (ROOT / "Makefile").read_text()
+    phony = re.search(r"^\.PHONY:(.*)$", text, re.M).group(1).split()
+    assert "run" in phony and "test" in phony
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "Makefile").write_text(text)
+    for name in ("pyproject.toml", "requirements.lock"):
+        (work / name).touch()
+    for target in phony:
+        res = subprocess.run(["make", "--no-print-directory", "-n", target], cwd=work, capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 0 and res.stdout.strip() and "Nothing to be done" not in res.stdout, (target, res)
+
+
+def test_make_clean_removes_the_venv_and_keeps_the_index(tmp_path):
+    # `make clean` is what make says to run for a venv made by another Python or in another checkout. It also removed
+    # ./.taskspace, the default TASKSPACE_HOME: the SQL store with every ingested result, sources.toml and the index,
+    # lost without a word by someone curing a venv. It removes what `make` builds; the data stays.
+    work = tmp_path / "work"
+    for path in (".venv/bin/python", ".pytest_cache/v/cache", ".taskspace/taskspace.db", ".taskspace/sources.toml"):
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text("x")
+    (work / "Makefile").write_bytes((ROOT / "Makefile").read_bytes())
+    res = subprocess.run(["make", "--no-print-directory", "clean"], cwd=work, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert not (work / ".venv").exists() and not (work / ".pytest_cache").exists()
+    assert (work / ".taskspace" / "taskspace.db").read_text() == "x" and (work / ".taskspace" / "sources.toml").exists()
+
+
 def _ci_run(tmp_path, **env):
     """`.ci/run` of this checkout in a scratch copy, with PATH holding only bash, dirname, a `make` that records its
     arguments and an `apt-get` that records it was called (nothing is installed, no suite runs)."""

@@ -185,9 +185,26 @@ def test_limit_on_a_source_that_is_not_an_organisation_is_refused(tmp_path):
         lines = r.stderr.strip().splitlines()
         assert r.returncode == 2 and len(lines) == 1 and "--limit applies only to hub-org: sources" in lines[0], (args, r.stderr)
     assert not path.exists()
-    with pytest.raises(ConfigError, match="limit must be a positive integer"):  # True is an int to Python
+    with pytest.raises(ConfigError, match="limit= must be a positive integer, not True"):  # True is an int to Python
         sourcelist.add(path, [SourceSpec("hub-org:some-org", limit=True)])
     assert sourcelist.add(path, [SourceSpec("hub-org:some-org", limit=3)])[0].limit == 3  # where it applies
+
+
+def test_a_limit_below_one_is_named_as_its_caller_wrote_it(tmp_path):
+    """A `hub-org:` limit below 1 is refused naming the argument in the caller's words: `--limit` on the command line
+    (`sources add`, `index --source`), `limit=` to `indexer.sourcelist.add`, with the value given; nothing is saved.
+    Before, both said "limit must be a positive integer", the CLI's option without its dashes and no value."""
+    path = tmp_path / "home" / "sources.toml"
+    _, ts = _one_prompt_source_and_cli(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        sourcelist.add(path, [SourceSpec("hub-org:some-org", limit=0)])
+    assert str(info.value) == "source 'hub-org:some-org': limit= must be a positive integer, not 0; nothing was saved"
+    for args in (["sources", "add", "hub-org:some-org", "--limit", "0"],
+                 ["index", "--source", "hub-org:some-org", "--limit", "-3"]):
+        r = ts(*args)
+        assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+            f"error: source 'hub-org:some-org': --limit must be a positive integer, not {args[-1]}; nothing was saved"], r.stderr
+    assert not path.exists()
 
 
 def test_a_hub_source_is_configured_once_whatever_its_revision_or_spelling(tmp_path):
