@@ -596,7 +596,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     line; this holds the same rule for every reader, so the rest of the source is stored on SQLite and PostgreSQL)."""
     import numpy as np
 
-    from .records import OutcomeTable, name_problem, text_problem
+    from .records import name_problem, text_problem
     from .sources.common import ErrorLog
 
     log_ = ErrorLog()
