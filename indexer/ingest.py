@@ -744,6 +744,21 @@ def _hub_file(file: str, root: Path, location: str) -> str:
         return file
 
 
+@contextmanager
+def _given_or_opened(store):
+    """``store`` as it is, or, when it is None, the configured store (``open_store()``), closed on the way out."""
+    if store is not None:
+        yield store
+        return
+    from .store.sql import open_store
+
+    own = open_store()
+    try:
+        yield own
+    finally:
+        own.close()
+
+
 def ingest(
     spec: str,
     *,
@@ -763,12 +778,7 @@ def ingest(
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """
     parsed = parse_spec(str(spec))
-    own = store is None
-    if own:
-        from .store.sql import open_store
-
-        store = open_store()
-    try:
+    with _given_or_opened(store) as store:
         # a command the user runs: no next run tries the source again (a configured source's pass does)
         ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial,
                        again="run `taskspace ingest` again later")
@@ -777,26 +787,15 @@ def ingest(
         store.lower_licenses()  # licenses an older taskspace stored as a card wrote them ('MIT')
         ing.fetch_model_metadata()
         return ing.summary
-    finally:
-        if own:
-            store.close()
 
 
 def stored_sources(store=None) -> list[dict]:
     """The sources whose results the store holds: ``{"location", "kind", "revision", "outcomes", "ingested_at"}``,
     by location (pulled spaces' markers left out: they hold no results)."""
-    own = store is None
-    if own:
-        from .store.sql import open_store
-
-        store = open_store()
-    try:
+    with _given_or_opened(store) as store:
         return [{"location": s.location, "kind": s.kind, "revision": s.revision, "outcomes": int(s.n_outcomes),
                  "ingested_at": s.ingested_at.isoformat() if s.ingested_at else None}
                 for s in sorted(store.list_sources(), key=lambda s: s.location) if s.kind != "pulled"]
-    finally:
-        if own:
-            store.close()
 
 
 def drop_source(location: str, *, store=None) -> dict:
@@ -806,12 +805,7 @@ def drop_source(location: str, *, store=None) -> dict:
     (naming close ones), InputError for a pulled space's marker. Returns ``{"location", "outcomes"}``."""
     import difflib
 
-    own = store is None
-    if own:
-        from .store.sql import open_store
-
-        store = open_store()
-    try:
+    with _given_or_opened(store) as store:
         with store.lock("index"):
             rec = store.get_source(location)
             if rec is None and spec_kind(location) == "hub":  # hub:ORG/REPO@REV: the repo is stored once
@@ -828,6 +822,3 @@ def drop_source(location: str, *, store=None) -> dict:
                                  "replace it", item=location)
             store.delete_source(rec.location)
             return {"location": rec.location, "outcomes": int(rec.n_outcomes)}
-    finally:
-        if own:
-            store.close()
