@@ -138,7 +138,7 @@ def test_evaluate_and_cli_peers_option(monkeypatch):
     from indexer import cli
     from indexer.evaluate import evaluate
 
-    assert cli.PEER_CHOICES == tuple(peers.PEER_SETS)  # the CLI's literal choices are the library's
+    assert tuple(p.value for p in cli.Peers) == tuple(peers.PEER_SETS)  # the CLI's literal choices are the library's
     out = runner.invoke(app, ["evaluate", str(SAMPLE), "--peers", "most", "--no-sweep"])
     assert out.exit_code == 2 and "most" in out.output  # a usage error, before any reading or encoding
     with pytest.raises(InputError, match="unknown peers='most'"):
