@@ -203,13 +203,12 @@ def leaderboard_model_id(repo_id: str) -> str | None:
 class Ingester:
     """One ingest run over a store (and a Hub client, made on first use)."""
 
-    def __init__(self, store, *, hub=None, fetch_metadata: bool = True, refresh_metadata: bool = False,
-                 accept_partial: bool = False, again: str | None = None):
+    def __init__(self, store, *, hub=None, fetch_metadata: bool = True, accept_partial: bool = False,
+                 again: str | None = None):
         self.store = store
         self._hub = hub
         self._again = again  # what a Hub failure's error says happens next (HubClient's ``again``)
         self.fetch_metadata = fetch_metadata
-        self.refresh_metadata = refresh_metadata
         self.accept_partial = accept_partial
         self.summary = IngestSummary()
         self._models: set[str] = set()
@@ -550,7 +549,7 @@ class Ingester:
         rows, moves = [], {}
         for name in names:
             rec = self.store.get_model(name)
-            if (not self.refresh_metadata and rec is not None and rec.fetched_at is not None
+            if (rec is not None and rec.fetched_at is not None
                     and (stale_before is None or rec.fetched_at >= stale_before)):
                 continue
             try:
