@@ -620,7 +620,7 @@ def test_index_and_runs_count_the_rows_a_source_had_rejected(tmp_path):
     `error_details`."""
     import json as _json
 
-    from indexer.sources.tables import MAX_ERRORS_PER_PROBLEM
+    from indexer.sources.common import MAX_ERRORS_PER_PROBLEM
 
     folder, ts = _one_prompt_source_and_cli(tmp_path)
     n = MAX_ERRORS_PER_PROBLEM + 5
