@@ -320,10 +320,6 @@ class Peers(str, Enum):
     all = "all"
 
 
-#: the values of :class:`Peers`, literal so that the CLI module does not import numpy
-PEER_CHOICES = tuple(p.value for p in Peers)
-
-
 def _method(value: str) -> None:
     from .space import get_method
 

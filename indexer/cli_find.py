@@ -491,8 +491,6 @@ def _with_note(caption: str | None, metas) -> str | None:
 
 
 def _print_result(result) -> None:
-    from .find import format_params
-
     q = result.query
     what = (f"benchmark {q['benchmark']}" if q["kind"] == "benchmark" else
             f"{q['prompts']} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
@@ -597,7 +595,7 @@ def models(
       taskspace models --min-params 1B --pipeline-tag text-generation --exclude-gated --min-evidence 100
     """
     from .browse import count_models, list_models, missing_metadata, models_page
-    from .find import Filters, format_params
+    from .find import Filters
 
     # the filters of `taskspace search` and GET /v1/models, with the library's rules (before: only --license,
     # --max-params and --open-only, so the list could not be narrowed as a search or the HTTP list can)

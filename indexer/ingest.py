@@ -203,13 +203,12 @@ def leaderboard_model_id(repo_id: str) -> str | None:
 class Ingester:
     """One ingest run over a store (and a Hub client, made on first use)."""
 
-    def __init__(self, store, *, hub=None, fetch_metadata: bool = True, refresh_metadata: bool = False,
-                 accept_partial: bool = False, again: str | None = None):
+    def __init__(self, store, *, hub=None, fetch_metadata: bool = True, accept_partial: bool = False,
+                 again: str | None = None):
         self.store = store
         self._hub = hub
         self._again = again  # what a Hub failure's error says happens next (HubClient's ``again``)
         self.fetch_metadata = fetch_metadata
-        self.refresh_metadata = refresh_metadata
         self.accept_partial = accept_partial
         self.summary = IngestSummary()
         self._models: set[str] = set()
@@ -550,7 +549,7 @@ class Ingester:
         rows, moves = [], {}
         for name in names:
             rec = self.store.get_model(name)
-            if (not self.refresh_metadata and rec is not None and rec.fetched_at is not None
+            if (rec is not None and rec.fetched_at is not None
                     and (stale_before is None or rec.fetched_at >= stale_before)):
                 continue
             try:
@@ -596,7 +595,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     line; this holds the same rule for every reader, so the rest of the source is stored on SQLite and PostgreSQL)."""
     import numpy as np
 
-    from .records import OutcomeTable, name_problem, text_problem
+    from .records import name_problem, text_problem
     from .sources.common import ErrorLog
 
     log_ = ErrorLog()
@@ -744,6 +743,21 @@ def _hub_file(file: str, root: Path, location: str) -> str:
         return file
 
 
+@contextmanager
+def _given_or_opened(store):
+    """``store`` as it is, or, when it is None, the configured store (``open_store()``), closed on the way out."""
+    if store is not None:
+        yield store
+        return
+    from .store.sql import open_store
+
+    own = open_store()
+    try:
+        yield own
+    finally:
+        own.close()
+
+
 def ingest(
     spec: str,
     *,
@@ -763,12 +777,7 @@ def ingest(
     Raises InputError for a malformed spec or a missing path; everything else is reported in the summary.
     """
     parsed = parse_spec(str(spec))
-    own = store is None
-    if own:
-        from .store.sql import open_store
-
-        store = open_store()
-    try:
+    with _given_or_opened(store) as store:
         # a command the user runs: no next run tries the source again (a configured source's pass does)
         ing = Ingester(store, hub=hub, fetch_metadata=fetch_metadata, accept_partial=accept_partial,
                        again="run `taskspace ingest` again later")
@@ -777,26 +786,15 @@ def ingest(
         store.lower_licenses()  # licenses an older taskspace stored as a card wrote them ('MIT')
         ing.fetch_model_metadata()
         return ing.summary
-    finally:
-        if own:
-            store.close()
 
 
 def stored_sources(store=None) -> list[dict]:
     """The sources whose results the store holds: ``{"location", "kind", "revision", "outcomes", "ingested_at"}``,
     by location (pulled spaces' markers left out: they hold no results)."""
-    own = store is None
-    if own:
-        from .store.sql import open_store
-
-        store = open_store()
-    try:
+    with _given_or_opened(store) as store:
         return [{"location": s.location, "kind": s.kind, "revision": s.revision, "outcomes": int(s.n_outcomes),
                  "ingested_at": s.ingested_at.isoformat() if s.ingested_at else None}
                 for s in sorted(store.list_sources(), key=lambda s: s.location) if s.kind != "pulled"]
-    finally:
-        if own:
-            store.close()
 
 
 def drop_source(location: str, *, store=None) -> dict:
@@ -806,12 +804,7 @@ def drop_source(location: str, *, store=None) -> dict:
     (naming close ones), InputError for a pulled space's marker. Returns ``{"location", "outcomes"}``."""
     import difflib
 
-    own = store is None
-    if own:
-        from .store.sql import open_store
-
-        store = open_store()
-    try:
+    with _given_or_opened(store) as store:
         with store.lock("index"):
             rec = store.get_source(location)
             if rec is None and spec_kind(location) == "hub":  # hub:ORG/REPO@REV: the repo is stored once
@@ -828,6 +821,3 @@ def drop_source(location: str, *, store=None) -> dict:
                                  "replace it", item=location)
             store.delete_source(rec.location)
             return {"location": rec.location, "outcomes": int(rec.n_outcomes)}
-    finally:
-        if own:
-            store.close()

@@ -419,7 +419,7 @@ class Indexer:
             if report is not None:
                 report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)
                 over, limit = enc.over_limit(texts)  # the encoder embeds their beginning alone (query.truncated's
-                if any(over):  # rule): said once per pass (pass_notes), counted in the run record
+                if any(over):  # rule): said once per pass (truncated_note), counted in the run record
                     report.counts["truncated"] = report.counts.get("truncated", 0) + sum(over)
                     report.counts["token_limit"] = limit
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)

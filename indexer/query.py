@@ -320,7 +320,7 @@ def _shared_stores():
     from .store.vectors import VectorStore
 
     s = get_settings()
-    key = (s.database_url, s.qdrant_url, str(s.qdrant_path), s.qdrant_engine)
+    key = _stores_key(s)
     with _OPEN_LOCK:
         got = _OPEN.get("stores")
         if got is not None and got[0] == key and not got[2].closed:
@@ -336,10 +336,7 @@ def _shared_stores():
         except BaseException:
             store.close()
             raise
-        if not _OPEN.get("atexit"):
-            atexit.register(close_cached)
-            _OPEN["atexit"] = True
-        _OPEN["stores"] = (key, store, vectors)
+        _keep_locked("stores", (key, store, vectors))
         return store, vectors
 
 
@@ -352,7 +349,7 @@ def _shared_sql():
     from .store.sql import open_store
 
     s = get_settings()
-    key = (s.database_url, s.qdrant_url, str(s.qdrant_path), s.qdrant_engine)
+    key = _stores_key(s)
     with _OPEN_LOCK:
         got = _OPEN.get("stores")
         if got is not None and got[0] == key and not got[2].closed:
@@ -363,11 +360,21 @@ def _shared_sql():
         if sql is not None:
             sql[1].close()
         store = open_store()
-        if not _OPEN.get("atexit"):
-            atexit.register(close_cached)
-            _OPEN["atexit"] = True
-        _OPEN["sql"] = (s.database_url, store)
+        _keep_locked("sql", (s.database_url, store))
         return store
+
+
+def _stores_key(s) -> tuple:
+    """The settings that name the shared stores (a change of any of them opens the stores again)."""
+    return (s.database_url, s.qdrant_url, str(s.qdrant_path), s.qdrant_engine)
+
+
+def _keep_locked(name: str, value) -> None:
+    """``_OPEN[name] = value``, with :func:`close_cached` registered to run at exit (once a process)."""
+    if not _OPEN.get("atexit"):
+        atexit.register(close_cached)
+        _OPEN["atexit"] = True
+    _OPEN[name] = value
 
 
 def _close_locked() -> None:

@@ -176,6 +176,14 @@ class OutcomeTable:
             )
 
     @classmethod
+    def _of_keys(cls, models, prompts, model_idx, prompt_idx, scores) -> "OutcomeTable":
+        """The table of the model keys ``(model, revision)`` and prompt keys ``(benchmark, text, prompt_id)`` in
+        their order (the indexes of the cells)."""
+        return cls(models=[m for m, _ in models], revisions=[r for _, r in models], prompt_ids=[k[2] for k in prompts],
+                   benchmarks=[k[0] for k in prompts], texts=[k[1] for k in prompts], model_idx=model_idx,
+                   prompt_idx=prompt_idx, scores=scores)
+
+    @classmethod
     def from_outcomes(cls, outcomes: Iterable[Outcome]) -> "OutcomeTable":
         """Columns from Outcome rows (prompts keyed by (benchmark, text, prompt_id); models by (model, revision))."""
         import numpy as np
@@ -189,18 +197,8 @@ class OutcomeTable:
             mi.append(models.setdefault((o.model, o.revision), len(models)))
             pi.append(prompts.setdefault((o.benchmark, o.text, o.prompt_id), len(prompts)))
             sc.append(float(o.score))
-        mkeys = list(models)
-        pkeys = list(prompts)
-        return cls(
-            models=[m for m, _ in mkeys],
-            revisions=[r for _, r in mkeys],
-            prompt_ids=[k[2] for k in pkeys],
-            benchmarks=[k[0] for k in pkeys],
-            texts=[k[1] for k in pkeys],
-            model_idx=np.asarray(mi, dtype=np.int32),
-            prompt_idx=np.asarray(pi, dtype=np.int32),
-            scores=np.asarray(sc, dtype=np.float64),
-        )
+        return cls._of_keys(models, prompts, np.asarray(mi, dtype=np.int32), np.asarray(pi, dtype=np.int32),
+                            np.asarray(sc, dtype=np.float64))
 
     @staticmethod
     def concat(tables: "list[OutcomeTable]") -> "OutcomeTable":
@@ -219,17 +217,9 @@ class OutcomeTable:
             mi.append(mmap[t.model_idx] if len(mmap) else np.zeros(0, np.int32))
             pi.append(pmap[t.prompt_idx] if len(pmap) else np.zeros(0, np.int32))
             sc.append(np.asarray(t.scores, dtype=np.float64))
-        mkeys, pkeys = list(models), list(prompts)
-        return OutcomeTable(
-            models=[m for m, _ in mkeys],
-            revisions=[r for _, r in mkeys],
-            prompt_ids=[k[2] for k in pkeys],
-            benchmarks=[k[0] for k in pkeys],
-            texts=[k[1] for k in pkeys],
-            model_idx=np.concatenate(mi) if mi else np.zeros(0, np.int32),
-            prompt_idx=np.concatenate(pi) if pi else np.zeros(0, np.int32),
-            scores=np.concatenate(sc) if sc else np.zeros(0, np.float64),
-        )
+        return OutcomeTable._of_keys(models, prompts, np.concatenate(mi) if mi else np.zeros(0, np.int32),
+                                     np.concatenate(pi) if pi else np.zeros(0, np.int32),
+                                     np.concatenate(sc) if sc else np.zeros(0, np.float64))
 
     def merged(self) -> "OutcomeTable":
         """The same prompt text is one prompt: copies of a text (within a benchmark) become one prompt

@@ -47,10 +47,6 @@ class SourceSpec:
     format: str | None = None
     limit: int | None = None
 
-    @property
-    def is_hub(self) -> bool:
-        return spec_kind(self.spec) != "path"
-
 
 def normalise(spec: str) -> str:
     """Local paths become absolute; ``hub:`` / ``hub-org:`` specs are written as :func:`indexer.ingest.parse_spec`

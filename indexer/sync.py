@@ -61,7 +61,7 @@ from . import represent
 from .errors import BusyError, DimensionError, StoreError, UnknownSpaceError, arg
 from .records import prompt_hash
 from .space import encoder_name, space_encoder, space_name
-from .store.vectors import KINDS, Point, VectorStore, point_id, space_slug
+from .store.vectors import KINDS, Point, VectorStore, space_slug
 
 log = logging.getLogger(__name__)
 SNIPPET = 300

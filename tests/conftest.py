@@ -226,7 +226,7 @@ def env(tmp_path, encoder):
 
     made = []
 
-    def make(home_name="home"):
+    def make():
         store = open_store()
         vectors = VectorStore.from_settings()
         made.append((store, vectors))

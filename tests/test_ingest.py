@@ -472,7 +472,7 @@ def test_the_error_count_of_ingest_counts_the_rows_a_summary_line_stands_for(tmp
     """`taskspace ingest` over 25 rows of one problem (20 shown, one line "5 more rows rejected: ...") says "25
     error(s)", the rows rejected; before, "21 error(s)", the lines printed."""
     from indexer.cli import app
-    from indexer.sources.tables import MAX_ERRORS_PER_PROBLEM
+    from indexer.sources.common import MAX_ERRORS_PER_PROBLEM
 
     bad = write_table(tmp_path / "t", [(f"m{i}", "p1", "x") for i in range(MAX_ERRORS_PER_PROBLEM + 5)] + [("ok", "p1", 1)])
     r = CliRunner().invoke(app, ["ingest", str(bad), "--no-metadata"])

@@ -35,7 +35,6 @@ def _held_out(contestant, D, S, P, seed=0):
     te, tr = perm[: D.shape[0] // 4], perm[D.shape[0] // 4 :]
     fitted = contestant.fit(D[tr], S[:, tr])
     prob = fitted.probability(D[te])
-    np.testing.assert_allclose(prob, fitted.predict_proba(D[te]))
     assert prob.shape == (S.shape[0], te.size) and np.all((prob > 0) & (prob < 1))
     np.testing.assert_allclose(fitted.predict(D[te]), 2 * prob - 1)
     bsp = BSPContestant().fit(D[tr], S[:, tr]).predict(D[te])
@@ -66,7 +65,7 @@ def test_trained_peer_ignores_unobserved_cells_and_stops_early():
     # unobserved cells filled with failures would pull the model toward 0; NaN cells must not count at all
     S_missing[0, :] = np.where(rng.random(S.shape[1]) < 0.5, np.nan, S[0])
     fitted = peers.EmbedLLMContestant(dim=8, max_epochs=100, patience=3).fit(D, S_missing)
-    mean_pred = fitted.predict_proba(D).mean(axis=1)
+    mean_pred = fitted.probability(D).mean(axis=1)
     np.testing.assert_allclose(mean_pred, np.nanmean(S_missing, axis=1), atol=0.08)
     assert fitted.info["epochs"] < 100  # early stopping ended it
 
@@ -102,7 +101,7 @@ def test_benchmark_best_scores_the_prompts_own_benchmark_and_falls_back_to_the_o
     codes = contestant.rows[0]
     src = np.arange(8)  # a and b are source, c is not
     fitted = contestant.fit(codes[src], S[:, src])
-    prob = fitted.predict_proba(codes[[0, 4, 8]])
+    prob = fitted.probability(codes[[0, 4, 8]])
     np.testing.assert_allclose(prob[:, 0], [0.75, 0.25, 0.5])  # model 2 has no cell on a: its overall 0.5
     np.testing.assert_allclose(prob[:, 1], [0.25, 1.0, 0.5])
     np.testing.assert_allclose(prob[:, 2], source_means(S[:, src]))  # c unseen in the source: overall rates
@@ -139,7 +138,7 @@ def test_evaluate_and_cli_peers_option(monkeypatch):
     from indexer import cli
     from indexer.evaluate import evaluate
 
-    assert cli.PEER_CHOICES == tuple(peers.PEER_SETS)  # the CLI's literal choices are the library's
+    assert tuple(p.value for p in cli.Peers) == tuple(peers.PEER_SETS)  # the CLI's literal choices are the library's
     out = runner.invoke(app, ["evaluate", str(SAMPLE), "--peers", "most", "--no-sweep"])
     assert out.exit_code == 2 and "most" in out.output  # a usage error, before any reading or encoding
     with pytest.raises(InputError, match="unknown peers='most'"):

@@ -14,7 +14,7 @@ import pytest
 from indexer.errors import InputError
 from indexer.records import OutcomeTable
 from indexer.sources import detect_format, read_source
-from indexer.sources.tables import MAX_ERRORS_PER_PROBLEM
+from indexer.sources.common import MAX_ERRORS_PER_PROBLEM
 
 PROMPTS = [
     {"prompt_id": "p1", "benchmark": "demo/a", "text": "What is 1+1?"},

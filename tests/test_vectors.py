@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from indexer.errors import BusyError, DimensionError, InputError, NotFoundError, StoreError
-from indexer.store.vectors import KINDS, Point, VectorStore, build_filter, point_id, space_slug
+from indexer.store.vectors import KINDS, Point, VectorStore, parse_filter, point_id, space_slug
 
 DIM = 8
 
@@ -129,10 +129,10 @@ def test_search_filters(filters, expected):
 
 def test_bad_filters_raise_input_error():
     with pytest.raises(InputError, match="unknown filter operator"):
-        build_filter({"num_parameters": {"below": 3}})
+        parse_filter({"num_parameters": {"below": 3}})
     with pytest.raises(InputError, match="filter"):
-        build_filter({"license": 1.5})
-    assert build_filter({"license": None}) is None
+        parse_filter({"license": 1.5})
+    assert parse_filter({"license": None}) is None
 
 
 def test_search_many_equals_search(vs):

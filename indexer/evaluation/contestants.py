@@ -80,9 +80,6 @@ class Fitted:
                        0.0, 1.0)
 
 
-_Fitted = Fitted  # the name before probabilities
-
-
 def cross_fitted_platt(fit: Callable, D: np.ndarray, S: np.ndarray, folds: int = CROSS_FOLDS, seed: int = 0,
                        size: int = CROSS_PROMPTS):
     """A Platt map (:class:`indexer.posterior.Calibration`, the map of :func:`indexer.posterior.fit_calibration`,
@@ -232,7 +229,7 @@ class KNNContestant:
 
     k: int = 5
 
-    def fit(self, D: np.ndarray, S: np.ndarray) -> _Fitted:
+    def fit(self, D: np.ndarray, S: np.ndarray) -> Fitted:
         D = np.asarray(D, dtype=np.float32)
         mean = source_means(S)
         obs = ~np.isnan(S)
@@ -264,7 +261,7 @@ class KNNContestant:
 class BSPContestant:
     """Best source performer: one score per model, its mean source outcome."""
 
-    def fit(self, D: np.ndarray, S: np.ndarray) -> _Fitted:
+    def fit(self, D: np.ndarray, S: np.ndarray) -> Fitted:
         mean = source_means(S)
         return Fitted(lambda Q: np.repeat((2.0 * mean - 1.0)[:, None], Q.shape[0], axis=1), mean)
 

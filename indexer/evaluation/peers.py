@@ -21,9 +21,8 @@ public code), each giving a probability of success per (model, prompt):
   with the best source accuracy on that benchmark.
 
 Every fitted peer (:class:`.contestants.Fitted`) gives its own probabilities ``probability(Q)`` (M, n) in (0, 1)
-(also ``predict_proba(Q)``) and the scores ``predict(Q) = 2 p - 1`` on the signed scale of the other
-contestants. ``embedllm`` and ``irt`` need torch (CPU), ``clusters`` scikit-learn; both are imported
-only when a peer is fitted.
+and the scores ``predict(Q) = 2 p - 1`` on the signed scale of the other contestants. ``embedllm`` and ``irt`` need
+torch (CPU), ``clusters`` scikit-learn; both are imported only when a peer is fitted.
 """
 
 from __future__ import annotations
@@ -58,7 +57,6 @@ def _fitted(proba_fn, S: np.ndarray, how: str, info: dict) -> "Fitted":
     fitted = Fitted(lambda Q: 2.0 * proba_fn(Q) - 1.0, source_means(S), lambda Q, P: (np.asarray(P) + 1.0) / 2.0,
                     how)
     fitted.info = info
-    fitted.predict_proba = proba_fn
     return fitted
 
 

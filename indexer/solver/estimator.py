@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import DimensionError, InputError, NotFoundError
 from .coverage import Coverage, Pattern, pattern_key
-from .inputs import signed_into, signed_outcomes, validate_embeddings
+from .inputs import outcome_rows, signed_into, signed_outcomes, validate_embeddings
 from .kernels import CHUNK, dot_rows, runs, single_threaded_lapack
 from .ridge import GCV_LAMBDAS, Eigen, factorise, predictive_variance, projection, solve_pattern
 
@@ -283,11 +283,7 @@ class HyperplaneSolver:
         """
         self._check_fitted()
         cov, D = self._coverage, self._coverage.D
-        S = np.asarray(S)
-        if S.ndim == 1:
-            S = S[None, :]
-        if S.dtype.kind not in "fbiu":
-            S = S.astype(np.float64)
+        S = outcome_rows(S)
         N = D.shape[0]
         if S.ndim != 2 or S.shape[1] != N:
             raise DimensionError(f"outcomes cover {S.shape[-1]} prompts; the solver has {N}")

@@ -41,6 +41,17 @@ def validate_embeddings(D: np.ndarray, *, dim: int | None = None, ids: Sequence[
     return D
 
 
+def outcome_rows(S: np.ndarray) -> np.ndarray:
+    """Outcomes ``S`` as a 2-D array: an (N,) row is one model's (1, N); a dtype that is not a number becomes
+    float64 (float32 and the integer and bool ones are kept)."""
+    S = np.asarray(S)
+    if S.ndim == 1:
+        S = S[None, :]
+    if S.dtype.kind not in "fbiu":
+        S = S.astype(np.float64)
+    return S
+
+
 def signed_into(S: np.ndarray, Y: np.ndarray, missing: np.ndarray, ids: Sequence[Hashable]) -> None:
     """Fill ``Y`` (k, n) float64 with ``2s-1`` (0 where missing) and ``missing`` (k, n) bool from ``S`` (k, n).
 
@@ -75,11 +86,7 @@ def signed_outcomes(S: np.ndarray, *, model_ids: Sequence[Hashable] | None = Non
     Y : (M, N) float64, 2s-1 on observed cells and 0 elsewhere.
     observed : (M, N) bool.
     """
-    S = np.asarray(S)
-    if S.ndim == 1:
-        S = S[None, :]
-    if S.dtype.kind not in "fbiu":
-        S = S.astype(np.float64)
+    S = outcome_rows(S)
     Y = np.empty(S.shape)
     missing = np.empty(S.shape, dtype=bool)
     signed_into(S, Y, missing, model_ids if model_ids is not None else range(S.shape[0]))

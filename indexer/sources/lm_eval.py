@@ -44,8 +44,6 @@ SAMPLES_RE = re.compile(rf"^samples_(?P<task>.+)_(?P<ts>{TS})\.(?P<ext>jsonl|jso
 RESULTS_RE = re.compile(rf"^results_(?P<ts>{TS})\.json$")
 #: any ``<name>_<ts>.json`` that is not a samples file: a results file (``--output_path <name>.json``, 0.4.9+)
 RUN_JSON_RE = re.compile(rf"^(?P<stem>.+)_(?P<ts>{TS})\.json(?:\.gz)?$")
-LAYOUT_HINT = ("harness 0.4.3+ writes results_<ts>.json, and with --output_path <name>.json (0.4.9+) "
-               "<name>_<ts>.json, beside samples_<task>_<ts>.jsonl")
 
 
 def open_text(path: Path, errors: str = "strict"):

@@ -32,9 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo, name_problem, text_problem
-from .common import (  # noqa: F401 - MAX_ERRORS_PER_PROBLEM re-exported (the tests read it here)
+from .common import (
     EXTENSIONS,
-    MAX_ERRORS_PER_PROBLEM,
     REPEATED_HEADER,
     ErrorLog,
     _fingerprint,

@@ -22,12 +22,6 @@ from .sql_models import (Benchmark, BenchmarkPrompt, BenchmarkVectorRow, Model, 
 from .sql_types import IngestResult, chunks, driver_rows_in, looks_like_repo_id
 
 
-def _pack(ids: np.ndarray, scores: np.ndarray) -> tuple[bytes, bytes, str]:
-    a = np.ascontiguousarray(ids, dtype="<i4").tobytes()
-    b = np.ascontiguousarray(scores, dtype="<f4").tobytes()
-    return a, b, hashlib.sha256(a + b).hexdigest()
-
-
 def _check_names(model, benchmark, revision, location: str, item: str) -> None:
     """Model keys and benchmark names must be non-empty and fit their columns."""
     for what, value, limit in (("model", model, 512), ("benchmark", benchmark, 512), ("model revision", revision, 128)):
@@ -40,27 +34,6 @@ def _check_names(model, benchmark, revision, location: str, item: str) -> None:
 
 
 _DENSE = 1 << 24  # code spaces up to this size are grouped with a lookup table (no sort of the cells)
-
-
-def _unique(code: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(code, return_inverse=True)`` for codes in [0, size): a lookup table when the space is small."""
-    if size > _DENSE:
-        return np.unique(code, return_inverse=True)
-    present = np.zeros(size, dtype=bool)
-    present[code] = True
-    uniq = np.flatnonzero(present)
-    lut = np.zeros(size, dtype=np.int64)
-    lut[uniq] = np.arange(len(uniq))
-    return uniq, lut[code]
-
-
-def _first_cells(code: np.ndarray, size: int) -> np.ndarray:
-    """The position of the first occurrence of each distinct code in [0, size), in order of position."""
-    if size > _DENSE:
-        return np.sort(np.unique(code, return_index=True)[1])
-    first = np.full(size, len(code), dtype=np.int64)
-    np.minimum.at(first, code, np.arange(len(code)))
-    return np.sort(first[first < len(code)])
 
 
 def _first(mask: np.ndarray) -> int:
@@ -570,7 +543,8 @@ class IngestMixin:
         group = uniq // max(len(pid_of), 1)
         prompt = pid_of[np.argsort(pid_of)].astype("<i4")[uniq % max(len(pid_of), 1)]  # ids < 2^31: checked above
         bounds = np.r_[0, np.flatnonzero(np.diff(group)) + 1, len(uniq)] if len(uniq) else np.zeros(1, np.int64)
-        # every block's bytes are slices of the whole columns packed once (the bytes _pack gives each block)
+        # every block's bytes are slices of the whole columns packed once (little-endian int32 prompt ids,
+        # float32 scores; the digest is sha256 over the two)
         all_ids = np.ascontiguousarray(prompt, dtype="<i4").tobytes()
         all_scores = np.ascontiguousarray(means, dtype="<f4").tobytes()
         sha = hashlib.sha256

@@ -1014,13 +1014,3 @@ def _check_penalty(penalty) -> tuple:
     if not (math.isfinite(alpha) and alpha >= 0 and default > 0 and prefetch >= 1 and isinstance(field_name, str)):
         raise InputError(f"bad size penalty {penalty!r}: alpha >= 0, default > 0, prefetch >= 1")
     return field_name, alpha, default, prefetch
-
-
-def build_filter(filters: dict | None):
-    """The qdrant-client ``models.Filter`` for the dict grammar (None when there is nothing to filter)."""
-    parsed = parse_filter(filters)
-    if parsed is None:
-        return None
-    from .vectors_qdrant import client_filter
-
-    return client_filter(parsed)
