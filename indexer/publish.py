@@ -335,11 +335,28 @@ def _records_of(files: dict[str, Path]) -> dict[tuple[str, str], dict]:
     return out
 
 
+def _same_record(old: dict, new: dict) -> bool:
+    """Whether two model records hold the same values, a column one of them lacks read as null (as :func:`pull`
+    reads records published before the column was added)."""
+    return all(old.get(c) == new.get(c) for c in old.keys() | new.keys())
+
+
 def _diff(old: dict, new: dict) -> tuple[int, int, int]:
+    """(added, changed, removed) model records: a record whose only difference is a column the earlier one lacks,
+    null in it, is unchanged (before, a publish after an upgrade that added a column counted every record changed)."""
     added = sum(1 for k in new if k not in old)
     removed = sum(1 for k in old if k not in new)
-    changed = sum(1 for k, r in new.items() if k in old and old[k] != r)
+    changed = sum(1 for k, r in new.items() if k in old and not _same_record(old[k], r))
     return added, changed, removed
+
+
+def _new_columns(old: dict, new: dict) -> list[str]:
+    """The columns of the ``new`` model records that none of the ``old`` ones has (an older taskspace published them
+    without): why model files are rewritten whose records did not change."""
+    if not old or not new:
+        return []
+    had = set().union(*(r.keys() for r in old.values()))
+    return sorted(set().union(*(r.keys() for r in new.values())) - had)
 
 
 # ----------------------------------------------------------------------------------------------- publish
@@ -361,9 +378,14 @@ class PublishResult:
                 "message": self.message}
 
 
-def commit_message(added: int, changed: int, removed: int, spaces: int) -> str:
+def commit_message(added: int, changed: int, removed: int, spaces: int, new_columns: list[str] = ()) -> str:
+    """The commit's summary; ``new_columns``: the columns the model files gain (an older taskspace published them
+    without), said once as why the files are rewritten (a record lacking one reads as null: not counted changed)."""
+    cols = ", ".join(new_columns)
+    more = (f"; the model files gain the column{'s' if len(new_columns) > 1 else ''} {cols}, which the records "
+            "published before lack" if new_columns else "")
     return (f"taskspace publish: {added} model record(s) added, {changed} changed, {removed} removed "
-            f"({spaces} space(s))")
+            f"({spaces} space(s)){more}")
 
 
 def _check_dry_run_dir(path: Path) -> None:
@@ -497,8 +519,9 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
     changed_models = {f: p for f, p in old_paths.items() if f.startswith(dataset.MODELS_DIR + "/") and
                       (f in adds or f in deletes)}
     new_records = {k: r for k, r in rs.records.items() if dataset.models_file(k[0]) in adds}
-    added, changed, removed = _diff(_records_of(changed_models), new_records)
-    message = commit_message(added, changed, removed, len(rs.spaces))
+    old_records = _records_of(changed_models)
+    added, changed, removed = _diff(old_records, new_records)
+    message = commit_message(added, changed, removed, len(rs.spaces), _new_columns(old_records, new_records))
     sha = hub.commit(repo_id, adds, deletes, message, parent=snap.sha)
     log.info("published %s at %s: %s", repo_id, sha, message)
     return PublishResult(repo_id, sha, added, changed, removed, sorted(adds), deletes, message=message)
