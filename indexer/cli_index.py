@@ -284,6 +284,8 @@ def _print_run(report) -> None:
         typer.echo(f"  {truncated_note(c)}")
     if c.get("read_only"):
         typer.echo(f"  space {c['read_only']} was pulled and is read-only until raw results are ingested: left as it is")
+    if c.get("calibration_refit"):  # why an upgraded home's first pass solved every model
+        typer.echo(f"  {c['calibration_refit']}")
     times = "  ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
     if times:
         typer.echo(f"  time: {times}")
@@ -362,6 +364,8 @@ def runs(
         c = r.counts or {}
         typer.echo(f"{r.id:>5}  {r.kind:<8} {r.status:<11} {r.started_at:%Y-%m-%d %H:%M:%S}  {took:>8}  "
                    f"{c.get('solved', 0):>6} {c.get('embedded', 0):>8} {count_rejected(r.errors or []):>6}")
+        if c.get("calibration_refit"):  # why it solved every model (an upgraded home's first pass)
+            typer.echo(f"       {c['calibration_refit']}")
         # which file or source failed was only in the run's record, which no command showed (the count above)
         errs = list(r.errors or [])
         for err in errs[:RUN_ERRORS_SHOWN]:

@@ -305,7 +305,7 @@ class Indexer:
             # --refresh-prior fits the map now too (it is held fixed like the prior): under a method without a prior
             # (auto, auto-text) that is all the flag does; before, it did nothing there and the map could not be refitted
             stale, calibrate = self._calibration_plan(space, stale, every, drift[1],
-                                                      refresh or (refresh_prior and bool(every)))
+                                                      refresh or (refresh_prior and bool(every)), report)
             if not every and (prior is not None or self.store.get_space_calibration(space.id) is not None):
                 self.store.forget_space_fit(space.id)  # no model has outcomes (every source dropped or emptied): a
                 # prior and map fitted on the gone models would be kept for the ones that come next (their changes
@@ -467,13 +467,15 @@ class Indexer:
         return stale, False, prior
 
     def _calibration_plan(self, space, models: list[str], every: "_Every", drift: int | None,
-                          solving_all: bool) -> tuple[list[str], bool]:
+                          solving_all: bool, report: RunReport | None = None) -> tuple[list[str], bool]:
         """(models to solve, whether to fit the space's calibration map now). The map (:mod:`indexer.posterior`) is
         fitted on the leave-one-out scores of the models a pass solves, so only from a pass that solves every
         model: when there is none yet, or the models solved or removed since it was fitted, or the change in their
         count, reach :data:`~indexer.space.REFIT_SHARE` of the models it was fitted on (then every model is solved), or the prior is re-estimated (``solving_all``); in
-        between it is held fixed, like the prior. ``every``: every model with outcomes; ``drift``: the models
-        counted toward the map's re-estimation by earlier passes."""
+        between it is held fixed, like the prior. A map an older taskspace fitted otherwise than this one fits it
+        (:func:`_fitted_before`) is fitted now, which ``report`` says once (``counts["calibration_refit"]``, printed
+        by `taskspace index`, the worker's pass line and `taskspace runs`). ``every``: every model with outcomes;
+        ``drift``: the models counted toward the map's re-estimation by earlier passes."""
         from .space import needs_refit
 
         if not every:
@@ -481,13 +483,15 @@ class Indexer:
         cal = self.store.get_space_calibration(space.id)
         if solving_all or cal is None or needs_refit(len(every), cal.n_models, (drift or 0) + len(models)):
             return every.keys(), True
-        missing = _fitted_before(cal, space)
-        if missing:
+        why = _fitted_before(cal, space)
+        if why:
             from .space import space_name
 
-            log.warning("the calibration map of space %s was fitted by an older taskspace (without %s, which this one "
-                        "fits): fitting it again, every model solved once, so intervals are computed as a fresh index "
-                        "computes them", space_name(space), " and ".join(missing))
+            note = (f"the calibration map of space {space_name(space)} was fitted by an older taskspace ({why}): "
+                    "fitted again, every model solved once, so intervals are computed as a fresh index computes them")
+            log.debug("%s", note)  # said once, by the pass's summary and its run record
+            if report is not None:
+                report.counts["calibration_refit"] = note
             return every.keys(), True
         return models, False
 
@@ -695,22 +699,28 @@ def _pattern_id(prompt_ids: np.ndarray, mask: np.ndarray) -> str:
     return hashlib.sha256(ids.tobytes()).hexdigest()[:32]
 
 
-def _fitted_before(cal, space) -> list[str]:
-    """What a stored calibration map lacks of what :func:`_fit_calibration` gives every map of ``space`` now: a map
-    stored by an older taskspace (before schema 0011, no ``lam_cap``; before 0013, no ``region_var``) kept its
-    intervals as they were computed then, on every pass after the upgrade, until the model count doubled or halved
-    (as passes then re-estimated it).
+def _fitted_before(cal, space) -> str:
+    """How a stored calibration map differs from what :func:`_fit_calibration` gives every map of ``space`` now
+    ("" where it does not): a map stored by an older taskspace (before schema 0011, no ``lam_cap``; before 0013, no
+    ``region_var``; before 0017, a ``region_var`` of the estimator that counted models measured on one benchmark,
+    too small) kept its intervals as they were computed then, on every pass after the upgrade, until the model count
+    doubled or halved (as passes then re-estimated it), or until ``--refresh-prior`` for the older region variance.
     ``lam_cap``: every space whose models keep a posterior (any option but the plain solve's); ``region_var``: every
-    level/deviation (folded) map."""
+    level/deviation (folded) map, by the estimator :data:`indexer.posterior.REGION_ESTIMATOR`."""
+    from .posterior import REGION_ESTIMATOR
     from .space import SpaceSpec
 
     params = SpaceSpec.of(space).params
-    out = []
+    missing = []
     if cal.lam_cap is None and any(params.get(k) for k in ("intercept", "select", "free", "prior")):
-        out.append("its lambda cap")
+        missing.append("its lambda cap")
     if cal.folded and cal.region_var is None:
-        out.append("its region variance")
-    return out
+        missing.append("its region variance")
+    out = [f"without {' and '.join(missing)}, which this one fits"] if missing else []
+    if cal.folded and cal.region_var is not None and (cal.region_estimator or 1) < REGION_ESTIMATOR:
+        out.append("with its region variance from an older estimator, which counted models measured on one benchmark and so "
+                   "gave too small a variance: intervals far from a model's evidence were too narrow")
+    return "; ".join(out)
 
 
 def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None, groups: np.ndarray | None = None):
@@ -743,7 +753,8 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None, groups: n
             return posterior.fit_calibration(solver.predict(np.asarray(D[prompts])).T[obs], Sp[obs], spread)
         cal = posterior.fit_calibration(*posterior.loo_cells(solver, D, S, prompts), spread)
     region = posterior.region_variance(S, groups) if groups is not None and cal.folded else None
-    return dataclasses.replace(cal, lam_cap=posterior.lambda_cap(solver.lam_), region_var=region)
+    return dataclasses.replace(cal, lam_cap=posterior.lambda_cap(solver.lam_), region_var=region,
+                               region_estimator=None if region is None else posterior.REGION_ESTIMATOR)
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,

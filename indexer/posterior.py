@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["EVIDENCE_ALPHA", "evidence_lr", "PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
-           "region_variance", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
+           "region_variance", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
            "coverage_shares", "COVERAGE_PROMPTS", "fit_bend", "lambda_cap"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
@@ -88,6 +88,13 @@ BEND_MIN_CELLS = 4000
 REGION_MIN_CELLS = 20
 #: how many random cuts of the prompts into halves :func:`region_variance` averages over
 REGION_SPLITS = 4
+#: the version of :func:`region_variance`, stored with the map it estimated (:attr:`Calibration.region_estimator`,
+#: schema 0017), raised whenever it gives other values on the same outcomes: 2 leaves models measured on one
+#: benchmark out of the model x benchmark interaction; the estimator before it (1: every map stored before schema
+#: 0017) counted them as pairs without one, which diluted the variance (sample + evalarena_code + metabench_openllm:
+#: 0.00007 against 0.0049), so intervals far from a model's evidence were too narrow. A pass fits a map of an older
+#: estimator again
+REGION_ESTIMATOR = 2
 #: each segment of the bend rises at least this much per unit of the logit: no ties, and an interval (the posterior's
 #: spread of the logit, bent) never shrinks below this share of its width on a plateau of the isotonic fit, whose
 #: steps are partly the noise of finite cells (seen on the bundled sample: 10,500 cells, 48 knots, half the
@@ -228,6 +235,10 @@ class Calibration:
     #: near the query its level there is its overall level, known only up to that, so its interval widens by
     #: :meth:`region_term` (docs/RESULTS.md, "Intervals")
     region_var: float | None = None
+    #: the :data:`REGION_ESTIMATOR` that gave :attr:`region_var` (None: an older one, as every map stored before
+    #: schema 0017, or not known: a pulled map); a pass fits a map again whose estimator is older than this
+    #: taskspace's (:func:`indexer.pipeline._fitted_before`). Not part of the map's value (no effect on equality)
+    region_estimator: int | None = dataclasses.field(default=None, compare=False)
 
     def region_term(self, coverage) -> np.ndarray:
         """The raw-score variance to add to a model's posterior variance at a query where it was observed on a share

@@ -335,11 +335,47 @@ def _records_of(files: dict[str, Path]) -> dict[tuple[str, str], dict]:
     return out
 
 
+def _same_record(old: dict, new: dict) -> bool:
+    """Whether two model records hold the same values, a column one of them lacks read as null (as :func:`pull`
+    reads records published before the column was added)."""
+    return all(old.get(c) == new.get(c) for c in old.keys() | new.keys())
+
+
 def _diff(old: dict, new: dict) -> tuple[int, int, int]:
+    """(added, changed, removed) model records: a record whose only difference is a column the earlier one lacks,
+    null in it, is unchanged (before, a publish after an upgrade that added a column counted every record changed)."""
     added = sum(1 for k in new if k not in old)
     removed = sum(1 for k in old if k not in new)
-    changed = sum(1 for k, r in new.items() if k in old and old[k] != r)
+    changed = sum(1 for k, r in new.items() if k in old and not _same_record(old[k], r))
     return added, changed, removed
+
+
+#: the columns of a model record that say when and by which taskspace it was computed and published, not what it
+#: holds, with what a record differing in it alone is
+_STAMPS = {"computed_at": "solved again to the same values", "taskspace_version": "published by another version"}
+
+
+def _only_stamps(old: dict, new: dict) -> tuple[int, list[str]]:
+    """(how many of the changed model records differ only in :data:`_STAMPS`, those stamps): solved again to the
+    same vector and values (every model of a pass that fits the calibration map again: an upgraded home's first
+    pass), or published by another taskspace version."""
+    n, stamps = 0, set()
+    for k, r in new.items():
+        if k not in old or _same_record(old[k], r):
+            continue
+        differ = {c for c in old[k].keys() | r.keys() if old[k].get(c) != r.get(c)}
+        if differ <= _STAMPS.keys():
+            n, stamps = n + 1, stamps | differ
+    return n, sorted(stamps)
+
+
+def _new_columns(old: dict, new: dict) -> list[str]:
+    """The columns of the ``new`` model records that none of the ``old`` ones has (an older taskspace published them
+    without): why model files are rewritten whose records did not change."""
+    if not old or not new:
+        return []
+    had = set().union(*(r.keys() for r in old.values()))
+    return sorted(set().union(*(r.keys() for r in new.values())) - had)
 
 
 # ----------------------------------------------------------------------------------------------- publish
@@ -361,9 +397,20 @@ class PublishResult:
                 "message": self.message}
 
 
-def commit_message(added: int, changed: int, removed: int, spaces: int) -> str:
+def commit_message(added: int, changed: int, removed: int, spaces: int, new_columns: list[str] = (),
+                   stamped: tuple[int, list[str]] = (0, [])) -> str:
+    """The commit's summary; ``new_columns``: the columns the model files gain (an older taskspace published them
+    without), said once as why the files are rewritten (a record lacking one reads as null: not counted changed);
+    ``stamped``: how many of the ``changed`` differ only in when or by which version they were computed, and in which
+    of those columns (:func:`_only_stamps`)."""
+    cols = ", ".join(new_columns)
+    n, stamps = stamped
+    more = (f"; {n} of the changed {'differs' if n == 1 else 'differ'} only in {' and '.join(stamps)} ({' or '.join(_STAMPS[c] for c in stamps)})"
+            if n else "")
+    more += (f"; the model files gain the column{'s' if len(new_columns) > 1 else ''} {cols}, which the records "
+             "published before lack" if new_columns else "")
     return (f"taskspace publish: {added} model record(s) added, {changed} changed, {removed} removed "
-            f"({spaces} space(s))")
+            f"({spaces} space(s)){more}")
 
 
 def _check_dry_run_dir(path: Path) -> None:
@@ -497,8 +544,10 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
     changed_models = {f: p for f, p in old_paths.items() if f.startswith(dataset.MODELS_DIR + "/") and
                       (f in adds or f in deletes)}
     new_records = {k: r for k, r in rs.records.items() if dataset.models_file(k[0]) in adds}
-    added, changed, removed = _diff(_records_of(changed_models), new_records)
-    message = commit_message(added, changed, removed, len(rs.spaces))
+    old_records = _records_of(changed_models)
+    added, changed, removed = _diff(old_records, new_records)
+    message = commit_message(added, changed, removed, len(rs.spaces), _new_columns(old_records, new_records),
+                             _only_stamps(old_records, new_records))
     sha = hub.commit(repo_id, adds, deletes, message, parent=snap.sha)
     log.info("published %s at %s: %s", repo_id, sha, message)
     return PublishResult(repo_id, sha, added, changed, removed, sorted(adds), deletes, message=message)

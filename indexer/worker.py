@@ -198,9 +198,11 @@ def pass_summary(report) -> str:
     killed = counts.get("killed_runs_marked") or []  # a restart after kill -9: the run it left, seen in `runs` only
     killed_note = (f"; run{'s' if len(killed) > 1 else ''} {', '.join(map(str, killed))} left running by a killed "
                    "process marked killed" if killed else "")
+    refit = f"; {counts['calibration_refit']}" if counts.get("calibration_refit") else ""  # why every model was solved
     if not done:
         return f"{head}: nothing new" + (f": {unchanged} source(s) unchanged" if unchanged else "") + killed_note
-    return f"{head}: " + ", ".join(done) + (f"; {unchanged} source(s) unchanged" if unchanged else "") + killed_note
+    return (f"{head}: " + ", ".join(done) + (f"; {unchanged} source(s) unchanged" if unchanged else "") + refit
+            + killed_note)
 
 
 #: the item errors of a pass the worker logs (as `taskspace index` prints them); the rest are counted

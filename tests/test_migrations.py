@@ -298,3 +298,30 @@ def test_migration_0016_asks_again_for_models_without_a_count_that_name_a_base(d
     with Store(db_url) as st:
         assert st.models_without_metadata() == ["org/lora"]
         assert st.get_model("org/sized").fetched_at is not None and st.get_model("org/plain").fetched_at is not None
+
+
+def test_migration_0017_keeps_every_calibration_map_and_stamps_none_with_the_current_estimator(db_url):
+    """A home upgraded to 0017 keeps its calibration maps as they were (region variance included) with no estimator
+    stamped (``region_estimator`` NULL: the estimator before it), which the next pass fits again; a map saved at
+    0017 keeps its stamp, read by ``get_space_calibration`` and ``space_states`` alike, and going down to 0016 and up
+    again loses no map."""
+    import dataclasses
+
+    from indexer import posterior
+    from indexer.represent import LEVELS
+    from indexer.store.sql import Store
+
+    cal = posterior.Calibration(0.1, 0.7, 100, spread=0.05, level=2.1, specific=0.7, shared=3.2, lam_cap=4.0,
+                                region_var=0.0125, region_estimator=posterior.REGION_ESTIMATOR)
+    with Store(db_url, upgrade=True) as st:
+        space = st.get_or_create_space("enc@1", 11, 1.0, 0.0, method="auto-mean", params={"intercept": True, "select": "gcv", "prior": "mean",
+                                                                                       "levels": LEVELS})
+        st.save_model_vectors(space.id, [], calibration=cal, calibration_models=9)
+        assert st.get_space_calibration(space.id).region_estimator == posterior.REGION_ESTIMATOR
+        assert st.space_states()[0][1].region_estimator == posterior.REGION_ESTIMATOR
+    migrate.downgrade_url(db_url, "0016")
+    migrate.upgrade_url(db_url)
+    with Store(db_url) as st:
+        got = st.get_space_calibration(space.id)
+        assert got == dataclasses.replace(cal, n_models=9) and got.region_var == pytest.approx(0.0125) and got.region_estimator is None
+        assert st.space_states()[0][1].region_estimator is None

@@ -190,15 +190,13 @@ def test_index_refresh_prior_re_estimates_now(tmp_path, monkeypatch):
     assert index()["solved"] == 0
 
 
-def test_a_calibration_map_stored_by_an_older_taskspace_is_fitted_again_on_the_next_pass(tmp_path, env, caplog):
+def test_a_calibration_map_stored_by_an_older_taskspace_is_fitted_again_on_the_next_pass(tmp_path, env):
     """A home an older taskspace indexed keeps its calibration map through the upgrade (migrations 0011 and 0013 add
     the lambda cap and the region variance as NULL: "as every map stored before"). The next pass, with nothing new,
     fits the map again (every model solved once, with the stored prior: the same vectors), saying why, so its intervals
     are a fresh index's; the pass after it does no work. Before, the old map was kept until the model count doubled or
     halved: an upgraded home gave other intervals than a fresh index of the same results (gpt-4o on the sample and
     evalarena_code: 64%-84% instead of 62%-85%) without a word."""
-    import logging
-
     from sqlalchemy import text
 
     rng = np.random.default_rng(6)
@@ -212,15 +210,58 @@ def test_a_calibration_map_stored_by_an_older_taskspace_is_fitted_again_on_the_n
     with ix.store.engine.begin() as conn:  # the map as migration 0011 left one an older taskspace stored
         conn.execute(text("UPDATE space_calibrations SET lam_cap = NULL"))
     assert ix.store.get_space_calibration(space.id).lam_cap is None
-    with caplog.at_level(logging.WARNING, logger="indexer.pipeline"):
-        r = ix.run()
+    r = ix.run()
     assert r.status == "ok" and r.counts["solved"] == 6, r.counts
-    assert "was fitted by an older taskspace (without its lambda cap" in caplog.text
+    assert "was fitted by an older taskspace (without its lambda cap" in r.counts["calibration_refit"]
     again = ix.store.get_space_calibration(space.id)
     assert again.lam_cap == pytest.approx(fresh.lam_cap) and (again.a, again.b) == pytest.approx((fresh.a, fresh.b))
     for m, v in model_vectors(ix).items():
         np.testing.assert_allclose(v, before[m], atol=1e-6)
     assert ix.run().counts["solved"] == 0
+
+
+def test_a_region_variance_an_older_estimator_gave_is_estimated_again_on_the_next_pass(tmp_path, env, monkeypatch,
+                                                                                       capsys):
+    """A home indexed before schema 0017 holds a region variance of the estimator that counted models measured on one
+    benchmark (too small: intervals far from a model's evidence too narrow), stamped with no estimator by the
+    migration. The next pass, with nothing new, fits the map again (every model solved once), its region variance as
+    a fresh index's, stamped with this estimator, and says so once: in the pass's counts (its run record), printed by
+    `taskspace index` and in the worker's pass line; the pass after it does no work, and neither does a fresh home's
+    second pass. Before, the stored variance was kept until the model count doubled or halved (or --refresh-prior)."""
+    from sqlalchemy import text
+
+    from indexer import posterior
+    from indexer.cli_index import _print_run
+    from indexer.worker import pass_summary
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mc")  # a level/deviation map, which carries the region variance
+    reset_settings()
+    rng = np.random.default_rng(8)
+    names = [f"m{k}" for k in range(8)]
+    write_table(tmp_path / "a", "alpha", outcomes(rng, names, 24), 24)
+    write_table(tmp_path / "b", "beta", outcomes(rng, names, 24), 24, offset=24)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))]).status == "ok"
+    (space,) = ix.store.list_spaces()
+    fresh = ix.store.get_space_calibration(space.id)
+    assert fresh.folded and fresh.region_var is not None  # the premise: a map fitted now carries one, stamped
+    assert fresh.region_estimator == posterior.REGION_ESTIMATOR
+    second = ix.run()
+    assert second.counts["solved"] == 0 and "calibration_refit" not in second.counts  # a fresh home: no refit
+    with ix.store.engine.begin() as conn:  # the map as migration 0017 leaves one an older taskspace stored
+        conn.execute(text("UPDATE space_calibrations SET region_var = 0.00007, region_estimator = NULL"))
+    assert ix.store.get_space_calibration(space.id).region_estimator is None
+    r = ix.run()
+    assert r.status == "ok" and r.counts["solved"] == 8, r.counts
+    note = r.counts["calibration_refit"]
+    assert note.count("region variance from an older estimator") == 1 and "fitted again" in note
+    again = ix.store.get_space_calibration(space.id)
+    assert again.region_var == pytest.approx(fresh.region_var) and again.region_estimator == posterior.REGION_ESTIMATOR
+    assert ix.store.list_runs(1)[0].counts["calibration_refit"] == note  # the run record says it
+    _print_run(r)
+    assert capsys.readouterr().out.count(note) == 1
+    assert pass_summary(r).count(note) == 1
+    assert "calibration_refit" not in ix.run().counts and ix.run().counts["solved"] == 0
 
 
 @pytest.mark.parametrize("method", ["auto", "auto-text"])

@@ -217,6 +217,57 @@ def test_republish_counts_changes_and_removals(publisher, hub_server, tmp_path, 
         store_b.close()
 
 
+def test_a_republish_over_records_without_a_newer_column_counts_only_the_records_that_differ(publisher, hub_server,
+                                                                                             monkeypatch):
+    """Records the previous release published (no `num_parameters_from` column), published again by this one from the
+    same home: the model file is rewritten (it gains the column), its records whose new column is null and the rest
+    the same count as unchanged, and the summary says once that the files gain the column; a record that really
+    differs (a licence) is counted. Before, every record counted as changed ('0 added, N changed')."""
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    publish("tester/recs", store=store_a)
+    (f,) = (hub_server.root / "datasets" / "tester" / "recs" / "models").glob("*.parquet")
+    t = pq.read_table(f)  # what the previous release published: the same records without the column
+    assert t.column("num_parameters_from").null_count == t.num_rows  # the premise: null in every record
+    pq.write_table(t.drop_columns(["num_parameters_from"]), f)
+    res = publish("tester/recs", store=store_a)
+    assert res.commit is not None and res.files == [f"models/{f.name}"]
+    assert res.message == ("taskspace publish: 0 model record(s) added, 0 changed, 0 removed (1 space(s)); the model "
+                           "files gain the column num_parameters_from, which the records published before lack")
+    assert hub_server.commits[-1]["summary"] == res.message
+    pq.write_table(pq.read_table(f).drop_columns(["num_parameters_from"]), f)
+    store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])  # one record really differs
+    res = publish("tester/recs", store=store_a)
+    assert res.message.startswith("taskspace publish: 0 model record(s) added, 1 changed, 0 removed (1 space(s)); ")
+    assert res.message.count("num_parameters_from") == 1
+    assert publish("tester/recs", store=store_a).commit is None  # nothing changed since: no commit, as before
+
+
+def test_a_republish_says_how_many_changed_records_were_only_solved_again(publisher, hub_server, monkeypatch):
+    """Records published, then solved again to the same values (an upgraded home's first pass fits its calibration map
+    again, every model solved once: only `computed_at` is new): the republish counts them changed, as they are, and
+    says once how many of them differ only in that, beside a record that really changed (a licence). Before, the
+    summary said every record changed and nothing said why."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    publish("tester/recs", store=store_a)
+    (f,) = (hub_server.root / "datasets" / "tester" / "recs" / "models").glob("*.parquet")
+    t = pq.read_table(f)  # as published before the models were solved again
+    i = t.column_names.index("computed_at")
+    pq.write_table(t.set_column(i, "computed_at", pa.array(["2026-12-01T00:00:00+00:00"] * t.num_rows)), f)
+    store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])  # and one really changed
+    res = publish("tester/recs", store=store_a)
+    n = t.num_rows
+    assert res.message == (f"taskspace publish: 0 model record(s) added, {n} changed, 0 removed (1 space(s)); {n - 1} "
+                           "of the changed differ only in computed_at (solved again to the same values)")
+    assert publish("tester/recs", store=store_a).commit is None
+
+
 def test_token_missing_or_read_only_is_one_line_and_never_shown(publisher, hub_server, monkeypatch, capfd):
     store_a, _, _ = publisher
     hub_server.tokens = {WRITE: "write", READ: "read"}

@@ -307,6 +307,9 @@ class SpaceCalibrationRow(Base):
     #: the variance of a model's level between benchmarks, for intervals where it has no evidence (None: none;
     #: migration 0013)
     region_var: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: the version of the estimator that gave ``region_var`` (:data:`indexer.posterior.REGION_ESTIMATOR`; None: an
+    #: older one, as every map stored before migration 0017, or a pulled map's publisher's)
+    region_estimator: Mapped[int | None] = mapped_column(Integer, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: models solved (calibrated by this map) or removed since it was fitted (migration 0015; None: 0)
     n_changed: Mapped[int | None] = mapped_column(Integer, nullable=True)
