@@ -202,11 +202,12 @@ class Indexer:
     def _record(self, what: str, *args):
         """``self.store.<what>(*args)`` (the run record: ``start_run``, ``finish_run``), once more on a fresh
         connection when the database ended the session under it (a restart or failover, ``pg_terminate_backend``:
-        nothing of it was written; in the rare case its COMMIT reached the server and only the answer was lost, a second
-        run row is started and the first one marked "killed" by the next pass), as a source's ingest is. Before, one
-        such ending at the record failed the pass: at its start the pass did not run and left no run at all; at its end a pass that had done its work (or failed
-        for another reason, whose message the record's error then replaced) stayed "running" until the next pass
-        marked it "killed (the process ended without finishing this run)", though the process ran on."""
+        nothing of it was written; in the rare case its COMMIT reached the server and only the answer was lost, a
+        second run row is started and the next pass marks the first one "killed"), as a source's ingest is. Before,
+        one such ending at the record failed the pass: at its start the pass did not run and left no run at all; at
+        its end a pass that had done its work (or failed for another reason, whose message the record's error then
+        replaced) stayed "running" until the next pass marked it "killed (the process ended without finishing this
+        run)", though the process ran on."""
         from .errors import ConnectionLostError
 
         try:
