@@ -184,7 +184,7 @@ class Indexer:
             # a partial one did too: while a source stayed quarantined every pass rebuilt the models collection
             clean_before = (bool(previous) and previous[0].status in ("ok", "partial")
                             and previous[0].kind == "index")
-            report.run_id = self.store.start_run("index")
+            report.run_id = self._record("start_run", "index")
             try:
                 if specs is None:  # read in the run: a sources.toml broken by hand fails the run (a worker's pass
                     specs = sourcelist.load(cfg)  # is in `taskspace runs`), not only a log line
@@ -194,7 +194,7 @@ class Indexer:
                 report.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
                 report.errors.append({"file": None, "line": None, "message": f"run aborted: {abort_reason(exc)}"})
                 try:
-                    self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
+                    self._record("finish_run", report.run_id, report.status, report.counts, report.errors)
                 except Exception as rec:  # noqa: BLE001 - recording it must not replace what stopped the pass
                     if not isinstance(exc, KeyboardInterrupt):
                         raise
@@ -208,8 +208,25 @@ class Indexer:
             else:
                 report.status = "ok" if not report.errors else "partial"
             report.seconds["total"] = time.perf_counter() - t_start
-            self.store.finish_run(report.run_id, report.status, report.counts, report.errors)
+            self._record("finish_run", report.run_id, report.status, report.counts, report.errors)
         return report
+
+    def _record(self, what: str, *args):
+        """``self.store.<what>(*args)`` (the run record: ``start_run``, ``finish_run``), once more on a fresh
+        connection when the database ended the session under it (a restart or failover, ``pg_terminate_backend``:
+        nothing of it was written; in the rare case its COMMIT reached the server and only the answer was lost, a
+        second run row is started and the next pass marks the first one "killed"), as a source's ingest is. Before,
+        one such ending at the record failed the pass: at its start the pass did not run and left no run at all; at
+        its end a pass that had done its work (or failed for another reason, whose message the record's error then
+        replaced) stayed "running" until the next pass marked it "killed (the process ended without finishing this
+        run)", though the process ran on."""
+        from .errors import ConnectionLostError
+
+        try:
+            return getattr(self.store, what)(*args)
+        except ConnectionLostError as exc:
+            log.warning("recording the run failed (%s); writing it once more on a fresh connection", exc)
+            return getattr(self.store, what)(*args)
 
     def _mark_killed(self, report: RunReport) -> None:
         """Runs left "running" by a killed process become "killed": index runs (this pass holds their lock), and

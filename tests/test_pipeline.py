@@ -908,3 +908,44 @@ def test_a_pass_says_how_many_texts_it_embedded_were_longer_than_the_encoder_rea
     assert counts["truncated"] == 2 and counts["token_limit"] == 256 and counts["embedded"] == 20, counts
     res = runner.invoke(app, ["index"])
     assert res.exit_code == 0 and "longer than the encoder reads" not in res.output, res.output
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("record", ["start_run", "finish_run"])
+def test_a_run_record_whose_database_session_was_ended_is_written_on_a_fresh_connection(tmp_path, pg_url, encoder,
+                                                                                       monkeypatch, caplog, record):
+    """PostgreSQL ending the session under a pass's run record (a restart, `pg_terminate_backend` from another
+    session, as `taskspace serve --worker-every` met it under load): the record is written once more on a fresh
+    connection and the pass is `ok`, recorded once. Before, the pass failed: at `start_run` it left no run at all,
+    at `finish_run` its run stayed `running`, later marked `killed` though the process ran on."""
+    import logging
+
+    from indexer.config import reset_settings
+    from indexer.store.sql import Store
+    from indexer.store.vectors import VectorStore
+
+    monkeypatch.setenv("TASKSPACE_DATABASE_URL", pg_url)
+    reset_settings()
+    write_table(tmp_path / "a", "alpha", outcomes(np.random.default_rng(5), ["m1", "m2", "m3"], 10), 10)
+    store = Store(pg_url, upgrade=True)
+    vectors = VectorStore.from_settings()
+    real, ended = getattr(store, record), []
+
+    def end_session_once(*args):  # the session ends under the record's transaction, once
+        if not ended:
+            ended.append(1)
+            with store._write() as conn:
+                conn.connection().exec_driver_sql("select pg_terminate_backend(pg_backend_pid())")
+        return real(*args)
+
+    monkeypatch.setattr(store, record, end_session_once)
+    try:
+        with caplog.at_level(logging.WARNING, logger="indexer.pipeline"):
+            r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a"))])
+        assert ended == [1] and r.status == "ok" and r.counts["solved"] == 3
+        (run,) = store.list_runs()
+        assert run.id == r.run_id and run.status == "ok", run
+        assert "writing it once more on a fresh connection" in caplog.text
+    finally:
+        vectors.close()
+        store.close()
