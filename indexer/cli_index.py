@@ -305,7 +305,7 @@ def worker(
 
       taskspace worker --every 1h --max-passes 1
     """
-    from .errors import ConfigError
+    from .errors import CLI, WORKER, ConfigError
     from .pipeline import Progress, run_index
     from .worker import Worker
 
@@ -314,6 +314,7 @@ def worker(
     w = Worker(every or cron, lambda stop: run_index(progress=Progress(False), stop=stop),
                wait_for_lock=not no_wait, max_passes=max_passes)
     w.install_signal_handlers()
+    CLI.set(WORKER)  # its passes' records and log are read by its operator, at a shell (errors.CLI)
     raise typer.Exit(w.serve())
 
 

@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import contextvars
 
-#: True while a CLI command runs (set by :mod:`indexer.cli` for every command but the services, whose HTTP answers
-#: and run records are not a command line): messages name a caller's arguments as its options (``--dry-run DIR``)
-#: there, and as the library's parameters (``dry_run='DIR'``) everywhere else (:func:`arg`)
+#: Who reads a message, so that it names what that reader can act on (:func:`arg`, :func:`accept_partial_advice`):
+#: False, a Python caller (the library's parameters, ``dry_run='DIR'``); True while a CLI command runs (set by
+#: :mod:`indexer.cli` for every command but the services): the command's options (``--dry-run DIR``); or the name of
+#: a service the CLI started, :data:`WORKER` or :data:`SERVE`, in the thread of its indexing passes only (set by
+#: ``taskspace worker`` and by the in-process worker of ``taskspace serve``; serve's HTTP answers keep the API's
+#: words): its operator, at a shell, reads the pass's run record (``taskspace runs``) and log, so options are named as
+#: the CLI's, and what the pass itself cannot take (``--accept-partial``) as the command they run beside the service.
+#: Before, a service's passes were not set, so ``taskspace runs`` told its operator ``accept_partial=True (ingest()
+#: or Indexer.run())``.
 CLI = contextvars.ContextVar("taskspace_cli", default=False)
+#: :data:`CLI`'s values for the services' passes
+WORKER, SERVE = "worker", "serve"
 _UNSET = object()
 
 
@@ -28,6 +36,28 @@ def arg(param: str, value=_UNSET, *, flag: str | None = None, quote: bool = True
             return name
         return f"{name} {value!r}" if isinstance(value, str) and quote else f"{name} {value}"
     return f"{param}=" if value is _UNSET else f"{param}={value!r}"
+
+
+def accept_partial_advice(location: str, format: str | None = None) -> str:
+    """How the reader of a quarantine (:data:`CLI`) stores the new revision of the source at ``location`` anyway: the
+    option and the commands that take it (a CLI command); the parameter and the calls (a Python caller); for the
+    operator of ``taskspace worker``, whose passes take no such option, a pass by hand beside it (``taskspace index
+    --accept-partial``, which reads the configured sources); for ``taskspace serve``'s worker, ``taskspace ingest
+    LOCATION --accept-partial`` (SQL only, so it runs beside a server holding the embedded index, which ``taskspace
+    index`` cannot), its next pass indexing it."""
+    import shlex
+
+    mode = CLI.get()
+    if mode == WORKER:
+        return ("`taskspace index --accept-partial` (one pass by hand, beside this worker; `taskspace worker` takes no "
+                "such option)")
+    if mode == SERVE:
+        fmt = f" --format {format}" if format else ""
+        return (f"`taskspace ingest {shlex.quote(location)} --accept-partial{fmt}` beside this server (it writes SQL only); "
+                "the server's indexing worker indexes it at its next pass")
+    if mode:
+        return "--accept-partial (taskspace index or taskspace ingest)"
+    return "accept_partial=True (ingest() or Indexer.run())"
 
 
 class IndexerError(Exception):

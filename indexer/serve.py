@@ -362,6 +362,11 @@ class Service:
         self._thread.start()
 
     def _work(self) -> None:
+        from .errors import CLI, SERVE
+
+        # the passes' records (`taskspace runs`) and log lines are read by the server's operator, at a shell: in
+        # their words (errors.CLI), in this thread only (the HTTP answers keep the API's)
+        CLI.set(SERVE)
         try:
             self.worker.serve()
         except BaseException:  # the API keeps serving the last complete index

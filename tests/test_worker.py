@@ -825,3 +825,34 @@ def test_a_retry_after_a_lost_database_is_never_later_than_the_next_scheduled_pa
         assert not t.is_alive() and len(calls) == 2, (first, "the retry waited longer than the 2 s schedule")
         assert 1.5 <= calls[1] - calls[0] < 5, calls
     assert "retrying in 2 s (the next scheduled pass)" in caplog.text or "trying again every 2 s" in caplog.text, caplog.text
+
+
+def test_a_quarantine_by_taskspace_worker_names_the_pass_its_operator_runs_by_hand(tmp_path, TASKSPACE):
+    """A source a `taskspace worker` pass quarantines (a copy cut mid-write): its log line and its run record
+    (`taskspace runs`, text and --json) say to store it anyway with `taskspace index --accept-partial`, a pass by hand
+    beside the worker (which has no such option), and following it works. Before, they said `accept_partial=True
+    (ingest() or Indexer.run())`, the library's words, to the operator who started the worker from a shell; a Python
+    caller running the pass itself keeps them (test_quarantine.py)."""
+    import json
+
+    from helpers import write_table
+
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    src = tmp_path / "src"
+    write_table(src, "alpha", {f"org/m{i}": [(i + j) % 2 for j in range(12)] for i in range(3)}, 12)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{src}"\nformat = "table"\n')
+    assert _cli(TASKSPACE, "worker", "--every", "1h", "--max-passes", "1").returncode == 0
+    lines = (src / "outcomes.csv").read_text().splitlines(keepends=True)
+    (src / "outcomes.csv").write_text("".join(lines[:10]) + lines[10][:5])  # 27 of 36 rows cut, the last one torn
+    res = _cli(TASKSPACE, "worker", "--every", "1h", "--max-passes", "1")
+    advice = "store it anyway with `taskspace index --accept-partial` (one pass by hand, beside this worker"
+    assert res.returncode == 1 and advice in res.stderr, res.stderr[-2000:]
+    (run, _) = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
+    (why,) = [e["message"] for e in run["error_details"] if "quarantined" in e["message"]]
+    assert advice in why and "accept_partial=" not in why and "Indexer.run()" not in why, why
+    assert advice in _cli(TASKSPACE, "runs").stdout
+    res = _cli(TASKSPACE, "index", "--accept-partial", "--json")  # the advice: the new revision stored
+    assert json.loads(res.stdout)["counts"]["sources"] == 1, res.stdout[-2000:]
+    res = _cli(TASKSPACE, "worker", "--every", "1h", "--max-passes", "1")  # and the worker's next pass leaves it be
+    assert res.returncode == 0 and "quarantined" not in res.stderr, res.stderr[-2000:]
