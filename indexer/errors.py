@@ -159,11 +159,21 @@ class BusyError(StoreError):
     exit_code = 6
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line, its line breaks (and the blanks around them) one space each, as the CLI prints an error:
+    a message that quotes another library's (transformers' "We couldn't connect to ...\nCheck your internet
+    connection ...", a driver's) is one line of the worker's log and of ``taskspace runs``'s table."""
+    import re
+
+    return re.sub(r"\s*\n\s*", " ", str(text).strip())
+
+
 def abort_reason(exc: BaseException) -> str:
     """Why a run stopped early, as its recorded error says it after "run aborted: " (``taskspace runs``): the
-    exception's message, else what it was (an interrupt carries none: Ctrl-C). Before, an interrupted run's error
-    read "run aborted: " and nothing more."""
-    text = str(exc).strip()
+    exception's message on one line (:func:`one_line`), else what it was (an interrupt carries none: Ctrl-C). Before,
+    an interrupted run's error read "run aborted: " and nothing more, and an encoder that could not be loaded from the
+    Hub recorded transformers' two lines, the second printed at the margin of ``taskspace runs``'s table."""
+    text = one_line(str(exc))
     if text:
         return text
     return "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
@@ -174,11 +184,12 @@ def item_error_line(err) -> str:
     ``taskspace index``, ``taskspace runs`` and the worker's log print it: ``error: file:line: message`` (``file`` and
     ``line`` when known)."""
     if not isinstance(err, dict):
-        return f"error: {err}"
+        return f"error: {one_line(err)}"
     where = str(err.get("file") or "")
     if err.get("line") is not None:
         where += f":{err['line']}"
-    return f"error: {where}: {err.get('message')}" if where else f"error: {err.get('message')}"
+    message = one_line(err.get("message"))
+    return f"error: {where}: {message}" if where else f"error: {message}"
 
 
 #: below this much free space, SQLite's "disk I/O error" (it cannot create its shared-memory file) or "database or disk

@@ -322,7 +322,7 @@ class Service:
         from .store.sql import open_store
 
         publish = _Publish(self.gate)
-        from .errors import BusyError
+        from .errors import BusyError, one_line
 
         t = self._pass_started = time.perf_counter()
         self.pass_running = True
@@ -337,10 +337,10 @@ class Service:
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
         except BusyError as exc:  # another process's pass holds the lock: this one did not run (the worker tries again)
-            failed.update(status="busy", error=scrub(str(exc)) or type(exc).__name__)
+            failed.update(status="busy", error=scrub(one_line(str(exc))) or type(exc).__name__)
             raise
         except Exception as exc:
-            failed["error"] = scrub(str(exc)) or type(exc).__name__
+            failed["error"] = scrub(one_line(str(exc))) or type(exc).__name__
             raise
         finally:  # a pass that raised is listed too; before, its status was None and failing passes piled up in
             held = publish.release()  # /readyz, only a pass that finished trimmed them

@@ -26,7 +26,7 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
-from .errors import BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line
+from .errors import BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line, one_line
 from .schedule import next_run
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ class Worker:
                 wait = self._retry_wait() if again else 0.0
                 sooner = " (the next scheduled pass)" if wait < self.busy_retry_seconds else ""
                 note = f" (the database {why}: retrying in {_seconds(wait)} s{sooner})" if again else None
-                log.error("pass failed: %s%s", exc, note or self._retry_note())
+                log.error("pass failed: %s%s", one_line(str(exc)), note or self._retry_note())
                 if again:
                     self._wait(wait)
                     continue
@@ -147,7 +147,8 @@ class Worker:
                 waiting = None
                 self.passes += 1
                 last_code = 1  # as `taskspace index` exits on an unexpected error
-                log.exception("pass failed with an unexpected %s: %s%s", type(exc).__name__, exc, self._retry_note())
+                log.exception("pass failed with an unexpected %s: %s%s", type(exc).__name__, one_line(str(exc)),
+                              self._retry_note())
             if self.stop.is_set():
                 break  # stopped during the pass (a signal): no next pass to announce
             if self.max_passes is not None and self.passes >= self.max_passes:

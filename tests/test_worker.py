@@ -856,3 +856,27 @@ def test_a_quarantine_by_taskspace_worker_names_the_pass_its_operator_runs_by_ha
     assert json.loads(res.stdout)["counts"]["sources"] == 1, res.stdout[-2000:]
     res = _cli(TASKSPACE, "worker", "--every", "1h", "--max-passes", "1")  # and the worker's next pass leaves it be
     assert res.returncode == 0 and "quarantined" not in res.stderr, res.stderr[-2000:]
+
+
+def test_a_pass_failing_on_a_multi_line_message_is_one_line_in_the_log_and_in_runs(tmp_path, caplog, monkeypatch):
+    """A worker's pass that fails on a message quoting another library's over two lines (an encoder named by a Hub id,
+    offline and not cached: transformers' "We couldn't connect ...\\nCheck your internet connection ..."): the
+    worker's log line and the run's record (`taskspace runs`) say it on one line, as the CLI prints an error; before,
+    the second line stood at the margin of the log (no time, no level) and of `taskspace runs`'s table."""
+    import logging
+
+    from indexer.errors import EncoderError, item_error_line
+    from indexer.pipeline import run_index
+    from indexer.store.sql import open_store
+
+    _tiny_configured_source(tmp_path, "multi-line")  # new prompts: the pass loads the encoder
+    monkeypatch.setenv("TASKSPACE_ENCODER", "nobody/no-such-encoder-of-taskspace")
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        assert Worker("1h", lambda stop: run_index(stop=stop), max_passes=1).serve() == EncoderError.exit_code
+    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
+    assert "no-such-encoder-of-taskspace" in line and "\n" not in line, line
+    with open_store() as store:
+        (run,) = store.list_runs(limit=1)
+    message = run.errors[0]["message"]
+    assert message.startswith("run aborted: cannot load encoder") and "\n" not in message, message
+    assert "\n" not in item_error_line({"file": "/d/x.csv", "line": 3, "message": "bad\n  value"})
