@@ -880,3 +880,13 @@ def test_a_pass_failing_on_a_multi_line_message_is_one_line_in_the_log_and_in_ru
     message = run.errors[0]["message"]
     assert message.startswith("run aborted: cannot load encoder") and "\n" not in message, message
     assert "\n" not in item_error_line({"file": "/d/x.csv", "line": 3, "message": "bad\n  value"})
+    # the same pass by `taskspace serve`'s worker: /readyz's last failed pass
+    from indexer.serve import Service
+    from indexer.store.vectors import VectorStore
+
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="6h", store=store, vectors=vectors, encoder=object())
+        with pytest.raises(EncoderError):
+            svc.run_pass(threading.Event())
+    error = svc.passes[-1]["error"]
+    assert "no-such-encoder-of-taskspace" in error and "\n" not in error, error
