@@ -154,9 +154,15 @@ class ReadOnlyError(StoreError, PermissionError):
 
 
 class BusyError(StoreError):
-    """Another taskspace process holds the lock (indexing pass, local Qdrant folder)."""
+    """Another taskspace process holds the lock (indexing pass, local Qdrant folder). ``held``: who holds it, without
+    the advice to wait and retry, for a process that waits and retries by itself (the worker's log line, the busy
+    pass of ``/readyz``); the message otherwise."""
 
     exit_code = 6
+
+    def __init__(self, message: str = "", *, held: str | None = None):
+        super().__init__(message)
+        self.held = held or message
 
 
 def one_line(text: str) -> str:

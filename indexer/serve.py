@@ -337,7 +337,8 @@ class Service:
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
         except BusyError as exc:  # another process's pass holds the lock: this one did not run (the worker tries again)
-            failed.update(status="busy", error=scrub(one_line(str(exc))) or type(exc).__name__)
+            # who holds it (BusyError.held), not the advice to retry: this server's worker tries again by itself
+            failed.update(status="busy", error=scrub(one_line(exc.held)) or type(exc).__name__)
             raise
         except Exception as exc:
             failed["error"] = scrub(one_line(str(exc))) or type(exc).__name__

@@ -117,11 +117,12 @@ class Worker:
                     log.error("%s", exc)
                     return exc.exit_code
                 wait = self._retry_wait()
-                if waiting is None or waiting[0] != str(exc):  # once per holder: not a line every 30 s of its pass
-                    log.warning("%s; waiting: trying again every %s s until it is free", exc, _seconds(wait))
-                    waiting = (str(exc), waiting[1] if waiting else time.monotonic())
+                held = one_line(exc.held)  # who holds it, without the advice to retry: this worker does
+                if waiting is None or waiting[0] != held:  # once per holder: not a line every 30 s of its pass
+                    log.warning("%s; waiting: trying again every %s s until it is free", held, _seconds(wait))
+                    waiting = (held, waiting[1] if waiting else time.monotonic())
                 else:
-                    log.debug("still busy: %s", exc)
+                    log.debug("still busy: %s", held)
                 self._wait(wait)
                 continue
             except IndexerError as exc:

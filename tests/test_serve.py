@@ -1194,6 +1194,8 @@ def test_failing_in_process_passes_show_as_failed_and_only_the_recent_ones_are_k
         with pytest.raises(BusyError):
             svc.run_pass(threading.Event())
     assert svc.passes[-1]["status"] == "busy"
+    # who holds it, without the command's advice to retry: this server's worker tries again by itself
+    assert "holds the 'index' lock" in svc.passes[-1]["error"] and "retry" not in svc.passes[-1]["error"], svc.passes
 
 
 def test_readyz_says_why_the_workers_last_pass_failed(tmp_path, encoder):

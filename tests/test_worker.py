@@ -890,3 +890,36 @@ def test_a_pass_failing_on_a_multi_line_message_is_one_line_in_the_log_and_in_ru
             svc.run_pass(threading.Event())
     error = svc.passes[-1]["error"]
     assert "no-such-encoder-of-taskspace" in error and "\n" not in error, error
+
+
+def test_a_worker_waiting_for_another_pass_does_not_tell_its_operator_to_retry(tmp_path, caplog):
+    """A worker whose pass meets another process's (the SQL lock `index` held): its log line names the holder and that
+    it waits, trying again by itself; before, it passed on the advice meant for a command, "wait for it to finish ...
+    or stop it, then retry; waiting: trying again every 2 s", as if its operator had to retry. `taskspace index`
+    meeting it keeps that advice (test_cli_second_pass_is_refused_while_the_lock_is_held)."""
+    import logging
+
+    from indexer.pipeline import run_index
+    from indexer.store.sql import open_store
+
+    Path(os.environ["TASKSPACE_HOME"]).mkdir(parents=True, exist_ok=True)
+    with open_store() as other:
+        held = other.lock("index")
+        held.__enter__()
+        try:
+            with pytest.raises(BusyError, match="then retry"):
+                run_index()  # a command meeting it: told to retry
+            w = Worker("1h", lambda stop: run_index(stop=stop), busy_retry_seconds=0.05, max_passes=1)
+            caplog.set_level(logging.INFO, logger="indexer.worker")
+            t = threading.Thread(target=w.serve)
+            t.start()
+            deadline = time.monotonic() + 30
+            while "waiting" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            held.__exit__(None, None, None)
+        t.join(60)
+    (line,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "holds the 'index' lock" in line and "waiting: trying again every" in line, line
+    assert "retry;" not in line and "then retry" not in line, line
+    assert w.passes == 1 and any(r.getMessage().startswith("the lock is free") for r in caplog.records), caplog.text
