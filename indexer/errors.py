@@ -60,6 +60,21 @@ def accept_partial_advice(location: str, format: str | None = None) -> str:
     return "accept_partial=True (ingest() or Indexer.run())"
 
 
+def traceback_advice(logger: str) -> str:
+    """Where the reader of an unexpected error's line (:data:`CLI`) finds its traceback, which ``logger`` logs at INFO
+    just before: ``-v`` for a command (it logs at WARNING unless asked); the log of ``taskspace worker`` or
+    ``taskspace serve``, which log at INFO (unless TASKSPACE_LOG_LEVEL says otherwise), where ``-v`` adds nothing;
+    the logger, for a Python caller, who has no ``-v``."""
+    mode = CLI.get()
+    if mode in (WORKER, SERVE):
+        who = "this worker's" if mode == WORKER else "the server's"
+        return (f"its traceback is in {who} log, just before this line (logged at INFO; with TASKSPACE_LOG_LEVEL "
+                "set higher, set it to INFO)")
+    if mode:
+        return "run with -v for the traceback"
+    return f"its traceback is logged at INFO by the logger {logger}"
+
+
 class IndexerError(Exception):
     """Root of every taskspace error."""
 

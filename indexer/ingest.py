@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import (ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
-                     accept_partial_advice, arg)
+                     accept_partial_advice, arg, traceback_advice)
 from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
@@ -273,8 +273,9 @@ class Ingester:
                     continue
                 log.info("unexpected error while reading %s", at, exc_info=e)  # -v shows it, as the line says
                 self.summary.errors.append(RowError(at, None, f"cannot be read: {type(e).__name__}: {e} (an "
-                                                    "unexpected error: run with -v for the traceback and please "
-                                                    "report it; this source is skipped, the others are read)"))
+                                                    "unexpected error: please report it; "
+                                                    f"{traceback_advice(log.name)}; this source is skipped, the "
+                                                    "others are read)"))
 
     # -- one source -------------------------------------------------------------------------------------
 

@@ -923,3 +923,40 @@ def test_a_worker_waiting_for_another_pass_does_not_tell_its_operator_to_retry(t
     assert "holds the 'index' lock" in line and "waiting: trying again every" in line, line
     assert "retry;" not in line and "then retry" not in line, line
     assert w.passes == 1 and any(r.getMessage().startswith("the lock is free") for r in caplog.records), caplog.text
+
+
+BUGGY_READER_WORKER = """
+import sys
+from indexer import sources
+
+def buggy(*a, **k):
+    raise RuntimeError("a bug in a reader")
+    yield
+
+sources.read_sources = buggy
+from indexer.cli import main
+sys.argv = ["taskspace", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_reader_bug_in_a_worker_pass_says_the_traceback_is_in_the_workers_log(tmp_path, TASKSPACE):
+    """A reader failing unexpectedly (a bug) in a `taskspace worker` pass: its error line (log, `taskspace runs`) says
+    the traceback is in the worker's log, where it is (a service logs at INFO), not "run with -v", which adds nothing
+    to a worker; `taskspace index` still says -v, which its WARNING log needs. Before, the worker said -v too."""
+    import json
+
+    _tiny_configured_source(tmp_path, "reader-bug")
+    script = tmp_path / "buggy_worker.py"
+    script.write_text(BUGGY_READER_WORKER)
+    res = subprocess.run([sys.executable, str(script), "worker", "--every", "1h", "--max-passes", "1"],
+                         capture_output=True, text=True, env=dict(os.environ), timeout=240)
+    assert res.returncode == 1, res.stderr[-2000:]
+    said = "its traceback is in this worker's log, just before this line"
+    assert said in res.stderr and "with -v" not in res.stderr, res.stderr[-2000:]
+    assert res.stderr.index("Traceback") < res.stderr.index(said) and "RuntimeError: a bug in a reader" in res.stderr
+    (run,) = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
+    assert said in run["error_details"][0]["message"], run
+    res = subprocess.run([sys.executable, str(script), "index"], capture_output=True, text=True, env=dict(os.environ),
+                         timeout=240)
+    assert res.returncode == 1 and "run with -v for the traceback" in res.stderr, res.stderr[-2000:]
