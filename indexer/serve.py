@@ -352,6 +352,8 @@ class Service:
             self.passes_done += 1
             del self.passes[:-20]  # the recent ones
         self.passes[-1].update(status=report.status, run_id=report.run_id)
+        if report.errors:  # a partial pass (a quarantined source, bad rows): how many, said in /readyz
+            self.passes[-1]["errors"] = len(report.errors)
         log.info("index pass %s: %s (index published in %.2f s)", report.run_id, report.status, held)
         return report
 
@@ -519,6 +521,9 @@ class Service:
                                 "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
                                           + (f"; the last {last.get('status')}"
                                              + (f" ({last['error']})" if last.get("error") else "")
+                                             # which run, and where its errors are read (before: "partial", no more)
+                                             + (f" (run {last.get('run_id')}: {last['errors']} error(s), listed by "
+                                                "`taskspace runs`)" if last.get("errors") else "")
                                              + f", {last['seconds']:.1f} s, its index published in "
                                              f"{last['publish_seconds']:.2f} s" if last else ""),
                                 "passes": [dict(p) for p in self.passes]}

@@ -1877,7 +1877,10 @@ def test_a_quarantine_by_the_servers_worker_names_the_command_its_operator_runs_
         assert f"`taskspace ingest {src} --accept-partial` beside this server" in why, why
         assert "accept_partial=" not in why and "Indexer.run()" not in why and "taskspace index" not in why, why
         # the HTTP answers keep the API's words (the worker's context is its thread's)
-        assert c.get("/readyz").json()["checks"]["worker"]["detail"].startswith("every 1h; 1 pass(es) done")
+        detail = c.get("/readyz").json()["checks"]["worker"]["detail"]
+        assert detail.startswith("every 1h; 1 pass(es) done; the last partial (run "), detail
+        # /readyz says which run and where its errors are read (before: "the last partial", and no more)
+        assert f"(run {run.id}: 2 error(s), listed by `taskspace runs`)" in detail, detail
         # the advice, beside the running server (the CLI's `taskspace ingest` calls this), then the worker's next pass
         assert ingest(str(src), fetch_metadata=False, accept_partial=True).sources == 1
         report = svc.run_pass(threading.Event())
