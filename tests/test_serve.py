@@ -1876,7 +1876,10 @@ def test_a_quarantine_by_the_servers_worker_names_the_command_its_operator_runs_
         (why,) = [e["message"] for e in run.errors if "quarantined" in e["message"]]
         assert f"`taskspace ingest {src} --accept-partial` beside this server" in why, why
         assert "accept_partial=" not in why and "Indexer.run()" not in why and "taskspace index" not in why, why
-        # the HTTP answers keep the API's words (the worker's context is its thread's)
+        # the HTTP answers keep the API's words (the worker's context is its thread's): a field, not an option
+        r = c.get("/v1/models", params={"space": "nope"})
+        assert r.status_code == 404 and "space 'nope'" in r.json()["error"]["message"], r.text
+        assert "--space" not in r.text and "space=" not in r.text, r.text
         detail = c.get("/readyz").json()["checks"]["worker"]["detail"]
         assert detail.startswith("every 1h; 1 pass(es) done; the last partial (run "), detail
         # /readyz says which run and where its errors are read (before: "the last partial", and no more)
