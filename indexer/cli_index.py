@@ -311,7 +311,7 @@ def worker(
 
       taskspace worker --every 1h --max-passes 1
     """
-    from .errors import ConfigError
+    from .errors import CLI, WORKER, ConfigError
     from .pipeline import Progress, run_index
     from .worker import Worker
 
@@ -320,7 +320,12 @@ def worker(
     w = Worker(every or cron, lambda stop: run_index(progress=Progress(False), stop=stop),
                wait_for_lock=not no_wait, max_passes=max_passes)
     w.install_signal_handlers()
-    raise typer.Exit(w.serve())
+    token = CLI.set(WORKER)  # its passes' records and log are read by its operator, at a shell (errors.CLI)
+    try:
+        code = w.serve()
+    finally:
+        CLI.reset(token)  # (a command run in-process, by CliRunner: the caller's context as it was)
+    raise typer.Exit(code)
 
 
 #: the item errors ``taskspace runs`` prints under a run in its table (``--json`` lists them all)

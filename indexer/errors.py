@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import contextvars
 
-#: True while a CLI command runs (set by :mod:`indexer.cli` for every command but the services, whose HTTP answers
-#: and run records are not a command line): messages name a caller's arguments as its options (``--dry-run DIR``)
-#: there, and as the library's parameters (``dry_run='DIR'``) everywhere else (:func:`arg`)
+#: Who reads a message, so that it names what that reader can act on (:func:`arg`, :func:`accept_partial_advice`):
+#: False, a Python caller (the library's parameters, ``dry_run='DIR'``); True while a CLI command runs (set by
+#: :mod:`indexer.cli` for every command but the services): the command's options (``--dry-run DIR``); or the name of
+#: a service the CLI started, :data:`WORKER` or :data:`SERVE`, in the thread of its indexing passes only (set by
+#: ``taskspace worker`` and by the in-process worker of ``taskspace serve``; serve's HTTP answers keep the API's
+#: words): its operator, at a shell, reads the pass's run record (``taskspace runs``) and log, so options are named as
+#: the CLI's, and what the pass itself cannot take (``--accept-partial``) as the command they run beside the service.
+#: Before, a service's passes were not set, so ``taskspace runs`` told its operator ``accept_partial=True (ingest()
+#: or Indexer.run())``.
 CLI = contextvars.ContextVar("taskspace_cli", default=False)
+#: :data:`CLI`'s values for the services' passes
+WORKER, SERVE = "worker", "serve"
 _UNSET = object()
 
 
@@ -28,6 +36,43 @@ def arg(param: str, value=_UNSET, *, flag: str | None = None, quote: bool = True
             return name
         return f"{name} {value!r}" if isinstance(value, str) and quote else f"{name} {value}"
     return f"{param}=" if value is _UNSET else f"{param}={value!r}"
+
+
+def accept_partial_advice(location: str, format: str | None = None) -> str:
+    """How the reader of a quarantine (:data:`CLI`) stores the new revision of the source at ``location`` anyway: the
+    option and the commands that take it (a CLI command); the parameter and the calls (a Python caller); for the
+    operator of ``taskspace worker``, whose passes take no such option, a pass by hand beside it (``taskspace index
+    --accept-partial``, which reads the configured sources); for ``taskspace serve``'s worker, ``taskspace ingest
+    LOCATION --accept-partial`` (SQL only, so it runs beside a server holding the embedded index, which ``taskspace
+    index`` cannot), its next pass indexing it."""
+    import shlex
+
+    mode = CLI.get()
+    if mode == WORKER:
+        return ("`taskspace index --accept-partial` (one pass by hand, beside this worker; `taskspace worker` takes no "
+                "such option)")
+    if mode == SERVE:
+        fmt = f" --format {format}" if format else ""
+        return (f"`taskspace ingest {shlex.quote(location)} --accept-partial{fmt}` beside this server (it writes SQL only); "
+                "the server's indexing worker indexes it at its next pass")
+    if mode:
+        return "--accept-partial (taskspace index or taskspace ingest)"
+    return "accept_partial=True (ingest() or Indexer.run())"
+
+
+def traceback_advice(logger: str) -> str:
+    """Where the reader of an unexpected error's line (:data:`CLI`) finds its traceback, which ``logger`` logs at INFO
+    just before: ``-v`` for a command (it logs at WARNING unless asked); the log of ``taskspace worker`` or
+    ``taskspace serve``, which log at INFO (unless TASKSPACE_LOG_LEVEL says otherwise), where ``-v`` adds nothing;
+    the logger, for a Python caller, who has no ``-v``."""
+    mode = CLI.get()
+    if mode in (WORKER, SERVE):
+        who = "this worker's" if mode == WORKER else "the server's"
+        return (f"its traceback is in {who} log, just before this line (logged at INFO; with TASKSPACE_LOG_LEVEL "
+                "set higher, set it to INFO)")
+    if mode:
+        return "run with -v for the traceback"
+    return f"its traceback is logged at INFO by the logger {logger}"
 
 
 class IndexerError(Exception):
@@ -124,16 +169,32 @@ class ReadOnlyError(StoreError, PermissionError):
 
 
 class BusyError(StoreError):
-    """Another taskspace process holds the lock (indexing pass, local Qdrant folder)."""
+    """Another taskspace process holds the lock (indexing pass, local Qdrant folder). ``held``: who holds it, without
+    the advice to wait and retry, for a process that waits and retries by itself (the worker's log line, the busy
+    pass of ``/readyz``); the message otherwise."""
 
     exit_code = 6
+
+    def __init__(self, message: str = "", *, held: str | None = None):
+        super().__init__(message)
+        self.held = held or message
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, its line breaks (and the blanks around them) one space each, as the CLI prints an error:
+    a message that quotes another library's (transformers' "We couldn't connect to ...\nCheck your internet
+    connection ...", a driver's) is one line of the worker's log and of ``taskspace runs``'s table."""
+    import re
+
+    return re.sub(r"\s*\n\s*", " ", str(text).strip())
 
 
 def abort_reason(exc: BaseException) -> str:
     """Why a run stopped early, as its recorded error says it after "run aborted: " (``taskspace runs``): the
-    exception's message, else what it was (an interrupt carries none: Ctrl-C). Before, an interrupted run's error
-    read "run aborted: " and nothing more."""
-    text = str(exc).strip()
+    exception's message on one line (:func:`one_line`), else what it was (an interrupt carries none: Ctrl-C). Before,
+    an interrupted run's error read "run aborted: " and nothing more, and an encoder that could not be loaded from the
+    Hub recorded transformers' two lines, the second printed at the margin of ``taskspace runs``'s table."""
+    text = one_line(str(exc))
     if text:
         return text
     return "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
@@ -144,11 +205,12 @@ def item_error_line(err) -> str:
     ``taskspace index``, ``taskspace runs`` and the worker's log print it: ``error: file:line: message`` (``file`` and
     ``line`` when known)."""
     if not isinstance(err, dict):
-        return f"error: {err}"
+        return f"error: {one_line(err)}"
     where = str(err.get("file") or "")
     if err.get("line") is not None:
         where += f":{err['line']}"
-    return f"error: {where}: {err.get('message')}" if where else f"error: {err.get('message')}"
+    message = one_line(err.get("message"))
+    return f"error: {where}: {message}" if where else f"error: {message}"
 
 
 #: below this much free space, SQLite's "disk I/O error" (it cannot create its shared-memory file) or "database or disk

@@ -36,7 +36,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import CLI, ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError, arg
+from .errors import (ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
+                     accept_partial_advice, arg, traceback_advice)
 from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
@@ -212,6 +213,7 @@ class Ingester:
         self.accept_partial = accept_partial
         self.summary = IngestSummary()
         self._models: set[str] = set()
+        self._format: str | None = None  # the reader named for the spec being ingested (ingest_spec)
 
     @property
     def hub(self):
@@ -245,6 +247,7 @@ class Ingester:
             raise ConfigError(f"{arg('limit')} applies only to hub-org: sources (at most that many of the "
                               f"organisation's datasets), not to a path or a hub: repo; drop {arg('limit')}")
         where = spec.target if spec.kind == "path" else f"{spec.kind}:{spec.target}"
+        self._format = format  # the source's reader, as a quarantine's advice names it (errors.accept_partial_advice)
         with self._guard(where):
             if spec.kind == "path":
                 self.ingest_path(spec.target, format, **options)
@@ -269,8 +272,9 @@ class Ingester:
                     continue
                 log.info("unexpected error while reading %s", at, exc_info=e)  # -v shows it, as the line says
                 self.summary.errors.append(RowError(at, None, f"cannot be read: {type(e).__name__}: {e} (an "
-                                                    "unexpected error: run with -v for the traceback and please "
-                                                    "report it; this source is skipped, the others are read)"))
+                                                    "unexpected error: please report it; "
+                                                    f"{traceback_advice(log.name)}; this source is skipped, the "
+                                                    "others are read)"))
 
     # -- one source -------------------------------------------------------------------------------------
 
@@ -329,8 +333,7 @@ class Ingester:
         return (f"new revision quarantined: it reads with errors ({len(batch.errors)} listed) and would keep {kept} of "
                 f"the {known.n_outcomes} outcome cells stored ({lost:.0%} lost; the limit is {QUARANTINE_LOSS:.0%}); the "
                 "stored revision keeps serving. Fix the source (a file still being written? re-copy it), or store it "
-                f"anyway with {arg('accept_partial', True)}"
-                + (" (taskspace index or taskspace ingest)" if CLI.get() else " (ingest() or Indexer.run())"))
+                f"anyway with {accept_partial_advice(batch.source.location, self._format)}")
 
     def _unchanged(self, location: str, revision: str | None) -> bool:
         known = self.store.get_source(location)

@@ -322,7 +322,7 @@ class Service:
         from .store.sql import open_store
 
         publish = _Publish(self.gate)
-        from .errors import BusyError
+        from .errors import BusyError, one_line
 
         t = self._pass_started = time.perf_counter()
         self.pass_running = True
@@ -337,10 +337,11 @@ class Service:
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
         except BusyError as exc:  # another process's pass holds the lock: this one did not run (the worker tries again)
-            failed.update(status="busy", error=scrub(str(exc)) or type(exc).__name__)
+            # who holds it (BusyError.held), not the advice to retry: this server's worker tries again by itself
+            failed.update(status="busy", error=scrub(one_line(exc.held)) or type(exc).__name__)
             raise
         except Exception as exc:
-            failed["error"] = scrub(str(exc)) or type(exc).__name__
+            failed["error"] = scrub(one_line(str(exc))) or type(exc).__name__
             raise
         finally:  # a pass that raised is listed too; before, its status was None and failing passes piled up in
             held = publish.release()  # /readyz, only a pass that finished trimmed them
@@ -351,6 +352,8 @@ class Service:
             self.passes_done += 1
             del self.passes[:-20]  # the recent ones
         self.passes[-1].update(status=report.status, run_id=report.run_id)
+        if report.errors:  # a partial pass (a quarantined source, bad rows): how many, said in /readyz
+            self.passes[-1]["errors"] = len(report.errors)
         log.info("index pass %s: %s (index published in %.2f s)", report.run_id, report.status, held)
         return report
 
@@ -362,6 +365,11 @@ class Service:
         self._thread.start()
 
     def _work(self) -> None:
+        from .errors import CLI, SERVE
+
+        # the passes' records (`taskspace runs`) and log lines are read by the server's operator, at a shell: in
+        # their words (errors.CLI), in this thread only (the HTTP answers keep the API's)
+        CLI.set(SERVE)
         try:
             self.worker.serve()
         except BaseException:  # the API keeps serving the last complete index
@@ -513,6 +521,9 @@ class Service:
                                 "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
                                           + (f"; the last {last.get('status')}"
                                              + (f" ({last['error']})" if last.get("error") else "")
+                                             # which run, and where its errors are read (before: "partial", no more)
+                                             + (f" (run {last.get('run_id')}: {last['errors']} error(s), listed by "
+                                                "`taskspace runs`)" if last.get("errors") else "")
                                              + f", {last['seconds']:.1f} s, its index published in "
                                              f"{last['publish_seconds']:.2f} s" if last else ""),
                                 "passes": [dict(p) for p in self.passes]}

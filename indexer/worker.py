@@ -26,7 +26,7 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
-from .errors import BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line
+from .errors import BusyError, ConnectionLostError, DatabaseUnreachableError, IndexerError, item_error_line, one_line
 from .pipeline import truncated_note
 from .schedule import next_run
 
@@ -120,11 +120,12 @@ class Worker:
                     log.error("%s", exc)
                     return exc.exit_code
                 wait = self._retry_wait()
-                if waiting is None or waiting[0] != str(exc):  # once per holder: not a line every 30 s of its pass
-                    log.warning("%s; waiting: trying again every %s s until it is free", exc, _seconds(wait))
-                    waiting = (str(exc), waiting[1] if waiting else time.monotonic())
+                held = one_line(exc.held)  # who holds it, without the advice to retry: this worker does
+                if waiting is None or waiting[0] != held:  # once per holder: not a line every 30 s of its pass
+                    log.warning("%s; waiting: trying again every %s s until it is free", held, _seconds(wait))
+                    waiting = (held, waiting[1] if waiting else time.monotonic())
                 else:
-                    log.debug("still busy: %s", exc)
+                    log.debug("still busy: %s", held)
                 self._wait(wait)
                 continue
             except IndexerError as exc:
@@ -142,7 +143,7 @@ class Worker:
                 wait = self._retry_wait() if again else 0.0
                 sooner = " (the next scheduled pass)" if wait < self.busy_retry_seconds else ""
                 note = f" (the database {why}: retrying in {_seconds(wait)} s{sooner})" if again else None
-                log.error("pass failed: %s%s", exc, note or self._retry_note())
+                log.error("pass failed: %s%s", one_line(str(exc)), note or self._retry_note())
                 if again:
                     self._wait(wait)
                     continue
@@ -150,7 +151,8 @@ class Worker:
                 waiting = None
                 self.passes += 1
                 last_code = 1  # as `taskspace index` exits on an unexpected error
-                log.exception("pass failed with an unexpected %s: %s%s", type(exc).__name__, exc, self._retry_note())
+                log.exception("pass failed with an unexpected %s: %s%s", type(exc).__name__, one_line(str(exc)),
+                              self._retry_note())
             if self.stop.is_set():
                 break  # stopped during the pass (a signal): no next pass to announce
             if self.max_passes is not None and self.passes >= self.max_passes:

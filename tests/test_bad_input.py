@@ -316,7 +316,10 @@ def test_the_traceback_of_an_unexpected_reader_error_is_shown_by_v_as_its_line_s
     assert quiet.exit_code == 1 and "run with -v for the traceback" in quiet.stderr
     assert "Traceback" not in quiet.stderr
     with caplog.at_level(logging.INFO, logger="indexer"):
-        ingest(str(out), store=store, fetch_metadata=False)
+        summary = ingest(str(out), store=store, fetch_metadata=False)
+    # a Python caller, who has no -v: the logger that logs it
+    assert any("its traceback is logged at INFO by the logger indexer.ingest" in e.message for e in summary.errors)
+    assert not any("with -v" in e.message for e in summary.errors), summary.errors
     (rec,) = [r for r in caplog.records if r.exc_info and "unexpected error while reading" in r.getMessage()]
     assert rec.levelno == logging.INFO and str(rec.exc_info[1]) == "a bug in a reader"
 

@@ -1194,6 +1194,8 @@ def test_failing_in_process_passes_show_as_failed_and_only_the_recent_ones_are_k
         with pytest.raises(BusyError):
             svc.run_pass(threading.Event())
     assert svc.passes[-1]["status"] == "busy"
+    # who holds it, without the command's advice to retry: this server's worker tries again by itself
+    assert "holds the 'index' lock" in svc.passes[-1]["error"] and "retry" not in svc.passes[-1]["error"], svc.passes
 
 
 def test_readyz_says_why_the_workers_last_pass_failed(tmp_path, encoder):
@@ -1849,3 +1851,40 @@ def test_a_parameter_count_past_float_range_is_said_too_large(client):
     assert "too large" in err["message"] and len(err["message"]) < 300, err
     err = assert_error(client.get("/v1/models", params={"max_params": "0"}), 422, "invalid_input", "max_params")
     assert "not a positive parameter count" in err["message"], err
+
+
+def test_a_quarantine_by_the_servers_worker_names_the_command_its_operator_runs_beside_it(indexed, encoder):
+    """A source the in-process worker of `taskspace serve` quarantines (a copy cut mid-write): its run record
+    (`taskspace runs`) says to store it anyway with `taskspace ingest SOURCE --accept-partial`, which writes SQL only
+    and so runs beside the server holding the embedded index, and following it works: the server's next pass indexes
+    the new revision. Before, the record said `accept_partial=True (ingest() or Indexer.run())`, the library's words,
+    to the operator who started the server from a shell."""
+    from indexer.ingest import ingest
+    from indexer.store.sql import open_store
+
+    src = indexed / "a"
+    lines = (src / "outcomes.csv").read_text().splitlines(keepends=True)
+    (src / "outcomes.csv").write_text("".join(lines[:20]) + lines[20][:6])  # 45 of 64 rows cut, the last one torn
+    svc = Service(encoder=encoder, worker_schedule="1h")
+    with TestClient(create_app(svc)) as c:
+        deadline = time.monotonic() + 180
+        while not svc.passes and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert svc.passes and svc.passes[0]["status"] == "partial", svc.passes
+        with open_store() as store:
+            (run,) = store.list_runs(limit=1)
+        (why,) = [e["message"] for e in run.errors if "quarantined" in e["message"]]
+        assert f"`taskspace ingest {src} --accept-partial` beside this server" in why, why
+        assert "accept_partial=" not in why and "Indexer.run()" not in why and "taskspace index" not in why, why
+        # the HTTP answers keep the API's words (the worker's context is its thread's): a field, not an option
+        r = c.get("/v1/models", params={"space": "nope"})
+        assert r.status_code == 404 and "space 'nope'" in r.json()["error"]["message"], r.text
+        assert "--space" not in r.text and "space=" not in r.text, r.text
+        detail = c.get("/readyz").json()["checks"]["worker"]["detail"]
+        assert detail.startswith("every 1h; 1 pass(es) done; the last partial (run "), detail
+        # /readyz says which run and where its errors are read (before: "the last partial", and no more)
+        assert f"(run {run.id}: 2 error(s), listed by `taskspace runs`)" in detail, detail
+        # the advice, beside the running server (the CLI's `taskspace ingest` calls this), then the worker's next pass
+        assert ingest(str(src), fetch_metadata=False, accept_partial=True).sources == 1
+        report = svc.run_pass(threading.Event())
+    assert report.counts["quarantined"] == 0 and report.counts["solved"] > 0, report.counts

@@ -825,3 +825,138 @@ def test_a_retry_after_a_lost_database_is_never_later_than_the_next_scheduled_pa
         assert not t.is_alive() and len(calls) == 2, (first, "the retry waited longer than the 2 s schedule")
         assert 1.5 <= calls[1] - calls[0] < 5, calls
     assert "retrying in 2 s (the next scheduled pass)" in caplog.text or "trying again every 2 s" in caplog.text, caplog.text
+
+
+def test_a_quarantine_by_taskspace_worker_names_the_pass_its_operator_runs_by_hand(tmp_path, TASKSPACE):
+    """A source a `taskspace worker` pass quarantines (a copy cut mid-write): its log line and its run record
+    (`taskspace runs`, text and --json) say to store it anyway with `taskspace index --accept-partial`, a pass by hand
+    beside the worker (which has no such option), and following it works. Before, they said `accept_partial=True
+    (ingest() or Indexer.run())`, the library's words, to the operator who started the worker from a shell; a Python
+    caller running the pass itself keeps them (test_quarantine.py)."""
+    import json
+
+    from helpers import write_table
+
+    home = Path(os.environ["TASKSPACE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    src = tmp_path / "src"
+    write_table(src, "alpha", {f"org/m{i}": [(i + j) % 2 for j in range(12)] for i in range(3)}, 12)
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{src}"\nformat = "table"\n')
+    assert _cli(TASKSPACE, "worker", "--every", "1h", "--max-passes", "1").returncode == 0
+    lines = (src / "outcomes.csv").read_text().splitlines(keepends=True)
+    (src / "outcomes.csv").write_text("".join(lines[:10]) + lines[10][:5])  # 27 of 36 rows cut, the last one torn
+    res = _cli(TASKSPACE, "worker", "--every", "1h", "--max-passes", "1")
+    advice = "store it anyway with `taskspace index --accept-partial` (one pass by hand, beside this worker"
+    assert res.returncode == 1 and advice in res.stderr, res.stderr[-2000:]
+    (run, _) = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
+    (why,) = [e["message"] for e in run["error_details"] if "quarantined" in e["message"]]
+    assert advice in why and "accept_partial=" not in why and "Indexer.run()" not in why, why
+    assert advice in _cli(TASKSPACE, "runs").stdout
+    res = _cli(TASKSPACE, "index", "--accept-partial", "--json")  # the advice: the new revision stored
+    assert json.loads(res.stdout)["counts"]["sources"] == 1, res.stdout[-2000:]
+    res = _cli(TASKSPACE, "worker", "--every", "1h", "--max-passes", "1")  # and the worker's next pass leaves it be
+    assert res.returncode == 0 and "quarantined" not in res.stderr, res.stderr[-2000:]
+
+
+def test_a_pass_failing_on_a_multi_line_message_is_one_line_in_the_log_and_in_runs(tmp_path, caplog, monkeypatch):
+    """A worker's pass that fails on a message quoting another library's over two lines (an encoder named by a Hub id,
+    offline and not cached: transformers' "We couldn't connect ...\\nCheck your internet connection ..."): the
+    worker's log line and the run's record (`taskspace runs`) say it on one line, as the CLI prints an error; before,
+    the second line stood at the margin of the log (no time, no level) and of `taskspace runs`'s table."""
+    import logging
+
+    from indexer.errors import EncoderError, item_error_line
+    from indexer.pipeline import run_index
+    from indexer.store.sql import open_store
+
+    _tiny_configured_source(tmp_path, "multi-line")  # new prompts: the pass loads the encoder
+    monkeypatch.setenv("TASKSPACE_ENCODER", "nobody/no-such-encoder-of-taskspace")
+    with caplog.at_level(logging.INFO, logger="indexer.worker"):
+        assert Worker("1h", lambda stop: run_index(stop=stop), max_passes=1).serve() == EncoderError.exit_code
+    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pass failed")]
+    assert "no-such-encoder-of-taskspace" in line and "\n" not in line, line
+    with open_store() as store:
+        (run,) = store.list_runs(limit=1)
+    message = run.errors[0]["message"]
+    assert message.startswith("run aborted: cannot load encoder") and "\n" not in message, message
+    assert "\n" not in item_error_line({"file": "/d/x.csv", "line": 3, "message": "bad\n  value"})
+    # the same pass by `taskspace serve`'s worker: /readyz's last failed pass
+    from indexer.serve import Service
+    from indexer.store.vectors import VectorStore
+
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        svc = Service(worker_schedule="6h", store=store, vectors=vectors, encoder=object())
+        with pytest.raises(EncoderError):
+            svc.run_pass(threading.Event())
+    error = svc.passes[-1]["error"]
+    assert "no-such-encoder-of-taskspace" in error and "\n" not in error, error
+
+
+def test_a_worker_waiting_for_another_pass_does_not_tell_its_operator_to_retry(tmp_path, caplog):
+    """A worker whose pass meets another process's (the SQL lock `index` held): its log line names the holder and that
+    it waits, trying again by itself; before, it passed on the advice meant for a command, "wait for it to finish ...
+    or stop it, then retry; waiting: trying again every 2 s", as if its operator had to retry. `taskspace index`
+    meeting it keeps that advice (test_cli_second_pass_is_refused_while_the_lock_is_held)."""
+    import logging
+
+    from indexer.pipeline import run_index
+    from indexer.store.sql import open_store
+
+    Path(os.environ["TASKSPACE_HOME"]).mkdir(parents=True, exist_ok=True)
+    with open_store() as other:
+        held = other.lock("index")
+        held.__enter__()
+        try:
+            with pytest.raises(BusyError, match="then retry"):
+                run_index()  # a command meeting it: told to retry
+            w = Worker("1h", lambda stop: run_index(stop=stop), busy_retry_seconds=0.05, max_passes=1)
+            caplog.set_level(logging.INFO, logger="indexer.worker")
+            t = threading.Thread(target=w.serve)
+            t.start()
+            deadline = time.monotonic() + 30
+            while "waiting" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            held.__exit__(None, None, None)
+        t.join(240)  # its pass (the encoder loaded for the space) on a loaded machine
+    (line,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and r.name == "indexer.worker"]
+    assert "holds the 'index' lock" in line and "waiting: trying again every" in line, line
+    assert "retry;" not in line and "then retry" not in line, line
+    assert w.passes == 1 and any(r.getMessage().startswith("the lock is free") for r in caplog.records), caplog.text
+
+
+BUGGY_READER_WORKER = """
+import sys
+from indexer import sources
+
+def buggy(*a, **k):
+    raise RuntimeError("a bug in a reader")
+    yield
+
+sources.read_sources = buggy
+from indexer.cli import main
+sys.argv = ["taskspace", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_reader_bug_in_a_worker_pass_says_the_traceback_is_in_the_workers_log(tmp_path, TASKSPACE):
+    """A reader failing unexpectedly (a bug) in a `taskspace worker` pass: its error line (log, `taskspace runs`) says
+    the traceback is in the worker's log, where it is (a service logs at INFO), not "run with -v", which adds nothing
+    to a worker; `taskspace index` still says -v, which its WARNING log needs. Before, the worker said -v too."""
+    import json
+
+    _tiny_configured_source(tmp_path, "reader-bug")
+    script = tmp_path / "buggy_worker.py"
+    script.write_text(BUGGY_READER_WORKER)
+    res = subprocess.run([sys.executable, str(script), "worker", "--every", "1h", "--max-passes", "1"],
+                         capture_output=True, text=True, env=dict(os.environ), timeout=240)
+    assert res.returncode == 1, res.stderr[-2000:]
+    said = "its traceback is in this worker's log, just before this line"
+    assert said in res.stderr and "with -v" not in res.stderr, res.stderr[-2000:]
+    assert res.stderr.index("Traceback") < res.stderr.index(said) and "RuntimeError: a bug in a reader" in res.stderr
+    (run,) = json.loads(_cli(TASKSPACE, "runs", "--json").stdout)
+    assert said in run["error_details"][0]["message"], run
+    res = subprocess.run([sys.executable, str(script), "index"], capture_output=True, text=True, env=dict(os.environ),
+                         timeout=240)
+    assert res.returncode == 1 and "run with -v for the traceback" in res.stderr, res.stderr[-2000:]

@@ -32,10 +32,10 @@ _local_guard = threading.Lock()
 
 
 def _busy(name: str, where: str, holder: str) -> BusyError:
-    return BusyError(
-        f"another taskspace process holds the {name!r} lock on {where} ({holder}); wait for it to finish "
-        "(`taskspace runs` shows the running pass) or stop it, then retry"
-    )
+    held = f"another taskspace process holds the {name!r} lock on {where} ({holder})"
+    # the advice to retry is for a command; the worker waiting for the lock retries by itself (BusyError.held)
+    return BusyError(f"{held}; wait for it to finish (`taskspace runs` shows the running pass) or stop it, then retry",
+                     held=f"{held}; `taskspace runs` shows the running pass")
 
 
 def _holder_name() -> str:
