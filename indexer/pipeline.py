@@ -736,7 +736,7 @@ def _fitted_before(cal, space) -> str:
     out = [f"without {' and '.join(missing)}, which this one fits"] if missing else []
     if cal.folded and cal.region_var is not None and (cal.region_estimator or 1) < REGION_ESTIMATOR:
         out.append("with its region variance from an older estimator, which counted models measured on one benchmark and so "
-                   "gave too small a variance: intervals far from a model's evidence were too narrow")
+                   "could make intervals far from a model's evidence too narrow")
     return "; ".join(out)
 
 
