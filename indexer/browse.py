@@ -197,21 +197,29 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: li
     evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b mmlu_pro/history`)."""
     from .find import _near, _near_hits
     from .posterior import COVERAGE_PROMPTS
-    from .query import _all_measured, coverage_logit, observed_shares
+    from .query import _all_measured, coverage_logit, observed_shares_many
     from .store.vectors import point_id
 
     info = {h.key: h.payload for h in vectors.scan(name, "models", fields=("benchmarks", "pattern"))}
     keys = list(info)
-    all_measured = _all_measured(store, sp)
-    blended, mine = [], []
-    for h, covered in zip(bench, every):
+    ids = {k: point_id(name, "models", k) for k in keys}  # the scores are by point id
+    folded = []  # each row's uncovered query and its constant
+    for h in bench:
         pred.fold(h.vector)  # the map's offset for this row (fold_uncovered's constant is relative to it)
-        q0, d0 = pred.fold_uncovered(np.asarray(h.vector, dtype=np.float64))
-        (uncovered,) = vectors.scores(name, "models", np.asarray(q0, dtype=np.float32)[None, :])
-        near = [_near(x) for x in _near_hits(vectors, sp, h.vector, h.key, store=store)[:COVERAGE_PROMPTS]]
-        shares = observed_shares(store, keys, near, {k: p.get("benchmarks") for k, p in info.items()}, all_measured,
-                                 space=sp, patterns={k: p.get("pattern") for k, p in info.items()}) if near else {}
-        c = {point_id(name, "models", k): shares.get(k, 1.0) for k in keys}  # the scores are by point id
+        folded.append(pred.fold_uncovered(np.asarray(h.vector, dtype=np.float64)))
+    # every row's uncovered scores in one pass, and every neighbourhood's shares with one read of SQL for them all
+    # (before, a pass and two or three reads of SQL per benchmark; docs/BENCHMARKS.md, "One model's page")
+    uncovered_all = vectors.scores(name, "models", np.stack([q0 for q0, _ in folded]).astype(np.float32))
+    nears = [[_near(x) for x in _near_hits(vectors, sp, h.vector, h.key, store=store)[:COVERAGE_PROMPTS]]
+             for h in bench]
+    asked = [near for near in nears if near]
+    got = iter(observed_shares_many(store, keys, asked, {k: p.get("benchmarks") for k, p in info.items()},
+                                    _all_measured(store, sp), space=sp,
+                                    patterns={k: p.get("pattern") for k, p in info.items()}) if asked else [])
+    blended, mine = [], []
+    for covered, uncovered, (_, d0), near in zip(every, uncovered_all, folded, nears):
+        shares = next(got) if near else {}
+        c = {ids[k]: shares.get(k, 1.0) for k in keys}
         row = {i: coverage_logit(c.get(i, 1.0), v, uncovered[i], d0) for i, v in covered.items() if i in uncovered}
         blended.append(row)
         mine.append(row.get(point_id(name, "models", key), np.nan))

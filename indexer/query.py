@@ -469,35 +469,60 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
     ``fitted``: model -> the benchmarks its vector was fitted on (its payload's ``benchmarks``): a model fitted on
     none of the neighbourhood's benchmarks has share 0 without reading its outcomes. ``all_measured``: SQL is known
     to hold outcomes of every model with a vector (:meth:`~indexer.store.sql.Store.unmeasured_vectors` said so), so
-    which of these it holds outcomes of is not read. ``ids``: ``store.prompt_ids`` of ``near``, when already read."""
+    which of these it holds outcomes of is not read. ``ids``: ``store.prompt_ids`` of ``near``, when already read.
+    :func:`observed_shares_many` of one neighbourhood."""
+    return observed_shares_many(store, models, [near], fitted, all_measured, ids, space, patterns)[0]
+
+
+def observed_shares_many(store, models: list[str], nears: list[list[dict]], fitted: dict | None = None,
+                         all_measured: bool = False, ids: dict | None = None, space=None,
+                         patterns: dict | None = None) -> list[dict[str, float]]:
+    """:func:`observed_shares` of each neighbourhood of ``nears`` (one dict each, in order), with one read of each
+    kind for them all: which models SQL holds outcomes of, the prompts' ids (``ids``: ``store.prompt_ids`` of every
+    neighbourhood's prompts, when already read), the outcome blocks (those of every neighbourhood's benchmarks, each
+    neighbourhood's shares from its own benchmarks' blocks) and the coverage patterns. Before, a caller with a
+    neighbourhood per benchmark (:func:`indexer.browse.model_detail`'s strengths) made these reads once per
+    benchmark."""
     if not models:
-        return {}
+        return [{} for _ in nears]
     have = set(models) if all_measured else store.measured_models(models)
-    out = {m: 1.0 for m in models}
-    hashes = list(dict.fromkeys(p["id"] for p in near))
+    outs = [{m: 1.0 for m in models} for _ in nears]
+    hashes = [list(dict.fromkeys(p["id"] for p in near)) for near in nears]
     pulled = [m for m in models if m not in have]
-    if pulled and hashes:
-        for m, seen in pattern_observed(store, space, {m: (patterns or {}).get(m) for m in pulled}).items():
-            out[m] = sum(h in seen for h in hashes) / len(hashes)
+    if pulled and any(hashes):
+        known = pattern_observed(store, space, {m: (patterns or {}).get(m) for m in pulled})
+        for out, hs in zip(outs, hashes):
+            if hs:
+                for m, seen in known.items():
+                    out[m] = sum(h in seen for h in hs) / len(hs)
     if not have:
-        return out
-    ids = store.prompt_ids([p["id"] for p in near]) if ids is None else ids
-    ids = np.unique(np.fromiter(ids.values(), dtype=np.int64))
-    if not ids.size:
-        return out
-    benches = sorted({b for p in near for b in p["benchmarks"] if b})
-    ask = [m for m in models if m in have and (fitted is None or set(fitted.get(m) or ()) & set(benches))]
-    code = {m: i for i, m in enumerate(ask)}
-    seen = np.zeros((len(ask), ids.size), dtype=bool)
-    blocks = store.outcome_blocks(ask, benches) if ask else []
-    if blocks:
-        P = np.concatenate([pids for _, _, pids, _ in blocks])
-        M = np.repeat([code[m] for m, _, _, _ in blocks], [len(pids) for _, _, pids, _ in blocks])
-        hit = np.isin(P, ids)
-        seen[M[hit], np.searchsorted(ids, P[hit])] = True
-    share = seen.mean(axis=1)
-    out.update({m: (float(share[code[m]]) if m in code else 0.0) for m in models if m in have})
-    return out
+        return outs
+    if ids is None:
+        ids = store.prompt_ids([p["id"] for near in nears for p in near])
+    todo = []  # (its shares, its prompt ids, its benchmarks, the models whose outcomes are read) per neighbourhood
+    for out, near in zip(outs, nears):
+        got = np.unique(np.fromiter((ids[p["id"]] for p in near if p["id"] in ids), dtype=np.int64))
+        if not got.size:
+            continue
+        benches = sorted({b for p in near for b in p["benchmarks"] if b})
+        ask = [m for m in models if m in have and (fitted is None or set(fitted.get(m) or ()) & set(benches))]
+        todo.append((out, got, benches, ask))
+    read = list(dict.fromkeys(m for *_, ask in todo for m in ask))
+    by_bench: dict[str, list[tuple]] = {}
+    for block in (store.outcome_blocks(read, sorted({b for _, _, bs, _ in todo for b in bs})) if read else []):
+        by_bench.setdefault(block[1], []).append(block)
+    for out, got, benches, ask in todo:
+        code = {m: i for i, m in enumerate(ask)}
+        seen = np.zeros((len(ask), got.size), dtype=bool)
+        blocks = [blk for b in benches for blk in by_bench.get(b, ()) if blk[0] in code]
+        if blocks:
+            P = np.concatenate([pids for _, _, pids, _ in blocks])
+            M = np.repeat([code[m] for m, _, _, _ in blocks], [len(pids) for _, _, pids, _ in blocks])
+            hit = np.isin(P, got)
+            seen[M[hit], np.searchsorted(got, P[hit])] = True
+        share = seen.mean(axis=1)
+        out.update({m: (float(share[code[m]]) if m in code else 0.0) for m in models if m in have})
+    return outs
 
 
 def _all_measured(store, space) -> bool:

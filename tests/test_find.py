@@ -731,6 +731,25 @@ def test_a_models_strengths_on_a_coverage_aware_map_are_the_benchmark_searchs_nu
             assert (s["rank"], s["of"]) == (i + 1, len(ranked)), (model, s)
 
 
+def test_a_models_strengths_on_a_coverage_aware_map_read_sql_once_whatever_the_benchmarks(idx, monkeypatch):
+    """`model_detail` (`taskspace model ID`, GET /v1/models/{id}) on a coverage-aware map reads the outcome blocks
+    twice (the model's own, then every model's for every benchmark's neighbourhood at once) and the prompts' ids
+    once, whatever the number of benchmarks, and scores every model on the uncovered queries in one pass. Before,
+    once per benchmark each (1 + B outcome reads, B prompt-id reads, B + 1 passes)."""
+    from indexer import model_detail
+
+    store, vectors, _ = idx
+    coverage_aware(idx)
+    want = model_detail("org/small", store=store, vectors=vectors, strengths=10)
+    calls = []
+    for obj, method in ((store, "outcome_blocks"), (store, "prompt_ids"), (vectors, "scores")):
+        real = getattr(obj, method)
+        monkeypatch.setattr(obj, method, lambda *a, _real=real, _m=method, **kw: calls.append(_m) or _real(*a, **kw))
+    got = model_detail("org/small", store=store, vectors=vectors, strengths=10)
+    assert got == want and {s["benchmark"] for s in got["strengths"]} == {"alpha", "beta"}  # two benchmarks
+    assert sorted(calls) == ["outcome_blocks"] * 2 + ["prompt_ids"] + ["scores"] * 2, calls
+
+
 def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(idx, monkeypatch):
     """A question without options (its options filled from the nearest indexed questions): the same scores as
     indexer.query, and the prompts collection is searched once for the fill and the neighbourhood together."""
