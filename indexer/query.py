@@ -469,10 +469,15 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
     ``fitted``: model -> the benchmarks its vector was fitted on (its payload's ``benchmarks``): a model fitted on
     none of the neighbourhood's benchmarks has share 0 without reading its outcomes. ``all_measured``: SQL is known
     to hold outcomes of every model with a vector (:meth:`~indexer.store.sql.Store.unmeasured_vectors` said so), so
-    which of these it holds outcomes of is not read. ``ids``: ``store.prompt_ids`` of ``near``, when already read."""
+    which of these it holds outcomes of is not read. ``ids``: ``store.prompt_ids`` of ``near``, when already read.
+    A model whose outcomes changed since its vector was solved (:func:`changed_since_solved`, with ``space`` and
+    ``fitted``) is observed on its outcomes of the benchmarks its vector was fitted on alone: its share is the one
+    its vector was solved with where the change added benchmarks (an index pass between its ingest and its
+    publish, or ``taskspace ingest`` without ``taskspace index``), not the old vector blended by new coverage."""
     if not models:
         return {}
     have = set(models) if all_measured else store.measured_models(models)
+    changed = changed_since_solved(store, space, [m for m in models if m in have]) if fitted is not None else set()
     out = {m: 1.0 for m in models}
     hashes = list(dict.fromkeys(p["id"] for p in near))
     pulled = [m for m in models if m not in have]
@@ -490,6 +495,8 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
     code = {m: i for i, m in enumerate(ask)}
     seen = np.zeros((len(ask), ids.size), dtype=bool)
     blocks = store.outcome_blocks(ask, benches) if ask else []
+    if changed:
+        blocks = [b for b in blocks if b[0] not in changed or b[1] in set(fitted.get(b[0]) or ())]
     if blocks:
         P = np.concatenate([pids for _, _, pids, _ in blocks])
         M = np.repeat([code[m] for m, _, _, _ in blocks], [len(pids) for _, _, pids, _ in blocks])
@@ -498,6 +505,16 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
     share = seen.mean(axis=1)
     out.update({m: (float(share[code[m]]) if m in code else 0.0) for m in models if m in have})
     return out
+
+
+def changed_since_solved(store, space, models: list[str]) -> set[str]:
+    """Those of ``models`` whose vector in ``space`` was solved from other outcomes than SQL holds now
+    (:meth:`~indexer.store.sql.Store.changed_outcomes`: one keyed read comparing the stored digests); empty without
+    a space or a store that cannot tell."""
+    read = getattr(store, "changed_outcomes", None)
+    if read is None or space is None or not models:
+        return set()
+    return read(space.id, models)
 
 
 def _all_measured(store, space) -> bool:
