@@ -510,8 +510,9 @@ def _print_result(result) -> None:
             if q["kind"] == "benchmark":
                 near = _measured_on(q["benchmark"], d["evidence"]["benchmarks"], near)
             meta = r.metadata
-            rows.append([str(i), r.model + (" (API)" if r.api_only else ""), _pct(d["probability"]), interval,
-                         near, _params_cell(meta), meta.get("license") or "-"])
+            name = r.model + (" (API)" if r.api_only else "") + (" (results changed)" if r.results_changed else "")
+            rows.append([str(i), name, _pct(d["probability"]), interval, near, _params_cell(meta),
+                         meta.get("license") or "-"])
         sort = "lower bound" if q["rank"] == "lcb" else "probability"
         if q["rank"] == "lcb" and all(d["interval"] is None and d["rank_score"] == d["score"]
                                        for d in (r.to_dict() for r in result.results)):
@@ -537,6 +538,11 @@ def _print_result(result) -> None:
                        "is the models' raw scores")
         if any(r.coverage.measured_near is None for r in result.results):
             typer.echo(NEAR_UNKNOWN)
+        changed = [r.model for r in result.results if r.results_changed]
+        if changed:  # as the page and --json (each result's results_changed) say
+            from .find import RESULTS_CHANGED
+
+            typer.echo(f"{shown(', '.join(changed))}: {RESULTS_CHANGED}")
         if measured_near_note(q):  # as the page and --json (query.measured_near) say; before, only each row's "no"
             typer.echo(measured_near_note(q))
     for name, n in result.excluded.items():

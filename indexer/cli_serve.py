@@ -16,7 +16,8 @@ def serve(
     every: Optional[str] = typer.Option(
         None, "--worker-every", "--every", callback=interval_option,
         help="Also run the indexing worker in this process, a pass every INTERVAL (e.g. 6h, 30m): one process then "
-             "owns the embedded index, and queries during a pass answer from the previous complete index."),
+             "owns the embedded index, and queries during a pass rank by the previous complete index (a result "
+             "whose results the pass already ingested says so: results changed)."),
     cron: Optional[str] = typer.Option(
         None, "--cron", callback=cron_option("--worker-every"), help='Like --worker-every, on a cron schedule in UTC unless it starts with CRON_TZ=ZONE (e.g. "0 */6 * * *", @daily, "CRON_TZ=Europe/Berlin 0 3 * * *").'),
     cors_origin: Optional[list[str]] = typer.Option(

@@ -361,12 +361,22 @@ class ModelResult:
     evidence: Evidence
     metadata: dict
     payload: dict = field(default_factory=dict, repr=False)
+    #: the model's results in SQL changed since its vector was solved (:func:`indexer.query.changed_since_solved`):
+    #: its score is from before them, its coverage and evidence from its results on the benchmarks the vector was
+    #: fitted on (:data:`RESULTS_CHANGED` says so)
+    results_changed: bool = False
 
     def to_dict(self) -> dict:
         return {"model": self.model, "hub_id": self.hub_id, "api_only": self.api_only, "aliases": list(self.aliases),
                 "score": _num(self.score), "rank_score": _num(self.rank_score), "probability": _num(self.probability),
                 "interval": _interval(self.low, self.high), "variance": _num(self.variance),
-                "coverage": asdict(self.coverage), "evidence": asdict(self.evidence), "metadata": dict(self.metadata)}
+                "coverage": asdict(self.coverage), "evidence": asdict(self.evidence), "metadata": dict(self.metadata),
+                "results_changed": bool(self.results_changed)}
+
+
+#: what an answer says of a result whose ``results_changed`` is true (the CLI's and the search page's note)
+RESULTS_CHANGED = ("results changed since this model was indexed; its score is from before them "
+                   "(the next `taskspace index` pass includes them)")
 
 
 def _interval(low, high) -> list | None:
@@ -896,11 +906,15 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
              near_hits=None) -> tuple[list[ModelResult], bool]:
     """(the ranked matches with identity, metadata, coverage and evidence; whether any indexed prompt is near the
     query, :func:`_measured_near`)."""
-    from .query import pattern_observed
+    from .query import changed_since_solved, pattern_observed
 
     near = _neighbourhood(vectors, space, q, near_hits, benchmark, store=store) if ranked else []
     facts = card_facts(store, [m.model for m, _ in ranked]) if ranked else {}
-    observed = _observed(store, [m.model for m, _ in ranked], near) if ranked else {}
+    # the models whose results changed since their vector was solved (ingested during a pass, or without one): their
+    # coverage and evidence from their results on the benchmarks the vector was fitted on, as its score is
+    changed = changed_since_solved(store, space, [m.model for m, _ in ranked]) if ranked else set()
+    fitted = {m.model: set(m.payload.get("benchmarks") or ()) for m, _ in ranked if m.model in changed}
+    observed = _observed(store, [m.model for m, _ in ranked], near, fitted) if ranked else {}
     # a model SQL holds no outcome of (a pulled index): the prompts its coverage pattern's models were observed on,
     # when the records carried them -- which near prompts it was measured on, not its outcomes there
     none = ({}, {}, 0, None, {})  # a model SQL holds no outcome of
@@ -976,7 +990,8 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
                 "pipeline_tag": p.get("pipeline_tag"), "gated": gated_known(p), "open_weights": kind == "hub",
                 **facts.get(m.model, NO_CARD_FACTS)}
         out.append(ModelResult(m.model, hub, kind == "api", [a for a in (p.get("aliases") or []) if a != m.model],
-                               m.score, float(rank_score), m.probability, m.low, m.high, m.variance, cov, ev, meta, p))
+                               m.score, float(rank_score), m.probability, m.low, m.high, m.variance, cov, ev, meta, p,
+                               results_changed=m.model in changed))
     return out, anything_near
 
 
@@ -1109,16 +1124,19 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
     return u, np.bincount(inv, weights=S, minlength=len(u)) / np.bincount(inv, minlength=len(u))
 
 
-def _observed(store, models: list[str], near: list[dict]) -> dict:
+def _observed(store, models: list[str], near: list[dict], fitted: dict[str, set] | None = None) -> dict:
     """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}, how many distinct
     prompts SQL holds its outcomes on, (the prompt ids of its cells, its mean outcome on each, each cell's benchmark
     code, the benchmark names the codes index), {prompt hash: the benchmarks it was measured on it under} over the
     neighbourhood): one SQL read of
     these models' outcome blocks, grouped in one pass of array operations (no Python step per cell or per block);
-    repeats of a prompt (several sources, several names of one model) averaged."""
+    repeats of a prompt (several sources, several names of one model) averaged. ``fitted``: model -> the benchmarks
+    its vector was fitted on, for the models whose results changed since: only their blocks of those are read."""
     ids = store.prompt_ids([p["id"] for p in near]) if near else {}
     by_id = {v: h for h, v in ids.items()}
     blocks = store.outcome_blocks(models)
+    if fitted:
+        blocks = [b for b in blocks if b[0] not in fitted or b[1] in fitted[b[0]]]
     out = {m: ({}, {}, 0, None, {}) for m in models}
     if not blocks:
         return out

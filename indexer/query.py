@@ -470,6 +470,10 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
     none of the neighbourhood's benchmarks has share 0 without reading its outcomes. ``all_measured``: SQL is known
     to hold outcomes of every model with a vector (:meth:`~indexer.store.sql.Store.unmeasured_vectors` said so), so
     which of these it holds outcomes of is not read. ``ids``: ``store.prompt_ids`` of ``near``, when already read.
+    A model whose outcomes changed since its vector was solved (:func:`changed_since_solved`, with ``space`` and
+    ``fitted``) is observed on its outcomes of the benchmarks its vector was fitted on alone: its share is the one
+    its vector was solved with where the change added benchmarks (an index pass between its ingest and its
+    publish, or ``taskspace ingest`` without ``taskspace index``), not the old vector blended by new coverage.
     :func:`observed_shares_many` of one neighbourhood."""
     return observed_shares_many(store, models, [near], fitted, all_measured, ids, space, patterns)[0]
 
@@ -497,6 +501,7 @@ def observed_shares_many(store, models: list[str], nears: list[list[dict]], fitt
                     out[m] = sum(h in seen for h in hs) / len(hs)
     if not have:
         return outs
+    changed = changed_since_solved(store, space, [m for m in models if m in have]) if fitted is not None else set()
     if ids is None:
         ids = store.prompt_ids([p["id"] for near in nears for p in near])
     todo = []  # (its shares, its prompt ids, its benchmarks, the models whose outcomes are read) per neighbourhood
@@ -510,6 +515,8 @@ def observed_shares_many(store, models: list[str], nears: list[list[dict]], fitt
     read = list(dict.fromkeys(m for *_, ask in todo for m in ask))
     by_bench: dict[str, list[tuple]] = {}
     for block in (store.outcome_blocks(read, sorted({b for _, _, bs, _ in todo for b in bs})) if read else []):
+        if block[0] in changed and block[1] not in set(fitted.get(block[0]) or ()):
+            continue  # a benchmark its vector was not fitted on (added since it was solved): not its state yet
         by_bench.setdefault(block[1], []).append(block)
     for out, got, benches, ask in todo:
         code = {m: i for i, m in enumerate(ask)}
@@ -523,6 +530,16 @@ def observed_shares_many(store, models: list[str], nears: list[list[dict]], fitt
         share = seen.mean(axis=1)
         out.update({m: (float(share[code[m]]) if m in code else 0.0) for m in models if m in have})
     return outs
+
+
+def changed_since_solved(store, space, models: list[str]) -> set[str]:
+    """Those of ``models`` whose vector in ``space`` was solved from other outcomes than SQL holds now
+    (:meth:`~indexer.store.sql.Store.changed_outcomes`: one keyed read comparing the stored digests); empty without
+    a space or a store that cannot tell."""
+    read = getattr(store, "changed_outcomes", None)
+    if read is None or space is None or not models:
+        return set()
+    return read(space.id, models)
 
 
 def _all_measured(store, space) -> bool:

@@ -32,11 +32,14 @@ Stores and the worker
 One :class:`Service` per process owns one SQL store and one vector store, opened at start-up, and loads the
 encoder once. With ``worker_schedule`` (``--worker-every 6h`` / ``--cron``) the scheduled indexing worker
 (:class:`indexer.worker.Worker`) runs in a thread of the same process and writes through the same vector store,
-so one process owns the embedded index folder. A query during an index pass answers from the previous complete
+so one process owns the embedded index folder. A query during an index pass ranks by the previous complete
 index: the pass's first write of derived state (model vectors, calibration, benchmark vectors in SQL, any
 Qdrant write) takes the write side of :class:`Gate` and keeps it to the end of the pass; queries take the read
 side. Ingesting and solving, the long stages, run beside the queries; while the new index is published (SQL
-vectors, then Qdrant) queries wait for it and then answer from the new one: never a mix, never an error.
+vectors, then Qdrant) queries wait for it and then answer from the new one: never new SQL vectors with old Qdrant
+points, never an error. The outcomes the ingest stores are read at once; a result whose model's outcomes changed
+since its vector was solved shows coverage and evidence from its outcomes on the benchmarks that vector was fitted
+on, and says ``results_changed`` (:func:`indexer.query.changed_since_solved`; docs/SERVING.md).
 With a Qdrant server and PostgreSQL the worker and any number of API processes run apart (docs/SERVING.md).
 """
 
@@ -1154,6 +1157,11 @@ def _answer_responses() -> dict:
         variance: float | None
         coverage: Coverage
         evidence: Evidence
+        results_changed: bool = Field(description=(
+            "true: the model's results changed since its vector was solved (ingested during an index pass, before "
+            "its publish, or by `taskspace ingest` without `taskspace index`): its score and probability are from "
+            "before them; its coverage and evidence are its results on the benchmarks that vector was fitted on "
+            "(the same state where the change added benchmarks; changed results of one of them show as they are now)"))
 
     class FindAnswer(BaseModel):
         """What ``taskspace search --json`` prints."""

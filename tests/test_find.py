@@ -1000,3 +1000,56 @@ def test_the_readme_names_every_field_search_json_prints(idx):
     keys = set(some) | set(some["query"]) | set(compare["query"]) | set(some["space"]) | set(some["results"][0])
     assert sorted(keys - named) == []
     assert "`truncated`: the 0-based indexes" in section
+
+
+#: a query whose nearest indexed prompts are of both benchmarks (a model fitted on alpha alone gains beta near it)
+MIXED = [ALPHA[0], ALPHA[1], BETA[0]]
+
+
+@pytest.mark.parametrize("query", [CODE_PROMPT, MIXED], ids=["code", "mixed"])
+@pytest.mark.parametrize("aware", [True, False], ids=["coverage-aware", "one-weight"])
+def test_an_answer_between_ingest_and_publish_is_of_the_indexed_state_and_says_results_changed(idx, encoder, tmp_path,
+                                                                                              aware, query):
+    """Results ingested and not yet solved (an index pass between its ingest and its publish, or `taskspace ingest`
+    without `taskspace index`): the vectors are the previous pass's, SQL's outcomes the new ones. Before, a model that
+    gained results near the query (org/big: beta's prompts, 12 of 12 right) kept its old score and probability (and,
+    on a coverage-aware map, the old vector blended by its new coverage share) while its coverage said "measured near:
+    yes" and its evidence showed beta 100% of 12: one answer mixing two states. Now its coverage, evidence and share
+    are its results on the benchmarks its vector was fitted on, so the answer equals the one before the ingest, and
+    `results_changed` says its results changed (org/small, whose beta block gained a second source, too); the pass
+    that solves them clears it and shows the new results."""
+    from helpers import write_source
+    from indexer.ingest import ingest
+    from indexer.pipeline import Indexer
+
+    store, vectors, _ = idx
+    if aware:
+        coverage_aware(idx)
+    before = ask(idx, query, k=10).to_dict()
+    assert not any(r["results_changed"] for r in before["results"])
+    big = {r["model"]: r for r in before["results"]}["org/big"]
+    assert [b["name"] for b in big["evidence"]["benchmarks"]] == ["alpha"]
+    assert big["coverage"]["measured_near"] is (query is MIXED) and big["coverage"]["benchmarks"] in ([], ["alpha"])
+    write_source(tmp_path / "more", "beta", BETA, {"org/big": [1] * len(BETA), "org/small": [0] * len(BETA)})
+    ingest(str(tmp_path / "more"), store=store, fetch_metadata=False)
+    assert set(store.stale_models(store.list_spaces()[0].id)) == {"org/big", "org/small"}
+
+    during = ask(idx, query, k=10).to_dict()
+    changed = {r["model"] for r in during["results"] if r["results_changed"]}
+    assert changed == {"org/big", "org/small"}
+    by_before = {r["model"]: r for r in before["results"]}
+    for r in during["results"]:
+        if r["model"] == "org/small":  # a benchmark it was fitted on changed: flagged, that evidence as it is now
+            assert r["probability"] == by_before["org/small"]["probability"]  # (measured on the same prompts)
+            continue
+        want = dict(by_before[r["model"]], results_changed=r["model"] in changed)
+        assert r == want, r["model"]
+    assert [r["model"] for r in during["results"]] == [r["model"] for r in before["results"]]
+
+    report = Indexer(store, vectors, encoder=encoder).run()
+    assert report.status == "ok", report.errors
+    after = {r["model"]: r for r in ask(idx, query, k=10).to_dict()["results"]}
+    assert not any(r["results_changed"] for r in after.values())
+    assert after["org/big"]["coverage"]["measured_near"] is True
+    assert {"name": "beta", "accuracy": 1.0, "n": 12} in after["org/big"]["evidence"]["benchmarks"]
+    assert after["org/big"]["probability"] != big["probability"]

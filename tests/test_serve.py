@@ -1,6 +1,7 @@
 """taskspace serve: every route, every input limit and the one error shape through the app's test client; once
 over a real socket (uvicorn started here); the encoder loaded once at start-up; the in-process worker, and a
-query during an index pass answering from the previous complete index (never an error, never a mix)."""
+query during an index pass ranking by the previous complete index (never an error, never new SQL vectors with old
+Qdrant points; a model whose results the pass already ingested says so, tests/test_find.py)."""
 
 from __future__ import annotations
 
@@ -1078,6 +1079,9 @@ def test_a_query_during_an_index_pass_answers_from_the_previous_complete_index(i
         assert len(during) >= 4
         for i, body in during:
             assert _ranking(body) in (_ranking(before[i]), _ranking(after[i]))
+            if _ranking(body) == _ranking(after[i]):  # published: no result is of other results than its vector's
+                assert not any(x["results_changed"] for x in body["results"])
+        assert not any(x["results_changed"] for b in before + after for x in b["results"])
         assert svc.passes[-1]["publish_seconds"] >= 1.5  # queries waited for the publish, not for the pass
         assert c.get("/v1/benchmarks").json()["benchmarks"][-1]["name"] == "gamma"
 
@@ -1888,3 +1892,40 @@ def test_a_quarantine_by_the_servers_worker_names_the_command_its_operator_runs_
         assert ingest(str(src), fetch_metadata=False, accept_partial=True).sources == 1
         report = svc.run_pass(threading.Event())
     assert report.counts["quarantined"] == 0 and report.counts["solved"] > 0, report.counts
+
+
+def test_a_result_whose_results_changed_since_it_was_indexed_says_so_in_json_the_cli_and_openapi(indexed, encoder):
+    """`taskspace ingest` without `taskspace index` (the state an index pass leaves between its ingest and its
+    publish): org/m1's new results on alpha's prompts are in SQL, its vector is the indexed one. `taskspace search`
+    marks it "(results changed)" and says why under the table; POST /v1/find says `results_changed: true` on org/m1
+    alone (declared in /openapi.json; the answer validates against the declared Result, closed to undeclared
+    fields). Before, nothing said it, and its evidence showed the new results beside the old score."""
+    from jsonschema import Draft202012Validator
+    from typer.testing import CliRunner
+
+    from helpers import write_table
+    from indexer.cli import app
+    from indexer.find import RESULTS_CHANGED
+    from indexer.ingest import ingest
+
+    res = CliRunner().invoke(app, ["search", PROMPT], terminal_width=200)
+    assert res.exit_code == 0 and "results changed" not in res.output, res.output
+    write_table(indexed / "more", "alpha", {"org/m1": [1] * 16}, 16)  # alpha's own prompts, a second source
+    ingest(str(indexed / "more"), fetch_metadata=False)
+    res = CliRunner().invoke(app, ["search", PROMPT], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "org/m1 (results changed)" in res.output and f"org/m1: {RESULTS_CHANGED}" in " ".join(res.output.split())
+    assert "org/m2 (results changed)" not in res.output
+    js = (Path(__file__).resolve().parents[1] / "indexer" / "web" / "app.js").read_text(encoding="utf-8")
+    assert RESULTS_CHANGED in js.replace('" +\n  "', "") and "r.results_changed" in js  # the page says it the same way
+    with TestClient(create_app(Service(encoder=encoder))) as client:
+        body = client.post("/v1/find", json={"prompt": PROMPT}).json()
+        spec = client.get("/openapi.json").json()
+    assert {r["model"]: r["results_changed"] for r in body["results"]} == {m: m == "org/m1" for m in MODELS}
+    components = _strict(spec["components"])
+    declared = components["schemas"]["Result"]
+    assert "results_changed" in declared["required"] and "before" in declared["properties"]["results_changed"]["description"]
+    for r in body["results"]:
+        errors = list(Draft202012Validator({"$ref": "#/components/schemas/Result", "components": components})
+                      .iter_errors(r))
+        assert not errors, errors[:3]

@@ -198,11 +198,15 @@ def test_spaces_and_model_vectors(store):
     got = {v.model: v for v in store.load_model_vectors(s.id)}
     np.testing.assert_array_equal(got[A[1]].vector, np.arange(4) + 1)
     assert got[A[1]].accuracy == {"math": 0.5} and got[A[1]].benchmarks == ["math"] and got[A[1]].computed_at is not None
-    assert store.stale_models(s.id) == []
+    assert store.stale_models(s.id) == [] and store.changed_outcomes(s.id, A) == set()
     store.ingest(batch(location="/data/b.csv", outcomes=grid(A[:1], ["New prompt"])))
     assert store.stale_models(s.id) == [A[0]]
+    # the results an answer's evidence would read changed since the vector was solved (asked of given keys only)
+    assert store.changed_outcomes(s.id, A) == {A[0]} and store.changed_outcomes(s.id, A[1:]) == set()
+    assert store.changed_outcomes(s.id + 1, A) == set()  # no vector in that space: nothing it was solved from
     store.save_model_vectors(s.id, [ModelVector(A[0], np.ones(4), 5, ["math"], {}, store.model_digests()[A[0]])])
     assert store.stale_models(s.id) == [] and store.load_model_vectors(s.id, [A[0]])[0].n_prompts == 5
+    assert store.changed_outcomes(s.id, A) == set()
     with pytest.raises(DimensionError, match="dimension 3"):
         store.save_model_vectors(s.id, [ModelVector(A[0], np.ones(3), 1)])
     with pytest.raises(NotFoundError, match="org/ghost"):

@@ -39,6 +39,10 @@ const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether thos
   "published again by a newer taskspace if need be, gives it (and where the map weighs it, the publisher's " +
   "order and probabilities)";
 
+// a result whose results_changed is true (indexer.find.RESULTS_CHANGED, the CLI's note)
+const RESULTS_CHANGED = "results changed since this model was indexed; its score is from before them " +
+  "(the next `taskspace index` pass includes them)";
+
 // query.measured_near said once, as the CLI's line under its table (indexer.cli_find.measured_near_note): that no model
 // in the index was measured on anything like the query (a caveat: the ranking rests on general ability alone), or how
 // many of the results were measured near it when not all were (a note); before, only each row's "not measured near"
@@ -283,6 +287,11 @@ function resultItem(r, i, signal, q, space) {
   // (before: "not measured near this query", as for a prompt)
   else if (!near) head.append(el("span", { class: "badge far",
     text: q && q.kind === "benchmark" ? `not measured on ${q.benchmark}` : "not measured near this query" }));
+  // its results changed since its vector was solved (an index pass not yet published, or `taskspace ingest` without
+  // `taskspace index`): said on the result, as the CLI's "(results changed)" and --json's results_changed
+  if (r.results_changed) {
+    head.append(el("span", { class: "badge unknown", title: RESULTS_CHANGED, text: "results changed since indexed" }));
+  }
   head.append(el("a", { class: "detail", href: modelPage(r.model, space), "data-model": r.model, "data-space": space || null,
                         "aria-label": `model page of ${r.model}` },
                  "model page"));
