@@ -21,6 +21,13 @@ import contextvars
 CLI = contextvars.ContextVar("taskspace_cli", default=False)
 #: :data:`CLI`'s values for the services' passes
 WORKER, SERVE = "worker", "serve"
+#: The configured source (a :class:`indexer.sourcelist.SourceSpec`) an indexing pass is reading, in that pass's thread
+#: while it reads it; None otherwise. The hints of its errors (:func:`option_hint`) then say how to set a reading option
+#: for that source (``taskspace sources add SPEC --metric NAME``): the pass takes no ``--metric``. Before, a worker's run
+#: record said "pass --metric", which no worker pass can take.
+SOURCE = contextvars.ContextVar("taskspace_source", default=None)
+#: the reading options a configured source can carry, with the placeholder a hint writes for their value
+SOURCE_OPTIONS = {"format": "FORMAT", "prompts": "FILE", "model": "NAME", "filter": "NAME", "metric": "NAME"}
 _UNSET = object()
 
 
@@ -36,6 +43,21 @@ def arg(param: str, value=_UNSET, *, flag: str | None = None, quote: bool = True
             return name
         return f"{name} {value!r}" if isinstance(value, str) and quote else f"{name} {value}"
     return f"{param}=" if value is _UNSET else f"{param}={value!r}"
+
+
+def option_hint(param: str, value=_UNSET, *, quote: bool = True) -> str:
+    """:func:`arg` for a hint that says to give a reading option (``pass --metric``), and, while an indexing pass reads
+    a configured source (:data:`SOURCE`), how to set it for that source: the command (or the library call) that
+    configures it so, keeping its other options (``--metric (for this configured source: `taskspace sources add /x
+    --format lm_eval --metric NAME`)``)."""
+    said = arg(param, value, quote=quote)
+    source = SOURCE.get()
+    if source is None or param not in SOURCE_OPTIONS:
+        return said
+    shown = SOURCE_OPTIONS[param] if value is _UNSET else value
+    how = (f"`{source.add_command(**{param: shown})}`" if CLI.get() else
+           f"indexer.sourcelist.add(sources_file, [{source.with_options(**{param: shown})!r}])")
+    return f"{said} (for this configured source: {how})"
 
 
 def accept_partial_advice(location: str, format: str | None = None) -> str:
