@@ -75,6 +75,8 @@ def accept_partial_advice(location: str, format: str | None = None) -> str:
                 "such option)")
     if mode == SERVE:
         fmt = f" --format {format}" if format else ""
+        if (source := SOURCE.get()) is not None:  # read as the pass reads it: with the source's reading options
+            fmt += "".join(f" --{k} {shlex.quote(str(v))}" for k, v in source.options.items())
         return (f"`taskspace ingest {shlex.quote(location)} --accept-partial{fmt}` beside this server (it writes SQL only); "
                 "the server's indexing worker indexes it at its next pass")
     if mode:

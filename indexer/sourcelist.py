@@ -45,7 +45,7 @@ import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import ConfigError, IndexerError, arg
+from .errors import SOURCE_OPTIONS, ConfigError, IndexerError, arg
 from .ingest import is_limit, spec_kind
 
 #: the reading options a source can carry (:meth:`indexer.ingest.Ingester.ingest_spec`'s ``options``, ``taskspace
@@ -90,7 +90,8 @@ class SourceSpec:
         for k in ("format", "limit", *OPTIONS):
             v = getattr(s, k)
             if v is not None:
-                parts.append(f"--{k} {v if str(v).isupper() else shlex.quote(str(v))}")
+                shown = v in changes.values() and v in SOURCE_OPTIONS.values()  # a placeholder: NAME, FILE
+                parts.append(f"--{k} {v if shown else shlex.quote(str(v))}")
         return " ".join(parts)
 
 
@@ -253,6 +254,9 @@ def validate(source: SourceSpec) -> SourceSpec:
     options = source.options
     if isinstance(options.get("prompts"), Path):  # the library's caller may give a Path
         options["prompts"] = str(options["prompts"])
+    if "prompts" in options and (not isinstance(options["prompts"], str) or not options["prompts"].strip()):
+        raise ConfigError(f"{where}: {arg('prompts', options['prompts'])}: give the path of a prompts file (or leave "
+                          f"{arg('prompts')} out); nothing was saved")
     if isinstance(options.get("prompts"), str) and options["prompts"].strip():  # stored absolute, as a path spec is
         options["prompts"] = str(Path(options["prompts"]).expanduser().resolve())
     try:

@@ -133,6 +133,8 @@ def test_the_library_takes_the_options_and_stores_a_prompts_path_absolute(tmp_pa
         sourcelist.add(cfg, [SourceSpec(str(folder), prompts=str(tmp_path / "missing.csv"))])
     with pytest.raises(ConfigError, match=r"model='a/b' names one model, but hub-org:x lists the datasets of many"):
         sourcelist.add(cfg, [SourceSpec("hub-org:x", model="a/b")])
+    with pytest.raises(ConfigError, match=r"prompts=5: give the path of a prompts file .*nothing was saved"):
+        sourcelist.add(cfg, [SourceSpec(str(folder), prompts=5)])
     assert sourcelist.load(cfg) == merged  # nothing saved
 
 
@@ -157,3 +159,29 @@ def test_a_hub_org_entry_with_model_is_refused_naming_the_entry(tmp_path):
     with pytest.raises(ConfigError, match=r"sources.toml: source #1 \(hub-org:open-llm-leaderboard\): model='a/b' "
                                           r"names one model"):
         sourcelist.load(cfg)
+
+
+def test_hints_and_the_servers_quarantine_advice_for_a_configured_source_keep_its_options():
+    """While a pass reads a configured source, a hint to pass an option names the command that sets it for that source,
+    keeping its other options (a shell's `taskspace sources add`, a Python caller's `sourcelist.add`); the quarantine
+    advice of `taskspace serve`'s worker (`taskspace ingest LOCATION --accept-partial` beside the server) gives the
+    source's reading options too. Before, that command read the source without them: it stored another read (another
+    model name, another metric), and the next pass, reading with the options, found a revision it had not stored."""
+    from indexer.errors import CLI, SERVE, SOURCE, accept_partial_advice, option_hint
+
+    spec = SourceSpec("/data/my run", format="lm_eval", model="org/m")
+    assert option_hint("metric") == "metric="  # no configured source: ingest's words
+    token = SOURCE.set(spec)
+    try:
+        assert option_hint("metric") == ("metric= (for this configured source: indexer.sourcelist.add(sources_file, "
+                                         f"[{spec.with_options(metric='NAME')!r}]))")
+        mode = CLI.set(SERVE)
+        try:
+            assert option_hint("metric") == ("--metric (for this configured source: `taskspace sources add "
+                                             "'/data/my run' --format lm_eval --model org/m --metric NAME`)")
+            assert accept_partial_advice("/data/my run/org__m", "lm_eval").startswith(
+                "`taskspace ingest '/data/my run/org__m' --accept-partial --format lm_eval --model org/m` beside")
+        finally:
+            CLI.reset(mode)
+    finally:
+        SOURCE.reset(token)
