@@ -174,7 +174,7 @@ def load(path: Path) -> list[SourceSpec]:
     items = data.get("source", [])
     if not isinstance(items, list):
         raise ConfigError(f"{path}: 'source' must be an array of tables ([[source]])")
-    out = []
+    out, numbers = [], []  # the sources, and their entry numbers in the file
     for n, item in enumerate(items, 1):
         if not isinstance(item, dict) or "spec" not in item:
             raise ConfigError(f"{path}: source #{n} needs a 'spec' (a path, hub:ORG/REPO or hub-org:ORG)")
@@ -201,13 +201,22 @@ def load(path: Path) -> list[SourceSpec]:
             raise ConfigError(f"{path}: source #{n}: {exc}") from None
         options = _loaded_options(path, n, spec, item, fmt)
         got = SourceSpec(spec=spec, format=fmt, limit=limit, **options)
-        first = next((k for k, o in enumerate(out, 1) if o == got), None)
+        first = next((k for k, o in zip(numbers, out) if o == got), None)
         if first is not None:  # `/x` and `/x/` by hand: one source, read once (before, twice every pass)
             import logging
 
             logging.getLogger(__name__).warning("%s: source #%d is source #%d again (%s); it is read once", path, n,
                                                 first, spec)
             continue
+        other = next((k for k, o in zip(numbers, out) if o.spec == spec), None)
+        if other is not None:  # one stored source read two ways by hand: kept (a file that loaded loads), but said
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "%s: source #%d is source #%d (%s) again with another format, limit or reading options: one path is "
+                "one stored source, so each pass's two reads replace each other's results; delete one of the two "
+                "entries (`taskspace sources add` never writes two)", path, n, other, spec)
+        numbers.append(n)
         out.append(got)
     return out
 

@@ -185,3 +185,21 @@ def test_hints_and_the_servers_quarantine_advice_for_a_configured_source_keep_it
             CLI.reset(mode)
     finally:
         SOURCE.reset(token)
+
+
+def test_one_path_configured_twice_with_two_metrics_by_hand_is_said_and_sources_add_leaves_one(tmp_path, caplog):
+    """Two hand-written entries of one path read two ways (two metrics): the database keeps one result set per source,
+    so each pass's two reads replace each other's results. The file still loads (as it did), with a warning naming both
+    entries; `sources add` of that path (any options) leaves one entry. The same entry written twice is read once."""
+    import logging
+
+    run = LM_OUT / "fake-org__dummy-b"
+    cfg = tmp_path / "sources.toml"
+    cfg.write_text(f'[[source]]\nspec = "{run}"\nmetric = "acc"\n\n[[source]]\nspec = "{run}/"\nmetric = "acc"\n\n'
+                   f'[[source]]\nspec = "{run}"\nmetric = "acc_norm"\n')
+    with caplog.at_level(logging.WARNING, logger="indexer.sourcelist"):
+        got = sourcelist.load(cfg)
+    assert got == [SourceSpec(str(run), metric="acc"), SourceSpec(str(run), metric="acc_norm")]
+    assert f"source #3 is source #1 ({run}) again with another format, limit or reading options" in caplog.text
+    assert "source #2 is source #1 again" in caplog.text
+    assert sourcelist.add(cfg, [SourceSpec(str(run), metric="acc_norm")]) == [SourceSpec(str(run), metric="acc_norm")]
