@@ -50,14 +50,19 @@ def option_hint(param: str, value=_UNSET, *, quote: bool = True) -> str:
     a configured source (:data:`SOURCE`), how to set it for that source: the command (or the library call) that
     configures it so, keeping its other options (``--metric (for this configured source: `taskspace sources add /x
     --format lm_eval --metric NAME`)``)."""
-    said = arg(param, value, quote=quote)
+    return arg(param, value, quote=quote) + source_hint(param, value)
+
+
+def source_hint(param: str, value=_UNSET) -> str:
+    """What :func:`option_hint` adds to a hint while a pass reads a configured source (:data:`SOURCE`): `` (for this
+    configured source: `taskspace sources add SPEC ... --metric NAME`)``; "" otherwise."""
     source = SOURCE.get()
     if source is None or param not in SOURCE_OPTIONS:
-        return said
+        return ""
     shown = SOURCE_OPTIONS[param] if value is _UNSET else value
     how = (f"`{source.add_command(**{param: shown})}`" if CLI.get() else
            f"indexer.sourcelist.add(sources_file, [{source.with_options(**{param: shown})!r}])")
-    return f"{said} (for this configured source: {how})"
+    return f" (for this configured source: {how})"
 
 
 def accept_partial_advice(location: str, format: str | None = None) -> str:

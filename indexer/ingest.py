@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import (ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
-                     accept_partial_advice, arg, option_hint, traceback_advice)
+                     accept_partial_advice, arg, source_hint, traceback_advice)
 from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
@@ -641,7 +641,8 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
             log_.add(where, None, f"prompt {o.prompt_id!r} of {_shown(o.model)}: {bad}; its outcomes are dropped", bad)
     for (what, name), n in bad_names.items():  # before: one line per prompt, each with the whole name (5,000 chars)
         log_.add(where, None, f"{what} {_shown(name)}: name {name_problem(name)}; its {n} outcome(s) are dropped"
-                 + (f": fix it in the source (an lm-eval or lighteval run: or ingest it with {option_hint('model', 'NAME', quote=False)})"
+                 + (": fix it in the source (an lm-eval or lighteval run: or ingest it with --model NAME"
+                    f"{source_hint('model', 'NAME')})"
                     if what == "model" else ""),
                  f"{what} names")
     table = batch.table
