@@ -186,10 +186,10 @@ def ingest(
     source: str = typer.Argument(..., metavar="SOURCE", callback=cli_index.spec_argument, help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="hub-org: ingest at most N datasets (1 or more)."),
     format: Optional[str] = typer.Option(None, "--format", "-f", callback=cli_index.format_option, help="table, lm_eval or lighteval (default: detected)."),
-    prompts: Optional[Path] = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes)."),
-    model: Optional[str] = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file); for one model's runs, not a folder, repo or hub-org: of several."),
-    filter: Optional[str] = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter); a file with other filters but not this one is refused, a task with only 'none' is read with it."),
-    metric: Optional[str] = typer.Option(None, "--metric", help="lm-eval/lighteval: the per-sample metric to read (default: rules.toml)."),
+    prompts: Optional[Path] = cli_index.PROMPTS_OPTION,
+    model: Optional[str] = cli_index.MODEL_OPTION,
+    filter: Optional[str] = cli_index.FILTER_OPTION,
+    metric: Optional[str] = cli_index.METRIC_OPTION,
     metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Fetch Hub metadata for ingested models that are Hub repo ids."),
     accept_partial: bool = typer.Option(False, "--accept-partial", help="Store a new revision that reads much worse than the stored one (errors and over 10% of its outcome cells lost) instead of quarantining it."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
@@ -209,7 +209,7 @@ def ingest(
     """
     from .ingest import ingest as run_ingest
 
-    options = {k: v for k, v in {"prompts": prompts, "model": model, "filter": filter, "metric": metric}.items() if v is not None}
+    options = cli_index.reading_options(prompts, model, filter, metric)
     summary = run_ingest(source, format=format, limit=limit, fetch_metadata=metadata, accept_partial=accept_partial, **options)
     if as_json:
         echo_json(summary.as_dict())

@@ -9,6 +9,7 @@ import json
 import math
 import sys
 import threading
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -117,6 +118,19 @@ def _reader(value: str) -> None:
 #: (exit 1, "1 error(s)"), and ``evaluate`` named the first DATA, as if the data were at fault.
 format_option = checked_option(_reader)
 
+#: the reading options of ``taskspace ingest``, which ``taskspace sources add`` and ``taskspace index --source`` take
+#: too (a configured source carries them: :class:`indexer.sourcelist.SourceSpec`); one definition for the three
+PROMPTS_OPTION = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes).")
+MODEL_OPTION = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file); for one model's runs, not a folder, repo or hub-org: of several.")
+FILTER_OPTION = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter); a file with other filters but not this one is refused, a task with only 'none' is read with it.")
+METRIC_OPTION = typer.Option(None, "--metric", help="lm-eval/lighteval: the per-sample metric to read (default: rules.toml).")
+
+
+def reading_options(prompts, model, filter, metric) -> dict:
+    """The reading options given (``--prompts``, ``--model``, ``--filter``, ``--metric``), as the library takes them."""
+    given = {"prompts": None if prompts is None else str(prompts), "model": model, "filter": filter, "metric": metric}
+    return {k: v for k, v in given.items() if v is not None}
+
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP taken as Ctrl-C (:func:`interrupt_on_sigterm`): the command exits 143 (129), its run recorded."""
@@ -202,6 +216,10 @@ def index(
     fmt: Optional[str] = typer.Option(None, "--format", callback=format_option,
                                       help="Reader for the --source paths (default: detected)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per hub-org: source."),
+    prompts: Optional[Path] = PROMPTS_OPTION,
+    model: Optional[str] = MODEL_OPTION,
+    filter: Optional[str] = FILTER_OPTION,
+    metric: Optional[str] = METRIC_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
     accept_partial: bool = typer.Option(
         False, "--accept-partial",
@@ -244,7 +262,15 @@ def index(
 
         raise ConfigError("--format applies only to the sources given with --source (the configured ones are read "
                           "with the format sources.toml gives them); add --source PATH, or drop --format")
-    extra = [SourceSpec(spec=s, format=fmt, limit=limit if s in orgs else None) for s in source or []]
+    options = reading_options(prompts, model, filter, metric)
+    if options and not source:  # they would be ignored (the configured sources keep their own options)
+        from .errors import ConfigError
+
+        given = " ".join(f"--{k}" for k in options)
+        raise ConfigError(f"{given} applies only to the sources given with --source (the configured ones are read "
+                          "with the options sources.toml gives them: `taskspace sources add SPEC "
+                          f"{given} ...` sets them); add --source SPEC, or drop {given}")
+    extra = [SourceSpec(spec=s, format=fmt, limit=limit if s in orgs else None, **options) for s in source or []]
     interrupt_on_sigterm()
     report = run_index(extra or None, progress=Progress(None if not as_json else False), refresh_prior=refresh_prior,
                        accept_partial=accept_partial)

@@ -8,7 +8,9 @@ from typing import Optional
 
 import typer
 
-from .cli_index import format_option
+from pathlib import Path
+
+from .cli_index import FILTER_OPTION, METRIC_OPTION, MODEL_OPTION, PROMPTS_OPTION, format_option, reading_options
 
 app = typer.Typer(help="The sources the indexing pass reads ($TASKSPACE_HOME/sources.toml).\n\n"
                        "Examples:\n\n"
@@ -49,7 +51,8 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> 
     if not items:
         typer.echo(f"no sources configured in {_file()} (`taskspace sources add SPEC` adds one)")
     for s in items:
-        extra = "".join(f"  {k}={v}" for k, v in (("format", s.format), ("limit", s.limit)) if v is not None)
+        extra = "".join(f"  {k}={v}" for k, v in (("format", s.format), ("limit", s.limit), *s.options.items())
+                        if v is not None)
         gone = (f"  (missing: no such file or folder; every pass reports it until `taskspace sources remove {s.spec}`)"
                 if missing.get(s.spec) else "")
         typer.echo(f"{s.spec}{extra}{gone}")
@@ -60,8 +63,14 @@ def add(
     spec: str = typer.Argument(..., metavar="SPEC", help="A file or folder, hub:ORG/REPO[@REVISION] or hub-org:ORG."),
     fmt: Optional[str] = typer.Option(None, "--format", callback=format_option, help="Reader for a path (default: detected)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per pass (hub-org:)."),
+    prompts: Optional[Path] = PROMPTS_OPTION,
+    model: Optional[str] = MODEL_OPTION,
+    filter: Optional[str] = FILTER_OPTION,
+    metric: Optional[str] = METRIC_OPTION,
 ) -> None:
-    """Add a source (checked first: a path must exist and be readable as a known format; nothing is saved otherwise).
+    """Add a source (checked first: a path must exist and be readable as a known format, the reading options as
+    `taskspace ingest` checks them; nothing is saved otherwise). Every pass reads it with these options; adding a
+    configured source again replaces its format, limit and options (one path or Hub repo is one source).
 
     Examples:
 
@@ -70,17 +79,20 @@ def add(
       taskspace sources add hub:my-org/my-eval-results
 
       taskspace sources add hub-org:open-llm-leaderboard --limit 200
+
+      taskspace sources add /data/lm_eval_out/org__model --metric acc_norm
     """
     from . import sourcelist
 
-    s = sourcelist.validate(sourcelist.SourceSpec(spec=spec, format=fmt, limit=limit))
+    s = sourcelist.validate(sourcelist.SourceSpec(spec=spec, format=fmt, limit=limit,
+                                                   **reading_options(prompts, model, filter, metric)))
     before = {sourcelist.source_key(c.spec): c for c in sourcelist.load(_file())}
     sourcelist.add(_file(), [s], check=False)
     old = before.get(sourcelist.source_key(s.spec))
     if old == s:
         typer.echo(f"{s.spec} is configured already (nothing changed)")
     elif old is not None:  # one Hub repo is one source: another revision replaces the configured one
-        what = f"replaces {old.spec}" if old.spec != s.spec else "its format or limit"
+        what = f"replaces {old.spec}" if old.spec != s.spec else "its format, limit or reading options"
         typer.echo(f"updated {s.spec} ({what}; the next `taskspace index` reads it so)")
     else:
         typer.echo(f"added {s.spec} (the next `taskspace index` reads it)")

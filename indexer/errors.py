@@ -21,6 +21,13 @@ import contextvars
 CLI = contextvars.ContextVar("taskspace_cli", default=False)
 #: :data:`CLI`'s values for the services' passes
 WORKER, SERVE = "worker", "serve"
+#: The configured source (a :class:`indexer.sourcelist.SourceSpec`) an indexing pass is reading, in that pass's thread
+#: while it reads it; None otherwise. The hints of its errors (:func:`option_hint`) then say how to set a reading option
+#: for that source (``taskspace sources add SPEC --metric NAME``): the pass takes no ``--metric``. Before, a worker's run
+#: record said "pass --metric", which no worker pass can take.
+SOURCE = contextvars.ContextVar("taskspace_source", default=None)
+#: the reading options a configured source can carry, with the placeholder a hint writes for their value
+SOURCE_OPTIONS = {"format": "FORMAT", "prompts": "FILE", "model": "NAME", "filter": "NAME", "metric": "NAME"}
 _UNSET = object()
 
 
@@ -38,6 +45,26 @@ def arg(param: str, value=_UNSET, *, flag: str | None = None, quote: bool = True
     return f"{param}=" if value is _UNSET else f"{param}={value!r}"
 
 
+def option_hint(param: str, value=_UNSET, *, quote: bool = True) -> str:
+    """:func:`arg` for a hint that says to give a reading option (``pass --metric``), and, while an indexing pass reads
+    a configured source (:data:`SOURCE`), how to set it for that source: the command (or the library call) that
+    configures it so, keeping its other options (``--metric (for this configured source: `taskspace sources add /x
+    --format lm_eval --metric NAME`)``)."""
+    return arg(param, value, quote=quote) + source_hint(param, value)
+
+
+def source_hint(param: str, value=_UNSET) -> str:
+    """What :func:`option_hint` adds to a hint while a pass reads a configured source (:data:`SOURCE`): `` (for this
+    configured source: `taskspace sources add SPEC ... --metric NAME`)``; "" otherwise."""
+    source = SOURCE.get()
+    if source is None or param not in SOURCE_OPTIONS:
+        return ""
+    shown = SOURCE_OPTIONS[param] if value is _UNSET else value
+    how = (f"`{source.add_command(**{param: shown})}`" if CLI.get() else
+           f"indexer.sourcelist.add(sources_file, [{source.with_options(**{param: shown})!r}])")
+    return f" (for this configured source: {how})"
+
+
 def accept_partial_advice(location: str, format: str | None = None) -> str:
     """How the reader of a quarantine (:data:`CLI`) stores the new revision of the source at ``location`` anyway: the
     option and the commands that take it (a CLI command); the parameter and the calls (a Python caller); for the
@@ -53,6 +80,8 @@ def accept_partial_advice(location: str, format: str | None = None) -> str:
                 "such option)")
     if mode == SERVE:
         fmt = f" --format {format}" if format else ""
+        if (source := SOURCE.get()) is not None:  # read as the pass reads it: with the source's reading options
+            fmt += "".join(f" --{k} {shlex.quote(str(v))}" for k, v in source.options.items())
         return (f"`taskspace ingest {shlex.quote(location)} --accept-partial{fmt}` beside this server (it writes SQL only); "
                 "the server's indexing worker indexes it at its next pass")
     if mode:

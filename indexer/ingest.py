@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import (ConfigError, ConnectionLostError, HubError, IndexerError, InputError, NotFoundError,
-                     accept_partial_advice, arg, traceback_advice)
+                     accept_partial_advice, arg, source_hint, traceback_advice)
 from .records import RowError, SourceBatch, SourceInfo
 
 log = logging.getLogger(__name__)
@@ -180,6 +180,29 @@ def parse_spec(spec: str) -> Spec:
     return Spec("path", spec)
 
 
+def check_spec_options(spec: str | Spec, limit: int | None, options: dict) -> Spec:
+    """The :class:`Spec` of ``spec``, or a ConfigError (exit 2) when ``limit`` or the reading ``options`` cannot go with
+    it, before anything is listed or downloaded: a limit that is no positive integer or is given for a path or a
+    ``hub:`` repo (it would be ignored), a blank ``--model``/``--filter``/``--metric``, a ``--model`` for a
+    ``hub-org:`` (every repo of the listing would be stored as that one model). :meth:`Ingester.ingest_spec` and
+    :func:`indexer.sourcelist.validate` (``taskspace sources add``) both check a source so."""
+    if limit is not None and not is_limit(limit):
+        raise ConfigError(f"{arg('limit', limit)}: must be a positive integer (at most that many datasets of a "
+                          "hub-org:)")
+    from .sources.registry import check_option_values
+
+    check_option_values(options)  # a blank --model/--filter/--metric: before any listing or download
+    spec = spec if isinstance(spec, Spec) else parse_spec(spec)
+    if spec.kind == "hub-org" and options.get("model"):  # every repo of the listing would be stored as it
+        raise ConfigError(f"{arg('model', options['model'])} names one model, but hub-org:{spec.target} lists the "
+                          "datasets of many: all would be stored as that one model; ingest one repo with "
+                          f"{arg('model')} (hub:ORG/REPO), or drop {arg('model')}")
+    if limit is not None and spec.kind != "hub-org":  # it would be ignored: say so instead
+        raise ConfigError(f"{arg('limit')} applies only to hub-org: sources (at most that many of the "
+                          f"organisation's datasets), not to a path or a hub: repo; drop {arg('limit')}")
+    return spec
+
+
 def _one_model_for(model: str, path: str, locations: list[str]) -> None:
     """``--model NAME`` names the model of one source: a ConfigError (exit 2, before anything is stored) when ``path``
     holds several (an lm-eval output folder of several model folders, lighteval details of several models), whose
@@ -232,20 +255,7 @@ class Ingester:
         """Ingest what a spec (a string, or its :func:`parse_spec`) names; ``limit``: at most that many
         datasets of a ``hub-org:`` (a positive integer: 0 listed nothing, a negative one failed inside
         huggingface_hub). ``options`` go to the readers."""
-        if limit is not None and not is_limit(limit):
-            raise ConfigError(f"{arg('limit', limit)}: must be a positive integer (at most that many datasets of a "
-                              "hub-org:)")
-        from .sources.registry import check_option_values
-
-        check_option_values(options)  # a blank --model/--filter/--metric: before any listing or download
-        spec = spec if isinstance(spec, Spec) else parse_spec(spec)
-        if spec.kind == "hub-org" and options.get("model"):  # every repo of the listing would be stored as it
-            raise ConfigError(f"{arg('model', options['model'])} names one model, but hub-org:{spec.target} lists the "
-                              "datasets of many: all would be stored as that one model; ingest one repo with "
-                              f"{arg('model')} (hub:ORG/REPO), or drop {arg('model')}")
-        if limit is not None and spec.kind != "hub-org":  # it would be ignored: say so instead
-            raise ConfigError(f"{arg('limit')} applies only to hub-org: sources (at most that many of the "
-                              f"organisation's datasets), not to a path or a hub: repo; drop {arg('limit')}")
+        spec = check_spec_options(spec, limit, options)
         where = spec.target if spec.kind == "path" else f"{spec.kind}:{spec.target}"
         self._format = format  # the source's reader, as a quarantine's advice names it (errors.accept_partial_advice)
         with self._guard(where):
@@ -631,7 +641,8 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
             log_.add(where, None, f"prompt {o.prompt_id!r} of {_shown(o.model)}: {bad}; its outcomes are dropped", bad)
     for (what, name), n in bad_names.items():  # before: one line per prompt, each with the whole name (5,000 chars)
         log_.add(where, None, f"{what} {_shown(name)}: name {name_problem(name)}; its {n} outcome(s) are dropped"
-                 + (": fix it in the source (an lm-eval or lighteval run: or ingest it with --model NAME)"
+                 + (": fix it in the source (an lm-eval or lighteval run: or ingest it with --model NAME"
+                    f"{source_hint('model', 'NAME')})"
                     if what == "model" else ""),
                  f"{what} names")
     table = batch.table

@@ -382,10 +382,16 @@ class Indexer:
                 f"`taskspace sources remove {shlex.quote(spec.spec)}` and add the new path (the results stored from it "
                 "stay)", file=spec.spec), spec.spec)
             return
+        from .errors import SOURCE
+
+        # its errors' hints say how to set a reading option for this source (errors.option_hint), not ingest's option
+        token = SOURCE.set(spec)
         try:
-            ing.ingest_spec(parsed, spec.format, limit=spec.limit)
+            ing.ingest_spec(parsed, spec.format, limit=spec.limit, **spec.options)
         except IndexerError as exc:  # one failing source is recorded; the run goes on
             ing.summary.add_error(exc, spec.spec)
+        finally:
+            SOURCE.reset(token)
 
     # ------------------------------------------------------------------ space and embeddings
     def _space(self):

@@ -13,12 +13,22 @@ One ``[[source]]`` table per source::
     spec = "hub-org:open-llm-leaderboard" # every details dataset of a Hub organisation
     limit = 200                           # optional: at most this many datasets per run
 
-Local paths are stored absolute. ``taskspace index --source SPEC`` and ``taskspace sources add SPEC`` append to this
+    [[source]]
+    spec = "/data/lm_eval_out/org__model" # reading options, as `taskspace ingest` takes them (all optional):
+    metric = "acc_norm"                   # lm_eval/lighteval: the per-sample metric to read
+    model = "org/model"                   # lm_eval/lighteval: the model name to record (one model's runs)
+    filter = "strict-match"               # lm_eval: the filter whose lines are read
+    # prompts = "/data/prompts.csv"       # plain tables: the prompts file (relative: to this file's folder)
+
+Local paths (``spec``, ``prompts``) are stored absolute. ``taskspace index --source SPEC`` and ``taskspace sources add SPEC`` append to this
 file (once); ``taskspace sources remove SPEC`` takes an entry out; ``taskspace sources list`` shows them.
 
 A spec is checked before it is saved (:func:`validate`): a path must exist and (unless it is an empty folder, which
 may fill later) be a format taskspace reads, a Hub
-spec must be well formed (``hub:ORG/REPO[@REVISION]``, ``hub-org:ORG``), a format must be known, a limit positive;
+spec must be well formed (``hub:ORG/REPO[@REVISION]``, ``hub-org:ORG``), a format must be known, a limit positive, the
+reading options as ``taskspace ingest`` checks them (:func:`indexer.ingest.check_spec_options`, and for a path the
+reader's own checks: an option its format does not take, a prompts file that is not there, ``model`` for a folder of
+several models);
 :func:`add` refuses a path inside (or holding) a configured path, which would store every outcome twice.
 Every change is a read-modify-write under an exclusive lock (``sources.toml.lock``, ``fcntl``) and is written to a
 uniquely named temporary file, flushed to disk and renamed over the file, so concurrent changes (several processes
@@ -35,17 +45,54 @@ import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import ConfigError, IndexerError, arg
+from .errors import SOURCE_OPTIONS, ConfigError, IndexerError, arg
 from .ingest import is_limit, spec_kind
 
-_KEYS = {"spec", "format", "limit"}
+#: the reading options a source can carry (:meth:`indexer.ingest.Ingester.ingest_spec`'s ``options``, ``taskspace
+#: ingest``'s --prompts, --model, --filter, --metric)
+OPTIONS = ("prompts", "model", "filter", "metric")
+_KEYS = {"spec", "format", "limit", *OPTIONS}
 
 
 @dataclass(frozen=True)
 class SourceSpec:
+    """One configured source. One spec is one source (:func:`source_key`): its format, limit and reading options are
+    how it is read, and configuring it again with others replaces them (the store keeps one result set per source, so
+    two entries of one path read with two metrics would replace each other's results every pass). A reading option
+    that changes what is stored (:data:`indexer.ingest.STORED_OPTIONS`: model, filter, metric) is part of the revision
+    the source is stored under, and a prompts file is part of a table's fingerprint, so the next pass after a change
+    reads the source again."""
+
     spec: str
     format: str | None = None
     limit: int | None = None
+    prompts: str | None = None
+    model: str | None = None
+    filter: str | None = None
+    metric: str | None = None
+
+    @property
+    def options(self) -> dict:
+        """The reading options set, as :meth:`indexer.ingest.Ingester.ingest_spec` takes them."""
+        return {k: getattr(self, k) for k in OPTIONS if getattr(self, k) is not None}
+
+    def with_options(self, **changes) -> "SourceSpec":
+        from dataclasses import replace
+
+        return replace(self, **changes)
+
+    def add_command(self, **changes) -> str:
+        """The ``taskspace sources add`` command that configures this source so (with ``changes``)."""
+        import shlex
+
+        s = self.with_options(**changes)
+        parts = ["taskspace sources add", shlex.quote(s.spec)]
+        for k in ("format", "limit", *OPTIONS):
+            v = getattr(s, k)
+            if v is not None:
+                shown = v in changes.values() and v in SOURCE_OPTIONS.values()  # a placeholder: NAME, FILE
+                parts.append(f"--{k} {v if shown else shlex.quote(str(v))}")
+        return " ".join(parts)
 
 
 def normalise(spec: str) -> str:
@@ -123,11 +170,11 @@ def load(path: Path) -> list[SourceSpec]:
     stray = sorted(set(data) - {"source"})
     if stray:  # `[[sources]]` (a typo) was ignored: "no sources configured" and every pass indexed nothing
         raise ConfigError(f"{path}: unknown key(s) {stray} at the top level; a source is a [[source]] table (with "
-                          "spec, and optionally format and limit): fix or delete the file")
+                          f"spec, and optionally format, limit, {', '.join(OPTIONS)}): fix or delete the file")
     items = data.get("source", [])
     if not isinstance(items, list):
         raise ConfigError(f"{path}: 'source' must be an array of tables ([[source]])")
-    out = []
+    out, numbers = [], []  # the sources, and their entry numbers in the file
     for n, item in enumerate(items, 1):
         if not isinstance(item, dict) or "spec" not in item:
             raise ConfigError(f"{path}: source #{n} needs a 'spec' (a path, hub:ORG/REPO or hub-org:ORG)")
@@ -152,15 +199,50 @@ def load(path: Path) -> list[SourceSpec]:
             spec = normalise(raw)
         except ConfigError as exc:
             raise ConfigError(f"{path}: source #{n}: {exc}") from None
-        first = next((k for k, o in enumerate(out, 1) if (o.spec, o.format, o.limit) == (spec, fmt, limit)), None)
+        options = _loaded_options(path, n, spec, item, fmt)
+        got = SourceSpec(spec=spec, format=fmt, limit=limit, **options)
+        first = next((k for k, o in zip(numbers, out) if o == got), None)
         if first is not None:  # `/x` and `/x/` by hand: one source, read once (before, twice every pass)
             import logging
 
             logging.getLogger(__name__).warning("%s: source #%d is source #%d again (%s); it is read once", path, n,
                                                 first, spec)
             continue
-        out.append(SourceSpec(spec=spec, format=item.get("format"), limit=limit))
+        other = next((k for k, o in zip(numbers, out) if o.spec == spec), None)
+        if other is not None:  # one stored source read two ways by hand: kept (a file that loaded loads), but said
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "%s: source #%d is source #%d (%s) again with another format, limit or reading options: one path is "
+                "one stored source, so each pass's two reads replace each other's results; delete one of the two "
+                "entries (`taskspace sources add` never writes two)", path, n, other, spec)
+        numbers.append(n)
+        out.append(got)
     return out
+
+
+def _loaded_options(path: Path, n: int, spec: str, item: dict, fmt: str | None) -> dict:
+    """The reading options of the sources.toml entry ``item`` (source #``n``, ``spec``), checked as ``taskspace
+    ingest`` checks them (:func:`indexer.ingest.check_spec_options`, and an option the entry's format does not take);
+    a relative prompts path is relative to the file's folder. A ConfigError names the file, the entry and the fix."""
+    from .ingest import check_spec_options
+    from .sources.registry import check_options, find_reader
+
+    options = {k: item[k] for k in OPTIONS if k in item}
+    for k, v in options.items():
+        if not isinstance(v, str) or not v.strip():
+            raise ConfigError(f"{path}: source #{n} ({spec}): {k} must be a non-empty string ({k} = \"NAME\", as "
+                              f"`taskspace ingest --{k}` takes it), not {v!r}; fix it in the file, or drop the key")
+    if "prompts" in options and not Path(options["prompts"]).expanduser().is_absolute():
+        options["prompts"] = str((path.parent / Path(options["prompts"]).expanduser()).resolve())
+    try:
+        check_spec_options(spec, None, options)
+        if fmt is not None:
+            check_options(find_reader(fmt), options)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: source #{n} ({spec}): {getattr(exc, 'message', None) or exc}; fix this entry "
+                          f"in the file (or configure it again: `taskspace sources add {spec} ...` replaces it)") from None
+    return options
 
 
 def validate(source: SourceSpec) -> SourceSpec:
@@ -178,8 +260,18 @@ def validate(source: SourceSpec) -> SourceSpec:
     if source.limit is not None and not is_limit(source.limit):
         # the caller's words: `--limit` on the command line, `limit=` to the library (indexer.errors.arg)
         raise ConfigError(f"{where}: {arg('limit')} must be a positive integer, not {source.limit!r}; nothing was saved")
+    options = source.options
+    if isinstance(options.get("prompts"), Path):  # the library's caller may give a Path
+        options["prompts"] = str(options["prompts"])
+    if "prompts" in options and (not isinstance(options["prompts"], str) or not options["prompts"].strip()):
+        raise ConfigError(f"{where}: {arg('prompts', options['prompts'])}: give the path of a prompts file (or leave "
+                          f"{arg('prompts')} out); nothing was saved")
+    if isinstance(options.get("prompts"), str) and options["prompts"].strip():  # stored absolute, as a path spec is
+        options["prompts"] = str(Path(options["prompts"]).expanduser().resolve())
     try:
         parsed = parse_spec(spec)
+        with _unsaved():
+            _check_options(parsed, source.format, options)
         if source.limit is not None and parsed.kind != "hub-org":  # it would be ignored: say so instead
             raise ConfigError(f"{where}: {arg('limit')} applies only to hub-org: sources (at most that many of the "
                               "organisation's datasets), not to a path or a hub: repo; nothing was saved")
@@ -194,11 +286,51 @@ def validate(source: SourceSpec) -> SourceSpec:
                     detect_format(spec)
                 else:  # the reader named must know the path: a wrong --format failed every later pass
                     _check_format(spec, source.format)
+                if options:  # as a pass reads it: an option the format does not take, a missing prompts file,
+                    with _unsaved():  # --model for several models
+                        _check_path_options(spec, source.format, options)
+    except _Unsaved as exc:  # a check of the options, in ingest's words: said of this source
+        raise ConfigError(f"{where}: {exc.args[0]}; nothing was saved") from None
     except ConfigError:
         raise
     except IndexerError as exc:
         raise ConfigError(f"{where}: {getattr(exc, 'message', None) or exc}; nothing was saved") from None
-    return SourceSpec(spec=spec, format=source.format, limit=source.limit)
+    return SourceSpec(spec=spec, format=source.format, limit=source.limit, **options)
+
+
+class _Unsaved(Exception):
+    """An option check's error (its message), for :func:`validate` to say of the source with "nothing was saved"."""
+
+
+@contextlib.contextmanager
+def _unsaved():
+    try:
+        yield
+    except IndexerError as exc:
+        raise _Unsaved(getattr(exc, "message", None) or str(exc)) from None
+
+
+def _check_options(parsed, format: str | None, options: dict) -> None:
+    """``taskspace ingest``'s checks of the reading options that need no reading (:func:`indexer.ingest.check_spec_options`,
+    and an option the named format does not take)."""
+    from .ingest import check_spec_options
+    from .sources.registry import check_options, find_reader
+
+    check_spec_options(parsed, None, options)
+    if format is not None and find_reader(format) is not None:
+        check_options(find_reader(format), options)
+
+
+def _check_path_options(spec: str, format: str | None, options: dict) -> None:
+    """The reader's checks of the reading options of the local source ``spec``, as a pass meets them before reading
+    (:func:`indexer.sources.source_infos`: an option the format does not take, a prompts file that is not there; and
+    ``model`` for a folder of several models' runs, :func:`indexer.ingest._one_model_for`)."""
+    from .ingest import _one_model_for
+    from .sources import source_infos
+
+    infos = source_infos(spec, format, **options)
+    if options.get("model") and infos is not None:
+        _one_model_for(options["model"], spec, [i.location for i in infos])
 
 
 def _check_format(spec: str, format: str) -> None:
@@ -284,10 +416,10 @@ def save(path: Path, sources: list[SourceSpec]) -> None:
 
 
 def add(path: Path, specs: list[SourceSpec], *, check: bool = True) -> list[SourceSpec]:
-    """Append sources not configured yet (same :func:`source_key` = same source: a new revision, format or limit
-    replaces the old, in its place). Each is validated first (``check``, :func:`validate`): one bad spec saves none of
+    """Append sources not configured yet (same :func:`source_key` = same source: a new revision, format, limit or
+    reading options replace the old, in its place). Each is validated first (``check``, :func:`validate`): one bad spec saves none of
     them. Returns the configuration."""
-    new = [validate(s) if check else SourceSpec(spec=normalise(s.spec), format=s.format, limit=s.limit) for s in specs]
+    new = [validate(s) if check else s.with_options(spec=normalise(s.spec)) for s in specs]
     with _locked(path):
         current = load(path)
         by_key = {source_key(s.spec): s for s in current}

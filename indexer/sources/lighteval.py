@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError, arg
+from ..errors import InputError, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .common import UTF8, ErrorLog, each_isolated
 from .lm_eval import RESULTS_RE, TS
@@ -301,7 +301,7 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
     # by an older results file or the folder; before, without a word
     named_by = "the folder name" if model == _folder_model_name(root) else "an older results file"
     warnings = [f"{p}: results file not read: {why}; the details are read without it, the model named {model!r} by "
-                f"{named_by} (copy the results file again, or pass {arg('model', 'NAME', quote=False)})" for p, why in unread] if model else []
+                f"{named_by} (copy the results file again, or pass {option_hint('model', 'NAME', quote=False)})" for p, why in unread] if model else []
     if not model:
         raise InputError("cannot tell the model of these details files (no results file naming it, and the folder "
                          "is neither details_<org>__<model> nor <out>/details/<org>/<model>); pass model=", file=str(root))

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import InputError, arg
+from ..errors import InputError, arg, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem,
                      json_objects)
@@ -495,7 +495,7 @@ def choose_filter(by_filter: dict, asked: str | None, default: str | None) -> tu
         if not extracting:
             return next(iter(by_filter)), None
         return None, (f"filter {asked!r} not in this file (it has: {', '.join(by_filter)}); the file is not read: "
-                      f"pass one of these with {arg('filter')} (or no {arg('filter')} for the task's answer-extracting "
+                      f"pass one of these with {option_hint('filter')} (or no {arg('filter')} for the task's answer-extracting "
                       "filter)")
     if default and default in by_filter:
         return default, None
@@ -667,7 +667,7 @@ def read_model_folder(
                 unnamed.add(rfile)
                 errors.add(rfile, None, "the results file names no model (`model_name` and `model_args`' "
                            "pretrained= are empty or missing, and the folder is not named <org>__<model>); its "
-                           f"samples are not read: pass {arg('model', 'NAME', quote=False)}")
+                           f"samples are not read: pass {option_hint('model', 'NAME', quote=False)}")
             continue
         rule = rules.for_task(task, _task_group(results, task))
         cfg = _task_config(results, task)

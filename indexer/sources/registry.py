@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
-from ..errors import InputError, arg
+from ..errors import InputError, arg, option_hint
 from ..records import SourceBatch, SourceInfo
 
 #: the reader modules of this package, in order of precedence among equally sure matches
@@ -167,7 +167,7 @@ def detect(path: str | Path) -> Reader:
     if p.is_dir():
         layouts = [r.layout for r in readers()]
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
-        raise InputError(f"cannot tell the format of this folder: expected {expected}; pass {arg('format')} ({names})",
+        raise InputError(f"cannot tell the format of this folder: expected {expected}; pass {option_hint('format')} ({names})",
                          file=str(p))
     from .common import EXTENSIONS, table_ext
 
@@ -176,7 +176,7 @@ def detect(path: str | Path) -> Reader:
         raise InputError(f"unknown file type: taskspace does not read {kind}; it reads "
                          f"{'; '.join(r.layout for r in readers())}, where a table is {', '.join(EXTENSIONS)}",
                          file=str(p))
-    raise InputError(f"unknown file type; pass {arg('format')} ({names})", file=str(p))
+    raise InputError(f"unknown file type; pass {option_hint('format')} ({names})", file=str(p))
 
 
 def plan_files(files: list[str]) -> tuple[str | None, list[str]]:

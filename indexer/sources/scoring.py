@@ -10,7 +10,7 @@ import ast
 import math
 import re
 
-from ..errors import arg
+from ..errors import option_hint
 from .rules import TaskRule
 
 #: sample keys that are not metrics (lm-eval samples)
@@ -90,14 +90,14 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
         if unknown:
             known = sorted(rule.binary_metrics | rule.graded_metrics | rule.pair_metrics)
             return None, (f"unknown metric {unknown[0]!r} for task {rule.task}: not a correctness metric taskspace knows "
-                          f"({', '.join(known)}); fix the rule or {arg('metric')}")
+                          f"({', '.join(known)}); fix the rule or {option_hint('metric')}")
         m = next((k for k in keys if k in row), None)
         if m is None:
             have = [k for k in row if rule.is_known_metric(k)] or listed or []
             want = " or ".join(repr(k) for k in keys)
             return None, (f"metric {want} (task {rule.task}, benchmark {rule.benchmark}) is missing from the sample "
                           f"(it has: {', '.join(map(str, have)) or 'none'}); this writer's task scores the benchmark "
-                          f"another way: pass {arg('metric')} to read one of these anyway")
+                          f"another way: pass {option_hint('metric')} to read one of these anyway")
         limit = rule.metric_max_version.get(m) if not override else None
         v = _version_number(version)
         if limit is not None and v is not None and v > float(limit):

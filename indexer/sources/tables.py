@@ -499,7 +499,7 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
 
 def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> tuple[Path, Path]:
     """``(outcomes_file, prompts_file)`` of a table source, or an InputError saying what is missing."""
-    from ..errors import InputError
+    from ..errors import SOURCE, InputError, option_hint
 
     path = Path(path)
     if path.is_dir():
@@ -537,7 +537,8 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
     if prompts_file is None or not prompts_file.is_file():
         raise InputError(
             "no prompts file (prompts.jsonl / .csv / .parquet with prompt_id, benchmark, text) beside the outcomes; "
-            "put one there (`taskspace ingest OUTCOMES_FILE --prompts FILE` also takes one from elsewhere)",
+            "put one there (" + ("`taskspace ingest OUTCOMES_FILE --prompts FILE` also takes one from elsewhere"
+                                if SOURCE.get() is None else f"or name one elsewhere: {option_hint('prompts')}") + ")",
             file=str(outcomes_file)
         )
     return outcomes_file, prompts_file

@@ -1,0 +1,205 @@
+"""A configured source (sources.toml) carries the reading options of `taskspace ingest` (--prompts, --model, --filter,
+--metric): `taskspace sources add` and `taskspace index --source` set them, `sources list` shows them, every pass reads
+with them, and a changed option re-reads the source. Before, an entry kept only spec, format and limit, so a source
+that needed --metric or --model could be ingested by hand but never kept current by the worker, whose recorded errors
+said "pass --model NAME", which no pass takes."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from indexer import sourcelist
+from indexer.errors import ConfigError
+from indexer.sourcelist import SourceSpec
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LM_OUT = FIXTURES / "lm_eval" / "lm_eval_out"
+
+
+def _unnamed_run(tmp_path) -> Path:
+    """A real lm-eval run (fake-org__dummy-b, 42 samples) in a folder not named <org>__<model> whose results file names
+    no model: read only with --model."""
+    folder = tmp_path / "plain"
+    shutil.copytree(LM_OUT / "fake-org__dummy-b", folder)
+    results = next(folder.glob("results_*.json"))
+    data = json.loads(results.read_text())
+    data["model_name"] = ""
+    data["config"]["model_args"] = ""
+    results.write_text(json.dumps(data))
+    return folder
+
+
+def _cli(tmp_path):
+    env = dict(os.environ, TASKSPACE_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+
+    def ts(*args):
+        return subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env)
+
+    return ts
+
+
+def test_a_source_needing_model_is_added_listed_and_kept_current_by_the_worker(tmp_path):
+    ts = _cli(tmp_path)
+    plain = _unnamed_run(tmp_path)
+    # configured without --model: the worker's pass records the error, whose hint says how to set it for this source
+    assert ts("sources", "add", str(plain), "--format", "lm_eval").returncode == 0
+    r = ts("worker", "--every", "1h", "--max-passes", "1")
+    assert r.returncode == 1, r.stderr[-2000:]
+    (run,) = json.loads(ts("runs", "--json").stdout)
+    (err,) = run["error_details"]
+    assert "names no model" in err["message"], err
+    assert (f"pass --model NAME (for this configured source: `taskspace sources add {plain} --format lm_eval "
+            "--model NAME`)") in err["message"], err
+    # set so, as the hint says: replaces the entry (one path is one source), listed with its option
+    r = ts("sources", "add", str(plain), "--format", "lm_eval", "--model", "my-org/my-model")
+    assert r.returncode == 0 and r.stdout.startswith(f"updated {plain}"), r.stdout + r.stderr
+    assert ts("sources", "list").stdout.strip() == f"{plain}  format=lm_eval  model=my-org/my-model"
+    (listed,) = json.loads(ts("sources", "list", "--json").stdout)
+    assert listed == {"spec": str(plain), "format": "lm_eval", "limit": None, "prompts": None,
+                      "model": "my-org/my-model", "filter": None, "metric": None, "missing": False}
+    r = ts("worker", "--every", "1h", "--max-passes", "1")
+    assert r.returncode == 0, r.stderr[-2000:]
+    run = json.loads(ts("runs", "--json").stdout)[0]
+    assert run["status"] == "ok" and run["counts"]["sources"] == 1 and run["counts"]["outcomes_added"] == 42, run
+    r = ts("model", "my-org/my-model", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    # the next pass: unchanged, nothing read again
+    assert json.loads(ts("index", "--json").stdout)["counts"]["sources_unchanged"] == 1
+
+
+def test_changing_a_configured_metric_re_reads_the_source_and_index_source_takes_the_options(tmp_path):
+    ts = _cli(tmp_path)
+    run = tmp_path / "fake-org__dummy-b"
+    shutil.copytree(LM_OUT / "fake-org__dummy-b", run)
+    for f in run.glob("samples_tiny_gen_arith_*.jsonl"):  # its multiple-choice tasks only, which have acc_norm too
+        f.unlink()
+    r = ts("index", "--source", str(run), "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(ts("index", "--json").stdout)["counts"]["sources_unchanged"] == 1
+    # the metric read is part of what is stored: the next pass reads the source again (its revision names it)
+    r = ts("index", "--source", str(run), "--metric", "acc_norm", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    counts = json.loads(r.stdout)["counts"]
+    assert counts["sources"] == 1 and counts["sources_unchanged"] == 0, counts
+    assert ts("sources", "list").stdout.strip() == f"{run}  metric=acc_norm"
+    assert json.loads(ts("index", "--json").stdout)["counts"]["sources_unchanged"] == 1
+    # ingest's checks, in ingest's words: an option the format does not take, a blank name; nothing saved
+    r = ts("sources", "add", str(run), "--prompts", str(run / "x.csv"))
+    assert r.returncode == 2 and "--prompts applies only to table sources, not to this lm_eval source" in r.stderr
+    r = ts("index", "--source", str(run), "--metric", " ")
+    assert r.returncode == 2 and "--metric ' ': blank" in r.stderr and "nothing was saved" in r.stderr
+    r = ts("sources", "add", str(LM_OUT), "--model", "a/b")
+    assert r.returncode == 2 and "holds the runs of 4 models" in r.stderr and "nothing was saved" in r.stderr
+    r = ts("index", "--metric", "acc")  # no --source: the configured sources keep their own options
+    assert r.returncode == 2 and "--metric applies only to the sources given with --source" in r.stderr
+    assert ts("sources", "list").stdout.strip() == f"{run}  metric=acc_norm"
+
+
+def test_an_old_sources_file_without_options_is_read_as_before(tmp_path):
+    ts = _cli(tmp_path)
+    run = tmp_path / "fake-org__dummy-a"
+    shutil.copytree(LM_OUT / "fake-org__dummy-a", run)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "sources.toml").write_text(f'[[source]]\nspec = "{run}"\nformat = "lm_eval"\n')
+    assert sourcelist.load(home / "sources.toml") == [SourceSpec(str(run), format="lm_eval")]
+    assert ts("sources", "list").stdout.strip() == f"{run}  format=lm_eval"
+    r = ts("index", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["counts"]["sources"] == 1, r.stderr[-2000:]
+
+
+def test_the_library_takes_the_options_and_stores_a_prompts_path_absolute(tmp_path, monkeypatch):
+    cfg = tmp_path / "sources.toml"
+    (tmp_path / "t").mkdir()
+    folder = tmp_path / "t" / "outcomes.csv"  # an outcomes file, its prompts file elsewhere (as ingest takes it)
+    folder.write_text("model,prompt_id,correct\nm,p1,1\n")
+    (tmp_path / "qs.csv").write_text("prompt_id,benchmark,text\np1,b,What is 2+2?\n")
+    monkeypatch.chdir(tmp_path)
+    merged = sourcelist.add(cfg, [SourceSpec(str(folder), prompts="qs.csv"),
+                                  SourceSpec(str(LM_OUT / "fake-org__dummy-c"), metric="acc_norm", filter="none")])
+    assert merged == sourcelist.load(cfg) == [
+        SourceSpec(str(folder), prompts=str(tmp_path / "qs.csv")),
+        SourceSpec(str(LM_OUT / "fake-org__dummy-c"), metric="acc_norm", filter="none")]
+    assert merged[1].options == {"filter": "none", "metric": "acc_norm"}
+    with pytest.raises(ConfigError, match=r"metric= applies only to lm_eval and lighteval sources, not to this table "
+                                          r"source; drop metric=; nothing was saved"):
+        sourcelist.add(cfg, [SourceSpec(str(folder), prompts=str(tmp_path / "qs.csv"), metric="acc")])
+    with pytest.raises(ConfigError, match=r"prompts='.*missing.csv': no such file"):
+        sourcelist.add(cfg, [SourceSpec(str(folder), prompts=str(tmp_path / "missing.csv"))])
+    with pytest.raises(ConfigError, match=r"model='a/b' names one model, but hub-org:x lists the datasets of many"):
+        sourcelist.add(cfg, [SourceSpec("hub-org:x", model="a/b")])
+    with pytest.raises(ConfigError, match=r"prompts=5: give the path of a prompts file .*nothing was saved"):
+        sourcelist.add(cfg, [SourceSpec(str(folder), prompts=5)])
+    assert sourcelist.load(cfg) == merged  # nothing saved
+
+
+@pytest.mark.parametrize("entry,match", [
+    ('metric = 3', r"source #1 \(.*\): metric must be a non-empty string .*not 3; fix it in the file, or drop the key"),
+    ('model = "  "', r"source #1 \(.*\): model must be a non-empty string"),
+    ('format = "table"\nfilter = "strict-match"', r"source #1 \(.*\): filter= applies only to lm_eval sources, not "
+                                                  r"to this table source.*fix this entry in the file"),
+    ('colour = "red"', r"unknown key\(s\) \['colour'\]; allowed: .*'metric'"),
+])
+def test_a_bad_option_in_the_sources_file_names_the_file_the_entry_and_the_fix(tmp_path, entry, match):
+    cfg = tmp_path / "sources.toml"
+    cfg.write_text(f'[[source]]\nspec = "{tmp_path}"\n{entry}\n')
+    with pytest.raises(ConfigError, match=match) as info:
+        sourcelist.load(cfg)
+    assert str(cfg) in str(info.value)
+
+
+def test_a_hub_org_entry_with_model_is_refused_naming_the_entry(tmp_path):
+    cfg = tmp_path / "sources.toml"
+    cfg.write_text('[[source]]\nspec = "hub-org:open-llm-leaderboard"\nmodel = "a/b"\n')
+    with pytest.raises(ConfigError, match=r"sources.toml: source #1 \(hub-org:open-llm-leaderboard\): model='a/b' "
+                                          r"names one model"):
+        sourcelist.load(cfg)
+
+
+def test_hints_and_the_servers_quarantine_advice_for_a_configured_source_keep_its_options():
+    """While a pass reads a configured source, a hint to pass an option names the command that sets it for that source,
+    keeping its other options (a shell's `taskspace sources add`, a Python caller's `sourcelist.add`); the quarantine
+    advice of `taskspace serve`'s worker (`taskspace ingest LOCATION --accept-partial` beside the server) gives the
+    source's reading options too. Before, that command read the source without them: it stored another read (another
+    model name, another metric), and the next pass, reading with the options, found a revision it had not stored."""
+    from indexer.errors import CLI, SERVE, SOURCE, accept_partial_advice, option_hint
+
+    spec = SourceSpec("/data/my run", format="lm_eval", model="org/m")
+    assert option_hint("metric") == "metric="  # no configured source: ingest's words
+    token = SOURCE.set(spec)
+    try:
+        assert option_hint("metric") == ("metric= (for this configured source: indexer.sourcelist.add(sources_file, "
+                                         f"[{spec.with_options(metric='NAME')!r}]))")
+        mode = CLI.set(SERVE)
+        try:
+            assert option_hint("metric") == ("--metric (for this configured source: `taskspace sources add "
+                                             "'/data/my run' --format lm_eval --model org/m --metric NAME`)")
+            assert accept_partial_advice("/data/my run/org__m", "lm_eval").startswith(
+                "`taskspace ingest '/data/my run/org__m' --accept-partial --format lm_eval --model org/m` beside")
+        finally:
+            CLI.reset(mode)
+    finally:
+        SOURCE.reset(token)
+
+
+def test_one_path_configured_twice_with_two_metrics_by_hand_is_said_and_sources_add_leaves_one(tmp_path, caplog):
+    """Two hand-written entries of one path read two ways (two metrics): the database keeps one result set per source,
+    so each pass's two reads replace each other's results. The file still loads (as it did), with a warning naming both
+    entries; `sources add` of that path (any options) leaves one entry. The same entry written twice is read once."""
+    import logging
+
+    run = LM_OUT / "fake-org__dummy-b"
+    cfg = tmp_path / "sources.toml"
+    cfg.write_text(f'[[source]]\nspec = "{run}"\nmetric = "acc"\n\n[[source]]\nspec = "{run}/"\nmetric = "acc"\n\n'
+                   f'[[source]]\nspec = "{run}"\nmetric = "acc_norm"\n')
+    with caplog.at_level(logging.WARNING, logger="indexer.sourcelist"):
+        got = sourcelist.load(cfg)
+    assert got == [SourceSpec(str(run), metric="acc"), SourceSpec(str(run), metric="acc_norm")]
+    assert f"source #3 is source #1 ({run}) again with another format, limit or reading options" in caplog.text
+    assert "source #2 is source #1 again" in caplog.text
+    assert sourcelist.add(cfg, [SourceSpec(str(run), metric="acc_norm")]) == [SourceSpec(str(run), metric="acc_norm")]
