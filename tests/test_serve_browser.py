@@ -1193,3 +1193,42 @@ def test_the_page_says_once_when_no_model_was_measured_near_the_query(page_serve
         expect(caveats).to_be_hidden()
         page.unroute("**/v1/find")
         assert failures == []
+
+
+def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page_server):
+    """A 503 the server knows the length of (`Retry-After`: a pass publishing the benchmark asked for, made so by the
+    route below with the server's own words) is said with it, and the page asks again by itself then, and shows the
+    ranking; one without `Retry-After` (a model page here) says the server does not say for how long. Before, both
+    showed the error alone ("ask again when it has published") and the page never asked again nor said when."""
+    import json
+    import time
+
+    from playwright.sync_api import expect
+
+    busy = {"error": {"code": "unavailable", "field": "benchmark", "message": "benchmark 'alpha' is in the database "
+                      "but not indexed in space s yet: this server's indexing worker (2s) is indexing it: its pass is "
+                      "running; ask again when it has published (GET /readyz lists its passes)"}}
+    asked: list[float] = []
+
+    def once(route):
+        asked.append(time.monotonic())
+        if len(asked) == 1:
+            route.fulfill(status=503, content_type="application/json", headers={"Retry-After": "1"}, body=json.dumps(busy))
+        else:
+            route.continue_()
+
+    with chromium_page() as (page, failures):
+        page.route("**/v1/find", once)
+        page.goto(page_server + "/?benchmark=alpha")
+        status = page.locator("#status")
+        expect(status).to_contain_text("ask again when it has published (GET /readyz lists its passes) (the server "
+                                       "expects this to last 1 s: asking again then)")
+        expect(status).to_contain_text("model(s) ranked for benchmark alpha", timeout=5000)
+        assert len(asked) == 2 and asked[1] - asked[0] >= 0.9
+        page.unroute("**/v1/find")
+        page.route("**/v1/models/**", lambda route: route.fulfill(status=503, content_type="application/json",
+                                                                   body=json.dumps(busy)))
+        page.locator("#ranked a.detail").first.click()
+        expect(page.locator("#model-meta")).to_contain_text("(the server does not say for how long: try again in "
+                                                            "a while)")
+        assert failures == []

@@ -120,8 +120,30 @@ async function api(path, options) {
     throw new Error(`the answer to ${path} is not the taskspace API's JSON (HTTP ${res.status}${res.statusText ? " " + res.statusText : ""}, ` +
                     `${type}): is something else, a proxy, answering for the server?`);
   }
-  if (!res.ok) throw new Error(errorText(body.error || {}, res.status));
+  if (!res.ok) {
+    const err = new Error(errorText(body.error || {}, res.status));
+    // a 503's Retry-After: the whole seconds the server expects it to last (a pass publishing the benchmark or index
+    // asked for, an encoder's next load); absent where it does not know (docs/SERVING.md "Errors")
+    if (res.status === 503) {
+      const after = Number(res.headers.get("retry-after"));
+      err.unavailable = true;
+      err.retryAfter = Number.isInteger(after) && after > 0 ? after : null;
+    }
+    throw err;
+  }
   return body;
+}
+
+// a view that got a 503 asks again by itself when the server said how long it lasts (Retry-After), at most
+// RETRIES times in a row, and says so; where it did not, it says so and leaves asking again to the user (before: the
+// error alone, "ask again when it has published", and the page never did nor said when)
+const RETRIES = 10;
+function retryLater(err, mine, attempt, again) {
+  if (!err.unavailable) return "";
+  if (err.retryAfter === null) return " (the server does not say for how long: try again in a while)";
+  if (attempt >= RETRIES) return ` (asked ${attempt + 1} times: try again to ask once more)`;
+  setTimeout(() => { if (mine === view) again(attempt + 1); }, err.retryAfter * 1000);
+  return ` (the server expects this to last ${err.retryAfter} s: asking again then)`;
 }
 
 // -- the form <-> the URL
@@ -367,9 +389,9 @@ function clearResults() {
   $("caveats").hidden = true;
 }
 
-function showError(err) {
+function showError(err, after = "") {
   $("status").className = "error";
-  $("status").textContent = `error: ${err.message}`;
+  $("status").textContent = `error: ${err.message}${after}`;
   if (err.raw) $("status").title = err.raw; else $("status").removeAttribute("title");
   clearResults();
 }
@@ -396,7 +418,7 @@ let view = 0;
 // the footer); a click on it meanwhile is ignored, as a disabled button's was
 const busy = (on) => (on ? $("go").setAttribute("aria-disabled", "true") : $("go").removeAttribute("aria-disabled"));
 
-async function runSearch(p, asked = false) {
+async function runSearch(p, asked = false, attempt = 0) {
   const mine = ++view;
   busy(false);
   $("model").hidden = true;
@@ -423,7 +445,7 @@ async function runSearch(p, asked = false) {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (mine === view) renderResults(data, body.space);
   } catch (err) {
-    if (mine === view) showError(err);
+    if (mine === view) showError(err, retryLater(err, mine, attempt, (n) => runSearch(p, asked, n)));
   } finally {
     if (mine === view) busy(false);
   }
@@ -443,7 +465,7 @@ function clearModelTables() {
   $("observed-note").hidden = true;
 }
 
-async function showModel(id, space) {
+async function showModel(id, space, attempt = 0) {
   const mine = ++view;
   $("results").hidden = true;
   $("search").hidden = true;
@@ -482,7 +504,7 @@ async function showModel(id, space) {
   } catch (err) {
     if (mine !== view) return;
     clearModelTables();
-    $("model-meta").textContent = `error: ${err.message}`;
+    $("model-meta").textContent = `error: ${err.message}` + retryLater(err, mine, attempt, (n) => showModel(id, space, n));
     if (err.raw) $("model-meta").title = err.raw;
   }
   // the section takes the focus once loaded, unless the user moved it meanwhile (Tab to "back to search" while the
