@@ -1232,3 +1232,40 @@ def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page
         expect(page.locator("#model-meta")).to_contain_text("(the server does not say for how long: try again in "
                                                             "a while)")
         assert failures == []
+
+
+def test_the_benchmark_pickers_follow_the_index_while_the_page_stays_open(page_server):
+    """The server's list of benchmarks changes while the page stays open (an indexing pass published a source added
+    meanwhile: the route below adds "gamma" to the server's own list, then drops "alpha" as a dropped source would):
+    the next search answered offers it in both pickers, and no longer offers one gone, unless it is the one chosen.
+    Before, the list the page loaded with stayed until a reload."""
+    from playwright.sync_api import expect
+
+    change = {"add": False, "drop": False}
+
+    def benchmarks(route):
+        data = route.fetch().json()
+        if change["drop"]:
+            data["benchmarks"] = [b for b in data["benchmarks"] if b["name"] != "alpha"]
+        if change["add"]:
+            data["benchmarks"].append({"name": "gamma", "group": "gamma", "prompts": 5, "models": 2})
+        route.fulfill(json=data)
+
+    values = "(id) => [...document.querySelectorAll(`#${id} option`)].map((o) => o.value)"
+    with chromium_page() as (page, failures):
+        page.route("**/v1/benchmarks", benchmarks)
+        page.goto(page_server + "/?q=What+is+item+3&measured_on=alpha")
+        status = page.locator("#status")
+        expect(status).to_contain_text("model(s) ranked for 1 prompt(s)")
+        expect(page.locator("#benchmark option")).to_have_count(3)
+        change["add"] = True
+        page.locator("#go").click()
+        expect(page.locator("#benchmark option")).to_have_count(4)
+        expect(page.locator("#measured_on option").last).to_have_text("gamma (5 prompts)")
+        change["drop"] = True
+        page.locator("#go").click()
+        expect(page.locator("#benchmark option")).to_have_count(3)
+        assert page.evaluate(values, "benchmark") == ["", "beta", "gamma"]
+        assert page.evaluate(values, "measured_on") == ["", "alpha", "beta", "gamma"]  # chosen: it stays
+        assert page.locator("#measured_on").input_value() == "alpha"
+        assert failures == []

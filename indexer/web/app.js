@@ -443,7 +443,7 @@ async function runSearch(p, asked = false, attempt = 0) {
   busy(true);
   try {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-    if (mine === view) renderResults(data, body.space);
+    if (mine === view) { renderResults(data, body.space); loadBenchmarks(); }
   } catch (err) {
     if (mine === view) showError(err, retryLater(err, mine, attempt, (n) => runSearch(p, asked, n)));
   } finally {
@@ -532,9 +532,14 @@ async function routeKeepingFocus() {
   (link || ($("model").hidden ? $("results") : $("model"))).focus();
 }
 
+// asked again after each search answered, so a page left open follows the index: a benchmark an indexing pass has
+// published since is offered, one whose source was dropped is no longer (unless chosen); before, the list the page
+// loaded with stayed, and a benchmark of a source added to a running `serve --worker-every` was not in the picker
+// until the page was reloaded
 async function loadBenchmarks() {
   try {
     const { benchmarks } = await api("/v1/benchmarks");
+    const listed = new Set(benchmarks.map((b) => b.name));
     for (const id of ["benchmark", "measured_on"]) {
       const sel = $(id);
       // in the list's order, each with its prompts: one the URL named (added by paramsToForm before the list came) is
@@ -545,6 +550,7 @@ async function loadBenchmarks() {
         const o = have.get(b.name);
         if (o) { o.textContent = text; sel.append(o); } else sel.append(el("option", { value: b.name, text }));
       }
+      for (const o of [...sel.options]) if (o.value && !listed.has(o.value) && o.value !== sel.value) o.remove();
     }
   } catch (err) { /* the picker stays empty; a search still says what is wrong */ }
 }
