@@ -1187,10 +1187,21 @@ def test_the_page_says_once_when_no_model_was_measured_near_the_query(page_serve
             data["query"]["measured_near"] = {"results": 1, "of": 4, "any_model": True}
             route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
 
+        def one(route):
+            data = route.fetch().json()
+            data["results"] = data["results"][:1]
+            data["query"]["measured_near"] = {"results": 0, "of": 1, "any_model": True}
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
         page.route("**/v1/find", some)
         page.goto(page_server + "/?q=What+is+item+3+of+beta")
         expect(notes).to_contain_text("1 of these 4 models was measured near this query")
         expect(caveats).to_be_hidden()
+        page.unroute("**/v1/find")
+        # one result, not measured near (compare mode with one model): "this model", not "none of these 1 models"
+        page.route("**/v1/find", one)
+        page.goto(page_server + "/?q=What+is+item+3+of+gamma")
+        expect(notes).to_have_text("this model was not measured near this query (other indexed models were)")
         page.unroute("**/v1/find")
         assert failures == []
 

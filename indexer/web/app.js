@@ -48,6 +48,8 @@ function nearCount(q) {
   const mn = q.measured_near;
   if (!mn || mn.results === mn.of || !mn.any_model) return null;
   const on = q.kind === "benchmark" ? `on benchmark ${q.benchmark}` : "near this query";
+  // one result (compare mode, k 1): "this model", not "none of these 1 models", as the CLI's line
+  if (mn.results === 0 && mn.of === 1) return `this model was not measured ${on} (other indexed models were)`;
   return mn.results === 0 ? `none of these ${mn.of} models was measured ${on} (other indexed models were)`
     : `${mn.results} of these ${mn.of} models ${mn.results === 1 ? "was" : "were"} measured ${on}`;
 }
