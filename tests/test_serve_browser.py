@@ -515,6 +515,15 @@ def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
         # a heading saying these are the prompts this model was measured on, not the query's nearest overall
         spans = first.locator("details.evidence li > span.prompt")
         assert spans.nth(2).evaluate("e => e.innerText") == code
+        # ... its first line starting where the others do, so an indented line stands right of it (before: the text
+        # began after "✓ correct", and the body of "def f(n):" stood left of it)
+        left = ("(e, i) => { const r = document.createRange(); r.setStart(e.firstChild, i); "
+                "r.setEnd(e.firstChild, i + 1); return r.getBoundingClientRect().left; }")
+        for width in (1280, 375):
+            page.set_viewport_size({"width": width, "height": 900})
+            at = [spans.nth(2).evaluate(left, i) for i in (0, code.index("if"), code.index("return f"))]
+            assert at[0] < at[1] and abs(at[2] - at[1]) < 1, (width, at)
+        page.set_viewport_size({"width": 1280, "height": 900})
         expect(first.locator("details.evidence h4").first).to_have_text(
             "Nearest indexed prompts this model was measured on, with its outcome")
         page.unroute("**/v1/find")

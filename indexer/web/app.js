@@ -265,8 +265,11 @@ function evidencePanel(r) {
     // pair, shown as "�"
     const chars = Array.from(p.text);
     // class "prompt": shown with its line breaks and indentation (a code prompt read as one line before)
-    ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { class: "prompt", text: chars.length > 300 ? chars.slice(0, 300).join("") + "…" : p.text }),
-                 el("span", { class: "meta", text: ` (${p.benchmark}; similarity ${p.similarity === null ? "n/a" : p.similarity.toFixed(2)})` })));
+    // the outcome and where the prompt is from on a line of their own, the prompt under them: its first line starts
+    // where the others do (before: after "✓ correct", so a code prompt's body stood left of its "def" line)
+    ul.append(el("li", {}, outcomeText(p.outcome),
+                 el("span", { class: "meta", text: ` (${p.benchmark}; similarity ${p.similarity === null ? "n/a" : p.similarity.toFixed(2)})` }),
+                 el("span", { class: "prompt", text: chars.length > 300 ? chars.slice(0, 300).join("") + "…" : p.text })));
   }
   const unknown = r.coverage && r.coverage.measured_near === null;
   if (!ev.prompts.length) ul.append(el("li", { text: unknown
