@@ -1218,8 +1218,9 @@ def test_the_page_says_once_when_no_model_was_measured_near_the_query(page_serve
 def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page_server):
     """A 503 the server knows the length of (`Retry-After`: a pass publishing the benchmark asked for, made so by the
     route below with the server's own words) is said with it, and the page asks again by itself then, and shows the
-    ranking; one without `Retry-After` (a model page here) says the server does not say for how long. Before, both
-    showed the error alone ("ask again when it has published") and the page never asked again nor said when."""
+    ranking; one without `Retry-After` (a model page here: a pass longer than the ones before) says the server does
+    not say for how long and that it asks again in 5 s, and does. Before, both showed the error alone ("ask again when
+    it has published") and the page never asked again nor said when."""
     import json
     import time
 
@@ -1246,11 +1247,21 @@ def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page
         expect(status).to_contain_text("model(s) ranked for benchmark alpha", timeout=5000)
         assert len(asked) == 2 and asked[1] - asked[0] >= 0.9
         page.unroute("**/v1/find")
-        page.route("**/v1/models/**", lambda route: route.fulfill(status=503, content_type="application/json",
-                                                                   body=json.dumps(busy)))
+        models: list[float] = []
+
+        def model(route):
+            models.append(time.monotonic())
+            if len(models) == 1:
+                route.fulfill(status=503, content_type="application/json", body=json.dumps(busy))
+            else:
+                route.continue_()
+
+        page.route("**/v1/models/**", model)
         page.locator("#ranked a.detail").first.click()
-        expect(page.locator("#model-meta")).to_contain_text("(the server does not say for how long: try again in "
-                                                            "a while)")
+        meta = page.locator("#model-meta")
+        expect(meta).to_contain_text("(the server does not say for how long: asking again in 5 s)")
+        expect(meta).to_contain_text("prompts measured", timeout=9000)
+        assert len(models) == 2 and models[1] - models[0] >= 4.9
         assert failures == []
 
 

@@ -136,16 +136,19 @@ async function api(path, options) {
   return body;
 }
 
-// a view that got a 503 asks again by itself when the server said how long it lasts (Retry-After), at most
-// RETRIES times in a row, and says so; where it did not, it says so and leaves asking again to the user (before: the
-// error alone, "ask again when it has published", and the page never did nor said when)
+// a view that got a 503 asks again by itself, at most RETRIES times in a row and only while it is shown, and says
+// when: after the Retry-After seconds where the server said how long it lasts; where it did not (a first pass, a pass
+// already longer than the ones before, a store down), after 5 s, doubling each time up to a minute. Before: the error
+// alone, "ask again when it has published", and the page never did nor said when (seen on `serve --worker-every 2s`:
+// a benchmark of a source just added stood at the error for the whole pass)
 const RETRIES = 10;
 function retryLater(err, mine, attempt, again) {
   if (!err.unavailable) return "";
-  if (err.retryAfter === null) return " (the server does not say for how long: try again in a while)";
   if (attempt >= RETRIES) return ` (asked ${attempt + 1} times: try again to ask once more)`;
-  setTimeout(() => { if (mine === view) again(attempt + 1); }, err.retryAfter * 1000);
-  return ` (the server expects this to last ${err.retryAfter} s: asking again then)`;
+  const wait = err.retryAfter !== null ? err.retryAfter : Math.min(60, 5 * 2 ** attempt);
+  setTimeout(() => { if (mine === view) again(attempt + 1); }, wait * 1000);
+  return err.retryAfter !== null ? ` (the server expects this to last ${wait} s: asking again then)`
+    : ` (the server does not say for how long: asking again in ${wait} s)`;
 }
 
 // -- the form <-> the URL
