@@ -458,6 +458,8 @@ def measured_near_note(q: dict) -> str | None:
         return (f"{FAR_NOTE}: no model in the index was measured on anything like this query (no indexed prompt is "
                 "near it), so the ranking rests on the models' general ability alone")
     on = f"on benchmark {q['benchmark']}" if q.get("kind") == "benchmark" else "near this query"
+    if not mn["results"] and mn["of"] == 1:  # one result (compare mode, -k 1): not "none of these 1 models"
+        return f"this model was not measured {on} (other indexed models were), so its ranking rests on its general ability"
     if not mn["results"]:
         return (f"none of these {mn['of']} models was measured {on} (other indexed models were), so their ranking "
                 "rests on their general ability")

@@ -262,3 +262,7 @@ def test_the_measured_near_line_says_one_other_model_in_the_singular():
     assert said(1, 4).endswith("1 of these 4 models was measured near this query; the others' rank rests on their "
                                "general ability")
     assert said(6, 6) is None
+    # one result not measured near (compare mode with one model, -k 1): "this model", not "none of these 1 models"
+    assert said(0, 1) == ("this model was not measured near this query (other indexed models were), so its ranking "
+                          "rests on its general ability")
+    assert said(0, 2).startswith("none of these 2 models was measured near this query")

@@ -515,6 +515,15 @@ def test_evidence_texts_are_shown_as_text_and_cut_whole_characters(page_server):
         # a heading saying these are the prompts this model was measured on, not the query's nearest overall
         spans = first.locator("details.evidence li > span.prompt")
         assert spans.nth(2).evaluate("e => e.innerText") == code
+        # ... its first line starting where the others do, so an indented line stands right of it (before: the text
+        # began after "✓ correct", and the body of "def f(n):" stood left of it)
+        left = ("(e, i) => { const r = document.createRange(); r.setStart(e.firstChild, i); "
+                "r.setEnd(e.firstChild, i + 1); return r.getBoundingClientRect().left; }")
+        for width in (1280, 375):
+            page.set_viewport_size({"width": width, "height": 900})
+            at = [spans.nth(2).evaluate(left, i) for i in (0, code.index("if"), code.index("return f"))]
+            assert at[0] < at[1] and abs(at[2] - at[1]) < 1, (width, at)
+        page.set_viewport_size({"width": 1280, "height": 900})
         expect(first.locator("details.evidence h4").first).to_have_text(
             "Nearest indexed prompts this model was measured on, with its outcome")
         page.unroute("**/v1/find")
@@ -1187,9 +1196,107 @@ def test_the_page_says_once_when_no_model_was_measured_near_the_query(page_serve
             data["query"]["measured_near"] = {"results": 1, "of": 4, "any_model": True}
             route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
 
+        def one(route):
+            data = route.fetch().json()
+            data["results"] = data["results"][:1]
+            data["query"]["measured_near"] = {"results": 0, "of": 1, "any_model": True}
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
         page.route("**/v1/find", some)
         page.goto(page_server + "/?q=What+is+item+3+of+beta")
         expect(notes).to_contain_text("1 of these 4 models was measured near this query")
         expect(caveats).to_be_hidden()
         page.unroute("**/v1/find")
+        # one result, not measured near (compare mode with one model): "this model", not "none of these 1 models"
+        page.route("**/v1/find", one)
+        page.goto(page_server + "/?q=What+is+item+3+of+gamma")
+        expect(notes).to_have_text("this model was not measured near this query (other indexed models were)")
+        page.unroute("**/v1/find")
+        assert failures == []
+
+
+def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page_server):
+    """A 503 the server knows the length of (`Retry-After`: a pass publishing the benchmark asked for, made so by the
+    route below with the server's own words) is said with it, and the page asks again by itself then, and shows the
+    ranking; one without `Retry-After` (a model page here: a pass longer than the ones before) says the server does
+    not say for how long and that it asks again in 5 s, and does. Before, both showed the error alone ("ask again when
+    it has published") and the page never asked again nor said when."""
+    import json
+    import time
+
+    from playwright.sync_api import expect
+
+    busy = {"error": {"code": "unavailable", "field": "benchmark", "message": "benchmark 'alpha' is in the database "
+                      "but not indexed in space s yet: this server's indexing worker (2s) is indexing it: its pass is "
+                      "running; ask again when it has published (GET /readyz lists its passes)"}}
+    asked: list[float] = []
+
+    def once(route):
+        asked.append(time.monotonic())
+        if len(asked) == 1:
+            route.fulfill(status=503, content_type="application/json", headers={"Retry-After": "1"}, body=json.dumps(busy))
+        else:
+            route.continue_()
+
+    with chromium_page() as (page, failures):
+        page.route("**/v1/find", once)
+        page.goto(page_server + "/?benchmark=alpha")
+        status = page.locator("#status")
+        expect(status).to_contain_text("ask again when it has published (GET /readyz lists its passes) (the server "
+                                       "expects this to last 1 s: asking again then)")
+        expect(status).to_contain_text("model(s) ranked for benchmark alpha", timeout=5000)
+        assert len(asked) == 2 and asked[1] - asked[0] >= 0.9
+        page.unroute("**/v1/find")
+        models: list[float] = []
+
+        def model(route):
+            models.append(time.monotonic())
+            if len(models) == 1:
+                route.fulfill(status=503, content_type="application/json", body=json.dumps(busy))
+            else:
+                route.continue_()
+
+        page.route("**/v1/models/**", model)
+        page.locator("#ranked a.detail").first.click()
+        meta = page.locator("#model-meta")
+        expect(meta).to_contain_text("(the server does not say for how long: asking again in 5 s)")
+        expect(meta).to_contain_text("prompts measured", timeout=9000)
+        assert len(models) == 2 and models[1] - models[0] >= 4.9
+        assert failures == []
+
+
+def test_the_benchmark_pickers_follow_the_index_while_the_page_stays_open(page_server):
+    """The server's list of benchmarks changes while the page stays open (an indexing pass published a source added
+    meanwhile: the route below adds "gamma" to the server's own list, then drops "alpha" as a dropped source would):
+    the next search answered offers it in both pickers, and no longer offers one gone, unless it is the one chosen.
+    Before, the list the page loaded with stayed until a reload."""
+    from playwright.sync_api import expect
+
+    change = {"add": False, "drop": False}
+
+    def benchmarks(route):
+        data = route.fetch().json()
+        if change["drop"]:
+            data["benchmarks"] = [b for b in data["benchmarks"] if b["name"] != "alpha"]
+        if change["add"]:
+            data["benchmarks"].append({"name": "gamma", "group": "gamma", "prompts": 5, "models": 2})
+        route.fulfill(json=data)
+
+    values = "(id) => [...document.querySelectorAll(`#${id} option`)].map((o) => o.value)"
+    with chromium_page() as (page, failures):
+        page.route("**/v1/benchmarks", benchmarks)
+        page.goto(page_server + "/?q=What+is+item+3&measured_on=alpha")
+        status = page.locator("#status")
+        expect(status).to_contain_text("model(s) ranked for 1 prompt(s)")
+        expect(page.locator("#benchmark option")).to_have_count(3)
+        change["add"] = True
+        page.locator("#go").click()
+        expect(page.locator("#benchmark option")).to_have_count(4)
+        expect(page.locator("#measured_on option").last).to_have_text("gamma (5 prompts)")
+        change["drop"] = True
+        page.locator("#go").click()
+        expect(page.locator("#benchmark option")).to_have_count(3)
+        assert page.evaluate(values, "benchmark") == ["", "beta", "gamma"]
+        assert page.evaluate(values, "measured_on") == ["", "alpha", "beta", "gamma"]  # chosen: it stays
+        assert page.locator("#measured_on").input_value() == "alpha"
         assert failures == []

@@ -52,6 +52,8 @@ function nearCount(q) {
   const mn = q.measured_near;
   if (!mn || mn.results === mn.of || !mn.any_model) return null;
   const on = q.kind === "benchmark" ? `on benchmark ${q.benchmark}` : "near this query";
+  // one result (compare mode, k 1): "this model", not "none of these 1 models", as the CLI's line
+  if (mn.results === 0 && mn.of === 1) return `this model was not measured ${on} (other indexed models were)`;
   return mn.results === 0 ? `none of these ${mn.of} models was measured ${on} (other indexed models were)`
     : `${mn.results} of these ${mn.of} models ${mn.results === 1 ? "was" : "were"} measured ${on}`;
 }
@@ -124,8 +126,33 @@ async function api(path, options) {
     throw new Error(`the answer to ${path} is not the taskspace API's JSON (HTTP ${res.status}${res.statusText ? " " + res.statusText : ""}, ` +
                     `${type}): is something else, a proxy, answering for the server?`);
   }
-  if (!res.ok) throw new Error(errorText(body.error || {}, res.status));
+  if (!res.ok) {
+    const err = new Error(errorText(body.error || {}, res.status));
+    // a 503's Retry-After: the whole seconds the server expects it to last (a pass publishing the benchmark or index
+    // asked for, an encoder's next load); absent where it does not know (docs/SERVING.md "Errors")
+    if (res.status === 503) {
+      const after = Number(res.headers.get("retry-after"));
+      err.unavailable = true;
+      err.retryAfter = Number.isInteger(after) && after > 0 ? after : null;
+    }
+    throw err;
+  }
   return body;
+}
+
+// a view that got a 503 asks again by itself, at most RETRIES times in a row and only while it is shown, and says
+// when: after the Retry-After seconds where the server said how long it lasts; where it did not (a first pass, a pass
+// already longer than the ones before, a store down), after 5 s, doubling each time up to a minute. Before: the error
+// alone, "ask again when it has published", and the page never did nor said when (seen on `serve --worker-every 2s`:
+// a benchmark of a source just added stood at the error for the whole pass)
+const RETRIES = 10;
+function retryLater(err, mine, attempt, again) {
+  if (!err.unavailable) return "";
+  if (attempt >= RETRIES) return ` (asked ${attempt + 1} times: try again to ask once more)`;
+  const wait = err.retryAfter !== null ? err.retryAfter : Math.min(60, 5 * 2 ** attempt);
+  setTimeout(() => { if (mine === view) again(attempt + 1); }, wait * 1000);
+  return err.retryAfter !== null ? ` (the server expects this to last ${wait} s: asking again then)`
+    : ` (the server does not say for how long: asking again in ${wait} s)`;
 }
 
 // -- the form <-> the URL
@@ -245,8 +272,11 @@ function evidencePanel(r) {
     // pair, shown as "�"
     const chars = Array.from(p.text);
     // class "prompt": shown with its line breaks and indentation (a code prompt read as one line before)
-    ul.append(el("li", {}, outcomeText(p.outcome), " ", el("span", { class: "prompt", text: chars.length > 300 ? chars.slice(0, 300).join("") + "…" : p.text }),
-                 el("span", { class: "meta", text: ` (${p.benchmark}; similarity ${p.similarity === null ? "n/a" : p.similarity.toFixed(2)})` })));
+    // the outcome and where the prompt is from on a line of their own, the prompt under them: its first line starts
+    // where the others do (before: after "✓ correct", so a code prompt's body stood left of its "def" line)
+    ul.append(el("li", {}, outcomeText(p.outcome),
+                 el("span", { class: "meta", text: ` (${p.benchmark}; similarity ${p.similarity === null ? "n/a" : p.similarity.toFixed(2)})` }),
+                 el("span", { class: "prompt", text: chars.length > 300 ? chars.slice(0, 300).join("") + "…" : p.text })));
   }
   const unknown = r.coverage && r.coverage.measured_near === null;
   if (!ev.prompts.length) ul.append(el("li", { text: unknown
@@ -376,9 +406,9 @@ function clearResults() {
   $("caveats").hidden = true;
 }
 
-function showError(err) {
+function showError(err, after = "") {
   $("status").className = "error";
-  $("status").textContent = `error: ${err.message}`;
+  $("status").textContent = `error: ${err.message}${after}`;
   if (err.raw) $("status").title = err.raw; else $("status").removeAttribute("title");
   clearResults();
 }
@@ -405,7 +435,7 @@ let view = 0;
 // the footer); a click on it meanwhile is ignored, as a disabled button's was
 const busy = (on) => (on ? $("go").setAttribute("aria-disabled", "true") : $("go").removeAttribute("aria-disabled"));
 
-async function runSearch(p, asked = false) {
+async function runSearch(p, asked = false, attempt = 0) {
   const mine = ++view;
   busy(false);
   $("model").hidden = true;
@@ -430,9 +460,9 @@ async function runSearch(p, asked = false) {
   busy(true);
   try {
     const data = await api("/v1/find", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-    if (mine === view) renderResults(data, body.space);
+    if (mine === view) { renderResults(data, body.space); loadBenchmarks(); }
   } catch (err) {
-    if (mine === view) showError(err);
+    if (mine === view) showError(err, retryLater(err, mine, attempt, (n) => runSearch(p, asked, n)));
   } finally {
     if (mine === view) busy(false);
   }
@@ -452,7 +482,7 @@ function clearModelTables() {
   $("observed-note").hidden = true;
 }
 
-async function showModel(id, space) {
+async function showModel(id, space, attempt = 0) {
   const mine = ++view;
   $("results").hidden = true;
   $("search").hidden = true;
@@ -491,7 +521,7 @@ async function showModel(id, space) {
   } catch (err) {
     if (mine !== view) return;
     clearModelTables();
-    $("model-meta").textContent = `error: ${err.message}`;
+    $("model-meta").textContent = `error: ${err.message}` + retryLater(err, mine, attempt, (n) => showModel(id, space, n));
     if (err.raw) $("model-meta").title = err.raw;
   }
   // the section takes the focus once loaded, unless the user moved it meanwhile (Tab to "back to search" while the
@@ -519,9 +549,14 @@ async function routeKeepingFocus() {
   (link || ($("model").hidden ? $("results") : $("model"))).focus();
 }
 
+// asked again after each search answered, so a page left open follows the index: a benchmark an indexing pass has
+// published since is offered, one whose source was dropped is no longer (unless chosen); before, the list the page
+// loaded with stayed, and a benchmark of a source added to a running `serve --worker-every` was not in the picker
+// until the page was reloaded
 async function loadBenchmarks() {
   try {
     const { benchmarks } = await api("/v1/benchmarks");
+    const listed = new Set(benchmarks.map((b) => b.name));
     for (const id of ["benchmark", "measured_on"]) {
       const sel = $(id);
       // in the list's order, each with its prompts: one the URL named (added by paramsToForm before the list came) is
@@ -532,6 +567,7 @@ async function loadBenchmarks() {
         const o = have.get(b.name);
         if (o) { o.textContent = text; sel.append(o); } else sel.append(el("option", { value: b.name, text }));
       }
+      for (const o of [...sel.options]) if (o.value && !listed.has(o.value) && o.value !== sel.value) o.remove();
     }
   } catch (err) { /* the picker stays empty; a search still says what is wrong */ }
 }
