@@ -140,6 +140,11 @@ def _fingerprint(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+class Stopped(Exception):
+    """:meth:`Encoder.encode` was asked to stop (its ``stop`` event set) between two chunks; the chunks it finished
+    are in the cache."""
+
+
 class EmbeddingCache:
     """Embeddings by text hash for one encoder, in a SQLite file. Safe across processes.
 
@@ -446,11 +451,14 @@ class Encoder:
         return self._cache
 
     # -- encoding -------------------------------------------------------------
-    def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, progress: bool | None = None,
+               stop: threading.Event | None = None) -> np.ndarray:
         """Embed texts: (n,) -> (n, dim) float32, each row L2-normalised. Cached texts are not re-encoded.
 
         ``progress`` shows a progress bar (default: when stderr is a terminal and more than 256 texts
-        need encoding).
+        need encoding). ``stop`` (an index pass's): once set, :class:`Stopped` is raised before the next chunk
+        of :attr:`chunk_size` texts, the finished ones cached (before, a pass asked to stop embedded every new text
+        first: 11,444 MMLU-Pro texts kept a stopped server busy for minutes).
         """
         texts = list(texts)
         for i, t in enumerate(texts):
@@ -471,6 +479,8 @@ class Encoder:
                 bar = tqdm(total=len(todo), desc="encode", unit="text", leave=False, file=sys.stderr)
             try:
                 for lo in range(0, len(todo), self.chunk_size):
+                    if stop is not None and stop.is_set():
+                        raise Stopped(f"stopped after embedding {lo} of {len(todo)} new texts (cached)")
                     part = todo[lo:lo + self.chunk_size]
                     vecs = self._encode_raw([by_hash[h] for h in part], progress=progress and bar is None)
                     fresh = dict(zip(part, vecs))

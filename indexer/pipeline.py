@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from . import sourcelist
+from .encoder import Stopped
 from .errors import IndexerError, InputError, abort_reason
 from .sourcelist import SourceSpec
 from .sources.common import count_rejected
@@ -190,6 +191,8 @@ class Indexer:
                     specs = sourcelist.load(cfg)  # is in `taskspace runs`), not only a log line
                 self._pass(specs, report, verify_index=not clean_before, refresh_prior=refresh_prior,
                            accept_partial=accept_partial)
+            except Stopped as exc:  # asked to stop while embedding: nothing solved or published, the finished
+                log.info("%s", exc)  # chunks cached for the next pass; recorded "stopped" below
             except BaseException as exc:
                 report.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
                 report.errors.append({"file": None, "line": None, "message": f"run aborted: {abort_reason(exc)}"})
@@ -437,7 +440,7 @@ class Indexer:
         if missing:
             self.progress.stage("embed", f"{len(missing)} new {what}")
             texts = texts_at(list(missing.values()))
-            vecs = enc.encode(texts, progress=self.progress.enabled)
+            vecs = enc.encode(texts, progress=self.progress.enabled, stop=self.stop)
             found.update(zip(missing, vecs))
             if report is not None:
                 report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)

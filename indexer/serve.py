@@ -260,6 +260,8 @@ class Service:
         self._own = store is None, vectors is None
         self.worker = None
         self._thread: threading.Thread | None = None
+        #: set by a second stop signal (:meth:`abandon_worker`): shutting down stops waiting for the worker's item
+        self.abandoned = threading.Event()
         self.busy_retry_seconds = busy_retry_seconds
         self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
         self.passes_done = 0
@@ -313,6 +315,8 @@ class Service:
 
     def close(self) -> None:
         self.stop_worker()
+        if self._thread is not None:  # abandoned mid-item: its pass still uses the stores; the process is exiting
+            return
         if self._own[1] and self.vectors is not None:
             self.vectors.close()
         if self._own[0] and self.store is not None:
@@ -379,12 +383,28 @@ class Service:
             log.exception("the in-process worker stopped")
 
     def stop_worker(self, timeout: float | None = None) -> None:
-        """Ask the worker to finish its current item and wait for it."""
+        """Ask the worker to finish its current item and wait for it (at most ``timeout`` seconds), or until
+        :meth:`abandon_worker`: then the thread is left running (a daemon; the process is exiting) and kept in
+        ``_thread``, its pass recorded ``running`` for the next pass to mark killed."""
         if self.worker is not None:
             self.worker.stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        thread = self._thread
+        if thread is None:
+            return
+        end = None if timeout is None else time.monotonic() + timeout
+        while thread.is_alive() and not self.abandoned.is_set():
+            thread.join(0.1 if end is None else max(0.0, min(0.1, end - time.monotonic())))
+            if end is not None and time.monotonic() >= end:
+                break
+        if not thread.is_alive() or end is not None:
             self._thread = None
+        else:
+            log.warning("stopping now: the in-process worker's pass is left as it is (the next pass marks its run "
+                        "killed; what it committed stays)")
+
+    def abandon_worker(self) -> None:
+        """A second stop signal: :meth:`stop_worker` stops waiting for the worker's current item."""
+        self.abandoned.set()
 
     def publish_eta(self) -> float | None:
         """Seconds until this server's worker is expected to have published a new index, or None when that is not
@@ -1801,7 +1821,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
         signal.signal(signal.SIGINT, lambda signum, frame: None)
         config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(), access_log=False,
                                 server_header=False)
-        server = uvicorn.Server(config)
+        server = _uvicorn_server()(config, on_second_signal=service.abandon_worker)
         from .worker import hangup_is_ours
 
         if hangup_is_ours():
@@ -1810,10 +1830,35 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
             # server started under nohup keeps ignoring it
             signal.signal(signal.SIGHUP, server.handle_exit)
         server.run(sockets=[sock])
+        if service.abandoned.is_set():  # stopped mid-pass by a second signal, as the worker exits then
+            raise SystemExit(130)
         if not server.started:  # the app's startup failed (uvicorn.run's own exit code for that)
             raise SystemExit(3)
     finally:
         sock.close()
+
+
+def _uvicorn_server():
+    """:class:`uvicorn.Server` with the second-signal rule below (a class made here: uvicorn loads with the server)."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, where a second SIGTERM, SIGINT or SIGHUP stops at once: the shutdown no longer waits for
+        the in-process worker's current item (``on_second_signal``) and the open connections (before, uvicorn forced
+        the exit on a second SIGINT alone, and the shutdown waited for the worker's item whatever came: a pass
+        embedding thousands of new texts kept a twice-stopped server running for minutes)."""
+
+        def __init__(self, config, *, on_second_signal):
+            super().__init__(config)
+            self._on_second_signal = on_second_signal
+
+        def handle_exit(self, sig, frame) -> None:
+            if self.should_exit:
+                self.force_exit = True
+                self._on_second_signal()
+            super().handle_exit(sig, frame)
+
+    return Server
 
 
 def served_url(sock) -> str:

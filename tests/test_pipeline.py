@@ -949,3 +949,38 @@ def test_a_run_record_whose_database_session_was_ended_is_written_on_a_fresh_con
     finally:
         vectors.close()
         store.close()
+
+
+def test_a_stop_while_embedding_stops_after_the_current_chunk_and_keeps_it_cached(tmp_path, env, monkeypatch):
+    """A stop (SIGTERM to `taskspace worker` or `serve`) while a pass embeds new texts takes effect before the
+    encoder's next chunk: the run is recorded `stopped`, nothing is solved, the finished chunk stays in the embedding
+    cache and the next pass encodes only the rest. Before, the pass embedded every new text first (11,444 MMLU-Pro
+    texts kept a stopped server busy for minutes)."""
+    import uuid
+
+    from helpers import write_source
+
+    tag = uuid.uuid4().hex  # texts no earlier run has cached
+    texts = [f"{tag} question {i}: what is {i} times {i + 1}?" for i in range(10)]
+    write_source(tmp_path / "a", "alpha", texts, outcomes(np.random.default_rng(3), ["m1", "m2"], 10))
+    ix = env()
+    enc = ix.encoder
+    monkeypatch.setattr(enc, "chunk_size", 4)
+    real, chunks = enc._encode_raw, []
+
+    def encode_then_stop(batch, **k):
+        chunks.append(len(batch))
+        ix.stop.set()  # as SIGTERM would, while the first chunk is being embedded
+        return real(batch, **k)
+
+    monkeypatch.setattr(enc, "_encode_raw", encode_then_stop)
+    r = ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert r.status == "stopped" and r.counts.get("solved", 0) == 0 and chunks == [4], (r.status, r.counts, chunks)
+    assert r.errors == [], r.errors
+    from indexer.records import prompt_hash
+
+    assert len(enc.cached([prompt_hash(t) for t in texts])) == 4
+    ix.stop.clear()
+    monkeypatch.setattr(enc, "_encode_raw", real)
+    again = ix.run()
+    assert again.status == "ok" and again.counts["embedded"] == 6 and again.counts["solved"] == 2, again.counts

@@ -1929,3 +1929,32 @@ def test_a_result_whose_results_changed_since_it_was_indexed_says_so_in_json_the
         errors = list(Draft202012Validator({"$ref": "#/components/schemas/Result", "components": components})
                       .iter_errors(r))
         assert not errors, errors[:3]
+
+
+def test_a_second_stop_signal_ends_the_shutdown_without_waiting_for_the_workers_item(encoder):
+    """`taskspace serve`: the first SIGTERM/SIGINT/SIGHUP shuts down after the in-process worker's current item; a
+    second one stops waiting for it (uvicorn's force exit, the worker's thread left to the exiting process, the
+    stores it uses not closed under it) and the server exits 130, as `taskspace worker` does. Before, uvicorn forced
+    the exit on a second SIGINT alone and the shutdown joined the worker's thread whatever came: a pass embedding
+    thousands of new texts kept a server stopped twice running for minutes."""
+    import signal
+
+    import uvicorn
+
+    from indexer.serve import Service, _uvicorn_server, create_app
+
+    svc = Service(encoder=encoder)
+    busy, done = threading.Event(), threading.Event()
+    svc._thread = threading.Thread(target=busy.wait, args=(60,), daemon=True)  # a pass's long item
+    svc._thread.start()
+    server = _uvicorn_server()(uvicorn.Config(create_app(svc)), on_second_signal=svc.abandon_worker)
+    server.handle_exit(signal.SIGTERM, None)
+    assert server.should_exit and not server.force_exit and not svc.abandoned.is_set()
+    closing = threading.Thread(target=lambda: (svc.close(), done.set()), daemon=True)
+    closing.start()
+    assert not done.wait(0.5)  # the first signal: waiting for the item
+    server.handle_exit(signal.SIGTERM, None)
+    assert server.force_exit and svc.abandoned.is_set()
+    assert done.wait(5), "the shutdown still waits for the worker's item after a second signal"
+    assert svc._thread is not None and svc._thread.is_alive()  # left running, its stores not closed under it
+    busy.set()
