@@ -1830,8 +1830,9 @@ def run(host: str = "127.0.0.1", port: int = 8000, *, worker_schedule: str | Non
             # server started under nohup keeps ignoring it
             signal.signal(signal.SIGHUP, server.handle_exit)
         server.run(sockets=[sock])
-        if service.abandoned.is_set():  # stopped mid-pass by a second signal, as the worker exits then
-            raise SystemExit(130)
+        if service.abandoned.is_set() and service._thread is not None:  # a second signal left the worker's pass
+            raise SystemExit(130)  # unfinished, as `taskspace worker` exits then (uvicorn raising a SIGHUP again once
+            # it has shut down comes to server.handle_exit as a second one: the pass had finished, exit 0)
         if not server.started:  # the app's startup failed (uvicorn.run's own exit code for that)
             raise SystemExit(3)
     finally:
