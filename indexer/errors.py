@@ -71,22 +71,42 @@ def accept_partial_advice(location: str, format: str | None = None) -> str:
     operator of ``taskspace worker``, whose passes take no such option, a pass by hand beside it (``taskspace index
     --accept-partial``, which reads the configured sources); for ``taskspace serve``'s worker, ``taskspace ingest
     LOCATION --accept-partial`` (SQL only, so it runs beside a server holding the embedded index, which ``taskspace
-    index`` cannot), its next pass indexing it."""
-    import shlex
-
+    index`` cannot), its next pass indexing it. A pass reading a configured source (:data:`SOURCE`) names the ingest
+    for that source alone with the source's format and reading options (:func:`_ingest_accepting`), as the pass reads
+    it: without them ``taskspace ingest`` stored another read, and the next pass found a revision it had not stored."""
     mode = CLI.get()
+    source = SOURCE.get()
     if mode == WORKER:
         return ("`taskspace index --accept-partial` (one pass by hand, beside this worker; `taskspace worker` takes no "
                 "such option)")
     if mode == SERVE:
-        fmt = f" --format {format}" if format else ""
-        if (source := SOURCE.get()) is not None:  # read as the pass reads it: with the source's reading options
-            fmt += "".join(f" --{k} {shlex.quote(str(v))}" for k, v in source.options.items())
-        return (f"`taskspace ingest {shlex.quote(location)} --accept-partial{fmt}` beside this server (it writes SQL only); "
+        return (f"`{_ingest_accepting(location, format, source)}` beside this server (it writes SQL only); "
                 "the server's indexing worker indexes it at its next pass")
-    if mode:
-        return "--accept-partial (taskspace index or taskspace ingest)"
+    if mode and source is not None:  # taskspace index
+        return ("`taskspace index --accept-partial` (a pass that reads the configured sources with their options; it "
+                "stores every quarantined source's new revision), or for this source alone "
+                f"`{_ingest_accepting(location, format, source)}` (the next pass indexes it)")
+    if mode:  # taskspace ingest: the source is not configured, so `taskspace index` would not read it
+        return "--accept-partial (give this `taskspace ingest` command again with it, and the same options)"
+    if source is not None:
+        return ("accept_partial=True (Indexer.run(), which reads the configured sources with their options, or for "
+                f"this source alone {_ingest_accepting(location, format, source)})")
     return "accept_partial=True (ingest() or Indexer.run())"
+
+
+def _ingest_accepting(location: str, format: str | None, source) -> str:
+    """The ingest that stores the quarantined revision at ``location`` as a pass reads it: with ``format`` and the
+    configured ``source``'s reading options (if any); a shell's ``taskspace ingest LOCATION --accept-partial --format F
+    --model M``, or (a Python caller) ``ingest(LOCATION, accept_partial=True, format=F, model=M)``."""
+    import shlex
+
+    options = {"format": format} if format else {}
+    if source is not None:
+        options.update(source.options)
+    if CLI.get():
+        return (f"taskspace ingest {shlex.quote(location)} --accept-partial"
+                + "".join(f" --{k} {shlex.quote(str(v))}" for k, v in options.items()))
+    return f"ingest({location!r}, accept_partial=True" + "".join(f", {k}={v!r}" for k, v in options.items()) + ")"
 
 
 def traceback_advice(logger: str) -> str:

@@ -155,7 +155,7 @@ def test_index_run_is_partial_and_the_stored_revision_keeps_serving(env, tmp_pat
     out = runner.invoke(app, ["index", "--json"])
     assert out.exit_code == 1 and json.loads(out.stdout)["counts"]["quarantined"] == 1
     # the command's option there, and which commands take it
-    assert any("--accept-partial (taskspace index or taskspace ingest)" in e["message"]
+    assert any("`taskspace index --accept-partial` (a pass that reads the configured sources" in e["message"]
                for e in json.loads(out.stdout)["errors"]), out.stdout
     out = runner.invoke(app, ["index", "--accept-partial", "--json"])
     rep = json.loads(out.stdout)

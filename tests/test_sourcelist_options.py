@@ -187,6 +187,39 @@ def test_hints_and_the_servers_quarantine_advice_for_a_configured_source_keep_it
         SOURCE.reset(token)
 
 
+def test_the_quarantine_advice_of_taskspace_index_for_a_configured_source_keeps_its_options():
+    """`taskspace index` quarantines a configured source: its advice is the pass again with --accept-partial (which
+    reads the configured sources with their options), or, for that source alone, the full `taskspace ingest` command
+    with the source's format and reading options (the one serve's worker gives). Before, it said "--accept-partial
+    (taskspace index or taskspace ingest)": `taskspace ingest SOURCE --accept-partial` read the source without its
+    options, stored another read, and the next pass found a revision it had not stored. A Python caller is told the
+    same in its words; `taskspace ingest` (no configured source) is told to give its own command again."""
+    from indexer.errors import CLI, SOURCE, accept_partial_advice
+
+    spec = SourceSpec("/data/my run", format="lm_eval", model="org/m", metric="acc")
+    token = SOURCE.set(spec)
+    try:
+        said = accept_partial_advice("/data/my run/org__m", "lm_eval")
+        assert "ingest('/data/my run/org__m', accept_partial=True, format='lm_eval', model='org/m', metric='acc')" in said
+        assert "Indexer.run()" in said
+        mode = CLI.set(True)
+        try:
+            said = accept_partial_advice("/data/my run/org__m", "lm_eval")
+            assert said.startswith("`taskspace index --accept-partial`"), said
+            assert ("`taskspace ingest '/data/my run/org__m' --accept-partial --format lm_eval --model org/m "
+                    "--metric acc`") in said
+        finally:
+            CLI.reset(mode)
+    finally:
+        SOURCE.reset(token)
+    mode = CLI.set(True)
+    try:
+        said = accept_partial_advice("/data/x.csv", None)
+        assert "taskspace ingest" in said and "taskspace index" not in said, said
+    finally:
+        CLI.reset(mode)
+
+
 def test_one_path_configured_twice_with_two_metrics_by_hand_is_said_and_sources_add_leaves_one(tmp_path, caplog):
     """Two hand-written entries of one path read two ways (two metrics): the database keeps one result set per source,
     so each pass's two reads replace each other's results. The file still loads (as it did), with a warning naming both
