@@ -322,6 +322,7 @@ class Ingester:
             s.skipped += 1
             return
         s.sources += 1
+        s.warnings.extend(res.warnings)
         s.models += res.models
         s.prompts += res.prompts
         s.pruned += res.pruned

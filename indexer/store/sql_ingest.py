@@ -455,8 +455,13 @@ class IngestMixin:
         names = sorted(set(order) | set(batch.benchmarks))
         self._insert_ignore(conn, Benchmark.__table__, [{"name": n, "config": {}} for n in names], ["name"])
         bench_ids = self._ids_by(conn, Benchmark.name, Benchmark.id, names)
+        warnings = []
         for name, info in sorted(batch.benchmarks.items()):
-            values = {f: getattr(info, f) for f in ("group", "source_task", "metric", "num_fewshot") if getattr(info, f) is not None}
+            values = {f: getattr(info, f) for f in ("group", "source_task", "num_fewshot") if getattr(info, f) is not None}
+            if info.metric is not None and (why := self._metric_kept(conn, bench_ids[name], existing, info.metric)):
+                warnings.append(f"{src.location}: benchmark {name!r} {why}")
+            elif info.metric is not None:
+                values["metric"] = info.metric
             if info.config:
                 values["config"] = info.config
             if values:
@@ -566,7 +571,26 @@ class IngestMixin:
         kept = {bench_ids[name]: {pids[h] for h in prompts} for name, prompts in order.items()}
         pruned = self._prune_membership(conn, was, kept)
         return IngestResult(len(new_models), len(new), total, skipped=False, replaced=existing is not None,
-                            source_id=source_id, pruned=pruned)
+                            source_id=source_id, pruned=pruned, warnings=tuple(warnings))
+
+    @staticmethod
+    def _metric_kept(conn, benchmark_id: int, existing, metric: str) -> str | None:
+        """Why the benchmark ``benchmark_id`` keeps the metric it is recorded with when this source (its stored row
+        ``existing``, None if new) reads it as ``metric``, or None to record ``metric``: the recorded metric describes
+        the outcomes of the benchmark's other sources, so a source reading another one does not overwrite it (it is
+        said instead); the benchmark's only source, or a first metric, records its own. Before, each ingest
+        overwrote it, so the last source read won."""
+        recorded = conn.execute(select(Benchmark.metric).where(Benchmark.id == benchmark_id)).scalar()
+        if recorded is None or recorded == metric:
+            return None
+        others = select(OutcomeBlock.id).where(OutcomeBlock.benchmark_id == benchmark_id)
+        if existing is not None:
+            others = others.where(OutcomeBlock.source_id != existing.id)
+        if conn.execute(others.limit(1)).first() is None:
+            return None
+        return (f"is recorded with metric {recorded!r} (its other sources'); this source reads it as {metric!r}: its "
+                "outcomes are stored with the others, and the recorded metric stays (read the source with the same "
+                "metric, or give it its own benchmark name, to keep the two apart)")
 
     @staticmethod
     def _block_prompts(conn, source_id: int) -> dict[int, set[int]]:

@@ -66,6 +66,7 @@ class IngestResult:
     replaced: bool = False  # a previous revision's outcomes were replaced
     source_id: int | None = None
     pruned: int = 0  # benchmark memberships the replaced revision left (a prompt edited, moved or dropped) removed
+    warnings: tuple[str, ...] = ()  # what the caller should hear (a benchmark keeping its recorded metric)
 
 
 class StoredOutcomes(NamedTuple):
