@@ -312,5 +312,26 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
         rows.append({"benchmark": h.key, "probability": _num(p, 4), "mean": _num(float(probs.mean()), 4),
                      "delta": _num(p - float(probs.mean()), 4), "rank": int((vals > s + 1e-9).sum()) + 1,
                      "of": int(vals.size), "measured": h.key in blocks or h.key in fitted})
-    rows.sort(key=lambda r: -(r["delta"] or 0.0))
-    return rows[:strengths]
+    return order_strengths(rows)[:strengths]
+
+
+def order_strengths(rows: list[dict]) -> list[dict]:
+    """Strengths rows best first by their difference as shown (:func:`shown_difference`, the page's "+N pts"), ties by
+    the exact ``delta``: before, by the exact ``delta`` alone, so a list of rounded differences could read +25, +24,
+    +24, +25."""
+    return sorted(rows, key=lambda r: (-shown_difference(r), -(r["delta"] or 0.0)))
+
+
+def _whole_pct(x: float) -> int:
+    """A share as the whole percentage shown (halfway rounded up, as the CLI's ``_pct`` and the page's ``Math.round``)."""
+    import math
+
+    return math.floor(100 * x + 0.5)
+
+
+def shown_difference(row: dict) -> int:
+    """A strengths row's difference in points as the model page shows it: that of its two whole percentages
+    (``probability`` and ``mean``, each rounded as shown), 0 where either is unknown."""
+    if row.get("probability") is None or row.get("mean") is None:
+        return 0
+    return _whole_pct(row["probability"]) - _whole_pct(row["mean"])
