@@ -1221,6 +1221,10 @@ def _answer_responses() -> dict:
         benchmarks: list[Observed]
         benchmarks_note: str | None
         strengths: list[Strength]
+        results_changed: bool = Field(description=(
+            "true: the model's results changed since its vector was solved (ingested during an index pass, before "
+            "its publish, or by `taskspace ingest` without `taskspace index`): `benchmarks` shows its results now, "
+            "`strengths` were predicted from before them"))
         space: str = Field(description="the embedding space whose vectors the strengths (and `indexed`) are of")
 
     class Benchmark(BaseModel):

@@ -42,6 +42,9 @@ const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether thos
 // a result whose results_changed is true (indexer.find.RESULTS_CHANGED, the CLI's note)
 const RESULTS_CHANGED = "results changed since this model was indexed; its score is from before them " +
   "(the next `taskspace index` pass includes them)";
+// a model page whose results_changed is true (indexer.browse.MODEL_RESULTS_CHANGED, the CLI's note)
+const MODEL_RESULTS_CHANGED = "results changed since this model was indexed: its observed accuracy is of its results now, " +
+  "its predicted strengths are from before them (the next `taskspace index` pass includes them)";
 
 // query.measured_near said once, as the CLI's line under its table (indexer.cli_find.measured_near_note): that no model
 // in the index was measured on anything like the query (a caveat: the ranking rests on general ability alone), or how
@@ -480,6 +483,8 @@ function clearModelTables() {
   for (const id of ["strengths", "observed"]) $(id).tBodies[0].replaceChildren();
   $("observed-note").textContent = "";
   $("observed-note").hidden = true;
+  $("changed-note").textContent = "";
+  $("changed-note").hidden = true;
 }
 
 async function showModel(id, space, attempt = 0) {
@@ -518,6 +523,10 @@ async function showModel(id, space, attempt = 0) {
     // a pulled index: the accuracy each benchmark was published with, the number of prompts unknown here
     $("observed-note").textContent = m.benchmarks_note || "";
     $("observed-note").hidden = !m.benchmarks_note;
+    // its results changed since its vector was solved (an index pass not yet published, or `taskspace ingest`
+    // without `taskspace index`): the observed accuracies are the new results, the strengths from before them
+    $("changed-note").textContent = m.results_changed ? MODEL_RESULTS_CHANGED : "";
+    $("changed-note").hidden = !m.results_changed;
   } catch (err) {
     if (mine !== view) return;
     clearModelTables();
