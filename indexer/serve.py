@@ -1150,7 +1150,9 @@ def _answer_responses() -> dict:
                                          "probability is then the base rate and every interval null")
 
     class Coverage(BaseModel):
-        near: int | None = Field(description="indexed prompts near the query it was measured on (null: unknown)")
+        near: int | None = Field(description=(
+            "indexed prompts near the query it was measured on (null: unknown); for a benchmark query, of the "
+            "benchmark's own prompts nearest its mean (at most 50), not of all its prompts (`evidence` gives those)"))
         measured_near: bool | None
         benchmarks: list[str] | None
 

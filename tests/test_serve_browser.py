@@ -421,6 +421,9 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         # the method shrinks toward the model's general level (before: the probability alone)
         metas = page.locator("#ranked .result > p.meta").all_inner_texts()
         assert len(metas) == 4 and all(re.search(r"observed on alpha: \d+% of 16 prompts", m) for m in metas), metas
+        # and its coverage as what it counts, the benchmark's own prompts nearest its mean (before, "measured on 16
+        # nearby prompt(s) (alpha)" beside "observed on alpha: 75% of 16 prompts")
+        assert all(re.search(r"measured on \d+ of the alpha prompts nearest the benchmark's mean$", m) for m in metas), metas
         # a model not measured on the benchmark (made so below, from the real answer) is "not measured on alpha", as
         # the CLI's "measured on it: no" (before: "not measured near this query", the words for a prompt)
 

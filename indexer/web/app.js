@@ -305,6 +305,18 @@ function observedOn(r, benchmark) {
   return `observed on ${benchmark}: ${pct(b.accuracy)}` + (b.n === null || b.n === undefined ? " (as published)" : ` of ${b.n} prompts`);
 }
 
+// a result's coverage in words: for a prompt, of the indexed prompts near it; for a benchmark query, whose neighbourhood
+// is the benchmark's own prompts nearest its mean (indexer.find._near_hits), of those (before, "measured on 50 nearby
+// prompt(s) (mbpp)" beside "observed on mbpp: 74% of 378 prompts": true, but read as two counts of the same thing)
+function measuredNear(cov, q) {
+  const on = cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "";
+  if (q && q.kind === "benchmark") {
+    const own = cov.benchmarks && cov.benchmarks.length === 1 && cov.benchmarks[0] === q.benchmark;
+    return `measured on ${cov.near || 0} of the ${q.benchmark} prompts nearest the benchmark's mean` + (own || !on ? "" : on);
+  }
+  return `measured on ${cov.near || 0} nearby prompt(s)` + on;
+}
+
 function resultItem(r, i, signal, q, space) {
   const name = r.hub_id
     ? el("a", { class: "name", href: `https://huggingface.co/${r.hub_id}`, rel: "noopener", title: "its page on the Hugging Face Hub" }, r.model)
@@ -333,8 +345,7 @@ function resultItem(r, i, signal, q, space) {
   const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
     md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null,
     q && q.kind === "benchmark" ? observedOn(r, q.benchmark) : null,
-    cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown"
-      : `measured on ${cov.near || 0} nearby prompt(s)` + (cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "")]
+    cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown" : measuredNear(cov, q)]
     .filter(Boolean).join(" · ") });
   return el("li", { class: "result" }, head, probabilityBar(r, signal), meta, evidencePanel(r));
 }
