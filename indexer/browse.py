@@ -10,7 +10,9 @@
 - :func:`list_benchmarks`: every benchmark with its group, number of prompts and number of models measured.
 - :func:`model_detail`: one model (by key, Hub id or any alias): its benchmarks with observed accuracy and n (in an
   index without its per-prompt results, a pulled one, the accuracy and n its record was published with, ``n`` null
-  from records that carry none, and ``benchmarks_note`` saying so), and
+  from records that carry none, and ``benchmarks_note`` saying so), ``results_changed`` (its results in SQL changed
+  since its vector was solved: the observed accuracy is of them, the strengths from before them;
+  :func:`indexer.query.changed_since_solved`, as a search's result says it), and
   the benchmarks where its predicted success is highest relative to the other models (``strengths``: the
   calibrated probability on the benchmark's vector minus the mean over every indexed model, and its rank there).
   Each is the number `search --benchmark B` gives (one folded query per benchmark ranks every model at once; where
@@ -33,6 +35,9 @@ from .find import (Filters, card_facts, _index_in_step, _means, check_not_drifte
 STRENGTHS = 5
 #: :func:`model_detail`'s ``benchmarks_note`` when its observed accuracies are the published ones (a pulled index)
 PUBLISHED = "as published (no per-prompt results here)"
+#: what a model page says when its ``results_changed`` is true (the CLI's note, the page's)
+MODEL_RESULTS_CHANGED = ("results changed since this model was indexed: its observed accuracy is of its results now, "
+                         "its predicted strengths are from before them (the next `taskspace index` pass includes them)")
 _FIELDS = ("kind", "license", "num_parameters", "pipeline_tag", "gated", "benchmarks", "n_prompts", "accuracy",
            "aliases", "downloads", "library", "tags")  # the last three with the others: whether Hub metadata is known
 
@@ -275,10 +280,16 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         # (before: "query vector has 778 dimensions ...; embed the query with the space's encoder", exit 1)
         with _index_in_step(vectors, sp):
             best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths)
+    # its results in SQL (the observed accuracy above) changed since its vector was solved: an index pass between its
+    # ingest and its publish, or `taskspace ingest` without `taskspace index`; as a search's result says it
+    # (before, the page showed the new accuracies beside strengths predicted from the old ones without a word)
+    from .query import changed_since_solved
+
+    changed = hit is not None and key in changed_since_solved(store, sp, [key])
     return {**_identity(key, payload), "metadata": _metadata(payload, card_facts(store, [key]).get(key)),
             "indexed": hit is not None,
             "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best,
-            "space": name}
+            "results_changed": bool(changed), "space": name}
 
 
 def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, blocks: dict, strengths: int) -> list[dict]:
@@ -312,5 +323,26 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
         rows.append({"benchmark": h.key, "probability": _num(p, 4), "mean": _num(float(probs.mean()), 4),
                      "delta": _num(p - float(probs.mean()), 4), "rank": int((vals > s + 1e-9).sum()) + 1,
                      "of": int(vals.size), "measured": h.key in blocks or h.key in fitted})
-    rows.sort(key=lambda r: -(r["delta"] or 0.0))
-    return rows[:strengths]
+    return order_strengths(rows)[:strengths]
+
+
+def order_strengths(rows: list[dict]) -> list[dict]:
+    """Strengths rows best first by their difference as shown (:func:`shown_difference`, the page's "+N pts"), ties by
+    the exact ``delta``: before, by the exact ``delta`` alone, so a list of rounded differences could read +25, +24,
+    +24, +25."""
+    return sorted(rows, key=lambda r: (-shown_difference(r), -(r["delta"] or 0.0)))
+
+
+def _whole_pct(x: float) -> int:
+    """A share as the whole percentage shown (halfway rounded up, as the CLI's ``_pct`` and the page's ``Math.round``)."""
+    import math
+
+    return math.floor(100 * x + 0.5)
+
+
+def shown_difference(row: dict) -> int:
+    """A strengths row's difference in points as the model page shows it: that of its two whole percentages
+    (``probability`` and ``mean``, each rounded as shown), 0 where either is unknown."""
+    if row.get("probability") is None or row.get("mean") is None:
+        return 0
+    return _whole_pct(row["probability"]) - _whole_pct(row["mean"])

@@ -706,3 +706,7 @@ def model(
                 ("measured", "left")],
                [[s["benchmark"], _pct(s["probability"]), _pct(s["mean"]), f"{s['rank']} of {s['of']}",
                  "yes" if s["measured"] else "no"] for s in d["strengths"]])
+    if d.get("results_changed"):  # as the page and --json (results_changed) say, and a search's note
+        from .browse import MODEL_RESULTS_CHANGED
+
+        typer.echo(MODEL_RESULTS_CHANGED)

@@ -1150,7 +1150,9 @@ def _answer_responses() -> dict:
                                          "probability is then the base rate and every interval null")
 
     class Coverage(BaseModel):
-        near: int | None = Field(description="indexed prompts near the query it was measured on (null: unknown)")
+        near: int | None = Field(description=(
+            "indexed prompts near the query it was measured on (null: unknown); for a benchmark query, of the "
+            "benchmark's own prompts nearest its mean (at most 50), not of all its prompts (`evidence` gives those)"))
         measured_near: bool | None
         benchmarks: list[str] | None
 
@@ -1221,6 +1223,10 @@ def _answer_responses() -> dict:
         benchmarks: list[Observed]
         benchmarks_note: str | None
         strengths: list[Strength]
+        results_changed: bool = Field(description=(
+            "true: the model's results changed since its vector was solved (ingested during an index pass, before "
+            "its publish, or by `taskspace ingest` without `taskspace index`): `benchmarks` shows its results now, "
+            "`strengths` were predicted from before them"))
         space: str = Field(description="the embedding space whose vectors the strengths (and `indexed`) are of")
 
     class Benchmark(BaseModel):

@@ -110,7 +110,9 @@ def test_model_detail_observed_and_strengths(idx):
         want[h.key] = mine - p.mean()
     got = {s["benchmark"]: s["delta"] for s in d["strengths"]}
     assert got == pytest.approx(want, abs=1e-3)
-    assert [s["benchmark"] for s in d["strengths"]] == sorted(want, key=want.get, reverse=True)
+    from indexer.browse import order_strengths  # best first by the difference shown, ties by the exact one
+
+    assert d["strengths"] == order_strengths(d["strengths"]) and {s["benchmark"] for s in d["strengths"]} == set(want)
     assert all(s["of"] == 4 and 1 <= s["rank"] <= 4 for s in d["strengths"])
     api = model_detail("gpt-4o(eval_results/gpt4o)", store=store, vectors=vectors)  # any alias finds it
     assert api["model"] == "gpt-4o" and api["api_only"] and api["hub_id"] is None
@@ -130,3 +132,18 @@ def test_a_bad_strengths_names_strengths(idx, strengths):
         model_detail("org/a", store=store, vectors=vectors, strengths=strengths)
     assert err.value.item == "strengths"
     assert len(model_detail("org/a", store=store, vectors=vectors, strengths=0)["strengths"]) == 0
+
+
+def test_strengths_are_ordered_by_the_difference_shown():
+    """The model page's strengths were sorted by the exact difference while the page shows the difference of two whole
+    percentages, so a list could read +25, +24, +24, +25 (exact .2500 > .2498 > .2497 > .2496). Now by the shown
+    difference, ties by the exact one."""
+    from indexer.browse import order_strengths, shown_difference
+
+    rows = [{"benchmark": b, "probability": p, "mean": m, "delta": round(p - m, 4)}
+            for b, p, m in (("w", .6500, .4000), ("x", .6449, .3951), ("y", .6449, .3952), ("z", .6450, .3954))]
+    got = order_strengths(rows)
+    assert [shown_difference(r) for r in got] == [25, 25, 24, 24]
+    assert [r["benchmark"] for r in got] == ["w", "z", "x", "y"]
+    unknown = {"benchmark": "u", "probability": None, "mean": None, "delta": None}
+    assert order_strengths([unknown, {"benchmark": "v", "probability": .3, "mean": .5, "delta": -.2}])[0] is unknown

@@ -1931,6 +1931,45 @@ def test_a_result_whose_results_changed_since_it_was_indexed_says_so_in_json_the
         assert not errors, errors[:3]
 
 
+def test_a_model_page_whose_results_changed_since_it_was_indexed_says_so_in_json_the_cli_and_openapi(indexed, encoder):
+    """`taskspace ingest` without `taskspace index` (the state an index pass leaves between its ingest and its
+    publish): the model page shows org/m1's observed accuracy from SQL (its new results on alpha) beside strengths
+    predicted from its indexed vector. `taskspace model org/m1` now says so under its tables, GET /v1/models/org/m1
+    says `results_changed: true` (declared in /openapi.json; the answer validates against ModelDetail, closed to
+    undeclared fields), org/m2's page false, and the page shows the note. Before, nothing said it."""
+    from jsonschema import Draft202012Validator
+    from typer.testing import CliRunner
+
+    from helpers import write_table
+    from indexer.browse import MODEL_RESULTS_CHANGED
+    from indexer.cli import app
+    from indexer.ingest import ingest
+
+    res = CliRunner().invoke(app, ["model", "org/m1"], terminal_width=200)
+    assert res.exit_code == 0 and "results changed" not in res.output, res.output
+    with TestClient(create_app(Service(encoder=encoder))) as client:
+        assert client.get("/v1/models/org/m1").json()["results_changed"] is False
+    write_table(indexed / "more", "alpha", {"org/m1": [1] * 16}, 16)  # alpha's own prompts, a second source
+    ingest(str(indexed / "more"), fetch_metadata=False)
+    res = CliRunner().invoke(app, ["model", "org/m1"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert MODEL_RESULTS_CHANGED in " ".join(res.output.split())
+    assert "results changed" not in CliRunner().invoke(app, ["model", "org/m2"], terminal_width=200).output
+    js = (Path(__file__).resolve().parents[1] / "indexer" / "web" / "app.js").read_text(encoding="utf-8")
+    assert MODEL_RESULTS_CHANGED in js.replace('" +\n  "', "") and "m.results_changed" in js  # the page says it too
+    with TestClient(create_app(Service(encoder=encoder))) as client:
+        m1 = client.get("/v1/models/org/m1").json()
+        m2 = client.get("/v1/models/org/m2").json()
+        spec = client.get("/openapi.json").json()
+    assert m1["results_changed"] is True and m2["results_changed"] is False and m1["strengths"]
+    components = _strict(spec["components"])
+    declared = components["schemas"]["ModelDetail"]
+    assert "results_changed" in declared["required"] and "before" in declared["properties"]["results_changed"]["description"]
+    for d in (m1, m2):
+        errors = list(Draft202012Validator({"$ref": "#/components/schemas/ModelDetail", "components": components})
+                      .iter_errors(d))
+        assert not errors, errors[:3]
+
 def test_a_second_stop_signal_ends_the_shutdown_without_waiting_for_the_workers_item(encoder):
     """`taskspace serve`: the first SIGTERM/SIGINT/SIGHUP shuts down after the in-process worker's current item; a
     second one stops waiting for it (uvicorn's force exit, the worker's thread left to the exiting process, the

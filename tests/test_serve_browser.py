@@ -421,6 +421,9 @@ def test_the_page_says_what_went_wrong_and_never_shows_stale_rows(page_server):
         # the method shrinks toward the model's general level (before: the probability alone)
         metas = page.locator("#ranked .result > p.meta").all_inner_texts()
         assert len(metas) == 4 and all(re.search(r"observed on alpha: \d+% of 16 prompts", m) for m in metas), metas
+        # and its coverage as what it counts, the benchmark's own prompts nearest its mean (before, "measured on 16
+        # nearby prompt(s) (alpha)" beside "observed on alpha: 75% of 16 prompts")
+        assert all(re.search(r"measured on \d+ of the alpha prompts nearest the benchmark's mean$", m) for m in metas), metas
         # a model not measured on the benchmark (made so below, from the real answer) is "not measured on alpha", as
         # the CLI's "measured on it: no" (before: "not measured near this query", the words for a prompt)
 
@@ -1300,3 +1303,25 @@ def test_the_benchmark_pickers_follow_the_index_while_the_page_stays_open(page_s
         assert page.evaluate(values, "measured_on") == ["", "alpha", "beta", "gamma"]  # chosen: it stays
         assert page.locator("#measured_on").input_value() == "alpha"
         assert failures == []
+
+
+def test_a_model_page_whose_results_changed_says_so_under_its_title(page_server, tmp_path):
+    """`taskspace ingest` without `taskspace index` (an index pass between its ingest and its publish): org/m1's page
+    shows its new results beside strengths predicted from its indexed vector, and now says so under its title (the
+    words of `taskspace model`); org/m2's page, whose results did not change, does not. Before, nothing said it."""
+    from playwright.sync_api import expect
+
+    from helpers import write_table
+    from indexer.browse import MODEL_RESULTS_CHANGED
+    from indexer.ingest import ingest
+
+    write_table(tmp_path / "more", "alpha", {"org/m1": [1] * 16}, 16)  # alpha's own prompts, a second source
+    ingest(str(tmp_path / "more"), fetch_metadata=False)
+    with chromium_page() as (page, failures):
+        page.goto(page_server + "/?model=org%2Fm1")
+        expect(page.locator("#changed-note")).to_have_text(MODEL_RESULTS_CHANGED)
+        expect(page.locator("#strengths tbody tr").first).to_be_visible()
+        page.goto(page_server + "/?model=org%2Fm2")
+        expect(page.locator("#strengths tbody tr").first).to_be_visible()
+        expect(page.locator("#changed-note")).to_be_hidden()
+        assert not failures, failures

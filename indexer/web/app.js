@@ -42,6 +42,9 @@ const NEAR_UNKNOWN = "measured near unknown: this index cannot tell whether thos
 // a result whose results_changed is true (indexer.find.RESULTS_CHANGED, the CLI's note)
 const RESULTS_CHANGED = "results changed since this model was indexed; its score is from before them " +
   "(the next `taskspace index` pass includes them)";
+// a model page whose results_changed is true (indexer.browse.MODEL_RESULTS_CHANGED, the CLI's note)
+const MODEL_RESULTS_CHANGED = "results changed since this model was indexed: its observed accuracy is of its results now, " +
+  "its predicted strengths are from before them (the next `taskspace index` pass includes them)";
 
 // query.measured_near said once, as the CLI's line under its table (indexer.cli_find.measured_near_note): that no model
 // in the index was measured on anything like the query (a caveat: the ranking rests on general ability alone), or how
@@ -302,6 +305,18 @@ function observedOn(r, benchmark) {
   return `observed on ${benchmark}: ${pct(b.accuracy)}` + (b.n === null || b.n === undefined ? " (as published)" : ` of ${b.n} prompts`);
 }
 
+// a result's coverage in words: for a prompt, of the indexed prompts near it; for a benchmark query, whose neighbourhood
+// is the benchmark's own prompts nearest its mean (indexer.find._near_hits), of those (before, "measured on 50 nearby
+// prompt(s) (mbpp)" beside "observed on mbpp: 74% of 378 prompts": true, but read as two counts of the same thing)
+function measuredNear(cov, q) {
+  const on = cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "";
+  if (q && q.kind === "benchmark") {
+    const own = cov.benchmarks && cov.benchmarks.length === 1 && cov.benchmarks[0] === q.benchmark;
+    return `measured on ${cov.near || 0} of the ${q.benchmark} prompts nearest the benchmark's mean` + (own || !on ? "" : on);
+  }
+  return `measured on ${cov.near || 0} nearby prompt(s)` + on;
+}
+
 function resultItem(r, i, signal, q, space) {
   const name = r.hub_id
     ? el("a", { class: "name", href: `https://huggingface.co/${r.hub_id}`, rel: "noopener", title: "its page on the Hugging Face Hub" }, r.model)
@@ -330,8 +345,7 @@ function resultItem(r, i, signal, q, space) {
   const meta = el("p", { class: "meta", text: [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
     md.pipeline_tag ? md.pipeline_tag : null, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null,
     q && q.kind === "benchmark" ? observedOn(r, q.benchmark) : null,
-    cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown"
-      : `measured on ${cov.near || 0} nearby prompt(s)` + (cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "")]
+    cov.measured_near === null || cov.measured_near === undefined ? "measured on nearby prompts: unknown" : measuredNear(cov, q)]
     .filter(Boolean).join(" · ") });
   return el("li", { class: "result" }, head, probabilityBar(r, signal), meta, evidencePanel(r));
 }
@@ -480,6 +494,8 @@ function clearModelTables() {
   for (const id of ["strengths", "observed"]) $(id).tBodies[0].replaceChildren();
   $("observed-note").textContent = "";
   $("observed-note").hidden = true;
+  $("changed-note").textContent = "";
+  $("changed-note").hidden = true;
 }
 
 async function showModel(id, space, attempt = 0) {
@@ -518,6 +534,10 @@ async function showModel(id, space, attempt = 0) {
     // a pulled index: the accuracy each benchmark was published with, the number of prompts unknown here
     $("observed-note").textContent = m.benchmarks_note || "";
     $("observed-note").hidden = !m.benchmarks_note;
+    // its results changed since its vector was solved (an index pass not yet published, or `taskspace ingest`
+    // without `taskspace index`): the observed accuracies are the new results, the strengths from before them
+    $("changed-note").textContent = m.results_changed ? MODEL_RESULTS_CHANGED : "";
+    $("changed-note").hidden = !m.results_changed;
   } catch (err) {
     if (mine !== view) return;
     clearModelTables();
