@@ -112,8 +112,9 @@ class Worker:
                 self.passes += 1
                 last_code = getattr(report, "exit_code", 0)
                 log.info("pass finished: %s", pass_summary(report))
-                if truncated_note(getattr(report, "counts", None) or {}):  # as `taskspace index` prints it
-                    log.info("%s", truncated_note(report.counts))
+                note = truncated_note(getattr(report, "counts", None) or {})
+                if note:  # as `taskspace index` prints it
+                    log.info("%s", note)
                 _log_errors(report)
             except BusyError as exc:
                 if not self.wait_for_lock:
