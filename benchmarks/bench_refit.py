@@ -45,14 +45,27 @@ json.dump(out, sys.stdout)
 """
 
 
+def _data_file(data: Path, name: str) -> Path:
+    """``name`` or ``name.gz`` in a folder of the shared layout; before, ``outcomes.csv.gz`` was assumed, so the bundled
+    sample (plain files) failed with a FileNotFoundError traceback."""
+    for p in (data / name, data / f"{name}.gz"):
+        if p.is_file():
+            return p
+    raise SystemExit(f"{data}: no {name} or {name}.gz (--data takes a folder of the shared layout: outcomes.csv[.gz] "
+                     "and prompts.jsonl[.gz])")
+
+
+def _open(path: Path):
+    return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
+
+
 def _write(data: Path, units: list, out: Path, bench: dict[str, str]) -> None:
     """A table source: the data set's prompts and the outcomes of ``units`` (models, or (model, benchmark) pairs)."""
     out.mkdir(parents=True, exist_ok=True)
-    for name in ("prompts.jsonl", "prompts.jsonl.gz"):
-        if (data / name).exists():
-            shutil.copy(data / name, out / name)
+    prompts = _data_file(data, "prompts.jsonl")
+    shutil.copy(prompts, out / prompts.name)
     keep = set(units)
-    with gzip.open(data / "outcomes.csv.gz", "rt", newline="") as f, open(out / "outcomes.csv", "w", newline="") as g:
+    with _open(_data_file(data, "outcomes.csv")) as f, open(out / "outcomes.csv", "w", newline="") as g:
         r, w = csv.reader(f), csv.writer(g)
         w.writerow(next(r))
         w.writerows(row for row in r if (row[0] if bench is None else (row[0], bench[row[1]])) in keep)
@@ -92,13 +105,11 @@ def main() -> None:
     ap.add_argument("--unit", choices=["model", "block"], default="model",
                     help="what a step adds: models whole, or (model, benchmark) blocks (a known model gains a benchmark)")
     args = ap.parse_args()
-    opener = gzip.open if (args.data / "prompts.jsonl.gz").exists() else open
-    with opener(args.data / ("prompts.jsonl.gz" if (args.data / "prompts.jsonl.gz").exists() else "prompts.jsonl"),
-                "rt") as f:
+    with _open(_data_file(args.data, "prompts.jsonl")) as f:
         rows = [json.loads(line) for line in f]
     texts = [r["text"] for r in rows]
     bench = {r["prompt_id"]: r["benchmark"] for r in rows} if args.unit == "block" else None
-    with gzip.open(args.data / "outcomes.csv.gz", "rt", newline="") as f:
+    with _open(_data_file(args.data, "outcomes.csv")) as f:
         models = sorted({row["model"] if bench is None else (row["model"], bench[row["prompt_id"]])
                          for row in csv.DictReader(f)})
     rng = random.Random(args.seed)

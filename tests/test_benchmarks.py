@@ -245,3 +245,29 @@ def test_probe_pooled_fold_checks_its_arguments_before_reading_data(tmp_path):
     missing = run(str(tmp_path), str(tmp_path / "none"), "--fold", "math")
     assert missing.returncode == 2 and f"{tmp_path / 'none'}: not a folder" in missing.stderr
     assert "Traceback" not in one.stderr + missing.stderr
+
+
+def test_bench_refit_reads_plain_or_gzipped_shared_files_and_checks_them_first(tmp_path):
+    # it read `outcomes.csv.gz` by that name: on the bundled sample (plain files) a FileNotFoundError traceback, and a
+    # folder without outcomes failed only after its prompts were read
+    import csv
+    import runpy
+
+    script = ROOT / "benchmarks" / "bench_refit.py"
+    write = runpy.run_path(str(script))["_write"]
+    sample = ROOT / "indexer" / "data" / "sample"
+    with open(sample / "outcomes.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    two = sorted({r["model"] for r in rows})[:2]
+    write(sample, two, tmp_path / "src", None)
+    with open(tmp_path / "src" / "outcomes.csv", newline="") as f:
+        got = list(csv.DictReader(f))
+    assert len(got) == sum(r["model"] in two for r in rows) > 0 and {r["model"] for r in got} == set(two)
+    assert (tmp_path / "src" / "prompts.jsonl").read_text() == (sample / "prompts.jsonl").read_text()
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "prompts.jsonl").write_text((sample / "prompts.jsonl").read_text())
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, str(script), "--data", str(tmp_path / "half"), "--work",
+                           str(tmp_path / "w")], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1 and "no outcomes.csv or outcomes.csv.gz" in proc.stderr, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and not (tmp_path / "w").exists()  # nothing built
