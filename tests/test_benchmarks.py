@@ -1,4 +1,5 @@
-"""The scripts in benchmarks/ and scripts/: each answers --help with its usage (exit 0) without reading data or an index."""
+"""The scripts in benchmarks/ and scripts/: each answers --help with its usage (exit 0) without reading data or an index,
+and every name a benchmark script takes from indexer/ exists and takes the arguments the script passes."""
 
 from __future__ import annotations
 
@@ -22,6 +23,99 @@ def test_every_benchmark_script_answers_help(script, tmp_path):
                           text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("usage:"), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
+
+
+def _indexer_names(tree) -> dict:
+    """The names a script binds to indexer's modules and objects, wherever it imports them (main() imports most of
+    them after parsing its arguments, so --help never reaches those imports)."""
+    import ast
+    import importlib
+
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "indexer":
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                try:  # as `from M import N` does: M's attribute N, else its submodule N
+                    names[alias.asname or alias.name] = getattr(module, alias.name)
+                except AttributeError:
+                    try:
+                        names[alias.asname or alias.name] = importlib.import_module(f"{node.module}.{alias.name}")
+                    except ModuleNotFoundError:
+                        pytest.fail(f"line {node.lineno}: {node.module} has no {alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "indexer":
+                    module = importlib.import_module(alias.name)
+                    names[alias.asname or "indexer"] = module if alias.asname else importlib.import_module("indexer")
+    return names
+
+
+#: attributes a script adds to an indexer class for its own use (bench_prior.py: which prior its _prior_of computes)
+OWN_ATTRIBUTES = {"_weighting"}
+
+
+def _resolve(node, names, lineno):
+    """The object an attribute chain on an indexer name (``ev._default_rows``, ``HyperplaneSolver._prior_of``) names,
+    or None where the chain leaves modules and classes (an instance's attributes are not checked)."""
+    import ast
+    import importlib
+    import inspect
+
+    chain = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in names:
+        return None
+    obj = names[node.id]
+    for attr in reversed(chain):
+        if not (inspect.ismodule(obj) or inspect.isclass(obj)):
+            return None
+        if hasattr(obj, attr):
+            obj = getattr(obj, attr)
+        elif inspect.ismodule(obj) and importlib.util.find_spec(f"{obj.__name__}.{attr}") is not None:
+            obj = importlib.import_module(f"{obj.__name__}.{attr}")
+        elif inspect.isclass(obj) and attr in getattr(obj, "__dataclass_fields__", {}):
+            return None
+        else:
+            pytest.fail(f"line {lineno}: {getattr(obj, '__qualname__', obj.__name__)} has no {attr}")
+    return obj
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_what_a_benchmark_script_takes_from_indexer_exists_and_takes_its_arguments(script):
+    # the script's --help (above) parses its arguments before main() imports the library: a name removed or renamed in
+    # indexer/, or a keyword a function no longer takes, answered --help and failed only when the script was run
+    import ast
+    import importlib.util
+    import inspect
+
+    tree = ast.parse((ROOT / "benchmarks" / script).read_text())
+    names = _indexer_names(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr not in OWN_ATTRIBUTES:  # read or assigned (a patch of a
+            _resolve(node, names, node.lineno)                                        # gone name would patch nothing)
+        if not isinstance(node, ast.Call):
+            continue
+        func = (names.get(node.func.id) if isinstance(node.func, ast.Name)
+                else _resolve(node.func, names, node.lineno) if isinstance(node.func, ast.Attribute) else None)
+        if func is None or inspect.ismodule(func) or not callable(func):
+            continue
+        try:
+            sig = inspect.signature(func)
+        except (TypeError, ValueError):  # a builtin without one
+            continue
+        params = sig.parameters.values()
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in params)
+        keywords = [k.arg for k in node.keywords if k.arg is not None]
+        unknown = [k for k in keywords if k not in sig.parameters and not takes_any]
+        assert not unknown, f"line {node.lineno}: {func.__qualname__}{sig} takes no {unknown}"
+        if not any(isinstance(a, ast.Starred) for a in node.args) and all(k.arg for k in node.keywords):
+            try:
+                sig.bind(*node.args, **dict.fromkeys(keywords))
+            except TypeError as exc:
+                pytest.fail(f"line {node.lineno}: {func.__qualname__}{sig}: {exc}")
 
 
 def _all_correct(root: Path) -> Path:
