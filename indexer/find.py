@@ -721,8 +721,10 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
     limit = len(keys) if keys is not None else int(k)
+    changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the request
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
-                                                 limit=limit, rank=rank, alpha=alpha, timings=timings, state=state)
+                                                 limit=limit, rank=rank, alpha=alpha, timings=timings, state=state,
+                                                 changed=changed)
     if not ranked and where is None:  # nothing filtered out, yet no model: the index has lost what SQL holds
         check_not_drifted(store, sp, name, vectors)
 
@@ -737,7 +739,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 
     t = time.perf_counter()
     with _index_in_step(vectors, sp):
-        results, anything_near = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits)
+        results, anything_near = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits, changed)
     timings["evidence"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
 
@@ -827,7 +829,7 @@ def _stores(store, vectors):
 
 
 def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float = 0.0,
-            timings: dict, near: bool = True, state: tuple | None = None):
+            timings: dict, near: bool = True, state: tuple | None = None, changed: dict | None = None):
     """The search: the query vector, then the ranked models, each ``(Match, the value ranked by)``. The one
     implementation behind :func:`find_models` and the lean :func:`indexer.query.find_models`. ``where``: the Qdrant
     payload filter (dict grammar of :mod:`indexer.store.vectors`); ``near``: also fetch the query's neighbourhood
@@ -837,17 +839,18 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
     (:attr:`indexer.posterior.Calibration.uncovered`) needs the neighbourhood (its
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest) whatever ``near`` says, and re-ranks candidates of two
     searches (:func:`indexer.query.coverage_ranked`). Returns ``(q, options filled, the neighbourhood hits or None,
-    the predictor, ranked)``. A vector index out of step with SQL's dimension: :func:`_index_in_step`."""
+    the predictor, ranked)``. A vector index out of step with SQL's dimension: :func:`_index_in_step`. ``changed``: the
+    request's memo of :func:`indexer.query.changed_since_solved`, filled where the coverage shares read it."""
     from .query import predictor
 
     pred = predictor(store, space, state)
     with _index_in_step(vectors, space):
         return _search_in(store, vectors, space, prompts, benchmark, vector, where=where, limit=limit, rank=rank,
-                          alpha=alpha, timings=timings, near=near, pred=pred)
+                          alpha=alpha, timings=timings, near=near, pred=pred, changed=changed)
 
 
 def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float,
-               timings: dict, near: bool, pred):
+               timings: dict, near: bool, pred, changed: dict | None = None):
     """:func:`_search` past the predictor."""
     from .posterior import COVERAGE_PROMPTS
     from .query import _matches, coverage_ranked, lcb_ranked, share_reader
@@ -867,13 +870,14 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
         near_hits = _near_hits(vectors, space, q, benchmark, store=store)
     near_c = [_near(h) for h in near_hits[:COVERAGE_PROMPTS]] if by_coverage and near_hits else []
     # each hit's coverage share for its variance (coverage_ranked reads them itself)
-    shares = share_reader(store, space, near_c) if near_c and pred.region_aware and not pred.coverage_aware else None
+    shares = (share_reader(store, space, near_c, changed=changed)
+              if near_c and pred.region_aware and not pred.coverage_aware else None)
     if pred.coverage_aware and near_c:
         ranked = coverage_ranked(store, vectors, name, q, pred, near_c,
                                  filters=where, limit=limit, rank=rank,
                                  penalty=penalty if rank == "probability" else None,
                                  shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None,
-                                 fetch=n_all if alpha > 0 and rank == "lcb" else None)
+                                 fetch=n_all if alpha > 0 and rank == "lcb" else None, changed=changed)
     elif alpha > 0 and rank == "probability":
         hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
                               penalty=penalty)
@@ -903,16 +907,17 @@ def _raw(hits, alpha: float):
 
 
 def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str | None,
-             near_hits=None) -> tuple[list[ModelResult], bool]:
+             near_hits=None, known_changed: dict | None = None) -> tuple[list[ModelResult], bool]:
     """(the ranked matches with identity, metadata, coverage and evidence; whether any indexed prompt is near the
-    query, :func:`_measured_near`)."""
+    query, :func:`_measured_near`). ``known_changed``: the request's memo of whose results changed since their vector
+    was solved (the search's coverage shares filled it: only the models it did not ask about are read)."""
     from .query import changed_since_solved, pattern_observed
 
     near = _neighbourhood(vectors, space, q, near_hits, benchmark, store=store) if ranked else []
     facts = card_facts(store, [m.model for m, _ in ranked]) if ranked else {}
     # the models whose results changed since their vector was solved (ingested during a pass, or without one): their
     # coverage and evidence from their results on the benchmarks the vector was fitted on, as its score is
-    changed = changed_since_solved(store, space, [m.model for m, _ in ranked]) if ranked else set()
+    changed = changed_since_solved(store, space, [m.model for m, _ in ranked], known=known_changed) if ranked else set()
     fitted = {m.model: set(m.payload.get("benchmarks") or ()) for m, _ in ranked if m.model in changed}
     observed = _observed(store, [m.model for m, _ in ranked], near, fitted) if ranked else {}
     # a model SQL holds no outcome of (a pulled index): the prompts its coverage pattern's models were observed on,

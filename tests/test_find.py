@@ -1053,3 +1053,37 @@ def test_an_answer_between_ingest_and_publish_is_of_the_indexed_state_and_says_r
     assert after["org/big"]["coverage"]["measured_near"] is True
     assert {"name": "beta", "accuracy": 1.0, "n": 12} in after["org/big"]["evidence"]["benchmarks"]
     assert after["org/big"]["probability"] != big["probability"]
+
+
+@pytest.mark.parametrize("region_var,uncovered", [(None, 0.1), (0.05, None)], ids=["coverage-aware", "region-aware"])
+@pytest.mark.parametrize("rank", ["probability", "lcb"])
+def test_a_search_on_a_coverage_map_reads_whose_results_changed_once(idx, tmp_path, monkeypatch, region_var,
+                                                                      uncovered, rank):
+    """A search whose ranking reads the candidates' coverage shares (a coverage-aware map, or variances with a region
+    term) asks SQL once which models' results changed since their vector was solved (`Store.changed_outcomes`), and
+    the answer's `results_changed` and evidence use that same reading: no model is asked twice, and the answers equal
+    those of a search reading it twice. Before, the share reader asked for the ranked candidates and `find._results`
+    asked again for the results (a subset), two reads of the same rows per search."""
+    from helpers import write_source
+    from indexer.ingest import ingest
+
+    store, vectors, _ = idx
+    coverage_aware(idx, region_var=region_var, uncovered=uncovered)
+    # results ingested without a pass: two models' results changed since their vectors were solved
+    write_source(tmp_path / "more", "beta", BETA, {"org/big": [1] * len(BETA), "org/small": [0] * len(BETA)})
+    ingest(str(tmp_path / "more"), store=store, fetch_metadata=False)
+    queries = [dict(prompts=CODE_PROMPT, k=4), dict(prompts=MIXED, k=10), dict(benchmark="beta", k=3),
+               dict(prompts=CODE_PROMPT, models=["org/big", "coder/only-code"]), dict(prompts=MIXED, k=3, prefer_smaller=0.1)]
+    want = [ask(idx, rank=rank, **kw).to_dict()["results"] for kw in queries]
+    assert any(r["results_changed"] for rs in want for r in rs)  # the reading matters to the answers
+    asked = []
+    real = store.changed_outcomes
+    monkeypatch.setattr(store, "changed_outcomes",
+                        lambda space_id, models: asked.append(list(models)) or real(space_id, models))
+    for kw, before in zip(queries, want):
+        asked.clear()
+        got = ask(idx, rank=rank, **kw).to_dict()["results"]
+        assert got == before, kw
+        assert len(asked) == 1, (kw, asked)
+        every = [m for ms in asked for m in ms]
+        assert len(every) == len(set(every)) and {r["model"] for r in got} <= set(every), (kw, asked)
