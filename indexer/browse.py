@@ -192,14 +192,15 @@ def _published_counts(store) -> tuple[dict[str, int], dict[str, set]]:
     return prompts, models
 
 
-def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: list[dict], key: str
-                     ) -> tuple[list[dict], np.ndarray]:
+def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: list[dict], key: str,
+                     changed: dict | None = None) -> tuple[list[dict], np.ndarray]:
     """Every model's score on each benchmark of ``bench`` (its hits, with vectors) as a benchmark search ranks by it
     where the calibration weighs coverage (:func:`indexer.query.coverage_ranked`): ``c L1 + (1 - c) L0``, ``c`` the
     model's share of the benchmark's nearest own prompts it was observed on, L1 its folded score (``every``), L0 that
     with the uncovered weight of its own deviation; and model ``key``'s. Before, ``c = 1`` for every model: a model
     never measured on a benchmark was ranked there by its extrapolated deviation (the bundled sample plus
-    evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b mmlu_pro/history`)."""
+    evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b mmlu_pro/history`).
+    ``changed``: the page's memo of :func:`indexer.query.changed_since_solved` (the shares fill it for every model)."""
     from .find import _near, _near_hits
     from .posterior import COVERAGE_PROMPTS
     from .query import _all_measured, coverage_logit, observed_shares_many
@@ -220,7 +221,8 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: li
     asked = [near for near in nears if near]
     got = iter(observed_shares_many(store, keys, asked, {k: p.get("benchmarks") for k, p in info.items()},
                                     _all_measured(store, sp), space=sp,
-                                    patterns={k: p.get("pattern") for k, p in info.items()}) if asked else [])
+                                    patterns={k: p.get("pattern") for k, p in info.items()}, changed=changed)
+               if asked else [])
     blended, mine = [], []
     for covered, uncovered, (_, d0), near in zip(every, uncovered_all, folded, nears):
         shares = next(got) if near else {}
@@ -275,24 +277,27 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
                     for b, a in sorted(payload["accuracy_by_benchmark"].items()) if a is not None]
         note = PUBLISHED if observed else None
     best = []
+    changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the page
     if hit is not None and strengths > 0:
         # an index of another dimension than SQL's space says `taskspace reindex` rebuilds it, as a search does
         # (before: "query vector has 778 dimensions ...; embed the query with the space's encoder", exit 1)
         with _index_in_step(vectors, sp):
-            best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths)
+            best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths, changed)
     # its results in SQL (the observed accuracy above) changed since its vector was solved: an index pass between its
     # ingest and its publish, or `taskspace ingest` without `taskspace index`; as a search's result says it
     # (before, the page showed the new accuracies beside strengths predicted from the old ones without a word)
     from .query import changed_since_solved
 
-    changed = hit is not None and key in changed_since_solved(store, sp, [key])
+    # (read once for the page: the strengths' coverage shares asked it for every model, this one among them)
+    results_changed = hit is not None and key in changed_since_solved(store, sp, [key], known=changed)
     return {**_identity(key, payload), "metadata": _metadata(payload, card_facts(store, [key]).get(key)),
             "indexed": hit is not None,
             "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best,
-            "results_changed": bool(changed), "space": name}
+            "results_changed": bool(results_changed), "space": name}
 
 
-def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, blocks: dict, strengths: int) -> list[dict]:
+def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, blocks: dict, strengths: int,
+               changed: dict | None = None) -> list[dict]:
     """:func:`model_detail`'s ``strengths``: the ``strengths`` benchmarks where the model's predicted success is highest
     relative to the other indexed models, best first."""
     from .query import predictor
@@ -311,7 +316,7 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
     every = vectors.scores(name, "models", Bq)  # each benchmark row: every model's (ranking) score
     mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
     if pred.coverage_aware:  # each model's logit as `search --benchmark B` gives it (its coverage of B)
-        every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, every, key)
+        every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, every, key, changed)
     # measured: outcomes in SQL, or a benchmark its vector was fitted on (a pulled index has only the latter)
     fitted = set(payload.get("benchmarks") or [])
     rows = []

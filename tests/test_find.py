@@ -1087,3 +1087,27 @@ def test_a_search_on_a_coverage_map_reads_whose_results_changed_once(idx, tmp_pa
         assert len(asked) == 1, (kw, asked)
         every = [m for ms in asked for m in ms]
         assert len(every) == len(set(every)) and {r["model"] for r in got} <= set(every), (kw, asked)
+
+
+def test_a_model_page_on_a_coverage_aware_map_reads_whose_results_changed_once(idx, tmp_path, monkeypatch):
+    """`model_detail` (`taskspace model ID`, GET /v1/models/{id}) on a coverage-aware map asks SQL once which models'
+    results changed since their vector was solved: its strengths' coverage shares ask for every model, and its own
+    `results_changed` uses that reading, with the same page. Before, it asked again for the model itself."""
+    from helpers import write_source
+    from indexer import model_detail
+    from indexer.ingest import ingest
+
+    store, vectors, _ = idx
+    coverage_aware(idx)
+    write_source(tmp_path / "more", "beta", BETA, {"org/big": [1] * len(BETA)})
+    ingest(str(tmp_path / "more"), store=store, fetch_metadata=False)  # org/big's results changed, not its vector
+    pages = {m: model_detail(m, store=store, vectors=vectors, strengths=10) for m in ("org/big", "org/small")}
+    assert pages["org/big"]["results_changed"] and not pages["org/small"]["results_changed"]
+    asked = []
+    real = store.changed_outcomes
+    monkeypatch.setattr(store, "changed_outcomes",
+                        lambda space_id, models: asked.append(list(models)) or real(space_id, models))
+    for m, want in pages.items():
+        asked.clear()
+        assert model_detail(m, store=store, vectors=vectors, strengths=10) == want, m
+        assert len(asked) == 1 and m in asked[0], (m, asked)
