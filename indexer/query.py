@@ -534,6 +534,21 @@ def observed_shares_many(store, models: list[str], nears: list[list[dict]], fitt
     return outs
 
 
+def prompt_ids_of(store, hashes, known: dict | None = None) -> dict[str, int]:
+    """``store.prompt_ids(hashes)`` (hash -> prompt id, hashes SQL does not hold left out) through a request's memo
+    ``known`` (hash -> id, None for a hash SQL does not hold), read and filled here: a search reads its
+    neighbourhood's ids once for its coverage shares, its results' coverage and evidence and its cut evidence texts
+    (before, up to three reads of the same rows)."""
+    if known is None:
+        return store.prompt_ids(hashes)
+    hashes = list(dict.fromkeys(hashes))
+    ask = [h for h in hashes if h not in known]
+    if ask:
+        got = store.prompt_ids(ask)
+        known.update((h, got.get(h)) for h in ask)
+    return {h: known[h] for h in hashes if known[h] is not None}
+
+
 def changed_since_solved(store, space, models: list[str], known: dict | None = None) -> set[str]:
     """Those of ``models`` whose vector in ``space`` was solved from other outcomes than SQL holds now
     (:meth:`~indexer.store.sql.Store.changed_outcomes`: one keyed read comparing the stored digests); empty without
@@ -559,13 +574,15 @@ def _all_measured(store, space) -> bool:
     return unmeasured is not None and not unmeasured(space.id)
 
 
-def share_reader(store, space, near: list[dict], all_measured: bool | None = None, changed: dict | None = None):
+def share_reader(store, space, near: list[dict], all_measured: bool | None = None, changed: dict | None = None,
+                 ids_known: dict | None = None):
     """A function of hits giving each one's coverage share of the query's nearest indexed prompts ``near``
     (:func:`observed_shares`, read once per model and kept for the search: a larger fetch reads only the new
     candidates), for :func:`_matches` and the coverage re-rank. ``all_measured``: :func:`_all_measured` of ``space``
-    when already read; ``changed``: the request's memo of :func:`changed_since_solved`."""
+    when already read; ``changed``: the request's memo of :func:`changed_since_solved`, ``ids_known`` its memo of
+    :func:`prompt_ids_of`."""
     all_measured = _all_measured(store, space) if all_measured is None else all_measured
-    ids = store.prompt_ids([p["id"] for p in near])  # the neighbourhood's prompt ids, read once for every read
+    ids = prompt_ids_of(store, [p["id"] for p in near], ids_known)  # the neighbourhood's ids, once for every read
     known: dict[str, float] = {}
 
     def read(hits) -> dict[str, float]:
@@ -590,7 +607,8 @@ def coverage_logit(c, covered, uncovered, d0: float):
 
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
                     rank: str = "probability", penalty=None, shift=None,
-                    fetch: int | None = None, changed: dict | None = None) -> list[tuple[Match, float]]:
+                    fetch: int | None = None, changed: dict | None = None,
+                    ids_known: dict | None = None) -> list[tuple[Match, float]]:
     """The top ``limit`` models of a coverage-aware map (:attr:`~indexer.posterior.Predictor.coverage_aware`): a
     model observed on a share ``c`` of the query's nearest indexed prompts ``near`` (:func:`observed_shares`) has the
     logit ``c L1 + (1 - c) L0``, L1 the map's (the folded query's, :meth:`~indexer.posterior.Predictor.fold`) and
@@ -601,7 +619,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     enter the top: its logit is at most the larger of the two searches' next scores, which the k-th ranked value
     must reach. ``fetch``: fetch exactly that many once (every candidate). Each match's ``search_score`` is its
     logit less the predictor's offset, as for an ordinary search. ``changed``: the request's memo of
-    :func:`changed_since_solved` (the candidates' shares fill it).
+    :func:`changed_since_solved` (the candidates' shares fill it), ``ids_known`` of :func:`prompt_ids_of`.
 
     A model fitted on none of the neighbourhood's benchmarks has ``c = 0`` (:func:`observed_shares`), so its logit
     is L0 and the L0 search alone finds it: the L1 search is then filtered to the models fitted on one of them (a
@@ -619,7 +637,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     all_measured = _all_measured(store, pred.space)
     if benches and "benchmarks" not in (filters or {}) and all_measured:
         where1 = {**(filters or {}), "benchmarks": benches}
-    read_shares = share_reader(store, pred.space, near, all_measured, changed)
+    read_shares = share_reader(store, pred.space, near, all_measured, changed, ids_known)
     # each candidate's inner products with q1, q0 and the row q: one search restricted to the candidates' points,
     # the three rows at once (no payloads or vectors read: converting them cost more than the search)
     rows = np.stack([np.asarray(x, dtype=np.float32) for x in (q1, q0, q)])

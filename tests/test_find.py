@@ -1111,3 +1111,39 @@ def test_a_model_page_on_a_coverage_aware_map_reads_whose_results_changed_once(i
         asked.clear()
         assert model_detail(m, store=store, vectors=vectors, strengths=10) == want, m
         assert len(asked) == 1 and m in asked[0], (m, asked)
+
+
+@pytest.mark.parametrize("region_var,uncovered", [(None, 0.1), (0.05, None), (None, None)],
+                         ids=["coverage-aware", "region-aware", "plain"])
+def test_a_search_reads_its_neighbourhoods_prompt_ids_once(tmp_path, encoder, monkeypatch, region_var, uncovered):
+    """A search reads the ids of its neighbourhood's prompts from SQL once (`Store.prompt_ids`), for the coverage
+    shares its ranking reads, the results' coverage and evidence and the evidence texts cut to their snippet, with the
+    same answers. Before, up to three times: the coverage shares the 10 nearest prompts', the results the 50
+    nearest's, and the cut evidence texts those of its long prompts again (a search on the bundled sample: 22 SQL
+    statements before the changed-outcomes read was shared too, 20 with it, now 16)."""
+    from indexer import posterior
+
+    stem = "Write a Python function that sorts a list of integers and explains each step "
+    texts = [stem + f"number {j} " + "in detail. " * 40 for j in range(6)] + BETA  # six past the 300-char snippet
+    outs = outcomes(np.random.default_rng(6), ["org/a", "org/b", "org/c"], len(texts))
+    store, vectors = index_sources(encoder, [(tmp_path / "s", "beta", texts, outs)])
+    try:
+        (space,) = store.list_spaces()
+        if region_var is not None or uncovered is not None:
+            store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
+                0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=uncovered,
+                region_var=region_var))
+        queries = [dict(prompts=stem, k=3, evidence=8), dict(prompts=CODE_PROMPT, k=3, rank="lcb"),
+                   dict(benchmark="beta", k=2, evidence=3)]
+        want = [find_models(store=store, vectors=vectors, **kw).to_dict()["results"] for kw in queries]
+        assert any(p["text"].endswith("…") for r in want[0] for p in r["evidence"]["prompts"])  # cut texts shown
+        asked = []
+        real = store.prompt_ids
+        monkeypatch.setattr(store, "prompt_ids", lambda hashes: asked.append(list(hashes)) or real(hashes))
+        for kw, before in zip(queries, want):
+            asked.clear()
+            assert find_models(store=store, vectors=vectors, **kw).to_dict()["results"] == before, kw
+            assert len(asked) == 1, (kw, [len(a) for a in asked])
+    finally:
+        vectors.close()
+        store.close()
