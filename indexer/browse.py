@@ -28,8 +28,8 @@ import numpy as np
 
 from .errors import DimensionError, InputError
 from .records import name_problem
-from .find import (Filters, card_facts, _index_in_step, _means, check_not_drifted, _merge, _num, _resolve_models,
-                   _stores as _given_or_shared, suggest)
+from .find import (Filters, card_facts, facts_of, _index_in_step, _means, check_not_drifted, _merge, _num,
+                   _resolve_models, _stores as _given_or_shared, suggest)
 
 #: how many benchmarks :func:`model_detail` lists as strengths
 STRENGTHS = 5
@@ -290,7 +290,9 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
 
     # (read once for the page: the strengths' coverage shares asked it for every model, this one among them)
     results_changed = hit is not None and key in changed_since_solved(store, sp, [key], known=changed)
-    return {**_identity(key, payload), "metadata": _metadata(payload, card_facts(store, [key]).get(key)),
+    # its card facts from the row read above (before, card_facts read the same row again)
+    facts = facts_of([rec]).get(key) if rec is not None else None
+    return {**_identity(key, payload), "metadata": _metadata(payload, facts),
             "indexed": hit is not None,
             "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best,
             "results_changed": bool(results_changed), "space": name}

@@ -1022,8 +1022,13 @@ def card_facts(store, keys) -> dict[str, dict]:
     base model: it runs as that model does), else None."""
     if not keys or store is None or not hasattr(store, "list_models"):
         return {}
+    return facts_of(store.list_models(keys=list(keys)))
+
+
+def facts_of(records) -> dict[str, dict]:
+    """:func:`card_facts` of model records already read (key -> facts)."""
     return {r.key: {"base_model": getattr(r, "base_model", None),
-                    "params_from": getattr(r, "num_parameters_from", None)} for r in store.list_models(keys=list(keys))}
+                    "params_from": getattr(r, "num_parameters_from", None)} for r in records}
 
 
 def _neighbourhood(vectors, space, q, hits=None, benchmark: str | None = None, store=None) -> list[dict]:

@@ -1147,3 +1147,23 @@ def test_a_search_reads_its_neighbourhoods_prompt_ids_once(tmp_path, encoder, mo
     finally:
         vectors.close()
         store.close()
+
+
+def test_a_model_page_reads_the_models_row_once(idx, monkeypatch):
+    """`model_detail` (`taskspace model ID`, GET /v1/models/{id}) reads the model's SQL row once: its card facts
+    (`base_model`, `params_from`) come from the record it read for the page, with the same page. Before, `card_facts`
+    read the same row again (`Store.list_models`)."""
+    from indexer import model_detail
+
+    store, vectors, _ = idx
+    store.upsert_models([{"key": "org/big", "base_model": "org/base"}])
+    want = {m: model_detail(m, store=store, vectors=vectors) for m in ("org/big", "org/small")}
+    assert want["org/big"]["metadata"]["base_model"] == "org/base"
+    calls = []
+    for method in ("get_model", "list_models"):
+        real = getattr(store, method)
+        monkeypatch.setattr(store, method, lambda *a, _real=real, _m=method, **kw: calls.append(_m) or _real(*a, **kw))
+    for m, page in want.items():
+        calls.clear()
+        assert model_detail(m, store=store, vectors=vectors) == page, m
+        assert calls == ["get_model"], (m, calls)
