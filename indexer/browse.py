@@ -83,7 +83,11 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
     "n_prompts", "accuracy"}`` each (``accuracy``: mean observed accuracy over its benchmarks)."""
     offset, limit = _page(offset, limit)
     store, vectors, sp, name = _stores(store, vectors, space)
-    where = _models_where(store, benchmark, filters)
+    return _listed(store, vectors, sp, name, _models_where(store, benchmark, filters), offset, limit)
+
+
+def _listed(store, vectors, sp, name: str, where: dict, offset: int, limit: int | None) -> list[dict]:
+    """:func:`list_models` of a resolved space (``sp``, its index name ``name``) and payload filter ``where``."""
     hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
     if not hits and not where:
         check_not_drifted(store, sp, name, vectors)
@@ -107,15 +111,25 @@ def missing_metadata(benchmark: str | None = None, filters: Filters | dict | Non
     """Per filter of these options that needs metadata (license, parameter count, pipeline tag, a Hub repo), how many
     of the models ``benchmark`` restricts to lack it, so that the filter drops them whatever they are (as
     ``find_models`` reports ``missing_metadata``); ``{}`` without such a filter."""
-    from .find import _MISSING
-
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
-    need = [f for f in flt.conditions() if f in _MISSING]
-    if not need:  # no such filter (most pages): no store is asked
+    if not _needs_metadata(flt):  # no such filter (most pages): no store is asked
         return {}
     store, vectors, sp, name = _stores(store, vectors, space)
-    base = _models_where(store, benchmark, None)
-    return {f: vectors.count(name, "models", _merge(base, _MISSING[f])) for f in need}
+    return _missing(vectors, name, _models_where(store, benchmark, None), flt)
+
+
+def _needs_metadata(flt: Filters) -> list[str]:
+    """The filters of ``flt`` that need metadata (:data:`indexer.find._MISSING`)."""
+    from .find import _MISSING
+
+    return [f for f in flt.conditions() if f in _MISSING]
+
+
+def _missing(vectors, name: str, base: dict, flt: Filters) -> dict[str, int]:
+    """:func:`missing_metadata` in the index ``name`` of the models the payload filter ``base`` restricts to."""
+    from .find import _MISSING
+
+    return {f: vectors.count(name, "models", _merge(base, _MISSING[f])) for f in _needs_metadata(flt)}
 
 
 #: the query parameters of ``GET /v1/models`` (and the keys of :func:`models_page`'s ``missing_metadata``) -> the
@@ -131,29 +145,37 @@ def models_page(benchmark: str | None = None, offset: int = 0, limit: int | None
     "missing_metadata"}`` (``next_offset`` null on the last page; ``missing_metadata`` keyed by the query parameter of
     :data:`FILTER_PARAMS`), the answer of ``GET /v1/models`` and of ``taskspace models --json``."""
     offset, limit = _page(offset, limit)
-    got = list_models(benchmark=benchmark, offset=offset, limit=None if limit is None else limit + 1,
-                      filters=filters, store=store, vectors=vectors, space=space)
+    # the space resolved and the benchmark checked once for the page, its total and its missing counts (before, each of
+    # the three read the spaces and the benchmarks from SQL again)
+    store, vectors, sp, name = _stores(store, vectors, space)
+    flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
+    names: dict = {}
+    where = _models_where(store, benchmark, flt, names)
+    got = _listed(store, vectors, sp, name, where, offset, None if limit is None else limit + 1)
     # per filter that needs metadata (license, sizes, ...): how many models lack it, as a search says
-    missing = missing_metadata(benchmark=benchmark, filters=filters, store=store, vectors=vectors, space=space)
-    total = count_models(benchmark=benchmark, filters=filters, store=store, vectors=vectors, space=space)
+    missing = _missing(vectors, name, _models_where(store, benchmark, None, names), flt) if _needs_metadata(flt) else {}
+    total = vectors.count(name, "models", where or None)
     more = limit is not None and len(got) > limit
     return {"models": got[:limit], "offset": offset, "limit": limit, "total": total,
             "next_offset": offset + limit if more else None,
             "missing_metadata": {k: missing[v] for k, v in FILTER_PARAMS.items() if v in missing}}
 
 
-def _models_where(store, benchmark: str | None, filters: Filters | dict | None) -> dict:
-    """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones)."""
+def _models_where(store, benchmark: str | None, filters: Filters | dict | None, names: dict | None = None) -> dict:
+    """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones).
+    ``names``: a request's memo of SQL's benchmark names (read here once when a benchmark is given)."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
     # a blank or unusable name, as a benchmark query refuses it (before: "unknown benchmark ''; did you mean ...")
     if benchmark is not None and (bad := name_problem(benchmark)):
         raise InputError("benchmark must be a non-empty benchmark name" if bad == "empty" else
                          f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
     conds = dict(flt.conditions())
-    known = None
+    names = {} if names is None else names
     for given, item in ((benchmark, "benchmark"), (flt.benchmark, "filters.benchmark")):
         if given is not None:
-            known = known if known is not None else [b.name for b in store.list_benchmarks()]
+            if "known" not in names:
+                names["known"] = [b.name for b in store.list_benchmarks()]
+            known = names["known"]
             if given not in known:
                 raise suggest(given, known, "benchmark", item=item)
     if benchmark is not None:

@@ -1167,3 +1167,24 @@ def test_a_model_page_reads_the_models_row_once(idx, monkeypatch):
         calls.clear()
         assert model_detail(m, store=store, vectors=vectors) == page, m
         assert calls == ["get_model"], (m, calls)
+
+
+def test_a_page_of_models_reads_the_spaces_and_benchmarks_once(idx, monkeypatch):
+    """`models_page` (GET /v1/models, `taskspace models --json`) resolves its space and checks its benchmark once for
+    the page, its total and its missing-metadata counts, with the same page. Before, each of the three resolved them
+    again (`Store.list_spaces` three times, `Store.list_benchmarks` three times with a benchmark and a filter)."""
+    from indexer.browse import models_page
+
+    store, vectors, _ = idx
+    pages = [dict(), dict(benchmark="beta"), dict(benchmark="alpha", filters={"licenses": ["mit"]}, limit=1),
+             dict(filters={"min_params": 2_000_000_000}, offset=1, limit=2)]
+    want = [models_page(store=store, vectors=vectors, **kw) for kw in pages]
+    assert want[2]["missing_metadata"] and want[1]["total"] >= 2
+    calls = []
+    for method in ("list_spaces", "list_benchmarks"):
+        real = getattr(store, method)
+        monkeypatch.setattr(store, method, lambda *a, _real=real, _m=method, **kw: calls.append(_m) or _real(*a, **kw))
+    for kw, page in zip(pages, want):
+        calls.clear()
+        assert models_page(store=store, vectors=vectors, **kw) == page, kw
+        assert calls.count("list_spaces") <= 1 and calls.count("list_benchmarks") <= 1, (kw, calls)
