@@ -28,8 +28,8 @@ import numpy as np
 
 from .errors import DimensionError, InputError
 from .records import name_problem
-from .find import (Filters, card_facts, _index_in_step, _means, check_not_drifted, _merge, _num, _resolve_models,
-                   _stores as _given_or_shared, suggest)
+from .find import (Filters, card_facts, facts_of, _index_in_step, _means, check_not_drifted, _merge, _num,
+                   _resolve_models, _stores as _given_or_shared, suggest)
 
 #: how many benchmarks :func:`model_detail` lists as strengths
 STRENGTHS = 5
@@ -83,7 +83,11 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
     "n_prompts", "accuracy"}`` each (``accuracy``: mean observed accuracy over its benchmarks)."""
     offset, limit = _page(offset, limit)
     store, vectors, sp, name = _stores(store, vectors, space)
-    where = _models_where(store, benchmark, filters)
+    return _listed(store, vectors, sp, name, _models_where(store, benchmark, filters), offset, limit)
+
+
+def _listed(store, vectors, sp, name: str, where: dict, offset: int, limit: int | None) -> list[dict]:
+    """:func:`list_models` of a resolved space (``sp``, its index name ``name``) and payload filter ``where``."""
     hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
     if not hits and not where:
         check_not_drifted(store, sp, name, vectors)
@@ -107,15 +111,25 @@ def missing_metadata(benchmark: str | None = None, filters: Filters | dict | Non
     """Per filter of these options that needs metadata (license, parameter count, pipeline tag, a Hub repo), how many
     of the models ``benchmark`` restricts to lack it, so that the filter drops them whatever they are (as
     ``find_models`` reports ``missing_metadata``); ``{}`` without such a filter."""
-    from .find import _MISSING
-
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
-    need = [f for f in flt.conditions() if f in _MISSING]
-    if not need:  # no such filter (most pages): no store is asked
+    if not _needs_metadata(flt):  # no such filter (most pages): no store is asked
         return {}
     store, vectors, sp, name = _stores(store, vectors, space)
-    base = _models_where(store, benchmark, None)
-    return {f: vectors.count(name, "models", _merge(base, _MISSING[f])) for f in need}
+    return _missing(vectors, name, _models_where(store, benchmark, None), flt)
+
+
+def _needs_metadata(flt: Filters) -> list[str]:
+    """The filters of ``flt`` that need metadata (:data:`indexer.find._MISSING`)."""
+    from .find import _MISSING
+
+    return [f for f in flt.conditions() if f in _MISSING]
+
+
+def _missing(vectors, name: str, base: dict, flt: Filters) -> dict[str, int]:
+    """:func:`missing_metadata` in the index ``name`` of the models the payload filter ``base`` restricts to."""
+    from .find import _MISSING
+
+    return {f: vectors.count(name, "models", _merge(base, _MISSING[f])) for f in _needs_metadata(flt)}
 
 
 #: the query parameters of ``GET /v1/models`` (and the keys of :func:`models_page`'s ``missing_metadata``) -> the
@@ -131,29 +145,37 @@ def models_page(benchmark: str | None = None, offset: int = 0, limit: int | None
     "missing_metadata"}`` (``next_offset`` null on the last page; ``missing_metadata`` keyed by the query parameter of
     :data:`FILTER_PARAMS`), the answer of ``GET /v1/models`` and of ``taskspace models --json``."""
     offset, limit = _page(offset, limit)
-    got = list_models(benchmark=benchmark, offset=offset, limit=None if limit is None else limit + 1,
-                      filters=filters, store=store, vectors=vectors, space=space)
+    # the space resolved and the benchmark checked once for the page, its total and its missing counts (before, each of
+    # the three read the spaces and the benchmarks from SQL again)
+    store, vectors, sp, name = _stores(store, vectors, space)
+    flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
+    names: dict = {}
+    where = _models_where(store, benchmark, flt, names)
+    got = _listed(store, vectors, sp, name, where, offset, None if limit is None else limit + 1)
     # per filter that needs metadata (license, sizes, ...): how many models lack it, as a search says
-    missing = missing_metadata(benchmark=benchmark, filters=filters, store=store, vectors=vectors, space=space)
-    total = count_models(benchmark=benchmark, filters=filters, store=store, vectors=vectors, space=space)
+    missing = _missing(vectors, name, _models_where(store, benchmark, None, names), flt) if _needs_metadata(flt) else {}
+    total = vectors.count(name, "models", where or None)
     more = limit is not None and len(got) > limit
     return {"models": got[:limit], "offset": offset, "limit": limit, "total": total,
             "next_offset": offset + limit if more else None,
             "missing_metadata": {k: missing[v] for k, v in FILTER_PARAMS.items() if v in missing}}
 
 
-def _models_where(store, benchmark: str | None, filters: Filters | dict | None) -> dict:
-    """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones)."""
+def _models_where(store, benchmark: str | None, filters: Filters | dict | None, names: dict | None = None) -> dict:
+    """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones).
+    ``names``: a request's memo of SQL's benchmark names (read here once when a benchmark is given)."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
     # a blank or unusable name, as a benchmark query refuses it (before: "unknown benchmark ''; did you mean ...")
     if benchmark is not None and (bad := name_problem(benchmark)):
         raise InputError("benchmark must be a non-empty benchmark name" if bad == "empty" else
                          f"benchmark {benchmark[:40]!r} {bad}", item="benchmark")
     conds = dict(flt.conditions())
-    known = None
+    names = {} if names is None else names
     for given, item in ((benchmark, "benchmark"), (flt.benchmark, "filters.benchmark")):
         if given is not None:
-            known = known if known is not None else [b.name for b in store.list_benchmarks()]
+            if "known" not in names:
+                names["known"] = [b.name for b in store.list_benchmarks()]
+            known = names["known"]
             if given not in known:
                 raise suggest(given, known, "benchmark", item=item)
     if benchmark is not None:
@@ -192,14 +214,15 @@ def _published_counts(store) -> tuple[dict[str, int], dict[str, set]]:
     return prompts, models
 
 
-def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: list[dict], key: str
-                     ) -> tuple[list[dict], np.ndarray]:
+def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: list[dict], key: str,
+                     changed: dict | None = None) -> tuple[list[dict], np.ndarray]:
     """Every model's score on each benchmark of ``bench`` (its hits, with vectors) as a benchmark search ranks by it
     where the calibration weighs coverage (:func:`indexer.query.coverage_ranked`): ``c L1 + (1 - c) L0``, ``c`` the
     model's share of the benchmark's nearest own prompts it was observed on, L1 its folded score (``every``), L0 that
     with the uncovered weight of its own deviation; and model ``key``'s. Before, ``c = 1`` for every model: a model
     never measured on a benchmark was ranked there by its extrapolated deviation (the bundled sample plus
-    evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b mmlu_pro/history`)."""
+    evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b mmlu_pro/history`).
+    ``changed``: the page's memo of :func:`indexer.query.changed_since_solved` (the shares fill it for every model)."""
     from .find import _near, _near_hits
     from .posterior import COVERAGE_PROMPTS
     from .query import _all_measured, coverage_logit, observed_shares_many
@@ -220,7 +243,8 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: li
     asked = [near for near in nears if near]
     got = iter(observed_shares_many(store, keys, asked, {k: p.get("benchmarks") for k, p in info.items()},
                                     _all_measured(store, sp), space=sp,
-                                    patterns={k: p.get("pattern") for k, p in info.items()}) if asked else [])
+                                    patterns={k: p.get("pattern") for k, p in info.items()}, changed=changed)
+               if asked else [])
     blended, mine = [], []
     for covered, uncovered, (_, d0), near in zip(every, uncovered_all, folded, nears):
         shares = next(got) if near else {}
@@ -275,24 +299,29 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
                     for b, a in sorted(payload["accuracy_by_benchmark"].items()) if a is not None]
         note = PUBLISHED if observed else None
     best = []
+    changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the page
     if hit is not None and strengths > 0:
         # an index of another dimension than SQL's space says `taskspace reindex` rebuilds it, as a search does
         # (before: "query vector has 778 dimensions ...; embed the query with the space's encoder", exit 1)
         with _index_in_step(vectors, sp):
-            best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths)
+            best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths, changed)
     # its results in SQL (the observed accuracy above) changed since its vector was solved: an index pass between its
     # ingest and its publish, or `taskspace ingest` without `taskspace index`; as a search's result says it
     # (before, the page showed the new accuracies beside strengths predicted from the old ones without a word)
     from .query import changed_since_solved
 
-    changed = hit is not None and key in changed_since_solved(store, sp, [key])
-    return {**_identity(key, payload), "metadata": _metadata(payload, card_facts(store, [key]).get(key)),
+    # (read once for the page: the strengths' coverage shares asked it for every model, this one among them)
+    results_changed = hit is not None and key in changed_since_solved(store, sp, [key], known=changed)
+    # its card facts from the row read above (before, card_facts read the same row again)
+    facts = facts_of([rec]).get(key) if rec is not None else None
+    return {**_identity(key, payload), "metadata": _metadata(payload, facts),
             "indexed": hit is not None,
             "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best,
-            "results_changed": bool(changed), "space": name}
+            "results_changed": bool(results_changed), "space": name}
 
 
-def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, blocks: dict, strengths: int) -> list[dict]:
+def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, blocks: dict, strengths: int,
+               changed: dict | None = None) -> list[dict]:
     """:func:`model_detail`'s ``strengths``: the ``strengths`` benchmarks where the model's predicted success is highest
     relative to the other indexed models, best first."""
     from .query import predictor
@@ -311,7 +340,7 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
     every = vectors.scores(name, "models", Bq)  # each benchmark row: every model's (ranking) score
     mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
     if pred.coverage_aware:  # each model's logit as `search --benchmark B` gives it (its coverage of B)
-        every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, every, key)
+        every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, every, key, changed)
     # measured: outcomes in SQL, or a benchmark its vector was fitted on (a pulled index has only the latter)
     fitted = set(payload.get("benchmarks") or [])
     rows = []

@@ -512,8 +512,17 @@ def check(
         elif uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
             typer.echo(f"run `taskspace index` to compute the {uncomputed} benchmark vector(s) SQL lacks (extra "
                        "benchmarks above; `taskspace reindex` alone would drop them)", err=True)
-        if running is None and any(_beyond_uncomputed(d) for d in drifts if d.in_sql):
-            typer.echo(f"{'then ' if uncomputed else ''}run `taskspace reindex` to rebuild the index from SQL", err=True)
+        pending = sorted({b for d in drifts if d.in_sql and not d.clean for b in d.unindexed} - {
+            b for d in drifts for b in d.uncomputed})
+        if running is None and pending:  # results ingested since the last pass (`taskspace ingest` alone): before,
+            # "run `taskspace reindex`", which rebuilt the prompts from SQL and left these results unsolved, unindexed
+            named = ", ".join(pending[:5]) + (f" (+{len(pending) - 5} more)" if len(pending) > 5 else "")
+            typer.echo(f"run `taskspace index` to index the results ingested since the last indexing pass "
+                       f"(benchmark(s) {named}): it solves their models, computes the benchmark vectors and rebuilds "
+                       "the prompts and benchmarks above (`taskspace reindex` would rebuild the prompts alone)", err=True)
+        if running is None and any(_beyond_a_pass(d) for d in drifts if d.in_sql):
+            then = "then " if uncomputed or pending else ""
+            typer.echo(f"{then}run `taskspace reindex` to rebuild the index from SQL", err=True)
         for d in drifts:
             if not d.in_sql:  # a rebuild from SQL does not touch it (before: "run `taskspace reindex`", which left it)
                 typer.echo(f"run `taskspace spaces drop {d.space}` to remove index space {d.space}, which SQL does not "
@@ -562,10 +571,16 @@ def _while_a_pass_runs(exc) -> str:
             "(`taskspace runs`)")
 
 
-def _beyond_uncomputed(d) -> bool:
-    """True when a space's drift is more than benchmark points whose vectors SQL lacks (``Drift.uncomputed``)."""
-    extra = dict(d.extra, benchmarks=[b for b in d.extra.get("benchmarks", []) if b not in set(d.uncomputed)])
-    return bool(d.problems or any(d.missing.values()) or any(d.stale.values()) or any(extra.values()))
+def _beyond_a_pass(d) -> bool:
+    """True when a space's drift is more than an indexing pass repairs: with benchmarks whose vectors a pass computes
+    (``Drift.unindexed``, results ingested since the last pass; ``Drift.uncomputed`` among them) it rebuilds the
+    benchmarks and prompts collections, so only the models' drift and the problems are left to `taskspace reindex`."""
+    missing, stale, extra = dict(d.missing), dict(d.stale), dict(d.extra)
+    if d.unindexed or d.uncomputed:
+        for kinds in (missing, stale, extra):
+            kinds.pop("benchmarks", None)
+            kinds.pop("prompts", None)
+    return bool(d.problems or any(missing.values()) or any(stale.values()) or any(extra.values()))
 
 
 app.add_typer(cli_sources.app, name="sources")

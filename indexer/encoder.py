@@ -142,7 +142,12 @@ def _fingerprint(path: Path) -> str:
 
 class Stopped(Exception):
     """:meth:`Encoder.encode` was asked to stop (its ``stop`` event set) between two chunks; the chunks it finished
-    are in the cache."""
+    are in the cache. ``done``: the texts those chunks embedded (and cached), of ``total`` new ones, the numbers its
+    message gives (an index pass counts ``done`` in its run's ``embedded``)."""
+
+    def __init__(self, done: int, total: int):
+        self.done, self.total = int(done), int(total)
+        super().__init__(f"stopped after embedding {self.done} of {self.total} new texts (cached)")
 
 
 class EmbeddingCache:
@@ -480,7 +485,7 @@ class Encoder:
             try:
                 for lo in range(0, len(todo), self.chunk_size):
                     if stop is not None and stop.is_set():
-                        raise Stopped(f"stopped after embedding {lo} of {len(todo)} new texts (cached)")
+                        raise Stopped(lo, len(todo))
                     part = todo[lo:lo + self.chunk_size]
                     vecs = self._encode_raw([by_hash[h] for h in part], progress=progress and bar is None)
                     fresh = dict(zip(part, vecs))

@@ -721,8 +721,11 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
     limit = len(keys) if keys is not None else int(k)
+    changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the request
+    ids: dict[str, int | None] = {}  # the neighbourhood's prompt ids (query.prompt_ids_of): read once for the request
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
-                                                 limit=limit, rank=rank, alpha=alpha, timings=timings, state=state)
+                                                 limit=limit, rank=rank, alpha=alpha, timings=timings, state=state,
+                                                 changed=changed, ids_known=ids)
     if not ranked and where is None:  # nothing filtered out, yet no model: the index has lost what SQL holds
         check_not_drifted(store, sp, name, vectors)
 
@@ -737,7 +740,8 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
 
     t = time.perf_counter()
     with _index_in_step(vectors, sp):
-        results, anything_near = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits)
+        results, anything_near = _results(store, vectors, sp, q, ranked, int(evidence), benchmark, near_hits, changed,
+                                          ids)
     timings["evidence"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
 
@@ -827,7 +831,8 @@ def _stores(store, vectors):
 
 
 def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float = 0.0,
-            timings: dict, near: bool = True, state: tuple | None = None):
+            timings: dict, near: bool = True, state: tuple | None = None, changed: dict | None = None,
+            ids_known: dict | None = None):
     """The search: the query vector, then the ranked models, each ``(Match, the value ranked by)``. The one
     implementation behind :func:`find_models` and the lean :func:`indexer.query.find_models`. ``where``: the Qdrant
     payload filter (dict grammar of :mod:`indexer.store.vectors`); ``near``: also fetch the query's neighbourhood
@@ -837,20 +842,23 @@ def _search(store, vectors, space, prompts, benchmark, vector, *, where, limit: 
     (:attr:`indexer.posterior.Calibration.uncovered`) needs the neighbourhood (its
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest) whatever ``near`` says, and re-ranks candidates of two
     searches (:func:`indexer.query.coverage_ranked`). Returns ``(q, options filled, the neighbourhood hits or None,
-    the predictor, ranked)``. A vector index out of step with SQL's dimension: :func:`_index_in_step`."""
+    the predictor, ranked)``. A vector index out of step with SQL's dimension: :func:`_index_in_step`. ``changed``: the
+    request's memo of :func:`indexer.query.changed_since_solved`, filled where the coverage shares read it;
+    ``ids_known``: its memo of :func:`indexer.query.prompt_ids_of`, filled with the whole neighbourhood's ids where the
+    coverage shares read those of its nearest (the results read the rest of it)."""
     from .query import predictor
 
     pred = predictor(store, space, state)
     with _index_in_step(vectors, space):
         return _search_in(store, vectors, space, prompts, benchmark, vector, where=where, limit=limit, rank=rank,
-                          alpha=alpha, timings=timings, near=near, pred=pred)
+                          alpha=alpha, timings=timings, near=near, pred=pred, changed=changed, ids_known=ids_known)
 
 
 def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limit: int, rank: str, alpha: float,
-               timings: dict, near: bool, pred):
+               timings: dict, near: bool, pred, changed: dict | None = None, ids_known: dict | None = None):
     """:func:`_search` past the predictor."""
     from .posterior import COVERAGE_PROMPTS
-    from .query import _matches, coverage_ranked, lcb_ranked, share_reader
+    from .query import _matches, coverage_ranked, lcb_ranked, prompt_ids_of, share_reader
     from .space import space_name
 
     name = space_name(space)
@@ -866,14 +874,18 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
     if by_coverage and near_hits is None:
         near_hits = _near_hits(vectors, space, q, benchmark, store=store)
     near_c = [_near(h) for h in near_hits[:COVERAGE_PROMPTS]] if by_coverage and near_hits else []
+    if near_c and ids_known is not None:  # the whole neighbourhood's ids in the read the shares need (the results'
+        prompt_ids_of(store, [h.key for h in near_hits], ids_known)  # evidence reads the same prompts' ids)
     # each hit's coverage share for its variance (coverage_ranked reads them itself)
-    shares = share_reader(store, space, near_c) if near_c and pred.region_aware and not pred.coverage_aware else None
+    shares = (share_reader(store, space, near_c, changed=changed, ids_known=ids_known)
+              if near_c and pred.region_aware and not pred.coverage_aware else None)
     if pred.coverage_aware and near_c:
         ranked = coverage_ranked(store, vectors, name, q, pred, near_c,
                                  filters=where, limit=limit, rank=rank,
                                  penalty=penalty if rank == "probability" else None,
                                  shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None,
-                                 fetch=n_all if alpha > 0 and rank == "lcb" else None)
+                                 fetch=n_all if alpha > 0 and rank == "lcb" else None, changed=changed,
+                                 ids_known=ids_known)
     elif alpha > 0 and rank == "probability":
         hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
                               penalty=penalty)
@@ -903,18 +915,21 @@ def _raw(hits, alpha: float):
 
 
 def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str | None,
-             near_hits=None) -> tuple[list[ModelResult], bool]:
+             near_hits=None, known_changed: dict | None = None,
+             ids_known: dict | None = None) -> tuple[list[ModelResult], bool]:
     """(the ranked matches with identity, metadata, coverage and evidence; whether any indexed prompt is near the
-    query, :func:`_measured_near`)."""
+    query, :func:`_measured_near`). ``known_changed``: the request's memo of whose results changed since their vector
+    was solved (the search's coverage shares filled it: only the models it did not ask about are read); ``ids_known``:
+    its memo of prompt ids (:func:`indexer.query.prompt_ids_of`), for the coverage, evidence and cut texts."""
     from .query import changed_since_solved, pattern_observed
 
     near = _neighbourhood(vectors, space, q, near_hits, benchmark, store=store) if ranked else []
     facts = card_facts(store, [m.model for m, _ in ranked]) if ranked else {}
     # the models whose results changed since their vector was solved (ingested during a pass, or without one): their
     # coverage and evidence from their results on the benchmarks the vector was fitted on, as its score is
-    changed = changed_since_solved(store, space, [m.model for m, _ in ranked]) if ranked else set()
+    changed = changed_since_solved(store, space, [m.model for m, _ in ranked], known=known_changed) if ranked else set()
     fitted = {m.model: set(m.payload.get("benchmarks") or ()) for m, _ in ranked if m.model in changed}
-    observed = _observed(store, [m.model for m, _ in ranked], near, fitted) if ranked else {}
+    observed = _observed(store, [m.model for m, _ in ranked], near, fitted, ids_known) if ranked else {}
     # a model SQL holds no outcome of (a pulled index): the prompts its coverage pattern's models were observed on,
     # when the records carried them -- which near prompts it was measured on, not its outcomes there
     none = ({}, {}, 0, None, {})  # a model SQL holds no outcome of
@@ -948,7 +963,7 @@ def _results(store, vectors, space, q, ranked, n_evidence: int, benchmark: str |
             short[m.model] = measured[0] if measured is not None else frozenset(seen)
     # (near: the prompts collection is there)
     beyond = _own_nearest(store, vectors, space, q, short, n_evidence) if short and near else {}
-    cut = _cut(store, [*near, *(x for xs in beyond.values() for x in xs)]) if n_evidence else set()
+    cut = _cut(store, [*near, *(x for xs in beyond.values() for x in xs)], ids_known) if n_evidence else set()
     for m, rank_score in ranked:
         p = m.payload
         cells, accs, n_known, measured, where = observed.get(m.model, none)
@@ -1007,8 +1022,13 @@ def card_facts(store, keys) -> dict[str, dict]:
     base model: it runs as that model does), else None."""
     if not keys or store is None or not hasattr(store, "list_models"):
         return {}
+    return facts_of(store.list_models(keys=list(keys)))
+
+
+def facts_of(records) -> dict[str, dict]:
+    """:func:`card_facts` of model records already read (key -> facts)."""
     return {r.key: {"base_model": getattr(r, "base_model", None),
-                    "params_from": getattr(r, "num_parameters_from", None)} for r in store.list_models(keys=list(keys))}
+                    "params_from": getattr(r, "num_parameters_from", None)} for r in records}
 
 
 def _neighbourhood(vectors, space, q, hits=None, benchmark: str | None = None, store=None) -> list[dict]:
@@ -1095,16 +1115,18 @@ def _measured_under(x: dict, where: dict) -> str | None:
     return x["benchmark"] if not under or x["benchmark"] in under else sorted(under)[0]
 
 
-def _cut(store, hits: list[dict]) -> set[str]:
+def _cut(store, hits: list[dict], ids_known: dict | None = None) -> set[str]:
     """The hashes of those prompts whose payload snippet (their first :data:`indexer.sync.SNIPPET` characters) is not
     the whole text, read from SQL (one query; only snippets of that length can be cut): an evidence text so cut ends
-    with "…" (before, nothing said it was cut, and a user read a text cut mid-word as the whole prompt)."""
+    with "…" (before, nothing said it was cut, and a user read a text cut mid-word as the whole prompt). ``ids_known``:
+    the request's memo of prompt ids (the neighbourhood's were read for the coverage)."""
+    from .query import prompt_ids_of
     from .sync import SNIPPET
 
     full = {x["id"] for x in hits if x["text"] and len(x["text"]) >= SNIPPET}
     if not full or store is None:
         return set()
-    ids = store.prompt_ids(sorted(full))
+    ids = prompt_ids_of(store, sorted(full), ids_known)
     if not ids:
         return set()
     hashes = list(ids)
@@ -1124,15 +1146,19 @@ def _means(pids: list[np.ndarray], scores: list[np.ndarray]) -> tuple[np.ndarray
     return u, np.bincount(inv, weights=S, minlength=len(u)) / np.bincount(inv, minlength=len(u))
 
 
-def _observed(store, models: list[str], near: list[dict], fitted: dict[str, set] | None = None) -> dict:
+def _observed(store, models: list[str], near: list[dict], fitted: dict[str, set] | None = None,
+              ids_known: dict | None = None) -> dict:
     """model -> ({prompt hash: mean outcome} over the neighbourhood, {benchmark: (accuracy, n)}, how many distinct
     prompts SQL holds its outcomes on, (the prompt ids of its cells, its mean outcome on each, each cell's benchmark
     code, the benchmark names the codes index), {prompt hash: the benchmarks it was measured on it under} over the
     neighbourhood): one SQL read of
     these models' outcome blocks, grouped in one pass of array operations (no Python step per cell or per block);
     repeats of a prompt (several sources, several names of one model) averaged. ``fitted``: model -> the benchmarks
-    its vector was fitted on, for the models whose results changed since: only their blocks of those are read."""
-    ids = store.prompt_ids([p["id"] for p in near]) if near else {}
+    its vector was fitted on, for the models whose results changed since: only their blocks of those are read.
+    ``ids_known``: the request's memo of prompt ids (:func:`indexer.query.prompt_ids_of`)."""
+    from .query import prompt_ids_of
+
+    ids = prompt_ids_of(store, [p["id"] for p in near], ids_known) if near else {}
     by_id = {v: h for h, v in ids.items()}
     blocks = store.outcome_blocks(models)
     if fitted:

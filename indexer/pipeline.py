@@ -440,7 +440,12 @@ class Indexer:
         if missing:
             self.progress.stage("embed", f"{len(missing)} new {what}")
             texts = texts_at(list(missing.values()))
-            vecs = enc.encode(texts, progress=self.progress.enabled, stop=self.stop)
+            try:
+                vecs = enc.encode(texts, progress=self.progress.enabled, stop=self.stop)
+            except Stopped as exc:  # its finished chunks were embedded and cached: the stopped run counts them (before,
+                if report is not None:  # `embedded 0` beside "stopped after embedding 2048 of 3000 new texts")
+                    report.counts["embedded"] = report.counts.get("embedded", 0) + exc.done
+                raise
             found.update(zip(missing, vecs))
             if report is not None:
                 report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)

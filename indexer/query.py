@@ -458,7 +458,7 @@ def pattern_observed(store, space, patterns: dict[str, str | None]) -> dict[str,
 
 def observed_shares(store, models: list[str], near: list[dict], fitted: dict | None = None,
                     all_measured: bool = False, ids: dict | None = None, space=None,
-                    patterns: dict | None = None) -> dict[str, float]:
+                    patterns: dict | None = None, changed: dict | None = None) -> dict[str, float]:
     """model -> the share of the indexed prompts ``near`` (the query's
     :data:`~indexer.posterior.COVERAGE_PROMPTS` nearest, as :func:`indexer.find._neighbourhood` gives them) it was
     observed on, from its outcome blocks in SQL (of those prompts' benchmarks only; one array pass over them). For a
@@ -474,13 +474,14 @@ def observed_shares(store, models: list[str], near: list[dict], fitted: dict | N
     ``fitted``) is observed on its outcomes of the benchmarks its vector was fitted on alone: its share is the one
     its vector was solved with where the change added benchmarks (an index pass between its ingest and its
     publish, or ``taskspace ingest`` without ``taskspace index``), not the old vector blended by new coverage.
-    :func:`observed_shares_many` of one neighbourhood."""
-    return observed_shares_many(store, models, [near], fitted, all_measured, ids, space, patterns)[0]
+    ``changed``: the request's memo of that reading (:func:`changed_since_solved`'s ``known``), so the answer built
+    from the same models reads it no more. :func:`observed_shares_many` of one neighbourhood."""
+    return observed_shares_many(store, models, [near], fitted, all_measured, ids, space, patterns, changed)[0]
 
 
 def observed_shares_many(store, models: list[str], nears: list[list[dict]], fitted: dict | None = None,
                          all_measured: bool = False, ids: dict | None = None, space=None,
-                         patterns: dict | None = None) -> list[dict[str, float]]:
+                         patterns: dict | None = None, changed: dict | None = None) -> list[dict[str, float]]:
     """:func:`observed_shares` of each neighbourhood of ``nears`` (one dict each, in order), with one read of each
     kind for them all: which models SQL holds outcomes of, the prompts' ids (``ids``: ``store.prompt_ids`` of every
     neighbourhood's prompts, when already read), the outcome blocks (those of every neighbourhood's benchmarks, each
@@ -501,7 +502,8 @@ def observed_shares_many(store, models: list[str], nears: list[list[dict]], fitt
                     out[m] = sum(h in seen for h in hs) / len(hs)
     if not have:
         return outs
-    changed = changed_since_solved(store, space, [m for m in models if m in have]) if fitted is not None else set()
+    changed = (changed_since_solved(store, space, [m for m in models if m in have], known=changed)
+               if fitted is not None else set())
     if ids is None:
         ids = store.prompt_ids([p["id"] for near in nears for p in near])
     todo = []  # (its shares, its prompt ids, its benchmarks, the models whose outcomes are read) per neighbourhood
@@ -532,14 +534,37 @@ def observed_shares_many(store, models: list[str], nears: list[list[dict]], fitt
     return outs
 
 
-def changed_since_solved(store, space, models: list[str]) -> set[str]:
+def prompt_ids_of(store, hashes, known: dict | None = None) -> dict[str, int]:
+    """``store.prompt_ids(hashes)`` (hash -> prompt id, hashes SQL does not hold left out) through a request's memo
+    ``known`` (hash -> id, None for a hash SQL does not hold), read and filled here: a search reads its
+    neighbourhood's ids once for its coverage shares, its results' coverage and evidence and its cut evidence texts
+    (before, up to three reads of the same rows)."""
+    if known is None:
+        return store.prompt_ids(hashes)
+    hashes = list(dict.fromkeys(hashes))
+    ask = [h for h in hashes if h not in known]
+    if ask:
+        got = store.prompt_ids(ask)
+        known.update((h, got.get(h)) for h in ask)
+    return {h: known[h] for h in hashes if known[h] is not None}
+
+
+def changed_since_solved(store, space, models: list[str], known: dict | None = None) -> set[str]:
     """Those of ``models`` whose vector in ``space`` was solved from other outcomes than SQL holds now
     (:meth:`~indexer.store.sql.Store.changed_outcomes`: one keyed read comparing the stored digests); empty without
-    a space or a store that cannot tell."""
+    a space or a store that cannot tell. ``known``: a request's memo (model -> changed), read and filled here, so
+    one search asks SQL once per model: the ranking's coverage shares and the answer built from them (before, a search
+    on a coverage-aware map read the ranked candidates' rows, then its results' again)."""
     read = getattr(store, "changed_outcomes", None)
     if read is None or space is None or not models:
         return set()
-    return read(space.id, models)
+    if known is None:
+        return read(space.id, models)
+    ask = [m for m in dict.fromkeys(models) if m not in known]
+    if ask:
+        got = read(space.id, ask)
+        known.update((m, m in got) for m in ask)
+    return {m for m in models if known[m]}
 
 
 def _all_measured(store, space) -> bool:
@@ -549,13 +574,15 @@ def _all_measured(store, space) -> bool:
     return unmeasured is not None and not unmeasured(space.id)
 
 
-def share_reader(store, space, near: list[dict], all_measured: bool | None = None):
+def share_reader(store, space, near: list[dict], all_measured: bool | None = None, changed: dict | None = None,
+                 ids_known: dict | None = None):
     """A function of hits giving each one's coverage share of the query's nearest indexed prompts ``near``
     (:func:`observed_shares`, read once per model and kept for the search: a larger fetch reads only the new
     candidates), for :func:`_matches` and the coverage re-rank. ``all_measured``: :func:`_all_measured` of ``space``
-    when already read."""
+    when already read; ``changed``: the request's memo of :func:`changed_since_solved`, ``ids_known`` its memo of
+    :func:`prompt_ids_of`."""
     all_measured = _all_measured(store, space) if all_measured is None else all_measured
-    ids = store.prompt_ids([p["id"] for p in near])  # the neighbourhood's prompt ids, read once for every read
+    ids = prompt_ids_of(store, [p["id"] for p in near], ids_known)  # the neighbourhood's ids, once for every read
     known: dict[str, float] = {}
 
     def read(hits) -> dict[str, float]:
@@ -563,7 +590,8 @@ def share_reader(store, space, near: list[dict], all_measured: bool | None = Non
         if new:
             known.update(observed_shares(store, [h.key for h in new], near,
                                          {h.key: h.payload.get("benchmarks") for h in new}, all_measured, ids=ids,
-                                         space=space, patterns={h.key: h.payload.get("pattern") for h in new}))
+                                         space=space, patterns={h.key: h.payload.get("pattern") for h in new},
+                                         changed=changed))
         return {h.key: known[h.key] for h in hits}
 
     return read
@@ -579,7 +607,8 @@ def coverage_logit(c, covered, uncovered, d0: float):
 
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
                     rank: str = "probability", penalty=None, shift=None,
-                    fetch: int | None = None) -> list[tuple[Match, float]]:
+                    fetch: int | None = None, changed: dict | None = None,
+                    ids_known: dict | None = None) -> list[tuple[Match, float]]:
     """The top ``limit`` models of a coverage-aware map (:attr:`~indexer.posterior.Predictor.coverage_aware`): a
     model observed on a share ``c`` of the query's nearest indexed prompts ``near`` (:func:`observed_shares`) has the
     logit ``c L1 + (1 - c) L0``, L1 the map's (the folded query's, :meth:`~indexer.posterior.Predictor.fold`) and
@@ -589,7 +618,8 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     (the ``penalty``'s own term, ``alpha`` log10 parameters, with it); more are fetched until no unfetched model can
     enter the top: its logit is at most the larger of the two searches' next scores, which the k-th ranked value
     must reach. ``fetch``: fetch exactly that many once (every candidate). Each match's ``search_score`` is its
-    logit less the predictor's offset, as for an ordinary search.
+    logit less the predictor's offset, as for an ordinary search. ``changed``: the request's memo of
+    :func:`changed_since_solved` (the candidates' shares fill it), ``ids_known`` of :func:`prompt_ids_of`.
 
     A model fitted on none of the neighbourhood's benchmarks has ``c = 0`` (:func:`observed_shares`), so its logit
     is L0 and the L0 search alone finds it: the L1 search is then filtered to the models fitted on one of them (a
@@ -607,7 +637,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     all_measured = _all_measured(store, pred.space)
     if benches and "benchmarks" not in (filters or {}) and all_measured:
         where1 = {**(filters or {}), "benchmarks": benches}
-    read_shares = share_reader(store, pred.space, near, all_measured)
+    read_shares = share_reader(store, pred.space, near, all_measured, changed, ids_known)
     # each candidate's inner products with q1, q0 and the row q: one search restricted to the candidates' points,
     # the three rows at once (no payloads or vectors read: converting them cost more than the search)
     rows = np.stack([np.asarray(x, dtype=np.float32) for x in (q1, q0, q)])

@@ -448,6 +448,11 @@ class Drift:
     #: extra benchmark points of benchmarks SQL holds with prompts but without a vector in this space (a benchmark
     #: vector deleted, say): `taskspace reindex` would drop the points, an indexing pass recomputes the vectors
     uncomputed: list[str] = field(default_factory=list)
+    #: benchmarks SQL holds with prompts whose vector in this space is missing or counts other prompts than SQL holds
+    #: now: results ingested since the last indexing pass (`taskspace ingest` without `taskspace index`). That pass
+    #: solves them, computes these vectors and rebuilds the benchmarks and prompts collections, so their drift is its
+    #: to repair; `taskspace reindex` would rebuild the prompts and leave the new results unindexed
+    unindexed: list[str] = field(default_factory=list)
     #: False for a space the index holds and SQL does not (an interrupted or by-hand removal, a copied folder):
     #: `taskspace reindex` rebuilds only SQL's spaces, so it stays; `taskspace spaces drop NAME` removes it
     in_sql: bool = True
@@ -462,7 +467,8 @@ class Drift:
     def as_dict(self, limit: int = 20) -> dict:
         """JSON-able summary: counts and up to ``limit`` keys per (category, kind)."""
         return {"space": self.space, "clean": self.clean, "counts": self.counts(), "problems": self.problems,
-                "orphans": self.orphans, "uncomputed": self.uncomputed[:limit], "in_sql": self.in_sql,
+                "orphans": self.orphans, "uncomputed": self.uncomputed[:limit],
+                "unindexed": self.unindexed[:limit], "in_sql": self.in_sql,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -543,7 +549,7 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
     checks only that one and skips index spaces unknown to SQL."""
     out = []
     known = set()
-    prompts = None
+    prompts = benchmarks = None  # SQL's, read once for every space
     for rec in resolve_spaces(sql, space):
         name = space_name(rec)
         known.add(space_slug(name))
@@ -570,11 +576,18 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
             drift.missing[kind], drift.stale[kind], drift.extra[kind] = sorted(expected), [], []
 
         compare("models", *_expected_models(sql, rec))
-        compare("benchmarks", *_expected(list(_benchmark_points(sql, rec))))
+        if benchmarks is None:
+            benchmarks = sql.list_benchmarks()
+        saved = sql.load_benchmark_vectors(rec.id)
+        records = {b.name: b for b in benchmarks}
+        compare("benchmarks", *_expected([_benchmark_point(bv, records.get(bv.benchmark)) for bv in saved]))
         if drift.extra.get("benchmarks"):
-            with_prompts = {b.name for b in sql.list_benchmarks() if b.n_prompts}
+            with_prompts = {b.name for b in benchmarks if b.n_prompts}
             drift.uncomputed = [b for b in drift.extra["benchmarks"] if b in with_prompts]
         if not _pulled_read_only(sql, rec):  # a pulled space's prompts come from its files, not from SQL
+            # the benchmarks whose vector an indexing pass computes now (as Indexer._benchmark_vectors decides)
+            n_saved = {bv.benchmark: bv.n_prompts for bv in saved}
+            drift.unindexed = sorted(b.name for b in benchmarks if b.n_prompts and n_saved.get(b.name) != b.n_prompts)
             if prompts is None:
                 prompts = _prompts(sql)
             compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})

@@ -1053,3 +1053,138 @@ def test_an_answer_between_ingest_and_publish_is_of_the_indexed_state_and_says_r
     assert after["org/big"]["coverage"]["measured_near"] is True
     assert {"name": "beta", "accuracy": 1.0, "n": 12} in after["org/big"]["evidence"]["benchmarks"]
     assert after["org/big"]["probability"] != big["probability"]
+
+
+@pytest.mark.parametrize("region_var,uncovered", [(None, 0.1), (0.05, None)], ids=["coverage-aware", "region-aware"])
+@pytest.mark.parametrize("rank", ["probability", "lcb"])
+def test_a_search_on_a_coverage_map_reads_whose_results_changed_once(idx, tmp_path, monkeypatch, region_var,
+                                                                      uncovered, rank):
+    """A search whose ranking reads the candidates' coverage shares (a coverage-aware map, or variances with a region
+    term) asks SQL once which models' results changed since their vector was solved (`Store.changed_outcomes`), and
+    the answer's `results_changed` and evidence use that same reading: no model is asked twice, and the answers equal
+    those of a search reading it twice. Before, the share reader asked for the ranked candidates and `find._results`
+    asked again for the results (a subset), two reads of the same rows per search."""
+    from helpers import write_source
+    from indexer.ingest import ingest
+
+    store, vectors, _ = idx
+    coverage_aware(idx, region_var=region_var, uncovered=uncovered)
+    # results ingested without a pass: two models' results changed since their vectors were solved
+    write_source(tmp_path / "more", "beta", BETA, {"org/big": [1] * len(BETA), "org/small": [0] * len(BETA)})
+    ingest(str(tmp_path / "more"), store=store, fetch_metadata=False)
+    queries = [dict(prompts=CODE_PROMPT, k=4), dict(prompts=MIXED, k=10), dict(benchmark="beta", k=3),
+               dict(prompts=CODE_PROMPT, models=["org/big", "coder/only-code"]), dict(prompts=MIXED, k=3, prefer_smaller=0.1)]
+    want = [ask(idx, rank=rank, **kw).to_dict()["results"] for kw in queries]
+    assert any(r["results_changed"] for rs in want for r in rs)  # the reading matters to the answers
+    asked = []
+    real = store.changed_outcomes
+    monkeypatch.setattr(store, "changed_outcomes",
+                        lambda space_id, models: asked.append(list(models)) or real(space_id, models))
+    for kw, before in zip(queries, want):
+        asked.clear()
+        got = ask(idx, rank=rank, **kw).to_dict()["results"]
+        assert got == before, kw
+        assert len(asked) == 1, (kw, asked)
+        every = [m for ms in asked for m in ms]
+        assert len(every) == len(set(every)) and {r["model"] for r in got} <= set(every), (kw, asked)
+
+
+def test_a_model_page_on_a_coverage_aware_map_reads_whose_results_changed_once(idx, tmp_path, monkeypatch):
+    """`model_detail` (`taskspace model ID`, GET /v1/models/{id}) on a coverage-aware map asks SQL once which models'
+    results changed since their vector was solved: its strengths' coverage shares ask for every model, and its own
+    `results_changed` uses that reading, with the same page. Before, it asked again for the model itself."""
+    from helpers import write_source
+    from indexer import model_detail
+    from indexer.ingest import ingest
+
+    store, vectors, _ = idx
+    coverage_aware(idx)
+    write_source(tmp_path / "more", "beta", BETA, {"org/big": [1] * len(BETA)})
+    ingest(str(tmp_path / "more"), store=store, fetch_metadata=False)  # org/big's results changed, not its vector
+    pages = {m: model_detail(m, store=store, vectors=vectors, strengths=10) for m in ("org/big", "org/small")}
+    assert pages["org/big"]["results_changed"] and not pages["org/small"]["results_changed"]
+    asked = []
+    real = store.changed_outcomes
+    monkeypatch.setattr(store, "changed_outcomes",
+                        lambda space_id, models: asked.append(list(models)) or real(space_id, models))
+    for m, want in pages.items():
+        asked.clear()
+        assert model_detail(m, store=store, vectors=vectors, strengths=10) == want, m
+        assert len(asked) == 1 and m in asked[0], (m, asked)
+
+
+@pytest.mark.parametrize("region_var,uncovered", [(None, 0.1), (0.05, None), (None, None)],
+                         ids=["coverage-aware", "region-aware", "plain"])
+def test_a_search_reads_its_neighbourhoods_prompt_ids_once(tmp_path, encoder, monkeypatch, region_var, uncovered):
+    """A search reads the ids of its neighbourhood's prompts from SQL once (`Store.prompt_ids`), for the coverage
+    shares its ranking reads, the results' coverage and evidence and the evidence texts cut to their snippet, with the
+    same answers. Before, up to three times: the coverage shares the 10 nearest prompts', the results the 50
+    nearest's, and the cut evidence texts those of its long prompts again (a search on the bundled sample: 22 SQL
+    statements before the changed-outcomes read was shared too, 20 with it, now 16)."""
+    from indexer import posterior
+
+    stem = "Write a Python function that sorts a list of integers and explains each step "
+    texts = [stem + f"number {j} " + "in detail. " * 40 for j in range(6)] + BETA  # six past the 300-char snippet
+    outs = outcomes(np.random.default_rng(6), ["org/a", "org/b", "org/c"], len(texts))
+    store, vectors = index_sources(encoder, [(tmp_path / "s", "beta", texts, outs)])
+    try:
+        (space,) = store.list_spaces()
+        if region_var is not None or uncovered is not None:
+            store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
+                0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=uncovered,
+                region_var=region_var))
+        queries = [dict(prompts=stem, k=3, evidence=8), dict(prompts=CODE_PROMPT, k=3, rank="lcb"),
+                   dict(benchmark="beta", k=2, evidence=3)]
+        want = [find_models(store=store, vectors=vectors, **kw).to_dict()["results"] for kw in queries]
+        assert any(p["text"].endswith("…") for r in want[0] for p in r["evidence"]["prompts"])  # cut texts shown
+        asked = []
+        real = store.prompt_ids
+        monkeypatch.setattr(store, "prompt_ids", lambda hashes: asked.append(list(hashes)) or real(hashes))
+        for kw, before in zip(queries, want):
+            asked.clear()
+            assert find_models(store=store, vectors=vectors, **kw).to_dict()["results"] == before, kw
+            assert len(asked) == 1, (kw, [len(a) for a in asked])
+    finally:
+        vectors.close()
+        store.close()
+
+
+def test_a_model_page_reads_the_models_row_once(idx, monkeypatch):
+    """`model_detail` (`taskspace model ID`, GET /v1/models/{id}) reads the model's SQL row once: its card facts
+    (`base_model`, `params_from`) come from the record it read for the page, with the same page. Before, `card_facts`
+    read the same row again (`Store.list_models`)."""
+    from indexer import model_detail
+
+    store, vectors, _ = idx
+    store.upsert_models([{"key": "org/big", "base_model": "org/base"}])
+    want = {m: model_detail(m, store=store, vectors=vectors) for m in ("org/big", "org/small")}
+    assert want["org/big"]["metadata"]["base_model"] == "org/base"
+    calls = []
+    for method in ("get_model", "list_models"):
+        real = getattr(store, method)
+        monkeypatch.setattr(store, method, lambda *a, _real=real, _m=method, **kw: calls.append(_m) or _real(*a, **kw))
+    for m, page in want.items():
+        calls.clear()
+        assert model_detail(m, store=store, vectors=vectors) == page, m
+        assert calls == ["get_model"], (m, calls)
+
+
+def test_a_page_of_models_reads_the_spaces_and_benchmarks_once(idx, monkeypatch):
+    """`models_page` (GET /v1/models, `taskspace models --json`) resolves its space and checks its benchmark once for
+    the page, its total and its missing-metadata counts, with the same page. Before, each of the three resolved them
+    again (`Store.list_spaces` three times, `Store.list_benchmarks` three times with a benchmark and a filter)."""
+    from indexer.browse import models_page
+
+    store, vectors, _ = idx
+    pages = [dict(), dict(benchmark="beta"), dict(benchmark="alpha", filters={"licenses": ["mit"]}, limit=1),
+             dict(filters={"min_params": 2_000_000_000}, offset=1, limit=2)]
+    want = [models_page(store=store, vectors=vectors, **kw) for kw in pages]
+    assert want[2]["missing_metadata"] and want[1]["total"] >= 2
+    calls = []
+    for method in ("list_spaces", "list_benchmarks"):
+        real = getattr(store, method)
+        monkeypatch.setattr(store, method, lambda *a, _real=real, _m=method, **kw: calls.append(_m) or _real(*a, **kw))
+    for kw, page in zip(pages, want):
+        calls.clear()
+        assert models_page(store=store, vectors=vectors, **kw) == page, kw
+        assert calls.count("list_spaces") <= 1 and calls.count("list_benchmarks") <= 1, (kw, calls)

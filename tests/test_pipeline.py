@@ -984,3 +984,50 @@ def test_a_stop_while_embedding_stops_after_the_current_chunk_and_keeps_it_cache
     monkeypatch.setattr(enc, "_encode_raw", real)
     again = ix.run()
     assert again.status == "ok" and again.counts["embedded"] == 6 and again.counts["solved"] == 2, again.counts
+
+
+def test_a_run_stopped_while_embedding_counts_the_texts_it_embedded(tmp_path, env, monkeypatch, caplog):
+    """A pass stopped between the encoder's chunks records the texts its finished chunks embedded (and cached) in its
+    run's ``embedded`` count, the number its "stopped after embedding N of M new texts" line gives, so `taskspace
+    runs` and the run's counts say what the pass did. Before, the stopped run recorded `embedded 0` though its
+    finished chunks were embedded and cached (the count was added only after the encoder returned)."""
+    import json
+    import logging
+    import re
+    import uuid
+
+    from typer.testing import CliRunner
+
+    from helpers import write_source
+    from indexer.cli import app
+
+    tag = uuid.uuid4().hex  # texts no earlier run has cached
+    texts = [f"{tag} question {i}: what is {i} minus {i + 2}?" for i in range(10)]
+    write_source(tmp_path / "a", "alpha", texts, outcomes(np.random.default_rng(4), ["m1", "m2"], 10))
+    ix = env()
+    enc = ix.encoder
+    monkeypatch.setattr(enc, "chunk_size", 4)
+    real = enc._encode_raw
+    chunks = []
+
+    def encode_then_stop(batch, **k):
+        chunks.append(len(batch))
+        if len(chunks) == 2:
+            ix.stop.set()  # as SIGTERM would, while the second chunk is being embedded
+        return real(batch, **k)
+
+    monkeypatch.setattr(enc, "_encode_raw", encode_then_stop)
+    with caplog.at_level(logging.INFO, logger="indexer.pipeline"):
+        r = ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert r.status == "stopped" and chunks == [4, 4], (r.status, chunks)
+    said = re.search(r"stopped after embedding (\d+) of (\d+) new texts", caplog.text)
+    assert said and said.groups() == ("8", "10"), caplog.text
+    assert r.counts["embedded"] == 8, r.counts
+    (run,) = ix.store.list_runs(limit=1)
+    assert run.status == "stopped" and run.counts["embedded"] == 8, run.counts
+    res = CliRunner().invoke(app, ["runs", "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)[0]["counts"]["embedded"] == 8, res.output
+    ix.stop.clear()
+    monkeypatch.setattr(enc, "_encode_raw", real)
+    again = ix.run()  # the rest, counted once: 8 + 2 = the 10 new texts
+    assert again.status == "ok" and again.counts["embedded"] == 2, again.counts

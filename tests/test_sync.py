@@ -560,6 +560,50 @@ def test_check_advises_an_indexing_pass_for_benchmark_vectors_sql_lacks(encoder,
     assert rc == 0 and "clean" in out, (out, err)
 
 
+def test_check_after_an_ingest_without_an_indexing_pass_advises_taskspace_index(encoder, tmp_path, cli):
+    """`taskspace ingest` of a new benchmark without `taskspace index`: `check` reports its prompts missing from the
+    index, names the benchmark whose vector SQL lacks the new results in (`unindexed` in `--json`) and advises
+    `taskspace index`, the pass that solves the new results, computes the benchmark's vector and rebuilds the prompts
+    (check is clean after it). Before, it advised `taskspace reindex`, which rebuilds the prompts from SQL and leaves
+    the new benchmark without a vector and its models unsolved (check then said clean). Drift a pass would not repair
+    (a models collection emptied) keeps the reindex advice beside it."""
+    import json
+
+    from helpers import TOPICS, index_sources, outcomes, write_source
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+
+    rng = np.random.default_rng(5)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    beta = [f"Write a Python function number {j} that reverses a list of strings" for j in range(6)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8))])
+    store.close()
+    vectors.close()
+    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/c"], 6))
+    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
+    assert rc == 0, (out, err)
+    rc, out, err = cli("check")
+    assert rc == 1 and "missing prompts: 6" in out, (out, err)
+    assert "run `taskspace index`" in err and "beta" in err, err
+    assert "run `taskspace reindex`" not in err, err  # it would rebuild the prompts, beta's results left unindexed
+    rc, out, err = cli("check", "--json")
+    assert rc == 1 and json.loads(out)["spaces"][0]["unindexed"] == ["beta"], out
+    name = json.loads(out)["spaces"][0]["space"]
+    with VectorStore.from_settings() as vs:  # drift a pass does not look for: reindex stays advised beside it
+        vs.delete(name, "models", ["org/a"])
+    rc, out, err = cli("check")
+    assert rc == 1 and "run `taskspace index`" in err and "then run `taskspace reindex`" in err, err
+    from indexer.store.sql import open_store
+
+    with open_store() as store, VectorStore.from_settings() as vs:
+        r = Indexer(store, vs, encoder=encoder).run([SourceSpec(str(tmp_path / s)) for s in "ab"])
+        assert r.status == "ok" and r.counts["benchmarks"] == 1 and r.counts["solved"] >= 2, r.counts
+    rc, out, err = cli("reindex")
+    assert rc == 0, (out, err)
+    rc, out, err = cli("check")
+    assert rc == 0 and "clean" in out, (out, err)
+
+
 def test_check_during_a_running_pass_says_the_pass_is_writing_the_index(encoder, taskspace_home, cli):
     """`taskspace check` while an indexing pass runs (the worker's, `taskspace index`): the drift it sees is the
     pass's work in progress, so it says which run is writing the index and to check again when it finishes, instead
