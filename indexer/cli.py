@@ -512,8 +512,12 @@ def check(
         elif uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
             typer.echo(f"run `taskspace index` to compute the {uncomputed} benchmark vector(s) SQL lacks (extra "
                        "benchmarks above; `taskspace reindex` alone would drop them)", err=True)
-        if running is None and any(_beyond_uncomputed(d) for d in drifts if d.in_sql):
+        if running is None and any(_beyond_uncomputed(d) for d in drifts if d.in_sql and d.pull_again is None):
             typer.echo(f"{'then ' if uncomputed else ''}run `taskspace reindex` to rebuild the index from SQL", err=True)
+        for d in drifts:
+            if running is None and d.pull_again is not None:  # reindex keeps a read-only space's prompts collection
+                typer.echo(f"run `taskspace pull {d.pull_again}` again to finish writing the index of space {d.space}",
+                           err=True)
         for d in drifts:
             if not d.in_sql:  # a rebuild from SQL does not touch it (before: "run `taskspace reindex`", which left it)
                 typer.echo(f"run `taskspace spaces drop {d.space}` to remove index space {d.space}, which SQL does not "

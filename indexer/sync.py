@@ -360,6 +360,11 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
                 if kind == "prompts" and _pulled_read_only(sql, rec):
                     log.info("space %s was pulled and is read-only: its prompts collection (from the pulled files, "
                              "no texts in SQL) is kept", name)
+                    origin = sql.unfinished_pull(rec.id) if hasattr(sql, "unfinished_pull") else None
+                    if origin is not None:
+                        log.warning("space %s: the pull of %s stopped before it wrote the vector index, and its "
+                                    "prompts collection cannot be rebuilt from SQL: run `taskspace pull %s` again",
+                                    name, origin, origin)
                     continue
                 digests = None
                 size = None
@@ -451,6 +456,9 @@ class Drift:
     #: False for a space the index holds and SQL does not (an interrupted or by-hand removal, a copied folder):
     #: `taskspace reindex` rebuilds only SQL's spaces, so it stays; `taskspace spaces drop NAME` removes it
     in_sql: bool = True
+    #: where a pulled space came from when its pull stopped before it wrote the vector index: `taskspace pull` of it
+    #: again finishes it (`taskspace reindex` keeps a read-only space's prompts collection, which SQL cannot rebuild)
+    pull_again: str | None = None
 
     @property
     def clean(self) -> bool:
@@ -463,6 +471,7 @@ class Drift:
         """JSON-able summary: counts and up to ``limit`` keys per (category, kind)."""
         return {"space": self.space, "clean": self.clean, "counts": self.counts(), "problems": self.problems,
                 "orphans": self.orphans, "uncomputed": self.uncomputed[:limit], "in_sql": self.in_sql,
+                "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -574,7 +583,14 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
         if drift.extra.get("benchmarks"):
             with_prompts = {b.name for b in sql.list_benchmarks() if b.n_prompts}
             drift.uncomputed = [b for b in drift.extra["benchmarks"] if b in with_prompts]
-        if not _pulled_read_only(sql, rec):  # a pulled space's prompts come from its files, not from SQL
+        if _pulled_read_only(sql, rec):  # a pulled space's prompts come from its files, not from SQL
+            origin = sql.unfinished_pull(rec.id) if hasattr(sql, "unfinished_pull") else None
+            if origin is not None:  # before: "clean" once models and benchmarks were rebuilt, whatever prompts held
+                drift.pull_again = origin
+                drift.problems.append(f"the pull of {origin} stopped before it wrote the vector index: its prompts "
+                                      "collection (from the pulled files; SQL cannot rebuild it) may hold another "
+                                      f"pull's rows or none; run `taskspace pull {origin}` again")
+        else:
             if prompts is None:
                 prompts = _prompts(sql)
             compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})
