@@ -520,9 +520,13 @@ def check(
             typer.echo(f"run `taskspace index` to index the results ingested since the last indexing pass "
                        f"(benchmark(s) {named}): it solves their models, computes the benchmark vectors and rebuilds "
                        "the prompts and benchmarks above (`taskspace reindex` would rebuild the prompts alone)", err=True)
-        if running is None and any(_beyond_a_pass(d) for d in drifts if d.in_sql):
+        if running is None and any(_beyond_a_pass(d) for d in drifts if d.in_sql and d.pull_again is None):
             then = "then " if uncomputed or pending else ""
             typer.echo(f"{then}run `taskspace reindex` to rebuild the index from SQL", err=True)
+        for d in drifts:
+            if running is None and d.pull_again is not None:  # reindex keeps a read-only space's prompts collection
+                typer.echo(f"run `taskspace pull {d.pull_again}` again to finish writing the index of space {d.space}",
+                           err=True)
         for d in drifts:
             if not d.in_sql:  # a rebuild from SQL does not touch it (before: "run `taskspace reindex`", which left it)
                 typer.echo(f"run `taskspace spaces drop {d.space}` to remove index space {d.space}, which SQL does not "

@@ -525,7 +525,8 @@ def _embed_width(space) -> int:
     from .features import n_features
 
     width = int(space.dim) - int(represent.has_intercept(space)) - int(represent.has_formats(space))
-    width -= n_features(represent.feature_set(space))
+    width -= n_features(represent.feature_set(space)) + represent.level_width(space)  # before, the levels were
+    # counted in: an auto-mc probe took the first two columns of the options half as well
     return width // 2 if represent.is_split(space) else width
 
 

@@ -700,6 +700,7 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
         done = reindex(store, vectors, sid, kinds=("models", "benchmarks"), ensure=ensure)
         counts = dict(done[0].counts) if done else {}
         counts["prompts"] = _index_prompts(vectors, rec)
+        store.finish_pull(sid)  # before, a pull stopped before here left a marker that said nothing of it
         out.append({"space": rec.spec.name, "space_id": sid, "models": len(rec.vectors),
                     "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
                     "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin)})

@@ -360,6 +360,11 @@ def reindex(sql, vectors: VectorStore, space=None, *, kinds: Sequence[str] = KIN
                 if kind == "prompts" and _pulled_read_only(sql, rec):
                     log.info("space %s was pulled and is read-only: its prompts collection (from the pulled files, "
                              "no texts in SQL) is kept", name)
+                    origin = sql.unfinished_pull(rec.id) if hasattr(sql, "unfinished_pull") else None
+                    if origin is not None:
+                        log.warning("space %s: the pull of %s stopped before it wrote the vector index, and its "
+                                    "prompts collection cannot be rebuilt from SQL: run `taskspace pull %s` again",
+                                    name, origin, origin)
                     continue
                 digests = None
                 size = None
@@ -456,6 +461,9 @@ class Drift:
     #: False for a space the index holds and SQL does not (an interrupted or by-hand removal, a copied folder):
     #: `taskspace reindex` rebuilds only SQL's spaces, so it stays; `taskspace spaces drop NAME` removes it
     in_sql: bool = True
+    #: where a pulled space came from when its pull stopped before it wrote the vector index: `taskspace pull` of it
+    #: again finishes it (`taskspace reindex` keeps a read-only space's prompts collection, which SQL cannot rebuild)
+    pull_again: str | None = None
 
     @property
     def clean(self) -> bool:
@@ -468,7 +476,7 @@ class Drift:
         """JSON-able summary: counts and up to ``limit`` keys per (category, kind)."""
         return {"space": self.space, "clean": self.clean, "counts": self.counts(), "problems": self.problems,
                 "orphans": self.orphans, "uncomputed": self.uncomputed[:limit],
-                "unindexed": self.unindexed[:limit], "in_sql": self.in_sql,
+                "unindexed": self.unindexed[:limit], "in_sql": self.in_sql, "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -584,7 +592,14 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
         if drift.extra.get("benchmarks"):
             with_prompts = {b.name for b in benchmarks if b.n_prompts}
             drift.uncomputed = [b for b in drift.extra["benchmarks"] if b in with_prompts]
-        if not _pulled_read_only(sql, rec):  # a pulled space's prompts come from its files, not from SQL
+        if _pulled_read_only(sql, rec):  # a pulled space's prompts come from its files, not from SQL
+            origin = sql.unfinished_pull(rec.id) if hasattr(sql, "unfinished_pull") else None
+            if origin is not None:  # before: "clean" once models and benchmarks were rebuilt, whatever prompts held
+                drift.pull_again = origin
+                drift.problems.append(f"the pull of {origin} stopped before it wrote the vector index: its prompts "
+                                      "collection (from the pulled files; SQL cannot rebuild it) may hold another "
+                                      f"pull's rows or none; run `taskspace pull {origin}` again")
+        else:
             # the benchmarks whose vector an indexing pass computes now (as Indexer._benchmark_vectors decides)
             n_saved = {bv.benchmark: bv.n_prompts for bv in saved}
             drift.unindexed = sorted(b.name for b in benchmarks if b.n_prompts and n_saved.get(b.name) != b.n_prompts)

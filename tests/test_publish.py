@@ -1799,3 +1799,46 @@ def test_publish_to_a_name_that_is_not_org_name_is_a_usage_error(repo, tmp_path)
         f"error: taskspace publish: Invalid value for 'ORG/NAME': {repo!r} is not a Hub dataset id; write ORG/NAME, "
         "e.g. my-org/taskspace-vectors (see `taskspace publish -h`)"]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_pull_stopped_before_its_prompts_were_indexed_is_drift_that_names_the_pull_to_run_again(
+        publisher, tmp_path, monkeypatch, capsys):
+    """A pull killed after its SQL transaction, while it wrote the vector index (seen with `kill -9` on a PostgreSQL
+    home): `taskspace check` said "clean" once the models and benchmarks collections were rebuilt (by the pull
+    itself, or by the `taskspace reindex` check advised), though the prompts collection of the read-only space, which
+    SQL cannot rebuild or check, held the previous pull's rows or none, so searches answered otherwise than the
+    publisher (other neighbours, coverage and filled answer options). Now the pulled marker says the index is written
+    only once it is: until then `check` is drift (exit 1) naming the pull to run again, `reindex` says it leaves the
+    prompts, and the pull run again finishes it."""
+    from helpers import run_cli
+
+    from indexer import publish as publish_module
+    from indexer import sync
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+
+    def killed(vectors, rec):
+        raise KeyboardInterrupt  # the process stops while it writes the prompts collection
+
+    with monkeypatch.context() as m:
+        m.setattr(publish_module, "_index_prompts", killed)
+        with pytest.raises(KeyboardInterrupt):
+            pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        (drift,) = sync.check(store_b, vectors_b)
+        assert not drift.clean
+        assert any(f"`taskspace pull {tmp_path / 'd'}`" in p for p in drift.problems), drift.problems
+        sync.reindex(store_b, vectors_b)  # what check advised before: it keeps the prompts collection
+        (drift,) = sync.check(store_b, vectors_b)
+        assert not drift.clean
+    finally:
+        vectors_b.close()
+        store_b.close()
+    code, out, err = run_cli(capsys, "check")
+    assert code == 1 and f"run `taskspace pull {tmp_path / 'd'}` again" in err and "taskspace reindex" not in err
+    assert pull(str(tmp_path / "d")).spaces[0]["indexed"]["prompts"] == 90
+    code, out, err = run_cli(capsys, "check")
+    assert code == 0 and "clean" in out

@@ -6,7 +6,10 @@ reads beyond the vectors, and the one transaction ``taskspace pull`` writes (:mo
   calibration and benchmark vectors, all in one transaction (nothing is half-imported), and the space's *pulled*
   marker: a ``sources`` row of kind ``"pulled"`` at location ``pulled:<space key>`` (revision = the pulled commit or
   content digest, seen_revision = where it came from). No new table for the marker: it is a source that holds no
-  outcomes.
+  outcomes. Its ``ingested_at`` is null until the pull has written the vector index too (``finish_pull``): a pull
+  stopped between its transaction and the end of its index writes leaves it null (``unfinished_pull``), so
+  ``taskspace check`` can say to run the pull again (the read-only space's prompts collection comes from the
+  pulled files alone: SQL cannot rebuild or check it). Markers written before this rule have it set.
 - ``pattern_prompts``: per coverage pattern of a pulled space, the indexed prompts (text hashes) its models were
   observed on, when the records carry them (``space_pattern_prompts``, migration 0012; a record set published
   before has none): what the coverage of a pulled model is computed from (:func:`indexer.query.observed_shares`),
@@ -107,6 +110,25 @@ class RecordsMixin:
 
         src = self.get_source(pulled_location(SpaceSpec.of(key).key))
         return None if src is None else (src.seen_revision or "?")
+
+    def unfinished_pull(self, space_id: int) -> str | None:
+        """Where a pulled space came from when the pull that wrote its records stopped before it finished writing the
+        vector index (its marker's ``ingested_at`` still null), else None."""
+        from ..space import SpaceSpec
+
+        src = self.get_source(pulled_location(SpaceSpec.of(self.get_space(space_id)).key))
+        if src is None or src.kind != PULLED_KIND or src.ingested_at is not None:
+            return None
+        return src.seen_revision or "?"
+
+    def finish_pull(self, space_id: int) -> None:
+        """Mark the pull of a space finished: its records and its vector index are written (``ingested_at``)."""
+        from ..space import SpaceSpec
+
+        loc = pulled_location(SpaceSpec.of(self.get_space(space_id)).key)
+        with self._write("marking the pull finished") as conn:
+            conn.execute(update(Source).where(Source.location == loc, Source.kind == PULLED_KIND)
+                         .values(ingested_at=utcnow()))
 
     def is_read_only(self, space_id: int) -> bool:
         """True for a pulled space while no raw results (outcomes) are in the database."""
@@ -265,7 +287,7 @@ class RecordsMixin:
             conn.execute(BenchmarkVectorRow.__table__.insert(), c)
         self._drop_unused_benchmarks(conn, set(bids.values()))
         values = dict(kind=PULLED_KIND, revision=item.revision[:128], seen_revision=item.origin[:128],
-                      checked_at=utcnow(), ingested_at=utcnow(), n_outcomes=0)
+                      checked_at=utcnow(), ingested_at=None, n_outcomes=0)  # finish_pull sets it
         if marker is None:
             conn.execute(Source.__table__.insert().values(location=loc, **values))
         else:
