@@ -108,6 +108,8 @@ def main() -> None:
     with _open(_data_file(args.data, "prompts.jsonl")) as f:
         rows = [json.loads(line) for line in f]
     texts = [r["text"] for r in rows]
+    if not 1 <= args.queries <= len(texts):  # before: random.sample's traceback (0: a division by zero at the end)
+        raise SystemExit(f"--queries {args.queries}: give 1 to {len(texts)} (the prompts in {args.data})")
     bench = {r["prompt_id"]: r["benchmark"] for r in rows} if args.unit == "block" else None
     with _open(_data_file(args.data, "outcomes.csv")) as f:
         models = sorted({row["model"] if bench is None else (row["model"], bench[row["prompt_id"]])

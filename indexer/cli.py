@@ -57,7 +57,10 @@ def _help_shows_what_an_option_takes() -> None:
                 return None
             got = shown(self, ctx)
             several = getattr(self, "multiple", False) or self.nargs != 1  # DATA...: one value each, as --license
-            return re.sub(r"^<list\[(.+)\]>$", r"<\1>", got) if several and isinstance(got, str) else got
+            if not (several and isinstance(got, str)):
+                return got
+            # a repeated Path shows as one Path does (typer writes "<path>"; "<list[Path]>" would be "<Path>")
+            return re.sub(r"^<list\[(.+)\]>$", lambda m: "<path>" if m[1] == "Path" else f"<{m[1]}>", got)
 
         display_type_rich._taskspace = True
         cls.display_type_rich = display_type_rich

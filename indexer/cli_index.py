@@ -208,18 +208,43 @@ def _in_unraisable_hook(frame) -> bool:
     return False
 
 
+def _each(callback):
+    """A list option's callback running ``callback`` on each value given."""
+    def check(values):
+        return [callback(v) for v in values] if values else values
+
+    return check
+
+
+def _one_value(option: str, values, placeholder: str):
+    """The one value of ``index``'s per-source ``option`` (None when not given; the same value twice is one). Two
+    values are a usage error: `--source A --metric m1 --source B --metric m2` reads as options per source, but the
+    options are the pass's, every --source's; before, the last value silently read (and was saved with) every
+    source."""
+    distinct = list(dict.fromkeys(str(v) if isinstance(v, Path) else v for v in values or []))
+    if len(distinct) > 1:
+        from .errors import ConfigError
+
+        raise ConfigError(f"{option} was given {len(distinct)} values ({', '.join(map(repr, distinct))}): "
+                          f"{option} applies to every --source given, one value for all; to read sources with "
+                          f"different options, configure each with its own (`taskspace sources add SPEC {option} "
+                          f"{placeholder}`), then run `taskspace index`; nothing was saved")
+    return (values or [None])[0]
+
+
 def index(
     source: list[str] = typer.Option(
         None, "--source", "-s",
         help="Add a source (a path, hub:ORG/REPO or hub-org:ORG) to the configuration and index it. Repeatable.",
     ),
-    fmt: Optional[str] = typer.Option(None, "--format", callback=format_option,
-                                      help="Reader for the --source paths (default: detected)."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per hub-org: source."),
-    prompts: Optional[Path] = PROMPTS_OPTION,
-    model: Optional[str] = MODEL_OPTION,
-    filter: Optional[str] = FILTER_OPTION,
-    metric: Optional[str] = METRIC_OPTION,
+    # each a list, so that one given twice with two values is refused (_one_value) rather than the last silently read
+    fmt: Optional[list[str]] = typer.Option(None, "--format", callback=_each(format_option),
+                                            help="Reader for the --source paths (default: detected)."),
+    limit: Optional[list[int]] = typer.Option(None, "--limit", help="At most this many datasets per hub-org: source."),
+    prompts: Optional[list[Path]] = PROMPTS_OPTION,
+    model: Optional[list[str]] = MODEL_OPTION,
+    filter: Optional[list[str]] = FILTER_OPTION,
+    metric: Optional[list[str]] = METRIC_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
     accept_partial: bool = typer.Option(
         False, "--accept-partial",
@@ -238,6 +263,11 @@ def index(
     is current, 1 when any item failed (the rest is indexed; the next pass retries the failures) or a source was
     quarantined (its stored revision keeps serving; --accept-partial stores the new one).
 
+    --format and the reading options (--prompts, --model, --filter, --metric) apply to every --source given, and
+    are saved with each in sources.toml (--limit with each hub-org: one); each takes one value. To read sources with
+    different options, configure each with its own (`taskspace sources add SPEC --metric M`), then run
+    `taskspace index`.
+
     Examples:
 
       taskspace index
@@ -251,6 +281,9 @@ def index(
 
     from .ingest import spec_kind
 
+    fmt, limit = _one_value("--format", fmt, "F"), _one_value("--limit", limit, "N")
+    prompts, model = _one_value("--prompts", prompts, "FILE"), _one_value("--model", model, "NAME")
+    filter, metric = _one_value("--filter", filter, "F"), _one_value("--metric", metric, "M")
     orgs = [s for s in source or [] if spec_kind(s.strip()) == "hub-org"]
     if limit is not None and not orgs:  # (sourcelist.validate refuses a limit on another kind of source)
         from .errors import ConfigError

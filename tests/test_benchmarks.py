@@ -365,3 +365,18 @@ def test_bench_refit_reads_plain_or_gzipped_shared_files_and_checks_them_first(t
                            str(tmp_path / "w")], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 1 and "no outcomes.csv or outcomes.csv.gz" in proc.stderr, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr and not (tmp_path / "w").exists()  # nothing built
+
+
+@pytest.mark.parametrize("queries", ["0", "-1", "100000"])
+def test_bench_refit_given_more_queries_than_prompts_says_so_in_one_line(queries, tmp_path):
+    # --queries above the data set's prompt count ended in random.sample's "Sample larger than population or is
+    # negative" traceback (after the work folder was made); 0 would have indexed everything and then divided by zero
+    script = ROOT / "benchmarks" / "bench_refit.py"
+    sample = ROOT / "indexer" / "data" / "sample"
+    n = sum(1 for line in (sample / "prompts.jsonl").read_text().splitlines() if line.strip())
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, str(script), "--data", str(sample), "--work", str(tmp_path / "w"),
+                           "--queries", queries], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1 and proc.stderr.strip() == (
+        f"--queries {queries}: give 1 to {n} (the prompts in {sample})"), proc.stderr[-2000:]
+    assert not (tmp_path / "w").exists()  # nothing built

@@ -236,3 +236,38 @@ def test_one_path_configured_twice_with_two_metrics_by_hand_is_said_and_sources_
     assert f"source #3 is source #1 ({run}) again with another format, limit or reading options" in caplog.text
     assert "source #2 is source #1 again" in caplog.text
     assert sourcelist.add(cfg, [SourceSpec(str(run), metric="acc_norm")]) == [SourceSpec(str(run), metric="acc_norm")]
+
+
+def test_index_gives_its_reading_options_to_every_source_and_refuses_one_option_given_two_values(tmp_path):
+    """`index --source A --source B --metric M` reads and configures both with M (as --format, the options are the
+    pass's, one value each); its help says so. `--source A --metric m1 --source B --metric m2` read as per-source
+    options was the trap: the last value silently read both sources (and was saved with each); now a usage error
+    naming the option, both values and the way to give sources their own options, nothing saved."""
+    ts = _cli(tmp_path)
+    runs = []
+    for name in ("fake-org__dummy-b", "fake-org__dummy-c"):
+        shutil.copytree(LM_OUT / name, tmp_path / name)
+        for f in (tmp_path / name).glob("samples_tiny_gen_arith_*.jsonl"):  # multiple-choice tasks only: acc_norm
+            f.unlink()
+        runs.append(tmp_path / name)
+    a, b = runs
+    r = ts("index", "--source", str(a), "--metric", "acc", "--source", str(b), "--metric", "acc_norm")
+    assert r.returncode == 2, (r.stdout[-2000:], r.stderr[-2000:])
+    msg = " ".join(r.stderr.split())
+    assert "--metric was given 2 values ('acc', 'acc_norm')" in msg and "every --source" in msg, msg
+    assert "taskspace sources add SPEC --metric M" in msg and "nothing was saved" in msg, msg
+    assert ts("sources", "list").stdout.startswith("no sources configured")
+    r = ts("index", "--source", str(a), "--format", "lm_eval", "--source", str(b), "--format", "table")
+    assert r.returncode == 2 and "--format was given 2 values ('lm_eval', 'table')" in " ".join(r.stderr.split())
+    # one value (given once, or the same twice) is every source's, as before
+    r = ts("index", "--source", str(a), "--source", str(b), "--metric", "acc_norm", "--metric", "acc_norm", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout)["counts"]["sources"] == 2
+    assert sorted(ts("sources", "list").stdout.strip().splitlines()) == [f"{a}  metric=acc_norm", f"{b}  metric=acc_norm"]
+    env = dict(os.environ, COLUMNS="400", TASKSPACE_HOME=str(tmp_path / "home"))
+    help_text = subprocess.run([sys.executable, "-m", "indexer.cli", "index", "--help"], capture_output=True, text=True,
+                               env=env).stdout
+    help_text = " ".join(help_text.replace("│", " ").split())
+    assert ("--format and the reading options (--prompts, --model, --filter, --metric) apply to every --source given"
+            in help_text), help_text
+    assert "--prompts <path>" in help_text, help_text  # one value each time, as `ingest --prompts` shows it

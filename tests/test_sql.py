@@ -24,6 +24,46 @@ A = ["org/alpha", "org/beta", "my-local-model"]
 P = ["What is 2+2?", "Solve x^2 = 9.", "Integrate sin(x).", "Is 7 prime?"]
 
 
+def test_a_benchmarks_metadata_is_its_first_sources_and_another_source_reading_it_otherwise_is_warned(store):
+    """Like its metric (test_ingest.py), a benchmark's group, harness task, few-shot count and config stay as recorded
+    first when another of its sources reads them otherwise, and that ingest says so, one line per field naming the
+    benchmark, the field, both values and the source; a value not recorded yet is filled in, and the benchmark's only
+    source read again records its own. Before, each ingest overwrote them: the last source read won, silently."""
+    first = BenchmarkInfo("math", group="g", source_task="leaderboard_math", metric="acc", num_fewshot=5,
+                          config={"filter": "none", "version": 1})
+    r = store.ingest(batch("/data/a", outcomes=grid(A[:1], P), benchmarks={"math": first}))
+    assert not r.warnings, r
+    other = BenchmarkInfo("math", group="h", source_task="math_cot", metric="acc", num_fewshot=0,
+                          config={"filter": "strict-match", "version": 2})
+    r = store.ingest(batch("/data/b", outcomes=grid(A[1:2], P), benchmarks={"math": other}))
+    (b,) = store.list_benchmarks()
+    assert (b.group, b.source_task, b.metric, b.num_fewshot, b.config) == (
+        "g", "leaderboard_math", "acc", 5, {"filter": "none", "version": 1})
+    said = {w.split("recorded with ", 1)[1].split(" ", 1)[0]: w for w in r.warnings}
+    assert sorted(said) == ["config", "group", "num_fewshot", "source_task"] and len(r.warnings) == 4, r.warnings
+    for field, old, new in [("group", "'g'", "'h'"), ("source_task", "'leaderboard_math'", "'math_cot'"),
+                            ("num_fewshot", "5", "0"),
+                            ("config", "{'filter': 'none', 'version': 1}", "{'filter': 'strict-match', 'version': 2}")]:
+        w = said[field]
+        assert "\n" not in w and w.startswith("/data/b: benchmark 'math' is recorded with ") and old in w and new in w, w
+    # a source giving what is recorded, or nothing for a field, says nothing
+    same = BenchmarkInfo("math", group="g", metric="acc")
+    assert not store.ingest(batch("/data/c", outcomes=grid(A[2:], P), benchmarks={"math": same})).warnings
+    # a field not recorded yet is filled in by a later source
+    store.ingest(batch("/data/d", outcomes=grid(A[:1], P, bench="geo"), benchmarks={"geo": BenchmarkInfo("geo")}))
+    store.ingest(batch("/data/e", outcomes=grid(A[1:2], P, bench="geo"),
+                       benchmarks={"geo": BenchmarkInfo("geo", group="g2", num_fewshot=3)}))
+    geo = {x.name: x for x in store.list_benchmarks()}["geo"]
+    assert (geo.group, geo.num_fewshot) == ("g2", 3)
+    # the benchmark's only source read again another way: its metadata follows, nothing said
+    store.ingest(batch("/data/f", outcomes=grid(A[:1], P, bench="art"), benchmarks={"art": BenchmarkInfo("art", group="x")}))
+    r = store.ingest(batch("/data/f", revision="r2", outcomes=grid(A[:1], P, bench="art"),
+                           benchmarks={"art": BenchmarkInfo("art", group="y", config={"filter": "f"})}))
+    assert not r.warnings, r
+    art = {x.name: x for x in store.list_benchmarks()}["art"]
+    assert (art.group, art.config) == ("y", {"filter": "f"})
+
+
 def test_ingest_and_load_dense_matrix(store):
     r = store.ingest(batch(outcomes=grid(A, P), benchmarks={"math": BenchmarkInfo("math", group="g", metric="acc", num_fewshot=5)}))
     assert (r.models, r.prompts, r.outcomes, r.skipped, r.replaced) == (3, 4, 12, False, False)

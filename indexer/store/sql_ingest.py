@@ -252,6 +252,10 @@ def _distinct_prompt_ids(blobs) -> set[int]:
     return set(np.unique(np.concatenate([np.frombuffer(b, dtype="<i4") for b in distinct])).tolist())
 
 
+# a benchmark's metadata, each field kept as recorded first while other sources hold its outcomes
+_BENCHMARK_FIELDS = ("group", "source_task", "metric", "num_fewshot", "config")
+
+
 class IngestMixin:
 
     def ingest(self, batch: SourceBatch) -> IngestResult:
@@ -457,13 +461,12 @@ class IngestMixin:
         bench_ids = self._ids_by(conn, Benchmark.name, Benchmark.id, names)
         warnings = []
         for name, info in sorted(batch.benchmarks.items()):
-            values = {f: getattr(info, f) for f in ("group", "source_task", "num_fewshot") if getattr(info, f) is not None}
-            if info.metric is not None and (why := self._metric_kept(conn, bench_ids[name], existing, info.metric)):
-                warnings.append(f"{src.location}: benchmark {name!r} {why}")
-            elif info.metric is not None:
-                values["metric"] = info.metric
-            if info.config:
-                values["config"] = info.config
+            values = {f: getattr(info, f) for f in _BENCHMARK_FIELDS if getattr(info, f) not in (None, {})}
+            for f, recorded in self._benchmark_kept(conn, bench_ids[name], existing, values).items():
+                warnings.append(f"{src.location}: benchmark {name!r} is recorded with {f} {recorded!r} (its other "
+                                f"sources'); this source reads it as {values.pop(f)!r}: its outcomes are stored with "
+                                f"the others, and the recorded {f} stays (read the source with the same {f}, or give "
+                                "it its own benchmark name, to keep the two apart)")
             if values:
                 conn.execute(update(Benchmark).where(Benchmark.id == bench_ids[name]).values(**values))
         # prompts
@@ -574,23 +577,23 @@ class IngestMixin:
                             source_id=source_id, pruned=pruned, warnings=tuple(warnings))
 
     @staticmethod
-    def _metric_kept(conn, benchmark_id: int, existing, metric: str) -> str | None:
-        """Why the benchmark ``benchmark_id`` keeps the metric it is recorded with when this source (its stored row
-        ``existing``, None if new) reads it as ``metric``, or None to record ``metric``: the recorded metric describes
-        the outcomes of the benchmark's other sources, so a source reading another one does not overwrite it (it is
-        said instead); the benchmark's only source, or a first metric, records its own. Before, each ingest
-        overwrote it, so the last source read won."""
-        recorded = conn.execute(select(Benchmark.metric).where(Benchmark.id == benchmark_id)).scalar()
-        if recorded is None or recorded == metric:
-            return None
+    def _benchmark_kept(conn, benchmark_id: int, existing, values: dict) -> dict:
+        """The fields of ``values`` (what this source, its stored row ``existing``, None if new, reads the benchmark
+        ``benchmark_id`` with) that keep the value the benchmark is recorded with, field -> that value: the recorded
+        metadata (metric, group, harness task, few-shot count, config) describes the outcomes of the benchmark's other
+        sources, so a source reading it otherwise does not overwrite it (the caller says so); a field not recorded
+        yet is filled in, and the benchmark's only source records its own. Before, each ingest overwrote the metric
+        (until the metric alone kept its first value) and the other fields, so the last source read won."""
+        if not values:
+            return {}
+        row = conn.execute(select(*(getattr(Benchmark, f) for f in values)).where(Benchmark.id == benchmark_id)).one()
+        differ = {f: r for f, r in zip(values, row) if r not in (None, {}) and r != values[f]}
+        if not differ:
+            return {}
         others = select(OutcomeBlock.id).where(OutcomeBlock.benchmark_id == benchmark_id)
         if existing is not None:
             others = others.where(OutcomeBlock.source_id != existing.id)
-        if conn.execute(others.limit(1)).first() is None:
-            return None
-        return (f"is recorded with metric {recorded!r} (its other sources'); this source reads it as {metric!r}: its "
-                "outcomes are stored with the others, and the recorded metric stays (read the source with the same "
-                "metric, or give it its own benchmark name, to keep the two apart)")
+        return differ if conn.execute(others.limit(1)).first() is not None else {}
 
     @staticmethod
     def _block_prompts(conn, source_id: int) -> dict[int, set[int]]:
