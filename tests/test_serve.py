@@ -1202,6 +1202,30 @@ def test_failing_in_process_passes_show_as_failed_and_only_the_recent_ones_are_k
     assert "holds the 'index' lock" in svc.passes[-1]["error"] and "retry" not in svc.passes[-1]["error"], svc.passes
 
 
+def test_a_pass_is_listed_with_its_own_status_from_the_moment_it_is_listed(indexed, encoder):
+    """The worker's pass entry is whole when it is listed: what it holds as it is appended to the passes /readyz reads
+    (recorded here from inside the list's append) is the pass's own status and run. Before, an ok pass was listed
+    "failed" and given its status a moment later, so a /readyz in between said "the last failed" (and gave no
+    Retry-After, a failed pass not counting as a pass's length), and a test waiting for the first pass
+    (`_first_pass_ok`, which checks its status as soon as it is listed) could find it failed."""
+    svc = Service(encoder=encoder)
+    listed = []
+
+    class Passes(list):
+        def append(self, entry):
+            listed.append(dict(entry))
+            super().append(entry)
+
+    svc.passes = Passes()
+    with TestClient(create_app(svc)):
+        svc.worker_schedule = "1h"  # as with --worker-every (the thread is not started: the pass runs below)
+        report = svc.run_pass(threading.Event())
+        detail = svc.readiness()["worker"]["detail"]
+    assert report.status == "ok" and listed == [svc.passes[0]], (listed, svc.passes)
+    assert listed[0]["status"] == "ok" and listed[0]["run_id"] == report.run_id, listed
+    assert "every 1h; 1 pass(es) done; the last ok" in detail, detail
+
+
 def test_readyz_says_why_the_workers_last_pass_failed(tmp_path, encoder):
     """An in-process pass that raises (here sources.toml is not TOML) is listed in /readyz's worker check as failed,
     with its error; before, "the last None, 0.0 s" and a pass entry without status, the error only in the log."""
