@@ -42,7 +42,12 @@ def test_worker_stop_event_interrupts_the_wait():
     w = Worker("1h", lambda stop: "ok")
     t = threading.Thread(target=w.serve)
     t.start()
-    time.sleep(0.3)
+    # the first pass over and the worker waiting for the next (before: a fixed 0.3 s, after which a thread not yet
+    # scheduled on a loaded machine had run no pass, and serve() saw the stop at once: passes 0)
+    deadline = time.monotonic() + 60
+    while w.next_at is None and t.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert w.next_at is not None, "the worker did not reach its wait for the next pass"
     w.stop.set()
     t.join(timeout=5)
     assert not t.is_alive() and w.passes == 1
