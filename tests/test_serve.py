@@ -1847,8 +1847,11 @@ def test_ctrl_c_stops_the_server_cleanly_as_sigterm_does(tmp_path, sig):
     import os
     import signal
 
+    from helpers import hangup_as_from_a_terminal
+
     proc = subprocess.Popen([TASKSPACE, "serve", "--port", "0", "--worker-every", "1h"], stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "TASKSPACE_HOME": str(tmp_path / "home")})
+                            text=True, env={**os.environ, "TASKSPACE_HOME": str(tmp_path / "home")},
+                            preexec_fn=hangup_as_from_a_terminal)
     lines = []
     try:
         for line in proc.stderr:  # the first pass ran at start-up; the worker now sleeps until the next

@@ -18,6 +18,8 @@ import pytest
 from indexer.errors import BusyError, StoreError
 from indexer.worker import Worker
 
+from helpers import hangup_as_from_a_terminal
+
 
 
 @pytest.fixture
@@ -451,7 +453,7 @@ def _index_stopped_mid_pass(tmp_path, TASKSPACE, sig: int, tag: str):
 
     home = _tiny_configured_source(tmp_path, tag)
     proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
+                            env=dict(os.environ), preexec_fn=hangup_as_from_a_terminal)
     try:
         _wait_for_newest_run(home, "running")  # the pass holds the lock
         time.sleep(0.3)  # into the encoder's load
@@ -657,7 +659,7 @@ def test_sighup_to_the_worker_finishes_the_pass_and_records_it_stopped(tmp_path,
 
     home = _tiny_configured_source(tmp_path, "sighup")
     proc = subprocess.Popen([TASKSPACE, "worker", "--every", "1h"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=dict(os.environ))
+                            text=True, env=dict(os.environ), preexec_fn=hangup_as_from_a_terminal)
     try:
         _wait_for_newest_run(home, "running")  # the pass holds the lock
         proc.send_signal(signal.SIGHUP)
