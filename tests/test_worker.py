@@ -322,12 +322,22 @@ def test_cli_worker_max_passes_and_cron(TASKSPACE):
     the next cron match; a bad --cron or an interval given as --cron fails before any work (exit 2)."""
     import json
 
+    took = time.monotonic()
     res = _cli(TASKSPACE, "-v", "worker", "--every", "1s", "--max-passes", "2")  # -v: the INFO lines
+    took = time.monotonic() - took
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stderr.count("pass finished: ok") == 2 and "next pass at" in res.stderr
     # --cron: the first pass at once, the next at the next match ("*/5": a minute divisible by 5, second 0)
-    from datetime import datetime, timezone
+    from datetime import datetime, timedelta, timezone
 
+    # not started just before a match: that pass would be due before the SIGTERM below, and run (a fourth run, and a
+    # "next pass at" already past). Started within twice the time the worker above took of one (at least 30 s), it
+    # waits for the match to pass first (before: a start in the last moments of a 5-minute step failed the test)
+    now = datetime.now(timezone.utc)
+    boundary = now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0) + timedelta(minutes=5)
+    if (boundary - now).total_seconds() < min(150.0, max(30.0, 2 * took)):
+        time.sleep((boundary - now).total_seconds() + 1)
+    started = datetime.now(timezone.utc)
     proc = subprocess.Popen([TASKSPACE, "-v", "worker", "--cron", "*/5 * * * *"], stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ))
     try:
@@ -338,9 +348,10 @@ def test_cli_worker_max_passes_and_cron(TASKSPACE):
             if not line or "next pass at" in line:
                 break
         assert "next pass at" in lines[-1], "".join(lines)[-3000:]
+        read = datetime.now(timezone.utc)
         due = datetime.fromisoformat(lines[-1].split("next pass at ")[1].strip())
-        left = (due - datetime.now(timezone.utc)).total_seconds()
-        assert due.minute % 5 == 0 and due.second == 0 and 0 < left <= 300, lines[-1]
+        # the next match after the moment the worker computed it, which lies between its start and the line's reading
+        assert due.minute % 5 == 0 and due.second == 0 and started < due <= read + timedelta(minutes=5), (lines[-1], started, read)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
     finally:
