@@ -103,7 +103,8 @@ def test_lock_across_processes_and_released_by_kill(store):
     finally:
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
-    deadline = time.monotonic() + 10  # PostgreSQL notices the dropped connection within moments
+    # PostgreSQL notices the dropped connection within moments (an upper bound not asserted: 60 s on a loaded machine)
+    deadline = time.monotonic() + 60
     while True:
         try:
             with store.lock("index"):
