@@ -265,6 +265,8 @@ class Service:
         self.busy_retry_seconds = busy_retry_seconds
         self.passes: list[dict] = []  # the recent in-process passes (run_id, status, seconds, publish_seconds)
         self.passes_done = 0
+        #: held while a pass is listed (passes, passes_done) and while /readyz reads them: it sees both of one moment
+        self._passes_lock = threading.Lock()
         self.pass_running = False  # an in-process pass is running now (its first one builds the index)
         self._pass_started = 0.0  # time.perf_counter() when the running pass began
         self._checked: dict | None = None  # the store checks of the last /readyz (answered again during a publish)
@@ -333,7 +335,7 @@ class Service:
 
         t = self._pass_started = time.perf_counter()
         self.pass_running = True
-        failed = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
+        entry = {"status": "failed"}  # until the pass returns: one that raised says why in /readyz (not "None")
         store = None
         try:
             # opened in the pass: one that cannot open its connection (the database gone for a moment) is a failed
@@ -343,24 +345,27 @@ class Service:
                 setattr(store, name, publish.wrap(getattr(store, name)))
             report = Indexer(store, _PassVectors(self.vectors, publish), progress=Progress(False), stop=stop,
                              encoder=None).run()
+            # the entry is whole when it is listed: before, it was listed "failed" and given its status after, so a
+            # /readyz (or a test) reading the passes in between saw "the last failed" for a pass that was ok
+            entry = {"status": report.status, "run_id": report.run_id}
+            if report.errors:  # a partial pass (a quarantined source, bad rows): how many, said in /readyz
+                entry["errors"] = len(report.errors)
         except BusyError as exc:  # another process's pass holds the lock: this one did not run (the worker tries again)
             # who holds it (BusyError.held), not the advice to retry: this server's worker tries again by itself
-            failed.update(status="busy", error=scrub(one_line(exc.held)) or type(exc).__name__)
+            entry.update(status="busy", error=scrub(one_line(exc.held)) or type(exc).__name__)
             raise
         except Exception as exc:
-            failed["error"] = scrub(one_line(str(exc))) or type(exc).__name__
+            entry["error"] = scrub(one_line(str(exc))) or type(exc).__name__
             raise
         finally:  # a pass that raised is listed too; before, its status was None and failing passes piled up in
             held = publish.release()  # /readyz, only a pass that finished trimmed them
             self.pass_running = False
             if store is not None:
                 store.close()
-            self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held, **failed})
-            self.passes_done += 1
-            del self.passes[:-20]  # the recent ones
-        self.passes[-1].update(status=report.status, run_id=report.run_id)
-        if report.errors:  # a partial pass (a quarantined source, bad rows): how many, said in /readyz
-            self.passes[-1]["errors"] = len(report.errors)
+            with self._passes_lock:
+                self.passes.append({"seconds": time.perf_counter() - t, "publish_seconds": held, **entry})
+                self.passes_done += 1
+                del self.passes[:-20]  # the recent ones
         log.info("index pass %s: %s (index published in %.2f s)", report.run_id, report.status, held)
         return report
 
@@ -539,9 +544,11 @@ class Service:
         checks["encoder"] = {"ok": self.encoder is not None,
                              "detail": getattr(self.encoder, "id", None) or "not loaded"}
         if self.worker_schedule:
-            last = dict(self.passes[-1]) if self.passes else None
+            with self._passes_lock:
+                passes, done = [dict(p) for p in self.passes], self.passes_done
+            last = passes[-1] if passes else None
             checks["worker"] = {"ok": self._thread is not None and self._thread.is_alive(),
-                                "detail": f"every {self.worker_schedule}; {self.passes_done} pass(es) done"
+                                "detail": f"every {self.worker_schedule}; {done} pass(es) done"
                                           + (f"; the last {last.get('status')}"
                                              + (f" ({last['error']})" if last.get("error") else "")
                                              # which run, and where its errors are read (before: "partial", no more)
@@ -549,7 +556,7 @@ class Service:
                                                 "`taskspace runs`)" if last.get("errors") else "")
                                              + f", {last['seconds']:.1f} s, its index published in "
                                              f"{last['publish_seconds']:.2f} s" if last else ""),
-                                "passes": [dict(p) for p in self.passes]}
+                                "passes": passes}
         return checks
 
     def _store_checks(self) -> dict:

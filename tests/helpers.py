@@ -301,3 +301,13 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
             sys.modules["indexer.query"].close_cached()
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def hangup_as_from_a_terminal() -> None:
+    """``preexec_fn`` of a child a test sends SIGHUP: SIGHUP at its default action, as for a command run from a shell.
+    A test run started with ``nohup`` (or under a service manager ignoring it) ignores SIGHUP, the child inherits that,
+    and the commands keep it ignored (``indexer.worker.hangup_is_ours``): SIGHUP then did nothing and those tests
+    failed (the worker ran on until the 60 s timeout; `taskspace index` finished its pass and exited 0, not 129)."""
+    import signal
+
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)

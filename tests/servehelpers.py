@@ -57,10 +57,14 @@ class ThreadServer:
     def __init__(self, app):
         import uvicorn
 
-        self.port = free_port()
+        # bound here and handed to uvicorn: before, free_port() closed its socket and uvicorn bound the port later,
+        # so anything taking that port in between (a client's ephemeral port, another test run) failed the start
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
                                                     access_log=False))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self) -> str:
         self.thread.start()
@@ -74,3 +78,4 @@ class ThreadServer:
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
         self.thread.join(60)
+        self.socket.close()

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
@@ -28,6 +29,24 @@ REQUIRED = bool(os.environ.get("CI")) or os.environ.get("TASKSPACE_REQUIRE_BROWS
 ARTIFACTS = os.environ.get("TASKSPACE_ARTIFACTS")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+#: how long an ``expect`` waits for what the page shows (ms). Playwright's default, 5 s, is an upper bound on an
+#: answer no test means to assert: CI's loaded 2-core machine took longer for a page's first search (its route
+#: fetching the server's real answer), "searching…" still shown after 5 s. A failing expectation still fails, later.
+EXPECT_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture(autouse=True)
+def _generous_expect_timeout():
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # no playwright: the tests skip (or fail in CI) in _need_browser
+        yield
+        return
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    try:
+        yield
+    finally:
+        expect.set_options(timeout=5_000)
 
 
 def _browser_or_reason() -> str | None:
@@ -59,6 +78,17 @@ def chromium_page():
                 for open_page in context.pages:
                     open_page.unroute_all(behavior="ignoreErrors")
             browser.close()
+
+
+def _held(page, held: list, n: int = 1) -> list:
+    """``held`` (the requests a route handler keeps) once it holds ``n``: the handler runs when Playwright dispatches the
+    route event, which may come after the page showed what the test waited for (its "searching…", set as the request
+    leaves); before, ``held.pop()`` right after that could find the list still empty."""
+    deadline = time.monotonic() + EXPECT_TIMEOUT_MS / 1000
+    while len(held) < n and time.monotonic() < deadline:
+        page.wait_for_timeout(20)  # Playwright dispatches its events (the route's) meanwhile
+    assert len(held) >= n, f"{len(held)} request(s) held, expected {n}"
+    return held
 
 
 def _need_browser() -> None:
@@ -810,7 +840,7 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
         expect(status).to_have_text("searching…")
         assert page.evaluate(focused) == "go"
         expect(page.locator("#go")).to_have_attribute("aria-disabled", "true")
-        held.pop().continue_()
+        _held(page, held).pop().continue_()
         page.unroute("**/v1/find")
         expect(status).to_contain_text("error: prompt 2: a prompt has at most 4000 characters")
         assert page.evaluate(focused) == "go"
@@ -852,7 +882,7 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
         expect(page.locator("#model-meta")).to_have_text("loading…")
         page.keyboard.press("Tab")
         assert page.evaluate(focused) == "back"
-        held.pop().continue_()
+        _held(page, held).pop().continue_()
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")
         page.unroute("**/v1/models/org/m2")
         assert page.evaluate(focused) == "back"
@@ -1251,8 +1281,10 @@ def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page
         status = page.locator("#status")
         expect(status).to_contain_text("ask again when it has published (GET /readyz lists its passes) (the server "
                                        "expects this to last 1 s: asking again then)")
-        expect(status).to_contain_text("model(s) ranked for benchmark alpha", timeout=5000)
-        assert len(asked) == 2 and asked[1] - asked[0] >= 0.9
+        expect(status).to_contain_text("model(s) ranked for benchmark alpha")  # asked again by itself (when: below)
+        # asked again after the 1 s it was told, not after the 5 s of a 503 without Retry-After (measured where the
+        # route saw the requests: the answer's own time, long on a loaded machine, is not in it)
+        assert len(asked) == 2 and 0.9 <= asked[1] - asked[0] < 4.5, asked
         page.unroute("**/v1/find")
         models: list[float] = []
 
@@ -1267,8 +1299,8 @@ def test_a_503_with_retry_after_is_asked_again_then_and_one_without_says_so(page
         page.locator("#ranked a.detail").first.click()
         meta = page.locator("#model-meta")
         expect(meta).to_contain_text("(the server does not say for how long: asking again in 5 s)")
-        expect(meta).to_contain_text("prompts measured", timeout=9000)
-        assert len(models) == 2 and models[1] - models[0] >= 4.9
+        expect(meta).to_contain_text("prompts measured")  # asked again by itself (when: below)
+        assert len(models) == 2 and 4.9 <= models[1] - models[0] < 9.5, models  # 5 s, not the next wait (10 s)
         assert failures == []
 
 

@@ -18,6 +18,13 @@ import pytest
 from indexer.errors import BusyError, StoreError
 from indexer.worker import Worker
 
+from helpers import hangup_as_from_a_terminal
+
+
+
+#: seconds a test waits for a command's pass or exit, an upper bound no test means to assert: under load the tiny
+#: source's pass (the encoder loaded) took over 90 s (a stress run: "no run became 'ok' in 90 s")
+WAIT = 240
 
 
 @pytest.fixture
@@ -42,7 +49,12 @@ def test_worker_stop_event_interrupts_the_wait():
     w = Worker("1h", lambda stop: "ok")
     t = threading.Thread(target=w.serve)
     t.start()
-    time.sleep(0.3)
+    # the first pass over and the worker waiting for the next (before: a fixed 0.3 s, after which a thread not yet
+    # scheduled on a loaded machine had run no pass, and serve() saw the stop at once: passes 0)
+    deadline = time.monotonic() + 60
+    while w.next_at is None and t.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert w.next_at is not None, "the worker did not reach its wait for the next pass"
     w.stop.set()
     t.join(timeout=5)
     assert not t.is_alive() and w.passes == 1
@@ -315,12 +327,22 @@ def test_cli_worker_max_passes_and_cron(TASKSPACE):
     the next cron match; a bad --cron or an interval given as --cron fails before any work (exit 2)."""
     import json
 
+    took = time.monotonic()
     res = _cli(TASKSPACE, "-v", "worker", "--every", "1s", "--max-passes", "2")  # -v: the INFO lines
+    took = time.monotonic() - took
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stderr.count("pass finished: ok") == 2 and "next pass at" in res.stderr
     # --cron: the first pass at once, the next at the next match ("*/5": a minute divisible by 5, second 0)
-    from datetime import datetime, timezone
+    from datetime import datetime, timedelta, timezone
 
+    # not started just before a match: that pass would be due before the SIGTERM below, and run (a fourth run, and a
+    # "next pass at" already past). Started within twice the time the worker above took of one (at least 30 s), it
+    # waits for the match to pass first (before: a start in the last moments of a 5-minute step failed the test)
+    now = datetime.now(timezone.utc)
+    boundary = now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0) + timedelta(minutes=5)
+    if (boundary - now).total_seconds() < min(150.0, max(30.0, 2 * took)):
+        time.sleep((boundary - now).total_seconds() + 1)
+    started = datetime.now(timezone.utc)
     proc = subprocess.Popen([TASKSPACE, "-v", "worker", "--cron", "*/5 * * * *"], stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ))
     try:
@@ -331,11 +353,12 @@ def test_cli_worker_max_passes_and_cron(TASKSPACE):
             if not line or "next pass at" in line:
                 break
         assert "next pass at" in lines[-1], "".join(lines)[-3000:]
+        read = datetime.now(timezone.utc)
         due = datetime.fromisoformat(lines[-1].split("next pass at ")[1].strip())
-        left = (due - datetime.now(timezone.utc)).total_seconds()
-        assert due.minute % 5 == 0 and due.second == 0 and 0 < left <= 300, lines[-1]
+        # the next match after the moment the worker computed it, which lies between its start and the line's reading
+        assert due.minute % 5 == 0 and due.second == 0 and started < due <= read + timedelta(minutes=5), (lines[-1], started, read)
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        assert proc.wait(timeout=WAIT) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -424,7 +447,7 @@ def _tiny_configured_source(tmp_path, tag: str) -> Path:
     return home
 
 
-def _wait_for_newest_run(home: Path, status: str, seconds: float = 60) -> None:
+def _wait_for_newest_run(home: Path, status: str, seconds: float = WAIT) -> None:
     """Wait until the home's newest run has ``status`` (``running``: the pass holds the lock; ``ok``: it is over)."""
     from indexer.store.sql import open_store
 
@@ -446,12 +469,12 @@ def _index_stopped_mid_pass(tmp_path, TASKSPACE, sig: int, tag: str):
 
     home = _tiny_configured_source(tmp_path, tag)
     proc = subprocess.Popen([TASKSPACE, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
+                            env=dict(os.environ), preexec_fn=hangup_as_from_a_terminal)
     try:
         _wait_for_newest_run(home, "running")  # the pass holds the lock
         time.sleep(0.3)  # into the encoder's load
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=WAIT)
     finally:
         proc.kill()
     with open_store() as store:
@@ -529,7 +552,7 @@ def test_sigterm_to_demo_removes_its_throwaway_home(tmp_path, TASKSPACE):
         assert list(tmp.glob("taskspace-demo-*")), "the demo did not start"
         time.sleep(0.3)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=WAIT)
     finally:
         proc.kill()
     assert proc.returncode == 143, err[-2000:]
@@ -633,12 +656,12 @@ def test_a_worker_started_with_sighup_ignored_outlives_its_terminal(tmp_path, TA
                             text=True, env=dict(os.environ),
                             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))  # what nohup does
     try:
-        _wait_for_newest_run(home, "ok", 90)  # the first pass over: the worker sleeps until the next
+        _wait_for_newest_run(home, "ok")  # the first pass over: the worker sleeps until the next
         proc.send_signal(signal.SIGHUP)
         time.sleep(1.5)
         assert proc.poll() is None, proc.communicate()[1][-2000:]
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=WAIT)
     finally:
         proc.kill()
     assert proc.returncode == 0 and "SIGHUP" not in err and "SIGTERM" in err, err[-2000:]
@@ -652,11 +675,11 @@ def test_sighup_to_the_worker_finishes_the_pass_and_records_it_stopped(tmp_path,
 
     home = _tiny_configured_source(tmp_path, "sighup")
     proc = subprocess.Popen([TASKSPACE, "worker", "--every", "1h"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=dict(os.environ))
+                            text=True, env=dict(os.environ), preexec_fn=hangup_as_from_a_terminal)
     try:
         _wait_for_newest_run(home, "running")  # the pass holds the lock
         proc.send_signal(signal.SIGHUP)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=WAIT)
     finally:
         proc.kill()
     assert proc.returncode == 0, err[-2000:]

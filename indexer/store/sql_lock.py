@@ -189,14 +189,19 @@ def sqlite_lock(database: str | None, name: str):
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown pid"
             raise _busy(name, str(database), holder) from None
         try:  # who holds it, for the next opener's message; the flock is the lock
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{_holder_name()}\n".encode(), 0)
+            holder = f"{_holder_name()}\n".encode()
+            os.pwrite(fd, holder, 0)  # written over the last holder's name, then cut to it: the file is never empty
+            os.ftruncate(fd, len(holder))
         except OSError as exc:  # a full disk: the lock is held all the same (before: an OSError traceback, exit 1)
+            with contextlib.suppress(OSError):  # no earlier holder's name left in it
+                os.ftruncate(fd, 0)
             log.debug("cannot write the holder into %s: %s", path, exc)
         try:
             yield Held()
         finally:
-            os.ftruncate(fd, 0)
+            # the name stays until the flock is released (the next holder writes over it): before, the file was emptied
+            # first, so an opener between the two read no holder, and a worker waiting for the lock logged a second
+            # "another taskspace process holds ... (unknown pid)" as the holder released it
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
