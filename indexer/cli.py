@@ -479,12 +479,14 @@ def check(
 
       taskspace check --json
     """
+    from .spaces import configured_spec
     from .store.vectors import VectorStore
     from .sync import check as run_check
     from .sync import open_sql_of_index
 
     with open_sql_of_index() as sql, VectorStore.from_settings() as vectors:
-        drifts = run_check(sql, vectors, space)
+        # the configured space (the one a pass solves): its models a pass would solve are drift (Drift.unsolved)
+        drifts = run_check(sql, vectors, space, solves=configured_spec(lenient=True))
         running = None if all(d.clean for d in drifts) else _running_pass(sql)
     clean = all(d.clean for d in drifts)
     if as_json:
@@ -507,6 +509,9 @@ def check(
                     if keys:
                         more = f" (+{len(keys) - 5} more)" if len(keys) > 5 else ""
                         typer.echo(f"  {what} {k}: {len(keys)}: {', '.join(keys[:5])}{more}")
+            if d.unsolved:  # results ingested since the last pass: these models are in no search until it solves them
+                more = f" (+{len(d.unsolved) - 5} more)" if len(d.unsolved) > 5 else ""
+                typer.echo(f"  unsolved models: {len(d.unsolved)}: {', '.join(d.unsolved[:5])}{more}")
         uncomputed = sum(len(d.uncomputed) for d in drifts)
         if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
             typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
@@ -523,6 +528,12 @@ def check(
             typer.echo(f"run `taskspace index` to index the results ingested since the last indexing pass "
                        f"(benchmark(s) {named}): it solves their models, computes the benchmark vectors and rebuilds "
                        "the prompts and benchmarks above (`taskspace reindex` would rebuild the prompts alone)", err=True)
+        unsolved = sorted({m for d in drifts if d.in_sql for m in d.unsolved})
+        if running is None and unsolved:  # before: check said clean, these models in no search until a pass
+            named = ", ".join(unsolved[:5]) + (f" (+{len(unsolved) - 5} more)" if len(unsolved) > 5 else "")
+            typer.echo(f"run `taskspace index` to solve the {len(unsolved)} model(s) whose results were ingested since "
+                       f"their vector was solved, or that have none ({named}): they are in no search until it does",
+                       err=True)
         if running is None and any(_beyond_a_pass(d) for d in drifts if d.in_sql and d.pull_again is None):
             then = "then " if uncomputed or pending else ""
             typer.echo(f"{then}run `taskspace reindex` to rebuild the index from SQL", err=True)

@@ -33,7 +33,9 @@ Qdrant's Dot product is the model's predicted score.
   products with two fixed random probes, beyond float32 rounding, :func:`_compare`), and lists the collections an interrupted rebuild
   left (``orphans``: not drift, the next rebuild drops them), and which extra benchmark points are of benchmarks SQL
   holds with prompts but without a vector in the space (``uncomputed``: an indexing pass recomputes their vectors and
-  rebuilds the collection; a rebuild alone would drop the points). Prompt vectors are not recomputed (that needs the
+  rebuilds the collection; a rebuild alone would drop the points), and, in the space an indexing pass solves (the
+  configured one, ``solves``), the models with outcomes whose vector is missing or was solved from other inputs that
+  its solver can solve (``unsolved``: drift `taskspace index` repairs). Prompt vectors are not recomputed (that needs the
   encoder): their digest covers hash, benchmarks, text snippet and encoder id. A kind whose live collection cannot
   be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose scan or search fails (its files
   damaged), is a problem of the drift with every expected point missing; ``reindex`` replaces it.
@@ -458,6 +460,11 @@ class Drift:
     #: solves them, computes these vectors and rebuilds the benchmarks and prompts collections, so their drift is its
     #: to repair; `taskspace reindex` would rebuild the prompts and leave the new results unindexed
     unindexed: list[str] = field(default_factory=list)
+    #: models with outcomes in SQL whose vector in this space is missing or was solved from other inputs (results
+    #: ingested since the last indexing pass: `taskspace ingest` without `taskspace index`), in the space a pass solves
+    #: (the configured one) and that its solver can solve (:func:`_solvable`): drift that `taskspace index` repairs.
+    #: Before, check said clean while these models were in no search
+    unsolved: list[str] = field(default_factory=list)
     #: False for a space the index holds and SQL does not (an interrupted or by-hand removal, a copied folder):
     #: `taskspace reindex` rebuilds only SQL's spaces, so it stays; `taskspace spaces drop NAME` removes it
     in_sql: bool = True
@@ -467,7 +474,8 @@ class Drift:
 
     @property
     def clean(self) -> bool:
-        return not (any(self.missing.values()) or any(self.stale.values()) or any(self.extra.values()) or self.problems)
+        return not (any(self.missing.values()) or any(self.stale.values()) or any(self.extra.values()) or self.problems
+                    or self.unsolved)
 
     def counts(self) -> dict:
         return {k: {kind: len(v) for kind, v in getattr(self, k).items() if v} for k in ("missing", "stale", "extra")}
@@ -476,7 +484,8 @@ class Drift:
         """JSON-able summary: counts and up to ``limit`` keys per (category, kind)."""
         return {"space": self.space, "clean": self.clean, "counts": self.counts(), "problems": self.problems,
                 "orphans": self.orphans, "uncomputed": self.uncomputed[:limit],
-                "unindexed": self.unindexed[:limit], "in_sql": self.in_sql, "pull_again": self.pull_again,
+                "unindexed": self.unindexed[:limit], "unsolved": self.unsolved[:limit],
+                "n_unsolved": len(self.unsolved), "in_sql": self.in_sql, "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -552,9 +561,26 @@ def _expected(points) -> tuple[dict[str, str], tuple[dict[str, int], np.ndarray]
     return digests, (rows, M)
 
 
-def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
+def _solvable(sql, models: list[str], chunk: int = 256) -> list[str]:
+    """Those of ``models`` an indexing pass's solver can solve: at least one observed outcome on the prompts of a
+    benchmark, every one in [0, 1] (what :meth:`HyperplaneSolver.add_models <indexer.solver.HyperplaneSolver.add_models>`
+    requires; a pass reports a model it refuses as an item error and leaves it unsolved, so counting it would keep
+    check dirty after every pass). Their outcomes are read ``chunk`` models at a time."""
+    out = []
+    for lo in range(0, len(models), chunk):
+        om = sql.load_outcomes(models=models[lo:lo + chunk])
+        S = np.asarray(om.scores, dtype=np.float64)
+        observed = ~np.isnan(S)
+        ok = observed.any(axis=1) & ~(observed & ((S < 0) | (S > 1))).any(axis=1) if S.size else np.zeros(len(S), bool)
+        out.extend(m for m, good in zip(om.models, ok) if good)
+    return sorted(out)
+
+
+def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
     """Compare every space's index with SQL (see the module docstring); ``space`` (as in :func:`reindex`)
-    checks only that one and skips index spaces unknown to SQL."""
+    checks only that one and skips index spaces unknown to SQL. ``solves``: the spec of the space an indexing pass
+    solves (:func:`indexer.spaces.configured_spec`); its models with outcomes but no vector solved from them, that a
+    pass can solve, are :attr:`Drift.unsolved` (None: not looked for)."""
     out = []
     known = set()
     prompts = benchmarks = None  # SQL's, read once for every space
@@ -603,6 +629,10 @@ def check(sql, vectors: VectorStore, space=None) -> list[Drift]:
             # the benchmarks whose vector an indexing pass computes now (as Indexer._benchmark_vectors decides)
             n_saved = {bv.benchmark: bv.n_prompts for bv in saved}
             drift.unindexed = sorted(b.name for b in benchmarks if b.n_prompts and n_saved.get(b.name) != b.n_prompts)
+            if solves is not None and solves.matches(rec) and hasattr(sql, "stale_models"):
+                # as the pass decides (Indexer._pass: Store.stale_models), less those its solver refuses
+                stale = sql.stale_models(rec.id)
+                drift.unsolved = _solvable(sql, stale) if stale else []
             if prompts is None:
                 prompts = _prompts(sql)
             compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})

@@ -604,6 +604,63 @@ def test_check_after_an_ingest_without_an_indexing_pass_advises_taskspace_index(
     assert rc == 0 and "clean" in out, (out, err)
 
 
+@pytest.mark.parametrize("db", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_check_after_an_ingest_of_a_new_model_advises_taskspace_index(encoder, tmp_path, cli, monkeypatch, request, db):
+    """`taskspace ingest` of a new model's results on a benchmark already indexed (no new benchmark, no new prompt),
+    without `taskspace index`: `check` reports the model as unsolved (it has outcomes and no vector: in no search),
+    exit 1, advises `taskspace index` naming it (`unsolved` in `--json`) and not `taskspace reindex`. Before, it said
+    clean. A model a pass cannot solve (its stored outcomes outside [0, 1]: the solver refuses it, the pass reports an
+    item error) is not counted, so check is clean after the pass."""
+    import json
+
+    from sqlalchemy import text
+
+    from helpers import TOPICS, index_sources, outcomes, write_source
+    from indexer.config import reset_settings
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+
+    if db == "postgresql":
+        from indexer.store.sql import Store
+
+        url = request.getfixturevalue("pg_url")
+        Store(url, upgrade=True).close()
+        monkeypatch.setenv("TASKSPACE_DATABASE_URL", url)
+        reset_settings()
+    rng = np.random.default_rng(7)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8))])
+    store.close()
+    vectors.close()
+    rc, out, err = cli("check")
+    assert rc == 0 and "clean" in out, (out, err)
+    write_source(tmp_path / "n", "alpha", alpha, outcomes(rng, ["org/new"], 8))
+    rc, out, err = cli("ingest", str(tmp_path / "n"), "--no-metadata")
+    assert rc == 0, (out, err)
+    rc, out, err = cli("check")
+    assert rc == 1 and "unsolved models: 1: org/new" in out, (out, err)
+    assert "run `taskspace index`" in err and "org/new" in err and "taskspace reindex" not in err, err
+    rc, out, err = cli("check", "--json")
+    assert rc == 1 and json.loads(out)["spaces"][0]["unsolved"] == ["org/new"], out
+    with open_store() as sql:  # org/b's stored outcomes made ones no pass can solve (2.0), its digest changed
+        with sql.engine.begin() as conn:
+            mid = conn.execute(text("select id from models where key = 'org/b'")).scalar_one()
+            blob = np.full(8, 2.0, dtype="<f4").tobytes()
+            conn.execute(text("update outcomes set scores = :s where model_id = :m"), {"s": blob, "m": mid})
+            conn.execute(text("update models set outcomes_digest = 'unsolvable' where id = :m"), {"m": mid})
+        space = sql.list_spaces()[0]
+        assert "org/b" in sql.stale_models(space.id)
+    rc, out, err = cli("check", "--json")
+    assert rc == 1 and json.loads(out)["spaces"][0]["unsolved"] == ["org/new"], out  # org/b: a pass cannot solve it
+    with open_store() as sql, VectorStore.from_settings() as vs:
+        r = Indexer(sql, vs, encoder=encoder).run([SourceSpec(str(tmp_path / s)) for s in "an"])
+        assert r.counts["solved"] >= 1 and any("org/b" in e["message"] for e in r.errors), (r.counts, r.errors)
+        assert "org/b" in sql.stale_models(space.id)  # still unsolved: every pass would leave it so
+    rc, out, err = cli("check")
+    assert rc == 0 and "clean" in out, (out, err)
+
+
 def test_check_during_a_running_pass_says_the_pass_is_writing_the_index(encoder, taskspace_home, cli):
     """`taskspace check` while an indexing pass runs (the worker's, `taskspace index`): the drift it sees is the
     pass's work in progress, so it says which run is writing the index and to check again when it finishes, instead
