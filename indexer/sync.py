@@ -35,10 +35,10 @@ Qdrant's Dot product is the model's predicted score.
   holds with prompts but without a vector in the space (``uncomputed``: an indexing pass recomputes their vectors and
   rebuilds the collection; a rebuild alone would drop the points), and, in the space an indexing pass solves (the
   configured one, ``solves``), the models with outcomes whose vector is missing or was solved from other inputs that
-  its solver can solve (``unsolved``: drift `taskspace index` repairs). Prompt vectors are not recomputed (that needs the
-  encoder): their digest covers hash, benchmarks, text snippet and encoder id. A kind whose live collection cannot
-  be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose scan or search fails (its files
-  damaged), is a problem of the drift with every expected point missing; ``reindex`` replaces it.
+  its solver can solve (``unsolved``: drift `taskspace index` repairs). Prompt vectors are not recomputed (that
+  needs the encoder): their digest covers hash, benchmarks, text snippet and encoder id. A kind whose live
+  collection cannot be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose scan or search
+  fails (its files damaged), is a problem of the drift with every expected point missing; ``reindex`` replaces it.
 - A pulled space (``taskspace pull``, read-only until raw results are ingested) keeps the prompts collection the pull
   wrote from the published index rows: ``reindex`` leaves it and ``check`` does not compare it (SQL has no texts).
 - :func:`open_sql_of_index` opens SQL for ``check`` and ``reindex``, refusing (instead of creating it empty) a SQLite
@@ -563,9 +563,10 @@ def _expected(points) -> tuple[dict[str, str], tuple[dict[str, int], np.ndarray]
 
 def _solvable(sql, models: list[str], chunk: int = 256) -> list[str]:
     """Those of ``models`` an indexing pass's solver can solve: at least one observed outcome on the prompts of a
-    benchmark, every one in [0, 1] (what :meth:`HyperplaneSolver.add_models <indexer.solver.HyperplaneSolver.add_models>`
-    requires; a pass reports a model it refuses as an item error and leaves it unsolved, so counting it would keep
-    check dirty after every pass). Their outcomes are read ``chunk`` models at a time."""
+    benchmark, every one in [0, 1] (what
+    :meth:`HyperplaneSolver.add_models <indexer.solver.HyperplaneSolver.add_models>` requires; a pass reports a
+    model it refuses as an item error and leaves it unsolved, so counting it would keep check dirty after every
+    pass). Their outcomes are read ``chunk`` models at a time."""
     out = []
     for lo in range(0, len(models), chunk):
         om = sql.load_outcomes(models=models[lo:lo + chunk])
