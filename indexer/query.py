@@ -171,7 +171,7 @@ def _space(store, space=None, spaces: list | None = None):
         # 5 "cannot load encoder" for every search without --space, though no space needed that encoder)
         spec = configured_spec(lenient=True)
         mine = [s for s in spaces if s.encoder == spec.encoder]
-        said = spec.encoder or _configured_encoder()
+        said = f"{spec.encoder} (TASKSPACE_ENCODER)" if spec.encoder else _configured_encoder()
         if not mine and (said, spaces[-1].id) not in _WARNED_ENCODER and (len(spaces) > 1 or _built_here(store, spaces[0])):
             # the configured encoder built none of them (TASKSPACE_ENCODER changed, or a typo): said once per process
             # (a server answers many queries), not silent
@@ -185,14 +185,13 @@ def _space(store, space=None, spaces: list | None = None):
             # the caller's words: the command's option, the library's parameter (before: `--space` to a Python caller)
             if len(spaces) > 1:
                 logging.getLogger(__name__).warning(
-                    "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the "
-                    "newest space, %s (%s); %s picks another: %s", said, space_name(spaces[-1]), spaces[-1].encoder,
+                    "no indexed space was built with the configured encoder %s; searching the newest space, %s (%s); "
+                    "%s picks another: %s", said, space_name(spaces[-1]), spaces[-1].encoder,
                     "--space NAME" if CLI.get() else "space=NAME", ", ".join(space_name(s) for s in spaces))
             else:
                 logging.getLogger(__name__).warning(
-                    "no indexed space was built with the configured encoder %s (TASKSPACE_ENCODER); searching the only "
-                    "space, %s (%s); `taskspace index` builds the configured encoder's space beside it from the stored "
-                    "results", said, space_name(spaces[-1]), spaces[-1].encoder)
+                    "no indexed space was built with the configured encoder %s; searching the only space, %s (%s); "
+                    "`taskspace index` builds the configured encoder's space beside it from the stored results", said, space_name(spaces[-1]), spaces[-1].encoder)
         every, spaces = spaces, [default_space(spaces, spec)]
         if not mine:  # said above: the encoder differs, so the method's space cannot be here either
             return spaces[0]
@@ -213,7 +212,7 @@ def _configured_encoder() -> str:
     """``TASKSPACE_ENCODER`` as set, for a warning about an encoder that cannot be loaded (so has no id)."""
     from .config import get_settings
 
-    return f"{get_settings().encoder} (which cannot be loaded here)"
+    return f"{get_settings().encoder} (TASKSPACE_ENCODER), which cannot be loaded here"
 
 
 #: (space key, configured method and settings) pairs :func:`_warn_not_configured` has warned of in this process

@@ -491,8 +491,9 @@ def test_a_configured_encoder_that_cannot_be_loaded_does_not_stop_searches_of_th
     with caplog.at_level(logging.WARNING, logger="indexer.query"):
         got = find_models(PROMPT, k=3, store=store, vectors=vectors).to_dict()
     assert got["space"]["name"] == space_name(auto)
-    assert any("configured encoder /nonexistent/encoder (which cannot be loaded here)" in r.getMessage()
-               for r in caplog.records), caplog.text
+    # one clause (before: "... /nonexistent/encoder (which cannot be loaded here) (TASKSPACE_ENCODER); ...")
+    assert any("no indexed space was built with the configured encoder /nonexistent/encoder (TASKSPACE_ENCODER), which "
+               "cannot be loaded here; searching the newest space" in r.getMessage() for r in caplog.records), caplog.text
     listed = describe_spaces(store, vectors)
     assert [(i.name, i.default, i.configured) for i in listed] == [(space_name(mc), False, False),
                                                                    (space_name(auto), True, False)]

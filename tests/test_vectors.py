@@ -818,6 +818,35 @@ def test_a_busy_index_names_the_process_that_holds_it_and_what_to_do(tmp_path, m
         assert (path / ".taskspace.lock").read_text().split(" ", 1)[0] == str(os.getpid())
 
 
+def test_the_embedded_index_lock_file_names_a_holder_at_every_step_of_naming_a_new_one(tmp_path, monkeypatch):
+    """A new holder of the embedded folder writes its "PID COMMAND" over the last holder's name and cuts the file to
+    its own: read (from another descriptor) after every call made while it names itself, the lock file is never empty,
+    and ends as this holder's name alone, not the longer last one's tail. Before, it was emptied first and then
+    written, so a second opener reading it then (`_read_holder` for the busy message, `_wait_for_a_query`) was told
+    no holder (and a query opener waited half a second for one)."""
+    path = tmp_path / "q"
+    path.mkdir()
+    lock = path / ".taskspace.lock"
+    lock.write_text("4194303 taskspace serve-a-name-longer-than-this-one\n")  # a last holder, gone
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/taskspace", "index"])
+    seen = []
+
+    def profile(frame, event, arg):  # after each call returns inside the naming (the file's own calls included)
+        if event in ("return", "c_return") and frame.f_code.co_name == "_write_holder":
+            seen.append(lock.read_bytes())
+
+    sys.setprofile(profile)
+    try:
+        store = VectorStore(path=path)
+    finally:
+        sys.setprofile(None)
+    with store:
+        assert len(seen) >= 3, seen  # the profile saw the naming's calls
+        assert b"" not in seen, seen
+        assert lock.read_text() == f"{os.getpid()} taskspace index\n"
+    assert lock.read_text() == f"{os.getpid()} taskspace index\n"  # kept after the close, until the next holder
+
+
 def test_an_embedded_index_on_a_read_only_file_system_is_a_store_error_naming_it(tmp_path, vector_engine):
     """The embedded index's folder on a read-only file system while SQL is elsewhere (PostgreSQL, or a SQLite file
     outside TASKSPACE_HOME): `search`, `models`, `check` and `reindex` say the folder cannot be opened for its lock

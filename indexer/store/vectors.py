@@ -88,11 +88,13 @@ Reading
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
 import logging
 import math
+import os
 import re
 import threading
 import time
@@ -363,7 +365,9 @@ class VectorStore:
             self._client = None
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
-                self._lockfile = open(self.path / ".taskspace.lock", "a+")
+                # read and written in place (no O_APPEND: "a+" appended every write at the end, so a new holder's
+                # name could not be written over the last one's)
+                self._lockfile = open(os.open(self.path / ".taskspace.lock", os.O_RDWR | os.O_CREAT, 0o666), "r+")
             except OSError as exc:  # a read-only mount, no permission: before, an OSError traceback
                 raise StoreError(
                     f"cannot open the embedded index at {self.path}: {exc.strerror or exc} ({exc.filename or self.path}); "
@@ -383,15 +387,14 @@ class VectorStore:
 
     def _write_holder(self) -> None:
         """Name this process in the lock file ("PID COMMAND"), for the message a second opener gets."""
-        import os
-
-        try:
-            self._lockfile.seek(0)
-            self._lockfile.truncate()
-            self._lockfile.write(f"{os.getpid()} {_command()}\n")
-            self._lockfile.flush()
-        except OSError:  # a read-only folder still locks; the message then names no holder
-            pass
+        fd = self._lockfile.fileno()
+        holder = f"{os.getpid()} {_command()}\n".encode()
+        try:  # written over the last holder's name, then cut to this one: the file never reads empty meanwhile
+            os.pwrite(fd, holder, 0)  # (before: emptied first, so an opener then was told no holder)
+            os.ftruncate(fd, len(holder))
+        except OSError:  # a read-only folder, a full disk: the folder is locked all the same; no earlier holder named
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
 
     def _read_holder(self) -> str:
         try:
