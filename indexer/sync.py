@@ -562,18 +562,17 @@ def _expected(points) -> tuple[dict[str, str], tuple[dict[str, int], np.ndarray]
 
 
 def _solvable(sql, models: list[str], chunk: int = 256) -> list[str]:
-    """Those of ``models`` an indexing pass's solver can solve: at least one observed outcome on the prompts of a
-    benchmark, every one in [0, 1] (what
-    :meth:`HyperplaneSolver.add_models <indexer.solver.HyperplaneSolver.add_models>` requires; a pass reports a
+    """Those of ``models`` an indexing pass's solver can solve, by the solver's own rule
+    (:func:`indexer.solver.inputs.refusals`: at least one observed outcome, every one in [0, 1]; a pass reports a
     model it refuses as an item error and leaves it unsolved, so counting it would keep check dirty after every
     pass). Their outcomes are read ``chunk`` models at a time."""
+    from .solver import inputs  # (the rule is read from its module at each call: one rule, wherever it changes)
+
     out = []
     for lo in range(0, len(models), chunk):
         om = sql.load_outcomes(models=models[lo:lo + chunk])
-        S = np.asarray(om.scores, dtype=np.float64)
-        observed = ~np.isnan(S)
-        ok = observed.any(axis=1) & ~(observed & ((S < 0) | (S > 1))).any(axis=1) if S.size else np.zeros(len(S), bool)
-        out.extend(m for m, good in zip(om.models, ok) if good)
+        refused = inputs.refusals(np.asarray(om.scores))
+        out.extend(m for i, m in enumerate(om.models) if i not in refused)
     return sorted(out)
 
 

@@ -765,3 +765,59 @@ def test_a_reindex_whose_lock_session_is_ended_takes_it_again_or_stops(encoder, 
         for cm in held_by_other:
             cm.__exit__(None, None, None)
         other.close()
+
+
+def _solver_takes(S: np.ndarray, names: list[str]) -> list[str]:
+    """The models of outcome rows ``S`` that :meth:`HyperplaneSolver.add_models` takes, one at a time (as a pass
+    retries a chunk it refuses), over random prompts of S's width."""
+    from indexer.errors import InputError
+    from indexer.solver import HyperplaneSolver
+
+    D = np.random.default_rng(0).normal(size=(S.shape[1], 4))
+    taken = []
+    for i, m in enumerate(names):
+        solver = HyperplaneSolver(lam=1.0).prepare(D / np.linalg.norm(D, axis=1, keepdims=True))
+        try:
+            solver.add_models(S[i:i + 1], model_ids=[m])
+        except InputError:
+            continue
+        taken.append(m)
+    return taken
+
+
+def test_check_and_the_solver_agree_on_the_models_a_pass_refuses(monkeypatch):
+    """`taskspace check` counts as unsolved only the models a pass's solver takes (sync._solvable); the solver's
+    admission rule (one observed outcome at least, every value in [0, 1]) is stated once, in the solver package
+    (indexer.solver.inputs.refusals), and check reads it from there: a model with a value out of range and one with no
+    observed outcome are refused by both, and a change to the rule changes both. Before, sync restated the rule."""
+    from types import SimpleNamespace
+
+    from indexer import sync
+    from indexer.solver import inputs
+
+    nan = np.nan
+    names = ["org/ok", "org/graded", "org/over", "org/under", "org/none", "org/one"]
+    S = np.array([[0, 1, nan, 1], [0.25, 0.5, 1, nan], [0, 1.5, 1, 0], [nan, -0.1, nan, 1], [nan] * 4,
+                  [nan, nan, 0, nan]], dtype=np.float32)
+
+    class Outcomes:  # a store's load_outcomes: these rows, for the models asked (in the asked order)
+        def load_outcomes(self, models):
+            rows = [names.index(m) for m in models]
+            return SimpleNamespace(models=list(models), scores=S[rows])
+
+    taken = _solver_takes(S, names)
+    assert taken == ["org/ok", "org/graded", "org/one"]
+    assert sync._solvable(Outcomes(), names) == sorted(taken)
+    assert sync._solvable(Outcomes(), names, chunk=2) == sorted(taken)
+    rule = inputs.refusals  # the rule changed in one place (a value of exactly 1 refused too): both follow
+
+    def stricter(S, missing=None):
+        out = rule(S, missing)
+        for r in np.flatnonzero((np.asarray(S) == 1).any(axis=1)):
+            out.setdefault(int(r), int(np.argmax(np.asarray(S)[r] == 1)))
+        return out
+
+    monkeypatch.setattr(inputs, "refusals", stricter)
+    taken = _solver_takes(S, names)
+    assert taken == ["org/one"]
+    assert sync._solvable(Outcomes(), names) == taken

@@ -308,13 +308,11 @@ class HyperplaneSolver:
             k = min(CHUNK, K - lo)
             Y, missing = Ybuf[:k], Mbuf[:k]
             chunk_ids = ids[lo : lo + k]
-            signed_into(S[lo : lo + k], Y, missing, chunk_ids)
+            # a model the solver refuses (inputs.refusals: no observed outcome, a value outside [0, 1]) raises
+            signed_into(S[lo : lo + k], Y, missing, chunk_ids, unobserved="drop it or add its results")
             sy[lo : lo + k] = Y.sum(axis=1)
             syy[lo : lo + k] = np.einsum("ij,ij->i", Y, Y)
             n[lo : lo + k] = N - missing.sum(axis=1)
-            if (n[lo : lo + k] == 0).any():
-                bad = chunk_ids[int(np.flatnonzero(n[lo : lo + k] == 0)[0])]
-                raise InputError("model has no observed outcome; drop it or add its results", item=f"model {bad}")
             if not missing.any():
                 keys.extend([b"all"] * k)
                 segments = [(0, N)]
@@ -351,9 +349,7 @@ class HyperplaneSolver:
         N = D.shape[0]
         if s.ndim != 1 or s.shape[0] != N:
             raise DimensionError(f"outcomes of model {model_id!r} have shape {s.shape}; expected ({N},)")
-        Y, observed = signed_outcomes(s[None, :], model_ids=[model_id])
-        if observed.sum() == 0:
-            raise InputError("model has no observed outcome; use remove_models", item=f"model {model_id}")
+        Y, observed = signed_outcomes(s[None, :], model_ids=[model_id], unobserved="use remove_models")
         b = dot_rows(Y, D, runs(observed[0]) if not observed.all() else [(0, N)])[0]  # b_i = sum_j y_ij d_j
         self._models.set_row(i, self._coverage.register(observed[0]), b, int(observed.sum()),
                              float(Y.sum()), float((Y * Y).sum()))
