@@ -590,14 +590,20 @@ def _while_a_pass_runs(exc) -> str:
 
 
 def _beyond_a_pass(d) -> bool:
-    """True when a space's drift is more than an indexing pass repairs: with benchmarks whose vectors a pass computes
-    (``Drift.unindexed``, results ingested since the last pass; ``Drift.uncomputed`` among them) it rebuilds the
-    benchmarks and prompts collections, so only the models' drift and the problems are left to `taskspace reindex`."""
+    """True when a space's drift is more than the indexing pass check advises for it repairs: with benchmarks whose
+    vectors a pass computes (``Drift.unindexed``, results ingested since the last pass; ``Drift.uncomputed`` among
+    them) it rebuilds the benchmarks and prompts collections, and it re-solves and pushes the models of
+    ``Drift.by_pass`` (the unsolved ones, or every one it solves when it solves them all), so only the other models'
+    drift and the problems are left to `taskspace reindex`. Before, a model whose results were ingested under a new
+    name (its point's aliases stale) added "then run `taskspace reindex`", though the pass left check clean."""
     missing, stale, extra = dict(d.missing), dict(d.stale), dict(d.extra)
     if d.unindexed or d.uncomputed:
         for kinds in (missing, stale, extra):
             kinds.pop("benchmarks", None)
             kinds.pop("prompts", None)
+    if d.unsolved or d.unindexed or d.uncomputed:  # check advises the pass (by_pass: only in the space it solves)
+        for kinds in (missing, stale, extra):
+            kinds["models"] = [m for m in kinds.get("models", []) if m not in d.by_pass]
     return bool(d.problems or any(missing.values()) or any(stale.values()) or any(extra.values()))
 
 

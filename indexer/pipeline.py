@@ -315,17 +315,9 @@ class Indexer:
             return
         # 2-4. embed, solve, save vectors for the models whose inputs changed
         with _timed(report, "load"):
-            # the stale models, found in SQL from the digests stored with the outcomes and the vectors: a pass with
-            # nothing new reads no model's digest; every model's key only when all are re-solved
-            stale = self.store.stale_models(space.id)
-            changed_models = len(stale)  # new, or with new or changed results (or solved toward another prior)
-            every = _Every(self.store)
-            drift = self.store.fit_drift(space.id)  # (since the prior, since the map): read once for both plans
-            stale, refresh, prior = self._prior_plan(space, stale, every, drift[0], force=refresh_prior)
-            # --refresh-prior fits the map now too (it is held fixed like the prior): under a method without a prior
-            # (auto, auto-text) that is all the flag does; before, it did nothing there and the map could not be refitted
-            stale, calibrate = self._calibration_plan(space, stale, every, drift[1],
-                                                      refresh or (refresh_prior and bool(every)), report)
+            plan = solve_plan(self.store, space, refresh_prior=refresh_prior, report=report)
+            changed_models = len(plan.stale)  # new, or with new or changed results (or solved toward another prior)
+            every, stale, refresh, prior, calibrate = plan.every, plan.models, plan.refresh, plan.prior, plan.calibrate
             if not every and (prior is not None or self.store.get_space_calibration(space.id) is not None):
                 self.store.forget_space_fit(space.id)  # no model has outcomes (every source dropped or emptied): a
                 # prior and map fitted on the gone models would be kept for the ones that come next (their changes
@@ -470,62 +462,6 @@ class Indexer:
         return represent.lift(E, params, texts) if lifted else represent.design(E, texts, params)
 
     # ------------------------------------------------------------------ solving
-    def _prior_plan(self, space, stale: list[str], models: "_Every", drift: int | None,
-                    force: bool = False) -> tuple[list[str], bool, object]:
-        """(models to solve, whether to re-estimate the space's prior, the stored prior or None). Without a
-        ``'mean'`` prior: the stale models. With one: every model when the models solved or removed since the stored
-        prior was estimated, or the change in their count, reach :data:`~indexer.space.REFIT_SHARE` of the models it
-        was estimated from (:func:`~indexer.space.needs_refit`; ``drift``: those counted by earlier passes,
-        :meth:`Store.fit_drift`), or when there is none yet and there are at least
-        ``PRIOR_MIN_MODELS`` models (fewer get no prior: plain ``auto``); else the stale ones (solved toward the
-        stored prior, if any). ``models``: every model with outcomes. ``force``: re-estimate now (with too few
-        models that removes the stored prior)."""
-        from .space import SpaceSpec, needs_refit
-
-        if SpaceSpec.of(space).prior != "mean":
-            return stale, False, None
-        # a pulled space's prior came with it for folding queries: built here, the space estimates its own
-        prior = None if self.store.space_origin(space.id) is not None else self.store.get_space_prior(space.id)
-        n = len(models)
-        if force and n:
-            return models.keys(), True, prior
-        if prior is None:
-            from .solver import PRIOR_MIN_MODELS  # (the solver package is imported only by a pass that solves)
-
-            return (models.keys(), True, None) if n >= PRIOR_MIN_MODELS else (stale, False, None)
-        if needs_refit(n, prior.n_models, (drift or 0) + len(stale)):  # this pass's too
-            return models.keys(), True, prior
-        return stale, False, prior
-
-    def _calibration_plan(self, space, models: list[str], every: "_Every", drift: int | None,
-                          solving_all: bool, report: RunReport | None = None) -> tuple[list[str], bool]:
-        """(models to solve, whether to fit the space's calibration map now). The map (:mod:`indexer.posterior`) is
-        fitted on the leave-one-out scores of the models a pass solves, so only from a pass that solves every
-        model: when there is none yet, or the models solved or removed since it was fitted, or the change in their
-        count, reach :data:`~indexer.space.REFIT_SHARE` of the models it was fitted on (then every model is solved), or the prior is re-estimated (``solving_all``); in
-        between it is held fixed, like the prior. A map an older taskspace fitted otherwise than this one fits it
-        (:func:`_fitted_before`) is fitted now, which ``report`` says once (``counts["calibration_refit"]``, printed
-        by `taskspace index`, the worker's pass line and `taskspace runs`). ``every``: every model with outcomes;
-        ``drift``: the models counted toward the map's re-estimation by earlier passes."""
-        from .space import needs_refit
-
-        if not every:
-            return models, False
-        cal = self.store.get_space_calibration(space.id)
-        if solving_all or cal is None or needs_refit(len(every), cal.n_models, (drift or 0) + len(models)):
-            return every.keys(), True
-        why = _fitted_before(cal, space)
-        if why:
-            from .space import space_name
-
-            note = (f"the calibration map of space {space_name(space)} was fitted by an older taskspace ({why}): "
-                    "fitted again, every model solved once, so intervals are computed as a fresh index computes them")
-            log.debug("%s", note)  # said once, by the pass's summary and its run record
-            if report is not None:
-                report.counts["calibration_refit"] = note
-            return every.keys(), True
-        return models, False
-
     def _solve(self, space, models: list[str], digests: dict[str, str], report: RunReport,
                refresh_prior: bool = False, prior=None, calibrate: bool = False) -> list[str]:
         """Solve ``models`` (``digests``: their outcome digests, :meth:`Store.model_digests`, recorded with the
@@ -695,6 +631,103 @@ class Indexer:
         dropped = [c for kind in sorted(needed - rebuild) for c in self.vectors.drop_orphans(name, kind)]
         if dropped:
             report.counts["orphans_dropped"] = dropped
+
+
+@dataclass
+class SolvePlan:
+    """What an indexing pass solves in its space (:func:`solve_plan`)."""
+
+    #: the models whose vector is missing or was solved from other inputs (:meth:`Store.stale_models`)
+    stale: list[str]
+    #: the models the pass solves: ``stale``, or every model with outcomes (``solves_all``)
+    models: list[str]
+    #: whether the pass re-estimates the space's prior; the stored prior (or None)
+    refresh: bool
+    prior: object
+    #: whether the pass fits the space's calibration map
+    calibrate: bool
+    #: every model with outcomes (asked lazily)
+    every: "_Every"
+
+    @property
+    def solves_all(self) -> bool:
+        """True when the pass solves every model with outcomes: each plan solves them all exactly when it fits its
+        prior or map now."""
+        return self.refresh or self.calibrate
+
+
+def solve_plan(store, space, *, refresh_prior: bool = False, report: RunReport | None = None) -> SolvePlan:
+    """The models an indexing pass solves in ``space`` now and the fits it makes (:func:`_prior_plan`,
+    :func:`_calibration_plan`), read from SQL alone: the pass follows it, and ``taskspace check``
+    (:func:`indexer.sync.check`) reads it to say which models' drift the pass it advises repairs."""
+    # the stale models, found in SQL from the digests stored with the outcomes and the vectors: a pass with
+    # nothing new reads no model's digest; every model's key only when all are re-solved
+    stale = store.stale_models(space.id)
+    every = _Every(store)
+    drift = store.fit_drift(space.id)  # (since the prior, since the map): read once for both plans
+    models, refresh, prior = _prior_plan(store, space, stale, every, drift[0], force=refresh_prior)
+    # --refresh-prior fits the map now too (it is held fixed like the prior): under a method without a prior
+    # (auto, auto-text) that is all the flag does; before, it did nothing there and the map could not be refitted
+    models, calibrate = _calibration_plan(store, space, models, every, drift[1],
+                                          refresh or (refresh_prior and bool(every)), report)
+    return SolvePlan(stale, models, refresh, prior, calibrate, every)
+
+
+def _prior_plan(store, space, stale: list[str], models: "_Every", drift: int | None,
+                force: bool = False) -> tuple[list[str], bool, object]:
+    """(models to solve, whether to re-estimate the space's prior, the stored prior or None). Without a
+    ``'mean'`` prior: the stale models. With one: every model when the models solved or removed since the stored
+    prior was estimated, or the change in their count, reach :data:`~indexer.space.REFIT_SHARE` of the models it
+    was estimated from (:func:`~indexer.space.needs_refit`; ``drift``: those counted by earlier passes,
+    :meth:`Store.fit_drift`), or when there is none yet and there are at least
+    ``PRIOR_MIN_MODELS`` models (fewer get no prior: plain ``auto``); else the stale ones (solved toward the
+    stored prior, if any). ``models``: every model with outcomes. ``force``: re-estimate now (with too few
+    models that removes the stored prior)."""
+    from .space import SpaceSpec, needs_refit
+
+    if SpaceSpec.of(space).prior != "mean":
+        return stale, False, None
+    # a pulled space's prior came with it for folding queries: built here, the space estimates its own
+    prior = None if store.space_origin(space.id) is not None else store.get_space_prior(space.id)
+    n = len(models)
+    if force and n:
+        return models.keys(), True, prior
+    if prior is None:
+        from .solver import PRIOR_MIN_MODELS  # (the solver package is imported only by a pass that solves)
+
+        return (models.keys(), True, None) if n >= PRIOR_MIN_MODELS else (stale, False, None)
+    if needs_refit(n, prior.n_models, (drift or 0) + len(stale)):  # this pass's too
+        return models.keys(), True, prior
+    return stale, False, prior
+
+def _calibration_plan(store, space, models: list[str], every: "_Every", drift: int | None,
+                      solving_all: bool, report: RunReport | None = None) -> tuple[list[str], bool]:
+    """(models to solve, whether to fit the space's calibration map now). The map (:mod:`indexer.posterior`) is
+    fitted on the leave-one-out scores of the models a pass solves, so only from a pass that solves every
+    model: when there is none yet, or the models solved or removed since it was fitted, or the change in their
+    count, reach :data:`~indexer.space.REFIT_SHARE` of the models it was fitted on (then every model is solved), or the prior is re-estimated (``solving_all``); in
+    between it is held fixed, like the prior. A map an older taskspace fitted otherwise than this one fits it
+    (:func:`_fitted_before`) is fitted now, which ``report`` says once (``counts["calibration_refit"]``, printed
+    by `taskspace index`, the worker's pass line and `taskspace runs`). ``every``: every model with outcomes;
+    ``drift``: the models counted toward the map's re-estimation by earlier passes."""
+    from .space import needs_refit
+
+    if not every:
+        return models, False
+    cal = store.get_space_calibration(space.id)
+    if solving_all or cal is None or needs_refit(len(every), cal.n_models, (drift or 0) + len(models)):
+        return every.keys(), True
+    why = _fitted_before(cal, space)
+    if why:
+        from .space import space_name
+
+        note = (f"the calibration map of space {space_name(space)} was fitted by an older taskspace ({why}): "
+                "fitted again, every model solved once, so intervals are computed as a fresh index computes them")
+        log.debug("%s", note)  # said once, by the pass's summary and its run record
+        if report is not None:
+            report.counts["calibration_refit"] = note
+        return every.keys(), True
+    return models, False
 
 
 class _Every:

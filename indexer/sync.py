@@ -465,6 +465,10 @@ class Drift:
     #: (the configured one) and that its solver can solve (:func:`_solvable`): drift that `taskspace index` repairs.
     #: Before, check said clean while these models were in no search
     unsolved: list[str] = field(default_factory=list)
+    #: the models the indexing pass that repairs :attr:`unsolved` re-solves and pushes to the index (whatever their
+    #: points' drift): the unsolved ones, or every model with outcomes the solver takes when the pass solves them all
+    #: (it fits the space's prior or calibration map now). Empty outside the space a pass solves
+    by_pass: set[str] = field(default_factory=set, repr=False)
     #: False for a space the index holds and SQL does not (an interrupted or by-hand removal, a copied folder):
     #: `taskspace reindex` rebuilds only SQL's spaces, so it stays; `taskspace spaces drop NAME` removes it
     in_sql: bool = True
@@ -576,6 +580,22 @@ def _solvable(sql, models: list[str], chunk: int = 256) -> list[str]:
     return sorted(out)
 
 
+def _plan_of_a_pass(sql, rec, drift: Drift) -> None:
+    """:attr:`Drift.unsolved` and :attr:`Drift.by_pass` of the space an indexing pass solves, as the pass decides
+    (:func:`indexer.pipeline.solve_plan`): its stale models (:meth:`Store.stale_models`) less those its solver
+    refuses, and every model with outcomes but those when it solves them all (its prior or calibration map fitted
+    now; their keys are read only then)."""
+    from .pipeline import solve_plan
+
+    plan = solve_plan(sql, rec)
+    drift.unsolved = _solvable(sql, plan.stale) if plan.stale else []
+    if plan.solves_all:  # every model is re-solved and pushed; those refused are among the stale ones
+        refused = set(plan.stale) - set(drift.unsolved)
+        drift.by_pass = {m for m in plan.models if m not in refused}
+    else:
+        drift.by_pass = set(drift.unsolved)
+
+
 def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
     """Compare every space's index with SQL (see the module docstring); ``space`` (as in :func:`reindex`)
     checks only that one and skips index spaces unknown to SQL. ``solves``: the spec of the space an indexing pass
@@ -630,9 +650,7 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
             n_saved = {bv.benchmark: bv.n_prompts for bv in saved}
             drift.unindexed = sorted(b.name for b in benchmarks if b.n_prompts and n_saved.get(b.name) != b.n_prompts)
             if solves is not None and solves.matches(rec) and hasattr(sql, "stale_models"):
-                # as the pass decides (Indexer._pass: Store.stale_models), less those its solver refuses
-                stale = sql.stale_models(rec.id)
-                drift.unsolved = _solvable(sql, stale) if stale else []
+                _plan_of_a_pass(sql, rec, drift)
             if prompts is None:
                 prompts = _prompts(sql)
             compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})
