@@ -507,35 +507,24 @@ def check(
             for what in ("missing", "stale", "extra"):
                 for k, keys in getattr(d, what).items():
                     if keys:
-                        more = f" (+{len(keys) - 5} more)" if len(keys) > 5 else ""
-                        typer.echo(f"  {what} {k}: {len(keys)}: {', '.join(keys[:5])}{more}")
+                        typer.echo(f"  {what} {k}: {len(keys)}: {_named(keys)}")
             if d.unsolved:  # results ingested since the last pass: these models are in no search until it solves them
-                more = f" (+{len(d.unsolved) - 5} more)" if len(d.unsolved) > 5 else ""
-                typer.echo(f"  unsolved models: {len(d.unsolved)}: {', '.join(d.unsolved[:5])}{more}")
+                typer.echo(f"  unsolved models: {len(d.unsolved)}: {_named(d.unsolved)}")
         uncomputed = sum(len(d.uncomputed) for d in drifts)
         if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
             typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
                        f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and writes the index; check again when it "
                        "finishes (`taskspace runs`)", err=True)
-        elif uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
-            typer.echo(f"run `taskspace index` to compute the {uncomputed} benchmark vector(s) SQL lacks (extra "
-                       "benchmarks above; `taskspace reindex` alone would drop them)", err=True)
+        # results ingested since the last pass (`taskspace ingest` alone): before, "run `taskspace reindex`", which
+        # rebuilt the prompts from SQL and left these results unsolved, unindexed
         pending = sorted({b for d in drifts if d.in_sql and not d.clean for b in d.unindexed} - {
             b for d in drifts for b in d.uncomputed})
-        if running is None and pending:  # results ingested since the last pass (`taskspace ingest` alone): before,
-            # "run `taskspace reindex`", which rebuilt the prompts from SQL and left these results unsolved, unindexed
-            named = ", ".join(pending[:5]) + (f" (+{len(pending) - 5} more)" if len(pending) > 5 else "")
-            typer.echo(f"run `taskspace index` to index the results ingested since the last indexing pass "
-                       f"(benchmark(s) {named}): it solves their models, computes the benchmark vectors and rebuilds "
-                       "the prompts and benchmarks above (`taskspace reindex` would rebuild the prompts alone)", err=True)
         unsolved = sorted({m for d in drifts if d.in_sql for m in d.unsolved})
-        if running is None and unsolved:  # before: check said clean, these models in no search until a pass
-            named = ", ".join(unsolved[:5]) + (f" (+{len(unsolved) - 5} more)" if len(unsolved) > 5 else "")
-            typer.echo(f"run `taskspace index` to solve the {len(unsolved)} model(s) whose results were ingested since "
-                       f"their vector was solved, or that have none ({named}): they are in no search until it does",
-                       err=True)
+        advice = _index_advice(uncomputed, pending, unsolved)
+        if running is None and advice:
+            typer.echo(advice, err=True)
         if running is None and any(_beyond_a_pass(d) for d in drifts if d.in_sql and d.pull_again is None):
-            then = "then " if uncomputed or pending else ""
+            then = "then " if advice else ""
             typer.echo(f"{then}run `taskspace reindex` to rebuild the index from SQL", err=True)
         for d in drifts:
             if running is None and d.pull_again is not None:  # reindex keeps a read-only space's prompts collection
@@ -587,6 +576,34 @@ def _while_a_pass_runs(exc) -> str:
     return (f"{text.split(';')[0]}: an indexing pass is running (run {running.id}, pid {running.pid}, started "
             f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and builds it; run the command again when it finishes "
             "(`taskspace runs`)")
+
+
+def _named(keys: list[str], most: int = 5) -> str:
+    """Up to ``most`` of ``keys``, and how many more."""
+    return ", ".join(keys[:most]) + (f" (+{len(keys) - most} more)" if len(keys) > most else "")
+
+
+def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str]) -> str | None:
+    """check's one "run `taskspace index`" line (None: no drift a pass repairs): what its pass does about each drift
+    it repairs, the benchmark vectors SQL lacks (``uncomputed``: how many), the benchmarks of results ingested since
+    the last pass (``pending``) and the models to solve (``unsolved``). Before, each said "run `taskspace index`" on a
+    line of its own."""
+    parts = []
+    if uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
+        parts.append(f"compute the {uncomputed} benchmark vector(s) SQL lacks (extra benchmarks above; "
+                     "`taskspace reindex` alone would drop them)")
+    if pending:
+        parts.append(f"index the results ingested since the last indexing pass (benchmark(s) {_named(pending)}): it "
+                     "solves their models, computes the benchmark vectors and rebuilds the prompts and benchmarks above "
+                     "(`taskspace reindex` would rebuild the prompts alone)")
+    if unsolved:  # before: check said clean, these models in no search until a pass
+        parts.append(f"solve the {len(unsolved)} model(s) whose results were ingested since their vector was solved, "
+                     f"or that have none ({_named(unsolved)}): they are in no search until it does")
+    if not parts:
+        return None
+    if len(parts) > 1:
+        parts[-1] = "and to " + parts[-1]
+    return "run `taskspace index` to " + "; ".join(parts)
 
 
 def _beyond_a_pass(d) -> bool:

@@ -874,3 +874,25 @@ def test_check_does_not_advise_reindex_for_model_drift_the_advised_pass_repairs(
         assert r.status == "ok", r.errors
     rc, out, err = cli("check")
     assert rc == 0 and "clean" in out, (out, err)
+
+
+def test_check_says_run_taskspace_index_once_naming_the_benchmarks_and_the_models(encoder, tmp_path, cli):
+    """`taskspace ingest` of a new benchmark whose models include an indexed one, without `taskspace index`: check has
+    benchmarks to index (`unindexed`) and models to solve (`unsolved`), and says "run `taskspace index`" on one line
+    naming both. Before, it said it twice, a line for each."""
+    from helpers import TOPICS, index_sources, outcomes, write_source
+
+    rng = np.random.default_rng(13)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    beta = [f"Write a Python function number {j} that merges two sorted lists" for j in range(6)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8))])
+    store.close()
+    vectors.close()
+    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/c"], 6))
+    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
+    assert rc == 0, (out, err)
+    rc, out, err = cli("check")
+    assert rc == 1 and "unsolved models: 2: org/a, org/c" in out, (out, err)
+    (line,) = [ln for ln in err.splitlines() if "run `taskspace index`" in ln]
+    assert "benchmark(s) beta" in line and "solve the 2 model(s)" in line and "(org/a, org/c)" in line, err
+    assert "taskspace reindex` to rebuild" not in err, err
