@@ -500,6 +500,7 @@ def check(
                            "(the next `taskspace reindex` drops them)")
             if d.clean:
                 typer.echo(f"space {d.space}: clean")
+                _echo_unsolvable(d)
                 continue
             typer.echo(f"space {d.space}: drift")
             for problem in d.problems:
@@ -510,6 +511,7 @@ def check(
                         typer.echo(f"  {what} {k}: {len(keys)}: {_named(keys)}")
             if d.unsolved:  # results ingested since the last pass: these models are in no search until it solves them
                 typer.echo(f"  unsolved models: {len(d.unsolved)}: {_named(d.unsolved)}")
+            _echo_unsolvable(d)
         uncomputed = sum(len(d.uncomputed) for d in drifts)
         if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
             typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
@@ -526,6 +528,11 @@ def check(
         if running is None and any(_beyond_a_pass(d) for d in drifts if d.in_sql and d.pull_again is None):
             then = "then " if advice else ""
             typer.echo(f"{then}run `taskspace reindex` to rebuild the index from SQL", err=True)
+        if any(d.unsolvable for d in drifts):  # not drift (exit 0 on its own): no pass or rebuild repairs it
+            typer.echo("fix the values of the models not solvable in the source that holds them (outcomes are 0 or 1, "
+                       "or a graded score in [0, 1], and a model needs one at least) and ingest it again "
+                       "(`taskspace ingest PATH`, or the next `taskspace index` of a configured source): until then "
+                       "no pass solves them and they are in no search", err=True)
         for d in drifts:
             if running is None and d.pull_again is not None:  # reindex keeps a read-only space's prompts collection
                 typer.echo(f"run `taskspace pull {d.pull_again}` again to finish writing the index of space {d.space}",
@@ -576,6 +583,14 @@ def _while_a_pass_runs(exc) -> str:
     return (f"{text.split(';')[0]}: an indexing pass is running (run {running.id}, pid {running.pid}, started "
             f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and builds it; run the command again when it finishes "
             "(`taskspace runs`)")
+
+
+def _echo_unsolvable(d) -> None:
+    """check's line of the models of a space the solver refuses (``Drift.unsolvable``), each with why. Before, check
+    said nothing of them (every pass's item errors did)."""
+    if d.unsolvable:
+        named = [f"{m} ({why})" for m, why in d.unsolvable.items()]
+        typer.echo(f"  not solvable: {len(named)}: {_named(named)}")
 
 
 def _named(keys: list[str], most: int = 5) -> str:

@@ -35,10 +35,12 @@ Qdrant's Dot product is the model's predicted score.
   holds with prompts but without a vector in the space (``uncomputed``: an indexing pass recomputes their vectors and
   rebuilds the collection; a rebuild alone would drop the points), and, in the space an indexing pass solves (the
   configured one, ``solves``), the models with outcomes whose vector is missing or was solved from other inputs that
-  its solver can solve (``unsolved``: drift `taskspace index` repairs). Prompt vectors are not recomputed (that
-  needs the encoder): their digest covers hash, benchmarks, text snippet and encoder id. A kind whose live
-  collection cannot be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose scan or search
-  fails (its files damaged), is a problem of the drift with every expected point missing; ``reindex`` replaces it.
+  its solver can solve (``unsolved``: drift `taskspace index` repairs), and those it refuses, with why
+  (``unsolvable``: not drift; no pass or rebuild repairs them, a corrected source ingested again does). Prompt
+  vectors are not recomputed (that needs the encoder): their digest covers hash, benchmarks, text snippet and encoder
+  id. A kind whose live collection cannot be read (:meth:`VectorStore.unreadable`: its folder removed, say), or whose
+  scan or search fails (its files damaged), is a problem of the drift with every expected point missing; ``reindex``
+  replaces it.
 - A pulled space (``taskspace pull``, read-only until raw results are ingested) keeps the prompts collection the pull
   wrote from the published index rows: ``reindex`` leaves it and ``check`` does not compare it (SQL has no texts).
 - :func:`open_sql_of_index` opens SQL for ``check`` and ``reindex``, refusing (instead of creating it empty) a SQLite
@@ -465,6 +467,10 @@ class Drift:
     #: (the configured one) and that its solver can solve (:func:`_solvable`): drift that `taskspace index` repairs.
     #: Before, check said clean while these models were in no search
     unsolved: list[str] = field(default_factory=list)
+    #: models with outcomes in SQL that the solver refuses (:func:`indexer.solver.inputs.refusals`), in the space a
+    #: pass solves -> why (no observed outcome, or a value outside [0, 1] and its benchmark): not drift (no pass or
+    #: rebuild repairs it; every pass reports them as item errors), fixed by correcting the source and ingesting it
+    unsolvable: dict[str, str] = field(default_factory=dict)
     #: the models the indexing pass that repairs :attr:`unsolved` re-solves and pushes to the index (whatever their
     #: points' drift): the unsolved ones, or every model with outcomes the solver takes when the pass solves them all
     #: (it fits the space's prior or calibration map now). Empty outside the space a pass solves
@@ -489,7 +495,9 @@ class Drift:
         return {"space": self.space, "clean": self.clean, "counts": self.counts(), "problems": self.problems,
                 "orphans": self.orphans, "uncomputed": self.uncomputed[:limit],
                 "unindexed": self.unindexed[:limit], "unsolved": self.unsolved[:limit],
-                "n_unsolved": len(self.unsolved), "in_sql": self.in_sql, "pull_again": self.pull_again,
+                "n_unsolved": len(self.unsolved),
+                "unsolvable": [{"model": m, "why": w} for m, w in list(self.unsolvable.items())[:limit]],
+                "n_unsolvable": len(self.unsolvable), "in_sql": self.in_sql, "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -565,33 +573,37 @@ def _expected(points) -> tuple[dict[str, str], tuple[dict[str, int], np.ndarray]
     return digests, (rows, M)
 
 
-def _solvable(sql, models: list[str], chunk: int = 256) -> list[str]:
-    """Those of ``models`` an indexing pass's solver can solve, by the solver's own rule
+def _solvable(sql, models: list[str], chunk: int = 256) -> tuple[list[str], dict[str, str]]:
+    """(those of ``models`` an indexing pass's solver can solve, those it refuses -> why), by the solver's own rule
     (:func:`indexer.solver.inputs.refusals`: at least one observed outcome, every one in [0, 1]; a pass reports a
     model it refuses as an item error and leaves it unsolved, so counting it would keep check dirty after every
     pass). Their outcomes are read ``chunk`` models at a time."""
     from .solver import inputs  # (the rule is read from its module at each call: one rule, wherever it changes)
 
-    out = []
+    out, refused = [], {}
     for lo in range(0, len(models), chunk):
         om = sql.load_outcomes(models=models[lo:lo + chunk])
-        refused = inputs.refusals(np.asarray(om.scores))
-        out.extend(m for i, m in enumerate(om.models) if i not in refused)
-    return sorted(out)
+        S = np.asarray(om.scores)
+        why = inputs.refusals(S)
+        out.extend(m for i, m in enumerate(om.models) if i not in why)
+        for i, c in why.items():
+            refused[om.models[i]] = ("no observed outcome" if c is None else
+                                     f"outcome {float(S[i, c]):g} on benchmark {om.benchmarks[c]} is outside [0, 1]")
+    return sorted(out), dict(sorted(refused.items()))
 
 
 def _plan_of_a_pass(sql, rec, drift: Drift) -> None:
-    """:attr:`Drift.unsolved` and :attr:`Drift.by_pass` of the space an indexing pass solves, as the pass decides
-    (:func:`indexer.pipeline.solve_plan`): its stale models (:meth:`Store.stale_models`) less those its solver
-    refuses, and every model with outcomes but those when it solves them all (its prior or calibration map fitted
+    """:attr:`Drift.unsolved`, :attr:`Drift.unsolvable` and :attr:`Drift.by_pass` of the space an indexing pass
+    solves, as the pass decides (:func:`indexer.pipeline.solve_plan`): its stale models (:meth:`Store.stale_models`)
+    less those its solver refuses (a model it refuses has no vector solved from its outcomes, so it is among them),
+    those, and every model with outcomes but those when it solves them all (its prior or calibration map fitted
     now; their keys are read only then)."""
     from .pipeline import solve_plan
 
     plan = solve_plan(sql, rec)
-    drift.unsolved = _solvable(sql, plan.stale) if plan.stale else []
+    drift.unsolved, drift.unsolvable = _solvable(sql, plan.stale) if plan.stale else ([], {})
     if plan.solves_all:  # every model is re-solved and pushed; those refused are among the stale ones
-        refused = set(plan.stale) - set(drift.unsolved)
-        drift.by_pass = {m for m in plan.models if m not in refused}
+        drift.by_pass = {m for m in plan.models if m not in drift.unsolvable}
     else:
         drift.by_pass = set(drift.unsolved)
 

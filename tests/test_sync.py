@@ -805,12 +805,12 @@ def test_check_and_the_solver_agree_on_the_models_a_pass_refuses(monkeypatch):
     class Outcomes:  # a store's load_outcomes: these rows, for the models asked (in the asked order)
         def load_outcomes(self, models):
             rows = [names.index(m) for m in models]
-            return SimpleNamespace(models=list(models), scores=S[rows])
+            return SimpleNamespace(models=list(models), scores=S[rows], benchmarks=["alpha", "alpha", "beta", "beta"])
 
     taken = _solver_takes(S, names)
     assert taken == ["org/ok", "org/graded", "org/one"]
-    assert sync._solvable(Outcomes(), names) == sorted(taken)
-    assert sync._solvable(Outcomes(), names, chunk=2) == sorted(taken)
+    assert sync._solvable(Outcomes(), names)[0] == sorted(taken)
+    assert sync._solvable(Outcomes(), names, chunk=2)[0] == sorted(taken)
     rule = inputs.refusals  # the rule changed in one place (a value of exactly 1 refused too): both follow
 
     def stricter(S, missing=None):
@@ -822,7 +822,7 @@ def test_check_and_the_solver_agree_on_the_models_a_pass_refuses(monkeypatch):
     monkeypatch.setattr(inputs, "refusals", stricter)
     taken = _solver_takes(S, names)
     assert taken == ["org/one"]
-    assert sync._solvable(Outcomes(), names) == taken
+    assert sync._solvable(Outcomes(), names)[0] == taken
 
 
 def test_check_does_not_advise_reindex_for_model_drift_the_advised_pass_repairs(encoder, tmp_path, cli):
@@ -896,3 +896,39 @@ def test_check_says_run_taskspace_index_once_naming_the_benchmarks_and_the_model
     (line,) = [ln for ln in err.splitlines() if "run `taskspace index`" in ln]
     assert "benchmark(s) beta" in line and "solve the 2 model(s)" in line and "(org/a, org/c)" in line, err
     assert "taskspace reindex` to rebuild" not in err, err
+
+
+def test_check_names_the_models_the_solver_refuses_without_failing(encoder, tmp_path, cli):
+    """Models whose stored outcomes no pass can solve (one with a value outside [0, 1], one with no observed outcome:
+    the solver refuses them, every pass reports an item error): check names them, with why, as "not solvable" (a
+    list of model and why in `--json`) and says to fix the source's values and ingest it again; it stays clean (exit 0)
+    when nothing else drifted, as no pass or rebuild repairs them. Before, check said nothing of them."""
+    import json
+
+    from sqlalchemy import text
+
+    from helpers import TOPICS, index_sources, outcomes
+    from indexer.store.sql import open_store
+
+    rng = np.random.default_rng(17)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha,
+                                              outcomes(rng, ["org/a", "org/b", "org/c"], 8))])
+    store.close()
+    vectors.close()
+    with open_store() as sql, sql.engine.begin() as conn:  # stored outcomes made ones no pass can solve
+        for key, value in (("org/b", 2.0), ("org/c", np.nan)):
+            mid = conn.execute(text("select id from models where key = :k"), {"k": key}).scalar_one()
+            blob = np.full(8, value, dtype="<f4").tobytes()
+            conn.execute(text("update outcomes set scores = :s where model_id = :m"), {"s": blob, "m": mid})
+            conn.execute(text("update models set outcomes_digest = :d where id = :m"), {"d": f"bad-{key}", "m": mid})
+    rc, out, err = cli("check")
+    assert rc == 0 and "clean" in out, (out, err)
+    assert ("not solvable: 2: org/b (outcome 2 on benchmark alpha is outside [0, 1]), org/c (no observed outcome)"
+            in out), out
+    assert "fix the values" in err and "ingest it again" in err and "taskspace reindex" not in err, err
+    rc, out, err = cli("check", "--json")
+    d = json.loads(out)["spaces"][0]
+    assert rc == 0 and d["clean"] and d["n_unsolvable"] == 2 and d["unsolved"] == [], out
+    assert d["unsolvable"] == [{"model": "org/b", "why": "outcome 2 on benchmark alpha is outside [0, 1]"},
+                               {"model": "org/c", "why": "no observed outcome"}], out
