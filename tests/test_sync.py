@@ -825,6 +825,22 @@ def test_check_and_the_solver_agree_on_the_models_a_pass_refuses(monkeypatch):
     assert sync._solvable(Outcomes(), names)[0] == taken
 
 
+def _alpha_indexed_then_beta_ingested(encoder, tmp_path, cli, seed: int, beta_models: list[str]) -> None:
+    """A home indexed from an ``alpha`` source (org/a, org/b; 8 prompts), then `taskspace ingest` (no pass) of a
+    ``beta`` source (6 new prompts) measuring ``beta_models``: results ingested since the last pass."""
+    from helpers import TOPICS, index_sources, outcomes, write_source
+
+    rng = np.random.default_rng(seed)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    beta = [f"Write a Python function number {j} that sorts a list of {seed}-tuples" for j in range(6)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8))])
+    store.close()
+    vectors.close()
+    write_source(tmp_path / "b", "beta", beta, outcomes(rng, beta_models, 6))
+    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
+    assert rc == 0, (out, err)
+
+
 def test_check_does_not_advise_reindex_for_model_drift_the_advised_pass_repairs(encoder, tmp_path, cli):
     """`taskspace ingest` of results that name an indexed model another way (`org--a`, an alias of `org/a`) and add a
     benchmark, without `taskspace index`: org/a's point is stale (its aliases changed) and org/a is unsolved (new
@@ -834,21 +850,12 @@ def test_check_does_not_advise_reindex_for_model_drift_the_advised_pass_repairs(
     drift the pass does not repair (a point of no model in SQL) keeps the reindex line."""
     import json
 
-    from helpers import TOPICS, index_sources, outcomes, write_source
     from indexer.pipeline import Indexer
     from indexer.sourcelist import SourceSpec
     from indexer.store.sql import open_store
     from indexer.store.vectors import Point
 
-    rng = np.random.default_rng(11)
-    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
-    beta = [f"Write a Python function number {j} that sorts a list of tuples" for j in range(6)]
-    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8))])
-    store.close()
-    vectors.close()
-    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org--a", "org/c"], 6))
-    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
-    assert rc == 0, (out, err)
+    _alpha_indexed_then_beta_ingested(encoder, tmp_path, cli, 11, ["org--a", "org/c"])
     rc, out, err = cli("check", "--json")
     d = json.loads(out)["spaces"][0]
     assert rc == 1 and d["stale"].get("models") == ["org/a"] and "org/a" in d["unsolved"], out
@@ -880,17 +887,7 @@ def test_check_says_run_taskspace_index_once_naming_the_benchmarks_and_the_model
     """`taskspace ingest` of a new benchmark whose models include an indexed one, without `taskspace index`: check has
     benchmarks to index (`unindexed`) and models to solve (`unsolved`), and says "run `taskspace index`" on one line
     naming both. Before, it said it twice, a line for each."""
-    from helpers import TOPICS, index_sources, outcomes, write_source
-
-    rng = np.random.default_rng(13)
-    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
-    beta = [f"Write a Python function number {j} that merges two sorted lists" for j in range(6)]
-    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8))])
-    store.close()
-    vectors.close()
-    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/c"], 6))
-    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
-    assert rc == 0, (out, err)
+    _alpha_indexed_then_beta_ingested(encoder, tmp_path, cli, 13, ["org/a", "org/c"])
     rc, out, err = cli("check")
     assert rc == 1 and "unsolved models: 2: org/a, org/c" in out, (out, err)
     (line,) = [ln for ln in err.splitlines() if "run `taskspace index`" in ln]
