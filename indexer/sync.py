@@ -593,11 +593,11 @@ def _solvable(sql, models: list[str], chunk: int = 256) -> tuple[list[str], dict
 
 
 def _plan_of_a_pass(sql, rec, drift: Drift) -> None:
-    """:attr:`Drift.unsolved`, :attr:`Drift.unsolvable` and :attr:`Drift.by_pass` of the space an indexing pass
-    solves, as the pass decides (:func:`indexer.pipeline.solve_plan`): its stale models (:meth:`Store.stale_models`)
-    less those its solver refuses (a model it refuses has no vector solved from its outcomes, so it is among them),
-    those, and every model with outcomes but those when it solves them all (its prior or calibration map fitted
-    now; their keys are read only then)."""
+    """In the space an indexing pass solves, as the pass decides (:func:`indexer.pipeline.solve_plan`):
+    :attr:`Drift.unsolved`, its stale models (:meth:`Store.stale_models`) less those its solver refuses;
+    :attr:`Drift.unsolvable`, those it refuses (a model it refuses has no vector solved from its outcomes, so it is
+    among the stale ones); :attr:`Drift.by_pass`, the unsolved ones, or every model with outcomes but the refused ones
+    when the pass solves them all (its prior or calibration map fitted now; their keys are read only then)."""
     from .pipeline import solve_plan
 
     plan = solve_plan(sql, rec)
