@@ -951,18 +951,18 @@ def test_a_run_record_whose_database_session_was_ended_is_written_on_a_fresh_con
         store.close()
 
 
-def test_a_stop_while_embedding_stops_after_the_current_chunk_and_keeps_it_cached(tmp_path, env, monkeypatch):
-    """A stop (SIGTERM to `taskspace worker` or `serve`) while a pass embeds new texts takes effect before the
-    encoder's next chunk: the run is recorded `stopped`, nothing is solved, the finished chunk stays in the embedding
-    cache and the next pass encodes only the rest. Before, the pass embedded every new text first (11,444 MMLU-Pro
-    texts kept a stopped server busy for minutes)."""
+def _stopped_while_embedding(tmp_path, env, monkeypatch, stop_in_chunk: int, seed: int):
+    """A pass over 10 texts no earlier run has cached (a uuid tag), embedded 4 a chunk, whose stop event is set (as
+    SIGTERM to `taskspace worker` or `serve` would) while chunk ``stop_in_chunk`` (1-based) is being embedded.
+    Returns the indexer, the texts, the sizes of the chunks the encoder was given, and ``resume()``: the next pass
+    (the stop cleared, the encoder no longer stopping it)."""
     import uuid
 
     from helpers import write_source
 
-    tag = uuid.uuid4().hex  # texts no earlier run has cached
+    tag = uuid.uuid4().hex
     texts = [f"{tag} question {i}: what is {i} times {i + 1}?" for i in range(10)]
-    write_source(tmp_path / "a", "alpha", texts, outcomes(np.random.default_rng(3), ["m1", "m2"], 10))
+    write_source(tmp_path / "a", "alpha", texts, outcomes(np.random.default_rng(seed), ["m1", "m2"], 10))
     ix = env()
     enc = ix.encoder
     monkeypatch.setattr(enc, "chunk_size", 4)
@@ -970,19 +970,32 @@ def test_a_stop_while_embedding_stops_after_the_current_chunk_and_keeps_it_cache
 
     def encode_then_stop(batch, **k):
         chunks.append(len(batch))
-        ix.stop.set()  # as SIGTERM would, while the first chunk is being embedded
+        if len(chunks) == stop_in_chunk:
+            ix.stop.set()
         return real(batch, **k)
 
+    def resume():
+        ix.stop.clear()
+        monkeypatch.setattr(enc, "_encode_raw", real)
+        return ix.run()
+
     monkeypatch.setattr(enc, "_encode_raw", encode_then_stop)
+    return ix, texts, chunks, resume
+
+
+def test_a_stop_while_embedding_stops_after_the_current_chunk_and_keeps_it_cached(tmp_path, env, monkeypatch):
+    """A stop (SIGTERM to `taskspace worker` or `serve`) while a pass embeds new texts takes effect before the
+    encoder's next chunk: the run is recorded `stopped`, nothing is solved, the finished chunk stays in the embedding
+    cache and the next pass encodes only the rest. Before, the pass embedded every new text first (11,444 MMLU-Pro
+    texts kept a stopped server busy for minutes)."""
+    from indexer.records import prompt_hash
+
+    ix, texts, chunks, resume = _stopped_while_embedding(tmp_path, env, monkeypatch, stop_in_chunk=1, seed=3)
     r = ix.run([SourceSpec(str(tmp_path / "a"))])
     assert r.status == "stopped" and r.counts.get("solved", 0) == 0 and chunks == [4], (r.status, r.counts, chunks)
     assert r.errors == [], r.errors
-    from indexer.records import prompt_hash
-
-    assert len(enc.cached([prompt_hash(t) for t in texts])) == 4
-    ix.stop.clear()
-    monkeypatch.setattr(enc, "_encode_raw", real)
-    again = ix.run()
+    assert len(ix.encoder.cached([prompt_hash(t) for t in texts])) == 4
+    again = resume()
     assert again.status == "ok" and again.counts["embedded"] == 6 and again.counts["solved"] == 2, again.counts
 
 
@@ -994,29 +1007,12 @@ def test_a_run_stopped_while_embedding_counts_the_texts_it_embedded(tmp_path, en
     import json
     import logging
     import re
-    import uuid
 
     from typer.testing import CliRunner
 
-    from helpers import write_source
     from indexer.cli import app
 
-    tag = uuid.uuid4().hex  # texts no earlier run has cached
-    texts = [f"{tag} question {i}: what is {i} minus {i + 2}?" for i in range(10)]
-    write_source(tmp_path / "a", "alpha", texts, outcomes(np.random.default_rng(4), ["m1", "m2"], 10))
-    ix = env()
-    enc = ix.encoder
-    monkeypatch.setattr(enc, "chunk_size", 4)
-    real = enc._encode_raw
-    chunks = []
-
-    def encode_then_stop(batch, **k):
-        chunks.append(len(batch))
-        if len(chunks) == 2:
-            ix.stop.set()  # as SIGTERM would, while the second chunk is being embedded
-        return real(batch, **k)
-
-    monkeypatch.setattr(enc, "_encode_raw", encode_then_stop)
+    ix, _, chunks, resume = _stopped_while_embedding(tmp_path, env, monkeypatch, stop_in_chunk=2, seed=4)
     with caplog.at_level(logging.INFO, logger="indexer.pipeline"):
         r = ix.run([SourceSpec(str(tmp_path / "a"))])
     assert r.status == "stopped" and chunks == [4, 4], (r.status, chunks)
@@ -1027,7 +1023,5 @@ def test_a_run_stopped_while_embedding_counts_the_texts_it_embedded(tmp_path, en
     assert run.status == "stopped" and run.counts["embedded"] == 8, run.counts
     res = CliRunner().invoke(app, ["runs", "--json"])
     assert res.exit_code == 0 and json.loads(res.output)[0]["counts"]["embedded"] == 8, res.output
-    ix.stop.clear()
-    monkeypatch.setattr(enc, "_encode_raw", real)
-    again = ix.run()  # the rest, counted once: 8 + 2 = the 10 new texts
+    again = resume()  # the rest, counted once: 8 + 2 = the 10 new texts
     assert again.status == "ok" and again.counts["embedded"] == 2, again.counts

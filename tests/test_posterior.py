@@ -297,3 +297,83 @@ def test_slopes_fitted_to_chance_are_not_signal():
     cal = posterior.fit_level_calibration(level, deviation, shared, real)
     assert cal.informative and cal.specific > 0.5
     assert posterior.fit_calibration(level + deviation, real).informative
+
+
+# -- tests added by the mutation audit of 2026-12-06 (docs/TESTING.md, "Mutation audit"): each kills a mutant the
+# -- targeted tests let through
+
+
+def test_the_level_term_counts_the_level_at_the_maps_weight_of_it():
+    """A folded map's level term is ``((level / scale)^2 - 1) noise / n``: the posterior already holds the level's
+    ``noise / n`` once, at the deviation's scale; the plain map adds nothing."""
+    cal = posterior.Calibration(0.1, 2.0, level=3.0, specific=2.0, shared=1.0)
+    noise, n = np.array([0.2, 0.5]), np.array([10, 40])
+    assert cal.level_term(noise, n) == pytest.approx(((3.0 / 2.0) ** 2 - 1.0) * noise / n)
+    same = posterior.Calibration(0.1, 2.0, level=2.0, specific=2.0, shared=1.0)  # level weighed as the deviation
+    assert same.level_term(noise, n) == pytest.approx([0.0, 0.0])
+    assert posterior.Calibration(0.1, 2.0).level_term(noise, n) == pytest.approx([0.0, 0.0])
+
+
+def test_a_fold_with_an_uncovered_weight_of_0_keeps_the_tie_break():
+    """The uncovered map's folded query with an own-deviation weight fitted 0 still carries the raw score at
+    :data:`TIE_BREAK` (as the covered one does), so models with no evidence near the query do not all tie."""
+    cal = posterior.Calibration(0.1, 0.0, level=1.0, specific=0.0, shared=0.5, uncovered=0.0)
+    row = np.array([0.3, -0.2, 0.5, 1.0, 0.0, 0.0])
+    q, _ = cal.fold(row, None, own=0.0)
+    assert q[:4] == pytest.approx(posterior.TIE_BREAK * row[:4], rel=1e-12)
+    covered, _ = cal.fold(row, None)
+    assert q == pytest.approx(covered)
+
+
+def test_evidence_lr_is_twice_the_log_likelihood_gain_over_the_base_rate():
+    """The statistic the map's chi-square gate reads (:data:`EVIDENCE_ALPHA`) is twice the log-likelihood gain, as
+    the likelihood-ratio test needs; graded outcomes count ``s`` of a success and ``1 - s`` of a failure."""
+    rng = np.random.default_rng(7)
+    z, o = rng.normal(size=300), rng.random(300)
+    p, rate = 1 / (1 + np.exp(-z)), o.mean()
+    fit = np.sum(o * np.log(p) + (1 - o) * np.log(1 - p))
+    base = np.sum(o * np.log(rate) + (1 - o) * np.log(1 - rate))
+    assert posterior.evidence_lr(z, o) == pytest.approx(2.0 * (fit - base), rel=1e-10)
+
+
+def test_the_own_deviation_is_weighed_apart_only_over_enough_uncovered_cells():
+    """Uncovered cells under :data:`COVERAGE_MIN_CELLS` (150 of 6,000 here, 2.5%: above the share) give the map one
+    weight (``uncovered`` None) however differently they behave; 400 of them give it its second weight."""
+    rng = np.random.default_rng(5)
+    n = 6000
+    level, dev = np.repeat(rng.normal(0, 0.3, 60), 100), rng.normal(0, 0.6, n)
+    for gap, split in ((150, False), (400, True)):
+        c = np.ones(n)
+        c[:gap] = 0.0
+        logit = 1.0 * level + 2.0 * dev * c  # uncovered cells: the own deviation says nothing
+        o = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(float)
+        cal = posterior.fit_level_calibration(level, dev, None, o, coverage=c)
+        assert (cal.uncovered is not None) == split, (gap, cal)
+
+
+def test_the_bend_rises_at_least_its_minimum_slope_on_flat_cells():
+    """On cells whose success does not depend on the logit (the isotonic fit flat up to noise) every segment of the
+    bend still rises :data:`BEND_MIN_SLOPE` per unit of ``z``: no ties, no interval of no width."""
+    rng = np.random.default_rng(2)
+    z = rng.normal(size=8000)
+    o = (rng.random(8000) < 0.4).astype(float)
+    xs, L = (np.asarray(k) for k in posterior.fit_bend(z, o, knots=6))
+    assert len(xs) >= 3
+    assert (np.diff(L) >= posterior.BEND_MIN_SLOPE * np.diff(xs) - 1e-12).all(), (xs, L)
+
+
+def test_region_variance_of_outcomes_without_interaction_is_never_negative():
+    """Coin-flip outcomes have no model x benchmark interaction; the split-half estimate is then noise around 0 and
+    comes out negative for some cuts (seeds 2 and 4 here): a variance, it is 0 there."""
+    groups = np.repeat(["a", "b"], 40)
+    for seed in range(5):
+        S = (np.random.default_rng(seed).random((30, 80)) < 0.5).astype(float)
+        assert posterior.region_variance(S, groups, min_cells=20) >= 0.0, seed
+    S = (np.random.default_rng(2).random((30, 80)) < 0.5).astype(float)
+    assert posterior.region_variance(S, groups, min_cells=20) == 0.0
+
+
+def test_the_lower_bound_ranking_is_exact_when_the_kth_bound_ties_the_next_score():
+    """An unfetched model's bound is at most ``next_score``: a k-th bound equal to it cannot be beaten."""
+    lower = np.array([0.5, 0.3, 0.1])
+    assert posterior.lcb_candidates_exact(lower, lower, 2, next_score=0.3)

@@ -91,6 +91,41 @@ def _held(page, held: list, n: int = 1) -> list:
     return held
 
 
+#: in the page (an init script, so each document of the test has it): the URLs its script fetched (``__asked``) and
+#: those whose answer it has read (``__answers``, once ``Response.json`` settled: the page's code after ``await
+#: res.json()`` runs in the same microtask checkpoint, before the test's next look). A test that asserts a late answer
+#: changed nothing waits for that answer to have been read, then asserts; before, it waited 300 ms, and on a loaded
+#: machine the answer could come after the assertion, a check that could not fail
+COUNT_ANSWERS = """(() => {
+  window.__asked = [];
+  window.__answers = [];
+  const fetch0 = window.fetch;
+  window.fetch = function (input, init) {
+    window.__asked.push(String(input instanceof Request ? input.url : input));
+    return fetch0.apply(this, arguments);
+  };
+  const json0 = Response.prototype.json;
+  Response.prototype.json = function () {
+    const url = this.url;
+    return json0.call(this).finally(() => window.__answers.push(url));
+  };
+})()"""
+
+
+def _answers_read(page, ending: str) -> int:
+    """How many answers to a URL ending with ``ending`` the page's script has read (:data:`COUNT_ANSWERS`)."""
+    return page.evaluate("(end) => window.__answers.filter((u) => u.endsWith(end)).length", ending)
+
+
+def _release_and_wait_read(page, route, ending: str) -> None:
+    """Let a held request ``route`` go on and return once the page has read its answer (a URL ending with
+    ``ending``), so what the page shows after it is what the late answer left."""
+    before = _answers_read(page, ending)
+    route.continue_()
+    page.wait_for_function("([end, n]) => window.__answers.filter((u) => u.endsWith(end)).length > n",
+                           arg=[ending, before], timeout=EXPECT_TIMEOUT_MS)
+
+
 def _need_browser() -> None:
     reason = _browser_or_reason()
     if reason:
@@ -690,6 +725,7 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
 
     with chromium_page() as (page, failures):
         status = page.locator("#status")
+        page.add_init_script(COUNT_ANSWERS)
         page.goto(page_server + "/?benchmark=alpha")
         expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
         page.route("**/v1/**", hold)
@@ -703,10 +739,8 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
         page.go_back()  # the benchmark's search again, answered at once
         expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
         assert len(held) == 1
-        with page.expect_response(lambda r: r.url.endswith("/v1/find")):
-            held.pop().continue_()
-        page.wait_for_timeout(300)
-        expect(status).to_have_text("4 model(s) ranked for benchmark alpha")
+        _release_and_wait_read(page, held.pop(), "/v1/find")
+        assert status.inner_text() == "4 model(s) ranked for benchmark alpha"
         assert "benchmark=alpha" in page.url and page.title().startswith("benchmark alpha")
 
         # a model page whose answer is slow, left for another model's: the first's answer never lands under it
@@ -718,10 +752,8 @@ def test_an_answer_that_comes_after_the_next_view_is_dropped(page_server):
         expect(page.locator("#model-title")).to_have_text("org/m2")
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")
         m2 = page.locator("#model-meta").inner_text()
-        with page.expect_response(lambda r: r.url.endswith("/v1/models/org/m1")):
-            held.pop().continue_()
-        page.wait_for_timeout(300)
-        expect(page.locator("#model-title")).to_have_text("org/m2")
+        _release_and_wait_read(page, held.pop(), "/v1/models/org/m1")
+        assert page.locator("#model-title").inner_text() == "org/m2"
         assert page.locator("#model-meta").inner_text() == m2
         assert failures == []
 
@@ -831,6 +863,7 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
     focused = "document.activeElement.id || document.activeElement.tagName"
     with chromium_page() as (page, failures):
         status = page.locator("#status")
+        page.add_init_script(COUNT_ANSWERS)
         page.goto(page_server + "/")
         held = []
         page.route("**/v1/find", lambda route: held.append(route))
@@ -889,21 +922,20 @@ def test_the_keyboard_focus_stays_where_the_user_is(page_server):
 
         # the skip link moves the focus to the view shown and nothing else: no request, no history entry, the URL as
         # it was (before: its "#results" was a history entry whose popstate ran the search again; on a model page it
-        # pointed at the hidden results and loaded the model again)
-        requests = []
-        page.on("request", lambda r: requests.append(r.url) if "/v1/" in r.url else None)
+        # pointed at the hidden results and loaded the model again). Read in the page once the focus moved: a fragment
+        # link's navigation and its popstate (whose search fetches at once) happen within the click, before that
+        state = "[location.href, history.length, window.__asked.length]"
         skip = page.locator("a.skip")
         for view, name in (("#model", "Skip to the model page"), ("#results", "Skip to results")):
             if view == "#results":
                 page.go_back()
                 expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
-            url, entries, asked = page.url, page.evaluate("history.length"), len(requests)
+            before = page.evaluate(state)
             expect(skip).to_have_text(name)
             skip.focus()
             page.keyboard.press("Enter")
             expect(page.locator(view)).to_be_focused()
-            page.wait_for_timeout(300)
-            assert (page.url, page.evaluate("history.length"), len(requests)) == (url, entries, asked)
+            assert page.evaluate(state) == before, (view, before)
         expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
         page.go_forward()
         expect(page.locator("#model-meta")).to_contain_text("prompts measured")

@@ -405,3 +405,15 @@ def test_bad_hyper_parameters(lam, eps):
     D, S = _data(0)
     with pytest.raises(InputError, match="must be a finite number >= 0"):
         HyperplaneSolver(lam=lam, eps=eps).fit(D, S)
+
+
+def test_paper_formula_at_lambda_0_is_the_pseudo_inverse_of_a_rank_deficient_matrix():
+    """With lambda 0 the paper's formula is the minimum-norm least-squares fit: a singular value at round-off level
+    (a column that is the sum of two others) is dropped as ``pinv`` drops it, not divided by (which gave normals of
+    1e15). Added by the mutation audit of 2026-12-06 (docs/TESTING.md)."""
+    D, S = _data(4, N=60, d=6, M=3)
+    D[:, -1] = D[:, 0] + D[:, 1]
+    Y = 2 * S - 1
+    want = np.linalg.lstsq(D, Y.T, rcond=None)[0].T
+    np.testing.assert_allclose(paper_normals(D, S, lam=0.0), want, atol=1e-9)
+    np.testing.assert_allclose(HyperplaneSolver(lam=0.0).fit(D, S).normals_, want, atol=1e-9)

@@ -91,6 +91,10 @@ def test_constant_covariate_gets_zero_coefficient():
     np.testing.assert_allclose(with_const.normals_[:, :-1], without.normals_, atol=1e-8)
     np.testing.assert_allclose(with_const.normals_[:, -1], 0.0, atol=1e-8)
     np.testing.assert_allclose(with_const.predict(X), without.predict(X[:, :-1]), atol=1e-8)
+    # rank-aware df: the constant column is no degree of freedom, so GCV's lambda and the residual variance (the
+    # posterior's s^2) are those without it (a df counting C's size, 2, took one more: s^2 larger by n-df / n-df-1)
+    np.testing.assert_array_equal(with_const.lam_, without.lam_)
+    np.testing.assert_allclose(with_const.noise_, without.noise_, rtol=1e-9)
 
 
 @pytest.mark.parametrize("free", [-1, 1.5, True, "2"])

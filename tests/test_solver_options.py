@@ -160,3 +160,16 @@ def test_augmented_normals_reproduce_predict_by_a_dot_product(intercept):
     assert A.shape == (S.shape[0], D.shape[1] + 1)
     Q = np.c_[D[:6], np.ones(6)]
     np.testing.assert_allclose(Q @ A.T, solver.predict(D[:6]), atol=1e-12)
+
+
+def test_gcv_on_too_few_prompts_takes_the_most_shrinkage():
+    """A model observed on one prompt leaves GCV no residual degree of freedom (its intercept takes the one): every
+    lambda of the grid is undefined, and the model gets the grid's largest (the most shrinkage, toward its mean), whose
+    posterior is the widest. Added by the mutation audit of 2026-12-06 (docs/TESTING.md)."""
+    D, S = _data(5)
+    S[1] = np.nan
+    S[1, 7] = 1.0
+    solver = HyperplaneSolver(intercept=True, select="gcv").fit(D, S)
+    assert solver.lam_[1] == max(GCV_LAMBDAS)
+    assert solver.intercept_[1] == pytest.approx(1.0) and np.abs(solver.normals_[1]).max() < 1e-12
+    assert (solver.lam_[[0, 2, 3, 4, 5]] < max(GCV_LAMBDAS)).any()  # the others chose their own

@@ -226,3 +226,28 @@ def test_bad_formats_are_refused():
         HyperplaneSolver(n_formats=0).fit(X, S)
     with pytest.raises(DimensionError, match=r"expected \(2, 6\)"):
         HyperplaneSolver(**dict(opts, prior=np.zeros((3, 6)))).fit(X, S)
+
+
+def test_the_mean_prior_needs_five_models():
+    """Five models, as docs/WORKER.md and docs/RESULTS.md say: four get no prior, five get their mean normal.
+    Added by the mutation audit of 2026-12-06 (docs/TESTING.md): the test above follows the constant, so a change
+    of it went unseen."""
+    X, S = _data(8, M=5)
+    assert HyperplaneSolver(**method_options("auto-mean")).fit(X, S[:4]).prior_ is None
+    assert HyperplaneSolver(**method_options("auto-mean")).fit(X, S).prior_ is not None
+
+
+def test_a_format_seen_by_exactly_five_models_worth_of_shares_gets_its_own_prior():
+    """The per-format prior's threshold is inclusive: three models observed with options only and four on both formats
+    (half their prompts each) are 5.0 models' worth of format 0, which gets the share-weighted mean of their normals;
+    format 1 (2.0) gets the plain mean of all. Added by the mutation audit of 2026-12-06 (docs/TESTING.md)."""
+    X, S = _data(14, M=7, N=80, missing=0.0)
+    formats = (np.arange(80) >= 40).astype(np.int8)  # 40 prompts of each format
+    S[:3, 40:] = np.nan  # models 0-2: format 0 only
+    opts = method_options("auto-mean")
+    E = HyperplaneSolver(**method_options("auto")).fit(X, S).normals_  # the prior-free normals
+    W = np.array([[1.0, 0.0]] * 3 + [[0.5, 0.5]] * 4)
+    assert W[:, 0].sum() == 5.0
+    got = HyperplaneSolver(**dict(opts, n_formats=2)).fit(X, S, formats=formats)
+    np.testing.assert_allclose(got.prior_[0], W[:, 0] @ E / 5.0, atol=1e-12)
+    np.testing.assert_allclose(got.prior_[1], E.mean(axis=0), atol=1e-12)
