@@ -919,7 +919,9 @@ class Predictor:
         stored posterior (the plain method, or a vector from before posteriors were kept). With the level/deviation map, the level's part
         counts at the map's weight of the level (:meth:`~Calibration.level_term`). ``coverage`` (k,): each model's
         share of the query's nearest indexed prompts it was observed on (:func:`indexer.query.coverage_ranked`,
-        :func:`indexer.query.share_reader`): adds the map's :meth:`~Calibration.region_term` (none without it)."""
+        :func:`indexer.query.share_reader`): adds the map's :meth:`~Calibration.region_term` (none without it). With
+        :attr:`near_benchmarks` set, the map's :meth:`~Calibration.unlinked_term` beyond what a never-observed answer
+        format added (:meth:`_unseen`: both are the spread of a level nothing in the index relates to the model's)."""
         out = np.full(len(payloads), np.nan)
         keys = {p.get("pattern") for p in payloads if p.get("pattern") and p.get("noise") is not None}
         missing = [k for k in keys if k not in self._patterns]
@@ -930,20 +932,25 @@ class Predictor:
             if p.get("pattern") in self._patterns and p.get("noise") is not None and p.get("lam") is not None:
                 groups.setdefault(p["pattern"], []).append(i)
         row = np.asarray(row, dtype=np.float64)
+        unseen = np.zeros(len(payloads))  # each model's never-observed answer format's part (_unseen)
         for key, idx in groups.items():
             post = self._patterns[key]
             lam = np.array([payloads[i]["lam"] for i in idx], dtype=np.float64)
             if self.calibration is not None:
                 lam = self.calibration.interval_lambdas(lam)
             noise = np.array([payloads[i]["noise"] for i in idx], dtype=np.float64)
-            out[idx] = score_variance(post, lam, noise, row[None, :], self.space)[0] + self._unseen(post, row)
+            unseen[idx] = self._unseen(post, row)
+            out[idx] = score_variance(post, lam, noise, row[None, :], self.space)[0] + unseen[idx]
             if self.calibration is not None and self.folded:  # the level's part at the map's weight of the level
                 out[idx] += self.calibration.level_term(noise, post.n)
         if coverage is not None and self.calibration is not None and self.folded:
             out = out + self.calibration.region_term(coverage)
         if self.near_benchmarks and self.calibration is not None and self.folded:
-            out = out + self.calibration.unlinked_term(
+            # the same unknown (a level where nothing relates it to the model's) as a never-observed format's: the
+            # larger of the two counts, not both
+            unlinked = self.calibration.unlinked_term(
                 self.calibration.linked_shares([p.get("benchmarks") for p in payloads], self.near_benchmarks))
+            out = out + np.maximum(unlinked - unseen, 0.0)
         return out
 
     def _unseen(self, post: PatternPosterior, row: np.ndarray) -> float:
