@@ -213,7 +213,11 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "count: the model's level counts at the map's weight of the level) and, where the space has a "
               "`calibration_region_var`, `r^2 (1 - c)^2 calibration_region_var` for a model observed on a share "
               "`c` of the query's 10 nearest indexed prompts: its level where it has no evidence is known only up "
-              "to how much models' levels differ between benchmarks. "
+              "to how much models' levels differ between benchmarks. Where the space has `calibration_links` (the "
+              "groups of benchmarks no model links: a model measured on two benchmarks links them), a model also "
+              "gets `r^2 (1 - b)^2 (calibration_spread - calibration_region_var)`, `b` the share of those 10 prompts "
+              "in benchmarks of its own group: nothing in the index relates its level in its group to a level in "
+              "another, so there it is known only as well as any model's. "
               "`taskspace pull hub:" + repo_id + "` loads these files into a taskspace installation with the same "
               "answers (top-k, probabilities, intervals and which models were measured near the query) as the one "
               "that published them.", "",

@@ -84,6 +84,9 @@ SPACE_CAP = ("calibration_lam_cap",)
 #: written since intervals widen where a model has no evidence near the query (indexer.posterior.Calibration.
 #: region_var): float64, at least 0; optional (null: none) when read
 SPACE_REGION = ("calibration_region_var",)
+#: written since intervals widen where no model links a model's benchmarks to the query's (indexer.posterior.
+#: Calibration.links): list<list<string>>, the groups of benchmark names; optional (null: one group) when read
+SPACE_LINKS = ("calibration_links",)
 #: the space's prior (the models' mean normal, ``prior`` list<float64>, and how many models it is the mean of), so a
 #: pulled index folds a query as the one it was published from (indexer.posterior.Calibration.fold); optional
 SPACE_PRIOR = ("prior", "prior_models")
@@ -283,14 +286,30 @@ def spaces_table(rows: list[dict]) -> bytes:
                         ("calibration_level", f), ("calibration_specific", f), ("calibration_shared", f),
                         ("prior", pa.list_(f)), ("prior_models", i), ("calibration_uncovered", f),
                         ("calibration_knots_z", pa.list_(f)), ("calibration_knots_logit", pa.list_(f)),
-                        ("calibration_lam_cap", f), ("calibration_region_var", f)])
+                        ("calibration_lam_cap", f), ("calibration_region_var", f),
+                        ("calibration_links", pa.list_(pa.list_(s)))])
     return _parquet({c: [r.get(c) for r in rows]
                      for c in (SPACE_COLUMNS + SPACE_OPTIONAL + SPACE_PRIOR + SPACE_COVERAGE + SPACE_BEND + SPACE_CAP
-                               + SPACE_REGION)},
+                               + SPACE_REGION + SPACE_LINKS)},
                     schema)
 
 
 # -------------------------------------------------------------------------------------------- reading
+def _links(value, where: str, errors) -> tuple[tuple[str, ...], ...] | None:
+    """A spaces row's ``calibration_links`` (:data:`SPACE_LINKS`) as :attr:`indexer.posterior.Calibration.links`, or
+    None (null, or not at least two groups of names each named once: an error added for ``where``)."""
+    if value is None:
+        return None
+    groups = [list(g) if isinstance(g, (list, tuple)) else None for g in value] if isinstance(value, (list, tuple)) else None
+    names = [b for g in groups or [] if g is not None for b in g]
+    if (groups is None or len(groups) < 2 or any(not g for g in groups)
+            or not all(isinstance(b, str) and b for b in names) or len(set(names)) != len(names)):
+        errors.add(where, "calibration_links must be null or at least two non-empty lists of benchmark names, each "
+                   f"name in one list only, not {value!r}")
+        return None
+    return tuple(sorted(tuple(sorted(g)) for g in groups))
+
+
 @dataclass
 class SpaceRecords:
     """One space read back from the files, validated. ``models``: upsert_models dicts; ``vectors``: ModelVector."""
@@ -571,10 +590,11 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
             if region is not None and not (math.isfinite(float(region)) and float(region) >= 0):
                 errors.add(where, f"calibration_region_var must be a number at least 0, not {region!r}")
                 region = None
+            links = _links(r.get("calibration_links") if region is not None else None, where, errors)
             cal = Calibration(float(r["calibration_a"]), float(r["calibration_b"]), int(r["calibration_n_cells"] or 0),
                               int(r["calibration_n_models"] or 0), float(r["calibration_spread"] or 0.0), *folded,
                               knots=knots, lam_cap=None if cap is None else float(cap),
-                              region_var=None if region is None else float(region))
+                              region_var=None if region is None else float(region), links=links)
             if not all(math.isfinite(x) for x in (cal.a, cal.b, cal.spread, *(x for x in folded if x is not None))):
                 errors.add(where, "calibration has NaN or infinite entries")
         rec = SpaceRecords(spec, r, cal, created_at=_time(r.get("created_at"), where, errors))

@@ -865,7 +865,7 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
     name = space_name(space)
     # a coverage-aware map, and variances that depend on coverage, need the neighbourhood: the options fill's search
     # of the prompts fetches it as well
-    by_coverage = pred.coverage_aware or pred.region_aware
+    by_coverage = pred.coverage_aware or pred.region_aware or pred.link_aware
     q, filled, near_hits = _query_vector(store, vectors, space, prompts, benchmark, vector, timings,
                                          near=near or by_coverage)
     t = time.perf_counter()
@@ -875,6 +875,7 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
     if by_coverage and near_hits is None:
         near_hits = _near_hits(vectors, space, q, benchmark, store=store)
     near_c = [_near(h) for h in near_hits[:COVERAGE_PROMPTS]] if by_coverage and near_hits else []
+    pred.near_benchmarks = [p["benchmarks"] for p in near_c] or None  # for the variances (Predictor.variance)
     if near_c and ids_known is not None:  # the whole neighbourhood's ids in the read the shares need (the results'
         prompt_ids_of(store, [h.key for h in near_hits], ids_known)  # evidence reads the same prompts' ids)
     # each hit's coverage share for its variance (coverage_ranked reads them itself)

@@ -767,7 +767,7 @@ def _fitted_before(cal, space) -> str:
     """How a stored calibration map differs from what :func:`_fit_calibration` gives every map of ``space`` now
     ("" where it does not): a map stored by an older taskspace (before schema 0011, no ``lam_cap``; before 0013, no
     ``region_var``; before 0017, a ``region_var`` of the estimator that counted models measured on one benchmark,
-    too small) kept its intervals as they were computed then, on every pass after the upgrade, until the model count
+    too small; before 0018, without the benchmarks' links) kept its intervals as they were computed then, on every pass after the upgrade, until the model count
     doubled or halved (as passes then re-estimated it), or until ``--refresh-prior`` for the older region variance.
     ``lam_cap``: every space whose models keep a posterior (any option but the plain solve's); ``region_var``: every
     level/deviation (folded) map, by the estimator :data:`indexer.posterior.REGION_ESTIMATOR`."""
@@ -781,9 +781,12 @@ def _fitted_before(cal, space) -> str:
     if cal.folded and cal.region_var is None:
         missing.append("its region variance")
     out = [f"without {' and '.join(missing)}, which this one fits"] if missing else []
-    if cal.folded and cal.region_var is not None and (cal.region_estimator or 1) < REGION_ESTIMATOR:
+    if cal.folded and cal.region_var is not None and (cal.region_estimator or 1) < 2:
         out.append("with its region variance from an older estimator, which counted models measured on one benchmark and so "
                    "could make intervals far from a model's evidence too narrow")
+    elif cal.folded and cal.region_var is not None and cal.region_estimator < REGION_ESTIMATOR:
+        out.append("without the benchmarks' links, so the intervals of a model measured only on benchmarks no model links "
+                   "to the query's were as narrow as if its level there were known")
     return "; ".join(out)
 
 
@@ -796,7 +799,8 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None, groups: n
     posterior, the map carries the models' median lambda, the largest an interval uses
     (:attr:`indexer.posterior.Calibration.lam_cap`). The level/deviation map, given the prompts' benchmarks
     ``groups``, carries the region variance of ``S`` too (:func:`indexer.posterior.region_variance`): how uncertain a
-    model's level is where it has no evidence."""
+    model's level is where it has no evidence; and which benchmarks no model links (:func:`indexer.posterior.
+    benchmark_links`), where it is as uncertain as any model's."""
     import dataclasses
 
     from . import posterior, represent
@@ -817,8 +821,9 @@ def _fit_calibration(solver, D: np.ndarray, S: np.ndarray, space=None, groups: n
             return posterior.fit_calibration(solver.predict(np.asarray(D[prompts])).T[obs], Sp[obs], spread)
         cal = posterior.fit_calibration(*posterior.loo_cells(solver, D, S, prompts), spread)
     region = posterior.region_variance(S, groups) if groups is not None and cal.folded else None
+    links = posterior.benchmark_links(S, groups) if region is not None else None
     return dataclasses.replace(cal, lam_cap=posterior.lambda_cap(solver.lam_), region_var=region,
-                               region_estimator=None if region is None else posterior.REGION_ESTIMATOR)
+                               region_estimator=None if region is None else posterior.REGION_ESTIMATOR, links=links)
 
 
 def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progress | None = None,

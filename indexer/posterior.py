@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["EVIDENCE_ALPHA", "evidence_lr", "PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
-           "region_variance", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
+           "region_variance", "benchmark_links", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
            "coverage_shares", "COVERAGE_PROMPTS", "fit_bend", "lambda_cap"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
@@ -92,9 +92,10 @@ REGION_SPLITS = 4
 #: schema 0017), raised whenever it gives other values on the same outcomes: 2 leaves models measured on one
 #: benchmark out of the model x benchmark interaction; the estimator before it (1: every map stored before schema
 #: 0017) counted them as pairs without one, which diluted the variance (sample + evalarena_code + metabench_openllm:
-#: 0.00007 against 0.0049), so intervals far from a model's evidence were too narrow. A pass fits a map of an older
+#: 0.00007 against 0.0049), so intervals far from a model's evidence were too narrow. 3 stores the benchmarks' links
+#: with it (:func:`benchmark_links`, :attr:`Calibration.links`), which 2 did not find. A pass fits a map of an older
 #: estimator again
-REGION_ESTIMATOR = 2
+REGION_ESTIMATOR = 3
 #: each segment of the bend rises at least this much per unit of the logit: no ties, and an interval (the posterior's
 #: spread of the logit, bent) never shrinks below this share of its width on a plateau of the isotonic fit, whose
 #: steps are partly the noise of finite cells (seen on the bundled sample: 10,500 cells, 48 knots, half the
@@ -239,6 +240,13 @@ class Calibration:
     #: schema 0017, or not known: a pulled map); a pass fits a map again whose estimator is older than this
     #: taskspace's (:func:`indexer.pipeline._fitted_before`). Not part of the map's value (no effect on equality)
     region_estimator: int | None = dataclasses.field(default=None, compare=False)
+    #: the benchmarks in groups no model links (:func:`benchmark_links`: two benchmarks are linked when a model was
+    #: observed on both, or through a chain of such models), each group sorted, the groups by their first name; None
+    #: when every benchmark is linked to every other (one group), as in every map stored before schema 0018. A model
+    #: was observed only in its own group: the index holds no outcome that relates its level there to a model's level
+    #: in another group, so where the query lies in another group its level there is known only as well as any
+    #: model's is, and its interval widens to the models' spread (:meth:`unlinked_term`)
+    links: tuple[tuple[str, ...], ...] | None = None
 
     def region_term(self, coverage) -> np.ndarray:
         """The raw-score variance to add to a model's posterior variance at a query where it was observed on a share
@@ -249,6 +257,38 @@ class Calibration:
         if self.region_var is None or not self.folded:
             return np.zeros_like(c)
         return (float(self.level) / self.scale) ** 2 * (1.0 - c) ** 2 * float(self.region_var)
+
+    def unlinked_term(self, linked) -> np.ndarray:
+        """The raw-score variance to add to a model's posterior variance at a query whose
+        :data:`COVERAGE_PROMPTS` nearest indexed prompts lie a share ``linked`` (any shape, in [0, 1]:
+        :meth:`linked_shares`) in benchmarks linked to the model's own (:attr:`links`):
+        ``(level / scale)^2 (1 - linked)^2 max(spread - region_var, 0)``. Where nothing links the query's benchmarks to
+        the model's, the model's level there is known no better than any model's (the models' :attr:`spread`), not
+        up to the region variance alone, which the benchmarks linked to each other measure (:meth:`region_term` adds
+        that part). 0 without :attr:`links` or off the folded map."""
+        b = np.clip(np.asarray(linked, dtype=np.float64), 0.0, 1.0)
+        if self.links is None or not self.folded:
+            return np.zeros_like(b)
+        rest = max(float(self.spread) - float(self.region_var or 0.0), 0.0)
+        return (float(self.level) / self.scale) ** 2 * (1.0 - b) ** 2 * rest
+
+    def linked_shares(self, model_benchmarks: list, near_benchmarks: list) -> np.ndarray:
+        """(k,) for each model of ``model_benchmarks`` (k lists: the benchmarks its vector was fitted on, the
+        payload's ``benchmarks``) the share of the query's nearest indexed prompts (``near_benchmarks``: each one's
+        benchmarks) that lie in a benchmark linked to one of its own (:attr:`links`). A prompt of a benchmark the map
+        does not know (indexed since it was fitted) and a model without benchmarks count as linked: nothing says
+        otherwise, and the interval stays as before. All 1 without :attr:`links` or a neighbourhood."""
+        out = np.ones(len(model_benchmarks))
+        if self.links is None or not near_benchmarks:
+            return out
+        group = {b: g for g, names in enumerate(self.links) for b in names}
+        near = [{group.get(b, -1) for b in (bs or ())} for bs in near_benchmarks]
+        for i, bs in enumerate(model_benchmarks):
+            own = {group.get(b, -1) for b in (bs or ())}
+            if not own or -1 in own:
+                continue
+            out[i] = sum(1 for gs in near if not gs or -1 in gs or gs & own) / len(near)
+        return out
 
     def level_term(self, noise, n) -> np.ndarray:
         """The raw-score variance to add to the posterior variance of models of residual variance ``noise`` fitted on
@@ -375,6 +415,8 @@ class Calibration:
             out["lam_cap"] = float(self.lam_cap)
         if self.region_var is not None:
             out["region_var"] = float(self.region_var)
+        if self.links is not None:
+            out["links"] = [list(g) for g in self.links]
         return out
 
 
@@ -714,6 +756,29 @@ def region_variance(S: np.ndarray, groups: np.ndarray, min_cells: int = REGION_M
     return max(float(np.mean(out)), 0.0) if out else 0.0
 
 
+def benchmark_links(S: np.ndarray, groups: np.ndarray) -> tuple[tuple[str, ...], ...] | None:
+    """:attr:`Calibration.links` of outcomes ``S`` (M, N; NaN = not observed) on prompts of the benchmarks ``groups``
+    (N,): the connected components of the graph whose nodes are the benchmarks and whose edges are the models
+    observed on two of them, each sorted, in the order of their first name; None with one component (or none). On the
+    sample + evalarena_code + metabench_openllm, where each of metabench's 32,676 anonymous models was observed on one
+    benchmark, the MMLU-Pro categories and code benchmarks form one group (ten models were measured on both) and each
+    metabench benchmark one of its own."""
+    from scipy.sparse.csgraph import connected_components
+
+    names, code = np.unique(np.asarray(groups).astype(str), return_inverse=True)
+    if names.size < 2:
+        return None
+    H = np.zeros((code.size, names.size), dtype=np.float32)
+    H[np.arange(code.size), code] = 1.0
+    A = ((~np.isnan(np.asarray(S))).astype(np.float32) @ H) > 0  # (M, G): each model's benchmarks
+    linked = A.T.astype(np.float32) @ A.astype(np.float32)  # (G, G): models observed on both
+    n, label = connected_components(linked > 0, directed=False)
+    if n < 2:
+        return None
+    comps = [tuple(sorted(names[label == g].tolist())) for g in range(n)]
+    return tuple(sorted(comps))
+
+
 def _interaction(sums: np.ndarray, counts: np.ndarray, min_cells: int) -> np.ndarray:
     """(M, G): the residuals of the two-way additive fit of the models' per-benchmark levels, from the sums and counts
     (M, G) of their signed outcomes per benchmark: level on the benchmark, less the model's overall level (over all
@@ -778,6 +843,9 @@ class Predictor:
         self.prior = None if prior is None else represent.prior_matrix(prior, space)
         #: the per-query constant of a folded query (:meth:`fold`), added to its scores before the map
         self.offset = 0.0
+        #: the benchmarks of each of the query's nearest indexed prompts (the search's neighbourhood, set by it; None:
+        #: not known), for the variance's term where nothing links them to a model's (:meth:`Calibration.unlinked_term`)
+        self.near_benchmarks: list | None = None
 
     @property
     def calibrated(self) -> bool:
@@ -819,6 +887,12 @@ class Predictor:
         :attr:`~Calibration.region_var` is positive): the search then gives :meth:`variance` every hit's share."""
         return self.folded and bool(self.calibration.region_var)
 
+    @property
+    def link_aware(self) -> bool:
+        """True when a model's variance depends on whether its benchmarks are linked to the query's (the map's
+        :attr:`~Calibration.links` split the benchmarks into groups): the search then sets :attr:`near_benchmarks`."""
+        return self.folded and self.calibration.links is not None
+
     def fold_uncovered(self, row: np.ndarray) -> tuple[np.ndarray, float]:
         """(the folded query of the map with the :attr:`~Calibration.uncovered` weight, the constant to add to its
         inner products to put them on the scale of :meth:`fold`'s, whose offset :meth:`probability` adds): a model's
@@ -845,7 +919,9 @@ class Predictor:
         stored posterior (the plain method, or a vector from before posteriors were kept). With the level/deviation map, the level's part
         counts at the map's weight of the level (:meth:`~Calibration.level_term`). ``coverage`` (k,): each model's
         share of the query's nearest indexed prompts it was observed on (:func:`indexer.query.coverage_ranked`,
-        :func:`indexer.query.share_reader`): adds the map's :meth:`~Calibration.region_term` (none without it)."""
+        :func:`indexer.query.share_reader`): adds the map's :meth:`~Calibration.region_term` (none without it). With
+        :attr:`near_benchmarks` set, the map's :meth:`~Calibration.unlinked_term` beyond what a never-observed answer
+        format added (:meth:`_unseen`: both are the spread of a level nothing in the index relates to the model's)."""
         out = np.full(len(payloads), np.nan)
         keys = {p.get("pattern") for p in payloads if p.get("pattern") and p.get("noise") is not None}
         missing = [k for k in keys if k not in self._patterns]
@@ -856,17 +932,25 @@ class Predictor:
             if p.get("pattern") in self._patterns and p.get("noise") is not None and p.get("lam") is not None:
                 groups.setdefault(p["pattern"], []).append(i)
         row = np.asarray(row, dtype=np.float64)
+        unseen = np.zeros(len(payloads))  # each model's never-observed answer format's part (_unseen)
         for key, idx in groups.items():
             post = self._patterns[key]
             lam = np.array([payloads[i]["lam"] for i in idx], dtype=np.float64)
             if self.calibration is not None:
                 lam = self.calibration.interval_lambdas(lam)
             noise = np.array([payloads[i]["noise"] for i in idx], dtype=np.float64)
-            out[idx] = score_variance(post, lam, noise, row[None, :], self.space)[0] + self._unseen(post, row)
+            unseen[idx] = self._unseen(post, row)
+            out[idx] = score_variance(post, lam, noise, row[None, :], self.space)[0] + unseen[idx]
             if self.calibration is not None and self.folded:  # the level's part at the map's weight of the level
                 out[idx] += self.calibration.level_term(noise, post.n)
         if coverage is not None and self.calibration is not None and self.folded:
             out = out + self.calibration.region_term(coverage)
+        if self.near_benchmarks and self.calibration is not None and self.folded:
+            # the same unknown (a level where nothing relates it to the model's) as a never-observed format's: the
+            # larger of the two counts, not both
+            unlinked = self.calibration.unlinked_term(
+                self.calibration.linked_shares([p.get("benchmarks") for p in payloads], self.near_benchmarks))
+            out = out + np.maximum(unlinked - unseen, 0.0)
         return out
 
     def _unseen(self, post: PatternPosterior, row: np.ndarray) -> float:

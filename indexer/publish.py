@@ -304,6 +304,7 @@ def build(store, space=None, *, include_restricted: bool = False, repo_id: str =
                for j, c in enumerate(dataset.SPACE_BEND)},
             "calibration_lam_cap": None if cal is None or cal.lam_cap is None else float(cal.lam_cap),
             "calibration_region_var": None if cal is None or cal.region_var is None else float(cal.region_var),
+            "calibration_links": None if cal is None or cal.links is None else [list(g) for g in cal.links],
             "created_at": dataset._iso(sp.created_at)})
         counts[name] = {"models": len(rows), "benchmarks": len(bvs), "prompts": len(hashes)}
     files[dataset.SPACES] = dataset.spaces_table(space_rows)

@@ -400,15 +400,17 @@ def test_lcb_ranks_a_model_of_unknown_variance_after_every_model_with_a_bound(id
 CODE_PROMPT = "Write a Python function that sorts a list of integers"
 
 
-def coverage_aware(idx, region_var=None, uncovered=0.1):
+def coverage_aware(idx, region_var=None, uncovered=0.1, links=None):
     """The index's space, its calibration replaced by a coverage-aware map (an uncovered weight beside the covered;
-    ``region_var``: its region variance; ``uncovered=None``: one weight, not coverage-aware)."""
+    ``region_var``: its region variance; ``uncovered=None``: one weight, not coverage-aware; ``links``: its groups of
+    benchmarks)."""
     from indexer import posterior
 
     store = idx[0]
     (space,) = store.list_spaces()
     store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
-        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=uncovered, region_var=region_var))
+        0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5, uncovered=uncovered, region_var=region_var,
+        links=links))
     return space
 
 
@@ -498,6 +500,40 @@ def test_a_models_interval_widens_by_the_region_variance_as_far_as_it_has_no_evi
     lcb = ask(idx, text, k=3, rank="lcb")
     assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
     assert [r.rank_score for r in lcb] == pytest.approx(sorted(lower.values(), reverse=True)[:3], abs=1e-6)
+
+
+@pytest.mark.parametrize("uncovered", [0.1, None], ids=["coverage-aware", "one-weight"])
+def test_an_interval_widens_to_the_spread_where_no_model_links_the_query_to_the_models_benchmarks(idx, encoder,
+                                                                                                  uncovered):
+    """A map whose benchmarks fall in groups no model links (Calibration.links, here alpha and beta apart): each
+    result's variance adds ``(level / specific)^2 (1 - b)^2 (spread - region_var)`` to the region term, b its share of
+    the query's nearest prompts in its own group (with one benchmark per group, its coverage share): a model measured
+    only on alpha gets the models' spread in all at a coding prompt, one measured on both nothing more; probabilities
+    and their order unchanged, the lower-bound ranking exact on the widened intervals, through the search, stored
+    and read back from SQL (a search reads the map with the space)."""
+    from indexer import posterior, query
+
+    store, vectors, _ = idx
+    text = CODE_PROMPT
+    coverage_aware(idx, region_var=0.02, uncovered=uncovered)
+    before = {r.model: r for r in ask(idx, text, k=10)}
+    space = coverage_aware(idx, region_var=0.02, uncovered=uncovered, links=(("alpha",), ("beta",)))
+    assert store.get_space_calibration(space.id).links == (("alpha",), ("beta",))
+    keys, pred, L1, L0 = logits(idx, space, query.query_vector(store, vectors, space, prompts=[text]))
+    assert pred.link_aware
+    c = dict(zip(keys, shares(idx, encoder, text, keys)))
+    after = ask(idx, text, k=10)
+    assert [r.model for r in after] == list(before)
+    for r in after:
+        extra = (2.0 / 1.5) ** 2 * (1.0 - c[r.model]) ** 2 * (0.1 - 0.02)
+        assert r.variance == pytest.approx(before[r.model].variance + extra, rel=1e-6, abs=1e-9), r.model
+        assert r.probability == pytest.approx(before[r.model].probability, abs=1e-9)
+    big, small = next(r for r in after if r.model == "org/big"), next(r for r in after if r.model == "org/small")
+    assert 0.0 < 1.0 - c["org/big"] and big.high - big.low > before["org/big"].high - before["org/big"].low
+    assert small.variance == pytest.approx(before["org/small"].variance)  # measured on both: linked to any query
+    lower = {r.model: r.rank_score - posterior.Z_INTERVAL * pred.scale * math.sqrt(r.variance) for r in after}
+    lcb = ask(idx, text, k=3, rank="lcb")
+    assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
 
 
 def test_a_coverage_aware_map_with_prefer_smaller_ranks_by_the_blend_less_the_size_term(idx, encoder):

@@ -245,6 +245,11 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
     row = represent.fill_from_neighbours(represent.query_rows([request], encoder.encode, space), X)[0]
     p = row[2 * d]
     got = find_models([request], top=10, store=store, vectors=vectors)
+    assert cal.links == (("code",), ("mcq",))
+    mcq = set(mc_texts(60))
+    bench = ["mcq" if t in mcq else "code" for t in store.prompt_texts(om.prompt_ids)]
+    bench_of = {m: bench[int(np.flatnonzero(~np.isnan(om.scores[i]))[0])] for i, m in enumerate(om.models)}
+    nearest = np.argsort(-(X[:, :d] @ row[:d]))[:posterior.COVERAGE_PROMPTS]
     for mt in got:
         j = solver.model_ids_.index(mt.model)
         seen = ~np.isnan(om.scores[om.models.index(mt.model)])
@@ -260,6 +265,11 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
         var = predictive_variance(eig, n, np.array([lam_j]), solver.noise_[[j]], eff[None])[0, 0] + unseen ** 2 * cal.spread
         # the level's part (noise / n of it) at the map's weight of the level, not the deviation's
         var += ((cal.level / cal.scale) ** 2 - 1.0) * solver.noise_[j] / n
+        # no model links mcq and code (Calibration.links): the share b of the query's nearest prompts (by question)
+        # outside the model's benchmark counts the models' spread at the level's weight, beyond the unseen format's
+        b = float(np.mean([bench[i] == bench_of[mt.model] for i in nearest]))
+        linked = (cal.level / cal.scale) ** 2 * (1 - b) ** 2 * (cal.spread - cal.region_var)
+        var += max(linked - unseen ** 2 * cal.spread, 0.0)
         assert mt.variance == pytest.approx(var, rel=1e-3)
         assert 0.0 <= mt.low <= mt.probability <= mt.high <= 1.0
         # the model's own prior's part of its deviation, and the query format's prior's part (the shared one)

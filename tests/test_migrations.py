@@ -325,3 +325,30 @@ def test_migration_0017_keeps_every_calibration_map_and_stamps_none_with_the_cur
         got = st.get_space_calibration(space.id)
         assert got == dataclasses.replace(cal, n_models=9) and got.region_var == pytest.approx(0.0125) and got.region_estimator is None
         assert st.space_states()[0][1].region_estimator is None
+
+
+def test_migration_0018_keeps_every_calibration_map_and_a_downgrade_has_the_next_pass_fit_its_links_again(db_url):
+    """A map saved at 0018 keeps its benchmarks' links (read by ``get_space_calibration`` and ``space_states``
+    alike); going down to 0017 drops them and up again restamps the map with estimator 2, so the next pass fits it
+    again (indexer.pipeline._fitted_before) instead of keeping it without links; every other value of the map kept."""
+    import dataclasses
+
+    from indexer import pipeline, posterior
+    from indexer.represent import LEVELS
+    from indexer.store.sql import Store
+
+    links = (("alpha", "beta"), ("gamma",))
+    cal = posterior.Calibration(0.1, 0.7, 100, spread=0.05, level=2.1, specific=0.7, shared=3.2, lam_cap=4.0,
+                                region_var=0.0125, region_estimator=posterior.REGION_ESTIMATOR, links=links)
+    params = {"intercept": True, "select": "gcv", "prior": "mean", "levels": LEVELS}
+    with Store(db_url, upgrade=True) as st:
+        space = st.get_or_create_space("enc@1", 11, 1.0, 0.0, method="auto-mean", params=params)
+        st.save_model_vectors(space.id, [], calibration=cal, calibration_models=9)
+        assert st.get_space_calibration(space.id).links == links and st.space_states()[0][1].links == links
+        assert pipeline._fitted_before(st.get_space_calibration(space.id), space) == ""
+    migrate.downgrade_url(db_url, "0017")
+    migrate.upgrade_url(db_url)
+    with Store(db_url) as st:
+        got = st.get_space_calibration(space.id)
+        assert got == dataclasses.replace(cal, n_models=9, links=None) and got.region_estimator == 2
+        assert "without the benchmarks' links" in pipeline._fitted_before(got, space)

@@ -264,6 +264,40 @@ def test_a_region_variance_an_older_estimator_gave_is_estimated_again_on_the_nex
     assert "calibration_refit" not in ix.run().counts and ix.run().counts["solved"] == 0
 
 
+def test_a_pass_stores_which_benchmarks_no_model_links_and_fits_a_map_without_them_again(tmp_path, env, monkeypatch,
+                                                                                          capsys):
+    """Two sources measured on models of their own (no model on both): the pass's map stores their benchmarks as two
+    groups (Calibration.links), in SQL and read back by a search's one read of the spaces; one model measured on both
+    links them, and the next pass's map has one group (None). A map stored before schema 0018 (estimator 2, no links
+    column) is fitted again on the next pass, which says why once; the pass after it does no work."""
+    from sqlalchemy import text
+
+    from indexer import posterior
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mc")  # a level/deviation map, which carries the links
+    reset_settings()
+    rng = np.random.default_rng(9)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, [f"a{k}" for k in range(6)], 24), 24)
+    write_table(tmp_path / "b", "beta", outcomes(rng, [f"b{k}" for k in range(6)], 24), 24, offset=24)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))]).status == "ok"
+    (space,) = ix.store.list_spaces()
+    cal = ix.store.get_space_calibration(space.id)
+    assert cal.links == (("alpha",), ("beta",)) and cal.region_estimator == posterior.REGION_ESTIMATOR
+    assert ix.store.space_states()[0][1].links == (("alpha",), ("beta",))
+    with ix.store.engine.begin() as conn:  # the map as migration 0018 leaves one stored before it
+        conn.execute(text("UPDATE space_calibrations SET links = NULL, region_estimator = 2"))
+    r = ix.run()
+    assert r.status == "ok" and r.counts["solved"] == 12, r.counts
+    assert r.counts["calibration_refit"].count("without the benchmarks' links") == 1
+    assert ix.store.get_space_calibration(space.id).links == (("alpha",), ("beta",))
+    assert "calibration_refit" not in ix.run().counts
+    both = outcomes(rng, ["a0"], 24)  # a0 measured on beta too: alpha and beta linked
+    write_table(tmp_path / "b2", "beta", both, 24, offset=24)
+    assert ix.run([SourceSpec(str(tmp_path / "b2"))], refresh_prior=True).status == "ok"  # a map fitted now
+    assert ix.store.get_space_calibration(space.id).links is None
+
+
 @pytest.mark.parametrize("method", ["auto", "auto-text"])
 def test_refresh_prior_fits_the_calibration_map_of_a_method_without_a_prior(tmp_path, monkeypatch, method):
     """`taskspace index --refresh-prior` under a method without a prior (``auto``, ``auto-text``), whose calibration map

@@ -188,6 +188,62 @@ def test_an_interval_widens_by_the_region_term_where_the_model_has_no_evidence()
     assert posterior.Calibration(0.1, 2.0).region_term(0.0) == 0.0  # the plain map: none
 
 
+def test_benchmark_links_are_the_groups_of_benchmarks_models_connect():
+    """Two benchmarks are linked when one model was observed on both, or through a chain of such models: a model on
+    a and b, one on b and c, one on d alone, one on e and f give the groups (a, b, c), (d,), (e, f), each sorted; a
+    model with one NaN-free cell of a benchmark links it as much as one with all; when every benchmark is linked
+    there is one group and nothing to store (None), and the benchmarks' order of prompts does not matter."""
+    groups = np.array(["b", "a", "a", "b", "c", "c", "d", "d", "e", "f"])
+    S = np.full((4, groups.size), np.nan)
+    S[0, [0, 1]] = 1.0  # b, a
+    S[1, [3, 5]] = 0.0  # b, c (one cell of c)
+    S[2, [6, 7]] = 1.0  # d alone
+    S[3, [8, 9]] = 0.5  # e, f
+    assert posterior.benchmark_links(S, groups) == (("a", "b", "c"), ("d",), ("e", "f"))
+    order = np.random.default_rng(0).permutation(groups.size)
+    assert posterior.benchmark_links(S[:, order], groups[order]) == (("a", "b", "c"), ("d",), ("e", "f"))
+    S[2, 9] = 1.0  # the d model observed on f too: d joins e and f
+    assert posterior.benchmark_links(S, groups) == (("a", "b", "c"), ("d", "e", "f"))
+    S[1, 6] = 0.0  # and the b/c model on d: all linked
+    assert posterior.benchmark_links(S, groups) is None
+    assert posterior.benchmark_links(S[:, :2], groups[:2]) is None  # one benchmark: one group
+
+
+def test_an_interval_widens_to_the_spread_where_nothing_links_the_query_to_the_models_benchmarks():
+    """A map with :attr:`Calibration.links`: a model gets ``(level / specific)^2 (1 - b)^2 (spread - region_var)``
+    more variance, ``b`` the share of the query's nearest prompts in a benchmark linked to one of its own (nothing
+    near its group: b = 0, all of it; a model of both groups, or of a benchmark the map does not know, none), on top
+    of the region term, so one with no evidence near an unlinked query has the models' spread in all; no links, no
+    neighbourhood or the plain map: nothing added."""
+    D, S, solver = _fit(N=40, d=6, free=2)
+    posts = posterior.pattern_posteriors(solver, D)
+    by_key = {p.key: p for p in posts.values()}
+    space = {"intercept": True, "select": "gcv", "prior": "mean", "free": 2, "levels": represent.LEVELS}
+    post = posts[solver.pattern_of_[1]]
+    benches = [["law"], ["code"], ["law", "code"], ["new"], []]
+    payloads = [{"pattern": post.key, "lam": 0.5, "noise": float(solver.noise_[1]), "benchmarks": b} for b in benches]
+    row = np.append(np.array(post.mu, dtype=np.float64), [1.0, 0.0, 0.0])
+    load = lambda keys: {k: by_key[k] for k in keys}  # noqa: E731
+    cal = posterior.Calibration(0.1, 2.0, 100, spread=0.3, level=3.0, specific=2.0, shared=1.0, uncovered=0.5,
+                                region_var=0.04, links=(("code", "humaneval"), ("law", "math")))
+    pred = posterior.Predictor(space, cal, load)
+    base = pred.variance(payloads, row)  # no neighbourhood known: nothing added
+    pred.near_benchmarks = [["humaneval"], ["code"], ["code", "math"], ["math"]]  # 3 of 4 in code's group
+    linked = cal.linked_shares([p["benchmarks"] for p in payloads], pred.near_benchmarks)
+    assert linked.tolist() == [0.5, 0.75, 1.0, 1.0, 1.0]
+    got = pred.variance(payloads, row)
+    unit = (3.0 / 2.0) ** 2 * (0.3 - 0.04)
+    assert got - base == pytest.approx([0.25 * unit, 0.0625 * unit, 0.0, 0.0, 0.0])
+    pred.near_benchmarks = [["humaneval"], ["code"]]  # nothing near law's group
+    far = pred.variance(payloads, row, coverage=np.zeros(5))
+    assert far[0] - base[0] == pytest.approx((3.0 / 2.0) ** 2 * 0.3)  # region term + unlinked term: the spread
+    assert posterior.Predictor(space, dataclasses.replace(cal, links=None), load).variance(payloads, row) == \
+        pytest.approx(base)
+    assert posterior.Calibration(0.1, 2.0, links=cal.links).unlinked_term(0.0) == 0.0  # the plain map: none
+    assert cal.as_dict()["links"] == [["code", "humaneval"], ["law", "math"]]
+    assert pred.link_aware and not posterior.Predictor(space, dataclasses.replace(cal, links=None), load).link_aware
+
+
 def test_calibration_fits_a_logistic_map_and_falls_back_when_it_cannot():
     rng = np.random.default_rng(1)
     score = rng.normal(size=4000)

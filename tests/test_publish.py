@@ -618,6 +618,60 @@ def test_a_bad_region_variance_is_reported_and_an_old_record_set_pulls_without_i
         store_b.close()
 
 
+def test_the_benchmarks_links_are_published_and_pulled_and_a_bad_value_is_reported(publisher, tmp_path, monkeypatch):
+    """spaces.parquet's ``calibration_links`` (the groups of benchmarks no model links): published with the map and
+    pulled into the same map, so a pulled index widens the same intervals; null with one group; a value that is not
+    at least two lists of names, each name once, is an error naming the row and the column, nothing imported; a
+    record set written before the column pulls, its map without links (intervals as before)."""
+    import dataclasses
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store_a, _, _ = publisher
+    (sp_a,) = store_a.list_spaces()
+    cal_a = store_a.get_space_calibration(sp_a.id)
+    assert cal_a.links is None  # one group: null
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "one")
+    assert pq.read_table(tmp_path / "one" / "spaces.parquet").column("calibration_links")[0].as_py() is None
+    names = sorted({b.name for b in store_a.list_benchmarks()})
+    links = (tuple(names[:1]), tuple(names[1:]))
+    store_a.save_model_vectors(sp_a.id, [], calibration=dataclasses.replace(cal_a, links=links))
+    publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
+    assert pq.read_table(tmp_path / "d" / "spaces.parquet").column("calibration_links")[0].as_py() == \
+        [list(g) for g in links]
+    _home(tmp_path, monkeypatch, "home_b")
+    for value in ([["x"]], [["x"], []], [["x"], ["x", "y"]]):
+        bad = _copy(tmp_path / "d", tmp_path / f"bad{len(str(value))}")
+        t = pq.read_table(bad / "spaces.parquet")
+        rows = t.to_pylist()
+        rows[0]["calibration_links"] = value
+        pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), bad / "spaces.parquet")
+        with pytest.raises(InputError, match=r"spaces.parquet.*row 0.*calibration_links must be null or at least two") \
+                as err:
+            pull(str(bad))
+        assert "nothing was imported" in str(err.value)
+    old = _copy(tmp_path / "d", tmp_path / "old")
+    pq.write_table(pq.read_table(old / "spaces.parquet").drop_columns(["calibration_links"]), old / "spaces.parquet")
+    pull(str(old))
+    store_b = open_store()
+    try:
+        (sp,) = store_b.list_spaces()
+        assert store_b.get_space_calibration(sp.id).links is None
+    finally:
+        store_b.close()
+    _home(tmp_path, monkeypatch, "home_c")
+    pull(str(tmp_path / "d"))
+    store_c = open_store()
+    try:
+        (sp,) = store_c.list_spaces()
+        assert store_c.get_space_calibration(sp.id).links == links
+        # the map as stored above (saved without a model count: 0)
+        assert store_c.get_space_calibration(sp.id) == dataclasses.replace(cal_a, links=links, n_models=0)
+    finally:
+        store_c.close()
+
+
 def test_a_column_of_the_wrong_type_is_reported_by_file_and_column(publisher, tmp_path, monkeypatch):
     """Records whose column holds another type than taskspace writes (a vector as text, a model's benchmarks as a
     string: a hand-made or damaged copy) are reported naming the file, the column and both types, exit 1, nothing

@@ -99,7 +99,7 @@ class DerivedMixin:
         s, c, p = Space.__table__.c, SpaceCalibrationRow.__table__.c, SpacePriorRow.__table__.c
         q = (select(s.id, s.encoder, s.dim, s.lam, s.eps, s.method, s.params, s.created_at,
                     c.space_id, c.a, c.b, c.n_cells, c.n_models, c.spread, c.level, c.specific, c.shared, c.uncovered,
-                    c.knots, c.lam_cap, c.region_var, c.region_estimator,
+                    c.knots, c.lam_cap, c.region_var, c.region_estimator, c.links,
                     p.space_id, p.vector, p.n_models, p.computed_at)
              .select_from(Space.__table__.outerjoin(SpaceCalibrationRow.__table__, c.space_id == s.id)
                           .outerjoin(SpacePriorRow.__table__, p.space_id == s.id))
@@ -109,8 +109,8 @@ class DerivedMixin:
         out = []
         for r in rows:
             rec = SpaceRecord(r[0], r[1], r[2], r[3], r[4], r[5], dict(r[6] or {}), r[7])
-            cal = None if r[8] is None else _calibration(*r[9:22])
-            prior = None if r[22] is None else SpacePrior(np.frombuffer(r[23], dtype="<f8").copy(), r[24], r[25])
+            cal = None if r[8] is None else _calibration(*r[9:23])
+            prior = None if r[23] is None else SpacePrior(np.frombuffer(r[24], dtype="<f8").copy(), r[25], r[26])
             out.append((rec, cal, prior))
         return out
 
@@ -296,7 +296,7 @@ class DerivedMixin:
             row = conn.execute(select(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id)).scalar()
         return None if row is None else _calibration(row.a, row.b, row.n_cells, row.n_models, row.spread,
                                                      row.level, row.specific, row.shared, row.uncovered, row.knots,
-                                                     row.lam_cap, row.region_var, row.region_estimator)
+                                                     row.lam_cap, row.region_var, row.region_estimator, row.links)
 
     def fit_drift(self, space_id: int) -> tuple[int | None, int | None]:
         """How many models were solved or removed since the space's prior, and since its calibration map, were
@@ -514,8 +514,8 @@ class DerivedMixin:
 
 def _folded(calibration) -> dict:
     """The level/deviation coefficients of a calibration map, its bend's knots (JSON text), its ``lam_cap``, its
-    ``region_var`` and the ``region_estimator`` that gave it as row values (None for the plain map, no bend, no cap,
-    or no region variance; the estimator None where not known)."""
+    ``region_var`` and the ``region_estimator`` that gave it and its ``links`` (JSON text) as row values (None for the
+    plain map, no bend, no cap, no region variance or one group of benchmarks; the estimator None where not known)."""
     out = {k: (None if getattr(calibration, k, None) is None else float(getattr(calibration, k)))
            for k in ("level", "specific", "shared", "uncovered")}
     knots = getattr(calibration, "knots", None)
@@ -526,15 +526,17 @@ def _folded(calibration) -> dict:
     out["region_var"] = None if region is None else float(region)
     estimator = getattr(calibration, "region_estimator", None)
     out["region_estimator"] = None if region is None or estimator is None else int(estimator)
+    links = getattr(calibration, "links", None)
+    out["links"] = None if links is None else json.dumps([list(g) for g in links])
     return out
 
 
 def _calibration(a, b, n_cells, n_models, spread, level, specific, shared, uncovered, knots, lam_cap=None,
-                 region_var=None, region_estimator=None):
+                 region_var=None, region_estimator=None, links=None):
     """A :class:`~indexer.posterior.Calibration` from its row values (:func:`_folded`'s, ``knots`` JSON text)."""
     from ..posterior import Calibration
 
     k = None if knots is None else json.loads(knots)
     return Calibration(a, b, n_cells, n_models, spread, level, specific, shared, uncovered,
                        None if k is None else (tuple(k["z"]), tuple(k["logit"])), lam_cap, region_var,
-                       region_estimator)
+                       region_estimator, None if links is None else tuple(tuple(g) for g in json.loads(links)))

@@ -310,6 +310,9 @@ class SpaceCalibrationRow(Base):
     #: the version of the estimator that gave ``region_var`` (:data:`indexer.posterior.REGION_ESTIMATOR`; None: an
     #: older one, as every map stored before migration 0017, or a pulled map's publisher's)
     region_estimator: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: the benchmarks' groups no model links (:attr:`indexer.posterior.Calibration.links`), a JSON list of lists of
+    #: names (None: one group; migration 0018)
+    links: Mapped[str | None] = mapped_column(Text, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: models solved (calibrated by this map) or removed since it was fitted (migration 0015; None: 0)
     n_changed: Mapped[int | None] = mapped_column(Integer, nullable=True)
