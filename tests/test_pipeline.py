@@ -910,6 +910,59 @@ def test_a_pass_says_how_many_texts_it_embedded_were_longer_than_the_encoder_rea
     assert res.exit_code == 0 and "longer than the encoder reads" not in res.output, res.output
 
 
+
+def _stop_in_the_second_chunk(ix, monkeypatch) -> list[int]:
+    """Chunks of 4 texts for ``ix``'s encoder, whose pass is asked to stop (as SIGTERM would) while the second is
+    embedded; the sizes of the chunks embedded, appended as they are."""
+    monkeypatch.setattr(ix.encoder, "chunk_size", 4)
+    real, chunks = ix.encoder._encode_raw, []
+
+    def encode_then_stop(batch, **k):
+        chunks.append(len(batch))
+        if len(chunks) == 2:
+            ix.stop.set()
+        return real(batch, **k)
+
+    monkeypatch.setattr(ix.encoder, "_encode_raw", encode_then_stop)
+    return chunks
+
+
+def test_a_run_stopped_while_embedding_counts_the_long_texts_of_its_finished_chunks(tmp_path, env, monkeypatch):
+    """``truncated`` is how many of the texts a pass embedded are longer than the encoder reads ("N of the M texts
+    embedded in this pass"): of a pass stopped between the encoder's chunks, the texts of its finished chunks, which
+    it embedded, cached and counts in ``embedded``. The run record, `taskspace runs --json` and the worker's line
+    (:func:`~indexer.pipeline.truncated_note`) say so. Before, the stopped run counted them in ``embedded`` alone:
+    8 texts embedded, every one cut, and no ``truncated`` nor line."""
+    import json
+    import uuid
+
+    from typer.testing import CliRunner
+
+    from helpers import write_source
+    from indexer.cli import app
+    from indexer.pipeline import truncated_note
+
+    tag = uuid.uuid4().hex  # texts no earlier run has cached
+    long = " ".join(f"word{j} {tag}" for j in range(300))  # far beyond 256 word pieces
+    texts = [f"{tag} question {i}: {long}" for i in range(10)]
+    write_source(tmp_path / "a", "alpha", texts, outcomes(np.random.default_rng(4), ["m1", "m2"], 10))
+    ix = env()
+    enc, real = ix.encoder, ix.encoder._encode_raw
+    chunks = _stop_in_the_second_chunk(ix, monkeypatch)
+    r = ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert r.status == "stopped" and chunks == [4, 4], (r.status, chunks)
+    assert r.counts.get("truncated") == 8 and r.counts["embedded"] == 8 and r.counts.get("token_limit") == 256, r.counts
+    (run,) = ix.store.list_runs(limit=1)
+    assert run.counts.get("truncated") == 8, run.counts
+    res = CliRunner().invoke(app, ["runs", "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)[0]["counts"].get("truncated") == 8, res.output
+    assert truncated_note(run.counts).startswith("8 of the 8 texts embedded in this pass are longer than the encoder "
+                                                 "reads (256 word pieces)"), run.counts
+    ix.stop.clear()
+    monkeypatch.setattr(enc, "_encode_raw", real)
+    again = ix.run()  # the rest, counted once: 8 + 2 of the 10 long texts
+    assert again.status == "ok" and again.counts["embedded"] == 2 and again.counts["truncated"] == 2, again.counts
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("record", ["start_run", "finish_run"])
 def test_a_run_record_whose_database_session_was_ended_is_written_on_a_fresh_connection(tmp_path, pg_url, encoder,
@@ -1005,18 +1058,8 @@ def test_a_run_stopped_while_embedding_counts_the_texts_it_embedded(tmp_path, en
     texts = [f"{tag} question {i}: what is {i} minus {i + 2}?" for i in range(10)]
     write_source(tmp_path / "a", "alpha", texts, outcomes(np.random.default_rng(4), ["m1", "m2"], 10))
     ix = env()
-    enc = ix.encoder
-    monkeypatch.setattr(enc, "chunk_size", 4)
-    real = enc._encode_raw
-    chunks = []
-
-    def encode_then_stop(batch, **k):
-        chunks.append(len(batch))
-        if len(chunks) == 2:
-            ix.stop.set()  # as SIGTERM would, while the second chunk is being embedded
-        return real(batch, **k)
-
-    monkeypatch.setattr(enc, "_encode_raw", encode_then_stop)
+    enc, real = ix.encoder, ix.encoder._encode_raw
+    chunks = _stop_in_the_second_chunk(ix, monkeypatch)
     with caplog.at_level(logging.INFO, logger="indexer.pipeline"):
         r = ix.run([SourceSpec(str(tmp_path / "a"))])
     assert r.status == "stopped" and chunks == [4, 4], (r.status, chunks)
