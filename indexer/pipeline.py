@@ -828,8 +828,7 @@ def _empty_folder(spec: SourceSpec) -> bool:
         return False  # _ingest_one reports it
     if parsed.kind != "path":
         return False
+    from .sources.registry import empty_folder
+
     path = Path(parsed.target)
-    try:
-        return path.is_dir() and next(path.iterdir(), None) is None
-    except OSError:
-        return False
+    return path.is_dir() and empty_folder(path)

@@ -139,6 +139,14 @@ def _refuse_known(p: Path) -> None:
             raise InputError(why, file=str(p))
 
 
+def empty_folder(folder: Path) -> bool:
+    """True for a folder with nothing in it (False when it cannot be listed: the error says so elsewhere)."""
+    try:
+        return next(folder.iterdir(), None) is None
+    except OSError:
+        return False
+
+
 def detect(path: str | Path) -> Reader:
     """The reader of a local file or folder (the surest, see the module docstring), or an InputError saying why
     there is none."""
@@ -167,6 +175,8 @@ def detect(path: str | Path) -> Reader:
     if p.is_dir():
         layouts = [r.layout for r in readers()]
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
+        if empty_folder(p):  # nothing to tell a format by: "pass --format" would not help
+            raise InputError(f"the folder is empty: put a source's files in it ({expected})", file=str(p))
         raise InputError(f"cannot tell the format of this folder: expected {expected}; pass {option_hint('format')} ({names})",
                          file=str(p))
     from .common import EXTENSIONS, table_ext
