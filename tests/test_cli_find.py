@@ -273,6 +273,23 @@ def test_compare_mode_text_names_the_listed_models_left_unranked(capsys):
     assert "not ranked" not in capsys.readouterr().out
 
 
+def test_compare_mode_without_a_filter_says_an_unranked_model_has_no_vector_and_what_solves_it(capsys):
+    """`search PROMPT -m org/new` of a model whose results were ingested but not yet indexed, no filter given: the
+    lines under the answer say it has no vector in this space and that `taskspace index` solves it. Before, "no model
+    matches (check the filters, or run `taskspace index`)" and "not ranked (removed by a filter, or without a vector in
+    this space)", naming filters the user never gave (found walking the CLI)."""
+    from indexer.cli_find import _print_result
+    from indexer.find import FindResult
+
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    query = {"kind": "prompt", "prompts": 1, "rank": "probability", "prefer_smaller": 0.0, "filters": {},
+             "models": ["org/new"], "unranked": ["org/new"]}
+    _print_result(FindResult(query, space, [], {}, {}))
+    out = " ".join(capsys.readouterr().out.split())
+    assert "filter" not in out, out
+    assert ("not ranked (no vector in this space: `taskspace index` solves the models whose results were ingested "
+            "since its last pass): org/new") in out, out
+
 def test_an_index_out_of_step_with_sql_exits_3_as_a_storage_error(indexed):
     """The vector index holding vectors of another dimension than SQL's space (copied from another home, built with
     another encoder): `search` and `model` say `taskspace reindex --space NAME` rebuilds it and exit 3, a storage
