@@ -147,9 +147,12 @@ def empty_folder(folder: Path) -> bool:
         return False
 
 
-def detect(path: str | Path) -> Reader:
+def detect(path: str | Path, options=()) -> Reader:
     """The reader of a local file or folder (the surest, see the module docstring), or an InputError saying why
-    there is none."""
+    there is none. ``options``: the reading options given (names, :data:`OPTION_FLAGS`); when no reader knows the
+    path by its files, options only one format takes name it (``--prompts``: a folder of outcomes alone, its prompts
+    file given; before, "outcomes.csv but no prompts file beside it", the file given ignored), and its reader says
+    what is missing."""
     from .common import path_problem
 
     p = Path(path)
@@ -164,6 +167,10 @@ def detect(path: str | Path) -> Reader:
                 break  # no later reader can be surer
     if best is not None and sure == Match.WEAK and p.is_file():  # any table-typed file: unless it is known as
         _refuse_known(p)  # another format's file that is no source (an lm-eval results file)
+    given = {o for o in options if o in OPTION_FLAGS}
+    takers = [r for r in readers() if given and given <= set(r.options)]
+    if best is None and len(takers) == 1 and not (p.is_dir() and empty_folder(p)):
+        return takers[0]
     if best is not None:
         return best
     names = ", ".join(formats())
