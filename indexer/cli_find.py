@@ -159,6 +159,19 @@ def _gunzip(data: bytes, path: Path) -> bytes:
                          "the file it was made from", file=str(path)) from None
 
 
+def _is_device(path) -> bool:
+    """True for a character or block device (``/dev/zero``, a disk): no prompts file, and perhaps without an end. A
+    named pipe (``--file <(cmd)``) is read as a file; a path that cannot be looked at is left to the read to name."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
 def read_prompts_file(path: Path) -> list[str]:
     """Example prompts from a file (:data:`PROMPTS_FILE_FORMATS`): a ``.jsonl`` file one a line, a ``.json`` file
     an array, any other file (and ``-``, stdin) text split by :func:`split_prompts`; a gzipped file (``.jsonl.gz``,
@@ -172,6 +185,9 @@ def read_prompts_file(path: Path) -> list[str]:
         if str(path) == "-":
             text = sys.stdin.read()
         else:
+            if _is_device(path):  # /dev/zero has no end: read, it filled memory until the command was killed
+                raise InputError(f"a device, not a file; --file takes {PROMPTS_FILE_FORMATS} (or -, stdin)",
+                                 file=str(path))
             data = Path(path).read_bytes()
             if data[:2] == b"\x1f\x8b":  # gzip: a table source's prompts.jsonl.gz, as the shared data sets ship it
                 data = _gunzip(data, path)

@@ -390,6 +390,28 @@ def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_pa
         assert str(err.value).startswith(f"{where}: {says}") and str(err.value).count(str(path)) == 1, str(err.value)
 
 
+def test_a_prompts_file_that_is_a_device_is_refused_before_it_is_read(tmp_path):
+    """`search --file /dev/zero` (or /dev/urandom, a disk): refused at once, naming the path and what --file takes
+    (`-` for stdin); a named pipe (`--file <(cmd)`) is still read. Before, the device was read to its end: /dev/zero
+    has none, so the command ran until memory ran out (found walking the CLI), and /dev/null was "no prompt in the
+    file"."""
+    import threading
+
+    from indexer.cli_find import read_prompts_file
+    from indexer.errors import InputError
+
+    for dev in ("/dev/null", "/dev/zero"):  # (/dev/null first: it ends, so without the check this test fails, not hangs)
+        with pytest.raises(InputError) as err:
+            read_prompts_file(Path(dev))
+        assert str(err.value).startswith(f"{dev}: a device, not a file; --file takes a .jsonl file"), err.value
+        assert "or -, stdin" in str(err.value), err.value
+    fifo = tmp_path / "prompts.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("What is two plus two?\n"))
+    writer.start()
+    assert read_prompts_file(fifo) == ["What is two plus two?"]
+    writer.join(5)
+
 def test_a_prompts_file_whose_text_no_query_takes_is_named_by_file_and_line(tmp_path):
     """`search -f FILE` whose prompt holds a NUL or a lone surrogate (a `\\u0000` or unpaired `\\ud800` escape of a
     .jsonl or .json file, a NUL byte in a text file), and a file saved as UTF-16: an input error naming the file and
