@@ -734,6 +734,21 @@ def test_a_folder_of_outcomes_alone_is_read_with_the_prompts_file_given(tmp_path
     with pytest.raises(ConfigError, match=f"prompts='{missing}': no such file"):
         validate(SourceSpec(str(data), prompts=str(missing)))
 
+
+def test_a_prompts_file_given_that_is_a_device_or_a_link_to_nothing_is_named_for_what_it_is(tmp_path, store):
+    """`taskspace ingest DATA --prompts /dev/null` (a device) or a link whose target is gone: the error says what
+    the path is, as for a source path. Before, both were "--prompts PATH: no such file", though `ls` lists it."""
+    from indexer.errors import ConfigError
+
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    gone = tmp_path / "prompts.jsonl"
+    gone.symlink_to(tmp_path / "moved" / "prompts.jsonl")
+    for path, said in (("/dev/null", "not a regular file or folder (a named pipe, socket or device)"),
+                       (str(gone), "a symbolic link to nothing")):
+        with pytest.raises(ConfigError) as err:
+            ingest(str(sample), prompts=path, store=store, fetch_metadata=False)
+        assert str(err.value).startswith(f"prompts='{path}': {said}") and "no such file" not in str(err.value), err.value
+
 def test_the_error_summary_of_an_ingest_that_stored_nothing_says_so(tmp_path):
     """`taskspace ingest EMPTY_FOLDER` (or a source every row of which is rejected): the error summary says "nothing
     was ingested"; with some source stored, "the rest was ingested". Before, always "the rest was ingested", also when

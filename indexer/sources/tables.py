@@ -527,7 +527,12 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
         if not prompts_file.is_file():
             from ..errors import ConfigError, arg
 
-            what = "is a folder; give the prompts file" if prompts_file.is_dir() else "no such file"
+            from .common import path_problem
+
+            # a device or a link to nothing said as such (before, "no such file", of a path `ls` lists)
+            why = path_problem(prompts_file)
+            what = ("is a folder; give the prompts file" if prompts_file.is_dir() else
+                    "no such file" if why in (None, "no such file or folder") else why)
             raise ConfigError(f"{arg('prompts', str(prompts), quote=False)}: {what} (prompts.jsonl / .csv / .parquet with prompt_id, "
                               "benchmark, text)")
         if table_ext(prompts_file) is None:  # before, read as JSON lines whatever it held: every line malformed JSON
