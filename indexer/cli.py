@@ -187,12 +187,13 @@ def demo(
 @app.command()
 def ingest(
     source: str = typer.Argument(..., metavar="SOURCE", callback=cli_index.spec_argument, help="A file or folder, hub:ORG/REPO or hub:ORG/REPO@REVISION (a Hub dataset), or hub-org:ORG (its datasets)."),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="hub-org: ingest at most N datasets (1 or more)."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", callback=cli_index.format_option, help="table, lm_eval or lighteval (default: detected)."),
-    prompts: Optional[Path] = cli_index.PROMPTS_OPTION,
-    model: Optional[str] = cli_index.MODEL_OPTION,
-    filter: Optional[str] = cli_index.FILTER_OPTION,
-    metric: Optional[str] = cli_index.METRIC_OPTION,
+    # each a list, so that one given twice with two values is refused (cli_index.one_value), not the last read
+    limit: Optional[list[int]] = typer.Option(None, "--limit", "-n", min=1, help="hub-org: ingest at most N datasets (1 or more)."),
+    format: Optional[list[str]] = typer.Option(None, "--format", "-f", callback=cli_index.each(cli_index.format_option), help="table, lm_eval or lighteval (default: detected)."),
+    prompts: Optional[list[Path]] = cli_index.PROMPTS_OPTION,
+    model: Optional[list[str]] = cli_index.MODEL_OPTION,
+    filter: Optional[list[str]] = cli_index.FILTER_OPTION,
+    metric: Optional[list[str]] = cli_index.METRIC_OPTION,
     metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Fetch Hub metadata for ingested models that are Hub repo ids."),
     accept_partial: bool = typer.Option(False, "--accept-partial", help="Store a new revision that reads much worse than the stored one (errors and over 10% of its outcome cells lost) instead of quarantining it."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
@@ -212,6 +213,10 @@ def ingest(
     """
     from .ingest import ingest as run_ingest
 
+    limit, format, prompts, model, filter, metric = (
+        cli_index.one_value(o, v, f"{o} takes one value; give it once (nothing was ingested)")
+        for o, v in (("--limit", limit), ("--format", format), ("--prompts", prompts), ("--model", model),
+                     ("--filter", filter), ("--metric", metric)))
     options = cli_index.reading_options(prompts, model, filter, metric)
     summary = run_ingest(source, format=format, limit=limit, fetch_metadata=metadata, accept_partial=accept_partial, **options)
     if as_json:

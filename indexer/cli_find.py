@@ -159,6 +159,19 @@ def _gunzip(data: bytes, path: Path) -> bytes:
                          "the file it was made from", file=str(path)) from None
 
 
+def _is_device(path) -> bool:
+    """True for a character or block device (``/dev/zero``, a disk): no prompts file, and perhaps without an end. A
+    named pipe (``--file <(cmd)``) is read as a file; a path that cannot be looked at is left to the read to name."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
 def read_prompts_file(path: Path) -> list[str]:
     """Example prompts from a file (:data:`PROMPTS_FILE_FORMATS`): a ``.jsonl`` file one a line, a ``.json`` file
     an array, any other file (and ``-``, stdin) text split by :func:`split_prompts`; a gzipped file (``.jsonl.gz``,
@@ -172,6 +185,9 @@ def read_prompts_file(path: Path) -> list[str]:
         if str(path) == "-":
             text = sys.stdin.read()
         else:
+            if _is_device(path):  # /dev/zero has no end: read, it filled memory until the command was killed
+                raise InputError(f"a device, not a file; --file takes {PROMPTS_FILE_FORMATS} (or -, stdin)",
+                                 file=str(path))
             data = Path(path).read_bytes()
             if data[:2] == b"\x1f\x8b":  # gzip: a table source's prompts.jsonl.gz, as the shared data sets ship it
                 data = _gunzip(data, path)
@@ -497,8 +513,10 @@ def _print_result(result) -> None:
     what = (f"benchmark {q['benchmark']}" if q["kind"] == "benchmark" else
             f"{q['prompts']} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
     if not result.results:
-        if q.get("filters") or q.get("models"):
+        if q.get("filters"):
             typer.echo("no model matches (check the filters, or run `taskspace index`)")
+        elif q.get("models"):  # compare mode, no filter: the "not ranked" line below says why and what to do
+            typer.echo("none of the listed models is ranked")
         else:  # (an index that lost the models SQL holds is an error of find_models: exit 3)
             # said after a pass too (one with no source configured): "run `taskspace index`" alone sent the user back
             typer.echo(f"no model indexed yet: {NOTHING_INDEXED}")
@@ -557,7 +575,11 @@ def _print_result(result) -> None:
     if q.get("truncated"):  # as the page's notes and --json (query.truncated) say: the rest did not count
         typer.echo(truncated_note(q["truncated"], q.get("prompts") or 1, q.get("max_tokens")))
     if q.get("unranked"):  # compare mode: the listed models the answer leaves out (as the page and --json say)
-        typer.echo(f"not ranked (removed by a filter, or without a vector in this space): {shown(', '.join(q['unranked']))}")
+        # without a filter the one reason is a missing vector (before, a filter was named to users who gave none)
+        why = ("removed by a filter, or without a vector in this space" if q.get("filters") else
+               "no vector in this space: `taskspace index` solves the models whose results were ingested since its "
+               "last pass")
+        typer.echo(f"not ranked ({why}): {shown(', '.join(q['unranked']))}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
         typer.echo(f"--prefer-smaller: {result.missing_metadata['prefer_smaller']} model(s) without a parameter count "
                    "are charged as 100B")

@@ -208,7 +208,7 @@ def _in_unraisable_hook(frame) -> bool:
     return False
 
 
-def _each(callback):
+def each(callback):
     """A list option's callback running ``callback`` on each value given."""
     def check(values):
         return [callback(v) for v in values] if values else values
@@ -216,20 +216,25 @@ def _each(callback):
     return check
 
 
-def _one_value(option: str, values, placeholder: str):
-    """The one value of ``index``'s per-source ``option`` (None when not given; the same value twice is one). Two
-    values are a usage error: `--source A --metric m1 --source B --metric m2` reads as options per source, but the
-    options are the pass's, every --source's; before, the last value silently read (and was saved with) every
-    source."""
+def one_value(option: str, values, advice: str):
+    """The one value of ``option`` (None when not given; the same value twice is one), read as a list so that two
+    values are a usage error naming both, then ``advice`` (what to do; what was left undone): click keeps the last of
+    two values without a word, so `--metric acc --metric acc_norm` read acc_norm alone."""
     distinct = list(dict.fromkeys(str(v) if isinstance(v, Path) else v for v in values or []))
     if len(distinct) > 1:
         from .errors import ConfigError
 
-        raise ConfigError(f"{option} was given {len(distinct)} values ({', '.join(map(repr, distinct))}): "
-                          f"{option} applies to every --source given, one value for all; to read sources with "
-                          f"different options, configure each with its own (`taskspace sources add SPEC {option} "
-                          f"{placeholder}`), then run `taskspace index`; nothing was saved")
+        raise ConfigError(f"{option} was given {len(distinct)} values ({', '.join(map(repr, distinct))}): {advice}")
     return (values or [None])[0]
+
+
+def _one_value(option: str, values, placeholder: str):
+    """The one value of ``index``'s per-source ``option``: `--source A --metric m1 --source B --metric m2` reads as
+    options per source, but the options are the pass's, every --source's; before, the last value silently read (and
+    was saved with) every source."""
+    return one_value(option, values, f"{option} applies to every --source given, one value for all; to read sources "
+                                     f"with different options, configure each with its own (`taskspace sources add "
+                                     f"SPEC {option} {placeholder}`), then run `taskspace index`; nothing was saved")
 
 
 def index(
@@ -237,8 +242,8 @@ def index(
         None, "--source", "-s",
         help="Add a source (a path, hub:ORG/REPO or hub-org:ORG) to the configuration and index it. Repeatable.",
     ),
-    # each a list, so that one given twice with two values is refused (_one_value) rather than the last silently read
-    fmt: Optional[list[str]] = typer.Option(None, "--format", callback=_each(format_option),
+    # each a list, so that one given twice with two values is refused (one_value) rather than the last silently read
+    fmt: Optional[list[str]] = typer.Option(None, "--format", callback=each(format_option),
                                             help="Reader for the --source paths (default: detected)."),
     limit: Optional[list[int]] = typer.Option(None, "--limit", help="At most this many datasets per hub-org: source."),
     prompts: Optional[list[Path]] = PROMPTS_OPTION,

@@ -10,7 +10,8 @@ import typer
 
 from pathlib import Path
 
-from .cli_index import FILTER_OPTION, METRIC_OPTION, MODEL_OPTION, PROMPTS_OPTION, format_option, reading_options
+from .cli_index import (FILTER_OPTION, METRIC_OPTION, MODEL_OPTION, PROMPTS_OPTION, each, format_option, one_value,
+                        reading_options)
 
 app = typer.Typer(help="The sources the indexing pass reads ($TASKSPACE_HOME/sources.toml).\n\n"
                        "Examples:\n\n"
@@ -61,12 +62,13 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> 
 @app.command("add")
 def add(
     spec: str = typer.Argument(..., metavar="SPEC", help="A file or folder, hub:ORG/REPO[@REVISION] or hub-org:ORG."),
-    fmt: Optional[str] = typer.Option(None, "--format", callback=format_option, help="Reader for a path (default: detected)."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="At most this many datasets per pass (hub-org:)."),
-    prompts: Optional[Path] = PROMPTS_OPTION,
-    model: Optional[str] = MODEL_OPTION,
-    filter: Optional[str] = FILTER_OPTION,
-    metric: Optional[str] = METRIC_OPTION,
+    # each a list, so that one given twice with two values is refused (one_value), not the last silently saved
+    fmt: Optional[list[str]] = typer.Option(None, "--format", callback=each(format_option), help="Reader for a path (default: detected)."),
+    limit: Optional[list[int]] = typer.Option(None, "--limit", help="At most this many datasets per pass (hub-org:)."),
+    prompts: Optional[list[Path]] = PROMPTS_OPTION,
+    model: Optional[list[str]] = MODEL_OPTION,
+    filter: Optional[list[str]] = FILTER_OPTION,
+    metric: Optional[list[str]] = METRIC_OPTION,
 ) -> None:
     """Add a source (checked first: a path must exist and be readable as a known format, the reading options as
     `taskspace ingest` checks them; nothing is saved otherwise). Every pass reads it with these options; adding a
@@ -84,6 +86,10 @@ def add(
     """
     from . import sourcelist
 
+    fmt, limit, prompts, model, filter, metric = (
+        one_value(o, v, f"{o} takes one value; give it once (nothing was saved)")
+        for o, v in (("--format", fmt), ("--limit", limit), ("--prompts", prompts), ("--model", model),
+                     ("--filter", filter), ("--metric", metric)))
     s = sourcelist.validate(sourcelist.SourceSpec(spec=spec, format=fmt, limit=limit,
                                                    **reading_options(prompts, model, filter, metric)))
     before = {sourcelist.source_key(c.spec): c for c in sourcelist.load(_file())}

@@ -169,11 +169,12 @@ def _fingerprint(path: Path) -> str:
 
 class Stopped(Exception):
     """:meth:`Encoder.encode` was asked to stop (its ``stop`` event set) between two chunks; the chunks it finished
-    are in the cache. ``done``: the texts those chunks embedded (and cached), of ``total`` new ones, the numbers its
-    message gives (an index pass counts ``done`` in its run's ``embedded``)."""
+    are in the cache. ``finished``: the hashes of the texts those chunks embedded (and cached), ``done`` of ``total``
+    new ones, the numbers its message gives (an index pass counts them in its run's ``embedded`` and ``truncated``)."""
 
-    def __init__(self, done: int, total: int):
-        self.done, self.total = int(done), int(total)
+    def __init__(self, finished: Sequence[str], total: int):
+        self.finished = tuple(finished)
+        self.done, self.total = len(self.finished), int(total)
         super().__init__(f"stopped after embedding {self.done} of {self.total} new texts (cached)")
 
 
@@ -512,7 +513,7 @@ class Encoder:
             try:
                 for lo in range(0, len(todo), self.chunk_size):
                     if stop is not None and stop.is_set():
-                        raise Stopped(lo, len(todo))
+                        raise Stopped(todo[:lo], len(todo))
                     part = todo[lo:lo + self.chunk_size]
                     vecs = self._encode_raw([by_hash[h] for h in part], progress=progress and bar is None)
                     fresh = dict(zip(part, vecs))

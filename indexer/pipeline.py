@@ -81,6 +81,20 @@ def truncated_note(counts: dict) -> str | None:
             "after the cut look alike to the index")
 
 
+def _count_embedded(report: RunReport | None, enc, texts: list[str]) -> None:
+    """Count ``texts``, embedded by this pass, in ``report``: ``embedded``, and ``truncated`` those longer than the
+    encoder reads (it embeds their beginning alone, query.truncated's rule; said once per pass by
+    :func:`truncated_note`), so ``truncated`` is a part of ``embedded``, of a stopped pass too (its finished chunks;
+    before, they were counted in ``embedded`` alone)."""
+    if report is None or not texts:
+        return
+    report.counts["embedded"] = report.counts.get("embedded", 0) + len(texts)
+    over, limit = enc.over_limit(texts)
+    if any(over):
+        report.counts["truncated"] = report.counts.get("truncated", 0) + sum(over)
+        report.counts["token_limit"] = limit
+
+
 class Progress:
     """Progress reporting: tqdm bars on a terminal, plain log lines otherwise (cron, CI)."""
 
@@ -435,16 +449,11 @@ class Indexer:
             try:
                 vecs = enc.encode(texts, progress=self.progress.enabled, stop=self.stop)
             except Stopped as exc:  # its finished chunks were embedded and cached: the stopped run counts them (before,
-                if report is not None:  # `embedded 0` beside "stopped after embedding 2048 of 3000 new texts")
-                    report.counts["embedded"] = report.counts.get("embedded", 0) + exc.done
+                done = set(exc.finished)  # `embedded 0` beside "stopped after embedding 2048 of 3000 new texts")
+                _count_embedded(report, enc, [t for h, t in zip(missing, texts) if h in done])
                 raise
             found.update(zip(missing, vecs))
-            if report is not None:
-                report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)
-                over, limit = enc.over_limit(texts)  # the encoder embeds their beginning alone (query.truncated's
-                if any(over):  # rule): said once per pass (truncated_note), counted in the run record
-                    report.counts["truncated"] = report.counts.get("truncated", 0) + sum(over)
-                    report.counts["token_limit"] = limit
+            _count_embedded(report, enc, texts)
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, enc.dim), np.float32)
 
     def rows(self, prompt_ids: np.ndarray, hashes: list[str], params: dict, report: RunReport | None = None,
@@ -857,8 +866,7 @@ def _empty_folder(spec: SourceSpec) -> bool:
         return False  # _ingest_one reports it
     if parsed.kind != "path":
         return False
+    from .sources.registry import empty_folder
+
     path = Path(parsed.target)
-    try:
-        return path.is_dir() and next(path.iterdir(), None) is None
-    except OSError:
-        return False
+    return path.is_dir() and empty_folder(path)

@@ -283,7 +283,7 @@ def validate(source: SourceSpec) -> SourceSpec:
             p = Path(spec)
             if p.is_file() or any(p.iterdir()):  # an empty folder may fill later
                 if source.format is None:
-                    detect_format(spec)
+                    detect_format(spec, options)
                 else:  # the reader named must know the path: a wrong --format failed every later pass
                     _check_format(spec, source.format)
                 if options:  # as a pass reads it: an option the format does not take, a missing prompts file,

@@ -62,7 +62,7 @@ MUTANTS = [
            ["tests/test_hub.py"]),
     # -- item 2: exact counts (a pass that stops counting what it embedded passed the old `== 0 or == 8`)
     Mutant("pipeline does not count embedded texts", "indexer/pipeline.py",
-           'report.counts["embedded"] = report.counts.get("embedded", 0) + len(missing)',
+           'report.counts["embedded"] = report.counts.get("embedded", 0) + len(texts)',
            'report.counts["embedded"] = report.counts.get("embedded", 0) + 0',
            ["tests/test_pipeline.py::test_second_run_with_nothing_new_does_no_work"]),
     # -- item 4: pinned evaluation numbers of the bundled sample (0.3 < auc < 1 let these through)

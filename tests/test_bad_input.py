@@ -782,3 +782,32 @@ def test_a_samples_line_whose_doc_id_is_no_number_or_name_costs_its_line(store, 
     assert errs[1].startswith("doc_id [1] is not a whole number or a name") and errs[4] == "missing field doc_id"
     assert errs[3].startswith("doc_id 1.5 is not") and errs[5].startswith("doc_id true is not")
     assert s.outcomes == 42 - 5
+
+
+def test_a_folder_with_prompts_but_no_outcomes_or_with_nothing_says_what_it_lacks(store, tmp_path):
+    """`taskspace ingest DIR` (and `index --source DIR`, `sources add DIR`, `evaluate DIR`) of a folder holding a
+    prompts file and no outcomes file names the prompts file and says to put the outcomes beside it, as a folder of
+    outcomes without prompts says; an empty folder (to `ingest`, which reads it now) is said to be empty. Before,
+    both were "cannot tell the format of this folder: expected ...; pass --format", the advice for a folder of
+    unknown files, though no --format reads either."""
+    from indexer.errors import ConfigError
+    from indexer.evaluate import evaluate
+    from indexer.sourcelist import SourceSpec, validate
+
+    lone = tmp_path / "lone"
+    _prompts(lone, ["What is 2 + 2?"])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for folder, said in ((lone, "prompts.jsonl but no outcomes file beside it: put one there (outcomes.csv"),
+                         (empty, "the folder is empty: put a source's files in it (")):
+        s = ingest(str(folder), store=store, fetch_metadata=False)
+        (e,) = s.errors
+        assert e.file == str(folder) and e.message.startswith(said), e
+        assert "cannot tell" not in e.message and "--format" not in e.message, e
+        with pytest.raises(InputError) as err:
+            evaluate(folder, split="oos", sweep=False)
+        assert said in str(err.value), err.value
+    with pytest.raises(ConfigError) as got:
+        validate(SourceSpec(str(lone)))
+    assert str(got.value).startswith(f"source '{lone}': prompts.jsonl but no outcomes file beside it"), got.value
+    assert store.load_outcomes().models == []

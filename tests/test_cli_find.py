@@ -273,6 +273,23 @@ def test_compare_mode_text_names_the_listed_models_left_unranked(capsys):
     assert "not ranked" not in capsys.readouterr().out
 
 
+def test_compare_mode_without_a_filter_says_an_unranked_model_has_no_vector_and_what_solves_it(capsys):
+    """`search PROMPT -m org/new` of a model whose results were ingested but not yet indexed, no filter given: the
+    lines under the answer say it has no vector in this space and that `taskspace index` solves it. Before, "no model
+    matches (check the filters, or run `taskspace index`)" and "not ranked (removed by a filter, or without a vector in
+    this space)", naming filters the user never gave (found walking the CLI)."""
+    from indexer.cli_find import _print_result
+    from indexer.find import FindResult
+
+    space = {"name": "s", "id": 1, "encoder": "e", "method": "auto-mc", "dim": 4, "calibrated": True, "signal": True}
+    query = {"kind": "prompt", "prompts": 1, "rank": "probability", "prefer_smaller": 0.0, "filters": {},
+             "models": ["org/new"], "unranked": ["org/new"]}
+    _print_result(FindResult(query, space, [], {}, {}))
+    out = " ".join(capsys.readouterr().out.split())
+    assert "filter" not in out, out
+    assert ("not ranked (no vector in this space: `taskspace index` solves the models whose results were ingested "
+            "since its last pass): org/new") in out, out
+
 def test_an_index_out_of_step_with_sql_exits_3_as_a_storage_error(indexed):
     """The vector index holding vectors of another dimension than SQL's space (copied from another home, built with
     another encoder): `search` and `model` say `taskspace reindex --space NAME` rebuilds it and exit 3, a storage
@@ -372,6 +389,28 @@ def test_a_prompts_file_that_cannot_be_read_is_named_once_with_what_to_do(tmp_pa
         where = f"{path}:1" if path == bad else f"{path}"
         assert str(err.value).startswith(f"{where}: {says}") and str(err.value).count(str(path)) == 1, str(err.value)
 
+
+def test_a_prompts_file_that_is_a_device_is_refused_before_it_is_read(tmp_path):
+    """`search --file /dev/zero` (or /dev/urandom, a disk): refused at once, naming the path and what --file takes
+    (`-` for stdin); a named pipe (`--file <(cmd)`) is still read. Before, the device was read to its end: /dev/zero
+    has none, so the command ran until memory ran out (found walking the CLI), and /dev/null was "no prompt in the
+    file"."""
+    import threading
+
+    from indexer.cli_find import read_prompts_file
+    from indexer.errors import InputError
+
+    for dev in ("/dev/null", "/dev/zero"):  # (/dev/null first: it ends, so without the check this test fails, not hangs)
+        with pytest.raises(InputError) as err:
+            read_prompts_file(Path(dev))
+        assert str(err.value).startswith(f"{dev}: a device, not a file; --file takes a .jsonl file"), err.value
+        assert "or -, stdin" in str(err.value), err.value
+    fifo = tmp_path / "prompts.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("What is two plus two?\n"))
+    writer.start()
+    assert read_prompts_file(fifo) == ["What is two plus two?"]
+    writer.join(5)
 
 def test_a_prompts_file_whose_text_no_query_takes_is_named_by_file_and_line(tmp_path):
     """`search -f FILE` whose prompt holds a NUL or a lone surrogate (a `\\u0000` or unpaired `\\ud800` escape of a

@@ -863,10 +863,11 @@ def test_the_options_evaluates_errors_advise_are_its_own(tmp_path):
     from indexer import cli
     from indexer.evaluate import load_matrix
 
-    (tmp_path / "empty").mkdir()
+    (tmp_path / "other").mkdir()  # a folder of files no reader knows (an empty one says it is empty, no --format)
+    (tmp_path / "other" / "notes.md").write_text("hello\n")
     (tmp_path / "x.txt").write_text("hello\n")
     helptext = CliRunner().invoke(cli.app, ["evaluate", "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"}).output
-    for data in (tmp_path / "empty", tmp_path / "x.txt"):
+    for data in (tmp_path / "other", tmp_path / "x.txt"):
         out = CliRunner().invoke(cli.app, ["evaluate", str(data)])
         said = out.output + str(out.exception or "")  # the library's error: `main` prints it
         advised = re.findall(r"--[a-z][a-z-]+", said)

@@ -711,6 +711,44 @@ def test_a_blank_reading_option_or_a_missing_prompts_file_is_a_usage_error(tmp_p
         assert store.list_sources() == []
 
 
+def test_a_folder_of_outcomes_alone_is_read_with_the_prompts_file_given(tmp_path, store):
+    """`taskspace ingest DIR --prompts FILE` (and `sources add`, `index --source`), DIR holding outcomes.csv and no
+    prompts file, FILE kept elsewhere: read as a plain table with FILE, as `--prompts` says (default: prompts.<ext>
+    beside the outcomes) and as `--format table` read it; a FILE that is not there is named. Before, the folder's
+    format was detected without the option: "outcomes.csv but no prompts file beside it: put one there", the file
+    given ignored (found walking the CLI)."""
+    from indexer.errors import ConfigError
+    from indexer.sourcelist import SourceSpec, validate
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\nm2,p1,0\n")
+    prompts = tmp_path / "kept-elsewhere.csv"
+    prompts.write_text("prompt_id,benchmark,text\np1,b,What is two plus two?\n")
+    assert validate(SourceSpec(str(data), prompts=str(prompts))).options == {"prompts": str(prompts)}
+    s = ingest(str(data), prompts=str(prompts), store=store, fetch_metadata=False)
+    assert s.errors == [] and s.outcomes == 2, s.errors
+    missing = tmp_path / "no-such.csv"
+    with pytest.raises(ConfigError, match="no such file"):
+        ingest(str(data), prompts=str(missing), store=store, fetch_metadata=False)
+    with pytest.raises(ConfigError, match=f"prompts='{missing}': no such file"):
+        validate(SourceSpec(str(data), prompts=str(missing)))
+
+
+def test_a_prompts_file_given_that_is_a_device_or_a_link_to_nothing_is_named_for_what_it_is(tmp_path, store):
+    """`taskspace ingest DATA --prompts /dev/null` (a device) or a link whose target is gone: the error says what
+    the path is, as for a source path. Before, both were "--prompts PATH: no such file", though `ls` lists it."""
+    from indexer.errors import ConfigError
+
+    sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
+    gone = tmp_path / "prompts.jsonl"
+    gone.symlink_to(tmp_path / "moved" / "prompts.jsonl")
+    for path, said in (("/dev/null", "not a regular file or folder (a named pipe, socket or device)"),
+                       (str(gone), "a symbolic link to nothing")):
+        with pytest.raises(ConfigError) as err:
+            ingest(str(sample), prompts=path, store=store, fetch_metadata=False)
+        assert str(err.value).startswith(f"prompts='{path}': {said}") and "no such file" not in str(err.value), err.value
+
 def test_the_error_summary_of_an_ingest_that_stored_nothing_says_so(tmp_path):
     """`taskspace ingest EMPTY_FOLDER` (or a source every row of which is rejected): the error summary says "nothing
     was ingested"; with some source stored, "the rest was ingested". Before, always "the rest was ingested", also when

@@ -910,6 +910,36 @@ def test_a_pass_says_how_many_texts_it_embedded_were_longer_than_the_encoder_rea
     assert res.exit_code == 0 and "longer than the encoder reads" not in res.output, res.output
 
 
+
+def test_a_run_stopped_while_embedding_counts_the_long_texts_of_its_finished_chunks(tmp_path, env, monkeypatch):
+    """``truncated`` is how many of the texts a pass embedded are longer than the encoder reads ("N of the M texts
+    embedded in this pass"): of a pass stopped between the encoder's chunks, the texts of its finished chunks, which
+    it embedded, cached and counts in ``embedded``. The run record, `taskspace runs --json` and the worker's line
+    (:func:`~indexer.pipeline.truncated_note`) say so. Before, the stopped run counted them in ``embedded`` alone:
+    8 texts embedded, every one cut, and no ``truncated`` nor line."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+    from indexer.pipeline import truncated_note
+
+    def long(tag: str, i: int) -> str:  # far beyond 256 word pieces
+        return f"{tag} question {i}: " + " ".join(f"word{j} {tag}" for j in range(300))
+
+    ix, _, chunks, resume = _stopped_while_embedding(tmp_path, env, monkeypatch, stop_in_chunk=2, seed=4, text=long)
+    r = ix.run([SourceSpec(str(tmp_path / "a"))])
+    assert r.status == "stopped" and chunks == [4, 4], (r.status, chunks)
+    assert r.counts.get("truncated") == 8 and r.counts["embedded"] == 8 and r.counts.get("token_limit") == 256, r.counts
+    (run,) = ix.store.list_runs(limit=1)
+    assert run.counts.get("truncated") == 8, run.counts
+    res = CliRunner().invoke(app, ["runs", "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)[0]["counts"].get("truncated") == 8, res.output
+    assert truncated_note(run.counts).startswith("8 of the 8 texts embedded in this pass are longer than the encoder "
+                                                 "reads (256 word pieces)"), run.counts
+    again = resume()  # the rest, counted once: 8 + 2 of the 10 long texts
+    assert again.status == "ok" and again.counts["embedded"] == 2 and again.counts["truncated"] == 2, again.counts
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("record", ["start_run", "finish_run"])
 def test_a_run_record_whose_database_session_was_ended_is_written_on_a_fresh_connection(tmp_path, pg_url, encoder,
@@ -951,17 +981,18 @@ def test_a_run_record_whose_database_session_was_ended_is_written_on_a_fresh_con
         store.close()
 
 
-def _stopped_while_embedding(tmp_path, env, monkeypatch, stop_in_chunk: int, seed: int):
+def _stopped_while_embedding(tmp_path, env, monkeypatch, stop_in_chunk: int, seed: int, text=None):
     """A pass over 10 texts no earlier run has cached (a uuid tag), embedded 4 a chunk, whose stop event is set (as
-    SIGTERM to `taskspace worker` or `serve` would) while chunk ``stop_in_chunk`` (1-based) is being embedded.
-    Returns the indexer, the texts, the sizes of the chunks the encoder was given, and ``resume()``: the next pass
+    SIGTERM to `taskspace worker` or `serve` would) while chunk ``stop_in_chunk`` (1-based) is being embedded;
+    ``text(tag, i)`` gives the i-th text (a short question by default). Returns the indexer, the texts, the sizes of the chunks the encoder was given, and ``resume()``: the next pass
     (the stop cleared, the encoder no longer stopping it)."""
     import uuid
 
     from helpers import write_source
 
     tag = uuid.uuid4().hex
-    texts = [f"{tag} question {i}: what is {i} times {i + 1}?" for i in range(10)]
+    text = text or (lambda tag, i: f"{tag} question {i}: what is {i} times {i + 1}?")
+    texts = [text(tag, i) for i in range(10)]
     write_source(tmp_path / "a", "alpha", texts, outcomes(np.random.default_rng(seed), ["m1", "m2"], 10))
     ix = env()
     enc = ix.encoder

@@ -271,3 +271,34 @@ def test_index_gives_its_reading_options_to_every_source_and_refuses_one_option_
     assert ("--format and the reading options (--prompts, --model, --filter, --metric) apply to every --source given"
             in help_text), help_text
     assert "--prompts <path>" in help_text, help_text  # one value each time, as `ingest --prompts` shows it
+
+
+def test_ingest_and_sources_add_refuse_one_option_given_two_values_as_index_does(tmp_path):
+    """`taskspace ingest RUN --metric acc --metric acc_norm` and `taskspace sources add RUN --metric acc --metric
+    acc_norm` are the usage error `index` gives (the option named with both values; nothing stored or saved); before,
+    both silently took the last value. The same value twice is one value, as in `index`."""
+    ts = _cli(tmp_path)
+    run = tmp_path / "fake-org__dummy-b"
+    shutil.copytree(LM_OUT / run.name, run)
+    for f in run.glob("samples_tiny_gen_arith_*.jsonl"):  # multiple-choice tasks only: acc and acc_norm
+        f.unlink()
+    for args in (("ingest", str(run)), ("sources", "add", str(run))):
+        r = ts(*args, "--metric", "acc", "--metric", "acc_norm")
+        msg = " ".join(r.stderr.split())
+        assert r.returncode == 2 and "--metric was given 2 values ('acc', 'acc_norm')" in msg, (args, r.stdout, msg)
+        assert "takes one value" in msg, msg
+        r = ts(*args, "--format", "lm_eval", "--format", "table")
+        msg = " ".join(r.stderr.split())
+        assert r.returncode == 2 and "--format was given 2 values ('lm_eval', 'table')" in msg, (args, r.stdout, msg)
+    assert "nothing was ingested" in " ".join(ts("ingest", str(run), "--model", "a", "--model", "b").stderr.split())
+    r = ts("ingest", "hub-org:my-org", "-n", "1", "--limit", "2")
+    assert r.returncode == 2 and "--limit was given 2 values (1, 2)" in " ".join(r.stderr.split()), r.stderr
+    assert "nothing was saved" in " ".join(ts("sources", "add", str(run), "--model", "a", "--model", "b").stderr.split())
+    assert ts("sources", "stored").stdout.startswith("no results stored yet")
+    assert ts("sources", "list").stdout.startswith("no sources configured")
+    # the same value twice is that value
+    r = ts("ingest", str(run), "--metric", "acc_norm", "--metric", "acc_norm", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["outcomes"] > 0, r.stderr[-2000:]
+    r = ts("sources", "add", str(run), "--metric", "acc_norm", "--metric", "acc_norm")
+    assert r.returncode == 0, r.stderr
+    assert ts("sources", "list").stdout.strip() == f"{run}  metric=acc_norm"

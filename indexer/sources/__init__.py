@@ -30,9 +30,10 @@ __all__ = ["read_sources", "read_source", "source_infos", "detect_format", "plan
            "get_reader", "find_reader", "Reader", "Match"]
 
 
-def detect_format(path: str | Path) -> str:
-    """The format name of a local file or folder, or an InputError saying why there is none."""
-    return detect(path).name
+def detect_format(path: str | Path, options=()) -> str:
+    """The format name of a local file or folder, or an InputError saying why there is none (``options``: the reading
+    options given, :func:`~indexer.sources.registry.detect`)."""
+    return detect(path, options).name
 
 
 def read_sources(path: str | Path, format: str | None = None, **options) -> Iterator[SourceBatch]:
@@ -44,7 +45,7 @@ def read_sources(path: str | Path, format: str | None = None, **options) -> Iter
     Raises :class:`~indexer.errors.InputError` when the source cannot be read at all; bad rows are
     returned in ``batch.errors`` and the rest is read.
     """
-    reader = get_reader(format, item=str(path)) if format else detect(path)
+    reader = get_reader(format, item=str(path)) if format else detect(path, options)
     check_options(reader, options)
     also = [] if format else _not_read_below(Path(path), reader)
     for i, batch in enumerate(reader.read(path, **options)):
@@ -74,7 +75,7 @@ def source_infos(path: str | Path, format: str | None = None, **options) -> list
     """The :class:`~indexer.records.SourceInfo` (location + revision) of every source under a path, computed
     from file names and content hashes without parsing, so an unchanged source need not be read at all;
     None for formats without this shortcut."""
-    reader = find_reader(format) if format else detect(path)
+    reader = find_reader(format) if format else detect(path, options)
     if reader is not None:
         check_options(reader, options)
     if reader is None or reader.source_infos is None:

@@ -139,9 +139,20 @@ def _refuse_known(p: Path) -> None:
             raise InputError(why, file=str(p))
 
 
-def detect(path: str | Path) -> Reader:
+def empty_folder(folder: Path) -> bool:
+    """True for a folder with nothing in it (False when it cannot be listed: the error says so elsewhere)."""
+    try:
+        return next(folder.iterdir(), None) is None
+    except OSError:
+        return False
+
+
+def detect(path: str | Path, options=()) -> Reader:
     """The reader of a local file or folder (the surest, see the module docstring), or an InputError saying why
-    there is none."""
+    there is none. ``options``: the reading options given (names, :data:`OPTION_FLAGS`); when no reader knows the
+    path by its files, options only one format takes name it (``--prompts``: a folder of outcomes alone, its prompts
+    file given; before, "outcomes.csv but no prompts file beside it", the file given ignored), and its reader says
+    what is missing."""
     from .common import path_problem
 
     p = Path(path)
@@ -156,6 +167,10 @@ def detect(path: str | Path) -> Reader:
                 break  # no later reader can be surer
     if best is not None and sure == Match.WEAK and p.is_file():  # any table-typed file: unless it is known as
         _refuse_known(p)  # another format's file that is no source (an lm-eval results file)
+    given = {o for o in options if o in OPTION_FLAGS}
+    takers = [r for r in readers() if given and given <= set(r.options)]
+    if best is None and len(takers) == 1 and not (p.is_dir() and empty_folder(p)):
+        return takers[0]
     if best is not None:
         return best
     names = ", ".join(formats())
@@ -167,6 +182,8 @@ def detect(path: str | Path) -> Reader:
     if p.is_dir():
         layouts = [r.layout for r in readers()]
         expected = layouts[0] if len(layouts) == 1 else f"{', '.join(layouts[:-1])}, or {layouts[-1]}"
+        if empty_folder(p):  # nothing to tell a format by: "pass --format" would not help
+            raise InputError(f"the folder is empty: put a source's files in it ({expected})", file=str(p))
         raise InputError(f"cannot tell the format of this folder: expected {expected}; pass {option_hint('format')} ({names})",
                          file=str(p))
     from .common import EXTENSIONS, table_ext

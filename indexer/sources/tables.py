@@ -122,8 +122,8 @@ def looks_like_table_folder(folder: Path) -> bool:
 
 def why_not(path: Path) -> str | None:
     """Why a folder no reader recognised is no table source although it looks like one: an outcomes (or matrix) file
-    without a prompts file beside it (None otherwise). Before, the folder's format "could not be told" and the advice
-    was to pass --format, after which the missing prompts file was named."""
+    without a prompts file beside it, or a prompts file without an outcomes file (None otherwise). Before, the folder's
+    format "could not be told" and the advice was to pass --format, after which the missing file was named."""
     path = Path(path)
     if not path.is_dir():
         return None
@@ -132,6 +132,10 @@ def why_not(path: Path) -> str | None:
         return (f"{link.name} is a symbolic link to {os.readlink(link)}, which does not exist (a moved or unmounted "
                 "folder): mount or restore it, or replace the link with the file")
     outcomes, prompts = find_table_files(path)
+    if outcomes is None and prompts is not None:
+        return (f"{prompts.name} but no outcomes file beside it: put one there (outcomes.csv / .jsonl / .parquet with "
+                "model, prompt_id, correct, one row per outcome; or matrix.csv: one row per model, one column per "
+                "prompt id)")
     if outcomes is None or prompts is not None:
         return None
     return (f"{outcomes.name} but no prompts file beside it: put one there (prompts.jsonl / .csv / .parquet with "
@@ -523,7 +527,12 @@ def resolve_table_files(path: str | Path, prompts: str | Path | None = None) -> 
         if not prompts_file.is_file():
             from ..errors import ConfigError, arg
 
-            what = "is a folder; give the prompts file" if prompts_file.is_dir() else "no such file"
+            from .common import path_problem
+
+            # a device or a link to nothing said as such (before, "no such file", of a path `ls` lists)
+            why = path_problem(prompts_file)
+            what = ("is a folder; give the prompts file" if prompts_file.is_dir() else
+                    "no such file" if why in (None, "no such file or folder") else why)
             raise ConfigError(f"{arg('prompts', str(prompts), quote=False)}: {what} (prompts.jsonl / .csv / .parquet with prompt_id, "
                               "benchmark, text)")
         if table_ext(prompts_file) is None:  # before, read as JSON lines whatever it held: every line malformed JSON
