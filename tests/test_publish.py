@@ -539,6 +539,23 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
+def _space_column(src: Path, dst: Path, column: str, value=None, drop: bool = False) -> Path:
+    """A copy ``dst`` of the records ``src`` whose spaces.parquet has ``value`` in the first row's ``column``, or,
+    with ``drop``, no such column (records written before it)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _copy(src, dst)
+    t = pq.read_table(dst / "spaces.parquet")
+    if drop:
+        pq.write_table(t.drop_columns([column]), dst / "spaces.parquet")
+        return dst
+    rows = t.to_pylist()
+    rows[0][column] = value
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), dst / "spaces.parquet")
+    return dst
+
+
 def _rewrite_models(folder: Path, edit) -> None:
     import pyarrow.parquet as pq
 
@@ -589,7 +606,6 @@ def test_a_bad_region_variance_is_reported_and_an_old_record_set_pulls_without_i
     """spaces.parquet's ``calibration_region_var`` (the interval's region variance): a negative or NaN value is an
     error naming the row and the column, nothing imported; a record set written before the column pulls, its map
     without a region variance (intervals as before)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     store_a, _, _ = publisher
@@ -597,18 +613,12 @@ def test_a_bad_region_variance_is_reported_and_an_old_record_set_pulls_without_i
     _home(tmp_path, monkeypatch, "home_b")
     assert pq.read_table(tmp_path / "d" / "spaces.parquet").column("calibration_region_var")[0].as_py() is not None
     for value in (-0.5, float("nan")):
-        bad = _copy(tmp_path / "d", tmp_path / f"bad{value}")
-        t = pq.read_table(bad / "spaces.parquet")
-        rows = t.to_pylist()
-        rows[0]["calibration_region_var"] = value
-        pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), bad / "spaces.parquet")
+        bad = _space_column(tmp_path / "d", tmp_path / f"bad{value}", "calibration_region_var", value)
         with pytest.raises(InputError, match=r"spaces.parquet.*row 0.*calibration_region_var must be a number at "
                                              r"least 0") as err:
             pull(str(bad))
         assert "nothing was imported" in str(err.value)
-    old = _copy(tmp_path / "d", tmp_path / "old")
-    pq.write_table(pq.read_table(old / "spaces.parquet").drop_columns(["calibration_region_var"]), old / "spaces.parquet")
-    pull(str(old))
+    pull(str(_space_column(tmp_path / "d", tmp_path / "old", "calibration_region_var", drop=True)))
     store_b = open_store()
     try:
         (sp,) = store_b.list_spaces()
@@ -625,7 +635,6 @@ def test_the_benchmarks_links_are_published_and_pulled_and_a_bad_value_is_report
     record set written before the column pulls, its map without links (intervals as before)."""
     import dataclasses
 
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     store_a, _, _ = publisher
@@ -642,18 +651,12 @@ def test_the_benchmarks_links_are_published_and_pulled_and_a_bad_value_is_report
         [list(g) for g in links]
     _home(tmp_path, monkeypatch, "home_b")
     for value in ([["x"]], [["x"], []], [["x"], ["x", "y"]]):
-        bad = _copy(tmp_path / "d", tmp_path / f"bad{len(str(value))}")
-        t = pq.read_table(bad / "spaces.parquet")
-        rows = t.to_pylist()
-        rows[0]["calibration_links"] = value
-        pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), bad / "spaces.parquet")
+        bad = _space_column(tmp_path / "d", tmp_path / f"bad{len(str(value))}", "calibration_links", value)
         with pytest.raises(InputError, match=r"spaces.parquet.*row 0.*calibration_links must be null or at least two") \
                 as err:
             pull(str(bad))
         assert "nothing was imported" in str(err.value)
-    old = _copy(tmp_path / "d", tmp_path / "old")
-    pq.write_table(pq.read_table(old / "spaces.parquet").drop_columns(["calibration_links"]), old / "spaces.parquet")
-    pull(str(old))
+    pull(str(_space_column(tmp_path / "d", tmp_path / "old", "calibration_links", drop=True)))
     store_b = open_store()
     try:
         (sp,) = store_b.list_spaces()
