@@ -929,3 +929,64 @@ def test_check_names_the_models_the_solver_refuses_without_failing(encoder, tmp_
     assert rc == 0 and d["clean"] and d["n_unsolvable"] == 2 and d["unsolved"] == [], out
     assert d["unsolvable"] == [{"model": "org/b", "why": "outcome 2 on benchmark alpha is outside [0, 1]"},
                                {"model": "org/c", "why": "no observed outcome"}], out
+
+
+def _index_with_method(encoder, monkeypatch, folders, method: str | None):
+    """An indexing pass over ``folders`` with ``TASKSPACE_METHOD`` set to ``method`` (None: the default), which is
+    unset again after it."""
+    from indexer.config import reset_settings
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+
+    if method is not None:
+        monkeypatch.setenv("TASKSPACE_METHOD", method)
+    reset_settings()
+    try:
+        with open_store() as sql, VectorStore.from_settings() as vs:
+            r = Indexer(sql, vs, encoder=encoder).run([SourceSpec(str(f)) for f in folders])
+            assert r.status == "ok", r.errors
+    finally:
+        monkeypatch.delenv("TASKSPACE_METHOD", raising=False)
+        reset_settings()
+
+
+def test_check_advises_the_pass_of_another_space_for_its_benchmarks(encoder, tmp_path, cli, monkeypatch):
+    """A home with two spaces (indexed with the default method, then with TASKSPACE_METHOD=auto-mean) and a new
+    benchmark ingested without a pass: its prompts are missing from both spaces' index. `taskspace index` solves the
+    configured space alone, so check advises it for that space and `TASKSPACE_METHOD=auto-mean taskspace index` for the
+    other one (`indexed_by` in `--json`); after `taskspace index` that line alone stays (before, check advised
+    `taskspace index` again after every pass, and discounted the other space's drift as that pass's to repair), and
+    after the other space's pass check is clean."""
+    import json
+
+    from helpers import TOPICS, outcomes, write_source
+
+    rng = np.random.default_rng(19)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    beta = [f"Write a Python function number {j} that merges two sorted lists" for j in range(6)]
+    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, [f"org/{c}" for c in "abcdef"], 8))
+    _index_with_method(encoder, monkeypatch, [tmp_path / "a"], None)
+    _index_with_method(encoder, monkeypatch, [], "auto-mean")
+    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/g"], 6))
+    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
+    assert rc == 0, (out, err)
+    rc, out, err = cli("check", "--json")
+    by = {d["space"]: d for d in json.loads(out)["spaces"]}
+    assert rc == 1 and sorted(d["indexed_by"] for d in by.values()) == [
+        "TASKSPACE_METHOD=auto-mean taskspace index", "taskspace index"], out
+    other = next(n for n, d in by.items() if d["indexed_by"] != "taskspace index")
+    rc, out, err = cli("check")
+    assert rc == 1 and "run `taskspace index` to index the results" in err, err
+    assert (f"run `TASKSPACE_METHOD=auto-mean taskspace index` (its pass solves space {other}; `taskspace index` "
+            "solves the configured space alone) to index the results ingested since the last indexing pass "
+            "(benchmark(s) beta)") in err, err
+    assert "taskspace reindex` to rebuild" not in err, err
+    _index_with_method(encoder, monkeypatch, [tmp_path / "a", tmp_path / "b"], None)
+    rc, out, err = cli("check")
+    assert rc == 1 and f"space {other}: drift" in out and "missing prompts: 6" in out, (out, err)
+    assert "run `taskspace index` to" not in err and "run `TASKSPACE_METHOD=auto-mean taskspace index`" in err, err
+    assert "taskspace reindex` to rebuild" not in err, err
+    _index_with_method(encoder, monkeypatch, [], "auto-mean")
+    rc, out, err = cli("check")
+    assert rc == 0 and "drift" not in out, (out, err)
