@@ -606,25 +606,29 @@ def _passes_advised(drifts) -> dict[str, str]:
             by.setdefault(d.indexed_by, []).append(d)
     out = {}
     unsolved = sorted({m for d in drifts if d.in_sql for m in d.unsolved})
-    for command in sorted(set(by) | ({"taskspace index"} if unsolved else set()), key=lambda c: c != "taskspace index"):
+    unpushed = sorted({m for d in drifts if d.in_sql for m in d.unpushed})  # (any pass pushes them, in every space)
+    for command in sorted(set(by) | ({"taskspace index"} if unsolved or unpushed else set()),
+                          key=lambda c: c != "taskspace index"):
         ds = by.get(command, [])
         uncomputed = {b for d in ds for b in d.uncomputed}
         # results ingested since the last pass (`taskspace ingest` alone): before, "run `taskspace reindex`", which
         # rebuilt the prompts from SQL and left these results unsolved, unindexed
         pending = sorted({b for d in ds if not d.clean for b in d.unindexed} - uncomputed)
         spaces = None if command == "taskspace index" else [d.space for d in ds]
-        line = _index_advice(sum(len(d.uncomputed) for d in ds), pending,
-                             unsolved if command == "taskspace index" else [], command, spaces)
+        mine = command == "taskspace index"
+        line = _index_advice(sum(len(d.uncomputed) for d in ds), pending, unsolved if mine else [], command, spaces,
+                             unpushed=unpushed if mine else [])
         if line is not None:
             out[command] = line
     return out
 
 
 def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], command: str = "taskspace index",
-                  spaces: list[str] | None = None) -> str | None:
+                  spaces: list[str] | None = None, *, unpushed: list[str] = ()) -> str | None:
     """check's one "run `COMMAND`" line (None: no drift its pass repairs): what its pass does about each drift
     it repairs, the benchmark vectors SQL lacks (``uncomputed``: how many), the benchmarks of results ingested since
-    the last pass (``pending``) and the models to solve (``unsolved``). ``spaces``: the spaces it repairs when they
+    the last pass (``pending``), the models to solve (``unsolved``) and those whose point waits for a push
+    (``unpushed``). ``spaces``: the spaces it repairs when they
     are not the configured one (its pass solves them, `taskspace index` does not). Before, each said "run
     `taskspace index`" on a line of its own."""
     parts = []
@@ -638,6 +642,9 @@ def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], comm
     if unsolved:  # before: check said clean, these models in no search until a pass
         parts.append(f"solve the {len(unsolved)} model(s) whose results were ingested since their vector was solved, "
                      f"or that have none ({_named(unsolved)}): they are in no search until it does")
+    if unpushed:  # before: "run `taskspace reindex`", a rebuild of every model's point for these
+        parts.append(f"push the points of the {len(unpushed)} model(s) whose metadata, name or aliases were written "
+                     f"since their last push ({_named(unpushed)}): every pass pushes them, in every space")
     if not parts:
         return None
     if len(parts) > 1:
@@ -652,8 +659,8 @@ def _beyond_a_pass(d, advised: dict[str, str]) -> bool:
     with benchmarks whose vectors the pass that solves the space computes (``Drift.unindexed``, results ingested since
     the last pass; ``Drift.uncomputed`` among them; that pass is ``Drift.indexed_by``) it rebuilds the benchmarks and
     prompts collections, and it re-solves and pushes the models of ``Drift.by_pass`` (the unsolved ones, or every one
-    it solves when it solves them all), so only the other models' drift and the problems are left to `taskspace
-    reindex`. Before, a model whose results were ingested under a new name (its point's aliases stale) added "then run
+    it solves when it solves them all), and every pass pushes the models of ``Drift.unpushed`` (their points waiting
+    for a push), so only the other models' drift and the problems are left to `taskspace reindex`. Before, a model whose results were ingested under a new name (its point's aliases stale) added "then run
     `taskspace reindex`", though the pass left check clean; and another space's benchmarks and prompts drift was
     discounted, though `taskspace index` does not repair it."""
     missing, stale, extra = dict(d.missing), dict(d.stale), dict(d.extra)
@@ -661,9 +668,11 @@ def _beyond_a_pass(d, advised: dict[str, str]) -> bool:
         for kinds in (missing, stale, extra):
             kinds.pop("benchmarks", None)
             kinds.pop("prompts", None)
-    if "taskspace index" in advised:  # by_pass: only in the space that pass solves (the configured one)
+    # by_pass: only in the space `taskspace index` solves (the configured one); unpushed: every pass pushes them
+    repaired = (d.by_pass if "taskspace index" in advised else set()) | (set(d.unpushed) if advised else set())
+    if repaired:
         for kinds in (missing, stale, extra):
-            kinds["models"] = [m for m in kinds.get("models", []) if m not in d.by_pass]
+            kinds["models"] = [m for m in kinds.get("models", []) if m not in repaired]
     return bool(d.problems or any(missing.values()) or any(stale.values()) or any(extra.values()))
 
 

@@ -990,3 +990,47 @@ def test_check_advises_the_pass_of_another_space_for_its_benchmarks(encoder, tmp
     _index_with_method(encoder, monkeypatch, [], "auto-mean")
     rc, out, err = cli("check")
     assert rc == 0 and "drift" not in out, (out, err)
+
+
+def test_check_advises_taskspace_index_for_points_waiting_for_a_push(encoder, tmp_path, cli):
+    """A model's Hub metadata written in SQL after its point was pushed (its point digest unknown: a license lowered, a
+    fetch of the backlog): its point is stale and every indexing pass pushes it, so check advises `taskspace index`
+    naming it (`unpushed` in `--json`), not `taskspace reindex` (check is clean after the pass alone). Before, it
+    advised `taskspace reindex` only, a rebuild of every point. A point stale otherwise (its payload changed in the
+    index: no pass pushes it) keeps "then run `taskspace reindex`"."""
+    import json
+
+    from helpers import TOPICS, index_sources, outcomes
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import Point
+
+    rng = np.random.default_rng(23)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8))])
+    store.upsert_models([{"key": "org/b", "license": "mit"}])
+    store.close()
+    vectors.close()
+    rc, out, err = cli("check")
+    assert rc == 1 and "stale models: 1: org/b" in out, (out, err)
+    assert "run `taskspace index` to push the points of the 1 model(s)" in err and "(org/b)" in err, err
+    assert "taskspace reindex" not in err, err
+    rc, out, err = cli("check", "--json")
+    d = json.loads(out)["spaces"][0]
+    assert rc == 1 and d["unpushed"] == ["org/b"] and d["unsolved"] == [], out
+    with open_store() as sql, VectorStore.from_settings() as vs:
+        r = Indexer(sql, vs, encoder=encoder).run([SourceSpec(str(tmp_path / "a"))])
+        assert r.status == "ok" and r.counts["pushed"] == 1, r.counts
+    rc, out, err = cli("check")
+    assert rc == 0 and "clean" in out, (out, err)
+    with open_store() as sql:
+        sql.upsert_models([{"key": "org/b", "license": "apache-2.0"}])
+    with VectorStore.from_settings() as vs:  # org/a's payload changed in the index: its digest is known, no pass pushes it
+        (hit,) = vs.get(d["space"], "models", ["org/a"], with_vectors=True).values()
+        vs.upsert(d["space"], "models", [Point("org/a", hit.vector, {**hit.payload, "digest": "x"})],
+                  dim=len(hit.vector))
+    rc, out, err = cli("check")
+    assert rc == 1 and "stale models: 2: org/a, org/b" in out, (out, err)
+    assert "run `taskspace index` to push the points of the 1 model(s)" in err, err
+    assert "then run `taskspace reindex`" in err, err
