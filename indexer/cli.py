@@ -608,7 +608,7 @@ def _passes_advised(drifts) -> dict[str, str]:
     unsolved = sorted({m for d in drifts if d.in_sql for m in d.unsolved})
     unpushed = sorted({m for d in drifts if d.in_sql for m in d.unpushed})  # (any pass pushes them, in every space)
     for command in sorted(set(by) | ({"taskspace index"} if unsolved or unpushed else set()),
-                          key=lambda c: c != "taskspace index"):
+                          key=lambda c: (c != "taskspace index", c)):  # the configured space's first
         ds = by.get(command, [])
         uncomputed = {b for d in ds for b in d.uncomputed}
         # results ingested since the last pass (`taskspace ingest` alone): before, "run `taskspace reindex`", which
@@ -656,12 +656,13 @@ def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], comm
 
 def _beyond_a_pass(d, advised: dict[str, str]) -> bool:
     """True when a space's drift is more than the indexing passes check advises (``advised``: their commands) repair:
-    with benchmarks whose vectors the pass that solves the space computes (``Drift.unindexed``, results ingested since
-    the last pass; ``Drift.uncomputed`` among them; that pass is ``Drift.indexed_by``) it rebuilds the benchmarks and
-    prompts collections, and it re-solves and pushes the models of ``Drift.by_pass`` (the unsolved ones, or every one
-    it solves when it solves them all), and every pass pushes the models of ``Drift.unpushed`` (their points waiting
-    for a push), so only the other models' drift and the problems are left to `taskspace reindex`. Before, a model whose results were ingested under a new name (its point's aliases stale) added "then run
-    `taskspace reindex`", though the pass left check clean; and another space's benchmarks and prompts drift was
+    with benchmarks whose vectors the pass that solves the space computes (``Drift.unindexed``, results ingested
+    since the last pass; ``Drift.uncomputed`` among them; that pass is ``Drift.indexed_by``) it rebuilds the
+    benchmarks and prompts collections, and it re-solves and pushes the models of ``Drift.by_pass`` (the unsolved
+    ones, or every one it solves when it solves them all), and every pass pushes the models of ``Drift.unpushed``
+    (their points waiting for a push), so only the other models' drift and the problems are left to `taskspace
+    reindex`. Before, a model whose results were ingested under a new name (its point's aliases stale) added "then
+    run `taskspace reindex`", though the pass left check clean; and another space's benchmarks and prompts drift was
     discounted, though `taskspace index` does not repair it."""
     missing, stale, extra = dict(d.missing), dict(d.stale), dict(d.extra)
     if (d.unindexed or d.uncomputed) and d.indexed_by in advised:

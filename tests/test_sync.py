@@ -1026,7 +1026,7 @@ def test_check_advises_taskspace_index_for_points_waiting_for_a_push(encoder, tm
     assert rc == 0 and "clean" in out, (out, err)
     with open_store() as sql:
         sql.upsert_models([{"key": "org/b", "license": "apache-2.0"}])
-    with VectorStore.from_settings() as vs:  # org/a's payload changed in the index: its digest is known, no pass pushes it
+    with VectorStore.from_settings() as vs:  # org/a's payload changed in the index (digest known): no pass pushes it
         (hit,) = vs.get(d["space"], "models", ["org/a"], with_vectors=True).values()
         vs.upsert(d["space"], "models", [Point("org/a", hit.vector, {**hit.payload, "digest": "x"})],
                   dim=len(hit.vector))
@@ -1034,3 +1034,23 @@ def test_check_advises_taskspace_index_for_points_waiting_for_a_push(encoder, tm
     assert rc == 1 and "stale models: 2: org/a, org/b" in out, (out, err)
     assert "run `taskspace index` to push the points of the 1 model(s)" in err, err
     assert "then run `taskspace reindex`" in err, err
+
+
+def test_check_leaves_to_reindex_the_benchmarks_of_a_space_no_pass_solves():
+    """A space with benchmarks to index (`unindexed`, `uncomputed`) that no setting of this taskspace builds
+    (``indexed_by`` None: a pulled space, an older method): check advises no pass for it and leaves its prompts and
+    benchmarks drift to `taskspace reindex`; lines for several spaces' passes come in one order, the configured
+    space's first."""
+    from indexer.cli import _beyond_a_pass, _passes_advised
+    from indexer.sync import Drift
+
+    lost = Drift("s", missing={"prompts": ["h1"]}, extra={"benchmarks": ["b"]}, unindexed=["b"], uncomputed=["b"])
+    assert _passes_advised([lost]) == {} and _beyond_a_pass(lost, {})
+    commands = ["TASKSPACE_METHOD=auto taskspace index", "taskspace index", "TASKSPACE_METHOD=paper taskspace index"]
+    drifts = [Drift(f"s{i}", missing={"prompts": ["h1"]}, unindexed=["b"], indexed_by=c)
+              for i, c in enumerate(commands)]
+    advised = _passes_advised(drifts)
+    assert list(advised) == ["taskspace index", "TASKSPACE_METHOD=auto taskspace index",
+                             "TASKSPACE_METHOD=paper taskspace index"], advised
+    assert not any(_beyond_a_pass(d, advised) for d in drifts)
+    assert _beyond_a_pass(drifts[0], {"taskspace index": "..."})  # another space's pass, not advised: reindex
