@@ -517,20 +517,15 @@ def check(
             if d.unsolved:  # results ingested since the last pass: these models are in no search until it solves them
                 typer.echo(f"  unsolved models: {len(d.unsolved)}: {_named(d.unsolved)}")
             _echo_unsolvable(d)
-        uncomputed = sum(len(d.uncomputed) for d in drifts)
         if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
             typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
                        f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and writes the index; check again when it "
                        "finishes (`taskspace runs`)", err=True)
-        # results ingested since the last pass (`taskspace ingest` alone): before, "run `taskspace reindex`", which
-        # rebuilt the prompts from SQL and left these results unsolved, unindexed
-        pending = sorted({b for d in drifts if d.in_sql and not d.clean for b in d.unindexed} - {
-            b for d in drifts for b in d.uncomputed})
-        unsolved = sorted({m for d in drifts if d.in_sql for m in d.unsolved})
-        advice = _index_advice(uncomputed, pending, unsolved)
-        if running is None and advice:
-            typer.echo(advice, err=True)
-        if running is None and any(_beyond_a_pass(d) for d in drifts if d.in_sql and d.pull_again is None):
+        advice = _passes_advised(drifts)
+        if running is None:
+            for line in advice.values():
+                typer.echo(line, err=True)
+        if running is None and any(_beyond_a_pass(d, advice) for d in drifts if d.in_sql and d.pull_again is None):
             then = "then " if advice else ""
             typer.echo(f"{then}run `taskspace reindex` to rebuild the index from SQL", err=True)
         if any(d.unsolvable for d in drifts):  # not drift (exit 0 on its own): no pass or rebuild repairs it
@@ -603,11 +598,44 @@ def _named(keys: list[str], most: int = 5) -> str:
     return ", ".join(keys[:most]) + (f" (+{len(keys) - most} more)" if len(keys) > most else "")
 
 
-def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str]) -> str | None:
-    """check's one "run `taskspace index`" line (None: no drift a pass repairs): what its pass does about each drift
+def _passes_advised(drifts) -> dict[str, str]:
+    """check's "run `taskspace index`" lines: the command of each pass that repairs some drift -> its line
+    (:func:`_index_advice`). The benchmark vectors of a space are computed, and its benchmarks and prompts collections
+    rebuilt, by the pass that solves it (:attr:`~indexer.sync.Drift.indexed_by`: `taskspace index` for the configured
+    space, with `TASKSPACE_METHOD=...` before it for another; a space no pass solves gets no line); the unsolved
+    models are the configured space's. Before, one "run `taskspace index`" line took every space's benchmarks, though
+    its pass repairs the configured space's alone: another space's came back after every pass."""
+    by: dict[str, list] = {}
+    for d in drifts:
+        if d.in_sql and d.indexed_by is not None:
+            by.setdefault(d.indexed_by, []).append(d)
+    out = {}
+    unsolved = sorted({m for d in drifts if d.in_sql for m in d.unsolved})
+    unpushed = sorted({m for d in drifts if d.in_sql for m in d.unpushed})  # (any pass pushes them, in every space)
+    for command in sorted(set(by) | ({"taskspace index"} if unsolved or unpushed else set()),
+                          key=lambda c: (c != "taskspace index", c)):  # the configured space's first
+        ds = by.get(command, [])
+        uncomputed = {b for d in ds for b in d.uncomputed}
+        # results ingested since the last pass (`taskspace ingest` alone): before, "run `taskspace reindex`", which
+        # rebuilt the prompts from SQL and left these results unsolved, unindexed
+        pending = sorted({b for d in ds if not d.clean for b in d.unindexed} - uncomputed)
+        spaces = None if command == "taskspace index" else [d.space for d in ds]
+        mine = command == "taskspace index"
+        line = _index_advice(sum(len(d.uncomputed) for d in ds), pending, unsolved if mine else [], command, spaces,
+                             unpushed=unpushed if mine else [])
+        if line is not None:
+            out[command] = line
+    return out
+
+
+def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], command: str = "taskspace index",
+                  spaces: list[str] | None = None, *, unpushed: list[str] = ()) -> str | None:
+    """check's one "run `COMMAND`" line (None: no drift its pass repairs): what its pass does about each drift
     it repairs, the benchmark vectors SQL lacks (``uncomputed``: how many), the benchmarks of results ingested since
-    the last pass (``pending``) and the models to solve (``unsolved``). Before, each said "run `taskspace index`" on a
-    line of its own."""
+    the last pass (``pending``), the models to solve (``unsolved``) and those whose point waits for a push
+    (``unpushed``). ``spaces``: the spaces it repairs when they
+    are not the configured one (its pass solves them, `taskspace index` does not). Before, each said "run
+    `taskspace index`" on a line of its own."""
     parts = []
     if uncomputed:  # `reindex` would drop their points; a pass computes the vectors and rebuilds the collection
         parts.append(f"compute the {uncomputed} benchmark vector(s) SQL lacks (extra benchmarks above; "
@@ -619,28 +647,38 @@ def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str]) -> s
     if unsolved:  # before: check said clean, these models in no search until a pass
         parts.append(f"solve the {len(unsolved)} model(s) whose results were ingested since their vector was solved, "
                      f"or that have none ({_named(unsolved)}): they are in no search until it does")
+    if unpushed:  # before: "run `taskspace reindex`", a rebuild of every model's point for these
+        parts.append(f"push the points of the {len(unpushed)} model(s) whose metadata, name or aliases were written "
+                     f"since their last push ({_named(unpushed)}): every pass pushes them, in every space")
     if not parts:
         return None
     if len(parts) > 1:
         parts[-1] = "and to " + parts[-1]
-    return "run `taskspace index` to " + "; ".join(parts)
+    where = (f" (its pass solves space {', '.join(spaces)}; `taskspace index` solves the configured space alone)"
+             if spaces else "")
+    return f"run `{command}`{where} to " + "; ".join(parts)
 
 
-def _beyond_a_pass(d) -> bool:
-    """True when a space's drift is more than the indexing pass check advises for it repairs: with benchmarks whose
-    vectors a pass computes (``Drift.unindexed``, results ingested since the last pass; ``Drift.uncomputed`` among
-    them) it rebuilds the benchmarks and prompts collections, and it re-solves and pushes the models of
-    ``Drift.by_pass`` (the unsolved ones, or every one it solves when it solves them all), so only the other models'
-    drift and the problems are left to `taskspace reindex`. Before, a model whose results were ingested under a new
-    name (its point's aliases stale) added "then run `taskspace reindex`", though the pass left check clean."""
+def _beyond_a_pass(d, advised: dict[str, str]) -> bool:
+    """True when a space's drift is more than the indexing passes check advises (``advised``: their commands) repair:
+    with benchmarks whose vectors the pass that solves the space computes (``Drift.unindexed``, results ingested
+    since the last pass; ``Drift.uncomputed`` among them; that pass is ``Drift.indexed_by``) it rebuilds the
+    benchmarks and prompts collections, and it re-solves and pushes the models of ``Drift.by_pass`` (the unsolved
+    ones, or every one it solves when it solves them all), and every pass pushes the models of ``Drift.unpushed``
+    (their points waiting for a push), so only the other models' drift and the problems are left to `taskspace
+    reindex`. Before, a model whose results were ingested under a new name (its point's aliases stale) added "then
+    run `taskspace reindex`", though the pass left check clean; and another space's benchmarks and prompts drift was
+    discounted, though `taskspace index` does not repair it."""
     missing, stale, extra = dict(d.missing), dict(d.stale), dict(d.extra)
-    if d.unindexed or d.uncomputed:
+    if (d.unindexed or d.uncomputed) and d.indexed_by in advised:
         for kinds in (missing, stale, extra):
             kinds.pop("benchmarks", None)
             kinds.pop("prompts", None)
-    if d.unsolved or d.unindexed or d.uncomputed:  # check advises the pass (by_pass: only in the space it solves)
+    # by_pass: only in the space `taskspace index` solves (the configured one); unpushed: every pass pushes them
+    repaired = (d.by_pass if "taskspace index" in advised else set()) | (set(d.unpushed) if advised else set())
+    if repaired:
         for kinds in (missing, stale, extra):
-            kinds["models"] = [m for m in kinds.get("models", []) if m not in d.by_pass]
+            kinds["models"] = [m for m in kinds.get("models", []) if m not in repaired]
     return bool(d.problems or any(missing.values()) or any(stale.values()) or any(extra.values()))
 
 

@@ -33,7 +33,9 @@ Qdrant's Dot product is the model's predicted score.
   products with two fixed random probes, beyond float32 rounding, :func:`_compare`), and lists the collections an interrupted rebuild
   left (``orphans``: not drift, the next rebuild drops them), and which extra benchmark points are of benchmarks SQL
   holds with prompts but without a vector in the space (``uncomputed``: an indexing pass recomputes their vectors and
-  rebuilds the collection; a rebuild alone would drop the points), and, in the space an indexing pass solves (the
+  rebuilds the collection; a rebuild alone would drop the points; the pass of the space, ``indexed_by``, as a pass
+  computes them in the space it solves alone), which missing or stale models only wait for a push that every pass
+  makes (``unpushed``), and, in the space an indexing pass solves (the
   configured one, ``solves``), the models with outcomes whose vector is missing or was solved from other inputs that
   its solver can solve (``unsolved``: drift `taskspace index` repairs), and those it refuses, with why
   (``unsolvable``: not drift; no pass or rebuild repairs them, a corrected source ingested again does). Prompt
@@ -475,6 +477,18 @@ class Drift:
     #: points' drift): the unsolved ones, or every model with outcomes the solver takes when the pass solves them all
     #: (it fits the space's prior or calibration map now). Empty outside the space a pass solves
     by_pass: set[str] = field(default_factory=set, repr=False)
+    #: models whose point is missing or stale only as it waits for a push: its digest unknown
+    #: (:meth:`~indexer.store.sql.Store.unpushed_models`: the model's metadata, key or aliases written since its last
+    #: push, Hub metadata fetched, a license lowered), less :attr:`by_pass`. Every indexing pass pushes them, in every
+    #: space whose models collection exists (the configured one with its solved models, the others through
+    #: :func:`push_other_spaces`), so their drift is any pass's to repair, as `taskspace reindex`'s
+    unpushed: list[str] = field(default_factory=list)
+    #: the command whose indexing pass computes this space's :attr:`unindexed` and :attr:`uncomputed` benchmark vectors
+    #: and rebuilds its benchmarks and prompts collections (:func:`indexer.spaces.update_command`): `taskspace index`
+    #: in the configured space, with `TASKSPACE_METHOD=...` or `TASKSPACE_ENCODER=...` before it in another (a pass
+    #: does that in the space it solves alone); None when no pass does (a pulled space, read-only; a method or encoder
+    #: revision no setting of this taskspace builds), when there is nothing to compute or ``solves`` was not given
+    indexed_by: str | None = None
     #: False for a space the index holds and SQL does not (an interrupted or by-hand removal, a copied folder):
     #: `taskspace reindex` rebuilds only SQL's spaces, so it stays; `taskspace spaces drop NAME` removes it
     in_sql: bool = True
@@ -497,7 +511,9 @@ class Drift:
                 "unindexed": self.unindexed[:limit], "unsolved": self.unsolved[:limit],
                 "n_unsolved": len(self.unsolved),
                 "unsolvable": [{"model": m, "why": w} for m, w in list(self.unsolvable.items())[:limit]],
-                "n_unsolvable": len(self.unsolvable), "in_sql": self.in_sql, "pull_again": self.pull_again,
+                "n_unsolvable": len(self.unsolvable), "unpushed": self.unpushed[:limit],
+                "indexed_by": self.indexed_by, "in_sql": self.in_sql,
+                "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
 
@@ -608,6 +624,26 @@ def _plan_of_a_pass(sql, rec, drift: Drift) -> None:
         drift.by_pass = set(drift.unsolved)
 
 
+def _unpushed(sql, vectors: VectorStore, rec, drift: Drift) -> list[str]:
+    """:attr:`Drift.unpushed` of the space ``rec``: its missing or stale models that
+    :meth:`~indexer.store.sql.Store.unpushed_models` lists (read only when there are some) and no pass re-solves
+    (:attr:`Drift.by_pass`), when its models collection exists (a pass pushes into that one; it does not create
+    another space's). Before, check advised `taskspace reindex` for them, though `taskspace index` alone pushes them."""
+    drifted = set(drift.missing.get("models", [])) | set(drift.stale.get("models", []))
+    if not drifted or not hasattr(sql, "unpushed_models") or vectors.alias_target(space_name(rec), "models") is None:
+        return []
+    return sorted(drifted.intersection(sql.unpushed_models(rec.id)) - drift.by_pass)
+
+
+def _indexed_by(rec, solves) -> str | None:
+    """:attr:`Drift.indexed_by` of the space ``rec`` (not a pulled read-only one; ``solves``: the configured space's
+    spec). Before, check advised `taskspace index` for every space's benchmark vectors, though its pass computes the
+    configured space's alone: in another space the advice came back after every pass."""
+    from .spaces import update_command
+
+    return "taskspace index" if solves.matches(rec) else update_command(rec)
+
+
 def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
     """Compare every space's index with SQL (see the module docstring); ``space`` (as in :func:`reindex`)
     checks only that one and skips index spaces unknown to SQL. ``solves``: the spec of the space an indexing pass
@@ -663,9 +699,13 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
             drift.unindexed = sorted(b.name for b in benchmarks if b.n_prompts and n_saved.get(b.name) != b.n_prompts)
             if solves is not None and solves.matches(rec) and hasattr(sql, "stale_models"):
                 _plan_of_a_pass(sql, rec, drift)
+            if solves is not None and (drift.unindexed or drift.uncomputed):
+                drift.indexed_by = _indexed_by(rec, solves)
             if prompts is None:
                 prompts = _prompts(sql)
             compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})
+        if "models" not in broken:
+            drift.unpushed = _unpushed(sql, vectors, rec, drift)
         live = {vectors.alias_target(name, k) for k in KINDS}
         drift.orphans = [c for c in vectors.physical_collections(name) if c not in live]
         out.append(drift)

@@ -929,3 +929,128 @@ def test_check_names_the_models_the_solver_refuses_without_failing(encoder, tmp_
     assert rc == 0 and d["clean"] and d["n_unsolvable"] == 2 and d["unsolved"] == [], out
     assert d["unsolvable"] == [{"model": "org/b", "why": "outcome 2 on benchmark alpha is outside [0, 1]"},
                                {"model": "org/c", "why": "no observed outcome"}], out
+
+
+def _index_with_method(encoder, monkeypatch, folders, method: str | None):
+    """An indexing pass over ``folders`` with ``TASKSPACE_METHOD`` set to ``method`` (None: the default), which is
+    unset again after it."""
+    from indexer.config import reset_settings
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+
+    if method is not None:
+        monkeypatch.setenv("TASKSPACE_METHOD", method)
+    reset_settings()
+    try:
+        with open_store() as sql, VectorStore.from_settings() as vs:
+            r = Indexer(sql, vs, encoder=encoder).run([SourceSpec(str(f)) for f in folders])
+            assert r.status == "ok", r.errors
+    finally:
+        monkeypatch.delenv("TASKSPACE_METHOD", raising=False)
+        reset_settings()
+
+
+def test_check_advises_the_pass_of_another_space_for_its_benchmarks(encoder, tmp_path, cli, monkeypatch):
+    """A home with two spaces (indexed with the default method, then with TASKSPACE_METHOD=auto-mean) and a new
+    benchmark ingested without a pass: its prompts are missing from both spaces' index. `taskspace index` solves the
+    configured space alone, so check advises it for that space and `TASKSPACE_METHOD=auto-mean taskspace index` for the
+    other one (`indexed_by` in `--json`); after `taskspace index` that line alone stays (before, check advised
+    `taskspace index` again after every pass, and discounted the other space's drift as that pass's to repair), and
+    after the other space's pass check is clean."""
+    import json
+
+    from helpers import TOPICS, outcomes, write_source
+
+    rng = np.random.default_rng(19)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    beta = [f"Write a Python function number {j} that merges two sorted lists" for j in range(6)]
+    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, [f"org/{c}" for c in "abcdef"], 8))
+    _index_with_method(encoder, monkeypatch, [tmp_path / "a"], None)
+    _index_with_method(encoder, monkeypatch, [], "auto-mean")
+    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/g"], 6))
+    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
+    assert rc == 0, (out, err)
+    rc, out, err = cli("check", "--json")
+    by = {d["space"]: d for d in json.loads(out)["spaces"]}
+    assert rc == 1 and sorted(d["indexed_by"] for d in by.values()) == [
+        "TASKSPACE_METHOD=auto-mean taskspace index", "taskspace index"], out
+    other = next(n for n, d in by.items() if d["indexed_by"] != "taskspace index")
+    rc, out, err = cli("check")
+    assert rc == 1 and "run `taskspace index` to index the results" in err, err
+    assert (f"run `TASKSPACE_METHOD=auto-mean taskspace index` (its pass solves space {other}; `taskspace index` "
+            "solves the configured space alone) to index the results ingested since the last indexing pass "
+            "(benchmark(s) beta)") in err, err
+    assert "taskspace reindex` to rebuild" not in err, err
+    _index_with_method(encoder, monkeypatch, [tmp_path / "a", tmp_path / "b"], None)
+    rc, out, err = cli("check")
+    assert rc == 1 and f"space {other}: drift" in out and "missing prompts: 6" in out, (out, err)
+    assert "run `taskspace index` to" not in err and "run `TASKSPACE_METHOD=auto-mean taskspace index`" in err, err
+    assert "taskspace reindex` to rebuild" not in err, err
+    _index_with_method(encoder, monkeypatch, [], "auto-mean")
+    rc, out, err = cli("check")
+    assert rc == 0 and "drift" not in out, (out, err)
+
+
+def test_check_advises_taskspace_index_for_points_waiting_for_a_push(encoder, tmp_path, cli):
+    """A model's Hub metadata written in SQL after its point was pushed (its point digest unknown: a license lowered, a
+    fetch of the backlog): its point is stale and every indexing pass pushes it, so check advises `taskspace index`
+    naming it (`unpushed` in `--json`), not `taskspace reindex` (check is clean after the pass alone). Before, it
+    advised `taskspace reindex` only, a rebuild of every point. A point stale otherwise (its payload changed in the
+    index: no pass pushes it) keeps "then run `taskspace reindex`"."""
+    import json
+
+    from helpers import TOPICS, index_sources, outcomes
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import Point
+
+    rng = np.random.default_rng(23)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8))])
+    store.upsert_models([{"key": "org/b", "license": "mit"}])
+    store.close()
+    vectors.close()
+    rc, out, err = cli("check")
+    assert rc == 1 and "stale models: 1: org/b" in out, (out, err)
+    assert "run `taskspace index` to push the points of the 1 model(s)" in err and "(org/b)" in err, err
+    assert "taskspace reindex" not in err, err
+    rc, out, err = cli("check", "--json")
+    d = json.loads(out)["spaces"][0]
+    assert rc == 1 and d["unpushed"] == ["org/b"] and d["unsolved"] == [], out
+    with open_store() as sql, VectorStore.from_settings() as vs:
+        r = Indexer(sql, vs, encoder=encoder).run([SourceSpec(str(tmp_path / "a"))])
+        assert r.status == "ok" and r.counts["pushed"] == 1, r.counts
+    rc, out, err = cli("check")
+    assert rc == 0 and "clean" in out, (out, err)
+    with open_store() as sql:
+        sql.upsert_models([{"key": "org/b", "license": "apache-2.0"}])
+    with VectorStore.from_settings() as vs:  # org/a's payload changed in the index (digest known): no pass pushes it
+        (hit,) = vs.get(d["space"], "models", ["org/a"], with_vectors=True).values()
+        vs.upsert(d["space"], "models", [Point("org/a", hit.vector, {**hit.payload, "digest": "x"})],
+                  dim=len(hit.vector))
+    rc, out, err = cli("check")
+    assert rc == 1 and "stale models: 2: org/a, org/b" in out, (out, err)
+    assert "run `taskspace index` to push the points of the 1 model(s)" in err, err
+    assert "then run `taskspace reindex`" in err, err
+
+
+def test_check_leaves_to_reindex_the_benchmarks_of_a_space_no_pass_solves():
+    """A space with benchmarks to index (`unindexed`, `uncomputed`) that no setting of this taskspace builds
+    (``indexed_by`` None: a pulled space, an older method): check advises no pass for it and leaves its prompts and
+    benchmarks drift to `taskspace reindex`; lines for several spaces' passes come in one order, the configured
+    space's first."""
+    from indexer.cli import _beyond_a_pass, _passes_advised
+    from indexer.sync import Drift
+
+    lost = Drift("s", missing={"prompts": ["h1"]}, extra={"benchmarks": ["b"]}, unindexed=["b"], uncomputed=["b"])
+    assert _passes_advised([lost]) == {} and _beyond_a_pass(lost, {})
+    commands = ["TASKSPACE_METHOD=auto taskspace index", "taskspace index", "TASKSPACE_METHOD=paper taskspace index"]
+    drifts = [Drift(f"s{i}", missing={"prompts": ["h1"]}, unindexed=["b"], indexed_by=c)
+              for i, c in enumerate(commands)]
+    advised = _passes_advised(drifts)
+    assert list(advised) == ["taskspace index", "TASKSPACE_METHOD=auto taskspace index",
+                             "TASKSPACE_METHOD=paper taskspace index"], advised
+    assert not any(_beyond_a_pass(d, advised) for d in drifts)
+    assert _beyond_a_pass(drifts[0], {"taskspace index": "..."})  # another space's pass, not advised: reindex
