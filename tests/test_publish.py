@@ -415,8 +415,8 @@ def test_the_card_and_publishing_md_give_every_term_of_the_interval_and_count_th
     the never-observed answer format's ``w^2 calibration_spread`` (``mc_seen``/``free_seen`` of its pattern), and, with
     ``calibration_links``, the unlinked benchmarks' term only beyond it (the larger of the two counts, not both: the
     same unknown level), its ``spread - region_var`` at least 0. Before, neither named the format's term, nor said that
-    the two are not summed, so a reader reproducing an interval from the records added both (a metabench row at a
-    coding prompt: 0.30 + 1.71 instead of 1.71)."""
+    the two are not summed, so a reader reproducing an interval from the records could add both (on the sample +
+    evalarena_code + metabench_openllm home up to 0.30 and 1.71: ``calibration_spread`` and the unlinked term at b = 0)."""
     text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
     card = " ".join(text.split("## Uncertainty", 1)[1].split())
     doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "PUBLISHING.md").read_text().split())
