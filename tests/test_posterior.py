@@ -433,3 +433,29 @@ def test_the_lower_bound_ranking_is_exact_when_the_kth_bound_ties_the_next_score
     """An unfetched model's bound is at most ``next_score``: a k-th bound equal to it cannot be beaten."""
     lower = np.array([0.5, 0.3, 0.1])
     assert posterior.lcb_candidates_exact(lower, lower, 2, next_score=0.3)
+
+
+def test_a_never_observed_answer_format_and_unlinked_benchmarks_count_the_larger_of_their_two_terms(monkeypatch):
+    """Both terms are the spread of a level nothing in the index relates to the model's (a format it was never observed
+    in, :meth:`Predictor._unseen`; benchmarks no model links to the query's, :meth:`Calibration.unlinked_term`): where
+    both apply, the variance adds the larger, not their sum; with no neighbourhood the format's term alone."""
+    D, S, solver = _fit(N=40, d=6, free=2)
+    posts = posterior.pattern_posteriors(solver, D)
+    by_key = {p.key: p for p in posts.values()}
+    space = {"intercept": True, "select": "gcv", "prior": "mean", "free": 2, "levels": represent.LEVELS}
+    post = posts[solver.pattern_of_[1]]
+    payloads = [{"pattern": post.key, "lam": 0.5, "noise": float(solver.noise_[1]), "benchmarks": ["law"]}]
+    row = np.append(np.array(post.mu, dtype=np.float64), [1.0, 0.0, 0.0])
+    cal = posterior.Calibration(0.1, 2.0, 100, spread=0.3, level=3.0, specific=2.0, shared=1.0, uncovered=0.5,
+                                region_var=0.04, links=(("code", "humaneval"), ("law", "math")))
+    unlinked = (3.0 / 2.0) ** 2 * (0.3 - 0.04)  # b = 0: nothing near law's group
+    for unseen in (0.0, 0.5 * unlinked, 2.0 * unlinked):
+        monkeypatch.setattr(posterior.Predictor, "_unseen", lambda self, p, r, u=unseen: u)
+        pred = posterior.Predictor(space, cal, lambda keys: {k: by_key[k] for k in keys})
+        alone = pred.variance(payloads, row)[0]  # no neighbourhood known: the format's term alone
+        monkeypatch.setattr(posterior.Predictor, "_unseen", lambda self, p, r: 0.0)
+        none = posterior.Predictor(space, cal, lambda keys: {k: by_key[k] for k in keys}).variance(payloads, row)[0]
+        assert alone - none == pytest.approx(unseen)
+        pred.near_benchmarks = [["humaneval"], ["code"]]
+        monkeypatch.setattr(posterior.Predictor, "_unseen", lambda self, p, r, u=unseen: u)
+        assert pred.variance(payloads, row)[0] - none == pytest.approx(max(unseen, unlinked))

@@ -410,6 +410,25 @@ def test_the_cards_example_names_the_encoder_of_its_own_space():
     assert "MiniLM" not in section
 
 
+def test_the_card_and_publishing_md_give_every_term_of_the_interval_and_count_the_larger_of_two_levels_unknowns():
+    """What the card's "Uncertainty" and PUBLISHING.md say a model's variance adds is what ``Predictor.variance`` adds:
+    the never-observed answer format's ``w^2 calibration_spread`` (``mc_seen``/``free_seen`` of its pattern), and, with
+    ``calibration_links``, the unlinked benchmarks' term only beyond it (the larger of the two counts, not both: the
+    same unknown level), its ``spread - region_var`` at least 0. Before, neither named the format's term, nor said that
+    the two are not summed, so a reader reproducing an interval from the records could add both (on the sample +
+    evalarena_code + metabench_openllm home up to 0.30 and 1.71: ``calibration_spread`` and the unlinked term at b = 0)."""
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    card = " ".join(text.split("## Uncertainty", 1)[1].split())
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "PUBLISHING.md").read_text().split())
+    for where, body in (("card", card), ("PUBLISHING.md", doc)):
+        for phrase in ("`w^2 calibration_spread`", "`mc_seen`", "`free_seen`", "the larger of the two",
+                       "max(calibration_spread - calibration_region_var, 0)",
+                       # Calibration.linked_shares: a benchmark indexed after the map was fitted is in no group (the
+                       # map is held fixed between refits, and published so); nothing says it is not linked
+                       "a benchmark no group lists counts as linked"):
+            assert phrase in body, (where, phrase)
+
+
 def test_the_cards_row_for_a_question_without_options_has_the_spaces_width():
     """The card writes out the query row taskspace builds for a question typed without its options: for an auto-mc
     space it ends with the four zeros of ``prior_w``, ``level`` and ``prior_mu`` (2 d + 10 entries, as the layout

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -182,3 +184,17 @@ def test_ci_run_checks_the_chromium_taskspace_chromium_names_before_the_suite(tm
     res = _ci_run(tmp_path, TASKSPACE_CHROMIUM=str(chromium))
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "calls").read_text() == "make test\n"  # that chromium is used: nothing installed
+
+
+def test_the_checkout_holds_no_venv_and_ignores_one_made_as_a_link():
+    """No `.venv` is committed and `.gitignore` ignores one whether it is a folder or a symlink. Before, `.venv/`
+    ignored folders alone, and a commit carried a checkout's `.venv` symlink (to /work/main/.venv): a fresh clone's
+    `make setup` then failed ("File exists", or "Too many levels of symbolic links" where the link pointed at
+    itself), and worked only once run again after it removed the link."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--", ".venv"], capture_output=True, text=True,
+                             check=True, timeout=60).stdout.split()
+    assert tracked == [], f"committed: {tracked}; `git rm --cached .venv` and commit"
+    patterns = {line.strip() for line in (ROOT / ".gitignore").read_text().splitlines()}
+    assert patterns & {".venv", "/.venv"}, ".gitignore does not ignore a .venv symlink (write `.venv`, not `.venv/`)"
