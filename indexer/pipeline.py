@@ -348,6 +348,8 @@ class Indexer:
             # what changed under the held prior and map, counted toward their re-estimation (space.needs_refit)
             self.store.add_fit_drift(space.id, changed_models + len(gone), prior=not refresh,
                                      calibration=not calibrate)
+            if (stale or gone) and not calibrate:
+                self._refresh_links(space)
         counts["removed"] = len(gone)
         with _timed(report, "vectors"):
             bench_changed = self._benchmark_vectors(space, report)
@@ -369,6 +371,21 @@ class Indexer:
         with _timed(report, "index"):
             self.store.delete_models_without_results()
             self._push_other_spaces(report, skip=(space.id,))
+
+    def _refresh_links(self, space) -> None:
+        """The held calibration map's groups of benchmarks no model links (:attr:`indexer.posterior.Calibration.links`)
+        as the space's vectors now give them: the map's other values are held until enough models change, but a
+        benchmark whose models were measured on it alone, indexed since the map was fitted, is such a group at once
+        (before, its models kept intervals as narrow as a linked model's at any query until the next refit), and a model
+        measured on two groups joins them."""
+        from . import posterior
+
+        cal = self.store.get_space_calibration(space.id)
+        if cal is None or not cal.folded or cal.region_var is None:
+            return
+        links = posterior.links_of(self.store.model_benchmarks(space.id))
+        if links != cal.links:
+            self.store.set_calibration_links(space.id, links)
 
     def _push_other_spaces(self, report: RunReport, skip: tuple) -> None:
         """The points of the spaces this pass does not solve whose payload changed in SQL (licenses lowered, Hub

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["EVIDENCE_ALPHA", "evidence_lr", "PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
-           "region_variance", "benchmark_links", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
+           "region_variance", "benchmark_links", "links_of", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
            "coverage_shares", "COVERAGE_PROMPTS", "fit_bend", "lambda_cap"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
@@ -758,25 +758,45 @@ def region_variance(S: np.ndarray, groups: np.ndarray, min_cells: int = REGION_M
 
 def benchmark_links(S: np.ndarray, groups: np.ndarray) -> tuple[tuple[str, ...], ...] | None:
     """:attr:`Calibration.links` of outcomes ``S`` (M, N; NaN = not observed) on prompts of the benchmarks ``groups``
-    (N,): the connected components of the graph whose nodes are the benchmarks and whose edges are the models
-    observed on two of them, each sorted, in the order of their first name; None with one component (or none). On the
-    sample + evalarena_code + metabench_openllm, where each of metabench's 32,676 anonymous models was observed on one
-    benchmark, the MMLU-Pro categories and code benchmarks form one group (ten models were measured on both) and each
-    metabench benchmark one of its own."""
-    from scipy.sparse.csgraph import connected_components
-
+    (N,): :func:`links_of` the benchmarks each model was observed on. On the sample + evalarena_code +
+    metabench_openllm, where each of metabench's 32,676 anonymous models was observed on one benchmark, the MMLU-Pro
+    categories and code benchmarks form one group (ten models were measured on both) and each metabench benchmark
+    one of its own."""
     names, code = np.unique(np.asarray(groups).astype(str), return_inverse=True)
-    if names.size < 2:
-        return None
     H = np.zeros((code.size, names.size), dtype=np.float32)
     H[np.arange(code.size), code] = 1.0
     A = ((~np.isnan(np.asarray(S))).astype(np.float32) @ H) > 0  # (M, G): each model's benchmarks
-    linked = A.T.astype(np.float32) @ A.astype(np.float32)  # (G, G): models observed on both
-    n, label = connected_components(linked > 0, directed=False)
-    if n < 2:
+    return links_of(names[row].tolist() for row in A)
+
+
+def links_of(benchmark_lists) -> tuple[tuple[str, ...], ...] | None:
+    """The groups of benchmarks that models link, from the benchmarks each model was observed on (an iterable of
+    lists; the payloads' ``benchmarks``): the connected components of the graph whose nodes are the benchmarks and
+    whose edges are the models observed on two of them, each sorted, in the order of their first name; None with one
+    group (or none). What a pass stores with the map (:attr:`Calibration.links`), from the outcomes when it fits the
+    map (:func:`benchmark_links`) and from the stored vectors when it holds it."""
+    parent: dict[str, str] = {}
+
+    def root(b: str) -> str:
+        while parent[b] != b:
+            parent[b] = parent[parent[b]]
+            b = parent[b]
+        return b
+
+    for names in benchmark_lists:
+        names = [str(b) for b in names]
+        for b in names:
+            parent.setdefault(b, b)
+        for b in names[1:]:
+            ra, rb = root(names[0]), root(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[str, list[str]] = {}
+    for b in parent:
+        groups.setdefault(root(b), []).append(b)
+    if len(groups) < 2:
         return None
-    comps = [tuple(sorted(names[label == g].tolist())) for g in range(n)]
-    return tuple(sorted(comps))
+    return tuple(sorted(tuple(sorted(g)) for g in groups.values()))
 
 
 def _interaction(sums: np.ndarray, counts: np.ndarray, min_cells: int) -> np.ndarray:

@@ -298,6 +298,44 @@ def test_a_pass_stores_which_benchmarks_no_model_links_and_fits_a_map_without_th
     assert ix.store.get_space_calibration(space.id).links is None
 
 
+def test_a_pass_that_holds_the_map_updates_its_benchmarks_links(tmp_path, env, monkeypatch):
+    """The map's other values are held until enough models change, its groups of benchmarks no model links are not:
+    two models measured only on a new benchmark gamma (too few for a refit) make gamma a group of its own at once, a
+    model measured on gamma and alpha then joins the two, and its removal (its source dropped) parts them again, each
+    pass without refitting the map, whose other values stay as stored. Before, gamma's models counted as linked to
+    every query until the next refit (their intervals as narrow as a linked model's)."""
+    import dataclasses
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mc")
+    reset_settings()
+    rng = np.random.default_rng(10)
+    names = [f"a{k}" for k in range(8)]
+    write_table(tmp_path / "a", "alpha", outcomes(rng, names, 24), 24)
+    write_table(tmp_path / "b", "beta", outcomes(rng, names[:4] + [f"b{k}" for k in range(4)], 24), 24, offset=24)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))]).status == "ok"
+    (space,) = ix.store.list_spaces()
+    fitted = ix.store.get_space_calibration(space.id)
+    assert fitted.links is None and fitted.region_var is not None  # alpha and beta linked by a0-a3
+    write_table(tmp_path / "g", "gamma", outcomes(rng, ["g0", "g1"], 24), 24, offset=48)
+    r = ix.run([SourceSpec(str(tmp_path / "g"))])
+    assert r.status == "ok" and r.counts["solved"] == 2 and "calibration_refit" not in r.counts, r.counts
+    held = ix.store.get_space_calibration(space.id)
+    assert held.links == (("alpha", "beta"), ("gamma",))
+    assert dataclasses.replace(held, links=None) == fitted  # the map's other values held
+    write_table(tmp_path / "ag", "gamma", outcomes(rng, ["a0"], 24), 24, offset=48)  # a0 on gamma too
+    assert ix.run([SourceSpec(str(tmp_path / "ag"))]).status == "ok"
+    assert ix.store.get_space_calibration(space.id).links is None
+    from indexer import sourcelist
+    from indexer.ingest import drop_source
+
+    sourcelist.remove(ix.settings.sources_file, str(tmp_path / "ag"))  # `sources remove` + `sources drop`
+    drop_source(str(tmp_path / "ag"), store=ix.store)
+    r = ix.run()
+    assert r.status == "ok" and "calibration_refit" not in r.counts, r.counts
+    assert ix.store.get_space_calibration(space.id).links == (("alpha", "beta"), ("gamma",))
+
+
 @pytest.mark.parametrize("method", ["auto", "auto-text"])
 def test_refresh_prior_fits_the_calibration_map_of_a_method_without_a_prior(tmp_path, monkeypatch, method):
     """`taskspace index --refresh-prior` under a method without a prior (``auto``, ``auto-text``), whose calibration map

@@ -317,6 +317,22 @@ class DerivedMixin:
                 conn.execute(update(t).where(t.space_id == space_id)
                              .values(n_changed=func.coalesce(t.n_changed, 0) + int(n)))
 
+    def model_benchmarks(self, space_id: int) -> list[list[str]]:
+        """The benchmarks each vector of the space was fitted on (its payload's ``benchmarks``), one list per vector,
+        in no set order: what :func:`indexer.posterior.links_of` groups."""
+        v = ModelVectorRow
+        with self._read() as conn:
+            return [list(b or []) for (b,) in conn.execute(select(v.benchmarks).where(v.space_id == space_id))]
+
+    def set_calibration_links(self, space_id: int, links) -> bool:
+        """Store ``links`` (:attr:`indexer.posterior.Calibration.links`, None: one group) as the space's calibration
+        map's, the map's other values kept; False when the space has no map."""
+        self.check_writable(space_id)
+        t = SpaceCalibrationRow
+        value = None if links is None else json.dumps([list(g) for g in links])
+        with self._write("storing the benchmarks' links of the space's map") as conn:
+            return bool(conn.execute(update(t).where(t.space_id == space_id).values(links=value)).rowcount)
+
     def forget_space_fit(self, space_id: int) -> int:
         """Delete the space's prior and calibration map (fitted on models that have no outcomes any more), so the
         next models get their own as in a fresh space; returns how many rows were deleted."""
