@@ -536,6 +536,37 @@ def test_an_interval_widens_to_the_spread_where_no_model_links_the_query_to_the_
     assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
 
 
+def test_a_coverage_aware_lcb_fetched_in_rounds_equals_every_model_and_builds_each_match_once(idx, monkeypatch):
+    """``lcb`` on a coverage-aware map whose intervals widen where nothing links a model's benchmarks (the case that
+    fetched every model of a large home in 6 rounds): fetched 4 candidates at a time, the top, its rank scores and
+    intervals equal those of ranking every model, for every k; each candidate's match (variance, interval) is built
+    once, however many rounds fetch it again (before, each round built every candidate's again)."""
+    from indexer import query
+
+    coverage_aware(idx, region_var=0.02, links=(("alpha",), ("beta",)))
+    every = {k: ask(idx, CODE_PROMPT, k=k, rank="lcb") for k in (1, 2, 3)}
+    built: list[str] = []
+    rounds = []
+    matches = query._matches
+
+    def counted(hits, *args, **kw):
+        built.extend(h.key for h in hits)
+        rounds[-1] += 1
+        return matches(hits, *args, **kw)
+
+    monkeypatch.setattr(query, "COVERAGE_FETCH", 1)
+    monkeypatch.setattr(query, "_matches", counted)
+    for k, want in every.items():
+        built.clear()
+        rounds.append(0)
+        got = ask(idx, CODE_PROMPT, k=k, rank="lcb")
+        assert [r.model for r in got] == [r.model for r in want]
+        assert [x for r in got for x in (r.rank_score, r.low, r.high, r.variance)] == pytest.approx(
+            [x for r in want for x in (r.rank_score, r.low, r.high, r.variance)], abs=1e-9)
+        assert len(set(built)) == len(built), f"k={k}: a candidate's match was built twice"
+    assert max(rounds) > 1  # some k took more than one round
+
+
 def test_a_coverage_aware_map_with_prefer_smaller_ranks_by_the_blend_less_the_size_term(idx, encoder):
     """prefer_smaller on a coverage-aware map: the value ranked is each model's blend c L1 + (1 - c) L0 less alpha
     log10(parameters) (unknown sizes at UNKNOWN_PARAMS), exactly, over every model, for k below the model count."""
