@@ -646,7 +646,13 @@ def models(
                            "are not listed")
 
     if not rows:
-        if list_models(limit=1, space=space):  # models are indexed: the options (or the page) left none
+        matching = count_models(benchmark=benchmark, filters=filters, space=space) if offset else 0
+        if matching:  # the options match models, the offset skips them all: say how many, and the last page's offset
+            typer.echo(f"{matching} indexed model(s) match these options; --offset {offset} skips them all (the last "
+                       f"one is at --offset {matching - 1})")
+        elif list_models(limit=1, space=space):  # models are indexed: the options left none
+            # (before, also past the end of matching models: "drop a filter or lower --offset", not saying that
+            # `--open-only --offset 32000` matched 86 models on a 32,823-model home)
             typer.echo("no indexed model matches these options (without them the index lists models: drop a filter "
                        "or lower --offset)")
             unlisted()

@@ -150,8 +150,14 @@ def test_browse_commands(indexed):
     assert json.loads(res.stdout) == _library(model_detail, "Qwen/Qwen1.5-7B")
     text = run("models")
     assert text.returncode == 0 and all(t in text.stdout for t in ("model", "params", "license", "accuracy"))
-    text = run("models", "--offset", "1000")  # past the end: the options left none, not "run taskspace index"
-    assert text.returncode == 0 and "drop a filter or lower --offset" in text.stdout and "taskspace index" not in text.stdout
+    text = run("models", "--offset", "1000")  # past the end: how many match, not "run taskspace index"
+    assert text.returncode == 0 and "taskspace index" not in text.stdout
+    assert "4 indexed model(s) match these options; --offset 1000 skips them all (the last one is at --offset 3)" \
+        in text.stdout, text.stdout
+    # past the end of a filter's matches (before: "drop a filter or lower --offset", as if the filter left none)
+    text = run("models", "--benchmark", "beta", "--offset", "2")
+    assert text.returncode == 0 and "2 indexed model(s) match these options; --offset 2 skips them all" in text.stdout
+    assert "drop a filter" not in text.stdout
     # a filter that needs metadata says how many models it drops for lack of it (3 of the 4 have no parameter count)
     text = run("models", "--max-params", "80B", "--license", "mit")
     assert text.returncode == 0 and "org/a" in text.stdout
