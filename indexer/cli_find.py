@@ -478,10 +478,24 @@ def measured_near_note(q: dict) -> str | None:
         return f"this model was not measured {on} (other indexed models were), so its ranking rests on its general ability"
     if not mn["results"]:
         return (f"none of these {mn['of']} models was measured {on} (other indexed models were), so their ranking "
-                "rests on their general ability")
+                "rests on their general ability" + _measured_instead(q))
     rest = "the other's rank rests on its" if mn["of"] - mn["results"] == 1 else "the others' rank rests on their"
     return (f"{mn['results']} of these {mn['of']} models {'was' if mn['results'] == 1 else 'were'} measured {on}; "
             f"{rest} general ability")
+
+
+def _measured_instead(q: dict) -> str:
+    """The option that lists the models measured there instead, for a ranked list none of whose rows was (not compare
+    mode: its models are the user's). On a home of many single-benchmark rows (metabench_openllm's 32,676), `search
+    "Write a Python function ..."` ranked ten truthfulqa/mmlu rows first, and the note said why but not what to do;
+    `--rank lcb` put gpt-4o+cot and deepseek-coder-33b-instruct, measured near it, first."""
+    if q.get("models"):
+        return ""
+    if q.get("kind") == "benchmark" and q.get("benchmark"):
+        return f"; --measured-on {q['benchmark']} lists only the models measured on it"
+    if q.get("rank", "probability") == "probability":
+        return "; --rank lcb (the lower end of the 90% interval) favours the models measured near it"
+    return ""
 
 
 #: the words the note of a query far from every indexed prompt begins with (:func:`measured_near_note`)
