@@ -174,6 +174,16 @@ def test_browse_commands(indexed):
         "error: unknown model 'org/aa'; did you mean org/a, org/c? (`taskspace models` lists them)")
 
 
+def test_a_benchmark_name_given_as_a_model_says_it_is_a_benchmark(indexed):
+    """`taskspace model beta` (a benchmark's name): exit 1, one line saying it is a benchmark and what lists or ranks
+    the models on it; before, "unknown model 'beta'" with close model names (on a home of metabench_openllm's rows,
+    `model truthfulqa` suggested five anonymous "truthfulqa-B:r42.." rows)."""
+    res = run("model", "beta")
+    assert res.returncode == 1 and res.stderr.strip() == (
+        "error: unknown model 'beta': beta is a benchmark; `taskspace models -b beta` lists the models measured on it, "
+        "`taskspace search -b beta` ranks the models for it"), res.stderr
+
+
 def test_an_answer_without_calibrated_signal_says_so(capsys):
     """The table shows "-" for the interval and a line saying why, instead of a zero-width interval."""
     from indexer.cli_find import _print_result
