@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import DimensionError, InputError
+from .errors import DimensionError, InputError, NotFoundError
 from .records import name_problem
 from .find import (Filters, card_facts, facts_of, _index_in_step, _means, check_not_drifted, _merge, _num,
                    _resolve_models, _stores as _given_or_shared, suggest)
@@ -271,7 +271,10 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         raise InputError(f"strengths must be a non-negative integer, not {strengths!r}", item="strengths")
     store, vectors, sp, name = _stores(store, vectors, space)
     # the model the path (or ID) names: "model", as for a blank or NUL id (before: null), not compare mode's "models"
-    (key,) = _resolve_models(store, [model_id], item="model")
+    try:
+        (key,) = _resolve_models(store, [model_id], item="model")
+    except NotFoundError as exc:
+        raise _a_benchmark(store, model_id, exc) from None
     rec = store.get_model(key)
     hit = vectors.get(name, "models", [key], with_vectors=True).get(key)
     payload = dict(hit.payload) if hit is not None else {
@@ -318,6 +321,18 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
             "indexed": hit is not None,
             "n_prompts": payload.get("n_prompts"), "benchmarks": observed, "benchmarks_note": note, "strengths": best,
             "results_changed": bool(results_changed), "space": name}
+
+
+def _a_benchmark(store, name: str, exc: NotFoundError) -> NotFoundError:
+    """``exc`` (an unknown model) for a name that is a benchmark's: says so and what lists or ranks the models on it.
+    Before, `taskspace model truthfulqa` on a home of metabench_openllm's rows was "did you mean truthfulqa-B:r4280,
+    truthfulqa-B:r4279, ...", five anonymous rows."""
+    if name not in {b.name for b in store.list_benchmarks()}:
+        return exc
+    err = NotFoundError(f"unknown model {name!r}: {name} is a benchmark; `taskspace models -b {name}` lists the models "
+                        f"measured on it, `taskspace search -b {name}` ranks the models for it")
+    err.item = getattr(exc, "item", None)
+    return err
 
 
 def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, blocks: dict, strengths: int,

@@ -718,6 +718,11 @@ def _command_path(argv: list[str]) -> str:
 #: the options of ``taskspace`` itself (the callback's), which a command does not take after its name
 _GLOBAL_OPTIONS = ("--debug", "--verbose", "-v", "--version")
 
+#: how many models a listing shows is `-n/--limit` for `taskspace models` and `-k/--top` for the ranking commands: the
+#: other command's spelling, by command, and this one's (`taskspace search QUERY -n 5` right after `models -n 5`)
+_COUNT_OPTIONS = {"taskspace models": ("-k", "--top", "-n/--limit N"),
+                  **{c: ("-n", "--limit", "-k/--top N") for c in ("taskspace search", "taskspace demo")}}
+
 
 def _usage_error(exc) -> int:
     """One line on stderr for a usage error (bad option value, missing argument, unknown command): the command,
@@ -742,6 +747,8 @@ def _usage_error(exc) -> int:
         # `taskspace models -v` (before: only "No such option: -v", though the README lists -v and --debug)
         run = "taskspace --version" if name == "--version" else f"taskspace {name} {where.removeprefix('taskspace ')} ..."
         hint = f"; {name} is an option of taskspace itself: put it before the command, {run}"
+    elif name in _COUNT_OPTIONS.get(where, ())[:2]:  # before, only "No such option: -n"
+        hint = f"; {where} takes how many models as {_COUNT_OPTIONS[where][2]}"
     typer.echo(f"error: {where}: {message} (see `{where} -h`){hint}", err=True)
     return 2
 

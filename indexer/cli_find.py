@@ -478,10 +478,24 @@ def measured_near_note(q: dict) -> str | None:
         return f"this model was not measured {on} (other indexed models were), so its ranking rests on its general ability"
     if not mn["results"]:
         return (f"none of these {mn['of']} models was measured {on} (other indexed models were), so their ranking "
-                "rests on their general ability")
+                "rests on their general ability" + _measured_instead(q))
     rest = "the other's rank rests on its" if mn["of"] - mn["results"] == 1 else "the others' rank rests on their"
     return (f"{mn['results']} of these {mn['of']} models {'was' if mn['results'] == 1 else 'were'} measured {on}; "
             f"{rest} general ability")
+
+
+def _measured_instead(q: dict) -> str:
+    """The option that lists the models measured there instead, for a ranked list none of whose rows was (not compare
+    mode: its models are the user's). On a home of many single-benchmark rows (metabench_openllm's 32,676), `search
+    "Write a Python function ..."` ranked ten truthfulqa/mmlu rows first, and the note said why but not what to do;
+    `--rank lcb` put gpt-4o+cot and deepseek-coder-33b-instruct, measured near it, first."""
+    if q.get("models"):
+        return ""
+    if q.get("kind") == "benchmark" and q.get("benchmark"):
+        return f"; --measured-on {q['benchmark']} lists only the models measured on it"
+    if q.get("rank", "probability") == "probability":
+        return "; --rank lcb (the lower end of the 90% interval) favours the models measured near it"
+    return ""
 
 
 #: the words the note of a query far from every indexed prompt begins with (:func:`measured_near_note`)
@@ -646,7 +660,13 @@ def models(
                            "are not listed")
 
     if not rows:
-        if list_models(limit=1, space=space):  # models are indexed: the options (or the page) left none
+        matching = count_models(benchmark=benchmark, filters=filters, space=space) if offset else 0
+        if matching:  # the options match models, the offset skips them all: say how many, and the last page's offset
+            typer.echo(f"{matching} indexed model(s) match these options; --offset {offset} skips them all (the last "
+                       f"one is at --offset {matching - 1})")
+        elif list_models(limit=1, space=space):  # models are indexed: the options left none
+            # (before, also past the end of matching models: "drop a filter or lower --offset", not saying that
+            # `--open-only --offset 32000` matched 86 models on a 32,823-model home)
             typer.echo("no indexed model matches these options (without them the index lists models: drop a filter "
                        "or lower --offset)")
             unlisted()

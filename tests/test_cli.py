@@ -294,6 +294,22 @@ def test_a_global_option_after_the_command_is_told_to_go_before_it(args, hint):
     assert lines[0].endswith(hint) or hint in lines[0], lines[0]
 
 
+@pytest.mark.parametrize("args,hint", [
+    (["search", "x", "-n", "5"], "; taskspace search takes how many models as -k/--top N"),
+    (["search", "x", "--limit", "5"], "; taskspace search takes how many models as -k/--top N"),
+    (["models", "-k", "5"], "; taskspace models takes how many models as -n/--limit N"),
+    (["models", "--top", "5"], "; taskspace models takes how many models as -n/--limit N"),
+])
+def test_the_other_listings_count_option_names_this_ones(args, hint):
+    """`taskspace search QUERY -n 5` (as `taskspace models -n 5` pages) or `models -k 5` (as `search -k 5`): the
+    one-line usage error (exit 2) names the command's own option for how many models; before, only "No such option:
+    -n", found walking a 32,823-model home."""
+    res = run(*args)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and "No such option" in lines[0], res.stderr
+    assert lines[0].endswith(hint), lines[0]
+
+
 def test_the_top_help_lists_the_exit_codes_as_the_errors_have_them():
     """`taskspace -h` lists the exit codes (the README's "exit with a code by kind"), each as the error classes carry
     it; before, only the README said which code means what, nothing a user running the command could read."""

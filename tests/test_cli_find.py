@@ -150,8 +150,14 @@ def test_browse_commands(indexed):
     assert json.loads(res.stdout) == _library(model_detail, "Qwen/Qwen1.5-7B")
     text = run("models")
     assert text.returncode == 0 and all(t in text.stdout for t in ("model", "params", "license", "accuracy"))
-    text = run("models", "--offset", "1000")  # past the end: the options left none, not "run taskspace index"
-    assert text.returncode == 0 and "drop a filter or lower --offset" in text.stdout and "taskspace index" not in text.stdout
+    text = run("models", "--offset", "1000")  # past the end: how many match, not "run taskspace index"
+    assert text.returncode == 0 and "taskspace index" not in text.stdout
+    assert "4 indexed model(s) match these options; --offset 1000 skips them all (the last one is at --offset 3)" \
+        in text.stdout, text.stdout
+    # past the end of a filter's matches (before: "drop a filter or lower --offset", as if the filter left none)
+    text = run("models", "--benchmark", "beta", "--offset", "2")
+    assert text.returncode == 0 and "2 indexed model(s) match these options; --offset 2 skips them all" in text.stdout
+    assert "drop a filter" not in text.stdout
     # a filter that needs metadata says how many models it drops for lack of it (3 of the 4 have no parameter count)
     text = run("models", "--max-params", "80B", "--license", "mit")
     assert text.returncode == 0 and "org/a" in text.stdout
@@ -166,6 +172,16 @@ def test_browse_commands(indexed):
     res = run("model", "org/aa")
     assert res.returncode == 1 and res.stderr.strip() == (
         "error: unknown model 'org/aa'; did you mean org/a, org/c? (`taskspace models` lists them)")
+
+
+def test_a_benchmark_name_given_as_a_model_says_it_is_a_benchmark(indexed):
+    """`taskspace model beta` (a benchmark's name): exit 1, one line saying it is a benchmark and what lists or ranks
+    the models on it; before, "unknown model 'beta'" with close model names (on a home of metabench_openllm's rows,
+    `model truthfulqa` suggested five anonymous "truthfulqa-B:r42.." rows)."""
+    res = run("model", "beta")
+    assert res.returncode == 1 and res.stderr.strip() == (
+        "error: unknown model 'beta': beta is a benchmark; `taskspace models -b beta` lists the models measured on it, "
+        "`taskspace search -b beta` ranks the models for it"), res.stderr
 
 
 def test_an_answer_without_calibrated_signal_says_so(capsys):
@@ -499,10 +515,12 @@ def test_models_limit_below_one_is_a_usage_error_and_a_populated_home_never_says
         lines = res.stderr.strip().splitlines()
         assert res.returncode == 2 and len(lines) == 1 and "'--limit'" in lines[0], res.stderr
         assert "greater than or equal to 1" in lines[0] and res.stdout == ""
-    for args in (["--offset", "4"], ["--offset", "4", "--limit", "1"], ["--license", "nosuch"]):
+    for args, said in ((["--offset", "4"], "4 indexed model(s) match these options; --offset 4 skips them all"),
+                       (["--offset", "4", "--limit", "1"], "--offset 4 skips them all"),
+                       (["--license", "nosuch"], "no indexed model matches these options")):
         res = run("models", *args)
         assert res.returncode == 0 and "no model is indexed yet" not in res.stdout, (args, res.stdout)
-        assert "no indexed model matches these options" in res.stdout, (args, res.stdout)
+        assert said in res.stdout, (args, res.stdout)
 
 
 def test_models_takes_the_filters_of_the_http_model_list(indexed):

@@ -266,3 +266,19 @@ def test_the_measured_near_line_says_one_other_model_in_the_singular():
     assert said(0, 1) == ("this model was not measured near this query (other indexed models were), so its ranking "
                           "rests on its general ability")
     assert said(0, 2).startswith("none of these 2 models was measured near this query")
+
+
+def test_a_list_none_of_whose_models_was_measured_there_names_the_option_that_lists_those_that_were():
+    """None of the ranked models measured near the query (other indexed models were): the note says which option
+    lists those instead, `--rank lcb` for a prompt ranked by probability, `--measured-on B` for a benchmark; nothing
+    in compare mode (the user's models) or already ranked by lcb. Before, only why, on a 32,823-model home where
+    ten single-benchmark truthfulqa/mmlu rows topped a Python coding prompt."""
+    from indexer.cli_find import measured_near_note
+
+    mn = {"results": 0, "of": 10, "any_model": True}
+    said = measured_near_note({"kind": "prompt", "rank": "probability", "measured_near": mn})
+    assert said.endswith("; --rank lcb (the lower end of the 90% interval) favours the models measured near it"), said
+    said = measured_near_note({"kind": "benchmark", "benchmark": "humaneval", "rank": "probability", "measured_near": mn})
+    assert said.endswith("; --measured-on humaneval lists only the models measured on it"), said
+    for q in ({"kind": "prompt", "rank": "lcb"}, {"kind": "prompt", "rank": "probability", "models": ["a", "b"]}):
+        assert measured_near_note({**q, "measured_near": mn}).endswith("rests on their general ability"), q

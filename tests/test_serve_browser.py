@@ -1281,6 +1281,17 @@ def test_the_page_says_once_when_no_model_was_measured_near_the_query(page_serve
         page.goto(page_server + "/?q=What+is+item+3+of+gamma")
         expect(notes).to_have_text("this model was not measured near this query (other indexed models were)")
         page.unroute("**/v1/find")
+
+        def none_of(route):  # none of the ranked models measured near it (others were): which choice lists those
+            data = route.fetch().json()
+            data["query"]["measured_near"] = {"results": 0, "of": 4, "any_model": True}
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+        page.route("**/v1/find", none_of)
+        page.goto(page_server + "/?q=What+is+item+3+of+delta")
+        expect(notes).to_have_text("none of these 4 models was measured near this query (other indexed models were); "
+                                   "ranking by the lower end of its interval favours the models measured near it")
+        page.unroute("**/v1/find")
         assert failures == []
 
 

@@ -57,8 +57,18 @@ function nearCount(q) {
   const on = q.kind === "benchmark" ? `on benchmark ${q.benchmark}` : "near this query";
   // one result (compare mode, k 1): "this model", not "none of these 1 models", as the CLI's line
   if (mn.results === 0 && mn.of === 1) return `this model was not measured ${on} (other indexed models were)`;
-  return mn.results === 0 ? `none of these ${mn.of} models was measured ${on} (other indexed models were)`
+  return mn.results === 0 ? `none of these ${mn.of} models was measured ${on} (other indexed models were)` + measuredInstead(q)
     : `${mn.results} of these ${mn.of} models ${mn.results === 1 ? "was" : "were"} measured ${on}`;
+}
+
+// the choice that lists the models measured there instead (the CLI's indexer.cli_find._measured_instead), for a list
+// none of whose rows was: not in compare mode (the user's models). Before, only why: on a home of 32,676
+// single-benchmark rows ten truthfulqa/mmlu rows topped a Python coding prompt, and the page did not say what to do
+function measuredInstead(q) {
+  if (q.models && q.models.length) return "";
+  if (q.kind === "benchmark" && q.benchmark) return `; "Measured on benchmark" ${q.benchmark} lists only the models measured on it`;
+  return (q.rank || "probability") === "probability"
+    ? "; ranking by the lower end of its interval favours the models measured near it" : "";
 }
 
 // three significant digits, as the Hub shows a size, and at least one decimal (indexer.find.format_params): 8.03B,
