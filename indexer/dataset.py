@@ -300,9 +300,9 @@ def _links(value, where: str, errors) -> tuple[tuple[str, ...], ...] | None:
     None (null, or not at least two groups of names each named once: an error added for ``where``)."""
     if value is None:
         return None
-    groups = [list(g) if isinstance(g, (list, tuple)) else None for g in value] if isinstance(value, (list, tuple)) else None
-    names = [b for g in groups or [] if g is not None for b in g]
-    if (groups is None or len(groups) < 2 or any(not g for g in groups)
+    groups = list(value) if isinstance(value, (list, tuple)) else []
+    names = [b for g in groups if isinstance(g, (list, tuple)) for b in g]
+    if (len(groups) < 2 or not all(isinstance(g, (list, tuple)) and g for g in groups)
             or not all(isinstance(b, str) and b for b in names) or len(set(names)) != len(names)):
         errors.add(where, "calibration_links must be null or at least two non-empty lists of benchmark names, each "
                    f"name in one list only, not {value!r}")

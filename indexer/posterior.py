@@ -763,9 +763,12 @@ def benchmark_links(S: np.ndarray, groups: np.ndarray) -> tuple[tuple[str, ...],
     categories and code benchmarks form one group (ten models were measured on both) and each metabench benchmark
     one of its own."""
     names, code = np.unique(np.asarray(groups).astype(str), return_inverse=True)
-    H = np.zeros((code.size, names.size), dtype=np.float32)
-    H[np.arange(code.size), code] = 1.0
-    A = ((~np.isnan(np.asarray(S))).astype(np.float32) @ H) > 0  # (M, G): each model's benchmarks
+    if names.size < 2:
+        return None
+    observed = ~np.isnan(np.asarray(S))
+    # (M, G): each model's benchmarks, a benchmark's columns at a time (no float copy of S, as a product with a
+    # one-hot matrix needs: 470 MB and 1.7 s against 0.6 s on 32,823 x 3,637)
+    A = np.stack([observed[:, code == g].any(axis=1) for g in range(names.size)], axis=1)
     return links_of(names[row].tolist() for row in A)
 
 

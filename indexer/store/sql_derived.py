@@ -329,9 +329,8 @@ class DerivedMixin:
         map's, the map's other values kept; False when the space has no map."""
         self.check_writable(space_id)
         t = SpaceCalibrationRow
-        value = None if links is None else json.dumps([list(g) for g in links])
         with self._write("storing the benchmarks' links of the space's map") as conn:
-            return bool(conn.execute(update(t).where(t.space_id == space_id).values(links=value)).rowcount)
+            return bool(conn.execute(update(t).where(t.space_id == space_id).values(links=_links_text(links))).rowcount)
 
     def forget_space_fit(self, space_id: int) -> int:
         """Delete the space's prior and calibration map (fitted on models that have no outcomes any more), so the
@@ -542,9 +541,13 @@ def _folded(calibration) -> dict:
     out["region_var"] = None if region is None else float(region)
     estimator = getattr(calibration, "region_estimator", None)
     out["region_estimator"] = None if region is None or estimator is None else int(estimator)
-    links = getattr(calibration, "links", None)
-    out["links"] = None if links is None else json.dumps([list(g) for g in links])
+    out["links"] = _links_text(getattr(calibration, "links", None))
     return out
+
+
+def _links_text(links) -> str | None:
+    """A map's ``links`` (:attr:`indexer.posterior.Calibration.links`) as its row value: JSON text, None for one group."""
+    return None if links is None else json.dumps([list(g) for g in links])
 
 
 def _calibration(a, b, n_cells, n_models, spread, level, specific, shared, uncovered, knots, lam_cap=None,
