@@ -6,7 +6,8 @@ Every model's fit is a ridge regression, so its score at a prompt has a closed-f
 leverage of the prompt's (effective) design row under the eigendecomposition its coverage pattern shares with every
 model observed on the same prompts. A :class:`PatternPosterior` is what a pattern contributes (stored once per
 pattern, not per model); a model adds its lambda and ``s_i^2``. The variance grows as a query leaves the prompts
-the model was observed on, toward the prior's ``s_i^2 / (2 lambda_i)`` per unit in directions it never saw.
+the model was observed on, toward the prior's ``s_i^2 / (2 lambda_i)`` per unit in directions it never saw. An
+interval counts ``s_i^2`` at least :func:`noise_floor` (a model measured at 0% or 100% has a fit's ``s_i^2`` of 0).
 
 A :class:`Calibration` turns a raw score (the inner product Qdrant ranks by) into a probability: a logistic
 (Platt) map ``p = 1 / (1 + exp(-(a + b score)))`` fitted on held-out source cells when the space is fitted:
@@ -59,7 +60,7 @@ import numpy as np
 
 __all__ = ["EVIDENCE_ALPHA", "evidence_lr", "PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
            "region_variance", "benchmark_links", "links_of", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
-           "coverage_shares", "COVERAGE_PROMPTS", "fit_bend", "lambda_cap"]
+           "coverage_shares", "COVERAGE_PROMPTS", "fit_bend", "lambda_cap", "noise_floor", "interval_noise"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
 Z_INTERVAL = 1.6448536269514722
@@ -832,6 +833,29 @@ def lambda_cap(lam) -> float | None:
     return float(np.median(lam)) if lam.size else None
 
 
+def noise_floor(n) -> np.ndarray:
+    """The least residual variance an interval counts for a model of ``n`` outcomes (any shape): the variance of a
+    signed outcome ``2 s - 1`` at the rate ``(n + 1/2) / (n + 1)``, the Jeffreys estimate after n successes in n
+    (or its mirror after n failures), ``2 (n + 1/2) / (n + 1)^2``, about ``2 / n``. The ridge fit's ``s_i^2 = RSS /
+    (n - df)`` is 0, or nearly, for a model whose outcomes are all one value (its intercept fits them) or that GCV
+    let interpolate them (lambda at the grid's low edge with fewer prompts than dimensions): n binary outcomes
+    cannot show a model's outcomes to be noiseless, and with that ``s_i^2`` every term of its posterior variance
+    is 0 and its interval a single point (the sample + evalarena_code + metabench_openllm home: 335 models measured
+    at 0% or 100%, ``s_i^2`` below 1e-5, intervals "89%-89%"). The floor is about half the variance of n outcomes
+    with one miss among them (``4 (n - 1) / n^2``), so it binds only where a fit claims less noise than that (on that
+    home 527 models: those 335 and 192 whose fit interpolates outcomes such as 98 of 100); fits, scores and
+    probabilities do not use it (docs/RESULTS.md, "Intervals")."""
+    n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    return 2.0 * (n + 0.5) / (n + 1.0) ** 2
+
+
+def interval_noise(noise, n) -> np.ndarray:
+    """The residual variances an interval uses for models of residual variance ``noise`` with ``n`` outcomes each:
+    at least :func:`noise_floor` (NaN stays NaN)."""
+    noise = np.asarray(noise, dtype=np.float64)
+    return np.where(np.isnan(noise), noise, np.maximum(noise, noise_floor(n)))
+
+
 def calibration_prompts(n: int, seed: int = 0, size: int = CALIBRATION_PROMPTS) -> np.ndarray:
     """A seeded sample of at most ``size`` of ``n`` prompt indices (sorted) for :func:`loo_cells`."""
     if n <= size:
@@ -961,7 +985,7 @@ class Predictor:
             lam = np.array([payloads[i]["lam"] for i in idx], dtype=np.float64)
             if self.calibration is not None:
                 lam = self.calibration.interval_lambdas(lam)
-            noise = np.array([payloads[i]["noise"] for i in idx], dtype=np.float64)
+            noise = interval_noise([payloads[i]["noise"] for i in idx], post.n)  # never 0 (noise_floor)
             unseen[idx] = self._unseen(post, row)
             out[idx] = score_variance(post, lam, noise, row[None, :], self.space)[0] + unseen[idx]
             if self.calibration is not None and self.folded:  # the level's part at the map's weight of the level

@@ -536,6 +536,37 @@ def test_an_interval_widens_to_the_spread_where_no_model_links_the_query_to_the_
     assert [r.model for r in lcb] == sorted(lower, key=lower.get, reverse=True)[:3]
 
 
+def test_a_model_measured_at_100_or_0_percent_gets_an_interval_of_some_width(tmp_path, encoder):
+    """A model whose outcomes are all successes (or all failures) is fitted by its intercept alone: its ridge fit's
+    residual variance is 0, or nearly, and with it every term of its posterior variance. Its interval counts at least
+    posterior.noise_floor(n) of residual variance, so it has a width: at least the level's part of the variance at
+    that floor, ``(level / specific)^2 floor / n``, and more than a point through the map (before: a variance of 5e-5
+    here; 1.9e-7 and intervals "89%-89%" for metabench's TruthfulQA rows measured 100% of 136)."""
+    from indexer import posterior
+
+    rng = np.random.default_rng(5)
+    outs = outcomes(rng, ["org/a", "org/b", "org/c", "org/d", "org/e"], 16)
+    outs["org/perfect"], outs["org/none"] = [1] * 16, [0] * 16
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ALPHA, outs)])
+    try:
+        (space,) = store.list_spaces()
+        noise = {mv.model: mv.noise for mv in store.load_model_vectors(space.id)}
+        floor = float(posterior.noise_floor(16))
+        assert noise["org/perfect"] < floor / 100 and noise["org/none"] < floor / 100  # the fit: (almost) no noise
+        store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
+            0.05, 1.5, 100, spread=0.1, level=2.0, specific=1.5, shared=2.5))
+        got = {r.model: r for r in find_models(benchmark="alpha", k=10, store=store, vectors=vectors)}
+        assert set(got) == set(outs)
+        for m in ("org/perfect", "org/none"):
+            r = got[m]
+            assert r.variance >= (2.0 / 1.5) ** 2 * floor / 16 * (1 - 1e-9), (m, r.variance)
+            assert r.high - r.low > 0.02, (m, r.low, r.high)
+            assert r.low < r.probability < r.high
+    finally:
+        vectors.close()
+        store.close()
+
+
 def test_a_coverage_aware_lcb_fetched_in_rounds_equals_every_model_and_builds_each_match_once(idx, monkeypatch):
     """``lcb`` on a coverage-aware map whose intervals widen where nothing links a model's benchmarks (the case that
     fetched every model of a large home in 6 rounds): fetched 4 candidates at a time, the top, its rank scores and
