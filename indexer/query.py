@@ -644,7 +644,14 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     is L0 and the L0 search alone finds it: the L1 search is then filtered to the models fitted on one of them (a
     Qdrant payload filter), and its next score bounds only those. Where some model's outcomes are not in SQL (a
     pulled index: ``c = 1`` for it, whatever it was fitted on) or the filters already name benchmarks, L1 searches
-    every model, as L0 does."""
+    every model, as L0 does.
+
+    ``lcb`` where the map's groups of benchmarks leave some unlinked to the query's (:func:`unlinked_split`): the L0
+    search is split into the models fitted only on those groups' benchmarks and the rest (a payload filter each:
+    ``only`` / ``except`` those benchmarks). Each of the former has at least the map's unlinked term in its variance,
+    so its lower end is at most that search's next score less the interval's half-width at that variance: before,
+    thousands of such models (high scores, wide intervals) were all fetched, as an unfetched model was bounded by its
+    score alone."""
     if penalty is not None and shift is None:
         raise ValueError("coverage_ranked: a size penalty needs its shift (the penalty's own term per hit)")
     exhaustive = fetch is not None
@@ -656,6 +663,19 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     all_measured = _all_measured(store, pred.space)
     if benches and "benchmarks" not in (filters or {}) and all_measured:
         where1 = {**(filters or {}), "benchmarks": benches}
+    # the searches: (row, filter, the constant that puts its scores on L1's scale, the variance each of its models
+    # has at least for ``lcb``'s bound of those not fetched: None, none known). ``lcb`` with groups of benchmarks no
+    # model links to the query's (unlinked_split): the L0 search split in two, the models fitted only on those (their
+    # next score bounds them less their least interval's half-width) and the rest
+    on = (filters or {}).get("benchmarks")  # a filter's own condition on the benchmarks (its "all": -b's filter)
+    split = None if (exhaustive or rank != "lcb" or not (on is None or isinstance(on, dict) and not {"except", "only"}
+                                                          & set(on))) else unlinked_split(pred)
+    searches = [(q0, filters, d0, None)]
+    if split is not None:
+        only, least = split
+        searches = [(q0, {**(filters or {}), "benchmarks": {**(on or {}), "except": only}}, d0, None),
+                    (q0, {**(filters or {}), "benchmarks": {**(on or {}), "only": only}}, d0, least)]
+    searches.append((q1, where1, 0.0, None))
     read_shares = share_reader(store, pred.space, near, all_measured, changed, ids_known)
     # each candidate's inner products with q1, q0 and the row q: one search restricted to the candidates' points,
     # the three rows at once (no payloads or vectors read: converting them cost more than the search)
@@ -672,10 +692,14 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     matched: dict[str, Match] = {}
 
     while True:
-        h1 = vectors.search(name, "models", q1, filters=where1, limit=fetch + 1, penalty=penalty, fields=fields)
-        h0 = vectors.search(name, "models", q0, filters=filters, limit=fetch + 1, penalty=penalty, fields=fields)
-        nxt = [float(h.score) + d for h, d in ((h1[fetch:fetch + 1], 0.0), (h0[fetch:fetch + 1], d0)) for h in h]
-        hits = list({h.key: h for h in h0[:fetch] + h1[:fetch]}.values())
+        found_by = [vectors.search(name, "models", row, filters=where, limit=fetch + 1, penalty=penalty, fields=fields)
+                    for row, where, _, _ in searches]
+        nxt = []  # each search's bound of the models it has not returned (none once it returned them all)
+        for hs, (_, _, d, least) in zip(found_by, searches):
+            if len(hs) > fetch:
+                bound = float(hs[fetch].score) + d
+                nxt.append(bound if least is None else float(lower_end(np.array([bound]), np.array([least]), pred)[0]))
+        hits = list({h.key: h for hs in found_by for h in hs[:fetch]}.values())
         if not hits:
             return []
         for got, into in zip(vectors.scores_of(name, "models", rows, [h.key for h in hits if h.key not in raw1]),
@@ -744,6 +768,46 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
         fetch *= 4
 
 
+def unlinked_split(pred) -> tuple[list[str], float] | None:
+    """For ``lcb`` on a map whose benchmarks fall in groups no model links (:attr:`Calibration.links
+    <indexer.posterior.Calibration.links>`): (the benchmarks of the groups that none of the query's nearest prompts
+    (:attr:`~indexer.posterior.Predictor.near_benchmarks`) lies in, the raw-score variance every model whose
+    benchmarks all lie there has at least); None without such a group or when that variance is 0.
+
+    Such a model's linked share (:meth:`~indexer.posterior.Calibration.linked_shares`) is the same for all of them:
+    the share of the nearest prompts of no benchmark or of one the map does not know. So :meth:`Predictor.variance
+    <indexer.posterior.Predictor.variance>` adds at least :meth:`~indexer.posterior.Calibration.unlinked_term` at
+    that share (beside the never-observed format's part, the larger of the two) to what is never negative: the
+    posterior's variance (``noise (1/n + ...)``, :func:`indexer.solver.ridge.predictive_variance`) plus the level
+    term (``((level / scale)^2 - 1) noise / n``, at least ``-noise / n``) and the region term. A model with no
+    benchmarks, or one the map does not know, is linked (share 1): not among them."""
+    cal = pred.calibration
+    near = pred.near_benchmarks
+    if not near or not pred.link_aware:
+        return None
+    group = {b: g for g, names in enumerate(cal.links) for b in names}
+    near_groups = [{group.get(b, -1) for b in (bs or ())} for bs in near]
+    touched = set().union(*near_groups)
+    only = sorted(b for g, names in enumerate(cal.links) if g not in touched for b in names)
+    linked = sum(1 for gs in near_groups if not gs or -1 in gs) / len(near)
+    least = float(cal.unlinked_term(linked))
+    if not only or not least > 0.0:
+        return None
+    return only, least
+
+
+def lower_end(values: np.ndarray, variance: np.ndarray, pred) -> np.ndarray:
+    """``values`` less :data:`~indexer.posterior.Z_INTERVAL` sd of ``variance`` on their scale (:func:`lower_bounds`);
+    ``values`` themselves in a space whose method keeps no posterior (no intercept: no bound)."""
+    from .posterior import Z_INTERVAL
+
+    values = np.asarray(values, dtype=np.float64)
+    if not (getattr(pred.space, "params", None) or {}).get("intercept"):
+        return values.copy()
+    var = np.asarray(variance, dtype=np.float64)
+    return values - Z_INTERVAL * pred.scale * np.sqrt(np.maximum(var, 0.0))  # NaN stays NaN
+
+
 def lower_bounds(values: np.ndarray, found: list[Match], pred) -> np.ndarray:
     """The lower ends of the candidates' intervals on the scale of ``values`` (the scores ranked by): ``value - z
     scale sd``, NaN where a model's variance is unknown (a vector stored before posteriors were kept, a pattern
@@ -751,13 +815,7 @@ def lower_bounds(values: np.ndarray, found: list[Match], pred) -> np.ndarray:
     variance counted as none and such a model ranked first. A space whose method keeps no posterior at all (the
     plain ``paper`` method: no intercept) has no bound for any model: its bound is the score itself (``lcb`` then
     ranks as ``probability``)."""
-    from .posterior import Z_INTERVAL
-
-    values = np.asarray(values, dtype=np.float64)
-    if not (getattr(pred.space, "params", None) or {}).get("intercept"):
-        return values.copy()
-    var = np.array([m.variance for m in found], dtype=np.float64)
-    return values - Z_INTERVAL * pred.scale * np.sqrt(np.maximum(var, 0.0))  # NaN stays NaN
+    return lower_end(values, np.array([m.variance for m in found], dtype=np.float64), pred)
 
 
 def _ranked(values: np.ndarray, scores: np.ndarray, limit: int, keys: list[str] | None = None) -> np.ndarray:

@@ -567,15 +567,107 @@ def test_a_model_measured_at_100_or_0_percent_gets_an_interval_of_some_width(tmp
         store.close()
 
 
-def test_a_coverage_aware_lcb_fetched_in_rounds_equals_every_model_and_builds_each_match_once(idx, monkeypatch):
+GAMMA = [f"Translate sentence {j} about {TOPICS[j % len(TOPICS)]} into French" for j in range(10)]
+
+
+@pytest.fixture
+def mixed(tmp_path, encoder):
+    """A mixed index for ``lcb`` past groups no model links: 14 models measured on alpha alone, org/small on alpha
+    and beta, 2 on beta alone, 2 on gamma alone; a coverage-aware map (as :func:`coverage_aware`'s, with a wider
+    spread: wide intervals where nothing links) whose groups are alpha and beta (gamma indexed since: a benchmark
+    the map does not know), and one alpha model's point without benchmarks."""
+    import dataclasses
+
+    from indexer import posterior, sync
+    from indexer.space import space_name
+
+    rng = np.random.default_rng(11)
+    alpha_only = [f"alpha/m{i}" for i in range(14)]
+    a = outcomes(rng, [*alpha_only, "org/small"], 16)
+    # right of 16: seven at 11 or 12 (high scores, wide intervals: no model links alpha to a coding prompt), the
+    # one without benchmarks at 14
+    for m, right in zip(alpha_only, [2, 4, 5, 6, 8, 11, 11, 11, 11, 11, 12, 12, 14, 9]):
+        a[m] = rng.permutation([1] * right + [0] * (16 - right)).tolist()
+    b, g = outcomes(rng, ["org/small", "beta/b1", "beta/b2"], 12), outcomes(rng, ["gamma/g1", "gamma/g2"], 10)
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ALPHA, a), (tmp_path / "b", "beta", BETA, b),
+                                             (tmp_path / "g", "gamma", GAMMA, g)])
+    (space,) = store.list_spaces()
+    store.save_model_vectors(space.id, [], calibration=posterior.Calibration(
+        0.05, 1.5, 100, spread=0.4, level=2.0, specific=1.5, shared=2.5, uncovered=0.1, region_var=0.02,
+        links=(("alpha",), ("beta",))))
+    (mv,) = store.load_model_vectors(space.id, ["alpha/m12"])
+    vectors.upsert(space_name(space), "models", [sync._model_point(dataclasses.replace(mv, benchmarks=[]), None)],
+                   dim=space.dim)
+    yield store, vectors, None
+    vectors.close()
+    store.close()
+
+
+def test_a_coverage_aware_lcb_bounds_models_fitted_only_where_nothing_links_the_query_by_their_variance(mixed,
+                                                                                                        monkeypatch):
+    """``lcb`` past groups no model links (Calibration.links): the uncovered search is split into the models fitted
+    only on benchmarks of groups no model links to the query's (alpha for a coding prompt) and the rest, and the
+    former's unfetched members are bounded by their next score less the interval's half-width at the unlinked term
+    they all have. Fetched 4 at a time: the same top, rank scores and intervals as every model ranked (k = all),
+    for every k and three queries (near beta: alpha unlinked; near alpha: beta unlinked; near gamma, a benchmark the
+    map does not know: nothing split), a model of gamma and one whose point has no benchmarks counting as linked;
+    and for the coding prompt at k=1 a model whose logit is above the top's lower end is left unfetched (before,
+    an unfetched model was bounded by its logit alone, so every such model was fetched)."""
+    from indexer import query
+    from indexer.space import space_name
+
+    store, vectors, _ = mixed
+    name = space_name(store.list_spaces()[0])
+    n = vectors.count(name, "models")
+    assert n == 19
+    texts = (CODE_PROMPT, ALPHA[2], GAMMA[3])
+    every = {t: ask(mixed, t, k=n, rank="lcb") for t in texts}
+    built: list[str] = []
+    matches = query._matches
+
+    def counted(hits, *args, **kw):
+        built.extend(h.key for h in hits)
+        return matches(hits, *args, **kw)
+
+    monkeypatch.setattr(query, "COVERAGE_FETCH", 1)
+    monkeypatch.setattr(query, "_matches", counted)
+    fetched = {}
+    for t in texts:
+        want = every[t]
+        assert len(want) == n
+        for k in range(1, n + 1):
+            built.clear()
+            got = ask(mixed, t, k=k, rank="lcb")
+            assert [r.model for r in got] == [r.model for r in want][:k], (t, k)
+            assert [x for r in got for x in (r.rank_score, r.low, r.high, r.variance)] == pytest.approx(
+                [x for r in want[:k] for x in (r.rank_score, r.low, r.high, r.variance)], abs=1e-9)
+            fetched[t, k] = set(built)
+    # at k=1 a model was left unfetched whose logit (its lower end's bound before) is above the top's lower end:
+    # the old rule fetched every model until none was
+    logit = {r.model: r.rank_score for r in ask(mixed, CODE_PROMPT, k=n)}
+    top = every[CODE_PROMPT][0].rank_score
+    assert [m for m in set(logit) - fetched[CODE_PROMPT, 1] if logit[m] > top]
+    # the split at the coding prompt: alpha's 13 models with benchmarks apart, the rest (gamma's, the one without
+    # benchmarks) with beta's
+    pred = query.predictor(store, store.list_spaces()[0])
+    pred.near_benchmarks = [["beta"]] * 10
+    only, least = query.unlinked_split(pred)
+    assert only == ["alpha"] and least == pytest.approx((2.0 / 1.5) ** 2 * (0.4 - 0.02))
+    assert vectors.count(name, "models", {"benchmarks": {"only": only}}) == 13
+    assert {h.key for h in vectors.search(name, "models", np.zeros(vectors.dim(name, "models"), np.float32),
+                                          filters={"benchmarks": {"except": only}}, limit=n)} == {
+        "org/small", "beta/b1", "beta/b2", "gamma/g1", "gamma/g2", "alpha/m12"}
+
+
+def test_a_coverage_aware_lcb_fetched_in_rounds_equals_every_model_and_builds_each_match_once(mixed, monkeypatch):
     """``lcb`` on a coverage-aware map whose intervals widen where nothing links a model's benchmarks (the case that
-    fetched every model of a large home in 6 rounds): fetched 4 candidates at a time, the top, its rank scores and
-    intervals equal those of ranking every model, for every k; each candidate's match (variance, interval) is built
-    once, however many rounds fetch it again (before, each round built every candidate's again)."""
+    fetched every model of a large home in 6 rounds; :func:`mixed`): fetched 4 candidates at a time, the top, its
+    rank scores and intervals equal those of ranking every model, for every k; each candidate's match (variance,
+    interval) is built once, however many rounds fetch it again (before, each round built every candidate's
+    again)."""
     from indexer import query
 
-    coverage_aware(idx, region_var=0.02, links=(("alpha",), ("beta",)))
-    every = {k: ask(idx, CODE_PROMPT, k=k, rank="lcb") for k in (1, 2, 3)}
+    every = {(t, k): ask(mixed, t, k=k, rank="lcb") for t in (CODE_PROMPT, ALPHA[2], GAMMA[3]) for k in (1, 2, 3)}
     built: list[str] = []
     rounds = []
     matches = query._matches
@@ -587,10 +679,10 @@ def test_a_coverage_aware_lcb_fetched_in_rounds_equals_every_model_and_builds_ea
 
     monkeypatch.setattr(query, "COVERAGE_FETCH", 1)
     monkeypatch.setattr(query, "_matches", counted)
-    for k, want in every.items():
+    for (t, k), want in every.items():
         built.clear()
         rounds.append(0)
-        got = ask(idx, CODE_PROMPT, k=k, rank="lcb")
+        got = ask(mixed, t, k=k, rank="lcb")
         assert [r.model for r in got] == [r.model for r in want]
         assert [x for r in got for x in (r.rank_score, r.low, r.high, r.variance)] == pytest.approx(
             [x for r in want for x in (r.rank_score, r.low, r.high, r.variance)], abs=1e-9)

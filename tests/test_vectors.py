@@ -938,3 +938,50 @@ def test_fs_type_names_the_file_system_of_the_longest_mount_point():
     assert fs_type(Path("/")) is not None
     if Path("/dev/shm").is_dir():
         assert fs_type(Path("/dev/shm")) == "tmpfs"
+
+
+@pytest.mark.parametrize("engine", ["edge", "local"])
+def test_the_except_and_only_operators_split_the_points_in_two_with_either_engine(tmp_path, engine):
+    """``{"except": values}``: the array field holds a value other than these, or none (absent, null, []); ``{"only":
+    values}``: it holds a value and all of them are among these; the two split the points exactly (how
+    indexer.query.coverage_ranked splits the models fitted only where nothing links the query), alone or with another
+    condition, searched, counted or scanned, with Qdrant Edge and qdrant-client's local mode alike. A server gets
+    Qdrant's MatchExcept or IsEmpty. Before, both were an unknown operator (InputError)."""
+    from indexer.store.vectors_qdrant import client_filter
+
+    rng = np.random.default_rng(4)
+    fields = [["a"], ["a", "b"], ["b"], ["c"], ["a", "c"], [], None, "absent", ["b", "b"], ["d", "a"]]
+    pts = []
+    for i, bs in enumerate(fields * 2):
+        payload = {"license": "mit" if i % 2 else "apache-2.0"}
+        if bs != "absent":
+            payload["benchmarks"] = bs
+        pts.append(Point(f"m{i}", rng.normal(size=DIM).astype(np.float32), payload))
+    by = {p.key: p.payload for p in pts}
+    with VectorStore(path=tmp_path / "q", engine=engine) as vs:
+        vs.rebuild("s", "models", pts, dim=DIM)
+        for values in (["a", "b"], ["a"], ["c", "d", "zz"], []):
+            def only(p, values=values):
+                bs = p.get("benchmarks") or []
+                return bool(bs) and all(b in values for b in bs)
+
+            for extra in ({}, {"license": "mit"}):
+                def ok(p, extra=extra):
+                    return all(p.get(k) == v for k, v in extra.items())
+
+                for op, want in (("only", {k for k, p in by.items() if ok(p) and only(p)}),
+                                 ("except", {k for k, p in by.items() if ok(p) and not only(p)})):
+                    flt = {**extra, "benchmarks": {op: values}}
+                    got = {h.key for h in vs.search("s", "models", rng.normal(size=DIM), filters=flt, limit=100)}
+                    assert got == want, (flt, sorted(got ^ want))
+                    assert vs.count("s", "models", flt) == len(want), flt
+                    assert {h.key for h in vs.scan("s", "models", filters=flt)} == want, flt
+        assert vs.count("s", "models", {"benchmarks": {"all": ["a"], "only": ["a", "b"]}}) == 4  # [a], [a, b]
+    server = client_filter(parse_filter({"benchmarks": {"only": ["a", "b"]}})).model_dump(by_alias=True,
+                                                                                          exclude_none=True)
+    assert server == {"must_not": [{"should": [{"key": "benchmarks", "match": {"except": ["a", "b"]}},
+                                               {"is_empty": {"key": "benchmarks"}}]}]}
+    for bad in ({"except": [1.5]}, {"only": ["a", 2]}, {"except": [True]}):
+        with pytest.raises(InputError, match="must all be strings or all integers") as err:
+            parse_filter({"benchmarks": bad})
+        assert err.value.item == "filter benchmarks"

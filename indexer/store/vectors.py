@@ -74,8 +74,13 @@ Reading
        "num_parameters": {"lte": 8_000_000_000},              # range: gt, gte, lt, lte
        "benchmarks": {"all": ["mmlu_pro/law", "mmlu_pro/math"]},   # array field holds every value
        "key": {"not": ["org/excluded"]},         # none of
-       "license": {"missing": True}}             # absent, null or [] (False: present)
-  ``None`` values are ignored. A range never matches a point whose field is missing or null.
+       "license": {"missing": True},             # absent, null or [] (False: present)
+       "benchmarks": {"except": ["a", "b"]},     # holds a value other than these, or none (absent, null, [])
+       "benchmarks": {"only": ["a", "b"]}}       # holds a value, and every value it holds is one of these
+  ``None`` values are ignored. A range never matches a point whose field is missing or null. ``only`` is exactly
+  the points ``except`` leaves out (Qdrant's ``MatchExcept``, or the field empty; ``only`` is that under
+  ``must_not``): how :func:`indexer.query.coverage_ranked` splits the models whose benchmarks all lie in groups no
+  model links to the query's from the rest.
   ``count(space, kind, filters=...)`` counts the points that pass (how :mod:`indexer.find` reports what each filter
   excluded and how many models lack the metadata a filter needs).
 - ``search(..., penalty=(field, alpha, default, prefetch))``: rank by ``score - alpha * log10(field)`` instead of the
@@ -972,8 +977,9 @@ def _local_alias_on_disk(folder: Path, alias: str) -> bool:
 
 def parse_filter(filters: dict | None) -> tuple[list, list] | None:
     """The dict grammar of the module docstring as ``(must, must_not)`` lists of neutral conditions
-    ``("eq", field, value)``, ``("any", field, values)``, ``("range", field, {op: bound})`` that each engine
-    turns into its own filter objects; None when there is nothing to filter. Raises InputError on a bad filter."""
+    ``("eq", field, value)``, ``("any", field, values)``, ``("range", field, {op: bound})``, ``("empty", field,
+    None)``, ``("except", field, values)`` (a value other than these, or the field empty) that each engine turns
+    into its own filter objects; None when there is nothing to filter. Raises InputError on a bad filter."""
     if not filters:
         return None
     must, must_not = [], []
@@ -981,10 +987,10 @@ def parse_filter(filters: dict | None) -> tuple[list, list] | None:
         if cond is None:
             continue
         if isinstance(cond, dict):
-            unknown = set(cond) - {"gt", "gte", "lt", "lte", "all", "not", "missing"}
+            unknown = set(cond) - {"gt", "gte", "lt", "lte", "all", "not", "missing", "except", "only"}
             if unknown:
-                raise InputError(f"unknown filter operator(s) {sorted(unknown)}; use gt/gte/lt/lte, all, not, missing",
-                                 item=f"filter {name}")
+                raise InputError(f"unknown filter operator(s) {sorted(unknown)}; use gt/gte/lt/lte, all, not, missing, "
+                                 f"except, only", item=f"filter {name}")
             if cond.get("missing") is not None:  # the field is absent, null or an empty list (or is not: False)
                 (must if cond["missing"] else must_not).append(("empty", name, None))
             rng = {k: cond[k] for k in ("gt", "gte", "lt", "lte") if cond.get(k) is not None}
@@ -995,6 +1001,9 @@ def parse_filter(filters: dict | None) -> tuple[list, list] | None:
             if cond.get("not") is not None:
                 vals = cond["not"] if isinstance(cond["not"], (list, tuple, set)) else [cond["not"]]
                 must_not.append(("any", name, [_jsonable(v) for v in vals]))
+            for op, into in (("except", must), ("only", must_not)):
+                if cond.get(op) is not None:
+                    into.append(("except", name, _except_values(name, op, cond[op])))
         elif isinstance(cond, (list, tuple, set)):
             must.append(("any", name, [_jsonable(v) for v in cond]))
         elif isinstance(cond, (str, bool, int, np.integer, np.bool_)):
@@ -1005,6 +1014,17 @@ def parse_filter(filters: dict | None) -> tuple[list, list] | None:
     if not must and not must_not:
         return None
     return must, must_not
+
+
+def _except_values(name: str, op: str, values) -> list:
+    """The values of an ``except`` / ``only`` condition: a list of strings, or of integers (what Qdrant's
+    ``MatchExcept`` takes)."""
+    vals = list(values) if isinstance(values, (list, tuple, set)) else [values]
+    vals = [_jsonable(v) for v in vals]
+    if not (all(isinstance(v, str) for v in vals) or all(type(v) is int for v in vals)):
+        raise InputError(f"the values of {op!r} must all be strings or all integers, not {values!r}",
+                         item=f"filter {name}")
+    return vals
 
 
 def _check_penalty(penalty) -> tuple:

@@ -133,6 +133,9 @@ def _condition(cond):
         return qe.HasIdCondition(set(value))
     if op == "range":
         return qe.FieldCondition(key, range=qe.RangeFloat(**{k: float(v) for k, v in value.items()}))
+    if op == "except":  # a value other than these (strings, or integers: parse_filter), or none at all
+        return qe.Filter(should=[qe.FieldCondition(key, match=qe.MatchExcept([_value(v) for v in value])),
+                                 qe.IsEmptyCondition(key)])
     values = [_value(v) for v in value]  # "any"
     if values and (all(isinstance(v, str) for v in values)
                    or all(isinstance(v, int) and not isinstance(v, np.bool_) for v in values)):

@@ -50,6 +50,10 @@ def client_filter(parsed) -> "models.Filter | None":
             return models.HasIdCondition(has_id=list(value))
         if op == "range":
             return models.FieldCondition(key=key, range=models.Range(**value))
+        if op == "except":  # a value other than these, or none at all (parse_filter)
+            return models.Filter(should=[
+                models.FieldCondition(key=key, match=models.MatchExcept(**{"except": list(value)})),
+                models.IsEmptyCondition(is_empty=models.PayloadField(key=key))])
         return models.FieldCondition(key=key, match=models.MatchAny(any=list(value)))
 
     must, must_not = parsed
