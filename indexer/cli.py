@@ -59,8 +59,11 @@ def _help_shows_what_an_option_takes() -> None:
             several = getattr(self, "multiple", False) or self.nargs != 1  # DATA...: one value each, as --license
             if not (several and isinstance(got, str)):
                 return got
-            # a repeated Path shows as one Path does (typer writes "<path>"; "<list[Path]>" would be "<Path>")
-            return re.sub(r"^<list\[(.+)\]>$", lambda m: "<path>" if m[1] == "Path" else f"<{m[1]}>", got)
+            # a repeated Path shows as one Path does (typer writes "<path>"; "<list[Path]>" would be "<Path>"), a
+            # number with a range as one does ("--limit <int range> [x>=1]", typer: "<list[int]> [x>=1]")
+            info = getattr(getattr(self, "type_descriptor", None), "parameter_info", None)
+            ranged = " range" if getattr(info, "min", None) is not None or getattr(info, "max", None) is not None else ""
+            return re.sub(r"^<list\[(.+)\]>$", lambda m: "<path>" if m[1] == "Path" else f"<{m[1]}{ranged}>", got)
 
         display_type_rich._taskspace = True
         cls.display_type_rich = display_type_rich
