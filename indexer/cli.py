@@ -519,6 +519,9 @@ def check(
                         typer.echo(f"  {what} {k}: {len(keys)}: {_named(keys)}")
             if d.unsolved:  # results ingested since the last pass: these models are in no search until it solves them
                 typer.echo(f"  unsolved models: {len(d.unsolved)}: {_named(d.unsolved)}")
+            if d.refit:  # before: clean, though the next pass refits the map (and says so)
+                typer.echo(f"  calibration map: fitted by an older taskspace ({d.refit}); the next `{d.indexed_by}` "
+                           "fits it again, every model solved once")
             _echo_unsolvable(d)
         if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
             typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
@@ -625,18 +628,18 @@ def _passes_advised(drifts) -> dict[str, str]:
         spaces = None if command == "taskspace index" else [d.space for d in ds]
         mine = command == "taskspace index"
         line = _index_advice(sum(len(d.uncomputed) for d in ds), pending, unsolved if mine else [], command, spaces,
-                             unpushed=unpushed if mine else [])
+                             unpushed=unpushed if mine else [], refit=[d.space for d in ds if d.refit])
         if line is not None:
             out[command] = line
     return out
 
 
 def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], command: str = "taskspace index",
-                  spaces: list[str] | None = None, *, unpushed: list[str] = ()) -> str | None:
+                  spaces: list[str] | None = None, *, unpushed: list[str] = (), refit: list[str] = ()) -> str | None:
     """check's one "run `COMMAND`" line (None: no drift its pass repairs): what its pass does about each drift
     it repairs, the benchmark vectors SQL lacks (``uncomputed``: how many), the benchmarks of results ingested since
     the last pass (``pending``), the models to solve (``unsolved``) and those whose point waits for a push
-    (``unpushed``). ``spaces``: the spaces it repairs when they
+    (``unpushed``), the spaces whose calibration map it fits again (``refit``). ``spaces``: the spaces it repairs when they
     are not the configured one (its pass solves them, `taskspace index` does not). Before, each said "run
     `taskspace index`" on a line of its own."""
     parts = []
@@ -650,6 +653,9 @@ def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], comm
     if unsolved:  # before: check said clean, these models in no search until a pass
         parts.append(f"solve the {len(unsolved)} model(s) whose results were ingested since their vector was solved, "
                      f"or that have none ({_named(unsolved)}): they are in no search until it does")
+    if refit:  # a map an older taskspace fitted (Drift.refit): before, check said clean; a rebuild leaves the map
+        parts.append(f"fit the calibration map of space {', '.join(refit)} again (fitted by an older taskspace, above): "
+                     "every model is solved once, so intervals are computed as a fresh index computes them")
     if unpushed:  # before: "run `taskspace reindex`", a rebuild of every model's point for these
         parts.append(f"push the points of the {len(unpushed)} model(s) whose metadata, name or aliases were written "
                      f"since their last push ({_named(unpushed)}): every pass pushes them, in every space")

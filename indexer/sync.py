@@ -489,6 +489,11 @@ class Drift:
     #: does that in the space it solves alone); None when no pass does (a pulled space, read-only; a method or encoder
     #: revision no setting of this taskspace builds), when there is nothing to compute or ``solves`` was not given
     indexed_by: str | None = None
+    #: why the space's calibration map is fitted again by :attr:`indexed_by`'s next pass, every model solved once: a map
+    #: an older taskspace fitted otherwise than this one fits it (:func:`indexer.pipeline.calibration_refit`: e.g. one
+    #: stored before the benchmarks' links, whose intervals are too narrow for a model measured only on benchmarks no
+    #: model links to the query's); None when it is not, or no pass solves the space. Before, check said clean
+    refit: str | None = None
     #: False for a space the index holds and SQL does not (an interrupted or by-hand removal, a copied folder):
     #: `taskspace reindex` rebuilds only SQL's spaces, so it stays; `taskspace spaces drop NAME` removes it
     in_sql: bool = True
@@ -499,7 +504,7 @@ class Drift:
     @property
     def clean(self) -> bool:
         return not (any(self.missing.values()) or any(self.stale.values()) or any(self.extra.values()) or self.problems
-                    or self.unsolved)
+                    or self.unsolved or self.refit)
 
     def counts(self) -> dict:
         return {k: {kind: len(v) for kind, v in getattr(self, k).items() if v} for k in ("missing", "stale", "extra")}
@@ -512,7 +517,7 @@ class Drift:
                 "n_unsolved": len(self.unsolved),
                 "unsolvable": [{"model": m, "why": w} for m, w in list(self.unsolvable.items())[:limit]],
                 "n_unsolvable": len(self.unsolvable), "unpushed": self.unpushed[:limit],
-                "indexed_by": self.indexed_by, "in_sql": self.in_sql,
+                "indexed_by": self.indexed_by, "refit": self.refit, "in_sql": self.in_sql,
                 "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
@@ -699,7 +704,11 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
             drift.unindexed = sorted(b.name for b in benchmarks if b.n_prompts and n_saved.get(b.name) != b.n_prompts)
             if solves is not None and solves.matches(rec) and hasattr(sql, "stale_models"):
                 _plan_of_a_pass(sql, rec, drift)
-            if solves is not None and (drift.unindexed or drift.uncomputed):
+            if solves is not None and _indexed_by(rec, solves) is not None:  # (a pass solves it: it refits its map)
+                from .pipeline import calibration_refit
+
+                drift.refit = calibration_refit(sql, rec) or None
+            if solves is not None and (drift.unindexed or drift.uncomputed or drift.refit):
                 drift.indexed_by = _indexed_by(rec, solves)
             if prompts is None:
                 prompts = _prompts(sql)
