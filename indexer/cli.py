@@ -616,7 +616,12 @@ def _passes_advised(drifts) -> dict[str, str]:
         if d.in_sql and d.indexed_by is not None:
             by.setdefault(d.indexed_by, []).append(d)
     out = {}
-    unsolved = sorted({m for d in drifts if d.in_sql for m in d.unsolved})
+
+    def unsolved_by(command):  # the models its pass solves (each space's pass its own; the configured: taskspace index)
+        return sorted({m for d in drifts if d.in_sql and (d.indexed_by or "taskspace index") == command
+                       for m in d.unsolved})
+
+    unsolved = unsolved_by("taskspace index")
     unpushed = sorted({m for d in drifts if d.in_sql for m in d.unpushed})  # (any pass pushes them, in every space)
     for command in sorted(set(by) | ({"taskspace index"} if unsolved or unpushed else set()),
                           key=lambda c: (c != "taskspace index", c)):  # the configured space's first
@@ -627,7 +632,7 @@ def _passes_advised(drifts) -> dict[str, str]:
         pending = sorted({b for d in ds if not d.clean for b in d.unindexed} - uncomputed)
         spaces = None if command == "taskspace index" else [d.space for d in ds]
         mine = command == "taskspace index"
-        line = _index_advice(sum(len(d.uncomputed) for d in ds), pending, unsolved if mine else [], command, spaces,
+        line = _index_advice(sum(len(d.uncomputed) for d in ds), pending, unsolved_by(command), command, spaces,
                              unpushed=unpushed if mine else [], refit=[d.space for d in ds if d.refit])
         if line is not None:
             out[command] = line
@@ -683,8 +688,10 @@ def _beyond_a_pass(d, advised: dict[str, str]) -> bool:
         for kinds in (missing, stale, extra):
             kinds.pop("benchmarks", None)
             kinds.pop("prompts", None)
-    # by_pass: only in the space `taskspace index` solves (the configured one); unpushed: every pass pushes them
-    repaired = (d.by_pass if "taskspace index" in advised else set()) | (set(d.unpushed) if advised else set())
+    # by_pass: by the pass that solves the space (the configured one's: `taskspace index`); unpushed: every pass
+    # pushes them
+    repaired = ((d.by_pass if (d.indexed_by or "taskspace index") in advised else set()) |
+                (set(d.unpushed) if advised else set()))
     if repaired:
         for kinds in (missing, stale, extra):
             kinds["models"] = [m for m in kinds.get("models", []) if m not in repaired]

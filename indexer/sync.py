@@ -462,12 +462,15 @@ class Drift:
     #: benchmarks SQL holds with prompts whose vector in this space is missing or counts other prompts than SQL holds
     #: now: results ingested since the last indexing pass (`taskspace ingest` without `taskspace index`). That pass
     #: solves them, computes these vectors and rebuilds the benchmarks and prompts collections, so their drift is its
-    #: to repair; `taskspace reindex` would rebuild the prompts and leave the new results unindexed
+    #: to repair; `taskspace reindex` would rebuild the prompts and leave the new results unindexed. Drift where a pass
+    #: solves the space (:attr:`indexed_by`), even when its index matches SQL (after `taskspace reindex`: before, a
+    #: space other than the configured one then checked clean, lacking the new benchmark's vector)
     unindexed: list[str] = field(default_factory=list)
     #: models with outcomes in SQL whose vector in this space is missing or was solved from other inputs (results
-    #: ingested since the last indexing pass: `taskspace ingest` without `taskspace index`), in the space a pass solves
-    #: (the configured one) and that its solver can solve (:func:`_solvable`): drift that `taskspace index` repairs.
-    #: Before, check said clean while these models were in no search
+    #: ingested since the last indexing pass: `taskspace ingest` without `taskspace index`), in a space a pass solves
+    #: (the configured one; another whose pass a setting makes, :attr:`indexed_by`) and that its solver can solve
+    #: (:func:`_solvable`): drift that the space's pass repairs. Before, check said clean while these models were in no
+    #: search (in another space: after `taskspace index` and `taskspace reindex`, with its old vectors)
     unsolved: list[str] = field(default_factory=list)
     #: models with outcomes in SQL that the solver refuses (:func:`indexer.solver.inputs.refusals`), in the space a
     #: pass solves -> why (no observed outcome, or a value outside [0, 1] and its benchmark): not drift (no pass or
@@ -504,7 +507,7 @@ class Drift:
     @property
     def clean(self) -> bool:
         return not (any(self.missing.values()) or any(self.stale.values()) or any(self.extra.values()) or self.problems
-                    or self.unsolved or self.refit)
+                    or self.unsolved or self.refit or (self.unindexed and self.indexed_by is not None))
 
     def counts(self) -> dict:
         return {k: {kind: len(v) for kind, v in getattr(self, k).items() if v} for k in ("missing", "stale", "extra")}
@@ -702,14 +705,15 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
             # the benchmarks whose vector an indexing pass computes now (as Indexer._benchmark_vectors decides)
             n_saved = {bv.benchmark: bv.n_prompts for bv in saved}
             drift.unindexed = sorted(b.name for b in benchmarks if b.n_prompts and n_saved.get(b.name) != b.n_prompts)
-            if solves is not None and solves.matches(rec) and hasattr(sql, "stale_models"):
+            by = None if solves is None else _indexed_by(rec, solves)  # the pass that solves it, if a setting makes one
+            if by is not None and hasattr(sql, "stale_models"):  # the configured space's, or another's own pass
                 _plan_of_a_pass(sql, rec, drift)
-            if solves is not None and _indexed_by(rec, solves) is not None:  # (a pass solves it: it refits its map)
+            if by is not None:  # (its pass refits its map)
                 from .pipeline import calibration_refit
 
                 drift.refit = calibration_refit(sql, rec) or None
-            if solves is not None and (drift.unindexed or drift.uncomputed or drift.refit):
-                drift.indexed_by = _indexed_by(rec, solves)
+            if drift.unindexed or drift.uncomputed or drift.refit or drift.unsolved:
+                drift.indexed_by = by
             if prompts is None:
                 prompts = _prompts(sql)
             compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})
