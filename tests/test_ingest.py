@@ -985,6 +985,7 @@ def test_ingesting_a_published_record_set_says_to_pull_it(store, tmp_path, hub_s
     (["ingest", "hub-org:"], "Invalid value for 'SOURCE': hub-org: needs an organisation name"),
     (["ingest", "hub:a/b@x..y"], "Invalid value for 'SOURCE': @REVISION must be a commit sha"),
     (["pull", "hub:bad"], "Invalid value for 'SOURCE': hub: needs a dataset repo id ORG/NAME"),
+    (["pull", "hub:org/name@"], "Invalid value for 'SOURCE': the @ is followed by no revision"),
     (["pull", "hub-org:x"], "Invalid value for 'SOURCE': 'hub-org:x' names an organisation; pull takes one record set"),
 ])
 def test_a_malformed_hub_spec_is_a_usage_error_in_every_command(args, says):
