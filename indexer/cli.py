@@ -59,8 +59,11 @@ def _help_shows_what_an_option_takes() -> None:
             several = getattr(self, "multiple", False) or self.nargs != 1  # DATA...: one value each, as --license
             if not (several and isinstance(got, str)):
                 return got
-            # a repeated Path shows as one Path does (typer writes "<path>"; "<list[Path]>" would be "<Path>")
-            return re.sub(r"^<list\[(.+)\]>$", lambda m: "<path>" if m[1] == "Path" else f"<{m[1]}>", got)
+            # a repeated Path shows as one Path does (typer writes "<path>"; "<list[Path]>" would be "<Path>"), a
+            # number with a range as one does ("--limit <int range> [x>=1]", typer: "<list[int]> [x>=1]")
+            info = getattr(getattr(self, "type_descriptor", None), "parameter_info", None)
+            ranged = " range" if getattr(info, "min", None) is not None or getattr(info, "max", None) is not None else ""
+            return re.sub(r"^<list\[(.+)\]>$", lambda m: "<path>" if m[1] == "Path" else f"<{m[1]}{ranged}>", got)
 
         display_type_rich._taskspace = True
         cls.display_type_rich = display_type_rich
@@ -516,6 +519,9 @@ def check(
                         typer.echo(f"  {what} {k}: {len(keys)}: {_named(keys)}")
             if d.unsolved:  # results ingested since the last pass: these models are in no search until it solves them
                 typer.echo(f"  unsolved models: {len(d.unsolved)}: {_named(d.unsolved)}")
+            if d.refit:  # before: clean, though the next pass refits the map (and says so)
+                typer.echo(f"  calibration map: fitted by an older taskspace ({d.refit}); the next `{d.indexed_by}` "
+                           "fits it again, every model solved once")
             _echo_unsolvable(d)
         if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
             typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
@@ -610,7 +616,12 @@ def _passes_advised(drifts) -> dict[str, str]:
         if d.in_sql and d.indexed_by is not None:
             by.setdefault(d.indexed_by, []).append(d)
     out = {}
-    unsolved = sorted({m for d in drifts if d.in_sql for m in d.unsolved})
+
+    def unsolved_by(command):  # the models its pass solves (each space's pass its own; the configured: taskspace index)
+        return sorted({m for d in drifts if d.in_sql and (d.indexed_by or "taskspace index") == command
+                       for m in d.unsolved})
+
+    unsolved = unsolved_by("taskspace index")
     unpushed = sorted({m for d in drifts if d.in_sql for m in d.unpushed})  # (any pass pushes them, in every space)
     for command in sorted(set(by) | ({"taskspace index"} if unsolved or unpushed else set()),
                           key=lambda c: (c != "taskspace index", c)):  # the configured space's first
@@ -621,19 +632,19 @@ def _passes_advised(drifts) -> dict[str, str]:
         pending = sorted({b for d in ds if not d.clean for b in d.unindexed} - uncomputed)
         spaces = None if command == "taskspace index" else [d.space for d in ds]
         mine = command == "taskspace index"
-        line = _index_advice(sum(len(d.uncomputed) for d in ds), pending, unsolved if mine else [], command, spaces,
-                             unpushed=unpushed if mine else [])
+        line = _index_advice(sum(len(d.uncomputed) for d in ds), pending, unsolved_by(command), command, spaces,
+                             unpushed=unpushed if mine else [], refit=[d.space for d in ds if d.refit])
         if line is not None:
             out[command] = line
     return out
 
 
 def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], command: str = "taskspace index",
-                  spaces: list[str] | None = None, *, unpushed: list[str] = ()) -> str | None:
+                  spaces: list[str] | None = None, *, unpushed: list[str] = (), refit: list[str] = ()) -> str | None:
     """check's one "run `COMMAND`" line (None: no drift its pass repairs): what its pass does about each drift
     it repairs, the benchmark vectors SQL lacks (``uncomputed``: how many), the benchmarks of results ingested since
     the last pass (``pending``), the models to solve (``unsolved``) and those whose point waits for a push
-    (``unpushed``). ``spaces``: the spaces it repairs when they
+    (``unpushed``), the spaces whose calibration map it fits again (``refit``). ``spaces``: the spaces it repairs when they
     are not the configured one (its pass solves them, `taskspace index` does not). Before, each said "run
     `taskspace index`" on a line of its own."""
     parts = []
@@ -647,6 +658,9 @@ def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], comm
     if unsolved:  # before: check said clean, these models in no search until a pass
         parts.append(f"solve the {len(unsolved)} model(s) whose results were ingested since their vector was solved, "
                      f"or that have none ({_named(unsolved)}): they are in no search until it does")
+    if refit:  # a map an older taskspace fitted (Drift.refit): before, check said clean; a rebuild leaves the map
+        parts.append(f"fit the calibration map of space {', '.join(refit)} again (fitted by an older taskspace, above): "
+                     "every model is solved once, so intervals are computed as a fresh index computes them")
     if unpushed:  # before: "run `taskspace reindex`", a rebuild of every model's point for these
         parts.append(f"push the points of the {len(unpushed)} model(s) whose metadata, name or aliases were written "
                      f"since their last push ({_named(unpushed)}): every pass pushes them, in every space")
@@ -674,8 +688,10 @@ def _beyond_a_pass(d, advised: dict[str, str]) -> bool:
         for kinds in (missing, stale, extra):
             kinds.pop("benchmarks", None)
             kinds.pop("prompts", None)
-    # by_pass: only in the space `taskspace index` solves (the configured one); unpushed: every pass pushes them
-    repaired = (d.by_pass if "taskspace index" in advised else set()) | (set(d.unpushed) if advised else set())
+    # by_pass: by the pass that solves the space (the configured one's: `taskspace index`); unpushed: every pass
+    # pushes them
+    repaired = ((d.by_pass if (d.indexed_by or "taskspace index") in advised else set()) |
+                (set(d.unpushed) if advised else set()))
     if repaired:
         for kinds in (missing, stale, extra):
             kinds["models"] = [m for m in kinds.get("models", []) if m not in repaired]

@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from .cli_index import checked_option
+from .cli_index import checked_option, each, one_value
 from .errors import InputError
 
 
@@ -314,13 +314,14 @@ def _unusable(value, problem) -> str | None:
 def _texts_option(problem, one: bool = False):
     """A typer callback refusing a blank (or NUL, lone-surrogate) value of a text option or argument while the options
     are parsed: a usage error naming the option and, for a repeatable one, which value ("the 2nd"), exit 2, before any
-    store is opened. Before, ``search ""`` was the library's input error "prompts[0]: a prompt must be a non-empty
+    store is opened (``one``: a single-valued option, a str or the list :func:`one_values` reads, or an argument:
+    no "the 2nd"). Before, ``search ""`` was the library's input error "prompts[0]: a prompt must be a non-empty
     string" (exit 1; the 0-based index of an argument the command does not have), ``-m ""`` "models: ...",
     ``--pipeline-tag ""`` "filters.pipeline_tag: ...", and ``-b ""`` "none was given"."""
     def callback(values):
         if values is None:
             return None
-        for i, value in enumerate([values] if one else values):
+        for i, value in enumerate([values] if one and isinstance(values, str) else values):
             bad = _unusable(value, problem)
             if bad:
                 raise typer.BadParameter(bad if one else f"the {_nth(i + 1)}: {bad}")
@@ -354,32 +355,44 @@ def _pct(x) -> str:
     return "-" if x is None else f"{math.floor(100 * x + 0.5):.0f}%"
 
 
+def one_values(**options) -> tuple:
+    """The one value of each single-valued option (by its parameter's name: ``min_params`` is ``--min-params``), each
+    declared as a list so that one given twice with two values is a usage error naming it and both
+    (:func:`indexer.cli_index.one_value`; the same value twice is one), as ``index``, ``ingest`` and ``sources add``
+    refuse theirs: click keeps the last of two values without a word (`search x -k 3 -k 5` listed five models)."""
+    return tuple(one_value("--" + name.replace("_", "-"), values, "--" + name.replace("_", "-") + " takes one value; "
+                           "give it once") for name, values in options.items())
+
+
 def search(
     prompt: list[str] = typer.Argument(None, callback=_prompt_args, metavar="PROMPT", help="The task: one prompt, or several example prompts (averaged)."),
-    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read example prompts from a file: "
+    # each single-valued option a list, so that one given twice with two values is refused (one_values), not the last
+    # silently read
+    file: Optional[list[Path]] = typer.Option(None, "--file", "-f", help="Read example prompts from a file: "
                                         "FILE.jsonl, one prompt a line (a JSON string or an object with a \"prompt\" or "
                                         "\"text\" field); FILE.json, a JSON array of those; any other file is text, "
                                         "prompts separated by a line of three dashes (---) and blank lines kept inside a "
                                         "prompt, or, with no --- line, by blank lines; gzipped too (.jsonl.gz); - reads text from stdin."),
-    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Use a benchmark as the task (its mean prompt)."),
-    top: int = typer.Option(10, "--top", "-k", min=1, max=1000, help="How many models (compare mode, -m: every listed model, whatever -k says; --json still echoes it as query.k)."),
+    benchmark: Optional[list[str]] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Use a benchmark as the task (its mean prompt)."),
+    top: list[int] = typer.Option([10], "--top", "-k", min=1, max=1000, help="How many models (compare mode, -m: every listed model, whatever -k says; --json still echoes it as query.k)."),
     license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
-    min_params: Optional[str] = typer.Option(None, "--min-params", callback=_params_option,
+    min_params: Optional[list[str]] = typer.Option(None, "--min-params", callback=each(_params_option),
                                       help="Only models with at least this many parameters (1.5B, 770M)."),
-    max_params: Optional[str] = typer.Option(None, "--max-params", callback=_params_option,
+    max_params: Optional[list[str]] = typer.Option(None, "--max-params", callback=each(_params_option),
                                       help="Only models with at most this many parameters (8B)."),
-    pipeline_tag: Optional[str] = typer.Option(None, "--pipeline-tag", callback=_name_option, help="Only models with this Hub pipeline tag."),
+    pipeline_tag: Optional[list[str]] = typer.Option(None, "--pipeline-tag", callback=_name_option, help="Only models with this Hub pipeline tag."),
     exclude_gated: bool = typer.Option(False, "--exclude-gated", help="Drop gated Hub repos."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo (drops API-only models)."),
-    min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
-    measured_on: Optional[str] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark."),
+    min_evidence: Optional[list[int]] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
+    measured_on: Optional[list[str]] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark."),
     models: list[str] = typer.Option(None, "--model", "-m", callback=_names_option, help="Compare mode: rank exactly these models (repeatable); every one is listed, -k does not apply."),
     # (no min=: typer's help would show the range as "x>=0.0", hiding the upper bound the callback enforces)
-    prefer_smaller: float = typer.Option(0.0, "--prefer-smaller", metavar="ALPHA", callback=_prefer_smaller_option,
+    prefer_smaller: list[float] = typer.Option([0.0], "--prefer-smaller", metavar="ALPHA",
+                                               callback=each(_prefer_smaller_option),
                                          help="Rank by score - ALPHA x log10(parameters), ALPHA from 0 to 100: with the default method the score is the logit the calibration maps to the probability, p = sigmoid(bend(score + c)), c one constant per query (0.1: a tenfold size for about 2.5 points near 50%)."),
-    rank: Rank = typer.Option(Rank.probability, "--rank", help="Order by the calibrated probability or by its lower bound."),
-    evidence: int = typer.Option(3, "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
-    space: Optional[str] = typer.Option(None, "--space", help="Search this space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest)."),
+    rank: list[Rank] = typer.Option([Rank.probability], "--rank", help="Order by the calibrated probability or by its lower bound."),
+    evidence: list[int] = typer.Option([3], "--evidence", min=0, help="Evidence prompts and benchmarks per model (with --json)."),
+    space: Optional[list[str]] = typer.Option(None, "--space", help="Search this space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as one JSON object."),
 ) -> None:
     """Find the models most likely to succeed on a task: prompts, a prompts file or a benchmark.
@@ -398,6 +411,12 @@ def search(
     """
     from .find import Filters, find_models
 
+    file, benchmark, top, min_params, max_params, pipeline_tag, min_evidence, measured_on, prefer_smaller, rank, \
+        evidence, space = one_values(file=file, benchmark=benchmark, top=top, min_params=min_params,
+                                     max_params=max_params, pipeline_tag=pipeline_tag, min_evidence=min_evidence,
+                                     measured_on=measured_on, prefer_smaller=prefer_smaller,
+                                     rank=[r.value for r in rank],
+                                     evidence=evidence, space=space)
     _check_params_range(min_params, max_params)
     prompts = list(prompt or [])
     given = [what for what, x in (("PROMPT", prompts), ("--file", file), ("--benchmark", benchmark)) if x]
@@ -412,7 +431,7 @@ def search(
     filters = Filters(licenses=license or None, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
                       exclude_gated=exclude_gated, open_only=open_only, min_evidence=min_evidence, benchmark=measured_on)
     result = find_models(prompts or None, benchmark=benchmark, k=top, filters=filters, models=models or None,
-                         prefer_smaller=prefer_smaller, rank=rank.value, space=space,
+                         prefer_smaller=prefer_smaller, rank=rank, space=space,
                          evidence=evidence if as_json else max(evidence, 1))  # the table's "measured on it" reads one
     if as_json:
         echo_json(result.to_dict())
@@ -609,21 +628,22 @@ def truncated_note(which: list[int], n: int, limit: int | None) -> str:
 
 
 def models(
-    benchmark: Optional[str] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Only models measured on this benchmark."),
+    # each single-valued option a list, so that one given twice with two values is refused (one_values)
+    benchmark: Optional[list[str]] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Only models measured on this benchmark."),
     license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
-    min_params: Optional[str] = typer.Option(None, "--min-params", callback=_params_option,
+    min_params: Optional[list[str]] = typer.Option(None, "--min-params", callback=each(_params_option),
                                       help="At least this many parameters (1.5B, 770M)."),
-    max_params: Optional[str] = typer.Option(None, "--max-params", callback=_params_option,
+    max_params: Optional[list[str]] = typer.Option(None, "--max-params", callback=each(_params_option),
                                       help="At most this many parameters (8B)."),
-    pipeline_tag: Optional[str] = typer.Option(None, "--pipeline-tag", callback=_name_option, help="Only models with this Hub pipeline tag."),
+    pipeline_tag: Optional[list[str]] = typer.Option(None, "--pipeline-tag", callback=_name_option, help="Only models with this Hub pipeline tag."),
     exclude_gated: bool = typer.Option(False, "--exclude-gated", help="Drop gated Hub repos."),
     open_only: bool = typer.Option(False, "--open-only", help="Only models with a Hub repo."),
-    min_evidence: Optional[int] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
-    measured_on: Optional[str] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark (as --benchmark; both: on both)."),
-    offset: int = typer.Option(0, "--offset", min=0, help="Skip this many."),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1,
+    min_evidence: Optional[list[int]] = typer.Option(None, "--min-evidence", min=0, help="Only models measured on at least N prompts."),
+    measured_on: Optional[list[str]] = typer.Option(None, "--measured-on", callback=_name_option, help="Only models measured on this benchmark (as --benchmark; both: on both)."),
+    offset: list[int] = typer.Option([0], "--offset", min=0, help="Skip this many."),
+    limit: Optional[list[int]] = typer.Option(None, "--limit", "-n", min=1,
                                         help="At most this many (1 or more; default: every model)."),
-    space: Optional[str] = typer.Option(None, "--space", help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
+    space: Optional[list[str]] = typer.Option(None, "--space", help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer of GET /v1/models: {models, offset, limit "
                                  "(null without --limit), total, next_offset, missing_metadata}."),
 ) -> None:
@@ -641,6 +661,9 @@ def models(
     from .browse import count_models, list_models, missing_metadata, models_page
     from .find import Filters
 
+    benchmark, min_params, max_params, pipeline_tag, min_evidence, measured_on, offset, limit, space = one_values(
+        benchmark=benchmark, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
+        min_evidence=min_evidence, measured_on=measured_on, offset=offset, limit=limit, space=space)
     # the filters of `taskspace search` and GET /v1/models, with the library's rules (before: only --license,
     # --max-params and --open-only, so the list could not be narrowed as a search or the HTTP list can)
     _check_params_range(min_params, max_params, "models")
@@ -711,7 +734,7 @@ def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 
 def model(
     model_id: str = typer.Argument(..., metavar="ID", callback=_name_option, help="A model: its Hub id, or any name a source gave it."),
-    space: Optional[str] = typer.Option(None, "--space", help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
+    space: Optional[list[str]] = typer.Option(None, "--space", help="This space: its index name, SQL id or encoder name (default: the configured encoder and method's, else the newest; `taskspace spaces` lists them)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show one model: its benchmarks with observed accuracy, and where it is strongest relative to the others.
@@ -723,6 +746,7 @@ def model(
     from .browse import model_detail
     from .find import format_params
 
+    (space,) = one_values(space=space)
     d = model_detail(model_id, space=space)
     if as_json:
         echo_json(d)

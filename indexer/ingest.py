@@ -155,6 +155,11 @@ def is_limit(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
+#: what the REVISION of ``hub:ORG/REPO@REVISION`` is (:func:`indexer.hub.is_valid_revision`)
+REVISION_FORMS = ("a revision is a commit sha (40 hex digits), refs/pr/N, or a branch or tag name (letters, digits, "
+                  "._- and / between parts)")
+
+
 def parse_spec(spec: str) -> Spec:
     """The :class:`Spec` of a path, ``hub:ORG/REPO[@REVISION]`` or ``hub-org:ORG``; InputError when malformed (blank
     too: ``Path("")`` is the current folder, so `taskspace ingest "$UNSET"` read whatever lay there)."""
@@ -170,9 +175,12 @@ def parse_spec(spec: str) -> Spec:
     if kind == "hub":
         from .hub import is_valid_repo_id, is_valid_revision
 
-        target, _, rev = spec[len("hub:"):].partition("@")
+        target, at, rev = spec[len("hub:"):].partition("@")
         if not is_valid_repo_id(target):
             raise InputError("hub: needs a dataset repo id ORG/NAME (optionally @REVISION)", item=spec)
+        if at and not rev:  # `hub:org/repo@$REV`, REV unset: before, read as no revision (the default branch)
+            raise InputError(f"the @ is followed by no revision; {REVISION_FORMS}, written after the @ "
+                             "(hub:ORG/REPO@main); drop the @ to read the repo's default branch", item=spec)
         if rev and not is_valid_revision(rev):
             raise InputError("@REVISION must be a commit sha (40 hex digits), refs/pr/N, or a branch or tag name "
                              "(letters, digits, ._- and / between parts)", item=spec)

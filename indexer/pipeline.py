@@ -789,6 +789,16 @@ def _pattern_id(prompt_ids: np.ndarray, mask: np.ndarray) -> str:
     return hashlib.sha256(ids.tobytes()).hexdigest()[:32]
 
 
+def calibration_refit(store, space) -> str:
+    """Why the next pass that solves ``space`` fits its stored calibration map again as one an older taskspace fitted
+    otherwise (:func:`_fitted_before`; "" when it does not: no map, no model with outcomes, or a map as this one
+    fits it), read from SQL alone: ``taskspace check`` (:func:`indexer.sync.check`) reports it, the pass says it."""
+    cal = store.get_space_calibration(space.id)
+    if cal is None or not store.models_with_outcomes():
+        return ""
+    return _fitted_before(cal, space)
+
+
 def _fitted_before(cal, space) -> str:
     """How a stored calibration map differs from what :func:`_fit_calibration` gives every map of ``space`` now
     ("" where it does not): a map stored by an older taskspace (before schema 0011, no ``lam_cap``; before 0013, no

@@ -97,7 +97,8 @@ class SourceSpec:
 
 def normalise(spec: str) -> str:
     """Local paths become absolute; ``hub:`` / ``hub-org:`` specs are written as :func:`indexer.ingest.parse_spec`
-    reads them (``hub:ORG/REPO[@REVISION]`` without an empty ``@``, ``hub-org:ORG`` without a trailing ``/``)."""
+    reads them (``hub:ORG/REPO[@REVISION]``, an empty ``@REVISION`` refused, ``hub-org:ORG`` without a
+    trailing ``/``)."""
     spec = spec.strip()
     if not spec:
         raise ConfigError("a source spec is empty; give a path, hub:ORG/REPO or hub-org:ORG")

@@ -462,12 +462,15 @@ class Drift:
     #: benchmarks SQL holds with prompts whose vector in this space is missing or counts other prompts than SQL holds
     #: now: results ingested since the last indexing pass (`taskspace ingest` without `taskspace index`). That pass
     #: solves them, computes these vectors and rebuilds the benchmarks and prompts collections, so their drift is its
-    #: to repair; `taskspace reindex` would rebuild the prompts and leave the new results unindexed
+    #: to repair; `taskspace reindex` would rebuild the prompts and leave the new results unindexed. Drift where a pass
+    #: solves the space (:attr:`indexed_by`), even when its index matches SQL (after `taskspace reindex`: before, a
+    #: space other than the configured one then checked clean, lacking the new benchmark's vector)
     unindexed: list[str] = field(default_factory=list)
     #: models with outcomes in SQL whose vector in this space is missing or was solved from other inputs (results
-    #: ingested since the last indexing pass: `taskspace ingest` without `taskspace index`), in the space a pass solves
-    #: (the configured one) and that its solver can solve (:func:`_solvable`): drift that `taskspace index` repairs.
-    #: Before, check said clean while these models were in no search
+    #: ingested since the last indexing pass: `taskspace ingest` without `taskspace index`), in a space a pass solves
+    #: (the configured one; another whose pass a setting makes, :attr:`indexed_by`) and that its solver can solve
+    #: (:func:`_solvable`): drift that the space's pass repairs. Before, check said clean while these models were in no
+    #: search (in another space: after `taskspace index` and `taskspace reindex`, with its old vectors)
     unsolved: list[str] = field(default_factory=list)
     #: models with outcomes in SQL that the solver refuses (:func:`indexer.solver.inputs.refusals`), in the space a
     #: pass solves -> why (no observed outcome, or a value outside [0, 1] and its benchmark): not drift (no pass or
@@ -489,6 +492,11 @@ class Drift:
     #: does that in the space it solves alone); None when no pass does (a pulled space, read-only; a method or encoder
     #: revision no setting of this taskspace builds), when there is nothing to compute or ``solves`` was not given
     indexed_by: str | None = None
+    #: why the space's calibration map is fitted again by :attr:`indexed_by`'s next pass, every model solved once: a map
+    #: an older taskspace fitted otherwise than this one fits it (:func:`indexer.pipeline.calibration_refit`: e.g. one
+    #: stored before the benchmarks' links, whose intervals are too narrow for a model measured only on benchmarks no
+    #: model links to the query's); None when it is not, or no pass solves the space. Before, check said clean
+    refit: str | None = None
     #: False for a space the index holds and SQL does not (an interrupted or by-hand removal, a copied folder):
     #: `taskspace reindex` rebuilds only SQL's spaces, so it stays; `taskspace spaces drop NAME` removes it
     in_sql: bool = True
@@ -499,7 +507,7 @@ class Drift:
     @property
     def clean(self) -> bool:
         return not (any(self.missing.values()) or any(self.stale.values()) or any(self.extra.values()) or self.problems
-                    or self.unsolved)
+                    or self.unsolved or self.refit or (self.unindexed and self.indexed_by is not None))
 
     def counts(self) -> dict:
         return {k: {kind: len(v) for kind, v in getattr(self, k).items() if v} for k in ("missing", "stale", "extra")}
@@ -512,7 +520,7 @@ class Drift:
                 "n_unsolved": len(self.unsolved),
                 "unsolvable": [{"model": m, "why": w} for m, w in list(self.unsolvable.items())[:limit]],
                 "n_unsolvable": len(self.unsolvable), "unpushed": self.unpushed[:limit],
-                "indexed_by": self.indexed_by, "in_sql": self.in_sql,
+                "indexed_by": self.indexed_by, "refit": self.refit, "in_sql": self.in_sql,
                 "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
                    for k in ("missing", "stale", "extra")}}
@@ -697,10 +705,15 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
             # the benchmarks whose vector an indexing pass computes now (as Indexer._benchmark_vectors decides)
             n_saved = {bv.benchmark: bv.n_prompts for bv in saved}
             drift.unindexed = sorted(b.name for b in benchmarks if b.n_prompts and n_saved.get(b.name) != b.n_prompts)
-            if solves is not None and solves.matches(rec) and hasattr(sql, "stale_models"):
+            by = None if solves is None else _indexed_by(rec, solves)  # the pass that solves it, if a setting makes one
+            if by is not None and hasattr(sql, "stale_models"):  # the configured space's, or another's own pass
                 _plan_of_a_pass(sql, rec, drift)
-            if solves is not None and (drift.unindexed or drift.uncomputed):
-                drift.indexed_by = _indexed_by(rec, solves)
+            if by is not None:  # (its pass refits its map)
+                from .pipeline import calibration_refit
+
+                drift.refit = calibration_refit(sql, rec) or None
+            if drift.unindexed or drift.uncomputed or drift.refit or drift.unsolved:
+                drift.indexed_by = by
             if prompts is None:
                 prompts = _prompts(sql)
             compare("prompts", {h: _prompt_payload(h, b, t, rec.encoder)["digest"] for h, (b, t) in prompts.items()})

@@ -929,3 +929,60 @@ def test_models_json_is_the_http_page_with_its_total_and_next_offset(indexed):
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert "(without `--limit`: every model, `limit` null)" in readme
     assert lacking["missing_metadata"]["max_params"] >= 1, lacking
+
+
+@pytest.mark.parametrize("args,says", [
+    (["search", "x", "-k", "3", "-k", "5"], "--top was given 2 values (3, 5)"),
+    (["search", "x", "--top", "3", "-k", "5", "-k", "3"], "--top was given 2 values (3, 5)"),
+    (["search", "--benchmark", "a", "-b", "b"], "--benchmark was given 2 values ('a', 'b')"),
+    (["search", "--file", "a.txt", "-f", "b.txt"], "--file was given 2 values ('a.txt', 'b.txt')"),
+    (["search", "x", "--max-params", "8B", "--max-params", "70B"], "--max-params was given 2 values ('8B', '70B')"),
+    (["search", "x", "--min-params", "1B", "--min-params", "2B"], "--min-params was given 2 values ('1B', '2B')"),
+    (["search", "x", "--pipeline-tag", "a", "--pipeline-tag", "b"], "--pipeline-tag was given 2 values ('a', 'b')"),
+    (["search", "x", "--min-evidence", "1", "--min-evidence", "2"], "--min-evidence was given 2 values (1, 2)"),
+    (["search", "x", "--measured-on", "a", "--measured-on", "b"], "--measured-on was given 2 values ('a', 'b')"),
+    (["search", "x", "--prefer-smaller", "0.1", "--prefer-smaller", "0.2"],
+     "--prefer-smaller was given 2 values (0.1, 0.2)"),
+    (["search", "x", "--rank", "lcb", "--rank", "probability"], "--rank was given 2 values ('lcb', 'probability')"),
+    (["search", "x", "--evidence", "1", "--evidence", "2"], "--evidence was given 2 values (1, 2)"),
+    (["search", "x", "--space", "a", "--space", "b"], "--space was given 2 values ('a', 'b')"),
+    (["models", "-n", "2", "--limit", "3"], "--limit was given 2 values (2, 3)"),
+    (["models", "--offset", "0", "--offset", "5"], "--offset was given 2 values (0, 5)"),
+    (["models", "-b", "a", "--benchmark", "b"], "--benchmark was given 2 values ('a', 'b')"),
+    (["models", "--max-params", "8B", "--max-params", "9B"], "--max-params was given 2 values ('8B', '9B')"),
+    (["models", "--min-params", "8B", "--min-params", "9B"], "--min-params was given 2 values ('8B', '9B')"),
+    (["models", "--pipeline-tag", "a", "--pipeline-tag", "b"], "--pipeline-tag was given 2 values ('a', 'b')"),
+    (["models", "--min-evidence", "1", "--min-evidence", "2"], "--min-evidence was given 2 values (1, 2)"),
+    (["models", "--measured-on", "a", "--measured-on", "b"], "--measured-on was given 2 values ('a', 'b')"),
+    (["models", "--space", "a", "--space", "b"], "--space was given 2 values ('a', 'b')"),
+    (["model", "org/m", "--space", "a", "--space", "b"], "--space was given 2 values ('a', 'b')"),
+])
+def test_search_models_and_model_refuse_one_option_given_two_values(args, says):
+    """A single-valued option of `search`, `models` or `model` given twice with two values (`search x -k 3 -k 5`) is a
+    usage error naming the option and both values (exit 2, one line, before any store is opened: no home here), as
+    `index`, `ingest` and `sources add` refuse theirs; before, the last value was silently read."""
+    res = run(*args)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and res.stdout == "", (res.returncode, res.stdout, res.stderr)
+    assert lines[0].startswith("error: ") and says in lines[0] and "takes one value; give it once" in lines[0], lines
+
+
+def test_the_same_value_twice_is_one_value_in_search_models_and_model(tmp_path, encoder):
+    """The same value given twice (`-k 2 -k 2`, `--space S --space S`) is that value, as in `index`; and an option
+    left out keeps its default (-k 10, --rank probability)."""
+    rng = np.random.default_rng(5)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha,
+                                              outcomes(rng, ["org/a", "org/b", "org/c"], 12))])
+    vectors.close()
+    store.close()
+    prompt = "What is item 3 of alpha about chemistry?"
+    answer = json.loads(run("search", prompt, "-k", "2", "--top", "2", "--rank", "lcb", "--rank", "lcb", "--json").stdout)
+    assert len(answer["results"]) == 2 and answer["query"]["k"] == 2 and answer["query"]["rank"] == "lcb", answer
+    space = answer["space"]["name"]
+    default = json.loads(run("search", prompt, "--space", space, "--space", space, "--json").stdout)
+    assert default["query"]["k"] == 10 and default["query"]["rank"] == "probability" and len(default["results"]) == 3
+    listed = json.loads(run("models", "-n", "1", "--limit", "1", "--offset", "1", "--offset", "1", "--json").stdout)
+    assert listed["limit"] == 1 and listed["offset"] == 1 and len(listed["models"]) == 1, listed
+    res = run("model", "org/a", "--space", space, "--space", space, "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["model"] == "org/a", res.stderr

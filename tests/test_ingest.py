@@ -985,6 +985,7 @@ def test_ingesting_a_published_record_set_says_to_pull_it(store, tmp_path, hub_s
     (["ingest", "hub-org:"], "Invalid value for 'SOURCE': hub-org: needs an organisation name"),
     (["ingest", "hub:a/b@x..y"], "Invalid value for 'SOURCE': @REVISION must be a commit sha"),
     (["pull", "hub:bad"], "Invalid value for 'SOURCE': hub: needs a dataset repo id ORG/NAME"),
+    (["pull", "hub:org/name@"], "Invalid value for 'SOURCE': the @ is followed by no revision"),
     (["pull", "hub-org:x"], "Invalid value for 'SOURCE': 'hub-org:x' names an organisation; pull takes one record set"),
 ])
 def test_a_malformed_hub_spec_is_a_usage_error_in_every_command(args, says):
@@ -1001,3 +1002,37 @@ def test_a_malformed_hub_spec_is_a_usage_error_in_every_command(args, says):
     assert lines[0].startswith(f"error: taskspace {args[0]}: ")
     res = subprocess.run([sys.executable, "-m", "indexer.cli", "sources", "add", "hub:bad"], capture_output=True, text=True)
     assert res.returncode == 2
+
+
+def test_an_empty_revision_after_the_at_sign_is_refused_where_a_hub_spec_is_read(tmp_path):
+    """`hub:ORG/REPO@` (an empty revision: `hub:org/repo@$REV` with REV unset) is refused, saying what a revision is
+    and how to write one, by `taskspace ingest` (a usage error naming SOURCE, before the Hub is asked), `index --source`
+    and `sources add` (nothing saved) and the sources.toml reader (naming the file and the entry); before, each read it
+    as no revision, the repo's default branch, and `sources add` saved it as `hub:org/repo`."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    env = dict(os.environ, TASKSPACE_HOME=str(home), HF_HUB_OFFLINE="1")
+
+    def ts(*args):
+        res = subprocess.run([sys.executable, "-m", "indexer.cli", *args], capture_output=True, text=True, env=env)
+        return res.returncode, " ".join(res.stderr.split())
+
+    says = "the @ is followed by no revision"
+    how = "a revision is a commit sha (40 hex digits), refs/pr/N, or a branch or tag name"
+    code, err = ts("ingest", "hub:org/repo@")
+    assert code == 2 and err.startswith("error: taskspace ingest: Invalid value for 'SOURCE'"), err
+    assert says in err and how in err and "hub:ORG/REPO@main" in err and "drop the @" in err, err
+    for args in (("sources", "add", "hub:org/repo@"), ("index", "--source", "hub:org/repo@")):
+        code, err = ts(*args)
+        assert code == 2 and says in err and how in err and "nothing was saved" in err, (args, err)
+    assert not (home / "sources.toml").exists()
+    home.mkdir(exist_ok=True)
+    (home / "sources.toml").write_text('[[source]]\nspec = "hub:org/repo@"\n')
+    code, err = ts("sources", "list")
+    assert code == 2 and f"{home / 'sources.toml'}: source #1" in err and says in err and how in err, err
+    from indexer.ingest import parse_spec
+
+    assert parse_spec("hub:org/repo@main").revision == "main" and parse_spec("hub:org/repo").revision is None

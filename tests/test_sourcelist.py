@@ -209,14 +209,15 @@ def test_a_limit_below_one_is_named_as_its_caller_wrote_it(tmp_path):
 def test_a_hub_source_is_configured_once_whatever_its_revision_or_spelling(tmp_path):
     """One Hub repo is one stored source (`hub:ORG/REPO`, whatever revision was read), so it is configured once:
     `sources add hub:ORG/REPO@v2` replaces `hub:ORG/REPO@v1` (as another format or limit replaces the old), and
-    `hub:ORG/REPO@` or `hub-org:ORG/` are `hub:ORG/REPO` and `hub-org:ORG`. Before, each spelling was a source of
+    `hub-org:ORG/` is `hub-org:ORG` (`hub:ORG/REPO@`, an empty revision, is refused:
+    test_ingest.py::test_an_empty_revision_after_the_at_sign_is_refused_where_a_hub_spec_is_read). Before, each spelling was a source of
     its own: `@v1` and `@v2` both configured made every pass read both revisions, each replacing the other's results
     (the pass never settled), and `hub:a/b@` beside `hub:a/b` read the repo twice."""
     path = tmp_path / "sources.toml"
     sourcelist.add(path, [SourceSpec("hub:org/repo@v1")])
     merged = sourcelist.add(path, [SourceSpec("hub:org/repo@v2"), SourceSpec("hub-org:some-org/")])
     assert [s.spec for s in merged] == ["hub:org/repo@v2", "hub-org:some-org"]
-    merged = sourcelist.add(path, [SourceSpec("hub:org/repo@"), SourceSpec("hub-org:some-org", limit=3)])
+    merged = sourcelist.add(path, [SourceSpec("hub:org/repo"), SourceSpec("hub-org:some-org", limit=3)])
     assert [(s.spec, s.limit) for s in merged] == [("hub:org/repo", None), ("hub-org:some-org", 3)]
     assert [s.spec for s in sourcelist.load(path)] == ["hub:org/repo", "hub-org:some-org"]
     assert sourcelist.remove(path, "hub:org/repo@v1").spec == "hub:org/repo"  # the repo's one entry, however named

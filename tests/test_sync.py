@@ -1054,3 +1054,90 @@ def test_check_leaves_to_reindex_the_benchmarks_of_a_space_no_pass_solves():
                              "TASKSPACE_METHOD=paper taskspace index"], advised
     assert not any(_beyond_a_pass(d, advised) for d in drifts)
     assert _beyond_a_pass(drifts[0], {"taskspace index": "..."})  # another space's pass, not advised: reindex
+
+
+def test_check_reports_a_calibration_map_an_older_taskspace_fitted_and_advises_taskspace_index(encoder, tmp_path,
+                                                                                              cli):
+    """A home whose calibration map predates the benchmarks' links (stamped with an older region estimator, as
+    migration 0018 leaves a map stored before it): the next `taskspace index` fits it again (every model solved once)
+    and says so; `check` reports it as drift (exit 1, `refit` in --json) and advises `taskspace index`, not
+    `taskspace reindex` (a rebuild leaves the map). Before, check said clean. After the pass, check is clean."""
+    import json
+
+    from sqlalchemy import text
+
+    from helpers import TOPICS, index_sources, outcomes
+    from indexer import posterior
+    from indexer.pipeline import Indexer
+
+    rng = np.random.default_rng(12)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(16)]
+    beta = [f"Write a Python function number {j} that sorts a list of integers" for j in range(16)]
+    names = [f"org/m{k}" for k in range(8)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, names, 16)),
+                                             (tmp_path / "b", "beta", beta, outcomes(rng, names, 16))])
+    (space,) = store.list_spaces()
+    cal = store.get_space_calibration(space.id)
+    assert cal.folded and cal.region_var is not None and cal.region_estimator == posterior.REGION_ESTIMATOR
+    with store.engine.begin() as conn:  # the map as migration 0018 leaves one stored before it
+        conn.execute(text("UPDATE space_calibrations SET links = NULL, region_estimator = 2"))
+    store.close()
+    vectors.close()
+    rc, out, err = cli("check")
+    assert rc == 1 and "drift" in out and "without the benchmarks' links" in out, (out, err)
+    assert "the next `taskspace index` fits it again" in out, out
+    assert "run `taskspace index` to fit the calibration map of space" in err, err
+    assert "taskspace reindex" not in err, err  # a rebuild from SQL leaves the map as it is
+    rc, out, err = cli("check", "--json")
+    (d,) = json.loads(out)["spaces"]
+    assert rc == 1 and not d["clean"] and "without the benchmarks' links" in d["refit"], out
+    from indexer.store.sql import open_store
+
+    with open_store() as store, VectorStore.from_settings() as vs:
+        r = Indexer(store, vs, encoder=encoder).run()
+        assert r.status == "ok" and "without the benchmarks' links" in r.counts["calibration_refit"], r.counts
+    rc, out, err = cli("check")
+    assert rc == 0 and "clean" in out and "calibration" not in out + err, (out, err)
+    assert json.loads(cli("check", "--json")[1])["spaces"][0]["refit"] is None
+
+
+def test_check_after_reindex_reports_another_space_that_lacks_the_results_ingested_since_its_pass(
+        encoder, tmp_path, cli, monkeypatch):
+    """Two spaces (the default method's, then TASKSPACE_METHOD=auto-mean's), a new benchmark ingested, `taskspace
+    index` (the configured space's pass) and `taskspace reindex`: the other space's index now matches its SQL, but its
+    SQL lacks the new benchmark's vector and its models' new results (`taskspace spaces` shows it stale). check
+    reports that space as drift, its models to solve (`unsolved`) and the benchmark (`unindexed`), and advises its own
+    pass, `TASKSPACE_METHOD=auto-mean taskspace index`, not `taskspace index` (done) nor `taskspace reindex`; after
+    that pass check is clean. Before, check said both spaces were clean."""
+    import json
+
+    from helpers import TOPICS, outcomes, write_source
+
+    rng = np.random.default_rng(29)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    beta = [f"Write a Python function number {j} that merges two sorted lists" for j in range(6)]
+    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, [f"org/{c}" for c in "abcdef"], 8))
+    _index_with_method(encoder, monkeypatch, [tmp_path / "a"], None)
+    _index_with_method(encoder, monkeypatch, [], "auto-mean")
+    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/b"], 6))
+    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
+    assert rc == 0, (out, err)
+    _index_with_method(encoder, monkeypatch, [tmp_path / "a", tmp_path / "b"], None)
+    rc, out, err = cli("reindex")
+    assert rc == 0, (out, err)
+    rc, out, err = cli("check", "--json")
+    by = {d["space"]: d for d in json.loads(out)["spaces"]}
+    (other,) = [n for n, d in by.items() if not d["clean"]]
+    d = by[other]
+    assert rc == 1 and d["indexed_by"] == "TASKSPACE_METHOD=auto-mean taskspace index", out
+    assert d["unsolved"] == ["org/a", "org/b"] and d["unindexed"] == ["beta"], d
+    assert not any(d["counts"].values()), d  # the index matches SQL: the drift is the pass's to do
+    rc, out, err = cli("check")
+    assert rc == 1 and f"space {other}: drift" in out and "unsolved models: 2: org/a, org/b" in out, (out, err)
+    assert (f"run `TASKSPACE_METHOD=auto-mean taskspace index` (its pass solves space {other}; `taskspace index` "
+            "solves the configured space alone) to index the results ingested since the last indexing pass "
+            "(benchmark(s) beta)") in err and "solve the 2 model(s)" in err, err
+    assert "run `taskspace index`" not in err and "run `taskspace reindex`" not in err, err
+    _index_with_method(encoder, monkeypatch, [], "auto-mean")
+    rc, out, err = cli("check")
+    assert rc == 0 and "drift" not in out, (out, err)
