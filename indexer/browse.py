@@ -214,30 +214,35 @@ def _published_counts(store) -> tuple[dict[str, int], dict[str, set]]:
     return prompts, models
 
 
-def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: list[dict], key: str,
-                     changed: dict | None = None) -> tuple[list[dict], np.ndarray]:
-    """Every model's score on each benchmark of ``bench`` (its hits, with vectors) as a benchmark search ranks by it
-    where the calibration weighs coverage (:func:`indexer.query.coverage_ranked`): ``c L1 + (1 - c) L0``, ``c`` the
-    model's share of the benchmark's nearest own prompts it was observed on, L1 its folded score (``every``), L0 that
-    with the uncovered weight of its own deviation; and model ``key``'s. Before, ``c = 1`` for every model: a model
-    never measured on a benchmark was ranked there by its extrapolated deviation (the bundled sample plus
-    evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b mmlu_pro/history`).
-    ``changed``: the page's memo of :func:`indexer.query.changed_since_solved` (the shares fill it for every model)."""
+def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndarray, key: str,
+                     changed: dict | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every model's score on each benchmark of ``bench`` (its hits, with vectors; ``Bq`` their folded rows) as a
+    benchmark search ranks by it where the calibration weighs coverage (:func:`indexer.query.coverage_ranked`):
+    ``c L1 + (1 - c) L0``, ``c`` the model's share of the benchmark's nearest own prompts it was observed on, L1 its
+    score on the folded row, L0 that with the uncovered weight of its own deviation; and model ``key``'s. Before,
+    ``c = 1`` for every model: a model never measured on a benchmark was ranked there by its extrapolated deviation
+    (the bundled sample plus evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b
+    mmlu_pro/history`). ``changed``: the page's memo of :func:`indexer.query.changed_since_solved` (the shares fill
+    it for every model).
+
+    Each row's values come without the models they are of, except where both scores are needed: ``c L1 + (1 - c)
+    L0`` is exactly L1 where ``c = 1`` and exactly L0 where ``c = 0`` (IEEE: ``x + 0.0 * y == x`` for finite y), so
+    those models' values are L1's (or L0's) scores alone, read without their point ids (:meth:`score_values`), and
+    only the models of a fractional share (and ``key``) are read with their ids and blended. Before, both rows were
+    read for every model with its id: 1.5 million ids a page on a home of 32,823 models, 12.6-15.2 s of CPU a
+    page there against 5.1-6.3 s now (docs/BENCHMARKS.md, "A model's page on 32,823 models"). The values are the same; only the order in
+    which a row's mean adds them differs."""
     from .find import _near, _near_hits
     from .posterior import COVERAGE_PROMPTS
     from .query import _all_measured, coverage_logit, observed_shares_many
-    from .store.vectors import point_id
 
     info = {h.key: h.payload for h in vectors.scan(name, "models", fields=("benchmarks", "pattern"))}
     keys = list(info)
-    ids = {k: point_id(name, "models", k) for k in keys}  # the scores are by point id
     folded = []  # each row's uncovered query and its constant
     for h in bench:
         pred.fold(h.vector)  # the map's offset for this row (fold_uncovered's constant is relative to it)
         folded.append(pred.fold_uncovered(np.asarray(h.vector, dtype=np.float64)))
-    # every row's uncovered scores in one pass, and every neighbourhood's shares with one read of SQL for them all
-    # (before, a pass and two or three reads of SQL per benchmark; docs/BENCHMARKS.md, "One model's page")
-    uncovered_all = vectors.scores(name, "models", np.stack([q0 for q0, _ in folded]).astype(np.float32))
+    # every neighbourhood's shares with one read of SQL for them all (before, two or three reads per benchmark)
     nears = [[_near(x) for x in _near_hits(vectors, sp, h.vector, h.key, store=store)[:COVERAGE_PROMPTS]]
              for h in bench]
     asked = [near for near in nears if near]
@@ -245,13 +250,35 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, every: li
                                     _all_measured(store, sp), space=sp,
                                     patterns={k: p.get("pattern") for k, p in info.items()}, changed=changed)
                if asked else [])
+    shares = [next(got) if near else {} for near in nears]
+    # per row: the models of c = 1 (L1 alone), of c = 0 (L0 alone) and the rest, with ``key`` (both, blended)
+    ones, zeros, both = [], [], []
+    for sh in shares:
+        g1, g0, gb = [], [], []
+        for k in keys:
+            c = sh.get(k, 1.0)
+            (gb if k == key else g1 if c == 1.0 else g0 if c == 0.0 else gb).append(k)
+        ones.append(g1)
+        zeros.append(g0)
+        both.append(gb)
+
+    def only(group: list[list[str]], rest: list[list[str]]) -> dict:
+        """``score_values``' arguments for the rows' ``group`` of models: those keys, or every model but the
+        others (``rest``), whichever list is shorter."""
+        if sum(map(len, group)) <= sum(map(len, rest)):
+            return {"keys": group}
+        return {"exclude": rest}
+
+    U = np.stack([q0 for q0, _ in folded]).astype(np.float32)
+    l1 = vectors.score_values(name, "models", Bq, **only(ones, [z + b for z, b in zip(zeros, both)]))
+    l0 = vectors.score_values(name, "models", U, **only(zeros, [o + b for o, b in zip(ones, both)]))
+    l1_both = vectors.scores_of_each(name, "models", Bq, both)
+    l0_both = vectors.scores_of_each(name, "models", U, both)
     blended, mine = [], []
-    for covered, uncovered, (_, d0), near in zip(every, uncovered_all, folded, nears):
-        shares = next(got) if near else {}
-        c = {ids[k]: shares.get(k, 1.0) for k in keys}
-        row = {i: coverage_logit(c.get(i, 1.0), v, uncovered[i], d0) for i, v in covered.items() if i in uncovered}
-        blended.append(row)
-        mine.append(row.get(point_id(name, "models", key), np.nan))
+    for sh, v1, v0, b1, b0, gb, (_, d0) in zip(shares, l1, l0, l1_both, l0_both, both, folded):
+        mixed = [coverage_logit(sh.get(k, 1.0), b1[k], b0[k], d0) for k in gb if k in b1 and k in b0]
+        blended.append(np.concatenate([v1, v0 + d0, np.asarray(mixed, dtype=np.float64)]))
+        mine.append(coverage_logit(sh.get(key, 1.0), b1[key], b0[key], d0) if key in b1 and key in b0 else np.nan)
     return blended, np.array(mine, dtype=np.float64)
 
 
@@ -352,15 +379,15 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
     for b in B:
         folds.append((pred.fold(b), pred.offset))
     Bq = np.stack([f for f, _ in folds]).astype(np.float32)
-    every = vectors.scores(name, "models", Bq)  # each benchmark row: every model's (ranking) score
-    mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
     if pred.coverage_aware:  # each model's logit as `search --benchmark B` gives it (its coverage of B)
-        every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, every, key, changed)
+        every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, Bq, key, changed)
+    else:  # each benchmark row: every model's (ranking) score, without which model it is (none is needed)
+        every = vectors.score_values(name, "models", Bq)
+        mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
     # measured: outcomes in SQL, or a benchmark its vector was fitted on (a pulled index has only the latter)
     fitted = set(payload.get("benchmarks") or [])
     rows = []
-    for h, all_scores, s, (_, offset) in zip(bench, every, mine, folds):
-        vals = np.fromiter(all_scores.values(), dtype=np.float64, count=len(all_scores))
+    for h, vals, s, (_, offset) in zip(bench, every, mine, folds):
         pred.offset = offset
         probs = pred.probability(vals)
         p = float(pred.probability(s))

@@ -526,7 +526,8 @@ def observed_shares_many(store, models: list[str], nears: list[list[dict]], fitt
         if not got.size:
             continue
         benches = sorted({b for p in near for b in p["benchmarks"] if b})
-        ask = [m for m in models if m in have and (fitted is None or set(fitted.get(m) or ()) & set(benches))]
+        bs = set(benches)  # (once: before, two sets per model, 0.05 s per neighbourhood on 32,823 models)
+        ask = [m for m in models if m in have and (fitted is None or not bs.isdisjoint(fitted.get(m) or ()))]
         todo.append((out, got, benches, ask))
     read = list(dict.fromkeys(m for *_, ask in todo for m in ask))
     by_bench: dict[str, list[tuple]] = {}

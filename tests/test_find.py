@@ -937,7 +937,107 @@ def test_a_models_strengths_on_a_coverage_aware_map_read_sql_once_whatever_the_b
         monkeypatch.setattr(obj, method, lambda *a, _real=real, _m=method, **kw: calls.append(_m) or _real(*a, **kw))
     got = model_detail("org/small", store=store, vectors=vectors, strengths=10)
     assert got == want and {s["benchmark"] for s in got["strengths"]} == {"alpha", "beta"}  # two benchmarks
-    assert sorted(calls) == ["outcome_blocks"] * 2 + ["prompt_ids"] + ["scores"] * 2, calls
+    assert sorted(calls) == ["outcome_blocks"] * 2 + ["prompt_ids"], calls
+
+
+PART_MODELS = ["org/part", "org/part2"]  # measured on some of beta's prompts (and on alpha): a fractional share
+
+
+@pytest.fixture
+def mixed(tmp_path, encoder):
+    """Models of each coverage of beta's neighbourhood: all of it (c = 1), none (c = 0) and a part (0 < c < 1)."""
+    rng = np.random.default_rng(11)
+    a = outcomes(rng, ALPHA_MODELS + PART_MODELS, 16)
+    b = outcomes(rng, BETA_MODELS + PART_MODELS, 12)
+    for j in range(0, 12, 2):  # every other beta prompt unmeasured: c is a fraction
+        b["org/part"][j] = None
+    b["org/part2"][:4] = [None] * 4
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", ALPHA, a), (tmp_path / "b", "beta", BETA, b)])
+    yield store, vectors, {"alpha": a, "beta": b}
+    vectors.close()
+    store.close()
+
+
+def strengths_over_every_id(store, vectors, key: str) -> tuple[dict[str, dict], set[str]]:
+    """A model's strengths computed as `model_detail` computed them before: every model's covered and uncovered
+    score read with its point id (:meth:`VectorStore.scores`), each model's logit blended by id, the rows in the
+    covered search's order. Benchmark -> probability, mean, delta, rank, of (as the page rounds them); and the kinds
+    of coverage seen ("all", "none", "part")."""
+    from indexer.browse import _num
+    from indexer.find import _near, _near_hits
+    from indexer.posterior import COVERAGE_PROMPTS
+    from indexer.query import _all_measured, coverage_logit, observed_shares_many, predictor
+    from indexer.space import space_name
+    from indexer.store.vectors import point_id
+
+    (sp,) = store.list_spaces()
+    name = space_name(sp)
+    pred = predictor(store, sp)
+    bench = list(vectors.scan(name, "benchmarks", with_vectors=True))
+    info = {h.key: h.payload for h in vectors.scan(name, "models", fields=("benchmarks", "pattern"))}
+    keys = list(info)
+    mine_id = point_id(name, "models", key)
+    out, kinds = {}, set()
+    for h in bench:
+        q = pred.fold(np.asarray(h.vector, dtype=np.float32))
+        offset = pred.offset
+        q0, d0 = pred.fold_uncovered(np.asarray(h.vector, dtype=np.float64))
+        (covered,) = vectors.scores(name, "models", np.asarray([q], dtype=np.float32))
+        (uncovered,) = vectors.scores(name, "models", np.asarray([q0], dtype=np.float32))
+        near = [_near(x) for x in _near_hits(vectors, sp, h.vector, h.key, store=store)[:COVERAGE_PROMPTS]]
+        (shares,) = (observed_shares_many(store, keys, [near], {k: p.get("benchmarks") for k, p in info.items()},
+                                          _all_measured(store, sp), space=sp,
+                                          patterns={k: p.get("pattern") for k, p in info.items()}) if near else [{}])
+        c = {point_id(name, "models", k): shares.get(k, 1.0) for k in keys}
+        kinds |= {"all" if x == 1.0 else "none" if x == 0.0 else "part" for x in c.values()}
+        row = {i: coverage_logit(c.get(i, 1.0), v, uncovered[i], d0) for i, v in covered.items() if i in uncovered}
+        vals = np.fromiter(row.values(), dtype=np.float64)
+        pred.offset = offset
+        probs = pred.probability(vals)
+        p = float(pred.probability(row[mine_id]))
+        out[h.key] = {"probability": _num(p, 4), "mean": _num(float(probs.mean()), 4),
+                      "delta": _num(p - float(probs.mean()), 4), "rank": int((vals > row[mine_id] + 1e-9).sum()) + 1,
+                      "of": int(vals.size)}
+    return out, kinds
+
+
+def test_a_models_strengths_equal_those_of_every_models_scores_by_id(mixed):
+    """`model_detail`'s strengths (`taskspace model ID`, GET /v1/models/{id}) read each benchmark row's scores without
+    the models' point ids where a model's coverage is all or none (its logit is then L1's or L0's score exactly), and
+    with them only for the models of a fractional coverage and the model itself. The numbers are exactly those of
+    the pass over every model by id it replaces (probability, mean, delta, rank of): for models of each coverage."""
+    from indexer import model_detail
+
+    store, vectors, _ = mixed
+    coverage_aware(mixed)
+    for model in ("org/small", "org/big", "coder/only-code", "org/part", "org/part2"):
+        d = model_detail(model, store=store, vectors=vectors, strengths=10)
+        got = {s["benchmark"]: {k: s[k] for k in ("probability", "mean", "delta", "rank", "of")}
+               for s in d["strengths"]}
+        want, kinds = strengths_over_every_id(store, vectors, model)
+        assert got == want and len(got) == 2, model
+    assert kinds == {"all", "none", "part"}  # every kind of coverage was compared
+
+
+def test_a_models_strengths_read_the_point_ids_of_the_blended_models_only(mixed, monkeypatch):
+    """On a coverage-aware map the page reads a point id (a ``uuid.UUID`` the Qdrant Edge binding builds for each,
+    with its ``str``) only for the models whose logit blends both scores (a fractional coverage) and the model
+    itself, and never makes a pass over every model by id (:meth:`VectorStore.scores`). Before, two such passes per
+    page: 1.5 million ids, 9 of the 12 s of a page on a home of 32,823 models."""
+    from indexer import model_detail
+
+    store, vectors, _ = mixed
+    coverage_aware(mixed)
+    engine = vectors._c("models")
+    read, passes = [], []
+    real_rows, real_scores = engine.score_rows, vectors.scores
+    monkeypatch.setattr(engine, "score_rows", lambda *a, **kw: [
+        read.append(len(ids)) or (ids, v) if ids is not None else (ids, v) for ids, v in real_rows(*a, **kw)])
+    monkeypatch.setattr(vectors, "scores", lambda *a, **kw: passes.append(1) or real_scores(*a, **kw))
+    d = model_detail("org/small", store=store, vectors=vectors, strengths=10)
+    assert {s["benchmark"] for s in d["strengths"]} == {"alpha", "beta"} and not passes
+    # two benchmarks, two maps: at most the two part-measured models and the model itself per row
+    assert read and sum(read) <= 2 * 2 * (len(PART_MODELS) + 1), read
 
 
 def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(idx, monkeypatch):

@@ -552,6 +552,32 @@ def test_scores_of_gives_the_named_points_inner_products_with_each_row(vs):
     assert vs.scores_of("s", "models", rows[0], []) == [{}]
 
 
+@pytest.mark.parametrize("engine", ["edge", "local"])
+def test_score_values_are_the_scores_without_their_ids_and_scores_of_each_by_row(tmp_path, engine):
+    """`score_values`: each row's inner products with every point, highest first, the very values `scores` gives in
+    its order, read without the point ids; per row only some keys' points (`keys`) or all but some (`exclude`).
+    `scores_of_each`: `scores_of` with one key list per row. Both engines."""
+    pts = make_points(40, seed=8)
+    with VectorStore(path=tmp_path / "qdrant", engine=engine) as vs:
+        vs.rebuild("s", "models", pts, dim=DIM)
+        rows = np.random.default_rng(4).normal(size=(3, DIM))
+        every = vs.scores("s", "models", rows)
+        for got, want in zip(vs.score_values("s", "models", rows), every):
+            assert got.dtype == np.float64 and got.tolist() == list(want.values())  # same values, same order
+        ids = {p.key: point_id("s", "models", p.key) for p in pts}
+        some = [["org/model-3", "org/model-17"], [], ["org/model-5", "no/such-model"]]
+        got = vs.score_values("s", "models", rows, keys=some)
+        assert [sorted(g.tolist()) for g in got] == [sorted(w[ids[k]] for k in ks if k in ids)
+                                                    for ks, w in zip(some, every)]
+        got = vs.score_values("s", "models", rows, exclude=some)
+        assert [sorted(g.tolist()) for g in got] == [sorted(v for i, v in w.items() if i not in {ids.get(k) for k in ks})
+                                                    for ks, w in zip(some, every)]
+        each = vs.scores_of_each("s", "models", rows, some)
+        assert each == [{k: w[ids[k]] for k in ks if k in ids} for ks, w in zip(some, every)]
+        with pytest.raises(InputError, match="one sequence of keys per query row"):
+            vs.score_values("s", "models", rows, keys=some[:2])
+
+
 def test_search_reads_only_the_payload_fields_asked_for(vs):
     pts = make_points(12, seed=7)
     vs.rebuild("s", "models", pts, dim=DIM)

@@ -60,6 +60,10 @@ Reading
   (``payload=False``: hits without payload, e.g. only their vectors wanted).
 - ``scores_of(space, kind, vectors, keys) -> list[dict[key, float]]``: those points' inner products with each row
   (one search restricted to their ids, no payload read).
+  ``scores_of_each(space, kind, vectors, keys)``: the same with one key list per row.
+- ``score_values(space, kind, vectors, *, keys=None, exclude=None) -> list[np.ndarray]``: each row's inner products
+  with every point (or per row only ``keys``' points, or all but ``exclude``'s), highest first, without the point
+  ids (reading an id is most of the cost of a pass over every point).
 - ``get(space, kind, keys, *, with_vectors=False) -> dict[key, Hit]``; ``scan(space, kind, *,
   with_vectors=False, fields=None) -> Iterator[Hit]`` (every point; ``fields``: only those payload fields);
   ``count(space, kind) -> int``; ``scores(space, kind, vectors) -> list[dict[point id, float]]`` (every point's
@@ -953,6 +957,68 @@ class VectorStore:
         found = self._query(space, kind, rows, ([("has_id", None, list(ids))], []), len(ids), False, payload=False,
                             raw=True)
         return [{ids[r[0]]: float(r[1]) for r in rs} for rs in found]
+
+    def score_values(self, space: str, kind: str, vectors, *, keys: Sequence[Sequence[str]] | None = None,
+                     exclude: Sequence[Sequence[str]] | None = None) -> list[np.ndarray]:
+        """For each row of ``vectors`` (n, dim), the inner products of the live collection's points with it, highest
+        first (float64), without saying which point each is: no point id is read (the Edge binding builds a
+        ``uuid.UUID`` for each id read: with its ``str``, 2.6 of the 6.2 s of :meth:`scores` for 23 rows over 32,823
+        points).
+        ``keys``: for each row, only these keys' points (one sequence per row); ``exclude``: for each row, none of
+        these keys' points. The values are the engine's own, as :meth:`scores` gives them, in its order."""
+        return [vals for _, vals in self._score_rows(space, kind, vectors, keys, exclude, with_ids=False)]
+
+    def scores_of_each(self, space: str, kind: str, vectors, keys: Sequence[Sequence[str]]) -> list[dict[str, float]]:
+        """:meth:`scores_of` with its own keys for each row of ``vectors`` (``keys``: one sequence per row): each
+        row's dict holds those keys' inner products with it (a key with no point is absent)."""
+        memo: dict[str, str] = {}
+        found = self._score_rows(space, kind, vectors, keys, None, with_ids=True, memo=memo)
+        key_of = {i: k for k, i in memo.items()}
+        return [{key_of[i]: float(v) for i, v in zip(ids, vals) if i in key_of} for ids, vals in found]
+
+    def _score_rows(self, space: str, kind: str, vectors, keys, exclude, with_ids: bool,
+                    memo: dict[str, str] | None = None) -> list[tuple]:
+        """:meth:`score_values` and :meth:`scores_of_each`: each row's ``(ids or None, values)``, one engine call for
+        the rows (each with its own filter on the point ids). ``memo``: key -> point id, filled here (rows that name
+        the same keys make each id once)."""
+        memo = {} if memo is None else memo
+
+        def ids_of(ks) -> list[str]:
+            out = []
+            for k in dict.fromkeys(str(k) for k in ks):
+                i = memo.get(k)
+                if i is None:
+                    i = memo[k] = point_id(space, kind, k)
+                out.append(i)
+            return out
+
+        rows = self._query_rows(space, kind, vectors)
+        for name, per in (("keys", keys), ("exclude", exclude)):
+            if per is not None and len(per) != len(rows):
+                raise InputError(f"{name} must hold one sequence of keys per query row ({len(rows)}), not {len(per)}",
+                                 item=name)
+        empty = ([] if with_ids else None, np.zeros(0, dtype=np.float64))
+        target = self.alias_target(space, kind)
+        if target is None:
+            return [empty for _ in rows]
+        flts, todo = [], []
+        for i in range(len(rows)):
+            must, must_not = [], []
+            if keys is not None:
+                if not len(keys[i]):
+                    continue  # no key: no point
+                must.append(("has_id", None, ids_of(keys[i])))
+            if exclude is not None and len(exclude[i]):
+                must_not.append(("has_id", None, ids_of(exclude[i])))
+            flts.append((must, must_not) if must or must_not else None)
+            todo.append(i)
+        n = self.count(space, kind)
+        out = [empty for _ in rows]
+        if todo and n:
+            found = self._call(self._c(kind).score_rows, target, rows[todo], flts, n, with_ids)
+            for i, got in zip(todo, found):
+                out[i] = got
+        return out
 
     def count(self, space: str, kind: str, filters: dict | None = None) -> int:
         """Points of the live collection (that pass ``filters``)."""

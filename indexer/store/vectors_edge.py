@@ -357,6 +357,24 @@ class EdgeEngine:
             raise StoreError(f"query of {self.root / name} failed: {exc}{DAMAGED}") from exc
         return [[(str(p.id), p.score, p.payload or {}, p.vector) for p in pts] for pts in found]
 
+    def score_rows(self, name: str, rows: np.ndarray, flts: list, limit: int,
+                   with_ids: bool) -> list[tuple[list[str] | None, np.ndarray]]:
+        """For each query row (float32 (n, dim)) and its parsed filter (None: every point), the dot products of the
+        (at most ``limit``) points passing it, highest first, as float64 values, and with ``with_ids`` their ids:
+        nothing else of a point is read. The binding builds a ``uuid.UUID`` for every id read (2 us each, and 1.3 us
+        more for its ``str``): 2.6 of the 6.2 s of a full read of 23 rows over 32,823 points."""
+        shard = self._shard(name, warm=any(f is not None for f in flts))
+        reqs = [qe.QueryRequest(limit=int(limit), query=qe.Query.Nearest(r), filter=edge_filter(f), with_payload=False,
+                                with_vector=False) for r, f in zip(rows.tolist(), flts)]
+        if not reqs:
+            return []
+        try:
+            found = [shard.query(reqs[0])] if len(reqs) == 1 else shard.query_batch(qe.QueryBatchRequest(reqs))
+        except Exception as exc:
+            raise StoreError(f"query of {self.root / name} failed: {exc}{DAMAGED}") from exc
+        return [([str(p.id) for p in pts] if with_ids else None,
+                 np.fromiter((p.score for p in pts), dtype=np.float64, count=len(pts))) for pts in found]
+
     def retrieve(self, name: str, ids: list[str], with_vectors: bool) -> list[tuple]:
         try:
             recs = self._shard(name).retrieve(list(ids), with_payload=True, with_vector=with_vectors)

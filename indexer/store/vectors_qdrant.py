@@ -210,6 +210,16 @@ class ClientEngine:
             res = self._call(self.client.query_batch_points, name, requests=reqs)
         return [[(str(p.id), float(p.score), p.payload or {}, p.vector) for p in r.points] for r in res]
 
+    def score_rows(self, name: str, rows: np.ndarray, flts: list, limit: int,
+                   with_ids: bool) -> list[tuple[list[str] | None, np.ndarray]]:
+        """As :meth:`indexer.store.vectors_edge.EdgeEngine.score_rows`: each row's scores of the points passing its
+        filter, highest first (float64), and their ids with ``with_ids``."""
+        reqs = [models.QueryRequest(query=r, filter=client_filter(f), limit=int(limit), with_payload=False,
+                                    with_vector=False) for r, f in zip(rows.tolist(), flts)]
+        res = self._call(self.client.query_batch_points, name, requests=reqs) if reqs else []
+        return [([str(p.id) for p in r.points] if with_ids else None,
+                 np.array([float(p.score) for p in r.points], dtype=np.float64)) for r in res]
+
     @property
     def is_local(self) -> bool:
         """qdrant-client's pure-Python local mode (not a server)."""
