@@ -944,7 +944,7 @@ PART_MODELS = ["org/part", "org/part2"]  # measured on some of beta's prompts (a
 
 
 @pytest.fixture
-def mixed(tmp_path, encoder):
+def parts(tmp_path, encoder):
     """Models of each coverage of beta's neighbourhood: all of it (c = 1), none (c = 0) and a part (0 < c < 1)."""
     rng = np.random.default_rng(11)
     a = outcomes(rng, ALPHA_MODELS + PART_MODELS, 16)
@@ -1001,15 +1001,15 @@ def strengths_over_every_id(store, vectors, key: str) -> tuple[dict[str, dict], 
     return out, kinds
 
 
-def test_a_models_strengths_equal_those_of_every_models_scores_by_id(mixed):
+def test_a_models_strengths_equal_those_of_every_models_scores_by_id(parts):
     """`model_detail`'s strengths (`taskspace model ID`, GET /v1/models/{id}) read each benchmark row's scores without
     the models' point ids where a model's coverage is all or none (its logit is then L1's or L0's score exactly), and
     with them only for the models of a fractional coverage and the model itself. The numbers are exactly those of
     the pass over every model by id it replaces (probability, mean, delta, rank of): for models of each coverage."""
     from indexer import model_detail
 
-    store, vectors, _ = mixed
-    coverage_aware(mixed)
+    store, vectors, _ = parts
+    coverage_aware(parts)
     for model in ("org/small", "org/big", "coder/only-code", "org/part", "org/part2"):
         d = model_detail(model, store=store, vectors=vectors, strengths=10)
         got = {s["benchmark"]: {k: s[k] for k in ("probability", "mean", "delta", "rank", "of")}
@@ -1019,15 +1019,15 @@ def test_a_models_strengths_equal_those_of_every_models_scores_by_id(mixed):
     assert kinds == {"all", "none", "part"}  # every kind of coverage was compared
 
 
-def test_a_models_strengths_read_the_point_ids_of_the_blended_models_only(mixed, monkeypatch):
+def test_a_models_strengths_read_the_point_ids_of_the_blended_models_only(parts, monkeypatch):
     """On a coverage-aware map the page reads a point id (a ``uuid.UUID`` the Qdrant Edge binding builds for each,
     with its ``str``) only for the models whose logit blends both scores (a fractional coverage) and the model
     itself, and never makes a pass over every model by id (:meth:`VectorStore.scores`). Before, two such passes per
     page: 1.5 million ids, 9 of the 12 s of a page on a home of 32,823 models."""
     from indexer import model_detail
 
-    store, vectors, _ = mixed
-    coverage_aware(mixed)
+    store, vectors, _ = parts
+    coverage_aware(parts)
     engine = vectors._c("models")
     read, passes = [], []
     real_rows, real_scores = engine.score_rows, vectors.scores
