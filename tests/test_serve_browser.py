@@ -1404,3 +1404,48 @@ def test_a_model_page_whose_results_changed_says_so_under_its_title(page_server,
         expect(page.locator("#strengths tbody tr").first).to_be_visible()
         expect(page.locator("#changed-note")).to_be_hidden()
         assert not failures, failures
+
+
+def test_a_model_pages_tables_are_shown_once_it_loaded_and_never_under_an_error(page_server):
+    """A model page's two tables, with their headings, are shown once the model's answer came: while it loads (held
+    here; 20 s and more on a home of 32,823 models) only "loading…" stands under the title, and under an error (an
+    unknown model) only the error, in the error colour. Before, both headings and the tables' header rows stood
+    empty under "loading…" and under "error: unknown model ...", grey as the model's metadata."""
+    from playwright.sync_api import expect
+
+    held = []
+
+    def hold(route):
+        if route.request.url.endswith("/v1/models/org/m1"):
+            held.append(route)
+        else:
+            route.continue_()
+
+    with chromium_page() as (page, failures):
+        page.add_init_script(COUNT_ANSWERS)
+        page.route("**/v1/**", hold)
+        page.goto(page_server + "/?model=org%2Fm1")
+        meta = page.locator("#model-meta")
+        expect(meta).to_have_text("loading…")
+        _held(page, held)
+        for heading in ("#strengths-title", "#observed-title", "#strengths", "#observed"):
+            expect(page.locator(heading)).to_be_hidden()
+        _release_and_wait_read(page, held.pop(), "/v1/models/org/m1")
+        expect(meta).to_contain_text("prompts measured")
+        for heading in ("#strengths-title", "#observed-title", "#strengths", "#observed"):
+            expect(page.locator(heading)).to_be_visible()
+        muted = meta.evaluate("(e) => getComputedStyle(e).color")
+
+        page.goto(page_server + "/?model=org%2Fnope")
+        expect(meta).to_contain_text("error: unknown model 'org/nope'")
+        for heading in ("#strengths-title", "#observed-title", "#strengths", "#observed"):
+            expect(page.locator(heading)).to_be_hidden()
+        red = meta.evaluate("(e) => getComputedStyle(e).color")
+        assert red == page.locator("#status").evaluate(
+            "(e) => { e.className = 'error'; return getComputedStyle(e).color; }") and red != muted
+        # a model found after it: its tables again, its metadata grey again
+        page.goto(page_server + "/?model=org%2Fm2")
+        expect(meta).to_contain_text("prompts measured")
+        expect(page.locator("#strengths-title")).to_be_visible()
+        assert meta.evaluate("(e) => getComputedStyle(e).color") == muted
+        assert failures == []

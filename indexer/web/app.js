@@ -500,7 +500,10 @@ function difference(s) {
   const d = Math.round(s.probability * 100) - Math.round(s.mean * 100);
   return `${d >= 0 ? "+" : ""}${d} pts`;
 }
+// the tables and their headings are shown once the model's answer came: before, while it loaded (20 s and more on
+// a home of 32,823 models) and under an error ("unknown model"), their headings stood over empty tables
 function clearModelTables() {
+  $("model-tables").hidden = true;
   for (const id of ["strengths", "observed"]) $(id).tBodies[0].replaceChildren();
   $("observed-note").textContent = "";
   $("observed-note").hidden = true;
@@ -520,6 +523,7 @@ async function showModel(id, space, attempt = 0) {
   titleFor(`model ${id}`);
   $("model-meta").textContent = "loading…";
   $("model-meta").removeAttribute("title");
+  $("model-meta").classList.remove("error");
   clearModelTables();  // the previous model's rows never stand under this one's title
   const from = document.activeElement;  // the page's body when the link opening this page was hidden with the results
   try {
@@ -548,9 +552,11 @@ async function showModel(id, space, attempt = 0) {
     // without `taskspace index`): the observed accuracies are the new results, the strengths from before them
     $("changed-note").textContent = m.results_changed ? MODEL_RESULTS_CHANGED : "";
     $("changed-note").hidden = !m.results_changed;
+    $("model-tables").hidden = false;
   } catch (err) {
     if (mine !== view) return;
     clearModelTables();
+    $("model-meta").classList.add("error");  // in the error colour, as the search's (before: grey, as its metadata)
     $("model-meta").textContent = `error: ${err.message}` + retryLater(err, mine, attempt, (n) => showModel(id, space, n));
     if (err.raw) $("model-meta").title = err.raw;
   }
