@@ -1449,3 +1449,37 @@ def test_a_model_pages_tables_are_shown_once_it_loaded_and_never_under_an_error(
         expect(page.locator("#strengths-title")).to_be_visible()
         assert meta.evaluate("(e) => getComputedStyle(e).color") == muted
         assert failures == []
+
+
+def test_a_value_out_of_a_knobs_range_is_said_even_with_the_filters_closed(page_server):
+    """A knob's value the form's own limits refuse (k 1000 over its max of 100, min prompts measured 2.5 not a whole
+    number) is sent and the server's error names it, whether the "Filters and knobs" panel is open or closed. Before,
+    the browser's form validation stopped the search: with the panel closed it could not show its bubble on the
+    hidden field ("An invalid form control with name='k' is not focusable", on the console only), so "Find models"
+    did nothing at all, no search and no word, the previous answer still shown."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/")
+        page.fill("#task", "What is item 3 of alpha about chemistry?")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        page.click("#options summary")
+        page.fill("#k", "1000")
+        page.click("#options summary")  # closed again: k is hidden
+        assert not page.evaluate("document.getElementById('options').open")
+        page.click("#go")
+        expect(status).to_have_text("error: k: at most 100 results (max_k), got 1000")
+        expect(page.locator("#ranked > li.result")).to_have_count(0)
+        assert "k=1000" in page.url
+        # the panel open, a value that is not a whole number: the same, the server's words (no bubble instead)
+        page.click("#options summary")
+        page.fill("#k", "10")
+        page.fill("#min_evidence", "2.5")
+        page.click("#go")
+        expect(status).to_have_text("error: min_evidence must be a non-negative integer, not 2.5")
+        page.fill("#min_evidence", "")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert failures == []
