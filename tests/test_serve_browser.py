@@ -1483,3 +1483,27 @@ def test_a_value_out_of_a_knobs_range_is_said_even_with_the_filters_closed(page_
         page.click("#go")
         expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
         assert failures == []
+
+
+def test_a_box_of_commas_alone_names_no_model_to_compare_nor_license(page_server):
+    """The compare box ("Compare exactly these models") holding only commas and spaces (the names deleted, a comma
+    left) names no model: the search ranks every model, as with the box empty, the same as the licenses box. Before,
+    the page sent an empty list and showed the API's "error: models must be a non-empty list of model names", a thing
+    the box had not asked for; a box of commas in Licenses already meant no filter."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        ranked = page.locator("#ranked .name").all_inner_texts()
+        page.click("#options summary")
+        for box in ("models", "licenses"):
+            page.fill(f"#{box}", " , ,")
+            page.click("#go")
+            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            assert page.locator("#ranked .name").all_inner_texts() == ranked
+            page.fill(f"#{box}", "")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=%2C")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert failures == []

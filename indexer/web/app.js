@@ -230,7 +230,10 @@ function findBody(p) {
   if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
   if (p.get("space")) body.space = p.get("space");
-  if (p.get("models")) body.models = p.get("models").split(",").map((s) => s.trim()).filter(Boolean);
+  // the compare box of commas alone names no model: every model is ranked, as with the box empty (before: the API's
+  // "models must be a non-empty list of model names"), as the licenses box below
+  const models = (p.get("models") || "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (models.length) body.models = models;
   const filters = {};
   // a box of commas alone names no license: no filter, as an empty box (the API refuses an empty list of licenses)
   const licenses = (p.get("license") || "").split(",").map((s) => s.trim()).filter(Boolean);
