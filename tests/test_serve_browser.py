@@ -1507,3 +1507,34 @@ def test_a_box_of_commas_alone_names_no_model_to_compare_nor_license(page_server
         page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=%2C")
         expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
         assert failures == []
+
+
+def test_a_compared_model_without_a_vector_is_said_so_not_filtered_out(page_server, tmp_path):
+    """Compare mode (`?models=`) of a model whose results were ingested but not yet indexed (`taskspace ingest`
+    without `taskspace index`), no filter given: the page says none of the listed models is ranked and that this one
+    has no vector in this space, which `taskspace index` solves, as `taskspace search -m` says. Before, "no model
+    matches: loosen the filters" and "not ranked (no vector, or filtered out)", naming filters the user never gave.
+    With a filter given the page still names both reasons."""
+    from playwright.sync_api import expect
+
+    from helpers import write_table
+    from indexer.ingest import ingest
+
+    write_table(tmp_path / "more", "alpha", {"org/new": [1] * 16}, 16)
+    ingest(str(tmp_path / "more"), fetch_metadata=False)
+    with chromium_page() as (page, failures):
+        status, notes = page.locator("#status"), page.locator("#notes")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=org%2Fnew")
+        expect(status).to_have_text("none of the listed models is ranked (1 prompt(s))")
+        expect(notes).to_have_text("not ranked (no vector in this space: `taskspace index` solves the models whose "
+                                   "results were ingested since its last pass): org/new")
+        assert "filter" not in status.inner_text() + notes.inner_text()
+        # beside a ranked one: the same words for the one left out
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=org%2Fnew%2C+org%2Fm1")
+        expect(status).to_have_text("1 model(s) ranked for 1 prompt(s)")
+        expect(notes).to_contain_text("not ranked (no vector in this space: `taskspace index` solves")
+        # a filter given: either reason, as the CLI's "removed by a filter, or without a vector in this space"
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=org%2Fnew&license=mit")
+        expect(status).to_have_text("no model matches (1 prompt(s)): loosen the filters")
+        expect(notes).to_contain_text("not ranked (removed by a filter, or without a vector in this space): org/new")
+        assert failures == []

@@ -378,11 +378,16 @@ function renderResults(data, askedSpace) {
   const q = data.query || {};
   const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${q.prompts} prompt(s)`;
   $("status").className = "";
-  const filtered = Object.keys(q.filters || {}).length > 0 || (q.models || []).length > 0;
+  const filtered = Object.keys(q.filters || {}).length > 0;
+  // compare mode without a filter: the one reason a listed model is left out is that it has no vector, said in the
+  // notes with what solves it, as `taskspace search -m` (before: "loosen the filters", "no vector, or filtered out",
+  // naming filters the user never gave)
+  const compared = (q.models || []).length > 0;
   // which space answered, where the index holds several (the chooser is shown)
   const where = data.space && (askedSpace || !$("space-field").hidden) ? ` in space ${data.space.name}` : "";
   $("status").textContent = data.results.length ? `${data.results.length} model(s) ranked for ${what}${where}`
     : filtered ? `no model matches (${what}): loosen the filters`
+    : compared ? `none of the listed models is ranked (${what})`
     : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
   const notes = [];
   const label = (f) => FILTER_LABELS[f] || f;
@@ -410,7 +415,11 @@ function renderResults(data, askedSpace) {
     notes.push(`${which} longer than the encoder reads (${q.max_tokens} word pieces): only its beginning was embedded`);
   }
   if (nearCount(q)) notes.push(nearCount(q));
-  if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
+  if (q.unranked && q.unranked.length) {
+    notes.push(`not ranked (${filtered ? "removed by a filter, or without a vector in this space"
+      : "no vector in this space: `taskspace index` solves the models whose results were ingested since its last pass"}): ` +
+      q.unranked.join(", "));
+  }
   $("notes").textContent = notes.join(" · ");
   const caveats = [];
   if (data.results.length && data.space && data.space.calibrated === false) {
