@@ -1538,3 +1538,31 @@ def test_a_compared_model_without_a_vector_is_said_so_not_filtered_out(page_serv
         expect(status).to_have_text("no model matches (1 prompt(s)): loosen the filters")
         expect(notes).to_contain_text("not ranked (removed by a filter, or without a vector in this space): org/new")
         assert failures == []
+
+
+def test_a_model_pages_ranks_among_tens_of_thousands_fit_a_phone(page_server):
+    """At 360 x 740 a model page's strengths table, ranks written "8396 of 32823" (a home of 32,823 models), fits its
+    box: nothing in it is scrolled off sideways. Before, its cells' widest words ("Benchmark", "Predicted",
+    "Difference", "32823") needed 5 px more than the 328 px there are, so each rank's last digit was cut off at the
+    box's edge ("8396 of 3282"), the rest reached only by scrolling the table; the page itself stayed 360 px wide,
+    so a check of the cell against the window alone passed."""
+    import json
+
+    from playwright.sync_api import expect
+
+    def many(route):  # the real answer, ranked among as many models as the large mixed home holds
+        data = route.fetch().json()
+        for i, s in enumerate(data["strengths"]):
+            s.update(rank=8396 + 1000 * i, of=32823)
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.set_viewport_size({"width": 360, "height": 740})
+        page.route("**/v1/models/org/m1", many)
+        page.goto(page_server + "/?model=org%2Fm1")
+        expect(page.locator("#strengths tbody tr").first).to_contain_text("of 32823")
+        for box in page.locator("#model .scroll").all():
+            assert box.evaluate("(e) => e.scrollWidth <= e.clientWidth"), box.evaluate(
+                "(e) => [e.scrollWidth, e.clientWidth]")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        assert failures == []
