@@ -1451,7 +1451,8 @@ def find_arguments(body: dict) -> dict:
         _check_length(prompts, "prompts")
     k = args.get("k")
     if isinstance(k, int) and not isinstance(k, bool) and k > LIMITS["max_k"]:
-        raise ApiError(422, "limit_exceeded", f"k: at most {LIMITS['max_k']} results (max_k), got {k}", "k")
+        # quoted as the body wrote it (1e300 is "1e+300"; before, the integer _whole made of it, 301 digits)
+        raise ApiError(422, "limit_exceeded", f"k: at most {LIMITS['max_k']} results (max_k), got {body['k']}", "k")
     for name, limit in (("models", "max_models"), ("vector", "max_vector_length")):
         v = args.get(name)
         if isinstance(v, list) and len(v) > LIMITS[limit]:

@@ -163,7 +163,7 @@ def test_serving_md_names_every_note_the_search_page_shows_under_its_status_line
     serving = " ".join((ROOT / "docs" / "SERVING.md").read_text(encoding="utf-8").split())
     assert app.count("notes.push(") >= 7
     for words in ("longer than the encoder reads", "answer options taken from the nearest indexed questions",
-                  "charged as 100B", "not ranked (no vector, or filtered out", "excluded",
+                  "charged as 100B", "no vector in this space: `taskspace index` solves", "removed by a filter, or without a vector", "none of the listed models is ranked", "excluded",
                   "of these", "(other indexed models were)",
                   "no model in the index was measured on anything like this query"):
         assert words in app, words  # the page still says it

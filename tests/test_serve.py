@@ -349,6 +349,15 @@ def test_a_whole_number_written_with_a_fraction_is_the_integer_the_schema_takes_
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "k": 101.0}), 422, "limit_exceeded", "k")
 
 
+def test_a_k_over_the_limit_is_quoted_as_the_client_wrote_it(client):
+    """A k over max_k is quoted in the error as the body wrote it: `"k": 1e300` (the page's ?k=1e300) is "got 1e+300";
+    before, the float turned into the integer it stands for was quoted, 301 digits from "got 1000000000000000052504760..."
+    (a number nobody wrote, its tail the double's rounding), the page's status a screenful of digits."""
+    for k, said in ((1e300, "1e+300"), (101.0, "101.0"), (1000, "1000")):
+        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "k": k}), 422, "limit_exceeded", "k")
+        assert err["message"] == f"k: at most 100 results (max_k), got {said}", err
+
+
 def test_an_index_this_version_cannot_read_is_a_503_not_the_clients_error(client, monkeypatch):
     """A space built by another version of taskspace (a prompt feature set this one does not know: a server rolled back
     over a home a newer one indexed) makes every query a configuration error of the server (the CLI's exit 2): a 503

@@ -1404,3 +1404,165 @@ def test_a_model_page_whose_results_changed_says_so_under_its_title(page_server,
         expect(page.locator("#strengths tbody tr").first).to_be_visible()
         expect(page.locator("#changed-note")).to_be_hidden()
         assert not failures, failures
+
+
+def test_a_model_pages_tables_are_shown_once_it_loaded_and_never_under_an_error(page_server):
+    """A model page's two tables, with their headings, are shown once the model's answer came: while it loads (held
+    here; 20 s and more on a home of 32,823 models) only "loading…" stands under the title, and under an error (an
+    unknown model) only the error, in the error colour. Before, both headings and the tables' header rows stood
+    empty under "loading…" and under "error: unknown model ...", grey as the model's metadata."""
+    from playwright.sync_api import expect
+
+    held = []
+
+    def hold(route):
+        if route.request.url.endswith("/v1/models/org/m1"):
+            held.append(route)
+        else:
+            route.continue_()
+
+    with chromium_page() as (page, failures):
+        page.add_init_script(COUNT_ANSWERS)
+        page.route("**/v1/**", hold)
+        page.goto(page_server + "/?model=org%2Fm1")
+        meta = page.locator("#model-meta")
+        expect(meta).to_have_text("loading…")
+        _held(page, held)
+        for heading in ("#strengths-title", "#observed-title", "#strengths", "#observed"):
+            expect(page.locator(heading)).to_be_hidden()
+        _release_and_wait_read(page, held.pop(), "/v1/models/org/m1")
+        expect(meta).to_contain_text("prompts measured")
+        for heading in ("#strengths-title", "#observed-title", "#strengths", "#observed"):
+            expect(page.locator(heading)).to_be_visible()
+        muted = meta.evaluate("(e) => getComputedStyle(e).color")
+
+        page.goto(page_server + "/?model=org%2Fnope")
+        expect(meta).to_contain_text("error: unknown model 'org/nope'")
+        for heading in ("#strengths-title", "#observed-title", "#strengths", "#observed"):
+            expect(page.locator(heading)).to_be_hidden()
+        red = meta.evaluate("(e) => getComputedStyle(e).color")
+        assert red == page.locator("#status").evaluate(
+            "(e) => { e.className = 'error'; return getComputedStyle(e).color; }") and red != muted
+        # a model found after it: its tables again, its metadata grey again
+        page.goto(page_server + "/?model=org%2Fm2")
+        expect(meta).to_contain_text("prompts measured")
+        expect(page.locator("#strengths-title")).to_be_visible()
+        assert meta.evaluate("(e) => getComputedStyle(e).color") == muted
+        assert failures == []
+
+
+def test_a_value_out_of_a_knobs_range_is_said_even_with_the_filters_closed(page_server):
+    """A knob's value the form's own limits refuse (k 1000 over its max of 100, min prompts measured 2.5 not a whole
+    number) is sent and the server's error names it, whether the "Filters and knobs" panel is open or closed. Before,
+    the browser's form validation stopped the search: with the panel closed it could not show its bubble on the
+    hidden field ("An invalid form control with name='k' is not focusable", on the console only), so "Find models"
+    did nothing at all, no search and no word, the previous answer still shown."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/")
+        page.fill("#task", "What is item 3 of alpha about chemistry?")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        page.click("#options summary")
+        page.fill("#k", "1000")
+        page.click("#options summary")  # closed again: k is hidden
+        assert not page.evaluate("document.getElementById('options').open")
+        page.click("#go")
+        expect(status).to_have_text("error: k: at most 100 results (max_k), got 1000")
+        expect(page.locator("#ranked > li.result")).to_have_count(0)
+        assert "k=1000" in page.url
+        # the panel open, a value that is not a whole number: the same, the server's words (no bubble instead)
+        page.click("#options summary")
+        page.fill("#k", "10")
+        page.fill("#min_evidence", "2.5")
+        page.click("#go")
+        expect(status).to_have_text("error: min_evidence must be a non-negative integer, not 2.5")
+        page.fill("#min_evidence", "")
+        page.click("#go")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert failures == []
+
+
+def test_a_box_of_commas_alone_names_no_model_to_compare_nor_license(page_server):
+    """The compare box ("Compare exactly these models") holding only commas and spaces (the names deleted, a comma
+    left) names no model: the search ranks every model, as with the box empty, the same as the licenses box. Before,
+    the page sent an empty list and showed the API's "error: models must be a non-empty list of model names", a thing
+    the box had not asked for; a box of commas in Licenses already meant no filter."""
+    from playwright.sync_api import expect
+
+    with chromium_page() as (page, failures):
+        status = page.locator("#status")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        ranked = page.locator("#ranked .name").all_inner_texts()
+        page.click("#options summary")
+        for box in ("models", "licenses"):
+            page.fill(f"#{box}", " , ,")
+            page.click("#go")
+            expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+            assert page.locator("#ranked .name").all_inner_texts() == ranked
+            page.fill(f"#{box}", "")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=%2C")
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        assert failures == []
+
+
+def test_a_compared_model_without_a_vector_is_said_so_not_filtered_out(page_server, tmp_path):
+    """Compare mode (`?models=`) of a model whose results were ingested but not yet indexed (`taskspace ingest`
+    without `taskspace index`), no filter given: the page says none of the listed models is ranked and that this one
+    has no vector in this space, which `taskspace index` solves, as `taskspace search -m` says. Before, "no model
+    matches: loosen the filters" and "not ranked (no vector, or filtered out)", naming filters the user never gave.
+    With a filter given the page still names both reasons."""
+    from playwright.sync_api import expect
+
+    from helpers import write_table
+    from indexer.ingest import ingest
+
+    write_table(tmp_path / "more", "alpha", {"org/new": [1] * 16}, 16)
+    ingest(str(tmp_path / "more"), fetch_metadata=False)
+    with chromium_page() as (page, failures):
+        status, notes = page.locator("#status"), page.locator("#notes")
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=org%2Fnew")
+        expect(status).to_have_text("none of the listed models is ranked (1 prompt(s))")
+        expect(notes).to_have_text("not ranked (no vector in this space: `taskspace index` solves the models whose "
+                                   "results were ingested since its last pass): org/new")
+        assert "filter" not in status.inner_text() + notes.inner_text()
+        # beside a ranked one: the same words for the one left out
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=org%2Fnew%2C+org%2Fm1")
+        expect(status).to_have_text("1 model(s) ranked for 1 prompt(s)")
+        expect(notes).to_contain_text("not ranked (no vector in this space: `taskspace index` solves")
+        # a filter given: either reason, as the CLI's "removed by a filter, or without a vector in this space"
+        page.goto(page_server + "/?q=What+is+item+3+of+alpha+about+chemistry%3F&models=org%2Fnew&license=mit")
+        expect(status).to_have_text("no model matches (1 prompt(s)): loosen the filters")
+        expect(notes).to_contain_text("not ranked (removed by a filter, or without a vector in this space): org/new")
+        assert failures == []
+
+
+def test_a_model_pages_ranks_among_tens_of_thousands_fit_a_phone(page_server):
+    """At 360 x 740 a model page's strengths table, ranks written "8396 of 32823" (a home of 32,823 models), fits its
+    box: nothing in it is scrolled off sideways. Before, its cells' widest words ("Benchmark", "Predicted",
+    "Difference", "32823") needed 5 px more than the 328 px there are, so each rank's last digit was cut off at the
+    box's edge ("8396 of 3282"), the rest reached only by scrolling the table; the page itself stayed 360 px wide,
+    so a check of the cell against the window alone passed."""
+    import json
+
+    from playwright.sync_api import expect
+
+    def many(route):  # the real answer, ranked among as many models as the large mixed home holds
+        data = route.fetch().json()
+        for i, s in enumerate(data["strengths"]):
+            s.update(rank=8396 + 1000 * i, of=32823)
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(data))
+
+    with chromium_page() as (page, failures):
+        page.set_viewport_size({"width": 360, "height": 740})
+        page.route("**/v1/models/org/m1", many)
+        page.goto(page_server + "/?model=org%2Fm1")
+        expect(page.locator("#strengths tbody tr").first).to_contain_text("of 32823")
+        for box in page.locator("#model .scroll").all():
+            assert box.evaluate("(e) => e.scrollWidth <= e.clientWidth"), box.evaluate(
+                "(e) => [e.scrollWidth, e.clientWidth]")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        assert failures == []

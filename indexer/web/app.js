@@ -230,7 +230,10 @@ function findBody(p) {
   if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
   if (p.get("space")) body.space = p.get("space");
-  if (p.get("models")) body.models = p.get("models").split(",").map((s) => s.trim()).filter(Boolean);
+  // the compare box of commas alone names no model: every model is ranked, as with the box empty (before: the API's
+  // "models must be a non-empty list of model names"), as the licenses box below
+  const models = (p.get("models") || "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (models.length) body.models = models;
   const filters = {};
   // a box of commas alone names no license: no filter, as an empty box (the API refuses an empty list of licenses)
   const licenses = (p.get("license") || "").split(",").map((s) => s.trim()).filter(Boolean);
@@ -375,11 +378,16 @@ function renderResults(data, askedSpace) {
   const q = data.query || {};
   const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${q.prompts} prompt(s)`;
   $("status").className = "";
-  const filtered = Object.keys(q.filters || {}).length > 0 || (q.models || []).length > 0;
+  const filtered = Object.keys(q.filters || {}).length > 0;
+  // compare mode without a filter: the one reason a listed model is left out is that it has no vector, said in the
+  // notes with what solves it, as `taskspace search -m` (before: "loosen the filters", "no vector, or filtered out",
+  // naming filters the user never gave)
+  const compared = (q.models || []).length > 0;
   // which space answered, where the index holds several (the chooser is shown)
   const where = data.space && (askedSpace || !$("space-field").hidden) ? ` in space ${data.space.name}` : "";
   $("status").textContent = data.results.length ? `${data.results.length} model(s) ranked for ${what}${where}`
     : filtered ? `no model matches (${what}): loosen the filters`
+    : compared ? `none of the listed models is ranked (${what})`
     : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
   const notes = [];
   const label = (f) => FILTER_LABELS[f] || f;
@@ -407,7 +415,11 @@ function renderResults(data, askedSpace) {
     notes.push(`${which} longer than the encoder reads (${q.max_tokens} word pieces): only its beginning was embedded`);
   }
   if (nearCount(q)) notes.push(nearCount(q));
-  if (q.unranked && q.unranked.length) notes.push(`not ranked (no vector, or filtered out): ${q.unranked.join(", ")}`);
+  if (q.unranked && q.unranked.length) {
+    notes.push(`not ranked (${filtered ? "removed by a filter, or without a vector in this space"
+      : "no vector in this space: `taskspace index` solves the models whose results were ingested since its last pass"}): ` +
+      q.unranked.join(", "));
+  }
   $("notes").textContent = notes.join(" · ");
   const caveats = [];
   if (data.results.length && data.space && data.space.calibrated === false) {
@@ -500,7 +512,10 @@ function difference(s) {
   const d = Math.round(s.probability * 100) - Math.round(s.mean * 100);
   return `${d >= 0 ? "+" : ""}${d} pts`;
 }
+// the tables and their headings are shown once the model's answer came: before, while it loaded (20 s and more on
+// a home of 32,823 models) and under an error ("unknown model"), their headings stood over empty tables
 function clearModelTables() {
+  $("model-tables").hidden = true;
   for (const id of ["strengths", "observed"]) $(id).tBodies[0].replaceChildren();
   $("observed-note").textContent = "";
   $("observed-note").hidden = true;
@@ -520,6 +535,7 @@ async function showModel(id, space, attempt = 0) {
   titleFor(`model ${id}`);
   $("model-meta").textContent = "loading…";
   $("model-meta").removeAttribute("title");
+  $("model-meta").classList.remove("error");
   clearModelTables();  // the previous model's rows never stand under this one's title
   const from = document.activeElement;  // the page's body when the link opening this page was hidden with the results
   try {
@@ -548,9 +564,11 @@ async function showModel(id, space, attempt = 0) {
     // without `taskspace index`): the observed accuracies are the new results, the strengths from before them
     $("changed-note").textContent = m.results_changed ? MODEL_RESULTS_CHANGED : "";
     $("changed-note").hidden = !m.results_changed;
+    $("model-tables").hidden = false;
   } catch (err) {
     if (mine !== view) return;
     clearModelTables();
+    $("model-meta").classList.add("error");  // in the error colour, as the search's (before: grey, as its metadata)
     $("model-meta").textContent = `error: ${err.message}` + retryLater(err, mine, attempt, (n) => showModel(id, space, n));
     if (err.raw) $("model-meta").title = err.raw;
   }
