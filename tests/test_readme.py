@@ -198,3 +198,20 @@ def test_the_checkout_holds_no_venv_and_ignores_one_made_as_a_link():
     assert tracked == [], f"committed: {tracked}; `git rm --cached .venv` and commit"
     patterns = {line.strip() for line in (ROOT / ".gitignore").read_text().splitlines()}
     assert patterns & {".venv", "/.venv"}, ".gitignore does not ignore a .venv symlink (write `.venv`, not `.venv/`)"
+
+
+def test_no_module_defines_one_name_twice_at_its_top_level():
+    """No module of the package or the tests defines a function or class twice at its top level: the second silently
+    replaces the first. Seen when two branches each added a fixture `mixed` to tests/test_find.py: the merge kept
+    both, and the lcb tests written for the first ran on the second's index (and failed; a pair of tests that passed
+    by accident would have checked nothing)."""
+    import collections
+
+    twice = {}
+    for path in sorted([*ROOT.glob("indexer/**/*.py"), *ROOT.glob("tests/*.py"), *ROOT.glob("benchmarks/*.py")]):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        names = collections.Counter(n.name for n in tree.body
+                                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+        if dup := sorted(k for k, v in names.items() if v > 1):
+            twice[str(path.relative_to(ROOT))] = dup
+    assert not twice, f"defined twice (the later one wins): {twice}; rename one"
