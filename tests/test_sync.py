@@ -951,6 +951,22 @@ def _index_with_method(encoder, monkeypatch, folders, method: str | None):
         reset_settings()
 
 
+def _two_spaces_then_beta(encoder, tmp_path, cli, monkeypatch, seed: int, beta_models: list[str]) -> None:
+    """A home with two spaces over benchmark alpha (6 models; the default method's pass, then
+    TASKSPACE_METHOD=auto-mean's), then benchmark beta (6 coding prompts, ``beta_models``) ingested without a pass."""
+    from helpers import TOPICS, outcomes, write_source
+
+    rng = np.random.default_rng(seed)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    beta = [f"Write a Python function number {j} that merges two sorted lists" for j in range(6)]
+    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, [f"org/{c}" for c in "abcdef"], 8))
+    _index_with_method(encoder, monkeypatch, [tmp_path / "a"], None)
+    _index_with_method(encoder, monkeypatch, [], "auto-mean")
+    write_source(tmp_path / "b", "beta", beta, outcomes(rng, beta_models, 6))
+    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
+    assert rc == 0, (out, err)
+
+
 def test_check_advises_the_pass_of_another_space_for_its_benchmarks(encoder, tmp_path, cli, monkeypatch):
     """A home with two spaces (indexed with the default method, then with TASKSPACE_METHOD=auto-mean) and a new
     benchmark ingested without a pass: its prompts are missing from both spaces' index. `taskspace index` solves the
@@ -960,17 +976,7 @@ def test_check_advises_the_pass_of_another_space_for_its_benchmarks(encoder, tmp
     after the other space's pass check is clean."""
     import json
 
-    from helpers import TOPICS, outcomes, write_source
-
-    rng = np.random.default_rng(19)
-    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
-    beta = [f"Write a Python function number {j} that merges two sorted lists" for j in range(6)]
-    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, [f"org/{c}" for c in "abcdef"], 8))
-    _index_with_method(encoder, monkeypatch, [tmp_path / "a"], None)
-    _index_with_method(encoder, monkeypatch, [], "auto-mean")
-    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/g"], 6))
-    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
-    assert rc == 0, (out, err)
+    _two_spaces_then_beta(encoder, tmp_path, cli, monkeypatch, 19, ["org/a", "org/g"])
     rc, out, err = cli("check", "--json")
     by = {d["space"]: d for d in json.loads(out)["spaces"]}
     assert rc == 1 and sorted(d["indexed_by"] for d in by.values()) == [
@@ -1111,17 +1117,7 @@ def test_check_after_reindex_reports_another_space_that_lacks_the_results_ingest
     that pass check is clean. Before, check said both spaces were clean."""
     import json
 
-    from helpers import TOPICS, outcomes, write_source
-
-    rng = np.random.default_rng(29)
-    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
-    beta = [f"Write a Python function number {j} that merges two sorted lists" for j in range(6)]
-    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, [f"org/{c}" for c in "abcdef"], 8))
-    _index_with_method(encoder, monkeypatch, [tmp_path / "a"], None)
-    _index_with_method(encoder, monkeypatch, [], "auto-mean")
-    write_source(tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/b"], 6))
-    rc, out, err = cli("ingest", str(tmp_path / "b"), "--no-metadata")
-    assert rc == 0, (out, err)
+    _two_spaces_then_beta(encoder, tmp_path, cli, monkeypatch, 29, ["org/a", "org/b"])
     _index_with_method(encoder, monkeypatch, [tmp_path / "a", tmp_path / "b"], None)
     rc, out, err = cli("reindex")
     assert rc == 0, (out, err)
