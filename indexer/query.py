@@ -787,12 +787,13 @@ def unlinked_split(pred) -> tuple[list[str], float] | None:
     if not near or not pred.link_aware:
         return None
     group = {b: g for g, names in enumerate(cal.links) for b in names}
-    near_groups = [{group.get(b, -1) for b in (bs or ())} for bs in near]
-    touched = set().union(*near_groups)
+    touched = {group.get(b, -1) for bs in near for b in (bs or ())}
     only = sorted(b for g, names in enumerate(cal.links) if g not in touched for b in names)
-    linked = sum(1 for gs in near_groups if not gs or -1 in gs) / len(near)
-    least = float(cal.unlinked_term(linked))
-    if not only or not least > 0.0:
+    if not only:
+        return None
+    # the linked share every such model has: that of a model fitted on all of them (the variance's own rule)
+    least = float(cal.unlinked_term(cal.linked_shares([only], near)[0]))
+    if not least > 0.0:
         return None
     return only, least
 
