@@ -614,6 +614,16 @@ def test_min_params_above_max_params_is_a_usage_error_naming_both_options():
     assert "--min-params" not in res.stderr and "give the task as PROMPT" in res.stderr, res.stderr
 
 
+def _alpha_home(tmp_path, encoder, seed: int) -> None:
+    """The CLI's home (this module's): benchmark alpha, 12 prompts, 3 models (org/a, org/b, org/c), indexed."""
+    rng = np.random.default_rng(seed)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha,
+                                              outcomes(rng, ["org/a", "org/b", "org/c"], 12))])
+    vectors.close()
+    store.close()
+
+
 def test_lcb_on_a_space_without_intervals_says_it_ranked_by_probability(tmp_path, encoder, monkeypatch):
     """`search --rank lcb` on a space whose method keeps no posterior (`paper`: no model has an interval, so lcb ranks
     as probability, README) says under the table that it ranked by probability and why; before, "ranked by lower
@@ -622,12 +632,7 @@ def test_lcb_on_a_space_without_intervals_says_it_ranked_by_probability(tmp_path
 
     monkeypatch.setenv("TASKSPACE_METHOD", "paper")
     reset_settings()
-    rng = np.random.default_rng(11)
-    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
-    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha,
-                                              outcomes(rng, ["org/a", "org/b", "org/c"], 12))])
-    vectors.close()
-    store.close()
+    _alpha_home(tmp_path, encoder, 11)
     prompt = "What is item 3 of alpha about chemistry?"
     res = run("search", prompt, "--rank", "lcb")
     said = " ".join(res.stdout.split())
@@ -970,12 +975,7 @@ def test_search_models_and_model_refuse_one_option_given_two_values(args, says):
 def test_the_same_value_twice_is_one_value_in_search_models_and_model(tmp_path, encoder):
     """The same value given twice (`-k 2 -k 2`, `--space S --space S`) is that value, as in `index`; and an option
     left out keeps its default (-k 10, --rank probability)."""
-    rng = np.random.default_rng(5)
-    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(12)]
-    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha,
-                                              outcomes(rng, ["org/a", "org/b", "org/c"], 12))])
-    vectors.close()
-    store.close()
+    _alpha_home(tmp_path, encoder, 5)
     prompt = "What is item 3 of alpha about chemistry?"
     answer = json.loads(run("search", prompt, "-k", "2", "--top", "2", "--rank", "lcb", "--rank", "lcb", "--json").stdout)
     assert len(answer["results"]) == 2 and answer["query"]["k"] == 2 and answer["query"]["rank"] == "lcb", answer
