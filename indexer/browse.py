@@ -87,11 +87,21 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
 
 
 def _listed(store, vectors, sp, name: str, where: dict, offset: int, limit: int | None) -> list[dict]:
-    """:func:`list_models` of a resolved space (``sp``, its index name ``name``) and payload filter ``where``."""
-    hits = sorted(vectors.scan(name, "models", fields=_FIELDS, filters=where or None), key=lambda h: h.key)
+    """:func:`list_models` of a resolved space (``sp``, its index name ``name``) and payload filter ``where``.
+
+    A page (``limit``) scans the matching models' keys alone, sorts them and reads the page's payloads by key: on a
+    home of 32,823 models a page of 50 took 1.7-2.6 s reading every model's listed fields (most of it decoding them),
+    0.8-1.0 s now (docs/BENCHMARKS.md, "A page of models"). Without ``limit`` every model is listed, so the one scan
+    reads their fields."""
+    page = limit is not None
+    hits = sorted(vectors.scan(name, "models", fields=() if page else _FIELDS, filters=where or None),
+                  key=lambda h: h.key)
     if not hits and not where:
         check_not_drifted(store, sp, name, vectors)
     hits = hits[offset: None if limit is None else offset + limit]
+    if page and hits:  # the page's payloads (a model removed since the scan by a concurrent pass: not listed)
+        got = vectors.get(name, "models", [h.key for h in hits])
+        hits = [got[h.key] for h in hits if h.key in got]
     facts = card_facts(store, [h.key for h in hits])
     return [{**_identity(h.key, h.payload), "metadata": _metadata(h.payload, facts.get(h.key)),
              "benchmarks": list(h.payload.get("benchmarks") or []), "n_prompts": h.payload.get("n_prompts"),
