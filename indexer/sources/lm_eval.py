@@ -228,9 +228,9 @@ def why_not(path: Path) -> str | None:
         return None
     runs = results_without_samples(path) if path.is_dir() else []
     if not runs:
-        old = _old_harness_folder(path) if path.is_dir() else None
+        old = _old_harness_results(path) if path.is_dir() else None
         if old is not None:
-            return (f"lm-evaluation-harness 0.4.0-0.4.2 output ({old.relative_to(path) / 'results.json'} beside "
+            return (f"lm-evaluation-harness 0.4.0-0.4.2 output ({old.relative_to(path)} beside "
                     "<model_args>_<task>.jsonl samples files) is not read: its samples files have no timestamped name "
                     "that ties them to their run; run the evaluation again with harness 0.4.3 or later "
                     "(--log_samples), or convert the samples to a plain table (outcomes + prompts: README)")
@@ -241,16 +241,23 @@ def why_not(path: Path) -> str | None:
             "results need lm-eval's --log_samples: run the evaluation again with it")
 
 
-def _old_harness_folder(path: Path, max_depth: int = MAX_DEPTH) -> Path | None:
-    """The first folder under ``path`` (``max_depth`` levels) laid out as lm-evaluation-harness 0.4.0-0.4.2 wrote
-    ``--output_path`` with ``--log_samples``: ``results.json`` beside ``*.jsonl`` samples files without a timestamp."""
+def _old_harness_results(path: Path, max_depth: int = MAX_DEPTH) -> Path | None:
+    """The results file of the first folder under ``path`` (``max_depth`` levels) laid out as lm-evaluation-harness
+    0.4.0-0.4.2 wrote ``--output_path`` with ``--log_samples``: ``results.json`` (``--output_path DIR``), or the
+    ``<name>.json`` that ``--output_path DIR/<name>.json`` named (a JSON object with ``results`` and ``configs``, no
+    timestamp in its name), beside ``*.jsonl`` samples files without a timestamp. Before, only ``results.json`` was
+    recognised: the second layout was "cannot tell the format of this folder"."""
     def walk(p: Path, depth: int) -> Path | None:
         try:
-            names = [x.name for x in p.iterdir()]
+            names = sorted(x.name for x in p.iterdir())
         except OSError:
             return None
-        if "results.json" in names and any(n.endswith(".jsonl") and not SAMPLES_RE.match(n) for n in names):
-            return p
+        if any(n.endswith(".jsonl") and not SAMPLES_RE.match(n) for n in names):
+            if "results.json" in names:
+                return p / "results.json"
+            for n in names:
+                if n.endswith(".json") and results_ts(n) is None and _is_results_file(p / n):
+                    return p / n
         for sub in _subfolders(p) if depth < max_depth else []:
             if (got := walk(sub, depth + 1)) is not None:
                 return got
