@@ -597,6 +597,40 @@ def test_a_results_file_given_alone_says_to_ingest_its_folder(tmp_path):
     assert detect_format(tmp_path / "t" / "scores_2024-01-01T00-00-00.json") == "table"  # no results/configs: a table
 
 
+def test_a_results_file_without_a_timestamp_alone_or_in_its_folder_is_named_as_lm_eval_results(tmp_path):
+    """A results file with no timestamp in its name: a `results.json` a script dumped from `simple_evaluate` (a real
+    one committed to a fork of the harness holds `results`, `configs`, `n-samples`, `samples`, `config`, ... and sits
+    alone in its folder beside a plot), or harness 0.4.0-0.4.2's `<name>.json` (`--output_path out/w.json`). Given
+    alone it is said to be an lm-eval results file holding aggregates; its folder, holding no samples files, is said
+    to be a run without them (--log_samples). Before, the file was read as a table's outcomes file ("no prompts file
+    ... beside the outcomes; put one there") and the folder was "cannot tell the format of this folder"."""
+    d = tmp_path / "results_nugen_test_results"
+    d.mkdir()
+    results = d / "results.json"
+    results.write_text(json.dumps({
+        "results": {"aibe": {"exact_match,none": 0.8, "exact_match_stderr,none": 0.2}},
+        "group_subtasks": {"aibe": []},
+        "configs": {"aibe": {"task": "aibe", "output_type": "generate_until", "num_fewshot": 0}},
+        "versions": {"aibe": 1.0}, "n-shot": {"aibe": 0}, "higher_is_better": {"aibe": {"exact_match": True}},
+        "n-samples": {"aibe": {"original": 5, "effective": 5}},
+        "samples": {"aibe": [{"doc_id": "0", "doc": "{'question_no': 1.0, 'question': 'Which ...?'}", "target": "C",
+                              "filter": "none", "metrics": "['exact_match']", "exact_match": "1.0"}]},
+        "config": {"model": "nugen", "model_args": {"model": "nugen-flash-instruct", "temperature": 0.0}},
+        "git_hash": "4d10ad5", "date": 1742000000.0}, indent=2))
+    (d / "performance_plot.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(InputError, match=r"an lm-eval results file: it holds a run's aggregate scores, not per-sample "
+                                         r"results, which lm-eval 0.4.3 and later writes with --log_samples"):
+        read_source(results)
+    with pytest.raises(InputError, match=r"an lm-eval run without samples files: results.json but no samples_<task>_"):
+        read_source(d)
+    old = tmp_path / "output"
+    old.mkdir()
+    (old / "w.json").write_text(json.dumps({"results": {"winogrande": {"acc,none": 0.5}}, "configs": {"winogrande": {}},
+                                            "versions": {"winogrande": 1.0}, "config": {"model_args": ""}}))
+    with pytest.raises(InputError, match=r"an lm-eval results file: it holds a run's aggregate scores"):
+        read_source(old / "w.json")
+
+
 def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(tmp_path):
     """A lighteval results file given alone (`details_<org>__<model>/results_<ts>.json`, lighteval's
     `<out>/results/<org>/<model>/results_<ts>.json`): before, read as a table's outcomes file, "no prompts file ...

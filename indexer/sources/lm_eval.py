@@ -186,15 +186,20 @@ def _is_results_file(p: Path) -> bool:
 
 def results_without_samples(path: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
     """lm-eval results files (``results_<ts>.json``, or ``<name>_<ts>.json`` holding ``results`` and ``configs``) in
-    folders under ``path`` (``max_depth`` levels) that hold no samples file: runs made without ``--log_samples``."""
+    folders under ``path`` (``max_depth`` levels) that hold no samples file: runs made without ``--log_samples``.
+    A results file without a timestamp (harness 0.4.0-0.4.2's ``results.json``, or a results dict a script dumped)
+    counts too in a folder holding no ``*.jsonl`` at all (with them, it is 0.4.0-0.4.2 ``--log_samples`` output:
+    :func:`_old_harness_results`); before, such a folder was "cannot tell the format of this folder"."""
     out: list[Path] = []
 
     def walk(p: Path, depth: int) -> None:
         if not _has_samples(p):
             try:
-                files = sorted(x for x in p.iterdir() if x.is_file() and results_ts(x.name))
+                listed = sorted(x for x in p.iterdir() if x.is_file())
             except OSError:
-                files = []
+                listed = []
+            no_jsonl = not any(x.name.endswith(".jsonl") for x in listed)
+            files = [x for x in listed if results_ts(x.name) or (no_jsonl and x.name.lower().endswith(".json"))]
             out.extend(f for f in files if _is_results_file(f))
         if depth < max_depth:
             for sub in _subfolders(p):
@@ -225,6 +230,13 @@ def why_not(path: Path) -> str | None:
         if results_ts(path.name) is not None and _is_results_file(path):
             return (f"an lm-eval results file: it holds the run's aggregate scores, not per-sample results; ingest "
                     f"its folder, {path.parent}, whose samples_<task>_<timestamp>.jsonl files hold them")
+        if path.name.lower().endswith((".json", ".json.gz")) and _is_results_file(path):
+            # no timestamp in its name: harness 0.4.0-0.4.2's results.json (or the <name>.json --output_path named),
+            # or a results dict dumped by a script (simple_evaluate's); before, read as a table's outcomes file
+            # ("no prompts file ... beside the outcomes")
+            return (f"an lm-eval results file: it holds a run's aggregate scores, not per-sample results, which "
+                    f"lm-eval 0.4.3 and later writes with --log_samples to samples_<task>_<timestamp>.jsonl files "
+                    f"beside a results_<timestamp>.json; ingest the folder holding those")
         return None
     runs = results_without_samples(path) if path.is_dir() else []
     if not runs:
