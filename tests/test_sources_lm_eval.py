@@ -631,6 +631,29 @@ def test_a_results_file_without_a_timestamp_alone_or_in_its_folder_is_named_as_l
         read_source(old / "w.json")
 
 
+def test_lighteval_details_whose_model_is_named_nowhere_say_to_pass_the_option_its_reader_has(tmp_path):
+    """lighteval details in a folder that names no model and beside no results file (as lighteval's own repository
+    keeps them: `tests/reference_details/<model>-transformers/details_<task>|<shots>_<ts>.parquet`): the error says to
+    pass `--model NAME` to a CLI user and `model='NAME'` to a Python caller, and with it the details are read. Before,
+    it said "pass model=" to both."""
+    from indexer.errors import CLI
+
+    src = next((FIX / "formats" / "lighteval_0.13_output" / "details").rglob("details_winogrande|5_*.parquet"))
+    d = tmp_path / "reference_details" / "SmolLM2-1.7B-Instruct-transformers"
+    d.mkdir(parents=True)
+    shutil.copy(src, d / src.name)
+    with pytest.raises(InputError, match=r"cannot tell the model of these details files .*; pass model='NAME'$"):
+        read_source(d)
+    token = CLI.set(True)
+    try:
+        with pytest.raises(InputError, match=r"cannot tell the model of these details files .*; pass --model NAME$"):
+            read_source(d)
+    finally:
+        CLI.reset(token)
+    b = read_source(d, model="HuggingFaceTB/SmolLM2-1.7B-Instruct")
+    assert not b.errors and {o.model for o in b.outcomes} == {"HuggingFaceTB/SmolLM2-1.7B-Instruct"}
+
+
 def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(tmp_path):
     """A lighteval results file given alone (`details_<org>__<model>/results_<ts>.json`, lighteval's
     `<out>/results/<org>/<model>/results_<ts>.json`): before, read as a table's outcomes file, "no prompts file ...

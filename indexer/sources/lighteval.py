@@ -304,7 +304,8 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
                 f"{named_by} (copy the results file again, or pass {option_hint('model', 'NAME', quote=False)})" for p, why in unread] if model else []
     if not model:
         raise InputError("cannot tell the model of these details files (no results file naming it, and the folder "
-                         "is neither details_<org>__<model> nor <out>/details/<org>/<model>); pass model=", file=str(root))
+                         "is neither details_<org>__<model> nor <out>/details/<org>/<model>); pass "
+                         f"{option_hint('model', 'NAME', quote=False)}", file=str(root))
     errors = ErrorLog()
     outcomes: list[Outcome] = []
     benchmarks: dict[str, BenchmarkInfo] = {}
