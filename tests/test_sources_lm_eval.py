@@ -654,6 +654,47 @@ def test_lighteval_details_whose_model_is_named_nowhere_say_to_pass_the_option_i
     assert not b.errors and {o.model for o in b.outcomes} == {"HuggingFaceTB/SmolLM2-1.7B-Instruct"}
 
 
+def _lfs_pointer(path: Path, size: int) -> None:
+    """Replace ``path`` by the Git LFS pointer a clone without git-lfs leaves in its place (the spec's three lines)."""
+    path.write_text("version https://git-lfs.github.com/spec/v1\n"
+                    "oid sha256:ef98086aa6570aff157b98eb4adfdaa5c54067571618680bc462002590c5ebc8\n"
+                    f"size {size}\n")
+
+
+def test_a_git_lfs_pointer_in_place_of_a_file_is_one_error_saying_to_fetch_it(tmp_path, model_dir):
+    """A repository of evaluation output cloned without git-lfs (a real one on GitHub keeps its lm-eval samples in
+    LFS: every `samples_<task>_<ts>.jsonl` a 3-line pointer beside real results files; lighteval keeps its reference
+    details so): each pointer is one error naming the file, saying it is a Git LFS pointer whose content (its size)
+    was never downloaded and to run `git lfs pull`; the other files are read. Before, an lm-eval pointer was three
+    "malformed JSON line ... the line breaks off before its end" errors and a lighteval or table one "not a readable
+    Parquet file (... magic bytes ...)", neither saying the content was never fetched."""
+    f = samples(model_dir, "tiny_mc_yesno")
+    _lfs_pointer(f, 42807696)
+    b = read_source(model_dir)
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (f.name, None) and msg.startswith("a Git LFS pointer, not the file's content"), msg
+    assert "42,807,696 bytes" in msg and "git lfs pull" in msg
+    assert "tiny_mc_yesno" not in b.benchmarks and "tiny_mc_science" in b.benchmarks
+    r = sorted(model_dir.glob("results_*.json"))[-1]
+    _lfs_pointer(r, 118370)  # the results file too: the run's samples cannot be read without it
+    msgs = [m for _, _, m in errs(read_source(model_dir))]
+    assert any(m.startswith("unreadable results file: a Git LFS pointer") for m in msgs), msgs
+    light = tmp_path / "light"
+    shutil.copytree(FIX / "formats" / "lighteval_0.13_output", light)
+    details = next(light.rglob("details_mmlu:anatomy|5_*.parquet"))
+    _lfs_pointer(details, 21785)
+    b = read_source(light)
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (details.name, None) and msg.startswith("a Git LFS pointer") and "21,785 bytes" in msg
+    assert "winogrande" in b.benchmarks
+    table = tmp_path / "table"
+    table.mkdir()
+    (table / "prompts.csv").write_text("prompt_id,benchmark,text\np1,demo/math,What is 2 + 2?\n")
+    _lfs_pointer(table / "outcomes.csv", 1234)
+    ((name, line, msg),) = errs(read_source(table))
+    assert (name, line) == ("outcomes.csv", None) and msg.startswith("a Git LFS pointer"), msg
+
+
 def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(tmp_path):
     """A lighteval results file given alone (`details_<org>__<model>/results_<ts>.json`, lighteval's
     `<out>/results/<org>/<model>/results_<ts>.json`): before, read as a table's outcomes file, "no prompts file ...

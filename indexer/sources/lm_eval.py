@@ -33,7 +33,7 @@ from pathlib import Path
 from ..errors import InputError, arg, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem,
-                     json_objects)
+                     json_objects, lfs_pointer_problem)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import choose_metric, metric_value
@@ -370,6 +370,9 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
     when none is, every candidate is reported and None returned (the runs of that timestamp are not read)."""
     problems = []
     for p in paths:
+        if (why := lfs_pointer_problem(p)) is not None:
+            problems.append((str(p), None, f"unreadable results file: {why}"))
+            continue
         try:
             data = _read_json(p)
         except json.JSONDecodeError as exc:
