@@ -695,6 +695,39 @@ def test_a_git_lfs_pointer_in_place_of_a_file_is_one_error_saying_to_fetch_it(tm
     assert (name, line) == ("outcomes.csv", None) and msg.startswith("a Git LFS pointer"), msg
 
 
+def test_the_prompt_of_an_api_chat_model_run_is_its_last_user_message(tmp_path):
+    """A task whose docs have no question field (a translation task: `english`, `italian`), run with an API chat model
+    (`local-chat-completions`, `--apply_chat_template`): lm-eval writes `arg_0` as its JsonChatStr, a one-item list
+    holding the JSON of the messages (as a real gpt-4o-mini run committed to a fork of the harness shows). The text is
+    the last user message's content (its last few-shot example), as for a text `arg_0`; the JSON alone (no list)
+    reads the same. Before, every row was "no prompt text": such a run could not be read at all."""
+    ts = "2024-10-11T13-58-59.572420"
+    d = tmp_path / "out" / "gpt-4o-mini"
+    d.mkdir(parents=True)
+    shot = "Translate the following sentence into English: <Il pilota era il capo squadriglia.>\n<The pilot was ...>"
+    rows = []
+    for i, (it, score) in enumerate([("Abbiamo topi di quattro mesi.", 0.85), ("Come altri esperti, è scettico.", 0.9)]):
+        q = f"Translate the following sentence into English: <{it}>"
+        chat = json.dumps([{"role": "system", "content": "You are a translator."},
+                           {"role": "user", "content": f"{shot}\n\n{q}"}])
+        rows.append({"doc_id": i, "doc": {"english": "x", "italian": it}, "target": "x",
+                     "arguments": {"gen_args_0": {"arg_0": [chat] if i == 0 else chat,
+                                                  "arg_1": {"max_tokens": 256, "until": ["\n\n"]}}},
+                     "resps": [["y"]], "filtered_resps": ["y"], "filter": "none", "metrics": ["comet_score"],
+                     "doc_hash": "a", "prompt_hash": "b", "target_hash": "c", "comet_score": score})
+    (d / f"samples_en_it_public_{ts}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / f"results_{ts}.json").write_text(json.dumps({
+        "results": {"en_it_public": {"alias": "en_it_public", "comet_score,none": 0.875}},
+        "configs": {"en_it_public": {"task": "en_it_public", "output_type": "generate_until", "num_fewshot": 1,
+                                     "fewshot_delimiter": "\n\n"}},
+        "config": {"model": "local-chat-completions", "model_args": "model=gpt-4o-mini"}, "model_name": "gpt-4o-mini"}))
+    b = read_source(d, metric="comet_score")
+    assert not b.errors, errs(b)
+    assert sorted(o.text for o in b.outcomes) == ["Translate the following sentence into English: <Abbiamo topi di "
+                                                  "quattro mesi.>", "Translate the following sentence into English: "
+                                                  "<Come altri esperti, è scettico.>"]
+
+
 def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(tmp_path):
     """A lighteval results file given alone (`details_<org>__<model>/results_<ts>.json`, lighteval's
     `<out>/results/<org>/<model>/results_<ts>.json`): before, read as a table's outcomes file, "no prompts file ...

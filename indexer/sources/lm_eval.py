@@ -435,12 +435,33 @@ def iter_sample_rows(path: Path, errors: ErrorLog) -> Iterator[tuple[int, dict]]
         add_read_failure(errors, fname, line, exc, kept="samples")
 
 
+def _chat_prompt(arg0) -> str | None:
+    """The prompt of an ``arg_0`` as lm-eval wrote it: a text, or (an API chat model, ``local-chat-completions`` or
+    ``openai-chat-completions`` with ``--apply_chat_template``) its ``JsonChatStr``: a one-item list holding the JSON
+    of the messages (``["[{\"role\": \"user\", \"content\": ...}]"]``), or that JSON alone; then the content of
+    the last user message, the rendered prompt as the model was sent it. Before, such an ``arg_0`` (a list) gave no
+    text, so a doc without a question field ("no prompt text") cost every row."""
+    if isinstance(arg0, (list, tuple)) and len(arg0) == 1:
+        arg0 = arg0[0]
+    if not isinstance(arg0, str):
+        return None
+    if arg0.lstrip().startswith("[{"):
+        try:
+            messages = json.loads(arg0)
+        except ValueError:
+            return arg0
+        if isinstance(messages, list) and messages and all(isinstance(m, dict) and "role" in m for m in messages):
+            users = [m.get("content") for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+            return users[-1] if users else None
+    return arg0
+
+
 def _arg0(row: dict) -> str | None:
     args = row.get("arguments")
     if isinstance(args, dict):
         first = args.get("gen_args_0") or next(iter(args.values()), None)
         if isinstance(first, dict):
-            return first.get("arg_0")
+            return _chat_prompt(first.get("arg_0"))
         if isinstance(first, (list, tuple)) and first:
             return first[0]
     if isinstance(args, list) and args:
