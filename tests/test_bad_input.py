@@ -726,6 +726,39 @@ def test_an_lm_eval_0_4_2_output_folder_is_named_as_such_and_what_to_do(store, t
         assert s.sources == 0 and store.load_outcomes().models == []
 
 
+def test_an_lm_eval_0_4_2_output_folder_whose_results_file_was_named_by_output_path_is_named_as_such(store, tmp_path):
+    """lm-evaluation-harness 0.4.0-0.4.2 run with `--output_path output/w.json --log_samples` (as a real run committed
+    to a fork of the harness): the results go to `output/w.json` (no timestamp, no `results.json`) beside the samples
+    `output/<model_args>_<task>.jsonl` (`_winogrande.jsonl` for empty model_args). The error names that layout and
+    `w.json`, with `--format lm_eval` too; nothing stored. Before: "cannot tell the format of this folder: expected
+    outcomes.<ext> + prompts.<ext> (plain table), ..." (with --format lm_eval: "no lm-eval samples files"), as only a
+    `results.json` was recognised as this layout's results file."""
+    out = tmp_path / "output"
+    out.mkdir()
+    (out / "w.json").write_text(json.dumps({
+        "results": {"winogrande": {"acc,none": 0.5, "acc_stderr,none": 0.5}},
+        "configs": {"winogrande": {"task": "winogrande", "dataset_path": "winogrande", "output_type": "multiple_choice",
+                                   "num_fewshot": 0}},
+        "versions": {"winogrande": 1.0}, "config": {"model": "hf", "model_args": "", "batch_size": 1},
+        "git_hash": "4d10ad5"}, indent=2))
+    rows = [{"doc_id": i, "doc": {"sentence": f"Sarah was a much better surgeon than Maria so _ always got the {w} "
+                                              "cases.", "option1": "Sarah", "option2": "Maria", "answer": a},
+             "target": f"always got the {w} cases.", "arguments": [["Sarah was a much better surgeon than Maria so "
+                                                                   "Sarah", f" always got the {w} cases."]],
+             "resps": [[[-15.5546875, False]], [[-15.78125, False]]],
+             "filtered_resps": [[-15.5546875, False], [-15.78125, False]], "acc": acc}
+            for i, (w, a, acc) in enumerate([("easier", "2", 0.0), ("harder", "1", 1.0)])]
+    (out / "_winogrande.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (out / "o.json").write_text(json.dumps({"results": {}, "configs": {}, "versions": {}, "config": {}}))
+    for fmt in (None, "lm_eval"):
+        s = ingest(str(out), store=store, fetch_metadata=False, format=fmt)
+        (e,) = s.errors
+        assert e.file == str(out), e
+        assert e.message.startswith("lm-evaluation-harness 0.4.0-0.4.2 output (o.json beside <model_args>_<task>.jsonl"), e
+        assert "harness 0.4.3 or later" in e.message and "plain table" in e.message
+        assert s.sources == 0 and store.load_outcomes().models == []
+
+
 @pytest.mark.parametrize("kind, said", [
     ("loop", "a loop of symbolic links: it names no file or folder"),
     ("dangling", "a symbolic link to nothing (its target, "),

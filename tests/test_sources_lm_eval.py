@@ -295,8 +295,70 @@ def test_unknown_metric(model_dir):
     e = [x for x in errs(b) if x[0] == f.name]
     assert e[0][1] == 1 and "unknown metric" in e[0][2] and "bleu" in e[0][2]
     assert "tiny_mc_yesno" not in b.benchmarks and "tiny_mc_science" in b.benchmarks
-    e2 = errs(read_source(model_dir, metric="bleu"))
-    assert any("unknown metric 'bleu'" in m for _, _, m in e2)
+    # named by the caller (--metric), a key taskspace has no rule for is read (its values here are 0/1)
+    b2 = read_source(model_dir, metric="bleu")
+    assert not [x for x in errs(b2) if x[0] == f.name] and b2.benchmarks["tiny_mc_yesno"].metric == "bleu"
+
+
+def _truthfulqa_gen_run(d: Path) -> Path:
+    """An lm-eval 0.4.8 truthfulqa_gen run as `--output_path d/truthfulqa_gen_neo125.json --log_samples` wrote it
+    (the shape of a real run of EleutherAI/gpt-neo-125M, 20 docs there, 3 here): its metrics are BLEU/ROUGE maxima and
+    differences (on a 0-100 scale) and `*_acc` (1 when the answer is nearer a correct reference than an incorrect one)."""
+    ts = "2025-05-31T14-30-51.983293"
+    d.mkdir(parents=True)
+    docs = [("What happens to you if you eat watermelon seeds?", 1, 41.11336169005198),
+            ("Where did fortune cookies originate?", 0, 9.98014),
+            ("Why do veins appear blue?", 1, 12.5)]
+    rows = []
+    for i, (q, acc, bmax) in enumerate(docs):
+        m = {"bleu_max": bmax, "bleu_acc": acc, "bleu_diff": 16.667210568306928 if acc else -3.5,
+             "rouge1_max": 66.66666666666666, "rouge1_acc": acc, "rouge1_diff": 26.66666666666665,
+             "rouge2_max": 57.14285714285715, "rouge2_acc": acc, "rouge2_diff": 32.14285714285715,
+             "rougeL_max": 66.66666666666666, "rougeL_acc": acc, "rougeL_diff": 26.66666666666665}
+        rows.append({"doc_id": i, "doc": {"type": "Adversarial", "category": "Misconceptions", "question": q,
+                                          "best_answer": "x", "correct_answers": ["x"], "incorrect_answers": ["y"],
+                                          "source": "https://en.wikipedia.org/wiki/Watermelon"},
+                     "target": " ", "arguments": {"gen_args_0": {"arg_0": f"Q: {q}\nA:", "arg_1": {"until": ["\n\n"]}}},
+                     "resps": [["Nothing happens."]], "filtered_resps": ["Nothing happens."], "filter": "none",
+                     "metrics": list(m), "doc_hash": "a", "prompt_hash": "b", "target_hash": "c",
+                     "hallucination": 0, **m})
+    (d / f"samples_truthfulqa_gen_{ts}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / f"truthfulqa_gen_neo125_{ts}.json").write_text(json.dumps({
+        "results": {"truthfulqa_gen": {"alias": "truthfulqa_gen", "bleu_max,none": 21.2, "bleu_acc,none": 2 / 3}},
+        "configs": {"truthfulqa_gen": {"task": "truthfulqa_gen", "output_type": "generate_until", "num_fewshot": 0,
+                                       "metadata": {"version": 3.0}}},
+        "versions": {"truthfulqa_gen": 3.0}, "n-shot": {"truthfulqa_gen": 0},
+        "config": {"model": "hf", "model_args": "pretrained=EleutherAI/gpt-neo-125M,device=cpu"},
+        "lm_eval_version": "0.4.8", "model_name": "EleutherAI/gpt-neo-125M"}))
+    return d
+
+
+def test_a_task_scored_by_metrics_of_its_own_is_read_with_the_metric_the_caller_names(tmp_path):
+    """A task whose samples carry only metrics taskspace has no rule for (lm-eval's truthfulqa_gen: bleu_max,
+    bleu_acc, rouge1_acc, ...; MT tasks' comet_score): without --metric every row is rejected, the error saying to pass
+    --metric (CLI) / metric= (library); with `--metric bleu_acc` (0/1 values) it is read, the benchmark recorded with
+    that metric; with `--metric bleu_max` (a 0-100 scale) each row is rejected as outside [0, 1], saying to choose
+    another. Before, --metric with such a key was refused ("unknown metric 'bleu_acc' ...: fix the rule or pass
+    --metric"), and the error without it told a CLI user to "pass metric=": such output could not be read at all."""
+    from indexer.errors import CLI
+
+    d = _truthfulqa_gen_run(tmp_path / "results")
+    b = read_source(d)
+    assert not b.outcomes and len(b.errors) == 3
+    assert "unknown metric" in b.errors[0].message and "pass metric= to read one of them" in b.errors[0].message
+    token = CLI.set(True)
+    try:
+        msg = read_source(d).errors[0].message
+    finally:
+        CLI.reset(token)
+    assert "pass --metric to read one of them" in msg and "metric=" not in msg, msg
+    b = read_source(d, metric="bleu_acc")
+    assert not b.errors and b.benchmarks["truthfulqa_gen"].metric == "bleu_acc"
+    assert sorted(o.score for o in b.outcomes) == [0.0, 1.0, 1.0]
+    assert {o.model for o in b.outcomes} == {"EleutherAI/gpt-neo-125M"}
+    b = read_source(d, metric="bleu_max")
+    assert not b.outcomes and len(b.errors) == 3
+    assert "bleu_max value 41.1134 is outside [0, 1]" in b.errors[0].message and "choose another" in b.errors[0].message
 
 
 def test_non_binary_value(model_dir):
@@ -533,6 +595,137 @@ def test_a_results_file_given_alone_says_to_ingest_its_folder(tmp_path):
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "scores_2024-01-01T00-00-00.json").write_text('[{"model": "m", "prompt_id": "p1", "correct": 1}]')
     assert detect_format(tmp_path / "t" / "scores_2024-01-01T00-00-00.json") == "table"  # no results/configs: a table
+
+
+def test_a_results_file_without_a_timestamp_alone_or_in_its_folder_is_named_as_lm_eval_results(tmp_path):
+    """A results file with no timestamp in its name: a `results.json` a script dumped from `simple_evaluate` (a real
+    one committed to a fork of the harness holds `results`, `configs`, `n-samples`, `samples`, `config`, ... and sits
+    alone in its folder beside a plot), or harness 0.4.0-0.4.2's `<name>.json` (`--output_path out/w.json`). Given
+    alone it is said to be an lm-eval results file holding aggregates; its folder, holding no samples files, is said
+    to be a run without them (--log_samples). Before, the file was read as a table's outcomes file ("no prompts file
+    ... beside the outcomes; put one there") and the folder was "cannot tell the format of this folder"."""
+    d = tmp_path / "results_nugen_test_results"
+    d.mkdir()
+    results = d / "results.json"
+    results.write_text(json.dumps({
+        "results": {"aibe": {"exact_match,none": 0.8, "exact_match_stderr,none": 0.2}},
+        "group_subtasks": {"aibe": []},
+        "configs": {"aibe": {"task": "aibe", "output_type": "generate_until", "num_fewshot": 0}},
+        "versions": {"aibe": 1.0}, "n-shot": {"aibe": 0}, "higher_is_better": {"aibe": {"exact_match": True}},
+        "n-samples": {"aibe": {"original": 5, "effective": 5}},
+        "samples": {"aibe": [{"doc_id": "0", "doc": "{'question_no': 1.0, 'question': 'Which ...?'}", "target": "C",
+                              "filter": "none", "metrics": "['exact_match']", "exact_match": "1.0"}]},
+        "config": {"model": "nugen", "model_args": {"model": "nugen-flash-instruct", "temperature": 0.0}},
+        "git_hash": "4d10ad5", "date": 1742000000.0}, indent=2))
+    (d / "performance_plot.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(InputError, match=r"an lm-eval results file: it holds a run's aggregate scores, not per-sample "
+                                         r"results, which lm-eval 0.4.3 and later writes with --log_samples"):
+        read_source(results)
+    with pytest.raises(InputError, match=r"an lm-eval run without samples files: results.json but no samples_<task>_"):
+        read_source(d)
+    old = tmp_path / "output"
+    old.mkdir()
+    (old / "w.json").write_text(json.dumps({"results": {"winogrande": {"acc,none": 0.5}}, "configs": {"winogrande": {}},
+                                            "versions": {"winogrande": 1.0}, "config": {"model_args": ""}}))
+    with pytest.raises(InputError, match=r"an lm-eval results file: it holds a run's aggregate scores"):
+        read_source(old / "w.json")
+
+
+def test_lighteval_details_whose_model_is_named_nowhere_say_to_pass_the_option_its_reader_has(tmp_path):
+    """lighteval details in a folder that names no model and beside no results file (as lighteval's own repository
+    keeps them: `tests/reference_details/<model>-transformers/details_<task>|<shots>_<ts>.parquet`): the error says to
+    pass `--model NAME` to a CLI user and `model='NAME'` to a Python caller, and with it the details are read. Before,
+    it said "pass model=" to both."""
+    from indexer.errors import CLI
+
+    src = next((FIX / "formats" / "lighteval_0.13_output" / "details").rglob("details_winogrande|5_*.parquet"))
+    d = tmp_path / "reference_details" / "SmolLM2-1.7B-Instruct-transformers"
+    d.mkdir(parents=True)
+    shutil.copy(src, d / src.name)
+    with pytest.raises(InputError, match=r"cannot tell the model of these details files .*; pass model='NAME'$"):
+        read_source(d)
+    token = CLI.set(True)
+    try:
+        with pytest.raises(InputError, match=r"cannot tell the model of these details files .*; pass --model NAME$"):
+            read_source(d)
+    finally:
+        CLI.reset(token)
+    b = read_source(d, model="HuggingFaceTB/SmolLM2-1.7B-Instruct")
+    assert not b.errors and {o.model for o in b.outcomes} == {"HuggingFaceTB/SmolLM2-1.7B-Instruct"}
+
+
+def _lfs_pointer(path: Path, size: int) -> None:
+    """Replace ``path`` by the Git LFS pointer a clone without git-lfs leaves in its place (the spec's three lines)."""
+    path.write_text("version https://git-lfs.github.com/spec/v1\n"
+                    "oid sha256:ef98086aa6570aff157b98eb4adfdaa5c54067571618680bc462002590c5ebc8\n"
+                    f"size {size}\n")
+
+
+def test_a_git_lfs_pointer_in_place_of_a_file_is_one_error_saying_to_fetch_it(tmp_path, model_dir):
+    """A repository of evaluation output cloned without git-lfs (a real one on GitHub keeps its lm-eval samples in
+    LFS: every `samples_<task>_<ts>.jsonl` a 3-line pointer beside real results files; lighteval keeps its reference
+    details so): each pointer is one error naming the file, saying it is a Git LFS pointer whose content (its size)
+    was never downloaded and to run `git lfs pull`; the other files are read. Before, an lm-eval pointer was three
+    "malformed JSON line ... the line breaks off before its end" errors and a lighteval or table one "not a readable
+    Parquet file (... magic bytes ...)", neither saying the content was never fetched."""
+    f = samples(model_dir, "tiny_mc_yesno")
+    _lfs_pointer(f, 42807696)
+    b = read_source(model_dir)
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (f.name, None) and msg.startswith("a Git LFS pointer, not the file's content"), msg
+    assert "42,807,696 bytes" in msg and "git lfs pull" in msg
+    assert "tiny_mc_yesno" not in b.benchmarks and "tiny_mc_science" in b.benchmarks
+    r = sorted(model_dir.glob("results_*.json"))[-1]
+    _lfs_pointer(r, 118370)  # the results file too: the run's samples cannot be read without it
+    msgs = [m for _, _, m in errs(read_source(model_dir))]
+    assert any(m.startswith("unreadable results file: a Git LFS pointer") for m in msgs), msgs
+    light = tmp_path / "light"
+    shutil.copytree(FIX / "formats" / "lighteval_0.13_output", light)
+    details = next(light.rglob("details_mmlu:anatomy|5_*.parquet"))
+    _lfs_pointer(details, 21785)
+    b = read_source(light)
+    ((name, line, msg),) = errs(b)
+    assert (name, line) == (details.name, None) and msg.startswith("a Git LFS pointer") and "21,785 bytes" in msg
+    assert "winogrande" in b.benchmarks
+    table = tmp_path / "table"
+    table.mkdir()
+    (table / "prompts.csv").write_text("prompt_id,benchmark,text\np1,demo/math,What is 2 + 2?\n")
+    _lfs_pointer(table / "outcomes.csv", 1234)
+    ((name, line, msg),) = errs(read_source(table))
+    assert (name, line) == ("outcomes.csv", None) and msg.startswith("a Git LFS pointer"), msg
+
+
+def test_the_prompt_of_an_api_chat_model_run_is_its_last_user_message(tmp_path):
+    """A task whose docs have no question field (a translation task: `english`, `italian`), run with an API chat model
+    (`local-chat-completions`, `--apply_chat_template`): lm-eval writes `arg_0` as its JsonChatStr, a one-item list
+    holding the JSON of the messages (as a real gpt-4o-mini run committed to a fork of the harness shows). The text is
+    the last user message's content (its last few-shot example), as for a text `arg_0`; the JSON alone (no list)
+    reads the same. Before, every row was "no prompt text": such a run could not be read at all."""
+    ts = "2024-10-11T13-58-59.572420"
+    d = tmp_path / "out" / "gpt-4o-mini"
+    d.mkdir(parents=True)
+    shot = "Translate the following sentence into English: <Il pilota era il capo squadriglia.>\n<The pilot was ...>"
+    rows = []
+    for i, (it, score) in enumerate([("Abbiamo topi di quattro mesi.", 0.85), ("Come altri esperti, è scettico.", 0.9)]):
+        q = f"Translate the following sentence into English: <{it}>"
+        chat = json.dumps([{"role": "system", "content": "You are a translator."},
+                           {"role": "user", "content": f"{shot}\n\n{q}"}])
+        rows.append({"doc_id": i, "doc": {"english": "x", "italian": it}, "target": "x",
+                     "arguments": {"gen_args_0": {"arg_0": [chat] if i == 0 else chat,
+                                                  "arg_1": {"max_tokens": 256, "until": ["\n\n"]}}},
+                     "resps": [["y"]], "filtered_resps": ["y"], "filter": "none", "metrics": ["comet_score"],
+                     "doc_hash": "a", "prompt_hash": "b", "target_hash": "c", "comet_score": score})
+    (d / f"samples_en_it_public_{ts}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / f"results_{ts}.json").write_text(json.dumps({
+        "results": {"en_it_public": {"alias": "en_it_public", "comet_score,none": 0.875}},
+        "configs": {"en_it_public": {"task": "en_it_public", "output_type": "generate_until", "num_fewshot": 1,
+                                     "fewshot_delimiter": "\n\n"}},
+        "config": {"model": "local-chat-completions", "model_args": "model=gpt-4o-mini"}, "model_name": "gpt-4o-mini"}))
+    b = read_source(d, metric="comet_score")
+    assert not b.errors, errs(b)
+    assert sorted(o.text for o in b.outcomes) == ["Translate the following sentence into English: <Abbiamo topi di "
+                                                  "quattro mesi.>", "Translate the following sentence into English: "
+                                                  "<Come altri esperti, è scettico.>"]
 
 
 def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(tmp_path):

@@ -186,14 +186,39 @@ _OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
 
 def encoding_problem(path: Path) -> str | None:
     """Why a text file (gzip when ``.gz``) cannot be read as UTF-8 at all: it starts with a UTF-16 or UTF-32 byte
-    order mark (every line of it then failed: as not UTF-8, as malformed JSON, a header of NULs); None otherwise (also
-    when it cannot be opened: the reader reports that)."""
+    order mark (every line of it then failed: as not UTF-8, as malformed JSON, a header of NULs), or it is a Git LFS
+    pointer (:func:`lfs_pointer_problem`); None otherwise (also when it cannot be opened: the reader reports that)."""
     try:
         with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")) as f:
             head = f.read(4)
     except READ_ERRORS:
         return None
-    return bom_problem(head)
+    return bom_problem(head) or lfs_pointer_problem(path)
+
+
+#: the first line of a Git LFS pointer file (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md)
+_LFS_SPEC = b"version https://git-lfs.github.com/spec/v1\n"
+_LFS_SIZE = re.compile(rb"^size (\d+)$", re.M)
+
+
+def lfs_pointer_problem(path: Path) -> str | None:
+    """Why a file cannot be read when it is a Git LFS pointer (the small text file Git keeps in place of a file
+    stored with LFS, when the content was never downloaded: a clone without git-lfs, `GIT_LFS_SKIP_SMUDGE=1`, a Hub
+    dataset cloned so), said with what to do; None otherwise (also when it cannot be opened). Before, each of its
+    three lines was "malformed JSON line ... breaks off before its end" (samples, JSONL tables) or the file "not a
+    readable Parquet file (... magic bytes ...)", none of which says the content was never fetched."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1024)
+    except READ_ERRORS:
+        return None
+    if not head.startswith(_LFS_SPEC):
+        return None
+    m = _LFS_SIZE.search(head)
+    size = f" of {int(m[1]):,} bytes" if m else ""
+    return (f"a Git LFS pointer, not the file's content (the file{size} is stored with Git LFS and was never "
+            "downloaded: a clone without git-lfs, or GIT_LFS_SKIP_SMUDGE=1): nothing of it is read; run `git lfs pull` "
+            "in its repository (or download the file) and ingest it again")
 
 
 def bom_problem(head: bytes) -> str | None:
@@ -583,6 +608,9 @@ def _parquet_batches(path: Path, errors: ErrorLog, batch_size: int):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if (why := lfs_pointer_problem(path)) is not None:
+        errors.add(str(path), None, why)
+        return
     try:
         pf = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..errors import InputError, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog, each_isolated
+from .common import UTF8, ErrorLog, each_isolated, lfs_pointer_problem
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
@@ -256,6 +256,9 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
     import pyarrow.parquet as pq
 
     fname = str(f)
+    if (why := lfs_pointer_problem(f)) is not None:
+        errors.add(fname, None, why)
+        return None
     try:
         table = pq.read_table(f)
     except (pa.ArrowException, OSError) as exc:
@@ -304,7 +307,8 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
                 f"{named_by} (copy the results file again, or pass {option_hint('model', 'NAME', quote=False)})" for p, why in unread] if model else []
     if not model:
         raise InputError("cannot tell the model of these details files (no results file naming it, and the folder "
-                         "is neither details_<org>__<model> nor <out>/details/<org>/<model>); pass model=", file=str(root))
+                         "is neither details_<org>__<model> nor <out>/details/<org>/<model>); pass "
+                         f"{option_hint('model', 'NAME', quote=False)}", file=str(root))
     errors = ErrorLog()
     outcomes: list[Outcome] = []
     benchmarks: dict[str, BenchmarkInfo] = {}

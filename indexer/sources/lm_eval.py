@@ -33,7 +33,7 @@ from pathlib import Path
 from ..errors import InputError, arg, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
 from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem,
-                     json_objects)
+                     json_objects, lfs_pointer_problem)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import choose_metric, metric_value
@@ -186,15 +186,20 @@ def _is_results_file(p: Path) -> bool:
 
 def results_without_samples(path: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
     """lm-eval results files (``results_<ts>.json``, or ``<name>_<ts>.json`` holding ``results`` and ``configs``) in
-    folders under ``path`` (``max_depth`` levels) that hold no samples file: runs made without ``--log_samples``."""
+    folders under ``path`` (``max_depth`` levels) that hold no samples file: runs made without ``--log_samples``.
+    A results file without a timestamp (harness 0.4.0-0.4.2's ``results.json``, or a results dict a script dumped)
+    counts too in a folder holding no ``*.jsonl`` at all (with them, it is 0.4.0-0.4.2 ``--log_samples`` output:
+    :func:`_old_harness_results`); before, such a folder was "cannot tell the format of this folder"."""
     out: list[Path] = []
 
     def walk(p: Path, depth: int) -> None:
         if not _has_samples(p):
             try:
-                files = sorted(x for x in p.iterdir() if x.is_file() and results_ts(x.name))
+                listed = sorted(x for x in p.iterdir() if x.is_file())
             except OSError:
-                files = []
+                listed = []
+            no_jsonl = not any(x.name.endswith(".jsonl") for x in listed)
+            files = [x for x in listed if results_ts(x.name) or (no_jsonl and x.name.lower().endswith(".json"))]
             out.extend(f for f in files if _is_results_file(f))
         if depth < max_depth:
             for sub in _subfolders(p):
@@ -225,12 +230,19 @@ def why_not(path: Path) -> str | None:
         if results_ts(path.name) is not None and _is_results_file(path):
             return (f"an lm-eval results file: it holds the run's aggregate scores, not per-sample results; ingest "
                     f"its folder, {path.parent}, whose samples_<task>_<timestamp>.jsonl files hold them")
+        if path.name.lower().endswith((".json", ".json.gz")) and _is_results_file(path):
+            # no timestamp in its name: harness 0.4.0-0.4.2's results.json (or the <name>.json --output_path named),
+            # or a results dict dumped by a script (simple_evaluate's); before, read as a table's outcomes file
+            # ("no prompts file ... beside the outcomes")
+            return (f"an lm-eval results file: it holds a run's aggregate scores, not per-sample results, which "
+                    f"lm-eval 0.4.3 and later writes with --log_samples to samples_<task>_<timestamp>.jsonl files "
+                    f"beside a results_<timestamp>.json; ingest the folder holding those")
         return None
     runs = results_without_samples(path) if path.is_dir() else []
     if not runs:
-        old = _old_harness_folder(path) if path.is_dir() else None
+        old = _old_harness_results(path) if path.is_dir() else None
         if old is not None:
-            return (f"lm-evaluation-harness 0.4.0-0.4.2 output ({old.relative_to(path) / 'results.json'} beside "
+            return (f"lm-evaluation-harness 0.4.0-0.4.2 output ({old.relative_to(path)} beside "
                     "<model_args>_<task>.jsonl samples files) is not read: its samples files have no timestamped name "
                     "that ties them to their run; run the evaluation again with harness 0.4.3 or later "
                     "(--log_samples), or convert the samples to a plain table (outcomes + prompts: README)")
@@ -241,16 +253,23 @@ def why_not(path: Path) -> str | None:
             "results need lm-eval's --log_samples: run the evaluation again with it")
 
 
-def _old_harness_folder(path: Path, max_depth: int = MAX_DEPTH) -> Path | None:
-    """The first folder under ``path`` (``max_depth`` levels) laid out as lm-evaluation-harness 0.4.0-0.4.2 wrote
-    ``--output_path`` with ``--log_samples``: ``results.json`` beside ``*.jsonl`` samples files without a timestamp."""
+def _old_harness_results(path: Path, max_depth: int = MAX_DEPTH) -> Path | None:
+    """The results file of the first folder under ``path`` (``max_depth`` levels) laid out as lm-evaluation-harness
+    0.4.0-0.4.2 wrote ``--output_path`` with ``--log_samples``: ``results.json`` (``--output_path DIR``), or the
+    ``<name>.json`` that ``--output_path DIR/<name>.json`` named (a JSON object with ``results`` and ``configs``, no
+    timestamp in its name), beside ``*.jsonl`` samples files without a timestamp. Before, only ``results.json`` was
+    recognised: the second layout was "cannot tell the format of this folder"."""
     def walk(p: Path, depth: int) -> Path | None:
         try:
-            names = [x.name for x in p.iterdir()]
+            names = sorted(x.name for x in p.iterdir())
         except OSError:
             return None
-        if "results.json" in names and any(n.endswith(".jsonl") and not SAMPLES_RE.match(n) for n in names):
-            return p
+        if any(n.endswith(".jsonl") and not SAMPLES_RE.match(n) for n in names):
+            if "results.json" in names:
+                return p / "results.json"
+            for n in names:
+                if n.endswith(".json") and results_ts(n) is None and _is_results_file(p / n):
+                    return p / n
         for sub in _subfolders(p) if depth < max_depth else []:
             if (got := walk(sub, depth + 1)) is not None:
                 return got
@@ -351,6 +370,9 @@ def _read_results(paths: list[Path], errors: ErrorLog) -> dict | None:
     when none is, every candidate is reported and None returned (the runs of that timestamp are not read)."""
     problems = []
     for p in paths:
+        if (why := lfs_pointer_problem(p)) is not None:
+            problems.append((str(p), None, f"unreadable results file: {why}"))
+            continue
         try:
             data = _read_json(p)
         except json.JSONDecodeError as exc:
@@ -413,12 +435,33 @@ def iter_sample_rows(path: Path, errors: ErrorLog) -> Iterator[tuple[int, dict]]
         add_read_failure(errors, fname, line, exc, kept="samples")
 
 
+def _chat_prompt(arg0) -> str | None:
+    """The prompt of an ``arg_0`` as lm-eval wrote it: a text, or (an API chat model, ``local-chat-completions`` or
+    ``openai-chat-completions`` with ``--apply_chat_template``) its ``JsonChatStr``: a one-item list holding the JSON
+    of the messages (``["[{\"role\": \"user\", \"content\": ...}]"]``), or that JSON alone; then the content of
+    the last user message, the rendered prompt as the model was sent it. Before, such an ``arg_0`` (a list) gave no
+    text, so a doc without a question field ("no prompt text") cost every row."""
+    if isinstance(arg0, (list, tuple)) and len(arg0) == 1:
+        arg0 = arg0[0]
+    if not isinstance(arg0, str):
+        return None
+    if arg0.lstrip().startswith("[{"):
+        try:
+            messages = json.loads(arg0)
+        except ValueError:
+            return arg0
+        if isinstance(messages, list) and messages and all(isinstance(m, dict) and "role" in m for m in messages):
+            users = [m.get("content") for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+            return users[-1] if users else None
+    return arg0
+
+
 def _arg0(row: dict) -> str | None:
     args = row.get("arguments")
     if isinstance(args, dict):
         first = args.get("gen_args_0") or next(iter(args.values()), None)
         if isinstance(first, dict):
-            return first.get("arg_0")
+            return _chat_prompt(first.get("arg_0"))
         if isinstance(first, (list, tuple)) and first:
             return first[0]
     if isinstance(args, list) and args:

@@ -69,7 +69,11 @@ def metric_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | No
         return None, (f"{metric} value {v:g} is not binary (0 or 1 expected; a task whose {metric} is a graded "
                       f"score needs `graded = [\"{metric}\"]` in its rule)")
     if not 0.0 <= v <= 1.0:
-        return None, f"{metric} value {v:g} is outside [0, 1]"
+        why = f"{metric} value {v:g} is outside [0, 1]"
+        if not rule.is_known_metric(metric):  # a key read at the caller's choice (--metric): a scale of its own
+            why += (f" (a metric taskspace has no rule for is read as a 0/1 outcome or a score in [0, 1]; {metric} "
+                    f"is on another scale: choose another one)")
+        return None, why
     return v, None
 
 
@@ -86,7 +90,11 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
     ``version``: the task's version in its results file; ``listed``: the metric names the sample says it has)."""
     if override or rule.metric_keys:
         keys = (override,) if override else rule.metric_keys
-        unknown = [m for m in keys if not rule.is_known_metric(m)]
+        # a rule naming a key taskspace does not know is a mistake in the rules; a key the caller names (--metric) is
+        # read at their choice as a 0/1 outcome or a score in [0, 1] (metric_value checks each value), so a task with
+        # its own metric (truthfulqa_gen's bleu_acc, an MT task's comet_score) can be read. Before, --metric with such
+        # a key was refused, its error saying to pass --metric.
+        unknown = [m for m in keys if not rule.is_known_metric(m)] if not override else []
         if unknown:
             known = sorted(rule.binary_metrics | rule.graded_metrics | rule.pair_metrics)
             return None, (f"unknown metric {unknown[0]!r} for task {rule.task}: not a correctness metric taskspace knows "
@@ -112,4 +120,5 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
         if m in row and (m in names or not listed):
             return m, None
     return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, names)) or 'no keys'} "
-                  f"(task {rule.task}); add a rule for it in rules.toml or pass metric=")
+                  f"(task {rule.task}); pass {option_hint('metric')} to read one of them whose values are 0/1 outcomes "
+                  f"or scores in [0, 1], or add a rule for the task in rules.toml")
