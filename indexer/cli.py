@@ -72,6 +72,64 @@ def _help_shows_what_an_option_takes() -> None:
 _help_shows_what_an_option_takes()
 
 
+def _options_take_one_value() -> None:
+    """Every single-valued option of every command (and flag pair, ``--metadata/--no-metadata``) given twice with two
+    different values is a usage error naming it and both (:func:`indexer.cli_index.one_value`: exit 2, before the
+    command runs; the same value twice is one), where click kept the last of them without a word: `check --space a
+    --space b` checked space b alone. Done once here, in the parser every command of this app makes, so each command
+    has it and a new one too (``search``, ``models``, ``model``, ``index``, ``ingest`` and ``sources add`` read theirs
+    as lists and refuse them themselves, with their own advice). The help is untouched."""
+    from typer.core import TyperCommand, TyperGroup
+
+    for cls in (TyperCommand, TyperGroup):
+        made = cls.make_parser
+        if getattr(made, "_taskspace", False):
+            continue
+
+        def make_parser(self, ctx, made=made):
+            parser = made(self, ctx)
+            for opt in {id(o): o for o in [*parser._long_opt.values(), *parser._short_opt.values()]}.values():
+                if opt.action in ("store", "store_const") and not getattr(opt.obj, "multiple", False):
+                    opt.process = _once(opt, opt.process, ctx)
+            return parser
+
+        make_parser._taskspace = True
+        cls.make_parser = make_parser
+
+
+def _once(opt, process, ctx):
+    """The parser's ``process`` of one single-valued option (``opt``), refusing a second value other than its first."""
+    def once(value, state):
+        given = opt.const if opt.action == "store_const" else value
+        if opt.dest in state.opts and not ctx.resilient_parsing:  # (only the command line sets it, while parsing)
+            param = opt.obj
+            if opt.action == "store_const":  # a flag pair: which of its spellings, not True and False
+                names = {True: param.opts, False: param.secondary_opts}
+                values = [max(names.get(v) or [str(v)], key=len) for v in (state.opts[opt.dest], given)]
+                name = "/".join(max(n, key=len) for n in (param.opts, param.secondary_opts) if n)
+                advice = f"give {' or '.join(name.split('/'))}, once"
+            else:
+                values, name = [_as_read(param, ctx, v) for v in (state.opts[opt.dest], given)], max(param.opts, key=len)
+                advice = f"{name} takes one value; give it once"
+            cli_index.one_value(name, values, advice)
+        process(value, state)
+
+    return once
+
+
+def _as_read(param, ctx, value):
+    """``value`` as the option reads it (`-k 03` is 3, as `-k 3`), or as given when it does not read (its own error
+    comes once it is the only value)."""
+    try:
+        got = param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+    except Exception:
+        return value
+    return got.value if isinstance(got, Enum) else got
+
+
+_options_take_one_value()
+
+
 def _version(value: bool) -> None:
     if value:
         from . import __version__
