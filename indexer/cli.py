@@ -566,7 +566,6 @@ def check(
                            "(the next `taskspace reindex` drops them)")
             if d.clean:
                 typer.echo(f"space {d.space}: clean")
-                _echo_unsolvable(d)
                 continue
             typer.echo(f"space {d.space}: drift")
             for problem in d.problems:
@@ -580,7 +579,7 @@ def check(
             if d.refit:  # before: clean, though the next pass refits the map (and says so)
                 typer.echo(f"  calibration map: fitted by an older taskspace ({d.refit}); the next `{d.indexed_by}` "
                            "fits it again, every model solved once")
-            _echo_unsolvable(d)
+        _echo_unsolvable(drifts)
         if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
             typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
                        f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and writes the index; check again when it "
@@ -649,12 +648,24 @@ def _while_a_pass_runs(exc) -> str:
             "(`taskspace runs`)")
 
 
-def _echo_unsolvable(d) -> None:
-    """check's line of the models of a space the solver refuses (``Drift.unsolvable``), each with why. Before, check
-    said nothing of them (every pass's item errors did)."""
-    if d.unsolvable:
-        named = [f"{m} ({why})" for m, why in d.unsolvable.items()]
-        typer.echo(f"  not solvable: {len(named)}: {_named(named)}")
+def _echo_unsolvable(drifts) -> None:
+    """check's lines of the models the solver refuses (``Drift.unsolvable`` of each space), each model once with why
+    and the spaces it is refused in: a line per set of spaces, ``not solvable in space A: 2: org/b (why), org/c
+    (why)`` (a model refused with another why in each space: ``org/b (A: why; B: why)``). Before, a model was listed
+    under each space, once per space (a home of two spaces listed each twice), and before that not at all (every
+    pass's item errors did)."""
+    spaces_of: dict[str, dict[str, str]] = {}
+    for d in drifts:
+        for m, why in d.unsolvable.items():
+            spaces_of.setdefault(m, {})[d.space] = why
+    by_spaces: dict[tuple, list[str]] = {}
+    for m, whys in spaces_of.items():
+        said = (next(iter(whys.values())) if len(set(whys.values())) == 1 else
+                "; ".join(f"{sp}: {why}" for sp, why in whys.items()))
+        by_spaces.setdefault(tuple(whys), []).append(f"{m} ({said})")
+    for spaces, named in by_spaces.items():
+        where = f"space {spaces[0]}" if len(spaces) == 1 else f"spaces {', '.join(spaces[:-1])} and {spaces[-1]}"
+        typer.echo(f"not solvable in {where}: {len(named)}: {_named(named)}")
 
 
 def _named(keys: list[str], most: int = 5) -> str:
