@@ -72,6 +72,64 @@ def _help_shows_what_an_option_takes() -> None:
 _help_shows_what_an_option_takes()
 
 
+def _options_take_one_value() -> None:
+    """Every single-valued option of every command (and flag pair, ``--metadata/--no-metadata``) given twice with two
+    different values is a usage error naming it and both (:func:`indexer.cli_index.one_value`: exit 2, before the
+    command runs; the same value twice is one), where click kept the last of them without a word: `check --space a
+    --space b` checked space b alone. Done once here, in the parser every command of this app makes, so each command
+    has it and a new one too (``search``, ``models``, ``model``, ``index``, ``ingest`` and ``sources add`` read theirs
+    as lists and refuse them themselves, with their own advice). The help is untouched."""
+    from typer.core import TyperCommand, TyperGroup
+
+    for cls in (TyperCommand, TyperGroup):
+        made = cls.make_parser
+        if getattr(made, "_taskspace", False):
+            continue
+
+        def make_parser(self, ctx, made=made):
+            parser = made(self, ctx)
+            for opt in {id(o): o for o in [*parser._long_opt.values(), *parser._short_opt.values()]}.values():
+                if opt.action in ("store", "store_const") and not getattr(opt.obj, "multiple", False):
+                    opt.process = _once(opt, opt.process, ctx)
+            return parser
+
+        make_parser._taskspace = True
+        cls.make_parser = make_parser
+
+
+def _once(opt, process, ctx):
+    """The parser's ``process`` of one single-valued option (``opt``), refusing a second value other than its first."""
+    def once(value, state):
+        given = opt.const if opt.action == "store_const" else value
+        if opt.dest in state.opts and not ctx.resilient_parsing:  # (only the command line sets it, while parsing)
+            param = opt.obj
+            if opt.action == "store_const":  # a flag pair: which of its spellings, not True and False
+                names = {True: param.opts, False: param.secondary_opts}
+                values = [max(names.get(v) or [str(v)], key=len) for v in (state.opts[opt.dest], given)]
+                name = "/".join(max(n, key=len) for n in (param.opts, param.secondary_opts) if n)
+                advice = f"give {' or '.join(name.split('/'))}, once"
+            else:
+                values, name = [_as_read(param, ctx, v) for v in (state.opts[opt.dest], given)], max(param.opts, key=len)
+                advice = f"{name} takes one value; give it once"
+            cli_index.one_value(name, values, advice)
+        process(value, state)
+
+    return once
+
+
+def _as_read(param, ctx, value):
+    """``value`` as the option reads it (`-k 03` is 3, as `-k 3`), or as given when it does not read (its own error
+    comes once it is the only value)."""
+    try:
+        got = param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+    except Exception:
+        return value
+    return got.value if isinstance(got, Enum) else got
+
+
+_options_take_one_value()
+
+
 def _version(value: bool) -> None:
     if value:
         from . import __version__
@@ -508,7 +566,6 @@ def check(
                            "(the next `taskspace reindex` drops them)")
             if d.clean:
                 typer.echo(f"space {d.space}: clean")
-                _echo_unsolvable(d)
                 continue
             typer.echo(f"space {d.space}: drift")
             for problem in d.problems:
@@ -522,7 +579,7 @@ def check(
             if d.refit:  # before: clean, though the next pass refits the map (and says so)
                 typer.echo(f"  calibration map: fitted by an older taskspace ({d.refit}); the next `{d.indexed_by}` "
                            "fits it again, every model solved once")
-            _echo_unsolvable(d)
+        _echo_unsolvable(drifts)
         if running is not None:  # the drift is the pass's work in progress: `reindex` now would make that pass fail
             typer.echo(f"note: an indexing pass is running (run {running.id}, pid {running.pid}, started "
                        f"{running.started_at:%Y-%m-%d %H:%M:%S} UTC) and writes the index; check again when it "
@@ -591,12 +648,24 @@ def _while_a_pass_runs(exc) -> str:
             "(`taskspace runs`)")
 
 
-def _echo_unsolvable(d) -> None:
-    """check's line of the models of a space the solver refuses (``Drift.unsolvable``), each with why. Before, check
-    said nothing of them (every pass's item errors did)."""
-    if d.unsolvable:
-        named = [f"{m} ({why})" for m, why in d.unsolvable.items()]
-        typer.echo(f"  not solvable: {len(named)}: {_named(named)}")
+def _echo_unsolvable(drifts) -> None:
+    """check's lines of the models the solver refuses (``Drift.unsolvable`` of each space), each model once with why
+    and the spaces it is refused in: a line per set of spaces, ``not solvable in space A: 2: org/b (why), org/c
+    (why)`` (a model refused with another why in each space: ``org/b (A: why; B: why)``). Before, a model was listed
+    under each space, once per space (a home of two spaces listed each twice), and before that not at all (every
+    pass's item errors did)."""
+    spaces_of: dict[str, dict[str, str]] = {}
+    for d in drifts:
+        for m, why in d.unsolvable.items():
+            spaces_of.setdefault(m, {})[d.space] = why
+    by_spaces: dict[tuple, list[str]] = {}
+    for m, whys in spaces_of.items():
+        said = (next(iter(whys.values())) if len(set(whys.values())) == 1 else
+                "; ".join(f"{sp}: {why}" for sp, why in whys.items()))
+        by_spaces.setdefault(tuple(whys), []).append(f"{m} ({said})")
+    for spaces, named in by_spaces.items():
+        where = f"space {spaces[0]}" if len(spaces) == 1 else f"spaces {', '.join(spaces[:-1])} and {spaces[-1]}"
+        typer.echo(f"not solvable in {where}: {len(named)}: {_named(named)}")
 
 
 def _named(keys: list[str], most: int = 5) -> str:

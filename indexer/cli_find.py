@@ -402,6 +402,7 @@ def search(
                                         "prompt, or, with no --- line, by blank lines; gzipped too (.jsonl.gz); - reads text from stdin."),
     benchmark: Optional[list[str]] = typer.Option(None, "--benchmark", "-b", callback=_name_option, help="Use a benchmark as the task (its mean prompt)."),
     top: list[int] = typer.Option([10], "--top", "-k", min=1, max=1000, help="How many models (compare mode, -m: every listed model, whatever -k says; --json still echoes it as query.k)."),
+    offset: list[int] = typer.Option([0], "--offset", min=0, help="Skip the best N: list ranks N+1 to N+k, a page of the ranking (not with -m)."),
     license: list[str] = typer.Option(None, "--license", callback=_names_option, help="Only these licenses (repeatable)."),
     min_params: Optional[list[str]] = typer.Option(None, "--min-params", callback=each(_params_option),
                                       help="Only models with at least this many parameters (1.5B, 770M)."),
@@ -438,8 +439,8 @@ def search(
     """
     from .find import Filters, find_models
 
-    file, benchmark, top, min_params, max_params, pipeline_tag, min_evidence, measured_on, prefer_smaller, rank, \
-        evidence, space = one_values(file=file, benchmark=benchmark, top=top, min_params=min_params,
+    file, benchmark, top, offset, min_params, max_params, pipeline_tag, min_evidence, measured_on, prefer_smaller, rank, \
+        evidence, space = one_values(file=file, benchmark=benchmark, top=top, offset=offset, min_params=min_params,
                                      max_params=max_params, pipeline_tag=pipeline_tag, min_evidence=min_evidence,
                                      measured_on=measured_on, prefer_smaller=prefer_smaller,
                                      rank=[r.value for r in rank],
@@ -453,11 +454,16 @@ def search(
         raise ConfigError("give the task as PROMPT (one or more), --file FILE or --benchmark NAME" +
                           (f", not {' and '.join(given)} together" if given else "; none was given") +
                           " (see `taskspace search -h`)")
+    if offset and models:  # a usage error, before any file or store is read
+        from .errors import ConfigError
+
+        raise ConfigError(f"--offset pages the ranking of -k models; compare mode (-m) lists every model given, so it "
+                          f"takes no --offset (got {offset}): drop --offset")
     if file is not None:
         prompts += read_prompts_file(file)
     filters = Filters(licenses=license or None, min_params=min_params, max_params=max_params, pipeline_tag=pipeline_tag,
                       exclude_gated=exclude_gated, open_only=open_only, min_evidence=min_evidence, benchmark=measured_on)
-    result = find_models(prompts or None, benchmark=benchmark, k=top, filters=filters, models=models or None,
+    result = find_models(prompts or None, benchmark=benchmark, k=top, offset=offset, filters=filters, models=models or None,
                          prefer_smaller=prefer_smaller, rank=rank, space=space,
                          evidence=evidence if as_json else max(evidence, 1))  # the table's "measured on it" reads one
     if as_json:
@@ -573,7 +579,10 @@ def _print_result(result) -> None:
     what = (f"benchmark {q['benchmark']}" if q["kind"] == "benchmark" else
             f"{q['prompts']} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
     if not result.results:
-        if q.get("filters"):
+        if q.get("offset"):  # the ranking has no more models than the offset skips
+            typer.echo(f"no model past the best {q['offset']}: --offset {q['offset']} skips every ranked model "
+                       "(lower --offset)")
+        elif q.get("filters"):
             typer.echo("no model matches (check the filters, or run `taskspace index`)")
         elif q.get("models"):  # compare mode, no filter: the "not ranked" line below says why and what to do
             typer.echo("none of the listed models is ranked")
@@ -582,7 +591,7 @@ def _print_result(result) -> None:
             typer.echo(f"no model indexed yet: {NOTHING_INDEXED}")
     else:
         rows = []
-        for i, r in enumerate(result.results, 1):
+        for i, r in enumerate(result.results, 1 + q.get("offset", 0)):  # ranks offset + 1 ... on a page
             d = r.to_dict()
             interval = "-" if d["interval"] is None else "{}-{}".format(*map(_pct, d["interval"]))
             near = ("unknown" if r.coverage.measured_near is None else

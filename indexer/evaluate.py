@@ -304,7 +304,12 @@ def evaluate(
     for d in datas if matrix is None else ():  # a source spec `taskspace ingest` takes: "no such file or folder" said
         spec = str(d)                           # nothing of why
         if spec.startswith(("hub:", "hub-org:")) and not Path(spec).exists():
-            repo, _, rev = spec.partition(":")[2].partition("@")
+            from .ingest import parse_spec
+
+            # the spec as `taskspace ingest` reads it (a malformed one, an @ with no revision after it: its error;
+            # before, `hub:org/repo@` was advised as the default branch's download)
+            got = parse_spec(spec)
+            repo, rev = got.target, got.revision
             get = (f"it first (`hf download {repo} --repo-type dataset{' --revision ' + rev if rev else ''} "
                    "--local-dir DIR`)" if spec.startswith("hub:") else
                    "each of its datasets first (`hf download ORG/NAME --repo-type dataset --local-dir DIR`)")

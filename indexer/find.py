@@ -7,7 +7,8 @@ lifted row), a benchmark name (its vector), or a raw query vector in the space's
     {"query": {"kind": "prompt" | "prompts" | "benchmark" | "vector", "prompts": n, "options_filled": bool,
                "truncated": [i, ...], "max_tokens": n | null,
                "measured_near": {"results": n, "of": n, "any_model": bool} | null,
-               "benchmark": ..., "k": ..., "rank": ..., "prefer_smaller": ..., "filters": {...}, "models": [...]},
+               "benchmark": ..., "k": ..., "offset": ..., "rank": ..., "prefer_smaller": ..., "filters": {...},
+               "models": [...]},
      "space": {"name", "id", "encoder", "method", "dim", "calibrated", "signal"},
      "results": [{"model", "hub_id", "api_only", "aliases", "score", "rank_score", "probability",
                   "interval": [lo, hi], "variance",
@@ -691,10 +692,14 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
 
 def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None = None, vector=None, k: int = 10,
                 filters: Filters | dict | None = None, models: str | list[str] | None = None, prefer_smaller: float = 0.0,
-                rank: str = "probability", evidence: int = 3, store=None, vectors=None, space=None) -> FindResult:
+                rank: str = "probability", evidence: int = 3, store=None, vectors=None, space=None,
+                offset: int = 0) -> FindResult:
     """Rank the indexed models for a task (see the module docstring). Exactly one of ``prompts`` (a string or a
     list of example prompts), ``benchmark`` or ``vector`` (a raw (dim,) query in the space's index form).
-    ``k``: how many results (compare mode, ``models``: one name or a list, every listed model). ``evidence``: how many evidence prompts and
+    ``k``: how many results (compare mode, ``models``: one name or a list, every listed model). ``offset``: skip the
+    best ``offset`` first (a page of the ranking: the results are ranks ``offset + 1`` to ``offset + k`` of the ranking
+    ``k = offset + k`` gives, whatever ``rank``, ``prefer_smaller`` and ``filters``; not with ``models``, whose
+    answer lists every model given). ``evidence``: how many evidence prompts and
     benchmarks per result (0: none; the neighbourhood is still searched, for ``coverage``). Without ``store``/``vectors`` the configured
     stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
     from .query import _space_state
@@ -703,6 +708,12 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     timings: dict[str, float] = {"encode": 0.0}
     t0 = time.perf_counter()
     prompts = _check_query(prompts, benchmark, vector, k, rank)
+    from .browse import _page
+
+    offset, _ = _page(offset, None)  # a non-negative integer, as GET /v1/models' offset
+    if offset and models is not None:
+        raise InputError(f"offset pages a ranking of k models; compare mode (models) lists every model given, so "
+                         f"it takes no offset (got {offset}); leave offset out", item="offset")
     bad = (f"prefer_smaller must be a number from 0 to {MAX_PREFER_SMALLER:g} (e.g. 0.1), not {_short(prefer_smaller)}")
     if isinstance(prefer_smaller, bool) or not isinstance(prefer_smaller, (int, float, np.integer, np.floating)):
         raise InputError(bad, item="prefer_smaller")
@@ -721,7 +732,9 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     base = {"key": list(keys)} if keys is not None else {}
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
-    limit = len(keys) if keys is not None else int(k)
+    limit = len(keys) if keys is not None else offset + int(k)  # the page is the tail of the best offset + k
+    if offset:  # no more than the models that pass the filters (a client's offset of 10**9 asks no larger search)
+        limit = min(limit, max(1, vectors.count(name, "models", where)))
     changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the request
     ids: dict[str, int | None] = {}  # the neighbourhood's prompt ids (query.prompt_ids_of): read once for the request
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
@@ -729,6 +742,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
                                                  changed=changed, ids_known=ids)
     if not ranked and where is None:  # nothing filtered out, yet no model: the index has lost what SQL holds
         check_not_drifted(store, sp, name, vectors)
+    ranked = ranked[offset:]
 
     excluded, missing = {}, {}
     if conds or alpha > 0:
@@ -751,7 +765,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     truncated, max_tokens = _truncated(sp, prompts) if prompts else ([], None)
     query = {"kind": kind, "prompts": len(prompts or []), "options_filled": filled, "truncated": truncated,
              "max_tokens": max_tokens, "measured_near": _measured_near(results, anything_near), "benchmark": benchmark,
-             "k": int(k), "rank": rank, "prefer_smaller": alpha, "filters": flt.to_dict(),
+             "k": int(k), "offset": offset, "rank": rank, "prefer_smaller": alpha, "filters": flt.to_dict(),
              "models": list(keys) if keys is not None else None}
     if keys is not None:  # compare mode: the listed models that are not in the answer (filtered out, or no vector)
         shown = {r.model for r in results}

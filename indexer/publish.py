@@ -581,13 +581,13 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
     """(folder, origin, revision) of a pull spec: ``hub:ORG/NAME[@REV]`` or a local folder. ``space`` (``pull
     --space``): from the Hub, the space table is downloaded first and the name checked against it (an unknown one is
     an error before the vectors are fetched), then only that space's files."""
-    from .hub import HubClient, is_valid_repo_id, is_valid_revision
+    from .hub import HubClient
+    from .ingest import parse_spec
 
     if spec.startswith("hub:"):
-        target = spec[4:]
-        repo, _, rev = target.partition("@")
-        if not is_valid_repo_id(repo) or (rev and not is_valid_revision(rev)):
-            raise InputError(f"{spec!r} is not hub:ORG/NAME[@REVISION]")
+        # the CLI's rule (indexer.ingest.parse_spec): a malformed repo id or revision, and an @ with no revision
+        # after it, which read the default branch here (`pull hub:org/repo@$REV`, REV unset) though `pull` refused it
+        repo, rev = (got := parse_spec(spec)).target, got.revision
         hub = hub or HubClient()
         hub.again = "nothing was pulled; run `taskspace pull` again later"  # not "the next run": none follows
         snap = hub.repo_snapshot(repo, rev or None, "dataset")

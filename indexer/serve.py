@@ -3,9 +3,10 @@ the input limits, calls :mod:`indexer.find` / :mod:`indexer.browse` and returns 
 
 Routes
 ------
-- ``POST /v1/find``: body ``{"prompts": [...] | "benchmark": "..." | "vector": [...], "k": 10, "filters": {...},
-  "models": [...], "prefer_smaller": 0.0, "rank": "probability", "evidence": 3}`` -> the object
-  ``taskspace search --json`` prints (:meth:`indexer.find.FindResult.to_dict`).
+- ``POST /v1/find``: body ``{"prompts": [...] | "benchmark": "..." | "vector": [...], "k": 10, "offset": 0,
+  "filters": {...}, "models": [...], "prefer_smaller": 0.0, "rank": "probability", "evidence": 3}`` -> the object
+  ``taskspace search --json`` prints (:meth:`indexer.find.FindResult.to_dict`); ``offset`` pages the ranking as
+  ``GET /v1/models``' pages the list (``{"k": 10, "offset": 10}``: ranks 11 to 20).
 - ``GET /v1/models`` (``?benchmark=&offset=&limit=`` and the filters: ``license`` (repeatable), ``min_params``,
   ``max_params``, ``pipeline_tag``, ``exclude_gated``, ``open_only``, ``min_evidence``, ``measured_on``) ->
   ``{"models": [...], "offset", "limit", "total", "next_offset"}``; ``GET /v1/models/{id}`` (a key, Hub id or alias; ids
@@ -100,16 +101,17 @@ _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: 
 SPACE_PARAM = ("the embedding space to query: its index name (as `taskspace spaces` lists it), SQL id or encoder name; "
                "default: the configured space, as `taskspace search` without --space")
 #: the ``/v1/find`` body fields
-FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence",
-               "space")
+FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "offset", "filters", "models", "prefer_smaller", "rank",
+               "evidence", "space")
 #: the ``/v1/find`` knobs that take no null and no true/false, with what each takes (a body without one gets
 #: find_models' default)
-_KNOBS = {"k": f"a positive integer, at most {LIMITS['max_k']}", "prefer_smaller": "a number from 0 to {max_prefer:g}",
+_KNOBS = {"k": f"a positive integer, at most {LIMITS['max_k']}", "offset": "a non-negative integer",
+          "prefer_smaller": "a number from 0 to {max_prefer:g}",
           "rank": "probability or lcb", "evidence": f"an integer from 0 to {LIMITS['max_evidence']}"}
 #: names other APIs use for a ``/v1/find`` field: an unknown field of these names is answered with ours
 _FIND_SYNONYMS = {"top": "k", "top_k": "k", "topk": "k", "limit": "k", "n": "k", "num_results": "k", "query": "prompts",
                   "queries": "prompts", "text": "prompt", "texts": "prompts", "examples": "prompts", "filter": "filters",
-                  "model": "models", "sort": "rank", "order_by": "rank"}
+                  "model": "models", "sort": "rank", "order_by": "rank", "skip": "offset", "start": "offset"}
 
 
 class ApiError(Exception):
@@ -901,7 +903,7 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                                                            "filters": {"max_params": "8B"}}}}}})
     def find(body: dict[str, Any] = Body(...)):
         """Rank the indexed models for a task: one of ``prompts`` (a string or a list), ``benchmark`` or
-        ``vector``; ``k`` (<= 100), ``filters`` (licenses, min_params, max_params, pipeline_tag, exclude_gated,
+        ``vector``; ``k`` (<= 100), ``offset`` (skip the best ``offset``: ranks offset + 1 to offset + k), ``filters`` (licenses, min_params, max_params, pipeline_tag, exclude_gated,
         open_only, min_evidence, benchmark), ``models`` (compare mode), ``prefer_smaller``, ``rank``
         (probability | lcb), ``evidence``, ``space`` (default: the configured space, as ``taskspace search``
         without ``--space``). Answers what ``taskspace search --json`` prints."""
@@ -1139,6 +1141,7 @@ def _answer_responses() -> dict:
                                                                "unknown")
         benchmark: str | None
         k: int
+        offset: int = Field(description="the results are ranks offset + 1 to offset + k")
         rank: Literal["probability", "lcb"]
         prefer_smaller: float
         filters: AppliedFilters
@@ -1327,6 +1330,9 @@ def _find_schema() -> dict:
         vector: list[float] | None = Field(None, max_length=LIMITS["max_vector_length"],
                                            description="a raw query in the space's index form")
         k: int = Field(10, ge=1, le=LIMITS["max_k"])
+        offset: int = Field(0, ge=0, description="skip the best offset models: the results are ranks offset + 1 to "
+                                                 "offset + k (a page of the ranking, as GET /v1/models pages; not "
+                                                 "with models)")
         filters: FindFilters | None = None
         models: Annotated[list[Text], Field(min_length=1, max_length=LIMITS["max_models"])] | Text | None = Field(
             None, description="compare mode: rank exactly these models (one may be a string)")
@@ -1429,7 +1435,7 @@ def find_arguments(body: dict) -> dict:
     # a whole number written with a fraction (5.0: a client that computed it as a float) is the integer JSON Schema
     # takes it for, as /openapi.json declares k, evidence and min_evidence "integer" (before: "k must be a positive
     # integer, not 5.0", a body valid by the document refused)
-    args.update({name: _whole(args[name]) for name in ("k", "evidence", "space") if name in args})
+    args.update({name: _whole(args[name]) for name in ("k", "offset", "evidence", "space") if name in args})
     if isinstance(args.get("filters"), dict) and "min_evidence" in args["filters"]:
         args["filters"] = {**args["filters"], "min_evidence": _whole(args["filters"]["min_evidence"])}
     if "prompt" in args:  # one prompt: "prompt": "..." is "prompts": ["..."]
@@ -1487,6 +1493,7 @@ _FIND_TYPES = {
     "benchmark": (_is_text, "one benchmark name (a string)"),
     "vector": (lambda v: isinstance(v, list), "a list of numbers"),
     "k": (_is_int, _KNOBS["k"]),
+    "offset": (_is_int, _KNOBS["offset"]),
     "evidence": (_is_int, _KNOBS["evidence"]),
     "prefer_smaller": (_is_number, _KNOBS["prefer_smaller"]),
     "rank": (_is_text, _KNOBS["rank"]),

@@ -330,3 +330,61 @@ def test_the_top_help_lists_the_exit_codes_as_the_errors_have_them():
                       (errors.EncoderError, "encoder"), (errors.BusyError, "busy")):
         assert codes[cls.exit_code].startswith(word), (cls, codes)
     assert codes[143] == "terminated."
+
+
+def _single_valued_options():
+    """(command path, option, its two spellings of two values) for every single-valued option of every command and
+    group of the app (a flag pair: its two flags), the help options and counters aside."""
+    import typer.main
+
+    from indexer.cli import app
+
+    out, todo = [], [((), typer.main.get_command(app))]
+    while todo:
+        path, cmd = todo.pop()
+        todo += [((*path, name), sub) for name, sub in sorted(getattr(cmd, "commands", {}).items())]
+        for p in cmd.params:
+            if getattr(p, "param_type_name", "") != "option" or p.multiple or p.count or "--help" in p.opts:
+                continue
+            name = max(p.opts, key=len)
+            if p.is_flag:
+                if p.secondary_opts:
+                    out.append((path, f"{name}/{max(p.secondary_opts, key=len)}", [name, max(p.secondary_opts, key=len)]))
+                continue
+            choices = list(p.type_descriptor.choices or [])[:2] if p.type_descriptor.is_choice else []
+            a, b = (str(getattr(c, "value", c)) for c in choices) if len(choices) == 2 else ("1", "2")
+            out.append((path, name, [name, a, name, b]))
+    return out
+
+
+def test_every_single_valued_option_of_every_command_given_two_values_is_refused(capsys):
+    """Any command's single-valued option given twice with two values (`check --space a --space b`, `evaluate D
+    --seeds 1 --seeds 2`, `serve --port 1 --port 2`), and a flag pair given both ways (`ingest S --metadata
+    --no-metadata`), is a usage error naming the option and both values (exit 2, one line, before the command runs),
+    as `search`, `models` and `model` refuse theirs; before, every other command silently took the last value."""
+    from helpers import run_cli
+
+    cases = _single_valued_options()
+    named = {(" ".join(path), name) for path, name, _ in cases}
+    for want in (("check", "--space"), ("evaluate", "--seeds"), ("serve", "--port"), ("publish", "--space"),
+                 ("pull", "--space"), ("reindex", "--space"), ("ingest", "--metadata/--no-metadata"), ("worker", "--every")):
+        assert want in named, want
+    wrong = []
+    for path, name, given in cases:
+        rc, out, err = run_cli(capsys, *path, *given)
+        lines = err.strip().splitlines()
+        if not (rc == 2 and out == "" and len(lines) == 1 and lines[0].startswith(f"error: {name} was given 2 values")
+                and "once" in lines[0]):
+            wrong.append((path, given, rc, out, err))
+    assert wrong == [], wrong
+
+
+def test_the_same_value_of_an_option_twice_is_one_value(capsys, tmp_path):
+    """`--url U --url U`: one value, as `search -k 2 -k 2` is (the command runs); `03` reads as 3 does."""
+    from helpers import run_cli
+
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    rc, out, err = run_cli(capsys, "db", "current", "--url", url, "--url", url)
+    assert rc == 0 and "current (empty)" in out, (rc, out, err)
+    rc, out, err = run_cli(capsys, "demo", "-k", "3", "-k", "03", "-k", "4", "--json")
+    assert rc == 2 and "--top was given 2 values (3, 4)" in err, (rc, out, err)

@@ -1029,3 +1029,25 @@ def test_a_long_table_is_richs_table_to_the_byte_with_one_row_laid_out(monkeypat
     _table(title, columns, rows, caption)
     assert capsys.readouterr().out == want and len(laid) == 1
     assert ("\x1b[1m" in want) == ("FORCE_COLOR" in env) and "org/m799[v2]:fire:" in want
+
+
+def test_search_offset_lists_the_ranks_after_it(tmp_path, encoder):
+    """`search --offset N` lists ranks N+1 to N+k of the ranking a larger -k gives (by the lower bound too), numbered
+    from N+1 in the table, `query.offset` in --json; past the last model it says so; with -m (every listed model) it
+    is a usage error; given twice with two values it is refused as -k is. Before, search had no --offset."""
+    _alpha_home(tmp_path, encoder, 5)
+    prompt = "What is item 3 of alpha about chemistry?"
+    for rank in ("probability", "lcb"):
+        every = json.loads(run("search", prompt, "-k", "3", "--rank", rank, "--json").stdout)["results"]
+        for offset, k in ((1, 1), (1, 5), (2, 1)):
+            page = json.loads(run("search", prompt, "-k", str(k), "--offset", str(offset), "--rank", rank, "--json").stdout)
+            assert page["results"] == every[offset:offset + k] and page["query"]["offset"] == offset, (rank, offset)
+    res = run("search", prompt, "-k", "2", "--offset", "1")
+    ranks = [ln.split("│")[1].strip() for ln in res.stdout.splitlines() if ln.count("│") > 2 and "org/" in ln]
+    assert res.returncode == 0 and ranks == ["2", "3"], res.stdout + res.stderr
+    res = run("search", prompt, "--offset", "3")
+    assert res.returncode == 0 and "--offset 3 skips every ranked model" in res.stdout, res.stdout + res.stderr
+    res = run("search", prompt, "-m", "org/a", "--offset", "1")
+    assert res.returncode == 2 and "compare mode (-m)" in res.stderr and "drop --offset" in res.stderr, res.stderr
+    res = run("search", prompt, "--offset", "1", "--offset", "2")
+    assert res.returncode == 2 and "--offset was given 2 values (1, 2)" in res.stderr, res.stderr

@@ -1326,6 +1326,21 @@ def test_a_hub_source_given_as_data_says_evaluate_reads_local_data_and_how_to_ge
         evaluate([str(SAMPLE), "hub-org:org"], split="oos", sweep=False)
 
 
+def test_a_hub_spec_with_an_empty_revision_is_refused_as_the_cli_refuses_it():
+    """`evaluate("hub:org/results@")` (the @ followed by no revision: `@$REV` with REV unset) is refused with the
+    error `taskspace ingest` gives such a spec (indexer.ingest.parse_spec, one rule); before, evaluate advised the
+    download of the repo's default branch, as if no @ were written."""
+    from indexer.evaluate import evaluate
+    from indexer.ingest import parse_spec
+
+    for spec in ("hub:org/results@", "hub:org@v1", "hub-org:"):
+        with pytest.raises(InputError) as want:
+            parse_spec(spec)
+        with pytest.raises(InputError) as got:
+            evaluate(spec, split="oos", sweep=False)
+        assert str(got.value) == str(want.value), (spec, got.value, want.value)
+
+
 def test_a_folder_without_its_prompts_file_is_named_as_such(tmp_path):
     # a folder of outcomes.csv alone: "cannot tell the format of this folder ... pass --format", and with --format
     # table "put one there or pass it explicitly", an option evaluate does not have

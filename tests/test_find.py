@@ -1500,3 +1500,41 @@ def test_the_neighbourhood_probe_is_the_question_embedding_alone(method):
     e = d
     assert probe.shape == (spec.dim,) and not probe[e:].any()
     assert np.allclose(probe[:e], q[:e] / np.linalg.norm(q[:e]))
+
+
+#: the queries the offset test pages: (the index fixture, prompt, filters, prefer_smaller)
+_PAGED = (("mixed", ALPHA[5], None, 0.0), ("mixed", BETA[2], {"benchmark": "alpha"}, 0.0), ("mixed", ALPHA[1], None, 0.05),
+          ("mixed", ALPHA[2], {"min_evidence": 13}, 0.0), ("idx", ALPHA[3], {"open_only": True}, 0.0),
+          ("idx", BETA[0], None, 0.0), ("idx", ALPHA[7], {"licenses": ["mit", "apache-2.0"]}, 0.1))
+
+
+@pytest.mark.parametrize("fixture", ["mixed", "idx"])
+@pytest.mark.parametrize("rank", ["probability", "lcb"])
+def test_offset_pages_the_ranking_as_a_larger_k_ranks_it(request, fixture, rank):
+    """`offset=N` answers ranks N+1 to N+k of the ranking `k = N + k` gives, each result whole (score, probability,
+    interval, coverage, evidence), by probability and by the lower bound, with filters and a size trade-off, on a
+    coverage-aware map (`mixed`, 19 models) and a plain one (`idx`); past the last model it is an empty answer.
+    Before, find_models took no offset: the results stopped at k (<= 100 over HTTP)."""
+    index = request.getfixturevalue(fixture)
+    for _, prompt, filters, alpha in (q for q in _PAGED if q[0] == fixture):
+        whole = ask(index, prompt, k=30, rank=rank, filters=filters, prefer_smaller=alpha)
+        every = [r.to_dict() for r in whole]
+        assert len(every) >= 3, every
+        for offset, k in ((0, 3), (1, 3), (2, 2), (5, 4), (len(every) - 1, 5), (len(every), 2), (len(every) + 7, 1)):
+            page = ask(index, prompt, k=k, offset=offset, rank=rank, filters=filters, prefer_smaller=alpha)
+            assert [r.to_dict() for r in page] == every[offset:offset + k], (prompt, filters, alpha, offset, k)
+            assert page.query["offset"] == offset and page.query["k"] == k
+            assert page.excluded == whole.excluded and page.missing_metadata == whole.missing_metadata
+
+
+def test_a_bad_offset_is_an_input_error_naming_it(idx):
+    """A negative or non-integer offset is refused as GET /v1/models' offset is ("offset must be a non-negative
+    integer"), and so is an offset in compare mode, whose answer lists every model given."""
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(InputError, match="offset must be a non-negative integer") as err:
+            ask(idx, ALPHA[0], offset=bad)
+        assert err.value.item == "offset"
+    with pytest.raises(InputError, match="compare mode") as err:
+        ask(idx, ALPHA[0], models=["org/small", "org/big"], offset=1)
+    assert err.value.item == "offset"
+    assert len(ask(idx, ALPHA[0], models=["org/small", "org/big"], offset=0)) == 2

@@ -1949,3 +1949,17 @@ def test_a_home_whose_only_space_is_pulled_with_another_encoder_searches_it_with
         assert "no indexed space was built" in caplog.text, caplog.text
     finally:
         store_b.close()
+
+
+@pytest.mark.parametrize("spec", ["hub:fake-org/lm-eval-results@", "hub:fake-org@v1", "hub:fake-org/lm-eval-results@-x"])
+def test_pull_called_as_a_library_refuses_a_hub_spec_as_the_cli_does(hub_server, spec):
+    """`pull("hub:ORG/NAME@")` (the @ followed by no revision: `@$REV` with REV unset) is refused with the error the
+    CLI's `taskspace pull` gives (indexer.ingest.parse_spec, one rule), before the Hub is asked; before, the library
+    read the repo's default branch (here: "holds no spaces.parquet": a record set looked for at a revision not asked for)."""
+    from indexer.ingest import parse_spec
+
+    with pytest.raises(InputError) as want:
+        parse_spec(spec)
+    with pytest.raises(InputError) as got:
+        pull(spec)
+    assert str(got.value) == str(want.value), (got.value, want.value)

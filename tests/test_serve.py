@@ -2044,3 +2044,35 @@ def test_a_second_stop_signal_ends_the_shutdown_without_waiting_for_the_workers_
     assert done.wait(5), "the shutdown still waits for the worker's item after a second signal"
     assert svc._thread is not None and svc._thread.is_alive()  # left running, its stores not closed under it
     busy.set()
+
+
+def test_find_pages_its_ranking_with_an_offset_declared_in_the_schema(client):
+    """`POST /v1/find` takes `offset`, as `GET /v1/models` pages: the results are ranks offset + 1 to offset + k of
+    the ranking a larger k gives (by the lower bound and with a filter too), `query.offset` says it, /openapi.json
+    declares it (body: an integer >= 0, default 0; answer: query.offset), and a bad one is a 422 naming `offset` in
+    the words the other knobs use. Before, the body field was refused as unknown and the results stopped at k <= 100."""
+    spec = client.get("/openapi.json").json()
+    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert body["offset"]["type"] == "integer" and body["offset"]["minimum"] == 0 and body["offset"]["default"] == 0
+    assert "offset" in spec["components"]["schemas"]["Query"]["required"]
+    for ask in ({"prompts": [PROMPT]}, {"benchmark": "beta", "rank": "lcb"},
+                {"prompt": PROMPT, "rank": "lcb", "filters": {"max_params": "80B"}, "prefer_smaller": 0.05}):
+        every = client.post("/v1/find", json={**ask, "k": 20}).json()["results"]
+        assert len(every) >= 3, every
+        for offset, k in ((0, 2), (1, 2), (2, 1), (1, 10), (len(every), 3)):
+            r = client.post("/v1/find", json={**ask, "k": k, "offset": offset})
+            assert r.status_code == 200, r.text
+            assert r.json()["results"] == every[offset:offset + k] and r.json()["query"]["offset"] == offset, (ask, offset)
+    assert client.post("/v1/find", json={"prompts": [PROMPT], "offset": 2.0, "k": 1}).json()["query"]["offset"] == 2
+    for offset, said in ((-1, "offset must be a non-negative integer, not -1"),
+                         ("2", 'offset must be a non-negative integer, not "2"'),
+                         (1.5, "offset must be a non-negative integer, not 1.5"),
+                         (None, "offset: null is not a value of offset (a non-negative integer); leave offset out for "
+                                "its default (0)")):
+        err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "offset": offset}), 422, "invalid_input",
+                           "offset")
+        assert err["message"] == said, err
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "models": ["org/m1"], "offset": 1}), 422,
+                 "invalid_input", "offset", says="compare mode")
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "skip": 1}), 422, "invalid_request", "skip",
+                 says="did you mean 'offset'?")

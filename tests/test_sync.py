@@ -902,10 +902,7 @@ def test_check_names_the_models_the_solver_refuses_without_failing(encoder, tmp_
     when nothing else drifted, as no pass or rebuild repairs them. Before, check said nothing of them."""
     import json
 
-    from sqlalchemy import text
-
     from helpers import TOPICS, index_sources, outcomes
-    from indexer.store.sql import open_store
 
     rng = np.random.default_rng(17)
     alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
@@ -913,22 +910,59 @@ def test_check_names_the_models_the_solver_refuses_without_failing(encoder, tmp_
                                               outcomes(rng, ["org/a", "org/b", "org/c"], 8))])
     store.close()
     vectors.close()
-    with open_store() as sql, sql.engine.begin() as conn:  # stored outcomes made ones no pass can solve
-        for key, value in (("org/b", 2.0), ("org/c", np.nan)):
-            mid = conn.execute(text("select id from models where key = :k"), {"k": key}).scalar_one()
-            blob = np.full(8, value, dtype="<f4").tobytes()
-            conn.execute(text("update outcomes set scores = :s where model_id = :m"), {"s": blob, "m": mid})
-            conn.execute(text("update models set outcomes_digest = :d where id = :m"), {"d": f"bad-{key}", "m": mid})
+    _unsolvable_outcomes()
     rc, out, err = cli("check")
     assert rc == 0 and "clean" in out, (out, err)
-    assert ("not solvable: 2: org/b (outcome 2 on benchmark alpha is outside [0, 1]), org/c (no observed outcome)"
-            in out), out
+    space = json.loads(cli("check", "--json")[1])["spaces"][0]["space"]
+    assert (f"not solvable in space {space}: 2: org/b (outcome 2 on benchmark alpha is outside [0, 1]), org/c (no "
+            "observed outcome)" in out), out
     assert "fix the values" in err and "ingest it again" in err and "taskspace reindex" not in err, err
     rc, out, err = cli("check", "--json")
     d = json.loads(out)["spaces"][0]
     assert rc == 0 and d["clean"] and d["n_unsolvable"] == 2 and d["unsolved"] == [], out
     assert d["unsolvable"] == [{"model": "org/b", "why": "outcome 2 on benchmark alpha is outside [0, 1]"},
                                {"model": "org/c", "why": "no observed outcome"}], out
+
+
+def _unsolvable_outcomes() -> None:
+    """The stored outcomes (8 prompts) of org/b made 2 and org/c's NaN, each model's digest changed: outcomes no pass
+    can solve (outside [0, 1]; none observed)."""
+    from sqlalchemy import text
+
+    from indexer.store.sql import open_store
+
+    with open_store() as sql, sql.engine.begin() as conn:
+        for key, value in (("org/b", 2.0), ("org/c", np.nan)):
+            mid = conn.execute(text("select id from models where key = :k"), {"k": key}).scalar_one()
+            blob = np.full(8, value, dtype="<f4").tobytes()
+            conn.execute(text("update outcomes set scores = :s where model_id = :m"), {"s": blob, "m": mid})
+            conn.execute(text("update models set outcomes_digest = :d where id = :m"), {"d": f"bad-{key}", "m": mid})
+
+
+def test_check_names_a_model_the_solver_refuses_once_with_the_spaces_it_is_refused_in(encoder, tmp_path, cli,
+                                                                                       monkeypatch):
+    """A home of two spaces (the default method's pass, then TASKSPACE_METHOD=auto-mean's) whose models org/b and org/c
+    no pass can solve: check lists each once, on one line naming both spaces. Before, each space listed them, so each
+    model was named twice."""
+    import json
+
+    from helpers import TOPICS, outcomes, write_source
+
+    rng = np.random.default_rng(23)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    write_source(tmp_path / "a", "alpha", alpha, outcomes(rng, [f"org/{c}" for c in "abcdef"], 8))
+    _index_with_method(encoder, monkeypatch, [tmp_path / "a"], None)
+    _index_with_method(encoder, monkeypatch, [], "auto-mean")
+    _unsolvable_outcomes()
+    rc, out, err = cli("check", "--json")
+    spaces = [d["space"] for d in json.loads(out)["spaces"]]
+    assert len(spaces) == 2 and all(d["n_unsolvable"] == 2 for d in json.loads(out)["spaces"]), out
+    rc, out, err = cli("check")
+    assert rc == 0 and out.count("org/b") == 1 and out.count("org/c") == 1, (out, err)
+    (line,) = [ln for ln in out.splitlines() if "not solvable" in ln]
+    assert line == (f"not solvable in spaces {spaces[0]} and {spaces[1]}: 2: org/b (outcome 2 on benchmark alpha is "
+                    "outside [0, 1]), org/c (no observed outcome)"), out
+    assert err.count("fix the values of the models not solvable") == 1, err
 
 
 def _index_with_method(encoder, monkeypatch, folders, method: str | None):
