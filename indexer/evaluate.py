@@ -252,7 +252,8 @@ def evaluate(
     ``split``: ``in-sample`` (a random 20% of prompts held out, ``seeds`` times), ``oos`` (leave one group out:
     the benchmark, or ``group_by`` field), ``coverage`` (every group, ``seeds`` times: its outcomes hidden from half
     of the models, half of its prompts the targets), or ``all`` / ``both`` (several; returns ``{"split": "all",
-    "in-sample": .., "oos": .., "coverage": ..}``). ``contestants``: more contestants (name -> contestant).
+    "in-sample": .., "oos": .., "coverage": .., "skipped": {}}``, a split that cannot run on the data left out
+    and why under ``skipped``). ``contestants``: more contestants (name -> contestant).
     ``datasets`` (N,): with ``matrix``, the data set of each prompt (as pooling several folders gives).
     ``lam``/``eps``: the paper method's lambda and eps (default 1 and 0). ``method``: the default method's name
     (default ``TASKSPACE_METHOD``). ``matrix``/``embeddings``: skip reading/encoding (tests, benchmarks).
@@ -321,10 +322,12 @@ def evaluate(
         labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
     except InputError as exc:  # a bad option value, known once the data is read: exit 2 as the parser's
         raise ConfigError(f"{arg('group_by', group_by)}: {exc}") from None
-    splits_todo = SPLITS[split]
     # every split's folds before anything is encoded or run: a split that cannot run on this data (oos of one group,
-    # coverage of one model) fails now, not after the splits before it ran and with their numbers lost
-    folds_of = {sp: _folds(sp, labels, len(m.models), len(m.texts), seeds) for sp in splits_todo}
+    # coverage of one model) is known now, not after the splits before it ran; of several (`all`, `both`), those that
+    # can run do, and the result says in one line why each other did not (``skipped``); before, `--split all` on one
+    # benchmark failed whole with oos's error. A single split that cannot run, or none of several, is the error.
+    folds_of, skipped = _all_folds(split, labels, len(m.models), len(m.texts), seeds)
+    splits_todo = tuple(folds_of)
     qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
     t_read = time.perf_counter() - t0
@@ -379,9 +382,27 @@ def evaluate(
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
         out[sp] = res
-    if len(splits_todo) > 1:
-        return {"split": split, **out}
+    if len(SPLITS[split]) > 1:
+        return {"split": split, **out, "skipped": skipped}
     return out[split]
+
+
+def _all_folds(split: str, labels, n_models: int, n_prompts: int, seeds: int) -> tuple[dict, dict]:
+    """(split -> its folds, split -> why it cannot run on this data) of the splits ``split`` runs; an InputError
+    when ``split`` is one split that cannot run, or none of its splits can."""
+    todo = SPLITS[split]
+    folds_of, skipped = {}, {}
+    for sp in todo:
+        try:
+            folds_of[sp] = _folds(sp, labels, n_models, n_prompts, seeds)
+        except InputError as exc:
+            if len(todo) == 1:
+                raise
+            skipped[sp] = str(exc)
+    if not folds_of:
+        raise InputError(f"no split of {arg('split', split, quote=False)} can run on this data: "
+                         + "; ".join(f"{sp}: {why}" for sp, why in skipped.items()))
+    return folds_of, skipped
 
 
 def _dataset_summary(m: OutcomeMatrix, datasets, names: list[str]) -> list[dict]:

@@ -1166,9 +1166,9 @@ def test_the_baselines_calibration_label_does_not_claim_more_source_prompts_than
 
 
 def test_a_split_that_cannot_run_fails_before_any_split_runs(monkeypatch):
-    # `--split all` on data of one benchmark (oos needs two) or one model (coverage needs two): the error came after
-    # the splits before it had run (minutes at scale), and their numbers were lost with it; it now comes before the
-    # data is encoded
+    # `--split oos` on data of one benchmark (oos needs two), `--split coverage` of one model (coverage needs two), or
+    # `--split all` where no split can run: the error came after the splits before it had run (minutes at scale), and
+    # their numbers were lost with it; it now comes before the data is encoded
     from indexer import evaluate as ev
 
     D, S, labels = synthetic(seed=3, M=4, per_group=10, groups=1)
@@ -1176,10 +1176,48 @@ def test_a_split_that_cannot_run_fails_before_any_split_runs(monkeypatch):
     monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("a split ran"))
     monkeypatch.setattr(ev, "_default_rows", lambda *a, **k: pytest.fail("the prompts were encoded"))
     with pytest.raises(InputError, match="at least 2 groups"):
-        ev.evaluate("one-group", split="all", seeds=1, matrix=m, embeddings=D, method="paper")
+        ev.evaluate("one-group", split="oos", seeds=1, matrix=m, embeddings=D, method="paper")
     one = from_arrays(S[:1], m.texts, ["a", "b"] * (S.shape[1] // 2))
     with pytest.raises(InputError, match="at least 2 models"):
-        ev.evaluate("one-model", split="all", seeds=1, matrix=one, embeddings=D, method="paper")
+        ev.evaluate("one-model", split="coverage", seeds=1, matrix=one, embeddings=D, method="paper")
+    lone = from_arrays(S[:1, :1], m.texts[:1], ["a"])  # one model, one prompt: no split of `all` can run
+    with pytest.raises(InputError, match=r"no split of split=.all. can run on this data: in-sample: .*; oos: .*at least "
+                                         r"2 groups.*; coverage: .*at least 2 models"):
+        ev.evaluate("lone", split="all", seeds=1, matrix=lone, embeddings=D[:1], method="paper")
+
+
+def test_a_split_that_cannot_run_is_named_in_one_line_and_the_others_still_run(tmp_path):
+    # `--split all` on data of one benchmark (a user's own benchmark: oos needs two) or of one model (coverage needs
+    # two) failed whole with that split's error: the splits that could run were not run either
+    from typer.testing import CliRunner
+
+    from indexer import evaluate as ev
+    from indexer.cli import app
+
+    D, S, labels = synthetic(seed=3, M=4, per_group=10, groups=1)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = ev.evaluate("one-group", split="all", seeds=1, matrix=m, embeddings=D, method="paper", sweep=False)
+    assert [k for k in ev.SPLITS["all"] if k in res] == ["in-sample", "coverage"]
+    assert list(res["skipped"]) == ["oos"] and "at least 2 groups" in res["skipped"]["oos"]
+    assert np.isfinite(res["in-sample"]["methods"]["paper"]["auc"])
+    one = from_arrays(S[:1], m.texts, ["a", "b"] * (S.shape[1] // 2))
+    res = ev.evaluate("one-model", split="all", seeds=1, matrix=one, embeddings=D, method="paper", sweep=False)
+    assert [k for k in ev.SPLITS["all"] if k in res] == ["in-sample", "oos"]
+    assert list(res["skipped"]) == ["coverage"] and "at least 2 models" in res["skipped"]["coverage"]
+    both = ev.evaluate("one-group", split="both", seeds=1, matrix=m, embeddings=D, method="paper", sweep=False)
+    assert "in-sample" in both and "oos" not in both and list(both["skipped"]) == ["oos"]
+    folder = _write_folder(tmp_path, m, "one")
+    args = ["evaluate", str(folder), "--split", "all", "--seeds", "1", "--no-sweep"]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    said = [line for line in out.stdout.splitlines() if "oos" in line and "not run" in line]
+    assert len(said) == 1 and said[0].startswith("split oos not run: out-of-sample evaluation needs at least 2 groups")
+    assert "split in-sample:" in out.stdout and "split coverage:" in out.stdout
+    out = CliRunner().invoke(app, args + ["--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert "at least 2 groups" in data["skipped"]["oos"] and "oos" not in data and data["coverage"]["folds"]
+    assert "split oos not run: out-of-sample evaluation needs at least 2 groups" in out.stderr
 
 
 def test_the_plots_of_pooled_data_sets_are_titled_with_every_data_set(tmp_path, monkeypatch):
