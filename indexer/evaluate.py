@@ -505,6 +505,16 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 f"hidden from the group were measured on it alone, so they have no source outcome; their uncovered "
                 f"metrics are NaN (the uncovered part needs models measured on more than one {header['group_by']})")
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
+    if (not np.isfinite(agg["methods"]["default"]["correlation"]) and len(empty) < len(results)
+            and not any("bench r" in w for w in warnings)):
+        # a "-" column says why, as AUC's does; before, bench r was "-" in every row without a word (two models left
+        # one benchmark out: 2 pairs a fold)
+        pairs, n_models, n_benches = max((_bench_pairs(m, f) for f in folds), default=(0, 0, 0))
+        warnings.append("bench r has no value (shown as -): it correlates per fold the (model, benchmark) pairs of the "
+                        + (f"held-out prompts, and no fold has 3 (at most {pairs}: {n_models} model"
+                           f"{'s' if n_models != 1 else ''} x {n_benches} benchmark{'s' if n_benches != 1 else ''})"
+                           if pairs < 3 else
+                           "held-out prompts, and in no fold do their accuracies (or the default's mean scores) vary"))
     agg["methods"]["default"]["options"] = default.options
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
     out = {
@@ -527,6 +537,20 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
         slug = "+".join(Path(d["name"]).name or "data" for d in header["datasets"]) + f"_{split}"
         out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
     return out
+
+
+def _bench_pairs(m: OutcomeMatrix, fold) -> tuple[int, int, int]:
+    """(pairs, models, benchmarks) of a fold's bench r (:func:`indexer.evaluation.metrics.benchmark_correlation`):
+    the (model, benchmark) pairs with an observed held-out cell among the models with a source outcome (the hidden
+    ones of a coverage fold not counted), how many models and benchmarks those pairs have."""
+    src = m.observed[:, fold.train].copy()
+    if fold.hide_models is not None:
+        src[np.ix_(np.asarray(fold.hide_models), np.flatnonzero(np.isin(fold.train, fold.hide_prompts)))] = False
+    tgt = m.observed[src.any(axis=1)][:, fold.test]
+    bench = np.asarray(m.benchmarks, dtype=object)[fold.test]
+    seen = np.stack([tgt[:, bench == b].any(axis=1) for b in sorted(set(bench.tolist()), key=str)], axis=1) \
+        if tgt.size else np.zeros((0, 0), dtype=bool)
+    return int(seen.sum()), int(seen.any(axis=1).sum()), int(seen.any(axis=0).sum())
 
 
 def _uncovered_kept(observed: np.ndarray, fold) -> bool:

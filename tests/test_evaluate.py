@@ -1630,3 +1630,23 @@ def test_a_prompt_text_no_hash_takes_in_lm_eval_output_costs_its_rows(tmp_path):
     assert len(m.texts) == len(clean.texts) - 1 and m.errors, m.errors
     assert all("tiny_mc_science:0" in str(e) and "lone surrogate" in str(e) for e in m.errors), m.errors
     assert len(m.errors) == len(clean.models)  # one per model's samples file
+
+
+def test_a_bench_r_column_without_a_value_says_why():
+    # two models, leave one benchmark out: each fold has 2 (model, benchmark) pairs, too few for a correlation, so
+    # bench r was "-" in every row (null in --json) without a word, where AUC's "-" has its warning
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=4, M=2, per_group=15, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("two", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+    assert all(not np.isfinite(v["correlation"]) for v in res["methods"].values())
+    said = [w for w in res["warnings"] if w.startswith("bench r has no value")]
+    assert said == ["bench r has no value (shown as -): it correlates per fold the (model, benchmark) pairs of the "
+                    "held-out prompts, and no fold has 3 (at most 2: 2 models x 1 benchmark)"], res["warnings"]
+    assert "warning: bench r has no value" in format_result(res)
+    four = evaluate("four", split="oos", matrix=from_arrays(*synthetic(seed=4, M=4, per_group=15, groups=2)[1:2],
+                                                           m.texts, labels), embeddings=D, sweep=False, method="paper")
+    assert np.isfinite(four["methods"]["paper"]["correlation"])
+    assert not any(w.startswith("bench r") for w in four["warnings"])
