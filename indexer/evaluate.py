@@ -97,6 +97,7 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
 
     m = from_batch(batch, fields, lambda names: {n: i.key for n, i in resolve_many(names).items()})
     _warn_repeated_texts(data, batch, m)
+    _warn_whitespace_twins(data, batch, m)
     _warn_unanswered(data, batch, listed)
     return m
 
@@ -152,6 +153,27 @@ def _warn_repeated_texts(data, batch, m: OutcomeMatrix) -> None:
                 " was" if len(repeated) == 1 else "s were", sum(len(c) for c in repeated),
                 example, (f"; {len(across)} of them are in more than one benchmark and count in the first one read "
                           f"(e.g. {across[0][0][0]}, not {across[0][1][0]})" if across else ""))
+
+
+def _warn_whitespace_twins(data, batch, m: OutcomeMatrix) -> None:
+    """A warning when prompt texts differ from another only in whitespace (a trailing newline, Windows line ends,
+    doubled spaces): each is a prompt of its own, as in an index, with one embedding to rounding, so a split can hold
+    one out while its twin is a source prompt. Before, without a word (an exact copy has :func:`_warn_repeated_texts`)."""
+    groups: dict[str, list[str]] = {}
+    for text in m.texts:
+        groups.setdefault(" ".join(text.split()), []).append(text)
+    twins = [g for g in groups.values() if len(g) > 1]
+    if not twins:
+        return
+    t = batch.to_table()
+    where: dict[str, tuple[str, str]] = {}
+    for text, bench, pid in zip(t.texts, t.benchmarks, t.prompt_ids):
+        where.setdefault(text, (str(bench), str(pid) if pid else "?"))
+    (b0, i0), (b1, i1) = where.get(twins[0][0], ("?", "?")), where.get(twins[0][1], ("?", "?"))
+    log.warning("%s: %d prompt text%s from another only in whitespace (%d prompts; e.g. %s %r and %s %r): each is a "
+                "prompt of its own, as in an index, so a held-out prompt can have its twin among the source prompts; "
+                "write each prompt once to evaluate it once", data, len(twins),
+                " differs" if len(twins) == 1 else "s differ", sum(len(g) for g in twins), b0, i0, b1, i1)
 
 
 def load_pooled(datas, group_by: str | None = None,

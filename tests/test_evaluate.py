@@ -1650,3 +1650,32 @@ def test_a_bench_r_column_without_a_value_says_why():
                                                            m.texts, labels), embeddings=D, sweep=False, method="paper")
     assert np.isfinite(four["methods"]["paper"]["correlation"])
     assert not any(w.startswith("bench r") for w in four["warnings"])
+
+
+def test_prompt_texts_that_differ_only_in_whitespace_are_named_in_a_warning(tmp_path, caplog):
+    # a prompt exported twice, once with a trailing newline or Windows line ends: two prompts with one embedding to
+    # rounding and the same outcomes, so the in-sample split held one out with its twin in the source, without a word
+    # (an exact copy of a text has its warning: test_prompt_texts_read_more_than_once_are_named_in_a_warning)
+    import logging
+
+    from indexer.evaluate import load_matrix
+
+    texts = {"a/0": "def f(x):\n    return x + 1", "a/1": "Name a prime.", "a/2": "def f(x):\r\n    return x + 1\n",
+             "b/0": "  Name  a prime.", "b/1": "Spell cat."}
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": i, "benchmark": i[0], "text": t}) + "\n" for i, t in texts.items()))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},{i},{(k + j) % 2}\n" for k in range(3) for j, i in enumerate(texts)))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        m = load_matrix(tmp_path)
+    assert len(m.texts) == 5  # each stays a prompt of its own, as in an index
+    msg = [r.getMessage() for r in caplog.records if "only in whitespace" in r.getMessage()]
+    assert len(msg) == 1 and msg[0].startswith(
+        f"{tmp_path}: 2 prompt texts differ from another only in whitespace (4 prompts; e.g. a 'a/0' and a 'a/2'): "), msg
+    assert "a held-out prompt can have its twin among the source prompts" in msg[0]
+    caplog.clear()
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": i, "benchmark": i[0], "text": f"{t} ({i})"}) + "\n" for i, t in texts.items()))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        assert len(load_matrix(tmp_path).texts) == 5
+    assert not any("whitespace" in r.getMessage() for r in caplog.records)
