@@ -524,8 +524,9 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
             warnings.append(
                 f"{len(alone)} of {len(folds)} folds have no uncovered model left to score "
                 f"({', '.join(sorted(set(alone), key=str)[:5])}{', ...' if len(set(alone)) > 5 else ''}): the models "
-                f"hidden from the group were measured on it alone, so they have no source outcome; their uncovered "
-                f"metrics are NaN (the uncovered part needs models measured on more than one {header['group_by']})")
+                f"hidden from the group that were measured on it were measured on it alone, so they have no source "
+                f"outcome; their uncovered metrics have no value (shown as -; the uncovered part needs models measured "
+                f"on the group and on another {header['group_by']})")
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
     if (not np.isfinite(agg["methods"]["default"]["correlation"]) and len(empty) < len(results)
             and not any("bench r" in w for w in warnings)):
@@ -577,9 +578,13 @@ def _bench_pairs(m: OutcomeMatrix, fold) -> tuple[int, int, int]:
 
 def _uncovered_kept(observed: np.ndarray, fold) -> bool:
     """Whether some uncovered model of a coverage ``fold`` keeps a source outcome (outside the hidden prompts), so
-    that it takes part in the fold (:func:`indexer.evaluation.protocol.run_folds`)."""
+    that it takes part in the fold (:func:`indexer.evaluation.protocol.run_folds`), and was measured on a held-out
+    prompt, so that it has a cell to score; before, only the first, and the folds of a group only some models were
+    measured on (pooled data sets) had no uncovered cell without a word."""
     src = np.setdiff1d(fold.train, fold.hide_prompts, assume_unique=True)
-    return bool(observed[np.ix_(np.asarray(fold.hide_models), src)].any())
+    hidden = np.asarray(fold.hide_models)
+    kept = observed[np.ix_(hidden, src)].any(axis=1)
+    return bool(observed[np.ix_(hidden[kept], np.asarray(fold.test))].any())
 
 
 def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, eps: float) -> list[dict]:

@@ -1679,3 +1679,22 @@ def test_prompt_texts_that_differ_only_in_whitespace_are_named_in_a_warning(tmp_
     with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
         assert len(load_matrix(tmp_path).texts) == 5
     assert not any("whitespace" in r.getMessage() for r in caplog.records)
+
+
+def test_a_coverage_fold_whose_uncovered_models_were_not_measured_on_its_group_is_named():
+    # two folders pooled (`evaluate A B`): A's models on groups a and b, B's on group c alone. In the folds of c, the
+    # hidden half of the models is B's (no source outcome left) and A's (never measured on c): the uncovered part has
+    # no cell to score, its AUC and sel acc were null in those folds and the uncovered means silently over the
+    # others, because the warning asked only whether some hidden model kept a source outcome
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=6, M=8, per_group=12, groups=3)
+    S[:4, labels == "g2"] = np.nan  # A: models 0-3 on g0 and g1
+    S[4:, labels != "g2"] = np.nan  # B: models 4-7 on g2 alone
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("pooled", split="coverage", seeds=2, matrix=m, embeddings=D, sweep=False, method="paper")
+    empty = sorted(f["name"] for f in res["folds"] if f["methods"]["paper"]["uncovered"]["selection_accuracy"] is None
+                   or not np.isfinite(f["methods"]["paper"]["uncovered"]["selection_accuracy"]))
+    assert empty == ["g2 seed 0", "g2 seed 1"]
+    said = [w for w in res["warnings"] if "no uncovered model left to score" in w]
+    assert len(said) == 1 and said[0].startswith("2 of 6 folds have no uncovered model left to score (g2)"), res["warnings"]
