@@ -505,10 +505,11 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                         "contestant's sel acc and sel recall are that model's own (the oracle's), and bsp's score is one "
                         "constant (AUC 0.5); evaluate several models to measure selection")
     seen = m.scores[m.observed]
-    if seen.size and (seen.min() == seen.max() == 1.0 or seen.min() == seen.max() == 0.0):  # nothing to rank against
-        warnings.append(f"every observed outcome is {'a success' if seen[0] == 1.0 else 'a failure'}: AUC and bench r "
-                        "have no value (shown as -), and selection cannot tell the models apart; the data needs both "
-                        "successes and failures")
+    if seen.size and seen.min() == seen.max():  # nothing to rank against (all 1, all 0, or graded all one value)
+        kind = {1.0: "a success", 0.0: "a failure"}.get(float(seen[0]), f"{float(seen[0]):g}")
+        warnings.append(f"every observed outcome is {kind}: AUC and bench r "
+                        "have no value (shown as -), and selection cannot tell the models apart; the data needs "
+                        + ("both successes and failures" if kind.startswith("a ") else "outcomes that differ"))
     else:  # a fold whose held-out outcomes are all of one kind has no AUC: the column's mean is over the others
         noauc = [r.name for r in results if r.cells and not np.isfinite(r.methods["default"]["auc"])]
         if noauc:

@@ -1698,3 +1698,19 @@ def test_a_coverage_fold_whose_uncovered_models_were_not_measured_on_its_group_i
     assert empty == ["g2 seed 0", "g2 seed 1"]
     said = [w for w in res["warnings"] if "no uncovered model left to score" in w]
     assert len(said) == 1 and said[0].startswith("2 of 6 folds have no uncovered model left to score (g2)"), res["warnings"]
+
+
+def test_graded_outcomes_that_do_not_vary_have_no_auc():
+    # graded outcomes all 0.5 (a pass@k table where every model solved half of each prompt's samples): every cell is
+    # half a success and half a failure at one score, so AUC was 0.500 for any prediction, a number from outcomes
+    # that tell nothing apart, printed as a result
+    from indexer.evaluate import evaluate
+
+    assert np.isnan(metrics.roc_auc([0.1, 0.9, 0.3], [0.5, 0.5, 0.5]))
+    assert metrics.roc_auc([0.1, 0.9, 0.3], [0.5, 1.0, 0.5]) == pytest.approx(0.75)  # (0.5 + 1) / 2
+    D, S, labels = synthetic(seed=8, M=4, per_group=10, groups=2)
+    m = from_arrays(np.full_like(S, 0.5), [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("half", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+    assert all(not np.isfinite(v["auc"]) for v in res["methods"].values())
+    assert any(w.startswith("every observed outcome is 0.5: AUC and bench r have no value") for w in res["warnings"]), \
+        res["warnings"]
