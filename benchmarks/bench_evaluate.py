@@ -35,13 +35,14 @@ def main() -> None:
         res = evaluate(data, split="both", seeds=args.seeds, encoder=args.encoder, group_by=args.group_by)
         wall = time.perf_counter() - t0
         everything[data] = res
-        ins, oos = res["in-sample"], res["oos"]
-        print(f"{data}: {ins['models']} models x {ins['prompts']} prompts, encoder {ins['encoder']}")
-        print(
-            f"  wall {wall:.1f}s = read {ins['seconds']['read']:.1f}s + encode {ins['seconds']['encode']:.1f}s "
-            f"+ in-sample {ins['seconds']['evaluate']:.1f}s + oos {oos['seconds']['evaluate']:.1f}s"
-        )
-        for split, r in (("in-sample", ins), ("oos", oos)):
+        ran = [(split, res[split]) for split in ("in-sample", "oos") if split in res]  # one benchmark: no oos
+        first = ran[0][1]
+        print(f"{data}: {first['models']} models x {first['prompts']} prompts, encoder {first['encoder']}")
+        print(f"  wall {wall:.1f}s = read {first['seconds']['read']:.1f}s + encode {first['seconds']['encode']:.1f}s "
+              + "".join(f"+ {split} {r['seconds']['evaluate']:.1f}s " for split, r in ran))
+        for split, why in res.get("skipped", {}).items():
+            print(f"  split {split} not run: {why}")
+        for split, r in ran:
             for name, m in r["methods"].items():
                 print(
                     f"  {split:<9} {name:<8} auc {m['auc']:.3f} acc {m['accuracy']:.3f} r {m['correlation']:.3f} "

@@ -422,7 +422,7 @@ _plots_option = cli_index.checked_option(_plots, lambda exc: str(exc).removepref
 def evaluate(
     data: list[str] = typer.Argument(..., metavar="DATA", help="A folder in ../shared/data format (outcomes + prompts) or any table the ingest layer reads; several are pooled into one index (models merged as the index merges them: by Hub repo id when known) with every metric also per data set."),
     format: Optional[str] = typer.Option(None, "--format", callback=cli_index.format_option, help="Reader of every DATA: table, lm_eval or lighteval (default: detected, as for ingest)."),
-    split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos)."),
+    split: Split = typer.Option(Split.oos, "--split", help="in-sample (random 20% of prompts held out per seed), oos (leave one group out), coverage (per group: its outcomes hidden from a random half of the models, a random half of its prompts the targets, every model scored; covered/uncovered apart), all (the three), or both (in-sample and oos); of all or both, a split the data cannot take (oos of one benchmark) is named in one line and the others run."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, callback=_seeds_option, help="Seeds of the in-sample and coverage splits (1 to 1000; default 5); --split oos has one fold per group and takes none."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder name or folder (default TASKSPACE_ENCODER)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Prompt field that defines the out-of-sample groups (default: benchmark; e.g. src)."),
@@ -459,11 +459,15 @@ def evaluate(
         data, split=split.value, seeds=5 if seeds is None else seeds, encoder=encoder, group_by=group_by, lam=lam, eps=eps, method=method,
         sweep=sweep, plots_dir=plots, queries=queries.value, peers=Peers(peers).value, format=format,
     )
+    skipped = [f"split {sp} not run: {why}" for sp, why in result.get("skipped", {}).items()]
     if as_json:
         echo_json(result)
+        for line in skipped:  # beside the JSON's "skipped", where a reader of the terminal sees it
+            typer.echo(line, err=True)
     else:
-        parts = [result[k] for k in SPLITS[result["split"]]] if len(SPLITS[result["split"]]) > 1 else [result]
-        typer.echo("\n\n".join(format_result(r) for r in parts))
+        several = len(SPLITS[result["split"]]) > 1
+        parts = [result[k] for k in SPLITS[result["split"]] if k in result] if several else [result]
+        typer.echo("\n".join(skipped + ([""] if skipped else [])) + "\n\n".join(format_result(r) for r in parts))
         for r in parts:
             for p in r.get("plots", []):
                 typer.echo(f"wrote {p}")

@@ -97,6 +97,7 @@ def load_matrix(data: str | Path, group_by: str | None = None, format: str | Non
 
     m = from_batch(batch, fields, lambda names: {n: i.key for n, i in resolve_many(names).items()})
     _warn_repeated_texts(data, batch, m)
+    _warn_whitespace_twins(data, batch, m)
     _warn_unanswered(data, batch, listed)
     return m
 
@@ -152,6 +153,27 @@ def _warn_repeated_texts(data, batch, m: OutcomeMatrix) -> None:
                 " was" if len(repeated) == 1 else "s were", sum(len(c) for c in repeated),
                 example, (f"; {len(across)} of them are in more than one benchmark and count in the first one read "
                           f"(e.g. {across[0][0][0]}, not {across[0][1][0]})" if across else ""))
+
+
+def _warn_whitespace_twins(data, batch, m: OutcomeMatrix) -> None:
+    """A warning when prompt texts differ from another only in whitespace (a trailing newline, Windows line ends,
+    doubled spaces): each is a prompt of its own, as in an index, with one embedding to rounding, so a split can hold
+    one out while its twin is a source prompt. Before, without a word (an exact copy has :func:`_warn_repeated_texts`)."""
+    groups: dict[str, list[str]] = {}
+    for text in m.texts:
+        groups.setdefault(" ".join(text.split()), []).append(text)
+    twins = [g for g in groups.values() if len(g) > 1]
+    if not twins:
+        return
+    t = batch.to_table()
+    where: dict[str, tuple[str, str]] = {}
+    for text, bench, pid in zip(t.texts, t.benchmarks, t.prompt_ids):
+        where.setdefault(text, (str(bench), str(pid) if pid else "?"))
+    (b0, i0), (b1, i1) = where.get(twins[0][0], ("?", "?")), where.get(twins[0][1], ("?", "?"))
+    log.warning("%s: %d prompt text%s from another only in whitespace (%d prompts; e.g. %s %r and %s %r): each is a "
+                "prompt of its own, as in an index, so a held-out prompt can have its twin among the source prompts; "
+                "write each prompt once to evaluate it once", data, len(twins),
+                " differs" if len(twins) == 1 else "s differ", sum(len(g) for g in twins), b0, i0, b1, i1)
 
 
 def load_pooled(datas, group_by: str | None = None,
@@ -252,7 +274,8 @@ def evaluate(
     ``split``: ``in-sample`` (a random 20% of prompts held out, ``seeds`` times), ``oos`` (leave one group out:
     the benchmark, or ``group_by`` field), ``coverage`` (every group, ``seeds`` times: its outcomes hidden from half
     of the models, half of its prompts the targets), or ``all`` / ``both`` (several; returns ``{"split": "all",
-    "in-sample": .., "oos": .., "coverage": ..}``). ``contestants``: more contestants (name -> contestant).
+    "in-sample": .., "oos": .., "coverage": .., "skipped": {}}``, a split that cannot run on the data left out
+    and why under ``skipped``). ``contestants``: more contestants (name -> contestant).
     ``datasets`` (N,): with ``matrix``, the data set of each prompt (as pooling several folders gives).
     ``lam``/``eps``: the paper method's lambda and eps (default 1 and 0). ``method``: the default method's name
     (default ``TASKSPACE_METHOD``). ``matrix``/``embeddings``: skip reading/encoding (tests, benchmarks).
@@ -326,10 +349,12 @@ def evaluate(
         labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
     except InputError as exc:  # a bad option value, known once the data is read: exit 2 as the parser's
         raise ConfigError(f"{arg('group_by', group_by)}: {exc}") from None
-    splits_todo = SPLITS[split]
     # every split's folds before anything is encoded or run: a split that cannot run on this data (oos of one group,
-    # coverage of one model) fails now, not after the splits before it ran and with their numbers lost
-    folds_of = {sp: _folds(sp, labels, len(m.models), len(m.texts), seeds) for sp in splits_todo}
+    # coverage of one model) is known now, not after the splits before it ran; of several (`all`, `both`), those that
+    # can run do, and the result says in one line why each other did not (``skipped``); before, `--split all` on one
+    # benchmark failed whole with oos's error. A single split that cannot run, or none of several, is the error.
+    folds_of, skipped = _all_folds(split, labels, len(m.models), len(m.texts), seeds)
+    splits_todo = tuple(folds_of)
     qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
     t_read = time.perf_counter() - t0
@@ -340,6 +365,7 @@ def evaluate(
         enc = get_encoder(encoder)
         D = enc.encode(m.texts)
         enc_name = enc.id
+        _warn_truncated(" + ".join(str(d) for d in datas), enc, m.texts)
     else:
         D = np.asarray(embeddings)
         if D.shape[0] != len(m.texts):
@@ -384,9 +410,38 @@ def evaluate(
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
         out[sp] = res
-    if len(splits_todo) > 1:
-        return {"split": split, **out}
+    if len(SPLITS[split]) > 1:
+        return {"split": split, **out, "skipped": skipped}
     return out[split]
+
+
+def _all_folds(split: str, labels, n_models: int, n_prompts: int, seeds: int) -> tuple[dict, dict]:
+    """(split -> its folds, split -> why it cannot run on this data) of the splits ``split`` runs; an InputError
+    when ``split`` is one split that cannot run, or none of its splits can."""
+    todo = SPLITS[split]
+    folds_of, skipped = {}, {}
+    for sp in todo:
+        try:
+            folds_of[sp] = _folds(sp, labels, n_models, n_prompts, seeds)
+        except InputError as exc:
+            if len(todo) == 1:
+                raise
+            skipped[sp] = str(exc)
+    if not folds_of:
+        raise InputError(f"no split of {arg('split', split, quote=False)} can run on this data: "
+                         + "; ".join(f"{sp}: {why}" for sp, why in skipped.items()))
+    return folds_of, skipped
+
+
+def _warn_truncated(data: str, enc, texts: list[str]) -> None:
+    """A warning when prompts are longer than the encoder reads: it embeds their beginning alone, here as in an index
+    (whose pass says so of the texts it embeds, :func:`indexer.pipeline.truncated_note`). Before, without a word."""
+    over, limit = enc.over_limit(texts)
+    n = sum(over)
+    if n:
+        log.warning("%s: %d of its %d prompts %s longer than the encoder reads (%s word pieces): only %s beginning is "
+                    "embedded, as in an index, so prompts that differ after the cut look alike", data, n, len(texts),
+                    "is" if n == 1 else "are", limit, "its" if n == 1 else "their")
 
 
 def _dataset_summary(m: OutcomeMatrix, datasets, names: list[str]) -> list[dict]:
@@ -467,10 +522,11 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                         "contestant's sel acc and sel recall are that model's own (the oracle's), and bsp's score is one "
                         "constant (AUC 0.5); evaluate several models to measure selection")
     seen = m.scores[m.observed]
-    if seen.size and (seen.min() == seen.max() == 1.0 or seen.min() == seen.max() == 0.0):  # nothing to rank against
-        warnings.append(f"every observed outcome is {'a success' if seen[0] == 1.0 else 'a failure'}: AUC and bench r "
-                        "have no value (shown as -), and selection cannot tell the models apart; the data needs both "
-                        "successes and failures")
+    if seen.size and seen.min() == seen.max():  # nothing to rank against (all 1, all 0, or graded all one value)
+        kind = {1.0: "a success", 0.0: "a failure"}.get(float(seen[0]), f"{float(seen[0]):g}")
+        warnings.append(f"every observed outcome is {kind}: AUC and bench r "
+                        "have no value (shown as -), and selection cannot tell the models apart; the data needs "
+                        + ("both successes and failures" if kind.startswith("a ") else "outcomes that differ"))
     else:  # a fold whose held-out outcomes are all of one kind has no AUC: the column's mean is over the others
         noauc = [r.name for r in results if r.cells and not np.isfinite(r.methods["default"]["auc"])]
         if noauc:
@@ -486,9 +542,20 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
             warnings.append(
                 f"{len(alone)} of {len(folds)} folds have no uncovered model left to score "
                 f"({', '.join(sorted(set(alone), key=str)[:5])}{', ...' if len(set(alone)) > 5 else ''}): the models "
-                f"hidden from the group were measured on it alone, so they have no source outcome; their uncovered "
-                f"metrics are NaN (the uncovered part needs models measured on more than one {header['group_by']})")
+                f"hidden from the group that were measured on it were measured on it alone, so they have no source "
+                f"outcome; their uncovered metrics have no value (shown as -; the uncovered part needs models measured "
+                f"on the group and on another {header['group_by']})")
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
+    if (not np.isfinite(agg["methods"]["default"]["correlation"]) and len(empty) < len(results)
+            and not any("bench r" in w for w in warnings)):
+        # a "-" column says why, as AUC's does; before, bench r was "-" in every row without a word (two models left
+        # one benchmark out: 2 pairs a fold)
+        pairs, n_models, n_benches = max((_bench_pairs(m, f) for f in folds), default=(0, 0, 0))
+        warnings.append("bench r has no value (shown as -): it correlates per fold the (model, benchmark) pairs of the "
+                        + (f"held-out prompts, and no fold has 3 (at most {pairs}: {n_models} model"
+                           f"{'s' if n_models != 1 else ''} x {n_benches} benchmark{'s' if n_benches != 1 else ''})"
+                           if pairs < 3 else
+                           "held-out prompts, and in no fold do their accuracies (or the default's mean scores) vary"))
     agg["methods"]["default"]["options"] = default.options
     agg["methods"]["paper"]["options"] = {"lam": lam, "eps": eps}
     out = {
@@ -513,11 +580,29 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
     return out
 
 
+def _bench_pairs(m: OutcomeMatrix, fold) -> tuple[int, int, int]:
+    """(pairs, models, benchmarks) of a fold's bench r (:func:`indexer.evaluation.metrics.benchmark_correlation`):
+    the (model, benchmark) pairs with an observed held-out cell among the models with a source outcome (the hidden
+    ones of a coverage fold not counted), how many models and benchmarks those pairs have."""
+    src = m.observed[:, fold.train].copy()
+    if fold.hide_models is not None:
+        src[np.ix_(np.asarray(fold.hide_models), np.flatnonzero(np.isin(fold.train, fold.hide_prompts)))] = False
+    tgt = m.observed[src.any(axis=1)][:, fold.test]
+    bench = np.asarray(m.benchmarks, dtype=object)[fold.test]
+    seen = np.stack([tgt[:, bench == b].any(axis=1) for b in sorted(set(bench.tolist()), key=str)], axis=1) \
+        if tgt.size else np.zeros((0, 0), dtype=bool)
+    return int(seen.sum()), int(seen.any(axis=1).sum()), int(seen.any(axis=0).sum())
+
+
 def _uncovered_kept(observed: np.ndarray, fold) -> bool:
     """Whether some uncovered model of a coverage ``fold`` keeps a source outcome (outside the hidden prompts), so
-    that it takes part in the fold (:func:`indexer.evaluation.protocol.run_folds`)."""
+    that it takes part in the fold (:func:`indexer.evaluation.protocol.run_folds`), and was measured on a held-out
+    prompt, so that it has a cell to score; before, only the first, and the folds of a group only some models were
+    measured on (pooled data sets) had no uncovered cell without a word."""
     src = np.setdiff1d(fold.train, fold.hide_prompts, assume_unique=True)
-    return bool(observed[np.ix_(np.asarray(fold.hide_models), src)].any())
+    hidden = np.asarray(fold.hide_models)
+    kept = observed[np.ix_(hidden, src)].any(axis=1)
+    return bool(observed[np.ix_(hidden[kept], np.asarray(fold.test))].any())
 
 
 def _sweep(m: OutcomeMatrix, D: np.ndarray, Q: np.ndarray, folds, lam: float, eps: float) -> list[dict]:

@@ -152,6 +152,25 @@ def test_a_benchmark_scripts_json_is_standard_json(script, args, tmp_path, monke
     assert "null" in text
 
 
+def test_bench_evaluate_of_one_benchmark_shows_in_sample_and_says_why_oos_did_not_run(tmp_path, monkeypatch, capsys):
+    # `taskspace evaluate --split both` of one benchmark runs in-sample and names oos as not run; the script read
+    # res["oos"] and ended in a KeyError traceback
+    import json
+    import runpy
+
+    d = _all_correct(tmp_path)
+    rows = [json.loads(line) for line in (d / "prompts.jsonl").read_text().splitlines()]
+    one = [r for r in rows if r["benchmark"] == rows[0]["benchmark"]]
+    (d / "prompts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in one))
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{i},{r['prompt_id']},{(i + j) % 2}\n" for i in range(3) for j, r in enumerate(one)))
+    monkeypatch.setattr(sys, "argv", ["bench_evaluate.py", str(d), "--seeds", "1"])
+    runpy.run_path(str(ROOT / "benchmarks" / "bench_evaluate.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "in-sample default" in out and "oos       default" not in out
+    assert "split oos not run: out-of-sample evaluation needs at least 2 groups, found 1" in out
+
+
 def test_the_mutation_script_answers_help_and_refuses_a_word_no_mutant_has(tmp_path):
     # scripts/mutants.py took every argument for a word of a mutant's name: `--help` or a typo ran no mutant, printed
     # nothing and exited 0, as if every mutant had been caught

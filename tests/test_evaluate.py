@@ -1166,9 +1166,9 @@ def test_the_baselines_calibration_label_does_not_claim_more_source_prompts_than
 
 
 def test_a_split_that_cannot_run_fails_before_any_split_runs(monkeypatch):
-    # `--split all` on data of one benchmark (oos needs two) or one model (coverage needs two): the error came after
-    # the splits before it had run (minutes at scale), and their numbers were lost with it; it now comes before the
-    # data is encoded
+    # `--split oos` on data of one benchmark (oos needs two), `--split coverage` of one model (coverage needs two), or
+    # `--split all` where no split can run: the error came after the splits before it had run (minutes at scale), and
+    # their numbers were lost with it; it now comes before the data is encoded
     from indexer import evaluate as ev
 
     D, S, labels = synthetic(seed=3, M=4, per_group=10, groups=1)
@@ -1176,10 +1176,48 @@ def test_a_split_that_cannot_run_fails_before_any_split_runs(monkeypatch):
     monkeypatch.setattr(ev, "_run_split", lambda *a, **k: pytest.fail("a split ran"))
     monkeypatch.setattr(ev, "_default_rows", lambda *a, **k: pytest.fail("the prompts were encoded"))
     with pytest.raises(InputError, match="at least 2 groups"):
-        ev.evaluate("one-group", split="all", seeds=1, matrix=m, embeddings=D, method="paper")
+        ev.evaluate("one-group", split="oos", seeds=1, matrix=m, embeddings=D, method="paper")
     one = from_arrays(S[:1], m.texts, ["a", "b"] * (S.shape[1] // 2))
     with pytest.raises(InputError, match="at least 2 models"):
-        ev.evaluate("one-model", split="all", seeds=1, matrix=one, embeddings=D, method="paper")
+        ev.evaluate("one-model", split="coverage", seeds=1, matrix=one, embeddings=D, method="paper")
+    lone = from_arrays(S[:1, :1], m.texts[:1], ["a"])  # one model, one prompt: no split of `all` can run
+    with pytest.raises(InputError, match=r"no split of split=.all. can run on this data: in-sample: .*; oos: .*at least "
+                                         r"2 groups.*; coverage: .*at least 2 models"):
+        ev.evaluate("lone", split="all", seeds=1, matrix=lone, embeddings=D[:1], method="paper")
+
+
+def test_a_split_that_cannot_run_is_named_in_one_line_and_the_others_still_run(tmp_path):
+    # `--split all` on data of one benchmark (a user's own benchmark: oos needs two) or of one model (coverage needs
+    # two) failed whole with that split's error: the splits that could run were not run either
+    from typer.testing import CliRunner
+
+    from indexer import evaluate as ev
+    from indexer.cli import app
+
+    D, S, labels = synthetic(seed=3, M=4, per_group=10, groups=1)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = ev.evaluate("one-group", split="all", seeds=1, matrix=m, embeddings=D, method="paper", sweep=False)
+    assert [k for k in ev.SPLITS["all"] if k in res] == ["in-sample", "coverage"]
+    assert list(res["skipped"]) == ["oos"] and "at least 2 groups" in res["skipped"]["oos"]
+    assert np.isfinite(res["in-sample"]["methods"]["paper"]["auc"])
+    one = from_arrays(S[:1], m.texts, ["a", "b"] * (S.shape[1] // 2))
+    res = ev.evaluate("one-model", split="all", seeds=1, matrix=one, embeddings=D, method="paper", sweep=False)
+    assert [k for k in ev.SPLITS["all"] if k in res] == ["in-sample", "oos"]
+    assert list(res["skipped"]) == ["coverage"] and "at least 2 models" in res["skipped"]["coverage"]
+    both = ev.evaluate("one-group", split="both", seeds=1, matrix=m, embeddings=D, method="paper", sweep=False)
+    assert "in-sample" in both and "oos" not in both and list(both["skipped"]) == ["oos"]
+    folder = _write_folder(tmp_path, m, "one")
+    args = ["evaluate", str(folder), "--split", "all", "--seeds", "1", "--no-sweep"]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    said = [line for line in out.stdout.splitlines() if "oos" in line and "not run" in line]
+    assert len(said) == 1 and said[0].startswith("split oos not run: out-of-sample evaluation needs at least 2 groups")
+    assert "split in-sample:" in out.stdout and "split coverage:" in out.stdout
+    out = CliRunner().invoke(app, args + ["--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert "at least 2 groups" in data["skipped"]["oos"] and "oos" not in data and data["coverage"]["folds"]
+    assert "split oos not run: out-of-sample evaluation needs at least 2 groups" in out.stderr
 
 
 def test_the_plots_of_pooled_data_sets_are_titled_with_every_data_set(tmp_path, monkeypatch):
@@ -1607,3 +1645,108 @@ def test_a_prompt_text_no_hash_takes_in_lm_eval_output_costs_its_rows(tmp_path):
     assert len(m.texts) == len(clean.texts) - 1 and m.errors, m.errors
     assert all("tiny_mc_science:0" in str(e) and "lone surrogate" in str(e) for e in m.errors), m.errors
     assert len(m.errors) == len(clean.models)  # one per model's samples file
+
+
+def test_a_bench_r_column_without_a_value_says_why():
+    # two models, leave one benchmark out: each fold has 2 (model, benchmark) pairs, too few for a correlation, so
+    # bench r was "-" in every row (null in --json) without a word, where AUC's "-" has its warning
+    from indexer.evaluate import evaluate
+    from indexer.evaluation.report import format_result
+
+    D, S, labels = synthetic(seed=4, M=2, per_group=15, groups=2)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("two", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+    assert all(not np.isfinite(v["correlation"]) for v in res["methods"].values())
+    said = [w for w in res["warnings"] if w.startswith("bench r has no value")]
+    assert said == ["bench r has no value (shown as -): it correlates per fold the (model, benchmark) pairs of the "
+                    "held-out prompts, and no fold has 3 (at most 2: 2 models x 1 benchmark)"], res["warnings"]
+    assert "warning: bench r has no value" in format_result(res)
+    four = evaluate("four", split="oos", matrix=from_arrays(*synthetic(seed=4, M=4, per_group=15, groups=2)[1:2],
+                                                           m.texts, labels), embeddings=D, sweep=False, method="paper")
+    assert np.isfinite(four["methods"]["paper"]["correlation"])
+    assert not any(w.startswith("bench r") for w in four["warnings"])
+
+
+def test_prompt_texts_that_differ_only_in_whitespace_are_named_in_a_warning(tmp_path, caplog):
+    # a prompt exported twice, once with a trailing newline or Windows line ends: two prompts with one embedding to
+    # rounding and the same outcomes, so the in-sample split held one out with its twin in the source, without a word
+    # (an exact copy of a text has its warning: test_prompt_texts_read_more_than_once_are_named_in_a_warning)
+    import logging
+
+    from indexer.evaluate import load_matrix
+
+    texts = {"a/0": "def f(x):\n    return x + 1", "a/1": "Name a prime.", "a/2": "def f(x):\r\n    return x + 1\n",
+             "b/0": "  Name  a prime.", "b/1": "Spell cat."}
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": i, "benchmark": i[0], "text": t}) + "\n" for i, t in texts.items()))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},{i},{(k + j) % 2}\n" for k in range(3) for j, i in enumerate(texts)))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        m = load_matrix(tmp_path)
+    assert len(m.texts) == 5  # each stays a prompt of its own, as in an index
+    msg = [r.getMessage() for r in caplog.records if "only in whitespace" in r.getMessage()]
+    assert len(msg) == 1 and msg[0].startswith(
+        f"{tmp_path}: 2 prompt texts differ from another only in whitespace (4 prompts; e.g. a 'a/0' and a 'a/2'): "), msg
+    assert "a held-out prompt can have its twin among the source prompts" in msg[0]
+    caplog.clear()
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": i, "benchmark": i[0], "text": f"{t} ({i})"}) + "\n" for i, t in texts.items()))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        assert len(load_matrix(tmp_path).texts) == 5
+    assert not any("whitespace" in r.getMessage() for r in caplog.records)
+
+
+def test_a_coverage_fold_whose_uncovered_models_were_not_measured_on_its_group_is_named():
+    # two folders pooled (`evaluate A B`): A's models on groups a and b, B's on group c alone. In the folds of c, the
+    # hidden half of the models is B's (no source outcome left) and A's (never measured on c): the uncovered part has
+    # no cell to score, its AUC and sel acc were null in those folds and the uncovered means silently over the
+    # others, because the warning asked only whether some hidden model kept a source outcome
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=6, M=8, per_group=12, groups=3)
+    S[:4, labels == "g2"] = np.nan  # A: models 0-3 on g0 and g1
+    S[4:, labels != "g2"] = np.nan  # B: models 4-7 on g2 alone
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("pooled", split="coverage", seeds=2, matrix=m, embeddings=D, sweep=False, method="paper")
+    empty = sorted(f["name"] for f in res["folds"] if f["methods"]["paper"]["uncovered"]["selection_accuracy"] is None
+                   or not np.isfinite(f["methods"]["paper"]["uncovered"]["selection_accuracy"]))
+    assert empty == ["g2 seed 0", "g2 seed 1"]
+    said = [w for w in res["warnings"] if "no uncovered model left to score" in w]
+    assert len(said) == 1 and said[0].startswith("2 of 6 folds have no uncovered model left to score (g2)"), res["warnings"]
+
+
+def test_graded_outcomes_that_do_not_vary_have_no_auc():
+    # graded outcomes all 0.5 (a pass@k table where every model solved half of each prompt's samples): every cell is
+    # half a success and half a failure at one score, so AUC was 0.500 for any prediction, a number from outcomes
+    # that tell nothing apart, printed as a result
+    from indexer.evaluate import evaluate
+
+    assert np.isnan(metrics.roc_auc([0.1, 0.9, 0.3], [0.5, 0.5, 0.5]))
+    assert metrics.roc_auc([0.1, 0.9, 0.3], [0.5, 1.0, 0.5]) == pytest.approx(0.75)  # (0.5 + 1) / 2
+    D, S, labels = synthetic(seed=8, M=4, per_group=10, groups=2)
+    m = from_arrays(np.full_like(S, 0.5), [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("half", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+    assert all(not np.isfinite(v["auc"]) for v in res["methods"].values())
+    assert any(w.startswith("every observed outcome is 0.5: AUC and bench r have no value") for w in res["warnings"]), \
+        res["warnings"]
+
+
+def test_prompts_longer_than_the_encoder_reads_are_counted_in_a_warning(tmp_path, caplog):
+    # a long prompt (a few-shot prompt, a long code file) is embedded by its beginning alone, in evaluate as in an
+    # index; `taskspace index` says so when it embeds such texts and a search in `query.truncated`, but evaluate
+    # scored them without a word
+    import logging
+
+    from indexer.evaluate import evaluate
+
+    texts = [f"Question {j}: what is {j} plus {j + 1}?" for j in range(9)]
+    texts.append("Summarise this text. " + " ".join(f"word{k}" for k in range(600)))
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt_id": f"p{j}", "benchmark": "b", "text": t}) + "\n" for j, t in enumerate(texts)))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},p{j},{(k + j) % 2}\n" for k in range(3) for j in range(len(texts))))
+    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
+        evaluate(tmp_path, split="in-sample", seeds=1, sweep=False, method="paper")
+    said = [r.getMessage() for r in caplog.records if "longer than the encoder reads" in r.getMessage()]
+    assert said == [f"{tmp_path}: 1 of its 10 prompts is longer than the encoder reads (256 word pieces): only its "
+                    "beginning is embedded, as in an index, so prompts that differ after the cut look alike"], said

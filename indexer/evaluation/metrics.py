@@ -34,15 +34,24 @@ def roc_auc(scores: np.ndarray, s: np.ndarray) -> float:
     ties count one half.
 
     ``AUC = P(score of a positive > score of a negative) + 0.5 P(equal)`` with positives weighted by ``s`` and
-    negatives by ``1 - s`` (sample weights, :func:`_graded`). NaN when there is no positive or no negative weight.
+    negatives by ``1 - s`` (sample weights, :func:`_graded`). NaN when there is no positive or no negative weight,
+    or when the outcomes do not vary (graded outcomes all 0.5: every cell is as much a success as a failure at one
+    score, so any prediction had AUC 0.5).
     """
     from sklearn.metrics import roc_auc_score
 
     x, y, w = _graded(scores, s)
-    if w[y == 1].sum() <= 0 or w[y == 0].sum() <= 0:
+    if w[y == 1].sum() <= 0 or w[y == 0].sum() <= 0 or _constant_outcomes(scores, s):
         return float("nan")
     # 0/1 outcomes weigh 1 each: the same AUC without weights, which scikit-learn computes in two thirds of the time
     return float(roc_auc_score(y.astype(np.int8), x, sample_weight=None if bool((w == 1.0).all()) else w))
+
+
+def _constant_outcomes(scores, s) -> bool:
+    """Whether the observed outcomes (a score and an outcome, neither NaN) are all one value."""
+    s = np.asarray(s, dtype=np.float64).ravel()
+    s = s[~np.isnan(s) & ~np.isnan(np.asarray(scores, dtype=np.float64).ravel())]
+    return bool(s.size) and float(s.min()) == float(s.max())
 
 
 def roc_curve(scores: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -46,7 +46,7 @@ def leave_one_group_out(labels: np.ndarray) -> list[Fold]:
     groups = sorted(set(labels.tolist()), key=str)
     if len(groups) < 2:
         raise InputError(
-            f"out-of-sample evaluation needs at least 2 groups, found {len(groups)} ({groups}); "
+            f"out-of-sample evaluation needs at least 2 groups, found {len(groups)} ({', '.join(map(str, groups))}); "
             f"use {arg('split', 'in-sample', quote=False)} or {arg('group_by')} another field"
         )
     idx = np.arange(labels.size)

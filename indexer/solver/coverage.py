@@ -18,7 +18,8 @@ import numpy as np
 from .kernels import gather_dot, gram, runs
 from .ridge import Eigen
 
-#: More atoms than this (and than 4 x the patterns) and pattern Grams are computed directly instead.
+#: More atoms than this (and than 4 x the patterns), or than half of the prompts, and pattern Grams are computed
+#: directly instead.
 MAX_ATOMS = 256
 
 
@@ -151,7 +152,10 @@ class Coverage:
         _, labels = np.unique(sig, axis=1, return_inverse=True)
         labels = labels.ravel()
         A = int(labels.max()) + 1
-        if A > max(MAX_ATOMS, 4 * len(keys)):
+        # atoms pay where they group prompts (benchmark blocks); where more than half of the prompts are atoms of
+        # their own (cells missing at random), they are one d x d Gram per prompt, more memory than D and slower
+        # to sum than a pattern's rows are to multiply
+        if A > max(MAX_ATOMS, 4 * len(keys)) or 2 * A > labels.size:
             self.atoms = None
             return
         order = np.argsort(labels, kind="stable")
