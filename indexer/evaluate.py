@@ -365,7 +365,6 @@ def evaluate(
         enc = get_encoder(encoder)
         D = enc.encode(m.texts)
         enc_name = enc.id
-        _warn_truncated(" + ".join(str(d) for d in datas), enc, m.texts)
     else:
         D = np.asarray(embeddings)
         if D.shape[0] != len(m.texts):
@@ -431,17 +430,6 @@ def _all_folds(split: str, labels, n_models: int, n_prompts: int, seeds: int) ->
         raise InputError(f"no split of {arg('split', split, quote=False)} can run on this data: "
                          + "; ".join(f"{sp}: {why}" for sp, why in skipped.items()))
     return folds_of, skipped
-
-
-def _warn_truncated(data: str, enc, texts: list[str]) -> None:
-    """A warning when prompts are longer than the encoder reads: it embeds their beginning alone, here as in an index
-    (whose pass says so of the texts it embeds, :func:`indexer.pipeline.truncated_note`). Before, without a word."""
-    over, limit = enc.over_limit(texts)
-    n = sum(over)
-    if n:
-        log.warning("%s: %d of its %d prompts %s longer than the encoder reads (%s word pieces): only %s beginning is "
-                    "embedded, as in an index, so prompts that differ after the cut look alike", data, n, len(texts),
-                    "is" if n == 1 else "are", limit, "its" if n == 1 else "their")
 
 
 def _dataset_summary(m: OutcomeMatrix, datasets, names: list[str]) -> list[dict]:

@@ -1729,24 +1729,3 @@ def test_graded_outcomes_that_do_not_vary_have_no_auc():
     assert all(not np.isfinite(v["auc"]) for v in res["methods"].values())
     assert any(w.startswith("every observed outcome is 0.5: AUC and bench r have no value") for w in res["warnings"]), \
         res["warnings"]
-
-
-def test_prompts_longer_than_the_encoder_reads_are_counted_in_a_warning(tmp_path, caplog):
-    # a long prompt (a few-shot prompt, a long code file) is embedded by its beginning alone, in evaluate as in an
-    # index; `taskspace index` says so when it embeds such texts and a search in `query.truncated`, but evaluate
-    # scored them without a word
-    import logging
-
-    from indexer.evaluate import evaluate
-
-    texts = [f"Question {j}: what is {j} plus {j + 1}?" for j in range(9)]
-    texts.append("Summarise this text. " + " ".join(f"word{k}" for k in range(600)))
-    (tmp_path / "prompts.jsonl").write_text("".join(
-        json.dumps({"prompt_id": f"p{j}", "benchmark": "b", "text": t}) + "\n" for j, t in enumerate(texts)))
-    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
-        f"m{k},p{j},{(k + j) % 2}\n" for k in range(3) for j in range(len(texts))))
-    with caplog.at_level(logging.WARNING, logger="indexer.evaluate"):
-        evaluate(tmp_path, split="in-sample", seeds=1, sweep=False, method="paper")
-    said = [r.getMessage() for r in caplog.records if "longer than the encoder reads" in r.getMessage()]
-    assert said == [f"{tmp_path}: 1 of its 10 prompts is longer than the encoder reads (256 word pieces): only its "
-                    "beginning is embedded, as in an index, so prompts that differ after the cut look alike"], said
