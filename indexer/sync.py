@@ -678,6 +678,10 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
         broken = set()
         for kind in KINDS:
             why = vectors.unreadable(name, kind)
+            if why is None and vectors.alias_target(name, kind) is None:
+                # the other embedded engine's files (TASKSPACE_QDRANT_ENGINE changed): named, as a search names them;
+                # before, every point was listed as missing (local mode reading Edge's files) with no word of why
+                why = vectors.other_engines_index(name, kind)
             if why is not None:  # its every expected point counts as missing; a rebuild replaces it
                 broken.add(kind)
                 drift.problems.append(f"{kind} index cannot be read: {why}")
