@@ -580,6 +580,8 @@ def check(
                         typer.echo(f"  {what} {k}: {len(keys)}: {_named(keys)}")
             if d.unsolved:  # results ingested since the last pass: these models are in no search until it solves them
                 typer.echo(f"  unsolved models: {len(d.unsolved)}: {_named(d.unsolved)}")
+            if d.resultless:  # results dropped: these models are in every search until a pass removes them
+                typer.echo(f"  models without results: {len(d.resultless)}: {_named(d.resultless)}")
             if d.refit:  # before: clean, though the next pass refits the map (and says so)
                 typer.echo(f"  calibration map: fitted by an older taskspace ({d.refit}); the next `{d.indexed_by}` "
                            "fits it again, every model solved once")
@@ -694,7 +696,11 @@ def _passes_advised(drifts) -> dict[str, str]:
         return sorted({m for d in drifts if d.in_sql and (d.indexed_by or "taskspace index") == command
                        for m in d.unsolved})
 
-    unsolved = unsolved_by("taskspace index")
+    def resultless_by(command):  # the models without results whose vectors its pass removes
+        return sorted({m for d in drifts if d.in_sql and (d.indexed_by or "taskspace index") == command
+                       for m in d.resultless})
+
+    unsolved = unsolved_by("taskspace index") + resultless_by("taskspace index")
     unpushed = sorted({m for d in drifts if d.in_sql for m in d.unpushed})  # (any pass pushes them, in every space)
     for command in sorted(set(by) | ({"taskspace index"} if unsolved or unpushed else set()),
                           key=lambda c: (c != "taskspace index", c)):  # the configured space's first
@@ -706,14 +712,16 @@ def _passes_advised(drifts) -> dict[str, str]:
         spaces = None if command == "taskspace index" else [d.space for d in ds]
         mine = command == "taskspace index"
         line = _index_advice(sum(len(d.uncomputed) for d in ds), pending, unsolved_by(command), command, spaces,
-                             unpushed=unpushed if mine else [], refit=[d.space for d in ds if d.refit])
+                             unpushed=unpushed if mine else [], refit=[d.space for d in ds if d.refit],
+                             resultless=resultless_by(command))
         if line is not None:
             out[command] = line
     return out
 
 
 def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], command: str = "taskspace index",
-                  spaces: list[str] | None = None, *, unpushed: list[str] = (), refit: list[str] = ()) -> str | None:
+                  spaces: list[str] | None = None, *, unpushed: list[str] = (), refit: list[str] = (),
+                  resultless: list[str] = ()) -> str | None:
     """check's one "run `COMMAND`" line (None: no drift its pass repairs): what its pass does about each drift
     it repairs, the benchmark vectors SQL lacks (``uncomputed``: how many), the benchmarks of results ingested since
     the last pass (``pending``), the models to solve (``unsolved``) and those whose point waits for a push
@@ -731,6 +739,9 @@ def _index_advice(uncomputed: int, pending: list[str], unsolved: list[str], comm
     if unsolved:  # before: check said clean, these models in no search until a pass
         parts.append(f"solve the {len(unsolved)} model(s) whose results were ingested since their vector was solved, "
                      f"or that have none ({_named(unsolved)}): they are in no search until it does")
+    if resultless:  # before: check said nothing of them (clean after the `taskspace reindex` it advised)
+        parts.append(f"remove the {len(resultless)} model(s) whose results are no longer stored ({_named(resultless)}): "
+                     "their vectors and points stay in every search until it does")
     if refit:  # a map an older taskspace fitted (Drift.refit): before, check said clean; a rebuild leaves the map
         parts.append(f"fit the calibration map of space {', '.join(refit)} again (fitted by an older taskspace, above): "
                      "every model is solved once, so intervals are computed as a fresh index computes them")
@@ -757,7 +768,10 @@ def _beyond_a_pass(d, advised: dict[str, str]) -> bool:
     run `taskspace reindex`", though the pass left check clean; and another space's benchmarks and prompts drift was
     discounted, though `taskspace index` does not repair it."""
     missing, stale, extra = dict(d.missing), dict(d.stale), dict(d.extra)
-    if (d.unindexed or d.uncomputed) and d.indexed_by in advised:
+    # a benchmark gone with a dropped source (extra, none missing): the pass that re-solves or removes its models
+    # rebuilds the benchmarks and prompts collections (Indexer's index stage: their counts differ)
+    gone = bool(d.extra.get("benchmarks")) and not d.missing.get("benchmarks") and bool(d.by_pass)
+    if (d.unindexed or d.uncomputed or gone) and d.indexed_by in advised:
         for kinds in (missing, stale, extra):
             kinds.pop("benchmarks", None)
             kinds.pop("prompts", None)

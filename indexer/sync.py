@@ -476,6 +476,12 @@ class Drift:
     #: pass solves -> why (no observed outcome, or a value outside [0, 1] and its benchmark): not drift (no pass or
     #: rebuild repairs it; every pass reports them as item errors), fixed by correcting the source and ingesting it
     unsolvable: dict[str, str] = field(default_factory=dict)
+    #: models with a vector in the space a pass solves and no outcome in SQL any more (their source dropped with
+    #: `taskspace sources drop`, or replaced without them): that pass removes their vectors and points
+    #: (:meth:`~indexer.store.sql.Store.orphan_model_vectors`, "models removed"), so their drift is its to repair.
+    #: Before, check did not count them: after `sources drop` it advised `taskspace reindex` alone, and after that
+    #: rebuild said clean while every search still ranked them
+    resultless: list[str] = field(default_factory=list)
     #: the models the indexing pass that repairs :attr:`unsolved` re-solves and pushes to the index (whatever their
     #: points' drift): the unsolved ones, or every model with outcomes the solver takes when the pass solves them all
     #: (it fits the space's prior or calibration map now). Empty outside the space a pass solves
@@ -507,7 +513,8 @@ class Drift:
     @property
     def clean(self) -> bool:
         return not (any(self.missing.values()) or any(self.stale.values()) or any(self.extra.values()) or self.problems
-                    or self.unsolved or self.refit or (self.unindexed and self.indexed_by is not None))
+                    or self.unsolved or self.resultless or self.refit
+                    or (self.unindexed and self.indexed_by is not None))
 
     def counts(self) -> dict:
         return {k: {kind: len(v) for kind, v in getattr(self, k).items() if v} for k in ("missing", "stale", "extra")}
@@ -519,7 +526,8 @@ class Drift:
                 "unindexed": self.unindexed[:limit], "unsolved": self.unsolved[:limit],
                 "n_unsolved": len(self.unsolved),
                 "unsolvable": [{"model": m, "why": w} for m, w in list(self.unsolvable.items())[:limit]],
-                "n_unsolvable": len(self.unsolvable), "unpushed": self.unpushed[:limit],
+                "n_unsolvable": len(self.unsolvable), "resultless": self.resultless[:limit],
+                "n_resultless": len(self.resultless), "unpushed": self.unpushed[:limit],
                 "indexed_by": self.indexed_by, "refit": self.refit, "in_sql": self.in_sql,
                 "pull_again": self.pull_again,
                 **{k: {kind: v[:limit] for kind, v in getattr(self, k).items() if v}
@@ -630,6 +638,9 @@ def _plan_of_a_pass(sql, rec, drift: Drift) -> None:
         drift.by_pass = {m for m in plan.models if m not in drift.unsolvable}
     else:
         drift.by_pass = set(drift.unsolved)
+    # the vectors of models left without outcomes: the pass deletes them and their points (Indexer._drop_orphan_vectors)
+    drift.resultless = sql.orphan_model_vectors(rec.id) if hasattr(sql, "orphan_model_vectors") else []
+    drift.by_pass |= set(drift.resultless)
 
 
 def _unpushed(sql, vectors: VectorStore, rec, drift: Drift) -> list[str]:
@@ -667,6 +678,10 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
         broken = set()
         for kind in KINDS:
             why = vectors.unreadable(name, kind)
+            if why is None and vectors.alias_target(name, kind) is None:
+                # the other embedded engine's files (TASKSPACE_QDRANT_ENGINE changed): named, as a search names them;
+                # before, every point was listed as missing (local mode reading Edge's files) with no word of why
+                why = vectors.other_engines_index(name, kind)
             if why is not None:  # its every expected point counts as missing; a rebuild replaces it
                 broken.add(kind)
                 drift.problems.append(f"{kind} index cannot be read: {why}")
@@ -712,7 +727,7 @@ def check(sql, vectors: VectorStore, space=None, *, solves=None) -> list[Drift]:
                 from .pipeline import calibration_refit
 
                 drift.refit = calibration_refit(sql, rec) or None
-            if drift.unindexed or drift.uncomputed or drift.refit or drift.unsolved:
+            if drift.unindexed or drift.uncomputed or drift.refit or drift.unsolved or drift.resultless:
                 drift.indexed_by = by
             if prompts is None:
                 prompts = _prompts(sql)

@@ -895,6 +895,49 @@ def test_check_says_run_taskspace_index_once_naming_the_benchmarks_and_the_model
     assert "taskspace reindex` to rebuild" not in err, err
 
 
+def test_check_after_sources_drop_reports_the_models_left_without_results_until_a_pass_removes_them(encoder, tmp_path,
+                                                                                                  cli):
+    """`taskspace sources drop` of a source that held a model's every result: the model's vector and point stay (the
+    next `taskspace index` removes them, "models removed 1"), and until then searches rank it. `check` names it
+    (`resultless` in `--json`), advises `taskspace index` and is not clean, also after the `taskspace reindex` it used
+    to advise alone (seen on the bundled sample: `sources drop`, then `check` said "extra benchmarks ... run
+    `taskspace reindex`", and after that reindex "clean" with 25 models of no results still searched)."""
+    import json
+
+    from helpers import TOPICS, index_sources, outcomes
+    from indexer.ingest import drop_source
+    from indexer.pipeline import Indexer
+    from indexer.store.sql import open_store
+
+    rng = np.random.default_rng(17)
+    alpha = [f"Question {j} on {TOPICS[j % len(TOPICS)]}: what is item {j} of alpha?" for j in range(8)]
+    beta = [f"Write a Python function number {j} that merges two sorted lists" for j in range(6)]
+    store, vectors = index_sources(encoder, [(tmp_path / "a", "alpha", alpha, outcomes(rng, ["org/a", "org/b"], 8)),
+                                             (tmp_path / "b", "beta", beta, outcomes(rng, ["org/a", "org/c"], 6))])
+    from indexer import sourcelist
+
+    sourcelist.remove(Indexer(store, vectors, encoder=encoder).settings.sources_file, str(tmp_path / "b"))
+    drop_source(str(tmp_path / "b"), store=store)  # `sources remove` + `sources drop`
+    store.close()
+    vectors.close()
+    for step in ("check", "reindex"):  # before: clean once reindexed, org/c (no result left) still in every search
+        if step == "reindex":
+            assert cli("reindex")[0] == 0
+        rc, out, err = cli("check")
+        assert rc == 1 and "models without results: 1: org/c" in out, (step, out, err)
+        (line,) = [ln for ln in err.splitlines() if "run `taskspace index`" in ln]
+        assert "remove the 1 model(s) whose results are no longer stored (org/c)" in line, err
+        assert "taskspace reindex` to rebuild" not in err, err  # the pass rebuilds what the drop left
+        rc, out, err = cli("check", "--json")
+        d = json.loads(out)["spaces"][0]
+        assert rc == 1 and d["resultless"] == ["org/c"] and d["n_resultless"] == 1 and not d["clean"], out
+    with open_store() as sql, VectorStore.from_settings() as vs:
+        r = Indexer(sql, vs, encoder=encoder).run()
+        assert r.status == "ok" and r.counts["removed"] == 1, r.counts
+    rc, out, err = cli("check")
+    assert rc == 0 and "clean" in out, (out, err)
+
+
 def test_check_names_the_models_the_solver_refuses_without_failing(encoder, tmp_path, cli):
     """Models whose stored outcomes no pass can solve (one with a value outside [0, 1], one with no observed outcome:
     the solver refuses them, every pass reports an item error): check names them, with why, as "not solvable" (a

@@ -111,7 +111,7 @@ def test_an_index_written_by_the_other_engine_is_named_as_such(written, used, ta
     from indexer.sourcelist import SourceSpec
     from indexer.store.sql import open_store
     from indexer.store.vectors import ENGINE_NAMES
-    from indexer.sync import reindex
+    from indexer.sync import check, reindex
 
     sample = Path(__file__).resolve().parents[1] / "indexer" / "data" / "sample"
     folder = taskspace_home / "qdrant"
@@ -128,6 +128,13 @@ def test_an_index_written_by_the_other_engine_is_named_as_such(written, used, ta
                 assert f"was written by {ENGINE_NAMES[written]} (TASKSPACE_QDRANT_ENGINE={written}" in said, (what, said)
                 assert f"set TASKSPACE_QDRANT_ENGINE={written} back, or run `taskspace reindex`" in said, (what, said)
                 assert "is missing" not in said and "drifted" not in said, (what, said)
+            # `taskspace check` names it too, for every kind (before, with `local` reading Edge's files, it listed
+            # every point as missing, naming no engine; the other way round only a log warning at open said so)
+            (drift,) = check(store, vs)
+            assert not drift.clean and len(drift.problems) == 3, drift.problems
+            for kind, problem in zip(("models", "benchmarks", "prompts"), drift.problems):
+                assert problem.startswith(f"{kind} index cannot be read: the {kind} index of space"), problem
+                assert f"was written by {ENGINE_NAMES[written]} (TASKSPACE_QDRANT_ENGINE={written}" in problem, problem
             reindex(store, vs)
         for engine in (used, written):  # both engines answer now: the other engine's files are left as they were
             with VectorStore(path=folder, engine=engine) as vs:
