@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from indexer.errors import ConfigError
 from indexer.ingest import ingest
 from indexer.sources import detect_format, plan_files, read_source, read_sources
 from indexer.sources.rules import load_rules
@@ -220,6 +221,13 @@ def test_lighteval_output_folder_with_doc_and_metric_columns():
     anatomy = [o for o in b.outcomes if o.benchmark == "mmlu/anatomy"]
     assert anatomy[0].text == "Question: Which bone protects the brain?\nA. Skull\nB. Femur\nC. Rib\nD. Tibia\nAnswer:"
     assert [o.score for o in anatomy] == [1.0, 0.0]
+    # a key per task, the task as the file names it (or a pattern of such names); a TASK naming none is refused
+    (b,) = read_sources(out, metric=["winogrande|5=acc", "mmlu:*=acc"])
+    assert b.errors == [] and {k: v.metric for k, v in b.benchmarks.items()} == {"mmlu/anatomy": "acc", "winogrande": "acc"}
+    (b,) = read_sources(out, metric="mmlu:anatomy|5=em")
+    assert {o.benchmark for o in b.outcomes} == {"winogrande"} and "'em'" in b.errors[0].message
+    with pytest.raises(ConfigError, match=r"no task 'arc\|25' in .* \(its tasks: mmlu:anatomy\|5, winogrande\|5\)"):
+        list(read_sources(out, metric="arc|25=acc"))
 
 
 def test_lighteval_python_repr_cells_are_read_as_literals_only():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -751,3 +752,44 @@ def test_a_samples_file_saved_as_utf16_is_one_error_saying_so(model_dir):
     ((name, line, msg),) = errs(b)
     assert (name, line) == (f.name, None) and msg.startswith("the file is UTF-16 text") and "save it as UTF-8" in msg
     assert len(b.outcomes) == 42 - 12
+
+
+def test_metric_per_task_reads_a_folder_whose_tasks_need_different_keys(tmp_path):
+    """CALAMITA's output (one model folder: a translation task scored by comet_score, a gender task by bert_f1 alone)
+    is read in one go with `metric=["comet_score", "gfg_task_1_1=bert_f1"]` (`--metric comet_score --metric
+    gfg_task_1_1=bert_f1`), or a pattern of tasks (`gfg_*=bert_f1`); a plain KEY stays the key of every task not named,
+    each benchmark recorded with its own. A TASK naming no task of the source is a ConfigError naming it and the tasks
+    found. Before, one `--metric` read every task: `--metric comet_score` rejected every gfg row (3,273 on the real
+    folder), and no value read both."""
+    from helpers import write_calamita_run
+
+    from indexer.errors import ConfigError
+
+    d = write_calamita_run(tmp_path / "tests_calamita")
+    b = read_source(d, metric="comet_score")  # one key for both: the gfg task's rows are lost
+    assert {o.benchmark for o in b.outcomes} == {"MT_CALAMITA_it_en_public"} and b.errors
+    # (the keys the sample has, though none is a metric taskspace knows; before, "it has: none")
+    assert "'comet_score' (task gfg_task_1_1, benchmark gfg_task_1_1) is missing from the sample (it has: bert_f1)" \
+        in b.errors[0].message, b.errors[0].message
+    for metric in (["comet_score", "gfg_task_1_1=bert_f1"], ("gfg_*=bert_f1", "comet_score"), "gfg_task_1_1=bert_f1"):
+        b = read_source(d.parent, metric=metric)
+        if metric == "gfg_task_1_1=bert_f1":  # no KEY for the others: the translation task keeps its rule (none)
+            assert {o.benchmark for o in b.outcomes} == {"gfg_task_1_1"} and b.errors, metric
+            continue
+        assert not b.errors, (metric, b.errors)
+        assert {k: v.metric for k, v in b.benchmarks.items()} == {"MT_CALAMITA_it_en_public": "comet_score",
+                                                                   "gfg_task_1_1": "bert_f1"}
+        scores = {o.prompt_id: o.score for o in b.outcomes}
+        assert scores["MT_CALAMITA_it_en_public:0"] == pytest.approx(0.86) and scores["gfg_task_1_1:1"] == 0.0
+        assert len(scores) == 7
+    for metric, named in ((["comet_score", "gfg_task_9=bert_f1"], "gfg_task_9"), ("mt_*=comet_score", "mt_*")):
+        with pytest.raises(ConfigError) as exc:
+            list(read_sources(d.parent, metric=metric))
+        msg = str(exc.value)
+        assert f"no task {named!r} in {d.parent}" in msg and "MT_CALAMITA_it_en_public, gfg_task_1_1" in msg, msg
+    for metric, said in ((["comet_score", "bert_f1"], "was given 2 values ('comet_score', 'bert_f1') for every task"),
+                         (["gfg_task_1_1=bert_f1", "gfg_task_1_1=acc"], "names task 'gfg_task_1_1' twice"),
+                         ("gfg_task_1_1=", "the key is blank"), ("=bert_f1", "the task is blank")):
+        with pytest.raises(ConfigError, match=re.escape(said)):
+            list(read_sources(d, metric=metric))
+

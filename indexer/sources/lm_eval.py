@@ -36,7 +36,7 @@ from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolate
                      json_objects, lfs_pointer_problem)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
-from .scoring import choose_metric, metric_value
+from .scoring import MetricOption, choose_metric, metric_value, parse_metric
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 #: (a ``.gz`` of either is read as the file: ``gzip -r`` over an output folder made them unreadable before)
@@ -670,11 +670,14 @@ def model_folder_info(mf: ModelFolder, *, kind: str = "lm_eval", location: str |
 
 def read_model_folder(
     mf: ModelFolder, *, rules: Rules | None = None, model: str | None = None, filter: str | None = None,
-    metric: str | None = None, kind: str = "lm_eval", location: str | None = None, revision: str | None = None,
+    metric: str | list[str] | MetricOption | None = None, kind: str = "lm_eval", location: str | None = None,
+    revision: str | None = None,
 ) -> SourceBatch:
-    """One folder of runs -> one SourceBatch (latest run per model and task)."""
+    """One folder of runs -> one SourceBatch (latest run per model and task). ``metric``: KEY, TASK=KEY or a list of
+    them (:func:`~indexer.sources.scoring.parse_metric`)."""
     if mf.denied is not None:
         raise mf.denied
+    metrics = metric if isinstance(metric, MetricOption) else parse_metric(metric) or MetricOption()
     rules = rules or load_rules()
     errors = ErrorLog()
     outcomes: list[Outcome] = []
@@ -724,6 +727,7 @@ def read_model_folder(
             # options the task config lists (doc_to_choice: ["no", "yes"]) serve docs that have none of their own
             choices=cfg.get("doc_to_choice") if isinstance(cfg.get("doc_to_choice"), list) else None,
         )
+        metric = metrics.for_task(task)  # --metric TASK=KEY, else --metric KEY, else (None) the rule's
         got, dup, used_filter, used_metric = read_task_file(path, run, errors=errors, filter=filter, metric=metric)
         if not cfg and got:
             read = f"read with filter {used_filter!r}" + (" (its first answer-extracting filter)"
@@ -788,19 +792,34 @@ def lm_eval_folders(path: str | Path, notes: list[str] | None = None) -> list[Mo
     return folders
 
 
+def check_metric_tasks(folders: list[ModelFolder], path: str | Path, metric) -> MetricOption | None:
+    """The ``metric`` option read, a ConfigError when a TASK it names (``--metric TASK=KEY``) is no task of the
+    folders of runs under ``path`` (:meth:`~indexer.sources.scoring.MetricOption.check_tasks`)."""
+    opt = metric if isinstance(metric, MetricOption) else parse_metric(metric)
+    if opt is not None and opt.per_task:
+        opt.check_tasks([t for mf in folders if mf.denied is None for t in mf.samples], str(path))
+    return opt
+
+
 def lm_eval_source_infos(path: str | Path, **options) -> list[SourceInfo]:
-    return [model_folder_info(mf, **options) for mf in lm_eval_folders(path)]
+    folders = lm_eval_folders(path)
+    check_metric_tasks(folders, path, options.get("metric"))
+    return [model_folder_info(mf, **options) for mf in folders]
 
 
 def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
     """Every folder of runs under ``path`` (or one samples file, a source of its own) -> SourceBatch each.
 
-    ``options``: ``model`` (override the name), ``filter``, ``metric`` (override the rules),
+    ``options``: ``model`` (override the name), ``filter``, ``metric`` (override the rules: KEY for every task,
+    TASK=KEY for one, or a list of them; a TASK naming no task under ``path`` is a ConfigError),
     ``rules`` (a :class:`~indexer.sources.rules.Rules`), ``kind``, ``location``, ``revision``.
     """
     notes: list[str] = []
+    folders = lm_eval_folders(path, notes)
+    if (metric := check_metric_tasks(folders, path, options.get("metric"))) is not None:
+        options = {**options, "metric": metric}
     # a folder that fails unexpectedly costs only itself: the folders after it are still read (each_isolated)
-    for i, batch in enumerate(each_isolated(lm_eval_folders(path, notes), lambda mf: read_model_folder(mf, **options))):
+    for i, batch in enumerate(each_isolated(folders, lambda mf: read_model_folder(mf, **options))):
         if i == 0:
             batch.warnings[:0] = notes  # once, with the first source
         yield batch
