@@ -237,3 +237,17 @@ def metric_value_text(value):
     out = ([opt.default] if opt.default else []) + [f"{t}={k}" for t, k in sorted(opt.per_task)]
     return out[0] if len(out) == 1 else tuple(out)
 
+
+def report_metric_failures(errors, file: str, task: str, failed: dict[str, list[int]], reached: int) -> None:
+    """Report the rows of one task's ``file`` whose metric could not be chosen (:func:`choose_metric`; ``failed``: each
+    message and its lines, ``reached``: the rows that came to the choice). Such a problem is the task's (its rule, the
+    metric option, its keys), so when one message covers every row that came to it, it is one line, ``N rows of task T
+    rejected: ...``, which :func:`~indexer.sources.common.count_rejected` counts as N; otherwise each row its own, as
+    any row's problem (``errors``: an :class:`~indexer.sources.common.ErrorLog`). Before, an "unknown metric" of a
+    task was said once per row: 20 lines alike, then a count."""
+    if reached > 1 and len(failed) == 1 and len(lines := next(iter(failed.values()))) == reached:
+        errors.add(file, None, f"{reached} rows of task {task} rejected: {next(iter(failed))}")
+        return
+    for why, lines in failed.items():
+        for line in lines:
+            errors.add(file, line, why, why.split(":")[0])
