@@ -271,13 +271,16 @@ def ingest(
       taskspace ingest hub:open-llm-leaderboard/meta-llama__Meta-Llama-3-8B-Instruct-details
 
       taskspace ingest hub-org:open-llm-leaderboard --limit 10 --json
+
+      taskspace ingest out/ --metric comet_score --metric 'gfg_*=bert_f1'
     """
     from .ingest import ingest as run_ingest
 
-    limit, format, prompts, model, filter, metric = (
+    limit, format, prompts, model, filter = (
         cli_index.one_value(o, v, f"{o} takes one value; give it once (nothing was ingested)")
         for o, v in (("--limit", limit), ("--format", format), ("--prompts", prompts), ("--model", model),
-                     ("--filter", filter), ("--metric", metric)))
+                     ("--filter", filter)))
+    metric = cli_index.metric_values(metric, "nothing was ingested")
     options = cli_index.reading_options(prompts, model, filter, metric)
     summary = run_ingest(source, format=format, limit=limit, fetch_metadata=metadata, accept_partial=accept_partial, **options)
     if as_json:

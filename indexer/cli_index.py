@@ -123,7 +123,24 @@ format_option = checked_option(_reader)
 PROMPTS_OPTION = typer.Option(None, "--prompts", help="Plain tables: the prompts file (default: prompts.<ext> beside the outcomes).")
 MODEL_OPTION = typer.Option(None, "--model", help="lm-eval/lighteval: the model name to record (default: from the results file); for one model's runs, not a folder, repo or hub-org: of several.")
 FILTER_OPTION = typer.Option(None, "--filter", help="lm-eval: read the lines of this filter (default: the task's answer-extracting filter); a file with other filters but not this one is refused, a task with only 'none' is read with it.")
-METRIC_OPTION = typer.Option(None, "--metric", help="lm-eval/lighteval: the per-sample metric to read (default: rules.toml).")
+METRIC_OPTION = typer.Option(None, "--metric", help="lm-eval/lighteval: the per-sample metric key to read (default: rules.toml): KEY for every task, or TASK=KEY for one task (TASK as its files name it, or a pattern: 'gfg_*=bert_f1'); repeatable: one KEY at most, and a TASK=KEY per task, which must name a task of the source.")
+
+
+def metric_values(values, advice: str):
+    """``--metric``'s values as the library takes them (None, a KEY, or a tuple of KEY and TASK=KEY entries:
+    :func:`indexer.sources.scoring.metric_value_text`), or a ConfigError (exit 2) ending in ``advice`` (what to do;
+    what was left undone): two KEYs for every task (click kept the last of them without a word, so `--metric acc
+    --metric acc_norm` read acc_norm alone), a blank one, a TASK given two keys."""
+    from .errors import ConfigError
+    from .sources.scoring import metric_value_text, parse_metric
+
+    if not values:
+        return None
+    try:
+        parse_metric(list(values))
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; {advice}") from None
+    return metric_value_text(list(values))
 
 
 def reading_options(prompts, model, filter, metric) -> dict:
@@ -269,9 +286,9 @@ def index(
     quarantined (its stored revision keeps serving; --accept-partial stores the new one).
 
     --format and the reading options (--prompts, --model, --filter, --metric) apply to every --source given, and
-    are saved with each in sources.toml (--limit with each hub-org: one); each takes one value. To read sources with
-    different options, configure each with its own (`taskspace sources add SPEC --metric M`), then run
-    `taskspace index`.
+    are saved with each in sources.toml (--limit with each hub-org: one); each takes one value (--metric: one KEY,
+    plus TASK=KEY for a task read with a key of its own). To read sources with different options, configure each
+    with its own (`taskspace sources add SPEC --metric M`), then run `taskspace index`.
 
     Examples:
 
@@ -288,7 +305,10 @@ def index(
 
     fmt, limit = _one_value("--format", fmt, "F"), _one_value("--limit", limit, "N")
     prompts, model = _one_value("--prompts", prompts, "FILE"), _one_value("--model", model, "NAME")
-    filter, metric = _one_value("--filter", filter, "F"), _one_value("--metric", metric, "M")
+    filter = _one_value("--filter", filter, "F")
+    metric = metric_values(metric, "--metric applies to every --source given, one KEY for all (and TASK=KEY per task); "
+                                   "to read sources with different options, configure each with its own (`taskspace "
+                                   "sources add SPEC --metric M`), then run `taskspace index`; nothing was saved")
     orgs = [s for s in source or [] if spec_kind(s.strip()) == "hub-org"]
     if limit is not None and not orgs:  # (sourcelist.validate refuses a limit on another kind of source)
         from .errors import ConfigError

@@ -10,8 +10,8 @@ import typer
 
 from pathlib import Path
 
-from .cli_index import (FILTER_OPTION, METRIC_OPTION, MODEL_OPTION, PROMPTS_OPTION, each, format_option, one_value,
-                        reading_options)
+from .cli_index import (FILTER_OPTION, METRIC_OPTION, MODEL_OPTION, PROMPTS_OPTION, each, format_option, metric_values,
+                        one_value, reading_options)
 
 app = typer.Typer(help="The sources the indexing pass reads ($TASKSPACE_HOME/sources.toml).\n\n"
                        "Examples:\n\n"
@@ -52,8 +52,8 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> 
     if not items:
         typer.echo(f"no sources configured in {_file()} (`taskspace sources add SPEC` adds one)")
     for s in items:
-        extra = "".join(f"  {k}={v}" for k, v in (("format", s.format), ("limit", s.limit), *s.options.items())
-                        if v is not None)
+        extra = "".join(f"  {k}={x}" for k, v in (("format", s.format), ("limit", s.limit), *s.options.items())
+                        if v is not None for x in (v if isinstance(v, tuple) else (v,)))  # metric=KEY metric=TASK=KEY
         gone = (f"  (missing: no such file or folder; every pass reports it until `taskspace sources remove {s.spec}`)"
                 if missing.get(s.spec) else "")
         typer.echo(f"{s.spec}{extra}{gone}")
@@ -83,13 +83,16 @@ def add(
       taskspace sources add hub-org:open-llm-leaderboard --limit 200
 
       taskspace sources add /data/lm_eval_out/org__model --metric acc_norm
+
+      taskspace sources add /data/calamita --metric comet_score --metric 'gfg_*=bert_f1'
     """
     from . import sourcelist
 
-    fmt, limit, prompts, model, filter, metric = (
+    fmt, limit, prompts, model, filter = (
         one_value(o, v, f"{o} takes one value; give it once (nothing was saved)")
         for o, v in (("--format", fmt), ("--limit", limit), ("--prompts", prompts), ("--model", model),
-                     ("--filter", filter), ("--metric", metric)))
+                     ("--filter", filter)))
+    metric = metric_values(metric, "nothing was saved")
     s = sourcelist.validate(sourcelist.SourceSpec(spec=spec, format=fmt, limit=limit,
                                                    **reading_options(prompts, model, filter, metric)))
     before = {sourcelist.source_key(c.spec): c for c in sourcelist.load(_file())}

@@ -105,7 +105,8 @@ def _ingest_accepting(location: str, format: str | None, source) -> str:
         options.update(source.options)
     if CLI.get():
         return (f"taskspace ingest {shlex.quote(location)} --accept-partial"
-                + "".join(f" --{k} {shlex.quote(str(v))}" for k, v in options.items()))
+                + "".join(f" --{k} {shlex.quote(str(x))}" for k, v in options.items()
+                          for x in (v if isinstance(v, (list, tuple)) else [v])))  # --metric KEY --metric TASK=KEY
     return f"ingest({location!r}, accept_partial=True" + "".join(f", {k}={v!r}" for k, v in options.items()) + ")"
 
 

@@ -106,7 +106,12 @@ def read_revision(revision: str | None, options: dict) -> str | None:
     """The revision a source read with ``options`` is stored under: ``revision`` itself when no option of
     :data:`STORED_OPTIONS` is set, else ``<revision>+read:<hash of those options>``. None stays None (the store
     then fingerprints the outcomes read, which differ with the options anyway)."""
-    used = {k: str(options[k]) for k in STORED_OPTIONS if options.get(k) not in (None, "")}
+    from .sources.scoring import metric_value_text
+
+    # (metric: one canonical text, so `--metric a --metric t=b` and `--metric t=b --metric a` are one read, and a
+    # single KEY the string it always was: a source stored before per-task keys is not read again)
+    used = {k: str(metric_value_text(options[k]) if k == "metric" else options[k]) for k in STORED_OPTIONS
+            if options.get(k) not in (None, "")}
     if revision is None or not used:
         return revision
     import hashlib
@@ -494,6 +499,12 @@ class Ingester:
             batch = read_source(root, fmt, **opts)
         except InputError as exc:
             s.errors.append(RowError(location, exc.line, exc.message))
+            return
+        except ConfigError as exc:  # --metric TASK=KEY naming no task of this repo (said of the repo, not the download)
+            said = str(exc).replace(str(root), location)
+            if not listed:
+                raise ConfigError(said) from None
+            s.errors.append(RowError(location, None, f"{said}; this repo is skipped, the others in the listing are read"))
             return
         batch.source = SourceInfo(kind=kind, location=location, revision=stored_as)
         batch.errors = [replace(e, file=_hub_file(e.file, root, location)) for e in batch.errors]

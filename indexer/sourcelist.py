@@ -15,7 +15,8 @@ One ``[[source]]`` table per source::
 
     [[source]]
     spec = "/data/lm_eval_out/org__model" # reading options, as `taskspace ingest` takes them (all optional):
-    metric = "acc_norm"                   # lm_eval/lighteval: the per-sample metric to read
+    metric = "acc_norm"                   # lm_eval/lighteval: the per-sample metric to read; per task, an array
+                                          # of KEY and TASK=KEY: ["comet_score", "gfg_*=bert_f1"] (--metric each)
     model = "org/model"                   # lm_eval/lighteval: the model name to record (one model's runs)
     filter = "strict-match"               # lm_eval: the filter whose lines are read
     # prompts = "/data/prompts.csv"       # plain tables: the prompts file (relative: to this file's folder)
@@ -69,7 +70,9 @@ class SourceSpec:
     prompts: str | None = None
     model: str | None = None
     filter: str | None = None
-    metric: str | None = None
+    #: KEY, or (``--metric`` per task) a tuple of KEY and TASK=KEY entries in
+    #: :func:`~indexer.sources.scoring.metric_value_text`'s canonical order
+    metric: str | tuple[str, ...] | None = None
 
     @property
     def options(self) -> dict:
@@ -89,9 +92,9 @@ class SourceSpec:
         parts = ["taskspace sources add", shlex.quote(s.spec)]
         for k in ("format", "limit", *OPTIONS):
             v = getattr(s, k)
-            if v is not None:
-                shown = v in changes.values() and v in SOURCE_OPTIONS.values()  # a placeholder: NAME, FILE
-                parts.append(f"--{k} {v if shown else shlex.quote(str(v))}")
+            for x in (v if isinstance(v, tuple) else () if v is None else (v,)):  # --metric KEY --metric TASK=KEY
+                shown = x in changes.values() and x in SOURCE_OPTIONS.values()  # a placeholder: NAME, FILE
+                parts.append(f"--{k} {x if shown else shlex.quote(str(x))}")
         return " ".join(parts)
 
 
@@ -230,7 +233,17 @@ def _loaded_options(path: Path, n: int, spec: str, item: dict, fmt: str | None) 
     from .sources.registry import check_options, find_reader
 
     options = {k: item[k] for k in OPTIONS if k in item}
+    if isinstance(options.get("metric"), list) and options["metric"]:  # KEY and TASK=KEY entries (--metric each)
+        from .sources.scoring import metric_value_text
+
+        if not all(isinstance(x, str) and x.strip() for x in options["metric"]):
+            raise ConfigError(f"{path}: source #{n} ({spec}): metric must be a non-empty string (metric = \"KEY\") or "
+                              f"an array of them (metric = [\"KEY\", \"TASK=KEY\"], as `taskspace ingest --metric` "
+                              f"takes them), not {options['metric']!r}; fix it in the file, or drop the key")
+        options["metric"] = metric_value_text(options["metric"])
     for k, v in options.items():
+        if k == "metric" and isinstance(v, tuple):
+            continue
         if not isinstance(v, str) or not v.strip():
             raise ConfigError(f"{path}: source #{n} ({spec}): {k} must be a non-empty string ({k} = \"NAME\", as "
                               f"`taskspace ingest --{k}` takes it), not {v!r}; fix it in the file, or drop the key")
@@ -262,6 +275,8 @@ def validate(source: SourceSpec) -> SourceSpec:
         # the caller's words: `--limit` on the command line, `limit=` to the library (indexer.errors.arg)
         raise ConfigError(f"{where}: {arg('limit')} must be a positive integer, not {source.limit!r}; nothing was saved")
     options = source.options
+    if isinstance(options.get("metric"), list):  # the library's caller may give a list (KEY, TASK=KEY)
+        options["metric"] = tuple(options["metric"])
     if isinstance(options.get("prompts"), Path):  # the library's caller may give a Path
         options["prompts"] = str(options["prompts"])
     if "prompts" in options and (not isinstance(options["prompts"], str) or not options["prompts"].strip()):
@@ -296,6 +311,10 @@ def validate(source: SourceSpec) -> SourceSpec:
         raise
     except IndexerError as exc:
         raise ConfigError(f"{where}: {getattr(exc, 'message', None) or exc}; nothing was saved") from None
+    if "metric" in options:  # one canonical form (a key alone stays a string), so one read compares equal
+        from .sources.scoring import metric_value_text
+
+        options["metric"] = metric_value_text(options["metric"])
     return SourceSpec(spec=spec, format=source.format, limit=source.limit, **options)
 
 
@@ -391,7 +410,8 @@ def save(path: Path, sources: list[SourceSpec]) -> None:
     (Callers changing the file hold :func:`_locked`; :func:`add` and :func:`remove` do.)"""
     import tomli_w
 
-    doc = {"source": [{k: v for k, v in asdict(s).items() if v is not None} for s in sources]}
+    doc = {"source": [{k: list(v) if isinstance(v, tuple) else v for k, v in asdict(s).items() if v is not None}
+                      for s in sources]}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

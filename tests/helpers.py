@@ -311,3 +311,48 @@ def hangup_as_from_a_terminal() -> None:
     import signal
 
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def write_harness_task(folder: Path, task: str, ts: str, docs: list[tuple[str, dict]], *,
+                       model: str = "meta-llama/Meta-Llama-3-8B-Instruct", version: float = 0.0) -> None:
+    """One lm-eval 0.4.5 ``--log_samples`` run of a generate_until task in the shape of CALAMITA's real output
+    (meta-llama__Meta-Llama-3-8B-Instruct/, harness written by the task authors, Nov. 2024): ``samples_<task>_<ts>.jsonl``
+    with ``doc``, ``arguments.gen_args_0`` and the task's own per-sample metrics (``docs``: the question and its metric
+    values), no ``filter``/``metrics`` keys, beside ``results_<ts>.json`` (aggregates ``<metric>,none``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, (text, metrics) in enumerate(docs):
+        rows.append({"doc_id": i, "doc": {"sentence": text}, "target": f"['{text.split()[0]}']",
+                     "arguments": {"gen_args_0": {"arg_0": f"[Genere marcato]: {text}\n[Espressione]:",
+                                                  "arg_1": {"max_gen_toks": 128, "do_sample": False, "until": ["\n\n"]}}},
+                     "resps": [["x"]], "filtered_resps": ["x"], "doc_hash": "a", "prompt_hash": "b", "target_hash": "c",
+                     **metrics})
+    (folder / f"samples_{task}_{ts}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    keys = list(docs[0][1]) if docs else []
+    (folder / f"results_{ts}.json").write_text(json.dumps({
+        "results": {task: {"alias": task, **{f"{k},none": float(np.mean([m[k] for _, m in docs])) for k in keys}}},
+        "configs": {task: {"task": task, "tag": "calamita", "output_type": "generate_until", "doc_to_text": "{{sentence}}",
+                           "num_fewshot": 0, "metadata": {"version": version}}},
+        "versions": {task: version}, "n-shot": {task: 0},
+        "config": {"model": "hf", "model_args": f"pretrained={model},dtype=bfloat16"},
+        "model_name": model, "model_name_sanitized": model.replace("/", "__")}))
+
+
+def write_calamita_run(root: Path) -> Path:
+    """CALAMITA's output folder (tests_calamita/) in its real shape: one model folder holding a translation task scored
+    by ``comet_score`` (with bleu/chrf/bleurt, chrF on a 0-100 scale) and a gender task, ``gfg_task_1_1``, scored by
+    ``bert_f1`` alone; each a run of its own (timestamp). Returns the model folder."""
+    d = root / "meta-llama__Meta-Llama-3-8B-Instruct"
+    write_harness_task(d, "MT_CALAMITA_it_en_public", "2024-11-13T03-09-01.700058", [
+        ("Ora abbiamo topi di 4 mesi che non sono diabetici.", {"bleu_score": 0.17, "chrf_score": 49.05,
+                                                                 "bleurt_score": 0.30, "comet_score": 0.86}),
+        ("Il dottor Ehud Ur ha avvertito che la ricerca e ancora agli inizi.", {"bleu_score": 0.4, "chrf_score": 71.2,
+                                                                             "bleurt_score": 0.61, "comet_score": 0.91}),
+        ("Come altri esperti, e scettico.", {"bleu_score": 0.0, "chrf_score": 20.0, "bleurt_score": 0.1,
+                                             "comet_score": 0.42})])
+    write_harness_task(d, "gfg_task_1_1", "2024-11-14T21-28-28.485173", [
+        ("Quest'anno mi sono ammalato gia due volte.", {"bert_f1": 1.0}),
+        ("La studentessa era preoccupata di andare fuori tema.", {"bert_f1": 0.0}),
+        ("Le altre giocatrici sono le tue avversarie.", {"bert_f1": 1.0}),
+        ("I nostri vicini sono partiti ieri.", {"bert_f1": 1.0})])
+    return d

@@ -986,3 +986,26 @@ def test_a_bitsandbytes_4bit_count_gives_way_to_its_base_models(hub_server):
            ("llama-8b-bnb-4bit", "oss-20b", "oss-20b-fork") for r in [hub.model_info(f"fake-org/{n}")]}
     assert got == {"llama-8b-bnb-4bit": (8_030_261_248, "fake-org/llama-8b"), "oss-20b": (20_914_757_184, None),
                    "oss-20b-fork": (20_914_757_184, None)}
+
+
+def test_metric_per_task_on_a_hub_repo_and_a_hub_org_listing(hub_server, store):
+    """`--metric TASK=KEY` reads a Hub repo of lm-eval runs as a local folder (the task named read with its key); a TASK
+    naming no task of the repo is a ConfigError naming the repo (not the download folder) and its tasks, nothing
+    stored; in a `hub-org:` listing, that repo is skipped with an error line and the listing goes on."""
+    from indexer.errors import ConfigError
+    from indexer.ingest import ingest
+
+    with pytest.raises(ConfigError) as exc:
+        ingest("hub:fake-org/lm-eval-results", store=store, fetch_metadata=False, metric="tiny_nope=acc")
+    msg = str(exc.value)
+    assert "no task 'tiny_nope' in hub:fake-org/lm-eval-results (its tasks: tiny_gen_arith, tiny_mc_science" in msg, msg
+    assert store.list_sources() == []
+    s = ingest("hub-org:fake-org", store=store, fetch_metadata=False, metric="tiny_nope=acc")
+    (e,) = s.errors
+    assert e.file == "hub:fake-org/lm-eval-results" and "no task 'tiny_nope'" in e.message, e
+    assert e.message.endswith("this repo is skipped, the others in the listing are read"), e.message
+    s = ingest("hub:fake-org/lm-eval-results", store=store, fetch_metadata=False,
+               metric=["acc_norm", "tiny_gen_arith=exact_match"])
+    assert s.errors == [] and s.outcomes > 0
+    assert {b.name: b.metric for b in store.list_benchmarks()} == {
+        "tiny_gen_arith": "exact_match", "tiny_mc_science": "acc_norm", "tiny_mc_yesno": "acc_norm"}

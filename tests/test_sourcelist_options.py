@@ -302,3 +302,48 @@ def test_ingest_and_sources_add_refuse_one_option_given_two_values_as_index_does
     r = ts("sources", "add", str(run), "--metric", "acc_norm", "--metric", "acc_norm")
     assert r.returncode == 0, r.stderr
     assert ts("sources", "list").stdout.strip() == f"{run}  metric=acc_norm"
+
+
+def test_metric_per_task_on_the_command_line_and_in_sources_toml(tmp_path):
+    """`--metric KEY --metric TASK=KEY` (ingest, index --source, sources add) reads a folder whose tasks need different
+    keys (CALAMITA's comet_score and bert_f1); sources.toml stores it as an array of the same entries (a plain
+    `metric = "KEY"`, as written before, still reads), `sources list` shows each, and a TASK naming no task of the
+    source is a usage error naming it and the tasks found, nothing saved. Before, a second --metric was refused and
+    one read every task, rejecting the other task's every row."""
+    from helpers import write_calamita_run
+
+    ts = _cli(tmp_path)
+    run = write_calamita_run(tmp_path / "tests_calamita")
+    r = ts("ingest", str(run), "--metric", "comet_score", "--metric", "gfg_*=bert_f1", "--no-metadata", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["outcomes"] == 7, (r.stdout, r.stderr[-2000:])
+    r = ts("sources", "add", str(run), "--metric", "comet_score", "--metric", "gfg_task_9=bert_f1")
+    msg = " ".join(r.stderr.split())
+    assert r.returncode == 2 and "--metric 'gfg_task_9=bert_f1': no task 'gfg_task_9'" in msg, msg
+    assert "MT_CALAMITA_it_en_public, gfg_task_1_1" in msg and "nothing was saved" in msg, msg
+    r = ts("sources", "add", str(run), "--metric", "gfg_task_1_1=bert_f1", "--metric", "comet_score")
+    assert r.returncode == 0, r.stderr
+    toml = tmp_path / "home" / "sources.toml"
+    assert sourcelist.load(toml)[0].metric == ("comet_score", "gfg_task_1_1=bert_f1")
+    assert 'metric = [\n    "comet_score",\n    "gfg_task_1_1=bert_f1",\n]' in toml.read_text(), toml.read_text()
+    assert ts("sources", "list").stdout.strip() == f"{run}  metric=comet_score  metric=gfg_task_1_1=bert_f1"
+    r = ts("sources", "add", str(run), "--metric", "comet_score", "--metric", "gfg_task_1_1=bert_f1")
+    assert "configured already (nothing changed)" in r.stdout, r.stdout + r.stderr  # one read, in either order
+    r = ts("index", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["counts"]["outcomes_added"] == 7, r.stderr[-2000:]
+    # a file written by hand: a string as before, an array of entries, a bad entry said of the file
+    toml.write_text(f'[[source]]\nspec = "{run}"\nmetric = "comet_score"\n')
+    assert sourcelist.load(toml)[0].metric == "comet_score"
+    toml.write_text(f'[[source]]\nspec = "{run}"\nmetric = ["gfg_*=bert_f1", "comet_score"]\n')
+    assert sourcelist.load(toml)[0].metric == ("comet_score", "gfg_*=bert_f1")
+    for bad in ('["comet_score", 5]', '[]', '["a", "b"]'):
+        toml.write_text(f'[[source]]\nspec = "{run}"\nmetric = {bad}\n')
+        with pytest.raises(ConfigError, match="source #1"):
+            sourcelist.load(toml)
+    r = ts("index", "--source", str(tmp_path / "tests_calamita"), "--metric", "comet_score", "--metric", "bert_f1")
+    msg = " ".join(r.stderr.split())
+    assert r.returncode == 2 and "--metric was given 2 values ('comet_score', 'bert_f1')" in msg, msg
+    env = dict(os.environ, COLUMNS="400", TASKSPACE_HOME=str(tmp_path / "home"))
+    for cmd in (["ingest"], ["index"], ["sources", "add"]):
+        help_text = subprocess.run([sys.executable, "-m", "indexer.cli", *cmd, "--help"], capture_output=True,
+                                   text=True, env=env).stdout
+        assert "TASK=KEY for one task" in " ".join(help_text.replace("│", " ").split()), (cmd, help_text)

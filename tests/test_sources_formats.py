@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from indexer.errors import ConfigError
 from indexer.ingest import ingest
 from indexer.sources import detect_format, plan_files, read_source, read_sources
 from indexer.sources.rules import load_rules
@@ -148,7 +149,8 @@ def test_math_hard_reads_the_strict_check_of_every_version():
 
 def test_math_hard_version_3_without_the_strict_check_is_rejected():
     b = read_source(FMT / "lm_eval_math_versions" / "org__math-v3-no-original")
-    assert b.outcomes == [] and len(b.errors) == 3
+    # every row of the task alike: one error for the file, counting the 3 rows it cost
+    assert b.outcomes == [] and len(b.errors) == 1 and b.errors[0].message.startswith("3 rows of task ")
     assert all("version 3" in e.message and "harness >= 0.4.9" in e.message and "exact_match_original" in e.message
                for e in b.errors)
 
@@ -220,6 +222,15 @@ def test_lighteval_output_folder_with_doc_and_metric_columns():
     anatomy = [o for o in b.outcomes if o.benchmark == "mmlu/anatomy"]
     assert anatomy[0].text == "Question: Which bone protects the brain?\nA. Skull\nB. Femur\nC. Rib\nD. Tibia\nAnswer:"
     assert [o.score for o in anatomy] == [1.0, 0.0]
+    # a key per task, the task as the file names it (or a pattern of such names); a TASK naming none is refused
+    (b,) = read_sources(out, metric=["winogrande|5=acc", "mmlu:*=acc"])
+    assert b.errors == [] and {k: v.metric for k, v in b.benchmarks.items()} == {"mmlu/anatomy": "acc", "winogrande": "acc"}
+    (b,) = read_sources(out, metric="mmlu:anatomy|5=em")
+    assert {o.benchmark for o in b.outcomes} == {"winogrande"} and "'em'" in b.errors[0].message
+    # (both rows of the task alike: one error for the file, counting them)
+    assert len(b.errors) == 1 and b.errors[0].message.startswith("2 rows of task mmlu:anatomy|5 rejected: metric 'em'")
+    with pytest.raises(ConfigError, match=r"no task 'arc\|25' in .* \(its tasks: mmlu:anatomy\|5, winogrande\|5\)"):
+        list(read_sources(out, metric="arc|25=acc"))
 
 
 def test_lighteval_python_repr_cells_are_read_as_literals_only():

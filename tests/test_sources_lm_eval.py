@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -292,8 +293,9 @@ def test_unknown_metric(model_dir):
 
     edit_lines(f, rename)
     b = read_source(model_dir)
-    e = [x for x in errs(b) if x[0] == f.name]
-    assert e[0][1] == 1 and "unknown metric" in e[0][2] and "bleu" in e[0][2]
+    e = [x for x in errs(b) if x[0] == f.name]  # the task's problem: one line for the file, its rows counted
+    assert len(e) == 1 and e[0][1] is None and e[0][2].startswith("12 rows of task tiny_mc_yesno rejected: unknown metric")
+    assert "bleu" in e[0][2]
     assert "tiny_mc_yesno" not in b.benchmarks and "tiny_mc_science" in b.benchmarks
     # named by the caller (--metric), a key taskspace has no rule for is read (its values here are 0/1)
     b2 = read_source(model_dir, metric="bleu")
@@ -344,7 +346,7 @@ def test_a_task_scored_by_metrics_of_its_own_is_read_with_the_metric_the_caller_
 
     d = _truthfulqa_gen_run(tmp_path / "results")
     b = read_source(d)
-    assert not b.outcomes and len(b.errors) == 3
+    assert not b.outcomes and len(b.errors) == 1 and b.errors[0].message.startswith("3 rows of task truthfulqa_gen")
     assert "unknown metric" in b.errors[0].message and "pass metric= to read one of them" in b.errors[0].message
     token = CLI.set(True)
     try:
@@ -751,3 +753,115 @@ def test_a_samples_file_saved_as_utf16_is_one_error_saying_so(model_dir):
     ((name, line, msg),) = errs(b)
     assert (name, line) == (f.name, None) and msg.startswith("the file is UTF-16 text") and "save it as UTF-8" in msg
     assert len(b.outcomes) == 42 - 12
+
+
+def test_metric_per_task_reads_a_folder_whose_tasks_need_different_keys(tmp_path):
+    """CALAMITA's output (one model folder: a translation task scored by comet_score, a gender task by bert_f1 alone)
+    is read in one go with `metric=["comet_score", "gfg_task_1_1=bert_f1"]` (`--metric comet_score --metric
+    gfg_task_1_1=bert_f1`), or a pattern of tasks (`gfg_*=bert_f1`); a plain KEY stays the key of every task not named,
+    each benchmark recorded with its own. A TASK naming no task of the source is a ConfigError naming it and the tasks
+    found. Before, one `--metric` read every task: `--metric comet_score` rejected every gfg row (3,273 on the real
+    folder), and no value read both."""
+    from helpers import write_calamita_run
+
+    from indexer.errors import ConfigError
+
+    d = write_calamita_run(tmp_path / "tests_calamita")
+    b = read_source(d, metric="comet_score")  # one key for both: the gfg task's rows are lost
+    assert {o.benchmark for o in b.outcomes} == {"MT_CALAMITA_it_en_public"} and b.errors
+    # (the keys the sample has, though none is a metric taskspace knows; before, "it has: none")
+    assert "'comet_score' (task gfg_task_1_1, benchmark gfg_task_1_1) is missing from the sample (it has: bert_f1)" \
+        in b.errors[0].message, b.errors[0].message
+    for metric in (["comet_score", "gfg_task_1_1=bert_f1"], ("gfg_*=bert_f1", "comet_score"), "gfg_task_1_1=bert_f1"):
+        b = read_source(d.parent, metric=metric)
+        if metric == "gfg_task_1_1=bert_f1":  # no KEY for the others: the translation task keeps its rule (none)
+            assert {o.benchmark for o in b.outcomes} == {"gfg_task_1_1"} and b.errors, metric
+            continue
+        assert not b.errors, (metric, b.errors)
+        assert {k: v.metric for k, v in b.benchmarks.items()} == {"MT_CALAMITA_it_en_public": "comet_score",
+                                                                   "gfg_task_1_1": "bert_f1"}
+        scores = {o.prompt_id: o.score for o in b.outcomes}
+        assert scores["MT_CALAMITA_it_en_public:0"] == pytest.approx(0.86) and scores["gfg_task_1_1:1"] == 0.0
+        assert len(scores) == 7
+    for metric, named in ((["comet_score", "gfg_task_9=bert_f1"], "gfg_task_9"), ("mt_*=comet_score", "mt_*")):
+        with pytest.raises(ConfigError) as exc:
+            list(read_sources(d.parent, metric=metric))
+        msg = str(exc.value)
+        assert f"no task {named!r} in {d.parent}" in msg and "MT_CALAMITA_it_en_public, gfg_task_1_1" in msg, msg
+    for metric, said in ((["comet_score", "bert_f1"], "was given 2 values ('comet_score', 'bert_f1') for every task"),
+                         (["gfg_task_1_1=bert_f1", "gfg_task_1_1=acc"], "names task 'gfg_task_1_1' twice"),
+                         ("gfg_task_1_1=", "the key is blank"), ("=bert_f1", "the task is blank")):
+        with pytest.raises(ConfigError, match=re.escape(said)):
+            list(read_sources(d, metric=metric))
+
+
+def _eqbench_run(d: Path, n_ca: int = 25, n_es: int = 3) -> Path:
+    """lm-eval 0.4.8 output of the Catalan/Spanish EQ-Bench tasks in the shape of a real run of FLOR-760M (BSC, July
+    2025): a folder named after the model (not <org>__<model>), `results_<name>:<date>_<ts>.json` naming the model by a
+    local path, samples with `filter` and `metrics` keys whose metrics, `eqbench` (0-100) and `percent_parseable`, are
+    none taskspace knows."""
+    ts = "2025-07-21T14-41-47.889425"
+    d.mkdir(parents=True)
+    for task, n in (("eqbench_ca", n_ca), ("eqbench_es", n_es)):
+        rows = [{"doc_id": i, "doc": {"prompt": f"{task} dialeg {i}: Robert: Claudia, siguem practics.\nEl Robert "
+                                                "sentiria...\nPesar\nAfecte",
+                                      "reference_answer": "{}", "reference_answer_fullscale": "true"},
+                 "target": "{'emotion1': 'Pesar'}", "arguments": {"gen_args_0": {"arg_0": "x", "arg_1": {"until": []}}},
+                 "resps": [[""]], "filtered_resps": [""], "filter": "none", "metrics": ["eqbench", "percent_parseable"],
+                 "doc_hash": "a", "prompt_hash": "b", "target_hash": "c", "eqbench": 0, "percent_parseable": 0}
+                for i in range(n)]
+        (d / f"samples_{task}_{ts}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tasks = ("eqbench_ca", "eqbench_es")
+    (d / f"results_FLOR-760M:2025-07-21T1441-16_{ts}.json").write_text(json.dumps({
+        "results": {t: {"alias": t, "eqbench,none": 0.0, "percent_parseable,none": 0.0} for t in tasks},
+        "configs": {t: {"task": t, "output_type": "generate_until", "doc_to_text": "prompt", "num_fewshot": 0,
+                        "metadata": {"version": 2.1}} for t in tasks},
+        "versions": {t: 2.1 for t in tasks}, "n-shot": {t: 0 for t in tasks},
+        "config": {"model": "hf", "model_args": "pretrained=/gpfs/projects/bsc88/hf-models/FLOR-760M"},
+        "lm_eval_version": "0.4.8", "model_name": "/gpfs/projects/bsc88/hf-models/FLOR-760M"}))
+    return d
+
+
+def test_a_problem_of_every_row_of_a_task_is_said_once_with_the_rows_it_cost(tmp_path):
+    """A task whose metric cannot be chosen (EQ-Bench's eqbench and percent_parseable: no metric taskspace knows) is
+    one error per task and file, "N rows of task T rejected: unknown metric ...", which counts as N rejected rows;
+    a problem of some rows only stays on each row (its line). Before, the same "unknown metric" was said once per
+    row, 20 lines alike and then "N more rows rejected"."""
+    from indexer.sources.common import count_rejected
+
+    d = _eqbench_run(tmp_path / "FLOR-760M")
+    b = read_source(d)
+    assert not b.outcomes
+    got = [(Path(e.file).name, e.line, e.message.split(": unknown metric")[0]) for e in b.errors]
+    assert got == [(next(d.glob("samples_eqbench_ca_*")).name, None, "25 rows of task eqbench_ca rejected"),
+                   (next(d.glob("samples_eqbench_es_*")).name, None, "3 rows of task eqbench_es rejected")], got
+    assert "among eqbench, percent_parseable (task eqbench_ca)" in b.errors[0].message
+    assert count_rejected(b.errors) == 28
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+
+    r = CliRunner().invoke(app, ["ingest", str(d), "--no-metadata"])
+    lines = r.stderr.splitlines()
+    assert r.exit_code == 1 and lines[0] == "28 error(s): this input was rejected, nothing was ingested", r.stderr
+    assert len(lines) == 3 and "25 rows of task eqbench_ca rejected: unknown metric" in lines[1], r.stderr
+    assert "pass --metric to read one of them" in lines[1], r.stderr
+    # two rows of eqbench_ca without prompt text: said on their lines; the metric's problem covers the 23 others
+    f = next(d.glob("samples_eqbench_ca_*"))
+
+    def no_text(ls):
+        for i in (3, 7):
+            row = json.loads(ls[i]); row["doc"] = {}; row["arguments"] = {}; ls[i] = json.dumps(row)
+
+    edit_lines(f, no_text)
+    e = [(line, msg.split(":")[0]) for name, line, msg in errs(read_source(d)) if name == f.name]
+    assert e == [(None, "23 rows of task eqbench_ca rejected"), (4, "no prompt text"), (8, "no prompt text")], e
+    # a metric missing from some rows only (the others read): each such row its own error
+    def only_eqbench(ls):
+        row = json.loads(ls[0]); del row["percent_parseable"]; row["metrics"] = ["eqbench"]; ls[0] = json.dumps(row)
+
+    edit_lines(f, only_eqbench)
+    b = read_source(d, metric="percent_parseable")
+    e = [(line, msg[:26]) for name, line, msg in errs(b) if name == f.name]
+    assert e == [(1, "metric 'percent_parseable'"), (4, "no prompt text: `doc` has "), (8, "no prompt text: `doc` has ")], e
+    assert len([o for o in b.outcomes if o.benchmark == "eqbench_ca"]) == 22

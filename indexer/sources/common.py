@@ -95,10 +95,16 @@ def is_summary(error) -> bool:
     return _MORE_ROWS.match(error.message) is not None
 
 
+#: the line of a problem that cost every row of a task's file (:func:`indexer.sources.scoring.report_metric_failures`)
+_TASK_ROWS = re.compile(r"(\d+) rows of task .*? rejected: ")
+
+
 def count_rejected(errors) -> int:
     """How many rejections ``errors`` (RowErrors, as :meth:`ErrorLog.finish` returns them, or a run's recorded item
-    errors) stand for: one each, and ``N`` for a summary line ``N more rows rejected: ...``."""
-    return sum(int(m.group(1)) if (m := _MORE_ROWS.match(_message(e))) else 1 for e in errors)
+    errors) stand for: one each, and ``N`` for a summary line ``N more rows rejected: ...`` or a task's line ``N rows of
+    task T rejected: ...``."""
+    return sum(int(m.group(1)) if (m := _MORE_ROWS.match(_message(e)) or _TASK_ROWS.match(_message(e))) else 1
+               for e in errors)
 
 
 def _message(error) -> str:

@@ -37,7 +37,7 @@ from .common import UTF8, ErrorLog, each_isolated, lfs_pointer_problem
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
-from .scoring import choose_metric, metric_value, py_literal
+from .scoring import MetricOption, choose_metric, metric_value, parse_metric, py_literal, report_metric_failures
 
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<ts>{TS})\.parquet$")
 TS_DIR_RE = re.compile(rf"^{TS}$")
@@ -272,6 +272,8 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
     metrics_col = "metric" if {"doc", "metric"} <= cols else "metrics"
     outcomes: list[Outcome] = []
     used = None
+    no_metric: dict[str, list[int]] = {}  # why the metric could not be chosen -> rows (a task's problem: said once)
+    reached = 0
     for i, row in enumerate(table.to_pylist(), 1):
         text = _row_text(row, rule)
         if not text:
@@ -284,8 +286,9 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
                        f"bad {metrics_col} cells")
             continue
         mname, why = choose_metric(metrics, rule, metric)
+        reached += 1
         if mname is None:
-            errors.add(fname, i, why, why.split(":")[0])
+            no_metric.setdefault(why, []).append(i)
             continue
         score, why = metric_value(metrics[mname], mname, rule)
         if score is None:
@@ -293,11 +296,13 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
             continue
         used = used or mname
         outcomes.append(Outcome(model=model, benchmark=rule.benchmark, text=text, score=score, prompt_id=f"{task}:{i - 1}"))
+    report_metric_failures(errors, fname, task, no_metric, reached)
     return outcomes, used
 
 
-def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | None, metric: str | None, rules: Rules,
-               kind: str, location: str | None, revision: str | None) -> SourceBatch:
+def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | None, metric: MetricOption | None,
+               rules: Rules, kind: str, location: str | None, revision: str | None) -> SourceBatch:
+    metrics = metric or MetricOption()
     unread: list[tuple[Path, str]] = []
     model = model or _model_name(root, unread)
     # a results file passed over (an empty one: a copy cut short): the details are read without it, the model named
@@ -324,6 +329,7 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
     used_files: list[Path] = []
     for _base, (task, f) in sorted(chosen.items()):
         rule = rules.for_task(task)
+        metric = metrics.for_task(task)  # --metric TASK=KEY, else --metric KEY, else (None) the rule's
         got = _read_details(f, task, rule, model, metric, errors)
         if got is None:
             continue
@@ -345,25 +351,34 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
                        warnings=warnings)
 
 
-def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | None = None, rules: Rules | None = None,
+def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | list[str] | None = None,
+                   rules: Rules | None = None,
                    kind: str = "lighteval", location: str | None = None,
                    revision: str | None = None) -> Iterator[SourceBatch]:
     """One SourceBatch per model's details under ``path`` (a details repo, lighteval's output folder, or one
     details file). No ``filter``: lighteval details have no filters, so ``--filter`` is refused (a usage error,
-    :func:`indexer.sources.registry.check_options`) as other formats refuse the options they do not take."""
+    :func:`indexer.sources.registry.check_options`) as other formats refuse the options they do not take.
+    ``metric``: KEY for every task, TASK=KEY for one (TASK as the file names it, ``leaderboard|mmlu:anatomy|5``), or
+    a list of them; a TASK naming no task under ``path`` is a ConfigError."""
     path = Path(path)
     rules = rules or load_rules()
-    opts = dict(model=model, metric=metric, rules=rules, kind=kind, location=location, revision=revision)
+    metrics = parse_metric(metric)
+    opts = dict(model=model, metric=metrics, rules=rules, kind=kind, location=location, revision=revision)
     if path.is_file():
         m = DETAILS_RE.match(path.name)
         if not m:
             raise InputError("not a lighteval details file (details_<task>_<ts>.parquet)", file=str(path))
+        if metrics is not None:
+            metrics.check_tasks([m["task"]], str(path))
         yield _read_root(_model_root(path), {m["task"]: {m["ts"]: path}}, **opts)
         return
     roots = find_details_roots(path)
     if not roots:
         raise InputError("no lighteval details files (details_<task>_<ts>.parquet) here", file=str(path))
-    yield from each_isolated(roots, lambda root: _read_root(root, _details_files(root), **opts))  # one fails alone
+    files = {root: _details_files(root) for root in roots}
+    if metrics is not None:
+        metrics.check_tasks([t for f in files.values() for t in f], str(path))
+    yield from each_isolated(roots, lambda root: _read_root(root, files[root], **opts))  # one fails alone
 
 
 READER = Reader(

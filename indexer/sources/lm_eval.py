@@ -36,7 +36,7 @@ from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolate
                      json_objects, lfs_pointer_problem)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
-from .scoring import choose_metric, metric_value
+from .scoring import MetricOption, choose_metric, metric_value, parse_metric, report_metric_failures
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 #: (a ``.gz`` of either is read as the file: ``gzip -r`` over an output folder made them unreadable before)
@@ -565,8 +565,9 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
     outcomes: list[Outcome] = []
     seen: dict[str, tuple[int, float, int]] = {}  # doc_id -> (line, score, index in outcomes)
     dropped: set[str] = set()
-    skipped = rejected = 0
+    skipped = rejected = reached = 0
     used_metric = None
+    no_metric: dict[str, list[int]] = {}  # why the metric could not be chosen -> lines (a task's problem: said once)
     for line, row in by_filter[chosen]:
         if row.get("doc_id") is None:
             errors.add(fname, line, "missing field doc_id", "missing doc_id")
@@ -588,8 +589,9 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
             continue
         listed = row.get("metrics") if isinstance(row.get("metrics"), list) else None
         m, why = choose_metric(row, rule, metric, run.version, listed)
+        reached += 1
         if m is None:
-            errors.add(fname, line, why, why.split(":")[0])
+            no_metric.setdefault(why, []).append(line)
             rejected += 1
             continue
         used_metric = used_metric or m
@@ -611,6 +613,7 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
         seen[doc_id] = (line, score, len(outcomes))
         outcomes.append(Outcome(model=run.model, benchmark=rule.benchmark_for(doc), text=text, score=score,
                                 revision=run.revision, prompt_id=f"{run.task}:{doc_id}"))
+    report_metric_failures(errors, fname, run.task, no_metric, reached)
     if dropped:
         outcomes = [o for o in outcomes if o.prompt_id.split(":", 1)[1] not in dropped]
     if recovered and outcomes and not rejected and not dropped:
@@ -670,11 +673,14 @@ def model_folder_info(mf: ModelFolder, *, kind: str = "lm_eval", location: str |
 
 def read_model_folder(
     mf: ModelFolder, *, rules: Rules | None = None, model: str | None = None, filter: str | None = None,
-    metric: str | None = None, kind: str = "lm_eval", location: str | None = None, revision: str | None = None,
+    metric: str | list[str] | MetricOption | None = None, kind: str = "lm_eval", location: str | None = None,
+    revision: str | None = None,
 ) -> SourceBatch:
-    """One folder of runs -> one SourceBatch (latest run per model and task)."""
+    """One folder of runs -> one SourceBatch (latest run per model and task). ``metric``: KEY, TASK=KEY or a list of
+    them (:func:`~indexer.sources.scoring.parse_metric`)."""
     if mf.denied is not None:
         raise mf.denied
+    metrics = metric if isinstance(metric, MetricOption) else parse_metric(metric) or MetricOption()
     rules = rules or load_rules()
     errors = ErrorLog()
     outcomes: list[Outcome] = []
@@ -724,6 +730,7 @@ def read_model_folder(
             # options the task config lists (doc_to_choice: ["no", "yes"]) serve docs that have none of their own
             choices=cfg.get("doc_to_choice") if isinstance(cfg.get("doc_to_choice"), list) else None,
         )
+        metric = metrics.for_task(task)  # --metric TASK=KEY, else --metric KEY, else (None) the rule's
         got, dup, used_filter, used_metric = read_task_file(path, run, errors=errors, filter=filter, metric=metric)
         if not cfg and got:
             read = f"read with filter {used_filter!r}" + (" (its first answer-extracting filter)"
@@ -788,19 +795,34 @@ def lm_eval_folders(path: str | Path, notes: list[str] | None = None) -> list[Mo
     return folders
 
 
+def check_metric_tasks(folders: list[ModelFolder], path: str | Path, metric) -> MetricOption | None:
+    """The ``metric`` option read, a ConfigError when a TASK it names (``--metric TASK=KEY``) is no task of the
+    folders of runs under ``path`` (:meth:`~indexer.sources.scoring.MetricOption.check_tasks`)."""
+    opt = metric if isinstance(metric, MetricOption) else parse_metric(metric)
+    if opt is not None and opt.per_task:
+        opt.check_tasks([t for mf in folders if mf.denied is None for t in mf.samples], str(path))
+    return opt
+
+
 def lm_eval_source_infos(path: str | Path, **options) -> list[SourceInfo]:
-    return [model_folder_info(mf, **options) for mf in lm_eval_folders(path)]
+    folders = lm_eval_folders(path)
+    check_metric_tasks(folders, path, options.get("metric"))
+    return [model_folder_info(mf, **options) for mf in folders]
 
 
 def read_lm_eval(path: str | Path, **options) -> Iterator[SourceBatch]:
     """Every folder of runs under ``path`` (or one samples file, a source of its own) -> SourceBatch each.
 
-    ``options``: ``model`` (override the name), ``filter``, ``metric`` (override the rules),
+    ``options``: ``model`` (override the name), ``filter``, ``metric`` (override the rules: KEY for every task,
+    TASK=KEY for one, or a list of them; a TASK naming no task under ``path`` is a ConfigError),
     ``rules`` (a :class:`~indexer.sources.rules.Rules`), ``kind``, ``location``, ``revision``.
     """
     notes: list[str] = []
+    folders = lm_eval_folders(path, notes)
+    if (metric := check_metric_tasks(folders, path, options.get("metric"))) is not None:
+        options = {**options, "metric": metric}
     # a folder that fails unexpectedly costs only itself: the folders after it are still read (each_isolated)
-    for i, batch in enumerate(each_isolated(lm_eval_folders(path, notes), lambda mf: read_model_folder(mf, **options))):
+    for i, batch in enumerate(each_isolated(folders, lambda mf: read_model_folder(mf, **options))):
         if i == 0:
             batch.warnings[:0] = notes  # once, with the first source
         yield batch

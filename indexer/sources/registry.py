@@ -91,7 +91,10 @@ def check_option_values(options: dict) -> None:
     a name, so every row of the source was rejected ("model name empty")."""
     from ..errors import ConfigError
 
-    for name in ("model", "filter", "metric"):
+    from .scoring import parse_metric
+
+    parse_metric(options.get("metric"))  # KEY, or TASK=KEY per task (a list of them): blank halves, two KEYs
+    for name in ("model", "filter"):
         value = options.get(name)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise ConfigError(f"{arg(name, value)}: blank; give a name or leave {arg(name)} out")

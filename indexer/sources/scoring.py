@@ -7,8 +7,10 @@ wrote as cells (``str(value)``) with :func:`ast.literal_eval`, never ``eval``.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import math
 import re
+from dataclasses import dataclass
 
 from ..errors import option_hint
 from .rules import TaskRule
@@ -101,7 +103,8 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
                           f"({', '.join(known)}); fix the rule or {option_hint('metric')}")
         m = next((k for k in keys if k in row), None)
         if m is None:
-            have = [k for k in row if rule.is_known_metric(k)] or listed or []
+            # (the sample's own keys when it has no metric taskspace knows: "it has: none" hid CALAMITA's cwa)
+            have = [k for k in row if rule.is_known_metric(k)] or listed or [k for k in row if k not in NON_METRIC]
             want = " or ".join(repr(k) for k in keys)
             return None, (f"metric {want} (task {rule.task}, benchmark {rule.benchmark}) is missing from the sample "
                           f"(it has: {', '.join(map(str, have)) or 'none'}); this writer's task scores the benchmark "
@@ -122,3 +125,129 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
     return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, names)) or 'no keys'} "
                   f"(task {rule.task}); pass {option_hint('metric')} to read one of them whose values are 0/1 outcomes "
                   f"or scores in [0, 1], or add a rule for the task in rules.toml")
+
+
+# ----------------------------------------------------------------------------------- the metric option, per task
+
+
+@dataclass(frozen=True)
+class MetricOption:
+    """The ``metric`` reading option (``--metric``) read: ``default``, the key read for every task not named (None: the
+    task's rule), and ``per_task``, ``(TASK, KEY)`` pairs: TASK a task name as the source writes it (lm-eval's
+    ``samples_<task>_<ts>.jsonl``, lighteval's ``details_<task>_<ts>.parquet``) or a shell-style pattern of them
+    (``gfg_*``). A folder whose tasks need different keys (CALAMITA's translation tasks ``comet_score``, its gfg
+    tasks ``bert_f1``) is read in one go; before, one ``--metric`` read every task, so the others' rows were rejected."""
+
+    default: str | None = None
+    per_task: tuple[tuple[str, str], ...] = ()
+
+    def for_task(self, task: str) -> str | None:
+        """The key read for ``task``: its exact name's, else the one pattern's matching it, else :attr:`default`."""
+        for name, key in self.per_task:
+            if name == task:
+                return key
+        hits = {key for name, key in self.per_task if _is_pattern(name) and fnmatch.fnmatchcase(task, name)}
+        return hits.pop() if hits else self.default
+
+    def check_tasks(self, tasks, where: str) -> None:
+        """A ConfigError (exit 2, before anything is stored) when a TASK of :attr:`per_task` names no task in ``tasks``
+        (the tasks of the source ``where``), or when two patterns give one task two keys; the message names the TASK
+        and the tasks found."""
+        from ..errors import ConfigError, arg
+
+        tasks = sorted(set(tasks))
+        for name, key in self.per_task:
+            if not any(t == name or (_is_pattern(name) and fnmatch.fnmatchcase(t, name)) for t in tasks):
+                shown = ", ".join(tasks[:30]) + (f", ... ({len(tasks)} in all)" if len(tasks) > 30 else "")
+                raise ConfigError(f"{arg('metric', f'{name}={key}')}: no task {name!r} in {where} (its tasks: "
+                                  f"{shown or 'none'}); name one of these (a pattern such as 'gfg_*' names several), "
+                                  f"or drop it")
+        for t in tasks:
+            if any(name == t for name, _ in self.per_task):
+                continue
+            keys = {key: name for name, key in self.per_task if _is_pattern(name) and fnmatch.fnmatchcase(t, name)}
+            if len(keys) > 1:
+                both = " and ".join(f"{n}={k}" for k, n in keys.items())
+                raise ConfigError(f"{arg('metric')} {both} both name task {t!r} of {where} with two keys; give it "
+                                  f"its own ({arg('metric', f'{t}=KEY')}) or narrow the patterns")
+
+
+def _is_pattern(name: str) -> bool:
+    return any(c in name for c in "*?[")
+
+
+def metric_entries(value) -> list[str]:
+    """The entries of a ``metric`` option value as given: a string (``"acc_norm"``, ``"gfg_task_1_1=bert_f1"``) or a
+    list of them (``--metric`` repeated, a sources.toml array)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def parse_metric(value) -> MetricOption | None:
+    """The :class:`MetricOption` of a ``metric`` value (None for None), or a ConfigError (exit 2) naming the entry that
+    is wrong: blank, ``=KEY`` or ``TASK=`` (blank halves), not a string, two KEYs for the tasks not named, one TASK
+    given two keys."""
+    from ..errors import ConfigError, arg
+
+    if value is None:
+        return None
+    entries = metric_entries(value)
+    if not entries:
+        raise ConfigError(f"{arg('metric', value)}: empty; give KEY (every task) or TASK=KEY (one task), or leave "
+                          f"{arg('metric')} out")
+    defaults: list[str] = []
+    per_task: dict[str, str] = {}
+    for e in entries:
+        if not isinstance(e, str) or not e.strip():
+            raise ConfigError(f"{arg('metric', e)}: blank; give a name or leave {arg('metric')} out")
+        task, eq, key = (s.strip() for s in e.partition("="))
+        if not eq:
+            if task not in defaults:
+                defaults.append(task)
+            continue
+        if not task or not key:
+            raise ConfigError(f"{arg('metric', e)}: {'the task' if not task else 'the key'} is blank; write TASK=KEY "
+                              f"(a task of the source and the per-sample key read for it), or KEY for every task")
+        if per_task.get(task, key) != key:
+            raise ConfigError(f"{arg('metric')} names task {task!r} twice with two keys ({per_task[task]!r}, {key!r}); "
+                              "give it one")
+        per_task[task] = key
+    if len(defaults) > 1:
+        from ..errors import CLI
+
+        flag = "--metric" if CLI.get() else "metric="
+        raise ConfigError(f"{flag} was given {len(defaults)} values ({', '.join(map(repr, defaults))}) for every task: "
+                          f"it takes one value KEY for the tasks not named, and TASK=KEY for a task of its own")
+    return MetricOption(defaults[0] if defaults else None, tuple(per_task.items()))
+
+
+def metric_value_text(value):
+    """A ``metric`` value in one canonical form, for what is stored and compared (a source's revision, sources.toml): a
+    string when it is one entry (``"acc_norm"``, as before per-task keys: a stored revision stays), else a tuple with
+    the KEY for the other tasks first, then ``TASK=KEY`` by task. A value :func:`parse_metric` refuses stays as given."""
+    if value is None or isinstance(value, str):
+        return value
+    try:
+        opt = parse_metric(value)
+    except Exception:  # noqa: BLE001 - checked (and said) where the options are checked
+        return value
+    out = ([opt.default] if opt.default else []) + [f"{t}={k}" for t, k in sorted(opt.per_task)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def report_metric_failures(errors, file: str, task: str, failed: dict[str, list[int]], reached: int) -> None:
+    """Report the rows of one task's ``file`` whose metric could not be chosen (:func:`choose_metric`; ``failed``: each
+    message and its lines, ``reached``: the rows that came to the choice). Such a problem is the task's (its rule, the
+    metric option, its keys), so when one message covers every row that came to it, it is one line, ``N rows of task T
+    rejected: ...``, which :func:`~indexer.sources.common.count_rejected` counts as N; otherwise each row its own, as
+    any row's problem (``errors``: an :class:`~indexer.sources.common.ErrorLog`). Before, an "unknown metric" of a
+    task was said once per row: 20 lines alike, then a count."""
+    if reached > 1 and len(failed) == 1 and len(lines := next(iter(failed.values()))) == reached:
+        errors.add(file, None, f"{reached} rows of task {task} rejected: {next(iter(failed))}")
+        return
+    for why, lines in failed.items():
+        for line in lines:
+            errors.add(file, line, why, why.split(":")[0])
