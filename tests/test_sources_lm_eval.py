@@ -347,13 +347,13 @@ def test_a_task_scored_by_metrics_of_its_own_is_read_with_the_metric_the_caller_
     d = _truthfulqa_gen_run(tmp_path / "results")
     b = read_source(d)
     assert not b.outcomes and len(b.errors) == 1 and b.errors[0].message.startswith("3 rows of task truthfulqa_gen")
-    assert "unknown metric" in b.errors[0].message and "pass metric= to read one of them" in b.errors[0].message
+    assert "unknown metric" in b.errors[0].message and "pass metric='truthfulqa_gen=KEY', KEY one of them" in b.errors[0].message
     token = CLI.set(True)
     try:
         msg = read_source(d).errors[0].message
     finally:
         CLI.reset(token)
-    assert "pass --metric to read one of them" in msg and "metric=" not in msg, msg
+    assert "pass --metric truthfulqa_gen=KEY, KEY one of them" in msg and "metric=" not in msg, msg
     b = read_source(d, metric="bleu_acc")
     assert not b.errors and b.benchmarks["truthfulqa_gen"].metric == "bleu_acc"
     assert sorted(o.score for o in b.outcomes) == [0.0, 1.0, 1.0]
@@ -845,7 +845,7 @@ def test_a_problem_of_every_row_of_a_task_is_said_once_with_the_rows_it_cost(tmp
     lines = r.stderr.splitlines()
     assert r.exit_code == 1 and lines[0] == "28 error(s): this input was rejected, nothing was ingested", r.stderr
     assert len(lines) == 3 and "25 rows of task eqbench_ca rejected: unknown metric" in lines[1], r.stderr
-    assert "pass --metric to read one of them" in lines[1], r.stderr
+    assert "pass --metric eqbench_ca=KEY, KEY one of them" in lines[1], r.stderr
     # two rows of eqbench_ca without prompt text: said on their lines; the metric's problem covers the 23 others
     f = next(d.glob("samples_eqbench_ca_*"))
 
@@ -927,3 +927,44 @@ def test_a_value_problem_of_every_row_of_a_task_is_said_once_with_one_example(tm
     assert not b.outcomes and len(b.errors) == 1 and count_rejected(b.errors) == 3, errs(b)
     assert b.errors[0].message.startswith("3 rows of task truthfulqa_gen rejected: bleu_max value 41.1134 is outside "
                                           "[0, 1]"), b.errors[0].message
+
+
+def test_the_advice_to_pass_metric_names_the_task(tmp_path):
+    """The errors that say to pass --metric (an unknown metric; the key asked for missing from a task's samples; a rule
+    naming a key taskspace does not know) give the per-task form with the task's name, `--metric TASK=KEY`
+    (`metric='TASK=KEY'` in Python; a TASK a shell would split quoted), and for a configured source the `sources add`
+    command adding it to the source's other --metric entries. Before, they said "pass --metric" alone: a plain KEY
+    read every task with it, and so rejected the rows of each other task lacking it (CALAMITA's gfg task)."""
+    from helpers import write_calamita_run
+
+    from indexer.errors import CLI, SOURCE
+    from indexer.sourcelist import SourceSpec
+    from dataclasses import replace
+
+    from indexer.sources.rules import load_rules
+    from indexer.sources.scoring import choose_metric
+
+    d = write_calamita_run(tmp_path / "tests_calamita")
+    token = CLI.set(True)
+    try:
+        (e,) = read_source(d, metric="comet_score").errors
+        assert "is missing from the sample (it has: bert_f1)" in e.message, e.message
+        assert "pass --metric gfg_task_1_1=KEY, KEY one of these, to read it anyway" in e.message, e.message
+        (e, _) = read_source(_eqbench_run(tmp_path / "FLOR-760M")).errors
+        assert "pass --metric eqbench_ca=KEY, KEY one of them whose values are 0/1" in e.message, e.message
+        # a lighteval task name a shell would split: quoted
+        rule = replace(load_rules().for_task("mmlu:anatomy|5"), metric_keys=("foo",))  # a rule naming an unknown key
+        _, why = choose_metric({"x": 1}, rule, None)
+        assert "fix the rule or pass --metric 'mmlu:anatomy|5=KEY', KEY one of the sample's own" in why, why
+        # a configured source read with --metric comet_score: the command keeps it and adds the task's entry
+        src = SOURCE.set(SourceSpec(str(d), format="lm_eval", metric="comet_score"))
+        try:
+            (e,) = read_source(d, metric="comet_score").errors
+        finally:
+            SOURCE.reset(src)
+        assert (f"pass --metric gfg_task_1_1=KEY (for this configured source: `taskspace sources add {d} --format "
+                "lm_eval --metric comet_score --metric gfg_task_1_1=KEY`), KEY one of these") in e.message, e.message
+    finally:
+        CLI.reset(token)
+    (e,) = read_source(d, metric="comet_score").errors  # Python: the library's form
+    assert "pass metric='gfg_task_1_1=KEY', KEY one of these" in e.message, e.message

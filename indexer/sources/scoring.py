@@ -10,9 +10,10 @@ import ast
 import fnmatch
 import math
 import re
+import shlex
 from dataclasses import dataclass
 
-from ..errors import option_hint
+from ..errors import CLI, SOURCE, arg, source_hint
 from .rules import TaskRule
 
 #: sample keys that are not metrics (lm-eval samples)
@@ -108,7 +109,8 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
         if unknown:
             known = sorted(rule.binary_metrics | rule.graded_metrics | rule.pair_metrics)
             return None, (f"unknown metric {unknown[0]!r} for task {rule.task}: not a correctness metric taskspace knows "
-                          f"({', '.join(known)}); fix the rule or {option_hint('metric')}")
+                          f"({', '.join(known)}); fix the rule or pass {metric_hint(rule.task)}, KEY one of the "
+                          f"sample's own")
         m = next((k for k in keys if k in row), None)
         if m is None:
             # (the sample's own keys when it has no metric taskspace knows: "it has: none" hid CALAMITA's cwa)
@@ -116,7 +118,7 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
             want = " or ".join(repr(k) for k in keys)
             return None, (f"metric {want} (task {rule.task}, benchmark {rule.benchmark}) is missing from the sample "
                           f"(it has: {', '.join(map(str, have)) or 'none'}); this writer's task scores the benchmark "
-                          f"another way: pass {option_hint('metric')} to read one of these anyway")
+                          f"another way: pass {metric_hint(rule.task)}, KEY one of these, to read it anyway")
         limit = rule.metric_max_version.get(m) if not override else None
         v = _version_number(version)
         if limit is not None and v is not None and v > float(limit):
@@ -131,8 +133,25 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
         if m in row and (m in names or not listed):
             return m, None
     return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, names)) or 'no keys'} "
-                  f"(task {rule.task}); pass {option_hint('metric')} to read one of them whose values are 0/1 outcomes "
-                  f"or scores in [0, 1], or add a rule for the task in rules.toml")
+                  f"(task {rule.task}); pass {metric_hint(rule.task)}, KEY one of them whose values are 0/1 outcomes or "
+                  f"scores in [0, 1], or add a rule for the task in rules.toml")
+
+
+def metric_hint(task: str) -> str:
+    """How an error says to name the key read for ``task``: the per-task form, ``--metric TASK=KEY`` (``metric=
+    'TASK=KEY'`` in Python), and while a pass reads a configured source, the ``sources add`` command that adds it to the
+    source's other ``--metric`` entries. A plain ``--metric KEY`` reads every task of the source with KEY, so a task's
+    error does not suggest it: before, it said "pass --metric" alone, and a KEY of one task's samples given so
+    rejected the rows of every other task that lacks it (CALAMITA: comet_score for the translation tasks cost each
+    gfg row)."""
+    entry = f"{task}=KEY"
+    shown = arg("metric", shlex.quote(entry) if CLI.get() else entry, quote=False)
+    source = SOURCE.get()
+    value = entry
+    if source is not None and getattr(source, "metric", None):
+        kept = [e for e in metric_entries(source.metric) if not (isinstance(e, str) and e.partition("=")[0].strip() == task)]
+        value = tuple(kept + [entry]) if kept else entry
+    return shown + source_hint("metric", value)
 
 
 # ----------------------------------------------------------------------------------- the metric option, per task
