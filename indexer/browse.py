@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import DimensionError, InputError, NotFoundError
+from .query import check_has_models
 from .records import name_problem
 from .find import (Filters, card_facts, facts_of, _index_in_step, _means, check_not_drifted, _merge, _num,
                    _resolve_models, _stores as _given_or_shared, suggest)
@@ -98,6 +99,8 @@ def _listed(store, vectors, sp, name: str, where: dict, offset: int, limit: int 
                   key=lambda h: h.key)
     if not hits and not where:
         check_not_drifted(store, sp, name, vectors)
+    if not hits:  # an empty space is an empty index, as no space is (the filters left none of a non-empty one: [])
+        check_has_models(store, vectors, sp, name)
     hits = hits[offset: None if limit is None else offset + limit]
     if page and hits:  # the page's payloads (a model removed since the scan by a concurrent pass: not listed)
         got = vectors.get(name, "models", [h.key for h in hits])

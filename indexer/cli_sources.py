@@ -47,7 +47,8 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> 
     # a configured path that is gone fails every pass; the list the error sends the user to names it (local paths only)
     missing = {s.spec: not Path(s.spec).exists() for s in items if spec_kind(s.spec) == "path"}
     if as_json:
-        echo_json([{**asdict(s), **({"missing": missing[s.spec]} if s.spec in missing else {})} for s in items])
+        # every entry the same keys: "missing" null where it does not apply (a Hub source; before, no such key)
+        echo_json([{**asdict(s), "missing": missing.get(s.spec)} for s in items])
         return
     if not items:
         typer.echo(f"no sources configured in {_file()} (`taskspace sources add SPEC` adds one)")

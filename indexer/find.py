@@ -702,7 +702,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     answer lists every model given). ``evidence``: how many evidence prompts and
     benchmarks per result (0: none; the neighbourhood is still searched, for ``coverage``). Without ``store``/``vectors`` the configured
     stores are opened once per process and reused (:func:`indexer.query.close_cached` closes them)."""
-    from .query import _space_state
+    from .query import _space_state, check_has_models
     from .space import space_name
 
     timings: dict[str, float] = {"encode": 0.0}
@@ -742,6 +742,8 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
                                                  changed=changed, ids_known=ids)
     if not ranked and where is None:  # nothing filtered out, yet no model: the index has lost what SQL holds
         check_not_drifted(store, sp, name, vectors)
+    if not ranked:  # an empty space is an empty index, as no space is (exit 1, 404); filters leaving none: no model
+        check_has_models(store, vectors, sp, name)
     ranked = ranked[offset:]
 
     excluded, missing = {}, {}

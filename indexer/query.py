@@ -143,6 +143,37 @@ def _space_state(store, space=None) -> tuple:
 _WARNED_ENCODER: set = set()
 
 
+#: how the library says the index is empty (:func:`empty_index`; a server says its own advice in its place)
+EMPTY = "the index is empty: run `taskspace index` first"
+
+
+def empty_index(store, space: str | None = None) -> NotFoundError:
+    """The error of a query on an empty index: no space (``space`` None), or the space ``space`` (its index name) holds
+    no model (its sources dropped and a pass run); one message, naming the database it looked in (a search against
+    another home than the one indexed, a typo in TASKSPACE_HOME, shows it) and how to index results."""
+    url = getattr(store, "url", None)
+    if isinstance(url, str):
+        from .store.sql_migrate import safe_url
+
+        url = safe_url(url)
+    where = f"the database {url}" if isinstance(url, str) else "the database"
+    what = "holds no indexed space" if space is None else f"holds no model in space {space}"
+    return NotFoundError(f"{EMPTY} ({where} {what}; `taskspace index --source SPEC` ingests results and indexes them, "
+                         "a plain `taskspace index` the sources `taskspace sources list` shows)")
+
+
+def check_has_models(store, vectors, sp, name: str) -> None:
+    """The :func:`empty_index` error when the index of space ``sp`` (index name ``name``) holds no model and SQL none
+    either (a StoreError when SQL holds model vectors the index lost: :func:`indexer.find.check_not_drifted`). Before,
+    a space whose models were all removed answered a search and `taskspace models` with "no model indexed yet" (exit 0,
+    an empty list), while a home with no space was this error (exit 1): one empty index, two answers."""
+    if vectors.count(name, "models") == 0:
+        from .find import check_not_drifted
+
+        check_not_drifted(store, sp, name, vectors)
+        raise empty_index(store, name)
+
+
 def _space(store, space=None, spaces: list | None = None):
     """The space a query uses (see the module docstring); ``spaces``: SQL's spaces as just read."""
     from .sync import resolve_spaces
@@ -152,13 +183,7 @@ def _space(store, space=None, spaces: list | None = None):
     if not spaces:
         # where it looked: a search against another home than the one indexed (a typo in TASKSPACE_HOME) said only to
         # run `taskspace index`, which would index into that home
-        url = getattr(store, "url", None)
-        if isinstance(url, str):
-            from .store.sql_migrate import safe_url
-
-            url = safe_url(url)
-        raise NotFoundError("the index is empty: run `taskspace index` first" +
-                            (f" (the database {url} holds no indexed space)" if isinstance(url, str) else ""))
+        raise empty_index(store)
     # one space built here with another encoder than the configured one is said too (a home indexed under
     # TASKSPACE_ENCODER=all-mpnet-base-v2, then the setting changed back): before, its searches answered from it without
     # a word, while two such spaces were warned of. A pulled one is the publisher's choice (as for its method).

@@ -477,7 +477,7 @@ class Service:
                                    for info in describe_spaces(self.store)])
 
     #: the library's word on an empty index (indexer.query._space), said for a server by :meth:`empty_index`
-    EMPTY = "the index is empty: run `taskspace index` first"
+    from .query import EMPTY
 
     def empty_index(self) -> str:
         """What to do about an empty index, for this server: a `taskspace index` run beside a server that holds the
@@ -506,7 +506,8 @@ class Service:
         stops at once: another process holds the index, exit 6)."""
         # (the library's word names the database it looked in, for a command run against the wrong home; a server
         # says its own, as /readyz does)
-        message = re.sub(re.escape(self.EMPTY) + r"( \(the database .* holds no indexed space\))?",
+        message = re.sub(re.escape(self.EMPTY) + r"( \(the database .* holds no (indexed space|model in space \S+);"
+                         r" `taskspace index --source SPEC` [^)]*\))?",
                          lambda _: self.empty_index(), message)
         if self.worker_schedule and self.pass_running and not self.passes_done:
             # the worker's first pass has written the space to SQL and not yet published its index: it is building it

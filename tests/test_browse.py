@@ -69,17 +69,21 @@ def test_a_page_asked_with_numpy_integers_is_plain_json(idx):
 def test_a_models_index_that_lost_its_models_is_a_store_error(idx):
     """The models collection emptied, or its folder removed, while SQL holds the vectors: the model list was empty
     (GET /v1/models 200 with no models) as if nothing had been indexed. Now it is the StoreError a search gives (exit 3,
-    HTTP 503) saying `taskspace reindex`; a filter that matches no model is still an empty list."""
+    HTTP 503) saying `taskspace reindex`, with a filter or without; a filter that matches no model of a whole index
+    is still an empty list."""
     from indexer.errors import StoreError
     from indexer.space import space_name
 
     store, vectors, _ = idx
     kw = {"store": store, "vectors": vectors}
     (space,) = store.list_spaces()
+    assert list_models(filters={"licenses": ["no-such-licence"]}, **kw) == []  # a whole index: the filter's answer
     vectors.delete(space_name(space), "models", store.model_vector_keys(space.id))
     with pytest.raises(StoreError, match=r"answered no model, though the database holds 4 model vector.*reindex"):
         list_models(**kw)
-    assert list_models(filters={"licenses": ["mit"]}, **kw) == []
+    # (with a filter too: the index holds no model at all; before, an empty list)
+    with pytest.raises(StoreError, match=r"answered no model, though the database holds 4 model vector.*reindex"):
+        list_models(filters={"licenses": ["mit"]}, **kw)
 
 
 def test_list_benchmarks_counts_prompts_and_models(idx):

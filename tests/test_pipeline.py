@@ -817,11 +817,18 @@ def test_a_space_left_without_models_fits_its_next_models_afresh(tmp_path, store
         np.testing.assert_allclose(again[m], scratch[m], rtol=0, atol=1e-6)
 
 
-def test_a_plain_prompt_on_a_space_left_without_models_answers_no_model(tmp_path, store, encoder):
-    """Every source dropped, then a pass: a search for a prompt without answer options answers no model, as one with
-    options does (the CLI: "no model indexed yet", exit 0). Before, it failed with "the space has no benchmark
-    vectors yet: run `taskspace index`" (exit 1), while a question with options answered none."""
-    from indexer import find_models, sourcelist
+def test_a_space_left_without_models_is_an_empty_index_as_a_home_without_a_space(tmp_path, store, encoder):
+    """Every source dropped, then a pass: a search (a prompt with or without answer options), `taskspace models` and the
+    HTTP API answer as on a home where nothing is indexed: the empty index's error (CLI exit 1, HTTP 404), naming the
+    database and the space and how to index results, and a server's own advice in its place. Before, the space without
+    models answered "no model indexed yet" (exit 0, an empty list) while the home without a space was "error: the
+    index is empty" (exit 1): a script calling search could not tell an empty index by one rule. (Before that, a prompt
+    without options failed with "the space has no benchmark vectors yet".)"""
+    from fastapi.testclient import TestClient
+
+    from indexer import find_models, list_models, sourcelist
+    from indexer.browse import models_page
+    from indexer.serve import Service, create_app
     from indexer.store.vectors import VectorStore
 
     rng = np.random.default_rng(22)
@@ -833,8 +840,23 @@ def test_a_plain_prompt_on_a_space_left_without_models_answers_no_model(tmp_path
         sourcelist.remove(ix.settings.sources_file, str(tmp_path / "a"))
         assert store.delete_source(str(tmp_path / "a"))
         assert ix.run().counts["removed"] == 3
-        for prompt in ("What is item 3 of alpha?", "What is 2+2?\nA. 3\nB. 4\nC. 5\nD. 6"):
-            assert find_models(prompt, k=5, store=store, vectors=vectors).results == []
+        said = []
+        for call in (lambda: find_models("What is item 3 of alpha?", k=5, store=store, vectors=vectors),
+                     lambda: find_models("What is 2+2?\nA. 3\nB. 4\nC. 5\nD. 6", k=5, store=store, vectors=vectors),
+                     lambda: find_models("x", k=5, filters={"licenses": ["mit"]}, store=store, vectors=vectors),
+                     lambda: list_models(store=store, vectors=vectors), lambda: models_page(store=store, vectors=vectors)):
+            with pytest.raises(NotFoundError) as exc:
+                call()
+            said.append(str(exc.value))
+        assert len(set(said)) == 1, said
+        assert said[0].startswith("the index is empty: run `taskspace index` first (the database ") and (
+            " holds no model in space " in said[0] and "`taskspace index --source SPEC` ingests results" in said[0]), said
+        with TestClient(create_app(Service(store=store, vectors=vectors, encoder=encoder))) as c:
+            # (the server's own advice, as its /readyz says it of an empty index)
+            advice = c.get("/readyz").json()["checks"]["index"]["detail"]
+            assert advice.startswith("the index is empty: stop this server, run `taskspace index`"), advice
+            for r in (c.post("/v1/find", json={"prompts": ["What is item 3 of alpha?"]}), c.get("/v1/models")):
+                assert r.status_code == 404 and r.json()["error"]["message"] == advice, r.json()
     finally:
         vectors.close()
 

@@ -629,6 +629,10 @@ def test_sources_list_marks_a_configured_path_that_is_gone(tmp_path):
         f"`taskspace sources remove {folder}`" in lines[0], lines
     r = ts("sources", "list", "--json")
     assert [s.get("missing") for s in _json.loads(r.stdout)] == [True, None], r.stdout
+    # every entry has the same keys, "missing" null where it does not apply (a Hub source); before, a Hub entry had
+    # no "missing" key, so a script reading `s["missing"]` failed on it
+    local, hub = _json.loads(r.stdout)
+    assert list(local) == list(hub) and hub["missing"] is None and "missing" in hub, r.stdout
 
 
 def test_index_and_runs_count_the_rows_a_source_had_rejected(tmp_path):

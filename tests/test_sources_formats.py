@@ -163,7 +163,9 @@ def test_gold_pred_pairs_are_rejected_and_graded_acc_is_read_by_rule():
     b = read_source(d)
     res = results(d)["results"]
     cola = [e for e in errs(b) if e[0].startswith("samples_cola")]
-    assert len(cola) == 3 and all("(gold, pred) pair" in m and "corpus" in m for _, _, m in cola)
+    # (every row's mcc a pair: one error for the file, counting its 3 rows)
+    assert len(cola) == 1 and all("(gold, pred) pair" in m and "corpus" in m for _, _, m in cola)
+    assert cola[0][1] is None and cola[0][2].startswith("3 rows of task cola rejected: mcc value [1, 1] is a (gold")
     assert "cola" not in b.benchmarks
     got = means(b.outcomes)
     assert got["mrpc"] == pytest.approx(res["mrpc"]["acc,none"])  # acc, not the f1 pairs
@@ -176,7 +178,7 @@ def test_gold_pred_pairs_are_rejected_and_graded_acc_is_read_by_rule():
 def test_a_pair_metric_asked_for_is_rejected_and_scored_when_a_rule_says_how(tmp_path):
     d = FMT / "lm_eval_metric_shapes" / "org__shapes"
     f1 = [e for e in errs(read_source(d, metric="f1")) if e[0].startswith("samples_mrpc")]
-    assert len(f1) == 4 and "f1 value [1, 1] is a (gold, pred) pair" in f1[0][2]
+    assert len(f1) == 1 and f1[0][2].startswith("4 rows of task mrpc rejected: f1 value [1, 1] is a (gold, pred) pair")
     # a class-0 prediction that is right must not score 0 (the old average of the pair did)
     rules = tmp_path / "rules.toml"
     base = (Path(__file__).parents[1] / "indexer" / "sources" / "rules.toml").read_text()

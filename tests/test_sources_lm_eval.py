@@ -347,19 +347,19 @@ def test_a_task_scored_by_metrics_of_its_own_is_read_with_the_metric_the_caller_
     d = _truthfulqa_gen_run(tmp_path / "results")
     b = read_source(d)
     assert not b.outcomes and len(b.errors) == 1 and b.errors[0].message.startswith("3 rows of task truthfulqa_gen")
-    assert "unknown metric" in b.errors[0].message and "pass metric= to read one of them" in b.errors[0].message
+    assert "unknown metric" in b.errors[0].message and "pass metric='truthfulqa_gen=KEY', KEY one of them" in b.errors[0].message
     token = CLI.set(True)
     try:
         msg = read_source(d).errors[0].message
     finally:
         CLI.reset(token)
-    assert "pass --metric to read one of them" in msg and "metric=" not in msg, msg
+    assert "pass --metric truthfulqa_gen=KEY, KEY one of them" in msg and "metric=" not in msg, msg
     b = read_source(d, metric="bleu_acc")
     assert not b.errors and b.benchmarks["truthfulqa_gen"].metric == "bleu_acc"
     assert sorted(o.score for o in b.outcomes) == [0.0, 1.0, 1.0]
     assert {o.model for o in b.outcomes} == {"EleutherAI/gpt-neo-125M"}
-    b = read_source(d, metric="bleu_max")
-    assert not b.outcomes and len(b.errors) == 3
+    b = read_source(d, metric="bleu_max")  # (every row alike: one line for the task's file, its 3 rows counted)
+    assert not b.outcomes and len(b.errors) == 1 and b.errors[0].message.startswith("3 rows of task truthfulqa_gen")
     assert "bleu_max value 41.1134 is outside [0, 1]" in b.errors[0].message and "choose another" in b.errors[0].message
 
 
@@ -845,7 +845,7 @@ def test_a_problem_of_every_row_of_a_task_is_said_once_with_the_rows_it_cost(tmp
     lines = r.stderr.splitlines()
     assert r.exit_code == 1 and lines[0] == "28 error(s): this input was rejected, nothing was ingested", r.stderr
     assert len(lines) == 3 and "25 rows of task eqbench_ca rejected: unknown metric" in lines[1], r.stderr
-    assert "pass --metric to read one of them" in lines[1], r.stderr
+    assert "pass --metric eqbench_ca=KEY, KEY one of them" in lines[1], r.stderr
     # two rows of eqbench_ca without prompt text: said on their lines; the metric's problem covers the 23 others
     f = next(d.glob("samples_eqbench_ca_*"))
 
@@ -865,3 +865,106 @@ def test_a_problem_of_every_row_of_a_task_is_said_once_with_the_rows_it_cost(tmp
     e = [(line, msg[:26]) for name, line, msg in errs(b) if name == f.name]
     assert e == [(1, "metric 'percent_parseable'"), (4, "no prompt text: `doc` has "), (8, "no prompt text: `doc` has ")], e
     assert len([o for o in b.outcomes if o.benchmark == "eqbench_ca"]) == 22
+
+
+def _masakhaner_run(d: Path, n: int = 22) -> Path:
+    """lm-eval 0.4.10 output of a MasakhaNER task in the shape of a real run of google/gemma-2b (January 2026): a
+    generation task scored by `f1` alone, whose per-sample value is lm-eval's (gold, pred) pair for the corpus-level
+    f1 (`["DATE: kawuononi", [""]]`), with the `flexible-extract` filter."""
+    ts = "2026-01-16T16-02-26.648276"
+    d.mkdir(parents=True)
+    task = "masakhaner_luo_prompt_1"
+    rows = [{"doc_id": i, "doc": {"id": str(i), "text": f"Kwan jii maromo {i} mane oyudi ni nigi Covid-19 ei kawuononi",
+                                  "target": "DATE: kawuononi"},
+             "target": "DATE: kawuononi", "arguments": {"gen_args_0": {"arg_0": "Text: ...", "arg_1": {"until": []}}},
+             "resps": [["loc: entity"]], "filtered_resps": [[""]], "filter": "flexible-extract", "metrics": ["f1"],
+             "doc_hash": "a", "prompt_hash": "b", "target_hash": "c",
+             "f1": [f"PER: Aman {i}", ["" if i % 2 else f"loc: entity {i}"]]} for i in range(n)]
+    (d / f"samples_{task}_{ts}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / f"masakhaner_luo_0shot_{ts}.json").write_text(json.dumps({
+        "results": {task: {"alias": task, "f1,flexible-extract": 0.05}},
+        "configs": {task: {"task": task, "output_type": "generate_until", "num_fewshot": 0, "metadata": {"version": 1.0}}},
+        "versions": {task: 1.0}, "n-shot": {task: 0},
+        "config": {"model": "hf", "model_args": "pretrained=google/gemma-2b"},
+        "lm_eval_version": "0.4.10.dev0", "model_name": "google/gemma-2b"}))
+    return d
+
+
+def test_a_value_problem_of_every_row_of_a_task_is_said_once_with_one_example(tmp_path):
+    """Every row of a task's file whose value is wrong the same way (MasakhaNER's f1, a (gold, pred) pair in each row;
+    a metric on a 0-100 scale, outside [0, 1] in each row) is one error per task and file, "N rows of task T rejected:"
+    with the first row's value as the example, counted as N rows; values wrong in some rows only stay per row. Before,
+    each row had its line (20 alike, then "N more rows rejected")."""
+    from typer.testing import CliRunner
+
+    from indexer.cli import app
+    from indexer.sources.common import count_rejected
+
+    d = _masakhaner_run(tmp_path / "gemma")
+    b = read_source(d)
+    assert not b.outcomes and len(b.errors) == 1, errs(b)
+    (e,) = b.errors
+    assert e.line is None and e.message.startswith("22 rows of task masakhaner_luo_prompt_1 rejected: f1 value "
+                                                   "['PER: Aman 0', ['loc: entity 0']] is a (gold, pred) pair"), e.message
+    assert e.message.endswith("(line 1's value; the other rows' values are wrong the same way)"), e.message
+    assert count_rejected(b.errors) == 22
+    r = CliRunner().invoke(app, ["ingest", str(d), "--no-metadata"])
+    lines = r.stderr.splitlines()
+    assert r.exit_code == 1 and lines[0] == "22 error(s): this input was rejected, nothing was ingested", r.stderr
+    assert len(lines) == 2 and "22 rows of task masakhaner_luo_prompt_1 rejected: f1 value" in lines[1], r.stderr
+    # one row's f1 a score (read): the others' pairs are each their row's error, as any row's problem
+    f = next(d.glob("samples_*.jsonl"))
+
+    def one_score(ls):
+        row = json.loads(ls[4]); row["f1"] = 0.5; ls[4] = json.dumps(row)
+
+    edit_lines(f, one_score)
+    b = read_source(d)
+    assert len(b.outcomes) == 1 and [x[1] for x in errs(b)][:3] == [1, 2, 3], errs(b)
+    assert count_rejected(b.errors) == 21 and "1 more rows rejected: bad f1 values" in b.errors[-1].message
+    # a 0-100 metric read with --metric: every row outside [0, 1], one line (truthfulqa_gen's bleu_max)
+    b = read_source(_truthfulqa_gen_run(tmp_path / "results"), metric="bleu_max")
+    assert not b.outcomes and len(b.errors) == 1 and count_rejected(b.errors) == 3, errs(b)
+    assert b.errors[0].message.startswith("3 rows of task truthfulqa_gen rejected: bleu_max value 41.1134 is outside "
+                                          "[0, 1]"), b.errors[0].message
+
+
+def test_the_advice_to_pass_metric_names_the_task(tmp_path):
+    """The errors that say to pass --metric (an unknown metric; the key asked for missing from a task's samples; a rule
+    naming a key taskspace does not know) give the per-task form with the task's name, `--metric TASK=KEY`
+    (`metric='TASK=KEY'` in Python; a TASK a shell would split quoted), and for a configured source the `sources add`
+    command adding it to the source's other --metric entries. Before, they said "pass --metric" alone: a plain KEY
+    read every task with it, and so rejected the rows of each other task lacking it (CALAMITA's gfg task)."""
+    from helpers import write_calamita_run
+
+    from indexer.errors import CLI, SOURCE
+    from indexer.sourcelist import SourceSpec
+    from dataclasses import replace
+
+    from indexer.sources.rules import load_rules
+    from indexer.sources.scoring import choose_metric
+
+    d = write_calamita_run(tmp_path / "tests_calamita")
+    token = CLI.set(True)
+    try:
+        (e,) = read_source(d, metric="comet_score").errors
+        assert "is missing from the sample (it has: bert_f1)" in e.message, e.message
+        assert "pass --metric gfg_task_1_1=KEY, KEY one of these, to read it anyway" in e.message, e.message
+        (e, _) = read_source(_eqbench_run(tmp_path / "FLOR-760M")).errors
+        assert "pass --metric eqbench_ca=KEY, KEY one of them whose values are 0/1" in e.message, e.message
+        # a lighteval task name a shell would split: quoted
+        rule = replace(load_rules().for_task("mmlu:anatomy|5"), metric_keys=("foo",))  # a rule naming an unknown key
+        _, why = choose_metric({"x": 1}, rule, None)
+        assert "fix the rule or pass --metric 'mmlu:anatomy|5=KEY', KEY one of the sample's own" in why, why
+        # a configured source read with --metric comet_score: the command keeps it and adds the task's entry
+        src = SOURCE.set(SourceSpec(str(d), format="lm_eval", metric="comet_score"))
+        try:
+            (e,) = read_source(d, metric="comet_score").errors
+        finally:
+            SOURCE.reset(src)
+        assert (f"pass --metric gfg_task_1_1=KEY (for this configured source: `taskspace sources add {d} --format "
+                "lm_eval --metric comet_score --metric gfg_task_1_1=KEY`), KEY one of these") in e.message, e.message
+    finally:
+        CLI.reset(token)
+    (e,) = read_source(d, metric="comet_score").errors  # Python: the library's form
+    assert "pass metric='gfg_task_1_1=KEY', KEY one of these" in e.message, e.message

@@ -37,7 +37,7 @@ from .common import UTF8, ErrorLog, each_isolated, lfs_pointer_problem
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
-from .scoring import MetricOption, choose_metric, metric_value, parse_metric, py_literal, report_metric_failures
+from .scoring import MetricOption, checked_value, choose_metric, parse_metric, py_literal, report_metric_failures
 
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<ts>{TS})\.parquet$")
 TS_DIR_RE = re.compile(rf"^{TS}$")
@@ -272,7 +272,8 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
     metrics_col = "metric" if {"doc", "metric"} <= cols else "metrics"
     outcomes: list[Outcome] = []
     used = None
-    no_metric: dict[str, list[int]] = {}  # why the metric could not be chosen -> rows (a task's problem: said once)
+    # the kind of problem of the metric or its value -> (row, message, problem): a task's problem is said once
+    failed: dict[str, list[tuple[int, str, str]]] = {}
     reached = 0
     for i, row in enumerate(table.to_pylist(), 1):
         text = _row_text(row, rule)
@@ -288,15 +289,15 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
         mname, why = choose_metric(metrics, rule, metric)
         reached += 1
         if mname is None:
-            no_metric.setdefault(why, []).append(i)
+            failed.setdefault(why, []).append((i, why, why.split(":")[0]))
             continue
-        score, why = metric_value(metrics[mname], mname, rule)
+        score, why, kind = checked_value(metrics[mname], mname, rule)
         if score is None:
-            errors.add(fname, i, why, f"bad {mname} values")
+            failed.setdefault(f"{mname} value: {kind}", []).append((i, why, f"bad {mname} values"))
             continue
         used = used or mname
         outcomes.append(Outcome(model=model, benchmark=rule.benchmark, text=text, score=score, prompt_id=f"{task}:{i - 1}"))
-    report_metric_failures(errors, fname, task, no_metric, reached)
+    report_metric_failures(errors, fname, task, failed, reached)
     return outcomes, used
 
 

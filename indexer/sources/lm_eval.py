@@ -36,7 +36,7 @@ from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolate
                      json_objects, lfs_pointer_problem)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
-from .scoring import MetricOption, choose_metric, metric_value, parse_metric, report_metric_failures
+from .scoring import MetricOption, checked_value, choose_metric, parse_metric, report_metric_failures
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 #: (a ``.gz`` of either is read as the file: ``gzip -r`` over an output folder made them unreadable before)
@@ -567,7 +567,8 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
     dropped: set[str] = set()
     skipped = rejected = reached = 0
     used_metric = None
-    no_metric: dict[str, list[int]] = {}  # why the metric could not be chosen -> lines (a task's problem: said once)
+    # the kind of problem of the metric or its value -> (line, message, problem): a task's problem is said once
+    failed: dict[str, list[tuple[int, str, str]]] = {}
     for line, row in by_filter[chosen]:
         if row.get("doc_id") is None:
             errors.add(fname, line, "missing field doc_id", "missing doc_id")
@@ -591,13 +592,13 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
         m, why = choose_metric(row, rule, metric, run.version, listed)
         reached += 1
         if m is None:
-            no_metric.setdefault(why, []).append(line)
+            failed.setdefault(why, []).append((line, why, why.split(":")[0]))
             rejected += 1
             continue
         used_metric = used_metric or m
-        score, why = metric_value(row[m], m, rule)
+        score, why, kind = checked_value(row[m], m, rule)
         if score is None:
-            errors.add(fname, line, why, f"bad {m} values")
+            failed.setdefault(f"{m} value: {kind}", []).append((line, why, f"bad {m} values"))
             rejected += 1
             continue
         doc_id = str(row["doc_id"])
@@ -613,7 +614,7 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
         seen[doc_id] = (line, score, len(outcomes))
         outcomes.append(Outcome(model=run.model, benchmark=rule.benchmark_for(doc), text=text, score=score,
                                 revision=run.revision, prompt_id=f"{run.task}:{doc_id}"))
-    report_metric_failures(errors, fname, run.task, no_metric, reached)
+    report_metric_failures(errors, fname, run.task, failed, reached)
     if dropped:
         outcomes = [o for o in outcomes if o.prompt_id.split(":", 1)[1] not in dropped]
     if recovered and outcomes and not rejected and not dropped:

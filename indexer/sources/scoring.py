@@ -10,9 +10,10 @@ import ast
 import fnmatch
 import math
 import re
+import shlex
 from dataclasses import dataclass
 
-from ..errors import option_hint
+from ..errors import CLI, SOURCE, arg, source_hint
 from .rules import TaskRule
 
 #: sample keys that are not metrics (lm-eval samples)
@@ -39,44 +40,52 @@ def py_literal(text: str):
 
 def metric_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | None]:
     """(score in [0, 1], None) or (None, what is wrong) for one sample's value of ``metric``."""
+    score, why, _ = checked_value(v, metric, rule)
+    return score, why
+
+
+def checked_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | None, str | None]:
+    """:func:`metric_value` with the kind of problem: (score, None, None) or (None, what is wrong, its kind), the kind
+    the same for every value wrong the same way (``"pair"``, ``"outside [0, 1]"`` ...) whatever the value, so that a
+    task's file whose every row is wrong alike is said once (:func:`report_task_failures`)."""
     if isinstance(v, bool):
         v = float(v)
     elif isinstance(v, str):
         try:
             v = float(v.strip())
         except ValueError:
-            return None, f"{metric} value {v!r} is not a number"
+            return None, f"{metric} value {v!r} is not a number", "not a number"
     elif isinstance(v, (list, tuple)):
         if metric in rule.pair_metrics and len(v) == 2 and metric not in rule.list_metrics:
             if rule.pair_score == "match":
-                return (1.0 if v[0] == v[1] else 0.0), None
+                return (1.0 if v[0] == v[1] else 0.0), None, None
             return None, (f"{metric} value {list(v)!r} is a (gold, pred) pair, not a per-sample score (lm-eval's "
                           f"multiple-choice {metric} is computed over the whole corpus); read another metric "
-                          f"(acc) or set pair_score = \"match\" in the task's rule")
+                          f"(acc) or set pair_score = \"match\" in the task's rule"), "pair"
         if metric in rule.list_metrics and v and all(isinstance(x, (int, float, bool)) for x in v):
             v = sum(float(x) for x in v) / len(v)  # inst_level_*: one value per instruction
         else:
             return None, (f"{metric} value {list(v)!r} is a list, not a per-sample score (lists are averaged only "
-                          f"for {', '.join(sorted(rule.list_metrics)) or 'no metric'})")
+                          f"for {', '.join(sorted(rule.list_metrics)) or 'no metric'})"), "list"
     if not isinstance(v, (int, float)):
-        return None, f"{metric} value {v!r} is not a number"
+        return None, f"{metric} value {v!r} is not a number", "not a number"
     try:
         v = float(v)
     except OverflowError:  # an integer too large for a float (`"acc": 1e999` is already inf)
         v = math.inf
     if not math.isfinite(v):  # NaN or infinity (`"acc": Infinity` or "inf"): before, inf was "not binary"
         return None, (f"{metric} value {v!r} is not a number (NaN or infinite: the metric failed for this sample); "
-                      "the sample is skipped")
+                      "the sample is skipped"), "not finite"
     if metric in rule.binary_metrics and v not in (0.0, 1.0):
         return None, (f"{metric} value {v:g} is not binary (0 or 1 expected; a task whose {metric} is a graded "
-                      f"score needs `graded = [\"{metric}\"]` in its rule)")
+                      f"score needs `graded = [\"{metric}\"]` in its rule)"), "not binary"
     if not 0.0 <= v <= 1.0:
         why = f"{metric} value {v:g} is outside [0, 1]"
         if not rule.is_known_metric(metric):  # a key read at the caller's choice (--metric): a scale of its own
             why += (f" (a metric taskspace has no rule for is read as a 0/1 outcome or a score in [0, 1]; {metric} "
                     f"is on another scale: choose another one)")
-        return None, why
-    return v, None
+        return None, why, "outside [0, 1]"
+    return v, None, None
 
 
 def _version_number(version) -> float | None:
@@ -100,7 +109,8 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
         if unknown:
             known = sorted(rule.binary_metrics | rule.graded_metrics | rule.pair_metrics)
             return None, (f"unknown metric {unknown[0]!r} for task {rule.task}: not a correctness metric taskspace knows "
-                          f"({', '.join(known)}); fix the rule or {option_hint('metric')}")
+                          f"({', '.join(known)}); fix the rule or pass {metric_hint(rule.task)}, KEY one of the "
+                          f"sample's own")
         m = next((k for k in keys if k in row), None)
         if m is None:
             # (the sample's own keys when it has no metric taskspace knows: "it has: none" hid CALAMITA's cwa)
@@ -108,7 +118,7 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
             want = " or ".join(repr(k) for k in keys)
             return None, (f"metric {want} (task {rule.task}, benchmark {rule.benchmark}) is missing from the sample "
                           f"(it has: {', '.join(map(str, have)) or 'none'}); this writer's task scores the benchmark "
-                          f"another way: pass {option_hint('metric')} to read one of these anyway")
+                          f"another way: pass {metric_hint(rule.task)}, KEY one of these, to read it anyway")
         limit = rule.metric_max_version.get(m) if not override else None
         v = _version_number(version)
         if limit is not None and v is not None and v > float(limit):
@@ -123,8 +133,25 @@ def choose_metric(row: dict, rule: TaskRule, override: str | None, version=None,
         if m in row and (m in names or not listed):
             return m, None
     return None, (f"unknown metric: no correctness metric taskspace knows among {', '.join(map(str, names)) or 'no keys'} "
-                  f"(task {rule.task}); pass {option_hint('metric')} to read one of them whose values are 0/1 outcomes "
-                  f"or scores in [0, 1], or add a rule for the task in rules.toml")
+                  f"(task {rule.task}); pass {metric_hint(rule.task)}, KEY one of them whose values are 0/1 outcomes or "
+                  f"scores in [0, 1], or add a rule for the task in rules.toml")
+
+
+def metric_hint(task: str) -> str:
+    """How an error says to name the key read for ``task``: the per-task form, ``--metric TASK=KEY`` (``metric=
+    'TASK=KEY'`` in Python), and while a pass reads a configured source, the ``sources add`` command that adds it to the
+    source's other ``--metric`` entries. A plain ``--metric KEY`` reads every task of the source with KEY, so a task's
+    error does not suggest it: before, it said "pass --metric" alone, and a KEY of one task's samples given so
+    rejected the rows of every other task that lacks it (CALAMITA: comet_score for the translation tasks cost each
+    gfg row)."""
+    entry = f"{task}=KEY"
+    shown = arg("metric", shlex.quote(entry) if CLI.get() else entry, quote=False)
+    source = SOURCE.get()
+    value = entry
+    if source is not None and getattr(source, "metric", None):
+        kept = [e for e in metric_entries(source.metric) if not (isinstance(e, str) and e.partition("=")[0].strip() == task)]
+        value = tuple(kept + [entry]) if kept else entry
+    return shown + source_hint("metric", value)
 
 
 # ----------------------------------------------------------------------------------- the metric option, per task
@@ -238,16 +265,22 @@ def metric_value_text(value):
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def report_metric_failures(errors, file: str, task: str, failed: dict[str, list[int]], reached: int) -> None:
-    """Report the rows of one task's ``file`` whose metric could not be chosen (:func:`choose_metric`; ``failed``: each
-    message and its lines, ``reached``: the rows that came to the choice). Such a problem is the task's (its rule, the
-    metric option, its keys), so when one message covers every row that came to it, it is one line, ``N rows of task T
-    rejected: ...``, which :func:`~indexer.sources.common.count_rejected` counts as N; otherwise each row its own, as
-    any row's problem (``errors``: an :class:`~indexer.sources.common.ErrorLog`). Before, an "unknown metric" of a
-    task was said once per row: 20 lines alike, then a count."""
-    if reached > 1 and len(failed) == 1 and len(lines := next(iter(failed.values()))) == reached:
-        errors.add(file, None, f"{reached} rows of task {task} rejected: {next(iter(failed))}")
+def report_metric_failures(errors, file: str, task: str, failed: dict[str, list[tuple[int, str, str]]],
+                           reached: int) -> None:
+    """Report the rows of one task's ``file`` whose metric could not be chosen (:func:`choose_metric`) or whose value
+    could not be read (:func:`checked_value`). ``failed``: each kind of problem and its rows (line, message, the
+    problem ErrorLog counts them under); ``reached``: the rows that came to the choice of the metric. When one kind
+    covers every row that came to it, the problem is the task's (its rule, the metric option, its keys, the scale or
+    shape of its metric), so it is one line, ``N rows of task T rejected: ...`` with the first row's message (its value
+    the example), which :func:`~indexer.sources.common.count_rejected` counts as N; otherwise each row its own, as any
+    row's problem (``errors``: an :class:`~indexer.sources.common.ErrorLog`). Before, an "unknown metric" of a task, or
+    an f1 value that is a (gold, pred) pair in every row, was said once per row: 20 lines alike, then a count."""
+    if reached > 1 and len(failed) == 1 and len(rows := next(iter(failed.values()))) == reached:
+        line, why, _ = rows[0]
+        if any(w != why for _, w, _ in rows):  # (the values differ: say which one is shown)
+            why += f" (line {line}'s value; the other rows' values are wrong the same way)"
+        errors.add(file, None, f"{reached} rows of task {task} rejected: {why}")
         return
-    for why, lines in failed.items():
-        for line in lines:
-            errors.add(file, line, why, why.split(":")[0])
+    for rows in failed.values():
+        for line, why, problem in rows:
+            errors.add(file, line, why, problem)
