@@ -37,7 +37,7 @@ from .common import UTF8, ErrorLog, each_isolated, lfs_pointer_problem
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
-from .scoring import MetricOption, checked_value, choose_metric, parse_metric, py_literal, report_metric_failures
+from .scoring import MetricOption, parse_metric, py_literal, report_metric_failures, scored_row
 
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<ts>{TS})\.parquet$")
 TS_DIR_RE = re.compile(rf"^{TS}$")
@@ -286,15 +286,10 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
                        "(lighteval <= 0.7 wrote cells as str(value))",
                        f"bad {metrics_col} cells")
             continue
-        mname, why = choose_metric(metrics, rule, metric)
         reached += 1
-        if mname is None:
-            failed.setdefault(why, []).append((i, why, why.split(":")[0]))
+        if (got := scored_row(metrics, rule, metric, i, failed)) is None:
             continue
-        score, why, kind = checked_value(metrics[mname], mname, rule)
-        if score is None:
-            failed.setdefault(f"{mname} value: {kind}", []).append((i, why, f"bad {mname} values"))
-            continue
+        mname, score = got
         used = used or mname
         outcomes.append(Outcome(model=model, benchmark=rule.benchmark, text=text, score=score, prompt_id=f"{task}:{i - 1}"))
     report_metric_failures(errors, fname, task, failed, reached)

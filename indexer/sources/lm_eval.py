@@ -36,7 +36,7 @@ from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolate
                      json_objects, lfs_pointer_problem)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
-from .scoring import MetricOption, checked_value, choose_metric, parse_metric, report_metric_failures
+from .scoring import MetricOption, parse_metric, report_metric_failures, scored_row
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 #: (a ``.gz`` of either is read as the file: ``gzip -r`` over an output folder made them unreadable before)
@@ -589,18 +589,12 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
             rejected += 1
             continue
         listed = row.get("metrics") if isinstance(row.get("metrics"), list) else None
-        m, why = choose_metric(row, rule, metric, run.version, listed)
         reached += 1
-        if m is None:
-            failed.setdefault(why, []).append((line, why, why.split(":")[0]))
+        if (got := scored_row(row, rule, metric, line, failed, run.version, listed)) is None:
             rejected += 1
             continue
+        m, score = got
         used_metric = used_metric or m
-        score, why, kind = checked_value(row[m], m, rule)
-        if score is None:
-            failed.setdefault(f"{m} value: {kind}", []).append((line, why, f"bad {m} values"))
-            rejected += 1
-            continue
         doc_id = str(row["doc_id"])
         if doc_id in seen:
             first_line, first_score, idx = seen[doc_id]

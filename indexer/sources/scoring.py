@@ -47,7 +47,7 @@ def metric_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | No
 def checked_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | None, str | None]:
     """:func:`metric_value` with the kind of problem: (score, None, None) or (None, what is wrong, its kind), the kind
     the same for every value wrong the same way (``"pair"``, ``"outside [0, 1]"`` ...) whatever the value, so that a
-    task's file whose every row is wrong alike is said once (:func:`report_task_failures`)."""
+    task's file whose every row is wrong alike is said once (:func:`report_metric_failures`)."""
     if isinstance(v, bool):
         v = float(v)
     elif isinstance(v, str):
@@ -263,6 +263,22 @@ def metric_value_text(value):
         return value
     out = ([opt.default] if opt.default else []) + [f"{t}={k}" for t, k in sorted(opt.per_task)]
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def scored_row(row: dict, rule: TaskRule, metric: str | None, line: int, failed: dict, version=None,
+               listed=None) -> tuple[str, float] | None:
+    """(the metric chosen, its score) of one sample ``row`` (:func:`choose_metric`, :func:`checked_value`), or None with
+    its problem added to ``failed`` (line ``line``; :func:`report_metric_failures`' rows, by kind of problem): the one
+    step every reader takes per sample."""
+    m, why = choose_metric(row, rule, metric, version, listed)
+    if m is None:
+        failed.setdefault(why, []).append((line, why, why.split(":")[0]))
+        return None
+    score, why, kind = checked_value(row[m], m, rule)
+    if score is None:
+        failed.setdefault(f"{m} value: {kind}", []).append((line, why, f"bad {m} values"))
+        return None
+    return m, score
 
 
 def report_metric_failures(errors, file: str, task: str, failed: dict[str, list[tuple[int, str, str]]],
