@@ -264,16 +264,37 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, Bq: np.nd
                                     patterns={k: p.get("pattern") for k, p in info.items()}, changed=changed)
                if asked else [])
     shares = [next(got) if near else {} for near in nears]
-    # per row: the models of c = 1 (L1 alone), of c = 0 (L0 alone) and the rest, with ``key`` (both, blended)
-    ones, zeros, both = [], [], []
-    for sh in shares:
-        g1, g0, gb = [], [], []
+    # each row's centring of the models nothing links to its benchmark's nearest prompts (unlinked_mix: ``w own +
+    # c``, the average model's of those prompts' groups), by model; None where every model is linked (1, 0)
+    mixes = []
+    for near, q1 in zip(nears, Bq):
+        pred.near_benchmarks = [x["benchmarks"] for x in near] or None
+        if not pred.centred:
+            mixes.append(None)
+            continue
+        w, c = pred.calibration.unlinked_mix(np.asarray(q1, np.float64), [info[k].get("benchmarks") for k in keys],
+                                             pred.near_benchmarks)
+        mixes.append({k: (float(a), float(b)) for k, a, b in zip(keys, w, c) if (a, b) != (1.0, 0.0)})
+    pred.near_benchmarks = None
+    # per row: the models of c = 1 (L1 alone), of c = 0 (L0 alone), those of c = 0 a row centres at one pair (its
+    # groups none of the nearest prompts lies in: ``w L0 + c``) and the rest, with ``key`` (both, blended)
+    ones, zeros, far, both, far_pair = [], [], [], [], []
+    for sh, mix in zip(shares, mixes):
+        g1, g0, gf, gb = [], [], [], []
+        pair = None
         for k in keys:
             c = sh.get(k, 1.0)
-            (gb if k == key else g1 if c == 1.0 else g0 if c == 0.0 else gb).append(k)
+            m = None if mix is None else mix.get(k)
+            if m is not None and k != key and c == 0.0 and (pair is None or m == pair):
+                pair = m
+                gf.append(k)
+            else:
+                (gb if k == key or m is not None else g1 if c == 1.0 else g0 if c == 0.0 else gb).append(k)
         ones.append(g1)
         zeros.append(g0)
+        far.append(gf)
         both.append(gb)
+        far_pair.append(pair or (1.0, 0.0))
 
     def only(group: list[list[str]], rest: list[list[str]]) -> dict:
         """``score_values``' arguments for the rows' ``group`` of models: those keys, or every model but the
@@ -283,15 +304,22 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, Bq: np.nd
         return {"exclude": rest}
 
     U = np.stack([q0 for q0, _ in folded]).astype(np.float32)
-    l1 = vectors.score_values(name, "models", Bq, **only(ones, [z + b for z, b in zip(zeros, both)]))
-    l0 = vectors.score_values(name, "models", U, **only(zeros, [o + b for o, b in zip(ones, both)]))
+    l1 = vectors.score_values(name, "models", Bq, **only(ones, [z + f + b for z, f, b in zip(zeros, far, both)]))
+    l0 = vectors.score_values(name, "models", U, **only(zeros, [o + f + b for o, f, b in zip(ones, far, both)]))
+    lf = (vectors.score_values(name, "models", U, **only(far, [o + z + b for o, z, b in zip(ones, zeros, both)]))
+          if any(far) else [np.zeros(0)] * len(far))
     l1_both = vectors.scores_of_each(name, "models", Bq, both)
     l0_both = vectors.scores_of_each(name, "models", U, both)
     blended, mine = [], []
-    for sh, v1, v0, b1, b0, gb, (_, d0) in zip(shares, l1, l0, l1_both, l0_both, both, folded):
-        mixed = [coverage_logit(sh.get(k, 1.0), b1[k], b0[k], d0) for k in gb if k in b1 and k in b0]
-        blended.append(np.concatenate([v1, v0 + d0, np.asarray(mixed, dtype=np.float64)]))
-        mine.append(coverage_logit(sh.get(key, 1.0), b1[key], b0[key], d0) if key in b1 and key in b0 else np.nan)
+    for sh, mix, v1, v0, vf, (wf, cf), b1, b0, gb, (_, d0) in zip(shares, mixes, l1, l0, lf, far_pair, l1_both,
+                                                                   l0_both, both, folded):
+        def centred(k: str):  # the model's logit on this row, centred where nothing links it (unlinked_mix)
+            w, c = (1.0, 0.0) if mix is None else mix.get(k, (1.0, 0.0))
+            return w * coverage_logit(sh.get(k, 1.0), b1[k], b0[k], d0) + c
+
+        mixed = [centred(k) for k in gb if k in b1 and k in b0]
+        blended.append(np.concatenate([v1, v0 + d0, wf * (vf + d0) + cf, np.asarray(mixed, dtype=np.float64)]))
+        mine.append(centred(key) if key in b1 and key in b0 else np.nan)
     return blended, np.array(mine, dtype=np.float64)
 
 
@@ -392,7 +420,8 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
     for b in B:
         folds.append((pred.fold(b), pred.offset))
     Bq = np.stack([f for f, _ in folds]).astype(np.float32)
-    if pred.coverage_aware:  # each model's logit as `search --benchmark B` gives it (its coverage of B)
+    if pred.coverage_aware or (pred.link_aware and pred.calibration.centres is not None):
+        # each model's logit as `search --benchmark B` gives it (its coverage of B; centred where nothing links it)
         every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, Bq, key, changed)
     else:  # each benchmark row: every model's (ranking) score, without which model it is (none is needed)
         every = vectors.score_values(name, "models", Bq)

@@ -897,7 +897,7 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
     # each hit's coverage share for its variance (coverage_ranked reads them itself)
     shares = (share_reader(store, space, near_c, changed=changed, ids_known=ids_known)
               if near_c and pred.region_aware and not pred.coverage_aware else None)
-    if pred.coverage_aware and near_c:
+    if (pred.coverage_aware or pred.centred) and near_c:
         ranked = coverage_ranked(store, vectors, name, q, pred, near_c,
                                  filters=where, limit=limit, rank=rank,
                                  penalty=penalty if rank == "probability" else None,

@@ -348,8 +348,7 @@ class Indexer:
             # what changed under the held prior and map, counted toward their re-estimation (space.needs_refit)
             self.store.add_fit_drift(space.id, changed_models + len(gone), prior=not refresh,
                                      calibration=not calibrate)
-            if (stale or gone) and not calibrate:
-                self._refresh_links(space)
+            self._refresh_links(space, changed=bool(stale or gone))
         counts["removed"] = len(gone)
         with _timed(report, "vectors"):
             bench_changed = self._benchmark_vectors(space, report)
@@ -372,20 +371,28 @@ class Indexer:
             self.store.delete_models_without_results()
             self._push_other_spaces(report, skip=(space.id,))
 
-    def _refresh_links(self, space) -> None:
-        """The held calibration map's groups of benchmarks no model links (:attr:`indexer.posterior.Calibration.links`)
-        as the space's vectors now give them: the map's other values are held until enough models change, but a
+    def _refresh_links(self, space, changed: bool) -> None:
+        """The calibration map's groups of benchmarks no model links (:attr:`indexer.posterior.Calibration.links`)
+        and their average models (:attr:`~indexer.posterior.Calibration.centres`) as the space's vectors now give
+        them, after a pass that solved or removed models (``changed``) or on a map that has links without their
+        centres (stored before schema 0019): the map's other values are held until enough models change, but a
         benchmark whose models were measured on it alone, indexed since the map was fitted, is such a group at once
-        (before, its models kept intervals as narrow as a linked model's at any query until the next refit), and a model
-        measured on two groups joins them."""
+        (before, its models kept intervals as narrow as a linked model's at any query until the next refit), a model
+        measured on two groups joins them, and each group's average model follows its models' vectors."""
         from . import posterior
 
         cal = self.store.get_space_calibration(space.id)
         if cal is None or not cal.folded or cal.region_var is None:
             return
-        links = posterior.links_of(self.store.model_benchmarks(space.id))
-        if links != cal.links:
-            self.store.set_calibration_links(space.id, links)
+        if not changed and (cal.links is None or cal.centres is not None):
+            return
+        lists, V = self.store.model_benchmark_vectors(space.id)
+        links = posterior.links_of(lists)
+        centres = posterior.link_centres(links, lists, V)
+        same = (links == cal.links and (centres is None) == (cal.centres is None)
+                and (centres is None or np.allclose(centres, cal.centres, rtol=0.0, atol=1e-9)))
+        if not same:
+            self.store.set_calibration_links(space.id, links, centres)
 
     def _push_other_spaces(self, report: RunReport, skip: tuple) -> None:
         """The points of the spaces this pass does not solve whose payload changed in SQL (licenses lowered, Hub

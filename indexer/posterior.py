@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["EVIDENCE_ALPHA", "evidence_lr", "PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
-           "region_variance", "benchmark_links", "links_of", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
+           "region_variance", "benchmark_links", "links_of", "link_centres", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
            "coverage_shares", "COVERAGE_PROMPTS", "fit_bend", "lambda_cap", "noise_floor", "interval_noise"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
@@ -248,6 +248,41 @@ class Calibration:
     #: in another group, so where the query lies in another group its level there is known only as well as any
     #: model's is, and its interval widens to the models' spread (:meth:`unlinked_term`)
     links: tuple[tuple[str, ...], ...] | None = None
+    #: one vector per group of :attr:`links` (same order): the mean index vector of the models observed in that
+    #: group (:func:`link_centres`), the average model of the group; None without links, or a map stored before
+    #: schema 0019 (until the next pass). Where a model is not linked to the query's benchmarks its own level and
+    #: deviation there are not known: its score on that share of the query is the average model's of the query's
+    #: group (:meth:`unlinked_mix`), where before it kept its own, measured on prompts nothing relates to the query
+    centres: tuple[tuple[float, ...], ...] | None = None
+
+    def unlinked_mix(self, q: np.ndarray, model_benchmarks: list, near_benchmarks: list
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """(weight, constant), each (k,): a model of ``model_benchmarks`` (k lists, the payloads' ``benchmarks``)
+        scores ``weight * own + constant`` on the folded query ``q`` (:meth:`fold`, scores before its offset), with
+        ``own`` its own score. Each of the query's nearest indexed prompts (``near_benchmarks``) counts alike: one
+        linked to the model's benchmarks (:meth:`linked_shares`' rule) by the model's own score, one that is not by
+        the average model's of the prompt's groups (``q . centre``, :attr:`centres`). ``weight`` is the linked share,
+        at least :data:`TIE_BREAK` (models of one group that no nearest prompt lies in still rank by their own score,
+        as a folded query's coefficients do). (1, 0) without :attr:`centres` or a neighbourhood."""
+        k = len(model_benchmarks)
+        weight, const = np.ones(k), np.zeros(k)
+        if self.links is None or self.centres is None or not near_benchmarks or not self.folded:
+            return weight, const
+        group = {b: g for g, names in enumerate(self.links) for b in names}
+        at = np.asarray(self.centres, dtype=np.float64) @ np.asarray(q, dtype=np.float64)  # (G,) the average models
+        near = [{group.get(b, -1) for b in (bs or ())} for bs in near_benchmarks]
+        # a prompt of no benchmark, or of one the map does not know, is linked to every model (linked_shares)
+        known = [(gs, float(np.mean(at[sorted(gs)]))) for gs in near if gs and -1 not in gs]
+        memo: dict[frozenset, tuple[float, float]] = {}  # by the model's groups: a few among thousands of models
+        for i, bs in enumerate(model_benchmarks):
+            own = frozenset(group.get(b, -1) for b in (bs or ()))
+            if not own or -1 in own:
+                continue
+            if own not in memo:
+                off = [v for gs, v in known if not gs & own]
+                memo[own] = (max(1.0 - len(off) / len(near), TIE_BREAK), sum(off) / len(near))
+            weight[i], const[i] = memo[own]
+        return weight, const
 
     def region_term(self, coverage) -> np.ndarray:
         """The raw-score variance to add to a model's posterior variance at a query where it was observed on a share
@@ -418,6 +453,8 @@ class Calibration:
             out["region_var"] = float(self.region_var)
         if self.links is not None:
             out["links"] = [list(g) for g in self.links]
+        if self.centres is not None:
+            out["centres"] = [list(map(float, c)) for c in self.centres]
         return out
 
 
@@ -773,6 +810,26 @@ def benchmark_links(S: np.ndarray, groups: np.ndarray) -> tuple[tuple[str, ...],
     return links_of(names[row].tolist() for row in A)
 
 
+def link_centres(links, benchmark_lists, vectors: np.ndarray) -> tuple[tuple[float, ...], ...] | None:
+    """:attr:`Calibration.centres` of the groups ``links`` (:func:`links_of`): for each group, the mean of the index
+    ``vectors`` (n, dim) of the models whose benchmarks (``benchmark_lists``, n lists) lie in it (a model's all lie in
+    one group: the groups are linked through the models). A model without benchmarks or with one the groups do not
+    name counts in none. None without links; a group with no such model (not seen: every group has its models) is
+    the mean of them all."""
+    if links is None:
+        return None
+    V = np.asarray(vectors, dtype=np.float64)
+    group = {b: g for g, names in enumerate(links) for b in names}
+    of = np.full(V.shape[0], -1)
+    for i, bs in enumerate(benchmark_lists):
+        gs = {group.get(str(b), -1) for b in (bs or ())}
+        if len(gs) == 1 and -1 not in gs:
+            of[i] = gs.pop()
+    every = V.mean(axis=0) if V.shape[0] else np.zeros(V.shape[1])
+    return tuple(tuple(float(x) for x in (V[of == g].mean(axis=0) if (of == g).any() else every))
+                 for g in range(len(links)))
+
+
 def links_of(benchmark_lists) -> tuple[tuple[str, ...], ...] | None:
     """The groups of benchmarks that models link, from the benchmarks each model was observed on (an iterable of
     lists; the payloads' ``benchmarks``): the connected components of the graph whose nodes are the benchmarks and
@@ -939,6 +996,13 @@ class Predictor:
         """True when a model's variance depends on whether its benchmarks are linked to the query's (the map's
         :attr:`~Calibration.links` split the benchmarks into groups): the search then sets :attr:`near_benchmarks`."""
         return self.folded and self.calibration.links is not None
+
+    @property
+    def centred(self) -> bool:
+        """True when a model not linked to the query's benchmarks scores the average model's of the query's group on
+        that share (:meth:`Calibration.unlinked_mix`: the map has :attr:`~Calibration.centres` and
+        :attr:`near_benchmarks` is set): the search then re-ranks candidates (:func:`indexer.query.coverage_ranked`)."""
+        return self.link_aware and self.calibration.centres is not None and bool(self.near_benchmarks)
 
     def fold_uncovered(self, row: np.ndarray) -> tuple[np.ndarray, float]:
         """(the folded query of the map with the :attr:`~Calibration.uncovered` weight, the constant to add to its

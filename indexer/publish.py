@@ -691,7 +691,7 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
     for rec in spaces:
         _check_space(store, vectors, rec.spec)
     items = [ImportedSpace(spec=r.spec, origin=origin, revision=revision, models=r.models, vectors=r.vectors,
-                           patterns=r.patterns, calibration=r.calibration, benchmarks=r.benchmarks,
+                           patterns=r.patterns, calibration=_with_centres(r), benchmarks=r.benchmarks,
                            benchmark_vectors=r.benchmark_vectors, created_at=r.created_at, aliases=r.aliases,
                            prior=r.prior, coverage=r.coverage)
              for r in spaces]
@@ -706,6 +706,21 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
                     "benchmarks": len(rec.benchmark_vectors), "patterns": len(rec.patterns),
                     "prompts": len(rec.prompts), "indexed": counts, "coverage_known": _coverage_known(rec, origin)})
     return PullResult(origin, out, time.perf_counter() - t0)
+
+
+def _with_centres(rec):
+    """The records' calibration map with its groups' average models (:attr:`indexer.posterior.Calibration.centres`)
+    computed from the records' vectors, as the publisher's pass computed them from the same vectors (the records
+    carry the groups, ``calibration_links``, not their centres)."""
+    import dataclasses
+
+    from . import posterior
+
+    cal = rec.calibration
+    if cal is None or cal.links is None or cal.centres is not None or not rec.vectors:
+        return cal
+    V = np.stack([np.asarray(v.vector, dtype=np.float32) for v in rec.vectors])
+    return dataclasses.replace(cal, centres=posterior.link_centres(cal.links, [v.benchmarks for v in rec.vectors], V))
 
 
 def _coverage_known(rec, origin: str) -> bool:

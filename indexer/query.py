@@ -690,18 +690,28 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     if benches and "benchmarks" not in (filters or {}) and all_measured:
         where1 = {**(filters or {}), "benchmarks": benches}
     # the searches: (row, filter, the constant that puts its scores on L1's scale, the variance each of its models
-    # has at least for ``lcb``'s bound of those not fetched: None, none known). ``lcb`` with groups of benchmarks no
-    # model links to the query's (unlinked_split): the L0 search split in two, the models fitted only on those (their
-    # next score bounds them less their least interval's half-width) and the rest
+    # has at least for ``lcb``'s bound of those not fetched: None, none known, the (weight, constant) pairs of the
+    # centring its models may have: an unfetched model's value is at most the largest ``w (score + constant) + c``).
+    # ``lcb`` with groups of benchmarks no model links to the query's (unlinked_split): the L0 search split in two,
+    # the models fitted only on those (their next score bounds them less their least interval's half-width) and the
+    # rest. Centred (unlinked_mix): a search per class of models that share a pair (:func:`_centred_searches`)
     on = (filters or {}).get("benchmarks")  # a filter's own condition on the benchmarks (its "all": -b's filter)
-    split = None if (exhaustive or rank != "lcb" or not (on is None or isinstance(on, dict) and not {"except", "only"}
-                                                          & set(on))) else unlinked_split(pred)
-    searches = [(q0, filters, d0, None)]
-    if split is not None:
-        only, least = split
-        searches = [(q0, {**(filters or {}), "benchmarks": {**(on or {}), "except": only}}, d0, None),
-                    (q0, {**(filters or {}), "benchmarks": {**(on or {}), "only": only}}, d0, least)]
-    searches.append((q1, where1, 0.0, None))
+    splittable = not exhaustive and (on is None or isinstance(on, dict) and not {"except", "only", "any"} & set(on))
+    mix = None
+    if pred.centred:  # a model not linked to the query's benchmarks: the average model's score there
+        mix = lambda lists: pred.calibration.unlinked_mix(q1, lists, pred.near_benchmarks)  # noqa: E731
+    if mix is not None and splittable:
+        searches = _centred_searches(pred, mix, q1, q0, d0, filters, on, benches if where1 is not filters else None,
+                                     rank)
+    else:
+        every = [(1.0, 0.0)] if mix is None else _mix_pairs(pred, mix)
+        split = unlinked_split(pred) if splittable and rank == "lcb" else None
+        searches = [(q0, filters, d0, None, every)]
+        if split is not None:
+            only, least = split
+            searches = [(q0, {**(filters or {}), "benchmarks": {**(on or {}), "except": only}}, d0, None, every),
+                        (q0, {**(filters or {}), "benchmarks": {**(on or {}), "only": only}}, d0, least, every)]
+        searches.append((q1, where1, 0.0, None, every))
     read_shares = share_reader(store, pred.space, near, all_measured, changed, ids_known)
     # each candidate's inner products with q1, q0 and the row q: one search restricted to the candidates' points,
     # the three rows at once (no payloads or vectors read: converting them cost more than the search)
@@ -719,11 +729,11 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
 
     while True:
         found_by = [vectors.search(name, "models", row, filters=where, limit=fetch + 1, penalty=penalty, fields=fields)
-                    for row, where, _, _ in searches]
+                    for row, where, _, _, _ in searches]
         nxt = []  # each search's bound of the models it has not returned (none once it returned them all)
-        for hs, (_, _, d, least) in zip(found_by, searches):
+        for hs, (_, _, d, least, pairs) in zip(found_by, searches):
             if len(hs) > fetch:
-                bound = float(hs[fetch].score) + d
+                bound = max(w * (float(hs[fetch].score) + d) + c for w, c in pairs)
                 nxt.append(bound if least is None else float(lower_end(np.array([bound]), np.array([least]), pred)[0]))
         hits = list({h.key: h for hs in found_by for h in hs[:fetch]}.values())
         if not hits:
@@ -734,6 +744,9 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         shares = read_shares(hits)  # those of a smaller fetch are known already
         blend = coverage_logit(np.array([shares[h.key] for h in hits]), np.array([raw1[h.key] for h in hits]),
                                np.array([raw0[h.key] for h in hits]), d0)
+        if mix is not None:
+            w, c = mix([h.payload.get("benchmarks") for h in hits])
+            blend = w * blend + c
         for h, v in zip(hits, blend):
             h.score = float(v)
         value = blend.copy()
@@ -794,6 +807,68 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
         fetch *= 4
 
 
+def _mix_pairs(pred, mix) -> list[tuple[float, float]]:
+    """The (weight, constant) pairs of :meth:`~indexer.posterior.Calibration.unlinked_mix` a model may have: one per
+    group of the map's :attr:`~indexer.posterior.Calibration.links`, and (1, 0) of a model linked to every prompt (no
+    benchmarks, or one the map does not know)."""
+    w, c = mix([[g[0]] for g in pred.calibration.links])
+    return [*zip(map(float, w), map(float, c)), (1.0, 0.0)]
+
+
+def _centred_searches(pred, mix, q1, q0, d0: float, filters, on, benches: list[str] | None, rank: str) -> list:
+    """:func:`coverage_ranked`'s searches where a model not linked to the query's benchmarks scores the average
+    model's there (:meth:`~indexer.posterior.Calibration.unlinked_mix`: ``w own + c``, one pair per group of
+    benchmarks): the models fall in classes by their pair (the groups that share one: every group none of the
+    nearest prompts lies in; and the models of no known group, (1, 0)), and each class is searched with both folded
+    rows scaled by its ``w`` (a payload filter on its benchmarks: ``only`` its groups', or ``except`` every group's),
+    so that each search's next score plus ``w d0 + c`` (``c`` for L1) bounds its unfetched models exactly, with a size
+    penalty too; and for ``lcb`` less the interval's half-width at the class's least variance (its unlinked term,
+    :func:`unlinked_split`'s argument). Before (one search of each row over every model), a model of a group nothing
+    links to the query stood at its own, high score among the next ones, and every such model was fetched.
+    ``benches``: the L1 searches' own condition, the neighbourhood's benchmarks (None: every model of the class)."""
+    cal = pred.calibration
+    links = cal.links
+    w, c = mix([[g[0]] for g in links])
+    # a class per group a nearest prompt lies in, and one of every other group (their models share one pair: each
+    # is linked to the nearest prompts of no benchmark or of one the map does not know, alone)
+    untouched = set(untouched_benchmarks(pred) or ())
+    pairs = [(float(wg), float(cg), list(g)) for g, wg, cg in zip(links, w, c)]
+    far = [x for x in pairs if untouched & set(x[2])]
+    merged = [x for x in pairs if not untouched & set(x[2])]
+    if far:
+        merged.append((far[0][0], far[0][1], sorted(b for *_, g in far for b in g)))
+    out = []
+    for wg, cg, names in merged:
+        ops = {**(on or {}), "only": sorted(names)}
+        least = None
+        if rank == "lcb":  # every model of the class has at least its unlinked term
+            least = float(cal.unlinked_term(cal.linked_shares([names[:1]], pred.near_benchmarks)[0])) or None
+        out.append((wg * q0, {**(filters or {}), "benchmarks": ops}, wg * d0 + cg, least, [(1.0, 0.0)]))
+        ops1 = ops if benches is None else {**ops, "any": benches}
+        out.append((wg * q1, {**(filters or {}), "benchmarks": ops1}, cg, None, [(1.0, 0.0)]))
+    # the rest: no benchmarks, one the map does not know, or (a map whose links are older than the points) several
+    # groups' -- unscaled, bounded through every pair
+    conds = [*([on] if on else []), *({"except": sorted(names)} for _, _, names in merged)]
+    every = _mix_pairs(pred, mix)
+    out.append((q0, {**(filters or {}), "benchmarks": conds}, d0, None, every))
+    out.append((q1, {**(filters or {}), "benchmarks": conds}, 0.0, None, every))
+    return out
+
+
+def untouched_benchmarks(pred) -> list[str] | None:
+    """The benchmarks of the groups of the map's :attr:`~indexer.posterior.Calibration.links` that none of the
+    query's nearest prompts (:attr:`~indexer.posterior.Predictor.near_benchmarks`) lies in (sorted), or None without
+    such a group: every model fitted only on them is linked to the same share of the query."""
+    cal = pred.calibration
+    near = pred.near_benchmarks
+    if not near or not pred.link_aware:
+        return None
+    group = {b: g for g, names in enumerate(cal.links) for b in names}
+    touched = {group.get(b, -1) for bs in near for b in (bs or ())}
+    only = sorted(b for g, names in enumerate(cal.links) if g not in touched for b in names)
+    return only or None
+
+
 def unlinked_split(pred) -> tuple[list[str], float] | None:
     """For ``lcb`` on a map whose benchmarks fall in groups no model links (:attr:`Calibration.links
     <indexer.posterior.Calibration.links>`): (the benchmarks of the groups that none of the query's nearest prompts
@@ -809,12 +884,8 @@ def unlinked_split(pred) -> tuple[list[str], float] | None:
     benchmarks, or one the map does not know, is linked (share 1): not among them."""
     cal = pred.calibration
     near = pred.near_benchmarks
-    if not near or not pred.link_aware:
-        return None
-    group = {b: g for g, names in enumerate(cal.links) for b in names}
-    touched = {group.get(b, -1) for bs in near for b in (bs or ())}
-    only = sorted(b for g, names in enumerate(cal.links) if g not in touched for b in names)
-    if not only:
+    only = untouched_benchmarks(pred)
+    if only is None:
         return None
     # the linked share every such model has: that of a model fitted on all of them (the variance's own rule)
     least = float(cal.unlinked_term(cal.linked_shares([only], near)[0]))

@@ -662,6 +662,125 @@ def test_a_coverage_aware_lcb_bounds_models_fitted_only_where_nothing_links_the_
         "org/small", "beta/b1", "beta/b2", "gamma/g1", "gamma/g2", "alpha/m12"}
 
 
+def centre(mixed):
+    """:func:`mixed` with each group's average model stored with the map (Calibration.centres, as a pass stores them:
+    the mean SQL vector of the models measured in the group alone); returns the map before."""
+    import dataclasses
+
+    from indexer import posterior
+
+    store = mixed[0]
+    (space,) = store.list_spaces()
+    before = store.get_space_calibration(space.id)
+    lists, V = store.model_benchmark_vectors(space.id)
+    store.save_model_vectors(space.id, [], calibration=dataclasses.replace(
+        before, centres=posterior.link_centres(before.links, lists, V)))
+    return before
+
+
+def test_a_model_nothing_links_to_the_query_scores_the_average_model_of_the_querys_group(mixed, encoder,
+                                                                                          monkeypatch):
+    """A map whose groups of benchmarks no model links carries each group's average model (Calibration.centres):
+    on the share of the query's nearest prompts that lie in a group a model was not measured in, its logit is that
+    group's average model's, not its own (measured on prompts no outcome relates to the query's). At a coding prompt
+    (its nearest prompts beta's) the 13 models measured on alpha alone all score beta's average model, whatever their
+    alpha level (before: 2 to 14 right of 16 ranked them far apart, the best above the models measured on code);
+    every model's probability equals ``w (c L1 + (1 - c) L0) + sum of the unlinked prompts' centre scores / 10``
+    computed with numpy from SQL's vectors and the encoder's nearest prompts, at three queries (near beta, near
+    alpha, near gamma: a benchmark the map does not know, linked to every model); a model of gamma and one whose
+    point has no benchmarks count as linked. Fetched one at a time, by probability, by lower bound and with a size
+    penalty, the top of every k equals every model's ranking."""
+    from indexer import posterior, query
+    from indexer.space import space_name
+
+    store, vectors, _ = mixed
+    (space,) = store.list_spaces()
+    name = space_name(space)
+    n = vectors.count(name, "models")
+    old = {r.model: r.probability for r in ask(mixed, CODE_PROMPT, k=n)}
+    alpha_only = [f"alpha/m{i}" for i in range(14) if i != 12]
+    assert max(old[m] for m in alpha_only) - min(old[m] for m in alpha_only) > 0.05  # their own levels, before
+    centre(mixed)
+    keys, V = store.model_vector_matrix(space.id)
+    V = V.astype(np.float64)
+    measured = {k: {b for _, b, _, _ in store.outcome_blocks([k])} for k in keys}
+    payload = {k: set(h.payload.get("benchmarks") or ()) for k, h in vectors.get(name, "models", keys).items()}
+    group_of = {"alpha": 0, "beta": 1}
+    mean = [V[[measured[k] == {b} for k in keys]].mean(axis=0) for b in ("alpha", "beta")]
+    texts = ALPHA + BETA + GAMMA
+    labels = ["alpha"] * len(ALPHA) + ["beta"] * len(BETA) + ["gamma"] * len(GAMMA)
+    E = encoder.encode(texts)
+    for text in (CODE_PROMPT, ALPHA[2], GAMMA[3]):
+        q = query.query_vector(store, vectors, space, prompts=[text])
+        pred = query.predictor(store, space)
+        q1 = np.asarray(pred.fold(q), np.float64)
+        q0, shift = pred.fold_uncovered(q)
+        L1, L0 = V @ q1, V @ np.asarray(q0, np.float64) + shift
+        e = encoder.encode([text])[0]
+        near = [labels[j] for j in np.argsort(-(E @ e))[:posterior.COVERAGE_PROMPTS]]
+        want = {}
+        for i, k in enumerate(keys):
+            c = np.mean([b in measured[k] & payload[k] for b in near])  # what its vector was fitted on
+            own = {group_of.get(b, -1) for b in payload[k]}
+            linked = [b for b in near if b == "gamma" or not own or -1 in own or group_of[b] in own]
+            w = max(len(linked) / len(near), posterior.TIE_BREAK)
+            const = sum(q1 @ mean[group_of[b]] for b in near if b not in linked) / len(near)
+            want[k] = float(pred.probability(w * (c * L1[i] + (1 - c) * L0[i]) + const))
+        got = ask(mixed, text, k=n)
+        assert set(want) == {r.model for r in got}
+        assert {r.model: r.probability for r in got} == pytest.approx(want, abs=1e-6), text
+        assert [r.probability for r in got] == sorted((r.probability for r in got), reverse=True)
+        if text == CODE_PROMPT:  # beta's nearest: alpha's own models all at beta's average model
+            assert set(near) == {"beta"}
+            at = {r.model: r.probability for r in got}
+            average = float(pred.probability(q1 @ mean[1]))
+            assert [at[m] for m in alpha_only] == pytest.approx([average] * len(alpha_only), abs=1e-5)
+            assert at["alpha/m12"] == pytest.approx(old["alpha/m12"], abs=1e-9)  # no benchmarks: linked, as before
+    every = {(t, rank, a): ask(mixed, t, k=n, rank=rank, prefer_smaller=a) for t in (CODE_PROMPT, ALPHA[2], GAMMA[3])
+             for rank in ("probability", "lcb") for a in (0.0, 0.2) if not (rank == "lcb" and a)}
+    monkeypatch.setattr(query, "COVERAGE_FETCH", 1)
+    for (t, rank, a), want in every.items():
+        for k in range(1, n + 1):
+            got = ask(mixed, t, k=k, rank=rank, prefer_smaller=a)
+            assert [r.model for r in got] == [r.model for r in want][:k], (t, rank, a, k)
+            assert [x for r in got for x in (r.rank_score, r.probability, r.low, r.high)] == pytest.approx(
+                [x for r in want[:k] for x in (r.rank_score, r.probability, r.low, r.high)], abs=1e-9)
+
+
+@pytest.mark.parametrize("uncovered", [0.1, None], ids=["coverage-aware", "one-weight"])
+def test_a_models_strengths_where_nothing_links_it_are_the_benchmark_searchs_centred_numbers(mixed, uncovered):
+    """`taskspace model ID` strengths on a map with each unlinked group's average model (Calibration.centres), with
+    the uncovered weight or one weight: each benchmark's probability, mean over the models and "rank N of M" are
+    those `search --benchmark B` gives, where a model measured only in another group scores B's group's average
+    model (alpha's models on beta all at beta's average, and beta's on alpha at alpha's). Before, each kept its own
+    level there."""
+    import dataclasses
+
+    from indexer import model_detail
+    from indexer.space import space_name
+
+    store, vectors, _ = mixed
+    (space,) = store.list_spaces()
+    store.save_model_vectors(space.id, [], calibration=dataclasses.replace(
+        store.get_space_calibration(space.id), uncovered=uncovered))
+    centre(mixed)
+    n = vectors.count(space_name(space), "models")
+    ranked = {b: ask(mixed, benchmark=b, k=n, evidence=0).results for b in ("alpha", "beta", "gamma")}
+    at_beta = {r.model: r.probability for r in ranked["beta"]}
+    assert at_beta["alpha/m10"] == pytest.approx(at_beta["alpha/m0"], abs=1e-5)
+    for model in ("alpha/m10", "alpha/m0", "org/small", "beta/b1", "gamma/g1"):
+        d = model_detail(model, store=store, vectors=vectors, strengths=10)
+        assert {s["benchmark"] for s in d["strengths"]} == {"alpha", "beta", "gamma"}
+        for s in d["strengths"]:
+            got = ranked[s["benchmark"]]
+            probs = [r.probability for r in got]
+            i = [r.model for r in got].index(model)
+            assert s["probability"] == pytest.approx(probs[i], abs=1e-4), (model, s)
+            assert s["mean"] == pytest.approx(float(np.mean(probs)), abs=1e-4), (model, s)
+            assert s["of"] == len(got) and abs(s["rank"] - (i + 1)) <= sum(abs(p - probs[i]) < 1e-6 for p in probs), \
+                (model, s, i)
+
+
 def test_a_coverage_aware_lcb_fetched_in_rounds_equals_every_model_and_builds_each_match_once(mixed, monkeypatch):
     """``lcb`` on a coverage-aware map whose intervals widen where nothing links a model's benchmarks (the case that
     fetched every model of a large home in 6 rounds; :func:`mixed`): fetched 4 candidates at a time, the top, its

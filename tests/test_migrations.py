@@ -352,3 +352,32 @@ def test_migration_0018_keeps_every_calibration_map_and_a_downgrade_has_the_next
         got = st.get_space_calibration(space.id)
         assert got == dataclasses.replace(cal, n_models=9, links=None) and got.region_estimator == 2
         assert "without the benchmarks' links" in pipeline._fitted_before(got, space)
+
+
+def test_migration_0019_keeps_each_groups_average_model_and_a_downgrade_leaves_the_rest_of_the_map(db_url):
+    """A map saved at 0019 keeps its groups' average models (Calibration.centres, read by ``get_space_calibration``
+    and ``space_states`` alike); down to 0018 and up again it has none (the next pass computes them:
+    tests/test_pipeline_prior.py), every other value kept."""
+    import dataclasses
+
+    from indexer import posterior
+    from indexer.represent import LEVELS
+    from indexer.store.sql import Store
+
+    links = (("alpha", "beta"), ("gamma",))
+    centres = ((0.25, -1.5, 0.125), (1.0 / 3.0, 2.0, -0.0625))
+    cal = posterior.Calibration(0.1, 0.7, 100, spread=0.05, level=2.1, specific=0.7, shared=3.2, lam_cap=4.0,
+                                region_var=0.0125, region_estimator=posterior.REGION_ESTIMATOR, links=links,
+                                centres=centres)
+    params = {"intercept": True, "select": "gcv", "prior": "mean", "levels": LEVELS}
+    with Store(db_url, upgrade=True) as st:
+        space = st.get_or_create_space("enc@1", 3, 1.0, 0.0, method="auto-mean", params=params)
+        st.save_model_vectors(space.id, [], calibration=cal, calibration_models=9)
+        assert st.get_space_calibration(space.id).centres == centres and st.space_states()[0][1].centres == centres
+        assert st.set_calibration_links(space.id, None) and st.get_space_calibration(space.id).centres is None
+        st.save_model_vectors(space.id, [], calibration=cal, calibration_models=9)
+    migrate.downgrade_url(db_url, "0018")
+    migrate.upgrade_url(db_url)
+    with Store(db_url) as st:
+        got = st.get_space_calibration(space.id)
+        assert got == dataclasses.replace(cal, n_models=9, centres=None)

@@ -298,6 +298,44 @@ def test_a_pass_stores_which_benchmarks_no_model_links_and_fits_a_map_without_th
     assert ix.store.get_space_calibration(space.id).links is None
 
 
+def test_a_pass_stores_each_unlinked_groups_average_model_and_fills_in_a_map_stored_without_them(tmp_path, env,
+                                                                                                  monkeypatch):
+    """With benchmarks in groups no model links (alpha's models and beta's apart), the pass stores with the map each
+    group's average model (Calibration.centres): the mean of the SQL vectors of the models measured in it, in the
+    groups' order, read back by a search's one read of the spaces. A map stored before schema 0019 (links, no
+    centres) gets them on the next pass, which solves nothing; a group whose models changed follows their vectors."""
+    from sqlalchemy import text
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mc")
+    reset_settings()
+    rng = np.random.default_rng(9)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, [f"a{k}" for k in range(6)], 24), 24)
+    write_table(tmp_path / "b", "beta", outcomes(rng, [f"b{k}" for k in range(6)], 24), 24, offset=24)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "b"))]).status == "ok"
+    (space,) = ix.store.list_spaces()
+
+    def means():
+        keys, V = ix.store.model_vector_matrix(space.id)
+        return [V[[k.startswith(p) for k in keys]].astype(np.float64).mean(axis=0) for p in ("a", "b")]
+
+    cal = ix.store.get_space_calibration(space.id)
+    assert cal.links == (("alpha",), ("beta",)) and cal.centres is not None
+    np.testing.assert_allclose(np.array(cal.centres), means(), rtol=0, atol=1e-7)
+    assert ix.store.space_states()[0][1].centres == cal.centres
+    with ix.store.engine.begin() as conn:  # the map as migration 0019 leaves one stored before it
+        conn.execute(text("UPDATE space_calibrations SET centres = NULL"))
+    r = ix.run()
+    assert r.status == "ok" and r.counts["solved"] == 0, r.counts
+    assert ix.store.get_space_calibration(space.id).centres == cal.centres
+    write_table(tmp_path / "a", "alpha", outcomes(np.random.default_rng(3), [f"a{k}" for k in range(6)], 24), 24)
+    r = ix.run()
+    assert r.status == "ok" and r.counts["solved"] >= 6, r.counts  # alpha's models (a refit: all)
+    moved = ix.store.get_space_calibration(space.id).centres
+    np.testing.assert_allclose(np.array(moved), means(), rtol=0, atol=1e-7)
+    assert not np.allclose(moved[0], cal.centres[0])
+
+
 def test_a_pass_that_holds_the_map_updates_its_benchmarks_links(tmp_path, env, monkeypatch):
     """The map's other values are held until enough models change, its groups of benchmarks no model links are not:
     two models measured only on a new benchmark gamma (too few for a refit) make gamma a group of its own at once, a
@@ -322,7 +360,7 @@ def test_a_pass_that_holds_the_map_updates_its_benchmarks_links(tmp_path, env, m
     assert r.status == "ok" and r.counts["solved"] == 2 and "calibration_refit" not in r.counts, r.counts
     held = ix.store.get_space_calibration(space.id)
     assert held.links == (("alpha", "beta"), ("gamma",))
-    assert dataclasses.replace(held, links=None) == fitted  # the map's other values held
+    assert dataclasses.replace(held, links=None, centres=None) == fitted  # the map's other values held
     write_table(tmp_path / "ag", "gamma", outcomes(rng, ["a0"], 24), 24, offset=48)  # a0 on gamma too
     assert ix.run([SourceSpec(str(tmp_path / "ag"))]).status == "ok"
     assert ix.store.get_space_calibration(space.id).links is None

@@ -501,7 +501,7 @@ def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, enc
 
     name = space_name(sp)
     code = card.split(f"<!-- taskspace-example:{name} -->\n```python\n", 1)[1].split("```", 1)[0]
-    assert len(code.strip().splitlines()) <= 10
+    assert len(code.strip().splitlines()) <= 12
     enc = lambda texts: encoder.encode(list(texts))  # noqa: E731 - the named encoder, unit rows
     for prompt in (unseen[0], "Write a Python function that reverses a linked list."):
         ns = {"encode": enc, "prompt": prompt}
@@ -651,10 +651,13 @@ def test_the_benchmarks_links_are_published_and_pulled_and_a_bad_value_is_report
     """spaces.parquet's ``calibration_links`` (the groups of benchmarks no model links): published with the map and
     pulled into the same map, so a pulled index widens the same intervals; null with one group; a value that is not
     at least two lists of names, each name once, is an error naming the row and the column, nothing imported; a
-    record set written before the column pulls, its map without links (intervals as before)."""
+    record set written before the column pulls, its map without links (intervals as before). The pulled map carries
+    each group's average model (Calibration.centres) computed from the records' vectors."""
     import dataclasses
 
     import pyarrow.parquet as pq
+
+    from indexer import posterior
 
     store_a, _, _ = publisher
     (sp_a,) = store_a.list_spaces()
@@ -687,9 +690,14 @@ def test_the_benchmarks_links_are_published_and_pulled_and_a_bad_value_is_report
     store_c = open_store()
     try:
         (sp,) = store_c.list_spaces()
-        assert store_c.get_space_calibration(sp.id).links == links
-        # the map as stored above (saved without a model count: 0)
-        assert store_c.get_space_calibration(sp.id) == dataclasses.replace(cal_a, links=links, n_models=0)
+        got = store_c.get_space_calibration(sp.id)
+        assert got.links == links
+        # the map as stored above (saved without a model count: 0), with each group's average model from the
+        # records' vectors, as the publisher's pass computes them from its own
+        assert dataclasses.replace(got, centres=None) == dataclasses.replace(cal_a, links=links, n_models=0)
+        lists, V = store_a.model_benchmark_vectors(sp_a.id)
+        np.testing.assert_allclose(got.centres, posterior.link_centres(links, lists, V), rtol=0, atol=1e-9)
+        assert len(got.centres) == 2
     finally:
         store_c.close()
 
@@ -1566,7 +1574,7 @@ def test_the_cards_example_gives_taskspaces_probabilities_on_a_coverage_aware_in
     publish("tester/mixed", store=store_a, dry_run=tmp_path / "d")
     card = (tmp_path / "d" / "README.md").read_text()
     example = card.split(f"<!-- taskspace-example:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
-    assert len(example.strip().splitlines()) <= 10
+    assert len(example.strip().splitlines()) <= 12
     partial = 0
     for prompt in code[:3] + unseen[:2]:
         want = find(prompt, k=1000, store=store_a, vectors=vectors_a).to_dict()
@@ -1581,6 +1589,75 @@ def test_the_cards_example_gives_taskspaces_probabilities_on_a_coverage_aware_in
         assert [ln.split(" ")[0] for ln in printed.splitlines()] == [r["model"] for r in want["results"][:5]]
         partial += sum(c < 1 for c in ns["cv"])
     assert partial  # some model measured on none or part of a query's neighbourhood: c mattered
+
+
+@pytest.fixture
+def unlinked_publisher(tmp_path, monkeypatch, encoder, shared_data):
+    """Home U: :func:`mixed_publisher`'s sources with evalarena_code's models renamed (``code/<name>``), so that no
+    model is measured on both: the map's benchmarks fall in two groups no model links (Calibration.links), each with
+    its average model (Calibration.centres)."""
+    _home(tmp_path, monkeypatch, "home_u")
+    unseen = _subset(tmp_path / "sample")
+    code = _code_subset(shared_data / "evalarena_code", tmp_path / "code")
+    rows = (tmp_path / "code" / "outcomes.csv").read_text().splitlines()
+    (tmp_path / "code" / "outcomes.csv").write_text("\n".join([rows[0], *("code/" + r for r in rows[1:])]) + "\n")
+    store, vectors = open_store(), VectorStore.from_settings()
+    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample")),
+                                                      SourceSpec(str(tmp_path / "code"))])
+    assert r.status == "ok", r.errors
+    yield store, vectors, unseen, code
+    vectors.close()
+    store.close()
+
+
+def test_the_cards_example_and_a_pull_score_a_model_nothing_links_to_the_query_as_taskspace_does(
+        unlinked_publisher, tmp_path, monkeypatch, encoder):
+    """On an index whose benchmarks fall in groups no model links, a model measured only in another group than the
+    query's nearest prompts scores, on those prompts, their group's average model: the card's example computes those
+    averages from the records (the models' vectors and benchmarks, the prompts' benchmarks) and prints taskspace's
+    probabilities and top 5 for code prompts and prompts with options; a pulled home (the averages computed from the
+    records' vectors) answers as the publisher does. Before, the example and every answer scored such a model by its
+    own level there."""
+    from indexer.find import find_models as find
+    from indexer.space import space_name
+
+    store_a, vectors_a, unseen, code = unlinked_publisher
+    (sp,) = store_a.list_spaces()
+    cal = store_a.get_space_calibration(sp.id)
+    assert cal.links is not None and len(cal.links) == 2 and cal.centres is not None  # the premise
+    publish("tester/unlinked", store=store_a, dry_run=tmp_path / "d")
+    card = (tmp_path / "d" / "README.md").read_text()
+    example = card.split(f"<!-- taskspace-example:{space_name(sp)} -->\n```python\n", 1)[1].split("```", 1)[0]
+    assert len(example.strip().splitlines()) <= 12
+    queries = code[:3] + unseen[:2]
+    want = {}
+    for prompt in queries:
+        want[prompt] = find(prompt, k=1000, store=store_a, vectors=vectors_a).to_dict()
+        ns = {"encode": lambda texts: encoder.encode(list(texts)), "prompt": prompt}
+        printed = run_card_example(example, ns, tmp_path / "d")
+        models = [str(m) for m in ns["t"]["model"].to_pylist()]
+        prob = dict(zip(models, ns["p"].tolist()))
+        assert len(want[prompt]["results"]) == len(models)
+        for r in want[prompt]["results"]:
+            assert prob[r["model"]] == pytest.approx(r["probability"], abs=2e-5), (prompt[:40], r["model"])
+        assert [ln.split(" ")[0] for ln in printed.splitlines()] == [r["model"] for r in want[prompt]["results"][:5]]
+    # at a code prompt the sample's models (MMLU-Pro only) all score the code group's average model
+    at_code = {r["model"]: r["probability"] for r in want[code[0]]["results"]}
+    sample = [m for m in at_code if not m.startswith("code/")]
+    assert len(sample) == 25 and max(at_code[m] for m in sample) - min(at_code[m] for m in sample) < 1e-4
+    _home(tmp_path, monkeypatch, "home_pu")
+    pull(str(tmp_path / "d"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        (sp_b,) = store_b.list_spaces()
+        np.testing.assert_allclose(store_b.get_space_calibration(sp_b.id).centres, cal.centres, rtol=0, atol=1e-9)
+        for prompt in queries:
+            got = find(prompt, k=1000, store=store_b, vectors=vectors_b).to_dict()
+            assert [(r["model"], round(r["probability"], 6)) for r in got["results"]] == \
+                [(r["model"], round(r["probability"], 6)) for r in want[prompt]["results"]]
+    finally:
+        vectors_b.close()
+        store_b.close()
 
 
 def test_pulling_records_published_without_coverage_warns_that_answers_differ_from_the_publishers(

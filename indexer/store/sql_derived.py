@@ -99,7 +99,7 @@ class DerivedMixin:
         s, c, p = Space.__table__.c, SpaceCalibrationRow.__table__.c, SpacePriorRow.__table__.c
         q = (select(s.id, s.encoder, s.dim, s.lam, s.eps, s.method, s.params, s.created_at,
                     c.space_id, c.a, c.b, c.n_cells, c.n_models, c.spread, c.level, c.specific, c.shared, c.uncovered,
-                    c.knots, c.lam_cap, c.region_var, c.region_estimator, c.links,
+                    c.knots, c.lam_cap, c.region_var, c.region_estimator, c.links, c.centres,
                     p.space_id, p.vector, p.n_models, p.computed_at)
              .select_from(Space.__table__.outerjoin(SpaceCalibrationRow.__table__, c.space_id == s.id)
                           .outerjoin(SpacePriorRow.__table__, p.space_id == s.id))
@@ -109,8 +109,8 @@ class DerivedMixin:
         out = []
         for r in rows:
             rec = SpaceRecord(r[0], r[1], r[2], r[3], r[4], r[5], dict(r[6] or {}), r[7])
-            cal = None if r[8] is None else _calibration(*r[9:23])
-            prior = None if r[23] is None else SpacePrior(np.frombuffer(r[24], dtype="<f8").copy(), r[25], r[26])
+            cal = None if r[8] is None else _calibration(*r[9:24])
+            prior = None if r[24] is None else SpacePrior(np.frombuffer(r[25], dtype="<f8").copy(), r[26], r[27])
             out.append((rec, cal, prior))
         return out
 
@@ -296,7 +296,8 @@ class DerivedMixin:
             row = conn.execute(select(SpaceCalibrationRow).where(SpaceCalibrationRow.space_id == space_id)).scalar()
         return None if row is None else _calibration(row.a, row.b, row.n_cells, row.n_models, row.spread,
                                                      row.level, row.specific, row.shared, row.uncovered, row.knots,
-                                                     row.lam_cap, row.region_var, row.region_estimator, row.links)
+                                                     row.lam_cap, row.region_var, row.region_estimator, row.links,
+                                                     row.centres)
 
     def fit_drift(self, space_id: int) -> tuple[int | None, int | None]:
         """How many models were solved or removed since the space's prior, and since its calibration map, were
@@ -324,13 +325,29 @@ class DerivedMixin:
         with self._read() as conn:
             return [list(b or []) for (b,) in conn.execute(select(v.benchmarks).where(v.space_id == space_id))]
 
-    def set_calibration_links(self, space_id: int, links) -> bool:
-        """Store ``links`` (:attr:`indexer.posterior.Calibration.links`, None: one group) as the space's calibration
-        map's, the map's other values kept; False when the space has no map."""
+    def set_calibration_links(self, space_id: int, links, centres=None) -> bool:
+        """Store ``links`` (:attr:`indexer.posterior.Calibration.links`, None: one group) and their ``centres``
+        (:attr:`~indexer.posterior.Calibration.centres`) as the space's calibration map's, the map's other values
+        kept; False when the space has no map."""
         self.check_writable(space_id)
         t = SpaceCalibrationRow
         with self._write("storing the benchmarks' links of the space's map") as conn:
-            return bool(conn.execute(update(t).where(t.space_id == space_id).values(links=_links_text(links))).rowcount)
+            return bool(conn.execute(update(t).where(t.space_id == space_id).values(
+                links=_links_text(links), centres=_centres_text(centres))).rowcount)
+
+    def model_benchmark_vectors(self, space_id: int) -> tuple[list[list[str]], np.ndarray]:
+        """(the benchmarks each vector of the space was fitted on, float32 (n, dim) the vectors), in one (unset)
+        order: what :func:`indexer.posterior.link_centres` averages (no model key read)."""
+        v = ModelVectorRow
+        with self._read() as conn:
+            rows = conn.connection().execute(select(v.benchmarks, v.vector).where(v.space_id == space_id)).all()
+        dim = self.get_space(space_id).dim
+        if not rows:
+            return [], np.zeros((0, dim), np.float32)
+        if any(len(b) != 4 * dim for _, b in rows):
+            raise StoreError(f"a stored vector in space {space_id} does not have {dim} float32 entries")
+        lists = [list(json.loads(b) if isinstance(b, str) else (b or [])) for b, _ in rows]
+        return lists, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
 
     def forget_space_fit(self, space_id: int) -> int:
         """Delete the space's prior and calibration map (fitted on models that have no outcomes any more), so the
@@ -542,7 +559,13 @@ def _folded(calibration) -> dict:
     estimator = getattr(calibration, "region_estimator", None)
     out["region_estimator"] = None if region is None or estimator is None else int(estimator)
     out["links"] = _links_text(getattr(calibration, "links", None))
+    out["centres"] = _centres_text(getattr(calibration, "centres", None))
     return out
+
+
+def _centres_text(centres) -> str | None:
+    """A map's ``centres`` (:attr:`indexer.posterior.Calibration.centres`) as its row value: JSON text, None for none."""
+    return None if centres is None else json.dumps([[float(x) for x in c] for c in centres])
 
 
 def _links_text(links) -> str | None:
@@ -551,11 +574,13 @@ def _links_text(links) -> str | None:
 
 
 def _calibration(a, b, n_cells, n_models, spread, level, specific, shared, uncovered, knots, lam_cap=None,
-                 region_var=None, region_estimator=None, links=None):
+                 region_var=None, region_estimator=None, links=None, centres=None):
     """A :class:`~indexer.posterior.Calibration` from its row values (:func:`_folded`'s, ``knots`` JSON text)."""
     from ..posterior import Calibration
 
     k = None if knots is None else json.loads(knots)
     return Calibration(a, b, n_cells, n_models, spread, level, specific, shared, uncovered,
                        None if k is None else (tuple(k["z"]), tuple(k["logit"])), lam_cap, region_var,
-                       region_estimator, None if links is None else tuple(tuple(g) for g in json.loads(links)))
+                       region_estimator, None if links is None else tuple(tuple(g) for g in json.loads(links)),
+                       None if centres is None or links is None
+                       else tuple(tuple(float(x) for x in c) for c in json.loads(centres)))

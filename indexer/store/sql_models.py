@@ -313,6 +313,9 @@ class SpaceCalibrationRow(Base):
     #: the benchmarks' groups no model links (:attr:`indexer.posterior.Calibration.links`), a JSON list of lists of
     #: names (None: one group; migration 0018)
     links: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: the mean model vector of each group of ``links`` (:attr:`indexer.posterior.Calibration.centres`), a JSON list
+    #: of lists of numbers (None: without links, or a map stored before migration 0019)
+    centres: Mapped[str | None] = mapped_column(Text, nullable=True)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: models solved (calibrated by this map) or removed since it was fitted (migration 0015; None: 0)
     n_changed: Mapped[int | None] = mapped_column(Integer, nullable=True)

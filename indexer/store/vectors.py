@@ -80,7 +80,9 @@ Reading
        "key": {"not": ["org/excluded"]},         # none of
        "license": {"missing": True},             # absent, null or [] (False: present)
        "benchmarks": {"except": ["a", "b"]},     # holds a value other than these, or none (absent, null, [])
-       "benchmarks": {"only": ["a", "b"]}}       # holds a value, and every value it holds is one of these
+       "benchmarks": {"only": ["a", "b"]},       # holds a value, and every value it holds is one of these
+       "benchmarks": {"any": ["a", "b"]},        # any of (the list form, beside other operators on the field)
+       "benchmarks": [{"except": ["a"]}, {"except": ["b"]}]}  # each of these conditions on the field
   ``None`` values are ignored. A range never matches a point whose field is missing or null. ``only`` is exactly
   the points ``except`` leaves out (Qdrant's ``MatchExcept``, or the field empty; ``only`` is that under
   ``must_not``): how :func:`indexer.query.coverage_ranked` splits the models whose benchmarks all lie in groups no
@@ -1053,10 +1055,10 @@ def parse_filter(filters: dict | None) -> tuple[list, list] | None:
         if cond is None:
             continue
         if isinstance(cond, dict):
-            unknown = set(cond) - {"gt", "gte", "lt", "lte", "all", "not", "missing", "except", "only"}
+            unknown = set(cond) - {"gt", "gte", "lt", "lte", "all", "any", "not", "missing", "except", "only"}
             if unknown:
-                raise InputError(f"unknown filter operator(s) {sorted(unknown)}; use gt/gte/lt/lte, all, not, missing, "
-                                 f"except, only", item=f"filter {name}")
+                raise InputError(f"unknown filter operator(s) {sorted(unknown)}; use gt/gte/lt/lte, all, any, not, "
+                                 f"missing, except, only", item=f"filter {name}")
             if cond.get("missing") is not None:  # the field is absent, null or an empty list (or is not: False)
                 (must if cond["missing"] else must_not).append(("empty", name, None))
             rng = {k: cond[k] for k in ("gt", "gte", "lt", "lte") if cond.get(k) is not None}
@@ -1064,12 +1066,21 @@ def parse_filter(filters: dict | None) -> tuple[list, list] | None:
                 must.append(("range", name, rng))
             for v in cond.get("all") or []:
                 must.append(("eq", name, _jsonable(v)))
+            if cond.get("any") is not None:
+                vals = cond["any"] if isinstance(cond["any"], (list, tuple, set)) else [cond["any"]]
+                must.append(("any", name, [_jsonable(v) for v in vals]))
             if cond.get("not") is not None:
                 vals = cond["not"] if isinstance(cond["not"], (list, tuple, set)) else [cond["not"]]
                 must_not.append(("any", name, [_jsonable(v) for v in vals]))
             for op, into in (("except", must), ("only", must_not)):
                 if cond.get(op) is not None:
                     into.append(("except", name, _except_values(name, op, cond[op])))
+        elif isinstance(cond, (list, tuple)) and cond and all(isinstance(c, dict) for c in cond):
+            for c in cond:  # several conditions on one field (a dict holds each operator once)
+                got = parse_filter({name: c})
+                if got is not None:
+                    must.extend(got[0])
+                    must_not.extend(got[1])
         elif isinstance(cond, (list, tuple, set)):
             must.append(("any", name, [_jsonable(v) for v in cond]))
         elif isinstance(cond, (str, bool, int, np.integer, np.bool_)):
