@@ -859,9 +859,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
     app.add_middleware(_Head)
     if cors:  # outermost: a preflight is answered before any other middleware, every answer carries the headers
-        # Retry-After (a 503's) is no CORS-safelisted answer header: exposed, so the page's script can read it
+        # Retry-After (a 503's) is no CORS-safelisted answer header: exposed, so the page's script can read it.
+        # "Content-Type" as Starlette's safelist spells it: it adds that list to ours as a set of strings, so
+        # "content-type" was named twice (in Access-Control-Allow-Headers and in a refusal's "it allows ...")
         app.add_middleware(_cors_middleware(), allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
-                           allow_headers=["content-type"], expose_headers=["Retry-After"], max_age=600)
+                           allow_headers=["Content-Type"], expose_headers=["Retry-After"], max_age=600)
     app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)

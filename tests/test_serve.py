@@ -1500,6 +1500,11 @@ def test_a_refused_cors_preflight_is_an_error_of_the_one_shape_naming_what_was_r
 
         ok = preflight(app_origin)
         assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == app_origin
+        # each allowed header named once (before: "Accept, Accept-Language, Content-Language, Content-Type,
+        # content-type", and a refusal's "it allows ..., content-type, content-type")
+        assert ok.headers["access-control-allow-headers"] == "Accept, Accept-Language, Content-Language, Content-Type"
+        refused = preflight(app_origin, headers="X-Api-Key").json()["error"]["message"]
+        assert refused.endswith("(it allows accept, accept-language, content-language, content-type)"), refused
         for r, field, says in (
                 (preflight("https://elsewhere.example"), "origin",
                  "origin 'https://elsewhere.example' is not allowed"),
