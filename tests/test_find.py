@@ -203,6 +203,21 @@ def test_a_benchmark_known_but_not_indexed_says_which_command_indexes_it(idx, tm
     msg = str(err.value)
     assert "not indexed" in msg and "`taskspace index`" in msg and "did you mean" not in msg
     assert err.value.item == "benchmark"
+    # as a filter, and as the benchmark a listing restricts to: the same error (before: no model, "loosen the filters",
+    # and a listing of 0, until the pass published the models measured on it)
+    from indexer.browse import count_models, list_models, models_page
+
+    with pytest.raises(NotFoundError, match="not indexed .*`taskspace index`") as err:
+        ask(idx, ALPHA[0], filters={"benchmark": "gamma"})
+    assert err.value.item == "filters.benchmark"
+    for call, item in ((lambda: models_page(benchmark="gamma", store=store, vectors=vectors), "benchmark"),
+                       (lambda: models_page(filters={"benchmark": "gamma"}, store=store, vectors=vectors),
+                        "filters.benchmark"),
+                       (lambda: list_models("gamma", store=store, vectors=vectors), "benchmark"),
+                       (lambda: count_models("gamma", store=store, vectors=vectors), "benchmark")):
+        with pytest.raises(NotFoundError, match="not indexed .*`taskspace index`") as err:
+            call()
+        assert err.value.item == item
     (space,) = store.list_spaces()
     vectors.delete(space_name(space), "benchmarks", ["beta"])
     with pytest.raises(NotFoundError, match=r"in the database but not in the index .*`taskspace reindex`"):

@@ -1736,11 +1736,19 @@ def test_a_benchmark_the_running_pass_ingested_is_said_to_be_indexed_now_not_to_
                 err = assert_error(c.post("/v1/find", json={"benchmark": "gamma"}), 503, "unavailable", "benchmark",
                                    says="this server's indexing worker (1h) is indexing it: its pass is running")
                 assert "stopped" not in err["message"] and "run `taskspace index`" not in err["message"], err
+                # the same for the benchmark as a filter and as a listing's: before, 200 with no model ("no model
+                # matches: loosen the filters", `total` 0) while the pass was about to publish the models measured on it
+                for r, field in ((c.post("/v1/find", json={"prompts": [PROMPT], "filters": {"benchmark": "gamma"}}),
+                                  "filters.benchmark"),
+                                 (c.get("/v1/models", params={"measured_on": "gamma"}), "measured_on"),
+                                 (c.get("/v1/models", params={"benchmark": "gamma"}), "benchmark")):
+                    assert_error(r, 503, "unavailable", field, says="is indexing it: its pass is running")
                 assert c.post("/v1/find", json={"benchmark": "alpha"}).status_code == 200  # the previous index answers
             finally:
                 go.set()
             _first_pass_ok(svc)
             assert c.post("/v1/find", json={"benchmark": "gamma"}).status_code == 200
+            assert c.get("/v1/models", params={"measured_on": "gamma"}).json()["total"] > 0
 
 
 def test_a_503_that_the_workers_next_pass_ends_says_when_it_is_expected_in_retry_after(tmp_path, encoder, monkeypatch):
