@@ -374,8 +374,11 @@ def _a_benchmark(store, name: str, exc: NotFoundError) -> NotFoundError:
     truthfulqa-B:r4279, ...", five anonymous rows."""
     if name not in {b.name for b in store.list_benchmarks()}:
         return exc
-    err = NotFoundError(f"unknown model {name!r}: {name} is a benchmark; `taskspace models -b {name}` lists the models "
-                        f"measured on it, `taskspace search -b {name}` ranks the models for it")
+    import shlex
+
+    word = shlex.quote(name)  # as a shell takes it ("mmlu_pro/computer science" is one benchmark)
+    err = NotFoundError(f"unknown model {name!r}: {name} is a benchmark; `taskspace models -b {word}` lists the models "
+                        f"measured on it, `taskspace search -b {word}` ranks the models for it")
     err.item = getattr(exc, "item", None)
     return err
 

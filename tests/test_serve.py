@@ -649,6 +649,16 @@ def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_ref
     assert err["message"] == "benchmark must be a non-empty benchmark name"
 
 
+def test_a_benchmark_name_asked_as_a_model_names_the_endpoints_that_list_and_rank_its_models(client):
+    """`GET /v1/models/beta` (a benchmark's name) is a 404 saying it is a benchmark and naming what an HTTP client
+    asks for its models, `GET /v1/models?benchmark=beta` and `POST /v1/find` with `{"benchmark": "beta"}`, as the
+    other not-found errors name `GET /v1/models`; before, the CLI's `taskspace models -b beta` and `taskspace search -b
+    beta` (found asking for `mmlu_pro/law` on the 32,823-model home's search page, which showed them to its user)."""
+    err = assert_error(client.get("/v1/models/beta"), 404, "not_found", "model")
+    assert err["message"] == ("unknown model 'beta': beta is a benchmark; GET /v1/models?benchmark=beta lists the models "
+                              'measured on it, POST /v1/find with {"benchmark": "beta"} ranks the models for it'), err
+
+
 def test_a_model_id_with_a_nul_is_named_as_the_model(client):
     """`GET /v1/models/{id}` with a NUL in the id is a 422 whose field and message name `model` (the path's model, as
     a blank id is); before, `models`, compare mode's argument, which the request does not have."""
