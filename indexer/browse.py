@@ -30,7 +30,7 @@ from .errors import DimensionError, InputError, NotFoundError
 from .query import check_has_models
 from .records import name_problem
 from .find import (Filters, card_facts, facts_of, _index_in_step, _means, check_not_drifted, _merge, _num,
-                   _resolve_models, _stores as _given_or_shared, suggest)
+                   _resolve_models, _stores as _given_or_shared, require_indexed_benchmark, suggest)
 
 #: how many benchmarks :func:`model_detail` lists as strengths
 STRENGTHS = 5
@@ -84,7 +84,7 @@ def list_models(benchmark: str | None = None, offset: int = 0, limit: int | None
     "n_prompts", "accuracy"}`` each (``accuracy``: mean observed accuracy over its benchmarks)."""
     offset, limit = _page(offset, limit)
     store, vectors, sp, name = _stores(store, vectors, space)
-    return _listed(store, vectors, sp, name, _models_where(store, benchmark, filters), offset, limit)
+    return _listed(store, vectors, sp, name, _models_where(store, benchmark, filters, index=(vectors, sp)), offset, limit)
 
 
 def _listed(store, vectors, sp, name: str, where: dict, offset: int, limit: int | None) -> list[dict]:
@@ -116,7 +116,7 @@ def count_models(benchmark: str | None = None, filters: Filters | dict | None = 
     """How many indexed models :func:`list_models` lists with these options and no ``offset``/``limit`` (what a page
     of it is out of)."""
     store, vectors, sp, name = _stores(store, vectors, space)
-    return vectors.count(name, "models", _models_where(store, benchmark, filters) or None)
+    return vectors.count(name, "models", _models_where(store, benchmark, filters, index=(vectors, sp)) or None)
 
 
 def missing_metadata(benchmark: str | None = None, filters: Filters | dict | None = None, *, store=None, vectors=None,
@@ -163,7 +163,7 @@ def models_page(benchmark: str | None = None, offset: int = 0, limit: int | None
     store, vectors, sp, name = _stores(store, vectors, space)
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
     names: dict = {}
-    where = _models_where(store, benchmark, flt, names)
+    where = _models_where(store, benchmark, flt, names, index=(vectors, sp))
     got = _listed(store, vectors, sp, name, where, offset, None if limit is None else limit + 1)
     # per filter that needs metadata (license, sizes, ...): how many models lack it, as a search says
     missing = _missing(vectors, name, _models_where(store, benchmark, None, names), flt) if _needs_metadata(flt) else {}
@@ -174,9 +174,12 @@ def models_page(benchmark: str | None = None, offset: int = 0, limit: int | None
             "missing_metadata": {k: missing[v] for k, v in FILTER_PARAMS.items() if v in missing}}
 
 
-def _models_where(store, benchmark: str | None, filters: Filters | dict | None, names: dict | None = None) -> dict:
+def _models_where(store, benchmark: str | None, filters: Filters | dict | None, names: dict | None = None,
+                  index: tuple | None = None) -> dict:
     """The payload filter of :func:`list_models`' options (unknown benchmarks raise NotFoundError naming close ones).
-    ``names``: a request's memo of SQL's benchmark names (read here once when a benchmark is given)."""
+    ``names``: a request's memo of SQL's benchmark names (read here once when a benchmark is given). ``index``: the
+    (vectors, space) listed, where a benchmark SQL knows and the index does not hold yet is an error
+    (:func:`indexer.find.require_indexed_benchmark`), not an empty listing."""
     flt = filters if isinstance(filters, Filters) else Filters.from_dict(filters)
     # a blank or unusable name, as a benchmark query refuses it (before: "unknown benchmark ''; did you mean ...")
     if benchmark is not None and (bad := name_problem(benchmark)):
@@ -191,6 +194,8 @@ def _models_where(store, benchmark: str | None, filters: Filters | dict | None, 
             known = names["known"]
             if given not in known:
                 raise suggest(given, known, "benchmark", item=item)
+            if index is not None:
+                require_indexed_benchmark(store, *index, given, item)
     if benchmark is not None:
         conds["benchmark"] = {"benchmarks": {"all": list(dict.fromkeys([benchmark, *([flt.benchmark] if flt.benchmark else [])]))}}
     return _merge(*conds.values())
@@ -397,8 +402,11 @@ def _a_benchmark(store, name: str, exc: NotFoundError) -> NotFoundError:
     truthfulqa-B:r4279, ...", five anonymous rows."""
     if name not in {b.name for b in store.list_benchmarks()}:
         return exc
-    err = NotFoundError(f"unknown model {name!r}: {name} is a benchmark; `taskspace models -b {name}` lists the models "
-                        f"measured on it, `taskspace search -b {name}` ranks the models for it")
+    import shlex
+
+    word = shlex.quote(name)  # as a shell takes it ("mmlu_pro/computer science" is one benchmark)
+    err = NotFoundError(f"unknown model {name!r}: {name} is a benchmark; `taskspace models -b {word}` lists the models "
+                        f"measured on it, `taskspace search -b {word}` ranks the models for it")
     err.item = getattr(exc, "item", None)
     return err
 

@@ -435,7 +435,7 @@ def suggest(name: str, known, what: str, item: str | None = None) -> NotFoundErr
     return err
 
 
-def _unindexed_benchmark(store, space, name: str) -> NotFoundError:
+def _unindexed_benchmark(store, space, name: str, item: str = "benchmark") -> NotFoundError:
     """The error for a benchmark query whose name has no vector in the space's index: a benchmark SQL knows but has
     not indexed yet (ingested, its vector not computed: ``taskspace index``; computed but missing from the index:
     ``taskspace reindex``), or an unknown name (:func:`suggest`). Before, an ingested benchmark was "unknown" with
@@ -444,15 +444,31 @@ def _unindexed_benchmark(store, space, name: str) -> NotFoundError:
 
     known = [b.name for b in store.list_benchmarks()]
     if name not in known:
-        return suggest(name, known, "benchmark", item="benchmark")
+        return suggest(name, known, "benchmark", item=item)
     if any(bv.benchmark == name for bv in store.load_benchmark_vectors(space.id)):
         err = NotFoundError(f"benchmark {name!r} has a vector in the database but not in the index of space "
                             f"{space_name(space)}: `taskspace reindex` rebuilds the index from the database")
     else:
         err = NotFoundError(f"benchmark {name!r} is in the database but not indexed in space {space_name(space)} yet "
                             "(its results were ingested, its vector not computed): run `taskspace index`")
-    err.item = "benchmark"
+    err.item = item
     return err
+
+
+def require_indexed_benchmark(store, vectors, space, name: str, item: str) -> None:
+    """:func:`_unindexed_benchmark`'s error (``item``: the argument that named it) for a benchmark SQL knows that the
+    space's index does not hold yet, where it restricts the models (``measured on`` it: a filter, ``taskspace models
+    -b``): their payloads name it only once a pass has published them. Before, the answer was silently empty ("no
+    model matches: loosen the filters", a listing of 0) while a server's running pass, or the `taskspace index` due
+    after `taskspace ingest`, was to publish the models measured on it; a benchmark query said so already."""
+    from .space import space_name
+
+    try:
+        indexed = vectors.get(space_name(space), "benchmarks", [name]).get(name) is not None
+    except StoreError:  # no benchmarks index to ask: the models' listing says what it can
+        return
+    if not indexed:
+        raise _unindexed_benchmark(store, space, name, item=item)
 
 
 def _prompts(prompts) -> list[str] | None:
@@ -728,13 +744,18 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     name = space_name(sp)
     if flt.benchmark is not None and flt.benchmark not in {b.name for b in store.list_benchmarks()}:
         raise suggest(flt.benchmark, [b.name for b in store.list_benchmarks()], "benchmark", item="filters.benchmark")
+    if flt.benchmark is not None:
+        require_indexed_benchmark(store, vectors, sp, flt.benchmark, "filters.benchmark")
     keys = _resolve_models(store, [models] if isinstance(models, str) else models) if models is not None else None
     base = {"key": list(keys)} if keys is not None else {}
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
     limit = len(keys) if keys is not None else offset + int(k)  # the page is the tail of the best offset + k
     if offset:  # no more than the models that pass the filters (a client's offset of 10**9 asks no larger search)
-        limit = min(limit, max(1, vectors.count(name, "models", where)))
+        listed = vectors.count(name, "models", where)
+        # at or past the last of them the page is empty whatever is ranked: one model is (for the checks of an empty
+        # or drifted index below); before, every one, 4-7 s on 32,823 models for an answer of no result
+        limit = min(limit, listed) if offset < listed else 1
     changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the request
     ids: dict[str, int | None] = {}  # the neighbourhood's prompt ids (query.prompt_ids_of): read once for the request
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,

@@ -876,6 +876,7 @@ def run_index(extra_sources: list[SourceSpec] | None = None, *, progress: Progre
     from .store.sql import open_store
     from .store.vectors import VectorStore
 
+    VectorStore.refuse_if_served()  # before anything is written (sources.toml, SQL): it could not be published
     store = open_store()
     indexer = Indexer(store, progress=progress, stop=stop, open_vectors=VectorStore.from_settings)
     try:

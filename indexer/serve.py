@@ -83,12 +83,30 @@ _LISTINGS = {"`taskspace models` lists them": "GET /v1/models lists them",
              "`taskspace benchmarks` lists them": "GET /v1/benchmarks lists them"}
 
 
+#: the library's pointers for a benchmark's name given as a model's (indexer.browse._a_benchmark): the commands that
+#: list and rank its models, each naming it as a shell word
+_BENCHMARK_QUERIES = re.compile(r"`taskspace models -b (.+?)` lists the models measured on it, "
+                                r"`taskspace search -b \1` ranks the models for it")
+
+
 def _http_hints(message: str) -> str:
-    """A library error's message for an HTTP client: a listing it points to is named by its endpoint (commands an
-    operator runs, such as `taskspace reindex`, stay as they are)."""
+    """A library error's message for an HTTP client: a listing it points to is named by its endpoint, and the queries
+    a benchmark's models are asked with by theirs (commands an operator runs, such as `taskspace reindex`, stay as they
+    are). Before, a benchmark's name asked as a model's (`GET /v1/models/mmlu_pro/law`) pointed the client, and the
+    search page its user, to `taskspace models -b` and `taskspace search -b`."""
+    import json
+    import shlex
+    from urllib.parse import quote
+
     for cli, http in _LISTINGS.items():
         message = message.replace(cli, http)
-    return message
+
+    def endpoints(m) -> str:
+        (name,) = shlex.split(m.group(1))  # the one word browse wrote
+        return (f"GET /v1/models?benchmark={quote(name, safe='/')} lists the models measured on it, POST /v1/find "
+                f"with {json.dumps({'benchmark': name})} ranks the models for it")
+
+    return _BENCHMARK_QUERIES.sub(endpoints, message)
 
 
 #: a ConfigError during a request is the server's (its settings, an index another version of taskspace built: the
@@ -859,9 +877,11 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
     app.add_middleware(_BodyLimit, limit=LIMITS["max_body_bytes"])
     app.add_middleware(_Head)
     if cors:  # outermost: a preflight is answered before any other middleware, every answer carries the headers
-        # Retry-After (a 503's) is no CORS-safelisted answer header: exposed, so the page's script can read it
+        # Retry-After (a 503's) is no CORS-safelisted answer header: exposed, so the page's script can read it.
+        # "Content-Type" as Starlette's safelist spells it: it adds that list to ours as a set of strings, so
+        # "content-type" was named twice (in Access-Control-Allow-Headers and in a refusal's "it allows ...")
         app.add_middleware(_cors_middleware(), allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
-                           allow_headers=["content-type"], expose_headers=["Retry-After"], max_age=600)
+                           allow_headers=["Content-Type"], expose_headers=["Retry-After"], max_age=600)
     app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)

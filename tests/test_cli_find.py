@@ -184,6 +184,20 @@ def test_a_benchmark_name_given_as_a_model_says_it_is_a_benchmark(indexed):
         "`taskspace search -b beta` ranks the models for it"), res.stderr
 
 
+def test_a_benchmark_name_with_a_space_given_as_a_model_is_quoted_in_the_commands_it_names():
+    """The commands named for a benchmark's name given as a model's are runnable as written: `taskspace models -b
+    'mmlu_pro/computer science'`; before, unquoted, the shell split the name in two."""
+    from types import SimpleNamespace
+
+    from indexer.browse import _a_benchmark
+    from indexer.errors import NotFoundError
+
+    store = SimpleNamespace(list_benchmarks=lambda: [SimpleNamespace(name="mmlu_pro/computer science")])
+    err = _a_benchmark(store, "mmlu_pro/computer science", NotFoundError("unknown model"))
+    assert "`taskspace models -b 'mmlu_pro/computer science'` lists the models measured on it, `taskspace search -b " \
+           "'mmlu_pro/computer science'` ranks the models for it" in str(err), err
+
+
 def test_an_answer_without_calibrated_signal_says_so(capsys):
     """The table shows "-" for the interval and a line saying why, instead of a zero-width interval."""
     from indexer.cli_find import _print_result

@@ -203,6 +203,21 @@ def test_a_benchmark_known_but_not_indexed_says_which_command_indexes_it(idx, tm
     msg = str(err.value)
     assert "not indexed" in msg and "`taskspace index`" in msg and "did you mean" not in msg
     assert err.value.item == "benchmark"
+    # as a filter, and as the benchmark a listing restricts to: the same error (before: no model, "loosen the filters",
+    # and a listing of 0, until the pass published the models measured on it)
+    from indexer.browse import count_models, list_models, models_page
+
+    with pytest.raises(NotFoundError, match="not indexed .*`taskspace index`") as err:
+        ask(idx, ALPHA[0], filters={"benchmark": "gamma"})
+    assert err.value.item == "filters.benchmark"
+    for call, item in ((lambda: models_page(benchmark="gamma", store=store, vectors=vectors), "benchmark"),
+                       (lambda: models_page(filters={"benchmark": "gamma"}, store=store, vectors=vectors),
+                        "filters.benchmark"),
+                       (lambda: list_models("gamma", store=store, vectors=vectors), "benchmark"),
+                       (lambda: count_models("gamma", store=store, vectors=vectors), "benchmark")):
+        with pytest.raises(NotFoundError, match="not indexed .*`taskspace index`") as err:
+            call()
+        assert err.value.item == item
     (space,) = store.list_spaces()
     vectors.delete(space_name(space), "benchmarks", ["beta"])
     with pytest.raises(NotFoundError, match=r"in the database but not in the index .*`taskspace reindex`"):
@@ -1647,6 +1662,32 @@ def test_offset_pages_the_ranking_as_a_larger_k_ranks_it(request, fixture, rank)
             assert [r.to_dict() for r in page] == every[offset:offset + k], (prompt, filters, alpha, offset, k)
             assert page.query["offset"] == offset and page.query["k"] == k
             assert page.excluded == whole.excluded and page.missing_metadata == whole.missing_metadata
+
+
+def test_an_offset_past_the_last_model_ranks_one_model_not_every_one(idx, monkeypatch):
+    """An offset at or past the last model the query can list is an empty page whatever is ranked: the search ranks one
+    model (for the answer's checks of an empty or drifted index), not all of them. Before, it ranked every model the
+    filters let through and dropped them all: on the 32,823-model home `POST /v1/find` with `"offset": 1000000000`
+    took 4-7 s of CPU to answer no result (0.13 s for a first page)."""
+    import indexer.find as find_module
+
+    asked = []
+    search = find_module._search
+
+    def spy(*args, **kw):
+        asked.append(kw["limit"])
+        return search(*args, **kw)
+
+    whole = ask(idx, ALPHA[0], k=50)
+    monkeypatch.setattr(find_module, "_search", spy)
+    for offset in (len(whole), len(whole) + 3, 10**9):
+        asked.clear()
+        page = ask(idx, ALPHA[0], k=5, offset=offset)
+        assert len(page) == 0 and page.query["offset"] == offset and asked == [1], (offset, asked)
+        assert page.excluded == whole.excluded and page.missing_metadata == whole.missing_metadata
+    asked.clear()
+    assert [r.to_dict() for r in ask(idx, ALPHA[0], k=5, offset=len(whole) - 1)] == [whole.results[-1].to_dict()]
+    assert asked == [len(whole)]
 
 
 def test_a_bad_offset_is_an_input_error_naming_it(idx):

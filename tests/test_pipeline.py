@@ -1078,3 +1078,48 @@ def test_a_run_stopped_while_embedding_counts_the_texts_it_embedded(tmp_path, en
     assert res.exit_code == 0 and json.loads(res.output)[0]["counts"]["embedded"] == 8, res.output
     again = resume()  # the rest, counted once: 8 + 2 = the 10 new texts
     assert again.status == "ok" and again.counts["embedded"] == 2, again.counts
+
+
+def test_taskspace_index_beside_a_server_holding_the_embedded_index_refuses_before_it_ingests(tmp_path, monkeypatch):
+    """`taskspace index --source S` while a `taskspace serve` holds the embedded index: the busy error (stop the
+    server, or let it index with --worker-every) before anything is written: S not added to sources.toml, no source,
+    model, run or vector in SQL. Before, found by running it beside a server on the 32,823-model home: the pass
+    ingested S, solved its models and saved their vectors in SQL, then failed at its index stage (exit 6), leaving
+    SQL ahead of the index the server answered from (`GET /v1/spaces` counted a model no search could find, `stale`
+    0) and S in sources.toml, until the server was stopped and a pass run."""
+    from indexer.config import get_settings
+    from indexer.errors import BusyError
+    from indexer.pipeline import run_index
+    from indexer.sourcelist import load
+    from indexer.store.sql import open_store
+
+    rng = np.random.default_rng(0)
+    src = tmp_path / "s"
+    write_table(src, "alpha", outcomes(rng, ["m1", "m2"], 6), 6)
+    settings = get_settings()
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys, time
+        from indexer.store.vectors import VectorStore
+        path = sys.argv[1]
+        sys.argv = ["/usr/bin/taskspace", "serve", "--port", "9"]
+        vs = VectorStore(path=path)
+        print("ready", flush=True)
+        time.sleep(60)
+    """), str(settings.qdrant_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert holder.stdout.readline().strip() == "ready", holder.stderr.read()
+        monkeypatch.setattr(sys, "argv", ["/usr/bin/taskspace", "index", "--source", str(src)])
+        with pytest.raises(BusyError) as err:
+            run_index([SourceSpec(spec=str(src))])
+        assert f"(pid {holder.pid}: taskspace serve): stop it first" in str(err.value), err.value
+        assert "--worker-every" in str(err.value)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not settings.sources_file.exists() or load(settings.sources_file) == []
+    store = open_store()
+    try:
+        assert store.list_sources() == [] and store.list_runs() == []
+    finally:
+        store.close()

@@ -649,6 +649,16 @@ def test_a_blank_benchmark_of_the_model_list_is_refused_as_a_benchmark_query_ref
     assert err["message"] == "benchmark must be a non-empty benchmark name"
 
 
+def test_a_benchmark_name_asked_as_a_model_names_the_endpoints_that_list_and_rank_its_models(client):
+    """`GET /v1/models/beta` (a benchmark's name) is a 404 saying it is a benchmark and naming what an HTTP client
+    asks for its models, `GET /v1/models?benchmark=beta` and `POST /v1/find` with `{"benchmark": "beta"}`, as the
+    other not-found errors name `GET /v1/models`; before, the CLI's `taskspace models -b beta` and `taskspace search -b
+    beta` (found asking for `mmlu_pro/law` on the 32,823-model home's search page, which showed them to its user)."""
+    err = assert_error(client.get("/v1/models/beta"), 404, "not_found", "model")
+    assert err["message"] == ("unknown model 'beta': beta is a benchmark; GET /v1/models?benchmark=beta lists the models "
+                              'measured on it, POST /v1/find with {"benchmark": "beta"} ranks the models for it'), err
+
+
 def test_a_model_id_with_a_nul_is_named_as_the_model(client):
     """`GET /v1/models/{id}` with a NUL in the id is a 422 whose field and message name `model` (the path's model, as
     a blank id is); before, `models`, compare mode's argument, which the request does not have."""
@@ -1500,6 +1510,11 @@ def test_a_refused_cors_preflight_is_an_error_of_the_one_shape_naming_what_was_r
 
         ok = preflight(app_origin)
         assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == app_origin
+        # each allowed header named once (before: "Accept, Accept-Language, Content-Language, Content-Type,
+        # content-type", and a refusal's "it allows ..., content-type, content-type")
+        assert ok.headers["access-control-allow-headers"] == "Accept, Accept-Language, Content-Language, Content-Type"
+        refused = preflight(app_origin, headers="X-Api-Key").json()["error"]["message"]
+        assert refused.endswith("(it allows accept, accept-language, content-language, content-type)"), refused
         for r, field, says in (
                 (preflight("https://elsewhere.example"), "origin",
                  "origin 'https://elsewhere.example' is not allowed"),
@@ -1731,11 +1746,19 @@ def test_a_benchmark_the_running_pass_ingested_is_said_to_be_indexed_now_not_to_
                 err = assert_error(c.post("/v1/find", json={"benchmark": "gamma"}), 503, "unavailable", "benchmark",
                                    says="this server's indexing worker (1h) is indexing it: its pass is running")
                 assert "stopped" not in err["message"] and "run `taskspace index`" not in err["message"], err
+                # the same for the benchmark as a filter and as a listing's: before, 200 with no model ("no model
+                # matches: loosen the filters", `total` 0) while the pass was about to publish the models measured on it
+                for r, field in ((c.post("/v1/find", json={"prompts": [PROMPT], "filters": {"benchmark": "gamma"}}),
+                                  "filters.benchmark"),
+                                 (c.get("/v1/models", params={"measured_on": "gamma"}), "measured_on"),
+                                 (c.get("/v1/models", params={"benchmark": "gamma"}), "benchmark")):
+                    assert_error(r, 503, "unavailable", field, says="is indexing it: its pass is running")
                 assert c.post("/v1/find", json={"benchmark": "alpha"}).status_code == 200  # the previous index answers
             finally:
                 go.set()
             _first_pass_ok(svc)
             assert c.post("/v1/find", json={"benchmark": "gamma"}).status_code == 200
+            assert c.get("/v1/models", params={"measured_on": "gamma"}).json()["total"] > 0
 
 
 def test_a_503_that_the_workers_next_pass_ends_says_when_it_is_expected_in_retry_after(tmp_path, encoder, monkeypatch):

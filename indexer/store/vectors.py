@@ -501,6 +501,35 @@ class VectorStore:
         return cls(path=settings.qdrant_path, engine=settings.qdrant_engine)
 
     @classmethod
+    def refuse_if_served(cls, settings=None) -> None:
+        """BusyError (:func:`_busy_message`) when a ``taskspace serve`` holds the configured embedded folder: an
+        indexing pass (``taskspace index``, ``worker``) asks before it writes anything, as it could not publish
+        (the server holds the folder for its lifetime). The lock is tried and let go at once; other holders (a query,
+        another pass) are left to the pass's own waits. Before, the pass ingested its sources, solved and saved their
+        vectors in SQL, and only then failed at its index stage (exit 6), leaving SQL ahead of the index the server
+        answered from until it was stopped."""
+        if settings is None:
+            from ..config import get_settings
+
+            settings = get_settings()
+        path = Path(settings.qdrant_path).expanduser() if not settings.qdrant_url and settings.qdrant_path else None
+        if path is None or not (path / ".taskspace.lock").is_file():
+            return
+        try:
+            f = open(path / ".taskspace.lock", "r")
+        except OSError:
+            return  # unreadable: the pass's own open says why
+        with f:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = f.read(200)
+                if _command_of(holder).split()[-1:] == ["serve"]:
+                    raise BusyError(_busy_message(path, holder)) from None
+                return
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+    @classmethod
     def memory(cls, engine: str | None = None) -> "VectorStore":
         """A store that lives as long as the object: Qdrant Edge in a temporary folder removed on close, or
         qdrant-client's ``:memory:`` (``engine="local"``)."""
