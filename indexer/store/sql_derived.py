@@ -318,13 +318,6 @@ class DerivedMixin:
                 conn.execute(update(t).where(t.space_id == space_id)
                              .values(n_changed=func.coalesce(t.n_changed, 0) + int(n)))
 
-    def model_benchmarks(self, space_id: int) -> list[list[str]]:
-        """The benchmarks each vector of the space was fitted on (its payload's ``benchmarks``), one list per vector,
-        in no set order: what :func:`indexer.posterior.links_of` groups."""
-        v = ModelVectorRow
-        with self._read() as conn:
-            return [list(b or []) for (b,) in conn.execute(select(v.benchmarks).where(v.space_id == space_id))]
-
     def set_calibration_links(self, space_id: int, links, centres=None) -> bool:
         """Store ``links`` (:attr:`indexer.posterior.Calibration.links`, None: one group) and their ``centres``
         (:attr:`~indexer.posterior.Calibration.centres`) as the space's calibration map's, the map's other values
