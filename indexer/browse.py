@@ -272,14 +272,17 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, Bq: np.nd
     # each row's centring of the models nothing links to its benchmark's nearest prompts (unlinked_mix: ``w own +
     # c``, the average model's of those prompts' groups), by model; None where every model is linked (1, 0)
     mixes = []
+    distinct: dict[tuple, int] = {}  # the models' benchmark lists, each once (a few among tens of thousands)
+    of = np.array([distinct.setdefault(tuple(info[k].get("benchmarks") or ()), len(distinct)) for k in keys], int)
     for near, q1 in zip(nears, Bq):
         pred.near_benchmarks = [x["benchmarks"] for x in near] or None
         if not pred.centred:
             mixes.append(None)
             continue
-        w, c = pred.calibration.unlinked_mix(np.asarray(q1, np.float64), [info[k].get("benchmarks") for k in keys],
+        w, c = pred.calibration.unlinked_mix(np.asarray(q1, np.float64), [list(t) for t in distinct],
                                              pred.near_benchmarks)
-        mixes.append({k: (float(a), float(b)) for k, a, b in zip(keys, w, c) if (a, b) != (1.0, 0.0)})
+        apart = np.flatnonzero(((w != 1.0) | (c != 0.0))[of])
+        mixes.append({keys[i]: (float(w[of[i]]), float(c[of[i]])) for i in apart})
     pred.near_benchmarks = None
     # per row: the models of c = 1 (L1 alone), of c = 0 (L0 alone), those of c = 0 a row centres at one pair (its
     # groups none of the nearest prompts lies in: ``w L0 + c``) and the rest, with ``key`` (both, blended)
