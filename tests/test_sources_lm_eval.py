@@ -391,6 +391,43 @@ def test_an_infinite_or_nan_metric_value_is_not_a_number_not_not_binary(model_di
     assert "binary" not in msg and "NaN or infinite" in msg
 
 
+def test_a_long_metric_value_is_quoted_cut_to_a_readable_length_with_its_full_length_said(model_dir):
+    """A sample's metric value quoted in an error is cut to about 80 characters, its full length said: a 10,000-character
+    string (one row) and, as every row of a task's file, a (gold, pred) pair of long label lists (lm-eval's
+    MasakhaNER f1). Before, the error quoted the whole value: lines of 10,000 and 28,000 characters."""
+    f = samples(model_dir, "tiny_mc_science")
+
+    def long(ls):
+        row = json.loads(ls[4]); row["acc"] = "x" * 10_000; ls[4] = json.dumps(row)
+
+    edit_lines(f, long)
+    ((name, line, msg),) = errs(read_source(model_dir))
+    assert (name, line) == (f.name, 5) and "acc value 'xxx" in msg and "..." + "x" * 15 + "' (10,000 characters) is not a number" in msg
+    assert len(msg) < 200, len(msg)
+    y = samples(model_dir, "tiny_mc_yesno")
+
+    def pairs(ls):
+        for i, l in enumerate(ls):
+            row = json.loads(l)
+            row["f1"] = [["B-PER"] * 2000, ["O"] * 2000]; row.pop("acc"); row.pop("acc_norm"); row["metrics"] = ["f1"]
+            ls[i] = json.dumps(row)
+
+    edit_lines(y, pairs)
+    ((msg,),) = [(m,) for n, _, m in errs(read_source(model_dir)) if n == y.name]
+    assert msg.startswith("12 rows of task tiny_mc_yesno rejected: f1 value [['B-PER', 'B-PER'") and len(msg) < 400, msg
+    assert "... 'O', 'O', 'O']] (28,004 characters written out) is a (gold, pred) pair" in msg
+
+
+def test_example_value_keeps_a_short_value_whole_and_cuts_a_long_one():
+    from indexer.sources.common import example_value
+
+    assert example_value("abc") == "'abc'" and example_value([1, 2]) == "[1, 2]" and example_value(0.5) == "0.5"
+    assert example_value("a" * 78) == repr("a" * 78)  # 80 characters with its quotes: whole
+    cut = example_value("a" * 79)
+    assert cut.endswith("...aaaaaaaaaaaaaaa' (79 characters)") and len(cut) < 100
+    assert example_value({"k": "v" * 200}, written=json.dumps).startswith('{"k": "vvv')
+
+
 def test_repeated_doc_with_different_outcome(model_dir):
     f = samples(model_dir, "tiny_mc_science")
 

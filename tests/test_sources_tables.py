@@ -278,6 +278,18 @@ def test_non_binary_and_non_numeric_values(tmp_path):
     assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p2", 1.0), ("m2", "p1", 1.0)]
 
 
+def test_a_long_cell_or_prompt_id_is_quoted_cut_to_a_readable_length(tmp_path):
+    """A 10,000-character value cell or prompt id is quoted in its error cut to about 80 characters, its length said
+    (:func:`indexer.sources.common.example_value`); before, the error line held all 10,000."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text(f"model,prompt_id,correct\nm1,p1,{'y' * 10_000}\nm1,{'q' * 10_000},1\n")
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0][:2] == ("outcomes.csv", 2) and errs[0][2].startswith("correct value 'yyyy")
+    assert errs[0][2].endswith("yyy' (10,000 characters) is not a number") and len(errs[0][2]) < 150, errs[0][2]
+    assert errs[1][:2] == ("outcomes.csv", 3) and errs[1][2].startswith("prompt_id 'qqqq")
+    assert "qqq' (10,000 characters) is not in the prompts file" in errs[1][2] and len(errs[1][2]) < 200, errs[1][2]
+
+
 def test_a_decimal_comma_is_said_to_need_a_decimal_point(tmp_path):
     """A number written with a decimal comma (`"0,5"`, a spreadsheet in a locale that writes one; a JSON string too)
     is still refused, and the error says to write it with a decimal point and how; before, only "'0,5' is not a

@@ -39,6 +39,25 @@ NOT_UTF8 = "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
+#: the most characters of a value an ingest message quotes (:func:`example_value`)
+EXAMPLE_WIDTH = 80
+
+
+def example_value(value, width: int = EXAMPLE_WIDTH, written=repr) -> str:
+    """A value as an ingest error or warning quotes it (a metric value, a cell, a prompt id, a doc_id): as ``written``
+    (its ``repr``, or ``json.dumps`` for a value read from JSON as such) whole when at most ``width`` characters, else
+    its start and end around "..." and its full length (``[['B-PER', 'B-PER', ...'O', 'O']] (28,052 characters written
+    out)``, ``'xxxxxx...xxx' (10,000 characters)``). The one place every reader formats such a value: before, each
+    quoted the whole repr, so one sample whose value was a (gold, pred) pair of long lists (lm-eval's MasakhaNER
+    ``f1``) or a 10,000-character string made an error line of as many characters."""
+    text = written(value)
+    if len(text) <= width:
+        return text
+    tail = max(1, width // 5)
+    size = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} characters written out"
+    return f"{text[:width - tail - 3]}...{text[-tail:]} ({size})"
+
+
 def column_key(name) -> str:
     """A header name as compared with the known column names: stripped, lower case, runs of spaces and hyphens as
     one ``_`` (``" Prompt ID"`` -> ``prompt_id``)."""

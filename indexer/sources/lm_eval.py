@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..errors import InputError, arg, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem,
+from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem, example_value,
                      json_objects, lfs_pointer_problem)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
@@ -577,8 +577,8 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
         did = row["doc_id"]
         if isinstance(did, bool) or not isinstance(did, (int, str)) or (isinstance(did, str) and not did.strip()):
             # before: a list, object or float became the prompt id as its repr ("task:[1]", "task:1.5")
-            errors.add(fname, line, f"doc_id {json.dumps(did)[:60]} is not a whole number or a name (the harness "
-                       "writes the doc's index): the line is skipped; fix the source", "bad doc_id")
+            errors.add(fname, line, f"doc_id {example_value(did, written=json.dumps)} is not a whole number or a name "
+                       "(the harness writes the doc's index): the line is skipped; fix the source", "bad doc_id")
             rejected += 1
             continue
         doc = row.get("doc")

@@ -14,6 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from ..errors import CLI, SOURCE, arg, source_hint
+from .common import example_value
 from .rules import TaskRule
 
 #: sample keys that are not metrics (lm-eval samples)
@@ -54,28 +55,28 @@ def checked_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | N
         try:
             v = float(v.strip())
         except ValueError:
-            return None, f"{metric} value {v!r} is not a number", "not a number"
+            return None, f"{metric} value {example_value(v)} is not a number", "not a number"
     elif isinstance(v, (list, tuple)):
         if metric in rule.pair_metrics and len(v) == 2 and metric not in rule.list_metrics:
             if rule.pair_score == "match":
                 return (1.0 if v[0] == v[1] else 0.0), None, None
-            return None, (f"{metric} value {list(v)!r} is a (gold, pred) pair, not a per-sample score (lm-eval's "
-                          f"multiple-choice {metric} is computed over the whole corpus); read another metric "
+            return None, (f"{metric} value {example_value(list(v))} is a (gold, pred) pair, not a per-sample score "
+                          f"(lm-eval's multiple-choice {metric} is computed over the whole corpus); read another metric "
                           f"(acc) or set pair_score = \"match\" in the task's rule"), "pair"
         if metric in rule.list_metrics and v and all(isinstance(x, (int, float, bool)) for x in v):
             v = sum(float(x) for x in v) / len(v)  # inst_level_*: one value per instruction
         else:
-            return None, (f"{metric} value {list(v)!r} is a list, not a per-sample score (lists are averaged only "
-                          f"for {', '.join(sorted(rule.list_metrics)) or 'no metric'})"), "list"
+            return None, (f"{metric} value {example_value(list(v))} is a list, not a per-sample score (lists are "
+                          f"averaged only for {', '.join(sorted(rule.list_metrics)) or 'no metric'})"), "list"
     if not isinstance(v, (int, float)):
-        return None, f"{metric} value {v!r} is not a number", "not a number"
+        return None, f"{metric} value {example_value(v)} is not a number", "not a number"
     try:
         v = float(v)
     except OverflowError:  # an integer too large for a float (`"acc": 1e999` is already inf)
         v = math.inf
     if not math.isfinite(v):  # NaN or infinity (`"acc": Infinity` or "inf"): before, inf was "not binary"
-        return None, (f"{metric} value {v!r} is not a number (NaN or infinite: the metric failed for this sample); "
-                      "the sample is skipped"), "not finite"
+        return None, (f"{metric} value {example_value(v)} is not a number (NaN or infinite: the metric failed for "
+                      "this sample); the sample is skipped"), "not finite"
     if metric in rule.binary_metrics and v not in (0.0, 1.0):
         return None, (f"{metric} value {v:g} is not binary (0 or 1 expected; a task whose {metric} is a graded "
                       f"score needs `graded = [\"{metric}\"]` in its rule)"), "not binary"

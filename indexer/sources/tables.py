@@ -41,6 +41,7 @@ from .common import (
     _read_long_blocks,
     column_key,
     csv_record_lines,
+    example_value,
     table_ext,
 )
 from .registry import Match, Reader
@@ -226,7 +227,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
             continue
         if pid in prompts:
             if prompts[pid] != (bench, text):
-                errors.add(fname, line, f"prompt_id {pid!r} repeated with a different benchmark or text "
+                errors.add(fname, line, f"prompt_id {example_value(pid)} repeated with a different benchmark or text "
                            f"(first at line {first_line[pid]}); both dropped", "conflicting prompt ids")
                 mine.append(line)
                 prompts[pid] = None  # type: ignore[assignment]
@@ -314,12 +315,12 @@ class _Builder:
         if pid not in self.unknown_pids:
             rejected = getattr(self.prompts, "rejected", {}).get(pid)
             if isinstance(rejected, tuple):
-                self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file: repeated with a "
-                                f"different benchmark or text (lines {', '.join(map(str, rejected))}); its rows are "
-                                "dropped", "rows of rejected prompts")
+                self.errors.add(self.fname, line, f"prompt_id {example_value(pid)} was rejected in the prompts file: "
+                                f"repeated with a different benchmark or text (lines {', '.join(map(str, rejected))}); its "
+                                "rows are dropped", "rows of rejected prompts")
             elif rejected is not None:
-                self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file (line {rejected}); "
-                                "its rows are dropped", "rows of rejected prompts")
+                self.errors.add(self.fname, line, f"prompt_id {example_value(pid)} was rejected in the prompts file "
+                                f"(line {rejected}); its rows are dropped", "rows of rejected prompts")
             else:
                 unread, at = getattr(self.prompts, "unread", 0), getattr(self.prompts, "unread_lines", [])
                 lines = ", ".join(map(str, at[:3])) + (f", ...: {unread} in all" if unread > len(at[:3]) else "")
@@ -329,8 +330,8 @@ class _Builder:
                     why = f", unless on a line of it that could not be read (line{'s' if unread > 1 else ''} {lines})"
                 else:
                     why = ""
-                self.errors.add(self.fname, line, f"prompt_id {pid!r} is not in the prompts file{why}; its rows are "
-                                "dropped", "unknown prompt ids")
+                self.errors.add(self.fname, line, f"prompt_id {example_value(pid)} is not in the prompts file{why}; its "
+                                "rows are dropped", "unknown prompt ids")
             self.unknown_pids.add(pid)
         return -1
 
@@ -411,8 +412,9 @@ class _Builder:
                     l0, l1 = int(lines[r0]), int(lines[r1])
                     self.errors.add(
                         self.fname, at.get(l1, l1),
-                        f"model {models[int(m[r0])]!r}, prompt_id {self.pid_list[int(p[r0])]!r} repeated with a "
-                        f"different outcome ({v0:g} at line {at.get(l0, l0)}, {v1:g} here); all its rows "
+                        f"model {example_value(models[int(m[r0])])}, prompt_id "
+                        f"{example_value(self.pid_list[int(p[r0])])} repeated with a different outcome ({v0:g} at line "
+                        f"{at.get(l0, l0)}, {v1:g} here); all its rows "
                         "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
                 m, p, s = m[keep], p[keep], s[keep]
         return m, p, s, skipped
@@ -478,7 +480,7 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
             except (TypeError, ValueError):
                 out[i] = np.nan
                 if ok[i]:
-                    errors.add(fname, int(lines[i]), f"{kind} value {v!r} is not a number{_comma_hint(v)}",
+                    errors.add(fname, int(lines[i]), f"{kind} value {example_value(v)} is not a number{_comma_hint(v)}",
                                f"non-numeric {kind} values")
                     ok[i] = False
         vals = out
