@@ -235,6 +235,14 @@ def test_lighteval_output_folder_with_doc_and_metric_columns():
         list(read_sources(out, metric="arc|25=acc"))
 
 
+def test_lighteval_tasks_that_all_have_one_key_are_advised_the_plain_metric_too():
+    """lighteval details read with a key none of its tasks has (`--metric em`): each task's error advises its own
+    `TASK=KEY` and also the plain key every task has with 0/1 values (`acc`), which reads them all."""
+    (b,) = read_sources(FMT / "lighteval_0.13_output", metric="em")
+    assert len(b.errors) == 2 and all("(or metric='acc' for every task: each task of this folder has acc" in e.message
+                                      for e in b.errors), b.errors
+
+
 def test_lighteval_python_repr_cells_are_read_as_literals_only():
     d = FMT / "lighteval_0.7_str_cells" / "details_org__str-model"
     b = read_source(d)

@@ -882,7 +882,9 @@ def test_a_problem_of_every_row_of_a_task_is_said_once_with_the_rows_it_cost(tmp
     lines = r.stderr.splitlines()
     assert r.exit_code == 1 and lines[0] == "28 error(s): this input was rejected, nothing was ingested", r.stderr
     assert len(lines) == 3 and "25 rows of task eqbench_ca rejected: unknown metric" in lines[1], r.stderr
-    assert "pass --metric eqbench_ca=KEY, KEY one of them" in lines[1], r.stderr
+    # (every eqbench value of this run is 0, in [0, 1]: the plain form is said too)
+    assert "pass --metric eqbench_ca=KEY (or --metric eqbench for every task: " in lines[1], r.stderr
+    assert "in every row), KEY one of them" in lines[1], r.stderr
     # two rows of eqbench_ca without prompt text: said on their lines; the metric's problem covers the 23 others
     f = next(d.glob("samples_eqbench_ca_*"))
 
@@ -966,6 +968,68 @@ def test_a_value_problem_of_every_row_of_a_task_is_said_once_with_one_example(tm
                                           "[0, 1]"), b.errors[0].message
 
 
+def _foo_score_run(d: Path, tasks=("taskone", "tasktwo"), other: dict | None = None) -> Path:
+    """lm-eval output of one model whose tasks' samples have only a metric taskspace has no rule for, `foo_score`, in
+    [0, 1] (four samples a task); ``other``: a task's own sample keys in place of it."""
+    ts = "2025-01-15T10-00-00.000000"
+    d.mkdir(parents=True)
+    for task in tasks:
+        keys = (other or {}).get(task, {"foo_score": None})
+        rows = [{"doc_id": i, "doc": {"question": f"{task} question {i}?"}, "filter": "none", "metrics": list(keys),
+                 **{k: (0.25 * i if v is None else v) for k, v in keys.items()}} for i in range(4)]
+        (d / f"samples_{task}_{ts}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / f"results_{ts}.json").write_text(json.dumps({
+        "model_name": "acme/tiny", "results": {t: {"foo_score,none": 0.375} for t in tasks},
+        "configs": {t: {"task": t} for t in tasks}}))
+    return d
+
+
+def test_a_key_every_task_has_is_advised_as_the_plain_metric_too(tmp_path):
+    """When the errors advise `--metric TASK=KEY` for several tasks of a folder and one key fits every task (each
+    task's rows have it with a 0/1 or [0, 1] value), the advice also says the plain `--metric KEY`, which reads them
+    all (and `metric='KEY'` in Python, the `sources add` command for a configured source). A key some task lacks, or
+    whose values are off the scale, is not advised. Before, only one `--metric TASK=KEY` per task was advised."""
+    from indexer.errors import CLI, SOURCE
+    from indexer.sourcelist import SourceSpec
+
+    d = _foo_score_run(tmp_path / "acme__tiny")
+    token = CLI.set(True)
+    try:
+        es = read_source(d).errors
+        assert len(es) == 2 and all("(or --metric foo_score for every task: each task of this folder has foo_score, "
+                                    "a 0/1 outcome or a score in [0, 1], in every row)" in e.message for e in es), es
+        assert "pass --metric taskone=KEY (or --metric foo_score for every task" in es[0].message
+        assert "pass --metric tasktwo=KEY (or --metric foo_score for every task" in es[1].message
+        # a configured source read with taskone=bar: the command sets the plain key in place of its entries
+        src = SOURCE.set(SourceSpec(str(d), format="lm_eval", metric="taskone=bar"))
+        try:
+            es = read_source(d, metric="taskone=bar").errors
+        finally:
+            SOURCE.reset(src)
+        assert "metric 'bar' (task taskone, benchmark taskone) is missing" in es[0].message, es[0].message
+        assert all(f"(or --metric foo_score (for this configured source: `taskspace sources add {d} --format lm_eval "
+                   "--metric foo_score`) for every task" in e.message for e in es), es
+    finally:
+        CLI.reset(token)
+    es = read_source(d).errors
+    assert all("(or metric='foo_score' for every task" in e.message for e in es), es
+    b = read_source(d, metric="foo_score")
+    assert not b.errors and len(b.outcomes) == 8
+    # a third task that has acc only: no key fits every task
+    d2 = _foo_score_run(tmp_path / "two" / "acme__tiny", ("taskone", "tasktwo", "taskthree"),
+                        {"taskthree": {"acc": 1.0}})
+    es = read_source(d2).errors
+    assert len(es) == 2 and not any("for every task" in e.message for e in es), es
+    # one task advised (the other has acc beside foo_score, read by its rule): its own entry is enough
+    d4 = _foo_score_run(tmp_path / "four" / "acme__tiny", other={"tasktwo": {"acc": 1.0, "foo_score": 0.5}})
+    (e,) = read_source(d4).errors
+    assert "pass metric='taskone=KEY', KEY one of them" in e.message, e.message
+    # foo_score off the scale in one task: not advised
+    d3 = _foo_score_run(tmp_path / "three" / "acme__tiny", other={"tasktwo": {"foo_score": 42.0}})
+    es = read_source(d3).errors
+    assert len(es) == 2 and not any("for every task" in e.message for e in es), es
+
+
 def test_the_advice_to_pass_metric_names_the_task(tmp_path):
     """The errors that say to pass --metric (an unknown metric; the key asked for missing from a task's samples; a rule
     naming a key taskspace does not know) give the per-task form with the task's name, `--metric TASK=KEY`
@@ -988,7 +1052,8 @@ def test_the_advice_to_pass_metric_names_the_task(tmp_path):
         assert "is missing from the sample (it has: bert_f1)" in e.message, e.message
         assert "pass --metric gfg_task_1_1=KEY, KEY one of these, to read it anyway" in e.message, e.message
         (e, _) = read_source(_eqbench_run(tmp_path / "FLOR-760M")).errors
-        assert "pass --metric eqbench_ca=KEY, KEY one of them whose values are 0/1" in e.message, e.message
+        assert "pass --metric eqbench_ca=KEY (or --metric eqbench for every task" in e.message, e.message
+        assert "in every row), KEY one of them whose values are 0/1" in e.message, e.message
         # a lighteval task name a shell would split: quoted
         rule = replace(load_rules().for_task("mmlu:anatomy|5"), metric_keys=("foo",))  # a rule naming an unknown key
         _, why = choose_metric({"x": 1}, rule, None)

@@ -37,7 +37,7 @@ from .common import UTF8, ErrorLog, each_isolated, lfs_pointer_problem
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
-from .scoring import MetricOption, parse_metric, py_literal, report_metric_failures, scored_row
+from .scoring import KeyFit, MetricOption, parse_metric, py_literal, report_metric_failures, scored_row
 
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<ts>{TS})\.parquet$")
 TS_DIR_RE = re.compile(rf"^{TS}$")
@@ -250,7 +250,7 @@ def _row_text(row: dict, rule: TaskRule) -> str | None:
 
 
 def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | None,
-                  errors: ErrorLog) -> tuple[list[Outcome], str | None] | None:
+                  errors: ErrorLog, fit: KeyFit | None = None) -> tuple[list[Outcome], str | None] | None:
     """Outcomes of one details file and the metric read; None when the file cannot be read (reported)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -287,7 +287,7 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
                        f"bad {metrics_col} cells")
             continue
         reached += 1
-        if (got := scored_row(metrics, rule, metric, i, failed)) is None:
+        if (got := scored_row(metrics, rule, metric, i, failed, fit=fit)) is None:
             continue
         mname, score = got
         used = used or mname
@@ -323,10 +323,11 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
         except Exception:  # noqa: BLE001 - an unreadable superseded run is not read anyway
             pass
     used_files: list[Path] = []
+    fit = KeyFit()
     for _base, (task, f) in sorted(chosen.items()):
         rule = rules.for_task(task)
         metric = metrics.for_task(task)  # --metric TASK=KEY, else --metric KEY, else (None) the rule's
-        got = _read_details(f, task, rule, model, metric, errors)
+        got = _read_details(f, task, rule, model, metric, errors, fit)
         if got is None:
             continue
         used_files.append(f)
@@ -337,6 +338,7 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
         benchmarks[rule.benchmark] = BenchmarkInfo(
             name=rule.benchmark, group=rule.group, source_task=task, metric=metric or rule.metric or used_metric,
             num_fewshot=shots, config=config)
+    fit.advise(errors)
     if revision is None:
         h = hashlib.sha256()
         for p in used_files:
