@@ -734,6 +734,35 @@ def test_a_git_lfs_pointer_in_place_of_a_file_is_one_error_saying_to_fetch_it(tm
     assert (name, line) == ("outcomes.csv", None) and msg.startswith("a Git LFS pointer"), msg
 
 
+def test_encoding_problem_reads_a_file_once_and_says_a_gzip_named_lfs_pointer_is_one(tmp_path, model_dir, monkeypatch):
+    """The check of a text file's encoding (a UTF-16 or UTF-32 byte order mark, a Git LFS pointer) opens it once, a
+    `.gz` one too (its first bytes decompressed from the head read); a `samples_<task>_<ts>.jsonl.gz` that is a Git
+    LFS pointer (a clone without git-lfs of `gzip -r` output) is one error saying so. Before, the file was opened
+    twice (for the mark, then for the pointer), and the `.gz` pointer was "cannot read file: corrupt gzip data"."""
+    import builtins
+    import gzip
+
+    from indexer.sources.common import encoding_problem
+
+    plain, packed, utf16 = tmp_path / "a.jsonl", tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    plain.write_bytes(b'{"x": 1}\n')
+    packed.write_bytes(gzip.compress(b'{"x": 1}\n'))
+    utf16.write_bytes(gzip.compress('{"x": 1}\n'.encode("utf-16")))
+    opened = []
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: opened.append(str(f)) or real_open(f, *a, **k))
+    assert encoding_problem(plain) is None and encoding_problem(packed) is None
+    assert encoding_problem(utf16).startswith("the file is UTF-16 text")
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert opened == [str(plain), str(packed), str(utf16)], opened
+    f = samples(model_dir, "tiny_mc_yesno")
+    gz = f.with_name(f.name + ".gz")
+    f.unlink()
+    _lfs_pointer(gz, 4242)
+    ((name, line, msg),) = errs(read_source(model_dir))
+    assert (name, line) == (gz.name, None) and msg.startswith("a Git LFS pointer") and "4,242 bytes" in msg, msg
+
+
 def test_the_prompt_of_an_api_chat_model_run_is_its_last_user_message(tmp_path):
     """A task whose docs have no question field (a translation task: `english`, `italian`), run with an API chat model
     (`local-chat-completions`, `--apply_chat_template`): lm-eval writes `arg_0` as its JsonChatStr, a one-item list

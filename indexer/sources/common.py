@@ -212,13 +212,23 @@ _OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
 def encoding_problem(path: Path) -> str | None:
     """Why a text file (gzip when ``.gz``) cannot be read as UTF-8 at all: it starts with a UTF-16 or UTF-32 byte
     order mark (every line of it then failed: as not UTF-8, as malformed JSON, a header of NULs), or it is a Git LFS
-    pointer (:func:`lfs_pointer_problem`); None otherwise (also when it cannot be opened: the reader reports that)."""
+    pointer (:func:`lfs_pointer_problem`); None otherwise (also when it cannot be opened: the reader reports that).
+    The file's head is read once, for both (a ``.gz`` one's first bytes decompressed from it). Before, the file was
+    opened twice, and a ``.gz`` that is a Git LFS pointer (text, not gzip) was reported as "cannot read file: corrupt
+    gzip data" by the reader, its pointer never said."""
     try:
-        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")) as f:
-            head = f.read(4)
+        with open(path, "rb") as f:
+            head = f.read(_LFS_HEAD)
     except READ_ERRORS:
         return None
-    return bom_problem(head) or lfs_pointer_problem(path)
+    if (why := _lfs_head_problem(head)) is not None:
+        return why
+    if path.name.lower().endswith(".gz"):
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head, 4)  # (31: a gzip header; its first 4 bytes)
+        except zlib.error:
+            return None  # not gzip: the reader reports it
+    return bom_problem(head)
 
 
 #: the first line of a Git LFS pointer file (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md)
@@ -234,9 +244,18 @@ def lfs_pointer_problem(path: Path) -> str | None:
     readable Parquet file (... magic bytes ...)", none of which says the content was never fetched."""
     try:
         with open(path, "rb") as f:
-            head = f.read(1024)
+            head = f.read(_LFS_HEAD)
     except READ_ERRORS:
         return None
+    return _lfs_head_problem(head)
+
+
+#: the bytes of a file's start that :func:`lfs_pointer_problem` reads (a pointer is about 130)
+_LFS_HEAD = 1024
+
+
+def _lfs_head_problem(head: bytes) -> str | None:
+    """:func:`lfs_pointer_problem` of a file's first :data:`_LFS_HEAD` bytes ``head``."""
     if not head.startswith(_LFS_SPEC):
         return None
     m = _LFS_SIZE.search(head)
