@@ -290,6 +290,29 @@ def test_a_long_cell_or_prompt_id_is_quoted_cut_to_a_readable_length(tmp_path):
     assert "qqq' (10,000 characters) is not in the prompts file" in errs[1][2] and len(errs[1][2]) < 200, errs[1][2]
 
 
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_prompts_file_naming_a_prompt_column_twice_is_refused_as_an_outcomes_file_is(tmp_path, ext):
+    """A prompts file whose header (or Parquet schema) names prompt_id, benchmark or text more than once is one error
+    naming the column and its positions, nothing of it read, as an outcomes file's; a repeated column it does not read
+    (an extra field) is not. Before, each row held the last such column without a word: the second `text` column was
+    stored as every prompt's text."""
+    names = ["prompt_id", "benchmark", "text", "text"]
+    cols = [["p1"], ["demo/math"], ["What is 2 + 2?"], ["a note"]]
+    if ext == "csv":
+        (tmp_path / "prompts.csv").write_text(",".join(names) + "\n" + ",".join(c[0] for c in cols) + "\n")
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array(c) for c in cols], names=names), tmp_path / "prompts.parquet")
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    batch = read_source(tmp_path)
+    errs = errors_of(batch)
+    assert not list(batch.iter_outcomes()) and errs[0][0] == f"prompts.{ext}", errs
+    assert errs[0][2].startswith("the header names 'text' (columns 3, 4) more than once"), errs
+    (tmp_path / f"prompts.{ext}").unlink()
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text,src,src\np1,demo/math,What is 2 + 2?,a,b\n")
+    batch = read_source(tmp_path)
+    assert not batch.errors and [o.text for o in batch.iter_outcomes()] == ["What is 2 + 2?"]
+
+
 def test_a_decimal_comma_is_said_to_need_a_decimal_point(tmp_path):
     """A number written with a decimal comma (`"0,5"`, a spreadsheet in a locale that writes one; a JSON string too)
     is still refused, and the error says to write it with a decimal point and how; before, only "'0,5' is not a

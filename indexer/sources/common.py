@@ -607,12 +607,22 @@ def _item_lines(text: str) -> list[int]:
             pos += 1
 
 
-def _iter_rows(path: Path, errors: ErrorLog):
-    """(line, dict) for each row of a small table file (prompts); parse errors go to ``errors``."""
+def _iter_rows(path: Path, errors: ErrorLog, columns=None):
+    """(line, dict) for each row of a small table file (prompts); parse errors go to ``errors``. ``columns``: the
+    column names read (compared as :func:`column_key`): a CSV/TSV header or a Parquet schema naming one of them more
+    than once is an error (:func:`repeated_columns`) and nothing of the file is read; before, a row held the last of
+    them, without a word (a prompts file's second ``text`` column read as the prompt)."""
     fname = str(path)
     ext = table_ext(path)
+
+    def repeated(names) -> str | None:
+        return None if columns is None else repeated_columns([n if column_key(n) in columns else "" for n in names])
+
     if ext == ".parquet":
         for first, batch in _parquet_batches(path, errors, 65536):
+            if first == 1 and (why := repeated(batch.schema.names)) is not None:
+                errors.add(fname, None, why)
+                return
             for k, row in enumerate(batch.to_pylist()):
                 yield first + k, row
         return
@@ -627,7 +637,7 @@ def _iter_rows(path: Path, errors: ErrorLog):
                 header = records.header()
                 if header is None:  # an empty file, or a header that cannot be read (reported)
                     return
-                if (why := separator_problem(header, records.delimiter)) is not None:
+                if (why := repeated(header) or separator_problem(header, records.delimiter)) is not None:
                     errors.add(fname, 1, why)
                     return
                 for line, rec in records:

@@ -190,7 +190,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     conflicts: dict[str, list[int]] = {}  # prompt ids repeated with another benchmark or text -> their lines
     # problems of this file: all, the detailed ones, and the lines of those of the rows read here
     before, first, mine = errors.count(fname), len(errors.errors), []
-    for line, row in _iter_rows(path, errors):
+    for line, row in _iter_rows(path, errors, PROMPT_COLUMNS):
         row = _prompt_columns(row)
         # an id or a benchmark name is read stripped, as the outcomes file's ids and names are (`p1 ,b ,...` from a
         # spreadsheet: before, "p1 " never matched the outcome rows' "p1"); a blank one is missing
