@@ -220,6 +220,28 @@ def test_a_name_longer_than_the_database_holds_costs_its_rows_not_the_source(sto
     assert sorted(store.load_outcomes().models) == ["m1"]
 
 
+@pytest.mark.parametrize("form", ["long", "matrix"])
+def test_a_table_model_name_no_database_takes_is_said_at_its_line_in_the_file(store, tmp_path, form):
+    """A plain table's model name holding a NUL (or a lone surrogate, a control character; too long) is one error at
+    the line of its first row in the outcomes (or matrix) file, saying to fix the name there; its outcomes are dropped,
+    the rest stored. Before, the ingest said it after reading, naming the folder and no line (`DIR: model 'm\\x001':
+    holds a NUL character; its outcomes are dropped`)."""
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,First?\np2,b,Second?\n")
+    if form == "long":
+        (d / "outcomes.csv").write_bytes(b"model,prompt_id,correct\nm1,p1,1\nm\x001,p1,0\nm\x001,p2,1\nm1,p2,0\n")
+        name, line = "outcomes.csv", 3
+    else:
+        (d / "matrix.csv").write_bytes(b"model,p1,p2\nm1,1,0\nm\x001,0,1\n")
+        name, line = "matrix.csv", 3
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (Path(e.file).name, e.line) == (name, line), e
+    assert e.message == "model 'm\\x001' holds a NUL character; its outcomes are dropped: fix the name in the file"
+    assert s.outcomes == 2 and store.load_outcomes().models == ["m1"]
+
+
 def test_a_lone_surrogate_from_a_json_escape_costs_its_row(store, tmp_path):
     """``"\\ud800"`` in a JSONL prompt decodes to a lone surrogate (the file itself is valid UTF-8): it passed the
     not-UTF-8 check (which looked only for surrogateescape's U+DC80-U+DCFF) and crashed the prompt hash. Now the row

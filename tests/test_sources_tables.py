@@ -399,9 +399,13 @@ def test_malformed_csv_rows_name_their_true_lines(tmp_path):
     batch = read_source(tmp_path)
     assert errors_of(batch) == [
         ("outcomes.csv", 3, "malformed CSV row: 4 fields, the header has 3"),
+        # (a model name with a line break: no name an index takes, said at the line its record starts on)
+        ("outcomes.csv", 4, "model 'm2\\nstill m2' holds a control character (U+000A: a line break, tab or terminal "
+                            "escape); a name is one line of printable text; its outcomes are dropped: fix the name in "
+                            "the file"),
         ("outcomes.csv", 7, "malformed CSV row: 2 fields, the header has 3"),
     ]
-    assert sorted(o.model for o in batch.iter_outcomes()) == ["m1", "m2\nstill m2", "m3"]
+    assert sorted(o.model for o in batch.iter_outcomes()) == ["m1", "m3"]
 
 
 def test_many_errors_are_summarised(tmp_path):
@@ -778,6 +782,8 @@ def test_csv_errors_name_the_physical_line_after_blank_lines_and_quoted_line_bre
                                                                    "put graded outcomes in a `score` column)")]
     (tmp_path / "outcomes.csv").write_text('model,prompt_id,correct\n"m\n1",p1,1\nm2,p2,1\n\nm2,p9,1\nm2,p2,0\n')
     assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.csv", 2, "model 'm\\n1' holds a control character (U+000A: a line break, tab or terminal escape); "
+                            "a name is one line of printable text; its outcomes are dropped: fix the name in the file"),
         ("outcomes.csv", 6, "prompt_id 'p9' is not in the prompts file; its rows are dropped"),
         ("outcomes.csv", 7, "model 'm2', prompt_id 'p2' repeated with a different outcome (1 at line 4, 0 here); all "
                             "its rows are dropped: fix the source"),

@@ -295,6 +295,7 @@ class _Builder:
         self.pids: dict[str, int] = {}  # prompt_id -> local index (only ids found in prompts)
         self.pid_list: list[str] = []
         self.unknown_pids: set[str] = set()
+        self.bad_models: set[str] = set()  # model names no database takes (said once, at their first row)
         self.m_parts: list[np.ndarray] = []
         self.p_parts: list[np.ndarray] = []
         self.s_parts: list[np.ndarray] = []
@@ -302,6 +303,23 @@ class _Builder:
         self.value_kind: str | None = None
         #: ``line_map(lines) -> {line: physical line}`` when the lines given are provisional (fast CSV path)
         self.line_map = None
+
+    def _model_index(self, model: str, line: int) -> int:
+        """The index of a model name (its first row at ``line``), or -1 for a name no database takes (a NUL, a lone
+        surrogate, a control character, too long: :func:`~indexer.records.name_problem`), said once at that line.
+        Before, such a name was said by the ingest after reading, at no line of any file (``FOLDER: model 'm\\x001':
+        holds a NUL character``)."""
+        idx = self.models.get(model)
+        if idx is not None:
+            return idx
+        if model in self.bad_models:
+            return -1
+        if (why := name_problem(model)) is not None:
+            self.bad_models.add(model)
+            self.errors.add(self.fname, line, f"model {example_value(model)} {why}; its outcomes are dropped: fix the name "
+                            "in the file", "unusable model names")
+            return -1
+        return self.models.setdefault(model, len(self.models))
 
     def _pid_index(self, pid: str, line: int) -> int:
         pid = id_key(pid)
@@ -339,7 +357,7 @@ class _Builder:
         """One block of long-form rows (arrow arrays of equal length, ``lines`` their line numbers); ``matrix``: the
         cells of a matrix-form file (where an empty cell is unobserved, not an error)."""
         ok = np.ones(len(lines), dtype=bool)
-        m_idx = self._encode(model_arr, lines, ok, "model", lambda v, line: self.models.setdefault(v, len(self.models)))
+        m_idx = self._encode(model_arr, lines, ok, "model", self._model_index)
         p_idx = self._encode(pid_arr, lines, ok, "prompt_id", self._pid_index)
         scores = _to_scores(value_arr, kind, lines, ok, self.fname, self.errors, matrix)
         self.m_parts.append(m_idx[ok].astype(np.int32))
