@@ -255,6 +255,18 @@ def test_outcomes_of_a_prompt_on_an_unreadable_line_say_where_it_may_be(tmp_path
                                                                      "rows are dropped")
 
 
+def test_outcomes_of_a_prompts_file_whose_every_row_is_not_utf8_name_those_lines(tmp_path):
+    """A prompts file whose header reads but whose every row is not UTF-8 (a Latin-1 export): the outcome rows of its
+    prompts say they may be on those lines, as when only some rows are so. Before, they said the prompts file "could
+    not be read (its error says why)", though its header was read and only those lines were not."""
+    (tmp_path / "prompts.csv").write_bytes("prompt_id,benchmark,text\np1,demo/fr,Qu'est-ce que é ?\n".encode("latin-1"))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0] == ("prompts.csv", 2, "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8)"), errs
+    assert errs[1] == ("outcomes.csv", 2, "prompt_id 'p1' is not in the prompts file, unless on a line of it that "
+                                          "could not be read (line 2); its rows are dropped"), errs
+
+
 @pytest.mark.parametrize("name, content", [("prompts.parquet", b"garbage"), ("prompts.jsonl.gz", b"garbage")])
 def test_outcomes_of_a_prompts_file_that_could_not_be_read_at_all_say_so(tmp_path, name, content):
     """A prompts file that cannot be read at all (a corrupt Parquet file, a `.gz` that is not gzip): its error names no

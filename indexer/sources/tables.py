@@ -240,7 +240,10 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     prompts.unread = errors.count(fname) - before - len(mine)
     prompts.unread_lines = sorted({e.line for e in errors.errors[first:]
                                    if e.file == fname and e.line is not None} - set(mine))[:prompts.unread]
-    if not prompts and not mine:  # no row read at all (a header that cannot be read): the file could not be read
+    if not prompts and not mine and all(n <= 1 for n in prompts.unread_lines):
+        # no row read at all and no line past the first named (a header that cannot be read): the file could not be
+        # read. (Before, also when its rows' lines were named, each not UTF-8: the outcome rows said the file "could
+        # not be read" though only those lines were not.)
         prompts.unread_lines = []
     for k in [k for k, v in prompts.items() if v is None]:
         del prompts[k]
