@@ -808,6 +808,28 @@ def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(
     assert detect_format(V1) == "lighteval" and read_source(V1).errors == []
 
 
+def test_a_lighteval_folder_with_results_but_no_details_says_the_run_needs_save_details(tmp_path):
+    """lighteval's output folder of a run made without `--save-details` (`<out>/results/<org>/<model>/results_<ts>.json`
+    alone), or a details repo's folder holding only its results file: one error naming the results file and saying
+    the per-sample results are the details, which `--save-details` writes; with `--format lighteval` too. Before,
+    "cannot tell the format of this folder ... pass --format", and with it "no lighteval details files here". A
+    folder of other JSON is still "cannot tell the format"."""
+    from indexer.sources import read_sources
+
+    out = tmp_path / "light-out"
+    shutil.copytree(FIX / "formats" / "lighteval_0.13_output" / "results", out / "results")
+    (res,) = out.glob("results/*/*/results_*.json")
+    for fmt in (None, "lighteval"):
+        with pytest.raises(InputError, match=r"lighteval results without details: results/.*/results_.*\.json but no "
+                                             r"details_<task>_<ts>\.parquet; .* lighteval writes with --save-details"):
+            list(read_sources(out, format=fmt)) if fmt else detect_format(out)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "results_2025-01-01T00-00-00.000000.json").write_text(json.dumps({"name": "not a run"}))
+    with pytest.raises(InputError, match="cannot tell the format of this folder"):
+        detect_format(other)
+
+
 def test_a_samples_file_saved_as_utf16_is_one_error_saying_so(model_dir):
     """A samples file re-saved as UTF-16 (PowerShell 5's `Get-Content | Out-File`): before, with the surrogate escape
     every line was "not valid UTF-8" or "malformed JSON line" (a NUL byte before each character); strictly read,

@@ -94,18 +94,57 @@ def recognise(path: Path) -> Match:
     return Match.STRONG if looks_like_lighteval(path) else Match.NONE
 
 
-def why_not(path: Path) -> str | None:
-    """Why a file is no lighteval source although it is lighteval's: a results file given alone (``results_<ts>.json``
-    holding ``config_general``), which the table reader took for an outcomes table ("no prompts file beside the
-    outcomes; put one there"). None otherwise."""
-    path = Path(path)
-    if not (path.is_file() and RESULTS_RE.match(path.name)):
-        return None
+def _is_lighteval_results(path: Path) -> bool:
+    """Whether ``path`` is a lighteval results file: ``results_<ts>.json`` holding a JSON object with
+    ``config_general``."""
+    if not RESULTS_RE.match(path.name):
+        return False
     try:
         data = json.loads(path.read_text(encoding=UTF8))
     except (OSError, ValueError):
-        return None
-    if not (isinstance(data, dict) and "config_general" in data):
+        return False
+    return isinstance(data, dict) and "config_general" in data
+
+
+def _results_without_details(path: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
+    """The lighteval results files in ``path`` and up to ``max_depth`` levels below it when there is no details file
+    there (a run made without ``--save-details``, or its results folder alone): ``[]`` otherwise."""
+    if find_details_roots(path, max_depth):
+        return []
+    found: list[Path] = []
+
+    def walk(p: Path, depth: int) -> None:
+        try:
+            entries = sorted(p.iterdir())
+        except OSError:
+            return
+        found.extend(f for f in entries if f.is_file() and _is_lighteval_results(f))
+        if depth < max_depth:
+            for sub in entries:
+                if sub.is_dir() and not sub.name.startswith("."):
+                    walk(sub, depth + 1)
+
+    walk(path, 0)
+    return found
+
+
+def why_not(path: Path) -> str | None:
+    """Why a path is no lighteval source although it is lighteval's: a results file given alone (``results_<ts>.json``
+    holding ``config_general``), which the table reader took for an outcomes table ("no prompts file beside the
+    outcomes; put one there"), or a folder holding lighteval results files but no details files (before, "cannot tell
+    the format of this folder", and with ``--format lighteval`` "no lighteval details files here", neither saying
+    that the per-sample results are the details, which the run did not save). None otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        runs = _results_without_details(path)
+        if not runs:
+            return None
+        more = f" (and {len(runs) - 1} more)" if len(runs) > 1 else ""
+        return (f"lighteval results without details: {runs[0].relative_to(path)}{more} but no "
+                "details_<task>_<ts>.parquet; the results file holds the run's aggregate scores, per-sample results "
+                "are its details, which lighteval writes with --save-details: run the evaluation again with it, or "
+                "ingest the folder (or details_<org>__<model> repo) holding them")
+    if not (path.is_file() and _is_lighteval_results(path)):
         return None
     return ("a lighteval results file: it holds the run's aggregate scores, not per-sample results; ingest the folder "
             "holding the run's details_*.parquet files (the details repo's folder, or lighteval's output folder "
@@ -372,7 +411,8 @@ def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | 
         return
     roots = find_details_roots(path)
     if not roots:
-        raise InputError("no lighteval details files (details_<task>_<ts>.parquet) here", file=str(path))
+        raise InputError(why_not(path) or "no lighteval details files (details_<task>_<ts>.parquet) here",
+                         file=str(path))
     files = {root: _details_files(root) for root in roots}
     if metrics is not None:
         metrics.check_tasks([t for f in files.values() for t in f], str(path))
