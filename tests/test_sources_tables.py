@@ -325,6 +325,21 @@ def test_a_prompts_file_naming_a_prompt_column_twice_is_refused_as_an_outcomes_f
     assert not batch.errors and [o.text for o in batch.iter_outcomes()] == ["What is 2 + 2?"]
 
 
+@pytest.mark.parametrize("name, content", [("outcomes.csv", "model\nm1\nm2\n"), ("matrix.csv", "model\nm1\n"),
+                                           ("outcomes.jsonl", '{"model": "m1"}\n{"model": "m2"}\n')])
+def test_an_outcomes_file_of_one_column_says_what_each_form_needs(tmp_path, name, content):
+    """An outcomes (or matrix) file whose only column is the model: one error at its header saying the columns each
+    form needs and to add them. Before, "matrix form needs a model column and one column per prompt id; found
+    ['model']", which said nothing of long form's columns and quoted a Python list."""
+    write_prompts(tmp_path)
+    (tmp_path / name).write_text(content)
+    (e,) = read_source(tmp_path).errors
+    assert (Path(e.file).name, e.line) == (name, 1), e
+    assert e.message == ("the file has one column, 'model': an outcomes file needs, in long form, model, prompt_id and "
+                         "correct (0/1) or score ([0, 1]) columns, or, in matrix form, a model column and one column "
+                         "per prompt id of the prompts file; add the missing columns"), e.message
+
+
 def test_a_decimal_comma_is_said_to_need_a_decimal_point(tmp_path):
     """A number written with a decimal comma (`"0,5"`, a spreadsheet in a locale that writes one; a JSON string too)
     is still refused, and the error says to write it with a decimal point and how; before, only "'0,5' is not a

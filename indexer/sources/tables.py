@@ -747,9 +747,13 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
     import pyarrow as pa
 
     names = list(cols)
-    if len(names) < 2:
+    if len(names) < 2:  # (before: "matrix form needs ...; found ['model']", which named neither form's columns)
         errors.add(fname, _header_line(fname, lines),
-                   f"matrix form needs a model column and one column per prompt id; found {names}")
+                   f"the file has one column, {names[0]!r}: an outcomes file needs, in long form, model, "
+                   f"prompt_id and correct (0/1) or score ([0, 1]) columns, or, in matrix form, a model column and one "
+                   f"column per prompt id of the prompts file; add the missing columns" if names else
+                   "no columns: an outcomes file needs, in long form, model, prompt_id and correct (0/1) or score "
+                   "([0, 1]) columns, or, in matrix form, a model column and one column per prompt id")
         return
     model_col = "model" if "model" in cols else next((n for n in names if column_key(n) == "model"), None)
     if model_col is None:  # pandas writes an unnamed index (the models of `df.to_parquet()`) as its last column
