@@ -152,6 +152,31 @@ def test_a_table_file_saved_as_utf16_is_one_error_saying_so(store, tmp_path, nam
     assert s.sources == 0
 
 
+@pytest.mark.parametrize("name, data, said", [
+    ("outcomes.csv", "model,prompt_id,correct\r\nm1,p0,1\r\n".encode("utf-16-le"), "UTF-16 (little-endian) text without"),
+    ("outcomes.jsonl", '{"model": "m1", "prompt_id": "p0", "correct": 1}\n'.encode("utf-16-be"), "UTF-16 (big-endian)"),
+    ("outcomes.csv.gz", gzip.compress("model,prompt_id,correct\nm1,p0,1\n".encode("utf-16-le")), "UTF-16 (little"),
+    ("outcomes.csv", b"\x00" * 700, "starts with NUL bytes only (zeros a crash or an interrupted copy leaves"),
+    ("prompts.csv", b"\x00" * 5000, "starts with NUL bytes only")])
+def test_a_table_file_of_utf16_without_a_mark_or_of_zeros_is_one_error_saying_so(store, tmp_path, name, data, said):
+    """A table file of UTF-16 text without a byte order mark (`iconv -t UTF-16LE`, some Windows tools), or of NUL
+    bytes only (zeros a crash or an interrupted copy leaves): one error naming the file, saying what it is and what
+    to do; nothing of it read. Before, UTF-16 without a mark read as text whose every name held NULs (`model
+    '\\x00m\\x001\\x00' holds a NUL character`, prompt ids `'\\x00p\\x00r...'` not in the prompts file), and a file of
+    zeros was "empty file: no rows"."""
+    d = tmp_path / "t"
+    _prompts(d, ["Question 0?"])
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 1)))
+    for f in [d / "outcomes.csv", d / "prompts.jsonl"]:
+        if name.split(".")[0] == f.name.split(".")[0]:
+            f.unlink()
+    (d / name).write_bytes(data)
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    mine = [e for e in s.errors if Path(e.file).name == name]
+    assert [e.line for e in mine] == [None] and said in mine[0].message, s.errors
+    assert "nothing of it is read" in mine[0].message and s.sources == 0
+
+
 def test_a_quote_opening_in_the_last_field_and_never_closing_costs_its_line(store, tmp_path):
     """`m2,p3,"1` with rows after it: the quote took every later line into the last field (the header's field
     count, so it was not seen as malformed): one error 'not a number' and the rows after it lost. Now the quote is

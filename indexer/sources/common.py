@@ -212,7 +212,8 @@ _OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
 def encoding_problem(path: Path) -> str | None:
     """Why a text file (gzip when ``.gz``) cannot be read as UTF-8 at all: it starts with a UTF-16 or UTF-32 byte
     order mark (every line of it then failed: as not UTF-8, as malformed JSON, a header of NULs), or it is a Git LFS
-    pointer (:func:`lfs_pointer_problem`); None otherwise (also when it cannot be opened: the reader reports that).
+    pointer (:func:`lfs_pointer_problem`), or it starts with NUL bytes (:func:`nul_problem`: zeros, UTF-16 without a
+    byte order mark); None otherwise (also when it cannot be opened: the reader reports that).
     The file's head is read once, for both (a ``.gz`` one's first bytes decompressed from it). Before, the file was
     opened twice, and a ``.gz`` that is a Git LFS pointer (text, not gzip) was reported as "cannot read file: corrupt
     gzip data" by the reader, its pointer never said."""
@@ -225,10 +226,28 @@ def encoding_problem(path: Path) -> str | None:
         return why
     if path.name.lower().endswith(".gz"):
         try:
-            head = zlib.decompressobj(wbits=31).decompress(head, 4)  # (31: a gzip header; its first 4 bytes)
+            head = zlib.decompressobj(wbits=31).decompress(head, _LFS_HEAD)  # (31: a gzip header)
         except zlib.error:
             return None  # not gzip: the reader reports it
-    return bom_problem(head)
+    return bom_problem(head) or nul_problem(head)
+
+
+def nul_problem(head: bytes) -> str | None:
+    """:func:`encoding_problem` of a file's first bytes ``head`` that are NUL bytes: all of them (zeros a crash or an
+    interrupted copy leaves, a binary file), or every other one (UTF-16 text saved without a byte order mark, as some
+    Windows tools and ``iconv -t UTF-16LE`` write it); said with what to do; None otherwise. Before, a file of zeros
+    was "empty file: no rows", and UTF-16 without a mark read as text whose every name held NULs (`model
+    '\\x00m\\x001\\x00' holds a NUL character`, prompt ids `'\\x00p\\x00r...'` not in the prompts file)."""
+    if not head or 0 not in head:
+        return None
+    if head.count(0) == len(head):
+        return ("the file starts with NUL bytes only (zeros a crash or an interrupted copy leaves in a file), not "
+                "text: nothing of it is read; copy or export the file again")
+    for zeros, other, order in ((head[1::2], head[0::2], "little-endian"), (head[0::2], head[1::2], "big-endian")):
+        if len(zeros) >= 2 and zeros.count(0) >= 0.9 * len(zeros) and other.count(0) <= 0.1 * len(other):
+            return (f"the file seems to be UTF-16 ({order}) text without a byte order mark (every other byte of its "
+                    "start is zero), not UTF-8: nothing of it is read; save it as UTF-8")
+    return None
 
 
 #: the first line of a Git LFS pointer file (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md)
