@@ -340,6 +340,24 @@ def test_an_outcomes_file_of_one_column_says_what_each_form_needs(tmp_path, name
                          "per prompt id of the prompts file; add the missing columns"), e.message
 
 
+@pytest.mark.parametrize("name", ["outcomes.csv", "prompts.csv", "outcomes.tsv"])
+def test_a_csv_whose_header_line_is_blank_says_so(tmp_path, name):
+    """A CSV/TSV file whose first line is spaces only (a file of blank lines; an export that wrote no header): one
+    error at line 1 saying the header is blank and to write the column names there; nothing of it read. Before, an
+    outcomes file was "matrix form needs a model column ...; found ['   ']" (a column named by the spaces) and a
+    prompts file's every row "missing field(s) prompt_id, benchmark, text"."""
+    write_prompts(tmp_path, "csv")
+    write_outcomes(tmp_path, "csv")
+    if name == "outcomes.tsv":
+        (tmp_path / "outcomes.csv").unlink()
+    (tmp_path / name).write_text("   \n" + "m1,p1,1\n" * 3)
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0] == (name, 1, "the header line is blank (spaces only), so the columns cannot be told and nothing of "
+                                "this file is read: write the column names on the file's first line (or remove the "
+                                "file when it holds no rows)"), errs
+    assert not [e for e in errs if e[0] == name and e[1] != 1], errs
+
+
 def test_a_decimal_comma_is_said_to_need_a_decimal_point(tmp_path):
     """A number written with a decimal comma (`"0,5"`, a spreadsheet in a locale that writes one; a JSON string too)
     is still refused, and the error says to write it with a decimal point and how; before, only "'0,5' is not a

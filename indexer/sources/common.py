@@ -450,6 +450,13 @@ class CsvRecords:
             self._lines.header = False
         if got is None:
             return None
+        if not any(str(f).strip() for f in got[1]):  # spaces only: before, read as one column named '   ' ("matrix
+            # form needs ...; found ['   ']"), or a prompts file's every row "missing field(s) prompt_id, ..."
+            self.header_error = RowError(self.fname, got[0], "the header line is blank (spaces only), so the columns "
+                                         "cannot be told and nothing of this file is read: write the column names on "
+                                         "the file's first line (or remove the file when it holds no rows)")
+            self.errors.add(self.fname, got[0], self.header_error.message)
+            return None
         self.n_fields = len(got[1])
         self.header_fields = got[1]
         return got[1]
