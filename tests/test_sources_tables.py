@@ -358,6 +358,19 @@ def test_a_csv_whose_header_line_is_blank_says_so(tmp_path, name):
     assert not [e for e in errs if e[0] == name and e[1] != 1], errs
 
 
+def test_a_header_column_name_with_a_nul_or_an_escape_is_listed_quoted_not_raw(tmp_path):
+    """The columns an error lists (`missing column(s) ...; found ...`, a header that looks like long form) show a name
+    holding a NUL byte or a terminal escape quoted with its escapes, the others as written. Before, the raw bytes were
+    printed: a NUL, or an escape sequence the terminal ran."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_bytes(b"mo\x00del,prompt_id,correct\nm1,p1,1\n")
+    (e,) = read_source(tmp_path).errors
+    assert e.message.endswith("found prompt_id, correct, 'mo\\x00del'"), e.message
+    (tmp_path / "outcomes.csv").write_bytes(b"model,\x1b[2Jpid,correct\nm1,p1,1\n")
+    (e,) = read_source(tmp_path).errors
+    assert "the header (model, '\\x1b[2Jpid', correct) looks like long form" in e.message, e.message
+
+
 def test_a_decimal_comma_is_said_to_need_a_decimal_point(tmp_path):
     """A number written with a decimal comma (`"0,5"`, a spreadsheet in a locale that writes one; a JSON string too)
     is still refused, and the error says to write it with a decimal point and how; before, only "'0,5' is not a

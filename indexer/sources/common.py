@@ -58,6 +58,14 @@ def example_value(value, width: int = EXAMPLE_WIDTH, written=repr) -> str:
     return f"{text[:width - tail - 3]}...{text[-tail:]} ({size})"
 
 
+def column_shown(name) -> str:
+    """A column name as a message lists it: as written when it is printable text, else quoted with its escapes
+    (:func:`example_value`: ``'mo\\x00del'``), so that a NUL, a line break or a terminal escape sequence of a damaged
+    header is seen, not sent to the terminal. Before, a header's NUL byte was printed as such."""
+    text = str(name)
+    return text if text.isprintable() else example_value(text)
+
+
 def column_key(name) -> str:
     """A header name as compared with the known column names: stripped, lower case, runs of spaces and hyphens as
     one ``_`` (``" Prompt ID"`` -> ``prompt_id``)."""

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..errors import InputError, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog, each_isolated, lfs_pointer_problem
+from .common import UTF8, ErrorLog, column_shown, each_isolated, lfs_pointer_problem
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
@@ -306,7 +306,7 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
     cols = set(table.column_names)
     if not ({"metrics", "example"} <= cols or {"metrics", "full_prompt"} <= cols or {"doc", "metric"} <= cols):
         errors.add(fname, None, "missing column(s): need metrics and example or full_prompt (lighteval <= 0.10), "
-                   f"or doc and metric (lighteval >= 0.11); found {', '.join(sorted(cols))}")
+                   f"or doc and metric (lighteval >= 0.11); found {', '.join(map(column_shown, sorted(cols)))}")
         return None
     metrics_col = "metric" if {"doc", "metric"} <= cols else "metrics"
     outcomes: list[Outcome] = []

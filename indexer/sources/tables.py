@@ -40,6 +40,7 @@ from .common import (
     _iter_rows,
     _read_long_blocks,
     column_key,
+    column_shown,
     csv_record_lines,
     example_value,
     table_ext,
@@ -637,7 +638,7 @@ def read_table(
             detected = "long" if any(column_key(c) == "prompt_id" for c in cols) else "matrix"
             if shape is None and detected == "matrix" and _looks_long(cols, prompt_map):
                 errors.add(fname, 1, f"no prompt_id column, so this would be read as matrix form (one column per "
-                           f"prompt id), but the header ({', '.join(map(str, cols))}) looks like long form, which "
+                           f"prompt id), but the header ({', '.join(map(column_shown, cols))}) looks like long form, which "
                            "needs model, prompt_id and correct (0/1) or score ([0, 1]) columns: name the prompt id "
                            "column prompt_id; nothing of this file is read")
                 detected = "none"
@@ -725,7 +726,7 @@ def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str
         if not any(e.message.startswith("missing column") for e in errors.errors if e.file == fname):
             errors.add(fname, _header_line(fname, lines),
                        f"missing column(s) {', '.join(missing)}: long form needs model, prompt_id and correct (0/1) "
-                       f"or score ([0, 1]); found {', '.join(cols)}")
+                       f"or score ([0, 1]); found {', '.join(map(column_shown, cols))}")
         return
     builder.add_long(cols["model"], cols["prompt_id"], cols[value], lines, value)
 
