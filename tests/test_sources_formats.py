@@ -249,6 +249,8 @@ def test_lighteval_python_repr_cells_are_read_as_literals_only():
     assert [o.score for o in b.outcomes] == [1.0, 1.0, 0.0]  # acc_norm, from "{'acc': 1, 'acc_norm': 1}"
     ((name, line, msg),) = errs(b)
     assert line == 4 and "Python-literal" in msg and "lighteval <= 0.7" in msg  # the __import__(...) cell
+    # (the cell quoted: before, it was not shown)
+    assert msg.startswith("metrics \"{'acc': 1, 'acc_norm': __import__('os').getpid()}\" is not a dict"), msg
     assert py_literal("{'acc': np.float64(1.0), 'x': (1, 'a')}") == {"acc": 1.0, "x": (1, "a")}
     with pytest.raises(ValueError):
         py_literal("__import__('os').system('true')")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..errors import InputError, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog, column_shown, each_isolated, lfs_pointer_problem
+from .common import UTF8, ErrorLog, column_shown, each_isolated, example_value, lfs_pointer_problem
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
@@ -321,8 +321,8 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
             continue
         metrics = _cell(row.get(metrics_col), dict)
         if metrics is None:
-            errors.add(fname, i, f"{metrics_col} is not a dict of per-sample values, nor its JSON or Python-literal repr "
-                       "(lighteval <= 0.7 wrote cells as str(value))",
+            errors.add(fname, i, f"{metrics_col} {example_value(row.get(metrics_col))} is not a dict of per-sample "
+                       "values, nor its JSON or Python-literal repr (lighteval <= 0.7 wrote cells as str(value))",
                        f"bad {metrics_col} cells")
             continue
         reached += 1
