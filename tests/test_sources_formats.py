@@ -243,6 +243,24 @@ def test_lighteval_tasks_that_all_have_one_key_are_advised_the_plain_metric_too(
                                       for e in b.errors), b.errors
 
 
+def test_an_empty_lighteval_details_file_is_an_error_naming_it(tmp_path):
+    """A lighteval details file of no rows (a run that saved no sample of a task, a copy cut to its schema): an error
+    naming the file, saying what to do; the other tasks' files are read. Before, nothing was said of the file: only
+    when it was the model's only one did the ingest warn "<folder>: no outcomes to store", naming no file."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "light"
+    shutil.copytree(FMT / "lighteval_0.13_output", out)
+    f = next(out.rglob("details_mmlu:anatomy|5_*.parquet"))
+    t = pq.read_table(f)
+    pq.write_table(t.slice(0, 0), f)
+    (b,) = read_sources(out)
+    assert [(Path(e.file).name, e.line) for e in b.errors] == [(f.name, None)], b.errors
+    assert b.errors[0].message == ("empty details file: no rows (the run saved no sample of this task); run the task "
+                                   "again, or remove the file")
+    assert set(b.benchmarks) == {"winogrande"}
+
+
 def test_lighteval_python_repr_cells_are_read_as_literals_only():
     d = FMT / "lighteval_0.7_str_cells" / "details_org__str-model"
     b = read_source(d)

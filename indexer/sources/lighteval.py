@@ -308,6 +308,10 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
         errors.add(fname, None, "missing column(s): need metrics and example or full_prompt (lighteval <= 0.10), "
                    f"or doc and metric (lighteval >= 0.11); found {', '.join(map(column_shown, sorted(cols)))}")
         return None
+    if not table.num_rows:  # before, said by the ingest as "<folder>: no outcomes to store", a warning
+        errors.add(fname, None, "empty details file: no rows (the run saved no sample of this task); run the task "
+                   "again, or remove the file")
+        return None
     metrics_col = "metric" if {"doc", "metric"} <= cols else "metrics"
     outcomes: list[Outcome] = []
     used = None
