@@ -156,8 +156,9 @@ def test_a_table_file_saved_as_utf16_is_one_error_saying_so(store, tmp_path, nam
     ("outcomes.csv", "model,prompt_id,correct\r\nm1,p0,1\r\n".encode("utf-16-le"), "UTF-16 (little-endian) text without"),
     ("outcomes.jsonl", '{"model": "m1", "prompt_id": "p0", "correct": 1}\n'.encode("utf-16-be"), "UTF-16 (big-endian)"),
     ("outcomes.csv.gz", gzip.compress("model,prompt_id,correct\nm1,p0,1\n".encode("utf-16-le")), "UTF-16 (little"),
-    ("outcomes.csv", b"\x00" * 700, "starts with NUL bytes only (zeros a crash or an interrupted copy leaves"),
-    ("prompts.csv", b"\x00" * 5000, "starts with NUL bytes only")])
+    ("outcomes.csv", b"\x00" * 700, "holds NUL bytes only (zeros a crash or an interrupted copy leaves"),
+    ("prompts.csv", b"\x00" * 5000, "holds NUL bytes only"),
+    ("outcomes.csv.gz", gzip.compress(b"\x00" * 300_000), "holds NUL bytes only")])
 def test_a_table_file_of_utf16_without_a_mark_or_of_zeros_is_one_error_saying_so(store, tmp_path, name, data, said):
     """A table file of UTF-16 text without a byte order mark (`iconv -t UTF-16LE`, some Windows tools), or of NUL
     bytes only (zeros a crash or an interrupted copy leaves): one error naming the file, saying what it is and what
@@ -175,6 +176,19 @@ def test_a_table_file_of_utf16_without_a_mark_or_of_zeros_is_one_error_saying_so
     mine = [e for e in s.errors if Path(e.file).name == name]
     assert [e.line for e in mine] == [None] and said in mine[0].message, s.errors
     assert "nothing of it is read" in mine[0].message and s.sources == 0
+
+
+def test_a_jsonl_file_starting_with_a_long_run_of_zeros_keeps_its_other_lines(store, tmp_path):
+    """A JSON-lines file whose first line is a run of NUL bytes longer than the head the encoding check reads (zeros
+    a crash left) and whose later lines are rows: the line of zeros is an error, the other rows are read; only a file
+    of zeros alone is refused whole."""
+    d = tmp_path / "t"
+    _prompts(d, ["Question 0?", "Question 1?"])
+    (d / "outcomes.jsonl").write_bytes(b"\x00" * 5000 + b"\n" + "".join(
+        json.dumps({"model": "m1", "prompt_id": f"p{j}", "correct": 1}) + "\n" for j in range(2)).encode())
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line) for e in s.errors] == [("outcomes.jsonl", 1)], s.errors
+    assert "NUL byte" in s.errors[0].message and s.outcomes == 2
 
 
 def test_a_quote_opening_in_the_last_field_and_never_closing_costs_its_line(store, tmp_path):

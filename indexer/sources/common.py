@@ -237,20 +237,35 @@ def encoding_problem(path: Path) -> str | None:
             head = zlib.decompressobj(wbits=31).decompress(head, _LFS_HEAD)  # (31: a gzip header)
         except zlib.error:
             return None  # not gzip: the reader reports it
+    if head and head.count(0) == len(head) and not _only_zeros(path):
+        return None  # zeros, then text: the readers report the lines of zeros and read the others
     return bom_problem(head) or nul_problem(head)
+
+
+def _only_zeros(path: Path) -> bool:
+    """Whether a file (gzip when ``.gz``) whose start is NUL bytes holds nothing else: read until a byte that is not
+    (only such a file is read past its head). False when it cannot be read: the reader reports that."""
+    try:
+        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")) as f:
+            while chunk := f.read(1 << 20):
+                if chunk.count(0) != len(chunk):
+                    return False
+    except READ_ERRORS:
+        return False
+    return True
 
 
 def nul_problem(head: bytes) -> str | None:
     """:func:`encoding_problem` of a file's first bytes ``head`` that are NUL bytes: all of them (zeros a crash or an
-    interrupted copy leaves, a binary file), or every other one (UTF-16 text saved without a byte order mark, as some
+    interrupted copy leaves: :func:`encoding_problem` says so only when the whole file is), or every other one (UTF-16 text saved without a byte order mark, as some
     Windows tools and ``iconv -t UTF-16LE`` write it); said with what to do; None otherwise. Before, a file of zeros
     was "empty file: no rows", and UTF-16 without a mark read as text whose every name held NULs (`model
     '\\x00m\\x001\\x00' holds a NUL character`, prompt ids `'\\x00p\\x00r...'` not in the prompts file)."""
     if not head or 0 not in head:
         return None
     if head.count(0) == len(head):
-        return ("the file starts with NUL bytes only (zeros a crash or an interrupted copy leaves in a file), not "
-                "text: nothing of it is read; copy or export the file again")
+        return ("the file holds NUL bytes only (zeros a crash or an interrupted copy leaves in a file), not text: "
+                "nothing of it is read; copy or export the file again")
     for zeros, other, order in ((head[1::2], head[0::2], "little-endian"), (head[0::2], head[1::2], "big-endian")):
         if len(zeros) >= 2 and zeros.count(0) >= 0.9 * len(zeros) and other.count(0) <= 0.1 * len(other):
             return (f"the file seems to be UTF-16 ({order}) text without a byte order mark (every other byte of its "
