@@ -617,11 +617,6 @@ def unreadable_message(exc: PermissionError) -> str:
             "a user who can: nothing of this source is stored, the others are read")
 
 
-def _shown(name: str, limit: int = 60) -> str:
-    """A name as an error line shows it: quoted, its first ``limit`` characters and ``...`` when longer."""
-    return repr(name[:limit]) + ("..." if len(name) > limit else "")
-
-
 def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     """The batch without outcomes whose prompt text or model/benchmark name no database can take (:func:`text_problem`,
     :func:`name_problem`), each problem an error naming the prompt (the table reader already rejects these at their
@@ -629,7 +624,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     import numpy as np
 
     from .records import name_problem, text_problem
-    from .sources.common import ErrorLog
+    from .sources.common import ErrorLog, example_value
 
     log_ = ErrorLog()
     where = batch.source.location
@@ -656,11 +651,12 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
             what = bad.split(" ", 1)[0]
             key = (what, o.model if what == "model" else o.benchmark)
             bad_names[key] = bad_names.get(key, 0) + 1
-        elif (bad, o.prompt_id, _shown(o.model)) not in seen:
-            seen.add((bad, o.prompt_id, _shown(o.model)))
-            log_.add(where, None, f"prompt {o.prompt_id!r} of {_shown(o.model)}: {bad}; its outcomes are dropped", bad)
+        elif (bad, o.prompt_id, o.model) not in seen:
+            seen.add((bad, o.prompt_id, o.model))
+            log_.add(where, None, f"prompt {example_value(o.prompt_id)} of {example_value(o.model)}: {bad}; its outcomes "
+                     "are dropped", bad)
     for (what, name), n in bad_names.items():  # before: one line per prompt, each with the whole name (5,000 chars)
-        log_.add(where, None, f"{what} {_shown(name)}: name {name_problem(name)}; its {n} outcome(s) are dropped"
+        log_.add(where, None, f"{what} {example_value(name)}: name {name_problem(name)}; its {n} outcome(s) are dropped"
                  + (": fix it in the source (an lm-eval or lighteval run: or ingest it with --model NAME"
                     f"{source_hint('model', 'NAME')})"
                     if what == "model" else ""),
@@ -674,7 +670,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
                 log_.add(where, None, f"prompt {table.prompt_ids[i]!r}: {why(table.texts[i], 'm', table.benchmarks[i])}; "
                          "its outcomes are dropped", why(table.texts[i], "m", table.benchmarks[i]))
             for i in bad_m:
-                log_.add(where, None, f"model {_shown(table.models[i])}: {name_problem(table.models[i])}; its outcomes "
+                log_.add(where, None, f"model {example_value(table.models[i])}: {name_problem(table.models[i])}; its outcomes "
                          "are dropped", "model names")
             keep = ~np.isin(table.prompt_idx, bad_p) & ~np.isin(table.model_idx, bad_m)
             table = replace(table, model_idx=table.model_idx[keep], prompt_idx=table.prompt_idx[keep],

@@ -152,6 +152,45 @@ def test_a_table_file_saved_as_utf16_is_one_error_saying_so(store, tmp_path, nam
     assert s.sources == 0
 
 
+@pytest.mark.parametrize("name, data, said", [
+    ("outcomes.csv", "model,prompt_id,correct\r\nm1,p0,1\r\n".encode("utf-16-le"), "UTF-16 (little-endian) text without"),
+    ("outcomes.jsonl", '{"model": "m1", "prompt_id": "p0", "correct": 1}\n'.encode("utf-16-be"), "UTF-16 (big-endian)"),
+    ("outcomes.csv.gz", gzip.compress("model,prompt_id,correct\nm1,p0,1\n".encode("utf-16-le")), "UTF-16 (little"),
+    ("outcomes.csv", b"\x00" * 700, "holds NUL bytes only (zeros a crash or an interrupted copy leaves"),
+    ("prompts.csv", b"\x00" * 5000, "holds NUL bytes only"),
+    ("outcomes.csv.gz", gzip.compress(b"\x00" * 300_000), "holds NUL bytes only")])
+def test_a_table_file_of_utf16_without_a_mark_or_of_zeros_is_one_error_saying_so(store, tmp_path, name, data, said):
+    """A table file of UTF-16 text without a byte order mark (`iconv -t UTF-16LE`, some Windows tools), or of NUL
+    bytes only (zeros a crash or an interrupted copy leaves): one error naming the file, saying what it is and what
+    to do; nothing of it read. Before, UTF-16 without a mark read as text whose every name held NULs (`model
+    '\\x00m\\x001\\x00' holds a NUL character`, prompt ids `'\\x00p\\x00r...'` not in the prompts file), and a file of
+    zeros was "empty file: no rows"."""
+    d = tmp_path / "t"
+    _prompts(d, ["Question 0?"])
+    (d / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(_rows(["m1"], 1)))
+    for f in [d / "outcomes.csv", d / "prompts.jsonl"]:
+        if name.split(".")[0] == f.name.split(".")[0]:
+            f.unlink()
+    (d / name).write_bytes(data)
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    mine = [e for e in s.errors if Path(e.file).name == name]
+    assert [e.line for e in mine] == [None] and said in mine[0].message, s.errors
+    assert "nothing of it is read" in mine[0].message and s.sources == 0
+
+
+def test_a_jsonl_file_starting_with_a_long_run_of_zeros_keeps_its_other_lines(store, tmp_path):
+    """A JSON-lines file whose first line is a run of NUL bytes longer than the head the encoding check reads (zeros
+    a crash left) and whose later lines are rows: the line of zeros is an error, the other rows are read; only a file
+    of zeros alone is refused whole."""
+    d = tmp_path / "t"
+    _prompts(d, ["Question 0?", "Question 1?"])
+    (d / "outcomes.jsonl").write_bytes(b"\x00" * 5000 + b"\n" + "".join(
+        json.dumps({"model": "m1", "prompt_id": f"p{j}", "correct": 1}) + "\n" for j in range(2)).encode())
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    assert [(Path(e.file).name, e.line) for e in s.errors] == [("outcomes.jsonl", 1)], s.errors
+    assert "NUL byte" in s.errors[0].message and s.outcomes == 2
+
+
 def test_a_quote_opening_in_the_last_field_and_never_closing_costs_its_line(store, tmp_path):
     """`m2,p3,"1` with rows after it: the quote took every later line into the last field (the header's field
     count, so it was not seen as malformed): one error 'not a number' and the rows after it lost. Now the quote is
@@ -218,6 +257,28 @@ def test_a_name_longer_than_the_database_holds_costs_its_rows_not_the_source(sto
     assert any("org/mmm" in m and "is longer than 512 characters (604)" in m and "its outcomes are dropped" in m
                for m in msgs), msgs
     assert sorted(store.load_outcomes().models) == ["m1"]
+
+
+@pytest.mark.parametrize("form", ["long", "matrix"])
+def test_a_table_model_name_no_database_takes_is_said_at_its_line_in_the_file(store, tmp_path, form):
+    """A plain table's model name holding a NUL (or a lone surrogate, a control character; too long) is one error at
+    the line of its first row in the outcomes (or matrix) file, saying to fix the name there; its outcomes are dropped,
+    the rest stored. Before, the ingest said it after reading, naming the folder and no line (`DIR: model 'm\\x001':
+    holds a NUL character; its outcomes are dropped`)."""
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,First?\np2,b,Second?\n")
+    if form == "long":
+        (d / "outcomes.csv").write_bytes(b"model,prompt_id,correct\nm1,p1,1\nm\x001,p1,0\nm\x001,p2,1\nm1,p2,0\n")
+        name, line = "outcomes.csv", 3
+    else:
+        (d / "matrix.csv").write_bytes(b"model,p1,p2\nm1,1,0\nm\x001,0,1\n")
+        name, line = "matrix.csv", 3
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (Path(e.file).name, e.line) == (name, line), e
+    assert e.message == "model 'm\\x001' holds a NUL character; its outcomes are dropped: fix the name in the file"
+    assert s.outcomes == 2 and store.load_outcomes().models == ["m1"]
 
 
 def test_a_lone_surrogate_from_a_json_escape_costs_its_row(store, tmp_path):
@@ -392,7 +453,9 @@ def test_a_model_name_no_database_takes_is_one_error_showing_its_start_not_a_lin
     res.write_text(json.dumps(data))
     s = ingest(str(out), store=store, fetch_metadata=False)
     (e,) = s.errors
-    assert e.message.startswith("model 'org/xxx") and "...: name is longer than 512 characters (5000)" in e.message
+    # (its start and end, cut by the one function every ingest message quotes a value with: example_value)
+    assert e.message.startswith("model 'org/xxx") and "xxx' (5,000 characters): name is longer than 512 characters " \
+        "(5000)" in e.message, e.message
     assert "its 42 outcome(s) are dropped" in e.message and "--model NAME" in e.message and len(e.message) < 300
     assert s.sources == 0 and store.load_outcomes().models == []
     again = ingest(str(out), store=store, fetch_metadata=False, model="org/short")

@@ -235,12 +235,40 @@ def test_lighteval_output_folder_with_doc_and_metric_columns():
         list(read_sources(out, metric="arc|25=acc"))
 
 
+def test_lighteval_tasks_that_all_have_one_key_are_advised_the_plain_metric_too():
+    """lighteval details read with a key none of its tasks has (`--metric em`): each task's error advises its own
+    `TASK=KEY` and also the plain key every task has with 0/1 values (`acc`), which reads them all."""
+    (b,) = read_sources(FMT / "lighteval_0.13_output", metric="em")
+    assert len(b.errors) == 2 and all("(or metric='acc' for every task: each task of this folder has acc" in e.message
+                                      for e in b.errors), b.errors
+
+
+def test_an_empty_lighteval_details_file_is_an_error_naming_it(tmp_path):
+    """A lighteval details file of no rows (a run that saved no sample of a task, a copy cut to its schema): an error
+    naming the file, saying what to do; the other tasks' files are read. Before, nothing was said of the file: only
+    when it was the model's only one did the ingest warn "<folder>: no outcomes to store", naming no file."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "light"
+    shutil.copytree(FMT / "lighteval_0.13_output", out)
+    f = next(out.rglob("details_mmlu:anatomy|5_*.parquet"))
+    t = pq.read_table(f)
+    pq.write_table(t.slice(0, 0), f)
+    (b,) = read_sources(out)
+    assert [(Path(e.file).name, e.line) for e in b.errors] == [(f.name, None)], b.errors
+    assert b.errors[0].message == ("empty details file: no rows (the run saved no sample of this task); run the task "
+                                   "again, or remove the file")
+    assert set(b.benchmarks) == {"winogrande"}
+
+
 def test_lighteval_python_repr_cells_are_read_as_literals_only():
     d = FMT / "lighteval_0.7_str_cells" / "details_org__str-model"
     b = read_source(d)
     assert [o.score for o in b.outcomes] == [1.0, 1.0, 0.0]  # acc_norm, from "{'acc': 1, 'acc_norm': 1}"
     ((name, line, msg),) = errs(b)
     assert line == 4 and "Python-literal" in msg and "lighteval <= 0.7" in msg  # the __import__(...) cell
+    # (the cell quoted: before, it was not shown)
+    assert msg.startswith("metrics \"{'acc': 1, 'acc_norm': __import__('os').getpid()}\" is not a dict"), msg
     assert py_literal("{'acc': np.float64(1.0), 'x': (1, 'a')}") == {"acc": 1.0, "x": (1, "a")}
     with pytest.raises(ValueError):
         py_literal("__import__('os').system('true')")

@@ -391,6 +391,43 @@ def test_an_infinite_or_nan_metric_value_is_not_a_number_not_not_binary(model_di
     assert "binary" not in msg and "NaN or infinite" in msg
 
 
+def test_a_long_metric_value_is_quoted_cut_to_a_readable_length_with_its_full_length_said(model_dir):
+    """A sample's metric value quoted in an error is cut to about 80 characters, its full length said: a 10,000-character
+    string (one row) and, as every row of a task's file, a (gold, pred) pair of long label lists (lm-eval's
+    MasakhaNER f1). Before, the error quoted the whole value: lines of 10,000 and 28,000 characters."""
+    f = samples(model_dir, "tiny_mc_science")
+
+    def long(ls):
+        row = json.loads(ls[4]); row["acc"] = "x" * 10_000; ls[4] = json.dumps(row)
+
+    edit_lines(f, long)
+    ((name, line, msg),) = errs(read_source(model_dir))
+    assert (name, line) == (f.name, 5) and "acc value 'xxx" in msg and "..." + "x" * 15 + "' (10,000 characters) is not a number" in msg
+    assert len(msg) < 200, len(msg)
+    y = samples(model_dir, "tiny_mc_yesno")
+
+    def pairs(ls):
+        for i, l in enumerate(ls):
+            row = json.loads(l)
+            row["f1"] = [["B-PER"] * 2000, ["O"] * 2000]; row.pop("acc"); row.pop("acc_norm"); row["metrics"] = ["f1"]
+            ls[i] = json.dumps(row)
+
+    edit_lines(y, pairs)
+    ((msg,),) = [(m,) for n, _, m in errs(read_source(model_dir)) if n == y.name]
+    assert msg.startswith("12 rows of task tiny_mc_yesno rejected: f1 value [['B-PER', 'B-PER'") and len(msg) < 400, msg
+    assert "... 'O', 'O', 'O']] (28,004 characters written out) is a (gold, pred) pair" in msg
+
+
+def test_example_value_keeps_a_short_value_whole_and_cuts_a_long_one():
+    from indexer.sources.common import example_value
+
+    assert example_value("abc") == "'abc'" and example_value([1, 2]) == "[1, 2]" and example_value(0.5) == "0.5"
+    assert example_value("a" * 78) == repr("a" * 78)  # 80 characters with its quotes: whole
+    cut = example_value("a" * 79)
+    assert cut.endswith("...aaaaaaaaaaaaaaa' (79 characters)") and len(cut) < 100
+    assert example_value({"k": "v" * 200}, written=json.dumps).startswith('{"k": "vvv')
+
+
 def test_repeated_doc_with_different_outcome(model_dir):
     f = samples(model_dir, "tiny_mc_science")
 
@@ -697,6 +734,35 @@ def test_a_git_lfs_pointer_in_place_of_a_file_is_one_error_saying_to_fetch_it(tm
     assert (name, line) == ("outcomes.csv", None) and msg.startswith("a Git LFS pointer"), msg
 
 
+def test_encoding_problem_reads_a_file_once_and_says_a_gzip_named_lfs_pointer_is_one(tmp_path, model_dir, monkeypatch):
+    """The check of a text file's encoding (a UTF-16 or UTF-32 byte order mark, a Git LFS pointer) opens it once, a
+    `.gz` one too (its first bytes decompressed from the head read); a `samples_<task>_<ts>.jsonl.gz` that is a Git
+    LFS pointer (a clone without git-lfs of `gzip -r` output) is one error saying so. Before, the file was opened
+    twice (for the mark, then for the pointer), and the `.gz` pointer was "cannot read file: corrupt gzip data"."""
+    import builtins
+    import gzip
+
+    from indexer.sources.common import encoding_problem
+
+    plain, packed, utf16 = tmp_path / "a.jsonl", tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    plain.write_bytes(b'{"x": 1}\n')
+    packed.write_bytes(gzip.compress(b'{"x": 1}\n'))
+    utf16.write_bytes(gzip.compress('{"x": 1}\n'.encode("utf-16")))
+    opened = []
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: opened.append(str(f)) or real_open(f, *a, **k))
+    assert encoding_problem(plain) is None and encoding_problem(packed) is None
+    assert encoding_problem(utf16).startswith("the file is UTF-16 text")
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert opened == [str(plain), str(packed), str(utf16)], opened
+    f = samples(model_dir, "tiny_mc_yesno")
+    gz = f.with_name(f.name + ".gz")
+    f.unlink()
+    _lfs_pointer(gz, 4242)
+    ((name, line, msg),) = errs(read_source(model_dir))
+    assert (name, line) == (gz.name, None) and msg.startswith("a Git LFS pointer") and "4,242 bytes" in msg, msg
+
+
 def test_the_prompt_of_an_api_chat_model_run_is_its_last_user_message(tmp_path):
     """A task whose docs have no question field (a translation task: `english`, `italian`), run with an API chat model
     (`local-chat-completions`, `--apply_chat_template`): lm-eval writes `arg_0` as its JsonChatStr, a one-item list
@@ -740,6 +806,28 @@ def test_a_lighteval_results_file_given_alone_says_to_ingest_the_details_folder(
         with pytest.raises(InputError, match="a lighteval results file: .* ingest the folder holding the run's details"):
             detect_format(results)
     assert detect_format(V1) == "lighteval" and read_source(V1).errors == []
+
+
+def test_a_lighteval_folder_with_results_but_no_details_says_the_run_needs_save_details(tmp_path):
+    """lighteval's output folder of a run made without `--save-details` (`<out>/results/<org>/<model>/results_<ts>.json`
+    alone), or a details repo's folder holding only its results file: one error naming the results file and saying
+    the per-sample results are the details, which `--save-details` writes; with `--format lighteval` too. Before,
+    "cannot tell the format of this folder ... pass --format", and with it "no lighteval details files here". A
+    folder of other JSON is still "cannot tell the format"."""
+    from indexer.sources import read_sources
+
+    out = tmp_path / "light-out"
+    shutil.copytree(FIX / "formats" / "lighteval_0.13_output" / "results", out / "results")
+    (res,) = out.glob("results/*/*/results_*.json")
+    for fmt in (None, "lighteval"):
+        with pytest.raises(InputError, match=r"lighteval results without details: results/.*/results_.*\.json but no "
+                                             r"details_<task>_<ts>\.parquet; .* lighteval writes with --save-details"):
+            list(read_sources(out, format=fmt)) if fmt else detect_format(out)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "results_2025-01-01T00-00-00.000000.json").write_text(json.dumps({"name": "not a run"}))
+    with pytest.raises(InputError, match="cannot tell the format of this folder"):
+        detect_format(other)
 
 
 def test_a_samples_file_saved_as_utf16_is_one_error_saying_so(model_dir):
@@ -845,7 +933,9 @@ def test_a_problem_of_every_row_of_a_task_is_said_once_with_the_rows_it_cost(tmp
     lines = r.stderr.splitlines()
     assert r.exit_code == 1 and lines[0] == "28 error(s): this input was rejected, nothing was ingested", r.stderr
     assert len(lines) == 3 and "25 rows of task eqbench_ca rejected: unknown metric" in lines[1], r.stderr
-    assert "pass --metric eqbench_ca=KEY, KEY one of them" in lines[1], r.stderr
+    # (every eqbench value of this run is 0, in [0, 1]: the plain form is said too)
+    assert "pass --metric eqbench_ca=KEY (or --metric eqbench for every task: " in lines[1], r.stderr
+    assert "in every row), KEY one of them" in lines[1], r.stderr
     # two rows of eqbench_ca without prompt text: said on their lines; the metric's problem covers the 23 others
     f = next(d.glob("samples_eqbench_ca_*"))
 
@@ -929,6 +1019,68 @@ def test_a_value_problem_of_every_row_of_a_task_is_said_once_with_one_example(tm
                                           "[0, 1]"), b.errors[0].message
 
 
+def _foo_score_run(d: Path, tasks=("taskone", "tasktwo"), other: dict | None = None) -> Path:
+    """lm-eval output of one model whose tasks' samples have only a metric taskspace has no rule for, `foo_score`, in
+    [0, 1] (four samples a task); ``other``: a task's own sample keys in place of it."""
+    ts = "2025-01-15T10-00-00.000000"
+    d.mkdir(parents=True)
+    for task in tasks:
+        keys = (other or {}).get(task, {"foo_score": None})
+        rows = [{"doc_id": i, "doc": {"question": f"{task} question {i}?"}, "filter": "none", "metrics": list(keys),
+                 **{k: (0.25 * i if v is None else v) for k, v in keys.items()}} for i in range(4)]
+        (d / f"samples_{task}_{ts}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / f"results_{ts}.json").write_text(json.dumps({
+        "model_name": "acme/tiny", "results": {t: {"foo_score,none": 0.375} for t in tasks},
+        "configs": {t: {"task": t} for t in tasks}}))
+    return d
+
+
+def test_a_key_every_task_has_is_advised_as_the_plain_metric_too(tmp_path):
+    """When the errors advise `--metric TASK=KEY` for several tasks of a folder and one key fits every task (each
+    task's rows have it with a 0/1 or [0, 1] value), the advice also says the plain `--metric KEY`, which reads them
+    all (and `metric='KEY'` in Python, the `sources add` command for a configured source). A key some task lacks, or
+    whose values are off the scale, is not advised. Before, only one `--metric TASK=KEY` per task was advised."""
+    from indexer.errors import CLI, SOURCE
+    from indexer.sourcelist import SourceSpec
+
+    d = _foo_score_run(tmp_path / "acme__tiny")
+    token = CLI.set(True)
+    try:
+        es = read_source(d).errors
+        assert len(es) == 2 and all("(or --metric foo_score for every task: each task of this folder has foo_score, "
+                                    "a 0/1 outcome or a score in [0, 1], in every row)" in e.message for e in es), es
+        assert "pass --metric taskone=KEY (or --metric foo_score for every task" in es[0].message
+        assert "pass --metric tasktwo=KEY (or --metric foo_score for every task" in es[1].message
+        # a configured source read with taskone=bar: the command sets the plain key in place of its entries
+        src = SOURCE.set(SourceSpec(str(d), format="lm_eval", metric="taskone=bar"))
+        try:
+            es = read_source(d, metric="taskone=bar").errors
+        finally:
+            SOURCE.reset(src)
+        assert "metric 'bar' (task taskone, benchmark taskone) is missing" in es[0].message, es[0].message
+        assert all(f"(or --metric foo_score (for this configured source: `taskspace sources add {d} --format lm_eval "
+                   "--metric foo_score`) for every task" in e.message for e in es), es
+    finally:
+        CLI.reset(token)
+    es = read_source(d).errors
+    assert all("(or metric='foo_score' for every task" in e.message for e in es), es
+    b = read_source(d, metric="foo_score")
+    assert not b.errors and len(b.outcomes) == 8
+    # a third task that has acc only: no key fits every task
+    d2 = _foo_score_run(tmp_path / "two" / "acme__tiny", ("taskone", "tasktwo", "taskthree"),
+                        {"taskthree": {"acc": 1.0}})
+    es = read_source(d2).errors
+    assert len(es) == 2 and not any("for every task" in e.message for e in es), es
+    # one task advised (the other has acc beside foo_score, read by its rule): its own entry is enough
+    d4 = _foo_score_run(tmp_path / "four" / "acme__tiny", other={"tasktwo": {"acc": 1.0, "foo_score": 0.5}})
+    (e,) = read_source(d4).errors
+    assert "pass metric='taskone=KEY', KEY one of them" in e.message, e.message
+    # foo_score off the scale in one task: not advised
+    d3 = _foo_score_run(tmp_path / "three" / "acme__tiny", other={"tasktwo": {"foo_score": 42.0}})
+    es = read_source(d3).errors
+    assert len(es) == 2 and not any("for every task" in e.message for e in es), es
+
+
 def test_the_advice_to_pass_metric_names_the_task(tmp_path):
     """The errors that say to pass --metric (an unknown metric; the key asked for missing from a task's samples; a rule
     naming a key taskspace does not know) give the per-task form with the task's name, `--metric TASK=KEY`
@@ -951,7 +1103,8 @@ def test_the_advice_to_pass_metric_names_the_task(tmp_path):
         assert "is missing from the sample (it has: bert_f1)" in e.message, e.message
         assert "pass --metric gfg_task_1_1=KEY, KEY one of these, to read it anyway" in e.message, e.message
         (e, _) = read_source(_eqbench_run(tmp_path / "FLOR-760M")).errors
-        assert "pass --metric eqbench_ca=KEY, KEY one of them whose values are 0/1" in e.message, e.message
+        assert "pass --metric eqbench_ca=KEY (or --metric eqbench for every task" in e.message, e.message
+        assert "in every row), KEY one of them whose values are 0/1" in e.message, e.message
         # a lighteval task name a shell would split: quoted
         rule = replace(load_rules().for_task("mmlu:anatomy|5"), metric_keys=("foo",))  # a rule naming an unknown key
         _, why = choose_metric({"x": 1}, rule, None)

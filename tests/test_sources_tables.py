@@ -255,6 +255,18 @@ def test_outcomes_of_a_prompt_on_an_unreadable_line_say_where_it_may_be(tmp_path
                                                                      "rows are dropped")
 
 
+def test_outcomes_of_a_prompts_file_whose_every_row_is_not_utf8_name_those_lines(tmp_path):
+    """A prompts file whose header reads but whose every row is not UTF-8 (a Latin-1 export): the outcome rows of its
+    prompts say they may be on those lines, as when only some rows are so. Before, they said the prompts file "could
+    not be read (its error says why)", though its header was read and only those lines were not."""
+    (tmp_path / "prompts.csv").write_bytes("prompt_id,benchmark,text\np1,demo/fr,Qu'est-ce que é ?\n".encode("latin-1"))
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0] == ("prompts.csv", 2, "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8)"), errs
+    assert errs[1] == ("outcomes.csv", 2, "prompt_id 'p1' is not in the prompts file, unless on a line of it that "
+                                          "could not be read (line 2); its rows are dropped"), errs
+
+
 @pytest.mark.parametrize("name, content", [("prompts.parquet", b"garbage"), ("prompts.jsonl.gz", b"garbage")])
 def test_outcomes_of_a_prompts_file_that_could_not_be_read_at_all_say_so(tmp_path, name, content):
     """A prompts file that cannot be read at all (a corrupt Parquet file, a `.gz` that is not gzip): its error names no
@@ -276,6 +288,87 @@ def test_non_binary_and_non_numeric_values(tmp_path):
     assert errs[0][:2] == ("outcomes.csv", 2) and "0.5 is not binary" in errs[0][2]
     assert errs[1][:2] == ("outcomes.csv", 4) and "'abc' is not a number" in errs[1][2]
     assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p2", 1.0), ("m2", "p1", 1.0)]
+
+
+def test_a_long_cell_or_prompt_id_is_quoted_cut_to_a_readable_length(tmp_path):
+    """A 10,000-character value cell or prompt id is quoted in its error cut to about 80 characters, its length said
+    (:func:`indexer.sources.common.example_value`); before, the error line held all 10,000."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text(f"model,prompt_id,correct\nm1,p1,{'y' * 10_000}\nm1,{'q' * 10_000},1\n")
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0][:2] == ("outcomes.csv", 2) and errs[0][2].startswith("correct value 'yyyy")
+    assert errs[0][2].endswith("yyy' (10,000 characters) is not a number") and len(errs[0][2]) < 150, errs[0][2]
+    assert errs[1][:2] == ("outcomes.csv", 3) and errs[1][2].startswith("prompt_id 'qqqq")
+    assert "qqq' (10,000 characters) is not in the prompts file" in errs[1][2] and len(errs[1][2]) < 200, errs[1][2]
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_prompts_file_naming_a_prompt_column_twice_is_refused_as_an_outcomes_file_is(tmp_path, ext):
+    """A prompts file whose header (or Parquet schema) names prompt_id, benchmark or text more than once is one error
+    naming the column and its positions, nothing of it read, as an outcomes file's; a repeated column it does not read
+    (an extra field) is not. Before, each row held the last such column without a word: the second `text` column was
+    stored as every prompt's text."""
+    names = ["prompt_id", "benchmark", "text", "text"]
+    cols = [["p1"], ["demo/math"], ["What is 2 + 2?"], ["a note"]]
+    if ext == "csv":
+        (tmp_path / "prompts.csv").write_text(",".join(names) + "\n" + ",".join(c[0] for c in cols) + "\n")
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array(c) for c in cols], names=names), tmp_path / "prompts.parquet")
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    batch = read_source(tmp_path)
+    errs = errors_of(batch)
+    assert not list(batch.iter_outcomes()) and errs[0][0] == f"prompts.{ext}", errs
+    assert errs[0][2].startswith("the header names 'text' (columns 3, 4) more than once"), errs
+    (tmp_path / f"prompts.{ext}").unlink()
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text,src,src\np1,demo/math,What is 2 + 2?,a,b\n")
+    batch = read_source(tmp_path)
+    assert not batch.errors and [o.text for o in batch.iter_outcomes()] == ["What is 2 + 2?"]
+
+
+@pytest.mark.parametrize("name, content", [("outcomes.csv", "model\nm1\nm2\n"), ("matrix.csv", "model\nm1\n"),
+                                           ("outcomes.jsonl", '{"model": "m1"}\n{"model": "m2"}\n')])
+def test_an_outcomes_file_of_one_column_says_what_each_form_needs(tmp_path, name, content):
+    """An outcomes (or matrix) file whose only column is the model: one error at its header saying the columns each
+    form needs and to add them. Before, "matrix form needs a model column and one column per prompt id; found
+    ['model']", which said nothing of long form's columns and quoted a Python list."""
+    write_prompts(tmp_path)
+    (tmp_path / name).write_text(content)
+    (e,) = read_source(tmp_path).errors
+    assert (Path(e.file).name, e.line) == (name, 1), e
+    assert e.message == ("the file has one column, 'model': an outcomes file needs, in long form, model, prompt_id and "
+                         "correct (0/1) or score ([0, 1]) columns, or, in matrix form, a model column and one column "
+                         "per prompt id of the prompts file; add the missing columns"), e.message
+
+
+@pytest.mark.parametrize("name", ["outcomes.csv", "prompts.csv", "outcomes.tsv"])
+def test_a_csv_whose_header_line_is_blank_says_so(tmp_path, name):
+    """A CSV/TSV file whose first line is spaces only (a file of blank lines; an export that wrote no header): one
+    error at line 1 saying the header is blank and to write the column names there; nothing of it read. Before, an
+    outcomes file was "matrix form needs a model column ...; found ['   ']" (a column named by the spaces) and a
+    prompts file's every row "missing field(s) prompt_id, benchmark, text"."""
+    write_prompts(tmp_path, "csv")
+    write_outcomes(tmp_path, "csv")
+    if name == "outcomes.tsv":
+        (tmp_path / "outcomes.csv").unlink()
+    (tmp_path / name).write_text("   \n" + "m1,p1,1\n" * 3)
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0] == (name, 1, "the header line is blank (spaces only), so the columns cannot be told and nothing of "
+                                "this file is read: write the column names on the file's first line (or remove the "
+                                "file when it holds no rows)"), errs
+    assert not [e for e in errs if e[0] == name and e[1] != 1], errs
+
+
+def test_a_header_column_name_with_a_nul_or_an_escape_is_listed_quoted_not_raw(tmp_path):
+    """The columns an error lists (`missing column(s) ...; found ...`, a header that looks like long form) show a name
+    holding a NUL byte or a terminal escape quoted with its escapes, the others as written. Before, the raw bytes were
+    printed: a NUL, or an escape sequence the terminal ran."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_bytes(b"mo\x00del,prompt_id,correct\nm1,p1,1\n")
+    (e,) = read_source(tmp_path).errors
+    assert e.message.endswith("found prompt_id, correct, 'mo\\x00del'"), e.message
+    (tmp_path / "outcomes.csv").write_bytes(b"model,\x1b[2Jpid,correct\nm1,p1,1\n")
+    (e,) = read_source(tmp_path).errors
+    assert "the header (model, '\\x1b[2Jpid', correct) looks like long form" in e.message, e.message
 
 
 def test_a_decimal_comma_is_said_to_need_a_decimal_point(tmp_path):
@@ -364,9 +457,13 @@ def test_malformed_csv_rows_name_their_true_lines(tmp_path):
     batch = read_source(tmp_path)
     assert errors_of(batch) == [
         ("outcomes.csv", 3, "malformed CSV row: 4 fields, the header has 3"),
+        # (a model name with a line break: no name an index takes, said at the line its record starts on)
+        ("outcomes.csv", 4, "model 'm2\\nstill m2' holds a control character (U+000A: a line break, tab or terminal "
+                            "escape); a name is one line of printable text; its outcomes are dropped: fix the name in "
+                            "the file"),
         ("outcomes.csv", 7, "malformed CSV row: 2 fields, the header has 3"),
     ]
-    assert sorted(o.model for o in batch.iter_outcomes()) == ["m1", "m2\nstill m2", "m3"]
+    assert sorted(o.model for o in batch.iter_outcomes()) == ["m1", "m3"]
 
 
 def test_many_errors_are_summarised(tmp_path):
@@ -743,6 +840,8 @@ def test_csv_errors_name_the_physical_line_after_blank_lines_and_quoted_line_bre
                                                                    "put graded outcomes in a `score` column)")]
     (tmp_path / "outcomes.csv").write_text('model,prompt_id,correct\n"m\n1",p1,1\nm2,p2,1\n\nm2,p9,1\nm2,p2,0\n')
     assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.csv", 2, "model 'm\\n1' holds a control character (U+000A: a line break, tab or terminal escape); "
+                            "a name is one line of printable text; its outcomes are dropped: fix the name in the file"),
         ("outcomes.csv", 6, "prompt_id 'p9' is not in the prompts file; its rows are dropped"),
         ("outcomes.csv", 7, "model 'm2', prompt_id 'p2' repeated with a different outcome (1 at line 4, 0 here); all "
                             "its rows are dropped: fix the source"),

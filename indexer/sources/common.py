@@ -39,6 +39,33 @@ NOT_UTF8 = "not valid UTF-8 text; the line is skipped (re-save the file as UTF-8
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
+#: the most characters of a value an ingest message quotes (:func:`example_value`)
+EXAMPLE_WIDTH = 80
+
+
+def example_value(value, width: int = EXAMPLE_WIDTH, written=repr) -> str:
+    """A value as an ingest error or warning quotes it (a metric value, a cell, a prompt id, a doc_id): as ``written``
+    (its ``repr``, or ``json.dumps`` for a value read from JSON as such) whole when at most ``width`` characters, else
+    its start and end around "..." and its full length (``[['B-PER', 'B-PER', ...'O', 'O']] (28,052 characters written
+    out)``, ``'xxxxxx...xxx' (10,000 characters)``). The one place every reader formats such a value: before, each
+    quoted the whole repr, so one sample whose value was a (gold, pred) pair of long lists (lm-eval's MasakhaNER
+    ``f1``) or a 10,000-character string made an error line of as many characters."""
+    text = written(value)
+    if len(text) <= width:
+        return text
+    tail = max(1, width // 5)
+    size = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} characters written out"
+    return f"{text[:width - tail - 3]}...{text[-tail:]} ({size})"
+
+
+def column_shown(name) -> str:
+    """A column name as a message lists it: as written when it is printable text, else quoted with its escapes
+    (:func:`example_value`: ``'mo\\x00del'``), so that a NUL, a line break or a terminal escape sequence of a damaged
+    header is seen, not sent to the terminal. Before, a header's NUL byte was printed as such."""
+    text = str(name)
+    return text if text.isprintable() else example_value(text)
+
+
 def column_key(name) -> str:
     """A header name as compared with the known column names: stripped, lower case, runs of spaces and hyphens as
     one ``_`` (``" Prompt ID"`` -> ``prompt_id``)."""
@@ -193,13 +220,57 @@ _OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
 def encoding_problem(path: Path) -> str | None:
     """Why a text file (gzip when ``.gz``) cannot be read as UTF-8 at all: it starts with a UTF-16 or UTF-32 byte
     order mark (every line of it then failed: as not UTF-8, as malformed JSON, a header of NULs), or it is a Git LFS
-    pointer (:func:`lfs_pointer_problem`); None otherwise (also when it cannot be opened: the reader reports that)."""
+    pointer (:func:`lfs_pointer_problem`), or it starts with NUL bytes (:func:`nul_problem`: zeros, UTF-16 without a
+    byte order mark); None otherwise (also when it cannot be opened: the reader reports that).
+    The file's head is read once, for both (a ``.gz`` one's first bytes decompressed from it). Before, the file was
+    opened twice, and a ``.gz`` that is a Git LFS pointer (text, not gzip) was reported as "cannot read file: corrupt
+    gzip data" by the reader, its pointer never said."""
     try:
-        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")) as f:
-            head = f.read(4)
+        with open(path, "rb") as f:
+            head = f.read(_LFS_HEAD)
     except READ_ERRORS:
         return None
-    return bom_problem(head) or lfs_pointer_problem(path)
+    if (why := _lfs_head_problem(head)) is not None:
+        return why
+    if path.name.lower().endswith(".gz"):
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head, _LFS_HEAD)  # (31: a gzip header)
+        except zlib.error:
+            return None  # not gzip: the reader reports it
+    if head and head.count(0) == len(head) and not _only_zeros(path):
+        return None  # zeros, then text: the readers report the lines of zeros and read the others
+    return bom_problem(head) or nul_problem(head)
+
+
+def _only_zeros(path: Path) -> bool:
+    """Whether a file (gzip when ``.gz``) whose start is NUL bytes holds nothing else: read until a byte that is not
+    (only such a file is read past its head). False when it cannot be read: the reader reports that."""
+    try:
+        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")) as f:
+            while chunk := f.read(1 << 20):
+                if chunk.count(0) != len(chunk):
+                    return False
+    except READ_ERRORS:
+        return False
+    return True
+
+
+def nul_problem(head: bytes) -> str | None:
+    """:func:`encoding_problem` of a file's first bytes ``head`` that are NUL bytes: all of them (zeros a crash or an
+    interrupted copy leaves: :func:`encoding_problem` says so only when the whole file is), or every other one (UTF-16 text saved without a byte order mark, as some
+    Windows tools and ``iconv -t UTF-16LE`` write it); said with what to do; None otherwise. Before, a file of zeros
+    was "empty file: no rows", and UTF-16 without a mark read as text whose every name held NULs (`model
+    '\\x00m\\x001\\x00' holds a NUL character`, prompt ids `'\\x00p\\x00r...'` not in the prompts file)."""
+    if not head or 0 not in head:
+        return None
+    if head.count(0) == len(head):
+        return ("the file holds NUL bytes only (zeros a crash or an interrupted copy leaves in a file), not text: "
+                "nothing of it is read; copy or export the file again")
+    for zeros, other, order in ((head[1::2], head[0::2], "little-endian"), (head[0::2], head[1::2], "big-endian")):
+        if len(zeros) >= 2 and zeros.count(0) >= 0.9 * len(zeros) and other.count(0) <= 0.1 * len(other):
+            return (f"the file seems to be UTF-16 ({order}) text without a byte order mark (every other byte of its "
+                    "start is zero), not UTF-8: nothing of it is read; save it as UTF-8")
+    return None
 
 
 #: the first line of a Git LFS pointer file (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md)
@@ -215,9 +286,18 @@ def lfs_pointer_problem(path: Path) -> str | None:
     readable Parquet file (... magic bytes ...)", none of which says the content was never fetched."""
     try:
         with open(path, "rb") as f:
-            head = f.read(1024)
+            head = f.read(_LFS_HEAD)
     except READ_ERRORS:
         return None
+    return _lfs_head_problem(head)
+
+
+#: the bytes of a file's start that :func:`lfs_pointer_problem` reads (a pointer is about 130)
+_LFS_HEAD = 1024
+
+
+def _lfs_head_problem(head: bytes) -> str | None:
+    """:func:`lfs_pointer_problem` of a file's first :data:`_LFS_HEAD` bytes ``head``."""
     if not head.startswith(_LFS_SPEC):
         return None
     m = _LFS_SIZE.search(head)
@@ -392,6 +472,13 @@ class CsvRecords:
         finally:
             self._lines.header = False
         if got is None:
+            return None
+        if not any(str(f).strip() for f in got[1]):  # spaces only: before, read as one column named '   ' ("matrix
+            # form needs ...; found ['   ']"), or a prompts file's every row "missing field(s) prompt_id, ..."
+            self.header_error = RowError(self.fname, got[0], "the header line is blank (spaces only), so the columns "
+                                         "cannot be told and nothing of this file is read: write the column names on "
+                                         "the file's first line (or remove the file when it holds no rows)")
+            self.errors.add(self.fname, got[0], self.header_error.message)
             return None
         self.n_fields = len(got[1])
         self.header_fields = got[1]
@@ -569,12 +656,22 @@ def _item_lines(text: str) -> list[int]:
             pos += 1
 
 
-def _iter_rows(path: Path, errors: ErrorLog):
-    """(line, dict) for each row of a small table file (prompts); parse errors go to ``errors``."""
+def _iter_rows(path: Path, errors: ErrorLog, columns=None):
+    """(line, dict) for each row of a small table file (prompts); parse errors go to ``errors``. ``columns``: the
+    column names read (compared as :func:`column_key`): a CSV/TSV header or a Parquet schema naming one of them more
+    than once is an error (:func:`repeated_columns`) and nothing of the file is read; before, a row held the last of
+    them, without a word (a prompts file's second ``text`` column read as the prompt)."""
     fname = str(path)
     ext = table_ext(path)
+
+    def repeated(names) -> str | None:
+        return None if columns is None else repeated_columns([n if column_key(n) in columns else "" for n in names])
+
     if ext == ".parquet":
         for first, batch in _parquet_batches(path, errors, 65536):
+            if first == 1 and (why := repeated(batch.schema.names)) is not None:
+                errors.add(fname, None, why)
+                return
             for k, row in enumerate(batch.to_pylist()):
                 yield first + k, row
         return
@@ -589,7 +686,7 @@ def _iter_rows(path: Path, errors: ErrorLog):
                 header = records.header()
                 if header is None:  # an empty file, or a header that cannot be read (reported)
                     return
-                if (why := separator_problem(header, records.delimiter)) is not None:
+                if (why := repeated(header) or separator_problem(header, records.delimiter)) is not None:
                     errors.add(fname, 1, why)
                     return
                 for line, rec in records:

@@ -33,11 +33,11 @@ from pathlib import Path
 
 from ..errors import InputError, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog, each_isolated, lfs_pointer_problem
+from .common import UTF8, ErrorLog, column_shown, each_isolated, example_value, lfs_pointer_problem
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
-from .scoring import MetricOption, parse_metric, py_literal, report_metric_failures, scored_row
+from .scoring import KeyFit, MetricOption, parse_metric, py_literal, report_metric_failures, scored_row
 
 DETAILS_RE = re.compile(rf"^details_(?P<task>.+)_(?P<ts>{TS})\.parquet$")
 TS_DIR_RE = re.compile(rf"^{TS}$")
@@ -94,18 +94,57 @@ def recognise(path: Path) -> Match:
     return Match.STRONG if looks_like_lighteval(path) else Match.NONE
 
 
-def why_not(path: Path) -> str | None:
-    """Why a file is no lighteval source although it is lighteval's: a results file given alone (``results_<ts>.json``
-    holding ``config_general``), which the table reader took for an outcomes table ("no prompts file beside the
-    outcomes; put one there"). None otherwise."""
-    path = Path(path)
-    if not (path.is_file() and RESULTS_RE.match(path.name)):
-        return None
+def _is_lighteval_results(path: Path) -> bool:
+    """Whether ``path`` is a lighteval results file: ``results_<ts>.json`` holding a JSON object with
+    ``config_general``."""
+    if not RESULTS_RE.match(path.name):
+        return False
     try:
         data = json.loads(path.read_text(encoding=UTF8))
     except (OSError, ValueError):
-        return None
-    if not (isinstance(data, dict) and "config_general" in data):
+        return False
+    return isinstance(data, dict) and "config_general" in data
+
+
+def _results_without_details(path: Path, max_depth: int = MAX_DEPTH) -> list[Path]:
+    """The lighteval results files in ``path`` and up to ``max_depth`` levels below it when there is no details file
+    there (a run made without ``--save-details``, or its results folder alone): ``[]`` otherwise."""
+    if find_details_roots(path, max_depth):
+        return []
+    found: list[Path] = []
+
+    def walk(p: Path, depth: int) -> None:
+        try:
+            entries = sorted(p.iterdir())
+        except OSError:
+            return
+        found.extend(f for f in entries if f.is_file() and _is_lighteval_results(f))
+        if depth < max_depth:
+            for sub in entries:
+                if sub.is_dir() and not sub.name.startswith("."):
+                    walk(sub, depth + 1)
+
+    walk(path, 0)
+    return found
+
+
+def why_not(path: Path) -> str | None:
+    """Why a path is no lighteval source although it is lighteval's: a results file given alone (``results_<ts>.json``
+    holding ``config_general``), which the table reader took for an outcomes table ("no prompts file beside the
+    outcomes; put one there"), or a folder holding lighteval results files but no details files (before, "cannot tell
+    the format of this folder", and with ``--format lighteval`` "no lighteval details files here", neither saying
+    that the per-sample results are the details, which the run did not save). None otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        runs = _results_without_details(path)
+        if not runs:
+            return None
+        more = f" (and {len(runs) - 1} more)" if len(runs) > 1 else ""
+        return (f"lighteval results without details: {runs[0].relative_to(path)}{more} but no "
+                "details_<task>_<ts>.parquet; the results file holds the run's aggregate scores, per-sample results "
+                "are its details, which lighteval writes with --save-details: run the evaluation again with it, or "
+                "ingest the folder (or details_<org>__<model> repo) holding them")
+    if not (path.is_file() and _is_lighteval_results(path)):
         return None
     return ("a lighteval results file: it holds the run's aggregate scores, not per-sample results; ingest the folder "
             "holding the run's details_*.parquet files (the details repo's folder, or lighteval's output folder "
@@ -250,7 +289,7 @@ def _row_text(row: dict, rule: TaskRule) -> str | None:
 
 
 def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | None,
-                  errors: ErrorLog) -> tuple[list[Outcome], str | None] | None:
+                  errors: ErrorLog, fit: KeyFit | None = None) -> tuple[list[Outcome], str | None] | None:
     """Outcomes of one details file and the metric read; None when the file cannot be read (reported)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -267,7 +306,11 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
     cols = set(table.column_names)
     if not ({"metrics", "example"} <= cols or {"metrics", "full_prompt"} <= cols or {"doc", "metric"} <= cols):
         errors.add(fname, None, "missing column(s): need metrics and example or full_prompt (lighteval <= 0.10), "
-                   f"or doc and metric (lighteval >= 0.11); found {', '.join(sorted(cols))}")
+                   f"or doc and metric (lighteval >= 0.11); found {', '.join(map(column_shown, sorted(cols)))}")
+        return None
+    if not table.num_rows:  # before, said by the ingest as "<folder>: no outcomes to store", a warning
+        errors.add(fname, None, "empty details file: no rows (the run saved no sample of this task); run the task "
+                   "again, or remove the file")
         return None
     metrics_col = "metric" if {"doc", "metric"} <= cols else "metrics"
     outcomes: list[Outcome] = []
@@ -282,12 +325,12 @@ def _read_details(f: Path, task: str, rule: TaskRule, model: str, metric: str | 
             continue
         metrics = _cell(row.get(metrics_col), dict)
         if metrics is None:
-            errors.add(fname, i, f"{metrics_col} is not a dict of per-sample values, nor its JSON or Python-literal repr "
-                       "(lighteval <= 0.7 wrote cells as str(value))",
+            errors.add(fname, i, f"{metrics_col} {example_value(row.get(metrics_col))} is not a dict of per-sample "
+                       "values, nor its JSON or Python-literal repr (lighteval <= 0.7 wrote cells as str(value))",
                        f"bad {metrics_col} cells")
             continue
         reached += 1
-        if (got := scored_row(metrics, rule, metric, i, failed)) is None:
+        if (got := scored_row(metrics, rule, metric, i, failed, fit=fit)) is None:
             continue
         mname, score = got
         used = used or mname
@@ -323,10 +366,11 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
         except Exception:  # noqa: BLE001 - an unreadable superseded run is not read anyway
             pass
     used_files: list[Path] = []
+    fit = KeyFit()
     for _base, (task, f) in sorted(chosen.items()):
         rule = rules.for_task(task)
         metric = metrics.for_task(task)  # --metric TASK=KEY, else --metric KEY, else (None) the rule's
-        got = _read_details(f, task, rule, model, metric, errors)
+        got = _read_details(f, task, rule, model, metric, errors, fit)
         if got is None:
             continue
         used_files.append(f)
@@ -337,6 +381,7 @@ def _read_root(root: Path, files: dict[str, dict[str, Path]], *, model: str | No
         benchmarks[rule.benchmark] = BenchmarkInfo(
             name=rule.benchmark, group=rule.group, source_task=task, metric=metric or rule.metric or used_metric,
             num_fewshot=shots, config=config)
+    fit.advise(errors)
     if revision is None:
         h = hashlib.sha256()
         for p in used_files:
@@ -370,7 +415,8 @@ def read_lighteval(path: str | Path, *, model: str | None = None, metric: str | 
         return
     roots = find_details_roots(path)
     if not roots:
-        raise InputError("no lighteval details files (details_<task>_<ts>.parquet) here", file=str(path))
+        raise InputError(why_not(path) or "no lighteval details files (details_<task>_<ts>.parquet) here",
+                         file=str(path))
     files = {root: _details_files(root) for root in roots}
     if metrics is not None:
         metrics.check_tasks([t for f in files.values() for t in f], str(path))

@@ -32,11 +32,11 @@ from pathlib import Path
 
 from ..errors import InputError, arg, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem,
+from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem, example_value,
                      json_objects, lfs_pointer_problem)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
-from .scoring import MetricOption, parse_metric, report_metric_failures, scored_row
+from .scoring import KeyFit, MetricOption, parse_metric, report_metric_failures, scored_row
 
 TS = r"\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?"
 #: (a ``.gz`` of either is read as the file: ``gzip -r`` over an output folder made them unreadable before)
@@ -546,8 +546,10 @@ def choose_filter(by_filter: dict, asked: str | None, default: str | None) -> tu
 
 
 def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | None = None,
-                   metric: str | None = None) -> tuple[list[Outcome], int, str | None, str | None]:
-    """Outcomes of one samples file. Returns (outcomes, duplicates skipped, filter used, metric used)."""
+                   metric: str | None = None, fit: KeyFit | None = None
+                   ) -> tuple[list[Outcome], int, str | None, str | None]:
+    """Outcomes of one samples file. Returns (outcomes, duplicates skipped, filter used, metric used). ``fit``: the
+    keys of the folder's tasks (:class:`~indexer.sources.scoring.KeyFit`), which its rows are added to."""
     fname = str(path)
     rule = run.rule
     rows = list(iter_sample_rows(path, errors))
@@ -577,8 +579,8 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
         did = row["doc_id"]
         if isinstance(did, bool) or not isinstance(did, (int, str)) or (isinstance(did, str) and not did.strip()):
             # before: a list, object or float became the prompt id as its repr ("task:[1]", "task:1.5")
-            errors.add(fname, line, f"doc_id {json.dumps(did)[:60]} is not a whole number or a name (the harness "
-                       "writes the doc's index): the line is skipped; fix the source", "bad doc_id")
+            errors.add(fname, line, f"doc_id {example_value(did, written=json.dumps)} is not a whole number or a name "
+                       "(the harness writes the doc's index): the line is skipped; fix the source", "bad doc_id")
             rejected += 1
             continue
         doc = row.get("doc")
@@ -590,7 +592,7 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
             continue
         listed = row.get("metrics") if isinstance(row.get("metrics"), list) else None
         reached += 1
-        if (got := scored_row(row, rule, metric, line, failed, run.version, listed)) is None:
+        if (got := scored_row(row, rule, metric, line, failed, run.version, listed, fit)) is None:
             rejected += 1
             continue
         m, score = got
@@ -684,6 +686,7 @@ def read_model_folder(
     warnings: list[str] = []
     unnamed: set[str] = set()
     cache: dict[str, dict | None] = {}
+    fit = KeyFit()
     for p in mf.broken if mf.only is None else []:
         errors.add(str(p), None, "a symbolic link to nothing (its target was moved or deleted, or a loop of links): "
                    f"not read, so its {'task' if SAMPLES_RE.match(p.name) else 'run'} is missing; restore the target "
@@ -726,7 +729,8 @@ def read_model_folder(
             choices=cfg.get("doc_to_choice") if isinstance(cfg.get("doc_to_choice"), list) else None,
         )
         metric = metrics.for_task(task)  # --metric TASK=KEY, else --metric KEY, else (None) the rule's
-        got, dup, used_filter, used_metric = read_task_file(path, run, errors=errors, filter=filter, metric=metric)
+        got, dup, used_filter, used_metric = read_task_file(path, run, errors=errors, filter=filter, metric=metric,
+                                                            fit=fit)
         if not cfg and got:
             read = f"read with filter {used_filter!r}" + (" (its first answer-extracting filter)"
                                                            if used_filter != "none" and not filter else "")
@@ -745,6 +749,7 @@ def read_model_folder(
                 name=bench, group=rule.group, source_task=task, metric=metric or rule.metric or used_metric,
                 num_fewshot=nshot if isinstance(nshot, int) else None, config=dict(config),
             )
+    fit.advise(errors)
     info = model_folder_info(mf, kind=kind, location=location, revision=revision, model=model)
     return SourceBatch(source=info, benchmarks=benchmarks, outcomes=outcomes, errors=errors.finish(), skipped=skipped,
                        warnings=warnings)

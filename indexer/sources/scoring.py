@@ -14,6 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from ..errors import CLI, SOURCE, arg, source_hint
+from .common import example_value
 from .rules import TaskRule
 
 #: sample keys that are not metrics (lm-eval samples)
@@ -54,28 +55,28 @@ def checked_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | N
         try:
             v = float(v.strip())
         except ValueError:
-            return None, f"{metric} value {v!r} is not a number", "not a number"
+            return None, f"{metric} value {example_value(v)} is not a number", "not a number"
     elif isinstance(v, (list, tuple)):
         if metric in rule.pair_metrics and len(v) == 2 and metric not in rule.list_metrics:
             if rule.pair_score == "match":
                 return (1.0 if v[0] == v[1] else 0.0), None, None
-            return None, (f"{metric} value {list(v)!r} is a (gold, pred) pair, not a per-sample score (lm-eval's "
-                          f"multiple-choice {metric} is computed over the whole corpus); read another metric "
+            return None, (f"{metric} value {example_value(list(v))} is a (gold, pred) pair, not a per-sample score "
+                          f"(lm-eval's multiple-choice {metric} is computed over the whole corpus); read another metric "
                           f"(acc) or set pair_score = \"match\" in the task's rule"), "pair"
         if metric in rule.list_metrics and v and all(isinstance(x, (int, float, bool)) for x in v):
             v = sum(float(x) for x in v) / len(v)  # inst_level_*: one value per instruction
         else:
-            return None, (f"{metric} value {list(v)!r} is a list, not a per-sample score (lists are averaged only "
-                          f"for {', '.join(sorted(rule.list_metrics)) or 'no metric'})"), "list"
+            return None, (f"{metric} value {example_value(list(v))} is a list, not a per-sample score (lists are "
+                          f"averaged only for {', '.join(sorted(rule.list_metrics)) or 'no metric'})"), "list"
     if not isinstance(v, (int, float)):
-        return None, f"{metric} value {v!r} is not a number", "not a number"
+        return None, f"{metric} value {example_value(v)} is not a number", "not a number"
     try:
         v = float(v)
     except OverflowError:  # an integer too large for a float (`"acc": 1e999` is already inf)
         v = math.inf
     if not math.isfinite(v):  # NaN or infinity (`"acc": Infinity` or "inf"): before, inf was "not binary"
-        return None, (f"{metric} value {v!r} is not a number (NaN or infinite: the metric failed for this sample); "
-                      "the sample is skipped"), "not finite"
+        return None, (f"{metric} value {example_value(v)} is not a number (NaN or infinite: the metric failed for "
+                      "this sample); the sample is skipped"), "not finite"
     if metric in rule.binary_metrics and v not in (0.0, 1.0):
         return None, (f"{metric} value {v:g} is not binary (0 or 1 expected; a task whose {metric} is a graded "
                       f"score needs `graded = [\"{metric}\"]` in its rule)"), "not binary"
@@ -266,10 +267,12 @@ def metric_value_text(value):
 
 
 def scored_row(row: dict, rule: TaskRule, metric: str | None, line: int, failed: dict, version=None,
-               listed=None) -> tuple[str, float] | None:
+               listed=None, fit: "KeyFit | None" = None) -> tuple[str, float] | None:
     """(the metric chosen, its score) of one sample ``row`` (:func:`choose_metric`, :func:`checked_value`), or None with
     its problem added to ``failed`` (line ``line``; :func:`report_metric_failures`' rows, by kind of problem): the one
-    step every reader takes per sample."""
+    step every reader takes per sample. ``fit``: the keys of the source's tasks that every row has (:class:`KeyFit`)."""
+    if fit is not None:
+        fit.add(row, rule)
     m, why = choose_metric(row, rule, metric, version, listed)
     if m is None:
         failed.setdefault(why, []).append((line, why, why.split(":")[0]))
@@ -300,3 +303,63 @@ def report_metric_failures(errors, file: str, task: str, failed: dict[str, list[
     for rows in failed.values():
         for line, why, problem in rows:
             errors.add(file, line, why, problem)
+
+
+class KeyFit:
+    """The keys that every row of each task of one source (a model's folder) has with a value read as a score
+    (:func:`checked_value`): a key every task has so is one ``--metric KEY`` reads the whole source with, which
+    :meth:`advise` adds to the errors that advise ``--metric TASK=KEY`` for several of its tasks."""
+
+    def __init__(self) -> None:
+        self.by_task: dict[str, set[str]] = {}
+
+    def add(self, row: dict, rule: TaskRule) -> None:
+        """Note one sample ``row`` (its metric values) of the task of ``rule``."""
+        have = self.by_task.get(rule.task)
+        if have is None:
+            self.by_task[rule.task] = {k for k in row if k not in NON_METRIC and _reads(row[k], k, rule)}
+        elif have and not all(k in row and _reads(row[k], k, rule) for k in have):
+            have.intersection_update(k for k in have if k in row and _reads(row[k], k, rule))
+
+    def common(self) -> str | None:
+        """The key (the first in sorted order) every task noted has in every row, or None."""
+        keys = set.intersection(*self.by_task.values()) if self.by_task else set()
+        return min(keys) if keys else None
+
+    def advise(self, errors) -> None:
+        """When the errors of ``errors`` (an :class:`~indexer.sources.common.ErrorLog`) advise ``--metric TASK=KEY``
+        (:func:`metric_hint`) for two tasks or more and one key fits every task (:meth:`common`), each such advice
+        also says the plain ``--metric KEY``. Before, a folder whose tasks are all scored by one key taskspace has no
+        rule for (an lm-eval task group's ``foo_score``) had an error per task each saying to pass ``--metric
+        TASK=KEY``: a command line of as many entries where one plain ``--metric KEY`` reads them all."""
+        key = self.common()
+        if key is None:
+            return
+        hints = {task: metric_hint(task) for task in self.by_task}
+        advised = {t for t, h in hints.items() if any(h in e.message for e in errors.errors)}
+        if len(advised) < 2:
+            return
+        plain = plain_metric_hint(key)
+        from dataclasses import replace
+
+        for i, e in enumerate(errors.errors):
+            for t in advised:
+                if hints[t] in e.message:
+                    errors.errors[i] = replace(e, message=e.message.replace(
+                        hints[t], f"{hints[t]} (or {plain} for every task: each task of this folder has {key}, a 0/1 "
+                        "outcome or a score in [0, 1], in every row)", 1))
+                    break
+
+
+def _reads(v, metric: str, rule: TaskRule) -> bool:
+    """Whether :func:`checked_value` reads ``v`` as a score (a 0/1 or [0, 1] number at once: once per key and row)."""
+    if type(v) is float or type(v) is int:
+        return v in (0, 1) or (0.0 <= v <= 1.0 and metric not in rule.binary_metrics)
+    return checked_value(v, metric, rule)[0] is not None
+
+
+def plain_metric_hint(key: str) -> str:
+    """How an advice names the plain ``--metric KEY`` (every task of the source read with ``key``): the option
+    (``metric='KEY'`` in Python) and, while a pass reads a configured source, the ``sources add`` command setting it in place of
+    the source's ``--metric`` entries (a ``TASK=KEY`` kept would still read its task with its own key)."""
+    return arg("metric", shlex.quote(key) if CLI.get() else key, quote=False) + source_hint("metric", key)

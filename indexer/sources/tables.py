@@ -40,7 +40,9 @@ from .common import (
     _iter_rows,
     _read_long_blocks,
     column_key,
+    column_shown,
     csv_record_lines,
+    example_value,
     table_ext,
 )
 from .registry import Match, Reader
@@ -189,7 +191,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     conflicts: dict[str, list[int]] = {}  # prompt ids repeated with another benchmark or text -> their lines
     # problems of this file: all, the detailed ones, and the lines of those of the rows read here
     before, first, mine = errors.count(fname), len(errors.errors), []
-    for line, row in _iter_rows(path, errors):
+    for line, row in _iter_rows(path, errors, PROMPT_COLUMNS):
         row = _prompt_columns(row)
         # an id or a benchmark name is read stripped, as the outcomes file's ids and names are (`p1 ,b ,...` from a
         # spreadsheet: before, "p1 " never matched the outcome rows' "p1"); a blank one is missing
@@ -226,7 +228,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
             continue
         if pid in prompts:
             if prompts[pid] != (bench, text):
-                errors.add(fname, line, f"prompt_id {pid!r} repeated with a different benchmark or text "
+                errors.add(fname, line, f"prompt_id {example_value(pid)} repeated with a different benchmark or text "
                            f"(first at line {first_line[pid]}); both dropped", "conflicting prompt ids")
                 mine.append(line)
                 prompts[pid] = None  # type: ignore[assignment]
@@ -239,7 +241,10 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
     prompts.unread = errors.count(fname) - before - len(mine)
     prompts.unread_lines = sorted({e.line for e in errors.errors[first:]
                                    if e.file == fname and e.line is not None} - set(mine))[:prompts.unread]
-    if not prompts and not mine:  # no row read at all (a header that cannot be read): the file could not be read
+    if not prompts and not mine and all(n <= 1 for n in prompts.unread_lines):
+        # no row read at all and no line past the first named (a header that cannot be read): the file could not be
+        # read. (Before, also when its rows' lines were named, each not UTF-8: the outcome rows said the file "could
+        # not be read" though only those lines were not.)
         prompts.unread_lines = []
     for k in [k for k, v in prompts.items() if v is None]:
         del prompts[k]
@@ -294,6 +299,7 @@ class _Builder:
         self.pids: dict[str, int] = {}  # prompt_id -> local index (only ids found in prompts)
         self.pid_list: list[str] = []
         self.unknown_pids: set[str] = set()
+        self.bad_models: set[str] = set()  # model names no database takes (said once, at their first row)
         self.m_parts: list[np.ndarray] = []
         self.p_parts: list[np.ndarray] = []
         self.s_parts: list[np.ndarray] = []
@@ -301,6 +307,23 @@ class _Builder:
         self.value_kind: str | None = None
         #: ``line_map(lines) -> {line: physical line}`` when the lines given are provisional (fast CSV path)
         self.line_map = None
+
+    def _model_index(self, model: str, line: int) -> int:
+        """The index of a model name (its first row at ``line``), or -1 for a name no database takes (a NUL, a lone
+        surrogate, a control character, too long: :func:`~indexer.records.name_problem`), said once at that line.
+        Before, such a name was said by the ingest after reading, at no line of any file (``FOLDER: model 'm\\x001':
+        holds a NUL character``)."""
+        idx = self.models.get(model)
+        if idx is not None:
+            return idx
+        if model in self.bad_models:
+            return -1
+        if (why := name_problem(model)) is not None:
+            self.bad_models.add(model)
+            self.errors.add(self.fname, line, f"model {example_value(model)} {why}; its outcomes are dropped: fix the name "
+                            "in the file", "unusable model names")
+            return -1
+        return self.models.setdefault(model, len(self.models))
 
     def _pid_index(self, pid: str, line: int) -> int:
         pid = id_key(pid)
@@ -314,12 +337,12 @@ class _Builder:
         if pid not in self.unknown_pids:
             rejected = getattr(self.prompts, "rejected", {}).get(pid)
             if isinstance(rejected, tuple):
-                self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file: repeated with a "
-                                f"different benchmark or text (lines {', '.join(map(str, rejected))}); its rows are "
-                                "dropped", "rows of rejected prompts")
+                self.errors.add(self.fname, line, f"prompt_id {example_value(pid)} was rejected in the prompts file: "
+                                f"repeated with a different benchmark or text (lines {', '.join(map(str, rejected))}); its "
+                                "rows are dropped", "rows of rejected prompts")
             elif rejected is not None:
-                self.errors.add(self.fname, line, f"prompt_id {pid!r} was rejected in the prompts file (line {rejected}); "
-                                "its rows are dropped", "rows of rejected prompts")
+                self.errors.add(self.fname, line, f"prompt_id {example_value(pid)} was rejected in the prompts file "
+                                f"(line {rejected}); its rows are dropped", "rows of rejected prompts")
             else:
                 unread, at = getattr(self.prompts, "unread", 0), getattr(self.prompts, "unread_lines", [])
                 lines = ", ".join(map(str, at[:3])) + (f", ...: {unread} in all" if unread > len(at[:3]) else "")
@@ -329,8 +352,8 @@ class _Builder:
                     why = f", unless on a line of it that could not be read (line{'s' if unread > 1 else ''} {lines})"
                 else:
                     why = ""
-                self.errors.add(self.fname, line, f"prompt_id {pid!r} is not in the prompts file{why}; its rows are "
-                                "dropped", "unknown prompt ids")
+                self.errors.add(self.fname, line, f"prompt_id {example_value(pid)} is not in the prompts file{why}; its "
+                                "rows are dropped", "unknown prompt ids")
             self.unknown_pids.add(pid)
         return -1
 
@@ -338,7 +361,7 @@ class _Builder:
         """One block of long-form rows (arrow arrays of equal length, ``lines`` their line numbers); ``matrix``: the
         cells of a matrix-form file (where an empty cell is unobserved, not an error)."""
         ok = np.ones(len(lines), dtype=bool)
-        m_idx = self._encode(model_arr, lines, ok, "model", lambda v, line: self.models.setdefault(v, len(self.models)))
+        m_idx = self._encode(model_arr, lines, ok, "model", self._model_index)
         p_idx = self._encode(pid_arr, lines, ok, "prompt_id", self._pid_index)
         scores = _to_scores(value_arr, kind, lines, ok, self.fname, self.errors, matrix)
         self.m_parts.append(m_idx[ok].astype(np.int32))
@@ -411,8 +434,9 @@ class _Builder:
                     l0, l1 = int(lines[r0]), int(lines[r1])
                     self.errors.add(
                         self.fname, at.get(l1, l1),
-                        f"model {models[int(m[r0])]!r}, prompt_id {self.pid_list[int(p[r0])]!r} repeated with a "
-                        f"different outcome ({v0:g} at line {at.get(l0, l0)}, {v1:g} here); all its rows "
+                        f"model {example_value(models[int(m[r0])])}, prompt_id "
+                        f"{example_value(self.pid_list[int(p[r0])])} repeated with a different outcome ({v0:g} at line "
+                        f"{at.get(l0, l0)}, {v1:g} here); all its rows "
                         "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
                 m, p, s = m[keep], p[keep], s[keep]
         return m, p, s, skipped
@@ -478,7 +502,7 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
             except (TypeError, ValueError):
                 out[i] = np.nan
                 if ok[i]:
-                    errors.add(fname, int(lines[i]), f"{kind} value {v!r} is not a number{_comma_hint(v)}",
+                    errors.add(fname, int(lines[i]), f"{kind} value {example_value(v)} is not a number{_comma_hint(v)}",
                                f"non-numeric {kind} values")
                     ok[i] = False
         vals = out
@@ -614,7 +638,7 @@ def read_table(
             detected = "long" if any(column_key(c) == "prompt_id" for c in cols) else "matrix"
             if shape is None and detected == "matrix" and _looks_long(cols, prompt_map):
                 errors.add(fname, 1, f"no prompt_id column, so this would be read as matrix form (one column per "
-                           f"prompt id), but the header ({', '.join(map(str, cols))}) looks like long form, which "
+                           f"prompt id), but the header ({', '.join(map(column_shown, cols))}) looks like long form, which "
                            "needs model, prompt_id and correct (0/1) or score ([0, 1]) columns: name the prompt id "
                            "column prompt_id; nothing of this file is read")
                 detected = "none"
@@ -702,7 +726,7 @@ def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str
         if not any(e.message.startswith("missing column") for e in errors.errors if e.file == fname):
             errors.add(fname, _header_line(fname, lines),
                        f"missing column(s) {', '.join(missing)}: long form needs model, prompt_id and correct (0/1) "
-                       f"or score ([0, 1]); found {', '.join(cols)}")
+                       f"or score ([0, 1]); found {', '.join(map(column_shown, cols))}")
         return
     builder.add_long(cols["model"], cols["prompt_id"], cols[value], lines, value)
 
@@ -724,9 +748,13 @@ def _add_matrix_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: s
     import pyarrow as pa
 
     names = list(cols)
-    if len(names) < 2:
+    if len(names) < 2:  # (before: "matrix form needs ...; found ['model']", which named neither form's columns)
         errors.add(fname, _header_line(fname, lines),
-                   f"matrix form needs a model column and one column per prompt id; found {names}")
+                   f"the file has one column, {names[0]!r}: an outcomes file needs, in long form, model, "
+                   f"prompt_id and correct (0/1) or score ([0, 1]) columns, or, in matrix form, a model column and one "
+                   f"column per prompt id of the prompts file; add the missing columns" if names else
+                   "no columns: an outcomes file needs, in long form, model, prompt_id and correct (0/1) or score "
+                   "([0, 1]) columns, or, in matrix form, a model column and one column per prompt id")
         return
     model_col = "model" if "model" in cols else next((n for n in names if column_key(n) == "model"), None)
     if model_col is None:  # pandas writes an unnamed index (the models of `df.to_parquet()`) as its last column
