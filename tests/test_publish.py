@@ -1454,9 +1454,18 @@ def _code_subset(src: Path, folder: Path, per: int = CODE_PER_BENCHMARK) -> list
 def mixed_publisher(tmp_path, monkeypatch, encoder, shared_data):
     """Home M: the sample subset (25 models on 90 multiple-choice prompts) and 160 code prompts of evalarena_code
     (132 models, each measured on some of its four benchmarks), indexed in one pass: its fitted map is coverage-aware."""
-    _home(tmp_path, monkeypatch, "home_m")
+    yield from _sample_and_code(tmp_path, monkeypatch, encoder, shared_data, "home_m")
+
+
+def _sample_and_code(tmp_path, monkeypatch, encoder, shared_data, home: str, prefix: str = ""):
+    """The sample subset and the evalarena_code subset indexed in one pass into ``home`` (the code models' names
+    prefixed by ``prefix``); yields (store, vectors, unseen sample prompts, unseen code prompts)."""
+    _home(tmp_path, monkeypatch, home)
     unseen = _subset(tmp_path / "sample")
     code = _code_subset(shared_data / "evalarena_code", tmp_path / "code")
+    if prefix:
+        rows = (tmp_path / "code" / "outcomes.csv").read_text().splitlines()
+        (tmp_path / "code" / "outcomes.csv").write_text("\n".join([rows[0], *(prefix + r for r in rows[1:])]) + "\n")
     store, vectors = open_store(), VectorStore.from_settings()
     r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample")),
                                                       SourceSpec(str(tmp_path / "code"))])
@@ -1596,18 +1605,7 @@ def unlinked_publisher(tmp_path, monkeypatch, encoder, shared_data):
     """Home U: :func:`mixed_publisher`'s sources with evalarena_code's models renamed (``code/<name>``), so that no
     model is measured on both: the map's benchmarks fall in two groups no model links (Calibration.links), each with
     its average model (Calibration.centres)."""
-    _home(tmp_path, monkeypatch, "home_u")
-    unseen = _subset(tmp_path / "sample")
-    code = _code_subset(shared_data / "evalarena_code", tmp_path / "code")
-    rows = (tmp_path / "code" / "outcomes.csv").read_text().splitlines()
-    (tmp_path / "code" / "outcomes.csv").write_text("\n".join([rows[0], *("code/" + r for r in rows[1:])]) + "\n")
-    store, vectors = open_store(), VectorStore.from_settings()
-    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "sample")),
-                                                      SourceSpec(str(tmp_path / "code"))])
-    assert r.status == "ok", r.errors
-    yield store, vectors, unseen, code
-    vectors.close()
-    store.close()
+    yield from _sample_and_code(tmp_path, monkeypatch, encoder, shared_data, "home_u", prefix="code/")
 
 
 def test_the_cards_example_and_a_pull_score_a_model_nothing_links_to_the_query_as_taskspace_does(
