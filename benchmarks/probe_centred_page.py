@@ -5,9 +5,11 @@ metabench_openllm home, three rounds, the two versions interleaved; prints each 
 
     TASKSPACE_HOME=... TASKSPACE_CACHE_DIR=/work/cache HF_HUB_OFFLINE=1 python benchmarks/probe_centred_page.py
 """
+import argparse
 import time
 
-from indexer import model_detail, posterior
+argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+from indexer import model_detail, posterior  # noqa: E402 - after --help, which needs no index
 
 MODELS = ("01-ai/Yi-34B", "deepseek-ai/deepseek-coder-33b-instruct", "mmlu-B:r0088")
 

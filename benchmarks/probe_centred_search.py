@@ -6,8 +6,11 @@ at once; prints ok or MISMATCH per case and the count of mismatches.
 
 The queries name benchmarks of the sample + evalarena_code + metabench_openllm home (humaneval, truthfulqa, arc).
 """
-import sys, time
-from indexer import query, find
+import argparse
+import time
+
+argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+from indexer import find, query  # noqa: E402 - after --help, which needs no index
 queries = [dict(prompts="write a python function to reverse a list"), dict(prompts="What happens if you swallow gum?"),
            dict(benchmark="humaneval"), dict(benchmark="truthfulqa"), dict(benchmark="mmlu_pro/law"),
            dict(prompts="Solve for x: 3x + 5 = 20"), dict(benchmark="arc")]

@@ -250,6 +250,7 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
     bench = ["mcq" if t in mcq else "code" for t in store.prompt_texts(om.prompt_ids)]
     bench_of = {m: bench[int(np.flatnonzero(~np.isnan(om.scores[i]))[0])] for i, m in enumerate(om.models)}
     nearest = np.argsort(-(X[:, :d] @ row[:d]))[:posterior.COVERAGE_PROMPTS]
+    logit = {}
     for mt in got:
         j = solver.model_ids_.index(mt.model)
         seen = ~np.isnan(om.scores[om.models.index(mt.model)])
@@ -275,8 +276,19 @@ def test_probabilities_intervals_and_the_lower_bound_ranking(mixed, encoder):
         # the model's own prior's part of its deviation, and the query format's prior's part (the shared one)
         own_part = float(solver.pattern_prior(solver.pattern_of_[j]) @ row[:2 * d]) - mu_u[j]
         U = float((p * solver.prior_[0] + (1 - p) * solver.prior_[1]) @ row[:2 * d]) - mu_u[j]
-        logit = cal.a + cal.level * level[j] + cal.specific * (mt.score - level[j] - own_part) + cal.shared * U
-        assert mt.probability == pytest.approx(1 / (1 + np.exp(-logit)), abs=1e-5)
+        logit[mt.model] = cal.a + cal.level * level[j] + cal.specific * (mt.score - level[j] - own_part) \
+            + cal.shared * U
+    # on the share of the nearest prompts outside a model's benchmark, its score is that benchmark's average
+    # model's (Calibration.centres: the mean of its models' vectors, so the mean of their scores); K is the logit's
+    # query-only constant (the query format's prior part)
+    assert len(got) == len(om.models) and cal.centres is not None
+    K = cal.a + cal.shared * float((p * solver.prior_[0] + (1 - p) * solver.prior_[1]) @ row[:2 * d])
+    average = {g: np.mean([logit[m] - K for m in logit if bench_of[m] == g]) for g in ("code", "mcq")}
+    for mt in got:
+        off = [bench[i] for i in nearest if bench[i] != bench_of[mt.model]]
+        b = 1 - len(off) / len(nearest)
+        centred = K + max(b, posterior.TIE_BREAK) * (logit[mt.model] - K) + sum(average[g] for g in off) / len(nearest)
+        assert mt.probability == pytest.approx(1 / (1 + np.exp(-centred)), abs=1e-5), mt.model
     assert [m.probability for m in got] == sorted((m.probability for m in got), reverse=True)
     lcb = find_models([request], top=3, store=store, vectors=vectors, rank="lcb")
     everyone = sorted(got, key=lambda m: m.search_score - posterior.Z_INTERVAL * cal.specific * np.sqrt(m.variance),
