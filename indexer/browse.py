@@ -431,7 +431,7 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
     for b in B:
         folds.append((pred.fold(b), pred.offset))
     Bq = np.stack([f for f, _ in folds]).astype(np.float32)
-    if pred.coverage_aware or (pred.link_aware and pred.calibration.centres is not None):
+    if pred.coverage_aware or pred.centring:
         # each model's logit as `search --benchmark B` gives it (its coverage of B; centred where nothing links it)
         every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, Bq, key, changed)
     else:  # each benchmark row: every model's (ranking) score, without which model it is (none is needed)

@@ -266,23 +266,42 @@ class Calibration:
         as a folded query's coefficients do). (1, 0) without :attr:`centres` or a neighbourhood."""
         k = len(model_benchmarks)
         weight, const = np.ones(k), np.zeros(k)
-        if self.links is None or self.centres is None or not near_benchmarks or not self.folded:
+        if self.centres is None or not self.folded:
             return weight, const
-        group = {b: g for g, names in enumerate(self.links) for b in names}
         at = np.asarray(self.centres, dtype=np.float64) @ np.asarray(q, dtype=np.float64)  # (G,) the average models
-        near = [{group.get(b, -1) for b in (bs or ())} for bs in near_benchmarks]
-        # a prompt of no benchmark, or of one the map does not know, is linked to every model (linked_shares)
-        known = [(gs, float(np.mean(at[sorted(gs)]))) for gs in near if gs and -1 not in gs]
-        memo: dict[frozenset, tuple[float, float]] = {}  # by the model's groups: a few among thousands of models
-        for i, bs in enumerate(model_benchmarks):
+        n = len(near_benchmarks or ())
+        done: dict[int, tuple[float, float]] = {}  # by the list of prompts (one per set of groups)
+        for i, off in enumerate(self._unlinked_prompts(model_benchmarks, near_benchmarks)):
+            if off is not None:
+                if id(off) not in done:
+                    done[id(off)] = (max(1.0 - len(off) / n, TIE_BREAK),
+                                     sum(float(np.mean(at[sorted(gs)])) for gs in off) / n)
+                weight[i], const[i] = done[id(off)]
+        return weight, const
+
+    def _unlinked_prompts(self, model_benchmarks: list, near_benchmarks: list) -> list:
+        """For each model of ``model_benchmarks``, the groups (of :attr:`links`) of each of the query's nearest
+        indexed prompts (``near_benchmarks``) that lie in no benchmark linked to one of its own; None for a model
+        linked to every prompt: all None without :attr:`links` or a neighbourhood, and for a model without benchmarks
+        or with one the map does not know. A prompt of no benchmark, or of one the map does not know (indexed since
+        it was fitted), is linked to every model: nothing says otherwise. The one rule of :meth:`linked_shares` and
+        :meth:`unlinked_mix`, worked out once per set of groups (a few among thousands of models)."""
+        if self.links is None or not near_benchmarks:
+            return [None] * len(model_benchmarks)
+        group = {b: g for g, names in enumerate(self.links) for b in names}
+        near = [frozenset(group.get(b, -1) for b in (bs or ())) for bs in near_benchmarks]
+        known = [gs for gs in near if gs and -1 not in gs]
+        memo: dict[frozenset, list] = {}
+        out = []
+        for bs in model_benchmarks:
             own = frozenset(group.get(b, -1) for b in (bs or ()))
             if not own or -1 in own:
+                out.append(None)
                 continue
             if own not in memo:
-                off = [v for gs, v in known if not gs & own]
-                memo[own] = (max(1.0 - len(off) / len(near), TIE_BREAK), sum(off) / len(near))
-            weight[i], const[i] = memo[own]
-        return weight, const
+                memo[own] = [gs for gs in known if not gs & own]
+            out.append(memo[own])
+        return out
 
     def region_term(self, coverage) -> np.ndarray:
         """The raw-score variance to add to a model's posterior variance at a query where it was observed on a share
@@ -315,15 +334,9 @@ class Calibration:
         does not know (indexed since it was fitted) and a model without benchmarks count as linked: nothing says
         otherwise, and the interval stays as before. All 1 without :attr:`links` or a neighbourhood."""
         out = np.ones(len(model_benchmarks))
-        if self.links is None or not near_benchmarks:
-            return out
-        group = {b: g for g, names in enumerate(self.links) for b in names}
-        near = [{group.get(b, -1) for b in (bs or ())} for bs in near_benchmarks]
-        for i, bs in enumerate(model_benchmarks):
-            own = {group.get(b, -1) for b in (bs or ())}
-            if not own or -1 in own:
-                continue
-            out[i] = sum(1 for gs in near if not gs or -1 in gs or gs & own) / len(near)
+        for i, off in enumerate(self._unlinked_prompts(model_benchmarks, near_benchmarks)):
+            if off is not None:
+                out[i] = 1.0 - len(off) / len(near_benchmarks)
         return out
 
     def level_term(self, noise, n) -> np.ndarray:
@@ -998,11 +1011,17 @@ class Predictor:
         return self.folded and self.calibration.links is not None
 
     @property
+    def centring(self) -> bool:
+        """True when the map carries its groups' average models (:attr:`~Calibration.centres`): a model not linked
+        to a query's benchmarks scores the average model's of the query's group on that share
+        (:meth:`Calibration.unlinked_mix`)."""
+        return self.link_aware and self.calibration.centres is not None
+
+    @property
     def centred(self) -> bool:
-        """True when a model not linked to the query's benchmarks scores the average model's of the query's group on
-        that share (:meth:`Calibration.unlinked_mix`: the map has :attr:`~Calibration.centres` and
-        :attr:`near_benchmarks` is set): the search then re-ranks candidates (:func:`indexer.query.coverage_ranked`)."""
-        return self.link_aware and self.calibration.centres is not None and bool(self.near_benchmarks)
+        """:attr:`centring` at a query whose neighbourhood is known (:attr:`near_benchmarks` set): the search then
+        re-ranks candidates (:func:`indexer.query.coverage_ranked`)."""
+        return self.centring and bool(self.near_benchmarks)
 
     def fold_uncovered(self, row: np.ndarray) -> tuple[np.ndarray, float]:
         """(the folded query of the map with the :attr:`~Calibration.uncovered` weight, the constant to add to its

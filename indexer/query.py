@@ -849,7 +849,7 @@ def _centred_searches(pred, mix, q1, q0, d0: float, filters, on, benches: list[s
     # the rest: no benchmarks, one the map does not know, or (a map whose links are older than the points) several
     # groups' -- unscaled, bounded through every pair
     conds = [*([on] if on else []), *({"except": sorted(names)} for _, _, names in merged)]
-    every = _mix_pairs(pred, mix)
+    every = [(wg, cg) for wg, cg, _ in pairs] + [(1.0, 0.0)]  # _mix_pairs' (the pairs worked out above)
     out.append((q0, {**(filters or {}), "benchmarks": conds}, d0, None, every))
     out.append((q1, {**(filters or {}), "benchmarks": conds}, 0.0, None, every))
     return out

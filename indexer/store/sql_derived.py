@@ -339,8 +339,7 @@ class DerivedMixin:
             return [], np.zeros((0, dim), np.float32)
         if any(len(b) != 4 * dim for _, b in rows):
             raise StoreError(f"a stored vector in space {space_id} does not have {dim} float32 entries")
-        lists = [list(json.loads(b) if isinstance(b, str) else (b or [])) for b, _ in rows]
-        return lists, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        return [list(b or []) for b, _ in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
 
     def forget_space_fit(self, space_id: int) -> int:
         """Delete the space's prior and calibration map (fitted on models that have no outcomes any more), so the
