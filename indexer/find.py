@@ -727,6 +727,19 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     return list(dict.fromkeys(keys))
 
 
+def page_limit(vectors, name: str, where: dict | None, offset: int, k: int) -> int:
+    """How many of the best models a search ranks for the page of ``k`` after the best ``offset``: the tail of the best
+    ``offset + k`` (:func:`find_models` and :func:`indexer.query.find_models` page alike), no more than the models that
+    pass the filters (a client's offset of 10**9 asks no larger search)."""
+    limit = offset + int(k)
+    if offset:
+        listed = vectors.count(name, "models", where)
+        # at or past the last of them the page is empty whatever is ranked: one model is (for the checks of an empty
+        # or drifted index); before, every one, 4-7 s on 32,823 models for an answer of no result
+        limit = min(limit, listed) if offset < listed else 1
+    return limit
+
+
 def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None = None, vector=None, k: int = 10,
                 filters: Filters | dict | None = None, models: str | list[str] | None = None, prefer_smaller: float = 0.0,
                 rank: str = "probability", evidence: int = 3, store=None, vectors=None, space=None,
@@ -771,12 +784,7 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     base = {"key": list(keys)} if keys is not None else {}
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
-    limit = len(keys) if keys is not None else offset + int(k)  # the page is the tail of the best offset + k
-    if offset:  # no more than the models that pass the filters (a client's offset of 10**9 asks no larger search)
-        listed = vectors.count(name, "models", where)
-        # at or past the last of them the page is empty whatever is ranked: one model is (for the checks of an empty
-        # or drifted index below); before, every one, 4-7 s on 32,823 models for an answer of no result
-        limit = min(limit, listed) if offset < listed else 1
+    limit = len(keys) if keys is not None else page_limit(vectors, name, where, offset, k)
     changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the request
     ids: dict[str, int | None] = {}  # the neighbourhood's prompt ids (query.prompt_ids_of): read once for the request
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
