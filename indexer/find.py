@@ -727,13 +727,12 @@ def _resolve_models(store, names: list[str], item: str | None = "models") -> lis
     return list(dict.fromkeys(keys))
 
 
-def page_limit(vectors, name: str, where: dict | None, offset: int, k: int) -> int:
+def page_limit(offset: int, k: int, listed: int | None) -> int:
     """How many of the best models a search ranks for the page of ``k`` after the best ``offset``: the tail of the best
-    ``offset + k`` (:func:`find_models` and :func:`indexer.query.find_models` page alike), no more than the models that
-    pass the filters (a client's offset of 10**9 asks no larger search)."""
+    ``offset + k`` (:func:`find_models` and :func:`indexer.query.find_models` page alike), no more than the ``listed``
+    models that pass the filters (a client's offset of 10**9 asks no larger search; None: not counted, no offset)."""
     limit = offset + int(k)
     if offset:
-        listed = vectors.count(name, "models", where)
         # at or past the last of them the page is empty whatever is ranked: one model is (for the checks of an empty
         # or drifted index); before, every one, 4-7 s on 32,823 models for an answer of no result
         limit = min(limit, listed) if offset < listed else 1
@@ -784,7 +783,9 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     base = {"key": list(keys)} if keys is not None else {}
     conds = flt.conditions()
     where = _merge(base, *conds.values()) or None
-    limit = len(keys) if keys is not None else page_limit(vectors, name, where, offset, k)
+    # how many models the ranking holds (those the filters let through): what a page is out of, as GET /v1/models' total
+    listed = vectors.count(name, "models", where) if keys is None else None
+    limit = len(keys) if keys is not None else page_limit(offset, k, listed)
     changed: dict[str, bool] = {}  # whose results changed since their vector was solved: read once for the request
     ids: dict[str, int | None] = {}  # the neighbourhood's prompt ids (query.prompt_ids_of): read once for the request
     q, filled, near_hits, pred, ranked = _search(store, vectors, sp, prompts, benchmark, vector, where=where,
@@ -818,7 +819,11 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     query = {"kind": kind, "prompts": len(prompts or []), "options_filled": filled, "truncated": truncated,
              "max_tokens": max_tokens, "measured_near": _measured_near(results, anything_near), "benchmark": benchmark,
              "k": int(k), "offset": offset, "rank": rank, "prefer_smaller": alpha, "filters": flt.to_dict(),
-             "models": list(keys) if keys is not None else None}
+             "models": list(keys) if keys is not None else None,
+             # the ranking's size and the next page's offset (None on the last page), as GET /v1/models pages: the web
+             # page's "next" and the CLI's "ranks 11-20 of 147" (compare mode: the models ranked, on one page)
+             "total": listed if listed is not None else len(results),
+             "next_offset": offset + int(k) if listed is not None and offset + int(k) < listed else None}
     if keys is not None:  # compare mode: the listed models that are not in the answer (filtered out, or no vector)
         shown = {r.model for r in results}
         query["unranked"] = [key for key in keys if key not in shown]

@@ -456,8 +456,8 @@ def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None
     store, vectors = _stores(store, vectors)
     sp, state = _space_state(store, space)
     ranked = _search(store, vectors, sp, prompts, benchmark, None, where=where,
-                     limit=page_limit(vectors, space_name(sp), where, offset, top), rank=rank, timings={}, near=False,
-                     state=state)[-1]
+                     limit=page_limit(offset, top, vectors.count(space_name(sp), "models", where) if offset else None),
+                     rank=rank, timings={}, near=False, state=state)[-1]
     return [m for m, _ in ranked[offset:]]
 
 

@@ -1169,6 +1169,10 @@ def _answer_responses() -> dict:
         models: list[str] | None = Field(description="compare mode: the models asked for, by key")
         unranked: list[str] = Field(None, description="compare mode only: the models asked for that are not in "
                                                       "the answer (removed by a filter, or without a vector)")
+        total: int = Field(description="how many models the ranking holds over all its pages (those the filters let "
+                                       "through; compare mode: the models ranked), as GET /v1/models' total")
+        next_offset: int | None = Field(description="the offset of the next page (offset + k); null on the last page "
+                                                    "and in compare mode")
 
     class SpaceInfo(BaseModel):
         name: str

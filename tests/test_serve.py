@@ -2110,6 +2110,24 @@ def test_an_offset_pages_alike_in_python_the_cli_and_http(indexed, encoder):
             (body, offset)
 
 
+def test_find_says_how_many_the_ranking_holds_and_the_next_pages_offset(client):
+    """`POST /v1/find` says what a page is out of, as `GET /v1/models` does: `query.total` (the models the ranking holds,
+    the filters applied) and `query.next_offset` (offset + k; null on the last page, past it, and in compare mode),
+    declared in /openapi.json; the web page's "next" is shown by them. Before, a client could not tell the last page
+    from a page of exactly k without asking for the next one."""
+    spec = client.get("/openapi.json").json()
+    declared = spec["components"]["schemas"]["Query"]
+    assert {"total", "next_offset"} <= set(declared["required"]) and "total" in declared["properties"]
+    for ask in ({"prompts": [PROMPT]}, {"benchmark": "beta", "rank": "lcb"}, {"prompt": PROMPT, "filters": {"licenses": ["mit"]}}):
+        every = client.post("/v1/find", json={**ask, "k": 20}).json()["results"]
+        for offset, k in ((0, 2), (0, len(every)), (1, 2), (len(every) - 1, 1), (len(every), 3), (len(every) + 4, 1)):
+            q = client.post("/v1/find", json={**ask, "k": k, "offset": offset}).json()["query"]
+            assert q["total"] == len(every), (ask, offset, q)
+            assert q["next_offset"] == (offset + k if offset + k < len(every) else None), (ask, offset, k, q)
+    q = client.post("/v1/find", json={"prompts": [PROMPT], "k": 1, "models": ["org/m1", "lab/m3"]}).json()["query"]
+    assert q["total"] == 2 and q["next_offset"] is None  # compare mode: every listed model, one page
+
+
 def test_find_pages_its_ranking_with_an_offset_declared_in_the_schema(client):
     """`POST /v1/find` takes `offset`, as `GET /v1/models` pages: the results are ranks offset + 1 to offset + k of
     the ranking a larger k gives (by the lower bound and with a filter too), `query.offset` says it, /openapi.json
