@@ -1597,9 +1597,11 @@ def test_the_results_page_through_the_ranking_and_the_page_is_in_the_url(page_se
         expect(page.locator("#prev")).to_be_hidden()
         expect(page.locator("#next")).to_have_text("next 2 →")
         expect(page.locator("#page-of")).to_have_text("ranks 1–2 of 4")
+        expect(page).to_have_title(f"{prompt} – taskspace")
         page.locator("#next").click()
         expect(page).to_have_url(re.compile(r"offset=2"))
         expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt(s)")
+        expect(page).to_have_title(f"{prompt} (from rank 3) – taskspace")  # the pages' history entries differ
         shows(3, every[2:])
         expect(page.locator("#next")).to_be_hidden()  # the last page
         assert page.evaluate("document.activeElement.id") == "results"  # the focus at the new page's results

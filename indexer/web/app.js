@@ -493,9 +493,10 @@ const EMPTY = "type a task or pick a benchmark";
 // stays quiet
 // the tab's and the history entry's title names the view (before: one title for every search and model page)
 const TITLE = document.title;
-function titleFor(what) {
+// a page of the ranking past the first says where it starts (`suffix`), so the pages' history entries differ
+function titleFor(what, suffix = "") {
   const chars = Array.from(what || "");  // by code point, as the evidence texts: never half an emoji ("�")
-  document.title = what ? `${chars.length > 60 ? chars.slice(0, 60).join("") + "…" : what} – taskspace` : TITLE;
+  document.title = what ? `${chars.length > 60 ? chars.slice(0, 60).join("") + "…" : what}${suffix} – taskspace` : TITLE;
 }
 
 // each view (a search, a model page) takes a number; an answer that comes after another view was opened is dropped
@@ -515,7 +516,9 @@ async function runSearch(p, asked = false, attempt = 0) {
   $("results").hidden = false;
   document.querySelector("a.skip").textContent = "Skip to results";
   const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
-  titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task);
+  const from = Number(p.get("offset"));  // (not a number: no suffix; findBody says what is wrong with it)
+  titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task,
+           Number.isInteger(from) && from > 0 ? ` (from rank ${from + 1})` : "");
   let body;
   try { body = findBody(p); } catch (err) { showError(err); return; }
   clearResults();
