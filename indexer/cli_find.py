@@ -579,7 +579,11 @@ def _print_result(result) -> None:
     what = (f"benchmark {q['benchmark']}" if q["kind"] == "benchmark" else
             f"{q['prompts']} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
     if not result.results:
-        if q.get("offset"):  # the ranking has no more models than the offset skips
+        if q.get("offset") and q.get("total"):  # the ranking has fewer models than the offset skips: how many, as
+            # `taskspace models --offset` says (before, not how many, nor where the last page is)
+            typer.echo(f"no model past the best {q['offset']}: the ranking holds {q['total']} model(s) and --offset "
+                       f"{q['offset']} skips every ranked model (the last one is at --offset {q['total'] - 1})")
+        elif q.get("offset"):  # the ranking has no more models than the offset skips
             typer.echo(f"no model past the best {q['offset']}: --offset {q['offset']} skips every ranked model "
                        "(lower --offset)")
         elif q.get("filters"):
@@ -615,7 +619,11 @@ def _print_result(result) -> None:
                 sort += " (the probability rises with the score)"
         caption = f"space {result.space['name']} ({result.space['method']}); ranked by {sort}"
         near_column = "measured on it" if q["kind"] == "benchmark" else "measured near"
-        _table(f"Models for {what}", [("#", "right"), ("model", "left"), ("P(success)", "right"),
+        # a page of a longer ranking: which ranks, out of how many, as `taskspace models` titles a page "(#24-25)"
+        offset, total = q.get("offset", 0), q.get("total")
+        paged = total is not None and (offset or q.get("next_offset") is not None)
+        page = (f" (#{offset + 1}" + (f"-{offset + len(rows)}" if len(rows) > 1 else "") + f" of {total})") if paged else ""
+        _table(f"Models for {what}{page}", [("#", "right"), ("model", "left"), ("P(success)", "right"),
                                       ("90% interval", "right"), (near_column, "left"), ("params", "right"),
                                       ("license", "left")], rows,
                _with_note(caption, [r.metadata for r in result.results]))

@@ -433,24 +433,32 @@ def close_cached() -> None:
 
 
 def find_models(prompts: str | list[str] | None = None, *, benchmark: str | None = None, top: int = 10,
-                filters=None, space=None, store=None, vectors=None, rank: str = "probability") -> list[Match]:
-    """The ranked models alone, best first: ``indexer.find_models(prompts, benchmark=..., k=top, rank=...)`` without
+                filters=None, space=None, store=None, vectors=None, rank: str = "probability",
+                offset: int = 0) -> list[Match]:
+    """The ranked models alone, best first: ``indexer.find_models(prompts, benchmark=..., k=top, rank=...,
+    offset=...)`` without
     coverage, evidence or filter counts, as :class:`Match` objects (a thin wrapper over the same search,
     :func:`indexer.find._search`: the same scores, order, probabilities and intervals). ``filters``: a raw Qdrant
     payload filter as :meth:`VectorStore.search <indexer.store.vectors.VectorStore.search>` takes
     (``{"license": ["mit"], "num_parameters": {"lte": 8e9}}``), or an :class:`indexer.Filters`. ``rank``: one of
-    :data:`RANKS`. Without ``store``/``vectors`` the configured stores are opened once per process and reused
+    :data:`RANKS`. ``offset``: skip the best ``offset`` (ranks ``offset + 1`` to ``offset + top``, the page
+    ``indexer.find_models(offset=...)``, ``taskspace search --offset`` and ``POST /v1/find`` answer; before, this
+    entry took none). Without ``store``/``vectors`` the configured stores are opened once per process and reused
     (:func:`close_cached` closes them). For the full answer (coverage, evidence, compare mode, ``prefer_smaller``,
     a raw query vector) use :func:`indexer.find_models`."""
-    from .find import Filters, _check_query, _merge, _search, _stores
+    from .browse import _page
+    from .find import Filters, _check_query, _merge, _search, _stores, page_limit
+    from .space import space_name
 
     prompts = _check_query(prompts, benchmark, None, top, rank, k_name="top")  # its argument (before: "k must be")
+    offset, _ = _page(offset, None)  # a non-negative integer, as indexer.find_models' offset
     where = (_merge(*filters.conditions().values()) or None) if isinstance(filters, Filters) else _raw_filter(filters)
     store, vectors = _stores(store, vectors)
     sp, state = _space_state(store, space)
-    ranked = _search(store, vectors, sp, prompts, benchmark, None, where=where, limit=int(top), rank=rank, timings={},
-                     near=False, state=state)[-1]
-    return [m for m, _ in ranked]
+    ranked = _search(store, vectors, sp, prompts, benchmark, None, where=where,
+                     limit=page_limit(offset, top, vectors.count(space_name(sp), "models", where) if offset else None),
+                     rank=rank, timings={}, near=False, state=state)[-1]
+    return [m for m, _ in ranked[offset:]]
 
 
 #: the names of :class:`indexer.Filters` that are no payload field -> the payload field their filter reads

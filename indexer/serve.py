@@ -6,7 +6,8 @@ Routes
 - ``POST /v1/find``: body ``{"prompts": [...] | "benchmark": "..." | "vector": [...], "k": 10, "offset": 0,
   "filters": {...}, "models": [...], "prefer_smaller": 0.0, "rank": "probability", "evidence": 3}`` -> the object
   ``taskspace search --json`` prints (:meth:`indexer.find.FindResult.to_dict`); ``offset`` pages the ranking as
-  ``GET /v1/models``' pages the list (``{"k": 10, "offset": 10}``: ranks 11 to 20).
+  ``GET /v1/models``' pages the list (``{"k": 10, "offset": 10}``: ranks 11 to 20; the answer's ``query.total`` and
+  ``query.next_offset`` say how many the ranking holds and where the next page starts, null on the last).
 - ``GET /v1/models`` (``?benchmark=&offset=&limit=`` and the filters: ``license`` (repeatable), ``min_params``,
   ``max_params``, ``pipeline_tag``, ``exclude_gated``, ``open_only``, ``min_evidence``, ``measured_on``) ->
   ``{"models": [...], "offset", "limit", "total", "next_offset"}``; ``GET /v1/models/{id}`` (a key, Hub id or alias; ids
@@ -1169,6 +1170,10 @@ def _answer_responses() -> dict:
         models: list[str] | None = Field(description="compare mode: the models asked for, by key")
         unranked: list[str] = Field(None, description="compare mode only: the models asked for that are not in "
                                                       "the answer (removed by a filter, or without a vector)")
+        total: int = Field(description="how many models the ranking holds over all its pages (those the filters let "
+                                       "through; compare mode: the models ranked), as GET /v1/models' total")
+        next_offset: int | None = Field(description="the offset of the next page (offset + k); null on the last page "
+                                                    "and in compare mode")
 
     class SpaceInfo(BaseModel):
         name: str

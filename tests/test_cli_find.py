@@ -1048,6 +1048,22 @@ def test_a_long_table_is_richs_table_to_the_byte_with_one_row_laid_out(monkeypat
     assert ("\x1b[1m" in want) == ("FORCE_COLOR" in env) and "org/m799[v2]:fire:" in want
 
 
+def test_search_says_which_page_of_how_many_and_where_the_last_is(tmp_path, encoder):
+    """A page of a longer ranking is titled with its ranks out of how many (`Models for the prompt (#2-3 of 3)`, as
+    `taskspace models` titles a page), a search that fits one page is not; past the last model it says how many the
+    ranking holds and the last one's offset. Before, neither said how many models there were."""
+    _alpha_home(tmp_path, encoder, 5)
+    prompt = "What is item 3 of alpha about chemistry?"
+    assert json.loads(run("search", prompt, "--json").stdout)["query"]["total"] == 3
+    res = run("search", prompt, "-k", "2", "--offset", "1")
+    assert res.returncode == 0 and "Models for the prompt (#2-3 of 3)" in res.stdout, res.stdout + res.stderr
+    assert "Models for the prompt (#1 of 3)" in run("search", prompt, "-k", "1").stdout
+    assert " of 3)" not in run("search", prompt).stdout  # one page: no page in the title
+    res = run("search", prompt, "--offset", "9")
+    assert res.returncode == 0 and ("the ranking holds 3 model(s) and --offset 9 skips every ranked model (the last "
+                                    "one is at --offset 2)") in " ".join(res.stdout.split()), res.stdout
+
+
 def test_search_offset_lists_the_ranks_after_it(tmp_path, encoder):
     """`search --offset N` lists ranks N+1 to N+k of the ranking a larger -k gives (by the lower bound too), numbered
     from N+1 in the table, `query.offset` in --json; past the last model it says so; with -m (every listed model) it

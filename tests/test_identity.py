@@ -144,6 +144,10 @@ def test_one_model_is_one_row_whatever_its_sources_call_it(store):
     assert store.aliases_of("microsoft/Phi-3-mini-4k-instruct") == [
         "Phi-3-mini-4k-instruct", "microsoft--Phi-3-mini-4k-instruct", "microsoft/Phi-3-mini-4k-instruct"]
     assert store.resolve_aliases(["gpt-4o(eval_results/gpt4o)", "nope"]) == {"gpt-4o(eval_results/gpt4o)": "gpt-4o"}
+    # every key with each name stored for it, as the lookup of an unknown name reads them (plain tuples, both backends)
+    names = store.model_names()
+    assert all(type(r) is tuple for r in names)
+    assert sorted(set(names)) == sorted({(k, k) for k in keys} | {(k, a) for k in keys for a in store.aliases_of(k)})
     om = store.load_outcomes()
     row = om.scores[om.models.index("microsoft/Phi-3-mini-4k-instruct")]
     texts = store.prompt_texts(om.prompt_ids)

@@ -2069,6 +2069,65 @@ def test_a_second_stop_signal_ends_the_shutdown_without_waiting_for_the_workers_
     busy.set()
 
 
+def test_an_offset_pages_alike_in_python_the_cli_and_http(indexed, encoder):
+    """One page, however asked: `indexer.query.find_models(offset=N)` (the lean library entry), `indexer.find_models
+    (offset=N)`, `taskspace search --offset N --json` and `POST /v1/find` with `offset` rank the same models with the
+    same probabilities, by probability and by the lower bound, for a prompt and a benchmark, with a filter, and past
+    the last model (no result). Before, `indexer.query.find_models` took no offset (a TypeError) while the other
+    three paged."""
+    from typer.testing import CliRunner
+
+    import indexer
+    from indexer import query
+    from indexer.cli import app
+
+    asks = (({"prompts": [PROMPT]}, []), ({"benchmark": "beta", "rank": "lcb"}, ["--rank", "lcb"]),
+            ({"prompts": [PROMPT], "rank": "lcb", "filters": {"max_params": "80B"}}, ["--rank", "lcb", "--max-params", "80B"]))
+    pages = []  # (body, options, offset, k, the HTTP page's models and probabilities)
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc)) as client:
+        for body, options in asks:
+            where = {"benchmark": body["benchmark"]} if "benchmark" in body else {"prompts": body["prompts"]}
+            flt, rank = indexer.Filters.from_dict(body.get("filters", {})), body.get("rank", "probability")
+            every = client.post("/v1/find", json={**body, "k": 20}).json()["results"]
+            for offset, k in ((0, 2), (1, 2), (2, 2), (len(every) - 1, 2), (len(every), 2), (len(every) + 5, 1)):
+                http = client.post("/v1/find", json={**body, "k": k, "offset": offset}).json()["results"]
+                want = [(r["model"], round(r["probability"], 6)) for r in http]  # as the answer's JSON rounds it
+                assert want == [(r["model"], round(r["probability"], 6)) for r in every[offset:offset + k]], (body, offset)
+                lean = query.find_models(where.get("prompts"), benchmark=where.get("benchmark"), top=k, offset=offset,
+                                         filters=flt, rank=rank, store=svc.store, vectors=svc.vectors)
+                assert [(m.model, round(m.probability, 6)) for m in lean] == want, (body, offset)
+                full = indexer.find_models(**where, k=k, offset=offset, filters=flt, rank=rank, store=svc.store,
+                                           vectors=svc.vectors)
+                assert [(r.model, round(r.probability, 6)) for r in full] == want, (body, offset)
+                pages.append((body, options, offset, k, want))
+    for body, options, offset, k, want in pages:  # the command, once the server let the index go
+        args = ["search", *(body["prompts"] if "prompts" in body else ["-b", body["benchmark"]]), *options,
+                "-k", str(k), "--offset", str(offset), "--json"]
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+        assert [(r["model"], round(r["probability"], 6)) for r in json.loads(res.output)["results"]] == want, \
+            (body, offset)
+
+
+def test_find_says_how_many_the_ranking_holds_and_the_next_pages_offset(client):
+    """`POST /v1/find` says what a page is out of, as `GET /v1/models` does: `query.total` (the models the ranking holds,
+    the filters applied) and `query.next_offset` (offset + k; null on the last page, past it, and in compare mode),
+    declared in /openapi.json; the web page's "next" is shown by them. Before, a client could not tell the last page
+    from a page of exactly k without asking for the next one."""
+    spec = client.get("/openapi.json").json()
+    declared = spec["components"]["schemas"]["Query"]
+    assert {"total", "next_offset"} <= set(declared["required"]) and "total" in declared["properties"]
+    for ask in ({"prompts": [PROMPT]}, {"benchmark": "beta", "rank": "lcb"}, {"prompt": PROMPT, "filters": {"licenses": ["mit"]}}):
+        every = client.post("/v1/find", json={**ask, "k": 20}).json()["results"]
+        for offset, k in ((0, 2), (0, len(every)), (1, 2), (len(every) - 1, 1), (len(every), 3), (len(every) + 4, 1)):
+            q = client.post("/v1/find", json={**ask, "k": k, "offset": offset}).json()["query"]
+            assert q["total"] == len(every), (ask, offset, q)
+            assert q["next_offset"] == (offset + k if offset + k < len(every) else None), (ask, offset, k, q)
+    q = client.post("/v1/find", json={"prompts": [PROMPT], "k": 1, "models": ["org/m1", "lab/m3"]}).json()["query"]
+    assert q["total"] == 2 and q["next_offset"] is None  # compare mode: every listed model, one page
+
+
 def test_find_pages_its_ranking_with_an_offset_declared_in_the_schema(client):
     """`POST /v1/find` takes `offset`, as `GET /v1/models` pages: the results are ranks offset + 1 to offset + k of
     the ranking a larger k gives (by the lower bound and with a filter too), `query.offset` says it, /openapi.json

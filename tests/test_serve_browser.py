@@ -1566,3 +1566,102 @@ def test_a_model_pages_ranks_among_tens_of_thousands_fit_a_phone(page_server):
                 "(e) => [e.scrollWidth, e.clientWidth]")
         assert page.evaluate("document.documentElement.scrollWidth") <= 360
         assert failures == []
+
+
+def test_the_results_page_through_the_ranking_and_the_page_is_in_the_url(page_server):
+    """A ranking longer than k is paged: "next" shows ranks k+1.. (numbered so, POST /v1/find's `offset`), "previous"
+    returns, the page is in the URL (`offset`: a reload or a shared link shows the same page, Back the one before), a
+    page past the last model says how many there are and links to the last page, and the same holds with a filter and
+    for a benchmark query. Before, the page showed the best k alone and ignored `?offset=`."""
+    import httpx
+    from playwright.sync_api import expect
+
+    def ranked(**body):  # the API's ranking, what each page must show a slice of
+        return [r["model"] for r in httpx.post(page_server + "/v1/find", json={"k": 10, **body}, timeout=120).json()["results"]]
+
+    prompt = "What is item 3 of alpha about chemistry?"
+    every = ranked(prompts=[prompt])
+    assert len(every) == 4, every
+    with chromium_page() as (page, failures):
+        status, rows = page.locator("#status"), page.locator("#ranked > li.result")
+        ranks, names = rows.locator(".rank"), rows.locator(".title")
+
+        def shows(first: int, models: list[str]):
+            expect(rows).to_have_count(len(models))
+            expect(ranks).to_have_text([f"{first + i}." for i in range(len(models))])
+            expect(names).to_have_text(models)
+
+        page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 2}))
+        expect(status).to_have_text("models 1–2 of 4 ranked for 1 prompt(s)")
+        shows(1, every[:2])
+        expect(page.locator("#prev")).to_be_hidden()
+        expect(page.locator("#next")).to_have_text("next 2 →")
+        expect(page.locator("#page-of")).to_have_text("ranks 1–2 of 4")
+        expect(page).to_have_title(f"{prompt} – taskspace")
+        page.locator("#next").click()
+        expect(page).to_have_url(re.compile(r"offset=2"))
+        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt(s)")
+        expect(page).to_have_title(f"{prompt} (from rank 3) – taskspace")  # the pages' history entries differ
+        shows(3, every[2:])
+        expect(page.locator("#next")).to_be_hidden()  # the last page
+        assert page.evaluate("document.activeElement.id") == "results"  # the focus at the new page's results
+        page.reload()  # the page is in the URL
+        expect(status).to_have_text("models 3–4 of 4 ranked for 1 prompt(s)")
+        shows(3, every[2:])
+        page.go_back()  # the history entry before "next": the first page
+        expect(page).not_to_have_url(re.compile(r"offset="))
+        shows(1, every[:2])
+        page.go_forward()
+        shows(3, every[2:])
+        page.locator("#prev").click()  # back to the first page: no offset in its URL
+        expect(page).not_to_have_url(re.compile(r"offset="))
+        shows(1, every[:2])
+        expect(page.locator("#prev")).to_be_hidden()
+
+        # past the last model: said, with the last page a click away
+        page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 2, "offset": 10}))
+        expect(status).to_have_text("no model past the best 10: the ranking holds 4 model(s) for 1 prompt(s)")
+        expect(rows).to_have_count(0)
+        expect(page.locator("#next")).to_be_hidden()
+        expect(page.locator("#prev")).to_have_text("← last page")
+        page.locator("#prev").click()
+        expect(page).to_have_url(re.compile(r"offset=2"))
+        shows(3, every[2:])
+
+        # an offset that is no multiple of k: "previous" goes to the first page, not before it
+        page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 3, "offset": 1}))
+        shows(2, every[1:])
+        page.locator("#prev").click()
+        shows(1, every[:3])
+
+        # with a filter (licenses mit: org/m1 and lab/m3) and for a benchmark query, the pages are the API's
+        mit = ranked(prompts=[prompt], filters={"licenses": ["mit"]})
+        page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 1, "license": "mit"}))
+        expect(status).to_have_text("models 1–1 of 2 ranked for 1 prompt(s)")
+        shows(1, mit[:1])
+        page.locator("#next").click()
+        shows(2, mit[1:])
+        expect(page.locator("#next")).to_be_hidden()
+        beta = ranked(benchmark="beta")
+        page.goto(page_server + "/?" + urlencode({"benchmark": "beta", "k": 3}))
+        shows(1, beta[:3])
+        page.locator("#next").click()
+        expect(page).to_have_url(re.compile(r"offset=3"))
+        shows(4, beta[3:])
+        expect(page.locator("#benchmark")).to_have_value("beta")
+
+        # one page (k >= the ranking) and compare mode: no pager
+        page.goto(page_server + "/?" + urlencode({"q": prompt}))
+        expect(status).to_have_text("4 model(s) ranked for 1 prompt(s)")
+        expect(page.locator("#pager")).to_be_hidden()
+        page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 1, "models": "org/m1, lab/m3"}))
+        expect(rows).to_have_count(2)
+        expect(page.locator("#pager")).to_be_hidden()
+
+        # a new search from the form starts at its first page
+        page.goto(page_server + "/?" + urlencode({"q": prompt, "k": 2, "offset": 2}))
+        shows(3, every[2:])
+        page.click("#go")
+        expect(page).not_to_have_url(re.compile(r"offset="))
+        shows(1, every[:2])
+        assert failures == []

@@ -222,6 +222,22 @@ class ReadMixin:
                 out.setdefault(key, []).append(alias)
         return {k: sorted(v) for k, v in out.items()}
 
+    def model_names(self) -> list[tuple[str, str]]:
+        """``(key, name)`` of every model: its key, and each name stored for it (its aliases), read straight from the
+        driver. What the lookup of a name that is no key reads (:func:`indexer.find._resolve_models`: its case-folded
+        match, its "did you mean"); before, it read :meth:`list_models`' whole records and :meth:`aliases_by_model`,
+        0.39 s of the 0.6 s an unknown id took on 32,823 models."""
+        q = self.engine.dialect.identifier_preparer.quote
+        key, models, aliases = q("key"), q(Model.__tablename__), q(ModelAlias.__tablename__)
+        with self._read() as conn:
+            conn = conn.connection() if hasattr(conn, "get_bind") else conn
+            res = conn.exec_driver_sql(f"SELECT {key}, {key} FROM {models} UNION ALL "
+                                       f"SELECT m.{key}, a.{q('alias')} FROM {aliases} a JOIN {models} m ON m.id = a.model_id")
+            try:  # the driver's rows, plain tuples: SQLAlchemy's Row objects cost three times the read (65k rows)
+                return res.cursor.fetchall()
+            finally:
+                res.close()
+
     def aliases_of(self, key: str) -> list[str]:
         return self.aliases_by_model([key]).get(key, [])
 

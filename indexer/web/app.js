@@ -1,5 +1,5 @@
 // taskspace search page: plain JavaScript, no build step, no request to any other host.
-// The query lives in the URL (?q=...&k=...; ?model=ID for a model page), so a result can be shared.
+// The query lives in the URL (?q=...&k=...&offset=...; ?model=ID for a model page), so a result can be shared.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -227,6 +227,9 @@ function findBody(p) {
   if (p.get("benchmark")) body.benchmark = p.get("benchmark");
   else if (prompts.length) body.prompts = prompts;
   body.k = given(p, "k") ? number(p, "k") : 10;
+  // a page of the ranking past the first (the pager's links, a shared or reloaded URL): ranks offset + 1 to offset + k,
+  // as POST /v1/find pages (before, ?offset= was ignored and the page showed only the best k)
+  if (given(p, "offset")) body.offset = number(p, "offset");
   if (given(p, "prefer_smaller")) body.prefer_smaller = number(p, "prefer_smaller");
   if (p.get("rank")) body.rank = p.get("rank");
   if (p.get("space")) body.space = p.get("space");
@@ -330,14 +333,14 @@ function measuredNear(cov, q) {
   return `measured on ${cov.near || 0} nearby prompt(s)` + on;
 }
 
-function resultItem(r, i, signal, q, space) {
+function resultItem(r, rank, signal, q, space) {
   const name = r.hub_id
     ? el("a", { class: "name", href: `https://huggingface.co/${r.hub_id}`, rel: "noopener", title: "its page on the Hugging Face Hub" }, r.model)
     : el("span", { class: "name", text: r.model });
   // each result is headed by its model (h3 under the Results h2; the evidence panel's h4 under it), and its links
   // and panel are named for it: before, a screen reader's list of links read "model page" ten times, its list of
   // headings only "Nearest indexed prompts ..." (h4 under h2), neither saying which model
-  const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${i + 1}.` }), el("h3", { class: "title" }, name));
+  const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${rank}.` }), el("h3", { class: "title" }, name));
   if (r.api_only) head.append(el("span", { class: "badge", text: "API only" }));
   const near = r.coverage ? r.coverage.measured_near : null;
   if (near === null) head.append(el("span", { class: "badge unknown", title: NEAR_UNKNOWN, text: "measured near this query: unknown" }));
@@ -374,8 +377,12 @@ function renderResults(data, askedSpace) {
   const signal = !data.space || data.space.signal !== false;
   // a model page opened from a result predicts in the space this search asked for (none: the default)
   const asked = data.space && askedSpace ? data.space.name : null;
-  list.replaceChildren(...data.results.map((r, i) => resultItem(r, i, signal, data.query, asked)));
   const q = data.query || {};
+  const offset = q.offset || 0;
+  // each numbered by its rank in the whole ranking (before, 1 to k on every page)
+  list.replaceChildren(...data.results.map((r, i) => resultItem(r, offset + i + 1, signal, data.query, asked)));
+  // the ordered list says the same number to a screen reader as the rank shown beside each result
+  if (offset) list.setAttribute("start", String(offset + 1)); else list.removeAttribute("start");
   const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${q.prompts} prompt(s)`;
   $("status").className = "";
   const filtered = Object.keys(q.filters || {}).length > 0;
@@ -385,7 +392,12 @@ function renderResults(data, askedSpace) {
   const compared = (q.models || []).length > 0;
   // which space answered, where the index holds several (the chooser is shown)
   const where = data.space && (askedSpace || !$("space-field").hidden) ? ` in space ${data.space.name}` : "";
-  $("status").textContent = data.results.length ? `${data.results.length} model(s) ranked for ${what}${where}`
+  const paged = offset > 0 || (q.next_offset !== null && q.next_offset !== undefined);
+  $("status").textContent = data.results.length ? (paged
+      ? `models ${offset + 1}–${offset + data.results.length} of ${q.total} ranked for ${what}${where}`
+      : `${data.results.length} model(s) ranked for ${what}${where}`)
+    // a page past the last model (a link kept after the index changed, a hand-made offset): how many there are
+    : offset && q.total ? `no model past the best ${offset}: the ranking holds ${q.total} model(s) for ${what}${where}`
     : filtered ? `no model matches (${what}): loosen the filters`
     : compared ? `none of the listed models is ranked (${what})`
     : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
@@ -431,12 +443,37 @@ function renderResults(data, askedSpace) {
   if (mn && mn.results < mn.of && !mn.any_model) caveats.push(el("p", { text: FAR }));
   $("caveats").replaceChildren(...caveats);
   $("caveats").hidden = !caveats.length;
+  showPager(q);
 }
+
+// -- the pages of a ranking longer than k: links to the previous and next pages (their URLs, the search's own with
+// the offset set, so a page can be opened in a new tab, shared and reloaded), shown when there is more than one
+const pageUrl = (offset) => {
+  const p = new URLSearchParams(location.search);
+  if (offset > 0) p.set("offset", String(offset)); else p.delete("offset");
+  return "/?" + p.toString();
+};
+function showPager(q) {
+  const offset = q.offset || 0;
+  const k = q.k || 10;
+  const total = q.total || 0;
+  const next = q.next_offset === null || q.next_offset === undefined ? null : q.next_offset;
+  // from past the end, "previous" goes to the last page that holds a model
+  const prev = offset <= 0 ? null : offset >= total ? Math.max(0, Math.floor((total - 1) / k) * k) : Math.max(0, offset - k);
+  $("pager").hidden = next === null && prev === null;
+  $("prev").hidden = prev === null;
+  $("next").hidden = next === null;
+  if (prev !== null) { $("prev").href = pageUrl(prev); $("prev").textContent = offset >= total ? "← last page" : `← previous ${k}`; }
+  if (next !== null) { $("next").href = pageUrl(next); $("next").textContent = `next ${Math.min(k, total - next)} →`; }
+  $("page-of").textContent = total && offset < total ? `ranks ${offset + 1}–${Math.min(offset + k, total)} of ${total}` : "";
+}
+function hidePager() { $("pager").hidden = true; }
 
 // the rows, notes and caveats of the answer shown: emptied on an error, and when a search starts (before: while a
 // slow search ran, "searching…" stood above the previous query's ranking, under the new query's URL and title)
 function clearResults() {
   $("ranked").replaceChildren();
+  hidePager();
   $("notes").textContent = "";
   $("caveats").replaceChildren();
   $("caveats").hidden = true;
@@ -456,9 +493,10 @@ const EMPTY = "type a task or pick a benchmark";
 // stays quiet
 // the tab's and the history entry's title names the view (before: one title for every search and model page)
 const TITLE = document.title;
-function titleFor(what) {
+// a page of the ranking past the first says where it starts (`suffix`), so the pages' history entries differ
+function titleFor(what, suffix = "") {
   const chars = Array.from(what || "");  // by code point, as the evidence texts: never half an emoji ("�")
-  document.title = what ? `${chars.length > 60 ? chars.slice(0, 60).join("") + "…" : what} – taskspace` : TITLE;
+  document.title = what ? `${chars.length > 60 ? chars.slice(0, 60).join("") + "…" : what}${suffix} – taskspace` : TITLE;
 }
 
 // each view (a search, a model page) takes a number; an answer that comes after another view was opened is dropped
@@ -478,7 +516,9 @@ async function runSearch(p, asked = false, attempt = 0) {
   $("results").hidden = false;
   document.querySelector("a.skip").textContent = "Skip to results";
   const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
-  titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task);
+  const from = Number(p.get("offset"));  // (not a number: no suffix; findBody says what is wrong with it)
+  titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task,
+           Number.isInteger(from) && from > 0 ? ` (from rank ${from + 1})` : "");
   let body;
   try { body = findBody(p); } catch (err) { showError(err); return; }
   clearResults();
@@ -654,6 +694,18 @@ $("search").addEventListener("submit", (ev) => {
   if (location.pathname + location.search === url) history.replaceState(null, "", url); else history.pushState(null, "", url);
   runSearch(p, true).then(() => { if ($("ranked").children.length) $("results").focus(); });
 });
+// a page of the ranking, opened in place (a history entry: Back returns to the page before); the focus goes to the
+// results, whose first row is the new page's first rank
+for (const id of ["prev", "next"]) {
+  $(id).addEventListener("click", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
+    ev.preventDefault();
+    history.pushState(null, "", $(id).getAttribute("href"));
+    const p = new URLSearchParams(location.search);
+    paramsToForm(p);
+    runSearch(p).then(() => { $("results").focus(); $("results").scrollIntoView(); });
+  });
+}
 $("task").addEventListener("keydown", (ev) => {  // Ctrl/Cmd+Enter searches from the text box
   if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); $("search").requestSubmit(); }
 });
