@@ -489,6 +489,65 @@ def test_a_model_name_with_a_control_character_is_an_error_and_nothing_of_it_is_
     assert ingest(str(out), store=store, fetch_metadata=False, model="org/fine").errors == []
 
 
+@pytest.mark.parametrize("field, value", [("model_name", ["fake-org/dummy-b"]), ("model_name", []),
+                                          ("model_name", ["org/a", "org/b"]), ("model_name", {"name": "org/a"}),
+                                          ("model_name", True), ("pretrained", ["fake-org/dummy-b"]),
+                                          ("model_sha", ["abc123"])])
+def test_an_lm_eval_model_name_that_is_a_list_is_an_error_naming_the_file_and_field(store, tmp_path, field, value):
+    """A results file whose ``model_name`` (or ``model_args``' pretrained=, or the revision ``model_sha``) is a list,
+    an object or a boolean: one error naming the results file, the field and the value, its samples not read, nothing
+    stored; ``--model`` reads the run. A one-element list is refused too: lm-eval writes a string there, so a list
+    comes from another tool, whose list may be of several models. Before, the value's Python repr was stored as the
+    model's name (``['fake-org/dummy-b']``, ``[]``) without a word."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    data = json.loads(res.read_text())
+    if field == "pretrained":
+        data.pop("model_name")
+        data["config"]["model_args"] = {"pretrained": value}
+        shown = "config.model_args pretrained="
+    elif field == "model_sha":
+        data["config"]["model_sha"] = value
+        shown = "config.model_sha"
+    else:
+        data[field] = value
+        shown = field
+    res.write_text(json.dumps(data))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.file == str(res) and e.message.startswith(f"`{shown}` is "), e.message
+    assert json.dumps(value) in e.message and "NAME" in e.message, e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+    again = ingest(str(out), store=store, fetch_metadata=False, model="org/named")
+    assert again.errors == [] and store.load_outcomes().models == ["org/named"]
+
+
+def test_a_lighteval_model_name_that_is_a_list_is_an_error_naming_the_results_file(store, tmp_path):
+    """lighteval's results file whose ``config_general.model_name`` is a list: the source is refused naming the file
+    and the field; ``--model`` reads it. Before, the Python repr of the list was stored as the model name (an empty
+    list: the folder's name, without a word)."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "lighteval_0.13_output", out)
+    (res,) = (out / "results").rglob("results_*.json")
+    data = json.loads(res.read_text())
+    for value in (["org/light-model"], []):
+        data["config_general"]["model_name"] = value
+        res.write_text(json.dumps(data))
+        s = ingest(str(out), store=store, fetch_metadata=False)
+        (e,) = s.errors
+        assert e.file == str(res), e
+        assert e.message.startswith(f"`model_name` of the results file's config_general is a list ({json.dumps(value)})"), e
+        assert "NAME" in e.message and s.sources == 0 and store.load_outcomes().models == []
+    assert ingest(str(out), store=store, fetch_metadata=False, model="org/light-model").errors == []
+    assert store.load_outcomes().models == ["org/light-model"]
+
+
 def test_a_symlink_loop_in_an_lm_eval_output_folder_reads_each_model_folder_once_without_a_warning(store, tmp_path):
     """A model folder holding a link to its parent (`ln -s .. loop`, as a tool syncing an output folder may leave) and
     a second link to a model folder: each model folder is read once, and no warning speaks of folders too deep to read.

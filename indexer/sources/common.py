@@ -58,6 +58,17 @@ def example_value(value, width: int = EXAMPLE_WIDTH, written=repr) -> str:
     return f"{text[:width - tail - 3]}...{text[-tail:]} ({size})"
 
 
+def json_kind(value) -> str:
+    """How a JSON (or Parquet) value that is not a string is named in an error: "a list", "an object", "a boolean"."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
 def column_shown(name) -> str:
     """A column name as a message lists it: as written when it is printable text, else quoted with its escapes
     (:func:`example_value`: ``'mo\\x00del'``), so that a NUL, a line break or a terminal escape sequence of a damaged

@@ -43,6 +43,7 @@ from .common import (
     column_shown,
     csv_record_lines,
     example_value,
+    json_kind,
     table_ext,
 )
 from .registry import Match, Reader
@@ -210,7 +211,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
             continue
         # JSON lines and Parquet carry types: a list, an object or a boolean is no id, name or text (str() made Python
         # reprs of them: a benchmark "['x']", a text "{'a': 1}", "True"); a number reads as its digits, as in CSV
-        typed = [f"{k} is {_json_kind(row[k])}" for k in ("prompt_id", "benchmark", "text")
+        typed = [f"{k} is {json_kind(row[k])}" for k in ("prompt_id", "benchmark", "text")
                  if not isinstance(row[k], (str, int, float)) or isinstance(row[k], bool)]
         if typed:
             errors.add(fname, line, f"{', '.join(typed)}, not a string; the prompt is skipped",
@@ -275,17 +276,6 @@ def id_key(text: str) -> str:
 def _id_text(value) -> str:
     """A prompts file's prompt id as the text the outcome rows are matched on: stripped, :func:`id_key`."""
     return id_key(str(value).strip())
-
-
-def _json_kind(value) -> str:
-    """How a JSON (or Parquet) value that is not a string is named in an error: "a list", "an object", "a boolean"."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return f"a {type(value).__name__}"
 
 
 class _Builder:
