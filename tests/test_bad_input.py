@@ -281,6 +281,37 @@ def test_a_table_model_name_no_database_takes_is_said_at_its_line_in_the_file(st
     assert s.outcomes == 2 and store.load_outcomes().models == ["m1"]
 
 
+@pytest.mark.parametrize("form", ["long", "matrix"])
+def test_a_prompt_id_with_a_control_character_is_an_invalid_id_at_its_line(store, tmp_path, form):
+    """A prompt id holding a NUL, a tab or a terminal escape in an outcomes (or matrix) file is an invalid id, said
+    once at the line of its first row (matrix form: the row of its first cell) with what it holds, its rows dropped,
+    the rest stored; in the prompts file, the prompt's line is rejected so, and the outcome rows of that id say the
+    id is invalid, not that it "is not in the prompts file". Before, the outcomes file's id was "not in the prompts
+    file", and when the prompts file held the same id the pair was stored: SQLite kept `p` for `p\x002`, PostgreSQL
+    refuses a NUL."""
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "First?"}\n'
+                                     '{"prompt_id": "p\\u00002", "benchmark": "b", "text": "Second?"}\n'
+                                     '{"prompt_id": "p3", "benchmark": "b", "text": "Third?"}\n')
+    if form == "long":
+        (d / "outcomes.csv").write_bytes(b"model,prompt_id,correct\nm1,p1,1\nm1,p\x002,0\nm2,p\x002,1\n"
+                                         b"m1,p\t3,1\nm1,p\x1b[2J3,1\nm2,p1,0\n")
+        name, lines = "outcomes.csv", (3, 5, 6)
+    else:
+        (d / "matrix.csv").write_bytes(b"model,p1,p\x002,p\t3\nm1,1,0,1\nm2,0,1,\n")
+        name, lines = "matrix.csv", (2, 2)
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    errs = [(Path(e.file).name, e.line, e.message) for e in s.errors]
+    assert errs[0] == ("prompts.jsonl", 2, "prompt_id 'p\\x002' holds a NUL character; the prompt is skipped"), errs
+    mine = [(line, msg) for f, line, msg in errs if f == name]
+    assert [line for line, _ in mine] == list(lines), errs
+    assert mine[0][1] == "prompt_id 'p\\x002' is not a valid id: it holds a NUL character; its rows are dropped: fix the id in the file"
+    assert mine[1][1].startswith("prompt_id 'p\\t3' is not a valid id: it holds a control character (U+0009"), mine
+    assert not any("not in the prompts file" in m for _, _, m in errs), errs
+    assert s.outcomes == 2 and sorted(store.load_outcomes().models) == ["m1", "m2"]
+
+
 def test_a_lone_surrogate_from_a_json_escape_costs_its_row(store, tmp_path):
     """``"\\ud800"`` in a JSONL prompt decodes to a lone surrogate (the file itself is valid UTF-8): it passed the
     not-UTF-8 check (which looked only for surrogateescape's U+DC80-U+DCFF) and crashed the prompt hash. Now the row

@@ -221,9 +221,11 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                 prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
             continue
         pid, bench, text = _id_text(row["prompt_id"]), str(row["benchmark"]).strip(), str(row["text"])
-        bad = text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None)
+        bad_id = name_problem(pid, "an id", limit=None)  # a NUL, a control character, a lone surrogate
+        bad = ((f"prompt_id {example_value(pid)} {bad_id}" if bad_id else None)
+               or text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None))
         if bad:
-            errors.add(fname, line, f"{bad}; the prompt is skipped", bad)
+            errors.add(fname, line, f"{bad}; the prompt is skipped", "invalid prompt ids" if bad_id else bad)
             mine.append(line)
             prompts.rejected.setdefault(pid, line)
             continue
@@ -320,6 +322,13 @@ class _Builder:
         idx = self.pids.get(pid)
         if idx is not None:
             return idx
+        if pid not in self.unknown_pids and (why := name_problem(pid, "an id", limit=None)) is not None:
+            # a NUL, a control character (a tab, a terminal escape), a lone surrogate, too long: no id of the prompts
+            # file either (read_prompts rejects it), so an invalid id here; before, "is not in the prompts file"
+            self.errors.add(self.fname, line, f"prompt_id {example_value(pid)} is not a valid id: it {why}; its rows are "
+                            "dropped: fix the id in the file", "invalid prompt ids")
+            self.unknown_pids.add(pid)
+            return -1
         if pid in self.prompts:
             self.pids[pid] = len(self.pid_list)
             self.pid_list.append(pid)
