@@ -1017,6 +1017,32 @@ def test_an_outcomes_file_with_both_correct_and_score_is_one_error_naming_both(t
     assert batch.table.scores.size == 0
 
 
+@pytest.mark.parametrize("block", [3, 200_000])
+def test_json_lines_rows_that_mix_correct_and_score_name_the_first_line_of_each_and_read_nothing(tmp_path,
+                                                                                                 monkeypatch, block):
+    """JSON-lines outcome rows, some holding their outcome under `correct` and some under `score`: one error naming
+    the first line of each column and the value seen there, nothing of the file read, whether the rows fall in one
+    block of the reader or in two (`block`: rows per block, `JSON_BLOCK_ROWS`, 200,000). Before, in one block: "both a
+    'correct' and a 'score' column" at line 1, naming no row of either; across blocks (a file of more than 200,000
+    rows): "mixed value columns 'correct' and 'score'" at no line, and every row of both stored, the benchmark's metric
+    `score`."""
+    from indexer.sources import common
+
+    monkeypatch.setattr(common, "JSON_BLOCK_ROWS", block, raising=False)
+    write_prompts(tmp_path)
+    rows = [{"model": "m1", "prompt_id": "p1", "correct": 1}, {"model": "m2", "prompt_id": "p1", "correct": 0},
+            {"model": "m3", "prompt_id": "p2", "correct": True}, {"model": "m1", "prompt_id": "p2", "score": 0.25},
+            {"model": "m2", "prompt_id": "p2", "score": 0.5}, {"model": "m9", "prompt_id": "nope", "correct": 1}]
+    (tmp_path / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.file.endswith("outcomes.jsonl") and e.line == 4, e
+    assert e.message == ("mixed value columns: line 1 holds its outcome under 'correct' (1), line 4 under 'score' (0.25): "
+                         "which one holds the outcomes cannot be told, so nothing of this file is read; write every "
+                         "row's outcome under one of them (correct: 0/1, score: [0, 1])"), e.message
+    assert batch.table.scores.size == 0 and batch.table.models == []
+
+
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
     """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
     list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a

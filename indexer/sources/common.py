@@ -27,6 +27,7 @@ from ..records import RowError
 EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
 MAX_ERRORS_PER_PROBLEM = 20  # detailed errors per (file, problem); the rest are counted in one summary line
 BLOCK_SIZE = 1 << 24  # bytes per pyarrow CSV block
+JSON_BLOCK_ROWS = 200_000  # rows per block of a JSON-lines (or JSON array) outcomes file
 #: the longest CSV field (characters) the csv module reads: Python's default, 131,072, rejected long prompt texts
 #: that JSONL takes; a longer field costs its line with a message saying to use JSONL
 CSV_FIELD_LIMIT = 1 << 26
@@ -764,7 +765,7 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
             continue
         chunk.append(row)
         chunk_lines.append(line)
-        if len(chunk) >= 200_000:
+        if len(chunk) >= JSON_BLOCK_ROWS:
             yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
             chunk, chunk_lines = [], []
     if chunk:

@@ -297,6 +297,10 @@ class _Builder:
         self.s_parts: list[np.ndarray] = []
         self.l_parts: list[np.ndarray] = []
         self.value_kind: str | None = None
+        #: (line, value) of the first row holding its outcome under :attr:`value_kind` (long form)
+        self.value_first: tuple[int, object] | None = None
+        #: (line, message) when the rows hold their outcomes under both value columns: nothing of the file is read
+        self.mixed: tuple[int | None, str] | None = None
         #: ``line_map(lines) -> {line: physical line}`` when the lines given are provisional (fast CSV path)
         self.line_map = None
 
@@ -645,6 +649,10 @@ def read_table(
             continue
         if detected == "long":
             _add_long_block(builder, cols, lines, fname, errors)
+            if builder.mixed is not None:  # nothing of the file is read: the rows of its blocks before are dropped
+                errors.add(fname, *builder.mixed)  # (before, across blocks, rows of both kinds were stored)
+                builder = _Builder(fname, prompt_map, errors)
+                detected = "none"
         else:
             _add_matrix_block(builder, cols, lines, fname, errors)
     if n_rows == 0 and not any(e.file == fname for e in errors.errors):
@@ -691,14 +699,52 @@ def _physical_lines(errors: ErrorLog, fname: str, path: Path) -> None:
         errors.errors[i] = replace(e, line=where.get(e.line, e.line))
 
 
-def _value_column(cols: dict, fname: str, errors: ErrorLog, builder: _Builder) -> str | None:
+def _value_column(cols: dict, lines: np.ndarray, builder: _Builder) -> str | None:
+    """The value column of a block of long-form rows, or None; ``builder.mixed`` set when the file's earlier blocks
+    held their outcomes under the other one (JSON lines of more than :data:`~indexer.sources.common.JSON_BLOCK_ROWS`
+    rows: the columns of a block are the keys of its rows)."""
     for c in VALUE_COLUMNS:
         if c in cols:
-            if builder.value_kind not in (None, c):
-                errors.add(fname, None, f"mixed value columns {builder.value_kind!r} and {c!r}")
-            builder.value_kind = c
+            here = _first_value(cols[c], lines)
+            if builder.value_kind not in (None, c) and here is not None:
+                builder.mixed = _mixed_values((builder.value_kind, *builder.value_first), (c, *here))
+            elif builder.value_kind is None and here is not None:
+                builder.value_kind, builder.value_first = c, here
             return c
     return None
+
+
+def _first_value(col, lines: np.ndarray) -> tuple[int, object] | None:
+    """(line, value) of the first row of a block whose column ``col`` holds a value (not null), or None."""
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    present = np.flatnonzero(~col.is_null().to_numpy(zero_copy_only=False))
+    return (int(lines[present[0]]), col[int(present[0])].as_py()) if len(present) else None
+
+
+def _both_at(cols: dict, lines: np.ndarray) -> int | None:
+    """The line of the first row of a block holding a value under both value columns, or None."""
+    import pyarrow as pa
+
+    both = None
+    for c in VALUE_COLUMNS:
+        col = cols[c].combine_chunks() if isinstance(cols[c], pa.ChunkedArray) else cols[c]
+        here = ~col.is_null().to_numpy(zero_copy_only=False)
+        both = here if both is None else both & here
+    at = np.flatnonzero(both)
+    return int(lines[at[0]]) if len(at) else None
+
+
+def _mixed_values(first: tuple, other: tuple) -> tuple[int, str]:
+    """(line, message) of rows that hold their outcomes under both value columns: ``first`` and ``other`` are
+    (column, line, value) of the first row of each, in line order."""
+    (c1, l1, v1), (c2, l2, v2) = sorted((first, other), key=lambda t: t[1])
+    return l2, (f"mixed value columns: line {l1} holds its outcome under {c1!r} ({example_value(v1, written=str)}), "
+                f"line {l2} under {c2!r} ({example_value(v2, written=str)}): which one holds the outcomes cannot be told, "
+                "so nothing of this file is read; write every row's outcome under one of them (correct: 0/1, score: "
+                "[0, 1])")
 
 
 def _looks_long(cols: dict, prompt_map: dict) -> bool:
@@ -711,14 +757,21 @@ def _looks_long(cols: dict, prompt_map: dict) -> bool:
 def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
     cols = _known_columns(cols)
     if all(c in cols for c in VALUE_COLUMNS):  # which one holds the outcomes cannot be told: before, `correct` won
-        both = f"both a {VALUE_COLUMNS[0]!r} and a {VALUE_COLUMNS[1]!r} column"
-        if not any(both in e.message for e in errors.errors if e.file == fname):  # once, not per block
-            errors.add(fname, _header_line(fname, lines),
-                       f"{both}: which one holds the outcomes cannot be told; keep one (correct: 0/1, score: [0, 1]) "
-                       f"and remove or rename the other")
+        json_rows = (table_ext(Path(fname)) or "").startswith(".json")  # JSON: a block's columns are its rows' keys
+        both_at = _both_at(cols, lines) if json_rows else None
+        firsts = [(c, *at) for c in VALUE_COLUMNS if (at := _first_value(cols[c], lines)) is not None]
+        if not json_rows or both_at is not None or len(firsts) < 2:  # a header naming both, or a row holding both
+            builder.mixed = (both_at or _header_line(fname, lines),
+                             f"both a {VALUE_COLUMNS[0]!r} and a {VALUE_COLUMNS[1]!r} column: which one holds the outcomes "
+                             "cannot be told; keep one (correct: 0/1, score: [0, 1]) and remove or rename the other")
+        else:  # JSON rows, some with `correct`, some with `score`: the first row of each (in an earlier block too)
+            builder.mixed = _mixed_values(*[(c, *builder.value_first) if c == builder.value_kind else (c, l, v)
+                                            for c, l, v in firsts])
         return
     missing = [c for c in ("model", "prompt_id") if c not in cols]
-    value = _value_column(cols, fname, errors, builder)
+    value = _value_column(cols, lines, builder)
+    if builder.mixed is not None:
+        return
     if value is None:
         missing.append("correct|score")
     if missing:
