@@ -970,6 +970,28 @@ def test_a_samples_line_whose_doc_id_is_no_number_or_name_costs_its_line(store, 
     assert s.outcomes == 42 - 5
 
 
+def test_a_samples_line_whose_doc_id_holds_a_control_character_costs_its_line(store, tmp_path):
+    """lm-eval samples lines whose `doc_id` is a name holding a NUL, a tab or a terminal escape: each an invalid id at
+    its line (as a plain table's prompt id), the other lines stored. Before, they were stored: the prompt's source id
+    `tiny_mc_yesno:a` on SQLite for `a\x00b` (cut at the NUL; PostgreSQL refuses a NUL), the tab and escape as given."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    for row, bad in zip(rows, ["a\x00b", "a\tb", "a\x1b[2Jb"]):
+        row["doc_id"] = bad
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    errs = {e.line: e.message for e in s.errors}
+    assert sorted(errs) == [1, 2, 3], s.errors
+    assert errs[1] == "doc_id 'a\\x00b' is not a valid id: it holds a NUL character; the line is skipped: fix the source"
+    assert errs[2].startswith("doc_id 'a\\tb' is not a valid id: it holds a control character (U+0009")
+    assert s.outcomes == 42 - 3
+
+
 def test_a_folder_with_prompts_but_no_outcomes_or_with_nothing_says_what_it_lacks(store, tmp_path):
     """`taskspace ingest DIR` (and `index --source DIR`, `sources add DIR`, `evaluate DIR`) of a folder holding a
     prompts file and no outcomes file names the prompts file and says to put the outcomes beside it, as a folder of

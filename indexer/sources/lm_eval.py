@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InputError, arg, option_hint
-from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
+from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
 from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem, example_value,
                      json_kind, json_objects, lfs_pointer_problem)
 from .registry import Match, Reader
@@ -609,6 +609,13 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
             # before: a list, object or float became the prompt id as its repr ("task:[1]", "task:1.5")
             errors.add(fname, line, f"doc_id {example_value(did, written=json.dumps)} is not a whole number or a name "
                        "(the harness writes the doc's index): the line is skipped; fix the source", "bad doc_id")
+            rejected += 1
+            continue
+        if isinstance(did, str) and (bad := name_problem(did, "an id", limit=None)) is not None:
+            # a NUL, a control character, a lone surrogate: as a plain table's prompt id (before, stored: cut at the
+            # NUL on SQLite, refused by PostgreSQL)
+            errors.add(fname, line, f"doc_id {example_value(did)} is not a valid id: it {bad}; the line is skipped: fix "
+                       "the source", "invalid doc_ids")
             rejected += 1
             continue
         doc = row.get("doc")
