@@ -1043,6 +1043,23 @@ def test_json_lines_rows_that_mix_correct_and_score_name_the_first_line_of_each_
     assert batch.table.scores.size == 0 and batch.table.models == []
 
 
+def test_a_json_number_too_big_for_64_bits_costs_its_row_not_the_file(tmp_path):
+    """JSON-lines outcome rows holding a whole number past 64 bits (`1e23` written out as digits, a model named by
+    such a number): the row of the score is an error at its line naming the value, the model reads as its digits,
+    the rest is read. Before, "cannot be read: OverflowError: Python int too large to convert to C long (an
+    unexpected error: please report it)", and nothing of the source stored."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.jsonl").write_text(
+        '{"model": 7, "prompt_id": "p1", "score": 0}\n'
+        '{"model": 7, "prompt_id": "p2", "score": 100000000000000000000000}\n'
+        '{"model": 123456789012345678901234567890, "prompt_id": "p1", "score": 1}\n')
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert (e.line, e.message) == (2, "score value 1e+23 is outside [0, 1]"), e
+    assert sorted(batch.table.models) == ["123456789012345678901234567890", "7"]
+    assert sorted(batch.table.scores.tolist()) == [0.0, 1.0]
+
+
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
     """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
     list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a

@@ -827,7 +827,8 @@ def _rows_to_columns(rows: list[dict]) -> dict:
         vals = [r.get(k) for r in rows]
         try:
             cols[k] = pa.array(vals)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # (OverflowError: a whole number past 64 bits,
+            # which cost the source as an unexpected error; as text its row's value is an error or a name's digits)
             cols[k] = pa.array([None if v is None else str(v) for v in vals], type=pa.string())
     return cols
 
