@@ -992,6 +992,22 @@ def test_a_samples_line_whose_doc_id_holds_a_control_character_costs_its_line(st
     assert s.outcomes == 42 - 3
 
 
+def test_an_lm_eval_metric_value_just_off_binary_is_quoted_as_written(store, tmp_path):
+    """An lm-eval samples line whose binary `acc` is 0.9999999 (a float sum written out): the error quotes it as
+    written. Before, "acc value 1 is not binary", a value that is fine."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    rows[0]["acc"] = 0.9999999
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (e,) = ingest(str(out), store=store, fetch_metadata=False).errors
+    assert e.line == 1 and e.message.startswith("acc value 0.9999999 is not binary"), e
+
+
 def test_a_folder_with_prompts_but_no_outcomes_or_with_nothing_says_what_it_lacks(store, tmp_path):
     """`taskspace ingest DIR` (and `index --source DIR`, `sources add DIR`, `evaluate DIR`) of a folder holding a
     prompts file and no outcomes file names the prompts file and says to put the outcomes beside it, as a folder of

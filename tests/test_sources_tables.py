@@ -1060,6 +1060,23 @@ def test_a_json_number_too_big_for_64_bits_costs_its_row_not_the_file(tmp_path):
     assert sorted(batch.table.scores.tolist()) == [0.0, 1.0]
 
 
+def test_a_value_just_outside_its_range_is_quoted_as_written_not_rounded(tmp_path):
+    """A score just past 1 (`1.0000001`), a `correct` just short of 1 (`0.9999999`) and one (model, prompt_id) given
+    0.5 and 0.5000001: each error quotes the values as written. Before, rounded to 6 digits: "score value 1 is outside
+    [0, 1]", "correct value 1 is not binary", "repeated with a different outcome (0.5 at line 2, 0.5 here)", which
+    named values that are fine; values 6 digits show as before (`2`, `1e+30`)."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,score\nm1,p1,1.0000001\nm1,p2,0.5\nm1,p2,0.5000001\n"
+                                           "m2,p1,2\nm2,p2,1e30\n")
+    msgs = [e.message for e in read_source(tmp_path).errors]
+    assert "score value 1.0000001 is outside [0, 1]" in msgs and "score value 2 is outside [0, 1]" in msgs, msgs
+    assert "score value 1e+30 is outside [0, 1]" in msgs, msgs
+    assert any("repeated with a different outcome (0.5 at line 3, 0.5000001 here)" in m for m in msgs), msgs
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,0.9999999\nm1,p2,1\n")
+    (e,) = read_source(tmp_path).errors
+    assert e.message.startswith("correct value 0.9999999 is not binary"), e.message
+
+
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
     """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
     list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a

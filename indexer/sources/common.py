@@ -59,6 +59,16 @@ def example_value(value, width: int = EXAMPLE_WIDTH, written=repr) -> str:
     return f"{text[:width - tail - 3]}...{text[-tail:]} ({size})"
 
 
+def number_shown(value) -> str:
+    """A score as an ingest message quotes it: in 6 significant digits (``2``, ``0.25``, ``41.1134``, ``1e+30``),
+    unless they round it to another number in [0, 1], which would read as a valid score: then every digit it needs
+    (``1.0000001``, ``0.9999999``, ``0.5000001``). Before, always in 6: a score of 1.0000001 was "score value 1 is
+    outside [0, 1]", a `correct` of 0.9999999 "1 is not binary", and 0.5 and 0.5000001 repeated "0.5 ..., 0.5 here"."""
+    v = float(value)
+    short = f"{v:g}"
+    return short if v != v or float(short) == v or not 0.0 <= float(short) <= 1.0 else repr(v)
+
+
 def json_kind(value) -> str:
     """How a JSON (or Parquet) value that is not a string is named in an error: "a list", "an object", "a boolean"."""
     if isinstance(value, bool):

@@ -33,7 +33,7 @@ from pathlib import Path
 from ..errors import InputError, arg, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
 from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem, example_value,
-                     json_kind, json_objects, lfs_pointer_problem)
+                     json_kind, json_objects, lfs_pointer_problem, number_shown)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import KeyFit, MetricOption, parse_metric, report_metric_failures, scored_row
@@ -638,8 +638,8 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
             if first_score == score:
                 skipped += 1
             elif doc_id not in dropped:
-                errors.add(fname, line, f"doc_id {doc_id} repeated with a different {m} ({first_score:g} at line "
-                           f"{first_line}, {score:g} here); both dropped: fix the source", "conflicting repeats")
+                errors.add(fname, line, f"doc_id {doc_id} repeated with a different {m} ({number_shown(first_score)} "
+                           f"at line {first_line}, {number_shown(score)} here); both dropped: fix the source", "conflicting repeats")
                 dropped.add(doc_id)
             continue
         seen[doc_id] = (line, score, len(outcomes))

@@ -44,6 +44,7 @@ from .common import (
     csv_record_lines,
     example_value,
     json_kind,
+    number_shown,
     table_ext,
 )
 from .registry import Match, Reader
@@ -438,8 +439,8 @@ class _Builder:
                     self.errors.add(
                         self.fname, at.get(l1, l1),
                         f"model {example_value(models[int(m[r0])])}, prompt_id "
-                        f"{example_value(self.pid_list[int(p[r0])])} repeated with a different outcome ({v0:g} at line "
-                        f"{at.get(l0, l0)}, {v1:g} here); all its rows "
+                        f"{example_value(self.pid_list[int(p[r0])])} repeated with a different outcome ({number_shown(v0)} at "
+                        f"line {at.get(l0, l0)}, {number_shown(v1)} here); all its rows "
                         "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
                 m, p, s = m[keep], p[keep], s[keep]
         return m, p, s, skipped
@@ -523,7 +524,7 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
         bad = ok & ((vals < 0) | (vals > 1))
         why = "is outside [0, 1]"
     rows = np.flatnonzero(bad)
-    errors.add_rows(fname, lines[rows], f"{kind} value {why}", lambda k: f"{kind} value {vals[rows[k]]:g} {why}")
+    errors.add_rows(fname, lines[rows], f"{kind} value {why}", lambda k: f"{kind} value {number_shown(vals[rows[k]])} {why}")
     ok &= ~bad
     return vals
 
