@@ -1008,6 +1008,28 @@ def test_an_lm_eval_metric_value_just_off_binary_is_quoted_as_written(store, tmp
     assert e.line == 1 and e.message.startswith("acc value 0.9999999 is not binary"), e
 
 
+def test_a_samples_line_whose_filter_is_no_name_is_an_error_at_its_line(store, tmp_path):
+    """lm-eval samples lines whose `filter` is a list, null or blank (a hand-edited or another tool's file): each an
+    error at its line naming the value, the other lines stored. Before, each was grouped under a filter of its own
+    (`['none']`, `None`), which no read chose: the lines were dropped without a word."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    for row, bad in zip(rows, [["none"], None, " "]):
+        row["filter"] = bad
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    errs = {e.line: e.message for e in s.errors}
+    assert sorted(errs) == [1, 2, 3], s.errors
+    assert errs[1] == 'filter ["none"] is not a filter name (a string); the line is skipped: fix the source', errs
+    assert errs[2].startswith("filter null is not a filter name") and errs[3].startswith('filter " " is not'), errs
+    assert s.outcomes == 42 - 3
+
+
 def test_a_folder_with_prompts_but_no_outcomes_or_with_nothing_says_what_it_lacks(store, tmp_path):
     """`taskspace ingest DIR` (and `index --source DIR`, `sources add DIR`, `evaluate DIR`) of a folder holding a
     prompts file and no outcomes file names the prompts file and says to put the outcomes beside it, as a folder of

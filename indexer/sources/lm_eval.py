@@ -523,8 +523,14 @@ def _by_filter(path: Path, rows: list[tuple[int, dict]], run: TaskRun,
     if any("filter" in r for _, r in rows):
         out: dict[str, list] = {}
         for line, row in rows:
-            out.setdefault(str(row.get("filter", "none")), []).append((line, row))
-        return out, False
+            name = row.get("filter", "none")
+            if not isinstance(name, str) or not name.strip():  # a list, null, blank: before, a filter of its own
+                # (`['none']`, `None`) that no read chose, the line dropped without a word
+                errors.add(str(path), line, f"filter {example_value(name, written=json.dumps)} is not a filter name (a "
+                           "string); the line is skipped: fix the source", "bad filter names")
+                continue
+            out.setdefault(name, []).append((line, row))
+        return (out, False) if out else None  # (every line's filter no name: each said at its line)
     counts = Counter(str(r["doc_id"]) for _, r in rows if "doc_id" in r)
     per_doc = set(counts.values())
     filters = run.filters
