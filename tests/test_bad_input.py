@@ -1030,6 +1030,24 @@ def test_a_samples_line_whose_filter_is_no_name_is_an_error_at_its_line(store, t
     assert s.outcomes == 42 - 3
 
 
+def test_a_samples_file_of_json_lines_whose_first_line_is_an_array_costs_that_line(store, tmp_path):
+    """An lm-eval samples file of JSON lines whose first line is a JSON array (`[1, 2]`, a stray line): that line is
+    an error (not a JSON object), the lines after it are read. Before, the file was taken for one JSON array, which
+    did not parse: "malformed JSON: Extra data at column 1; the file breaks off before its end (a copy or download cut
+    short ...)", at line 2, and every line of the file lost."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    f.write_text("[1, 2]\n" + f.read_text())
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (e.file, e.line, e.message) == (str(f), 1, "line is not a JSON object"), e
+    assert s.outcomes == 42
+
+
 def test_a_folder_with_prompts_but_no_outcomes_or_with_nothing_says_what_it_lacks(store, tmp_path):
     """`taskspace ingest DIR` (and `index --source DIR`, `sources add DIR`, `evaluate DIR`) of a folder holding a
     prompts file and no outcomes file names the prompts file and says to put the outcomes beside it, as a folder of

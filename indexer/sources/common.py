@@ -586,6 +586,11 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
+            if exc.msg == "Extra data" and exc.lineno > 1 and _stray_first_line(text.split("\n", 1)[0]):
+                # JSON lines whose first line is an array of no objects (a stray line): that line is an error, the
+                # others are read; before, all lost as one array that "breaks off before its end"
+                yield from json_objects(io.StringIO(text), fname, errors, array=False)
+                return
             where = f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else f"{exc.msg} at column {exc.colno}"
             cut = text.strip() and not text.rstrip().endswith("]")  # a JSON array's file ends with its bracket
             errors.add(fname, exc.lineno, f"malformed JSON: {where}"
@@ -629,6 +634,16 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
                        "non-object JSON lines")
         else:
             errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
+
+
+def _stray_first_line(line: str) -> bool:
+    """Whether ``line``, the first of a file that starts with ``[``, is one JSON array of no objects on its own: a
+    stray line of JSON lines, not the rows of a JSON array (an array of objects stays one, its errors said as such)."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, list) and not any(isinstance(x, dict) for x in value)
 
 
 def _one_document(text: str, first: int) -> str:
