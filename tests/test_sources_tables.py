@@ -1077,6 +1077,27 @@ def test_a_value_just_outside_its_range_is_quoted_as_written_not_rounded(tmp_pat
     assert e.message.startswith("correct value 0.9999999 is not binary"), e.message
 
 
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_excels_separator_line_above_the_header_is_one_error_saying_to_delete_it(tmp_path, sep):
+    """A CSV whose first line is Excel's separator hint (`sep=,`, `sep=;`), outcomes or prompts file: one error at
+    line 1 naming it and saying to delete it, nothing of the file read. Before, `sep=,` was taken for a header of two
+    columns and every row was "malformed CSV row: 3 fields, the header has 2"; `sep=;` read as a file "separated by
+    semicolons"."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text(f"sep={sep}\nmodel,prompt_id,correct\nm1,p1,1\nm2,p2,0\n")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert (e.line, e.message) == (1, f"line 1, 'sep={sep}', is Excel's separator line, not the header: delete it (the "
+                                      "header is the first line); nothing of this file is read"), e
+    assert batch.table.scores.size == 0
+    (tmp_path / "prompts.jsonl").unlink()
+    (tmp_path / "prompts.csv").write_text(f"sep={sep}\nprompt_id,benchmark,text\np1,b,Q?\n")
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    errs = read_source(tmp_path).errors
+    assert (errs[0].file, errs[0].line) == (str(tmp_path / "prompts.csv"), 1), errs
+    assert errs[0].message.startswith(f"line 1, 'sep={sep}', is Excel's separator line"), errs
+
+
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
     """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
     list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a

@@ -538,7 +538,15 @@ _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars", ",":
 def separator_problem(header: list[str], delimiter: str) -> str | None:
     """Why a CSV/TSV header of one column that holds another separator (``model;prompt_id;correct`` in a ``.csv``) is
     not read: the file is separated by something else than its extension says; None otherwise. Read as it is, the
-    whole header was one column name ("matrix form needs a model column ...", or every prompt "missing field(s)")."""
+    whole header was one column name ("matrix form needs a model column ...", or every prompt "missing field(s)").
+    A first line that is Excel's separator hint (``sep=,``, ``sep=;``) is said as such: before, ``sep=,`` was a header
+    of two columns ("malformed CSV row: 3 fields, the header has 2" on every row) and ``sep=;`` "separated by
+    semicolons"."""
+    if header and len(header) <= 2 and str(header[0]).strip().lower().startswith("sep=") and len(str(header[0]).strip()) <= 5 \
+            and not any(str(h).strip() for h in header[1:]):
+        shown = str(header[0]).strip() + (delimiter if len(header) == 2 else "")
+        return (f"line 1, {shown!r}, is Excel's separator line, not the header: delete it (the header is the first "
+                "line); nothing of this file is read")
     if len(header) != 1:
         return None
     found = [name for sep, name in _OTHER_SEPARATORS.items() if sep != delimiter and sep in header[0]]
