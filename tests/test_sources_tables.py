@@ -1098,6 +1098,19 @@ def test_excels_separator_line_above_the_header_is_one_error_saying_to_delete_it
     assert errs[0].message.startswith(f"line 1, 'sep={sep}', is Excel's separator line"), errs
 
 
+@pytest.mark.parametrize("name", ["outcomes.json", "outcomes.jsonl"])
+def test_an_outcomes_file_of_one_object_holding_the_rows_under_a_key_says_how_to_write_them(tmp_path, name):
+    """An outcomes file that is one JSON object holding the rows under a key (`{"rows": [{...}, ...]}`): the error
+    says so and how to write them, as the prompts file's does. Before, "rows is a list, not a name; the row is
+    skipped", which named no row the file has."""
+    write_prompts(tmp_path)
+    (tmp_path / name).write_text(json.dumps({"rows": [{"model": "m1", "prompt_id": "p1", "correct": 1},
+                                                      {"model": "m2", "prompt_id": "p1", "correct": 0}]}))
+    (e,) = read_source(tmp_path).errors
+    assert e.line == 1 and "this line is one JSON object holding 2 row(s) under 'rows': write them as a JSON array" \
+        in e.message, e.message
+
+
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
     """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
     list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a

@@ -805,6 +805,16 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
         yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
 
 
+def rows_under_key(row: dict) -> str | None:
+    """What a JSON row that is the whole table as one object holding its rows under a key (``{"prompts": [{...},
+    ...]}``, an object where an array belongs) is, and how to write it; None for another row."""
+    nest = next((k for k, v in row.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
+    if nest is None:
+        return None
+    return (f"this line is one JSON object holding {len(row[nest])} row(s) under {nest!r}: write them as a JSON array "
+            "(`[{...}, ...]`, a .json file) or one object per line (JSON lines)")
+
+
 def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict | None:
     """A JSON-lines outcomes row without nested values (a list or an object where a name, id or score belongs; a
     boolean where a name or id belongs), each an error at ``line``: in long form (the row has a prompt_id key) such a model, prompt_id, correct or score
@@ -818,6 +828,9 @@ def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict 
         return row
     what = lambda v: "an object" if isinstance(v, dict) else "a boolean" if isinstance(v, bool) else "a list"  # noqa: E731
     fatal = [k for k in nested if k in names or column_key(k) in ("correct", "score")]
+    if (whole := rows_under_key(row)) is not None:  # before: "rows is a list, not a name; the row is skipped"
+        errors.add(fname, line, whole, "nested values (lists, objects) in outcome rows")
+        return None
     if fatal:
         said = ", ".join(f"{k} is {what(row[k])}, not {'a name' if k in names else 'a score'}" for k in fatal)
         errors.add(fname, line, f"{said}; the row is skipped", "nested values (lists, objects) in outcome rows")

@@ -45,6 +45,7 @@ from .common import (
     example_value,
     json_kind,
     number_shown,
+    rows_under_key,
     table_ext,
 )
 from .registry import Match, Reader
@@ -201,9 +202,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                    or (k != "text" and isinstance(row[k], str) and not row[k].strip())]
         if missing:
             # the whole table as one object holding its rows under a key (`{"prompts": [{...}, ...]}`): say so
-            nest = next((k for k, v in row.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
-            hint = (f"; this line is one JSON object holding {len(row[nest])} row(s) under {nest!r}: write them as a JSON "
-                    "array (`[{...}, ...]`, a .json file) or one object per line (JSON lines)") if nest else ""
+            hint = f"; {whole}" if (whole := rows_under_key(row)) is not None else ""
             errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)"
                        + hint, "prompt rows with missing fields")
             mine.append(line)
