@@ -1111,6 +1111,26 @@ def test_an_outcomes_file_of_one_object_holding_the_rows_under_a_key_says_how_to
         in e.message, e.message
 
 
+def test_a_json_lines_row_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
+    """A JSON-lines outcomes or prompts row whose object names a key twice (`{"correct": 1, "correct": 0}`, a
+    hand-merged or concatenated export): an error at its line naming the key, the row skipped, the rest read. Before,
+    the last value was read without a word (the row stored as a failure). A value holding `":` is no repeated key."""
+    (tmp_path / "prompts.jsonl").write_text(
+        '{"prompt_id": "p1", "benchmark": "b", "text": "Say \\"a\\": b?"}\n'
+        '{"prompt_id": "p2", "benchmark": "b", "text": "Q two?", "text": "Other?"}\n')
+    (tmp_path / "outcomes.jsonl").write_text(
+        '{"model": "m1", "prompt_id": "p1", "correct": 1, "correct": 0}\n'
+        '{"model": "m2", "prompt_id": "p1", "correct": 1}\n'
+        '{"model": "m3", "prompt_id": "p2", "correct": 1}\n')
+    batch = read_source(tmp_path)
+    errs = [(Path(e.file).name, e.line, e.message) for e in batch.errors]
+    assert errs[0] == ("prompts.jsonl", 2, "the object names 'text' more than once: which value holds cannot be told; "
+                                           "the row is skipped"), errs
+    assert errs[1] == ("outcomes.jsonl", 1, "the object names 'correct' more than once: which value holds cannot be "
+                                            "told; the row is skipped"), errs
+    assert batch.table.models == ["m2"] and batch.table.texts == ['Say "a": b?']
+
+
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
     """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
     list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a

@@ -586,9 +586,11 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
             + "; the line is skipped: fix it, or export or copy the file again")
 
 
-def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
+def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: bool = False):
     """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
-    Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file."""
+    Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file.
+    ``unique_keys``: a JSON line whose object names a key twice is an error at its line, not its last value read
+    (a table's flat rows: checked only when the line holds more ``":`` than its object has keys)."""
     if array:
         text = f.read()
         try:
@@ -634,7 +636,10 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
             first = False
             continue
         first = False
-        if isinstance(row, dict):
+        if isinstance(row, dict) and unique_keys and raw.count('":') > len(row) and (twice := _repeated_keys(raw)):
+            errors.add(fname, i, f"the object names {', '.join(map(repr, twice))} more than once: which value holds "
+                       "cannot be told; the row is skipped", "keys named twice in a JSON object")
+        elif isinstance(row, dict):
             yield i, row
         elif isinstance(row, list) and any(isinstance(x, dict) for x in row):  # the whole table as one JSON array
             errors.add(fname, i, f"line is a JSON array of {len(row)} item(s), not an object: a JSON-lines file holds "
@@ -642,6 +647,23 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
                        "non-object JSON lines")
         else:
             errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
+
+
+def _repeated_keys(raw: str) -> list[str]:
+    """The keys an object of the JSON text ``raw`` names more than once (``json.loads`` keeps the last value of
+    each, without a word)."""
+    twice: list[str] = []
+
+    def pairs(items):
+        seen = set()
+        for k, _ in items:
+            if k in seen and k not in twice:
+                twice.append(k)
+            seen.add(k)
+        return dict(items)
+
+    json.loads(raw, object_pairs_hook=pairs)
+    return twice
 
 
 def _stray_first_line(line: str) -> bool:
@@ -737,7 +759,7 @@ def _iter_rows(path: Path, errors: ErrorLog, columns=None):
                 for line, rec in records:
                     yield line, dict(zip(header, rec))
             else:
-                for line, row in json_objects(f, fname, errors,
+                for line, row in json_objects(f, fname, errors, unique_keys=True,
                                               array=ext in (".json", ".json.gz") and _starts_with_bracket(path)):
                     yield line, row
     except READ_ERRORS as exc:
