@@ -689,7 +689,7 @@ def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
     import numpy as np
 
     from .records import OutcomeTable
-    from .sources.common import ErrorLog
+    from .sources.common import ErrorLog, number_shown
 
     table = batch.table
     if table is None or len(table.models) < 2 or not len(table):
@@ -712,7 +712,7 @@ def drop_conflicts_between_names(batch: SourceBatch, store) -> SourceBatch:
     for k in bad_keys.tolist():
         rows = order[np.searchsorted(ks, k, "left"):np.searchsorted(ks, k, "right")]
         m, p = key_list[int(table.model_idx[rows[0]])], table.prompt_ids[int(table.prompt_idx[rows[0]])]
-        said = ", ".join(f"{table.scores[r]:g} as {table.models[int(table.model_idx[r])]!r}" for r in rows.tolist())
+        said = ", ".join(f"{number_shown(table.scores[r])} as {table.models[int(table.model_idx[r])]!r}" for r in rows.tolist())
         log_.add(where, None, f"model {m!r}, prompt_id {p!r}: different outcomes under the names of one model ({said});"
                  " all its rows are dropped: fix the source (or the alias that maps these names to one model)",
                  "one model named several ways with different outcomes")

@@ -185,7 +185,9 @@ class Indexer:
         whatever the model count (``taskspace index --refresh-prior``). ``accept_partial``: store new revisions
         that read much worse than the stored ones instead of quarantining them (:data:`indexer.ingest.QUARANTINE_LOSS`)."""
         cfg = self.settings.sources_file
-        specs = sourcelist.add(cfg, extra_sources) if extra_sources else None  # a bad --source: refused, no run
+        # a bad --source: refused, no run; an empty folder too (asked to read it now, as `ingest` is: before, saved and
+        # shown `empty`, exit 0, while `ingest` of it failed); a configured one that is empty at a pass is no error
+        specs = sourcelist.add(cfg, extra_sources, empty_ok=False) if extra_sources else None
         report = RunReport()
         t_start = time.perf_counter()
         with self.store.lock("index") as held:

@@ -58,9 +58,11 @@ _CONTROL = re.compile("[\x01-\x1f\x7f-\x9f]")
 NAME_LIMIT = 512
 
 
-def name_problem(value) -> str | None:
+def name_problem(value, what: str = "a name", limit: int | None = NAME_LIMIT) -> str | None:
     """What makes a model or benchmark name unusable (empty, a NUL character, a lone surrogate, or longer than
-    :data:`NAME_LIMIT` characters: no database takes it; a control character: no line can show it), or None."""
+    ``limit`` characters: no database takes it; a control character: no line can show it), or None. ``what``: what
+    the value is, as the control character's message says it (``"an id"``: a prompt id, held to the same rule but for
+    its length, ``limit=None``: the store keeps its first 512 characters)."""
     if not isinstance(value, str) or not value.strip():
         return "empty"
     if "\x00" in value:
@@ -68,10 +70,10 @@ def name_problem(value) -> str | None:
     if _SURROGATE.search(value):
         return "is not valid Unicode (a lone surrogate, e.g. bytes that were not UTF-8)"
     if m := _CONTROL.search(value):
-        return (f"holds a control character (U+{ord(m.group()):04X}: a line break, tab or terminal escape); a name is "
+        return (f"holds a control character (U+{ord(m.group()):04X}: a line break, tab or terminal escape); {what} is "
                 "one line of printable text")
-    if len(value) > NAME_LIMIT:
-        return f"is longer than {NAME_LIMIT} characters ({len(value)}), more than the database holds"
+    if limit is not None and len(value) > limit:
+        return f"is longer than {limit} characters ({len(value)}), more than the database holds"
     return None
 
 

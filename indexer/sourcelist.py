@@ -259,10 +259,13 @@ def _loaded_options(path: Path, n: int, spec: str, item: dict, fmt: str | None) 
     return options
 
 
-def validate(source: SourceSpec) -> SourceSpec:
-    """The source with its spec normalised, or a ConfigError saying what is wrong (nothing is saved then)."""
+def validate(source: SourceSpec, *, empty_ok: bool = True) -> SourceSpec:
+    """The source with its spec normalised, or a ConfigError saying what is wrong (nothing is saved then).
+    ``empty_ok``: an empty folder is a valid source (``taskspace sources add``: one results will land in); False
+    for a source to be read now (``taskspace index --source``), which refuses it as ``taskspace ingest`` does."""
     from .ingest import parse_spec
     from .sources import detect_format, formats
+    from .sources.registry import empty_folder
 
     where = f"source {source.spec!r}"
     try:
@@ -297,6 +300,8 @@ def validate(source: SourceSpec) -> SourceSpec:
                 raise ConfigError(f"{spec}: no such file or folder; nothing was saved (for a Hub dataset write "
                                   "hub:ORG/REPO, for an organisation hub-org:ORG)")
             p = Path(spec)
+            if not empty_ok and p.is_dir() and empty_folder(p):  # to be read now: as `ingest` says of it, and how
+                detect_format(spec, options)  # to configure it for later (raises: the folder is empty)
             if p.is_file() or any(p.iterdir()):  # an empty folder may fill later
                 if source.format is None:
                     detect_format(spec, options)
@@ -310,7 +315,9 @@ def validate(source: SourceSpec) -> SourceSpec:
     except ConfigError:
         raise
     except IndexerError as exc:
-        raise ConfigError(f"{where}: {getattr(exc, 'message', None) or exc}; nothing was saved") from None
+        later = (f"; to configure a folder that results will land in later, run `taskspace sources add {spec}`"
+                 if not empty_ok and Path(spec).is_dir() and empty_folder(Path(spec)) else "")
+        raise ConfigError(f"{where}: {getattr(exc, 'message', None) or exc}{later}; nothing was saved") from None
     if "metric" in options:  # one canonical form (a key alone stays a string), so one read compares equal
         from .sources.scoring import metric_value_text
 
@@ -436,11 +443,11 @@ def save(path: Path, sources: list[SourceSpec]) -> None:
         os.close(dfd)
 
 
-def add(path: Path, specs: list[SourceSpec], *, check: bool = True) -> list[SourceSpec]:
+def add(path: Path, specs: list[SourceSpec], *, check: bool = True, empty_ok: bool = True) -> list[SourceSpec]:
     """Append sources not configured yet (same :func:`source_key` = same source: a new revision, format, limit or
-    reading options replace the old, in its place). Each is validated first (``check``, :func:`validate`): one bad spec saves none of
-    them. Returns the configuration."""
-    new = [validate(s) if check else s.with_options(spec=normalise(s.spec)) for s in specs]
+    reading options replace the old, in its place). Each is validated first (``check``, :func:`validate`; ``empty_ok``
+    as there): one bad spec saves none of them. Returns the configuration."""
+    new = [validate(s, empty_ok=empty_ok) if check else s.with_options(spec=normalise(s.spec)) for s in specs]
     with _locked(path):
         current = load(path)
         by_key = {source_key(s.spec): s for s in current}

@@ -281,6 +281,37 @@ def test_a_table_model_name_no_database_takes_is_said_at_its_line_in_the_file(st
     assert s.outcomes == 2 and store.load_outcomes().models == ["m1"]
 
 
+@pytest.mark.parametrize("form", ["long", "matrix"])
+def test_a_prompt_id_with_a_control_character_is_an_invalid_id_at_its_line(store, tmp_path, form):
+    """A prompt id holding a NUL, a tab or a terminal escape in an outcomes (or matrix) file is an invalid id, said
+    once at the line of its first row (matrix form: the row of its first cell) with what it holds, its rows dropped,
+    the rest stored; in the prompts file, the prompt's line is rejected so, and the outcome rows of that id say the
+    id is invalid, not that it "is not in the prompts file". Before, the outcomes file's id was "not in the prompts
+    file", and when the prompts file held the same id the pair was stored: SQLite kept `p` for `p\x002`, PostgreSQL
+    refuses a NUL."""
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "First?"}\n'
+                                     '{"prompt_id": "p\\u00002", "benchmark": "b", "text": "Second?"}\n'
+                                     '{"prompt_id": "p3", "benchmark": "b", "text": "Third?"}\n')
+    if form == "long":
+        (d / "outcomes.csv").write_bytes(b"model,prompt_id,correct\nm1,p1,1\nm1,p\x002,0\nm2,p\x002,1\n"
+                                         b"m1,p\t3,1\nm1,p\x1b[2J3,1\nm2,p1,0\n")
+        name, lines = "outcomes.csv", (3, 5, 6)
+    else:
+        (d / "matrix.csv").write_bytes(b"model,p1,p\x002,p\t3\nm1,1,0,1\nm2,0,1,\n")
+        name, lines = "matrix.csv", (2, 2)
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    errs = [(Path(e.file).name, e.line, e.message) for e in s.errors]
+    assert errs[0] == ("prompts.jsonl", 2, "prompt_id 'p\\x002' holds a NUL character; the prompt is skipped"), errs
+    mine = [(line, msg) for f, line, msg in errs if f == name]
+    assert [line for line, _ in mine] == list(lines), errs
+    assert mine[0][1] == "prompt_id 'p\\x002' is not a valid id: it holds a NUL character; its rows are dropped: fix the id in the file"
+    assert mine[1][1].startswith("prompt_id 'p\\t3' is not a valid id: it holds a control character (U+0009"), mine
+    assert not any("not in the prompts file" in m for _, _, m in errs), errs
+    assert s.outcomes == 2 and sorted(store.load_outcomes().models) == ["m1", "m2"]
+
+
 def test_a_lone_surrogate_from_a_json_escape_costs_its_row(store, tmp_path):
     """``"\\ud800"`` in a JSONL prompt decodes to a lone surrogate (the file itself is valid UTF-8): it passed the
     not-UTF-8 check (which looked only for surrogateescape's U+DC80-U+DCFF) and crashed the prompt hash. Now the row
@@ -487,6 +518,65 @@ def test_a_model_name_with_a_control_character_is_an_error_and_nothing_of_it_is_
         store.ingest(SourceBatch(SourceInfo("table", "/y", "r1"), {}, [Outcome(name, "b", "A text?", 1.0)]))
     assert name_problem("org/model name with spaces/and slashes") is None  # printable names stay as given
     assert ingest(str(out), store=store, fetch_metadata=False, model="org/fine").errors == []
+
+
+@pytest.mark.parametrize("field, value", [("model_name", ["fake-org/dummy-b"]), ("model_name", []),
+                                          ("model_name", ["org/a", "org/b"]), ("model_name", {"name": "org/a"}),
+                                          ("model_name", True), ("pretrained", ["fake-org/dummy-b"]),
+                                          ("model_sha", ["abc123"])])
+def test_an_lm_eval_model_name_that_is_a_list_is_an_error_naming_the_file_and_field(store, tmp_path, field, value):
+    """A results file whose ``model_name`` (or ``model_args``' pretrained=, or the revision ``model_sha``) is a list,
+    an object or a boolean: one error naming the results file, the field and the value, its samples not read, nothing
+    stored; ``--model`` reads the run. A one-element list is refused too: lm-eval writes a string there, so a list
+    comes from another tool, whose list may be of several models. Before, the value's Python repr was stored as the
+    model's name (``['fake-org/dummy-b']``, ``[]``) without a word."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (res,) = (out / "fake-org__dummy-b").glob("results_*.json")
+    data = json.loads(res.read_text())
+    if field == "pretrained":
+        data.pop("model_name")
+        data["config"]["model_args"] = {"pretrained": value}
+        shown = "config.model_args pretrained="
+    elif field == "model_sha":
+        data["config"]["model_sha"] = value
+        shown = "config.model_sha"
+    else:
+        data[field] = value
+        shown = field
+    res.write_text(json.dumps(data))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert e.file == str(res) and e.message.startswith(f"`{shown}` is "), e.message
+    assert json.dumps(value) in e.message and "NAME" in e.message, e.message
+    assert s.sources == 0 and store.load_outcomes().models == []
+    again = ingest(str(out), store=store, fetch_metadata=False, model="org/named")
+    assert again.errors == [] and store.load_outcomes().models == ["org/named"]
+
+
+def test_a_lighteval_model_name_that_is_a_list_is_an_error_naming_the_results_file(store, tmp_path):
+    """lighteval's results file whose ``config_general.model_name`` is a list: the source is refused naming the file
+    and the field; ``--model`` reads it. Before, the Python repr of the list was stored as the model name (an empty
+    list: the folder's name, without a word)."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "formats" / "lighteval_0.13_output", out)
+    (res,) = (out / "results").rglob("results_*.json")
+    data = json.loads(res.read_text())
+    for value in (["org/light-model"], []):
+        data["config_general"]["model_name"] = value
+        res.write_text(json.dumps(data))
+        s = ingest(str(out), store=store, fetch_metadata=False)
+        (e,) = s.errors
+        assert e.file == str(res), e
+        assert e.message.startswith(f"`model_name` of the results file's config_general is a list ({json.dumps(value)})"), e
+        assert "NAME" in e.message and s.sources == 0 and store.load_outcomes().models == []
+    assert ingest(str(out), store=store, fetch_metadata=False, model="org/light-model").errors == []
+    assert store.load_outcomes().models == ["org/light-model"]
 
 
 def test_a_symlink_loop_in_an_lm_eval_output_folder_reads_each_model_folder_once_without_a_warning(store, tmp_path):
@@ -878,6 +968,84 @@ def test_a_samples_line_whose_doc_id_is_no_number_or_name_costs_its_line(store, 
     assert errs[1].startswith("doc_id [1] is not a whole number or a name") and errs[4] == "missing field doc_id"
     assert errs[3].startswith("doc_id 1.5 is not") and errs[5].startswith("doc_id true is not")
     assert s.outcomes == 42 - 5
+
+
+def test_a_samples_line_whose_doc_id_holds_a_control_character_costs_its_line(store, tmp_path):
+    """lm-eval samples lines whose `doc_id` is a name holding a NUL, a tab or a terminal escape: each an invalid id at
+    its line (as a plain table's prompt id), the other lines stored. Before, they were stored: the prompt's source id
+    `tiny_mc_yesno:a` on SQLite for `a\x00b` (cut at the NUL; PostgreSQL refuses a NUL), the tab and escape as given."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    for row, bad in zip(rows, ["a\x00b", "a\tb", "a\x1b[2Jb"]):
+        row["doc_id"] = bad
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    errs = {e.line: e.message for e in s.errors}
+    assert sorted(errs) == [1, 2, 3], s.errors
+    assert errs[1] == "doc_id 'a\\x00b' is not a valid id: it holds a NUL character; the line is skipped: fix the source"
+    assert errs[2].startswith("doc_id 'a\\tb' is not a valid id: it holds a control character (U+0009")
+    assert s.outcomes == 42 - 3
+
+
+def test_an_lm_eval_metric_value_just_off_binary_is_quoted_as_written(store, tmp_path):
+    """An lm-eval samples line whose binary `acc` is 0.9999999 (a float sum written out): the error quotes it as
+    written. Before, "acc value 1 is not binary", a value that is fine."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    rows[0]["acc"] = 0.9999999
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (e,) = ingest(str(out), store=store, fetch_metadata=False).errors
+    assert e.line == 1 and e.message.startswith("acc value 0.9999999 is not binary"), e
+
+
+def test_a_samples_line_whose_filter_is_no_name_is_an_error_at_its_line(store, tmp_path):
+    """lm-eval samples lines whose `filter` is a list, null or blank (a hand-edited or another tool's file): each an
+    error at its line naming the value, the other lines stored. Before, each was grouped under a filter of its own
+    (`['none']`, `None`), which no read chose: the lines were dropped without a word."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    rows = [json.loads(x) for x in f.read_text().splitlines()]
+    for row, bad in zip(rows, [["none"], None, " "]):
+        row["filter"] = bad
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    errs = {e.line: e.message for e in s.errors}
+    assert sorted(errs) == [1, 2, 3], s.errors
+    assert errs[1] == 'filter ["none"] is not a filter name (a string); the line is skipped: fix the source', errs
+    assert errs[2].startswith("filter null is not a filter name") and errs[3].startswith('filter " " is not'), errs
+    assert s.outcomes == 42 - 3
+
+
+def test_a_samples_file_of_json_lines_whose_first_line_is_an_array_costs_that_line(store, tmp_path):
+    """An lm-eval samples file of JSON lines whose first line is a JSON array (`[1, 2]`, a stray line): that line is
+    an error (not a JSON object), the lines after it are read. Before, the file was taken for one JSON array, which
+    did not parse: "malformed JSON: Extra data at column 1; the file breaks off before its end (a copy or download cut
+    short ...)", at line 2, and every line of the file lost."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "lm_eval" / "lm_eval_out" / "fake-org__dummy-b",
+                    out / "fake-org__dummy-b")
+    (f,) = (out / "fake-org__dummy-b").glob("samples_tiny_mc_yesno_*.jsonl")
+    f.write_text("[1, 2]\n" + f.read_text())
+    s = ingest(str(out), store=store, fetch_metadata=False)
+    (e,) = s.errors
+    assert (e.file, e.line, e.message) == (str(f), 1, "line is not a JSON object"), e
+    assert s.outcomes == 42
 
 
 def test_a_folder_with_prompts_but_no_outcomes_or_with_nothing_says_what_it_lacks(store, tmp_path):

@@ -685,3 +685,45 @@ def test_changing_the_sources_of_a_home_on_a_full_disk_says_the_disk_is_full(tmp
     line = res.stderr.strip().splitlines()[-1]
     assert "sources.toml: cannot be written" in line and "nothing was saved" in line, line
     assert "The disk holding TASKSPACE_HOME is full" in line and "writable" not in line, line
+
+
+def test_index_source_of_an_empty_folder_is_refused_as_ingest_refuses_it(tmp_path):
+    """`taskspace index --source DIR` on an empty folder is asked to read it now, as `taskspace ingest DIR` is: an
+    error naming the folder and the files it looks for, non-zero exit (2, nothing saved, as for a folder of no
+    format), with a pointer to `sources add` for a folder results will land in later. Before, the folder was saved
+    and the pass said `empty`, `ok`, exit 0 (while `ingest` of the same folder failed). A configured folder that is
+    empty at a later pass (emptied after it was read) is still no error of that pass: shown `empty`, its stored
+    results kept, the other sources indexed."""
+    import json as _json
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    r = ts("index", "--source", str(empty))
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert r.stderr.strip() == (
+        f"error: source '{empty}': the folder is empty: put a source's files in it (outcomes.<ext> + prompts.<ext> "
+        "(plain table), samples_<task>_<ts>.jsonl + results_<ts>.json or <name>_<ts>.json (lm-eval), or "
+        "details_*.parquet (lighteval)); to configure a folder that results will land in later, run `taskspace "
+        f"sources add {empty}`; nothing was saved"), r.stderr
+    assert not (tmp_path / "home" / "sources.toml").exists()
+    with pytest.raises(ConfigError, match="the folder is empty"):  # the library's pass with extra sources, likewise
+        from indexer.pipeline import run_index
+        run_index([SourceSpec(str(empty))])
+    assert ts("ingest", str(empty)).returncode == 1
+    # emptied after it was read: the pass goes on with the other sources, the stored results stay
+    assert ts("index", "--source", str(folder)).returncode == 0
+    for f in folder.iterdir():
+        f.unlink()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "outcomes.csv").write_text("model,prompt_id,correct\nm2,p1,0\n")
+    (other / "prompts.jsonl").write_text('{"prompt_id": "p1", "benchmark": "b", "text": "Q?"}\n')
+    assert ts("sources", "add", str(other)).returncode == 0
+    r = ts("index", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = _json.loads(r.stdout)
+    assert out["sources"] == [{"spec": str(folder), "status": "empty", "errors": 0},
+                              {"spec": str(other), "status": "ingested", "errors": 0}], out
+    r = ts("models", "--json")
+    assert r.returncode == 0 and {m["model"] for m in _json.loads(r.stdout)["models"]} == {"m", "m2"}, r.stdout

@@ -1017,6 +1017,120 @@ def test_an_outcomes_file_with_both_correct_and_score_is_one_error_naming_both(t
     assert batch.table.scores.size == 0
 
 
+@pytest.mark.parametrize("block", [3, 200_000])
+def test_json_lines_rows_that_mix_correct_and_score_name_the_first_line_of_each_and_read_nothing(tmp_path,
+                                                                                                 monkeypatch, block):
+    """JSON-lines outcome rows, some holding their outcome under `correct` and some under `score`: one error naming
+    the first line of each column and the value seen there, nothing of the file read, whether the rows fall in one
+    block of the reader or in two (`block`: rows per block, `JSON_BLOCK_ROWS`, 200,000). Before, in one block: "both a
+    'correct' and a 'score' column" at line 1, naming no row of either; across blocks (a file of more than 200,000
+    rows): "mixed value columns 'correct' and 'score'" at no line, and every row of both stored, the benchmark's metric
+    `score`."""
+    from indexer.sources import common
+
+    monkeypatch.setattr(common, "JSON_BLOCK_ROWS", block, raising=False)
+    write_prompts(tmp_path)
+    rows = [{"model": "m1", "prompt_id": "p1", "correct": 1}, {"model": "m2", "prompt_id": "p1", "correct": 0},
+            {"model": "m3", "prompt_id": "p2", "correct": True}, {"model": "m1", "prompt_id": "p2", "score": 0.25},
+            {"model": "m2", "prompt_id": "p2", "score": 0.5}, {"model": "m9", "prompt_id": "nope", "correct": 1}]
+    (tmp_path / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert e.file.endswith("outcomes.jsonl") and e.line == 4, e
+    assert e.message == ("mixed value columns: line 1 holds its outcome under 'correct' (1), line 4 under 'score' (0.25): "
+                         "which one holds the outcomes cannot be told, so nothing of this file is read; write every "
+                         "row's outcome under one of them (correct: 0/1, score: [0, 1])"), e.message
+    assert batch.table.scores.size == 0 and batch.table.models == []
+
+
+def test_a_json_number_too_big_for_64_bits_costs_its_row_not_the_file(tmp_path):
+    """JSON-lines outcome rows holding a whole number past 64 bits (`1e23` written out as digits, a model named by
+    such a number): the row of the score is an error at its line naming the value, the model reads as its digits,
+    the rest is read. Before, "cannot be read: OverflowError: Python int too large to convert to C long (an
+    unexpected error: please report it)", and nothing of the source stored."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.jsonl").write_text(
+        '{"model": 7, "prompt_id": "p1", "score": 0}\n'
+        '{"model": 7, "prompt_id": "p2", "score": 100000000000000000000000}\n'
+        '{"model": 123456789012345678901234567890, "prompt_id": "p1", "score": 1}\n')
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert (e.line, e.message) == (2, "score value 1e+23 is outside [0, 1]"), e
+    assert sorted(batch.table.models) == ["123456789012345678901234567890", "7"]
+    assert sorted(batch.table.scores.tolist()) == [0.0, 1.0]
+
+
+def test_a_value_just_outside_its_range_is_quoted_as_written_not_rounded(tmp_path):
+    """A score just past 1 (`1.0000001`), a `correct` just short of 1 (`0.9999999`) and one (model, prompt_id) given
+    0.5 and 0.5000001: each error quotes the values as written. Before, rounded to 6 digits: "score value 1 is outside
+    [0, 1]", "correct value 1 is not binary", "repeated with a different outcome (0.5 at line 2, 0.5 here)", which
+    named values that are fine; values 6 digits show as before (`2`, `1e+30`)."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,score\nm1,p1,1.0000001\nm1,p2,0.5\nm1,p2,0.5000001\n"
+                                           "m2,p1,2\nm2,p2,1e30\n")
+    msgs = [e.message for e in read_source(tmp_path).errors]
+    assert "score value 1.0000001 is outside [0, 1]" in msgs and "score value 2 is outside [0, 1]" in msgs, msgs
+    assert "score value 1e+30 is outside [0, 1]" in msgs, msgs
+    assert any("repeated with a different outcome (0.5 at line 3, 0.5000001 here)" in m for m in msgs), msgs
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,0.9999999\nm1,p2,1\n")
+    (e,) = read_source(tmp_path).errors
+    assert e.message.startswith("correct value 0.9999999 is not binary"), e.message
+
+
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_excels_separator_line_above_the_header_is_one_error_saying_to_delete_it(tmp_path, sep):
+    """A CSV whose first line is Excel's separator hint (`sep=,`, `sep=;`), outcomes or prompts file: one error at
+    line 1 naming it and saying to delete it, nothing of the file read. Before, `sep=,` was taken for a header of two
+    columns and every row was "malformed CSV row: 3 fields, the header has 2"; `sep=;` read as a file "separated by
+    semicolons"."""
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text(f"sep={sep}\nmodel,prompt_id,correct\nm1,p1,1\nm2,p2,0\n")
+    batch = read_source(tmp_path)
+    (e,) = batch.errors
+    assert (e.line, e.message) == (1, f"line 1, 'sep={sep}', is Excel's separator line, not the header: delete it (the "
+                                      "header is the first line); nothing of this file is read"), e
+    assert batch.table.scores.size == 0
+    (tmp_path / "prompts.jsonl").unlink()
+    (tmp_path / "prompts.csv").write_text(f"sep={sep}\nprompt_id,benchmark,text\np1,b,Q?\n")
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    errs = read_source(tmp_path).errors
+    assert (errs[0].file, errs[0].line) == (str(tmp_path / "prompts.csv"), 1), errs
+    assert errs[0].message.startswith(f"line 1, 'sep={sep}', is Excel's separator line"), errs
+
+
+@pytest.mark.parametrize("name", ["outcomes.json", "outcomes.jsonl"])
+def test_an_outcomes_file_of_one_object_holding_the_rows_under_a_key_says_how_to_write_them(tmp_path, name):
+    """An outcomes file that is one JSON object holding the rows under a key (`{"rows": [{...}, ...]}`): the error
+    says so and how to write them, as the prompts file's does. Before, "rows is a list, not a name; the row is
+    skipped", which named no row the file has."""
+    write_prompts(tmp_path)
+    (tmp_path / name).write_text(json.dumps({"rows": [{"model": "m1", "prompt_id": "p1", "correct": 1},
+                                                      {"model": "m2", "prompt_id": "p1", "correct": 0}]}))
+    (e,) = read_source(tmp_path).errors
+    assert e.line == 1 and "this line is one JSON object holding 2 row(s) under 'rows': write them as a JSON array" \
+        in e.message, e.message
+
+
+def test_a_json_lines_row_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
+    """A JSON-lines outcomes or prompts row whose object names a key twice (`{"correct": 1, "correct": 0}`, a
+    hand-merged or concatenated export): an error at its line naming the key, the row skipped, the rest read. Before,
+    the last value was read without a word (the row stored as a failure). A value holding `":` is no repeated key."""
+    (tmp_path / "prompts.jsonl").write_text(
+        '{"prompt_id": "p1", "benchmark": "b", "text": "Say \\"a\\": b?"}\n'
+        '{"prompt_id": "p2", "benchmark": "b", "text": "Q two?", "text": "Other?"}\n')
+    (tmp_path / "outcomes.jsonl").write_text(
+        '{"model": "m1", "prompt_id": "p1", "correct": 1, "correct": 0}\n'
+        '{"model": "m2", "prompt_id": "p1", "correct": 1}\n'
+        '{"model": "m3", "prompt_id": "p2", "correct": 1}\n')
+    batch = read_source(tmp_path)
+    errs = [(Path(e.file).name, e.line, e.message) for e in batch.errors]
+    assert errs[0] == ("prompts.jsonl", 2, "the object names 'text' more than once: which value holds cannot be told; "
+                                           "the row is skipped"), errs
+    assert errs[1] == ("outcomes.jsonl", 1, "the object names 'correct' more than once: which value holds cannot be "
+                                            "told; the row is skipped"), errs
+    assert batch.table.models == ["m2"] and batch.table.texts == ['Say "a": b?']
+
+
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
     """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
     list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a

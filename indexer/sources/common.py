@@ -27,6 +27,7 @@ from ..records import RowError
 EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
 MAX_ERRORS_PER_PROBLEM = 20  # detailed errors per (file, problem); the rest are counted in one summary line
 BLOCK_SIZE = 1 << 24  # bytes per pyarrow CSV block
+JSON_BLOCK_ROWS = 200_000  # rows per block of a JSON-lines (or JSON array) outcomes file
 #: the longest CSV field (characters) the csv module reads: Python's default, 131,072, rejected long prompt texts
 #: that JSONL takes; a longer field costs its line with a message saying to use JSONL
 CSV_FIELD_LIMIT = 1 << 26
@@ -56,6 +57,27 @@ def example_value(value, width: int = EXAMPLE_WIDTH, written=repr) -> str:
     tail = max(1, width // 5)
     size = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} characters written out"
     return f"{text[:width - tail - 3]}...{text[-tail:]} ({size})"
+
+
+def number_shown(value) -> str:
+    """A score as an ingest message quotes it: in 6 significant digits (``2``, ``0.25``, ``41.1134``, ``1e+30``),
+    unless they round it to another number in [0, 1], which would read as a valid score: then every digit it needs
+    (``1.0000001``, ``0.9999999``, ``0.5000001``). Before, always in 6: a score of 1.0000001 was "score value 1 is
+    outside [0, 1]", a `correct` of 0.9999999 "1 is not binary", and 0.5 and 0.5000001 repeated "0.5 ..., 0.5 here"."""
+    v = float(value)
+    short = f"{v:g}"
+    return short if v != v or float(short) == v or not 0.0 <= float(short) <= 1.0 else repr(v)
+
+
+def json_kind(value) -> str:
+    """How a JSON (or Parquet) value that is not a string is named in an error: "a list", "an object", "a boolean"."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
 
 
 def column_shown(name) -> str:
@@ -516,7 +538,15 @@ _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars", ",":
 def separator_problem(header: list[str], delimiter: str) -> str | None:
     """Why a CSV/TSV header of one column that holds another separator (``model;prompt_id;correct`` in a ``.csv``) is
     not read: the file is separated by something else than its extension says; None otherwise. Read as it is, the
-    whole header was one column name ("matrix form needs a model column ...", or every prompt "missing field(s)")."""
+    whole header was one column name ("matrix form needs a model column ...", or every prompt "missing field(s)").
+    A first line that is Excel's separator hint (``sep=,``, ``sep=;``) is said as such: before, ``sep=,`` was a header
+    of two columns ("malformed CSV row: 3 fields, the header has 2" on every row) and ``sep=;`` "separated by
+    semicolons"."""
+    if header and len(header) <= 2 and str(header[0]).strip().lower().startswith("sep=") and len(str(header[0]).strip()) <= 5 \
+            and not any(str(h).strip() for h in header[1:]):
+        shown = str(header[0]).strip() + (delimiter if len(header) == 2 else "")
+        return (f"line 1, {shown!r}, is Excel's separator line, not the header: delete it (the header is the first "
+                "line); nothing of this file is read")
     if len(header) != 1:
         return None
     found = [name for sep, name in _OTHER_SEPARATORS.items() if sep != delimiter and sep in header[0]]
@@ -556,14 +586,21 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
             + "; the line is skipped: fix it, or export or copy the file again")
 
 
-def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
+def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: bool = False):
     """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
-    Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file."""
+    Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file.
+    ``unique_keys``: a JSON line whose object names a key twice is an error at its line, not its last value read
+    (a table's flat rows: checked only when the line holds more ``":`` than its object has keys)."""
     if array:
         text = f.read()
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
+            if exc.msg == "Extra data" and exc.lineno > 1 and _stray_first_line(text.split("\n", 1)[0]):
+                # JSON lines whose first line is an array of no objects (a stray line): that line is an error, the
+                # others are read; before, all lost as one array that "breaks off before its end"
+                yield from json_objects(io.StringIO(text), fname, errors, array=False)
+                return
             where = f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else f"{exc.msg} at column {exc.colno}"
             cut = text.strip() and not text.rstrip().endswith("]")  # a JSON array's file ends with its bracket
             errors.add(fname, exc.lineno, f"malformed JSON: {where}"
@@ -599,7 +636,10 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
             first = False
             continue
         first = False
-        if isinstance(row, dict):
+        if isinstance(row, dict) and unique_keys and raw.count('":') > len(row) and (twice := _repeated_keys(raw)):
+            errors.add(fname, i, f"the object names {', '.join(map(repr, twice))} more than once: which value holds "
+                       "cannot be told; the row is skipped", "keys named twice in a JSON object")
+        elif isinstance(row, dict):
             yield i, row
         elif isinstance(row, list) and any(isinstance(x, dict) for x in row):  # the whole table as one JSON array
             errors.add(fname, i, f"line is a JSON array of {len(row)} item(s), not an object: a JSON-lines file holds "
@@ -607,6 +647,33 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool):
                        "non-object JSON lines")
         else:
             errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
+
+
+def _repeated_keys(raw: str) -> list[str]:
+    """The keys an object of the JSON text ``raw`` names more than once (``json.loads`` keeps the last value of
+    each, without a word)."""
+    twice: list[str] = []
+
+    def pairs(items):
+        seen = set()
+        for k, _ in items:
+            if k in seen and k not in twice:
+                twice.append(k)
+            seen.add(k)
+        return dict(items)
+
+    json.loads(raw, object_pairs_hook=pairs)
+    return twice
+
+
+def _stray_first_line(line: str) -> bool:
+    """Whether ``line``, the first of a file that starts with ``[``, is one JSON array of no objects on its own: a
+    stray line of JSON lines, not the rows of a JSON array (an array of objects stays one, its errors said as such)."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, list) and not any(isinstance(x, dict) for x in value)
 
 
 def _one_document(text: str, first: int) -> str:
@@ -692,7 +759,7 @@ def _iter_rows(path: Path, errors: ErrorLog, columns=None):
                 for line, rec in records:
                     yield line, dict(zip(header, rec))
             else:
-                for line, row in json_objects(f, fname, errors,
+                for line, row in json_objects(f, fname, errors, unique_keys=True,
                                               array=ext in (".json", ".json.gz") and _starts_with_bracket(path)):
                     yield line, row
     except READ_ERRORS as exc:
@@ -753,11 +820,21 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
             continue
         chunk.append(row)
         chunk_lines.append(line)
-        if len(chunk) >= 200_000:
+        if len(chunk) >= JSON_BLOCK_ROWS:
             yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
             chunk, chunk_lines = [], []
     if chunk:
         yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
+
+
+def rows_under_key(row: dict) -> str | None:
+    """What a JSON row that is the whole table as one object holding its rows under a key (``{"prompts": [{...},
+    ...]}``, an object where an array belongs) is, and how to write it; None for another row."""
+    nest = next((k for k, v in row.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
+    if nest is None:
+        return None
+    return (f"this line is one JSON object holding {len(row[nest])} row(s) under {nest!r}: write them as a JSON array "
+            "(`[{...}, ...]`, a .json file) or one object per line (JSON lines)")
 
 
 def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict | None:
@@ -773,6 +850,9 @@ def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict 
         return row
     what = lambda v: "an object" if isinstance(v, dict) else "a boolean" if isinstance(v, bool) else "a list"  # noqa: E731
     fatal = [k for k in nested if k in names or column_key(k) in ("correct", "score")]
+    if (whole := rows_under_key(row)) is not None:  # before: "rows is a list, not a name; the row is skipped"
+        errors.add(fname, line, whole, "nested values (lists, objects) in outcome rows")
+        return None
     if fatal:
         said = ", ".join(f"{k} is {what(row[k])}, not {'a name' if k in names else 'a score'}" for k in fatal)
         errors.add(fname, line, f"{said}; the row is skipped", "nested values (lists, objects) in outcome rows")
@@ -815,7 +895,8 @@ def _rows_to_columns(rows: list[dict]) -> dict:
         vals = [r.get(k) for r in rows]
         try:
             cols[k] = pa.array(vals)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # (OverflowError: a whole number past 64 bits,
+            # which cost the source as an unexpected error; as text its row's value is an error or a name's digits)
             cols[k] = pa.array([None if v is None else str(v) for v in vals], type=pa.string())
     return cols
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..errors import InputError, option_hint
 from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
-from .common import UTF8, ErrorLog, column_shown, each_isolated, example_value, lfs_pointer_problem
+from .common import UTF8, ErrorLog, column_shown, each_isolated, example_value, json_kind, lfs_pointer_problem
 from .lm_eval import RESULTS_RE, TS
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, last_example, load_rules, strip_preamble
@@ -220,8 +220,15 @@ def _model_name(root: Path, unread: list[tuple[Path, str]] | None = None) -> str
                 unread.append((p, f"it holds {_json_kind(data)}, not the run's JSON object"))  # folder not read)
             continue
         cfg = data.get("config_general") or data.get("config") or {}
-        if isinstance(cfg, dict) and cfg.get("model_name"):
-            return str(cfg["model_name"])
+        given = cfg.get("model_name") if isinstance(cfg, dict) else None
+        if isinstance(given, (list, dict, bool)):  # no name: the folder's in its place, or the Python repr, was
+            # stored without a word before (a list's first element is not taken: see lm_eval.model_field_problem)
+            raise InputError(f"`model_name` of the results file's {'config_general' if 'config_general' in data else 'config'} is "
+                             f"{json_kind(given)} ({example_value(given, written=json.dumps)}), not a string naming the model; the "
+                             f"details are not read: write the name as a string, or pass "
+                             f"{option_hint('model', 'NAME', quote=False)}", file=str(p))
+        if given:
+            return str(given)
     return _folder_model_name(root)
 
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InputError, arg, option_hint
-from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo
+from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
 from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem, example_value,
-                     json_objects, lfs_pointer_problem)
+                     json_kind, json_objects, lfs_pointer_problem, number_shown)
 from .registry import Match, Reader
 from .rules import Rules, TaskRule, extract_text, load_rules
 from .scoring import KeyFit, MetricOption, parse_metric, report_metric_failures, scored_row
@@ -307,9 +307,8 @@ def plan_hub_files(files: list[str]) -> tuple[Match, list[str]]:
 # --------------------------------------------------------------------------------------- results
 
 
-def _model_from_results(results: dict, folder: Path) -> tuple[str | None, str | None]:
-    """(model name, revision) a results file names: ``model_name``, else ``pretrained=`` (or ``model=``) of
-    ``model_args``, blanks stripped and skipped, else an ``<org>__<model>`` folder name; None when there is none."""
+def _model_fields(results: dict) -> tuple[dict, dict]:
+    """(``config``, ``model_args`` as a dict) of a results file (``model_args`` a dict, or ``k=v,...`` text)."""
     cfg = results.get("config") if isinstance(results.get("config"), dict) else {}
     args = cfg.get("model_args")
     margs: dict = {}
@@ -317,6 +316,35 @@ def _model_from_results(results: dict, folder: Path) -> tuple[str | None, str | 
         margs = args
     elif isinstance(args, str):
         margs = dict(kv.split("=", 1) for kv in args.split(",") if "=" in kv)
+    return cfg, margs
+
+
+def model_field_problem(results: dict) -> str | None:
+    """What is wrong with a field of a results file that names the model or its revision when it holds a list, an
+    object or a boolean (``"model_name": ["org/m"]``), or None. lm-eval writes each as a string; no element of a list
+    is taken, not even the one of a one-element list: neither harness writes a list there, so a file that does was
+    written or edited by another tool, whose list may be of several models (the tables reader refuses a list as a
+    name or an id alike), and ``--model NAME`` reads the run in one step. Before, the value's Python repr was stored
+    as the model's name (``['org/m']``, ``[]``) without a word."""
+    cfg, margs = _model_fields(results)
+    fields = (("model_name", results.get("model_name")), ("config.model_args pretrained=", margs.get("pretrained")),
+              ("config.model_args model=", margs.get("model")), ("config.model_sha", cfg.get("model_sha")),
+              ("model_sha", results.get("model_sha")), ("config.model_args revision=", margs.get("revision")),
+              ("config.model_revision", cfg.get("model_revision")))
+    for name, value in fields:
+        if isinstance(value, (list, dict, bool)):
+            return (f"`{name}` is {json_kind(value)} ({example_value(value, written=json.dumps)}), not a string naming the "
+                    "model" + (" revision" if "sha" in name or "revision" in name else ""))
+    return None
+
+
+def _model_from_results(results: dict, folder: Path) -> tuple[str | None, str | None]:
+    """(model name, revision) a results file names: ``model_name``, else ``pretrained=`` (or ``model=``) of
+    ``model_args``, blanks stripped and skipped, else an ``<org>__<model>`` folder name; None when there is none, or
+    when a field naming it holds no string (:func:`model_field_problem`)."""
+    if model_field_problem(results) is not None:
+        return None, None
+    cfg, margs = _model_fields(results)
     given = (results.get("model_name"), margs.get("pretrained"), margs.get("model"))
     name = next((str(v).strip() for v in given if v is not None and str(v).strip()), None)
     if name is None and "__" in folder.name:
@@ -495,8 +523,14 @@ def _by_filter(path: Path, rows: list[tuple[int, dict]], run: TaskRun,
     if any("filter" in r for _, r in rows):
         out: dict[str, list] = {}
         for line, row in rows:
-            out.setdefault(str(row.get("filter", "none")), []).append((line, row))
-        return out, False
+            name = row.get("filter", "none")
+            if not isinstance(name, str) or not name.strip():  # a list, null, blank: before, a filter of its own
+                # (`['none']`, `None`) that no read chose, the line dropped without a word
+                errors.add(str(path), line, f"filter {example_value(name, written=json.dumps)} is not a filter name (a "
+                           "string); the line is skipped: fix the source", "bad filter names")
+                continue
+            out.setdefault(name, []).append((line, row))
+        return (out, False) if out else None  # (every line's filter no name: each said at its line)
     counts = Counter(str(r["doc_id"]) for _, r in rows if "doc_id" in r)
     per_doc = set(counts.values())
     filters = run.filters
@@ -583,6 +617,13 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
                        "(the harness writes the doc's index): the line is skipped; fix the source", "bad doc_id")
             rejected += 1
             continue
+        if isinstance(did, str) and (bad := name_problem(did, "an id", limit=None)) is not None:
+            # a NUL, a control character, a lone surrogate: as a plain table's prompt id (before, stored: cut at the
+            # NUL on SQLite, refused by PostgreSQL)
+            errors.add(fname, line, f"doc_id {example_value(did)} is not a valid id: it {bad}; the line is skipped: fix "
+                       "the source", "invalid doc_ids")
+            rejected += 1
+            continue
         doc = row.get("doc")
         text = extract_text(doc, rule, _arg0(row), run.delimiter, run.choices)
         if not text:
@@ -603,8 +644,8 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
             if first_score == score:
                 skipped += 1
             elif doc_id not in dropped:
-                errors.add(fname, line, f"doc_id {doc_id} repeated with a different {m} ({first_score:g} at line "
-                           f"{first_line}, {score:g} here); both dropped: fix the source", "conflicting repeats")
+                errors.add(fname, line, f"doc_id {doc_id} repeated with a different {m} ({number_shown(first_score)} "
+                           f"at line {first_line}, {number_shown(score)} here); both dropped: fix the source", "conflicting repeats")
                 dropped.add(doc_id)
             continue
         seen[doc_id] = (line, score, len(outcomes))
@@ -712,9 +753,13 @@ def read_model_folder(
             rfile = str(mf.results[ts][0])
             if rfile not in unnamed:
                 unnamed.add(rfile)
-                errors.add(rfile, None, "the results file names no model (`model_name` and `model_args`' "
-                           "pretrained= are empty or missing, and the folder is not named <org>__<model>); its "
-                           f"samples are not read: pass {option_hint('model', 'NAME', quote=False)}")
+                if (bad := model_field_problem(results)) is not None:  # not the folder's name in its place
+                    errors.add(rfile, None, f"{bad}; its samples are not read: write the name as a string, or pass "
+                               f"{option_hint('model', 'NAME', quote=False)}")
+                else:
+                    errors.add(rfile, None, "the results file names no model (`model_name` and `model_args`' "
+                               "pretrained= are empty or missing, and the folder is not named <org>__<model>); its "
+                               f"samples are not read: pass {option_hint('model', 'NAME', quote=False)}")
             continue
         rule = rules.for_task(task, _task_group(results, task))
         cfg = _task_config(results, task)

@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from ..errors import CLI, SOURCE, arg, source_hint
-from .common import example_value
+from .common import example_value, number_shown
 from .rules import TaskRule
 
 #: sample keys that are not metrics (lm-eval samples)
@@ -78,10 +78,10 @@ def checked_value(v, metric: str, rule: TaskRule) -> tuple[float | None, str | N
         return None, (f"{metric} value {example_value(v)} is not a number (NaN or infinite: the metric failed for "
                       "this sample); the sample is skipped"), "not finite"
     if metric in rule.binary_metrics and v not in (0.0, 1.0):
-        return None, (f"{metric} value {v:g} is not binary (0 or 1 expected; a task whose {metric} is a graded "
+        return None, (f"{metric} value {number_shown(v)} is not binary (0 or 1 expected; a task whose {metric} is a graded "
                       f"score needs `graded = [\"{metric}\"]` in its rule)"), "not binary"
     if not 0.0 <= v <= 1.0:
-        why = f"{metric} value {v:g} is outside [0, 1]"
+        why = f"{metric} value {number_shown(v)} is outside [0, 1]"
         if not rule.is_known_metric(metric):  # a key read at the caller's choice (--metric): a scale of its own
             why += (f" (a metric taskspace has no rule for is read as a 0/1 outcome or a score in [0, 1]; {metric} "
                     f"is on another scale: choose another one)")

@@ -43,6 +43,9 @@ from .common import (
     column_shown,
     csv_record_lines,
     example_value,
+    json_kind,
+    number_shown,
+    rows_under_key,
     table_ext,
 )
 from .registry import Match, Reader
@@ -199,9 +202,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                    or (k != "text" and isinstance(row[k], str) and not row[k].strip())]
         if missing:
             # the whole table as one object holding its rows under a key (`{"prompts": [{...}, ...]}`): say so
-            nest = next((k for k, v in row.items() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
-            hint = (f"; this line is one JSON object holding {len(row[nest])} row(s) under {nest!r}: write them as a JSON "
-                    "array (`[{...}, ...]`, a .json file) or one object per line (JSON lines)") if nest else ""
+            hint = f"; {whole}" if (whole := rows_under_key(row)) is not None else ""
             errors.add(fname, line, f"missing field(s) {', '.join(missing)} (a prompt needs prompt_id, benchmark, text)"
                        + hint, "prompt rows with missing fields")
             mine.append(line)
@@ -210,7 +211,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
             continue
         # JSON lines and Parquet carry types: a list, an object or a boolean is no id, name or text (str() made Python
         # reprs of them: a benchmark "['x']", a text "{'a': 1}", "True"); a number reads as its digits, as in CSV
-        typed = [f"{k} is {_json_kind(row[k])}" for k in ("prompt_id", "benchmark", "text")
+        typed = [f"{k} is {json_kind(row[k])}" for k in ("prompt_id", "benchmark", "text")
                  if not isinstance(row[k], (str, int, float)) or isinstance(row[k], bool)]
         if typed:
             errors.add(fname, line, f"{', '.join(typed)}, not a string; the prompt is skipped",
@@ -220,9 +221,11 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                 prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
             continue
         pid, bench, text = _id_text(row["prompt_id"]), str(row["benchmark"]).strip(), str(row["text"])
-        bad = text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None)
+        bad_id = name_problem(pid, "an id", limit=None)  # a NUL, a control character, a lone surrogate
+        bad = ((f"prompt_id {example_value(pid)} {bad_id}" if bad_id else None)
+               or text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None))
         if bad:
-            errors.add(fname, line, f"{bad}; the prompt is skipped", bad)
+            errors.add(fname, line, f"{bad}; the prompt is skipped", "invalid prompt ids" if bad_id else bad)
             mine.append(line)
             prompts.rejected.setdefault(pid, line)
             continue
@@ -277,17 +280,6 @@ def _id_text(value) -> str:
     return id_key(str(value).strip())
 
 
-def _json_kind(value) -> str:
-    """How a JSON (or Parquet) value that is not a string is named in an error: "a list", "an object", "a boolean"."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return f"a {type(value).__name__}"
-
-
 class _Builder:
     """Accumulates outcome blocks (arrow arrays) into global int/float columns."""
 
@@ -305,6 +297,10 @@ class _Builder:
         self.s_parts: list[np.ndarray] = []
         self.l_parts: list[np.ndarray] = []
         self.value_kind: str | None = None
+        #: (line, value) of the first row holding its outcome under :attr:`value_kind` (long form)
+        self.value_first: tuple[int, object] | None = None
+        #: (line, message) when the rows hold their outcomes under both value columns: nothing of the file is read
+        self.mixed: tuple[int | None, str] | None = None
         #: ``line_map(lines) -> {line: physical line}`` when the lines given are provisional (fast CSV path)
         self.line_map = None
 
@@ -330,6 +326,13 @@ class _Builder:
         idx = self.pids.get(pid)
         if idx is not None:
             return idx
+        if pid not in self.unknown_pids and (why := name_problem(pid, "an id", limit=None)) is not None:
+            # a NUL, a control character (a tab, a terminal escape), a lone surrogate, too long: no id of the prompts
+            # file either (read_prompts rejects it), so an invalid id here; before, "is not in the prompts file"
+            self.errors.add(self.fname, line, f"prompt_id {example_value(pid)} is not a valid id: it {why}; its rows are "
+                            "dropped: fix the id in the file", "invalid prompt ids")
+            self.unknown_pids.add(pid)
+            return -1
         if pid in self.prompts:
             self.pids[pid] = len(self.pid_list)
             self.pid_list.append(pid)
@@ -435,8 +438,8 @@ class _Builder:
                     self.errors.add(
                         self.fname, at.get(l1, l1),
                         f"model {example_value(models[int(m[r0])])}, prompt_id "
-                        f"{example_value(self.pid_list[int(p[r0])])} repeated with a different outcome ({v0:g} at line "
-                        f"{at.get(l0, l0)}, {v1:g} here); all its rows "
+                        f"{example_value(self.pid_list[int(p[r0])])} repeated with a different outcome ({number_shown(v0)} at "
+                        f"line {at.get(l0, l0)}, {number_shown(v1)} here); all its rows "
                         "are dropped: fix the source", "(model, prompt_id) repeated with a different outcome")
                 m, p, s = m[keep], p[keep], s[keep]
         return m, p, s, skipped
@@ -520,7 +523,7 @@ def _to_scores(arr, kind: str, lines: np.ndarray, ok: np.ndarray, fname: str, er
         bad = ok & ((vals < 0) | (vals > 1))
         why = "is outside [0, 1]"
     rows = np.flatnonzero(bad)
-    errors.add_rows(fname, lines[rows], f"{kind} value {why}", lambda k: f"{kind} value {vals[rows[k]]:g} {why}")
+    errors.add_rows(fname, lines[rows], f"{kind} value {why}", lambda k: f"{kind} value {number_shown(vals[rows[k]])} {why}")
     ok &= ~bad
     return vals
 
@@ -646,6 +649,10 @@ def read_table(
             continue
         if detected == "long":
             _add_long_block(builder, cols, lines, fname, errors)
+            if builder.mixed is not None:  # nothing of the file is read: the rows of its blocks before are dropped
+                errors.add(fname, *builder.mixed)  # (before, across blocks, rows of both kinds were stored)
+                builder = _Builder(fname, prompt_map, errors)
+                detected = "none"
         else:
             _add_matrix_block(builder, cols, lines, fname, errors)
     if n_rows == 0 and not any(e.file == fname for e in errors.errors):
@@ -692,14 +699,52 @@ def _physical_lines(errors: ErrorLog, fname: str, path: Path) -> None:
         errors.errors[i] = replace(e, line=where.get(e.line, e.line))
 
 
-def _value_column(cols: dict, fname: str, errors: ErrorLog, builder: _Builder) -> str | None:
+def _value_column(cols: dict, lines: np.ndarray, builder: _Builder) -> str | None:
+    """The value column of a block of long-form rows, or None; ``builder.mixed`` set when the file's earlier blocks
+    held their outcomes under the other one (JSON lines of more than :data:`~indexer.sources.common.JSON_BLOCK_ROWS`
+    rows: the columns of a block are the keys of its rows)."""
     for c in VALUE_COLUMNS:
         if c in cols:
-            if builder.value_kind not in (None, c):
-                errors.add(fname, None, f"mixed value columns {builder.value_kind!r} and {c!r}")
-            builder.value_kind = c
+            here = _first_value(cols[c], lines)
+            if builder.value_kind not in (None, c) and here is not None:
+                builder.mixed = _mixed_values((builder.value_kind, *builder.value_first), (c, *here))
+            elif builder.value_kind is None and here is not None:
+                builder.value_kind, builder.value_first = c, here
             return c
     return None
+
+
+def _first_value(col, lines: np.ndarray) -> tuple[int, object] | None:
+    """(line, value) of the first row of a block whose column ``col`` holds a value (not null), or None."""
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    present = np.flatnonzero(~col.is_null().to_numpy(zero_copy_only=False))
+    return (int(lines[present[0]]), col[int(present[0])].as_py()) if len(present) else None
+
+
+def _both_at(cols: dict, lines: np.ndarray) -> int | None:
+    """The line of the first row of a block holding a value under both value columns, or None."""
+    import pyarrow as pa
+
+    both = None
+    for c in VALUE_COLUMNS:
+        col = cols[c].combine_chunks() if isinstance(cols[c], pa.ChunkedArray) else cols[c]
+        here = ~col.is_null().to_numpy(zero_copy_only=False)
+        both = here if both is None else both & here
+    at = np.flatnonzero(both)
+    return int(lines[at[0]]) if len(at) else None
+
+
+def _mixed_values(first: tuple, other: tuple) -> tuple[int, str]:
+    """(line, message) of rows that hold their outcomes under both value columns: ``first`` and ``other`` are
+    (column, line, value) of the first row of each, in line order."""
+    (c1, l1, v1), (c2, l2, v2) = sorted((first, other), key=lambda t: t[1])
+    return l2, (f"mixed value columns: line {l1} holds its outcome under {c1!r} ({example_value(v1, written=str)}), "
+                f"line {l2} under {c2!r} ({example_value(v2, written=str)}): which one holds the outcomes cannot be told, "
+                "so nothing of this file is read; write every row's outcome under one of them (correct: 0/1, score: "
+                "[0, 1])")
 
 
 def _looks_long(cols: dict, prompt_map: dict) -> bool:
@@ -712,14 +757,21 @@ def _looks_long(cols: dict, prompt_map: dict) -> bool:
 def _add_long_block(builder: _Builder, cols: dict, lines: np.ndarray, fname: str, errors: ErrorLog) -> None:
     cols = _known_columns(cols)
     if all(c in cols for c in VALUE_COLUMNS):  # which one holds the outcomes cannot be told: before, `correct` won
-        both = f"both a {VALUE_COLUMNS[0]!r} and a {VALUE_COLUMNS[1]!r} column"
-        if not any(both in e.message for e in errors.errors if e.file == fname):  # once, not per block
-            errors.add(fname, _header_line(fname, lines),
-                       f"{both}: which one holds the outcomes cannot be told; keep one (correct: 0/1, score: [0, 1]) "
-                       f"and remove or rename the other")
+        json_rows = (table_ext(Path(fname)) or "").startswith(".json")  # JSON: a block's columns are its rows' keys
+        both_at = _both_at(cols, lines) if json_rows else None
+        firsts = [(c, *at) for c in VALUE_COLUMNS if (at := _first_value(cols[c], lines)) is not None]
+        if not json_rows or both_at is not None or len(firsts) < 2:  # a header naming both, or a row holding both
+            builder.mixed = (both_at or _header_line(fname, lines),
+                             f"both a {VALUE_COLUMNS[0]!r} and a {VALUE_COLUMNS[1]!r} column: which one holds the outcomes "
+                             "cannot be told; keep one (correct: 0/1, score: [0, 1]) and remove or rename the other")
+        else:  # JSON rows, some with `correct`, some with `score`: the first row of each (in an earlier block too)
+            builder.mixed = _mixed_values(*[(c, *builder.value_first) if c == builder.value_kind else (c, l, v)
+                                            for c, l, v in firsts])
         return
     missing = [c for c in ("model", "prompt_id") if c not in cols]
-    value = _value_column(cols, fname, errors, builder)
+    value = _value_column(cols, lines, builder)
+    if builder.mixed is not None:
+        return
     if value is None:
         missing.append("correct|score")
     if missing:
