@@ -83,9 +83,7 @@ def predictor(store, space, state: tuple | None = None):
     from .posterior import Predictor
     from .space import SpaceSpec
 
-    url = getattr(store, "url", None)
-    db = id(store) if url in (None, "sqlite://", "sqlite:///:memory:") else str(url)  # in memory: this store's alone
-    skey = (db, space.id, SpaceSpec.of(space).key)
+    skey = (store_identity(store), space.id, SpaceSpec.of(space).key)
 
     def load(keys):
         want = [k for k in keys if (skey, k) not in _PATTERNS]
@@ -101,6 +99,13 @@ def predictor(store, space, state: tuple | None = None):
             stored = store.get_space_prior(space.id)
         prior = None if stored is None else stored.vector
     return Predictor(space, cal, load, prior)
+
+
+def store_identity(store):
+    """Which database ``store`` is, for what a process keeps per database: its URL, or for one in memory (or a store
+    without a URL) the store object's id (its data is that store's alone)."""
+    url = getattr(store, "url", None)
+    return id(store) if url in (None, "sqlite://", "sqlite:///:memory:") else str(url)
 
 
 def _matches(hits, pred, q: np.ndarray, at_row: dict[str, float] | None = None,
