@@ -1594,10 +1594,14 @@ def test_a_search_on_a_coverage_map_reads_whose_results_changed_once(idx, tmp_pa
         assert len(every) == len(set(every)) and {r["model"] for r in got} <= set(every), (kw, asked)
 
 
-def test_a_model_page_on_a_coverage_aware_map_reads_whose_results_changed_once(idx, tmp_path, monkeypatch):
+@pytest.mark.parametrize("whole", [False, True], ids=["by-key", "whole-space"])
+def test_a_model_page_on_a_coverage_aware_map_reads_whose_results_changed_once(idx, tmp_path, monkeypatch, whole):
     """`model_detail` (`taskspace model ID`, GET /v1/models/{id}) on a coverage-aware map asks SQL once which models'
     results changed since their vector was solved: its strengths' coverage shares ask for every model, and its own
-    `results_changed` uses that reading, with the same page. Before, it asked again for the model itself."""
+    `results_changed` uses that reading, with the same page. Before, it asked again for the model itself. From
+    `query.CHANGED_WHOLE_SPACE` models on (32,823 on the large home) it reads the whole space without keys, with the
+    same page; a page whose every-model rows are kept asks for the model alone."""
+    from indexer import query
     from helpers import write_source
     from indexer import model_detail
     from indexer.ingest import ingest
@@ -1610,12 +1614,16 @@ def test_a_model_page_on_a_coverage_aware_map_reads_whose_results_changed_once(i
     assert pages["org/big"]["results_changed"] and not pages["org/small"]["results_changed"]
     asked = []
     real = store.changed_outcomes
-    monkeypatch.setattr(store, "changed_outcomes",
-                        lambda space_id, models: asked.append(list(models)) or real(space_id, models))
+    monkeypatch.setattr(store, "changed_outcomes", lambda space_id, models: asked.append(
+        None if models is None else list(models)) or real(space_id, models))
+    if whole:
+        monkeypatch.setattr(query, "CHANGED_WHOLE_SPACE", 2)
     for m, want in pages.items():
         asked.clear()
-        assert model_detail(m, store=store, vectors=vectors, strengths=10) == want, m
-        assert len(asked) == 1 and m in asked[0], (m, asked)
+        assert _page_fresh(store, vectors, m, strengths=10) == want, m
+        assert len(asked) == 1 and (asked[0] is None if whole else m in asked[0]), (m, asked)
+        asked.clear()
+        assert model_detail(m, store=store, vectors=vectors, strengths=10) == want and asked == [[m]], (m, asked)
 
 
 @pytest.mark.parametrize("region_var,uncovered", [(None, 0.1), (0.05, None), (None, None)],

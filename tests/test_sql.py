@@ -284,6 +284,7 @@ def test_spaces_and_model_vectors(store):
     assert store.stale_models(s.id) == [A[0]]
     # the results an answer's evidence would read changed since the vector was solved (asked of given keys only)
     assert store.changed_outcomes(s.id, A) == {A[0]} and store.changed_outcomes(s.id, A[1:]) == set()
+    assert store.changed_outcomes(s.id, None) == {A[0]}  # every model with a vector in the space, without keys
     assert store.changed_outcomes(s.id + 1, A) == set()  # no vector in that space: nothing it was solved from
     store.save_model_vectors(s.id, [ModelVector(A[0], np.ones(4), 5, ["math"], {}, store.model_digests()[A[0]])])
     assert store.stale_models(s.id) == [] and store.load_model_vectors(s.id, [A[0]])[0].n_prompts == 5

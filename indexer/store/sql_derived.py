@@ -468,13 +468,14 @@ class DerivedMixin:
         with self._read() as conn:
             return sorted(conn.execute(q).scalars())
 
-    def changed_outcomes(self, space_id: int, models: Sequence[str]) -> set[str]:
+    def changed_outcomes(self, space_id: int, models: Sequence[str] | None) -> set[str]:
         """Those of these models whose vector in this space was solved from other outcomes than SQL holds now: the
         vector's ``outcomes_digest`` differs from its model's (results ingested, replaced or dropped since: an index
         pass between its ingest and its publish, or ``taskspace ingest`` without ``taskspace index``). Both None (a
         pulled vector, its model measured nowhere here) is no change. One keyed read, the comparison in SQL; the
-        space's prior is left out (a new prior changes no outcome an answer shows)."""
-        if not models:
+        space's prior is left out (a new prior changes no outcome an answer shows). ``models`` None: every model with
+        a vector in the space, in one read without keys (a model page's every-model rows: 32,823 keys took 0.5 s)."""
+        if models is not None and not models:
             return set()
         v = ModelVectorRow
         q = (select(Model.key).join(v, (v.model_id == Model.id) & (v.space_id == space_id))
@@ -482,6 +483,8 @@ class DerivedMixin:
                         v.outcomes_digest.is_(None) & Model.outcomes_digest.is_not(None),
                         v.outcomes_digest.is_not(None) & Model.outcomes_digest.is_(None))))
         with self._read() as conn:
+            if models is None:
+                return set(conn.execute(q).scalars())
             return {k for (k,) in rows_for_keys(conn, q, Model.key, list(models))}
 
     def orphan_model_vectors(self, space_id: int) -> list[str]:
