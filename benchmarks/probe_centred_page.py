@@ -9,7 +9,7 @@ import argparse
 import time
 
 argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
-from indexer import model_detail, posterior  # noqa: E402 - after --help, which needs no index
+from indexer import browse, model_detail, posterior  # noqa: E402 - after --help, which needs no index
 
 MODELS = ("01-ai/Yi-34B", "deepseek-ai/deepseek-coder-33b-instruct", "mmlu-B:r0088")
 
@@ -19,6 +19,7 @@ for rnd in range(3):
         posterior.Predictor.centred = property(lambda self: False) if mode == "old" else centred
         took = []
         for m in MODELS:
+            browse._EVERY.clear()  # each page computed (a process keeps the rows by state, not by map version)
             t = time.perf_counter()
             d = model_detail(m, strengths=5)
             took.append(time.perf_counter() - t)

@@ -17,12 +17,16 @@
   calibrated probability on the benchmark's vector minus the mean over every indexed model, and its rank there).
   Each is the number `search --benchmark B` gives (one folded query per benchmark ranks every model at once; where
   the calibration weighs coverage, :attr:`indexer.posterior.Calibration.uncovered`, each model's own deviation is
-  weighed by its share of B's nearest own prompts it was observed on, as the search does).
+  weighed by its share of B's nearest own prompts it was observed on, as the search does). The every-model part of
+  the strengths is the same for every model's page: a process keeps it while the index's state reads the same
+  (:func:`_every_rows`), so `taskspace serve` computes it once per state, not once per page.
 
 Unknown models and benchmarks raise :class:`~indexer.errors.NotFoundError` naming the close names.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -232,12 +236,52 @@ def _published_counts(store) -> tuple[dict[str, int], dict[str, set]]:
     return prompts, models
 
 
-def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndarray, key: str,
-                     changed: dict | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+class _EveryRow:
+    """The model-independent part of :func:`model_detail`'s strengths on a coverage-aware or centred map
+    (:func:`_coverage_rows`): each benchmark row's every-model logit (``every``), and what one model's own logit
+    needs besides its two scores: each model's coverage share per row (``shares``, by ``index``), each row's
+    centring of the models nothing links to it (``mixes``: the weight and constant per distinct benchmark list,
+    ``of`` each model's list, ``apart`` where they are not (1, 0)), the folded rows and the uncovered ones with their
+    constants. Memory: 8 bytes per model and row for ``every`` and as much for ``shares`` (32,823 models x 23 rows:
+    6 MB each), the keys and their index (about 3 MB there)."""
+
+    def __init__(self, every, keys, shares, mixes, of, Bq, U, d0):
+        self.every, self.shares, self.mixes, self.of, self.Bq, self.U, self.d0 = every, shares, mixes, of, Bq, U, d0
+        self.index = {k: i for i, k in enumerate(keys)}
+
+    def own(self, vectors, name: str, key: str) -> np.ndarray:
+        """Model ``key``'s logit on each row (NaN where it has no point): its covered and uncovered scores read by id
+        (two engine calls, one model), blended by its share and centred as its row's every-model value is."""
+        from .query import coverage_logit
+
+        n = len(self.every)
+        b1s = vectors.scores_of_each(name, "models", self.Bq, [[key]] * n)
+        b0s = vectors.scores_of_each(name, "models", self.U, [[key]] * n)
+        i = self.index.get(key)
+        mine = []
+        for r, (b1, b0, d0) in enumerate(zip(b1s, b0s, self.d0)):
+            if key not in b1 or key not in b0:
+                mine.append(np.nan)
+                continue
+            c = 1.0 if i is None else float(self.shares[r, i])
+            w, cc = (1.0, 0.0) if i is None else _centring(self.mixes[r], self.of[i])
+            mine.append(w * coverage_logit(c, b1[key], b0[key], d0) + cc)
+        return np.array(mine, dtype=np.float64)
+
+
+def _centring(mix: tuple | None, j: int) -> tuple[float, float]:
+    """The ``(w, c)`` a row's centring (``mix``: its weights, constants and where they are not (1, 0), per distinct
+    benchmark list; None: none) gives the models of benchmark list ``j``."""
+    return (float(mix[0][j]), float(mix[1][j])) if mix is not None and mix[2][j] else (1.0, 0.0)
+
+
+def _coverage_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndarray,
+                   changed: dict | None = None) -> _EveryRow:
     """Every model's score on each benchmark of ``bench`` (its hits, with vectors; ``Bq`` their folded rows) as a
     benchmark search ranks by it where the calibration weighs coverage (:func:`indexer.query.coverage_ranked`):
     ``c L1 + (1 - c) L0``, ``c`` the model's share of the benchmark's nearest own prompts it was observed on, L1 its
-    score on the folded row, L0 that with the uncovered weight of its own deviation; and model ``key``'s. Before,
+    score on the folded row, L0 that with the uncovered weight of its own deviation; centred where nothing links the
+    model to the row's nearest prompts; with what one model's own value needs (:meth:`_EveryRow.own`). Before,
     ``c = 1`` for every model: a model never measured on a benchmark was ranked there by its extrapolated deviation
     (the bundled sample plus evalarena_code: microsoft/phi-2 "rank 39 of 147" on mmlu_pro/history, 94th in `search -b
     mmlu_pro/history`). ``changed``: the page's memo of :func:`indexer.query.changed_since_solved` (the shares fill
@@ -246,10 +290,11 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, Bq: np.nd
     Each row's values come without the models they are of, except where both scores are needed: ``c L1 + (1 - c)
     L0`` is exactly L1 where ``c = 1`` and exactly L0 where ``c = 0`` (IEEE: ``x + 0.0 * y == x`` for finite y), so
     those models' values are L1's (or L0's) scores alone, read without their point ids (:meth:`score_values`), and
-    only the models of a fractional share (and ``key``) are read with their ids and blended. Before, both rows were
-    read for every model with its id: 1.5 million ids a page on a home of 32,823 models, 12.6-15.2 s of CPU a
-    page there against 5.1-6.3 s now (docs/BENCHMARKS.md, "A model's page on 32,823 models"). The values are the same; only the order in
-    which a row's mean adds them differs."""
+    only the models of a fractional share are read with their ids and blended. Before, both rows were read for every
+    model with its id: 1.5 million ids a page on a home of 32,823 models, 12.6-15.2 s of CPU a page there against
+    5.1-6.3 s then (docs/BENCHMARKS.md, "A model's page on 32,823 models"). The rows are the same for every model's
+    page: none is singled out (before, the page's own model was read with its id among the blended ones, so a row's
+    mean added the same values in another order on each page); :func:`_every_rows` keeps them."""
     from .find import _near, _near_hits
     from .posterior import COVERAGE_PROMPTS
     from .query import _all_measured, coverage_logit, observed_shares_many
@@ -270,38 +315,43 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, Bq: np.nd
                if asked else [])
     shares = [next(got) if near else {} for near in nears]
     # each row's centring of the models nothing links to its benchmark's nearest prompts (unlinked_mix: ``w own +
-    # c``, the average model's of those prompts' groups), by model; None where every model is linked (1, 0)
-    mixes = []
+    # c``, the average model's of those prompts' groups) per distinct benchmark list, with where it is not (1, 0);
+    # None where the map centres nothing
+    mix_rows = []
     distinct: dict[tuple, int] = {}  # the models' benchmark lists, each once (a few among tens of thousands)
     of = np.array([distinct.setdefault(tuple(info[k].get("benchmarks") or ()), len(distinct)) for k in keys], int)
     for near, q1 in zip(nears, Bq):
         pred.near_benchmarks = [x["benchmarks"] for x in near] or None
         if not pred.centred:
-            mixes.append(None)
+            mix_rows.append(None)
             continue
         w, c = pred.calibration.unlinked_mix(np.asarray(q1, np.float64), [list(t) for t in distinct],
                                              pred.near_benchmarks)
-        apart = np.flatnonzero(((w != 1.0) | (c != 0.0))[of])
-        mixes.append({keys[i]: (float(w[of[i]]), float(c[of[i]])) for i in apart})
+        mix_rows.append((w, c, (w != 1.0) | (c != 0.0)))
     pred.near_benchmarks = None
+    # each model's share on each row, in the order of ``keys`` (1 where the row has no neighbourhood)
+    at = np.array([[sh.get(k, 1.0) for k in keys] for sh in shares], dtype=np.float64).reshape(len(shares), len(keys))
     # per row: the models of c = 1 (L1 alone), of c = 0 (L0 alone), those of c = 0 a row centres at one pair (its
-    # groups none of the nearest prompts lies in: ``w L0 + c``) and the rest, with ``key`` (both, blended)
-    ones, zeros, far, both, far_pair = [], [], [], [], []
-    for sh, mix in zip(shares, mixes):
-        g1, g0, gf, gb = [], [], [], []
+    # groups none of the nearest prompts lies in: ``w L0 + c``; the pair of the first such model) and the rest (both,
+    # blended), each in the order of ``keys``; as arrays over the models (before, a loop over every model and row in
+    # Python: 1.5 s of a page on 32,823 models with the dicts of each row's centring)
+    ones, zeros, far, both, far_pair, both_at = [], [], [], [], [], []
+    for c, mix in zip(at, mix_rows):
+        apart = np.zeros(len(keys), bool) if mix is None else mix[2][of]
+        gf = np.zeros(len(keys), bool)
         pair = None
-        for k in keys:
-            c = sh.get(k, 1.0)
-            m = None if mix is None else mix.get(k)
-            if m is not None and k != key and c == 0.0 and (pair is None or m == pair):
-                pair = m
-                gf.append(k)
-            else:
-                (gb if k == key or m is not None else g1 if c == 1.0 else g0 if c == 0.0 else gb).append(k)
-        ones.append(g1)
-        zeros.append(g0)
-        far.append(gf)
-        both.append(gb)
+        first = np.flatnonzero(apart & (c == 0.0))
+        if first.size:
+            j = of[first[0]]
+            pair = (float(mix[0][j]), float(mix[1][j]))
+            gf = apart & (c == 0.0) & (mix[0][of] == pair[0]) & (mix[1][of] == pair[1])
+            gf[first[0]] = True  # (its own pair, whatever it is)
+        gb = (apart & ~gf) | (~apart & (c != 1.0) & (c != 0.0))
+        ones.append([keys[i] for i in np.flatnonzero(~apart & (c == 1.0))])
+        zeros.append([keys[i] for i in np.flatnonzero(~apart & (c == 0.0))])
+        far.append([keys[i] for i in np.flatnonzero(gf)])
+        both_at.append(np.flatnonzero(gb))
+        both.append([keys[i] for i in both_at[-1]])
         far_pair.append(pair or (1.0, 0.0))
 
     def only(group: list[list[str]], rest: list[list[str]]) -> dict:
@@ -318,17 +368,69 @@ def _coverage_scores(store, vectors, sp, name: str, pred, bench: list, Bq: np.nd
           if any(far) else [np.zeros(0)] * len(far))
     l1_both = vectors.scores_of_each(name, "models", Bq, both)
     l0_both = vectors.scores_of_each(name, "models", U, both)
-    blended, mine = [], []
-    for sh, mix, v1, v0, vf, (wf, cf), b1, b0, gb, (_, d0) in zip(shares, mixes, l1, l0, lf, far_pair, l1_both,
-                                                                   l0_both, both, folded):
-        def centred(k: str):  # the model's logit on this row, centred where nothing links it (unlinked_mix)
-            w, c = (1.0, 0.0) if mix is None else mix.get(k, (1.0, 0.0))
-            return w * coverage_logit(sh.get(k, 1.0), b1[k], b0[k], d0) + c
+    blended = []
+    for c, mix, v1, v0, vf, (wf, cf), b1, b0, gb, (_, d0) in zip(at, mix_rows, l1, l0, lf, far_pair, l1_both,
+                                                                  l0_both, both_at, folded):
+        def centred(i: int):  # model i's logit on this row, centred where nothing links it (unlinked_mix)
+            k = keys[i]
+            w, cc = _centring(mix, of[i])
+            return w * coverage_logit(float(c[i]), b1[k], b0[k], d0) + cc
 
-        mixed = [centred(k) for k in gb if k in b1 and k in b0]
+        mixed = [centred(i) for i in gb if keys[i] in b1 and keys[i] in b0]
         blended.append(np.concatenate([v1, v0 + d0, wf * (vf + d0) + cf, np.asarray(mixed, dtype=np.float64)]))
-        mine.append(centred(key) if key in b1 and key in b0 else np.nan)
-    return blended, np.array(mine, dtype=np.float64)
+    return _EveryRow(blended, keys, at, mix_rows, of, Bq, U, [d0 for _, d0 in folded])
+
+
+#: :func:`_every_rows`' kept rows: (database, space, index, vector store) -> (the state they were computed in, rows)
+_EVERY: dict = {}
+_EVERY_LOCK = threading.Lock()
+#: how many (database, space, index) :data:`_EVERY` keeps (the oldest dropped first): one a space in practice
+EVERY_KEPT = 4
+
+
+def _state(store, vectors, sp, name: str, bench: list, pred) -> tuple | None:
+    """What the every-model rows of space ``sp`` (index ``name``) are computed from, as a value that changes when
+    any of it does: SQL's (:meth:`~indexer.store.sql.Store.state_digest`: the outcomes, the vectors' digests, the
+    benchmark vectors, the calibration map, its links and centres, the prior), the vector index's (each kind's live
+    collection and its number of points), the benchmark rows read for this page and the map's fold of them; None
+    when the store cannot tell (no reuse)."""
+    from .store.vectors import KINDS
+
+    digest = getattr(store, "state_digest", None)
+    if digest is None:
+        return None
+    index = tuple((kind, vectors.alias_target(name, kind), vectors.count(name, kind)) for kind in KINDS)
+    rows = tuple((h.key, np.asarray(h.vector, dtype=np.float32).tobytes()) for h in bench)
+    return digest(sp.id), index, rows, bool(pred.coverage_aware or pred.centring)
+
+
+def _every_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndarray, changed: dict | None = None):
+    """The model-independent part of a model page's strengths: on a coverage-aware or centred map the
+    :class:`_EveryRow` of :func:`_coverage_rows`, else each row's every-model score (:meth:`score_values`). Kept for
+    the process by (database, space, index) with the state it was computed in (:func:`_state`, read before it is
+    computed), and reused while that state reads the same: on a home of 32,823 models the rows cost 4.5-8 s a page,
+    the state about 0.1 s (docs/BENCHMARKS.md, "A model's page on 32,823 models"). A state that changes while the
+    rows are computed is the next page's to see: it differs from the one kept with them."""
+    from .query import store_identity
+
+    state = _state(store, vectors, sp, name, bench, pred)
+    slot = (store_identity(store), sp.id, name, getattr(vectors, "where", id(vectors)))
+    if state is not None:
+        with _EVERY_LOCK:
+            kept = _EVERY.get(slot)
+        if kept is not None and kept[0] == state:
+            return kept[1]
+    if pred.coverage_aware or pred.centring:
+        rows = _coverage_rows(store, vectors, sp, name, pred, bench, Bq, changed)
+    else:  # each benchmark row: every model's (ranking) score, without which model it is (none is needed)
+        rows = vectors.score_values(name, "models", Bq)
+    if state is not None:
+        with _EVERY_LOCK:
+            _EVERY.pop(slot, None)
+            _EVERY[slot] = (state, rows)
+            while len(_EVERY) > EVERY_KEPT:
+                _EVERY.pop(next(iter(_EVERY)))
+    return rows
 
 
 def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS) -> dict:
@@ -431,11 +533,13 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
     for b in B:
         folds.append((pred.fold(b), pred.offset))
     Bq = np.stack([f for f, _ in folds]).astype(np.float32)
-    if pred.coverage_aware or pred.centring:
+    # every model's value on each row, the same for every model's page (kept while the index's state is the same)
+    rows = _every_rows(store, vectors, sp, name, pred, bench, Bq, changed)
+    if isinstance(rows, _EveryRow):
         # each model's logit as `search --benchmark B` gives it (its coverage of B; centred where nothing links it)
-        every, mine = _coverage_scores(store, vectors, sp, name, pred, bench, Bq, key, changed)
-    else:  # each benchmark row: every model's (ranking) score, without which model it is (none is needed)
-        every = vectors.score_values(name, "models", Bq)
+        every, mine = rows.every, rows.own(vectors, name, key)
+    else:
+        every = rows
         mine = Bq.astype(np.float64) @ np.asarray(hit.vector, dtype=np.float64)
     # measured: outcomes in SQL, or a benchmark its vector was fitted on (a pulled index has only the latter)
     fitted = set(payload.get("benchmarks") or [])

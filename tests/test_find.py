@@ -1120,9 +1120,12 @@ def test_a_models_strengths_on_a_coverage_aware_map_read_sql_once_whatever_the_b
     for obj, method in ((store, "outcome_blocks"), (store, "prompt_ids"), (vectors, "scores")):
         real = getattr(obj, method)
         monkeypatch.setattr(obj, method, lambda *a, _real=real, _m=method, **kw: calls.append(_m) or _real(*a, **kw))
-    got = model_detail("org/small", store=store, vectors=vectors, strengths=10)
+    got = _page_fresh(store, vectors, "org/small", strengths=10)  # its every-model rows computed for it
     assert got == want and {s["benchmark"] for s in got["strengths"]} == {"alpha", "beta"}  # two benchmarks
     assert sorted(calls) == ["outcome_blocks"] * 2 + ["prompt_ids"], calls
+    calls.clear()  # the rows kept (the index unchanged): the page reads the model's own outcomes alone
+    assert model_detail("org/small", store=store, vectors=vectors, strengths=10) == want
+    assert calls == ["outcome_blocks"], calls
 
 
 PART_MODELS = ["org/part", "org/part2"]  # measured on some of beta's prompts (and on alpha): a fractional share
@@ -1223,6 +1226,81 @@ def test_a_models_strengths_read_the_point_ids_of_the_blended_models_only(parts,
     assert {s["benchmark"] for s in d["strengths"]} == {"alpha", "beta"} and not passes
     # two benchmarks, two maps: at most the two part-measured models and the model itself per row
     assert read and sum(read) <= 2 * 2 * (len(PART_MODELS) + 1), read
+
+
+def _page_fresh(store, vectors, model: str, **kw) -> dict:
+    """``model_detail`` with no every-model rows kept: computed for this page alone."""
+    from indexer import browse
+
+    getattr(browse, "_EVERY", {}).clear()  # (none before the rows were kept)
+    return browse.model_detail(model, store=store, vectors=vectors, **kw)
+
+
+@pytest.mark.parametrize("which", ["parts", "mixed"])
+def test_a_models_page_reuses_the_every_model_rows_and_equals_one_computed_alone(which, request, monkeypatch):
+    """`taskspace serve`'s model pages (GET /v1/models/{id}) compute each benchmark row's every-model logits once
+    and reuse them for the next model's page while the index is the same: no engine pass over every model then, and
+    every model's page equal to the one computed alone (coverage 1, 0 and a fraction; a centred map whose unlinked
+    models score their group's average). Before, each page scored every model on every row again (4.5-8 s a page on
+    32,823 models)."""
+    from indexer import model_detail
+
+    idx = request.getfixturevalue(which)
+    store, vectors, _ = idx
+    if which == "parts":
+        coverage_aware(idx)
+        models = ["org/small", "org/big", "coder/only-code", "org/part", "org/part2"]
+    else:
+        centre(idx)
+        models = ["alpha/m10", "alpha/m12", "org/small", "beta/b1", "gamma/g1"]
+    alone = {m: _page_fresh(store, vectors, m, strengths=10) for m in models}
+    assert all(len(d["strengths"]) == 3 - (which == "parts") for d in alone.values())
+    passes = []
+    real = vectors.score_values
+    monkeypatch.setattr(vectors, "score_values", lambda *a, **kw: passes.append(1) or real(*a, **kw))
+    _page_fresh(store, vectors, models[-1], strengths=10)  # one page computes the rows ...
+    passes.clear()
+    for m in models:  # ... the others reuse them
+        assert model_detail(m, store=store, vectors=vectors, strengths=10) == alone[m], m
+    assert not passes
+
+
+def test_a_models_page_after_an_ingest_or_a_pass_beside_it_shows_the_index_as_it_is(idx, tmp_path, encoder):
+    """The every-model rows a server keeps for its model pages are recomputed when what they are computed from
+    changes beside it: an ingest without an index pass (SQL outcomes: a model's coverage of a benchmark, and its
+    ``results_changed``) and an index pass that adds a model (its point, every vector, the map). Each page equals the
+    one computed alone, and differs from the page before the change (real SQLite, real local Qdrant)."""
+    from helpers import write_source
+    from indexer import model_detail
+    from indexer.ingest import Ingester
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+
+    store, vectors, outs = idx
+    coverage_aware(idx)
+    before = model_detail("org/small", store=store, vectors=vectors, strengths=10)
+    assert model_detail("org/big", store=store, vectors=vectors, strengths=10) == _page_fresh(
+        store, vectors, "org/big", strengths=10)
+    # org/small's results on beta replaced by half of them, ingested with no pass: its share of beta's neighbourhood
+    # is 1/2 now (its own probability on beta, beta's mean, the ranks)
+    beta = {**outs["beta"], "org/small": [y if j % 2 else None for j, y in enumerate(outs["beta"]["org/small"])]}
+    write_source(tmp_path / "b", "beta", BETA, beta)
+    Ingester(store, fetch_metadata=False).ingest_path(str(tmp_path / "b"))
+    after = model_detail("org/small", store=store, vectors=vectors, strengths=10)
+    assert after == _page_fresh(store, vectors, "org/small", strengths=10)
+    row = {s["benchmark"]: s for s in after["strengths"]}
+    assert row["beta"] != {s["benchmark"]: s for s in before["strengths"]}["beta"]
+    assert after["results_changed"] is True and not before["results_changed"]
+    # a pass that adds a model measured on alpha: one more model on every row
+    extra = {**outs["alpha"], "org/new": [1] * 16}
+    write_source(tmp_path / "a", "alpha", ALPHA, extra)
+    r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / f)) for f in ("a", "b")])
+    assert r.status == "ok", r.errors
+    coverage_aware(idx)  # the pass refitted the map; the test's coverage-aware one again (a change too)
+    now = model_detail("org/small", store=store, vectors=vectors, strengths=10)
+    assert now == _page_fresh(store, vectors, "org/small", strengths=10)
+    assert {s["of"] for s in now["strengths"]} == {s["of"] + 1 for s in after["strengths"]}
+
 
 
 def test_scores_equal_the_query_layer_and_one_search_serves_fill_and_evidence(idx, monkeypatch):
@@ -1564,10 +1642,14 @@ def test_a_search_on_a_coverage_map_reads_whose_results_changed_once(idx, tmp_pa
         assert len(every) == len(set(every)) and {r["model"] for r in got} <= set(every), (kw, asked)
 
 
-def test_a_model_page_on_a_coverage_aware_map_reads_whose_results_changed_once(idx, tmp_path, monkeypatch):
+@pytest.mark.parametrize("whole", [False, True], ids=["by-key", "whole-space"])
+def test_a_model_page_on_a_coverage_aware_map_reads_whose_results_changed_once(idx, tmp_path, monkeypatch, whole):
     """`model_detail` (`taskspace model ID`, GET /v1/models/{id}) on a coverage-aware map asks SQL once which models'
     results changed since their vector was solved: its strengths' coverage shares ask for every model, and its own
-    `results_changed` uses that reading, with the same page. Before, it asked again for the model itself."""
+    `results_changed` uses that reading, with the same page. Before, it asked again for the model itself. From
+    `query.CHANGED_WHOLE_SPACE` models on (32,823 on the large home) it reads the whole space without keys, with the
+    same page; a page whose every-model rows are kept asks for the model alone."""
+    from indexer import query
     from helpers import write_source
     from indexer import model_detail
     from indexer.ingest import ingest
@@ -1580,12 +1662,16 @@ def test_a_model_page_on_a_coverage_aware_map_reads_whose_results_changed_once(i
     assert pages["org/big"]["results_changed"] and not pages["org/small"]["results_changed"]
     asked = []
     real = store.changed_outcomes
-    monkeypatch.setattr(store, "changed_outcomes",
-                        lambda space_id, models: asked.append(list(models)) or real(space_id, models))
+    monkeypatch.setattr(store, "changed_outcomes", lambda space_id, models: asked.append(
+        None if models is None else list(models)) or real(space_id, models))
+    if whole:
+        monkeypatch.setattr(query, "CHANGED_WHOLE_SPACE", 2)
     for m, want in pages.items():
         asked.clear()
-        assert model_detail(m, store=store, vectors=vectors, strengths=10) == want, m
-        assert len(asked) == 1 and m in asked[0], (m, asked)
+        assert _page_fresh(store, vectors, m, strengths=10) == want, m
+        assert len(asked) == 1 and (asked[0] is None if whole else m in asked[0]), (m, asked)
+        asked.clear()
+        assert model_detail(m, store=store, vectors=vectors, strengths=10) == want and asked == [[m]], (m, asked)
 
 
 @pytest.mark.parametrize("region_var,uncovered", [(None, 0.1), (0.05, None), (None, None)],

@@ -2158,3 +2158,39 @@ def test_find_pages_its_ranking_with_an_offset_declared_in_the_schema(client):
                  "invalid_input", "offset", says="compare mode")
     assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "skip": 1}), 422, "invalid_request", "skip",
                  says="did you mean 'offset'?")
+
+
+def test_a_servers_model_pages_show_an_ingest_and_its_workers_pass_beside_them(indexed, encoder):
+    """`taskspace serve` keeps its model pages' every-model rows (indexer.browse: computed by one page, reused by the
+    next ones while the index is the same) and answers a page after `taskspace ingest` beside it (another store on
+    the same SQLite file: org/m1's results changed) and after its worker's pass (a model added: one more on every
+    row) with the index as it is then: each page equals the one computed alone (real SQLite, real local Qdrant)."""
+    from helpers import write_table
+    from indexer import browse
+    from indexer.config import get_settings
+    from indexer.ingest import ingest
+
+    svc = Service(encoder=encoder)
+    with TestClient(create_app(svc)) as client:
+        def page(model: str) -> dict:
+            r = client.get(f"/v1/models/{model}")
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        def alone(model: str) -> dict:
+            browse._EVERY.clear()
+            return page(model)
+
+        first = page("org/m2")
+        assert page("org/m1") == alone("org/m1") and page("org/m2") == first and first["strengths"]
+        write_table(indexed / "more", "alpha", {"org/m1": [1] * 16}, 16)  # alpha's own prompts, a second source
+        ingest(str(indexed / "more"), fetch_metadata=False)
+        m1 = page("org/m1")
+        assert m1["results_changed"] is True and m1 == alone("org/m1") and page("org/m2") == alone("org/m2")
+        write_table(indexed / "c", "alpha", {"org/new": [1] * 16}, 16)
+        get_settings().sources_file.write_text("source = [\n" + "".join(
+            f'    {{ spec = "{indexed / f}" }},\n' for f in ("a", "b", "more", "c")) + "]\n")
+        assert svc.run_pass(threading.Event()).status == "ok"
+        now = page("org/m2")
+        assert now == alone("org/m2")
+        assert {s["of"] for s in now["strengths"]} == {s["of"] + 1 for s in first["strengths"]}

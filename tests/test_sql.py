@@ -225,6 +225,47 @@ def test_digest_changes_iff_that_models_outcomes_change(store):
     assert d3[A[1]] != d2[A[1]] and d3[A[2]] == d2[A[2]] and A[0] not in d3
 
 
+
+def test_the_state_digest_changes_with_every_input_of_every_models_scores(store):
+    """`Store.state_digest(space)` (what a model page keeps its every-model rows by): the same while nothing is
+    written, and another after each write that feeds those scores: outcomes ingested (no vector solved), a vector
+    saved, its index point's digest, a benchmark vector, the calibration map (its links), the prior. Another space's
+    writes leave it."""
+    from indexer import posterior
+    from indexer.store.sql_types import SpacePrior
+
+    store.ingest(batch(outcomes=grid(A, P)))
+    s = store.get_or_create_space("all-MiniLM-L6-v2@abc", 4, 1.0, 0.0)
+    other = store.get_or_create_space("all-MiniLM-L6-v2@abc", 4, 0.5, 0.0)
+    seen = [store.state_digest(s.id)]
+    assert store.state_digest(s.id) == seen[0]
+
+    def changed() -> None:
+        now = store.state_digest(s.id)
+        assert now not in seen, len(seen)
+        seen.append(now)
+
+    store.ingest(batch(location="/data/b.csv", outcomes=grid(A[:1], ["New prompt"])))
+    changed()
+    digests = store.model_digests()
+    store.save_model_vectors(s.id, [ModelVector(k, np.arange(4, dtype=np.float32) + i, 4, ["math"], {}, digests[k])
+                                    for i, k in enumerate(A)])
+    changed()
+    token = store.claim_point_digests(s.id)
+    changed()
+    store.save_point_digests(s.id, token, {k: f"d{k}" for k in A})
+    changed()
+    store.save_benchmark_vectors(s.id, [BenchmarkVector("math", np.ones(4, dtype=np.float32), 3)])
+    changed()
+    store.save_model_vectors(s.id, [], calibration=posterior.Calibration(0.05, 1.5, 100, spread=0.1))
+    changed()
+    store.set_calibration_links(s.id, (("math",), ("other",)))
+    changed()
+    store.save_model_vectors(s.id, [], prior=SpacePrior(np.ones(3), 3), replace_prior=True)
+    changed()
+    store.save_model_vectors(other.id, [ModelVector(A[0], np.ones(4), 4, ["math"], {}, digests[A[0]])])
+    assert store.state_digest(s.id) == seen[-1]
+
 def test_spaces_and_model_vectors(store):
     store.ingest(batch(outcomes=grid(A, P)))
     s = store.get_or_create_space("all-MiniLM-L6-v2@abc", 4, 1.0, 0.0)
@@ -243,6 +284,7 @@ def test_spaces_and_model_vectors(store):
     assert store.stale_models(s.id) == [A[0]]
     # the results an answer's evidence would read changed since the vector was solved (asked of given keys only)
     assert store.changed_outcomes(s.id, A) == {A[0]} and store.changed_outcomes(s.id, A[1:]) == set()
+    assert store.changed_outcomes(s.id, None) == {A[0]}  # every model with a vector in the space, without keys
     assert store.changed_outcomes(s.id + 1, A) == set()  # no vector in that space: nothing it was solved from
     store.save_model_vectors(s.id, [ModelVector(A[0], np.ones(4), 5, ["math"], {}, store.model_digests()[A[0]])])
     assert store.stale_models(s.id) == [] and store.load_model_vectors(s.id, [A[0]])[0].n_prompts == 5
