@@ -446,8 +446,11 @@ def save(path: Path, sources: list[SourceSpec]) -> None:
 def add(path: Path, specs: list[SourceSpec], *, check: bool = True, empty_ok: bool = True) -> list[SourceSpec]:
     """Append sources not configured yet (same :func:`source_key` = same source: a new revision, format, limit or
     reading options replace the old, in its place). Each is validated first (``check``, :func:`validate`; ``empty_ok``
-    as there): one bad spec saves none of them. Returns the configuration."""
-    new = [validate(s, empty_ok=empty_ok) if check else s.with_options(spec=normalise(s.spec)) for s in specs]
+    as there; a source configured already may be an empty folder whatever it says, as a pass without ``--source``
+    shows it ``empty``): one bad spec saves none of them. Returns the configuration."""
+    configured = set() if empty_ok or not check else {source_key(s.spec) for s in load(path)}
+    new = [validate(s, empty_ok=empty_ok or _key_or_none(s.spec) in configured) if check
+           else s.with_options(spec=normalise(s.spec)) for s in specs]
     with _locked(path):
         current = load(path)
         by_key = {source_key(s.spec): s for s in current}
@@ -458,6 +461,14 @@ def add(path: Path, specs: list[SourceSpec], *, check: bool = True, empty_ok: bo
         if merged != current:
             save(path, merged)
     return merged
+
+
+def _key_or_none(spec: str) -> str | None:
+    """:func:`source_key` of ``spec``, None for a spec it refuses (:func:`validate` says what is wrong with it)."""
+    try:
+        return source_key(spec)
+    except ConfigError:
+        return None
 
 
 def nesting(a: str, b: str) -> str | None:

@@ -727,3 +727,27 @@ def test_index_source_of_an_empty_folder_is_refused_as_ingest_refuses_it(tmp_pat
                               {"spec": str(other), "status": "ingested", "errors": 0}], out
     r = ts("models", "--json")
     assert r.returncode == 0 and {m["model"] for m in _json.loads(r.stdout)["models"]} == {"m", "m2"}, r.stdout
+
+
+def test_index_source_of_a_configured_folder_that_is_empty_runs_the_pass(tmp_path):
+    """A folder configured with `taskspace sources add` (one results will land in) and still empty, or emptied after
+    it was read, is no error of `taskspace index --source DIR` either: the pass shows it `empty` (exit 0), as a pass
+    without `--source` does. Before, it was refused as an unconfigured empty folder is, advising to `taskspace
+    sources add` it, which it already was."""
+    import json as _json
+
+    folder, ts = _one_prompt_source_and_cli(tmp_path)
+    later = tmp_path / "later"
+    later.mkdir()
+    assert ts("sources", "add", str(later)).returncode == 0
+    r = ts("index", "--source", str(later), "--json")
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert {"spec": str(later), "status": "empty", "errors": 0} in _json.loads(r.stdout)["sources"], r.stdout
+    assert ts("index", "--source", str(folder)).returncode == 0
+    for f in folder.iterdir():  # emptied after it was read
+        f.unlink()
+    r = ts("index", "--source", str(folder), "--json")
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert {"spec": str(folder), "status": "empty", "errors": 0} in _json.loads(r.stdout)["sources"], r.stdout
+    r = ts("models", "--json")  # its stored results kept
+    assert r.returncode == 0 and {m["model"] for m in _json.loads(r.stdout)["models"]} == {"m"}, r.stdout
