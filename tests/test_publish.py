@@ -400,6 +400,26 @@ def _card_of(space: str, encoder_name: str, encoder_dim: int, repo: str = "teste
     return card(repo, [sp], [], {space: {"models": 1, "benchmarks": 1}}, "0.1.0")
 
 
+def test_the_card_says_how_many_lines_each_example_has():
+    """The sentence before each space's example gives its line count: 12 for the default `auto-mc` (the option split,
+    the coverage share, the level/deviation map and the groups' average models), 5 for `auto`; before, every card
+    said "Ten lines" above both."""
+    import re
+
+    from indexer.card import card
+
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    params = {"intercept": True, "select": "gcv"}
+    sp = {"space": "plain", "encoder": "e@0123", "encoder_name": "e", "encoder_dim": 384, "method": "auto",
+          "dim": 385, "lam": 1.0, "eps": 0.0, "calibration_a": None, "params_dict": params,
+          "layout": dataset.layout(385, params)}
+    plain = card("tester/recs", [sp], [], {"plain": {"models": 1, "benchmarks": 1}}, "0.1.0")
+    for t, n in ((text, 12), (plain, 5)):
+        said, code = re.search(r"\n(\w+) lines \(`encode\(texts\)`.*?```python\n(.*?)```", t, re.S).groups()
+        assert said == str(n) and len(code.strip().split("\n")) == n, (said, code)
+    assert "Ten lines" not in text + plain
+
+
 def test_the_cards_example_names_the_encoder_of_its_own_space():
     """Each space's example says to embed with that space's encoder (``encoder_name``): an all-mpnet-base-v2 space's
     example names all-mpnet-base-v2; before, every example said ``SentenceTransformer("sentence-transformers/
