@@ -2058,3 +2058,48 @@ def test_pull_called_as_a_library_refuses_a_hub_spec_as_the_cli_does(hub_server,
     with pytest.raises(InputError) as got:
         pull(spec)
     assert str(got.value) == str(want.value), (got.value, want.value)
+
+
+def test_pulling_a_space_that_keeps_no_posterior_says_measured_near_is_unknown_there(tmp_path, monkeypatch, encoder,
+                                                                                      caplog):
+    """A `paper` space (no posterior, so no coverage patterns, whose `observed` bits say which indexed prompts each
+    model was measured on): the pull says that its rankings and probabilities are the publisher's but `measured near`
+    is unknown in this installation, and why (`coverage_known` false); the pulled search gives the publisher's models,
+    scores and probabilities, coverage null. Before, the pull said nothing, while the card promised the same answers
+    "and which models were measured near the query": the publisher's `measured near` yes read "unknown" there."""
+    import logging
+
+    from indexer import find
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "paper")
+    _home(tmp_path, monkeypatch, "home_a")
+    unseen = _subset(tmp_path / "sample")
+    store_a, vectors_a = open_store(), VectorStore.from_settings()
+    try:
+        Indexer(store_a, vectors_a, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
+        (sp,) = store_a.list_spaces()
+        assert sp.method == "paper"
+        publish("tester/paper", store=store_a, dry_run=tmp_path / "d")
+        want = find.find_models(unseen[0], k=5, store=store_a, vectors=vectors_a)
+    finally:
+        vectors_a.close()
+        store_a.close()
+    assert any(r.coverage.measured_near for r in want)  # the publisher knows
+    card = (tmp_path / "d" / "README.md").read_text()
+    assert "keeps no posterior" in card and "`measured near` is unknown" in card
+    _home(tmp_path, monkeypatch, "home_b")
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        got = pull(str(tmp_path / "d"))
+    assert got.spaces[0]["coverage_known"] is False
+    assert (f"pull: space {got.spaces[0]['space']} (method paper) keeps no posterior, so its records do not say "
+            "which indexed prompts each model was measured on: its rankings and probabilities are the publisher's, "
+            "`measured near` is unknown in this installation") in caplog.text
+    assert "can differ from the publisher's" not in caplog.text
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        mine = find.find_models(unseen[0], k=5, store=store_b, vectors=vectors_b)
+    finally:
+        vectors_b.close()
+        store_b.close()
+    assert [(r.model, r.score, r.probability) for r in mine] == [(r.model, r.score, r.probability) for r in want]
+    assert all(r.coverage.measured_near is None for r in mine)
