@@ -73,12 +73,17 @@ def _metadata(p: dict, facts: dict | None = None) -> dict:
 
 
 def _page(offset, limit) -> tuple[int, int | None]:
-    """``offset`` and ``limit`` checked (non-negative integers, ``limit`` None for all) and as plain ints: a numpy
-    integer (read from an array) made :func:`models_page`'s ``offset``/``next_offset`` numpy values, which
-    ``json.dumps`` refuses."""
-    for what, v in (("offset", offset), ("limit", limit)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
-            raise InputError(f"{what} must be a non-negative integer, not {v!r}", item=what)
+    """``offset`` and ``limit`` checked (``offset`` a non-negative integer, ``limit`` a positive one or None for all,
+    as ``taskspace models --limit`` and ``GET /v1/models?limit=`` take it: a page of 0 models would say its own offset
+    is the next page's) and as plain ints: a numpy integer (read from an array) made :func:`models_page`'s
+    ``offset``/``next_offset`` numpy values, which ``json.dumps`` refuses."""
+    def bad(v) -> bool:
+        return isinstance(v, bool) or not isinstance(v, (int, np.integer))
+
+    if offset is None or bad(offset) or offset < 0:
+        raise InputError(f"offset must be a non-negative integer, not {offset!r}", item="offset")
+    if limit is not None and (bad(limit) or limit < 1):
+        raise InputError(f"limit must be a positive integer (or None for every model), not {limit!r}", item="limit")
     return int(offset), None if limit is None else int(limit)
 
 

@@ -1,6 +1,6 @@
 """The dataset card (``README.md``) of a published record set: YAML metadata (licence, tags, one config per space) and
 a body saying how the vectors were made, from which sources under which licences, and how to use them without
-taskspace, with a ten-line Python example per space layout (the tests run it against the files). No I/O."""
+taskspace, with a short Python example per space layout (its line count said above it) (the tests run it against the files). No I/O."""
 
 from __future__ import annotations
 
@@ -204,11 +204,16 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
                       "columns have the largest inner product with the question's embedding are averaged (`m`), and "
                       "the query row is `[E(question), m[d:2d], m[2d], m[2d] * log1p(question characters), m[2d+2], "
                       f"{_fill_tail(sp['params_dict'])}]`."]
-        lines += ["", "Ten lines (`encode(texts)` returns the unit-length embeddings of this space's encoder, "
+        code = example(sp["space"], sp["params_dict"], sp["encoder_dim"])
+        if not sp["params_dict"].get("intercept"):  # the plain method (paper): no posterior, no coverage patterns
+            lines += ["", f"Method `{sp['method']}` keeps no posterior: the space has no coverage patterns, so its "
+                      "records do not say which indexed prompts each model was measured on, and there are no "
+                      "intervals. `taskspace pull` gives this space the publisher's rankings and probabilities; "
+                      "`measured near` is unknown there."]
+        lines += ["", f"{len(code.splitlines())} lines (`encode(texts)` returns the unit-length embeddings of this space's encoder, "
                   f"`{sp['encoder_name']}`: e.g. `m = SentenceTransformer(\"{sp['encoder_name']}\"); encode = "
                   "lambda texts: m.encode(texts, normalize_embeddings=True)`; `prompt` is your prompt):", "",
-                  EXAMPLE_MARK.format(space=sp["space"]), "```python",
-                  example(sp["space"], sp["params_dict"], sp["encoder_dim"]), "```", ""]
+                  EXAMPLE_MARK.format(space=sp["space"]), "```python", code, "```", ""]
     lines += ["## Uncertainty", "",
               "taskspace shows with each probability a 90% interval: the posterior variance of the score (the "
               "ridge posterior of the record's fit: its residual variance `noise` times the leverage of the query row "
@@ -240,7 +245,7 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
               "constant, `z_j` the average model's logit (a prompt of several groups: the mean over them); the "
               "example above computes it. "
               "`taskspace pull hub:" + repo_id + "` loads these files into a taskspace installation with the same "
-              "answers (top-k, probabilities, intervals and which models were measured near the query) as the one "
-              "that published them.", "",
+              "answers (top-k, probabilities, intervals and which models were measured near the query; of a space "
+              "that keeps no posterior, top-k and probabilities) as the one that published them.", "",
               f"Made by taskspace {version}.", ""]
     return "\n".join(lines)

@@ -727,9 +727,17 @@ def _coverage_known(rec, origin: str) -> bool:
     """Whether the records tell which indexed prompts each model was observed on (the patterns' ``observed``); when
     they do not (published by a taskspace from before they did) and the space's map is coverage-aware, a warning that
     the pulled index answers otherwise than its publisher (every model counted as measured near every query: c = 1)
-    and that publishing again fixes it. Before, nothing said so: docs/PUBLISHING.md alone did."""
+    and that publishing again fixes it. Before, nothing said so: docs/PUBLISHING.md alone did. A space whose method
+    keeps no posterior (``paper``: no patterns to carry the observed prompts) says that `measured near` is unknown
+    here while the ranking is the publisher's; before, nothing did, and the card promised the same answers."""
     if rec.coverage:
         return True
+    if not rec.spec.params.get("intercept"):  # the plain method (paper) keeps no posterior: no coverage patterns
+        log.warning("pull: space %s (method %s) keeps no posterior, so its records do not say which indexed prompts "
+                    "each model was measured on: its rankings and probabilities are the publisher's, `measured near` "
+                    "is unknown in this installation (the publisher's own searches say it)",
+                    rec.spec.name, rec.spec.method)
+        return False
     cal = rec.calibration
     if cal is not None and getattr(cal, "coverage_aware", False):
         log.warning("pull: the records of space %s from %s do not say which indexed prompts each model was measured "

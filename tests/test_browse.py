@@ -66,6 +66,30 @@ def test_a_page_asked_with_numpy_integers_is_plain_json(idx):
     assert err.value.item == "offset"
 
 
+def test_a_limit_below_one_is_an_input_error_naming_limit_as_the_cli_and_http_refuse_it(idx):
+    """`models_page(limit=0)` and `list_models(limit=0)` are the InputError naming `limit` (a positive integer, or None
+    for every model), as `taskspace models --limit 0` (exit 2) and `GET /v1/models?limit=0` (422) refuse it; before,
+    the library answered an empty page whose `next_offset` was its own `offset` while `total` said more models
+    followed, so a program paging by `next_offset` asked the same empty page forever."""
+    from indexer.browse import models_page
+
+    store, vectors, _ = idx
+    kw = {"store": store, "vectors": vectors}
+    for call in (models_page, list_models):
+        for bad in (0, np.int64(0), -1):
+            with pytest.raises(InputError, match=rf"limit must be a positive integer \(or None for every model\), "
+                                                 rf"not {re.escape(repr(bad))}") as err:
+                call(offset=2, limit=bad, **kw)
+            assert err.value.item == "limit"
+    page, seen = models_page(limit=1, **kw), []
+    while True:  # paging by next_offset ends
+        seen += [m["model"] for m in page["models"]]
+        if page["next_offset"] is None:
+            break
+        page = models_page(offset=page["next_offset"], limit=1, **kw)
+    assert seen == [m["model"] for m in list_models(**kw)] == [m["model"] for m in models_page(**kw)["models"]]
+
+
 def test_a_models_index_that_lost_its_models_is_a_store_error(idx):
     """The models collection emptied, or its folder removed, while SQL holds the vectors: the model list was empty
     (GET /v1/models 200 with no models) as if nothing had been indexed. Now it is the StoreError a search gives (exit 3,

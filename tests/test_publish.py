@@ -400,6 +400,26 @@ def _card_of(space: str, encoder_name: str, encoder_dim: int, repo: str = "teste
     return card(repo, [sp], [], {space: {"models": 1, "benchmarks": 1}}, "0.1.0")
 
 
+def test_the_card_says_how_many_lines_each_example_has():
+    """The sentence before each space's example gives its line count: 12 for the default `auto-mc` (the option split,
+    the coverage share, the level/deviation map and the groups' average models), 5 for `auto`; before, every card
+    said "Ten lines" above both."""
+    import re
+
+    from indexer.card import card
+
+    text = _card_of("all-minilm-l6-v2-0123456789", "sentence-transformers/all-MiniLM-L6-v2", 384)
+    params = {"intercept": True, "select": "gcv"}
+    sp = {"space": "plain", "encoder": "e@0123", "encoder_name": "e", "encoder_dim": 384, "method": "auto",
+          "dim": 385, "lam": 1.0, "eps": 0.0, "calibration_a": None, "params_dict": params,
+          "layout": dataset.layout(385, params)}
+    plain = card("tester/recs", [sp], [], {"plain": {"models": 1, "benchmarks": 1}}, "0.1.0")
+    for t, n in ((text, 12), (plain, 5)):
+        said, code = re.search(r"\n(\w+) lines \(`encode\(texts\)`.*?```python\n(.*?)```", t, re.S).groups()
+        assert said == str(n) and len(code.strip().split("\n")) == n, (said, code)
+    assert "Ten lines" not in text + plain
+
+
 def test_the_cards_example_names_the_encoder_of_its_own_space():
     """Each space's example says to embed with that space's encoder (``encoder_name``): an all-mpnet-base-v2 space's
     example names all-mpnet-base-v2; before, every example said ``SentenceTransformer("sentence-transformers/
@@ -2038,3 +2058,48 @@ def test_pull_called_as_a_library_refuses_a_hub_spec_as_the_cli_does(hub_server,
     with pytest.raises(InputError) as got:
         pull(spec)
     assert str(got.value) == str(want.value), (got.value, want.value)
+
+
+def test_pulling_a_space_that_keeps_no_posterior_says_measured_near_is_unknown_there(tmp_path, monkeypatch, encoder,
+                                                                                      caplog):
+    """A `paper` space (no posterior, so no coverage patterns, whose `observed` bits say which indexed prompts each
+    model was measured on): the pull says that its rankings and probabilities are the publisher's but `measured near`
+    is unknown in this installation, and why (`coverage_known` false); the pulled search gives the publisher's models,
+    scores and probabilities, coverage null. Before, the pull said nothing, while the card promised the same answers
+    "and which models were measured near the query": the publisher's `measured near` yes read "unknown" there."""
+    import logging
+
+    from indexer import find
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "paper")
+    _home(tmp_path, monkeypatch, "home_a")
+    unseen = _subset(tmp_path / "sample")
+    store_a, vectors_a = open_store(), VectorStore.from_settings()
+    try:
+        Indexer(store_a, vectors_a, encoder=encoder).run([SourceSpec(str(tmp_path / "sample"))])
+        (sp,) = store_a.list_spaces()
+        assert sp.method == "paper"
+        publish("tester/paper", store=store_a, dry_run=tmp_path / "d")
+        want = find.find_models(unseen[0], k=5, store=store_a, vectors=vectors_a)
+    finally:
+        vectors_a.close()
+        store_a.close()
+    assert any(r.coverage.measured_near for r in want)  # the publisher knows
+    card = (tmp_path / "d" / "README.md").read_text()
+    assert "keeps no posterior" in card and "`measured near` is unknown" in card
+    _home(tmp_path, monkeypatch, "home_b")
+    with caplog.at_level(logging.WARNING, logger="indexer.publish"):
+        got = pull(str(tmp_path / "d"))
+    assert got.spaces[0]["coverage_known"] is False
+    assert (f"pull: space {got.spaces[0]['space']} (method paper) keeps no posterior, so its records do not say "
+            "which indexed prompts each model was measured on: its rankings and probabilities are the publisher's, "
+            "`measured near` is unknown in this installation") in caplog.text
+    assert "can differ from the publisher's" not in caplog.text
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        mine = find.find_models(unseen[0], k=5, store=store_b, vectors=vectors_b)
+    finally:
+        vectors_b.close()
+        store_b.close()
+    assert [(r.model, r.score, r.probability) for r in mine] == [(r.model, r.score, r.probability) for r in want]
+    assert all(r.coverage.measured_near is None for r in mine)
