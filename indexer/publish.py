@@ -696,6 +696,9 @@ def _pull_locked(store, vectors, spaces, origin: str, revision: str, t0: float, 
                            prior=r.prior, coverage=r.coverage)
              for r in spaces]
     ids = store.import_spaces(items)  # one transaction: all of it or nothing
+    # the models an earlier pull of these spaces had and these records lack: gone, as from a fresh pull of them (a
+    # pass likewise drops a model with no result and no vector); before, each stayed listed, "not indexed"
+    store.delete_models_without_results()
     out = []
     for rec, sid in zip(spaces, ids):
         done = reindex(store, vectors, sid, kinds=("models", "benchmarks"), ensure=ensure)

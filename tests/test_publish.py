@@ -2103,3 +2103,51 @@ def test_pulling_a_space_that_keeps_no_posterior_says_measured_near_is_unknown_t
         store_b.close()
     assert [(r.model, r.score, r.probability) for r in mine] == [(r.model, r.score, r.probability) for r in want]
     assert all(r.coverage.measured_near is None for r in mine)
+
+
+def test_a_pull_over_a_larger_pull_keeps_no_model_the_new_records_lack(publisher, tmp_path, monkeypatch):
+    """Pulling a record set that holds fewer models over an earlier pull of the same space (a publisher that dropped a
+    source, then published again) leaves this home with the new set's models only, as a fresh pull of it: a model
+    only the earlier set had is unknown (`taskspace model`: not found; `models`: not listed). Before, its row stayed
+    in SQL without a vector, listed and shown as "not indexed"."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from indexer.browse import list_models, model_detail
+    from indexer.errors import NotFoundError
+
+    store_a, _, _ = publisher
+    publish("tester/records", store=store_a, dry_run=tmp_path / "d1")
+    shutil.copytree(tmp_path / "d1", tmp_path / "d2")
+    (f,) = (tmp_path / "d2" / "models").glob("*.parquet")
+    t = pq.read_table(f)
+    names = t.column("model").to_pylist()
+    gone = names[:3]
+    pq.write_table(t.slice(3), f)
+    sp = pq.read_table(tmp_path / "d2" / "spaces.parquet")  # the set's own count, as a publish of 3 fewer says
+    col = sp.schema.get_field_index("n_models")
+    pq.write_table(sp.set_column(col, "n_models", pa.array([n - 3 for n in sp.column("n_models").to_pylist()],
+                                                           sp.schema.field("n_models").type)),
+                   tmp_path / "d2" / "spaces.parquet")
+    _home(tmp_path, monkeypatch, "home_fresh")  # the smaller set pulled alone: what the home should hold
+    pull(str(tmp_path / "d2"))
+    store_f = open_store()
+    try:
+        want = sorted(m.key for m in store_f.list_models())
+    finally:
+        store_f.close()
+    assert not set(gone) & set(want) and len(want) == len(names) - 3
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(str(tmp_path / "d1"))
+    pull(str(tmp_path / "d2"))
+    store_b, vectors_b = open_store(), VectorStore.from_settings()
+    try:
+        assert sorted(m.key for m in store_b.list_models()) == want
+        assert sorted(m["model"] for m in list_models(store=store_b, vectors=vectors_b)) == want
+        with pytest.raises(NotFoundError):
+            model_detail(gone[0], store=store_b, vectors=vectors_b)
+    finally:
+        vectors_b.close()
+        store_b.close()
