@@ -399,3 +399,17 @@ def test_bench_refit_given_more_queries_than_prompts_says_so_in_one_line(queries
     assert proc.returncode == 1 and proc.stderr.strip() == (
         f"--queries {queries}: give 1 to {n} (the prompts in {sample})"), proc.stderr[-2000:]
     assert not (tmp_path / "w").exists()  # nothing built
+
+
+def test_bench_pooled_averages_a_metric_over_the_folds_that_have_it_as_evaluate_does():
+    # a fold whose held-out cells of a data set are all successes has no AUC: bench_pooled took np.mean over every
+    # fold, so one such fold made the data set's AUC nan (pooled 'nan', `taskspace evaluate` 0.6406 on the same data)
+    import runpy
+
+    import numpy as np
+
+    means = runpy.run_path(str(ROOT / "benchmarks" / "bench_pooled.py"))["fold_means"]
+    nan = float("nan")
+    got = means([{"auc": nan, "selection_accuracy": 1.0, "ece": 0.2}, {"auc": 0.6, "selection_accuracy": 0.5, "ece": 0.4}])
+    assert got == pytest.approx({"auc": 0.6, "selection_accuracy": 0.75, "ece": 0.3})
+    assert np.isnan(means([{"auc": nan, "selection_accuracy": nan, "ece": nan}])["auc"])
