@@ -68,6 +68,9 @@ def main() -> None:
     print(f"{len(m.models)} models x {len(m.texts)} prompts pooled, {len(folds)} folds ({args.split})")
     for name in names:
         idx = np.flatnonzero(ds == name)
+        if not idx.size:  # every prompt of it is also in an earlier data set, where it counts (as evaluate counts it)
+            print(f"{name}: no prompts of its own (each is also in an earlier data set, where it counts); not compared")
+            continue
         pos = {int(p): k for k, p in enumerate(idx)}
         S = m.scores[:, idx]
         models = (~np.isnan(S)).any(axis=1)

@@ -413,3 +413,24 @@ def test_bench_pooled_averages_a_metric_over_the_folds_that_have_it_as_evaluate_
     got = means([{"auc": nan, "selection_accuracy": 1.0, "ece": 0.2}, {"auc": 0.6, "selection_accuracy": 0.5, "ece": 0.4}])
     assert got == pytest.approx({"auc": 0.6, "selection_accuracy": 0.75, "ece": 0.3})
     assert np.isnan(means([{"auc": nan, "selection_accuracy": nan, "ece": nan}])["auc"])
+
+
+def test_bench_pooled_names_a_data_set_with_no_prompts_of_its_own(tmp_path, monkeypatch, capsys):
+    # a data set whose every prompt is also in an earlier one (a copy of it) counts no prompt of its own, as
+    # `taskspace evaluate a b` counts it: bench_pooled printed `copy: pooled nan / nan / nan; alone nan / nan / nan`
+    # under numpy's "Mean of empty slice" warnings
+    import runpy
+    import shutil
+    import warnings
+
+    d = _all_correct(tmp_path)
+    text = (d / "outcomes.csv").read_text().splitlines()
+    (d / "outcomes.csv").write_text("\n".join([text[0]] + [f"{r[:-1]}{k % 2}" for k, r in enumerate(text[1:])]) + "\n")
+    shutil.copytree(d, tmp_path / "copy")
+    monkeypatch.setattr(sys, "argv", ["bench_pooled.py", str(d), str(tmp_path / "copy"), "--seeds", "1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        runpy.run_path(str(ROOT / "benchmarks" / "bench_pooled.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "allright: pooled 0." in out and "nan" not in out
+    assert "copy: no prompts of its own (each is also in an earlier data set, where it counts); not compared" in out
