@@ -535,9 +535,10 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 f"on the group and on another {header['group_by']})")
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
     if (not np.isfinite(agg["methods"]["default"]["correlation"]) and len(empty) < len(results)
-            and not any("bench r" in w for w in warnings)):
+            and not any(w.startswith("every observed outcome is") for w in warnings)):
         # a "-" column says why, as AUC's does; before, bench r was "-" in every row without a word (two models left
-        # one benchmark out: 2 pairs a fold)
+        # one benchmark out: 2 pairs a fold), and also beside a fold without an AUC, whose warning ("AUC (and bench r
+        # where it has none) is the mean over the other N") named bench r but not why it has no value at all
         pairs, n_models, n_benches = max((_bench_pairs(m, f) for f in folds), default=(0, 0, 0))
         warnings.append("bench r has no value (shown as -): it correlates per fold the (model, benchmark) pairs of the "
                         + (f"held-out prompts, and no fold has 3 (at most {pairs}: {n_models} model"

@@ -1667,6 +1667,24 @@ def test_a_bench_r_column_without_a_value_says_why():
     assert not any(w.startswith("bench r") for w in four["warnings"])
 
 
+def test_a_bench_r_column_without_a_value_says_why_beside_a_fold_without_an_auc():
+    # a fold without an AUC says "AUC (and bench r where it has none) is the mean over the other N", and that
+    # sentence held back bench r's own warning: with two models no fold has a bench r, so the column was "-" while the
+    # only word on it said it was a mean over the other folds (evaluate of one model, --split in-sample --seeds 2)
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=4, M=2, per_group=15, groups=3)
+    S = S.copy()
+    S[:, np.asarray(labels) == sorted(set(labels))[-1]] = 1.0  # the last group: every outcome a success, no AUC
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("two", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+    assert all(not np.isfinite(v["correlation"]) for v in res["methods"].values())
+    assert any(w.startswith("1 of 3 folds have no AUC") for w in res["warnings"]), res["warnings"]
+    said = [w for w in res["warnings"] if w.startswith("bench r has no value")]
+    assert said == ["bench r has no value (shown as -): it correlates per fold the (model, benchmark) pairs of the "
+                    "held-out prompts, and no fold has 3 (at most 2: 2 models x 1 benchmark)"], res["warnings"]
+
+
 def test_prompt_texts_that_differ_only_in_whitespace_are_named_in_a_warning(tmp_path, caplog):
     # a prompt exported twice, once with a trailing newline or Windows line ends: two prompts with one embedding to
     # rounding and the same outcomes, so the in-sample split held one out with its twin in the source, without a word
