@@ -434,3 +434,25 @@ def test_bench_pooled_names_a_data_set_with_no_prompts_of_its_own(tmp_path, monk
     out = capsys.readouterr().out
     assert "allright: pooled 0." in out and "nan" not in out
     assert "copy: no prompts of its own (each is also in an earlier data set, where it counts); not compared" in out
+
+
+def test_bench_peers_runs_the_splits_the_data_takes_and_says_why_not_the_others(tmp_path, monkeypatch, capsys):
+    # `--splits all` on data of one model: `taskspace evaluate --split all` runs in-sample and oos and says why not
+    # coverage; bench_peers ran in-sample and oos, then ended in "error: the coverage split needs at least 2 models"
+    # (exit 1), its --json never written: every number lost
+    import json
+    import runpy
+
+    d = _all_correct(tmp_path)
+    rows = (d / "outcomes.csv").read_text().splitlines()
+    (d / "outcomes.csv").write_text("\n".join([rows[0]] + [f"{r[:-1]}{k % 2}" for k, r in enumerate(rows[1:])
+                                                           if r.startswith("m0,")]) + "\n")
+    out = tmp_path / "out.json"
+    monkeypatch.setattr(sys, "argv", ["bench_peers.py", str(d), "--splits", "all", "--peers", "none", "--seeds", "1",
+                                      "--json", str(out)])
+    runpy.run_path(str(ROOT / "benchmarks" / "bench_peers.py"), run_name="__main__")
+    text = capsys.readouterr().out
+    assert "### allright in-sample:" in text and "### allright oos:" in text
+    assert "split coverage not run: the coverage split needs at least 2 models" in text
+    got = json.loads(out.read_text())
+    assert set(got) == {"in-sample", "oos", "skipped"} and got["skipped"]["coverage"].startswith("the coverage split")
