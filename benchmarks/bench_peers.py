@@ -41,7 +41,7 @@ def table(res: dict) -> str:
             cells[0] = f"**{cells[0]}**"
         lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {m['seconds'] / folds:.2f} |")
     o = res["oracle_detail"]
-    lines.append("| oracle | | | | " + f"{o['selection_accuracy']:.3f} | {o['selection_recall']:.3f} | | | |")
+    lines.append("| oracle | | | | " + f"{_num(o, 'selection_accuracy')} | {_num(o, 'selection_recall')} | | | |")
     for part in ("covered", "uncovered"):
         if any(part in m for m in res["methods"].values()):
             lines += ["", f"{part} models (selection among them only):", "",

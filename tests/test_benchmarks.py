@@ -456,3 +456,17 @@ def test_bench_peers_runs_the_splits_the_data_takes_and_says_why_not_the_others(
     assert "split coverage not run: the coverage split needs at least 2 models" in text
     got = json.loads(out.read_text())
     assert set(got) == {"in-sample", "oos", "skipped"} and got["skipped"]["coverage"].startswith("the coverage split")
+
+
+def test_bench_peers_table_shows_an_oracle_metric_without_a_value_as_the_others():
+    # one seed whose held-out outcomes are all failures: no prompt was solved, so the oracle's sel recall has no
+    # value; the row read "nan" where every other metric without a value reads "-"
+    import runpy
+
+    table = runpy.run_path(str(ROOT / "benchmarks" / "bench_peers.py"))["table"]
+    nan = float("nan")
+    m = {k: nan for k in ("auc", "accuracy", "correlation", "selection_accuracy", "selection_recall", "ece", "brier")}
+    res = {"folds": [{}], "methods": {"default": {**m, "seconds": 0.1}},
+           "oracle_detail": {"selection_accuracy": 0.0, "selection_recall": nan}}
+    last = table(res).splitlines()[-1]
+    assert last == "| oracle | | | | 0.000 | - | | | |" and "nan" not in table(res)
