@@ -41,7 +41,7 @@ def table(res: dict) -> str:
             cells[0] = f"**{cells[0]}**"
         lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {m['seconds'] / folds:.2f} |")
     o = res["oracle_detail"]
-    lines.append("| oracle | | | | " + f"{o['selection_accuracy']:.3f} | {o['selection_recall']:.3f} | | | |")
+    lines.append("| oracle | | | | " + f"{_num(o, 'selection_accuracy')} | {_num(o, 'selection_recall')} | | | |")
     for part in ("covered", "uncovered"):
         if any(part in m for m in res["methods"].values()):
             lines += ["", f"{part} models (selection among them only):", "",
@@ -122,27 +122,48 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None, help="write every number here")
     args = ap.parse_args()
 
-    from indexer.evaluate import evaluate
+    from indexer.errors import ConfigError, InputError
+    from indexer.evaluate import evaluate, load_matrix
 
-    everything = {}
+    everything, skipped = {}, {}
     extra, matrix, emb = None, None, None
+    t0 = time.perf_counter()
+    if args.absorb or len(args.splits) > 1:  # read once: a DATA that cannot be read is its error, before any split
+        matrix = load_matrix(args.data, args.group_by)
+    read = time.perf_counter() - t0
     if args.absorb:
         from indexer.encoder import get_encoder
-        from indexer.evaluate import load_matrix
 
-        matrix = load_matrix(args.data, args.group_by)
         emb = get_encoder(None).encode(matrix.texts)
         extra = _absorb(args.method, matrix.benchmarks, emb)
     for split in args.splits:
         t0 = time.perf_counter()
-        res = evaluate(args.data, split=split, seeds=args.seeds, group_by=args.group_by, peers=args.peers,
-                       sweep=args.sweep, method=args.method, contestants=extra, matrix=matrix, embeddings=emb)
+        try:
+            res = evaluate(args.data, split=split, seeds=args.seeds, group_by=args.group_by, peers=args.peers,
+                           sweep=args.sweep, method=args.method, contestants=extra, matrix=matrix, embeddings=emb)
+        except InputError as exc:
+            # of several splits, one the data cannot take (coverage of one model, oos of one benchmark) is named and
+            # the others run, as `taskspace evaluate --split all` does; before, its error ended the run after the
+            # splits before it, their --json never written
+            if len(args.splits) == 1 or isinstance(exc, ConfigError):
+                raise
+            skipped[split] = str(exc)
+            print(f"split {split} not run: {exc}\n", flush=True)
+            continue
+        if matrix is not None and "read" in res["seconds"]:
+            res["seconds"]["read"] += read  # read once before the splits (0 from here on)
+            read = 0.0
         wall = time.perf_counter() - t0
         everything[split] = res
         print(f"### {Path(args.data).name} {split}: {res['protocol']}\n")
         print(f"{res['models']} models x {res['prompts']} prompts, encoder `{res['encoder']}`; "
               f"{wall:.0f} s wall (read {res['seconds']['read']:.1f} s, encode {res['seconds']['encode']:.1f} s)\n")
         print(table(res) + "\n", flush=True)
+    if not everything:
+        raise InputError("no split of --splits can run on this data: "
+                         + "; ".join(f"{sp}: {why}" for sp, why in skipped.items()))
+    if skipped:
+        everything["skipped"] = skipped
     if args.json:
         from indexer.cli_index import json_text  # standard JSON: a metric without a value is null, not NaN
 

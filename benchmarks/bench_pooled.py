@@ -30,6 +30,12 @@ from indexer.evaluation import protocol, splits  # noqa: E402
 from indexer.evaluation.contestants import SolverContestant  # noqa: E402
 
 
+def fold_means(per_fold: list[dict]) -> dict:
+    """AUC, selection accuracy and ECE, each the mean over the folds that have a value, as `taskspace evaluate`
+    averages them (``protocol._stats``: a fold whose held-out cells are all successes has no AUC); NaN without one."""
+    return {k: protocol._stats([f.get(k) for f in per_fold])[0] for k in ("auc", "selection_accuracy", "ece")}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data", nargs="+")
@@ -62,6 +68,9 @@ def main() -> None:
     print(f"{len(m.models)} models x {len(m.texts)} prompts pooled, {len(folds)} folds ({args.split})")
     for name in names:
         idx = np.flatnonzero(ds == name)
+        if not idx.size:  # every prompt of it is also in an earlier data set, where it counts (as evaluate counts it)
+            print(f"{name}: no prompts of its own (each is also in an earlier data set, where it counts); not compared")
+            continue
         pos = {int(p): k for k, p in enumerate(idx)}
         S = m.scores[:, idx]
         models = (~np.isnan(S)).any(axis=1)
@@ -76,7 +85,7 @@ def main() -> None:
         for label, res in (("pooled", [r.methods["default"]["datasets"][name] for r in pooled
                                        if name in r.methods["default"].get("datasets", {})]),
                            ("alone", [r.methods["default"] for r in alone])):
-            got[label] = {k: float(np.mean([x[k] for x in res])) for k in ("auc", "selection_accuracy", "ece")}
+            got[label] = fold_means(res)
         p, a = got["pooled"], got["alone"]
         print(f"{name}: pooled {p['auc']:.4f} / {p['selection_accuracy']:.4f} / {p['ece']:.4f}; alone {a['auc']:.4f} / "
               f"{a['selection_accuracy']:.4f} / {a['ece']:.4f}; pooled - alone AUC {p['auc'] - a['auc']:+.4f}, "

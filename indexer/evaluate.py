@@ -39,6 +39,7 @@ outcomes of the full prompt.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from pathlib import Path
@@ -174,6 +175,26 @@ def _warn_whitespace_twins(data, batch, m: OutcomeMatrix) -> None:
                 "prompt of its own, as in an index, so a held-out prompt can have its twin among the source prompts; "
                 "write each prompt once to evaluate it once", data, len(twins),
                 " differs" if len(twins) == 1 else "s differ", sum(len(g) for g in twins), b0, i0, b1, i1)
+
+
+@contextlib.contextmanager
+def _warnings_said():
+    """The messages of the warnings this module logs inside the block (a list filled as they are said; they still
+    reach stderr), for the result: reading the data warns of what it changed (a text under several prompt ids
+    averaged, prompts nobody answered, a data set's prompts also in another), and `--json` held the evaluation's
+    warnings but not these."""
+    said: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    keep = Keep(logging.WARNING)
+    log.addHandler(keep)
+    try:
+        yield said
+    finally:
+        log.removeHandler(keep)
 
 
 def load_pooled(datas, group_by: str | None = None,
@@ -338,13 +359,15 @@ def evaluate(
                    "each of its datasets first (`hf download ORG/NAME --repo-type dataset --local-dir DIR`)")
             raise InputError(f"taskspace evaluate reads local files and folders, not Hub sources: download {get} "
                              "and give DIR", file=spec)
+    data_warnings: list[str] = []  # what reading the data warned of (none when the matrix is given)
     if matrix is not None:
         m, ds_names = matrix, (sorted(set(np.asarray(datasets, dtype=object).tolist()), key=str)
                                if datasets is not None else [Path(str(datas[0])).name])
         if datasets is not None and len(datasets) != len(m.texts):
             raise InputError(f"{len(datasets)} data set labels for {len(m.texts)} prompts")
     else:
-        m, datasets, ds_names = load_pooled(datas, group_by, format)
+        with _warnings_said() as data_warnings:  # also on stderr, as before
+            m, datasets, ds_names = load_pooled(datas, group_by, format)
     try:
         labels = m.labels(group_by)  # validates --group-by before the (slow) encoding
     except InputError as exc:  # a bad option value, known once the data is read: exit 2 as the parser's
@@ -394,6 +417,7 @@ def evaluate(
         "queries_changed": len(changed),
         "rejected_rows": [str(e) for e in _causes_first(m.errors)],  # at most 20 of each problem, then "N more rows rejected"
         "rejected_count": count_rejected(m.errors),
+        "data_warnings": data_warnings,
     }
     extra = dict(peer_contestants(peers, m.benchmarks))  # the published peers (--peers), then the caller's
     extra.update(contestants or {})
@@ -535,9 +559,10 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 f"on the group and on another {header['group_by']})")
     agg = protocol.aggregate(results)  # the contestants' numbers stay under the key "methods" (what readers read)
     if (not np.isfinite(agg["methods"]["default"]["correlation"]) and len(empty) < len(results)
-            and not any("bench r" in w for w in warnings)):
+            and not any(w.startswith("every observed outcome is") for w in warnings)):
         # a "-" column says why, as AUC's does; before, bench r was "-" in every row without a word (two models left
-        # one benchmark out: 2 pairs a fold)
+        # one benchmark out: 2 pairs a fold), and also beside a fold without an AUC, whose warning ("AUC (and bench r
+        # where it has none) is the mean over the other N") named bench r but not why it has no value at all
         pairs, n_models, n_benches = max((_bench_pairs(m, f) for f in folds), default=(0, 0, 0))
         warnings.append("bench r has no value (shown as -): it correlates per fold the (model, benchmark) pairs of the "
                         + (f"held-out prompts, and no fold has 3 (at most {pairs}: {n_models} model"

@@ -399,3 +399,74 @@ def test_bench_refit_given_more_queries_than_prompts_says_so_in_one_line(queries
     assert proc.returncode == 1 and proc.stderr.strip() == (
         f"--queries {queries}: give 1 to {n} (the prompts in {sample})"), proc.stderr[-2000:]
     assert not (tmp_path / "w").exists()  # nothing built
+
+
+def test_bench_pooled_averages_a_metric_over_the_folds_that_have_it_as_evaluate_does():
+    # a fold whose held-out cells of a data set are all successes has no AUC: bench_pooled took np.mean over every
+    # fold, so one such fold made the data set's AUC nan (pooled 'nan', `taskspace evaluate` 0.6406 on the same data)
+    import runpy
+
+    import numpy as np
+
+    means = runpy.run_path(str(ROOT / "benchmarks" / "bench_pooled.py"))["fold_means"]
+    nan = float("nan")
+    got = means([{"auc": nan, "selection_accuracy": 1.0, "ece": 0.2}, {"auc": 0.6, "selection_accuracy": 0.5, "ece": 0.4}])
+    assert got == pytest.approx({"auc": 0.6, "selection_accuracy": 0.75, "ece": 0.3})
+    assert np.isnan(means([{"auc": nan, "selection_accuracy": nan, "ece": nan}])["auc"])
+
+
+def test_bench_pooled_names_a_data_set_with_no_prompts_of_its_own(tmp_path, monkeypatch, capsys):
+    # a data set whose every prompt is also in an earlier one (a copy of it) counts no prompt of its own, as
+    # `taskspace evaluate a b` counts it: bench_pooled printed `copy: pooled nan / nan / nan; alone nan / nan / nan`
+    # under numpy's "Mean of empty slice" warnings
+    import runpy
+    import shutil
+    import warnings
+
+    d = _all_correct(tmp_path)
+    text = (d / "outcomes.csv").read_text().splitlines()
+    (d / "outcomes.csv").write_text("\n".join([text[0]] + [f"{r[:-1]}{k % 2}" for k, r in enumerate(text[1:])]) + "\n")
+    shutil.copytree(d, tmp_path / "copy")
+    monkeypatch.setattr(sys, "argv", ["bench_pooled.py", str(d), str(tmp_path / "copy"), "--seeds", "1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        runpy.run_path(str(ROOT / "benchmarks" / "bench_pooled.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "allright: pooled 0." in out and "nan" not in out
+    assert "copy: no prompts of its own (each is also in an earlier data set, where it counts); not compared" in out
+
+
+def test_bench_peers_runs_the_splits_the_data_takes_and_says_why_not_the_others(tmp_path, monkeypatch, capsys):
+    # `--splits all` on data of one model: `taskspace evaluate --split all` runs in-sample and oos and says why not
+    # coverage; bench_peers ran in-sample and oos, then ended in "error: the coverage split needs at least 2 models"
+    # (exit 1), its --json never written: every number lost
+    import json
+    import runpy
+
+    d = _all_correct(tmp_path)
+    rows = (d / "outcomes.csv").read_text().splitlines()
+    (d / "outcomes.csv").write_text("\n".join([rows[0]] + [f"{r[:-1]}{k % 2}" for k, r in enumerate(rows[1:])
+                                                           if r.startswith("m0,")]) + "\n")
+    out = tmp_path / "out.json"
+    monkeypatch.setattr(sys, "argv", ["bench_peers.py", str(d), "--splits", "all", "--peers", "none", "--seeds", "1",
+                                      "--json", str(out)])
+    runpy.run_path(str(ROOT / "benchmarks" / "bench_peers.py"), run_name="__main__")
+    text = capsys.readouterr().out
+    assert "### allright in-sample:" in text and "### allright oos:" in text
+    assert "split coverage not run: the coverage split needs at least 2 models" in text
+    got = json.loads(out.read_text())
+    assert set(got) == {"in-sample", "oos", "skipped"} and got["skipped"]["coverage"].startswith("the coverage split")
+
+
+def test_bench_peers_table_shows_an_oracle_metric_without_a_value_as_the_others():
+    # one seed whose held-out outcomes are all failures: no prompt was solved, so the oracle's sel recall has no
+    # value; the row read "nan" where every other metric without a value reads "-"
+    import runpy
+
+    table = runpy.run_path(str(ROOT / "benchmarks" / "bench_peers.py"))["table"]
+    nan = float("nan")
+    m = {k: nan for k in ("auc", "accuracy", "correlation", "selection_accuracy", "selection_recall", "ece", "brier")}
+    res = {"folds": [{}], "methods": {"default": {**m, "seconds": 0.1}},
+           "oracle_detail": {"selection_accuracy": 0.0, "selection_recall": nan}}
+    last = table(res).splitlines()[-1]
+    assert last == "| oracle | | | | 0.000 | - | | | |" and "nan" not in table(res)

@@ -1624,6 +1624,25 @@ def test_prompts_nobody_answered_are_named_in_a_warning(tmp_path, caplog):
                in r.getMessage() for r in caplog.records), caplog.text
 
 
+def test_the_datas_own_warnings_are_in_the_result_as_on_stderr(tmp_path):
+    """What reading the data warned of (a text under two prompt ids, its outcomes averaged; prompts nobody answered)
+    was a log line on stderr only: `--json` held the other warnings, not these, so a reader of the JSON did not learn
+    that outcomes were averaged or prompts left out."""
+    from indexer.evaluate import evaluate
+
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\n" + "".join(
+        f"p{j},b,What is {j} + {j}?\n" for j in range(12)) + "p12,b,What is 0 + 0?\np13,b,Nobody answered this?\n")
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+        f"m{k},p{j},{(j + k) % 2}\n" for k in range(3) for j in range(13)))
+    D = np.random.default_rng(0).normal(size=(12, 8))
+    res = evaluate(str(tmp_path), split="in-sample", seeds=1, embeddings=D / np.linalg.norm(D, axis=1, keepdims=True),
+                   method="paper", sweep=False)
+    said = res["data_warnings"]
+    assert any("1 prompt text was read more than once" in w and "outcomes on its copies averaged" in w for w in said), said
+    assert any("1 of the 14 prompts of its prompts file have no outcome (e.g. 'p13')" in w for w in said), said
+    assert all(w.startswith(f"{tmp_path}: ") for w in said)
+
+
 def test_a_prompt_text_no_hash_takes_in_lm_eval_output_costs_its_rows(tmp_path):
     """lm-eval samples whose doc question holds a lone surrogate (a JSON `\\ud800` escape without its pair): `taskspace
     evaluate` drops that prompt's rows with an error naming it (the rule `taskspace ingest` holds for every reader) and
@@ -1665,6 +1684,24 @@ def test_a_bench_r_column_without_a_value_says_why():
                                                            m.texts, labels), embeddings=D, sweep=False, method="paper")
     assert np.isfinite(four["methods"]["paper"]["correlation"])
     assert not any(w.startswith("bench r") for w in four["warnings"])
+
+
+def test_a_bench_r_column_without_a_value_says_why_beside_a_fold_without_an_auc():
+    # a fold without an AUC says "AUC (and bench r where it has none) is the mean over the other N", and that
+    # sentence held back bench r's own warning: with two models no fold has a bench r, so the column was "-" while the
+    # only word on it said it was a mean over the other folds (evaluate of one model, --split in-sample --seeds 2)
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=4, M=2, per_group=15, groups=3)
+    S = S.copy()
+    S[:, np.asarray(labels) == sorted(set(labels))[-1]] = 1.0  # the last group: every outcome a success, no AUC
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    res = evaluate("two", split="oos", matrix=m, embeddings=D, sweep=False, method="paper")
+    assert all(not np.isfinite(v["correlation"]) for v in res["methods"].values())
+    assert any(w.startswith("1 of 3 folds have no AUC") for w in res["warnings"]), res["warnings"]
+    said = [w for w in res["warnings"] if w.startswith("bench r has no value")]
+    assert said == ["bench r has no value (shown as -): it correlates per fold the (model, benchmark) pairs of the "
+                    "held-out prompts, and no fold has 3 (at most 2: 2 models x 1 benchmark)"], res["warnings"]
 
 
 def test_prompt_texts_that_differ_only_in_whitespace_are_named_in_a_warning(tmp_path, caplog):
