@@ -848,18 +848,17 @@ def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict 
     nested = [k for k, v in row.items() if isinstance(v, (list, dict)) or (k in names and isinstance(v, bool))]
     if not nested:
         return row
-    what = lambda v: "an object" if isinstance(v, dict) else "a boolean" if isinstance(v, bool) else "a list"  # noqa: E731
     fatal = [k for k in nested if k in names or column_key(k) in ("correct", "score")]
     if (whole := rows_under_key(row)) is not None:  # before: "rows is a list, not a name; the row is skipped"
         errors.add(fname, line, whole, "nested values (lists, objects) in outcome rows")
         return None
     if fatal:
-        said = ", ".join(f"{k} is {what(row[k])}, not {'a name' if k in names else 'a score'}" for k in fatal)
+        said = ", ".join(f"{k} is {json_kind(row[k])}, not {'a name' if k in names else 'a score'}" for k in fatal)
         errors.add(fname, line, f"{said}; the row is skipped", "nested values (lists, objects) in outcome rows")
         return None
     if not long:
         for k in nested:
-            errors.add(fname, line, f"cell {k} is {what(row[k])}, not a score; it is left out (unobserved)",
+            errors.add(fname, line, f"cell {k} is {json_kind(row[k])}, not a score; it is left out (unobserved)",
                        "nested values (lists, objects) in outcome rows")
         return {k: v for k, v in row.items() if k not in nested}
     return row  # a nested value in a column long form does not read

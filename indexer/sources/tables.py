@@ -714,26 +714,28 @@ def _value_column(cols: dict, lines: np.ndarray, builder: _Builder) -> str | Non
     return None
 
 
-def _first_value(col, lines: np.ndarray) -> tuple[int, object] | None:
-    """(line, value) of the first row of a block whose column ``col`` holds a value (not null), or None."""
+def _whole(col):
+    """A block's column as one arrow array (a chunked one combined)."""
     import pyarrow as pa
 
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    present = np.flatnonzero(~col.is_null().to_numpy(zero_copy_only=False))
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def _held(col) -> np.ndarray:
+    """Which rows of a block's column hold a value (not null)."""
+    return ~_whole(col).is_null().to_numpy(zero_copy_only=False)
+
+
+def _first_value(col, lines: np.ndarray) -> tuple[int, object] | None:
+    """(line, value) of the first row of a block whose column ``col`` holds a value (not null), or None."""
+    col = _whole(col)
+    present = np.flatnonzero(_held(col))
     return (int(lines[present[0]]), col[int(present[0])].as_py()) if len(present) else None
 
 
 def _both_at(cols: dict, lines: np.ndarray) -> int | None:
     """The line of the first row of a block holding a value under both value columns, or None."""
-    import pyarrow as pa
-
-    both = None
-    for c in VALUE_COLUMNS:
-        col = cols[c].combine_chunks() if isinstance(cols[c], pa.ChunkedArray) else cols[c]
-        here = ~col.is_null().to_numpy(zero_copy_only=False)
-        both = here if both is None else both & here
-    at = np.flatnonzero(both)
+    at = np.flatnonzero(np.logical_and.reduce([_held(cols[c]) for c in VALUE_COLUMNS]))
     return int(lines[at[0]]) if len(at) else None
 
 
