@@ -19,7 +19,8 @@
   the calibration weighs coverage, :attr:`indexer.posterior.Calibration.uncovered`, each model's own deviation is
   weighed by its share of B's nearest own prompts it was observed on, as the search does). The every-model part of
   the strengths is the same for every model's page: a process keeps it while the index's state reads the same
-  (:func:`_every_rows`), so `taskspace serve` computes it once per state, not once per page.
+  (:func:`_every_rows`), so `taskspace serve` computes it once per state, not once per page (pages asked at once
+  before it is kept wait for the one computing it).
 
 Unknown models and benchmarks raise :class:`~indexer.errors.NotFoundError` naming the close names.
 """
@@ -393,6 +394,21 @@ _EVERY_LOCK = threading.Lock()
 EVERY_KEPT = 4
 
 
+class _Flight:
+    """One computation of :func:`_every_rows` under way, for one (slot, state): the pages asking for the same rows
+    meanwhile wait for it (``waiting`` of them) instead of computing them again; ``rows`` once it is done, None when
+    it failed (each waiter then computes its own)."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.rows = None
+        self.waiting = 0
+
+
+#: :func:`_every_rows`' computations under way, by (slot, state), guarded by :data:`_EVERY_LOCK`
+_FLIGHTS: dict = {}
+
+
 def _state(store, vectors, sp, name: str, bench: list, pred) -> tuple | None:
     """What the every-model rows of space ``sp`` (index ``name``) are computed from, as a value that changes when
     any of it does: SQL's (:meth:`~indexer.store.sql.Store.state_digest`: the outcomes, the vectors' digests, the
@@ -415,27 +431,52 @@ def _every_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndarray
     the process by (database, space, index) with the state it was computed in (:func:`_state`, read before it is
     computed), and reused while that state reads the same: on a home of 32,823 models the rows cost 4.5-8 s a page,
     the state about 0.1 s (docs/BENCHMARKS.md, "A model's page on 32,823 models"). A state that changes while the
-    rows are computed is the next page's to see: it differs from the one kept with them."""
+    rows are computed is the next page's to see: it differs from the one kept with them.
+
+    Pages asking at once (a fresh server's first pages) compute the rows once per (slot, state): the first computes
+    them, the others of the same state wait for its rows (:class:`_Flight`; one that fails leaves each waiter to
+    compute its own); a page of another state computes its own beside it."""
     from .query import store_identity
 
     state = _state(store, vectors, sp, name, bench, pred)
+    if state is None:
+        return _compute_every(store, vectors, sp, name, pred, bench, Bq, changed)
     slot = (store_identity(store), sp.id, name, getattr(vectors, "where", id(vectors)))
-    if state is not None:
+    while True:
         with _EVERY_LOCK:
             kept = _EVERY.get(slot)
-        if kept is not None and kept[0] == state:
-            return kept[1]
-    if pred.coverage_aware or pred.centring:
-        rows = _coverage_rows(store, vectors, sp, name, pred, bench, Bq, changed)
-    else:  # each benchmark row: every model's (ranking) score, without which model it is (none is needed)
-        rows = vectors.score_values(name, "models", Bq)
-    if state is not None:
+            if kept is not None and kept[0] == state:
+                return kept[1]
+            flight = _FLIGHTS.get((slot, state))
+            if flight is None:  # this page computes them
+                flight = _FLIGHTS[(slot, state)] = _Flight()
+                break
+            flight.waiting += 1
+        flight.done.wait()
+        if flight.rows is not None:
+            return flight.rows
+        # the computation failed: compute them here (the loop takes the rows kept meanwhile, or a flight begun)
+    try:
+        rows = _compute_every(store, vectors, sp, name, pred, bench, Bq, changed)
+        flight.rows = rows
         with _EVERY_LOCK:
             _EVERY.pop(slot, None)
             _EVERY[slot] = (state, rows)
             while len(_EVERY) > EVERY_KEPT:
                 _EVERY.pop(next(iter(_EVERY)))
+    finally:
+        with _EVERY_LOCK:
+            _FLIGHTS.pop((slot, state), None)
+        flight.done.set()
     return rows
+
+
+def _compute_every(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndarray, changed: dict | None):
+    """:func:`_every_rows`' rows computed (not kept)."""
+    if pred.coverage_aware or pred.centring:
+        return _coverage_rows(store, vectors, sp, name, pred, bench, Bq, changed)
+    # each benchmark row: every model's (ranking) score, without which model it is (none is needed)
+    return vectors.score_values(name, "models", Bq)
 
 
 def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS) -> dict:

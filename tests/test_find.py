@@ -1265,6 +1265,123 @@ def test_a_models_page_reuses_the_every_model_rows_and_equals_one_computed_alone
     assert not passes
 
 
+def _two_pages_at_once(store, vectors, models: list[str], until, monkeypatch) -> tuple[list, dict]:
+    """Two threads each open a model page of a fresh process (no every-model rows kept); the first to compute the
+    rows holds its computation until ``until(calls)`` holds (``calls``: how many computations began), polled, for at
+    most 30 s. Returns the computations begun and each page (by model)."""
+    import threading
+    import time
+
+    from indexer import browse
+
+    browse._EVERY.clear()
+    calls, pages, failed = [], {}, []
+    real = browse._coverage_rows
+
+    def counted(*a, **kw):
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            deadline = time.monotonic() + 30
+            while not until(calls) and time.monotonic() < deadline:
+                time.sleep(0.005)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(browse, "_coverage_rows", counted)
+
+    def page(m):
+        try:
+            pages[m] = browse.model_detail(m, store=store, vectors=vectors, strengths=10)
+        except Exception as exc:  # noqa: BLE001 (the test's assertion names it)
+            failed.append(exc)
+
+    threads = [threading.Thread(target=page, args=(m,), name=m) for m in models]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failed, failed
+    return calls, pages
+
+
+def test_two_model_pages_at_once_compute_the_every_model_rows_once(parts, monkeypatch):
+    """Two model pages asked at once of a fresh server (real threads, as uvicorn's pool runs them): the second waits
+    for the first's every-model rows of the same index state, not computing them again, and both pages equal the
+    ones computed alone. Before, each computed them (several seconds each on 32,823 models, so the two answered
+    together no sooner than one after the other)."""
+    from indexer import browse
+
+    store, vectors, _ = parts
+    coverage_aware(parts)
+    alone = {m: _page_fresh(store, vectors, m, strengths=10) for m in ("org/small", "org/big")}
+
+    def waiting(calls) -> bool:  # the second page began computing too, or waits for the first's
+        return len(calls) > 1 or any(f.waiting for f in list(getattr(browse, "_FLIGHTS", {}).values()))
+
+    calls, pages = _two_pages_at_once(store, vectors, ["org/small", "org/big"], waiting, monkeypatch)
+    assert len(calls) == 1, calls
+    assert pages == alone
+    assert not browse._FLIGHTS  # nothing left in flight
+
+
+def test_two_model_pages_of_different_index_states_at_once_each_compute_their_own(parts, monkeypatch):
+    """Pages of two different index states (here: each thread reads another state) do not wait for each other:
+    each computes its own rows, at the same time (the first holds its computation until the second began its own)."""
+    import threading
+
+    from indexer import browse
+
+    store, vectors, _ = parts
+    coverage_aware(parts)
+    real = browse._state
+    monkeypatch.setattr(browse, "_state", lambda *a, **kw: (real(*a, **kw), threading.current_thread().name))
+    calls, pages = _two_pages_at_once(store, vectors, ["org/small", "org/big"], lambda c: len(c) > 1, monkeypatch)
+    assert sorted(calls) == ["org/big", "org/small"]
+    assert set(pages) == {"org/small", "org/big"} and not browse._FLIGHTS
+
+
+def test_a_failed_computation_of_the_rows_leaves_a_waiting_page_to_compute_its_own(parts, monkeypatch):
+    """When the page computing the every-model rows fails (its error is its own answer), a page that waited for it
+    computes the rows itself and answers, and nothing stays in flight."""
+    import threading
+    import time
+
+    from indexer import browse
+
+    store, vectors, _ = parts
+    coverage_aware(parts)
+    alone = _page_fresh(store, vectors, "org/big", strengths=10)
+    browse._EVERY.clear()
+    real, calls = browse._coverage_rows, []
+
+    def first_fails(*a, **kw):
+        calls.append(1)
+        if len(calls) == 1:
+            deadline = time.monotonic() + 30
+            while not any(f.waiting for f in list(browse._FLIGHTS.values())) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            raise RuntimeError("store went away")
+        return real(*a, **kw)
+
+    monkeypatch.setattr(browse, "_coverage_rows", first_fails)
+    out = {}
+
+    def page(m):
+        try:
+            out[m] = browse.model_detail(m, store=store, vectors=vectors, strengths=10)
+        except RuntimeError as exc:
+            out[m] = exc
+
+    first = threading.Thread(target=page, args=("org/small",))
+    first.start()
+    while not calls:  # the first page computes before the second asks
+        time.sleep(0.005)
+    second = threading.Thread(target=page, args=("org/big",))
+    second.start()
+    first.join(60), second.join(60)
+    assert isinstance(out["org/small"], RuntimeError) and out["org/big"] == alone
+    assert len(calls) == 2 and not browse._FLIGHTS
+
+
 def test_a_models_page_after_an_ingest_or_a_pass_beside_it_shows_the_index_as_it_is(idx, tmp_path, encoder):
     """The every-model rows a server keeps for its model pages are recomputed when what they are computed from
     changes beside it: an ingest without an index pass (SQL outcomes: a model's coverage of a benchmark, and its
