@@ -374,6 +374,13 @@ _names_option = _texts_option(_name)
 _name_option = _texts_option(_name, one=True)
 
 
+def count(n: int) -> str:
+    """A count as the tables and their notes show it, with thousands separators: ``32823`` -> ``"32,823"`` (the
+    search page writes it the same way, indexer/web/app.js ``count``; ``--json`` keeps the plain integer). An option's
+    value to type (``--offset 32822``) stays plain."""
+    return f"{n:,}"
+
+
 def _pct(x) -> str:
     """A share as a whole percentage, halfway rounded up, as the search page's ``Math.round`` does (before, Python's
     round-half-to-even: 1 of 8 was "12%" here and "13%" on the page)."""
@@ -529,10 +536,10 @@ def measured_near_note(q: dict) -> str | None:
     if not mn["results"] and mn["of"] == 1:  # one result (compare mode, -k 1): not "none of these 1 models"
         return f"this model was not measured {on} (other indexed models were), so its ranking rests on its general ability"
     if not mn["results"]:
-        return (f"none of these {mn['of']} models was measured {on} (other indexed models were), so their ranking "
+        return (f"none of these {count(mn['of'])} models was measured {on} (other indexed models were), so their ranking "
                 "rests on their general ability" + _measured_instead(q))
     rest = "the other's rank rests on its" if mn["of"] - mn["results"] == 1 else "the others' rank rests on their"
-    return (f"{mn['results']} of these {mn['of']} models {'was' if mn['results'] == 1 else 'were'} measured {on}; "
+    return (f"{count(mn['results'])} of these {count(mn['of'])} models {'was' if mn['results'] == 1 else 'were'} measured {on}; "
             f"{rest} general ability")
 
 
@@ -577,14 +584,14 @@ def _with_note(caption: str | None, metas) -> str | None:
 def _print_result(result) -> None:
     q = result.query
     what = (f"benchmark {q['benchmark']}" if q["kind"] == "benchmark" else
-            f"{q['prompts']} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
+            f"{count(q['prompts'])} example prompt(s)" if q["kind"] == "prompts" else "the prompt")
     if not result.results:
         if q.get("offset") and q.get("total"):  # the ranking has fewer models than the offset skips: how many, as
             # `taskspace models --offset` says (before, not how many, nor where the last page is)
-            typer.echo(f"no model past the best {q['offset']}: the ranking holds {q['total']} model(s) and --offset "
+            typer.echo(f"no model past the best {count(q['offset'])}: the ranking holds {count(q['total'])} model(s) and --offset "
                        f"{q['offset']} skips every ranked model (the last one is at --offset {q['total'] - 1})")
         elif q.get("offset"):  # the ranking has no more models than the offset skips
-            typer.echo(f"no model past the best {q['offset']}: --offset {q['offset']} skips every ranked model "
+            typer.echo(f"no model past the best {count(q['offset'])}: --offset {q['offset']} skips every ranked model "
                        "(lower --offset)")
         elif q.get("filters"):
             typer.echo("no model matches (check the filters, or run `taskspace index`)")
@@ -604,7 +611,7 @@ def _print_result(result) -> None:
                 near = _measured_on(q["benchmark"], d["evidence"]["benchmarks"], near)
             meta = r.metadata
             name = r.model + (" (API)" if r.api_only else "") + (" (results changed)" if r.results_changed else "")
-            rows.append([str(i), name, _pct(d["probability"]), interval, near, _params_cell(meta),
+            rows.append([count(i), name, _pct(d["probability"]), interval, near, _params_cell(meta),
                          meta.get("license") or "-"])
         sort = "lower bound" if q["rank"] == "lcb" else "probability"
         if q["rank"] == "lcb" and all(d["interval"] is None and d["rank_score"] == d["score"]
@@ -622,7 +629,8 @@ def _print_result(result) -> None:
         # a page of a longer ranking: which ranks, out of how many, as `taskspace models` titles a page "(#24-25)"
         offset, total = q.get("offset", 0), q.get("total")
         paged = total is not None and (offset or q.get("next_offset") is not None)
-        page = (f" (#{offset + 1}" + (f"-{offset + len(rows)}" if len(rows) > 1 else "") + f" of {total})") if paged else ""
+        page = (f" (#{count(offset + 1)}" + (f"-{count(offset + len(rows))}" if len(rows) > 1 else "") + f" of {count(total)})"
+                if paged else "")
         _table(f"Models for {what}{page}", [("#", "right"), ("model", "left"), ("P(success)", "right"),
                                       ("90% interval", "right"), (near_column, "left"), ("params", "right"),
                                       ("license", "left")], rows,
@@ -644,8 +652,8 @@ def _print_result(result) -> None:
             typer.echo(measured_near_note(q))
     for name, n in result.excluded.items():
         miss = result.missing_metadata.get(name)
-        extra = f" ({miss} without the metadata it needs)" if miss else ""
-        typer.echo(f"{FILTER_OPTIONS.get(name, name)} excluded {n} model(s){extra}")
+        extra = f" ({count(miss)} without the metadata it needs)" if miss else ""
+        typer.echo(f"{FILTER_OPTIONS.get(name, name)} excluded {count(n)} model(s){extra}")
     if q.get("options_filled"):  # as the page's notes and --json (query.options_filled) say; before, the table alone
         # did not: a question asked without its answer options was ranked as if it had those of its neighbours
         typer.echo("answer options taken from the nearest indexed questions (the task gave none of its own)")
@@ -658,15 +666,15 @@ def _print_result(result) -> None:
                "last pass")
         typer.echo(f"not ranked ({why}): {shown(', '.join(q['unranked']))}")
     if "prefer_smaller" in result.missing_metadata and result.missing_metadata["prefer_smaller"]:
-        typer.echo(f"--prefer-smaller: {result.missing_metadata['prefer_smaller']} model(s) without a parameter count "
+        typer.echo(f"--prefer-smaller: {count(result.missing_metadata['prefer_smaller'])} model(s) without a parameter count "
                    "are charged as 100B")
 
 
 def truncated_note(which: list[int], n: int, limit: int | None) -> str:
     """The line saying which prompts the encoder read only the beginning of (``query.truncated``, 0-based)."""
     what = "the prompt is" if n == 1 else (
-        f"prompt {which[0] + 1} of {n} is" if len(which) == 1 else
-        f"prompts {', '.join(str(i + 1) for i in which)} of {n} are")
+        f"prompt {count(which[0] + 1)} of {count(n)} is" if len(which) == 1 else
+        f"prompts {', '.join(count(i + 1) for i in which)} of {count(n)} are")
     return (f"{what} longer than the encoder reads ({limit} word pieces): only its beginning was embedded, so text "
             "after the cut does not change the answer")
 
@@ -723,13 +731,13 @@ def models(
                 "pipeline_tag": "no pipeline tag", "open_only": "no Hub repo known"}
         for name, n in missing_metadata(benchmark=benchmark, filters=filters, space=space).items():
             if n:
-                typer.echo(f"{FILTER_OPTIONS.get(name, name)}: {n} model(s) with {what.get(name, 'no such metadata')} "
+                typer.echo(f"{FILTER_OPTIONS.get(name, name)}: {count(n)} model(s) with {what.get(name, 'no such metadata')} "
                            "are not listed")
 
     if not rows:
         matching = count_models(benchmark=benchmark, filters=filters, space=space) if offset else 0
         if matching:  # the options match models, the offset skips them all: say how many, and the last page's offset
-            typer.echo(f"{matching} indexed model(s) match these options; --offset {offset} skips them all (the last "
+            typer.echo(f"{count(matching)} indexed model(s) match these options; --offset {offset} skips them all (the last "
                        f"one is at --offset {matching - 1})")
         elif list_models(limit=1, space=space):  # models are indexed: the options left none
             # (before, also past the end of matching models: "drop a filter or lower --offset", not saying that
@@ -740,17 +748,17 @@ def models(
         else:
             typer.echo(f"no model is indexed yet: {NOTHING_INDEXED}")
         return
-    title = f"{len(rows)} indexed model(s)"
+    title = f"{count(len(rows))} indexed model(s)"
     if offset or limit is not None:  # a page: out of how many, and which (the title said "3 indexed model(s)" of 25)
         total = count_models(benchmark=benchmark, filters=filters, space=space)
         if len(rows) < total:
-            which = f"#{offset + 1}" + (f"-{offset + len(rows)}" if len(rows) > 1 else "")
-            title = f"{len(rows)} of {total} indexed model(s)" + (f" ({which})" if offset else "")
+            which = f"#{count(offset + 1)}" + (f"-{count(offset + len(rows))}" if len(rows) > 1 else "")
+            title = f"{count(len(rows))} of {count(total)} indexed model(s)" + (f" ({which})" if offset else "")
     _table(title, [("model", "left"), ("kind", "left"), ("params", "right"), ("license", "left"), ("prompts", "right"),
                    ("accuracy (mean of benchmarks)", "right"), ("benchmarks", "right")],
            [[r["model"], "API" if r["api_only"] else ("Hub" if r["hub_id"] else "name"),
-             _params_cell(r["metadata"]), r["metadata"]["license"] or "-", str(r["n_prompts"] or 0),
-             _pct(r["accuracy"]), str(len(r["benchmarks"]))] for r in rows],
+             _params_cell(r["metadata"]), r["metadata"]["license"] or "-", count(r["n_prompts"] or 0),
+             _pct(r["accuracy"]), count(len(r["benchmarks"]))] for r in rows],
            _with_note(None, [r["metadata"] for r in rows]))
     unlisted()
 
@@ -771,9 +779,9 @@ def benchmarks(as_json: bool = typer.Option(False, "--json", help="Print JSON.")
     if not rows:
         typer.echo(f"no benchmarks yet: {NOTHING_INDEXED}")
         return
-    _table(f"{len(rows)} benchmark(s)", [("benchmark", "left"), ("group", "left"), ("prompts", "right"),
+    _table(f"{count(len(rows))} benchmark(s)", [("benchmark", "left"), ("group", "left"), ("prompts", "right"),
                                         ("models measured", "right")],
-           [[r["name"], r["group"] or "-", str(r["prompts"]), str(r["models"])] for r in rows])
+           [[r["name"], r["group"] or "-", count(r["prompts"]), count(r["models"])] for r in rows])
 
 
 def model(
@@ -808,13 +816,13 @@ def model(
     if d["aliases"]:
         typer.echo(shown("also called: " + ", ".join(d["aliases"])))
     _table("Observed", [("benchmark", "left"), ("accuracy", "right"), ("n", "right")],
-           [[b["name"], _pct(b["accuracy"]), "unknown" if b["n"] is None else str(b["n"])] for b in d["benchmarks"]],
+           [[b["name"], _pct(b["accuracy"]), "unknown" if b["n"] is None else count(b["n"])] for b in d["benchmarks"]],
            caption=d.get("benchmarks_note"))
     if d["strengths"]:
         _table(f"Strongest relative to the other models (predicted in space {d['space']})",
                [("benchmark", "left"), ("P(success)", "right"), ("mean of all models", "right"), ("rank", "right"),
                 ("measured", "left")],
-               [[s["benchmark"], _pct(s["probability"]), _pct(s["mean"]), f"{s['rank']} of {s['of']}",
+               [[s["benchmark"], _pct(s["probability"]), _pct(s["mean"]), f"{count(s['rank'])} of {count(s['of'])}",
                  "yes" if s["measured"] else "no"] for s in d["strengths"]])
     if d.get("results_changed"):  # as the page and --json (results_changed) say, and a search's note
         from .browse import MODEL_RESULTS_CHANGED

@@ -79,3 +79,24 @@ class ThreadServer:
         self.server.should_exit = True
         self.thread.join(60)
         self.socket.close()
+
+
+#: :func:`build_thousands_index`'s models (more than a thousand, so every count it shows takes a separator)
+THOUSANDS = [f"org/m{i:04d}" for i in range(1002)]
+
+
+def build_thousands_index(tmp_path, encoder) -> None:
+    """Counts past a thousand, in the configured stores: benchmark alpha (12 prompts) measured on the 1,002 models
+    of :data:`THOUSANDS`, and benchmark big (1,100 prompts) on the first two (org/m0000: 1,112 prompts measured); the
+    stores are closed after."""
+    from indexer.pipeline import Indexer
+    from indexer.sourcelist import SourceSpec
+    from indexer.store.sql import open_store
+    from indexer.store.vectors import VectorStore
+
+    rng = np.random.default_rng(3)
+    write_table(tmp_path / "a", "alpha", outcomes(rng, THOUSANDS, 12), 12)
+    write_table(tmp_path / "big", "big", outcomes(rng, THOUSANDS[:2], 1100), 1100, offset=12)
+    with open_store() as store, VectorStore.from_settings() as vectors:
+        r = Indexer(store, vectors, encoder=encoder).run([SourceSpec(str(tmp_path / "a")), SourceSpec(str(tmp_path / "big"))])
+        assert r.status == "ok", r.errors

@@ -1084,3 +1084,40 @@ def test_search_offset_lists_the_ranks_after_it(tmp_path, encoder):
     assert res.returncode == 2 and "compare mode (-m)" in res.stderr and "drop --offset" in res.stderr, res.stderr
     res = run("search", prompt, "--offset", "1", "--offset", "2")
     assert res.returncode == 2 and "--offset was given 2 values (1, 2)" in res.stderr, res.stderr
+
+
+def test_the_tables_write_counts_past_a_thousand_with_separators(tmp_path, encoder):
+    """Every count the tables and their titles show (ranks, totals, prompts, models, a strength's rank) is written
+    with thousands separators, as the search page writes it ("32,823"); --json keeps plain integers, and an option's
+    value to type (--offset 1001) stays plain. Before, `taskspace search` titled a page "(#1-5 of 32823)" on a home
+    of 32,823 models."""
+    from servehelpers import build_thousands_index
+
+    build_thousands_index(tmp_path, encoder)
+    prompt = "What is item 3 of alpha about chemistry?"
+    said = lambda res: " ".join(res.stdout.split())  # noqa: E731
+    res = run("search", prompt, "-k", "2", "--offset", "999")
+    assert res.returncode == 0 and "Models for the prompt (#1,000-1,001 of 1,002)" in res.stdout, res.stdout + res.stderr
+    assert re.search(r"│ 1,000 │ org/m\d{4} ", res.stdout) and re.search(r"│ 1,001 │ org/m\d{4} ", res.stdout), res.stdout
+    assert json.loads(run("search", prompt, "-k", "2", "--offset", "999", "--json").stdout)["query"]["total"] == 1002
+    res = run("search", prompt, "--offset", "5000")
+    assert ("no model past the best 5,000: the ranking holds 1,002 model(s) and --offset 5000 skips every ranked "
+            "model (the last one is at --offset 1001)") in said(res), res.stdout
+    res = run("models", "--offset", "999", "--limit", "2")
+    assert res.returncode == 0 and "2 of 1,002 indexed model(s) (#1,000-1,001)" in res.stdout, res.stdout + res.stderr
+    res = run("models", "--limit", "1")
+    assert re.search(r"│ org/m0000 │ .* │ +1,112 │ +\d+% │ +2 │", res.stdout), res.stdout
+    assert "1,002 indexed model(s) match these options; --offset 5000 skips them all (the last one is at --offset " \
+           "1001)" in said(run("models", "--offset", "5000"))
+    res = run("benchmarks")
+    assert re.search(r"│ big +│ - +│ +1,100 │ +2 │", res.stdout) and re.search(r"│ alpha +│ - +│ +12 │ +1,002 │", res.stdout), res.stdout
+    res = run("model", "org/m0000")
+    assert re.search(r"│ big +│ +\d+% │ +1,100 │", res.stdout), res.stdout
+    assert re.search(r"│ +\d+ of 1,002 │", res.stdout), res.stdout
+
+
+def test_count_writes_thousands_separators():
+    """``count``: the tables' way of writing a count."""
+    from indexer.cli_find import count
+
+    assert [count(n) for n in (0, 7, 999, 1000, 32823, 1234567)] == ["0", "7", "999", "1,000", "32,823", "1,234,567"]

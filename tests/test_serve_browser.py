@@ -1541,7 +1541,7 @@ def test_a_compared_model_without_a_vector_is_said_so_not_filtered_out(page_serv
 
 
 def test_a_model_pages_ranks_among_tens_of_thousands_fit_a_phone(page_server):
-    """At 360 x 740 a model page's strengths table, ranks written "8396 of 32823" (a home of 32,823 models), fits its
+    """At 360 x 740 a model page's strengths table, ranks written "8,396 of 32,823" (a home of 32,823 models), fits its
     box: nothing in it is scrolled off sideways. Before, its cells' widest words ("Benchmark", "Predicted",
     "Difference", "32823") needed 5 px more than the 328 px there are, so each rank's last digit was cut off at the
     box's edge ("8396 of 3282"), the rest reached only by scrolling the table; the page itself stayed 360 px wide,
@@ -1560,7 +1560,7 @@ def test_a_model_pages_ranks_among_tens_of_thousands_fit_a_phone(page_server):
         page.set_viewport_size({"width": 360, "height": 740})
         page.route("**/v1/models/org/m1", many)
         page.goto(page_server + "/?model=org%2Fm1")
-        expect(page.locator("#strengths tbody tr").first).to_contain_text("of 32823")
+        expect(page.locator("#strengths tbody tr").first).to_contain_text("of 32,823")
         for box in page.locator("#model .scroll").all():
             assert box.evaluate("(e) => e.scrollWidth <= e.clientWidth"), box.evaluate(
                 "(e) => [e.scrollWidth, e.clientWidth]")
@@ -1664,4 +1664,36 @@ def test_the_results_page_through_the_ranking_and_the_page_is_in_the_url(page_se
         page.click("#go")
         expect(page).not_to_have_url(re.compile(r"offset="))
         shows(1, every[:2])
+        assert failures == []
+
+
+def test_the_page_writes_counts_past_a_thousand_with_separators(tmp_path, encoder):
+    """Every count the page shows (the status's ranks and total, the pager's, each result's rank, the tab's title, a
+    model page's prompts measured, its benchmarks' n and its strengths' ranks, the benchmark picker's prompts) is
+    written as the CLI's tables write it (``indexer.cli_find.count``): "1,002", not "1002". Before, "models 1–10 of
+    32823 ranked" on a home of 32,823 models."""
+    from playwright.sync_api import expect
+
+    from indexer.cli_find import count
+    from servehelpers import build_thousands_index
+
+    _need_browser()
+    build_thousands_index(tmp_path, encoder)
+    prompt = "What is item 3 of alpha about chemistry?"
+    with ThreadServer(create_app(Service(encoder=encoder))) as url, chromium_page() as (page, failures):
+        page.goto(url + "/?" + urlencode({"q": prompt, "k": 2, "offset": 999}))
+        expect(page.locator("#status")).to_have_text("models 1,000–1,001 of 1,002 ranked for 1 prompt(s)")
+        expect(page.locator("#ranked > li.result .rank")).to_have_text(["1,000.", "1,001."])
+        expect(page.locator("#page-of")).to_have_text("ranks 1,000–1,001 of 1,002")
+        expect(page).to_have_title(f"{prompt} (from rank 1,000) – taskspace")
+        expect(page.locator("#benchmark option", has_text="big")).to_have_text("big (1,100 prompts)")
+        page.goto(url + "/?" + urlencode({"q": prompt, "k": 2, "offset": 5000}))
+        expect(page.locator("#status")).to_have_text(
+            "no model past the best 5,000: the ranking holds 1,002 model(s) for 1 prompt(s)")
+        page.goto(url + "/?model=org%2Fm0000")
+        expect(page.locator("#model-meta")).to_contain_text("1,112 prompts measured")
+        expect(page.locator("#observed tbody tr", has_text="big").locator("td").nth(2)).to_have_text("1,100")
+        expect(page.locator("#strengths tbody tr").first.locator("td").nth(4)).to_have_text(re.compile(r"^\d+ of 1,002$"))
+        numbers = [0, 7, 999, 1000, 32823, 1234567]
+        assert page.evaluate("(ns) => ns.map(count)", numbers) == [count(n) for n in numbers]
         assert failures == []

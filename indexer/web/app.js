@@ -26,6 +26,8 @@ function el(tag, attrs, ...children) {
 }
 
 const pct = (p) => (p === null || p === undefined ? "n/a" : `${Math.round(p * 100)}%`);
+// a count as the CLI writes it (indexer.cli_find.count): "32,823", not "32823" (the API's JSON keeps the plain number)
+const count = (n) => (typeof n === "number" && Number.isFinite(n) ? n.toLocaleString("en-US") : String(n));
 
 // the reasons the CLI prints under its table (indexer/cli_find.py), said the same way here
 const NO_SIGNAL = "no calibrated signal: in this index's held-out results success did not rise with the score beyond chance " +
@@ -57,8 +59,8 @@ function nearCount(q) {
   const on = q.kind === "benchmark" ? `on benchmark ${q.benchmark}` : "near this query";
   // one result (compare mode, k 1): "this model", not "none of these 1 models", as the CLI's line
   if (mn.results === 0 && mn.of === 1) return `this model was not measured ${on} (other indexed models were)`;
-  return mn.results === 0 ? `none of these ${mn.of} models was measured ${on} (other indexed models were)` + measuredInstead(q)
-    : `${mn.results} of these ${mn.of} models ${mn.results === 1 ? "was" : "were"} measured ${on}`;
+  return mn.results === 0 ? `none of these ${count(mn.of)} models was measured ${on} (other indexed models were)` + measuredInstead(q)
+    : `${count(mn.results)} of these ${count(mn.of)} models ${mn.results === 1 ? "was" : "were"} measured ${on}`;
 }
 
 // the choice that lists the models measured there instead (the CLI's indexer.cli_find._measured_instead), for a list
@@ -301,13 +303,13 @@ function evidencePanel(r) {
   if (!ev.prompts.length) ul.append(el("li", { text: unknown
     ? "unknown: this index does not hold this model's per-prompt results (an index pulled from a published dataset holds none)"
     : r.coverage && r.coverage.measured_near
-    ? `measured on ${r.coverage.near} indexed prompt(s) near this query; its outcomes there are not in this index (pulled from a published dataset)`
+    ? `measured on ${count(r.coverage.near)} indexed prompt(s) near this query; its outcomes there are not in this index (pulled from a published dataset)`
     : "no indexed prompt near this query was measured on this model" }));
   panel.append(ul, el("h4", { text: "Observed accuracy on the nearest benchmarks" }));
   const ub = el("ul");
   for (const b of ev.benchmarks) ub.append(el("li", { text: b.n === null || b.n === undefined
     ? `${b.name}: ${pct(b.accuracy)} (as published; the number of prompts is not in this index)`
-    : `${b.name}: ${pct(b.accuracy)} of ${b.n} prompts` }));
+    : `${b.name}: ${pct(b.accuracy)} of ${count(b.n)} prompts` }));
   if (!ev.benchmarks.length) ub.append(el("li", { text: unknown ? "unknown (no per-prompt results in this index)" : "none" }));
   panel.append(ub);
   return panel;
@@ -318,7 +320,7 @@ function evidencePanel(r) {
 function observedOn(r, benchmark) {
   const b = ((r.evidence || {}).benchmarks || []).find((x) => x.name === benchmark && x.accuracy !== null);
   if (!b) return null;
-  return `observed on ${benchmark}: ${pct(b.accuracy)}` + (b.n === null || b.n === undefined ? " (as published)" : ` of ${b.n} prompts`);
+  return `observed on ${benchmark}: ${pct(b.accuracy)}` + (b.n === null || b.n === undefined ? " (as published)" : ` of ${count(b.n)} prompts`);
 }
 
 // a result's coverage in words: for a prompt, of the indexed prompts near it; for a benchmark query, whose neighbourhood
@@ -328,9 +330,9 @@ function measuredNear(cov, q) {
   const on = cov.benchmarks && cov.benchmarks.length ? ` (${cov.benchmarks.join(", ")})` : "";
   if (q && q.kind === "benchmark") {
     const own = cov.benchmarks && cov.benchmarks.length === 1 && cov.benchmarks[0] === q.benchmark;
-    return `measured on ${cov.near || 0} of the ${q.benchmark} prompts nearest the benchmark's mean` + (own || !on ? "" : on);
+    return `measured on ${count(cov.near || 0)} of the ${q.benchmark} prompts nearest the benchmark's mean` + (own || !on ? "" : on);
   }
-  return `measured on ${cov.near || 0} nearby prompt(s)` + on;
+  return `measured on ${count(cov.near || 0)} nearby prompt(s)` + on;
 }
 
 function resultItem(r, rank, signal, q, space) {
@@ -340,7 +342,7 @@ function resultItem(r, rank, signal, q, space) {
   // each result is headed by its model (h3 under the Results h2; the evidence panel's h4 under it), and its links
   // and panel are named for it: before, a screen reader's list of links read "model page" ten times, its list of
   // headings only "Nearest indexed prompts ..." (h4 under h2), neither saying which model
-  const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${rank}.` }), el("h3", { class: "title" }, name));
+  const head = el("div", { class: "head" }, el("span", { class: "rank", text: `${count(rank)}.` }), el("h3", { class: "title" }, name));
   if (r.api_only) head.append(el("span", { class: "badge", text: "API only" }));
   const near = r.coverage ? r.coverage.measured_near : null;
   if (near === null) head.append(el("span", { class: "badge unknown", title: NEAR_UNKNOWN, text: "measured near this query: unknown" }));
@@ -383,7 +385,7 @@ function renderResults(data, askedSpace) {
   list.replaceChildren(...data.results.map((r, i) => resultItem(r, offset + i + 1, signal, data.query, asked)));
   // the ordered list says the same number to a screen reader as the rank shown beside each result
   if (offset) list.setAttribute("start", String(offset + 1)); else list.removeAttribute("start");
-  const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${q.prompts} prompt(s)`;
+  const what = q.kind === "benchmark" ? `benchmark ${q.benchmark}` : `${count(q.prompts)} prompt(s)`;
   $("status").className = "";
   const filtered = Object.keys(q.filters || {}).length > 0;
   // compare mode without a filter: the one reason a listed model is left out is that it has no vector, said in the
@@ -394,16 +396,16 @@ function renderResults(data, askedSpace) {
   const where = data.space && (askedSpace || !$("space-field").hidden) ? ` in space ${data.space.name}` : "";
   const paged = offset > 0 || (q.next_offset !== null && q.next_offset !== undefined);
   $("status").textContent = data.results.length ? (paged
-      ? `models ${offset + 1}–${offset + data.results.length} of ${q.total} ranked for ${what}${where}`
-      : `${data.results.length} model(s) ranked for ${what}${where}`)
+      ? `models ${count(offset + 1)}–${count(offset + data.results.length)} of ${count(q.total)} ranked for ${what}${where}`
+      : `${count(data.results.length)} model(s) ranked for ${what}${where}`)
     // a page past the last model (a link kept after the index changed, a hand-made offset): how many there are
-    : offset && q.total ? `no model past the best ${offset}: the ranking holds ${q.total} model(s) for ${what}${where}`
+    : offset && q.total ? `no model past the best ${count(offset)}: the ranking holds ${count(q.total)} model(s) for ${what}${where}`
     : filtered ? `no model matches (${what}): loosen the filters`
     : compared ? `none of the listed models is ranked (${what})`
     : `no model found (${what}): the server's index has drifted from its database (taskspace check, taskspace reindex)`;
   const notes = [];
   const label = (f) => FILTER_LABELS[f] || f;
-  for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${label(f)} excluded ${n}`);
+  for (const [f, n] of Object.entries(data.excluded || {})) if (n) notes.push(`${label(f)} excluded ${count(n)}`);
   // what the order is when it is not the probability's, and what prefer smaller did to a model of no known size (it
   // is ranked, charged as 100B: indexer.find.UNKNOWN_PARAMS), as the CLI says under its table; before, nothing of the
   // first, and "N without the metadata prefer smaller needs", as if they had been filtered out
@@ -417,13 +419,13 @@ function renderResults(data, askedSpace) {
                (q.rank === "lcb" ? "" : " (the probability rises with the score)"));
   }
   for (const [f, n] of Object.entries(data.missing_metadata || {})) {
-    if (n) notes.push(f === "prefer_smaller" ? `${n} without a parameter count charged as 100B by prefer smaller`
-                                             : `${n} without the metadata ${label(f)} needs`);
+    if (n) notes.push(f === "prefer_smaller" ? `${count(n)} without a parameter count charged as 100B by prefer smaller`
+                                             : `${count(n)} without the metadata ${label(f)} needs`);
   }
   if (q.options_filled) notes.push("answer options taken from the nearest indexed questions");
   if (q.truncated && q.truncated.length) {
     const which = q.prompts === 1 ? "the prompt is" : q.truncated.length === 1
-      ? `prompt ${q.truncated[0] + 1} of ${q.prompts} is` : `prompts ${q.truncated.map((i) => i + 1).join(", ")} of ${q.prompts} are`;
+      ? `prompt ${count(q.truncated[0] + 1)} of ${count(q.prompts)} is` : `prompts ${q.truncated.map((i) => count(i + 1)).join(", ")} of ${count(q.prompts)} are`;
     notes.push(`${which} longer than the encoder reads (${q.max_tokens} word pieces): only its beginning was embedded`);
   }
   if (nearCount(q)) notes.push(nearCount(q));
@@ -463,9 +465,9 @@ function showPager(q) {
   $("pager").hidden = next === null && prev === null;
   $("prev").hidden = prev === null;
   $("next").hidden = next === null;
-  if (prev !== null) { $("prev").href = pageUrl(prev); $("prev").textContent = offset >= total ? "← last page" : `← previous ${k}`; }
-  if (next !== null) { $("next").href = pageUrl(next); $("next").textContent = `next ${Math.min(k, total - next)} →`; }
-  $("page-of").textContent = total && offset < total ? `ranks ${offset + 1}–${Math.min(offset + k, total)} of ${total}` : "";
+  if (prev !== null) { $("prev").href = pageUrl(prev); $("prev").textContent = offset >= total ? "← last page" : `← previous ${count(k)}`; }
+  if (next !== null) { $("next").href = pageUrl(next); $("next").textContent = `next ${count(Math.min(k, total - next))} →`; }
+  $("page-of").textContent = total && offset < total ? `ranks ${count(offset + 1)}–${count(Math.min(offset + k, total))} of ${count(total)}` : "";
 }
 function hidePager() { $("pager").hidden = true; }
 
@@ -518,7 +520,7 @@ async function runSearch(p, asked = false, attempt = 0) {
   const task = (p.get("q") || "").trim().split(/\s+/).join(" ");
   const from = Number(p.get("offset"));  // (not a number: no suffix; findBody says what is wrong with it)
   titleFor(p.get("benchmark") ? `benchmark ${p.get("benchmark")}` : task,
-           Number.isInteger(from) && from > 0 ? ` (from rank ${from + 1})` : "");
+           Number.isInteger(from) && from > 0 ? ` (from rank ${count(from + 1)})` : "");
   let body;
   try { body = findBody(p); } catch (err) { showError(err); return; }
   clearResults();
@@ -588,15 +590,15 @@ async function showModel(id, space, attempt = 0) {
     const md = m.metadata || {};
     $("model-meta").textContent = [`parameters ${formatParams(md.params)}${md.params_from && md.params != null ? ` (of ${md.params_from})` : ""}`, `license ${md.license || "unknown"}`,
       md.pipeline_tag, md.gated ? "gated" : null, md.base_model ? `based on ${md.base_model}` : null, m.api_only ? "API only" : (md.open_weights ? "open weights" : null),
-      `${m.n_prompts || 0} prompts measured`, space && m.space ? `predicted in space ${m.space}` : null, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
+      `${count(m.n_prompts || 0)} prompts measured`, space && m.space ? `predicted in space ${m.space}` : null, m.aliases && m.aliases.length ? `also known as ${m.aliases.join(", ")}` : null]
       .filter(Boolean).join(" · ");
     $("strengths").tBodies[0].replaceChildren(...m.strengths.map((s) => el("tr", {},
       el("td", { text: s.benchmark + (s.measured ? "" : " (not measured)") }), el("td", { text: pct(s.probability) }),
       el("td", { text: pct(s.mean) }), el("td", { text: difference(s) }),
-      el("td", { text: `${s.rank} of ${s.of}` }))));
+      el("td", { text: `${count(s.rank)} of ${count(s.of)}` }))));
     $("observed").tBodies[0].replaceChildren(...m.benchmarks.map((b) => el("tr", {},
       el("td", { text: b.name }), el("td", { text: pct(b.accuracy) }),
-      el("td", { text: b.n === null || b.n === undefined ? "unknown" : String(b.n) }))));
+      el("td", { text: b.n === null || b.n === undefined ? "unknown" : count(b.n) }))));
     // a pulled index: the accuracy each benchmark was published with, the number of prompts unknown here
     $("observed-note").textContent = m.benchmarks_note || "";
     $("observed-note").hidden = !m.benchmarks_note;
@@ -651,7 +653,7 @@ async function loadBenchmarks() {
       // labelled and moved to its place, still selected (before: first, bare "mbpp" above "cruxeval-input (800 prompts)")
       const have = new Map([...sel.options].map((o) => [o.value, o]));
       for (const b of benchmarks) {
-        const text = `${b.name} (${b.prompts} prompts)`;
+        const text = `${b.name} (${count(b.prompts)} prompts)`;
         const o = have.get(b.name);
         if (o) { o.textContent = text; sel.append(o); } else sel.append(el("option", { value: b.name, text }));
       }
@@ -672,7 +674,7 @@ async function loadSpaces() {
     const listed = new Set([""]);
     for (const s of spaces) {
       const encoder = (s.encoder || "").split("@")[0].split("/").pop();
-      const text = `${s.name}: ${encoder}, method ${s.method}, ${s.models} models` + (s.default ? " (the default)" : "");
+      const text = `${s.name}: ${encoder}, method ${s.method}, ${count(s.models)} models` + (s.default ? " (the default)" : "");
       // a space the URL named, by its name or its id, is labelled as the list labels it
       const named = [s.name, String(s.id)].filter((v) => have.has(v));
       named.forEach((v) => { have.get(v).textContent = text; listed.add(v); });
