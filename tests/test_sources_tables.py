@@ -1131,6 +1131,28 @@ def test_a_json_lines_row_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     assert batch.table.models == ["m2"] and batch.table.texts == ['Say "a": b?']
 
 
+def test_a_json_array_item_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
+    """A `.json` array outcomes or prompts file whose item names a key twice (`{"correct": 1, "correct": 0}`): an
+    error naming the file, the item's line and number and the key, the item skipped, the rest read, as for JSON lines.
+    Before, the last value was read without a word (the row stored as a failure). A key repeated in another item, or
+    a value holding `":`, is no repeated key."""
+    (tmp_path / "prompts.json").write_text(json.dumps([
+        {"prompt_id": "p1", "benchmark": "b", "text": 'Say "a": b?'}, {"prompt_id": "p2", "benchmark": "b", "text": "Q2?"},
+    ], indent=2)[:-2] + ',\n  {"prompt_id": "p3", "benchmark": "b", "text": "Q3?", "text": "Other?"}\n]')
+    (tmp_path / "outcomes.json").write_text(
+        '[{"model": "m1", "prompt_id": "p1", "correct": 1},\n'
+        ' {"model": "m2", "prompt_id": "p1", "correct": 1, "correct": 0},\n'
+        ' {"model": "m3", "prompt_id": "p2", "correct": 0}, {"model": "m4", "prompt_id": "p3", "correct": 1}]\n')
+    batch = read_source(tmp_path)
+    errs = [(Path(e.file).name, e.line, e.message) for e in batch.errors]
+    assert ("prompts.json", 12, "item 3 names 'text' more than once: which value holds cannot be told; the item is "
+                                "skipped") in errs, errs
+    assert ("outcomes.json", 2, "item 2 names 'correct' more than once: which value holds cannot be told; the item "
+                                "is skipped") in errs, errs
+    assert sorted(batch.table.models) == ["m1", "m3"], errs
+    assert sorted(batch.table.texts) == ["Q2?", 'Say "a": b?']
+
+
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):
     """JSON-lines outcomes whose model or prompt_id is a list, an object or a boolean, or whose correct/score is a
     list or an object: an error at the line naming the field, the row skipped, the rest read; in matrix form such a

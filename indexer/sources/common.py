@@ -589,12 +589,15 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
 def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: bool = False):
     """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
     Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file.
-    ``unique_keys``: a JSON line whose object names a key twice is an error at its line, not its last value read
-    (a table's flat rows: checked only when the line holds more ``":`` than its object has keys)."""
+    ``unique_keys``: a JSON line or array item whose object names a key twice is an error at its line, not its last
+    value read (a table's flat rows: checked only when the line, or the array's file, holds more ``":`` than its
+    objects have keys)."""
     if array:
         text = f.read()
         try:
             data = json.loads(text)
+            if unique_keys and isinstance(data, list) and text.count('":') > sum(len(r) for r in data if isinstance(r, dict)):
+                data = json.loads(text, object_pairs_hook=_KeyedTwice.of)  # an item may name a key twice: find which
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data" and exc.lineno > 1 and _stray_first_line(text.split("\n", 1)[0]):
                 # JSON lines whose first line is an array of no objects (a stray line): that line is an error, the
@@ -613,6 +616,9 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
         for i, (line, row) in enumerate(zip(_item_lines(text), data), 1):
             if not isinstance(row, dict):
                 errors.add(fname, line, f"item {i} is not a JSON object", "non-object JSON items")
+            elif isinstance(row, _KeyedTwice) and row.twice:
+                errors.add(fname, line, f"item {i} names {', '.join(map(repr, row.twice))} more than once: which value "
+                           "holds cannot be told; the item is skipped", "keys named twice in a JSON object")
             elif bad_utf8(json.dumps(row, ensure_ascii=False)):
                 errors.add(fname, line, f"item {i} holds text that is not valid UTF-8; the item is skipped", NOT_UTF8)
             else:
@@ -649,18 +655,33 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
             errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
 
 
+class _KeyedTwice(dict):
+    """A JSON object as read (``object_pairs_hook=_KeyedTwice.of``), with ``twice``: the keys it names more than once
+    (``json.loads`` keeps the last value of each, without a word)."""
+
+    twice: list[str] = []
+
+    @classmethod
+    def of(cls, items: list[tuple[str, object]]) -> _KeyedTwice:
+        obj = cls(items)
+        if len(obj) < len(items):
+            seen: set[str] = set()
+            obj.twice = []
+            for k, _ in items:
+                if k in seen and k not in obj.twice:
+                    obj.twice.append(k)
+                seen.add(k)
+        return obj
+
+
 def _repeated_keys(raw: str) -> list[str]:
-    """The keys an object of the JSON text ``raw`` names more than once (``json.loads`` keeps the last value of
-    each, without a word)."""
+    """The keys an object of the JSON text ``raw`` (any of its objects, nested ones too) names more than once."""
     twice: list[str] = []
 
     def pairs(items):
-        seen = set()
-        for k, _ in items:
-            if k in seen and k not in twice:
-                twice.append(k)
-            seen.add(k)
-        return dict(items)
+        obj = _KeyedTwice.of(items)
+        twice.extend(k for k in obj.twice if k not in twice)
+        return obj
 
     json.loads(raw, object_pairs_hook=pairs)
     return twice
