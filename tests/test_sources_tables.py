@@ -299,7 +299,8 @@ def test_a_long_cell_or_prompt_id_is_quoted_cut_to_a_readable_length(tmp_path):
     assert errs[0][:2] == ("outcomes.csv", 2) and errs[0][2].startswith("correct value 'yyyy")
     assert errs[0][2].endswith("yyy' (10,000 characters) is not a number") and len(errs[0][2]) < 150, errs[0][2]
     assert errs[1][:2] == ("outcomes.csv", 3) and errs[1][2].startswith("prompt_id 'qqqq")
-    assert "qqq' (10,000 characters) is not in the prompts file" in errs[1][2] and len(errs[1][2]) < 200, errs[1][2]
+    assert "qqq' (10,000 characters) is not a valid id: it is longer than 512 characters" in errs[1][2], errs[1][2]
+    assert len(errs[1][2]) < 300, errs[1][2]
 
 
 @pytest.mark.parametrize("ext", ["csv", "parquet"])
