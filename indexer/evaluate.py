@@ -224,7 +224,28 @@ def load_pooled(datas, group_by: str | None = None,
             log.warning("%s: %d of its %d prompts are also in %s, where they count (in the per-data-set numbers); a "
                         "model's outcomes on a prompt in both are averaged", name, len(elsewhere),
                         len(part.prompt_hashes), ", ".join(sorted(set(elsewhere))))
+    _warn_shared_benchmarks(m, matrices, names)
     return m, origin, names
+
+
+def _warn_shared_benchmarks(m: OutcomeMatrix, matrices: list[OutcomeMatrix], names: list[str]) -> None:
+    """A warning per benchmark name that several pooled data sets hold with different prompts (each its own
+    `mmlu` subset, or another benchmark of the same name): pooled, it is one benchmark (one oos fold, one row of the
+    per-benchmark numbers). Before, merged without a word. The same prompts under one name in several is no case."""
+    held: dict[str, dict[str, set]] = {}  # benchmark -> data set -> its prompt hashes
+    for name, part in zip(names, matrices):
+        for b, h in zip(part.benchmarks.tolist(), part.prompt_hashes):
+            held.setdefault(str(b), {}).setdefault(name, set()).add(h)
+    for bench, by_set in held.items():
+        sets = list(by_set.values())
+        if len(sets) < 2 or all(s == sets[0] for s in sets[1:]):
+            continue
+        where = [f"{n} ({len(s)} prompts)" for n, s in by_set.items()]
+        listed = " and ".join(where) if len(where) == 2 else ", ".join(where[:-1]) + " and " + where[-1]
+        log.warning("benchmark %r is in %s with different prompts (%d in %s): pooled as one benchmark of %d prompts "
+                    "(one oos fold, one row of per-benchmark numbers); to keep them apart, name the benchmarks "
+                    "differently in one of the folders", bench, listed, len(set.intersection(*sets)),
+                    "both" if len(sets) == 2 else "all", int((m.benchmarks == bench).sum()))
 
 
 def sweep_grid(lam: float, eps: float) -> list[tuple[float, float]]:

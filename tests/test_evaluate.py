@@ -1263,6 +1263,31 @@ def test_pooling_a_data_set_whose_prompts_another_holds_says_where_they_count(tm
     assert any("second: 3 of its 3 prompts are also in first" in r.getMessage() for r in caplog.records), caplog.text
 
 
+def test_pooled_data_sets_sharing_a_benchmark_name_with_other_prompts_are_named_in_a_warning(tmp_path):
+    """Two data folders that each hold a benchmark `mmlu` of different prompts are pooled into one benchmark (one oos
+    fold, one row of per-benchmark numbers) without a word; now a data warning (stderr and `data_warnings`) names the
+    benchmark, the folders, their prompt counts and how many they share. A benchmark both hold with the same prompts
+    (`same`) is no such case."""
+    from indexer.evaluate import evaluate
+
+    for name, offset in (("quiz1", 0), ("quiz2", 4)):
+        folder = tmp_path / name
+        folder.mkdir()
+        rows = [("mmlu", f"m{j}", f"Which is {j + offset}?") for j in range(6)]
+        rows += [("same", f"s{j}", f"Same question {j}?") for j in range(6)]
+        (folder / "prompts.jsonl").write_text("".join(
+            json.dumps({"prompt_id": i, "benchmark": b, "text": t}) + "\n" for b, i, t in rows))
+        (folder / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+            f"model{k},{i},{(k + j) % 2}\n" for k in range(3) for j, (_, i, _) in enumerate(rows)))
+    D = np.random.default_rng(0).normal(size=(16, 8))
+    res = evaluate([str(tmp_path / "quiz1"), str(tmp_path / "quiz2")], split="in-sample", seeds=1,
+                   embeddings=D / np.linalg.norm(D, axis=1, keepdims=True), method="paper", sweep=False)
+    said = [w for w in res["data_warnings"] if "benchmark" in w]
+    assert said == ["benchmark 'mmlu' is in quiz1 (6 prompts) and quiz2 (6 prompts) with different prompts (2 in "
+                    "both): pooled as one benchmark of 10 prompts (one oos fold, one row of per-benchmark numbers); "
+                    "to keep them apart, name the benchmarks differently in one of the folders"], res["data_warnings"]
+
+
 def test_plots_of_data_without_an_auc_or_a_scored_fold_are_written(tmp_path):
     # every outcome a success (no AUC for any benchmark): the per-benchmark plot crashed (TypeError in `min(0.5, *())`);
     # every fold without a cell to score (an all-NaN ablation): the sweep plot crashed ("Data cannot be log-scaled");
