@@ -569,6 +569,7 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 f"{', ...' if len(noauc) > 5 else ''}): their held-out outcomes are all successes or all failures; "
                 + (f"AUC (and bench r where it has none) is the mean over the other {len(results) - len(noauc)}"
                    if len(noauc) < len(results) else "AUC has no value (shown as -)"))
+    warnings += _one_cluster(folds, extra)
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
         alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
         if alone:
@@ -612,6 +613,26 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
         slug = "+".join(Path(d["name"]).name or "data" for d in header["datasets"]) + f"_{split}"
         out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
     return out
+
+
+def _one_cluster(folds, extra: dict | None) -> list[str]:
+    """A warning per cluster-profiles peer (``--peers fast``) whose folds have fewer source prompts than two clusters
+    need (:attr:`~indexer.evaluation.peers.ClusterContestant.min_prompts`): there it is one cluster, the scores of
+    ``bsp``. Before, its row equalled bsp's without a word."""
+    from .evaluation.peers import ClusterContestant
+
+    said = []
+    for name, c in (extra or {}).items():
+        if not isinstance(c, ClusterContestant):
+            continue
+        few = sorted({int(f.train.size) for f in folds if f.train.size < c.min_prompts})
+        if few:
+            n = sum(f.train.size < c.min_prompts for f in folds)
+            said.append(f"{name}: {n} of {len(folds)} folds have fewer than {c.min_prompts} source prompts "
+                        f"({few[0]}{'' if len(few) == 1 else f'-{few[-1]}'}): the cluster profiles need {c.min_size} a "
+                        "cluster and 2 clusters at least, so there they are one cluster, each model's source success "
+                        "rate, the scores of bsp")
+    return said
 
 
 def _bench_pairs(m: OutcomeMatrix, fold) -> tuple[int, int, int]:
