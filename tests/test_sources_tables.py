@@ -1132,6 +1132,36 @@ def test_a_json_lines_row_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     assert batch.table.models == ["m2"] and batch.table.texts == ['Say "a": b?']
 
 
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_rows_of_empty_cells_a_spreadsheet_export_leaves_are_blank_lines(tmp_path, sep):
+    """A CSV/TSV export from a spreadsheet holds rows of empty cells (`,,` after the data, `,,,,` where a formatted but
+    empty column ran past the header, ` , , `): they hold no row and are skipped as blank lines are, in the prompts, the
+    outcomes (long form) and the matrix file alike; the line numbers of the rows after them stay the file's. Before,
+    each was an error ("missing model", "missing field(s) prompt_id, benchmark, text") and the ingest exited 1."""
+    ext = "csv" if sep == "," else "tsv"
+    e = sep * 2
+    (tmp_path / f"prompts.{ext}").write_text(sep.join(["prompt_id", "benchmark", "text"]) + "\r\n" + e + "\r\n"
+                                             + sep.join(["p1", "b", "Q one?"]) + "\r\n" + sep.join(["p2", "b", "Q two?"])
+                                             + "\r\n" + e + "\r\n" + e + "\r\n")
+    for wide in (e, sep * 4):  # the header's field count (the fast reader), or more (the line-exact reader)
+        (tmp_path / f"outcomes.{ext}").write_text(sep.join(["model", "prompt_id", "correct"]) + "\n"
+                                                  + sep.join(["m1", "p1", "1"]) + "\n" + e + "\n" + wide + "\n"
+                                                  + sep.join([" ", " ", " "]) + "\n" + sep.join(["m1", "p9", "1"]) + "\n"
+                                                  + sep.join(["m2", "p2", "0"]) + "\n" + e + "\n")
+        batch = read_source(tmp_path)
+        assert errors_of(batch) == [(f"outcomes.{ext}", 6, "prompt_id 'p9' is not in the prompts file; its rows are "
+                                                           "dropped")], wide
+        assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p1", 1.0),
+                                                                                          ("m2", "p2", 0.0)]
+    (tmp_path / f"outcomes.{ext}").unlink()
+    (tmp_path / f"matrix.{ext}").write_text(sep.join(["model", "p1", "p2"]) + "\n" + sep.join(["m1", "1", "0"]) + "\n"
+                                            + e + "\n" + sep.join(["m2", "", "1"]) + "\n" + e + "\n")
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == []
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
+        ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m2", "p2", 1.0)]
+
+
 def test_a_json_array_item_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     """A `.json` array outcomes or prompts file whose item names a key twice (`{"correct": 1, "correct": 0}`): an
     error naming the file, the item's line and number and the key, the item skipped, the rest read, as for JSON lines.

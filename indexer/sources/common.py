@@ -516,6 +516,8 @@ class CsvRecords:
                 # byte order mark too) before, read as a row: "prompt_id 'prompt_id' is not in the prompts file"
                 self.errors.add(self.fname, line, REPEATED_HEADER, REPEATED_HEADER)
                 continue
+            if not any(f.strip() for f in rec):  # empty cells only (`,,`: a spreadsheet's export), of any count: no
+                continue  # row, a blank line (before, "missing model" / "missing field(s) ..." and exit 1)
             if self.n_fields is None or len(rec) == self.n_fields:
                 yield line, rec
                 continue
@@ -973,6 +975,8 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             row += batch.num_rows
             if batch.num_rows:
                 last_row = [batch.column(i)[batch.num_rows - 1].as_py() for i in range(batch.num_columns)]
+            if (cells := _cells_not_all_blank(batch)) is not None:  # rows of empty cells (`,,`): blank lines, as the
+                batch, lines = batch.filter(cells), lines[cells.to_numpy(zero_copy_only=False)]  # line-exact reader
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
         # a quote that never closes takes the rest of the file into the last record's field (pyarrow, like csv, reads
         # it so): a last record with a line break in a field is read again by the Python reader, which tells
@@ -984,6 +988,24 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         return
     yield RESTART
     yield from _read_csv_python(path, delim, header, errors)
+
+
+def _cells_not_all_blank(batch):
+    """The mask of the rows of a fast-path CSV block that hold a non-blank cell, or None when every row does (the
+    usual case: only rows whose first cell is blank are looked at further). A row of empty or space-only cells (`,,`,
+    a spreadsheet's export) is a blank line."""
+    import pyarrow.compute as pc
+
+    if not batch.num_rows or not batch.num_columns:
+        return None
+    blank = pc.equal(pc.utf8_trim_whitespace(batch.column(0)), "")
+    if not pc.any(blank).as_py():
+        return None
+    for i in range(1, batch.num_columns):
+        blank = pc.and_(blank, pc.equal(pc.utf8_trim_whitespace(batch.column(i)), ""))
+        if not pc.any(blank).as_py():
+            return None
+    return pc.invert(pc.fill_null(blank, False))
 
 
 def _last_line_quotes(path: Path, tail: int = 65536) -> bool:
