@@ -1162,6 +1162,24 @@ def test_rows_of_empty_cells_a_spreadsheet_export_leaves_are_blank_lines(tmp_pat
         ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m2", "p2", 1.0)]
 
 
+def test_a_json_line_starting_with_a_byte_order_mark_is_read(tmp_path):
+    """JSON-lines files joined with `cat` (each written by a tool that starts its files with a UTF-8 byte order mark:
+    PowerShell, .NET, Notepad) hold a mark at the start of the second file's first line: it is no content, so the line
+    is read. Before, "malformed JSON line: Unexpected UTF-8 BOM (decode using utf-8-sig)", the row skipped, and its
+    outcome rows "not in the prompts file"."""
+    bom = "\ufeff"
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        (bom if i in (1, 3) else "") + json.dumps({"prompt_id": f"p{i}", "benchmark": "b", "text": f"Q{i}?"}) + "\r\n"
+        for i in range(1, 5)), encoding="utf-8")
+    (tmp_path / "outcomes.jsonl").write_text("".join(
+        (bom if i == 3 else "") + json.dumps({"model": "m1", "prompt_id": f"p{i}", "correct": i % 2}) + "\n"
+        for i in range(1, 5)), encoding="utf-8")
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == []
+    assert sorted((o.prompt_id, o.text, o.score) for o in batch.iter_outcomes()) == [
+        ("p1", "Q1?", 1.0), ("p2", "Q2?", 0.0), ("p3", "Q3?", 1.0), ("p4", "Q4?", 0.0)]
+
+
 def test_a_json_array_item_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     """A `.json` array outcomes or prompts file whose item names a key twice (`{"correct": 1, "correct": 0}`): an
     error naming the file, the item's line and number and the key, the item skipped, the rest read, as for JSON lines.

@@ -630,6 +630,8 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
     for i, raw in enumerate(f, 1):
         if not raw.strip():
             continue
+        if raw.startswith("\ufeff"):  # a byte order mark where files were joined (`cat`): no content (before, "malformed
+            raw = raw[1:]  # JSON line: Unexpected UTF-8 BOM (decode using utf-8-sig)", the row lost)
         if bad_utf8(raw):
             errors.add(fname, i, NOT_UTF8)
             first = False
