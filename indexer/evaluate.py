@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import time
 from pathlib import Path
 
@@ -224,7 +225,28 @@ def load_pooled(datas, group_by: str | None = None,
             log.warning("%s: %d of its %d prompts are also in %s, where they count (in the per-data-set numbers); a "
                         "model's outcomes on a prompt in both are averaged", name, len(elsewhere),
                         len(part.prompt_hashes), ", ".join(sorted(set(elsewhere))))
+    _warn_shared_benchmarks(m, matrices, names)
     return m, origin, names
+
+
+def _warn_shared_benchmarks(m: OutcomeMatrix, matrices: list[OutcomeMatrix], names: list[str]) -> None:
+    """A warning per benchmark name that several pooled data sets hold with different prompts (each its own
+    `mmlu` subset, or another benchmark of the same name): pooled, it is one benchmark (one oos fold, one row of the
+    per-benchmark numbers). Before, merged without a word. The same prompts under one name in several is no case."""
+    held: dict[str, dict[str, set]] = {}  # benchmark -> data set -> its prompt hashes
+    for name, part in zip(names, matrices):
+        for b, h in zip(part.benchmarks.tolist(), part.prompt_hashes):
+            held.setdefault(str(b), {}).setdefault(name, set()).add(h)
+    for bench, by_set in held.items():
+        sets = list(by_set.values())
+        if len(sets) < 2 or all(s == sets[0] for s in sets[1:]):
+            continue
+        where = [f"{n} ({len(s)} prompts)" for n, s in by_set.items()]
+        listed = " and ".join(where) if len(where) == 2 else ", ".join(where[:-1]) + " and " + where[-1]
+        log.warning("benchmark %r is in %s with different prompts (%d in %s): pooled as one benchmark of %d prompts "
+                    "(one oos fold, one row of per-benchmark numbers); to keep them apart, name the benchmarks "
+                    "differently in one of the folders", bench, listed, len(set.intersection(*sets)),
+                    "both" if len(sets) == 2 else "all", int((m.benchmarks == bench).sum()))
 
 
 def sweep_grid(lam: float, eps: float) -> list[tuple[float, float]]:
@@ -403,6 +425,7 @@ def evaluate(
         Q = np.array(D, copy=True)
         Q[changed] = get_encoder(encoder).encode([qtexts[i] for i in changed])
     own = _default_rows(m.texts, qtexts, D, Q, default, encoder)
+    eps_warnings = _check_eps(eps, D, folds_of)
     t_enc = time.perf_counter() - t0 - t_read
     base = {
         "data": " + ".join(str(d) for d in datas),
@@ -430,6 +453,7 @@ def evaluate(
         with single_threaded_lapack():  # the folds' products on one BLAS thread (the module docstring, "Threads")
             res.update(_run_split(m, D, (Q, own), folds_of[sp], sp, seeds, lam, eps, default, sweep, knn_k, plots_dir,
                                   res, extra, datasets))
+        res["warnings"] += eps_warnings.get(sp, [])
         res["seconds"] = {"read": t_read, "encode": t_enc, "evaluate": time.perf_counter() - t1}
         res["seconds"]["total"] = t_read + t_enc + res["seconds"]["evaluate"]
         out[sp] = res
@@ -548,6 +572,7 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
                 f"{', ...' if len(noauc) > 5 else ''}): their held-out outcomes are all successes or all failures; "
                 + (f"AUC (and bench r where it has none) is the mean over the other {len(results) - len(noauc)}"
                    if len(noauc) < len(results) else "AUC has no value (shown as -)"))
+    warnings += _one_cluster(folds, extra)
     if split == "coverage":  # an uncovered model measured on the hidden group only keeps no source outcome
         alone = [f.group for f in folds if not _uncovered_kept(m.observed, f)]
         if alone:
@@ -591,6 +616,65 @@ def _run_split(m, D, query, folds, split, seeds, lam, eps, default, sweep, knn_k
         slug = "+".join(Path(d["name"]).name or "data" for d in header["datasets"]) + f"_{split}"
         out["plots"] = [str(p) for p in write_plots(dict(header, **out), pooled, Path(plots_dir), slug)]
     return out
+
+
+def _check_eps(eps: float, D: np.ndarray, folds_of: dict) -> dict[str, list[str]]:
+    """The ``paper`` contestant's ``eps`` against the data: it drops the components whose singular value is below it,
+    so past the largest singular value of a fold's source prompt embeddings every paper score of that fold is 0 (AUC
+    0.5; the bundled sample's folds: 5.81, and eps 8 scored as eps 100). Past every fold's: a ConfigError naming the
+    usable range; past some folds': split -> a warning naming them. Before, constant scores without a word."""
+    if eps <= 0:
+        return {}
+    top = {sp: [_largest_singular(D[f.train]) for f in folds] for sp, folds in folds_of.items()}
+    most = max(max(t) for t in top.values())
+    if eps > most:
+        raise ConfigError(
+            f"{arg('eps', eps)}: drops every component of every model in every fold: the largest singular value of a "
+            f"fold's source prompt embeddings is at most {_down(most):g} (components whose singular value is below eps "
+            f"are dropped), so every paper score would be 0 (AUC 0.5); the usable range is 0 <= eps <= {_down(most):g} "
+            "(0 keeps every component, the paper's default)")
+    said = {}
+    for sp, t in top.items():
+        past = [v for v in t if v < eps]
+        if past:
+            said[sp] = [f"paper: eps {eps:g} drops every component in {len(past)} of {len(t)} folds (the largest singular "
+                        f"value of their source prompt embeddings: {_down(min(past)):g}"
+                        + (f"-{_down(max(past)):g}" if len(past) > 1 else "") + "), so its scores there are all 0 (AUC "
+                        f"0.5); eps up to {_down(min(t)):g} keeps one in every fold"]
+    return said
+
+
+def _largest_singular(X: np.ndarray) -> float:
+    """The largest singular value of the rows ``X`` (n, d): the square root of the top eigenvalue of the (d, d) Gram."""
+    if not X.size:
+        return 0.0
+    X = np.asarray(X, dtype=np.float64)
+    return float(np.sqrt(max(np.linalg.eigvalsh(X.T @ X)[-1], 0.0)))
+
+
+def _down(x: float) -> float:
+    """``x`` rounded down to 3 decimals: a bound said that, given back, is still within it."""
+    return math.floor(x * 1000) / 1000
+
+
+def _one_cluster(folds, extra: dict | None) -> list[str]:
+    """A warning per cluster-profiles peer (``--peers fast``) whose folds have fewer source prompts than two clusters
+    need (:attr:`~indexer.evaluation.peers.ClusterContestant.min_prompts`): there it is one cluster, the scores of
+    ``bsp``. Before, its row equalled bsp's without a word."""
+    from .evaluation.peers import ClusterContestant
+
+    said = []
+    for name, c in (extra or {}).items():
+        if not isinstance(c, ClusterContestant):
+            continue
+        few = sorted({int(f.train.size) for f in folds if f.train.size < c.min_prompts})
+        if few:
+            n = sum(f.train.size < c.min_prompts for f in folds)
+            said.append(f"{name}: {n} of {len(folds)} folds have fewer than {c.min_prompts} source prompts "
+                        f"({few[0]}{'' if len(few) == 1 else f'-{few[-1]}'}): the cluster profiles need {c.min_size} a "
+                        "cluster and 2 clusters at least, so there they are one cluster, each model's source success "
+                        "rate, the scores of bsp")
+    return said
 
 
 def _bench_pairs(m: OutcomeMatrix, fold) -> tuple[int, int, int]:

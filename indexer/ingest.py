@@ -618,12 +618,12 @@ def unreadable_message(exc: PermissionError) -> str:
 
 
 def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
-    """The batch without outcomes whose prompt text or model/benchmark name no database can take (:func:`text_problem`,
-    :func:`name_problem`), each problem an error naming the prompt (the table reader already rejects these at their
+    """The batch without outcomes whose prompt text, model/benchmark name or prompt id no database can take
+    (:func:`text_problem`, :func:`name_problem`; a prompt id longer than :data:`NAME_LIMIT`), each problem an error naming the prompt (the table reader already rejects these at their
     line; this holds the same rule for every reader, so the rest of the source is stored on SQLite and PostgreSQL)."""
     import numpy as np
 
-    from .records import name_problem, text_problem
+    from .records import NAME_LIMIT, name_problem, text_problem
     from .sources.common import ErrorLog, example_value
 
     log_ = ErrorLog()
@@ -631,10 +631,12 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
 
     checked: dict[str, str | None] = {}  # text -> its problem (a text recurs once per model)
 
-    def why(o_text, model, bench):
+    def why(o_text, model, bench, pid=None):
         bad = checked[o_text] if o_text in checked else checked.setdefault(o_text, text_problem(o_text))
         if bad:
             return bad
+        if pid is not None and len(str(pid)) > NAME_LIMIT:  # the store's source_prompt_id column (it refuses to cut it)
+            return f"prompt id is longer than {NAME_LIMIT} characters ({len(str(pid))}), more than the database holds"
         if name_problem(model):
             return f"model name {name_problem(model)}"
         if name_problem(bench):
@@ -644,7 +646,7 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
     outcomes, seen = [], set()
     bad_names: dict[tuple[str, str], int] = {}  # (model|benchmark, name) -> its rows dropped: one error each
     for o in batch.outcomes:
-        bad = why(o.text, o.model, o.benchmark)
+        bad = why(o.text, o.model, o.benchmark, o.prompt_id)
         if bad is None:
             outcomes.append(o)
         elif bad.startswith(("model name ", "benchmark name ")):
@@ -663,12 +665,12 @@ def drop_unusable_rows(batch: SourceBatch) -> SourceBatch:
                  f"{what} names")
     table = batch.table
     if table is not None and len(table):
-        bad_p = [i for i, (t, b) in enumerate(zip(table.texts, table.benchmarks)) if why(t, "m", b)]
+        bad_p = [i for i, (t, b, p) in enumerate(zip(table.texts, table.benchmarks, table.prompt_ids)) if why(t, "m", b, p)]
         bad_m = [i for i, m in enumerate(table.models) if name_problem(m)]
         if bad_p or bad_m:
             for i in bad_p:
-                log_.add(where, None, f"prompt {table.prompt_ids[i]!r}: {why(table.texts[i], 'm', table.benchmarks[i])}; "
-                         "its outcomes are dropped", why(table.texts[i], "m", table.benchmarks[i]))
+                bad = why(table.texts[i], "m", table.benchmarks[i], table.prompt_ids[i])
+                log_.add(where, None, f"prompt {example_value(table.prompt_ids[i])}: {bad}; its outcomes are dropped", bad)
             for i in bad_m:
                 log_.add(where, None, f"model {example_value(table.models[i])}: {name_problem(table.models[i])}; its outcomes "
                          "are dropped", "model names")

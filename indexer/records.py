@@ -54,15 +54,16 @@ def text_problem(text) -> str | None:
 #: (CLI tables, ``file:line: message`` errors) or rewrite the terminal that prints it
 _CONTROL = re.compile("[\x01-\x1f\x7f-\x9f]")
 
-#: the longest model or benchmark name the database holds (their SQL columns; PostgreSQL refuses a longer one)
+#: the longest model or benchmark name, or source prompt id, the database holds (their SQL columns; PostgreSQL refuses
+#: a longer one)
 NAME_LIMIT = 512
 
 
 def name_problem(value, what: str = "a name", limit: int | None = NAME_LIMIT) -> str | None:
     """What makes a model or benchmark name unusable (empty, a NUL character, a lone surrogate, or longer than
     ``limit`` characters: no database takes it; a control character: no line can show it), or None. ``what``: what
-    the value is, as the control character's message says it (``"an id"``: a prompt id, held to the same rule but for
-    its length, ``limit=None``: the store keeps its first 512 characters)."""
+    the value is, as the control character's message says it (``"an id"``: a prompt id, held to the same rule, its
+    length too: the store refuses an id it would have to cut)."""
     if not isinstance(value, str) or not value.strip():
         return "empty"
     if "\x00" in value:

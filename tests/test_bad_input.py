@@ -259,6 +259,39 @@ def test_a_name_longer_than_the_database_holds_costs_its_rows_not_the_source(sto
     assert sorted(store.load_outcomes().models) == ["m1"]
 
 
+def test_a_prompt_id_longer_than_the_database_holds_is_an_error_at_its_line(store, tmp_path):
+    """A prompt id longer than its SQL column (512 characters, `benchmark_prompts.source_prompt_id`; a table keyed by
+    the prompt's text): an error at its line in the prompts file naming the limit, its outcome rows saying so, the rest
+    stored; from any reader (here built directly) its rows are dropped with an error naming the prompt, and the store
+    refuses it. Before, the id was stored cut to its first 512 characters without a word."""
+    d = tmp_path / "t"
+    d.mkdir()
+    long_id = "What is " + "very " * 120 + "long?"
+    rows = [("p0", "b", "Fine?"), (long_id, "b", "Long id?"), ("p2", "b", "Also fine?")]
+    (d / "prompts.jsonl").write_text("".join(json.dumps({"prompt_id": p, "benchmark": b, "text": t}) + "\n"
+                                             for p, b, t in rows))
+    (d / "outcomes.jsonl").write_text("".join(json.dumps({"model": "m1", "prompt_id": p, "correct": 1}) + "\n"
+                                              for p, _, _ in rows))
+    s = ingest(str(d), store=store, fetch_metadata=False)
+    msgs = [str(e) for e in s.errors]
+    assert any(m.startswith(f"{d / 'prompts.jsonl'}:2: prompt_id 'What is very very") and
+               f"is longer than 512 characters ({len(long_id)}), more than the database holds" in m for m in msgs), msgs
+    assert any(m.startswith(f"{d / 'outcomes.jsonl'}:2: ") for m in msgs), msgs
+    assert s.outcomes == 2 and s.sources == 1
+    from indexer.ingest import Ingester
+
+    ing = Ingester(store, fetch_metadata=False)
+    ing.store_batch(SourceBatch(SourceInfo("lm_eval", "/x/long", "r1"), {},
+                                [Outcome("org/m", "bench", "Text one?", 1.0, prompt_id="t:" + "9" * 600),
+                                 Outcome("org/m", "bench", "Text two?", 1.0, prompt_id="t:1")]))
+    ing_errors = [e.message for e in ing.summary.errors]
+    assert len(ing_errors) == 1 and "is longer than 512 characters (602)" in ing_errors[0], ing_errors
+    assert ing.summary.outcomes == 1
+    with pytest.raises(InputError, match="longer than 512 characters"):
+        store.ingest(SourceBatch(SourceInfo("table", "/y", "r1"), {}, [Outcome("m", "b", "Text?", 1.0, prompt_id="x" * 513)]))
+    assert store.get_source("/y") is None
+
+
 @pytest.mark.parametrize("form", ["long", "matrix"])
 def test_a_table_model_name_no_database_takes_is_said_at_its_line_in_the_file(store, tmp_path, form):
     """A plain table's model name holding a NUL (or a lone surrogate, a control character; too long) is one error at

@@ -1263,6 +1263,58 @@ def test_pooling_a_data_set_whose_prompts_another_holds_says_where_they_count(tm
     assert any("second: 3 of its 3 prompts are also in first" in r.getMessage() for r in caplog.records), caplog.text
 
 
+def test_pooled_data_sets_sharing_a_benchmark_name_with_other_prompts_are_named_in_a_warning(tmp_path):
+    """Two data folders that each hold a benchmark `mmlu` of different prompts are pooled into one benchmark (one oos
+    fold, one row of per-benchmark numbers) without a word; now a data warning (stderr and `data_warnings`) names the
+    benchmark, the folders, their prompt counts and how many they share. A benchmark both hold with the same prompts
+    (`same`) is no such case."""
+    from indexer.evaluate import evaluate
+
+    for name, offset in (("quiz1", 0), ("quiz2", 4)):
+        folder = tmp_path / name
+        folder.mkdir()
+        rows = [("mmlu", f"m{j}", f"Which is {j + offset}?") for j in range(6)]
+        rows += [("same", f"s{j}", f"Same question {j}?") for j in range(6)]
+        (folder / "prompts.jsonl").write_text("".join(
+            json.dumps({"prompt_id": i, "benchmark": b, "text": t}) + "\n" for b, i, t in rows))
+        (folder / "outcomes.csv").write_text("model,prompt_id,correct\n" + "".join(
+            f"model{k},{i},{(k + j) % 2}\n" for k in range(3) for j, (_, i, _) in enumerate(rows)))
+    D = np.random.default_rng(0).normal(size=(16, 8))
+    res = evaluate([str(tmp_path / "quiz1"), str(tmp_path / "quiz2")], split="in-sample", seeds=1,
+                   embeddings=D / np.linalg.norm(D, axis=1, keepdims=True), method="paper", sweep=False)
+    said = [w for w in res["data_warnings"] if "benchmark" in w]
+    assert said == ["benchmark 'mmlu' is in quiz1 (6 prompts) and quiz2 (6 prompts) with different prompts (2 in "
+                    "both): pooled as one benchmark of 10 prompts (one oos fold, one row of per-benchmark numbers); "
+                    "to keep them apart, name the benchmarks differently in one of the folders"], res["data_warnings"]
+
+
+def test_an_eps_past_every_folds_largest_singular_value_is_refused_and_past_some_is_a_warning():
+    """`--eps` drops the components whose singular value is below it: past the largest singular value of a fold's
+    source prompt embeddings, every paper score of that fold is 0 (AUC 0.5, measured on the bundled sample: eps 8
+    and 100 alike, its folds' largest value 5.81). Past every fold's: refused before any fold runs (a ConfigError
+    naming the usable range); past some folds': a warning of the split naming them. Before, constant scores without
+    a word."""
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=9, M=6, per_group=15, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    top = [float(np.linalg.norm(D[f.train], 2)) for f in splits.in_sample(S.shape[1], 3)]
+    assert max(top) - min(top) > 0.01
+    with pytest.raises(ConfigError, match=r"eps=1000.0: drops every component of every model in every fold: the largest "
+                       r"singular value of a fold's source prompt embeddings is at most \d+\.\d+ .*usable range is "
+                       r"0 <= eps <= \d+\.\d+"):
+        evaluate("huge", split="in-sample", seeds=3, matrix=m, embeddings=D, method="paper", eps=1000.0, sweep=False)
+    res = evaluate("some", split="in-sample", seeds=3, matrix=m, embeddings=D, method="paper", sweep=False,
+                   eps=(min(top) + max(top)) / 2)
+    said = [w for w in res["warnings"] if w.startswith("paper:")]
+    n = sum(t < (min(top) + max(top)) / 2 for t in top)
+    assert len(said) == 1 and f"drops every component in {n} of 3 folds" in said[0], res["warnings"]
+    assert f"eps up to {np.floor(min(top) * 1000) / 1000:g} keeps one in every fold" in said[0], said
+    res = evaluate("fine", split="in-sample", seeds=3, matrix=m, embeddings=D, method="paper", sweep=False,
+                   eps=min(top) - 0.01)
+    assert not [w for w in res["warnings"] if w.startswith("paper:")], res["warnings"]
+
+
 def test_plots_of_data_without_an_auc_or_a_scored_fold_are_written(tmp_path):
     # every outcome a success (no AUC for any benchmark): the per-benchmark plot crashed (TypeError in `min(0.5, *())`);
     # every fold without a cell to score (an all-NaN ablation): the sweep plot crashed ("Data cannot be log-scaled");

@@ -155,3 +155,26 @@ def test_evaluate_and_cli_peers_option(monkeypatch):
     out = runner.invoke(app, ["evaluate", str(SAMPLE), "--split", "in-sample", "--seeds", "2", "--no-sweep"])
     assert out.exit_code == 0 and "clusters" not in out.output and "benchbest" not in out.output
     assert "seconds per fold (fit + predict): default " in out.output
+
+
+def test_cluster_profiles_on_fewer_than_40_source_prompts_say_they_are_bsp():
+    """`evaluate --peers fast` on a split whose folds have fewer than 40 source prompts (20 a cluster, 2 clusters at
+    least): the cluster profiles are one cluster, each model's source success rate, the scores of bsp. A warning of
+    the split says so, naming the count and the threshold; before, the `clusters` row equalled `bsp` without a word.
+    Folds of 40 source prompts or more say nothing."""
+    from indexer.evaluate import evaluate
+    from indexer.outcomes import from_arrays
+
+    D, S, P, cluster = planted_clusters(per=9)  # 36 prompts: 29 source prompts in-sample, 27 each left out (oos)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], [f"b{c}" for c in cluster])
+    res = evaluate("small", split="both", seeds=2, matrix=m, embeddings=D, method="paper", sweep=False, peers="fast")
+    for split, folds, counts in (("in-sample", 2, "29"), ("oos", 4, "27")):
+        said = [w for w in res[split]["warnings"] if w.startswith("clusters:")]
+        assert said == [f"clusters: {folds} of {folds} folds have fewer than 40 source prompts ({counts}): the cluster "
+                        "profiles need 20 a cluster and 2 clusters at least, so there they are one cluster, each model's "
+                        "source success rate, the scores of bsp"], res[split]["warnings"]
+        np.testing.assert_allclose(res[split]["methods"]["clusters"]["auc"], res[split]["methods"]["bsp"]["auc"])
+    D, S, P, cluster = planted_clusters(per=15)  # 60 prompts: 48 source prompts in-sample
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], [f"b{c}" for c in cluster])
+    res = evaluate("enough", split="in-sample", seeds=1, matrix=m, embeddings=D, method="paper", sweep=False, peers="fast")
+    assert not [w for w in res["warnings"] if w.startswith("clusters:")], res["warnings"]

@@ -299,7 +299,8 @@ def test_a_long_cell_or_prompt_id_is_quoted_cut_to_a_readable_length(tmp_path):
     assert errs[0][:2] == ("outcomes.csv", 2) and errs[0][2].startswith("correct value 'yyyy")
     assert errs[0][2].endswith("yyy' (10,000 characters) is not a number") and len(errs[0][2]) < 150, errs[0][2]
     assert errs[1][:2] == ("outcomes.csv", 3) and errs[1][2].startswith("prompt_id 'qqqq")
-    assert "qqq' (10,000 characters) is not in the prompts file" in errs[1][2] and len(errs[1][2]) < 200, errs[1][2]
+    assert "qqq' (10,000 characters) is not a valid id: it is longer than 512 characters" in errs[1][2], errs[1][2]
+    assert len(errs[1][2]) < 300, errs[1][2]
 
 
 @pytest.mark.parametrize("ext", ["csv", "parquet"])
@@ -1129,6 +1130,76 @@ def test_a_json_lines_row_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     assert errs[1] == ("outcomes.jsonl", 1, "the object names 'correct' more than once: which value holds cannot be "
                                             "told; the row is skipped"), errs
     assert batch.table.models == ["m2"] and batch.table.texts == ['Say "a": b?']
+
+
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_rows_of_empty_cells_a_spreadsheet_export_leaves_are_blank_lines(tmp_path, sep):
+    """A CSV/TSV export from a spreadsheet holds rows of empty cells (`,,` after the data, `,,,,` where a formatted but
+    empty column ran past the header, ` , , `): they hold no row and are skipped as blank lines are, in the prompts, the
+    outcomes (long form) and the matrix file alike; the line numbers of the rows after them stay the file's. Before,
+    each was an error ("missing model", "missing field(s) prompt_id, benchmark, text") and the ingest exited 1."""
+    ext = "csv" if sep == "," else "tsv"
+    e = sep * 2
+    (tmp_path / f"prompts.{ext}").write_text(sep.join(["prompt_id", "benchmark", "text"]) + "\r\n" + e + "\r\n"
+                                             + sep.join(["p1", "b", "Q one?"]) + "\r\n" + sep.join(["p2", "b", "Q two?"])
+                                             + "\r\n" + e + "\r\n" + e + "\r\n")
+    for wide in (e, sep * 4):  # the header's field count (the fast reader), or more (the line-exact reader)
+        (tmp_path / f"outcomes.{ext}").write_text(sep.join(["model", "prompt_id", "correct"]) + "\n"
+                                                  + sep.join(["m1", "p1", "1"]) + "\n" + e + "\n" + wide + "\n"
+                                                  + sep.join([" ", " ", " "]) + "\n" + sep.join(["m1", "p9", "1"]) + "\n"
+                                                  + sep.join(["m2", "p2", "0"]) + "\n" + e + "\n")
+        batch = read_source(tmp_path)
+        assert errors_of(batch) == [(f"outcomes.{ext}", 6, "prompt_id 'p9' is not in the prompts file; its rows are "
+                                                           "dropped")], wide
+        assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [("m1", "p1", 1.0),
+                                                                                          ("m2", "p2", 0.0)]
+    (tmp_path / f"outcomes.{ext}").unlink()
+    (tmp_path / f"matrix.{ext}").write_text(sep.join(["model", "p1", "p2"]) + "\n" + sep.join(["m1", "1", "0"]) + "\n"
+                                            + e + "\n" + sep.join(["m2", "", "1"]) + "\n" + e + "\n")
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == []
+    assert sorted((o.model, o.prompt_id, o.score) for o in batch.iter_outcomes()) == [
+        ("m1", "p1", 1.0), ("m1", "p2", 0.0), ("m2", "p2", 1.0)]
+
+
+def test_a_json_line_starting_with_a_byte_order_mark_is_read(tmp_path):
+    """JSON-lines files joined with `cat` (each written by a tool that starts its files with a UTF-8 byte order mark:
+    PowerShell, .NET, Notepad) hold a mark at the start of the second file's first line: it is no content, so the line
+    is read. Before, "malformed JSON line: Unexpected UTF-8 BOM (decode using utf-8-sig)", the row skipped, and its
+    outcome rows "not in the prompts file"."""
+    bom = "\ufeff"
+    (tmp_path / "prompts.jsonl").write_text("".join(
+        (bom if i in (1, 3) else "") + json.dumps({"prompt_id": f"p{i}", "benchmark": "b", "text": f"Q{i}?"}) + "\r\n"
+        for i in range(1, 5)), encoding="utf-8")
+    (tmp_path / "outcomes.jsonl").write_text("".join(
+        (bom if i == 3 else "") + json.dumps({"model": "m1", "prompt_id": f"p{i}", "correct": i % 2}) + "\n"
+        for i in range(1, 5)), encoding="utf-8")
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == []
+    assert sorted((o.prompt_id, o.text, o.score) for o in batch.iter_outcomes()) == [
+        ("p1", "Q1?", 1.0), ("p2", "Q2?", 0.0), ("p3", "Q3?", 1.0), ("p4", "Q4?", 0.0)]
+
+
+def test_a_json_array_item_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
+    """A `.json` array outcomes or prompts file whose item names a key twice (`{"correct": 1, "correct": 0}`): an
+    error naming the file, the item's line and number and the key, the item skipped, the rest read, as for JSON lines.
+    Before, the last value was read without a word (the row stored as a failure). A key repeated in another item, or
+    a value holding `":`, is no repeated key."""
+    (tmp_path / "prompts.json").write_text(json.dumps([
+        {"prompt_id": "p1", "benchmark": "b", "text": 'Say "a": b?'}, {"prompt_id": "p2", "benchmark": "b", "text": "Q2?"},
+    ], indent=2)[:-2] + ',\n  {"prompt_id": "p3", "benchmark": "b", "text": "Q3?", "text": "Other?"}\n]')
+    (tmp_path / "outcomes.json").write_text(
+        '[{"model": "m1", "prompt_id": "p1", "correct": 1},\n'
+        ' {"model": "m2", "prompt_id": "p1", "correct": 1, "correct": 0},\n'
+        ' {"model": "m3", "prompt_id": "p2", "correct": 0}, {"model": "m4", "prompt_id": "p3", "correct": 1}]\n')
+    batch = read_source(tmp_path)
+    errs = [(Path(e.file).name, e.line, e.message) for e in batch.errors]
+    assert ("prompts.json", 12, "item 3 names 'text' more than once: which value holds cannot be told; the item is "
+                                "skipped") in errs, errs
+    assert ("outcomes.json", 2, "item 2 names 'correct' more than once: which value holds cannot be told; the item "
+                                "is skipped") in errs, errs
+    assert sorted(batch.table.models) == ["m1", "m3"], errs
+    assert sorted(batch.table.texts) == ["Q2?", 'Say "a": b?']
 
 
 def test_an_outcome_row_with_a_list_or_object_where_a_value_belongs_is_an_error_at_its_line(tmp_path):

@@ -255,6 +255,12 @@ class ClusterContestant:
     threads: int = 1
     max_fit: int = 3000
 
+    @property
+    def min_prompts(self) -> int:
+        """The fewest source prompts that make two clusters (``min_size`` a cluster): on fewer, the fit is one
+        cluster, each model's source success rate, the scores of the best source performer (``bsp``)."""
+        return 2 * self.min_size
+
     def _centroids(self, D: np.ndarray, k: int) -> np.ndarray:
         """(k, d) unit centroids of a k-means of the rows ``D`` (n, d) (of ``max_fit`` of them at most)."""
         from sklearn.cluster import KMeans

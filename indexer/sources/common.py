@@ -516,6 +516,8 @@ class CsvRecords:
                 # byte order mark too) before, read as a row: "prompt_id 'prompt_id' is not in the prompts file"
                 self.errors.add(self.fname, line, REPEATED_HEADER, REPEATED_HEADER)
                 continue
+            if not any(f.strip() for f in rec):  # empty cells only (`,,`: a spreadsheet's export), of any count: no
+                continue  # row, a blank line (before, "missing model" / "missing field(s) ..." and exit 1)
             if self.n_fields is None or len(rec) == self.n_fields:
                 yield line, rec
                 continue
@@ -589,12 +591,15 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
 def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: bool = False):
     """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
     Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file.
-    ``unique_keys``: a JSON line whose object names a key twice is an error at its line, not its last value read
-    (a table's flat rows: checked only when the line holds more ``":`` than its object has keys)."""
+    ``unique_keys``: a JSON line or array item whose object names a key twice is an error at its line, not its last
+    value read (a table's flat rows: checked only when the line, or the array's file, holds more ``":`` than its
+    objects have keys)."""
     if array:
         text = f.read()
         try:
             data = json.loads(text)
+            if unique_keys and isinstance(data, list) and text.count('":') > sum(len(r) for r in data if isinstance(r, dict)):
+                data = json.loads(text, object_pairs_hook=_KeyedTwice.of)  # an item may name a key twice: find which
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data" and exc.lineno > 1 and _stray_first_line(text.split("\n", 1)[0]):
                 # JSON lines whose first line is an array of no objects (a stray line): that line is an error, the
@@ -613,6 +618,9 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
         for i, (line, row) in enumerate(zip(_item_lines(text), data), 1):
             if not isinstance(row, dict):
                 errors.add(fname, line, f"item {i} is not a JSON object", "non-object JSON items")
+            elif isinstance(row, _KeyedTwice) and row.twice:
+                errors.add(fname, line, f"item {i} names {', '.join(map(repr, row.twice))} more than once: which value "
+                           "holds cannot be told; the item is skipped", "keys named twice in a JSON object")
             elif bad_utf8(json.dumps(row, ensure_ascii=False)):
                 errors.add(fname, line, f"item {i} holds text that is not valid UTF-8; the item is skipped", NOT_UTF8)
             else:
@@ -622,6 +630,8 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
     for i, raw in enumerate(f, 1):
         if not raw.strip():
             continue
+        if raw.startswith("\ufeff"):  # a byte order mark where files were joined (`cat`): no content (before, "malformed
+            raw = raw[1:]  # JSON line: Unexpected UTF-8 BOM (decode using utf-8-sig)", the row lost)
         if bad_utf8(raw):
             errors.add(fname, i, NOT_UTF8)
             first = False
@@ -649,18 +659,33 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
             errors.add(fname, i, "line is not a JSON object", "non-object JSON lines")
 
 
+class _KeyedTwice(dict):
+    """A JSON object as read (``object_pairs_hook=_KeyedTwice.of``), with ``twice``: the keys it names more than once
+    (``json.loads`` keeps the last value of each, without a word)."""
+
+    twice: list[str] = []
+
+    @classmethod
+    def of(cls, items: list[tuple[str, object]]) -> _KeyedTwice:
+        obj = cls(items)
+        if len(obj) < len(items):
+            seen: set[str] = set()
+            obj.twice = []
+            for k, _ in items:
+                if k in seen and k not in obj.twice:
+                    obj.twice.append(k)
+                seen.add(k)
+        return obj
+
+
 def _repeated_keys(raw: str) -> list[str]:
-    """The keys an object of the JSON text ``raw`` names more than once (``json.loads`` keeps the last value of
-    each, without a word)."""
+    """The keys an object of the JSON text ``raw`` (any of its objects, nested ones too) names more than once."""
     twice: list[str] = []
 
     def pairs(items):
-        seen = set()
-        for k, _ in items:
-            if k in seen and k not in twice:
-                twice.append(k)
-            seen.add(k)
-        return dict(items)
+        obj = _KeyedTwice.of(items)
+        twice.extend(k for k in obj.twice if k not in twice)
+        return obj
 
     json.loads(raw, object_pairs_hook=pairs)
     return twice
@@ -952,6 +977,8 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
             row += batch.num_rows
             if batch.num_rows:
                 last_row = [batch.column(i)[batch.num_rows - 1].as_py() for i in range(batch.num_columns)]
+            if (cells := _cells_not_all_blank(batch)) is not None:  # rows of empty cells (`,,`): blank lines, as the
+                batch, lines = batch.filter(cells), lines[cells.to_numpy(zero_copy_only=False)]  # line-exact reader
             yield {name: batch.column(i) for i, name in enumerate(batch.schema.names)}, lines
         # a quote that never closes takes the rest of the file into the last record's field (pyarrow, like csv, reads
         # it so): a last record with a line break in a field is read again by the Python reader, which tells
@@ -963,6 +990,24 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
         return
     yield RESTART
     yield from _read_csv_python(path, delim, header, errors)
+
+
+def _cells_not_all_blank(batch):
+    """The mask of the rows of a fast-path CSV block that hold a non-blank cell, or None when every row does (the
+    usual case: only rows whose first cell is blank are looked at further). A row of empty or space-only cells (`,,`,
+    a spreadsheet's export) is a blank line."""
+    import pyarrow.compute as pc
+
+    if not batch.num_rows or not batch.num_columns:
+        return None
+    blank = pc.equal(pc.utf8_trim_whitespace(batch.column(0)), "")
+    if not pc.any(blank).as_py():
+        return None
+    for i in range(1, batch.num_columns):
+        blank = pc.and_(blank, pc.equal(pc.utf8_trim_whitespace(batch.column(i)), ""))
+        if not pc.any(blank).as_py():
+            return None
+    return pc.invert(pc.fill_null(blank, False))
 
 
 def _last_line_quotes(path: Path, tail: int = 65536) -> bool:

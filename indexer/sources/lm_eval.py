@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InputError, arg, option_hint
-from ..records import BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
+from ..records import NAME_LIMIT, BenchmarkInfo, Outcome, SourceBatch, SourceInfo, name_problem
 from .common import (READ_ERRORS, UTF8, ErrorLog, add_read_failure, each_isolated, encoding_problem, example_value,
                      json_kind, json_objects, lfs_pointer_problem, number_shown)
 from .registry import Match, Reader
@@ -617,9 +617,9 @@ def read_task_file(path: Path, run: TaskRun, *, errors: ErrorLog, filter: str | 
                        "(the harness writes the doc's index): the line is skipped; fix the source", "bad doc_id")
             rejected += 1
             continue
-        if isinstance(did, str) and (bad := name_problem(did, "an id", limit=None)) is not None:
-            # a NUL, a control character, a lone surrogate: as a plain table's prompt id (before, stored: cut at the
-            # NUL on SQLite, refused by PostgreSQL)
+        if isinstance(did, str) and (bad := name_problem(did, "an id", NAME_LIMIT - len(run.task) - 1)) is not None:
+            # a NUL, a control character, a lone surrogate, too long for its prompt id `<task>:<doc_id>`: as a plain
+            # table's prompt id (before, stored: cut at the NUL on SQLite, refused by PostgreSQL; cut at 512 characters)
             errors.add(fname, line, f"doc_id {example_value(did)} is not a valid id: it {bad}; the line is skipped: fix "
                        "the source", "invalid doc_ids")
             rejected += 1

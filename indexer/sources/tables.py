@@ -221,7 +221,7 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
                 prompts.rejected.setdefault(_id_text(row["prompt_id"]), line)
             continue
         pid, bench, text = _id_text(row["prompt_id"]), str(row["benchmark"]).strip(), str(row["text"])
-        bad_id = name_problem(pid, "an id", limit=None)  # a NUL, a control character, a lone surrogate
+        bad_id = name_problem(pid, "an id")  # a NUL, a control character, a lone surrogate, too long
         bad = ((f"prompt_id {example_value(pid)} {bad_id}" if bad_id else None)
                or text_problem(text) or (f"benchmark name {name_problem(bench)}" if name_problem(bench) else None))
         if bad:
@@ -326,7 +326,7 @@ class _Builder:
         idx = self.pids.get(pid)
         if idx is not None:
             return idx
-        if pid not in self.unknown_pids and (why := name_problem(pid, "an id", limit=None)) is not None:
+        if pid not in self.unknown_pids and (why := name_problem(pid, "an id")) is not None:
             # a NUL, a control character (a tab, a terminal escape), a lone surrogate, too long: no id of the prompts
             # file either (read_prompts rejects it), so an invalid id here; before, "is not in the prompts file"
             self.errors.add(self.fname, line, f"prompt_id {example_value(pid)} is not a valid id: it {why}; its rows are "

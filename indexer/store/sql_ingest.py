@@ -16,7 +16,7 @@ from sqlalchemy import delete, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from ..errors import InputError, StoreError
-from ..records import OutcomeTable, SourceBatch, name_problem, prompt_hash, text_problem
+from ..records import NAME_LIMIT, OutcomeTable, SourceBatch, name_problem, prompt_hash, text_problem
 from .sql_models import (Benchmark, BenchmarkPrompt, BenchmarkVectorRow, Model, ModelAlias, OutcomeBlock, Prompt,
                          Source, utcnow)
 from .sql_types import IngestResult, chunks, driver_rows_in, looks_like_repo_id
@@ -161,6 +161,11 @@ def _columns(table: OutcomeTable, location: str, raw: dict[int, object] | None =
             shown = (raw or {}).get(k, float(scores[k]))
             raise InputError(f"score {shown!r} is not in [0, 1] in {location}", item=f"{item(k)} / {pid or h[:12]}")
         _check_names(table.models[mi[k]], table.benchmarks[pi[k]], revs[mi[k]], location, f"prompt {pid or h[:12]}")
+    if n and (long := [p for p, s in enumerate(table.prompt_ids) if s is not None and len(str(s)) > NAME_LIMIT]):
+        if (k := _first(np.isin(pi, long))) < n:  # the source's prompt id column holds 512: refused, not cut
+            pid = str(table.prompt_ids[pi[k]])
+            raise InputError(f"prompt id {pid[:60]!r}... is longer than {NAME_LIMIT} characters ({len(pid)}) in "
+                             f"{location}", item=item(k))
     # groups (model, benchmark), numbered in name order: a cell's pair code from its model's and its prompt's parts
     nb = max(len(benches), 1)
     size = len(names) * nb
@@ -488,7 +493,7 @@ class IngestMixin:
                 if pids[h] not in have:
                     pos += 1
                     rows.append({"benchmark_id": bid, "prompt_id": pids[h], "position": pos,
-                                 "source_prompt_id": None if spid is None else str(spid)[:512]})
+                                 "source_prompt_id": None if spid is None else str(spid)})
             rows.sort(key=lambda r: r["prompt_id"])
             self._insert_ignore(conn, BenchmarkPrompt.__table__, rows, ["benchmark_id", "prompt_id"])
         # models
