@@ -9,7 +9,10 @@
   library, tags, downloads, likes, gated, created_at, last_modified, base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
-  (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice).
+  (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice; it records
+  which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch). Offline,
+  :meth:`HubClient.cached_snapshot` gives what the cache holds at a revision and ``download`` serves those files
+  (``taskspace pull`` offline), naming the offline variable for what the cache lacks.
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
   ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read when a client is made (not at import).
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
@@ -47,7 +50,7 @@ import logging
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -227,6 +230,9 @@ class RepoSnapshot:
     sha: str  # the commit this listing is at
     files: tuple[str, ...]
     gated: Any = None
+    #: the revision asked for (``main`` when none): :meth:`HubClient.download` records in the cache which commit it
+    #: was, as huggingface_hub does for a branch or tag, so an offline :meth:`HubClient.cached_snapshot` finds it
+    ref: str | None = field(default=None, compare=False)  # the same commit is the same snapshot, however asked
 
 
 def offline_variable() -> str | None:
@@ -480,7 +486,7 @@ class HubClient:
         def run():
             info = self._api.repo_info(repo_id, repo_type=repo_type, revision=revision)
             files = tuple(s.rfilename for s in (info.siblings or []))
-            return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None))
+            return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None), revision or "main")
 
         try:
             snap = self._call("read", repo_id, repo_type, run)
@@ -509,9 +515,56 @@ class HubClient:
         except Exception:  # noqa: BLE001 - only a hint: any failure means "cannot tell"
             return False
 
+    def _storage(self, repo_id: str, repo_type: str) -> Path:
+        """The repo's folder in the cache, as huggingface_hub names it (``datasets--ORG--NAME``)."""
+        return self.cache_dir / f"{repo_type}s--{repo_id.replace('/', '--')}"
+
+    def cached_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset") -> RepoSnapshot:
+        """What the cache holds of the repo at ``revision`` (a commit sha, or a branch or tag: the commit it was when
+        last fetched; default main), without asking the Hub: its files are those downloaded at that commit. A
+        :class:`HubError` naming the offline variable when the cache holds no such revision (offline use: with the Hub
+        reachable, :meth:`repo_snapshot` says what the revision is now)."""
+        if revision is not None and not is_valid_revision(revision):
+            raise HubError(f"cannot read {repo_id}: revision {revision[:80]!r} is not a commit sha (40 hex digits) or a "
+                           "branch or tag name")
+        ref = revision or "main"
+        storage = self._storage(repo_id, repo_type)
+        sha = ref
+        if not _SHA.match(ref):
+            try:
+                sha = (storage / "refs" / ref).read_text().strip()
+            except OSError:
+                sha = ""
+        folder = storage / "snapshots" / sha
+        if not _SHA.match(sha) or not folder.is_dir():
+            raise HubError(f"cannot read {repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} is set and the Hub cache "
+                           f"{self.cache_dir} holds no revision {ref} of it; unset it to reach the Hub")
+        cache = os.path.realpath(self.cache_dir)
+        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                       if p.is_file() and _inside(os.path.realpath(p), cache))
+        return RepoSnapshot(repo_id, repo_type, sha, tuple(f for f in files if is_safe_repo_path(f)), None, ref)
+
+    def _remember_ref(self, snapshot: RepoSnapshot) -> None:
+        """Record in the cache that the snapshot's ``ref`` (a branch or tag) was its commit, as huggingface_hub does when
+        it downloads by branch (taskspace downloads by commit sha, so it writes none itself); best effort."""
+        ref = snapshot.ref
+        if not ref or ref == snapshot.sha or not is_valid_revision(ref):
+            return
+        path = self._storage(snapshot.repo_id, snapshot.repo_type) / "refs" / ref
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.is_file() or path.read_text() != snapshot.sha:
+                tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+                tmp.write_text(snapshot.sha)
+                os.replace(tmp, path)
+        except OSError as exc:  # a read-only cache: the files are there, only an offline lookup by branch misses
+            log.debug("Hub cache: cannot record %s of %s: %s", ref, snapshot.repo_id, exc)
+
     def download(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
         """Download ``files`` of the snapshot at its exact commit; returns the local root holding them in
-        the repo's layout. Files already in the cache at that commit are not fetched again."""
+        the repo's layout. Files already in the cache at that commit are not fetched again. Offline
+        (``HF_HUB_OFFLINE``), the cache's files at that commit, or a :class:`HubError` naming the variable and the
+        first file it lacks."""
         from huggingface_hub import hf_hub_download
 
         if not _SHA.match(snapshot.sha or ""):
@@ -520,6 +573,8 @@ class HubClient:
         if unsafe:
             raise HubError(f"cannot download from {snapshot.repo_id}: unsafe file name {unsafe[0][:120]!r} (a path that "
                            "could leave the cache)")
+        if self.offline:
+            return self._cached_files(snapshot, files)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         cache = os.path.realpath(self.cache_dir)
         root: Path | None = None
@@ -536,8 +591,21 @@ class HubClient:
                                f"cache {cache}; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
             root = p.parents[len(Path(name).parts) - 1]
         if root is None:  # nothing to fetch: the (empty) snapshot folder
-            root = self.cache_dir / f"{snapshot.repo_type}s--{snapshot.repo_id.replace('/', '--')}" / "snapshots" / snapshot.sha
+            root = self._storage(snapshot.repo_id, snapshot.repo_type) / "snapshots" / snapshot.sha
             root.mkdir(parents=True, exist_ok=True)
+        self._remember_ref(snapshot)
+        return root
+
+    def _cached_files(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
+        """The snapshot folder holding ``files`` at the snapshot's commit in the cache (offline :meth:`download`)."""
+        root = self._storage(snapshot.repo_id, snapshot.repo_type) / "snapshots" / snapshot.sha
+        cache = os.path.realpath(self.cache_dir)
+        missing = [n for n in files if not ((root / n).is_file() and _inside(os.path.realpath(root / n), cache))]
+        if missing:
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise HubError(f"cannot read {missing[0]}{more} of {snapshot.repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} "
+                           f"is set and the Hub cache {self.cache_dir} holds revision {snapshot.sha} without it; unset it "
+                           "to reach the Hub")
         return root
 
 

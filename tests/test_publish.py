@@ -2151,3 +2151,60 @@ def test_a_pull_over_a_larger_pull_keeps_no_model_the_new_records_lack(publisher
     finally:
         vectors_b.close()
         store_b.close()
+
+
+def test_an_offline_pull_uses_the_revision_the_homes_hub_cache_holds_and_refuses_what_it_lacks(
+        publisher, hub_server, tmp_path, monkeypatch, capsys):
+    """`taskspace pull hub:ORG/NAME[@REV]` with HF_HUB_OFFLINE=1 on a home whose Hub cache holds the record set's
+    files at the revision asked (with none: the commit main was when the cache last fetched it) pulls from the cache
+    and says which revision it used and that it could not check for a newer one; a cache without that revision, or
+    without a file the records need, is the offline refusal naming the variable (exit 4), nothing imported. Before,
+    every offline pull refused, though huggingface_hub itself serves cached files offline."""
+    from helpers import run_cli
+
+    from indexer.space import space_name
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    first = publish("tester/recs", store=store_a).commit
+    name = space_name(store_a.list_spaces()[0])
+    _home(tmp_path, monkeypatch, "home_b")
+    pull("hub:tester/recs")  # online: fills home_b's Hub cache
+    _home(tmp_path, monkeypatch, "home_a")
+    store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])
+    second = publish("tester/recs", store=store_a).commit  # main moves on; home_b's cache still says main = first
+    assert second != first
+    _home(tmp_path, monkeypatch, "home_b")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    before = len(hub_server.log)
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 0, err
+    assert f"HF_HUB_OFFLINE is set: pulled hub:tester/recs at {first}" in out, out
+    assert "main" in out and "could not check" in out and f"{name}: " in out, out
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs", "--json")
+    got = json.loads(out)
+    assert got["origin"] == f"hub:tester/recs@{first}" and got["cached"] == {
+        "revision": first, "ref": "main", "variable": "HF_HUB_OFFLINE"}, got
+    code, out, err = run_cli(capsys, "pull", f"hub:tester/recs@{first}", "--space", name)
+    assert code == 0 and f"at {first}" in out, err
+    assert len(hub_server.log) == before  # nothing was asked of the Hub
+    store_b = open_store()
+    try:
+        assert len(store_b.model_vector_keys(store_b.list_spaces()[0].id)) == 25
+    finally:
+        store_b.close()
+    # a revision the cache does not hold, and a home whose cache is empty: the offline refusal, naming the variable
+    code, out, err = run_cli(capsys, "pull", f"hub:tester/recs@{second}")
+    assert code == 4 and "HF_HUB_OFFLINE is set" in err and second in err and "unset it" in err, err
+    _home(tmp_path, monkeypatch, "home_c")
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 4 and "HF_HUB_OFFLINE is set" in err and "unset it" in err, err
+    _assert_nothing_imported()
+    # a cache holding only the space table (a `pull --space` of a name the records lack): it lacks the vectors
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    with pytest.raises(Exception):
+        pull("hub:tester/recs", space="nope")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 4 and "HF_HUB_OFFLINE is set" in err and f"cannot read {dataset.BENCHMARKS} of" in err, err
+    _assert_nothing_imported()
