@@ -10,7 +10,8 @@
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
   (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice; it records
-  which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch). Offline,
+  which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
+  whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`). Offline,
   :meth:`HubClient.cached_snapshot` gives what the cache holds at a revision and ``download`` serves those files
   (``taskspace pull`` offline), naming the offline variable for what the cache lacks.
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
@@ -96,6 +97,28 @@ def is_safe_repo_path(name: str) -> bool:
 
 def _inside(path: str, folder: str) -> bool:
     return os.path.commonpath([path, folder]) == folder
+
+
+def _intact(path) -> bool:
+    """Whether a cached file's bytes match the checksum huggingface_hub names its blob by: the git blob id (sha1 of
+    ``blob <size>\\0`` and the bytes) of a regular file (or, from a mirror that names it so, the bytes' own sha1),
+    the sha256 of an LFS one. A blob named otherwise (an ETag that is no checksum, a cache without symlinks) has
+    nothing to be checked against and counts as intact."""
+    import hashlib
+
+    blob = os.path.realpath(path)
+    name = os.path.basename(blob)
+    if _SHA.match(name):
+        hs = [hashlib.sha1(b"blob %d\0" % os.path.getsize(blob)), hashlib.sha1()]
+    elif re.fullmatch(r"[0-9a-f]{64}", name):
+        hs = [hashlib.sha256()]
+    else:
+        return True
+    with open(blob, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            for h in hs:
+                h.update(chunk)
+    return any(h.hexdigest() == name for h in hs)
 
 
 # -- the transport every huggingface_hub request goes through ---------------------------------------------------
@@ -584,6 +607,20 @@ class HubClient:
                 snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
                 cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
             )
+            if not _intact(path):  # huggingface_hub hands on a cached copy as it is: fetch a damaged one again
+                log.warning("Hub cache: %s of %s at %s is damaged (its bytes do not match the checksum it is stored "
+                            "under: cut short, a partial copy?); downloading it again", name, snapshot.repo_id,
+                            snapshot.sha)
+                path = self._call(
+                    f"download {name} from", snapshot.repo_id, snapshot.repo_type, hf_hub_download,
+                    snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
+                    cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
+                    force_download=True,
+                )
+                if not _intact(path):
+                    raise HubError(f"the download of {name} from {snapshot.repo_id} does not match the checksum the "
+                                   f"Hub at {self.endpoint} gave it; run the command again (a broken or hostile "
+                                   "endpoint? check HF_ENDPOINT)")
             p = Path(path)
             real = os.path.realpath(p)
             if not (_inside(real, cache) and _inside(os.path.abspath(p), os.path.abspath(self.cache_dir))):
@@ -601,6 +638,12 @@ class HubClient:
         root = self._storage(snapshot.repo_id, snapshot.repo_type) / "snapshots" / snapshot.sha
         cache = os.path.realpath(self.cache_dir)
         missing = [n for n in files if not ((root / n).is_file() and _inside(os.path.realpath(root / n), cache))]
+        damaged = [n for n in files if n not in missing and not _intact(root / n)]
+        if damaged:
+            raise HubError(f"cannot read {damaged[0]} of {snapshot.repo_id}: its copy in the Hub cache {self.cache_dir} "
+                           f"at revision {snapshot.sha} is damaged (its bytes do not match the checksum it is stored "
+                           f"under) and cannot be downloaded again: {offline_variable() or 'HF_HUB_OFFLINE'} is set; "
+                           "unset it to reach the Hub")
         if missing:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             raise HubError(f"cannot read {missing[0]}{more} of {snapshot.repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} "

@@ -58,6 +58,34 @@ def test_snapshot_and_download_at_a_commit_are_cached(client, hub_server):
     assert len(hub_server.downloads()) == before  # nothing fetched twice
 
 
+def test_a_damaged_file_in_the_cache_is_downloaded_again_and_offline_named_as_damaged(client, hub_server, monkeypatch,
+                                                                                     caplog):
+    """A file of the Hub cache whose bytes no longer match the checksum its blob is named by (cut short by a full
+    disk, a partial copy of the home) is downloaded again, with a warning naming it, rather than handed on: before,
+    huggingface_hub returned the cached copy as it was, `taskspace pull` said the published records had "1
+    problem(s)" (not a readable Parquet file) and every retry read the same damaged copy until the cache was deleted
+    by hand. Offline, the copy is named as damaged, with the variable to unset to download it again."""
+    import os
+
+    snap = client.repo_snapshot(LB)
+    (name,) = [f for f in snap.files if f.endswith(".md")]
+    root = client.download(snap, [name])
+    good = (root / name).read_bytes()
+    blob = os.path.realpath(root / name)
+    with open(blob, "r+b") as f:
+        f.truncate(len(good) // 2)
+    before = len(hub_server.downloads())
+    with caplog.at_level(logging.WARNING, logger="indexer.hub"):
+        assert (client.download(snap, [name]) / name).read_bytes() == good
+    assert len(hub_server.downloads()) == before + 1
+    assert any(name in r.getMessage() and "damaged" in r.getMessage() for r in caplog.records), caplog.text
+    with open(blob, "r+b") as f:
+        f.truncate(len(good) // 2)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(HubError, match=rf"{name} .*is damaged.*HF_HUB_OFFLINE is set; unset it"):
+        client.download(snap, [name])
+
+
 def test_not_found_errors(client):
     with pytest.raises(NotFoundError, match="fake-org/nope does not exist"):
         client.model_info("fake-org/nope")
