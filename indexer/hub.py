@@ -499,8 +499,10 @@ class HubClient:
 
         return self._call("list the datasets of", author, "dataset", run)
 
-    def repo_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset") -> RepoSnapshot:
-        """The commit sha and file list of a repo at ``revision`` (default: main)."""
+    def repo_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset", *,
+                      records: bool = False) -> RepoSnapshot:
+        """The commit sha and file list of a repo at ``revision`` (default: main). ``records``: the dataset is to
+        hold published model records (``taskspace pull``), not results: what a model repo's id is told."""
 
         if revision is not None and not is_valid_revision(revision):
             raise HubError(f"cannot read {repo_id}: revision {revision[:80]!r} is not a commit sha (40 hex digits) or a "
@@ -520,6 +522,11 @@ class HubClient:
         except NotFoundError:
             if repo_type == "dataset" and self._is_model(repo_id):  # `hub:` of a model's id: setting HF_TOKEN won't help
                 org, _, name = repo_id.partition("/")
+                if records:  # the leaderboard's details are results, which pull cannot read
+                    raise NotFoundError(f"{repo_id} is a model repo on {self.endpoint}, not a dataset: `taskspace pull "
+                                        "hub:ORG/NAME` takes a dataset of model records that `taskspace publish` made "
+                                        "(a model's per-sample results are ingested with `taskspace ingest "
+                                        "hub:ORG/NAME`)") from None
                 raise NotFoundError(f"{repo_id} is a model repo on {self.endpoint}, not a dataset: hub:ORG/NAME names a "
                                     "dataset repo of results (for this model's Open LLM Leaderboard details: "
                                     f"hub:open-llm-leaderboard/{org}__{name}-details; a private dataset of that "

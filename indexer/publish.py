@@ -598,7 +598,7 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
         hub.again = "nothing was pulled; run `taskspace pull` again later"  # not "the next run": none follows
         if hub.offline:
             return _fetch_cached(hub, repo, rev or None, space)
-        snap = hub.repo_snapshot(repo, rev or None, "dataset")
+        snap = hub.repo_snapshot(repo, rev or None, "dataset", records=True)
         files = [f for f in snap.files if dataset.is_managed(f) and f != dataset.CARD]
         if dataset.SPACES not in files:
             raise NotFoundError(f"hub:{repo}@{snap.sha[:12]} holds no {dataset.SPACES}: not a taskspace record set")

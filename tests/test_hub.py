@@ -702,7 +702,8 @@ def test_a_refused_dataset_creation_reads_as_one_sentence(hub_server, sleeps):
 
 def test_a_hub_spec_naming_a_model_repo_says_it_is_a_model(client, hub_server, store, taskspace_home):
     """`ingest hub:ORG/NAME` (or `pull`) naming a model repo, not a dataset of results: the error says it is a model
-    repo and which dataset holds its leaderboard details. Before, "the dataset ORG/NAME does not exist ... (or it is
+    repo and which dataset holds its leaderboard details (`pull`: that it takes a dataset of published records; before,
+    the leaderboard hint too, results pull cannot read). Before, "the dataset ORG/NAME does not exist ... (or it is
     private: set HF_TOKEN)", advice that does not help; an id that is neither still says that."""
     from indexer.ingest import ingest
     from indexer.publish import pull
@@ -715,8 +716,11 @@ def test_a_hub_spec_naming_a_model_repo_says_it_is_a_model(client, hub_server, s
     assert str(e.value) == want
     (err,) = ingest("hub:fake-org/tiny-lb", store=store).errors
     assert want in err.message
-    with pytest.raises(NotFoundError, match="is a model repo"):
+    with pytest.raises(NotFoundError) as e:  # pull takes records, not results: no leaderboard hint (before: the same)
         pull("hub:fake-org/tiny-lb")
+    assert str(e.value) == (f"fake-org/tiny-lb is a model repo on {hub_server.url}, not a dataset: `taskspace pull "
+                            "hub:ORG/NAME` takes a dataset of model records that `taskspace publish` made (a model's "
+                            "per-sample results are ingested with `taskspace ingest hub:ORG/NAME`)")
     with pytest.raises(NotFoundError, match=r"the dataset fake-org/nothing does not exist .*set HF_TOKEN"):
         client.repo_snapshot("fake-org/nothing")
 
