@@ -5,6 +5,7 @@ taskspace, with a short Python example per space layout (its line count said abo
 from __future__ import annotations
 
 import json
+import re
 
 EXAMPLE_MARK = "<!-- taskspace-example:{space} -->"
 
@@ -99,10 +100,65 @@ def _yaml_str(s: str) -> str:
     return json.dumps(s)
 
 
+#: a licence named in a source's licence line -> the Hub's licence id (https://hf.co/docs/hub/repositories-licenses)
+_LICENCE_IDS = (
+    (re.compile(r"\bCC[- ]?0\b|\bCC0[- ]1\.0\b", re.IGNORECASE), "cc0-1.0"),
+    (re.compile(r"\bApache(?:[- ]License)?(?:,? (?:version|v))?[- ]?2(?:\.0)?\b", re.IGNORECASE), "apache-2.0"),
+    (re.compile(r"(?<![A-Za-z])MIT(?![A-Za-z])"), "mit"),
+    (re.compile(r"\bBSD[- ]3[- ]Clause\b", re.IGNORECASE), "bsd-3-clause"),
+    (re.compile(r"\bBSD[- ]2[- ]Clause\b", re.IGNORECASE), "bsd-2-clause"),
+    (re.compile(r"\bODC[- ]BY\b", re.IGNORECASE), "odc-by"),
+    (re.compile(r"\bODbL\b", re.IGNORECASE), "odbl"),
+)
+#: the GPL family with its version: GPL-3.0, LGPL-2.1, AGPLv3 (another of them: `other`)
+_GPL = re.compile(r"(?<![A-Za-z])(A|L)?GPL[- ]?v?([23])(?:\.[01])?\b")
+_GPL_IDS = {("", "2"): "gpl-2.0", ("", "3"): "gpl-3.0", ("l", "2"): "lgpl-2.1", ("l", "3"): "lgpl-3.0",
+            ("a", "3"): "agpl-3.0"}
+#: a Creative Commons code with its version: CC BY-NC-SA 4.0, CC-BY-4.0
+_CC = re.compile(r"\bCC[- ]?(BY(?:[- ](?:NC|SA|ND))*)[- ]?v?(\d\.\d)\b", re.IGNORECASE)
+#: the ids of those the Hub knows (a CC code of another version or mix is named `other`)
+_HUB_CC = {f"cc-by{s}-{v}" for s, vs in (("", "2.0 2.5 3.0 4.0"), ("-sa", "3.0 4.0"), ("-nc", "2.0 3.0 4.0"),
+                                          ("-nd", "4.0"), ("-nc-nd", "3.0 4.0"), ("-nc-sa", "2.0 3.0 4.0"))
+           for v in vs.split()}
+_NO_LICENCE = re.compile(r"^unknown\b|\bno licen[cs]e\b", re.IGNORECASE)
+#: ``license_name`` and ``license_link`` of the card where a source's licence has no Hub id (``license: other``): the
+#: name says where the terms are, the link is the card, whose "Sources and licences" table quotes each source's line
+OTHER_NAME, OTHER_LINK = "taskspace-source-licences", "README.md"
+
+
+def hub_licences(text: str) -> list[str]:
+    """The Hub licence ids a source's licence line names (``CC BY-NC-SA 4.0`` -> ``cc-by-nc-sa-4.0``; ``Apache-2.0`` and
+    ``MIT`` -> both), ``["unknown"]`` for a source without one (no licence file, a Hub source's) and ``["other"]`` for a
+    line that names none the Hub knows."""
+    ids = []
+    for m in _CC.finditer(text):
+        cc = "cc-" + re.sub(r"[- ]+", "-", m.group(1).lower()) + "-" + m.group(2)
+        ids.append(cc if cc in _HUB_CC else "other")
+    ids += [_GPL_IDS.get(((m.group(1) or "").lower(), m.group(2)), "other") for m in _GPL.finditer(text)]
+    ids += [hub_id for pattern, hub_id in _LICENCE_IDS if pattern.search(text)]
+    if not ids:
+        ids = ["unknown" if _NO_LICENCE.search(text.strip()) else "other"]
+    return sorted(set(ids))
+
+
+def licence_metadata(sources: list[dict]) -> list[str]:
+    """The card's YAML licence lines for its sources: ``license`` the Hub ids of every source's licence
+    (:func:`hub_licences`; one id as itself, several as a list; none recorded: ``unknown``), and where one is ``other``
+    the ``license_name`` and ``license_link`` the Hub's card spec asks for with it. A non-commercial or share-alike
+    source's id is there, so the Hub shows and filters the dataset by it."""
+    ids = sorted({i for s in sources for i in hub_licences(s["licence"])}) or ["unknown"]
+    lines = [f"license: {ids[0]}"] if len(ids) == 1 else ["license:"] + [f"- {i}" for i in ids]
+    if "other" in ids:  # a restricted licence without a Hub id (a non-commercial clause in words) says so in its name
+        restricted = any(s["restricted"] and "other" in hub_licences(s["licence"]) for s in sources)
+        lines += [f"license_name: {OTHER_NAME}{'-non-commercial-or-share-alike' if restricted else ''}",
+                  f"license_link: {OTHER_LINK}"]
+    return lines
+
+
 def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, version: str) -> str:
     """README.md text. ``spaces``: the spaces.parquet rows (plus ``layout`` parsed as a list); ``sources``:
     ``{location, kind, licence, restricted}``; ``counts``: models and benchmarks per space name."""
-    lines = ["---", "license: other", "license_name: taskspace-records",
+    lines = ["---", *licence_metadata(sources),
              "tags:", "- taskspace", "- model-selection", "- embeddings",
              "- llm-evaluation", "pretty_name: " + _yaml_str(f"taskspace model records ({repo_id})"), "configs:"]
     for i, sp in enumerate(spaces):
@@ -174,7 +230,10 @@ def card(repo_id: str, spaces: list[dict], sources: list[dict], counts: dict, ve
         lines.append(f"- `{sp['space']}`: " + how(sp["method"], sp["params_dict"], sp["lam"], sp["eps"]))
     lines += ["", "## Sources and licences", "",
               "The records are derived from these per-sample result sources; their licences apply to the records "
-              "as well (a non-commercial or share-alike source is only included when the publisher asked for it).", "",
+              "as well (a non-commercial or share-alike source is only included when the publisher asked for it). "
+              "The card's `license` lists the Hub licence id of each source's licence: `unknown` for a source without "
+              f"one, `other` (`license_name: {OTHER_NAME}`) for one the Hub has no id for, whose terms are in its "
+              "line below.", "",
               "| source | licence | restricted |", "|---|---|---|"]
     for s in sources:
         what = f"`{s['name']}`" + (f": {s['title']}" if s.get("title") else "")

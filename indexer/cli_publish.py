@@ -92,5 +92,11 @@ def pull(
     if as_json:
         echo_json(res.as_dict())
         return
+    if res.cached:  # offline, from the home's Hub cache: which revision, and that nothing newer was looked for
+        c = res.cached
+        which = ("the revision asked" if c["ref"] == c["revision"] else
+                 f"the commit {c['ref']} was when this home's Hub cache last fetched it")
+        typer.echo(f"{c['variable']} is set: pulled {res.origin.rpartition('@')[0]} at {c['revision']} from the Hub "
+                   f"cache ({which}); could not check the Hub for a newer revision")
     for s in res.spaces:
         typer.echo(f"{s['space']}: {s['models']} model(s), {s['benchmarks']} benchmark vector(s) from {res.origin}")

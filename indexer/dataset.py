@@ -501,6 +501,26 @@ def space_names(root: Path, want: list[str] | None = None) -> list[str]:
     return known
 
 
+def files_needed(root: Path, spaces: list[str]) -> list[str]:
+    """The files of the record set in ``root`` that :func:`read` needs for ``spaces`` (index names), from its space
+    and benchmark tables (both in ``root``): those two, each space's models and patterns, and its prompts where the
+    benchmark rows count indexed prompts. A pull from the Hub cache offline checks them before reading."""
+    errors = _Errors()
+    bt = _read_table(Path(root), BENCHMARKS, BENCHMARK_COLUMNS, errors)
+    errors.raise_if_any(root)
+    rows = bt.select(["space", "n_prompts"]).to_pylist()
+    out = [SPACES, BENCHMARKS]
+    for name in spaces:
+        out += [models_file(name), patterns_file(name)] + ([prompts_file(name)] if _indexed(rows, name) else [])
+    return out
+
+
+def _indexed(b_rows: list[dict], space: str) -> int:
+    """How many indexed prompts the benchmark rows count in ``space`` (its benchmark vectors are their means): a
+    space with any has a prompts file."""
+    return sum(int(b["n_prompts"] or 0) for b in b_rows if b["space"] == space)
+
+
 def _check_wanted(known: list, want: list[str] | None) -> None:
     unknown = [s for s in want or [] if s not in known]
     if unknown:  # a bad option value (exit 2, naming it), as `--space` of publish, check and reindex
@@ -715,7 +735,7 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
         # question's answer options and tell no model's coverage, so it is refused (a space that indexed none, and a
         # set whose benchmark rows count no prompt, need none)
         qname = prompts_file(spec.name)
-        indexed = sum(int(b["n_prompts"] or 0) for b in b_rows if b["space"] == spec.name)
+        indexed = _indexed(b_rows, spec.name)
         if indexed and not (root / qname).is_file():
             errors.add(qname, f"file is missing, though {BENCHMARKS} counts {indexed} indexed prompt(s) in space "
                        f"{spec.name}: the copy is incomplete; fetch the whole record set again")

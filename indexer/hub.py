@@ -9,7 +9,11 @@
   library, tags, downloads, likes, gated, created_at, last_modified, base_model; a card's value that is not text, or does not fit its SQL column, is None).
 - :meth:`HubClient.list_datasets` (an organisation's datasets, e.g. ``open-llm-leaderboard``),
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
-  (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice).
+  (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice; it records
+  which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
+  whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`). Offline,
+  :meth:`HubClient.cached_snapshot` gives what the cache holds at a revision and ``download`` serves those files
+  (``taskspace pull`` offline), naming the offline variable for what the cache lacks.
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
   ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read when a client is made (not at import).
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
@@ -47,7 +51,7 @@ import logging
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -93,6 +97,28 @@ def is_safe_repo_path(name: str) -> bool:
 
 def _inside(path: str, folder: str) -> bool:
     return os.path.commonpath([path, folder]) == folder
+
+
+def _intact(path) -> bool:
+    """Whether a cached file's bytes match the checksum huggingface_hub names its blob by: the git blob id (sha1 of
+    ``blob <size>\\0`` and the bytes) of a regular file (or, from a mirror that names it so, the bytes' own sha1),
+    the sha256 of an LFS one. A blob named otherwise (an ETag that is no checksum, a cache without symlinks) has
+    nothing to be checked against and counts as intact."""
+    import hashlib
+
+    blob = os.path.realpath(path)
+    name = os.path.basename(blob)
+    if _SHA.match(name):
+        hs = [hashlib.sha1(b"blob %d\0" % os.path.getsize(blob)), hashlib.sha1()]
+    elif re.fullmatch(r"[0-9a-f]{64}", name):
+        hs = [hashlib.sha256()]
+    else:
+        return True
+    with open(blob, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            for h in hs:
+                h.update(chunk)
+    return any(h.hexdigest() == name for h in hs)
 
 
 # -- the transport every huggingface_hub request goes through ---------------------------------------------------
@@ -227,6 +253,9 @@ class RepoSnapshot:
     sha: str  # the commit this listing is at
     files: tuple[str, ...]
     gated: Any = None
+    #: the revision asked for (``main`` when none): :meth:`HubClient.download` records in the cache which commit it
+    #: was, as huggingface_hub does for a branch or tag, so an offline :meth:`HubClient.cached_snapshot` finds it
+    ref: str | None = field(default=None, compare=False)  # the same commit is the same snapshot, however asked
 
 
 def offline_variable() -> str | None:
@@ -470,8 +499,10 @@ class HubClient:
 
         return self._call("list the datasets of", author, "dataset", run)
 
-    def repo_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset") -> RepoSnapshot:
-        """The commit sha and file list of a repo at ``revision`` (default: main)."""
+    def repo_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset", *,
+                      records: bool = False) -> RepoSnapshot:
+        """The commit sha and file list of a repo at ``revision`` (default: main). ``records``: the dataset is to
+        hold published model records (``taskspace pull``), not results: what a model repo's id is told."""
 
         if revision is not None and not is_valid_revision(revision):
             raise HubError(f"cannot read {repo_id}: revision {revision[:80]!r} is not a commit sha (40 hex digits) or a "
@@ -480,7 +511,7 @@ class HubClient:
         def run():
             info = self._api.repo_info(repo_id, repo_type=repo_type, revision=revision)
             files = tuple(s.rfilename for s in (info.siblings or []))
-            return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None))
+            return RepoSnapshot(repo_id, repo_type, info.sha, files, getattr(info, "gated", None), revision or "main")
 
         try:
             snap = self._call("read", repo_id, repo_type, run)
@@ -491,6 +522,11 @@ class HubClient:
         except NotFoundError:
             if repo_type == "dataset" and self._is_model(repo_id):  # `hub:` of a model's id: setting HF_TOKEN won't help
                 org, _, name = repo_id.partition("/")
+                if records:  # the leaderboard's details are results, which pull cannot read
+                    raise NotFoundError(f"{repo_id} is a model repo on {self.endpoint}, not a dataset: `taskspace pull "
+                                        "hub:ORG/NAME` takes a dataset of model records that `taskspace publish` made "
+                                        "(a model's per-sample results are ingested with `taskspace ingest "
+                                        "hub:ORG/NAME`)") from None
                 raise NotFoundError(f"{repo_id} is a model repo on {self.endpoint}, not a dataset: hub:ORG/NAME names a "
                                     "dataset repo of results (for this model's Open LLM Leaderboard details: "
                                     f"hub:open-llm-leaderboard/{org}__{name}-details; a private dataset of that "
@@ -509,9 +545,56 @@ class HubClient:
         except Exception:  # noqa: BLE001 - only a hint: any failure means "cannot tell"
             return False
 
+    def _storage(self, repo_id: str, repo_type: str) -> Path:
+        """The repo's folder in the cache, as huggingface_hub names it (``datasets--ORG--NAME``)."""
+        return self.cache_dir / f"{repo_type}s--{repo_id.replace('/', '--')}"
+
+    def cached_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset") -> RepoSnapshot:
+        """What the cache holds of the repo at ``revision`` (a commit sha, or a branch or tag: the commit it was when
+        last fetched; default main), without asking the Hub: its files are those downloaded at that commit. A
+        :class:`HubError` naming the offline variable when the cache holds no such revision (offline use: with the Hub
+        reachable, :meth:`repo_snapshot` says what the revision is now)."""
+        if revision is not None and not is_valid_revision(revision):
+            raise HubError(f"cannot read {repo_id}: revision {revision[:80]!r} is not a commit sha (40 hex digits) or a "
+                           "branch or tag name")
+        ref = revision or "main"
+        storage = self._storage(repo_id, repo_type)
+        sha = ref
+        if not _SHA.match(ref):
+            try:
+                sha = (storage / "refs" / ref).read_text().strip()
+            except OSError:
+                sha = ""
+        folder = storage / "snapshots" / sha
+        if not _SHA.match(sha) or not folder.is_dir():
+            raise HubError(f"cannot read {repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} is set and the Hub cache "
+                           f"{self.cache_dir} holds no revision {ref} of it; unset it to reach the Hub")
+        cache = os.path.realpath(self.cache_dir)
+        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                       if p.is_file() and _inside(os.path.realpath(p), cache))
+        return RepoSnapshot(repo_id, repo_type, sha, tuple(f for f in files if is_safe_repo_path(f)), None, ref)
+
+    def _remember_ref(self, snapshot: RepoSnapshot) -> None:
+        """Record in the cache that the snapshot's ``ref`` (a branch or tag) was its commit, as huggingface_hub does when
+        it downloads by branch (taskspace downloads by commit sha, so it writes none itself); best effort."""
+        ref = snapshot.ref
+        if not ref or ref == snapshot.sha or not is_valid_revision(ref):
+            return
+        path = self._storage(snapshot.repo_id, snapshot.repo_type) / "refs" / ref
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.is_file() or path.read_text() != snapshot.sha:
+                tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+                tmp.write_text(snapshot.sha)
+                os.replace(tmp, path)
+        except OSError as exc:  # a read-only cache: the files are there, only an offline lookup by branch misses
+            log.debug("Hub cache: cannot record %s of %s: %s", ref, snapshot.repo_id, exc)
+
     def download(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
         """Download ``files`` of the snapshot at its exact commit; returns the local root holding them in
-        the repo's layout. Files already in the cache at that commit are not fetched again."""
+        the repo's layout. Files already in the cache at that commit are not fetched again. Offline
+        (``HF_HUB_OFFLINE``), the cache's files at that commit, or a :class:`HubError` naming the variable and the
+        first file it lacks."""
         from huggingface_hub import hf_hub_download
 
         if not _SHA.match(snapshot.sha or ""):
@@ -520,6 +603,8 @@ class HubClient:
         if unsafe:
             raise HubError(f"cannot download from {snapshot.repo_id}: unsafe file name {unsafe[0][:120]!r} (a path that "
                            "could leave the cache)")
+        if self.offline:
+            return self._cached_files(snapshot, files)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         cache = os.path.realpath(self.cache_dir)
         root: Path | None = None
@@ -529,6 +614,20 @@ class HubClient:
                 snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
                 cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
             )
+            if not _intact(path):  # huggingface_hub hands on a cached copy as it is: fetch a damaged one again
+                log.warning("Hub cache: %s of %s at %s is damaged (its bytes do not match the checksum it is stored "
+                            "under: cut short, a partial copy?); downloading it again", name, snapshot.repo_id,
+                            snapshot.sha)
+                path = self._call(
+                    f"download {name} from", snapshot.repo_id, snapshot.repo_type, hf_hub_download,
+                    snapshot.repo_id, name, repo_type=snapshot.repo_type, revision=snapshot.sha,
+                    cache_dir=str(self.cache_dir), token=self._token or False, endpoint=self.endpoint,
+                    force_download=True,
+                )
+                if not _intact(path):
+                    raise HubError(f"the download of {name} from {snapshot.repo_id} does not match the checksum the "
+                                   f"Hub at {self.endpoint} gave it; run the command again (a broken or hostile "
+                                   "endpoint? check HF_ENDPOINT)")
             p = Path(path)
             real = os.path.realpath(p)
             if not (_inside(real, cache) and _inside(os.path.abspath(p), os.path.abspath(self.cache_dir))):
@@ -536,8 +635,27 @@ class HubClient:
                                f"cache {cache}; refusing it (a broken or hostile endpoint? check HF_ENDPOINT)")
             root = p.parents[len(Path(name).parts) - 1]
         if root is None:  # nothing to fetch: the (empty) snapshot folder
-            root = self.cache_dir / f"{snapshot.repo_type}s--{snapshot.repo_id.replace('/', '--')}" / "snapshots" / snapshot.sha
+            root = self._storage(snapshot.repo_id, snapshot.repo_type) / "snapshots" / snapshot.sha
             root.mkdir(parents=True, exist_ok=True)
+        self._remember_ref(snapshot)
+        return root
+
+    def _cached_files(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
+        """The snapshot folder holding ``files`` at the snapshot's commit in the cache (offline :meth:`download`)."""
+        root = self._storage(snapshot.repo_id, snapshot.repo_type) / "snapshots" / snapshot.sha
+        cache = os.path.realpath(self.cache_dir)
+        missing = [n for n in files if not ((root / n).is_file() and _inside(os.path.realpath(root / n), cache))]
+        damaged = [n for n in files if n not in missing and not _intact(root / n)]
+        if damaged:
+            raise HubError(f"cannot read {damaged[0]} of {snapshot.repo_id}: its copy in the Hub cache {self.cache_dir} "
+                           f"at revision {snapshot.sha} is damaged (its bytes do not match the checksum it is stored "
+                           f"under) and cannot be downloaded again: {offline_variable() or 'HF_HUB_OFFLINE'} is set; "
+                           "unset it to reach the Hub")
+        if missing:
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise HubError(f"cannot read {missing[0]}{more} of {snapshot.repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} "
+                           f"is set and the Hub cache {self.cache_dir} holds revision {snapshot.sha} without it; unset it "
+                           "to reach the Hub")
         return root
 
 

@@ -560,9 +560,12 @@ class PullResult:
     origin: str
     spaces: list[dict]
     seconds: float
+    #: offline, a Hub record set read from the home's Hub cache: ``{revision, ref, variable}`` (the commit used, the
+    #: revision asked or ``main``, the variable that forbids Hub requests); None otherwise
+    cached: dict | None = None
 
     def as_dict(self) -> dict:
-        return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3)}
+        return {"origin": self.origin, "spaces": self.spaces, "seconds": round(self.seconds, 3), "cached": self.cached}
 
 
 @contextlib.contextmanager
@@ -577,10 +580,13 @@ def _named(origin: str):
         raise type(exc)(exc.message, item=origin) from None
 
 
-def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, str]:
-    """(folder, origin, revision) of a pull spec: ``hub:ORG/NAME[@REV]`` or a local folder. ``space`` (``pull
+def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, str, dict | None]:
+    """(folder, origin, revision, cached) of a pull spec: ``hub:ORG/NAME[@REV]`` or a local folder. ``space`` (``pull
     --space``): from the Hub, the space table is downloaded first and the name checked against it (an unknown one is
-    an error before the vectors are fetched), then only that space's files."""
+    an error before the vectors are fetched), then only that space's files. Offline (``HF_HUB_OFFLINE``), a Hub spec
+    is read from the home's Hub cache at the revision asked (none: the commit main was when it was last fetched) when
+    the cache holds every file the records need (``cached`` then says which revision and the variable), else the
+    offline refusal naming the variable and what the cache lacks."""
     from .hub import HubClient
     from .ingest import parse_spec
 
@@ -590,7 +596,9 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
         repo, rev = (got := parse_spec(spec)).target, got.revision
         hub = hub or HubClient()
         hub.again = "nothing was pulled; run `taskspace pull` again later"  # not "the next run": none follows
-        snap = hub.repo_snapshot(repo, rev or None, "dataset")
+        if hub.offline:
+            return _fetch_cached(hub, repo, rev or None, space)
+        snap = hub.repo_snapshot(repo, rev or None, "dataset", records=True)
         files = [f for f in snap.files if dataset.is_managed(f) and f != dataset.CARD]
         if dataset.SPACES not in files:
             raise NotFoundError(f"hub:{repo}@{snap.sha[:12]} holds no {dataset.SPACES}: not a taskspace record set")
@@ -601,12 +609,30 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
             own = {dataset.models_file(space), dataset.patterns_file(space), dataset.prompts_file(space)}
             files = [f for f in files if f.count("/") == 0 or f in own]
         root = hub.download(snap, files)
-        return root, origin, snap.sha
+        return root, origin, snap.sha, None
     root = Path(spec).expanduser()
     if not root.is_dir():
         raise InputError(f"{spec!r} is neither hub:ORG/NAME[@REVISION] nor a folder")
     root = root.resolve()
-    return root, str(root), dataset.digest(root)
+    return root, str(root), dataset.digest(root), None
+
+
+def _fetch_cached(hub, repo: str, rev: str | None, space: str | None) -> tuple[Path, str, str, dict]:
+    """:func:`_fetch` offline: the records from the Hub cache (see there). Before, an offline pull refused even with
+    every file in the cache (huggingface_hub serves cached files offline)."""
+    from .hub import offline_variable
+
+    snap = hub.cached_snapshot(repo, rev, "dataset")
+    origin = f"hub:{repo}@{snap.sha}"
+    with _named(origin):
+        names = dataset.space_names(hub.download(snap, [dataset.SPACES]), [space] if space else None)
+        if space is not None:
+            names = [space]
+        root = hub.download(snap, dataset.files_needed(hub.download(snap, [dataset.BENCHMARKS]), names))
+    cached = {"revision": snap.sha, "ref": snap.ref, "variable": offline_variable()}
+    log.info("pull: %s is set: hub:%s read from the Hub cache at %s (%s); not checked for a newer revision",
+             cached["variable"], repo, snap.sha, snap.ref)
+    return root, origin, snap.sha, cached
 
 
 def _check_space(store, vectors, spec) -> None:
@@ -662,7 +688,7 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
     """Load published records into this installation (see the module docstring). Holds the ``index`` lock while it
     writes (BusyError, exit 6, while an indexing pass runs)."""
     t0 = time.perf_counter()
-    root, origin, revision = _fetch(spec, hub, space)
+    root, origin, revision, cached = _fetch(spec, hub, space)
     with _named(origin):
         spaces = dataset.read(root, [space] if space else None)
     own_store, own_vectors = store is None, vectors is None
@@ -676,7 +702,9 @@ def pull(spec: str, *, space: str | None = None, store=None, vectors=None, hub=N
 
             vectors = VectorStore.from_settings()
         with store.lock("index") as held:  # no indexing pass writes meanwhile
-            return _pull_locked(store, vectors, spaces, origin, revision, t0, held.ensure)
+            res = _pull_locked(store, vectors, spaces, origin, revision, t0, held.ensure)
+        res.cached = cached
+        return res
     finally:
         if own_vectors and vectors is not None:
             vectors.close()

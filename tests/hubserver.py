@@ -51,6 +51,12 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
 
+def _git_oid(data: bytes) -> str:
+    """A file's ETag and tree ``oid`` as the Hub gives a file not stored in LFS: its git blob id, the sha1 of
+    ``blob <size>\\0`` and its bytes (huggingface_hub names the cached blob by it)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 class HubServer:
     def __init__(self, root: Path):
         self.root = Path(root)
@@ -473,7 +479,7 @@ class _Handler(BaseHTTPRequestHandler):
                     if not recursive and "/" in rel:
                         continue
                     data = old[f] if old is not None else self.hub.read(d, f)
-                    entries.append({"type": "file", "path": f, "size": len(data), "oid": hashlib.sha1(data).hexdigest()})
+                    entries.append({"type": "file", "path": f, "size": len(data), "oid": _git_oid(data)})
                 return self._json(200, entries, head=head)
             return self._error(404, None, "Not found", head)
         # file resolve: /{datasets/}{org}/{name}/resolve/{rev}/{path}
@@ -506,7 +512,7 @@ class _Handler(BaseHTTPRequestHandler):
                 sha = rev
             if data is None:
                 return self._error(404, "EntryNotFound", f"{fpath} does not exist on {rev}", head)
-            etag = self.hub._tamper_of(d).get("etag") or hashlib.sha1(data).hexdigest()
+            etag = self.hub._tamper_of(d).get("etag") or _git_oid(data)
             return self._send(200, data, {"Content-Type": "application/octet-stream", "X-Repo-Commit": sha,
                                           "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}, head)
         return self._error(404, None, "Not found", head)

@@ -58,6 +58,34 @@ def test_snapshot_and_download_at_a_commit_are_cached(client, hub_server):
     assert len(hub_server.downloads()) == before  # nothing fetched twice
 
 
+def test_a_damaged_file_in_the_cache_is_downloaded_again_and_offline_named_as_damaged(client, hub_server, monkeypatch,
+                                                                                     caplog):
+    """A file of the Hub cache whose bytes no longer match the checksum its blob is named by (cut short by a full
+    disk, a partial copy of the home) is downloaded again, with a warning naming it, rather than handed on: before,
+    huggingface_hub returned the cached copy as it was, `taskspace pull` said the published records had "1
+    problem(s)" (not a readable Parquet file) and every retry read the same damaged copy until the cache was deleted
+    by hand. Offline, the copy is named as damaged, with the variable to unset to download it again."""
+    import os
+
+    snap = client.repo_snapshot(LB)
+    (name,) = [f for f in snap.files if f.endswith(".md")]
+    root = client.download(snap, [name])
+    good = (root / name).read_bytes()
+    blob = os.path.realpath(root / name)
+    with open(blob, "r+b") as f:
+        f.truncate(len(good) // 2)
+    before = len(hub_server.downloads())
+    with caplog.at_level(logging.WARNING, logger="indexer.hub"):
+        assert (client.download(snap, [name]) / name).read_bytes() == good
+    assert len(hub_server.downloads()) == before + 1
+    assert any(name in r.getMessage() and "damaged" in r.getMessage() for r in caplog.records), caplog.text
+    with open(blob, "r+b") as f:
+        f.truncate(len(good) // 2)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(HubError, match=rf"{name} .*is damaged.*HF_HUB_OFFLINE is set; unset it"):
+        client.download(snap, [name])
+
+
 def test_not_found_errors(client):
     with pytest.raises(NotFoundError, match="fake-org/nope does not exist"):
         client.model_info("fake-org/nope")
@@ -674,7 +702,8 @@ def test_a_refused_dataset_creation_reads_as_one_sentence(hub_server, sleeps):
 
 def test_a_hub_spec_naming_a_model_repo_says_it_is_a_model(client, hub_server, store, taskspace_home):
     """`ingest hub:ORG/NAME` (or `pull`) naming a model repo, not a dataset of results: the error says it is a model
-    repo and which dataset holds its leaderboard details. Before, "the dataset ORG/NAME does not exist ... (or it is
+    repo and which dataset holds its leaderboard details (`pull`: that it takes a dataset of published records; before,
+    the leaderboard hint too, results pull cannot read). Before, "the dataset ORG/NAME does not exist ... (or it is
     private: set HF_TOKEN)", advice that does not help; an id that is neither still says that."""
     from indexer.ingest import ingest
     from indexer.publish import pull
@@ -687,8 +716,11 @@ def test_a_hub_spec_naming_a_model_repo_says_it_is_a_model(client, hub_server, s
     assert str(e.value) == want
     (err,) = ingest("hub:fake-org/tiny-lb", store=store).errors
     assert want in err.message
-    with pytest.raises(NotFoundError, match="is a model repo"):
+    with pytest.raises(NotFoundError) as e:  # pull takes records, not results: no leaderboard hint (before: the same)
         pull("hub:fake-org/tiny-lb")
+    assert str(e.value) == (f"fake-org/tiny-lb is a model repo on {hub_server.url}, not a dataset: `taskspace pull "
+                            "hub:ORG/NAME` takes a dataset of model records that `taskspace publish` made (a model's "
+                            "per-sample results are ingested with `taskspace ingest hub:ORG/NAME`)")
     with pytest.raises(NotFoundError, match=r"the dataset fake-org/nothing does not exist .*set HF_TOKEN"):
         client.repo_snapshot("fake-org/nothing")
 

@@ -514,7 +514,7 @@ def test_the_cards_example_runs_against_the_files(bent, publisher, tmp_path, enc
     store_a, vectors_a, unseen = publisher
     publish("tester/recs", store=store_a, dry_run=tmp_path / "d")
     card = (tmp_path / "d" / "README.md").read_text()
-    assert card.startswith("---\nlicense: other\n") and "config_name: " in card
+    assert card.startswith("---\nlicense:\n- apache-2.0\n- mit\ntags:\n") and "config_name: " in card
     (sp,) = store_a.list_spaces()
     assert store_a.get_space_calibration(sp.id).knots is not None  # the example bends the logit as taskspace does
     from indexer.space import space_name
@@ -2151,3 +2151,119 @@ def test_a_pull_over_a_larger_pull_keeps_no_model_the_new_records_lack(publisher
     finally:
         vectors_b.close()
         store_b.close()
+
+
+def test_an_offline_pull_uses_the_revision_the_homes_hub_cache_holds_and_refuses_what_it_lacks(
+        publisher, hub_server, tmp_path, monkeypatch, capsys):
+    """`taskspace pull hub:ORG/NAME[@REV]` with HF_HUB_OFFLINE=1 on a home whose Hub cache holds the record set's
+    files at the revision asked (with none: the commit main was when the cache last fetched it) pulls from the cache
+    and says which revision it used and that it could not check for a newer one; a cache without that revision, or
+    without a file the records need, is the offline refusal naming the variable (exit 4), nothing imported. Before,
+    every offline pull refused, though huggingface_hub itself serves cached files offline."""
+    from helpers import run_cli
+
+    from indexer.space import space_name
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    first = publish("tester/recs", store=store_a).commit
+    name = space_name(store_a.list_spaces()[0])
+    _home(tmp_path, monkeypatch, "home_b")
+    pull("hub:tester/recs")  # online: fills home_b's Hub cache
+    _home(tmp_path, monkeypatch, "home_a")
+    store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": "mit"}])
+    second = publish("tester/recs", store=store_a).commit  # main moves on; home_b's cache still says main = first
+    assert second != first
+    _home(tmp_path, monkeypatch, "home_b")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    before = len(hub_server.log)
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 0, err
+    assert f"HF_HUB_OFFLINE is set: pulled hub:tester/recs at {first}" in out, out
+    assert "main" in out and "could not check" in out and f"{name}: " in out, out
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs", "--json")
+    got = json.loads(out)
+    assert got["origin"] == f"hub:tester/recs@{first}" and got["cached"] == {
+        "revision": first, "ref": "main", "variable": "HF_HUB_OFFLINE"}, got
+    code, out, err = run_cli(capsys, "pull", f"hub:tester/recs@{first}", "--space", name)
+    assert code == 0 and f"at {first}" in out, err
+    assert len(hub_server.log) == before  # nothing was asked of the Hub
+    store_b = open_store()
+    try:
+        assert len(store_b.model_vector_keys(store_b.list_spaces()[0].id)) == 25
+    finally:
+        store_b.close()
+    # a revision the cache does not hold, and a home whose cache is empty: the offline refusal, naming the variable
+    code, out, err = run_cli(capsys, "pull", f"hub:tester/recs@{second}")
+    assert code == 4 and "HF_HUB_OFFLINE is set" in err and second in err and "unset it" in err, err
+    _home(tmp_path, monkeypatch, "home_c")
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 4 and "HF_HUB_OFFLINE is set" in err and "unset it" in err, err
+    _assert_nothing_imported()
+    # a cache holding only the space table (a `pull --space` of a name the records lack): it lacks the vectors
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    with pytest.raises(Exception):
+        pull("hub:tester/recs", space="nope")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
+    assert code == 4 and "HF_HUB_OFFLINE is set" in err and f"cannot read {dataset.BENCHMARKS} of" in err, err
+    _assert_nothing_imported()
+
+
+#: the licence ids the Hub's card validator accepts (its error lists them; `array`: a list of them)
+HUB_LICENSES = set("""apache-2.0 mit openrail bigscience-openrail-m creativeml-openrail-m bigscience-bloom-rail-1.0
+bigcode-openrail-m afl-3.0 artistic-2.0 bsl-1.0 bsd bsd-2-clause bsd-3-clause bsd-3-clause-clear c-uda cc cc0-1.0
+cc-by-2.0 cc-by-2.5 cc-by-3.0 cc-by-4.0 cc-by-sa-3.0 cc-by-sa-4.0 cc-by-nc-2.0 cc-by-nc-3.0 cc-by-nc-4.0 cc-by-nd-4.0
+cc-by-nc-nd-3.0 cc-by-nc-nd-4.0 cc-by-nc-sa-2.0 cc-by-nc-sa-3.0 cc-by-nc-sa-4.0 cdla-sharing-1.0 cdla-permissive-1.0
+cdla-permissive-2.0 wtfpl ecl-2.0 epl-1.0 epl-2.0 etalab-2.0 eupl-1.1 eupl-1.2 agpl-3.0 gfdl gpl gpl-2.0 gpl-3.0 lgpl
+lgpl-2.1 lgpl-3.0 isc mpl-2.0 odc-by odbl ofl-1.1 unlicense zlib pddl llama2 llama3 gemma unknown other""".split())
+
+
+@pytest.mark.parametrize("mix, want", [
+    # the bundled sample / mmlu_pro: the data MIT, the repository Apache-2.0
+    ([("indexer/data/sample", "the MMLU-Pro data is MIT (dataset card); the repository is Apache-2.0.", False)],
+     ["apache-2.0", "mit"]),
+    ([("mmlu_pro", "repository LICENSE is Apache-2.0; the MMLU-Pro dataset itself is published as MIT on its "
+                   "dataset card.", False),
+      ("evalarena_code", "No license file in eval-arena; results originate from the CRUXEval and EvalPlus "
+                         "leaderboards.", False)], ["apache-2.0", "mit", "unknown"]),
+    ([("mmlu_pro", "Apache-2.0 / MIT", False),
+      ("metabench_openllm", "CC BY-NC-SA 4.0 (repository LICENSE) — non-commercial, share-alike.", True)],
+     ["apache-2.0", "cc-by-nc-sa-4.0", "mit"]),
+    ([("hub:org/results", "unknown (see the dataset's card on the Hub)", False)], "unknown"),
+    ([("x", "MIT", False)], "mit"),
+    ([("x", "see LICENSE_MIT.txt (MIT)", False), ("y", "research use only, ask the authors", False)], ["mit", "other"]),
+    ([("y", "CC BY-NC 4.0", True)], "cc-by-nc-4.0"),
+    ([("x", "MIT", False), ("y", "free for non-commercial research", True)], ["mit", "other"]),
+    ([], "unknown"),
+])
+def test_the_cards_yaml_licence_is_what_the_hub_reads_for_each_mix_of_source_licences(mix, want):
+    """The card's YAML `license` names the Hub licence id of every source licence (a list where there are several),
+    `unknown` for a source with none, and `other` for one taskspace cannot name, which then comes with `license_name`
+    and `license_link` (the Hub's card spec asks for both with `other`); a non-commercial source's id is there, so the
+    Hub shows and filters the dataset as such. Before, every card said `license: other` with a made-up
+    `license_name: taskspace-records` and no link, whatever the sources, a non-commercial one in the body alone."""
+    import yaml
+
+    from indexer.card import card
+
+    sources = [{"location": loc, "name": loc, "title": None, "kind": "local", "licence": text, "restricted": r,
+                "file": None} for loc, text, r in mix]
+    from indexer import dataset as ds
+
+    params = {"features": "multiple-choice-v2", "free": 4, "intercept": True, "levels": "level-deviation-v2",
+              "prior": "mean", "select": "gcv"}
+    sp = {"space": "s", "encoder": "all-MiniLM-L6-v2@0123", "encoder_name": "all-MiniLM-L6-v2", "encoder_dim": 384,
+          "method": "auto-mc", "dim": 778, "lam": 1.0, "eps": 0.0, "calibration_a": None, "params_dict": params,
+          "layout": ds.layout(778, params)}
+    text = card("tester/recs", [sp], sources, {"s": {"models": 1, "benchmarks": 1}}, "0.1.0")
+    meta = yaml.safe_load(text.split("---\n")[1])
+    assert meta["license"] == want, meta
+    ids = want if isinstance(want, list) else [want]
+    assert set(ids) <= HUB_LICENSES
+    if "other" in ids:
+        assert meta["license_name"] and re.fullmatch(r"[a-z0-9][a-z0-9.-]*", meta["license_name"]), meta
+        assert ("non-commercial" in meta["license_name"]) == any(r for _, _, r in mix), meta
+        assert meta["license_link"] == "README.md", meta
+    else:
+        assert "license_name" not in meta and "license_link" not in meta, meta
