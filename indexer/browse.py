@@ -303,7 +303,7 @@ def _coverage_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndar
     mean added the same values in another order on each page); :func:`_every_rows` keeps them."""
     from .find import _near, _near_hits
     from .posterior import COVERAGE_PROMPTS
-    from .query import _all_measured, coverage_logit, observed_shares_many
+    from .query import _all_measured, coverage_logit, observed_share_rows
 
     info = {h.key: h.payload for h in vectors.scan(name, "models", fields=("benchmarks", "pattern"))}
     keys = list(info)
@@ -315,11 +315,10 @@ def _coverage_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndar
     nears = [[_near(x) for x in _near_hits(vectors, sp, h.vector, h.key, store=store)[:COVERAGE_PROMPTS]]
              for h in bench]
     asked = [near for near in nears if near]
-    got = iter(observed_shares_many(store, keys, asked, {k: p.get("benchmarks") for k, p in info.items()},
-                                    _all_measured(store, sp), space=sp,
-                                    patterns={k: p.get("pattern") for k, p in info.items()}, changed=changed)
+    got = iter(observed_share_rows(store, keys, asked, {k: p.get("benchmarks") for k, p in info.items()},
+                                   _all_measured(store, sp), space=sp,
+                                   patterns={k: p.get("pattern") for k, p in info.items()}, changed=changed)
                if asked else [])
-    shares = [next(got) if near else {} for near in nears]
     # each row's centring of the models nothing links to its benchmark's nearest prompts (unlinked_mix: ``w own +
     # c``, the average model's of those prompts' groups) per distinct benchmark list, with where it is not (1, 0);
     # None where the map centres nothing
@@ -336,7 +335,10 @@ def _coverage_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndar
         mix_rows.append((w, c, (w != 1.0) | (c != 0.0)))
     pred.near_benchmarks = None
     # each model's share on each row, in the order of ``keys`` (1 where the row has no neighbourhood)
-    at = np.array([[sh.get(k, 1.0) for k in keys] for sh in shares], dtype=np.float64).reshape(len(shares), len(keys))
+    at = np.ones((len(nears), len(keys)))
+    for r, near in enumerate(nears):
+        if near:
+            at[r] = next(got)
     # per row: the models of c = 1 (L1 alone), of c = 0 (L0 alone), those of c = 0 a row centres at one pair (its
     # groups none of the nearest prompts lies in: ``w L0 + c``; the pair of the first such model) and the rest (both,
     # blended), each in the order of ``keys``; as arrays over the models (before, a loop over every model and row in
@@ -368,12 +370,16 @@ def _coverage_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndar
         return {"exclude": rest}
 
     U = np.stack([q0 for q0, _ in folded]).astype(np.float32)
-    l1 = vectors.score_values(name, "models", Bq, **only(ones, [z + f + b for z, f, b in zip(zeros, far, both)]))
-    l0 = vectors.score_values(name, "models", U, **only(zeros, [o + f + b for o, f, b in zip(ones, far, both)]))
-    lf = (vectors.score_values(name, "models", U, **only(far, [o + z + b for o, z, b in zip(ones, zeros, both)]))
+    ids: dict[str, str] = {}  # each model's point id, made once for the five calls (before, 84k for 32,823 models)
+    l1 = vectors.score_values(name, "models", Bq, **only(ones, [z + f + b for z, f, b in zip(zeros, far, both)]),
+                              memo=ids)
+    l0 = vectors.score_values(name, "models", U, **only(zeros, [o + f + b for o, f, b in zip(ones, far, both)]),
+                              memo=ids)
+    lf = (vectors.score_values(name, "models", U, **only(far, [o + z + b for o, z, b in zip(ones, zeros, both)]),
+                               memo=ids)
           if any(far) else [np.zeros(0)] * len(far))
-    l1_both = vectors.scores_of_each(name, "models", Bq, both)
-    l0_both = vectors.scores_of_each(name, "models", U, both)
+    l1_both = vectors.scores_of_each(name, "models", Bq, both, memo=ids)
+    l0_both = vectors.scores_of_each(name, "models", U, both, memo=ids)
     blended = []
     for c, mix, v1, v0, vf, (wf, cf), b1, b0, gb, (_, d0) in zip(at, mix_rows, l1, l0, lf, far_pair, l1_both,
                                                                   l0_both, both_at, folded):
@@ -425,20 +431,22 @@ def _state(store, vectors, sp, name: str, bench: list, pred) -> tuple | None:
     return digest(sp.id), index, rows, bool(pred.coverage_aware or pred.centring)
 
 
-def _every_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndarray, changed: dict | None = None):
+def _every_rows(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndarray, changed: dict | None = None,
+                keep: bool = True):
     """The model-independent part of a model page's strengths: on a coverage-aware or centred map the
     :class:`_EveryRow` of :func:`_coverage_rows`, else each row's every-model score (:meth:`score_values`). Kept for
     the process by (database, space, index) with the state it was computed in (:func:`_state`, read before it is
     computed), and reused while that state reads the same: on a home of 32,823 models the rows cost 4.5-8 s a page,
     the state about 0.1 s (docs/BENCHMARKS.md, "A model's page on 32,823 models"). A state that changes while the
-    rows are computed is the next page's to see: it differs from the one kept with them.
+    rows are computed is the next page's to see: it differs from the one kept with them. ``keep`` False: computed,
+    neither looked up nor kept, and the state not read (0.15-0.5 s of a one-shot page on that home).
 
     Pages asking at once (a fresh server's first pages) compute the rows once per (slot, state): the first computes
     them, the others of the same state wait for its rows (:class:`_Flight`; one that fails leaves each waiter to
     compute its own); a page of another state computes its own beside it."""
     from .query import store_identity
 
-    state = _state(store, vectors, sp, name, bench, pred)
+    state = _state(store, vectors, sp, name, bench, pred) if keep else None
     if state is None:
         return _compute_every(store, vectors, sp, name, pred, bench, Bq, changed)
     slot = (store_identity(store), sp.id, name, getattr(vectors, "where", id(vectors)))
@@ -479,13 +487,16 @@ def _compute_every(store, vectors, sp, name: str, pred, bench: list, Bq: np.ndar
     return vectors.score_values(name, "models", Bq)
 
 
-def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS) -> dict:
+def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengths: int = STRENGTHS,
+                 keep: bool = True) -> dict:
     """One model: identity, metadata, ``benchmarks`` (observed accuracy and n on each, by name; with no outcomes
     here, the published accuracy and n (None where the record carries none) and ``benchmarks_note`` :data:`PUBLISHED`,
     else None) and ``strengths``
     (the benchmarks where its predicted success is highest relative to the other indexed models: ``probability``,
     ``mean`` over the models, ``delta``, its ``rank`` among ``of`` models, best first), and ``space``: the index name
-    of the space they are of (``space``, else the default)."""
+    of the space they are of (``space``, else the default). ``keep``: keep the every-model rows of the strengths for
+    the process's next pages (:func:`_every_rows`); False for a process that asks one page (``taskspace model``),
+    which then neither reads the index's state they are kept with nor keeps them: the same page."""
     if not isinstance(model_id, str) or not model_id.strip():
         raise InputError("a model id must be a non-empty string", item="model")
     if bad := name_problem(model_id):  # the model the path (or ID) names, not compare mode's "models" (its name before)
@@ -531,7 +542,7 @@ def model_detail(model_id: str, *, store=None, vectors=None, space=None, strengt
         # an index of another dimension than SQL's space says `taskspace reindex` rebuilds it, as a search does
         # (before: "query vector has 778 dimensions ...; embed the query with the space's encoder", exit 1)
         with _index_in_step(vectors, sp):
-            best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths, changed)
+            best = _strengths(store, vectors, sp, name, key, hit, payload, blocks, strengths, changed, keep)
     # its results in SQL (the observed accuracy above) changed since its vector was solved: an index pass between its
     # ingest and its publish, or `taskspace ingest` without `taskspace index`; as a search's result says it
     # (before, the page showed the new accuracies beside strengths predicted from the old ones without a word)
@@ -563,7 +574,7 @@ def _a_benchmark(store, name: str, exc: NotFoundError) -> NotFoundError:
 
 
 def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, blocks: dict, strengths: int,
-               changed: dict | None = None) -> list[dict]:
+               changed: dict | None = None, keep: bool = True) -> list[dict]:
     """:func:`model_detail`'s ``strengths``: the ``strengths`` benchmarks where the model's predicted success is highest
     relative to the other indexed models, best first."""
     from .query import predictor
@@ -580,7 +591,7 @@ def _strengths(store, vectors, sp, name: str, key: str, hit, payload: dict, bloc
         folds.append((pred.fold(b), pred.offset))
     Bq = np.stack([f for f, _ in folds]).astype(np.float32)
     # every model's value on each row, the same for every model's page (kept while the index's state is the same)
-    rows = _every_rows(store, vectors, sp, name, pred, bench, Bq, changed)
+    rows = _every_rows(store, vectors, sp, name, pred, bench, Bq, changed, keep)
     if isinstance(rows, _EveryRow):
         # each model's logit as `search --benchmark B` gives it (its coverage of B; centred where nothing links it)
         every, mine = rows.every, rows.own(vectors, name, key)

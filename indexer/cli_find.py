@@ -799,7 +799,7 @@ def model(
     from .find import format_params
 
     (space,) = one_values(space=space)
-    d = model_detail(model_id, space=space)
+    d = model_detail(model_id, space=space, keep=False)  # one page a process: nothing to keep the rows for
     if as_json:
         echo_json(d)
         return

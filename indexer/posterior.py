@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["EVIDENCE_ALPHA", "evidence_lr", "PatternPosterior", "Calibration", "Predictor", "pattern_posteriors", "score_variance", "loo_cells",
-           "region_variance", "benchmark_links", "links_of", "link_centres", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
+           "region_variance", "benchmark_links", "links_of", "link_centres", "link_members", "REGION_ESTIMATOR", "fit_calibration", "fit_level_calibration", "heldout_cells", "calibration_prompts", "lcb_candidates_exact", "Z_INTERVAL", "CALIBRATION_PROMPTS",
            "coverage_shares", "COVERAGE_PROMPTS", "fit_bend", "lambda_cap", "noise_floor", "interval_noise"]
 
 #: the interval is the posterior's central 90% (z = 1.645) mapped through the calibration
@@ -826,21 +826,32 @@ def benchmark_links(S: np.ndarray, groups: np.ndarray) -> tuple[tuple[str, ...],
 def link_centres(links, benchmark_lists, vectors: np.ndarray) -> tuple[tuple[float, ...], ...] | None:
     """:attr:`Calibration.centres` of the groups ``links`` (:func:`links_of`): for each group, the mean of the index
     ``vectors`` (n, dim) of the models whose benchmarks (``benchmark_lists``, n lists) lie in it (a model's all lie in
-    one group: the groups are linked through the models). A model without benchmarks or with one the groups do not
-    name counts in none. None without links; a group with no such model (not seen: every group has its models) is
-    the mean of them all."""
+    one group: the groups are linked through the models; :func:`link_members`). A model without benchmarks or with
+    one the groups do not name counts in none. None without links; a group with no such model (not seen: every group
+    has its models) is the mean of them all."""
     if links is None:
         return None
-    V = np.asarray(vectors, dtype=np.float64)
+    of = link_members(links, benchmark_lists)
+    V = np.asarray(vectors)
+
+    def mean(rows) -> np.ndarray:  # in float64, a group's rows at a time (not a float64 copy of every vector)
+        return rows.astype(np.float64).mean(axis=0) if rows.shape[0] else np.zeros(rows.shape[1])
+
+    return tuple(tuple(float(x) for x in (mean(V[of == g]) if (of == g).any() else mean(V)))
+                 for g in range(len(links)))
+
+
+def link_members(links, benchmark_lists) -> np.ndarray:
+    """(n,) int: the group of ``links`` (:attr:`Calibration.links`, not None) each of ``benchmark_lists`` (n lists of
+    benchmarks) lies in, -1 for a list without benchmarks, with one the groups do not name, or with benchmarks of
+    several groups: which models :func:`link_centres` averages in each group."""
     group = {b: g for g, names in enumerate(links) for b in names}
-    of = np.full(V.shape[0], -1)
+    out = np.full(len(benchmark_lists), -1, dtype=np.int64)
     for i, bs in enumerate(benchmark_lists):
         gs = {group.get(str(b), -1) for b in (bs or ())}
         if len(gs) == 1 and -1 not in gs:
-            of[i] = gs.pop()
-    every = V.mean(axis=0) if V.shape[0] else np.zeros(V.shape[1])
-    return tuple(tuple(float(x) for x in (V[of == g].mean(axis=0) if (of == g).any() else every))
-                 for g in range(len(links)))
+            out[i] = gs.pop()
+    return out
 
 
 def links_of(benchmark_lists) -> tuple[tuple[str, ...], ...] | None:

@@ -374,6 +374,67 @@ def test_a_pass_that_holds_the_map_updates_its_benchmarks_links(tmp_path, env, m
     assert ix.store.get_space_calibration(space.id).links == (("alpha", "beta"), ("gamma",))
 
 
+
+def test_a_pass_computes_again_only_the_average_models_of_the_groups_its_models_changed(tmp_path, env, monkeypatch):
+    """A pass that replaces a few vectors on a map whose groups are as stored computes again the average models
+    (Calibration.centres) of the groups those vectors lie in, as they were and as they are, from those groups'
+    vectors alone (beta's and gamma's are not read to add two alpha models; before, every pass read every vector):
+    each pass's centres equal those computed from every vector (to the bit on SQLite, whose rows come in one order),
+    through two alpha models added (beta's and gamma's centres kept as stored), a beta model moved to gamma (both
+    computed again, alpha's kept) and a model measured on beta and gamma (the groups joined: every vector read)."""
+    from indexer import posterior
+    from indexer.store.sql import Store
+
+    monkeypatch.setenv("TASKSPACE_METHOD", "auto-mc")
+    reset_settings()
+    rng = np.random.default_rng(12)
+    a, b, g = ([f"{p}{k}" for k in range(n)] for p, n in (("a", 10), ("b", 10), ("g", 8)))
+    write_table(tmp_path / "a", "alpha", outcomes(rng, a, 24), 24)
+    on_beta = outcomes(rng, b, 24)
+    write_table(tmp_path / "b", "beta", on_beta, 24, offset=24)
+    write_table(tmp_path / "g", "gamma", outcomes(rng, g, 24), 24, offset=48)
+    ix = env()
+    assert ix.run([SourceSpec(str(tmp_path / x)) for x in "abg"]).status == "ok"
+    (space,) = ix.store.list_spaces()
+    assert ix.store.get_space_calibration(space.id).links == (("alpha",), ("beta",), ("gamma",))
+    read = []
+    whole = Store.model_benchmark_vectors
+
+    def counted(self, space_id, lists=None):
+        got = whole(self, space_id, lists)
+        read.append(sorted({bs[0] for bs in got[0]}))
+        return got
+
+    def every_vector():
+        links = ix.store.get_space_calibration(space.id).links
+        return links, posterior.link_centres(links, *whole(ix.store, space.id))
+
+    before = ix.store.get_space_calibration(space.id).centres
+    monkeypatch.setattr(Store, "model_benchmark_vectors", counted)
+    write_table(tmp_path / "a2", "alpha", outcomes(rng, ["a10", "a11"], 24), 24)  # two more alpha models
+    r = ix.run([SourceSpec(str(tmp_path / "a2"))])
+    assert r.status == "ok" and r.counts["solved"] == 2 and "calibration_refit" not in r.counts, r.counts
+    assert read == [["alpha"]]  # alpha's vectors alone
+    cal = ix.store.get_space_calibration(space.id)
+    assert (cal.links, cal.centres) == every_vector()
+    assert cal.centres[1:] == before[1:] and cal.centres[0] != before[0]
+    read.clear()
+    # b9 measured on gamma now, not on beta: it leaves beta's group for gamma's
+    write_table(tmp_path / "b", "beta", {m: o for m, o in on_beta.items() if m != "b9"}, 24, offset=24)
+    write_table(tmp_path / "g2", "gamma", outcomes(rng, ["b9"], 24), 24, offset=48)
+    r = ix.run([SourceSpec(str(tmp_path / "g2"))])
+    assert r.status == "ok" and r.counts["solved"] == 1 and "calibration_refit" not in r.counts, r.counts
+    assert read == [["beta", "gamma"]]
+    moved = ix.store.get_space_calibration(space.id)
+    assert (moved.links, moved.centres) == every_vector() and moved.centres[0] == cal.centres[0]
+    read.clear()
+    write_table(tmp_path / "bg", "gamma", outcomes(rng, ["b0"], 24), 24, offset=48)  # b0 on beta and gamma
+    assert ix.run([SourceSpec(str(tmp_path / "bg"))]).status == "ok"
+    assert read == [["alpha", "beta", "gamma"]]  # the groups changed: every vector
+    joined = ix.store.get_space_calibration(space.id)
+    assert joined.links == (("alpha",), ("beta", "gamma")) and (joined.links, joined.centres) == every_vector()
+
+
 @pytest.mark.parametrize("method", ["auto", "auto-text"])
 def test_refresh_prior_fits_the_calibration_map_of_a_method_without_a_prior(tmp_path, monkeypatch, method):
     """`taskspace index --refresh-prior` under a method without a prior (``auto``, ``auto-text``), whose calibration map

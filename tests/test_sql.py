@@ -266,6 +266,27 @@ def test_the_state_digest_changes_with_every_input_of_every_models_scores(store)
     store.save_model_vectors(other.id, [ModelVector(A[0], np.ones(4), 4, ["math"], {}, digests[A[0]])])
     assert store.state_digest(s.id) == seen[-1]
 
+def test_the_vectors_of_some_benchmark_lists_are_read_apart_and_each_list_once(store):
+    """``model_benchmark_lists``: the distinct lists the space's vectors were fitted on (an empty one for a vector
+    without benchmarks); ``model_benchmark_vectors(lists=...)``: the vectors fitted on those lists alone, the same
+    rows as every vector's read gives them (a pass computing again the average models of the groups it changed)."""
+    models = [f"org/m{i}" for i in range(5)]
+    store.ingest(batch(outcomes=grid(models, P)))
+    s = store.get_or_create_space("enc@1", 4, 1.0, 0.0)
+    lists = [["math"], ["law", "math"], ["math"], [], ["law"]]
+    store.save_model_vectors(s.id, [ModelVector(m, np.arange(4, dtype=np.float32) + i, 4, bs)
+                                    for i, (m, bs) in enumerate(zip(models, lists))])
+    assert sorted(store.model_benchmark_lists(s.id)) == [[], ["law"], ["law", "math"], ["math"]]
+    every, V = store.model_benchmark_vectors(s.id)
+    assert sorted(map(tuple, every)) == sorted(map(tuple, lists)) and V.shape == (5, 4)
+    some, W = store.model_benchmark_vectors(s.id, [["math"], ["law"]])
+    assert sorted((tuple(bs), tuple(v)) for bs, v in zip(some, W.tolist())) == [
+        (("law",), (4.0, 5.0, 6.0, 7.0)), (("math",), (0.0, 1.0, 2.0, 3.0)), (("math",), (2.0, 3.0, 4.0, 5.0))]
+    assert [x for x in zip(every, V.tolist()) if x[0] in (["math"], ["law"])] == list(zip(some, W.tolist()))
+    assert store.model_benchmark_vectors(s.id, [["gamma"]])[1].shape == (0, 4)
+    assert store.model_benchmark_lists(s.id + 1) == []
+
+
 def test_spaces_and_model_vectors(store):
     store.ingest(batch(outcomes=grid(A, P)))
     s = store.get_or_create_space("all-MiniLM-L6-v2@abc", 4, 1.0, 0.0)

@@ -990,19 +990,24 @@ class VectorStore:
         return [{ids[r[0]]: float(r[1]) for r in rs} for rs in found]
 
     def score_values(self, space: str, kind: str, vectors, *, keys: Sequence[Sequence[str]] | None = None,
-                     exclude: Sequence[Sequence[str]] | None = None) -> list[np.ndarray]:
+                     exclude: Sequence[Sequence[str]] | None = None,
+                     memo: dict[str, str] | None = None) -> list[np.ndarray]:
         """For each row of ``vectors`` (n, dim), the inner products of the live collection's points with it, highest
         first (float64), without saying which point each is: no point id is read (the Edge binding builds a
         ``uuid.UUID`` for each id read: with its ``str``, 2.6 of the 6.2 s of :meth:`scores` for 23 rows over 32,823
         points).
         ``keys``: for each row, only these keys' points (one sequence per row); ``exclude``: for each row, none of
-        these keys' points. The values are the engine's own, as :meth:`scores` gives them, in its order."""
-        return [vals for _, vals in self._score_rows(space, kind, vectors, keys, exclude, with_ids=False)]
+        these keys' points. The values are the engine's own, as :meth:`scores` gives them, in its order. ``memo``:
+        key -> point id of ``space`` and ``kind``, read and filled here (calls that name the same keys make each id
+        once: a model page's rows name every model's key several times)."""
+        return [vals for _, vals in self._score_rows(space, kind, vectors, keys, exclude, with_ids=False, memo=memo)]
 
-    def scores_of_each(self, space: str, kind: str, vectors, keys: Sequence[Sequence[str]]) -> list[dict[str, float]]:
+    def scores_of_each(self, space: str, kind: str, vectors, keys: Sequence[Sequence[str]],
+                       memo: dict[str, str] | None = None) -> list[dict[str, float]]:
         """:meth:`scores_of` with its own keys for each row of ``vectors`` (``keys``: one sequence per row): each
-        row's dict holds those keys' inner products with it (a key with no point is absent)."""
-        memo: dict[str, str] = {}
+        row's dict holds those keys' inner products with it (a key with no point is absent). ``memo``: as
+        :meth:`score_values`'."""
+        memo = {} if memo is None else memo
         found = self._score_rows(space, kind, vectors, keys, None, with_ids=True, memo=memo)
         key_of = {i: k for k, i in memo.items()}
         return [{key_of[i]: float(v) for i, v in zip(ids, vals) if i in key_of} for ids, vals in found]
