@@ -1180,6 +1180,33 @@ def test_a_json_line_starting_with_a_byte_order_mark_is_read(tmp_path):
         ("p1", "Q1?", 1.0), ("p2", "Q2?", 0.0), ("p3", "Q3?", 1.0), ("p4", "Q4?", 0.0)]
 
 
+def test_a_compressed_or_binary_file_under_a_text_name_is_one_error_saying_what_it_is(tmp_path):
+    """A table file whose bytes are gzip (`outcomes.csv` compressed without renaming), a ZIP archive (an Excel .xlsx
+    workbook renamed .csv) or Parquet: one error naming the file, what it is and what to do; nothing of it is read.
+    Before, "the header line is not valid UTF-8 text ... (re-save the file as UTF-8)", or for JSON lines an error per
+    line ("not valid UTF-8"), the advice beside the point."""
+    import io
+    import zipfile
+
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_bytes(gzip.compress(b"model,prompt_id,correct\nm1,p1,1\n"))
+    errs = errors_of(read_source(tmp_path))
+    assert errs == [("outcomes.csv", None, "the file is gzip-compressed but its name does not end in .gz: name it "
+                                           "outcomes.csv.gz (or decompress it: gunzip); nothing of it is read")], errs
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("xl/workbook.xml", "<workbook/>")
+    (tmp_path / "outcomes.csv").write_bytes(buf.getvalue())
+    errs = errors_of(read_source(tmp_path))
+    assert errs == [("outcomes.csv", None, "the file is a ZIP archive (an Excel .xlsx workbook under another name?), "
+                                           "not text: save the sheet as CSV UTF-8, or unzip it; nothing of it is read")]
+    (tmp_path / "outcomes.csv").unlink()
+    pq.write_table(pa.table({"model": ["m1"], "prompt_id": ["p1"], "correct": [1]}), tmp_path / "outcomes.jsonl")
+    errs = errors_of(read_source(tmp_path))
+    assert errs == [("outcomes.jsonl", None, "the file is Parquet, not text: name it outcomes.parquet; nothing of it "
+                                             "is read")], errs
+
+
 def test_a_json_array_item_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     """A `.json` array outcomes or prompts file whose item names a key twice (`{"correct": 1, "correct": 0}`): an
     error naming the file, the item's line and number and the key, the item skipped, the rest read, as for JSON lines.

@@ -254,6 +254,9 @@ def encoding_problem(path: Path) -> str | None:
         return None
     if (why := _lfs_head_problem(head)) is not None:
         return why
+    if head.startswith(b"\x1f\x8b") and not path.name.lower().endswith(".gz"):
+        return (f"the file is gzip-compressed but its name does not end in .gz: name it {path.name}.gz (or decompress "
+                "it: gunzip); nothing of it is read")
     if path.name.lower().endswith(".gz"):
         try:
             head = zlib.decompressobj(wbits=31).decompress(head, _LFS_HEAD)  # (31: a gzip header)
@@ -261,7 +264,19 @@ def encoding_problem(path: Path) -> str | None:
             return None  # not gzip: the reader reports it
     if head and head.count(0) == len(head) and not _only_zeros(path):
         return None  # zeros, then text: the readers report the lines of zeros and read the others
-    return bom_problem(head) or nul_problem(head)
+    return _binary_problem(head, path) or bom_problem(head) or nul_problem(head)
+
+
+def _binary_problem(head: bytes, path: Path) -> str | None:
+    """:func:`encoding_problem` of a text file's first bytes ``head`` that are a ZIP archive (an Excel .xlsx workbook
+    renamed .csv) or a Parquet file: what it is and what to do. Before, "the header line is not valid UTF-8 text ...
+    re-save the file as UTF-8", or for JSON lines an error per line."""
+    if head.startswith(b"PK\x03\x04"):
+        return ("the file is a ZIP archive (an Excel .xlsx workbook under another name?), not text: save the sheet as "
+                "CSV UTF-8, or unzip it; nothing of it is read")
+    if head.startswith(b"PAR1"):
+        return f"the file is Parquet, not text: name it {path.name.split('.')[0]}.parquet; nothing of it is read"
+    return None
 
 
 def _only_zeros(path: Path) -> bool:
