@@ -1207,6 +1207,27 @@ def test_a_compressed_or_binary_file_under_a_text_name_is_one_error_saying_what_
                                              "is read")], errs
 
 
+def test_a_table_file_name_holding_a_folder_or_a_pipe_is_said_as_such(tmp_path):
+    """`outcomes.csv` that is a folder (Spark's `df.write.csv("outcomes.csv")` writes part-*.csv files in one) or a
+    named pipe beside a prompts file: the error names it and what it is, not "prompts.jsonl but no outcomes file beside
+    it"; a pipe is never opened (reading one waits for a writer)."""
+    import os
+
+    from indexer.sources.tables import why_not
+
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").mkdir()
+    (tmp_path / "outcomes.csv" / "part-00000.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    assert why_not(tmp_path) == ("outcomes.csv is a folder, not a file (Spark writes a table so, as part-*.csv files): "
+                                 "join its part files into one outcomes.csv with one header line")
+    (tmp_path / "outcomes.csv" / "part-00000.csv").unlink()
+    (tmp_path / "outcomes.csv").rmdir()
+    os.mkfifo(tmp_path / "outcomes.csv")
+    assert why_not(tmp_path) == "outcomes.csv is a named pipe, not a file: replace it with the file"
+    with pytest.raises(InputError, match="outcomes.csv is a named pipe, not a file"):
+        read_source(tmp_path)
+
+
 def test_a_json_array_item_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     """A `.json` array outcomes or prompts file whose item names a key twice (`{"correct": 1, "correct": 0}`): an
     error naming the file, the item's line and number and the key, the item skipped, the rest read, as for JSON lines.
