@@ -1228,6 +1228,38 @@ def test_a_table_file_name_holding_a_folder_or_a_pipe_is_said_as_such(tmp_path):
         read_source(tmp_path)
 
 
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_header_naming_a_known_column_twice_in_two_spellings_is_one_error(tmp_path, ext):
+    """`model,prompt_id,correct,Correct` (or `Prompt ID` beside `prompt_id`; a prompts file's `Text` beside `text`):
+    headers are read in any case and spacing, so these name one column twice and which holds the values cannot be
+    told: one error at the header naming both spellings, nothing of the file read, as for a name repeated as written.
+    Before, the one spelled exactly was read and the other dropped without a word. Matrix prompt ids stay
+    case-sensitive (`p1` and `P1` are two ids)."""
+    write_prompts(tmp_path)
+    names, rows = ["model", "prompt_id", "correct", "Correct"], [["m1", "p1", "1", "0"], ["m1", "p2", "0", "1"]]
+    if ext == "csv":
+        (tmp_path / "outcomes.csv").write_text("\n".join(",".join(r) for r in [names, *rows]) + "\n")
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array(list(c)) for c in zip(*rows)], names=names),
+                       tmp_path / "outcomes.parquet")
+    errs = errors_of(read_source(tmp_path))
+    assert errs == [(f"outcomes.{ext}", 1 if ext == "csv" else None,
+                     "the header names 'correct' and 'Correct' (columns 3, 4: one column, names read in any case and "
+                     "spacing) more than once: which column holds the values cannot be told, so nothing of this file "
+                     "is read; remove or rename the repeated column")], errs
+    (tmp_path / f"outcomes.{ext}").unlink()
+    (tmp_path / "prompts.jsonl").unlink()
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text,Text\np1,b,Q one?,Other?\n")
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0][:2] == ("prompts.csv", 1) and "'text' and 'Text' (columns 3, 4" in errs[0][2], errs
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,Q one?\nP1,b,Q two?\n")
+    (tmp_path / "outcomes.csv").unlink()
+    (tmp_path / "matrix.csv").write_text("model,p1,P1\nm1,1,0\n")
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [] and sorted(o.prompt_id for o in batch.iter_outcomes()) == ["P1", "p1"]
+
+
 def test_a_json_array_item_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     """A `.json` array outcomes or prompts file whose item names a key twice (`{"correct": 1, "correct": 0}`): an
     error naming the file, the item's line and number and the key, the item skipped, the rest read, as for JSON lines.

@@ -772,7 +772,8 @@ def _iter_rows(path: Path, errors: ErrorLog, columns=None):
     ext = table_ext(path)
 
     def repeated(names) -> str | None:
-        return None if columns is None else repeated_columns([n if column_key(n) in columns else "" for n in names])
+        return None if columns is None else repeated_columns([n if column_key(n) in columns else "" for n in names],
+                                                             tuple(columns))
 
     if ext == ".parquet":
         for first, batch in _parquet_batches(path, errors, 65536):
@@ -843,7 +844,7 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
     ext = table_ext(path)
     if ext == ".parquet":
         for first, batch in _parquet_batches(path, errors, 1 << 20):
-            if first == 1 and (why := repeated_columns(batch.schema.names)) is not None:
+            if first == 1 and (why := repeated_columns(batch.schema.names, LONG_COLUMNS)) is not None:
                 errors.add(str(path), None, why)
                 return
             lines = np.arange(first, first + batch.num_rows, dtype=np.int64)
@@ -904,20 +905,36 @@ def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict 
     return row  # a nested value in a column long form does not read
 
 
-def repeated_columns(names: list[str]) -> str | None:
+#: the columns of a long-form outcomes file (``tables.LONG_COLUMNS``), its header names read in any case and spacing
+VALUE_COLUMNS = ("correct", "score")
+LONG_COLUMNS = ("model", "prompt_id", *VALUE_COLUMNS)
+
+
+def repeated_columns(names: list[str], known: tuple = ()) -> str | None:
     """The error for a header that names a column more than once (its columns, 1-based), or None. Read into one
     column per name, all but one of them would be dropped without a word (a matrix's repeated prompt id, a second
     `correct` column), so nothing of such a file is read. Blank names name no column (a spreadsheet's export ends its
     header with empty cells, ``model,prompt_id,correct,,``): they are no repetition, and their columns are read as
-    any column long form does not use is."""
-    seen: dict[str, list[int]] = {}
+    any column long form does not use is. ``known``: the column names read in any case and spacing
+    (:func:`column_key`), so that two spellings of one (``correct``, ``Correct``) are a repetition too (before, the one
+    spelled exactly was read and the other dropped without a word); other names are compared as written."""
+    seen: dict[str, list[tuple[int, str]]] = {}
     for i, n in enumerate(names, 1):
-        if str(n).strip():
-            seen.setdefault(str(n).strip(), []).append(i)
-    twice = {n: at for n, at in seen.items() if len(at) > 1}
+        if name := str(n).strip():
+            seen.setdefault(column_key(name) if column_key(name) in known else name, []).append((i, name))
+    twice = {k: at for k, at in seen.items() if len(at) > 1}
     if not twice:
         return None
-    which = "; ".join(f"{n!r} (columns {', '.join(map(str, at))})" for n, at in twice.items())
+
+    def said(at: list[tuple[int, str]]) -> str:
+        spelled = list(dict.fromkeys(n for _, n in at))
+        cols = ", ".join(str(i) for i, _ in at)
+        if len(spelled) == 1:
+            return f"{spelled[0]!r} (columns {cols})"
+        return (f"{' and '.join(map(repr, spelled))} (columns {cols}: one column, names read in any case and "
+                "spacing)")
+
+    which = "; ".join(said(at) for at in twice.values())
     return (f"the header names {which} more than once: which column holds the values cannot be told, so nothing of "
             "this file is read; remove or rename the repeated column")
 
@@ -963,7 +980,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
         return
-    if (why := repeated_columns(header) or separator_problem(header, delim)) is not None:
+    if (why := repeated_columns(header, LONG_COLUMNS) or separator_problem(header, delim)) is not None:
         errors.add(fname, 1, why)
         return
     # fast path: pyarrow, streamed block by block. A malformed row (wrong field count, stray quote) makes

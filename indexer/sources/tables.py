@@ -34,7 +34,9 @@ import numpy as np
 from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo, name_problem, text_problem
 from .common import (
     EXTENSIONS,
+    LONG_COLUMNS,
     REPEATED_HEADER,
+    VALUE_COLUMNS,
     ErrorLog,
     _fingerprint,
     _iter_rows,
@@ -52,8 +54,6 @@ from .registry import Match, Reader
 
 OUTCOME_NAMES = ("outcomes", "matrix")
 PROMPT_NAMES = ("prompts",)
-VALUE_COLUMNS = ("correct", "score")
-LONG_COLUMNS = ("model", "prompt_id", *VALUE_COLUMNS)
 
 
 def _known_columns(cols: dict, known: tuple = LONG_COLUMNS) -> dict:
