@@ -1248,6 +1248,14 @@ def test_a_header_naming_a_known_column_twice_in_two_spellings_is_one_error(tmp_
                      "spacing) more than once: which column holds the values cannot be told, so nothing of this file "
                      "is read; remove or rename the repeated column")], errs
     (tmp_path / f"outcomes.{ext}").unlink()
+    (tmp_path / "outcomes.jsonl").write_text('{"model": "m1", "prompt_id": "p1", "correct": 1, "Correct": 0}\n'
+                                             '{"model": "m1", "prompt_id": "p2", "correct": 0, "note": "x"}\n')
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [("outcomes.jsonl", 1, "the object names 'correct' and 'Correct' (one column, names read "
+                                                      "in any case and spacing): which value holds cannot be told; the "
+                                                      "row is skipped")], errors_of(batch)
+    assert [(o.prompt_id, o.score) for o in batch.iter_outcomes()] == [("p2", 0.0)]
+    (tmp_path / "outcomes.jsonl").unlink()
     (tmp_path / "prompts.jsonl").unlink()
     (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text,Text\np1,b,Q one?,Other?\n")
     (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")

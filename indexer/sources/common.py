@@ -856,8 +856,20 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
     # JSON lines (or a JSON array): Python parsing in chunks, converted to arrow columns
     chunk: list[dict] = []
     chunk_lines: list[int] = []
+    twice_in: dict[tuple, list[str]] = {}  # a row's keys (most rows share them) -> :func:`_spelled_twice`
     for line, row in _iter_rows(path, errors):
         if (row := _without_nested(row, line, str(path), errors)) is None:
+            continue
+        twice = None
+        if len(row) <= 64:  # long form (a matrix row's keys are its prompt ids, compared as written: not looked at)
+            if (twice := twice_in.get(keys := tuple(row))) is None:
+                if len(twice_in) > 10_000:
+                    twice_in.clear()
+                twice = twice_in[keys] = _spelled_twice(row)
+        if twice:
+            errors.add(str(path), line, f"the object names {' and '.join(map(repr, twice))} (one column, names read in "
+                       "any case and spacing): which value holds cannot be told; the row is skipped",
+                       "keys named twice in a JSON object")
             continue
         chunk.append(row)
         chunk_lines.append(line)
@@ -866,6 +878,17 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
             chunk, chunk_lines = [], []
     if chunk:
         yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
+
+
+def _spelled_twice(row: dict) -> list[str]:
+    """The keys of a JSON outcomes row that name one long-form column (:data:`LONG_COLUMNS`) in two spellings
+    (``correct`` and ``Correct``), as a CSV header's are (:func:`repeated_columns`); [] when none do. Before, the one
+    spelled exactly was read and the other dropped without a word."""
+    by_key: dict[str, list[str]] = {}
+    for k in row:
+        if (key := column_key(k)) in LONG_COLUMNS:
+            by_key.setdefault(key, []).append(k)
+    return next((names for names in by_key.values() if len(names) > 1), [])
 
 
 def rows_under_key(row: dict) -> str | None:
