@@ -1180,6 +1180,94 @@ def test_a_json_line_starting_with_a_byte_order_mark_is_read(tmp_path):
         ("p1", "Q1?", 1.0), ("p2", "Q2?", 0.0), ("p3", "Q3?", 1.0), ("p4", "Q4?", 0.0)]
 
 
+def test_a_compressed_or_binary_file_under_a_text_name_is_one_error_saying_what_it_is(tmp_path):
+    """A table file whose bytes are gzip (`outcomes.csv` compressed without renaming), a ZIP archive (an Excel .xlsx
+    workbook renamed .csv) or Parquet: one error naming the file, what it is and what to do; nothing of it is read.
+    Before, "the header line is not valid UTF-8 text ... (re-save the file as UTF-8)", or for JSON lines an error per
+    line ("not valid UTF-8"), the advice beside the point."""
+    import io
+    import zipfile
+
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_bytes(gzip.compress(b"model,prompt_id,correct\nm1,p1,1\n"))
+    errs = errors_of(read_source(tmp_path))
+    assert errs == [("outcomes.csv", None, "the file is gzip-compressed but its name does not end in .gz: name it "
+                                           "outcomes.csv.gz (or decompress it: gunzip); nothing of it is read")], errs
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("xl/workbook.xml", "<workbook/>")
+    (tmp_path / "outcomes.csv").write_bytes(buf.getvalue())
+    errs = errors_of(read_source(tmp_path))
+    assert errs == [("outcomes.csv", None, "the file is a ZIP archive (an Excel .xlsx workbook under another name?), "
+                                           "not text: save the sheet as CSV UTF-8, or unzip it; nothing of it is read")]
+    (tmp_path / "outcomes.csv").unlink()
+    pq.write_table(pa.table({"model": ["m1"], "prompt_id": ["p1"], "correct": [1]}), tmp_path / "outcomes.jsonl")
+    errs = errors_of(read_source(tmp_path))
+    assert errs == [("outcomes.jsonl", None, "the file is Parquet, not text: name it outcomes.parquet; nothing of it "
+                                             "is read")], errs
+
+
+def test_a_table_file_name_holding_a_folder_or_a_pipe_is_said_as_such(tmp_path):
+    """`outcomes.csv` that is a folder (Spark's `df.write.csv("outcomes.csv")` writes part-*.csv files in one) or a
+    named pipe beside a prompts file: the error names it and what it is, not "prompts.jsonl but no outcomes file beside
+    it"; a pipe is never opened (reading one waits for a writer)."""
+    import os
+
+    from indexer.sources.tables import why_not
+
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").mkdir()
+    (tmp_path / "outcomes.csv" / "part-00000.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    assert why_not(tmp_path) == ("outcomes.csv is a folder, not a file (Spark writes a table so, as part-*.csv files): "
+                                 "join its part files into one outcomes.csv with one header line")
+    (tmp_path / "outcomes.csv" / "part-00000.csv").unlink()
+    (tmp_path / "outcomes.csv").rmdir()
+    os.mkfifo(tmp_path / "outcomes.csv")
+    assert why_not(tmp_path) == "outcomes.csv is a named pipe, not a file: replace it with the file"
+    with pytest.raises(InputError, match="outcomes.csv is a named pipe, not a file"):
+        read_source(tmp_path)
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_header_naming_a_known_column_twice_in_two_spellings_is_one_error(tmp_path, ext):
+    """`model,prompt_id,correct,Correct` (or `Prompt ID` beside `prompt_id`; a prompts file's `Text` beside `text`):
+    headers are read in any case and spacing, so these name one column twice and which holds the values cannot be
+    told: one error at the header naming both spellings, nothing of the file read, as for a name repeated as written.
+    Before, the one spelled exactly was read and the other dropped without a word. Matrix prompt ids stay
+    case-sensitive (`p1` and `P1` are two ids)."""
+    write_prompts(tmp_path)
+    names, rows = ["model", "prompt_id", "correct", "Correct"], [["m1", "p1", "1", "0"], ["m1", "p2", "0", "1"]]
+    if ext == "csv":
+        (tmp_path / "outcomes.csv").write_text("\n".join(",".join(r) for r in [names, *rows]) + "\n")
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array(list(c)) for c in zip(*rows)], names=names),
+                       tmp_path / "outcomes.parquet")
+    errs = errors_of(read_source(tmp_path))
+    assert errs == [(f"outcomes.{ext}", 1 if ext == "csv" else None,
+                     "the header names 'correct' and 'Correct' (columns 3, 4: one column, names read in any case and "
+                     "spacing) more than once: which column holds the values cannot be told, so nothing of this file "
+                     "is read; remove or rename the repeated column")], errs
+    (tmp_path / f"outcomes.{ext}").unlink()
+    (tmp_path / "outcomes.jsonl").write_text('{"model": "m1", "prompt_id": "p1", "correct": 1, "Correct": 0}\n'
+                                             '{"model": "m1", "prompt_id": "p2", "correct": 0, "note": "x"}\n')
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [("outcomes.jsonl", 1, "the object names 'correct' and 'Correct' (one column, names read "
+                                                      "in any case and spacing): which value holds cannot be told; the "
+                                                      "row is skipped")], errors_of(batch)
+    assert [(o.prompt_id, o.score) for o in batch.iter_outcomes()] == [("p2", 0.0)]
+    (tmp_path / "outcomes.jsonl").unlink()
+    (tmp_path / "prompts.jsonl").unlink()
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text,Text\np1,b,Q one?,Other?\n")
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\n")
+    errs = errors_of(read_source(tmp_path))
+    assert errs[0][:2] == ("prompts.csv", 1) and "'text' and 'Text' (columns 3, 4" in errs[0][2], errs
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\np1,b,Q one?\nP1,b,Q two?\n")
+    (tmp_path / "outcomes.csv").unlink()
+    (tmp_path / "matrix.csv").write_text("model,p1,P1\nm1,1,0\n")
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [] and sorted(o.prompt_id for o in batch.iter_outcomes()) == ["P1", "p1"]
+
+
 def test_a_json_array_item_naming_a_key_twice_is_an_error_at_its_line(tmp_path):
     """A `.json` array outcomes or prompts file whose item names a key twice (`{"correct": 1, "correct": 0}`): an
     error naming the file, the item's line and number and the key, the item skipped, the rest read, as for JSON lines.

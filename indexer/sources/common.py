@@ -254,6 +254,9 @@ def encoding_problem(path: Path) -> str | None:
         return None
     if (why := _lfs_head_problem(head)) is not None:
         return why
+    if head.startswith(b"\x1f\x8b") and not path.name.lower().endswith(".gz"):
+        return (f"the file is gzip-compressed but its name does not end in .gz: name it {path.name}.gz (or decompress "
+                "it: gunzip); nothing of it is read")
     if path.name.lower().endswith(".gz"):
         try:
             head = zlib.decompressobj(wbits=31).decompress(head, _LFS_HEAD)  # (31: a gzip header)
@@ -261,7 +264,19 @@ def encoding_problem(path: Path) -> str | None:
             return None  # not gzip: the reader reports it
     if head and head.count(0) == len(head) and not _only_zeros(path):
         return None  # zeros, then text: the readers report the lines of zeros and read the others
-    return bom_problem(head) or nul_problem(head)
+    return _binary_problem(head, path) or bom_problem(head) or nul_problem(head)
+
+
+def _binary_problem(head: bytes, path: Path) -> str | None:
+    """:func:`encoding_problem` of a text file's first bytes ``head`` that are a ZIP archive (an Excel .xlsx workbook
+    renamed .csv) or a Parquet file: what it is and what to do. Before, "the header line is not valid UTF-8 text ...
+    re-save the file as UTF-8", or for JSON lines an error per line."""
+    if head.startswith(b"PK\x03\x04"):
+        return ("the file is a ZIP archive (an Excel .xlsx workbook under another name?), not text: save the sheet as "
+                "CSV UTF-8, or unzip it; nothing of it is read")
+    if head.startswith(b"PAR1"):
+        return f"the file is Parquet, not text: name it {path.name.split('.')[0]}.parquet; nothing of it is read"
+    return None
 
 
 def _only_zeros(path: Path) -> bool:
@@ -757,7 +772,8 @@ def _iter_rows(path: Path, errors: ErrorLog, columns=None):
     ext = table_ext(path)
 
     def repeated(names) -> str | None:
-        return None if columns is None else repeated_columns([n if column_key(n) in columns else "" for n in names])
+        return None if columns is None else repeated_columns([n if column_key(n) in columns else "" for n in names],
+                                                             tuple(columns))
 
     if ext == ".parquet":
         for first, batch in _parquet_batches(path, errors, 65536):
@@ -828,7 +844,7 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
     ext = table_ext(path)
     if ext == ".parquet":
         for first, batch in _parquet_batches(path, errors, 1 << 20):
-            if first == 1 and (why := repeated_columns(batch.schema.names)) is not None:
+            if first == 1 and (why := repeated_columns(batch.schema.names, LONG_COLUMNS)) is not None:
                 errors.add(str(path), None, why)
                 return
             lines = np.arange(first, first + batch.num_rows, dtype=np.int64)
@@ -840,8 +856,20 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
     # JSON lines (or a JSON array): Python parsing in chunks, converted to arrow columns
     chunk: list[dict] = []
     chunk_lines: list[int] = []
+    twice_in: dict[tuple, list[str]] = {}  # a row's keys (most rows share them) -> :func:`_spelled_twice`
     for line, row in _iter_rows(path, errors):
         if (row := _without_nested(row, line, str(path), errors)) is None:
+            continue
+        twice = None
+        if len(row) <= 64:  # long form (a matrix row's keys are its prompt ids, compared as written: not looked at)
+            if (twice := twice_in.get(keys := tuple(row))) is None:
+                if len(twice_in) > 10_000:
+                    twice_in.clear()
+                twice = twice_in[keys] = _spelled_twice(row)
+        if twice:
+            errors.add(str(path), line, f"the object names {' and '.join(map(repr, twice))} (one column, names read in "
+                       "any case and spacing): which value holds cannot be told; the row is skipped",
+                       "keys named twice in a JSON object")
             continue
         chunk.append(row)
         chunk_lines.append(line)
@@ -850,6 +878,17 @@ def _read_long_blocks(path: Path, errors: ErrorLog):
             chunk, chunk_lines = [], []
     if chunk:
         yield _rows_to_columns(chunk), np.asarray(chunk_lines, dtype=np.int64)
+
+
+def _spelled_twice(row: dict) -> list[str]:
+    """The keys of a JSON outcomes row that name one long-form column (:data:`LONG_COLUMNS`) in two spellings
+    (``correct`` and ``Correct``), as a CSV header's are (:func:`repeated_columns`); [] when none do. Before, the one
+    spelled exactly was read and the other dropped without a word."""
+    by_key: dict[str, list[str]] = {}
+    for k in row:
+        if (key := column_key(k)) in LONG_COLUMNS:
+            by_key.setdefault(key, []).append(k)
+    return next((names for names in by_key.values() if len(names) > 1), [])
 
 
 def rows_under_key(row: dict) -> str | None:
@@ -889,20 +928,36 @@ def _without_nested(row: dict, line: int, fname: str, errors: ErrorLog) -> dict 
     return row  # a nested value in a column long form does not read
 
 
-def repeated_columns(names: list[str]) -> str | None:
+#: the columns of a long-form outcomes file (``tables.LONG_COLUMNS``), its header names read in any case and spacing
+VALUE_COLUMNS = ("correct", "score")
+LONG_COLUMNS = ("model", "prompt_id", *VALUE_COLUMNS)
+
+
+def repeated_columns(names: list[str], known: tuple = ()) -> str | None:
     """The error for a header that names a column more than once (its columns, 1-based), or None. Read into one
     column per name, all but one of them would be dropped without a word (a matrix's repeated prompt id, a second
     `correct` column), so nothing of such a file is read. Blank names name no column (a spreadsheet's export ends its
     header with empty cells, ``model,prompt_id,correct,,``): they are no repetition, and their columns are read as
-    any column long form does not use is."""
-    seen: dict[str, list[int]] = {}
+    any column long form does not use is. ``known``: the column names read in any case and spacing
+    (:func:`column_key`), so that two spellings of one (``correct``, ``Correct``) are a repetition too (before, the one
+    spelled exactly was read and the other dropped without a word); other names are compared as written."""
+    seen: dict[str, list[tuple[int, str]]] = {}
     for i, n in enumerate(names, 1):
-        if str(n).strip():
-            seen.setdefault(str(n).strip(), []).append(i)
-    twice = {n: at for n, at in seen.items() if len(at) > 1}
+        if name := str(n).strip():
+            seen.setdefault(column_key(name) if column_key(name) in known else name, []).append((i, name))
+    twice = {k: at for k, at in seen.items() if len(at) > 1}
     if not twice:
         return None
-    which = "; ".join(f"{n!r} (columns {', '.join(map(str, at))})" for n, at in twice.items())
+
+    def said(at: list[tuple[int, str]]) -> str:
+        spelled = list(dict.fromkeys(n for _, n in at))
+        cols = ", ".join(str(i) for i, _ in at)
+        if len(spelled) == 1:
+            return f"{spelled[0]!r} (columns {cols})"
+        return (f"{' and '.join(map(repr, spelled))} (columns {cols}: one column, names read in any case and "
+                "spacing)")
+
+    which = "; ".join(said(at) for at in twice.values())
     return (f"the header names {which} more than once: which column holds the values cannot be told, so nothing of "
             "this file is read; remove or rename the repeated column")
 
@@ -948,7 +1003,7 @@ def _read_csv_blocks(path: Path, ext: str, errors: ErrorLog):
     if not header:
         errors.add(fname, None, "empty file: no header and no rows")
         return
-    if (why := repeated_columns(header) or separator_problem(header, delim)) is not None:
+    if (why := repeated_columns(header, LONG_COLUMNS) or separator_problem(header, delim)) is not None:
         errors.add(fname, 1, why)
         return
     # fast path: pyarrow, streamed block by block. A malformed row (wrong field count, stray quote) makes

@@ -34,7 +34,9 @@ import numpy as np
 from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, SourceInfo, name_problem, text_problem
 from .common import (
     EXTENSIONS,
+    LONG_COLUMNS,
     REPEATED_HEADER,
+    VALUE_COLUMNS,
     ErrorLog,
     _fingerprint,
     _iter_rows,
@@ -52,8 +54,6 @@ from .registry import Match, Reader
 
 OUTCOME_NAMES = ("outcomes", "matrix")
 PROMPT_NAMES = ("prompts",)
-VALUE_COLUMNS = ("correct", "score")
-LONG_COLUMNS = ("model", "prompt_id", *VALUE_COLUMNS)
 
 
 def _known_columns(cols: dict, known: tuple = LONG_COLUMNS) -> dict:
@@ -104,6 +104,31 @@ def _broken_links(folder: Path) -> list[Path]:
     return [p for p in entries if p.name.lower() in names and p.is_symlink() and not p.exists()]
 
 
+def _not_files(folder: Path) -> list[tuple[Path, str]]:
+    """(entry, what it is) of the entries in a folder named as a table source's files that exist but are no file: a
+    folder (Spark's ``df.write.csv("outcomes.csv")``), a named pipe, a socket, a device. :func:`_table_files` passes
+    them over; before, the folder was said to have "no outcomes file beside" its prompts file."""
+    import stat
+
+    names = {f"{stem}{ext}" for stem in OUTCOME_NAMES + PROMPT_NAMES for ext in EXTENSIONS}
+    found = []
+    try:
+        for p in sorted(folder.iterdir()):
+            if p.name.lower() not in names:
+                continue
+            try:
+                mode = p.stat().st_mode  # (a link to one of them: its target's kind)
+            except OSError:
+                continue
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else "a socket"
+                    if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else None)
+            if kind is not None:
+                found.append((p, kind))
+    except OSError:
+        return []
+    return found
+
+
 def find_table_files(folder: Path) -> tuple[Path | None, Path | None]:
     """``(outcomes_file, prompts_file)`` in a folder (either may be None; the first of several)."""
     outcomes, prompts = _table_files(folder, OUTCOME_NAMES), _table_files(folder, PROMPT_NAMES)
@@ -137,6 +162,12 @@ def why_not(path: Path) -> str | None:
         return (f"{link.name} is a symbolic link to {os.readlink(link)}, which does not exist (a moved or unmounted "
                 "folder): mount or restore it, or replace the link with the file")
     outcomes, prompts = find_table_files(path)
+    if (outcomes is None or prompts is None) and (odd := _not_files(path)):
+        entry, kind = odd[0]
+        if kind == "a folder":
+            return (f"{entry.name} is a folder, not a file (Spark writes a table so, as part-*.csv files): join its "
+                    f"part files into one {entry.name} with one header line")
+        return f"{entry.name} is {kind}, not a file: replace it with the file"
     if outcomes is None and prompts is not None:
         return (f"{prompts.name} but no outcomes file beside it: put one there (outcomes.csv / .jsonl / .parquet with "
                 "model, prompt_id, correct, one row per outcome; or matrix.csv: one row per model, one column per "
