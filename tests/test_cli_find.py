@@ -1114,6 +1114,9 @@ def test_the_tables_write_counts_past_a_thousand_with_separators(tmp_path, encod
     res = run("model", "org/m0000")
     assert re.search(r"│ big +│ +\d+% │ +1,100 │", res.stdout), res.stdout
     assert re.search(r"│ +\d+ of 1,002 │", res.stdout), res.stdout
+    # `taskspace spaces` writes its counts as the tables and the page's space chooser do ("1,002 models")
+    res = run("spaces")
+    assert "  models 1,002  benchmarks 2  stale: none" in res.stdout, res.stdout + res.stderr
 
 
 def test_count_writes_thousands_separators():
