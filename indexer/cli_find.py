@@ -590,9 +590,8 @@ def _print_result(result) -> None:
             # `taskspace models --offset` says (before, not how many, nor where the last page is)
             typer.echo(f"no model past the best {count(q['offset'])}: the ranking holds {count(q['total'])} model(s) and --offset "
                        f"{q['offset']} skips every ranked model (the last one is at --offset {q['total'] - 1})")
-        elif q.get("offset"):  # the ranking has no more models than the offset skips
-            typer.echo(f"no model past the best {count(q['offset'])}: --offset {q['offset']} skips every ranked model "
-                       "(lower --offset)")
+        # (a ranking of no model at all, e.g. a filter that leaves none, is said as without --offset: before,
+        # "--offset 2 skips every ranked model (lower --offset)", which no offset changes)
         elif q.get("filters"):
             typer.echo("no model matches (check the filters, or run `taskspace index`)")
         elif q.get("models"):  # compare mode, no filter: the "not ranked" line below says why and what to do

@@ -18,6 +18,7 @@ app = typer.Typer(help="The embedding spaces of this home (one per encoder and m
 
 
 def _show(as_json: bool) -> None:
+    from .cli_find import count
     from .cli_index import echo_json
     from .spaces import describe_spaces
     from .store.vectors import VectorStore
@@ -66,13 +67,14 @@ def _show(as_json: bool) -> None:
         if i.read_only:
             stale = "stale: - (pulled, read-only)"
         elif i.stale:
-            stale = (f"stale: {i.stale} model(s) whose results changed since their vector was solved ("
+            stale = (f"stale: {count(i.stale)} model(s) whose results changed since their vector was solved ("
                      + ("the next `taskspace index` re-solves them)" if i.configured else
                         f"not the configured space, so no pass updates it: `{i.update}` re-solves it)" if i.update else
                         "not the configured space, and no setting of this taskspace builds it: no pass updates it)"))
         else:
             stale = "stale: none"
-        typer.echo(f"  models {i.models}  benchmarks {i.benchmarks}  {stale}")
+        # counts as the tables and the page's space chooser write them ("32,823")
+        typer.echo(f"  models {count(i.models)}  benchmarks {count(i.benchmarks)}  {stale}")
         if i.origin:
             typer.echo(f"  pulled from {i.origin}{' (read-only until raw results are ingested)' if i.read_only else ''}")
         missing = [k for k, n in (i.index or {}).items() if n is None]

@@ -1114,6 +1114,9 @@ def test_the_tables_write_counts_past_a_thousand_with_separators(tmp_path, encod
     res = run("model", "org/m0000")
     assert re.search(r"│ big +│ +\d+% │ +1,100 │", res.stdout), res.stdout
     assert re.search(r"│ +\d+ of 1,002 │", res.stdout), res.stdout
+    # `taskspace spaces` writes its counts as the tables and the page's space chooser do ("1,002 models")
+    res = run("spaces")
+    assert "  models 1,002  benchmarks 2  stale: none" in res.stdout, res.stdout + res.stderr
 
 
 def test_count_writes_thousands_separators():
@@ -1121,3 +1124,16 @@ def test_count_writes_thousands_separators():
     from indexer.cli_find import count
 
     assert [count(n) for n in (0, 7, 999, 1000, 32823, 1234567)] == ["0", "7", "999", "1,000", "32,823", "1,234,567"]
+
+
+def test_an_offset_past_a_filter_that_matches_no_model_says_the_filter_left_none(tmp_path, encoder):
+    """`search --license L --offset N` where the filter leaves no model says that no model matches (check the
+    filters), as the search page and the same search without --offset say, and how many the filter excluded; before,
+    "--offset 2 skips every ranked model (lower --offset)", which no offset would change (found on the 32,823-model
+    home: `--license mit --offset 2`, every model without a license)."""
+    _alpha_home(tmp_path, encoder, 5)
+    prompt = "What is item 3 of alpha about chemistry?"
+    res = run("search", prompt, "--license", "nosuch-license", "--offset", "2")
+    said = " ".join(res.stdout.split())
+    assert res.returncode == 0 and "no model matches (check the filters" in said, res.stdout + res.stderr
+    assert "lower --offset" not in said and "--license excluded 3 model(s)" in said, said
