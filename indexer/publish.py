@@ -399,17 +399,20 @@ class PublishResult:
 
 
 def commit_message(added: int, changed: int, removed: int, spaces: int, new_columns: list[str] = (),
-                   stamped: tuple[int, list[str]] = (0, [])) -> str:
+                   stamped: tuple[int, list[str]] = (0, []), others: list[str] = ()) -> str:
     """The commit's summary; ``new_columns``: the columns the model files gain (an older taskspace published them
     without), said once as why the files are rewritten (a record lacking one reads as null: not counted changed);
     ``stamped``: how many of the ``changed`` differ only in when or by which version they were computed, and in which
-    of those columns (:func:`_only_stamps`)."""
+    of those columns (:func:`_only_stamps`); ``others``: the files other than model files the commit writes or deletes,
+    named when no model record changed and no new column explains the commit (a card listing a new source)."""
     cols = ", ".join(new_columns)
     n, stamps = stamped
     more = (f"; {n} of the changed {'differs' if n == 1 else 'differ'} only in {' and '.join(stamps)} ({' or '.join(_STAMPS[c] for c in stamps)})"
             if n else "")
     more += (f"; the model files gain the column{'s' if len(new_columns) > 1 else ''} {cols}, which the records "
              "published before lack" if new_columns else "")
+    if others and not (added or changed or removed or new_columns):  # before: a commit said to change nothing
+        more += f"; no model record changed, only {', '.join(others)}"
     return (f"taskspace publish: {added} model record(s) added, {changed} changed, {removed} removed "
             f"({spaces} space(s)){more}")
 
@@ -548,7 +551,8 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
     old_records = _records_of(changed_models)
     added, changed, removed = _diff(old_records, new_records)
     message = commit_message(added, changed, removed, len(rs.spaces), _new_columns(old_records, new_records),
-                             _only_stamps(old_records, new_records))
+                             _only_stamps(old_records, new_records),
+                             sorted(f for f in [*adds, *deletes] if not f.startswith(dataset.MODELS_DIR + "/")))
     sha = hub.commit(repo_id, adds, deletes, message, parent=snap.sha)
     log.info("published %s at %s: %s", repo_id, sha, message)
     return PublishResult(repo_id, sha, added, changed, removed, sorted(adds), deletes, message=message)

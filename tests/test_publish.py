@@ -2267,3 +2267,21 @@ def test_the_cards_yaml_licence_is_what_the_hub_reads_for_each_mix_of_source_lic
         assert meta["license_link"] == "README.md", meta
     else:
         assert "license_name" not in meta and "license_link" not in meta, meta
+
+
+def test_a_republish_that_changes_no_model_record_names_the_files_it_rewrites(publisher, hub_server, tmp_path,
+                                                                              monkeypatch):
+    """A publish whose model records are all unchanged but whose other files differ (a source's licence line edited,
+    a source ingested and not yet indexed: the card lists it) commits those files, and the summary says which, after
+    its counts of 0. Before, the commit's summary was "0 model record(s) added, 0 changed, 0 removed" alone: a scheduled
+    job's history showed a commit that changed nothing it named."""
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    publish("tester/recs", store=store_a)
+    f = tmp_path / "sample" / "PROVENANCE.md"
+    f.write_text(f.read_text().replace("the MMLU-Pro data is MIT", "the MMLU-Pro data is MIT (see its card)"))
+    res = publish("tester/recs", store=store_a)
+    assert res.files == ["README.md"]
+    assert res.message == ("taskspace publish: 0 model record(s) added, 0 changed, 0 removed (1 space(s)); no model "
+                           "record changed, only README.md")
+    assert hub_server.commits[-1]["summary"] == res.message
