@@ -538,6 +538,7 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
     old_paths: dict[str, Path] = {}
     if managed:
         root = hub.download(snap, managed)
+        hub.keep_only(snap)  # a scheduled publish's cache: the revision it compares with, not every one it read
         old_paths = {f: root / f for f in managed}
     adds = {n: d for n, d in files.items() if n not in old_paths or old_paths[n].read_bytes() != d}
     deletes = sorted(f for f in old_paths if f not in files)
@@ -613,6 +614,7 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
             own = {dataset.models_file(space), dataset.patterns_file(space), dataset.prompts_file(space)}
             files = [f for f in files if f.count("/") == 0 or f in own]
         root = hub.download(snap, files)
+        hub.keep_only(snap)  # the revision pulled (an offline pull reads it), not every one pulled before
         return root, origin, snap.sha, None
     root = Path(spec).expanduser()
     if not root.is_dir():

@@ -6,6 +6,7 @@ against the files; licences, tokens, bad records, encoder and dimension refusals
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -2285,3 +2286,31 @@ def test_a_republish_that_changes_no_model_record_names_the_files_it_rewrites(pu
     assert res.message == ("taskspace publish: 0 model record(s) added, 0 changed, 0 removed (1 space(s)); no model "
                            "record changed, only README.md")
     assert hub_server.commits[-1]["summary"] == res.message
+
+
+def test_the_hub_cache_of_a_publisher_and_of_a_consumer_keeps_one_revision_of_the_records(publisher, hub_server,
+                                                                                         tmp_path, monkeypatch):
+    """A scheduled publish (each run downloads the dataset's current files to compare) and a scheduled pull (each
+    downloads the revision it reads) leave the home's Hub cache holding that one revision of the record set, its
+    files and no blob of an earlier one; before, every revision a run read stayed, so a home publishing or pulling a
+    large index daily grew by its changed files a day (the models file of 32,823 models: 778 float32 each, about
+    100 MB)."""
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    storage = tmp_path / "home_a" / "hub" / "datasets--tester--recs"
+
+    def held(folder):
+        snaps = sorted(p.name for p in (folder / "snapshots").iterdir())
+        used = {Path(os.path.realpath(p)).name for p in (folder / "snapshots").rglob("*") if p.is_file()}
+        blobs = {p.name for p in (folder / "blobs").iterdir()}
+        return snaps, blobs - used
+
+    shas = [publish("tester/recs", store=store_a).commit]
+    for lic in ("mit", "bsd-3-clause", "apache-2.0"):
+        store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": lic}])
+        shas.append(publish("tester/recs", store=store_a).commit)
+    assert held(storage) == ([shas[-2]], set())  # the commit the last publish compared against, alone
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(f"hub:tester/recs@{shas[0]}")
+    pull("hub:tester/recs")
+    assert held(tmp_path / "home_b" / "hub" / "datasets--tester--recs") == ([shas[-1]], set())
