@@ -534,6 +534,12 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
                              message=commit_message(n, 0, 0, len(rs.spaces)))
     hub.create_dataset(repo_id, private=private)
     snap = hub.repo_snapshot(repo_id, None, "dataset")
+    foreign = [f for f in snap.files if f != ".gitattributes"]
+    if foreign and dataset.SPACES not in snap.files:  # another dataset (a typo): its card would be replaced
+        more = f", ... {len(foreign)} files" if len(foreign) > 5 else ""
+        raise ConfigError(f"{repo_id}: the dataset holds files that are not taskspace records ({', '.join(foreign[:5])}"
+                          f"{more}) and no {dataset.SPACES}; publishing would replace its README.md and add the records "
+                          "beside them: publish to a new or empty dataset, or to one taskspace published")
     managed = [f for f in snap.files if dataset.is_managed(f)]
     old_paths: dict[str, Path] = {}
     if managed:

@@ -2314,3 +2314,26 @@ def test_the_hub_cache_of_a_publisher_and_of_a_consumer_keeps_one_revision_of_th
     pull(f"hub:tester/recs@{shas[0]}")
     pull("hub:tester/recs")
     assert held(tmp_path / "home_b" / "hub" / "datasets--tester--recs") == ([shas[-1]], set())
+
+
+def test_publishing_into_a_dataset_that_holds_other_data_is_refused_before_anything_is_written(publisher, hub_server,
+                                                                                               monkeypatch):
+    """`taskspace publish ORG/NAME` of an existing dataset that holds files but no record set (no spaces.parquet:
+    another dataset, a typo in a scheduled job's name) is refused naming the dataset and some of its files (exit 2),
+    with no commit; a dataset holding only `.gitattributes` (as the Hub creates one) is published to. Before, the
+    records were committed beside its files and its README.md, the card of that other dataset, was replaced by
+    taskspace's, as a dry run refuses to do in a folder of other files."""
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    other = hub_server.root / "datasets" / "tester" / "other"
+    other.mkdir(parents=True)
+    (other / "README.md").write_text("---\nlicense: mit\n---\n# Someone's dataset\n")
+    (other / "data.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ConfigError, match=r"^tester/other: the dataset holds files that are not taskspace records "
+                                          r"\(README.md, data.csv\) and no spaces.parquet"):
+        publish("tester/other", store=store_a)
+    assert hub_server.commits == [] and (other / "README.md").read_text().endswith("# Someone's dataset\n")
+    empty = hub_server.root / "datasets" / "tester" / "fresh"
+    empty.mkdir(parents=True)
+    (empty / ".gitattributes").write_text("*.parquet filter=lfs diff=lfs merge=lfs -text\n")
+    assert publish("tester/fresh", store=store_a).commit is not None
