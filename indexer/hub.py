@@ -569,8 +569,13 @@ class HubClient:
                 sha = ""
         folder = storage / "snapshots" / sha
         if not _SHA.match(sha) or not folder.is_dir():
+            # what it holds (a cache filled before downloads recorded the branch they read has no refs): by sha
+            held = sorted(p.name for p in (storage / "snapshots").iterdir() if _SHA.match(p.name)) if (
+                storage / "snapshots").is_dir() else []
+            also = (f" (it holds revision {', '.join(held[:3])}{', ...' if len(held) > 3 else ''}: name it as "
+                    "@REVISION to read it offline)" if held else "")
             raise HubError(f"cannot read {repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} is set and the Hub cache "
-                           f"{self.cache_dir} holds no revision {ref} of it; unset it to reach the Hub")
+                           f"{self.cache_dir} holds no revision {ref} of it{also}; unset it to reach the Hub")
         cache = os.path.realpath(self.cache_dir)
         files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
                        if p.is_file() and _inside(os.path.realpath(p), cache))

@@ -2197,6 +2197,7 @@ def test_an_offline_pull_uses_the_revision_the_homes_hub_cache_holds_and_refuses
     # a revision the cache does not hold, and a home whose cache is empty: the offline refusal, naming the variable
     code, out, err = run_cli(capsys, "pull", f"hub:tester/recs@{second}")
     assert code == 4 and "HF_HUB_OFFLINE is set" in err and second in err and "unset it" in err, err
+    assert f"it holds revision {first}: name it as @REVISION" in err, err  # what the cache does hold
     _home(tmp_path, monkeypatch, "home_c")
     code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
     assert code == 4 and "HF_HUB_OFFLINE is set" in err and "unset it" in err, err
