@@ -11,7 +11,9 @@
   :meth:`HubClient.repo_snapshot` (commit sha + file list at a revision) and :meth:`HubClient.download`
   (chosen files at that exact commit into ``$TASKSPACE_HOME/hub``; cached, so nothing is fetched twice; it records
   which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
-  whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`). Offline,
+  whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`);
+  :meth:`HubClient.keep_only` removes a repo's other revisions from the cache (publish and pull keep the one they
+  read). Offline,
   :meth:`HubClient.cached_snapshot` gives what the cache holds at a revision and ``download`` serves those files
   (``taskspace pull`` offline), naming the offline variable for what the cache lacks.
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
@@ -567,8 +569,13 @@ class HubClient:
                 sha = ""
         folder = storage / "snapshots" / sha
         if not _SHA.match(sha) or not folder.is_dir():
+            # what it holds (a cache filled before downloads recorded the branch they read has no refs): by sha
+            held = sorted(p.name for p in (storage / "snapshots").iterdir() if _SHA.match(p.name)) if (
+                storage / "snapshots").is_dir() else []
+            also = (f" (it holds revision {', '.join(held[:3])}{', ...' if len(held) > 3 else ''}: name it as "
+                    "@REVISION to read it offline)" if held else "")
             raise HubError(f"cannot read {repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} is set and the Hub cache "
-                           f"{self.cache_dir} holds no revision {ref} of it; unset it to reach the Hub")
+                           f"{self.cache_dir} holds no revision {ref} of it{also}; unset it to reach the Hub")
         cache = os.path.realpath(self.cache_dir)
         files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
                        if p.is_file() and _inside(os.path.realpath(p), cache))
@@ -639,6 +646,32 @@ class HubClient:
             root.mkdir(parents=True, exist_ok=True)
         self._remember_ref(snapshot)
         return root
+
+    def keep_only(self, snapshot: RepoSnapshot) -> None:
+        """Remove from the cache every other revision of the snapshot's repo: their snapshot folders, the refs that
+        name them and the blobs only they used (a download in progress, ``*.incomplete``, is left). A publish
+        compares with one revision and a pull reads one, so a scheduled run's cache holds that one, not every revision
+        it ever read. Best effort: what cannot be removed is logged and stays."""
+        import shutil
+
+        storage = self._storage(snapshot.repo_id, snapshot.repo_type)
+        keep = storage / "snapshots" / snapshot.sha
+        if not _SHA.match(snapshot.sha or "") or not keep.is_dir():
+            return
+        try:
+            for other in (storage / "snapshots").iterdir():
+                if other.name != snapshot.sha:
+                    shutil.rmtree(other) if other.is_dir() and not other.is_symlink() else other.unlink()
+            for ref in [r for r in (storage / "refs").rglob("*") if r.is_file()] if (storage / "refs").is_dir() else []:
+                if ref.read_text().strip() != snapshot.sha:
+                    ref.unlink()
+            used = {os.path.basename(os.path.realpath(p)) for p in keep.rglob("*") if p.is_symlink()}
+            for blob in (storage / "blobs").iterdir() if (storage / "blobs").is_dir() else []:
+                if blob.name not in used and not blob.name.endswith(".incomplete") and blob.is_file():
+                    blob.unlink()
+        except OSError as exc:
+            log.warning("Hub cache: cannot remove the earlier revisions of %s from %s: %s", snapshot.repo_id,
+                        storage, exc)
 
     def _cached_files(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
         """The snapshot folder holding ``files`` at the snapshot's commit in the cache (offline :meth:`download`)."""

@@ -399,17 +399,20 @@ class PublishResult:
 
 
 def commit_message(added: int, changed: int, removed: int, spaces: int, new_columns: list[str] = (),
-                   stamped: tuple[int, list[str]] = (0, [])) -> str:
+                   stamped: tuple[int, list[str]] = (0, []), others: list[str] = ()) -> str:
     """The commit's summary; ``new_columns``: the columns the model files gain (an older taskspace published them
     without), said once as why the files are rewritten (a record lacking one reads as null: not counted changed);
     ``stamped``: how many of the ``changed`` differ only in when or by which version they were computed, and in which
-    of those columns (:func:`_only_stamps`)."""
+    of those columns (:func:`_only_stamps`); ``others``: the files other than model files the commit writes or deletes,
+    named when no model record changed and no new column explains the commit (a card listing a new source)."""
     cols = ", ".join(new_columns)
     n, stamps = stamped
     more = (f"; {n} of the changed {'differs' if n == 1 else 'differ'} only in {' and '.join(stamps)} ({' or '.join(_STAMPS[c] for c in stamps)})"
             if n else "")
     more += (f"; the model files gain the column{'s' if len(new_columns) > 1 else ''} {cols}, which the records "
              "published before lack" if new_columns else "")
+    if others and not (added or changed or removed or new_columns):  # before: a commit said to change nothing
+        more += f"; no model record changed, only {', '.join(others)}"
     return (f"taskspace publish: {added} model record(s) added, {changed} changed, {removed} removed "
             f"({spaces} space(s)){more}")
 
@@ -531,10 +534,17 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
                              message=commit_message(n, 0, 0, len(rs.spaces)))
     hub.create_dataset(repo_id, private=private)
     snap = hub.repo_snapshot(repo_id, None, "dataset")
+    foreign = [f for f in snap.files if f != ".gitattributes"]
+    if foreign and dataset.SPACES not in snap.files:  # another dataset (a typo): its card would be replaced
+        more = f", ... {len(foreign)} files" if len(foreign) > 5 else ""
+        raise ConfigError(f"{repo_id}: the dataset holds files that are not taskspace records ({', '.join(foreign[:5])}"
+                          f"{more}) and no {dataset.SPACES}; publishing would replace its README.md and add the records "
+                          "beside them: publish to a new or empty dataset, or to one taskspace published")
     managed = [f for f in snap.files if dataset.is_managed(f)]
     old_paths: dict[str, Path] = {}
     if managed:
         root = hub.download(snap, managed)
+        hub.keep_only(snap)  # a scheduled publish's cache: the revision it compares with, not every one it read
         old_paths = {f: root / f for f in managed}
     adds = {n: d for n, d in files.items() if n not in old_paths or old_paths[n].read_bytes() != d}
     deletes = sorted(f for f in old_paths if f not in files)
@@ -548,7 +558,8 @@ def publish(repo_id: str, *, space=None, private: bool = False, dry_run: str | P
     old_records = _records_of(changed_models)
     added, changed, removed = _diff(old_records, new_records)
     message = commit_message(added, changed, removed, len(rs.spaces), _new_columns(old_records, new_records),
-                             _only_stamps(old_records, new_records))
+                             _only_stamps(old_records, new_records),
+                             sorted(f for f in [*adds, *deletes] if not f.startswith(dataset.MODELS_DIR + "/")))
     sha = hub.commit(repo_id, adds, deletes, message, parent=snap.sha)
     log.info("published %s at %s: %s", repo_id, sha, message)
     return PublishResult(repo_id, sha, added, changed, removed, sorted(adds), deletes, message=message)
@@ -609,6 +620,7 @@ def _fetch(spec: str, hub=None, space: str | None = None) -> tuple[Path, str, st
             own = {dataset.models_file(space), dataset.patterns_file(space), dataset.prompts_file(space)}
             files = [f for f in files if f.count("/") == 0 or f in own]
         root = hub.download(snap, files)
+        hub.keep_only(snap)  # the revision pulled (an offline pull reads it), not every one pulled before
         return root, origin, snap.sha, None
     root = Path(spec).expanduser()
     if not root.is_dir():

@@ -6,6 +6,7 @@ against the files; licences, tokens, bad records, encoder and dimension refusals
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -2196,6 +2197,7 @@ def test_an_offline_pull_uses_the_revision_the_homes_hub_cache_holds_and_refuses
     # a revision the cache does not hold, and a home whose cache is empty: the offline refusal, naming the variable
     code, out, err = run_cli(capsys, "pull", f"hub:tester/recs@{second}")
     assert code == 4 and "HF_HUB_OFFLINE is set" in err and second in err and "unset it" in err, err
+    assert f"it holds revision {first}: name it as @REVISION" in err, err  # what the cache does hold
     _home(tmp_path, monkeypatch, "home_c")
     code, out, err = run_cli(capsys, "pull", "hub:tester/recs")
     assert code == 4 and "HF_HUB_OFFLINE is set" in err and "unset it" in err, err
@@ -2267,3 +2269,72 @@ def test_the_cards_yaml_licence_is_what_the_hub_reads_for_each_mix_of_source_lic
         assert meta["license_link"] == "README.md", meta
     else:
         assert "license_name" not in meta and "license_link" not in meta, meta
+
+
+def test_a_republish_that_changes_no_model_record_names_the_files_it_rewrites(publisher, hub_server, tmp_path,
+                                                                              monkeypatch):
+    """A publish whose model records are all unchanged but whose other files differ (a source's licence line edited,
+    a source ingested and not yet indexed: the card lists it) commits those files, and the summary says which, after
+    its counts of 0. Before, the commit's summary was "0 model record(s) added, 0 changed, 0 removed" alone: a scheduled
+    job's history showed a commit that changed nothing it named."""
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    publish("tester/recs", store=store_a)
+    f = tmp_path / "sample" / "PROVENANCE.md"
+    f.write_text(f.read_text().replace("the MMLU-Pro data is MIT", "the MMLU-Pro data is MIT (see its card)"))
+    res = publish("tester/recs", store=store_a)
+    assert res.files == ["README.md"]
+    assert res.message == ("taskspace publish: 0 model record(s) added, 0 changed, 0 removed (1 space(s)); no model "
+                           "record changed, only README.md")
+    assert hub_server.commits[-1]["summary"] == res.message
+
+
+def test_the_hub_cache_of_a_publisher_and_of_a_consumer_keeps_one_revision_of_the_records(publisher, hub_server,
+                                                                                         tmp_path, monkeypatch):
+    """A scheduled publish (each run downloads the dataset's current files to compare) and a scheduled pull (each
+    downloads the revision it reads) leave the home's Hub cache holding that one revision of the record set, its
+    files and no blob of an earlier one; before, every revision a run read stayed, so a home publishing or pulling a
+    large index daily grew by its changed files a day (the models file of 32,823 models: 778 float32 each, about
+    100 MB)."""
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    storage = tmp_path / "home_a" / "hub" / "datasets--tester--recs"
+
+    def held(folder):
+        snaps = sorted(p.name for p in (folder / "snapshots").iterdir())
+        used = {Path(os.path.realpath(p)).name for p in (folder / "snapshots").rglob("*") if p.is_file()}
+        blobs = {p.name for p in (folder / "blobs").iterdir()}
+        return snaps, blobs - used
+
+    shas = [publish("tester/recs", store=store_a).commit]
+    for lic in ("mit", "bsd-3-clause", "apache-2.0"):
+        store_a.upsert_models([{"key": _key(store_a, MISTRAL), "license": lic}])
+        shas.append(publish("tester/recs", store=store_a).commit)
+    assert held(storage) == ([shas[-2]], set())  # the commit the last publish compared against, alone
+    _home(tmp_path, monkeypatch, "home_b")
+    pull(f"hub:tester/recs@{shas[0]}")
+    pull("hub:tester/recs")
+    assert held(tmp_path / "home_b" / "hub" / "datasets--tester--recs") == ([shas[-1]], set())
+
+
+def test_publishing_into_a_dataset_that_holds_other_data_is_refused_before_anything_is_written(publisher, hub_server,
+                                                                                               monkeypatch):
+    """`taskspace publish ORG/NAME` of an existing dataset that holds files but no record set (no spaces.parquet:
+    another dataset, a typo in a scheduled job's name) is refused naming the dataset and some of its files (exit 2),
+    with no commit; a dataset holding only `.gitattributes` (as the Hub creates one) is published to. Before, the
+    records were committed beside its files and its README.md, the card of that other dataset, was replaced by
+    taskspace's, as a dry run refuses to do in a folder of other files."""
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    other = hub_server.root / "datasets" / "tester" / "other"
+    other.mkdir(parents=True)
+    (other / "README.md").write_text("---\nlicense: mit\n---\n# Someone's dataset\n")
+    (other / "data.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ConfigError, match=r"^tester/other: the dataset holds files that are not taskspace records "
+                                          r"\(README.md, data.csv\) and no spaces.parquet"):
+        publish("tester/other", store=store_a)
+    assert hub_server.commits == [] and (other / "README.md").read_text().endswith("# Someone's dataset\n")
+    empty = hub_server.root / "datasets" / "tester" / "fresh"
+    empty.mkdir(parents=True)
+    (empty / ".gitattributes").write_text("*.parquet filter=lfs diff=lfs merge=lfs -text\n")
+    assert publish("tester/fresh", store=store_a).commit is not None
