@@ -669,6 +669,23 @@ def mixed(tmp_path, encoder):
     store.close()
 
 
+def _count_matches_built(monkeypatch) -> list[str]:
+    """The keys of the candidates whose matches (variance, interval) the coverage search builds, appended as built,
+    with one candidate fetched a round (``COVERAGE_FETCH`` 1) so that rounds fetch again."""
+    from indexer import query
+
+    built: list[str] = []
+    matches = query._matches
+
+    def counted(hits, *args, **kw):
+        built.extend(h.key for h in hits)
+        return matches(hits, *args, **kw)
+
+    monkeypatch.setattr(query, "COVERAGE_FETCH", 1)
+    monkeypatch.setattr(query, "_matches", counted)
+    return built
+
+
 def test_a_coverage_aware_lcb_bounds_models_fitted_only_where_nothing_links_the_query_by_their_variance(mixed,
                                                                                                         monkeypatch):
     """``lcb`` past groups no model links (Calibration.links): the uncovered search is split into the models fitted
@@ -688,15 +705,7 @@ def test_a_coverage_aware_lcb_bounds_models_fitted_only_where_nothing_links_the_
     assert n == 19
     texts = (CODE_PROMPT, ALPHA[2], GAMMA[3])
     every = {t: ask(mixed, t, k=n, rank="lcb") for t in texts}
-    built: list[str] = []
-    matches = query._matches
-
-    def counted(hits, *args, **kw):
-        built.extend(h.key for h in hits)
-        return matches(hits, *args, **kw)
-
-    monkeypatch.setattr(query, "COVERAGE_FETCH", 1)
-    monkeypatch.setattr(query, "_matches", counted)
+    built = _count_matches_built(monkeypatch)
     fetched = {}
     for t in texts:
         want = every[t]
@@ -2017,15 +2026,7 @@ def test_a_centred_lcb_bounds_a_partly_linked_groups_covered_search_by_its_varia
     monkeypatch.setattr(query, "coverage_ranked", spy)
     want = ask(mixed, text, k=n, rank="lcb")
     assert sorted(map(tuple, near["benchmarks"])) == [("alpha",)] + [("beta",)] * 9
-    built: list[str] = []
-    matches = query._matches
-
-    def counted(hits, *args, **kw):
-        built.extend(h.key for h in hits)
-        return matches(hits, *args, **kw)
-
-    monkeypatch.setattr(query, "COVERAGE_FETCH", 1)
-    monkeypatch.setattr(query, "_matches", counted)
+    built = _count_matches_built(monkeypatch)
     fetched = {}
     for k in range(1, n + 1):
         built.clear()
