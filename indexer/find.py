@@ -955,17 +955,15 @@ def _search_in(store, vectors, space, prompts, benchmark, vector, *, where, limi
     if (pred.coverage_aware or pred.centred) and near_c:
         ranked = coverage_ranked(store, vectors, name, q, pred, near_c,
                                  filters=where, limit=limit, rank=rank,
-                                 penalty=penalty if rank == "probability" else None,
-                                 shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None,
-                                 fetch=n_all if alpha > 0 and rank == "lcb" else None, changed=changed,
-                                 ids_known=ids_known)
+                                 penalty=penalty, shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None,
+                                 changed=changed, ids_known=ids_known)
     elif alpha > 0 and rank == "probability":
         hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded,
                               penalty=penalty)
         found = _matches(_raw(hits, alpha), pred, q, shares=None if shares is None else shares(hits))
         ranked = [(m, m.search_score - alpha * _log10p(m.payload)) for m in found]
-    elif rank == "lcb":  # with a size penalty the bound does not cover: every candidate (exact)
-        ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, fetch=n_all if alpha > 0 else None,
+    elif rank == "lcb":  # with a size penalty, its candidates fetched by score less the penalty (the bound's order)
+        ranked = lcb_ranked(vectors, name, q, pred, filters=where, limit=limit, penalty=penalty,
                             shift=(lambda m: alpha * _log10p(m.payload)) if alpha > 0 else None, shares=shares)
     else:
         hits = vectors.search(name, "models", pred.fold(q), filters=where, limit=limit, with_vectors=pred.folded)

@@ -2042,3 +2042,94 @@ def test_a_centred_lcb_bounds_a_partly_linked_groups_covered_search_by_its_varia
     covered = dict(zip(keys, w * (V.astype(np.float64) @ q1) + c))
     alpha = [f"alpha/m{i}" for i in range(14) if i != 12]
     assert [m for m in alpha if m not in fetched[1] and covered[m] > want[0].rank_score + 1e-6]
+
+
+
+def _sized(store, vectors, rng, skip=()):
+    """Parameter counts drawn from 0.15B to 1.5T (``rng``) for every model but about a sixth (and ``skip``), pushed
+    into the points."""
+    from indexer import sync
+
+    (space,) = store.list_spaces()
+    keys = sorted(mv.model for mv in store.load_model_vectors(space.id))
+    sized = [k for k in keys if k not in skip and rng.random() > 1 / 6]
+    store.upsert_models([{"key": k, "num_parameters": int(1.5 * 10 ** rng.uniform(8, 12))} for k in sized])
+    sync.push_models(store, vectors, space.id, [k for k in keys if k not in skip])
+    return len(keys)
+
+
+def _same_top(got, want, k: int, what) -> None:
+    assert [r.model for r in got] == [r.model for r in want][:k], what
+    assert [x for r in got for x in (r.rank_score, r.probability, r.low, r.high, r.variance)] == pytest.approx(
+        [x for r in want[:k] for x in (r.rank_score, r.probability, r.low, r.high, r.variance)], abs=1e-9,
+        nan_ok=True), what  # the tiny index has no signal: no interval
+
+
+@pytest.mark.parametrize("centred", [False, True], ids=["coverage-aware", "centred"])
+def test_lcb_with_prefer_smaller_fetches_by_the_penalised_score_and_equals_every_model_scored(mixed, monkeypatch,
+                                                                                               centred):
+    """``--rank lcb --prefer-smaller`` on a coverage-aware map (and one with each group's average model): each search
+    fetches its candidates by score less the size term (the Qdrant formula, as ``probability`` does), so its next
+    value bounds every unfetched model's value and lower end. Over six draws of the models' sizes, fetched one at a
+    time (one per result first: k 1-3), two alphas and three queries: the same top, rank scores, intervals and variances as every model
+    scored at once, and at k=1 not every model is scored. Before, a size penalty with ``lcb`` fetched and scored every
+    model (on 32,823 models 2.5-4 s a search)."""
+    from indexer import query
+
+    store, vectors, _ = mixed
+    if centred:
+        centre(mixed)
+    texts = (CODE_PROMPT, ALPHA[2], GAMMA[3])
+    rng = np.random.default_rng(5)
+    built = _count_matches_built(monkeypatch)
+    partial = 0
+    for _ in range(6):
+        n = _sized(store, vectors, rng, skip={"alpha/m12"})  # alpha/m12's point (no benchmarks) stays the fixture's
+        for t in texts:
+            for a in (0.1, 1.0):
+                monkeypatch.setattr(query, "COVERAGE_FETCH", 10 ** 6)  # the first fetch takes every model: no bound
+                monkeypatch.setattr(query, "FETCH_PER_RESULT", 4)
+                want = ask(mixed, t, k=n, rank="lcb", prefer_smaller=a)
+                assert len(want) == n
+                monkeypatch.setattr(query, "COVERAGE_FETCH", 1)
+                monkeypatch.setattr(query, "FETCH_PER_RESULT", 1)
+                for k in (1, 2, 3):
+                    built.clear()
+                    _same_top(ask(mixed, t, k=k, rank="lcb", prefer_smaller=a), want, k, (t, a, k))
+                    partial += k == 1 and len(set(built)) < n
+    assert partial  # not every model scored
+
+
+def test_lcb_with_prefer_smaller_on_a_plain_map_fetches_by_the_penalised_score(idx, monkeypatch):
+    """``lcb`` with a size penalty where the map needs no neighbourhood (:func:`indexer.query.lcb_ranked`): the
+    candidates are fetched by score less the size term and their raw scores read back by id, so an unfetched model's
+    lower end is at most the next value. Over six draws of the sizes, fetched 4 at a time, the top equals every model
+    scored at once, and not every model is scored (one fetched first; before: every model, whatever k)."""
+    from indexer import query
+
+    store, vectors, _ = idx
+    calls = []
+    ranked = query.lcb_ranked
+
+    def spy(*args, **kw):
+        calls.append(kw)
+        return ranked(*args, **kw)
+
+    monkeypatch.setattr(query, "lcb_ranked", spy)
+    built = _count_matches_built(monkeypatch)
+    rng = np.random.default_rng(5)
+    partial = 0
+    for _ in range(6):
+        n = _sized(store, vectors, rng)
+        for text in (ALPHA[3], CODE_PROMPT):
+            for a in (0.1, 2.0):
+                monkeypatch.setattr(query, "LCB_FETCH", 10 ** 6)
+                monkeypatch.setattr(query, "FETCH_PER_RESULT", 4)
+                want = ask(idx, text, k=n, rank="lcb", prefer_smaller=a)
+                assert len(want) == n and calls and calls[-1]["penalty"] is not None
+                monkeypatch.setattr(query, "LCB_FETCH", 1)
+                monkeypatch.setattr(query, "FETCH_PER_RESULT", 1)
+                built.clear()
+                _same_top(ask(idx, text, k=1, rank="lcb", prefer_smaller=a), want, 1, (text, a))
+                partial += len(set(built)) < n
+    assert partial
