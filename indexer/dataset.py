@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ConfigError, InputError, UnknownSpaceError, arg
+from .records import parameter_count
 
 SPACES = "spaces.parquet"
 BENCHMARKS = "benchmarks.parquet"
@@ -714,7 +715,7 @@ def read(root: Path, spaces: list[str] | None = None) -> list[SpaceRecords]:
                                    # in lower case, as this taskspace stores a card's license (an older publisher
                                    # wrote "MIT" as the card did; `--license MIT` reads "mit" and missed it)
                                    "author": m["author"], "license": m["license"] and m["license"].lower(),
-                                   "num_parameters": m["num_parameters"],
+                                   "num_parameters": parameter_count(m["num_parameters"]),  # 0: unknown
                                    # whose count it is (a record of an older taskspace has no such column: its count
                                    # is the repo's own, as that taskspace sized no model by its base)
                                    "num_parameters_from": m.get("num_parameters_from"),

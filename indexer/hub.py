@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ConfigError, GatedRepoError, HubError, NotFoundError
+from .records import parameter_count
 
 log = logging.getLogger(__name__)
 
@@ -397,7 +398,8 @@ class HubClient:
         base = _fits(_card_text(card.get("base_model"), join=False), 512)
         st = getattr(info, "safetensors", None)
         gated = info.gated
-        total = getattr(st, "total", None) if st is not None else None
+        # a count of 0 (safetensors of no tensor) is none of its own: its GGUF header or base model may size it
+        total = parameter_count(getattr(st, "total", None) if st is not None else None)
         counts = getattr(st, "parameters", None) if st is not None else None
         if isinstance(total, int) and isinstance(counts, dict) and total > 0:
             # a GPTQ/AWQ repo stores its weights packed, eight 4-bit values in one I32, and the Hub counts the packed
@@ -411,7 +413,7 @@ class HubClient:
         else:
             bytes_ = 0
         if total is None and isinstance(getattr(info, "gguf", None), dict):  # a GGUF repo (llama.cpp quantizations)
-            total = info.gguf.get("total")  # has no safetensors: the Hub counts its parameters from the GGUF header;
+            total = parameter_count(info.gguf.get("total"))  # no safetensors: the Hub counts it from the GGUF header;
             # before, its size was unknown and every --max-params / --min-params filter dropped it
         size_from = None
         if total is None and (one := _one_base(card.get("base_model"), info.tags)) is not None:
@@ -454,7 +456,7 @@ class HubClient:
             "revision": info.sha if _SHA.match(info.sha or "") else None,
             "author": _fits(_card_text(info.author, join=False), 256) or key.split("/", 1)[0],
             "license": license_,
-            "num_parameters": total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None,
+            "num_parameters": parameter_count(total),  # a base model stored with 0 before: unknown
             "pipeline_tag": _fits(_card_text(info.pipeline_tag, join=False), 128),
             "library": _fits(_card_text(info.library_name, join=False), 128),
             "tags": [t for t in (_card_text(x, join=False) for x in (info.tags or []) if isinstance(x, str)) if t],

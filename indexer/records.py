@@ -85,6 +85,13 @@ def utf8_position(exc: UnicodeDecodeError) -> str:
     return f"byte {exc.object[exc.start]:#04x} at line {line}"
 
 
+def parameter_count(count):
+    """A model's parameter count, when it is one: a positive integer, else None (unknown). A count of 0 (a Hub repo's
+    safetensors of no tensor; a record set that stored one) is no size: before, 0 was stored, and the size penalty's
+    log10(0) failed a search on Qdrant Edge and ranked the model apart from its score on the local engine."""
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else None
+
+
 def prompt_hash(text: str) -> str:
     """Content hash of a prompt text: hex sha256 of its UTF-8 bytes (the text is used as given)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -65,7 +65,7 @@ import numpy as np
 
 from . import represent
 from .errors import BusyError, DimensionError, StoreError, UnknownSpaceError, arg
-from .records import prompt_hash
+from .records import parameter_count, prompt_hash
 from .space import encoder_name, space_encoder, space_name
 from .store.vectors import KINDS, Point, VectorStore, space_slug
 
@@ -210,20 +210,13 @@ def gated_known(payload: dict) -> bool | None:
     return bool(payload.get("gated"))
 
 
-def _size(n):
-    """A model's parameter count as its point holds it: None (unknown) unless positive. A count of 0 (a Hub repo whose
-    safetensors total is 0) is no size: the size penalty's formula took log10(0) of it, so Qdrant Edge failed the
-    whole search ("process cancelled by service") and the local engine ranked it first or last whatever its score."""
-    return n if isinstance(n, (int, float)) and not isinstance(n, bool) and n > 0 else None
-
-
 def _model_point(mv, rec, aliases: dict | None = None) -> Point:
     acc = {k: float(v) for k, v in (mv.accuracy or {}).items() if v is not None and np.isfinite(v)}
     gated = getattr(rec, "gated", None)
     payload = {
         "kind": getattr(rec, "kind", None), "revision": getattr(rec, "revision", None),
         "license": license_payload(getattr(rec, "license", None)),
-        "num_parameters": _size(getattr(rec, "num_parameters", None)),
+        "num_parameters": parameter_count(getattr(rec, "num_parameters", None)),  # 0: no size
         "pipeline_tag": getattr(rec, "pipeline_tag", None), "library": getattr(rec, "library", None),
         "tags": list(getattr(rec, "tags", None) or []),
         "gated": gated not in (None, "", "false", "False", False), "gated_mode": gated,

@@ -305,7 +305,8 @@ def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, sto
     license. The metadata keeps the text (a number as written, a list of texts joined, a blank or a mapping as
     unknown) and an ingest stores every model's metadata. Before, the mapping reached SQL: `upsert_models` failed
     ("type 'dict' is not supported", "cannot adapt type 'dict'") for the whole batch, so no model of the pass got its
-    metadata, and the StoreError ended `taskspace index` (run failed) after the source was stored."""
+    metadata, and the StoreError ended `taskspace index` (run failed) after the source was stored. A safetensors
+    total of 0 is no size (unknown); before, 0 was stored."""
     import json
 
     from indexer.ingest import ingest
@@ -313,7 +314,8 @@ def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, sto
     for name, info in {"odd": {"cardData": {"license": 5, "base_model": {"name": "x"}}, "tags": ["a", None, " "],
                                "gated": True, "pipeline_tag": ""},
                        "blank": {"cardData": {"license": [" ", {"a": 1}], "base_model": [None, "org/base"]},
-                                 "safetensors": {"parameters": {}, "total": None}}}.items():
+                                 "safetensors": {"parameters": {}, "total": None}},
+                       "zero": {"safetensors": {"parameters": {}, "total": 0}}}.items():
         d = hub_server.root / "models" / "fake-org" / name
         d.mkdir(parents=True)
         (d / "config.json").write_text("{}")
@@ -328,6 +330,8 @@ def test_a_model_card_with_odd_metadata_values_costs_no_metadata(hub_server, sto
     assert (odd.license, odd.base_model, odd.tags, odd.gated) == ("5", None, ["a"], "true")
     assert (blank.license, blank.base_model, blank.num_parameters) == (None, "org/base", None)
     assert store.get_model("fake-org/tiny-lb").num_parameters == 1234567
+    # safetensors of no tensor: a count of 0 is no size (unknown), as the size filters and the penalty take it
+    assert HubClient().model_info("fake-org/zero")["num_parameters"] is None
 
 
 def test_a_gguf_repos_parameter_count_comes_from_its_gguf_metadata(hub_server, store, tmp_path):

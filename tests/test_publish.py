@@ -967,7 +967,9 @@ def test_a_size_that_is_the_base_models_is_published_and_pulled_with_whose_it_is
     ``num_parameters_from`` and pulled with it, so the pulled home's answers say ``params_from`` as the publisher's
     do; records an older taskspace published (no such column) pull with it null (their counts are the repos' own),
     and a pulled count replaces what a home said of whose count it had. Before, the records carried no such column:
-    a pull lost it and the pulled home showed the base's size as the adapter's own."""
+    a pull lost it and the pulled home showed the base's size as the adapter's own. A count of 0 pulls as unknown
+    (before, stored as 0)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from indexer import find
@@ -998,6 +1000,14 @@ def test_a_size_that_is_the_base_models_is_published_and_pulled_with_whose_it_is
     with open_store() as store_b:
         assert (store_b.get_model(llama).num_parameters, store_b.get_model(llama).num_parameters_from) == (
             8_000_000_000, None)
+    # a count of 0 (as a publisher stored a Hub repo's empty safetensors total before) is no size: unknown
+    zero = _copy(tmp_path / "d", tmp_path / "zero")
+    _rewrite_models(zero, lambda t: t.set_column(t.schema.get_field_index("num_parameters"), "num_parameters",
+                                                 pa.array([0] * t.num_rows, pa.int64())))
+    _home(tmp_path, monkeypatch, "home_c")
+    pull(str(zero))
+    with open_store() as store_b:
+        assert {store_b.get_model(m).num_parameters for m in (llama, _key(store_b, MISTRAL))} == {None}
 
 
 def test_a_license_an_older_taskspace_pulled_in_capitals_reaches_the_pulled_index_with_the_next_pass(
