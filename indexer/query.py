@@ -693,8 +693,7 @@ def coverage_logit(c, covered, uncovered, d0: float):
 
 
 def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[dict], *, filters, limit: int,
-                    rank: str = "probability", penalty=None, shift=None,
-                    fetch: int | None = None, changed: dict | None = None,
+                    rank: str = "probability", penalty=None, shift=None, changed: dict | None = None,
                     ids_known: dict | None = None) -> list[tuple[Match, float]]:
     """The top ``limit`` models of a coverage-aware map (:attr:`~indexer.posterior.Predictor.coverage_aware`): a
     model observed on a share ``c`` of the query's nearest indexed prompts ``near`` (:func:`observed_shares`) has the
@@ -704,7 +703,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     by the logit (``rank`` probability) or by its interval's lower end (``lcb``), minus ``shift(hit)`` when given
     (the ``penalty``'s own term, ``alpha`` log10 parameters, with it); more are fetched until no unfetched model can
     enter the top: its logit is at most the larger of the two searches' next scores, which the k-th ranked value
-    must reach. ``fetch``: fetch exactly that many once (every candidate). Each match's ``search_score`` is its
+    must reach. Each match's ``search_score`` is its
     logit less the predictor's offset, as for an ordinary search. ``changed``: the request's memo of
     :func:`changed_since_solved` (the candidates' shares fill it), ``ids_known`` of :func:`prompt_ids_of`.
 
@@ -722,8 +721,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     score alone."""
     if penalty is not None and shift is None:
         raise ValueError("coverage_ranked: a size penalty needs its shift (the penalty's own term per hit)")
-    exhaustive = fetch is not None
-    fetch = fetch if exhaustive else max(FETCH_PER_RESULT * limit, COVERAGE_FETCH)
+    fetch = max(FETCH_PER_RESULT * limit, COVERAGE_FETCH)
     q1 = pred.fold(q)
     q0, d0 = pred.fold_uncovered(q)
     where1 = filters
@@ -738,7 +736,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
     # the models fitted only on those (their next score bounds them less their least interval's half-width) and the
     # rest. Centred (unlinked_mix): a search per class of models that share a pair (:func:`_centred_searches`)
     on = (filters or {}).get("benchmarks")  # a filter's own condition on the benchmarks (its "all": -b's filter)
-    splittable = not exhaustive and (on is None or isinstance(on, dict) and not {"except", "only", "any"} & set(on))
+    splittable = on is None or isinstance(on, dict) and not {"except", "only", "any"} & set(on)
     mix = None
     if pred.centred:  # a model not linked to the query's benchmarks: the average model's score there
         mix = lambda lists: pred.calibration.unlinked_mix(q1, lists, pred.near_benchmarks)  # noqa: E731
@@ -806,7 +804,7 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
         # the same vectors (a pulled one); so a model not fetched yet that could tie the k-th is fetched first
         order = _ranked(value, score, limit, keys=[h.key for h in hits])
         kth = value[order[-1]] if len(order) else np.inf  # NaN (a bound unknown in the top): not settled, fetch more
-        if exhaustive or not nxt or kth > max(nxt):
+        if not nxt or kth > max(nxt):
             if found is None:  # the matches of the top alone, their raw scores at the row from their ids
                 top = [hits[i] for i in order]
                 whole = vectors.get(name, "models", [h.key for h in top]) if fields is not None and top else {}
@@ -824,11 +822,11 @@ def coverage_ranked(store, vectors, name: str, q: np.ndarray, pred, near: list[d
 LCB_FETCH = 50
 
 
-def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, fetch: int | None = None,
-               shift=None, penalty=None, shares=None) -> list[tuple[Match, float]]:
+def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, shift=None, penalty=None,
+               shares=None) -> list[tuple[Match, float]]:
     """The top ``limit`` models by the lower end of their score's interval, minus ``shift(match)`` when given, with
     that value: candidates fetched from Qdrant and re-ranked, more fetched until no unfetched model can enter the
-    top (:func:`~indexer.posterior.lcb_candidates_exact`). ``fetch``: fetch exactly that many once (every candidate).
+    top (:func:`~indexer.posterior.lcb_candidates_exact`).
     ``shares``: :func:`share_reader`'s function, when the variances need the candidates' coverage shares.
     ``penalty``: the size penalty whose own term ``shift`` is (``alpha`` log10 parameters): the candidates are then
     fetched by ``score - shift`` (the Qdrant formula of :meth:`~indexer.store.vectors.VectorStore.search`), so the
@@ -839,8 +837,7 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
 
     if penalty is not None and shift is None:
         raise ValueError("lcb_ranked: a size penalty needs its shift (the penalty's own term per match)")
-    exhaustive = fetch is not None
-    fetch = fetch if exhaustive else max(FETCH_PER_RESULT * limit, LCB_FETCH)
+    fetch = max(FETCH_PER_RESULT * limit, LCB_FETCH)
     search = pred.fold(q)  # the level/deviation map's folded query (the variances stay those at the raw row q)
     while True:
         hits = vectors.search(name, "models", search, filters=filters, limit=fetch + 1, with_vectors=pred.folded,
@@ -858,9 +855,8 @@ def lcb_ranked(vectors, name: str, q: np.ndarray, pred, *, filters, limit: int, 
         order = _ranked(lower, scores, limit)
         # settled when the top k all have a bound (an unfetched model with one would rank above a model without)
         # and the k-th bound reaches the best score not fetched
-        if exhaustive or not more or (np.isfinite(lower[order]).all() and len(order) == limit
-                                      and lcb_candidates_exact(lower[order], lower[order], limit,
-                                                               float(hits[fetch].score))):
+        if not more or (np.isfinite(lower[order]).all() and len(order) == limit
+                        and lcb_candidates_exact(lower[order], lower[order], limit, float(hits[fetch].score))):
             return [(found[i], float(lower[i])) for i in order]
         fetch *= 4
 
