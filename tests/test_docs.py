@@ -19,6 +19,19 @@ def test_every_test_cited_in_reliability_md_exists():
         assert (ROOT / "tests" / f).is_file(), f
 
 
+def test_every_row_of_the_docs_tables_is_inside_a_table():
+    """A row appended after a section's table (below a list, or under the next heading) renders as a paragraph of
+    pipes: each ``|`` line follows a header, its separator or another row, in every doc."""
+    stray = []
+    for doc in sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]:
+        lines = doc.read_text().splitlines()
+        for n, line in enumerate(lines):
+            if line.startswith("|") and not (lines[n - 1].startswith("|") if n else False):
+                if not (n + 1 < len(lines) and re.match(r"^\|[\s:|-]+\|$", lines[n + 1])):  # not a table's header
+                    stray.append(f"{doc.name}:{n + 1}")
+    assert stray == []
+
+
 def test_testing_md_cites_real_tests_and_every_mutant():
     """docs/TESTING.md: every test it cites exists, and every mutant of scripts/mutants.py is in its table with
     test ids that exist."""
