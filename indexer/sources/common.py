@@ -374,10 +374,30 @@ def add_read_failure(errors: ErrorLog, fname: str, line: int | None, exc: BaseEx
                    "before are read")
 
 
+#: what a lone carriage return (``\r`` not followed by ``\n``) inside a line of a file whose lines end with a line
+#: feed stands for while :class:`csv.reader` parses the line (a Unicode noncharacter, which no text holds; a line that
+#: does hold it keeps its lone CR, read as before), given back as ``\r`` in the fields: see :class:`_Lines`
+_LONE_CR = "\ufdd0"
+
+
+def _line_end(text: str) -> str:
+    """The line ending ``text`` (a line as a universal-newline reader gives it) ends with: ``\r\n``, ``\n``, ``\r``
+    or none (the file's last line)."""
+    return "\r\n" if text.endswith("\r\n") else text[-1:] if text.endswith(("\n", "\r")) else ""
+
+
 class _Lines:
     """The physical lines of an open text file, numbered from 1, for a :class:`csv.reader`: lines that are not UTF-8
     are reported and skipped; ``taken`` is the (line number, text) pairs the current record used, and lines can be
-    pushed back to be read again."""
+    pushed back to be read again.
+
+    A line ends where the file's first line does: with a line feed (``\n`` or ``\r\n``), so a lone carriage return
+    inside a line (a text pasted from an old Mac or a web form, written unquoted) is part of its field, as an editor
+    shows it (``^M``) and as a quoted field's is read; only in a file whose first line ends with a lone ``\r`` (classic
+    Mac OS, Excel's "CSV (Macintosh)") does a lone ``\r`` end a line. Before, every lone ``\r`` ended a line: the
+    prompt text was cut there, the rest of the line was a malformed row of its own (or, holding the header's commas,
+    a row read without a word), and every later line number was one past the editor's. Such a line reaches the csv
+    parser with its lone CRs as :data:`_LONE_CR` (``held`` counts those lines; :class:`CsvRecords` gives them back)."""
 
     def __init__(self, f, fname: str, errors: "ErrorLog"):
         self._f = iter(f)
@@ -388,6 +408,27 @@ class _Lines:
         #: while the header is read: a line that is not UTF-8 raises :class:`_HeaderNotUtf8` instead of being skipped
         #: (skipped, the first row was taken for the header)
         self.header = False
+        self.cr_ends: bool | None = None  # whether a lone CR ends a line (the first line's ending says; None: unread)
+        self.held = 0  # lines read whose lone CRs reach the parser as _LONE_CR
+
+    def _physical(self) -> str:
+        """The next physical line: the universal-newline reader's lines joined across lone CRs where they end none."""
+        text = next(self._f)
+        if self.cr_ends is None:
+            self.cr_ends = _line_end(text) == "\r"
+        if self.cr_ends:
+            return text
+        while _line_end(text) == "\r":  # a lone CR the reader split the line at: the line goes on
+            try:
+                text += next(self._f)
+            except StopIteration:
+                break  # (a lone CR ending the file is its last line's end)
+        end = _line_end(text)
+        body = text[:len(text) - len(end)]
+        if "\r" in body and _LONE_CR not in text:
+            self.held += 1
+            return body.replace("\r", _LONE_CR) + end
+        return text
 
     def __iter__(self):
         return self
@@ -397,7 +438,7 @@ class _Lines:
             if self.back:
                 item = self.back.pop()
             else:
-                text = next(self._f)
+                text = self._physical()
                 self.n += 1
                 item = (self.n, text)
             if bad_utf8(item[1]):
@@ -486,6 +527,8 @@ class CsvRecords:
                 self._resume(lines.taken[1:])
                 continue
             if rec and lines.taken:
+                if lines.held and any(_LONE_CR in t for _, t in lines.taken):  # its lone CRs, as the file holds them
+                    rec = [v.replace(_LONE_CR, "\r") for v in rec]
                 return lines.taken[0][0], rec
 
     def _resume(self, lines: list[tuple[int, str]]) -> None:
