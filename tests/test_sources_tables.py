@@ -1397,3 +1397,32 @@ def test_a_lone_carriage_return_in_an_unquoted_csv_field_is_part_of_it_not_a_lin
                             "a name is one line of printable text; its outcomes are dropped: fix the name in the file"),
         ("outcomes.csv", 4, "prompt_id 'p9' is not in the prompts file; its rows are dropped"),
     ]
+
+
+def test_an_empty_json_object_line_is_one_error_saying_so_as_a_line_of_null_is(tmp_path):
+    """A JSON line (or `.json` array item) `{}` holds no row: one error at its line saying it is an empty object and to
+    remove it, as a line `[]` or `null` is one ("not a JSON object"), the other rows read; a blank line (no JSON value)
+    is skipped. It holds no prompt id, so an outcome row of an id the prompts file lacks does not say the id may be on
+    it. Before, it was read as a row missing every field: "missing field(s) prompt_id, benchmark, text", "missing
+    model"."""
+    said = "an empty JSON object ({}), which holds no row (no field at all)"
+    rows = [json.dumps(p) for p in PROMPTS[:2]]
+    (tmp_path / "prompts.jsonl").write_text(f"{rows[0]}\n{{}}\n\n[]\nnull\n {{ }} \n{rows[1]}\n")
+    (tmp_path / "outcomes.jsonl").write_text('{"model": "m1", "prompt_id": "p1", "correct": 1}\n{}\n'
+                                             '{"model": "m1", "prompt_id": "p2", "correct": 0}\n'
+                                             '{"model": "m1", "prompt_id": "p9", "correct": 0}\n')
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [
+        ("prompts.jsonl", 2, f"line is {said}: remove the line, or write the row's fields into it"),
+        ("prompts.jsonl", 4, "line is not a JSON object"),
+        ("prompts.jsonl", 5, "line is not a JSON object"),
+        ("prompts.jsonl", 6, f"line is {said}: remove the line, or write the row's fields into it"),
+        ("outcomes.jsonl", 2, f"line is {said}: remove the line, or write the row's fields into it"),
+        ("outcomes.jsonl", 4, "prompt_id 'p9' is not in the prompts file, unless on a line of it that could not be "
+                              "read (lines 4, 5); its rows are dropped"),
+    ]
+    assert sorted(o.prompt_id for o in batch.iter_outcomes()) == ["p1", "p2"]
+    (tmp_path / "prompts.jsonl").unlink()
+    (tmp_path / "prompts.json").write_text(f"[\n  {rows[0]},\n  {{}},\n  {rows[1]}\n]\n")
+    assert errors_of(read_source(tmp_path))[0] == ("prompts.json", 3, f"item 2 is {said}: remove it, or write the "
+                                                                      "row's fields into it")

@@ -646,6 +646,16 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
             + "; the line is skipped: fix it, or export or copy the file again")
 
 
+#: what a JSON line or array item ``{}`` is: an object, but of no field, so no row. Like a line ``[]`` or ``null`` (a
+#: JSON value holding no row: "not a JSON object") it is an error at its line, the other rows read, where a blank line
+#: (no JSON value at all: a file's trailing line feeds, lines between groups) is skipped without a word: a writer
+#: that put ``{}`` where a row belongs lost that row's fields (a record that failed to serialise, an emptied
+#: placeholder), which a skip would hide. Before, it was read as a row missing every field ("missing field(s)
+#: prompt_id, benchmark, text", "missing model", "missing field doc_id"), naming fields as if some were there.
+EMPTY_OBJECT = "an empty JSON object ({}), which holds no row (no field at all)"
+EMPTY_OBJECTS = "empty JSON objects"
+
+
 def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: bool = False):
     """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
     Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file.
@@ -676,6 +686,9 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
         for i, (line, row) in enumerate(zip(_item_lines(text), data), 1):
             if not isinstance(row, dict):
                 errors.add(fname, line, f"item {i} is not a JSON object", "non-object JSON items")
+            elif not row:
+                errors.add(fname, line, f"item {i} is {EMPTY_OBJECT}: remove it, or write the row's fields into it",
+                           EMPTY_OBJECTS)
             elif isinstance(row, _KeyedTwice) and row.twice:
                 errors.add(fname, line, f"item {i} names {', '.join(map(repr, row.twice))} more than once: which value "
                            "holds cannot be told; the item is skipped", "keys named twice in a JSON object")
@@ -707,6 +720,9 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
         if isinstance(row, dict) and unique_keys and raw.count('":') > len(row) and (twice := _repeated_keys(raw)):
             errors.add(fname, i, f"the object names {', '.join(map(repr, twice))} more than once: which value holds "
                        "cannot be told; the row is skipped", "keys named twice in a JSON object")
+        elif isinstance(row, dict) and not row:
+            errors.add(fname, i, f"line is {EMPTY_OBJECT}: remove the line, or write the row's fields into it",
+                       EMPTY_OBJECTS)
         elif isinstance(row, dict):
             yield i, row
         elif isinstance(row, list) and any(isinstance(x, dict) for x in row):  # the whole table as one JSON array
