@@ -416,8 +416,8 @@ class _Lines:
         text = next(self._f)
         if self.cr_ends is None:
             self.cr_ends = _line_end(text) == "\r"
-        if self.cr_ends:
-            return text
+        if self.cr_ends or text[-1:] != "\r":  # (the reader splits at every lone CR: a line it gives that ends with
+            return text                        # a line feed holds none)
         while _line_end(text) == "\r":  # a lone CR the reader split the line at: the line goes on
             try:
                 text += next(self._f)
