@@ -830,6 +830,26 @@ _COUNT_OPTIONS = {"taskspace models": ("-k", "--top", "-n/--limit N"),
                   **{c: ("-n", "--limit", "-k/--top N") for c in ("taskspace search", "taskspace demo")}}
 
 
+def _asks_json(argv: list[str]) -> bool:
+    """Whether the command line asks for ``--json`` (before a ``--``, after which every word is an argument)."""
+    for word in argv:
+        if word == "--":
+            return False
+        if word == "--json":
+            return True
+    return False
+
+
+def _say_error(text: str, code: int) -> None:
+    """An error on stderr, one line: ``error: TEXT``, or under ``--json`` the JSON object ``{"error": TEXT, "exit":
+    CODE}``, which a program reading a command's ``--json`` output can parse (logs, on stderr too, come before it).
+    Before, a ``--json`` command's errors were the plain line, which it could not."""
+    if _asks_json(sys.argv[1:]):
+        typer.echo(json.dumps({"error": text, "exit": code}, ensure_ascii=False), err=True)
+    else:
+        typer.echo(f"error: {text}", err=True)
+
+
 def _usage_error(exc) -> int:
     """One line on stderr for a usage error (bad option value, missing argument, unknown command): the command,
     the message and where help is; exit code 2."""
@@ -855,7 +875,7 @@ def _usage_error(exc) -> int:
         hint = f"; {name} is an option of taskspace itself: put it before the command, {run}"
     elif name in _COUNT_OPTIONS.get(where, ())[:2]:  # before, only "No such option: -n"
         hint = f"; {where} takes how many models as {_COUNT_OPTIONS[where][2]}"
-    typer.echo(f"error: {where}: {message} (see `{where} -h`){hint}", err=True)
+    _say_error(f"{where}: {message} (see `{where} -h`){hint}", 2)
     return 2
 
 
@@ -905,7 +925,7 @@ def main() -> None:
             import re
 
             text = _while_a_pass_runs(exc)
-            typer.echo("error: " + re.sub(r"\s*\n\s*", " ", text), err=True)
+            _say_error(re.sub(r"\s*\n\s*", " ", text), exc.exit_code)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C, a worker's second SIGINT/SIGTERM, or SIGTERM to index/reindex
         _exit(130)
@@ -925,7 +945,7 @@ def main() -> None:
         if isinstance(exc, usage):
             sys.exit(_usage_error(exc))
         if isinstance(exc, (click.exceptions.ClickException, tclick.ClickException)):
-            typer.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            _say_error(" ".join(exc.format_message().split()), exc.exit_code)
             sys.exit(exc.exit_code)
         # typer 0.29's vendored click has no Abort or Exit (typer's own are caught above): click's stand in
         if isinstance(exc, (click.exceptions.Abort, getattr(tclick, "Abort", click.exceptions.Abort))):

@@ -401,6 +401,8 @@ def evaluate(
     folds_of, skipped = _all_folds(split, labels, len(m.models), len(m.texts), seeds)
     splits_todo = tuple(folds_of)
     qtexts = query_texts(m.texts, queries)  # validates the form before encoding too
+    if embeddings is None:
+        _check_eps_unencoded(eps, folds_of)  # an eps no encoding can keep a component at: now, not after it
     changed = [i for i, (q, t) in enumerate(zip(qtexts, m.texts)) if q != t]
     t_read = time.perf_counter() - t0
     enc_name = "given"
@@ -642,6 +644,28 @@ def _check_eps(eps: float, D: np.ndarray, folds_of: dict) -> dict[str, list[str]
                         + (f"-{_down(max(past)):g}" if len(past) > 1 else "") + "), so its scores there are all 0 (AUC "
                         f"0.5); eps up to {_down(min(t)):g} keeps one in every fold"]
     return said
+
+
+def _check_eps_unencoded(eps: float, folds_of: dict) -> None:
+    """The ``paper`` contestant's ``eps`` against what the folds' sizes alone bound, before the prompts are encoded (a
+    large data set's encoding takes minutes): every encoder's embeddings are of length 1, so the largest singular value
+    of a fold's n source prompt embeddings is at most sqrt(n) (the Frobenius norm; reached when all n are one
+    prompt), and an eps past sqrt of the largest fold's source prompts drops every component whatever the prompts
+    are: a ConfigError naming that bound now. The exact bound (:func:`_check_eps`) is the embeddings' largest
+    singular value, known only once they are encoded: eps between the two is refused after the encoding. Before,
+    every eps past it was refused only then (eps 1000 on evalarena_code, 2,142 prompts, with a cold embedding cache:
+    after 241 s)."""
+    if eps <= 0:
+        return
+    n = max(len(f.train) for folds in folds_of.values() for f in folds)
+    if eps > math.sqrt(n) * (1 + 1e-6):  # (float32 rows are of length 1 to about 1e-7)
+        raise ConfigError(
+            f"{arg('eps', eps)}: drops every component of every model in every fold, whatever the prompts: a fold holds "
+            f"at most {n:,} source prompts, whose embeddings (each of length 1) have a largest singular value of at most "
+            f"sqrt({n:,}) = {_down(math.sqrt(n)):g} (components whose singular value is below eps are dropped), so every "
+            "paper score would be 0 (AUC 0.5); the usable range is 0 <= eps up to the largest singular value of the "
+            "folds' source prompt embeddings, below that bound and known once the prompts are encoded (0 keeps every "
+            "component, the paper's default)")
 
 
 def _largest_singular(X: np.ndarray) -> float:

@@ -13,10 +13,13 @@ def test_bad_setting_is_one_line_with_exit_code(monkeypatch):
     import os
 
     env = dict(os.environ, TASKSPACE_LAMBDA="oops")
-    res = run("demo", "--json", env=env)
+    res = run("demo", env=env)
     assert res.returncode == 2
     assert res.stderr.strip().splitlines()[-1].startswith("error: TASKSPACE_LAMBDA='oops'")
     assert "Traceback" not in res.stderr
+    res = run("demo", "--json", env=env)  # under --json, the error as JSON (test_errors_under_json_are_json)
+    assert res.returncode == 2
+    assert json.loads(res.stderr.strip().splitlines()[-1])["error"].startswith("TASKSPACE_LAMBDA='oops'")
     res = run("--debug", "demo", env=env)
     assert "Traceback" in res.stderr
 
@@ -388,3 +391,26 @@ def test_the_same_value_of_an_option_twice_is_one_value(capsys, tmp_path):
     assert rc == 0 and "current (empty)" in out, (rc, out, err)
     rc, out, err = run_cli(capsys, "demo", "-k", "3", "-k", "03", "-k", "4", "--json")
     assert rc == 2 and "--top was given 2 values (3, 4)" in err, (rc, out, err)
+
+
+def test_errors_under_json_are_json_on_stderr_with_the_exit_code(taskspace_home, capsys):
+    """With `--json` an error is one JSON object on stderr, `{"error": MESSAGE, "exit": CODE}`, the message and code of
+    the plain `error: MESSAGE` line: a library error (search on an empty index, exit 1), a usage error (exit 2) and a
+    bad option value of another command; without `--json`, or with `--json` only after `--` (a prompt's text), the
+    plain line. Before, a program calling `taskspace search --json` got the plain line, which it could not parse."""
+    from helpers import run_cli
+
+    code, out, err = run_cli(capsys, "search", "What is 2+2?", "--json")
+    said = json.loads(err)
+    assert code == 1 and out == "" and said["exit"] == 1 and said["error"].startswith("the index is empty: run "
+                                                                                     "`taskspace index` first")
+    code, out, plain = run_cli(capsys, "search", "What is 2+2?")
+    assert code == 1 and plain == f"error: {said['error']}\n"
+    code, _, err = run_cli(capsys, "models", "--limit", "0", "--json")
+    assert code == 2 and json.loads(err) == {"error": "taskspace models: Invalid value for '--limit' / '-n': Input "
+                                                      "should be greater than or equal to 1 (see `taskspace models -h`)",
+                                             "exit": 2}
+    code, _, err = run_cli(capsys, "search", "-k", "0", "--json", "x")
+    assert code == 2 and json.loads(err)["error"].startswith("taskspace search: Invalid value for '--top' / '-k'")
+    code, _, err = run_cli(capsys, "search", "--", "--json")
+    assert code == 1 and err.startswith("error: the index is empty")

@@ -1818,3 +1818,37 @@ def test_graded_outcomes_that_do_not_vary_have_no_auc():
     assert all(not np.isfinite(v["auc"]) for v in res["methods"].values())
     assert any(w.startswith("every observed outcome is 0.5: AUC and bench r have no value") for w in res["warnings"]), \
         res["warnings"]
+
+
+def test_an_eps_past_what_the_folds_sizes_bound_is_refused_before_the_prompts_are_encoded(monkeypatch):
+    """Embeddings are of length 1, so a fold of n source prompts has a largest singular value of at most sqrt(n): an
+    eps past sqrt of the largest fold's source prompts is refused before anything is encoded (a large data set's
+    encoding takes minutes), naming that bound; an eps within it but past the embeddings' own largest value is refused
+    once they are encoded, as before. Before, every eps was refused only after the encoding (eps 1000 on
+    evalarena_code with a cold embedding cache: after 241 s)."""
+    from indexer import encoder as encoder_module
+    from indexer.evaluate import evaluate
+
+    D, S, labels = synthetic(seed=9, M=6, per_group=15, groups=3)
+    m = from_arrays(S, [f"prompt {j}" for j in range(S.shape[1])], labels)
+    n = max(len(f.train) for f in splits.in_sample(S.shape[1], 3))
+    encoded = []
+
+    class Encoder:
+        id = "unit@1"
+
+        def encode(self, texts):
+            encoded.append(len(texts))
+            return D[: len(texts)]
+
+    monkeypatch.setattr(encoder_module, "get_encoder", lambda name=None: Encoder())
+    with pytest.raises(ConfigError, match=rf"eps=1000.0: drops every component of every model in every fold, "
+                       rf"whatever the prompts: a fold holds at most {n} source prompts, whose embeddings \(each of "
+                       rf"length 1\) have a largest singular value of at most sqrt\({n}\) = {np.floor(np.sqrt(n) * 1000) / 1000:g} "):
+        evaluate("huge", split="in-sample", seeds=3, matrix=m, method="paper", eps=1000.0, sweep=False)
+    assert encoded == []
+    top = max(float(np.linalg.norm(D[f.train], 2)) for f in splits.in_sample(S.shape[1], 3))
+    assert top < np.sqrt(n)
+    with pytest.raises(ConfigError, match="the largest singular value of a fold's source prompt embeddings is at most"):
+        evaluate("past", split="in-sample", seeds=3, matrix=m, method="paper", eps=(top + np.sqrt(n)) / 2, sweep=False)
+    assert encoded == [S.shape[1]]

@@ -381,3 +381,51 @@ def test_migration_0019_keeps_each_groups_average_model_and_a_downgrade_leaves_t
     with Store(db_url) as st:
         got = st.get_space_calibration(space.id)
         assert got == dataclasses.replace(cal, n_models=9, centres=None)
+
+
+def test_migration_0020_makes_a_stored_count_of_0_unknown_and_has_the_next_pass_push_and_ask_again(db_url):
+    """A home that stored a parameter count of 0 (or below) before 0 was read as unknown (records.parameter_count) has
+    it NULL after 0020, whose count it is with it: the next pass pushes those models' points (their point digests
+    forgotten: ``unpushed_models``) and asks again for a Hub model's metadata (``models_without_metadata``); a model
+    with a count keeps it, its digest and its metadata as fetched. Going down to 0019 changes nothing. Before, the 0
+    stayed in SQL (the model page and ``taskspace models`` said 0 parameters) until the Hub metadata was fetched
+    again, and the points written with it kept their stored digests, so no pass pushed them."""
+    import numpy as np
+    from sqlalchemy import text
+
+    from indexer.records import Outcome, SourceBatch, SourceInfo
+    from indexer.store.sql import Store
+    from indexer.store.sql_types import ModelVector
+
+    keys = ["org/zero", "org/below", "org/sized", "local-zero"]
+    with Store(db_url, upgrade=True) as st:
+        st.upsert_models([{"key": "org/zero", "num_parameters": 7, "num_parameters_from": "org/base"},
+                          {"key": "org/below", "num_parameters": 7}, {"key": "org/sized", "num_parameters": 7}])
+        st.ingest(SourceBatch(SourceInfo("table", "/t.csv", "r1"), {}, [
+            Outcome(m, "math", "What is 2+2?", 1.0, prompt_id="0") for m in keys]))
+        space = st.get_or_create_space("enc@1", 4, 1.0, 0.0)
+        digests = st.model_digests()
+        st.save_model_vectors(space.id, [ModelVector(k, np.ones(4, dtype=np.float32), 1, ["math"], {}, digests[k])
+                                         for k in keys])
+        st.save_point_digests(space.id, st.claim_point_digests(space.id), {k: f"d-{k}" for k in keys})
+        assert st.unpushed_models(space.id) == [] and st.models_without_metadata() == ["local-zero"]
+    migrate.downgrade_url(db_url, "0019")
+    engine = migrate.make_engine(db_url)  # what a taskspace before records.parameter_count stored
+    try:
+        with engine.begin() as conn:
+            for key, n in (("org/zero", 0), ("org/below", -3), ("local-zero", 0)):
+                conn.execute(text("UPDATE models SET num_parameters = :n WHERE key = :k"), {"n": n, "k": key})
+    finally:
+        engine.dispose()
+    migrate.upgrade_url(db_url)
+    with Store(db_url) as st:
+        got = {k: (st.get_model(k).num_parameters, st.get_model(k).num_parameters_from) for k in keys}
+        assert got == {"org/zero": (None, None), "org/below": (None, None), "org/sized": (7, None),
+                       "local-zero": (None, None)}
+        assert st.unpushed_models(space.id) == ["local-zero", "org/below", "org/zero"]
+        assert sorted(st.models_without_metadata()) == ["local-zero", "org/below", "org/zero"]
+        assert st.get_model("org/sized").fetched_at is not None
+    migrate.downgrade_url(db_url, "0019")  # a no-op: up again, every value is as 0020 left it
+    migrate.upgrade_url(db_url)
+    with Store(db_url) as st:
+        assert {k: (st.get_model(k).num_parameters, st.get_model(k).num_parameters_from) for k in keys} == got

@@ -1365,3 +1365,64 @@ def test_a_prompt_id_in_another_unicode_form_in_the_outcomes_file_is_the_same_id
         assert e.line == 4 and "not in the prompts file" in e.message
     else:
         assert batch.errors == []
+
+
+def test_a_lone_carriage_return_in_an_unquoted_csv_field_is_part_of_it_not_a_line_end(tmp_path):
+    """A lone CR (``\\r`` not followed by ``\\n``) inside an unquoted field of a file whose lines end with a line feed is
+    part of the field, as an editor shows the line (``^M``) and as a quoted field's is read: the prompt text is kept
+    whole and later errors name the lines an editor numbers. Before, the CR ended a line: the text was cut to "What
+    is", the rest ("2+2?") was "malformed CSV row: 1 fields" at a line 3 that the editor calls line 2, and every
+    error after it named the line after its own. In a file whose first line ends with a lone CR (classic Mac OS,
+    Excel's "CSV (Macintosh)") a lone CR still ends a line; a model name holding one is refused as a control
+    character, at its line."""
+    for end in ("\n", "\r\n"):
+        (tmp_path / "prompts.csv").write_text(
+            f"prompt_id,benchmark,text{end}p1,demo/a,What is\r2+2?{end}p3,demo/b{end}p4,demo/b,Name a prime.{end}",
+            newline="")
+        write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p4", 1)])
+        batch = read_source(tmp_path)
+        assert {o.prompt_id: o.text for o in batch.iter_outcomes()} == {"p1": "What is\r2+2?", "p4": "Name a prime."}
+        assert [e[:2] for e in errors_of(batch)] == [("prompts.csv", 3)]  # p3's missing text, on the editor's line 3
+    (tmp_path / "prompts.csv").write_text("prompt_id,benchmark,text\rp1,demo/a,What is 1+1?\rp2,demo/a,Two?\r",
+                                          newline="")
+    write_outcomes(tmp_path, "csv", [("m1", "p1", 1), ("m1", "p2", 0)])
+    batch = read_source(tmp_path)
+    assert batch.errors == [] and {o.prompt_id: o.text for o in batch.iter_outcomes()} == {"p1": "What is 1+1?",
+                                                                                            "p2": "Two?"}
+    (tmp_path / "prompts.csv").unlink()
+    write_prompts(tmp_path)
+    (tmp_path / "outcomes.csv").write_text("model,prompt_id,correct\nm1,p1,1\nm\r2,p1,0\nm3,p9,1\n", newline="")
+    assert errors_of(read_source(tmp_path)) == [
+        ("outcomes.csv", 3, "model 'm\\r2' holds a control character (U+000D: a line break, tab or terminal escape); "
+                            "a name is one line of printable text; its outcomes are dropped: fix the name in the file"),
+        ("outcomes.csv", 4, "prompt_id 'p9' is not in the prompts file; its rows are dropped"),
+    ]
+
+
+def test_an_empty_json_object_line_is_one_error_saying_so_as_a_line_of_null_is(tmp_path):
+    """A JSON line (or `.json` array item) `{}` holds no row: one error at its line saying it is an empty object and to
+    remove it, as a line `[]` or `null` is one ("not a JSON object"), the other rows read; a blank line (no JSON value)
+    is skipped. It holds no prompt id, so an outcome row of an id the prompts file lacks does not say the id may be on
+    it. Before, it was read as a row missing every field: "missing field(s) prompt_id, benchmark, text", "missing
+    model"."""
+    said = "an empty JSON object ({}), which holds no row (no field at all)"
+    rows = [json.dumps(p) for p in PROMPTS[:2]]
+    (tmp_path / "prompts.jsonl").write_text(f"{rows[0]}\n{{}}\n\n[]\nnull\n {{ }} \n{rows[1]}\n")
+    (tmp_path / "outcomes.jsonl").write_text('{"model": "m1", "prompt_id": "p1", "correct": 1}\n{}\n'
+                                             '{"model": "m1", "prompt_id": "p2", "correct": 0}\n'
+                                             '{"model": "m1", "prompt_id": "p9", "correct": 0}\n')
+    batch = read_source(tmp_path)
+    assert errors_of(batch) == [
+        ("prompts.jsonl", 2, f"line is {said}: remove the line, or write the row's fields into it"),
+        ("prompts.jsonl", 4, "line is not a JSON object"),
+        ("prompts.jsonl", 5, "line is not a JSON object"),
+        ("prompts.jsonl", 6, f"line is {said}: remove the line, or write the row's fields into it"),
+        ("outcomes.jsonl", 2, f"line is {said}: remove the line, or write the row's fields into it"),
+        ("outcomes.jsonl", 4, "prompt_id 'p9' is not in the prompts file, unless on a line of it that could not be "
+                              "read (lines 4, 5); its rows are dropped"),
+    ]
+    assert sorted(o.prompt_id for o in batch.iter_outcomes()) == ["p1", "p2"]
+    (tmp_path / "prompts.jsonl").unlink()
+    (tmp_path / "prompts.json").write_text(f"[\n  {rows[0]},\n  {{}},\n  {rows[1]}\n]\n")
+    assert errors_of(read_source(tmp_path))[0] == ("prompts.json", 3, f"item 2 is {said}: remove it, or write the "
+                                                                      "row's fields into it")

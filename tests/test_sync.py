@@ -1214,3 +1214,29 @@ def test_check_after_reindex_reports_another_space_that_lacks_the_results_ingest
     _index_with_method(encoder, monkeypatch, [], "auto-mean")
     rc, out, err = cli("check")
     assert rc == 0 and "drift" not in out, (out, err)
+
+
+def test_a_point_written_with_a_count_of_0_is_pushed_again_after_migration_0020(store, vs, encoder, monkeypatch):
+    """A point an older taskspace wrote holding 0 parameters (before 0 was no size in a point) kept it: its stored
+    digest was the point's, so no pass pushed it and `taskspace check` found nothing. After migration 0020 (the count
+    unknown in SQL, the digest forgotten) check names it stale and the push a pass makes (of ``unpushed_models``)
+    writes it without a size; check is clean again."""
+    from indexer import records, sync
+    from indexer.store import sql_migrate as migrate
+
+    space = fill(store, encoder)
+    name = space_name(space)
+    store.upsert_models([{"key": "org/gamma", "num_parameters": 0}])
+    monkeypatch.setattr(sync, "parameter_count", lambda n: n)  # the points as a taskspace before 5584b99 wrote them
+    reindex(store, vs, encoder=encoder)
+    monkeypatch.setattr(sync, "parameter_count", records.parameter_count)
+    assert vs.get(name, "models", ["org/gamma"])["org/gamma"].payload["num_parameters"] == 0
+    assert store.unpushed_models(space.id) == [] and only(check(store, vs)).clean  # what no pass pushed, nor check saw
+    migrate.downgrade_url(store.url, "0019")
+    migrate.upgrade_url(store.url)
+    assert store.get_model("org/gamma").num_parameters is None
+    assert only(check(store, vs)).stale["models"] == ["org/gamma"]
+    assert store.unpushed_models(space.id) == ["org/gamma"]
+    assert push_models(store, vs, space.id, store.unpushed_models(space.id)) == 1
+    assert vs.get(name, "models", ["org/gamma"])["org/gamma"].payload["num_parameters"] is None
+    assert only(check(store, vs)).clean and store.unpushed_models(space.id) == []

@@ -374,10 +374,30 @@ def add_read_failure(errors: ErrorLog, fname: str, line: int | None, exc: BaseEx
                    "before are read")
 
 
+#: what a lone carriage return (``\r`` not followed by ``\n``) inside a line of a file whose lines end with a line
+#: feed stands for while :class:`csv.reader` parses the line (a Unicode noncharacter, which no text holds; a line that
+#: does hold it keeps its lone CR, read as before), given back as ``\r`` in the fields: see :class:`_Lines`
+_LONE_CR = "\ufdd0"
+
+
+def _line_end(text: str) -> str:
+    """The line ending ``text`` (a line as a universal-newline reader gives it) ends with: ``\r\n``, ``\n``, ``\r``
+    or none (the file's last line)."""
+    return "\r\n" if text.endswith("\r\n") else text[-1:] if text.endswith(("\n", "\r")) else ""
+
+
 class _Lines:
     """The physical lines of an open text file, numbered from 1, for a :class:`csv.reader`: lines that are not UTF-8
     are reported and skipped; ``taken`` is the (line number, text) pairs the current record used, and lines can be
-    pushed back to be read again."""
+    pushed back to be read again.
+
+    A line ends where the file's first line does: with a line feed (``\n`` or ``\r\n``), so a lone carriage return
+    inside a line (a text pasted from an old Mac or a web form, written unquoted) is part of its field, as an editor
+    shows it (``^M``) and as a quoted field's is read; only in a file whose first line ends with a lone ``\r`` (classic
+    Mac OS, Excel's "CSV (Macintosh)") does a lone ``\r`` end a line. Before, every lone ``\r`` ended a line: the
+    prompt text was cut there, the rest of the line was a malformed row of its own (or, holding the header's commas,
+    a row read without a word), and every later line number was one past the editor's. Such a line reaches the csv
+    parser with its lone CRs as :data:`_LONE_CR` (``held`` counts those lines; :class:`CsvRecords` gives them back)."""
 
     def __init__(self, f, fname: str, errors: "ErrorLog"):
         self._f = iter(f)
@@ -388,6 +408,27 @@ class _Lines:
         #: while the header is read: a line that is not UTF-8 raises :class:`_HeaderNotUtf8` instead of being skipped
         #: (skipped, the first row was taken for the header)
         self.header = False
+        self.cr_ends: bool | None = None  # whether a lone CR ends a line (the first line's ending says; None: unread)
+        self.held = 0  # lines read whose lone CRs reach the parser as _LONE_CR
+
+    def _physical(self) -> str:
+        """The next physical line: the universal-newline reader's lines joined across lone CRs where they end none."""
+        text = next(self._f)
+        if self.cr_ends is None:
+            self.cr_ends = _line_end(text) == "\r"
+        if self.cr_ends or text[-1:] != "\r":  # (the reader splits at every lone CR: a line it gives that ends with
+            return text                        # a line feed holds none)
+        while _line_end(text) == "\r":  # a lone CR the reader split the line at: the line goes on
+            try:
+                text += next(self._f)
+            except StopIteration:
+                break  # (a lone CR ending the file is its last line's end)
+        end = _line_end(text)
+        body = text[:len(text) - len(end)]
+        if "\r" in body and _LONE_CR not in text:
+            self.held += 1
+            return body.replace("\r", _LONE_CR) + end
+        return text
 
     def __iter__(self):
         return self
@@ -397,7 +438,7 @@ class _Lines:
             if self.back:
                 item = self.back.pop()
             else:
-                text = next(self._f)
+                text = self._physical()
                 self.n += 1
                 item = (self.n, text)
             if bad_utf8(item[1]):
@@ -486,6 +527,8 @@ class CsvRecords:
                 self._resume(lines.taken[1:])
                 continue
             if rec and lines.taken:
+                if lines.held and any(_LONE_CR in t for _, t in lines.taken):  # its lone CRs, as the file holds them
+                    rec = [v.replace(_LONE_CR, "\r") for v in rec]
                 return lines.taken[0][0], rec
 
     def _resume(self, lines: list[tuple[int, str]]) -> None:
@@ -603,6 +646,16 @@ def malformed_line(raw: str, exc: json.JSONDecodeError) -> str:
             + "; the line is skipped: fix it, or export or copy the file again")
 
 
+#: what a JSON line or array item ``{}`` is: an object, but of no field, so no row. Like a line ``[]`` or ``null`` (a
+#: JSON value holding no row: "not a JSON object") it is an error at its line, the other rows read, where a blank line
+#: (no JSON value at all: a file's trailing line feeds, lines between groups) is skipped without a word: a writer
+#: that put ``{}`` where a row belongs lost that row's fields (a record that failed to serialise, an emptied
+#: placeholder), which a skip would hide. Before, it was read as a row missing every field ("missing field(s)
+#: prompt_id, benchmark, text", "missing model", "missing field doc_id"), naming fields as if some were there.
+EMPTY_OBJECT = "an empty JSON object ({}), which holds no row (no field at all)"
+EMPTY_OBJECTS = "empty JSON objects"
+
+
 def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: bool = False):
     """(line, dict) of an open JSON file: one JSON array (``array``; the line an item starts on) or JSON lines.
     Malformed lines and items that are not objects go to ``errors``; a malformed array rejects the whole file.
@@ -633,6 +686,9 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
         for i, (line, row) in enumerate(zip(_item_lines(text), data), 1):
             if not isinstance(row, dict):
                 errors.add(fname, line, f"item {i} is not a JSON object", "non-object JSON items")
+            elif not row:
+                errors.add(fname, line, f"item {i} is {EMPTY_OBJECT}: remove it, or write the row's fields into it",
+                           EMPTY_OBJECTS)
             elif isinstance(row, _KeyedTwice) and row.twice:
                 errors.add(fname, line, f"item {i} names {', '.join(map(repr, row.twice))} more than once: which value "
                            "holds cannot be told; the item is skipped", "keys named twice in a JSON object")
@@ -664,6 +720,9 @@ def json_objects(f, fname: str, errors: ErrorLog, *, array: bool, unique_keys: b
         if isinstance(row, dict) and unique_keys and raw.count('":') > len(row) and (twice := _repeated_keys(raw)):
             errors.add(fname, i, f"the object names {', '.join(map(repr, twice))} more than once: which value holds "
                        "cannot be told; the row is skipped", "keys named twice in a JSON object")
+        elif isinstance(row, dict) and not row:
+            errors.add(fname, i, f"line is {EMPTY_OBJECT}: remove the line, or write the row's fields into it",
+                       EMPTY_OBJECTS)
         elif isinstance(row, dict):
             yield i, row
         elif isinstance(row, list) and any(isinstance(x, dict) for x in row):  # the whole table as one JSON array

@@ -35,6 +35,7 @@ from ..records import BenchmarkInfo, OutcomeTable, RowError, SourceBatch, Source
 from .common import (
     EXTENSIONS,
     LONG_COLUMNS,
+    EMPTY_OBJECT,
     REPEATED_HEADER,
     VALUE_COLUMNS,
     ErrorLog,
@@ -271,7 +272,8 @@ def read_prompts(path: Path, errors: ErrorLog | None = None) -> tuple[PromptMap,
         prompts[pid] = (bench, text)
         first_line[pid] = line
     # the reader's own problems (a line not UTF-8, malformed): lines whose prompt ids are not known
-    mine += [e.line for e in errors.errors[first:] if e.file == fname and e.message == REPEATED_HEADER]  # no prompt
+    mine += [e.line for e in errors.errors[first:] if e.file == fname  # lines that hold no prompt: not "unread"
+             and (e.message == REPEATED_HEADER or EMPTY_OBJECT in e.message)]
     prompts.unread = errors.count(fname) - before - len(mine)
     prompts.unread_lines = sorted({e.line for e in errors.errors[first:]
                                    if e.file == fname and e.line is not None} - set(mine))[:prompts.unread]
