@@ -1730,12 +1730,13 @@ class _BodyLimit:
 
     @staticmethod
     async def _send(send, status: int, content: dict):
-        import json
+        # rendered by the JSONResponse every other error is (compact, UTF-8 as it is), with its headers: before,
+        # json.dumps' spaced separators and \uXXXX escapes, so a 413 or 415 read differently from a 422 or a 404
+        from starlette.responses import JSONResponse
 
-        body = json.dumps(content).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        response = JSONResponse(content, status_code=status)
+        await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
+        await send({"type": "http.response.body", "body": response.body})
 
 
 #: headers of every answer: the page loads nothing from another host (no CDN, no inline script), so its policy allows

@@ -493,6 +493,43 @@ def test_every_error_has_one_shape(client, monkeypatch):
     assert "hunter2" not in err["message"] and "s3cr3t" not in err["message"] and "***" in err["message"]
 
 
+def test_every_error_body_is_one_serialisation_byte_for_byte(client):
+    """The 413 (body too large, by Content-Length or streamed) and 415 (content-encoding) answered by the body-size
+    middleware are serialised as every other error body (a 422, a 404, a 405, a 400, the app's own 415): compact JSON
+    (no space after `,` and `:`), UTF-8 text as it is, the same content-type. Before, the middleware wrote
+    `{"error": {"code": "body_too_large", ...}}` with Python's spaced separators and every non-ASCII character
+    escaped, so a client comparing or logging error bodies met two serialisations."""
+    def rendered(r) -> bytes:  # the one serialisation: Starlette's JSONResponse, which renders every other error
+        return json.dumps(r.json(), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+    big = b" " * (LIMITS["max_body_bytes"] + 1)
+
+    def streamed():
+        for _ in range(40):
+            yield b" " * 8192
+
+    ref_422 = client.post("/v1/find", json={"prompts": ["\u00e9t\u00e9"], "k": 0})
+    ref_404 = client.get("/v1/models/org/caf\u00e9")
+    answers = {
+        "422": ref_422, "404": ref_404, "405": client.get("/v1/find"),
+        "400": client.post("/v1/find", content=b"{oops", headers={"content-type": "application/json"}),
+        "415 content-type": client.post("/v1/find", content=b'{"prompts": ["x"]}', headers={"content-type": "text/plain"}),
+        "415 content-encoding": client.post("/v1/find", content=b"x", headers={"content-type": "application/json",
+                                                                             "content-encoding": "br"}),
+        "413 content-length": client.post("/v1/find", content=big, headers={"content-type": "application/json"}),
+        "413 streamed": client.post("/v1/find", content=streamed(), headers={"content-type": "application/json"}),
+    }
+    assert ref_422.status_code == 422 and ref_404.status_code == 404
+    assert "\u00e9" in ref_404.json()["error"]["message"] and "\u00e9".encode() in ref_404.content  # UTF-8, unescaped
+    for name, r in answers.items():
+        assert r.status_code == int(name.split()[0]), (name, r.status_code, r.text)
+        assert_error(r, r.status_code, r.json()["error"]["code"], r.json()["error"]["field"])
+        assert r.content == rendered(r), (name, r.content)
+        assert r.headers["content-type"] == ref_422.headers["content-type"], name
+        assert r.headers["content-length"] == str(len(r.content)), name
+    assert answers["413 content-length"].content.startswith(b'{"error":{"code":"body_too_large","message":"')
+
+
 def test_an_error_about_one_prompt_names_the_field_the_client_sent(client):
     """A body giving one prompt as `"prompt": "..."` or `"prompts": "..."` (a string) has its errors named by that
     field; before, by `prompts[0]` (or `prompts` for the length limit of `prompt`), a list the client never sent."""
