@@ -122,7 +122,7 @@ SPACE_PARAM = ("the embedding space to query: its index name (as `taskspace spac
 #: the ``/v1/find`` body fields
 FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "offset", "filters", "models", "prefer_smaller", "rank",
                "evidence", "space")
-#: the ``/v1/find`` knobs that take no null and no true/false, with what each takes (a body without one gets
+#: the ``/v1/find`` knobs that take no true/false, with what each takes (a body without one, or with null, gets
 #: find_models' default)
 _KNOBS = {"k": f"a positive integer, at most {LIMITS['max_k']}", "offset": "a non-negative integer",
           "prefer_smaller": "a number from 0 to {max_prefer:g}",
@@ -933,7 +933,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         try:
             return svc.find(**args)
         except errors.InputError as exc:  # the library names the list it was given; the client sent one string
-            one = "prompt" if "prompt" in body else "prompts" if isinstance(body.get("prompts"), str) else None
+            one = ("prompt" if body.get("prompt") is not None else "prompts" if isinstance(body.get("prompts"), str)
+                   else None)
             if one is not None and exc.item == "prompts[0]":
                 _named_as_sent(exc, "prompts[0]", one)
             raise
@@ -1319,7 +1320,8 @@ def _takes_many(annotation) -> bool:
 
 def _find_schema() -> dict:
     """The JSON schema of a ``/v1/find`` body, for the OpenAPI document (the checks are :func:`find_arguments` and
-    the library's, whose messages name the field)."""
+    the library's, whose messages name the field). Every field and filter is optional and takes null for its
+    default (:func:`find_arguments` drops it)."""
     from typing import Annotated, Literal
 
     from pydantic import BaseModel, ConfigDict, Field
@@ -1340,8 +1342,8 @@ def _find_schema() -> dict:
         min_params: str | float | None = Field(None, description="parameters, e.g. 1.5B")
         max_params: str | float | None = Field(None, description="parameters, e.g. 8B")
         pipeline_tag: Text | None = None
-        exclude_gated: bool = False
-        open_only: bool = Field(False, description="only models with a Hub repo (open weights)")
+        exclude_gated: bool | None = Field(False, description="leave out gated models (null: false)")
+        open_only: bool | None = Field(False, description="only models with a Hub repo (open weights; null: false)")
         min_evidence: int | None = Field(None, ge=0, description="measured on at least this many prompts")
         benchmark: Text | None = Field(None, description="measured on this benchmark")
 
@@ -1355,17 +1357,19 @@ def _find_schema() -> dict:
         benchmark: Text | None = Field(None, description="a benchmark name: its vector is the query")
         vector: list[float] | None = Field(None, max_length=LIMITS["max_vector_length"],
                                            description="a raw query in the space's index form")
-        k: int = Field(10, ge=1, le=LIMITS["max_k"])
-        offset: int = Field(0, ge=0, description="skip the best offset models: the results are ranks offset + 1 to "
-                                                 "offset + k (a page of the ranking, as GET /v1/models pages; not "
-                                                 "with models)")
+        k: Annotated[int, Field(ge=1, le=LIMITS["max_k"])] | None = Field(10, description="how many results (null: "
+                                                                                        "10)")
+        offset: Annotated[int, Field(ge=0)] | None = Field(
+            0, description="skip the best offset models: the results are ranks offset + 1 to offset + k (a page of the "
+                           "ranking, as GET /v1/models pages; not with models; null: 0)")
         filters: FindFilters | None = None
         models: Annotated[list[Text], Field(min_length=1, max_length=LIMITS["max_models"])] | Text | None = Field(
             None, description="compare mode: rank exactly these models (one may be a string)")
-        prefer_smaller: float = Field(0.0, ge=0, le=MAX_PREFER_SMALLER,
-                                      description="rank by score - ALPHA * log10(parameters)")
-        rank: Literal["probability", "lcb"] = "probability"
-        evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
+        prefer_smaller: Annotated[float, Field(ge=0, le=MAX_PREFER_SMALLER)] | None = Field(
+            0.0, description="rank by score - ALPHA * log10(parameters) (null: 0)")
+        rank: Literal["probability", "lcb"] | None = Field("probability", description="null: probability")
+        evidence: Annotated[int, Field(ge=0, le=LIMITS["max_evidence"])] | None = Field(
+            3, description="evidence items per result (null: 3)")
         space: Text | int | None = Field(None, description=SPACE_PARAM + " (the id may be a JSON integer)")
 
     return FindBody.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -1443,11 +1447,17 @@ def find_arguments(body: dict) -> dict:
         more = f" (and {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
         raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
-    # a knob written as null, true or false: the library's words would be Python's ("k must be a positive integer, not
-    # None", "not True"), for a value the client wrote as null or true; said in JSON's, with what it takes and the way
-    # to get the default
+    # null in an optional field (every field of the body, every filter) is the field left out, its default, as most
+    # JSON APIs read it (a client serialising an unset option); before, "k": null was a 422 while "filters": null and
+    # "models": null were the default. An entry of a list (prompts, vector, licenses) is no optional field: its null
+    # is still named
+    body = {name: value for name, value in body.items() if value is not None}
+    if isinstance(body.get("filters"), dict):
+        body["filters"] = {name: value for name, value in body["filters"].items() if value is not None}
+    # a knob written as true or false: the library's words would be Python's ("k must be a positive integer, not
+    # True"), for a value the client wrote as true; said in JSON's, with what it takes and the way to get the default
     for name, takes in _KNOBS.items():
-        if name in body and (body[name] is None or isinstance(body[name], bool)):
+        if name in body and isinstance(body[name], bool):
             import inspect
             import json
 
@@ -1456,7 +1466,7 @@ def find_arguments(body: dict) -> dict:
             default = inspect.signature(find_models).parameters[name].default
             takes = takes.format(max_prefer=MAX_PREFER_SMALLER)
             raise ApiError(422, "invalid_input", f"{name}: {json.dumps(body[name])} is not a value of {name} ({takes}); "
-                           f"leave {name} out for its default ({default})", name)
+                           f"leave {name} out (or null) for its default ({default})", name)
     args = dict(body)
     # a whole number written with a fraction (5.0: a client that computed it as a float) is the integer JSON Schema
     # takes it for, as /openapi.json declares k, evidence and min_evidence "integer" (before: "k must be a positive
@@ -1526,8 +1536,8 @@ _FIND_TYPES = {
     "models": (lambda v: _is_text(v) or isinstance(v, list), "a model name or a list of them"),
     "filters": (lambda v: v is None or isinstance(v, dict), "an object"),
 }
-#: the same for each filter of ``filters`` (None leaves a filter out, as the schema's defaults do, but for the two
-#: flags, whose schema takes true or false alone)
+#: the same for each filter of ``filters`` (a null filter never comes here: :func:`find_arguments` drops it, the
+#: filter's default)
 _FILTER_TYPES = {
     "licenses": (lambda v: v is None or _is_text(v) or isinstance(v, list), "a license name or a list of them"),
     "min_params": (lambda v: v is None or _is_text(v) or _is_number(v),

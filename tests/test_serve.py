@@ -54,6 +54,13 @@ def assert_error(r, status: int, code: str, field=None, *, says: str | None = No
     return err
 
 
+def _given(prop: dict) -> dict:
+    """The schema of a body field as given, not null (each optional field is `anyOf` it and null)."""
+    kinds = [v for v in prop.get("anyOf", [prop]) if v != {"type": "null"}]
+    assert len(kinds) == 1, prop
+    return kinds[0]
+
+
 def test_find_answers_what_search_json_prints(client):
     from indexer.find import find_models
 
@@ -127,7 +134,7 @@ def test_browse_routes_health_openapi_and_page(client):
     assert {"/v1/find", "/v1/models", "/v1/models/{model_id}", "/v1/benchmarks", "/healthz", "/readyz"} <= set(spec["paths"])
     body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert {"prompts", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence"} <= set(body["properties"])
-    assert body["properties"]["k"]["maximum"] == LIMITS["max_k"] and "FindFilters" in spec["components"]["schemas"]
+    assert _given(body["properties"]["k"])["maximum"] == LIMITS["max_k"] and "FindFilters" in spec["components"]["schemas"]
     assert client.get("/docs").status_code == 404  # Swagger UI would load files from a CDN
     html = client.get("/")
     assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
@@ -160,7 +167,7 @@ def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
     assert variants(body["prompt"])["string"]["maxLength"] == LIMITS["max_prompt_chars"]
     models = variants(body["models"])
     assert models["array"]["maxItems"] == LIMITS["max_models"] and "string" in models
-    assert body["prefer_smaller"]["maximum"] == 100 and body["prefer_smaller"]["minimum"] == 0
+    assert _given(body["prefer_smaller"])["maximum"] == 100 and _given(body["prefer_smaller"])["minimum"] == 0
     licenses = variants(spec["components"]["schemas"]["FindFilters"]["properties"]["licenses"])
     assert set(licenses) == {"array", "string", "null"}
     # what the schema now says, the server does
@@ -601,7 +608,7 @@ def test_a_find_field_of_another_json_type_is_said_in_jsons_words(client):
              "min_params must be a parameter count, a number or a string such as 8B or 770M, not true"),
             ({"filters": {"max_params": [1]}}, "filters.max_params",
              "max_params must be a parameter count, a number or a string such as 8B or 770M, not a list"),
-            ({"filters": {"open_only": None}}, "filters.open_only", "open_only must be true or false, not null"),
+            ({"filters": {"open_only": 1}}, "filters.open_only", "open_only must be true or false, not 1"),
             ({"filters": {"exclude_gated": "true"}}, "filters.exclude_gated",
              'exclude_gated must be true or false, not "true"'),
             ({"filters": {"min_evidence": True}}, "filters.min_evidence",
@@ -1656,25 +1663,55 @@ def test_a_get_is_answered_whatever_its_body_headers_say(client):
                  "unsupported_media_type", "content-encoding")
 
 
-def test_a_knob_written_as_null_is_said_in_jsons_words_with_its_default(client):
-    """`"k": null` (a client serialising an unset option), or `true`, got the library's Python words, "k must be a
-    positive integer, not None", "not True", "rank: unknown ranking None": a None the client never wrote, and no word
-    of the default. Now 422 naming the field, saying null (true, false) is not a value of it, what it takes, and to
-    leave it out for its default; the schema in /openapi.json takes no null for these fields either. `"filters": null`
-    stays no filter."""
+def test_null_in_any_optional_field_is_its_default(client):
+    """One rule for null in the `/v1/find` body: an optional field or filter written as `null` (a client serialising
+    an unset option) is the field left out, its default, for every field of the body and every filter, as
+    /openapi.json declares each (null among its types, the default beside it). Before, `"k": null` (and
+    `prefer_smaller`, `rank`, `evidence`, `filters.open_only`, `filters.exclude_gated`) was a 422 while
+    `"filters": null`, `"models": null` or `"filters": {"licenses": null}` was the default. `true`/`false` where a
+    number or a name is taken stays a 422 with the default named."""
+    spec = client.get("/openapi.json").json()
+    body_schema = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    fields = body_schema["properties"]
+    filters = spec["components"]["schemas"]["FindFilters"]["properties"]
+    from indexer.serve import FIND_FIELDS
+
+    assert set(fields) == set(FIND_FIELDS) and not body_schema.get("required")  # every field is optional
+    queries = {"prompts", "prompt", "benchmark", "vector"}  # one of them is the query: another one gives it here
+    for name in fields:
+        base = {"benchmark": "alpha", "k": 3} if name in queries - {"benchmark"} else {"prompts": [PROMPT], "k": 3}
+        if name == "k":
+            base = {"prompts": [PROMPT]}
+        without, with_null = client.post("/v1/find", json=base), client.post("/v1/find", json={**base, name: None})
+        assert without.status_code == 200, (name, without.text)
+        assert with_null.status_code == 200 and with_null.json() == without.json(), (name, with_null.text)
+        assert {"type": "null"} in fields[name].get("anyOf", []), (name, fields[name])  # declared so
+    for name in filters:
+        base = {"prompts": [PROMPT], "k": 3}
+        without = client.post("/v1/find", json={**base, "filters": {}})
+        with_null = client.post("/v1/find", json={**base, "filters": {name: None}})
+        assert without.status_code == 200, (name, without.text)
+        assert with_null.status_code == 200 and with_null.json() == without.json(), (name, with_null.text)
+        assert {"type": "null"} in filters[name].get("anyOf", []), (name, filters[name])
+    from jsonschema import Draft202012Validator
+
+    valid = Draft202012Validator({**body_schema, "components": spec["components"]}).is_valid
+    assert valid({"prompts": [PROMPT], **{n: None for n in fields if n not in queries},
+                  "filters": {n: None for n in filters}})
+    # a null beside the query it would replace is no second query: "prompt": null with "prompts" given
+    both = client.post("/v1/find", json={"prompts": [PROMPT], "prompt": None, "k": 3})
+    assert both.status_code == 200 and both.json() == client.post("/v1/find", json={"prompts": [PROMPT], "k": 3}).json()
+    # null entries of a list are no default: still named
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT, None]}), 422, "invalid_input", "prompts[1]")
     for name, takes, default in (("k", "a positive integer, at most 100", "10"),
                                  ("prefer_smaller", "a number from 0 to 100", "0.0"),
                                  ("rank", "probability or lcb", "probability"),
                                  ("evidence", "an integer from 0 to 20", "3")):
-        for value, said in ((None, "null"), (True, "true"), (False, "false")):
+        for value, said in ((True, "true"), (False, "false")):
             err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], name: value}), 422, "invalid_input",
                                name)
-            assert err["message"] == (f"{name}: {said} is not a value of {name} ({takes}); leave {name} out for its "
-                                      f"default ({default})"), err
-    spec = client.get("/openapi.json").json()
-    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
-    assert all("null" not in json.dumps(body[name]) for name in ("k", "prefer_smaller", "rank", "evidence"))
-    assert client.post("/v1/find", json={"prompts": [PROMPT], "filters": None, "k": 2}).status_code == 200
+            assert err["message"] == (f"{name}: {said} is not a value of {name} ({takes}); leave {name} out (or null) "
+                                      f"for its default ({default})"), err
 
 
 def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
@@ -2172,7 +2209,8 @@ def test_find_pages_its_ranking_with_an_offset_declared_in_the_schema(client):
     the words the other knobs use. Before, the body field was refused as unknown and the results stopped at k <= 100."""
     spec = client.get("/openapi.json").json()
     body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
-    assert body["offset"]["type"] == "integer" and body["offset"]["minimum"] == 0 and body["offset"]["default"] == 0
+    assert _given(body["offset"])["type"] == "integer" and _given(body["offset"])["minimum"] == 0
+    assert body["offset"]["default"] == 0
     assert "offset" in spec["components"]["schemas"]["Query"]["required"]
     for ask in ({"prompts": [PROMPT]}, {"benchmark": "beta", "rank": "lcb"},
                 {"prompt": PROMPT, "rank": "lcb", "filters": {"max_params": "80B"}, "prefer_smaller": 0.05}):
@@ -2186,8 +2224,8 @@ def test_find_pages_its_ranking_with_an_offset_declared_in_the_schema(client):
     for offset, said in ((-1, "offset must be a non-negative integer, not -1"),
                          ("2", 'offset must be a non-negative integer, not "2"'),
                          (1.5, "offset must be a non-negative integer, not 1.5"),
-                         (None, "offset: null is not a value of offset (a non-negative integer); leave offset out for "
-                                "its default (0)")):
+                         (True, "offset: true is not a value of offset (a non-negative integer); leave offset out (or "
+                                "null) for its default (0)")):
         err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "offset": offset}), 422, "invalid_input",
                            "offset")
         assert err["message"] == said, err
