@@ -937,6 +937,10 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
                    else None)
             if one is not None and exc.item == "prompts[0]":
                 _named_as_sent(exc, "prompts[0]", one)
+            filters = body.get("filters")
+            if exc.item == "filters.licenses[0]" and isinstance(filters, dict) and isinstance(filters.get("licenses"), str):
+                exc.item = "filters.licenses"  # one license sent as a string: named as sent, not as the list it became
+                exc.args = (str(exc).replace("licenses[0]", "licenses", 1),)
             raise
 
     @app.get("/v1/models", tags=["browse"], responses={**ok["models"], **fails(404, 422, 503, 500)})
@@ -967,6 +971,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             param = {f"filters.{v}": k for k, v in FILTER_PARAMS.items()}.get(item)
             if param is not None:
                 _named_as_sent(exc, item, param)
+            elif (entry := re.fullmatch(r"filters\.licenses\[(\d+)\]", item)) is not None:
+                # one of the ?license= values: named as the parameter, which of them when several were given
+                i, n = int(entry[1]), len(license or ())
+                exc.item = "license"
+                exc.args = (str(exc).replace(f"licenses[{i}]", "license" if n <= 1 else
+                                             f"license (its value {i + 1} of {n})", 1),)
             raise
 
     @app.get("/v1/models/{model_id:path}", tags=["browse"], responses={**ok["model"], **fails(404, 422, 503, 500)})
@@ -1591,10 +1601,16 @@ def _check_json_types(args: dict) -> None:
         for name, (fits, takes) in _FILTER_TYPES.items():
             if name in filters and not fits(filters[name]):
                 refuse(f"filters.{name}", name, takes, filters[name])
-        if isinstance(filters.get("licenses"), list):
-            for i, v in enumerate(filters["licenses"]):
-                if not isinstance(v, str):
-                    refuse("filters.licenses", f"licenses[{i}]", "a license name (a string)", v)
+        # each license named by its path as the client wrote it (filters.licenses[1], or filters.licenses for one given
+        # as a string) and said with its value; before, `field` filters.licenses for any entry, and a blank one was
+        # the library's "a license must be a non-empty string", which named neither the entry nor what it held
+        lic = filters.get("licenses")
+        for i, v in enumerate([lic] if isinstance(lic, str) else lic if isinstance(lic, list) else []):
+            at = "licenses" if isinstance(lic, str) else f"licenses[{i}]"
+            if not isinstance(v, str):
+                refuse(f"filters.{at}", at, "a license name (a string)", v)
+            if not any(part.strip() for part in v.split(",")):
+                refuse(f"filters.{at}", at, "a license name such as mit (not blank, not commas alone)", v)
 
 
 def _check_space(sp) -> None:

@@ -601,7 +601,7 @@ def test_a_find_field_of_another_json_type_is_said_in_jsons_words(client):
     post = lambda body: client.post("/v1/find", json={"prompts": [PROMPT], **body})  # noqa: E731
     for body, field, said in (
             ({"filters": {"licenses": 5}}, "filters.licenses", "licenses must be a license name or a list of them, not 5"),
-            ({"filters": {"licenses": [5]}}, "filters.licenses", "licenses[0] must be a license name (a string), not 5"),
+            ({"filters": {"licenses": [5]}}, "filters.licenses[0]", "licenses[0] must be a license name (a string), not 5"),
             ({"filters": {"licenses": {"a": 1}}}, "filters.licenses",
              "licenses must be a license name or a list of them, not an object"),
             ({"filters": {"min_params": True}}, "filters.min_params",
@@ -668,7 +668,7 @@ def test_a_filter_error_names_its_filter_once(client):
                        "invalid_input", "min_params")
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B")
     err = assert_error(client.get("/v1/models", params={"license": ""}), 422, "invalid_input", "license")
-    assert err["message"] == "license: a license must be a non-empty string"
+    assert err["message"] == "license must be a non-empty license name, not ''"
     # a query parameter's type or bound in the body's words (before: pydantic's "open_only: Input should be a valid
     # boolean, unable to interpret input", "min_evidence: Input should be greater than or equal to 0")
     for params, field, said in (({"open_only": "maybe"}, "open_only", "open_only must be true or false, not 'maybe'"),
@@ -677,6 +677,33 @@ def test_a_filter_error_names_its_filter_once(client):
                                 ({"limit": 0}, "limit", "limit must be a positive integer, not 0"),
                                 ({"offset": "1.5"}, "offset", "offset must be an integer, not '1.5'")):
         err = assert_error(client.get("/v1/models", params=params), 422, "invalid_request", field)
+        assert err["message"] == said, err
+
+
+def test_a_bad_license_is_named_by_its_path_as_sent_with_its_value(client):
+    """A bad license of `filters.licenses` is named by its path as the client wrote it (`field`
+    `filters.licenses[1]`, as `prompts[1]` or `vector[3]` are; `filters.licenses` for one sent as a string), the
+    message naming the entry as the other filters' messages name their filter (`licenses[1]`) and saying the value
+    given; `GET /v1/models?license=` names `license` (which of its values when several are given). Before, `field`
+    `filters.licenses` whichever entry it was, and a blank entry or one of commas alone was "a license must be a
+    non-empty string", naming neither the entry nor what it held (the same on GET)."""
+    post = lambda licenses: client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": licenses}})  # noqa: E731
+    for licenses, field, said in (
+            (["mit", 5], "filters.licenses[1]", "licenses[1] must be a license name (a string), not 5"),
+            (["mit", " "], "filters.licenses[1]",
+             'licenses[1] must be a license name such as mit (not blank, not commas alone), not " "'),
+            (["mit", "apache-2.0", " , "], "filters.licenses[2]",
+             'licenses[2] must be a license name such as mit (not blank, not commas alone), not " , "'),
+            ("", "filters.licenses", 'licenses must be a license name such as mit (not blank, not commas alone), not ""'),
+            (["mit", "a\x00b"], "filters.licenses[1]", "licenses[1] 'a\\x00b' holds a NUL character"),
+            ("a\x00b", "filters.licenses", "licenses 'a\\x00b' holds a NUL character")):
+        err = assert_error(post(licenses), 422, "invalid_input", field)
+        assert err["message"].startswith(said), (licenses, err)
+    for params, said in (([("license", "mit"), ("license", " ")], "license (its value 2 of 2) must be a non-empty "
+                                                                   "license name, not ' '"),
+                         ([("license", ",")], "license names no license (commas and spaces alone: ','); give a "
+                                              "license name such as mit")):
+        err = assert_error(client.get("/v1/models", params=params), 422, "invalid_input", "license")
         assert err["message"] == said, err
 
 
