@@ -883,6 +883,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         # "content-type" was named twice (in Access-Control-Allow-Headers and in a refusal's "it allows ...")
         app.add_middleware(_cors_middleware(), allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
                            allow_headers=["Content-Type"], expose_headers=["Retry-After"], max_age=600)
+    else:  # every preflight refused as such, whatever the path (before: the route's 405 for OPTIONS, or a 404)
+        app.add_middleware(_NoCors)
     app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
@@ -1816,6 +1818,31 @@ def _cors_middleware():
                                            refused[0][0]), status_code=response.status_code, headers=headers)
 
     return Cors
+
+
+class _NoCors:
+    """ASGI middleware of a server without ``--cors-origin``: a browser's CORS preflight (``OPTIONS`` with ``Origin``
+    and ``Access-Control-Request-Method``) to any path is the 400 ``cors_refused`` a refused preflight is with
+    ``--cors-origin`` (:func:`_cors_middleware`), naming ``origin`` and the option that allows it. A preflight asks
+    about the server's CORS, not the route, as Starlette's CORSMiddleware answers it for every path; before, the
+    route's 405 ("method OPTIONS is not allowed on /v1/find (it takes POST)") or a 404, which sent a developer
+    looking at the method or the path. An ``OPTIONS`` that is no preflight goes to the route."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "OPTIONS":
+            headers = dict(scope.get("headers") or [])
+            if b"origin" in headers and b"access-control-request-method" in headers:
+                from starlette.responses import JSONResponse
+
+                origin = headers[b"origin"].decode("latin-1")
+                return await JSONResponse(error_body(
+                    "cors_refused", f"CORS preflight refused: this server allows no cross-origin calls from a browser "
+                    f"(origin {origin!r}); its operator allows the pages of an origin with `taskspace serve "
+                    "--cors-origin ORIGIN`", "origin"), status_code=400)(scope, receive, send)
+        await self.app(scope, receive, send)
 
 
 class _SecurityHeaders:

@@ -1602,6 +1602,37 @@ def test_a_refused_cors_preflight_is_an_error_of_the_one_shape_naming_what_was_r
         assert "origin 'https://elsewhere.example' is not allowed" in err["message"]
 
 
+def test_a_cors_preflight_is_answered_for_the_server_not_the_route(indexed, encoder):
+    """A browser's preflight (OPTIONS with Origin and Access-Control-Request-Method) asks whether the page's origin may
+    send that method and those headers; it is answered the same for every path, as Starlette's CORSMiddleware does
+    (200 or 400). With `--cors-origin`, one to an unknown route is 200: a non-2xx preflight is a network error to the
+    page's script (fetch rejects, the status hidden), while after a 200 the request itself is sent and its 404, in the
+    one error shape with Access-Control-Allow-Origin, tells the script there is no such route. Without
+    `--cors-origin` every preflight is the 400 `cors_refused` naming `origin` and the option that allows it; before,
+    405 "method OPTIONS is not allowed on /v1/find (it takes POST)" (or a 404 for an unknown route), which sent a
+    developer looking at the method, not at the server's CORS."""
+    app_origin = "https://app.example.org"
+    ask = {"Origin": app_origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    with TestClient(create_app(Service(encoder=encoder), cors=[app_origin])) as c:
+        for path in ("/v1/find", "/v1/fnd", "/nope/deeper"):
+            pre = c.options(path, headers=ask)
+            assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] == app_origin, (path, pre.text)
+        r = c.post("/v1/fnd", json={"prompts": [PROMPT]}, headers={"Origin": app_origin})
+        assert_error(r, 404, "not_found", says="no route /v1/fnd")  # what the page's script reads after the 200
+        assert r.headers["access-control-allow-origin"] == app_origin
+        assert_error(c.options("/v1/fnd", headers={**ask, "Origin": "https://elsewhere.example"}), 400, "cors_refused",
+                     "origin")
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        for path in ("/v1/find", "/v1/models", "/v1/fnd"):
+            r = c.options(path, headers=ask)
+            err = assert_error(r, 400, "cors_refused", "origin",
+                               says="CORS preflight refused: this server allows no cross-origin calls from a browser")
+            assert "taskspace serve --cors-origin" in err["message"] and "access-control-allow-origin" not in r.headers
+        # an OPTIONS that is no preflight (no Access-Control-Request-Method) is the route's, as before
+        assert_error(c.options("/v1/find", headers={"Origin": app_origin}), 405, "method_not_allowed")
+        assert_error(c.options("/v1/fnd"), 404, "not_found")
+
+
 def test_serve_refuses_a_bad_cors_origin_before_it_starts(tmp_path):
     proc = subprocess.run([TASKSPACE, "serve", "--port", "0", "--cors-origin", "https://app.example.org/"],
                           capture_output=True, text=True, timeout=60,
