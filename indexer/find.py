@@ -218,19 +218,28 @@ class Filters:
                 # what an empty allow-list says
                 raise InputError("licenses is an empty list, which allows no license: leave licenses out for any "
                                  "license, or name one or more", item="filters.licenses")
-            if not all(isinstance(x, str) and x.strip() for x in self.licenses):
-                raise InputError("a license must be a non-empty string", item="filters.licenses")
-            for x in self.licenses:
+            # each bad entry named by its index and said with its value (before: "a license must be a non-empty
+            # string", naming neither which of the list nor what it held)
+            for i, x in enumerate(self.licenses):
+                if not isinstance(x, str):
+                    raise InputError(f"licenses[{i}] must be a license name (a string), not {x!r}",
+                                     item=f"filters.licenses[{i}]")
+                if not x.strip():
+                    raise InputError(f"licenses[{i}] must be a non-empty license name, not {x!r}",
+                                     item=f"filters.licenses[{i}]")
                 if name_problem(x):
-                    raise InputError(f"the license {x[:40]!r} {name_problem(x)}", item="filters.licenses")
+                    raise InputError(f"licenses[{i}] {x[:40]!r} {name_problem(x)}",
+                                     item=f"filters.licenses[{i}]")
             # a model card naming several licenses is stored (and shown) as "apache-2.0,mit", its point holding each
             # (indexer.sync.license_payload): no point holds a text with a comma, so a value given as the answers show
             # it ("apache-2.0,mit", "mit, apache-2.0") is the licenses it names (before: it matched nothing)
             # and in lower case, as the Hub's license ids are and taskspace stores a card's (indexer.hub): `--license
             # MIT` is `mit` (before, a filter in another case than the stored text matched nothing)
             parts = [[p.strip().lower() for p in x.split(",") if p.strip()] for x in self.licenses]
-            if not all(parts):
-                raise InputError("a license must be a non-empty string", item="filters.licenses")
+            for i, (x, ps) in enumerate(zip(self.licenses, parts)):
+                if not ps:
+                    raise InputError(f"licenses[{i}] names no license (commas and spaces alone: {x[:40]!r}); give "
+                                     "a license name such as mit", item=f"filters.licenses[{i}]")
             self.licenses = list(dict.fromkeys(p for ps in parts for p in ps)) or None
         for name in ("min_params", "max_params"):
             v = getattr(self, name)

@@ -122,7 +122,7 @@ SPACE_PARAM = ("the embedding space to query: its index name (as `taskspace spac
 #: the ``/v1/find`` body fields
 FIND_FIELDS = ("prompts", "prompt", "benchmark", "vector", "k", "offset", "filters", "models", "prefer_smaller", "rank",
                "evidence", "space")
-#: the ``/v1/find`` knobs that take no null and no true/false, with what each takes (a body without one gets
+#: the ``/v1/find`` knobs that take no true/false, with what each takes (a body without one, or with null, gets
 #: find_models' default)
 _KNOBS = {"k": f"a positive integer, at most {LIMITS['max_k']}", "offset": "a non-negative integer",
           "prefer_smaller": "a number from 0 to {max_prefer:g}",
@@ -883,6 +883,8 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         # "content-type" was named twice (in Access-Control-Allow-Headers and in a refusal's "it allows ...")
         app.add_middleware(_cors_middleware(), allow_origins=cors_origins(cors), allow_methods=["GET", "HEAD", "POST"],
                            allow_headers=["Content-Type"], expose_headers=["Retry-After"], max_age=600)
+    else:  # every preflight refused as such, whatever the path (before: the route's 405 for OPTIONS, or a 404)
+        app.add_middleware(_NoCors)
     app.add_middleware(_SecurityHeaders)  # outermost: every answer, a preflight's and a 413's included
 
     # -- routes (each lists its error statuses in /openapi.json, with the one error shape)
@@ -933,9 +935,14 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
         try:
             return svc.find(**args)
         except errors.InputError as exc:  # the library names the list it was given; the client sent one string
-            one = "prompt" if "prompt" in body else "prompts" if isinstance(body.get("prompts"), str) else None
+            one = ("prompt" if body.get("prompt") is not None else "prompts" if isinstance(body.get("prompts"), str)
+                   else None)
             if one is not None and exc.item == "prompts[0]":
                 _named_as_sent(exc, "prompts[0]", one)
+            filters = body.get("filters")
+            if exc.item == "filters.licenses[0]" and isinstance(filters, dict) and isinstance(filters.get("licenses"), str):
+                exc.item = "filters.licenses"  # one license sent as a string: named as sent, not as the list it became
+                exc.args = (str(exc).replace("licenses[0]", "licenses", 1),)
             raise
 
     @app.get("/v1/models", tags=["browse"], responses={**ok["models"], **fails(404, 422, 503, 500)})
@@ -966,6 +973,12 @@ def create_app(service: Service | None = None, *, worker_schedule: str | None = 
             param = {f"filters.{v}": k for k, v in FILTER_PARAMS.items()}.get(item)
             if param is not None:
                 _named_as_sent(exc, item, param)
+            elif (entry := re.fullmatch(r"filters\.licenses\[(\d+)\]", item)) is not None:
+                # one of the ?license= values: named as the parameter, which of them when several were given
+                i, n = int(entry[1]), len(license or ())
+                exc.item = "license"
+                exc.args = (str(exc).replace(f"licenses[{i}]", "license" if n <= 1 else
+                                             f"license (its value {i + 1} of {n})", 1),)
             raise
 
     @app.get("/v1/models/{model_id:path}", tags=["browse"], responses={**ok["model"], **fails(404, 422, 503, 500)})
@@ -1319,7 +1332,8 @@ def _takes_many(annotation) -> bool:
 
 def _find_schema() -> dict:
     """The JSON schema of a ``/v1/find`` body, for the OpenAPI document (the checks are :func:`find_arguments` and
-    the library's, whose messages name the field)."""
+    the library's, whose messages name the field). Every field and filter is optional and takes null for its
+    default (:func:`find_arguments` drops it)."""
     from typing import Annotated, Literal
 
     from pydantic import BaseModel, ConfigDict, Field
@@ -1340,8 +1354,8 @@ def _find_schema() -> dict:
         min_params: str | float | None = Field(None, description="parameters, e.g. 1.5B")
         max_params: str | float | None = Field(None, description="parameters, e.g. 8B")
         pipeline_tag: Text | None = None
-        exclude_gated: bool = False
-        open_only: bool = Field(False, description="only models with a Hub repo (open weights)")
+        exclude_gated: bool | None = Field(False, description="leave out gated models (null: false)")
+        open_only: bool | None = Field(False, description="only models with a Hub repo (open weights; null: false)")
         min_evidence: int | None = Field(None, ge=0, description="measured on at least this many prompts")
         benchmark: Text | None = Field(None, description="measured on this benchmark")
 
@@ -1355,17 +1369,19 @@ def _find_schema() -> dict:
         benchmark: Text | None = Field(None, description="a benchmark name: its vector is the query")
         vector: list[float] | None = Field(None, max_length=LIMITS["max_vector_length"],
                                            description="a raw query in the space's index form")
-        k: int = Field(10, ge=1, le=LIMITS["max_k"])
-        offset: int = Field(0, ge=0, description="skip the best offset models: the results are ranks offset + 1 to "
-                                                 "offset + k (a page of the ranking, as GET /v1/models pages; not "
-                                                 "with models)")
+        k: Annotated[int, Field(ge=1, le=LIMITS["max_k"])] | None = Field(10, description="how many results (null: "
+                                                                                        "10)")
+        offset: Annotated[int, Field(ge=0)] | None = Field(
+            0, description="skip the best offset models: the results are ranks offset + 1 to offset + k (a page of the "
+                           "ranking, as GET /v1/models pages; not with models; null: 0)")
         filters: FindFilters | None = None
         models: Annotated[list[Text], Field(min_length=1, max_length=LIMITS["max_models"])] | Text | None = Field(
             None, description="compare mode: rank exactly these models (one may be a string)")
-        prefer_smaller: float = Field(0.0, ge=0, le=MAX_PREFER_SMALLER,
-                                      description="rank by score - ALPHA * log10(parameters)")
-        rank: Literal["probability", "lcb"] = "probability"
-        evidence: int = Field(3, ge=0, le=LIMITS["max_evidence"])
+        prefer_smaller: Annotated[float, Field(ge=0, le=MAX_PREFER_SMALLER)] | None = Field(
+            0.0, description="rank by score - ALPHA * log10(parameters) (null: 0)")
+        rank: Literal["probability", "lcb"] | None = Field("probability", description="null: probability")
+        evidence: Annotated[int, Field(ge=0, le=LIMITS["max_evidence"])] | None = Field(
+            3, description="evidence items per result (null: 3)")
         space: Text | int | None = Field(None, description=SPACE_PARAM + " (the id may be a JSON integer)")
 
     return FindBody.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -1443,11 +1459,17 @@ def find_arguments(body: dict) -> dict:
         more = f" (and {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
         raise ApiError(422, "invalid_request", f"unknown field {name!r}{hint}{more}; the fields are "
                        f"{', '.join(FIND_FIELDS)}", name)
-    # a knob written as null, true or false: the library's words would be Python's ("k must be a positive integer, not
-    # None", "not True"), for a value the client wrote as null or true; said in JSON's, with what it takes and the way
-    # to get the default
+    # null in an optional field (every field of the body, every filter) is the field left out, its default, as most
+    # JSON APIs read it (a client serialising an unset option); before, "k": null was a 422 while "filters": null and
+    # "models": null were the default. An entry of a list (prompts, vector, licenses) is no optional field: its null
+    # is still named
+    body = {name: value for name, value in body.items() if value is not None}
+    if isinstance(body.get("filters"), dict):
+        body["filters"] = {name: value for name, value in body["filters"].items() if value is not None}
+    # a knob written as true or false: the library's words would be Python's ("k must be a positive integer, not
+    # True"), for a value the client wrote as true; said in JSON's, with what it takes and the way to get the default
     for name, takes in _KNOBS.items():
-        if name in body and (body[name] is None or isinstance(body[name], bool)):
+        if name in body and isinstance(body[name], bool):
             import inspect
             import json
 
@@ -1456,7 +1478,7 @@ def find_arguments(body: dict) -> dict:
             default = inspect.signature(find_models).parameters[name].default
             takes = takes.format(max_prefer=MAX_PREFER_SMALLER)
             raise ApiError(422, "invalid_input", f"{name}: {json.dumps(body[name])} is not a value of {name} ({takes}); "
-                           f"leave {name} out for its default ({default})", name)
+                           f"leave {name} out (or null) for its default ({default})", name)
     args = dict(body)
     # a whole number written with a fraction (5.0: a client that computed it as a float) is the integer JSON Schema
     # takes it for, as /openapi.json declares k, evidence and min_evidence "integer" (before: "k must be a positive
@@ -1526,8 +1548,8 @@ _FIND_TYPES = {
     "models": (lambda v: _is_text(v) or isinstance(v, list), "a model name or a list of them"),
     "filters": (lambda v: v is None or isinstance(v, dict), "an object"),
 }
-#: the same for each filter of ``filters`` (None leaves a filter out, as the schema's defaults do, but for the two
-#: flags, whose schema takes true or false alone)
+#: the same for each filter of ``filters`` (a null filter never comes here: :func:`find_arguments` drops it, the
+#: filter's default)
 _FILTER_TYPES = {
     "licenses": (lambda v: v is None or _is_text(v) or isinstance(v, list), "a license name or a list of them"),
     "min_params": (lambda v: v is None or _is_text(v) or _is_number(v),
@@ -1581,10 +1603,16 @@ def _check_json_types(args: dict) -> None:
         for name, (fits, takes) in _FILTER_TYPES.items():
             if name in filters and not fits(filters[name]):
                 refuse(f"filters.{name}", name, takes, filters[name])
-        if isinstance(filters.get("licenses"), list):
-            for i, v in enumerate(filters["licenses"]):
-                if not isinstance(v, str):
-                    refuse("filters.licenses", f"licenses[{i}]", "a license name (a string)", v)
+        # each license named by its path as the client wrote it (filters.licenses[1], or filters.licenses for one given
+        # as a string) and said with its value; before, `field` filters.licenses for any entry, and a blank one was
+        # the library's "a license must be a non-empty string", which named neither the entry nor what it held
+        lic = filters.get("licenses")
+        for i, v in enumerate([lic] if isinstance(lic, str) else lic if isinstance(lic, list) else []):
+            at = "licenses" if isinstance(lic, str) else f"licenses[{i}]"
+            if not isinstance(v, str):
+                refuse(f"filters.{at}", at, "a license name (a string)", v)
+            if not any(part.strip() for part in v.split(",")):
+                refuse(f"filters.{at}", at, "a license name such as mit (not blank, not commas alone)", v)
 
 
 def _check_space(sp) -> None:
@@ -1730,12 +1758,13 @@ class _BodyLimit:
 
     @staticmethod
     async def _send(send, status: int, content: dict):
-        import json
+        # rendered by the JSONResponse every other error is (compact, UTF-8 as it is), with its headers: before,
+        # json.dumps' spaced separators and \uXXXX escapes, so a 413 or 415 read differently from a 422 or a 404
+        from starlette.responses import JSONResponse
 
-        body = json.dumps(content).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        response = JSONResponse(content, status_code=status)
+        await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
+        await send({"type": "http.response.body", "body": response.body})
 
 
 #: headers of every answer: the page loads nothing from another host (no CDN, no inline script), so its policy allows
@@ -1789,6 +1818,31 @@ def _cors_middleware():
                                            refused[0][0]), status_code=response.status_code, headers=headers)
 
     return Cors
+
+
+class _NoCors:
+    """ASGI middleware of a server without ``--cors-origin``: a browser's CORS preflight (``OPTIONS`` with ``Origin``
+    and ``Access-Control-Request-Method``) to any path is the 400 ``cors_refused`` a refused preflight is with
+    ``--cors-origin`` (:func:`_cors_middleware`), naming ``origin`` and the option that allows it. A preflight asks
+    about the server's CORS, not the route, as Starlette's CORSMiddleware answers it for every path; before, the
+    route's 405 ("method OPTIONS is not allowed on /v1/find (it takes POST)") or a 404, which sent a developer
+    looking at the method or the path. An ``OPTIONS`` that is no preflight goes to the route."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "OPTIONS":
+            headers = dict(scope.get("headers") or [])
+            if b"origin" in headers and b"access-control-request-method" in headers:
+                from starlette.responses import JSONResponse
+
+                origin = headers[b"origin"].decode("latin-1")
+                return await JSONResponse(error_body(
+                    "cors_refused", f"CORS preflight refused: this server allows no cross-origin calls from a browser "
+                    f"(origin {origin!r}); its operator allows the pages of an origin with `taskspace serve "
+                    "--cors-origin ORIGIN`", "origin"), status_code=400)(scope, receive, send)
+        await self.app(scope, receive, send)
 
 
 class _SecurityHeaders:

@@ -165,7 +165,7 @@ def test_text_no_database_takes_is_an_input_error_naming_its_argument(idx):
              ({"prompts": "a\x00b"}, "prompts[0]", "NUL"),
              ({"benchmark": "\udfff"}, "benchmark", "not valid Unicode"),
              ({"prompts": "x", "models": ["gpt\ud800"]}, "models", "not valid Unicode"),
-             ({"prompts": "x", "filters": {"licenses": ["mit", "\ud800"]}}, "filters.licenses", "not valid Unicode"),
+             ({"prompts": "x", "filters": {"licenses": ["mit", "\ud800"]}}, "filters.licenses[1]", "not valid Unicode"),
              ({"prompts": "x", "filters": {"pipeline_tag": "\ud800"}}, "filters.pipeline_tag", "not valid Unicode"),
              ({"prompts": "x", "filters": {"benchmark": "\ud800"}}, "filters.benchmark", "not valid Unicode")]
     for kw, item, says in cases:
@@ -1680,9 +1680,9 @@ def test_a_license_filter_given_as_the_answers_show_two_licenses_matches(idx):
         "licenses": ["apache-2.0", "mit"]}
     assert "org/small" in {m["model"] for m in list_models(filters={"licenses": [shown]}, store=store, vectors=vectors)}
     for bad in (",", " , "):
-        with pytest.raises(InputError, match="non-empty") as err:
+        with pytest.raises(InputError, match="licenses\\[0\\] names no license") as err:
             Filters(licenses=[bad])
-        assert err.value.item == "filters.licenses"
+        assert err.value.item == "filters.licenses[0]"
 
 
 def test_gated_is_unknown_for_api_models_and_models_without_hub_metadata(idx):

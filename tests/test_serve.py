@@ -54,6 +54,13 @@ def assert_error(r, status: int, code: str, field=None, *, says: str | None = No
     return err
 
 
+def _given(prop: dict) -> dict:
+    """The schema of a body field as given, not null (each optional field is `anyOf` it and null)."""
+    kinds = [v for v in prop.get("anyOf", [prop]) if v != {"type": "null"}]
+    assert len(kinds) == 1, prop
+    return kinds[0]
+
+
 def test_find_answers_what_search_json_prints(client):
     from indexer.find import find_models
 
@@ -127,7 +134,7 @@ def test_browse_routes_health_openapi_and_page(client):
     assert {"/v1/find", "/v1/models", "/v1/models/{model_id}", "/v1/benchmarks", "/healthz", "/readyz"} <= set(spec["paths"])
     body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert {"prompts", "benchmark", "vector", "k", "filters", "models", "prefer_smaller", "rank", "evidence"} <= set(body["properties"])
-    assert body["properties"]["k"]["maximum"] == LIMITS["max_k"] and "FindFilters" in spec["components"]["schemas"]
+    assert _given(body["properties"]["k"])["maximum"] == LIMITS["max_k"] and "FindFilters" in spec["components"]["schemas"]
     assert client.get("/docs").status_code == 404  # Swagger UI would load files from a CDN
     html = client.get("/")
     assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
@@ -160,7 +167,7 @@ def test_the_openapi_body_schema_describes_what_the_server_accepts(client):
     assert variants(body["prompt"])["string"]["maxLength"] == LIMITS["max_prompt_chars"]
     models = variants(body["models"])
     assert models["array"]["maxItems"] == LIMITS["max_models"] and "string" in models
-    assert body["prefer_smaller"]["maximum"] == 100 and body["prefer_smaller"]["minimum"] == 0
+    assert _given(body["prefer_smaller"])["maximum"] == 100 and _given(body["prefer_smaller"])["minimum"] == 0
     licenses = variants(spec["components"]["schemas"]["FindFilters"]["properties"]["licenses"])
     assert set(licenses) == {"array", "string", "null"}
     # what the schema now says, the server does
@@ -493,6 +500,43 @@ def test_every_error_has_one_shape(client, monkeypatch):
     assert "hunter2" not in err["message"] and "s3cr3t" not in err["message"] and "***" in err["message"]
 
 
+def test_every_error_body_is_one_serialisation_byte_for_byte(client):
+    """The 413 (body too large, by Content-Length or streamed) and 415 (content-encoding) answered by the body-size
+    middleware are serialised as every other error body (a 422, a 404, a 405, a 400, the app's own 415): compact JSON
+    (no space after `,` and `:`), UTF-8 text as it is, the same content-type. Before, the middleware wrote
+    `{"error": {"code": "body_too_large", ...}}` with Python's spaced separators and every non-ASCII character
+    escaped, so a client comparing or logging error bodies met two serialisations."""
+    def rendered(r) -> bytes:  # the one serialisation: Starlette's JSONResponse, which renders every other error
+        return json.dumps(r.json(), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+    big = b" " * (LIMITS["max_body_bytes"] + 1)
+
+    def streamed():
+        for _ in range(40):
+            yield b" " * 8192
+
+    ref_422 = client.post("/v1/find", json={"prompts": ["\u00e9t\u00e9"], "k": 0})
+    ref_404 = client.get("/v1/models/org/caf\u00e9")
+    answers = {
+        "422": ref_422, "404": ref_404, "405": client.get("/v1/find"),
+        "400": client.post("/v1/find", content=b"{oops", headers={"content-type": "application/json"}),
+        "415 content-type": client.post("/v1/find", content=b'{"prompts": ["x"]}', headers={"content-type": "text/plain"}),
+        "415 content-encoding": client.post("/v1/find", content=b"x", headers={"content-type": "application/json",
+                                                                             "content-encoding": "br"}),
+        "413 content-length": client.post("/v1/find", content=big, headers={"content-type": "application/json"}),
+        "413 streamed": client.post("/v1/find", content=streamed(), headers={"content-type": "application/json"}),
+    }
+    assert ref_422.status_code == 422 and ref_404.status_code == 404
+    assert "\u00e9" in ref_404.json()["error"]["message"] and "\u00e9".encode() in ref_404.content  # UTF-8, unescaped
+    for name, r in answers.items():
+        assert r.status_code == int(name.split()[0]), (name, r.status_code, r.text)
+        assert_error(r, r.status_code, r.json()["error"]["code"], r.json()["error"]["field"])
+        assert r.content == rendered(r), (name, r.content)
+        assert r.headers["content-type"] == ref_422.headers["content-type"], name
+        assert r.headers["content-length"] == str(len(r.content)), name
+    assert answers["413 content-length"].content.startswith(b'{"error":{"code":"body_too_large","message":"')
+
+
 def test_an_error_about_one_prompt_names_the_field_the_client_sent(client):
     """A body giving one prompt as `"prompt": "..."` or `"prompts": "..."` (a string) has its errors named by that
     field; before, by `prompts[0]` (or `prompts` for the length limit of `prompt`), a list the client never sent."""
@@ -557,14 +601,14 @@ def test_a_find_field_of_another_json_type_is_said_in_jsons_words(client):
     post = lambda body: client.post("/v1/find", json={"prompts": [PROMPT], **body})  # noqa: E731
     for body, field, said in (
             ({"filters": {"licenses": 5}}, "filters.licenses", "licenses must be a license name or a list of them, not 5"),
-            ({"filters": {"licenses": [5]}}, "filters.licenses", "licenses[0] must be a license name (a string), not 5"),
+            ({"filters": {"licenses": [5]}}, "filters.licenses[0]", "licenses[0] must be a license name (a string), not 5"),
             ({"filters": {"licenses": {"a": 1}}}, "filters.licenses",
              "licenses must be a license name or a list of them, not an object"),
             ({"filters": {"min_params": True}}, "filters.min_params",
              "min_params must be a parameter count, a number or a string such as 8B or 770M, not true"),
             ({"filters": {"max_params": [1]}}, "filters.max_params",
              "max_params must be a parameter count, a number or a string such as 8B or 770M, not a list"),
-            ({"filters": {"open_only": None}}, "filters.open_only", "open_only must be true or false, not null"),
+            ({"filters": {"open_only": 1}}, "filters.open_only", "open_only must be true or false, not 1"),
             ({"filters": {"exclude_gated": "true"}}, "filters.exclude_gated",
              'exclude_gated must be true or false, not "true"'),
             ({"filters": {"min_evidence": True}}, "filters.min_evidence",
@@ -624,7 +668,7 @@ def test_a_filter_error_names_its_filter_once(client):
                        "invalid_input", "min_params")
     assert err["message"].startswith("min_params 70.0B is above max_params 8.0B")
     err = assert_error(client.get("/v1/models", params={"license": ""}), 422, "invalid_input", "license")
-    assert err["message"] == "license: a license must be a non-empty string"
+    assert err["message"] == "license must be a non-empty license name, not ''"
     # a query parameter's type or bound in the body's words (before: pydantic's "open_only: Input should be a valid
     # boolean, unable to interpret input", "min_evidence: Input should be greater than or equal to 0")
     for params, field, said in (({"open_only": "maybe"}, "open_only", "open_only must be true or false, not 'maybe'"),
@@ -633,6 +677,33 @@ def test_a_filter_error_names_its_filter_once(client):
                                 ({"limit": 0}, "limit", "limit must be a positive integer, not 0"),
                                 ({"offset": "1.5"}, "offset", "offset must be an integer, not '1.5'")):
         err = assert_error(client.get("/v1/models", params=params), 422, "invalid_request", field)
+        assert err["message"] == said, err
+
+
+def test_a_bad_license_is_named_by_its_path_as_sent_with_its_value(client):
+    """A bad license of `filters.licenses` is named by its path as the client wrote it (`field`
+    `filters.licenses[1]`, as `prompts[1]` or `vector[3]` are; `filters.licenses` for one sent as a string), the
+    message naming the entry as the other filters' messages name their filter (`licenses[1]`) and saying the value
+    given; `GET /v1/models?license=` names `license` (which of its values when several are given). Before, `field`
+    `filters.licenses` whichever entry it was, and a blank entry or one of commas alone was "a license must be a
+    non-empty string", naming neither the entry nor what it held (the same on GET)."""
+    post = lambda licenses: client.post("/v1/find", json={"prompts": [PROMPT], "filters": {"licenses": licenses}})  # noqa: E731
+    for licenses, field, said in (
+            (["mit", 5], "filters.licenses[1]", "licenses[1] must be a license name (a string), not 5"),
+            (["mit", " "], "filters.licenses[1]",
+             'licenses[1] must be a license name such as mit (not blank, not commas alone), not " "'),
+            (["mit", "apache-2.0", " , "], "filters.licenses[2]",
+             'licenses[2] must be a license name such as mit (not blank, not commas alone), not " , "'),
+            ("", "filters.licenses", 'licenses must be a license name such as mit (not blank, not commas alone), not ""'),
+            (["mit", "a\x00b"], "filters.licenses[1]", "licenses[1] 'a\\x00b' holds a NUL character"),
+            ("a\x00b", "filters.licenses", "licenses 'a\\x00b' holds a NUL character")):
+        err = assert_error(post(licenses), 422, "invalid_input", field)
+        assert err["message"].startswith(said), (licenses, err)
+    for params, said in (([("license", "mit"), ("license", " ")], "license (its value 2 of 2) must be a non-empty "
+                                                                   "license name, not ' '"),
+                         ([("license", ",")], "license names no license (commas and spaces alone: ','); give a "
+                                              "license name such as mit")):
+        err = assert_error(client.get("/v1/models", params=params), 422, "invalid_input", "license")
         assert err["message"] == said, err
 
 
@@ -1531,6 +1602,37 @@ def test_a_refused_cors_preflight_is_an_error_of_the_one_shape_naming_what_was_r
         assert "origin 'https://elsewhere.example' is not allowed" in err["message"]
 
 
+def test_a_cors_preflight_is_answered_for_the_server_not_the_route(indexed, encoder):
+    """A browser's preflight (OPTIONS with Origin and Access-Control-Request-Method) asks whether the page's origin may
+    send that method and those headers; it is answered the same for every path, as Starlette's CORSMiddleware does
+    (200 or 400). With `--cors-origin`, one to an unknown route is 200: a non-2xx preflight is a network error to the
+    page's script (fetch rejects, the status hidden), while after a 200 the request itself is sent and its 404, in the
+    one error shape with Access-Control-Allow-Origin, tells the script there is no such route. Without
+    `--cors-origin` every preflight is the 400 `cors_refused` naming `origin` and the option that allows it; before,
+    405 "method OPTIONS is not allowed on /v1/find (it takes POST)" (or a 404 for an unknown route), which sent a
+    developer looking at the method, not at the server's CORS."""
+    app_origin = "https://app.example.org"
+    ask = {"Origin": app_origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    with TestClient(create_app(Service(encoder=encoder), cors=[app_origin])) as c:
+        for path in ("/v1/find", "/v1/fnd", "/nope/deeper"):
+            pre = c.options(path, headers=ask)
+            assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] == app_origin, (path, pre.text)
+        r = c.post("/v1/fnd", json={"prompts": [PROMPT]}, headers={"Origin": app_origin})
+        assert_error(r, 404, "not_found", says="no route /v1/fnd")  # what the page's script reads after the 200
+        assert r.headers["access-control-allow-origin"] == app_origin
+        assert_error(c.options("/v1/fnd", headers={**ask, "Origin": "https://elsewhere.example"}), 400, "cors_refused",
+                     "origin")
+    with TestClient(create_app(Service(encoder=encoder))) as c:
+        for path in ("/v1/find", "/v1/models", "/v1/fnd"):
+            r = c.options(path, headers=ask)
+            err = assert_error(r, 400, "cors_refused", "origin",
+                               says="CORS preflight refused: this server allows no cross-origin calls from a browser")
+            assert "taskspace serve --cors-origin" in err["message"] and "access-control-allow-origin" not in r.headers
+        # an OPTIONS that is no preflight (no Access-Control-Request-Method) is the route's, as before
+        assert_error(c.options("/v1/find", headers={"Origin": app_origin}), 405, "method_not_allowed")
+        assert_error(c.options("/v1/fnd"), 404, "not_found")
+
+
 def test_serve_refuses_a_bad_cors_origin_before_it_starts(tmp_path):
     proc = subprocess.run([TASKSPACE, "serve", "--port", "0", "--cors-origin", "https://app.example.org/"],
                           capture_output=True, text=True, timeout=60,
@@ -1619,25 +1721,55 @@ def test_a_get_is_answered_whatever_its_body_headers_say(client):
                  "unsupported_media_type", "content-encoding")
 
 
-def test_a_knob_written_as_null_is_said_in_jsons_words_with_its_default(client):
-    """`"k": null` (a client serialising an unset option), or `true`, got the library's Python words, "k must be a
-    positive integer, not None", "not True", "rank: unknown ranking None": a None the client never wrote, and no word
-    of the default. Now 422 naming the field, saying null (true, false) is not a value of it, what it takes, and to
-    leave it out for its default; the schema in /openapi.json takes no null for these fields either. `"filters": null`
-    stays no filter."""
+def test_null_in_any_optional_field_is_its_default(client):
+    """One rule for null in the `/v1/find` body: an optional field or filter written as `null` (a client serialising
+    an unset option) is the field left out, its default, for every field of the body and every filter, as
+    /openapi.json declares each (null among its types, the default beside it). Before, `"k": null` (and
+    `prefer_smaller`, `rank`, `evidence`, `filters.open_only`, `filters.exclude_gated`) was a 422 while
+    `"filters": null`, `"models": null` or `"filters": {"licenses": null}` was the default. `true`/`false` where a
+    number or a name is taken stays a 422 with the default named."""
+    spec = client.get("/openapi.json").json()
+    body_schema = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    fields = body_schema["properties"]
+    filters = spec["components"]["schemas"]["FindFilters"]["properties"]
+    from indexer.serve import FIND_FIELDS
+
+    assert set(fields) == set(FIND_FIELDS) and not body_schema.get("required")  # every field is optional
+    queries = {"prompts", "prompt", "benchmark", "vector"}  # one of them is the query: another one gives it here
+    for name in fields:
+        base = {"benchmark": "alpha", "k": 3} if name in queries - {"benchmark"} else {"prompts": [PROMPT], "k": 3}
+        if name == "k":
+            base = {"prompts": [PROMPT]}
+        without, with_null = client.post("/v1/find", json=base), client.post("/v1/find", json={**base, name: None})
+        assert without.status_code == 200, (name, without.text)
+        assert with_null.status_code == 200 and with_null.json() == without.json(), (name, with_null.text)
+        assert {"type": "null"} in fields[name].get("anyOf", []), (name, fields[name])  # declared so
+    for name in filters:
+        base = {"prompts": [PROMPT], "k": 3}
+        without = client.post("/v1/find", json={**base, "filters": {}})
+        with_null = client.post("/v1/find", json={**base, "filters": {name: None}})
+        assert without.status_code == 200, (name, without.text)
+        assert with_null.status_code == 200 and with_null.json() == without.json(), (name, with_null.text)
+        assert {"type": "null"} in filters[name].get("anyOf", []), (name, filters[name])
+    from jsonschema import Draft202012Validator
+
+    valid = Draft202012Validator({**body_schema, "components": spec["components"]}).is_valid
+    assert valid({"prompts": [PROMPT], **{n: None for n in fields if n not in queries},
+                  "filters": {n: None for n in filters}})
+    # a null beside the query it would replace is no second query: "prompt": null with "prompts" given
+    both = client.post("/v1/find", json={"prompts": [PROMPT], "prompt": None, "k": 3})
+    assert both.status_code == 200 and both.json() == client.post("/v1/find", json={"prompts": [PROMPT], "k": 3}).json()
+    # null entries of a list are no default: still named
+    assert_error(client.post("/v1/find", json={"prompts": [PROMPT, None]}), 422, "invalid_input", "prompts[1]")
     for name, takes, default in (("k", "a positive integer, at most 100", "10"),
                                  ("prefer_smaller", "a number from 0 to 100", "0.0"),
                                  ("rank", "probability or lcb", "probability"),
                                  ("evidence", "an integer from 0 to 20", "3")):
-        for value, said in ((None, "null"), (True, "true"), (False, "false")):
+        for value, said in ((True, "true"), (False, "false")):
             err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], name: value}), 422, "invalid_input",
                                name)
-            assert err["message"] == (f"{name}: {said} is not a value of {name} ({takes}); leave {name} out for its "
-                                      f"default ({default})"), err
-    spec = client.get("/openapi.json").json()
-    body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
-    assert all("null" not in json.dumps(body[name]) for name in ("k", "prefer_smaller", "rank", "evidence"))
-    assert client.post("/v1/find", json={"prompts": [PROMPT], "filters": None, "k": 2}).status_code == 200
+            assert err["message"] == (f"{name}: {said} is not a value of {name} ({takes}); leave {name} out (or null) "
+                                      f"for its default ({default})"), err
 
 
 def test_a_wrong_method_says_the_methods_the_route_takes_head_included(client):
@@ -2135,7 +2267,8 @@ def test_find_pages_its_ranking_with_an_offset_declared_in_the_schema(client):
     the words the other knobs use. Before, the body field was refused as unknown and the results stopped at k <= 100."""
     spec = client.get("/openapi.json").json()
     body = spec["paths"]["/v1/find"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
-    assert body["offset"]["type"] == "integer" and body["offset"]["minimum"] == 0 and body["offset"]["default"] == 0
+    assert _given(body["offset"])["type"] == "integer" and _given(body["offset"])["minimum"] == 0
+    assert body["offset"]["default"] == 0
     assert "offset" in spec["components"]["schemas"]["Query"]["required"]
     for ask in ({"prompts": [PROMPT]}, {"benchmark": "beta", "rank": "lcb"},
                 {"prompt": PROMPT, "rank": "lcb", "filters": {"max_params": "80B"}, "prefer_smaller": 0.05}):
@@ -2149,8 +2282,8 @@ def test_find_pages_its_ranking_with_an_offset_declared_in_the_schema(client):
     for offset, said in ((-1, "offset must be a non-negative integer, not -1"),
                          ("2", 'offset must be a non-negative integer, not "2"'),
                          (1.5, "offset must be a non-negative integer, not 1.5"),
-                         (None, "offset: null is not a value of offset (a non-negative integer); leave offset out for "
-                                "its default (0)")):
+                         (True, "offset: true is not a value of offset (a non-negative integer); leave offset out (or "
+                                "null) for its default (0)")):
         err = assert_error(client.post("/v1/find", json={"prompts": [PROMPT], "offset": offset}), 422, "invalid_input",
                            "offset")
         assert err["message"] == said, err
