@@ -96,7 +96,10 @@ def pull(
         c = res.cached
         which = ("the revision asked" if c["ref"] == c["revision"] else
                  f"the commit {c['ref']} was when this home's Hub cache last fetched it")
-        typer.echo(f"{c['variable']} is set: pulled {res.origin.rpartition('@')[0]} at {c['revision']} from the Hub "
-                   f"cache ({which}); could not check the Hub for a newer revision")
+        held, asked = res.origin.rpartition('@')[0], source.partition('@')[0]
+        spelled = (f" (asked as {asked}: the Hub's repo ids are case-insensitive, and the cache holds it as written "
+                   "when it was fetched)" if held != asked else "")
+        typer.echo(f"{c['variable']} is set: pulled {held} at {c['revision']} from the Hub cache ({which}){spelled}; "
+                   "could not check the Hub for a newer revision")
     for s in res.spaces:
         typer.echo(f"{s['space']}: {s['models']} model(s), {s['benchmarks']} benchmark vector(s) from {res.origin}")

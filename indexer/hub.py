@@ -553,35 +553,58 @@ class HubClient:
         """The repo's folder in the cache, as huggingface_hub names it (``datasets--ORG--NAME``)."""
         return self.cache_dir / f"{repo_type}s--{repo_id.replace('/', '--')}"
 
+    def _cached_spellings(self, repo_id: str, repo_type: str) -> list[str]:
+        """The spellings of ``repo_id`` the cache holds a folder of, that one first: the Hub's repo ids are
+        case-insensitive (it answers ``walk/recs`` with the repo ``Walk/Recs``), but huggingface_hub names the folder
+        by the id as it was asked, so a home that fetched ``hub:Walk/Recs`` holds ``datasets--Walk--Recs`` alone."""
+        prefix, want = f"{repo_type}s--", repo_id.replace("/", "--").lower()
+        exact = self._storage(repo_id, repo_type).name
+        try:
+            others = sorted(p.name for p in self.cache_dir.iterdir() if p.name != exact and p.name.startswith(prefix)
+                            and p.name[len(prefix):].lower() == want and p.is_dir())
+        except OSError:
+            others = []
+        names = ([exact] if (self.cache_dir / exact).is_dir() else []) + others
+        return [n[len(prefix):].replace("--", "/", 1) for n in names]  # ids hold no "--": the first is the "/"
+
     def cached_snapshot(self, repo_id: str, revision: str | None = None, repo_type: str = "dataset") -> RepoSnapshot:
         """What the cache holds of the repo at ``revision`` (a commit sha, or a branch or tag: the commit it was when
-        last fetched; default main), without asking the Hub: its files are those downloaded at that commit. A
-        :class:`HubError` naming the offline variable when the cache holds no such revision (offline use: with the Hub
-        reachable, :meth:`repo_snapshot` says what the revision is now)."""
+        last fetched; default main), without asking the Hub: its files are those downloaded at that commit. The repo
+        is found whatever the case of ``repo_id`` (the Hub's ids are case-insensitive): the snapshot's ``repo_id`` is
+        the spelling the cache holds it under (the one asked first). A :class:`HubError` naming the offline variable
+        when the cache holds no such revision (offline use: with the Hub reachable, :meth:`repo_snapshot` says what
+        the revision is now)."""
         if revision is not None and not is_valid_revision(revision):
             raise HubError(f"cannot read {repo_id}: revision {revision[:80]!r} is not a commit sha (40 hex digits) or a "
                            "branch or tag name")
         ref = revision or "main"
-        storage = self._storage(repo_id, repo_type)
-        sha = ref
-        if not _SHA.match(ref):
-            try:
-                sha = (storage / "refs" / ref).read_text().strip()
-            except OSError:
-                sha = ""
-        folder = storage / "snapshots" / sha
-        if not _SHA.match(sha) or not folder.is_dir():
-            # what it holds (a cache filled before downloads recorded the branch they read has no refs): by sha
-            held = sorted(p.name for p in (storage / "snapshots").iterdir() if _SHA.match(p.name)) if (
+        held: list[str] = []
+        for spelling in self._cached_spellings(repo_id, repo_type):
+            storage = self._storage(spelling, repo_type)
+            sha = ref
+            if not _SHA.match(ref):
+                try:
+                    sha = (storage / "refs" / ref).read_text().strip()
+                except OSError:
+                    sha = ""
+            here = sorted(p.name for p in (storage / "snapshots").iterdir() if _SHA.match(p.name) and p.is_dir()) if (
                 storage / "snapshots").is_dir() else []
-            also = (f" (it holds revision {', '.join(held[:3])}{', ...' if len(held) > 3 else ''}: name it as "
-                    "@REVISION to read it offline)" if held else "")
-            raise HubError(f"cannot read {repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} is set and the Hub cache "
-                           f"{self.cache_dir} holds no revision {ref} of it{also}; unset it to reach the Hub")
-        cache = os.path.realpath(self.cache_dir)
-        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                       if p.is_file() and _inside(os.path.realpath(p), cache))
-        return RepoSnapshot(repo_id, repo_type, sha, tuple(f for f in files if is_safe_repo_path(f)), None, ref)
+            folder = storage / "snapshots" / sha
+            if not _SHA.match(sha) or sha not in here:
+                # what it holds (a cache filled before downloads recorded the branch they read has no refs): by sha
+                held += here
+                continue
+            if spelling != repo_id:
+                log.info("Hub cache: %s is held as %s (the Hub's repo ids are case-insensitive): reading that",
+                         repo_id, spelling)
+            cache = os.path.realpath(self.cache_dir)
+            files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                           if p.is_file() and _inside(os.path.realpath(p), cache))
+            return RepoSnapshot(spelling, repo_type, sha, tuple(f for f in files if is_safe_repo_path(f)), None, ref)
+        also = (f" (it holds revision {', '.join(held[:3])}{', ...' if len(held) > 3 else ''}: name it as "
+                "@REVISION to read it offline)" if held else "")
+        raise HubError(f"cannot read {repo_id}: {offline_variable() or 'HF_HUB_OFFLINE'} is set and the Hub cache "
+                       f"{self.cache_dir} holds no revision {ref} of it{also}; unset it to reach the Hub")
 
     def _remember_ref(self, snapshot: RepoSnapshot) -> None:
         """Record in the cache that the snapshot's ``ref`` (a branch or tag) was its commit, as huggingface_hub does when

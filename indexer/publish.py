@@ -635,7 +635,7 @@ def _fetch_cached(hub, repo: str, rev: str | None, space: str | None) -> tuple[P
     from .hub import offline_variable
 
     snap = hub.cached_snapshot(repo, rev, "dataset")
-    origin = f"hub:{repo}@{snap.sha}"
+    origin = f"hub:{snap.repo_id}@{snap.sha}"  # the spelling the cache holds it under (ids are case-insensitive)
     with _named(origin):
         names = dataset.space_names(hub.download(snap, [dataset.SPACES]), [space] if space else None)
         if space is not None:
@@ -643,7 +643,7 @@ def _fetch_cached(hub, repo: str, rev: str | None, space: str | None) -> tuple[P
         root = hub.download(snap, dataset.files_needed(hub.download(snap, [dataset.BENCHMARKS]), names))
     cached = {"revision": snap.sha, "ref": snap.ref, "variable": offline_variable()}
     log.info("pull: %s is set: hub:%s read from the Hub cache at %s (%s); not checked for a newer revision",
-             cached["variable"], repo, snap.sha, snap.ref)
+             cached["variable"], snap.repo_id, snap.sha, snap.ref)
     return root, origin, snap.sha, cached
 
 

@@ -2222,6 +2222,33 @@ def test_an_offline_pull_uses_the_revision_the_homes_hub_cache_holds_and_refuses
     _assert_nothing_imported()
 
 
+def test_an_offline_pull_finds_the_hub_cache_of_the_record_set_fetched_in_another_case(publisher, hub_server, tmp_path,
+                                                                                      monkeypatch, capsys):
+    """`taskspace pull hub:tester/recs` with HF_HUB_OFFLINE=1 on a home that pulled the record set as `hub:Tester/Recs`
+    (the Hub's repo ids are case-insensitive: it answers either spelling with the one repo): the cache, which
+    huggingface_hub keeps under the spelling asked (`datasets--Tester--Recs`), is found, and the pull names the spelling
+    it holds and the one asked. Before, the offline lookup was case-sensitive: "HF_HUB_OFFLINE is set and the Hub cache
+    ... holds no revision main of it" (exit 4), though every file was there."""
+    from helpers import run_cli
+
+    store_a, _, _ = publisher
+    monkeypatch.setenv("HF_TOKEN", WRITE)
+    sha = publish("tester/recs", store=store_a).commit
+    _home(tmp_path, monkeypatch, "home_b")
+    pull("hub:Tester/Recs")  # online: the cache folder is named by this spelling
+    assert (tmp_path / "home_b" / "hub" / "datasets--Tester--Recs").is_dir()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    before = len(hub_server.log)
+    for spec in ("hub:tester/recs", f"hub:TESTER/recs@{sha}"):
+        code, out, err = run_cli(capsys, "pull", spec)
+        assert code == 0, err
+        assert (f"HF_HUB_OFFLINE is set: pulled hub:Tester/Recs at {sha} from the Hub cache" in out
+                and f"(asked as {spec.partition('@')[0]}: the Hub's repo ids are case-insensitive" in out), out
+    assert len(hub_server.log) == before  # nothing was asked of the Hub
+    code, out, err = run_cli(capsys, "pull", "hub:tester/other")  # another repo is still not there
+    assert code == 4 and "holds no revision main of it" in err, err
+
+
 #: the licence ids the Hub's card validator accepts (its error lists them; `array`: a list of them)
 HUB_LICENSES = set("""apache-2.0 mit openrail bigscience-openrail-m creativeml-openrail-m bigscience-bloom-rail-1.0
 bigcode-openrail-m afl-3.0 artistic-2.0 bsl-1.0 bsd bsd-2-clause bsd-3-clause bsd-3-clause-clear c-uda cc cc0-1.0
