@@ -94,7 +94,7 @@ def pull(
         return
     if res.cached:  # offline, from the home's Hub cache: which revision, and that nothing newer was looked for
         c = res.cached
-        which = ("the revision asked" if c["ref"] == c["revision"] else
+        which = ("the revision asked" if c["revision"].startswith(c["ref"]) else  # a commit, whole or short
                  f"the commit {c['ref']} was when this home's Hub cache last fetched it")
         held, asked = res.origin.rpartition('@')[0], source.partition('@')[0]
         spelled = (f" (asked as {asked}: the Hub's repo ids are case-insensitive, and the cache holds it as written "

@@ -65,6 +65,8 @@ log = logging.getLogger(__name__)
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w\-.]{0,95}/[\w\-.]{1,96}\Z", re.ASCII)  # ASCII, as indexer.identity._REPO
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+#: the start of a commit sha, as git abbreviates one (at least 4 hex digits): offline, the cached commit it starts
+_SHORT_SHA = re.compile(r"^[0-9a-f]{4,39}$")
 #: a branch or tag name: parts of letters, digits and ``._-`` separated by ``/``, each starting with a letter or digit
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,7}$")
 _ETAG = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$")
@@ -521,8 +523,10 @@ class HubClient:
             snap = self._call("read", repo_id, repo_type, run)
         except _RevisionNotFound:
             kind = "dataset" if repo_type == "dataset" else "model"
-            raise NotFoundError(f"revision {revision!r} not found in the {kind} {repo_id}: give one of its commit shas, "
-                                "branches or tags, or none for main") from None
+            short = (f" (if it is the start of a commit sha, the Hub at {self.endpoint} does not know it as one: give "
+                     "the whole 40-hex-digit commit)" if _SHORT_SHA.match(revision or "") else "")
+            raise NotFoundError(f"revision {revision!r} not found in the {kind} {repo_id}{short}: give one of its commit "
+                                "shas, branches or tags, or none for main") from None
         except NotFoundError:
             if repo_type == "dataset" and self._is_model(repo_id):  # `hub:` of a model's id: setting HF_TOKEN won't help
                 org, _, name = repo_id.partition("/")
@@ -589,6 +593,13 @@ class HubClient:
                     sha = ""
             here = sorted(p.name for p in (storage / "snapshots").iterdir() if _SHA.match(p.name) and p.is_dir()) if (
                 storage / "snapshots").is_dir() else []
+            if not (_SHA.match(sha) and sha in here) and _SHORT_SHA.match(ref):  # a short sha: the commit it starts
+                hits = [h for h in here if h.startswith(ref)]
+                if len(hits) > 1:
+                    raise HubError(f"cannot read {repo_id}: revision {ref} is the start of {len(hits)} commits the Hub "
+                                   f"cache {self.cache_dir} holds ({', '.join(hits)}): give more of it, or the whole "
+                                   "40-hex-digit commit")
+                sha = hits[0] if hits else sha
             folder = storage / "snapshots" / sha
             if not _SHA.match(sha) or sha not in here:
                 # what it holds (a cache filled before downloads recorded the branch they read has no refs): by sha
@@ -610,7 +621,7 @@ class HubClient:
         """Record in the cache that the snapshot's ``ref`` (a branch or tag) was its commit, as huggingface_hub does when
         it downloads by branch (taskspace downloads by commit sha, so it writes none itself); best effort."""
         ref = snapshot.ref
-        if not ref or ref == snapshot.sha or not is_valid_revision(ref):
+        if not ref or snapshot.sha.startswith(ref) or not is_valid_revision(ref):  # a commit, whole or short: no ref
             return
         path = self._storage(snapshot.repo_id, snapshot.repo_type) / "refs" / ref
         try:

@@ -433,6 +433,43 @@ def test_a_revision_not_found_is_named(client, hub_server, store, taskspace_home
     assert "revision 'no-such-branch' not found in the dataset" in e.message
 
 
+def test_a_short_commit_sha_is_resolved_by_the_hub_online_and_in_the_cache_offline(client, hub_server, monkeypatch):
+    """`@0e05e3f` (a commit sha shortened, as the Hub's pages and git show it): online the Hub resolves it (as
+    huggingface.co does, huggingface_hub#197) and the snapshot is at the whole commit, recorded in the cache under no
+    ref of that name; offline the cache resolves it to the one cached commit it starts, an ambiguous one is an error
+    listing the commits it starts, and one starting none the offline refusal. A short sha the Hub does not resolve
+    says to give the whole commit. Before, offline, "the Hub cache ... holds no revision 0e05e3f of it" (exit 4) though
+    it held that commit."""
+    full = client.repo_snapshot(LB)
+    short = full.sha[:7]
+    snap = client.repo_snapshot(LB, short)
+    assert snap.sha == full.sha and snap.files == full.files
+    client.download(snap, ["README.md"])
+    storage = client.cache_dir / f"datasets--{LB.replace('/', '--')}"
+    assert not (storage / "refs" / short).exists()  # a commit, not a branch
+    with pytest.raises(NotFoundError, match=r"revision 'ffff0000' not found .*give the whole 40-hex-digit commit"):
+        client.repo_snapshot(LB, "ffff0000" if not full.sha.startswith("ffff0000") else "eeee0000")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    offline = HubClient()
+    for rev in (short, full.sha[:4], full.sha[:39]):
+        got = offline.cached_snapshot(LB, rev)
+        assert (got.sha, got.files, got.ref) == (full.sha, ("README.md",), rev)
+        assert (offline.download(got, ["README.md"]) / "README.md").is_file()
+    other = "0" if full.sha[7] != "0" else "1"
+    twins = [short + other + c * 32 for c in "ab"]  # two more cached commits that start as this one does
+    for t in twins:
+        (storage / "snapshots" / t).mkdir()
+    with pytest.raises(HubError) as e:
+        offline.cached_snapshot(LB, short)
+    assert str(e.value) == (f"cannot read {LB}: revision {short} is the start of 3 commits the Hub cache "
+                            f"{offline.cache_dir} holds ({', '.join(sorted([full.sha, *twins]))}): give more of it, or "
+                            "the whole 40-hex-digit commit")
+    assert offline.cached_snapshot(LB, full.sha[:8]).sha == full.sha  # long enough to be one again
+    nowhere = "ffff0000" if not full.sha.startswith("ffff0000") else "eeee0000"
+    with pytest.raises(HubError, match=rf"HF_HUB_OFFLINE is set and the Hub cache .* holds no revision {nowhere} of it"):
+        offline.cached_snapshot(LB, nowhere)
+
+
 def test_a_token_the_hub_does_not_accept_is_named_as_such_when_publishing(hub_server, sleeps):
     """A token whoami answers 401 to (mistyped, expired, revoked): `taskspace publish` says the Hub does not accept
     the token and how to make one (exit 4, the token never shown). Before: "the Hub refused to let this token check
