@@ -77,7 +77,9 @@ def pull(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Load published model records into this installation (SQL and the vector index), so search and serve work at
-    once. A pulled space is read-only until raw results are ingested.
+    once. A pulled space is read-only until raw results are ingested. With HF_HUB_OFFLINE=1, or a Hub that cannot be
+    reached (no connection, timeouts), a Hub dataset comes from this home's Hub cache when it holds it: a warning names
+    the commit used, exit 0.
 
     Examples:
 
@@ -92,7 +94,8 @@ def pull(
     if as_json:
         echo_json(res.as_dict())
         return
-    if res.cached:  # offline, from the home's Hub cache: which revision, and that nothing newer was looked for
+    if res.cached and not res.cached.get("unreachable"):  # offline, from the home's Hub cache: which revision, and
+        # that nothing newer was looked for (with the Hub unreachable, the pull's warning on stderr says so)
         c = res.cached
         which = ("the revision asked" if c["revision"].startswith(c["ref"]) else  # a commit, whole or short
                  f"the commit {c['ref']} was when this home's Hub cache last fetched it")

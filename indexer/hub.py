@@ -19,7 +19,8 @@
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
   ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE`` are read when a client is made (not at import).
 - One place (:func:`_translate`) turns client errors into :mod:`indexer.errors`: 429 and 5xx (and dropped
-  connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubError`;
+  connections) are retried with exponential backoff (honouring ``Retry-After``), then :class:`HubError`
+  (:class:`HubUnreachableError` when no answer came at all, as for a refused connection, which is not retried);
   a gated repo -> :class:`GatedRepoError` saying which repo and how to request access; 401/403 ->
   GatedRepoError about the token; 404 -> :class:`NotFoundError`.
 - One retry layer, one deadline: every request huggingface_hub sends goes through :class:`_HubTransport` (installed
@@ -77,7 +78,13 @@ class _RevisionNotFound(NotFoundError):
 
 
 class HubUnreachableError(HubError):
-    """The Hub endpoint cannot be connected to at all (DNS, refused, no network): not retried."""
+    """The Hub endpoint cannot be connected to at all (DNS, refused, no network: not retried), or no answer came
+    through the retries (timeouts, dropped connections): an outage, not an answer (a 401/403/404 is one). ``reason``:
+    what failed, without the advice the message ends with (a pull falling back on the Hub cache warns with it)."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def is_valid_revision(value: str) -> bool:
@@ -367,6 +374,10 @@ class HubClient:
                                     f"the next try would be in {delay:.0f} s")
                             why += f": {wait}, past this operation's {self.deadline:.0f} s deadline"
                         self._failing = True
+                        # no answer at all through the retries (timeouts, dropped connections): the Hub could not be
+                        # reached, as when it refuses connections (a pull falls back to the Hub cache then)
+                        if isinstance(err, HubUnreachableError):
+                            raise HubUnreachableError(f"{err} ({why}; {self.again})", f"{err.reason}, {why}") from None
                         raise HubError(f"{err} ({why}; {self.again})") from None
                     log.warning("Hub: %s; retry %d/%d in %.1fs", err, attempt, self.retries, delay)
                     self._sleep(delay)
@@ -633,11 +644,11 @@ class HubClient:
         except OSError as exc:  # a read-only cache: the files are there, only an offline lookup by branch misses
             log.debug("Hub cache: cannot record %s of %s: %s", ref, snapshot.repo_id, exc)
 
-    def download(self, snapshot: RepoSnapshot, files: list[str]) -> Path:
+    def download(self, snapshot: RepoSnapshot, files: list[str], *, cached: bool = False) -> Path:
         """Download ``files`` of the snapshot at its exact commit; returns the local root holding them in
         the repo's layout. Files already in the cache at that commit are not fetched again. Offline
-        (``HF_HUB_OFFLINE``), the cache's files at that commit, or a :class:`HubError` naming the variable and the
-        first file it lacks."""
+        (``HF_HUB_OFFLINE``), or ``cached`` (a pull falling back on the cache of a Hub it cannot reach), the cache's
+        files at that commit, or a :class:`HubError` naming the variable and the first file it lacks."""
         from huggingface_hub import hf_hub_download
 
         if not _SHA.match(snapshot.sha or ""):
@@ -646,7 +657,7 @@ class HubClient:
         if unsafe:
             raise HubError(f"cannot download from {snapshot.repo_id}: unsafe file name {unsafe[0][:120]!r} (a path that "
                            "could leave the cache)")
-        if self.offline:
+        if self.offline or cached:
             return self._cached_files(snapshot, files)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         cache = os.path.realpath(self.cache_dir)
@@ -860,10 +871,12 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
         if isinstance(e, _Retryable):
             if e.status is not None:
                 return HubError(f"cannot {what} {repo}: the Hub answered {e.status}"), e.retry_after
-            return HubError(f"cannot {what} {repo}: {e} talking to {endpoint}"), 0.0
+            why = f"{e} talking to {endpoint}"
+            return HubUnreachableError(f"cannot {what} {repo}: {why}", why), 0.0
         if isinstance(e, _Unreachable):
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or "
-                                       "HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to work without the Hub"), None
+                                       "HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to work without the Hub",
+                                       f"cannot connect to {endpoint} ({e})"), None
         if isinstance(e, _Unsafe):
             return HubError(f"cannot {what} {repo}: the Hub at {endpoint} answered {e}; refusing it (nothing was "
                             "written; a broken or hostile endpoint? check HF_ENDPOINT)"), None
@@ -898,9 +911,11 @@ def _translate(exc: Exception, what: str, repo: str, repo_type: str, endpoint: s
             return HubError(f"cannot {what} {repo}: the Hub answered {status}"), None
         if isinstance(e, httpx2.ConnectError):
             return HubUnreachableError(f"cannot {what} {repo}: cannot connect to {endpoint}; check the network or HF_ENDPOINT, "
-                                       "or set HF_HUB_OFFLINE=1 to work without the Hub"), None
+                                       "or set HF_HUB_OFFLINE=1 to work without the Hub", f"cannot connect to {endpoint}"), None
         if isinstance(e, httpx2.TransportError):  # a dropped or timed-out connection: retried like a 5xx
-            return HubError(f"cannot {what} {repo}: the connection to {endpoint} failed ({type(e).__name__})"), 0.0
+            return HubUnreachableError(f"cannot {what} {repo}: the connection to {endpoint} failed "
+                                       f"({type(e).__name__})", f"the connection to {endpoint} failed "
+                                       f"({type(e).__name__})"), 0.0
     return None, None
 
 
