@@ -13,7 +13,7 @@
   which commit the revision asked for was in the cache's ``refs``, as huggingface_hub does by branch; a cached file
   whose bytes do not match the checksum its blob is named by is downloaded again: :func:`_intact`);
   :meth:`HubClient.keep_only` removes a repo's other revisions from the cache (publish and pull keep the one they
-  read). Offline,
+  read; so does an ingest, beside the revisions the home's other sources of the repo read). Offline,
   :meth:`HubClient.cached_snapshot` gives what the cache holds at a revision and ``download`` serves those files
   (``taskspace pull`` offline), naming the offline variable for what the cache lacks.
 - The token comes from ``HF_TOKEN`` or the ``huggingface_hub`` login; it is never logged or put in a message.
@@ -56,7 +56,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .errors import ConfigError, GatedRepoError, HubError, NotFoundError
 from .records import parameter_count
@@ -694,11 +694,13 @@ class HubClient:
         self._remember_ref(snapshot)
         return root
 
-    def keep_only(self, snapshot: RepoSnapshot) -> None:
+    def keep_only(self, snapshot: RepoSnapshot, also: Iterable[str] = ()) -> None:
         """Remove from the cache every other revision of the snapshot's repo: their snapshot folders, the refs that
         name them and the blobs only they used (a download in progress, ``*.incomplete``, is left). A publish
         compares with one revision and a pull reads one, so a scheduled run's cache holds that one, not every revision
-        it ever read. Best effort: what cannot be removed is logged and stays."""
+        it ever read. ``also``: revisions to keep as well (a commit sha, whole or short, or a branch or tag: the commit
+        the cache's refs say it was), e.g. those other sources of the home read. Best effort: what cannot be removed
+        is logged and stays."""
         import shutil
 
         storage = self._storage(snapshot.repo_id, snapshot.repo_type)
@@ -706,13 +708,25 @@ class HubClient:
         if not _SHA.match(snapshot.sha or "") or not keep.is_dir():
             return
         try:
+            refs = {r: r.read_text().strip() for r in (storage / "refs").rglob("*") if r.is_file()} if (
+                storage / "refs").is_dir() else {}
+            held = [p.name for p in (storage / "snapshots").iterdir()]
+            kept = {snapshot.sha}
+            for rev in also:
+                if _SHA.match(rev or ""):
+                    kept.add(rev)
+                elif rev and (storage / "refs" / rev) in refs:
+                    kept.add(refs[storage / "refs" / rev])
+                elif _SHORT_SHA.match(rev or ""):
+                    kept.update(h for h in held if h.startswith(rev))
             for other in (storage / "snapshots").iterdir():
-                if other.name != snapshot.sha:
+                if other.name not in kept:
                     shutil.rmtree(other) if other.is_dir() and not other.is_symlink() else other.unlink()
-            for ref in [r for r in (storage / "refs").rglob("*") if r.is_file()] if (storage / "refs").is_dir() else []:
-                if ref.read_text().strip() != snapshot.sha:
+            for ref, sha in refs.items():
+                if sha not in kept:
                     ref.unlink()
-            used = {os.path.basename(os.path.realpath(p)) for p in keep.rglob("*") if p.is_symlink()}
+            used = {os.path.basename(os.path.realpath(p)) for sha in kept for p in (storage / "snapshots" / sha).rglob("*")
+                    if p.is_symlink()}
             for blob in (storage / "blobs").iterdir() if (storage / "blobs").is_dir() else []:
                 if blob.name not in used and not blob.name.endswith(".incomplete") and blob.is_file():
                     blob.unlink()

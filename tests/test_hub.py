@@ -837,6 +837,55 @@ def test_an_ingest_the_hub_fails_says_to_run_the_ingest_again(hub_server, sleeps
     assert hub.again == "the next run tries again"
 
 
+def test_an_ingest_keeps_in_the_hub_cache_the_revision_it_read_and_those_other_sources_read(hub_server, store,
+                                                                                          taskspace_home):
+    """`taskspace ingest hub:ORG/REPO` (and a pass's Hub sources) leaves the home's Hub cache holding the revision it
+    read, as publish and pull do (`HubClient.keep_only`), and also the revisions the home's other configured sources
+    of that repo read (a `sources.toml` written by hand can name two revisions of one repo: `@SHA` as given, a branch
+    as the cache's refs last saw it). Before, every revision an ingest ever downloaded stayed: a home reading a Hub
+    repo whose main moves grew by its changed files a pass."""
+    import os
+
+    from indexer import sourcelist
+    from indexer.config import get_settings
+    from indexer.ingest import ingest
+
+    storage = taskspace_home / "hub" / f"datasets--{LB.replace('/', '--')}"
+
+    def held():
+        snaps = sorted(p.name for p in (storage / "snapshots").iterdir())
+        used = {os.path.basename(os.path.realpath(p)) for p in (storage / "snapshots").rglob("*") if p.is_file()}
+        return snaps, {p.name for p in (storage / "blobs").iterdir()} - used
+
+    def new_revision(text: str) -> str:
+        HubClient(token="hf_write_1").commit(LB, {"notes.md": text.encode()}, [], "notes")
+        return HubClient().repo_snapshot(LB).sha
+
+    first = HubClient().repo_snapshot(LB).sha
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).exit_code == 0
+    assert held() == ([first], set())
+    second = new_revision("a")
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).sources == 1
+    assert held() == ([second], set())  # before: [first, second], every revision read
+    # another configured source reads main (the cache's refs: second): an ingest of the first keeps it
+    cfg = get_settings().sources_file
+    sourcelist.save(cfg, [sourcelist.SourceSpec(f"hub:{LB.upper()}")])
+    assert ingest(f"hub:{LB}@{first}", store=store, fetch_metadata=False).sources == 1
+    assert held() == (sorted([first, second]), set())
+    # one names a commit (short): kept by an ingest of main, which moved on; a third revision read alone is not kept
+    third = new_revision("b")
+    sourcelist.save(cfg, [sourcelist.SourceSpec(f"hub:{LB}@{first[:8]}")])
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).sources == 1
+    assert held() == (sorted([first, third]), set())
+    sourcelist.save(cfg, [])
+    assert ingest(f"hub:{LB}@{first}", store=store, fetch_metadata=False).sources == 1
+    assert held() == ([first], set())
+    # a sources file that cannot be read: nothing is removed
+    cfg.write_text("not [ toml")
+    assert ingest(f"hub:{LB}", store=store, fetch_metadata=False).sources == 1
+    assert held() == (sorted([first, third]), set())
+
+
 def test_an_index_pass_says_when_no_hub_metadata_was_fetched(tmp_path, env, monkeypatch, caplog):
     """`taskspace index` with HF_HUB_OFFLINE unset and no network (HF_ENDPOINT at a closed port), and with it set:
     the pass logs the warning `taskspace ingest` prints ("no Hub metadata fetched: ... cannot connect ...; set
